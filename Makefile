@@ -1,0 +1,63 @@
+# flowcore: `make demo` and `make test` work from a fresh clone.
+# Each creates .venv, installs the project, checks for Java 17+ (Spark needs it), then runs.
+
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+JAVA_PACKAGE := openjdk-17-jre-headless
+
+# The first interpreter on PATH that is Python 3.11 or newer.
+PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do \
+	  if command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then \
+	    echo $$p; break; fi; done)
+
+.PHONY: help setup java test demo lint bench clean
+
+help:
+	@echo "make demo   set up and run the example flow"
+	@echo "make test   set up and run the tests"
+	@echo "make lint   ruff over the code"
+	@echo "make bench  run the benchmarks in bench/"
+
+$(STAMP): pyproject.toml
+	@if [ -z "$(PYTHON)" ]; then \
+	  echo "flowcore needs Python 3.11 or newer on PATH (python3.11, python3.12 or python3)."; exit 1; fi
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+setup: $(STAMP) java
+
+# Spark runs on the JVM: require Java 17+. Install it when we can (root with apt-get), else say how.
+java:
+	@major=$$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -1); \
+	if [ -n "$$major" ] && [ "$$major" -ge 17 ]; then exit 0; fi; \
+	if [ -n "$$major" ]; then echo "Found Java $$major; Spark needs Java 17 or newer."; \
+	else echo "No Java runtime found; Spark needs Java 17 or newer."; fi; \
+	if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "Installing $(JAVA_PACKAGE) with apt-get ..."; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(JAVA_PACKAGE) >/dev/null \
+	    || { echo "apt-get could not install $(JAVA_PACKAGE)"; exit 1; }; \
+	else \
+	  echo "Install it, then run make again:"; \
+	  echo "  sudo apt-get install -y $(JAVA_PACKAGE)      (Debian/Ubuntu)"; \
+	  echo "  brew install openjdk@17                         (macOS)"; \
+	  exit 1; \
+	fi
+
+test: setup
+	$(BIN)/python -m pytest
+
+demo: setup
+	$(BIN)/python examples/harness_demo.py
+
+lint: $(STAMP)
+	$(BIN)/ruff check flowcore processors repositories tests examples bench
+	$(BIN)/ruff format --check flowcore processors repositories tests examples bench
+
+bench: setup
+	@for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache *.egg-info

@@ -1,0 +1,127 @@
+"""The one exception tree of flowcore.
+
+Every error a user can cause says what went wrong, where, and how to fix it. Each class also
+subclasses the builtin it behaves like, so ``except ValueError`` keeps working for callers that do
+not know flowcore. Structured data (the problems, the FlowFile, the position) travels on the
+exception as attributes, never only inside the message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = [
+    "ConfigurationError",
+    "ContentNotFoundError",
+    "ExpressionError",
+    "ExpressionEvaluationError",
+    "ExpressionSyntaxError",
+    "FlowDefinitionError",
+    "FlowFileAccessError",
+    "FlowFileHandlingError",
+    "FlowValidationError",
+    "FlowcoreError",
+    "InvalidProcessorError",
+    "ProcessException",
+    "RelationshipError",
+    "RepositoryError",
+    "UnknownProcessorError",
+    "WalCorruptionError",
+]
+
+
+class FlowcoreError(Exception):
+    """Base class of every error flowcore raises on purpose."""
+
+
+class FlowDefinitionError(FlowcoreError, ValueError):
+    """A flow or processor was defined in a way that cannot work."""
+
+
+class ConfigurationError(FlowDefinitionError):
+    """A property, setting or argument has a value flowcore cannot use."""
+
+
+class UnknownProcessorError(FlowDefinitionError, KeyError):
+    """A processor type name is not in any registry."""
+
+    def __str__(self) -> str:
+        # KeyError would quote the whole message; show it as written.
+        return str(self.args[0]) if self.args else ""
+
+
+class InvalidProcessorError(FlowDefinitionError):
+    """A processor's configuration is invalid; ``problems`` lists every reason."""
+
+    def __init__(self, msg: str, problems: Sequence[Any] = ()) -> None:
+        super().__init__(msg)
+        self.problems = tuple(problems)
+
+
+class FlowValidationError(FlowDefinitionError):
+    """A flow failed validation; ``problems`` lists every problem found in one pass."""
+
+    def __init__(self, msg: str, problems: Sequence[Any] = ()) -> None:
+        super().__init__(msg)
+        self.problems = tuple(problems)
+
+
+class ExpressionError(FlowcoreError, ValueError):
+    """Base class of Expression Language errors."""
+
+
+class ExpressionSyntaxError(ExpressionError):
+    """An expression could not be parsed; ``position`` is the 0-based offset of the problem."""
+
+    def __init__(self, msg: str, expression: str, position: int) -> None:
+        super().__init__(msg)
+        self.expression = expression
+        self.position = position
+
+
+class ExpressionEvaluationError(ExpressionError):
+    """A well-formed expression failed while being evaluated (e.g. a bad regex or date)."""
+
+
+class ProcessException(FlowcoreError, RuntimeError):
+    """A processor could not process its input (NiFi's ProcessException).
+
+    Processors raise it for expected, data-dependent failures. ``flowfile_uuid`` and ``processor``
+    name the culprit when known.
+    """
+
+    def __init__(
+        self, msg: str, *, flowfile_uuid: str | None = None, processor: str | None = None
+    ) -> None:
+        super().__init__(msg)
+        self.flowfile_uuid = flowfile_uuid
+        self.processor = processor
+
+
+class FlowFileHandlingError(ProcessException):
+    """A session was used against its contract (NiFi's FlowFileHandlingException).
+
+    Examples: a FlowFile not known in the session, transferred twice, or not accounted for at
+    commit. The session has already been rolled back when this is raised from a FlowFile method.
+    """
+
+
+class FlowFileAccessError(ProcessException):
+    """Content could not be read or written, or a stream was used after it was closed."""
+
+
+class ContentNotFoundError(FlowFileAccessError):
+    """A FlowFile points at content that is no longer in the content repository."""
+
+
+class RelationshipError(FlowcoreError, ValueError):
+    """A FlowFile was transferred to a relationship the processor does not declare."""
+
+
+class RepositoryError(FlowcoreError, OSError):
+    """A repository could not store or load data."""
+
+
+class WalCorruptionError(RepositoryError):
+    """The write-ahead log holds bytes that are neither a whole transaction nor a torn tail."""

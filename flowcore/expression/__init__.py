@@ -1,0 +1,179 @@
+"""NiFi's Expression Language: parse once, evaluate many times.
+
+>>> expr = compile_expression("${filename:substringBefore('.')}-${size:plus(1)}")
+>>> expr.evaluate({"filename": "data.csv", "size": "41"})
+'data-42'
+
+Property text is literal text with embedded ``${...}`` expressions (``$$`` escapes a ``$``
+before ``{``). :func:`compile_expression` parses it into a picklable :class:`Expression`;
+parsing errors raise :class:`~flowcore.errors.ExpressionSyntaxError` with the position.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+import attrs
+
+from flowcore.errors import ExpressionSyntaxError
+from flowcore.expression._evaluate import EvaluationContext, evaluate_chain
+from flowcore.expression._functions import FUNCTIONS
+from flowcore.expression._nodes import Chain, ParameterRef, ResultType, Template
+from flowcore.expression._parser import parse
+from flowcore.expression._values import Value, render, to_boolean
+
+if TYPE_CHECKING:
+    from flowcore.flowfile import FlowFile
+
+__all__ = [
+    "FUNCTION_NAMES",
+    "EvaluationContext",
+    "Expression",
+    "ResultType",
+    "compile_expression",
+    "contains_expression",
+    "validate_expression",
+]
+
+#: Every function name the Expression Language knows.
+FUNCTION_NAMES: frozenset[str] = frozenset(FUNCTIONS)
+
+
+@attrs.frozen
+class Expression:
+    """A compiled property value: literal text plus embedded expressions.
+
+    Attributes:
+        text: the property text as written.
+        template: the parsed form.
+    """
+
+    text: str
+    template: Template = attrs.field(repr=False)
+
+    @property
+    def result_type(self) -> ResultType:
+        """The static result type (a lone ``${...}``'s type, else STRING)."""
+        return self.template.result_type
+
+    @property
+    def has_expressions(self) -> bool:
+        """Whether the text holds any ``${...}`` or ``#{...}`` (else it is a constant)."""
+        return any(not isinstance(part, str) for part in self.template.parts)
+
+    def evaluate(
+        self,
+        attributes: Mapping[str, str] | FlowFile | None = None,
+        *,
+        variables: Mapping[str, str] | None = None,
+        state: Mapping[str, str] | None = None,
+        parameters: Mapping[str, str] | None = None,
+        clock: Callable[[], int] | None = None,
+    ) -> str:
+        """Evaluate to a string, as a property value; null parts render as nothing.
+
+        Args:
+            attributes: an attribute map, or a FlowFile (then its virtual properties such as
+                ``fileSize`` resolve too).
+            variables: names that override everything else.
+            state: processor state for ``getStateValue``.
+            parameters: values for ``#{name}`` references.
+            clock: the time source for ``now()``, in epoch milliseconds.
+
+        Raises:
+            ExpressionEvaluationError: a function failed (bad regex, unparsable date ...).
+        """
+        return self.evaluate_in(_context(attributes, variables, state, parameters, clock))
+
+    def evaluate_in(self, ctx: EvaluationContext) -> str:
+        """Evaluate to a string in an existing :class:`EvaluationContext`."""
+        parts = self.template.parts
+        if len(parts) == 1 and isinstance(parts[0], str):
+            return parts[0]
+        out = []
+        for part in parts:
+            if isinstance(part, str):
+                out.append(part)
+            elif isinstance(part, ParameterRef):
+                out.append(ctx.parameters.get(part.name) or "")
+            else:
+                out.append(render(evaluate_chain(part, ctx)))
+        return "".join(out)
+
+    def evaluate_value(
+        self,
+        attributes: Mapping[str, str] | FlowFile | None = None,
+        **kwargs: object,
+    ) -> Value:
+        """Evaluate a lone ``${...}`` to its typed value (bool, int, float, date, str or None).
+
+        Text with several parts evaluates to the concatenated string.
+        """
+        ctx = _context(attributes, **kwargs)  # type: ignore[arg-type]
+        parts = self.template.parts
+        if len(parts) == 1 and isinstance(parts[0], Chain):
+            return evaluate_chain(parts[0], ctx)
+        return self.evaluate_in(ctx)
+
+    def evaluate_boolean(
+        self, attributes: Mapping[str, str] | FlowFile | None = None, **kwargs: object
+    ) -> bool:
+        """Evaluate and coerce to a boolean as NiFi does (``"true"`` in any case is true)."""
+        return to_boolean(self.evaluate_value(attributes, **kwargs)) is True
+
+
+def _context(
+    attributes: Mapping[str, str] | FlowFile | None,
+    variables: Mapping[str, str] | None = None,
+    state: Mapping[str, str] | None = None,
+    parameters: Mapping[str, str] | None = None,
+    clock: Callable[[], int] | None = None,
+) -> EvaluationContext:
+    from flowcore.flowfile import FlowFile  # noqa: PLC0415 - keeps the EL importable alone
+
+    flowfile = attributes if isinstance(attributes, FlowFile) else None
+    attrs_map = flowfile.attributes if flowfile is not None else (attributes or {})
+    return EvaluationContext(
+        attributes=attrs_map,  # type: ignore[arg-type]
+        flowfile=flowfile,
+        variables=variables or {},
+        state=state,
+        parameters=parameters or {},
+        clock=clock,
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def compile_expression(text: str) -> Expression:
+    """Parse property *text* once; the result is cached, immutable and picklable.
+
+    Raises:
+        ExpressionSyntaxError: the text is malformed; the message and ``position`` say where.
+    """
+    return Expression(text, parse(text))
+
+
+def contains_expression(text: str | None) -> bool:
+    """Whether *text* holds Expression Language (``${...}`` or ``#{...}``), not just literals."""
+    if not text or ("${" not in text and "#{" not in text):
+        return False
+    try:
+        return compile_expression(text).has_expressions
+    except ExpressionSyntaxError:
+        return True
+
+
+def validate_expression(text: str, expected: ResultType | None = None) -> str | None:
+    """Return why *text* is not a valid expression (of the *expected* type), or ``None``."""
+    try:
+        expression = compile_expression(text)
+    except ExpressionSyntaxError as ex:
+        return str(ex)
+    if expected is not None and expression.has_expressions:
+        actual = expression.result_type
+        numeric = {ResultType.NUMBER, ResultType.WHOLE_NUMBER, ResultType.DECIMAL}
+        if actual != expected and not (expected in numeric and actual in numeric):
+            return f"expected the expression to return {expected.value} but it returns {actual.value}"
+    return None

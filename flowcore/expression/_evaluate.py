@@ -1,0 +1,144 @@
+"""Evaluation of a parsed expression against a FlowFile's attributes and context."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+import attrs
+
+from flowcore.errors import ExpressionEvaluationError, FlowcoreError
+from flowcore.expression._functions import FUNCTIONS
+from flowcore.expression._nodes import AttributeRef, Call, Chain, Literal, Node, ParameterRef
+from flowcore.expression._values import Value, to_boolean, to_string
+
+if TYPE_CHECKING:
+    from flowcore.flowfile import FlowFile
+
+__all__ = ["EvaluationContext", "evaluate_chain"]
+
+_EMPTY: Mapping[str, str] = {}
+
+
+@attrs.frozen
+class EvaluationContext:
+    """What a name can resolve to while an expression is evaluated.
+
+    Names resolve in NiFi's order: *variables* (maps supplied by the caller), the FlowFile's
+    virtual properties (``fileSize``, ``entryDate`` ...), its *attributes*, then environment
+    variables. A missing name is null.
+
+    Attributes:
+        attributes: the FlowFile attributes (or any attribute map).
+        flowfile: the FlowFile, for its virtual properties; optional.
+        variables: extra names that take precedence over everything else.
+        state: the processor state for ``getStateValue`` (None when the processor has none).
+        parameters: values for ``#{name}`` references.
+        clock: returns the current time in epoch milliseconds (the harness clock in tests).
+    """
+
+    attributes: Mapping[str, str] = _EMPTY
+    flowfile: FlowFile | None = None
+    variables: Mapping[str, str] = _EMPTY
+    state: Mapping[str, str] | None = None
+    parameters: Mapping[str, str] = _EMPTY
+    clock: Callable[[], int] | None = None
+
+    def now_millis(self) -> int:
+        """The current time in epoch milliseconds, from the context's clock when it has one."""
+        return self.clock() if self.clock is not None else time.time_ns() // 1_000_000
+
+    def lookup(self, name: str) -> Value:
+        """Resolve *name* in NiFi's lookup order; ``None`` when it is defined nowhere."""
+        if name in self.variables:
+            return self.variables[name]
+        if self.flowfile is not None:
+            virtual = _virtual_property(self.flowfile, name)
+            if virtual is not None:
+                return virtual
+        if name in self.attributes:
+            return self.attributes[name]
+        return os.environ.get(name)
+
+
+def _virtual_property(flowfile: FlowFile, name: str) -> str | None:
+    if name == "fileSize":
+        return str(flowfile.size)
+    if name == "flowFileId":
+        return str(flowfile.id)
+    if name == "entryDate":
+        return str(flowfile.entry_date)
+    if name == "lineageStartDate":
+        return str(flowfile.lineage_start_date)
+    if name == "lastQueueDate":
+        return str(flowfile.queue_date)
+    if name == "queueDateIndex":
+        return str(flowfile.queue_date_index)
+    return None
+
+
+def _evaluate_node(node: Node, ctx: EvaluationContext) -> Value:
+    if isinstance(node, Literal):
+        return node.value
+    if isinstance(node, Chain):
+        return evaluate_chain(node, ctx)
+    if isinstance(node, AttributeRef):
+        return ctx.lookup(node.name)
+    if isinstance(node, ParameterRef):
+        return ctx.parameters.get(node.name)
+    return _invoke(node, None, ctx)
+
+
+def _invoke(call: Call, subject: Value, ctx: EvaluationContext) -> Value:
+    spec = FUNCTIONS[call.name]
+    if spec.lazy:
+        args: list[object] = [_Thunk(arg, ctx) for arg in call.args]
+    else:
+        args = [_evaluate_node(arg, ctx) for arg in call.args]
+    try:
+        return spec.impl(ctx, subject, *args)
+    except FlowcoreError:
+        raise
+    except (ValueError, TypeError, ArithmeticError, OverflowError, IndexError, KeyError) as ex:
+        msg = f"{call.name}() failed on {to_string(subject)!r}: {ex}"
+        raise ExpressionEvaluationError(msg) from ex
+
+
+@attrs.frozen
+class _Thunk:
+    node: Node
+    ctx: EvaluationContext
+
+    def __call__(self) -> Value:
+        return _evaluate_node(self.node, self.ctx)
+
+
+def evaluate_chain(chain: Chain, ctx: EvaluationContext) -> Value:
+    """Evaluate ``${subject:calls...}``, including multi-attribute subjects and reducers."""
+    subject = chain.subject
+    if isinstance(subject, Call) and FUNCTIONS[subject.name].kind == "multi":
+        return _evaluate_multi(chain, subject, ctx)
+    value = _evaluate_node(subject, ctx)
+    for call in chain.calls:
+        value = _invoke(call, value, ctx)
+    return value
+
+
+def _evaluate_multi(chain: Chain, subject: Call, ctx: EvaluationContext) -> Value:
+    values: list[Value] = list(_invoke(subject, None, ctx))  # type: ignore[arg-type]
+    calls = iter(chain.calls)
+    for call in calls:
+        spec = FUNCTIONS[call.name]
+        if spec.kind == "reduce":
+            args = [_evaluate_node(arg, ctx) for arg in call.args]
+            value = spec.impl(ctx, values, *args)
+            for rest in calls:
+                value = _invoke(rest, value, ctx)
+            return value
+        values = [_invoke(call, v, ctx) for v in values]
+    results = [to_boolean(v) is True for v in values]
+    if subject.name.startswith("any"):
+        return any(results)
+    return bool(results) and all(results)

@@ -1,0 +1,936 @@
+"""The Expression Language functions, one registry entry each, with NiFi's null handling.
+
+Each function is a plain module-level callable ``impl(ctx, subject, *args)`` so compiled
+expressions stay picklable and the registry is an explicit dict (no import-time magic). The
+``kind`` says where a function may appear: after a subject (``chain``), as a subject
+(``subjectless``), as a multi-attribute subject (``multi``) or as a reducer over one (``reduce``).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import itertools
+import json
+import math
+import random
+import re
+import socket
+import threading
+import urllib.parse
+import uuid
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from flowcore.errors import ExpressionEvaluationError
+from flowcore.expression import _dates
+from flowcore.expression._nodes import ResultType
+from flowcore.expression._values import (
+    Value,
+    from_epoch_millis,
+    is_number,
+    java_trim,
+    to_boolean,
+    to_date,
+    to_epoch_millis,
+    to_number,
+    to_string,
+    wrap_long,
+)
+
+if TYPE_CHECKING:
+    from flowcore.expression._evaluate import EvaluationContext
+
+__all__ = ["FUNCTIONS", "FunctionSpec", "java_regex", "java_replacement"]
+
+R = ResultType
+
+
+@attrs.frozen
+class FunctionSpec:
+    """How a function is called and what it returns.
+
+    Attributes:
+        name: the EL name, case-sensitive as in NiFi.
+        impl: the implementation, ``impl(ctx, subject, *args)``.
+        min_args: the fewest arguments accepted.
+        max_args: the most arguments accepted (``None`` for any number).
+        result: the static result type, used to validate e.g. boolean conditions.
+        kind: ``chain``, ``subjectless``, ``multi`` or ``reduce``.
+        lazy: whether arguments are passed as zero-argument thunks (``and``, ``or``, ``ifElse``).
+    """
+
+    name: str
+    impl: Callable[..., Value] = attrs.field(repr=False)
+    min_args: int = 0
+    max_args: int | None = 0
+    result: ResultType = ResultType.STRING
+    kind: str = "chain"
+    lazy: bool = False
+
+
+# --- helpers -------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class _JavaRegex:
+    python: str
+
+
+_NAMED_GROUP = re.compile(r"\(\?<([A-Za-z][A-Za-z0-9]*)>")
+_QUOTED = re.compile(r"\\Q(.*?)(?:\\E|$)", re.DOTALL)
+
+
+def _translate_regex(pattern: str) -> str:
+    pattern = _QUOTED.sub(lambda m: re.escape(m.group(1)), pattern)
+    return _NAMED_GROUP.sub(r"(?P<\1>", pattern)
+
+
+_regex_cache: dict[str, re.Pattern[str]] = {}
+
+
+def java_regex(pattern: str) -> re.Pattern[str]:
+    """Compile a Java regular expression (named groups ``(?<n>``, ``\\Q..\\E``) for Python.
+
+    Raises:
+        ExpressionEvaluationError: the pattern is not a valid regular expression.
+    """
+    compiled = _regex_cache.get(pattern)
+    if compiled is None:
+        try:
+            compiled = re.compile(_translate_regex(pattern))
+        except re.error as ex:
+            msg = f"{pattern!r} is not a valid regular expression: {ex}"
+            raise ExpressionEvaluationError(msg) from None
+        if len(_regex_cache) > 1024:
+            _regex_cache.clear()
+        _regex_cache[pattern] = compiled
+    return compiled
+
+
+@attrs.frozen
+class _GroupName:
+    name: str
+
+
+def java_replacement(replacement: str) -> Callable[[re.Match[str]], str]:
+    """Turn a Java replacement string (``$1``, ``${name}``, ``\\$``) into a ``re.sub`` callable."""
+    parts: list[str | int | _GroupName] = []
+    i = 0
+    text: list[str] = []
+    while i < len(replacement):
+        ch = replacement[i]
+        if ch == "\\" and i + 1 < len(replacement):
+            text.append(replacement[i + 1])
+            i += 2
+        elif ch == "$" and i + 1 < len(replacement) and replacement[i + 1] == "{":
+            end = replacement.find("}", i)
+            if end < 0:
+                msg = f"replacement {replacement!r} has an unclosed group reference"
+                raise ExpressionEvaluationError(msg)
+            parts.append("".join(text))
+            text = []
+            parts.append(_GroupName(replacement[i + 2 : end]))
+            i = end + 1
+        elif ch == "$" and i + 1 < len(replacement) and replacement[i + 1].isdigit():
+            parts.append("".join(text))
+            text = []
+            parts.append(int(replacement[i + 1]))
+            i += 2
+        else:
+            text.append(ch)
+            i += 1
+    parts.append("".join(text))
+
+    def substitute(match: re.Match[str]) -> str:
+        out = []
+        for part in parts:
+            if isinstance(part, int):
+                out.append(match.group(part) or "")
+            elif isinstance(part, _GroupName):
+                out.append(match.group(part.name) or "")
+            else:
+                out.append(part)
+        return "".join(out)
+
+    return substitute
+
+
+def _s(value: Value) -> str | None:
+    return to_string(value)
+
+
+def _int_arg(value: Value, function: str) -> int:
+    number = to_number(value)
+    if number is None:
+        msg = f"{function}() needs a whole number argument, got {to_string(value)!r}"
+        raise ExpressionEvaluationError(msg)
+    return int(number)
+
+
+def _kind(value: Value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, datetime):
+        return "date"
+    return "str"
+
+
+def _normalized(value: Value) -> str | None:
+    if isinstance(value, datetime):
+        return str(to_epoch_millis(value))
+    return to_string(value)
+
+
+# --- boolean logic ---------------------------------------------------------------------------
+
+
+def _is_null(_ctx: Any, s: Value) -> bool:
+    return s is None
+
+
+def _not_null(_ctx: Any, s: Value) -> bool:
+    return s is not None
+
+
+def _is_empty(_ctx: Any, s: Value) -> bool:
+    return s is None or (to_string(s) or "").strip() == ""
+
+
+def _equals(_ctx: Any, s: Value, v: Value) -> bool:
+    if s is None or v is None:
+        return False
+    if _kind(s) == _kind(v):
+        return bool(s == v)
+    return _normalized(s) == _normalized(v)
+
+
+def _equals_ignore_case(_ctx: Any, s: Value, v: Value) -> bool:
+    if s is None or v is None:
+        return False
+    return (_normalized(s) or "").lower() == (_normalized(v) or "").lower()
+
+
+def _compare(op: Callable[[Any, Any], bool]) -> Callable[[Any, Value, Value], bool]:
+    def compare(_ctx: Any, s: Value, v: Value) -> bool:
+        left, right = to_number(s), to_number(v)
+        if left is None or right is None:
+            return False
+        if isinstance(left, float) or isinstance(right, float):
+            return op(float(left), float(right))
+        return op(left, right)
+
+    return compare
+
+
+def _gt(a: Any, b: Any) -> bool:
+    return bool(a > b)
+
+
+def _ge(a: Any, b: Any) -> bool:
+    return bool(a >= b)
+
+
+def _lt(a: Any, b: Any) -> bool:
+    return bool(a < b)
+
+
+def _le(a: Any, b: Any) -> bool:
+    return bool(a <= b)
+
+
+def _and(_ctx: Any, s: Value, other: Callable[[], Value]) -> bool:
+    if to_boolean(s) is not True:
+        return False
+    return to_boolean(other()) is True
+
+
+def _or(_ctx: Any, s: Value, other: Callable[[], Value]) -> bool:
+    if to_boolean(s) is True:
+        return True
+    return to_boolean(other()) is True
+
+
+def _not(_ctx: Any, s: Value) -> bool | None:
+    value = to_boolean(s)
+    return None if value is None else not value
+
+
+def _if_else(_ctx: Any, s: Value, yes: Callable[[], Value], no: Callable[[], Value]) -> Value:
+    return yes() if to_boolean(s) is True else no()
+
+
+# --- strings -----------------------------------------------------------------------------------
+
+
+def _to_upper(_ctx: Any, s: Value) -> str | None:
+    text = _s(s)
+    return None if text is None else text.upper()
+
+
+def _to_lower(_ctx: Any, s: Value) -> str | None:
+    text = _s(s)
+    return None if text is None else text.lower()
+
+
+def _trim(_ctx: Any, s: Value) -> str | None:
+    text = _s(s)
+    return None if text is None else java_trim(text)
+
+
+def _length(_ctx: Any, s: Value) -> int:
+    text = _s(s)
+    return 0 if text is None else len(text)
+
+
+def _substring(_ctx: Any, s: Value, start: Value, end: Value = None) -> str:
+    text = _s(s)
+    if text is None:
+        return ""
+    begin = to_number(start)
+    stop = len(text) if end is None else to_number(end)
+    if begin is None or stop is None:
+        return ""
+    begin, stop = int(begin), int(stop)
+    # Java throws IndexOutOfBoundsException here; NiFi catches it and returns "".
+    if begin < 0 or stop > len(text) or begin > stop:
+        return ""
+    return text[begin:stop]
+
+
+def _substring_before(_ctx: Any, s: Value, sep: Value) -> str:
+    text, marker = _s(s), _s(sep)
+    if text is None:
+        return ""
+    if not marker:
+        return text
+    index = text.find(marker)
+    return text if index < 0 else text[:index]
+
+
+def _substring_before_last(_ctx: Any, s: Value, sep: Value) -> str:
+    text, marker = _s(s), _s(sep)
+    if text is None:
+        return ""
+    if not marker:
+        return text
+    index = text.rfind(marker)
+    return text if index < 0 else text[:index]
+
+
+def _substring_after(_ctx: Any, s: Value, sep: Value) -> str:
+    text, marker = _s(s), _s(sep)
+    if text is None:
+        return ""
+    if not marker:
+        return text
+    index = text.find(marker)
+    return text if index < 0 else text[index + len(marker) :]
+
+
+def _substring_after_last(_ctx: Any, s: Value, sep: Value) -> str:
+    text, marker = _s(s), _s(sep)
+    if text is None:
+        return ""
+    if not marker:
+        return text
+    index = text.rfind(marker)
+    return text if index < 0 else text[index + len(marker) :]
+
+
+def _append(_ctx: Any, s: Value, v: Value) -> str:
+    return (_s(s) or "") + (_s(v) or "")
+
+
+def _prepend(_ctx: Any, s: Value, v: Value) -> str:
+    return (_s(v) or "") + (_s(s) or "")
+
+
+def _replace(_ctx: Any, s: Value, search: Value, repl: Value) -> str | None:
+    text = _s(s)
+    if text is None:
+        return None
+    return text.replace(_s(search) or "", _s(repl) or "")
+
+
+def _replace_first(_ctx: Any, s: Value, regex: Value, repl: Value) -> str | None:
+    text = _s(s)
+    if text is None:
+        return None
+    return java_regex(_s(regex) or "").sub(java_replacement(_s(repl) or ""), text, count=1)
+
+
+def _replace_all(_ctx: Any, s: Value, regex: Value, repl: Value) -> str | None:
+    text = _s(s)
+    if text is None:
+        return None
+    return java_regex(_s(regex) or "").sub(java_replacement(_s(repl) or ""), text)
+
+
+def _replace_null(_ctx: Any, s: Value, v: Value) -> Value:
+    return v if s is None else s
+
+
+def _replace_empty(_ctx: Any, s: Value, v: Value) -> Value:
+    return v if _is_empty(_ctx, s) else s
+
+
+def _pad(left: bool) -> Callable[..., str | None]:
+    def pad(_ctx: Any, s: Value, length: Value, pad_with: Value = "_") -> str | None:
+        text = _s(s)
+        if text is None:
+            return None
+        target = _int_arg(length, "padLeft" if left else "padRight")
+        filler = _s(pad_with) or "_"
+        missing = target - len(text)
+        if missing <= 0:
+            return text
+        padding = (filler * (missing // len(filler) + 1))[:missing]
+        return padding + text if left else text + padding
+
+    return pad
+
+
+def _repeat(_ctx: Any, s: Value, low: Value, high: Value = None) -> str:
+    text = _s(s) or ""
+    minimum = _int_arg(low, "repeat")
+    maximum = minimum if high is None else _int_arg(high, "repeat")
+    if minimum < 0 or maximum < minimum:
+        msg = f"repeat({minimum}, {maximum}) needs 0 <= min <= max"
+        raise ExpressionEvaluationError(msg)
+    return text * random.randint(minimum, maximum)
+
+
+def _get_delimited_field(
+    _ctx: Any,
+    s: Value,
+    index: Value,
+    delimiter: Value = ",",
+    quote: Value = '"',
+    escape: Value = "\\",
+    strip: Value = False,
+) -> str:
+    text = _s(s) or ""
+    wanted = _int_arg(index, "getDelimitedField")
+    if wanted < 1:
+        msg = f"getDelimitedField() index must be 1 or greater, got {wanted}"
+        raise ExpressionEvaluationError(msg)
+    delim, quote_ch, escape_ch = _s(delimiter) or ",", _s(quote) or '"', _s(escape) or "\\"
+    strip_chars = to_boolean(strip) is True
+    fields: list[str] = []
+    current: list[str] = []
+    in_quotes = escaped = False
+    for ch in text:
+        if escaped:
+            current.append(ch)
+            escaped = False
+        elif ch == escape_ch:
+            escaped = True
+            if not strip_chars:
+                current.append(ch)
+        elif ch == quote_ch:
+            in_quotes = not in_quotes
+            if not strip_chars:
+                current.append(ch)
+        elif ch == delim[0] and not in_quotes:
+            fields.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    fields.append("".join(current))
+    return fields[wanted - 1] if wanted <= len(fields) else ""
+
+
+# --- searching ---------------------------------------------------------------------------------
+
+
+def _starts_with(_ctx: Any, s: Value, v: Value) -> bool:
+    text, other = _s(s), _s(v)
+    return text is not None and other is not None and text.startswith(other)
+
+
+def _ends_with(_ctx: Any, s: Value, v: Value) -> bool:
+    text, other = _s(s), _s(v)
+    return text is not None and other is not None and text.endswith(other)
+
+
+def _contains(_ctx: Any, s: Value, v: Value) -> bool:
+    text, other = _s(s), _s(v)
+    return text is not None and other is not None and other in text
+
+
+def _in(_ctx: Any, s: Value, *values: Value) -> bool:
+    text = _s(s)
+    return text is not None and any(text == _s(v) for v in values)
+
+
+def _find(_ctx: Any, s: Value, regex: Value) -> bool:
+    text = _s(s)
+    return text is not None and java_regex(_s(regex) or "").search(text) is not None
+
+
+def _matches(_ctx: Any, s: Value, regex: Value) -> bool:
+    text = _s(s)
+    return text is not None and java_regex(_s(regex) or "").fullmatch(text) is not None
+
+
+def _index_of(_ctx: Any, s: Value, v: Value) -> int:
+    text = _s(s)
+    return -1 if text is None else text.find(_s(v) or "")
+
+
+def _last_index_of(_ctx: Any, s: Value, v: Value) -> int:
+    text = _s(s)
+    return -1 if text is None else text.rfind(_s(v) or "")
+
+
+def _json_path(_ctx: Any, s: Value, path: Value) -> str:
+    text = _s(s)
+    if text is None:
+        return ""
+    try:
+        document = json.loads(text)
+    except ValueError as ex:
+        msg = f"jsonPath() subject is not valid JSON: {ex}"
+        raise ExpressionEvaluationError(msg) from None
+    expression = _s(path) or "$"
+    node: Any = document
+    for token in re.findall(r"\.([^.\[\]]+)|\[(\d+)\]|\['([^']+)'\]", expression.lstrip("$")):
+        key, index, quoted = token
+        try:
+            node = node[int(index)] if index else node[key or quoted]
+        except (KeyError, IndexError, TypeError):
+            return ""
+    if isinstance(node, dict | list):
+        return json.dumps(node, separators=(",", ":"))
+    return to_string(node) if not isinstance(node, str) else node  # type: ignore[return-value]
+
+
+# --- numbers -----------------------------------------------------------------------------------
+
+
+def _arithmetic(op: str) -> Callable[[Any, Value, Value], int | float | None]:
+    def apply(_ctx: Any, s: Value, v: Value) -> int | float | None:
+        left, right = to_number(s), to_number(v)
+        if left is None or right is None:
+            return None
+        if isinstance(left, int) and isinstance(right, int):
+            if op in "/%" and right == 0:
+                msg = f"{'divide' if op == '/' else 'mod'}() by zero (subject {left})"
+                raise ExpressionEvaluationError(msg)
+            if op == "+":
+                return wrap_long(left + right)
+            if op == "-":
+                return wrap_long(left - right)
+            if op == "*":
+                return wrap_long(left * right)
+            quotient = abs(left) // abs(right) * (1 if (left >= 0) == (right >= 0) else -1)
+            return wrap_long(quotient) if op == "/" else left - right * quotient
+        a, b = float(left), float(right)
+        if op == "+":
+            return a + b
+        if op == "-":
+            return a - b
+        if op == "*":
+            return a * b
+        if b == 0:
+            if op == "%" or a == 0 or math.isnan(a):
+                return math.nan
+            return math.copysign(math.inf, a) * math.copysign(1.0, b)
+        return a / b if op == "/" else math.fmod(a, b)
+
+    return apply
+
+
+def _to_number(_ctx: Any, s: Value) -> int | None:
+    number = to_number(s)
+    if number is None:
+        return None
+    if isinstance(number, float):
+        if math.isnan(number) or math.isinf(number):
+            return None
+        return int(number)
+    return number
+
+
+def _to_decimal(_ctx: Any, s: Value) -> float | None:
+    number = to_number(s)
+    return None if number is None else float(number)
+
+
+def _to_string(_ctx: Any, s: Value) -> str | None:
+    return to_string(s)
+
+
+_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def _to_radix(_ctx: Any, s: Value, base: Value, width: Value = None) -> str | None:
+    number = to_number(s)
+    if number is None:
+        return None
+    radix = _int_arg(base, "toRadix")
+    if not 2 <= radix <= 36:
+        msg = f"toRadix() base must be between 2 and 36, got {radix}"
+        raise ExpressionEvaluationError(msg)
+    value = int(number)
+    digits = []
+    remaining = abs(value)
+    while True:
+        remaining, digit = divmod(remaining, radix)
+        digits.append(_DIGITS[digit])
+        if remaining == 0:
+            break
+    text = "".join(reversed(digits))
+    if width is not None:
+        text = text.zfill(_int_arg(width, "toRadix"))
+    return "-" + text if value < 0 else text
+
+
+def _from_radix(_ctx: Any, s: Value, base: Value) -> int | None:
+    text = _s(s)
+    if text is None:
+        return None
+    try:
+        return int(java_trim(text), _int_arg(base, "fromRadix"))
+    except ValueError:
+        msg = f"fromRadix(): {text!r} is not a number in base {to_string(base)}"
+        raise ExpressionEvaluationError(msg) from None
+
+
+_MATH: Mapping[str, Callable[..., float]] = {
+    "abs": abs,
+    "acos": math.acos,
+    "asin": math.asin,
+    "atan": math.atan,
+    "atan2": math.atan2,
+    "cbrt": lambda x: math.copysign(abs(x) ** (1 / 3), x),
+    "ceil": math.ceil,
+    "cos": math.cos,
+    "cosh": math.cosh,
+    "exp": math.exp,
+    "expm1": math.expm1,
+    "floor": math.floor,
+    "hypot": math.hypot,
+    "log": math.log,
+    "log10": math.log10,
+    "log1p": math.log1p,
+    "max": max,
+    "min": min,
+    "pow": math.pow,
+    "random": lambda: random.random(),
+    "rint": round,
+    "round": lambda x: math.floor(x + 0.5),
+    "signum": lambda x: math.copysign(1.0, x) if x else 0.0,
+    "sin": math.sin,
+    "sinh": math.sinh,
+    "sqrt": math.sqrt,
+    "tan": math.tan,
+    "tanh": math.tanh,
+    "toDegrees": math.degrees,
+    "toRadians": math.radians,
+}
+
+
+def _math(_ctx: Any, s: Value, name: Value, arg: Value = None) -> int | float:
+    method = _s(name) or ""
+    fn = _MATH.get(method)
+    if fn is None:
+        msg = f"math({method!r}) is not supported; use one of {sorted(_MATH)!r}"
+        raise ExpressionEvaluationError(msg)
+    args = [to_number(x) for x in (s, arg) if x is not None]
+    if any(a is None for a in args):
+        msg = f"math({method!r}) needs numeric operands, got {to_string(s)!r}"
+        raise ExpressionEvaluationError(msg)
+    try:
+        result = fn(*args)
+    except (TypeError, ValueError) as ex:
+        msg = f"math({method!r}) cannot be applied to {args!r}: {ex}"
+        raise ExpressionEvaluationError(msg) from None
+    return result if is_number(result) else float(result)
+
+
+# --- dates -------------------------------------------------------------------------------------
+
+
+def _format(_ctx: Any, s: Value, pattern: Value, zone: Value = None) -> str | None:
+    moment = to_date(s)
+    if moment is None:
+        return None
+    return _dates.format_date(moment, _s(pattern) or "", _s(zone))
+
+
+def _to_date(_ctx: Any, s: Value, pattern: Value = None, zone: Value = None) -> datetime | None:
+    if s is None:
+        return None
+    if pattern is None:
+        return to_date(s)
+    text = _s(s)
+    return _dates.parse_date(java_trim(text or ""), _s(pattern) or "", _s(zone))
+
+
+def _now(ctx: EvaluationContext, _s_: Value) -> datetime:
+    return from_epoch_millis(ctx.now_millis())
+
+
+# --- subjectless -------------------------------------------------------------------------------
+
+_next_int = itertools.count()
+_next_int_lock = threading.Lock()
+
+
+def _uuid(_ctx: Any, _s_: Value) -> str:
+    return str(uuid.uuid4())
+
+
+def _literal(_ctx: Any, _s_: Value, v: Value) -> Value:
+    return v
+
+
+def _get_state_value(ctx: EvaluationContext, _s_: Value, key: Value) -> str | None:
+    state = ctx.state
+    return None if state is None else state.get(_s(key) or "")
+
+
+def _next_int_value(_ctx: Any, _s_: Value) -> int:
+    with _next_int_lock:
+        return next(_next_int)
+
+
+def _random(_ctx: Any, _s_: Value) -> int:
+    return random.getrandbits(63)
+
+
+def _ip(_ctx: Any, _s_: Value) -> str:
+    try:
+        return socket.gethostbyname(socket.gethostname())
+    except OSError:
+        return "127.0.0.1"
+
+
+def _hostname(_ctx: Any, _s_: Value, fqdn: Value = False) -> str:
+    return socket.getfqdn() if to_boolean(fqdn) else socket.gethostname()
+
+
+def _thread(_ctx: Any, _s_: Value) -> str:
+    return threading.current_thread().name
+
+
+def _evaluate_el_string(ctx: EvaluationContext, s: Value) -> str | None:
+    from flowcore.expression import compile_expression  # noqa: PLC0415 - recursion into the API
+
+    text = _s(s)
+    return None if text is None else compile_expression(text).evaluate_in(ctx)
+
+
+# --- encoding ----------------------------------------------------------------------------------
+
+
+def _text_fn(fn: Callable[[str], str]) -> Callable[[Any, Value], str | None]:
+    def apply(_ctx: Any, s: Value) -> str | None:
+        text = _s(s)
+        return None if text is None else fn(text)
+
+    return apply
+
+
+def _escape_json(text: str) -> str:
+    return json.dumps(text)[1:-1]
+
+
+def _unescape_json(text: str) -> str:
+    try:
+        return str(json.loads(f'"{text}"'))
+    except ValueError:
+        return text
+
+
+def _escape_xml(text: str) -> str:
+    return html.escape(text, quote=True).replace("&#x27;", "&apos;")
+
+
+def _escape_csv(text: str) -> str:
+    if any(ch in text for ch in ',"\r\n'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def _unescape_csv(text: str) -> str:
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        return text[1:-1].replace('""', '"')
+    return text
+
+
+def _base64_decode(text: str) -> str:
+    try:
+        return base64.b64decode(text, validate=True).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        msg = f"base64Decode(): {text[:40]!r} is not Base64-encoded UTF-8"
+        raise ExpressionEvaluationError(msg) from None
+
+
+def _hash(_ctx: Any, s: Value, algorithm: Value) -> str | None:
+    text = _s(s)
+    if text is None:
+        return None
+    name = (_s(algorithm) or "").upper().replace("-", "")
+    aliases = {"SHA": "SHA1", "SHA512256": "SHA512_256", "SHA512224": "SHA512_224"}
+    try:
+        digest = hashlib.new(aliases.get(name, name).lower().replace("sha3", "sha3_"))
+    except ValueError:
+        msg = f"hash(): unknown algorithm {to_string(algorithm)!r}; use e.g. 'SHA-256' or 'MD5'"
+        raise ExpressionEvaluationError(msg) from None
+    digest.update(text.encode("utf-8"))
+    return digest.hexdigest()
+
+
+# --- multi-attribute subjects and reducers -----------------------------------------------------
+
+
+def _any_attribute(ctx: EvaluationContext, _s_: Value, *names: Value) -> list[Value]:
+    return [ctx.lookup(_s(n) or "") for n in names]
+
+
+def _matching_attributes(ctx: EvaluationContext, _s_: Value, *patterns: Value) -> list[Value]:
+    regexes = [java_regex(_s(p) or "") for p in patterns]
+    return [v for k, v in ctx.attributes.items() if any(r.fullmatch(k) for r in regexes)]
+
+
+def _delineated(_ctx: Any, _s_: Value, value: Value, delimiter: Value) -> list[Value]:
+    text, delim = _s(value), _s(delimiter) or ","
+    return [] if text is None else list(text.split(delim))
+
+
+def _join(_ctx: Any, values: list[Value], delimiter: Value) -> str:
+    return (_s(delimiter) or "").join(t for t in (to_string(v) for v in values) if t is not None)
+
+
+def _count(_ctx: Any, values: list[Value]) -> int:
+    return sum(1 for v in values if v is not None and v is not False)
+
+
+def _spec(
+    name: str,
+    impl: Callable[..., Value],
+    args: tuple[int, int | None] = (0, 0),
+    result: ResultType = R.STRING,
+    kind: str = "chain",
+    *,
+    lazy: bool = False,
+) -> FunctionSpec:
+    return FunctionSpec(name, impl, args[0], args[1], result, kind, lazy)
+
+
+FUNCTIONS: Mapping[str, FunctionSpec] = {
+    spec.name: spec
+    for spec in (
+        # boolean logic (§4.2)
+        _spec("isNull", _is_null, result=R.BOOLEAN),
+        _spec("notNull", _not_null, result=R.BOOLEAN),
+        _spec("isEmpty", _is_empty, result=R.BOOLEAN),
+        _spec("equals", _equals, (1, 1), R.BOOLEAN),
+        _spec("equalsIgnoreCase", _equals_ignore_case, (1, 1), R.BOOLEAN),
+        _spec("gt", _compare(_gt), (1, 1), R.BOOLEAN),
+        _spec("ge", _compare(_ge), (1, 1), R.BOOLEAN),
+        _spec("lt", _compare(_lt), (1, 1), R.BOOLEAN),
+        _spec("le", _compare(_le), (1, 1), R.BOOLEAN),
+        _spec("and", _and, (1, 1), R.BOOLEAN, lazy=True),
+        _spec("or", _or, (1, 1), R.BOOLEAN, lazy=True),
+        _spec("not", _not, result=R.BOOLEAN),
+        _spec("ifElse", _if_else, (2, 2), R.STRING, lazy=True),
+        # strings (§4.3)
+        _spec("toUpper", _to_upper),
+        _spec("toLower", _to_lower),
+        _spec("trim", _trim),
+        _spec("length", _length, result=R.WHOLE_NUMBER),
+        _spec("substring", _substring, (1, 2)),
+        _spec("substringBefore", _substring_before, (1, 1)),
+        _spec("substringBeforeLast", _substring_before_last, (1, 1)),
+        _spec("substringAfter", _substring_after, (1, 1)),
+        _spec("substringAfterLast", _substring_after_last, (1, 1)),
+        _spec("append", _append, (1, 1)),
+        _spec("prepend", _prepend, (1, 1)),
+        _spec("replace", _replace, (2, 2)),
+        _spec("replaceFirst", _replace_first, (2, 2)),
+        _spec("replaceAll", _replace_all, (2, 2)),
+        _spec("replaceNull", _replace_null, (1, 1)),
+        _spec("replaceEmpty", _replace_empty, (1, 1)),
+        _spec("padLeft", _pad(left=True), (1, 2)),
+        _spec("padRight", _pad(left=False), (1, 2)),
+        _spec("getDelimitedField", _get_delimited_field, (1, 5)),
+        _spec("repeat", _repeat, (1, 2)),
+        _spec("escapeJson", _text_fn(_escape_json)),
+        _spec("unescapeJson", _text_fn(_unescape_json)),
+        _spec("escapeXml", _text_fn(_escape_xml)),
+        _spec("unescapeXml", _text_fn(html.unescape)),
+        _spec("escapeHtml3", _text_fn(html.escape)),
+        _spec("escapeHtml4", _text_fn(html.escape)),
+        _spec("unescapeHtml3", _text_fn(html.unescape)),
+        _spec("unescapeHtml4", _text_fn(html.unescape)),
+        _spec("escapeCsv", _text_fn(_escape_csv)),
+        _spec("unescapeCsv", _text_fn(_unescape_csv)),
+        _spec("urlEncode", _text_fn(lambda t: urllib.parse.quote_plus(t, safe="*"))),
+        _spec("urlDecode", _text_fn(urllib.parse.unquote_plus)),
+        _spec("base64Encode", _text_fn(lambda t: base64.b64encode(t.encode()).decode("ascii"))),
+        _spec("base64Decode", _text_fn(_base64_decode)),
+        _spec("hash", _hash, (1, 1)),
+        _spec("jsonPath", _json_path, (1, 1)),
+        _spec("evaluateELString", _evaluate_el_string),
+        # searching (§4.4)
+        _spec("startsWith", _starts_with, (1, 1), R.BOOLEAN),
+        _spec("endsWith", _ends_with, (1, 1), R.BOOLEAN),
+        _spec("contains", _contains, (1, 1), R.BOOLEAN),
+        _spec("in", _in, (1, None), R.BOOLEAN),
+        _spec("find", _find, (1, 1), R.BOOLEAN),
+        _spec("matches", _matches, (1, 1), R.BOOLEAN),
+        _spec("indexOf", _index_of, (1, 1), R.WHOLE_NUMBER),
+        _spec("lastIndexOf", _last_index_of, (1, 1), R.WHOLE_NUMBER),
+        # numbers (§4.5)
+        _spec("plus", _arithmetic("+"), (1, 1), R.NUMBER),
+        _spec("minus", _arithmetic("-"), (1, 1), R.NUMBER),
+        _spec("multiply", _arithmetic("*"), (1, 1), R.NUMBER),
+        _spec("divide", _arithmetic("/"), (1, 1), R.NUMBER),
+        _spec("mod", _arithmetic("%"), (1, 1), R.NUMBER),
+        _spec("toNumber", _to_number, result=R.WHOLE_NUMBER),
+        _spec("toDecimal", _to_decimal, result=R.DECIMAL),
+        _spec("toString", _to_string),
+        _spec("toRadix", _to_radix, (1, 2)),
+        _spec("fromRadix", _from_radix, (1, 1), R.WHOLE_NUMBER),
+        _spec("math", _math, (1, 2), R.NUMBER),
+        # dates (§4.6)
+        _spec("format", _format, (1, 2)),
+        _spec("toDate", _to_date, (0, 2), R.DATE),
+        # subjectless (§4.7)
+        _spec("now", _now, result=R.DATE, kind="subjectless"),
+        _spec("UUID", _uuid, kind="subjectless"),
+        _spec("literal", _literal, (1, 1), kind="subjectless"),
+        _spec("getStateValue", _get_state_value, (1, 1), kind="subjectless"),
+        _spec("nextInt", _next_int_value, result=R.WHOLE_NUMBER, kind="subjectless"),
+        _spec("random", _random, result=R.WHOLE_NUMBER, kind="subjectless"),
+        _spec("ip", _ip, kind="subjectless"),
+        _spec("hostname", _hostname, (0, 1), kind="subjectless"),
+        _spec("thread", _thread, kind="subjectless"),
+        # multi-attribute subjects and their reducers
+        _spec("anyAttribute", _any_attribute, (1, None), R.BOOLEAN, "multi"),
+        _spec("allAttributes", _any_attribute, (1, None), R.BOOLEAN, "multi"),
+        _spec("anyMatchingAttribute", _matching_attributes, (1, None), R.BOOLEAN, "multi"),
+        _spec("allMatchingAttributes", _matching_attributes, (1, None), R.BOOLEAN, "multi"),
+        _spec("anyDelineatedValue", _delineated, (2, 2), R.BOOLEAN, "multi"),
+        _spec("allDelineatedValues", _delineated, (2, 2), R.BOOLEAN, "multi"),
+        _spec("join", _join, (1, 1), R.STRING, "reduce"),
+        _spec("count", _count, (0, 0), R.WHOLE_NUMBER, "reduce"),
+    )
+}
+
+#: Functions that may be used both as a subject and after one (``${math('random')}``).
+DUAL_USE: frozenset[str] = frozenset({"math"})

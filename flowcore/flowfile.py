@@ -1,0 +1,254 @@
+"""The FlowFile model: immutable attributes plus a pointer to content.
+
+A FlowFile never holds its bytes. It holds a :class:`ContentClaim`, a byte range of a
+:class:`ResourceClaim` (one file in the content repository). Many FlowFiles share one resource
+claim, and a split can point at a sub-range of its parent's claim without copying. Every change
+makes a new value (``attrs.evolve``), so a FlowFile can be shipped to Spark, cached or compared
+safely.
+"""
+
+from __future__ import annotations
+
+import uuid as _uuid
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+import attrs
+
+__all__ = [
+    "CORE_ATTRIBUTES",
+    "Attributes",
+    "ContentClaim",
+    "FlowFile",
+    "ResourceClaim",
+    "new_uuid",
+]
+
+#: Attributes every FlowFile carries; a session never removes them (NiFi's REQUIRED_ATTRIBUTES).
+CORE_ATTRIBUTES: frozenset[str] = frozenset({"filename", "path", "uuid"})
+
+
+def new_uuid() -> str:
+    """Return a random type-4 UUID string, the form NiFi gives FlowFiles."""
+    return str(_uuid.uuid4())
+
+
+class Attributes(Mapping[str, str]):
+    """An immutable, hashable, picklable ``str -> str`` mapping.
+
+    ``types.MappingProxyType`` cannot be pickled, and Spark pickles every FlowFile it ships, so
+    attributes get this small dedicated type. Keys keep insertion order, as NiFi's attribute maps
+    do when printed.
+    """
+
+    __slots__ = ("_data", "_hash")
+
+    def __init__(self, data: Mapping[str, str] | Iterable[tuple[str, str]] = ()) -> None:
+        items = dict(data)
+        for key, value in items.items():
+            if not isinstance(key, str) or not isinstance(value, str):
+                msg = (
+                    f"attribute {key!r} must map a str to a str (got {type(key).__name__} -> "
+                    f"{type(value).__name__} {value!r}); convert the value with str() first"
+                )
+                raise TypeError(msg)
+        self._data = items
+        self._hash: int | None = None
+
+    def __getitem__(self, key: str) -> str:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = hash(frozenset(self._data.items()))
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Attributes):
+            return self._data == other._data
+        if isinstance(other, Mapping):
+            return self._data == dict(other)
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"Attributes({self._data!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Attributes, (self._data,))
+
+    def updated(self, changes: Mapping[str, str]) -> Attributes:
+        """Return a copy with *changes* applied (new keys appended, existing keys replaced)."""
+        return Attributes({**self._data, **changes})
+
+    def without(self, keys: Iterable[str]) -> Attributes:
+        """Return a copy without *keys* (missing keys are ignored)."""
+        drop = set(keys)
+        return Attributes({k: v for k, v in self._data.items() if k not in drop})
+
+
+def _to_attributes(value: Mapping[str, str] | Iterable[tuple[str, str]]) -> Attributes:
+    return value if isinstance(value, Attributes) else Attributes(value)
+
+
+@attrs.frozen
+class ResourceClaim:
+    """One file in the content repository, shared by many FlowFiles.
+
+    Attributes:
+        container: the container (one directory per disk) that holds the file.
+        section: the sub-directory inside the container (NiFi uses 1024 per container).
+        id: the file's name inside its section, unique in the repository.
+        loss_tolerant: whether losing the file on a crash is acceptable (NiFi's flag).
+    """
+
+    container: str
+    section: str
+    id: str
+    loss_tolerant: bool = False
+
+    def __str__(self) -> str:
+        return f"{self.container}/{self.section}/{self.id}"
+
+
+@attrs.frozen
+class ContentClaim:
+    """A byte range ``[offset, offset + length)`` of a resource claim.
+
+    Slicing a claim is how splits and partial clones share content without copying.
+    """
+
+    resource_claim: ResourceClaim
+    offset: int = attrs.field(validator=attrs.validators.ge(0))
+    length: int = attrs.field(validator=attrs.validators.ge(0))
+
+    def slice(self, offset: int, length: int) -> ContentClaim:
+        """Return the sub-range starting *offset* bytes into this claim.
+
+        Raises:
+            ValueError: the sub-range does not fit inside this claim.
+        """
+        if offset < 0 or length < 0 or offset + length > self.length:
+            msg = (
+                f"cannot slice {length} bytes at offset {offset} out of a {self.length}-byte "
+                f"claim on {self.resource_claim}; the range must lie inside the claim"
+            )
+            raise ValueError(msg)
+        return attrs.evolve(self, offset=self.offset + offset, length=length)
+
+    def __str__(self) -> str:
+        return f"{self.resource_claim}[{self.offset}:{self.offset + self.length}]"
+
+
+def _check_core_attributes(instance: FlowFile, _attribute: Any, value: Attributes) -> None:
+    missing = CORE_ATTRIBUTES.difference(value)
+    if missing:
+        msg = (
+            f"FlowFile {instance.uuid!r} lacks core attributes {sorted(missing)!r}; create "
+            "FlowFiles with FlowFile.create() or a ProcessSession, which set them"
+        )
+        raise ValueError(msg)
+    if value["uuid"] != instance.uuid:
+        msg = (
+            f"FlowFile {instance.uuid!r} has a 'uuid' attribute of {value['uuid']!r}; the "
+            "attribute must equal the FlowFile's uuid and cannot be changed"
+        )
+        raise ValueError(msg)
+
+
+@attrs.frozen
+class FlowFile:
+    """One unit of data in a flow: immutable attributes and a pointer to content.
+
+    Dates are epoch milliseconds, as in NiFi. ``content`` is ``None`` for an empty FlowFile.
+
+    Attributes:
+        id: the repository sequence number; the key of a FlowFile inside a session.
+        uuid: the FlowFile's identity in provenance; equals ``attributes["uuid"]``.
+        attributes: the attribute map, always holding ``filename``, ``path`` and ``uuid``.
+        content: the content claim, or ``None`` when the FlowFile has no content.
+        size: the content's length in bytes.
+        entry_date: when this FlowFile entered the flow.
+        lineage_start_date: when the oldest ancestor of this FlowFile entered the flow.
+        lineage_start_index: tie-breaker for equal lineage start dates.
+        queue_date: when the FlowFile was last enqueued.
+        queue_date_index: tie-breaker for equal queue dates (FIFO order).
+        penalty_expiration: until when the FlowFile is penalized (0 when not penalized).
+    """
+
+    id: int
+    uuid: str
+    attributes: Attributes = attrs.field(converter=_to_attributes, validator=_check_core_attributes)
+    content: ContentClaim | None = None
+    size: int = 0
+    entry_date: int = 0
+    lineage_start_date: int = 0
+    lineage_start_index: int = 0
+    queue_date: int = 0
+    queue_date_index: int = 0
+    penalty_expiration: int = 0
+
+    @classmethod
+    def create(
+        cls,
+        id: int,  # noqa: A002 - NiFi's name for the field
+        now: int,
+        attributes: Mapping[str, str] | None = None,
+        *,
+        uuid: str | None = None,
+        content: ContentClaim | None = None,
+    ) -> FlowFile:
+        """Return a new FlowFile with NiFi's core attributes filled in.
+
+        ``filename`` defaults to the uuid and ``path`` to ``./`` (NiFi's ``session.create()``);
+        *attributes* override both, but never ``uuid``.
+        """
+        flowfile_uuid = uuid or new_uuid()
+        attrs_map = {"filename": flowfile_uuid, "path": "./", **(attributes or {})}
+        attrs_map["uuid"] = flowfile_uuid
+        return cls(
+            id=id,
+            uuid=flowfile_uuid,
+            attributes=attrs_map,
+            content=content,
+            size=content.length if content is not None else 0,
+            entry_date=now,
+            lineage_start_date=now,
+            lineage_start_index=id,
+            queue_date=now,
+        )
+
+    @property
+    def filename(self) -> str:
+        """The ``filename`` attribute."""
+        return self.attributes["filename"]
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        """Return attribute *name*, or *default* when absent."""
+        return self.attributes.get(name, default)
+
+    def with_attributes(self, changes: Mapping[str, str] | None = None, **kw: str) -> FlowFile:
+        """Return a copy with attributes changed; ``uuid`` cannot be changed and is ignored."""
+        merged = {**(changes or {}), **kw}
+        merged.pop("uuid", None)
+        return attrs.evolve(self, attributes=self.attributes.updated(merged))
+
+    def without_attributes(self, *names: str) -> FlowFile:
+        """Return a copy without *names*; core attributes are kept (NiFi ignores such removals)."""
+        return attrs.evolve(self, attributes=self.attributes.without(set(names) - CORE_ATTRIBUTES))
+
+    def with_content(self, claim: ContentClaim | None) -> FlowFile:
+        """Return a copy pointing at *claim* (``None`` for empty content)."""
+        return attrs.evolve(self, content=claim, size=claim.length if claim is not None else 0)
+
+    def is_penalized(self, now: int) -> bool:
+        """Whether the FlowFile is still penalized at time *now* (epoch ms)."""
+        return self.penalty_expiration > now
+
+    def __str__(self) -> str:
+        return f"FlowFile[id={self.id}, uuid={self.uuid}, filename={self.filename}, size={self.size}]"
