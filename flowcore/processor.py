@@ -1,0 +1,546 @@
+"""The Processor API: how users and built-ins declare and implement processors.
+
+A processor class declares NiFi-style :class:`~flowcore.properties.PropertyDescriptor` values and
+:class:`~flowcore.relationship.Relationship` values, and implements one of four kinds the engine
+knows how to run:
+
+* **per-FlowFile** (:class:`Processor`, or :class:`FlowFileTransform` for the common case): narrow
+  work on each FlowFile, fused into Spark stages;
+* **binning** (:class:`BinningProcessor`): FlowFiles grouped by a key and merged when a bin is
+  ready (MergeContent), a shuffle in Spark;
+* **source** (:class:`SourceProcessor`): lists work on the driver and reads each item in a task,
+  with the listing state committed with the output (exactly-once ingestion);
+* **sink**: per-FlowFile side effects are plain processors; :class:`TwoPhaseSink` writes in tasks
+  and commits on the driver, like Spark's DataSource V2 writers.
+
+Processors must be picklable because Spark ships them to executors: keep only configuration in
+``__init__`` and open connections, files or clients in :meth:`Processor.on_scheduled`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import enum
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import attrs
+
+from flowcore.errors import ConfigurationError
+from flowcore.flowfile import FlowFile
+from flowcore.properties import (
+    ExpressionLanguageScope,
+    PropertyDescriptor,
+    PropertyValue,
+    property_key,
+)
+from flowcore.relationship import FAILURE, ORIGINAL, SUCCESS, Relationship
+from flowcore.validators import NON_EMPTY_VALIDATOR, ValidationResult
+
+if TYPE_CHECKING:
+    from flowcore.session import ComponentInfo, ProcessSession, StateMap
+
+__all__ = [
+    "BinningProcessor",
+    "FlowFileTransform",
+    "FlowFileView",
+    "InputRequirement",
+    "ProcessContext",
+    "Processor",
+    "ProcessorKind",
+    "SourceProcessor",
+    "TransformResult",
+    "TwoPhaseSink",
+    "WorkItem",
+    "WorkListing",
+]
+
+
+class ProcessorKind(enum.Enum):
+    """The core operation a processor compiles to."""
+
+    PER_FLOWFILE = "per-flowfile"
+    BINNING = "binning"
+    SOURCE = "source"
+    SINK = "sink"
+
+
+class InputRequirement(enum.Enum):
+    """Whether a processor needs incoming connections (NiFi's ``@InputRequirement``)."""
+
+    INPUT_REQUIRED = "INPUT_REQUIRED"
+    INPUT_ALLOWED = "INPUT_ALLOWED"
+    INPUT_FORBIDDEN = "INPUT_FORBIDDEN"
+
+
+class ProcessContext:
+    """What a processor sees of its configuration and environment while scheduled.
+
+    Built by the runner or the test harness. Property values come back as
+    :class:`~flowcore.properties.PropertyValue` with NiFi's accessors.
+    """
+
+    def __init__(
+        self,
+        processor: Processor,
+        *,
+        component: ComponentInfo,
+        clock: Callable[[], int],
+        state: Callable[[], StateMap],
+        auto_terminated: Iterable[str] = (),
+        has_incoming_connection: bool = True,
+    ) -> None:
+        self.processor = processor
+        self.component = component
+        self._clock = clock
+        self._state = state
+        self._auto_terminated = frozenset(auto_terminated)
+        self._has_input = has_incoming_connection
+        self.yielded = False
+        self.logger = logging.getLogger(f"flowcore.processors.{component.type}")
+
+    @property
+    def name(self) -> str:
+        """The processor's name in the flow."""
+        return self.component.name
+
+    def now(self) -> int:
+        """The current time in epoch milliseconds (the harness clock under test)."""
+        return self._clock()
+
+    def get_property(self, descriptor: PropertyDescriptor | str) -> PropertyValue:
+        """Return a property's effective value (configured, else default).
+
+        Raises:
+            ConfigurationError: *descriptor* names no property of this processor.
+        """
+        resolved = self.processor.resolve_descriptor(descriptor)
+        if resolved is None:
+            name = descriptor.name if isinstance(descriptor, PropertyDescriptor) else descriptor
+            msg = self.processor.unknown_property_message(name)
+            raise ConfigurationError(msg)
+        value = self.processor.effective_value(resolved)
+        return PropertyValue(value, resolved, clock=self._clock)
+
+    @property
+    def properties(self) -> Mapping[PropertyDescriptor, str | None]:
+        """Every supported property with its effective value, in declaration order."""
+        return {d: self.processor.effective_value(d) for d in self.processor.descriptors()}
+
+    @property
+    def dynamic_properties(self) -> Mapping[str, str]:
+        """The user-defined (dynamic) properties, by name."""
+        return self.processor.dynamic_properties
+
+    def get_state(self) -> StateMap:
+        """The processor's committed state."""
+        return self._state()
+
+    def is_auto_terminated(self, relationship: Relationship | str) -> bool:
+        """Whether FlowFiles sent to *relationship* are dropped by the flow."""
+        name = relationship.name if isinstance(relationship, Relationship) else relationship
+        return name in self._auto_terminated
+
+    def has_incoming_connection(self) -> bool:
+        """Whether anything feeds this processor."""
+        return self._has_input
+
+    def yield_(self) -> None:
+        """Ask not to be triggered again for the yield duration (1 sec by default)."""
+        self.yielded = True
+
+
+class Processor:
+    """Base class of every processor.
+
+    Subclasses declare ``property_descriptors`` and ``relationships`` (tuples), and implement
+    :meth:`on_trigger`. Properties are set by display name, internal name or snake_case keyword::
+
+        SplitText(line_split_count=1) == SplitText(**{"Line Split Count": "1"})
+
+    Values may be NiFi strings (``"1 min"``, ``"true"``) or Python values (``60``, ``True``).
+
+    The engine promises: :meth:`on_scheduled` runs before the first trigger on each executor (open
+    resources there, not in ``__init__``, since processors are pickled); :meth:`on_trigger` runs
+    with a fresh session that is committed when it returns and rolled back (inputs penalized) if it
+    raises; :meth:`on_stopped` runs after the last trigger, but is not guaranteed after a crash.
+    """
+
+    property_descriptors: ClassVar[tuple[PropertyDescriptor, ...]] = ()
+    relationships: ClassVar[tuple[Relationship, ...]] = ()
+    supports_dynamic_properties: ClassVar[bool] = False
+    input_requirement: ClassVar[InputRequirement] = InputRequirement.INPUT_REQUIRED
+    kind: ClassVar[ProcessorKind] = ProcessorKind.PER_FLOWFILE
+    tags: ClassVar[tuple[str, ...]] = ()
+    #: Attributes the processor reads and writes, for documentation (``flowcore processors``).
+    reads_attributes: ClassVar[Mapping[str, str]] = {}
+    writes_attributes: ClassVar[Mapping[str, str]] = {}
+
+    def __init__(self, **properties: Any) -> None:
+        self._values: dict[str, str] = {}
+        self._unknown: dict[str, str] = {}
+        for name, value in properties.items():
+            self.set_property(name, value)
+
+    # --- configuration --------------------------------------------------------------------
+
+    def descriptors(self) -> tuple[PropertyDescriptor, ...]:
+        """The supported properties, in declaration order (override to depend on config)."""
+        return self.property_descriptors
+
+    def get_relationships(self) -> tuple[Relationship, ...]:
+        """The relationships in effect for the current configuration (override when dynamic)."""
+        return self.relationships
+
+    def relationship_names(self) -> tuple[str, ...]:
+        """Names of :meth:`get_relationships`."""
+        return tuple(r.name for r in self.get_relationships())
+
+    def get_dynamic_property_descriptor(self, name: str) -> PropertyDescriptor | None:
+        """Describe a user-defined property *name*, or ``None`` when not supported.
+
+        The default, for processors that support dynamic properties, takes any non-empty value
+        with Expression Language over FlowFile attributes.
+        """
+        if not self.supports_dynamic_properties:
+            return None
+        return PropertyDescriptor(
+            name,
+            description="A user-defined property",
+            el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES,
+            validators=(NON_EMPTY_VALIDATOR,),
+            dynamic=True,
+        )
+
+    def resolve_descriptor(self, name: PropertyDescriptor | str) -> PropertyDescriptor | None:
+        """Find the descriptor for a display name, internal name, keyword, alias or descriptor."""
+        if isinstance(name, PropertyDescriptor):
+            if name.dynamic:
+                return name
+            name = name.name
+        for descriptor in self.descriptors():
+            if name in descriptor.names():
+                return descriptor
+        if name in self._values and self.supports_dynamic_properties:
+            return self.get_dynamic_property_descriptor(name)
+        return None
+
+    def unknown_property_message(self, name: str) -> str:
+        """Explain that *name* is not a property, suggesting the closest ones."""
+        choices = {n: d for d in self.descriptors() for n in (d.display_name, d.key)}
+        close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
+        hint = ""
+        if close:
+            found = choices[close[0]]
+            hint = f"; did you mean {found.display_name!r} ({found.key})?"
+        elif self.descriptors():
+            hint = f"; its properties are {[d.display_name for d in self.descriptors()]!r}"
+        return f"{name!r} is not a supported property of {type(self).__name__}{hint}"
+
+    def set_property(self, name: PropertyDescriptor | str, value: Any) -> None:
+        """Set a property by any of its names; unknown names become dynamic properties when
+        supported, else validation problems (so every mistake is reported at once)."""
+        descriptor = self.resolve_descriptor(name)
+        label = name.name if isinstance(name, PropertyDescriptor) else name
+        if value is None:
+            self.remove_property(label)
+            return
+        if descriptor is not None and not descriptor.dynamic:
+            self._values[descriptor.name] = descriptor.to_value_string(value)
+            return
+        dynamic = self.get_dynamic_property_descriptor(label)
+        if dynamic is not None:
+            self._values[label] = dynamic.to_value_string(value)
+            return
+        self._unknown[label] = value if isinstance(value, str) else str(value)
+
+    def remove_property(self, name: PropertyDescriptor | str) -> bool:
+        """Unset a property (its default applies again); return whether it was set."""
+        descriptor = self.resolve_descriptor(name)
+        key = descriptor.name if descriptor is not None else str(name)
+        found = self._values.pop(key, None) is not None
+        return found or self._unknown.pop(key, None) is not None
+
+    @property
+    def configured(self) -> Mapping[str, str]:
+        """The values explicitly set, by internal name (dynamic properties included)."""
+        return dict(self._values)
+
+    @property
+    def dynamic_properties(self) -> dict[str, str]:
+        """User-defined properties, in the order they were set."""
+        names = {n for d in self.descriptors() for n in d.names()}
+        return {k: v for k, v in self._values.items() if k not in names}
+
+    def effective_value(self, descriptor: PropertyDescriptor) -> str | None:
+        """The configured value, else the default."""
+        value = self._values.get(descriptor.name)
+        return descriptor.default if value is None else value
+
+    def effective_values(self) -> dict[str, str | None]:
+        """Every supported property's effective value, by internal name."""
+        return {d.name: self.effective_value(d) for d in self.descriptors()}
+
+    # --- validation ------------------------------------------------------------------------
+
+    def validate(self) -> tuple[ValidationResult, ...]:
+        """Return every configuration problem at once; empty when valid."""
+        problems: list[ValidationResult] = []
+        for name, value in self._unknown.items():
+            why = self.unknown_property_message(name)
+            problems.append(ValidationResult(name, value, False, why))
+        values = self.effective_values()
+        for descriptor in self.descriptors():
+            problems.extend(descriptor.validate(values[descriptor.name], values))
+        for name, value in self.dynamic_properties.items():
+            dynamic = self.get_dynamic_property_descriptor(name)
+            if dynamic is not None:
+                problems.extend(dynamic.validate(value))
+        problems.extend(r for r in self.custom_validate(values) if not r.valid)
+        return tuple(problems)
+
+    def custom_validate(self, values: Mapping[str, str | None]) -> Iterable[ValidationResult]:
+        """Cross-property checks (NiFi's ``customValidate``); *values* by internal name."""
+        del values
+        return ()
+
+    def is_valid(self) -> bool:
+        """Whether :meth:`validate` finds nothing."""
+        return not self.validate()
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    @property
+    def logger(self) -> logging.Logger:
+        """This processor type's logger (``flowcore.processors.<Type>``)."""
+        return logging.getLogger(f"flowcore.processors.{type(self).__name__}")
+
+    def on_scheduled(self, context: ProcessContext) -> None:
+        """Called once before the first trigger; open resources here."""
+
+    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
+        """Do one unit of work with *session*; the caller commits it."""
+        raise NotImplementedError(f"{type(self).__name__} must implement on_trigger")
+
+    def on_unscheduled(self, context: ProcessContext) -> None:
+        """Called when the processor stops being scheduled, before :meth:`on_stopped`."""
+
+    def on_stopped(self, context: ProcessContext) -> None:
+        """Called after the last trigger; release resources. Not guaranteed after a crash."""
+
+    def __repr__(self) -> str:
+        args = ", ".join(
+            f"{property_key(k) if self.resolve_descriptor(k) else k}={v!r}"
+            for k, v in self._values.items()
+        )
+        return f"{type(self).__name__}({args})"
+
+    def __eq__(self, other: object) -> bool:
+        if type(self) is not type(other):
+            return NotImplemented
+        assert isinstance(other, Processor)
+        return self._values == other._values and self._unknown == other._unknown
+
+    __hash__ = object.__hash__
+
+
+@attrs.frozen
+class TransformResult:
+    """What :meth:`FlowFileTransform.transform` decides for one FlowFile.
+
+    Attributes:
+        relationship: where the FlowFile goes.
+        contents: new content (bytes, or str written as UTF-8); ``None`` keeps the content.
+        attributes: attributes to set.
+        remove_attributes: attributes to remove (core attributes are kept).
+    """
+
+    relationship: str = "success"
+    contents: bytes | str | None = None
+    attributes: Mapping[str, str] | None = None
+    remove_attributes: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+
+
+class FlowFileView:
+    """The FlowFile as a transform sees it: attributes at hand, content read on demand."""
+
+    def __init__(self, flowfile: FlowFile, session: ProcessSession) -> None:
+        self.flowfile = flowfile
+        self._session = session
+
+    @property
+    def attributes(self) -> Mapping[str, str]:
+        """The FlowFile's attributes."""
+        return self.flowfile.attributes
+
+    @property
+    def size(self) -> int:
+        """The content size in bytes."""
+        return self.flowfile.size
+
+    def get_attribute(self, name: str) -> str | None:
+        """One attribute, or ``None``."""
+        return self.flowfile.attributes.get(name)
+
+    def read(self) -> bytes:
+        """The whole content."""
+        return self._session.read_bytes(self.flowfile)
+
+    def text(self, encoding: str = "utf-8") -> str:
+        """The whole content, decoded."""
+        return self.read().decode(encoding)
+
+    def open(self) -> Any:
+        """A stream over the content: ``with view.open() as stream: ...``."""
+        return self._session.read(self.flowfile)
+
+
+class FlowFileTransform(Processor):
+    """A per-FlowFile processor written as a pure function of one FlowFile.
+
+    Implement :meth:`transform` returning a :class:`TransformResult` (or several: the first applies
+    to the incoming FlowFile, each further one to a clone taken before any change). As in NiFi's
+    Python ``FlowFileTransform``, an exception in ``transform`` sends the unchanged FlowFile to
+    ``failure`` when the processor declares it, with the error logged. Declare ``original`` to
+    also receive a clone of the input.
+    """
+
+    relationships: ClassVar[tuple[Relationship, ...]] = (SUCCESS, FAILURE)
+
+    def transform(
+        self, context: ProcessContext, flowfile: FlowFileView
+    ) -> TransformResult | Sequence[TransformResult]:
+        """Decide what happens to one FlowFile."""
+        raise NotImplementedError(f"{type(self).__name__} must implement transform")
+
+    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
+        """Apply :meth:`transform` to one queued FlowFile."""
+        flowfile = session.get()
+        if flowfile is None:
+            return
+        names = self.relationship_names()
+        try:
+            outcome = self.transform(context, FlowFileView(flowfile, session))
+        except Exception:
+            if FAILURE.name not in names:
+                raise
+            context.logger.exception("%s failed to transform %s; routing to failure", self, flowfile)
+            session.transfer(flowfile, FAILURE)
+            return
+        results = [outcome] if isinstance(outcome, TransformResult) else list(outcome)
+        if not results:
+            session.remove(flowfile)
+            return
+        if ORIGINAL.name in names:
+            session.transfer(session.clone(flowfile), ORIGINAL)
+        targets = [flowfile] + [session.clone(flowfile) for _ in results[1:]]
+        for target, result in zip(targets, results, strict=True):
+            if result.attributes:
+                target = session.put_all_attributes(target, result.attributes)
+            if result.remove_attributes:
+                target = session.remove_all_attributes(target, result.remove_attributes)
+            if result.contents is not None:
+                target = session.write(target, result.contents)
+            session.transfer(target, result.relationship)
+
+
+class BinningProcessor(Processor):
+    """A processor that groups FlowFiles into bins by a key and processes ready bins.
+
+    The engine brings each group's FlowFiles together in queue order (a Spark shuffle of FlowFile
+    records, never content); the processor decides which bins are ready. FlowFiles of unfinished
+    bins stay queued, durably, with their bin's creation time. Subclasses implement
+    :meth:`group_key` and the binning and merging in :meth:`on_trigger` (MergeContent is one).
+    """
+
+    kind: ClassVar[ProcessorKind] = ProcessorKind.BINNING
+
+    def group_key(self, context: ProcessContext, flowfile: FlowFile) -> str | None:
+        """The bin group of *flowfile* (``None`` is a group of its own)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement group_key")
+
+
+@attrs.frozen
+class WorkItem:
+    """One unit of source work, listed on the driver and read in a task (picklable).
+
+    Attributes:
+        key: identifies the item (a path, a block id, a counter).
+        payload: what the reader needs (offsets, sizes, fingerprints ...).
+    """
+
+    key: str
+    payload: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class WorkListing:
+    """The result of :meth:`SourceProcessor.list_work`: items and the state after them."""
+
+    items: tuple[WorkItem, ...] = attrs.field(default=(), converter=tuple)
+    state: Mapping[str, str] = attrs.field(factory=dict)
+
+
+class SourceProcessor(Processor):
+    """A processor with no input that creates FlowFiles from outside data.
+
+    Split in two so Spark can read in parallel with exactly-once ingestion: :meth:`list_work`
+    runs on the driver and returns work items plus the listing state after them;
+    :meth:`read_work` runs in a task and turns one item into FlowFiles. The engine commits the
+    new listing state in the same transaction as the FlowFiles, so a crash neither skips nor
+    repeats an item. In the test harness, :meth:`on_trigger` does both in one session.
+    """
+
+    kind: ClassVar[ProcessorKind] = ProcessorKind.SOURCE
+    input_requirement: ClassVar[InputRequirement] = InputRequirement.INPUT_FORBIDDEN
+    relationships: ClassVar[tuple[Relationship, ...]] = (SUCCESS,)
+
+    def list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
+        """List the work available now, given the committed listing *state*."""
+        raise NotImplementedError(f"{type(self).__name__} must implement list_work")
+
+    def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
+        """Create and transfer the FlowFiles of one work item."""
+        raise NotImplementedError(f"{type(self).__name__} must implement read_work")
+
+    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
+        """List and read in one session, committing the listing state with the output."""
+        listing = self.list_work(context, session.get_state().values)
+        for item in listing.items:
+            self.read_work(context, session, item)
+        if listing.items or dict(listing.state) != dict(session.get_state().values):
+            session.set_state(listing.state)
+
+
+class TwoPhaseSink(Processor):
+    """A sink whose tasks write and whose driver commits, like Spark's DataSource V2 writers.
+
+    :meth:`write` runs in a task with the task's FlowFiles and returns a commit message (bytes)
+    describing what it wrote; :meth:`commit` runs on the driver inside the write-ahead log
+    transaction with the messages of every successful task; :meth:`abort` cleans up after failed
+    or duplicate attempts.
+    """
+
+    kind: ClassVar[ProcessorKind] = ProcessorKind.SINK
+
+    def write(
+        self, context: ProcessContext, session: ProcessSession, flowfiles: Sequence[FlowFile]
+    ) -> bytes:
+        """Write *flowfiles* (uncommitted) and describe the result."""
+        raise NotImplementedError(f"{type(self).__name__} must implement write")
+
+    def commit(self, context: ProcessContext, messages: Sequence[bytes]) -> None:
+        """Publish what the tasks wrote, atomically."""
+        raise NotImplementedError(f"{type(self).__name__} must implement commit")
+
+    def abort(self, context: ProcessContext, messages: Sequence[bytes]) -> None:
+        """Remove what failed or duplicate task attempts wrote."""
+
+    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
+        """Write and commit in one go (the test harness path)."""
+        flowfiles = session.get(10_000)
+        if not flowfiles:
+            return
+        message = self.write(context, session, flowfiles)
+        self.commit(context, [message])

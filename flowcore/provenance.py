@@ -1,0 +1,107 @@
+"""Provenance events: NiFi's event types and fields, as frozen values.
+
+Sessions build events at commit (FORK, JOIN, CLONE, DROP, CONTENT_MODIFIED, CREATE,
+ATTRIBUTES_MODIFIED) and processors report the rest (RECEIVE, SEND, ROUTE ...) through
+:class:`~flowcore.session.ProvenanceReporter`. The provenance repository assigns ``event_id``.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+
+import attrs
+
+from flowcore.flowfile import Attributes, ContentClaim
+
+__all__ = ["ProvenanceEvent", "ProvenanceEventType"]
+
+
+class ProvenanceEventType(enum.Enum):
+    """NiFi's provenance event types, in nifi-api order, with their meaning."""
+
+    CREATE = "CREATE"  # generated from data not received from outside
+    RECEIVE = "RECEIVE"  # received from an external system; the first event of a FlowFile
+    FETCH = "FETCH"  # content of an existing FlowFile replaced by an external resource
+    SEND = "SEND"  # sent to an external system
+    UPLOAD = "UPLOAD"  # sent from a file system to an external system
+    REMOTE_INVOCATION = "REMOTE_INVOCATION"  # a remote request that transfers no data
+    DOWNLOAD = "DOWNLOAD"  # content downloaded by a user
+    DROP = "DROP"  # end of life for a reason other than expiration
+    EXPIRE = "EXPIRE"  # end of life because it waited too long in a queue
+    FORK = "FORK"  # children derived from one parent
+    JOIN = "JOIN"  # one child derived from several parents
+    CLONE = "CLONE"  # an exact copy of the parent
+    CONTENT_MODIFIED = "CONTENT_MODIFIED"
+    ATTRIBUTES_MODIFIED = "ATTRIBUTES_MODIFIED"
+    ROUTE = "ROUTE"  # routed to a relationship, with a reason
+    ADDINFO = "ADDINFO"  # extra information, e.g. an alternate identifier
+    REPLAY = "REPLAY"  # a FlowFile replayed from an earlier event
+    UNKNOWN = "UNKNOWN"  # placeholder when the type cannot be shown
+
+
+#: Types that name a transit URI (NiFi's builder requires one).
+TRANSIT_TYPES = frozenset(
+    {
+        ProvenanceEventType.RECEIVE,
+        ProvenanceEventType.FETCH,
+        ProvenanceEventType.SEND,
+        ProvenanceEventType.UPLOAD,
+        ProvenanceEventType.REMOTE_INVOCATION,
+    }
+)
+
+
+def _attributes(value: Mapping[str, str] | None) -> Attributes:
+    return value if isinstance(value, Attributes) else Attributes(value or {})
+
+
+@attrs.frozen
+class ProvenanceEvent:
+    """One provenance event with NiFi's fields.
+
+    ``attributes`` is NiFi's ``getAttributes()``: the previous attributes overlaid with the
+    updated ones. Content is recorded as claim pointers, never bytes.
+    """
+
+    event_type: ProvenanceEventType
+    flowfile_uuid: str
+    component_id: str
+    component_type: str
+    event_time: int
+    file_size: int = 0
+    component_name: str = ""
+    event_id: int = -1
+    event_duration: int = -1
+    entry_date: int = 0
+    lineage_start_date: int = 0
+    parent_uuids: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    child_uuids: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    relationship: str | None = None
+    details: str | None = None
+    transit_uri: str | None = None
+    source_system_flowfile_identifier: str | None = None
+    alternate_identifier_uri: str | None = None
+    source_queue_identifier: str | None = None
+    previous_attributes: Attributes = attrs.field(factory=Attributes, converter=_attributes)
+    updated_attributes: Attributes = attrs.field(factory=Attributes, converter=_attributes)
+    previous_content_claim: ContentClaim | None = None
+    content_claim: ContentClaim | None = None
+    previous_file_size: int | None = None
+
+    @property
+    def attributes(self) -> Attributes:
+        """The attributes after the event: previous overlaid with updated."""
+        return self.previous_attributes.updated(self.updated_attributes)
+
+    @property
+    def filename(self) -> str | None:
+        """The FlowFile's ``filename`` after the event."""
+        return self.attributes.get("filename")
+
+    def __str__(self) -> str:
+        extra = f" -> {self.relationship}" if self.relationship else ""
+        return (
+            f"{self.event_type.value} {self.flowfile_uuid} by {self.component_type}"
+            f"[{self.component_id}]{extra}"
+        )

@@ -1,0 +1,483 @@
+"""The processor test harness, with NiFi's ``TestRunner`` API and mock semantics.
+
+::
+
+    runner = TestRunner(SplitText())
+    runner.set_property("Line Split Count", "1")
+    runner.enqueue(b"a\\nb")
+    runner.run()
+    runner.assert_transfer_count("splits", 2)
+    runner.flowfiles_for("splits")[0].assert_content_equals("a")
+
+The harness drives the processor through the real :class:`~flowcore.session.ProcessSession` over
+in-memory repositories, so sessions, provenance and claim counting behave as in a flow run.
+Semantics follow NiFi's mock harness: an enqueued FlowFile gets ``filename`` =
+``<n>.mockFlowFile``, ``path`` = ``target`` and a ``uuid``; ``run(n)`` calls ``on_scheduled``,
+triggers *n* times, then stops; the clock only moves when :meth:`TestRunner.advance_time` says so.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from collections.abc import Collection, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from flowcore.errors import InvalidProcessorError
+from flowcore.flowfile import FlowFile
+from flowcore.processor import ProcessContext, Processor
+from flowcore.properties import PropertyDescriptor
+from flowcore.provenance import ProvenanceEvent
+from flowcore.relationship import Relationship
+from flowcore.session import (
+    SELF,
+    ComponentInfo,
+    FlowFileFilter,
+    ProcessSession,
+    QueuedFlowFile,
+    SessionCommit,
+    StateMap,
+)
+from flowcore.validators import ValidationResult
+from repositories.memory import MemoryContentRepository, MemoryProvenanceRepository
+
+__all__ = ["MockFlowFile", "TestRunner"]
+
+DEFAULT_PENALIZATION_MS = 30_000  # NiFi's default Penalty Duration (30 sec)
+_INPUT_QUEUE = "input"
+
+
+def _as_bytes(expected: bytes | str | os.PathLike[str]) -> bytes:
+    if isinstance(expected, bytes | bytearray):
+        return bytes(expected)
+    if isinstance(expected, str):
+        return expected.encode("utf-8")
+    return Path(expected).read_bytes()
+
+
+@attrs.frozen
+class MockFlowFile:
+    """A FlowFile as the harness saw it leave (or enter), with its content captured.
+
+    Attributes:
+        flowfile: the FlowFile value.
+        content: its content bytes.
+    """
+
+    flowfile: FlowFile
+    content: bytes = attrs.field(repr=False)
+
+    @property
+    def attributes(self) -> Mapping[str, str]:
+        """The attributes."""
+        return self.flowfile.attributes
+
+    @property
+    def uuid(self) -> str:
+        """The FlowFile's uuid."""
+        return self.flowfile.uuid
+
+    @property
+    def id(self) -> int:
+        """The FlowFile's id."""
+        return self.flowfile.id
+
+    @property
+    def size(self) -> int:
+        """The content size."""
+        return self.flowfile.size
+
+    def get_attribute(self, name: str) -> str | None:
+        """One attribute, or ``None``."""
+        return self.flowfile.attributes.get(name)
+
+    def is_penalized(self, now: int) -> bool:
+        """Whether the FlowFile is penalized at *now*."""
+        return self.flowfile.is_penalized(now)
+
+    def assert_content_equals(self, expected: bytes | str | os.PathLike[str]) -> None:
+        """Assert the content equals bytes, a UTF-8 string, or a file's bytes."""
+        wanted = _as_bytes(expected)
+        if self.content != wanted:
+            msg = f"content of {self.flowfile} is {self.content!r}, expected {wanted!r}"
+            raise AssertionError(msg)
+
+    def assert_attribute_equals(self, name: str, value: str | None) -> None:
+        """Assert an attribute's value (``None`` means absent)."""
+        actual = self.flowfile.attributes.get(name)
+        if actual != value:
+            msg = f"attribute {name!r} of {self.flowfile} is {actual!r}, expected {value!r}"
+            raise AssertionError(msg)
+
+    def assert_attribute_exists(self, name: str) -> None:
+        """Assert the attribute is present."""
+        if name not in self.flowfile.attributes:
+            msg = f"{self.flowfile} has no attribute {name!r}; it has {sorted(self.attributes)!r}"
+            raise AssertionError(msg)
+
+    def assert_attribute_not_exists(self, name: str) -> None:
+        """Assert the attribute is absent."""
+        if name in self.flowfile.attributes:
+            value = self.flowfile.attributes[name]
+            msg = f"{self.flowfile} has attribute {name!r} = {value!r}, expected it absent"
+            raise AssertionError(msg)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, MockFlowFile):
+            return self.flowfile == other.flowfile and self.content == other.content
+        return NotImplemented
+
+    __hash__ = object.__hash__
+
+
+class TestRunner:
+    """Runs one processor against an in-memory queue, NiFi's ``TestRunner`` in Python.
+
+    Args:
+        processor: a processor instance or class (instantiated with no arguments).
+        name: the component name used in provenance (default: the class name).
+    """
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(self, processor: Processor | type[Processor], *, name: str | None = None) -> None:
+        self.processor: Processor = processor() if isinstance(processor, type) else processor
+        processor_type = type(self.processor).__name__
+        self.component = ComponentInfo(id=f"{processor_type}-1", type=processor_type, name=name or processor_type)
+        self.content = MemoryContentRepository()
+        self.provenance = MemoryProvenanceRepository()
+        self.penalization_ms = DEFAULT_PENALIZATION_MS
+        self._queue: list[FlowFile] = []
+        self._transfers: dict[str, list[MockFlowFile]] = {}
+        self._transfer_order: list[tuple[str, MockFlowFile]] = []
+        self._state = StateMap()
+        self._counters: dict[str, int] = {}
+        self._ids = itertools.count(1)
+        self._clock_start = time.time_ns() // 1_000_000
+        self._clock_offset = 0
+        self._names = itertools.count(1)
+        self._queue_index = itertools.count()
+        self._scheduled = False
+        self._context: ProcessContext | None = None
+
+    # --- SessionHost ------------------------------------------------------------------------
+
+    def now(self) -> int:
+        """The harness clock in epoch ms: the wall clock at creation plus :meth:`advance_time`."""
+        return self._clock_start + self._clock_offset
+
+    def next_flowfile_id(self) -> int:
+        """A new FlowFile id."""
+        return next(self._ids)
+
+    def poll(self, max_count: int, flowfile_filter: FlowFileFilter | None) -> list[QueuedFlowFile]:
+        """Take queued FlowFiles in order, skipping penalized ones."""
+        now = self.now()
+        taken: list[QueuedFlowFile] = []
+        kept: list[FlowFile] = []
+        stopped = False
+        for flowfile in self._queue:
+            if stopped or len(taken) >= max_count or flowfile.is_penalized(now):
+                kept.append(flowfile)
+                continue
+            if flowfile_filter is not None:
+                verdict = flowfile_filter(flowfile)
+                if not verdict.proceed:
+                    stopped = True
+                if not verdict.accept:
+                    kept.append(flowfile)
+                    continue
+            taken.append(QueuedFlowFile(flowfile, _INPUT_QUEUE))
+        self._queue = kept
+        return taken
+
+    def relationships(self) -> Collection[str]:
+        """The processor's declared relationships."""
+        return self.processor.relationship_names()
+
+    def destinations(self, relationship: str) -> int:
+        """Every declared relationship has one destination in the harness: its transfer list."""
+        return 1 if relationship in self.relationships() else 0
+
+    def is_auto_terminated(self, relationship: str) -> bool:
+        """Nothing is auto-terminated in the harness (transfers are recorded)."""
+        del relationship
+        return False
+
+    def get_state(self) -> StateMap:
+        """The processor's committed state."""
+        return self._state
+
+    def apply_commit(self, commit: SessionCommit) -> None:
+        """Record transfers, events, state and counters; settle claimant counts."""
+        content = self.content
+        now = self.now()
+        for output in commit.outputs:
+            flowfile = attrs.evolve(
+                output.flowfile, queue_date=now, queue_date_index=next(self._queue_index)
+            )
+            if flowfile.content is not None:
+                content.increment_claimant_count(flowfile.content.resource_claim)
+            if output.relationship == SELF:
+                self._queue.append(flowfile)
+                continue
+            mock = MockFlowFile(flowfile, self._read(flowfile))
+            self._transfers.setdefault(output.relationship, []).append(mock)
+            self._transfer_order.append((output.relationship, mock))
+        candidates = set()
+        for consumed in commit.consumed:
+            claim = consumed.flowfile.content
+            if claim is not None:
+                content.decrement_claimant_count(claim.resource_claim)
+                candidates.add(claim.resource_claim)
+        candidates.update(c.resource_claim for c in commit.transient_claims)
+        for resource_claim in candidates:
+            if content.claimant_count(resource_claim) == 0:
+                content.remove(resource_claim)
+        self.provenance.register(commit.events)
+        if commit.state is not None:
+            self._state = StateMap(self._state.version + 1, commit.state)
+        for name, delta in commit.counters.items():
+            self._counters[name] = self._counters.get(name, 0) + delta
+        for path in commit.delete_on_commit:
+            Path(path).unlink(missing_ok=True)
+
+    def restore(self, flowfiles: Sequence[QueuedFlowFile]) -> None:
+        """Return rolled-back FlowFiles to the front of the queue, in order."""
+        self._queue[:0] = [q.flowfile for q in flowfiles]
+
+    def _read(self, flowfile: FlowFile) -> bytes:
+        return b"" if flowfile.content is None else self.content.read(flowfile.content)
+
+    # --- configuration ----------------------------------------------------------------------
+
+    def set_property(self, name: PropertyDescriptor | str, value: Any) -> ValidationResult:
+        """Set a property by display name, internal name, keyword or descriptor; return the
+        validation result of that property alone (as NiFi's ``setProperty``)."""
+        self.processor.set_property(name, value)
+        label = name.display_name if isinstance(name, PropertyDescriptor) else name
+        descriptor = self.processor.resolve_descriptor(name)
+        if descriptor is None:
+            return ValidationResult(label, str(value), False, self.processor.unknown_property_message(label))
+        problems = descriptor.validate(
+            self.processor.effective_value(descriptor), self.processor.effective_values()
+        )
+        return problems[0] if problems else ValidationResult(descriptor.display_name, str(value), True, "valid")
+
+    def remove_property(self, name: PropertyDescriptor | str) -> bool:
+        """Unset a property; return whether it was set."""
+        return self.processor.remove_property(name)
+
+    def validation_problems(self) -> tuple[ValidationResult, ...]:
+        """Every configuration problem of the processor."""
+        return self.processor.validate()
+
+    def is_valid(self) -> bool:
+        """Whether the processor's configuration is valid."""
+        return not self.validation_problems()
+
+    def assert_valid(self) -> None:
+        """Assert the configuration is valid, listing every problem otherwise."""
+        problems = self.validation_problems()
+        if problems:
+            listed = "\n  ".join(str(p) for p in problems)
+            msg = f"{type(self.processor).__name__} is invalid:\n  {listed}"
+            raise AssertionError(msg)
+
+    def assert_not_valid(self) -> None:
+        """Assert the configuration is invalid."""
+        if self.is_valid():
+            msg = f"{self.processor!r} is valid, expected it to be invalid"
+            raise AssertionError(msg)
+
+    # --- input ------------------------------------------------------------------------------
+
+    def _mock_filename(self) -> str:
+        return f"{time.monotonic_ns()}{next(self._names):04d}.mockFlowFile"
+
+    def enqueue(
+        self,
+        content: bytes | str | os.PathLike[str] = b"",
+        attributes: Mapping[str, str] | None = None,
+    ) -> MockFlowFile:
+        """Queue a FlowFile with *content* (bytes, UTF-8 text, or a file path) and attributes.
+
+        Defaults as NiFi's mock: ``filename`` ``<n>.mockFlowFile`` (a path's base name for a
+        path), ``path`` ``target``, and a ``uuid``; *attributes* override them (not ``uuid``).
+        """
+        given = dict(attributes or {})
+        if isinstance(content, os.PathLike):
+            data = Path(content).read_bytes()
+            given.setdefault("filename", Path(content).name)
+        elif isinstance(content, str):
+            data = content.encode("utf-8")
+        else:
+            data = bytes(content)
+        claim = self.content.write_bytes(data) if data else None
+        now = self.now()
+        base = {"filename": self._mock_filename(), "path": "target", **given}
+        flowfile = FlowFile.create(self.next_flowfile_id(), now, base, content=claim)
+        flowfile = attrs.evolve(flowfile, queue_date_index=next(self._queue_index))
+        if claim is not None:
+            self.content.increment_claimant_count(claim.resource_claim)
+        self._queue.append(flowfile)
+        return MockFlowFile(flowfile, data)
+
+    # --- running ----------------------------------------------------------------------------
+
+    def _make_context(self) -> ProcessContext:
+        return ProcessContext(
+            self.processor,
+            component=self.component,
+            clock=self.now,
+            state=self.get_state,
+        )
+
+    @property
+    def context(self) -> ProcessContext:
+        """The process context handed to the processor."""
+        if self._context is None:
+            self._context = self._make_context()
+        return self._context
+
+    def run(
+        self, iterations: int = 1, stop_on_finish: bool = True, initialize: bool = True
+    ) -> None:
+        """Schedule (``on_scheduled``), trigger *iterations* times, then stop unless told not to.
+
+        Each trigger gets a new session, committed when the processor returns; if it raises, the
+        session is rolled back with its inputs penalized and the exception propagates.
+
+        Raises:
+            InvalidProcessorError: the configuration is invalid (every problem is listed).
+        """
+        problems = self.validation_problems()
+        if problems:
+            listed = "\n  ".join(str(p) for p in problems)
+            msg = f"cannot run {type(self.processor).__name__}; it is invalid:\n  {listed}"
+            raise InvalidProcessorError(msg, problems)
+        context = self.context
+        if initialize and not self._scheduled:
+            self.processor.on_scheduled(context)
+            self._scheduled = True
+        try:
+            for _ in range(iterations):
+                self.trigger_once()
+        finally:
+            if stop_on_finish:
+                self.stop()
+
+    def trigger_once(self) -> None:
+        """Trigger the processor once with a fresh session (``on_scheduled`` not called)."""
+        session = ProcessSession(self)
+        try:
+            self.processor.on_trigger(self.context, session)
+            session.commit()
+        except BaseException:
+            session.rollback(penalize=True)
+            raise
+
+    def stop(self) -> None:
+        """Unschedule and stop the processor (``on_unscheduled``, ``on_stopped``)."""
+        if self._scheduled:
+            context = self.context
+            self.processor.on_unscheduled(context)
+            self.processor.on_stopped(context)
+            self._scheduled = False
+
+    def advance_time(self, seconds: float) -> None:
+        """Move the harness clock forward (ages bins, expires penalties)."""
+        self._clock_offset += round(seconds * 1000)
+
+    # --- assertions -------------------------------------------------------------------------
+
+    def _relationship_name(self, relationship: Relationship | str) -> str:
+        return relationship.name if isinstance(relationship, Relationship) else relationship
+
+    def flowfiles_for(self, relationship: Relationship | str) -> list[MockFlowFile]:
+        """FlowFiles transferred to *relationship* since the last clear, in transfer order."""
+        return list(self._transfers.get(self._relationship_name(relationship), []))
+
+    def assert_transfer_count(self, relationship: Relationship | str, count: int) -> None:
+        """Assert how many FlowFiles went to *relationship*."""
+        actual = len(self.flowfiles_for(relationship))
+        if actual != count:
+            msg = (
+                f"expected {count} FlowFiles transferred to "
+                f"{self._relationship_name(relationship)!r} but got {actual}; "
+                f"transfers: {self._transfer_summary()}"
+            )
+            raise AssertionError(msg)
+
+    def assert_all_flowfiles_transferred(
+        self, relationship: Relationship | str, count: int | None = None
+    ) -> None:
+        """Assert every transferred FlowFile went to *relationship* (and exactly *count*)."""
+        name = self._relationship_name(relationship)
+        others = {r: len(f) for r, f in self._transfers.items() if r != name and f}
+        if others:
+            msg = f"expected all FlowFiles to go to {name!r}, but some went to {others!r}"
+            raise AssertionError(msg)
+        if count is not None:
+            self.assert_transfer_count(name, count)
+
+    def _transfer_summary(self) -> dict[str, int]:
+        return {r: len(f) for r, f in self._transfers.items() if f}
+
+    def clear_transfer_state(self) -> None:
+        """Forget recorded transfers."""
+        self._transfers.clear()
+        self._transfer_order.clear()
+
+    def queue_size(self) -> int:
+        """How many FlowFiles are queued for the processor."""
+        return len(self._queue)
+
+    def assert_queue_empty(self) -> None:
+        """Assert nothing is queued."""
+        if self._queue:
+            msg = f"expected the input queue to be empty but it holds {len(self._queue)} FlowFiles"
+            raise AssertionError(msg)
+
+    def assert_queue_not_empty(self) -> None:
+        """Assert something is queued."""
+        if not self._queue:
+            msg = "expected the input queue to hold FlowFiles but it is empty"
+            raise AssertionError(msg)
+
+    @property
+    def queued_flowfiles(self) -> list[FlowFile]:
+        """The queued FlowFiles, in order."""
+        return list(self._queue)
+
+    @property
+    def penalized_flowfiles(self) -> list[FlowFile]:
+        """Queued FlowFiles still under penalty."""
+        now = self.now()
+        return [f for f in self._queue if f.is_penalized(now)]
+
+    @property
+    def provenance_events(self) -> list[ProvenanceEvent]:
+        """Every provenance event committed, in order."""
+        return self.provenance.events()
+
+    def clear_provenance_events(self) -> None:
+        """Forget recorded provenance events."""
+        self.provenance = MemoryProvenanceRepository()
+
+    @property
+    def state(self) -> Mapping[str, str]:
+        """The processor's state map."""
+        return dict(self._state.values)
+
+    def set_state(self, values: Mapping[str, str]) -> None:
+        """Replace the processor's state (NiFi's ``MockStateManager.setState``)."""
+        self._state = StateMap(self._state.version + 1, dict(values))
+
+    def get_counter_value(self, name: str) -> int | None:
+        """A counter's value, ``None`` when never adjusted."""
+        return self._counters.get(name)

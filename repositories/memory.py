@@ -1,0 +1,385 @@
+"""In-memory repositories for unit tests and the processor test harness.
+
+They honour the same contracts as the durable ones (claim packing, claimant counts, atomic
+transactions, event ids) so tests exercise real behaviour, but nothing survives the process.
+They are not the product: a flow run uses the durable repositories.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from typing import BinaryIO
+
+import attrs
+import networkx as nx
+
+from flowcore.errors import ContentNotFoundError, FlowFileAccessError, RepositoryError
+from flowcore.flowfile import ContentClaim, FlowFile, ResourceClaim
+from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
+from repositories.records import Finding, SegmentSummary, Transaction
+
+__all__ = [
+    "DEFAULT_MAX_APPENDABLE_SIZE",
+    "MAX_LINEAGE_NODES",
+    "MemoryContentRepository",
+    "MemoryFlowFileRepository",
+    "MemoryProvenanceRepository",
+]
+
+DEFAULT_MAX_APPENDABLE_SIZE = 50 * 1024  # bytes; NiFi's nifi.content.claim.max.appendable.size
+SECTIONS_PER_CONTAINER = 1024  # NiFi's sections per content container
+MAX_LINEAGE_NODES = 1000  # events per lineage query, as NiFi bounds it
+
+
+class _MemoryStream:
+    """Writes one content claim at the end of a resource claim's buffer."""
+
+    def __init__(self, writer: _MemoryWriter, claim: ResourceClaim, buffer: bytearray) -> None:
+        self._writer = writer
+        self._claim = claim
+        self._buffer = buffer
+        self._offset = len(buffer)
+        self._closed = False
+
+    @property
+    def bytes_written(self) -> int:
+        return len(self._buffer) - self._offset
+
+    def write(self, data: bytes) -> int:
+        if self._closed:
+            msg = f"cannot write to a closed content stream on {self._claim}"
+            raise FlowFileAccessError(msg)
+        self._buffer += data
+        return len(data)
+
+    def close(self) -> ContentClaim | None:
+        if self._closed:
+            msg = f"content stream on {self._claim} was already closed"
+            raise FlowFileAccessError(msg)
+        self._closed = True
+        self._writer._stream_closed(self._claim, self._buffer)
+        if self.bytes_written == 0:
+            return None
+        return ContentClaim(self._claim, self._offset, self.bytes_written)
+
+
+class _MemoryWriter:
+    """Packs consecutive small claims into one resource claim up to the appendable size."""
+
+    def __init__(self, repo: MemoryContentRepository) -> None:
+        self._repo = repo
+        self._appendable: ResourceClaim | None = None
+        self._open: set[ResourceClaim] = set()
+
+    def open_stream(self) -> _MemoryStream:
+        claim = self._appendable
+        if claim is None or claim in self._open:
+            claim = self._repo._new_claim()
+            self._appendable = claim
+        self._open.add(claim)
+        return _MemoryStream(self, claim, self._repo._data[claim])
+
+    def _stream_closed(self, claim: ResourceClaim, buffer: bytearray) -> None:
+        self._open.discard(claim)
+        if len(buffer) >= self._repo.max_appendable_size and self._appendable == claim:
+            self._appendable = None  # frozen: never appended again
+
+    def close(self) -> None:
+        self._appendable = None
+
+
+class MemoryContentRepository:
+    """Content in memory: resource claims are byte buffers shared by many content claims."""
+
+    def __init__(self, max_appendable_size: int = DEFAULT_MAX_APPENDABLE_SIZE) -> None:
+        self.max_appendable_size = max_appendable_size
+        self._data: dict[ResourceClaim, bytearray] = {}
+        self._counts: dict[ResourceClaim, int] = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+
+    def _new_claim(self) -> ResourceClaim:
+        with self._lock:
+            n = next(self._ids)
+            claim = ResourceClaim("memory", str(n % SECTIONS_PER_CONTAINER), f"claim-{n}")
+            self._data[claim] = bytearray()
+        return claim
+
+    def writer(self, owner: str = "") -> _MemoryWriter:
+        """Return a writer; *owner* is ignored in memory."""
+        del owner
+        return _MemoryWriter(self)
+
+    def write_bytes(self, data: bytes) -> ContentClaim | None:
+        """Write *data* as a new claim in a resource claim of its own (a test convenience)."""
+        stream = self.writer().open_stream()
+        stream.write(data)
+        return stream.close()
+
+    def _buffer(self, claim: ContentClaim) -> bytearray:
+        buffer = self._data.get(claim.resource_claim)
+        if buffer is None:
+            msg = f"content {claim} is no longer in the content repository"
+            raise ContentNotFoundError(msg)
+        if claim.offset + claim.length > len(buffer):
+            msg = f"content {claim} extends past the end of its resource claim"
+            raise ContentNotFoundError(msg)
+        return buffer
+
+    def open(self, claim: ContentClaim) -> BinaryIO:
+        """Open a stream over the claim's bytes."""
+        return io.BytesIO(self.read(claim))
+
+    def read(self, claim: ContentClaim) -> bytes:
+        """Return the claim's bytes."""
+        buffer = self._buffer(claim)
+        return bytes(buffer[claim.offset : claim.offset + claim.length])
+
+    def exists(self, resource_claim: ResourceClaim) -> bool:
+        """Whether the resource claim is stored."""
+        return resource_claim in self._data
+
+    def increment_claimant_count(self, resource_claim: ResourceClaim, delta: int = 1) -> int:
+        """Add claimants."""
+        with self._lock:
+            self._counts[resource_claim] = self._counts.get(resource_claim, 0) + delta
+            return self._counts[resource_claim]
+
+    def decrement_claimant_count(self, resource_claim: ResourceClaim, delta: int = 1) -> int:
+        """Remove claimants, never below zero."""
+        with self._lock:
+            count = max(0, self._counts.get(resource_claim, 0) - delta)
+            self._counts[resource_claim] = count
+            return count
+
+    def claimant_count(self, resource_claim: ResourceClaim) -> int:
+        """Current claimant count."""
+        return self._counts.get(resource_claim, 0)
+
+    def remove(self, resource_claim: ResourceClaim) -> bool:
+        """Destroy an unclaimed resource claim."""
+        with self._lock:
+            if self._counts.get(resource_claim, 0) > 0 or resource_claim not in self._data:
+                return False
+            del self._data[resource_claim]
+            self._counts.pop(resource_claim, None)
+            return True
+
+    def resource_claims(self) -> Iterable[ResourceClaim]:
+        """Every stored resource claim."""
+        return tuple(self._data)
+
+    def check(self, *, fix: bool = False) -> list[Finding]:
+        """Report claimant counts for claims that no longer exist."""
+        findings = []
+        for claim, count in list(self._counts.items()):
+            if count > 0 and claim not in self._data:
+                if fix:
+                    self._counts.pop(claim)
+                findings.append(
+                    Finding("content", str(claim), f"{count} claimants but no data", fixed=fix)
+                )
+        return findings
+
+
+class MemoryProvenanceRepository:
+    """Provenance events in a list, with the same queries as the SQL repository."""
+
+    def __init__(self) -> None:
+        self._events: list[ProvenanceEvent] = []
+        self._lock = threading.Lock()
+
+    def append(self, events: Sequence[ProvenanceEvent]) -> None:
+        """Act as a session's event sink: register the events."""
+        self.register(events)
+
+    def register(self, events: Iterable[ProvenanceEvent]) -> list[ProvenanceEvent]:
+        """Store events, assigning consecutive ids."""
+        stored = []
+        with self._lock:
+            for event in events:
+                stored_event = attrs.evolve(event, event_id=len(self._events))
+                self._events.append(stored_event)
+                stored.append(stored_event)
+        return stored
+
+    def get(self, event_id: int) -> ProvenanceEvent:
+        """Return one event by id."""
+        if not 0 <= event_id < len(self._events):
+            msg = f"no provenance event with id {event_id}"
+            raise KeyError(msg)
+        return self._events[event_id]
+
+    def events(self) -> list[ProvenanceEvent]:
+        """Every event, oldest first."""
+        return list(self._events)
+
+    def search(
+        self,
+        *,
+        flowfile_uuid: str | None = None,
+        event_type: ProvenanceEventType | str | None = None,
+        component_id: str | None = None,
+        filename: str | None = None,
+        start: int | None = None,
+        end: int | None = None,
+        attributes: Mapping[str, str] | None = None,
+        limit: int = 1000,
+    ) -> list[ProvenanceEvent]:
+        """Return matching events, oldest first."""
+        wanted = ProvenanceEventType(event_type) if isinstance(event_type, str) else event_type
+        out = []
+        for event in self._events:
+            if flowfile_uuid is not None and event.flowfile_uuid != flowfile_uuid:
+                continue
+            if wanted is not None and event.event_type is not wanted:
+                continue
+            if component_id is not None and event.component_id != component_id:
+                continue
+            if filename is not None and event.filename != filename:
+                continue
+            if start is not None and event.event_time < start:
+                continue
+            if end is not None and event.event_time > end:
+                continue
+            if attributes and any(event.attributes.get(k) != v for k, v in attributes.items()):
+                continue
+            out.append(event)
+            if len(out) >= limit:
+                break
+        return out
+
+    def lineage(self, flowfile_uuid: str) -> nx.DiGraph:
+        """The lineage graph around a FlowFile: FlowFile and event nodes, parent->child edges.
+
+        Bounded to :data:`MAX_LINEAGE_NODES` events, as NiFi bounds lineage queries.
+        """
+        graph = nx.DiGraph()
+        seen: set[str] = set()
+        frontier = [flowfile_uuid]
+        events = 0
+        while frontier and events < MAX_LINEAGE_NODES:
+            uuid = frontier.pop()
+            if uuid in seen:
+                continue
+            seen.add(uuid)
+            graph.add_node(uuid, kind="flowfile")
+            for event in self.search(flowfile_uuid=uuid) + [
+                e for e in self._events if uuid in e.parent_uuids and e.flowfile_uuid != uuid
+            ]:
+                events += 1
+                node = f"event:{event.event_id}"
+                graph.add_node(node, kind="event", event_type=event.event_type.value)
+                for parent in event.parent_uuids:
+                    graph.add_edge(parent, node)
+                for child in event.child_uuids:
+                    graph.add_edge(node, child)
+                    frontier.append(child)
+                if not event.parent_uuids:
+                    graph.add_edge(event.flowfile_uuid, node)
+                frontier.extend(event.parent_uuids)
+        return graph
+
+    def max_event_id(self) -> int:
+        """The largest event id, -1 when empty."""
+        return len(self._events) - 1
+
+
+@attrs.frozen
+class _Segment:
+    summary: SegmentSummary
+    flowfiles: tuple[FlowFile, ...]
+
+
+class MemoryFlowFileRepository:
+    """Queues as lists of segments in memory, changed only by atomic transactions."""
+
+    def __init__(self) -> None:
+        self._segments: dict[str, _Segment] = {}
+        self._queues: dict[str, list[str]] = {}
+        self._state: dict[str, dict[str, str]] = {}
+        self._next_id = 1
+        self._next_segment = itertools.count(1)
+        self._next_txn = itertools.count(1)
+        self._lock = threading.Lock()
+
+    def next_flowfile_ids(self, count: int) -> range:
+        """Reserve *count* ids."""
+        with self._lock:
+            start = self._next_id
+            self._next_id += count
+            return range(start, start + count)
+
+    def write_segment(self, queue_id: str, flowfiles: Sequence[FlowFile]) -> SegmentSummary:
+        """Store an uncommitted segment."""
+        claims = frozenset(f.content.resource_claim for f in flowfiles if f.content is not None)
+        ids = [f.id for f in flowfiles] or [0]
+        summary = SegmentSummary(
+            segment_id=f"segment-{next(self._next_segment)}",
+            queue_id=queue_id,
+            count=len(flowfiles),
+            bytes=sum(f.size for f in flowfiles),
+            resource_claims=claims,
+            min_id=min(ids),
+            max_id=max(ids),
+        )
+        self._segments[summary.segment_id] = _Segment(summary, tuple(flowfiles))
+        return summary
+
+    def read_segment(self, segment_id: str) -> list[FlowFile]:
+        """Return a segment's FlowFiles."""
+        segment = self._segments.get(segment_id)
+        if segment is None:
+            msg = f"segment {segment_id!r} does not exist"
+            raise RepositoryError(msg)
+        return list(segment.flowfiles)
+
+    def commit(self, transaction: Transaction) -> int:
+        """Apply a transaction atomically: validate everything, then change the queues."""
+        with self._lock:
+            queued = {s for segs in self._queues.values() for s in segs}
+            missing = [s for s in transaction.dequeued if s not in queued]
+            if missing:
+                msg = f"transaction dequeues segments that are not queued: {missing!r}"
+                raise RepositoryError(msg)
+            unknown = [s.segment_id for s in transaction.enqueued if s.segment_id not in self._segments]
+            if unknown:
+                msg = f"transaction enqueues segments that were never written: {unknown!r}"
+                raise RepositoryError(msg)
+            for segment_id in transaction.dequeued:
+                queue_id = self._segments[segment_id].summary.queue_id
+                self._queues[queue_id].remove(segment_id)
+                del self._segments[segment_id]
+            for summary in transaction.enqueued:
+                self._queues.setdefault(summary.queue_id, []).append(summary.segment_id)
+            for component, state in transaction.state.items():
+                if state is None:
+                    self._state.pop(component, None)
+                else:
+                    self._state[component] = dict(state)
+            return next(self._next_txn)
+
+    def segments(self, queue_id: str) -> tuple[SegmentSummary, ...]:
+        """Committed segments of a queue, oldest first."""
+        return tuple(self._segments[s].summary for s in self._queues.get(queue_id, ()))
+
+    def queue_ids(self) -> tuple[str, ...]:
+        """Queues with committed segments."""
+        return tuple(q for q, segs in self._queues.items() if segs)
+
+    def state(self, component_id: str) -> Mapping[str, str]:
+        """Committed component state."""
+        return dict(self._state.get(component_id, {}))
+
+    def check(self, *, fix: bool = False) -> list[Finding]:
+        """Report queued segments whose records are missing (never happens in memory)."""
+        del fix
+        return [
+            Finding("flowfile", segment_id, "queued segment has no records")
+            for segs in self._queues.values()
+            for segment_id in segs
+            if segment_id not in self._segments
+        ]

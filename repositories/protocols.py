@@ -1,0 +1,193 @@
+"""The repository interfaces the session, runners and controller depend on.
+
+Each repository has a durable implementation and an in-memory one (``repositories.memory``) for
+unit tests. The shapes suit Spark: a task on an executor gets a :class:`ContentWriter` and a
+:class:`ProvenanceEventSink` of its own (files named by its task attempt, so executors never
+coordinate), and the driver alone commits to the :class:`FlowFileRepository`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, BinaryIO, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from flowcore.flowfile import ContentClaim, FlowFile, ResourceClaim
+    from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
+    from repositories.records import Finding, SegmentSummary, Transaction
+
+__all__ = [
+    "ContentOutputStream",
+    "ContentRepository",
+    "ContentWriter",
+    "FlowFileRepository",
+    "ProvenanceEventSink",
+    "ProvenanceRepository",
+]
+
+
+@runtime_checkable
+class ContentOutputStream(Protocol):
+    """A stream that writes one new content claim; ``close()`` returns it."""
+
+    def write(self, data: bytes) -> int:
+        """Append *data*; return the number of bytes written."""
+        ...
+
+    def close(self) -> ContentClaim | None:
+        """Finish the claim and return it (``None`` when nothing was written)."""
+        ...
+
+    @property
+    def bytes_written(self) -> int:
+        """Bytes written so far."""
+        ...
+
+
+@runtime_checkable
+class ContentWriter(Protocol):
+    """Writes new content claims for one session or task attempt, packing small ones together."""
+
+    def open_stream(self) -> ContentOutputStream:
+        """Start a new claim; several streams may be open at once."""
+        ...
+
+    def close(self) -> None:
+        """Flush and release the writer's files; claims already returned stay readable."""
+        ...
+
+
+@runtime_checkable
+class ContentRepository(Protocol):
+    """Stores content as byte ranges of shared resource claims, with claimant counts."""
+
+    def writer(self, owner: str = "") -> ContentWriter:
+        """Return a writer for *owner* (a task attempt id names its files)."""
+        ...
+
+    def open(self, claim: ContentClaim) -> BinaryIO:
+        """Open a readable stream over exactly the claim's bytes.
+
+        Raises:
+            ContentNotFoundError: the resource claim no longer exists.
+        """
+        ...
+
+    def read(self, claim: ContentClaim) -> bytes:
+        """Return the claim's bytes (for small content; prefer :meth:`open` for large)."""
+        ...
+
+    def exists(self, resource_claim: ResourceClaim) -> bool:
+        """Whether the resource claim's data is still stored."""
+        ...
+
+    def increment_claimant_count(self, resource_claim: ResourceClaim, delta: int = 1) -> int:
+        """Add *delta* claimants; return the new count."""
+        ...
+
+    def decrement_claimant_count(self, resource_claim: ResourceClaim, delta: int = 1) -> int:
+        """Remove *delta* claimants; return the new count (never below 0)."""
+        ...
+
+    def claimant_count(self, resource_claim: ResourceClaim) -> int:
+        """How many FlowFiles reference the resource claim."""
+        ...
+
+    def remove(self, resource_claim: ResourceClaim) -> bool:
+        """Destroy the resource claim if nothing claims it; return whether it was removed."""
+        ...
+
+    def resource_claims(self) -> Iterable[ResourceClaim]:
+        """Every resource claim stored."""
+        ...
+
+    def check(self, *, fix: bool = False) -> list[Finding]:
+        """List every inconsistency; repair what is safe when *fix*."""
+        ...
+
+
+@runtime_checkable
+class ProvenanceEventSink(Protocol):
+    """Where a session appends the events of its commits (a task's event file)."""
+
+    def append(self, events: Sequence[ProvenanceEvent]) -> None:
+        """Record *events*, in order."""
+        ...
+
+
+@runtime_checkable
+class ProvenanceRepository(Protocol):
+    """Stores, indexes and searches provenance events."""
+
+    def register(self, events: Iterable[ProvenanceEvent]) -> list[ProvenanceEvent]:
+        """Store *events*, assigning event ids; return them with their ids."""
+        ...
+
+    def get(self, event_id: int) -> ProvenanceEvent:
+        """Return one event by id.
+
+        Raises:
+            KeyError: no such event.
+        """
+        ...
+
+    def search(
+        self,
+        *,
+        flowfile_uuid: str | None = None,
+        event_type: ProvenanceEventType | str | None = None,
+        component_id: str | None = None,
+        filename: str | None = None,
+        start: int | None = None,
+        end: int | None = None,
+        attributes: Mapping[str, str] | None = None,
+        limit: int = 1000,
+    ) -> list[ProvenanceEvent]:
+        """Return matching events, oldest first."""
+        ...
+
+    def max_event_id(self) -> int:
+        """The largest event id stored, -1 when empty."""
+        ...
+
+
+@runtime_checkable
+class FlowFileRepository(Protocol):
+    """The durable queues: segments of FlowFile records plus processor state, changed by
+    atomic transactions."""
+
+    def next_flowfile_ids(self, count: int) -> range:
+        """Reserve *count* FlowFile ids, unique in this repository."""
+        ...
+
+    def write_segment(self, queue_id: str, flowfiles: Sequence[FlowFile]) -> SegmentSummary:
+        """Store *flowfiles* as an uncommitted segment (a task may call this on an executor)."""
+        ...
+
+    def read_segment(self, segment_id: str) -> list[FlowFile]:
+        """Return a segment's FlowFiles, in order."""
+        ...
+
+    def commit(self, transaction: Transaction) -> int:
+        """Apply *transaction* atomically (durably for a durable repository); return its id.
+
+        Raises:
+            RepositoryError: the transaction refers to segments that are not queued.
+        """
+        ...
+
+    def segments(self, queue_id: str) -> tuple[SegmentSummary, ...]:
+        """The committed segments of a queue, oldest first."""
+        ...
+
+    def queue_ids(self) -> tuple[str, ...]:
+        """Every queue that has committed segments."""
+        ...
+
+    def state(self, component_id: str) -> Mapping[str, str]:
+        """The committed state of a component (empty when none)."""
+        ...
+
+    def check(self, *, fix: bool = False) -> list[Finding]:
+        """List every inconsistency; repair what is safe when *fix*."""
+        ...

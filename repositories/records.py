@@ -1,0 +1,87 @@
+"""Frozen records the repositories exchange: queue segments, WAL transactions, check findings.
+
+A *segment* is an immutable batch of FlowFile records in one queue (like NiFi's swap files, at
+most :data:`MAX_SEGMENT_RECORDS`). Tasks write segments; the driver only keeps their summaries
+and commits one :class:`Transaction` per stage run, naming the segments it consumed and produced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+
+from flowcore.flowfile import ResourceClaim
+
+__all__ = ["MAX_SEGMENT_RECORDS", "Finding", "SegmentSummary", "Transaction"]
+
+MAX_SEGMENT_RECORDS = 10_000  # FlowFile records per segment (NiFi's swap file size)
+
+
+@attrs.frozen
+class SegmentSummary:
+    """What the driver knows about a segment without reading it.
+
+    Attributes:
+        segment_id: unique name of the segment (a file name in the durable repository).
+        queue_id: the queue (connection) the segment belongs to.
+        count: number of FlowFile records.
+        bytes: total content size of those FlowFiles.
+        resource_claims: every resource claim the records reference.
+        min_id: smallest FlowFile id inside.
+        max_id: largest FlowFile id inside.
+    """
+
+    segment_id: str
+    queue_id: str
+    count: int
+    bytes: int
+    resource_claims: frozenset[ResourceClaim] = attrs.field(factory=frozenset, converter=frozenset)
+    min_id: int = 0
+    max_id: int = 0
+
+
+def _state_map(
+    value: Mapping[str, Mapping[str, str] | None],
+) -> Mapping[str, Mapping[str, str] | None]:
+    return {k: (dict(v) if v is not None else None) for k, v in value.items()}
+
+
+@attrs.frozen
+class Transaction:
+    """One atomic commit of a stage run to the FlowFile repository.
+
+    Attributes:
+        dequeued: segment ids consumed (they leave their queues).
+        enqueued: new segments (they join their queues, in order).
+        state: new processor state per component id; ``None`` clears a component's state.
+        provenance_files: event files the provenance repository must index after commit.
+        sink_commits: opaque commit messages of two-phase sinks, applied with the transaction.
+    """
+
+    dequeued: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    enqueued: tuple[SegmentSummary, ...] = attrs.field(default=(), converter=tuple)
+    state: Mapping[str, Mapping[str, str] | None] = attrs.field(factory=dict, converter=_state_map)
+    provenance_files: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    sink_commits: tuple[bytes, ...] = attrs.field(default=(), converter=tuple)
+
+
+@attrs.frozen
+class Finding:
+    """One inconsistency found by a repository's ``check()``.
+
+    Attributes:
+        repository: ``content``, ``flowfile`` or ``provenance``.
+        location: the file, claim, queue or event concerned.
+        problem: what is wrong.
+        fixed: whether ``check(fix=True)`` repaired it.
+    """
+
+    repository: str
+    location: str
+    problem: str
+    fixed: bool = False
+
+    def __str__(self) -> str:
+        suffix = " (fixed)" if self.fixed else ""
+        return f"[{self.repository}] {self.location}: {self.problem}{suffix}"
