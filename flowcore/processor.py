@@ -88,6 +88,7 @@ class ProcessContext:
         component: ComponentInfo,
         clock: Callable[[], int],
         state: Callable[[], StateMap],
+        set_state: Callable[[Mapping[str, str]], None] | None = None,
         auto_terminated: Iterable[str] = (),
         has_incoming_connection: bool = True,
     ) -> None:
@@ -95,6 +96,7 @@ class ProcessContext:
         self.component = component
         self._clock = clock
         self._state = state
+        self._set_state = set_state
         self._auto_terminated = frozenset(auto_terminated)
         self._has_input = has_incoming_connection
         self.yielded = False
@@ -136,6 +138,19 @@ class ProcessContext:
     def get_state(self) -> StateMap:
         """The processor's committed state."""
         return self._state()
+
+    def set_state(self, values: Mapping[str, str]) -> None:
+        """Replace the processor's state outside a session (NiFi's state manager, used from
+        ``on_scheduled``). Inside ``on_trigger`` stage state with the session instead, so it
+        commits with the output.
+
+        Raises:
+            ConfigurationError: the runner cannot store state outside a session.
+        """
+        if self._set_state is None:
+            msg = f"{self.component.type} cannot set state here; use session.set_state()"
+            raise ConfigurationError(msg)
+        self._set_state(values)
 
     def is_auto_terminated(self, relationship: Relationship | str) -> bool:
         """Whether FlowFiles sent to *relationship* are dropped by the flow."""

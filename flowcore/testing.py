@@ -335,6 +335,7 @@ class TestRunner:
             component=self.component,
             clock=self.now,
             state=self.get_state,
+            set_state=self.set_state,
         )
 
     @property

@@ -1,0 +1,18 @@
+"""flowcore's built-in processors, with NiFi's names, properties and behaviour.
+
+``BUILTIN_PROCESSORS`` is the registry the flow loader and ``flowcore processors`` use: one entry
+per processor type, keyed by NiFi's type name.
+"""
+
+from collections.abc import Mapping
+
+from flowcore.processor import Processor
+from processors.route_on_attribute import RouteOnAttribute
+from processors.update_attribute import UpdateAttribute
+
+BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
+    "RouteOnAttribute": RouteOnAttribute,
+    "UpdateAttribute": UpdateAttribute,
+}
+
+__all__ = ["BUILTIN_PROCESSORS", "RouteOnAttribute", "UpdateAttribute"]

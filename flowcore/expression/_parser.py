@@ -73,13 +73,14 @@ class _Parser:
                 dollars = run_end - self.pos
                 if run_end < length and self.text[run_end] == "{":
                     # Pairs of '$' before '{' collapse to one; an odd one left opens an expression.
-                    text.append("$" * (dollars // 2))
+                    if dollars >= 2:
+                        text.append("$" * (dollars // 2))
                     if dollars % 2 == 0:
                         self.pos = run_end
                         continue
-                    if text:
+                    if "".join(text):
                         parts.append("".join(text))
-                        text = []
+                    text = []
                     self.pos = run_end - 1
                     parts.append(self.expression())
                     continue

@@ -1,0 +1,117 @@
+"""RouteOnAttribute: route FlowFiles by boolean Expression Language conditions on attributes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar
+
+from flowcore import (
+    AllowableValue,
+    ExpressionLanguageScope,
+    ProcessContext,
+    Processor,
+    ProcessSession,
+    PropertyDescriptor,
+    Relationship,
+)
+from flowcore.expression import ResultType, compile_expression
+from flowcore.validators import NON_EMPTY_VALIDATOR
+
+__all__ = ["RouteOnAttribute"]
+
+ROUTE_PROPERTY_NAME = AllowableValue(
+    "Route to Property name",
+    "Route to Property name",
+    "A copy of the FlowFile goes to each relationship whose condition is true",
+)
+ROUTE_ALL_MATCH = AllowableValue(
+    "Route to 'matched' if all match",
+    "Route to 'matched' if all match",
+    "Requires that all user-defined conditions are true for the FlowFile to be 'matched'",
+)
+ROUTE_ANY_MATCHES = AllowableValue(
+    "Route to 'matched' if any matches",
+    "Route to 'matched' if any matches",
+    "Requires that at least one user-defined condition is true for the FlowFile to be 'matched'",
+)
+
+REL_MATCH = Relationship("matched", "FlowFiles that match the conditions, for the 'matched' strategies")
+REL_NO_MATCH = Relationship("unmatched", "FlowFiles that match no condition")
+ROUTE_ATTRIBUTE = "RouteOnAttribute.Route"
+
+
+class RouteOnAttribute(Processor):
+    """Routes FlowFiles by user-defined boolean expressions over their attributes (NiFi's
+    RouteOnAttribute).
+
+    Each dynamic property is a condition such as ``${status:startsWith('5')}``. With
+    ``Route to Property name`` each property is a relationship of the same name and a FlowFile
+    goes (cloned as needed) to every relationship whose condition is true, else ``unmatched``.
+    The other strategies route to ``matched`` or ``unmatched``. Each routed FlowFile gets
+    ``RouteOnAttribute.Route`` and a ROUTE provenance event.
+    """
+
+    ROUTING_STRATEGY = PropertyDescriptor(
+        "Routing Strategy",
+        description="Specifies how to determine which relationship to use when evaluating the "
+        "Expression Language",
+        required=True,
+        default=ROUTE_PROPERTY_NAME.value,
+        allowable_values=(ROUTE_PROPERTY_NAME, ROUTE_ALL_MATCH, ROUTE_ANY_MATCHES),
+    )
+    property_descriptors: ClassVar = (ROUTING_STRATEGY,)
+    supports_dynamic_properties: ClassVar = True
+    tags: ClassVar = ("attributes", "routing", "Attribute Expression Language", "regexp", "find")
+    writes_attributes: ClassVar[Mapping[str, str]] = {
+        ROUTE_ATTRIBUTE: "The relationship the FlowFile was routed to"
+    }
+
+    def get_dynamic_property_descriptor(self, name: str) -> PropertyDescriptor:
+        """A condition: Expression Language that must return a boolean."""
+        return PropertyDescriptor(
+            name,
+            description="Routes FlowFiles whose attributes make this expression true",
+            required=False,
+            el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES,
+            validators=(NON_EMPTY_VALIDATOR,),
+            expected_type=ResultType.BOOLEAN,
+            dynamic=True,
+        )
+
+    def _strategy(self) -> str:
+        return self.effective_value(self.ROUTING_STRATEGY) or ROUTE_PROPERTY_NAME.value
+
+    def get_relationships(self) -> tuple[Relationship, ...]:
+        """One relationship per condition (Route to Property name), else matched/unmatched."""
+        if self._strategy() == ROUTE_PROPERTY_NAME.value:
+            names = tuple(Relationship(n, f"FlowFiles for which {n!r} is true") for n in self.dynamic_properties)
+            return (*names, REL_NO_MATCH)
+        return (REL_MATCH, REL_NO_MATCH)
+
+    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
+        """Route one FlowFile."""
+        flowfile = session.get()
+        if flowfile is None:
+            return
+        conditions = self.dynamic_properties
+        matching = [
+            name
+            for name, text in conditions.items()
+            if compile_expression(text).evaluate_boolean(flowfile, clock=context.now)
+        ]
+        strategy = self._strategy()
+        if strategy == ROUTE_ALL_MATCH.value:
+            destinations = [REL_MATCH.name if len(matching) == len(conditions) else REL_NO_MATCH.name]
+        elif strategy == ROUTE_ANY_MATCHES.value:
+            destinations = [REL_MATCH.name if matching else REL_NO_MATCH.name]
+        else:
+            destinations = matching or [REL_NO_MATCH.name]
+        first, *others = destinations
+        for name in others:
+            clone = session.clone(flowfile)
+            clone = session.put_attribute(clone, ROUTE_ATTRIBUTE, name)
+            session.provenance.route(clone, name)
+            session.transfer(clone, name)
+        flowfile = session.put_attribute(flowfile, ROUTE_ATTRIBUTE, first)
+        session.provenance.route(flowfile, first)
+        session.transfer(flowfile, first)
