@@ -1,0 +1,290 @@
+"""Tests for the Expression Language functions, with the reference's examples."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from flowcore.errors import ExpressionEvaluationError
+from flowcore.expression import compile_expression
+
+
+def ev(text: str, attributes: dict[str, str] | None = None, **kwargs: object) -> str:
+    return compile_expression(text).evaluate(attributes or {}, **kwargs)  # type: ignore[arg-type]
+
+
+FILENAME = {"filename": "a brand new filename.txt"}
+
+
+@pytest.mark.parametrize(
+    ("expression", "attributes", "expected"),
+    [
+        ("${one:plus(${two})}", {"one": "1", "two": "2"}, "3"),
+        ("${value:mod(2):equals(0)}", {"value": "2"}, "true"),
+        ("${a:equals('b'):toString()}", {"a": "b"}, "true"),
+        ("${attribute5:equals('value.5')}", {}, "false"),
+        ("${default.attr}-more-stuff", {}, "-more-stuff"),
+        (r"${literal('attribute\.'):append(${literal(6)})}", {}, "attribute\\.6"),
+        (
+            r"${literal('(attribute\.'):append(${literal('[2-5]')}):append(${literal('|sample.*)')})}",
+            {},
+            r"(attribute\.[2-5]|sample.*)",
+        ),
+        ("${test:substring(1, 20)}", {"test": "chocolate"}, ""),
+        ("${termination:equals('true')}", {"termination": "true"}, "true"),
+        ("${termination:equals('true')}", {}, "false"),
+        ("${literal(2):gt(1)}", {}, "true"),
+        ("${literal(6)}", {}, "6"),
+    ],
+)
+def test_reference_table(expression: str, attributes: dict[str, str], expected: str) -> None:
+    """Every expression of the reference's test table evaluates as NiFi's tests expect."""
+    assert ev(expression, attributes) == expected
+
+
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        ("${filename:toUpper()}", "A BRAND NEW FILENAME.TXT"),
+        ("${filename:length()}", "24"),
+        ("${filename:substring(0,1)}", "a"),
+        ("${filename:substring(2)}", "brand new filename.txt"),
+        ("${filename:substring(12)}", "filename.txt"),
+        ("${filename:substring(${filename:length():minus(2)})}", "xt"),
+        ("${filename:substring(5, 2)}", ""),
+        ("${filename:substringBefore('.')}", "a brand new filename"),
+        ("${filename:substringBefore(' ')}", "a"),
+        ("${filename:substringBefore(' n')}", "a brand"),
+        ("${filename:substringBefore('missing')}", "a brand new filename.txt"),
+        ("${filename:substringBeforeLast('.')}", "a brand new filename"),
+        ("${filename:substringBeforeLast(' ')}", "a brand new"),
+        ("${filename:substringBeforeLast(' n')}", "a brand"),
+        ("${filename:substringAfter('.')}", "txt"),
+        ("${filename:substringAfter(' ')}", "brand new filename.txt"),
+        ("${filename:substringAfter(' n')}", "ew filename.txt"),
+        ("${filename:substringAfterLast('.')}", "txt"),
+        ("${filename:substringAfterLast(' ')}", "filename.txt"),
+        ("${filename:substringAfterLast(' n')}", "ew filename.txt"),
+        ("${filename:append('.gz')}", "a brand new filename.txt.gz"),
+        ("${filename:replace('.', '_')}", "a brand new filename_txt"),
+        ("${filename:replace(' ', '.')}", "a.brand.new.filename.txt"),
+        ("${filename:replace('filename','book')}", "a brand new book.txt"),
+        ("${filename:replaceFirst('a','the')}", "the brand new filename.txt"),
+        ("${filename:replaceFirst('[br]','g')}", "a grand new filename.txt"),
+        (r"${filename:replaceFirst('\w{8}','book')}", "a brand new book.txt"),
+        (r"${filename:replaceAll('\..*','')}", "a brand new filename"),
+        ("${filename:replaceAll('a brand (new)','$1')}", "new filename.txt"),
+        ("${filename:replaceAll('brand (new)','somewhat $1')}", "a somewhat new filename.txt"),
+        ("${filename:find('a [Bb]rand [Nn]ew')}", "true"),
+        ("${filename:find('Brand.*')}", "false"),
+        ("${filename:matches('a.*txt')}", "true"),
+        ("${filename:matches('brand')}", "false"),
+        ("${filename:matches('.+brand.+')}", "true"),
+        ("${filename:indexOf('.')}", "20"),
+        ("${filename:indexOf(' ')}", "1"),
+        ("${filename:lastIndexOf('a')}", "17"),
+        ("${filename:lastIndexOf(' ')}", "11"),
+        ("${filename:ifElse('found','not_found')}", "not_found"),
+        ("${nullFilename:ifElse('found','not_found')}", "not_found"),
+        ("${filename:isNull():not():ifElse('found','not_found')}", "found"),
+        ("${filename:equals('hello.txt'):not()}", "true"),
+        ("${filename:startsWith('a brand')}", "true"),
+        ("${filename:endsWith('.txt')}", "true"),
+        ("${filename:contains('new')}", "true"),
+        ("${filename:in('x', 'a brand new filename.txt')}", "true"),
+    ],
+)
+def test_string_and_search_examples(expression: str, expected: str) -> None:
+    """The guide's string and search examples on 'a brand new filename.txt' match."""
+    assert ev(expression, FILENAME) == expected
+
+
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        ("${greetings:padLeft(10)}", "_____hello"),
+        ("${greetings:padLeft(10,'@')}", "@@@@@hello"),
+        ("${greetings:padLeft(10,'xy')}", "xyxyxhello"),
+        ("${greetings:padRight(10)}", "hello_____"),
+        ("${greetings:padRight(10,'xy')}", "helloxyxyx"),
+        ("${greetings:padRight(3)}", "hello"),
+    ],
+)
+def test_padding(expression: str, expected: str) -> None:
+    """padLeft/padRight pad with '_' or a repeated pattern up to the length."""
+    assert ev(expression, {"greetings": "hello"}) == expected
+
+
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        ("${missing:toUpper()}", ""),
+        ("${missing:length()}", "0"),
+        ("${missing:substring(1)}", ""),
+        ("${missing:substringBefore('a')}", ""),
+        ("${missing:append('x')}", "x"),
+        ("${missing:prepend('x')}", "x"),
+        ("${missing:contains('x')}", "false"),
+        ("${missing:startsWith('x')}", "false"),
+        ("${missing:indexOf('x')}", "-1"),
+        ("${missing:isNull()}", "true"),
+        ("${missing:notNull()}", "false"),
+        ("${missing:isEmpty()}", "true"),
+        ("${missing:replaceNull('dflt')}", "dflt"),
+        ("${missing:plus(1)}", ""),
+        ("${missing:gt(1)}", "false"),
+        ("${missing:equals('x')}", "false"),
+        ("${blank:isEmpty()}", "true"),
+        ("${blank:replaceEmpty('x')}", "x"),
+        ("${literal(' '):isEmpty()}", "true"),
+        ("${literal(''):isEmpty()}", "true"),
+    ],
+)
+def test_null_handling(expression: str, expected: str) -> None:
+    """Each function treats a null (missing) subject as NiFi documents."""
+    assert ev(expression, {"blank": "   "}) == expected
+
+
+@pytest.mark.parametrize(
+    ("expression", "attributes", "expected"),
+    [
+        ("${fileSize:divide(12)}", {"fileSize": "100"}, "8"),
+        ("${fileSize:mod(12)}", {"fileSize": "100"}, "4"),
+        ("${n:divide(2)}", {"n": "-7"}, "-3"),
+        ("${n:mod(2)}", {"n": "-7"}, "-1"),
+        ("${n:plus(0.5)}", {"n": "2"}, "2.5"),
+        ("${n:plus(1.0)}", {"n": "2"}, "3.0"),
+        ("${n:multiply(1.0)}", {"n": "10000000000"}, "1.0E10"),
+        ("${n:toNumber()}", {"n": "2.9"}, "2"),
+        ("${n:toNumber()}", {"n": "0x1F"}, "31"),
+        ("${n:toNumber()}", {"n": " 12 "}, "12"),
+        ("${n:toNumber()}", {"n": "abc"}, ""),
+        ("${n:toDecimal()}", {"n": "3"}, "3.0"),
+        ("${n:plus(1)}", {"n": "9223372036854775807"}, "-9223372036854775808"),
+        ("${n:toRadix(16)}", {"n": "255"}, "ff"),
+        ("${n:toRadix(2, 8)}", {"n": "5"}, "00000101"),
+        ("${n:fromRadix(16)}", {"n": "ff"}, "255"),
+        ("${n:gt(1024)}", {"n": "2048"}, "true"),
+        ("${n:le(2.5)}", {"n": "2.5"}, "true"),
+        ("${n:math('abs')}", {"n": "-4"}, "4"),
+        ("${literal(2):math('pow', 10)}", {}, "1024.0"),
+    ],
+)
+def test_numbers(expression: str, attributes: dict[str, str], expected: str) -> None:
+    """Arithmetic follows Java long/double rules, including truncation and overflow."""
+    assert ev(expression, attributes) == expected
+
+
+def test_divide_by_zero_is_an_evaluation_error() -> None:
+    """Whole-number division by zero raises a flowcore error naming the function."""
+    with pytest.raises(ExpressionEvaluationError, match="divide"):
+        ev("${n:divide(0)}", {"n": "5"})
+
+
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        ("${time:format(\"yyyy/MM/dd HH:mm:ss.SSS'Z'\", \"GMT\")}", "2014/12/31 20:36:03.264Z"),
+        ("${time:format('yyyy/MM/dd', 'GMT')}", "2014/12/31"),
+        ("${time:format('EEE, dd MMM yyyy HH:mm', 'America/New_York')}", "Wed, 31 Dec 2014 15:36"),
+        ("${time:format('hh:mm a', 'GMT')}", "08:36 PM"),
+        ("${time:format('yyyy-MM-dd HH:mm:ssXXX', 'GMT+02:00')}", "2014-12-31 22:36:03+02:00"),
+        ("${date:toDate('MM-dd-yyyy', 'GMT'):format('yyyy/MM/dd', 'GMT')}", "2014/12/31"),
+        ("${date:toDate('MM-dd-yyyy', 'GMT'):toNumber()}", "1419984000000"),
+        ("${stamp:toDate(\"yyyy-MM-dd'T'HH:mm:ssXXX\"):toNumber()}", "1420058163000"),
+    ],
+)
+def test_dates(expression: str, expected: str) -> None:
+    """Dates format and parse with Java patterns in the requested zone."""
+    attributes = {"time": "1420058163264", "date": "12-31-2014", "stamp": "2014-12-31T20:36:03Z"}
+    assert ev(expression, attributes) == expected
+
+
+def test_now_uses_the_supplied_clock() -> None:
+    """now() reads the evaluation clock, so the harness can control it."""
+    assert ev("${now():toNumber()}", clock=lambda: 1420058163264) == "1420058163264"
+
+
+def test_date_renders_as_java_date_to_string() -> None:
+    """A date rendered alone looks like Java's Date.toString()."""
+    text = ev("${now()}", clock=lambda: 1420058163264)
+    parts = text.split()
+    assert len(parts) == 6 and parts[-1] == "2014" and parts[1] == "Dec"
+
+
+def test_unparsable_date_is_an_evaluation_error() -> None:
+    """toDate with a pattern the text does not match raises with both named."""
+    with pytest.raises(ExpressionEvaluationError, match="yyyy"):
+        ev("${d:toDate('yyyy-MM-dd')}", {"d": "nope"})
+
+
+def test_uuid_and_literal() -> None:
+    """UUID() gives a type-4 UUID; literal() starts an expression from a value."""
+    value = ev("${UUID()}")
+    assert len(value) == 36 and value[14] == "4"
+    assert ev("${literal('abc'):toUpper()}") == "ABC"
+
+
+def test_get_state_value_reads_supplied_state() -> None:
+    """getStateValue reads the state map and is null without one."""
+    assert ev("${getStateValue('count'):plus(1)}", state={"count": "0"}) == "1"
+    assert ev("${getStateValue('sum'):plus(${pencils})}", {"pencils": "2"}, state={"sum": "0"}) == "2"
+    assert ev("${getStateValue('maxValue'):lt(${value})}", {"value": "1"}, state={"maxValue": "0"}) == "true"
+    assert ev("${getStateValue('count')}") == ""
+
+
+def test_multi_attribute_functions() -> None:
+    """any/all functions aggregate a boolean chain; join and count reduce values."""
+    attrs = {"abc": "hello world", "xyz": "good bye world", "n1": "1", "n2": "2"}
+    assert ev("${anyAttribute('abc','xyz'):contains('bye')}", attrs) == "true"
+    assert ev("${allAttributes('abc','xyz'):contains('world')}", attrs) == "true"
+    assert ev("${allAttributes('abc','xyz'):contains('bye')}", attrs) == "false"
+    assert ev("${anyMatchingAttribute('n.*'):equals('2')}", attrs) == "true"
+    assert ev("${allMatchingAttributes('n.*'):gt(0)}", attrs) == "true"
+    assert ev("${anyDelineatedValue('a,b,c', ','):equals('b')}", attrs) == "true"
+    assert ev("${allDelineatedValues('a,b,c', ','):matches('[a-c]')}", attrs) == "true"
+    assert ev("${allAttributes('n1','n2'):join(' + ')}", attrs) == "1 + 2"
+    assert ev("${allMatchingAttributes('n.*'):gt(1):count()}", attrs) == "1"
+
+
+def test_get_delimited_field() -> None:
+    """getDelimitedField picks a 1-based field and honours quotes."""
+    line = {"line": 'a,"b,c",d'}
+    assert ev("${line:getDelimitedField(2)}", line) == '"b,c"'
+    assert ev("${line:getDelimitedField(3)}", line) == "d"
+    assert ev("${line:getDelimitedField(2, ',', '\"', '\\\\', true)}", line) == "b,c"
+
+
+def test_encoding_functions() -> None:
+    """The encoders produce the standard encodings."""
+    attrs = {"v": 'a "b" & c'}
+    assert ev("${v:escapeJson()}", attrs) == 'a \\"b\\" & c'
+    assert ev("${v:urlEncode()}", attrs) == "a+%22b%22+%26+c"
+    assert ev("${v:base64Encode():base64Decode()}", attrs) == 'a "b" & c'
+    assert ev("${v:hash('SHA-256')}", attrs) == hashlib.sha256(attrs["v"].encode()).hexdigest()
+    assert ev("${v:escapeXml()}", attrs) == "a &quot;b&quot; &amp; c"
+
+
+def test_invalid_regex_at_run_time_is_an_evaluation_error() -> None:
+    """A regex built at run time that does not compile raises a flowcore error."""
+    with pytest.raises(ExpressionEvaluationError, match="regular expression"):
+        ev("${a:matches(${b})}", {"a": "x", "b": "("})
+
+
+def test_virtual_properties_resolve_from_the_flowfile() -> None:
+    """fileSize and friends come from the FlowFile, ahead of same-named attributes."""
+    from flowcore.flowfile import FlowFile
+
+    flowfile = FlowFile.create(7, 1000, {"fileSize": "shadowed"})
+    flowfile = flowfile.with_content(None)
+    assert compile_expression("${fileSize}").evaluate(flowfile) == "0"
+    assert compile_expression("${flowFileId}").evaluate(flowfile) == "7"
+    assert compile_expression("${entryDate}").evaluate(flowfile) == "1000"
+
+
+def test_variables_take_precedence_and_environment_is_last(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Caller variables beat attributes; environment variables fill in last."""
+    monkeypatch.setenv("FLOWCORE_TEST_ENV", "from-env")
+    expression = compile_expression("${a}|${FLOWCORE_TEST_ENV}")
+    assert expression.evaluate({"a": "attr"}, variables={"a": "var"}) == "var|from-env"

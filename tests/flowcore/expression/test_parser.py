@@ -1,0 +1,139 @@
+"""Tests for parsing property text: escaping, literals, syntax errors and result types."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from flowcore.errors import ExpressionSyntaxError
+from flowcore.expression import ResultType, compile_expression, contains_expression, validate_expression
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("$${abc}", "${abc}"),
+        ("$$${abc}", "$v"),
+        ("$$$${abc}", "$${abc}"),
+        ("$$$$${abc}", "$$v"),
+        ("I owe you $5", "I owe you $5"),
+        ("You owe me $$5 too", "You owe me $$5 too"),
+        ("plain text", "plain text"),
+        ("${abc}${abc}", "vv"),
+        ("[${abc}]", "[v]"),
+        ("##{not a parameter}", "#{not a parameter}"),
+    ],
+)
+def test_dollar_escaping(text: str, expected: str) -> None:
+    """Pairs of '$' before '{' collapse; a lone '$' elsewhere is left alone."""
+    assert compile_expression(text).evaluate({"abc": "v"}) == expected
+
+
+@pytest.mark.parametrize(
+    ("literal", "expected"),
+    [
+        (r"'a\"b'", 'a"b'),
+        (r'"a\'b"', "a'b"),
+        (r"'a\nb'", "a\nb"),
+        (r"'a\tb'", "a\tb"),
+        (r"'a\\b'", "a\\\\b"),
+        (r"'attribute\.'", "attribute\\."),
+    ],
+)
+def test_string_literal_escapes(literal: str, expected: str) -> None:
+    r"""String literals decode \" \' \n \r \t; '\\' gives two backslashes; others keep '\'."""
+    assert compile_expression("${literal(" + literal + ")}").evaluate() == expected
+
+
+def test_quoted_attribute_names_and_whitespace() -> None:
+    """Quoted names reach attributes with special characters; whitespace between tokens is ok."""
+    attrs = {"my attribute": "x", "a:b": "y"}
+    assert compile_expression("${'my attribute'}").evaluate(attrs) == "x"
+    assert compile_expression('${"a:b"}').evaluate(attrs) == "y"
+    assert compile_expression("${ 'my attribute' : toUpper( ) }").evaluate(attrs) == "X"
+
+
+def test_parameters_resolve_or_drop() -> None:
+    """#{name} reads parameters and renders as nothing when the parameter is unset."""
+    expression = compile_expression("#{missing.parameter}${literal('x')}")
+    assert expression.evaluate() == "x"
+    assert expression.evaluate(parameters={"missing.parameter": "p-"}) == "p-x"
+
+
+@pytest.mark.parametrize(
+    ("text", "position"),
+    [
+        ("${UUID(}", 7),
+        ("${a:foo()}", 4),
+        ("${a", 3),
+        ("${'x}", 2),
+        ("${a:substring()}", 4),
+        ("${a:toUpper(1)}", 4),
+        ("${toUpper()}", 2),
+        ("${a:UUID()}", 4),
+        ("${1abc}", 2),
+        ("${a:join(',')}", 4),
+        ("${literal('a\nb')}", 12),
+    ],
+)
+def test_syntax_errors_name_the_position(text: str, position: int) -> None:
+    """A malformed expression raises ExpressionSyntaxError pointing at the problem."""
+    with pytest.raises(ExpressionSyntaxError) as caught:
+        compile_expression(text)
+    assert caught.value.position == position
+    assert f"position {position}" in str(caught.value)
+    assert caught.value.expression == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("${a}", ResultType.STRING),
+        ("${a:equals('b')}", ResultType.BOOLEAN),
+        ("${a:length()}", ResultType.WHOLE_NUMBER),
+        ("${a:plus(1)}", ResultType.NUMBER),
+        ("${now()}", ResultType.DATE),
+        ("x${a:equals('b')}", ResultType.STRING),
+        ("${allAttributes('a'):isNull()}", ResultType.BOOLEAN),
+        ("${allAttributes('a'):join(',')}", ResultType.STRING),
+    ],
+)
+def test_result_types(text: str, expected: ResultType) -> None:
+    """The static result type comes from the last function of a lone expression."""
+    assert compile_expression(text).result_type is expected
+
+
+def test_validate_expression_checks_the_expected_type() -> None:
+    """validate_expression explains syntax errors and wrong result types."""
+    assert validate_expression("${a:equals('b')}", ResultType.BOOLEAN) is None
+    assert "Boolean" in (validate_expression("${a}", ResultType.BOOLEAN) or "")
+    assert "position" in (validate_expression("${UUID(}") or "")
+    assert validate_expression("${a:length()}", ResultType.NUMBER) is None
+
+
+def test_contains_expression() -> None:
+    """contains_expression tells literal text from text with EL."""
+    assert contains_expression("${a}")
+    assert contains_expression("x #{p}")
+    assert not contains_expression("plain")
+    assert not contains_expression("$${escaped}")
+    assert not contains_expression(None)
+
+
+@given(st.text(max_size=60))
+def test_garbage_only_raises_the_syntax_error_with_a_position(text: str) -> None:
+    """Random text either parses or raises ExpressionSyntaxError with a position inside it."""
+    try:
+        compile_expression(text)
+    except ExpressionSyntaxError as ex:
+        assert 0 <= ex.position <= len(text)
+
+
+@given(st.text(alphabet="${}():,'\"ab1 \\.-", max_size=40))
+def test_expression_shaped_garbage_only_raises_the_syntax_error(text: str) -> None:
+    """Text made of EL punctuation either parses or raises the flowcore syntax error."""
+    try:
+        compile_expression(text)
+    except ExpressionSyntaxError as ex:
+        assert 0 <= ex.position <= len(text)
