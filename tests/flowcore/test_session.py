@@ -1,0 +1,553 @@
+"""Tests for ProcessSession: NiFi's contract, errors, content, state and provenance at commit."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from flowcore import FlowFile, Processor, ProvenanceEventType, Relationship
+from flowcore.errors import FlowFileAccessError, FlowFileHandlingError, RelationshipError
+from flowcore.session import FlowFileFilterResult, ProcessSession
+from flowcore.testing import TestRunner
+
+E = ProvenanceEventType
+SUCCESS = Relationship("success")
+FAILURE = Relationship("failure")
+
+
+class Dummy(Processor):
+    """A processor that only declares relationships; tests drive its session directly."""
+
+    relationships = (SUCCESS, FAILURE)
+
+
+class FanOutRunner(TestRunner):
+    """A harness whose 'success' has two connections and whose 'failure' is auto-terminated."""
+
+    def destinations(self, relationship: str) -> int:
+        return {"success": 2, "failure": 0}.get(relationship, 0)
+
+    def is_auto_terminated(self, relationship: str) -> bool:
+        return relationship == "failure"
+
+
+@pytest.fixture
+def runner() -> TestRunner:
+    return TestRunner(Dummy())
+
+
+def session_for(runner: TestRunner) -> ProcessSession:
+    return ProcessSession(runner)
+
+
+def types(runner: TestRunner) -> list[E]:
+    return [e.event_type for e in runner.provenance_events]
+
+
+# --- getting -------------------------------------------------------------------------------
+
+
+def test_get_returns_none_when_empty_and_batches(runner: TestRunner) -> None:
+    """get() gives one FlowFile or None; get(n) up to n in queue order."""
+    session = session_for(runner)
+    assert session.get() is None
+    for i in range(5):
+        runner.enqueue(str(i))
+    batch = session.get(3)
+    assert [session.read_text(f) for f in batch] == ["0", "1", "2"]
+    assert runner.queue_size() == 2
+    session.transfer(batch, SUCCESS)
+    session.commit()
+    assert [f.content for f in runner.flowfiles_for("success")] == [b"0", b"1", b"2"]
+
+
+def test_get_with_filter(runner: TestRunner) -> None:
+    """A filter accepts, rejects and stops the scan as NiFi's FlowFileFilter does."""
+    for i in range(6):
+        runner.enqueue(b"", {"n": str(i)})
+
+    def evens_until_four(flowfile: FlowFile) -> FlowFileFilterResult:
+        n = int(flowfile.attributes["n"])
+        if n == 4:
+            return FlowFileFilterResult.ACCEPT_AND_TERMINATE
+        return FlowFileFilterResult.ACCEPT_AND_CONTINUE if n % 2 == 0 else FlowFileFilterResult.REJECT_AND_CONTINUE
+
+    session = session_for(runner)
+    taken = session.get(evens_until_four)
+    assert [f.attributes["n"] for f in taken] == ["0", "2", "4"]
+    assert [f.attributes["n"] for f in runner.queued_flowfiles] == ["1", "3", "5"]
+
+
+# --- the two classic errors ------------------------------------------------------------------
+
+
+def test_unknown_relationship_names_it(runner: TestRunner) -> None:
+    """Transferring to an undeclared relationship fails at once, naming it and the declared ones."""
+    runner.enqueue(b"x")
+    session = session_for(runner)
+    flowfile = session.get()
+    with pytest.raises(RelationshipError, match="Relationship 'nope' is not known") as caught:
+        session.transfer(flowfile, "nope")
+    assert "success" in str(caught.value)
+
+
+def test_flowfile_not_accounted_for_rolls_back(runner: TestRunner) -> None:
+    """Commit with an untransferred FlowFile fails naming it, and the input goes back."""
+    runner.enqueue(b"x")
+    session = session_for(runner)
+    flowfile = session.get()
+    created = session.create()
+    session.transfer(created, SUCCESS)
+    with pytest.raises(FlowFileHandlingError, match="transfer relationship not specified") as caught:
+        session.commit()
+    assert flowfile.uuid in str(caught.value) and "was not created in this session" in str(caught.value)
+    assert runner.queue_size() == 1
+    assert runner.flowfiles_for("success") == [] and runner.provenance_events == []
+
+
+def test_created_flowfile_not_accounted_for_says_so(runner: TestRunner) -> None:
+    """The message distinguishes FlowFiles created in the session."""
+    session = session_for(runner)
+    session.create()
+    with pytest.raises(FlowFileHandlingError, match="was created in this session"):
+        session.commit()
+
+
+@pytest.mark.parametrize("action", ["transfer", "remove", "put_attribute", "write"])
+def test_transferred_flowfile_cannot_be_used_again(runner: TestRunner, action: str) -> None:
+    """After transfer a FlowFile cannot be transferred, removed or modified; the session rolls back."""
+    runner.enqueue(b"x")
+    session = session_for(runner)
+    flowfile = session.get()
+    session.transfer(flowfile, SUCCESS)
+    with pytest.raises(FlowFileHandlingError, match="already marked for transfer"):
+        if action == "transfer":
+            session.transfer(flowfile, SUCCESS)
+        elif action == "remove":
+            session.remove(flowfile)
+        elif action == "put_attribute":
+            session.put_attribute(flowfile, "a", "b")
+        else:
+            session.write(flowfile, b"y")
+    assert runner.queue_size() == 1
+
+
+def test_removed_flowfile_cannot_be_used(runner: TestRunner) -> None:
+    """A removed FlowFile is refused and the session rolls back."""
+    runner.enqueue(b"x")
+    session = session_for(runner)
+    flowfile = session.get()
+    session.remove(flowfile)
+    with pytest.raises(FlowFileHandlingError, match="already been marked for removal"):
+        session.transfer(flowfile, SUCCESS)
+    assert runner.queue_size() == 1
+
+
+def test_unknown_flowfile_is_refused(runner: TestRunner) -> None:
+    """A FlowFile from elsewhere is not known in this session."""
+    stranger = FlowFile.create(999, 0)
+    with pytest.raises(FlowFileHandlingError, match="is not known in this session"):
+        session_for(runner).transfer(stranger, SUCCESS)
+
+
+def test_relationship_without_destination_fails_commit() -> None:
+    """A relationship with no connection that is not auto-terminated fails the commit."""
+
+    class Unconnected(TestRunner):
+        def destinations(self, relationship: str) -> int:
+            return 0
+
+    runner = Unconnected(Dummy())
+    runner.enqueue(b"x")
+    session = ProcessSession(runner)
+    session.transfer(session.get(), SUCCESS)
+    with pytest.raises(FlowFileHandlingError, match="does not have any destinations"):
+        session.commit()
+    assert runner.queue_size() == 1
+
+
+def test_older_references_resolve_to_the_newest_version(runner: TestRunner) -> None:
+    """Methods take any version of a FlowFile and act on the newest (records keyed by id)."""
+    runner.enqueue(b"x")
+    session = session_for(runner)
+    first = session.get()
+    session.put_attribute(first, "a", "1")
+    session.put_attribute(first, "b", "2")  # an old reference
+    session.transfer(first, SUCCESS)
+    session.commit()
+    out = runner.flowfiles_for("success")[0]
+    assert out.attributes["a"] == "1" and out.attributes["b"] == "2"
+
+
+# --- attributes ------------------------------------------------------------------------------
+
+
+def test_uuid_is_ignored_and_core_attributes_survive_removal(runner: TestRunner) -> None:
+    """Setting uuid is silently ignored; removing uuid, filename or path is ignored."""
+    runner.enqueue(b"x", {"filename": "f.txt", "drop.me": "1", "drop.too": "2", "keep": "3"})
+    session = session_for(runner)
+    flowfile = session.get()
+    flowfile = session.put_attribute(flowfile, "uuid", "forged")
+    flowfile = session.remove_all_attributes(flowfile, ["uuid", "filename", "path"])
+    flowfile = session.remove_all_attributes(flowfile, re.compile(r"drop\..*"))
+    session.transfer(flowfile, SUCCESS)
+    session.commit()
+    out = runner.flowfiles_for("success")[0]
+    assert out.attributes["uuid"] == out.uuid != "forged"
+    assert out.attributes["filename"] == "f.txt" and out.attributes["path"] == "target"
+    assert "drop.me" not in out.attributes and out.attributes["keep"] == "3"
+
+
+def test_attribute_values_must_be_strings(runner: TestRunner) -> None:
+    """A non-string attribute value is refused with a hint."""
+    runner.enqueue(b"x")
+    session = session_for(runner)
+    with pytest.raises(TypeError, match="str"):
+        session.put_attribute(session.get(), "n", 5)  # type: ignore[arg-type]
+
+
+# --- creating, cloning -----------------------------------------------------------------------
+
+
+def test_create_from_parent_inherits_and_forks(runner: TestRunner) -> None:
+    """A child copies attributes except uuid, alternate.identifier and discard.reason; FORK."""
+    runner.enqueue(b"x", {"a": "1", "alternate.identifier": "alt", "discard.reason": "r"})
+    session = session_for(runner)
+    parent = session.get()
+    child = session.create(parent)
+    assert child.attributes["a"] == "1" and child.uuid != parent.uuid
+    assert "alternate.identifier" not in child.attributes and "discard.reason" not in child.attributes
+    assert child.lineage_start_date == parent.lineage_start_date
+    session.transfer(child, SUCCESS)
+    session.transfer(parent, FAILURE)
+    session.commit()
+    fork = runner.provenance_events[0]
+    assert fork.event_type is E.FORK and fork.flowfile_uuid == parent.uuid
+    assert fork.child_uuids == (child.uuid,)
+    assert types(runner) == [E.FORK]
+
+
+def test_create_from_parents_joins_common_attributes(runner: TestRunner) -> None:
+    """A child of several parents keeps only equal shared attributes and the oldest lineage; JOIN."""
+    runner.enqueue(b"a", {"same": "1", "differs": "x", "only.a": "1"})
+    runner.advance_time(5)
+    runner.enqueue(b"b", {"same": "1", "differs": "y"})
+    session = session_for(runner)
+    parents = session.get(2)
+    child = session.create(parents)
+    assert child.attributes["same"] == "1"
+    assert "differs" not in child.attributes and "only.a" not in child.attributes
+    assert child.lineage_start_date == parents[0].lineage_start_date
+    session.transfer(child, SUCCESS)
+    session.remove(parents)
+    session.commit()
+    assert types(runner) == [E.JOIN, E.DROP, E.DROP]
+    join = runner.provenance_events[0]
+    assert set(join.parent_uuids) == {p.uuid for p in parents} and join.child_uuids == (child.uuid,)
+
+
+def test_create_without_parent_emits_create(runner: TestRunner) -> None:
+    """A FlowFile created from nothing gets filename=uuid, path ./ and a CREATE event."""
+    session = session_for(runner)
+    flowfile = session.create()
+    assert flowfile.attributes["filename"] == flowfile.uuid and flowfile.attributes["path"] == "./"
+    session.transfer(session.write(flowfile, b"new"), SUCCESS)
+    session.commit()
+    assert types(runner) == [E.CREATE]
+    assert runner.provenance_events[0].source_queue_identifier is None
+
+
+def test_full_clone_emits_clone_and_partial_clone_forks(runner: TestRunner) -> None:
+    """clone() shares content (CLONE); clone(offset, size) is a zero-copy slice (FORK)."""
+    runner.enqueue(b"hello world")
+    session = session_for(runner)
+    original = session.get()
+    full = session.clone(original)
+    part = session.clone(original, 6, 5)
+    assert full.content == original.content
+    assert part.content.resource_claim == original.content.resource_claim
+    assert part.content.offset == original.content.offset + 6 and part.size == 5
+    assert session.read_bytes(part) == b"world"
+    session.transfer([original, full, part], SUCCESS)
+    session.commit()
+    assert types(runner) == [E.FORK, E.CLONE]
+    assert runner.flowfiles_for("success")[2].content == b"world"
+
+
+def test_clone_out_of_range_is_refused(runner: TestRunner) -> None:
+    """A partial clone past the end of the content raises, naming the sizes."""
+    runner.enqueue(b"abc")
+    session = session_for(runner)
+    flowfile = session.get()
+    with pytest.raises(FlowFileHandlingError, match="inside its 3 bytes"):
+        session.clone(flowfile, 2, 5)
+
+
+# --- content -------------------------------------------------------------------------------
+
+
+def test_write_is_copy_on_write(runner: TestRunner) -> None:
+    """write() makes a new claim and never touches the old content; CONTENT_MODIFIED."""
+    original = runner.enqueue(b"old")
+    session = session_for(runner)
+    flowfile = session.get()
+    written = session.write(flowfile, b"new content")
+    assert written.content != flowfile.content and written.size == 11
+    assert runner.content.read(original.flowfile.content) == b"old"
+    session.transfer(written, SUCCESS)
+    session.commit()
+    assert types(runner) == [E.CONTENT_MODIFIED]
+    event = runner.provenance_events[0]
+    assert event.previous_content_claim == original.flowfile.content
+    assert event.content_claim == written.content and event.previous_file_size == 3
+
+
+@pytest.mark.parametrize(
+    "source",
+    [b"abc", "abc", [b"a", b"bc"], lambda out: out.write(b"abc")],
+    ids=["bytes", "str", "chunks", "callback"],
+)
+def test_write_accepts_bytes_text_chunks_and_callbacks(runner: TestRunner, source: object) -> None:
+    """write() takes bytes, UTF-8 text, an iterable of chunks, or a stream callback."""
+    runner.enqueue(b"")
+    session = session_for(runner)
+    flowfile = session.write(session.get(), source)  # type: ignore[arg-type]
+    assert session.read_bytes(flowfile) == b"abc"
+
+
+def test_empty_write_gives_no_claim(runner: TestRunner) -> None:
+    """Writing nothing leaves a FlowFile with no content claim and size 0."""
+    runner.enqueue(b"abc")
+    session = session_for(runner)
+    flowfile = session.write(session.get(), b"")
+    assert flowfile.content is None and flowfile.size == 0
+
+
+def test_rewrite_append_and_merge(runner: TestRunner) -> None:
+    """rewrite streams old to new; append adds; merge concatenates with delimiters."""
+    runner.enqueue(b"ab")
+    runner.enqueue(b"cd")
+    session = session_for(runner)
+    first, second = session.get(2)
+    first = session.rewrite(first, lambda src, out: out.write(src.read().upper()))
+    first = session.append(first, b"!")
+    assert session.read_bytes(first) == b"AB!"
+    bundle = session.create([first, second])
+    bundle = session.merge([first, second], bundle, header=b"[", footer=b"]", demarcator=b",")
+    assert session.read_bytes(bundle) == b"[AB!,cd]"
+    session.transfer(bundle, SUCCESS)
+    session.remove([first, second])
+    session.commit()
+
+
+def test_read_stream_blocks_other_use_until_closed(runner: TestRunner) -> None:
+    """While a read stream is open the FlowFile cannot be transferred; after, it can."""
+    runner.enqueue(b"line1\nline2\n")
+    session = session_for(runner)
+    flowfile = session.get()
+    with session.read(flowfile) as stream:
+        assert list(stream) == [b"line1\n", b"line2\n"]
+        with pytest.raises(FlowFileAccessError, match="open stream"):
+            session.transfer(flowfile, SUCCESS)
+    with pytest.raises(FlowFileAccessError, match="closed"):
+        stream.read()
+    session.transfer(flowfile, SUCCESS)
+    session.commit()
+
+
+def test_import_and_export(runner: TestRunner, tmp_path) -> None:
+    """import_from copies a file (deleting it only after commit when asked); export_to writes one."""
+    source = tmp_path / "in.txt"
+    source.write_bytes(b"from disk")
+    session = session_for(runner)
+    flowfile = session.import_from(source, session.create(), keep_source=False)
+    assert source.exists()
+    session.export_to(flowfile, tmp_path / "out.txt")
+    assert (tmp_path / "out.txt").read_bytes() == b"from disk"
+    session.transfer(flowfile, SUCCESS)
+    session.commit()
+    assert not source.exists()
+
+
+# --- routing --------------------------------------------------------------------------------
+
+
+def test_transfer_to_self_returns_to_queue(runner: TestRunner) -> None:
+    """transfer(ff) with no relationship puts it back on its queue; created ones cannot."""
+    runner.enqueue(b"x")
+    session = session_for(runner)
+    session.transfer(session.get())
+    with pytest.raises(FlowFileHandlingError, match="back to self"):
+        session.transfer(session.create())
+
+
+def test_remove_dequeued_emits_drop_with_reason(runner: TestRunner) -> None:
+    """Removing a dequeued FlowFile emits DROP with its discard.reason as details."""
+    runner.enqueue(b"x", {"discard.reason": "duplicate"})
+    session = session_for(runner)
+    session.remove(session.get())
+    session.commit()
+    (event,) = runner.provenance_events
+    assert event.event_type is E.DROP and event.details == "duplicate"
+
+
+def test_removed_child_leaves_no_trace(runner: TestRunner) -> None:
+    """A FlowFile created and removed in one session leaves no events; its FORK is dropped."""
+    runner.enqueue(b"x")
+    session = session_for(runner)
+    parent = session.get()
+    child = session.create(parent)
+    session.provenance.route(child, SUCCESS)
+    session.remove(child)
+    session.transfer(parent, SUCCESS)
+    session.commit()
+    assert runner.provenance_events == []
+
+
+def test_fan_out_clones_and_auto_termination_drops() -> None:
+    """Two connections on a relationship clone the FlowFile (CLONE); auto-terminated ones DROP last."""
+    runner = FanOutRunner(Dummy())
+    runner.enqueue(b"a")
+    runner.enqueue(b"b")
+    session = ProcessSession(runner)
+    first, second = session.get(2)
+    session.transfer(second, FAILURE)
+    session.transfer(first, SUCCESS)
+    session.commit()
+    assert types(runner) == [E.CLONE, E.DROP]
+    assert runner.provenance_events[-1].details == "Auto-Terminated by failure Relationship"
+    outputs = runner.flowfiles_for("success")
+    assert [o.content for o in outputs] == [b"a", b"a"] and outputs[0].uuid != outputs[1].uuid
+
+
+def test_attributes_modified_only_when_nothing_else_explains_it(runner: TestRunner) -> None:
+    """ATTRIBUTES_MODIFIED is emitted alone; with a ROUTE or content change it is not."""
+    for _ in range(3):
+        runner.enqueue(b"x")
+    session = session_for(runner)
+    a, b, c = session.get(3)
+    a = session.put_attribute(a, "k", "v")
+    b = session.put_attribute(b, "k", "v")
+    session.provenance.route(b, SUCCESS)
+    c = session.write(session.put_attribute(c, "k", "v"), b"y")
+    session.transfer([a, b, c], SUCCESS)
+    session.commit()
+    # Per-record events follow record order: a's ATTRIBUTES_MODIFIED, then c's CONTENT_MODIFIED.
+    assert types(runner) == [E.ROUTE, E.ATTRIBUTES_MODIFIED, E.CONTENT_MODIFIED]
+    modified = runner.provenance_events[1]
+    assert modified.updated_attributes == {"k": "v"} and modified.flowfile_uuid == a.uuid
+
+
+def test_reported_events_carry_processor_fields(runner: TestRunner) -> None:
+    """RECEIVE, SEND and ROUTE carry transit URI, relationship and component identity."""
+    session = session_for(runner)
+    flowfile = session.write(session.create(), b"data")
+    session.provenance.receive(flowfile, "file:///in/data", details="picked up")
+    session.provenance.send(flowfile, "https://example.org/upload")
+    session.transfer(flowfile, SUCCESS)
+    session.commit()
+    receive, send = runner.provenance_events
+    assert receive.event_type is E.RECEIVE and receive.transit_uri == "file:///in/data"
+    assert receive.details == "picked up" and receive.component_type == "Dummy"
+    assert send.event_type is E.SEND and send.content_claim == flowfile.content
+    assert [e.event_id for e in runner.provenance_events] == [0, 1]
+
+
+# --- rollback, penalties, state --------------------------------------------------------------
+
+
+def test_rollback_restores_inputs_discards_content_events_and_state(runner: TestRunner) -> None:
+    """Rollback returns inputs unchanged, drops created FlowFiles, written claims and staged state."""
+    original = runner.enqueue(b"keep me", {"a": "1"})
+    session = session_for(runner)
+    flowfile = session.get()
+    flowfile = session.write(session.put_attribute(flowfile, "a", "2"), b"changed")
+    written_claim = flowfile.content.resource_claim
+    session.transfer(session.create(flowfile), SUCCESS)
+    session.set_state({"k": "v"})
+    session.rollback()
+    (back,) = runner.queued_flowfiles
+    assert back == original.flowfile
+    assert not runner.content.exists(written_claim)
+    assert runner.state == {} and runner.provenance_events == []
+
+
+def test_rollback_with_penalty_delays_the_flowfile(runner: TestRunner) -> None:
+    """rollback(penalize=True) penalizes inputs; they are not handed out until it expires."""
+    runner.enqueue(b"x")
+    session = session_for(runner)
+    session.get()
+    session.rollback(penalize=True)
+    assert len(runner.penalized_flowfiles) == 1
+    assert session.get() is None
+    runner.advance_time(30)
+    assert session.get() is not None
+
+
+def test_penalize_sets_the_penalty(runner: TestRunner) -> None:
+    """penalize() sets the penalty to now plus the penalization period."""
+    runner.enqueue(b"x")
+    session = session_for(runner)
+    flowfile = session.penalize(session.get())
+    assert flowfile.penalty_expiration == runner.now() + runner.penalization_ms
+
+
+def test_state_commits_with_the_session(runner: TestRunner) -> None:
+    """State staged in a session becomes visible at commit; replace_state checks the version."""
+    session = session_for(runner)
+    initial = session.get_state()
+    assert initial.version == -1
+    assert session.replace_state(initial, {"count": "1"})
+    session.commit()
+    assert runner.state == {"count": "1"}
+    stale = initial
+    assert not session.replace_state(stale, {"count": "2"})
+    session.adjust_counter("files", 3)
+    session.commit()
+    assert runner.get_counter_value("files") == 3
+
+
+# --- property: attribute immutability under any operations -----------------------------------
+
+operation = st.one_of(
+    st.tuples(st.just("put"), st.sampled_from(["a", "b", "uuid", "filename"]), st.text(max_size=3)),
+    st.tuples(st.just("remove"), st.sampled_from(["a", "b", "uuid", "path", "x"]), st.none()),
+    st.tuples(st.just("write"), st.none(), st.binary(max_size=4)),
+    st.tuples(st.just("clone"), st.none(), st.none()),
+)
+
+
+@given(st.lists(operation, max_size=12), st.dictionaries(st.sampled_from(["a", "b", "x"]), st.text(max_size=3)))
+def test_session_operations_never_change_earlier_values(ops: list, start: dict[str, str]) -> None:
+    """Any sequence of operations leaves every earlier FlowFile value and the input untouched."""
+    runner = TestRunner(Dummy())
+    queued = runner.enqueue(b"seed", start)
+    session = ProcessSession(runner)
+    current = session.get()
+    seen: list[tuple[FlowFile, dict[str, str]]] = [(current, dict(current.attributes))]
+    model = dict(current.attributes)
+    clones = []
+    for kind, key, value in ops:
+        if kind == "put":
+            current = session.put_attribute(current, key, value)
+            if key != "uuid":
+                model[key] = value
+        elif kind == "remove":
+            current = session.remove_attribute(current, key)
+            if key not in ("uuid", "filename", "path"):
+                model.pop(key, None)
+        elif kind == "write":
+            current = session.write(current, value)
+        else:
+            clones.append(session.clone(current))
+        seen.append((current, dict(current.attributes)))
+        assert dict(current.attributes) == model
+    for flowfile, snapshot in seen:
+        assert dict(flowfile.attributes) == snapshot
+    assert queued.flowfile.attributes == {**start, **{k: queued.attributes[k] for k in ("filename", "path", "uuid")}}
+    session.transfer([current, *clones], SUCCESS)
+    session.commit()
+    assert dict(runner.flowfiles_for("success")[0].attributes) == model
