@@ -1,0 +1,186 @@
+"""Tests for the Processor API: configuration, validation, the kinds, picklability."""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Mapping
+
+import pytest
+
+from flowcore import (
+    FlowFileTransform,
+    Processor,
+    PropertyDescriptor,
+    Relationship,
+    SourceProcessor,
+    TransformResult,
+    TwoPhaseSink,
+    ValidationResult,
+    WorkItem,
+    WorkListing,
+)
+from flowcore.errors import ConfigurationError
+from flowcore.relationship import FAILURE, ORIGINAL, SUCCESS
+from flowcore.testing import TestRunner
+from flowcore.validators import POSITIVE_INTEGER_VALIDATOR, TIME_PERIOD_VALIDATOR
+from processors import BUILTIN_PROCESSORS
+
+
+class Configurable(Processor):
+    """Has two properties and a cross-property rule."""
+
+    COUNT = PropertyDescriptor("Line Split Count", required=True, validators=POSITIVE_INTEGER_VALIDATOR)
+    AGE = PropertyDescriptor("Max Bin Age", validators=TIME_PERIOD_VALIDATOR)
+    property_descriptors = (COUNT, AGE)
+    relationships = (SUCCESS,)
+
+    def custom_validate(self, values: Mapping[str, str | None]) -> list[ValidationResult]:
+        if values["Line Split Count"] == "13":
+            return [ValidationResult("Line Split Count", "13", False, "13 is unlucky")]
+        return []
+
+
+def test_three_spellings_configure_the_same_property() -> None:
+    """Display name, internal name and snake_case keyword set the same property."""
+    by_keyword = Configurable(line_split_count=1, max_bin_age=60)
+    by_name = Configurable(**{"Line Split Count": "1", "Max Bin Age": "60 secs"})
+    assert by_keyword == by_name
+    assert by_keyword.configured == {"Line Split Count": "1", "Max Bin Age": "60 secs"}
+    assert repr(by_keyword) == "Configurable(line_split_count='1', max_bin_age='60 secs')"
+
+
+def test_every_problem_is_reported_at_once() -> None:
+    """validate() lists unknown properties (with a suggestion), missing and bad values together."""
+    problems = Configurable(line_split_cout=1, max_bin_age="soon").validate()
+    texts = [str(p) for p in problems]
+    assert len(problems) == 3
+    assert any("did you mean 'Line Split Count' (line_split_count)" in t for t in texts)
+    assert any("Line Split Count is required" in t for t in texts)
+    assert any("'Max Bin Age' validated against 'soon'" in t for t in texts)
+    assert [str(p) for p in Configurable(line_split_count=13).validate()] == [
+        "'Line Split Count' validated against '13' is invalid because 13 is unlucky"
+    ]
+
+
+def test_remove_property_restores_default() -> None:
+    """Removing a property makes its default apply again; None removes too."""
+    processor = Configurable(line_split_count=1)
+    assert processor.remove_property("line_split_count")
+    assert processor.effective_value(Configurable.COUNT) is None
+    processor.set_property("Line Split Count", 5)
+    processor.set_property("Line Split Count", None)
+    assert not processor.remove_property("Line Split Count")
+
+
+def test_context_rejects_unknown_property_names() -> None:
+    """Asking the context for a property the processor lacks names it and suggests one."""
+    runner = TestRunner(Configurable(line_split_count=1))
+    with pytest.raises(ConfigurationError, match="did you mean"):
+        runner.context.get_property("Line Split Cont")
+
+
+class Shout(FlowFileTransform):
+    """Upper-cases text; 'boom' raises; 'twice' yields two results."""
+
+    relationships = (SUCCESS, FAILURE, ORIGINAL)
+
+    def transform(self, context, flowfile):
+        text = flowfile.text()
+        if text == "boom":
+            raise ValueError("boom")
+        if text == "twice":
+            return [TransformResult(contents="one"), TransformResult(contents="two", attributes={"n": "2"})]
+        if text == "drop":
+            return []
+        return TransformResult(contents=text.upper(), attributes={"shouted": "true"}, remove_attributes=("gone",))
+
+
+def test_flowfile_transform_success_failure_original() -> None:
+    """A transform writes content and attributes, sends a clone to original, errors to failure."""
+    runner = TestRunner(Shout())
+    runner.enqueue("hi", {"gone": "x"})
+    runner.enqueue("boom")
+    runner.run(2)
+    (out,) = runner.flowfiles_for("success")
+    out.assert_content_equals("HI")
+    out.assert_attribute_equals("shouted", "true")
+    out.assert_attribute_not_exists("gone")
+    runner.flowfiles_for("original")[0].assert_content_equals("hi")
+    runner.flowfiles_for("failure")[0].assert_content_equals("boom")
+
+
+def test_flowfile_transform_several_results_and_none() -> None:
+    """Several results go to the input and clones of it; no result removes the input."""
+    runner = TestRunner(Shout())
+    runner.enqueue("twice")
+    runner.enqueue("drop")
+    runner.run(2)
+    assert [f.content for f in runner.flowfiles_for("success")] == [b"one", b"two"]
+    assert runner.flowfiles_for("success")[1].attributes["n"] == "2"
+    assert runner.queue_size() == 0
+
+
+class Counter(SourceProcessor):
+    """Emits one FlowFile per number above the last one listed."""
+
+    LIMIT = PropertyDescriptor("Limit", default="3", validators=POSITIVE_INTEGER_VALIDATOR)
+    property_descriptors = (LIMIT,)
+
+    def list_work(self, context, state):
+        start = int(state.get("next", "0"))
+        limit = context.get_property(self.LIMIT).as_integer()
+        items = [WorkItem(str(n), {"n": n}) for n in range(start, limit)]
+        return WorkListing(items, {"next": str(limit)})
+
+    def read_work(self, context, session, item):
+        flowfile = session.write(session.create(), str(item.payload["n"]))
+        session.transfer(flowfile, SUCCESS)
+
+
+def test_source_commits_its_listing_state_with_its_output() -> None:
+    """A source lists once per trigger and never repeats items across triggers."""
+    runner = TestRunner(Counter())
+    runner.run(2)
+    assert [f.content for f in runner.flowfiles_for("success")] == [b"0", b"1", b"2"]
+    assert runner.state == {"next": "3"}
+
+
+class Collect(TwoPhaseSink):
+    """Writes contents into a list on commit."""
+
+    relationships = (SUCCESS,)
+
+    def __init__(self, **properties):
+        super().__init__(**properties)
+        self.published: list[bytes] = []
+
+    def write(self, context, session, flowfiles):
+        data = b"|".join(session.read_bytes(f) for f in flowfiles)
+        session.transfer(flowfiles, SUCCESS)
+        return data
+
+    def commit(self, context, messages):
+        self.published.extend(messages)
+
+
+def test_two_phase_sink_writes_then_commits() -> None:
+    """A two-phase sink's write result reaches commit."""
+    sink = Collect()
+    runner = TestRunner(sink)
+    runner.enqueue("a")
+    runner.enqueue("b")
+    runner.run()
+    assert sink.published == [b"a|b"]
+
+
+@pytest.mark.parametrize("name", sorted(BUILTIN_PROCESSORS))
+def test_builtin_processors_are_picklable(name: str) -> None:
+    """Every built-in processor, configured, survives pickling (Spark ships processors)."""
+    processor = BUILTIN_PROCESSORS[name](**{"my.attribute": "${filename:toUpper():equals('X')}"})
+    copy = pickle.loads(pickle.dumps(processor))
+    assert copy == processor and copy.validate() == processor.validate()
+
+
+def test_relationship_equality_is_by_name() -> None:
+    """Relationships compare by name only, as NiFi matches them."""
+    assert Relationship("success", "a description") == SUCCESS
