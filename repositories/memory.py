@@ -255,32 +255,32 @@ class MemoryProvenanceRepository:
     def lineage(self, flowfile_uuid: str) -> nx.DiGraph:
         """The lineage graph around a FlowFile: FlowFile and event nodes, parent->child edges.
 
-        Bounded to :data:`MAX_LINEAGE_NODES` events, as NiFi bounds lineage queries.
+        Walks every event naming the FlowFile (as subject, parent or child) and the FlowFiles
+        those events link to, bounded to :data:`MAX_LINEAGE_NODES` events as NiFi bounds lineage.
         """
         graph = nx.DiGraph()
-        seen: set[str] = set()
+        seen_flowfiles: set[str] = set()
+        seen_events: set[int] = set()
         frontier = [flowfile_uuid]
-        events = 0
-        while frontier and events < MAX_LINEAGE_NODES:
+        while frontier and len(seen_events) < MAX_LINEAGE_NODES:
             uuid = frontier.pop()
-            if uuid in seen:
+            if uuid in seen_flowfiles:
                 continue
-            seen.add(uuid)
+            seen_flowfiles.add(uuid)
             graph.add_node(uuid, kind="flowfile")
-            for event in self.search(flowfile_uuid=uuid) + [
-                e for e in self._events if uuid in e.parent_uuids and e.flowfile_uuid != uuid
-            ]:
-                events += 1
+            for event in self._events:
+                named = {event.flowfile_uuid, *event.parent_uuids, *event.child_uuids}
+                if uuid not in named or event.event_id in seen_events:
+                    continue
+                seen_events.add(event.event_id)
                 node = f"event:{event.event_id}"
                 graph.add_node(node, kind="event", event_type=event.event_type.value)
-                for parent in event.parent_uuids:
-                    graph.add_edge(parent, node)
-                for child in event.child_uuids:
-                    graph.add_edge(node, child)
-                    frontier.append(child)
-                if not event.parent_uuids:
+                if event.parent_uuids or event.child_uuids:
+                    graph.add_edges_from((parent, node) for parent in event.parent_uuids)
+                    graph.add_edges_from((node, child) for child in event.child_uuids)
+                else:
                     graph.add_edge(event.flowfile_uuid, node)
-                frontier.extend(event.parent_uuids)
+                frontier.extend(named - seen_flowfiles)
         return graph
 
     def max_event_id(self) -> int:

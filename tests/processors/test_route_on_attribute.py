@@ -1,0 +1,45 @@
+"""Tests for RouteOnAttribute: the three strategies, clones, ROUTE events, validation."""
+
+from __future__ import annotations
+
+from flowcore import ProvenanceEventType
+from flowcore.testing import TestRunner
+from processors import RouteOnAttribute
+
+
+def test_route_to_property_name_clones_for_each_match() -> None:
+    """Each true condition gets the FlowFile (cloned as needed); none true goes to unmatched."""
+    runner = TestRunner(RouteOnAttribute(**{"one": "${x:equals(1)}", "positive": "${x:gt(0)}"}))
+    for x in ("1", "5", "-5"):
+        runner.enqueue(x, {"x": x})
+    runner.run(3)
+    assert [f.content for f in runner.flowfiles_for("one")] == [b"1"]
+    assert [f.content for f in runner.flowfiles_for("positive")] == [b"1", b"5"]
+    unmatched = runner.flowfiles_for("unmatched")
+    assert [f.content for f in unmatched] == [b"-5"]
+    unmatched[0].assert_attribute_equals("RouteOnAttribute.Route", "unmatched")
+    types = [e.event_type for e in runner.provenance_events]
+    assert types.count(ProvenanceEventType.ROUTE) == 4 and types.count(ProvenanceEventType.CLONE) == 1
+
+
+def test_all_and_any_strategies() -> None:
+    """'all match' needs every condition; 'any matches' needs one."""
+    conditions = {"a": "${a:equals('1')}", "b": "${b:equals('1')}"}
+    for strategy, expected in (
+        ("Route to 'matched' if all match", ["matched", "unmatched"]),
+        ("Route to 'matched' if any matches", ["matched", "matched"]),
+    ):
+        runner = TestRunner(RouteOnAttribute(routing_strategy=strategy, **conditions))
+        runner.enqueue(b"", {"a": "1", "b": "1"})
+        runner.enqueue(b"", {"a": "1", "b": "0"})
+        runner.run(2)
+        routed = [f.attributes["RouteOnAttribute.Route"] for r in ("matched", "unmatched") for f in runner.flowfiles_for(r)]
+        assert sorted(routed) == sorted(expected)
+        assert runner.processor.relationship_names() == ("matched", "unmatched")
+
+
+def test_conditions_must_be_boolean_expressions() -> None:
+    """A condition that is not a boolean expression is invalid, naming the property."""
+    problems = RouteOnAttribute(**{"bad": "${x}", "broken": "${x:equals(}"}).validate()
+    assert [p.subject for p in problems] == ["bad", "broken"]
+    assert "Boolean" in problems[0].explanation
