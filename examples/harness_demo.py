@@ -24,7 +24,10 @@ from flowcore.testing import TestRunner
 from flowcore.validators import REGULAR_EXPRESSION_VALIDATOR
 from processors import RouteOnAttribute, UpdateAttribute
 
-LOG_PATTERN = r'(?P<ip>\S+) \S+ \S+ \[(?P<time>[^\]]+)\] "(?P<method>\S+) (?P<request>\S+) [^"]*" (?P<status>\d{3}) (?P<bytes>\d+)'
+LOG_PATTERN = (
+    r'(?P<ip>\S+) \S+ \S+ \[(?P<time>[^\]]+)\] "(?P<method>\S+) (?P<request>\S+) [^"]*" '
+    r"(?P<status>\d{3}) (?P<bytes>\d+)"
+)
 
 
 class ParseAccessLog(FlowFileTransform):
@@ -48,7 +51,7 @@ class ParseAccessLog(FlowFileTransform):
         match = re.match(context.get_property(self.LINE_PATTERN).value, flowfile.text())
         if match is None:
             return TransformResult(relationship="invalid")
-        return TransformResult(attributes={k: v for k, v in match.groupdict().items()})
+        return TransformResult(attributes=dict(match.groupdict().items()))
 
 
 def generate_lines(count: int, seed: int = 7) -> list[str]:
@@ -97,7 +100,8 @@ def main() -> None:
                 "status.class": "${RouteOnAttribute.Route}",
                 "alert": "${status:ge(500):ifElse('page-oncall', 'none')}",
                 "endpoint": "${request:substringBefore('/42')}",
-                "received": "${time:toDate('dd/MMM/yyyy:HH:mm:ss Z'):format('yyyy-MM-dd HH:mm:ss', 'UTC')}",
+                "received": "${time:toDate('dd/MMM/yyyy:HH:mm:ss Z')"
+                ":format('yyyy-MM-dd HH:mm:ss', 'UTC')}",
                 "Delete Attributes Expression": "source\\..*",
             }
         )
@@ -111,16 +115,20 @@ def main() -> None:
     table = Table(title="flowcore harness demo: access log -> parse -> route -> tag")
     for column in ("step", "relationship", "FlowFiles", "bytes"):
         table.add_column(column, justify="right" if column in ("FlowFiles", "bytes") else "left")
-    for name, runner in (("ParseAccessLog", parse), ("RouteOnAttribute", route), ("UpdateAttribute", tag)):
+    for name, runner in (
+        ("ParseAccessLog", parse),
+        ("RouteOnAttribute", route),
+        ("UpdateAttribute", tag),
+    ):
         for relationship in runner.processor.relationship_names():
             flowfiles = runner.flowfiles_for(relationship)
             if flowfiles:
-                table.add_row(name, relationship, str(len(flowfiles)), str(sum(f.size for f in flowfiles)))
+                table.add_row(
+                    name, relationship, str(len(flowfiles)), str(sum(f.size for f in flowfiles))
+                )
     console.print(table)
 
-    events = Counter(
-        e.event_type.value for r in (parse, route, tag) for e in r.provenance_events
-    )
+    events = Counter(e.event_type.value for r in (parse, route, tag) for e in r.provenance_events)
     console.print("provenance events:", dict(sorted(events.items())))
     by_class = Counter(f.attributes["status.class"] for f in tagged)
     console.print("FlowFiles per status class:", dict(sorted(by_class.items())))

@@ -196,7 +196,7 @@ class FlowFile:
     @classmethod
     def create(
         cls,
-        id: int,  # noqa: A002 - NiFi's name for the field
+        id: int,
         now: int,
         attributes: Mapping[str, str] | None = None,
         *,
@@ -251,4 +251,6 @@ class FlowFile:
         return self.penalty_expiration > now
 
     def __str__(self) -> str:
-        return f"FlowFile[id={self.id}, uuid={self.uuid}, filename={self.filename}, size={self.size}]"
+        return (
+            f"FlowFile[id={self.id}, uuid={self.uuid}, filename={self.filename}, size={self.size}]"
+        )

@@ -140,9 +140,10 @@ class ProcessContext:
         return self._state()
 
     def set_state(self, values: Mapping[str, str]) -> None:
-        """Replace the processor's state outside a session (NiFi's state manager, used from
-        ``on_scheduled``). Inside ``on_trigger`` stage state with the session instead, so it
-        commits with the output.
+        """Replace the processor's state outside a session (NiFi's state manager).
+
+        Meant for ``on_scheduled``. Inside ``on_trigger`` stage state with the session instead,
+        so it commits with the output.
 
         Raises:
             ConfigurationError: the runner cannot store state outside a session.
@@ -254,8 +255,11 @@ class Processor:
         return f"{name!r} is not a supported property of {type(self).__name__}{hint}"
 
     def set_property(self, name: PropertyDescriptor | str, value: Any) -> None:
-        """Set a property by any of its names; unknown names become dynamic properties when
-        supported, else validation problems (so every mistake is reported at once)."""
+        """Set a property by any of its names.
+
+        Unknown names become dynamic properties when the processor supports them, else
+        validation problems, so every mistake is reported at once.
+        """
         descriptor = self.resolve_descriptor(name)
         label = name.name if isinstance(name, PropertyDescriptor) else name
         if value is None:
@@ -336,7 +340,8 @@ class Processor:
 
     def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
         """Do one unit of work with *session*; the caller commits it."""
-        raise NotImplementedError(f"{type(self).__name__} must implement on_trigger")
+        msg = f"{type(self).__name__} must implement on_trigger"
+        raise NotImplementedError(msg)
 
     def on_unscheduled(self, context: ProcessContext) -> None:
         """Called when the processor stops being scheduled, before :meth:`on_stopped`."""
@@ -427,7 +432,8 @@ class FlowFileTransform(Processor):
         self, context: ProcessContext, flowfile: FlowFileView
     ) -> TransformResult | Sequence[TransformResult]:
         """Decide what happens to one FlowFile."""
-        raise NotImplementedError(f"{type(self).__name__} must implement transform")
+        msg = f"{type(self).__name__} must implement transform"
+        raise NotImplementedError(msg)
 
     def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
         """Apply :meth:`transform` to one queued FlowFile."""
@@ -440,7 +446,9 @@ class FlowFileTransform(Processor):
         except Exception:
             if FAILURE.name not in names:
                 raise
-            context.logger.exception("%s failed to transform %s; routing to failure", self, flowfile)
+            context.logger.exception(
+                "%s failed to transform %s; routing to failure", self, flowfile
+            )
             session.transfer(flowfile, FAILURE)
             return
         results = [outcome] if isinstance(outcome, TransformResult) else list(outcome)
@@ -451,13 +459,14 @@ class FlowFileTransform(Processor):
             session.transfer(session.clone(flowfile), ORIGINAL)
         targets = [flowfile] + [session.clone(flowfile) for _ in results[1:]]
         for target, result in zip(targets, results, strict=True):
+            updated = target
             if result.attributes:
-                target = session.put_all_attributes(target, result.attributes)
+                updated = session.put_all_attributes(updated, result.attributes)
             if result.remove_attributes:
-                target = session.remove_all_attributes(target, result.remove_attributes)
+                updated = session.remove_all_attributes(updated, result.remove_attributes)
             if result.contents is not None:
-                target = session.write(target, result.contents)
-            session.transfer(target, result.relationship)
+                updated = session.write(updated, result.contents)
+            session.transfer(updated, result.relationship)
 
 
 class BinningProcessor(Processor):
@@ -473,7 +482,8 @@ class BinningProcessor(Processor):
 
     def group_key(self, context: ProcessContext, flowfile: FlowFile) -> str | None:
         """The bin group of *flowfile* (``None`` is a group of its own)."""
-        raise NotImplementedError(f"{type(self).__name__} must implement group_key")
+        msg = f"{type(self).__name__} must implement group_key"
+        raise NotImplementedError(msg)
 
 
 @attrs.frozen
@@ -513,11 +523,13 @@ class SourceProcessor(Processor):
 
     def list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
         """List the work available now, given the committed listing *state*."""
-        raise NotImplementedError(f"{type(self).__name__} must implement list_work")
+        msg = f"{type(self).__name__} must implement list_work"
+        raise NotImplementedError(msg)
 
     def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
         """Create and transfer the FlowFiles of one work item."""
-        raise NotImplementedError(f"{type(self).__name__} must implement read_work")
+        msg = f"{type(self).__name__} must implement read_work"
+        raise NotImplementedError(msg)
 
     def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
         """List and read in one session, committing the listing state with the output."""
@@ -543,11 +555,13 @@ class TwoPhaseSink(Processor):
         self, context: ProcessContext, session: ProcessSession, flowfiles: Sequence[FlowFile]
     ) -> bytes:
         """Write *flowfiles* (uncommitted) and describe the result."""
-        raise NotImplementedError(f"{type(self).__name__} must implement write")
+        msg = f"{type(self).__name__} must implement write"
+        raise NotImplementedError(msg)
 
     def commit(self, context: ProcessContext, messages: Sequence[bytes]) -> None:
         """Publish what the tasks wrote, atomically."""
-        raise NotImplementedError(f"{type(self).__name__} must implement commit")
+        msg = f"{type(self).__name__} must implement commit"
+        raise NotImplementedError(msg)
 
     def abort(self, context: ProcessContext, messages: Sequence[bytes]) -> None:
         """Remove what failed or duplicate task attempts wrote."""

@@ -268,7 +268,8 @@ class PropertyValue:
         try:
             return int(self.value.strip())
         except ValueError:
-            raise self._fail("a whole number") from None
+            msg = "a whole number"
+            raise self._fail(msg) from None
 
     as_long = as_integer
 
@@ -279,7 +280,8 @@ class PropertyValue:
         try:
             return float(self.value.strip())
         except ValueError:
-            raise self._fail("a number") from None
+            msg = "a number"
+            raise self._fail(msg) from None
 
     def as_boolean(self) -> bool | None:
         """The value as a bool (``"true"`` in any case), ``None`` when unset."""
@@ -288,13 +290,14 @@ class PropertyValue:
         return self.value.strip().lower() == "true"
 
     def as_time_period(self, unit: str = "s") -> float | None:
-        """The value as a time period in *unit* (``ms``, ``s``, ``min`` ...), ``None`` when unset."""
+        """The value as a time period in *unit* (``ms``, ``s``, ``min`` ...); None when unset."""
         if self.value is None:
             return None
         try:
             return units.parse_time_period(self.value, unit)
         except ValueError:
-            raise self._fail("a time period such as '30 secs'") from None
+            msg = "a time period such as '30 secs'"
+            raise self._fail(msg) from None
 
     def as_data_size(self, unit: str = "B") -> float | None:
         """The value as a data size in *unit* (``B``, ``KB`` ...), ``None`` when unset."""
@@ -303,7 +306,8 @@ class PropertyValue:
         try:
             return units.parse_data_size(self.value, unit)
         except ValueError:
-            raise self._fail("a data size such as '10 KB'") from None
+            msg = "a data size such as '10 KB'"
+            raise self._fail(msg) from None
 
     def evaluate_attribute_expressions(
         self,

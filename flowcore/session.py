@@ -26,7 +26,6 @@ import enum
 import os
 import re
 import shutil
-import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
@@ -609,7 +608,9 @@ class ProcessSession:
         """Return the whole content decoded (UTF-8 by default)."""
         return self.read_bytes(flowfile).decode(encoding)
 
-    def _write_new_claim(self, flowfile_id: int, produce: Callable[[_WriteStream], object]) -> ContentClaim | None:
+    def _write_new_claim(
+        self, flowfile_id: int, produce: Callable[[_WriteStream], object]
+    ) -> ContentClaim | None:
         target = self._writer_for_session().open_stream()
         self._streams[flowfile_id] = target
         try:
@@ -705,8 +706,10 @@ class ProcessSession:
     def import_from(
         self, path: str | os.PathLike[str], flowfile: FlowFile, *, keep_source: bool = True
     ) -> FlowFile:
-        """Copy a file's bytes into the FlowFile; without *keep_source* the file is deleted
-        after the commit is durable."""
+        """Copy a file's bytes into the FlowFile.
+
+        Without *keep_source* the file is deleted once the commit is durable, never before.
+        """
         record = self._record(flowfile)
 
         def produce(out: _WriteStream) -> None:
@@ -763,8 +766,11 @@ class ProcessSession:
             record.relationship = name
 
     def remove(self, flowfiles: FlowFile | Iterable[FlowFile]) -> None:
-        """End FlowFiles here. A dequeued FlowFile gets a DROP event; one created in this session
-        disappears without a trace."""
+        """End FlowFiles here.
+
+        A dequeued FlowFile gets a DROP event; one created in this session disappears without a
+        trace (its FORK slot and reported events go too).
+        """
         batch = [flowfiles] if isinstance(flowfiles, FlowFile) else list(flowfiles)
         for flowfile in batch:
             record = self._record(flowfile)
@@ -943,8 +949,11 @@ class ProcessSession:
         return result
 
     def rollback(self, *, penalize: bool = False) -> None:
-        """Undo everything: inputs go back to their queues (penalized if asked), created
-        FlowFiles and written content are discarded, staged state and events are dropped."""
+        """Undo everything.
+
+        Inputs go back to their queues (penalized if asked); created FlowFiles and written
+        content are discarded; staged state, counters and events are dropped.
+        """
         for stream in list(self._streams.values()):
             close = getattr(stream, "close", None)
             if close is not None:
@@ -1017,12 +1026,12 @@ class ProcessSession:
                 continue
             current = record.current
             types = mentioned.get(current.uuid, set())
-            if not record.created and record.original is not None:
-                if record.original.content != current.content:
-                    pending.append(
-                        _PendingEvent(ProvenanceEventType.CONTENT_MODIFIED, current.uuid, now)
-                    )
-                    types = types | {ProvenanceEventType.CONTENT_MODIFIED}
+            original = record.original
+            if original is not None and original.content != current.content:
+                pending.append(
+                    _PendingEvent(ProvenanceEventType.CONTENT_MODIFIED, current.uuid, now)
+                )
+                types = types | {ProvenanceEventType.CONTENT_MODIFIED}
             if record.created and not types & _ORIGIN_TYPES:
                 pending.append(_PendingEvent(ProvenanceEventType.CREATE, current.uuid, now))
                 continue
@@ -1190,9 +1199,7 @@ class ProvenanceReporter:
             event_duration=duration_ms,
         )
 
-    def upload(
-        self, flowfile: FlowFile, transit_uri: str, *, details: str | None = None
-    ) -> None:
+    def upload(self, flowfile: FlowFile, transit_uri: str, *, details: str | None = None) -> None:
         """Report that a file was uploaded to *transit_uri*."""
         self._session._report(
             ProvenanceEventType.UPLOAD, flowfile, transit_uri=transit_uri, details=details
@@ -1283,8 +1290,3 @@ class ProvenanceReporter:
         self._session._report(
             ProvenanceEventType.CLONE, parent, parents=[parent.uuid], children=[child.uuid]
         )
-
-
-def session_clock() -> int:
-    """Wall-clock epoch milliseconds, the default time source of hosts."""
-    return time.time_ns() // 1_000_000

@@ -1,4 +1,4 @@
-"""The processor test harness, with NiFi's ``TestRunner`` API and mock semantics.
+r"""The processor test harness, with NiFi's ``TestRunner`` API and mock semantics.
 
 ::
 
@@ -147,7 +147,9 @@ class TestRunner:
     def __init__(self, processor: Processor | type[Processor], *, name: str | None = None) -> None:
         self.processor: Processor = processor() if isinstance(processor, type) else processor
         processor_type = type(self.processor).__name__
-        self.component = ComponentInfo(id=f"{processor_type}-1", type=processor_type, name=name or processor_type)
+        self.component = ComponentInfo(
+            id=f"{processor_type}-1", type=processor_type, name=name or processor_type
+        )
         self.content = MemoryContentRepository()
         self.provenance = MemoryProvenanceRepository()
         self.penalization_ms = DEFAULT_PENALIZATION_MS
@@ -256,17 +258,25 @@ class TestRunner:
     # --- configuration ----------------------------------------------------------------------
 
     def set_property(self, name: PropertyDescriptor | str, value: Any) -> ValidationResult:
-        """Set a property by display name, internal name, keyword or descriptor; return the
-        validation result of that property alone (as NiFi's ``setProperty``)."""
+        """Set a property by display name, internal name, keyword or descriptor.
+
+        Returns the validation result of that property alone, as NiFi's ``setProperty``.
+        """
         self.processor.set_property(name, value)
         label = name.display_name if isinstance(name, PropertyDescriptor) else name
         descriptor = self.processor.resolve_descriptor(name)
         if descriptor is None:
-            return ValidationResult(label, str(value), False, self.processor.unknown_property_message(label))
+            return ValidationResult(
+                label, str(value), False, self.processor.unknown_property_message(label)
+            )
         problems = descriptor.validate(
             self.processor.effective_value(descriptor), self.processor.effective_values()
         )
-        return problems[0] if problems else ValidationResult(descriptor.display_name, str(value), True, "valid")
+        return (
+            problems[0]
+            if problems
+            else ValidationResult(descriptor.display_name, str(value), True, "valid")
+        )
 
     def remove_property(self, name: PropertyDescriptor | str) -> bool:
         """Unset a property; return whether it was set."""

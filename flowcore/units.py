@@ -75,7 +75,7 @@ def parse_data_size(text: str, unit: str = "B") -> float:
 
 
 def parse_time_period(text: str, unit: str = "s") -> float:
-    """Return *text* (e.g. ``"5 mins"``) in *unit* (``ns``, ``us``, ``ms``, ``s``, ``min``, ``h``, ``d``).
+    """Return *text* (e.g. ``"5 mins"``) in *unit* (ns, us, ms, s, min, h or d).
 
     Raises:
         ValueError: *text* is not a time period; the message shows the accepted form.

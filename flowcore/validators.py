@@ -2,9 +2,9 @@
 
 A validator is a small frozen callable: ``validator(subject, value) -> ValidationResult``. The
 subject is the property's display name, so every explanation can name it. Validators also know how
-to turn a Python value into NiFi's string form (``True`` -> ``"true"``, ``60`` -> ``"60 secs"`` for a
-time period), which is how ``SplitText(line_split_count=1)`` and ``MergeContent(max_bin_age=60)``
-work.
+to turn a Python value into NiFi's string form (``True`` -> ``"true"``, ``60`` -> ``"60 secs"``
+for a time period), which is how ``SplitText(line_split_count=1)`` and
+``MergeContent(max_bin_age=60)`` work.
 
 Module constants carry NiFi's names (``POSITIVE_INTEGER_VALIDATOR``...); factories
 (``create_long_validator`` ...) return configured validators, as ``StandardValidators`` does.
@@ -142,10 +142,6 @@ def _non_empty(value: str) -> str | None:
 
 def _non_blank(value: str) -> str | None:
     return None if value.strip() else "it cannot be blank"
-
-
-def _integer_in(lo: int, hi: int, what: str) -> Callable[[str], str | None]:
-    return _IntegerCheck(lo, hi, what)
 
 
 @attrs.frozen

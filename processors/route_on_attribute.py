@@ -35,14 +35,15 @@ ROUTE_ANY_MATCHES = AllowableValue(
     "Requires that at least one user-defined condition is true for the FlowFile to be 'matched'",
 )
 
-REL_MATCH = Relationship("matched", "FlowFiles that match the conditions, for the 'matched' strategies")
+REL_MATCH = Relationship(
+    "matched", "FlowFiles that match the conditions, for the 'matched' strategies"
+)
 REL_NO_MATCH = Relationship("unmatched", "FlowFiles that match no condition")
 ROUTE_ATTRIBUTE = "RouteOnAttribute.Route"
 
 
 class RouteOnAttribute(Processor):
-    """Routes FlowFiles by user-defined boolean expressions over their attributes (NiFi's
-    RouteOnAttribute).
+    """Routes FlowFiles by boolean expressions over their attributes (NiFi's RouteOnAttribute).
 
     Each dynamic property is a condition such as ``${status:startsWith('5')}``. With
     ``Route to Property name`` each property is a relationship of the same name and a FlowFile
@@ -84,7 +85,10 @@ class RouteOnAttribute(Processor):
     def get_relationships(self) -> tuple[Relationship, ...]:
         """One relationship per condition (Route to Property name), else matched/unmatched."""
         if self._strategy() == ROUTE_PROPERTY_NAME.value:
-            names = tuple(Relationship(n, f"FlowFiles for which {n!r} is true") for n in self.dynamic_properties)
+            names = tuple(
+                Relationship(n, f"FlowFiles for which {n!r} is true")
+                for n in self.dynamic_properties
+            )
             return (*names, REL_NO_MATCH)
         return (REL_MATCH, REL_NO_MATCH)
 
@@ -101,7 +105,9 @@ class RouteOnAttribute(Processor):
         ]
         strategy = self._strategy()
         if strategy == ROUTE_ALL_MATCH.value:
-            destinations = [REL_MATCH.name if len(matching) == len(conditions) else REL_NO_MATCH.name]
+            destinations = [
+                REL_MATCH.name if len(matching) == len(conditions) else REL_NO_MATCH.name
+            ]
         elif strategy == ROUTE_ANY_MATCHES.value:
             destinations = [REL_MATCH.name if matching else REL_NO_MATCH.name]
         else:

@@ -93,7 +93,14 @@ class UpdateAttribute(Processor):
     )
     relationships: ClassVar = (SUCCESS,)
     supports_dynamic_properties: ClassVar = True
-    tags: ClassVar = ("attributes", "modification", "update", "delete", "Attribute Expression Language", "state")
+    tags: ClassVar = (
+        "attributes",
+        "modification",
+        "update",
+        "delete",
+        "Attribute Expression Language",
+        "state",
+    )
     writes_attributes: ClassVar[Mapping[str, str]] = {
         "See additional details": "This processor may write or remove zero or more attributes",
     }
@@ -179,7 +186,9 @@ class UpdateAttribute(Processor):
             flowfile = session.remove_all_attributes(flowfile, doomed)
         if stateful and state_values is not None and start_state is not None:
             working = {**state_values, **updates}
-            if working != dict(start_state.values) and not session.replace_state(start_state, working):
+            if working != dict(start_state.values) and not session.replace_state(
+                start_state, working
+            ):
                 session.transfer(flowfile, REL_FAILED_SET_STATE)
                 return
         session.transfer(flowfile, SUCCESS)

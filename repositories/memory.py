@@ -345,7 +345,9 @@ class MemoryFlowFileRepository:
             if missing:
                 msg = f"transaction dequeues segments that are not queued: {missing!r}"
                 raise RepositoryError(msg)
-            unknown = [s.segment_id for s in transaction.enqueued if s.segment_id not in self._segments]
+            unknown = [
+                s.segment_id for s in transaction.enqueued if s.segment_id not in self._segments
+            ]
             if unknown:
                 msg = f"transaction enqueues segments that were never written: {unknown!r}"
                 raise RepositoryError(msg)

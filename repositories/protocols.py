@@ -153,8 +153,10 @@ class ProvenanceRepository(Protocol):
 
 @runtime_checkable
 class FlowFileRepository(Protocol):
-    """The durable queues: segments of FlowFile records plus processor state, changed by
-    atomic transactions."""
+    """The durable queues: segments of FlowFile records plus processor state.
+
+    Only atomic transactions change them.
+    """
 
     def next_flowfile_ids(self, count: int) -> range:
         """Reserve *count* FlowFile ids, unique in this repository."""

@@ -175,5 +175,7 @@ def validate_expression(text: str, expected: ResultType | None = None) -> str | 
         actual = expression.result_type
         numeric = {ResultType.NUMBER, ResultType.WHOLE_NUMBER, ResultType.DECIMAL}
         if actual != expected and not (expected in numeric and actual in numeric):
-            return f"expected the expression to return {expected.value} but it returns {actual.value}"
+            return (
+                f"expected the expression to return {expected.value} but it returns {actual.value}"
+            )
     return None

@@ -19,10 +19,21 @@ from flowcore.errors import ExpressionEvaluationError
 
 __all__ = ["format_date", "parse_date", "resolve_zone"]
 
-_MONTHS = (
-    "January February March April May June July August September October November December"
-).split()
-_DAYS = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
+_MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
+_DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 _PATTERN_LETTERS = set("GuyYDMLdQqwWEeFaBhKkHmsSAnNVvzOXxZ")
 
 # Java's ZoneId.SHORT_IDS: the three-letter ids Java accepts that IANA does not define the same way.
@@ -182,21 +193,23 @@ def _format_field(field: _Field, moment: datetime) -> str:
         return str(millis + moment.microsecond // 1000).zfill(count)
     if letter == "G":
         return "AD"
-    if letter == "z" or letter == "v":
+    if letter in {"z", "v"}:
         return moment.tzname() or _offset_text(moment, colon=True, z_for_zero=False)
     if letter == "V":
         zone = moment.tzinfo
         return getattr(zone, "key", None) or moment.tzname() or "Z"
     if letter == "Z":
         if count == 4:
-            return "GMT" + (_offset_text(moment, colon=True, z_for_zero=False) if moment.utcoffset() else "")
+            return "GMT" + (
+                _offset_text(moment, colon=True, z_for_zero=False) if moment.utcoffset() else ""
+            )
         return _offset_text(moment, colon=count == 5, z_for_zero=count == 5)
     if letter in "Xx":
         text = _offset_text(moment, colon=count >= 3, z_for_zero=letter == "X")
         return text[:3] if count == 1 and text != "Z" else text
     if letter == "O":
         return "GMT" + _offset_text(moment, colon=True, z_for_zero=False)
-    return str(getattr(moment, "isoweekday")())  # Q, q, w, W, F, B: rarely used; best effort
+    return str(moment.isoweekday())  # Q, q, w, W, F, B: rarely used; best effort
 
 
 def format_date(moment: datetime, pattern: str, zone: str | None) -> str:

@@ -94,7 +94,7 @@ _regex_cache: dict[str, re.Pattern[str]] = {}
 
 
 def java_regex(pattern: str) -> re.Pattern[str]:
-    """Compile a Java regular expression (named groups ``(?<n>``, ``\\Q..\\E``) for Python.
+    r"""Compile a Java regular expression (named groups ``(?<n>``, ``\\Q..\\E``) for Python.
 
     Raises:
         ExpressionEvaluationError: the pattern is not a valid regular expression.
@@ -118,7 +118,7 @@ class _GroupName:
 
 
 def java_replacement(replacement: str) -> Callable[[re.Match[str]], str]:
-    """Turn a Java replacement string (``$1``, ``${name}``, ``\\$``) into a ``re.sub`` callable."""
+    r"""Turn a Java replacement string (``$1``, ``${name}``, ``\\$``) into a ``re.sub`` callable."""
     parts: list[str | int | _GroupName] = []
     i = 0
     text: list[str] = []
@@ -411,7 +411,7 @@ def _repeat(_ctx: Any, s: Value, low: Value, high: Value = None) -> str:
     return text * random.randint(minimum, maximum)
 
 
-def _get_delimited_field(
+def _get_delimited_field(  # noqa: PLR0917 - mirrors the EL function's positional arguments
     _ctx: Any,
     s: Value,
     index: Value,
@@ -628,7 +628,7 @@ _MATH: Mapping[str, Callable[..., float]] = {
     "max": max,
     "min": min,
     "pow": math.pow,
-    "random": lambda: random.random(),
+    "random": random.random,
     "rint": round,
     "round": lambda x: math.floor(x + 0.5),
     "signum": lambda x: math.copysign(1.0, x) if x else 0.0,

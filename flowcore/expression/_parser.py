@@ -185,7 +185,9 @@ class _Parser:
         args = self.arguments()
         low, high = spec.min_args, spec.max_args
         if len(args) < low or (high is not None and len(args) > high):
-            expected = str(low) if low == high else f"{low} to {high if high is not None else 'any'}"
+            expected = (
+                str(low) if low == high else f"{low} to {high if high is not None else 'any'}"
+            )
             raise self.error(
                 f"{name}() takes {expected} argument(s) but was given {len(args)}", start
             )
@@ -232,7 +234,10 @@ class _Parser:
             is_decimal = any(c in token for c in ".eE")
             return Literal(float(token) if is_decimal else int(token))
         found = ch or "end of text"
-        raise self.error(f"expected an argument (a quoted string, number, boolean or ${{...}}) but found {found!r}")
+        raise self.error(
+            "expected an argument (a quoted string, number, boolean or ${...}) "
+            f"but found {found!r}"
+        )
 
     def string(self) -> str:
         quote = self.text[self.pos]

@@ -116,7 +116,7 @@ def from_epoch_millis(millis: int) -> datetime:
 
 
 def to_date(value: Value) -> datetime | None:
-    """Coerce *value* to a date: numbers are epoch ms; strings are numbers or ``Date.toString()``."""
+    """Coerce *value* to a date: numbers are epoch ms, strings numbers or ``Date.toString()``."""
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, datetime):

@@ -12,4 +12,5 @@ def test_demo_runs_and_tags_every_parsed_line(capsys) -> None:
     """The demo flow parses, routes and tags every valid line (its own asserts check counts)."""
     runpy.run_path(str(EXAMPLE), run_name="__main__")
     output = capsys.readouterr().out
-    assert "server_error" in output and "ROUTE" in output
+    assert "server_error" in output
+    assert "ROUTE" in output

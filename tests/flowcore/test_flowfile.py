@@ -27,7 +27,8 @@ def test_flowfile_is_frozen_and_changes_make_new_values() -> None:
     with pytest.raises(TypeError):
         flowfile.attributes["a"] = "2"  # type: ignore[index]
     changed = flowfile.with_attributes(a="2")
-    assert flowfile.attributes["a"] == "1" and changed.attributes["a"] == "2"
+    assert flowfile.attributes["a"] == "1"
+    assert changed.attributes["a"] == "2"
 
 
 def test_uuid_cannot_be_changed_and_core_attributes_cannot_be_removed() -> None:
@@ -66,11 +67,13 @@ def test_flowfiles_pickle_and_hash() -> None:
     claim = ContentClaim(ResourceClaim("c", "1", "id"), 0, 3)
     flowfile = FlowFile.create(1, 0, {"k": "v"}, content=claim)
     copy = pickle.loads(pickle.dumps(flowfile))
-    assert copy == flowfile and hash(copy) == hash(flowfile)
+    assert copy == flowfile
+    assert hash(copy) == hash(flowfile)
     assert copy.size == 3
 
 
 def test_penalty() -> None:
     """A FlowFile is penalized until its penalty expiration."""
     flowfile = attrs.evolve(FlowFile.create(1, 0), penalty_expiration=500)
-    assert flowfile.is_penalized(499) and not flowfile.is_penalized(500)
+    assert flowfile.is_penalized(499)
+    assert not flowfile.is_penalized(500)

@@ -29,7 +29,9 @@ from processors import BUILTIN_PROCESSORS
 class Configurable(Processor):
     """Has two properties and a cross-property rule."""
 
-    COUNT = PropertyDescriptor("Line Split Count", required=True, validators=POSITIVE_INTEGER_VALIDATOR)
+    COUNT = PropertyDescriptor(
+        "Line Split Count", required=True, validators=POSITIVE_INTEGER_VALIDATOR
+    )
     AGE = PropertyDescriptor("Max Bin Age", validators=TIME_PERIOD_VALIDATOR)
     property_descriptors = (COUNT, AGE)
     relationships = (SUCCESS,)
@@ -87,12 +89,18 @@ class Shout(FlowFileTransform):
     def transform(self, context, flowfile):
         text = flowfile.text()
         if text == "boom":
-            raise ValueError("boom")
+            msg = "boom"
+            raise ValueError(msg)
         if text == "twice":
-            return [TransformResult(contents="one"), TransformResult(contents="two", attributes={"n": "2"})]
+            return [
+                TransformResult(contents="one"),
+                TransformResult(contents="two", attributes={"n": "2"}),
+            ]
         if text == "drop":
             return []
-        return TransformResult(contents=text.upper(), attributes={"shouted": "true"}, remove_attributes=("gone",))
+        return TransformResult(
+            contents=text.upper(), attributes={"shouted": "true"}, remove_attributes=("gone",)
+        )
 
 
 def test_flowfile_transform_success_failure_original() -> None:
@@ -178,7 +186,8 @@ def test_builtin_processors_are_picklable(name: str) -> None:
     """Every built-in processor, configured, survives pickling (Spark ships processors)."""
     processor = BUILTIN_PROCESSORS[name](**{"my.attribute": "${filename:toUpper():equals('X')}"})
     copy = pickle.loads(pickle.dumps(processor))
-    assert copy == processor and copy.validate() == processor.validate()
+    assert copy == processor
+    assert copy.validate() == processor.validate()
 
 
 def test_relationship_equality_is_by_name() -> None:

@@ -58,7 +58,9 @@ def test_names_include_aliases() -> None:
 def test_python_values_become_nifi_strings() -> None:
     """Booleans, numbers and timedeltas render in the form the validator expects."""
     assert PropertyDescriptor("B", validators=BOOLEAN_VALIDATOR).to_value_string(True) == "true"
-    assert PropertyDescriptor("T", validators=TIME_PERIOD_VALIDATOR).to_value_string(60) == "60 secs"
+    assert (
+        PropertyDescriptor("T", validators=TIME_PERIOD_VALIDATOR).to_value_string(60) == "60 secs"
+    )
     age = PropertyDescriptor("T", validators=TIME_PERIOD_VALIDATOR)
     assert age.to_value_string(timedelta(minutes=1)) == "60 secs"
     assert PropertyDescriptor("S", validators=DATA_SIZE_VALIDATOR).to_value_string(10) == "10 B"
@@ -70,7 +72,9 @@ def test_python_values_become_nifi_strings() -> None:
 
 def test_required_allowable_and_validators() -> None:
     """Missing required values, values outside the allowed set and bad values are each reported."""
-    required = PropertyDescriptor("Line Split Count", required=True, validators=POSITIVE_INTEGER_VALIDATOR)
+    required = PropertyDescriptor(
+        "Line Split Count", required=True, validators=POSITIVE_INTEGER_VALIDATOR
+    )
     (missing,) = required.validate(None)
     assert str(missing) == "'Line Split Count' is invalid because Line Split Count is required"
     (bad,) = required.validate("zero")
@@ -120,7 +124,8 @@ def test_property_value_accessors() -> None:
     assert PropertyValue("2 mins").as_time_period("s") == 120
     assert PropertyValue("2 mins").as_time_period("ms") == 120_000
     assert PropertyValue("1 KB").as_data_size("B") == 1024
-    assert PropertyValue(None).as_integer() is None and not PropertyValue(None).is_set()
+    assert PropertyValue(None).as_integer() is None
+    assert not PropertyValue(None).is_set()
     with pytest.raises(ConfigurationError, match="'Count' has the value 'x'"):
         PropertyValue("x", PropertyDescriptor("Count")).as_integer()
 

@@ -73,7 +73,11 @@ def test_get_with_filter(runner: TestRunner) -> None:
         n = int(flowfile.attributes["n"])
         if n == 4:
             return FlowFileFilterResult.ACCEPT_AND_TERMINATE
-        return FlowFileFilterResult.ACCEPT_AND_CONTINUE if n % 2 == 0 else FlowFileFilterResult.REJECT_AND_CONTINUE
+        return (
+            FlowFileFilterResult.ACCEPT_AND_CONTINUE
+            if n % 2 == 0
+            else FlowFileFilterResult.REJECT_AND_CONTINUE
+        )
 
     session = session_for(runner)
     taken = session.get(evens_until_four)
@@ -101,11 +105,15 @@ def test_flowfile_not_accounted_for_rolls_back(runner: TestRunner) -> None:
     flowfile = session.get()
     created = session.create()
     session.transfer(created, SUCCESS)
-    with pytest.raises(FlowFileHandlingError, match="transfer relationship not specified") as caught:
+    with pytest.raises(
+        FlowFileHandlingError, match="transfer relationship not specified"
+    ) as caught:
         session.commit()
-    assert flowfile.uuid in str(caught.value) and "was not created in this session" in str(caught.value)
+    assert flowfile.uuid in str(caught.value)
+    assert "was not created in this session" in str(caught.value)
     assert runner.queue_size() == 1
-    assert runner.flowfiles_for("success") == [] and runner.provenance_events == []
+    assert runner.flowfiles_for("success") == []
+    assert runner.provenance_events == []
 
 
 def test_created_flowfile_not_accounted_for_says_so(runner: TestRunner) -> None:
@@ -116,22 +124,23 @@ def test_created_flowfile_not_accounted_for_says_so(runner: TestRunner) -> None:
         session.commit()
 
 
-@pytest.mark.parametrize("action", ["transfer", "remove", "put_attribute", "write"])
+ACTIONS = {
+    "transfer": lambda session, flowfile: session.transfer(flowfile, SUCCESS),
+    "remove": lambda session, flowfile: session.remove(flowfile),
+    "put_attribute": lambda session, flowfile: session.put_attribute(flowfile, "a", "b"),
+    "write": lambda session, flowfile: session.write(flowfile, b"y"),
+}
+
+
+@pytest.mark.parametrize("action", sorted(ACTIONS))
 def test_transferred_flowfile_cannot_be_used_again(runner: TestRunner, action: str) -> None:
-    """After transfer a FlowFile cannot be transferred, removed or modified; the session rolls back."""
+    """A transferred FlowFile cannot be transferred, removed or modified; the session rolls back."""
     runner.enqueue(b"x")
     session = session_for(runner)
     flowfile = session.get()
     session.transfer(flowfile, SUCCESS)
     with pytest.raises(FlowFileHandlingError, match="already marked for transfer"):
-        if action == "transfer":
-            session.transfer(flowfile, SUCCESS)
-        elif action == "remove":
-            session.remove(flowfile)
-        elif action == "put_attribute":
-            session.put_attribute(flowfile, "a", "b")
-        else:
-            session.write(flowfile, b"y")
+        ACTIONS[action](session, flowfile)
     assert runner.queue_size() == 1
 
 
@@ -179,7 +188,8 @@ def test_older_references_resolve_to_the_newest_version(runner: TestRunner) -> N
     session.transfer(first, SUCCESS)
     session.commit()
     out = runner.flowfiles_for("success")[0]
-    assert out.attributes["a"] == "1" and out.attributes["b"] == "2"
+    assert out.attributes["a"] == "1"
+    assert out.attributes["b"] == "2"
 
 
 # --- attributes ------------------------------------------------------------------------------
@@ -197,8 +207,10 @@ def test_uuid_is_ignored_and_core_attributes_survive_removal(runner: TestRunner)
     session.commit()
     out = runner.flowfiles_for("success")[0]
     assert out.attributes["uuid"] == out.uuid != "forged"
-    assert out.attributes["filename"] == "f.txt" and out.attributes["path"] == "target"
-    assert "drop.me" not in out.attributes and out.attributes["keep"] == "3"
+    assert out.attributes["filename"] == "f.txt"
+    assert out.attributes["path"] == "target"
+    assert "drop.me" not in out.attributes
+    assert out.attributes["keep"] == "3"
 
 
 def test_attribute_values_must_be_strings(runner: TestRunner) -> None:
@@ -218,20 +230,23 @@ def test_create_from_parent_inherits_and_forks(runner: TestRunner) -> None:
     session = session_for(runner)
     parent = session.get()
     child = session.create(parent)
-    assert child.attributes["a"] == "1" and child.uuid != parent.uuid
-    assert "alternate.identifier" not in child.attributes and "discard.reason" not in child.attributes
+    assert child.attributes["a"] == "1"
+    assert child.uuid != parent.uuid
+    assert "alternate.identifier" not in child.attributes
+    assert "discard.reason" not in child.attributes
     assert child.lineage_start_date == parent.lineage_start_date
     session.transfer(child, SUCCESS)
     session.transfer(parent, FAILURE)
     session.commit()
     fork = runner.provenance_events[0]
-    assert fork.event_type is E.FORK and fork.flowfile_uuid == parent.uuid
+    assert fork.event_type is E.FORK
+    assert fork.flowfile_uuid == parent.uuid
     assert fork.child_uuids == (child.uuid,)
     assert types(runner) == [E.FORK]
 
 
 def test_create_from_parents_joins_common_attributes(runner: TestRunner) -> None:
-    """A child of several parents keeps only equal shared attributes and the oldest lineage; JOIN."""
+    """A child of several parents keeps equal shared attributes and the oldest lineage; JOIN."""
     runner.enqueue(b"a", {"same": "1", "differs": "x", "only.a": "1"})
     runner.advance_time(5)
     runner.enqueue(b"b", {"same": "1", "differs": "y"})
@@ -239,21 +254,24 @@ def test_create_from_parents_joins_common_attributes(runner: TestRunner) -> None
     parents = session.get(2)
     child = session.create(parents)
     assert child.attributes["same"] == "1"
-    assert "differs" not in child.attributes and "only.a" not in child.attributes
+    assert "differs" not in child.attributes
+    assert "only.a" not in child.attributes
     assert child.lineage_start_date == parents[0].lineage_start_date
     session.transfer(child, SUCCESS)
     session.remove(parents)
     session.commit()
     assert types(runner) == [E.JOIN, E.DROP, E.DROP]
     join = runner.provenance_events[0]
-    assert set(join.parent_uuids) == {p.uuid for p in parents} and join.child_uuids == (child.uuid,)
+    assert set(join.parent_uuids) == {p.uuid for p in parents}
+    assert join.child_uuids == (child.uuid,)
 
 
 def test_create_without_parent_emits_create(runner: TestRunner) -> None:
     """A FlowFile created from nothing gets filename=uuid, path ./ and a CREATE event."""
     session = session_for(runner)
     flowfile = session.create()
-    assert flowfile.attributes["filename"] == flowfile.uuid and flowfile.attributes["path"] == "./"
+    assert flowfile.attributes["filename"] == flowfile.uuid
+    assert flowfile.attributes["path"] == "./"
     session.transfer(session.write(flowfile, b"new"), SUCCESS)
     session.commit()
     assert types(runner) == [E.CREATE]
@@ -269,7 +287,8 @@ def test_full_clone_emits_clone_and_partial_clone_forks(runner: TestRunner) -> N
     part = session.clone(original, 6, 5)
     assert full.content == original.content
     assert part.content.resource_claim == original.content.resource_claim
-    assert part.content.offset == original.content.offset + 6 and part.size == 5
+    assert part.content.offset == original.content.offset + 6
+    assert part.size == 5
     assert session.read_bytes(part) == b"world"
     session.transfer([original, full, part], SUCCESS)
     session.commit()
@@ -295,14 +314,16 @@ def test_write_is_copy_on_write(runner: TestRunner) -> None:
     session = session_for(runner)
     flowfile = session.get()
     written = session.write(flowfile, b"new content")
-    assert written.content != flowfile.content and written.size == 11
+    assert written.content != flowfile.content
+    assert written.size == 11
     assert runner.content.read(original.flowfile.content) == b"old"
     session.transfer(written, SUCCESS)
     session.commit()
     assert types(runner) == [E.CONTENT_MODIFIED]
     event = runner.provenance_events[0]
     assert event.previous_content_claim == original.flowfile.content
-    assert event.content_claim == written.content and event.previous_file_size == 3
+    assert event.content_claim == written.content
+    assert event.previous_file_size == 3
 
 
 @pytest.mark.parametrize(
@@ -323,7 +344,8 @@ def test_empty_write_gives_no_claim(runner: TestRunner) -> None:
     runner.enqueue(b"abc")
     session = session_for(runner)
     flowfile = session.write(session.get(), b"")
-    assert flowfile.content is None and flowfile.size == 0
+    assert flowfile.content is None
+    assert flowfile.size == 0
 
 
 def test_rewrite_append_and_merge(runner: TestRunner) -> None:
@@ -359,7 +381,7 @@ def test_read_stream_blocks_other_use_until_closed(runner: TestRunner) -> None:
 
 
 def test_import_and_export(runner: TestRunner, tmp_path) -> None:
-    """import_from copies a file (deleting it only after commit when asked); export_to writes one."""
+    """import_from copies a file (deleting it after commit when asked); export_to writes one."""
     source = tmp_path / "in.txt"
     source.write_bytes(b"from disk")
     session = session_for(runner)
@@ -391,7 +413,8 @@ def test_remove_dequeued_emits_drop_with_reason(runner: TestRunner) -> None:
     session.remove(session.get())
     session.commit()
     (event,) = runner.provenance_events
-    assert event.event_type is E.DROP and event.details == "duplicate"
+    assert event.event_type is E.DROP
+    assert event.details == "duplicate"
 
 
 def test_removed_child_leaves_no_trace(runner: TestRunner) -> None:
@@ -408,7 +431,7 @@ def test_removed_child_leaves_no_trace(runner: TestRunner) -> None:
 
 
 def test_fan_out_clones_and_auto_termination_drops() -> None:
-    """Two connections on a relationship clone the FlowFile (CLONE); auto-terminated ones DROP last."""
+    """Two connections on a relationship clone the FlowFile; auto-terminated ones DROP last."""
     runner = FanOutRunner(Dummy())
     runner.enqueue(b"a")
     runner.enqueue(b"b")
@@ -420,7 +443,8 @@ def test_fan_out_clones_and_auto_termination_drops() -> None:
     assert types(runner) == [E.CLONE, E.DROP]
     assert runner.provenance_events[-1].details == "Auto-Terminated by failure Relationship"
     outputs = runner.flowfiles_for("success")
-    assert [o.content for o in outputs] == [b"a", b"a"] and outputs[0].uuid != outputs[1].uuid
+    assert [o.content for o in outputs] == [b"a", b"a"]
+    assert outputs[0].uuid != outputs[1].uuid
 
 
 def test_attributes_modified_only_when_nothing_else_explains_it(runner: TestRunner) -> None:
@@ -438,7 +462,8 @@ def test_attributes_modified_only_when_nothing_else_explains_it(runner: TestRunn
     # Per-record events follow record order: a's ATTRIBUTES_MODIFIED, then c's CONTENT_MODIFIED.
     assert types(runner) == [E.ROUTE, E.ATTRIBUTES_MODIFIED, E.CONTENT_MODIFIED]
     modified = runner.provenance_events[1]
-    assert modified.updated_attributes == {"k": "v"} and modified.flowfile_uuid == a.uuid
+    assert modified.updated_attributes == {"k": "v"}
+    assert modified.flowfile_uuid == a.uuid
 
 
 def test_reported_events_carry_processor_fields(runner: TestRunner) -> None:
@@ -450,9 +475,12 @@ def test_reported_events_carry_processor_fields(runner: TestRunner) -> None:
     session.transfer(flowfile, SUCCESS)
     session.commit()
     receive, send = runner.provenance_events
-    assert receive.event_type is E.RECEIVE and receive.transit_uri == "file:///in/data"
-    assert receive.details == "picked up" and receive.component_type == "Dummy"
-    assert send.event_type is E.SEND and send.content_claim == flowfile.content
+    assert receive.event_type is E.RECEIVE
+    assert receive.transit_uri == "file:///in/data"
+    assert receive.details == "picked up"
+    assert receive.component_type == "Dummy"
+    assert send.event_type is E.SEND
+    assert send.content_claim == flowfile.content
     assert [e.event_id for e in runner.provenance_events] == [0, 1]
 
 
@@ -460,7 +488,7 @@ def test_reported_events_carry_processor_fields(runner: TestRunner) -> None:
 
 
 def test_rollback_restores_inputs_discards_content_events_and_state(runner: TestRunner) -> None:
-    """Rollback returns inputs unchanged, drops created FlowFiles, written claims and staged state."""
+    """Rollback returns inputs unchanged and drops created FlowFiles, written claims and state."""
     original = runner.enqueue(b"keep me", {"a": "1"})
     session = session_for(runner)
     flowfile = session.get()
@@ -472,7 +500,8 @@ def test_rollback_restores_inputs_discards_content_events_and_state(runner: Test
     (back,) = runner.queued_flowfiles
     assert back == original.flowfile
     assert not runner.content.exists(written_claim)
-    assert runner.state == {} and runner.provenance_events == []
+    assert runner.state == {}
+    assert runner.provenance_events == []
 
 
 def test_rollback_with_penalty_delays_the_flowfile(runner: TestRunner) -> None:
@@ -520,7 +549,10 @@ operation = st.one_of(
 )
 
 
-@given(st.lists(operation, max_size=12), st.dictionaries(st.sampled_from(["a", "b", "x"]), st.text(max_size=3)))
+@given(
+    st.lists(operation, max_size=12),
+    st.dictionaries(st.sampled_from(["a", "b", "x"]), st.text(max_size=3)),
+)
 def test_session_operations_never_change_earlier_values(ops: list, start: dict[str, str]) -> None:
     """Any sequence of operations leaves every earlier FlowFile value and the input untouched."""
     runner = TestRunner(Dummy())
@@ -547,7 +579,10 @@ def test_session_operations_never_change_earlier_values(ops: list, start: dict[s
         assert dict(current.attributes) == model
     for flowfile, snapshot in seen:
         assert dict(flowfile.attributes) == snapshot
-    assert queued.flowfile.attributes == {**start, **{k: queued.attributes[k] for k in ("filename", "path", "uuid")}}
+    assert queued.flowfile.attributes == {
+        **start,
+        **{k: queued.attributes[k] for k in ("filename", "path", "uuid")},
+    }
     session.transfer([current, *clones], SUCCESS)
     session.commit()
     assert dict(runner.flowfiles_for("success")[0].attributes) == model

@@ -35,7 +35,8 @@ class Lifecycle(Processor):
         if flowfile is None:
             return
         if session.read_bytes(flowfile) == b"fail":
-            raise RuntimeError("processing failed")
+            msg = "processing failed"
+            raise RuntimeError(msg)
         session.transfer(flowfile, SUCCESS)
 
     def on_unscheduled(self, context):
@@ -51,8 +52,10 @@ def test_enqueue_defaults_match_nifi_mock() -> None:
     first = runner.enqueue(b"a")
     second = runner.enqueue("b", {"filename": "given.txt"})
     assert re.fullmatch(r"\d+\.mockFlowFile", first.attributes["filename"])
-    assert first.attributes["path"] == "target" and first.attributes["uuid"] == first.uuid
-    assert second.attributes["filename"] == "given.txt" and second.content == b"b"
+    assert first.attributes["path"] == "target"
+    assert first.attributes["uuid"] == first.uuid
+    assert second.attributes["filename"] == "given.txt"
+    assert second.content == b"b"
 
 
 def test_enqueue_a_path_uses_its_name(tmp_path) -> None:
@@ -60,7 +63,8 @@ def test_enqueue_a_path_uses_its_name(tmp_path) -> None:
     source = tmp_path / "original.txt"
     source.write_bytes(b"file body")
     queued = TestRunner(Lifecycle).enqueue(source)
-    assert queued.attributes["filename"] == "original.txt" and queued.content == b"file body"
+    assert queued.attributes["filename"] == "original.txt"
+    assert queued.content == b"file body"
 
 
 def test_run_schedules_triggers_n_times_and_stops() -> None:
@@ -68,7 +72,14 @@ def test_run_schedules_triggers_n_times_and_stops() -> None:
     processor = Lifecycle()
     runner = TestRunner(processor)
     runner.run(3)
-    assert processor.calls == ["scheduled", "trigger", "trigger", "trigger", "unscheduled", "stopped"]
+    assert processor.calls == [
+        "scheduled",
+        "trigger",
+        "trigger",
+        "trigger",
+        "unscheduled",
+        "stopped",
+    ]
 
 
 def test_run_without_stop_keeps_the_processor_scheduled() -> None:
@@ -86,7 +97,8 @@ def test_processor_exception_rolls_back_penalizes_and_propagates() -> None:
     runner.enqueue(b"fail")
     with pytest.raises(RuntimeError, match="processing failed"):
         runner.run()
-    assert runner.queue_size() == 1 and len(runner.penalized_flowfiles) == 1
+    assert runner.queue_size() == 1
+    assert len(runner.penalized_flowfiles) == 1
     runner.assert_transfer_count("success", 0)
 
 
@@ -95,7 +107,8 @@ def test_invalid_processor_does_not_run() -> None:
     runner = TestRunner(Lifecycle(count=0, bogus="x"))
     with pytest.raises(InvalidProcessorError) as caught:
         runner.run()
-    assert len(caught.value.problems) == 2 and "positive integer" in str(caught.value)
+    assert len(caught.value.problems) == 2
+    assert "positive integer" in str(caught.value)
     runner.assert_not_valid()
     with pytest.raises(AssertionError, match="bogus"):
         runner.assert_valid()
@@ -121,7 +134,9 @@ def test_transfer_assertions_and_clearing() -> None:
     runner.assert_all_flowfiles_transferred("success", 2)
     runner.assert_queue_empty()
     assert [f.content for f in runner.flowfiles_for(SUCCESS)] == [b"a", b"b"]
-    with pytest.raises(AssertionError, match="expected 3 FlowFiles transferred to 'success' but got 2"):
+    with pytest.raises(
+        AssertionError, match="expected 3 FlowFiles transferred to 'success' but got 2"
+    ):
         runner.assert_transfer_count("success", 3)
     runner.clear_transfer_state()
     runner.assert_transfer_count("success", 0)
@@ -162,4 +177,5 @@ def test_state_can_be_set_and_read() -> None:
     """set_state replaces the processor state that sessions read."""
     runner = TestRunner(Lifecycle)
     runner.set_state({"k": "v"})
-    assert runner.state == {"k": "v"} and runner.get_state().version == 0
+    assert runner.state == {"k": "v"}
+    assert runner.get_state().version == 0

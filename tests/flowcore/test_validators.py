@@ -21,7 +21,11 @@ from flowcore import validators as v
         (v.BOOLEAN_VALIDATOR, ["true", "false", "TRUE"], ["yes", "1", ""]),
         (v.REGULAR_EXPRESSION_VALIDATOR, ["a.*", r"\d+"], ["(", "[a"]),
         (v.DATA_SIZE_VALIDATOR, ["10 KB", "0 B", "1.5 GB", "10kb"], ["10", "ten KB", "10 XB"]),
-        (v.TIME_PERIOD_VALIDATOR, ["5 secs", "1 min", "2 hours", "1 day", "30 sec", "10 millis"], ["5", "soon", "1 fortnight"]),
+        (
+            v.TIME_PERIOD_VALIDATOR,
+            ["5 secs", "1 min", "2 hours", "1 day", "30 sec", "10 millis"],
+            ["5", "soon", "1 fortnight"],
+        ),
         (v.CHARACTER_SET_VALIDATOR, ["UTF-8", "ISO-8859-1", "utf-16"], ["UTF-99", "nope"]),
         (v.ATTRIBUTE_KEY_VALIDATOR, ["a.b", "my attr"], ["", "a\nb"]),
         (v.PORT_VALIDATOR, ["1", "65535"], ["0", "65536", "x"]),
@@ -65,9 +69,11 @@ def test_bounded_factories() -> None:
     assert age("Max Bin Age", "1 min").valid
     assert not age("Max Bin Age", "500 millis").valid
     level = v.create_long_validator(0, 9)
-    assert level("Compression Level", "9").valid and not level("Compression Level", "10").valid
+    assert level("Compression Level", "9").valid
+    assert not level("Compression Level", "10").valid
     size = v.create_data_size_bounds_validator(1, 1024)
-    assert size("Size", "1 KB").valid and not size("Size", "2 KB").valid
+    assert size("Size", "1 KB").valid
+    assert not size("Size", "2 KB").valid
     regex = v.create_regex_matching_validator(r"\d{1,2}%", "must be a percentage such as 90%")
     assert regex("Usage", "90%").valid
     assert regex("Usage", "90").explanation == "must be a percentage such as 90%"
@@ -77,7 +83,9 @@ def test_directory_validator(tmp_path) -> None:
     """The directory validator accepts directories and, when allowed, creatable paths."""
     assert v.create_directory_exists_validator()("Dir", str(tmp_path)).valid
     assert not v.create_directory_exists_validator()("Dir", str(tmp_path / "new")).valid
-    assert v.create_directory_exists_validator(create_if_missing=True)("Dir", str(tmp_path / "new")).valid
+    assert v.create_directory_exists_validator(create_if_missing=True)(
+        "Dir", str(tmp_path / "new")
+    ).valid
 
 
 def test_python_values_render_as_nifi_strings() -> None:

@@ -19,7 +19,8 @@ def test_route_to_property_name_clones_for_each_match() -> None:
     assert [f.content for f in unmatched] == [b"-5"]
     unmatched[0].assert_attribute_equals("RouteOnAttribute.Route", "unmatched")
     types = [e.event_type for e in runner.provenance_events]
-    assert types.count(ProvenanceEventType.ROUTE) == 4 and types.count(ProvenanceEventType.CLONE) == 1
+    assert types.count(ProvenanceEventType.ROUTE) == 4
+    assert types.count(ProvenanceEventType.CLONE) == 1
 
 
 def test_all_and_any_strategies() -> None:
@@ -33,7 +34,11 @@ def test_all_and_any_strategies() -> None:
         runner.enqueue(b"", {"a": "1", "b": "1"})
         runner.enqueue(b"", {"a": "1", "b": "0"})
         runner.run(2)
-        routed = [f.attributes["RouteOnAttribute.Route"] for r in ("matched", "unmatched") for f in runner.flowfiles_for(r)]
+        routed = [
+            f.attributes["RouteOnAttribute.Route"]
+            for r in ("matched", "unmatched")
+            for f in runner.flowfiles_for(r)
+        ]
         assert sorted(routed) == sorted(expected)
         assert runner.processor.relationship_names() == ("matched", "unmatched")
 

@@ -44,7 +44,9 @@ def test_delete_is_a_full_match_and_wins() -> None:
 
 def test_newly_added_attributes_are_not_deleted() -> None:
     """An attribute absent on input but set here survives a matching delete expression."""
-    runner = TestRunner(UpdateAttribute(**{"Delete Attributes Expression": "new.*", "new.one": "v"}))
+    runner = TestRunner(
+        UpdateAttribute(**{"Delete Attributes Expression": "new.*", "new.one": "v"})
+    )
     runner.enqueue(b"")
     runner.run()
     runner.flowfiles_for("success")[0].assert_attribute_equals("new.one", "v")
@@ -52,7 +54,9 @@ def test_newly_added_attributes_are_not_deleted() -> None:
 
 def test_delete_expression_with_el() -> None:
     """The delete expression may be built with EL."""
-    expression = r"${literal('(attribute\.'):append(${literal('[2-5]')}):append(${literal('|sample.*)')})}"
+    expression = (
+        r"${literal('(attribute\.'):append(${literal('[2-5]')}):append(${literal('|sample.*)')})}"
+    )
     runner = TestRunner(UpdateAttribute(**{"Delete Attributes Expression": expression}))
     runner.enqueue(b"", {"attribute.1": "1", "attribute.3": "3", "sample.x": "s", "other": "o"})
     runner.run()
@@ -112,17 +116,26 @@ def test_state_is_initialised_when_scheduled() -> None:
     """Scheduling with Store State gives every variable its initial value."""
     runner = TestRunner(
         UpdateAttribute(
-            **{"Store State": "Store state locally", "Stateful Variables Initial Value": "0", "v": "1"}
+            **{
+                "Store State": "Store state locally",
+                "Stateful Variables Initial Value": "0",
+                "v": "1",
+            }
         )
     )
     runner.run()
     assert runner.state == {"v": "0"}
 
 
-@given(st.binary(max_size=64), st.dictionaries(st.from_regex(r"[a-z]{1,4}", fullmatch=True), st.text(max_size=5)))
+@given(
+    st.binary(max_size=64),
+    st.dictionaries(st.from_regex(r"[a-z]{1,4}", fullmatch=True), st.text(max_size=5)),
+)
 def test_content_is_never_changed(content: bytes, attributes: dict[str, str]) -> None:
     """Whatever it sets or deletes, UpdateAttribute leaves content untouched."""
-    runner = TestRunner(UpdateAttribute(**{"k": "${filename:toUpper()}", "Delete Attributes Expression": "[a-c].*"}))
+    runner = TestRunner(
+        UpdateAttribute(**{"k": "${filename:toUpper()}", "Delete Attributes Expression": "[a-c].*"})
+    )
     runner.enqueue(content, attributes)
     runner.run()
     out = runner.flowfiles_for("success")[0]

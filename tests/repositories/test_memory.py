@@ -1,4 +1,4 @@
-"""Tests for the in-memory repositories: claim packing and counts, provenance queries, transactions."""
+"""Tests for the in-memory repositories: claims and counts, provenance queries, transactions."""
 
 from __future__ import annotations
 
@@ -89,7 +89,8 @@ def test_provenance_ids_search_and_lineage() -> None:
             event(ProvenanceEventType.DROP, "c1", 3),
         ]
     )
-    assert [e.event_id for e in stored] == [0, 1, 2] and repo.max_event_id() == 2
+    assert [e.event_id for e in stored] == [0, 1, 2]
+    assert repo.max_event_id() == 2
     assert repo.get(1).event_type is ProvenanceEventType.FORK
     with pytest.raises(KeyError):
         repo.get(9)
@@ -99,7 +100,8 @@ def test_provenance_ids_search_and_lineage() -> None:
     assert [e.event_id for e in repo.search(start=2, end=2)] == [1]
     assert [e.event_id for e in repo.search(attributes={"filename": "a.txt"})] == [0]
     graph = repo.lineage("c1")
-    assert graph.has_edge("p", "event:1") and graph.has_edge("event:1", "c2")
+    assert graph.has_edge("p", "event:1")
+    assert graph.has_edge("event:1", "c2")
 
 
 def test_flowfile_repository_transactions_are_atomic() -> None:
@@ -110,13 +112,17 @@ def test_flowfile_repository_transactions_are_atomic() -> None:
     first = repo.write_segment("q1", flowfiles[:2])
     assert (first.count, first.min_id, first.max_id) == (2, ids[0], ids[1])
     repo.commit(Transaction(enqueued=[first], state={"GetFile": {"listed": "1"}}))
-    assert repo.segments("q1") == (first,) and repo.state("GetFile") == {"listed": "1"}
+    assert repo.segments("q1") == (first,)
+    assert repo.state("GetFile") == {"listed": "1"}
     second = repo.write_segment("q2", flowfiles[2:])
     with pytest.raises(RepositoryError, match="not queued"):
         repo.commit(Transaction(dequeued=["missing"], enqueued=[second]))
     assert repo.segments("q2") == ()
-    repo.commit(Transaction(dequeued=[first.segment_id], enqueued=[second], state={"GetFile": None}))
-    assert repo.queue_ids() == ("q2",) and repo.state("GetFile") == {}
+    repo.commit(
+        Transaction(dequeued=[first.segment_id], enqueued=[second], state={"GetFile": None})
+    )
+    assert repo.queue_ids() == ("q2",)
+    assert repo.state("GetFile") == {}
     assert [f.id for f in repo.read_segment(second.segment_id)] == [ids[2]]
     with pytest.raises(RepositoryError, match="never written"):
         repo.commit(Transaction(enqueued=[first]))

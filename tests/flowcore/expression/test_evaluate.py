@@ -22,7 +22,9 @@ attribute_maps = st.dictionaries(
 
 literal_args = st.one_of(
     st.integers(-5, 30).map(str),
-    st.sampled_from(["'a'", "'.'", "'[a-z]+'", "''", "'yyyy-MM-dd'", "true", "1.5", "'('", "'GMT'"]),
+    st.sampled_from(
+        ["'a'", "'.'", "'[a-z]+'", "''", "'yyyy-MM-dd'", "true", "1.5", "'('", "'GMT'"]
+    ),
     st.sampled_from([f"${{{n}}}" for n in ATTRIBUTE_NAMES]),
 )
 
@@ -43,7 +45,9 @@ def chains(draw: st.DrawFn) -> str:
 
 
 @given(chains(), attribute_maps)
-def test_valid_expressions_only_raise_flowcore_errors(text: str, attributes: dict[str, str]) -> None:
+def test_valid_expressions_only_raise_flowcore_errors(
+    text: str, attributes: dict[str, str]
+) -> None:
     """Any valid chain evaluated against any attributes returns a str or a flowcore error."""
     expression = compile_expression(text)
     try:

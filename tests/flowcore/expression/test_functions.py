@@ -185,7 +185,7 @@ def test_divide_by_zero_is_an_evaluation_error() -> None:
 @pytest.mark.parametrize(
     ("expression", "expected"),
     [
-        ("${time:format(\"yyyy/MM/dd HH:mm:ss.SSS'Z'\", \"GMT\")}", "2014/12/31 20:36:03.264Z"),
+        ('${time:format("yyyy/MM/dd HH:mm:ss.SSS\'Z\'", "GMT")}', "2014/12/31 20:36:03.264Z"),
         ("${time:format('yyyy/MM/dd', 'GMT')}", "2014/12/31"),
         ("${time:format('EEE, dd MMM yyyy HH:mm', 'America/New_York')}", "Wed, 31 Dec 2014 15:36"),
         ("${time:format('hh:mm a', 'GMT')}", "08:36 PM"),
@@ -210,7 +210,9 @@ def test_date_renders_as_java_date_to_string() -> None:
     """A date rendered alone looks like Java's Date.toString()."""
     text = ev("${now()}", clock=lambda: 1420058163264)
     parts = text.split()
-    assert len(parts) == 6 and parts[-1] == "2014" and parts[1] == "Dec"
+    assert len(parts) == 6
+    assert parts[-1] == "2014"
+    assert parts[1] == "Dec"
 
 
 def test_unparsable_date_is_an_evaluation_error() -> None:
@@ -222,15 +224,21 @@ def test_unparsable_date_is_an_evaluation_error() -> None:
 def test_uuid_and_literal() -> None:
     """UUID() gives a type-4 UUID; literal() starts an expression from a value."""
     value = ev("${UUID()}")
-    assert len(value) == 36 and value[14] == "4"
+    assert len(value) == 36
+    assert value[14] == "4"
     assert ev("${literal('abc'):toUpper()}") == "ABC"
 
 
 def test_get_state_value_reads_supplied_state() -> None:
     """getStateValue reads the state map and is null without one."""
     assert ev("${getStateValue('count'):plus(1)}", state={"count": "0"}) == "1"
-    assert ev("${getStateValue('sum'):plus(${pencils})}", {"pencils": "2"}, state={"sum": "0"}) == "2"
-    assert ev("${getStateValue('maxValue'):lt(${value})}", {"value": "1"}, state={"maxValue": "0"}) == "true"
+    assert (
+        ev("${getStateValue('sum'):plus(${pencils})}", {"pencils": "2"}, state={"sum": "0"}) == "2"
+    )
+    assert (
+        ev("${getStateValue('maxValue'):lt(${value})}", {"value": "1"}, state={"maxValue": "0"})
+        == "true"
+    )
     assert ev("${getStateValue('count')}") == ""
 
 

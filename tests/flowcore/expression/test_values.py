@@ -68,7 +68,8 @@ def test_number_coercion(text: str, expected: float | None) -> None:
     """Strings coerce to Java longs, then Java doubles, else null."""
     result = to_number(text)
     if text == "NaN":
-        assert result is not None and math.isnan(result)
+        assert result is not None
+        assert math.isnan(result)
         return
     assert result == expected
 
