@@ -343,6 +343,23 @@ class Processor:
         msg = f"{type(self).__name__} must implement on_trigger"
         raise NotImplementedError(msg)
 
+    def on_trigger_sessions(
+        self, context: ProcessContext, session_factory: Callable[[], ProcessSession]
+    ) -> None:
+        """Run one trigger with sessions from *session_factory* (NiFi's session-factory form).
+
+        The default creates one session, calls :meth:`on_trigger`, and commits; if anything
+        raises, the session is rolled back with its inputs penalized and the error propagates.
+        Override it when FlowFiles must outlive one trigger in sessions of their own (bins).
+        """
+        session = session_factory()
+        try:
+            self.on_trigger(context, session)
+            session.commit()
+        except BaseException:
+            session.rollback(penalize=True)
+            raise
+
     def on_unscheduled(self, context: ProcessContext) -> None:
         """Called when the processor stops being scheduled, before :meth:`on_stopped`."""
 

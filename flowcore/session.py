@@ -335,6 +335,9 @@ class ProcessSession:
         self._counters: dict[str, int] = {}
         self._delete_on_commit: list[str] = []
         self._writer: ContentWriter | None = None
+        # Resource claims shared with another session through migrate(): never destroyed on
+        # rollback here, since the other session's FlowFiles may point into them.
+        self._shared_claims: set[object] = set()
         self._start_ms = host.now()
         self.provenance = ProvenanceReporter(self)
 
@@ -839,6 +842,50 @@ class ProcessSession:
         """Add *delta* to a named counter when the session commits."""
         self._counters[name] = self._counters.get(name, 0) + delta
 
+    # --- moving FlowFiles between sessions ---------------------------------------------------
+
+    def migrate(self, other: ProcessSession, flowfiles: Iterable[FlowFile]) -> None:
+        """Hand FlowFiles, with their pending events, over to *other* (NiFi's ``migrate``).
+
+        Binning processors use it to keep each bin's FlowFiles in a session of their own until
+        the bin is merged; rolling that session back returns them to the queue.
+
+        Raises:
+            FlowFileHandlingError: a forked parent would be separated from its children.
+        """
+        if other is self:
+            return
+        records = [self._record(f, for_read=True) for f in flowfiles]
+        moving = {r.current.uuid for r in records}
+        for builder in self._forks.values():
+            family = {builder.flowfile_uuid, *builder.children}
+            if family & moving and not family <= moving:
+                msg = (
+                    f"cannot migrate part of the family of {builder.flowfile_uuid}: If any "
+                    "FlowFile is forked, the parent and all children must be migrated at the "
+                    "same time."
+                )
+                raise FlowFileHandlingError(msg, flowfile_uuid=builder.flowfile_uuid)
+        for record in records:
+            del self._records[record.current.id]
+            other._records[record.current.id] = record
+        for uuid in [u for u in self._forks if u in moving]:
+            other._forks[uuid] = self._forks.pop(uuid)
+        for name in ("_generated", "_reported"):
+            mine: list[_PendingEvent] = getattr(self, name)
+            theirs: list[_PendingEvent] = getattr(other, name)
+            theirs.extend(e for e in mine if e.flowfile_uuid in moving)
+            setattr(self, name, [e for e in mine if e.flowfile_uuid not in moving])
+        claims = {r.current.content.resource_claim for r in records if r.current.content}
+        moved = [c for c in self._written if c.resource_claim in claims]
+        other._written.extend(moved)
+        self._shared_claims.update(claims)
+        other._shared_claims.update(claims)
+        if self._writer is not None:
+            # Later writes here must not append to a resource claim the other session now uses.
+            self._writer.close()
+            self._writer = None
+
     # --- commit and rollback -----------------------------------------------------------------
 
     def _check_commit(self) -> None:
@@ -971,11 +1018,13 @@ class ProcessSession:
                 )
             restored.append(QueuedFlowFile(original, record.queue_id))
         written = list(self._written)
+        shared = set(self._shared_claims)
         self._reset()
         content = self._host.content
         for claim in written:
-            if content.claimant_count(claim.resource_claim) == 0:
-                content.remove(claim.resource_claim)
+            resource = claim.resource_claim
+            if resource not in shared and content.claimant_count(resource) == 0:
+                content.remove(resource)
         if restored:
             self._host.restore(restored)
 
@@ -989,6 +1038,7 @@ class ProcessSession:
         self._state = None
         self._counters.clear()
         self._delete_on_commit.clear()
+        self._shared_claims.clear()
         if self._writer is not None:
             self._writer.close()
             self._writer = None

@@ -383,14 +383,12 @@ class TestRunner:
                 self.stop()
 
     def trigger_once(self) -> None:
-        """Trigger the processor once with a fresh session (``on_scheduled`` not called)."""
-        session = ProcessSession(self)
-        try:
-            self.processor.on_trigger(self.context, session)
-            session.commit()
-        except BaseException:
-            session.rollback(penalize=True)
-            raise
+        """Trigger the processor once with fresh sessions (``on_scheduled`` not called)."""
+        self.processor.on_trigger_sessions(self.context, self.create_session)
+
+    def create_session(self) -> ProcessSession:
+        """A new session over this harness (the processor's session factory)."""
+        return ProcessSession(self)
 
     def stop(self) -> None:
         """Unschedule and stop the processor (``on_unscheduled``, ``on_stopped``)."""

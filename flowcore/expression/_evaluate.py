@@ -128,6 +128,10 @@ def evaluate_chain(chain: Chain, ctx: EvaluationContext) -> Value:
 
 def _evaluate_multi(chain: Chain, subject: Call, ctx: EvaluationContext) -> Value:
     values: list[Value] = list(_invoke(subject, None, ctx))  # type: ignore[arg-type]
+    if not values:
+        # NiFi evaluates the chain once even when nothing matched, on a null value, so
+        # ${allMatchingAttributes('x.*'):isNull()} is true when no attribute matches.
+        values = [None]
     calls = iter(chain.calls)
     for call in calls:
         spec = FUNCTIONS[call.name]
@@ -139,6 +143,4 @@ def _evaluate_multi(chain: Chain, subject: Call, ctx: EvaluationContext) -> Valu
             return value
         values = [_invoke(call, v, ctx) for v in values]
     results = [to_boolean(v) is True for v in values]
-    if subject.name.startswith("any"):
-        return any(results)
-    return bool(results) and all(results)
+    return any(results) if subject.name.startswith("any") else all(results)

@@ -193,3 +193,49 @@ def test_builtin_processors_are_picklable(name: str) -> None:
 def test_relationship_equality_is_by_name() -> None:
     """Relationships compare by name only, as NiFi matches them."""
     assert Relationship("success", "a description") == SUCCESS
+
+
+class PairUp(Processor):
+    """Holds FlowFiles in a bin session across triggers and joins them two by two."""
+
+    relationships = (Relationship("merged"), ORIGINAL)
+
+    def __init__(self, **properties):
+        super().__init__(**properties)
+        self._bin = None
+
+    def on_trigger_sessions(self, context, session_factory):
+        intake = session_factory()
+        flowfile = intake.get()
+        if flowfile is None:
+            return
+        if self._bin is None:
+            self._bin = session_factory()
+        intake.migrate(self._bin, [flowfile])
+        intake.commit()
+        held = [r.current for r in self._bin._records.values()]
+        if len(held) == 2:
+            merged = self._bin.merge(held, self._bin.create(held), demarcator=b"+")
+            self._bin.transfer(merged, "merged")
+            self._bin.transfer(held, ORIGINAL)
+            self._bin.commit()
+            self._bin = None
+
+    def on_stopped(self, context):
+        if self._bin is not None:
+            self._bin.rollback()
+            self._bin = None
+
+
+def test_bins_can_hold_flowfiles_across_triggers_and_return_them_on_stop() -> None:
+    """A binning processor keeps FlowFiles in its own sessions; stopping returns unfinished ones."""
+    runner = TestRunner(PairUp())
+    for content in ("a", "b", "c"):
+        runner.enqueue(content)
+    runner.run(3)
+    runner.flowfiles_for("merged")[0].assert_content_equals("a+b")
+    runner.assert_transfer_count("original", 2)
+    runner.assert_queue_not_empty()
+    assert [runner.content.read(f.content) for f in runner.queued_flowfiles] == [b"c"]
+    join = [e for e in runner.provenance_events if e.event_type.value == "JOIN"]
+    assert len(join) == 1

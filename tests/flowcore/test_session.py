@@ -586,3 +586,32 @@ def test_session_operations_never_change_earlier_values(ops: list, start: dict[s
     session.transfer([current, *clones], SUCCESS)
     session.commit()
     assert dict(runner.flowfiles_for("success")[0].attributes) == model
+
+
+# --- migrate ---------------------------------------------------------------------------------
+
+
+def test_migrate_moves_flowfiles_and_their_events(runner: TestRunner) -> None:
+    """Migrated FlowFiles and their pending events commit (or roll back) with the new session."""
+    runner.enqueue(b"a")
+    runner.enqueue(b"b")
+    source = session_for(runner)
+    first, second = source.get(2)
+    first = source.write(first, b"A")
+    holder = session_for(runner)
+    source.migrate(holder, [first])
+    source.transfer(second, SUCCESS)
+    source.commit()
+    assert [f.content for f in runner.flowfiles_for("success")] == [b"b"]
+    holder.rollback()
+    assert [runner.content.read(f.content) for f in runner.queued_flowfiles] == [b"a"]
+
+
+def test_migrate_keeps_forked_families_together(runner: TestRunner) -> None:
+    """A forked parent cannot be migrated without its children, as NiFi enforces."""
+    runner.enqueue(b"abc")
+    source = session_for(runner)
+    parent = source.get()
+    source.clone(parent, 0, 1)
+    with pytest.raises(FlowFileHandlingError, match="parent and all children"):
+        source.migrate(session_for(runner), [parent])

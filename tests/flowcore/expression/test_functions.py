@@ -296,3 +296,60 @@ def test_variables_take_precedence_and_environment_is_last(monkeypatch: pytest.M
     monkeypatch.setenv("FLOWCORE_TEST_ENV", "from-env")
     expression = compile_expression("${a}|${FLOWCORE_TEST_ENV}")
     assert expression.evaluate({"a": "attr"}, variables={"a": "var"}) == "var|from-env"
+
+
+def test_multi_attribute_functions_with_no_match_evaluate_once_on_null() -> None:
+    """As in NiFi, a chain over no matching attributes runs once on a null value."""
+    assert ev("${allMatchingAttributes('zz.*'):isNull()}") == "true"
+    assert ev("${anyMatchingAttribute('zz.*'):notNull()}") == "false"
+    assert ev("${allMatchingAttributes('zz.*'):count()}") == "0"
+
+
+@pytest.mark.parametrize(
+    ("expression", "attributes", "expected"),
+    [
+        ("${a:toLower()}", {"a": "MiXed"}, "mixed"),
+        ("${a:trim()}", {"a": "     1 2 3     "}, "1 2 3"),
+        ("${a:equalsIgnoreCase('HELLO')}", {"a": "hello"}, "true"),
+        ("${a:equals('x'):and(${b:equals('y')})}", {"a": "x", "b": "y"}, "true"),
+        ("${a:equals('x'):and(${b:equals('z')})}", {"a": "x", "b": "y"}, "false"),
+        ("${a:equals('q'):or(${b:equals('y')})}", {"a": "x", "b": "y"}, "true"),
+        ("${a:equals('q'):or(${missing})}", {"a": "x"}, "false"),
+        ("${a:repeat(3)}", {"a": "ab"}, "ababab"),
+        ("${a:escapeCsv()}", {"a": 'x,"y"'}, '"x,""y"""'),
+        ("${a:unescapeCsv()}", {"a": '"x,""y"""'}, 'x,"y"'),
+        ("${a:unescapeJson()}", {"a": 'say \\"hi\\"'}, 'say "hi"'),
+        ("${a:unescapeXml()}", {"a": "&lt;b&gt;"}, "<b>"),
+        ("${a:escapeHtml4()}", {"a": "<b>"}, "&lt;b&gt;"),
+        ("${a:unescapeHtml4()}", {"a": "&lt;b&gt;"}, "<b>"),
+        ("${a:urlDecode()}", {"a": "a+b%26c"}, "a b&c"),
+        ("${a:jsonPath('$.user.name')}", {"a": '{"user": {"name": "ann"}}'}, "ann"),
+        ("${a:jsonPath('$.items[1]')}", {"a": '{"items": [1, 2]}'}, "2"),
+        ("${a:jsonPath('$.missing')}", {"a": "{}"}, ""),
+        ("${a:evaluateELString()}", {"a": "${b:toUpper()}", "b": "x"}, "X"),
+        ("${a:toString()}", {"a": "v"}, "v"),
+        ("${a:replaceEmpty('d')}", {"a": "v"}, "v"),
+        ("${literal(3):toDecimal()}", {}, "3.0"),
+    ],
+)
+def test_remaining_functions(expression: str, attributes: dict[str, str], expected: str) -> None:
+    """The other functions of NiFi's guide behave as documented."""
+    assert ev(expression, attributes) == expected
+
+
+def test_environment_functions() -> None:
+    """nextInt counts up; random, ip, hostname and thread give plausible values."""
+    first, second = int(ev("${nextInt()}")), int(ev("${nextInt()}"))
+    assert second == first + 1
+    assert int(ev("${random()}")) >= 0
+    assert ev("${ip()}").count(".") == 3
+    assert ev("${hostname()}")
+    assert ev("${thread()}")
+    assert 0 <= float(ev("${math('random')}")) < 1
+
+
+def test_repeat_range_and_bad_bounds() -> None:
+    """repeat(min, max) repeats between min and max times; bad bounds are errors."""
+    assert ev("${a:repeat(1, 3)}", {"a": "x"}) in {"x", "xx", "xxx"}
+    with pytest.raises(ExpressionEvaluationError, match="repeat"):
+        ev("${a:repeat(3, 1)}", {"a": "x"})
