@@ -232,19 +232,34 @@ class FlowFile:
         """Return attribute *name*, or *default* when absent."""
         return self.attributes.get(name, default)
 
+    def replace(self, **changes: Any) -> FlowFile:
+        """Return a copy with *changes*, like ``attrs.evolve`` but without re-validating.
+
+        Sessions copy FlowFiles on every change, so this skips the validators when the
+        attributes are not replaced (they were checked when this value was built) and checks
+        only the core attributes when they are.
+        """
+        copy = object.__new__(FlowFile)
+        for name in _FIELD_NAMES:
+            object.__setattr__(copy, name, changes.get(name, getattr(self, name)))
+        if "attributes" in changes or "uuid" in changes:
+            object.__setattr__(copy, "attributes", _to_attributes(copy.attributes))
+            _check_core_attributes(copy, None, copy.attributes)
+        return copy
+
     def with_attributes(self, changes: Mapping[str, str] | None = None, **kw: str) -> FlowFile:
         """Return a copy with attributes changed; ``uuid`` cannot be changed and is ignored."""
         merged = {**(changes or {}), **kw}
         merged.pop("uuid", None)
-        return attrs.evolve(self, attributes=self.attributes.updated(merged))
+        return self.replace(attributes=self.attributes.updated(merged))
 
     def without_attributes(self, *names: str) -> FlowFile:
         """Return a copy without *names*; core attributes are kept (NiFi ignores such removals)."""
-        return attrs.evolve(self, attributes=self.attributes.without(set(names) - CORE_ATTRIBUTES))
+        return self.replace(attributes=self.attributes.without(set(names) - CORE_ATTRIBUTES))
 
     def with_content(self, claim: ContentClaim | None) -> FlowFile:
         """Return a copy pointing at *claim* (``None`` for empty content)."""
-        return attrs.evolve(self, content=claim, size=claim.length if claim is not None else 0)
+        return self.replace(content=claim, size=claim.length if claim is not None else 0)
 
     def is_penalized(self, now: int) -> bool:
         """Whether the FlowFile is still penalized at time *now* (epoch ms)."""
@@ -254,3 +269,6 @@ class FlowFile:
         return (
             f"FlowFile[id={self.id}, uuid={self.uuid}, filename={self.filename}, size={self.size}]"
         )
+
+
+_FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in attrs.fields(FlowFile))

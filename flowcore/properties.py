@@ -14,6 +14,7 @@ a value holding EL skips the static validators, since its value is only known pe
 from __future__ import annotations
 
 import enum
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from datetime import timedelta
@@ -47,6 +48,7 @@ __all__ = [
 _NON_ALNUM = re.compile(r"[^a-z0-9]+")
 
 
+@functools.lru_cache(maxsize=4096)
 def property_key(display_name: str) -> str:
     """Return the snake_case keyword for a display name: ``"Max Bin Age"`` -> ``"max_bin_age"``."""
     return _NON_ALNUM.sub("_", display_name.lower()).strip("_")
@@ -156,7 +158,7 @@ class PropertyDescriptor:
 
     def names(self) -> tuple[str, ...]:
         """Every spelling that refers to this property: display name, name, key, aliases."""
-        return tuple(dict.fromkeys((self.display_name, self.name, self.key, *self.aliases)))
+        return _names(self.display_name, self.name, self.aliases)
 
     def to_value_string(self, value: Any) -> str:
         """Render a Python value as this property's NiFi string (``True`` -> ``"true"``).
@@ -225,6 +227,11 @@ class PropertyDescriptor:
                 if not r.valid
             )
         return tuple(r for r in (v(subject, value) for v in self.validators) if not r.valid)
+
+
+@functools.lru_cache(maxsize=4096)
+def _names(display_name: str, name: str, aliases: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys((display_name, name, property_key(display_name), *aliases)))
 
 
 @attrs.frozen

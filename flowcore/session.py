@@ -388,8 +388,7 @@ class ProcessSession:
         flowfile_id = self._host.next_flowfile_id()
         flowfile = FlowFile.create(flowfile_id, now, attributes)
         if lineage_from is not None:
-            flowfile = attrs.evolve(
-                flowfile,
+            flowfile = flowfile.replace(
                 lineage_start_date=lineage_from.lineage_start_date,
                 lineage_start_index=lineage_from.lineage_start_index,
             )
@@ -501,8 +500,7 @@ class ProcessSession:
         now = self._now()
         new_id = self._host.next_flowfile_id()
         clone_uuid = new_uuid()
-        clone = attrs.evolve(
-            source,
+        clone = source.replace(
             id=new_id,
             uuid=clone_uuid,
             attributes=source.attributes.updated({"uuid": clone_uuid}),
@@ -812,7 +810,7 @@ class ProcessSession:
         """Keep the FlowFile from being processed again for the processor's penalty duration."""
         record = self._record(flowfile)
         expiry = self._now() + self._host.penalization_ms
-        return self._update(record, attrs.evolve(record.current, penalty_expiration=expiry))
+        return self._update(record, record.current.replace(penalty_expiration=expiry))
 
     # --- state and counters -------------------------------------------------------------------
 
@@ -957,8 +955,7 @@ class ProcessSession:
             for index in range(count - 1):
                 clone_id = self._host.next_flowfile_id()
                 clone_uuid = new_uuid()
-                clone = attrs.evolve(
-                    current,
+                clone = current.replace(
                     id=clone_id,
                     uuid=clone_uuid,
                     attributes=current.attributes.updated({"uuid": clone_uuid}),
@@ -1013,9 +1010,7 @@ class ProcessSession:
                 continue
             original = record.original
             if penalize:
-                original = attrs.evolve(
-                    original, penalty_expiration=now + self._host.penalization_ms
-                )
+                original = original.replace(penalty_expiration=now + self._host.penalization_ms)
             restored.append(QueuedFlowFile(original, record.queue_id))
         written = list(self._written)
         shared = set(self._shared_claims)

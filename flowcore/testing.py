@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 import os
 import time
+from collections import deque
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -153,7 +154,10 @@ class TestRunner:
         self.content = MemoryContentRepository()
         self.provenance = MemoryProvenanceRepository()
         self.penalization_ms = DEFAULT_PENALIZATION_MS
-        self._queue: list[FlowFile] = []
+        # Ready FlowFiles in queue order, and penalized ones aside until their penalty expires
+        # (NiFi's queues sort penalized FlowFiles last and never hand them out early).
+        self._queue: deque[FlowFile] = deque()
+        self._penalized: list[FlowFile] = []
         self._transfers: dict[str, list[MockFlowFile]] = {}
         self._transfer_order: list[tuple[str, MockFlowFile]] = []
         self._state = StateMap()
@@ -176,25 +180,42 @@ class TestRunner:
         """A new FlowFile id."""
         return next(self._ids)
 
-    def poll(self, max_count: int, flowfile_filter: FlowFileFilter | None) -> list[QueuedFlowFile]:
-        """Take queued FlowFiles in order, skipping penalized ones."""
+    def _release_expired_penalties(self) -> None:
+        if not self._penalized:
+            return
         now = self.now()
+        expired = [f for f in self._penalized if not f.is_penalized(now)]
+        if expired:
+            self._penalized = [f for f in self._penalized if f.is_penalized(now)]
+            expired.sort(key=lambda f: (f.queue_date, f.queue_date_index))
+            self._queue.extendleft(reversed(expired))
+
+    def _put(self, flowfile: FlowFile, *, front: bool = False) -> None:
+        if flowfile.is_penalized(self.now()):
+            self._penalized.append(flowfile)
+        elif front:
+            self._queue.appendleft(flowfile)
+        else:
+            self._queue.append(flowfile)
+
+    def poll(self, max_count: int, flowfile_filter: FlowFileFilter | None) -> list[QueuedFlowFile]:
+        """Take queued FlowFiles in order; penalized ones wait until their penalty expires."""
+        self._release_expired_penalties()
         taken: list[QueuedFlowFile] = []
-        kept: list[FlowFile] = []
-        stopped = False
-        for flowfile in self._queue:
-            if stopped or len(taken) >= max_count or flowfile.is_penalized(now):
-                kept.append(flowfile)
+        rejected: list[FlowFile] = []
+        while self._queue and len(taken) < max_count:
+            flowfile = self._queue.popleft()
+            if flowfile_filter is None:
+                taken.append(QueuedFlowFile(flowfile, _INPUT_QUEUE))
                 continue
-            if flowfile_filter is not None:
-                verdict = flowfile_filter(flowfile)
-                if not verdict.proceed:
-                    stopped = True
-                if not verdict.accept:
-                    kept.append(flowfile)
-                    continue
-            taken.append(QueuedFlowFile(flowfile, _INPUT_QUEUE))
-        self._queue = kept
+            verdict = flowfile_filter(flowfile)
+            if verdict.accept:
+                taken.append(QueuedFlowFile(flowfile, _INPUT_QUEUE))
+            else:
+                rejected.append(flowfile)
+            if not verdict.proceed:
+                break
+        self._queue.extendleft(reversed(rejected))
         return taken
 
     def relationships(self) -> Collection[str]:
@@ -219,13 +240,13 @@ class TestRunner:
         content = self.content
         now = self.now()
         for output in commit.outputs:
-            flowfile = attrs.evolve(
-                output.flowfile, queue_date=now, queue_date_index=next(self._queue_index)
+            flowfile = output.flowfile.replace(
+                queue_date=now, queue_date_index=next(self._queue_index)
             )
             if flowfile.content is not None:
                 content.increment_claimant_count(flowfile.content.resource_claim)
             if output.relationship == SELF:
-                self._queue.append(flowfile)
+                self._put(flowfile)
                 continue
             mock = MockFlowFile(flowfile, self._read(flowfile))
             self._transfers.setdefault(output.relationship, []).append(mock)
@@ -250,7 +271,8 @@ class TestRunner:
 
     def restore(self, flowfiles: Sequence[QueuedFlowFile]) -> None:
         """Return rolled-back FlowFiles to the front of the queue, in order."""
-        self._queue[:0] = [q.flowfile for q in flowfiles]
+        for queued in reversed(flowfiles):
+            self._put(queued.flowfile, front=True)
 
     def _read(self, flowfile: FlowFile) -> bytes:
         return b"" if flowfile.content is None else self.content.read(flowfile.content)
@@ -331,10 +353,10 @@ class TestRunner:
         now = self.now()
         base = {"filename": self._mock_filename(), "path": "target", **given}
         flowfile = FlowFile.create(self.next_flowfile_id(), now, base, content=claim)
-        flowfile = attrs.evolve(flowfile, queue_date_index=next(self._queue_index))
+        flowfile = flowfile.replace(queue_date_index=next(self._queue_index))
         if claim is not None:
             self.content.increment_claimant_count(claim.resource_claim)
-        self._queue.append(flowfile)
+        self._put(flowfile)
         return MockFlowFile(flowfile, data)
 
     # --- running ----------------------------------------------------------------------------
@@ -443,31 +465,32 @@ class TestRunner:
         self._transfer_order.clear()
 
     def queue_size(self) -> int:
-        """How many FlowFiles are queued for the processor."""
-        return len(self._queue)
+        """How many FlowFiles are queued for the processor (penalized ones included)."""
+        return len(self._queue) + len(self._penalized)
 
     def assert_queue_empty(self) -> None:
         """Assert nothing is queued."""
-        if self._queue:
-            msg = f"expected the input queue to be empty but it holds {len(self._queue)} FlowFiles"
+        if self.queue_size():
+            msg = f"expected the input queue to be empty but it holds {self.queue_size()} FlowFiles"
             raise AssertionError(msg)
 
     def assert_queue_not_empty(self) -> None:
         """Assert something is queued."""
-        if not self._queue:
+        if not self.queue_size():
             msg = "expected the input queue to hold FlowFiles but it is empty"
             raise AssertionError(msg)
 
     @property
     def queued_flowfiles(self) -> list[FlowFile]:
-        """The queued FlowFiles, in order."""
-        return list(self._queue)
+        """The queued FlowFiles: ready ones in order, then penalized ones."""
+        self._release_expired_penalties()
+        return [*self._queue, *self._penalized]
 
     @property
     def penalized_flowfiles(self) -> list[FlowFile]:
         """Queued FlowFiles still under penalty."""
-        now = self.now()
-        return [f for f in self._queue if f.is_penalized(now)]
+        self._release_expired_penalties()
+        return list(self._penalized)
 
     @property
     def provenance_events(self) -> list[ProvenanceEvent]:

@@ -27,15 +27,3 @@ def test_all_is_sorted_and_resolves() -> None:
     assert list(flowcore.__all__) == sorted(flowcore.__all__, key=isort_key)
     for name in flowcore.__all__:
         assert hasattr(flowcore, name), name
-
-
-def test_errors_subclass_the_builtins_they_behave_like() -> None:
-    """flowcore errors can be caught as the builtins they resemble."""
-    from flowcore import errors
-
-    assert issubclass(errors.FlowValidationError, ValueError)
-    assert issubclass(errors.ExpressionSyntaxError, ValueError)
-    assert issubclass(errors.ProcessException, RuntimeError)
-    assert issubclass(errors.RepositoryError, OSError)
-    assert issubclass(errors.UnknownProcessorError, KeyError)
-    assert str(errors.UnknownProcessorError("no processor 'X'")) == "no processor 'X'"
