@@ -308,44 +308,24 @@ def _substring(_ctx: Any, s: Value, start: Value, end: Value = None) -> str:
     return text[begin:stop]
 
 
-def _substring_before(_ctx: Any, s: Value, sep: Value) -> str:
-    text, marker = _s(s), _s(sep)
-    if text is None:
-        return ""
-    if not marker:
-        return text
-    index = text.find(marker)
-    return text if index < 0 else text[:index]
+def _substring_around(*, last: bool, after: bool) -> Callable[[Any, Value, Value], str]:
+    """Build substringBefore, substringBeforeLast, substringAfter or substringAfterLast.
 
+    As in NiFi, a null subject gives "" and an empty or absent marker gives the whole subject.
+    """
 
-def _substring_before_last(_ctx: Any, s: Value, sep: Value) -> str:
-    text, marker = _s(s), _s(sep)
-    if text is None:
-        return ""
-    if not marker:
-        return text
-    index = text.rfind(marker)
-    return text if index < 0 else text[:index]
+    def around(_ctx: Any, s: Value, sep: Value) -> str:
+        text, marker = _s(s), _s(sep)
+        if text is None:
+            return ""
+        if not marker:
+            return text
+        index = text.rfind(marker) if last else text.find(marker)
+        if index < 0:
+            return text
+        return text[index + len(marker) :] if after else text[:index]
 
-
-def _substring_after(_ctx: Any, s: Value, sep: Value) -> str:
-    text, marker = _s(s), _s(sep)
-    if text is None:
-        return ""
-    if not marker:
-        return text
-    index = text.find(marker)
-    return text if index < 0 else text[index + len(marker) :]
-
-
-def _substring_after_last(_ctx: Any, s: Value, sep: Value) -> str:
-    text, marker = _s(s), _s(sep)
-    if text is None:
-        return ""
-    if not marker:
-        return text
-    index = text.rfind(marker)
-    return text if index < 0 else text[index + len(marker) :]
+    return around
 
 
 def _append(_ctx: Any, s: Value, v: Value) -> str:
@@ -854,10 +834,10 @@ FUNCTIONS: Mapping[str, FunctionSpec] = {
         _spec("trim", _trim),
         _spec("length", _length, result=R.WHOLE_NUMBER),
         _spec("substring", _substring, (1, 2)),
-        _spec("substringBefore", _substring_before, (1, 1)),
-        _spec("substringBeforeLast", _substring_before_last, (1, 1)),
-        _spec("substringAfter", _substring_after, (1, 1)),
-        _spec("substringAfterLast", _substring_after_last, (1, 1)),
+        _spec("substringBefore", _substring_around(last=False, after=False), (1, 1)),
+        _spec("substringBeforeLast", _substring_around(last=True, after=False), (1, 1)),
+        _spec("substringAfter", _substring_around(last=False, after=True), (1, 1)),
+        _spec("substringAfterLast", _substring_around(last=True, after=True), (1, 1)),
         _spec("append", _append, (1, 1)),
         _spec("prepend", _prepend, (1, 1)),
         _spec("replace", _replace, (2, 2)),
