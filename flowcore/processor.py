@@ -373,13 +373,17 @@ class Processor:
         )
         return f"{type(self).__name__}({args})"
 
-    def __eq__(self, other: object) -> bool:
-        if type(self) is not type(other):
-            return NotImplemented
-        assert isinstance(other, Processor)
-        return self._values == other._values and self._unknown == other._unknown
+    def same_configuration(self, other: Processor) -> bool:
+        """Whether *other* is the same processor type configured with the same values.
 
-    __hash__ = object.__hash__
+        Processors are mutable configuration holders, so they compare by identity; use this to
+        compare configurations (e.g. after a pickle round trip).
+        """
+        return (
+            type(self) is type(other)
+            and self._values == other._values
+            and self._unknown == other._unknown
+        )
 
 
 @attrs.frozen

@@ -351,8 +351,11 @@ class ProcessSession:
     def _now(self) -> int:
         return self._host.now()
 
-    def _record(self, flowfile: FlowFile, *, for_read: bool = False) -> _Record:
-        """Resolve *flowfile* to its record, enforcing NiFi's ``validateRecordState``."""
+    def _record(self, flowfile: FlowFile, *, allow_transferred: bool = False) -> _Record:
+        """Resolve *flowfile* to its record, enforcing NiFi's ``validateRecordState``.
+
+        Only provenance reporting and ``migrate`` may name a FlowFile already transferred.
+        """
         if not isinstance(flowfile, FlowFile):
             msg = f"expected a FlowFile but got {type(flowfile).__name__} {flowfile!r}"
             raise TypeError(msg)
@@ -368,7 +371,7 @@ class ProcessSession:
             problem = f"{flowfile} is not known in this session ({self.component.type})"
         elif record.removed:
             problem = f"{record.current} has already been marked for removal"
-        elif record.relationship is not None and not for_read:
+        elif record.relationship is not None and not allow_transferred:
             problem = f"{record.current} is already marked for transfer"
         if problem:
             self.rollback()
@@ -435,14 +438,14 @@ class ProcessSession:
             )
             return flowfile
         if isinstance(parent, FlowFile):
-            parent_record = self._record(parent, for_read=True)
+            parent_record = self._record(parent)
             source = parent_record.current
             inherited = {k: v for k, v in source.attributes.items() if k not in _NOT_INHERITED}
             child = self._new_flowfile(inherited, lineage_from=source)
             self._records[child.id] = _Record(child, start_ms=self._now())
             self._fork_builder(source).children.append(child.uuid)
             return child
-        parents = [self._record(p, for_read=True).current for p in parent]
+        parents = [self._record(p).current for p in parent]
         if not parents:
             return self.create()
         common = dict(parents[0].attributes)
@@ -483,7 +486,7 @@ class ProcessSession:
         Raises:
             FlowFileHandlingError: the range does not fit inside the FlowFile's content.
         """
-        record = self._record(flowfile, for_read=True)
+        record = self._record(flowfile)
         source = record.current
         partial = offset is not None or size is not None
         start = offset or 0
@@ -583,7 +586,7 @@ class ProcessSession:
         The stream covers exactly the FlowFile's bytes. While it is open the FlowFile cannot be
         modified, transferred or read again.
         """
-        record = self._record(flowfile, for_read=True)
+        record = self._record(flowfile)
         current = record.current
         if current.content is None:
             import io  # noqa: PLC0415 - only for the empty-content case
@@ -600,7 +603,7 @@ class ProcessSession:
 
     def read_bytes(self, flowfile: FlowFile) -> bytes:
         """Return the whole content (for small content; stream large content with ``read``)."""
-        record = self._record(flowfile, for_read=True)
+        record = self._record(flowfile)
         if record.current.content is None:
             return b""
         return self._host.content.read(record.current.content)
@@ -688,7 +691,7 @@ class ProcessSession:
     ) -> FlowFile:
         """Write ``header + c1 + demarcator + c2 ... + footer`` into *destination*, streaming."""
         record = self._record(destination)
-        contents = [self._record(s, for_read=True).current.content for s in sources]
+        contents = [self._record(s).current.content for s in sources]
 
         def produce(out: _WriteStream) -> None:
             if header:
@@ -853,7 +856,7 @@ class ProcessSession:
         """
         if other is self:
             return
-        records = [self._record(f, for_read=True) for f in flowfiles]
+        records = [self._record(f, allow_transferred=True) for f in flowfiles]
         moving = {r.current.uuid for r in records}
         for builder in self._forks.values():
             family = {builder.flowfile_uuid, *builder.children}
@@ -1152,7 +1155,7 @@ class ProcessSession:
         children: Sequence[str] = (),
         **fields: Any,
     ) -> None:
-        record = self._record(flowfile, for_read=True)
+        record = self._record(flowfile, allow_transferred=True)
         current = record.current
         snapshot = current if event_type in _SNAPSHOT_TYPES else None
         clean = {k: v for k, v in fields.items() if v is not None}

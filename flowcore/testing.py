@@ -26,8 +26,6 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import attrs
-
 from flowcore.errors import InvalidProcessorError
 from flowcore.flowfile import FlowFile
 from flowcore.processor import ProcessContext, Processor
@@ -60,17 +58,48 @@ def _as_bytes(expected: bytes | str | os.PathLike[str]) -> bytes:
     return Path(expected).read_bytes()
 
 
-@attrs.frozen
 class MockFlowFile:
-    """A FlowFile as the harness saw it leave (or enter), with its content captured.
+    """A FlowFile as the harness saw it leave (or enter), with access to its content.
+
+    Content is read from the harness's content repository when first asked for, so a test that
+    emits millions of FlowFiles does not hold all their bytes.
 
     Attributes:
         flowfile: the FlowFile value.
-        content: its content bytes.
     """
 
-    flowfile: FlowFile
-    content: bytes = attrs.field(repr=False)
+    __slots__ = ("_content", "_repository", "flowfile")
+
+    def __init__(
+        self,
+        flowfile: FlowFile,
+        content: bytes | None = None,
+        repository: MemoryContentRepository | None = None,
+    ) -> None:
+        self.flowfile = flowfile
+        self._content = content
+        self._repository = repository
+
+    @property
+    def content(self) -> bytes:
+        """The content bytes."""
+        if self._content is None:
+            claim = self.flowfile.content
+            if claim is None or self._repository is None:
+                return b""
+            return self._repository.read(claim)
+        return self._content
+
+    def __repr__(self) -> str:
+        return f"MockFlowFile({self.flowfile})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, MockFlowFile):
+            return self.flowfile == other.flowfile and self.content == other.content
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.flowfile)
 
     @property
     def attributes(self) -> Mapping[str, str]:
@@ -126,13 +155,6 @@ class MockFlowFile:
             value = self.flowfile.attributes[name]
             msg = f"{self.flowfile} has attribute {name!r} = {value!r}, expected it absent"
             raise AssertionError(msg)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, MockFlowFile):
-            return self.flowfile == other.flowfile and self.content == other.content
-        return NotImplemented
-
-    __hash__ = object.__hash__
 
 
 class TestRunner:
@@ -248,7 +270,7 @@ class TestRunner:
             if output.relationship == SELF:
                 self._put(flowfile)
                 continue
-            mock = MockFlowFile(flowfile, self._read(flowfile))
+            mock = MockFlowFile(flowfile, repository=content)
             self._transfers.setdefault(output.relationship, []).append(mock)
             self._transfer_order.append((output.relationship, mock))
         candidates = set()
@@ -273,9 +295,6 @@ class TestRunner:
         """Return rolled-back FlowFiles to the front of the queue, in order."""
         for queued in reversed(flowfiles):
             self._put(queued.flowfile, front=True)
-
-    def _read(self, flowfile: FlowFile) -> bytes:
-        return b"" if flowfile.content is None else self.content.read(flowfile.content)
 
     # --- configuration ----------------------------------------------------------------------
 

@@ -46,7 +46,7 @@ def test_three_spellings_configure_the_same_property() -> None:
     """Display name, internal name and snake_case keyword set the same property."""
     by_keyword = Configurable(line_split_count=1, max_bin_age=60)
     by_name = Configurable(**{"Line Split Count": "1", "Max Bin Age": "60 secs"})
-    assert by_keyword == by_name
+    assert by_keyword.same_configuration(by_name)
     assert by_keyword.configured == {"Line Split Count": "1", "Max Bin Age": "60 secs"}
     assert repr(by_keyword) == "Configurable(line_split_count='1', max_bin_age='60 secs')"
 
@@ -186,7 +186,7 @@ def test_builtin_processors_are_picklable(name: str) -> None:
     """Every built-in processor, configured, survives pickling (Spark ships processors)."""
     processor = BUILTIN_PROCESSORS[name](**{"my.attribute": "${filename:toUpper():equals('X')}"})
     copy = pickle.loads(pickle.dumps(processor))
-    assert copy == processor
+    assert copy.same_configuration(processor)
     assert copy.validate() == processor.validate()
 
 

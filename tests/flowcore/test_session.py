@@ -615,3 +615,13 @@ def test_migrate_keeps_forked_families_together(runner: TestRunner) -> None:
     source.clone(parent, 0, 1)
     with pytest.raises(FlowFileHandlingError, match="parent and all children"):
         source.migrate(session_for(runner), [parent])
+
+
+def test_transferred_flowfile_cannot_be_read_or_cloned(runner: TestRunner) -> None:
+    """As NiFi's validateRecordState: read and clone refuse a FlowFile already transferred."""
+    runner.enqueue(b"x")
+    session = session_for(runner)
+    flowfile = session.get()
+    session.transfer(flowfile, SUCCESS)
+    with pytest.raises(FlowFileHandlingError, match="already marked for transfer"):
+        session.read_bytes(flowfile)

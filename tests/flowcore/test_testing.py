@@ -179,3 +179,13 @@ def test_state_can_be_set_and_read() -> None:
     runner.set_state({"k": "v"})
     assert runner.state == {"k": "v"}
     assert runner.get_state().version == 0
+
+
+def test_outputs_read_content_on_demand() -> None:
+    """Transferred FlowFiles keep a pointer, not a copy; content is read when asked for."""
+    runner = TestRunner(Lifecycle)
+    runner.enqueue(b"lazy")
+    runner.run()
+    out = runner.flowfiles_for("success")[0]
+    assert out._content is None
+    assert out.content == b"lazy"
