@@ -23,6 +23,7 @@ Rules inherited from NiFi:
 from __future__ import annotations
 
 import enum
+import io
 import os
 import re
 import shutil
@@ -580,20 +581,31 @@ class ProcessSession:
     # --- content ----------------------------------------------------------------------------
 
     @contextmanager
-    def read(self, flowfile: FlowFile) -> Iterator[_ReadStream]:
+    def read(
+        self, flowfile: FlowFile, offset: int = 0, length: int | None = None
+    ) -> Iterator[_ReadStream]:
         """Open the FlowFile's content for reading: ``with session.read(ff) as stream: ...``.
 
-        The stream covers exactly the FlowFile's bytes. While it is open the FlowFile cannot be
-        modified, transferred or read again.
+        The stream covers exactly the FlowFile's bytes, or the *length* bytes at *offset* when
+        given (how a processor copies part of its input without reading the rest). While it is
+        open the FlowFile cannot be modified, transferred or read again.
+
+        Raises:
+            FlowFileHandlingError: the range does not lie inside the content.
         """
         record = self._record(flowfile)
         current = record.current
-        if current.content is None:
-            import io  # noqa: PLC0415 - only for the empty-content case
-
+        size = current.size - offset if length is None else length
+        if offset < 0 or size < 0 or offset + size > current.size:
+            msg = (
+                f"cannot read {size} bytes at offset {offset} of {current}: the range must lie "
+                f"inside its {current.size} bytes"
+            )
+            raise FlowFileHandlingError(msg, flowfile_uuid=current.uuid)
+        if current.content is None or size == 0:
             raw: BinaryIO = io.BytesIO(b"")
         else:
-            raw = self._host.content.open(current.content)
+            raw = self._host.content.open(current.content.slice(offset, size))
         stream = _ReadStream(self, current.id, raw)
         self._streams[current.id] = stream
         try:
@@ -653,8 +665,6 @@ class ProcessSession:
 
         def produce(out: _WriteStream) -> None:
             if current.content is None:
-                import io  # noqa: PLC0415
-
                 callback(io.BytesIO(b""), out)
                 return
             with self._host.content.open(current.content) as source:

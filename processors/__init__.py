@@ -8,11 +8,13 @@ from collections.abc import Mapping
 
 from flowcore.processor import Processor
 from processors.route_on_attribute import RouteOnAttribute
+from processors.split_text import SplitText
 from processors.update_attribute import UpdateAttribute
 
 BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
     "RouteOnAttribute": RouteOnAttribute,
+    "SplitText": SplitText,
     "UpdateAttribute": UpdateAttribute,
 }
 
-__all__ = ["BUILTIN_PROCESSORS", "RouteOnAttribute", "UpdateAttribute"]
+__all__ = ["BUILTIN_PROCESSORS", "RouteOnAttribute", "SplitText", "UpdateAttribute"]

@@ -1,0 +1,381 @@
+"""SplitText: split text into FlowFiles of at most N lines and/or N bytes, as NiFi does."""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from array import array
+from collections.abc import Iterator, Mapping
+from typing import ClassVar
+
+import attrs
+
+from flowcore import (
+    FlowFile,
+    ProcessContext,
+    Processor,
+    ProcessSession,
+    PropertyDescriptor,
+    Relationship,
+    ValidationResult,
+)
+from flowcore.lines import LineSpan, iter_lines
+from flowcore.validators import (
+    BOOLEAN_VALIDATOR,
+    DATA_SIZE_VALIDATOR,
+    NON_EMPTY_VALIDATOR,
+    NON_NEGATIVE_INTEGER_VALIDATOR,
+)
+
+__all__ = ["SplitText"]
+
+SPLIT_LINE_COUNT = "text.line.count"
+FRAGMENT_SIZE = "fragment.size"
+FRAGMENT_ID = "fragment.identifier"
+FRAGMENT_INDEX = "fragment.index"
+FRAGMENT_COUNT = "fragment.count"
+SEGMENT_ORIGINAL_FILENAME = "segment.original.filename"
+
+REL_ORIGINAL = Relationship(
+    "original",
+    "The original input file will be routed to this destination when it has been successfully "
+    "split into 1 or more files",
+)
+REL_SPLITS = Relationship(
+    "splits",
+    "The split files will be routed to this destination when an input file is successfully "
+    "split into 1 or more split files",
+)
+REL_FAILURE = Relationship(
+    "failure",
+    "If a file cannot be split for some reason, the original file will be routed to this "
+    "destination and nothing will be routed elsewhere",
+)
+
+
+class _HeaderError(Exception):
+    """The header cannot be read as configured; the input goes to failure."""
+
+
+@attrs.frozen
+class _Header:
+    length: int = 0  # bytes of all header lines
+    trimmed_length: int = 0  # minus the last header line's terminator
+    lines: int = 0
+
+
+class _Splits:
+    """Computed splits as four parallel arrays: compact even for millions of splits."""
+
+    def __init__(self) -> None:
+        self.starts = array("q")
+        self.lengths = array("q")
+        self.trimmed = array("q")
+        self.line_counts = array("q")
+
+    def add(self, start: int, length: int, trimmed: int, line_count: int) -> None:
+        self.starts.append(start)
+        self.lengths.append(length)
+        self.trimmed.append(trimmed)
+        self.line_counts.append(line_count)
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+
+class SplitText(Processor):
+    r"""Splits a text file into files of at most N lines and/or N bytes (NiFi's SplitText).
+
+    Follows NiFi's algorithm exactly, quirks included where the reference says so: lines end in
+    ``\\n``, ``\\r\\n`` or a lone ``\\r``; the header (by count or by marker) is copied into every
+    split and counts toward Maximum Fragment Size; a line too big for the limit becomes a split
+    of its own; with Remove Trailing Newlines a split holding only empty lines is not emitted
+    (with a header, the header alone is). One deliberate difference: when a Header Line Marker is
+    set but the first line does not match, NiFi drops that line; flowcore keeps it.
+
+    Content is streamed, never read whole. A split without a header is a zero-copy slice of the
+    input's content claim (a partial clone, FORK); a split with a header is written as the header
+    bytes followed by a range copied from the input.
+    """
+
+    LINE_SPLIT_COUNT = PropertyDescriptor(
+        "Line Split Count",
+        description="The number of lines that will be added to each split file, excluding header "
+        "lines. A value of zero requires Maximum Fragment Size to be set, and line count will not "
+        "be considered in determining splits.",
+        required=True,
+        validators=(NON_NEGATIVE_INTEGER_VALIDATOR,),
+    )
+    FRAGMENT_MAX_SIZE = PropertyDescriptor(
+        "Maximum Fragment Size",
+        description="The maximum size of each split file, including header lines. NOTE: in the "
+        "case where a single line exceeds this property (including headers, if applicable), that "
+        "line will be output in a split of its own which exceeds this Maximum Fragment Size "
+        "setting.",
+        required=False,
+        validators=(DATA_SIZE_VALIDATOR,),
+    )
+    HEADER_LINE_COUNT = PropertyDescriptor(
+        "Header Line Count",
+        description="The number of lines that should be considered part of the header; the "
+        "header lines will be duplicated to all split files",
+        required=True,
+        default="0",
+        validators=(NON_NEGATIVE_INTEGER_VALIDATOR,),
+    )
+    HEADER_MARKER = PropertyDescriptor(
+        "Header Line Marker Characters",
+        description="The first character(s) on the line of the datafile which signifies a header "
+        "line. This value is ignored when Header Line Count is non-zero. The first line not "
+        "containing the Header Line Marker Characters and all subsequent lines are considered non "
+        "header",
+        required=False,
+        validators=(NON_EMPTY_VALIDATOR,),
+    )
+    REMOVE_TRAILING_NEWLINES = PropertyDescriptor(
+        "Remove Trailing Newlines",
+        description="Whether to remove newlines at the end of each split file. This should be "
+        "false if you intend to merge the split files later. If this is set to 'true' and a "
+        "FlowFile is generated that contains only 'empty lines' (i.e., consists only of \\r and "
+        "\\n characters), the FlowFile will not be emitted. Note, however, that if header lines "
+        "are specified, the resultant FlowFile will never be empty as it will consist of the "
+        "header lines, so a FlowFile may be emitted that contains only the header lines.",
+        required=True,
+        default="true",
+        allowable_values=("true", "false"),
+        validators=(BOOLEAN_VALIDATOR,),
+    )
+    property_descriptors: ClassVar = (
+        LINE_SPLIT_COUNT,
+        FRAGMENT_MAX_SIZE,
+        HEADER_LINE_COUNT,
+        HEADER_MARKER,
+        REMOVE_TRAILING_NEWLINES,
+    )
+    relationships: ClassVar = (REL_ORIGINAL, REL_SPLITS, REL_FAILURE)
+    tags: ClassVar = ("split", "text")
+    reads_attributes: ClassVar[Mapping[str, str]] = {
+        "filename": "Becomes each split's segment.original.filename"
+    }
+    writes_attributes: ClassVar[Mapping[str, str]] = {
+        SPLIT_LINE_COUNT: "The number of lines of text from the original FlowFile in this split",
+        FRAGMENT_SIZE: "The number of bytes from the original FlowFile in this split",
+        FRAGMENT_ID: "All splits from the same parent FlowFile share this random identifier",
+        FRAGMENT_INDEX: "A one-up number giving the split's position among the splits",
+        FRAGMENT_COUNT: "The number of split FlowFiles generated from the parent FlowFile",
+        SEGMENT_ORIGINAL_FILENAME: "The filename of the parent FlowFile",
+    }
+
+    def custom_validate(self, values: Mapping[str, str | None]) -> list[ValidationResult]:
+        """Line Split Count 0 needs Maximum Fragment Size."""
+        count = values.get(self.LINE_SPLIT_COUNT.name)
+        if (
+            count is not None
+            and count.strip() == "0"
+            and values.get(self.FRAGMENT_MAX_SIZE.name) is None
+        ):
+            return [
+                ValidationResult(
+                    self.FRAGMENT_MAX_SIZE.display_name,
+                    None,
+                    False,
+                    "Property must be specified when Line Split Count is 0",
+                )
+            ]
+        return []
+
+    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
+        """Split one FlowFile."""
+        flowfile = session.get()
+        if flowfile is None:
+            return
+        line_split_count = context.get_property(self.LINE_SPLIT_COUNT).as_integer() or 0
+        max_size_value = context.get_property(self.FRAGMENT_MAX_SIZE).as_data_size("B")
+        max_size = int(max_size_value) if max_size_value is not None else None
+        header_count = context.get_property(self.HEADER_LINE_COUNT).as_integer() or 0
+        marker_text = context.get_property(self.HEADER_MARKER).value
+        marker = marker_text.encode("utf-8") if marker_text and header_count == 0 else None
+        remove_trailing = bool(context.get_property(self.REMOVE_TRAILING_NEWLINES).as_boolean())
+
+        try:
+            with session.read(flowfile) as stream:
+                lines = iter_lines(stream, prefix_size=len(marker) if marker else 0)
+                header, remainder, lines = _read_header(lines, header_count, marker, max_size)
+                splits = _compute_splits(lines, remainder, header, line_split_count, max_size)
+        except _HeaderError as ex:
+            context.logger.error("Unable to split %s due to %s; routing to failure", flowfile, ex)
+            session.transfer(flowfile, REL_FAILURE)
+            return
+        self._emit(session, flowfile, header, splits, remove_trailing)
+
+    def _emit(
+        self,
+        session: ProcessSession,
+        flowfile: FlowFile,
+        header: _Header,
+        splits: _Splits,
+        remove_trailing: bool,
+    ) -> None:
+        fragment_id = str(uuid.uuid4())
+        filename = flowfile.attributes.get("filename", "")
+        header_bytes = b""
+        if header.lines:
+            with session.read(flowfile, 0, header.length) as stream:
+                header_bytes = stream.read()
+        emitted: list[FlowFile] = []
+        for i in range(len(splits)):
+            start = splits.starts[i]
+            size = splits.trimmed[i] if remove_trailing else splits.lengths[i]
+            if header.lines:
+                child = session.create(flowfile)
+                if size > 0:
+                    child = session.write(
+                        child, _HeaderAndRange(session, flowfile, header_bytes, start, size)
+                    )
+                else:
+                    child = session.write(child, header_bytes[: header.trimmed_length])
+            elif size > 0:
+                child = session.clone(flowfile, start, size)
+            else:
+                continue
+            child = session.put_all_attributes(
+                child,
+                {
+                    SPLIT_LINE_COUNT: str(splits.line_counts[i]),
+                    FRAGMENT_SIZE: str(child.size),
+                    FRAGMENT_ID: fragment_id,
+                    FRAGMENT_INDEX: str(len(emitted) + 1),
+                    SEGMENT_ORIGINAL_FILENAME: filename,
+                },
+            )
+            emitted.append(child)
+        if not len(splits) and header.lines:
+            # Only header lines: one split holding the header, without fragment.count.
+            child = session.write(session.create(flowfile), header_bytes[: header.trimmed_length])
+            child = session.put_all_attributes(
+                child,
+                {
+                    SPLIT_LINE_COUNT: "0",
+                    FRAGMENT_SIZE: str(child.size),
+                    FRAGMENT_ID: fragment_id,
+                    FRAGMENT_INDEX: "1",
+                    SEGMENT_ORIGINAL_FILENAME: filename,
+                },
+            )
+            session.transfer(child, REL_SPLITS)
+            count = 1
+        else:
+            count = len(emitted)
+            for child in emitted:
+                session.transfer(
+                    session.put_attribute(child, FRAGMENT_COUNT, str(count)), REL_SPLITS
+                )
+        original = session.put_all_attributes(
+            flowfile, {FRAGMENT_ID: fragment_id, FRAGMENT_COUNT: str(count)}
+        )
+        session.transfer(original, REL_ORIGINAL)
+
+
+@attrs.frozen
+class _HeaderAndRange:
+    """Writes the header, then copies a byte range of the input (a split with a header)."""
+
+    session: ProcessSession
+    source: FlowFile
+    header: bytes
+    start: int
+    size: int
+
+    def __call__(self, out: object) -> None:
+        write = out.write  # type: ignore[attr-defined]
+        write(self.header)
+        with self.session.read(self.source, self.start, self.size) as stream:
+            while chunk := stream.read(1 << 20):
+                write(chunk)
+
+
+def _read_header(
+    lines: Iterator[LineSpan], header_count: int, marker: bytes | None, max_size: int | None
+) -> tuple[_Header, LineSpan | None, Iterator[LineSpan]]:
+    """Read the header lines (reference §1.4 step 2).
+
+    Returns the header, the line read past a marker header (carried over into the first split,
+    as NiFi does), and the lines still to split.
+    """
+    limit = max_size if max_size is not None else float("inf")
+    length = 0
+    last_crlf = 0
+    read = 0
+    if header_count > 0:
+        for line in lines:
+            if length + line.length > limit:
+                msg = f"the header exceeds the Maximum Fragment Size of {max_size} bytes"
+                raise _HeaderError(msg)
+            length += line.length
+            last_crlf = line.crlf
+            read += 1
+            if read == header_count:
+                break
+        if 0 < read < header_count:
+            msg = f"the header needs {header_count} lines but the content has only {read}"
+            raise _HeaderError(msg)
+        return _Header(length, length - last_crlf, read), None, lines
+    if marker:
+        for line in lines:
+            if not line.prefix.startswith(marker):
+                if read == 0:
+                    # NiFi drops this line and shifts every split; flowcore splits it normally.
+                    return _Header(), None, itertools.chain([line], lines)
+                return _Header(length, length - last_crlf, read), line, lines
+            if length + line.length > limit:
+                msg = f"the header exceeds the Maximum Fragment Size of {max_size} bytes"
+                raise _HeaderError(msg)
+            length += line.length
+            last_crlf = line.crlf
+            read += 1
+    return _Header(length, length - last_crlf, read), None, lines
+
+
+def _compute_splits(
+    lines: Iterator[LineSpan],
+    remainder: LineSpan | None,
+    header: _Header,
+    line_split_count: int,
+    max_size: int | None,
+) -> _Splits:
+    """Compute every split (reference §1.4 step 3), keeping NiFi's counting quirks."""
+    limit = max_size if max_size is not None else float("inf")
+    splits = _Splits()
+    position = header.length
+    while True:
+        length = count = trailing_crlf = empty_lines = last_crlf = 0
+        new_remainder = None
+        start = remainder.offset if remainder is not None else position
+        if remainder is not None:
+            length += remainder.length  # a carried-over line is not checked for emptiness
+            count += 1
+        for line in lines:
+            position = line.offset + line.length
+            last_crlf = line.crlf  # set even for a line that gets deferred (NiFi's quirk)
+            if length + line.length + header.length > limit:
+                if length == 0:
+                    length += line.length  # an oversize line becomes a split of its own
+                    count += 1
+                else:
+                    new_remainder = line
+                break
+            if line.length == line.crlf:
+                trailing_crlf += line.crlf
+                empty_lines += 1
+            elif line.length > line.crlf:
+                trailing_crlf = 0
+            length += line.length
+            count += 1
+            if 0 < line_split_count <= count:
+                break
+        if count == 0:
+            return splits
+        if length - trailing_crlf >= last_crlf:
+            trailing_crlf += last_crlf
+        splits.add(start, length, length - trailing_crlf, count - empty_lines)
+        remainder = new_remainder
