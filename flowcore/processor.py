@@ -301,6 +301,23 @@ class Processor:
         """Every supported property's effective value, by internal name."""
         return {d.name: self.effective_value(d) for d in self.descriptors()}
 
+    def active_values(self) -> dict[str, str | None]:
+        """Effective values, with every property whose dependencies are unmet set to None.
+
+        Dependencies apply transitively, as in NiFi: a property that depends on a disabled
+        property is disabled too (MergeContent's Header depends on Delimiter Strategy, which
+        depends on Merge Format).
+        """
+        active = self.effective_values()
+        changed = True
+        while changed:
+            changed = False
+            for descriptor in self.descriptors():
+                if active[descriptor.name] is not None and not descriptor.is_enabled(active):
+                    active[descriptor.name] = None
+                    changed = True
+        return active
+
     # --- validation ------------------------------------------------------------------------
 
     def validate(self) -> tuple[ValidationResult, ...]:
@@ -309,9 +326,10 @@ class Processor:
         for name, value in self._unknown.items():
             why = self.unknown_property_message(name)
             problems.append(ValidationResult(name, value, False, why))
-        values = self.effective_values()
+        effective = self.effective_values()
+        values = self.active_values()
         for descriptor in self.descriptors():
-            problems.extend(descriptor.validate(values[descriptor.name], values))
+            problems.extend(descriptor.validate(effective[descriptor.name], values))
         for name, value in self.dynamic_properties.items():
             dynamic = self.get_dynamic_property_descriptor(name)
             if dynamic is not None:

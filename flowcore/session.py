@@ -278,6 +278,9 @@ class _ReadStream:
     def readable(self) -> bool:
         return True
 
+    def seekable(self) -> bool:
+        return False
+
     def close(self) -> None:
         if not self.closed:
             self.closed = True
@@ -304,6 +307,12 @@ class _WriteStream:
 
     def writable(self) -> bool:
         return True
+
+    def seekable(self) -> bool:
+        return False
+
+    def readable(self) -> bool:
+        return False
 
     def flush(self) -> None:
         return None

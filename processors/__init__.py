@@ -7,14 +7,16 @@ per processor type, keyed by NiFi's type name.
 from collections.abc import Mapping
 
 from flowcore.processor import Processor
+from processors.merge_content import MergeContent
 from processors.route_on_attribute import RouteOnAttribute
 from processors.split_text import SplitText
 from processors.update_attribute import UpdateAttribute
 
 BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
+    "MergeContent": MergeContent,
     "RouteOnAttribute": RouteOnAttribute,
     "SplitText": SplitText,
     "UpdateAttribute": UpdateAttribute,
 }
 
-__all__ = ["BUILTIN_PROCESSORS", "RouteOnAttribute", "SplitText", "UpdateAttribute"]
+__all__ = ["BUILTIN_PROCESSORS", "MergeContent", "RouteOnAttribute", "SplitText", "UpdateAttribute"]

@@ -1,0 +1,720 @@
+"""MergeContent: merge groups of FlowFiles into bundles, by bin packing or by defragmenting."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import ClassVar
+
+from flowcore import (
+    AllowableValue,
+    BinningProcessor,
+    ExpressionLanguageScope,
+    FlowFile,
+    ProcessContext,
+    ProcessException,
+    ProcessSession,
+    PropertyDependency,
+    PropertyDescriptor,
+    Relationship,
+    ValidationResult,
+)
+from flowcore.binning import (
+    FRAGMENT_COUNT,
+    FRAGMENT_INDEX,
+    UNLIMITED,
+    Bin,
+    BinLimits,
+    BinManager,
+    InsertionStrategy,
+)
+from flowcore.errors import ExpressionEvaluationError
+from flowcore.expression import ResultType, compile_expression, contains_expression
+from flowcore.validators import (
+    ATTRIBUTE_KEY_VALIDATOR,
+    BOOLEAN_VALIDATOR,
+    DATA_SIZE_VALIDATOR,
+    NON_EMPTY_VALIDATOR,
+    POSITIVE_INTEGER_VALIDATOR,
+    create_time_period_validator,
+)
+from processors import _merge_formats as formats
+
+__all__ = ["MergeContent"]
+
+MERGE_STRATEGY_BIN_PACK = AllowableValue(
+    "Bin-Packing Algorithm",
+    "Bin-Packing Algorithm",
+    "Generates 'bins' of FlowFiles and fills each bin as full as possible. FlowFiles are placed "
+    "into a bin based on their size and optionally their attributes (if the <Correlation "
+    "Attribute> property is set)",
+)
+MERGE_STRATEGY_DEFRAGMENT = AllowableValue(
+    "Defragment",
+    "Defragment",
+    "Combines fragments that are associated by attributes back into a single cohesive FlowFile. "
+    "If using this strategy, all FlowFiles must have the attributes <fragment.identifier>, "
+    "<fragment.count>, and <fragment.index>.",
+)
+ATTRIBUTE_STRATEGY_ALL_COMMON = AllowableValue(
+    "Keep Only Common Attributes",
+    "Keep Only Common Attributes",
+    "Any attribute that is not the same on all FlowFiles in a bin will be dropped.",
+)
+ATTRIBUTE_STRATEGY_ALL_UNIQUE = AllowableValue(
+    "Keep All Unique Attributes",
+    "Keep All Unique Attributes",
+    "Any attribute that has the same value for all FlowFiles in a bin, or has no value for a "
+    "FlowFile, will be kept; conflicting values drop the attribute.",
+)
+DELIMITER_STRATEGY_NONE = "Do Not Use Delimiters"
+
+MERGE_UUID = "merge.uuid"
+MERGE_COUNT = "merge.count"
+MERGE_BIN_AGE = "merge.bin.age"
+MERGE_REASON = "merge.reason"
+FRAGMENT_ID = "fragment.identifier"
+SEGMENT_ORIGINAL_FILENAME = "segment.original.filename"
+BATCH = 1000  # FlowFiles pulled per session.get, as NiFi's BinFiles
+# A reassembled file is whole: current NiFi strips the fragment attributes from it (and from
+# FlowFiles packaged inside it).
+DEFRAGMENT_DROPPED = frozenset(
+    {FRAGMENT_ID, FRAGMENT_INDEX, FRAGMENT_COUNT, SEGMENT_ORIGINAL_FILENAME}
+)
+_INDEX = re.compile(r"\d+")
+
+REL_MERGED = Relationship("merged", "The FlowFile containing the merged content")
+REL_ORIGINAL = Relationship("original", "The FlowFiles that were used to create the bundle")
+REL_FAILURE = Relationship(
+    "failure",
+    "If the bundle cannot be created, all FlowFiles that would have been used to create the "
+    "bundle will be transferred to failure",
+)
+
+_BIN_PACK = (MERGE_STRATEGY_BIN_PACK.value,)
+
+
+def _on(name: str, *values: str) -> PropertyDependency:
+    return PropertyDependency(name, values)
+
+
+class MergeContent(BinningProcessor):
+    """Merges a group of FlowFiles into one bundle (NiFi's MergeContent).
+
+    Bin-Packing fills bins by entries and bytes, per Correlation Attribute value; Defragment
+    reassembles ``fragment.*`` pieces (from SplitText, FileSplitter ...) in ``fragment.index``
+    order. Bins hold FlowFile records only; content is streamed into the bundle, so memory stays
+    flat however large the inputs. Formats: Binary Concatenation (with header, footer and
+    demarcator), TAR, ZIP, FlowFile Stream v3 and v2, FlowFile Tar v1, Avro. The merged FlowFile
+    gets ``merge.count``, ``merge.bin.age``, ``merge.reason``, ``mime.type`` and ``filename``; each
+    original gets ``merge.uuid``; a JOIN provenance event records the bundle.
+
+    In the test harness FlowFiles wait in bins across triggers (each bin in a session of its own)
+    and go back to the queue when the processor stops, as with NiFi's mock. As in current NiFi,
+    Defragment removes ``fragment.*`` and ``segment.original.filename`` from the reassembled
+    FlowFile (its filename is taken from ``segment.original.filename`` first).
+    """
+
+    MERGE_STRATEGY = PropertyDescriptor(
+        "Merge Strategy",
+        description="Specifies the algorithm used to merge content.",
+        required=True,
+        default=MERGE_STRATEGY_BIN_PACK.value,
+        allowable_values=(MERGE_STRATEGY_BIN_PACK, MERGE_STRATEGY_DEFRAGMENT),
+    )
+    MERGE_FORMAT = PropertyDescriptor(
+        "Merge Format",
+        description="Determines the format that will be used to merge the content.",
+        required=True,
+        default=formats.FORMAT_CONCAT,
+        allowable_values=(
+            formats.FORMAT_TAR,
+            formats.FORMAT_ZIP,
+            formats.FORMAT_FLOWFILE_STREAM_V3,
+            formats.FORMAT_FLOWFILE_STREAM_V2,
+            formats.FORMAT_FLOWFILE_TAR_V1,
+            formats.FORMAT_CONCAT,
+            formats.FORMAT_AVRO,
+        ),
+    )
+    ATTRIBUTE_STRATEGY = PropertyDescriptor(
+        "Attribute Strategy",
+        description="Determines which FlowFile attributes should be added to the bundle.",
+        required=True,
+        default=ATTRIBUTE_STRATEGY_ALL_COMMON.value,
+        allowable_values=(ATTRIBUTE_STRATEGY_ALL_COMMON, ATTRIBUTE_STRATEGY_ALL_UNIQUE),
+    )
+    CORRELATION_ATTRIBUTE_NAME = PropertyDescriptor(
+        "Correlation Attribute Name",
+        description="If specified, like FlowFiles will be binned together, where 'like "
+        "FlowFiles' means FlowFiles that have the same value for this Attribute.",
+        required=False,
+        validators=(ATTRIBUTE_KEY_VALIDATOR,),
+        el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES,
+        dependencies=(_on("Merge Strategy", *_BIN_PACK),),
+    )
+    METADATA_STRATEGY = PropertyDescriptor(
+        "Metadata Strategy",
+        description="For FlowFiles whose input format supports metadata (Avro), this property "
+        "determines which metadata should be added to the bundle.",
+        required=True,
+        default=formats.METADATA_DO_NOT_MERGE,
+        allowable_values=(
+            formats.METADATA_USE_FIRST,
+            formats.METADATA_KEEP_COMMON,
+            formats.METADATA_IGNORE,
+            formats.METADATA_DO_NOT_MERGE,
+        ),
+        dependencies=(_on("Merge Format", formats.FORMAT_AVRO),),
+        aliases=("mergecontent-metadata-strategy",),
+    )
+    MIN_ENTRIES = PropertyDescriptor(
+        "Minimum Number of Entries",
+        description="The minimum number of files to include in a bundle",
+        required=True,
+        default="1",
+        validators=(POSITIVE_INTEGER_VALIDATOR,),
+        dependencies=(_on("Merge Strategy", *_BIN_PACK),),
+    )
+    MAX_ENTRIES = PropertyDescriptor(
+        "Maximum Number of Entries",
+        description="The maximum number of files to include in a bundle",
+        required=True,
+        default="1000",
+        validators=(POSITIVE_INTEGER_VALIDATOR,),
+        dependencies=(_on("Merge Strategy", *_BIN_PACK),),
+    )
+    MIN_SIZE = PropertyDescriptor(
+        "Minimum Group Size",
+        description="The minimum size for the bundle",
+        required=True,
+        default="0 B",
+        validators=(DATA_SIZE_VALIDATOR,),
+        dependencies=(_on("Merge Strategy", *_BIN_PACK),),
+    )
+    MAX_SIZE = PropertyDescriptor(
+        "Maximum Group Size",
+        description="The maximum size for the bundle. If not specified, there is no maximum.",
+        required=False,
+        validators=(DATA_SIZE_VALIDATOR,),
+        dependencies=(_on("Merge Strategy", *_BIN_PACK),),
+    )
+    BIN_TERMINATION_CHECK = PropertyDescriptor(
+        "Bin Termination Check",
+        description="An Expression Language boolean evaluated for each FlowFile; when true, the "
+        "FlowFile's bin is completed and merged",
+        required=False,
+        el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES,
+        expected_type=ResultType.BOOLEAN,
+        validators=(NON_EMPTY_VALIDATOR,),
+        dependencies=(_on("Merge Strategy", *_BIN_PACK),),
+    )
+    FLOWFILE_INSERTION_STRATEGY = PropertyDescriptor(
+        "FlowFile Insertion Strategy",
+        description="Where the FlowFile that satisfies the Bin Termination Check goes",
+        required=True,
+        default=InsertionStrategy.LAST_IN_BIN.value,
+        allowable_values=tuple(s.value for s in InsertionStrategy),
+        dependencies=(_on("Bin Termination Check"),),
+    )
+    MAX_BIN_AGE = PropertyDescriptor(
+        "Max Bin Age",
+        description="The maximum age of a Bin that will trigger a Bin to be complete. Expected "
+        "format is <duration> <time unit> where <duration> is a positive integer and time unit is "
+        "one of seconds, minutes, hours",
+        required=False,
+        validators=(create_time_period_validator("1 sec", f"{2**31 - 1} secs"),),
+    )
+    MAX_BIN_COUNT = PropertyDescriptor(
+        "Maximum Number of Bins",
+        description="Specifies the maximum number of bins that can be held in memory at any one "
+        "time",
+        required=True,
+        default="5",
+        validators=(POSITIVE_INTEGER_VALIDATOR,),
+        aliases=("Maximum number of Bins",),
+    )
+    DELIMITER_STRATEGY = PropertyDescriptor(
+        "Delimiter Strategy",
+        description="Determines if Header, Footer, and Demarcator should point to files "
+        "containing the respective content, or if the values of the properties should be used as "
+        "the content.",
+        required=True,
+        default=DELIMITER_STRATEGY_NONE,
+        allowable_values=(
+            formats.DELIMITER_FILENAME,
+            formats.DELIMITER_TEXT,
+            DELIMITER_STRATEGY_NONE,
+        ),
+        dependencies=(_on("Merge Format", formats.FORMAT_CONCAT),),
+    )
+    HEADER = PropertyDescriptor(
+        "Header",
+        description="Filename or text specifying the header to use",
+        required=False,
+        validators=(NON_EMPTY_VALIDATOR,),
+        el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES,
+        dependencies=(
+            _on("Delimiter Strategy", formats.DELIMITER_FILENAME, formats.DELIMITER_TEXT),
+        ),
+        aliases=("Header File",),
+    )
+    FOOTER = PropertyDescriptor(
+        "Footer",
+        description="Filename or text specifying the footer to use",
+        required=False,
+        validators=(NON_EMPTY_VALIDATOR,),
+        el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES,
+        dependencies=(
+            _on("Delimiter Strategy", formats.DELIMITER_FILENAME, formats.DELIMITER_TEXT),
+        ),
+        aliases=("Footer File",),
+    )
+    DEMARCATOR = PropertyDescriptor(
+        "Demarcator",
+        description="Filename or text specifying the demarcator to use; written between "
+        "contents, not after the last",
+        required=False,
+        validators=(NON_EMPTY_VALIDATOR,),
+        el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES,
+        dependencies=(
+            _on("Delimiter Strategy", formats.DELIMITER_FILENAME, formats.DELIMITER_TEXT),
+        ),
+        aliases=("Demarcator File",),
+    )
+    COMPRESSION_LEVEL = PropertyDescriptor(
+        "Compression Level",
+        description="Specifies the compression level to use when using the Zip Merge Format; if "
+        "not using the Zip Merge Format, this value is ignored",
+        required=True,
+        default="1",
+        allowable_values=tuple(str(i) for i in range(10)),
+        dependencies=(_on("Merge Format", formats.FORMAT_ZIP),),
+    )
+    KEEP_PATH = PropertyDescriptor(
+        "Keep Path",
+        description="If using the Zip or Tar Merge Format, specifies whether or not the "
+        "FlowFiles' paths should be included in their entry names.",
+        required=True,
+        default="false",
+        allowable_values=("true", "false"),
+        validators=(BOOLEAN_VALIDATOR,),
+        dependencies=(_on("Merge Format", formats.FORMAT_ZIP, formats.FORMAT_TAR),),
+    )
+    TAR_MODIFIED_TIME = PropertyDescriptor(
+        "Tar Modified Time",
+        description="If using the Tar Merge Format, specifies if the Tar entry should store the "
+        "modified timestamp either by expression (e.g. ${file.lastModifiedTime}) or static value, "
+        "both of which must match the ISO8601 format 'yyyy-MM-dd'T'HH:mm:ssZ'.",
+        required=False,
+        default="${file.lastModifiedTime}",
+        validators=(NON_EMPTY_VALIDATOR,),
+        el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES,
+        dependencies=(_on("Merge Format", formats.FORMAT_TAR),),
+    )
+
+    property_descriptors: ClassVar = (
+        MERGE_STRATEGY,
+        MERGE_FORMAT,
+        ATTRIBUTE_STRATEGY,
+        CORRELATION_ATTRIBUTE_NAME,
+        METADATA_STRATEGY,
+        MIN_ENTRIES,
+        MAX_ENTRIES,
+        MIN_SIZE,
+        MAX_SIZE,
+        BIN_TERMINATION_CHECK,
+        FLOWFILE_INSERTION_STRATEGY,
+        MAX_BIN_AGE,
+        MAX_BIN_COUNT,
+        DELIMITER_STRATEGY,
+        HEADER,
+        FOOTER,
+        DEMARCATOR,
+        COMPRESSION_LEVEL,
+        KEEP_PATH,
+        TAR_MODIFIED_TIME,
+    )
+    relationships: ClassVar = (REL_ORIGINAL, REL_MERGED, REL_FAILURE)
+    tags: ClassVar = (
+        "merge",
+        "content",
+        "correlation",
+        "tar",
+        "zip",
+        "stream",
+        "concatenation",
+        "archive",
+        "flowfile-stream",
+        "flowfile-stream-v3",
+    )
+    reads_attributes: ClassVar[Mapping[str, str]] = {
+        FRAGMENT_ID: "Defragment: FlowFiles with the same value are merged together",
+        FRAGMENT_INDEX: "Defragment: the order of the fragments (an integer)",
+        FRAGMENT_COUNT: "Defragment: how many fragments make the whole",
+        SEGMENT_ORIGINAL_FILENAME: "Becomes the merged FlowFile's filename",
+        "tar.permissions": "TAR: the entry's permissions (parsed as decimal, as NiFi does)",
+    }
+    writes_attributes: ClassVar[Mapping[str, str]] = {
+        "filename": "The merged FlowFile's name (a segment.original.filename when present)",
+        MERGE_COUNT: "The number of FlowFiles merged",
+        MERGE_BIN_AGE: "The age of the bin, in milliseconds, when it was merged",
+        MERGE_REASON: "Why the bin was merged",
+        MERGE_UUID: "On each original: the uuid of the merged FlowFile",
+        "mime.type": "The MIME type of the merged content",
+    }
+
+    def __init__(self, **properties: object) -> None:
+        super().__init__(**properties)
+        self._reset()
+
+    def _reset(self) -> None:
+        self._manager: BinManager | None = None
+        self._ready: list[Bin] = []
+        self._sessions: dict[int, ProcessSession] = {}
+
+    def __getstate__(self) -> dict[str, object]:
+        state = self.__dict__.copy()
+        state.update(_manager=None, _ready=[], _sessions={})  # bins never travel with the processor
+        return state
+
+    # --- validation -------------------------------------------------------------------------
+
+    def custom_validate(self, values: Mapping[str, str | None]) -> list[ValidationResult]:
+        """Min/max checks, and delimiter files that must exist (Filename strategy)."""
+        problems = []
+        bin_pack = values.get(self.MERGE_STRATEGY.name) == MERGE_STRATEGY_BIN_PACK.value
+        if bin_pack:
+            problems.extend(self._min_max_problems(values))
+        concat = values.get(self.MERGE_FORMAT.name) == formats.FORMAT_CONCAT
+        by_file = values.get(self.DELIMITER_STRATEGY.name) == formats.DELIMITER_FILENAME
+        if concat and by_file:
+            from pathlib import Path  # noqa: PLC0415 - only for this check
+
+            for descriptor in (self.HEADER, self.FOOTER, self.DEMARCATOR):
+                path = values.get(descriptor.name)
+                if path and not contains_expression(path) and not Path(path).is_file():
+                    problems.append(
+                        ValidationResult(
+                            descriptor.display_name, path, False, f"File {path} does not exist"
+                        )
+                    )
+        return problems
+
+    def _min_max_problems(self, values: Mapping[str, str | None]) -> list[ValidationResult]:
+        from flowcore.units import parse_data_size  # noqa: PLC0415
+
+        problems = []
+        try:
+            low_size = parse_data_size(values.get(self.MIN_SIZE.name) or "0 B")
+            high = values.get(self.MAX_SIZE.name)
+            if high is not None and parse_data_size(high) < low_size:
+                problems.append(
+                    ValidationResult(
+                        self.MAX_SIZE.display_name,
+                        high,
+                        False,
+                        "Min Size must be less than or equal to Max Size",
+                    )
+                )
+        except ValueError:
+            pass  # reported by the property's own validator
+        try:
+            low_entries = int(values.get(self.MIN_ENTRIES.name) or "1")
+            high_entries = int(values.get(self.MAX_ENTRIES.name) or "1000")
+            if high_entries < low_entries:
+                problems.append(
+                    ValidationResult(
+                        self.MIN_ENTRIES.display_name,
+                        str(low_entries),
+                        False,
+                        "Min Entries must be less than or equal to Max Entries",
+                    )
+                )
+        except ValueError:
+            pass
+        return problems
+
+    # --- configuration helpers ---------------------------------------------------------------
+
+    def _defragment(self, context: ProcessContext) -> bool:
+        return context.get_property(self.MERGE_STRATEGY).value == MERGE_STRATEGY_DEFRAGMENT.value
+
+    def _limits(self, context: ProcessContext) -> BinLimits:
+        if self._defragment(context):
+            return BinLimits(0, UNLIMITED, UNLIMITED, UNLIMITED)
+        max_size = context.get_property(self.MAX_SIZE).as_data_size("B")
+        return BinLimits(
+            min_bytes=int(context.get_property(self.MIN_SIZE).as_data_size("B") or 0),
+            max_bytes=int(max_size) if max_size is not None else UNLIMITED,
+            min_entries=context.get_property(self.MIN_ENTRIES).as_integer() or 1,
+            max_entries=context.get_property(self.MAX_ENTRIES).as_integer() or 1000,
+        )
+
+    def _max_age_ms(self, context: ProcessContext) -> int | None:
+        age = context.get_property(self.MAX_BIN_AGE).as_time_period("ms")
+        return int(age) if age is not None else None
+
+    def group_key(self, context: ProcessContext, flowfile: FlowFile) -> str | None:
+        """The bin group: the correlation attribute's value, or ``fragment.identifier``.
+
+        Raises:
+            ExpressionEvaluationError: the Correlation Attribute Name cannot be evaluated.
+        """
+        if self._defragment(context):
+            return flowfile.attributes.get(FRAGMENT_ID)
+        name = (
+            context.get_property(self.CORRELATION_ATTRIBUTE_NAME)
+            .evaluate_attribute_expressions(flowfile)
+            .value
+        )
+        return flowfile.attributes.get(name) if name else None
+
+    def _termination(
+        self, context: ProcessContext
+    ) -> tuple[Callable[[FlowFile], bool] | None, InsertionStrategy]:
+        text = context.get_property(self.BIN_TERMINATION_CHECK).value
+        if self._defragment(context) or not text:
+            return None, InsertionStrategy.LAST_IN_BIN
+        expression = compile_expression(text)
+        strategy = InsertionStrategy(context.get_property(self.FLOWFILE_INSERTION_STRATEGY).value)
+        return (lambda flowfile: expression.evaluate_boolean(flowfile, clock=context.now)), strategy
+
+    # --- triggering (NiFi's BinFiles.onTrigger) ----------------------------------------------
+
+    def on_trigger_sessions(
+        self, context: ProcessContext, session_factory: Callable[[], ProcessSession]
+    ) -> None:
+        """Bin new FlowFiles, move ready bins out, and merge them."""
+        if self._manager is None:
+            self._manager = BinManager(
+                self._limits(context), FRAGMENT_COUNT if self._defragment(context) else None
+            )
+        max_bins = context.get_property(self.MAX_BIN_COUNT).as_integer() or 5
+        binned = 0
+        skipped = self._manager.bin_count + len(self._ready) > max_bins
+        if not skipped:
+            binned = self._bin_flowfiles(context, session_factory, max_bins)
+        self._migrate(context, relaxed=binned == 0, max_bins=max_bins, could_not_bin=skipped)
+        self._process_ready(context)
+
+    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
+        """Not used: MergeContent manages its own sessions (see on_trigger_sessions)."""
+        del context, session
+
+    def _bin_flowfiles(
+        self, context: ProcessContext, session_factory: Callable[[], ProcessSession], max_bins: int
+    ) -> int:
+        assert self._manager is not None
+        terminates, strategy = self._termination(context)
+        binned = 0
+        while self._manager.bin_count <= max_bins:
+            intake = session_factory()
+            flowfiles = intake.get(BATCH)
+            if not flowfiles:
+                break
+            groups: dict[str | None, list[FlowFile]] = {}
+            for flowfile in flowfiles:
+                try:
+                    key = self.group_key(context, flowfile)
+                except ExpressionEvaluationError:
+                    context.logger.exception(
+                        "Could not determine which bin to add %s to; routing to failure", flowfile
+                    )
+                    intake.transfer(flowfile, REL_FAILURE)
+                    continue
+                groups.setdefault(key, []).append(flowfile)
+            now = context.now()
+            for key, members in groups.items():
+                for offer in self._manager.offer(key, members, now, terminates, strategy):
+                    target = self._sessions.get(offer.bin.id)
+                    if target is None:
+                        target = self._sessions[offer.bin.id] = session_factory()
+                    intake.migrate(target, [offer.flowfile])
+                    if offer.alone:
+                        self._ready.append(offer.bin)
+            intake.commit()
+            binned += len(flowfiles)
+        return binned
+
+    def _migrate(
+        self, context: ProcessContext, *, relaxed: bool, max_bins: int, could_not_bin: bool
+    ) -> None:
+        assert self._manager is not None
+        ready = self._manager.remove_ready_bins(
+            relaxed=relaxed, now_ms=context.now(), max_age_ms=self._max_age_ms(context)
+        )
+        count = self._manager.bin_count
+        if not ready and (count > max_bins or (count == max_bins and could_not_bin)):
+            oldest = self._manager.remove_oldest_bin()
+            if oldest is not None:
+                ready.append(oldest)
+        self._ready.extend(ready)
+
+    def _process_ready(self, context: ProcessContext) -> None:
+        while self._ready:
+            bin_ = self._ready.pop(0)
+            session = self._sessions.pop(bin_.id)
+            try:
+                self._process_bin(context, session, bin_)
+                session.commit()
+            except BaseException:
+                session.rollback()
+                raise
+
+    def on_stopped(self, context: ProcessContext) -> None:
+        """Purge every bin: its FlowFiles go back to the input queue (NiFi's resetState)."""
+        bins = list(self._ready)
+        if self._manager is not None:
+            bins.extend(self._manager.purge())
+        for bin_ in bins:
+            session = self._sessions.pop(bin_.id, None)
+            if session is not None:
+                session.rollback()
+        self._reset()
+
+    # --- merging one bin (NiFi's processBin) --------------------------------------------------
+
+    def _process_bin(self, context: ProcessContext, session: ProcessSession, bin_: Bin) -> None:
+        contents = list(bin_.flowfiles)
+        if self._defragment(context):
+            problem = _defragment_problem(contents)
+            if problem is not None:
+                context.logger.error(
+                    "Cannot defragment %d FlowFiles (%s); routing them to failure",
+                    len(contents),
+                    problem,
+                )
+                session.transfer(contents, REL_FAILURE)
+                return
+            contents.sort(key=lambda f: int(f.attributes[FRAGMENT_INDEX]))
+        merge_format = context.get_property(self.MERGE_FORMAT).value or formats.FORMAT_CONCAT
+        merger = formats.MERGERS[merge_format]
+        defragment = self._defragment(context)
+        options = self._options(context, drop=DEFRAGMENT_DROPPED if defragment else frozenset())
+        bundle = session.create(contents)
+        try:
+            bundle, unmerged = merger.merge(session, bundle, contents, options)
+        except ProcessException:
+            context.logger.exception(
+                "Failed to merge %d FlowFiles; routing to failure", len(contents)
+            )
+            session.remove(bundle)
+            session.transfer(contents, REL_FAILURE)
+            return
+        attributes = self._bundle_attributes(context, contents, merger, merge_format, bin_)
+        bundle = session.put_all_attributes(bundle, attributes)
+        if defragment:
+            bundle = session.remove_all_attributes(bundle, DEFRAGMENT_DROPPED)
+        for flowfile in unmerged:
+            session.transfer(session.clone(flowfile), REL_FAILURE)
+        session.transfer(bundle, REL_MERGED)
+        if context.is_auto_terminated(REL_ORIGINAL):
+            session.transfer(contents, REL_ORIGINAL)
+        else:
+            session.transfer(
+                [session.put_attribute(f, MERGE_UUID, bundle.uuid) for f in contents], REL_ORIGINAL
+            )
+
+    def _options(
+        self, context: ProcessContext, drop: frozenset[str] = frozenset()
+    ) -> formats.MergeOptions:
+        active = self.active_values()
+
+        def value(descriptor: PropertyDescriptor) -> str | None:
+            return active.get(descriptor.name)
+
+        return formats.MergeOptions(
+            delimiter_strategy=value(self.DELIMITER_STRATEGY) or DELIMITER_STRATEGY_NONE,
+            header=value(self.HEADER),
+            footer=value(self.FOOTER),
+            demarcator=value(self.DEMARCATOR),
+            keep_path=(value(self.KEEP_PATH) or "false").lower() == "true",
+            compression_level=int(value(self.COMPRESSION_LEVEL) or "1"),
+            tar_modified_time=value(self.TAR_MODIFIED_TIME),
+            metadata_strategy=value(self.METADATA_STRATEGY) or formats.METADATA_DO_NOT_MERGE,
+            now_ms=context.now(),
+            drop_attributes=drop,
+        )
+
+    def _bundle_attributes(
+        self,
+        context: ProcessContext,
+        contents: Sequence[FlowFile],
+        merger: formats.Merger,
+        merge_format: str,
+        bin_: Bin,
+    ) -> dict[str, str]:
+        strategy = context.get_property(self.ATTRIBUTE_STRATEGY).value
+        if strategy == ATTRIBUTE_STRATEGY_ALL_UNIQUE.value:
+            attributes = _all_unique_attributes(contents)
+        else:
+            attributes = _common_attributes(contents)
+        attributes.pop("uuid", None)
+        attributes["mime.type"] = merger.bundle_mime_type(contents)
+        if merge_format != formats.FORMAT_AVRO:
+            attributes["filename"] = _bundle_filename(contents, merger.suffix)
+        attributes[MERGE_COUNT] = str(len(contents))
+        attributes[MERGE_BIN_AGE] = str(max(0, context.now() - bin_.created_ms))
+        attributes[MERGE_REASON] = bin_.reason.value if bin_.reason else "UNSET"
+        return attributes
+
+
+def _common_attributes(flowfiles: Sequence[FlowFile]) -> dict[str, str]:
+    """Keep Only Common Attributes: the first's attributes that every FlowFile has equal."""
+    first = flowfiles[0].attributes
+    return {
+        key: value
+        for key, value in first.items()
+        if all(f.attributes.get(key) == value for f in flowfiles[1:])
+    }
+
+
+def _all_unique_attributes(flowfiles: Sequence[FlowFile]) -> dict[str, str]:
+    """Keep All Unique Attributes: the union, dropping keys seen with two different values."""
+    result: dict[str, str] = {}
+    conflicting: set[str] = set()
+    for flowfile in flowfiles:
+        for key, value in flowfile.attributes.items():
+            if key in conflicting:
+                continue
+            if key in result and result[key] != value:
+                conflicting.add(key)
+                del result[key]
+            else:
+                result[key] = value
+    return result
+
+
+def _bundle_filename(contents: Sequence[FlowFile], suffix: str | None) -> str:
+    if len(contents) == 1:
+        name = contents[0].attributes.get("filename", "")
+    else:
+        name = contents[0].attributes.get(SEGMENT_ORIGINAL_FILENAME) or str(time.monotonic_ns())
+    return name + (suffix or "")
+
+
+def _defragment_problem(contents: Sequence[FlowFile]) -> str | None:
+    """The first Defragment validation failure (reference §2.7), in NiFi's order."""
+    for flowfile in contents:
+        if not _INDEX.fullmatch(flowfile.attributes.get(FRAGMENT_INDEX) or ""):
+            return f"{flowfile} has no integer {FRAGMENT_INDEX}"
+    counts: set[str] = set()
+    for flowfile in contents:
+        value = flowfile.attributes.get(FRAGMENT_COUNT)
+        if value is None:
+            continue
+        if not _INDEX.fullmatch(value):
+            return f"{flowfile} has a {FRAGMENT_COUNT} that is not an integer: {value!r}"
+        counts.add(value)
+    if len(counts) > 1:
+        return f"the fragments disagree on {FRAGMENT_COUNT}: {sorted(counts)!r}"
+    if not counts:
+        return f"no fragment carries {FRAGMENT_COUNT}"
+    expected = int(counts.pop())
+    if len(contents) < expected:
+        return f"only {len(contents)} of {expected} fragments arrived"
+    if len(contents) > expected:
+        return f"{len(contents)} fragments arrived but {FRAGMENT_COUNT} is {expected}"
+    return None
