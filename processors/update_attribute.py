@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import ClassVar
+
+import attrs
 
 from flowcore import (
     AllowableValue,
@@ -16,9 +18,15 @@ from flowcore import (
     Relationship,
     ValidationResult,
 )
-from flowcore.errors import ExpressionEvaluationError
-from flowcore.expression import EvaluationContext, compile_expression
-from flowcore.expression._functions import java_regex
+from flowcore.errors import ConfigurationError, ExpressionEvaluationError
+from flowcore.expression import (
+    EvaluationContext,
+    ResultType,
+    compile_expression,
+    contains_expression,
+    java_regex,
+    validate_expression,
+)
 from flowcore.relationship import SUCCESS
 from flowcore.validators import (
     ATTRIBUTE_KEY_PROPERTY_NAME_VALIDATOR,
@@ -26,7 +34,7 @@ from flowcore.validators import (
     REGULAR_EXPRESSION_VALIDATOR,
 )
 
-__all__ = ["UpdateAttribute"]
+__all__ = ["Rule", "UpdateAttribute"]
 
 DO_NOT_STORE_STATE = AllowableValue(
     "Do not store state", "Do not store state", "Do not store state"
@@ -36,11 +44,66 @@ STORE_STATE_LOCALLY = AllowableValue(
     "Store state locally",
     "Keep stateful variables (dynamic properties' last values) in the processor's state",
 )
+DELETE_KEY = "Delete Attributes Expression"
+USE_CLONE = "USE_CLONE"
+USE_ORIGINAL = "USE_ORIGINAL"
 REL_FAILED_SET_STATE = Relationship(
     "set state fail",
     "A FlowFile goes here when the state could not be stored (only with Store state locally)",
 )
 MATCHED_RULE = "UpdateAttribute.matchedRule"
+
+
+@attrs.frozen
+class Rule:
+    """An advanced rule (NiFi's Advanced UI): when every condition is true, apply the actions.
+
+    ``Rule(name="big", conditions=["${fileSize:gt(1000)}"], actions={"size.class": "big"})``.
+    Conditions are trimmed boolean expressions; action values are expressions. An action on
+    ``Delete Attributes Expression`` overrides that property for the FlowFiles of this rule.
+
+    Attributes:
+        name: the rule's name, written as ``UpdateAttribute.matchedRule``.
+        conditions: boolean expressions that must all be true (AND).
+        actions: attribute name -> value expression.
+        comments: free text.
+    """
+
+    name: str
+    conditions: tuple[str, ...] = attrs.field(
+        default=(), converter=lambda cs: tuple(c.strip() for c in cs)
+    )
+    actions: Mapping[str, str] = attrs.field(factory=dict, converter=dict)
+    comments: str = ""
+
+    def matches(self, ctx: EvaluationContext) -> bool:
+        """Whether every condition evaluates to true against *ctx*."""
+        return all(compile_expression(c).boolean_in(ctx) for c in self.conditions)
+
+    def problems(self) -> list[ValidationResult]:
+        """What is wrong with this rule (NiFi validates the annotation data too)."""
+        subject = f"Rule {self.name!r}" if self.name.strip() else "Rule"
+        found = []
+        if not self.name.strip():
+            found.append(ValidationResult(subject, None, False, "a rule needs a non-blank name"))
+        for condition in self.conditions:
+            why = validate_expression(condition, ResultType.BOOLEAN)
+            if why is None and not contains_expression(condition):
+                why = "a condition must be an Expression Language boolean such as ${a:equals('b')}"
+            if why:
+                found.append(ValidationResult(subject, condition, False, why))
+        for attribute, value in self.actions.items():
+            if not attribute.strip():
+                found.append(
+                    ValidationResult(subject, value, False, "an action needs an attribute name")
+                )
+            if value is None:
+                found.append(ValidationResult(subject, attribute, False, "an action needs a value"))
+                continue
+            why = validate_expression(value)
+            if why:
+                found.append(ValidationResult(subject, value, False, why))
+        return found
 
 
 class UpdateAttribute(Processor):
@@ -54,6 +117,19 @@ class UpdateAttribute(Processor):
     With ``Store State`` = ``Store state locally``, each variable's latest value is kept in the
     processor's state and ``${getStateValue('name')}`` reads the state as it was at the start of
     the trigger. A FlowFile whose state cannot be stored goes to ``set state fail``.
+
+    Advanced rules (NiFi's Advanced UI) are given in Python::
+
+        UpdateAttribute(rules=[Rule(name="big", conditions=["${fileSize:gt(100)}"],
+                                    actions={"size": "big"})],
+                        flowfile_policy="USE_CLONE")
+
+    A rule matches when all its conditions are true; its actions override the dynamic properties
+    (the defaults, which apply alone when no rule matches). Under ``USE_CLONE`` (the default) the
+    first matching rule updates the incoming FlowFile and each further one a clone of it; under
+    ``USE_ORIGINAL`` one FlowFile gets every matching rule's actions in order. The matching
+    rule's name is written to ``UpdateAttribute.matchedRule``. Output order follows rule order
+    (NiFi's is unspecified).
     """
 
     DELETE_ATTRIBUTES = PropertyDescriptor(
@@ -105,6 +181,28 @@ class UpdateAttribute(Processor):
         "See additional details": "This processor may write or remove zero or more attributes",
     }
 
+    def __init__(
+        self,
+        rules: Iterable[Rule] = (),
+        flowfile_policy: str = USE_CLONE,
+        **properties: object,
+    ) -> None:
+        super().__init__(**properties)
+        self.rules: tuple[Rule, ...] = tuple(rules)
+        self.flowfile_policy = flowfile_policy
+        for rule in self.rules:
+            if not isinstance(rule, Rule):
+                msg = f"rules must be Rule values, got {type(rule).__name__} {rule!r}"
+                raise ConfigurationError(msg)
+
+    def same_configuration(self, other: Processor) -> bool:
+        """Same properties, rules and FlowFile policy."""
+        return (
+            super().same_configuration(other)
+            and isinstance(other, UpdateAttribute)
+            and (self.rules, self.flowfile_policy) == (other.rules, other.flowfile_policy)
+        )
+
     def get_dynamic_property_descriptor(self, name: str) -> PropertyDescriptor:
         """An attribute to set: the name is the attribute, the value EL (empty allowed)."""
         return PropertyDescriptor(
@@ -130,6 +228,17 @@ class UpdateAttribute(Processor):
             result = ATTRIBUTE_KEY_PROPERTY_NAME_VALIDATOR(name, name)
             if not result.valid:
                 problems.append(result)
+        if self.flowfile_policy not in (USE_CLONE, USE_ORIGINAL):
+            problems.append(
+                ValidationResult(
+                    "FlowFile Policy",
+                    self.flowfile_policy,
+                    False,
+                    f"it must be {USE_CLONE!r} or {USE_ORIGINAL!r}",
+                )
+            )
+        for rule in self.rules:
+            problems.extend(rule.problems())
         if self._stores_state() and values.get(self.STATEFUL_VARIABLES_INIT_VALUE.name) is None:
             problems.append(
                 ValidationResult(
@@ -145,8 +254,10 @@ class UpdateAttribute(Processor):
     def _initial_state(self, current: Mapping[str, str]) -> dict[str, str]:
         initial = self.effective_value(self.STATEFUL_VARIABLES_INIT_VALUE) or ""
         state = dict(current)
-        for name in self.dynamic_properties:
-            state.setdefault(name, initial)
+        names = [*self.dynamic_properties, *(a for r in self.rules for a in r.actions)]
+        for name in names:
+            if name not in (DELETE_KEY, MATCHED_RULE):
+                state.setdefault(name, initial)
         return state
 
     def on_scheduled(self, context: ProcessContext) -> None:
@@ -159,44 +270,80 @@ class UpdateAttribute(Processor):
             context.set_state(initialised)
 
     def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
-        """Update one FlowFile."""
-        flowfile = session.get()
-        if flowfile is None:
+        """Update one FlowFile (and its clones, one per further matching rule under USE_CLONE)."""
+        incoming = session.get()
+        if incoming is None:
             return
         stateful = self._stores_state()
         start_state = session.get_state() if stateful else None
         state_values = self._initial_state(start_state.values) if start_state is not None else None
+        # Conditions and values are all evaluated against the incoming FlowFile and the state
+        # as it was when the trigger started.
         ctx = EvaluationContext(
-            attributes=flowfile.attributes,
-            flowfile=flowfile,
-            state=state_values,
-            clock=context.now,
+            attributes=incoming.attributes, flowfile=incoming, state=state_values, clock=context.now
         )
         try:
-            updates = {
-                name: compile_expression(text).evaluate_in(ctx)
-                for name, text in self.dynamic_properties.items()
-            }
-            doomed = self._attributes_to_delete(ctx, flowfile.attributes)
+            plans = [
+                (self._evaluate(ctx, actions), rule_name)
+                for actions, rule_name in self._action_plans(ctx)
+            ]
+            deletions = [
+                self._attributes_to_delete(ctx, incoming.attributes, updates.pop(DELETE_KEY, None))
+                for updates, _ in plans
+            ]
         except ExpressionEvaluationError as ex:
-            msg = f"UpdateAttribute could not evaluate its properties for {flowfile}: {ex}"
-            raise ProcessException(msg, flowfile_uuid=flowfile.uuid) from ex
-        flowfile = session.put_all_attributes(flowfile, updates)
-        if doomed:
-            flowfile = session.remove_all_attributes(flowfile, doomed)
+            msg = f"UpdateAttribute could not evaluate its properties for {incoming}: {ex}"
+            raise ProcessException(msg, flowfile_uuid=incoming.uuid) from ex
+        # Clones are taken from the incoming FlowFile before any action applies.
+        targets = [incoming] + [session.clone(incoming) for _ in plans[1:]]
+        outputs = []
+        for target, (updates, rule_name), doomed in zip(targets, plans, deletions, strict=True):
+            changes = dict(updates)
+            if rule_name is not None:
+                changes[MATCHED_RULE] = rule_name
+            updated = session.put_all_attributes(target, changes)
+            if doomed:
+                updated = session.remove_all_attributes(updated, doomed)
+            outputs.append(updated)
         if stateful and state_values is not None and start_state is not None:
-            working = {**state_values, **updates}
+            working = dict(state_values)
+            for updates, _ in plans:
+                working.update(updates)
             if working != dict(start_state.values) and not session.replace_state(
                 start_state, working
             ):
-                session.transfer(flowfile, REL_FAILED_SET_STATE)
+                session.remove(outputs[1:])
+                session.transfer(outputs[0], REL_FAILED_SET_STATE)
                 return
-        session.transfer(flowfile, SUCCESS)
+        session.transfer(outputs, SUCCESS)
+
+    def _action_plans(self, ctx: EvaluationContext) -> list[tuple[dict[str, str], str | None]]:
+        """The actions for each output FlowFile, with the name of the rule that produced it."""
+        defaults = dict(self.dynamic_properties)
+        matched = [rule for rule in self.rules if rule.matches(ctx)]
+        if not matched:
+            return [(defaults, None)]
+        if self.flowfile_policy == USE_ORIGINAL:
+            actions = dict(defaults)
+            for rule in matched:
+                actions.update(rule.actions)
+            return [(actions, matched[-1].name)]
+        return [({**defaults, **rule.actions}, rule.name) for rule in matched]
+
+    @staticmethod
+    def _evaluate(ctx: EvaluationContext, actions: Mapping[str, str]) -> dict[str, str]:
+        evaluated = {}
+        for name, text in actions.items():
+            if name == DELETE_KEY:
+                evaluated[name] = text  # evaluated by _attributes_to_delete
+            else:
+                evaluated[name] = compile_expression(text).evaluate_in(ctx)
+        return evaluated
 
     def _attributes_to_delete(
-        self, ctx: EvaluationContext, incoming: Mapping[str, str]
+        self, ctx: EvaluationContext, incoming: Mapping[str, str], override: str | None = None
     ) -> list[str]:
-        text = self.effective_value(self.DELETE_ATTRIBUTES)
+        text = override if override is not None else self.effective_value(self.DELETE_ATTRIBUTES)
         if not text:
             return []
         pattern_text = compile_expression(text).evaluate_in(ctx)

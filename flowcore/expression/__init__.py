@@ -19,7 +19,7 @@ import attrs
 
 from flowcore.errors import ExpressionSyntaxError
 from flowcore.expression._evaluate import EvaluationContext, evaluate_chain
-from flowcore.expression._functions import FUNCTIONS
+from flowcore.expression._functions import FUNCTIONS, java_regex
 from flowcore.expression._nodes import Chain, ParameterRef, ResultType, Template
 from flowcore.expression._parser import parse
 from flowcore.expression._values import Value, render, to_boolean
@@ -34,6 +34,7 @@ __all__ = [
     "ResultType",
     "compile_expression",
     "contains_expression",
+    "java_regex",
     "validate_expression",
 ]
 
@@ -111,11 +112,18 @@ class Expression:
 
         Text with several parts evaluates to the concatenated string.
         """
-        ctx = _context(attributes, **kwargs)  # type: ignore[arg-type]
+        return self.value_in(_context(attributes, **kwargs))  # type: ignore[arg-type]
+
+    def value_in(self, ctx: EvaluationContext) -> Value:
+        """Like :meth:`evaluate_value`, in an existing :class:`EvaluationContext`."""
         parts = self.template.parts
         if len(parts) == 1 and isinstance(parts[0], Chain):
             return evaluate_chain(parts[0], ctx)
         return self.evaluate_in(ctx)
+
+    def boolean_in(self, ctx: EvaluationContext) -> bool:
+        """Like :meth:`evaluate_boolean`, in an existing :class:`EvaluationContext`."""
+        return to_boolean(self.value_in(ctx)) is True
 
     def evaluate_boolean(
         self, attributes: Mapping[str, str] | FlowFile | None = None, **kwargs: object

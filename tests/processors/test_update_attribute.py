@@ -140,3 +140,128 @@ def test_content_is_never_changed(content: bytes, attributes: dict[str, str]) ->
     runner.run()
     out = runner.flowfiles_for("success")[0]
     out.assert_content_equals(content)
+
+
+# --- advanced rules ----------------------------------------------------------------------------
+
+from processors.update_attribute import Rule  # noqa: E402 - grouped with the tests that use it
+
+BIG = Rule(name="big", conditions=["${size:gt(10)}"], actions={"class": "big", "tag": "B"})
+HUGE = Rule(name="huge", conditions=[" ${size:gt(100)} "], actions={"class": "huge"})
+
+
+def rules_runner(policy: str = "USE_CLONE", **properties: object) -> TestRunner:
+    return TestRunner(UpdateAttribute(rules=[BIG, HUGE], flowfile_policy=policy, **properties))
+
+
+def test_no_matching_rule_applies_defaults_only() -> None:
+    """Without a match the defaults apply alone and no matchedRule is written."""
+    runner = rules_runner(**{"class": "small"})
+    runner.enqueue(b"", {"size": "5"})
+    runner.run()
+    (out,) = runner.flowfiles_for("success")
+    out.assert_attribute_equals("class", "small")
+    out.assert_attribute_not_exists("UpdateAttribute.matchedRule")
+
+
+def test_use_clone_gives_one_flowfile_per_matching_rule() -> None:
+    """USE_CLONE: the first match updates the input, each further match a clone taken before."""
+    runner = rules_runner(**{"class": "small", "seen": "yes"})
+    queued = runner.enqueue(b"data", {"size": "500"})
+    runner.run()
+    first, second = runner.flowfiles_for("success")
+    assert first.uuid == queued.uuid
+    expected = {"class": "big", "tag": "B", "seen": "yes", "UpdateAttribute.matchedRule": "big"}
+    assert {k: first.attributes.get(k) for k in expected} == expected
+    second.assert_attribute_equals("class", "huge")
+    second.assert_attribute_equals("seen", "yes")
+    second.assert_attribute_not_exists("tag")  # cloned before big's actions applied
+    second.assert_attribute_equals("UpdateAttribute.matchedRule", "huge")
+    second.assert_content_equals("data")
+    assert [e.event_type.value for e in runner.provenance_events].count("CLONE") == 1
+
+
+def test_use_original_applies_every_match_in_order() -> None:
+    """USE_ORIGINAL: one FlowFile, later rules beat earlier ones, matchedRule is the last."""
+    runner = rules_runner("USE_ORIGINAL", **{"class": "small"})
+    runner.enqueue(b"", {"size": "500"})
+    runner.run()
+    (out,) = runner.flowfiles_for("success")
+    out.assert_attribute_equals("class", "huge")
+    out.assert_attribute_equals("tag", "B")
+    out.assert_attribute_equals("UpdateAttribute.matchedRule", "huge")
+
+
+def test_conditions_are_anded_and_values_see_the_incoming_flowfile() -> None:
+    """All conditions must hold; action values read incoming attributes, not new ones."""
+    both = Rule(
+        name="both",
+        conditions=["${a:equals('1')}", "${b:equals('2')}"],
+        actions={"a": "changed", "copy": "${a}"},
+    )
+    runner = TestRunner(UpdateAttribute(rules=[both]))
+    runner.enqueue(b"", {"a": "1", "b": "2"})
+    runner.enqueue(b"", {"a": "1", "b": "3"})
+    runner.run(2)
+    matched, unmatched = runner.flowfiles_for("success")
+    matched.assert_attribute_equals("a", "changed")
+    matched.assert_attribute_equals("copy", "1")
+    unmatched.assert_attribute_equals("a", "1")
+
+
+def test_rule_delete_expression_overrides_the_property() -> None:
+    """A rule action on Delete Attributes Expression replaces the property for its FlowFile."""
+    rule = Rule(
+        name="strip",
+        conditions=["${strip:equals('yes')}"],
+        actions={"Delete Attributes Expression": "tmp\\..*"},
+    )
+    runner = TestRunner(UpdateAttribute(rules=[rule], **{"Delete Attributes Expression": "other"}))
+    runner.enqueue(b"", {"strip": "yes", "tmp.a": "1", "other": "2"})
+    runner.run()
+    (out,) = runner.flowfiles_for("success")
+    out.assert_attribute_not_exists("tmp.a")
+    out.assert_attribute_equals("other", "2")
+
+
+def test_rule_actions_are_stateful_variables() -> None:
+    """With state, rule actions write state too (matchedRule excluded) and start initialised."""
+    counter = Rule(
+        name="count",
+        conditions=["${kind:equals('x')}"],
+        actions={"xs": "${getStateValue('xs'):plus(1)}"},
+    )
+    runner = TestRunner(
+        UpdateAttribute(
+            rules=[counter],
+            **{"Store State": "Store state locally", "Stateful Variables Initial Value": "0"},
+        )
+    )
+    for kind in ("x", "y", "x"):
+        runner.enqueue(b"", {"kind": kind})
+    runner.run(3)
+    assert runner.state == {"xs": "2"}
+
+
+def test_rule_validation() -> None:
+    """Blank names, non-boolean conditions and malformed action values are invalid."""
+    problems = UpdateAttribute(
+        rules=[
+            Rule(name=" ", conditions=["${a:equals('b')}"]),
+            Rule(name="r", conditions=["${a}"]),
+            Rule(name="s", conditions=["not an expression"]),
+            Rule(name="t", actions={"x": "${UUID(}"}),
+        ]
+    ).validate()
+    assert len(problems) == 4
+    assert not UpdateAttribute(flowfile_policy="USE_BOTH").is_valid()
+    with pytest.raises(ValueError, match="Rule values"):
+        UpdateAttribute(rules=["not a rule"])  # type: ignore[list-item]
+
+
+def test_processor_with_rules_pickles() -> None:
+    """Rules travel with the processor when Spark pickles it."""
+    import pickle
+
+    processor = UpdateAttribute(rules=[BIG, HUGE], flowfile_policy="USE_ORIGINAL", x="1")
+    assert pickle.loads(pickle.dumps(processor)).same_configuration(processor)
