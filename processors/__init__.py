@@ -7,16 +7,34 @@ per processor type, keyed by NiFi's type name.
 from collections.abc import Mapping
 
 from flowcore.processor import Processor
+from processors.generate_flowfile import GenerateFlowFile
+from processors.get_file import GetFile
+from processors.log_attribute import LogAttribute
 from processors.merge_content import MergeContent
+from processors.put_file import PutFile
 from processors.route_on_attribute import RouteOnAttribute
 from processors.split_text import SplitText
 from processors.update_attribute import UpdateAttribute
 
 BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
+    "GenerateFlowFile": GenerateFlowFile,
+    "GetFile": GetFile,
+    "LogAttribute": LogAttribute,
     "MergeContent": MergeContent,
+    "PutFile": PutFile,
     "RouteOnAttribute": RouteOnAttribute,
     "SplitText": SplitText,
     "UpdateAttribute": UpdateAttribute,
 }
 
-__all__ = ["BUILTIN_PROCESSORS", "MergeContent", "RouteOnAttribute", "SplitText", "UpdateAttribute"]
+__all__ = [
+    "BUILTIN_PROCESSORS",
+    "GenerateFlowFile",
+    "GetFile",
+    "LogAttribute",
+    "MergeContent",
+    "PutFile",
+    "RouteOnAttribute",
+    "SplitText",
+    "UpdateAttribute",
+]

@@ -1,0 +1,314 @@
+"""GetFile: pick up files from a directory, as NiFi's GetFile, with exactly-once listing."""
+
+from __future__ import annotations
+
+import grp
+import os
+import pwd
+import re
+import stat
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import ClassVar
+
+from flowcore import (
+    ExpressionLanguageScope,
+    ProcessContext,
+    ProcessSession,
+    PropertyDescriptor,
+    SourceProcessor,
+    WorkItem,
+    WorkListing,
+)
+from flowcore.relationship import SUCCESS
+from flowcore.validators import (
+    BOOLEAN_VALIDATOR,
+    DATA_SIZE_VALIDATOR,
+    NON_EMPTY_VALIDATOR,
+    POSITIVE_INTEGER_VALIDATOR,
+    REGULAR_EXPRESSION_VALIDATOR,
+    TIME_PERIOD_VALIDATOR,
+)
+
+__all__ = ["GetFile"]
+
+_DATE_FORMAT = "%Y-%m-%dT%H:%M:%S%z"  # NiFi's yyyy-MM-dd'T'HH:mm:ssZ
+
+
+def _stamp(seconds: float) -> str:
+    return time.strftime(_DATE_FORMAT, time.localtime(seconds))
+
+
+def _permissions(mode: int) -> str:
+    return stat.filemode(mode)[1:]
+
+
+def _owner(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
+def _group(gid: int) -> str:
+    try:
+        return grp.getgrgid(gid).gr_name
+    except KeyError:
+        return str(gid)
+
+
+def _fingerprint(info: os.stat_result) -> str:
+    return f"{info.st_size}:{info.st_mtime_ns}:{info.st_ino}"
+
+
+class GetFile(SourceProcessor):
+    """Creates FlowFiles from the files in a directory (NiFi's GetFile).
+
+    Each trigger lists up to Batch Size matching files (File Filter on the name, Path Filter on
+    the sub-directory, age, size and hidden-file rules) and imports them, with a RECEIVE event
+    and NiFi's file attributes. Without Keep Source File, a file is deleted only after the
+    commit that ingested it is durable.
+
+    Unlike NiFi's GetFile, the listing is remembered in the processor's state (path and a
+    fingerprint of size, mtime and inode), committed with the FlowFiles: a file is ingested
+    exactly once even with Keep Source File, and again only if it changes. A crash after the
+    commit but before the source was deleted is finished on the next listing.
+    """
+
+    DIRECTORY = PropertyDescriptor(
+        "Input Directory",
+        description="The input directory from which to pull files",
+        required=True,
+        validators=(NON_EMPTY_VALIDATOR,),
+        el_scope=ExpressionLanguageScope.ENVIRONMENT,
+    )
+    FILE_FILTER = PropertyDescriptor(
+        "File Filter",
+        description="Only files whose names match the given regular expression will be picked up",
+        required=True,
+        default=r"[^\.].*",
+        validators=(REGULAR_EXPRESSION_VALIDATOR,),
+    )
+    PATH_FILTER = PropertyDescriptor(
+        "Path Filter",
+        description="When Recurse Subdirectories is true, then only subdirectories whose path "
+        "matches the given regular expression will be scanned",
+        required=False,
+        validators=(REGULAR_EXPRESSION_VALIDATOR,),
+    )
+    BATCH_SIZE = PropertyDescriptor(
+        "Batch Size",
+        description="The maximum number of files to pull in each iteration",
+        required=True,
+        default="10",
+        validators=(POSITIVE_INTEGER_VALIDATOR,),
+    )
+    KEEP_SOURCE_FILE = PropertyDescriptor(
+        "Keep Source File",
+        description="If true, the file is not deleted after it has been copied to the Content "
+        "Repository; this causes the file to be picked up continually and is useful for testing "
+        "purposes. If not keeping original NiFi will need write permissions on the directory it is "
+        "pulling from otherwise it will ignore the file.",
+        required=True,
+        default="false",
+        allowable_values=("true", "false"),
+        validators=(BOOLEAN_VALIDATOR,),
+    )
+    RECURSE = PropertyDescriptor(
+        "Recurse Subdirectories",
+        description="Indicates whether or not to pull files from subdirectories",
+        required=True,
+        default="true",
+        allowable_values=("true", "false"),
+        validators=(BOOLEAN_VALIDATOR,),
+    )
+    POLLING_INTERVAL = PropertyDescriptor(
+        "Polling Interval",
+        description="Indicates how long to wait before performing a directory listing",
+        required=True,
+        default="0 sec",
+        validators=(TIME_PERIOD_VALIDATOR,),
+    )
+    IGNORE_HIDDEN_FILES = PropertyDescriptor(
+        "Ignore Hidden Files",
+        description="Indicates whether or not hidden files should be ignored",
+        required=True,
+        default="true",
+        allowable_values=("true", "false"),
+        validators=(BOOLEAN_VALIDATOR,),
+    )
+    MIN_AGE = PropertyDescriptor(
+        "Minimum File Age",
+        description="The minimum age that a file must be in order to be pulled; any file younger "
+        "than this amount of time (according to last modification date) will be ignored",
+        required=True,
+        default="0 sec",
+        validators=(TIME_PERIOD_VALIDATOR,),
+    )
+    MAX_AGE = PropertyDescriptor(
+        "Maximum File Age",
+        description="The maximum age that a file must be in order to be pulled; any file older "
+        "than this amount of time (according to last modification date) will be ignored",
+        required=False,
+        validators=(TIME_PERIOD_VALIDATOR,),
+    )
+    MIN_SIZE = PropertyDescriptor(
+        "Minimum File Size",
+        description="The minimum size that a file must be in order to be pulled",
+        required=True,
+        default="0 B",
+        validators=(DATA_SIZE_VALIDATOR,),
+    )
+    MAX_SIZE = PropertyDescriptor(
+        "Maximum File Size",
+        description="The maximum size that a file can be in order to be pulled",
+        required=False,
+        validators=(DATA_SIZE_VALIDATOR,),
+    )
+    property_descriptors: ClassVar = (
+        DIRECTORY,
+        FILE_FILTER,
+        PATH_FILTER,
+        BATCH_SIZE,
+        KEEP_SOURCE_FILE,
+        RECURSE,
+        POLLING_INTERVAL,
+        IGNORE_HIDDEN_FILES,
+        MIN_AGE,
+        MAX_AGE,
+        MIN_SIZE,
+        MAX_SIZE,
+    )
+    relationships: ClassVar = (SUCCESS,)
+    tags: ClassVar = ("local", "files", "filesystem", "ingest", "ingress", "get", "source", "input")
+    writes_attributes: ClassVar[Mapping[str, str]] = {
+        "filename": "The filename is set to the name of the file on disk",
+        "path": "The path is set to the relative path of the file's directory on disk",
+        "absolute.path": "The absolute path of the file's directory on disk",
+        "file.creationTime": "The date and time that the file was created",
+        "file.lastModifiedTime": "The date and time that the file was last modified",
+        "file.lastAccessTime": "The date and time that the file was last accessed",
+        "file.owner": "The owner of the file",
+        "file.group": "The group owner of the file",
+        "file.permissions": "The read/write/execute permissions of the file",
+        "file.size": "The size of the file in bytes",
+    }
+
+    def __init__(self, **properties: object) -> None:
+        super().__init__(**properties)
+        self._last_poll_ms: int | None = None
+
+    def _directory(self, context: ProcessContext) -> Path:
+        return Path(
+            context.get_property(self.DIRECTORY).evaluate_attribute_expressions().value or "."
+        )
+
+    def _candidates(
+        self, context: ProcessContext, root: Path
+    ) -> Iterator[tuple[Path, os.stat_result]]:
+        file_filter = re.compile(context.get_property(self.FILE_FILTER).value or ".*")
+        path_text = context.get_property(self.PATH_FILTER).value
+        path_filter = re.compile(path_text) if path_text else None
+        recurse = context.get_property(self.RECURSE).as_boolean()
+        ignore_hidden = context.get_property(self.IGNORE_HIDDEN_FILES).as_boolean()
+        now_s = context.now() / 1000
+        min_age = context.get_property(self.MIN_AGE).as_time_period("s") or 0
+        max_age = context.get_property(self.MAX_AGE).as_time_period("s")
+        min_size = context.get_property(self.MIN_SIZE).as_data_size("B") or 0
+        max_size = context.get_property(self.MAX_SIZE).as_data_size("B")
+        for directory, subdirs, files in os.walk(root):
+            subdirs.sort()
+            if not recurse:
+                subdirs.clear()
+            elif ignore_hidden:
+                subdirs[:] = [d for d in subdirs if not d.startswith(".")]
+            relative = os.path.relpath(directory, root)
+            relative = "" if relative == "." else relative
+            if path_filter is not None and recurse and not path_filter.fullmatch(relative):
+                continue
+            for name in sorted(files):
+                if ignore_hidden and name.startswith("."):
+                    continue
+                if not file_filter.fullmatch(name):
+                    continue
+                path = Path(directory) / name
+                try:
+                    info = path.stat()
+                except OSError:
+                    continue
+                age = now_s - info.st_mtime
+                if (min_age > 0 and age < min_age) or (max_age is not None and age > max_age):
+                    continue
+                if info.st_size < min_size or (max_size is not None and info.st_size > max_size):
+                    continue
+                if not os.access(path, os.R_OK):
+                    context.logger.warning("Cannot read %s; skipping it", path)
+                    continue
+                yield path, info
+
+    def list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
+        """List new or changed files, up to Batch Size, and the listing state after them."""
+        interval_ms = context.get_property(self.POLLING_INTERVAL).as_time_period("ms") or 0
+        now = context.now()
+        if self._last_poll_ms is not None and now - self._last_poll_ms < interval_ms:
+            return WorkListing((), state)
+        self._last_poll_ms = now
+        root = self._directory(context)
+        if not root.is_dir():
+            context.logger.error("Input Directory %s does not exist or is not a directory", root)
+            return WorkListing((), state)
+        keep = bool(context.get_property(self.KEEP_SOURCE_FILE).as_boolean())
+        batch = context.get_property(self.BATCH_SIZE).as_integer() or 10
+        items: list[WorkItem] = []
+        new_state: dict[str, str] = {}
+        for path, info in self._candidates(context, root):
+            key = str(path.resolve())
+            fingerprint = _fingerprint(info)
+            if state.get(key) == fingerprint:
+                if keep:
+                    new_state[key] = fingerprint
+                else:
+                    # Ingested by a committed run that crashed before deleting the source.
+                    path.unlink(missing_ok=True)
+                continue
+            if len(items) < batch:
+                items.append(WorkItem(key, {"root": str(root), "fingerprint": fingerprint}))
+                new_state[key] = fingerprint
+        if keep:
+            # Remember files still present; forget the ones that are gone.
+            for key, value in state.items():
+                if key not in new_state and os.path.exists(key):
+                    new_state[key] = value
+        return WorkListing(tuple(items), new_state)
+
+    def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
+        """Import one file with NiFi's attributes and a RECEIVE event."""
+        path = Path(item.key)
+        root = Path(item.payload["root"]).resolve()
+        keep = bool(context.get_property(self.KEEP_SOURCE_FILE).as_boolean())
+        try:
+            info = path.stat()
+        except FileNotFoundError:
+            context.logger.warning("%s disappeared before it could be read; skipping it", path)
+            return
+        started = time.monotonic()
+        flowfile = session.import_from(path, session.create(), keep_source=keep)
+        relative = os.path.relpath(path.parent, root)
+        relative_path = ("" if relative == "." else relative) + "/"
+        attributes = {
+            "filename": path.name,
+            "path": relative_path,
+            "absolute.path": str(path.parent) + "/",
+            "file.creationTime": _stamp(getattr(info, "st_birthtime", info.st_ctime)),
+            "file.lastModifiedTime": _stamp(info.st_mtime),
+            "file.lastAccessTime": _stamp(info.st_atime),
+            "file.owner": _owner(info.st_uid),
+            "file.group": _group(info.st_gid),
+            "file.permissions": _permissions(info.st_mode),
+            "file.size": str(info.st_size),
+        }
+        flowfile = session.put_all_attributes(flowfile, attributes)
+        elapsed_ms = int((time.monotonic() - started) * 1000)
+        session.provenance.receive(flowfile, path.as_uri(), duration_ms=elapsed_ms)
+        session.transfer(flowfile, SUCCESS)

@@ -1,0 +1,245 @@
+"""PutFile: write FlowFile content to the local file system, safely."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from datetime import datetime
+from pathlib import Path
+from typing import ClassVar
+
+from flowcore import (
+    ExpressionLanguageScope,
+    FlowFile,
+    ProcessContext,
+    Processor,
+    ProcessSession,
+    PropertyDescriptor,
+)
+from flowcore.relationship import FAILURE, SUCCESS
+from flowcore.validators import BOOLEAN_VALIDATOR, NON_EMPTY_VALIDATOR, POSITIVE_INTEGER_VALIDATOR
+
+__all__ = ["PutFile"]
+
+REPLACE = "replace"
+IGNORE = "ignore"
+FAIL = "fail"
+_OCTAL = re.compile(r"[0-7]{3,4}")
+_SYMBOLIC = re.compile(r"[r-][w-][x-][r-][w-][x-][r-][w-][x-]")
+
+
+class _Refused(Exception):
+    """The FlowFile cannot be written as configured; it goes to failure with this reason."""
+
+
+def _mode(text: str) -> int:
+    if _OCTAL.fullmatch(text):
+        return int(text, 8)
+    if _SYMBOLIC.fullmatch(text):
+        return sum(
+            bit
+            for char, bit in zip(text, (256, 128, 64, 32, 16, 8, 4, 2, 1), strict=True)
+            if char != "-"
+        )
+    msg = f"Permissions {text!r} must be octal like '750' or symbolic like 'rwxr-x---'"
+    raise _Refused(msg)
+
+
+class PutFile(Processor):
+    """Writes the contents of a FlowFile to the local file system (NiFi's PutFile).
+
+    The content is written to a hidden temporary name in the target directory and renamed into
+    place, so a crash never leaves a half-written file under the final name. A Directory or
+    filename that would escape the configured directory (``..``, an absolute filename, a symlink
+    pointing outside) sends the FlowFile to ``failure`` with the reason; the configured directory
+    is the Directory property up to its first Expression Language. Each written file gets a SEND
+    provenance event.
+    """
+
+    DIRECTORY = PropertyDescriptor(
+        "Directory",
+        description="The directory to which files should be written. You may use expression "
+        "language such as /aa/bb/${path}",
+        required=True,
+        validators=(NON_EMPTY_VALIDATOR,),
+        el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES,
+    )
+    CONFLICT_RESOLUTION = PropertyDescriptor(
+        "Conflict Resolution Strategy",
+        description="Indicates what should happen when a file with the same name already exists "
+        "in the output directory",
+        required=True,
+        default=FAIL,
+        allowable_values=(REPLACE, IGNORE, FAIL),
+    )
+    CREATE_DIRS = PropertyDescriptor(
+        "Create Missing Directories",
+        description="If true, then missing destination directories will be created. If false, "
+        "flowfiles are penalized and sent to failure.",
+        required=True,
+        default="true",
+        allowable_values=("true", "false"),
+        validators=(BOOLEAN_VALIDATOR,),
+    )
+    MAX_DESTINATION_FILES = PropertyDescriptor(
+        "Maximum File Count",
+        description="Specifies the maximum number of files that can exist in the output directory",
+        required=False,
+        validators=(POSITIVE_INTEGER_VALIDATOR,),
+    )
+    CHANGE_LAST_MODIFIED_TIME = PropertyDescriptor(
+        "Last Modified Time",
+        description="Sets the lastModifiedTime on the output file to the value of this attribute. "
+        "Format must be yyyy-MM-dd'T'HH:mm:ssZ. You may also use expression language such as "
+        "${file.lastModifiedTime}.",
+        required=False,
+        el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES,
+    )
+    CHANGE_PERMISSIONS = PropertyDescriptor(
+        "Permissions",
+        description="Sets the permissions on the output file to the value of this attribute. "
+        "Format must be either UNIX rwxrwxrwx with a - in place of denied permissions (e.g. "
+        "rw-r--r--) or an octal number (e.g. 644). You may also use expression language such as "
+        "${file.permissions}.",
+        required=False,
+        el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES,
+    )
+    CHANGE_OWNER = PropertyDescriptor(
+        "Owner",
+        description="Sets the owner on the output file to the value of this attribute. You may "
+        "also use expression language such as ${file.owner}.",
+        required=False,
+        el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES,
+    )
+    CHANGE_GROUP = PropertyDescriptor(
+        "Group",
+        description="Sets the group on the output file to the value of this attribute. You may "
+        "also use expression language such as ${file.group}.",
+        required=False,
+        el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES,
+    )
+    property_descriptors: ClassVar = (
+        DIRECTORY,
+        CONFLICT_RESOLUTION,
+        CREATE_DIRS,
+        MAX_DESTINATION_FILES,
+        CHANGE_LAST_MODIFIED_TIME,
+        CHANGE_PERMISSIONS,
+        CHANGE_OWNER,
+        CHANGE_GROUP,
+    )
+    relationships: ClassVar = (SUCCESS, FAILURE)
+    tags: ClassVar = ("put", "local", "copy", "archive", "files", "filesystem")
+    reads_attributes = {"filename": "The filename to use when writing the FlowFile to disk."}
+
+    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
+        """Write one FlowFile."""
+        flowfile = session.get()
+        if flowfile is None:
+            return
+        try:
+            target, written = self._put(context, session, flowfile)
+        except _Refused as ex:
+            context.logger.error("Cannot write %s: %s; routing to failure", flowfile, ex)
+            session.transfer(session.penalize(flowfile), FAILURE)
+            return
+        except OSError as ex:
+            context.logger.error("Failed to write %s: %s; routing to failure", flowfile, ex)
+            session.transfer(session.penalize(flowfile), FAILURE)
+            return
+        if written:
+            session.provenance.send(flowfile, target.as_uri())
+        session.transfer(flowfile, SUCCESS)
+
+    def _base(self, context: ProcessContext) -> Path:
+        configured = context.get_property(self.DIRECTORY).value or "."
+        literal = configured.split("${", 1)[0]
+        return Path(literal or ".").resolve()
+
+    def _put(
+        self, context: ProcessContext, session: ProcessSession, flowfile: FlowFile
+    ) -> tuple[Path, bool]:
+        directory_text = (
+            context.get_property(self.DIRECTORY).evaluate_attribute_expressions(flowfile).value
+            or "."
+        )
+        base = self._base(context)
+        directory = Path(directory_text)
+        filename = flowfile.attributes.get("filename", "")
+        if not filename or filename in (".", ".."):
+            msg = f"the filename {filename!r} is not a file name"
+            raise _Refused(msg)
+        if os.path.isabs(filename):
+            msg = f"the filename {filename!r} is absolute; it must stay inside {directory}"
+            raise _Refused(msg)
+        resolved_dir = directory.resolve()
+        target = (resolved_dir / filename).resolve()
+        if not (target.parent == base or base in target.parents):
+            msg = f"writing {filename!r} to {directory_text!r} would escape the directory {base}"
+            raise _Refused(msg)
+        parent = target.parent
+        if not parent.is_dir():
+            if parent.exists():
+                msg = f"{parent} exists and is not a directory"
+                raise _Refused(msg)
+            if not context.get_property(self.CREATE_DIRS).as_boolean():
+                msg = (
+                    f"the directory {parent} does not exist and Create Missing Directories is false"
+                )
+                raise _Refused(msg)
+            parent.mkdir(parents=True, exist_ok=True)
+        limit = context.get_property(self.MAX_DESTINATION_FILES).as_integer()
+        if limit is not None and sum(1 for _ in parent.iterdir()) >= limit:
+            msg = f"{parent} already holds the Maximum File Count of {limit} files"
+            raise _Refused(msg)
+        conflict = context.get_property(self.CONFLICT_RESOLUTION).value or FAIL
+        if target.exists():
+            if conflict == IGNORE:
+                context.logger.info("%s already exists; ignoring %s", target, flowfile)
+                return target, False
+            if conflict == FAIL:
+                msg = f"{target} already exists and the Conflict Resolution Strategy is 'fail'"
+                raise _Refused(msg)
+        temporary = parent / f".{target.name}.{flowfile.id}.part"
+        try:
+            with open(temporary, "wb") as out, session.read(flowfile) as stream:
+                shutil.copyfileobj(stream, out, 1 << 20)  # type: ignore[misc]
+                out.flush()
+                os.fsync(out.fileno())
+            self._apply_attributes(context, flowfile, temporary)
+            os.replace(temporary, target)  # atomic: readers see the old file or the whole new one
+        finally:
+            temporary.unlink(missing_ok=True)
+        return target, True
+
+    def _apply_attributes(self, context: ProcessContext, flowfile: FlowFile, path: Path) -> None:
+        modified = (
+            context.get_property(self.CHANGE_LAST_MODIFIED_TIME)
+            .evaluate_attribute_expressions(flowfile)
+            .value
+        )
+        if modified:
+            try:
+                moment = datetime.strptime(modified, "%Y-%m-%dT%H:%M:%S%z")
+                os.utime(path, (moment.timestamp(), moment.timestamp()))
+            except ValueError:
+                context.logger.warning("Could not set last modified time %r on %s", modified, path)
+        permissions = (
+            context.get_property(self.CHANGE_PERMISSIONS)
+            .evaluate_attribute_expressions(flowfile)
+            .value
+        )
+        if permissions:
+            os.chmod(path, _mode(permissions))
+        owner = (
+            context.get_property(self.CHANGE_OWNER).evaluate_attribute_expressions(flowfile).value
+        )
+        group = (
+            context.get_property(self.CHANGE_GROUP).evaluate_attribute_expressions(flowfile).value
+        )
+        if owner or group:
+            try:
+                shutil.chown(path, user=owner or None, group=group or None)
+            except (LookupError, PermissionError, OSError) as ex:
+                context.logger.warning("Could not set owner/group on %s: %s", path, ex)

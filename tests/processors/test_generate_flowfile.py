@@ -1,0 +1,51 @@
+"""Tests for GenerateFlowFile."""
+
+from __future__ import annotations
+
+from flowcore import ProvenanceEventType
+from flowcore.testing import TestRunner
+from processors import GenerateFlowFile
+
+
+def test_batches_of_random_data() -> None:
+    """Batch Size FlowFiles of File Size bytes; shared content unless unique; CREATE events."""
+    runner = TestRunner(GenerateFlowFile(file_size="16 B", batch_size=3))
+    runner.run()
+    contents = [f.content for f in runner.flowfiles_for("success")]
+    assert len(contents) == 3
+    assert all(len(c) == 16 for c in contents)
+    assert len(set(contents)) == 1
+    assert {e.event_type for e in runner.provenance_events} == {ProvenanceEventType.CREATE}
+    unique = TestRunner(
+        GenerateFlowFile(
+            file_size="16 B", batch_size=3, unique_flowfiles=True, data_format="Binary"
+        )
+    )
+    unique.run()
+    assert len({f.content for f in unique.flowfiles_for("success")}) == 3
+
+
+def test_custom_text_charset_attributes_and_mime_type() -> None:
+    """Custom Text (with EL) in the Character Set; dynamic properties become attributes."""
+    runner = TestRunner(
+        GenerateFlowFile(
+            custom_text="héllo ${literal('x'):toUpper()}",
+            character_set="ISO-8859-1",
+            mime_type="text/plain",
+            **{"source": "${literal('gen')}"},
+        )
+    )
+    runner.run(2)
+    outs = runner.flowfiles_for("success")
+    assert [o.content for o in outs] == ["héllo X".encode("latin-1")] * 2
+    outs[0].assert_attribute_equals("source", "gen")
+    outs[0].assert_attribute_equals("mime.type", "text/plain")
+
+
+def test_empty_by_default_and_invalid_values() -> None:
+    """The default File Size 0B gives empty FlowFiles; bad sizes and charsets are invalid."""
+    runner = TestRunner(GenerateFlowFile)
+    runner.run()
+    assert runner.flowfiles_for("success")[0].content == b""
+    assert not GenerateFlowFile(file_size="ten").is_valid()
+    assert not GenerateFlowFile(character_set="nope").is_valid()

@@ -1,0 +1,157 @@
+"""Tests for GetFile: filters, attributes, provenance, exactly-once listing, deletion."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from flowcore import ProvenanceEventType
+from flowcore.testing import TestRunner
+from processors import GetFile
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "in"
+    (root / "sub" / "deeper").mkdir(parents=True)
+    (root / "a.txt").write_text("A")
+    (root / "b.log").write_text("BB")
+    (root / ".hidden").write_text("H")
+    (root / "sub" / "c.txt").write_text("CCC")
+    (root / "sub" / "deeper" / "d.txt").write_text("DDDD")
+    return root
+
+
+def names(runner: TestRunner) -> list[str]:
+    return sorted(f.attributes["filename"] for f in runner.flowfiles_for("success"))
+
+
+def test_picks_up_files_recursively_skipping_hidden(tree: Path) -> None:
+    """By default every visible file, in every sub-directory, is picked up."""
+    runner = TestRunner(GetFile(input_directory=str(tree), keep_source_file=True))
+    runner.run()
+    assert names(runner) == ["a.txt", "b.log", "c.txt", "d.txt"]
+
+
+def test_attributes_and_receive_events(tree: Path) -> None:
+    """Files carry NiFi's attributes and a RECEIVE event with a file: URI."""
+    runner = TestRunner(
+        GetFile(input_directory=str(tree), keep_source_file=True, file_filter=r"c\.txt")
+    )
+    runner.run()
+    (out,) = runner.flowfiles_for("success")
+    out.assert_content_equals("CCC")
+    out.assert_attribute_equals("path", "sub/")
+    out.assert_attribute_equals("absolute.path", str(tree / "sub") + "/")
+    out.assert_attribute_equals("file.size", "3")
+    out.assert_attribute_equals("file.permissions", "rw-r--r--")
+    for key in (
+        "file.owner",
+        "file.group",
+        "file.lastModifiedTime",
+        "file.creationTime",
+        "file.lastAccessTime",
+    ):
+        out.assert_attribute_exists(key)
+    (event,) = runner.provenance_events
+    assert event.event_type is ProvenanceEventType.RECEIVE
+    assert event.transit_uri == (tree / "sub" / "c.txt").as_uri()
+    top = TestRunner(
+        GetFile(input_directory=str(tree), keep_source_file=True, file_filter=r"a\.txt")
+    )
+    top.run()
+    top.flowfiles_for("success")[0].assert_attribute_equals("path", "/")
+
+
+def test_filters(tree: Path) -> None:
+    """File Filter, Path Filter, recursion, hidden files and size limits select files."""
+    cases = [
+        ({"file_filter": r".*\.txt"}, ["a.txt", "c.txt", "d.txt"]),
+        ({"recurse_subdirectories": False}, ["a.txt", "b.log"]),
+        ({"path_filter": r"sub.*"}, ["c.txt", "d.txt"]),
+        (
+            {"ignore_hidden_files": False, "file_filter": ".*"},
+            [".hidden", "a.txt", "b.log", "c.txt", "d.txt"],
+        ),
+        ({"minimum_file_size": "2 B", "maximum_file_size": "3 B"}, ["b.log", "c.txt"]),
+        ({"minimum_file_age": "1 hour"}, []),
+    ]
+    for properties, expected in cases:
+        runner = TestRunner(GetFile(input_directory=str(tree), keep_source_file=True, **properties))
+        runner.run()
+        assert names(runner) == expected, properties
+
+
+def test_maximum_age(tree: Path) -> None:
+    """Files older than Maximum File Age are skipped."""
+    old = tree / "a.txt"
+    os.utime(old, (0, 0))
+    runner = TestRunner(
+        GetFile(input_directory=str(tree), keep_source_file=True, maximum_file_age="1 day")
+    )
+    runner.run()
+    assert "a.txt" not in names(runner)
+
+
+def test_batch_size_and_exactly_once_listing(tree: Path) -> None:
+    """Batch Size caps each trigger; the listing state never repeats a file, even when kept."""
+    runner = TestRunner(GetFile(input_directory=str(tree), keep_source_file=True, batch_size=3))
+    runner.run(1, stop_on_finish=False)
+    assert len(runner.flowfiles_for("success")) == 3
+    runner.run(3)
+    assert names(runner) == ["a.txt", "b.log", "c.txt", "d.txt"]
+    assert len(runner.state) == 4
+
+
+def test_changed_file_is_picked_up_again(tree: Path) -> None:
+    """A kept file that changes (size or mtime) is ingested again."""
+    runner = TestRunner(
+        GetFile(input_directory=str(tree), keep_source_file=True, file_filter=r"a\.txt")
+    )
+    runner.run()
+    (tree / "a.txt").write_text("AAAA")
+    runner.run()
+    assert [f.content for f in runner.flowfiles_for("success")] == [b"A", b"AAAA"]
+
+
+def test_source_is_deleted_only_after_commit(tree: Path) -> None:
+    """Without Keep Source File the file disappears once its FlowFile is committed."""
+    runner = TestRunner(GetFile(input_directory=str(tree), file_filter=r"a\.txt"))
+    runner.run()
+    assert not (tree / "a.txt").exists()
+    runner.flowfiles_for("success")[0].assert_content_equals("A")
+
+
+def test_leftover_of_a_crash_is_cleaned_not_duplicated(tree: Path) -> None:
+    """A file already recorded as ingested (crash before delete) is deleted, not re-ingested."""
+    runner = TestRunner(GetFile(input_directory=str(tree), file_filter=r"a\.txt"))
+    info = (tree / "a.txt").stat()
+    runner.set_state(
+        {str((tree / "a.txt").resolve()): f"{info.st_size}:{info.st_mtime_ns}:{info.st_ino}"}
+    )
+    runner.run()
+    assert runner.flowfiles_for("success") == []
+    assert not (tree / "a.txt").exists()
+
+
+def test_missing_directory_is_an_error_not_a_crash(tmp_path: Path) -> None:
+    """A missing Input Directory yields nothing and is logged."""
+    runner = TestRunner(GetFile(input_directory=str(tmp_path / "nope")))
+    runner.run()
+    assert runner.flowfiles_for("success") == []
+
+
+def test_polling_interval(tree: Path) -> None:
+    """Listings happen at most once per Polling Interval (on the harness clock)."""
+    runner = TestRunner(
+        GetFile(
+            input_directory=str(tree), keep_source_file=True, batch_size=1, polling_interval="1 min"
+        )
+    )
+    runner.run(3, stop_on_finish=False)
+    assert len(runner.flowfiles_for("success")) == 1
+    runner.advance_time(61)
+    runner.run()
+    assert len(runner.flowfiles_for("success")) == 2

@@ -1,0 +1,146 @@
+"""Tests for PutFile: writing, conflicts, limits, attributes, escapes, GetFile round trips."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from flowcore import ProvenanceEventType
+from flowcore.testing import TestRunner
+from processors import GetFile, PutFile
+
+
+def put(
+    directory: Path,
+    content: bytes = b"data",
+    attributes: dict[str, str] | None = None,
+    **properties: object,
+) -> TestRunner:
+    runner = TestRunner(PutFile(directory=str(directory), **properties))
+    runner.enqueue(content, {"filename": "out.txt", **(attributes or {})})
+    runner.run()
+    return runner
+
+
+def test_writes_file_and_reports_send(tmp_path: Path) -> None:
+    """The content lands under its filename, with a SEND event and no temporary file left."""
+    runner = put(tmp_path / "new" / "dir")
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert (tmp_path / "new" / "dir" / "out.txt").read_bytes() == b"data"
+    assert [p.name for p in (tmp_path / "new" / "dir").iterdir()] == ["out.txt"]
+    (event,) = runner.provenance_events
+    assert event.event_type is ProvenanceEventType.SEND
+    assert event.transit_uri == (tmp_path / "new" / "dir" / "out.txt").as_uri()
+
+
+def test_missing_directory_without_create_fails(tmp_path: Path) -> None:
+    """With Create Missing Directories false, a missing directory routes to failure, penalized."""
+    runner = put(tmp_path / "missing", create_missing_directories=False)
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    assert runner.flowfiles_for("failure")[0].flowfile.penalty_expiration > 0
+
+
+def test_conflict_strategies(tmp_path: Path) -> None:
+    """replace overwrites, ignore leaves the file and succeeds, fail routes to failure."""
+    (tmp_path / "out.txt").write_bytes(b"old")
+    put(tmp_path, b"new", conflict_resolution_strategy="ignore").assert_all_flowfiles_transferred(
+        "success", 1
+    )
+    assert (tmp_path / "out.txt").read_bytes() == b"old"
+    put(tmp_path, b"new", conflict_resolution_strategy="fail").assert_all_flowfiles_transferred(
+        "failure", 1
+    )
+    put(tmp_path, b"new", conflict_resolution_strategy="replace").assert_all_flowfiles_transferred(
+        "success", 1
+    )
+    assert (tmp_path / "out.txt").read_bytes() == b"new"
+
+
+def test_maximum_file_count(tmp_path: Path) -> None:
+    """A directory already holding Maximum File Count files refuses more."""
+    (tmp_path / "one").write_text("1")
+    put(tmp_path, maximum_file_count=1).assert_all_flowfiles_transferred("failure", 1)
+
+
+def test_permissions_and_last_modified_time(tmp_path: Path) -> None:
+    """Permissions (octal or symbolic) and Last Modified Time are applied to the file."""
+    put(tmp_path, permissions="rw-r-----", last_modified_time="2024-01-01T00:00:00+0000")
+    written = (tmp_path / "out.txt").stat()
+    assert stat.S_IMODE(written.st_mode) == 0o640
+    assert int(written.st_mtime) == 1704067200
+    put(tmp_path / "b", permissions="600")
+    assert stat.S_IMODE((tmp_path / "b" / "out.txt").stat().st_mode) == 0o600
+    put(tmp_path / "c", permissions="nonsense").assert_all_flowfiles_transferred("failure", 1)
+
+
+def test_escapes_go_to_failure(tmp_path: Path) -> None:
+    """'..' in the filename or directory, absolute filenames and symlinks out are refused."""
+    base = tmp_path / "base"
+    base.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (base / "link").symlink_to(outside)
+    for attributes, directory in (
+        ({"filename": "../escape.txt"}, str(base)),
+        ({"filename": "/etc/passwd"}, str(base)),
+        ({"filename": "x.txt", "sub": "../../outside"}, str(base) + "/${sub}"),
+        ({"filename": "link/x.txt"}, str(base)),
+    ):
+        runner = TestRunner(PutFile(directory=directory))
+        runner.enqueue(b"nope", attributes)
+        runner.run()
+        runner.assert_all_flowfiles_transferred("failure", 1)
+    assert list(outside.iterdir()) == []
+    assert not (tmp_path / "escape.txt").exists()
+
+
+def test_directory_expression_inside_base(tmp_path: Path) -> None:
+    """EL in Directory may create sub-directories under the configured base."""
+    runner = TestRunner(PutFile(directory=str(tmp_path) + "/${kind}"))
+    runner.enqueue(b"x", {"filename": "f", "kind": "logs/2024"})
+    runner.run()
+    assert (tmp_path / "logs" / "2024" / "f").read_bytes() == b"x"
+
+
+file_names = st.from_regex(r"[a-z0-9][a-z0-9_\-]{0,7}(\.[a-z]{1,3})?", fullmatch=True)
+trees = st.dictionaries(
+    st.tuples(
+        st.lists(st.from_regex(r"[a-z]{1,5}", fullmatch=True), max_size=2).map(tuple), file_names
+    ),
+    st.binary(max_size=64),
+    min_size=1,
+    max_size=8,
+)
+
+
+@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(trees)
+def test_getfile_then_putfile_round_trips_random_trees(tmp_path_factory, files: dict) -> None:  # type: ignore[no-untyped-def]
+    """Any tree of files read by GetFile and written by PutFile to ${path} comes out identical."""
+    root = tmp_path_factory.mktemp("round")
+    source, target = root / "in", root / "out"
+    expected = {}
+    for (dirs, name), data in files.items():
+        relative = Path(*dirs, name)
+        if any(
+            str(relative).startswith(str(other) + os.sep)
+            or str(other).startswith(str(relative) + os.sep)
+            for other in expected
+        ):
+            continue  # a name used both as a file and as a directory
+        (source / relative).parent.mkdir(parents=True, exist_ok=True)
+        (source / relative).write_bytes(data)
+        expected[relative] = data
+    getter = TestRunner(GetFile(input_directory=str(source), batch_size=100))
+    getter.run()
+    putter = TestRunner(PutFile(directory=str(target) + "/${path}"))
+    for flowfile in getter.flowfiles_for("success"):
+        putter.enqueue(flowfile.content, dict(flowfile.attributes))
+    putter.run(len(expected))
+    putter.assert_all_flowfiles_transferred("success", len(expected))
+    written = {p.relative_to(target): p.read_bytes() for p in target.rglob("*") if p.is_file()}
+    assert written == expected
