@@ -57,6 +57,7 @@ __all__ = [
     "SessionCommit",
     "SessionHost",
     "SessionOutput",
+    "SessionSpill",
     "StateMap",
 ]
 
@@ -152,6 +153,21 @@ class SessionOutput:
 
 
 @attrs.frozen
+class SessionSpill:
+    """Finished FlowFiles handed to the host before commit (see :meth:`ProcessSession.spill`).
+
+    Attributes:
+        outputs: FlowFiles to enqueue when the session commits.
+        removed: FlowFiles that ended here (auto-terminated).
+        events: their provenance events.
+    """
+
+    outputs: tuple[SessionOutput, ...]
+    removed: tuple[FlowFile, ...]
+    events: tuple[ProvenanceEvent, ...]
+
+
+@attrs.frozen
 class SessionCommit:
     """Everything one session commit changes, handed to the host to make durable.
 
@@ -219,6 +235,9 @@ class SessionHost(Protocol):
         """Put FlowFiles back on their queues after a rollback."""
         ...
 
+    # Optional, for bounded memory: ``spill_threshold`` (int or None), ``spill(batch)`` storing a
+    # SessionSpill uncommitted until ``apply_commit``, and ``discard_spilled()`` on rollback.
+
 
 @attrs.define
 class _Record:
@@ -285,7 +304,7 @@ class _ReadStream:
         if not self.closed:
             self.closed = True
             self._stream.close()
-            self._session._streams.pop(self._id, None)
+            self._session._close_reader(self._id, self)
 
     def __enter__(self) -> _ReadStream:
         return self
@@ -336,7 +355,11 @@ class ProcessSession:
     def __init__(self, host: SessionHost) -> None:
         self._host = host
         self._records: dict[int, _Record] = {}
-        self._streams: dict[int, object] = {}
+        self._readers: dict[int, list[_ReadStream]] = {}  # shared: reads may overlap
+        self._writers: dict[int, ContentOutputStream] = {}  # exclusive
+        self._spilled = False
+        self._spilled_claims: set[ContentClaim] = set()
+        self._finished = 0  # FlowFiles created and transferred since the last spill
         self._forks: dict[str, _PendingEvent] = {}
         self._generated: list[_PendingEvent] = []  # JOIN, CLONE, DROP
         self._reported: list[_PendingEvent] = []
@@ -361,18 +384,22 @@ class ProcessSession:
     def _now(self) -> int:
         return self._host.now()
 
-    def _record(self, flowfile: FlowFile, *, allow_transferred: bool = False) -> _Record:
+    def _record(
+        self, flowfile: FlowFile, *, allow_transferred: bool = False, reading: bool = False
+    ) -> _Record:
         """Resolve *flowfile* to its record, enforcing NiFi's ``validateRecordState``.
 
-        Only provenance reporting and ``migrate`` may name a FlowFile already transferred.
+        Only provenance reporting and ``migrate`` may name a FlowFile already transferred. A
+        FlowFile being read may be read again or cloned (*reading*), never changed; one being
+        written may not be touched at all.
         """
         if not isinstance(flowfile, FlowFile):
             msg = f"expected a FlowFile but got {type(flowfile).__name__} {flowfile!r}"
             raise TypeError(msg)
-        if flowfile.id in self._streams:
+        if flowfile.id in self._writers or (flowfile.id in self._readers and not reading):
             msg = (
                 f"{flowfile} is being read or written by an open stream; close it "
-                "(leave its 'with' block) before using the FlowFile again"
+                "(leave its 'with' block) before changing the FlowFile"
             )
             raise FlowFileAccessError(msg, flowfile_uuid=flowfile.uuid)
         record = self._records.get(flowfile.id)
@@ -388,6 +415,13 @@ class ProcessSession:
             raise FlowFileHandlingError(problem, flowfile_uuid=flowfile.uuid)
         assert record is not None
         return record
+
+    def _close_reader(self, flowfile_id: int, stream: _ReadStream) -> None:
+        streams = self._readers.get(flowfile_id, [])
+        if stream in streams:
+            streams.remove(stream)
+        if not streams:
+            self._readers.pop(flowfile_id, None)
 
     def _writer_for_session(self) -> ContentWriter:
         if self._writer is None:
@@ -448,14 +482,14 @@ class ProcessSession:
             )
             return flowfile
         if isinstance(parent, FlowFile):
-            parent_record = self._record(parent)
+            parent_record = self._record(parent, reading=True)
             source = parent_record.current
             inherited = {k: v for k, v in source.attributes.items() if k not in _NOT_INHERITED}
             child = self._new_flowfile(inherited, lineage_from=source)
             self._records[child.id] = _Record(child, start_ms=self._now())
             self._fork_builder(source).children.append(child.uuid)
             return child
-        parents = [self._record(p).current for p in parent]
+        parents = [self._record(p, reading=True).current for p in parent]
         if not parents:
             return self.create()
         common = dict(parents[0].attributes)
@@ -496,7 +530,7 @@ class ProcessSession:
         Raises:
             FlowFileHandlingError: the range does not fit inside the FlowFile's content.
         """
-        record = self._record(flowfile)
+        record = self._record(flowfile, reading=True)
         source = record.current
         partial = offset is not None or size is not None
         start = offset or 0
@@ -602,7 +636,7 @@ class ProcessSession:
         Raises:
             FlowFileHandlingError: the range does not lie inside the content.
         """
-        record = self._record(flowfile)
+        record = self._record(flowfile, reading=True)
         current = record.current
         size = current.size - offset if length is None else length
         if offset < 0 or size < 0 or offset + size > current.size:
@@ -616,7 +650,7 @@ class ProcessSession:
         else:
             raw = self._host.content.open(current.content.slice(offset, size))
         stream = _ReadStream(self, current.id, raw)
-        self._streams[current.id] = stream
+        self._readers.setdefault(current.id, []).append(stream)
         try:
             yield stream
         finally:
@@ -624,7 +658,7 @@ class ProcessSession:
 
     def read_bytes(self, flowfile: FlowFile) -> bytes:
         """Return the whole content (for small content; stream large content with ``read``)."""
-        record = self._record(flowfile)
+        record = self._record(flowfile, reading=True)
         if record.current.content is None:
             return b""
         return self._host.content.read(record.current.content)
@@ -637,7 +671,7 @@ class ProcessSession:
         self, flowfile_id: int, produce: Callable[[_WriteStream], object]
     ) -> ContentClaim | None:
         target = self._writer_for_session().open_stream()
-        self._streams[flowfile_id] = target
+        self._writers[flowfile_id] = target
         try:
             produce(_WriteStream(target))
         except BaseException:
@@ -646,7 +680,7 @@ class ProcessSession:
                 self._written.append(claim)
             raise
         finally:
-            self._streams.pop(flowfile_id, None)
+            self._writers.pop(flowfile_id, None)
         claim = target.close()
         if claim is not None:
             self._written.append(claim)
@@ -710,7 +744,7 @@ class ProcessSession:
     ) -> FlowFile:
         """Write ``header + c1 + demarcator + c2 ... + footer`` into *destination*, streaming."""
         record = self._record(destination)
-        contents = [self._record(s).current.content for s in sources]
+        contents = [self._record(s, reading=True).current.content for s in sources]
 
         def produce(out: _WriteStream) -> None:
             if header:
@@ -787,6 +821,9 @@ class ProcessSession:
                 )
                 raise FlowFileHandlingError(msg, flowfile_uuid=flowfile.uuid)
             record.relationship = name
+            if record.created and name != SELF:
+                self._finished += 1
+        self._maybe_spill()
 
     def remove(self, flowfiles: FlowFile | Iterable[FlowFile]) -> None:
         """End FlowFiles here.
@@ -909,7 +946,7 @@ class ProcessSession:
     # --- commit and rollback -----------------------------------------------------------------
 
     def _check_commit(self) -> None:
-        if self._streams:
+        if self._readers or self._writers:
             msg = "Cannot commit session while a FlowFile stream is open; close it first"
             raise FlowFileAccessError(msg)
         for record in self._records.values():
@@ -948,11 +985,37 @@ class ProcessSession:
             self.rollback()
             raise
         now = self._now()
+        outputs, removed, auto_drops, fan_out_clones = self._route(self._records.values(), now)
+        events = self._build_events(now, auto_drops, fan_out_clones)
+        referenced = {o.flowfile.content for o in outputs if o.flowfile.content is not None}
+        referenced |= self._spilled_claims
+        result = SessionCommit(
+            consumed=tuple(
+                QueuedFlowFile(r.original, r.queue_id)
+                for r in self._records.values()
+                if r.original is not None and r.queue_id is not None
+            ),
+            outputs=tuple(outputs),
+            removed=tuple(removed),
+            events=tuple(events),
+            state=self._state,
+            counters=dict(self._counters),
+            transient_claims=tuple(c for c in self._written if c not in referenced),
+            delete_on_commit=tuple(self._delete_on_commit),
+        )
+        self._host.apply_commit(result)
+        self._reset()
+        return result
+
+    def _route(
+        self, records: Iterable[_Record], now: int
+    ) -> tuple[list[SessionOutput], list[FlowFile], list[_PendingEvent], list[_PendingEvent]]:
+        """Where each record goes: outputs (with fan-out clones), removals, and their events."""
         outputs: list[SessionOutput] = []
         removed: list[FlowFile] = []
         auto_drops: list[_PendingEvent] = []
         fan_out_clones: list[_PendingEvent] = []
-        for record in self._records.values():
+        for record in records:
             current = record.current
             if record.removed:
                 removed.append(current)
@@ -994,25 +1057,85 @@ class ProcessSession:
                     )
                 )
             outputs.append(SessionOutput(current, name, count - 1))
-        events = self._build_events(now, auto_drops, fan_out_clones)
-        referenced = {o.flowfile.content for o in outputs if o.flowfile.content is not None}
-        result = SessionCommit(
-            consumed=tuple(
-                QueuedFlowFile(r.original, r.queue_id)
-                for r in self._records.values()
-                if r.original is not None and r.queue_id is not None
-            ),
-            outputs=tuple(outputs),
-            removed=tuple(removed),
-            events=tuple(events),
-            state=self._state,
-            counters=dict(self._counters),
-            transient_claims=tuple(c for c in self._written if c not in referenced),
-            delete_on_commit=tuple(self._delete_on_commit),
-        )
-        self._host.apply_commit(result)
-        self._reset()
-        return result
+        return outputs, removed, auto_drops, fan_out_clones
+
+    # --- spilling: bounded memory for processors that create millions of FlowFiles ----------
+
+    def _maybe_spill(self) -> None:
+        threshold = getattr(self._host, "spill_threshold", None)
+        if threshold and self._finished >= threshold:
+            self.spill()
+
+    def spill(self) -> None:
+        """Hand finished FlowFiles to the host now, keeping the session's memory bounded.
+
+        A FlowFile is finished when it was created in this session and transferred (not back to
+        itself) and no pending event still needs it (it is not a parent of a fork or join).
+        The host stores the batch uncommitted; it becomes part of the commit, or is discarded on
+        rollback. Splitters call this through ``transfer`` automatically once the host's
+        ``spill_threshold`` FlowFiles are finished; hosts without one never spill.
+        """
+        if not hasattr(self._host, "spill"):
+            return
+        parents = set(self._forks) | {
+            p
+            for e in self._generated
+            if e.event_type is ProvenanceEventType.JOIN
+            for p in e.parents
+        }
+        busy = set(self._readers) | set(self._writers)
+        finished = [
+            r
+            for r in self._records.values()
+            if r.created
+            and not r.removed
+            and r.relationship not in (None, SELF)
+            and r.current.uuid not in parents
+            and r.current.id not in busy
+        ]
+        if not finished:
+            return
+        now = self._now()
+        by_uuid = {r.current.uuid: r for r in self._records.values()}
+        uuids = {r.current.uuid for r in finished}
+        outputs, removed, auto_drops, fan_out = self._route(finished, now)
+        pending: list[_PendingEvent] = []
+        for builder in self._forks.values():
+            children = [c for c in builder.children if c in uuids]
+            if children:
+                pending.append(
+                    _PendingEvent(
+                        ProvenanceEventType.FORK,
+                        builder.flowfile_uuid,
+                        builder.time,
+                        parents=list(builder.parents),
+                        children=children,
+                    )
+                )
+                builder.children = [c for c in builder.children if c not in uuids]
+        moved = [
+            e
+            for e in self._generated
+            if e.flowfile_uuid in uuids or (e.children and set(e.children) <= uuids)
+        ]
+        self._generated = [e for e in self._generated if e not in moved]
+        reported = [e for e in self._reported if e.flowfile_uuid in uuids]
+        self._reported = [e for e in self._reported if e.flowfile_uuid not in uuids]
+        pending.extend(moved)
+        pending.extend(reported)
+        pending.extend(fan_out)
+        explained = {u for e in pending for u in (e.flowfile_uuid, *e.children)}
+        for record in finished:
+            if record.current.uuid not in explained:
+                pending.append(_PendingEvent(ProvenanceEventType.CREATE, record.current.uuid, now))
+        pending.extend(auto_drops)
+        events = [self._enrich(e, by_uuid, now) for e in pending]
+        self._host.spill(SessionSpill(tuple(outputs), tuple(removed), tuple(events)))
+        for record in finished:
+            del self._records[record.current.id]
+        self._spilled_claims.update(o.flowfile.content for o in outputs if o.flowfile.content)
+        self._spilled = True
+        self._finished = 0
 
     def rollback(self, *, penalize: bool = False) -> None:
         """Undo everything.
@@ -1020,11 +1143,17 @@ class ProcessSession:
         Inputs go back to their queues (penalized if asked); created FlowFiles and written
         content are discarded; staged state, counters and events are dropped.
         """
-        for stream in list(self._streams.values()):
-            close = getattr(stream, "close", None)
-            if close is not None:
-                close()
-        self._streams.clear()
+        for streams in list(self._readers.values()):
+            for reader in list(streams):
+                reader.close()
+        for target in list(self._writers.values()):
+            claim = target.close()
+            if claim is not None:
+                self._written.append(claim)
+        self._readers.clear()
+        self._writers.clear()
+        if self._spilled:
+            self._host.discard_spilled()
         now = self._now()
         restored = []
         for record in self._records.values():
@@ -1047,7 +1176,11 @@ class ProcessSession:
 
     def _reset(self) -> None:
         self._records.clear()
-        self._streams.clear()
+        self._readers.clear()
+        self._writers.clear()
+        self._spilled = False
+        self._spilled_claims.clear()
+        self._finished = 0
         self._forks.clear()
         self._generated.clear()
         self._reported.clear()

@@ -39,6 +39,8 @@ from flowcore.session import (
     ProcessSession,
     QueuedFlowFile,
     SessionCommit,
+    SessionOutput,
+    SessionSpill,
     StateMap,
 )
 from flowcore.validators import ValidationResult
@@ -176,6 +178,9 @@ class TestRunner:
         self.content = MemoryContentRepository()
         self.provenance = MemoryProvenanceRepository()
         self.penalization_ms = DEFAULT_PENALIZATION_MS
+        #: Hand finished FlowFiles over every this many (None: never, as NiFi's mock).
+        self.spill_threshold: int | None = None
+        self._spills: list[SessionSpill] = []
         # Ready FlowFiles in queue order, and penalized ones aside until their penalty expires
         # (NiFi's queues sort penalized FlowFiles last and never hand them out early).
         self._queue: deque[FlowFile] = deque()
@@ -257,22 +262,22 @@ class TestRunner:
         """The processor's committed state."""
         return self._state
 
+    def spill(self, batch: SessionSpill) -> None:
+        """Hold finished FlowFiles handed over before commit (only when spill_threshold is set)."""
+        self._spills.append(batch)
+
+    def discard_spilled(self) -> None:
+        """Forget spilled FlowFiles: their session rolled back."""
+        self._spills.clear()
+
     def apply_commit(self, commit: SessionCommit) -> None:
         """Record transfers, events, state and counters; settle claimant counts."""
+        spills, self._spills = self._spills, []
+        for batch in spills:
+            self._apply_outputs(batch.outputs)
+            self.provenance.register(batch.events)
+        self._apply_outputs(commit.outputs)
         content = self.content
-        now = self.now()
-        for output in commit.outputs:
-            flowfile = output.flowfile.replace(
-                queue_date=now, queue_date_index=next(self._queue_index)
-            )
-            if flowfile.content is not None:
-                content.increment_claimant_count(flowfile.content.resource_claim)
-            if output.relationship == SELF:
-                self._put(flowfile)
-                continue
-            mock = MockFlowFile(flowfile, repository=content)
-            self._transfers.setdefault(output.relationship, []).append(mock)
-            self._transfer_order.append((output.relationship, mock))
         candidates = set()
         for consumed in commit.consumed:
             claim = consumed.flowfile.content
@@ -290,6 +295,22 @@ class TestRunner:
             self._counters[name] = self._counters.get(name, 0) + delta
         for path in commit.delete_on_commit:
             Path(path).unlink(missing_ok=True)
+
+    def _apply_outputs(self, outputs: Sequence[SessionOutput]) -> None:
+        content = self.content
+        now = self.now()
+        for output in outputs:
+            flowfile = output.flowfile.replace(
+                queue_date=now, queue_date_index=next(self._queue_index)
+            )
+            if flowfile.content is not None:
+                content.increment_claimant_count(flowfile.content.resource_claim)
+            if output.relationship == SELF:
+                self._put(flowfile)
+                continue
+            mock = MockFlowFile(flowfile, repository=content)
+            self._transfers.setdefault(output.relationship, []).append(mock)
+            self._transfer_order.append((output.relationship, mock))
 
     def restore(self, flowfiles: Sequence[QueuedFlowFile]) -> None:
         """Return rolled-back FlowFiles to the front of the queue, in order."""

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import itertools
 import uuid
-from array import array
 from collections.abc import Iterator, Mapping
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 import attrs
 
@@ -64,23 +63,11 @@ class _Header:
     lines: int = 0
 
 
-class _Splits:
-    """Computed splits as four parallel arrays: compact even for millions of splits."""
-
-    def __init__(self) -> None:
-        self.starts = array("q")
-        self.lengths = array("q")
-        self.trimmed = array("q")
-        self.line_counts = array("q")
-
-    def add(self, start: int, length: int, trimmed: int, line_count: int) -> None:
-        self.starts.append(start)
-        self.lengths.append(length)
-        self.trimmed.append(trimmed)
-        self.line_counts.append(line_count)
-
-    def __len__(self) -> int:
-        return len(self.starts)
+class _Split(NamedTuple):
+    start: int
+    length: int
+    trimmed: int
+    line_count: int
 
 
 class SplitText(Processor):
@@ -197,79 +184,69 @@ class SplitText(Processor):
         marker = marker_text.encode("utf-8") if marker_text and header_count == 0 else None
         remove_trailing = bool(context.get_property(self.REMOVE_TRAILING_NEWLINES).as_boolean())
 
+        def plan(stream: object) -> tuple[_Header, Iterator[_Split]]:
+            lines = iter_lines(stream, prefix_size=len(marker) if marker else 0)  # type: ignore[arg-type]
+            header, remainder, lines = _read_header(lines, header_count, marker, max_size)
+            return header, _iter_splits(lines, remainder, header, line_split_count, max_size)
+
+        # Two streaming passes keep memory flat for any number of splits: the first counts the
+        # splits (fragment.count is on every split), the second emits and transfers each one.
         try:
             with session.read(flowfile) as stream:
-                lines = iter_lines(stream, prefix_size=len(marker) if marker else 0)
-                header, remainder, lines = _read_header(lines, header_count, marker, max_size)
-                splits = _compute_splits(lines, remainder, header, line_split_count, max_size)
+                header, splits = plan(stream)
+                if header.lines:
+                    count = sum(1 for _ in splits) or 1
+                else:
+                    count = sum(
+                        1 for s in splits if (s.trimmed if remove_trailing else s.length) > 0
+                    )
         except _HeaderError as ex:
             context.logger.error("Unable to split %s due to %s; routing to failure", flowfile, ex)
             session.transfer(flowfile, REL_FAILURE)
             return
-        self._emit(session, flowfile, header, splits, remove_trailing)
-
-    def _emit(
-        self,
-        session: ProcessSession,
-        flowfile: FlowFile,
-        header: _Header,
-        splits: _Splits,
-        remove_trailing: bool,
-    ) -> None:
         fragment_id = str(uuid.uuid4())
         filename = flowfile.attributes.get("filename", "")
         header_bytes = b""
         if header.lines:
             with session.read(flowfile, 0, header.length) as stream:
                 header_bytes = stream.read()
-        emitted: list[FlowFile] = []
-        for i in range(len(splits)):
-            start = splits.starts[i]
-            size = splits.trimmed[i] if remove_trailing else splits.lengths[i]
-            if header.lines:
-                child = session.create(flowfile)
-                if size > 0:
-                    child = session.write(
-                        child, _HeaderAndRange(session, flowfile, header_bytes, start, size)
-                    )
+        emitted = 0
+        with session.read(flowfile) as stream:
+            header, splits = plan(stream)
+            for piece in splits:
+                size = piece.trimmed if remove_trailing else piece.length
+                if header.lines:
+                    child = session.create(flowfile)
+                    if size > 0:
+                        body = _HeaderAndRange(session, flowfile, header_bytes, piece.start, size)
+                        child = session.write(child, body)
+                    else:
+                        child = session.write(child, header_bytes[: header.trimmed_length])
+                elif size > 0:
+                    child = session.clone(flowfile, piece.start, size)
                 else:
-                    child = session.write(child, header_bytes[: header.trimmed_length])
-            elif size > 0:
-                child = session.clone(flowfile, start, size)
-            else:
-                continue
-            child = session.put_all_attributes(
-                child,
-                {
-                    SPLIT_LINE_COUNT: str(splits.line_counts[i]),
+                    continue
+                emitted += 1
+                attributes = {
+                    SPLIT_LINE_COUNT: str(piece.line_count),
                     FRAGMENT_SIZE: str(child.size),
                     FRAGMENT_ID: fragment_id,
-                    FRAGMENT_INDEX: str(len(emitted) + 1),
+                    FRAGMENT_INDEX: str(emitted),
+                    FRAGMENT_COUNT: str(count),
                     SEGMENT_ORIGINAL_FILENAME: filename,
-                },
-            )
-            emitted.append(child)
-        if not len(splits) and header.lines:
+                }
+                session.transfer(session.put_all_attributes(child, attributes), REL_SPLITS)
+        if emitted == 0 and header.lines:
             # Only header lines: one split holding the header, without fragment.count.
             child = session.write(session.create(flowfile), header_bytes[: header.trimmed_length])
-            child = session.put_all_attributes(
-                child,
-                {
-                    SPLIT_LINE_COUNT: "0",
-                    FRAGMENT_SIZE: str(child.size),
-                    FRAGMENT_ID: fragment_id,
-                    FRAGMENT_INDEX: "1",
-                    SEGMENT_ORIGINAL_FILENAME: filename,
-                },
-            )
-            session.transfer(child, REL_SPLITS)
-            count = 1
-        else:
-            count = len(emitted)
-            for child in emitted:
-                session.transfer(
-                    session.put_attribute(child, FRAGMENT_COUNT, str(count)), REL_SPLITS
-                )
+            attributes = {
+                SPLIT_LINE_COUNT: "0",
+                FRAGMENT_SIZE: str(child.size),
+                FRAGMENT_ID: fragment_id,
+                FRAGMENT_INDEX: "1",
+                SEGMENT_ORIGINAL_FILENAME: filename,
+            }
+            session.transfer(session.put_all_attributes(child, attributes), REL_SPLITS)
         original = session.put_all_attributes(
             flowfile, {FRAGMENT_ID: fragment_id, FRAGMENT_COUNT: str(count)}
         )
@@ -336,16 +313,15 @@ def _read_header(
     return _Header(length, length - last_crlf, read), None, lines
 
 
-def _compute_splits(
+def _iter_splits(
     lines: Iterator[LineSpan],
     remainder: LineSpan | None,
     header: _Header,
     line_split_count: int,
     max_size: int | None,
-) -> _Splits:
-    """Compute every split (reference §1.4 step 3), keeping NiFi's counting quirks."""
+) -> Iterator[_Split]:
+    """Yield every split (reference §1.4 step 3), keeping NiFi's counting quirks."""
     limit = max_size if max_size is not None else float("inf")
-    splits = _Splits()
     position = header.length
     while True:
         length = count = trailing_crlf = empty_lines = last_crlf = 0
@@ -374,8 +350,8 @@ def _compute_splits(
             if 0 < line_split_count <= count:
                 break
         if count == 0:
-            return splits
+            return
         if length - trailing_crlf >= last_crlf:
             trailing_crlf += last_crlf
-        splits.add(start, length, length - trailing_crlf, count - empty_lines)
+        yield _Split(start, length, length - trailing_crlf, count - empty_lines)
         remainder = new_remainder

@@ -475,3 +475,17 @@ def test_carried_over_line_counts_toward_the_first_split() -> None:
     runner = split("H1\nabc\ndef\nghi\n", line_split_count=1, header_line_marker_characters="H")
     assert contents(runner) == [b"H1\nabc\ndef", b"H1\nghi"]
     assert [f.attributes["text.line.count"] for f in runner.flowfiles_for("splits")] == ["2", "1"]
+
+
+def test_spilling_gives_identical_splits() -> None:
+    """With the session spilling every few FlowFiles, the splits and counts are unchanged."""
+    expected = split(TEST_INPUT, header_line_count=1, line_split_count=1)
+    runner = TestRunner(SplitText(header_line_count=1, line_split_count=1))
+    runner.spill_threshold = 5
+    runner.enqueue(TEST_INPUT)
+    runner.run()
+    assert contents(runner) == contents(expected)
+    assert [f.attributes["fragment.index"] for f in runner.flowfiles_for("splits")] == [
+        str(i) for i in range(1, 48)
+    ]
+    assert {f.attributes["fragment.count"] for f in runner.flowfiles_for("splits")} == {"47"}
