@@ -14,8 +14,13 @@ Prints JSON (for tools) and a table (for people). Run: ``.venv/bin/python bench/
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
+
+# Scripts run from bench/, where bench/processors.py would shadow the processors package.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rich.console import Console
 from rich.table import Table

@@ -64,6 +64,26 @@ class Attributes(Mapping[str, str]):
     def __len__(self) -> int:
         return len(self._data)
 
+    # Direct dict-backed versions of the Mapping mixins: attributes are read on every step.
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The value of *key*, or *default*."""
+        return self._data.get(key, default)
+
+    def keys(self) -> Any:
+        """A view of the names."""
+        return self._data.keys()
+
+    def items(self) -> Any:
+        """A view of the (name, value) pairs."""
+        return self._data.items()
+
+    def values(self) -> Any:
+        """A view of the values."""
+        return self._data.values()
+
     def __hash__(self) -> int:
         if self._hash is None:
             self._hash = hash(frozenset(self._data.items()))
@@ -82,14 +102,25 @@ class Attributes(Mapping[str, str]):
     def __reduce__(self) -> tuple[Any, ...]:
         return (Attributes, (self._data,))
 
+    @classmethod
+    def _trusted(cls, data: dict[str, str]) -> Attributes:
+        """Wrap a dict already known to map str to str (no per-item checks)."""
+        instance = object.__new__(cls)
+        instance._data = data
+        instance._hash = None
+        return instance
+
     def updated(self, changes: Mapping[str, str]) -> Attributes:
         """Return a copy with *changes* applied (new keys appended, existing keys replaced)."""
-        return Attributes({**self._data, **changes})
+        for key, value in changes.items():
+            if not isinstance(key, str) or not isinstance(value, str):
+                return Attributes({**self._data, **changes})  # raises the descriptive TypeError
+        return Attributes._trusted({**self._data, **changes})
 
     def without(self, keys: Iterable[str]) -> Attributes:
         """Return a copy without *keys* (missing keys are ignored)."""
         drop = set(keys)
-        return Attributes({k: v for k, v in self._data.items() if k not in drop})
+        return Attributes._trusted({k: v for k, v in self._data.items() if k not in drop})
 
 
 def _to_attributes(value: Mapping[str, str] | Iterable[tuple[str, str]]) -> Attributes:
@@ -139,13 +170,15 @@ class ContentClaim:
                 f"claim on {self.resource_claim}; the range must lie inside the claim"
             )
             raise ValueError(msg)
-        return attrs.evolve(self, offset=self.offset + offset, length=length)
+        return ContentClaim(self.resource_claim, self.offset + offset, length)
 
     def __str__(self) -> str:
         return f"{self.resource_claim}[{self.offset}:{self.offset + self.length}]"
 
 
 def _check_core_attributes(instance: FlowFile, _attribute: Any, value: Attributes) -> None:
+    if "filename" in value and "path" in value and value.get("uuid") == instance.uuid:
+        return  # the common case, checked without building sets
     missing = CORE_ATTRIBUTES.difference(value)
     if missing:
         msg = (
@@ -240,10 +273,20 @@ class FlowFile:
         only the core attributes when they are.
         """
         copy = object.__new__(FlowFile)
-        for name in _FIELD_NAMES:
-            object.__setattr__(copy, name, changes.get(name, getattr(self, name)))
+        setter = object.__setattr__
+        get = changes.get
+        setter(copy, "id", get("id", self.id))
+        setter(copy, "uuid", get("uuid", self.uuid))
+        setter(copy, "attributes", _to_attributes(get("attributes", self.attributes)))
+        setter(copy, "content", get("content", self.content))
+        setter(copy, "size", get("size", self.size))
+        setter(copy, "entry_date", get("entry_date", self.entry_date))
+        setter(copy, "lineage_start_date", get("lineage_start_date", self.lineage_start_date))
+        setter(copy, "lineage_start_index", get("lineage_start_index", self.lineage_start_index))
+        setter(copy, "queue_date", get("queue_date", self.queue_date))
+        setter(copy, "queue_date_index", get("queue_date_index", self.queue_date_index))
+        setter(copy, "penalty_expiration", get("penalty_expiration", self.penalty_expiration))
         if "attributes" in changes or "uuid" in changes:
-            object.__setattr__(copy, "attributes", _to_attributes(copy.attributes))
             _check_core_attributes(copy, None, copy.attributes)
         return copy
 
@@ -271,4 +314,18 @@ class FlowFile:
         )
 
 
-_FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in attrs.fields(FlowFile))
+# FlowFile.replace sets every field by hand for speed; this guards against a field being added
+# without updating it.
+assert [f.name for f in attrs.fields(FlowFile)] == [
+    "id",
+    "uuid",
+    "attributes",
+    "content",
+    "size",
+    "entry_date",
+    "lineage_start_date",
+    "lineage_start_index",
+    "queue_date",
+    "queue_date_index",
+    "penalty_expiration",
+], "update FlowFile.replace when FlowFile's fields change"

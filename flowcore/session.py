@@ -38,7 +38,7 @@ from flowcore.errors import (
     FlowFileHandlingError,
     RelationshipError,
 )
-from flowcore.flowfile import CORE_ATTRIBUTES, ContentClaim, FlowFile, new_uuid
+from flowcore.flowfile import CORE_ATTRIBUTES, ContentClaim, FlowFile, ResourceClaim, new_uuid
 from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
 from flowcore.relationship import Relationship
 
@@ -178,7 +178,7 @@ class SessionCommit:
         events: provenance events, in NiFi's order.
         state: the component's new state values, or ``None`` when unchanged.
         counters: counter deltas.
-        transient_claims: claims written in the session that no output references.
+        transient_claims: claims written in the session whose resource claim no output uses.
         delete_on_commit: source files to delete once the commit is durable.
     """
 
@@ -354,11 +354,12 @@ class ProcessSession:
 
     def __init__(self, host: SessionHost) -> None:
         self._host = host
+        self._relationships = frozenset(host.relationships())
         self._records: dict[int, _Record] = {}
         self._readers: dict[int, list[_ReadStream]] = {}  # shared: reads may overlap
         self._writers: dict[int, ContentOutputStream] = {}  # exclusive
         self._spilled = False
-        self._spilled_claims: set[ContentClaim] = set()
+        self._spilled_claims: set[ResourceClaim] = set()  # resource claims spilled outputs use
         self._finished = 0  # FlowFiles created and transferred since the last spill
         self._forks: dict[str, _PendingEvent] = {}
         self._generated: list[_PendingEvent] = []  # JOIN, CLONE, DROP
@@ -790,8 +791,8 @@ class ProcessSession:
 
     def _relationship_name(self, relationship: Relationship | str) -> str:
         name = relationship.name if isinstance(relationship, Relationship) else relationship
-        if name != SELF and name not in self._host.relationships():
-            known = sorted(self._host.relationships())
+        if name != SELF and name not in self._relationships:
+            known = sorted(self._relationships)
             msg = (
                 f"Relationship '{name}' is not known to {self.component.type}; it declares "
                 f"{known!r}"
@@ -987,7 +988,9 @@ class ProcessSession:
         now = self._now()
         outputs, removed, auto_drops, fan_out_clones = self._route(self._records.values(), now)
         events = self._build_events(now, auto_drops, fan_out_clones)
-        referenced = {o.flowfile.content for o in outputs if o.flowfile.content is not None}
+        referenced = {
+            o.flowfile.content.resource_claim for o in outputs if o.flowfile.content is not None
+        }
         referenced |= self._spilled_claims
         result = SessionCommit(
             consumed=tuple(
@@ -1000,7 +1003,7 @@ class ProcessSession:
             events=tuple(events),
             state=self._state,
             counters=dict(self._counters),
-            transient_claims=tuple(c for c in self._written if c not in referenced),
+            transient_claims=tuple(c for c in self._written if c.resource_claim not in referenced),
             delete_on_commit=tuple(self._delete_on_commit),
         )
         self._host.apply_commit(result)
@@ -1133,7 +1136,9 @@ class ProcessSession:
         self._host.spill(SessionSpill(tuple(outputs), tuple(removed), tuple(events)))
         for record in finished:
             del self._records[record.current.id]
-        self._spilled_claims.update(o.flowfile.content for o in outputs if o.flowfile.content)
+        self._spilled_claims.update(
+            o.flowfile.content.resource_claim for o in outputs if o.flowfile.content is not None
+        )
         self._spilled = True
         self._finished = 0
 
