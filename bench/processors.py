@@ -334,11 +334,12 @@ def main() -> None:
             "" if base is None else f"{ours / base:.2f}x",
         )
     Console().print(table)
+    r = results
+    per_input = r["merge_input_mb"] / r["merge_inputs"]
     print(
-        f"split: {results['split_input_mb']:.0f} MiB into {results['split_flowfiles']:,.0f} FlowFiles "
-        f"in {results['split_seconds']:.1f} s; cat reads at {results['baseline_cat_mb_per_s']:,.0f} MB/s. "
-        f"merge: {results['merge_inputs']:.0f} x {results['merge_input_mb'] / results['merge_inputs']:.0f} MiB "
-        f"in {results['merge_seconds']:.1f} s"
+        f"split: {r['split_input_mb']:.0f} MiB into {r['split_flowfiles']:,.0f} FlowFiles in "
+        f"{r['split_seconds']:.1f} s; cat reads it at {r['baseline_cat_mb_per_s']:,.0f} MB/s. "
+        f"merge: {r['merge_inputs']:.0f} x {per_input:.0f} MiB in {r['merge_seconds']:.1f} s"
     )
 
 
