@@ -1,33 +1,40 @@
-"""A small real flow run through the processor test harness.
+"""The web-logs flow, run processor by processor through the test harness.
 
-    generated access-log lines
+    GetFile (generated access logs)
+      -> SplitText (one FlowFile per line)
       -> ParseAccessLog (a user-written FlowFileTransform, defined below)
       -> RouteOnAttribute (one relationship per HTTP status class)
-      -> UpdateAttribute (tags each FlowFile with Expression Language)
+      -> UpdateAttribute (Expression Language tags)
+      -> MergeContent (one bundle per status class, by correlation attribute)
+      -> PutFile
 
-Each step is driven by ``flowcore.testing.TestRunner`` through the real ProcessSession, exactly as
-the engine will drive it; the output of one step is enqueued into the next. Until the Spark engine
-lands this is what ``make demo`` runs.
+Each step is driven by ``flowcore.testing.TestRunner`` through the real ProcessSession; the
+output of one step is enqueued into the next. Until the Spark engine lands (issue 5) this is what
+``make demo`` runs; the engine runs the same processors as one flow.
 """
 
 from __future__ import annotations
 
 import random
 import re
+import shutil
+import sys
 from collections import Counter
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
 from flowcore import FlowFileTransform, PropertyDescriptor, Relationship, TransformResult
-from flowcore.testing import TestRunner
+from flowcore.testing import MockFlowFile, TestRunner
 from flowcore.validators import REGULAR_EXPRESSION_VALIDATOR
-from processors import RouteOnAttribute, UpdateAttribute
+from processors import GetFile, MergeContent, PutFile, RouteOnAttribute, SplitText, UpdateAttribute
 
 LOG_PATTERN = (
     r'(?P<ip>\S+) \S+ \S+ \[(?P<time>[^\]]+)\] "(?P<method>\S+) (?P<request>\S+) [^"]*" '
     r"(?P<status>\d{3}) (?P<bytes>\d+)"
 )
+STATUS_CLASSES = ("success", "redirect", "client_error", "server_error")
 
 
 class ParseAccessLog(FlowFileTransform):
@@ -51,94 +58,126 @@ class ParseAccessLog(FlowFileTransform):
         match = re.match(context.get_property(self.LINE_PATTERN).value, flowfile.text())
         if match is None:
             return TransformResult(relationship="invalid")
-        return TransformResult(attributes=dict(match.groupdict().items()))
+        return TransformResult(attributes=match.groupdict())
 
 
-def generate_lines(count: int, seed: int = 7) -> list[str]:
+def generate_logs(directory: Path, files: int = 3, lines: int = 200, seed: int = 7) -> int:
+    """Write access-log files; return how many valid lines they hold."""
     rng = random.Random(seed)
     paths = ["/", "/index.html", "/api/orders", "/api/users/42", "/static/app.js", "/login"]
     statuses = [200] * 12 + [201, 204, 301, 302, 304, 400, 401, 403, 404, 404, 500, 502, 503]
-    lines = []
-    for i in range(count):
-        ip = f"10.0.{rng.randint(0, 9)}.{rng.randint(1, 254)}"
-        when = f"22/Nov/2026:10:{i // 60 % 60:02d}:{i % 60:02d} +0000"
-        method = rng.choice(["GET", "GET", "GET", "POST"])
-        lines.append(
-            f'{ip} - - [{when}] "{method} {rng.choice(paths)} HTTP/1.1" '
-            f"{rng.choice(statuses)} {rng.randint(120, 9000)}"
-        )
-    lines.append("this line is not an access log line")
-    return lines
+    directory.mkdir(parents=True, exist_ok=True)
+    for f in range(files):
+        rows = []
+        for i in range(lines):
+            ip = f"10.0.{rng.randint(0, 9)}.{rng.randint(1, 254)}"
+            when = f"22/Nov/2026:1{f}:{i // 60 % 60:02d}:{i % 60:02d} +0000"
+            method = rng.choice(["GET", "GET", "GET", "POST"])
+            rows.append(
+                f'{ip} - - [{when}] "{method} {rng.choice(paths)} HTTP/1.1" '
+                f"{rng.choice(statuses)} {rng.randint(120, 9000)}\n"
+            )
+        if f == 0:
+            rows.insert(5, "this line is not an access log line\n")
+        (directory / f"access-{f}.log").write_text("".join(rows))
+    return files * lines
 
 
-def main() -> None:
+def feed(runner: TestRunner, flowfiles: list[MockFlowFile]) -> None:
+    """Enqueue the output of one step as the input of the next, then run it over all of it."""
+    for flowfile in flowfiles:
+        runner.enqueue(flowfile.content, dict(flowfile.attributes))
+    runner.run(max(1, runner.queue_size()))
+
+
+def main(workdir: Path) -> None:
     console = Console()
-    lines = generate_lines(200)
+    if workdir.exists():
+        shutil.rmtree(workdir)
+    expected = generate_logs(workdir / "in")
 
+    get = TestRunner(GetFile(input_directory=str(workdir / "in"), keep_source_file=True))
+    get.run()
+    split = TestRunner(SplitText(line_split_count=1))
+    feed(split, get.flowfiles_for("success"))
     parse = TestRunner(ParseAccessLog())
-    for line in lines:
-        parse.enqueue(line, {"source.file": "access.log"})
-    parse.run(len(lines))
-
+    feed(parse, split.flowfiles_for("splits"))
     route = TestRunner(
         RouteOnAttribute(
-            **{
-                "success": "${status:startsWith('2')}",
-                "redirect": "${status:startsWith('3')}",
-                "client_error": "${status:startsWith('4')}",
-                "server_error": "${status:ge(500)}",
-            }
+            success="${status:startsWith('2')}",
+            redirect="${status:startsWith('3')}",
+            client_error="${status:startsWith('4')}",
+            server_error="${status:ge(500)}",
         )
     )
-    for out in parse.flowfiles_for("success"):
-        route.enqueue(out.content, dict(out.attributes))
-    route.run(route.queue_size())
-
+    feed(route, parse.flowfiles_for("success"))
     tag = TestRunner(
         UpdateAttribute(
             **{
                 "status.class": "${RouteOnAttribute.Route}",
                 "alert": "${status:ge(500):ifElse('page-oncall', 'none')}",
-                "endpoint": "${request:substringBefore('/42')}",
                 "received": "${time:toDate('dd/MMM/yyyy:HH:mm:ss Z')"
                 ":format('yyyy-MM-dd HH:mm:ss', 'UTC')}",
-                "Delete Attributes Expression": "source\\..*",
+                "Delete Attributes Expression": "file\\..*",
             }
         )
     )
-    for relationship in ("success", "redirect", "client_error", "server_error"):
-        for out in route.flowfiles_for(relationship):
-            tag.enqueue(out.content, dict(out.attributes))
-    tag.run(tag.queue_size())
-    tagged = tag.flowfiles_for("success")
+    feed(tag, [f for r in STATUS_CLASSES for f in route.flowfiles_for(r)])
+    merge = TestRunner(
+        MergeContent(
+            correlation_attribute_name="status.class",
+            maximum_number_of_entries=10_000,
+            delimiter_strategy="Text",
+            demarcator="\n",
+            max_bin_age="1 min",
+        )
+    )
+    feed(merge, tag.flowfiles_for("success"))
+    merge.run(2)  # nothing more arrives: the bins are full enough and merge
+    put = TestRunner(
+        PutFile(directory=str(workdir / "out"), conflict_resolution_strategy="replace")
+    )
+    for bundle in merge.flowfiles_for("merged"):
+        attributes = dict(bundle.attributes)
+        attributes["filename"] = f"{attributes['status.class']}.log"
+        put.enqueue(bundle.content, attributes)
+    put.run(max(1, put.queue_size()))
 
-    table = Table(title="flowcore harness demo: access log -> parse -> route -> tag")
+    table = Table(title="flowcore harness demo: the web-logs flow, step by step")
     for column in ("step", "relationship", "FlowFiles", "bytes"):
         table.add_column(column, justify="right" if column in ("FlowFiles", "bytes") else "left")
-    for name, runner in (
+    steps = (
+        ("GetFile", get),
+        ("SplitText", split),
         ("ParseAccessLog", parse),
         ("RouteOnAttribute", route),
         ("UpdateAttribute", tag),
-    ):
+        ("MergeContent", merge),
+        ("PutFile", put),
+    )
+    for name, runner in steps:
         for relationship in runner.processor.relationship_names():
-            flowfiles = runner.flowfiles_for(relationship)
-            if flowfiles:
-                table.add_row(
-                    name, relationship, str(len(flowfiles)), str(sum(f.size for f in flowfiles))
-                )
+            out = runner.flowfiles_for(relationship)
+            if out:
+                table.add_row(name, relationship, str(len(out)), str(sum(f.size for f in out)))
     console.print(table)
-
-    events = Counter(e.event_type.value for r in (parse, route, tag) for e in r.provenance_events)
+    events = Counter(e.event_type.value for _, r in steps for e in r.provenance_events)
     console.print("provenance events:", dict(sorted(events.items())))
-    by_class = Counter(f.attributes["status.class"] for f in tagged)
-    console.print("FlowFiles per status class:", dict(sorted(by_class.items())))
-    sample = next(f for f in tagged if f.attributes["alert"] == "page-oncall")
-    shown = {k: v for k, v in sample.attributes.items() if k != "uuid"}
-    console.print("a server error, as it left UpdateAttribute:", shown)
-    console.print("its content:", sample.content.decode())
-    assert len(tagged) == len(lines) - 1, "every parsed line must come out tagged"
-    assert all("source.file" not in f.attributes for f in tagged)
+    for path in sorted((workdir / "out").iterdir()):
+        lines = path.read_text().count("\n") + 1
+        console.print(f"  {path.relative_to(workdir)}: {lines} lines")
+    sample = next(f for f in tag.flowfiles_for("success") if f.attributes["alert"] == "page-oncall")
+    shown = {
+        k: v
+        for k, v in sample.attributes.items()
+        if not k.startswith(("uuid", "fragment", "segment"))
+    }
+    console.print("a server error after UpdateAttribute:", shown)
+
+    merged_lines = sum(f.content.count(b"\n") + 1 for f in merge.flowfiles_for("merged"))
+    assert merged_lines == expected, "every valid line must reach the output exactly once"
+    assert len(parse.flowfiles_for("invalid")) == 1
 
 
 if __name__ == "__main__":
-    main()
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path("demo-output"))
