@@ -48,3 +48,17 @@ def test_conditions_must_be_boolean_expressions() -> None:
     problems = RouteOnAttribute(**{"bad": "${x}", "broken": "${x:equals(}"}).validate()
     assert [p.subject for p in problems] == ["bad", "broken"]
     assert "Boolean" in problems[0].explanation
+
+
+def test_run_time_expression_error_keeps_the_flowfile() -> None:
+    """A condition that fails at run time (bad regex from an attribute) loses nothing."""
+    import pytest
+
+    from flowcore.errors import ExpressionEvaluationError
+
+    runner = TestRunner(RouteOnAttribute(check="${value:matches(${pattern})}"))
+    runner.enqueue(b"keep me", {"value": "x", "pattern": "("})
+    with pytest.raises(ExpressionEvaluationError, match="regular expression"):
+        runner.run()
+    assert runner.queue_size() == 1
+    assert runner.penalized_flowfiles[0].attributes["pattern"] == "("
