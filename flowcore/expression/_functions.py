@@ -9,13 +9,10 @@ expressions stay picklable and the registry is an explicit dict (no import-time 
 from __future__ import annotations
 
 import base64
-import hashlib
 import html
 import itertools
-import json
 import math
 import random
-import re
 import socket
 import threading
 import urllib.parse
@@ -28,10 +25,47 @@ import attrs
 
 from flowcore.errors import ExpressionEvaluationError
 from flowcore.expression import _dates
+from flowcore.expression._functions_text import (
+    _append,
+    _base64_decode,
+    _contains,
+    _ends_with,
+    _escape_csv,
+    _escape_json,
+    _escape_xml,
+    _find,
+    _get_delimited_field,
+    _hash,
+    _in,
+    _index_of,
+    _json_path,
+    _last_index_of,
+    _length,
+    _matches,
+    _pad,
+    _prepend,
+    _repeat,
+    _replace,
+    _replace_all,
+    _replace_empty,
+    _replace_first,
+    _replace_null,
+    _starts_with,
+    _substring,
+    _substring_around,
+    _text_fn,
+    _to_lower,
+    _to_upper,
+    _trim,
+    _unescape_csv,
+    _unescape_json,
+)
 from flowcore.expression._nodes import ResultType
+from flowcore.expression._regex import java_regex, java_replacement
 from flowcore.expression._values import (
     Value,
     from_epoch_millis,
+    int_arg,
     is_number,
     java_trim,
     to_boolean,
@@ -76,100 +110,8 @@ class FunctionSpec:
 # --- helpers -------------------------------------------------------------------------------
 
 
-@attrs.frozen
-class _JavaRegex:
-    python: str
-
-
-_NAMED_GROUP = re.compile(r"\(\?<([A-Za-z][A-Za-z0-9]*)>")
-_QUOTED = re.compile(r"\\Q(.*?)(?:\\E|$)", re.DOTALL)
-
-
-def _translate_regex(pattern: str) -> str:
-    pattern = _QUOTED.sub(lambda m: re.escape(m.group(1)), pattern)
-    return _NAMED_GROUP.sub(r"(?P<\1>", pattern)
-
-
-_regex_cache: dict[str, re.Pattern[str]] = {}
-
-
-def java_regex(pattern: str) -> re.Pattern[str]:
-    r"""Compile a Java regular expression (named groups ``(?<n>``, ``\\Q..\\E``) for Python.
-
-    Raises:
-        ExpressionEvaluationError: the pattern is not a valid regular expression.
-    """
-    compiled = _regex_cache.get(pattern)
-    if compiled is None:
-        try:
-            compiled = re.compile(_translate_regex(pattern))
-        except re.error as ex:
-            msg = f"{pattern!r} is not a valid regular expression: {ex}"
-            raise ExpressionEvaluationError(msg) from None
-        if len(_regex_cache) > 1024:
-            _regex_cache.clear()
-        _regex_cache[pattern] = compiled
-    return compiled
-
-
-@attrs.frozen
-class _GroupName:
-    name: str
-
-
-def java_replacement(replacement: str) -> Callable[[re.Match[str]], str]:
-    r"""Turn a Java replacement string (``$1``, ``${name}``, ``\\$``) into a ``re.sub`` callable."""
-    parts: list[str | int | _GroupName] = []
-    i = 0
-    text: list[str] = []
-    while i < len(replacement):
-        ch = replacement[i]
-        if ch == "\\" and i + 1 < len(replacement):
-            text.append(replacement[i + 1])
-            i += 2
-        elif ch == "$" and i + 1 < len(replacement) and replacement[i + 1] == "{":
-            end = replacement.find("}", i)
-            if end < 0:
-                msg = f"replacement {replacement!r} has an unclosed group reference"
-                raise ExpressionEvaluationError(msg)
-            parts.append("".join(text))
-            text = []
-            parts.append(_GroupName(replacement[i + 2 : end]))
-            i = end + 1
-        elif ch == "$" and i + 1 < len(replacement) and replacement[i + 1].isdigit():
-            parts.append("".join(text))
-            text = []
-            parts.append(int(replacement[i + 1]))
-            i += 2
-        else:
-            text.append(ch)
-            i += 1
-    parts.append("".join(text))
-
-    def substitute(match: re.Match[str]) -> str:
-        out = []
-        for part in parts:
-            if isinstance(part, int):
-                out.append(match.group(part) or "")
-            elif isinstance(part, _GroupName):
-                out.append(match.group(part.name) or "")
-            else:
-                out.append(part)
-        return "".join(out)
-
-    return substitute
-
-
-def _s(value: Value) -> str | None:
-    return to_string(value)
-
-
-def _int_arg(value: Value, function: str) -> int:
-    number = to_number(value)
-    if number is None:
-        msg = f"{function}() needs a whole number argument, got {to_string(value)!r}"
-        raise ExpressionEvaluationError(msg)
-    return int(number)
+_s = to_string
+_int_arg = int_arg
 
 
 def _kind(value: Value) -> str:
@@ -268,232 +210,6 @@ def _not(_ctx: Any, s: Value) -> bool | None:
 
 def _if_else(_ctx: Any, s: Value, yes: Callable[[], Value], no: Callable[[], Value]) -> Value:
     return yes() if to_boolean(s) is True else no()
-
-
-# --- strings -----------------------------------------------------------------------------------
-
-
-def _to_upper(_ctx: Any, s: Value) -> str | None:
-    text = _s(s)
-    return None if text is None else text.upper()
-
-
-def _to_lower(_ctx: Any, s: Value) -> str | None:
-    text = _s(s)
-    return None if text is None else text.lower()
-
-
-def _trim(_ctx: Any, s: Value) -> str | None:
-    text = _s(s)
-    return None if text is None else java_trim(text)
-
-
-def _length(_ctx: Any, s: Value) -> int:
-    text = _s(s)
-    return 0 if text is None else len(text)
-
-
-def _substring(_ctx: Any, s: Value, start: Value, end: Value = None) -> str:
-    text = _s(s)
-    if text is None:
-        return ""
-    begin = to_number(start)
-    stop = len(text) if end is None else to_number(end)
-    if begin is None or stop is None:
-        return ""
-    begin, stop = int(begin), int(stop)
-    # Java throws IndexOutOfBoundsException here; NiFi catches it and returns "".
-    if begin < 0 or stop > len(text) or begin > stop:
-        return ""
-    return text[begin:stop]
-
-
-def _substring_around(*, last: bool, after: bool) -> Callable[[Any, Value, Value], str]:
-    """Build substringBefore, substringBeforeLast, substringAfter or substringAfterLast.
-
-    As in NiFi, a null subject gives "" and an empty or absent marker gives the whole subject.
-    """
-
-    def around(_ctx: Any, s: Value, sep: Value) -> str:
-        text, marker = _s(s), _s(sep)
-        if text is None:
-            return ""
-        if not marker:
-            return text
-        index = text.rfind(marker) if last else text.find(marker)
-        if index < 0:
-            return text
-        return text[index + len(marker) :] if after else text[:index]
-
-    return around
-
-
-def _append(_ctx: Any, s: Value, v: Value) -> str:
-    return (_s(s) or "") + (_s(v) or "")
-
-
-def _prepend(_ctx: Any, s: Value, v: Value) -> str:
-    return (_s(v) or "") + (_s(s) or "")
-
-
-def _replace(_ctx: Any, s: Value, search: Value, repl: Value) -> str | None:
-    text = _s(s)
-    if text is None:
-        return None
-    return text.replace(_s(search) or "", _s(repl) or "")
-
-
-def _replace_first(_ctx: Any, s: Value, regex: Value, repl: Value) -> str | None:
-    text = _s(s)
-    if text is None:
-        return None
-    return java_regex(_s(regex) or "").sub(java_replacement(_s(repl) or ""), text, count=1)
-
-
-def _replace_all(_ctx: Any, s: Value, regex: Value, repl: Value) -> str | None:
-    text = _s(s)
-    if text is None:
-        return None
-    return java_regex(_s(regex) or "").sub(java_replacement(_s(repl) or ""), text)
-
-
-def _replace_null(_ctx: Any, s: Value, v: Value) -> Value:
-    return v if s is None else s
-
-
-def _replace_empty(_ctx: Any, s: Value, v: Value) -> Value:
-    return v if _is_empty(_ctx, s) else s
-
-
-def _pad(left: bool) -> Callable[..., str | None]:
-    def pad(_ctx: Any, s: Value, length: Value, pad_with: Value = "_") -> str | None:
-        text = _s(s)
-        if text is None:
-            return None
-        target = _int_arg(length, "padLeft" if left else "padRight")
-        filler = _s(pad_with) or "_"
-        missing = target - len(text)
-        if missing <= 0:
-            return text
-        padding = (filler * (missing // len(filler) + 1))[:missing]
-        return padding + text if left else text + padding
-
-    return pad
-
-
-def _repeat(_ctx: Any, s: Value, low: Value, high: Value = None) -> str:
-    text = _s(s) or ""
-    minimum = _int_arg(low, "repeat")
-    maximum = minimum if high is None else _int_arg(high, "repeat")
-    if minimum < 0 or maximum < minimum:
-        msg = f"repeat({minimum}, {maximum}) needs 0 <= min <= max"
-        raise ExpressionEvaluationError(msg)
-    return text * random.randint(minimum, maximum)
-
-
-def _get_delimited_field(  # noqa: PLR0917 - mirrors the EL function's positional arguments
-    _ctx: Any,
-    s: Value,
-    index: Value,
-    delimiter: Value = ",",
-    quote: Value = '"',
-    escape: Value = "\\",
-    strip: Value = False,
-) -> str:
-    text = _s(s) or ""
-    wanted = _int_arg(index, "getDelimitedField")
-    if wanted < 1:
-        msg = f"getDelimitedField() index must be 1 or greater, got {wanted}"
-        raise ExpressionEvaluationError(msg)
-    delim, quote_ch, escape_ch = _s(delimiter) or ",", _s(quote) or '"', _s(escape) or "\\"
-    strip_chars = to_boolean(strip) is True
-    fields: list[str] = []
-    current: list[str] = []
-    in_quotes = escaped = False
-    for ch in text:
-        if escaped:
-            current.append(ch)
-            escaped = False
-        elif ch == escape_ch:
-            escaped = True
-            if not strip_chars:
-                current.append(ch)
-        elif ch == quote_ch:
-            in_quotes = not in_quotes
-            if not strip_chars:
-                current.append(ch)
-        elif ch == delim[0] and not in_quotes:
-            fields.append("".join(current))
-            current = []
-        else:
-            current.append(ch)
-    fields.append("".join(current))
-    return fields[wanted - 1] if wanted <= len(fields) else ""
-
-
-# --- searching ---------------------------------------------------------------------------------
-
-
-def _starts_with(_ctx: Any, s: Value, v: Value) -> bool:
-    text, other = _s(s), _s(v)
-    return text is not None and other is not None and text.startswith(other)
-
-
-def _ends_with(_ctx: Any, s: Value, v: Value) -> bool:
-    text, other = _s(s), _s(v)
-    return text is not None and other is not None and text.endswith(other)
-
-
-def _contains(_ctx: Any, s: Value, v: Value) -> bool:
-    text, other = _s(s), _s(v)
-    return text is not None and other is not None and other in text
-
-
-def _in(_ctx: Any, s: Value, *values: Value) -> bool:
-    text = _s(s)
-    return text is not None and any(text == _s(v) for v in values)
-
-
-def _find(_ctx: Any, s: Value, regex: Value) -> bool:
-    text = _s(s)
-    return text is not None and java_regex(_s(regex) or "").search(text) is not None
-
-
-def _matches(_ctx: Any, s: Value, regex: Value) -> bool:
-    text = _s(s)
-    return text is not None and java_regex(_s(regex) or "").fullmatch(text) is not None
-
-
-def _index_of(_ctx: Any, s: Value, v: Value) -> int:
-    text = _s(s)
-    return -1 if text is None else text.find(_s(v) or "")
-
-
-def _last_index_of(_ctx: Any, s: Value, v: Value) -> int:
-    text = _s(s)
-    return -1 if text is None else text.rfind(_s(v) or "")
-
-
-def _json_path(_ctx: Any, s: Value, path: Value) -> str:
-    text = _s(s)
-    if text is None:
-        return ""
-    try:
-        document = json.loads(text)
-    except ValueError as ex:
-        msg = f"jsonPath() subject is not valid JSON: {ex}"
-        raise ExpressionEvaluationError(msg) from None
-    expression = _s(path) or "$"
-    node: Any = document
-    for token in re.findall(r"\.([^.\[\]]+)|\[(\d+)\]|\['([^']+)'\]", expression.lstrip("$")):
-        key, index, quoted = token
-        try:
-            node = node[int(index)] if index else node[key or quoted]
-        except (KeyError, IndexError, TypeError):
-            return ""
-    if isinstance(node, dict | list):
-        return json.dumps(node, separators=(",", ":"))
-    return to_string(node) if not isinstance(node, str) else node  # type: ignore[return-value]
 
 
 # --- numbers -----------------------------------------------------------------------------------
@@ -711,67 +427,6 @@ def _evaluate_el_string(ctx: EvaluationContext, s: Value) -> str | None:
 
     text = _s(s)
     return None if text is None else compile_expression(text).evaluate_in(ctx)
-
-
-# --- encoding ----------------------------------------------------------------------------------
-
-
-def _text_fn(fn: Callable[[str], str]) -> Callable[[Any, Value], str | None]:
-    def apply(_ctx: Any, s: Value) -> str | None:
-        text = _s(s)
-        return None if text is None else fn(text)
-
-    return apply
-
-
-def _escape_json(text: str) -> str:
-    return json.dumps(text)[1:-1]
-
-
-def _unescape_json(text: str) -> str:
-    try:
-        return str(json.loads(f'"{text}"'))
-    except ValueError:
-        return text
-
-
-def _escape_xml(text: str) -> str:
-    return html.escape(text, quote=True).replace("&#x27;", "&apos;")
-
-
-def _escape_csv(text: str) -> str:
-    if any(ch in text for ch in ',"\r\n'):
-        return '"' + text.replace('"', '""') + '"'
-    return text
-
-
-def _unescape_csv(text: str) -> str:
-    if len(text) >= 2 and text[0] == text[-1] == '"':
-        return text[1:-1].replace('""', '"')
-    return text
-
-
-def _base64_decode(text: str) -> str:
-    try:
-        return base64.b64decode(text, validate=True).decode("utf-8")
-    except (ValueError, UnicodeDecodeError):
-        msg = f"base64Decode(): {text[:40]!r} is not Base64-encoded UTF-8"
-        raise ExpressionEvaluationError(msg) from None
-
-
-def _hash(_ctx: Any, s: Value, algorithm: Value) -> str | None:
-    text = _s(s)
-    if text is None:
-        return None
-    name = (_s(algorithm) or "").upper().replace("-", "")
-    aliases = {"SHA": "SHA1", "SHA512256": "SHA512_256", "SHA512224": "SHA512_224"}
-    try:
-        digest = hashlib.new(aliases.get(name, name).lower().replace("sha3", "sha3_"))
-    except ValueError:
-        msg = f"hash(): unknown algorithm {to_string(algorithm)!r}; use e.g. 'SHA-256' or 'MD5'"
-        raise ExpressionEvaluationError(msg) from None
-    digest.update(text.encode("utf-8"))
-    return digest.hexdigest()
 
 
 # --- multi-attribute subjects and reducers -----------------------------------------------------

@@ -16,6 +16,7 @@ from typing import Any
 
 __all__ = [
     "Value",
+    "int_arg",
     "is_number",
     "java_double_to_string",
     "java_trim",
@@ -40,6 +41,21 @@ _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
 def wrap_long(value: int) -> int:
     """Wrap *value* into a signed 64-bit long, as Java arithmetic overflows silently."""
     return ((value - _LONG_MIN) % 2**64) + _LONG_MIN
+
+
+def int_arg(value: Value, function: str) -> int:
+    """Coerce a function argument to a whole number, or fail naming the function.
+
+    Raises:
+        ExpressionEvaluationError: the argument is not numeric.
+    """
+    number = to_number(value)
+    if number is None:
+        from flowcore.errors import ExpressionEvaluationError  # noqa: PLC0415
+
+        msg = f"{function}() needs a whole number argument, got {to_string(value)!r}"
+        raise ExpressionEvaluationError(msg)
+    return int(number)
 
 
 def java_trim(text: str) -> str:

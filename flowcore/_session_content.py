@@ -1,0 +1,215 @@
+"""The ProcessSession's content operations: read, write, append, merge, import and export.
+
+Content is copy-on-write: every change writes a new claim through the session's content writer,
+never touching the old bytes. Reads are shared (a FlowFile being read may be read again or
+cloned); a write is exclusive.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from flowcore._session_support import (
+    READ_CHUNK,
+    ContentSource,
+    ReadStream,
+    Record,
+    WriteStream,
+    emit,
+)
+from flowcore.errors import FlowFileHandlingError
+from flowcore.flowfile import ContentClaim, FlowFile
+
+if TYPE_CHECKING:
+    from flowcore.session_host import SessionHost
+    from repositories.protocols import ContentOutputStream, ContentWriter
+
+
+class ContentOperations:
+    """Mixin of :class:`~flowcore.session.ProcessSession`: the content half of its API."""
+
+    _host: SessionHost
+    _readers: dict[int, list[ReadStream]]
+    _writers: dict[int, ContentOutputStream]
+    _written: list[ContentClaim]
+    _delete_on_commit: list[str]
+
+    if TYPE_CHECKING:  # provided by ProcessSession
+
+        def _record(
+            self, flowfile: FlowFile, *, allow_transferred: bool = False, reading: bool = False
+        ) -> Record: ...
+
+        def _update(self, record: Record, flowfile: FlowFile) -> FlowFile: ...
+
+        def _writer_for_session(self) -> ContentWriter: ...
+
+        def _close_reader(self, flowfile_id: int, stream: ReadStream) -> None: ...
+
+    @contextmanager
+    def read(
+        self, flowfile: FlowFile, offset: int = 0, length: int | None = None
+    ) -> Iterator[ReadStream]:
+        """Open the FlowFile's content for reading: ``with session.read(ff) as stream: ...``.
+
+        The stream covers exactly the FlowFile's bytes, or the *length* bytes at *offset* when
+        given (how a processor copies part of its input without reading the rest). While it is
+        open the FlowFile cannot be modified, transferred or read again.
+
+        Raises:
+            FlowFileHandlingError: the range does not lie inside the content.
+        """
+        record = self._record(flowfile, reading=True)
+        current = record.current
+        size = current.size - offset if length is None else length
+        if offset < 0 or size < 0 or offset + size > current.size:
+            msg = (
+                f"cannot read {size} bytes at offset {offset} of {current}: the range must lie "
+                f"inside its {current.size} bytes"
+            )
+            raise FlowFileHandlingError(msg, flowfile_uuid=current.uuid)
+        if current.content is None or size == 0:
+            raw: BinaryIO = io.BytesIO(b"")
+        else:
+            raw = self._host.content.open(current.content.slice(offset, size))
+        stream = ReadStream(current.id, raw, self._close_reader)
+        self._readers.setdefault(current.id, []).append(stream)
+        try:
+            yield stream
+        finally:
+            stream.close()
+
+    def read_bytes(self, flowfile: FlowFile) -> bytes:
+        """Return the whole content (for small content; stream large content with ``read``)."""
+        record = self._record(flowfile, reading=True)
+        if record.current.content is None:
+            return b""
+        return self._host.content.read(record.current.content)
+
+    def read_text(self, flowfile: FlowFile, encoding: str = "utf-8") -> str:
+        """Return the whole content decoded (UTF-8 by default)."""
+        return self.read_bytes(flowfile).decode(encoding)
+
+    def _write_new_claim(
+        self, flowfile_id: int, produce: Callable[[WriteStream], object]
+    ) -> ContentClaim | None:
+        target = self._writer_for_session().open_stream()
+        self._writers[flowfile_id] = target
+        try:
+            produce(WriteStream(target))
+        except BaseException:
+            claim = target.close()
+            if claim is not None:
+                self._written.append(claim)
+            raise
+        finally:
+            self._writers.pop(flowfile_id, None)
+        claim = target.close()
+        if claim is not None:
+            self._written.append(claim)
+        return claim
+
+    def write(self, flowfile: FlowFile, content: ContentSource) -> FlowFile:
+        """Replace the content; always a new claim (copy on write). Returns the new version.
+
+        *content* may be bytes, a str (UTF-8), an iterable of byte chunks, or a callback that
+        receives an output stream (NiFi's ``OutputStreamCallback``). Writing nothing makes the
+        content empty.
+        """
+        record = self._record(flowfile)
+
+        def produce(out: WriteStream) -> None:
+            emit(out, content)
+
+        claim = self._write_new_claim(record.current.id, produce)
+        return self._update(record, record.current.with_content(claim))
+
+    def rewrite(self, flowfile: FlowFile, callback: Callable[[Any, Any], object]) -> FlowFile:
+        """Stream old content to new (NiFi's ``StreamCallback``): ``callback(input, output)``."""
+        record = self._record(flowfile)
+        current = record.current
+
+        def produce(out: WriteStream) -> None:
+            if current.content is None:
+                callback(io.BytesIO(b""), out)
+                return
+            with self._host.content.open(current.content) as source:
+                callback(source, out)
+
+        claim = self._write_new_claim(current.id, produce)
+        return self._update(record, current.with_content(claim))
+
+    def append(self, flowfile: FlowFile, content: ContentSource) -> FlowFile:
+        """Add to the end of the content; copy on write like every content change."""
+        record = self._record(flowfile)
+        current = record.current
+
+        def produce(out: WriteStream) -> None:
+            if current.content is not None:
+                self._copy_claim(current.content, out)
+            emit(out, content)
+
+        claim = self._write_new_claim(current.id, produce)
+        return self._update(record, current.with_content(claim))
+
+    def _copy_claim(self, claim: ContentClaim, out: WriteStream) -> None:
+        with self._host.content.open(claim) as source:
+            while chunk := source.read(READ_CHUNK):
+                out.write(chunk)
+
+    def merge(
+        self,
+        sources: Sequence[FlowFile],
+        destination: FlowFile,
+        header: bytes | None = None,
+        footer: bytes | None = None,
+        demarcator: bytes | None = None,
+    ) -> FlowFile:
+        """Write ``header + c1 + demarcator + c2 ... + footer`` into *destination*, streaming."""
+        record = self._record(destination)
+        contents = [self._record(s, reading=True).current.content for s in sources]
+
+        def produce(out: WriteStream) -> None:
+            if header:
+                out.write(header)
+            for index, claim in enumerate(contents):
+                if index and demarcator:
+                    out.write(demarcator)
+                if claim is not None:
+                    self._copy_claim(claim, out)
+            if footer:
+                out.write(footer)
+
+        claim = self._write_new_claim(record.current.id, produce)
+        return self._update(record, record.current.with_content(claim))
+
+    def import_from(
+        self, path: str | os.PathLike[str], flowfile: FlowFile, *, keep_source: bool = True
+    ) -> FlowFile:
+        """Copy a file's bytes into the FlowFile.
+
+        Without *keep_source* the file is deleted once the commit is durable, never before.
+        """
+        record = self._record(flowfile)
+
+        def produce(out: WriteStream) -> None:
+            with open(path, "rb") as source:
+                while chunk := source.read(READ_CHUNK):
+                    out.write(chunk)
+
+        claim = self._write_new_claim(record.current.id, produce)
+        if not keep_source:
+            self._delete_on_commit.append(os.fspath(path))
+        return self._update(record, record.current.with_content(claim))
+
+    def export_to(
+        self, flowfile: FlowFile, path: str | os.PathLike[str], *, append: bool = False
+    ) -> None:
+        """Write the FlowFile's content to a file (appending when *append*)."""
+        with self.read(flowfile) as stream, open(path, "ab" if append else "wb") as target:
+            shutil.copyfileobj(stream, target, READ_CHUNK)  # type: ignore[misc]
