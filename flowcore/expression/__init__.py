@@ -20,9 +20,9 @@ import attrs
 from flowcore.errors import ExpressionSyntaxError
 from flowcore.expression._evaluate import EvaluationContext, evaluate_chain
 from flowcore.expression._functions import FUNCTIONS
-from flowcore.expression._regex import java_regex
 from flowcore.expression._nodes import Chain, ParameterRef, ResultType, Template
 from flowcore.expression._parser import parse
+from flowcore.expression._regex import java_regex
 from flowcore.expression._values import Value, render, to_boolean
 
 if TYPE_CHECKING:

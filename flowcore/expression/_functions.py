@@ -61,7 +61,7 @@ from flowcore.expression._functions_text import (
     _unescape_json,
 )
 from flowcore.expression._nodes import ResultType
-from flowcore.expression._regex import java_regex, java_replacement
+from flowcore.expression._regex import java_regex
 from flowcore.expression._values import (
     Value,
     from_epoch_millis,
@@ -79,7 +79,7 @@ from flowcore.expression._values import (
 if TYPE_CHECKING:
     from flowcore.expression._evaluate import EvaluationContext
 
-__all__ = ["FUNCTIONS", "FunctionSpec", "java_regex", "java_replacement"]
+__all__ = ["DUAL_USE", "FUNCTIONS", "FunctionSpec"]
 
 R = ResultType
 
