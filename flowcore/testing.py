@@ -373,15 +373,20 @@ class TestRunner:
 
     def enqueue(
         self,
-        content: bytes | str | os.PathLike[str] = b"",
+        content: bytes | str | os.PathLike[str] | MockFlowFile = b"",
         attributes: Mapping[str, str] | None = None,
     ) -> MockFlowFile:
-        """Queue a FlowFile with *content* (bytes, UTF-8 text, or a file path) and attributes.
+        """Queue a FlowFile with *content* and *attributes*.
 
+        *content* is bytes, UTF-8 text, a file path, or a MockFlowFile from another runner.
         Defaults as NiFi's mock: ``filename`` ``<n>.mockFlowFile`` (a path's base name for a
         path), ``path`` ``target``, and a ``uuid``; *attributes* override them (not ``uuid``).
+        A MockFlowFile brings its content and attributes, as NiFi's ``enqueue(FlowFile...)``.
         """
         given = dict(attributes or {})
+        if isinstance(content, MockFlowFile):
+            given = {**{k: v for k, v in content.attributes.items() if k != "uuid"}, **given}
+            content = content.content
         if isinstance(content, os.PathLike):
             data = Path(content).read_bytes()
             given.setdefault("filename", Path(content).name)

@@ -189,3 +189,16 @@ def test_outputs_read_content_on_demand() -> None:
     out = runner.flowfiles_for("success")[0]
     assert out._content is None
     assert out.content == b"lazy"
+
+
+def test_enqueue_output_of_another_runner() -> None:
+    """A MockFlowFile from one runner can be enqueued into another, attributes included."""
+    first = TestRunner(Lifecycle)
+    first.enqueue(b"body", {"k": "v"})
+    first.run()
+    second = TestRunner(Lifecycle)
+    queued = second.enqueue(first.flowfiles_for("success")[0], {"extra": "1"})
+    assert queued.content == b"body"
+    assert queued.attributes["k"] == "v"
+    assert queued.attributes["extra"] == "1"
+    assert queued.uuid != first.flowfiles_for("success")[0].uuid
