@@ -8,8 +8,10 @@ Layout under the repository directory::
     segments/<id>.seg       immutable segment files of FlowFile records
 
 Each :meth:`WriteAheadFlowFileRepository.commit` appends one framed transaction to the journal and
-(by default) fsyncs it before returning; only then are the segment files it dequeued deleted, so a
-crash at any point leaves either the old or the new queues, never a mix. Recovery follows NiFi:
+(by default) fsyncs it before returning, so a crash at any point leaves either the old or the new
+queues, never a mix. The segment files a commit dequeued are deleted only after the next
+checkpoint no longer names them (NiFi's "deletion after checkpointing"): even if the journal tail
+were lost, every state it can recover to still has its segment files. Recovery follows NiFi:
 snapshot files first (both present: the partial is discarded; only the partial: it is renamed;
 an empty checkpoint: skipped), then every whole journal transaction after the snapshot; a torn tail
 or trailing zeros end a journal with a warning; anything else refuses to start, naming the file and
@@ -97,6 +99,7 @@ class WriteAheadFlowFileRepository:
         self._where: dict[str, str] = {}  # segment id -> queue id
         self._state: dict[str, dict[str, str]] = {}
         self._pending_provenance: list[str] = []
+        self._deferred_deletes: list[str] = []  # dequeued segments, deleted at the next checkpoint
         self._next_id = 1
         self._last_txn = 0
         self._since_checkpoint = 0
@@ -231,7 +234,7 @@ class WriteAheadFlowFileRepository:
     def commit(self, transaction: Transaction, *, indexed_provenance: Sequence[str] = ()) -> int:
         """Apply *transaction* atomically and durably; return its id.
 
-        The dequeued segments' files are deleted after the transaction is on disk.
+        The dequeued segments' files are deleted at the next checkpoint.
 
         Raises:
             RepositoryError: the transaction dequeues segments that are not queued, or enqueues
@@ -266,8 +269,7 @@ class WriteAheadFlowFileRepository:
             self._apply(transaction, self._next_id, indexed_provenance, where="transaction")
             self._last_txn = txn_id
             self._since_checkpoint += 1
-            for segment_id in transaction.dequeued:
-                self._segment_path(segment_id).unlink(missing_ok=True)
+            self._deferred_deletes.extend(transaction.dequeued)
             if (
                 self._since_checkpoint >= self.checkpoint_every
                 or self._journal_bytes >= self.max_journal_bytes
@@ -312,6 +314,11 @@ class WriteAheadFlowFileRepository:
             journal = self.journals / f"{self._last_txn + 1}{_JOURNAL_SUFFIX}"
             for stale in old:
                 stale.unlink()
+            # The snapshot on disk no longer names these: their files can go.
+            for segment_id in self._deferred_deletes:
+                if segment_id not in self._where:
+                    self._segment_path(segment_id).unlink(missing_ok=True)
+            self._deferred_deletes.clear()
             self._journal = open(journal, "wb")  # noqa: SIM115 - closed by checkpoint()/close()
             self._journal.write(JOURNAL_HEADER)
             self._journal.flush()
@@ -423,11 +430,14 @@ class WriteAheadFlowFileRepository:
                             "segment file does not match its summary",
                         )
                     )
+        awaiting_checkpoint = set(self._deferred_deletes)
         for path in self.segment_dir.iterdir():
             name = path.name
+            segment_id = name[: -len(segment_files.SEGMENT_SUFFIX)]
             orphan = name.endswith(".part") or (
                 name.endswith(segment_files.SEGMENT_SUFFIX)
-                and name[: -len(segment_files.SEGMENT_SUFFIX)] not in self._where
+                and segment_id not in self._where
+                and segment_id not in awaiting_checkpoint
             )
             if orphan:
                 if fix:

@@ -81,7 +81,7 @@ def test_corruption_in_the_middle_names_file_and_offset(tmp_path: Path) -> None:
 
 def test_last_transaction_with_bad_checksum_is_a_torn_tail(tmp_path: Path) -> None:
     """A final transaction whose bytes are garbage was torn by a crash; it is dropped."""
-    path, ends = journal(tmp_path, [b"first", b"second"])
+    path, _ = journal(tmp_path, [b"first", b"second"])
     data = bytearray(path.read_bytes())
     data[-1] ^= 0xFF
     path.write_bytes(bytes(data))
