@@ -25,6 +25,7 @@ __all__ = [
     "InvalidProcessorError",
     "ProcessException",
     "RelationshipError",
+    "ReplayError",
     "RepositoryError",
     "UnknownProcessorError",
     "WalCorruptionError",
@@ -125,3 +126,7 @@ class RepositoryError(FlowcoreError, OSError):
 
 class WalCorruptionError(RepositoryError):
     """The write-ahead log holds bytes that are neither a whole transaction nor a torn tail."""
+
+
+class ReplayError(FlowcoreError, ValueError):
+    """A provenance event cannot be replayed (a JOIN, content gone, or its queue gone)."""
