@@ -26,14 +26,30 @@ from typing import Any
 
 import attrs
 import networkx as nx
-from sqlalchemy import Engine, create_engine, delete, event, func, insert, select, union, update
+from sqlalchemy import (
+    Engine,
+    Table,
+    create_engine,
+    delete,
+    event,
+    func,
+    insert,
+    select,
+    union,
+    update,
+)
 
-from flowcore.errors import ReplayError, RepositoryError, WalCorruptionError
-from flowcore.flowfile import ContentClaim, FlowFile, ResourceClaim, new_uuid
+from flowcore.errors import ReplayError, RepositoryError
+from flowcore.flowfile import FlowFile, new_uuid
 from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
 from flowcore.units import parse_data_size, parse_time_period
+from repositories._provenance_rows import (
+    decode_event_file,
+    encode_event_file,
+    event_from_row,
+    event_record,
+)
 from repositories._provenance_schema import ATTRIBUTES, COUNTERS, EVENTS, FILES, LINKS, METADATA
-from repositories._wal_codec import pack, unpack
 from repositories.records import Finding, Transaction
 
 __all__ = [
@@ -54,76 +70,69 @@ _EVENT_SUFFIX = ".events"
 _NEXT_EVENT_ID = "next_event_id"
 
 
-def _claim_text(claim: ContentClaim | None) -> str | None:
-    if claim is None:
-        return None
-    rc = claim.resource_claim
-    return f"{rc.container}/{rc.section}/{rc.id}:{claim.offset}:{claim.length}"
-
-
-def _claim_from_text(text: str | None) -> ContentClaim | None:
-    if not text:
-        return None
-    path, offset, length = text.rsplit(":", 2)
-    container, section, claim_id = path.split("/", 2)
-    return ContentClaim(ResourceClaim(container, section, claim_id), int(offset), int(length))
-
-
-def _to_wire(event: ProvenanceEvent) -> dict[str, Any]:
-    data = attrs.asdict(event, recurse=False)
-    data["event_type"] = event.event_type.value
-    data["previous_attributes"] = dict(event.previous_attributes)
-    data["updated_attributes"] = dict(event.updated_attributes)
-    data["parent_uuids"] = list(event.parent_uuids)
-    data["child_uuids"] = list(event.child_uuids)
-    data["content_claim"] = _claim_text(event.content_claim)
-    data["previous_content_claim"] = _claim_text(event.previous_content_claim)
-    return data
-
-
-def _from_wire(data: Mapping[str, Any]) -> ProvenanceEvent:
-    fields = dict(data)
-    fields["event_type"] = ProvenanceEventType(fields["event_type"])
-    fields["content_claim"] = _claim_from_text(fields.get("content_claim"))
-    fields["previous_content_claim"] = _claim_from_text(fields.get("previous_content_claim"))
-    return ProvenanceEvent(**fields)
-
-
 class EventFileWriter:
-    """A task's provenance event file: events appended in memory, written once on close.
+    """A task's provenance event file: events turned into rows as they come, written on close.
 
     It satisfies the session's ``ProvenanceEventSink`` protocol, so a session in a Spark task can
-    write its events without touching the database.
+    record its events without touching the database; the row building happens here, in the
+    task, so the driver only assigns ids when it indexes the file.
+
+    Args:
+        directory: the repository's event directory (shared by all executors).
+        owner: the task attempt, used in the file name.
+        indexed_attributes: attribute names the repository indexes by value.
     """
 
-    def __init__(self, directory: str | os.PathLike[str], owner: str = "") -> None:
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        owner: str = "",
+        indexed_attributes: Collection[str] = (),
+    ) -> None:
         stem = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in owner) or "events"
         self.directory = Path(directory)
         self.name = f"{stem}-{uuid_module.uuid4().hex}{_EVENT_SUFFIX}"
-        self._events: list[dict[str, Any]] = []
+        self.indexed_attributes = tuple(indexed_attributes)
+        self._records: list[list[Any]] = []
 
     def append(self, events: Sequence[ProvenanceEvent]) -> None:
         """Buffer *events*, in order."""
-        self._events.extend(_to_wire(e) for e in events)
+        indexed = self.indexed_attributes
+        self._records.extend(event_record(e, indexed) for e in events)
 
     def __len__(self) -> int:
-        return len(self._events)
+        return len(self._records)
 
     def close(self, *, sync: bool = True) -> str | None:
-        """Write the file; return its name (None when there were no events)."""
-        if not self._events:
+        """Write the file (``.part`` then rename); return its name, None when it had no events."""
+        if not self._records:
             return None
         self.directory.mkdir(parents=True, exist_ok=True)
         final = self.directory / self.name
         partial = final.with_name(final.name + ".part")
         with open(partial, "wb") as out:
-            out.write(pack(self._events))
+            out.write(encode_event_file(self._records))
             out.flush()
             if sync:
                 os.fsync(out.fileno())
         os.replace(partial, final)
-        self._events = []
+        self._records = []
         return self.name
+
+
+def _insert_statement(table: Table, paramstyle: str) -> str:
+    """A positional INSERT for *table* in the driver's own parameter style.
+
+    Rows then go to the driver's ``executemany`` as tuples, skipping SQLAlchemy's per-row
+    parameter processing (the largest cost of indexing).
+    """
+    marks = {"qmark": "?", "format": "%s", "pyformat": "%s"}
+    if paramstyle not in marks:
+        msg = f"provenance indexing needs a qmark or format DB-API driver, not {paramstyle!r}"
+        raise RepositoryError(msg)
+    names = ", ".join(c.name for c in table.columns)
+    values = ", ".join(marks[paramstyle] for _ in table.columns)
+    return f"INSERT INTO {table.name} ({names}) VALUES ({values})"
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -173,6 +182,10 @@ class SqlProvenanceRepository:
         METADATA.create_all(self.engine)
         with self.engine.connect() as conn:
             self._next_id = self._load_next_id(conn)
+        self._insert_sql = {
+            table.name: _insert_statement(table, self.engine.dialect.paramstyle)
+            for table in (EVENTS, LINKS, ATTRIBUTES)
+        }
 
     @staticmethod
     def _load_next_id(conn: Any) -> int:
@@ -189,78 +202,44 @@ class SqlProvenanceRepository:
 
     def writer(self, owner: str = "") -> EventFileWriter:
         """An event file writer for a task attempt."""
-        return EventFileWriter(self.event_directory, owner)
+        return EventFileWriter(self.event_directory, owner, self.indexed_attributes)
 
     # --- ingest -------------------------------------------------------------------------------
 
-    def _rows(
-        self, events: Sequence[ProvenanceEvent], first_id: int
-    ) -> tuple[list[dict], list[dict], list[dict]]:
-        rows, links, attributes = [], [], []
-        for offset, e in enumerate(events):
-            event_id = first_id + offset
-            previous = json.dumps(dict(e.previous_attributes), separators=(",", ":"))
-            updated = json.dumps(dict(e.updated_attributes), separators=(",", ":"))
-            rows.append(
-                {
-                    "event_id": event_id,
-                    "event_time": e.event_time,
-                    "event_type": e.event_type.value,
-                    "flowfile_uuid": e.flowfile_uuid,
-                    "component_id": e.component_id,
-                    "component_type": e.component_type,
-                    "component_name": e.component_name,
-                    "file_size": e.file_size,
-                    "previous_file_size": e.previous_file_size,
-                    "event_duration": e.event_duration,
-                    "entry_date": e.entry_date,
-                    "lineage_start_date": e.lineage_start_date,
-                    "relationship": e.relationship,
-                    "details": e.details,
-                    "transit_uri": e.transit_uri,
-                    "source_system_flowfile_identifier": e.source_system_flowfile_identifier,
-                    "alternate_identifier_uri": e.alternate_identifier_uri,
-                    "source_queue_identifier": e.source_queue_identifier,
-                    "filename": e.filename,
-                    "content_claim": _claim_text(e.content_claim),
-                    "previous_content_claim": _claim_text(e.previous_content_claim),
-                    "parent_uuids": json.dumps(list(e.parent_uuids)),
-                    "child_uuids": json.dumps(list(e.child_uuids)),
-                    "previous_attributes": previous,
-                    "updated_attributes": updated,
-                    "size_bytes": 200 + len(previous) + len(updated),
-                }
-            )
-            links.extend({"event_id": event_id, "uuid": u, "role": "p"} for u in e.parent_uuids)
-            links.extend({"event_id": event_id, "uuid": u, "role": "c"} for u in e.child_uuids)
-            if self.indexed_attributes:
-                current = e.attributes
-                attributes.extend(
-                    {"event_id": event_id, "name": name, "value": current[name]}
-                    for name in self.indexed_attributes
-                    if name in current
-                )
-        return rows, links, attributes
-
-    def _insert(self, conn: Any, events: Sequence[ProvenanceEvent]) -> list[ProvenanceEvent]:
+    def _insert_records(self, conn: Any, records: Sequence[list[Any]]) -> int:
+        """Insert rows built by :func:`event_record`; return the first id assigned."""
         first = self._next_id
-        rows, links, attributes = self._rows(events, first)
-        for table, batch in ((EVENTS, rows), (LINKS, links), (ATTRIBUTES, attributes)):
+        rows, links, attributes = [], [], []
+        for event_id, (row, parents, children, pairs) in enumerate(records, first):
+            rows.append((event_id, *row))
+            if parents:
+                links.extend((event_id, u, "p") for u in parents)
+            if children:
+                links.extend((event_id, u, "c") for u in children)
+            if pairs:
+                attributes.extend((event_id, name, value) for name, value in pairs)
+        for statement, batch in (
+            (self._insert_sql[EVENTS.name], rows),
+            (self._insert_sql[LINKS.name], links),
+            (self._insert_sql[ATTRIBUTES.name], attributes),
+        ):
             for start in range(0, len(batch), INSERT_BATCH):
-                conn.execute(insert(table), batch[start : start + INSERT_BATCH])
-        self._next_id = first + len(events)
+                conn.exec_driver_sql(statement, batch[start : start + INSERT_BATCH])
+        self._next_id = first + len(records)
         conn.execute(
             update(COUNTERS).where(COUNTERS.c.name == _NEXT_EVENT_ID).values(value=self._next_id)
         )
-        return [attrs.evolve(e, event_id=first + i) for i, e in enumerate(events)]
+        return first
 
     def register(self, events: Iterable[ProvenanceEvent]) -> list[ProvenanceEvent]:
         """Store events directly (no event file), assigning ids; return them."""
         batch = list(events)
         if not batch:
             return []
+        indexed = self.indexed_attributes
         with self.engine.begin() as conn:
-            return self._insert(conn, batch)
+            first = self._insert_records(conn, [event_record(e, indexed) for e in batch])
+        return [attrs.evolve(e, event_id=first + i) for i, e in enumerate(batch)]
 
     def append(self, events: Sequence[ProvenanceEvent]) -> None:
         """Act as a session's event sink (used when the driver itself runs the session)."""
@@ -282,26 +261,22 @@ class SqlProvenanceRepository:
                     continue
                 path = self.event_directory / name
                 try:
-                    wires = unpack(path.read_bytes())
+                    records = decode_event_file(path, path.read_bytes())
                 except FileNotFoundError:
                     msg = (
                         f"provenance event file {path} named by a committed transaction is missing"
                     )
                     raise RepositoryError(msg) from None
-                except ValueError as ex:
-                    msg = f"provenance event file {path} is damaged: {ex}"
-                    raise WalCorruptionError(msg) from None
-                events = [_from_wire(w) for w in wires]
-                self._insert(conn, events)
+                self._insert_records(conn, records)
                 conn.execute(
                     insert(FILES),
                     {
                         "name": name,
-                        "events": len(events),
+                        "events": len(records),
                         "indexed_at": time.time_ns() // 1_000_000,
                     },
                 )
-                added += len(events)
+                added += len(records)
         return added
 
     def remove_indexed_files(self, names: Iterable[str]) -> None:
@@ -310,36 +285,6 @@ class SqlProvenanceRepository:
             (self.event_directory / name).unlink(missing_ok=True)
 
     # --- queries ----------------------------------------------------------------------------
-
-    @staticmethod
-    def _event(row: Any) -> ProvenanceEvent:
-        m = row._mapping
-        return ProvenanceEvent(
-            event_type=ProvenanceEventType(m["event_type"]),
-            flowfile_uuid=m["flowfile_uuid"],
-            component_id=m["component_id"],
-            component_type=m["component_type"],
-            event_time=m["event_time"],
-            file_size=m["file_size"],
-            component_name=m["component_name"] or "",
-            event_id=m["event_id"],
-            event_duration=m["event_duration"] if m["event_duration"] is not None else -1,
-            entry_date=m["entry_date"] or 0,
-            lineage_start_date=m["lineage_start_date"] or 0,
-            parent_uuids=tuple(json.loads(m["parent_uuids"])),
-            child_uuids=tuple(json.loads(m["child_uuids"])),
-            relationship=m["relationship"],
-            details=m["details"],
-            transit_uri=m["transit_uri"],
-            source_system_flowfile_identifier=m["source_system_flowfile_identifier"],
-            alternate_identifier_uri=m["alternate_identifier_uri"],
-            source_queue_identifier=m["source_queue_identifier"],
-            previous_attributes=json.loads(m["previous_attributes"]),
-            updated_attributes=json.loads(m["updated_attributes"]),
-            previous_content_claim=_claim_from_text(m["previous_content_claim"]),
-            content_claim=_claim_from_text(m["content_claim"]),
-            previous_file_size=m["previous_file_size"],
-        )
 
     def get(self, event_id: int) -> ProvenanceEvent:
         """One event.
@@ -352,7 +297,7 @@ class SqlProvenanceRepository:
         if row is None:
             msg = f"no provenance event with id {event_id}"
             raise KeyError(msg)
-        return self._event(row)
+        return event_from_row(row._mapping)
 
     def search(
         self,
@@ -404,7 +349,7 @@ class SqlProvenanceRepository:
         found = []
         with self.engine.connect() as conn:
             for row in conn.execute(query):
-                event_ = self._event(row)
+                event_ = event_from_row(row._mapping)
                 if unindexed and any(event_.attributes.get(k) != v for k, v in unindexed.items()):
                     continue
                 found.append(event_)

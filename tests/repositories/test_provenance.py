@@ -208,6 +208,28 @@ def test_a_missing_or_damaged_event_file_is_a_clear_error(make_repo) -> None:
     assert repo.count() == 0
 
 
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (lambda data: data[:13] + b"\x00\x09" + data[15:], "version 9"),
+        (lambda data: data[:-1] + bytes([data[-1] ^ 1]), "checksum"),
+        (lambda data: b"PK\x03\x04" + data, "bad magic"),
+    ],
+)
+def test_foreign_or_damaged_event_files_are_refused(make_repo, damage, message: str) -> None:
+    """A newer version, a flipped bit or a foreign file is named and indexes nothing."""
+    repo = make_repo()
+    writer = repo.writer("t")
+    writer.append([event()])
+    name = writer.close()
+    path = repo.event_directory / name
+    path.write_bytes(damage(path.read_bytes()))
+    with pytest.raises(WalCorruptionError, match=message):
+        repo.index_files([name])
+    assert repo.count() == 0
+    assert path.exists()
+
+
 @pytest.fixture
 def searchable(make_repo) -> SqlProvenanceRepository:
     repo = make_repo(indexed_attributes=["customer"])

@@ -1,0 +1,159 @@
+"""Provenance events as SQL-ready rows, and the event file format that carries them.
+
+Tasks turn each event into a row of column values (JSON attribute maps, claim text, the indexed
+attribute pairs) while they run, in parallel on the executors; the driver then only assigns ids
+and hands the rows to the database. An event file is::
+
+    b"FLOWCORE-PROV" | version (2 bytes) | CRC-32 of the payload (4) | payload (msgpack records)
+
+so a damaged, foreign or newer file is refused with its name instead of half-indexed.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import zlib
+from collections.abc import Collection, Mapping
+from pathlib import Path
+from typing import Any
+
+from flowcore.errors import WalCorruptionError
+from flowcore.flowfile import ContentClaim, ResourceClaim
+from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
+from repositories._provenance_schema import EVENTS
+from repositories._wal_codec import pack, unpack
+
+__all__ = [
+    "ROW_COLUMNS",
+    "decode_event_file",
+    "encode_event_file",
+    "event_from_row",
+    "event_record",
+]
+
+#: Columns of ``provenance_event`` a record carries, in order (the driver adds ``event_id``).
+ROW_COLUMNS = tuple(c.name for c in EVENTS.columns if c.name != "event_id")
+FILE_MAGIC = b"FLOWCORE-PROV"
+FILE_VERSION = 1
+_HEADER = struct.Struct(">HI")  # version, crc32
+_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_ROW_OVERHEAD = 200  # bytes counted per event beyond its attribute maps, for size retention
+
+
+def claim_text(claim: ContentClaim | None) -> str | None:
+    """``container/section/id:offset:length``, the form claims take in SQL."""
+    if claim is None:
+        return None
+    rc = claim.resource_claim
+    return f"{rc.container}/{rc.section}/{rc.id}:{claim.offset}:{claim.length}"
+
+
+def claim_from_text(text: str | None) -> ContentClaim | None:
+    """The inverse of :func:`claim_text`."""
+    if not text:
+        return None
+    path, offset, length = text.rsplit(":", 2)
+    container, section, claim_id = path.split("/", 2)
+    return ContentClaim(ResourceClaim(container, section, claim_id), int(offset), int(length))
+
+
+def event_record(event: ProvenanceEvent, indexed_attributes: Collection[str]) -> list[Any]:
+    """``[row values in ROW_COLUMNS order, parent uuids, child uuids, indexed (name, value)]``."""
+    previous = _JSON(event.previous_attributes._data)
+    updated = _JSON(event.updated_attributes._data)
+    current = event.attributes
+    row = (
+        event.event_time,
+        event.event_type.value,
+        event.flowfile_uuid,
+        event.component_id,
+        event.component_type,
+        event.component_name,
+        event.file_size,
+        event.previous_file_size,
+        event.event_duration,
+        event.entry_date,
+        event.lineage_start_date,
+        event.relationship,
+        event.details,
+        event.transit_uri,
+        event.source_system_flowfile_identifier,
+        event.alternate_identifier_uri,
+        event.source_queue_identifier,
+        current.get("filename"),
+        claim_text(event.content_claim),
+        claim_text(event.previous_content_claim),
+        _JSON(event.parent_uuids),
+        _JSON(event.child_uuids),
+        previous,
+        updated,
+        _ROW_OVERHEAD + len(previous) + len(updated),
+    )
+    pairs = [(name, current[name]) for name in indexed_attributes if name in current]
+    return [row, list(event.parent_uuids), list(event.child_uuids), pairs]
+
+
+def encode_event_file(records: list[list[Any]]) -> bytes:
+    """An event file's bytes."""
+    payload = pack(records)
+    return FILE_MAGIC + _HEADER.pack(FILE_VERSION, zlib.crc32(payload)) + payload
+
+
+def decode_event_file(path: Path, data: bytes) -> list[list[Any]]:
+    """The records of an event file.
+
+    Raises:
+        WalCorruptionError: the bytes are not a whole event file of a known version.
+    """
+    start = len(FILE_MAGIC) + _HEADER.size
+    if not data.startswith(FILE_MAGIC) or len(data) < start:
+        msg = f"{path} is not a flowcore provenance event file (bad magic); move it away"
+        raise WalCorruptionError(msg)
+    version, crc = _HEADER.unpack_from(data, len(FILE_MAGIC))
+    if version != FILE_VERSION:
+        msg = (
+            f"{path} has event file version {version}; this flowcore reads version "
+            f"{FILE_VERSION} (index it with the flowcore that wrote it)"
+        )
+        raise WalCorruptionError(msg)
+    payload = data[start:]
+    if zlib.crc32(payload) != crc:
+        msg = f"{path} fails its checksum; the event file is damaged"
+        raise WalCorruptionError(msg)
+    try:
+        return unpack(payload)
+    except ValueError as ex:
+        msg = f"{path} has a valid checksum but cannot be decoded: {ex}"
+        raise WalCorruptionError(msg) from None
+
+
+def event_from_row(m: Mapping[str, Any]) -> ProvenanceEvent:
+    """A stored ``provenance_event`` row back as an event."""
+    duration = m["event_duration"]
+    return ProvenanceEvent(
+        event_type=ProvenanceEventType(m["event_type"]),
+        flowfile_uuid=m["flowfile_uuid"],
+        component_id=m["component_id"],
+        component_type=m["component_type"],
+        event_time=m["event_time"],
+        file_size=m["file_size"],
+        component_name=m["component_name"] or "",
+        event_id=m["event_id"],
+        event_duration=duration if duration is not None else -1,
+        entry_date=m["entry_date"] or 0,
+        lineage_start_date=m["lineage_start_date"] or 0,
+        parent_uuids=tuple(json.loads(m["parent_uuids"])),
+        child_uuids=tuple(json.loads(m["child_uuids"])),
+        relationship=m["relationship"],
+        details=m["details"],
+        transit_uri=m["transit_uri"],
+        source_system_flowfile_identifier=m["source_system_flowfile_identifier"],
+        alternate_identifier_uri=m["alternate_identifier_uri"],
+        source_queue_identifier=m["source_queue_identifier"],
+        previous_attributes=json.loads(m["previous_attributes"]),
+        updated_attributes=json.loads(m["updated_attributes"]),
+        previous_content_claim=claim_from_text(m["previous_content_claim"]),
+        content_claim=claim_from_text(m["content_claim"]),
+        previous_file_size=m["previous_file_size"],
+    )
