@@ -7,31 +7,65 @@ until it reaches the max appendable size, then starts another; a claim file is o
 by the writer that created it, so Spark executors can write to a shared path without locks.
 Reads open the claim file and seek to the range.
 
-Claimant counts live in memory and are rebuilt from the FlowFile repository at start-up; a claim
-file is removed only when nothing claims it and its writer is done with it. Archiving, orphan
-cleanup at start-up and ``check(fix=True)`` repairs come with the durable repositories issue.
+Claimant counts live in memory and are rebuilt from the FlowFile repository at start-up
+(:meth:`FileContentRepository.recover`, which also archives or removes files nothing claims: the
+output of sessions or task attempts that never committed). The driver decrements a count only
+after the FlowFile repository has durably stopped referencing the claim; a claim at zero is then
+archived or destroyed by :meth:`FileContentRepository.cleanup`. The archive keeps content for
+replay and is aged off as NiFi does: older than the max retention period (3 hours), or oldest
+first while the disk is fuller than the max usage percentage (90%).
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
+import re
+import shutil
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
 from flowcore.errors import ContentNotFoundError, FlowFileAccessError, RepositoryError
 from flowcore.flowfile import ContentClaim, ResourceClaim
+from flowcore.units import parse_time_period
 from repositories.records import Finding
 
-__all__ = ["DEFAULT_MAX_APPENDABLE_SIZE", "SECTIONS_PER_CONTAINER", "FileContentRepository"]
+__all__ = [
+    "DEFAULT_ARCHIVE_MAX_RETENTION",
+    "DEFAULT_ARCHIVE_MAX_USAGE",
+    "DEFAULT_MAX_APPENDABLE_SIZE",
+    "SECTIONS_PER_CONTAINER",
+    "FileContentRepository",
+]
 
 DEFAULT_MAX_APPENDABLE_SIZE = 1024 * 1024  # bytes per claim file before a new one starts
 SECTIONS_PER_CONTAINER = 1024  # sub-directories per container, as NiFi
 _BUFFER = 1 << 20  # write buffer per open claim file
+DEFAULT_ARCHIVE_MAX_RETENTION = "3 hours"  # nifi.content.repository.archive.max.retention.period
+DEFAULT_ARCHIVE_MAX_USAGE = "90%"  # nifi.content.repository.archive.max.usage.percentage
+ARCHIVE = "archive"  # per-section directory of archived claim files, as NiFi
+_PERCENT = re.compile(r"(\d{1,2})%")
+
+
+def _percentage(value: str, name: str) -> float:
+    match = _PERCENT.fullmatch(value.strip())
+    if match is None:
+        msg = f"{name} must be a whole percentage below 100 such as '90%', not {value!r}"
+        raise RepositoryError(msg)
+    return int(match.group(1)) / 100
+
+
+def _created_ms(claim_id: str, path: Path) -> int:
+    """A claim's creation time: its id's millisecond prefix, else the file's mtime."""
+    head = claim_id.split("-", 1)[0]
+    if head.isdigit():
+        return int(head)
+    return path.stat().st_mtime_ns // 1_000_000
 
 
 class _RangeReader:
@@ -173,6 +207,13 @@ class FileContentRepository:
             tasks write many small FlowFiles per task and file count costs more on shared
             storage.
         always_sync: fsync each claim file when its writer retires it.
+        archive: move unclaimed content to ``<section>/archive/`` (kept for replay) instead of
+            deleting it at once (NiFi's ``archive.enabled``, on by default).
+        archive_max_retention: archived content older than this is deleted.
+        archive_max_usage: while a container's disk is fuller than this, its oldest archived
+            content is deleted (down to 2 points below, as NiFi). A new claim avoids a
+            container above this mark plus 2 points while another container has room.
+        disk_usage: ``shutil.disk_usage``-like function (replaceable in tests).
     """
 
     def __init__(
@@ -181,6 +222,10 @@ class FileContentRepository:
         *,
         max_appendable_size: int = DEFAULT_MAX_APPENDABLE_SIZE,
         always_sync: bool = False,
+        archive: bool = True,
+        archive_max_retention: str = DEFAULT_ARCHIVE_MAX_RETENTION,
+        archive_max_usage: str = DEFAULT_ARCHIVE_MAX_USAGE,
+        disk_usage: Callable[[Path], tuple[int, int, int]] = shutil.disk_usage,  # type: ignore[assignment]
     ) -> None:
         if isinstance(containers, str | os.PathLike):
             containers = [containers]
@@ -197,11 +242,16 @@ class FileContentRepository:
         self._next = itertools.count()
         self._round_robin = itertools.cycle(sorted(self.containers))
         self._lock = threading.Lock()
+        self.archive = archive
+        self.archive_max_retention_ms = int(parse_time_period(archive_max_retention, "ms"))
+        self.archive_max_usage = _percentage(archive_max_usage, "archive_max_usage")
+        self._disk_usage = disk_usage
+        self._destructable: set[ResourceClaim] = set()
 
     def _new_claim(self, owner: str) -> ResourceClaim:
         with self._lock:
             n = next(self._next)
-            container = next(self._round_robin)
+            container = self._choose_container()
         section = str(n % SECTIONS_PER_CONTAINER)
         stem = owner.replace("/", "_") or "session"
         # The millisecond prefix doubles as the claim's creation time (archive age-off).
@@ -211,6 +261,43 @@ class FileContentRepository:
         self.path_of(claim).parent.mkdir(parents=True, exist_ok=True)
         self._writable.add(claim)
         return claim
+
+    def _choose_container(self) -> str:
+        """The next container round-robin, skipping one over the archive back-pressure mark.
+
+        When every container is over it, the chosen one's archive is aged off at once instead
+        of blocking the writer as NiFi does (a Spark task cannot wait for a cleanup thread).
+        """
+        names = len(self.containers)
+        for _ in range(names):
+            container = next(self._round_robin)
+            if not self._under_back_pressure(container):
+                return container
+        self._expire_archive(container, time.time_ns() // 1_000_000)
+        return container
+
+    def _usage(self, container: str) -> float:
+        total, used, _free = self._disk_usage(self.containers[container])
+        return used / total if total else 0.0
+
+    def _under_back_pressure(self, container: str) -> bool:
+        return (
+            self.archive
+            and self._usage(container) >= self.archive_max_usage + 0.02
+            and any(self._archived(container))
+        )
+
+    def archive_path_of(self, claim: ResourceClaim) -> Path:
+        """Where a claim file goes when it is archived."""
+        return self.path_of(claim).parent / ARCHIVE / claim.id
+
+    def _located(self, claim: ResourceClaim) -> Path | None:
+        """The live or archived file of a claim, None when it is gone."""
+        live = self.path_of(claim)
+        if live.exists():
+            return live
+        archived = live.parent / ARCHIVE / claim.id
+        return archived if archived.exists() else None
 
     def path_of(self, claim: ResourceClaim) -> Path:
         """The file holding a resource claim.
@@ -232,8 +319,8 @@ class FileContentRepository:
         return _FileWriter(self, owner)
 
     def open(self, claim: ContentClaim) -> BinaryIO:
-        """A stream over exactly the claim's bytes."""
-        path = self.path_of(claim.resource_claim)
+        """A stream over exactly the claim's bytes (from the archive when it was archived)."""
+        path = self._located(claim.resource_claim) or self.path_of(claim.resource_claim)
         try:
             size = path.stat().st_size
         except FileNotFoundError:
@@ -250,20 +337,27 @@ class FileContentRepository:
             return stream.read()
 
     def exists(self, resource_claim: ResourceClaim) -> bool:
-        """Whether the claim file exists."""
-        return self.path_of(resource_claim).exists()
+        """Whether the claim's content is still readable, live or archived."""
+        return self._located(resource_claim) is not None
 
     def increment_claimant_count(self, resource_claim: ResourceClaim, delta: int = 1) -> int:
-        """Add claimants."""
+        """Add claimants; a claim waiting for destruction is kept again (a replay revives it)."""
         with self._lock:
             self._counts[resource_claim] = self._counts.get(resource_claim, 0) + delta
+            self._destructable.discard(resource_claim)
             return self._counts[resource_claim]
 
     def decrement_claimant_count(self, resource_claim: ResourceClaim, delta: int = 1) -> int:
-        """Remove claimants, never below zero."""
+        """Remove claimants, never below zero; at zero the claim awaits :meth:`cleanup`.
+
+        Call it only once the FlowFile repository has durably stopped referencing the claim
+        (after the commit that dropped or replaced the FlowFiles), as NiFi does.
+        """
         with self._lock:
             count = max(0, self._counts.get(resource_claim, 0) - delta)
             self._counts[resource_claim] = count
+            if count == 0:
+                self._destructable.add(resource_claim)
             return count
 
     def claimant_count(self, resource_claim: ResourceClaim) -> int:
@@ -276,14 +370,97 @@ class FileContentRepository:
             if self._counts.get(resource_claim, 0) > 0 or resource_claim in self._writable:
                 return False
             self._counts.pop(resource_claim, None)
+            self._destructable.discard(resource_claim)
         try:
             self.path_of(resource_claim).unlink()
         except FileNotFoundError:
             return False
         return True
 
+    def _archive_or_remove(self, claim: ResourceClaim) -> None:
+        live = self.path_of(claim)
+        if self.archive:
+            target = live.parent / ARCHIVE / claim.id
+            target.parent.mkdir(exist_ok=True)
+            with contextlib.suppress(FileNotFoundError):  # already gone: nothing to keep
+                os.replace(live, target)
+        else:
+            live.unlink(missing_ok=True)
+
+    def cleanup(self, now: int | None = None) -> int:
+        """Archive or destroy claims nobody claims any more, then age off the archive.
+
+        Run by the driver after each durable FlowFile repository commit. Returns how many
+        claims left the live area.
+        """
+        with self._lock:
+            ready = [
+                c
+                for c in self._destructable
+                if self._counts.get(c, 0) == 0 and c not in self._writable
+            ]
+            self._destructable.difference_update(ready)
+            for claim in ready:
+                self._counts.pop(claim, None)
+        for claim in ready:
+            self._archive_or_remove(claim)
+        moment = now if now is not None else time.time_ns() // 1_000_000
+        for container in self.containers:
+            self._expire_archive(container, moment)
+        return len(ready)
+
+    def _archived(self, container: str) -> Iterable[tuple[int, Path]]:
+        root = self.containers[container]
+        for section in root.iterdir():
+            archive = section / ARCHIVE
+            if section.name.isdigit() and archive.is_dir():
+                for path in archive.iterdir():
+                    yield _created_ms(path.name, path), path
+
+    def _expire_archive(self, container: str, now: int) -> int:
+        """Delete archived files past retention, then the oldest while the disk is too full."""
+        removed = 0
+        remaining = []
+        for created, path in self._archived(container):
+            if now - created > self.archive_max_retention_ms:
+                path.unlink(missing_ok=True)
+                removed += 1
+            else:
+                remaining.append((created, path))
+        target = self.archive_max_usage - 0.02
+        if remaining and self._usage(container) > target:
+            for _created, path in sorted(remaining):
+                path.unlink(missing_ok=True)
+                removed += 1
+                if self._usage(container) <= target:
+                    break
+        return removed
+
+    def recover(self, claimant_counts: Mapping[ResourceClaim, int]) -> list[Finding]:
+        """Start-up: adopt the claimant counts rebuilt from the FlowFile repository.
+
+        Then every live claim file nothing claims is archived or removed (NiFi's "unknown
+        file" cleanup): the output of sessions or task attempts that never committed.
+
+        Returns what was cleaned up and any claimed content that is missing (that cannot be
+        repaired here: the FlowFile repository must route or drop those FlowFiles).
+        """
+        with self._lock:
+            self._counts = {c: n for c, n in claimant_counts.items() if n > 0}
+            self._destructable.clear()
+        findings = []
+        for claim in list(self.resource_claims()):
+            if claim not in self._counts and claim not in self._writable:
+                self._archive_or_remove(claim)
+                action = "archived" if self.archive else "removed"
+                findings.append(
+                    Finding("content", str(claim), f"unclaimed file {action}", fixed=True)
+                )
+        findings.extend(f for f in self.check() if not f.fixed)
+        return findings
+
     def resource_claims(self) -> Iterable[ResourceClaim]:
-        """Every claim file on disk."""
+        """Every live claim file on disk (archived ones excluded)."""
         for container, root in sorted(self.containers.items()):
             for section in sorted(root.iterdir(), key=lambda p: p.name):
                 if section.is_dir() and section.name.isdigit():
@@ -292,18 +469,22 @@ class FileContentRepository:
                             yield ResourceClaim(container, section.name, path.name)
 
     def check(self, *, fix: bool = False) -> list[Finding]:
-        """Report claimed claims whose files are missing."""
+        """List claimed content that is missing and unclaimed live files.
+
+        With *fix*, unclaimed files are archived or removed; a missing claimed file cannot be
+        repaired and is reported either way.
+        """
         findings = []
-        for claim, count in list(self._counts.items()):
-            if count > 0 and not self.exists(claim):
-                if fix:
-                    self._counts.pop(claim)
+        for claim, count in sorted(self._counts.items(), key=lambda item: str(item[0])):
+            if count > 0 and self._located(claim) is None:
                 findings.append(
-                    Finding(
-                        "content",
-                        str(claim),
-                        f"{count} claimants but the file is missing",
-                        fixed=fix,
-                    )
+                    Finding("content", str(claim), f"{count} claimants but the file is missing")
+                )
+        for claim in self.resource_claims():
+            if self._counts.get(claim, 0) == 0 and claim not in self._writable:
+                if fix:
+                    self._archive_or_remove(claim)
+                findings.append(
+                    Finding("content", str(claim), "file that nothing claims", fixed=fix)
                 )
         return findings

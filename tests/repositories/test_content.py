@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from flowcore.errors import ContentNotFoundError, RepositoryError
-from flowcore.flowfile import ResourceClaim
+from flowcore.flowfile import ContentClaim, ResourceClaim
 from repositories import ContentRepository
 from repositories.content import FileContentRepository
 
@@ -89,15 +94,228 @@ def test_open_writer_file_is_not_removed(tmp_path: Path) -> None:
 
 
 def test_check_reports_missing_files(tmp_path: Path) -> None:
-    """check() lists claimed files that are gone and can forget them."""
+    """check() lists claimed files that are gone; fix cannot invent them, so they stay listed."""
     repo = FileContentRepository(tmp_path)
     (claim,) = write(repo, [b"data"])
     repo.increment_claimant_count(claim.resource_claim)
     repo.path_of(claim.resource_claim).unlink()
+    (finding,) = repo.check()
+    assert "1 claimants but the file is missing" in finding.problem
+    assert not repo.check(fix=True)[0].fixed
     assert len(repo.check()) == 1
+
+
+def test_check_archives_unclaimed_files_with_fix(tmp_path: Path) -> None:
+    """A live file nothing claims is reported, and archived by check(fix=True)."""
+    repo = FileContentRepository(tmp_path)
+    (claim,) = write(repo, [b"data"])
+    (finding,) = repo.check()
+    assert finding.problem == "file that nothing claims"
     assert repo.check(fix=True)[0].fixed
     assert repo.check() == []
-    assert list(repo.resource_claims()) == []
+    assert repo.archive_path_of(claim.resource_claim).exists()
+    assert repo.read(claim) == b"data"
+
+
+def test_recover_adopts_counts_and_sweeps_unclaimed_files(tmp_path: Path) -> None:
+    """At start-up, claimed files stay; files of uncommitted task attempts are archived."""
+    repo = FileContentRepository(tmp_path, archive=False)
+    kept, orphan = write(repo, [b"keep"], "committed")[0], write(repo, [b"x"], "crashed")[0]
+    restarted = FileContentRepository(tmp_path, archive=False)
+    findings = restarted.recover({kept.resource_claim: 2})
+    assert [f.location for f in findings] == [str(orphan.resource_claim)]
+    assert findings[0].problem == "unclaimed file removed"
+    assert restarted.claimant_count(kept.resource_claim) == 2
+    assert restarted.read(kept) == b"keep"
+    assert not restarted.exists(orphan.resource_claim)
+    assert restarted.check() == []
+
+
+def test_recover_reports_claimed_content_that_is_gone(tmp_path: Path) -> None:
+    """A FlowFile repository naming a missing claim file is reported, not hidden."""
+    repo = FileContentRepository(tmp_path)
+    ghost = ResourceClaim("default", "3", "123-gone")
+    (finding,) = repo.recover({ghost: 1})
+    assert finding.problem == "1 claimants but the file is missing"
+    assert not finding.fixed
+
+
+def test_cleanup_archives_unclaimed_content_for_replay(tmp_path: Path) -> None:
+    """A claim released after commit is archived, still readable, and aged off after 3 hours."""
+    repo = FileContentRepository(tmp_path)
+    (claim,) = write(repo, [b"data"])
+    rc = claim.resource_claim
+    repo.increment_claimant_count(rc, 2)
+    repo.decrement_claimant_count(rc)
+    assert repo.cleanup() == 0
+    repo.decrement_claimant_count(rc)
+    created = int(rc.id.split("-")[0])
+    assert repo.cleanup(now=created) == 1
+    assert not repo.path_of(rc).exists()
+    assert repo.exists(rc)
+    assert repo.read(claim) == b"data"
+    repo.cleanup(now=created + 3 * 3_600_000)
+    assert repo.exists(rc)
+    repo.cleanup(now=created + 3 * 3_600_000 + 1)
+    assert not repo.exists(rc)
+
+
+def test_a_revived_claim_is_not_destroyed(tmp_path: Path) -> None:
+    """A claim that regains a claimant before cleanup (a replay) stays live."""
+    repo = FileContentRepository(tmp_path, archive=False)
+    (claim,) = write(repo, [b"data"])
+    repo.increment_claimant_count(claim.resource_claim)
+    repo.decrement_claimant_count(claim.resource_claim)
+    repo.increment_claimant_count(claim.resource_claim)
+    assert repo.cleanup() == 0
+    assert repo.read(claim) == b"data"
+
+
+def test_disk_pressure_ages_off_the_oldest_archive_first(tmp_path: Path) -> None:
+    """Above the max usage, archived files go oldest first until 2 points below it."""
+    usage = {"used": 0}
+
+    def disk(_path: Path) -> tuple[int, int, int]:
+        return 100, usage["used"], 100 - usage["used"]
+
+    repo = FileContentRepository(tmp_path, max_appendable_size=1, disk_usage=disk)
+    claims = write(repo, [b"a", b"b", b"c"])
+    for c in claims:
+        repo.increment_claimant_count(c.resource_claim)
+        repo.decrement_claimant_count(c.resource_claim)
+    repo.cleanup()
+
+    def age(c: ContentClaim) -> tuple[int, Path]:
+        return int(c.resource_claim.id.split("-")[0]), repo.archive_path_of(c.resource_claim)
+
+    archived = sorted(claims, key=age)
+    usage["used"] = 95
+    real_unlink = Path.unlink
+
+    def unlink_and_free(self: Path, missing_ok: bool = False) -> None:
+        real_unlink(self, missing_ok=missing_ok)
+        usage["used"] -= 4
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Path, "unlink", unlink_and_free)
+        repo.cleanup()
+    assert usage["used"] == 87
+    assert [repo.exists(c.resource_claim) for c in archived] == [False, False, True]
+
+
+def test_back_pressure_skips_a_full_container(tmp_path: Path) -> None:
+    """A container over max usage + 2 points with archived content gets no new claims."""
+    full = tmp_path / "disk1"
+
+    def disk(path: Path) -> tuple[int, int, int]:
+        used = 95 if path == full else 10
+        return 100, used, 100 - used
+
+    repo = FileContentRepository([full, tmp_path / "disk2"], max_appendable_size=1, disk_usage=disk)
+    (claim,) = write(repo, [b"x"])
+    repo.increment_claimant_count(claim.resource_claim)
+    repo.decrement_claimant_count(claim.resource_claim)
+    repo._archive_or_remove(claim.resource_claim)  # archived without the age-off pass
+    later = write(repo, [b"a", b"b", b"c", b"d"])
+    assert {c.resource_claim.container for c in later} == {"c1"}
+
+
+def test_archive_settings_are_validated(tmp_path: Path) -> None:
+    """A usage percentage that is not NiFi's 'NN%' form is refused with the setting named."""
+    with pytest.raises(RepositoryError, match="archive_max_usage"):
+        FileContentRepository(tmp_path, archive_max_usage="0.9")
+
+
+class ContentGarbageCollection(RuleBasedStateMachine):
+    """Random writes, commits, drops, crashes, restarts and cleanups against a claim model."""
+
+    RETENTION_MS = 1_000
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.root = Path(tempfile.mkdtemp())
+        self.usage = 10
+        self.now = time.time_ns() // 1_000_000
+        self.queued: dict[int, tuple[ContentClaim, bytes]] = {}
+        self.released: dict[ResourceClaim, int] = {}  # claim -> release (drop) time
+        self.exempt: set[ResourceClaim] = set()  # lost to disk pressure, allowed
+        self.next_id = 0
+        self.repo = self._open()
+
+    def _open(self) -> FileContentRepository:
+        return FileContentRepository(
+            self.root,
+            max_appendable_size=16,
+            archive_max_retention="1 sec",
+            disk_usage=lambda _p: (100, self.usage, 100 - self.usage),
+        )
+
+    def teardown(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def _counts(self) -> dict[ResourceClaim, int]:
+        counts: dict[ResourceClaim, int] = {}
+        for claim, _ in self.queued.values():
+            counts[claim.resource_claim] = counts.get(claim.resource_claim, 0) + 1
+        return counts
+
+    @rule(chunks=st.lists(st.binary(min_size=1, max_size=12), min_size=1, max_size=4))
+    def commit_writes(self, chunks: list[bytes]) -> None:
+        for claim, data in zip(write(self.repo, chunks, f"t{self.next_id}"), chunks, strict=True):
+            self.repo.increment_claimant_count(claim.resource_claim)
+            self.released.pop(claim.resource_claim, None)
+            self.queued[self.next_id] = (claim, data)
+            self.next_id += 1
+
+    @rule(chunks=st.lists(st.binary(min_size=1, max_size=12), min_size=1, max_size=3))
+    def crashed_task_writes(self, chunks: list[bytes]) -> None:
+        write(self.repo, chunks, "crashed-attempt")
+
+    @precondition(lambda self: self.queued)
+    @rule(data=st.data())
+    def drop_after_commit(self, data: st.DataObject) -> None:
+        key = data.draw(st.sampled_from(sorted(self.queued)))
+        claim, _ = self.queued.pop(key)
+        rc = claim.resource_claim
+        if self.repo.decrement_claimant_count(rc) == 0:
+            self.released[rc] = self.now
+
+    @rule(advance=st.integers(0, 700))
+    def cleanup(self, advance: int) -> None:
+        self.now += advance
+        self.repo.cleanup(now=self.now)
+
+    @rule()
+    def cleanup_under_disk_pressure(self) -> None:
+        self.usage = 95
+        self.repo.cleanup(now=self.now)
+        self.usage = 10
+        self.exempt.update(self.released)
+
+    @rule()
+    def restart(self) -> None:
+        self.repo = self._open()
+        self.repo.recover(self._counts())
+
+    @invariant()
+    def queued_content_is_readable(self) -> None:
+        for claim, data in self.queued.values():
+            assert self.repo.read(claim) == data
+
+    @invariant()
+    def unexpired_archive_is_kept(self) -> None:
+        for rc in self.released:
+            created = int(rc.id.split("-")[0])
+            if rc not in self.exempt and self.now - created <= self.RETENTION_MS:
+                assert self.repo.exists(rc), rc
+
+
+TestContentGarbageCollection = ContentGarbageCollection.TestCase
+TestContentGarbageCollection.settings = settings(
+    max_examples=int(os.environ.get("CONTENT_GC_EXAMPLES", "40")),
+    stateful_step_count=30,
+    deadline=None,
+)
 
 
 @given(st.lists(st.binary(max_size=300), min_size=1, max_size=20), st.integers(1, 500))
