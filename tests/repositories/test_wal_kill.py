@@ -41,7 +41,7 @@ def run_and_kill(directory: Path, seed: int, delay: float) -> list[str]:
 @pytest.mark.slow
 def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) -> None:
     """After each of 24 SIGKILLs and restarts: every committed FlowFile is queued exactly once,
-    its content is readable, and check() finds nothing."""
+    its content is readable, uncommitted content is swept, and check() finds nothing."""
     rng = random.Random(20261122)
     committed: set[int] = set()
     for round_number in range(24):
@@ -64,8 +64,11 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) 
         extra = set(ids) - committed
         assert extra <= in_flight, f"round {round_number}: unknown FlowFiles appeared"
         committed |= extra  # the in-flight commit reached the disk before the kill
+        missing = [f for f in content.recover(repo.referenced_claims()) if not f.fixed]
+        assert missing == [], f"round {round_number}: {missing}"
         for flowfile in queued:
             assert content.read(flowfile.content) == f"ff-{flowfile.id}".encode()
         assert repo.check() == []
+        assert content.check() == []
         repo.close()
     assert len(committed) > 100
