@@ -127,7 +127,7 @@ def _to_attributes(value: Mapping[str, str] | Iterable[tuple[str, str]]) -> Attr
     return value if isinstance(value, Attributes) else Attributes(value)
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)  # hashed per FlowFile when segments are written
 class ResourceClaim:
     """One file in the content repository, shared by many FlowFiles.
 

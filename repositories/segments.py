@@ -48,15 +48,15 @@ def claim_to_wire(claim: ResourceClaim) -> list[Any]:
 def encode_flowfile(flowfile: FlowFile) -> list[Any]:
     """A FlowFile as a compact list (the segment record)."""
     content = flowfile.content
-    wire_claim = (
-        None
-        if content is None
-        else [*claim_to_wire(content.resource_claim), content.offset, content.length]
-    )
+    if content is None:
+        wire_claim = None
+    else:
+        rc = content.resource_claim
+        wire_claim = [rc.container, rc.section, rc.id, content.offset, content.length]
     return [
         flowfile.id,
         flowfile.uuid,
-        dict(flowfile.attributes),
+        flowfile.attributes._data,  # the immutable mapping's own dict: packed, never copied
         wire_claim,
         flowfile.size,
         flowfile.entry_date,
