@@ -247,6 +247,7 @@ class FileContentRepository:
         self.archive_max_usage = _percentage(archive_max_usage, "archive_max_usage")
         self._disk_usage = disk_usage
         self._destructable: set[ResourceClaim] = set()
+        self._sections: set[tuple[str, str]] = set()  # section directories known to exist
 
     def _new_claim(self, owner: str) -> ResourceClaim:
         with self._lock:
@@ -258,7 +259,10 @@ class FileContentRepository:
         claim = ResourceClaim(
             container, section, f"{time.time_ns() // 1_000_000}-{stem}-{uuid.uuid4().hex[:12]}"
         )
-        self.path_of(claim).parent.mkdir(parents=True, exist_ok=True)
+        directory = (container, section)
+        if directory not in self._sections:  # mkdir is a slow metadata operation: once each
+            self.path_of(claim).parent.mkdir(parents=True, exist_ok=True)
+            self._sections.add(directory)
         self._writable.add(claim)
         return claim
 

@@ -50,6 +50,7 @@ from repositories._provenance_rows import (
     event_record,
 )
 from repositories._provenance_schema import ATTRIBUTES, COUNTERS, EVENTS, FILES, LINKS, METADATA
+from repositories.protocols import ContentRepository, FlowFileRepository
 from repositories.records import Finding, Transaction
 
 __all__ = [
@@ -426,8 +427,8 @@ class SqlProvenanceRepository:
         self,
         event_id: int,
         *,
-        content: Any,
-        flowfiles: Any,
+        content: ContentRepository,
+        flowfiles: FlowFileRepository,
         queues: Collection[str],
         component_id: str = "flowcore",
         now: int | None = None,
@@ -477,7 +478,7 @@ class SqlProvenanceRepository:
         replayed = replayed.replace(lineage_start_date=original.lineage_start_date or moment)
         if claim is not None:
             content.increment_claimant_count(claim.resource_claim)
-        segment = flowfiles.write_segment(queue_id, [replayed], owner="replay")
+        segment = flowfiles.write_segment(queue_id, [replayed])
         flowfiles.commit(Transaction(enqueued=[segment]))
         self.register(
             [

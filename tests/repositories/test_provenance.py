@@ -20,7 +20,11 @@ from hypothesis import strategies as st
 from flowcore.errors import ReplayError, RepositoryError, WalCorruptionError
 from flowcore.flowfile import ContentClaim, ResourceClaim
 from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
-from repositories import ProvenanceRepository
+from repositories import (
+    MemoryContentRepository,
+    MemoryFlowFileRepository,
+    ProvenanceRepository,
+)
 from repositories._provenance_schema import METADATA
 from repositories.content import FileContentRepository
 from repositories.flowfile_wal import WriteAheadFlowFileRepository, iter_queue
@@ -378,6 +382,18 @@ def test_replay_enqueues_a_copy_with_a_replay_event(replay_setup) -> None:
     assert [f.uuid for f in iter_queue(flowfiles, "conn-1")] == [copy.uuid]
     (replay,) = repo.search(event_type="REPLAY")
     assert (replay.parent_uuids, replay.child_uuids) == (("orig",), (copy.uuid,))
+
+
+def test_replay_works_with_any_repository_implementation(make_repo) -> None:
+    """Replay uses only the repository protocols, so the in-memory twins work too."""
+    content, flowfiles = MemoryContentRepository(), MemoryFlowFileRepository()
+    claim = content.write_bytes(b"data")
+    (original,) = make_repo().register(
+        [event(ProvenanceEventType.SEND, content_claim=claim, source_queue_identifier="q")]
+    )
+    copy = make_repo().replay(original.event_id, content=content, flowfiles=flowfiles, queues={"q"})
+    assert [s.count for s in flowfiles.segments("q")] == [1]
+    assert content.read(copy.content) == b"data"
 
 
 def test_replay_without_a_previous_claim_uses_the_current_one(replay_setup) -> None:
