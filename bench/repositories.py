@@ -7,13 +7,13 @@ Scenarios:
   on one core; and the driver's share alone (the commit of the summaries), since on Spark the
   tasks write segments in parallel. Baseline: the same bytes written and fsynced with ``write``.
 * ``recovery``: opening the repository after a crash with 1M and 10M FlowFiles queued (journals
-  only, no checkpoint, as after kill -9). The segments are hard links of one real segment file,
-  since recovery reads only the summaries the log holds. Baseline: reading the log's bytes.
-* ``content``: 1 GiB written through the file content repository as 64 KiB contents (packed 16
-  to a claim file) and as 16 MiB contents (a claim file each), in writes of at most 64 KiB
-  (NiFi's default: no fsync per claim file), and the 64 KiB case again with 16 MB claim files. Baseline: the same writes to one plain file.
-  Alternated three times on one repository, best of each, because disk write-back is noisy
-  (the first round also creates the 1,024 section directories, as a new repository does).
+  only, no checkpoint, as after kill -9), claimant counts included. The segments are hard links
+  of one real segment file, since recovery reads only the summaries the log holds. Baseline:
+  reading the log's bytes.
+* ``content``: 1 GiB through the file content repository as 64 KiB contents (16 to a 1 MB claim
+  file, the default; then with 16 MB claim files) and as 16 MiB contents (a file each), no
+  fsync per claim file (NiFi's default). Baseline: the same writes to one plain file. Alternated
+  three times on one repository, best of each, since disk write-back is noisy.
 * ``provenance``: events written to event files by a task, then indexed into SQLite by the
   driver. Baseline: the same rows inserted with ``sqlite3.executemany`` into an unindexed table.
 * ``lineage``: the lineage of a FlowFile forked into 1,000 children (each then dropped) in a
@@ -44,7 +44,7 @@ from rich.table import Table
 
 from flowcore.flowfile import ContentClaim, FlowFile, ResourceClaim
 from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
-from repositories._provenance_rows import ROW_COLUMNS
+from repositories._provenance_rows import ROW_COLUMNS, event_record
 from repositories.content import FileContentRepository
 from repositories.flowfile_wal import WriteAheadFlowFileRepository
 from repositories.provenance import SqlProvenanceRepository
@@ -118,7 +118,9 @@ def bench_recovery(directory: Path, total: int) -> dict[str, float]:
     log_bytes = sum(p.stat().st_size for p in (wal_dir / "journals").iterdir())
     start = time.perf_counter()
     recovered = WriteAheadFlowFileRepository(wal_dir)
+    claimants = recovered.referenced_claims()  # what the content repository's recover() needs
     elapsed = time.perf_counter() - start
+    assert sum(claimants.values()) == total
     assert recovered.queue_size("q")[0] == total
     recovered.close()
     start = time.perf_counter()
@@ -238,7 +240,7 @@ def bench_provenance(directory: Path, count: int) -> dict[str, float]:
     total_events = repo.count()
     repo.close()
 
-    rows = [(i, *(0,) * len(ROW_COLUMNS)) for i in range(count)]
+    rows = [(i, *event_record(e, ())[0]) for i, e in enumerate(events)]
     raw_db = sqlite3.connect(directory / "raw.db")
     raw_db.execute(f"CREATE TABLE t (event_id INTEGER PRIMARY KEY, {', '.join(ROW_COLUMNS)})")
     marks = ", ".join("?" * (len(ROW_COLUMNS) + 1))

@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -395,17 +396,17 @@ class WriteAheadFlowFileRepository:
         return self._last_txn
 
     def referenced_claims(self) -> dict[ResourceClaim, int]:
-        """How many queued FlowFiles reference each resource claim (claimant counts at start-up)."""
-        counts: dict[ResourceClaim, int] = {}
+        """How many queued FlowFiles reference each resource claim (claimant counts at start-up).
+
+        Computed from the segment summaries alone, so it costs no segment reads however many
+        FlowFiles are queued.
+        """
+        counts: Counter[ResourceClaim] = Counter()
         for queue in self._queues.values():
             for summary in queue.values():
-                if not summary.resource_claims:
-                    continue
-                for flowfile in self.read_segment(summary.segment_id):
-                    if flowfile.content is not None:
-                        claim = flowfile.content.resource_claim
-                        counts[claim] = counts.get(claim, 0) + 1
-        return counts
+                for claim, count in summary.claim_counts:
+                    counts[claim] += count
+        return dict(counts)
 
     def check(self, *, fix: bool = False) -> list[Finding]:
         """List every inconsistency of the queues and segment files.

@@ -19,7 +19,7 @@ import networkx as nx
 from flowcore.errors import ContentNotFoundError, FlowFileAccessError, RepositoryError
 from flowcore.flowfile import ContentClaim, FlowFile, ResourceClaim
 from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
-from repositories.records import Finding, SegmentSummary, Transaction
+from repositories.records import Finding, SegmentSummary, Transaction, claim_counts_of
 
 __all__ = [
     "DEFAULT_MAX_APPENDABLE_SIZE",
@@ -315,14 +315,13 @@ class MemoryFlowFileRepository:
 
     def write_segment(self, queue_id: str, flowfiles: Sequence[FlowFile]) -> SegmentSummary:
         """Store an uncommitted segment."""
-        claims = frozenset(f.content.resource_claim for f in flowfiles if f.content is not None)
         ids = [f.id for f in flowfiles] or [0]
         summary = SegmentSummary(
             segment_id=f"segment-{next(self._next_segment)}",
             queue_id=queue_id,
             count=len(flowfiles),
             bytes=sum(f.size for f in flowfiles),
-            resource_claims=claims,
+            claim_counts=claim_counts_of(flowfiles),
             min_id=min(ids),
             max_id=max(ids),
         )

@@ -7,15 +7,34 @@ and commits one :class:`Transaction` per stage run, naming the segments it consu
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping
 
 import attrs
 
-from flowcore.flowfile import ResourceClaim
+from flowcore.flowfile import FlowFile, ResourceClaim
 
-__all__ = ["MAX_SEGMENT_RECORDS", "Finding", "SegmentSummary", "Transaction"]
+__all__ = [
+    "MAX_SEGMENT_RECORDS",
+    "Finding",
+    "SegmentSummary",
+    "Transaction",
+    "claim_counts_of",
+]
 
 MAX_SEGMENT_RECORDS = 10_000  # FlowFile records per segment (NiFi's swap file size)
+
+
+def claim_counts_of(flowfiles: Iterable[FlowFile]) -> Counter[ResourceClaim]:
+    """How many of *flowfiles* reference each resource claim (a segment's claim counts)."""
+    return Counter(f.content.resource_claim for f in flowfiles if f.content is not None)
+
+
+def _claim_counts(
+    value: Mapping[ResourceClaim, int] | Iterable[tuple[ResourceClaim, int]],
+) -> tuple[tuple[ResourceClaim, int], ...]:
+    pairs = value.items() if isinstance(value, Mapping) else value
+    return tuple(sorted(pairs, key=lambda pair: (pair[0].container, pair[0].section, pair[0].id)))
 
 
 @attrs.frozen
@@ -27,7 +46,8 @@ class SegmentSummary:
         queue_id: the queue (connection) the segment belongs to.
         count: number of FlowFile records.
         bytes: total content size of those FlowFiles.
-        resource_claims: every resource claim the records reference.
+        claim_counts: each resource claim the records reference, with how many records do,
+            sorted; the driver rebuilds claimant counts at start-up from these alone.
         min_id: smallest FlowFile id inside.
         max_id: largest FlowFile id inside.
     """
@@ -36,9 +56,16 @@ class SegmentSummary:
     queue_id: str
     count: int
     bytes: int
-    resource_claims: frozenset[ResourceClaim] = attrs.field(factory=frozenset, converter=frozenset)
+    claim_counts: tuple[tuple[ResourceClaim, int], ...] = attrs.field(
+        default=(), converter=_claim_counts
+    )
     min_id: int = 0
     max_id: int = 0
+
+    @property
+    def resource_claims(self) -> frozenset[ResourceClaim]:
+        """Every resource claim the records reference."""
+        return frozenset(claim for claim, _ in self.claim_counts)
 
 
 def _state_map(

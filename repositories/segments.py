@@ -21,7 +21,7 @@ from typing import Any
 from flowcore.errors import RepositoryError, WalCorruptionError
 from flowcore.flowfile import Attributes, ContentClaim, FlowFile, ResourceClaim
 from repositories._wal_codec import pack, unpack
-from repositories.records import MAX_SEGMENT_RECORDS, SegmentSummary
+from repositories.records import MAX_SEGMENT_RECORDS, SegmentSummary, claim_counts_of
 
 __all__ = [
     "SEGMENT_SUFFIX",
@@ -104,7 +104,7 @@ def decode_flowfile(record: list[Any]) -> FlowFile:
 
 def summary_to_wire(summary: SegmentSummary) -> list[Any]:
     """A segment summary as a msgpack-friendly list (in transactions and checkpoints)."""
-    claims = sorted(claim_to_wire(c) for c in summary.resource_claims)
+    claims = [[*claim_to_wire(c), n] for c, n in summary.claim_counts]
     return [
         summary.segment_id,
         summary.queue_id,
@@ -124,7 +124,7 @@ def summary_from_wire(wire: list[Any]) -> SegmentSummary:
         queue_id,
         count,
         size,
-        frozenset(ResourceClaim(*c) for c in claims),
+        [(ResourceClaim(c[0], c[1], c[2]), c[3]) for c in claims],
         min_id,
         max_id,
     )
@@ -161,9 +161,7 @@ def write_segment(
         queue_id=queue_id,
         count=len(flowfiles),
         bytes=sum(f.size for f in flowfiles),
-        resource_claims=frozenset(
-            f.content.resource_claim for f in flowfiles if f.content is not None
-        ),
+        claim_counts=claim_counts_of(flowfiles),
         min_id=min(ids),
         max_id=max(ids),
     )

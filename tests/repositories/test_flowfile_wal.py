@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from flowcore.errors import RepositoryError, WalCorruptionError
-from flowcore.flowfile import FlowFile
+from flowcore.flowfile import ContentClaim, FlowFile, ResourceClaim
 from repositories import FlowFileRepository
 from repositories.flowfile_wal import WriteAheadFlowFileRepository, iter_queue
 from repositories.records import Transaction
@@ -271,3 +271,20 @@ TestWalMachine.settings = settings(
     stateful_step_count=25,
     deadline=None,
 )
+
+
+def test_referenced_claims_count_every_queued_flowfile_without_reading_segments(
+    tmp_path: Path,
+) -> None:
+    """Claimant counts come from the summaries: FlowFiles sharing a claim each count once."""
+    shared = ResourceClaim("default", "1", "shared")
+    other = ResourceClaim("default", "2", "other")
+    repo = WriteAheadFlowFileRepository(tmp_path)
+    ids = iter(repo.next_flowfile_ids(4))
+    contents = [ContentClaim(shared, 0, 1), ContentClaim(shared, 1, 1), ContentClaim(other, 0, 1)]
+    first = repo.write_segment("a", [FlowFile.create(next(ids), 0, content=c) for c in contents])
+    second = repo.write_segment("b", [FlowFile.create(next(ids), 0, content=contents[0])])
+    repo.commit(Transaction(enqueued=[first, second]))
+    for path in repo.segment_dir.iterdir():
+        path.unlink()  # proves no segment is read
+    assert WriteAheadFlowFileRepository(tmp_path).referenced_claims() == {shared: 3, other: 1}

@@ -9,8 +9,9 @@ from repositories.records import MAX_SEGMENT_RECORDS, Finding, SegmentSummary, T
 def test_records_are_frozen_values() -> None:
     """Summaries and transactions are hashable-by-content values with copies of their input."""
     claim = ResourceClaim("c", "1", "x")
-    summary = SegmentSummary("s1", "q", 2, 10, [claim], 1, 2)
+    summary = SegmentSummary("s1", "q", 2, 10, {claim: 2}, 1, 2)
     assert summary.resource_claims == frozenset({claim})
+    assert summary.claim_counts == ((claim, 2),)
     state = {"GetFile": {"k": "v"}}
     transaction = Transaction(enqueued=[summary], state=state)
     state["GetFile"]["k"] = "changed"
