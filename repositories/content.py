@@ -26,6 +26,7 @@ import shutil
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO
@@ -46,6 +47,8 @@ __all__ = [
 DEFAULT_MAX_APPENDABLE_SIZE = 1024 * 1024  # bytes per claim file before a new one starts
 SECTIONS_PER_CONTAINER = 1024  # sub-directories per container, as NiFi
 _BUFFER = 1 << 20  # write buffer per open claim file
+_READ_CHUNK = 64 * 1024  # read buffer of a claim range stream
+_OPEN_READERS = 64  # claim file descriptors kept open for reading
 DEFAULT_ARCHIVE_MAX_RETENTION = "3 hours"  # nifi.content.repository.archive.max.retention.period
 DEFAULT_ARCHIVE_MAX_USAGE = "90%"  # nifi.content.repository.archive.max.usage.percentage
 ARCHIVE = "archive"  # per-section directory of archived claim files, as NiFi
@@ -69,27 +72,55 @@ def _created_ms(claim_id: str, path: Path) -> int:
 
 
 class _RangeReader:
-    """A read-only stream over ``[offset, offset + length)`` of a claim file."""
+    """A read-only, buffered stream over ``[offset, offset + length)`` of a claim file.
 
-    def __init__(self, path: Path, offset: int, length: int) -> None:
-        self._file = open(path, "rb")  # noqa: SIM115 - closed by close()/__exit__
-        self._file.seek(offset)
-        self._remaining = length
+    It reads with ``pread`` on its own duplicate of the repository's cached descriptor, so many
+    readers of one claim file share a single ``open`` and never disturb each other's position.
+    """
+
+    def __init__(self, fd: int, offset: int, length: int) -> None:
+        self._fd = fd
+        self._next = offset  # file offset of the first byte not yet buffered
+        self._unbuffered = length  # bytes of the range not yet buffered
+        self._buffer = b""
+        self._start = 0  # first unread byte in the buffer
         self.closed = False
 
+    def _fill(self) -> bool:
+        if self._unbuffered <= 0:
+            return False
+        data = os.pread(self._fd, min(_READ_CHUNK, self._unbuffered), self._next)
+        if not data:
+            self._unbuffered = 0
+            return False
+        self._buffer = self._buffer[self._start :] + data
+        self._start = 0
+        self._next += len(data)
+        self._unbuffered -= len(data)
+        return True
+
     def read(self, size: int = -1) -> bytes:
-        if self._remaining <= 0:
-            return b""
-        wanted = self._remaining if size < 0 else min(size, self._remaining)
-        data = self._file.read(wanted)
-        self._remaining -= len(data)
+        if size < 0:
+            rest = self._buffer[self._start :]
+            tail = os.pread(self._fd, self._unbuffered, self._next) if self._unbuffered else b""
+            self._buffer, self._start = b"", 0
+            self._next += len(tail)
+            self._unbuffered = 0
+            return rest + tail if rest else tail
+        while len(self._buffer) - self._start < size and self._fill():
+            pass
+        data = self._buffer[self._start : self._start + size]
+        self._start += len(data)
         return data
 
     def readline(self, size: int = -1) -> bytes:
-        limit = self._remaining if size < 0 else min(size, self._remaining)
-        data = self._file.readline(limit)
-        self._remaining -= len(data)
-        return data
+        while True:
+            end = self._buffer.find(b"\n", self._start)
+            available = len(self._buffer) - self._start
+            if end >= 0 and (size < 0 or end - self._start < size):
+                return self.read(end - self._start + 1)
+            if 0 <= size <= available or not self._fill():
+                return self.read(size if size >= 0 else available)
 
     def readable(self) -> bool:
         return True
@@ -99,7 +130,7 @@ class _RangeReader:
 
     def close(self) -> None:
         if not self.closed:
-            self._file.close()
+            os.close(self._fd)
             self.closed = True
 
     def __enter__(self) -> _RangeReader:
@@ -248,6 +279,7 @@ class FileContentRepository:
         self._disk_usage = disk_usage
         self._destructable: set[ResourceClaim] = set()
         self._sections: set[tuple[str, str]] = set()  # section directories known to exist
+        self._readers: OrderedDict[ResourceClaim, int] = OrderedDict()
 
     def _new_claim(self, owner: str) -> ResourceClaim:
         with self._lock:
@@ -322,18 +354,44 @@ class FileContentRepository:
         """A writer whose files are named after *owner* (a task attempt id)."""
         return _FileWriter(self, owner)
 
+    def _descriptor(self, claim: ResourceClaim) -> int:
+        """A private duplicate of the cached read descriptor of a claim file (LRU of 64)."""
+        with self._lock:
+            fd = self._readers.get(claim)
+            if fd is not None:
+                self._readers.move_to_end(claim)
+                return os.dup(fd)
+        path = self._located(claim) or self.path_of(claim)
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            msg = f"content of {claim} is no longer in the content repository ({path} is gone)"
+            raise ContentNotFoundError(msg) from None
+        with self._lock:
+            if claim in self._readers:
+                os.close(fd)
+                fd = self._readers[claim]
+            else:
+                self._readers[claim] = fd
+                while len(self._readers) > _OPEN_READERS:
+                    os.close(self._readers.popitem(last=False)[1])
+            return os.dup(fd)
+
+    def _forget_reader(self, claim: ResourceClaim) -> None:
+        with self._lock:
+            fd = self._readers.pop(claim, None)
+        if fd is not None:
+            os.close(fd)
+
     def open(self, claim: ContentClaim) -> BinaryIO:
         """A stream over exactly the claim's bytes (from the archive when it was archived)."""
-        path = self._located(claim.resource_claim) or self.path_of(claim.resource_claim)
-        try:
-            size = path.stat().st_size
-        except FileNotFoundError:
-            msg = f"content {claim} is no longer in the content repository ({path} is gone)"
-            raise ContentNotFoundError(msg) from None
+        fd = self._descriptor(claim.resource_claim)
+        size = os.fstat(fd).st_size
         if claim.offset + claim.length > size:
-            msg = f"content {claim} extends past the end of {path} ({size} bytes)"
+            os.close(fd)
+            msg = f"content {claim} extends past the end of its claim file ({size} bytes)"
             raise ContentNotFoundError(msg)
-        return _RangeReader(path, claim.offset, claim.length)  # type: ignore[return-value]
+        return _RangeReader(fd, claim.offset, claim.length)  # type: ignore[return-value]
 
     def read(self, claim: ContentClaim) -> bytes:
         """The claim's bytes."""
@@ -375,6 +433,7 @@ class FileContentRepository:
                 return False
             self._counts.pop(resource_claim, None)
             self._destructable.discard(resource_claim)
+        self._forget_reader(resource_claim)
         try:
             self.path_of(resource_claim).unlink()
         except FileNotFoundError:
@@ -382,6 +441,7 @@ class FileContentRepository:
         return True
 
     def _archive_or_remove(self, claim: ResourceClaim) -> None:
+        self._forget_reader(claim)
         live = self.path_of(claim)
         if self.archive:
             target = live.parent / ARCHIVE / claim.id
@@ -421,20 +481,24 @@ class FileContentRepository:
                 for path in archive.iterdir():
                     yield _created_ms(path.name, path), path
 
+    def _delete_archived(self, container: str, path: Path) -> None:
+        self._forget_reader(ResourceClaim(container, path.parent.parent.name, path.name))
+        path.unlink(missing_ok=True)
+
     def _expire_archive(self, container: str, now: int) -> int:
         """Delete archived files past retention, then the oldest while the disk is too full."""
         removed = 0
         remaining = []
         for created, path in self._archived(container):
             if now - created > self.archive_max_retention_ms:
-                path.unlink(missing_ok=True)
+                self._delete_archived(container, path)
                 removed += 1
             else:
                 remaining.append((created, path))
         target = self.archive_max_usage - 0.02
         if remaining and self._usage(container) > target:
             for _created, path in sorted(remaining):
-                path.unlink(missing_ok=True)
+                self._delete_archived(container, path)
                 removed += 1
                 if self._usage(container) <= target:
                     break

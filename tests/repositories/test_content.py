@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import tempfile
@@ -327,3 +328,47 @@ def test_anything_written_reads_back(
     claims = write(repo, chunks)
     for data, claim in zip(chunks, claims, strict=True):
         assert (repo.read(claim) if claim is not None else b"") == data
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    prefix=st.binary(max_size=50),
+    body=st.lists(st.sampled_from([b"a", b"bc", b"\n", b"x" * 70_000]), max_size=8).map(b"".join),
+    reads=st.lists(st.tuples(st.booleans(), st.integers(-1, 80_000)), max_size=12),
+)
+def test_range_streams_behave_like_a_file(
+    tmp_path_factory: pytest.TempPathFactory, prefix: bytes, body: bytes, reads: list
+) -> None:
+    """read(n) and readline(n) over a claim range give exactly what io.BytesIO gives."""
+    repo = FileContentRepository(tmp_path_factory.mktemp("ranges"), max_appendable_size=1 << 30)
+    writer = repo.writer("w")
+    for data in (prefix, body, b"after"):
+        stream = writer.open_stream()
+        stream.write(data)
+        claim = stream.close()
+        if data is body:
+            wanted = claim
+    writer.close()
+    if wanted is None:
+        return
+    expected = io.BytesIO(body)
+    with repo.open(wanted) as actual:
+        for is_line, size in reads:
+            if is_line:
+                assert actual.readline(size) == expected.readline(size)
+            else:
+                assert actual.read(size) == expected.read(size)
+        assert actual.read() == expected.read()
+
+
+def test_readers_share_a_bounded_set_of_descriptors(tmp_path: Path) -> None:
+    """Reading many claims keeps at most 64 claim files open; removed content is not served."""
+    repo = FileContentRepository(tmp_path, max_appendable_size=1)
+    claims = write(repo, [bytes([i]) * 3 for i in range(100)])
+    before = len(os.listdir("/proc/self/fd"))
+    assert [repo.read(c) for c in claims] == [bytes([i]) * 3 for i in range(100)]
+    assert len(os.listdir("/proc/self/fd")) - before <= 64
+    repo.read(claims[-1])
+    assert repo.remove(claims[-1].resource_claim)
+    with pytest.raises(ContentNotFoundError, match="no longer in the content repository"):
+        repo.read(claims[-1])
