@@ -280,11 +280,12 @@ class FileContentRepository:
         self._destructable: set[ResourceClaim] = set()
         self._sections: set[tuple[str, str]] = set()  # section directories known to exist
         self._readers: OrderedDict[ResourceClaim, int] = OrderedDict()
+        self._pressure: dict[str, tuple[float, bool]] = {}  # container -> (measured at, verdict)
 
     def _new_claim(self, owner: str) -> ResourceClaim:
         with self._lock:
             n = next(self._next)
-            container = self._choose_container()
+        container = self._choose_container()
         section = str(n % SECTIONS_PER_CONTAINER)
         stem = owner.replace("/", "_") or "session"
         # The millisecond prefix doubles as the claim's creation time (archive age-off).
@@ -304,12 +305,13 @@ class FileContentRepository:
         When every container is over it, the chosen one's archive is aged off at once instead
         of blocking the writer as NiFi does (a Spark task cannot wait for a cleanup thread).
         """
-        names = len(self.containers)
-        for _ in range(names):
-            container = next(self._round_robin)
+        for _ in range(len(self.containers)):
+            with self._lock:
+                container = next(self._round_robin)
             if not self._under_back_pressure(container):
                 return container
         self._expire_archive(container, time.time_ns() // 1_000_000)
+        self._pressure.pop(container, None)
         return container
 
     def _usage(self, container: str) -> float:
@@ -317,11 +319,22 @@ class FileContentRepository:
         return used / total if total else 0.0
 
     def _under_back_pressure(self, container: str) -> bool:
-        return (
-            self.archive
-            and self._usage(container) >= self.archive_max_usage + 0.02
-            and any(self._archived(container))
+        """Whether a container is over the back-pressure mark with archived content to free.
+
+        Re-measured at most once a second per container (NiFi: once a minute): the archive scan
+        lists every section directory.
+        """
+        if not self.archive:
+            return False
+        now = time.monotonic()
+        checked = self._pressure.get(container)
+        if checked is not None and now - checked[0] < 1.0:
+            return checked[1]
+        verdict = self._usage(container) >= self.archive_max_usage + 0.02 and any(
+            self._archived(container)
         )
+        self._pressure[container] = (now, verdict)
+        return verdict
 
     def archive_path_of(self, claim: ResourceClaim) -> Path:
         """Where a claim file goes when it is archived."""
@@ -448,6 +461,7 @@ class FileContentRepository:
             target.parent.mkdir(exist_ok=True)
             with contextlib.suppress(FileNotFoundError):  # already gone: nothing to keep
                 os.replace(live, target)
+            self._pressure.pop(claim.container, None)  # the archive is no longer empty
         else:
             live.unlink(missing_ok=True)
 

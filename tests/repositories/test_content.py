@@ -221,6 +221,20 @@ def test_back_pressure_skips_a_full_container(tmp_path: Path) -> None:
     assert {c.resource_claim.container for c in later} == {"c1"}
 
 
+def test_when_every_container_is_full_the_writer_ages_off_the_archive(tmp_path: Path) -> None:
+    """With no container under the mark, a new claim frees archived content instead of waiting."""
+    repo = FileContentRepository(
+        tmp_path, max_appendable_size=1, disk_usage=lambda _p: (100, 95, 5)
+    )
+    (old,) = write(repo, [b"x"])
+    repo.increment_claimant_count(old.resource_claim)
+    repo.decrement_claimant_count(old.resource_claim)
+    repo._archive_or_remove(old.resource_claim)
+    (new,) = write(repo, [b"y"])
+    assert repo.read(new) == b"y"
+    assert not repo.exists(old.resource_claim)
+
+
 def test_archive_settings_are_validated(tmp_path: Path) -> None:
     """A usage percentage that is not NiFi's 'NN%' form is refused with the setting named."""
     with pytest.raises(RepositoryError, match="archive_max_usage"):
