@@ -541,6 +541,24 @@ class FileContentRepository:
         findings.extend(f for f in self.check() if not f.fixed)
         return findings
 
+    def sweep_orphans(self, created_before: int) -> list[Finding]:
+        """Archive or remove unclaimed live files created before *created_before* (epoch ms).
+
+        Run by the driver after commits to clear the output of failed or duplicate task
+        attempts. Pass the start of the oldest task attempt that has not committed yet, less a
+        margin for clock skew between machines, so the output of running tasks is never touched.
+        """
+        findings = []
+        for claim in list(self.resource_claims()):
+            if self._counts.get(claim, 0) or claim in self._writable:
+                continue
+            if _created_ms(claim.id, self.path_of(claim)) < created_before:
+                self._archive_or_remove(claim)
+                findings.append(
+                    Finding("content", str(claim), "orphan of an uncommitted task", fixed=True)
+                )
+        return findings
+
     def resource_claims(self) -> Iterable[ResourceClaim]:
         """Every live claim file on disk (archived ones excluded)."""
         for container, root in sorted(self.containers.items()):

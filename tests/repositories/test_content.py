@@ -141,6 +141,23 @@ def test_recover_reports_claimed_content_that_is_gone(tmp_path: Path) -> None:
     assert not finding.fixed
 
 
+def test_sweep_orphans_spares_claimed_and_recent_files(tmp_path: Path) -> None:
+    """After a commit, only unclaimed files older than the cutoff (dead attempts) are swept."""
+    repo = FileContentRepository(tmp_path, archive=False)
+    (committed,) = write(repo, [b"c"], "attempt-0")
+    (dead,) = write(repo, [b"d"], "attempt-1")
+    repo.increment_claimant_count(committed.resource_claim)
+    cutoff = int(dead.resource_claim.id.split("-")[0]) + 1
+    (running,) = write(repo, [b"r"], "attempt-2")
+    running_path = repo.path_of(running.resource_claim)
+    later = f"{cutoff + 10}-attempt-2-x"
+    running_path.rename(running_path.with_name(later))  # created after the cutoff
+    swept = repo.sweep_orphans(created_before=cutoff)
+    assert [f.location for f in swept] == [str(dead.resource_claim)]
+    assert repo.read(committed) == b"c"
+    assert running_path.with_name(later).exists()
+
+
 def test_cleanup_archives_unclaimed_content_for_replay(tmp_path: Path) -> None:
     """A claim released after commit is archived, still readable, and aged off after 3 hours."""
     repo = FileContentRepository(tmp_path)
