@@ -21,12 +21,12 @@ from typing import Any
 from flowcore.errors import RepositoryError, WalCorruptionError
 from flowcore.flowfile import Attributes, ContentClaim, FlowFile, ResourceClaim
 from repositories._wal_codec import pack, unpack
-from repositories.records import MAX_SEGMENT_RECORDS, SegmentSummary, claim_counts_of
+from repositories.records import MAX_SEGMENT_RECORDS, SegmentSummary
 
 __all__ = [
     "SEGMENT_SUFFIX",
-    "decode_flowfile",
-    "encode_flowfile",
+    "decode_records",
+    "encode_records",
     "read_segment",
     "read_summary",
     "summary_from_wire",
@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 SEGMENT_MAGIC = b"FLOWCORE-SEG"
-SEGMENT_VERSION = 1
+SEGMENT_VERSION = 2  # 2: columnar records with a claim table
 SEGMENT_SUFFIX = ".seg"
 _HEAD = struct.Struct(">HII")  # version, header length, crc32 of header+records
 
@@ -45,61 +45,79 @@ def claim_to_wire(claim: ResourceClaim) -> list[Any]:
     return [claim.container, claim.section, claim.id]
 
 
-def encode_flowfile(flowfile: FlowFile) -> list[Any]:
-    """A FlowFile as a compact list (the segment record)."""
-    content = flowfile.content
-    if content is None:
-        wire_claim = None
-    else:
+def encode_records(flowfiles: Sequence[FlowFile]) -> tuple[list[Any], dict[ResourceClaim, int]]:
+    """A segment body, column by column, and how many records reference each claim.
+
+    Columns pack faster than one list per record (one comprehension per field instead of a
+    list per FlowFile) and name each resource claim once, in a table the records index.
+    """
+    claims: dict[ResourceClaim, int] = {}  # claim -> its index in the table
+    tally: list[int] = []  # records per claim, by index
+    index, offsets, lengths = [], [], []
+    last, position = None, -1
+    for flowfile in flowfiles:
+        content = flowfile.content
+        if content is None:
+            index.append(-1)
+            offsets.append(0)
+            lengths.append(0)
+            continue
         rc = content.resource_claim
-        wire_claim = [rc.container, rc.section, rc.id, content.offset, content.length]
-    return [
-        flowfile.id,
-        flowfile.uuid,
-        flowfile.attributes._data,  # the immutable mapping's own dict: packed, never copied
-        wire_claim,
-        flowfile.size,
-        flowfile.entry_date,
-        flowfile.lineage_start_date,
-        flowfile.lineage_start_index,
-        flowfile.queue_date,
-        flowfile.queue_date_index,
-        flowfile.penalty_expiration,
+        if rc is not last:  # neighbours usually share a claim: skip hashing them
+            found = claims.get(rc)
+            if found is None:
+                found = claims[rc] = len(claims)
+                tally.append(0)
+            last, position = rc, found
+        tally[position] += 1
+        index.append(position)
+        offsets.append(content.offset)
+        lengths.append(content.length)
+    counts = dict(zip(claims, tally, strict=True))
+    body = [
+        [claim_to_wire(rc) for rc in claims],
+        index,
+        offsets,
+        lengths,
+        [f.id for f in flowfiles],
+        [f.uuid for f in flowfiles],
+        [f.attributes._data for f in flowfiles],  # the immutable maps' own dicts, not copies
+        [f.size for f in flowfiles],
+        [f.entry_date for f in flowfiles],
+        [f.lineage_start_date for f in flowfiles],
+        [f.lineage_start_index for f in flowfiles],
+        [f.queue_date for f in flowfiles],
+        [f.queue_date_index for f in flowfiles],
+        [f.penalty_expiration for f in flowfiles],
     ]
+    return body, counts
 
 
-def decode_flowfile(record: list[Any]) -> FlowFile:
-    """The inverse of :func:`encode_flowfile`."""
-    (
-        fid,
-        uid,
-        attributes,
-        wire_claim,
-        size,
-        entry,
-        lineage,
-        lineage_index,
-        queued,
-        queue_index,
-        penalty,
-    ) = record
-    content = None
-    if wire_claim is not None:
-        container, section, claim_id, offset, length = wire_claim
-        content = ContentClaim(ResourceClaim(container, section, claim_id), offset, length)
-    return FlowFile(
-        id=fid,
-        uuid=uid,
-        attributes=Attributes(attributes),
-        content=content,
-        size=size,
-        entry_date=entry,
-        lineage_start_date=lineage,
-        lineage_start_index=lineage_index,
-        queue_date=queued,
-        queue_date_index=queue_index,
-        penalty_expiration=penalty,
-    )
+def decode_records(body: list[Any]) -> list[FlowFile]:
+    """The inverse of :func:`encode_records`."""
+    table, index, offsets, lengths, *columns = body
+    claims = [ResourceClaim(*wire) for wire in table]
+    flowfiles = []
+    for position, offset, length, fid, uid, attributes, *dates in zip(
+        index, offsets, lengths, *columns, strict=True
+    ):
+        size, entry, lineage, lineage_index, queued, queue_index, penalty = dates
+        flowfiles.append(
+            FlowFile(
+                id=fid,
+                uuid=uid,
+                attributes=Attributes(attributes),
+                content=None if position < 0 else ContentClaim(claims[position], offset, length),
+                size=size,
+                entry_date=entry,
+                lineage_start_date=lineage,
+                lineage_start_index=lineage_index,
+                queue_date=queued,
+                queue_date_index=queue_index,
+                penalty_expiration=penalty,
+            )
+        )
+    return flowfiles
 
 
 def summary_to_wire(summary: SegmentSummary) -> list[Any]:
@@ -155,18 +173,19 @@ def write_segment(
             "split the batch"
         )
         raise RepositoryError(msg)
-    ids = [f.id for f in flowfiles] or [0]
+    records, counts = encode_records(flowfiles)
+    ids, sizes = records[4] or [0], records[7]
     summary = SegmentSummary(
         segment_id=new_segment_id(owner),
         queue_id=queue_id,
         count=len(flowfiles),
-        bytes=sum(f.size for f in flowfiles),
-        claim_counts=claim_counts_of(flowfiles),
+        bytes=sum(sizes),
+        claim_counts=counts,
         min_id=min(ids),
         max_id=max(ids),
     )
     header = pack(summary_to_wire(summary))
-    body = pack([encode_flowfile(f) for f in flowfiles])
+    body = pack(records)
     crc = zlib.crc32(body, zlib.crc32(header))
     data = SEGMENT_MAGIC + _HEAD.pack(SEGMENT_VERSION, len(header), crc) + header + body
     directory.mkdir(parents=True, exist_ok=True)
@@ -219,4 +238,4 @@ def read_segment(path: Path) -> list[FlowFile]:
         WalCorruptionError: the file is damaged.
     """
     _, _, body = _parse(path)
-    return [decode_flowfile(r) for r in unpack(body)]
+    return decode_records(unpack(body))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ def flowfiles(draw: st.DrawFn) -> FlowFile:
             lambda c, o, n: ContentClaim(
                 ResourceClaim("default", str(c % 1024), f"claim-{c}"), o, n
             ),
-            st.integers(0, 5000),
+            st.integers(0, 3) | st.integers(0, 5000),  # often shared, sometimes not
             st.integers(0, 1000),
             st.integers(0, 1000),
         )
@@ -43,6 +44,8 @@ def test_round_trip(tmp_path_factory, records: list[FlowFile]) -> None:  # type:
     assert summary.count == len(records)
     assert summary.bytes == sum(f.size for f in records)
     assert summary.resource_claims == {f.content.resource_claim for f in records if f.content}
+    shared = Counter(f.content.resource_claim for f in records if f.content)
+    assert dict(summary.claim_counts) == shared
     assert summary.segment_id.startswith("task-3-")
     assert not list(directory.glob("*.part"))
 
