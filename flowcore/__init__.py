@@ -20,6 +20,7 @@ from flowcore.errors import (
     RepositoryError,
 )
 from flowcore.expression import Expression, compile_expression
+from flowcore.flow import Component, Connection, Flow, Prioritizer, QueueSettings
 from flowcore.flowfile import Attributes, ContentClaim, FlowFile, ResourceClaim
 from flowcore.processor import (
     BinningProcessor,
@@ -56,13 +57,16 @@ __all__ = [
     "AllowableValue",
     "Attributes",
     "BinningProcessor",
+    "Component",
     "ConfigurationError",
+    "Connection",
     "ContentClaim",
     "Expression",
     "ExpressionError",
     "ExpressionEvaluationError",
     "ExpressionLanguageScope",
     "ExpressionSyntaxError",
+    "Flow",
     "FlowDefinitionError",
     "FlowFile",
     "FlowFileAccessError",
@@ -73,6 +77,7 @@ __all__ = [
     "FlowcoreError",
     "InputRequirement",
     "InvalidProcessorError",
+    "Prioritizer",
     "ProcessContext",
     "ProcessException",
     "ProcessSession",
@@ -83,6 +88,7 @@ __all__ = [
     "PropertyValue",
     "ProvenanceEvent",
     "ProvenanceEventType",
+    "QueueSettings",
     "Relationship",
     "RelationshipError",
     "RepositoryError",

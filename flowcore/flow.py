@@ -1,0 +1,374 @@
+"""Flow definitions: processors and funnels joined by connections, as data.
+
+A :class:`Flow` only records what the user declared; nothing here runs. Validation
+(:mod:`flowcore.validation`) reads the definition and reports every problem at once, and the
+compiler (issue 5) turns a valid flow into stages. The graph is a networkx ``MultiDiGraph`` whose
+nodes are component ids and whose edges are connections, so loops and parallel connections are
+ordinary.
+
+Connections carry NiFi's queue settings (reference/nifi-framework.md §5): back pressure at 10,000
+FlowFiles or 1 GB, FlowFile expiration ``0 sec`` (never), prioritizers (FIFO when none). A
+connection with any queue setting given is durable, as is one marked ``durable=True``.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import attrs
+import networkx as nx
+
+from flowcore.errors import FlowDefinitionError
+from flowcore.processor import Processor
+from flowcore.relationship import Relationship
+from flowcore.validators import DATA_SIZE_VALIDATOR, TIME_PERIOD_VALIDATOR
+
+__all__ = [
+    "DEFAULT_BACK_PRESSURE_DATA_SIZE",
+    "DEFAULT_BACK_PRESSURE_OBJECTS",
+    "DEFAULT_FLOWFILE_EXPIRATION",
+    "FUNNEL_RELATIONSHIP",
+    "Component",
+    "ComponentKind",
+    "Connection",
+    "Flow",
+    "Prioritizer",
+    "QueueSettings",
+]
+
+DEFAULT_BACK_PRESSURE_OBJECTS = 10_000  # nifi.queue.backpressure.count
+DEFAULT_BACK_PRESSURE_DATA_SIZE = "1 GB"  # nifi.queue.backpressure.size
+DEFAULT_FLOWFILE_EXPIRATION = "0 sec"  # never
+#: A funnel's only exit; connections out of a funnel use it implicitly.
+FUNNEL_RELATIONSHIP = "success"
+
+
+class Prioritizer(enum.Enum):
+    """NiFi's standard prioritizers, by their class names."""
+
+    FIRST_IN_FIRST_OUT = "FirstInFirstOutPrioritizer"
+    OLDEST_FLOWFILE_FIRST = "OldestFlowFileFirstPrioritizer"
+    NEWEST_FLOWFILE_FIRST = "NewestFlowFileFirstPrioritizer"
+    PRIORITY_ATTRIBUTE = "PriorityAttributePrioritizer"
+
+
+def _prioritizer(value: Prioritizer | str) -> Prioritizer:
+    if isinstance(value, Prioritizer):
+        return value
+    for member in Prioritizer:
+        if value in (member.value, member.name, member.name.lower()):
+            return member
+    known = ", ".join(m.value for m in Prioritizer)
+    msg = f"unknown prioritizer {value!r}; use one of {known}"
+    raise FlowDefinitionError(msg)
+
+
+def _prioritizers(values: Iterable[Prioritizer | str]) -> tuple[Prioritizer, ...]:
+    return tuple(_prioritizer(v) for v in values)
+
+
+def _size_text(value: str | int) -> str:
+    return value if isinstance(value, str) else DATA_SIZE_VALIDATOR.to_string(value)
+
+
+def _period_text(value: str | int | float) -> str:
+    return value if isinstance(value, str) else TIME_PERIOD_VALIDATOR.to_string(value)
+
+
+@attrs.frozen
+class QueueSettings:
+    """A connection's queue settings, NiFi's names and defaults.
+
+    Attributes:
+        back_pressure_object_threshold: FlowFiles queued before upstream stops being scheduled
+            (0 disables).
+        back_pressure_data_size_threshold: bytes queued before upstream stops, e.g. ``"1 GB"``.
+        flowfile_expiration: age (from entry into the flow) after which a queued FlowFile is
+            dropped with an EXPIRE event; ``"0 sec"`` never expires.
+        prioritizers: ordering of the queue; FIFO when empty.
+    """
+
+    back_pressure_object_threshold: int = DEFAULT_BACK_PRESSURE_OBJECTS
+    back_pressure_data_size_threshold: str = attrs.field(
+        default=DEFAULT_BACK_PRESSURE_DATA_SIZE, converter=_size_text
+    )
+    flowfile_expiration: str = attrs.field(
+        default=DEFAULT_FLOWFILE_EXPIRATION, converter=_period_text
+    )
+    prioritizers: tuple[Prioritizer, ...] = attrs.field(default=(), converter=_prioritizers)
+
+
+class ComponentKind(enum.Enum):
+    """What a node of the flow graph is."""
+
+    PROCESSOR = "processor"
+    FUNNEL = "funnel"
+
+
+@attrs.frozen(eq=False)
+class Component:
+    """A processor or funnel placed in a flow; the handle ``Flow.add`` returns.
+
+    Attributes:
+        id: unique within the flow (the component id of provenance events).
+        name: the user's name, unique within the flow.
+        kind: processor or funnel.
+        processor: the configured processor (None for a funnel).
+    """
+
+    id: str
+    name: str
+    kind: ComponentKind
+    processor: Processor | None = None
+
+    @property
+    def type_name(self) -> str:
+        """The processor's class name, or ``Funnel``."""
+        return type(self.processor).__name__ if self.processor is not None else "Funnel"
+
+    def relationship_names(self) -> tuple[str, ...]:
+        """The exits of this component."""
+        if self.processor is None:
+            return (FUNNEL_RELATIONSHIP,)
+        return self.processor.relationship_names()
+
+    def __str__(self) -> str:
+        return f"{self.type_name} '{self.name}'"
+
+
+@attrs.frozen
+class Connection:
+    """FlowFiles routed to any of *relationships* of *source* queue for *destination*.
+
+    Attributes:
+        id: unique within the flow (the queue id of provenance events and of the log).
+        source: id of the component FlowFiles leave.
+        relationships: the source's relationships this connection carries.
+        destination: id of the component FlowFiles enter.
+        settings: queue settings, or None when the user gave none.
+        durable: whether the user asked for a durable (logged) queue.
+    """
+
+    id: str
+    source: str
+    relationships: tuple[str, ...]
+    destination: str
+    settings: QueueSettings | None = None
+    durable: bool = False
+
+    @property
+    def queue_settings(self) -> QueueSettings:
+        """The effective settings (NiFi's defaults when none were given)."""
+        return self.settings or QueueSettings()
+
+
+class Flow:
+    """A flow under construction: add components, connect them, auto-terminate exits.
+
+    Example::
+
+        flow = Flow("web-logs")
+        get = flow.add(GetFile(input_directory="in"), name="get")
+        split = flow.add(SplitText(line_split_count=1000))
+        flow.connect(get, split)
+        flow.connect(split, put, "splits", back_pressure_object_threshold=5_000)
+        flow.auto_terminate(split, ["original", "failure"])
+
+    Mistakes in the calls themselves (a component from another flow, a repeated name) raise at
+    once; everything else is reported together by :meth:`validate`.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._components: dict[str, Component] = {}
+        self._connections: dict[str, Connection] = {}
+        self._auto_terminated: dict[str, set[str]] = {}
+        self._ids = itertools.count(1)
+
+    # --- building -------------------------------------------------------------------------------
+
+    def _unique_name(self, wanted: str | None, default: str) -> str:
+        taken = {c.name for c in self._components.values()}
+        if wanted is not None:
+            if wanted in taken:
+                msg = f"flow '{self.name}' already has a component named {wanted!r}; pick another"
+                raise FlowDefinitionError(msg)
+            return wanted
+        candidate, n = default, 1
+        while candidate in taken:
+            n += 1
+            candidate = f"{default}-{n}"
+        return candidate
+
+    def add(self, processor: Processor, name: str | None = None) -> Component:
+        """Place a configured processor in the flow; return its handle.
+
+        Raises:
+            FlowDefinitionError: the processor instance is already in the flow, or the name is.
+        """
+        if not isinstance(processor, Processor):
+            msg = f"Flow.add takes a Processor instance, got {processor!r}"
+            raise FlowDefinitionError(msg)
+        for component in self._components.values():
+            if component.processor is processor:
+                msg = (
+                    f"{component} is already in flow '{self.name}'; add a new instance "
+                    "(processors are configured per placement)"
+                )
+                raise FlowDefinitionError(msg)
+        kind = type(processor).__name__
+        component = Component(
+            id=f"{kind}-{next(self._ids)}",
+            name=self._unique_name(name, kind),
+            kind=ComponentKind.PROCESSOR,
+            processor=processor,
+        )
+        self._components[component.id] = component
+        return component
+
+    def funnel(self, name: str | None = None) -> Component:
+        """Add a funnel: many connections in, one stream out, no processing."""
+        component = Component(
+            id=f"Funnel-{next(self._ids)}",
+            name=self._unique_name(name, "funnel"),
+            kind=ComponentKind.FUNNEL,
+        )
+        self._components[component.id] = component
+        return component
+
+    def _own(self, component: Component, role: str) -> Component:
+        if not isinstance(component, Component) or self._components.get(component.id) is not (
+            component
+        ):
+            msg = (
+                f"the {role} {component!r} is not a component of flow '{self.name}'; "
+                "use the handle that flow.add() returned"
+            )
+            raise FlowDefinitionError(msg)
+        return component
+
+    def connect(
+        self,
+        source: Component,
+        destination: Component,
+        relationships: str | Relationship | Sequence[str | Relationship] | None = None,
+        *,
+        durable: bool = False,
+        back_pressure_object_threshold: int | None = None,
+        back_pressure_data_size_threshold: str | int | None = None,
+        flowfile_expiration: str | int | None = None,
+        prioritizers: Sequence[Prioritizer | str] | None = None,
+    ) -> Connection:
+        """Route *relationships* of *source* to *destination*.
+
+        With no relationships, the source's only one is used (a funnel's, or a processor with a
+        single relationship); otherwise validation asks which. Any queue setting makes the
+        connection durable.
+        """
+        self._own(source, "source")
+        self._own(destination, "destination")
+        if relationships is None:
+            names = source.relationship_names()
+            chosen: tuple[str, ...] = names if len(names) == 1 else ()
+        elif isinstance(relationships, str | Relationship):
+            chosen = (str(relationships),)
+        else:
+            chosen = tuple(str(r) for r in relationships)
+        given: dict[str, Any] = {
+            "back_pressure_object_threshold": back_pressure_object_threshold,
+            "back_pressure_data_size_threshold": back_pressure_data_size_threshold,
+            "flowfile_expiration": flowfile_expiration,
+            "prioritizers": prioritizers,
+        }
+        given = {k: v for k, v in given.items() if v is not None}
+        connection = Connection(
+            id=f"connection-{next(self._ids)}",
+            source=source.id,
+            relationships=chosen,
+            destination=destination.id,
+            settings=QueueSettings(**given) if given else None,
+            durable=durable,
+        )
+        self._connections[connection.id] = connection
+        return connection
+
+    def auto_terminate(
+        self, component: Component, relationships: str | Relationship | Iterable[str | Relationship]
+    ) -> None:
+        """Drop FlowFiles routed to these relationships (with a DROP event), as NiFi does."""
+        self._own(component, "component")
+        names = (
+            [str(relationships)]
+            if isinstance(relationships, str | Relationship)
+            else [str(r) for r in relationships]
+        )
+        self._auto_terminated.setdefault(component.id, set()).update(names)
+
+    # --- reading ------------------------------------------------------------------------------
+
+    @property
+    def components(self) -> tuple[Component, ...]:
+        """Components in the order they were added."""
+        return tuple(self._components.values())
+
+    @property
+    def connections(self) -> tuple[Connection, ...]:
+        """Connections in the order they were made."""
+        return tuple(self._connections.values())
+
+    def component(self, key: str) -> Component:
+        """A component by id or name.
+
+        Raises:
+            KeyError: no component has that id or name.
+        """
+        found = self._components.get(key)
+        if found is None:
+            found = next((c for c in self._components.values() if c.name == key), None)
+        if found is None:
+            names = ", ".join(sorted(c.name for c in self._components.values()))
+            msg = f"flow '{self.name}' has no component {key!r}; it has: {names}"
+            raise KeyError(msg)
+        return found
+
+    def auto_terminated(self, component: Component) -> frozenset[str]:
+        """Relationships of *component* the user auto-terminated."""
+        return frozenset(self._auto_terminated.get(component.id, ()))
+
+    def incoming(self, component: Component) -> tuple[Connection, ...]:
+        """Connections into *component*."""
+        return tuple(c for c in self._connections.values() if c.destination == component.id)
+
+    def outgoing(self, component: Component) -> tuple[Connection, ...]:
+        """Connections out of *component*."""
+        return tuple(c for c in self._connections.values() if c.source == component.id)
+
+    def graph(self) -> nx.MultiDiGraph:
+        """The flow as a graph: component ids as nodes, one edge per connection (key = its id)."""
+        graph = nx.MultiDiGraph(name=self.name)
+        for component in self._components.values():
+            graph.add_node(component.id, component=component)
+        for connection in self._connections.values():
+            graph.add_edge(
+                connection.source, connection.destination, key=connection.id, connection=connection
+            )
+        return graph
+
+    def validate(self) -> None:
+        """Check the whole flow; raise once with every problem found.
+
+        Raises:
+            FlowValidationError: listing each problem with the component and how to fix it.
+        """
+        from flowcore.validation import validate_flow  # noqa: PLC0415 (validation reads flows)
+
+        validate_flow(self)
+
+    def __repr__(self) -> str:
+        return (
+            f"<Flow {self.name!r}: {len(self._components)} components, "
+            f"{len(self._connections)} connections>"
+        )

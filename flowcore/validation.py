@@ -1,0 +1,197 @@
+"""Flow validation: every problem of a flow definition, found in one pass, before anything runs.
+
+Each check is a small function from a flow to problems, listed in :data:`CHECKS` in the order
+their findings read best. A :class:`FlowProblem` names the component (or connection), what is
+wrong and how to fix it; :func:`validate_flow` raises one :class:`FlowValidationError` carrying
+all of them, so a user fixes a flow in one round instead of one error at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import attrs
+
+from flowcore.errors import FlowValidationError
+from flowcore.flow import Component, ComponentKind, Connection, Flow
+from flowcore.processor import InputRequirement
+from flowcore.units import parse_data_size, parse_time_period
+
+__all__ = ["CHECKS", "FlowProblem", "problems_of", "validate_flow"]
+
+
+@attrs.frozen
+class FlowProblem:
+    """One thing wrong with a flow.
+
+    Attributes:
+        subject: the component or connection concerned, as the user named it.
+        problem: what is wrong.
+        fix: what to do about it.
+    """
+
+    subject: str
+    problem: str
+    fix: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.subject}: {self.problem}" + (f"; {self.fix}" if self.fix else "")
+
+
+Check = Callable[[Flow], Iterator[FlowProblem]]
+
+
+def _describe(flow: Flow, connection: Connection) -> str:
+    source = flow.component(connection.source)
+    destination = flow.component(connection.destination)
+    carried = ", ".join(connection.relationships) or "?"
+    return f"connection {source.name} -[{carried}]-> {destination.name}"
+
+
+def _processors(flow: Flow) -> Iterator[Component]:
+    return (c for c in flow.components if c.kind is ComponentKind.PROCESSOR)
+
+
+def check_not_empty(flow: Flow) -> Iterator[FlowProblem]:
+    """A flow needs at least one processor."""
+    if not any(_processors(flow)):
+        yield FlowProblem(f"flow '{flow.name}'", "has no processors", "add some with flow.add()")
+
+
+def check_properties(flow: Flow) -> Iterator[FlowProblem]:
+    """Every processor's properties: required, allowable values, validators, EL syntax."""
+    for component in _processors(flow):
+        assert component.processor is not None
+        for result in component.processor.validate():
+            yield FlowProblem(str(component), str(result))
+
+
+def check_connection_relationships(flow: Flow) -> Iterator[FlowProblem]:
+    """Each connection names relationships its source has, at least one."""
+    for connection in flow.connections:
+        source = flow.component(connection.source)
+        known = source.relationship_names()
+        if not connection.relationships:
+            yield FlowProblem(
+                _describe(flow, connection),
+                f"names no relationship and {source} has several ({', '.join(known)})",
+                "pass the relationship(s) to flow.connect()",
+            )
+        for name in connection.relationships:
+            if name not in known:
+                yield FlowProblem(
+                    _describe(flow, connection),
+                    f"{source} has no relationship {name!r}",
+                    f"use one of: {', '.join(known)}",
+                )
+
+
+def check_relationships_handled(flow: Flow) -> Iterator[FlowProblem]:
+    """Each relationship is connected or auto-terminated (NiFi's wording)."""
+    for component in flow.components:
+        connected = {r for c in flow.outgoing(component) for r in c.relationships}
+        terminated = flow.auto_terminated(component)
+        declared = {}
+        if component.processor is not None:
+            declared = {r.name: r for r in component.processor.get_relationships()}
+        for name in component.relationship_names():
+            by_default = name in declared and declared[name].auto_terminated
+            if name not in connected and name not in terminated and not by_default:
+                if component.kind is ComponentKind.FUNNEL:
+                    yield FlowProblem(
+                        str(component),
+                        "has no outgoing connection",
+                        "connect it to a component or remove it",
+                    )
+                    continue
+                yield FlowProblem(
+                    str(component),
+                    f"Relationship '{name}' is not connected to any component and is not "
+                    "auto-terminated",
+                    f"connect it or call flow.auto_terminate({component.name!r}, {name!r})",
+                )
+        for name in sorted(terminated - set(component.relationship_names())):
+            yield FlowProblem(
+                str(component),
+                f"auto-terminates {name!r}, which it does not have",
+                f"its relationships are: {', '.join(component.relationship_names())}",
+            )
+
+
+def check_inputs(flow: Flow) -> Iterator[FlowProblem]:
+    """Input requirements: some processors need incoming connections, sources forbid them."""
+    for component in flow.components:
+        incoming = flow.incoming(component)
+        if component.kind is ComponentKind.FUNNEL:
+            if not incoming:
+                yield FlowProblem(str(component), "has no incoming connection", "connect to it")
+            continue
+        assert component.processor is not None
+        requirement = component.processor.input_requirement
+        if requirement is InputRequirement.INPUT_REQUIRED and not incoming:
+            yield FlowProblem(
+                str(component),
+                "Upstream Connections is invalid because the processor requires an upstream "
+                "connection but currently has none",
+                "connect a component to it",
+            )
+        if requirement is InputRequirement.INPUT_FORBIDDEN and incoming:
+            yield FlowProblem(
+                str(component),
+                "is a source and does not accept incoming connections",
+                "remove the connections into it",
+            )
+
+
+def check_queue_settings(flow: Flow) -> Iterator[FlowProblem]:
+    """Back-pressure thresholds and expirations must parse and not be negative."""
+    for connection in flow.connections:
+        if connection.settings is None:
+            continue
+        settings = connection.settings
+        subject = _describe(flow, connection)
+        objects = settings.back_pressure_object_threshold
+        if not isinstance(objects, int) or objects < 0:
+            yield FlowProblem(
+                subject,
+                f"back_pressure_object_threshold {objects!r} is not a whole number >= 0",
+                "use e.g. 10000 (0 disables it)",
+            )
+        try:
+            parse_data_size(settings.back_pressure_data_size_threshold)
+        except ValueError as ex:
+            yield FlowProblem(subject, f"back_pressure_data_size_threshold: {ex}", "e.g. '1 GB'")
+        try:
+            parse_time_period(settings.flowfile_expiration)
+        except ValueError as ex:
+            yield FlowProblem(subject, f"flowfile_expiration: {ex}", "e.g. '0 sec' or '5 mins'")
+
+
+#: The checks, in reporting order.
+CHECKS: tuple[Check, ...] = (
+    check_not_empty,
+    check_properties,
+    check_connection_relationships,
+    check_relationships_handled,
+    check_inputs,
+    check_queue_settings,
+)
+
+
+def problems_of(flow: Flow) -> list[FlowProblem]:
+    """Every problem of *flow*, in :data:`CHECKS` order."""
+    return [problem for check in CHECKS for problem in check(flow)]
+
+
+def validate_flow(flow: Flow) -> None:
+    """Raise one error listing every problem of *flow*; return quietly when it is valid.
+
+    Raises:
+        FlowValidationError: with ``problems`` holding each :class:`FlowProblem`.
+    """
+    problems = problems_of(flow)
+    if problems:
+        lines = "\n".join(f"  - {p}" for p in problems)
+        count = f"{len(problems)} problem{'s' if len(problems) > 1 else ''}"
+        msg = f"flow '{flow.name}' is invalid ({count}):\n{lines}"
+        raise FlowValidationError(msg, problems)

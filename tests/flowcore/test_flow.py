@@ -1,0 +1,117 @@
+"""Tests for flow definitions: components, connections, queue settings, the graph."""
+
+from __future__ import annotations
+
+import pickle
+
+import networkx as nx
+import pytest
+
+from flowcore.errors import FlowDefinitionError
+from flowcore.flow import ComponentKind, Flow, Prioritizer, QueueSettings
+from processors import GenerateFlowFile, LogAttribute, SplitText, UpdateAttribute
+
+
+def test_add_names_components_uniquely() -> None:
+    """Components get ids and names; a repeated explicit name is refused at once."""
+    flow = Flow("f")
+    first = flow.add(UpdateAttribute())
+    second = flow.add(UpdateAttribute())
+    named = flow.add(LogAttribute(), name="log")
+    assert (first.name, second.name, named.name) == (
+        "UpdateAttribute",
+        "UpdateAttribute-2",
+        "log",
+    )
+    assert len({first.id, second.id, named.id}) == 3
+    assert flow.component("log") is named
+    assert flow.component(first.id) is first
+    with pytest.raises(FlowDefinitionError, match="already has a component named 'log'"):
+        flow.add(LogAttribute(), name="log")
+    with pytest.raises(KeyError, match="no component 'nope'"):
+        flow.component("nope")
+
+
+def test_the_same_processor_instance_cannot_be_added_twice() -> None:
+    """Each placement needs its own processor instance."""
+    flow = Flow("f")
+    processor = UpdateAttribute()
+    flow.add(processor)
+    with pytest.raises(FlowDefinitionError, match="already in flow"):
+        flow.add(processor)
+    with pytest.raises(FlowDefinitionError, match="takes a Processor instance"):
+        flow.add(UpdateAttribute)  # type: ignore[arg-type]
+
+
+def test_connect_defaults_to_the_only_relationship() -> None:
+    """Without relationships, a single-exit source's exit is used; several stay unnamed."""
+    flow = Flow("f")
+    gen = flow.add(GenerateFlowFile())
+    split = flow.add(SplitText(line_split_count=1))
+    log = flow.add(LogAttribute())
+    assert flow.connect(gen, split).relationships == ("success",)
+    assert flow.connect(split, log).relationships == ()
+    assert flow.connect(split, log, ["splits", "original"]).relationships == ("splits", "original")
+
+
+def test_components_of_another_flow_are_refused() -> None:
+    """Connecting a handle from a different flow is an immediate, named error."""
+    one, other = Flow("one"), Flow("other")
+    a = one.add(GenerateFlowFile())
+    b = other.add(LogAttribute())
+    with pytest.raises(FlowDefinitionError, match="not a component of flow 'one'"):
+        one.connect(a, b)
+
+
+def test_queue_settings_follow_nifi_defaults_and_accept_python_values() -> None:
+    """Defaults are 10,000 / 1 GB / never; Python numbers become NiFi strings."""
+    assert QueueSettings() == QueueSettings(10_000, "1 GB", "0 sec", ())
+    flow = Flow("f")
+    gen, log = flow.add(GenerateFlowFile()), flow.add(LogAttribute())
+    plain = flow.connect(gen, log)
+    assert plain.settings is None
+    assert plain.queue_settings == QueueSettings()
+    tuned = flow.connect(
+        gen,
+        log,
+        flowfile_expiration=60,
+        back_pressure_data_size_threshold="10 MB",
+        prioritizers=["OldestFlowFileFirstPrioritizer", Prioritizer.PRIORITY_ATTRIBUTE],
+    )
+    assert tuned.settings is not None
+    assert tuned.settings.flowfile_expiration == "60 secs"
+    assert tuned.settings.prioritizers == (
+        Prioritizer.OLDEST_FLOWFILE_FIRST,
+        Prioritizer.PRIORITY_ATTRIBUTE,
+    )
+    with pytest.raises(FlowDefinitionError, match="unknown prioritizer 'Random'"):
+        flow.connect(gen, log, prioritizers=["Random"])
+
+
+def test_graph_holds_loops_and_parallel_connections() -> None:
+    """The graph is a MultiDiGraph with one edge per connection, self-loops included."""
+    flow = Flow("f")
+    gen, update = flow.add(GenerateFlowFile()), flow.add(UpdateAttribute())
+    funnel = flow.funnel()
+    flow.connect(gen, funnel)
+    flow.connect(funnel, update)
+    flow.connect(update, update, "success")
+    flow.connect(update, funnel, "success")
+    graph = flow.graph()
+    assert isinstance(graph, nx.MultiDiGraph)
+    assert graph.number_of_edges() == 4
+    assert graph.has_edge(update.id, update.id)
+    assert funnel.kind is ComponentKind.FUNNEL
+    assert funnel.relationship_names() == ("success",)
+    assert len(flow.incoming(funnel)) == 2
+    assert len(flow.outgoing(update)) == 2
+
+
+def test_flows_pickle() -> None:
+    """A flow definition pickles (Spark ships what it holds)."""
+    flow = Flow("f")
+    gen, log = flow.add(GenerateFlowFile()), flow.add(LogAttribute())
+    flow.connect(gen, log, back_pressure_object_threshold=5)
+    copy = pickle.loads(pickle.dumps(flow))
+    assert [c.name for c in copy.components] == ["GenerateFlowFile", "LogAttribute"]
+    assert copy.connections == flow.connections

@@ -1,0 +1,92 @@
+"""Tests for flow validation: every problem found at once, each named with its fix."""
+
+from __future__ import annotations
+
+import pytest
+
+from flowcore.errors import FlowValidationError
+from flowcore.flow import Flow
+from flowcore.validation import CHECKS, problems_of
+from processors import GenerateFlowFile, LogAttribute, SplitText, UpdateAttribute
+
+
+def valid_flow() -> Flow:
+    flow = Flow("ok")
+    gen = flow.add(GenerateFlowFile(), name="gen")
+    split = flow.add(SplitText(line_split_count=1), name="split")
+    log = flow.add(LogAttribute(), name="log")
+    flow.connect(gen, split)
+    flow.connect(split, log, "splits")
+    flow.auto_terminate(split, ["original", "failure"])
+    flow.auto_terminate(log, "success")
+    return flow
+
+
+def test_a_valid_flow_passes() -> None:
+    """A complete flow validates quietly."""
+    flow = valid_flow()
+    flow.validate()
+    assert problems_of(flow) == []
+
+
+def test_every_problem_is_reported_at_once() -> None:
+    """One error lists bad properties, relationships, inputs and queue settings together."""
+    flow = Flow("broken")
+    gen = flow.add(GenerateFlowFile(), name="gen")
+    split = flow.add(SplitText(), name="split")  # Line Split Count is required
+    log = flow.add(LogAttribute(), name="log")
+    flow.add(UpdateAttribute(), name="orphan")
+    flow.connect(gen, split, back_pressure_object_threshold=-1, flowfile_expiration="soon")
+    flow.connect(split, log, "splitz")
+    flow.connect(log, gen)  # GenerateFlowFile is a source
+    flow.auto_terminate(log, "nonsense")
+    with pytest.raises(FlowValidationError) as caught:
+        flow.validate()
+    text = str(caught.value)
+    problems = [str(p) for p in caught.value.problems]
+    assert "flow 'broken' is invalid" in text
+    expected = [
+        "Line Split Count",
+        "has no relationship 'splitz'",
+        "Relationship 'splits' is not connected to any component and is not auto-terminated",
+        "auto-terminates 'nonsense'",
+        "requires an upstream connection",  # orphan
+        "is a source and does not accept incoming connections",
+        "back_pressure_object_threshold -1",
+        "flowfile_expiration",
+    ]
+    for fragment in expected:
+        assert any(fragment in p for p in problems), (fragment, problems)
+    assert any(p.startswith("UpdateAttribute 'orphan'") for p in problems)
+
+
+def test_an_ambiguous_connection_asks_for_its_relationship() -> None:
+    """Connecting a multi-exit processor without naming relationships is a problem with a fix."""
+    flow = valid_flow()
+    split, log = flow.component("split"), flow.component("log")
+    flow.connect(split, log)
+    (problem,) = problems_of(flow)
+    assert "names no relationship" in problem.problem
+    assert problem.fix == "pass the relationship(s) to flow.connect()"
+
+
+def test_funnels_need_a_way_in_and_out() -> None:
+    """A dangling funnel is reported both ways."""
+    flow = valid_flow()
+    flow.funnel("lonely")
+    problems = [str(p) for p in problems_of(flow)]
+    assert problems == [
+        "Funnel 'lonely': has no outgoing connection; connect it to a component or remove it",
+        "Funnel 'lonely': has no incoming connection; connect to it",
+    ]
+
+
+def test_an_empty_flow_is_invalid() -> None:
+    """A flow without processors says so."""
+    (problem,) = problems_of(Flow("empty"))
+    assert problem.problem == "has no processors"
+
+
+def test_checks_are_an_explicit_ordered_registry() -> None:
+    """Each check is a named function in CHECKS."""
+    assert [c.__name__ for c in CHECKS][:2] == ["check_not_empty", "check_properties"]
