@@ -1,0 +1,206 @@
+"""The compiler: a validated flow, cut into stages, in small named phases.
+
+Phases (DESIGN §6), each a pure function of its inputs and tested alone:
+
+1. :func:`mark_durable`: which connections are queues stored in the FlowFile repository, and
+   why: they feed a binning processor, close a cycle, are marked ``durable=True``, or carry queue
+   settings. Every other connection is pipelined: FlowFiles pass by reference inside one task.
+2. :func:`form_stages`: a stage is a maximal group of components joined by pipelined connections;
+   its inputs are sources and durable queues.
+3. :func:`order_stages`: stages in dependency order; cycles run through durable queues, so the
+   stage graph's strongly connected parts are ordered as units.
+
+Mapping stages to Spark (narrow chains in one ``mapPartitions`` pass, binning as a shuffle of
+records) is the runner's concern and comes with it.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+
+import attrs
+import networkx as nx
+
+from flowcore.flow import Component, Flow
+from flowcore.processor import ProcessorKind
+from flowcore.validation import validate_flow
+
+__all__ = [
+    "CompiledFlow",
+    "DurableReason",
+    "Stage",
+    "compile_flow",
+    "form_stages",
+    "mark_durable",
+    "order_stages",
+]
+
+
+class DurableReason(enum.Enum):
+    """Why a connection is a durable queue (shown by ``explain``)."""
+
+    INTO_BINNING = "feeds a binning processor"
+    CLOSES_CYCLE = "closes a cycle"
+    MARKED_DURABLE = "marked durable=True"
+    QUEUE_SETTINGS = "has queue settings"
+
+
+@attrs.frozen
+class Stage:
+    """Components that run together in one task, joined by pipelined connections.
+
+    Attributes:
+        id: ``stage-N`` in execution order.
+        members: component ids, upstream first.
+        inputs: durable connections feeding the stage (empty for a stage of sources).
+        outputs: durable connections leaving the stage.
+    """
+
+    id: str
+    members: tuple[str, ...]
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+
+    @property
+    def is_source_stage(self) -> bool:
+        """Whether the stage has no input queue (it starts at source processors)."""
+        return not self.inputs
+
+
+@attrs.frozen
+class CompiledFlow:
+    """The result of compilation.
+
+    Attributes:
+        flow: the flow compiled.
+        durable: each durable connection id with the reasons it is durable.
+        stages: stages in execution order.
+    """
+
+    flow: Flow = attrs.field(eq=False)
+    durable: Mapping[str, tuple[DurableReason, ...]]
+    stages: tuple[Stage, ...]
+
+    def stage_of(self, component: Component | str) -> Stage:
+        """The stage a component runs in."""
+        key = component.id if isinstance(component, Component) else component
+        return next(s for s in self.stages if key in s.members)
+
+
+def _is_binning(component: Component) -> bool:
+    return component.processor is not None and component.processor.kind is ProcessorKind.BINNING
+
+
+def _cycle_closing(flow: Flow) -> set[str]:
+    """Connections that close a cycle: back edges of a depth-first walk in declaration order.
+
+    Starting from components without inputs (then any unvisited, in the order they were added)
+    makes the choice stable and natural: the connection that loops back is the one cut.
+    """
+    components = flow.components
+    outgoing = {c.id: flow.outgoing(c) for c in components}
+    state: dict[str, int] = {}  # 1 = on the walk's path, 2 = finished
+    closing: set[str] = set()
+    roots = [c.id for c in components if not flow.incoming(c)]
+    roots += [c.id for c in components if c.id not in roots]
+    for root in roots:
+        if root in state:
+            continue
+        stack = [(root, iter(outgoing[root]))]
+        state[root] = 1
+        while stack:
+            node, edges = stack[-1]
+            connection = next(edges, None)
+            if connection is None:
+                state[node] = 2
+                stack.pop()
+                continue
+            target = connection.destination
+            if state.get(target) == 1:
+                closing.add(connection.id)
+            elif target not in state:
+                state[target] = 1
+                stack.append((target, iter(outgoing[target])))
+    return closing
+
+
+def mark_durable(flow: Flow) -> dict[str, tuple[DurableReason, ...]]:
+    """Phase 1: the durable connections, each with every reason that applies."""
+    closing = _cycle_closing(flow)
+    durable: dict[str, tuple[DurableReason, ...]] = {}
+    for connection in flow.connections:
+        reasons = []
+        if _is_binning(flow.component(connection.destination)):
+            reasons.append(DurableReason.INTO_BINNING)
+        if connection.id in closing:
+            reasons.append(DurableReason.CLOSES_CYCLE)
+        if connection.durable:
+            reasons.append(DurableReason.MARKED_DURABLE)
+        if connection.settings is not None:
+            reasons.append(DurableReason.QUEUE_SETTINGS)
+        if reasons:
+            durable[connection.id] = tuple(reasons)
+    return durable
+
+
+def form_stages(flow: Flow, durable: Mapping[str, object]) -> list[tuple[str, ...]]:
+    """Phase 2: groups of component ids joined by pipelined connections, each upstream first.
+
+    Funnels join the stage of what they connect, as they only merge streams.
+    """
+    pipelined = nx.DiGraph()
+    pipelined.add_nodes_from(c.id for c in flow.components)
+    pipelined.add_edges_from(
+        (c.source, c.destination) for c in flow.connections if c.id not in durable
+    )
+    order = {c.id: n for n, c in enumerate(flow.components)}
+    groups = []
+    for members in nx.weakly_connected_components(pipelined):
+        sub = pipelined.subgraph(members)
+        ranked = nx.lexicographical_topological_sort(sub, key=order.__getitem__)
+        groups.append(tuple(ranked))
+    return groups
+
+
+def order_stages(
+    flow: Flow, groups: list[tuple[str, ...]], durable: Mapping[str, object]
+) -> tuple[Stage, ...]:
+    """Phase 3: stages in dependency order, named ``stage-1``..; cycles ordered as units."""
+    where = {member: n for n, group in enumerate(groups) for member in group}
+    stage_graph = nx.DiGraph()
+    stage_graph.add_nodes_from(range(len(groups)))
+    for connection in flow.connections:
+        if connection.id in durable:
+            source, target = where[connection.source], where[connection.destination]
+            if source != target:
+                stage_graph.add_edge(source, target)
+    order = {c.id: n for n, c in enumerate(flow.components)}
+    first_added = {n: min(order[m] for m in group) for n, group in enumerate(groups)}
+    condensed = nx.condensation(stage_graph)
+    ranked: list[int] = []
+    for scc in nx.lexicographical_topological_sort(
+        condensed, key=lambda s: min(first_added[n] for n in condensed.nodes[s]["members"])
+    ):
+        ranked.extend(sorted(condensed.nodes[scc]["members"], key=first_added.__getitem__))
+    stages = []
+    for position, n in enumerate(ranked, 1):
+        members = groups[n]
+        inputs = tuple(
+            c.id for c in flow.connections if c.id in durable and c.destination in members
+        )
+        outputs = tuple(c.id for c in flow.connections if c.id in durable and c.source in members)
+        stages.append(Stage(f"stage-{position}", members, inputs, outputs))
+    return tuple(stages)
+
+
+def compile_flow(flow: Flow) -> CompiledFlow:
+    """Validate *flow*, then run the phases.
+
+    Raises:
+        FlowValidationError: the flow is invalid (every problem listed).
+    """
+    validate_flow(flow)
+    durable = mark_durable(flow)
+    groups = form_stages(flow, durable)
+    return CompiledFlow(flow, durable, order_stages(flow, groups, durable))
