@@ -31,6 +31,7 @@ __all__ = [
     "DurableReason",
     "Stage",
     "compile_flow",
+    "explain",
     "form_stages",
     "mark_durable",
     "order_stages",
@@ -204,3 +205,31 @@ def compile_flow(flow: Flow) -> CompiledFlow:
     durable = mark_durable(flow)
     groups = form_stages(flow, durable)
     return CompiledFlow(flow, durable, order_stages(flow, groups, durable))
+
+
+def explain(compiled: CompiledFlow) -> str:
+    """The plan as text: each stage, its members, where its input comes from and why it is cut.
+
+    Printed by ``flow.explain()`` (and ``flowcore explain``); after a run the runner adds the
+    Spark stages and task counts under each stage.
+    """
+    flow = compiled.flow
+    lines = [f"flow '{flow.name}': {len(compiled.stages)} stage(s)"]
+    connections = {c.id: c for c in flow.connections}
+
+    def label(connection_id: str) -> str:
+        connection = connections[connection_id]
+        source = flow.component(connection.source).name
+        destination = flow.component(connection.destination).name
+        reasons = ", ".join(r.value for r in compiled.durable[connection_id])
+        carried = ",".join(connection.relationships)
+        return f"{source} -[{carried}]-> {destination} (durable: {reasons})"
+
+    for stage in compiled.stages:
+        members = " -> ".join(str(flow.component(m)) for m in stage.members)
+        lines.append(f"{stage.id}: {members}")
+        if stage.is_source_stage:
+            lines.append("  input: source work")
+        lines.extend(f"  input: {label(c)}" for c in stage.inputs)
+        lines.extend(f"  output: {label(c)}" for c in stage.outputs)
+    return "\n".join(lines)

@@ -367,6 +367,16 @@ class Flow:
 
         validate_flow(self)
 
+    def explain(self) -> str:
+        """The compiled plan as text: stages, members, inputs and why each queue is durable.
+
+        Raises:
+            FlowValidationError: the flow is invalid.
+        """
+        from flowcore.compiler import compile_flow, explain  # noqa: PLC0415 (compiler reads flows)
+
+        return explain(compile_flow(self))
+
     def __repr__(self) -> str:
         return (
             f"<Flow {self.name!r}: {len(self._components)} components, "

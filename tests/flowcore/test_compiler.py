@@ -120,6 +120,21 @@ def test_cycles_through_durable_queues_are_ordered_as_units() -> None:
     assert order == [["gen"], ["merge", "tag", "log"]]
 
 
+def test_explain_names_stages_members_and_why_queues_are_durable() -> None:
+    """explain() prints each stage with its members, inputs and the durable reasons."""
+    flow, _ = web_logs()
+    assert flow.explain() == "\n".join(
+        [
+            "flow 'web-logs': 2 stage(s)",
+            "stage-1: GenerateFlowFile 'gen' -> SplitText 'split' -> UpdateAttribute 'tag'",
+            "  input: source work",
+            "  output: tag -[success]-> merge (durable: feeds a binning processor)",
+            "stage-2: MergeContent 'merge' -> LogAttribute 'log'",
+            "  input: tag -[success]-> merge (durable: feeds a binning processor)",
+        ]
+    )
+
+
 def test_compilation_validates_first() -> None:
     """An invalid flow never compiles."""
     flow = Flow("bad")
