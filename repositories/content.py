@@ -99,19 +99,32 @@ class _RangeReader:
         self._unbuffered -= len(data)
         return True
 
+    def _take(self, count: int) -> bytes:
+        """Up to *count* unbuffered bytes of the range, straight from the file."""
+        pieces = []
+        while count > 0 and self._unbuffered > 0:
+            # pread returns at most about 2 GiB per call on Linux, and less at end of file
+            data = os.pread(self._fd, min(count, self._unbuffered, 1 << 30), self._next)
+            if not data:
+                self._unbuffered = 0
+                break
+            pieces.append(data)
+            self._next += len(data)
+            self._unbuffered -= len(data)
+            count -= len(data)
+        return b"".join(pieces)
+
     def read(self, size: int = -1) -> bytes:
-        if size < 0:
-            rest = self._buffer[self._start :]
-            tail = os.pread(self._fd, self._unbuffered, self._next) if self._unbuffered else b""
-            self._buffer, self._start = b"", 0
-            self._next += len(tail)
-            self._unbuffered = 0
-            return rest + tail if rest else tail
-        while len(self._buffer) - self._start < size and self._fill():
-            pass
-        data = self._buffer[self._start : self._start + size]
-        self._start += len(data)
-        return data
+        available = len(self._buffer) - self._start
+        if 0 <= size <= available:
+            data = self._buffer[self._start : self._start + size]
+            self._start += len(data)
+            return data
+        rest = self._buffer[self._start :]
+        self._buffer, self._start = b"", 0
+        wanted = self._unbuffered if size < 0 else size - available
+        tail = self._take(wanted)  # large reads skip the buffer: no repeated copying
+        return rest + tail if rest else tail
 
     def readline(self, size: int = -1) -> bytes:
         while True:

@@ -361,7 +361,7 @@ def test_anything_written_reads_back(
         assert (repo.read(claim) if claim is not None else b"") == data
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=int(os.environ.get("RANGE_EXAMPLES", "60")), deadline=None)
 @given(
     prefix=st.binary(max_size=50),
     body=st.lists(st.sampled_from([b"a", b"bc", b"\n", b"x" * 70_000]), max_size=8).map(b"".join),
