@@ -1,0 +1,71 @@
+"""Tests for the processor registry: built-ins, entry-point plugins, lookup and usage pages."""
+
+from __future__ import annotations
+
+from importlib import metadata
+
+import pytest
+
+from flowcore.errors import InvalidProcessorError, UnknownProcessorError
+from flowcore.registry import ENTRY_POINT_GROUP, available_processors, describe, processor_class
+from processors import BUILTIN_PROCESSORS, LogAttribute, SplitText
+
+
+def plugins(monkeypatch: pytest.MonkeyPatch, **entries: str) -> None:
+    points = [
+        metadata.EntryPoint(name, value, ENTRY_POINT_GROUP) for name, value in entries.items()
+    ]
+
+    def entry_points(*, group: str) -> list[metadata.EntryPoint]:
+        return points if group == ENTRY_POINT_GROUP else []
+
+    monkeypatch.setattr(metadata, "entry_points", entry_points)
+
+
+def test_builtins_are_available_by_name() -> None:
+    """Every built-in processor is listed, sorted by name."""
+    found = available_processors()
+    assert set(BUILTIN_PROCESSORS) <= set(found)
+    assert list(found) == sorted(found)
+    assert processor_class("SplitText") is SplitText
+
+
+def test_installed_plugins_join_the_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A class registered in the flowcore.processors group is available under its name."""
+    plugins(monkeypatch, AuditLog="processors.log_attribute:LogAttribute")
+    assert processor_class("AuditLog") is LogAttribute
+
+
+@pytest.mark.parametrize(
+    ("entries", "message"),
+    [
+        ({"Broken": "no_such_module:Thing"}, "failed to load: ModuleNotFoundError"),
+        ({"NotAProcessor": "pathlib:Path"}, "not a flowcore Processor subclass"),
+        ({"SplitText": "processors.log_attribute:LogAttribute"}, "reuses the name of a built-in"),
+    ],
+)
+def test_bad_plugins_are_named(
+    monkeypatch: pytest.MonkeyPatch, entries: dict, message: str
+) -> None:
+    """A plugin that fails to load, is not a Processor, or shadows a built-in is refused by name."""
+    plugins(monkeypatch, **entries)
+    with pytest.raises(InvalidProcessorError, match=message):
+        available_processors()
+
+
+def test_unknown_names_suggest_near_ones() -> None:
+    """A typo gets the closest names."""
+    with pytest.raises(UnknownProcessorError, match="did you mean SplitText"):
+        processor_class("SplitTxt")
+
+
+def test_usage_page_lists_properties_and_relationships() -> None:
+    """describe() shows NiFi names, keys, defaults, allowable values and relationships."""
+    page = describe(SplitText)
+    assert page.startswith("SplitText\n=========\n")
+    assert "  Line Split Count (line_split_count) [required" in page
+    assert "  Remove Trailing Newlines (remove_trailing_newlines)" in page
+    assert "    default: true" in page
+    assert "Relationships:\n  original: " in page
+    assert "  splits: " in page
+    assert "Writes attributes:" in page
