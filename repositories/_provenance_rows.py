@@ -21,6 +21,7 @@ from typing import Any
 from flowcore.errors import WalCorruptionError
 from flowcore.flowfile import ContentClaim, ResourceClaim
 from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
+from repositories._files import FileFormat, read_header
 from repositories._provenance_schema import EVENTS
 from repositories._wal_codec import pack, unpack
 
@@ -37,6 +38,7 @@ ROW_COLUMNS = tuple(c.name for c in EVENTS.columns if c.name != "event_id")
 FILE_MAGIC = b"FLOWCORE-PROV"
 FILE_VERSION = 1
 _HEADER = struct.Struct(">HI")  # version, crc32
+_FORMAT = FileFormat("provenance event file", FILE_MAGIC, _HEADER, FILE_VERSION)
 _JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 _ROW_OVERHEAD = 200  # bytes counted per event beyond its attribute maps, for size retention
 
@@ -106,17 +108,8 @@ def decode_event_file(path: Path, data: bytes) -> list[list[Any]]:
     Raises:
         WalCorruptionError: the bytes are not a whole event file of a known version.
     """
-    start = len(FILE_MAGIC) + _HEADER.size
-    if not data.startswith(FILE_MAGIC) or len(data) < start:
-        msg = f"{path} is not a flowcore provenance event file (bad magic); move it away"
-        raise WalCorruptionError(msg)
-    version, crc = _HEADER.unpack_from(data, len(FILE_MAGIC))
-    if version != FILE_VERSION:
-        msg = (
-            f"{path} has event file version {version}; this flowcore reads version "
-            f"{FILE_VERSION} (index it with the flowcore that wrote it)"
-        )
-        raise WalCorruptionError(msg)
+    start = _FORMAT.start
+    _, crc = read_header(path, data, _FORMAT)
     payload = data[start:]
     if zlib.crc32(payload) != crc:
         msg = f"{path} fails its checksum; the event file is damaged"

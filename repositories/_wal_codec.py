@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 import msgpack
 
 from flowcore.errors import WalCorruptionError
+from repositories._files import FileFormat, read_header
 
 __all__ = [
     "CHECKPOINT_MAGIC",
@@ -44,6 +45,7 @@ TRANSACTION_FOLLOWS = 0x40  # NiFi's marker bytes
 JOURNAL_COMPLETE = 0x7F
 _FRAME = struct.Struct(">BQII")  # marker, txn id, length, crc32
 _CHECKPOINT = struct.Struct(">HQII")  # version, max txn id, length, crc32
+_CHECKPOINT_FORMAT = FileFormat("checkpoint", CHECKPOINT_MAGIC, _CHECKPOINT, FORMAT_VERSION)
 
 
 def pack(value: Any) -> bytes:
@@ -171,17 +173,8 @@ def decode_checkpoint(path: Path) -> tuple[int, bytes]:
             before they are renamed into place, so a bad one is real corruption).
     """
     data = path.read_bytes()
-    head = len(CHECKPOINT_MAGIC) + _CHECKPOINT.size
-    if not data.startswith(CHECKPOINT_MAGIC) or len(data) < head:
-        msg = f"{path} is not a flowcore checkpoint (bad header at offset 0)"
-        raise WalCorruptionError(msg)
-    version, max_txn_id, length, crc = _CHECKPOINT.unpack_from(data, len(CHECKPOINT_MAGIC))
-    if version != FORMAT_VERSION:
-        msg = (
-            f"{path} has checkpoint format version {version}; "
-            f"this flowcore reads version {FORMAT_VERSION}"
-        )
-        raise WalCorruptionError(msg)
+    head = _CHECKPOINT_FORMAT.start
+    _, max_txn_id, length, crc = read_header(path, data, _CHECKPOINT_FORMAT)
     payload = data[head : head + length]
     if len(payload) != length or zlib.crc32(payload) != crc:
         msg = (

@@ -34,6 +34,7 @@ from typing import BinaryIO
 from flowcore.errors import ContentNotFoundError, FlowFileAccessError, RepositoryError
 from flowcore.flowfile import ContentClaim, ResourceClaim
 from flowcore.units import parse_time_period
+from repositories._files import file_stem
 from repositories.records import Finding
 
 __all__ = [
@@ -300,7 +301,7 @@ class FileContentRepository:
             n = next(self._next)
         container = self._choose_container()
         section = str(n % SECTIONS_PER_CONTAINER)
-        stem = owner.replace("/", "_") or "session"
+        stem = file_stem(owner, "session")
         # The millisecond prefix doubles as the claim's creation time (archive age-off).
         claim = ResourceClaim(
             container, section, f"{time.time_ns() // 1_000_000}-{stem}-{uuid.uuid4().hex[:12]}"

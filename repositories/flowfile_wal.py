@@ -32,6 +32,7 @@ from typing import Any
 from flowcore.errors import RepositoryError, WalCorruptionError
 from flowcore.flowfile import FlowFile, ResourceClaim
 from repositories import segments as segment_files
+from repositories._files import fsync_directory, write_atomically
 from repositories._wal_codec import (
     JOURNAL_COMPLETE,
     JOURNAL_HEADER,
@@ -50,20 +51,6 @@ LOG = logging.getLogger("flowcore.repositories.flowfile")
 CHECKPOINT_EVERY = 1_000  # transactions between automatic checkpoints
 MAX_JOURNAL_BYTES = 64 * 1024 * 1024  # journal size that triggers a checkpoint
 _JOURNAL_SUFFIX = ".journal"
-
-
-def _fsync_directory(path: Path) -> None:
-    """Make a rename in *path* durable (POSIX needs the directory fsynced)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 class WriteAheadFlowFileRepository:
@@ -288,12 +275,7 @@ class WriteAheadFlowFileRepository:
     def checkpoint(self) -> None:
         """Write a snapshot (``.partial``, fsync, rename) and start a new journal."""
         with self._lock:
-            if self._journal is not None:
-                self._journal.write(bytes([JOURNAL_COMPLETE]))
-                self._journal.flush()
-                os.fsync(self._journal.fileno())
-                self._journal.close()
-                self._journal = None
+            self._close_journal()
             snapshot = {
                 "queues": {
                     q: [segment_files.summary_to_wire(s) for s in segs.values()]
@@ -303,14 +285,12 @@ class WriteAheadFlowFileRepository:
                 "provenance": self._pending_provenance,
                 "next_id": self._next_id,
             }
-            data = encode_checkpoint(self._last_txn, pack(snapshot))
-            partial = self.directory / "checkpoint.partial"
-            with open(partial, "wb") as out:
-                out.write(data)
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(partial, self.directory / "checkpoint")
-            _fsync_directory(self.directory)
+            write_atomically(
+                self.directory / "checkpoint",
+                encode_checkpoint(self._last_txn, pack(snapshot)),
+                partial=self.directory / "checkpoint.partial",
+                sync_directory=True,
+            )
             old = list(self.journals.glob("*" + _JOURNAL_SUFFIX))
             journal = self.journals / f"{self._last_txn + 1}{_JOURNAL_SUFFIX}"
             for stale in old:
@@ -324,19 +304,22 @@ class WriteAheadFlowFileRepository:
             self._journal.write(JOURNAL_HEADER)
             self._journal.flush()
             os.fsync(self._journal.fileno())
-            _fsync_directory(self.journals)
+            fsync_directory(self.journals)
             self._journal_bytes = len(JOURNAL_HEADER)
             self._since_checkpoint = 0
 
     def close(self) -> None:
         """Close the journal cleanly (the completion marker is written)."""
         with self._lock:
-            if self._journal is not None:
-                self._journal.write(bytes([JOURNAL_COMPLETE]))
-                self._journal.flush()
-                os.fsync(self._journal.fileno())
-                self._journal.close()
-                self._journal = None
+            self._close_journal()
+
+    def _close_journal(self) -> None:
+        if self._journal is not None:
+            self._journal.write(bytes([JOURNAL_COMPLETE]))
+            self._journal.flush()
+            os.fsync(self._journal.fileno())
+            self._journal.close()
+            self._journal = None
 
     def __enter__(self) -> WriteAheadFlowFileRepository:
         return self

@@ -43,6 +43,7 @@ from flowcore.errors import ReplayError, RepositoryError
 from flowcore.flowfile import FlowFile, new_uuid
 from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
 from flowcore.units import parse_data_size, parse_time_period
+from repositories._files import file_stem, write_atomically
 from repositories._provenance_rows import (
     decode_event_file,
     encode_event_file,
@@ -91,7 +92,7 @@ class EventFileWriter:
         owner: str = "",
         indexed_attributes: Collection[str] = (),
     ) -> None:
-        stem = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in owner) or "events"
+        stem = file_stem(owner, "events")
         self.directory = Path(directory)
         self.name = f"{stem}-{uuid_module.uuid4().hex}{_EVENT_SUFFIX}"
         self.indexed_attributes = tuple(indexed_attributes)
@@ -110,14 +111,7 @@ class EventFileWriter:
         if not self._records:
             return None
         self.directory.mkdir(parents=True, exist_ok=True)
-        final = self.directory / self.name
-        partial = final.with_name(final.name + ".part")
-        with open(partial, "wb") as out:
-            out.write(encode_event_file(self._records))
-            out.flush()
-            if sync:
-                os.fsync(out.fileno())
-        os.replace(partial, final)
+        write_atomically(self.directory / self.name, encode_event_file(self._records), sync=sync)
         self._records = []
         return self.name
 

@@ -10,7 +10,6 @@ and renamed, so a segment file is whole or absent.
 
 from __future__ import annotations
 
-import os
 import struct
 import uuid
 import zlib
@@ -20,6 +19,7 @@ from typing import Any
 
 from flowcore.errors import RepositoryError, WalCorruptionError
 from flowcore.flowfile import Attributes, ContentClaim, FlowFile, ResourceClaim
+from repositories._files import FileFormat, file_stem, read_header, write_atomically
 from repositories._wal_codec import pack, unpack
 from repositories.records import MAX_SEGMENT_RECORDS, SegmentSummary
 
@@ -38,6 +38,7 @@ SEGMENT_MAGIC = b"FLOWCORE-SEG"
 SEGMENT_VERSION = 2  # 2: columnar records with a claim table
 SEGMENT_SUFFIX = ".seg"
 _HEAD = struct.Struct(">HII")  # version, header length, crc32 of header+records
+_FORMAT = FileFormat("segment", SEGMENT_MAGIC, _HEAD, SEGMENT_VERSION)
 
 
 def claim_to_wire(claim: ResourceClaim) -> list[Any]:
@@ -150,8 +151,7 @@ def summary_from_wire(wire: list[Any]) -> SegmentSummary:
 
 def new_segment_id(owner: str) -> str:
     """A unique segment id naming its writer (a task attempt)."""
-    stem = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in owner) or "segment"
-    return f"{stem}-{uuid.uuid4().hex}"
+    return f"{file_stem(owner, 'segment')}-{uuid.uuid4().hex}"
 
 
 def write_segment(
@@ -189,14 +189,7 @@ def write_segment(
     crc = zlib.crc32(body, zlib.crc32(header))
     data = SEGMENT_MAGIC + _HEAD.pack(SEGMENT_VERSION, len(header), crc) + header + body
     directory.mkdir(parents=True, exist_ok=True)
-    final = directory / (summary.segment_id + SEGMENT_SUFFIX)
-    partial = final.with_name(final.name + ".part")
-    with open(partial, "wb") as out:
-        out.write(data)
-        out.flush()
-        if sync:
-            os.fsync(out.fileno())
-    os.replace(partial, final)
+    write_atomically(directory / (summary.segment_id + SEGMENT_SUFFIX), data, sync=sync)
     return summary
 
 
@@ -206,17 +199,8 @@ def _parse(path: Path) -> tuple[SegmentSummary, bytes, bytes]:
     except FileNotFoundError:
         msg = f"segment file {path} is missing"
         raise RepositoryError(msg) from None
-    head = len(SEGMENT_MAGIC) + _HEAD.size
-    if not data.startswith(SEGMENT_MAGIC) or len(data) < head:
-        msg = f"{path} is not a flowcore segment (bad header at offset 0)"
-        raise WalCorruptionError(msg)
-    version, header_length, crc = _HEAD.unpack_from(data, len(SEGMENT_MAGIC))
-    if version != SEGMENT_VERSION:
-        msg = (
-            f"{path} has segment format version {version}; "
-            f"this flowcore reads version {SEGMENT_VERSION}"
-        )
-        raise WalCorruptionError(msg)
+    head = _FORMAT.start
+    _, header_length, crc = read_header(path, data, _FORMAT)
     header = data[head : head + header_length]
     body = data[head + header_length :]
     if zlib.crc32(body, zlib.crc32(header)) != crc:
