@@ -64,6 +64,18 @@ class PendingEvent:
     parents: list[str] = attrs.field(factory=list)
     children: list[str] = attrs.field(factory=list)
 
+    @classmethod
+    def clone(cls, source: FlowFile, clone_uuid: str, now: int) -> PendingEvent:
+        """The CLONE event of *source* copied as *clone_uuid*, with the source as it was."""
+        return cls(
+            ProvenanceEventType.CLONE,
+            source.uuid,
+            now,
+            parents=[source.uuid],
+            children=[clone_uuid],
+            snapshot=source,
+        )
+
 
 class ReadStream:
     """A read-only view of one FlowFile's content that the session can close."""

@@ -281,16 +281,7 @@ class ProcessSession(ContentOperations, ProvenanceBuilding):
         if partial:
             self._fork_builder(source).children.append(clone_uuid)
         else:
-            self._generated.append(
-                PendingEvent(
-                    ProvenanceEventType.CLONE,
-                    source.uuid,
-                    now,
-                    parents=[source.uuid],
-                    children=[clone_uuid],
-                    snapshot=source,
-                )
-            )
+            self._generated.append(PendingEvent.clone(source, clone_uuid, now))
         return clone
 
     # --- attributes -------------------------------------------------------------------------
@@ -603,16 +594,7 @@ class ProcessSession(ContentOperations, ProvenanceBuilding):
                     attributes=current.attributes.updated({"uuid": clone_uuid}),
                 )
                 outputs.append(SessionOutput(clone, name, index))
-                fan_out_clones.append(
-                    PendingEvent(
-                        ProvenanceEventType.CLONE,
-                        current.uuid,
-                        now,
-                        parents=[current.uuid],
-                        children=[clone_uuid],
-                        snapshot=current,
-                    )
-                )
+                fan_out_clones.append(PendingEvent.clone(current, clone_uuid, now))
             outputs.append(SessionOutput(current, name, count - 1))
         return outputs, removed, auto_drops, fan_out_clones
 

@@ -87,6 +87,10 @@ class MergeOptions:
     now_ms: int = 0
     drop_attributes: frozenset[str] = frozenset()
 
+    def packaged_attributes(self, flowfile: FlowFile) -> dict[str, str]:
+        """The attributes a packaging format stores for *flowfile* (all but the dropped ones)."""
+        return {k: v for k, v in flowfile.attributes.items() if k not in self.drop_attributes}
+
 
 class Merger:
     """Writes a bundle from a bin; subclasses set ``mime_type`` and ``suffix``."""
@@ -308,9 +312,7 @@ class FlowFileStream(Merger):
 
         def produce(out: Any) -> None:
             for flowfile in flowfiles:
-                attributes = {
-                    k: v for k, v in flowfile.attributes.items() if k not in options.drop_attributes
-                }
+                attributes = options.packaged_attributes(flowfile)
                 out.write(
                     flowfile_stream_header(attributes, flowfile.size, magic=self.version == 3)
                 )
@@ -357,12 +359,7 @@ class FlowFileTarV1(Merger):
         def produce(out: Any) -> None:
             for flowfile in flowfiles:
                 with tarfile.open(fileobj=out, mode="w|") as tar:
-                    kept = {
-                        k: v
-                        for k, v in flowfile.attributes.items()
-                        if k not in options.drop_attributes
-                    }
-                    xml = _properties_xml(kept)
+                    xml = _properties_xml(options.packaged_attributes(flowfile))
                     info = tarfile.TarInfo("flowfile.attributes")
                     info.size = len(xml)
                     info.mtime = options.now_ms // 1000
