@@ -240,9 +240,10 @@ class Flow:
         return component
 
     def _own(self, component: Component, role: str) -> Component:
-        if not isinstance(component, Component) or self._components.get(component.id) is not (
-            component
-        ):
+        owned = isinstance(component, Component) and (
+            self._components.get(component.id) is component
+        )
+        if not owned:
             msg = (
                 f"the {role} {component!r} is not a component of flow '{self.name}'; "
                 "use the handle that flow.add() returned"

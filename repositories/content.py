@@ -544,16 +544,12 @@ class FileContentRepository:
         with self._lock:
             self._counts = {c: n for c, n in claimant_counts.items() if n > 0}
             self._destructable.clear()
+        action = "archived" if self.archive else "removed"
         findings = []
-        for claim in list(self.resource_claims()):
-            if claim not in self._counts and claim not in self._writable:
-                self._archive_or_remove(claim)
-                action = "archived" if self.archive else "removed"
-                findings.append(
-                    Finding("content", str(claim), f"unclaimed file {action}", fixed=True)
-                )
-        findings.extend(f for f in self.check() if not f.fixed)
-        return findings
+        for claim in self._unclaimed():
+            self._archive_or_remove(claim)
+            findings.append(Finding("content", str(claim), f"unclaimed file {action}", fixed=True))
+        return findings + self._missing()
 
     def sweep_orphans(self, created_before: int) -> list[Finding]:
         """Archive or remove unclaimed live files created before *created_before* (epoch ms).
@@ -563,9 +559,7 @@ class FileContentRepository:
         margin for clock skew between machines, so the output of running tasks is never touched.
         """
         findings = []
-        for claim in list(self.resource_claims()):
-            if self._counts.get(claim, 0) or claim in self._writable:
-                continue
+        for claim in self._unclaimed():
             if _created_ms(claim.id, self.path_of(claim)) < created_before:
                 self._archive_or_remove(claim)
                 findings.append(
@@ -588,17 +582,25 @@ class FileContentRepository:
         With *fix*, unclaimed files are archived or removed; a missing claimed file cannot be
         repaired and is reported either way.
         """
-        findings = []
-        for claim, count in sorted(self._counts.items(), key=lambda item: str(item[0])):
-            if count > 0 and self._located(claim) is None:
-                findings.append(
-                    Finding("content", str(claim), f"{count} claimants but the file is missing")
-                )
-        for claim in self.resource_claims():
-            if self._counts.get(claim, 0) == 0 and claim not in self._writable:
-                if fix:
-                    self._archive_or_remove(claim)
-                findings.append(
-                    Finding("content", str(claim), "file that nothing claims", fixed=fix)
-                )
+        findings = self._missing()
+        for claim in self._unclaimed():
+            if fix:
+                self._archive_or_remove(claim)
+            findings.append(Finding("content", str(claim), "file that nothing claims", fixed=fix))
         return findings
+
+    def _unclaimed(self) -> list[ResourceClaim]:
+        """Live claim files nothing claims and no writer of this repository appends to."""
+        return [
+            claim
+            for claim in self.resource_claims()
+            if not self._counts.get(claim) and claim not in self._writable
+        ]
+
+    def _missing(self) -> list[Finding]:
+        """Claimed content whose file is gone (live and archived)."""
+        return [
+            Finding("content", str(claim), f"{count} claimants but the file is missing")
+            for claim, count in sorted(self._counts.items(), key=lambda item: str(item[0]))
+            if count > 0 and self._located(claim) is None
+        ]
