@@ -44,6 +44,7 @@ class EvictionReason(enum.Enum):
     TIMEOUT = "TIMEOUT"
     BIN_MANAGER_FULL = "BIN_MANAGER_FULL"
     BIN_TERMINATION_SIGNAL = "BIN_TERMINATION_SIGNAL"
+    END_OF_INPUT = "END_OF_INPUT"  # flowcore: a batch run's input ended with the bin open
     UNSET = "UNSET"
 
 
@@ -202,11 +203,21 @@ class BinManager:
     Args:
         limits: thresholds for new bins.
         fragment_count_attribute: set when defragmenting (see :class:`Bin`).
+        age_from_queue_date: a new bin is as old as its first FlowFile's queue date (when
+            earlier than now). The engine rebuilds bins from queued FlowFiles every
+            micro-batch; this keeps Max Bin Age counting from when the bin really began.
     """
 
-    def __init__(self, limits: BinLimits, fragment_count_attribute: str | None = None) -> None:
+    def __init__(
+        self,
+        limits: BinLimits,
+        fragment_count_attribute: str | None = None,
+        *,
+        age_from_queue_date: bool = False,
+    ) -> None:
         self.limits = limits
         self.fragment_count_attribute = fragment_count_attribute
+        self.age_from_queue_date = age_from_queue_date
         self._groups: dict[str | None, list[Bin]] = {}
 
     @property
@@ -239,7 +250,10 @@ class BinManager:
     ) -> list[Offer]:
         """Offer *flowfiles* of one group, in order (reference §2.4 "Offering")."""
         results = []
+        offered_at = now_ms
         for flowfile in flowfiles:
+            if self.age_from_queue_date:
+                now_ms = min(offered_at, flowfile.queue_date or offered_at)
             if flowfile.size > self.limits.max_bytes:
                 results.append(self._alone(flowfile, group, now_ms))
                 continue

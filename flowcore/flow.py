@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import enum
 import itertools
+import os
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import networkx as nx
@@ -24,7 +25,12 @@ import networkx as nx
 from flowcore.errors import FlowDefinitionError
 from flowcore.processor import Processor
 from flowcore.relationship import Relationship
+from flowcore.settings import DEFAULT_REPOSITORY
 from flowcore.validators import DATA_SIZE_VALIDATOR, TIME_PERIOD_VALIDATOR
+
+if TYPE_CHECKING:
+    from flowcore.controller import RunResult
+    from flowcore.settings import Settings
 
 __all__ = [
     "DEFAULT_BACK_PRESSURE_DATA_SIZE",
@@ -377,6 +383,42 @@ class Flow:
         from flowcore.compiler import compile_flow, explain  # noqa: PLC0415 (compiler reads flows)
 
         return explain(compile_flow(self))
+
+    def run(
+        self,
+        runner: str = "direct",
+        *,
+        repository: str | os.PathLike[str] = DEFAULT_REPOSITORY,
+        master: str | None = None,
+        conf: dict[str, str] | None = None,
+        settings: Settings | None = None,
+        continuous: bool = False,
+    ) -> RunResult:
+        """Run the flow: to completion (batch), or until interrupted with ``continuous=True``.
+
+        Args:
+            runner: ``"direct"`` (in this process) or ``"spark"``.
+            repository: where the durable repositories live (``.flowcore`` by default); a run
+                resumes whatever a previous run on it left queued.
+            master: the Spark master URL (``local[*]`` by default).
+            conf: Spark configuration passed through, e.g. ``{"spark.executor.memory": "2g"}``.
+            settings: engine settings (batch limits, penalties, parallelism).
+            continuous: keep polling sources instead of ending when the input is used up.
+
+        Raises:
+            FlowValidationError: the flow is invalid (every problem listed); nothing ran.
+        """
+        from flowcore.controller import run_flow  # noqa: PLC0415 (the engine reads flows)
+
+        return run_flow(
+            self,
+            runner,
+            repository=repository,
+            master=master,
+            conf=conf,
+            settings=settings,
+            continuous=continuous,
+        )
 
     def __repr__(self) -> str:
         return (

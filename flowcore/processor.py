@@ -91,6 +91,7 @@ class ProcessContext:
         set_state: Callable[[Mapping[str, str]], None] | None = None,
         auto_terminated: Iterable[str] = (),
         has_incoming_connection: bool = True,
+        resumed_bins: bool = False,
     ) -> None:
         self.processor = processor
         self.component = component
@@ -99,6 +100,9 @@ class ProcessContext:
         self._set_state = set_state
         self._auto_terminated = frozenset(auto_terminated)
         self._has_input = has_incoming_connection
+        #: Set by the engine, whose binning tasks rebuild bins from queued FlowFiles each
+        #: micro-batch: a bin's age then counts from its oldest FlowFile's queue date.
+        self.resumed_bins = resumed_bins
         self.yielded = False
         self.logger = logging.getLogger(f"flowcore.processors.{component.type}")
 
@@ -524,6 +528,25 @@ class BinningProcessor(Processor):
         msg = f"{type(self).__name__} must implement group_key"
         raise NotImplementedError(msg)
 
+    def max_bin_age_ms(self, context: ProcessContext) -> int | None:
+        """How long a bin may wait before it is processed anyway (None: no limit).
+
+        The engine uses it to know when FlowFiles of unfinished bins are worth binning again.
+        """
+        del context
+        return None
+
+    def end_of_input(
+        self, context: ProcessContext, session_factory: Callable[[], ProcessSession]
+    ) -> None:
+        """The run is draining and no more input will come: process the open bins now.
+
+        Batch runs call it once their sources are exhausted and nothing else can run
+        (MergeContent merges with reason ``END_OF_INPUT``; incomplete Defragment bins go to
+        failure). The default does nothing: open bins stay queued.
+        """
+        del context, session_factory
+
 
 @attrs.frozen
 class WorkItem:
@@ -559,6 +582,9 @@ class SourceProcessor(Processor):
     kind: ClassVar[ProcessorKind] = ProcessorKind.SOURCE
     input_requirement: ClassVar[InputRequirement] = InputRequirement.INPUT_FORBIDDEN
     relationships: ClassVar[tuple[Relationship, ...]] = (SUCCESS,)
+    #: A source that never runs out of work (a generator). Batch runs trigger it a set number
+    #: of times (``Settings.unbounded_source_batches``) instead of until it has nothing left.
+    unbounded: ClassVar[bool] = False
 
     def list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
         """List the work available now, given the committed listing *state*."""

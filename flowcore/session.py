@@ -87,6 +87,7 @@ class ProcessSession(ContentOperations, ProvenanceBuilding):
         self._state: Mapping[str, str] | None = None
         self._counters: dict[str, int] = {}
         self._delete_on_commit: list[str] = []
+        self._dropped: dict[str, tuple[int, int]] = {}  # auto-terminated: FlowFiles, bytes
         self._writer: ContentWriter | None = None
         # Resource claims shared with another session through migrate(): never destroyed on
         # rollback here, since the other session's FlowFiles may point into them.
@@ -550,6 +551,7 @@ class ProcessSession(ContentOperations, ProvenanceBuilding):
             counters=dict(self._counters),
             transient_claims=tuple(c for c in self._written if c.resource_claim not in referenced),
             delete_on_commit=tuple(self._delete_on_commit),
+            auto_terminated=dict(self._dropped),
         )
         self._host.apply_commit(result)
         self._reset()
@@ -575,6 +577,8 @@ class ProcessSession(ContentOperations, ProvenanceBuilding):
                 continue
             if self._host.destinations(name) == 0 and self._host.is_auto_terminated(name):
                 removed.append(current)
+                count, size = self._dropped.get(name, (0, 0))
+                self._dropped[name] = (count + 1, size + current.size)
                 auto_drops.append(
                     PendingEvent(
                         ProvenanceEventType.DROP,
@@ -729,8 +733,10 @@ class ProcessSession(ContentOperations, ProvenanceBuilding):
         self._state = None
         self._counters.clear()
         self._delete_on_commit.clear()
+        self._dropped.clear()
         self._shared_claims.clear()
         if self._writer is not None:
             self._writer.close()
             self._writer = None
         self._start_ms = self._now()
+

@@ -132,6 +132,8 @@ class SessionCommit:
         counters: counter deltas.
         transient_claims: claims written in the session whose resource claim no output uses.
         delete_on_commit: source files to delete once the commit is durable.
+        auto_terminated: per auto-terminated relationship, the FlowFiles and bytes dropped
+            there (for statistics; their DROP events are in *events*).
     """
 
     consumed: tuple[QueuedFlowFile, ...]
@@ -142,6 +144,7 @@ class SessionCommit:
     counters: Mapping[str, int]
     transient_claims: tuple[ContentClaim, ...]
     delete_on_commit: tuple[str, ...]
+    auto_terminated: Mapping[str, tuple[int, int]] = attrs.field(factory=dict)
 
 
 class SessionHost(Protocol):

@@ -106,6 +106,7 @@ class GenerateFlowFile(SourceProcessor):
         MIME_TYPE,
     )
     relationships: ClassVar = (SUCCESS,)
+    unbounded: ClassVar = True
     supports_dynamic_properties: ClassVar = True
     tags: ClassVar = ("test", "random", "generate", "load")
     writes_attributes: ClassVar[Mapping[str, str]] = {

@@ -27,6 +27,7 @@ from flowcore.binning import (
     Bin,
     BinLimits,
     BinManager,
+    EvictionReason,
     InsertionStrategy,
 )
 from flowcore.errors import ExpressionEvaluationError
@@ -452,7 +453,8 @@ class MergeContent(BinningProcessor):
             max_entries=context.get_property(self.MAX_ENTRIES).as_integer() or 1000,
         )
 
-    def _max_age_ms(self, context: ProcessContext) -> int | None:
+    def max_bin_age_ms(self, context: ProcessContext) -> int | None:
+        """Max Bin Age in milliseconds (None when not set)."""
         age = context.get_property(self.MAX_BIN_AGE).as_time_period("ms")
         return int(age) if age is not None else None
 
@@ -489,7 +491,9 @@ class MergeContent(BinningProcessor):
         """Bin new FlowFiles, move ready bins out, and merge them."""
         if self._manager is None:
             self._manager = BinManager(
-                self._limits(context), FRAGMENT_COUNT if self._defragment(context) else None
+                self._limits(context),
+                FRAGMENT_COUNT if self._defragment(context) else None,
+                age_from_queue_date=context.resumed_bins,
             )
         max_bins = context.get_property(self.MAX_BIN_COUNT).as_integer() or 5
         binned = 0
@@ -543,7 +547,7 @@ class MergeContent(BinningProcessor):
     ) -> None:
         assert self._manager is not None
         ready = self._manager.remove_ready_bins(
-            relaxed=relaxed, now_ms=context.now(), max_age_ms=self._max_age_ms(context)
+            relaxed=relaxed, now_ms=context.now(), max_age_ms=self.max_bin_age_ms(context)
         )
         count = self._manager.bin_count
         if not ready and (count > max_bins or (count == max_bins and could_not_bin)):
@@ -562,6 +566,18 @@ class MergeContent(BinningProcessor):
             except BaseException:
                 session.rollback()
                 raise
+
+    def end_of_input(
+        self, context: ProcessContext, session_factory: Callable[[], ProcessSession]
+    ) -> None:
+        """Merge every open bin (``END_OF_INPUT``); incomplete Defragment bins go to failure."""
+        del session_factory  # each bin already has its session
+        if self._manager is None:
+            return
+        for bin_ in self._manager.purge():
+            bin_.reason = EvictionReason.END_OF_INPUT
+            self._ready.append(bin_)
+        self._process_ready(context)
 
     def on_stopped(self, context: ProcessContext) -> None:
         """Purge every bin: its FlowFiles go back to the input queue (NiFi's resetState)."""

@@ -449,6 +449,17 @@ class FileContentRepository:
                 self._destructable.add(resource_claim)
             return count
 
+    def release_unclaimed(self, resource_claims: Iterable[ResourceClaim]) -> None:
+        """Claims a committed task wrote: those no FlowFile references await :meth:`cleanup`.
+
+        A task's claim file can hold only the bytes of sessions that rolled back, or content
+        its FlowFiles replaced before they left; nothing else would ever release it.
+        """
+        with self._lock:
+            for claim in resource_claims:
+                if self._counts.get(claim, 0) == 0:
+                    self._destructable.add(claim)
+
     def claimant_count(self, resource_claim: ResourceClaim) -> int:
         """Current claimant count."""
         return self._counts.get(resource_claim, 0)

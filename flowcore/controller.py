@@ -1,0 +1,550 @@
+"""The controller: runs a compiled flow in micro-batches and commits each stage run durably.
+
+Per micro-batch, every stage in order that has input (source work, or queued FlowFiles not
+waiting on a penalty) and whose output queues are under back pressure runs once: the
+controller lists source work, picks segments (:mod:`flowcore.scheduler`), has the runner execute
+the tasks, then commits exactly as DESIGN §7 says:
+
+1. one write-ahead log transaction: segments dequeued and enqueued, source listing and processor
+   state, provenance files to index (the tasks' files all exist by then);
+2. only after it: claimant counts settle and unreferenced content is archived, sources delete
+   what they ingested, provenance files are indexed (marked indexed in the next transaction,
+   then removed).
+
+A crash anywhere loses nothing: the queues are those of the last transaction, and everything
+after it is redone on restart.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from flowcore.compiler import CompiledFlow, Stage, compile_flow, explain
+from flowcore.flow import Flow
+from flowcore.processor import ProcessContext, SourceProcessor, WorkItem
+from flowcore.runners import Runner, ShuffleInput, StageJob
+from flowcore.scheduler import (
+    BatchLimits,
+    chunk,
+    full_connections,
+    select_segments,
+    split_segments,
+)
+from flowcore.session_host import ComponentInfo, StateMap
+from flowcore.settings import Settings
+from flowcore.stage_plan import (
+    NEVER,
+    Bulletin,
+    MemberPlan,
+    StagePlan,
+    TaskInput,
+    TaskResult,
+    TaskSpec,
+    build_stage_plan,
+)
+from flowcore.repository_set import RepositorySet
+from flowcore.task import ID_BLOCK
+from repositories.records import SegmentSummary, Transaction
+
+__all__ = ["Controller", "RunProgress", "RunResult"]
+
+log = logging.getLogger(__name__)
+
+
+def _now() -> int:
+    return time.time_ns() // 1_000_000
+
+
+@attrs.frozen
+class RunProgress:
+    """Reported after every stage run (the CLI draws its progress from these)."""
+
+    micro_batch: int
+    stage_id: str
+    flowfiles_in: int
+    flowfiles_out: int
+    queued: int
+
+
+@attrs.frozen
+class RunResult:
+    """What a run did.
+
+    Attributes:
+        flow: the flow's name.
+        runner: ``direct`` or ``spark``.
+        repository: the repository directory.
+        micro_batches: micro-batches run.
+        stage_runs: stage runs committed.
+        elapsed_seconds: wall time of the run.
+        transfers: per component name, per relationship: ``(FlowFiles, bytes)``.
+        received: per component name, FlowFiles taken from its input.
+        provenance_events: events indexed by this run.
+        queued: per connection label, ``(FlowFiles, bytes)`` still queued at the end.
+        bulletins: processor errors of this run.
+        plan: the explain plan, with what the runner did per stage.
+    """
+
+    flow: str
+    runner: str
+    repository: str
+    micro_batches: int
+    stage_runs: int
+    elapsed_seconds: float
+    transfers: dict[str, dict[str, tuple[int, int]]]
+    received: dict[str, int]
+    provenance_events: int
+    queued: dict[str, tuple[int, int]]
+    bulletins: tuple[Bulletin, ...]
+    plan: str
+
+    def count(self, component: str, relationship: str) -> int:
+        """FlowFiles *component* (a name) sent to *relationship* in this run."""
+        return self.transfers.get(component, {}).get(relationship, (0, 0))[0]
+
+    def summary(self) -> str:
+        """A short text report."""
+        lines = [
+            f"flow '{self.flow}' on {self.runner}: {self.micro_batches} micro-batch(es), "
+            f"{self.stage_runs} stage run(s) in {self.elapsed_seconds:.2f} s",
+        ]
+        for component, relationships in self.transfers.items():
+            for relationship, (count, size) in sorted(relationships.items()):
+                lines.append(f"  {component} -> {relationship}: {count} FlowFiles, {size} bytes")
+        lines.append(f"  provenance events: {self.provenance_events}")
+        for label, (count, size) in self.queued.items():
+            lines.append(f"  still queued in {label}: {count} FlowFiles, {size} bytes")
+        lines.extend(f"  bulletin: {b.component_name}: {b.message}" for b in self.bulletins)
+        return "\n".join(lines)
+
+
+class Controller:
+    """Owns the repositories of a run and drives the micro-batches.
+
+    Args:
+        flow: the flow (validated and compiled here).
+        runner: where tasks execute.
+        repositories: the opened repositories (the controller does not close them).
+        settings: engine settings.
+    """
+
+    def __init__(
+        self,
+        flow: Flow | CompiledFlow,
+        runner: Runner,
+        repositories: RepositorySet,
+        settings: Settings | None = None,
+    ) -> None:
+        self.compiled = flow if isinstance(flow, CompiledFlow) else compile_flow(flow)
+        self.flow = self.compiled.flow
+        self.runner = runner
+        self.repos = repositories
+        self.settings = settings or Settings()
+        self.plans = {s.id: build_stage_plan(self.compiled, s) for s in self.compiled.stages}
+        self._connections = {c.id: c for c in self.flow.connections}
+        self._retry_at: dict[str, int] = {}
+        self._penalized: set[str] = set()
+        self._source_triggers: Counter[str] = Counter()
+        self._exhausted: set[str] = set()
+        self._to_mark: list[str] = []  # indexed provenance files the log has not recorded yet
+        self._contexts: dict[str, ProcessContext] = {}
+        self._transfers: dict[str, dict[str, list[int]]] = defaultdict(
+            lambda: defaultdict(lambda: [0, 0])
+        )
+        self._received: Counter[str] = Counter()
+        self._bulletins: list[Bulletin] = []
+        self._events = 0
+        self._stage_runs = 0
+        self._held_back: dict[str, list[str]] = {}
+
+    # --- queues -------------------------------------------------------------------------------
+
+    def _queued(self, queue_id: str) -> tuple[int, int]:
+        return self.repos.flowfiles.queue_size(queue_id)
+
+    def _label(self, queue_id: str) -> str:
+        connection = self._connections.get(queue_id)
+        if connection is None:
+            if queue_id.startswith("park:"):
+                name = self._component_name(queue_id.removeprefix("park:"))
+                return f"{name} (returned after errors)"
+            return queue_id
+        source = self._component_name(connection.source)
+        destination = self._component_name(connection.destination)
+        return f"{source} -[{','.join(connection.relationships)}]-> {destination}"
+
+    def _component_name(self, component_id: str) -> str:
+        try:
+            return self.flow.component(component_id).name
+        except KeyError:
+            return component_id
+
+    def queued_total(self) -> int:
+        """FlowFiles queued anywhere."""
+        wal = self.repos.flowfiles
+        return sum(wal.queue_size(q)[0] for q in wal.queue_ids())
+
+    # --- sources ------------------------------------------------------------------------------
+
+    def _context(self, member: MemberPlan) -> ProcessContext:
+        context = self._contexts.get(member.component_id)
+        if context is None:
+            assert member.processor is not None
+            wal = self.repos.flowfiles
+            context = ProcessContext(
+                member.processor,
+                component=ComponentInfo(member.component_id, member.type_name, member.name),
+                clock=_now,
+                state=lambda: StateMap(0, wal.state(member.component_id)),
+                has_incoming_connection=False,
+            )
+            member.processor.on_scheduled(context)
+            self._contexts[member.component_id] = context
+        return context
+
+    def _source_active(self, member: MemberPlan, continuous: bool) -> bool:
+        if continuous:
+            return True
+        processor = member.processor
+        if isinstance(processor, SourceProcessor) and processor.unbounded:
+            limit = self.settings.unbounded_source_batches
+            return self._source_triggers[member.component_id] < limit
+        return member.component_id not in self._exhausted
+
+    def _list_sources(
+        self, plan: StagePlan, continuous: bool
+    ) -> tuple[list[tuple[str, WorkItem]], dict[str, dict[str, str]]]:
+        work: list[tuple[str, WorkItem]] = []
+        states: dict[str, dict[str, str]] = {}
+        for member in plan.source_members:
+            if not self._source_active(member, continuous):
+                continue
+            processor = member.processor
+            assert isinstance(processor, SourceProcessor)
+            committed = self.repos.flowfiles.state(member.component_id)
+            listing = processor.list_work(self._context(member), committed)
+            self._source_triggers[member.component_id] += 1
+            if not listing.items:
+                self._exhausted.add(member.component_id)
+            if listing.items or dict(listing.state) != dict(committed):
+                states[member.component_id] = dict(listing.state)
+            work.extend((member.component_id, item) for item in listing.items)
+        return work, states
+
+    # --- one stage run ------------------------------------------------------------------------
+
+    def _specs(
+        self,
+        plan: StagePlan,
+        groups: list[list[tuple[str, str]]],
+        work: list[tuple[str, WorkItem]],
+        *,
+        end_of_input: bool,
+    ) -> list[TaskSpec]:
+        wal = self.repos.flowfiles
+        paths = self.repos.paths
+        batch_time = _now()
+        states = {m.component_id: wal.state(m.component_id) for m in plan.members}
+        states = {k: v for k, v in states.items() if v}
+        inputs = [TaskInput(segments=tuple(g)) for g in groups]
+        inputs += [TaskInput(work=tuple(c)) for c in chunk(work, self.settings.parallelism)]
+        return [
+            TaskSpec(
+                plan=plan,
+                index=index,
+                input=task_input,
+                paths=paths,
+                settings=self.settings,
+                batch_time=batch_time,
+                first_id=wal.next_flowfile_ids(ID_BLOCK).start,
+                states=states,
+                end_of_input=end_of_input,
+            )
+            for index, task_input in enumerate(inputs)
+        ]
+
+    def _job(
+        self,
+        plan: StagePlan,
+        taken: list[SegmentSummary],
+        work: list[tuple[str, WorkItem]],
+        *,
+        end_of_input: bool,
+    ) -> StageJob:
+        pairs = [(s.queue_id, s.segment_id) for s in taken]
+        if not plan.binning_members:
+            groups = [
+                [(s.queue_id, s.segment_id) for s in group]
+                for group in split_segments(taken, self.settings.parallelism)
+            ]
+            return StageJob(plan, tuple(self._specs(plan, groups, work, end_of_input=end_of_input)))
+        partitions = self.settings.shuffle_partitions
+        specs = self._specs(plan, [[] for _ in range(partitions)], [], end_of_input=end_of_input)
+        if work:
+            specs[0] = attrs.evolve(specs[0], input=TaskInput(work=tuple(work)))
+        shuffle = ShuffleInput(tuple(pairs), str(self.repos.flowfiles.segment_dir), partitions)
+        return StageJob(plan, tuple(specs), shuffle)
+
+    def run_stage(self, stage: Stage, *, continuous: bool = False, end_of_input: bool = False) -> int:
+        """Run *stage* once if it can run now; return how many FlowFiles and items it took."""
+        plan = self.plans[stage.id]
+        outputs = [self._connections[c] for c in stage.outputs]
+        full = full_connections(outputs, plan.queue_members, self._queued)
+        if full:
+            self._held_back[stage.id] = [c.id for c in full]
+            return 0
+        self._held_back.pop(stage.id, None)
+        work, states = self._list_sources(plan, continuous) if not end_of_input else ([], {})
+        wal = self.repos.flowfiles
+        queues = {q: wal.segments(q) for q in plan.queue_members}
+        now = _now()
+        if end_of_input:
+            binning = {m.component_id for m in plan.binning_members}
+            taken = [s for q, m in plan.queue_members.items() if m in binning for s in queues[q]]
+        else:
+            limits = BatchLimits(
+                self.settings.batch_max_flowfiles, self.settings.batch_max_bytes_value
+            )
+            taken = select_segments(plan, queues, self._retry_at, now, limits)
+        if not work and not taken:
+            if states:
+                self._commit(stage, [], [], states)
+            return 0
+        job = self._job(plan, taken, work, end_of_input=end_of_input)
+        results = self.runner.execute(job)
+        self._commit(stage, taken, results, states)
+        return len(work) + sum(s.count for s in taken)
+
+    def _commit(
+        self,
+        stage: Stage,
+        taken: list[SegmentSummary],
+        results: list[TaskResult],
+        source_states: dict[str, dict[str, str]],
+    ) -> None:
+        repos = self.repos
+        wal, content, provenance = repos.flowfiles, repos.content, repos.provenance
+        results = sorted(results, key=lambda r: r.index)
+        enqueued = [s for r in results for s in r.enqueued]
+        states: dict[str, dict[str, str]] = dict(source_states)
+        for result in results:
+            states.update({k: dict(v) for k, v in result.states.items()})
+        event_files = [r.provenance_file for r in results if r.provenance_file]
+        marked, self._to_mark = self._to_mark, []
+        wal.commit(
+            Transaction(
+                dequeued=[s.segment_id for s in taken],
+                enqueued=enqueued,
+                state=states,
+                provenance_files=event_files,
+            ),
+            indexed_provenance=marked,
+        )
+        # Durable from here on: settle content, sources, provenance.
+        provenance.remove_indexed_files(marked)
+        for summary in enqueued:
+            for claim, count in summary.claim_counts:
+                content.increment_claimant_count(claim, count)
+        for summary in taken:
+            for claim, count in summary.claim_counts:
+                content.decrement_claimant_count(claim, count)
+            self._retry_at.pop(summary.segment_id, None)
+            self._penalized.discard(summary.segment_id)
+        content.release_unclaimed(c for r in results for c in r.written_claims)
+        content.cleanup()
+        for result in results:
+            for path in result.delete_on_commit:
+                Path(path).unlink(missing_ok=True)
+            self._retry_at.update(result.retry_at)
+            self._penalized.update(result.penalized)
+            for component_id, relationships in result.transfers.items():
+                name = self._component_name(component_id)
+                for relationship, (count, size) in relationships.items():
+                    totals = self._transfers[name][relationship]
+                    totals[0] += count
+                    totals[1] += size
+            for component_id, count in result.consumed.items():
+                self._received[self._component_name(component_id)] += count
+            self._bulletins.extend(result.bulletins)
+        if event_files:
+            self._events += provenance.index_files(event_files)
+            self._to_mark = event_files
+        repos.add_bulletins([b for r in results for b in r.bulletins])
+        self._stage_runs += 1
+        self._write_status()
+
+    def _write_status(self) -> None:
+        wal = self.repos.flowfiles
+        queues = {}
+        for queue_id in wal.queue_ids():
+            count, size = wal.queue_size(queue_id)
+            queues[queue_id] = {"label": self._label(queue_id), "flowfiles": count, "bytes": size}
+        self.repos.write_status(
+            {
+                "flow": self.flow.name,
+                "updated": _now(),
+                "queues": queues,
+                "held_back": {s: list(c) for s, c in self._held_back.items()},
+                "transfers": {k: dict(v) for k, v in self._transfers.items()},
+            }
+        )
+
+    def _finish_marking(self) -> None:
+        if self._to_mark:
+            self.repos.flowfiles.mark_provenance_indexed(self._to_mark)
+            self.repos.provenance.remove_indexed_files(self._to_mark)
+            self._to_mark = []
+
+    # --- the run ------------------------------------------------------------------------------
+
+    def _next_wait(self, now: int, *, include_penalized: bool) -> int | None:
+        """The earliest future time a queued segment becomes worth taking, if any."""
+        wal = self.repos.flowfiles
+        waits = [
+            at
+            for queue_id in wal.queue_ids()
+            for s in wal.segments(queue_id)
+            if now < (at := self._retry_at.get(s.segment_id, 0)) < NEVER
+            and (include_penalized or s.segment_id not in self._penalized)
+        ]
+        return min(waits) if waits else None
+
+    def _binning_queued(self) -> list[Stage]:
+        wal = self.repos.flowfiles
+        stages = []
+        for stage in self.compiled.stages:
+            plan = self.plans[stage.id]
+            binning = {m.component_id for m in plan.binning_members}
+            if any(wal.segments(q) for q, m in plan.queue_members.items() if m in binning):
+                stages.append(stage)
+        return stages
+
+    def run(
+        self,
+        *,
+        continuous: bool = False,
+        progress: Callable[[RunProgress], None] | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> RunResult:
+        """Run micro-batches: to completion, or until *should_stop* in continuous mode.
+
+        Batch mode ends when no stage can run: sources are exhausted, open bins were merged
+        (``END_OF_INPUT``), and only penalized FlowFiles (kept queued for the next run) remain.
+        """
+        started = time.monotonic()
+        micro_batches = 0
+        drained = False
+        for number in itertools.count(1):
+            if should_stop is not None and should_stop():
+                break
+            took = 0
+            for stage in self.compiled.stages:
+                count = self.run_stage(stage, continuous=continuous)
+                took += count
+                if count and progress is not None:
+                    progress(RunProgress(number, stage.id, count, 0, self.queued_total()))
+            micro_batches = number
+            if took:
+                drained = False
+                continue
+            now = _now()
+            wait = self._next_wait(now, include_penalized=continuous)
+            if wait is not None:
+                time.sleep(min(wait - now, 1000) / 1000)
+                continue
+            if continuous:
+                time.sleep(self.settings.poll_interval_seconds)
+                continue
+            if not drained:
+                drained = True
+                ended = sum(self.run_stage(s, end_of_input=True) for s in self._binning_queued())
+                if ended:
+                    continue
+            break
+        self._finish_marking()
+        self._write_status()
+        for context in self._contexts.values():
+            context.processor.on_stopped(context)
+        return self._result(micro_batches, time.monotonic() - started)
+
+    def _result(self, micro_batches: int, elapsed: float) -> RunResult:
+        wal = self.repos.flowfiles
+        queued = {}
+        for queue_id in wal.queue_ids():
+            count, size = wal.queue_size(queue_id)
+            if count:
+                queued[self._label(queue_id)] = (count, size)
+        return RunResult(
+            flow=self.flow.name,
+            runner=self.runner.name,
+            repository=str(self.repos.directory),
+            micro_batches=micro_batches,
+            stage_runs=self._stage_runs,
+            elapsed_seconds=elapsed,
+            transfers={
+                k: {r: (v[0], v[1]) for r, v in rels.items()} for k, rels in self._transfers.items()
+            },
+            received=dict(self._received),
+            provenance_events=self._events,
+            queued=queued,
+            bulletins=tuple(self._bulletins),
+            plan=self.explain(),
+        )
+
+    def explain(self) -> str:
+        """The plan, with what the runner did for each stage."""
+        lines = explain(self.compiled).splitlines()
+        out: list[str] = []
+        for line in lines:
+            out.append(line)
+            stage_id = line.split(":", 1)[0]
+            if stage_id in self.plans:
+                described = self.runner.describe(stage_id)
+                if described:
+                    out.append(f"  ran as: {described}")
+        return "\n".join(out)
+
+
+def stage_summary(result: RunResult) -> dict[str, Any]:
+    """The result as JSON-ready data (for ``--json`` and benchmarks)."""
+    return attrs.asdict(result)
+
+
+def run_flow(
+    flow: Flow,
+    runner: str | Runner = "direct",
+    *,
+    repository: str | Path = ".flowcore",
+    master: str | None = None,
+    conf: dict[str, str] | None = None,
+    settings: Settings | None = None,
+    continuous: bool = False,
+    progress: Callable[[RunProgress], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> RunResult:
+    """Validate, compile and run *flow*; what ``flow.run(...)`` and ``flowcore run`` call.
+
+    Raises:
+        FlowValidationError: the flow is invalid (every problem listed); nothing ran.
+        RepositoryError: the repository is in use or damaged.
+    """
+    from flowcore.runners import make_runner  # noqa: PLC0415 - runners import this module's peers
+
+    compiled = compile_flow(flow)
+    settings = settings or Settings()
+    chosen = make_runner(runner, master=master, conf=conf) if isinstance(runner, str) else runner
+    repositories = RepositorySet.open(repository, settings)
+    try:
+        controller = Controller(compiled, chosen, repositories, settings)
+        return controller.run(continuous=continuous, progress=progress, should_stop=should_stop)
+    finally:
+        repositories.close()
+        chosen.close()

@@ -1,0 +1,603 @@
+"""The stage task: one function every runner executes, on the driver or on a Spark executor.
+
+A task takes its input (queue segments, shuffled FlowFile records, or source work items), runs
+the stage's members in-process (FlowFiles pass between pipelined members by reference; fan-out
+clones), and writes files named by its attempt: content claims, output queue segments, FlowFiles
+returned to their input queues, and one provenance event file. It returns a
+:class:`~flowcore.stage_plan.TaskResult`; nothing it wrote counts until the driver commits it.
+
+A processor that raises has its session rolled back: the FlowFiles go back to their queue,
+penalized, and a bulletin records the error. Nothing is lost and the other FlowFiles go on.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import time
+import uuid
+from collections import defaultdict, deque
+from collections.abc import Callable, Collection, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from flowcore.errors import FlowcoreError
+from flowcore.flow import FUNNEL_RELATIONSHIP, Prioritizer
+from flowcore.flowfile import ContentClaim, FlowFile, ResourceClaim
+from flowcore.processor import ProcessContext, Processor, ProcessorKind
+from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
+from flowcore.session import ProcessSession
+from flowcore.session_host import (
+    SELF,
+    ComponentInfo,
+    FlowFileFilter,
+    QueuedFlowFile,
+    SessionCommit,
+    StateMap,
+)
+from flowcore.stage_plan import (
+    NEVER,
+    Bulletin,
+    MemberPlan,
+    StagePlan,
+    TaskResult,
+    TaskSpec,
+    park_queue_id,
+)
+from repositories import segments as segment_files
+from repositories.content import FileContentRepository
+from repositories.provenance import EventFileWriter
+from repositories.records import MAX_SEGMENT_RECORDS, SegmentSummary
+
+__all__ = ["ID_BLOCK", "group_records", "queue_order", "read_segment_records", "run_task"]
+
+log = logging.getLogger(__name__)
+
+#: FlowFile ids reserved per task: more than any task creates.
+ID_BLOCK = 1 << 32
+_INDEX_SHIFT = 32  # queue_date_index = task index << 32 | position: queue order across tasks
+
+
+def _now() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def queue_order(flowfile: FlowFile) -> tuple[int, int, int]:
+    """FIFO order (NiFi's FirstInFirstOutPrioritizer): queue date, then index, then id."""
+    return (flowfile.queue_date, flowfile.queue_date_index, flowfile.id)
+
+
+def _priority_key(flowfile: FlowFile) -> tuple[int, int, str]:
+    value = flowfile.attributes.get("priority")
+    if value is None:
+        return (2, 0, "")
+    try:
+        return (0, int(value.strip()), "")
+    except ValueError:
+        return (1, 0, value)
+
+
+_PRIORITIZER_KEYS: dict[Prioritizer, Callable[[FlowFile], Any]] = {
+    Prioritizer.FIRST_IN_FIRST_OUT: queue_order,
+    Prioritizer.OLDEST_FLOWFILE_FIRST: lambda f: (f.lineage_start_date, f.lineage_start_index),
+    Prioritizer.NEWEST_FLOWFILE_FIRST: lambda f: (-f.lineage_start_date, -f.lineage_start_index),
+    Prioritizer.PRIORITY_ATTRIBUTE: _priority_key,
+}
+
+
+def _ordered(flowfiles: list[FlowFile], prioritizers: Sequence[Prioritizer]) -> list[FlowFile]:
+    """Queue order: the prioritizers in turn, then FIFO (NiFi's QueuePrioritizer)."""
+    keys = [_PRIORITIZER_KEYS[p] for p in prioritizers]
+    return sorted(flowfiles, key=lambda f: (*(k(f) for k in keys), queue_order(f)))
+
+
+# --- content as a task sees it ------------------------------------------------------------
+
+
+class _Stream:
+    """A content stream that tells its task which resource claim it wrote."""
+
+    def __init__(self, inner: Any, written: set[ResourceClaim]) -> None:
+        self._inner = inner
+        self._written = written
+
+    @property
+    def bytes_written(self) -> int:
+        return self._inner.bytes_written
+
+    def write(self, data: bytes) -> int:
+        return self._inner.write(data)
+
+    def close(self) -> ContentClaim | None:
+        claim = self._inner.close()
+        if claim is not None:
+            self._written.add(claim.resource_claim)
+        return claim
+
+
+class _SharedWriter:
+    """The task's one writer, lent to every session: sessions close it, the task does."""
+
+    def __init__(self, content: _TaskContent) -> None:
+        self._content = content
+
+    def open_stream(self) -> _Stream:
+        return _Stream(self._content.writer_impl.open_stream(), self._content.written)
+
+    def close(self) -> None:
+        """Sessions end; the writer stays open for the rest of the task."""
+
+
+class _TaskContent:
+    """The content repository inside a task: reads pass through, writes pack into the task's
+    claim files, and claimant counts are left to the driver (they change only at commit).
+
+    A rolled-back session's bytes stay in the claim file; the file goes when nothing claims it.
+    """
+
+    def __init__(self, repository: FileContentRepository, owner: str) -> None:
+        self.repository = repository
+        self.writer_impl = repository.writer(owner)
+        self.written: set[ResourceClaim] = set()
+
+    def writer(self, owner: str = "") -> _SharedWriter:
+        del owner
+        return _SharedWriter(self)
+
+    def open(self, claim: ContentClaim) -> Any:
+        return self.repository.open(claim)
+
+    def read(self, claim: ContentClaim) -> bytes:
+        return self.repository.read(claim)
+
+    def exists(self, resource_claim: ResourceClaim) -> bool:
+        return self.repository.exists(resource_claim)
+
+    def claimant_count(self, resource_claim: ResourceClaim) -> int:
+        del resource_claim
+        return 1  # never zero here: only the driver destroys content
+
+    def increment_claimant_count(self, resource_claim: ResourceClaim, delta: int = 1) -> int:
+        del resource_claim, delta
+        return 1
+
+    def decrement_claimant_count(self, resource_claim: ResourceClaim, delta: int = 1) -> int:
+        del resource_claim, delta
+        return 1
+
+    def remove(self, resource_claim: ResourceClaim) -> bool:
+        del resource_claim
+        return False
+
+    def close(self) -> None:
+        self.writer_impl.close()
+
+
+# --- one member of the stage, as a session host -------------------------------------------
+
+
+class _FunnelProcessor(Processor):
+    """What a funnel does: pass everything on (fan-out clones as any relationship)."""
+
+    relationships = ()
+
+    def relationship_names(self) -> tuple[str, ...]:
+        return (FUNNEL_RELATIONSHIP,)
+
+    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
+        flowfiles = session.get(MAX_SEGMENT_RECORDS)
+        if flowfiles:
+            session.transfer(flowfiles, FUNNEL_RELATIONSHIP)
+
+
+class _Member:
+    """Runs one member inside a task: its pending input, sessions, and routing of outputs."""
+
+    def __init__(self, task: _Task, plan: MemberPlan) -> None:
+        self.task = task
+        self.plan = plan
+        self.processor: Processor = plan.processor or _FunnelProcessor()
+        self.component = ComponentInfo(plan.component_id, plan.type_name, plan.name)
+        self.content = task.content
+        self.penalization_ms = task.spec.settings.penalization_ms
+        self.pending: deque[QueuedFlowFile] = deque()
+        self.returned: list[tuple[QueuedFlowFile, int]] = []  # (FlowFile, worth retrying at)
+        committed = task.spec.states.get(plan.component_id)
+        self.state = StateMap(0, committed) if committed is not None else StateMap()
+        self.new_state: dict[str, str] | None = None
+        self.transfers: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        self.consumed = 0
+        self.context = ProcessContext(
+            self.processor,
+            component=self.component,
+            clock=_now,
+            state=lambda: self.state,
+            auto_terminated=plan.auto_terminated,
+            has_incoming_connection=plan.has_input,
+            resumed_bins=True,
+        )
+
+    # SessionHost -------------------------------------------------------------------------
+
+    def now(self) -> int:
+        return _now()
+
+    def next_flowfile_id(self) -> int:
+        return self.task.next_id()
+
+    def poll(self, max_count: int, flowfile_filter: FlowFileFilter | None) -> list[QueuedFlowFile]:
+        taken: list[QueuedFlowFile] = []
+        rejected: list[QueuedFlowFile] = []
+        now = _now()
+        pending = self.pending
+        while pending and len(taken) < max_count:
+            queued = pending.popleft()
+            penalty = queued.flowfile.penalty_expiration
+            if penalty > now:  # penalized on its way here: it waits in the queue
+                self.returned.append((queued, penalty))
+                continue
+            if flowfile_filter is None:
+                taken.append(queued)
+                continue
+            verdict = flowfile_filter(queued.flowfile)
+            (taken if verdict.accept else rejected).append(queued)
+            if not verdict.proceed:
+                break
+        pending.extendleft(reversed(rejected))
+        return taken
+
+    def relationships(self) -> Collection[str]:
+        return self.processor.relationship_names()
+
+    def destinations(self, relationship: str) -> int:
+        return len(self.plan.routes.get(relationship, ()))
+
+    def is_auto_terminated(self, relationship: str) -> bool:
+        return relationship in self.plan.auto_terminated
+
+    def get_state(self) -> StateMap:
+        return self.state
+
+    def apply_commit(self, commit: SessionCommit) -> None:
+        self.consumed += len(commit.consumed)
+        for output in commit.outputs:
+            self._route(output.flowfile, output.relationship, output.connection_index, output)
+        for relationship, (count, size) in commit.auto_terminated.items():
+            counted = self.transfers[relationship]
+            counted[0] += count
+            counted[1] += size
+        self.task.events.extend(commit.events)
+        if commit.state is not None:
+            self.state = StateMap(self.state.version + 1, commit.state)
+            self.new_state = dict(commit.state)
+        self.task.delete_on_commit.extend(commit.delete_on_commit)
+
+    def restore(self, flowfiles: Sequence[QueuedFlowFile]) -> None:
+        now = _now()
+        for queued in flowfiles:
+            self.returned.append((queued, max(queued.flowfile.penalty_expiration, now)))
+
+    # routing -------------------------------------------------------------------------------
+
+    def _route(self, flowfile: FlowFile, relationship: str, index: int, output: Any) -> None:
+        if relationship == SELF:
+            self.returned.append((QueuedFlowFile(flowfile, output.queue_id), _now()))
+            return
+        route = self.plan.routes[relationship][index]
+        counted = self.transfers[relationship]
+        counted[0] += 1
+        counted[1] += flowfile.size
+        flowfile = flowfile.replace(
+            queue_date=self.task.spec.batch_time, queue_date_index=self.task.next_queue_index()
+        )
+        if route.member is not None:
+            self.task.members[route.member].pending.append(
+                QueuedFlowFile(flowfile, route.connection_id)
+            )
+        else:
+            self.task.enqueue(route.connection_id, flowfile)
+
+    # running -------------------------------------------------------------------------------
+
+    def session(self) -> ProcessSession:
+        return ProcessSession(self)
+
+    def bulletin(self, message: str, level: str = "ERROR") -> None:
+        self.task.bulletins.append(
+            Bulletin(_now(), self.plan.component_id, self.plan.name, level, message)
+        )
+
+    def _failed(self, error: BaseException) -> None:
+        text = str(error) or type(error).__name__
+        message = (
+            f"{self.plan.type_name} '{self.plan.name}' failed: {type(error).__name__}: {text}; "
+            "its FlowFiles were returned to its input queue, penalized"
+        )
+        log.error("%s", message, exc_info=not isinstance(error, FlowcoreError))
+        self.bulletin(message)
+
+    def read_work(self, items: Iterable[Any]) -> None:
+        """Turn source work items into FlowFiles, one session per item."""
+        reader = getattr(self.processor, "read_work", None)
+        assert reader is not None
+        for item in items:
+            session = self.session()
+            try:
+                reader(self.context, session, item)
+                session.commit()
+            except Exception as error:  # noqa: BLE001 - any processor error becomes a bulletin
+                session.rollback()
+                self.bulletin(
+                    f"{self.plan.type_name} '{self.plan.name}' could not read {item.key}: "
+                    f"{type(error).__name__}: {error}"
+                )
+
+    def drain(self, *, end_of_input: bool) -> None:
+        """Trigger the processor until its input is used up or it stops taking any."""
+        processor = self.processor
+        while self.pending:
+            before = len(self.pending)
+            try:
+                processor.on_trigger_sessions(self.context, self.session)
+            except Exception as error:  # noqa: BLE001 - any processor error becomes a bulletin
+                self._failed(error)
+            if self.context.yielded or len(self.pending) == before:
+                break
+        if end_of_input and processor.kind is ProcessorKind.BINNING:
+            try:
+                processor.end_of_input(self.context, self.session)  # type: ignore[attr-defined]
+            except Exception as error:  # noqa: BLE001
+                self._failed(error)
+        retry = _now() + self.task.spec.settings.yield_ms
+        for queued in self.pending:
+            self.returned.append((queued, retry))
+        self.pending.clear()
+
+    def retry_hint(self) -> int:
+        """When FlowFiles this member handed back without a penalty are worth taking again."""
+        if self.processor.kind is ProcessorKind.BINNING:
+            max_age = self.processor.max_bin_age_ms(self.context)  # type: ignore[attr-defined]
+            if max_age is None:
+                return NEVER
+            oldest = min(
+                (q.flowfile.queue_date for q, _ in self.returned), default=self.task.spec.batch_time
+            )
+            return oldest + max_age + 1
+        return 0
+
+
+# --- the task -----------------------------------------------------------------------------
+
+
+class _Task:
+    """One task attempt of a stage."""
+
+    def __init__(self, spec: TaskSpec) -> None:
+        self.spec = spec
+        self.attempt = f"{spec.plan.stage_id}-t{spec.index}-{uuid.uuid4().hex[:12]}"
+        repository = FileContentRepository(list(spec.paths.content), archive=False)
+        self.content = _TaskContent(repository, self.attempt)
+        self.segment_dir = Path(spec.paths.segments)
+        self._ids = itertools.count(spec.first_id)
+        self._positions = itertools.count(spec.index << _INDEX_SHIFT)
+        self.events: list[ProvenanceEvent] = []
+        self.bulletins: list[Bulletin] = []
+        self.delete_on_commit: list[str] = []
+        self.members = {m.component_id: _Member(self, m) for m in spec.plan.members}
+        self._outputs: dict[str, list[FlowFile]] = {}
+        self.enqueued: list[SegmentSummary] = []
+        self.retry_at: dict[str, int] = {}
+        self.penalized: set[str] = set()
+
+    def next_id(self) -> int:
+        return next(self._ids)
+
+    def next_queue_index(self) -> int:
+        return next(self._positions)
+
+    def enqueue(self, queue_id: str, flowfile: FlowFile) -> None:
+        """Add an output to a durable queue, writing a segment whenever one fills up."""
+        batch = self._outputs.setdefault(queue_id, [])
+        batch.append(flowfile)
+        if len(batch) >= MAX_SEGMENT_RECORDS:
+            self._write(queue_id, batch)
+            self._outputs[queue_id] = []
+
+    def _write(self, queue_id: str, flowfiles: Sequence[FlowFile]) -> SegmentSummary:
+        summary = segment_files.write_segment(
+            self.segment_dir, queue_id, flowfiles, owner=self.attempt, sync=self.spec.settings.sync
+        )
+        self.enqueued.append(summary)
+        return summary
+
+    # input ---------------------------------------------------------------------------------
+
+    def _admit(self, queue_id: str, flowfiles: list[FlowFile], now: int) -> None:
+        plan = self.spec.plan
+        member = self.members[plan.queue_members[queue_id]]
+        expiration = plan.expiration_ms.get(queue_id)
+        kept = []
+        for flowfile in flowfiles:
+            if expiration is not None and now - flowfile.entry_date > expiration:
+                self._expire(queue_id, flowfile, expiration, now)
+                member.consumed += 1
+            elif flowfile.penalty_expiration > now:
+                member.returned.append(
+                    (QueuedFlowFile(flowfile, queue_id), flowfile.penalty_expiration)
+                )
+            else:
+                kept.append(flowfile)
+        ordered = _ordered(kept, plan.prioritizers.get(queue_id, ()))
+        member.pending.extend(QueuedFlowFile(f, queue_id) for f in ordered)
+
+    def _expire(self, queue_id: str, flowfile: FlowFile, expiration: int, now: int) -> None:
+        self.events.append(
+            ProvenanceEvent(
+                event_type=ProvenanceEventType.EXPIRE,
+                flowfile_uuid=flowfile.uuid,
+                component_id=queue_id,
+                component_type="Connection",
+                event_time=now,
+                file_size=flowfile.size,
+                component_name=queue_id,
+                entry_date=flowfile.entry_date,
+                lineage_start_date=flowfile.lineage_start_date,
+                details=f"Expiration Threshold = {expiration} millis",
+                source_queue_identifier=queue_id,
+                previous_attributes=flowfile.attributes,
+                content_claim=flowfile.content,
+                previous_content_claim=flowfile.content,
+                previous_file_size=flowfile.size,
+            )
+        )
+
+    def _read_input(self) -> None:
+        spec = self.spec
+        now = _now()
+        by_queue: dict[str, list[FlowFile]] = {}
+        for queue_id, segment_id in spec.input.segments:
+            by_queue.setdefault(queue_id, []).extend(
+                read_segment_records(self.segment_dir, segment_id)
+            )
+        for queue_id, flowfile in spec.input.records:
+            by_queue.setdefault(queue_id, []).append(flowfile)
+        for queue_id, flowfiles in by_queue.items():
+            self._admit(queue_id, flowfiles, now)
+
+    # running -------------------------------------------------------------------------------
+
+    def run(self) -> TaskResult:
+        spec = self.spec
+        scheduled = []
+        try:
+            for member in self.members.values():
+                member.processor.on_scheduled(member.context)
+                scheduled.append(member)
+            self._read_input()
+            work: dict[str, list[Any]] = {}
+            for component_id, item in spec.input.work:
+                work.setdefault(component_id, []).append(item)
+            for member in self.members.values():
+                if member.plan.kind is ProcessorKind.SOURCE:
+                    member.read_work(work.get(member.plan.component_id, ()))
+                else:
+                    member.drain(end_of_input=spec.end_of_input)
+        finally:
+            for member in scheduled:
+                try:
+                    member.processor.on_unscheduled(member.context)
+                    member.processor.on_stopped(member.context)
+                except Exception as error:  # noqa: BLE001 - stopping must not lose output
+                    member.bulletin(f"stopping failed: {type(error).__name__}: {error}")
+            self.content.close()
+        return self._finish()
+
+    def _finish(self) -> TaskResult:
+        for queue_id, flowfiles in self._outputs.items():
+            if flowfiles:
+                self._write(queue_id, flowfiles)
+        plan = self.spec.plan
+        for member in self.members.values():
+            if not member.returned:
+                continue
+            hint = member.retry_hint()
+            now = _now()
+            by_queue: dict[tuple[str, bool], list[tuple[FlowFile, int]]] = {}
+            for queued, retry in member.returned:
+                queue_id = queued.queue_id
+                if queue_id not in plan.queue_members:
+                    queue_id = park_queue_id(member.plan.component_id)
+                penalized = queued.flowfile.penalty_expiration > now
+                by_queue.setdefault((queue_id, penalized), []).append(
+                    (queued.flowfile, max(retry, hint))
+                )
+            for (queue_id, penalized), entries in by_queue.items():
+                entries.sort(key=lambda e: queue_order(e[0]))
+                for start in range(0, len(entries), MAX_SEGMENT_RECORDS):
+                    chunk = entries[start : start + MAX_SEGMENT_RECORDS]
+                    summary = self._write(queue_id, [f for f, _ in chunk])
+                    self.retry_at[summary.segment_id] = min(r for _, r in chunk)
+                    if penalized:
+                        self.penalized.add(summary.segment_id)
+        events_file = None
+        if self.events:
+            writer = EventFileWriter(self.spec.paths.events, self.attempt)
+            writer.append(self.events)
+            events_file = writer.close(sync=self.spec.settings.sync)
+        return TaskResult(
+            index=self.spec.index,
+            attempt=self.attempt,
+            enqueued=tuple(self.enqueued),
+            retry_at=self.retry_at,
+            penalized=frozenset(self.penalized),
+            provenance_file=events_file,
+            written_claims=tuple(sorted(self.content.written, key=lambda c: (c.section, c.id))),
+            delete_on_commit=tuple(self.delete_on_commit),
+            states={
+                m.plan.component_id: m.new_state
+                for m in self.members.values()
+                if m.new_state is not None
+            },
+            transfers={
+                m.plan.component_id: {k: (v[0], v[1]) for k, v in m.transfers.items()}
+                for m in self.members.values()
+                if m.transfers
+            },
+            consumed={m.plan.component_id: m.consumed for m in self.members.values()},
+            bulletins=tuple(self.bulletins),
+            used_ids=next(self._ids) - self.spec.first_id,
+        )
+
+
+def run_task(spec: TaskSpec) -> TaskResult:
+    """Run one task of a stage; the same function on every runner."""
+    return _Task(spec).run()
+
+
+def read_segment_records(segment_dir: str | Path, segment_id: str) -> list[FlowFile]:
+    """A committed segment's FlowFiles, in order."""
+    path = Path(segment_dir) / (segment_id + segment_files.SEGMENT_SUFFIX)
+    return segment_files.read_segment(path)
+
+
+def _stable_hash(text: str) -> int:
+    """A hash that is the same in every process (Python's ``hash`` is salted per process)."""
+    import zlib  # noqa: PLC0415 - small and only here
+
+    return zlib.crc32(text.encode("utf-8", "surrogatepass"))
+
+
+def group_records(
+    plan: StagePlan, segment_dir: str | Path, queue_id: str, segment_id: str, partitions: int
+) -> list[tuple[int, tuple[str, FlowFile]]]:
+    """A binning stage's shuffle map side: a segment's records keyed by partition.
+
+    FlowFiles for a binning member go to the partition of their group key, so a group's
+    FlowFiles meet in one task; others spread by id. Only records travel, never content. A
+    group key that cannot be computed sends the FlowFile to partition 0, where the processor
+    meets the same error and routes it to failure.
+    """
+    member = plan.member(plan.queue_members[queue_id])
+    processor = member.processor
+    binning = processor is not None and processor.kind is ProcessorKind.BINNING
+    context = None
+    if binning:
+        assert processor is not None
+        context = ProcessContext(
+            processor,
+            component=ComponentInfo(member.component_id, member.type_name, member.name),
+            clock=_now,
+            state=StateMap,
+        )
+    keyed = []
+    for flowfile in read_segment_records(segment_dir, segment_id):
+        if binning:
+            try:
+                key = processor.group_key(context, flowfile)  # type: ignore[union-attr]
+            except FlowcoreError:
+                key = None
+            partition = _stable_hash(f"{member.component_id}\0{key}") % partitions
+        else:
+            partition = flowfile.id % partitions
+        keyed.append((partition, (queue_id, flowfile)))
+    return keyed
