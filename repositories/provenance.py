@@ -453,6 +453,10 @@ class SqlProvenanceRepository:
         Raises:
             ReplayError: the event is a JOIN, its content is gone, it has no source queue, or
                 that queue no longer exists.
+
+        *queues* names the queues that exist; a mapping also says where each one's FlowFiles
+        are enqueued (the engine sends a pipelined connection's to its destination's park
+        queue).
         """
         original = self.get(event_id)
         if original.event_type is ProvenanceEventType.JOIN:
@@ -473,7 +477,8 @@ class SqlProvenanceRepository:
         if queue_id is None:
             msg = f"Cannot replay event {event_id}: it does not specify the Source FlowFile Queue"
             raise ReplayError(msg)
-        if queue_id not in queues:
+        target = queues.get(queue_id) if isinstance(queues, Mapping) else queue_id
+        if queue_id not in queues or target is None:
             msg = (
                 f"Cannot replay event {event_id}: Source FlowFile Queue with ID {queue_id} "
                 "no longer exists in the flow"
@@ -489,7 +494,7 @@ class SqlProvenanceRepository:
         replayed = replayed.replace(lineage_start_date=original.lineage_start_date or moment)
         if claim is not None:
             content.increment_claimant_count(claim.resource_claim)
-        segment = flowfiles.write_segment(queue_id, [replayed])
+        segment = flowfiles.write_segment(target, [replayed])
         flowfiles.commit(Transaction(enqueued=[segment]))
         self.register(
             [

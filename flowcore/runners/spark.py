@@ -1,0 +1,188 @@
+"""The Spark runner: a stage run's tasks distributed with PySpark (the only module importing it).
+
+Mapping (DESIGN §6): a stage without binning members is one ``mapPartitions`` pass, one
+partition per task, each running the whole narrow chain in one Python pass. A stage with binning
+members is a shuffle: segments are read and their FlowFile records (metadata and claims, never
+content) keyed by group; ``partitionBy`` brings each group to one partition, where the task runs
+in queue order. Repositories must be on a path every executor can reach.
+
+One SparkSession is created on first use and reused by every run in the process. Its UI is off
+and its logs quiet unless ``spark.ui.enabled`` or ``FLOWCORE_SPARK_LOG_LEVEL`` say otherwise.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import threading
+from pathlib import Path
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from flowcore.runners import StageJob, run_partition, shuffle_map
+from flowcore.stage_plan import TaskResult, TaskSpec
+from flowcore.task import run_task
+
+__all__ = ["DEFAULT_MASTER", "SparkRunner", "spark_session"]
+
+DEFAULT_MASTER = "local[*]"
+_SESSION_LOCK = threading.Lock()
+_SESSION: Any = None
+_SESSION_MASTER: str | None = None
+
+
+_LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
+
+
+def _quiet_defaults(master: str) -> dict[str, str]:
+    if master.startswith("local"):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # no hostname lookup warning
+    return {
+        "spark.driver.extraJavaOptions": f"-Dlog4j.configurationFile=file:{_LOG_CONFIG}",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.pyspark.python": sys.executable,
+        "spark.pyspark.driver.python": sys.executable,
+        "spark.python.worker.reuse": "true",
+        # Task results are small; task specs carry processors, so keep closures unlimited.
+        "spark.driver.maxResultSize": "1g",
+    }
+
+
+def spark_session(master: str | None = None, conf: dict[str, str] | None = None) -> Any:
+    """The process's SparkSession, created on first use.
+
+    Raises:
+        ConfigurationError: a session already runs on another master (Spark allows one per
+            process).
+    """
+    global _SESSION, _SESSION_MASTER  # noqa: PLW0603 - one SparkContext per JVM, by Spark's rule
+    wanted = master or DEFAULT_MASTER
+    with _SESSION_LOCK:
+        if _SESSION is not None and _SESSION_MASTER != wanted:
+            from flowcore.errors import ConfigurationError  # noqa: PLC0415
+
+            msg = (
+                f"a Spark session on {_SESSION_MASTER} is already running in this process; "
+                f"cannot start one on {wanted} (Spark allows one per process)"
+            )
+            raise ConfigurationError(msg)
+        if _SESSION is None:
+            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+            from pyspark.sql import SparkSession  # noqa: PLC0415 - slow import, only when used
+
+            builder = SparkSession.builder.master(wanted).appName("flowcore")
+            for key, value in {**_quiet_defaults(wanted), **(conf or {})}.items():
+                builder = builder.config(key, value)
+            session = builder.getOrCreate()
+            session.sparkContext.setLogLevel(os.environ.get("FLOWCORE_SPARK_LOG_LEVEL", "ERROR"))
+            _SESSION, _SESSION_MASTER = session, wanted
+        return _SESSION
+
+
+def _ship_by_value(job: StageJob) -> None:
+    """Processors defined in a flow file or ``__main__`` travel by value (workers cannot import
+    those modules); installed ones travel by reference."""
+    from pyspark import cloudpickle  # noqa: PLC0415
+
+    for member in job.plan.members:
+        if member.processor is None:
+            continue
+        module_name = type(member.processor).__module__
+        module = sys.modules.get(module_name)
+        if module is None or module_name == "__main__":
+            continue
+        try:
+            found = importlib.util.find_spec(module_name) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found or getattr(module, "__flowcore_by_value__", False):
+            cloudpickle.register_pickle_by_value(module)
+
+
+def _run_specs(specs: Iterable[TaskSpec]) -> Iterator[TaskResult]:
+    for spec in specs:
+        yield run_task(spec)
+
+
+class SparkRunner:
+    """Runs tasks on Spark.
+
+    Args:
+        master: a Spark master URL (``local[*]`` by default; ``spark://host:7077`` for a
+            standalone cluster).
+        conf: Spark configuration passed through to the session builder.
+    """
+
+    name = "spark"
+
+    def __init__(self, master: str | None = None, conf: dict[str, str] | None = None) -> None:
+        self.master = master or DEFAULT_MASTER
+        self.conf = dict(conf or {})
+        self.session = spark_session(self.master, self.conf)
+        self.context = self.session.sparkContext
+        self._described: dict[str, str] = {}
+
+    @property
+    def default_parallelism(self) -> int:
+        """Spark's default parallelism (cores of a local master, or of the cluster)."""
+        return int(self.context.defaultParallelism)
+
+    def execute(self, job: StageJob) -> list[TaskResult]:
+        """Run *job*'s tasks as one Spark job; results in task order."""
+        _ship_by_value(job)
+        sc = self.context
+        group = f"flowcore-{job.plan.stage_id}-{os.getpid()}-{id(job)}"
+        sc.setJobGroup(group, f"flowcore {job.plan.stage_id}")
+        try:
+            if job.shuffle is None:
+                specs = list(job.specs)
+                rdd = sc.parallelize(specs, len(specs)).mapPartitions(_run_specs)
+                results = rdd.collect()
+            else:
+                results = self._shuffled(job)
+        finally:
+            self._describe(job.plan.stage_id, group)
+        return sorted(results, key=lambda r: r.index)
+
+    def _shuffled(self, job: StageJob) -> list[TaskResult]:
+        shuffle = job.shuffle
+        assert shuffle is not None
+        specs = {spec.index: spec for spec in job.specs}
+        partitions = shuffle.partitions
+        sc = self.context
+
+        def keyed(pair: tuple[str, str]) -> list[tuple[int, tuple]]:
+            return shuffle_map(job, pair[0], pair[1])
+
+        def run(index: int, records: Iterator[tuple[int, tuple]]) -> Iterator[TaskResult]:
+            yield run_partition(specs[index], [record for _, record in records])
+
+        segments = list(shuffle.segments)
+        if segments:
+            source = sc.parallelize(segments, min(len(segments), max(1, self.default_parallelism)))
+            grouped = source.flatMap(keyed).partitionBy(partitions, lambda key: key)
+        else:
+            grouped = sc.parallelize([], partitions)
+        return grouped.mapPartitionsWithIndex(run).collect()
+
+    def _describe(self, stage_id: str, group: str) -> None:
+        tracker = self.context.statusTracker()
+        stages = tasks = 0
+        for job_id in tracker.getJobIdsForGroup(group):
+            info = tracker.getJobInfo(job_id)
+            if info is None:
+                continue
+            for spark_stage in info.stageIds:
+                stage_info = tracker.getStageInfo(spark_stage)
+                stages += 1
+                tasks += stage_info.numTasks if stage_info is not None else 0
+        self._described[stage_id] = f"{stages} Spark stage(s), {tasks} task(s) on {self.master}"
+
+    def describe(self, stage_id: str) -> str | None:
+        """The Spark stages and tasks of the stage's last run."""
+        return self._described.get(stage_id)
+
+    def close(self) -> None:
+        """Keep the session: later runs in this process reuse it."""
