@@ -50,7 +50,7 @@ test: setup
 	$(BIN)/python -m pytest
 
 demo: setup
-	$(BIN)/python examples/harness_demo.py demo-output
+	$(BIN)/python examples/web_logs.py demo-output --runner spark
 
 lint: $(STAMP)
 	$(BIN)/ruff check flowcore processors repositories tests examples bench

@@ -56,7 +56,6 @@ def load_flow(path: str | Path) -> Flow:
         msg = f"{file} is not a Python file"
         raise UsageError(msg)
     module = importlib.util.module_from_spec(spec)
-    module.__flowcore_by_value__ = True  # type: ignore[attr-defined] - Spark ships it by value
     sys.modules[name] = module
     sys.path.insert(0, str(file.parent.resolve()))
     try:
@@ -181,7 +180,7 @@ def print_result(result: Any) -> None:
 
 def cmd_explain(args: argparse.Namespace) -> int:
     """Print the stages of a flow file."""
-    console.print(load_flow(args.flow).explain(), highlight=False)
+    console.print(load_flow(args.flow).explain(), highlight=False, markup=False)
     return 0
 
 

@@ -151,7 +151,7 @@ class Controller:
         self.plans = {s.id: build_stage_plan(self.compiled, s) for s in self.compiled.stages}
         self._connections = {c.id: c for c in self.flow.connections}
         self._retry_at: dict[str, int] = {}
-        self._penalized: set[str] = set()
+        self._long_waits: set[str] = set()
         self._source_triggers: Counter[str] = Counter()
         self._exhausted: set[str] = set()
         self._to_mark: list[str] = []  # indexed provenance files the log has not recorded yet
@@ -357,14 +357,14 @@ class Controller:
             for claim, count in summary.claim_counts:
                 content.decrement_claimant_count(claim, count)
             self._retry_at.pop(summary.segment_id, None)
-            self._penalized.discard(summary.segment_id)
+            self._long_waits.discard(summary.segment_id)
         content.release_unclaimed(c for r in results for c in r.written_claims)
         content.cleanup()
         for result in results:
             for path in result.delete_on_commit:
                 Path(path).unlink(missing_ok=True)
             self._retry_at.update(result.retry_at)
-            self._penalized.update(result.penalized)
+            self._long_waits.update(result.long_waits)
             for component_id, relationships in result.transfers.items():
                 name = self._component_name(component_id)
                 for relationship, (count, size) in relationships.items():
@@ -405,7 +405,7 @@ class Controller:
 
     # --- the run ------------------------------------------------------------------------------
 
-    def _next_wait(self, now: int, *, include_penalized: bool) -> int | None:
+    def _next_wait(self, now: int, *, include_long: bool) -> int | None:
         """The earliest future time a queued segment becomes worth taking, if any."""
         wal = self.repos.flowfiles
         waits = [
@@ -413,7 +413,7 @@ class Controller:
             for queue_id in wal.queue_ids()
             for s in wal.segments(queue_id)
             if now < (at := self._retry_at.get(s.segment_id, 0)) < NEVER
-            and (include_penalized or s.segment_id not in self._penalized)
+            and (include_long or s.segment_id not in self._long_waits)
         ]
         return min(waits) if waits else None
 
@@ -456,7 +456,7 @@ class Controller:
                 drained = False
                 continue
             now = _now()
-            wait = self._next_wait(now, include_penalized=continuous)
+            wait = self._next_wait(now, include_long=continuous)
             if wait is not None:
                 time.sleep(min(wait - now, 1000) / 1000)
                 continue

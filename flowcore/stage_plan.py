@@ -248,8 +248,9 @@ class TaskResult:
         attempt: the attempt's unique name (its files carry it).
         enqueued: segments written, in order: outputs, then FlowFiles returned to input queues.
         retry_at: for returned segments, when they are worth taking again (epoch ms).
-        penalized: returned segments whose FlowFiles all wait on a penalty (after an error,
-            or penalized by their processor); batch runs leave these for the next run.
+        long_waits: returned segments waiting on a penalty (after an error, or penalized by
+            their processor) or on a bin's age. Batch runs do not wait for them: open bins
+            are merged at the end of input, penalized FlowFiles stay queued for the next run.
         provenance_file: the event file, or None when there were no events.
         written_claims: resource claims the task wrote (unreferenced ones are removed).
         delete_on_commit: source files to delete once the commit is durable.
@@ -264,7 +265,7 @@ class TaskResult:
     attempt: str
     enqueued: tuple[SegmentSummary, ...]
     retry_at: Mapping[str, int]
-    penalized: frozenset[str]
+    long_waits: frozenset[str]
     provenance_file: str | None
     written_claims: tuple[ResourceClaim, ...]
     delete_on_commit: tuple[str, ...]

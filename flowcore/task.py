@@ -343,10 +343,14 @@ class _Member:
                 self._failed(error)
             if self.context.yielded or len(self.pending) == before:
                 break
-        if end_of_input and processor.kind is ProcessorKind.BINNING:
+        if processor.kind is ProcessorKind.BINNING:
+            # NiFi triggers binning processors with an empty queue too (@TriggerWhenEmpty):
+            # with nothing new binned, bins that reached their minimums are merged.
             try:
-                processor.end_of_input(self.context, self.session)  # type: ignore[attr-defined]
-            except Exception as error:  # noqa: BLE001
+                processor.on_trigger_sessions(self.context, self.session)
+                if end_of_input:
+                    processor.end_of_input(self.context, self.session)  # type: ignore[attr-defined]
+            except Exception as error:  # noqa: BLE001 - any processor error becomes a bulletin
                 self._failed(error)
         retry = _now() + self.task.spec.settings.yield_ms
         for queued in self.pending:
@@ -387,7 +391,7 @@ class _Task:
         self._outputs: dict[str, list[FlowFile]] = {}
         self.enqueued: list[SegmentSummary] = []
         self.retry_at: dict[str, int] = {}
-        self.penalized: set[str] = set()
+        self.long_waits: set[str] = set()
 
     def next_id(self) -> int:
         return next(self._ids)
@@ -501,24 +505,25 @@ class _Task:
             if not member.returned:
                 continue
             hint = member.retry_hint()
+            binning = member.processor.kind is ProcessorKind.BINNING
             now = _now()
             by_queue: dict[tuple[str, bool], list[tuple[FlowFile, int]]] = {}
             for queued, retry in member.returned:
                 queue_id = queued.queue_id
                 if queue_id not in plan.queue_members:
                     queue_id = park_queue_id(member.plan.component_id)
-                penalized = queued.flowfile.penalty_expiration > now
-                by_queue.setdefault((queue_id, penalized), []).append(
+                waits_long = binning or queued.flowfile.penalty_expiration > now
+                by_queue.setdefault((queue_id, waits_long), []).append(
                     (queued.flowfile, max(retry, hint))
                 )
-            for (queue_id, penalized), entries in by_queue.items():
+            for (queue_id, waits_long), entries in by_queue.items():
                 entries.sort(key=lambda e: queue_order(e[0]))
                 for start in range(0, len(entries), MAX_SEGMENT_RECORDS):
                     chunk = entries[start : start + MAX_SEGMENT_RECORDS]
                     summary = self._write(queue_id, [f for f, _ in chunk])
                     self.retry_at[summary.segment_id] = min(r for _, r in chunk)
-                    if penalized:
-                        self.penalized.add(summary.segment_id)
+                    if waits_long:
+                        self.long_waits.add(summary.segment_id)
         events_file = None
         if self.events:
             writer = EventFileWriter(self.spec.paths.events, self.attempt)
@@ -529,7 +534,7 @@ class _Task:
             attempt=self.attempt,
             enqueued=tuple(self.enqueued),
             retry_at=self.retry_at,
-            penalized=frozenset(self.penalized),
+            long_waits=frozenset(self.long_waits),
             provenance_file=events_file,
             written_claims=tuple(sorted(self.content.written, key=lambda c: (c.section, c.id))),
             delete_on_commit=tuple(self.delete_on_commit),

@@ -12,9 +12,9 @@ and its logs quiet unless ``spark.ui.enabled`` or ``FLOWCORE_SPARK_LOG_LEVEL`` s
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
+import sysconfig
 import threading
 from pathlib import Path
 from collections.abc import Iterable, Iterator
@@ -81,23 +81,33 @@ def spark_session(master: str | None = None, conf: dict[str, str] | None = None)
         return _SESSION
 
 
+_INSTALLED_PACKAGES = frozenset({"flowcore", "processors", "repositories"})
+
+
+def _importable_on_workers(module: Any) -> bool:
+    """Whether executors can import *module* themselves: flowcore's packages and anything
+    installed in site-packages. Flow files, ``__main__`` and scripts' neighbours cannot."""
+    if module.__name__.split(".")[0] in _INSTALLED_PACKAGES:
+        return True
+    location = getattr(module, "__file__", None)
+    if location is None:
+        return True  # built-in
+    installed = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    resolved = str(Path(location).resolve())
+    return any(resolved.startswith(str(Path(p).resolve())) for p in installed)
+
+
 def _ship_by_value(job: StageJob) -> None:
-    """Processors defined in a flow file or ``__main__`` travel by value (workers cannot import
-    those modules); installed ones travel by reference."""
+    """Processors defined in a flow file, a script or its neighbours travel by value."""
     from pyspark import cloudpickle  # noqa: PLC0415
 
     for member in job.plan.members:
         if member.processor is None:
             continue
-        module_name = type(member.processor).__module__
-        module = sys.modules.get(module_name)
-        if module is None or module_name == "__main__":
-            continue
-        try:
-            found = importlib.util.find_spec(module_name) is not None
-        except (ImportError, ValueError):
-            found = False
-        if not found or getattr(module, "__flowcore_by_value__", False):
+        module = sys.modules.get(type(member.processor).__module__)
+        if module is None or module.__name__ == "__main__":
+            continue  # cloudpickle ships __main__'s classes by value already
+        if not _importable_on_workers(module):
             cloudpickle.register_pickle_by_value(module)
 
 
