@@ -152,6 +152,7 @@ class Controller:
         self._connections = {c.id: c for c in self.flow.connections}
         self._retry_at: dict[str, int] = {}
         self._long_waits: set[str] = set()
+        self._in_bins: set[str] = set()
         self._source_triggers: Counter[str] = Counter()
         self._exhausted: set[str] = set()
         self._to_mark: list[str] = []  # indexed provenance files the log has not recorded yet
@@ -168,7 +169,13 @@ class Controller:
     # --- queues -------------------------------------------------------------------------------
 
     def _queued(self, queue_id: str) -> tuple[int, int]:
-        return self.repos.flowfiles.queue_size(queue_id)
+        """A queue's size for back pressure: FlowFiles held by open bins do not count."""
+        count = size = 0
+        for summary in self.repos.flowfiles.segments(queue_id):
+            if summary.segment_id not in self._in_bins:
+                count += summary.count
+                size += summary.bytes
+        return count, size
 
     def _label(self, queue_id: str) -> str:
         connection = self._connections.get(queue_id)
@@ -358,6 +365,7 @@ class Controller:
                 content.decrement_claimant_count(claim, count)
             self._retry_at.pop(summary.segment_id, None)
             self._long_waits.discard(summary.segment_id)
+            self._in_bins.discard(summary.segment_id)
         content.release_unclaimed(c for r in results for c in r.written_claims)
         content.cleanup()
         for result in results:
@@ -365,6 +373,7 @@ class Controller:
                 Path(path).unlink(missing_ok=True)
             self._retry_at.update(result.retry_at)
             self._long_waits.update(result.long_waits)
+            self._in_bins.update(result.in_bins)
             for component_id, relationships in result.transfers.items():
                 name = self._component_name(component_id)
                 for relationship, (count, size) in relationships.items():
@@ -463,7 +472,7 @@ class Controller:
             if continuous:
                 time.sleep(self.settings.poll_interval_seconds)
                 continue
-            if not drained:
+            if not drained and not self._held_back:
                 drained = True
                 ended = sum(self.run_stage(s, end_of_input=True) for s in self._binning_queued())
                 if ended:

@@ -251,6 +251,8 @@ class TaskResult:
         long_waits: returned segments waiting on a penalty (after an error, or penalized by
             their processor) or on a bin's age. Batch runs do not wait for them: open bins
             are merged at the end of input, penalized FlowFiles stay queued for the next run.
+        in_bins: returned segments of FlowFiles held by open bins. Back pressure does not
+            count them, as NiFi does not count FlowFiles its bins hold.
         provenance_file: the event file, or None when there were no events.
         written_claims: resource claims the task wrote (unreferenced ones are removed).
         delete_on_commit: source files to delete once the commit is durable.
@@ -266,6 +268,7 @@ class TaskResult:
     enqueued: tuple[SegmentSummary, ...]
     retry_at: Mapping[str, int]
     long_waits: frozenset[str]
+    in_bins: frozenset[str]
     provenance_file: str | None
     written_claims: tuple[ResourceClaim, ...]
     delete_on_commit: tuple[str, ...]

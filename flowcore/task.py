@@ -392,6 +392,7 @@ class _Task:
         self.enqueued: list[SegmentSummary] = []
         self.retry_at: dict[str, int] = {}
         self.long_waits: set[str] = set()
+        self.in_bins: set[str] = set()
 
     def next_id(self) -> int:
         return next(self._ids)
@@ -524,6 +525,8 @@ class _Task:
                     self.retry_at[summary.segment_id] = min(r for _, r in chunk)
                     if waits_long:
                         self.long_waits.add(summary.segment_id)
+                    if binning:
+                        self.in_bins.add(summary.segment_id)
         events_file = None
         if self.events:
             writer = EventFileWriter(self.spec.paths.events, self.attempt)
@@ -535,6 +538,7 @@ class _Task:
             enqueued=tuple(self.enqueued),
             retry_at=self.retry_at,
             long_waits=frozenset(self.long_waits),
+            in_bins=frozenset(self.in_bins),
             provenance_file=events_file,
             written_claims=tuple(sorted(self.content.written, key=lambda c: (c.section, c.id))),
             delete_on_commit=tuple(self.delete_on_commit),

@@ -39,7 +39,7 @@ def _quiet_defaults(master: str) -> dict[str, str]:
     if master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # no hostname lookup warning
     return {
-        "spark.driver.extraJavaOptions": f"-Dlog4j.configurationFile=file:{_LOG_CONFIG}",
+        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{_LOG_CONFIG}",
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.pyspark.python": sys.executable,
