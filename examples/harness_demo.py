@@ -9,8 +9,8 @@
       -> PutFile
 
 Each step is driven by ``flowcore.testing.TestRunner`` through the real ProcessSession; the
-output of one step is enqueued into the next. Until the Spark engine lands (issue 5) this is what
-``make demo`` runs; the engine runs the same processors as one flow.
+output of one step is enqueued into the next. ``examples/web_logs.py`` runs the same processors
+as one flow on Spark (``make demo``).
 """
 
 from __future__ import annotations
@@ -23,9 +23,20 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from access_logs import STATUS_CLASSES, ParseAccessLog, generate_logs
-from flowcore.testing import MockFlowFile, TestRunner
-from processors import GetFile, MergeContent, PutFile, RouteOnAttribute, SplitText, UpdateAttribute
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from access_logs import STATUS_CLASSES, ParseAccessLog, generate_logs  # noqa: E402
+
+from flowcore.testing import MockFlowFile, TestRunner  # noqa: E402
+from processors import (  # noqa: E402
+    GetFile,
+    MergeContent,
+    PutFile,
+    RouteOnAttribute,
+    SplitText,
+    UpdateAttribute,
+)
+
 
 def feed(runner: TestRunner, flowfiles: list[MockFlowFile]) -> None:
     """Enqueue the output of one step as the input of the next, then run it over all of it."""

@@ -320,7 +320,12 @@ class Controller:
             limits = BatchLimits(
                 self.settings.batch_max_flowfiles, self.settings.batch_max_bytes_value
             )
-            taken = select_segments(plan, queues, self._retry_at, now, limits)
+            retry_at = self._retry_at
+            if not continuous:
+                # A batch run does not retry what failed or was penalized during it: those
+                # FlowFiles stay queued for the next run (or a continuous one).
+                retry_at = {**retry_at, **dict.fromkeys(self._long_waits - self._in_bins, NEVER)}
+            taken = select_segments(plan, queues, retry_at, now, limits)
         if not work and not taken:
             if states:
                 self._commit(stage, [], [], states)

@@ -201,7 +201,8 @@ class _Member:
         self.content = task.content
         self.penalization_ms = task.spec.settings.penalization_ms
         self.pending: deque[QueuedFlowFile] = deque()
-        self.returned: list[tuple[QueuedFlowFile, int]] = []  # (FlowFile, worth retrying at)
+        # (FlowFile, worth retrying at, waits long: penalized or failed, not worth a batch wait)
+        self.returned: list[tuple[QueuedFlowFile, int, bool]] = []
         committed = task.spec.states.get(plan.component_id)
         self.state = StateMap(0, committed) if committed is not None else StateMap()
         self.new_state: dict[str, str] | None = None
@@ -234,7 +235,7 @@ class _Member:
             queued = pending.popleft()
             penalty = queued.flowfile.penalty_expiration
             if penalty > now:  # penalized on its way here: it waits in the queue
-                self.returned.append((queued, penalty))
+                self.returned.append((queued, penalty, True))
                 continue
             if flowfile_filter is None:
                 taken.append(queued)
@@ -275,13 +276,14 @@ class _Member:
     def restore(self, flowfiles: Sequence[QueuedFlowFile]) -> None:
         now = _now()
         for queued in flowfiles:
-            self.returned.append((queued, max(queued.flowfile.penalty_expiration, now)))
+            penalty = queued.flowfile.penalty_expiration
+            self.returned.append((queued, max(penalty, now), penalty > now))
 
     # routing -------------------------------------------------------------------------------
 
     def _route(self, flowfile: FlowFile, relationship: str, index: int, output: Any) -> None:
         if relationship == SELF:
-            self.returned.append((QueuedFlowFile(flowfile, output.queue_id), _now()))
+            self.returned.append((QueuedFlowFile(flowfile, output.queue_id), _now(), False))
             return
         route = self.plan.routes[relationship][index]
         counted = self.transfers[relationship]
@@ -336,11 +338,14 @@ class _Member:
         """Trigger the processor until its input is used up or it stops taking any."""
         processor = self.processor
         while self.pending:
-            before = len(self.pending)
+            before, mark = len(self.pending), len(self.returned)
             try:
                 processor.on_trigger_sessions(self.context, self.session)
             except Exception as error:  # noqa: BLE001 - any processor error becomes a bulletin
                 self._failed(error)
+                # What the failure sent back waits long, even with a zero penalty: a batch run
+                # must not retry a failing FlowFile in a tight loop.
+                self.returned[mark:] = [(q, at, True) for q, at, _ in self.returned[mark:]]
             if self.context.yielded or len(self.pending) == before:
                 break
         if processor.kind is ProcessorKind.BINNING:
@@ -354,7 +359,7 @@ class _Member:
                 self._failed(error)
         retry = _now() + self.task.spec.settings.yield_ms
         for queued in self.pending:
-            self.returned.append((queued, retry))
+            self.returned.append((queued, retry, False))
         self.pending.clear()
 
     def retry_hint(self) -> int:
@@ -364,7 +369,8 @@ class _Member:
             if max_age is None:
                 return NEVER
             oldest = min(
-                (q.flowfile.queue_date for q, _ in self.returned), default=self.task.spec.batch_time
+                (q.flowfile.queue_date for q, _, _ in self.returned),
+                default=self.task.spec.batch_time,
             )
             return oldest + max_age + 1
         return 0
@@ -428,7 +434,7 @@ class _Task:
                 member.consumed += 1
             elif flowfile.penalty_expiration > now:
                 member.returned.append(
-                    (QueuedFlowFile(flowfile, queue_id), flowfile.penalty_expiration)
+                    (QueuedFlowFile(flowfile, queue_id), flowfile.penalty_expiration, True)
                 )
             else:
                 kept.append(flowfile)
@@ -509,11 +515,11 @@ class _Task:
             binning = member.processor.kind is ProcessorKind.BINNING
             now = _now()
             by_queue: dict[tuple[str, bool], list[tuple[FlowFile, int]]] = {}
-            for queued, retry in member.returned:
+            for queued, retry, long_wait in member.returned:
                 queue_id = queued.queue_id
                 if queue_id not in plan.queue_members:
                     queue_id = park_queue_id(member.plan.component_id)
-                waits_long = binning or queued.flowfile.penalty_expiration > now
+                waits_long = binning or long_wait or queued.flowfile.penalty_expiration > now
                 by_queue.setdefault((queue_id, waits_long), []).append(
                     (queued.flowfile, max(retry, hint))
                 )
