@@ -58,6 +58,9 @@ __all__ = ["Controller", "RunProgress", "RunResult"]
 
 log = logging.getLogger(__name__)
 
+#: Micro-batches a batch run waits, without progress, for processors that yielded.
+MAX_IDLE_WAITS = 5
+
 
 def _now() -> int:
     return time.time_ns() // 1_000_000
@@ -301,7 +304,11 @@ class Controller:
         return StageJob(plan, tuple(specs), shuffle)
 
     def run_stage(self, stage: Stage, *, continuous: bool = False, end_of_input: bool = False) -> int:
-        """Run *stage* once if it can run now; return how many FlowFiles and items it took."""
+        """Run *stage* once if it can run now.
+
+        Returns how many work items it read and FlowFiles its processors consumed (FlowFiles
+        only re-binned, returned after a yield or an error do not count: that is no progress).
+        """
         plan = self.plans[stage.id]
         outputs = [self._connections[c] for c in stage.outputs]
         full = full_connections(outputs, plan.queue_members, self._queued)
@@ -333,7 +340,7 @@ class Controller:
         job = self._job(plan, taken, work, end_of_input=end_of_input)
         results = self.runner.execute(job)
         self._commit(stage, taken, results, states)
-        return len(work) + sum(s.count for s in taken)
+        return len(work) + sum(sum(r.consumed.values()) for r in results)
 
     def _commit(
         self,
@@ -450,11 +457,13 @@ class Controller:
     ) -> RunResult:
         """Run micro-batches: to completion, or until *should_stop* in continuous mode.
 
-        Batch mode ends when no stage can run: sources are exhausted, open bins were merged
-        (``END_OF_INPUT``), and only penalized FlowFiles (kept queued for the next run) remain.
+        Batch mode ends when no stage can make progress: sources are exhausted, open bins were
+        merged (``END_OF_INPUT``), and what remains queued failed, was penalized, or was
+        refused by a processor that kept yielding (:data:`MAX_IDLE_WAITS` micro-batches); it
+        stays queued for the next run.
         """
         started = time.monotonic()
-        micro_batches = 0
+        micro_batches = idle = 0
         drained = False
         for number in itertools.count(1):
             if should_stop is not None and should_stop():
@@ -468,10 +477,12 @@ class Controller:
             micro_batches = number
             if took:
                 drained = False
+                idle = 0
                 continue
             now = _now()
             wait = self._next_wait(now, include_long=continuous)
-            if wait is not None:
+            if wait is not None and (continuous or idle < MAX_IDLE_WAITS):
+                idle += 1
                 time.sleep(min(wait - now, 1000) / 1000)
                 continue
             if continuous:
