@@ -436,7 +436,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.handler(args)
     except FlowcoreError as error:
         text = error.args[0] if isinstance(error, KeyError) and error.args else str(error)
-        errors.print(f"[red]error:[/] {escape(text)}", highlight=False)
+        errors.print(f"[red]error:[/] {escape(text)}", highlight=False, soft_wrap=True)
         return USER_ERROR
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import glob
 import os
 import re
 import shutil
+import time
 from datetime import datetime
 from pathlib import Path
 from typing import ClassVar
@@ -152,6 +155,22 @@ class PutFile(Processor):
             session.provenance.send(flowfile, target.as_uri())
         session.transfer(flowfile, SUCCESS)
 
+    def on_scheduled(self, context: ProcessContext) -> None:
+        """Remember when this run started: older temporary files are leftovers of a crash."""
+        self._scheduled_at = time.time()
+
+    def _remove_stale_parts(self, parent: Path, name: str) -> None:
+        """Delete temporary files for *name* left by a run that died mid-write.
+
+        Only those older than this run's start: a file being written by another task of this
+        run stays (two tasks writing one name is a conflict the strategy decides).
+        """
+        started = getattr(self, "_scheduled_at", time.time())
+        for leftover in parent.glob(f".{glob.escape(name)}.*.part"):
+            with contextlib.suppress(FileNotFoundError):
+                if leftover.stat().st_mtime < started:
+                    leftover.unlink()
+
     def _base(self, context: ProcessContext) -> Path:
         configured = context.get_property(self.DIRECTORY).value or "."
         literal = configured.split("${", 1)[0]
@@ -201,6 +220,7 @@ class PutFile(Processor):
             if conflict == FAIL:
                 msg = f"{target} already exists and the Conflict Resolution Strategy is 'fail'"
                 raise _Refused(msg)
+        self._remove_stale_parts(parent, target.name)
         temporary = parent / f".{target.name}.{flowfile.id}.part"
         try:
             with open(temporary, "wb") as out, session.read(flowfile) as stream:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -256,5 +259,102 @@ def test_content_of_finished_flowfiles_is_released(tmp_path: Path) -> None:
         assert list(repos.content.resource_claims()) == []
         assert repos.content.check() == []
         assert repos.flowfiles.check() == []
+    finally:
+        repos.close()
+
+
+CRASH_FLOW = """
+from flowcore import Flow
+from processors import GetFile, MergeContent, PutFile, SplitText, UpdateAttribute
+
+flow = Flow("crash")
+get = flow.add(GetFile(input_directory="in", keep_source_file=True, batch_size=3), name="get")
+split = flow.add(SplitText(line_split_count=20, remove_trailing_newlines=False), name="split")
+tag = flow.add(UpdateAttribute(stage="x"), name="tag")
+merge = flow.add(MergeContent(merge_strategy="Defragment"), name="merge")
+put = flow.add(PutFile(directory="out", conflict_resolution_strategy="replace"), name="put")
+flow.connect(get, split)
+flow.connect(split, tag, "splits")
+flow.connect(tag, merge)
+flow.connect(merge, put, "merged")
+flow.auto_terminate(split, ["original", "failure"])
+flow.auto_terminate(merge, ["original", "failure"])
+flow.auto_terminate(put, ["success", "failure"])
+"""
+
+
+def _crash_workdir(root: Path) -> Path:
+    import random
+
+    rng = random.Random(5)
+    (root / "in").mkdir(parents=True)
+    for number in range(48):
+        lines = [
+            f"file {number} line {i} " + "x" * rng.randint(0, 60)
+            for i in range(rng.randint(500, 1500))
+        ]
+        (root / "in" / f"f{number:02d}.txt").write_text("\n".join(lines) + "\n")
+    (root / "flow.py").write_text(CRASH_FLOW)
+    return root
+
+
+def _flowcore_run(workdir: Path) -> subprocess.Popen:
+    script = Path(sys.executable).parent / "flowcore"
+    return subprocess.Popen(
+        [str(script), "run", "flow.py", "--runner", "direct", "--json"],
+        cwd=workdir,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+
+
+def _event_counts(repository: Path) -> Counter:
+    repos = RepositorySet.open(repository)
+    try:
+        events = repos.provenance.search(limit=10_000_000)
+        assert len({e.event_id for e in events}) == len(events)
+        return Counter((e.event_type.value, e.component_name) for e in events)
+    finally:
+        repos.close()
+
+
+@pytest.mark.slow
+def test_kill_9_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) -> None:
+    """`flowcore run` killed with SIGKILL a dozen times, then rerun, writes what an
+    uninterrupted run writes, and records each provenance event exactly once."""
+    import random
+    import signal
+    import time
+
+    reference = _crash_workdir(tmp_path / "reference")
+    started = time.monotonic()
+    assert _flowcore_run(reference).wait(timeout=120) == 0
+    duration = time.monotonic() - started
+    crashed = _crash_workdir(tmp_path / "crashed")
+    rng = random.Random(2026)
+    kills = 0
+    for _ in range(30):  # kill early and often: start-up, recovery, tasks, commits
+        process = _flowcore_run(crashed)
+        time.sleep(rng.uniform(0.3, min(0.9, duration)))
+        if process.poll() is not None:
+            break  # it finished: the rest of the checks still apply
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=60)
+        kills += 1
+        if kills == 12:
+            break
+    assert kills >= 10, f"only {kills} runs were still going when killed"
+    final = _flowcore_run(crashed)
+    _, err = final.communicate(timeout=120)
+    assert final.returncode == 0, err.decode()
+    expected = {p.name: p.read_bytes() for p in (reference / "out").iterdir()}
+    got = {p.name: p.read_bytes() for p in (crashed / "out").iterdir()}
+    assert got == expected
+    assert got == {p.name: p.read_bytes() for p in (reference / "in").iterdir()}
+    assert _event_counts(crashed / ".flowcore") == _event_counts(reference / ".flowcore")
+    repos = RepositorySet.open(crashed / ".flowcore")
+    try:
+        assert repos.flowfiles.queue_ids() == ()
+        assert repos.content.check() == []
     finally:
         repos.close()

@@ -144,3 +144,20 @@ def test_getfile_then_putfile_round_trips_random_trees(tmp_path_factory, files: 
     putter.assert_all_flowfiles_transferred("success", len(expected))
     written = {p.relative_to(target): p.read_bytes() for p in target.rglob("*") if p.is_file()}
     assert written == expected
+
+
+def test_leftover_temporary_files_of_a_crashed_run_are_removed(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A `.name.N.part` file older than the run (a crash mid-write) goes when name is written."""
+    out = tmp_path / "out"
+    out.mkdir()
+    leftover = out / ".a.txt.17.part"
+    leftover.write_bytes(b"half")
+    os.utime(leftover, (1, 1))
+    unrelated = out / ".b.txt.3.part"
+    unrelated.write_bytes(b"other")
+    runner = TestRunner(PutFile(directory=str(out)))
+    runner.enqueue(b"whole", {"filename": "a.txt"})
+    runner.run()
+    assert (out / "a.txt").read_bytes() == b"whole"
+    assert not leftover.exists()
+    assert unrelated.exists()

@@ -1,0 +1,133 @@
+"""Tests for the flowcore command line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from flowcore.cli import load_flow, main
+
+FLOW = """
+from flowcore import Flow
+from processors import GetFile, PutFile, SplitText
+
+flow = Flow("cli")
+get = flow.add(GetFile(input_directory={inbox!r}, keep_source_file=True), name="get")
+split = flow.add(SplitText(line_split_count=1), name="split")
+put = flow.add(PutFile(directory={outbox!r}, conflict_resolution_strategy="replace"), name="put")
+flow.connect(get, split)
+flow.connect(split, put, "splits", durable=True)
+flow.auto_terminate(split, ["original", "failure"])
+flow.auto_terminate(put, ["success", "failure"])
+
+if __name__ == "__main__":
+    raise SystemExit("the CLI imports flow files without running their main block")
+"""
+
+
+@pytest.fixture
+def flow_file(tmp_path: Path) -> Path:
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.txt").write_text("one\ntwo\n")
+    path = tmp_path / "flow.py"
+    path.write_text(FLOW.format(inbox=str(tmp_path / "in"), outbox=str(tmp_path / "out")))
+    return path
+
+
+def test_run_then_status_provenance_and_check(flow_file: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """run writes next to the flow; status, provenance and check read that repository."""
+    assert main(["run", str(flow_file), "--runner", "direct"]) == 0
+    out = capsys.readouterr().out
+    assert "cli on direct" in out and "splits" in out
+    repository = str(flow_file.parent / ".flowcore")
+    assert main(["status", "--repository", repository]) == 0
+    assert "FlowFiles per relationship" in capsys.readouterr().out
+    assert main(["provenance", "search", "--type", "RECEIVE", "--repository", repository]) == 0
+    assert "1 event(s)" in capsys.readouterr().out
+    assert main(["provenance", "show", "0", "--repository", repository]) == 0
+    assert "event_type" in capsys.readouterr().out
+    assert main(["check", "--repository", repository]) == 0
+    assert "0 not fixed" in capsys.readouterr().out
+
+
+def test_lineage_and_replay(flow_file: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A split's lineage reaches its parent; replaying its SEND puts it back before PutFile."""
+    main(["run", str(flow_file), "--runner", "direct"])
+    repository = str(flow_file.parent / ".flowcore")
+    capsys.readouterr()
+    from flowcore.repository_set import RepositorySet
+
+    repos = RepositorySet.open(repository)
+    try:
+        send = repos.provenance.search(event_type="SEND")[0]
+    finally:
+        repos.close()
+    assert main(["provenance", "lineage", send.flowfile_uuid, "--repository", repository]) == 0
+    assert "FORK event" in capsys.readouterr().out
+    code = main(["provenance", "replay", str(send.event_id), str(flow_file)])
+    assert code == 0
+    assert "replayed event" in capsys.readouterr().out
+    (flow_file.parent / "out" / "a.txt").unlink(missing_ok=True)
+    assert main(["run", str(flow_file), "--runner", "direct"]) == 0
+    assert "put" in capsys.readouterr().out
+
+
+def test_explain_and_processors(flow_file: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """explain prints the stages; processors lists and describes processors."""
+    assert main(["explain", str(flow_file)]) == 0
+    out = capsys.readouterr().out
+    assert "stage-1" in out and "durable: marked durable=True" in out
+    assert main(["processors"]) == 0
+    assert "MergeContent" in capsys.readouterr().out
+    assert main(["processors", "SplitText"]) == 0
+    assert "Line Split Count" in capsys.readouterr().out
+
+
+def test_user_mistakes_are_one_line_errors(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A missing file, an invalid flow or an unknown processor exit with 2 and a message."""
+    assert main(["run", str(tmp_path / "missing.py")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "from flowcore import Flow\nfrom processors import SplitText\n"
+        "flow = Flow('bad')\nflow.add(SplitText(), name='lonely')\n"
+    )
+    assert main(["run", str(bad), "--runner", "direct"]) == 2
+    err = capsys.readouterr().err
+    assert "lonely" in err and "Traceback" not in err
+    assert main(["processors", "SplitTxt"]) == 2
+    assert "SplitText" in capsys.readouterr().err
+    assert main(["status", "--repository", str(tmp_path / "nothing")]) == 2
+
+
+def test_console_script_reports_without_traceback(tmp_path: Path) -> None:
+    """The installed `flowcore` command prints a clear error, never a traceback, for user errors."""
+    script = Path(sys.executable).parent / "flowcore"
+    done = subprocess.run(
+        [str(script), "explain", str(tmp_path / "nope.py")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "does not exist" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_load_flow_needs_exactly_one_flow(tmp_path: Path) -> None:
+    """A file with two flows and none called `flow` is refused with the fix."""
+    path = tmp_path / "two.py"
+    path.write_text(
+        textwrap.dedent(
+            """
+            from flowcore import Flow
+            a = Flow("a")
+            b = Flow("b")
+            """
+        )
+    )
+    with pytest.raises(Exception, match="named flow"):
+        load_flow(path)
