@@ -170,3 +170,119 @@ def test_random_linear_flows_give_the_same_output(tmp_path: Path, spark, steps, 
         on_spark = captured_records(root / "spark" / "captured")
         assert on_spark == direct
     assert results["spark"] == results["direct"]
+
+
+# --- a standalone cluster -------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _wait_for(predicate, what: str, timeout: float = 90) -> None:  # type: ignore[no-untyped-def]
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}")
+        time.sleep(0.25)
+
+
+@pytest.fixture
+def standalone_cluster(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """A Spark standalone master and two one-core workers on 127.0.0.1, stopped afterwards."""
+    import os
+    import subprocess
+
+    import pyspark
+
+    home = Path(pyspark.__file__).parent
+    port = _free_port()
+    url = f"spark://127.0.0.1:{port}"
+    logs = tmp_path / "cluster-logs"
+    logs.mkdir()
+    properties = tmp_path / "spark.properties"
+    properties.write_text("spark.master.rest.enabled false\nspark.ui.enabled false\n")
+    env = {
+        **os.environ,
+        "SPARK_HOME": str(home),
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "PYSPARK_PYTHON": sys.executable,
+    }
+    spark_class = str(home / "bin" / "spark-class")
+    processes = []
+
+    def start(name: str, *args: str) -> Path:
+        log = logs / f"{name}.log"
+        processes.append(
+            subprocess.Popen(
+                [spark_class, *args, "--properties-file", str(properties)],
+                env=env,
+                stdout=log.open("wb"),
+                stderr=subprocess.STDOUT,
+            )
+        )
+        return log
+
+    try:
+        master_log = start(
+            "master",
+            "org.apache.spark.deploy.master.Master",
+            "--host", "127.0.0.1", "--port", str(port), "--webui-port", "0",
+        )  # fmt: skip
+        _wait_for(lambda: "ALIVE" in master_log.read_text(errors="replace"), "the master")
+        for number in (1, 2):
+            start(
+                f"worker{number}",
+                "org.apache.spark.deploy.worker.Worker", url,
+                "--host", "127.0.0.1", "--cores", "1", "--memory", "1g", "--webui-port", "0",
+                "--work-dir", str(tmp_path / f"work{number}"),
+            )  # fmt: skip
+        _wait_for(
+            lambda: master_log.read_text(errors="replace").count("Registering worker") >= 2,
+            "two workers",
+        )
+        yield url
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+@pytest.mark.slow
+def test_cluster_run_equals_local_run(tmp_path: Path, standalone_cluster: str) -> None:
+    """`flowcore run --master spark://...` on two workers, repositories in a shared directory,
+    writes the same files as a local run."""
+    import os
+    import subprocess
+
+    web_logs = _example("web_logs")
+    local, cluster = tmp_path / "local", tmp_path / "cluster"
+    for data in (local, cluster):
+        web_logs.generate_logs(data / "in", files=4, lines=400)
+    run_flow(web_logs.build_flow(local), "direct", repository=local / "repo", settings=SETTINGS)
+    script = Path(sys.executable).parent / "flowcore"
+    done = subprocess.run(
+        [
+            str(script), "run", str(EXAMPLES / "web_logs.py"),
+            "--master", standalone_cluster, "--repository", str(cluster / "repo"),
+            "--parallelism", "2", "--conf", "spark.executor.memory=512m",
+        ],
+        env={**os.environ, "WEB_LOGS_DATA": str(cluster)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "web-logs on spark" in done.stdout
+    assert _tree(cluster / "out") == _tree(local / "out")
