@@ -18,7 +18,7 @@ from flowcore import (
     Relationship,
     ValidationResult,
 )
-from flowcore.lines import LineSpan, iter_lines
+from flowcore.lines import LineGroup, LineSpan, iter_line_groups, iter_lines
 from flowcore.validators import (
     BOOLEAN_VALIDATOR,
     DATA_SIZE_VALIDATOR,
@@ -185,6 +185,10 @@ class SplitText(Processor):
         remove_trailing = bool(context.get_property(self.REMOVE_TRAILING_NEWLINES).as_boolean())
 
         def plan(stream: object) -> tuple[_Header, Iterator[_Split]]:
+            if not header_count and not marker and max_size is None and line_split_count > 0:
+                # The common case (no header, no size limit): lines counted in bulk.
+                groups = iter_line_groups(stream, line_split_count)  # type: ignore[arg-type]
+                return _Header(), _splits_of_groups(groups)
             lines = iter_lines(stream, prefix_size=len(marker) if marker else 0)  # type: ignore[arg-type]
             header, remainder, lines = _read_header(lines, header_count, marker, max_size)
             return header, _iter_splits(lines, remainder, header, line_split_count, max_size)
@@ -311,6 +315,15 @@ def _read_header(
             last_crlf = line.crlf
             read += 1
     return _Header(length, length - last_crlf, read), None, lines
+
+
+def _splits_of_groups(groups: Iterator[LineGroup]) -> Iterator[_Split]:
+    """Splits of whole line groups: :func:`_iter_splits` without a header or a size limit."""
+    for group in groups:
+        trailing = group.trailing_crlf
+        if group.length - trailing >= group.last_crlf:
+            trailing += group.last_crlf
+        yield _Split(group.offset, group.length, group.length - trailing, group.count - group.empty)
 
 
 def _iter_splits(

@@ -8,7 +8,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from flowcore.lines import LineSpan, iter_lines
+from flowcore.lines import LineGroup, LineSpan, iter_line_groups, iter_lines
 
 
 def spans(data: bytes, **kwargs: int) -> list[tuple[int, int, int]]:
@@ -47,3 +47,44 @@ def test_lines_tile_the_input(data: bytes, chunk_size: int) -> None:
         line = data[span.offset : span.offset + span.length]
         terminator = re.search(rb"(\r\n|\r|\n)$", line)
         assert span.crlf == (len(terminator.group()) if terminator else 0)
+
+
+def _grouped_reference(data: bytes, size: int) -> list[LineGroup]:
+    groups, current = [], []
+    for line in iter_lines(io.BytesIO(data)):
+        current.append(line)
+        if len(current) == size:
+            groups.append(current)
+            current = []
+    if current:
+        groups.append(current)
+    summaries = []
+    for lines in groups:
+        trailing = empty = 0
+        for line in lines:
+            if line.is_empty:
+                trailing += line.crlf
+                empty += 1
+            else:
+                trailing = 0
+        end = lines[-1].offset + lines[-1].length
+        summaries.append(
+            LineGroup(lines[0].offset, end - lines[0].offset, len(lines), empty, trailing, lines[-1].crlf)
+        )
+    return summaries
+
+
+@given(
+    st.binary(max_size=200).map(lambda b: bytes(b"ab\n\n\r"[x % 5] for x in b)),
+    st.booleans(),
+    st.integers(1, 7),
+    st.integers(1, 16),
+)
+def test_line_groups_summarise_the_same_lines(
+    data: bytes, no_cr: bool, size: int, chunk_size: int
+) -> None:
+    """Bulk-counted groups equal groups built line by line, on any chunking and terminators."""
+    if no_cr:
+        data = data.replace(b"\r", b"")
+    got = list(iter_line_groups(io.BytesIO(data), size, chunk_size=chunk_size))
+    assert got == _grouped_reference(data, size)

@@ -1,0 +1,357 @@
+"""The engine end to end, each figure beside a baseline measured in the same run.
+
+Scenarios (each in a child process, so every Spark run starts a fresh JVM):
+
+* ``reference``: a generated access log of SIZE (16 files) through GetFile -> SplitText (10,000
+  lines) -> UpdateAttribute -> MergeContent (128 MB bins) -> PutFile on Spark ``local[2]``.
+  Baselines: a hand-written PySpark job doing the same byte work (each file copied to a staging
+  area, cut into 10,000-line ranges, the ranges packed into 128 MB outputs written through a
+  staging file and fsynced, as PutFile makes its output durable), and ``cat`` of the input into
+  one file (fsynced).
+* ``small``: COUNT FlowFiles of 100 B (GenerateFlowFile, 10,000 per trigger) through
+  UpdateAttribute -> MergeContent (10,000 per bin), on the direct runner and on Spark:
+  FlowFiles per second and the driver's peak RSS.
+* ``queued``: COUNT FlowFiles left queued (only the source stage runs) on Spark: the driver's
+  peak RSS, which holds segment summaries only.
+* ``scaling``: the reference flow on ``local[1]`` and on ``local[2]``: the speedup.
+
+Run: ``.venv/bin/python bench/engine.py`` (``--quick`` for 128 MB and 100,000 FlowFiles).
+Prints one JSON line and a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+MB = 1_000_000
+FILES = 16
+BIN_BYTES = 128 * MB
+LINES_PER_SPLIT = 10_000
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident set size."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def generate_logs(directory: Path, total: int) -> None:
+    """FILES access-log files adding up to about *total* bytes."""
+    directory.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(3)
+    paths = ["/", "/index.html", "/api/orders", "/api/users/42", "/static/app.js", "/login"]
+    lines = [
+        f'10.0.{rng.randint(0, 9)}.{rng.randint(1, 254)} - - [22/Nov/2026:10:{i % 60:02d}:00 '
+        f'+0000] "GET {rng.choice(paths)} HTTP/1.1" {rng.choice((200, 304, 404, 500))} '
+        f"{rng.randint(100, 9000)}\n"
+        for i in range(4096)
+    ]
+    block = "".join(lines).encode()
+    per_file = total // FILES
+    for number in range(FILES):
+        with open(directory / f"access-{number:02d}.log", "wb") as out:
+            written = 0
+            while written < per_file:
+                piece = block[: per_file - written]
+                out.write(piece)
+                written += len(piece)
+
+
+def reference_flow(data: Path):  # type: ignore[no-untyped-def]
+    from flowcore import Flow
+    from processors import GetFile, MergeContent, PutFile, SplitText, UpdateAttribute
+
+    flow = Flow("reference")
+    get = flow.add(
+        GetFile(input_directory=str(data / "in"), keep_source_file=True, batch_size=FILES),
+        name="get",
+    )
+    split = flow.add(SplitText(line_split_count=LINES_PER_SPLIT), name="split")
+    tag = flow.add(UpdateAttribute(source="web"), name="tag")
+    merge = flow.add(
+        MergeContent(
+            minimum_group_size=f"{BIN_BYTES} B",
+            maximum_group_size=f"{BIN_BYTES} B",
+            maximum_number_of_entries=1_000_000,
+            delimiter_strategy="Text",
+            demarcator="\n",
+        ),
+        name="merge",
+    )
+    name = flow.add(UpdateAttribute(filename="merged-${merge.count}-${uuid}.log"), name="name")
+    put = flow.add(PutFile(directory=str(data / "out")), name="put")
+    flow.connect(get, split)
+    flow.connect(split, tag, "splits")
+    flow.connect(tag, merge)
+    flow.connect(merge, name, "merged")
+    flow.connect(name, put)
+    flow.auto_terminate(split, ["original", "failure"])
+    flow.auto_terminate(merge, ["original", "failure"])
+    flow.auto_terminate(put, ["success", "failure"])
+    return flow
+
+
+# --- children ---------------------------------------------------------------------------------
+
+
+def child_reference(args: argparse.Namespace) -> dict[str, float]:
+    from flowcore.controller import run_flow
+    from flowcore.runners.spark import SparkRunner
+    from flowcore.settings import Settings
+
+    data = Path(args.workdir)
+    runner = SparkRunner(master=args.master)
+    runner.context.parallelize([0], 1).count()  # JVM and workers up before timing
+    cores = int(args.master.strip("local[]") or "1")
+    settings = Settings(parallelism=cores, sync=False)
+    started = time.perf_counter()
+    result = run_flow(reference_flow(data), runner, repository=data / "repo", settings=settings)
+    elapsed = time.perf_counter() - started
+    written = sum(p.stat().st_size for p in (data / "out").iterdir())
+    return {
+        "seconds": elapsed,
+        "output_bytes": written,
+        "merged": result.count("merge", "merged"),
+        "driver_rss_mb": peak_rss_mb(),
+    }
+
+
+def _copy_and_cut(path: str, staging: str) -> list[tuple[str, int, int]]:
+    """Baseline task: copy a file into staging and cut it into 10,000-line ranges."""
+    target = os.path.join(staging, os.path.basename(path))
+    with open(path, "rb") as source, open(target, "wb") as out:
+        data = source.read()
+        out.write(data)
+    ranges, start, lines = [], 0, 0
+    position = 0
+    while True:
+        newline = data.find(b"\n", position)
+        if newline < 0:
+            break
+        lines += 1
+        position = newline + 1
+        if lines == LINES_PER_SPLIT:
+            ranges.append((target, start, position - start))
+            start, lines = position, 0
+    if start < len(data):
+        ranges.append((target, start, len(data) - start))
+    return ranges
+
+
+def _pack(index_and_ranges: tuple[int, list[tuple[str, int, int]]], out_dir: str) -> int:
+    """Baseline task: write one output from ranges, through a staging file, then copy it out."""
+    index, ranges = index_and_ranges
+    staging = os.path.join(out_dir, f".bin-{index}.staging")
+    with open(staging, "wb") as out:
+        for path, offset, length in ranges:
+            with open(path, "rb") as source:
+                source.seek(offset)
+                out.write(source.read(length))
+                out.write(b"\n")
+    final = os.path.join(out_dir, f"merged-{index}.log")
+    shutil.copyfile(staging, final)
+    with open(final, "rb") as written:
+        os.fsync(written.fileno())  # durable output, as PutFile makes it
+    os.unlink(staging)
+    return os.path.getsize(final)
+
+
+def child_pyspark(args: argparse.Namespace) -> dict[str, float]:
+    from flowcore.runners.spark import spark_session
+
+    data = Path(args.workdir)
+    sc = spark_session(args.master).sparkContext
+    sc.parallelize([0], 1).count()
+    staging, out = data / "baseline-staging", data / "baseline-out"
+    staging.mkdir()
+    out.mkdir()
+    started = time.perf_counter()
+    paths = sorted(str(p) for p in (data / "in").iterdir())
+    ranges = (
+        sc.parallelize(paths, len(paths)).flatMap(lambda p: _copy_and_cut(p, str(staging))).collect()
+    )
+    bins: list[list[tuple[str, int, int]]] = [[]]
+    filled = 0
+    for item in ranges:
+        if filled + item[2] > BIN_BYTES and bins[-1]:
+            bins.append([])
+            filled = 0
+        bins[-1].append(item)
+        filled += item[2]
+    sizes = (
+        sc.parallelize(list(enumerate(bins)), len(bins)).map(lambda b: _pack(b, str(out))).collect()
+    )
+    return {"seconds": time.perf_counter() - started, "output_bytes": sum(sizes)}
+
+
+def child_small(args: argparse.Namespace) -> dict[str, float]:
+    from flowcore import Flow
+    from flowcore.controller import run_flow
+    from flowcore.settings import Settings
+    from processors import GenerateFlowFile, MergeContent, UpdateAttribute
+
+    batches = args.count // 10_000
+    flow = Flow("small")
+    gen = flow.add(GenerateFlowFile(batch_size=10_000, file_size="100 B"), name="gen")
+    tag = flow.add(UpdateAttribute(source="bench"), name="tag")
+    merge = flow.add(
+        MergeContent(minimum_number_of_entries=10_000, maximum_number_of_entries=10_000),
+        name="merge",
+    )
+    flow.connect(gen, tag)
+    flow.connect(tag, merge, back_pressure_object_threshold=0)
+    flow.auto_terminate(merge, ["merged", "original", "failure"])
+    settings = Settings(parallelism=2, sync=False, unbounded_source_batches=batches)
+    runner: object = "direct"
+    if args.runner == "spark":
+        from flowcore.runners.spark import SparkRunner
+
+        runner = SparkRunner(master=args.master)
+        runner.context.parallelize([0], 1).count()  # type: ignore[attr-defined]
+    started = time.perf_counter()
+    result = run_flow(flow, runner, repository=Path(args.workdir) / "repo", settings=settings)  # type: ignore[arg-type]
+    elapsed = time.perf_counter() - started
+    return {
+        "seconds": elapsed,
+        "flowfiles_per_s": result.count("tag", "success") / elapsed,
+        "merged": result.count("merge", "merged"),
+        "driver_rss_mb": peak_rss_mb(),
+    }
+
+
+def child_queued(args: argparse.Namespace) -> dict[str, float]:
+    from flowcore import Flow
+    from flowcore.controller import Controller
+    from flowcore.repository_set import RepositorySet
+    from flowcore.runners.spark import SparkRunner
+    from flowcore.settings import Settings
+    from processors import GenerateFlowFile, UpdateAttribute
+
+    flow = Flow("queued")
+    gen = flow.add(GenerateFlowFile(batch_size=10_000, file_size="100 B"), name="gen")
+    tag = flow.add(UpdateAttribute(), name="tag")
+    flow.connect(gen, tag, back_pressure_object_threshold=0)
+    flow.auto_terminate(tag, "success")
+    settings = Settings(parallelism=2, sync=False, unbounded_source_batches=args.count // 10_000)
+    runner = SparkRunner(master=args.master)
+    repos = RepositorySet.open(Path(args.workdir) / "repo", settings)
+    controller = Controller(flow, runner, repos, settings)
+    before = peak_rss_mb()
+    stage = controller.compiled.stages[0]
+    while controller.run_stage(stage):
+        pass
+    queued = controller.queued_total()
+    repos.close()
+    return {"queued": queued, "driver_rss_mb": peak_rss_mb(), "rss_before_mb": before}
+
+
+CHILDREN = {
+    "reference": child_reference,
+    "pyspark": child_pyspark,
+    "small": child_small,
+    "queued": child_queued,
+}
+
+
+def child(scenario: str, workdir: Path, **options: object) -> dict[str, float]:
+    command = [sys.executable, __file__, "--child", scenario, "--workdir", str(workdir)]
+    for key, value in options.items():
+        command += [f"--{key}", str(value)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{scenario} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def fresh(root: Path, name: str, size: int | None = None) -> Path:
+    workdir = root / name
+    if workdir.exists():
+        shutil.rmtree(workdir)
+    workdir.mkdir(parents=True)
+    if size:
+        shutil.copytree(root / "input", workdir / "in")
+    return workdir
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="128 MB and 100,000 FlowFiles")
+    parser.add_argument("--size-mb", type=int, default=1000)
+    parser.add_argument("--count", type=int, default=1_000_000)
+    parser.add_argument("--scenario", action="append", choices=("reference", "small", "queued", "scaling"))
+    parser.add_argument("--child", choices=tuple(CHILDREN))
+    parser.add_argument("--workdir")
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--runner", default="direct")
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(CHILDREN[args.child](args)))
+        return
+    if args.quick:
+        args.size_mb, args.count = 128, 100_000
+    scenarios = args.scenario or ["reference", "small", "queued", "scaling"]
+    size = args.size_mb * MB
+    results: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="flowcore-bench-", dir=os.environ.get("BENCH_DIR")) as tmp:
+        root = Path(tmp)
+        if {"reference", "scaling"} & set(scenarios):
+            generate_logs(root / "input", size)
+        if "reference" in scenarios:
+            flow = child("reference", fresh(root, "flow", size), master="local[2]")
+            base = child("pyspark", fresh(root, "pyspark", size), master="local[2]")
+            started = time.perf_counter()
+            with open(root / "cat.out", "wb") as out:
+                subprocess.run(["cat", *sorted(map(str, (root / "input").iterdir()))], stdout=out, check=True)
+                os.fsync(out.fileno())
+            cat = time.perf_counter() - started
+            results.update(
+                reference_s=flow["seconds"],
+                reference_mb_s=size / MB / flow["seconds"],
+                pyspark_s=base["seconds"],
+                cat_s=cat,
+                reference_vs_pyspark=flow["seconds"] / base["seconds"],
+                reference_vs_cat=flow["seconds"] / cat,
+                reference_driver_rss_mb=flow["driver_rss_mb"],
+            )
+            assert flow["output_bytes"] >= size, "the flow lost bytes"
+        if "small" in scenarios:
+            for runner in ("direct", "spark"):
+                got = child("small", fresh(root, f"small-{runner}"), count=args.count, runner=runner)
+                results[f"small_{runner}_flowfiles_per_s"] = got["flowfiles_per_s"]
+                results[f"small_{runner}_per_core"] = got["flowfiles_per_s"] / (2 if runner == "spark" else 1)
+                results[f"small_{runner}_driver_rss_mb"] = got["driver_rss_mb"]
+        if "queued" in scenarios:
+            got = child("queued", fresh(root, "queued"), count=args.count)
+            results.update(queued=got["queued"], queued_driver_rss_mb=got["driver_rss_mb"])
+        if "scaling" in scenarios:
+            one = child("reference", fresh(root, "one", size), master="local[1]")
+            two = child("reference", fresh(root, "two", size), master="local[2]")
+            results.update(local1_s=one["seconds"], local2_s=two["seconds"], speedup=one["seconds"] / two["seconds"])
+    print(json.dumps({k: round(v, 3) for k, v in results.items()}))
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"engine ({args.size_mb} MB log, {args.count:,} small FlowFiles)")
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    for key, value in results.items():
+        table.add_row(key, f"{value:,.2f}")
+    Console().print(table)
+
+
+if __name__ == "__main__":
+    main()
