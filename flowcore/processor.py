@@ -192,6 +192,9 @@ class Processor:
     supports_dynamic_properties: ClassVar[bool] = False
     input_requirement: ClassVar[InputRequirement] = InputRequirement.INPUT_REQUIRED
     kind: ClassVar[ProcessorKind] = ProcessorKind.PER_FLOWFILE
+    #: NiFi's ``@SupportsBatching``: the engine may run many triggers in one session and commit
+    #: once. Only for processors whose triggers have no side effects outside the session.
+    supports_batching: ClassVar[bool] = False
     tags: ClassVar[tuple[str, ...]] = ()
     #: Attributes the processor reads and writes, for documentation (``flowcore processors``).
     reads_attributes: ClassVar[Mapping[str, str]] = {}
@@ -468,6 +471,8 @@ class FlowFileTransform(Processor):
     ``failure`` when the processor declares it, with the error logged. Declare ``original`` to
     also receive a clone of the input.
     """
+
+    supports_batching: ClassVar[bool] = True
 
     relationships: ClassVar[tuple[Relationship, ...]] = (SUCCESS, FAILURE)
 

@@ -53,6 +53,8 @@ __all__ = ["ID_BLOCK", "group_records", "queue_order", "read_segment_records", "
 
 log = logging.getLogger(__name__)
 
+#: Triggers run in one session for processors that support batching (NiFi's run duration).
+BATCH_TRIGGERS = 1_000
 #: FlowFile ids reserved per task: more than any task creates.
 ID_BLOCK = 1 << 32
 _INDEX_SHIFT = 32  # queue_date_index = task index << 32 | position: queue order across tasks
@@ -206,6 +208,7 @@ class _Member:
         committed = task.spec.states.get(plan.component_id)
         self.state = StateMap(0, committed) if committed is not None else StateMap()
         self.new_state: dict[str, str] | None = None
+        self._restore_to_pending = False
         self.transfers: dict[str, list[int]] = defaultdict(lambda: [0, 0])
         self.consumed = 0
         self.context = ProcessContext(
@@ -274,6 +277,9 @@ class _Member:
         self.task.delete_on_commit.extend(commit.delete_on_commit)
 
     def restore(self, flowfiles: Sequence[QueuedFlowFile]) -> None:
+        if self._restore_to_pending:  # a batched session rolled back: retried one by one
+            self.pending.extendleft(reversed(flowfiles))
+            return
         now = _now()
         for queued in flowfiles:
             penalty = queued.flowfile.penalty_expiration
@@ -334,10 +340,54 @@ class _Member:
                     f"{type(error).__name__}: {error}"
                 )
 
+    def _batchable(self) -> bool:
+        processor = self.processor
+        own = type(processor).on_trigger_sessions is Processor.on_trigger_sessions
+        return processor.supports_batching and own
+
+    def _drain_batched(self) -> None:
+        """NiFi's run-duration batching: many triggers in one session, one commit.
+
+        If a trigger fails, the whole session rolls back (its FlowFiles return to the front of
+        the input) and those FlowFiles are retried one session each, so only the FlowFile that
+        fails is parked.
+        """
+        processor, context = self.processor, self.context
+        while self.pending:
+            triggers = min(len(self.pending), BATCH_TRIGGERS)
+            session = self.session()
+            self._restore_to_pending = True
+            try:
+                for _ in range(triggers):
+                    before = len(self.pending)
+                    processor.on_trigger(context, session)
+                    if context.yielded or len(self.pending) == before:
+                        break
+                session.commit()
+            except Exception:  # noqa: BLE001 - retried one by one below, which reports it
+                session.rollback()
+                self._restore_to_pending = False
+                self._drain_single(limit=triggers)
+                continue
+            finally:
+                self._restore_to_pending = False
+            if context.yielded:
+                return
+
     def drain(self, *, end_of_input: bool) -> None:
         """Trigger the processor until its input is used up or it stops taking any."""
+        if self._batchable():
+            self._drain_batched()
+        if not self.context.yielded:
+            self._drain_single()
+        self._finish_drain(end_of_input=end_of_input)
+
+    def _drain_single(self, limit: int | None = None) -> None:
+        """One session per trigger, the processor's own way (at most *limit* triggers)."""
         processor = self.processor
-        while self.pending:
+        triggered = 0
+        while self.pending and (limit is None or triggered < limit):
+            triggered += 1
             before, mark = len(self.pending), len(self.returned)
             try:
                 processor.on_trigger_sessions(self.context, self.session)
@@ -348,6 +398,9 @@ class _Member:
                 self.returned[mark:] = [(q, at, True) for q, at, _ in self.returned[mark:]]
             if self.context.yielded or len(self.pending) == before:
                 break
+
+    def _finish_drain(self, *, end_of_input: bool) -> None:
+        processor = self.processor
         if processor.kind is ProcessorKind.BINNING:
             # NiFi triggers binning processors with an empty queue too (@TriggerWhenEmpty):
             # with nothing new binned, bins that reached their minimums are merged.

@@ -133,6 +133,7 @@ class LogAttribute(Processor):
         CHARSET,
     )
     relationships: ClassVar = (SUCCESS,)
+    supports_batching: ClassVar = True
     tags: ClassVar = ("attributes", "logging")
 
     def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:

@@ -61,6 +61,7 @@ class RouteOnAttribute(Processor):
         allowable_values=(ROUTE_PROPERTY_NAME, ROUTE_ALL_MATCH, ROUTE_ANY_MATCHES),
     )
     property_descriptors: ClassVar = (ROUTING_STRATEGY,)
+    supports_batching: ClassVar = True
     supports_dynamic_properties: ClassVar = True
     tags: ClassVar = ("attributes", "routing", "Attribute Expression Language", "regexp", "find")
     writes_attributes: ClassVar[Mapping[str, str]] = {

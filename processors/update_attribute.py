@@ -168,6 +168,7 @@ class UpdateAttribute(Processor):
         CANONICAL_VALUE_LOOKUP_CACHE_SIZE,
     )
     relationships: ClassVar = (SUCCESS,)
+    supports_batching: ClassVar = True
     supports_dynamic_properties: ClassVar = True
     tags: ClassVar = (
         "attributes",
