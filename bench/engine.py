@@ -53,7 +53,7 @@ def generate_logs(directory: Path, total: int) -> None:
     rng = random.Random(3)
     paths = ["/", "/index.html", "/api/orders", "/api/users/42", "/static/app.js", "/login"]
     lines = [
-        f'10.0.{rng.randint(0, 9)}.{rng.randint(1, 254)} - - [22/Nov/2026:10:{i % 60:02d}:00 '
+        f"10.0.{rng.randint(0, 9)}.{rng.randint(1, 254)} - - [22/Nov/2026:10:{i % 60:02d}:00 "
         f'+0000] "GET {rng.choice(paths)} HTTP/1.1" {rng.choice((200, 304, 404, 500))} '
         f"{rng.randint(100, 9000)}\n"
         for i in range(4096)
@@ -114,7 +114,7 @@ def child_reference(args: argparse.Namespace) -> dict[str, float]:
     data = Path(args.workdir)
     runner = SparkRunner(master=args.master)
     runner.context.parallelize([0], 1).count()  # JVM and workers up before timing
-    cores = int(args.master.strip("local[]") or "1")
+    cores = int(args.master.removeprefix("local[").removesuffix("]") or "1")
     settings = Settings(parallelism=cores, sync=False)
     started = time.perf_counter()
     result = run_flow(reference_flow(data), runner, repository=data / "repo", settings=settings)
@@ -180,7 +180,9 @@ def child_pyspark(args: argparse.Namespace) -> dict[str, float]:
     started = time.perf_counter()
     paths = sorted(str(p) for p in (data / "in").iterdir())
     ranges = (
-        sc.parallelize(paths, len(paths)).flatMap(lambda p: _copy_and_cut(p, str(staging))).collect()
+        sc.parallelize(paths, len(paths))
+        .flatMap(lambda p: _copy_and_cut(p, str(staging)))
+        .collect()
     )
     bins: list[list[tuple[str, int, int]]] = [[]]
     filled = 0
@@ -292,7 +294,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="128 MB and 100,000 FlowFiles")
     parser.add_argument("--size-mb", type=int, default=1000)
     parser.add_argument("--count", type=int, default=1_000_000)
-    parser.add_argument("--scenario", action="append", choices=("reference", "small", "queued", "scaling"))
+    parser.add_argument(
+        "--scenario", action="append", choices=("reference", "small", "queued", "scaling")
+    )
     parser.add_argument("--child", choices=tuple(CHILDREN))
     parser.add_argument("--workdir")
     parser.add_argument("--master", default="local[2]")
@@ -306,7 +310,9 @@ def main() -> None:
     scenarios = args.scenario or ["reference", "small", "queued", "scaling"]
     size = args.size_mb * MB
     results: dict[str, float] = {}
-    with tempfile.TemporaryDirectory(prefix="flowcore-bench-", dir=os.environ.get("BENCH_DIR")) as tmp:
+    with tempfile.TemporaryDirectory(
+        prefix="flowcore-bench-", dir=os.environ.get("BENCH_DIR")
+    ) as tmp:
         root = Path(tmp)
         if {"reference", "scaling"} & set(scenarios):
             generate_logs(root / "input", size)
@@ -315,7 +321,9 @@ def main() -> None:
             base = child("pyspark", fresh(root, "pyspark", size), master="local[2]")
             started = time.perf_counter()
             with open(root / "cat.out", "wb") as out:
-                subprocess.run(["cat", *sorted(map(str, (root / "input").iterdir()))], stdout=out, check=True)
+                subprocess.run(
+                    ["cat", *sorted(map(str, (root / "input").iterdir()))], stdout=out, check=True
+                )
                 os.fsync(out.fileno())
             cat = time.perf_counter() - started
             results.update(
@@ -330,9 +338,13 @@ def main() -> None:
             assert flow["output_bytes"] >= size, "the flow lost bytes"
         if "small" in scenarios:
             for runner in ("direct", "spark"):
-                got = child("small", fresh(root, f"small-{runner}"), count=args.count, runner=runner)
+                got = child(
+                    "small", fresh(root, f"small-{runner}"), count=args.count, runner=runner
+                )
                 results[f"small_{runner}_flowfiles_per_s"] = got["flowfiles_per_s"]
-                results[f"small_{runner}_per_core"] = got["flowfiles_per_s"] / (2 if runner == "spark" else 1)
+                results[f"small_{runner}_per_core"] = got["flowfiles_per_s"] / (
+                    2 if runner == "spark" else 1
+                )
                 results[f"small_{runner}_driver_rss_mb"] = got["driver_rss_mb"]
         if "queued" in scenarios:
             got = child("queued", fresh(root, "queued"), count=args.count)
@@ -340,7 +352,11 @@ def main() -> None:
         if "scaling" in scenarios:
             one = child("reference", fresh(root, "one", size), master="local[1]")
             two = child("reference", fresh(root, "two", size), master="local[2]")
-            results.update(local1_s=one["seconds"], local2_s=two["seconds"], speedup=one["seconds"] / two["seconds"])
+            results.update(
+                local1_s=one["seconds"],
+                local2_s=two["seconds"],
+                speedup=one["seconds"] / two["seconds"],
+            )
     print(json.dumps({k: round(v, 3) for k, v in results.items()}))
     from rich.console import Console
     from rich.table import Table

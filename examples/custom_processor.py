@@ -117,7 +117,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("workdir", nargs="?", default="custom-processor-data")
     parser.add_argument("--runner", choices=("direct", "spark"), default="spark")
     args = parser.parse_args(argv)
-    for test in (test_masks_every_address, test_mask_uses_expression_language, test_empty_mask_is_invalid):
+    for test in (
+        test_masks_every_address,
+        test_mask_uses_expression_language,
+        test_empty_mask_is_invalid,
+    ):
         test()
         print(f"ok  {test.__name__}: {test.__doc__}")
     workdir = Path(args.workdir).resolve()

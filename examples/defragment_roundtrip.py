@@ -30,9 +30,7 @@ def build_flow(data: Path) -> Flow:
     """The round trip over *data*/in, writing *data*/out."""
     flow = Flow("defragment-roundtrip")
     get = flow.add(GetFile(input_directory=str(data / "in"), keep_source_file=True), name="get")
-    split = flow.add(
-        SplitText(line_split_count=100, remove_trailing_newlines=False), name="split"
-    )
+    split = flow.add(SplitText(line_split_count=100, remove_trailing_newlines=False), name="split")
     tag = flow.add(UpdateAttribute(stage="fragment"), name="tag")
     merge = flow.add(MergeContent(merge_strategy="Defragment"), name="merge")
     put = flow.add(

@@ -25,10 +25,10 @@ from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from access_logs import STATUS_CLASSES, ParseAccessLog, generate_logs  # noqa: E402
+from access_logs import STATUS_CLASSES, ParseAccessLog, generate_logs
 
-from flowcore.testing import MockFlowFile, TestRunner  # noqa: E402
-from processors import (  # noqa: E402
+from flowcore.testing import MockFlowFile, TestRunner
+from processors import (
     GetFile,
     MergeContent,
     PutFile,

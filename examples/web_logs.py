@@ -27,10 +27,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from access_logs import STATUS_CLASSES, ParseAccessLog, generate_logs  # noqa: E402
+from access_logs import STATUS_CLASSES, ParseAccessLog, generate_logs
 
-from flowcore import Flow  # noqa: E402
-from processors import (  # noqa: E402
+from flowcore import Flow
+from processors import (
     GetFile,
     MergeContent,
     PutFile,

@@ -272,6 +272,7 @@ def cmd_provenance(args: argparse.Namespace) -> int:
                 console.print(f"[bold]{key}[/]: {value}", highlight=False)
         elif args.action == "lineage":
             graph = provenance.lineage(args.target)
+
             def label(node: Any) -> str:
                 data = graph.nodes[node]
                 if data.get("kind") == "event":
@@ -310,8 +311,11 @@ def vars_of(event: Any) -> dict[str, Any]:
 
 
 def replay_queues(flow: Flow) -> dict[str, str]:
-    """Where a replayed FlowFile goes for each connection: durable ones are their own queue;
-    a pipelined connection's FlowFiles wait in its destination's park queue."""
+    """Where a replayed FlowFile goes, per connection.
+
+    A durable connection is its own queue; a pipelined connection's FlowFiles wait in its
+    destination's park queue.
+    """
     from flowcore.compiler import compile_flow  # noqa: PLC0415
     from flowcore.stage_plan import park_queue_id  # noqa: PLC0415
 

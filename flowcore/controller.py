@@ -30,6 +30,7 @@ import attrs
 from flowcore.compiler import CompiledFlow, Stage, compile_flow, explain
 from flowcore.flow import Flow
 from flowcore.processor import ProcessContext, SourceProcessor, WorkItem
+from flowcore.repository_set import RepositorySet
 from flowcore.runners import Runner, ShuffleInput, StageJob
 from flowcore.scheduler import (
     BatchLimits,
@@ -50,7 +51,6 @@ from flowcore.stage_plan import (
     TaskSpec,
     build_stage_plan,
 )
-from flowcore.repository_set import RepositorySet
 from flowcore.task import ID_BLOCK
 from repositories.records import SegmentSummary, Transaction
 
@@ -303,7 +303,9 @@ class Controller:
         shuffle = ShuffleInput(tuple(pairs), str(self.repos.flowfiles.segment_dir), partitions)
         return StageJob(plan, tuple(specs), shuffle)
 
-    def run_stage(self, stage: Stage, *, continuous: bool = False, end_of_input: bool = False) -> int:
+    def run_stage(
+        self, stage: Stage, *, continuous: bool = False, end_of_input: bool = False
+    ) -> int:
         """Run *stage* once if it can run now.
 
         Returns how many work items it read and FlowFiles its processors consumed (FlowFiles

@@ -137,10 +137,12 @@ class _Group:
         return self._emit(offset + length) if self.count == self.size else None
 
     def add_run(
-        self, offset: int, end: int, lines: int, empty: int, trailing: int, all_empty: bool
+        self, offset: int, end: int, *, lines: int, empty: int, trailing: int, all_empty: bool
     ) -> LineGroup | None:
-        """*lines* ``\\n``-terminated lines from *offset* to *end*, *trailing* of them empty at
-        the end (all of them when *all_empty*)."""
+        r"""Add *lines* ``\\n``-terminated lines from *offset* to *end*.
+
+        *empty* of them are empty, *trailing* of those at the end (all lines when *all_empty*).
+        """
         if self.count == 0:
             self.offset = offset
         self.count += lines
@@ -151,7 +153,7 @@ class _Group:
 
 
 def _after_nth_newline(chunk: bytes, start: int, n: int, total: int) -> int:
-    """The index just past the *n*-th ``\\n`` at or after *start* (of *total* there)."""
+    r"""The index just past the *n*-th ``\\n`` at or after *start* (of *total* there)."""
     if n == total:
         return chunk.rfind(b"\n") + 1
     guess = start + (len(chunk) - start) * n // total
@@ -170,7 +172,7 @@ def _after_nth_newline(chunk: bytes, start: int, n: int, total: int) -> int:
 def iter_line_groups(
     stream: BinaryIO, group_size: int, *, chunk_size: int = DEFAULT_CHUNK_SIZE
 ) -> Iterator[LineGroup]:
-    """Yield *stream*'s lines in groups of *group_size* (the last may be smaller).
+    r"""Yield *stream*'s lines in groups of *group_size* (the last may be smaller).
 
     The same lines as :func:`iter_lines`, without a Python object per line: chunks holding
     only ``\\n`` terminators are counted with ``bytes.count`` and ``find``, so splitting a log into
@@ -216,7 +218,12 @@ def iter_line_groups(
                     position -= 1
                 trailing = run if position < index and at_line_start else run - 1
                 done = group.add_run(
-                    line_start, base + end, take, empty, trailing, trailing == take
+                    line_start,
+                    base + end,
+                    lines=take,
+                    empty=empty,
+                    trailing=trailing,
+                    all_empty=trailing == take,
                 )
                 if done is not None:
                     yield done

@@ -142,8 +142,10 @@ class RepositorySet:
 
 
 def _sweep_event_files(directory: Path) -> list[Finding]:
-    """Event files left by task attempts that never committed (every committed one is indexed
-    and removed by now)."""
+    """Remove event files of task attempts that never committed.
+
+    Every committed file has been indexed and removed by now, so what is left is orphaned.
+    """
     findings = []
     if not directory.is_dir():
         return findings

@@ -739,4 +739,3 @@ class ProcessSession(ContentOperations, ProvenanceBuilding):
             self._writer.close()
             self._writer = None
         self._start_ms = self._now()
-

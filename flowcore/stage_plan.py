@@ -39,8 +39,11 @@ NEVER = 2**62
 
 
 def park_queue_id(component_id: str) -> str:
-    """The durable queue where FlowFiles that arrived by a pipelined connection wait for
-    *component_id* after its processor failed on them or returned them (rollback, yield)."""
+    """The park queue of *component_id*.
+
+    FlowFiles that arrived by a pipelined connection wait there after the processor failed on
+    them or returned them (rollback, yield).
+    """
     return f"park:{component_id}"
 
 

@@ -131,8 +131,10 @@ class _SharedWriter:
 
 
 class _TaskContent:
-    """The content repository inside a task: reads pass through, writes pack into the task's
-    claim files, and claimant counts are left to the driver (they change only at commit).
+    """The content repository inside a task.
+
+    Reads pass through, writes pack into the task's claim files, and claimant counts are left
+    to the driver (they change only at commit).
 
     A rolled-back session's bytes stay in the claim file; the file goes when nothing claims it.
     """
@@ -333,7 +335,7 @@ class _Member:
             try:
                 reader(self.context, session, item)
                 session.commit()
-            except Exception as error:  # noqa: BLE001 - any processor error becomes a bulletin
+            except Exception as error:
                 session.rollback()
                 self.bulletin(
                     f"{self.plan.type_name} '{self.plan.name}' could not read {item.key}: "
@@ -364,7 +366,7 @@ class _Member:
                     if context.yielded or len(self.pending) == before:
                         break
                 session.commit()
-            except Exception:  # noqa: BLE001 - retried one by one below, which reports it
+            except Exception:
                 session.rollback()
                 self._restore_to_pending = False
                 self._drain_single(limit=triggers)
@@ -391,7 +393,7 @@ class _Member:
             before, mark = len(self.pending), len(self.returned)
             try:
                 processor.on_trigger_sessions(self.context, self.session)
-            except Exception as error:  # noqa: BLE001 - any processor error becomes a bulletin
+            except Exception as error:
                 self._failed(error)
                 # What the failure sent back waits long, even with a zero penalty: a batch run
                 # must not retry a failing FlowFile in a tight loop.
@@ -408,7 +410,7 @@ class _Member:
                 processor.on_trigger_sessions(self.context, self.session)
                 if end_of_input:
                     processor.end_of_input(self.context, self.session)  # type: ignore[attr-defined]
-            except Exception as error:  # noqa: BLE001 - any processor error becomes a bulletin
+            except Exception as error:
                 self._failed(error)
         retry = _now() + self.task.spec.settings.yield_ms
         for queued in self.pending:
@@ -551,7 +553,7 @@ class _Task:
                 try:
                     member.processor.on_unscheduled(member.context)
                     member.processor.on_stopped(member.context)
-                except Exception as error:  # noqa: BLE001 - stopping must not lose output
+                except Exception as error:
                     member.bulletin(f"stopping failed: {type(error).__name__}: {error}")
             self.content.close()
         return self._finish()

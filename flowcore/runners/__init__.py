@@ -50,9 +50,7 @@ class StageJob:
     shuffle: ShuffleInput | None = None
 
 
-def run_partition(
-    spec: TaskSpec, records: Sequence[tuple[str, object]]
-) -> TaskResult:
+def run_partition(spec: TaskSpec, records: Sequence[tuple[str, object]]) -> TaskResult:
     """Run a shuffle partition's task: its records in queue order, plus the spec's own input."""
     ordered = sorted(records, key=lambda r: queue_order(r[1]))  # type: ignore[arg-type]
     given = spec.input

@@ -18,7 +18,7 @@ __all__ = ["DirectRunner"]
 
 
 def _shipped(spec: TaskSpec) -> TaskSpec:
-    return pickle.loads(pickle.dumps(spec, protocol=pickle.HIGHEST_PROTOCOL))  # noqa: S301
+    return pickle.loads(pickle.dumps(spec, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 class DirectRunner:
@@ -39,8 +39,7 @@ class DirectRunner:
                 for partition, record in shuffle_map(job, queue_id, segment_id):
                     partitions[partition].append(record)
             results = [
-                run_partition(_shipped(spec), partitions.get(spec.index, []))
-                for spec in job.specs
+                run_partition(_shipped(spec), partitions.get(spec.index, [])) for spec in job.specs
             ]
         self._described[job.plan.stage_id] = f"{len(job.specs)} task(s) in-process"
         return results

@@ -16,8 +16,8 @@ import os
 import sys
 import sysconfig
 import threading
-from pathlib import Path
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 from flowcore.runners import StageJob, run_partition, shuffle_map
@@ -57,10 +57,10 @@ def spark_session(master: str | None = None, conf: dict[str, str] | None = None)
         ConfigurationError: a session already runs on another master (Spark allows one per
             process).
     """
-    global _SESSION, _SESSION_MASTER  # noqa: PLW0603 - one SparkContext per JVM, by Spark's rule
+    global _SESSION, _SESSION_MASTER
     wanted = master or DEFAULT_MASTER
     with _SESSION_LOCK:
-        if _SESSION is not None and _SESSION_MASTER != wanted:
+        if _SESSION is not None and wanted != _SESSION_MASTER:
             from flowcore.errors import ConfigurationError  # noqa: PLC0415
 
             msg = (
@@ -85,8 +85,11 @@ _INSTALLED_PACKAGES = frozenset({"flowcore", "processors", "repositories"})
 
 
 def _importable_on_workers(module: Any) -> bool:
-    """Whether executors can import *module* themselves: flowcore's packages and anything
-    installed in site-packages. Flow files, ``__main__`` and scripts' neighbours cannot."""
+    """Whether executors can import *module* themselves.
+
+    flowcore's packages and anything installed in site-packages can; flow files, ``__main__``
+    and a script's neighbours cannot.
+    """
     if module.__name__.split(".")[0] in _INSTALLED_PACKAGES:
         return True
     location = getattr(module, "__file__", None)

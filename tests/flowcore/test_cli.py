@@ -42,7 +42,8 @@ def test_run_then_status_provenance_and_check(flow_file: Path, capsys) -> None: 
     """run writes next to the flow; status, provenance and check read that repository."""
     assert main(["run", str(flow_file), "--runner", "direct"]) == 0
     out = capsys.readouterr().out
-    assert "cli on direct" in out and "splits" in out
+    assert "cli on direct" in out
+    assert "splits" in out
     repository = str(flow_file.parent / ".flowcore")
     assert main(["status", "--repository", repository]) == 0
     assert "FlowFiles per relationship" in capsys.readouterr().out
@@ -80,7 +81,8 @@ def test_explain_and_processors(flow_file: Path, capsys) -> None:  # type: ignor
     """explain prints the stages; processors lists and describes processors."""
     assert main(["explain", str(flow_file)]) == 0
     out = capsys.readouterr().out
-    assert "stage-1" in out and "durable: marked durable=True" in out
+    assert "stage-1" in out
+    assert "durable: marked durable=True" in out
     assert main(["processors"]) == 0
     assert "MergeContent" in capsys.readouterr().out
     assert main(["processors", "SplitText"]) == 0
@@ -98,7 +100,8 @@ def test_user_mistakes_are_one_line_errors(tmp_path: Path, capsys) -> None:  # t
     )
     assert main(["run", str(bad), "--runner", "direct"]) == 2
     err = capsys.readouterr().err
-    assert "lonely" in err and "Traceback" not in err
+    assert "lonely" in err
+    assert "Traceback" not in err
     assert main(["processors", "SplitTxt"]) == 2
     assert "SplitText" in capsys.readouterr().err
     assert main(["status", "--repository", str(tmp_path / "nothing")]) == 2
@@ -114,7 +117,8 @@ def test_console_script_reports_without_traceback(tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == 2
-    assert "does not exist" in done.stderr and "Traceback" not in done.stderr
+    assert "does not exist" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_load_flow_needs_exactly_one_flow(tmp_path: Path) -> None:

@@ -85,7 +85,9 @@ def _file_flow(tmp_path: Path, **merge: object) -> Flow:
 def test_batch_run_processes_everything_and_records_provenance(tmp_path: Path) -> None:
     """Files are split, tagged, defragmented and written back byte for byte."""
     _write_inputs(tmp_path / "in")
-    result = run_flow(_file_flow(tmp_path), "direct", repository=tmp_path / "repo", settings=SETTINGS)
+    result = run_flow(
+        _file_flow(tmp_path), "direct", repository=tmp_path / "repo", settings=SETTINGS
+    )
     for source in (tmp_path / "in").iterdir():
         assert (tmp_path / "out" / source.name).read_bytes() == source.read_bytes()
     assert result.count("split", "splits") == 15
@@ -93,14 +95,17 @@ def test_batch_run_processes_everything_and_records_provenance(tmp_path: Path) -
     assert result.count("put", "success") == 3
     assert result.queued == {}
     assert result.provenance_events > 0
-    assert "stage-2" in result.plan and "task(s) in-process" in result.plan
+    assert "stage-2" in result.plan
+    assert "task(s) in-process" in result.plan
 
 
 def test_a_second_run_ingests_nothing_twice(tmp_path: Path) -> None:
     """GetFile's listing state is committed with its output: a rerun finds nothing new."""
     _write_inputs(tmp_path / "in")
     run_flow(_file_flow(tmp_path), "direct", repository=tmp_path / "repo", settings=SETTINGS)
-    again = run_flow(_file_flow(tmp_path), "direct", repository=tmp_path / "repo", settings=SETTINGS)
+    again = run_flow(
+        _file_flow(tmp_path), "direct", repository=tmp_path / "repo", settings=SETTINGS
+    )
     assert again.count("get", "success") == 0
     assert again.provenance_events == 0
 
@@ -114,7 +119,9 @@ def test_restart_resumes_from_the_committed_queues(tmp_path: Path) -> None:
     controller.run_stage(controller.compiled.stages[0])
     repos.close()
     assert not (tmp_path / "out").exists()
-    result = run_flow(_file_flow(tmp_path), "direct", repository=tmp_path / "repo", settings=SETTINGS)
+    result = run_flow(
+        _file_flow(tmp_path), "direct", repository=tmp_path / "repo", settings=SETTINGS
+    )
     assert result.count("get", "success") == 0
     assert result.count("merge", "merged") == 3
     assert len(list((tmp_path / "out").iterdir())) == 3
@@ -166,7 +173,9 @@ def test_incomplete_defragment_goes_to_failure_at_end_of_input(tmp_path: Path) -
 
 def test_back_pressure_stops_and_resumes_the_upstream_stage(tmp_path: Path) -> None:
     """Upstream is not scheduled while its output queue is at the threshold; nothing is lost."""
-    settings = Settings(sync=False, parallelism=1, unbounded_source_batches=8, yield_duration="0 sec")
+    settings = Settings(
+        sync=False, parallelism=1, unbounded_source_batches=8, yield_duration="0 sec"
+    )
     flow = Flow("pressure")
     gen = flow.add(GenerateFlowFile(custom_text="x", batch_size=5), name="gen")
     slow = flow.add(TakeTwo(), name="slow")
@@ -194,7 +203,9 @@ def test_back_pressure_stops_and_resumes_the_upstream_stage(tmp_path: Path) -> N
     assert all(took == 0 for before, took in upstream if before >= 10)
     resumed = [i for i, (before, took) in enumerate(upstream) if before < 10 and took]
     held = [i for i, (before, took) in enumerate(upstream) if before >= 10]
-    assert resumed and held and max(resumed) > min(held), "upstream resumed below the threshold"
+    assert resumed
+    assert held
+    assert max(resumed) > min(held), "upstream resumed below the threshold"
     assert result.count("gen", "success") == 40
     assert result.count("slow", "success") == 40
     assert result.queued == {}

@@ -69,7 +69,9 @@ def _grouped_reference(data: bytes, size: int) -> list[LineGroup]:
                 trailing = 0
         end = lines[-1].offset + lines[-1].length
         summaries.append(
-            LineGroup(lines[0].offset, end - lines[0].offset, len(lines), empty, trailing, lines[-1].crlf)
+            LineGroup(
+                lines[0].offset, end - lines[0].offset, len(lines), empty, trailing, lines[-1].crlf
+            )
         )
     return summaries
 

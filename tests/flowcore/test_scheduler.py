@@ -30,7 +30,9 @@ def _connection(**settings: object) -> Connection:
 
 def test_back_pressure_by_count_or_bytes() -> None:
     """A queue is full at its object threshold or its data size threshold."""
-    connection = _connection(back_pressure_object_threshold=10, back_pressure_data_size_threshold="1 KB")
+    connection = _connection(
+        back_pressure_object_threshold=10, back_pressure_data_size_threshold="1 KB"
+    )
     assert not back_pressured(connection, (9, 1023))
     assert back_pressured(connection, (10, 0))
     assert back_pressured(connection, (0, 1024))

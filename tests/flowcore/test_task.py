@@ -132,7 +132,7 @@ def _flowfile(number: int, **attributes: str) -> FlowFile:
 
 
 def test_processor_error_parks_the_flowfile_penalized_with_a_bulletin(repos: RepositorySet) -> None:
-    """A failing FlowFile goes back to its queue penalized; the others go on; a bulletin says why."""
+    """A failing FlowFile goes back to its queue, penalized; the others go on; a bulletin."""
     flow, queue = _queued_flow()
     records = ((queue, _flowfile(1)), (queue, _flowfile(2, boom="1")), (queue, _flowfile(3)))
     result = _run(repos, flow, 1, records=records)
@@ -141,7 +141,8 @@ def test_processor_error_parks_the_flowfile_penalized_with_a_bulletin(repos: Rep
     assert back[0].penalty_expiration > time.time_ns() // 1_000_000
     assert result.long_waits == frozenset(s.segment_id for s in result.enqueued)
     (bulletin,) = result.bulletins
-    assert "cannot handle f2" in bulletin.message and bulletin.component_name == "boom"
+    assert "cannot handle f2" in bulletin.message
+    assert bulletin.component_name == "boom"
     assert result.transfers["UpdateAttribute-3"]["success"][0] == 2
 
 

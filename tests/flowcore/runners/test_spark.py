@@ -18,7 +18,7 @@ from flowcore.settings import Settings
 from processors import GetFile, MergeContent, RouteOnAttribute, SplitText, UpdateAttribute
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _capture import Capture, captured, captured_records  # noqa: E402
+from _capture import Capture, captured, captured_records
 
 pytestmark = [
     pytest.mark.spark,
@@ -38,7 +38,8 @@ def spark():  # type: ignore[no-untyped-def]
 
 def _example(name: str):  # type: ignore[no-untyped-def]
     spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
@@ -74,7 +75,9 @@ def test_defragment_example_round_trips_on_spark(tmp_path: Path, spark) -> None:
     """Split and defragmented on Spark, every file comes back byte for byte."""
     defragment = _example("defragment_roundtrip")
     defragment.generate(tmp_path / "in", files=4)
-    run_flow(defragment.build_flow(tmp_path), spark, repository=tmp_path / "repo", settings=SETTINGS)
+    run_flow(
+        defragment.build_flow(tmp_path), spark, repository=tmp_path / "repo", settings=SETTINGS
+    )
     assert _tree(tmp_path / "out") == _tree(tmp_path / "in")
 
 
@@ -115,7 +118,9 @@ FILES = st.lists(
 
 def _random_flow(data: Path, steps: list[tuple], files: list[str]) -> Flow:
     flow = Flow("random")
-    previous = flow.add(GetFile(input_directory=str(data / "in"), keep_source_file=True), name="get")
+    previous = flow.add(
+        GetFile(input_directory=str(data / "in"), keep_source_file=True), name="get"
+    )
     exit_name = "success"
     for number, step in enumerate(steps):
         name = f"step{number}"
