@@ -255,6 +255,7 @@ def child_queued(args: argparse.Namespace) -> dict[str, float]:
     while controller.run_stage(stage):
         pass
     queued = controller.queued_total()
+    controller.close()
     repos.close()
     return {"queued": queued, "driver_rss_mb": peak_rss_mb(), "rss_before_mb": before}
 

@@ -8,8 +8,9 @@ the tasks, then commits exactly as DESIGN §7 says:
 1. one write-ahead log transaction: segments dequeued and enqueued, source listing and processor
    state, provenance files to index (the tasks' files all exist by then);
 2. only after it: claimant counts settle and unreferenced content is archived, sources delete
-   what they ingested, provenance files are indexed (marked indexed in the next transaction,
-   then removed).
+   what they ingested, and the provenance files go to a background indexer
+   (:mod:`flowcore.provenance_indexer`); the next transaction records them as indexed, then
+   they are removed.
 
 A crash anywhere loses nothing: the queues are those of the last transaction, and everything
 after it is redone on restart.
@@ -17,6 +18,7 @@ after it is redone on restart.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import time
@@ -30,6 +32,7 @@ import attrs
 from flowcore.compiler import CompiledFlow, Stage, compile_flow, explain
 from flowcore.flow import Flow
 from flowcore.processor import ProcessContext, SourceProcessor, WorkItem
+from flowcore.provenance_indexer import ProvenanceIndexer
 from flowcore.repository_set import RepositorySet
 from flowcore.runners import Runner, ShuffleInput, StageJob
 from flowcore.scheduler import (
@@ -158,14 +161,13 @@ class Controller:
         self._in_bins: set[str] = set()
         self._source_triggers: Counter[str] = Counter()
         self._exhausted: set[str] = set()
-        self._to_mark: list[str] = []  # indexed provenance files the log has not recorded yet
+        self._indexer: ProvenanceIndexer | None = None
         self._contexts: dict[str, ProcessContext] = {}
         self._transfers: dict[str, dict[str, list[int]]] = defaultdict(
             lambda: defaultdict(lambda: [0, 0])
         )
         self._received: Counter[str] = Counter()
         self._bulletins: list[Bulletin] = []
-        self._events = 0
         self._stage_runs = 0
         self._held_back: dict[str, list[str]] = {}
 
@@ -359,7 +361,7 @@ class Controller:
         for result in results:
             states.update({k: dict(v) for k, v in result.states.items()})
         event_files = [r.provenance_file for r in results if r.provenance_file]
-        marked, self._to_mark = self._to_mark, []
+        marked = self.indexer.take_indexed()
         wal.commit(
             Transaction(
                 dequeued=[s.segment_id for s in taken],
@@ -398,8 +400,7 @@ class Controller:
                 self._received[self._component_name(component_id)] += count
             self._bulletins.extend(result.bulletins)
         if event_files:
-            self._events += provenance.index_files(event_files)
-            self._to_mark = event_files
+            self.indexer.submit(event_files)
         repos.add_bulletins([b for r in results for b in r.bulletins])
         self._stage_runs += 1
         self._write_status()
@@ -420,11 +421,30 @@ class Controller:
             }
         )
 
-    def _finish_marking(self) -> None:
-        if self._to_mark:
-            self.repos.flowfiles.mark_provenance_indexed(self._to_mark)
-            self.repos.provenance.remove_indexed_files(self._to_mark)
-            self._to_mark = []
+    @property
+    def indexer(self) -> ProvenanceIndexer:
+        """The background indexer of committed provenance files (started on first use)."""
+        if self._indexer is None:
+            self._indexer = ProvenanceIndexer(self.repos.provenance)
+        return self._indexer
+
+    def close(self) -> int:
+        """Finish indexing provenance and record it; return the events indexed.
+
+        :meth:`run` does this itself; call it after driving :meth:`run_stage` directly.
+        """
+        return self._finish_indexing()
+
+    def _finish_indexing(self) -> int:
+        """Wait for the indexer, record what it indexed; return the events indexed."""
+        if self._indexer is None:
+            return 0
+        indexer, self._indexer = self._indexer, None
+        remaining = indexer.close()
+        if remaining:
+            self.repos.flowfiles.mark_provenance_indexed(remaining)
+            self.repos.provenance.remove_indexed_files(remaining)
+        return indexer.events
 
     # --- the run ------------------------------------------------------------------------------
 
@@ -465,6 +485,26 @@ class Controller:
         stays queued for the next run.
         """
         started = time.monotonic()
+        try:
+            micro_batches = self._loop(continuous, progress, should_stop)
+        except BaseException:
+            self._abandon_indexing()
+            raise
+        finally:
+            for context in self._contexts.values():
+                context.processor.on_stopped(context)
+            self._contexts.clear()
+        events = self._finish_indexing()
+        self._write_status()
+        return self._result(micro_batches, time.monotonic() - started, events)
+
+    def _loop(
+        self,
+        continuous: bool,
+        progress: Callable[[RunProgress], None] | None,
+        should_stop: Callable[[], bool] | None,
+    ) -> int:
+        """The micro-batches; returns how many ran."""
         micro_batches = idle = 0
         drained = False
         for number in itertools.count(1):
@@ -496,13 +536,19 @@ class Controller:
                 if ended:
                     continue
             break
-        self._finish_marking()
-        self._write_status()
-        for context in self._contexts.values():
-            context.processor.on_stopped(context)
-        return self._result(micro_batches, time.monotonic() - started)
+        return micro_batches
 
-    def _result(self, micro_batches: int, elapsed: float) -> RunResult:
+    def _abandon_indexing(self) -> None:
+        """Stop the indexer after a failure.
+
+        What it did not record stays pending in the log and is indexed at the next start.
+        """
+        if self._indexer is not None:
+            indexer, self._indexer = self._indexer, None
+            with contextlib.suppress(Exception):
+                indexer.close()
+
+    def _result(self, micro_batches: int, elapsed: float, events: int) -> RunResult:
         wal = self.repos.flowfiles
         queued = {}
         for queue_id in wal.queue_ids():
@@ -520,7 +566,7 @@ class Controller:
                 k: {r: (v[0], v[1]) for r, v in rels.items()} for k, rels in self._transfers.items()
             },
             received=dict(self._received),
-            provenance_events=self._events,
+            provenance_events=events,
             queued=queued,
             bulletins=tuple(self._bulletins),
             plan=self.explain(),
@@ -547,7 +593,7 @@ def stage_summary(result: RunResult) -> dict[str, Any]:
 
 def run_flow(
     flow: Flow,
-    runner: str | Runner = "direct",
+    runner: str | Runner = "spark",
     *,
     repository: str | Path = ".flowcore",
     master: str | None = None,

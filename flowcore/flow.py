@@ -386,7 +386,7 @@ class Flow:
 
     def run(
         self,
-        runner: str = "direct",
+        runner: str = "spark",
         *,
         repository: str | os.PathLike[str] = DEFAULT_REPOSITORY,
         master: str | None = None,
@@ -397,7 +397,8 @@ class Flow:
         """Run the flow: to completion (batch), or until interrupted with ``continuous=True``.
 
         Args:
-            runner: ``"direct"`` (in this process) or ``"spark"``.
+            runner: ``"spark"`` (the default: ``local[*]`` unless *master* says otherwise) or
+                ``"direct"`` (tasks in this process: quick to start, for tests and small runs).
             repository: where the durable repositories live (``.flowcore`` by default); a run
                 resumes whatever a previous run on it left queued.
             master: the Spark master URL (``local[*]`` by default).

@@ -117,6 +117,7 @@ def test_restart_resumes_from_the_committed_queues(tmp_path: Path) -> None:
     repos = RepositorySet.open(tmp_path / "repo", SETTINGS)
     controller = Controller(flow, DirectRunner(), repos, SETTINGS)
     controller.run_stage(controller.compiled.stages[0])
+    controller.close()
     repos.close()
     assert not (tmp_path / "out").exists()
     result = run_flow(
