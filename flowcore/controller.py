@@ -71,12 +71,18 @@ def _now() -> int:
 
 @attrs.frozen
 class RunProgress:
-    """Reported after every stage run (the CLI draws its progress from these)."""
+    """Reported after every stage run that made progress (the CLI's progress line).
+
+    Attributes:
+        micro_batch: the micro-batch's number.
+        stage_id: the stage that ran.
+        flowfiles_in: source work items read and FlowFiles consumed by the stage run.
+        queued: FlowFiles queued anywhere after its commit.
+    """
 
     micro_batch: int
     stage_id: str
     flowfiles_in: int
-    flowfiles_out: int
     queued: int
 
 
@@ -515,7 +521,7 @@ class Controller:
                 count = self.run_stage(stage, continuous=continuous)
                 took += count
                 if count and progress is not None:
-                    progress(RunProgress(number, stage.id, count, 0, self.queued_total()))
+                    progress(RunProgress(number, stage.id, count, self.queued_total()))
             micro_batches = number
             if took:
                 drained = False

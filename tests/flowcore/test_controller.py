@@ -370,3 +370,31 @@ def test_kill_9_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) -
         assert repos.content.check() == []
     finally:
         repos.close()
+
+
+def test_continuous_mode_polls_until_told_to_stop(tmp_path: Path) -> None:
+    """In continuous mode sources keep being triggered; progress is reported; stop ends it."""
+    settings = Settings(sync=False, parallelism=1, poll_interval="0 sec")
+    flow = Flow("forever")
+    gen = flow.add(GenerateFlowFile(custom_text="x", batch_size=2), name="gen")
+    tag = flow.add(UpdateAttribute(), name="tag")
+    flow.connect(gen, tag)
+    flow.auto_terminate(tag, "success")
+    reports = []
+
+    def stop() -> bool:
+        return len(reports) >= 5
+
+    result = run_flow(
+        flow,
+        "direct",
+        repository=tmp_path / "repo",
+        settings=settings,
+        continuous=True,
+        progress=reports.append,
+        should_stop=stop,
+    )
+    assert result.count("tag", "success") == 10
+    # each micro-batch: one work item read, two FlowFiles consumed by UpdateAttribute
+    assert [r.flowfiles_in for r in reports] == [3] * 5
+    assert [r.micro_batch for r in reports] == [1, 2, 3, 4, 5]
