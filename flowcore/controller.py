@@ -48,6 +48,7 @@ from flowcore.stage_plan import (
     NEVER,
     Bulletin,
     MemberPlan,
+    ReadyBin,
     StagePlan,
     TaskInput,
     TaskResult,
@@ -176,6 +177,7 @@ class Controller:
         self._bulletins: list[Bulletin] = []
         self._stage_runs = 0
         self._held_back: dict[str, list[str]] = {}
+        self._described: dict[str, str] = {}
 
     # --- queues -------------------------------------------------------------------------------
 
@@ -262,18 +264,17 @@ class Controller:
     def _specs(
         self,
         plan: StagePlan,
-        groups: list[list[tuple[str, str]]],
-        work: list[tuple[str, WorkItem]],
+        inputs: list[TaskInput],
         *,
-        end_of_input: bool,
+        end_of_input: bool = False,
+        defer_bins: bool = False,
+        first_index: int = 0,
     ) -> list[TaskSpec]:
         wal = self.repos.flowfiles
         paths = self.repos.paths
         batch_time = _now()
         states = {m.component_id: wal.state(m.component_id) for m in plan.members}
         states = {k: v for k, v in states.items() if v}
-        inputs = [TaskInput(segments=tuple(g)) for g in groups]
-        inputs += [TaskInput(work=tuple(c)) for c in chunk(work, self.settings.parallelism)]
         return [
             TaskSpec(
                 plan=plan,
@@ -285,9 +286,27 @@ class Controller:
                 first_id=wal.next_flowfile_ids(ID_BLOCK).start,
                 states=states,
                 end_of_input=end_of_input,
+                defer_bins=defer_bins,
             )
-            for index, task_input in enumerate(inputs)
+            for index, task_input in enumerate(inputs, first_index)
         ]
+
+    def _merge_job(self, plan: StagePlan, ready: list[ReadyBin], first_index: int) -> StageJob:
+        """The second pass of a binning stage: ready bins merged in parallel tasks."""
+        inputs = [TaskInput(bins=tuple(c)) for c in chunk(ready, self.settings.parallelism)]
+        return StageJob(plan, tuple(self._specs(plan, inputs, first_index=first_index)))
+
+    def _execute(self, job: StageJob) -> list[TaskResult]:
+        """Run *job*; a binning stage's ready bins are then merged by a second job."""
+        results = self.runner.execute(job)
+        described = [self.runner.describe(job.plan.stage_id) or ""]
+        ready = [b for r in sorted(results, key=lambda r: r.index) for b in r.ready_bins]
+        if ready:
+            merge = self._merge_job(job.plan, ready, len(job.specs))
+            results = [*results, *self.runner.execute(merge)]
+            described.append(f"then {self.runner.describe(job.plan.stage_id)} merging bins")
+        self._described[job.plan.stage_id] = ", ".join(d for d in described if d)
+        return results
 
     def _job(
         self,
@@ -299,13 +318,19 @@ class Controller:
     ) -> StageJob:
         pairs = [(s.queue_id, s.segment_id) for s in taken]
         if not plan.binning_members:
-            groups = [
-                [(s.queue_id, s.segment_id) for s in group]
+            inputs = [
+                TaskInput(segments=tuple((s.queue_id, s.segment_id) for s in group))
                 for group in split_segments(taken, self.settings.parallelism)
             ]
-            return StageJob(plan, tuple(self._specs(plan, groups, work, end_of_input=end_of_input)))
+            inputs += [TaskInput(work=tuple(c)) for c in chunk(work, self.settings.parallelism)]
+            return StageJob(plan, tuple(self._specs(plan, inputs, end_of_input=end_of_input)))
         partitions = self.settings.shuffle_partitions
-        specs = self._specs(plan, [[] for _ in range(partitions)], [], end_of_input=end_of_input)
+        specs = self._specs(
+            plan,
+            [TaskInput() for _ in range(partitions)],
+            end_of_input=end_of_input,
+            defer_bins=True,
+        )
         if work:
             specs[0] = attrs.evolve(specs[0], input=TaskInput(work=tuple(work)))
         shuffle = ShuffleInput(tuple(pairs), str(self.repos.flowfiles.segment_dir), partitions)
@@ -348,7 +373,7 @@ class Controller:
                 self._commit(stage, [], [], states)
             return 0
         job = self._job(plan, taken, work, end_of_input=end_of_input)
-        results = self.runner.execute(job)
+        results = self._execute(job)
         self._commit(stage, taken, results, states)
         return len(work) + sum(sum(r.consumed.values()) for r in results)
 
@@ -586,7 +611,7 @@ class Controller:
             out.append(line)
             stage_id = line.split(":", 1)[0]
             if stage_id in self.plans:
-                described = self.runner.describe(stage_id)
+                described = self._described.get(stage_id)
                 if described:
                     out.append(f"  ran as: {described}")
         return "\n".join(out)

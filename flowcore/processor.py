@@ -39,6 +39,7 @@ from flowcore.relationship import FAILURE, ORIGINAL, SUCCESS, Relationship
 from flowcore.validators import NON_EMPTY_VALIDATOR, ValidationResult
 
 if TYPE_CHECKING:
+    from flowcore.binning import Bin
     from flowcore.session import ComponentInfo, ProcessSession, StateMap
 
 __all__ = [
@@ -103,6 +104,10 @@ class ProcessContext:
         #: Set by the engine, whose binning tasks rebuild bins from queued FlowFiles each
         #: micro-batch: a bin's age then counts from its oldest FlowFile's queue date.
         self.resumed_bins = resumed_bins
+        #: Set by the engine to merge ready bins in other tasks: a binning processor that
+        #: implements :meth:`BinningProcessor.merge_bin` hands each ready bin (with the session
+        #: holding its FlowFiles) to this callable instead of processing it.
+        self.bin_sink: Callable[[Bin, ProcessSession], None] | None = None
         self.yielded = False
         self.logger = logging.getLogger(f"flowcore.processors.{component.type}")
 
@@ -531,6 +536,16 @@ class BinningProcessor(Processor):
     def group_key(self, context: ProcessContext, flowfile: FlowFile) -> str | None:
         """The bin group of *flowfile* (``None`` is a group of its own)."""
         msg = f"{type(self).__name__} must implement group_key"
+        raise NotImplementedError(msg)
+
+    def merge_bin(self, context: ProcessContext, session: ProcessSession, bin_: Bin) -> None:
+        """Process one ready bin whose FlowFiles *session* holds (the caller commits).
+
+        Implementing it lets the engine decide bins per group in one task and merge ready bins
+        in parallel tasks (see ``ProcessContext.bin_sink``); without it, bins are merged where
+        they are decided.
+        """
+        msg = f"{type(self).__name__} does not merge bins apart from binning them"
         raise NotImplementedError(msg)
 
     def max_bin_age_ms(self, context: ProcessContext) -> int | None:

@@ -24,6 +24,7 @@ from repositories.records import SegmentSummary
 __all__ = [
     "Bulletin",
     "MemberPlan",
+    "ReadyBin",
     "RepositoryPaths",
     "Route",
     "StagePlan",
@@ -181,6 +182,25 @@ def build_stage_plan(compiled: CompiledFlow, stage: Stage) -> StagePlan:
 
 
 @attrs.frozen
+class ReadyBin:
+    """A bin a binning task decided is ready, to be merged by another task.
+
+    Attributes:
+        member: the binning component's id.
+        group: the bin's group key.
+        reason: why it is ready (an ``EvictionReason`` value).
+        created_ms: the bin's creation time.
+        records: its FlowFiles in bin order, each with the queue it came from.
+    """
+
+    member: str
+    group: str | None
+    reason: str
+    created_ms: int
+    records: tuple[tuple[str, FlowFile], ...]
+
+
+@attrs.frozen
 class TaskInput:
     """What one task takes.
 
@@ -188,11 +208,13 @@ class TaskInput:
         segments: ``(queue_id, segment_id)`` pairs to read, in queue order.
         records: ``(queue_id, FlowFile)`` pairs already read (a binning stage's shuffle output).
         work: ``(component_id, WorkItem)`` pairs of source work.
+        bins: ready bins to merge (the second pass of a binning stage).
     """
 
     segments: tuple[tuple[str, str], ...] = ()
     records: tuple[tuple[str, FlowFile], ...] = ()
     work: tuple[tuple[str, WorkItem], ...] = ()
+    bins: tuple[ReadyBin, ...] = ()
 
 
 @attrs.frozen
@@ -210,6 +232,8 @@ class TaskSpec:
         first_id: the first of the FlowFile ids reserved for the task.
         states: committed state of the members that have any.
         end_of_input: the run is draining: binning members merge their open bins.
+        defer_bins: binning members that can hand ready bins over do (into
+            ``TaskResult.ready_bins``), so the bins are merged in parallel by later tasks.
     """
 
     plan: StagePlan
@@ -221,6 +245,7 @@ class TaskSpec:
     first_id: int
     states: Mapping[str, Mapping[str, str]] = attrs.field(factory=dict)
     end_of_input: bool = False
+    defer_bins: bool = False
 
 
 @attrs.frozen
@@ -264,6 +289,7 @@ class TaskResult:
         consumed: per component, FlowFiles taken from its input.
         bulletins: processor errors.
         used_ids: how many FlowFile ids the task used.
+        ready_bins: bins handed over for merging elsewhere (with ``defer_bins``).
     """
 
     index: int
@@ -280,3 +306,4 @@ class TaskResult:
     consumed: Mapping[str, int]
     bulletins: tuple[Bulletin, ...]
     used_ids: int
+    ready_bins: tuple[ReadyBin, ...] = ()

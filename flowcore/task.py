@@ -21,10 +21,11 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from flowcore.binning import Bin, BinLimits, EvictionReason
 from flowcore.errors import FlowcoreError
 from flowcore.flow import FUNNEL_RELATIONSHIP, Prioritizer
 from flowcore.flowfile import ContentClaim, FlowFile, ResourceClaim
-from flowcore.processor import ProcessContext, Processor, ProcessorKind
+from flowcore.processor import BinningProcessor, ProcessContext, Processor, ProcessorKind
 from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
 from flowcore.session import ProcessSession
 from flowcore.session_host import (
@@ -39,6 +40,7 @@ from flowcore.stage_plan import (
     NEVER,
     Bulletin,
     MemberPlan,
+    ReadyBin,
     StagePlan,
     TaskResult,
     TaskSpec,
@@ -211,6 +213,7 @@ class _Member:
         self.state = StateMap(0, committed) if committed is not None else StateMap()
         self.new_state: dict[str, str] | None = None
         self._restore_to_pending = False
+        self._capturing: list[QueuedFlowFile] | None = None
         self.transfers: dict[str, list[int]] = defaultdict(lambda: [0, 0])
         self.consumed = 0
         self.context = ProcessContext(
@@ -222,6 +225,8 @@ class _Member:
             has_incoming_connection=plan.has_input,
             resumed_bins=True,
         )
+        if task.spec.defer_bins and self._merges_apart():
+            self.context.bin_sink = self._hand_over
 
     # SessionHost -------------------------------------------------------------------------
 
@@ -279,6 +284,9 @@ class _Member:
         self.task.delete_on_commit.extend(commit.delete_on_commit)
 
     def restore(self, flowfiles: Sequence[QueuedFlowFile]) -> None:
+        if self._capturing is not None:  # a ready bin being handed over
+            self._capturing.extend(flowfiles)
+            return
         if self._restore_to_pending:  # a batched session rolled back: retried one by one
             self.pending.extendleft(reversed(flowfiles))
             return
@@ -341,6 +349,46 @@ class _Member:
                     f"{self.plan.type_name} '{self.plan.name}' could not read {item.key}: "
                     f"{type(error).__name__}: {error}"
                 )
+
+    def _merges_apart(self) -> bool:
+        """Whether the processor can merge a bin in another task than the one binning it."""
+        processor = self.processor
+        if processor.kind is not ProcessorKind.BINNING:
+            return False
+        return type(processor).merge_bin is not BinningProcessor.merge_bin  # type: ignore[attr-defined]
+
+    def _hand_over(self, bin_: Bin, session: ProcessSession) -> None:
+        """Take a ready bin out of this task: its FlowFiles, as queued, go to a merge task."""
+        self._capturing = []
+        try:
+            session.rollback()
+            queued = {q.flowfile.id: q for q in self._capturing}
+        finally:
+            self._capturing = None
+        records = tuple((queued[f.id].queue_id, queued[f.id].flowfile) for f in bin_.flowfiles)
+        reason = bin_.reason.value if bin_.reason is not None else EvictionReason.UNSET.value
+        self.task.ready_bins.append(
+            ReadyBin(self.plan.component_id, bin_.group, reason, bin_.created_ms, records)
+        )
+
+    def merge_bins(self, bins: Sequence[ReadyBin]) -> None:
+        """Merge bins another task decided, one session each."""
+        processor = self.processor
+        for ready in bins:
+            self.pending.extend(QueuedFlowFile(f, q) for q, f in ready.records)
+            session = self.session()
+            bin_ = Bin(ready.group, BinLimits(), ready.created_ms)
+            for flowfile in session.get(len(ready.records)):
+                bin_.add(flowfile)
+            bin_.reason = EvictionReason(ready.reason)
+            mark = len(self.returned)
+            try:
+                processor.merge_bin(self.context, session, bin_)  # type: ignore[attr-defined]
+                session.commit()
+            except Exception as error:
+                session.rollback(penalize=True)
+                self._failed(error)
+                self.returned[mark:] = [(q, at, True) for q, at, _ in self.returned[mark:]]
 
     def _batchable(self) -> bool:
         processor = self.processor
@@ -452,6 +500,7 @@ class _Task:
         self._outputs: dict[str, list[FlowFile]] = {}
         self.enqueued: list[SegmentSummary] = []
         self.retry_at: dict[str, int] = {}
+        self.ready_bins: list[ReadyBin] = []
         self.long_waits: set[str] = set()
         self.in_bins: set[str] = set()
 
@@ -543,11 +592,16 @@ class _Task:
             work: dict[str, list[Any]] = {}
             for component_id, item in spec.input.work:
                 work.setdefault(component_id, []).append(item)
+            bins: dict[str, list[ReadyBin]] = {}
+            for ready in spec.input.bins:
+                bins.setdefault(ready.member, []).append(ready)
             for member in self.members.values():
                 if member.plan.kind is ProcessorKind.SOURCE:
                     member.read_work(work.get(member.plan.component_id, ()))
-                else:
-                    member.drain(end_of_input=spec.end_of_input)
+                    continue
+                if member.plan.component_id in bins:
+                    member.merge_bins(bins[member.plan.component_id])
+                member.drain(end_of_input=spec.end_of_input)
         finally:
             for member in scheduled:
                 try:
@@ -616,6 +670,7 @@ class _Task:
             consumed={m.plan.component_id: m.consumed for m in self.members.values()},
             bulletins=tuple(self.bulletins),
             used_ids=next(self._ids) - self.spec.first_id,
+            ready_bins=tuple(self.ready_bins),
         )
 
 

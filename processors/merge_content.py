@@ -560,6 +560,9 @@ class MergeContent(BinningProcessor):
         while self._ready:
             bin_ = self._ready.pop(0)
             session = self._sessions.pop(bin_.id)
+            if context.bin_sink is not None:
+                context.bin_sink(bin_, session)  # the engine merges it in another task
+                continue
             try:
                 self._process_bin(context, session, bin_)
                 session.commit()
@@ -591,6 +594,10 @@ class MergeContent(BinningProcessor):
         self._reset()
 
     # --- merging one bin (NiFi's processBin) --------------------------------------------------
+
+    def merge_bin(self, context: ProcessContext, session: ProcessSession, bin_: Bin) -> None:
+        """Merge a ready bin handed over by the engine (its session holds the FlowFiles)."""
+        self._process_bin(context, session, bin_)
 
     def _process_bin(self, context: ProcessContext, session: ProcessSession, bin_: Bin) -> None:
         contents = list(bin_.flowfiles)

@@ -12,6 +12,7 @@ and its logs quiet unless ``spark.ui.enabled`` or ``FLOWCORE_SPARK_LOG_LEVEL`` s
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 import sysconfig
@@ -30,6 +31,7 @@ DEFAULT_MASTER = "local[*]"
 _SESSION_LOCK = threading.Lock()
 _SESSION: Any = None
 _SESSION_MASTER: str | None = None
+_JOB_GROUPS = itertools.count(1)  # a fresh Spark job group per stage run
 
 
 _LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
@@ -146,7 +148,7 @@ class SparkRunner:
         """Run *job*'s tasks as one Spark job; results in task order."""
         _ship_by_value(job)
         sc = self.context
-        group = f"flowcore-{job.plan.stage_id}-{os.getpid()}-{id(job)}"
+        group = f"flowcore-{job.plan.stage_id}-{os.getpid()}-{next(_JOB_GROUPS)}"
         sc.setJobGroup(group, f"flowcore {job.plan.stage_id}")
         try:
             if job.shuffle is None:

@@ -140,9 +140,14 @@ def _random_flow(data: Path, steps: list[tuple], files: list[str]) -> Flow:
             options = {"maximum_number_of_entries": step[1]}
             if step[2]:
                 options["correlation_attribute_name"] = "filename"
-            component = flow.add(MergeContent(**options), name=name)
-            flow.auto_terminate(component, ["original", "failure"])
-            out = "merged"
+            merge = flow.add(MergeContent(**options), name=name)
+            flow.auto_terminate(merge, ["original", "failure"])
+            flow.connect(previous, merge, exit_name)
+            # MergeContent names a bundle by the clock; name it as a user would.
+            namer = UpdateAttribute(filename=f"merged{number}-${{merge.count}}.txt")
+            previous, exit_name = flow.add(namer, name=f"{name}-name"), "success"
+            flow.connect(merge, previous, "merged")
+            continue
         flow.connect(previous, component, exit_name)
         previous, exit_name = component, out
     sink = flow.add(Capture(directory=str(data / "captured")), name="capture")
