@@ -21,10 +21,11 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from flowcore._task_content import TaskContent
 from flowcore.binning import Bin, BinLimits, EvictionReason
 from flowcore.errors import FlowcoreError
 from flowcore.flow import FUNNEL_RELATIONSHIP, Prioritizer
-from flowcore.flowfile import ContentClaim, FlowFile, ResourceClaim
+from flowcore.flowfile import FlowFile
 from flowcore.processor import BinningProcessor, ProcessContext, Processor, ProcessorKind
 from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
 from flowcore.session import ProcessSession
@@ -93,90 +94,6 @@ def _ordered(flowfiles: list[FlowFile], prioritizers: Sequence[Prioritizer]) -> 
     """Queue order: the prioritizers in turn, then FIFO (NiFi's QueuePrioritizer)."""
     keys = [_PRIORITIZER_KEYS[p] for p in prioritizers]
     return sorted(flowfiles, key=lambda f: (*(k(f) for k in keys), queue_order(f)))
-
-
-# --- content as a task sees it ------------------------------------------------------------
-
-
-class _Stream:
-    """A content stream that tells its task which resource claim it wrote."""
-
-    def __init__(self, inner: Any, written: set[ResourceClaim]) -> None:
-        self._inner = inner
-        self._written = written
-
-    @property
-    def bytes_written(self) -> int:
-        return self._inner.bytes_written
-
-    def write(self, data: bytes) -> int:
-        return self._inner.write(data)
-
-    def close(self) -> ContentClaim | None:
-        claim = self._inner.close()
-        if claim is not None:
-            self._written.add(claim.resource_claim)
-        return claim
-
-
-class _SharedWriter:
-    """The task's one writer, lent to every session: sessions close it, the task does."""
-
-    def __init__(self, content: _TaskContent) -> None:
-        self._content = content
-
-    def open_stream(self) -> _Stream:
-        return _Stream(self._content.writer_impl.open_stream(), self._content.written)
-
-    def close(self) -> None:
-        """Sessions end; the writer stays open for the rest of the task."""
-
-
-class _TaskContent:
-    """The content repository inside a task.
-
-    Reads pass through, writes pack into the task's claim files, and claimant counts are left
-    to the driver (they change only at commit).
-
-    A rolled-back session's bytes stay in the claim file; the file goes when nothing claims it.
-    """
-
-    def __init__(self, repository: FileContentRepository, owner: str) -> None:
-        self.repository = repository
-        self.writer_impl = repository.writer(owner)
-        self.written: set[ResourceClaim] = set()
-
-    def writer(self, owner: str = "") -> _SharedWriter:
-        del owner
-        return _SharedWriter(self)
-
-    def open(self, claim: ContentClaim) -> Any:
-        return self.repository.open(claim)
-
-    def read(self, claim: ContentClaim) -> bytes:
-        return self.repository.read(claim)
-
-    def exists(self, resource_claim: ResourceClaim) -> bool:
-        return self.repository.exists(resource_claim)
-
-    def claimant_count(self, resource_claim: ResourceClaim) -> int:
-        del resource_claim
-        return 1  # never zero here: only the driver destroys content
-
-    def increment_claimant_count(self, resource_claim: ResourceClaim, delta: int = 1) -> int:
-        del resource_claim, delta
-        return 1
-
-    def decrement_claimant_count(self, resource_claim: ResourceClaim, delta: int = 1) -> int:
-        del resource_claim, delta
-        return 1
-
-    def remove(self, resource_claim: ResourceClaim) -> bool:
-        del resource_claim
-        return False
-
-    def close(self) -> None:
-        self.writer_impl.close()
 
 
 # --- one member of the stage, as a session host -------------------------------------------
@@ -325,7 +242,14 @@ class _Member:
             Bulletin(_now(), self.plan.component_id, self.plan.name, level, message)
         )
 
-    def _failed(self, error: BaseException) -> None:
+    def _failed(self, error: BaseException, since: int | None = None) -> None:
+        """Report a processor error as a bulletin.
+
+        FlowFiles returned since position *since* of ``returned`` wait long, even with a zero
+        penalty: a batch run must not retry a failing FlowFile in a tight loop.
+        """
+        if since is not None:
+            self.returned[since:] = [(q, at, True) for q, at, _ in self.returned[since:]]
         text = str(error) or type(error).__name__
         message = (
             f"{self.plan.type_name} '{self.plan.name}' failed: {type(error).__name__}: {text}; "
@@ -387,8 +311,7 @@ class _Member:
                 session.commit()
             except Exception as error:
                 session.rollback(penalize=True)
-                self._failed(error)
-                self.returned[mark:] = [(q, at, True) for q, at, _ in self.returned[mark:]]
+                self._failed(error, since=mark)
 
     def _batchable(self) -> bool:
         processor = self.processor
@@ -442,10 +365,7 @@ class _Member:
             try:
                 processor.on_trigger_sessions(self.context, self.session)
             except Exception as error:
-                self._failed(error)
-                # What the failure sent back waits long, even with a zero penalty: a batch run
-                # must not retry a failing FlowFile in a tight loop.
-                self.returned[mark:] = [(q, at, True) for q, at, _ in self.returned[mark:]]
+                self._failed(error, since=mark)
             if self.context.yielded or len(self.pending) == before:
                 break
 
@@ -489,7 +409,7 @@ class _Task:
         self.spec = spec
         self.attempt = f"{spec.plan.stage_id}-t{spec.index}-{uuid.uuid4().hex[:12]}"
         repository = FileContentRepository(list(spec.paths.content), archive=False)
-        self.content = _TaskContent(repository, self.attempt)
+        self.content = TaskContent(repository, self.attempt)
         self.segment_dir = Path(spec.paths.segments)
         self._ids = itertools.count(spec.first_id)
         self._positions = itertools.count(spec.index << _INDEX_SHIFT)
@@ -602,6 +522,7 @@ class _Task:
                 if member.plan.component_id in bins:
                     member.merge_bins(bins[member.plan.component_id])
                 member.drain(end_of_input=spec.end_of_input)
+                self._merge_a_lone_bin(member)
         finally:
             for member in scheduled:
                 try:
@@ -611,6 +532,13 @@ class _Task:
                     member.bulletin(f"stopping failed: {type(error).__name__}: {error}")
             self.content.close()
         return self._finish()
+
+    def _merge_a_lone_bin(self, member: _Member) -> None:
+        """Merge here a ready bin that has no sibling: a second pass would gain nothing."""
+        mine = [b for b in self.ready_bins if b.member == member.plan.component_id]
+        if len(mine) == 1:
+            self.ready_bins.remove(mine[0])
+            member.merge_bins(mine)
 
     def _finish(self) -> TaskResult:
         for queue_id, flowfiles in self._outputs.items():

@@ -398,3 +398,41 @@ def test_continuous_mode_polls_until_told_to_stop(tmp_path: Path) -> None:
     # each micro-batch: one work item read, two FlowFiles consumed by UpdateAttribute
     assert [r.flowfiles_in for r in reports] == [3] * 5
     assert [r.micro_batch for r in reports] == [1, 2, 3, 4, 5]
+
+
+class FailingMerge(MergeContent):
+    """Bins as MergeContent does, then fails to merge."""
+
+    def merge_bin(self, context, session, bin_):  # type: ignore[no-untyped-def]
+        msg = "the disk is full"
+        raise OSError(msg)
+
+
+def _merge_flow(merge: MergeContent) -> Flow:
+    flow = Flow("merging")
+    gen = flow.add(GenerateFlowFile(custom_text="x", batch_size=12), name="gen")
+    combine = flow.add(merge, name="merge")
+    end = flow.add(UpdateAttribute(), name="end")
+    flow.connect(gen, combine)
+    flow.connect(combine, end, "merged")
+    flow.auto_terminate(combine, ["original", "failure"])
+    flow.auto_terminate(end, "success")
+    return flow
+
+
+def test_ready_bins_are_merged_by_parallel_tasks(tmp_path: Path) -> None:
+    """Bins of one group are decided in one task and merged by a second, parallel pass."""
+    flow = _merge_flow(MergeContent(minimum_number_of_entries=3, maximum_number_of_entries=3))
+    result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=SETTINGS)
+    assert result.count("merge", "merged") == 4
+    assert result.count("end", "success") == 4
+    assert "2 task(s) in-process merging bins" in result.plan
+
+
+def test_a_failed_merge_keeps_the_bins_flowfiles_queued(tmp_path: Path) -> None:
+    """When merging a handed-over bin fails, its FlowFiles go back to the queue with a bulletin."""
+    flow = _merge_flow(FailingMerge(minimum_number_of_entries=3, maximum_number_of_entries=3))
+    result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=SETTINGS)
+    assert result.count("merge", "merged") == 0
+    assert sum(count for count, _ in result.queued.values()) == 12
+    assert "the disk is full" in result.bulletins[0].message
