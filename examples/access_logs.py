@@ -14,13 +14,35 @@ from pathlib import Path
 from flowcore import FlowFileTransform, PropertyDescriptor, Relationship, TransformResult
 from flowcore.validators import REGULAR_EXPRESSION_VALIDATOR
 
-__all__ = ["LOG_PATTERN", "STATUS_CLASSES", "ParseAccessLog", "generate_logs"]
+__all__ = [
+    "LOG_PATTERN",
+    "STATUS_CLASSES",
+    "STATUS_ROUTES",
+    "TAGS",
+    "ParseAccessLog",
+    "generate_logs",
+]
 
 LOG_PATTERN = (
     r'(?P<ip>\S+) \S+ \S+ \[(?P<time>[^\]]+)\] "(?P<method>\S+) (?P<request>\S+) [^"]*" '
     r"(?P<status>\d{3}) (?P<bytes>\d+)"
 )
 STATUS_CLASSES = ("success", "redirect", "client_error", "server_error")
+
+#: RouteOnAttribute's dynamic properties: one relationship per HTTP status class.
+STATUS_ROUTES = {
+    "success": "${status:startsWith('2')}",
+    "redirect": "${status:startsWith('3')}",
+    "client_error": "${status:startsWith('4')}",
+    "server_error": "${status:ge(500)}",
+}
+#: UpdateAttribute's properties: the status class, an alert flag, a normalised time.
+TAGS = {
+    "status.class": "${RouteOnAttribute.Route}",
+    "alert": "${status:ge(500):ifElse('page-oncall', 'none')}",
+    "received": "${time:toDate('dd/MMM/yyyy:HH:mm:ss Z'):format('yyyy-MM-dd HH:mm:ss', 'UTC')}",
+    "Delete Attributes Expression": "file\\..*",
+}
 
 
 class ParseAccessLog(FlowFileTransform):

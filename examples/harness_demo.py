@@ -25,7 +25,7 @@ from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from access_logs import STATUS_CLASSES, ParseAccessLog, generate_logs
+from access_logs import STATUS_CLASSES, STATUS_ROUTES, TAGS, ParseAccessLog, generate_logs
 
 from flowcore.testing import MockFlowFile, TestRunner
 from processors import (
@@ -57,26 +57,9 @@ def main(workdir: Path) -> None:
     feed(split, get.flowfiles_for("success"))
     parse = TestRunner(ParseAccessLog())
     feed(parse, split.flowfiles_for("splits"))
-    route = TestRunner(
-        RouteOnAttribute(
-            success="${status:startsWith('2')}",
-            redirect="${status:startsWith('3')}",
-            client_error="${status:startsWith('4')}",
-            server_error="${status:ge(500)}",
-        )
-    )
+    route = TestRunner(RouteOnAttribute(**STATUS_ROUTES))
     feed(route, parse.flowfiles_for("success"))
-    tag = TestRunner(
-        UpdateAttribute(
-            **{
-                "status.class": "${RouteOnAttribute.Route}",
-                "alert": "${status:ge(500):ifElse('page-oncall', 'none')}",
-                "received": "${time:toDate('dd/MMM/yyyy:HH:mm:ss Z')"
-                ":format('yyyy-MM-dd HH:mm:ss', 'UTC')}",
-                "Delete Attributes Expression": "file\\..*",
-            }
-        )
-    )
+    tag = TestRunner(UpdateAttribute(**TAGS))
     feed(tag, [f for r in STATUS_CLASSES for f in route.flowfiles_for(r)])
     merge = TestRunner(
         MergeContent(

@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from access_logs import STATUS_CLASSES, ParseAccessLog, generate_logs
+from access_logs import STATUS_CLASSES, STATUS_ROUTES, TAGS, ParseAccessLog, generate_logs
 
 from flowcore import Flow
 from processors import (
@@ -49,24 +49,11 @@ def build_flow(data: Path) -> Flow:
     split = flow.add(SplitText(line_split_count=1), name="split")
     parse = flow.add(ParseAccessLog(), name="parse")
     route = flow.add(
-        RouteOnAttribute(
-            success="${status:startsWith('2')}",
-            redirect="${status:startsWith('3')}",
-            client_error="${status:startsWith('4')}",
-            server_error="${status:ge(500)}",
-        ),
+        RouteOnAttribute(**STATUS_ROUTES),
         name="route",
     )
     tag = flow.add(
-        UpdateAttribute(
-            **{
-                "status.class": "${RouteOnAttribute.Route}",
-                "alert": "${status:ge(500):ifElse('page-oncall', 'none')}",
-                "received": "${time:toDate('dd/MMM/yyyy:HH:mm:ss Z')"
-                ":format('yyyy-MM-dd HH:mm:ss', 'UTC')}",
-                "Delete Attributes Expression": "file\\..*",
-            }
-        ),
+        UpdateAttribute(**TAGS),
         name="tag",
     )
     merge = flow.add(

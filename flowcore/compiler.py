@@ -218,12 +218,8 @@ def explain(compiled: CompiledFlow) -> str:
     connections = {c.id: c for c in flow.connections}
 
     def label(connection_id: str) -> str:
-        connection = connections[connection_id]
-        source = flow.component(connection.source).name
-        destination = flow.component(connection.destination).name
         reasons = ", ".join(r.value for r in compiled.durable[connection_id])
-        carried = ",".join(connection.relationships)
-        return f"{source} -[{carried}]-> {destination} (durable: {reasons})"
+        return f"{flow.describe(connections[connection_id])} (durable: {reasons})"
 
     for stage in compiled.stages:
         members = " -> ".join(str(flow.component(m)) for m in stage.members)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import logging
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
@@ -54,13 +53,13 @@ from flowcore.stage_plan import (
     TaskResult,
     TaskSpec,
     build_stage_plan,
+    parked_component,
 )
 from flowcore.task import ID_BLOCK
+from repositories.content import ARCHIVE_CLEANUP_FREQUENCY_MS
 from repositories.records import SegmentSummary, Transaction
 
 __all__ = ["Controller", "RunProgress", "RunResult"]
-
-log = logging.getLogger(__name__)
 
 #: Micro-batches a batch run waits, without progress, for processors that yielded.
 MAX_IDLE_WAITS = 5
@@ -178,6 +177,7 @@ class Controller:
         self._stage_runs = 0
         self._held_back: dict[str, list[str]] = {}
         self._described: dict[str, str] = {}
+        self._archive_expired_at = 0
 
     # --- queues -------------------------------------------------------------------------------
 
@@ -192,14 +192,12 @@ class Controller:
 
     def _label(self, queue_id: str) -> str:
         connection = self._connections.get(queue_id)
-        if connection is None:
-            if queue_id.startswith("park:"):
-                name = self._component_name(queue_id.removeprefix("park:"))
-                return f"{name} (returned after errors)"
-            return queue_id
-        source = self._component_name(connection.source)
-        destination = self._component_name(connection.destination)
-        return f"{source} -[{','.join(connection.relationships)}]-> {destination}"
+        if connection is not None:
+            return self.flow.describe(connection)
+        parked = parked_component(queue_id)
+        if parked is not None:
+            return f"{self._component_name(parked)} (returned after errors)"
+        return queue_id  # a queue of a connection the flow no longer has
 
     def _component_name(self, component_id: str) -> str:
         try:
@@ -362,12 +360,10 @@ class Controller:
             limits = BatchLimits(
                 self.settings.batch_max_flowfiles, self.settings.batch_max_bytes_value
             )
-            retry_at = self._retry_at
-            if not continuous:
-                # A batch run does not retry what failed or was penalized during it: those
-                # FlowFiles stay queued for the next run (or a continuous one).
-                retry_at = {**retry_at, **dict.fromkeys(self._long_waits - self._in_bins, NEVER)}
-            taken = select_segments(plan, queues, retry_at, now, limits)
+            # A batch run does not retry what failed or was penalized during it: those
+            # FlowFiles stay queued for the next run (or a continuous one).
+            skip = frozenset() if continuous else self._long_waits - self._in_bins
+            taken = select_segments(plan, queues, self._retry_at, now, limits, skip=skip)
         if not work and not taken:
             if states:
                 self._commit(stage, [], [], states)
@@ -414,7 +410,11 @@ class Controller:
             self._long_waits.discard(summary.segment_id)
             self._in_bins.discard(summary.segment_id)
         content.release_unclaimed(c for r in results for c in r.written_claims)
-        content.cleanup()
+        now = _now()
+        expire = now - self._archive_expired_at >= ARCHIVE_CLEANUP_FREQUENCY_MS
+        if expire:
+            self._archive_expired_at = now
+        content.cleanup(now, expire_archive=expire)
         for result in results:
             for path in result.delete_on_commit:
                 Path(path).unlink(missing_ok=True)

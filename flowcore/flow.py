@@ -345,6 +345,12 @@ class Flow:
         """Relationships of *component* the user auto-terminated."""
         return frozenset(self._auto_terminated.get(component.id, ()))
 
+    def describe(self, connection: Connection) -> str:
+        """A connection as people read it: ``source -[relationships]-> destination``."""
+        source = self.component(connection.source).name
+        destination = self.component(connection.destination).name
+        return f"{source} -[{','.join(connection.relationships)}]-> {destination}"
+
     def incoming(self, component: Component) -> tuple[Connection, ...]:
         """Connections into *component*."""
         return tuple(c for c in self._connections.values() if c.destination == component.id)

@@ -29,6 +29,7 @@ import attrs
 from flowcore.errors import RepositoryError
 from flowcore.settings import Settings
 from flowcore.stage_plan import Bulletin, RepositoryPaths
+from repositories._files import write_atomically
 from repositories.content import FileContentRepository
 from repositories.flowfile_wal import WriteAheadFlowFileRepository
 from repositories.provenance import SqlProvenanceRepository
@@ -112,10 +113,8 @@ class RepositorySet:
 
     def write_status(self, status: dict[str, Any]) -> None:
         """Replace ``status.json`` (atomically) for ``flowcore status``."""
-        target = self.directory / STATUS_FILE
-        partial = target.with_suffix(".json.partial")
-        partial.write_text(json.dumps(status, indent=1, sort_keys=True))
-        os.replace(partial, target)
+        text = json.dumps(status, indent=1, sort_keys=True)
+        write_atomically(self.directory / STATUS_FILE, text.encode(), sync=False)
 
     def add_bulletins(self, bulletins: Sequence[Bulletin]) -> None:
         """Append bulletins, keeping the last :data:`MAX_BULLETINS`."""
@@ -124,10 +123,8 @@ class RepositorySet:
         path = self.directory / BULLETIN_FILE
         kept = read_bulletins(self.directory)[-(MAX_BULLETINS - len(bulletins)) :]
         kept.extend(bulletins)
-        lines = [json.dumps(attrs.asdict(b)) for b in kept[-MAX_BULLETINS:]]
-        partial = path.with_suffix(".jsonl.partial")
-        partial.write_text("\n".join(lines) + "\n")
-        os.replace(partial, path)
+        lines = [json.dumps(attrs.asdict(b)) + "\n" for b in kept[-MAX_BULLETINS:]]
+        write_atomically(path, "".join(lines).encode(), sync=False)
 
     def close(self) -> None:
         """Checkpoint the log and release the lock."""

@@ -8,7 +8,7 @@ is that cut into tasks. Everything here reads segment summaries only; no FlowFil
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import TypeVar
 
 import attrs
@@ -67,12 +67,15 @@ def select_segments(
     retry_at: Mapping[str, int],
     now: int,
     limits: BatchLimits,
+    *,
+    skip: Collection[str] = frozenset(),
 ) -> list[SegmentSummary]:
     """The segments a stage run takes now, oldest first per queue, within *limits*.
 
-    A segment waiting on a penalty or on a bin's age is skipped until then. A stage with a
-    binning member takes every segment of the binning member's queues once any of them is
-    ready, because a bin needs all its group's FlowFiles together.
+    A segment waiting on a penalty or on a bin's age is skipped until then, and one in *skip*
+    is not taken at all (a batch run leaves what failed during it). A stage with a binning
+    member takes every segment of the binning member's queues once any of them is ready,
+    because a bin needs all its group's FlowFiles together.
     """
     binning = {m.component_id for m in plan.binning_members}
     taken: list[SegmentSummary] = []
@@ -88,7 +91,7 @@ def select_segments(
             if member in binning:
                 if not ready_binning:
                     break
-            elif retry_at.get(summary.segment_id, 0) > now:
+            elif summary.segment_id in skip or retry_at.get(summary.segment_id, 0) > now:
                 continue
             too_many = count + summary.count > limits.flowfiles
             if taken and (too_many or size + summary.bytes > limits.bytes):

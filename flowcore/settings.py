@@ -41,8 +41,6 @@ class Settings:
         sync: fsync segments, event files and the log (turn off only for throwaway runs).
         unbounded_source_batches: in batch mode, how many times a source that never runs out
             (GenerateFlowFile) is triggered before the run drains and ends.
-        spill_threshold: FlowFiles a session hands to its task before commit (bounded memory
-            for splitters).
         poll_interval: in continuous mode, the pause between micro-batches that found no work.
     """
 
@@ -54,7 +52,6 @@ class Settings:
     yield_duration: str = "1 sec"
     sync: bool = True
     unbounded_source_batches: int = attrs.field(default=1, validator=_positive)
-    spill_threshold: int = attrs.field(default=10_000, validator=_positive)
     poll_interval: str = "1 sec"
 
     @property

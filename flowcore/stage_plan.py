@@ -33,8 +33,10 @@ __all__ = [
     "TaskSpec",
     "build_stage_plan",
     "park_queue_id",
+    "parked_component",
 ]
 
+_PARK = "park:"
 #: A queue with no later retry time: run only when new input arrives or the input ends.
 NEVER = 2**62
 
@@ -45,7 +47,12 @@ def park_queue_id(component_id: str) -> str:
     FlowFiles that arrived by a pipelined connection wait there after the processor failed on
     them or returned them (rollback, yield).
     """
-    return f"park:{component_id}"
+    return f"{_PARK}{component_id}"
+
+
+def parked_component(queue_id: str) -> str | None:
+    """The component whose park queue *queue_id* is, or None for a connection's queue."""
+    return queue_id.removeprefix(_PARK) if queue_id.startswith(_PARK) else None
 
 
 @attrs.frozen
@@ -288,7 +295,6 @@ class TaskResult:
         transfers: per component, per relationship: ``[FlowFiles, bytes]``.
         consumed: per component, FlowFiles taken from its input.
         bulletins: processor errors.
-        used_ids: how many FlowFile ids the task used.
         ready_bins: bins handed over for merging elsewhere (with ``defer_bins``).
     """
 
@@ -305,5 +311,4 @@ class TaskResult:
     transfers: Mapping[str, Mapping[str, tuple[int, int]]]
     consumed: Mapping[str, int]
     bulletins: tuple[Bulletin, ...]
-    used_ids: int
     ready_bins: tuple[ReadyBin, ...] = ()

@@ -16,6 +16,7 @@ import itertools
 import logging
 import time
 import uuid
+import zlib
 from collections import defaultdict, deque
 from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
@@ -35,6 +36,7 @@ from flowcore.session_host import (
     FlowFileFilter,
     QueuedFlowFile,
     SessionCommit,
+    SessionOutput,
     StateMap,
 )
 from flowcore.stage_plan import (
@@ -189,7 +191,7 @@ class _Member:
     def apply_commit(self, commit: SessionCommit) -> None:
         self.consumed += len(commit.consumed)
         for output in commit.outputs:
-            self._route(output.flowfile, output.relationship, output.connection_index, output)
+            self._route(output)
         for relationship, (count, size) in commit.auto_terminated.items():
             counted = self.transfers[relationship]
             counted[0] += count
@@ -214,11 +216,12 @@ class _Member:
 
     # routing -------------------------------------------------------------------------------
 
-    def _route(self, flowfile: FlowFile, relationship: str, index: int, output: Any) -> None:
+    def _route(self, output: SessionOutput) -> None:
+        flowfile, relationship = output.flowfile, output.relationship
         if relationship == SELF:
             self.returned.append((QueuedFlowFile(flowfile, output.queue_id), _now(), False))
             return
-        route = self.plan.routes[relationship][index]
+        route = self.plan.routes[relationship][output.connection_index]
         counted = self.transfers[relationship]
         counted[0] += 1
         counted[1] += flowfile.size
@@ -597,7 +600,6 @@ class _Task:
             },
             consumed={m.plan.component_id: m.consumed for m in self.members.values()},
             bulletins=tuple(self.bulletins),
-            used_ids=next(self._ids) - self.spec.first_id,
             ready_bins=tuple(self.ready_bins),
         )
 
@@ -609,14 +611,11 @@ def run_task(spec: TaskSpec) -> TaskResult:
 
 def read_segment_records(segment_dir: str | Path, segment_id: str) -> list[FlowFile]:
     """A committed segment's FlowFiles, in order."""
-    path = Path(segment_dir) / (segment_id + segment_files.SEGMENT_SUFFIX)
-    return segment_files.read_segment(path)
+    return segment_files.read_segment(segment_files.segment_path(segment_dir, segment_id))
 
 
 def _stable_hash(text: str) -> int:
     """A hash that is the same in every process (Python's ``hash`` is salted per process)."""
-    import zlib  # noqa: PLC0415 - small and only here
-
     return zlib.crc32(text.encode("utf-8", "surrogatepass"))
 
 

@@ -38,6 +38,7 @@ from repositories._files import file_stem
 from repositories.records import Finding
 
 __all__ = [
+    "ARCHIVE_CLEANUP_FREQUENCY_MS",
     "DEFAULT_ARCHIVE_MAX_RETENTION",
     "DEFAULT_ARCHIVE_MAX_USAGE",
     "DEFAULT_MAX_APPENDABLE_SIZE",
@@ -54,6 +55,8 @@ DEFAULT_ARCHIVE_MAX_RETENTION = "3 hours"  # nifi.content.repository.archive.max
 DEFAULT_ARCHIVE_MAX_USAGE = "90%"  # nifi.content.repository.archive.max.usage.percentage
 ARCHIVE = "archive"  # per-section directory of archived claim files, as NiFi
 _PERCENT = re.compile(r"(\d{1,2})%")
+#: How often a driver ages off the archive (NiFi's ``archive.cleanup.frequency``: 1 min).
+ARCHIVE_CLEANUP_FREQUENCY_MS = 60_000
 
 
 def _percentage(value: str, name: str) -> float:
@@ -490,11 +493,13 @@ class FileContentRepository:
         else:
             live.unlink(missing_ok=True)
 
-    def cleanup(self, now: int | None = None) -> int:
+    def cleanup(self, now: int | None = None, *, expire_archive: bool = True) -> int:
         """Archive or destroy claims nobody claims any more, then age off the archive.
 
-        Run by the driver after each durable FlowFile repository commit. Returns how many
-        claims left the live area.
+        Run by the driver after each durable FlowFile repository commit. Aging off the archive
+        walks every section, so a caller committing often passes *expire_archive* only every
+        :data:`ARCHIVE_CLEANUP_FREQUENCY_MS` (NiFi's ``archive.cleanup.frequency``). Returns
+        how many claims left the live area.
         """
         with self._lock:
             ready = [
@@ -507,9 +512,10 @@ class FileContentRepository:
                 self._counts.pop(claim, None)
         for claim in ready:
             self._archive_or_remove(claim)
-        moment = now if now is not None else time.time_ns() // 1_000_000
-        for container in self.containers:
-            self._expire_archive(container, moment)
+        if expire_archive:
+            moment = now if now is not None else time.time_ns() // 1_000_000
+            for container in self.containers:
+                self._expire_archive(container, moment)
         return len(ready)
 
     def _archived(self, container: str) -> Iterable[tuple[int, Path]]:

@@ -330,7 +330,7 @@ class WriteAheadFlowFileRepository:
     # --- segments and queries ---------------------------------------------------------------
 
     def _segment_path(self, segment_id: str) -> Path:
-        return self.segment_dir / (segment_id + segment_files.SEGMENT_SUFFIX)
+        return segment_files.segment_path(self.segment_dir, segment_id)
 
     def next_flowfile_ids(self, count: int) -> range:
         """Reserve *count* FlowFile ids; the high-water mark is recorded with the next commit."""

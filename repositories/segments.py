@@ -10,6 +10,7 @@ and renamed, so a segment file is whole or absent.
 
 from __future__ import annotations
 
+import os
 import struct
 import uuid
 import zlib
@@ -29,6 +30,7 @@ __all__ = [
     "encode_records",
     "read_segment",
     "read_summary",
+    "segment_path",
     "summary_from_wire",
     "summary_to_wire",
     "write_segment",
@@ -149,6 +151,11 @@ def summary_from_wire(wire: list[Any]) -> SegmentSummary:
     )
 
 
+def segment_path(directory: str | os.PathLike[str], segment_id: str) -> Path:
+    """Where segment *segment_id* lives in *directory*."""
+    return Path(directory) / (segment_id + SEGMENT_SUFFIX)
+
+
 def new_segment_id(owner: str) -> str:
     """A unique segment id naming its writer (a task attempt)."""
     return f"{file_stem(owner, 'segment')}-{uuid.uuid4().hex}"
@@ -189,7 +196,7 @@ def write_segment(
     crc = zlib.crc32(body, zlib.crc32(header))
     data = SEGMENT_MAGIC + _HEAD.pack(SEGMENT_VERSION, len(header), crc) + header + body
     directory.mkdir(parents=True, exist_ok=True)
-    write_atomically(directory / (summary.segment_id + SEGMENT_SUFFIX), data, sync=sync)
+    write_atomically(segment_path(directory, summary.segment_id), data, sync=sync)
     return summary
 
 
