@@ -22,8 +22,9 @@ from flowcore._session_support import (
     WriteStream,
     emit,
 )
-from flowcore.errors import FlowFileHandlingError
-from flowcore.flowfile import ContentClaim, FlowFile
+from flowcore.errors import ContentChangedError, FlowFileHandlingError
+from flowcore.flowfile import ContentClaim, FlowFile, ResourceClaim
+from repositories import external
 
 if TYPE_CHECKING:
     from flowcore.session_host import SessionHost
@@ -205,6 +206,52 @@ class ContentOperations:
         claim = self._write_new_claim(record.current.id, produce)
         if not keep_source:
             self._delete_on_commit.append(os.fspath(path))
+        return self._update(record, record.current.with_content(claim))
+
+    def import_by_reference(
+        self,
+        path: str | os.PathLike[str],
+        flowfile: FlowFile,
+        *,
+        offset: int = 0,
+        length: int | None = None,
+        fingerprint: str | None = None,
+    ) -> FlowFile:
+        """Point the FlowFile at a byte range of a file, without copying it (zero-copy).
+
+        The content stays in the file: it must stay where it is, unchanged, until the flow has
+        processed the FlowFile. Reading it after the file changed fails with
+        :class:`~flowcore.errors.ContentChangedError`.
+
+        Args:
+            path: the file; made absolute, since every executor reads it by that path.
+            flowfile: the FlowFile to update.
+            offset: where the range starts.
+            length: how many bytes (default: to the end of the file).
+            fingerprint: ``size:mtime_ns:inode`` when the file was listed; taken now when
+                omitted. Passing the listing's fingerprint makes a change since then an error.
+        """
+        record = self._record(flowfile)
+        absolute = os.path.abspath(path)
+        info = os.stat(absolute)
+        taken = external.fingerprint_of(info)
+        if fingerprint is not None and fingerprint != taken:
+            msg = (
+                f"{absolute} changed after it was listed (size:mtime_ns:inode was "
+                f"{fingerprint}, is {taken}); ingest files that may change with Copy Into "
+                "Repository set to true"
+            )
+            raise ContentChangedError(msg)
+        size = info.st_size if length is None else length
+        if offset < 0 or size < 0 or offset + size > info.st_size:
+            msg = (
+                f"cannot reference {size} bytes at offset {offset} of {absolute}, which holds "
+                f"{info.st_size} bytes; the range must lie inside the file"
+            )
+            raise ValueError(msg)
+        claim = None
+        if size:
+            claim = ContentClaim(ResourceClaim.external(absolute, taken), offset, size)
         return self._update(record, record.current.with_content(claim))
 
     def export_to(

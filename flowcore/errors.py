@@ -13,6 +13,7 @@ from typing import Any
 
 __all__ = [
     "ConfigurationError",
+    "ContentChangedError",
     "ContentNotFoundError",
     "ExpressionError",
     "ExpressionEvaluationError",
@@ -114,6 +115,15 @@ class FlowFileAccessError(ProcessException):
 
 class ContentNotFoundError(FlowFileAccessError):
     """A FlowFile points at content that is no longer in the content repository."""
+
+
+class ContentChangedError(ContentNotFoundError):
+    """A FlowFile's content is a range of an outside file, and that file has changed.
+
+    Zero-copy ingestion (FileSplitter) points FlowFiles into the original files, guarded by a
+    fingerprint of size, modification time and inode; once the file differs, its old bytes are
+    gone and reading them would give wrong data.
+    """
 
 
 class RelationshipError(FlowcoreError, ValueError):

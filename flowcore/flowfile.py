@@ -2,7 +2,9 @@
 
 A FlowFile never holds its bytes. It holds a :class:`ContentClaim`, a byte range of a
 :class:`ResourceClaim` (one file in the content repository). Many FlowFiles share one resource
-claim, and a split can point at a sub-range of its parent's claim without copying. Every change
+claim, and a split can point at a sub-range of its parent's claim without copying. An *external*
+resource claim names a file outside the repository (zero-copy ingestion), guarded by a
+fingerprint of its size, modification time and inode. Every change
 makes a new value (``attrs.evolve``), so a FlowFile can be shipped to Spark, cached or compared
 safely.
 """
@@ -17,6 +19,7 @@ import attrs
 
 __all__ = [
     "CORE_ATTRIBUTES",
+    "EXTERNAL_CONTAINER",
     "Attributes",
     "ContentClaim",
     "FlowFile",
@@ -26,6 +29,8 @@ __all__ = [
 
 #: Attributes every FlowFile carries; a session never removes them (NiFi's REQUIRED_ATTRIBUTES).
 CORE_ATTRIBUTES: frozenset[str] = frozenset({"filename", "path", "uuid"})
+#: The container name of external resource claims: files the repository reads but never owns.
+EXTERNAL_CONTAINER = "external"
 
 
 def new_uuid() -> str:
@@ -142,6 +147,21 @@ class ResourceClaim:
     section: str
     id: str
     loss_tolerant: bool = False
+
+    @classmethod
+    def external(cls, path: str, fingerprint: str) -> ResourceClaim:
+        """A claim on a file outside the repository, valid while *fingerprint* still matches.
+
+        Args:
+            path: the file's absolute path (every executor must see it at the same path).
+            fingerprint: ``size:mtime_ns:inode`` when the file was listed.
+        """
+        return cls(EXTERNAL_CONTAINER, fingerprint, path)
+
+    @property
+    def is_external(self) -> bool:
+        """Whether the claim names an outside file (never archived or deleted)."""
+        return self.container == EXTERNAL_CONTAINER
 
     def __str__(self) -> str:
         return f"{self.container}/{self.section}/{self.id}"

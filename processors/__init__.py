@@ -7,6 +7,7 @@ per processor type, keyed by NiFi's type name.
 from collections.abc import Mapping
 
 from flowcore.processor import Processor
+from processors.file_splitter import FileSplitter
 from processors.generate_flowfile import GenerateFlowFile
 from processors.get_file import GetFile
 from processors.log_attribute import LogAttribute
@@ -17,6 +18,7 @@ from processors.split_text import SplitText
 from processors.update_attribute import UpdateAttribute
 
 BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
+    "FileSplitter": FileSplitter,
     "GenerateFlowFile": GenerateFlowFile,
     "GetFile": GetFile,
     "LogAttribute": LogAttribute,
@@ -29,6 +31,7 @@ BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
 
 __all__ = [
     "BUILTIN_PROCESSORS",
+    "FileSplitter",
     "GenerateFlowFile",
     "GetFile",
     "LogAttribute",

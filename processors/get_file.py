@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import grp
 import os
-import pwd
 import re
-import stat
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -30,36 +27,10 @@ from flowcore.validators import (
     REGULAR_EXPRESSION_VALIDATOR,
     TIME_PERIOD_VALIDATOR,
 )
+from processors._file_attributes import file_attributes
+from repositories.external import fingerprint_of
 
 __all__ = ["GetFile"]
-
-_DATE_FORMAT = "%Y-%m-%dT%H:%M:%S%z"  # NiFi's yyyy-MM-dd'T'HH:mm:ssZ
-
-
-def _stamp(seconds: float) -> str:
-    return time.strftime(_DATE_FORMAT, time.localtime(seconds))
-
-
-def _permissions(mode: int) -> str:
-    return stat.filemode(mode)[1:]
-
-
-def _owner(uid: int) -> str:
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return str(uid)
-
-
-def _group(gid: int) -> str:
-    try:
-        return grp.getgrgid(gid).gr_name
-    except KeyError:
-        return str(gid)
-
-
-def _fingerprint(info: os.stat_result) -> str:
-    return f"{info.st_size}:{info.st_mtime_ns}:{info.st_ino}"
 
 
 class GetFile(SourceProcessor):
@@ -264,7 +235,7 @@ class GetFile(SourceProcessor):
         new_state: dict[str, str] = {}
         for path, info in self._candidates(context, root):
             key = str(path.resolve())
-            fingerprint = _fingerprint(info)
+            fingerprint = fingerprint_of(info)
             if state.get(key) == fingerprint:
                 if keep:
                     new_state[key] = fingerprint
@@ -294,20 +265,7 @@ class GetFile(SourceProcessor):
             return
         started = time.monotonic()
         flowfile = session.import_from(path, session.create(), keep_source=keep)
-        relative = os.path.relpath(path.parent, root)
-        relative_path = ("" if relative == "." else relative) + "/"
-        attributes = {
-            "filename": path.name,
-            "path": relative_path,
-            "absolute.path": str(path.parent) + "/",
-            "file.creationTime": _stamp(getattr(info, "st_birthtime", info.st_ctime)),
-            "file.lastModifiedTime": _stamp(info.st_mtime),
-            "file.lastAccessTime": _stamp(info.st_atime),
-            "file.owner": _owner(info.st_uid),
-            "file.group": _group(info.st_gid),
-            "file.permissions": _permissions(info.st_mode),
-            "file.size": str(info.st_size),
-        }
+        attributes = file_attributes(path, root, info)
         flowfile = session.put_all_attributes(flowfile, attributes)
         elapsed_ms = int((time.monotonic() - started) * 1000)
         session.provenance.receive(flowfile, path.as_uri(), duration_ms=elapsed_ms)

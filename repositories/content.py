@@ -5,7 +5,9 @@ per container and containers used round-robin (one per disk). Each writer (one p
 task attempt, named by its owner) appends consecutive small contents to one resource claim file
 until it reaches the max appendable size, then starts another; a claim file is only ever written
 by the writer that created it, so Spark executors can write to a shared path without locks.
-Reads open the claim file and seek to the range.
+Reads open the claim file and seek to the range. External claims (zero-copy ingestion) name files
+outside the containers: they are read in place after a fingerprint check and never archived,
+removed or reported as unclaimed (:mod:`repositories.external`).
 
 Claimant counts live in memory and are rebuilt from the FlowFile repository at start-up
 (:meth:`FileContentRepository.recover`, which also archives or removes files nothing claims: the
@@ -31,10 +33,16 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
-from flowcore.errors import ContentNotFoundError, FlowFileAccessError, RepositoryError
+from flowcore.errors import (
+    ContentChangedError,
+    ContentNotFoundError,
+    FlowFileAccessError,
+    RepositoryError,
+)
 from flowcore.flowfile import ContentClaim, ResourceClaim
 from flowcore.units import parse_time_period
 from repositories._files import file_stem
+from repositories.external import fingerprint_of, matches, open_external
 from repositories.records import Finding
 
 __all__ = [
@@ -359,6 +367,8 @@ class FileContentRepository:
 
     def _located(self, claim: ResourceClaim) -> Path | None:
         """The live or archived file of a claim, None when it is gone."""
+        if claim.is_external:
+            return Path(claim.id) if matches(claim) else None
         live = self.path_of(claim)
         if live.exists():
             return live
@@ -371,6 +381,8 @@ class FileContentRepository:
         Raises:
             RepositoryError: the claim names a container this repository does not have.
         """
+        if claim.is_external:
+            return Path(claim.id)
         root = self.containers.get(claim.container)
         if root is None:
             msg = (
@@ -390,13 +402,18 @@ class FileContentRepository:
             fd = self._readers.get(claim)
             if fd is not None:
                 self._readers.move_to_end(claim)
-                return os.dup(fd)
-        path = self._located(claim) or self.path_of(claim)
-        try:
-            fd = os.open(path, os.O_RDONLY)
-        except FileNotFoundError:
-            msg = f"content of {claim} is no longer in the content repository ({path} is gone)"
-            raise ContentNotFoundError(msg) from None
+                fd = os.dup(fd)
+        if fd is not None:
+            return self._checked(claim, fd)
+        if claim.is_external:
+            fd = open_external(claim)
+        else:
+            path = self._located(claim) or self.path_of(claim)
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except FileNotFoundError:
+                msg = f"content of {claim} is no longer in the content repository ({path} is gone)"
+                raise ContentNotFoundError(msg) from None
         with self._lock:
             if claim in self._readers:
                 os.close(fd)
@@ -406,6 +423,19 @@ class FileContentRepository:
                 while len(self._readers) > _OPEN_READERS:
                     os.close(self._readers.popitem(last=False)[1])
             return os.dup(fd)
+
+    def _checked(self, claim: ResourceClaim, fd: int) -> int:
+        """*fd* itself, unless it is an external file rewritten in place since it was opened."""
+        if claim.is_external and fingerprint_of(os.fstat(fd)) != claim.section:
+            os.close(fd)
+            self._forget_reader(claim)
+            msg = (
+                f"{claim.id} changed after it was listed, so a FlowFile's content range no "
+                "longer holds its bytes; ingest files that may change with Copy Into "
+                "Repository set to true"
+            )
+            raise ContentChangedError(msg)
+        return fd
 
     def _forget_reader(self, claim: ResourceClaim) -> None:
         with self._lock:
@@ -448,7 +478,7 @@ class FileContentRepository:
         with self._lock:
             count = max(0, self._counts.get(resource_claim, 0) - delta)
             self._counts[resource_claim] = count
-            if count == 0:
+            if count == 0 and not resource_claim.is_external:
                 self._destructable.add(resource_claim)
             return count
 
@@ -460,7 +490,7 @@ class FileContentRepository:
         """
         with self._lock:
             for claim in resource_claims:
-                if self._counts.get(claim, 0) == 0:
+                if self._counts.get(claim, 0) == 0 and not claim.is_external:
                     self._destructable.add(claim)
 
     def claimant_count(self, resource_claim: ResourceClaim) -> int:
@@ -468,7 +498,9 @@ class FileContentRepository:
         return self._counts.get(resource_claim, 0)
 
     def remove(self, resource_claim: ResourceClaim) -> bool:
-        """Delete an unclaimed claim file that no writer is still appending to."""
+        """Delete an unclaimed claim file no writer appends to (never an external file)."""
+        if resource_claim.is_external:
+            return False
         with self._lock:
             if self._counts.get(resource_claim, 0) > 0 or resource_claim in self._writable:
                 return False
@@ -617,7 +649,12 @@ class FileContentRepository:
     def _missing(self) -> list[Finding]:
         """Claimed content whose file is gone (live and archived)."""
         return [
-            Finding("content", str(claim), f"{count} claimants but the file is missing")
+            Finding(
+                "content",
+                str(claim),
+                f"{count} claimants but the "
+                + ("outside file changed or is gone" if claim.is_external else "file is missing"),
+            )
             for claim, count in sorted(self._counts.items(), key=lambda item: str(item[0]))
             if count > 0 and self._located(claim) is None
         ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import itertools
+import os
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import BinaryIO
@@ -19,6 +20,7 @@ import networkx as nx
 from flowcore.errors import ContentNotFoundError, FlowFileAccessError, RepositoryError
 from flowcore.flowfile import ContentClaim, FlowFile, ResourceClaim
 from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
+from repositories.external import matches, open_external
 from repositories.records import Finding, SegmentSummary, Transaction, claim_counts_of
 
 __all__ = [
@@ -134,12 +136,20 @@ class MemoryContentRepository:
         return io.BytesIO(self.read(claim))
 
     def read(self, claim: ContentClaim) -> bytes:
-        """Return the claim's bytes."""
+        """Return the claim's bytes (an external claim's from its file, checked)."""
+        if claim.resource_claim.is_external:
+            fd = open_external(claim.resource_claim)
+            try:
+                return os.pread(fd, claim.length, claim.offset)
+            finally:
+                os.close(fd)
         buffer = self._buffer(claim)
         return bytes(buffer[claim.offset : claim.offset + claim.length])
 
     def exists(self, resource_claim: ResourceClaim) -> bool:
-        """Whether the resource claim is stored."""
+        """Whether the resource claim is stored (an external file: unchanged)."""
+        if resource_claim.is_external:
+            return matches(resource_claim)
         return resource_claim in self._data
 
     def increment_claimant_count(self, resource_claim: ResourceClaim, delta: int = 1) -> int:
@@ -176,7 +186,7 @@ class MemoryContentRepository:
         """Report claimant counts for claims that no longer exist."""
         findings = []
         for claim, count in list(self._counts.items()):
-            if count > 0 and claim not in self._data:
+            if count > 0 and not self.exists(claim):
                 if fix:
                     self._counts.pop(claim)
                 findings.append(

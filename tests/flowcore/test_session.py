@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from flowcore import FlowFile, Processor, ProvenanceEventType, Relationship
-from flowcore.errors import FlowFileAccessError, FlowFileHandlingError, RelationshipError
+from flowcore.errors import (
+    ContentChangedError,
+    FlowFileAccessError,
+    FlowFileHandlingError,
+    RelationshipError,
+)
 from flowcore.session import FlowFileFilterResult, ProcessSession
 from flowcore.testing import TestRunner
 
@@ -667,3 +673,24 @@ def test_rollback_discards_spilled_flowfiles(runner: TestRunner) -> None:
     session.commit()
     assert [f.content for f in runner.flowfiles_for("success")] == [b"abc"]
     assert runner.provenance_events == []
+
+
+def test_import_by_reference_points_at_a_range_without_copying(
+    runner: TestRunner, tmp_path: Path
+) -> None:
+    """The content is a range of the file itself; a range past its end or a stale
+    fingerprint is refused with the file named."""
+    path = tmp_path / "data.txt"
+    path.write_bytes(b"hello world")
+    session = session_for(runner)
+    flowfile = session.import_by_reference(path, session.create(), offset=6, length=5)
+    assert flowfile.size == 5
+    assert flowfile.content is not None
+    assert flowfile.content.resource_claim.is_external
+    assert session.read_bytes(flowfile) == b"world"
+    with pytest.raises(ValueError, match="must lie inside the file"):
+        session.import_by_reference(path, flowfile, offset=8, length=5)
+    with pytest.raises(ContentChangedError, match=str(path)):
+        session.import_by_reference(path, flowfile, fingerprint="1:2:3")
+    session.transfer(flowfile, SUCCESS)
+    session.commit()

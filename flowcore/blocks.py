@@ -1,0 +1,112 @@
+r"""Blocks of a file and where their records begin: the rules FileSplitter reads by.
+
+A file is cut into nominal blocks of a fixed size (:func:`nominal_blocks`) without being read.
+A *record reader* then moves each block's two ends to record boundaries, so every record belongs
+to exactly one block and the blocks, in order, are the file:
+
+* ``Lines`` follows Hadoop's ``LineRecordReader``: a block that does not start at offset 0 skips
+  to the first line that starts *after* its nominal start, and a block reads on past its nominal
+  end to finish the line that holds that end. So block ``[o, e)`` becomes ``[L(o), L(e))`` where
+  ``L(x)`` is the first line start after ``x`` (0 for ``x = 0``, the file size when there is
+  none). A line ends at ``\n``, ``\r\n`` or a lone ``\r``, as SplitText's lines do. A line longer
+  than a block leaves empty blocks behind it.
+* ``Fixed Length`` records of N bytes: both ends round up to a multiple of N (the last record
+  may be short).
+* ``None``: the nominal block itself (raw bytes).
+
+Only the bytes between a nominal boundary and the next line end are read, so finding the range
+of a 64 MB block costs one small read at each end.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import re
+
+__all__ = [
+    "RecordReader",
+    "aligned_range",
+    "line_start_after",
+    "nominal_blocks",
+]
+
+_SCAN_CHUNK = 64 * 1024
+_TERMINATOR = re.compile(rb"\r\n|\r|\n")
+
+
+class RecordReader(enum.Enum):
+    """How block boundaries are moved to record boundaries (FileSplitter's Record Reader)."""
+
+    LINES = "Lines"
+    FIXED_LENGTH = "Fixed Length"
+    NONE = "None"
+
+
+def nominal_blocks(size: int, block_size: int) -> list[tuple[int, int]]:
+    """``(offset, length)`` of each block of a *size*-byte file; an empty file has one block.
+
+    Raises:
+        ValueError: *block_size* is not positive.
+    """
+    if block_size <= 0:
+        msg = f"block size must be positive, not {block_size}"
+        raise ValueError(msg)
+    if size == 0:
+        return [(0, 0)]
+    return [(offset, min(block_size, size - offset)) for offset in range(0, size, block_size)]
+
+
+def line_start_after(fd: int, position: int, size: int) -> int:
+    r"""The first line start after *position* in the file open as *fd* of *size* bytes.
+
+    ``0`` for position 0 (the first line starts there); *size* when no line starts after it.
+    A position between the ``\r`` and ``\n`` of one terminator is inside that terminator.
+    """
+    if position <= 0:
+        return 0
+    at = position
+    while at < size:
+        # One byte more than the chunk, so a '\r' at the chunk's end sees what follows it.
+        chunk = os.pread(fd, _SCAN_CHUNK + 1, at)
+        if not chunk:
+            break
+        match = _TERMINATOR.search(chunk)
+        if match is not None and (match.start() < _SCAN_CHUNK or len(chunk) <= _SCAN_CHUNK):
+            return at + match.end()
+        at += _SCAN_CHUNK
+    return size
+
+
+def aligned_range(
+    fd: int,
+    offset: int,
+    length: int,
+    size: int,
+    *,
+    reader: RecordReader,
+    record_length: int = 1,
+) -> tuple[int, int]:
+    """The ``[start, end)`` a nominal block covers once its ends are moved to record boundaries.
+
+    Args:
+        fd: the file, open for reading (only ``Lines`` reads it).
+        offset: the block's nominal offset.
+        length: the block's nominal length.
+        size: the file's size.
+        reader: the record reader.
+        record_length: the record size for ``Fixed Length``.
+    """
+    end = min(offset + length, size)
+    if reader is RecordReader.LINES:
+        finish = size if end >= size else line_start_after(fd, end, size)
+        return line_start_after(fd, offset, size), finish
+    if reader is RecordReader.FIXED_LENGTH:
+        if record_length <= 0:
+            msg = f"record length must be positive, not {record_length}"
+            raise ValueError(msg)
+        return (
+            min(size, -(-offset // record_length) * record_length),
+            min(size, -(-end // record_length) * record_length),
+        )
+    return offset, end

@@ -1,0 +1,408 @@
+"""FileSplitter: large files as blocks read in parallel, zero-copy, with exactly-once listing.
+
+Modelled on Apex Malhar's FileSplitter and BlockReader, in NiFi's terms: a source whose driver
+side lists files and cuts them into nominal blocks without opening them, and whose task side
+turns one block into a FlowFile. With the ``Lines`` record reader the task reads a few bytes at
+each end of its block to move the ends to line boundaries (Hadoop's rule, in
+:mod:`flowcore.blocks`), so every line is in exactly one block.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from flowcore import (
+    ExpressionLanguageScope,
+    ProcessContext,
+    ProcessSession,
+    PropertyDescriptor,
+    Relationship,
+    SourceProcessor,
+    ValidationResult,
+    WorkItem,
+    WorkListing,
+)
+from flowcore.blocks import RecordReader, aligned_range, nominal_blocks
+from flowcore.errors import ContentNotFoundError
+from flowcore.properties import PropertyDependency
+from flowcore.units import parse_data_size
+from flowcore.validators import (
+    BOOLEAN_VALIDATOR,
+    DATA_SIZE_VALIDATOR,
+    NON_EMPTY_VALIDATOR,
+    POSITIVE_INTEGER_VALIDATOR,
+    REGULAR_EXPRESSION_VALIDATOR,
+    TIME_PERIOD_VALIDATOR,
+)
+from processors._file_attributes import file_attributes
+from repositories.external import fingerprint_of
+
+__all__ = ["FileSplitter"]
+
+_COPY_CHUNK = 1 << 20
+_NEXT_BLOCK_ID = "#next.block.id"  # the state key of the block id counter
+_FRAGMENT_NAMESPACE = uuid.UUID("7d1f8a52-54f4-4a57-9d0e-2f8a6c3b9e11")
+
+FILES = Relationship("files", "One FlowFile per file listed, without content: its metadata")
+BLOCKS = Relationship(
+    "blocks",
+    "One FlowFile per block; its content is the block's byte range of the file (zero-copy "
+    "unless Copy Into Repository is true)",
+)
+FAILURE = Relationship(
+    "failure",
+    "Blocks whose file changed or disappeared between listing and reading, without content; "
+    "block.failure.reason says why",
+)
+
+
+class FileSplitter(SourceProcessor):
+    """Splits files into blocks without reading them, for parallel reading downstream.
+
+    The driver scans the input every Scan Interval for new files and files whose size,
+    modification time or inode changed, cuts each into Block Size blocks and emits up to Blocks
+    Threshold blocks per micro-batch. Each file gives one FlowFile to ``files`` (its metadata)
+    and one per block to ``blocks``, carrying ``fragment.*`` attributes so MergeContent's
+    Defragment strategy reassembles the file. What was listed and emitted is processor state,
+    committed with the FlowFiles: a restart neither skips nor repeats a block.
+
+    A block's content is a range of the original file (an external claim guarded by the file's
+    size, mtime and inode), read lazily by whoever processes it. A block whose file changed
+    before it was split goes to ``failure``; one whose file changes later fails when read.
+    Copy Into Repository copies each block into the content repository instead.
+    """
+
+    DIRECTORY = PropertyDescriptor(
+        "Input Directory",
+        description="Comma-separated directories or files to split; directories are scanned "
+        "for files whose names match the File Filter",
+        required=True,
+        validators=(NON_EMPTY_VALIDATOR,),
+        el_scope=ExpressionLanguageScope.ENVIRONMENT,
+    )
+    RECURSIVE = PropertyDescriptor(
+        "Recursive",
+        description="Whether sub-directories of the input directories are scanned too",
+        required=True,
+        default="true",
+        allowable_values=("true", "false"),
+        validators=(BOOLEAN_VALIDATOR,),
+    )
+    FILE_FILTER = PropertyDescriptor(
+        "File Filter",
+        description="Only files whose names match this regular expression are split (hidden "
+        "files are skipped by the default)",
+        required=True,
+        default=r"[^\.].*",
+        validators=(REGULAR_EXPRESSION_VALIDATOR,),
+    )
+    SCAN_INTERVAL = PropertyDescriptor(
+        "Scan Interval",
+        description="How long to wait between scans of the input for new or changed files",
+        required=True,
+        default="5 sec",
+        validators=(TIME_PERIOD_VALIDATOR,),
+    )
+    BLOCK_SIZE = PropertyDescriptor(
+        "Block Size",
+        description="The nominal size of a block; the record reader moves its ends to record "
+        "boundaries",
+        required=True,
+        default="64 MB",
+        validators=(DATA_SIZE_VALIDATOR,),
+    )
+    BLOCKS_THRESHOLD = PropertyDescriptor(
+        "Blocks Threshold",
+        description="The most blocks emitted per micro-batch, which throttles the work "
+        "downstream (16 blocks of 64 MB make 1 GB, the engine's default batch size)",
+        required=True,
+        default="16",
+        validators=(POSITIVE_INTEGER_VALIDATOR,),
+    )
+    RECORD_READER = PropertyDescriptor(
+        "Record Reader",
+        description="How block ends move to record boundaries: Lines (each line in exactly one "
+        "block, Hadoop's rule), Fixed Length (records of Record Length bytes) or None (raw "
+        "byte blocks)",
+        required=True,
+        default=RecordReader.LINES.value,
+        allowable_values=tuple(r.value for r in RecordReader),
+    )
+    RECORD_LENGTH = PropertyDescriptor(
+        "Record Length",
+        description="The size of one record, for the Fixed Length record reader",
+        required=True,
+        validators=(DATA_SIZE_VALIDATOR,),
+        dependencies=(PropertyDependency("Record Reader", (RecordReader.FIXED_LENGTH.value,)),),
+    )
+    COPY = PropertyDescriptor(
+        "Copy Into Repository",
+        description="Copy each block into the content repository instead of pointing at the "
+        "original file; use it for files that may change or disappear before the flow has "
+        "processed them",
+        required=True,
+        default="false",
+        allowable_values=("true", "false"),
+        validators=(BOOLEAN_VALIDATOR,),
+    )
+    property_descriptors: ClassVar = (
+        DIRECTORY,
+        RECURSIVE,
+        FILE_FILTER,
+        SCAN_INTERVAL,
+        BLOCK_SIZE,
+        BLOCKS_THRESHOLD,
+        RECORD_READER,
+        RECORD_LENGTH,
+        COPY,
+    )
+    relationships: ClassVar = (FILES, BLOCKS, FAILURE)
+    tags: ClassVar = ("files", "split", "block", "large", "parallel", "ingest", "source")
+    writes_attributes: ClassVar[Mapping[str, str]] = {
+        "filename": "The file's name",
+        "path": "The file's directory relative to the input directory it was found in",
+        "absolute.path": "The absolute path of the file's directory",
+        "file.path": "The file's absolute path",
+        "file.size": "The file's size in bytes",
+        "file.lastModifiedTime": "When the file was last modified",
+        "block.count": "(files) How many blocks the file was cut into",
+        "block.ids": "(files) The ids of the file's blocks, comma-separated",
+        "block.id": "(blocks) The block's id, unique in this processor's state",
+        "block.offset": "(blocks) Where the block's bytes start in the file",
+        "block.length": "(blocks) How many bytes of the file the block holds",
+        "fragment.identifier": "The same for the file and all its blocks (one per file version)",
+        "fragment.index": "(blocks) The block's position in the file, from 1",
+        "fragment.count": "(blocks) How many blocks the file has",
+        "segment.original.filename": "(blocks) The file's name, for MergeContent Defragment",
+        "block.failure.reason": "(failure) Why the block could not be split",
+    }
+
+    def __init__(self, **properties: object) -> None:
+        super().__init__(**properties)
+        self._last_scan_ms: int | None = None
+
+    def __getstate__(self) -> dict[str, object]:
+        state = self.__dict__.copy()
+        state["_last_scan_ms"] = None  # the scanner's schedule lives on the driver
+        return state
+
+    # --- validation -------------------------------------------------------------------------
+
+    def custom_validate(self, values: Mapping[str, str | None]) -> list[ValidationResult]:
+        """Block Size and Record Length must be at least one byte."""
+        problems = []
+        for descriptor in (self.BLOCK_SIZE, self.RECORD_LENGTH):
+            text = values.get(descriptor.name)
+            if not text or not DATA_SIZE_VALIDATOR(descriptor.display_name, text).valid:
+                continue  # unset, or already reported by the property's own validator
+            if parse_data_size(text, "B") < 1:
+                problems.append(
+                    ValidationResult(
+                        descriptor.display_name,
+                        text,
+                        False,
+                        f"{descriptor.display_name} must be at least 1 B; give a size such as "
+                        f"{descriptor.default or '100 B'}",
+                    )
+                )
+        return problems
+
+    # --- the driver: scanning and listing ---------------------------------------------------
+
+    def _inputs(self, context: ProcessContext) -> list[Path]:
+        text = context.get_property(self.DIRECTORY).evaluate_attribute_expressions().value or ""
+        return [Path(part.strip()).resolve() for part in text.split(",") if part.strip()]
+
+    def _scan(self, context: ProcessContext) -> Iterator[tuple[Path, Path, os.stat_result]]:
+        """``(root, path, stat)`` of every file to split, in a stable order."""
+        file_filter = re.compile(context.get_property(self.FILE_FILTER).value or ".*")
+        recursive = context.get_property(self.RECURSIVE).as_boolean()
+        for entry in self._inputs(context):
+            if entry.is_file():
+                yield entry.parent, entry, entry.stat()
+                continue
+            if not entry.is_dir():
+                context.logger.warning("Input %s is neither a file nor a directory", entry)
+                continue
+            for directory, subdirs, files in os.walk(entry):
+                subdirs.sort()
+                if not recursive:
+                    subdirs.clear()
+                for name in sorted(files):
+                    if not file_filter.fullmatch(name):
+                        continue
+                    path = Path(directory) / name
+                    try:
+                        info = path.stat()
+                    except OSError:
+                        continue
+                    if os.access(path, os.R_OK):
+                        yield entry, path, info
+                    else:
+                        context.logger.warning("Cannot read %s; skipping it", path)
+
+    def _rescan(
+        self, context: ProcessContext, files: dict[str, dict[str, Any]], next_id: int
+    ) -> int:
+        """Track new and changed files; forget the ones that are gone. Returns the next id."""
+        block_size = int(context.get_property(self.BLOCK_SIZE).as_data_size("B") or 1)
+        seen: set[str] = set()
+        for root, path, info in self._scan(context):
+            key = str(path)
+            seen.add(key)
+            fingerprint = fingerprint_of(info)
+            known = files.get(key)
+            if known is not None and known["fp"] == fingerprint:
+                continue
+            count = len(nominal_blocks(info.st_size, block_size))
+            files[key] = {
+                "fp": fingerprint,
+                "root": str(root),
+                "block_size": block_size,
+                "count": count,
+                "first": next_id,
+                "next": 0,
+                "id": str(uuid.uuid5(_FRAGMENT_NAMESPACE, f"{key}\0{fingerprint}")),
+            }
+            next_id += count
+        for key in [k for k in files if k not in seen]:
+            del files[key]
+        return next_id
+
+    def list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
+        """Scan when the Scan Interval has passed, then list up to Blocks Threshold blocks."""
+        files = {k: json.loads(v) for k, v in state.items() if k != _NEXT_BLOCK_ID}
+        next_id = int(state.get(_NEXT_BLOCK_ID, "0"))
+        now = context.now()
+        interval = context.get_property(self.SCAN_INTERVAL).as_time_period("ms") or 0
+        if self._last_scan_ms is None or now - self._last_scan_ms >= interval:
+            self._last_scan_ms = now
+            next_id = self._rescan(context, files, next_id)
+        budget = context.get_property(self.BLOCKS_THRESHOLD).as_integer() or 1
+        items: list[WorkItem] = []
+        for key, entry in sorted(files.items(), key=lambda kv: kv[1]["first"]):
+            while entry["next"] < entry["count"] and len(items) < budget:
+                index = entry["next"]
+                items.append(WorkItem(f"{key}#{index + 1}", {"path": key, "index": index, **entry}))
+                entry["next"] = index + 1
+            if len(items) >= budget:
+                break
+        new_state = {k: json.dumps(v, sort_keys=True) for k, v in files.items()}
+        new_state[_NEXT_BLOCK_ID] = str(next_id)
+        return WorkListing(tuple(items), new_state)
+
+    # --- the task: one block ----------------------------------------------------------------
+
+    def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
+        """Emit the block (and, for a file's first block, the file's FlowFile)."""
+        job = item.payload
+        path = Path(job["path"])
+        index, count, first = int(job["index"]), int(job["count"]), int(job["first"])
+        identity = {
+            "filename": path.name,
+            "file.path": str(path),
+            "fragment.identifier": job["id"],
+            "block.id": str(first + index),
+            "fragment.index": str(index + 1),
+            "fragment.count": str(count),
+        }
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            _fail(session, identity, f"{path} disappeared before it was split")
+            return
+        try:
+            info = os.fstat(fd)
+            if fingerprint_of(info) != job["fp"]:
+                _fail(
+                    session,
+                    identity,
+                    f"{path} changed after it was listed (size:mtime_ns:inode was {job['fp']}, "
+                    f"is {fingerprint_of(info)}); the new version is split again",
+                )
+                return
+            described = {
+                **file_attributes(path, Path(job["root"]), info),
+                "file.path": str(path),
+                "fragment.identifier": job["id"],
+            }
+            if index == 0:
+                _emit_file(session, described, count, first)
+            started = time.monotonic()
+            offset, length = nominal_blocks(info.st_size, int(job["block_size"]))[index]
+            reader = RecordReader(context.get_property(self.RECORD_READER).value)
+            record_length = 1
+            if reader is RecordReader.FIXED_LENGTH:
+                record_length = int(context.get_property(self.RECORD_LENGTH).as_data_size("B") or 1)
+            start, end = aligned_range(
+                fd, offset, length, info.st_size, reader=reader, record_length=record_length
+            )
+            block = session.create()
+            if context.get_property(self.COPY).as_boolean():
+                block = session.write(block, _range_copier(fd, start, end))
+            else:
+                block = session.import_by_reference(
+                    path, block, offset=start, length=end - start, fingerprint=job["fp"]
+                )
+        finally:
+            os.close(fd)
+        attributes = {
+            **described,
+            **identity,
+            **{
+                "block.offset": str(start),
+                "block.length": str(end - start),
+                "segment.original.filename": path.name,
+            },
+        }
+        block = session.put_all_attributes(block, attributes)
+        elapsed_ms = int((time.monotonic() - started) * 1000)
+        session.provenance.receive(
+            block,
+            path.as_uri(),
+            details=f"block {index + 1} of {count}: bytes {start}-{end}",
+            duration_ms=elapsed_ms,
+        )
+        session.transfer(block, BLOCKS)
+
+
+def _emit_file(
+    session: ProcessSession, attributes: Mapping[str, str], count: int, first: int
+) -> None:
+    """The file's own FlowFile: its metadata and its block ids, no content."""
+    ids = ",".join(str(i) for i in range(first, first + count))
+    metadata = session.put_all_attributes(
+        session.create(), {**attributes, "block.count": str(count), "block.ids": ids}
+    )
+    session.transfer(metadata, FILES)
+
+
+def _fail(session: ProcessSession, identity: Mapping[str, str], reason: str) -> None:
+    """Send a block that could not be split to failure, without content, saying why."""
+    failed = session.put_all_attributes(
+        session.create(), {**identity, "block.failure.reason": reason}
+    )
+    session.transfer(failed, FAILURE)
+
+
+def _range_copier(fd: int, start: int, end: int) -> Any:
+    """A write callback copying ``[start, end)`` of *fd* in chunks."""
+
+    def copy(out: Any) -> None:
+        at = start
+        while at < end:
+            chunk = os.pread(fd, min(_COPY_CHUNK, end - at), at)
+            if not chunk:
+                msg = f"the file ended at byte {at}, before the block's end at {end}"
+                raise ContentNotFoundError(msg)
+            out.write(chunk)
+            at += len(chunk)
+
+    return copy

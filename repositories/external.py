@@ -1,0 +1,64 @@
+"""External content: byte ranges of files outside the content repository, read in place.
+
+Zero-copy ingestion points a FlowFile at a range of the original file instead of copying it.
+The claim carries the file's fingerprint (size, modification time in ns, inode) taken when the
+file was listed; every open checks it against the open descriptor, so a file that was rewritten
+in place is refused instead of read as the wrong bytes. A file replaced by a new one (a new
+inode) is refused too, unless a descriptor opened before the change is still cached: that one
+still reads the old, correct bytes.
+"""
+
+from __future__ import annotations
+
+import os
+
+from flowcore.errors import ContentChangedError, ContentNotFoundError
+from flowcore.flowfile import ResourceClaim
+
+__all__ = ["fingerprint", "fingerprint_of", "matches", "open_external"]
+
+
+def fingerprint_of(info: os.stat_result) -> str:
+    """``size:mtime_ns:inode``, the identity of one version of a file."""
+    return f"{info.st_size}:{info.st_mtime_ns}:{info.st_ino}"
+
+
+def fingerprint(path: str | os.PathLike[str]) -> str:
+    """The fingerprint of the file at *path* now."""
+    return fingerprint_of(os.stat(path))
+
+
+def matches(claim: ResourceClaim) -> bool:
+    """Whether the claim's file still exists as the version it was listed as."""
+    try:
+        return fingerprint(claim.id) == claim.section
+    except OSError:
+        return False
+
+
+def open_external(claim: ResourceClaim) -> int:
+    """A read descriptor on the claim's file, checked against its fingerprint.
+
+    Raises:
+        ContentNotFoundError: the file is gone.
+        ContentChangedError: the file is not the version the claim was made from.
+    """
+    try:
+        fd = os.open(claim.id, os.O_RDONLY)
+    except FileNotFoundError:
+        msg = (
+            f"{claim.id} is gone, and a FlowFile's content is a range of it (zero-copy "
+            "ingestion); keep source files until the flow has processed them, or ingest with "
+            "Copy Into Repository set to true"
+        )
+        raise ContentNotFoundError(msg) from None
+    now = fingerprint_of(os.fstat(fd))
+    if now != claim.section:
+        os.close(fd)
+        msg = (
+            f"{claim.id} changed after it was listed (size:mtime_ns:inode was {claim.section}, "
+            f"is {now}), so the FlowFile's content range no longer holds its bytes; ingest "
+            "files that may change with Copy Into Repository set to true"
+        )
+        raise ContentChangedError(msg)
+    return fd
