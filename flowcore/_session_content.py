@@ -23,7 +23,8 @@ from flowcore._session_support import (
     emit,
 )
 from flowcore.errors import ContentChangedError, FlowFileHandlingError
-from flowcore.flowfile import ContentClaim, FlowFile, ResourceClaim
+from flowcore.flowfile import Content, ContentClaim, FlowFile, ResourceClaim, Rope, content_of
+from flowcore.ropes import DEFAULT_ROPE_POLICY
 from repositories import external
 
 if TYPE_CHECKING:
@@ -170,10 +171,22 @@ class ContentOperations:
         header: bytes | None = None,
         footer: bytes | None = None,
         demarcator: bytes | None = None,
+        *,
+        zero_copy: bool = False,
     ) -> FlowFile:
-        """Write ``header + c1 + demarcator + c2 ... + footer`` into *destination*, streaming."""
+        """Write ``header + c1 + demarcator + c2 ... + footer`` into *destination*.
+
+        The contents are copied, streaming, unless *zero_copy*: then *destination* becomes a
+        rope of the sources' ranges with each delimiter written once as a small claim, and it
+        reads identically. A rope the policy would not keep (too many pieces, or pinning mostly
+        dead repository bytes: :mod:`flowcore.ropes`) is copied instead.
+        """
         record = self._record(destination)
         contents = [self._record(s, reading=True).current.content for s in sources]
+        if zero_copy:
+            kept, joined = self._rope_of(record.current.id, contents, header, footer, demarcator)
+            if kept:
+                return self._update(record, record.current.with_content(joined))
 
         def produce(out: WriteStream) -> None:
             if header:
@@ -188,6 +201,40 @@ class ContentOperations:
 
         claim = self._write_new_claim(record.current.id, produce)
         return self._update(record, record.current.with_content(claim))
+
+    def _rope_of(
+        self,
+        flowfile_id: int,
+        contents: Sequence[Content | None],
+        header: bytes | None,
+        footer: bytes | None,
+        demarcator: bytes | None,
+    ) -> tuple[bool, Content | None]:
+        """``(True, the merged content as a rope or claim)``, or ``(False, None)`` to copy."""
+        small: dict[bytes, ContentClaim | None] = {}
+
+        def piece(data: bytes) -> tuple[ContentClaim, ...]:
+            if data not in small:
+                small[data] = self._write_new_claim(flowfile_id, lambda out: out.write(data))
+            claim = small[data]
+            return () if claim is None else (claim,)
+
+        pieces: list[ContentClaim] = []
+        if header:
+            pieces.extend(piece(header))
+        for index, content in enumerate(contents):
+            if index and demarcator:
+                pieces.extend(piece(demarcator))
+            if content is not None:
+                pieces.extend(content.pieces)
+        if footer:
+            pieces.extend(piece(footer))
+        joined = content_of(pieces)
+        if isinstance(joined, Rope) and not DEFAULT_ROPE_POLICY.keeps(
+            joined, self._host.content.size_of
+        ):
+            return False, None
+        return True, joined
 
     def import_from(
         self, path: str | os.PathLike[str], flowfile: FlowFile, *, keep_source: bool = True

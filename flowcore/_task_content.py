@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flowcore.flowfile import ContentClaim, ResourceClaim
+from flowcore.flowfile import Content, ContentClaim, ResourceClaim
 from repositories.content import FileContentRepository
 
 __all__ = ["TaskContent"]
@@ -67,14 +67,17 @@ class TaskContent:
         del owner
         return _SharedWriter(self)
 
-    def open(self, claim: ContentClaim) -> Any:
+    def open(self, claim: Content) -> Any:
         return self.repository.open(claim)
 
-    def read(self, claim: ContentClaim) -> bytes:
+    def read(self, claim: Content) -> bytes:
         return self.repository.read(claim)
 
     def exists(self, resource_claim: ResourceClaim) -> bool:
         return self.repository.exists(resource_claim)
+
+    def size_of(self, resource_claim: ResourceClaim) -> int | None:
+        return self.repository.size_of(resource_claim)
 
     def claimant_count(self, resource_claim: ResourceClaim) -> int:
         del resource_claim

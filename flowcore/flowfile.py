@@ -21,9 +21,12 @@ __all__ = [
     "CORE_ATTRIBUTES",
     "EXTERNAL_CONTAINER",
     "Attributes",
+    "Content",
     "ContentClaim",
     "FlowFile",
     "ResourceClaim",
+    "Rope",
+    "content_of",
     "new_uuid",
 ]
 
@@ -192,8 +195,112 @@ class ContentClaim:
             raise ValueError(msg)
         return ContentClaim(self.resource_claim, self.offset + offset, length)
 
+    @property
+    def pieces(self) -> tuple[ContentClaim, ...]:
+        """The claim ranges the content is made of: this one (a :class:`Rope` has several)."""
+        return (self,)
+
+    @property
+    def resource_claims(self) -> tuple[ResourceClaim, ...]:
+        """The resource claims the content keeps alive, one per piece."""
+        return (self.resource_claim,)
+
     def __str__(self) -> str:
         return f"{self.resource_claim}[{self.offset}:{self.offset + self.length}]"
+
+
+def _at_least_two(_instance: Rope, _attribute: Any, pieces: tuple[ContentClaim, ...]) -> None:
+    if len(pieces) < 2 or any(p.length == 0 for p in pieces):
+        msg = (
+            f"a rope needs two or more non-empty pieces, not {len(pieces)}; build content from "
+            "pieces with content_of(), which returns a plain claim or None when that is enough"
+        )
+        raise ValueError(msg)
+
+
+@attrs.frozen(cache_hash=True)
+class Rope:
+    """Content made of ranges of several claims, read one after another (zero-copy merges).
+
+    MergeContent with Zero Copy builds one instead of copying its inputs; slicing a rope (a
+    split) gives a shorter rope or a plain claim. Every piece keeps its resource claim alive.
+
+    Attributes:
+        pieces: the claim ranges, in order; two or more, none empty.
+        length: the total length in bytes.
+    """
+
+    pieces: tuple[ContentClaim, ...] = attrs.field(converter=tuple, validator=_at_least_two)
+    length: int = attrs.field(init=False)
+
+    @length.default
+    def _total(self) -> int:
+        return sum(p.length for p in self.pieces)
+
+    @property
+    def resource_claims(self) -> tuple[ResourceClaim, ...]:
+        """The resource claims the content keeps alive, one per piece."""
+        return tuple(p.resource_claim for p in self.pieces)
+
+    def slice(self, offset: int, length: int) -> ContentClaim | Rope | None:
+        """The sub-range starting *offset* bytes in: a plain claim when it lies in one piece.
+
+        Raises:
+            ValueError: the sub-range does not fit inside the rope.
+        """
+        if offset < 0 or length < 0 or offset + length > self.length:
+            msg = (
+                f"cannot slice {length} bytes at offset {offset} out of a {self.length}-byte "
+                f"rope of {len(self.pieces)} pieces; the range must lie inside it"
+            )
+            raise ValueError(msg)
+        taken: list[ContentClaim] = []
+        start, end = offset, offset + length
+        at = 0
+        for piece in self.pieces:
+            piece_end = at + piece.length
+            if piece_end > start and at < end:
+                lo = max(start, at) - at
+                hi = min(end, piece_end) - at
+                taken.append(piece.slice(lo, hi - lo))
+            if piece_end >= end:
+                break
+            at = piece_end
+        return content_of(taken)
+
+    def __str__(self) -> str:
+        return " + ".join(str(p) for p in self.pieces)
+
+
+#: What a FlowFile's content points at: one claim range, or a rope of them.
+Content = ContentClaim | Rope
+
+
+def content_of(pieces: Iterable[ContentClaim]) -> ContentClaim | Rope | None:
+    """Content made of *pieces* in order: empty ones dropped, touching ranges joined.
+
+    Returns ``None`` for no bytes, a plain :class:`ContentClaim` for one range, else a
+    :class:`Rope`. Joining makes a defragmented file, whose blocks were consecutive ranges of
+    one file, a single claim again.
+    """
+    joined: list[ContentClaim] = []
+    for piece in pieces:
+        if piece.length == 0:
+            continue
+        if joined:
+            last = joined[-1]
+            if (
+                last.resource_claim == piece.resource_claim
+                and last.offset + last.length == piece.offset
+            ):
+                joined[-1] = ContentClaim(
+                    last.resource_claim, last.offset, last.length + piece.length
+                )
+                continue
+        joined.append(piece)
+    if not joined:
+        return None
+    return joined[0] if len(joined) == 1 else Rope(tuple(joined))
 
 
 def _check_core_attributes(instance: FlowFile, _attribute: Any, value: Attributes) -> None:
@@ -224,7 +331,7 @@ class FlowFile:
         id: the repository sequence number; the key of a FlowFile inside a session.
         uuid: the FlowFile's identity in provenance; equals ``attributes["uuid"]``.
         attributes: the attribute map, always holding ``filename``, ``path`` and ``uuid``.
-        content: the content claim, or ``None`` when the FlowFile has no content.
+        content: the content claim (or rope of claims), ``None`` when the FlowFile has no content.
         size: the content's length in bytes.
         entry_date: when this FlowFile entered the flow.
         lineage_start_date: when the oldest ancestor of this FlowFile entered the flow.
@@ -237,7 +344,7 @@ class FlowFile:
     id: int
     uuid: str
     attributes: Attributes = attrs.field(converter=_to_attributes, validator=_check_core_attributes)
-    content: ContentClaim | None = None
+    content: Content | None = None
     size: int = 0
     entry_date: int = 0
     lineage_start_date: int = 0
@@ -254,7 +361,7 @@ class FlowFile:
         attributes: Mapping[str, str] | None = None,
         *,
         uuid: str | None = None,
-        content: ContentClaim | None = None,
+        content: Content | None = None,
     ) -> FlowFile:
         """Return a new FlowFile with NiFi's core attributes filled in.
 
@@ -320,7 +427,7 @@ class FlowFile:
         """Return a copy without *names*; core attributes are kept (NiFi ignores such removals)."""
         return self.replace(attributes=self.attributes.without(set(names) - CORE_ATTRIBUTES))
 
-    def with_content(self, claim: ContentClaim | None) -> FlowFile:
+    def with_content(self, claim: Content | None) -> FlowFile:
         """Return a copy pointing at *claim* (``None`` for empty content)."""
         return self.replace(content=claim, size=claim.length if claim is not None else 0)
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from flowcore.flowfile import Attributes, ContentClaim
+from flowcore.flowfile import Attributes, Content
 
 __all__ = ["ProvenanceEvent", "ProvenanceEventType"]
 
@@ -85,8 +85,8 @@ class ProvenanceEvent:
     source_queue_identifier: str | None = None
     previous_attributes: Attributes = attrs.field(factory=Attributes, converter=_attributes)
     updated_attributes: Attributes = attrs.field(factory=Attributes, converter=_attributes)
-    previous_content_claim: ContentClaim | None = None
-    content_claim: ContentClaim | None = None
+    previous_content_claim: Content | None = None
+    content_claim: Content | None = None
     previous_file_size: int | None = None
 
     @property

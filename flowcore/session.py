@@ -480,7 +480,9 @@ class ProcessSession(ContentOperations, ProvenanceBuilding):
             theirs: list[PendingEvent] = getattr(other, name)
             theirs.extend(e for e in mine if e.flowfile_uuid in moving)
             setattr(self, name, [e for e in mine if e.flowfile_uuid not in moving])
-        claims = {r.current.content.resource_claim for r in records if r.current.content}
+        claims = {
+            c for r in records if r.current.content for c in r.current.content.resource_claims
+        }
         moved = [c for c in self._written if c.resource_claim in claims]
         other._written.extend(moved)
         self._shared_claims.update(claims)
@@ -535,7 +537,10 @@ class ProcessSession(ContentOperations, ProvenanceBuilding):
         outputs, removed, auto_drops, fan_out_clones = self._route(self._records.values(), now)
         events = self._build_events(now, auto_drops, fan_out_clones)
         referenced = {
-            o.flowfile.content.resource_claim for o in outputs if o.flowfile.content is not None
+            c
+            for o in outputs
+            if o.flowfile.content is not None
+            for c in o.flowfile.content.resource_claims
         }
         referenced |= self._spilled_claims
         result = SessionCommit(
@@ -677,7 +682,10 @@ class ProcessSession(ContentOperations, ProvenanceBuilding):
         for record in finished:
             del self._records[record.current.id]
         self._spilled_claims.update(
-            o.flowfile.content.resource_claim for o in outputs if o.flowfile.content is not None
+            c
+            for o in outputs
+            if o.flowfile.content is not None
+            for c in o.flowfile.content.resource_claims
         )
         self._spilled = True
         self._finished = 0

@@ -282,8 +282,9 @@ class TestRunner:
         for consumed in commit.consumed:
             claim = consumed.flowfile.content
             if claim is not None:
-                content.decrement_claimant_count(claim.resource_claim)
-                candidates.add(claim.resource_claim)
+                for resource_claim in claim.resource_claims:
+                    content.decrement_claimant_count(resource_claim)
+                    candidates.add(resource_claim)
         candidates.update(c.resource_claim for c in commit.transient_claims)
         for resource_claim in candidates:
             if content.claimant_count(resource_claim) == 0:
@@ -304,7 +305,8 @@ class TestRunner:
                 queue_date=now, queue_date_index=next(self._queue_index)
             )
             if flowfile.content is not None:
-                content.increment_claimant_count(flowfile.content.resource_claim)
+                for resource_claim in flowfile.content.resource_claims:
+                    content.increment_claimant_count(resource_claim)
             if output.relationship == SELF:
                 self._put(flowfile)
                 continue

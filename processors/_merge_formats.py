@@ -71,6 +71,7 @@ class MergeOptions:
         compression_level: ZIP deflate level.
         tar_modified_time: the Tar Modified Time property (EL), or None.
         metadata_strategy: how Avro metadata is compared and kept.
+        zero_copy: Binary Concatenation builds a rope instead of copying (flowcore's Zero Copy).
         now_ms: the processor's clock, for default entry times.
         drop_attributes: attributes left out of packaged FlowFiles (fragment attributes when
             defragmenting).
@@ -84,6 +85,7 @@ class MergeOptions:
     compression_level: int = 1
     tar_modified_time: str | None = None
     metadata_strategy: str = METADATA_DO_NOT_MERGE
+    zero_copy: bool = False
     now_ms: int = 0
     drop_attributes: frozenset[str] = frozenset()
 
@@ -152,18 +154,10 @@ class BinaryConcatenation(Merger):
         header = self._delimiter(options.header, first, options)
         footer = self._delimiter(options.footer, first, options)
         demarcator = self._delimiter(options.demarcator, first, options)
-
-        def produce(out: Any) -> None:
-            if header:
-                out.write(header)
-            for index, flowfile in enumerate(flowfiles):
-                if index and demarcator:
-                    out.write(demarcator)
-                _copy(session, flowfile, out.write)
-            if footer:
-                out.write(footer)
-
-        return session.write(bundle, produce), []
+        merged = session.merge(
+            flowfiles, bundle, header, footer, demarcator, zero_copy=options.zero_copy
+        )
+        return merged, []
 
     @staticmethod
     def _delimiter(value: str | None, first: FlowFile, options: MergeOptions) -> bytes | None:

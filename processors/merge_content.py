@@ -314,6 +314,17 @@ class MergeContent(BinningProcessor):
         el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES,
         dependencies=(_on("Merge Format", formats.FORMAT_TAR),),
     )
+    ZERO_COPY = PropertyDescriptor(
+        "Zero Copy",
+        description="(flowcore) With Binary Concatenation, build the merged content as a rope "
+        "of the inputs' byte ranges instead of copying them; it reads identically. Ropes with "
+        "too many pieces, or pinning mostly dead content, are copied anyway",
+        required=True,
+        default="false",
+        allowable_values=("true", "false"),
+        validators=(BOOLEAN_VALIDATOR,),
+        dependencies=(_on("Merge Format", formats.FORMAT_CONCAT),),
+    )
 
     property_descriptors: ClassVar = (
         MERGE_STRATEGY,
@@ -336,6 +347,7 @@ class MergeContent(BinningProcessor):
         COMPRESSION_LEVEL,
         KEEP_PATH,
         TAR_MODIFIED_TIME,
+        ZERO_COPY,
     )
     relationships: ClassVar = (REL_ORIGINAL, REL_MERGED, REL_FAILURE)
     tags: ClassVar = (
@@ -657,6 +669,7 @@ class MergeContent(BinningProcessor):
             compression_level=int(value(self.COMPRESSION_LEVEL) or "1"),
             tar_modified_time=value(self.TAR_MODIFIED_TIME),
             metadata_strategy=value(self.METADATA_STRATEGY) or formats.METADATA_DO_NOT_MERGE,
+            zero_copy=(value(self.ZERO_COPY) or "false").lower() == "true",
             now_ms=context.now(),
             drop_attributes=drop,
         )

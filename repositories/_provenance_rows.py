@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from flowcore.errors import WalCorruptionError
-from flowcore.flowfile import ContentClaim, ResourceClaim
+from flowcore.flowfile import Content, ContentClaim, ResourceClaim, Rope
 from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
 from repositories._files import FileFormat, read_header
 from repositories._provenance_schema import EVENTS
@@ -43,21 +43,37 @@ _JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 _ROW_OVERHEAD = 200  # bytes counted per event beyond its attribute maps, for size retention
 
 
-def claim_text(claim: ContentClaim | None) -> str | None:
-    """``container/section/id:offset:length``, the form claims take in SQL."""
-    if claim is None:
-        return None
+def _piece_text(claim: ContentClaim) -> str:
     rc = claim.resource_claim
     return f"{rc.container}/{rc.section}/{rc.id}:{claim.offset}:{claim.length}"
 
 
-def claim_from_text(text: str | None) -> ContentClaim | None:
-    """The inverse of :func:`claim_text`."""
-    if not text:
-        return None
+def _piece_from_text(text: str) -> ContentClaim:
     path, offset, length = text.rsplit(":", 2)
     container, section, claim_id = path.split("/", 2)
     return ContentClaim(ResourceClaim(container, section, claim_id), int(offset), int(length))
+
+
+def claim_text(claim: Content | None) -> str | None:
+    """``container/section/id:offset:length``, the form claims take in SQL.
+
+    A rope is a JSON list of its pieces in that form (a container name never starts with
+    ``[``), so provenance keeps every range of a zero-copy merge.
+    """
+    if claim is None:
+        return None
+    if isinstance(claim, Rope):
+        return _JSON([_piece_text(p) for p in claim.pieces])
+    return _piece_text(claim)
+
+
+def claim_from_text(text: str | None) -> Content | None:
+    """The inverse of :func:`claim_text`."""
+    if not text:
+        return None
+    if text.startswith("["):
+        return Rope(_piece_from_text(piece) for piece in json.loads(text))
+    return _piece_from_text(text)
 
 
 def event_record(event: ProvenanceEvent, indexed_attributes: Collection[str]) -> list[Any]:

@@ -39,9 +39,10 @@ from flowcore.errors import (
     FlowFileAccessError,
     RepositoryError,
 )
-from flowcore.flowfile import ContentClaim, ResourceClaim
+from flowcore.flowfile import Content, ContentClaim, ResourceClaim, Rope
 from flowcore.units import parse_time_period
 from repositories._files import file_stem
+from repositories._rope_stream import open_rope
 from repositories.external import fingerprint_of, matches, open_external
 from repositories.records import Finding
 
@@ -443,8 +444,10 @@ class FileContentRepository:
         if fd is not None:
             os.close(fd)
 
-    def open(self, claim: ContentClaim) -> BinaryIO:
+    def open(self, claim: Content) -> BinaryIO:
         """A stream over exactly the claim's bytes (from the archive when it was archived)."""
+        if isinstance(claim, Rope):
+            return open_rope(claim, self.open)
         fd = self._descriptor(claim.resource_claim)
         size = os.fstat(fd).st_size
         if claim.offset + claim.length > size:
@@ -453,10 +456,20 @@ class FileContentRepository:
             raise ContentNotFoundError(msg)
         return _RangeReader(fd, claim.offset, claim.length)  # type: ignore[return-value]
 
-    def read(self, claim: ContentClaim) -> bytes:
+    def read(self, claim: Content) -> bytes:
         """The claim's bytes."""
         with self.open(claim) as stream:
             return stream.read()
+
+    def size_of(self, resource_claim: ResourceClaim) -> int | None:
+        """The bytes in a claim's file (None when it is gone), for the rope policy."""
+        if resource_claim.is_external:
+            return int(resource_claim.section.split(":", 1)[0])
+        path = self._located(resource_claim)
+        try:
+            return None if path is None else path.stat().st_size
+        except FileNotFoundError:
+            return None
 
     def exists(self, resource_claim: ResourceClaim) -> bool:
         """Whether the claim's content is still readable, live or archived."""

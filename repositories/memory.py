@@ -18,7 +18,7 @@ import attrs
 import networkx as nx
 
 from flowcore.errors import ContentNotFoundError, FlowFileAccessError, RepositoryError
-from flowcore.flowfile import ContentClaim, FlowFile, ResourceClaim
+from flowcore.flowfile import Content, ContentClaim, FlowFile, ResourceClaim, Rope
 from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
 from repositories.external import matches, open_external
 from repositories.records import Finding, SegmentSummary, Transaction, claim_counts_of
@@ -131,12 +131,14 @@ class MemoryContentRepository:
             raise ContentNotFoundError(msg)
         return buffer
 
-    def open(self, claim: ContentClaim) -> BinaryIO:
+    def open(self, claim: Content) -> BinaryIO:
         """Open a stream over the claim's bytes."""
         return io.BytesIO(self.read(claim))
 
-    def read(self, claim: ContentClaim) -> bytes:
+    def read(self, claim: Content) -> bytes:
         """Return the claim's bytes (an external claim's from its file, checked)."""
+        if isinstance(claim, Rope):
+            return b"".join(self.read(piece) for piece in claim.pieces)
         if claim.resource_claim.is_external:
             fd = open_external(claim.resource_claim)
             try:
@@ -145,6 +147,13 @@ class MemoryContentRepository:
                 os.close(fd)
         buffer = self._buffer(claim)
         return bytes(buffer[claim.offset : claim.offset + claim.length])
+
+    def size_of(self, resource_claim: ResourceClaim) -> int | None:
+        """The bytes in a resource claim (None when it is gone), for the rope policy."""
+        if resource_claim.is_external:
+            return int(resource_claim.section.split(":", 1)[0])
+        buffer = self._data.get(resource_claim)
+        return None if buffer is None else len(buffer)
 
     def exists(self, resource_claim: ResourceClaim) -> bool:
         """Whether the resource claim is stored (an external file: unchanged)."""

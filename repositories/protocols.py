@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, BinaryIO, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from flowcore.flowfile import ContentClaim, FlowFile, ResourceClaim
+    from flowcore.flowfile import Content, ContentClaim, FlowFile, ResourceClaim
     from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
     from repositories.records import Finding, SegmentSummary, Transaction
 
@@ -65,7 +65,7 @@ class ContentRepository(Protocol):
         """Return a writer for *owner* (a task attempt id names its files)."""
         ...
 
-    def open(self, claim: ContentClaim) -> BinaryIO:
+    def open(self, claim: Content) -> BinaryIO:
         """Open a readable stream over exactly the claim's bytes.
 
         Raises:
@@ -73,8 +73,12 @@ class ContentRepository(Protocol):
         """
         ...
 
-    def read(self, claim: ContentClaim) -> bytes:
+    def read(self, claim: Content) -> bytes:
         """Return the claim's bytes (for small content; prefer :meth:`open` for large)."""
+        ...
+
+    def size_of(self, resource_claim: ResourceClaim) -> int | None:
+        """The bytes in a resource claim, None when it is gone."""
         ...
 
     def exists(self, resource_claim: ResourceClaim) -> bool:

@@ -467,7 +467,7 @@ class SqlProvenanceRepository:
             raise ReplayError(msg)
         use_previous = original.previous_content_claim is not None
         claim = original.previous_content_claim if use_previous else original.content_claim
-        if claim is not None and not content.exists(claim.resource_claim):
+        if claim is not None and not all(content.exists(c) for c in claim.resource_claims):
             msg = (
                 f"Cannot replay event {event_id}: Content is no longer available in Content "
                 f"Repository ({claim}); raise the content archive retention to keep it longer"
@@ -493,7 +493,8 @@ class SqlProvenanceRepository:
         replayed = FlowFile.create(flowfile_id, moment, base, uuid=new_uuid(), content=claim)
         replayed = replayed.replace(lineage_start_date=original.lineage_start_date or moment)
         if claim is not None:
-            content.increment_claimant_count(claim.resource_claim)
+            for resource_claim in claim.resource_claims:
+                content.increment_claimant_count(resource_claim)
         segment = flowfiles.write_segment(target, [replayed])
         flowfiles.commit(Transaction(enqueued=[segment]))
         self.register(

@@ -26,8 +26,13 @@ MAX_SEGMENT_RECORDS = 10_000  # FlowFile records per segment (NiFi's swap file s
 
 
 def claim_counts_of(flowfiles: Iterable[FlowFile]) -> Counter[ResourceClaim]:
-    """How many of *flowfiles* reference each resource claim (a segment's claim counts)."""
-    return Counter(f.content.resource_claim for f in flowfiles if f.content is not None)
+    """How many references *flowfiles* hold to each resource claim (a segment's claim counts).
+
+    A rope holds one reference per piece.
+    """
+    return Counter(
+        claim for f in flowfiles if f.content is not None for claim in f.content.resource_claims
+    )
 
 
 def _claim_counts(

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from flowcore.errors import RepositoryError, WalCorruptionError
-from flowcore.flowfile import Attributes, ContentClaim, FlowFile, ResourceClaim
+from flowcore.flowfile import Attributes, Content, ContentClaim, FlowFile, ResourceClaim, Rope
 from repositories._files import FileFormat, file_stem, read_header, write_atomically
 from repositories._wal_codec import pack, unpack
 from repositories.records import MAX_SEGMENT_RECORDS, SegmentSummary
@@ -37,7 +37,8 @@ __all__ = [
 ]
 
 SEGMENT_MAGIC = b"FLOWCORE-SEG"
-SEGMENT_VERSION = 2  # 2: columnar records with a claim table
+SEGMENT_VERSION = 2  # 2: columnar records with a claim table (ropes: index -2, pieces flat)
+_ROPE = -2  # the claim index of a record whose content is a rope
 SEGMENT_SUFFIX = ".seg"
 _HEAD = struct.Struct(">HII")  # version, header length, crc32 of header+records
 _FORMAT = FileFormat("segment", SEGMENT_MAGIC, _HEAD, SEGMENT_VERSION)
@@ -55,7 +56,7 @@ def encode_records(flowfiles: Sequence[FlowFile]) -> tuple[list[Any], dict[Resou
     list per FlowFile) and name each resource claim once, in a table the records index.
     """
     claims: dict[ResourceClaim, int] = {}  # claim -> its index in the table
-    tally: list[int] = []  # records per claim, by index
+    tally: list[int] = []  # references per claim, by index
     index, offsets, lengths = [], [], []
     last, position = None, -1
     for flowfile in flowfiles:
@@ -64,6 +65,20 @@ def encode_records(flowfiles: Sequence[FlowFile]) -> tuple[list[Any], dict[Resou
             index.append(-1)
             offsets.append(0)
             lengths.append(0)
+            continue
+        if isinstance(content, Rope):
+            # A rope: index _ROPE, and its pieces as one flat (claim, offset, length) list.
+            flat = []
+            for piece in content.pieces:
+                found = claims.get(piece.resource_claim)
+                if found is None:
+                    found = claims[piece.resource_claim] = len(claims)
+                    tally.append(0)
+                tally[found] += 1
+                flat.extend((found, piece.offset, piece.length))
+            index.append(_ROPE)
+            offsets.append(flat)
+            lengths.append(content.length)
             continue
         rc = content.resource_claim
         if rc is not last:  # neighbours usually share a claim: skip hashing them
@@ -105,12 +120,20 @@ def decode_records(body: list[Any]) -> list[FlowFile]:
         index, offsets, lengths, *columns, strict=True
     ):
         size, entry, lineage, lineage_index, queued, queue_index, penalty = dates
+        content: Content | None = None
+        if position >= 0:
+            content = ContentClaim(claims[position], offset, length)
+        elif position == _ROPE:
+            content = Rope(
+                ContentClaim(claims[offset[i]], offset[i + 1], offset[i + 2])
+                for i in range(0, len(offset), 3)
+            )
         flowfiles.append(
             FlowFile(
                 id=fid,
                 uuid=uid,
                 attributes=Attributes(attributes),
-                content=None if position < 0 else ContentClaim(claims[position], offset, length),
+                content=content,
                 size=size,
                 entry_date=entry,
                 lineage_start_date=lineage,

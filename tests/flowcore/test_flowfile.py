@@ -6,8 +6,10 @@ import pickle
 
 import attrs
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from flowcore.flowfile import Attributes, ContentClaim, FlowFile, ResourceClaim
+from flowcore.flowfile import Attributes, ContentClaim, FlowFile, ResourceClaim, Rope, content_of
 
 
 def test_create_sets_core_attributes() -> None:
@@ -77,3 +79,53 @@ def test_penalty() -> None:
     flowfile = attrs.evolve(FlowFile.create(1, 0), penalty_expiration=500)
     assert flowfile.is_penalized(499)
     assert not flowfile.is_penalized(500)
+
+
+# --- ropes --------------------------------------------------------------------------------------
+
+_FILES = {name: bytes(range(i, i + 40)) for i, name in enumerate("abc")}
+_PIECES = st.lists(
+    st.tuples(st.sampled_from("abc"), st.integers(0, 39), st.integers(0, 20)).map(
+        lambda t: ContentClaim(ResourceClaim("c", "1", t[0]), t[1], min(t[2], 40 - t[1]))
+    ),
+    max_size=8,
+)
+
+
+def _bytes_of(content: ContentClaim | Rope | None) -> bytes:
+    if content is None:
+        return b""
+    return b"".join(
+        _FILES[p.resource_claim.id][p.offset : p.offset + p.length] for p in content.pieces
+    )
+
+
+@given(pieces=_PIECES, data=st.data())
+def test_a_rope_reads_as_its_pieces_and_slices_like_bytes(pieces, data) -> None:  # type: ignore[no-untyped-def]
+    """content_of joins touching ranges without changing the bytes; any slice of a rope holds
+    exactly the bytes at that range."""
+    expected = b"".join(_bytes_of(p) for p in pieces)
+    content = content_of(pieces)
+    assert _bytes_of(content) == expected
+    if content is None:
+        assert expected == b""
+        return
+    assert content.length == len(expected)
+    offset = data.draw(st.integers(0, content.length))
+    length = data.draw(st.integers(0, content.length - offset))
+    assert _bytes_of(content.slice(offset, length)) == expected[offset : offset + length]
+
+
+def test_touching_ranges_join_and_a_rope_needs_two_pieces() -> None:
+    """Consecutive ranges of one claim become one claim; a rope of fewer pieces is refused."""
+    claim = ResourceClaim("c", "1", "a")
+    joined = content_of([ContentClaim(claim, 0, 5), ContentClaim(claim, 5, 3)])
+    assert joined == ContentClaim(claim, 0, 8)
+    assert content_of([ContentClaim(claim, 0, 0)]) is None
+    with pytest.raises(ValueError, match="two or more non-empty pieces"):
+        Rope((ContentClaim(claim, 0, 5),))
+    rope = Rope((ContentClaim(claim, 0, 5), ContentClaim(claim, 9, 1)))
+    assert rope.length == 6
+    assert rope.resource_claims == (claim, claim)
+    assert pickle.loads(pickle.dumps(rope)) == rope
+    assert str(rope) == "c/1/a[0:5] + c/1/a[9:10]"

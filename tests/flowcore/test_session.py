@@ -16,6 +16,7 @@ from flowcore.errors import (
     FlowFileHandlingError,
     RelationshipError,
 )
+from flowcore.flowfile import ContentClaim, Rope
 from flowcore.session import FlowFileFilterResult, ProcessSession
 from flowcore.testing import TestRunner
 
@@ -368,6 +369,44 @@ def test_rewrite_append_and_merge(runner: TestRunner) -> None:
     assert session.read_bytes(bundle) == b"[AB!,cd]"
     session.transfer(bundle, SUCCESS)
     session.remove([first, second])
+    session.commit()
+
+
+def test_a_zero_copy_merge_is_a_rope_that_reads_the_same(runner: TestRunner) -> None:
+    """merge(zero_copy=True) points at the sources' ranges, writes each delimiter once, and
+    reads, streams and slices like the copied merge."""
+    for data in (b"alpha", b"beta", b"gamma"):
+        runner.enqueue(data)
+    session = session_for(runner)
+    sources = session.get(3)
+    bundle = session.merge(sources, session.create(sources), b"<", b">", b"|", zero_copy=True)
+    assert isinstance(bundle.content, Rope)
+    assert session.read_bytes(bundle) == b"<alpha|beta|gamma>"
+    with session.read(bundle) as stream:
+        assert stream.read(3) == b"<al"
+        assert stream.read() == b"pha|beta|gamma>"
+    source_claims = {c for f in sources for c in f.content.resource_claims}
+    written = set(bundle.content.resource_claims) - source_claims
+    assert len(written) == 1  # the three delimiters share one small claim file
+    split = session.clone(bundle, 4, 7)
+    assert session.read_bytes(split) == b"ha|beta"
+    assert set(split.content.resource_claims) <= set(bundle.content.resource_claims)
+    session.transfer([bundle, split], SUCCESS)
+    session.remove(sources)
+    session.commit()
+
+
+def test_a_rope_the_policy_refuses_is_copied_instead(runner: TestRunner) -> None:
+    """Inputs using a small share of a big claim file would pin dead bytes: the merge copies."""
+    runner.enqueue(b"x" * 1000)
+    session = session_for(runner)
+    (big,) = session.get(1)
+    pieces = [session.clone(big, i * 100, 3) for i in range(3)]
+    bundle = session.merge(pieces, session.create(pieces), zero_copy=True)
+    assert isinstance(bundle.content, ContentClaim)
+    assert bundle.content.resource_claim != big.content.resource_claim
+    assert session.read_bytes(bundle) == b"x" * 9
+    session.transfer([big, *pieces, bundle], SUCCESS)
     session.commit()
 
 

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from flowcore.errors import ReplayError, RepositoryError, WalCorruptionError
-from flowcore.flowfile import ContentClaim, ResourceClaim
+from flowcore.flowfile import ContentClaim, ResourceClaim, Rope
 from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
 from repositories import (
     MemoryContentRepository,
@@ -382,6 +382,20 @@ def test_replay_enqueues_a_copy_with_a_replay_event(replay_setup) -> None:
     assert [f.uuid for f in iter_queue(flowfiles, "conn-1")] == [copy.uuid]
     (replay,) = repo.search(event_type="REPLAY")
     assert (replay.parent_uuids, replay.child_uuids) == (("orig",), (copy.uuid,))
+
+
+def test_a_rope_is_recorded_piece_by_piece_and_replays(replay_setup) -> None:
+    """A zero-copy merge's rope is stored with every range, and a replay of it reads the same
+    bytes and claims each piece."""
+    repo, content, flowfiles, claim = replay_setup
+    rope = Rope((claim.slice(0, 2), claim.slice(4, 1), claim.slice(1, 1)))
+    (original,) = repo.register(
+        [event(ProvenanceEventType.SEND, content_claim=rope, source_queue_identifier="q")]
+    )
+    assert repo.get(original.event_id).content_claim == rope
+    copy = repo.replay(original.event_id, content=content, flowfiles=flowfiles, queues={"q"})
+    assert content.read(copy.content) == b"heoe"
+    assert content.claimant_count(claim.resource_claim) == 3
 
 
 def test_replay_works_with_any_repository_implementation(make_repo) -> None:

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from flowcore.errors import RepositoryError, WalCorruptionError
-from flowcore.flowfile import ContentClaim, FlowFile, ResourceClaim
+from flowcore.flowfile import ContentClaim, FlowFile, ResourceClaim, Rope
 from repositories.segments import read_segment, read_summary, write_segment
 
 
@@ -18,24 +18,22 @@ from repositories.segments import read_segment, read_summary, write_segment
 def flowfiles(draw: st.DrawFn) -> FlowFile:
     fid = draw(st.integers(1, 2**40))
     attributes = draw(st.dictionaries(st.text(max_size=8), st.text(max_size=8), max_size=4))
-    claim = draw(
-        st.none()
-        | st.builds(
-            lambda c, o, n: ContentClaim(
-                ResourceClaim("default", str(c % 1024), f"claim-{c}"), o, n
-            ),
-            st.integers(0, 3) | st.integers(0, 5000),  # often shared, sometimes not
-            st.integers(0, 1000),
-            st.integers(0, 1000),
-        )
+    one_claim = st.builds(
+        lambda c, o, n: ContentClaim(ResourceClaim("default", str(c % 1024), f"claim-{c}"), o, n),
+        st.integers(0, 3) | st.integers(0, 5000),  # often shared, sometimes not
+        st.integers(0, 1000),
+        st.integers(0, 1000),
     )
+    rope = st.lists(one_claim.filter(lambda c: c.length > 0), min_size=2, max_size=4).map(Rope)
+    claim = draw(st.none() | one_claim | rope)
     flowfile = FlowFile.create(fid, draw(st.integers(0, 2**42)), attributes, content=claim)
     return flowfile.replace(penalty_expiration=draw(st.integers(0, 2**42)))
 
 
 @given(st.lists(flowfiles(), max_size=20))
 def test_round_trip(tmp_path_factory, records: list[FlowFile]) -> None:  # type: ignore[no-untyped-def]
-    """Any FlowFiles written to a segment read back equal, with a matching summary."""
+    """Any FlowFiles, ropes among them, written to a segment read back equal, with a matching
+    summary."""
     directory = tmp_path_factory.mktemp("segments")
     summary = write_segment(directory, "q1", records, owner="task-3")
     path = directory / f"{summary.segment_id}.seg"
@@ -43,8 +41,9 @@ def test_round_trip(tmp_path_factory, records: list[FlowFile]) -> None:  # type:
     assert read_summary(path) == summary
     assert summary.count == len(records)
     assert summary.bytes == sum(f.size for f in records)
-    assert summary.resource_claims == {f.content.resource_claim for f in records if f.content}
-    shared = Counter(f.content.resource_claim for f in records if f.content)
+    pieces = [c for f in records if f.content for c in f.content.resource_claims]
+    assert summary.resource_claims == set(pieces)
+    shared = Counter(pieces)  # a rope holds one reference per piece
     assert dict(summary.claim_counts) == shared
     assert summary.segment_id.startswith("task-3-")
     assert not list(directory.glob("*.part"))
