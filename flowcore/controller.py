@@ -43,6 +43,7 @@ from flowcore.scheduler import (
 )
 from flowcore.session_host import ComponentInfo, StateMap
 from flowcore.settings import Settings
+from flowcore.sinks import Sinks
 from flowcore.stage_plan import (
     NEVER,
     Bulletin,
@@ -103,6 +104,8 @@ class RunResult:
         queued: per connection label, ``(FlowFiles, bytes)`` still queued at the end.
         bulletins: processor errors of this run.
         plan: the explain plan, with what the runner did per stage.
+        sinks: per two-phase sink name, its last published state (a dataset's version, chunk
+            count and auto-merge figures).
     """
 
     flow: str
@@ -117,6 +120,7 @@ class RunResult:
     queued: dict[str, tuple[int, int]]
     bulletins: tuple[Bulletin, ...]
     plan: str
+    sinks: dict[str, dict[str, str]] = attrs.field(factory=dict)
 
     def count(self, component: str, relationship: str) -> int:
         """FlowFiles *component* (a name) sent to *relationship* in this run."""
@@ -178,6 +182,7 @@ class Controller:
         self._held_back: dict[str, list[str]] = {}
         self._described: dict[str, str] = {}
         self._archive_expired_at = 0
+        self.sinks = Sinks(list(self.plans.values()), repositories, runner, self._context)
 
     # --- queues -------------------------------------------------------------------------------
 
@@ -388,6 +393,8 @@ class Controller:
         for result in results:
             states.update({k: dict(v) for k, v in result.states.items()})
         event_files = [r.provenance_file for r in results if r.provenance_file]
+        sink_states = self.sinks.prepare(self.plans[stage.id], results)
+        states.update(sink_states)
         marked = self.indexer.take_indexed()
         wal.commit(
             Transaction(
@@ -398,7 +405,8 @@ class Controller:
             ),
             indexed_provenance=marked,
         )
-        # Durable from here on: settle content, sources, provenance.
+        # Durable from here on: publish sink output, settle content, sources, provenance.
+        self.sinks.publish(sink_states)
         provenance.remove_indexed_files(marked)
         for summary in enqueued:
             for claim, count in summary.claim_counts:
@@ -517,11 +525,14 @@ class Controller:
         """
         started = time.monotonic()
         try:
+            self.sinks.recover(continuous=continuous)
             micro_batches = self._loop(continuous, progress, should_stop)
+            self.sinks.end_of_run()
         except BaseException:
             self._abandon_indexing()
             raise
         finally:
+            self.sinks.release()
             for context in self._contexts.values():
                 context.processor.on_stopped(context)
             self._contexts.clear()
@@ -601,6 +612,7 @@ class Controller:
             queued=queued,
             bulletins=tuple(self._bulletins),
             plan=self.explain(),
+            sinks={k: dict(v) for k, v in self.sinks.reports.items()},
         )
 
     def explain(self) -> str:

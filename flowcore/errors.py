@@ -15,6 +15,7 @@ __all__ = [
     "ConfigurationError",
     "ContentChangedError",
     "ContentNotFoundError",
+    "DatasetError",
     "ExpressionError",
     "ExpressionEvaluationError",
     "ExpressionSyntaxError",
@@ -132,6 +133,10 @@ class RelationshipError(FlowcoreError, ValueError):
 
 class RepositoryError(FlowcoreError, OSError):
     """A repository could not store or load data."""
+
+
+class DatasetError(RepositoryError):
+    """A dataset cannot be read, written or compacted now (in use, unfinished, or damaged)."""
 
 
 class WalCorruptionError(RepositoryError):

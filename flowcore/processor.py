@@ -50,6 +50,7 @@ __all__ = [
     "ProcessContext",
     "Processor",
     "ProcessorKind",
+    "SinkJobs",
     "SourceProcessor",
     "TransformResult",
     "TwoPhaseSink",
@@ -625,13 +626,39 @@ class SourceProcessor(Processor):
             session.set_state(listing.state)
 
 
+@attrs.frozen
+class SinkJobs:
+    """What a two-phase sink's driver side may use besides its messages.
+
+    Attributes:
+        run: runs a picklable function over items on the flow's runner (Spark tasks, or
+            in-process), results in order: how merge jobs run "like any task".
+        continuous: whether the run is a ``--continuous`` one.
+    """
+
+    run: Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]]
+    continuous: bool = False
+
+
+def _in_process(function: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
+    return [function(item) for item in items]
+
+
 class TwoPhaseSink(Processor):
     """A sink whose tasks write and whose driver commits, like Spark's DataSource V2 writers.
 
-    :meth:`write` runs in a task with the task's FlowFiles and returns a commit message (bytes)
-    describing what it wrote; :meth:`commit` runs on the driver inside the write-ahead log
-    transaction with the messages of every successful task; :meth:`abort` cleans up after failed
-    or duplicate attempts.
+    The protocol, so that a crash at any point neither loses nor duplicates output:
+
+    1. :meth:`write` runs in each task with the task's FlowFiles, writes somewhere nobody reads
+       yet, and returns a commit message (bytes) describing what it wrote.
+    2. :meth:`commit` runs on the driver with every task's messages, in task order, and the
+       sink's committed state; it *stages* the publication and returns the new state. The
+       engine commits that state in the stage run's write-ahead log transaction.
+    3. :meth:`publish` runs after the transaction is durable, and again at start-up with the
+       committed state, so it must be idempotent: it publishes what the committed state names
+       and discards anything staged beyond it.
+    4. :meth:`end_of_run` runs once a batch run has nothing left to do (a last merge, say);
+       :meth:`release` when the run stops.
     """
 
     kind: ClassVar[ProcessorKind] = ProcessorKind.SINK
@@ -639,22 +666,44 @@ class TwoPhaseSink(Processor):
     def write(
         self, context: ProcessContext, session: ProcessSession, flowfiles: Sequence[FlowFile]
     ) -> bytes:
-        """Write *flowfiles* (uncommitted) and describe the result."""
+        """Write *flowfiles* and transfer them; describe what was written."""
         msg = f"{type(self).__name__} must implement write"
         raise NotImplementedError(msg)
 
-    def commit(self, context: ProcessContext, messages: Sequence[bytes]) -> None:
-        """Publish what the tasks wrote, atomically."""
+    def commit(
+        self,
+        context: ProcessContext,
+        messages: Sequence[bytes],
+        state: Mapping[str, str],
+        jobs: SinkJobs,
+    ) -> Mapping[str, str]:
+        """Stage what the tasks wrote; return the state that names it."""
         msg = f"{type(self).__name__} must implement commit"
         raise NotImplementedError(msg)
 
-    def abort(self, context: ProcessContext, messages: Sequence[bytes]) -> None:
-        """Remove what failed or duplicate task attempts wrote."""
+    def publish(self, context: ProcessContext, state: Mapping[str, str]) -> None:
+        """Make what *state* names visible; discard what was staged beyond it (idempotent)."""
+        msg = f"{type(self).__name__} must implement publish"
+        raise NotImplementedError(msg)
+
+    def end_of_run(
+        self, context: ProcessContext, state: Mapping[str, str], jobs: SinkJobs
+    ) -> Mapping[str, str] | None:
+        """Stage a last change when a batch run ends; None when there is nothing to do."""
+        del context, state, jobs
+        return None
+
+    def release(self, context: ProcessContext) -> None:
+        """Let go of what the driver side holds (locks) when the run stops."""
 
     def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
-        """Write and commit in one go (the test harness path)."""
+        """Write, commit and publish in one go (the test harness path)."""
         flowfiles = session.get(10_000)
         if not flowfiles:
             return
         message = self.write(context, session, flowfiles)
-        self.commit(context, [message])
+        jobs = SinkJobs(_in_process)
+        state = self.commit(context, [message], session.get_state().values, jobs)
+        self.publish(context, state)
+        self.release(context)
+        session.set_state(state)

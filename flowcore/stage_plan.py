@@ -296,6 +296,7 @@ class TaskResult:
         consumed: per component, FlowFiles taken from its input.
         bulletins: processor errors.
         ready_bins: bins handed over for merging elsewhere (with ``defer_bins``).
+        sink_messages: ``(component id, message)`` of each two-phase sink write, in order.
     """
 
     index: int
@@ -312,3 +313,4 @@ class TaskResult:
     consumed: Mapping[str, int]
     bulletins: tuple[Bulletin, ...]
     ready_bins: tuple[ReadyBin, ...] = ()
+    sink_messages: tuple[tuple[str, bytes], ...] = ()

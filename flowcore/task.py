@@ -350,8 +350,25 @@ class _Member:
             if context.yielded:
                 return
 
+    def _drain_two_phase(self) -> None:
+        """A two-phase sink writes all of the task's input at once and returns a message."""
+        processor = self.processor
+        session = self.session()
+        mark = len(self.returned)
+        try:
+            flowfiles = session.get(len(self.pending))
+            message = processor.write(self.context, session, flowfiles)  # type: ignore[attr-defined]
+            session.commit()
+        except Exception as error:
+            session.rollback(penalize=True)
+            self._failed(error, since=mark)
+            return
+        self.task.sink_messages.append((self.plan.component_id, message))
+
     def drain(self, *, end_of_input: bool) -> None:
         """Trigger the processor until its input is used up or it stops taking any."""
+        if self.processor.kind is ProcessorKind.SINK and self.pending:
+            self._drain_two_phase()
         if self._batchable():
             self._drain_batched()
         if not self.context.yielded:
@@ -424,6 +441,7 @@ class _Task:
         self.enqueued: list[SegmentSummary] = []
         self.retry_at: dict[str, int] = {}
         self.ready_bins: list[ReadyBin] = []
+        self.sink_messages: list[tuple[str, bytes]] = []
         self.long_waits: set[str] = set()
         self.in_bins: set[str] = set()
 
@@ -601,6 +619,7 @@ class _Task:
             consumed={m.plan.component_id: m.consumed for m in self.members.values()},
             bulletins=tuple(self.bulletins),
             ready_bins=tuple(self.ready_bins),
+            sink_messages=tuple(self.sink_messages),
         )
 
 

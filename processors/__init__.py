@@ -12,6 +12,7 @@ from processors.generate_flowfile import GenerateFlowFile
 from processors.get_file import GetFile
 from processors.log_attribute import LogAttribute
 from processors.merge_content import MergeContent
+from processors.put_dataset import PutDataset
 from processors.put_file import PutFile
 from processors.route_on_attribute import RouteOnAttribute
 from processors.split_text import SplitText
@@ -23,6 +24,7 @@ BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
     "GetFile": GetFile,
     "LogAttribute": LogAttribute,
     "MergeContent": MergeContent,
+    "PutDataset": PutDataset,
     "PutFile": PutFile,
     "RouteOnAttribute": RouteOnAttribute,
     "SplitText": SplitText,
@@ -36,6 +38,7 @@ __all__ = [
     "GetFile",
     "LogAttribute",
     "MergeContent",
+    "PutDataset",
     "PutFile",
     "RouteOnAttribute",
     "SplitText",

@@ -7,8 +7,8 @@ driver's process; ``SparkRunner`` (the only module that imports pyspark) distrib
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 import attrs
 
@@ -80,6 +80,13 @@ class Runner(Protocol):
 
     def describe(self, stage_id: str) -> str | None:
         """What the runner did for a stage (Spark stages and tasks), for ``explain`` after a run."""
+        ...
+
+    def map_jobs(self, function: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
+        """Run a picklable *function* over *items* as parallel tasks, results in item order.
+
+        A dataset sink's merge jobs run this way, "like any task".
+        """
         ...
 
     def close(self) -> None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import pickle
 from collections import defaultdict
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from flowcore.runners import StageJob, run_partition, shuffle_map
 from flowcore.stage_plan import TaskResult, TaskSpec
@@ -43,6 +45,10 @@ class DirectRunner:
             ]
         self._described[job.plan.stage_id] = f"{len(job.specs)} task(s) in-process"
         return results
+
+    def map_jobs(self, function: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
+        """Run *function* over each item (pickled first, as Spark would ship it), in order."""
+        return [function(pickle.loads(pickle.dumps(item))) for item in items]
 
     def describe(self, stage_id: str) -> str | None:
         """The task count of the stage's last run."""

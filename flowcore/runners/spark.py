@@ -17,7 +17,7 @@ import os
 import sys
 import sysconfig
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -194,6 +194,13 @@ class SparkRunner:
                 stages += 1
                 tasks += stage_info.numTasks if stage_info is not None else 0
         self._described[stage_id] = f"{stages} Spark stage(s), {tasks} task(s) on {self.master}"
+
+    def map_jobs(self, function: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
+        """Run *function* over *items* as one Spark job, a task per item; results in order."""
+        if not items:
+            return []
+        rdd = self.context.parallelize(list(items), len(items))
+        return rdd.map(function).collect()
 
     def describe(self, stage_id: str) -> str | None:
         """The Spark stages and tasks of the stage's last run."""

@@ -154,12 +154,13 @@ def test_source_commits_its_listing_state_with_its_output() -> None:
 
 
 class Collect(TwoPhaseSink):
-    """Writes contents into a list on commit."""
+    """Stages the tasks' contents on commit and publishes them when told to."""
 
     relationships = (SUCCESS,)
 
     def __init__(self, **properties):
         super().__init__(**properties)
+        self.staged: dict[str, list[bytes]] = {}
         self.published: list[bytes] = []
 
     def write(self, context, session, flowfiles):
@@ -167,18 +168,29 @@ class Collect(TwoPhaseSink):
         session.transfer(flowfiles, SUCCESS)
         return data
 
-    def commit(self, context, messages):
-        self.published.extend(messages)
+    def commit(self, context, messages, state, jobs):
+        version = str(int(state.get("version", "0")) + 1)
+        self.staged[version] = list(messages)
+        return {"version": version}
+
+    def publish(self, context, state):
+        self.published.extend(self.staged.pop(state["version"], []))
 
 
-def test_two_phase_sink_writes_then_commits() -> None:
-    """A two-phase sink's write result reaches commit."""
+def test_two_phase_sink_writes_stages_then_publishes() -> None:
+    """A two-phase sink's write result is staged by commit, under a state the harness keeps,
+    and published after."""
     sink = Collect()
     runner = TestRunner(sink)
     runner.enqueue("a")
     runner.enqueue("b")
     runner.run()
     assert sink.published == [b"a|b"]
+    assert runner.state == {"version": "1"}
+    runner.enqueue("c")
+    runner.run()
+    assert sink.published == [b"a|b", b"c"]
+    assert runner.state == {"version": "2"}
 
 
 @pytest.mark.parametrize("name", sorted(BUILTIN_PROCESSORS))

@@ -1,0 +1,110 @@
+"""The driver side of two-phase sinks: staging, publishing and recovering their output.
+
+Per stage run with a two-phase sink (PutDataset), after the tasks wrote their part:
+
+1. :meth:`Sinks.prepare` hands each sink its tasks' messages (in task order) and its committed
+   state; the sink stages its publication and returns its new state;
+2. the controller commits that state inside the stage run's write-ahead log transaction;
+3. :meth:`Sinks.publish` lets each sink make the staged output visible.
+
+At start-up :meth:`Sinks.recover` calls ``publish`` with each sink's committed state: what a
+crash left staged but committed is published, what was staged but never committed is thrown
+away. So a crash at any point neither loses nor duplicates output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from flowcore.processor import ProcessContext, ProcessorKind, SinkJobs, TwoPhaseSink
+from flowcore.repository_set import RepositorySet
+from flowcore.runners import Runner
+from flowcore.stage_plan import MemberPlan, StagePlan, TaskResult
+from repositories.records import Transaction
+
+__all__ = ["Sinks"]
+
+
+class Sinks:
+    """The two-phase sinks of a flow, as the controller drives them.
+
+    Args:
+        plans: the flow's stage plans.
+        repositories: the run's repositories (committed state lives in the FlowFile log).
+        runner: where merge jobs run.
+        context_of: the driver-side context of a member.
+    """
+
+    def __init__(
+        self,
+        plans: Sequence[StagePlan],
+        repositories: RepositorySet,
+        runner: Runner,
+        context_of: Callable[[MemberPlan], ProcessContext],
+    ) -> None:
+        self.members = [m for plan in plans for m in plan.members if m.kind is ProcessorKind.SINK]
+        self.repos = repositories
+        self.runner = runner
+        self._context_of = context_of
+        self._continuous = False
+        self.reports: dict[str, Mapping[str, str]] = {}
+
+    def _sink(self, member: MemberPlan) -> TwoPhaseSink:
+        processor = member.processor
+        assert isinstance(processor, TwoPhaseSink)
+        return processor
+
+    def _jobs(self) -> SinkJobs:
+        return SinkJobs(self.runner.map_jobs, continuous=self._continuous)
+
+    def recover(self, *, continuous: bool = False) -> None:
+        """Settle what a previous run staged, from each sink's committed state."""
+        self._continuous = continuous
+        for member in self.members:
+            state = self.repos.flowfiles.state(member.component_id)
+            self._sink(member).publish(self._context_of(member), state)
+
+    def prepare(self, plan: StagePlan, results: Sequence[TaskResult]) -> dict[str, dict[str, str]]:
+        """Stage each sink's output of this stage run; the states to commit."""
+        states: dict[str, dict[str, str]] = {}
+        for member in plan.members:
+            if member.kind is not ProcessorKind.SINK:
+                continue
+            messages = [
+                message
+                for result in sorted(results, key=lambda r: r.index)
+                for component_id, message in result.sink_messages
+                if component_id == member.component_id
+            ]
+            if not messages:
+                continue
+            committed = self.repos.flowfiles.state(member.component_id)
+            sink = self._sink(member)
+            states[member.component_id] = dict(
+                sink.commit(self._context_of(member), messages, committed, self._jobs())
+            )
+        return states
+
+    def publish(self, states: Mapping[str, Mapping[str, str]]) -> None:
+        """After the transaction: make what *states* name visible."""
+        for member in self.members:
+            state = states.get(member.component_id)
+            if state is not None:
+                self._sink(member).publish(self._context_of(member), state)
+                self.reports[member.name] = state
+
+    def end_of_run(self) -> None:
+        """A batch run is over: each sink may stage a last change (relaxed auto-merge)."""
+        for member in self.members:
+            committed = self.repos.flowfiles.state(member.component_id)
+            sink = self._sink(member)
+            state = sink.end_of_run(self._context_of(member), committed, self._jobs())
+            if state is None:
+                continue
+            self.repos.flowfiles.commit(Transaction(state={member.component_id: dict(state)}))
+            self.publish({member.component_id: state})
+
+    def release(self) -> None:
+        """The run stopped: sinks let go of their locks."""
+        for member in self.members:
+            self._sink(member).release(self._context_of(member))

@@ -1,0 +1,521 @@
+"""PutDataset: a two-phase sink writing FlowFiles into a dataset of a few large chunks.
+
+Tasks append FlowFile contents (with the Demarcator between them) to chunk files and return
+what they wrote; the driver adds those chunks to a new manifest version, merges small chunks
+as the auto-merge mode says, stages the version and commits its number with the stage run's
+write-ahead log transaction, then publishes it. Readers (``flowcore.datasets.open``, ``flowcore
+dataset cat``) always see one complete version.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import BinaryIO, ClassVar
+
+import attrs
+
+from flowcore import (
+    ExpressionLanguageScope,
+    FlowFile,
+    ProcessContext,
+    ProcessSession,
+    PropertyDescriptor,
+    SinkJobs,
+    TwoPhaseSink,
+    ValidationResult,
+)
+from flowcore.datasets import AutoMerge, AutoMergeMode, Chunk, Dataset, Manifest, plan_merges
+from flowcore.datasets.compaction import (
+    DEFAULT_MERGE_FILE_MAX,
+    DEFAULT_MERGEABILITY_THRESHOLD,
+    apply_merges,
+    merge_jobs,
+    plan_compaction,
+    run_merge_job,
+)
+from flowcore.properties import PropertyDependency
+from flowcore.relationship import FAILURE, SUCCESS
+from flowcore.units import parse_data_size
+from flowcore.validators import (
+    BOOLEAN_VALIDATOR,
+    DATA_SIZE_VALIDATOR,
+    NON_EMPTY_VALIDATOR,
+    NUMBER_VALIDATOR,
+    POSITIVE_INTEGER_VALIDATOR,
+    TIME_PERIOD_VALIDATOR,
+)
+
+__all__ = ["AUTO_MERGE_KEYS", "PutDataset"]
+
+_READ = 1 << 20
+#: The keys of an ``auto_merge`` section and the properties they set.
+AUTO_MERGE_KEYS = {
+    "mode": "Auto Merge Mode",
+    "desired_chunk_size": "Desired Chunk Size",
+    "chunk_size_threshold": "Chunk Size Threshold",
+    "max_intermediate_chunk_count": "Max Intermediate Chunk Count",
+    "chunk_count_per_merge_job": "Chunk Count Per Merge Job",
+}
+_MANUAL = PropertyDependency("Auto Merge Mode", (AutoMergeMode.MANUAL.value,))
+
+
+class PutDataset(TwoPhaseSink):
+    """Writes FlowFile contents into a dataset: chunk files plus published manifest versions.
+
+    Each task writes its FlowFiles, in queue order, into chunks of up to Desired Chunk Size.
+    With an Auto Merge Mode other than disabled, small chunks are merged by merge jobs that run
+    on the runner like any task (:mod:`flowcore.datasets.auto_merge`). In ``--continuous``
+    runs, a maintenance pass merges adjacent mergeable chunks every Mergeability Interval.
+    Pass ``auto_merge={"mode": "economy", ...}`` as a section, or set the properties.
+    """
+
+    DIRECTORY = PropertyDescriptor(
+        "Directory",
+        description="The dataset's directory (created when missing)",
+        required=True,
+        validators=(NON_EMPTY_VALIDATOR,),
+        el_scope=ExpressionLanguageScope.ENVIRONMENT,
+    )
+    DEMARCATOR = PropertyDescriptor(
+        "Demarcator",
+        description="Text written between FlowFile contents (and between merged chunks)",
+        required=False,
+    )
+    ORDERED = PropertyDescriptor(
+        "Ordered",
+        description="Keep chunks in the order they were written; merges then join only "
+        "neighbouring chunks",
+        required=True,
+        default="false",
+        allowable_values=("true", "false"),
+        validators=(BOOLEAN_VALIDATOR,),
+    )
+    KEY_ATTRIBUTE = PropertyDescriptor(
+        "Key Attribute",
+        description="An attribute whose smallest and largest values each chunk records (its key "
+        "range)",
+        required=False,
+        validators=(NON_EMPTY_VALIDATOR,),
+    )
+    DESIRED_CHUNK_SIZE = PropertyDescriptor(
+        "Desired Chunk Size",
+        description="The size chunks are written and merged up to (YTsaurus' desired_chunk_size); "
+        "also the split threshold of the maintenance pass",
+        required=True,
+        default="1 GB",
+        validators=(DATA_SIZE_VALIDATOR,),
+    )
+    AUTO_MERGE_MODE = PropertyDescriptor(
+        "Auto Merge Mode",
+        description="disabled: keep every task's chunks; relaxed: merge small chunks when the "
+        "run ends; economy: keep the run's small chunks at or under 4*sqrt(n) while it runs; "
+        "manual: the limits below",
+        required=True,
+        default=AutoMergeMode.DISABLED.value,
+        allowable_values=tuple(m.value for m in AutoMergeMode),
+    )
+    CHUNK_SIZE_THRESHOLD = PropertyDescriptor(
+        "Chunk Size Threshold",
+        description="Chunks under this percentage of the Desired Chunk Size are small, so merged",
+        required=True,
+        default="10",
+        validators=(POSITIVE_INTEGER_VALIDATOR,),
+    )
+    MAX_INTERMEDIATE = PropertyDescriptor(
+        "Max Intermediate Chunk Count",
+        description="manual mode: the most small chunks a run may leave before merging",
+        required=True,
+        validators=(POSITIVE_INTEGER_VALIDATOR,),
+        dependencies=(_MANUAL,),
+    )
+    PER_MERGE_JOB = PropertyDescriptor(
+        "Chunk Count Per Merge Job",
+        description="manual mode: the most chunks one merge job takes",
+        required=True,
+        validators=(POSITIVE_INTEGER_VALIDATOR,),
+        dependencies=(_MANUAL,),
+    )
+    MERGEABILITY_INTERVAL = PropertyDescriptor(
+        "Mergeability Interval",
+        description="In --continuous runs, how often adjacent mergeable chunks are merged",
+        required=True,
+        default="24 hours",
+        validators=(TIME_PERIOD_VALIDATOR,),
+    )
+    MERGE_FILE_MAX = PropertyDescriptor(
+        "Merge File Max",
+        description="The most chunks one maintenance merge may join",
+        required=True,
+        default=str(DEFAULT_MERGE_FILE_MAX),
+        validators=(POSITIVE_INTEGER_VALIDATOR,),
+    )
+    MERGEABILITY_THRESHOLD = PropertyDescriptor(
+        "Mergeability Threshold",
+        description="A maintenance merge makes at most this share of the Desired Chunk Size",
+        required=True,
+        default=str(DEFAULT_MERGEABILITY_THRESHOLD),
+        validators=(NUMBER_VALIDATOR,),
+    )
+    property_descriptors: ClassVar = (
+        DIRECTORY,
+        DEMARCATOR,
+        ORDERED,
+        KEY_ATTRIBUTE,
+        DESIRED_CHUNK_SIZE,
+        AUTO_MERGE_MODE,
+        CHUNK_SIZE_THRESHOLD,
+        MAX_INTERMEDIATE,
+        PER_MERGE_JOB,
+        MERGEABILITY_INTERVAL,
+        MERGE_FILE_MAX,
+        MERGEABILITY_THRESHOLD,
+    )
+    relationships: ClassVar = (SUCCESS, FAILURE)
+    tags: ClassVar = ("dataset", "sink", "chunks", "compaction", "merge", "put")
+
+    def __init__(
+        self, auto_merge: Mapping[str, object] | None = None, **properties: object
+    ) -> None:
+        for key, value in (auto_merge or {}).items():
+            if key not in AUTO_MERGE_KEYS:
+                msg = f"auto_merge has no {key!r}; use {', '.join(sorted(AUTO_MERGE_KEYS))}"
+                raise ValueError(msg)
+            properties[AUTO_MERGE_KEYS[key]] = value
+        super().__init__(**properties)
+        self._dataset: Dataset | None = None
+        self._operation: str | None = None
+
+    def __getstate__(self) -> dict[str, object]:
+        state = self.__dict__.copy()
+        state.update(_dataset=None, _operation=None)  # the driver's lock never travels
+        return state
+
+    # --- configuration ----------------------------------------------------------------------
+
+    def custom_validate(self, values: Mapping[str, str | None]) -> list[ValidationResult]:
+        """The auto-merge section must make sense as a whole."""
+        try:
+            self._auto_merge_from(values)
+        except ValueError as error:
+            return [
+                ValidationResult(
+                    "Auto Merge Mode", values.get("Auto Merge Mode"), False, str(error)
+                )
+            ]
+        return []
+
+    def _auto_merge_from(self, values: Mapping[str, str | None]) -> AutoMerge:
+        def number(name: str) -> int | None:
+            text = values.get(name)
+            return int(text) if text and text.strip().isdigit() else None
+
+        size = values.get("Desired Chunk Size") or "1 GB"
+        return AutoMerge(
+            mode=AutoMergeMode(values.get("Auto Merge Mode") or "disabled"),
+            desired_chunk_size=max(1, int(parse_data_size(size, "B"))),
+            chunk_size_threshold=number("Chunk Size Threshold") or 10,
+            max_intermediate_chunk_count=number("Max Intermediate Chunk Count"),
+            chunk_count_per_merge_job=number("Chunk Count Per Merge Job"),
+        )
+
+    def auto_merge(self) -> AutoMerge:
+        """The sink's auto-merge section."""
+        return self._auto_merge_from(self.active_values())
+
+    def _path(self, context: ProcessContext) -> str:
+        return context.get_property(self.DIRECTORY).evaluate_attribute_expressions().value or "."
+
+    def _demarcator(self, context: ProcessContext) -> bytes:
+        return (context.get_property(self.DEMARCATOR).value or "").encode("utf-8")
+
+    # --- the tasks --------------------------------------------------------------------------
+
+    def write(
+        self, context: ProcessContext, session: ProcessSession, flowfiles: Sequence[FlowFile]
+    ) -> bytes:
+        """Append the contents to new chunk files; describe the chunks."""
+        dataset = Dataset(self._path(context))
+        demarcator = self._demarcator(context)
+        desired = self.auto_merge().desired_chunk_size
+        key_name = context.get_property(self.KEY_ATTRIBUTE).value
+        owner = context.component.id[:8] if context.component is not None else "task"
+        writer = _ChunkWriter(dataset, owner, demarcator, desired)
+        try:
+            for flowfile in flowfiles:
+                key = flowfile.attributes.get(key_name) if key_name else None
+                writer.add(session, flowfile, key)
+        except BaseException:
+            writer.abandon()
+            raise
+        chunks = writer.finish()
+        for flowfile in flowfiles:
+            session.provenance.send(flowfile, dataset.path.resolve().as_uri())
+        session.transfer(list(flowfiles), SUCCESS)
+        return json.dumps([c.to_json() for c in chunks]).encode()
+
+    # --- the driver -------------------------------------------------------------------------
+
+    def _held(self, context: ProcessContext) -> Dataset:
+        if self._dataset is None:
+            dataset = Dataset(self._path(context))
+            dataset.acquire("write")
+            self._dataset = dataset
+        return self._dataset
+
+    def commit(
+        self,
+        context: ProcessContext,
+        messages: Sequence[bytes],
+        state: Mapping[str, str],
+        jobs: SinkJobs,
+    ) -> Mapping[str, str]:
+        """Add the tasks' chunks, merge as the mode says, stage the next version."""
+        dataset = self._held(context)
+        if self._operation is None:
+            self._operation = uuid.uuid4().hex[:12]
+        now = context.now()
+        current = dataset.manifest()
+        written = [
+            attrs.evolve(Chunk.from_json(c), operation=self._operation)
+            for message in messages
+            for c in json.loads(message)
+        ]
+        chunks = (*current.chunks, *written)
+        report = _Report.of(state, self._operation)
+        report = attrs.evolve(report, produced=report.produced + len(written))
+        chunks, report = self._auto_merge(dataset, current, chunks, report, jobs, final=False)
+        compacted_at = int(state.get("compacted.at", "0") or 0)
+        if jobs.continuous:
+            interval = context.get_property(self.MERGEABILITY_INTERVAL).as_time_period("ms") or 0
+            if now - compacted_at >= interval:
+                chunks = self._maintain(context, dataset, current, chunks, jobs=jobs, now=now)
+                compacted_at = now
+        return self._stage(
+            context, dataset, chunks, report=report, state=state, compacted_at=compacted_at, now=now
+        )
+
+    def end_of_run(
+        self, context: ProcessContext, state: Mapping[str, str], jobs: SinkJobs
+    ) -> Mapping[str, str] | None:
+        """Relaxed mode merges the run's small chunks now that the run is over."""
+        if self._operation is None or self.auto_merge().mode is not AutoMergeMode.RELAXED:
+            return None
+        dataset = self._held(context)
+        current = dataset.manifest()
+        report = _Report.of(state, self._operation)
+        chunks, merged = self._auto_merge(
+            dataset, current, current.chunks, report, jobs, final=True
+        )
+        if chunks == current.chunks:
+            return None
+        compacted_at = int(state.get("compacted.at", "0") or 0)
+        return self._stage(
+            context,
+            dataset,
+            chunks,
+            report=merged,
+            state=state,
+            compacted_at=compacted_at,
+            now=context.now(),
+        )
+
+    def _auto_merge(
+        self,
+        dataset: Dataset,
+        current: Manifest,
+        chunks: tuple[Chunk, ...],
+        report: _Report,
+        jobs: SinkJobs,
+        *,
+        final: bool,
+    ) -> tuple[tuple[Chunk, ...], _Report]:
+        config = self.auto_merge()
+        ordered = self._ordered()
+        mine = {c.id for c in chunks if c.operation == report.operation}
+        groups = plan_merges(config, chunks, mine, report.produced, final=final, ordered=ordered)
+        if groups:
+            view = attrs.evolve(current, chunks=chunks)
+            merged = jobs.run(run_merge_job, merge_jobs(dataset, view, groups, "merge"))
+            merged = [attrs.evolve(c, operation=report.operation) for c in merged]
+            chunks = apply_merges(chunks, groups, merged)
+        intermediate = sum(
+            1 for c in chunks if c.operation == report.operation and c.size < config.small_below
+        )
+        return chunks, attrs.evolve(
+            report,
+            merge_jobs=report.merge_jobs + len(groups),
+            intermediate=intermediate,
+            high_water=max(report.high_water, intermediate),
+        )
+
+    def _maintain(
+        self,
+        context: ProcessContext,
+        dataset: Dataset,
+        current: Manifest,
+        chunks: tuple[Chunk, ...],
+        *,
+        jobs: SinkJobs,
+        now: int,
+    ) -> tuple[Chunk, ...]:
+        """The mergeability pass of a continuous run, inside the run's own version."""
+        groups = plan_compaction(
+            chunks,
+            now,
+            split_threshold=self.auto_merge().desired_chunk_size,
+            merge_file_max=context.get_property(self.MERGE_FILE_MAX).as_integer() or 1,
+            mergeability_threshold=float(
+                context.get_property(self.MERGEABILITY_THRESHOLD).value or "0.25"
+            ),
+        )
+        if not groups:
+            return chunks
+        view = attrs.evolve(current, chunks=chunks)
+        merged = jobs.run(run_merge_job, merge_jobs(dataset, view, groups, "compaction"))
+        return apply_merges(chunks, groups, merged)
+
+    def _ordered(self) -> bool:
+        return (self.active_values().get("Ordered") or "false").lower() == "true"
+
+    def _stage(
+        self,
+        context: ProcessContext,
+        dataset: Dataset,
+        chunks: tuple[Chunk, ...],
+        *,
+        report: _Report,
+        state: Mapping[str, str],
+        compacted_at: int,
+        now: int,
+    ) -> dict[str, str]:
+        version = dataset.next_version(at_least=int(state.get("version", "0") or 0))
+        manifest = Manifest(version, chunks, self._ordered(), self._demarcator(context), now)
+        dataset.stage(manifest)
+        return {
+            "version": str(version),
+            "chunks": str(len(chunks)),
+            "bytes": str(manifest.size),
+            "compacted.at": str(compacted_at),
+            **report.to_state(),
+        }
+
+    def publish(self, context: ProcessContext, state: Mapping[str, str]) -> None:
+        """Publish the committed version; throw away versions staged past it."""
+        dataset = self._held(context)
+        committed = int(state.get("version", "0") or 0)
+        dataset.discard_pending(above=committed)
+        dataset.publish(committed)
+
+    def release(self, context: ProcessContext) -> None:
+        """The run stopped: release the dataset's lock; the next run is a new operation."""
+        del context
+        if self._dataset is not None:
+            self._dataset.release()
+            self._dataset = None
+        self._operation = None
+
+
+@attrs.frozen
+class _Report:
+    """A run's auto-merge figures, kept in the sink's state."""
+
+    operation: str
+    produced: int = 0
+    merge_jobs: int = 0
+    intermediate: int = 0
+    high_water: int = 0
+
+    @classmethod
+    def of(cls, state: Mapping[str, str], operation: str) -> _Report:
+        if state.get("operation") != operation:
+            return cls(operation)  # a new run: a new operation
+        return cls(
+            operation,
+            int(state.get("produced", "0")),
+            int(state.get("merge.jobs", "0")),
+            int(state.get("intermediate", "0")),
+            int(state.get("intermediate.high_water", "0")),
+        )
+
+    def to_state(self) -> dict[str, str]:
+        return {
+            "operation": self.operation,
+            "produced": str(self.produced),
+            "merge.jobs": str(self.merge_jobs),
+            "intermediate": str(self.intermediate),
+            "intermediate.high_water": str(self.high_water),
+        }
+
+
+class _ChunkWriter:
+    """Appends FlowFile contents to chunk files of up to a size, inside one task."""
+
+    def __init__(self, dataset: Dataset, owner: str, demarcator: bytes, limit: int) -> None:
+        self.dataset = dataset
+        self.owner = owner
+        self.demarcator = demarcator
+        self.limit = limit
+        self.done: list[Chunk] = []
+        self._file: BinaryIO | None = None
+        self._id = ""
+        self._size = self._records = 0
+        self._keys: list[str] = []
+
+    def add(self, session: ProcessSession, flowfile: FlowFile, key: str | None) -> None:
+        if self._file is None:
+            self._open()
+        assert self._file is not None
+        if self._records and self.demarcator:
+            self._file.write(self.demarcator)
+            self._size += len(self.demarcator)
+        with session.read(flowfile) as stream:
+            while data := stream.read(_READ):
+                self._file.write(data)
+                self._size += len(data)
+        self._records += 1
+        if key is not None:
+            self._keys.append(key)
+        if self._size >= self.limit:
+            self._close()
+
+    def _open(self) -> None:
+        self._id = self.dataset.new_chunk_id(self.owner)
+        path = self.dataset.chunk_path(self._id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = open(path.with_name(path.name + ".part"), "wb")  # noqa: SIM115
+        self._size = self._records = 0
+        self._keys = []
+
+    def _close(self) -> None:
+        assert self._file is not None
+        self._file.flush()
+        os.fsync(self._file.fileno())
+        self._file.close()
+        self._file = None
+        path = self.dataset.chunk_path(self._id)
+        os.replace(path.with_name(path.name + ".part"), path)
+        keys = self._keys
+        self.done.append(
+            Chunk(
+                self._id,
+                self._size,
+                self._records,
+                time.time_ns() // 1_000_000,
+                first_key=min(keys) if keys else None,
+                last_key=max(keys) if keys else None,
+            )
+        )
+
+    def finish(self) -> list[Chunk]:
+        if self._file is not None:
+            self._close()
+        return self.done
+
+    def abandon(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
