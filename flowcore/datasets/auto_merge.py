@@ -39,7 +39,7 @@ __all__ = [
 
 DEFAULT_DESIRED_CHUNK_SIZE = "1 GB"  # YTsaurus' desired_chunk_size
 DEFAULT_CHUNK_SIZE_THRESHOLD = 10  # percent of the desired size (YTsaurus' documented default)
-DEFAULT_CHUNK_COUNT_PER_MERGE_JOB = 100
+DEFAULT_CHUNK_COUNT_PER_MERGE_JOB = 10_000  # as merge_file_max: the size limit decides first
 
 
 class AutoMergeMode(enum.Enum):
@@ -163,19 +163,21 @@ def plan_merges(
         final: whether the run is ending (relaxed mode merges then).
         ordered: merge only neighbours.
     """
+    if config.mode is AutoMergeMode.DISABLED or (
+        config.mode is AutoMergeMode.RELAXED and not final
+    ):
+        return []
     small = [c for c in chunks if c.id in intermediate and c.size < config.small_below]
-    if config.mode is AutoMergeMode.DISABLED or len(small) < 2:
+    if len(small) < 2:
         return []
     if config.mode is AutoMergeMode.RELAXED:
-        excess = None if final else 0
+        excess = None
     else:
         limit = config.limit(produced)
         assert limit is not None
         if len(small) <= limit:
             return []
         excess = len(small) - limit // 2
-    if excess == 0:
-        return []
     if not ordered:
         return _groups(sorted(small, key=lambda c: (c.size, c.id)), config, excess)
     runs: list[list[Chunk]] = [[]]
