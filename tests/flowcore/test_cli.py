@@ -135,3 +135,27 @@ def test_load_flow_needs_exactly_one_flow(tmp_path: Path) -> None:
     )
     with pytest.raises(Exception, match="named flow"):
         load_flow(path)
+
+
+def test_dataset_show_cat_mergeability_and_compact(tmp_path: Path, capfd) -> None:  # type: ignore[no-untyped-def]
+    """`flowcore dataset` lists chunks, prints the bytes, changes mergeability and compacts;
+    a path that is no dataset is one clear error."""
+    from flowcore.datasets import Chunk, Dataset, Manifest
+    from flowcore.datasets.store import write_chunk
+
+    dataset = Dataset(tmp_path / "ds")
+    chunks = []
+    for name in ("a", "b", "c"):
+        write_chunk(dataset.chunk_path(name), [name.encode() * 3])
+        chunks.append(Chunk(name, 3, 1, 0))
+    dataset.stage(Manifest(1, tuple(chunks), demarcator=b","))
+    dataset.publish(1)
+    assert main(["dataset", "show", str(dataset.path)]) == 0
+    assert "3 chunk(s), 9 bytes" in capfd.readouterr().out
+    assert main(["dataset", "mergeability", str(dataset.path), "c", "--set", "never"]) == 0
+    assert main(["dataset", "compact", str(dataset.path)]) == 0
+    assert "chunks 3 -> 2" in capfd.readouterr().out
+    assert main(["dataset", "cat", str(dataset.path)]) == 0
+    assert capfd.readouterr().out == "aaa,bbb,ccc"
+    assert main(["dataset", "show", str(tmp_path)]) == 2
+    assert "is not a dataset" in capfd.readouterr().err
