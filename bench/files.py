@@ -10,8 +10,9 @@ Scenarios (each in a child process, so every Spark run starts a fresh JVM; Spark
 * ``growth``: half of SIZE split and merged zero-copy: FileSplitter -> SplitText (10,000
   lines) -> MergeContent (Zero Copy, 128 MB bins) -> PutFile. The content repository's growth
   against the input (target: at most 1%).
-* ``modes``: a log of SIZE/8 cut into 1 MB blocks, 2 per micro-batch, -> PutDataset (64 MB desired chunks, small
-  under 50%) with each auto-merge mode: chunk count, sizes, merge jobs, high-water mark.
+* ``modes``: a log of SIZE/8 cut into 1 MB blocks, 2 per micro-batch, -> PutDataset (64 MB
+  desired chunks, small under 50%) with each auto-merge mode: chunk count, sizes, merge jobs,
+  high-water mark.
 
 Run: ``.venv/bin/python bench/files.py`` (``--quick`` for 256 MB). Prints one JSON line and a
 table.
