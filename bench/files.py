@@ -180,7 +180,7 @@ def child_growth(args: argparse.Namespace) -> dict[str, float]:
     from flowcore import Flow
     from flowcore.controller import run_flow
     from flowcore.settings import Settings
-    from processors import FileSplitter, MergeContent, PutFile, SplitText
+    from processors import FileSplitter, MergeContent, PutFile, SplitText, UpdateAttribute
 
     data = Path(args.workdir)
     flow = Flow("growth")
@@ -195,14 +195,18 @@ def child_growth(args: argparse.Namespace) -> dict[str, float]:
         ),
         name="m",
     )
+    # Every bin is named after the one input log (segment.original.filename, as in NiFi):
+    # give each its own name, or PutFile's `fail` conflict strategy drops all but the first.
+    name = flow.add(UpdateAttribute(filename="${filename}.${uuid}"), name="n")
     put = flow.add(PutFile(directory=str(data / "out")), name="put")
     flow.connect(split, lines, "blocks")
     flow.connect(lines, merge, "splits")
-    flow.connect(merge, put, "merged")
+    flow.connect(merge, name, "merged")
+    flow.connect(name, put)
     flow.auto_terminate(split, ["files", "failure"])
     flow.auto_terminate(lines, ["original", "failure"])
     flow.auto_terminate(merge, ["original", "failure"])
-    flow.auto_terminate(put, ["success", "failure"])
+    flow.auto_terminate(put, ["success"])
     runner = _spark(args.master)
     started = time.perf_counter()
     run_flow(flow, runner, repository=data / "repo", settings=Settings(parallelism=2, sync=False))

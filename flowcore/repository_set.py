@@ -17,7 +17,6 @@ committed but the index had not taken, then event files no commit names (orphans
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 from collections.abc import Sequence
@@ -27,6 +26,7 @@ from typing import Any
 import attrs
 
 from flowcore.errors import RepositoryError
+from flowcore.locks import try_lock
 from flowcore.settings import Settings
 from flowcore.stage_plan import Bulletin, RepositoryPaths
 from repositories._files import write_atomically
@@ -72,12 +72,8 @@ class RepositorySet:
         """
         settings = settings or Settings()
         root = Path(directory).resolve()
-        root.mkdir(parents=True, exist_ok=True)
-        lock = open(root / "lock", "a+")  # noqa: SIM115 - held for the run's lifetime
-        try:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            lock.close()
+        lock = try_lock(root / "lock")  # held for the run's lifetime
+        if lock is None:
             msg = (
                 f"repository {root} is in use by another flowcore run; wait for it to finish "
                 "or pass a different --repository"

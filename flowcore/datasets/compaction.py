@@ -34,7 +34,6 @@ __all__ = [
 
 DEFAULT_MERGE_FILE_MAX = 10_000  # Accumulo's table.merge.file.max
 DEFAULT_MERGEABILITY_THRESHOLD = 0.25  # Accumulo's table.mergeability.threshold
-_COPY = 1 << 20
 
 #: Runs a picklable function over items on a runner, results in order (DirectRunner or Spark).
 RunJobs = Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]]
@@ -57,16 +56,8 @@ class MergeJob:
 def run_merge_job(job: MergeJob) -> Chunk:
     """Write the merged chunk; return what the manifest records of it."""
     dataset = Dataset(job.dataset)
-
-    def pieces() -> Any:
-        for index, chunk in enumerate(job.chunks):
-            if index and job.demarcator:
-                yield job.demarcator
-            with dataset.open_chunk(chunk) as stream:
-                while data := stream.read(_COPY):
-                    yield data
-
-    size = write_chunk(dataset.chunk_path(job.output_id), pieces())
+    pieces = dataset.iter_chunk_bytes(job.chunks, job.demarcator)
+    size = write_chunk(dataset.chunk_path(job.output_id), pieces)
     keys = [k for c in job.chunks for k in (c.first_key, c.last_key) if k is not None]
     return Chunk(
         job.output_id,

@@ -18,7 +18,6 @@ names are removed.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import re
 import uuid
@@ -30,6 +29,7 @@ import attrs
 
 from flowcore.datasets.model import Chunk, Manifest, Mergeability
 from flowcore.errors import DatasetError
+from flowcore.locks import try_lock
 from repositories._files import fsync_directory, write_atomically
 
 __all__ = ["RETAINED_VERSIONS", "Dataset"]
@@ -184,9 +184,16 @@ class Dataset:
     def iter_bytes(self, version: int | None = None) -> Iterator[bytes]:
         """The dataset's bytes in order, the demarcator between chunks, as one version."""
         manifest = self.manifest(version)
-        for index, chunk in enumerate(manifest.chunks):
-            if index and manifest.demarcator:
-                yield manifest.demarcator
+        return self.iter_chunk_bytes(manifest.chunks, manifest.demarcator)
+
+    def iter_chunk_bytes(self, chunks: Sequence[Chunk], demarcator: bytes) -> Iterator[bytes]:
+        """The bytes of *chunks* in order with *demarcator* between them, streamed in blocks.
+
+        This is what a reader sees of a version, and what a merge job writes.
+        """
+        for index, chunk in enumerate(chunks):
+            if index and demarcator:
+                yield demarcator
             with self.open_chunk(chunk) as stream:
                 while data := stream.read(_COPY):
                     yield data
@@ -292,12 +299,8 @@ class Dataset:
         """
         if self._lock_file is not None:
             return
-        self.path.mkdir(parents=True, exist_ok=True)
-        handle = open(self.path / ".lock", "ab")  # noqa: SIM115 - held until release()
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.close()
+        handle = try_lock(self.path / ".lock")  # held until release()
+        if handle is None:
             msg = (
                 f"cannot {action} dataset {self.path}: another flow run or compaction is using "
                 "it; wait for it to finish"
