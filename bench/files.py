@@ -9,7 +9,8 @@ Scenarios (each in a child process, so every Spark run starts a fresh JVM; Spark
   job (the same line-aligned 64 MB blocks read and written as bytes).
 * ``growth``: half of SIZE split and merged zero-copy: FileSplitter -> SplitText (10,000
   lines) -> MergeContent (Zero Copy, 128 MB bins) -> PutFile. The content repository's growth
-  against the input (target: at most 1%).
+  (its peak size during the run, sampled) against the input (target: at most 1%), beside the
+  same flow copying (Copy Into Repository, Zero Copy off).
 * ``modes``: a log of SIZE/8 cut into 1 MB blocks, 2 per micro-batch, -> PutDataset (64 MB
   desired chunks, small under 50%) with each auto-merge mode: chunk count, sizes, merge jobs,
   high-water mark.
@@ -21,6 +22,7 @@ table.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -28,6 +30,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -64,7 +67,35 @@ def _spark(master: str):  # type: ignore[no-untyped-def]
 
 
 def _size_of(directory: Path) -> int:
-    return sum(p.stat().st_size for p in directory.rglob("*") if p.is_file())
+    total = 0
+    for path in directory.rglob("*"):
+        with contextlib.suppress(FileNotFoundError):  # the repository removes files as we look
+            total += path.stat().st_size if path.is_file() else 0
+    return total
+
+
+class PeakSize:
+    """The largest size a directory reaches while the ``with`` body runs (sampled every 0.2 s):
+    the content repository's growth is its peak, since at the end everything was dropped."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.peak = 0
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self._done.wait(0.2):
+            self.peak = max(self.peak, _size_of(self.directory))
+
+    def __enter__(self) -> PeakSize:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join()
+        self.peak = max(self.peak, _size_of(self.directory))
 
 
 # --- children ---------------------------------------------------------------------------------
@@ -95,9 +126,10 @@ def child_split(args: argparse.Namespace) -> dict[str, float]:
     flow.auto_terminate(put, ["success", "failure"])
     runner = _spark(args.master)
     started = time.perf_counter()
-    result = run_flow(
-        flow, runner, repository=data / "repo", settings=Settings(parallelism=2, sync=False)
-    )
+    with PeakSize(data / "repo" / "content") as content:
+        result = run_flow(
+            flow, runner, repository=data / "repo", settings=Settings(parallelism=2, sync=False)
+        )
     elapsed = time.perf_counter() - started
     manifest = Dataset(data / "ds").manifest()
     return {
@@ -105,7 +137,7 @@ def child_split(args: argparse.Namespace) -> dict[str, float]:
         "output_bytes": manifest.size,
         "chunks": len(manifest.chunks),
         "splits": result.count("l", "splits"),
-        "content_repo_bytes": _size_of(data / "repo" / "content"),
+        "content_repo_peak_bytes": content.peak,
         "driver_rss_mb": peak_rss_mb(),
     }
 
@@ -183,12 +215,19 @@ def child_growth(args: argparse.Namespace) -> dict[str, float]:
     from processors import FileSplitter, MergeContent, PutFile, SplitText, UpdateAttribute
 
     data = Path(args.workdir)
+    kind = "copy" if args.copy else "zero-copy"
+    repo, out = data / f"repo-{kind}", data / f"out-{kind}"
     flow = Flow("growth")
-    split = flow.add(FileSplitter(input_directory=str(data / "in"), blocks_threshold=64), name="s")
+    split = flow.add(
+        FileSplitter(
+            input_directory=str(data / "in"), blocks_threshold=64, copy_into_repository=args.copy
+        ),
+        name="s",
+    )
     lines = flow.add(SplitText(line_split_count=10_000, remove_trailing_newlines=False), name="l")
     merge = flow.add(
         MergeContent(
-            zero_copy=True,
+            zero_copy=not args.copy,
             minimum_group_size="128 MB",
             maximum_group_size="128 MB",
             maximum_number_of_entries=100_000,
@@ -196,26 +235,36 @@ def child_growth(args: argparse.Namespace) -> dict[str, float]:
         name="m",
     )
     # Every bin is named after the one input log (segment.original.filename, as in NiFi):
-    # give each its own name, or PutFile's `fail` conflict strategy drops all but the first.
-    name = flow.add(UpdateAttribute(filename="${filename}.${uuid}"), name="n")
-    put = flow.add(PutFile(directory=str(data / "out")), name="put")
+    # give each its own name, or PutFile's `fail` conflict strategy fails all but the first.
+    rename = flow.add(UpdateAttribute(filename="${filename}.${uuid}"), name="n")
+    put = flow.add(PutFile(directory=str(out)), name="put")
     flow.connect(split, lines, "blocks")
     flow.connect(lines, merge, "splits")
-    flow.connect(merge, name, "merged")
-    flow.connect(name, put)
+    flow.connect(merge, rename, "merged")
+    flow.connect(rename, put)
     flow.auto_terminate(split, ["files", "failure"])
     flow.auto_terminate(lines, ["original", "failure"])
     flow.auto_terminate(merge, ["original", "failure"])
-    flow.auto_terminate(put, ["success"])
+    flow.auto_terminate(put, ["success", "failure"])
     runner = _spark(args.master)
     started = time.perf_counter()
-    run_flow(flow, runner, repository=data / "repo", settings=Settings(parallelism=2, sync=False))
-    return {
-        "seconds": time.perf_counter() - started,
+    with PeakSize(repo / "content") as content:
+        result = run_flow(
+            flow, runner, repository=repo, settings=Settings(parallelism=2, sync=False)
+        )
+    elapsed = time.perf_counter() - started
+    failed = sum(result.transfers[n].get("failure", (0, 0))[0] for n in ("s", "l", "m", "put"))
+    assert failed == 0, f"{failed} FlowFiles went to failure"
+    figures = {
+        "seconds": elapsed,
         "input_bytes": _size_of(data / "in"),
-        "output_bytes": _size_of(data / "out"),
-        "content_repo_bytes": _size_of(data / "repo" / "content"),
+        "output_bytes": _size_of(out),
+        "content_repo_peak_bytes": content.peak,
+        "content_repo_end_bytes": _size_of(repo / "content"),
     }
+    shutil.rmtree(out)
+    shutil.rmtree(repo)
+    return figures
 
 
 def child_modes(args: argparse.Namespace) -> dict[str, float]:
@@ -272,8 +321,8 @@ CHILDREN = {
 }
 
 
-def child(scenario: str, workdir: Path) -> dict[str, float]:
-    command = [sys.executable, __file__, "--child", scenario, "--workdir", str(workdir)]
+def child(scenario: str, workdir: Path, *options: str) -> dict[str, float]:
+    command = [sys.executable, __file__, "--child", scenario, "--workdir", str(workdir), *options]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"{scenario} failed:\n{done.stderr[-3000:]}")
@@ -290,6 +339,7 @@ def main() -> None:
     parser.add_argument("--child", choices=tuple(CHILDREN))
     parser.add_argument("--workdir")
     parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--copy", action="store_true", help="growth: copy instead of zero-copy")
     args = parser.parse_args()
     if args.child:
         print(json.dumps(CHILDREN[args.child](args)))
@@ -311,7 +361,7 @@ def main() -> None:
                 split_s=flow["seconds"],
                 split_mb_s=size / MB / flow["seconds"],
                 split_chunks=flow["chunks"],
-                split_content_repo_bytes=flow["content_repo_bytes"],
+                split_content_repo_peak_bytes=flow["content_repo_peak_bytes"],
                 textfile_s=text["seconds"],
                 blocks_s=raw["seconds"],
                 split_vs_textfile=flow["seconds"] / text["seconds"],
@@ -321,13 +371,18 @@ def main() -> None:
             shutil.rmtree(root / "split")
         if "growth" in scenarios:
             one_log(root / "growth", size // 2)
-            got = child("growth", root / "growth")
-            assert got["output_bytes"] == got["input_bytes"], "the merge lost or added bytes"
+            zero = child("growth", root / "growth")
+            copy = child("growth", root / "growth", "--copy")
+            for got in (zero, copy):
+                assert got["output_bytes"] == got["input_bytes"], "the merge lost or added bytes"
             results.update(
-                growth_s=got["seconds"],
-                growth_input_mb=got["input_bytes"] / MB,
-                growth_content_repo_bytes=got["content_repo_bytes"],
-                growth_percent=100 * got["content_repo_bytes"] / got["input_bytes"],
+                growth_input_mb=zero["input_bytes"] / MB,
+                growth_s=zero["seconds"],
+                growth_peak_bytes=zero["content_repo_peak_bytes"],
+                growth_percent=100 * zero["content_repo_peak_bytes"] / zero["input_bytes"],
+                copy_s=copy["seconds"],
+                copy_peak_bytes=copy["content_repo_peak_bytes"],
+                copy_percent=100 * copy["content_repo_peak_bytes"] / copy["input_bytes"],
             )
             shutil.rmtree(root / "growth")
         if "modes" in scenarios:

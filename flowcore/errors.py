@@ -9,7 +9,10 @@ exception as attributes, never only inside the message.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from flowcore.flowfile import ResourceClaim
 
 __all__ = [
     "ConfigurationError",
@@ -115,7 +118,23 @@ class FlowFileAccessError(ProcessException):
 
 
 class ContentNotFoundError(FlowFileAccessError):
-    """A FlowFile points at content that is no longer in the content repository."""
+    """A FlowFile points at content that is no longer in the content repository.
+
+    ``external`` is the outside file's resource claim when the content was a zero-copy range of
+    a file that is gone or changed: that never mends, so the engine routes the FlowFiles
+    pointing into it to their processor's ``failure`` instead of retrying them.
+    """
+
+    def __init__(
+        self,
+        msg: str,
+        *,
+        flowfile_uuid: str | None = None,
+        processor: str | None = None,
+        external: ResourceClaim | None = None,
+    ) -> None:
+        super().__init__(msg, flowfile_uuid=flowfile_uuid, processor=processor)
+        self.external = external
 
 
 class ContentChangedError(ContentNotFoundError):

@@ -24,11 +24,12 @@ from typing import Any
 
 from flowcore._task_content import TaskContent
 from flowcore.binning import Bin, BinLimits, EvictionReason
-from flowcore.errors import FlowcoreError
+from flowcore.errors import ContentNotFoundError, FlowcoreError
 from flowcore.flow import FUNNEL_RELATIONSHIP, Prioritizer
 from flowcore.flowfile import FlowFile
 from flowcore.processor import BinningProcessor, ProcessContext, Processor, ProcessorKind
 from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
+from flowcore.relationship import FAILURE
 from flowcore.session import ProcessSession
 from flowcore.session_host import (
     SELF,
@@ -63,6 +64,22 @@ BATCH_TRIGGERS = 1_000
 #: FlowFile ids reserved per task: more than any task creates.
 ID_BLOCK = 1 << 32
 _INDEX_SHIFT = 32  # queue_date_index = task index << 32 | position: queue order across tasks
+
+
+#: Set on a FlowFile routed to ``failure`` because its zero-copy source file is gone or changed.
+CONTENT_FAILURE_REASON = "content.failure.reason"
+
+
+def _external_claim_of(error: BaseException) -> Any:
+    """The gone or changed outside file behind *error* (or what caused it), if any."""
+    seen: BaseException | None = error
+    for _ in range(16):  # a chain of causes, never a cycle
+        if seen is None:
+            break
+        if isinstance(seen, ContentNotFoundError) and seen.external is not None:
+            return seen.external
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def _now() -> int:
@@ -253,6 +270,8 @@ class _Member:
         """
         if since is not None:
             self.returned[since:] = [(q, at, True) for q, at, _ in self.returned[since:]]
+            if self._fail_unreadable(error, since):
+                return
         text = str(error) or type(error).__name__
         message = (
             f"{self.plan.type_name} '{self.plan.name}' failed: {type(error).__name__}: {text}; "
@@ -260,6 +279,46 @@ class _Member:
         )
         log.error("%s", message, exc_info=not isinstance(error, FlowcoreError))
         self.bulletin(message)
+
+    def _fail_unreadable(self, error: BaseException, since: int) -> bool:
+        """Route FlowFiles whose zero-copy source file is gone or changed to ``failure``.
+
+        Retrying them can never succeed, and parking them forever hides the problem, so the
+        FlowFiles returned since *since* that point into that file go to the processor's
+        ``failure`` with ``content.failure.reason``; the others stay returned as usual.
+
+        Returns:
+            Whether any FlowFile was routed (the error is then reported here).
+        """
+        claim = _external_claim_of(error)
+        if claim is None or FAILURE.name not in self.processor.relationship_names():
+            return False
+        kept: list[tuple[QueuedFlowFile, int, bool]] = []
+        culprits: list[QueuedFlowFile] = []
+        for entry in self.returned[since:]:
+            queued = entry[0]
+            content = queued.flowfile.content
+            if content is not None and claim in content.resource_claims:
+                unpenalized = queued.flowfile.replace(penalty_expiration=0)
+                culprits.append(QueuedFlowFile(unpenalized, queued.queue_id))
+            else:
+                kept.append(entry)
+        if not culprits:
+            return False
+        self.returned[since:] = kept
+        self.pending.extendleft(reversed(culprits))
+        session = self.session()
+        reason = str(error)
+        for flowfile in session.get(len(culprits)):
+            marked = session.put_attribute(flowfile, CONTENT_FAILURE_REASON, reason)
+            session.transfer(marked, FAILURE.name)
+        session.commit()
+        self.bulletin(
+            f"{self.plan.type_name} '{self.plan.name}' routed {len(culprits)} FlowFile(s) to "
+            f"failure: {reason}",
+            level="WARNING",
+        )
+        return True
 
     def read_work(self, items: Iterable[Any]) -> None:
         """Turn source work items into FlowFiles, one session per item."""

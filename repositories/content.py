@@ -435,7 +435,7 @@ class FileContentRepository:
                 "longer holds its bytes; ingest files that may change with Copy Into "
                 "Repository set to true"
             )
-            raise ContentChangedError(msg)
+            raise ContentChangedError(msg, external=claim)
         return fd
 
     def _forget_reader(self, claim: ResourceClaim) -> None:

@@ -51,7 +51,7 @@ def open_external(claim: ResourceClaim) -> int:
             "ingestion); keep source files until the flow has processed them, or ingest with "
             "Copy Into Repository set to true"
         )
-        raise ContentNotFoundError(msg) from None
+        raise ContentNotFoundError(msg, external=claim) from None
     now = fingerprint_of(os.fstat(fd))
     if now != claim.section:
         os.close(fd)
@@ -60,5 +60,5 @@ def open_external(claim: ResourceClaim) -> int:
             f"is {now}), so the FlowFile's content range no longer holds its bytes; ingest "
             "files that may change with Copy Into Repository set to true"
         )
-        raise ContentChangedError(msg)
+        raise ContentChangedError(msg, external=claim)
     return fd

@@ -9,13 +9,14 @@ import pytest
 
 from flowcore import Flow, Prioritizer, Processor, Relationship
 from flowcore.compiler import compile_flow
-from flowcore.flowfile import FlowFile
+from flowcore.flowfile import ContentClaim, FlowFile, ResourceClaim
 from flowcore.processor import WorkItem
 from flowcore.repository_set import RepositorySet
 from flowcore.settings import Settings
 from flowcore.stage_plan import TaskInput, TaskResult, TaskSpec, build_stage_plan, park_queue_id
-from flowcore.task import read_segment_records, run_task
+from flowcore.task import CONTENT_FAILURE_REASON, read_segment_records, run_task
 from processors import GenerateFlowFile, PutFile, SplitText, UpdateAttribute
+from repositories.external import fingerprint
 
 SETTINGS = Settings(sync=False, parallelism=1, penalization_period="1 min")
 
@@ -157,6 +158,43 @@ def test_error_after_a_pipelined_connection_parks_in_the_park_queue(repos: Repos
     (summary,) = result.enqueued
     assert summary.queue_id == park_queue_id("Explode-2")
     assert len(result.bulletins) == 1
+
+
+def test_a_changed_zero_copy_source_routes_its_flowfiles_to_failure(
+    repos: RepositorySet, tmp_path: Path
+) -> None:
+    """A FlowFile pointing into an outside file that changed can never be read again: it goes
+    to the reading processor's failure saying why; a FlowFile on an intact file goes on."""
+    changed, intact = tmp_path / "changed.log", tmp_path / "intact.log"
+    changed.write_bytes(b"one\ntwo\n")
+    intact.write_bytes(b"three\n")
+
+    def external(number: int, path: Path) -> FlowFile:
+        claim = ContentClaim(ResourceClaim.external(str(path), fingerprint(path)), 0, 4)
+        now = time.time_ns() // 1_000_000
+        return FlowFile.create(number, now, {"filename": path.name}, content=claim)
+
+    flow = Flow("f")
+    gen = flow.add(GenerateFlowFile(), name="gen")
+    split = flow.add(SplitText(line_split_count=1), name="split")
+    end = flow.add(UpdateAttribute(), name="end")
+    queue = flow.connect(gen, split, durable=True)
+    splits = flow.connect(split, end, "splits", durable=True)
+    failed = flow.connect(split, end, "failure", durable=True)
+    flow.auto_terminate(split, "original")
+    flow.auto_terminate(end, "success")
+    records = ((queue.id, external(1, changed)), (queue.id, external(2, intact)))
+    changed.write_bytes(b"ONE\nTWO\nTHREE\n")
+    result = _run(repos, flow, 1, records=records)
+    (failure,) = _outputs(repos, result, failed.id)
+    assert failure.attributes["filename"] == "changed.log"
+    assert "changed after it was listed" in failure.attributes[CONTENT_FAILURE_REASON]
+    assert failure.penalty_expiration == 0
+    assert [repos.content.read(f.content) for f in _outputs(repos, result, splits.id)] == [b"thre"]
+    assert not any(s.queue_id == queue.id for s in result.enqueued)
+    (bulletin,) = result.bulletins
+    assert bulletin.level == "WARNING"
+    assert "routed 1 FlowFile(s) to failure" in bulletin.message
 
 
 def test_penalized_input_waits_without_running(repos: RepositorySet) -> None:
