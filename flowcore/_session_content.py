@@ -191,11 +191,16 @@ class ContentOperations:
         def produce(out: WriteStream) -> None:
             if header:
                 out.write(header)
-            for index, claim in enumerate(contents):
-                if index and demarcator:
-                    out.write(demarcator)
-                if claim is not None:
-                    self._copy_claim(claim, out)
+            if demarcator:
+                for index, claim in enumerate(contents):
+                    if index:
+                        out.write(demarcator)
+                    if claim is not None:
+                        self._copy_claim(claim, out)
+            else:  # ranges written one after another (one source's appends) are read as one
+                joined = content_of(p for c in contents if c is not None for p in c.pieces)
+                for piece in joined.pieces if joined is not None else ():
+                    self._copy_claim(piece, out)
             if footer:
                 out.write(footer)
 
