@@ -7,7 +7,9 @@ Scenarios (each in a child process, so every Spark run starts a fresh JVM):
   Baselines: a hand-written PySpark job doing the same byte work (each file copied to a staging
   area, cut into 10,000-line ranges, the ranges packed into 128 MB outputs written through a
   staging file and fsynced, as PutFile makes its output durable), and ``cat`` of the input into
-  one file (fsynced).
+  one file (fsynced). Then the zero-copy variant: FileSplitter instead of GetFile and
+  MergeContent with Zero Copy, so the flow writes only PutFile's output, beside a PySpark job
+  doing that byte work (ranges cut in place, packed straight into the fsynced outputs).
 * ``small``: COUNT FlowFiles of 100 B (GenerateFlowFile, 10,000 per trigger) through
   UpdateAttribute -> MergeContent (10,000 per bin), on the direct runner and on Spark:
   FlowFiles per second and the driver's peak RSS.
@@ -69,15 +71,20 @@ def generate_logs(directory: Path, total: int) -> None:
                 written += len(piece)
 
 
-def reference_flow(data: Path):  # type: ignore[no-untyped-def]
+def reference_flow(data: Path, *, zero_copy: bool = False):  # type: ignore[no-untyped-def]
+    """The reference flow; *zero_copy* reads with FileSplitter and merges into ropes."""
     from flowcore import Flow
-    from processors import GetFile, MergeContent, PutFile, SplitText, UpdateAttribute
+    from processors import FileSplitter, GetFile, MergeContent, PutFile, SplitText, UpdateAttribute
 
     flow = Flow("reference")
-    get = flow.add(
-        GetFile(input_directory=str(data / "in"), keep_source_file=True, batch_size=FILES),
-        name="get",
-    )
+    if zero_copy:  # one 64 MB block per file here: the same tasks as GetFile's
+        get = flow.add(FileSplitter(input_directory=str(data / "in")), name="get")
+        flow.auto_terminate(get, ["files", "failure"])
+    else:
+        get = flow.add(
+            GetFile(input_directory=str(data / "in"), keep_source_file=True, batch_size=FILES),
+            name="get",
+        )
     split = flow.add(SplitText(line_split_count=LINES_PER_SPLIT), name="split")
     tag = flow.add(UpdateAttribute(source="web"), name="tag")
     merge = flow.add(
@@ -87,12 +94,13 @@ def reference_flow(data: Path):  # type: ignore[no-untyped-def]
             maximum_number_of_entries=1_000_000,
             delimiter_strategy="Text",
             demarcator="\n",
+            zero_copy=zero_copy,
         ),
         name="merge",
     )
     name = flow.add(UpdateAttribute(filename="merged-${merge.count}-${uuid}.log"), name="name")
     put = flow.add(PutFile(directory=str(data / "out")), name="put")
-    flow.connect(get, split)
+    flow.connect(get, split, "blocks" if zero_copy else "success")
     flow.connect(split, tag, "splits")
     flow.connect(tag, merge)
     flow.connect(merge, name, "merged")
@@ -117,7 +125,8 @@ def child_reference(args: argparse.Namespace) -> dict[str, float]:
     cores = int(args.master.removeprefix("local[").removesuffix("]") or "1")
     settings = Settings(parallelism=cores, sync=False)
     started = time.perf_counter()
-    result = run_flow(reference_flow(data), runner, repository=data / "repo", settings=settings)
+    flow = reference_flow(data, zero_copy=args.zero_copy)
+    result = run_flow(flow, runner, repository=data / "repo", settings=settings)
     elapsed = time.perf_counter() - started
     written = sum(p.stat().st_size for p in (data / "out").iterdir())
     return {
@@ -134,6 +143,10 @@ def _copy_and_cut(path: str, staging: str) -> list[tuple[str, int, int]]:
     with open(path, "rb") as source, open(target, "wb") as out:
         data = source.read()
         out.write(data)
+    return _ranges(target, data)
+
+
+def _ranges(target: str, data: bytes) -> list[tuple[str, int, int]]:
     ranges, start, lines = [], 0, 0
     position = 0
     while True:
@@ -150,21 +163,32 @@ def _copy_and_cut(path: str, staging: str) -> list[tuple[str, int, int]]:
     return ranges
 
 
-def _pack(index_and_ranges: tuple[int, list[tuple[str, int, int]]], out_dir: str) -> int:
-    """Baseline task: write one output from ranges, through a staging file, then copy it out."""
+def _cut(path: str) -> list[tuple[str, int, int]]:
+    """Zero-copy baseline task: cut a file in place into 10,000-line ranges."""
+    with open(path, "rb") as source:
+        data = source.read()
+    return _ranges(path, data)
+
+
+def _pack(
+    index_and_ranges: tuple[int, list[tuple[str, int, int]]], out_dir: str, staged: bool = True
+) -> int:
+    """Baseline task: write one output from ranges (through a staging file, then copied out,
+    when *staged*, as a copying merge and PutFile do), fsynced."""
     index, ranges = index_and_ranges
-    staging = os.path.join(out_dir, f".bin-{index}.staging")
+    final = os.path.join(out_dir, f"merged-{index}.log")
+    staging = os.path.join(out_dir, f".bin-{index}.staging") if staged else final
     with open(staging, "wb") as out:
         for path, offset, length in ranges:
             with open(path, "rb") as source:
                 source.seek(offset)
                 out.write(source.read(length))
                 out.write(b"\n")
-    final = os.path.join(out_dir, f"merged-{index}.log")
-    shutil.copyfile(staging, final)
+    if staged:
+        shutil.copyfile(staging, final)
+        os.unlink(staging)
     with open(final, "rb") as written:
         os.fsync(written.fileno())  # durable output, as PutFile makes it
-    os.unlink(staging)
     return os.path.getsize(final)
 
 
@@ -179,9 +203,10 @@ def child_pyspark(args: argparse.Namespace) -> dict[str, float]:
     out.mkdir()
     started = time.perf_counter()
     paths = sorted(str(p) for p in (data / "in").iterdir())
+    zero_copy = args.zero_copy
     ranges = (
         sc.parallelize(paths, len(paths))
-        .flatMap(lambda p: _copy_and_cut(p, str(staging)))
+        .flatMap(lambda p: _cut(p) if zero_copy else _copy_and_cut(p, str(staging)))
         .collect()
     )
     bins: list[list[tuple[str, int, int]]] = [[]]
@@ -193,7 +218,9 @@ def child_pyspark(args: argparse.Namespace) -> dict[str, float]:
         bins[-1].append(item)
         filled += item[2]
     sizes = (
-        sc.parallelize(list(enumerate(bins)), len(bins)).map(lambda b: _pack(b, str(out))).collect()
+        sc.parallelize(list(enumerate(bins)), len(bins))
+        .map(lambda b: _pack(b, str(out), staged=not zero_copy))
+        .collect()
     )
     return {"seconds": time.perf_counter() - started, "output_bytes": sum(sizes)}
 
@@ -271,7 +298,8 @@ CHILDREN = {
 def child(scenario: str, workdir: Path, **options: object) -> dict[str, float]:
     command = [sys.executable, __file__, "--child", scenario, "--workdir", str(workdir)]
     for key, value in options.items():
-        command += [f"--{key}", str(value)]
+        flag = f"--{key.replace('_', '-')}"
+        command += [flag] if value is True else [flag, str(value)]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"{scenario} failed:\n{done.stderr[-3000:]}")
@@ -302,6 +330,7 @@ def main() -> None:
     parser.add_argument("--workdir")
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--runner", default="direct")
+    parser.add_argument("--zero-copy", action="store_true", help="reference: zero-copy variant")
     args = parser.parse_args()
     if args.child:
         print(json.dumps(CHILDREN[args.child](args)))
@@ -337,6 +366,17 @@ def main() -> None:
                 reference_driver_rss_mb=flow["driver_rss_mb"],
             )
             assert flow["output_bytes"] >= size, "the flow lost bytes"
+            zero = child("reference", fresh(root, "zflow", size), master="local[2]", zero_copy=True)
+            zbase = child(
+                "pyspark", fresh(root, "zpyspark", size), master="local[2]", zero_copy=True
+            )
+            assert zero["output_bytes"] == flow["output_bytes"], "zero-copy changed the output"
+            results.update(
+                zero_copy_s=zero["seconds"],
+                zero_copy_pyspark_s=zbase["seconds"],
+                zero_copy_vs_pyspark=zero["seconds"] / zbase["seconds"],
+                zero_copy_vs_cat=zero["seconds"] / cat,
+            )
         if "small" in scenarios:
             for runner in ("direct", "spark"):
                 got = child(

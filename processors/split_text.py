@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import uuid
 from collections.abc import Iterator, Mapping
@@ -27,6 +28,9 @@ from flowcore.validators import (
 )
 
 __all__ = ["SplitText"]
+
+#: Splits kept from the counting pass (about 100 bytes each) instead of reading again.
+_REMEMBERED_SPLITS = 100_000
 
 SPLIT_LINE_COUNT = "text.line.count"
 FRAGMENT_SIZE = "fragment.size"
@@ -193,17 +197,23 @@ class SplitText(Processor):
             header, remainder, lines = _read_header(lines, header_count, marker, max_size)
             return header, _iter_splits(lines, remainder, header, line_split_count, max_size)
 
-        # Two streaming passes keep memory flat for any number of splits: the first counts the
-        # splits (fragment.count is on every split), the second emits and transfers each one.
+        # fragment.count is on every split, so the splits are counted before any is emitted.
+        # Up to _REMEMBERED_SPLITS of them are kept from that pass, so the usual input is read
+        # once; beyond that a second streaming pass finds them again, keeping memory flat.
+        remembered: list[_Split] | None = []
+        count = 0
         try:
             with session.read(flowfile) as stream:
                 header, splits = plan(stream)
+                for split in splits:
+                    if remembered is not None:
+                        remembered.append(split)
+                        if len(remembered) > _REMEMBERED_SPLITS:
+                            remembered = None
+                    if header.lines or (split.trimmed if remove_trailing else split.length) > 0:
+                        count += 1
                 if header.lines:
-                    count = sum(1 for _ in splits) or 1
-                else:
-                    count = sum(
-                        1 for s in splits if (s.trimmed if remove_trailing else s.length) > 0
-                    )
+                    count = count or 1
         except _HeaderError as ex:
             context.logger.error("Unable to split %s due to %s; routing to failure", flowfile, ex)
             session.transfer(flowfile, REL_FAILURE)
@@ -215,8 +225,11 @@ class SplitText(Processor):
             with session.read(flowfile, 0, header.length) as stream:
                 header_bytes = stream.read()
         emitted = 0
-        with session.read(flowfile) as stream:
-            header, splits = plan(stream)
+        with contextlib.ExitStack() as reading:
+            if remembered is None:
+                header, splits = plan(reading.enter_context(session.read(flowfile)))
+            else:
+                splits = iter(remembered)
             for piece in splits:
                 size = piece.trimmed if remove_trailing else piece.length
                 if header.lines:

@@ -489,3 +489,20 @@ def test_spilling_gives_identical_splits() -> None:
         str(i) for i in range(1, 48)
     ]
     assert {f.attributes["fragment.count"] for f in runner.flowfiles_for("splits")} == {"47"}
+
+
+@pytest.mark.parametrize("kwargs", [{"header_line_count": 1}, {}])
+def test_more_splits_than_are_remembered_read_the_input_again(
+    monkeypatch: pytest.MonkeyPatch, kwargs: dict
+) -> None:
+    """Splits beyond what the counting pass keeps are found by a second read: same splits."""
+    expected = split(TEST_INPUT, line_split_count=1, **kwargs)
+    monkeypatch.setattr("processors.split_text._REMEMBERED_SPLITS", 3)
+    runner = split(TEST_INPUT, line_split_count=1, **kwargs)
+    assert contents(runner) == contents(expected)
+    keys = ("text.line.count", "fragment.size", "fragment.index", "fragment.count")
+
+    def described(result: TestRunner) -> list[list[str]]:
+        return [[f.attributes[k] for k in keys] for f in result.flowfiles_for("splits")]
+
+    assert described(runner) == described(expected)
