@@ -205,15 +205,12 @@ def iter_line_groups(
                     yield done
                 line_start = base + end
         else:
-            while (total := chunk.count(b"\n", index)) > 0:
+            total = chunk.count(b"\n", index)  # once per chunk: each group takes `take` of them
+            while total > 0:
                 take = min(group.size - group.count, total)
                 end = _after_nth_newline(chunk, index, take, total)
                 at_line_start = line_start == base + index
-                empty = (  # most text has no empty line: one fast find instead of a regex scan
-                    len(_EMPTY_AFTER_NEWLINE.findall(chunk, index, end))
-                    if chunk.find(b"\n\n", index, end) >= 0
-                    else 0
-                )
+                empty = len(_EMPTY_AFTER_NEWLINE.findall(chunk, index, end))
                 if at_line_start and chunk[index] == 0x0A:
                     empty += 1
                 run, position = 0, end - 1
@@ -232,6 +229,7 @@ def iter_line_groups(
                 if done is not None:
                     yield done
                 line_start, index = base + end, end
+                total -= take
         base += len(chunk)
     if line_start < base and (done := group.add_line(line_start, base - line_start, 0)):
         yield done
