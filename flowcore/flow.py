@@ -20,7 +20,6 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
-import networkx as nx
 
 from flowcore.errors import FlowDefinitionError
 from flowcore.processor import Processor
@@ -29,6 +28,8 @@ from flowcore.settings import DEFAULT_REPOSITORY
 from flowcore.validators import DATA_SIZE_VALIDATOR, TIME_PERIOD_VALIDATOR
 
 if TYPE_CHECKING:
+    import networkx as nx
+
     from flowcore.controller import RunResult
     from flowcore.settings import Settings
 
@@ -361,6 +362,8 @@ class Flow:
 
     def graph(self) -> nx.MultiDiGraph:
         """The flow as a graph: component ids as nodes, one edge per connection (key = its id)."""
+        import networkx as nx  # noqa: PLC0415 - Spark workers load this module, never graphs
+
         graph = nx.MultiDiGraph(name=self.name)
         for component in self._components.values():
             graph.add_node(component.id, component=component)

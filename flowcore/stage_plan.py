@@ -10,16 +10,19 @@ Everything here crosses the Spark wire, so it holds configuration and names, nev
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import attrs
 
-from flowcore.compiler import CompiledFlow, Stage
 from flowcore.flow import Component, Prioritizer
 from flowcore.flowfile import FlowFile, ResourceClaim
 from flowcore.processor import Processor, ProcessorKind, WorkItem
 from flowcore.settings import Settings
 from flowcore.units import parse_time_period
 from repositories.records import SegmentSummary
+
+if TYPE_CHECKING:  # the compiler (and networkx) stay on the driver; workers load plans only
+    from flowcore.compiler import CompiledFlow, Stage
 
 __all__ = [
     "Bulletin",

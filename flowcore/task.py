@@ -52,7 +52,7 @@ from flowcore.stage_plan import (
 )
 from repositories import segments as segment_files
 from repositories.content import FileContentRepository
-from repositories.provenance import EventFileWriter
+from repositories.event_files import EventFileWriter
 from repositories.records import MAX_SEGMENT_RECORDS, SegmentSummary
 
 __all__ = ["ID_BLOCK", "group_records", "queue_order", "read_segment_records", "run_task"]

@@ -24,7 +24,6 @@ from flowcore.errors import WalCorruptionError
 from flowcore.flowfile import Content, ContentClaim, ResourceClaim, Rope
 from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
 from repositories._files import FileFormat, read_header
-from repositories._provenance_schema import EVENTS
 from repositories._wal_codec import pack, unpack
 
 __all__ = [
@@ -36,7 +35,35 @@ __all__ = [
 ]
 
 #: Columns of ``provenance_event`` a record carries, in order (the driver adds ``event_id``).
-ROW_COLUMNS = tuple(c.name for c in EVENTS.columns if c.name != "event_id")
+#: Spelled out rather than read from the SQL schema, so tasks never import SQLAlchemy; a test
+#: checks it against ``provenance_event``.
+ROW_COLUMNS = (
+    "event_time",
+    "event_type",
+    "flowfile_uuid",
+    "component_id",
+    "component_type",
+    "component_name",
+    "file_size",
+    "previous_file_size",
+    "event_duration",
+    "entry_date",
+    "lineage_start_date",
+    "relationship",
+    "details",
+    "transit_uri",
+    "source_system_flowfile_identifier",
+    "alternate_identifier_uri",
+    "source_queue_identifier",
+    "filename",
+    "content_claim",
+    "previous_content_claim",
+    "parent_uuids",
+    "child_uuids",
+    "previous_attributes",
+    "updated_attributes",
+    "size_bytes",
+)
 FILE_MAGIC = b"FLOWCORE-PROV"
 FILE_VERSION = 1
 _HEADER = struct.Struct(">HI")  # version, crc32

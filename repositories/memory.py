@@ -12,16 +12,18 @@ import itertools
 import os
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import attrs
-import networkx as nx
 
 from flowcore.errors import ContentNotFoundError, FlowFileAccessError, RepositoryError
 from flowcore.flowfile import Content, ContentClaim, FlowFile, ResourceClaim, Rope
 from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
 from repositories.external import matches, open_external
 from repositories.records import Finding, SegmentSummary, Transaction, claim_counts_of
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 __all__ = [
     "DEFAULT_MAX_APPENDABLE_SIZE",
@@ -277,6 +279,8 @@ class MemoryProvenanceRepository:
         Walks every event naming the FlowFile (as subject, parent or child) and the FlowFiles
         those events link to, bounded to :data:`MAX_LINEAGE_NODES` events as NiFi bounds lineage.
         """
+        import networkx as nx  # noqa: PLC0415 - only lineage needs it; workers skip the import
+
         graph = nx.DiGraph()
         seen_flowfiles: set[str] = set()
         seen_events: set[int] = set()

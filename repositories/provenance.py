@@ -19,7 +19,6 @@ import itertools
 import json
 import os
 import time
-import uuid as uuid_module
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -43,14 +42,13 @@ from flowcore.errors import ReplayError, RepositoryError
 from flowcore.flowfile import FlowFile, new_uuid
 from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
 from flowcore.units import parse_data_size, parse_time_period
-from repositories._files import file_stem, write_atomically
 from repositories._provenance_rows import (
     decode_event_file,
-    encode_event_file,
     event_from_row,
     event_record,
 )
 from repositories._provenance_schema import ATTRIBUTES, COUNTERS, EVENTS, FILES, LINKS, METADATA
+from repositories.event_files import EventFileWriter
 from repositories.protocols import ContentRepository, FlowFileRepository
 from repositories.records import Finding, Transaction
 
@@ -69,51 +67,7 @@ PURGE_BATCH = 10_000  # events deleted per statement during retention
 INSERT_BATCH = 5_000  # rows per executemany
 _FILES_PER_TRANSACTION = 64  # event files indexed per SQL transaction
 _LINEAGE_BATCH = 500  # FlowFile uuids looked up per lineage query
-_EVENT_SUFFIX = ".events"
 _NEXT_EVENT_ID = "next_event_id"
-
-
-class EventFileWriter:
-    """A task's provenance event file: events turned into rows as they come, written on close.
-
-    It satisfies the session's ``ProvenanceEventSink`` protocol, so a session in a Spark task can
-    record its events without touching the database; the row building happens here, in the
-    task, so the driver only assigns ids when it indexes the file.
-
-    Args:
-        directory: the repository's event directory (shared by all executors).
-        owner: the task attempt, used in the file name.
-        indexed_attributes: attribute names the repository indexes by value.
-    """
-
-    def __init__(
-        self,
-        directory: str | os.PathLike[str],
-        owner: str = "",
-        indexed_attributes: Collection[str] = (),
-    ) -> None:
-        stem = file_stem(owner, "events")
-        self.directory = Path(directory)
-        self.name = f"{stem}-{uuid_module.uuid4().hex}{_EVENT_SUFFIX}"
-        self.indexed_attributes = tuple(indexed_attributes)
-        self._records: list[list[Any]] = []
-
-    def append(self, events: Sequence[ProvenanceEvent]) -> None:
-        """Buffer *events*, in order."""
-        indexed = self.indexed_attributes
-        self._records.extend(event_record(e, indexed) for e in events)
-
-    def __len__(self) -> int:
-        return len(self._records)
-
-    def close(self, *, sync: bool = True) -> str | None:
-        """Write the file (``.part`` then rename); return its name, None when it had no events."""
-        if not self._records:
-            return None
-        self.directory.mkdir(parents=True, exist_ok=True)
-        write_atomically(self.directory / self.name, encode_event_file(self._records), sync=sync)
-        self._records = []
-        return self.name
 
 
 def _insert_statement(table: Table, paramstyle: str) -> str:
