@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from flowcore._session_support import ORIGIN_TYPES, SNAPSHOT_TYPES, PendingEvent, Record
-from flowcore.flowfile import FlowFile
+from flowcore.flowfile import Attributes, FlowFile
 from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
 from flowcore.relationship import Relationship
 
@@ -92,8 +92,9 @@ class ProvenanceBuilding:
 
     @staticmethod
     def _attributes_changed(record: Record) -> bool:
-        before = record.original.attributes if record.original is not None else {}
-        return dict(before) != dict(record.current.attributes)
+        if record.original is None:
+            return len(record.current.attributes) > 0
+        return record.original.attributes != record.current.attributes
 
     def _enrich(
         self, pending: PendingEvent, by_uuid: Mapping[str, Record], now: int
@@ -107,13 +108,15 @@ class ProvenanceBuilding:
         else:
             flowfile = None
         original = record.original if record is not None else None
-        previous = original.attributes if original is not None else {}
-        current_attrs = flowfile.attributes if flowfile is not None else {}
+        previous: Mapping[str, str] = original.attributes if original is not None else {}
+        current_attrs: Mapping[str, str] = flowfile.attributes if flowfile is not None else {}
+        updated: Mapping[str, str]
         if pending.snapshot is not None:
             updated = {}
             previous = current_attrs
-        else:
-            updated = {k: v for k, v in current_attrs.items() if previous.get(k) != v}
+        else:  # str -> str already: no need to check each pair again
+            get = previous.get
+            updated = Attributes._trusted({k: v for k, v in current_attrs.items() if get(k) != v})
         creating = pending.event_type in (
             ProvenanceEventType.CREATE,
             ProvenanceEventType.RECEIVE,

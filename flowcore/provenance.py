@@ -52,8 +52,13 @@ TRANSIT_TYPES = frozenset(
 )
 
 
+_NO_ATTRIBUTES = Attributes()
+
+
 def _attributes(value: Mapping[str, str] | None) -> Attributes:
-    return value if isinstance(value, Attributes) else Attributes(value or {})
+    if isinstance(value, Attributes):
+        return value
+    return Attributes(value) if value else _NO_ATTRIBUTES
 
 
 @attrs.frozen

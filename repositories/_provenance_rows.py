@@ -116,9 +116,9 @@ def claim_from_text(text: str | None) -> Content | None:
 
 def event_record(event: ProvenanceEvent, indexed_attributes: Collection[str]) -> list[Any]:
     """``[row values in ROW_COLUMNS order, parent uuids, child uuids, indexed (name, value)]``."""
-    previous = _json_text(event.previous_attributes._data)
-    updated = _json_text(event.updated_attributes._data)
-    current = event.attributes
+    before, changed = event.previous_attributes._data, event.updated_attributes._data
+    previous = _json_text(before)
+    updated = _json_text(changed)
     row = (
         event.event_time,
         event.event_type.value,
@@ -137,7 +137,7 @@ def event_record(event: ProvenanceEvent, indexed_attributes: Collection[str]) ->
         event.source_system_flowfile_identifier,
         event.alternate_identifier_uri,
         event.source_queue_identifier,
-        current.get("filename"),
+        changed.get("filename", before.get("filename")),
         claim_text(event.content_claim),
         claim_text(event.previous_content_claim),
         _json_text(event.parent_uuids),
@@ -146,7 +146,11 @@ def event_record(event: ProvenanceEvent, indexed_attributes: Collection[str]) ->
         updated,
         _ROW_OVERHEAD + len(previous) + len(updated),
     )
-    pairs = [(name, current[name]) for name in indexed_attributes if name in current]
+    pairs = [  # the attributes after the event: previous overlaid with updated
+        (name, value)
+        for name in indexed_attributes
+        if (value := changed.get(name, before.get(name))) is not None
+    ]
     return [row, list(event.parent_uuids), list(event.child_uuids), pairs]
 
 
