@@ -26,7 +26,7 @@ from flowcore._task_content import TaskContent
 from flowcore.binning import Bin, BinLimits, EvictionReason
 from flowcore.errors import ContentNotFoundError, FlowcoreError
 from flowcore.flow import FUNNEL_RELATIONSHIP, Prioritizer
-from flowcore.flowfile import FlowFile
+from flowcore.flowfile import FlowFile, ResourceClaim
 from flowcore.processor import BinningProcessor, ProcessContext, Processor, ProcessorKind
 from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
 from flowcore.relationship import FAILURE
@@ -70,7 +70,7 @@ _INDEX_SHIFT = 32  # queue_date_index = task index << 32 | position: queue order
 CONTENT_FAILURE_REASON = "content.failure.reason"
 
 
-def _external_claim_of(error: BaseException) -> Any:
+def _external_claim_of(error: BaseException) -> ResourceClaim | None:
     """The gone or changed outside file behind *error* (or what caused it), if any."""
     seen: BaseException | None = error
     for _ in range(16):  # a chain of causes, never a cycle
@@ -309,10 +309,15 @@ class _Member:
         self.pending.extendleft(reversed(culprits))
         session = self.session()
         reason = str(error)
-        for flowfile in session.get(len(culprits)):
-            marked = session.put_attribute(flowfile, CONTENT_FAILURE_REASON, reason)
-            session.transfer(marked, FAILURE.name)
-        session.commit()
+        try:
+            for flowfile in session.get(len(culprits)):
+                marked = session.put_attribute(flowfile, CONTENT_FAILURE_REASON, reason)
+                session.transfer(marked, FAILURE.name)
+            session.commit()
+        except Exception:  # routing failed too: they are parked like any failed FlowFile
+            log.exception("could not route FlowFiles with unreadable content to failure")
+            session.rollback(penalize=True)
+            return False
         self.bulletin(
             f"{self.plan.type_name} '{self.plan.name}' routed {len(culprits)} FlowFile(s) to "
             f"failure: {reason}",
