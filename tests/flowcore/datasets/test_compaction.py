@@ -90,6 +90,7 @@ def test_kill_9_during_compaction_loses_nothing(tmp_path: Path) -> None:
     pristine = _dataset(tmp_path / "pristine", [100_000] * 400)
     expected = b"".join(pristine.iter_bytes())
     script = Path(sys.executable).parent / "flowcore"
+
     def compact(path: Path) -> list[str]:
         return [str(script), "dataset", "compact", str(path), "--desired-chunk-size", "1 GB"]
 
