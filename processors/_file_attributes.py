@@ -1,15 +1,21 @@
-"""NiFi's attributes of a file picked up from disk, shared by GetFile and FileSplitter."""
+"""Files picked up from disk, shared by GetFile and FileSplitter.
+
+The walk over an input directory, and NiFi's attributes of each file found.
+"""
 
 from __future__ import annotations
 
 import grp
+import logging
 import os
 import pwd
+import re
 import stat
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
-__all__ = ["file_attributes", "relative_path", "stamp"]
+__all__ = ["file_attributes", "readable", "relative_path", "stamp", "walk_files"]
 
 _DATE_FORMAT = "%Y-%m-%dT%H:%M:%S%z"  # NiFi's yyyy-MM-dd'T'HH:mm:ssZ
 
@@ -53,3 +59,46 @@ def file_attributes(path: Path, root: Path, info: os.stat_result) -> dict[str, s
         "file.permissions": stat.filemode(info.st_mode)[1:],
         "file.size": str(info.st_size),
     }
+
+
+def walk_files(
+    root: Path,
+    *,
+    recursive: bool,
+    name_filter: re.Pattern[str],
+    skip_hidden: bool = False,
+    directory_filter: Callable[[str], object] | None = None,
+) -> Iterator[tuple[Path, os.stat_result]]:
+    """``(path, stat)`` of the files under *root* whose names match *name_filter*.
+
+    Directories and names are visited sorted, so listings are stable from scan to scan.
+    *directory_filter* gets each directory relative to *root* (``""`` for *root* itself); files
+    that vanish while being listed are skipped.
+    """
+    for directory, subdirs, files in os.walk(root):
+        subdirs.sort()
+        if not recursive:
+            subdirs.clear()
+        elif skip_hidden:
+            subdirs[:] = [d for d in subdirs if not d.startswith(".")]
+        if directory_filter is not None:
+            relative = os.path.relpath(directory, root)
+            if not directory_filter("" if relative == "." else relative):
+                continue
+        for name in sorted(files):
+            if (skip_hidden and name.startswith(".")) or not name_filter.fullmatch(name):
+                continue
+            path = Path(directory) / name
+            try:
+                info = path.stat()
+            except OSError:
+                continue
+            yield path, info
+
+
+def readable(path: Path, logger: logging.Logger) -> bool:
+    """Whether *path* can be read; a warning names it when not."""
+    if os.access(path, os.R_OK):
+        return True
+    logger.warning("Cannot read %s; skipping it", path)
+    return False

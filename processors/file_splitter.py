@@ -41,7 +41,7 @@ from flowcore.validators import (
     REGULAR_EXPRESSION_VALIDATOR,
     TIME_PERIOD_VALIDATOR,
 )
-from processors._file_attributes import file_attributes
+from processors._file_attributes import file_attributes, readable, walk_files
 from repositories.external import fingerprint_of
 
 __all__ = ["FileSplitter"]
@@ -231,22 +231,9 @@ class FileSplitter(SourceProcessor):
             if not entry.is_dir():
                 context.logger.warning("Input %s is neither a file nor a directory", entry)
                 continue
-            for directory, subdirs, files in os.walk(entry):
-                subdirs.sort()
-                if not recursive:
-                    subdirs.clear()
-                for name in sorted(files):
-                    if not file_filter.fullmatch(name):
-                        continue
-                    path = Path(directory) / name
-                    try:
-                        info = path.stat()
-                    except OSError:
-                        continue
-                    if os.access(path, os.R_OK):
-                        yield entry, path, info
-                    else:
-                        context.logger.warning("Cannot read %s; skipping it", path)
+            for path, info in walk_files(entry, recursive=recursive, name_filter=file_filter):
+                if readable(path, context.logger):
+                    yield entry, path, info
 
     def _rescan(
         self, context: ProcessContext, files: dict[str, dict[str, Any]], next_id: int

@@ -27,7 +27,7 @@ from flowcore.validators import (
     REGULAR_EXPRESSION_VALIDATOR,
     TIME_PERIOD_VALIDATOR,
 )
-from processors._file_attributes import file_attributes
+from processors._file_attributes import file_attributes, readable, walk_files
 from repositories.external import fingerprint_of
 
 __all__ = ["GetFile"]
@@ -188,34 +188,20 @@ class GetFile(SourceProcessor):
         max_age = context.get_property(self.MAX_AGE).as_time_period("s")
         min_size = context.get_property(self.MIN_SIZE).as_data_size("B") or 0
         max_size = context.get_property(self.MAX_SIZE).as_data_size("B")
-        for directory, subdirs, files in os.walk(root):
-            subdirs.sort()
-            if not recurse:
-                subdirs.clear()
-            elif ignore_hidden:
-                subdirs[:] = [d for d in subdirs if not d.startswith(".")]
-            relative = os.path.relpath(directory, root)
-            relative = "" if relative == "." else relative
-            if path_filter is not None and recurse and not path_filter.fullmatch(relative):
+        directory_filter = path_filter.fullmatch if path_filter is not None and recurse else None
+        for path, info in walk_files(
+            root,
+            recursive=recurse,
+            name_filter=file_filter,
+            skip_hidden=ignore_hidden,
+            directory_filter=directory_filter,
+        ):
+            age = now_s - info.st_mtime
+            if (min_age > 0 and age < min_age) or (max_age is not None and age > max_age):
                 continue
-            for name in sorted(files):
-                if ignore_hidden and name.startswith("."):
-                    continue
-                if not file_filter.fullmatch(name):
-                    continue
-                path = Path(directory) / name
-                try:
-                    info = path.stat()
-                except OSError:
-                    continue
-                age = now_s - info.st_mtime
-                if (min_age > 0 and age < min_age) or (max_age is not None and age > max_age):
-                    continue
-                if info.st_size < min_size or (max_size is not None and info.st_size > max_size):
-                    continue
-                if not os.access(path, os.R_OK):
-                    context.logger.warning("Cannot read %s; skipping it", path)
-                    continue
+            if info.st_size < min_size or (max_size is not None and info.st_size > max_size):
+                continue
+            if readable(path, context.logger):
                 yield path, info
 
     def list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
