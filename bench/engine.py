@@ -296,7 +296,13 @@ CHILDREN = {
 
 
 def child(scenario: str, workdir: Path, **options: object) -> dict[str, float]:
-    command = [sys.executable, __file__, "--child", scenario, "--workdir", str(workdir)]
+    return run_child(__file__, scenario, workdir, **options)
+
+
+def run_child(script: str, scenario: str, workdir: Path, **options: object) -> dict[str, float]:
+    """Run *script*'s *scenario* in a child process (a fresh JVM and a peak RSS of its own);
+    keyword options become flags (``True``: the flag alone). Returns its JSON figures."""
+    command = [sys.executable, script, "--child", scenario, "--workdir", str(workdir)]
     for key, value in options.items():
         flag = f"--{key.replace('_', '-')}"
         command += [flag] if value is True else [flag, str(value)]
@@ -398,15 +404,20 @@ def main() -> None:
                 local2_s=two["seconds"],
                 speedup=one["seconds"] / two["seconds"],
             )
+    print_figures(f"engine ({args.size_mb} MB log, {args.count:,} small FlowFiles)", results)
+
+
+def print_figures(title: str, results: dict[str, float]) -> None:
+    """One JSON line of the figures, then the same as a table."""
     print(json.dumps({k: round(v, 3) for k, v in results.items()}))
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"engine ({args.size_mb} MB log, {args.count:,} small FlowFiles)")
+    table = Table(title=title)
     table.add_column("figure")
     table.add_column("value", justify="right")
     for key, value in results.items():
-        table.add_row(key, f"{value:,.2f}")
+        table.add_row(key, f"{value:,.3f}")
     Console().print(table)
 
 

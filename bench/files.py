@@ -27,7 +27,6 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -37,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.engine import generate_logs, peak_rss_mb
+from bench.engine import generate_logs, peak_rss_mb, print_figures, run_child
 
 MB = 1_000_000
 BLOCK = 64 * 1024 * 1024
@@ -155,15 +154,20 @@ def _write_lines(index: int, lines, out_dir: str) -> list[int]:  # type: ignore[
     return [size]
 
 
-def child_textfile(args: argparse.Namespace) -> dict[str, float]:
+def _baseline(args: argparse.Namespace, output: str):  # type: ignore[no-untyped-def]
+    """A hand-written baseline's SparkContext (workers up), the input log, a fresh output dir."""
     from flowcore.runners.spark import spark_session
 
     data = Path(args.workdir)
     sc = spark_session(args.master).sparkContext
     sc.parallelize([0], 1).count()
-    out = data / "textfile-out"
+    out = data / output
     out.mkdir()
-    source = str(data / "in" / "big.log")
+    return sc, str(data / "in" / "big.log"), out
+
+
+def child_textfile(args: argparse.Namespace) -> dict[str, float]:
+    sc, source, out = _baseline(args, "textfile-out")
     started = time.perf_counter()
     rdd = sc.textFile(source, minPartitions=max(2, os.path.getsize(source) // BLOCK))
     sizes = rdd.mapPartitionsWithIndex(lambda i, it: _write_lines(i, it, str(out))).collect()
@@ -193,14 +197,8 @@ def _copy_block(block: tuple[int, int, int], source: str, out_dir: str) -> int:
 
 def child_blocks(args: argparse.Namespace) -> dict[str, float]:
     from flowcore.blocks import nominal_blocks
-    from flowcore.runners.spark import spark_session
 
-    data = Path(args.workdir)
-    sc = spark_session(args.master).sparkContext
-    sc.parallelize([0], 1).count()
-    out = data / "blocks-out"
-    out.mkdir()
-    source = str(data / "in" / "big.log")
+    sc, source, out = _baseline(args, "blocks-out")
     started = time.perf_counter()
     blocks = [(i, o, n) for i, (o, n) in enumerate(nominal_blocks(os.path.getsize(source), BLOCK))]
     sizes = sc.parallelize(blocks, len(blocks)).map(lambda b: _copy_block(b, source, str(out)))
@@ -321,12 +319,8 @@ CHILDREN = {
 }
 
 
-def child(scenario: str, workdir: Path, *options: str) -> dict[str, float]:
-    command = [sys.executable, __file__, "--child", scenario, "--workdir", str(workdir), *options]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"{scenario} failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+def child(scenario: str, workdir: Path, **options: object) -> dict[str, float]:
+    return run_child(__file__, scenario, workdir, **options)
 
 
 def main() -> None:
@@ -372,7 +366,7 @@ def main() -> None:
         if "growth" in scenarios:
             one_log(root / "growth", size // 2)
             zero = child("growth", root / "growth")
-            copy = child("growth", root / "growth", "--copy")
+            copy = child("growth", root / "growth", copy=True)
             for got in (zero, copy):
                 assert got["output_bytes"] == got["input_bytes"], "the merge lost or added bytes"
             results.update(
@@ -388,16 +382,7 @@ def main() -> None:
         if "modes" in scenarios:
             one_log(root / "modes", size // 8)
             results.update(child("modes", root / "modes"))
-    print(json.dumps({k: round(v, 3) for k, v in results.items()}))
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title=f"files ({size // MB} MB log)")
-    table.add_column("figure")
-    table.add_column("value", justify="right")
-    for key, value in results.items():
-        table.add_row(key, f"{value:,.3f}")
-    Console().print(table)
+    print_figures(f"files ({size // MB} MB log)", results)
 
 
 if __name__ == "__main__":
