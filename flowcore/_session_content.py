@@ -22,7 +22,7 @@ from flowcore._session_support import (
     WriteStream,
     emit,
 )
-from flowcore.errors import ContentChangedError, FlowFileHandlingError
+from flowcore.errors import FlowFileHandlingError
 from flowcore.flowfile import Content, ContentClaim, FlowFile, ResourceClaim, Rope, content_of
 from flowcore.ropes import DEFAULT_ROPE_POLICY
 from repositories import external
@@ -288,12 +288,7 @@ class ContentOperations:
         info = os.stat(absolute)
         taken = external.fingerprint_of(info)
         if fingerprint is not None and fingerprint != taken:
-            msg = (
-                f"{absolute} changed after it was listed (size:mtime_ns:inode was "
-                f"{fingerprint}, is {taken}); ingest files that may change with Copy Into "
-                "Repository set to true"
-            )
-            raise ContentChangedError(msg)
+            raise external.changed(absolute, fingerprint, taken)
         size = info.st_size if length is None else length
         if offset < 0 or size < 0 or offset + size > info.st_size:
             msg = (

@@ -41,9 +41,10 @@ from flowcore.errors import (
 )
 from flowcore.flowfile import Content, ContentClaim, ResourceClaim, Rope
 from flowcore.units import parse_time_period
+from repositories import external
 from repositories._files import file_stem
 from repositories._rope_stream import open_rope
-from repositories.external import fingerprint_of, matches, open_external
+from repositories.external import matches, open_external
 from repositories.records import Finding
 
 __all__ = [
@@ -427,16 +428,13 @@ class FileContentRepository:
 
     def _checked(self, claim: ResourceClaim, fd: int) -> int:
         """*fd* itself, unless it is an external file rewritten in place since it was opened."""
-        if claim.is_external and fingerprint_of(os.fstat(fd)) != claim.section:
-            os.close(fd)
+        if not claim.is_external:
+            return fd
+        try:
+            return external.checked(claim, fd)
+        except ContentChangedError:
             self._forget_reader(claim)
-            msg = (
-                f"{claim.id} changed after it was listed, so a FlowFile's content range no "
-                "longer holds its bytes; ingest files that may change with Copy Into "
-                "Repository set to true"
-            )
-            raise ContentChangedError(msg, external=claim)
-        return fd
+            raise
 
     def _forget_reader(self, claim: ResourceClaim) -> None:
         with self._lock:

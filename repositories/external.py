@@ -15,7 +15,7 @@ import os
 from flowcore.errors import ContentChangedError, ContentNotFoundError
 from flowcore.flowfile import ResourceClaim
 
-__all__ = ["fingerprint", "fingerprint_of", "matches", "open_external"]
+__all__ = ["changed", "checked", "fingerprint", "fingerprint_of", "matches", "open_external"]
 
 
 def fingerprint_of(info: os.stat_result) -> str:
@@ -52,13 +52,29 @@ def open_external(claim: ResourceClaim) -> int:
             "Copy Into Repository set to true"
         )
         raise ContentNotFoundError(msg, external=claim) from None
+    return checked(claim, fd)
+
+
+def checked(claim: ResourceClaim, fd: int) -> int:
+    """*fd* itself, when its file is still the version the claim was made from.
+
+    Raises:
+        ContentChangedError: it is not (*fd* is closed).
+    """
     now = fingerprint_of(os.fstat(fd))
     if now != claim.section:
         os.close(fd)
-        msg = (
-            f"{claim.id} changed after it was listed (size:mtime_ns:inode was {claim.section}, "
-            f"is {now}), so the FlowFile's content range no longer holds its bytes; ingest "
-            "files that may change with Copy Into Repository set to true"
-        )
-        raise ContentChangedError(msg, external=claim)
+        raise changed(claim.id, claim.section, now, claim)
     return fd
+
+
+def changed(
+    path: str, was: str, now: str, claim: ResourceClaim | None = None
+) -> ContentChangedError:
+    """The error for a file that is no longer the version that was listed."""
+    msg = (
+        f"{path} changed after it was listed (size:mtime_ns:inode was {was}, is {now}), so "
+        "a FlowFile's content range no longer holds its bytes; ingest files that may change "
+        "with Copy Into Repository set to true"
+    )
+    return ContentChangedError(msg, external=claim)
