@@ -10,11 +10,10 @@ dataset cat``) always see one complete version.
 from __future__ import annotations
 
 import json
-import os
 import time
 import uuid
-from collections.abc import Mapping, Sequence
-from typing import BinaryIO, ClassVar
+from collections.abc import Iterator, Mapping, Sequence
+from typing import ClassVar
 
 import attrs
 
@@ -37,6 +36,7 @@ from flowcore.datasets.compaction import (
     plan_compaction,
     run_merge_job,
 )
+from flowcore.datasets.store import write_chunk
 from flowcore.properties import PropertyDependency
 from flowcore.relationship import FAILURE, SUCCESS
 from flowcore.units import parse_data_size
@@ -243,15 +243,15 @@ class PutDataset(TwoPhaseSink):
         desired = self.auto_merge().desired_chunk_size
         key_name = context.get_property(self.KEY_ATTRIBUTE).value
         owner = context.component.id[:8] if context.component is not None else "task"
-        writer = _ChunkWriter(dataset, owner, demarcator, desired)
-        try:
-            for flowfile in flowfiles:
-                key = flowfile.attributes.get(key_name) if key_name else None
-                writer.add(session, flowfile, key)
-        except BaseException:
-            writer.abandon()
-            raise
-        chunks = writer.finish()
+        chunks = _write_chunks(
+            dataset,
+            session,
+            flowfiles,
+            owner=owner,
+            demarcator=demarcator,
+            limit=desired,
+            key_name=key_name,
+        )
         for flowfile in flowfiles:
             session.provenance.send(flowfile, dataset.path.resolve().as_uri())
         session.transfer(list(flowfiles), SUCCESS)
@@ -338,10 +338,15 @@ class PutDataset(TwoPhaseSink):
         mine = {c.id for c in chunks if c.operation == report.operation}
         groups = plan_merges(config, chunks, mine, report.produced, final=final, ordered=ordered)
         if groups:
-            view = attrs.evolve(current, chunks=chunks)
-            merged = jobs.run(run_merge_job, merge_jobs(dataset, view, groups, "merge"))
-            merged = [attrs.evolve(c, operation=report.operation) for c in merged]
-            chunks = apply_merges(chunks, groups, merged)
+            chunks = _merged(
+                dataset,
+                current,
+                chunks,
+                groups,
+                jobs=jobs,
+                owner="merge",
+                operation=report.operation,
+            )
         intermediate = sum(
             1 for c in chunks if c.operation == report.operation and c.size < config.small_below
         )
@@ -374,9 +379,7 @@ class PutDataset(TwoPhaseSink):
         )
         if not groups:
             return chunks
-        view = attrs.evolve(current, chunks=chunks)
-        merged = jobs.run(run_merge_job, merge_jobs(dataset, view, groups, "compaction"))
-        return apply_merges(chunks, groups, merged)
+        return _merged(dataset, current, chunks, groups, jobs=jobs, owner="compaction")
 
     def _ordered(self) -> bool:
         return (self.active_values().get("Ordered") or "false").lower() == "true"
@@ -451,71 +454,76 @@ class _Report:
         }
 
 
-class _ChunkWriter:
-    """Appends FlowFile contents to chunk files of up to a size, inside one task."""
+def _merged(
+    dataset: Dataset,
+    current: Manifest,
+    chunks: tuple[Chunk, ...],
+    groups: Sequence[Sequence[str]],
+    *,
+    jobs: SinkJobs,
+    owner: str,
+    operation: str | None = None,
+) -> tuple[Chunk, ...]:
+    """*chunks* with each group replaced by its merge, the merge jobs run on the runner."""
+    view = attrs.evolve(current, chunks=chunks)
+    merged = jobs.run(run_merge_job, merge_jobs(dataset, view, groups, owner))
+    if operation is not None:
+        merged = [attrs.evolve(c, operation=operation) for c in merged]
+    return apply_merges(chunks, groups, merged)
 
-    def __init__(self, dataset: Dataset, owner: str, demarcator: bytes, limit: int) -> None:
-        self.dataset = dataset
-        self.owner = owner
-        self.demarcator = demarcator
-        self.limit = limit
-        self.done: list[Chunk] = []
-        self._file: BinaryIO | None = None
-        self._id = ""
-        self._size = self._records = 0
-        self._keys: list[str] = []
 
-    def add(self, session: ProcessSession, flowfile: FlowFile, key: str | None) -> None:
-        if self._file is None:
-            self._open()
-        assert self._file is not None
-        if self._records and self.demarcator:
-            self._file.write(self.demarcator)
-            self._size += len(self.demarcator)
-        with session.read(flowfile) as stream:
-            while data := stream.read(_READ):
-                self._file.write(data)
-                self._size += len(data)
-        self._records += 1
-        if key is not None:
-            self._keys.append(key)
-        if self._size >= self.limit:
-            self._close()
-
-    def _open(self) -> None:
-        self._id = self.dataset.new_chunk_id(self.owner)
-        path = self.dataset.chunk_path(self._id)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(path.with_name(path.name + ".part"), "wb")  # noqa: SIM115
-        self._size = self._records = 0
-        self._keys = []
-
-    def _close(self) -> None:
-        assert self._file is not None
-        self._file.flush()
-        os.fsync(self._file.fileno())
-        self._file.close()
-        self._file = None
-        path = self.dataset.chunk_path(self._id)
-        os.replace(path.with_name(path.name + ".part"), path)
-        keys = self._keys
-        self.done.append(
+def _write_chunks(
+    dataset: Dataset,
+    session: ProcessSession,
+    flowfiles: Sequence[FlowFile],
+    *,
+    owner: str,
+    demarcator: bytes,
+    limit: int,
+    key_name: str | None,
+) -> list[Chunk]:
+    """Write the FlowFiles, in order, into chunks that close once they reach *limit* bytes."""
+    chunks = []
+    for group in _chunk_groups(flowfiles, len(demarcator), limit):
+        chunk_id = dataset.new_chunk_id(owner)
+        size = write_chunk(dataset.chunk_path(chunk_id), _contents(session, group, demarcator))
+        keys = (
+            [k for f in group if (k := f.attributes.get(key_name)) is not None] if key_name else []
+        )
+        chunks.append(
             Chunk(
-                self._id,
-                self._size,
-                self._records,
+                chunk_id,
+                size,
+                len(group),
                 time.time_ns() // 1_000_000,
                 first_key=min(keys) if keys else None,
                 last_key=max(keys) if keys else None,
             )
         )
+    return chunks
 
-    def finish(self) -> list[Chunk]:
-        if self._file is not None:
-            self._close()
-        return self.done
 
-    def abandon(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+def _chunk_groups(
+    flowfiles: Sequence[FlowFile], demarcator: int, limit: int
+) -> Iterator[list[FlowFile]]:
+    group: list[FlowFile] = []
+    size = 0
+    for flowfile in flowfiles:
+        size += flowfile.size + (demarcator if group else 0)
+        group.append(flowfile)
+        if size >= limit:
+            yield group
+            group, size = [], 0
+    if group:
+        yield group
+
+
+def _contents(
+    session: ProcessSession, flowfiles: Sequence[FlowFile], demarcator: bytes
+) -> Iterator[bytes]:
+    for index, flowfile in enumerate(flowfiles):
+        if index and demarcator:
+            yield demarcator
+        with session.read(flowfile) as stream:
+            while data := stream.read(_READ):
+                yield data
