@@ -102,15 +102,18 @@ class Dataset:
         Raises:
             DatasetError: a chunk file is missing.
         """
+        self._require_chunks(manifest, "stage")
+        self.manifest_dir.mkdir(parents=True, exist_ok=True)
+        write_atomically(self._manifest_path(manifest.version, pending=True), manifest.to_bytes())
+
+    def _require_chunks(self, manifest: Manifest, action: str) -> None:
         for chunk in manifest.chunks:
             if not self.chunk_path(chunk.id).is_file():
                 msg = (
-                    f"cannot stage version {manifest.version} of {self.path}: chunk "
+                    f"cannot {action} version {manifest.version} of {self.path}: chunk "
                     f"{chunk.id} is missing"
                 )
                 raise DatasetError(msg)
-        self.manifest_dir.mkdir(parents=True, exist_ok=True)
-        write_atomically(self._manifest_path(manifest.version, pending=True), manifest.to_bytes())
 
     def publish(self, version: int) -> bool:
         """Make a staged version current (a rename).
@@ -251,10 +254,7 @@ class Dataset:
         """
         version = self.next_version()
         final = attrs.evolve(manifest, version=version, created_ms=now_ms)
-        for chunk in final.chunks:
-            if not self.chunk_path(chunk.id).is_file():
-                msg = f"cannot publish version {version} of {self.path}: {chunk.id} is missing"
-                raise DatasetError(msg)
+        self._require_chunks(final, "publish")
         self.manifest_dir.mkdir(parents=True, exist_ok=True)
         write_atomically(self._manifest_path(version), final.to_bytes(), sync_directory=True)
         self.collect_garbage()
