@@ -31,10 +31,8 @@ from flowcore.datasets import AutoMerge, AutoMergeMode, Chunk, Dataset, Manifest
 from flowcore.datasets.compaction import (
     DEFAULT_MERGE_FILE_MAX,
     DEFAULT_MERGEABILITY_THRESHOLD,
-    apply_merges,
-    merge_jobs,
     plan_compaction,
-    run_merge_job,
+    run_merges,
 )
 from flowcore.datasets.store import write_chunk
 from flowcore.properties import PropertyDependency
@@ -464,12 +462,9 @@ def _merged(
     owner: str,
     operation: str | None = None,
 ) -> tuple[Chunk, ...]:
-    """*chunks* with each group replaced by its merge, the merge jobs run on the runner."""
+    """*chunks* (the version being built on *current*) with each group merged on the runner."""
     view = attrs.evolve(current, chunks=chunks)
-    merged = jobs.run(run_merge_job, merge_jobs(dataset, view, groups, owner))
-    if operation is not None:
-        merged = [attrs.evolve(c, operation=operation) for c in merged]
-    return apply_merges(chunks, groups, merged)
+    return run_merges(dataset, view, groups, run_jobs=jobs.run, owner=owner, operation=operation)
 
 
 def _write_chunks(

@@ -30,6 +30,7 @@ __all__ = [
     "merge_jobs",
     "plan_compaction",
     "run_merge_job",
+    "run_merges",
 ]
 
 DEFAULT_MERGE_FILE_MAX = 10_000  # Accumulo's table.merge.file.max
@@ -120,25 +121,42 @@ def plan_compaction(
     groups: list[tuple[str, ...]] = []
     current: list[Chunk] = []
     size = 0
-    for chunk in [*chunks, None]:
-        eligible = chunk is not None and chunk.mergeability.eligible(chunk.created_ms, now_ms)
-        fits = (
-            eligible
-            and chunk is not None
-            and len(current) < merge_file_max
-            and size + chunk.size <= limit
-        )
-        if fits:
-            assert chunk is not None
-            current.append(chunk)
-            size += chunk.size
-            continue
+
+    def close() -> None:
+        nonlocal current, size
         if len(current) >= 2:
             groups.append(tuple(c.id for c in current))
         current, size = [], 0
-        if eligible and chunk is not None and chunk.size <= limit:
-            current, size = [chunk], chunk.size
+
+    for chunk in chunks:
+        if not chunk.mergeability.eligible(chunk.created_ms, now_ms) or chunk.size > limit:
+            close()
+            continue
+        if len(current) >= merge_file_max or size + chunk.size > limit:
+            close()
+        current.append(chunk)
+        size += chunk.size
+    close()
     return groups
+
+
+def run_merges(
+    dataset: Dataset,
+    manifest: Manifest,
+    groups: Sequence[Sequence[str]],
+    *,
+    run_jobs: RunJobs | None = None,
+    owner: str = "compaction",
+    operation: str | None = None,
+) -> tuple[Chunk, ...]:
+    """*manifest*'s chunks with each group merged by a job on *run_jobs* (in-process by default).
+
+    *operation*, when given, marks the merged chunks as the work of that run.
+    """
+    merged = (run_jobs or _in_process)(run_merge_job, merge_jobs(dataset, manifest, groups, owner))
+    if operation is not None:
+        merged = [attrs.evolve(c, operation=operation) for c in merged]
+    return apply_merges(manifest.chunks, groups, merged)
 
 
 @attrs.frozen
@@ -191,9 +209,7 @@ def compact(
         before = len(manifest.chunks)
         if not groups:
             return Compaction(manifest.version, 0, before, before)
-        jobs = merge_jobs(dataset, manifest, groups, "compaction")
-        merged = (run_jobs or _in_process)(run_merge_job, jobs)
-        chunks = apply_merges(manifest.chunks, groups, merged)
+        chunks = run_merges(dataset, manifest, groups, run_jobs=run_jobs)
         version = dataset.commit_version(attrs.evolve(manifest, chunks=chunks), now_ms=now)
         return Compaction(version, len(groups), before, len(chunks))
     finally:
