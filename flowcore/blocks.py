@@ -27,7 +27,9 @@ import re
 __all__ = [
     "RecordReader",
     "aligned_range",
+    "block_count",
     "line_start_after",
+    "nominal_block",
     "nominal_blocks",
 ]
 
@@ -55,6 +57,17 @@ def nominal_blocks(size: int, block_size: int) -> list[tuple[int, int]]:
     if size == 0:
         return [(0, 0)]
     return [(offset, min(block_size, size - offset)) for offset in range(0, size, block_size)]
+
+
+def block_count(size: int, block_size: int) -> int:
+    """How many nominal blocks a *size*-byte file has (``len(nominal_blocks(...))``)."""
+    return max(1, -(-size // block_size))
+
+
+def nominal_block(size: int, block_size: int, index: int) -> tuple[int, int]:
+    """``(offset, length)`` of block *index* (``nominal_blocks(...)[index]``, without the list)."""
+    offset = index * block_size
+    return offset, max(0, min(block_size, size - offset))
 
 
 def line_start_after(fd: int, position: int, size: int) -> int:

@@ -29,7 +29,7 @@ from flowcore import (
     WorkItem,
     WorkListing,
 )
-from flowcore.blocks import RecordReader, aligned_range, nominal_blocks
+from flowcore.blocks import RecordReader, aligned_range, block_count, nominal_block
 from flowcore.errors import ContentNotFoundError
 from flowcore.properties import PropertyDependency
 from flowcore.units import parse_data_size
@@ -248,7 +248,7 @@ class FileSplitter(SourceProcessor):
             known = files.get(key)
             if known is not None and known["fp"] == fingerprint:
                 continue
-            count = len(nominal_blocks(info.st_size, block_size))
+            count = block_count(info.st_size, block_size)
             files[key] = {
                 "fp": fingerprint,
                 "root": str(root),
@@ -323,7 +323,7 @@ class FileSplitter(SourceProcessor):
             if index == 0:
                 _emit_file(session, described, count, first)
             started = time.monotonic()
-            offset, length = nominal_blocks(info.st_size, int(job["block_size"]))[index]
+            offset, length = nominal_block(info.st_size, int(job["block_size"]), index)
             reader = RecordReader(context.get_property(self.RECORD_READER).value)
             record_length = 1
             if reader is RecordReader.FIXED_LENGTH:

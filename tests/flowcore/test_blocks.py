@@ -14,7 +14,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from flowcore import blocks
-from flowcore.blocks import RecordReader, aligned_range, line_start_after, nominal_blocks
+from flowcore.blocks import (
+    RecordReader,
+    aligned_range,
+    block_count,
+    line_start_after,
+    nominal_block,
+    nominal_blocks,
+)
 from flowcore.lines import iter_lines
 
 # Files made of short and long lines with every terminator, with or without a final one.
@@ -61,6 +68,14 @@ def test_nominal_blocks_cover_the_file_and_an_empty_file_has_one() -> None:
     assert nominal_blocks(0, 4) == [(0, 0)]
     with pytest.raises(ValueError, match="block size must be positive"):
         nominal_blocks(10, 0)
+
+
+@given(size=st.integers(0, 200), block_size=st.integers(1, 50))
+def test_one_block_and_the_count_agree_with_the_list(size: int, block_size: int) -> None:
+    """block_count and nominal_block give what nominal_blocks lists, without the list."""
+    listed = nominal_blocks(size, block_size)
+    assert block_count(size, block_size) == len(listed)
+    assert [nominal_block(size, block_size, i) for i in range(len(listed))] == listed
 
 
 def test_a_line_starting_exactly_at_a_block_start_belongs_to_the_previous_block(
