@@ -8,6 +8,7 @@ cloned); a write is exclusive.
 from __future__ import annotations
 
 import io
+import itertools
 import os
 import shutil
 from collections.abc import Callable, Iterator, Sequence
@@ -183,57 +184,43 @@ class ContentOperations:
         """
         record = self._record(destination)
         contents = [self._record(s, reading=True).current.content for s in sources]
+        parts = _merge_parts(contents, header, footer, demarcator)
         if zero_copy:
-            kept, joined = self._rope_of(record.current.id, contents, header, footer, demarcator)
+            kept, joined = self._rope_of(record.current.id, parts)
             if kept:
                 return self._update(record, record.current.with_content(joined))
 
         def produce(out: WriteStream) -> None:
-            if header:
-                out.write(header)
-            if demarcator:
-                for index, claim in enumerate(contents):
-                    if index:
-                        out.write(demarcator)
-                    if claim is not None:
-                        self._copy_claim(claim, out)
-            else:  # ranges written one after another (one source's appends) are read as one
-                joined = content_of(p for c in contents if c is not None for p in c.pieces)
+            # Runs of ranges written one after another (one source's appends) are read as one.
+            for is_bytes, run in itertools.groupby(parts, key=lambda p: isinstance(p, bytes)):
+                if is_bytes:
+                    for data in run:
+                        out.write(data)  # type: ignore[arg-type]
+                    continue
+                joined = content_of(run)  # type: ignore[arg-type]
                 for piece in joined.pieces if joined is not None else ():
                     self._copy_claim(piece, out)
-            if footer:
-                out.write(footer)
 
         claim = self._write_new_claim(record.current.id, produce)
         return self._update(record, record.current.with_content(claim))
 
     def _rope_of(
-        self,
-        flowfile_id: int,
-        contents: Sequence[Content | None],
-        header: bytes | None,
-        footer: bytes | None,
-        demarcator: bytes | None,
+        self, flowfile_id: int, parts: Sequence[bytes | ContentClaim]
     ) -> tuple[bool, Content | None]:
-        """``(True, the merged content as a rope or claim)``, or ``(False, None)`` to copy."""
+        """``(True, the merged content as a rope or claim)``, or ``(False, None)`` to copy.
+
+        Each distinct delimiter is written once, as a small claim every occurrence points at.
+        """
         small: dict[bytes, ContentClaim | None] = {}
-
-        def piece(data: bytes) -> tuple[ContentClaim, ...]:
-            if data not in small:
-                small[data] = self._write_new_claim(flowfile_id, lambda out: out.write(data))
-            claim = small[data]
-            return () if claim is None else (claim,)
-
         pieces: list[ContentClaim] = []
-        if header:
-            pieces.extend(piece(header))
-        for index, content in enumerate(contents):
-            if index and demarcator:
-                pieces.extend(piece(demarcator))
-            if content is not None:
-                pieces.extend(content.pieces)
-        if footer:
-            pieces.extend(piece(footer))
+        for part in parts:
+            if not isinstance(part, bytes):
+                pieces.append(part)
+                continue
+            if part not in small:
+                small[part] = self._write_new_claim(flowfile_id, lambda out, d=part: out.write(d))
+            if (claim := small[part]) is not None:
+                pieces.append(claim)
         joined = content_of(pieces)
         if isinstance(joined, Rope) and not DEFAULT_ROPE_POLICY.keeps(
             joined, self._host.content.size_of
@@ -307,3 +294,23 @@ class ContentOperations:
         """Write the FlowFile's content to a file (appending when *append*)."""
         with self.read(flowfile) as stream, open(path, "ab" if append else "wb") as target:
             shutil.copyfileobj(stream, target, READ_CHUNK)  # type: ignore[misc]
+
+
+def _merge_parts(
+    contents: Sequence[Content | None],
+    header: bytes | None,
+    footer: bytes | None,
+    demarcator: bytes | None,
+) -> list[bytes | ContentClaim]:
+    """``header + c1 + demarcator + c2 ... + footer`` as delimiters and claim ranges, in order."""
+    parts: list[bytes | ContentClaim] = []
+    if header:
+        parts.append(header)
+    for index, content in enumerate(contents):
+        if index and demarcator:
+            parts.append(demarcator)
+        if content is not None:
+            parts.extend(content.pieces)
+    if footer:
+        parts.append(footer)
+    return parts

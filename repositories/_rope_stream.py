@@ -18,7 +18,7 @@ class _RopeRaw(io.RawIOBase):
 
     def __init__(self, rope: Rope, open_piece: Callable[[ContentClaim], BinaryIO]) -> None:
         super().__init__()
-        self._pieces = list(rope.pieces)
+        self._pieces = iter(rope.pieces)
         self._open_piece = open_piece
         self._current: BinaryIO | None = None
 
@@ -28,9 +28,10 @@ class _RopeRaw(io.RawIOBase):
     def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
         while True:
             if self._current is None:
-                if not self._pieces:
+                piece = next(self._pieces, None)
+                if piece is None:
                     return 0
-                self._current = self._open_piece(self._pieces.pop(0))
+                self._current = self._open_piece(piece)
             data = self._current.read(len(buffer))
             if data:
                 buffer[: len(data)] = data
@@ -42,7 +43,7 @@ class _RopeRaw(io.RawIOBase):
         if self._current is not None:
             self._current.close()
             self._current = None
-        self._pieces = []
+        self._pieces = iter(())
         super().close()
 
 
