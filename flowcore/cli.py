@@ -22,6 +22,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from flowcore.datasets.compaction import DEFAULT_MERGE_FILE_MAX, DEFAULT_MERGEABILITY_THRESHOLD
 from flowcore.errors import FlowcoreError
 from flowcore.flow import Flow
 from flowcore.settings import DEFAULT_REPOSITORY, Settings
@@ -503,8 +504,10 @@ def _parser() -> argparse.ArgumentParser:
     compact = verbs.add_parser("compact", help="merge adjacent mergeable chunks")
     compact.add_argument("path")
     compact.add_argument("--desired-chunk-size", default="1 GB", help="the split threshold")
-    compact.add_argument("--merge-file-max", type=int, default=10_000)
-    compact.add_argument("--mergeability-threshold", type=float, default=0.25)
+    compact.add_argument("--merge-file-max", type=int, default=DEFAULT_MERGE_FILE_MAX)
+    compact.add_argument(
+        "--mergeability-threshold", type=float, default=DEFAULT_MERGEABILITY_THRESHOLD
+    )
     compact.add_argument("--runner", choices=("direct", "spark"), default="direct")
     compact.add_argument("--master", help="Spark master URL for --runner spark")
     mergeability = verbs.add_parser("mergeability", help="set chunks' mergeability")

@@ -372,7 +372,8 @@ class PutDataset(TwoPhaseSink):
             split_threshold=self.auto_merge().desired_chunk_size,
             merge_file_max=context.get_property(self.MERGE_FILE_MAX).as_integer() or 1,
             mergeability_threshold=float(
-                context.get_property(self.MERGEABILITY_THRESHOLD).value or "0.25"
+                context.get_property(self.MERGEABILITY_THRESHOLD).value
+                or DEFAULT_MERGEABILITY_THRESHOLD
             ),
         )
         if not groups:
