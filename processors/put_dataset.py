@@ -34,7 +34,7 @@ from flowcore.datasets.compaction import (
     plan_compaction,
     run_merges,
 )
-from flowcore.datasets.store import write_chunk
+from flowcore.datasets.store import demarcated, write_chunk
 from flowcore.properties import PropertyDependency
 from flowcore.relationship import FAILURE, SUCCESS
 from flowcore.units import parse_data_size
@@ -49,7 +49,6 @@ from flowcore.validators import (
 
 __all__ = ["AUTO_MERGE_KEYS", "PutDataset"]
 
-_READ = 1 << 20
 #: The keys of an ``auto_merge`` section and the properties they set.
 AUTO_MERGE_KEYS = {
     "mode": "Auto Merge Mode",
@@ -482,7 +481,8 @@ def _write_chunks(
     chunks = []
     for group in _chunk_groups(flowfiles, len(demarcator), limit):
         chunk_id = dataset.new_chunk_id(owner)
-        size = write_chunk(dataset.chunk_path(chunk_id), _contents(session, group, demarcator))
+        readers = ((lambda f=f: session.read(f)) for f in group)
+        size = write_chunk(dataset.chunk_path(chunk_id), demarcated(readers, demarcator))
         keys = (
             [k for f in group if (k := f.attributes.get(key_name)) is not None] if key_name else []
         )
@@ -512,14 +512,3 @@ def _chunk_groups(
             group, size = [], 0
     if group:
         yield group
-
-
-def _contents(
-    session: ProcessSession, flowfiles: Sequence[FlowFile], demarcator: bytes
-) -> Iterator[bytes]:
-    for index, flowfile in enumerate(flowfiles):
-        if index and demarcator:
-            yield demarcator
-        with session.read(flowfile) as stream:
-            while data := stream.read(_READ):
-                yield data

@@ -21,7 +21,8 @@ import contextlib
 import os
 import re
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import BinaryIO
 
@@ -32,7 +33,7 @@ from flowcore.errors import DatasetError
 from flowcore.locks import try_lock
 from repositories._files import fsync_directory, write_atomically
 
-__all__ = ["RETAINED_VERSIONS", "Dataset"]
+__all__ = ["RETAINED_VERSIONS", "Dataset", "demarcated", "write_chunk"]
 
 #: Published versions kept readable (older manifests go, and chunks only they named).
 RETAINED_VERSIONS = 2
@@ -194,12 +195,7 @@ class Dataset:
 
         This is what a reader sees of a version, and what a merge job writes.
         """
-        for index, chunk in enumerate(chunks):
-            if index and demarcator:
-                yield demarcator
-            with self.open_chunk(chunk) as stream:
-                while data := stream.read(_COPY):
-                    yield data
+        return demarcated(((lambda c=c: self.open_chunk(c)) for c in chunks), demarcator)
 
     def add_file(
         self,
@@ -319,6 +315,22 @@ def _read_chunks(path: Path) -> Iterator[bytes]:
     with open(path, "rb") as source:
         while data := source.read(_COPY):
             yield data
+
+
+def demarcated(
+    sources: Iterable[Callable[[], AbstractContextManager[BinaryIO]]], demarcator: bytes
+) -> Iterator[bytes]:
+    """The bytes of each source (opened in turn) with *demarcator* between them.
+
+    This is how a chunk lays out its records, whether a task writes them or a merge job joins
+    chunks.
+    """
+    for index, source in enumerate(sources):
+        if index and demarcator:
+            yield demarcator
+        with source() as stream:
+            while data := stream.read(_COPY):
+                yield data
 
 
 def write_chunk(path: Path, pieces: Iterator[bytes] | Sequence[bytes]) -> int:
