@@ -56,7 +56,7 @@ from flowcore.stage_plan import (
     build_stage_plan,
     parked_component,
 )
-from flowcore.task import ID_BLOCK
+from flowcore.task import ID_BLOCK, single_group
 from repositories.content import ARCHIVE_CLEANUP_FREQUENCY_MS
 from repositories.records import SegmentSummary, Transaction
 
@@ -165,6 +165,7 @@ class Controller:
         self.repos = repositories
         self.settings = settings or Settings()
         self.plans = {s.id: build_stage_plan(self.compiled, s) for s in self.compiled.stages}
+        self._single_group = {i: single_group(p) for i, p in self.plans.items()}
         self._connections = {c.id: c for c in self.flow.connections}
         self._retry_at: dict[str, int] = {}
         self._long_waits: set[str] = set()
@@ -327,6 +328,10 @@ class Controller:
             ]
             inputs += [TaskInput(work=tuple(c)) for c in chunk(work, self.settings.parallelism)]
             return StageJob(plan, tuple(self._specs(plan, inputs, end_of_input=end_of_input)))
+        if self._single_group[plan.stage_id]:  # a shuffle would gather everything in one task
+            one = TaskInput(segments=tuple(pairs), work=tuple(work))
+            specs = self._specs(plan, [one], end_of_input=end_of_input, defer_bins=True)
+            return StageJob(plan, tuple(specs))
         partitions = self.settings.shuffle_partitions
         specs = self._specs(
             plan,

@@ -539,6 +539,16 @@ class BinningProcessor(Processor):
         msg = f"{type(self).__name__} must implement group_key"
         raise NotImplementedError(msg)
 
+    def single_group(self, context: ProcessContext) -> bool:
+        """Whether every FlowFile falls in the same group, whatever its attributes.
+
+        Then the engine need not regroup FlowFiles by key (a shuffle would send them all to
+        one partition anyway): one task takes the whole input, without a shuffle's cost. The
+        default, ``False``, is always safe.
+        """
+        del context
+        return False
+
     def merge_bin(self, context: ProcessContext, session: ProcessSession, bin_: Bin) -> None:
         """Process one ready bin whose FlowFiles *session* holds (the caller commits).
 

@@ -702,6 +702,30 @@ def _stable_hash(text: str) -> int:
     return zlib.crc32(text.encode("utf-8", "surrogatepass"))
 
 
+def _binning_context(member: MemberPlan) -> ProcessContext:
+    """A context to ask a binning member about groups, outside a task's run."""
+    assert member.processor is not None
+    return ProcessContext(
+        member.processor,
+        component=ComponentInfo(member.component_id, member.type_name, member.name),
+        clock=_now,
+        state=StateMap,
+    )
+
+
+def single_group(plan: StagePlan) -> bool:
+    """Whether each binning member of *plan* puts all its FlowFiles in one group.
+
+    Then a shuffle by group key would bring everything to one partition: one task reading the
+    segments itself does the same work without the shuffle.
+    """
+    members = plan.binning_members
+    return bool(members) and all(
+        m.processor.single_group(_binning_context(m))  # type: ignore[union-attr]
+        for m in members
+    )
+
+
 def group_records(
     plan: StagePlan, segment_dir: str | Path, queue_id: str, segment_id: str, partitions: int
 ) -> list[tuple[int, tuple[str, FlowFile]]]:
@@ -715,15 +739,7 @@ def group_records(
     member = plan.member(plan.queue_members[queue_id])
     processor = member.processor
     binning = processor is not None and processor.kind is ProcessorKind.BINNING
-    context = None
-    if binning:
-        assert processor is not None
-        context = ProcessContext(
-            processor,
-            component=ComponentInfo(member.component_id, member.type_name, member.name),
-            clock=_now,
-            state=StateMap,
-        )
+    context = _binning_context(member) if binning else None
     keyed = []
     for flowfile in read_segment_records(segment_dir, segment_id):
         if binning:

@@ -485,6 +485,12 @@ class MergeContent(BinningProcessor):
         )
         return flowfile.attributes.get(name) if name else None
 
+    def single_group(self, context: ProcessContext) -> bool:
+        """Bin packing without a Correlation Attribute Name puts every FlowFile in one group."""
+        if self._defragment(context):
+            return False
+        return not context.get_property(self.CORRELATION_ATTRIBUTE_NAME).value
+
     def _termination(
         self, context: ProcessContext
     ) -> tuple[Callable[[FlowFile], bool] | None, InsertionStrategy]:

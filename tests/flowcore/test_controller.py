@@ -471,3 +471,18 @@ def test_a_failed_merge_keeps_the_bins_flowfiles_queued(tmp_path: Path) -> None:
     assert result.count("merge", "merged") == 0
     assert sum(count for count, _ in result.queued.values()) == 12
     assert "the disk is full" in result.bulletins[0].message
+
+
+def test_one_group_is_binned_in_one_task_without_a_shuffle(tmp_path: Path) -> None:
+    """Without a correlation attribute all FlowFiles share a group: one task, no shuffle."""
+    flow = _merge_flow(MergeContent(minimum_number_of_entries=3, maximum_number_of_entries=3))
+    result = run_flow(flow, "direct", repository=tmp_path / "one", settings=SETTINGS)
+    assert "1 task(s) in-process, then 2 task(s) in-process merging bins" in result.plan
+    correlated = MergeContent(
+        minimum_number_of_entries=3, maximum_number_of_entries=3, correlation_attribute_name="x"
+    )
+    result = run_flow(
+        _merge_flow(correlated), "direct", repository=tmp_path / "keyed", settings=SETTINGS
+    )
+    assert "3 task(s) in-process, then 2 task(s) in-process merging bins" in result.plan
+    assert result.count("merge", "merged") == 4

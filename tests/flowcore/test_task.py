@@ -14,8 +14,8 @@ from flowcore.processor import WorkItem
 from flowcore.repository_set import RepositorySet
 from flowcore.settings import Settings
 from flowcore.stage_plan import TaskInput, TaskResult, TaskSpec, build_stage_plan, park_queue_id
-from flowcore.task import CONTENT_FAILURE_REASON, read_segment_records, run_task
-from processors import GenerateFlowFile, PutFile, SplitText, UpdateAttribute
+from flowcore.task import CONTENT_FAILURE_REASON, read_segment_records, run_task, single_group
+from processors import GenerateFlowFile, MergeContent, PutFile, SplitText, UpdateAttribute
 from repositories.external import fingerprint
 
 SETTINGS = Settings(sync=False, parallelism=1, penalization_period="1 min")
@@ -249,3 +249,21 @@ def test_source_read_error_becomes_a_bulletin(repos: RepositorySet, tmp_path: Pa
     result = _run(repos, flow, work=(("GenerateFlowFile-1", WorkItem("batch", {})),))
     (bulletin,) = result.bulletins
     assert "could not read batch" in bulletin.message
+
+
+def test_single_group_asks_every_binning_member() -> None:
+    """A stage is one group when each binning member says so; a narrow stage never is."""
+
+    def plans(**merge: object) -> list:
+        flow = Flow("f")
+        gen = _generated(flow)
+        combine = flow.add(MergeContent(**merge), name="merge")
+        flow.connect(gen, combine)
+        flow.auto_terminate(combine, ["merged", "original", "failure"])
+        compiled = compile_flow(flow)
+        return [build_stage_plan(compiled, s) for s in compiled.stages]
+
+    narrow, binning = plans()
+    assert not single_group(narrow)
+    assert single_group(binning)
+    assert not single_group(plans(correlation_attribute_name="customer")[1])

@@ -913,3 +913,13 @@ def test_zero_copy_through_a_flow_writes_no_content(tmp_path: Path) -> None:
     out = b"".join(p.read_bytes() for p in (tmp_path / "out").iterdir())
     expected = b"".join(p.read_bytes() for p in (tmp_path / "in").iterdir())
     assert sorted(out.splitlines()) == sorted(expected.splitlines())
+
+
+def test_one_group_only_when_binning_without_a_correlation_attribute() -> None:
+    """Bin packing without Correlation Attribute Name is one group; a name or Defragment is not."""
+    alone = runner_for()
+    assert alone.processor.single_group(alone.context)
+    keyed = runner_for(correlation_attribute_name="customer")
+    assert not keyed.processor.single_group(keyed.context)
+    pieces = runner_for(merge_strategy="Defragment")
+    assert not pieces.processor.single_group(pieces.context)
