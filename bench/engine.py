@@ -50,6 +50,12 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def warm_up(context) -> None:  # type: ignore[no-untyped-def]
+    """Start the JVM and every core's Python worker before timing (flow and baseline alike)."""
+    cores = int(context.defaultParallelism)
+    context.parallelize(range(cores), cores).count()
+
+
 def generate_logs(directory: Path, total: int) -> None:
     """FILES access-log files adding up to about *total* bytes."""
     directory.mkdir(parents=True, exist_ok=True)
@@ -122,7 +128,7 @@ def child_reference(args: argparse.Namespace) -> dict[str, float]:
 
     data = Path(args.workdir)
     runner = SparkRunner(master=args.master)
-    runner.context.parallelize([0], 1).count()  # JVM and workers up before timing
+    warm_up(runner.context)
     cores = int(args.master.removeprefix("local[").removesuffix("]") or "1")
     settings = Settings(parallelism=cores, sync=False)
     started = time.perf_counter()
@@ -198,7 +204,7 @@ def child_pyspark(args: argparse.Namespace) -> dict[str, float]:
 
     data = Path(args.workdir)
     sc = spark_session(args.master).sparkContext
-    sc.parallelize([0], 1).count()
+    warm_up(sc)
     staging, out = data / "baseline-staging", data / "baseline-out"
     staging.mkdir()
     out.mkdir()
@@ -249,7 +255,7 @@ def child_small(args: argparse.Namespace) -> dict[str, float]:
         from flowcore.runners.spark import SparkRunner
 
         runner = SparkRunner(master=args.master)
-        runner.context.parallelize([0], 1).count()  # type: ignore[attr-defined]
+        warm_up(runner.context)  # type: ignore[attr-defined]
     started = time.perf_counter()
     result = run_flow(flow, runner, repository=Path(args.workdir) / "repo", settings=settings)  # type: ignore[arg-type]
     elapsed = time.perf_counter() - started

@@ -36,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.engine import generate_logs, peak_rss_mb, print_figures, run_child
+from bench.engine import generate_logs, peak_rss_mb, print_figures, run_child, warm_up
 
 MB = 1_000_000
 BLOCK = 64 * 1024 * 1024
@@ -61,7 +61,7 @@ def _spark(master: str):  # type: ignore[no-untyped-def]
     from flowcore.runners.spark import SparkRunner
 
     runner = SparkRunner(master=master)
-    runner.context.parallelize([0], 1).count()  # JVM and workers up before timing
+    warm_up(runner.context)
     return runner
 
 
@@ -160,7 +160,7 @@ def _baseline(args: argparse.Namespace, output: str):  # type: ignore[no-untyped
 
     data = Path(args.workdir)
     sc = spark_session(args.master).sparkContext
-    sc.parallelize([0], 1).count()
+    warm_up(sc)
     out = data / output
     out.mkdir()
     return sc, str(data / "in" / "big.log"), out

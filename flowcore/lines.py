@@ -16,6 +16,7 @@ __all__ = ["DEFAULT_CHUNK_SIZE", "LineGroup", "LineSpan", "iter_line_groups", "i
 
 DEFAULT_CHUNK_SIZE = 1 << 20  # bytes per read: amortises calls, bounds memory
 _TERMINATOR = re.compile(rb"\r\n|\r|\n")
+_LF = 0x0A
 
 
 class LineSpan(NamedTuple):
@@ -105,9 +106,6 @@ class LineGroup(NamedTuple):
     last_crlf: int
 
 
-_EMPTY_AFTER_NEWLINE = re.compile(rb"\n(?=\n)")
-
-
 class _Group:
     """A group of lines being filled."""
 
@@ -152,32 +150,18 @@ class _Group:
         return self._emit(end) if self.count == self.size else None
 
 
-def _after_nth_newline(chunk: bytes, start: int, n: int, total: int) -> int:
-    r"""The index just past the *n*-th ``\\n`` at or after *start* (of *total* there)."""
-    if n == total:
-        return chunk.rfind(b"\n") + 1
-    guess = start + (len(chunk) - start) * n // total
-    seen = chunk.count(b"\n", start, guess)
-    if seen < n:
-        position = guess
-        for _ in range(n - seen):
-            position = chunk.find(b"\n", position) + 1
-        return position
-    position = guess
-    for _ in range(seen - n + 1):
-        position = chunk.rfind(b"\n", start, position)
-    return position + 1
-
-
 def iter_line_groups(
     stream: BinaryIO, group_size: int, *, chunk_size: int = DEFAULT_CHUNK_SIZE
 ) -> Iterator[LineGroup]:
     r"""Yield *stream*'s lines in groups of *group_size* (the last may be smaller).
 
     The same lines as :func:`iter_lines`, without a Python object per line: chunks holding
-    only ``\\n`` terminators are counted with ``bytes.count`` and ``find``, so splitting a log into
-    10,000-line pieces runs at memory speed. Chunks with ``\\r`` take the exact per-line path.
+    only ``\\n`` terminators are scanned once with numpy (every newline's position), so splitting a
+    log into 10,000-line pieces runs at memory speed. Chunks with ``\\r`` take the exact per-line
+    path.
     """
+    import numpy  # noqa: PLC0415 - only this path needs it; workers that never split skip it
+
     group = _Group(group_size)
     base = 0  # absolute offset of chunk[0]
     line_start = 0  # absolute offset of the line being read
@@ -205,16 +189,21 @@ def iter_line_groups(
                     yield done
                 line_start = base + end
         else:
-            total = chunk.count(b"\n", index)  # once per chunk: each group takes `take` of them
-            while total > 0:
-                take = min(group.size - group.count, total)
-                end = _after_nth_newline(chunk, index, take, total)
+            # Every \n of the chunk in one vectorised pass: group ends are every group.size-th
+            # one, and a \n right after another ends an empty line.
+            newlines = numpy.flatnonzero(numpy.frombuffer(chunk, numpy.uint8)[index:] == _LF)
+            newlines += index
+            taken, total = 0, len(newlines)
+            while taken < total:
+                take = min(group.size - group.count, total - taken)
+                mine = newlines[taken : taken + take]
+                end = int(mine[-1]) + 1
                 at_line_start = line_start == base + index
-                empty = len(_EMPTY_AFTER_NEWLINE.findall(chunk, index, end))
-                if at_line_start and chunk[index] == 0x0A:
+                empty = int(numpy.count_nonzero(numpy.diff(mine) == 1))
+                if at_line_start and chunk[index] == _LF:
                     empty += 1
                 run, position = 0, end - 1
-                while position >= index and chunk[position] == 0x0A:
+                while position >= index and chunk[position] == _LF:
                     run += 1
                     position -= 1
                 trailing = run if position < index and at_line_start else run - 1
@@ -229,7 +218,7 @@ def iter_line_groups(
                 if done is not None:
                     yield done
                 line_start, index = base + end, end
-                total -= take
+                taken += take
         base += len(chunk)
     if line_start < base and (done := group.add_line(line_start, base - line_start, 0)):
         yield done
