@@ -15,7 +15,8 @@ Scenarios (each in a child process, so every Spark run starts a fresh JVM):
   FlowFiles per second and the driver's peak RSS.
 * ``queued``: COUNT FlowFiles left queued (only the source stage runs) on Spark: the driver's
   peak RSS, which holds segment summaries only.
-* ``scaling``: the reference flow on ``local[1]`` and on ``local[2]``: the speedup.
+* ``scaling``: the reference flow on ``local[1]`` and on ``local[2]``: the speedup, beside the
+  hand-written PySpark job's own.
 
 Run: ``.venv/bin/python bench/engine.py`` (``--quick`` for 128 MB, 100,000 FlowFiles, one run each;
 ``--repeat N`` for the best of N runs per figure, 3 by default; ``BENCH_DIR`` picks the disk).
