@@ -53,9 +53,10 @@ def pack(value: Any) -> bytes:
     return msgpack.packb(value, use_bin_type=True)
 
 
-def unpack(data: bytes) -> Any:
-    """The inverse of :func:`pack` (string keys allowed, no list-to-tuple surprises)."""
-    return msgpack.unpackb(data, raw=False, strict_map_key=False)
+def unpack(data: bytes, *, use_list: bool = True) -> Any:
+    """The inverse of :func:`pack` (string keys allowed; arrays as lists unless *use_list* is
+    false, for read-only data)."""
+    return msgpack.unpackb(data, raw=False, strict_map_key=False, use_list=use_list)
 
 
 def encode_transaction(txn_id: int, payload: bytes) -> bytes:
