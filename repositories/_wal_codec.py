@@ -54,8 +54,7 @@ def pack(value: Any) -> bytes:
 
 
 def unpack(data: bytes, *, use_list: bool = True) -> Any:
-    """The inverse of :func:`pack` (string keys allowed; arrays as lists unless *use_list* is
-    false, for read-only data)."""
+    """The inverse of :func:`pack`: string keys allowed, arrays as lists (or tuples)."""
     return msgpack.unpackb(data, raw=False, strict_map_key=False, use_list=use_list)
 
 
