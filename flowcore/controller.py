@@ -22,7 +22,7 @@ import contextlib
 import itertools
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -249,18 +249,25 @@ class Controller:
         work: list[tuple[str, WorkItem]] = []
         states: dict[str, dict[str, str]] = {}
         for member in plan.source_members:
-            if not self._source_active(member, continuous):
-                continue
             processor = member.processor
             assert isinstance(processor, SourceProcessor)
             committed = self.repos.flowfiles.state(member.component_id)
-            listing = processor.list_work(self._context(member), committed)
-            self._source_triggers[member.component_id] += 1
-            if not listing.items:
-                self._exhausted.add(member.component_id)
-            if listing.items or dict(listing.state) != dict(committed):
-                states[member.component_id] = dict(listing.state)
-            work.extend((member.component_id, item) for item in listing.items)
+            state: Mapping[str, str] = committed
+            listed = len(work)
+            # Concurrent tasks: each trigger lists from the state the one before it left.
+            for _ in range(member.concurrent_tasks):
+                if not self._source_active(member, continuous):
+                    break
+                listing = processor.list_work(self._context(member), state)
+                self._source_triggers[member.component_id] += 1
+                if not listing.items:
+                    self._exhausted.add(member.component_id)
+                state = listing.state
+                work.extend((member.component_id, item) for item in listing.items)
+                if not listing.items:
+                    break
+            if len(work) > listed or dict(state) != dict(committed):
+                states[member.component_id] = dict(state)
         return work, states
 
     # --- one stage run ------------------------------------------------------------------------

@@ -124,12 +124,16 @@ class Component:
         name: the user's name, unique within the flow.
         kind: processor or funnel.
         processor: the configured processor (None for a funnel).
+        concurrent_tasks: NiFi's Concurrent Tasks: how many times a source is triggered in one
+            micro-batch, each trigger's work read in a task of its own (others run in as many
+            tasks as their input allows).
     """
 
     id: str
     name: str
     kind: ComponentKind
     processor: Processor | None = None
+    concurrent_tasks: int = 1
 
     @property
     def type_name(self) -> str:
@@ -210,14 +214,32 @@ class Flow:
             candidate = f"{default}-{n}"
         return candidate
 
-    def add(self, processor: Processor, name: str | None = None) -> Component:
+    def add(
+        self, processor: Processor, name: str | None = None, *, concurrent_tasks: int = 1
+    ) -> Component:
         """Place a configured processor in the flow; return its handle.
 
+        Args:
+            processor: the configured processor.
+            name: its name in the flow (default: the class name, numbered when taken).
+            concurrent_tasks: NiFi's Concurrent Tasks scheduling setting. A source is
+                triggered this many times per micro-batch and its triggers' work is read in
+                parallel tasks (GenerateFlowFile on two cores wants 2).
+
         Raises:
-            FlowDefinitionError: the processor instance is already in the flow, or the name is.
+            FlowDefinitionError: the processor instance is already in the flow, or the name is,
+                or *concurrent_tasks* is not a positive integer.
         """
         if not isinstance(processor, Processor):
             msg = f"Flow.add takes a Processor instance, got {processor!r}"
+            raise FlowDefinitionError(msg)
+        if isinstance(concurrent_tasks, bool) or not isinstance(concurrent_tasks, int):
+            concurrent_tasks = -1
+        if concurrent_tasks < 1:
+            msg = (
+                f"concurrent_tasks of {type(processor).__name__} must be a positive integer, "
+                "e.g. concurrent_tasks=2"
+            )
             raise FlowDefinitionError(msg)
         for component in self._components.values():
             if component.processor is processor:
@@ -232,6 +254,7 @@ class Flow:
             name=self._unique_name(name, kind),
             kind=ComponentKind.PROCESSOR,
             processor=processor,
+            concurrent_tasks=concurrent_tasks,
         )
         self._components[component.id] = component
         return component

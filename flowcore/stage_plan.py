@@ -98,6 +98,7 @@ class MemberPlan:
         routes: each relationship's connections, in the order they were made.
         auto_terminated: relationships whose FlowFiles are dropped.
         has_input: whether anything feeds the component.
+        concurrent_tasks: triggers of a source per micro-batch (NiFi's Concurrent Tasks).
     """
 
     component_id: str
@@ -107,6 +108,7 @@ class MemberPlan:
     routes: Mapping[str, tuple[Route, ...]]
     auto_terminated: frozenset[str]
     has_input: bool
+    concurrent_tasks: int = 1
 
     @property
     def kind(self) -> ProcessorKind:
@@ -171,6 +173,7 @@ def build_stage_plan(compiled: CompiledFlow, stage: Stage) -> StagePlan:
                 routes={k: tuple(v) for k, v in routes.items()},
                 auto_terminated=flow.auto_terminated(component),
                 has_input=bool(flow.incoming(component)),
+                concurrent_tasks=component.concurrent_tasks,
             )
         )
     connections = {c.id: c for c in flow.connections}

@@ -243,6 +243,20 @@ def test_unbounded_sources_run_a_set_number_of_times(tmp_path: Path) -> None:
     assert result.count("tag", "success") == 6
 
 
+def test_concurrent_tasks_trigger_a_source_in_parallel_tasks(tmp_path: Path) -> None:
+    """A source with 2 concurrent tasks is triggered twice per micro-batch, in two tasks."""
+    settings = Settings(sync=False, parallelism=2, unbounded_source_batches=4)
+    flow = Flow("gen")
+    gen = flow.add(GenerateFlowFile(batch_size=2, file_size="10 B"), name="gen", concurrent_tasks=2)
+    tag = flow.add(UpdateAttribute(), name="tag")
+    flow.connect(gen, tag)
+    flow.auto_terminate(tag, "success")
+    assert "source work, GenerateFlowFile 'gen' x2 concurrent tasks" in flow.explain()
+    result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=settings)
+    assert result.count("tag", "success") == 8
+    assert "2 task(s) in-process" in result.plan
+
+
 def test_a_repository_serves_one_run_at_a_time(tmp_path: Path) -> None:
     """A second open of a repository in use fails with a message saying so."""
     first = RepositorySet.open(tmp_path / "repo")

@@ -115,3 +115,14 @@ def test_flows_pickle() -> None:
     copy = pickle.loads(pickle.dumps(flow))
     assert [c.name for c in copy.components] == ["GenerateFlowFile", "LogAttribute"]
     assert copy.connections == flow.connections
+
+
+def test_concurrent_tasks_must_be_a_positive_integer() -> None:
+    """Concurrent Tasks is a scheduling setting of the placement; zero, text or True are refused."""
+    flow = Flow("f")
+    gen = flow.add(GenerateFlowFile(), name="gen", concurrent_tasks=2)
+    assert gen.concurrent_tasks == 2
+    assert flow.add(GenerateFlowFile(), name="other").concurrent_tasks == 1
+    for bad in (0, -1, "2", True):
+        with pytest.raises(FlowDefinitionError, match="concurrent_tasks of GenerateFlowFile"):
+            flow.add(GenerateFlowFile(), concurrent_tasks=bad)  # type: ignore[arg-type]
