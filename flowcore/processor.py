@@ -177,6 +177,10 @@ class ProcessContext:
         self.yielded = True
 
 
+#: Each processor class's property spellings, when its descriptors are fixed.
+_DESCRIPTOR_INDEX: dict[type, dict[str, PropertyDescriptor]] = {}
+
+
 class Processor:
     """Base class of every processor.
 
@@ -242,15 +246,33 @@ class Processor:
             dynamic=True,
         )
 
+    def _descriptors_by_name(self) -> Mapping[str, PropertyDescriptor]:
+        """Every spelling of every supported property, the first declared winning.
+
+        Built once per class when :meth:`descriptors` is the class's fixed list (processors look
+        properties up per FlowFile); built each time when a subclass makes it depend on config.
+        """
+        cls = type(self)
+        static = cls.descriptors is Processor.descriptors
+        index = _DESCRIPTOR_INDEX.get(cls) if static else None
+        if index is None:
+            index = {}
+            for descriptor in self.descriptors():
+                for spelling in descriptor.names():
+                    index.setdefault(spelling, descriptor)
+            if static:
+                _DESCRIPTOR_INDEX[cls] = index
+        return index
+
     def resolve_descriptor(self, name: PropertyDescriptor | str) -> PropertyDescriptor | None:
         """Find the descriptor for a display name, internal name, keyword, alias or descriptor."""
         if isinstance(name, PropertyDescriptor):
             if name.dynamic:
                 return name
             name = name.name
-        for descriptor in self.descriptors():
-            if name in descriptor.names():
-                return descriptor
+        found = self._descriptors_by_name().get(name)
+        if found is not None:
+            return found
         if name in self._values and self.supports_dynamic_properties:
             return self.get_dynamic_property_descriptor(name)
         return None
@@ -302,7 +324,7 @@ class Processor:
     @property
     def dynamic_properties(self) -> dict[str, str]:
         """User-defined properties, in the order they were set."""
-        names = {n for d in self.descriptors() for n in d.names()}
+        names = self._descriptors_by_name()
         return {k: v for k, v in self._values.items() if k not in names}
 
     def effective_value(self, descriptor: PropertyDescriptor) -> str | None:

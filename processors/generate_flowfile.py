@@ -151,6 +151,9 @@ class GenerateFlowFile(SourceProcessor):
         if content is None and not unique and self._data is None:
             self._data = self._random_data(context)
         mime_type = context.get_property(self.MIME_TYPE).value
+        dynamic = [
+            (name, compile_expression(text)) for name, text in self.dynamic_properties.items()
+        ]
         for _ in range(int(item.payload["count"])):
             flowfile = session.create()
             data = (
@@ -161,8 +164,8 @@ class GenerateFlowFile(SourceProcessor):
             if data:
                 flowfile = session.write(flowfile, data)
             attributes = {
-                name: compile_expression(text).evaluate(flowfile, clock=context.now)
-                for name, text in self.dynamic_properties.items()
+                name: expression.evaluate(flowfile, clock=context.now)
+                for name, expression in dynamic
             }
             if mime_type:
                 attributes["mime.type"] = mime_type

@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import pickle
+import uuid
 
 import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from flowcore.flowfile import Attributes, ContentClaim, FlowFile, ResourceClaim, Rope, content_of
+from flowcore.flowfile import (
+    Attributes,
+    ContentClaim,
+    FlowFile,
+    ResourceClaim,
+    Rope,
+    content_of,
+    new_uuid,
+)
 
 
 def test_create_sets_core_attributes() -> None:
@@ -129,3 +138,12 @@ def test_touching_ranges_join_and_a_rope_needs_two_pieces() -> None:
     assert rope.resource_claims == (claim, claim)
     assert pickle.loads(pickle.dumps(rope)) == rope
     assert str(rope) == "c/1/a[0:5] + c/1/a[9:10]"
+
+
+def test_new_uuid_is_a_random_version_4_uuid() -> None:
+    """FlowFile uuids parse as RFC 4122 version-4 UUIDs, print back the same, and differ."""
+    made = [new_uuid() for _ in range(2_000)]
+    for text in made:
+        parsed = uuid.UUID(text)
+        assert (parsed.version, parsed.variant, str(parsed)) == (4, uuid.RFC_4122, text)
+    assert len(set(made)) == len(made)

@@ -61,6 +61,26 @@ def test_streams_read_ranges(tmp_path: Path) -> None:
     assert repo.read(second) == b"other"
 
 
+def test_content_is_readable_while_its_writer_stays_open(tmp_path: Path) -> None:
+    """Closed streams are not flushed one by one; reading or sizing their claim flushes it."""
+    repo = FileContentRepository(tmp_path)
+    writer = repo.writer("task-1")
+    claims = []
+    for data in (b"first", b"second"):
+        stream = writer.open_stream()
+        stream.write(data)
+        claims.append(stream.close())
+    resource = claims[0].resource_claim
+    assert repo.path_of(resource).stat().st_size == 0  # still in the writer's buffer
+    assert repo.size_of(resource) == len(b"firstsecond")
+    assert [repo.read(c) for c in claims] == [b"first", b"second"]
+    stream = writer.open_stream()
+    stream.write(b"third")
+    third = stream.close()
+    assert repo.read(third) == b"third"
+    writer.close()
+
+
 def test_containers_round_robin(tmp_path: Path) -> None:
     """Several containers are used in turn."""
     repo = FileContentRepository([tmp_path / "disk1", tmp_path / "disk2"], max_appendable_size=1)
