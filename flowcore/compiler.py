@@ -225,9 +225,12 @@ def explain(compiled: CompiledFlow) -> str:
         members = " -> ".join(str(flow.component(m)) for m in stage.members)
         lines.append(f"{stage.id}: {members}")
         if stage.is_source_stage:
-            concurrent = [flow.component(m) for m in stage.members]
-            concurrent = [c for c in concurrent if c.concurrent_tasks > 1]
-            tasks = "".join(f", {c} x{c.concurrent_tasks} concurrent tasks" for c in concurrent)
+            sources = (flow.component(m) for m in stage.members)
+            tasks = "".join(
+                f", {c} x{c.concurrent_tasks} concurrent tasks"
+                for c in sources
+                if c.concurrent_tasks > 1
+            )
             lines.append(f"  input: source work{tasks}")
         lines.extend(f"  input: {label(c)}" for c in stage.inputs)
         lines.extend(f"  output: {label(c)}" for c in stage.outputs)

@@ -260,12 +260,11 @@ class Controller:
                     break
                 listing = processor.list_work(self._context(member), state)
                 self._source_triggers[member.component_id] += 1
+                state = listing.state
                 if not listing.items:
                     self._exhausted.add(member.component_id)
-                state = listing.state
-                work.extend((member.component_id, item) for item in listing.items)
-                if not listing.items:
                     break
+                work.extend((member.component_id, item) for item in listing.items)
             if len(work) > listed or dict(state) != dict(committed):
                 states[member.component_id] = dict(state)
         return work, states

@@ -233,9 +233,8 @@ class Flow:
         if not isinstance(processor, Processor):
             msg = f"Flow.add takes a Processor instance, got {processor!r}"
             raise FlowDefinitionError(msg)
-        if isinstance(concurrent_tasks, bool) or not isinstance(concurrent_tasks, int):
-            concurrent_tasks = -1
-        if concurrent_tasks < 1:
+        counts = isinstance(concurrent_tasks, int) and not isinstance(concurrent_tasks, bool)
+        if not counts or concurrent_tasks < 1:
             msg = (
                 f"concurrent_tasks of {type(processor).__name__} must be a positive integer, "
                 "e.g. concurrent_tasks=2"

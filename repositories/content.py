@@ -196,8 +196,7 @@ class _FileStream:
         if self._closed:
             msg = f"content stream on {self._claim} was already closed"
             raise FlowFileAccessError(msg)
-        self._closed = True
-        self._writer._repo._unflushed[self._claim] = self._file  # flushed when read or retired
+        self._closed = True  # no flush: the claim's file is flushed when read or retired
         self._writer._stream_closed(self._claim, self._offset + self._written)
         if self._written == 0:
             return None
@@ -220,6 +219,7 @@ class _FileWriter:
             claim = self._repo._new_claim(self._owner)
             file = open(self._repo.path_of(claim), "ab", buffering=_BUFFER)  # noqa: SIM115
             self._files[claim] = file
+            self._repo._writable[claim] = file
             current = (claim, file, 0)
             self._current = current
         claim, file, offset = current
@@ -239,13 +239,12 @@ class _FileWriter:
 
     def _retire(self, claim: ResourceClaim) -> None:
         file = self._files.pop(claim, None)
-        self._repo._unflushed.pop(claim, None)
         if file is not None:
             file.flush()
             if self._repo.always_sync:
                 os.fsync(file.fileno())
             file.close()
-        self._repo._writable.discard(claim)
+        self._repo._writable.pop(claim, None)
 
     def close(self) -> None:
         for claim in list(self._files):
@@ -297,10 +296,10 @@ class FileContentRepository:
         self.max_appendable_size = max_appendable_size
         self.always_sync = always_sync
         self._counts: dict[ResourceClaim, int] = {}
-        self._writable: set[ResourceClaim] = set()
-        # Claim files written by a still-open writer hold buffered bytes until someone reads
-        # them: a flush per FlowFile cost a fifth of writing a small one.
-        self._unflushed: dict[ResourceClaim, BinaryIO] = {}
+        # Claims being written, with their open file once a writer has one. A writer's bytes
+        # stay buffered until someone reads the claim: a flush per FlowFile cost a fifth of
+        # writing a small one.
+        self._writable: dict[ResourceClaim, BinaryIO | None] = {}
         self._next = itertools.count()
         self._round_robin = itertools.cycle(sorted(self.containers))
         self._lock = threading.Lock()
@@ -327,7 +326,7 @@ class FileContentRepository:
         if directory not in self._sections:  # mkdir is a slow metadata operation: once each
             self.path_of(claim).parent.mkdir(parents=True, exist_ok=True)
             self._sections.add(directory)
-        self._writable.add(claim)
+        self._writable[claim] = None
         return claim
 
     def _choose_container(self) -> str:
@@ -461,7 +460,7 @@ class FileContentRepository:
 
     def _flush(self, resource_claim: ResourceClaim) -> None:
         """Hand a writer's buffered bytes of *resource_claim* to the OS before reading it."""
-        file = self._unflushed.pop(resource_claim, None)
+        file = self._writable.get(resource_claim)
         if file is not None:
             file.flush()
 
