@@ -11,6 +11,7 @@ safely.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -20,6 +21,7 @@ import attrs
 __all__ = [
     "CORE_ATTRIBUTES",
     "EXTERNAL_CONTAINER",
+    "UUID_SEQUENCE_BITS",
     "Attributes",
     "Content",
     "ContentClaim",
@@ -36,17 +38,51 @@ CORE_ATTRIBUTES: frozenset[str] = frozenset({"filename", "path", "uuid"})
 EXTERNAL_CONTAINER = "external"
 
 
-def new_uuid() -> str:
-    """Return a random type-4 UUID string, the form NiFi gives FlowFiles.
+#: Low bits of a uuid that count FlowFiles under one random prefix (the last 8 hex digits).
+UUID_SEQUENCE_BITS = 32
 
-    The same 122 random bits from ``os.urandom`` as :func:`uuid.uuid4`, formatted without
-    building a ``UUID`` object (a third of the cost; every FlowFile takes one).
+
+class _UuidSequence:
+    """Consecutive type-4 uuids: a random 90-bit prefix, then a 32-bit counter.
+
+    Every uuid is still a valid RFC 4122 version-4 uuid, and prefixes are random enough that
+    two processes never share one; but the FlowFiles a task creates get neighbouring uuids, so
+    the provenance repository can store and search a run of their events as a range instead of
+    a row per FlowFile. A forked process (a Spark Python worker) starts a prefix of its own.
     """
-    h = os.urandom(16).hex()
-    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_VARIANT[int(h[16], 16) & 3]}{h[17:20]}-{h[20:]}"
+
+    __slots__ = ("_state",)
+
+    def __init__(self) -> None:
+        self.reseed()
+
+    def reseed(self) -> None:
+        """Start a new random prefix."""
+        h = os.urandom(12).hex()
+        prefix = f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_VARIANT[int(h[16], 16) & 3]}{h[17:20]}-{h[20:]}"
+        self._state = (prefix, itertools.count())
+
+    def __call__(self) -> str:
+        prefix, counter = self._state  # one read: a prefix and the counter that goes with it
+        number = next(counter)
+        if number >> UUID_SEQUENCE_BITS:
+            self.reseed()
+            return self()
+        return f"{prefix}{number:08x}"
 
 
 _VARIANT = "89ab"  # RFC 4122 variant: the top two bits of the clock sequence are 10
+_SEQUENCE = _UuidSequence()
+os.register_at_fork(after_in_child=_SEQUENCE.reseed)
+
+
+def new_uuid() -> str:
+    """Return a type-4 UUID string, the form NiFi gives FlowFiles.
+
+    Uuids made in one process share a random prefix and count up in their last 8 hex digits
+    (see :class:`_UuidSequence`); they are as unique as :func:`uuid.uuid4`'s.
+    """
+    return _SEQUENCE()
 
 
 class Attributes(Mapping[str, str]):

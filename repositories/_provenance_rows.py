@@ -12,9 +12,10 @@ so a damaged, foreign or newer file is refused with its name instead of half-ind
 from __future__ import annotations
 
 import json
+import re
 import struct
 import zlib
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +28,15 @@ from repositories._files import FileFormat, read_header
 from repositories._wal_codec import pack, unpack
 
 __all__ = [
+    "BUCKET_BITS",
     "ROW_COLUMNS",
     "decode_event_file",
     "encode_event_file",
     "event_from_row",
     "event_record",
+    "link_ranges",
+    "uuid_at",
+    "uuid_position",
 ]
 
 #: Columns of ``provenance_event`` a record carries, in order (the driver adds ``event_id``).
@@ -63,11 +68,56 @@ ROW_COLUMNS = (
     "previous_attributes",
     "updated_attributes",
     "size_bytes",
+    "uuid_key",
+    "uuid_first",
+    "uuid_last",
+    "run_count",
+    "last_event_time",
+    "run_data",
 )
 FILE_MAGIC = b"FLOWCORE-PROV"
-FILE_VERSION = 1
+FILE_VERSION = 2
 _HEADER = struct.Struct(">HI")  # version, crc32
 _FORMAT = FileFormat("provenance event file", FILE_MAGIC, _HEADER, FILE_VERSION)
+
+
+#: A run and a link range stay within 2**BUCKET_BITS neighbouring uuids (one key).
+BUCKET_BITS = 14
+_BUCKET_MASK = (1 << BUCKET_BITS) - 1
+_TAIL = re.compile(r"[0-9a-f]{8}")
+
+
+def uuid_position(text: str) -> tuple[str, int]:
+    """``(key, number)`` of a uuid: its bucket's first uuid and its last 8 hex digits as a number.
+
+    A uuid not in canonical lowercase form is its own key, number -1 (it has no neighbours).
+    """
+    tail = text[28:]
+    if len(text) != 36 or not _TAIL.fullmatch(tail):
+        return text, -1
+    number = int(tail, 16)
+    return f"{text[:28]}{number & ~_BUCKET_MASK:08x}", number
+
+
+def uuid_at(key: str, number: int) -> str:
+    """The uuid at *number* in the bucket *key* (the inverse of :func:`uuid_position`)."""
+    if number < 0:
+        return key
+    return f"{key[:28]}{number:08x}"
+
+
+def link_ranges(uuids: Iterable[str]) -> list[tuple[str, int, int]]:
+    """Consecutive uuids as ``(key, first, last)`` ranges, in order, each within one bucket."""
+    ranges: list[tuple[str, int, int]] = []
+    for text in uuids:
+        key, number = uuid_position(text)
+        if ranges:
+            last_key, first, last = ranges[-1]
+            if last_key == key and number == last + 1:
+                ranges[-1] = (key, first, number)
+                continue
+        ranges.append((key, number, number))
+    return ranges
 
 
 def _json_text(value: Any) -> str:
@@ -115,10 +165,14 @@ def claim_from_text(text: str | None) -> Content | None:
 
 
 def event_record(event: ProvenanceEvent, indexed_attributes: Collection[str]) -> list[Any]:
-    """``[row values in ROW_COLUMNS order, parent uuids, child uuids, indexed (name, value)]``."""
+    """``[row in ROW_COLUMNS order, parent ranges, child ranges, indexed (name, value) pairs]``.
+
+    Parents and children are :func:`link_ranges`; the row is a run of one event.
+    """
     before, changed = event.previous_attributes._data, event.updated_attributes._data
     previous = _json_text(before)
     updated = _json_text(changed)
+    key, number = uuid_position(event.flowfile_uuid)
     row = (
         event.event_time,
         event.event_type.value,
@@ -145,13 +199,19 @@ def event_record(event: ProvenanceEvent, indexed_attributes: Collection[str]) ->
         previous,
         updated,
         _ROW_OVERHEAD + len(previous) + len(updated),
+        key,  # uuid_key
+        number,  # uuid_first
+        number,  # uuid_last
+        1,  # run_count
+        event.event_time,  # last_event_time
+        None,  # run_data
     )
     pairs = [  # the attributes after the event: previous overlaid with updated
         (name, value)
         for name in indexed_attributes
         if (value := changed.get(name, before.get(name))) is not None
     ]
-    return [row, list(event.parent_uuids), list(event.child_uuids), pairs]
+    return [row, link_ranges(event.parent_uuids), link_ranges(event.child_uuids), pairs]
 
 
 def encode_event_file(records: list[list[Any]]) -> bytes:

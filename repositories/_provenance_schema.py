@@ -1,9 +1,13 @@
 """SQL tables of the provenance repository (SQLAlchemy Core), kept apart from the queries.
 
-``provenance_event`` holds one row per event with NiFi's fields; the columns users search are
-indexed (uuid, type, component, time, filename). ``provenance_link`` holds one row per parent or
-child uuid of an event, so lineage is an indexed lookup. ``provenance_attribute`` holds the
-attributes named in ``indexed_attributes`` (NiFi's ``indexed.attributes``) for attribute search.
+``provenance_event`` holds one row per event with NiFi's fields, or per *run* of alike events
+of neighbouring FlowFiles (:mod:`repositories._provenance_runs`): ids ``event_id`` to
+``event_id + run_count - 1``, uuids ``uuid_first`` to ``uuid_last`` under ``uuid_key``, times
+``event_time`` to ``last_event_time``, and what varies packed in ``run_data``. The columns users
+search are indexed (uuid position, type, component, time, filename). ``provenance_link`` holds
+one row per range of parent or child uuids of an event, so lineage is an indexed lookup.
+``provenance_attribute`` holds the attributes named in ``indexed_attributes`` (NiFi's
+``indexed.attributes``) for attribute search.
 ``provenance_file`` records each indexed event file, in the same transaction as its events, so a
 file is indexed exactly once even if the driver crashes and indexes it again.
 ``provenance_counter`` keeps the next event id, so ids are never reused even after retention
@@ -12,18 +16,26 @@ has deleted every event.
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import (
     BigInteger,
     Column,
+    Engine,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
     Text,
+    inspect,
+    text,
 )
 
-__all__ = ["ATTRIBUTES", "COUNTERS", "EVENTS", "FILES", "LINKS", "METADATA"]
+from repositories._provenance_rows import uuid_position
+
+__all__ = ["ATTRIBUTES", "COUNTERS", "EVENTS", "FILES", "LINKS", "METADATA", "create_or_upgrade"]
 
 METADATA = MetaData()
 
@@ -56,8 +68,15 @@ EVENTS = Table(
     Column("previous_attributes", Text, nullable=False),  # JSON object
     Column("updated_attributes", Text, nullable=False),  # JSON object
     Column("size_bytes", Integer, nullable=False),  # approximate stored size, for retention
-    Index("ix_provenance_event_uuid", "flowfile_uuid"),
+    Column("uuid_key", String(64), nullable=False),  # the uuid's bucket (its own uuid if odd)
+    Column("uuid_first", BigInteger, nullable=False),  # the uuid's last 8 hex digits, a number
+    Column("uuid_last", BigInteger, nullable=False),  # the run's last uuid number
+    Column("run_count", Integer, nullable=False),  # events in the row
+    Column("last_event_time", BigInteger, nullable=False),  # the run's latest event time
+    Column("run_data", LargeBinary),  # what varies in the run, packed (msgpack)
+    Index("ix_provenance_event_position", "uuid_key", "uuid_first"),
     Index("ix_provenance_event_time", "event_time"),
+    Index("ix_provenance_event_last_time", "last_event_time"),
     Index("ix_provenance_event_type", "event_type"),
     Index("ix_provenance_event_component", "component_id"),
     Index("ix_provenance_event_filename", "filename"),
@@ -67,9 +86,11 @@ LINKS = Table(
     "provenance_link",
     METADATA,
     Column("event_id", BigInteger, nullable=False),
-    Column("uuid", String(64), nullable=False),
+    Column("uuid_key", String(64), nullable=False),
+    Column("uuid_first", BigInteger, nullable=False),
+    Column("uuid_last", BigInteger, nullable=False),
     Column("role", String(1), nullable=False),  # "p" parent, "c" child
-    Index("ix_provenance_link_uuid", "uuid"),
+    Index("ix_provenance_link_position", "uuid_key", "uuid_first"),
     Index("ix_provenance_link_event", "event_id"),
 )
 
@@ -97,3 +118,55 @@ COUNTERS = Table(
     Column("name", String(32), primary_key=True),
     Column("value", BigInteger, nullable=False),
 )
+
+
+_COPY_BATCH = 5_000
+
+
+def create_or_upgrade(engine: Engine) -> None:
+    """Create the tables, or bring a database made before runs existed to this schema.
+
+    Such a database has one row per event and per link uuid; they are copied into the new
+    tables as runs and ranges of one, so no event is lost and every id stays.
+    """
+    inspector = inspect(engine)
+    old = inspector.has_table(EVENTS.name) and "run_count" not in {
+        c["name"] for c in inspector.get_columns(EVENTS.name)
+    }
+    if not old:
+        METADATA.create_all(engine)
+        return
+    with engine.begin() as conn:
+        for table in (EVENTS, LINKS):
+            for index in inspector.get_indexes(table.name):  # index names are database-wide
+                conn.execute(text(f"DROP INDEX {index['name']}"))
+            conn.execute(text(f"ALTER TABLE {table.name} RENAME TO {table.name}_v1"))
+        METADATA.create_all(conn)
+        _copy(conn, EVENTS, _event_row)
+        _copy(conn, LINKS, _link_row)
+        for table in (EVENTS, LINKS):
+            conn.execute(text(f"DROP TABLE {table.name}_v1"))
+
+
+def _copy(conn: Any, table: Table, convert: Any) -> None:
+    rows = conn.execute(text(f"SELECT * FROM {table.name}_v1")).mappings()
+    while batch := rows.fetchmany(_COPY_BATCH):
+        conn.execute(table.insert(), [convert(dict(row)) for row in batch])
+
+
+def _event_row(row: dict[str, Any]) -> dict[str, Any]:
+    key, number = uuid_position(row["flowfile_uuid"])
+    return {
+        **row,
+        "uuid_key": key,
+        "uuid_first": number,
+        "uuid_last": number,
+        "run_count": 1,
+        "last_event_time": row["event_time"],
+        "run_data": None,
+    }
+
+
+def _link_row(row: dict[str, Any]) -> dict[str, Any]:
+    key, number = uuid_position(row.pop("uuid"))
+    return {**row, "uuid_key": key, "uuid_first": number, "uuid_last": number}

@@ -10,11 +10,11 @@ import os
 import uuid
 from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import Any
 
 from flowcore.provenance import ProvenanceEvent
 from repositories._files import file_stem, write_atomically
-from repositories._provenance_rows import encode_event_file, event_record
+from repositories._provenance_rows import encode_event_file
+from repositories._provenance_runs import EventFolder
 
 __all__ = ["EVENT_SUFFIX", "EventFileWriter"]
 
@@ -23,6 +23,9 @@ EVENT_SUFFIX = ".events"
 
 class EventFileWriter:
     """A task's provenance event file: events turned into rows as they come, written on close.
+
+    Runs of alike events of neighbouring FlowFiles fold into one row each
+    (:mod:`repositories._provenance_runs`).
 
     It satisfies the session's ``ProvenanceEventSink`` protocol, so a session in a Spark task can
     record its events without touching the database; the row building happens here, in the
@@ -44,21 +47,21 @@ class EventFileWriter:
         self.directory = Path(directory)
         self.name = f"{stem}-{uuid.uuid4().hex}{EVENT_SUFFIX}"
         self.indexed_attributes = tuple(indexed_attributes)
-        self._records: list[list[Any]] = []
+        self._folder = EventFolder(self.indexed_attributes)
 
     def append(self, events: Sequence[ProvenanceEvent]) -> None:
         """Buffer *events*, in order."""
-        indexed = self.indexed_attributes
-        self._records.extend(event_record(e, indexed) for e in events)
+        self._folder.add(events)
 
     def __len__(self) -> int:
-        return len(self._records)
+        """How many events it holds."""
+        return len(self._folder)
 
     def close(self, *, sync: bool = True) -> str | None:
         """Write the file (``.part`` then rename); return its name, None when it had no events."""
-        if not self._records:
+        records = self._folder.finish()
+        if not records:
             return None
         self.directory.mkdir(parents=True, exist_ok=True)
-        write_atomically(self.directory / self.name, encode_event_file(self._records), sync=sync)
-        self._records = []
+        write_atomically(self.directory / self.name, encode_event_file(records), sync=sync)
         return self.name

@@ -16,9 +16,9 @@ it; retention deletes by age (30 days) and size (10 GB), NiFi's shipped defaults
 from __future__ import annotations
 
 import itertools
-import json
 import os
 import time
+from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,13 +28,14 @@ import networkx as nx
 from sqlalchemy import (
     Engine,
     Table,
+    and_,
     create_engine,
     delete,
     event,
     func,
     insert,
+    or_,
     select,
-    union,
     update,
 )
 
@@ -42,12 +43,16 @@ from flowcore.errors import ReplayError, RepositoryError
 from flowcore.flowfile import FlowFile, new_uuid
 from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
 from flowcore.units import parse_data_size, parse_time_period
-from repositories._provenance_rows import (
-    decode_event_file,
-    event_from_row,
-    event_record,
+from repositories._provenance_rows import ROW_COLUMNS, decode_event_file, uuid_position
+from repositories._provenance_runs import EventFolder, row_events
+from repositories._provenance_schema import (
+    ATTRIBUTES,
+    COUNTERS,
+    EVENTS,
+    FILES,
+    LINKS,
+    create_or_upgrade,
 )
-from repositories._provenance_schema import ATTRIBUTES, COUNTERS, EVENTS, FILES, LINKS, METADATA
 from repositories.event_files import EventFileWriter
 from repositories.protocols import ContentRepository, FlowFileRepository
 from repositories.records import Finding, Transaction
@@ -68,6 +73,7 @@ INSERT_BATCH = 5_000  # rows per executemany
 _FILES_PER_TRANSACTION = 64  # event files indexed per SQL transaction
 _LINEAGE_BATCH = 500  # FlowFile uuids looked up per lineage query
 _NEXT_EVENT_ID = "next_event_id"
+_RUN_COUNT = ROW_COLUMNS.index("run_count")
 
 
 def _insert_statement(table: Table, paramstyle: str) -> str:
@@ -83,6 +89,21 @@ def _insert_statement(table: Table, paramstyle: str) -> str:
     names = ", ".join(c.name for c in table.columns)
     values = ", ".join(marks[paramstyle] for _ in table.columns)
     return f"INSERT INTO {table.name} ({names}) VALUES ({values})"
+
+
+def _covers(table: Table, key: str, low: int, high: int) -> Any:
+    """Rows of *table* whose uuid range under *key* overlaps ``low..high``."""
+    return and_(table.c.uuid_key == key, table.c.uuid_first <= high, table.c.uuid_last >= low)
+
+
+def _lineage_entry(found: ProvenanceEvent) -> tuple[str, int, str, list[str], list[str]]:
+    return (
+        found.event_type.value,
+        found.event_time,
+        found.flowfile_uuid,
+        list(found.parent_uuids),
+        list(found.child_uuids),
+    )
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -131,7 +152,7 @@ class SqlProvenanceRepository:
         self.engine: Engine = create_engine(text)
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
-        METADATA.create_all(self.engine)
+        create_or_upgrade(self.engine)
         with self.engine.connect() as conn:
             self._next_id = self._load_next_id(conn)
         self._insert_sql = {
@@ -158,18 +179,22 @@ class SqlProvenanceRepository:
 
     # --- ingest -------------------------------------------------------------------------------
 
-    def _insert_records(self, conn: Any, records: Sequence[list[Any]]) -> int:
-        """Insert rows built by :func:`event_record`; return the first id assigned."""
-        first = self._next_id
+    def _insert_records(self, conn: Any, records: Sequence[Sequence[Any]]) -> int:
+        """Insert records (events or runs of them); return how many events they hold.
+
+        A run of ``run_count`` events takes that many ids, so every event keeps an id of its own.
+        """
+        first = event_id = self._next_id
         rows, links, attributes = [], [], []
-        for event_id, (row, parents, children, pairs) in enumerate(records, first):
+        for row, parents, children, pairs in records:
             rows.append((event_id, *row))
             if parents:
-                links.extend((event_id, u, "p") for u in parents)
+                links.extend((event_id, key, lo, hi, "p") for key, lo, hi in parents)
             if children:
-                links.extend((event_id, u, "c") for u in children)
+                links.extend((event_id, key, lo, hi, "c") for key, lo, hi in children)
             if pairs:
                 attributes.extend((event_id, name, value) for name, value in pairs)
+            event_id += row[_RUN_COUNT]
         for statement, batch in (
             (self._insert_sql[EVENTS.name], rows),
             (self._insert_sql[LINKS.name], links),
@@ -177,20 +202,22 @@ class SqlProvenanceRepository:
         ):
             for start in range(0, len(batch), INSERT_BATCH):
                 conn.exec_driver_sql(statement, batch[start : start + INSERT_BATCH])
-        self._next_id = first + len(records)
+        self._next_id = event_id
         conn.execute(
             update(COUNTERS).where(COUNTERS.c.name == _NEXT_EVENT_ID).values(value=self._next_id)
         )
-        return first
+        return event_id - first
 
     def register(self, events: Iterable[ProvenanceEvent]) -> list[ProvenanceEvent]:
         """Store events directly (no event file), assigning ids; return them."""
         batch = list(events)
         if not batch:
             return []
-        indexed = self.indexed_attributes
+        folder = EventFolder(self.indexed_attributes)
+        folder.add(batch)
         with self.engine.begin() as conn:
-            first = self._insert_records(conn, [event_record(e, indexed) for e in batch])
+            first = self._next_id
+            self._insert_records(conn, folder.finish())
         return [attrs.evolve(e, event_id=first + i) for i, e in enumerate(batch)]
 
     def append(self, events: Sequence[ProvenanceEvent]) -> None:
@@ -233,16 +260,12 @@ class SqlProvenanceRepository:
                         f"provenance event file {path} named by a committed transaction is missing"
                     )
                     raise RepositoryError(msg) from None
-                self._insert_records(conn, records)
+                count = self._insert_records(conn, records)
                 conn.execute(
                     insert(FILES),
-                    {
-                        "name": name,
-                        "events": len(records),
-                        "indexed_at": time.time_ns() // 1_000_000,
-                    },
+                    {"name": name, "events": count, "indexed_at": time.time_ns() // 1_000_000},
                 )
-                added += len(records)
+                added += count
         return added
 
     def remove_indexed_files(self, names: Iterable[str]) -> None:
@@ -259,11 +282,16 @@ class SqlProvenanceRepository:
             KeyError: no event has that id (it may have been purged by retention).
         """
         with self.engine.connect() as conn:
-            row = conn.execute(select(EVENTS).where(EVENTS.c.event_id == event_id)).first()
-        if row is None:
+            row = conn.execute(
+                select(EVENTS)
+                .where(EVENTS.c.event_id <= event_id)
+                .order_by(EVENTS.c.event_id.desc())
+                .limit(1)
+            ).first()
+        if row is None or event_id >= row.event_id + row.run_count:
             msg = f"no provenance event with id {event_id}"
             raise KeyError(msg)
-        return event_from_row(row._mapping)
+        return row_events(row._mapping, [event_id - row.event_id])[0]
 
     def search(
         self,
@@ -280,11 +308,15 @@ class SqlProvenanceRepository:
         """Events matching every given field, oldest first.
 
         Attributes in ``indexed_attributes`` are searched through the index; others are matched
-        on the stored attribute maps of the events the other fields select.
+        on the stored attribute maps of the events the other fields select. SQL selects the rows
+        (single events or runs) that may hold a match; each event is then checked.
         """
         query = select(EVENTS)
+        positions: list[int] | None = None
         if flowfile_uuid is not None:
-            query = query.where(EVENTS.c.flowfile_uuid == flowfile_uuid)
+            key, number = uuid_position(flowfile_uuid)
+            query = query.where(_covers(EVENTS, key, number, number))
+            positions = [number]
         if event_type is not None:
             kind = (
                 event_type.value
@@ -294,10 +326,12 @@ class SqlProvenanceRepository:
             query = query.where(EVENTS.c.event_type == kind)
         if component_id is not None:
             query = query.where(EVENTS.c.component_id == component_id)
-        if filename is not None:
-            query = query.where(EVENTS.c.filename == filename)
+        if filename is not None:  # a run's filenames may be its uuids
+            key, number = uuid_position(filename)
+            in_run = and_(EVENTS.c.run_count > 1, _covers(EVENTS, key, number, number))
+            query = query.where(or_(EVENTS.c.filename == filename, in_run))
         if start is not None:
-            query = query.where(EVENTS.c.event_time >= start)
+            query = query.where(EVENTS.c.last_event_time >= start)
         if end is not None:
             query = query.where(EVENTS.c.event_time <= end)
         unindexed = {}
@@ -310,18 +344,32 @@ class SqlProvenanceRepository:
             else:
                 unindexed[name] = value
         query = query.order_by(EVENTS.c.event_id)
-        if not unindexed:
+        exact = not unindexed and start is None and end is None
+        if exact:  # every row selected then holds at least one match
             query = query.limit(limit)
-        found = []
+
+        def matches(found: ProvenanceEvent) -> bool:
+            return (
+                (flowfile_uuid is None or found.flowfile_uuid == flowfile_uuid)
+                and (filename is None or found.filename == filename)
+                and (start is None or found.event_time >= start)
+                and (end is None or found.event_time <= end)
+                and all(found.attributes.get(k) == v for k, v in unindexed.items())
+            )
+
+        result: list[ProvenanceEvent] = []
         with self.engine.connect() as conn:
-            for row in conn.execute(query):
-                event_ = event_from_row(row._mapping)
-                if unindexed and any(event_.attributes.get(k) != v for k, v in unindexed.items()):
-                    continue
-                found.append(event_)
-                if len(found) >= limit:
-                    break
-        return found
+            rows = conn.execution_options(stream_results=not exact).execute(query)
+            for row in rows:
+                wanted = None
+                if positions is not None:
+                    wanted = [n - row.uuid_first for n in positions]
+                for found in row_events(row._mapping, wanted):
+                    if matches(found):
+                        result.append(found)
+                        if len(result) >= limit:
+                            return result
+        return result
 
     def max_event_id(self) -> int:
         """The largest event id, -1 when empty."""
@@ -329,8 +377,40 @@ class SqlProvenanceRepository:
 
     def count(self) -> int:
         """How many events are stored."""
+        total = func.coalesce(func.sum(EVENTS.c.run_count), 0)
         with self.engine.connect() as conn:
-            return conn.execute(select(func.count()).select_from(EVENTS)).scalar() or 0
+            return int(conn.execute(select(total)).scalar() or 0)
+
+    def _lineage_events(
+        self, conn: Any, uuids: Sequence[str]
+    ) -> dict[int, tuple[str, int, str, list[str], list[str]]]:
+        """Every event naming one of *uuids* (as subject, parent or child), by id.
+
+        Each is ``(type, time, subject uuid, parent uuids, child uuids)``.
+        """
+        wanted: dict[str, list[int]] = defaultdict(list)
+        for text in uuids:
+            key, number = uuid_position(text)
+            wanted[key].append(number)
+        found: dict[int, tuple[str, int, str, list[str], list[str]]] = {}
+        linked: set[int] = set()
+        for table in (EVENTS, LINKS):
+            where = or_(*(_covers(table, k, min(ns), max(ns)) for k, ns in wanted.items()))
+            for row in conn.execute(select(table).where(where)):
+                numbers = [n for n in wanted[row.uuid_key] if row.uuid_first <= n <= row.uuid_last]
+                if not numbers:
+                    continue
+                if table is LINKS:
+                    linked.add(row.event_id)
+                    continue
+                offsets = [n - row.uuid_first for n in numbers]
+                for offset, subject in zip(offsets, row_events(row._mapping, offsets), strict=True):
+                    found[row.event_id + offset] = _lineage_entry(subject)
+        linked.difference_update(found)
+        if linked:
+            for row in conn.execute(select(EVENTS).where(EVENTS.c.event_id.in_(linked))):
+                found[row.event_id] = _lineage_entry(row_events(row._mapping, [0])[0])
+        return found
 
     def lineage(self, flowfile_uuid: str, *, max_events: int = MAX_LINEAGE_NODES) -> nx.DiGraph:
         """The lineage around a FlowFile as a graph of FlowFile and event nodes.
@@ -344,14 +424,6 @@ class SqlProvenanceRepository:
         seen_flowfiles: set[str] = set()
         seen_events: set[int] = set()
         frontier: dict[str, None] = {flowfile_uuid: None}
-        columns = (
-            EVENTS.c.event_id,
-            EVENTS.c.event_type,
-            EVENTS.c.event_time,
-            EVENTS.c.flowfile_uuid,
-            EVENTS.c.parent_uuids,
-            EVENTS.c.child_uuids,
-        )
         with self.engine.connect() as conn:
             while frontier and len(seen_events) < max_events:
                 batch = list(itertools.islice(frontier, _LINEAGE_BATCH))
@@ -359,19 +431,11 @@ class SqlProvenanceRepository:
                     del frontier[uuid]
                 seen_flowfiles.update(batch)
                 graph.add_nodes_from(batch, kind="flowfile")
-                related = union(
-                    select(EVENTS.c.event_id).where(EVENTS.c.flowfile_uuid.in_(batch)),
-                    select(LINKS.c.event_id).where(LINKS.c.uuid.in_(batch)),
-                ).subquery()
-                query = select(*columns).where(EVENTS.c.event_id.in_(select(related.c.event_id)))
-                if seen_events:
-                    query = query.where(EVENTS.c.event_id.not_in(seen_events))
-                query = query.order_by(EVENTS.c.event_id).limit(max_events - len(seen_events))
-                for event_id, kind, moment, subject, parents_json, children_json in conn.execute(
-                    query
-                ):
+                found = self._lineage_events(conn, batch)
+                new = sorted(set(found) - seen_events)[: max_events - len(seen_events)]
+                for event_id in new:
+                    kind, moment, subject, parents, children = found[event_id]
                     seen_events.add(event_id)
-                    parents, children = json.loads(parents_json), json.loads(children_json)
                     node = f"event:{event_id}"
                     graph.add_node(node, kind="event", event_type=kind, time=moment)
                     linked = [subject, *parents, *children]
@@ -488,12 +552,14 @@ class SqlProvenanceRepository:
         removed = 0
         while True:  # by age: one transaction per batch, so readers are never blocked long
             with self.engine.begin() as conn:
-                old = select(EVENTS.c.event_id).where(EVENTS.c.event_time < cutoff)
-                ids = list(conn.execute(old.limit(PURGE_BATCH)).scalars())
-                if not ids:
+                old = select(EVENTS.c.event_id, EVENTS.c.run_count).where(
+                    EVENTS.c.last_event_time < cutoff
+                )
+                rows = conn.execute(old.limit(PURGE_BATCH)).all()
+                if not rows:
                     break
-                self._delete_ids(conn, ids)
-                removed += len(ids)
+                self._delete_ids(conn, [event_id for event_id, _ in rows])
+                removed += sum(count for _, count in rows)
         with self.engine.connect() as conn:
             total = conn.execute(select(func.coalesce(func.sum(EVENTS.c.size_bytes), 0))).scalar()
         excess = int(total or 0) - self.max_storage_bytes
@@ -501,7 +567,7 @@ class SqlProvenanceRepository:
         while excess > 0:  # by size: the oldest events, just enough of them
             with self.engine.begin() as conn:
                 oldest = conn.execute(
-                    select(EVENTS.c.event_id, EVENTS.c.size_bytes)
+                    select(EVENTS.c.event_id, EVENTS.c.size_bytes, EVENTS.c.run_count)
                     .where(EVENTS.c.event_id > after)
                     .order_by(EVENTS.c.event_id)
                     .limit(PURGE_BATCH)
@@ -509,13 +575,13 @@ class SqlProvenanceRepository:
                 if not oldest:
                     break
                 ids = []
-                for event_id, size in oldest:
+                for event_id, size, count in oldest:
                     ids.append(event_id)
+                    removed += count
                     excess -= size
                     if excess <= 0:
                         break
                 self._delete_ids(conn, ids)
-                removed += len(ids)
                 after = ids[-1]
         return removed
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import os
 import pickle
 import uuid
 
@@ -11,11 +13,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from flowcore.flowfile import (
+    UUID_SEQUENCE_BITS,
     Attributes,
     ContentClaim,
     FlowFile,
     ResourceClaim,
     Rope,
+    _UuidSequence,
     content_of,
     new_uuid,
 )
@@ -147,3 +151,30 @@ def test_new_uuid_is_a_random_version_4_uuid() -> None:
         parsed = uuid.UUID(text)
         assert (parsed.version, parsed.variant, str(parsed)) == (4, uuid.RFC_4122, text)
     assert len(set(made)) == len(made)
+
+
+def test_new_uuids_of_one_process_count_up_under_one_prefix() -> None:
+    """Neighbouring uuids differ only in their last 8 hex digits, one apart (provenance runs)."""
+    first, second = new_uuid(), new_uuid()
+    assert first[:28] == second[:28]
+    assert int(second[28:], 16) == int(first[28:], 16) + 1
+
+
+def test_a_forked_process_and_an_exhausted_counter_start_a_new_prefix() -> None:
+    """Spark forks its Python workers: each must draw a prefix of its own."""
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child reports its next uuid and leaves at once
+        os.write(writer, new_uuid().encode())
+        os._exit(0)
+    os.close(writer)
+    os.waitpid(pid, 0)
+    child = os.read(reader, 64).decode()
+    os.close(reader)
+    assert child[:28] != new_uuid()[:28]
+    sequence = _UuidSequence()
+    prefix = sequence()[:28]
+    sequence._state = (prefix, itertools.count(1 << UUID_SEQUENCE_BITS))
+    after = sequence()
+    assert after[:28] != prefix
+    assert after[28:] == "00000000"

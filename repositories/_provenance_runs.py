@@ -1,0 +1,318 @@
+"""Runs of alike provenance events: many FlowFiles' events stored as one row, found by range.
+
+A task that creates 10,000 FlowFiles reports 10,000 CREATE events that differ only in the
+FlowFile's uuid (and filename, which defaults to it), a content offset and a few timestamps.
+Indexed a row each, with five indexes, they cost more than everything else the task did. The
+FlowFiles a process creates get consecutive uuids (:func:`flowcore.flowfile.new_uuid`), so such
+events fold into a *run*: one row holding the first event, the uuid range and the values that
+vary, packed. Search, get and lineage unfold runs back into the very same events.
+
+A uuid is located by its *position*: a key (the uuid with its low :data:`BUCKET_BITS` bits
+zeroed, so a key names a bucket of 16,384 neighbouring uuids) and its number (the last 8 hex
+digits). Runs never cross a bucket, so "which rows mention this uuid" is an equality lookup on
+the key plus a range check; parent and child links are stored as the same ranges. A uuid not in
+the canonical form is its own key.
+
+Only events without parents or children fold (FORK, JOIN and CLONE stay single rows, their links
+as ranges), and only while everything else about them matches, including which attributes equal
+the uuid, so unfolding is exact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any
+
+from flowcore.flowfile import Attributes, ContentClaim, ResourceClaim
+from flowcore.provenance import ProvenanceEvent
+from repositories._provenance_rows import (
+    BUCKET_BITS,
+    ROW_COLUMNS,
+    event_from_row,
+    event_record,
+    uuid_at,
+    uuid_position,
+)
+from repositories._wal_codec import pack, unpack
+
+__all__ = ["MAX_RUN", "EventFolder", "row_events", "unfold"]
+
+#: Events folded into one run at most (a bucket's worth).
+MAX_RUN = 1 << BUCKET_BITS
+_BUCKET_MASK = MAX_RUN - 1
+
+
+# --- folding events into runs (in tasks) -------------------------------------------------------
+
+#: Fields every event of a run shares, read straight off the event.
+_SHARED = (
+    "event_type",
+    "component_id",
+    "component_type",
+    "component_name",
+    "relationship",
+    "details",
+    "transit_uri",
+    "source_system_flowfile_identifier",
+    "alternate_identifier_uri",
+    "source_queue_identifier",
+)
+#: Numeric fields each event of a run has its own value of.
+_VARYING = (
+    "event_time",
+    "file_size",
+    "previous_file_size",
+    "event_duration",
+    "entry_date",
+    "lineage_start_date",
+)
+
+
+def _uuid_split(attributes: Attributes, flowfile_uuid: str) -> tuple[tuple[str, ...], dict]:
+    """The names whose value is the uuid itself, and every other pair."""
+    named = []
+    others = {}
+    for name, value in attributes.items():
+        if value == flowfile_uuid:
+            named.append(name)
+        else:
+            others[name] = value
+    return tuple(named), others
+
+
+def _claim_shape(claim: Any) -> tuple[ResourceClaim | None, int, int] | None:
+    """``(resource claim, offset, length)``; None for a rope (never folded)."""
+    if claim is None:
+        return (None, 0, 0)
+    if isinstance(claim, ContentClaim):
+        return (claim.resource_claim, claim.offset, claim.length)
+    return None
+
+
+def _pairs(event: ProvenanceEvent, indexed: Collection[str]) -> list[tuple[str, str]]:
+    before, changed = event.previous_attributes._data, event.updated_attributes._data
+    return [
+        (name, value)
+        for name in indexed
+        if (value := changed.get(name, before.get(name))) is not None
+    ]
+
+
+class _Run:
+    """Events being folded: the first one, what they share, and what varies, column by column."""
+
+    def __init__(self, event: ProvenanceEvent, number: int, indexed: Collection[str]) -> None:
+        self.first = event
+        self.prefix = event.flowfile_uuid[:28]
+        self.start = self.last = number
+        self.indexed = indexed
+        self.shared = tuple(getattr(event, name) for name in _SHARED)
+        self.previous = _uuid_split(event.previous_attributes, event.flowfile_uuid)
+        self.updated = _uuid_split(event.updated_attributes, event.flowfile_uuid)
+        self.pairs = _pairs(event, indexed)
+        content = _claim_shape(event.content_claim)
+        previous = _claim_shape(event.previous_content_claim)
+        assert content is not None
+        assert previous is not None
+        self.resources = (content[0], previous[0])
+        self.columns: dict[str, list[Any]] = {name: [getattr(event, name)] for name in _VARYING}
+        self.columns["offset"] = [content[1]]
+        self.columns["length"] = [content[2]]
+        self.columns["previous_offset"] = [previous[1]]
+        self.columns["previous_length"] = [previous[2]]
+
+    @staticmethod
+    def foldable(event: ProvenanceEvent) -> int | None:
+        """The uuid number of an event that can start a run; None if it must stay single."""
+        if event.parent_uuids or event.child_uuids:
+            return None
+        if _claim_shape(event.content_claim) is None:
+            return None
+        if _claim_shape(event.previous_content_claim) is None:
+            return None
+        number = uuid_position(event.flowfile_uuid)[1]
+        return None if number < 0 else number
+
+    def extend(self, event: ProvenanceEvent) -> bool:
+        """Fold *event* in if it is the next uuid's and alike in everything else."""
+        number = self.last + 1
+        flowfile_uuid = event.flowfile_uuid
+        if (
+            number & _BUCKET_MASK == 0
+            or flowfile_uuid != f"{self.prefix}{number:08x}"
+            or event.parent_uuids
+            or event.child_uuids
+        ):
+            return False
+        if tuple(getattr(event, name) for name in _SHARED) != self.shared:
+            return False
+        content = _claim_shape(event.content_claim)
+        previous = _claim_shape(event.previous_content_claim)
+        if (
+            content is None
+            or previous is None
+            or (content[0], previous[0]) != self.resources
+            or _uuid_split(event.previous_attributes, flowfile_uuid) != self.previous
+            or _uuid_split(event.updated_attributes, flowfile_uuid) != self.updated
+            or (self.indexed and _pairs(event, self.indexed) != self.pairs)
+        ):
+            return False
+        columns = self.columns
+        for name in _VARYING:
+            columns[name].append(getattr(event, name))
+        columns["offset"].append(content[1])
+        columns["length"].append(content[2])
+        columns["previous_offset"].append(previous[1])
+        columns["previous_length"].append(previous[2])
+        self.last = number
+        return True
+
+    def record(self) -> list[Any]:
+        """The run as one record: the first event's row with the run's range and columns."""
+        record = event_record(self.first, self.indexed)
+        count = self.last - self.start + 1
+        if count == 1:
+            return record
+        row = list(record[0])
+        varying = {}
+        for name, values in self.columns.items():
+            if any(v != values[0] for v in values):
+                varying[name] = values
+        varying["uuid_named"] = [list(self.previous[0]), list(self.updated[0])]
+        data = pack(varying)
+        times = self.columns["event_time"]
+        row[ROW_COLUMNS.index("event_time")] = min(times)
+        row[ROW_COLUMNS.index("last_event_time")] = max(times)
+        row[ROW_COLUMNS.index("uuid_last")] = self.last
+        row[ROW_COLUMNS.index("run_count")] = count
+        row[ROW_COLUMNS.index("run_data")] = data
+        size = ROW_COLUMNS.index("size_bytes")
+        row[size] = row[size] + len(data)
+        record[0] = tuple(row)
+        return record
+
+
+class EventFolder:
+    """Turns events into records as they come, folding runs of alike ones.
+
+    Args:
+        indexed: attribute names the repository indexes by value.
+    """
+
+    def __init__(self, indexed: Collection[str] = ()) -> None:
+        self._indexed = tuple(indexed)
+        self._run: _Run | None = None
+        self.records: list[list[Any]] = []
+
+    def add(self, events: Iterable[ProvenanceEvent]) -> None:
+        """Fold *events*, in order."""
+        for event in events:
+            run = self._run
+            if run is not None and run.extend(event):
+                continue
+            if run is not None:
+                self.records.append(run.record())
+                self._run = None
+            number = _Run.foldable(event)
+            if number is None:
+                self.records.append(event_record(event, self._indexed))
+            else:
+                self._run = _Run(event, number, self._indexed)
+
+    def finish(self) -> list[list[Any]]:
+        """Every record, the open run closed; the folder is then empty."""
+        if self._run is not None:
+            self.records.append(self._run.record())
+            self._run = None
+        records, self.records = self.records, []
+        return records
+
+    def __len__(self) -> int:
+        """How many events it holds."""
+        open_run = 0 if self._run is None else self._run.last - self._run.start + 1
+        return sum(_record_count(r) for r in self.records) + open_run
+
+
+def _record_count(record: list[Any]) -> int:
+    return int(record[0][ROW_COLUMNS.index("run_count")])
+
+
+# --- unfolding runs (on the driver) -------------------------------------------------------------
+
+
+def unfold(
+    event: ProvenanceEvent,
+    data: bytes,
+    count: int,
+    first_number: int,
+    offsets: Sequence[int] | None = None,
+) -> list[ProvenanceEvent]:
+    """The events of a run, from its first event (as stored) and its packed columns.
+
+    *offsets* picks events by position in the run (all of them when None).
+    """
+    columns: Mapping[str, Any] = unpack(data)
+    previous_named, updated_named = columns["uuid_named"]
+    key = event.flowfile_uuid
+    content, previous_content = event.content_claim, event.previous_content_claim
+    resource = content.resource_claim if isinstance(content, ContentClaim) else None
+    previous_resource = (
+        previous_content.resource_claim if isinstance(previous_content, ContentClaim) else None
+    )
+
+    def column(name: str, default: Any) -> list[Any]:
+        values = columns.get(name)
+        return values if values is not None else [default] * count
+
+    varying = {name: column(name, getattr(event, name)) for name in _VARYING}
+    starts = column("offset", content.offset if resource else 0)
+    lengths = column("length", content.length if resource else 0)
+    previous_offsets = column(
+        "previous_offset", previous_content.offset if previous_resource else 0
+    )
+    previous_lengths = column(
+        "previous_length", previous_content.length if previous_resource else 0
+    )
+    previous_base = {k: v for k, v in event.previous_attributes.items() if k not in previous_named}
+    updated_base = {k: v for k, v in event.updated_attributes.items() if k not in updated_named}
+    events = []
+    for i in range(count) if offsets is None else offsets:
+        flowfile_uuid = uuid_at(key, first_number + i)
+        previous = {**previous_base, **dict.fromkeys(previous_named, flowfile_uuid)}
+        updated = {**updated_base, **dict.fromkeys(updated_named, flowfile_uuid)}
+        events.append(
+            ProvenanceEvent(
+                **{name: getattr(event, name) for name in _SHARED},
+                flowfile_uuid=flowfile_uuid,
+                event_id=event.event_id + i,
+                **{name: values[i] for name, values in varying.items()},
+                previous_attributes=_ordered(previous, event.previous_attributes),
+                updated_attributes=_ordered(updated, event.updated_attributes),
+                content_claim=ContentClaim(resource, starts[i], lengths[i]) if resource else None,
+                previous_content_claim=(
+                    ContentClaim(previous_resource, previous_offsets[i], previous_lengths[i])
+                    if previous_resource
+                    else None
+                ),
+            )
+        )
+    return events
+
+
+def _ordered(values: dict[str, str], like: Attributes) -> dict[str, str]:
+    """*values* in the key order of *like* (the first event's map): maps keep insertion order."""
+    return {name: values[name] for name in like}
+
+
+def row_events(
+    row: Mapping[str, Any], offsets: Sequence[int] | None = None
+) -> list[ProvenanceEvent]:
+    """The events a stored ``provenance_event`` row holds: one, or a run unfolded.
+
+    *offsets* picks events of a run by position (all of them when None).
+    """
+    first = event_from_row(row)
+    count = row["run_count"]
+    if count == 1:
+        return [first]
+    return unfold(first, row["run_data"], count, row["uuid_first"], offsets)

@@ -1,0 +1,297 @@
+"""Tests for runs of provenance events: folding in tasks, unfolding in every query."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import Column, Index, MetaData, String, Table, create_engine, func, select
+
+from flowcore.flowfile import ContentClaim, ResourceClaim, Rope
+from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
+from repositories._provenance_rows import BUCKET_BITS, link_ranges, uuid_at, uuid_position
+from repositories._provenance_runs import MAX_RUN, EventFolder
+from repositories._provenance_schema import EVENTS, LINKS
+from repositories.memory import MemoryProvenanceRepository
+from repositories.provenance import SqlProvenanceRepository
+
+PREFIXES = ("0123abcd-0000-4000-8000-0000", "fedcba98-1111-4222-9333-4444")
+RESOURCES = (ResourceClaim("default", "1", "a"), ResourceClaim("default", "2", "b"))
+
+
+def canonical(prefix: int, number: int) -> str:
+    return f"{PREFIXES[prefix]}{number:08x}"
+
+
+def created(uuid: str, time: int = 1_000, offset: int = 0, **fields: object) -> ProvenanceEvent:
+    """A CREATE as GenerateFlowFile reports it: filename and uuid attributes are the uuid."""
+    return ProvenanceEvent(
+        event_type=ProvenanceEventType.CREATE,
+        flowfile_uuid=uuid,
+        component_id="gen-1",
+        component_type="GenerateFlowFile",
+        event_time=time,
+        file_size=100,
+        updated_attributes={"filename": uuid, "path": "./", "uuid": uuid},
+        content_claim=ContentClaim(RESOURCES[0], offset, 100),
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+def test_uuid_positions_name_a_bucket_and_a_number() -> None:
+    """A canonical uuid's key is its bucket's first uuid; an odd one is its own key."""
+    uuid = canonical(0, (3 << BUCKET_BITS) + 5)
+    key, number = uuid_position(uuid)
+    assert (key, number) == (canonical(0, 3 << BUCKET_BITS), (3 << BUCKET_BITS) + 5)
+    assert uuid_at(key, number) == uuid
+    assert uuid_position("ff-1") == ("ff-1", -1)
+    assert uuid_position(canonical(0, 0xABC).upper()) == (canonical(0, 0xABC).upper(), -1)
+    assert uuid_at("ff-1", -1) == "ff-1"
+
+
+def test_link_ranges_join_neighbours_within_a_bucket() -> None:
+    """Consecutive uuids make one range; a bucket edge, a gap or another prefix starts anew."""
+    edge = MAX_RUN - 2
+    uuids = [canonical(0, n) for n in (edge, edge + 1, edge + 2, edge + 3, edge + 5)]
+    uuids += [canonical(1, 7), "odd", "odd"]
+    key0, key1 = uuid_position(canonical(0, 0))[0], uuid_position(canonical(0, MAX_RUN))[0]
+    assert link_ranges(uuids) == [
+        (key0, edge, edge + 1),
+        (key1, edge + 2, edge + 3),
+        (key1, edge + 5, edge + 5),
+        (uuid_position(canonical(1, 7))[0], 7, 7),
+        ("odd", -1, -1),
+        ("odd", -1, -1),
+    ]
+
+
+def test_alike_events_of_neighbouring_flowfiles_fold_into_runs_within_a_bucket() -> None:
+    """10,000 CREATEs of consecutive uuids are one record per bucket they touch."""
+    folder = EventFolder()
+    start = MAX_RUN - 100
+    folder.add(created(canonical(0, start + i), 1_000 + i // 7, 100 * i) for i in range(10_000))
+    assert len(folder) == 10_000
+    records = folder.finish()
+    assert len(records) == 2
+    assert len(folder) == 0
+
+
+@pytest.mark.parametrize(
+    "second",
+    [
+        created(canonical(0, 2)),  # a gap in the uuids
+        created(canonical(1, 1)),  # another prefix
+        attrs.evolve(created(canonical(0, 1)), component_id="gen-2"),
+        attrs.evolve(created(canonical(0, 1)), updated_attributes={"filename": "x.txt"}),
+        attrs.evolve(created(canonical(0, 1)), content_claim=ContentClaim(RESOURCES[1], 0, 1)),
+        attrs.evolve(created(canonical(0, 1)), child_uuids=("c",)),
+        attrs.evolve(
+            created(canonical(0, 1)),
+            content_claim=Rope(
+                [ContentClaim(RESOURCES[0], 0, 1), ContentClaim(RESOURCES[1], 0, 1)]
+            ),
+        ),
+    ],
+    ids=["gap", "prefix", "component", "attributes", "resource", "children", "rope"],
+)
+def test_anything_unlike_starts_a_new_record(second: ProvenanceEvent) -> None:
+    """Folding stops at the first difference it could not unfold exactly."""
+    folder = EventFolder()
+    folder.add([created(canonical(0, 0)), second])
+    assert len(folder.finish()) == 2
+
+
+# --- the repository unfolds exactly what was folded --------------------------------------------
+
+_TYPES = st.sampled_from(
+    [ProvenanceEventType.CREATE, ProvenanceEventType.DROP, ProvenanceEventType.ATTRIBUTES_MODIFIED]
+)
+
+
+@st.composite
+def event_runs(draw: st.DrawFn) -> list[ProvenanceEvent]:
+    """Events as sessions report them: stretches of neighbouring FlowFiles, and links."""
+    events: list[ProvenanceEvent] = []
+    for _ in range(draw(st.integers(1, 6))):
+        prefix = draw(st.integers(0, 1))
+        start = draw(st.sampled_from([0, 3, MAX_RUN - 4, 2 * MAX_RUN - 1]))
+        kind = draw(_TYPES)
+        component = draw(st.sampled_from(["gen-1", "tag-1"]))
+        named = draw(st.sampled_from([("filename", "uuid"), ("uuid",)]))
+        extra = draw(st.sampled_from([{}, {"k": "v"}, {"k": "w", "source": "bench"}]))
+        resource = draw(st.sampled_from([None, *RESOURCES]))
+        for i in range(draw(st.integers(1, 12))):
+            number = start + i + (1 if draw(st.integers(0, 9)) == 0 else 0)
+            uuid = canonical(prefix, number)
+            attributes = {**dict.fromkeys(named, uuid), **extra}
+            if "filename" not in named:
+                attributes["filename"] = draw(st.sampled_from(["a.log", "b.log"]))
+            claim = None if resource is None else ContentClaim(resource, 100 * i, 100)
+            events.append(
+                ProvenanceEvent(
+                    event_type=kind,
+                    flowfile_uuid=uuid,
+                    component_id=component,
+                    component_type="T",
+                    event_time=1_000 + draw(st.integers(0, 3)) + i,
+                    file_size=draw(st.sampled_from([100, 7])),
+                    event_duration=draw(st.integers(0, 2)),
+                    previous_attributes=attributes
+                    if kind is not ProvenanceEventType.CREATE
+                    else {},
+                    updated_attributes=(
+                        attributes if kind is ProvenanceEventType.CREATE else {"x": "1"}
+                    ),
+                    content_claim=claim,
+                    previous_content_claim=claim
+                    if kind is not ProvenanceEventType.CREATE
+                    else None,
+                    previous_file_size=None if kind is ProvenanceEventType.CREATE else 100,
+                )
+            )
+        if draw(st.booleans()):  # a JOIN of what came so far, or a FORK of the last one
+            subjects = [e.flowfile_uuid for e in events[-20:]]
+            child = canonical(prefix, 3 * MAX_RUN + len(events))
+            join = draw(st.booleans())
+            events.append(
+                ProvenanceEvent(
+                    event_type=ProvenanceEventType.JOIN if join else ProvenanceEventType.FORK,
+                    flowfile_uuid=child if join else subjects[-1],
+                    component_id="merge-1",
+                    component_type="MergeContent",
+                    event_time=2_000,
+                    parent_uuids=tuple(dict.fromkeys(subjects)) if join else (subjects[-1],),
+                    child_uuids=(child, "odd-child") if not join else (child,),
+                )
+            )
+    return events
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(events=event_runs(), data=st.data())
+def test_runs_unfold_into_the_very_events_that_were_folded(
+    tmp_path_factory: pytest.TempPathFactory, events: list[ProvenanceEvent], data: st.DataObject
+) -> None:
+    """Indexed through event files, every query answers as if each event had its own row."""
+    root = tmp_path_factory.mktemp("runs")
+    repo = SqlProvenanceRepository(root / "p.db")
+    memory = MemoryProvenanceRepository()
+    expected = memory.register(events)
+    writer = repo.writer("t")
+    writer.append(events)
+    name = writer.close(sync=False)
+    assert name is not None
+    assert repo.index_files([name]) == len(events)
+    assert repo.count() == len(events)
+    assert [repo.get(e.event_id) for e in expected] == expected
+    assert repo.search(limit=10_000) == expected
+    probe = data.draw(st.sampled_from(expected))
+    for query in (
+        {"flowfile_uuid": probe.flowfile_uuid},
+        {"filename": probe.filename},
+        {"start": probe.event_time, "end": probe.event_time + 1},
+        {"event_type": probe.event_type, "component_id": probe.component_id},
+        {"attributes": {"k": "v"}},
+        {"flowfile_uuid": probe.flowfile_uuid, "limit": 1},
+    ):
+        assert repo.search(**query) == memory.search(**query), query  # type: ignore[arg-type]
+    sql_graph, memory_graph = repo.lineage(probe.flowfile_uuid), memory.lineage(probe.flowfile_uuid)
+    assert set(sql_graph.nodes) == set(memory_graph.nodes)
+    assert set(sql_graph.edges) == set(memory_graph.edges)
+    repo.close()
+
+
+def test_a_run_is_one_row_and_its_links_are_ranges(tmp_path: Path) -> None:
+    """10,000 CREATEs and the JOIN of them take a few rows, not 20,000."""
+    repo = SqlProvenanceRepository(tmp_path / "p.db")
+    uuids = [canonical(0, i) for i in range(10_000)]
+    join = ProvenanceEvent(
+        event_type=ProvenanceEventType.JOIN,
+        flowfile_uuid=canonical(1, 0),
+        component_id="merge-1",
+        component_type="MergeContent",
+        event_time=2_000,
+        parent_uuids=tuple(uuids),
+        child_uuids=(canonical(1, 0),),
+    )
+    stored = repo.register([*(created(u, 1_000, 100 * i) for i, u in enumerate(uuids)), join])
+    with repo.engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(EVENTS)).scalar() == 2
+        assert conn.execute(select(func.count()).select_from(LINKS)).scalar() == 2
+    assert repo.get(7_777) == stored[7_777]
+    assert repo.get(7_777).content_claim == ContentClaim(RESOURCES[0], 777_700, 100)
+    assert repo.search(filename=uuids[42]) == [stored[42]]
+    assert repo.search(flowfile_uuid=uuids[42]) == [stored[42]]
+    lineage = repo.lineage(uuids[0])  # the JOIN names all 10,001; events stop at 1,000
+    assert len(lineage.nodes) == 10_001 + 1_000
+    repo.close()
+
+
+def _copy(column: Column) -> Column:
+    return Column(column.name, column.type, primary_key=column.primary_key)
+
+
+def test_a_database_from_before_runs_is_upgraded_keeping_every_event(tmp_path: Path) -> None:
+    """Rows of the old one-row-per-event schema become runs of one; ids and links stay."""
+    run_columns = {"uuid_key", "uuid_first", "uuid_last", "run_count", "last_event_time"}
+    old = MetaData()
+    Table(
+        EVENTS.name,
+        old,
+        *(_copy(c) for c in EVENTS.columns if c.name not in {*run_columns, "run_data"}),
+        Index("ix_provenance_event_uuid", "flowfile_uuid"),
+        Index("ix_provenance_event_time", "event_time"),
+    )
+    Table(
+        LINKS.name,
+        old,
+        *(_copy(c) for c in LINKS.columns if c.name not in run_columns),
+        Column("uuid", String(64), nullable=False),
+        Index("ix_provenance_link_uuid", "uuid"),
+    )
+    path = tmp_path / "p.db"
+    engine = create_engine(f"sqlite:///{path}")
+    old.create_all(engine)
+    uuids = [canonical(0, 1), canonical(0, 2)]
+    with engine.begin() as conn:
+        for event_id, uuid in enumerate([*uuids, canonical(1, 9)]):
+            row = {c.name: None for c in old.tables[EVENTS.name].columns}
+            row.update(
+                event_id=event_id,
+                event_time=1_000 + event_id,
+                event_type="JOIN" if event_id == 2 else "CREATE",
+                flowfile_uuid=uuid,
+                filename=uuid,
+                component_id="gen-1",
+                component_type="GenerateFlowFile",
+                file_size=0,
+                parent_uuids="[]" if event_id < 2 else f'["{uuids[0]}", "{uuids[1]}"]',
+                child_uuids="[]" if event_id < 2 else f'["{uuid}"]',
+                previous_attributes="{}",
+                updated_attributes=f'{{"filename": "{uuid}"}}',
+                size_bytes=200,
+            )
+            conn.execute(old.tables[EVENTS.name].insert(), row)
+        links = [(2, u, "p") for u in uuids] + [(2, canonical(1, 9), "c")]
+        conn.execute(
+            old.tables[LINKS.name].insert(),
+            [{"event_id": e, "uuid": u, "role": r} for e, u, r in links],
+        )
+    engine.dispose()
+    repo = SqlProvenanceRepository(path)
+    assert repo.count() == 3
+    assert repo.get(2).parent_uuids == tuple(uuids)
+    assert [e.event_id for e in repo.search(filename=uuids[1])] == [1]
+    assert {n for n in repo.lineage(uuids[0]).nodes if n.startswith("event:")} == {
+        "event:0",
+        "event:1",
+        "event:2",
+    }
+    stored = repo.register([created(canonical(0, 3))])
+    assert stored[0].event_id == 3
+    repo.close()
