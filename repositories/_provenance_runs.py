@@ -20,6 +20,7 @@ the uuid, so unfolding is exact.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -57,6 +58,7 @@ _SHARED = (
     "alternate_identifier_uri",
     "source_queue_identifier",
 )
+_shared_of = operator.attrgetter(*_SHARED)
 #: Numeric fields each event of a run has its own value of.
 _VARYING = (
     "event_time",
@@ -66,6 +68,7 @@ _VARYING = (
     "entry_date",
     "lineage_start_date",
 )
+_varying_of = operator.attrgetter(*_VARYING)
 
 
 def _uuid_split(attributes: Attributes, flowfile_uuid: str) -> tuple[tuple[str, ...], dict]:
@@ -106,7 +109,7 @@ class _Run:
         self.prefix = event.flowfile_uuid[:28]
         self.start = self.last = number
         self.indexed = indexed
-        self.shared = tuple(getattr(event, name) for name in _SHARED)
+        self.shared = _shared_of(event)
         self.previous = _uuid_split(event.previous_attributes, event.flowfile_uuid)
         self.updated = _uuid_split(event.updated_attributes, event.flowfile_uuid)
         self.pairs = _pairs(event, indexed)
@@ -116,6 +119,7 @@ class _Run:
         assert previous is not None
         self.resources = (content[0], previous[0])
         self.columns: dict[str, list[Any]] = {name: [getattr(event, name)] for name in _VARYING}
+        self.varying = [self.columns[name] for name in _VARYING]
         self.columns["offset"] = [content[1]]
         self.columns["length"] = [content[2]]
         self.columns["previous_offset"] = [previous[1]]
@@ -144,7 +148,7 @@ class _Run:
             or event.child_uuids
         ):
             return False
-        if tuple(getattr(event, name) for name in _SHARED) != self.shared:
+        if _shared_of(event) != self.shared:
             return False
         content = _claim_shape(event.content_claim)
         previous = _claim_shape(event.previous_content_claim)
@@ -158,8 +162,8 @@ class _Run:
         ):
             return False
         columns = self.columns
-        for name in _VARYING:
-            columns[name].append(getattr(event, name))
+        for values, value in zip(self.varying, _varying_of(event), strict=True):
+            values.append(value)
         columns["offset"].append(content[1])
         columns["length"].append(content[2])
         columns["previous_offset"].append(previous[1])
