@@ -14,7 +14,7 @@ import attrs
 
 from flowcore.flowfile import Attributes, Content
 
-__all__ = ["ProvenanceEvent", "ProvenanceEventType"]
+__all__ = ["ProvenanceEvent", "ProvenanceEventRun", "ProvenanceEventType"]
 
 
 class ProvenanceEventType(enum.Enum):
@@ -110,3 +110,50 @@ class ProvenanceEvent:
             f"{self.event_type.value} {self.flowfile_uuid} by {self.component_type}"
             f"[{self.component_id}]{extra}"
         )
+
+
+@attrs.frozen
+class ProvenanceEventRun:
+    """The same event for each FlowFile of a batch (:mod:`flowcore.flowfile_batch`).
+
+    ``first`` is FlowFile 0's event. Event *i* is FlowFile *i*'s: its uuid counts up from the
+    first's, its content offsets move by ``content_step`` per FlowFile, and the attributes named
+    in ``uuid_named`` (previous, updated) hold its own uuid; everything else is the same. The
+    provenance repository stores it as one run and unfolds it on every query.
+    """
+
+    first: ProvenanceEvent
+    count: int
+    content_step: int
+    uuid_named: tuple[tuple[str, ...], tuple[str, ...]]
+
+    def event(self, index: int) -> ProvenanceEvent:
+        """The event of FlowFile *index*."""
+        first = self.first
+        uuid = f"{first.flowfile_uuid[:28]}{int(first.flowfile_uuid[28:], 16) + index:08x}"
+        previous_named, updated_named = self.uuid_named
+        step = index * self.content_step
+
+        def moved(claim: Content | None) -> Content | None:
+            if claim is None or not step:
+                return claim
+            return attrs.evolve(claim, offset=claim.offset + step)  # type: ignore[misc]
+
+        return attrs.evolve(
+            first,
+            flowfile_uuid=uuid,
+            previous_attributes=first.previous_attributes.updated(
+                dict.fromkeys(previous_named, uuid)
+            ),
+            updated_attributes=first.updated_attributes.updated(dict.fromkeys(updated_named, uuid)),
+            content_claim=moved(first.content_claim),
+            previous_content_claim=moved(first.previous_content_claim),
+        )
+
+    def events(self) -> list[ProvenanceEvent]:
+        """Every event, in order."""
+        return [self.event(i) for i in range(self.count)]
+
+    def cut(self, start: int, stop: int) -> ProvenanceEventRun:
+        """Events ``start .. stop-1`` as a run of their own."""
+        return attrs.evolve(self, first=self.event(start), count=min(stop, self.count) - start)

@@ -24,8 +24,10 @@ import operator
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
+import attrs
+
 from flowcore.flowfile import Attributes, ContentClaim, ResourceClaim
-from flowcore.provenance import ProvenanceEvent
+from flowcore.provenance import ProvenanceEvent, ProvenanceEventRun
 from repositories._provenance_rows import (
     BUCKET_BITS,
     ROW_COLUMNS,
@@ -177,23 +179,65 @@ class _Run:
         count = self.last - self.start + 1
         if count == 1:
             return record
-        row = list(record[0])
-        varying = {}
+        varying: dict[str, Any] = {}
         for name, values in self.columns.items():
             if any(v != values[0] for v in values):
-                varying[name] = values
+                varying[name] = _packed_column(values)
         varying["uuid_named"] = [list(self.previous[0]), list(self.updated[0])]
-        data = pack(varying)
         times = self.columns["event_time"]
-        row[ROW_COLUMNS.index("event_time")] = min(times)
-        row[ROW_COLUMNS.index("last_event_time")] = max(times)
-        row[ROW_COLUMNS.index("uuid_last")] = self.last
-        row[ROW_COLUMNS.index("run_count")] = count
-        row[ROW_COLUMNS.index("run_data")] = data
-        size = ROW_COLUMNS.index("size_bytes")
-        row[size] = row[size] + len(data)
-        record[0] = tuple(row)
-        return record
+        return _as_run(record, varying, count, min(times), max(times))
+
+
+def _packed_column(values: list[Any]) -> Any:
+    """A column as stored: ``{"start", "step"}`` when it moves by equal steps, else the list."""
+    first = values[0]
+    if isinstance(first, int) and len(values) > 1:
+        step = values[1] - first
+        if all(v == first + i * step for i, v in enumerate(values)):
+            return {"start": first, "step": step}
+    return values
+
+
+def _as_run(
+    record: list[Any], varying: dict[str, Any], count: int, low: int, high: int
+) -> list[Any]:
+    """A one-event record turned into a run's: its range, times and packed columns."""
+    row = list(record[0])
+    data = pack(varying)
+    row[ROW_COLUMNS.index("event_time")] = low
+    row[ROW_COLUMNS.index("last_event_time")] = high
+    row[ROW_COLUMNS.index("uuid_last")] = row[ROW_COLUMNS.index("uuid_first")] + count - 1
+    row[ROW_COLUMNS.index("run_count")] = count
+    row[ROW_COLUMNS.index("run_data")] = data
+    size = ROW_COLUMNS.index("size_bytes")
+    row[size] = row[size] + len(data)
+    record[0] = tuple(row)
+    return record
+
+
+def _batch_records(run: ProvenanceEventRun, indexed: Collection[str]) -> list[list[Any]]:
+    """A batch's events as run records, one per bucket its uuids touch."""
+    records = []
+    start = 0
+    while start < run.count:
+        first_number = uuid_position(run.first.flowfile_uuid)[1] + start
+        stop = min(run.count, start + MAX_RUN - (first_number & _BUCKET_MASK))
+        piece = run.cut(start, stop) if start or stop < run.count else run
+        record = event_record(piece.first, indexed)
+        if piece.count > 1:
+            varying: dict[str, Any] = {"uuid_named": [list(n) for n in piece.uuid_named]}
+            if piece.content_step:
+                for name, claim in (
+                    ("offset", piece.first.content_claim),
+                    ("previous_offset", piece.first.previous_content_claim),
+                ):
+                    if isinstance(claim, ContentClaim):
+                        varying[name] = {"start": claim.offset, "step": piece.content_step}
+            moment = piece.first.event_time
+            record = _as_run(record, varying, piece.count, moment, moment)
+        records.append(record)
+        start = stop
+    return records
 
 
 class EventFolder:
@@ -208,9 +252,15 @@ class EventFolder:
         self._run: _Run | None = None
         self.records: list[list[Any]] = []
 
-    def add(self, events: Iterable[ProvenanceEvent]) -> None:
-        """Fold *events*, in order."""
+    def add(self, events: Iterable[ProvenanceEvent | ProvenanceEventRun]) -> None:
+        """Fold *events*, in order; a batch's run of events is stored as it is."""
         for event in events:
+            if isinstance(event, ProvenanceEventRun):
+                if self._run is not None:
+                    self.records.append(self._run.record())
+                    self._run = None
+                self.records.extend(_batch_records(event, self._indexed))
+                continue
             run = self._run
             if run is not None and run.extend(event):
                 continue
@@ -264,9 +314,13 @@ def unfold(
         previous_content.resource_claim if isinstance(previous_content, ContentClaim) else None
     )
 
-    def column(name: str, default: Any) -> list[Any]:
+    def column(name: str, default: Any) -> Any:
         values = columns.get(name)
-        return values if values is not None else [default] * count
+        if values is None:
+            return _Constant(default)
+        if isinstance(values, dict):
+            return _Steps(values["start"], values["step"])
+        return values
 
     varying = {name: column(name, getattr(event, name)) for name in _VARYING}
     starts = column("offset", content.offset if resource else 0)
@@ -301,6 +355,23 @@ def unfold(
             )
         )
     return events
+
+
+@attrs.frozen
+class _Constant:
+    value: Any
+
+    def __getitem__(self, index: int) -> Any:
+        return self.value
+
+
+@attrs.frozen
+class _Steps:
+    start: int
+    step: int
+
+    def __getitem__(self, index: int) -> int:
+        return self.start + index * self.step
 
 
 def _ordered(values: dict[str, str], like: Attributes) -> dict[str, str]:

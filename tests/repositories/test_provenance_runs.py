@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from sqlalchemy import Column, Index, MetaData, String, Table, create_engine, func, select
 
 from flowcore.flowfile import ContentClaim, ResourceClaim, Rope
-from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
+from flowcore.provenance import ProvenanceEvent, ProvenanceEventRun, ProvenanceEventType
 from repositories._provenance_rows import BUCKET_BITS, link_ranges, uuid_at, uuid_position
 from repositories._provenance_runs import MAX_RUN, EventFolder
 from repositories._provenance_schema import EVENTS, LINKS
@@ -294,4 +294,29 @@ def test_a_database_from_before_runs_is_upgraded_keeping_every_event(tmp_path: P
     }
     stored = repo.register([created(canonical(0, 3))])
     assert stored[0].event_id == 3
+    repo.close()
+
+
+@pytest.mark.parametrize("start", [0, MAX_RUN - 3])
+def test_a_batch_run_is_stored_as_it_is_and_unfolds_into_each_flowfile_event(
+    tmp_path: Path, start: int
+) -> None:
+    """A batch's events need no folding: a record per bucket, the same events back."""
+    first = created(canonical(0, start), 1_000, 500)
+    first = attrs.evolve(first, previous_content_claim=ContentClaim(RESOURCES[1], 40, 100))
+    run = ProvenanceEventRun(first, 7, 100, ((), ("filename", "uuid")))
+    events = run.events()
+    assert [e.content_claim.offset for e in events] == [500 + 100 * i for i in range(7)]  # type: ignore[union-attr]
+    assert events[3].filename == canonical(0, start + 3)
+    repo = SqlProvenanceRepository(tmp_path / "p.db")
+    writer = repo.writer("t")
+    writer.append([created("odd"), run])
+    name = writer.close(sync=False)
+    assert name is not None
+    assert repo.index_files([name]) == 8
+    expected = [attrs.evolve(e, event_id=i) for i, e in enumerate([created("odd"), *events])]
+    assert repo.search() == expected
+    with repo.engine.connect() as conn:
+        rows = conn.execute(select(func.count()).select_from(EVENTS)).scalar()
+    assert rows == (2 if start == 0 else 3)
     repo.close()
