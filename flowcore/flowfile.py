@@ -30,6 +30,7 @@ __all__ = [
     "Rope",
     "content_of",
     "new_uuid",
+    "new_uuids",
 ]
 
 #: Attributes every FlowFile carries; a session never removes them (NiFi's REQUIRED_ATTRIBUTES).
@@ -58,9 +59,12 @@ class _UuidSequence:
 
     def reseed(self) -> None:
         """Start a new random prefix."""
+        self._state = (self._prefix(), itertools.count())
+
+    @staticmethod
+    def _prefix() -> str:
         h = os.urandom(12).hex()
-        prefix = f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_VARIANT[int(h[16], 16) & 3]}{h[17:20]}-{h[20:]}"
-        self._state = (prefix, itertools.count())
+        return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_VARIANT[int(h[16], 16) & 3]}{h[17:20]}-{h[20:]}"
 
     def __call__(self) -> str:
         prefix, counter = self._state  # one read: a prefix and the counter that goes with it
@@ -70,10 +74,28 @@ class _UuidSequence:
             return self()
         return f"{prefix}{number:08x}"
 
+    def take(self, count: int) -> tuple[str, int]:
+        """Reserve *count* consecutive uuids: the shared 28-character start and the first number.
+
+        They get a prefix of their own, so no other thread's uuids can fall among them.
+        """
+        if count >> UUID_SEQUENCE_BITS:
+            msg = f"at most {1 << UUID_SEQUENCE_BITS} uuids are reserved at once, not {count}"
+            raise ValueError(msg)
+        return self._prefix(), 0
+
 
 _VARIANT = "89ab"  # RFC 4122 variant: the top two bits of the clock sequence are 10
 _SEQUENCE = _UuidSequence()
 os.register_at_fork(after_in_child=_SEQUENCE.reseed)
+
+
+def new_uuids(count: int) -> tuple[str, int]:
+    """Reserve *count* consecutive uuids (for a FlowFile batch): their start and first number.
+
+    Uuid *i* is the start followed by ``first + i`` as 8 hex digits.
+    """
+    return _SEQUENCE.take(count)
 
 
 def new_uuid() -> str:

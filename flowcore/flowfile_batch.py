@@ -14,12 +14,13 @@ queues store it as one record, and provenance records it as runs
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from typing import Protocol
 
 import attrs
 
 from flowcore.flowfile import Attributes, ContentClaim, FlowFile, ResourceClaim
 
-__all__ = ["FlowFileBatch"]
+__all__ = ["BatchMaker", "FlowFileBatch"]
 
 
 @attrs.frozen
@@ -116,3 +117,16 @@ class FlowFileBatch:
         if self.resource_claim is None or self.size == 0:
             return {}
         return {self.resource_claim: self.count}
+
+
+class BatchMaker(Protocol):
+    """What a source's :meth:`~flowcore.processor.SourceProcessor.read_work_batch` is given."""
+
+    def create(
+        self, count: int, attributes: Mapping[str, str], content: bytes | None
+    ) -> FlowFileBatch:
+        """*count* new FlowFiles, each with *content* (None or empty: none), as CREATE events.
+
+        *attributes* go over the defaults ``filename`` (the uuid) and ``path`` (``./``).
+        """
+        ...

@@ -29,6 +29,7 @@ import attrs
 
 from flowcore.errors import ConfigurationError
 from flowcore.flowfile import FlowFile
+from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
 from flowcore.properties import (
     ExpressionLanguageScope,
     PropertyDescriptor,
@@ -413,6 +414,21 @@ class Processor:
             session.rollback(penalize=True)
             raise
 
+    def transform_batch(
+        self, context: ProcessContext, batch: FlowFileBatch
+    ) -> tuple[str, FlowFileBatch] | None:
+        """Process a whole FlowFile batch at once, if this processor can: ``(relationship, batch)``.
+
+        A batch is many FlowFiles that differ only by position (:mod:`flowcore.flowfile_batch`).
+        A processor whose work on them is the same for each (set fixed attributes) can do it
+        once; the engine then records its provenance as a run and passes the batch on whole.
+        The result must be the same FlowFiles with changed attributes, all to one relationship.
+        Return None (the default) when this configuration cannot: the engine then gives the
+        FlowFiles to :meth:`on_trigger` one by one, as always.
+        """
+        del context, batch
+        return None
+
     def on_unscheduled(self, context: ProcessContext) -> None:
         """Called when the processor stops being scheduled, before :meth:`on_stopped`."""
 
@@ -648,6 +664,18 @@ class SourceProcessor(Processor):
         """Create and transfer the FlowFiles of one work item."""
         msg = f"{type(self).__name__} must implement read_work"
         raise NotImplementedError(msg)
+
+    def read_work_batch(
+        self, context: ProcessContext, item: WorkItem, maker: BatchMaker
+    ) -> tuple[str, FlowFileBatch] | None:
+        """Create one work item's FlowFiles as a batch, if they differ only by position.
+
+        *maker* creates the batch (ids, uuids, content, the CREATE events as a run). Return
+        ``(relationship, batch)``, or None (the default) to have :meth:`read_work` make them
+        one by one.
+        """
+        del context, item, maker
+        return None
 
     def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
         """List and read in one session, committing the listing state with the output."""

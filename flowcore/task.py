@@ -23,13 +23,15 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from flowcore._task_batches import drain_batches, read_work_batch
 from flowcore._task_content import TaskContent
 from flowcore.binning import Bin, BinLimits, EvictionReason
 from flowcore.errors import ContentNotFoundError, FlowcoreError
 from flowcore.flow import FUNNEL_RELATIONSHIP, Prioritizer
 from flowcore.flowfile import FlowFile, ResourceClaim
+from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.processor import BinningProcessor, ProcessContext, Processor, ProcessorKind
-from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
+from flowcore.provenance import ProvenanceEvent, ProvenanceEventRun, ProvenanceEventType
 from flowcore.relationship import FAILURE
 from flowcore.session import ProcessSession
 from flowcore.session_host import (
@@ -144,6 +146,7 @@ class _Member:
         self.content = task.content
         self.penalization_ms = task.spec.settings.penalization_ms
         self.pending: deque[QueuedFlowFile] = deque()
+        self.pending_batches: list[tuple[FlowFileBatch, str]] = []  # (batch, its connection)
         # (FlowFile, worth retrying at, waits long: penalized or failed, not worth a batch wait)
         self.returned: list[tuple[QueuedFlowFile, int, bool]] = []
         committed = task.spec.states.get(plan.component_id)
@@ -331,6 +334,8 @@ class _Member:
         reader = getattr(self.processor, "read_work", None)
         assert reader is not None
         for item in items:
+            if read_work_batch(self, item):
+                continue
             session = self.session()
             try:
                 reader(self.context, session, item)
@@ -432,6 +437,8 @@ class _Member:
 
     def drain(self, *, end_of_input: bool) -> None:
         """Trigger the processor until its input is used up or it stops taking any."""
+        if self.pending_batches:
+            drain_batches(self)
         if self.processor.kind is ProcessorKind.SINK and self.pending:
             self._drain_two_phase()
         if self._batchable():
@@ -498,7 +505,7 @@ class _Task:
         self.segment_dir = Path(spec.paths.segments)
         self._ids = itertools.count(spec.first_id)
         self._positions = itertools.count(spec.index << _INDEX_SHIFT)
-        self.events: list[ProvenanceEvent] = []
+        self.events: list[ProvenanceEvent | ProvenanceEventRun] = []
         self.bulletins: list[Bulletin] = []
         self.delete_on_commit: list[str] = []
         self.members = {m.component_id: _Member(self, m) for m in spec.plan.members}
@@ -516,6 +523,23 @@ class _Task:
     def next_queue_index(self) -> int:
         return next(self._positions)
 
+    def take_ids(self, count: int) -> int:
+        """Reserve *count* consecutive FlowFile ids; return the first."""
+        first = next(self._ids)
+        self._ids = itertools.count(first + count)
+        return first
+
+    def take_queue_indices(self, count: int) -> int:
+        """Reserve *count* consecutive queue positions; return the first."""
+        first = next(self._positions)
+        self._positions = itertools.count(first + count)
+        return first
+
+    def enqueue_batch(self, queue_id: str, batch: FlowFileBatch) -> None:
+        """Add a whole batch to a durable queue: one segment record per segment's worth."""
+        for start in range(0, batch.count, MAX_SEGMENT_RECORDS):
+            self._write(queue_id, batch.cut(start, start + MAX_SEGMENT_RECORDS))
+
     def enqueue(self, queue_id: str, flowfile: FlowFile) -> None:
         """Add an output to a durable queue, writing a segment whenever one fills up."""
         batch = self._outputs.setdefault(queue_id, [])
@@ -524,7 +548,9 @@ class _Task:
             self._write(queue_id, batch)
             self._outputs[queue_id] = []
 
-    def _write(self, queue_id: str, flowfiles: Sequence[FlowFile]) -> SegmentSummary:
+    def _write(
+        self, queue_id: str, flowfiles: Sequence[FlowFile] | FlowFileBatch
+    ) -> SegmentSummary:
         summary = segment_files.write_segment(
             self.segment_dir, queue_id, flowfiles, owner=self.attempt, sync=self.spec.settings.sync
         )

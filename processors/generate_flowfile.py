@@ -18,6 +18,7 @@ from flowcore import (
     WorkListing,
 )
 from flowcore.expression import compile_expression
+from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
 from flowcore.relationship import SUCCESS
 from flowcore.validators import (
     BOOLEAN_VALIDATOR,
@@ -140,13 +141,41 @@ class GenerateFlowFile(SourceProcessor):
         batch = context.get_property(self.BATCH_SIZE).as_integer() or 1
         return WorkListing((WorkItem("batch", {"count": batch}),), state)
 
+    def _custom_content(self, context: ProcessContext) -> bytes | None:
+        """Custom Text, evaluated once per batch, in its character set."""
+        custom = context.get_property(self.CUSTOM_TEXT).value
+        if custom is None:
+            return None
+        charset = context.get_property(self.CHARSET).value or "UTF-8"
+        return compile_expression(custom).evaluate(clock=context.now).encode(charset)
+
+    def read_work_batch(
+        self, context: ProcessContext, item: WorkItem, maker: BatchMaker
+    ) -> tuple[str, FlowFileBatch] | None:
+        """The batch as one value, when its FlowFiles are alike.
+
+        They are when every FlowFile gets the same content (Unique FlowFiles false, or Custom
+        Text) and the dynamic properties are plain values (no Expression Language to evaluate
+        per FlowFile).
+        """
+        if any("$" in text for text in self.dynamic_properties.values()):
+            return None
+        content = self._custom_content(context)
+        if content is None:
+            if context.get_property(self.UNIQUE_FLOWFILES).as_boolean():
+                return None
+            if self._data is None:
+                self._data = self._random_data(context)
+            content = self._data
+        attributes = dict(self.dynamic_properties)
+        mime_type = context.get_property(self.MIME_TYPE).value
+        if mime_type:
+            attributes["mime.type"] = mime_type
+        return SUCCESS.name, maker.create(int(item.payload["count"]), attributes, content)
+
     def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
         """Create one batch of FlowFiles."""
-        custom = context.get_property(self.CUSTOM_TEXT).value
-        content: bytes | None = None
-        if custom is not None:
-            charset = context.get_property(self.CHARSET).value or "UTF-8"
-            content = compile_expression(custom).evaluate(clock=context.now).encode(charset)
+        content = self._custom_content(context)
         unique = bool(context.get_property(self.UNIQUE_FLOWFILES).as_boolean())
         if content is None and not unique and self._data is None:
             self._data = self._random_data(context)

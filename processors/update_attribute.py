@@ -27,6 +27,7 @@ from flowcore.expression import (
     java_regex,
     validate_expression,
 )
+from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.relationship import SUCCESS
 from flowcore.validators import (
     ATTRIBUTE_KEY_PROPERTY_NAME_VALIDATOR,
@@ -317,6 +318,21 @@ class UpdateAttribute(Processor):
                 session.transfer(outputs[0], REL_FAILED_SET_STATE)
                 return
         session.transfer(outputs, SUCCESS)
+
+    def transform_batch(
+        self, context: ProcessContext, batch: FlowFileBatch
+    ) -> tuple[str, FlowFileBatch] | None:
+        """Set plain values on a whole batch at once.
+
+        Only without rules, state, Delete Attributes or Expression Language: then every
+        FlowFile gets the same changes and one evaluation serves them all.
+        """
+        del context
+        if self.rules or self._stores_state() or self.effective_value(self.DELETE_ATTRIBUTES):
+            return None
+        if any("$" in text for text in self.dynamic_properties.values()):
+            return None
+        return SUCCESS.name, batch.with_attributes(self.dynamic_properties)
 
     def _action_plans(self, ctx: EvaluationContext) -> list[tuple[dict[str, str], str | None]]:
         """The actions for each output FlowFile, with the name of the rule that produced it."""

@@ -1,7 +1,8 @@
 """Queue segments: immutable files of FlowFile records, like NiFi's swap files.
 
 A task writes the FlowFiles it sends to a queue as a segment (at most
-:data:`~repositories.records.MAX_SEGMENT_RECORDS` records), with a summary in its header: count,
+:data:`~repositories.records.MAX_SEGMENT_RECORDS` records, or a whole
+:class:`~flowcore.flowfile_batch.FlowFileBatch` as one), with a summary in its header: count,
 bytes, the resource claims referenced, min and max FlowFile id. The driver keeps only summaries in
 memory and names segments in write-ahead log transactions; a segment no transaction names is an
 orphan of a failed or duplicate task attempt. Files are written under a ``.part`` name, fsynced
@@ -20,12 +21,15 @@ from typing import Any
 
 from flowcore.errors import RepositoryError, WalCorruptionError
 from flowcore.flowfile import Attributes, Content, ContentClaim, FlowFile, ResourceClaim, Rope
+from flowcore.flowfile_batch import FlowFileBatch
 from repositories._files import FileFormat, file_stem, read_header, write_atomically
 from repositories._wal_codec import pack, unpack
 from repositories.records import MAX_SEGMENT_RECORDS, SegmentSummary
 
 __all__ = [
     "SEGMENT_SUFFIX",
+    "batch_from_wire",
+    "batch_to_wire",
     "decode_records",
     "encode_records",
     "read_segment",
@@ -111,8 +115,48 @@ def encode_records(flowfiles: Sequence[FlowFile]) -> tuple[list[Any], dict[Resou
     return body, counts
 
 
-def decode_records(body: list[Any]) -> list[FlowFile]:
-    """The inverse of :func:`encode_records`."""
+def batch_to_wire(batch: FlowFileBatch) -> dict[str, Any]:
+    """A FlowFile batch as a segment body: one record for all of its FlowFiles."""
+    rc = batch.resource_claim
+    return {
+        "batch": [
+            batch.count,
+            batch.first_id,
+            batch.uuid_key,
+            batch.uuid_first,
+            batch.attributes._data,
+            list(batch.uuid_named),
+            claim_to_wire(rc) if rc is not None else None,
+            batch.offset,
+            batch.stride,
+            batch.size,
+            batch.entry_date,
+            batch.lineage_start_date,
+            batch.queue_date,
+            batch.queue_date_index,
+        ]
+    }
+
+
+def batch_from_wire(body: dict[str, Any]) -> FlowFileBatch:
+    """The inverse of :func:`batch_to_wire`."""
+    count, first_id, key, first, attributes, named, rc, *rest = body["batch"]
+    return FlowFileBatch(
+        count,
+        first_id,
+        key,
+        first,
+        Attributes(attributes),
+        tuple(named),
+        ResourceClaim(*rc) if rc is not None else None,
+        *rest,
+    )
+
+
+def decode_records(body: list[Any] | dict[str, Any]) -> list[FlowFile]:
+    """The inverse of :func:`encode_records` (a batch's body is materialized)."""
+    if isinstance(body, dict):
+        return batch_from_wire(body).flowfiles()
     table, index, offsets, lengths, *columns = body
     claims = [ResourceClaim(*wire) for wire in table]
     flowfiles = []
@@ -187,12 +231,12 @@ def new_segment_id(owner: str) -> str:
 def write_segment(
     directory: Path,
     queue_id: str,
-    flowfiles: Sequence[FlowFile],
+    flowfiles: Sequence[FlowFile] | FlowFileBatch,
     *,
     owner: str = "",
     sync: bool = True,
 ) -> SegmentSummary:
-    """Write *flowfiles* as one segment file and return its summary.
+    """Write *flowfiles* (or a batch of them, as one record) as a segment; return its summary.
 
     Raises:
         RepositoryError: more records than a segment holds.
@@ -203,16 +247,26 @@ def write_segment(
             "split the batch"
         )
         raise RepositoryError(msg)
-    records, counts = encode_records(flowfiles)
-    ids, sizes = records[4] or [0], records[7]
+    records: Any
+    if isinstance(flowfiles, FlowFileBatch):
+        records, counts = batch_to_wire(flowfiles), flowfiles.claim_counts()
+        size, low, high = (
+            flowfiles.bytes,
+            flowfiles.first_id,
+            flowfiles.first_id + len(flowfiles) - 1,
+        )
+    else:
+        records, counts = encode_records(flowfiles)
+        ids = records[4] or [0]
+        size, low, high = sum(records[7]), min(ids), max(ids)
     summary = SegmentSummary(
         segment_id=new_segment_id(owner),
         queue_id=queue_id,
         count=len(flowfiles),
-        bytes=sum(sizes),
+        bytes=size,
         claim_counts=counts,
-        min_id=min(ids),
-        max_id=max(ids),
+        min_id=low,
+        max_id=high,
     )
     header = pack(summary_to_wire(summary))
     body = pack(records)

@@ -22,6 +22,7 @@ from flowcore.flowfile import (
     _UuidSequence,
     content_of,
     new_uuid,
+    new_uuids,
 )
 
 
@@ -178,3 +179,13 @@ def test_a_forked_process_and_an_exhausted_counter_start_a_new_prefix() -> None:
     after = sequence()
     assert after[:28] != prefix
     assert after[28:] == "00000000"
+
+
+def test_reserved_uuids_are_consecutive_under_a_prefix_of_their_own() -> None:
+    """A batch's uuids count up from a fresh prefix that the one-by-one uuids never use."""
+    start, first = new_uuids(3)
+    made = [f"{start}{first + i:08x}" for i in range(3)]
+    for text in made:
+        assert uuid.UUID(text).version == 4
+    assert new_uuid()[:28] != start
+    assert new_uuids(1)[0] != start

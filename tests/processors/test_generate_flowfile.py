@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from flowcore import ProvenanceEventType
+from flowcore.processor import WorkItem
 from flowcore.testing import TestRunner
 from processors import GenerateFlowFile
 
@@ -49,3 +50,21 @@ def test_empty_by_default_and_invalid_values() -> None:
     assert runner.flowfiles_for("success")[0].content == b""
     assert not GenerateFlowFile(file_size="ten").is_valid()
     assert not GenerateFlowFile(character_set="nope").is_valid()
+
+
+def test_alike_flowfiles_are_made_as_one_batch_and_unique_ones_are_not() -> None:
+    """Same content and plain attributes: one batch; unique content or EL: one by one."""
+
+    class Maker:
+        def create(self, count, attributes, content):  # type: ignore[no-untyped-def]
+            return (count, dict(attributes), content)
+
+    item = WorkItem("batch", {"count": 4})
+    plain = GenerateFlowFile(custom_text="hi", mime_type="text/plain", kind="x")
+    made = plain.read_work_batch(TestRunner(plain).context, item, Maker())  # type: ignore[arg-type]
+    assert made == ("success", (4, {"kind": "x", "mime.type": "text/plain"}, b"hi"))
+    for declining in (
+        GenerateFlowFile(unique_flowfiles=True),
+        GenerateFlowFile(kind="${random()}"),
+    ):
+        assert declining.read_work_batch(TestRunner(declining).context, item, Maker()) is None  # type: ignore[arg-type]

@@ -7,6 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from flowcore import ProcessException
+from flowcore.flowfile import Attributes
+from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.testing import TestRunner
 from processors import UpdateAttribute
 
@@ -265,3 +267,46 @@ def test_processor_with_rules_pickles() -> None:
 
     processor = UpdateAttribute(rules=[BIG, HUGE], flowfile_policy="USE_ORIGINAL", x="1")
     assert pickle.loads(pickle.dumps(processor)).same_configuration(processor)
+
+
+def _batch() -> FlowFileBatch:
+    return FlowFileBatch(
+        3,
+        1,
+        "0123abcd-0000-4000-8000-0000",
+        0,
+        Attributes({"path": "./"}),
+        ("filename",),
+        None,
+        0,
+        0,
+        0,
+        1,
+        1,
+    )
+
+
+@pytest.mark.parametrize(
+    ("processor", "whole"),
+    [
+        (UpdateAttribute(source="bench", filename="x.txt"), True),
+        (UpdateAttribute(source="${filename}"), False),
+        (UpdateAttribute(source="a", **{"Delete Attributes Expression": "k.*"}), False),
+        (UpdateAttribute(source="a", rules=[Rule("r", ["${k:equals('v')}"], {"x": "1"})]), False),
+    ],
+    ids=["plain", "expression", "delete", "rules"],
+)
+def test_only_plain_values_are_set_on_a_whole_batch(
+    processor: UpdateAttribute, whole: bool
+) -> None:
+    """A batch is changed whole only when every FlowFile gets the very same changes."""
+    result = processor.transform_batch(TestRunner(processor).context, _batch())
+    assert (result is not None) is whole
+    if result is not None:
+        relationship, changed = result
+        first = changed.flowfile(0)
+        assert (relationship, first.filename, first.attributes["source"]) == (
+            "success",
+            "x.txt",
+            "bench",
+        )

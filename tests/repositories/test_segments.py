@@ -10,8 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from flowcore.errors import RepositoryError, WalCorruptionError
-from flowcore.flowfile import ContentClaim, FlowFile, ResourceClaim, Rope
-from repositories.segments import read_segment, read_summary, write_segment
+from flowcore.flowfile import Attributes, ContentClaim, FlowFile, ResourceClaim, Rope
+from flowcore.flowfile_batch import FlowFileBatch
+from repositories.segments import read_segment, read_summary, segment_path, write_segment
 
 
 @st.composite
@@ -62,3 +63,31 @@ def test_damage_and_limits(tmp_path: Path) -> None:
         read_segment(tmp_path / "nope.seg")
     with pytest.raises(RepositoryError, match="at most 10000"):
         write_segment(tmp_path, "q", [FlowFile.create(i, 0) for i in range(10_001)])
+
+
+def test_a_batch_is_one_record_and_reads_back_as_its_flowfiles(tmp_path: Path) -> None:
+    """A FlowFile batch's segment counts every FlowFile and its claim references."""
+    rc = ResourceClaim("default", "3", "c-1")
+    batch = FlowFileBatch(
+        count=4,
+        first_id=10,
+        uuid_key="0123abcd-0000-4000-8000-0000",
+        uuid_first=0,
+        attributes=Attributes({"path": "./", "k": "v"}),
+        uuid_named=("filename",),
+        resource_claim=rc,
+        offset=100,
+        stride=5,
+        size=5,
+        entry_date=1,
+        lineage_start_date=1,
+        queue_date=2,
+        queue_date_index=7,
+    )
+    summary = write_segment(tmp_path, "q", batch, owner="t", sync=False)
+    assert (summary.count, summary.bytes, summary.min_id, summary.max_id) == (4, 20, 10, 13)
+    assert summary.claim_counts == ((rc, 4),)
+    flowfiles = read_segment(segment_path(tmp_path, summary.segment_id))
+    assert flowfiles == batch.flowfiles()
+    assert flowfiles[2].filename == flowfiles[2].uuid == "0123abcd-0000-4000-8000-000000000002"
+    assert flowfiles[2].content == ContentClaim(rc, 110, 5)

@@ -1,0 +1,69 @@
+"""Tests for FlowFile batches: materialized exactly, cut and changed as a whole."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from flowcore.flowfile import Attributes, ContentClaim, FlowFile, ResourceClaim
+from flowcore.flowfile_batch import FlowFileBatch
+
+RC = ResourceClaim("default", "1", "c")
+
+
+def batch(count: int = 5, size: int = 10, stride: int = 10) -> FlowFileBatch:
+    return FlowFileBatch(
+        count=count,
+        first_id=100,
+        uuid_key="0123abcd-0000-4000-8000-0000",
+        uuid_first=0x10,
+        attributes=Attributes({"path": "./", "kind": "x"}),
+        uuid_named=("filename",),
+        resource_claim=RC,
+        offset=50,
+        stride=stride,
+        size=size,
+        entry_date=7,
+        lineage_start_date=7,
+        queue_date=9,
+        queue_date_index=3,
+    )
+
+
+def test_a_flowfile_of_a_batch_is_the_one_a_session_would_create() -> None:
+    """Id, uuid, filename, content place, lineage and queue positions follow the position."""
+    made = batch().flowfile(2)
+    uuid = "0123abcd-0000-4000-8000-000000000012"
+    expected = FlowFile.create(102, 7, {"kind": "x"}, uuid=uuid, content=ContentClaim(RC, 70, 10))
+    assert made == expected.replace(queue_date=9, queue_date_index=5)
+    assert list(made.attributes) == ["filename", "path", "kind", "uuid"]
+
+
+def test_no_content_and_shared_content() -> None:
+    """Size 0 means no claim; stride 0 means every FlowFile points at the same bytes."""
+    assert batch(size=0, stride=0).flowfile(1).content is None
+    assert batch(stride=0).flowfile(4).content == ContentClaim(RC, 50, 10)
+    assert batch().claim_counts() == {RC: 5}
+    assert batch(size=0).claim_counts() == {}
+
+
+@given(st.integers(0, 12), st.integers(0, 12))
+def test_a_cut_is_the_same_flowfiles(start: int, stop: int) -> None:
+    """batch.cut(a, b) holds exactly FlowFiles a .. b-1."""
+    whole = batch(count=12)
+    if start > stop:
+        start, stop = stop, start
+    assert whole.cut(start, stop).flowfiles() == whole.flowfiles()[start:stop]
+
+
+def test_changing_attributes_keeps_uuids_and_fixes_a_uuid_named_one() -> None:
+    """Setting filename makes it shared; uuid cannot be set."""
+    changed = batch().with_attributes({"filename": "a.txt", "uuid": "no", "k": "v"})
+    first = changed.flowfile(0)
+    assert (first.filename, first.uuid, first.attributes["k"]) == (
+        "a.txt",
+        "0123abcd-0000-4000-8000-000000000010",
+        "v",
+    )
+    assert changed.uuid_named == ()
+    assert changed.bytes == 50
