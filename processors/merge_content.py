@@ -530,6 +530,7 @@ class MergeContent(BinningProcessor):
     ) -> int:
         assert self._manager is not None
         terminates, strategy = self._termination(context)
+        one_group = self.single_group(context)
         binned = 0
         while self._manager.bin_count <= max_bins:
             intake = session_factory()
@@ -537,7 +538,9 @@ class MergeContent(BinningProcessor):
             if not flowfiles:
                 break
             groups: dict[str | None, list[FlowFile]] = {}
-            for flowfile in flowfiles:
+            if one_group:  # no correlation attribute to evaluate per FlowFile
+                groups[None] = flowfiles
+            for flowfile in () if one_group else flowfiles:
                 try:
                     key = self.group_key(context, flowfile)
                 except ExpressionEvaluationError:
@@ -549,13 +552,15 @@ class MergeContent(BinningProcessor):
                 groups.setdefault(key, []).append(flowfile)
             now = context.now()
             for key, members in groups.items():
+                moving: dict[int, list[FlowFile]] = {}  # bin id -> its new FlowFiles, in order
                 for offer in self._manager.offer(key, members, now, terminates, strategy):
-                    target = self._sessions.get(offer.bin.id)
-                    if target is None:
-                        target = self._sessions[offer.bin.id] = session_factory()
-                    intake.migrate(target, [offer.flowfile])
+                    if offer.bin.id not in self._sessions:
+                        self._sessions[offer.bin.id] = session_factory()
+                    moving.setdefault(offer.bin.id, []).append(offer.flowfile)
                     if offer.alone:
                         self._ready.append(offer.bin)
+                for bin_id, moved in moving.items():
+                    intake.migrate(self._sessions[bin_id], moved)
             intake.commit()
             binned += len(flowfiles)
         return binned
