@@ -70,12 +70,14 @@ class FileFormat:
         magic: the bytes every such file starts with.
         header: the fixed header after the magic; its first field is the format version.
         version: the version this flowcore writes and reads.
+        also_reads: older versions this flowcore still reads.
     """
 
     kind: str
     magic: bytes
     header: struct.Struct
     version: int
+    also_reads: frozenset[int] = frozenset()
 
     @property
     def start(self) -> int:
@@ -94,7 +96,7 @@ def read_header(path: Path, data: bytes, fmt: FileFormat) -> tuple[Any, ...]:
         msg = f"{path} is not a flowcore {fmt.kind} (bad magic in the header at offset 0)"
         raise WalCorruptionError(msg)
     fields = fmt.header.unpack_from(data, len(fmt.magic))
-    if fields[0] != fmt.version:
+    if fields[0] != fmt.version and fields[0] not in fmt.also_reads:
         msg = (
             f"{path} has {fmt.kind} format version {fields[0]}; this flowcore reads version "
             f"{fmt.version} (open it with the flowcore that wrote it)"

@@ -76,9 +76,9 @@ ROW_COLUMNS = (
     "run_data",
 )
 FILE_MAGIC = b"FLOWCORE-PROV"
-FILE_VERSION = 2
+FILE_VERSION = 2  # 2: rows may be runs, links are uuid ranges
 _HEADER = struct.Struct(">HI")  # version, crc32
-_FORMAT = FileFormat("provenance event file", FILE_MAGIC, _HEADER, FILE_VERSION)
+_FORMAT = FileFormat("provenance event file", FILE_MAGIC, _HEADER, FILE_VERSION, frozenset({1}))
 
 
 #: A run and a link range stay within 2**BUCKET_BITS neighbouring uuids (one key).
@@ -230,16 +230,28 @@ def decode_event_file(path: Path, data: bytes) -> list[tuple[Any, ...]]:
         WalCorruptionError: the bytes are not a whole event file of a known version.
     """
     start = _FORMAT.start
-    _, crc = read_header(path, data, _FORMAT)
+    version, crc = read_header(path, data, _FORMAT)
     payload = data[start:]
     if zlib.crc32(payload) != crc:
         msg = f"{path} fails its checksum; the event file is damaged"
         raise WalCorruptionError(msg)
     try:
-        return unpack(payload, use_list=False)  # type: ignore[no-any-return]
+        records = unpack(payload, use_list=False)
     except ValueError as ex:
         msg = f"{path} has a valid checksum but cannot be decoded: {ex}"
         raise WalCorruptionError(msg) from None
+    if version == 1:  # one row per event, links as uuids: left by a crash before an upgrade
+        return [_from_version_1(record) for record in records]
+    return records  # type: ignore[no-any-return]
+
+
+def _from_version_1(record: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A version-1 record (a row without run columns, links as uuids) in today's form."""
+    row, parents, children, pairs = record
+    key, number = uuid_position(row[ROW_COLUMNS.index("flowfile_uuid")])
+    event_time = row[ROW_COLUMNS.index("event_time")]
+    row = (*row, key, number, number, 1, event_time, None)
+    return (row, link_ranges(parents), link_ranges(children), pairs)
 
 
 def event_from_row(m: Mapping[str, Any]) -> ProvenanceEvent:

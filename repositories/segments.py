@@ -41,11 +41,12 @@ __all__ = [
 ]
 
 SEGMENT_MAGIC = b"FLOWCORE-SEG"
-SEGMENT_VERSION = 2  # 2: columnar records with a claim table (ropes: index -2, pieces flat)
+#: 2: columnar records with a claim table (ropes: index -2, pieces flat); 3: or a FlowFile batch
+SEGMENT_VERSION = 3
 _ROPE = -2  # the claim index of a record whose content is a rope
 SEGMENT_SUFFIX = ".seg"
 _HEAD = struct.Struct(">HII")  # version, header length, crc32 of header+records
-_FORMAT = FileFormat("segment", SEGMENT_MAGIC, _HEAD, SEGMENT_VERSION)
+_FORMAT = FileFormat("segment", SEGMENT_MAGIC, _HEAD, SEGMENT_VERSION, frozenset({2}))
 
 
 def claim_to_wire(claim: ResourceClaim) -> list[Any]:

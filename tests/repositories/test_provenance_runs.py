@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import struct
+import zlib
 from pathlib import Path
 
 import attrs
@@ -12,9 +14,18 @@ from sqlalchemy import Column, Index, MetaData, String, Table, create_engine, fu
 
 from flowcore.flowfile import ContentClaim, ResourceClaim, Rope
 from flowcore.provenance import ProvenanceEvent, ProvenanceEventRun, ProvenanceEventType
-from repositories._provenance_rows import BUCKET_BITS, link_ranges, uuid_at, uuid_position
+from repositories._provenance_rows import (
+    BUCKET_BITS,
+    FILE_MAGIC,
+    ROW_COLUMNS,
+    event_record,
+    link_ranges,
+    uuid_at,
+    uuid_position,
+)
 from repositories._provenance_runs import MAX_RUN, EventFolder
 from repositories._provenance_schema import EVENTS, LINKS
+from repositories._wal_codec import pack
 from repositories.memory import MemoryProvenanceRepository
 from repositories.provenance import SqlProvenanceRepository
 
@@ -319,4 +330,36 @@ def test_a_batch_run_is_stored_as_it_is_and_unfolds_into_each_flowfile_event(
     with repo.engine.connect() as conn:
         rows = conn.execute(select(func.count()).select_from(EVENTS)).scalar()
     assert rows == (2 if start == 0 else 3)
+    repo.close()
+
+
+def test_an_event_file_of_version_1_left_by_a_crash_is_still_indexed(tmp_path: Path) -> None:
+    """Event files written before runs (a row per event, links as uuids) index as before."""
+    join = ProvenanceEvent(
+        event_type=ProvenanceEventType.JOIN,
+        flowfile_uuid=canonical(1, 0),
+        component_id="merge-1",
+        component_type="MergeContent",
+        event_time=2_000,
+        parent_uuids=(canonical(0, 1), canonical(0, 2)),
+        child_uuids=(canonical(1, 0),),
+    )
+    old_columns = len(ROW_COLUMNS) - 6
+    records = [
+        [event_record(e, ())[0][:old_columns], list(e.parent_uuids), list(e.child_uuids), []]
+        for e in (created(canonical(0, 1)), join)
+    ]
+    payload = pack(records)
+    events = tmp_path / "events"
+    events.mkdir()
+    (events / "old.events").write_bytes(
+        FILE_MAGIC + struct.pack(">HI", 1, zlib.crc32(payload)) + payload
+    )
+    repo = SqlProvenanceRepository(tmp_path / "p.db", event_directory=events)
+    assert repo.index_files(["old.events"]) == 2
+    assert repo.get(1).parent_uuids == join.parent_uuids
+    assert {n for n in repo.lineage(canonical(0, 1)).nodes if n.startswith("event:")} == {
+        "event:0",
+        "event:1",
+    }
     repo.close()

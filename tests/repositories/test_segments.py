@@ -91,3 +91,14 @@ def test_a_batch_is_one_record_and_reads_back_as_its_flowfiles(tmp_path: Path) -
     assert flowfiles == batch.flowfiles()
     assert flowfiles[2].filename == flowfiles[2].uuid == "0123abcd-0000-4000-8000-000000000002"
     assert flowfiles[2].content == ContentClaim(rc, 110, 5)
+
+
+def test_a_segment_of_format_2_still_reads(tmp_path: Path) -> None:
+    """Segments queued by the previous format (no batches) read after an upgrade."""
+    flowfile = FlowFile.create(1, 0, {"k": "v"})
+    summary = write_segment(tmp_path, "q", [flowfile], owner="t", sync=False)
+    path = segment_path(tmp_path, summary.segment_id)
+    data = bytearray(path.read_bytes())
+    data[len(b"FLOWCORE-SEG") : len(b"FLOWCORE-SEG") + 2] = (2).to_bytes(2, "big")
+    path.write_bytes(bytes(data))
+    assert read_segment(path) == [flowfile]
