@@ -52,6 +52,19 @@ def created(uuid: str, time: int = 1_000, offset: int = 0, **fields: object) -> 
     )
 
 
+def joined(parents: list[str]) -> ProvenanceEvent:
+    """MergeContent's JOIN of *parents* into a FlowFile of another prefix."""
+    return ProvenanceEvent(
+        event_type=ProvenanceEventType.JOIN,
+        flowfile_uuid=canonical(1, 0),
+        component_id="merge-1",
+        component_type="MergeContent",
+        event_time=2_000,
+        parent_uuids=tuple(parents),
+        child_uuids=(canonical(1, 0),),
+    )
+
+
 def test_uuid_positions_name_a_bucket_and_a_number() -> None:
     """A canonical uuid's key is its bucket's first uuid; an odd one is its own key."""
     uuid = canonical(0, (3 << BUCKET_BITS) + 5)
@@ -221,15 +234,7 @@ def test_a_run_is_one_row_and_its_links_are_ranges(tmp_path: Path) -> None:
     """10,000 CREATEs and the JOIN of them take a few rows, not 20,000."""
     repo = SqlProvenanceRepository(tmp_path / "p.db")
     uuids = [canonical(0, i) for i in range(10_000)]
-    join = ProvenanceEvent(
-        event_type=ProvenanceEventType.JOIN,
-        flowfile_uuid=canonical(1, 0),
-        component_id="merge-1",
-        component_type="MergeContent",
-        event_time=2_000,
-        parent_uuids=tuple(uuids),
-        child_uuids=(canonical(1, 0),),
-    )
+    join = joined(uuids)
     stored = repo.register([*(created(u, 1_000, 100 * i) for i, u in enumerate(uuids)), join])
     with repo.engine.connect() as conn:
         assert conn.execute(select(func.count()).select_from(EVENTS)).scalar() == 2
@@ -335,15 +340,7 @@ def test_a_batch_run_is_stored_as_it_is_and_unfolds_into_each_flowfile_event(
 
 def test_an_event_file_of_version_1_left_by_a_crash_is_still_indexed(tmp_path: Path) -> None:
     """Event files written before runs (a row per event, links as uuids) index as before."""
-    join = ProvenanceEvent(
-        event_type=ProvenanceEventType.JOIN,
-        flowfile_uuid=canonical(1, 0),
-        component_id="merge-1",
-        component_type="MergeContent",
-        event_time=2_000,
-        parent_uuids=(canonical(0, 1), canonical(0, 2)),
-        child_uuids=(canonical(1, 0),),
-    )
+    join = joined([canonical(0, 1), canonical(0, 2)])
     old_columns = len(ROW_COLUMNS) - 6
     records = [
         [event_record(e, ())[0][:old_columns], list(e.parent_uuids), list(e.child_uuids), []]
