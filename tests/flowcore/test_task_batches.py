@@ -110,3 +110,20 @@ def test_a_fanned_out_relationship_takes_the_flowfiles_one_by_one(tmp_path: Path
     assert result.count("gen", "success") == 42  # 21 FlowFiles, each to two connections
     assert result.count("tag", "success") == 21
     assert result.count("put", "success") == 21 + 7
+
+
+def test_a_processor_failing_on_a_batch_gets_its_flowfiles_one_by_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A transform_batch that raises declines: the FlowFiles still go through on_trigger."""
+
+    def broken(*_: object) -> None:
+        msg = "no batches today"
+        raise RuntimeError(msg)
+
+    monkeypatch.setattr(UpdateAttribute, "transform_batch", broken)
+    flow = _flow(tmp_path / "out", custom_text="x")
+    result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=SETTINGS)
+    assert result.count("tag", "success") == 21
+    assert result.count("put", "success") == 7
+    assert all(p.read_bytes() == b"xxx" for p in (tmp_path / "out").iterdir())
