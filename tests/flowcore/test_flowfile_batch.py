@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -67,3 +68,13 @@ def test_changing_attributes_keeps_uuids_and_fixes_a_uuid_named_one() -> None:
     )
     assert changed.uuid_named == ()
     assert changed.bytes == 50
+
+
+@given(st.integers(0, 6), st.sampled_from([0, 10]), st.booleans())
+def test_all_flowfiles_at_once_equal_each_built_alone(count: int, size: int, named: bool) -> None:
+    """The fast copy of FlowFile 0 gives exactly what flowfile(i) checks and builds."""
+    whole = attrs.evolve(batch(count=count, size=size), uuid_named=("filename",) if named else ())
+    if not named:
+        whole = whole.with_attributes({"filename": "a.txt"})
+    assert whole.flowfiles() == [whole.flowfile(i) for i in range(count)]
+    assert list(whole) == whole.flowfiles()
