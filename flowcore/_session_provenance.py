@@ -114,6 +114,8 @@ class ProvenanceBuilding:
         if pending.snapshot is not None:
             updated = {}
             previous = current_attrs
+        elif current_attrs is previous:  # unchanged (a dropped or routed original)
+            updated = {}
         else:  # str -> str already: no need to check each pair again
             get = previous.get
             updated = Attributes._trusted({k: v for k, v in current_attrs.items() if get(k) != v})
