@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -21,6 +22,7 @@ import attrs
 __all__ = [
     "CORE_ATTRIBUTES",
     "EXTERNAL_CONTAINER",
+    "UUID_PREFIX_LENGTH",
     "UUID_SEQUENCE_BITS",
     "Attributes",
     "Content",
@@ -31,6 +33,8 @@ __all__ = [
     "content_of",
     "new_uuid",
     "new_uuids",
+    "sequence_uuid",
+    "uuid_in_sequence",
 ]
 
 #: Attributes every FlowFile carries; a session never removes them (NiFi's REQUIRED_ATTRIBUTES).
@@ -41,6 +45,22 @@ EXTERNAL_CONTAINER = "external"
 
 #: Low bits of a uuid that count FlowFiles under one random prefix (the last 8 hex digits).
 UUID_SEQUENCE_BITS = 32
+#: Characters of a uuid before its counted digits.
+UUID_PREFIX_LENGTH = 28
+_COUNTED_DIGITS = re.compile(r"[0-9a-f]{8}")
+
+
+def sequence_uuid(prefix: str, number: int) -> str:
+    """The uuid numbered *number* under *prefix* (its first :data:`UUID_PREFIX_LENGTH` chars)."""
+    return f"{prefix}{number:08x}"
+
+
+def uuid_in_sequence(text: str) -> tuple[str, int] | None:
+    """``(prefix, number)`` of a uuid in the canonical lowercase form; None for any other text."""
+    digits = text[UUID_PREFIX_LENGTH:]
+    if len(text) != UUID_PREFIX_LENGTH + 8 or not _COUNTED_DIGITS.fullmatch(digits):
+        return None
+    return text[:UUID_PREFIX_LENGTH], int(digits, 16)
 
 
 class _UuidSequence:
@@ -72,7 +92,7 @@ class _UuidSequence:
         if number >> UUID_SEQUENCE_BITS:
             self.reseed()
             return self()
-        return f"{prefix}{number:08x}"
+        return sequence_uuid(prefix, number)
 
     def take(self, count: int) -> tuple[str, int]:
         """Reserve *count* consecutive uuids: the shared 28-character start and the first number.

@@ -18,7 +18,7 @@ from typing import Protocol
 
 import attrs
 
-from flowcore.flowfile import Attributes, ContentClaim, FlowFile, ResourceClaim
+from flowcore.flowfile import Attributes, ContentClaim, FlowFile, ResourceClaim, sequence_uuid
 
 __all__ = ["BatchMaker", "FlowFileBatch"]
 
@@ -58,7 +58,7 @@ class FlowFileBatch:
 
     def uuid(self, index: int) -> str:
         """FlowFile *index*'s uuid."""
-        return f"{self.uuid_key}{self.uuid_first + index:08x}"
+        return sequence_uuid(self.uuid_key, self.uuid_first + index)
 
     def content(self, index: int) -> ContentClaim | None:
         """FlowFile *index*'s content claim."""
@@ -100,7 +100,7 @@ class FlowFileBatch:
         rc, size, stride = self.resource_claim, self.size, self.stride
         offset = self.offset
         for index in range(1, self.count):
-            uuid = f"{self.uuid_key}{self.uuid_first + index:08x}"
+            uuid = sequence_uuid(self.uuid_key, self.uuid_first + index)
             flowfile = new(FlowFile)
             setter(flowfile, "id", self.first_id + index)
             setter(flowfile, "uuid", uuid)

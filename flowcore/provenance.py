@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from flowcore.flowfile import Attributes, Content
+from flowcore.flowfile import Attributes, Content, sequence_uuid, uuid_in_sequence
 
 __all__ = ["ProvenanceEvent", "ProvenanceEventRun", "ProvenanceEventType"]
 
@@ -130,7 +130,9 @@ class ProvenanceEventRun:
     def event(self, index: int) -> ProvenanceEvent:
         """The event of FlowFile *index*."""
         first = self.first
-        uuid = f"{first.flowfile_uuid[:28]}{int(first.flowfile_uuid[28:], 16) + index:08x}"
+        position = uuid_in_sequence(first.flowfile_uuid)
+        assert position is not None, "a batch's FlowFiles have counted uuids"
+        uuid = sequence_uuid(position[0], position[1] + index)
         previous_named, updated_named = self.uuid_named
         step = index * self.content_step
 

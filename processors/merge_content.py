@@ -537,19 +537,10 @@ class MergeContent(BinningProcessor):
             flowfiles = intake.get(BATCH)
             if not flowfiles:
                 break
-            groups: dict[str | None, list[FlowFile]] = {}
             if one_group:  # no correlation attribute to evaluate per FlowFile
-                groups[None] = flowfiles
-            for flowfile in () if one_group else flowfiles:
-                try:
-                    key = self.group_key(context, flowfile)
-                except ExpressionEvaluationError:
-                    context.logger.exception(
-                        "Could not determine which bin to add %s to; routing to failure", flowfile
-                    )
-                    intake.transfer(flowfile, REL_FAILURE)
-                    continue
-                groups.setdefault(key, []).append(flowfile)
+                groups: dict[str | None, list[FlowFile]] = {None: flowfiles}
+            else:
+                groups = self._groups(context, intake, flowfiles)
             now = context.now()
             for key, members in groups.items():
                 moving: dict[int, list[FlowFile]] = {}  # bin id -> its new FlowFiles, in order
@@ -564,6 +555,23 @@ class MergeContent(BinningProcessor):
             intake.commit()
             binned += len(flowfiles)
         return binned
+
+    def _groups(
+        self, context: ProcessContext, session: ProcessSession, flowfiles: list[FlowFile]
+    ) -> dict[str | None, list[FlowFile]]:
+        """FlowFiles by bin group, in order; one whose group cannot be told goes to failure."""
+        groups: dict[str | None, list[FlowFile]] = {}
+        for flowfile in flowfiles:
+            try:
+                key = self.group_key(context, flowfile)
+            except ExpressionEvaluationError:
+                context.logger.exception(
+                    "Could not determine which bin to add %s to; routing to failure", flowfile
+                )
+                session.transfer(flowfile, REL_FAILURE)
+                continue
+            groups.setdefault(key, []).append(flowfile)
+        return groups
 
     def _migrate(
         self, context: ProcessContext, *, relaxed: bool, max_bins: int, could_not_bin: bool

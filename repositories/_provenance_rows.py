@@ -12,7 +12,6 @@ so a damaged, foreign or newer file is refused with its name instead of half-ind
 from __future__ import annotations
 
 import json
-import re
 import struct
 import zlib
 from collections.abc import Collection, Iterable, Mapping
@@ -22,7 +21,15 @@ from typing import Any
 import orjson
 
 from flowcore.errors import WalCorruptionError
-from flowcore.flowfile import Content, ContentClaim, ResourceClaim, Rope
+from flowcore.flowfile import (
+    UUID_PREFIX_LENGTH,
+    Content,
+    ContentClaim,
+    ResourceClaim,
+    Rope,
+    sequence_uuid,
+    uuid_in_sequence,
+)
 from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
 from repositories._files import FileFormat, read_header
 from repositories._wal_codec import pack, unpack
@@ -84,26 +91,25 @@ _FORMAT = FileFormat("provenance event file", FILE_MAGIC, _HEADER, FILE_VERSION,
 #: A run and a link range stay within 2**BUCKET_BITS neighbouring uuids (one key).
 BUCKET_BITS = 14
 _BUCKET_MASK = (1 << BUCKET_BITS) - 1
-_TAIL = re.compile(r"[0-9a-f]{8}")
 
 
 def uuid_position(text: str) -> tuple[str, int]:
-    """``(key, number)`` of a uuid: its bucket's first uuid and its last 8 hex digits as a number.
+    """``(key, number)`` of a uuid: its bucket's first uuid and its counted digits as a number.
 
     A uuid not in canonical lowercase form is its own key, number -1 (it has no neighbours).
     """
-    tail = text[28:]
-    if len(text) != 36 or not _TAIL.fullmatch(tail):
+    position = uuid_in_sequence(text)
+    if position is None:
         return text, -1
-    number = int(tail, 16)
-    return f"{text[:28]}{number & ~_BUCKET_MASK:08x}", number
+    prefix, number = position
+    return sequence_uuid(prefix, number & ~_BUCKET_MASK), number
 
 
 def uuid_at(key: str, number: int) -> str:
     """The uuid at *number* in the bucket *key* (the inverse of :func:`uuid_position`)."""
     if number < 0:
         return key
-    return f"{key[:28]}{number:08x}"
+    return sequence_uuid(key[:UUID_PREFIX_LENGTH], number)
 
 
 def link_ranges(uuids: Iterable[str]) -> list[tuple[str, int, int]]:

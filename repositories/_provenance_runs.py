@@ -26,7 +26,13 @@ from typing import Any
 
 import attrs
 
-from flowcore.flowfile import Attributes, ContentClaim, ResourceClaim
+from flowcore.flowfile import (
+    UUID_PREFIX_LENGTH,
+    Attributes,
+    ContentClaim,
+    ResourceClaim,
+    sequence_uuid,
+)
 from flowcore.provenance import ProvenanceEvent, ProvenanceEventRun
 from repositories._provenance_rows import (
     BUCKET_BITS,
@@ -108,7 +114,7 @@ class _Run:
 
     def __init__(self, event: ProvenanceEvent, number: int, indexed: Collection[str]) -> None:
         self.first = event
-        self.prefix = event.flowfile_uuid[:28]
+        self.prefix = event.flowfile_uuid[:UUID_PREFIX_LENGTH]
         self.start = self.last = number
         self.indexed = indexed
         self.shared = _shared_of(event)
@@ -126,6 +132,11 @@ class _Run:
         self.columns["length"] = [content[2]]
         self.columns["previous_offset"] = [previous[1]]
         self.columns["previous_length"] = [previous[2]]
+
+    @property
+    def count(self) -> int:
+        """Events folded so far."""
+        return self.last - self.start + 1
 
     @staticmethod
     def foldable(event: ProvenanceEvent) -> int | None:
@@ -145,7 +156,7 @@ class _Run:
         flowfile_uuid = event.flowfile_uuid
         if (
             number & _BUCKET_MASK == 0
-            or flowfile_uuid != f"{self.prefix}{number:08x}"
+            or flowfile_uuid != sequence_uuid(self.prefix, number)
             or event.parent_uuids
             or event.child_uuids
         ):
@@ -176,7 +187,7 @@ class _Run:
     def record(self) -> list[Any]:
         """The run as one record: the first event's row with the run's range and columns."""
         record = event_record(self.first, self.indexed)
-        count = self.last - self.start + 1
+        count = self.count
         if count == 1:
             return record
         varying: dict[str, Any] = {}
@@ -283,7 +294,7 @@ class EventFolder:
 
     def __len__(self) -> int:
         """How many events it holds."""
-        open_run = 0 if self._run is None else self._run.last - self._run.start + 1
+        open_run = 0 if self._run is None else self._run.count
         return sum(_record_count(r) for r in self.records) + open_run
 
 

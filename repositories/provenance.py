@@ -312,11 +312,10 @@ class SqlProvenanceRepository:
         (single events or runs) that may hold a match; each event is then checked.
         """
         query = select(EVENTS)
-        positions: list[int] | None = None
+        number: int | None = None  # the FlowFile's place in a run, when searching by uuid
         if flowfile_uuid is not None:
             key, number = uuid_position(flowfile_uuid)
             query = query.where(_covers(EVENTS, key, number, number))
-            positions = [number]
         if event_type is not None:
             kind = (
                 event_type.value
@@ -327,8 +326,8 @@ class SqlProvenanceRepository:
         if component_id is not None:
             query = query.where(EVENTS.c.component_id == component_id)
         if filename is not None:  # a run's filenames may be its uuids
-            key, number = uuid_position(filename)
-            in_run = and_(EVENTS.c.run_count > 1, _covers(EVENTS, key, number, number))
+            key, named = uuid_position(filename)
+            in_run = and_(EVENTS.c.run_count > 1, _covers(EVENTS, key, named, named))
             query = query.where(or_(EVENTS.c.filename == filename, in_run))
         if start is not None:
             query = query.where(EVENTS.c.last_event_time >= start)
@@ -361,9 +360,7 @@ class SqlProvenanceRepository:
         with self.engine.connect() as conn:
             rows = conn.execution_options(stream_results=not exact).execute(query)
             for row in rows:
-                wanted = None
-                if positions is not None:
-                    wanted = [n - row.uuid_first for n in positions]
+                wanted = None if number is None else [number - row.uuid_first]
                 for found in row_events(row._mapping, wanted):
                     if matches(found):
                         result.append(found)
