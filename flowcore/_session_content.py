@@ -182,8 +182,27 @@ class ContentOperations:
         reads identically. A rope the policy would not keep (too many pieces, or pinning mostly
         dead repository bytes: :mod:`flowcore.ropes`) is copied instead.
         """
-        record = self._record(destination)
         contents = [self._record(s, reading=True).current.content for s in sources]
+        return self.merge_contents(
+            contents, destination, header, footer, demarcator, zero_copy=zero_copy
+        )
+
+    def merge_contents(
+        self,
+        contents: Sequence[Content | None],
+        destination: FlowFile,
+        header: bytes | None = None,
+        footer: bytes | None = None,
+        demarcator: bytes | None = None,
+        *,
+        zero_copy: bool = False,
+    ) -> FlowFile:
+        """:meth:`merge` of contents given as claims (of FlowFiles this session does not hold).
+
+        A batch merge (:meth:`~processors.merge_content.MergeContent.merge_batches`) passes
+        one claim per run of FlowFiles whose contents lie back to back.
+        """
+        record = self._record(destination)
         parts = _merge_parts(contents, header, footer, demarcator)
         if zero_copy:
             kept, joined = self._rope_of(record.current.id, parts)

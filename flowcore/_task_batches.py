@@ -26,7 +26,14 @@ from flowcore.session_host import QueuedFlowFile
 if TYPE_CHECKING:
     from flowcore.task import _Member
 
-__all__ = ["TaskBatchMaker", "drain_batches", "read_work_batch"]
+__all__ = [
+    "TaskBatchMaker",
+    "drain_batches",
+    "event_of",
+    "read_work_batch",
+    "record_attribute_changes",
+    "route_whole",
+]
 
 log = logging.getLogger(__name__)
 
@@ -82,13 +89,15 @@ class TaskBatchMaker:
         )
         if count:
             flowfile = batch.flowfile(0)
-            created = _event(member, ProvenanceEventType.CREATE, flowfile, now)
+            created = event_of(member, ProvenanceEventType.CREATE, flowfile, now)
             created = attrs.evolve(created, updated_attributes=flowfile.attributes)
             self.events.append(ProvenanceEventRun(created, count, size, ((), (*named, "uuid"))))
         return batch
 
 
-def _event(member: _Member, kind: ProvenanceEventType, flowfile: Any, now: int) -> ProvenanceEvent:
+def event_of(
+    member: _Member, kind: ProvenanceEventType, flowfile: Any, now: int
+) -> ProvenanceEvent:
     """FlowFile *flowfile*'s event as a session would build it (attributes left to the caller)."""
     component = member.component
     return ProvenanceEvent(
@@ -112,7 +121,7 @@ def _whole_routes(member: _Member) -> bool:
     return all(len(routes.get(name, ())) == 1 for name in member.processor.relationship_names())
 
 
-def _route(member: _Member, relationship: str, batch: FlowFileBatch) -> None:
+def route_whole(member: _Member, relationship: str, batch: FlowFileBatch) -> None:
     """Send a whole batch on: to the next member, or to a durable queue as one segment record."""
     task = member.task
     route = member.plan.routes[relationship][0]
@@ -140,7 +149,7 @@ def read_work_batch(member: _Member, item: Any) -> bool:
         return False
     relationship, batch = made
     member.task.events.extend(maker.events)
-    _route(member, relationship, batch)
+    route_whole(member, relationship, batch)
     return True
 
 
@@ -165,11 +174,11 @@ def drain_batches(member: _Member) -> None:
             continue
         relationship, changed = result
         member.consumed += batch.count
-        _record_attribute_changes(member, batch, changed, queue_id)
-        _route(member, relationship, changed)
+        record_attribute_changes(member, batch, changed, queue_id)
+        route_whole(member, relationship, changed)
 
 
-def _record_attribute_changes(
+def record_attribute_changes(
     member: _Member, before: FlowFileBatch, after: FlowFileBatch, queue_id: str
 ) -> None:
     """ATTRIBUTES_MODIFIED for each FlowFile, as one run, when the attributes changed."""
@@ -180,7 +189,7 @@ def _record_attribute_changes(
     if not updated:
         return
     event = attrs.evolve(
-        _event(member, ProvenanceEventType.ATTRIBUTES_MODIFIED, new, _now()),
+        event_of(member, ProvenanceEventType.ATTRIBUTES_MODIFIED, new, _now()),
         previous_attributes=old.attributes,
         updated_attributes=updated,
         previous_content_claim=old.content,

@@ -21,6 +21,7 @@ from flowcore.flowfile import FlowFile
 __all__ = [
     "FRAGMENT_COUNT",
     "FRAGMENT_INDEX",
+    "BatchBinning",
     "Bin",
     "BinLimits",
     "BinManager",
@@ -93,6 +94,8 @@ class Bin:
         self.created_ms = created_ms
         self.fragment_count_attribute = fragment_count_attribute
         self.flowfiles: list[FlowFile] = []
+        self.pieces: list[tuple[int, int, int]] = []  # batch cuts: (batch, start, stop)
+        self.entries = 0
         self.size = 0
         self.successive_failed_offerings = 0
         self.completed = False
@@ -100,7 +103,7 @@ class Bin:
         self._indexes: set[str] = set()
 
     def __len__(self) -> int:
-        return len(self.flowfiles)
+        return self.entries
 
     def __repr__(self) -> str:
         return f"Bin(id={self.id}, group={self.group!r}, entries={len(self)}, bytes={self.size})"
@@ -111,7 +114,7 @@ class Bin:
         if (
             self.completed
             or self.size + flowfile.size > limits.max_bytes
-            or len(self.flowfiles) >= limits.max_entries
+            or self.entries >= limits.max_entries
         ):
             self.successive_failed_offerings += 1
             return False
@@ -127,21 +130,45 @@ class Bin:
                 return False
             self._indexes.add(index)
         self.successive_failed_offerings = 0
-        self.flowfiles.append(flowfile)
-        self.size += flowfile.size
+        self.add(flowfile)
         return True
 
     def add(self, flowfile: FlowFile) -> None:
         """Add without checks (an oversize or unbinnable FlowFile in a bin of its own)."""
         self.flowfiles.append(flowfile)
+        self.entries += 1
         self.size += flowfile.size
+
+    def room(self, size: int) -> int:
+        """How many more FlowFiles of *size* bytes each this bin would accept, in a row."""
+        limits = self.limits
+        if self.completed or self.fragment_count_attribute is not None:
+            return 0
+        room = max(0, limits.max_entries - self.entries)
+        if size:
+            room = min(room, max(0, (limits.max_bytes - self.size) // size))
+        elif self.size > limits.max_bytes:
+            room = 0
+        return room
+
+    def take(self, piece: tuple[int, int, int], size: int) -> None:
+        """Add a batch cut ``(batch, start, stop)`` of FlowFiles of *size* bytes each.
+
+        The caller has checked :meth:`room`; as with :meth:`offer`, the acceptance resets the
+        count of successive refused offers.
+        """
+        count = piece[2] - piece[1]
+        self.pieces.append(piece)
+        self.entries += count
+        self.size += count * size
+        self.successive_failed_offerings = 0
 
     def complete(self) -> None:
         """Mark the bin forcefully completed (Bin Termination Check)."""
         self.completed = True
 
     def _min_reached(self) -> bool:
-        return self.size >= self.limits.min_bytes and len(self.flowfiles) >= self.limits.min_entries
+        return self.size >= self.limits.min_bytes and self.entries >= self.limits.min_entries
 
     def is_full(self) -> bool:
         """NiFi's strict readiness."""
@@ -151,7 +178,7 @@ class Bin:
                 and self.successive_failed_offerings > _SUCCESSIVE_FAILURES_BEFORE_FULL
             )
             or self.size >= self.limits.max_bytes
-            or len(self.flowfiles) >= self.limits.max_entries
+            or self.entries >= self.limits.max_entries
             or self.completed
         )
 
@@ -169,7 +196,7 @@ class Bin:
             return EvictionReason.BIN_TERMINATION_SIGNAL
         if self.size >= self.limits.max_bytes:
             return EvictionReason.MAX_BYTES_THRESHOLD_REACHED
-        if len(self.flowfiles) >= self.limits.max_entries:
+        if self.entries >= self.limits.max_entries:
             return EvictionReason.MAX_ENTRIES_THRESHOLD_REACHED
         if self._min_reached():
             return EvictionReason.MIN_THRESHOLDS_REACHED
@@ -195,6 +222,21 @@ class Offer:
     flowfile: FlowFile
     bin: Bin
     alone: bool = False
+
+
+@attrs.frozen
+class BatchBinning:
+    """Bins packed from FlowFile batches (their ``pieces`` are cuts ``(batch, start, stop)``).
+
+    Attributes:
+        ready: bins to merge now, in the order they became ready, each with its reason.
+        open: bins still filling; their FlowFiles stay queued.
+        untaken: cuts never offered (the processor stopped taking input); they stay queued.
+    """
+
+    ready: tuple[Bin, ...]
+    open: tuple[Bin, ...]
+    untaken: tuple[tuple[int, int, int], ...]
 
 
 class BinManager:
@@ -262,6 +304,35 @@ class BinManager:
                 continue
             results.append(self._offer_plain(group, flowfile, now_ms))
         return results
+
+    def offer_cut(
+        self, group: str | None, piece: tuple[int, int, int], size: int, now_ms: int
+    ) -> None:
+        """Offer a batch cut ``(batch, start, stop)`` of FlowFiles of *size* bytes each.
+
+        The bins end exactly as if each FlowFile had been offered in turn (no termination
+        check, no defragmenting, *size* within the maximum bytes): each FlowFile goes to the
+        first bin with room, every bin before it counts one more refused offer, and a new bin
+        (created at *now_ms*) opens when none has room. Runs of FlowFiles are placed at once.
+        """
+        batch, start, stop = piece
+        while start < stop:
+            bins = self._groups.get(group, [])
+            refusing = 0
+            for bin_ in bins:
+                room = bin_.room(size)
+                if room:
+                    break
+                refusing += 1
+            else:
+                bin_ = self._new_bin(group, now_ms)
+                room = bin_.room(size)
+                assert room, "a new bin takes at least one FlowFile within its maximum bytes"
+            placed = min(room, stop - start)
+            for refused in bins[:refusing]:
+                refused.successive_failed_offerings += placed
+            bin_.take((batch, start, start + placed), size)
+            start += placed
 
     def _offer_plain(self, group: str | None, flowfile: FlowFile, now_ms: int) -> Offer:
         for bin_ in self._groups.get(group, []):

@@ -40,7 +40,7 @@ from flowcore.relationship import FAILURE, ORIGINAL, SUCCESS, Relationship
 from flowcore.validators import NON_EMPTY_VALIDATOR, ValidationResult
 
 if TYPE_CHECKING:
-    from flowcore.binning import Bin
+    from flowcore.binning import BatchBinning, Bin
     from flowcore.session import ComponentInfo, ProcessSession, StateMap
 
 __all__ = [
@@ -596,6 +596,35 @@ class BinningProcessor(Processor):
         """
         msg = f"{type(self).__name__} does not merge bins apart from binning them"
         raise NotImplementedError(msg)
+
+    def bin_batches(
+        self, context: ProcessContext, batches: Sequence[FlowFileBatch], *, end_of_input: bool
+    ) -> BatchBinning | None:
+        """Bin a task's whole input, given as FlowFile batches, without a FlowFile each.
+
+        The result must be the bins the one-by-one triggers would have made from the same
+        FlowFiles. Return None (the default) when this configuration cannot: the engine then
+        materializes the batches and triggers the processor as always.
+        """
+        del context, batches, end_of_input
+        return None
+
+    def merge_batches(
+        self,
+        context: ProcessContext,
+        session: ProcessSession,
+        batches: Sequence[FlowFileBatch],
+        bin_: Bin,
+    ) -> tuple[str, Mapping[str, str]] | None:
+        """Merge a bin of :meth:`bin_batches` whose FlowFiles are *batches* (cuts, in order).
+
+        Create and transfer the merged FlowFile(s) in *session*; return where the originals
+        go: ``(relationship, attributes to set on each)``. The engine moves the originals as
+        batches (with provenance runs). Return None, or raise, to have the bin merged one
+        FlowFile at a time by :meth:`merge_bin` instead.
+        """
+        del context, session, batches, bin_
+        return None
 
     def max_bin_age_ms(self, context: ProcessContext) -> int | None:
         """How long a bin may wait before it is processed anyway (None: no limit).

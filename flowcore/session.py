@@ -216,17 +216,29 @@ class ProcessSession(ContentOperations, ProvenanceBuilding):
         common = dict(parents[0].attributes)
         for other in parents[1:]:
             common = {k: v for k, v in common.items() if other.attributes.get(k) == v}
-        for key in NOT_INHERITED:
-            common.pop(key, None)
         oldest = min(parents, key=lambda f: (f.lineage_start_date, f.lineage_start_index))
-        child = self._new_flowfile(common, lineage_from=oldest)
+        return self.create_joined([p.uuid for p in parents], common, oldest)
+
+    def create_joined(
+        self,
+        parent_uuids: Sequence[str],
+        attributes: Mapping[str, str],
+        lineage_from: FlowFile,
+    ) -> FlowFile:
+        """:meth:`create` of several parents this session does not hold (a JOIN).
+
+        A batch merge takes its parents as batches, never as session records; it gives their
+        shared *attributes* and the parent with the earliest lineage (*lineage_from*) itself.
+        """
+        inherited = {k: v for k, v in attributes.items() if k not in NOT_INHERITED}
+        child = self._new_flowfile(inherited, lineage_from=lineage_from)
         self._records[child.id] = Record(child, start_ms=self._now())
         self._generated.append(
             PendingEvent(
                 ProvenanceEventType.JOIN,
                 child.uuid,
                 self._now(),
-                parents=[p.uuid for p in parents],
+                parents=list(parent_uuids),
                 children=[child.uuid],
             )
         )

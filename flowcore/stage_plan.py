@@ -16,6 +16,7 @@ import attrs
 
 from flowcore.flow import Component, Prioritizer
 from flowcore.flowfile import FlowFile, ResourceClaim
+from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.processor import Processor, ProcessorKind, WorkItem
 from flowcore.settings import Settings
 from flowcore.units import parse_time_period
@@ -204,6 +205,8 @@ class ReadyBin:
         reason: why it is ready (an ``EvictionReason`` value).
         created_ms: the bin's creation time.
         records: its FlowFiles in bin order, each with the queue it came from.
+        batches: or, for a bin packed from FlowFile batches, its batch cuts in bin order,
+            each with the queue it came from (``records`` is then empty).
     """
 
     member: str
@@ -211,6 +214,14 @@ class ReadyBin:
     reason: str
     created_ms: int
     records: tuple[tuple[str, FlowFile], ...]
+    batches: tuple[tuple[str, FlowFileBatch], ...] = ()
+
+    def materialized(self) -> ReadyBin:
+        """The bin with its batches' FlowFiles as records (for the one-by-one merge)."""
+        if not self.batches:
+            return self
+        records = tuple((q, f) for q, batch in self.batches for f in batch.flowfiles())
+        return attrs.evolve(self, records=(*self.records, *records), batches=())
 
 
 @attrs.frozen

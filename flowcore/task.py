@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from flowcore._task_batches import drain_batches, read_work_batch
+from flowcore._task_bins import bins_batches, merge_batch_bin, takes_batches
 from flowcore._task_content import TaskContent
 from flowcore.binning import Bin, BinLimits, EvictionReason
 from flowcore.errors import ContentNotFoundError, FlowcoreError
@@ -149,6 +150,8 @@ class _Member:
         self.pending_batches: list[tuple[FlowFileBatch, str]] = []  # (batch, its connection)
         # (FlowFile, worth retrying at, waits long: penalized or failed, not worth a batch wait)
         self.returned: list[tuple[QueuedFlowFile, int, bool]] = []
+        # (queue, batch, worth retrying at): FlowFiles of batches binned whole, back to the queue
+        self.returned_batches: list[tuple[str, FlowFileBatch, int]] = []
         committed = task.spec.states.get(plan.component_id)
         self.state = StateMap(0, committed) if committed is not None else StateMap()
         self.new_state: dict[str, str] | None = None
@@ -372,6 +375,9 @@ class _Member:
         """Merge bins another task decided, one session each."""
         processor = self.processor
         for ready in bins:
+            if ready.batches:
+                merge_batch_bin(self, ready)
+                continue
             self.pending.extend(QueuedFlowFile(f, q) for q, f in ready.records)
             session = self.session()
             bin_ = Bin(ready.group, BinLimits(), ready.created_ms)
@@ -437,7 +443,7 @@ class _Member:
 
     def drain(self, *, end_of_input: bool) -> None:
         """Trigger the processor until its input is used up or it stops taking any."""
-        if self.pending_batches:
+        if self.pending_batches and not bins_batches(self, end_of_input=end_of_input):
             drain_batches(self)
         if self.processor.kind is ProcessorKind.SINK and self.pending:
             self._drain_two_phase()
@@ -484,7 +490,10 @@ class _Member:
             if max_age is None:
                 return NEVER
             oldest = min(
-                (q.flowfile.queue_date for q, _, _ in self.returned),
+                itertools.chain(
+                    (q.flowfile.queue_date for q, _, _ in self.returned),
+                    (b.queue_date for _, b, _ in self.returned_batches),
+                ),
                 default=self.task.spec.batch_time,
             )
             return oldest + max_age + 1
@@ -599,17 +608,47 @@ class _Task:
         )
 
     def _read_input(self) -> None:
-        spec = self.spec
+        """Admit the input, in queue order; batches stay whole for members that bin them."""
+        spec, plan = self.spec, self.spec.plan
         now = _now()
-        by_queue: dict[str, list[FlowFile]] = {}
+        by_queue: dict[str, list[FlowFile | FlowFileBatch]] = {}
         for queue_id, segment_id in spec.input.segments:
-            by_queue.setdefault(queue_id, []).extend(
-                read_segment_records(self.segment_dir, segment_id)
-            )
+            path = segment_files.segment_path(self.segment_dir, segment_id)
+            if self._whole_batches(queue_id):
+                read = segment_files.read_segment_whole(path)
+                by_queue.setdefault(queue_id, []).extend(
+                    [read] if isinstance(read, FlowFileBatch) else read
+                )
+            else:
+                by_queue.setdefault(queue_id, []).extend(segment_files.read_segment(path))
         for queue_id, flowfile in spec.input.records:
             by_queue.setdefault(queue_id, []).append(flowfile)
-        for queue_id, flowfiles in by_queue.items():
+        member_of = plan.queue_members
+        mixed = {
+            member_of[q]
+            for q, read in by_queue.items()
+            if not all(isinstance(r, FlowFileBatch) for r in read)
+        }
+        for queue_id, read in by_queue.items():
+            member = self.members[member_of[queue_id]]
+            if member_of[queue_id] not in mixed:
+                member.pending_batches.extend((b, queue_id) for b in read)  # type: ignore[misc]
+                continue
+            flowfiles = [
+                f for r in read for f in (r.flowfiles() if isinstance(r, FlowFileBatch) else (r,))
+            ]
             self._admit(queue_id, flowfiles, now)
+
+    def _whole_batches(self, queue_id: str) -> bool:
+        """Whether batches read from *queue_id* may stay whole.
+
+        They may when a member that bins batches takes them, and the queue neither expires
+        nor reorders FlowFiles.
+        """
+        plan = self.spec.plan
+        if queue_id in plan.expiration_ms or plan.prioritizers.get(queue_id):
+            return False
+        return takes_batches(self.members[plan.queue_members[queue_id]])
 
     # running -------------------------------------------------------------------------------
 
@@ -645,6 +684,18 @@ class _Task:
             self.content.close()
         return self._finish()
 
+    def _write_returned_batches(self, member: _Member) -> None:
+        """Write the batches a binning member returned to its queues, one segment each."""
+        if not member.returned_batches:
+            return
+        hint = member.retry_hint()
+        member.returned_batches.sort(key=lambda r: (r[1].queue_date, r[1].queue_date_index))
+        for queue_id, batch, retry in member.returned_batches:
+            summary = self._write(queue_id, batch)
+            self.retry_at[summary.segment_id] = max(retry, hint)
+            self.long_waits.add(summary.segment_id)  # a binning member's: as _finish does
+            self.in_bins.add(summary.segment_id)
+
     def _merge_a_lone_bin(self, member: _Member) -> None:
         """Merge here a ready bin that has no sibling: a second pass would gain nothing."""
         mine = [b for b in self.ready_bins if b.member == member.plan.component_id]
@@ -658,6 +709,7 @@ class _Task:
                 self._write(queue_id, flowfiles)
         plan = self.spec.plan
         for member in self.members.values():
+            self._write_returned_batches(member)
             if not member.returned:
                 continue
             hint = member.retry_hint()

@@ -24,6 +24,7 @@ from flowcore.binning import (
     FRAGMENT_COUNT,
     FRAGMENT_INDEX,
     UNLIMITED,
+    BatchBinning,
     Bin,
     BinLimits,
     BinManager,
@@ -32,6 +33,7 @@ from flowcore.binning import (
 )
 from flowcore.errors import ExpressionEvaluationError
 from flowcore.expression import ResultType, compile_expression, contains_expression
+from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.validators import (
     ATTRIBUTE_KEY_VALIDATOR,
     BOOLEAN_VALIDATOR,
@@ -40,6 +42,7 @@ from flowcore.validators import (
     POSITIVE_INTEGER_VALIDATOR,
     create_time_period_validator,
 )
+from processors import _merge_batches as batched
 from processors import _merge_formats as formats
 
 __all__ = ["MergeContent"]
@@ -577,15 +580,35 @@ class MergeContent(BinningProcessor):
         self, context: ProcessContext, *, relaxed: bool, max_bins: int, could_not_bin: bool
     ) -> None:
         assert self._manager is not None
-        ready = self._manager.remove_ready_bins(
+        self._ready.extend(
+            self._take_ready(
+                self._manager,
+                context,
+                relaxed=relaxed,
+                max_bins=max_bins,
+                could_not_bin=could_not_bin,
+            )
+        )
+
+    def _take_ready(
+        self,
+        manager: BinManager,
+        context: ProcessContext,
+        *,
+        relaxed: bool,
+        max_bins: int,
+        could_not_bin: bool,
+    ) -> list[Bin]:
+        """NiFi's migrate: the ready bins, or the oldest when the manager is over its count."""
+        ready = manager.remove_ready_bins(
             relaxed=relaxed, now_ms=context.now(), max_age_ms=self.max_bin_age_ms(context)
         )
-        count = self._manager.bin_count
+        count = manager.bin_count
         if not ready and (count > max_bins or (count == max_bins and could_not_bin)):
-            oldest = self._manager.remove_oldest_bin()
+            oldest = manager.remove_oldest_bin()
             if oldest is not None:
                 ready.append(oldest)
-        self._ready.extend(ready)
+        return ready
 
     def _process_ready(self, context: ProcessContext) -> None:
         while self._ready:
@@ -624,6 +647,26 @@ class MergeContent(BinningProcessor):
                 session.rollback()
         self._reset()
 
+    # --- whole FlowFile batches (processors/_merge_batches.py) -------------------------------
+
+    def bin_batches(
+        self, context: ProcessContext, batches: Sequence[FlowFileBatch], *, end_of_input: bool
+    ) -> BatchBinning | None:
+        """The bins the triggers would make from *batches*, packed by count (see the module)."""
+        return batched.bin_batches(
+            self, context, batches, end_of_input=end_of_input, intake_size=BATCH
+        )
+
+    def merge_batches(
+        self,
+        context: ProcessContext,
+        session: ProcessSession,
+        batches: Sequence[FlowFileBatch],
+        bin_: Bin,
+    ) -> tuple[str, Mapping[str, str]] | None:
+        """Merge a bin of batch cuts from their byte ranges; the originals go as batches."""
+        return batched.merge_batches(self, context, session, batches, bin_)
+
     # --- merging one bin (NiFi's processBin) --------------------------------------------------
 
     def merge_bin(self, context: ProcessContext, session: ProcessSession, bin_: Bin) -> None:
@@ -657,7 +700,9 @@ class MergeContent(BinningProcessor):
             session.remove(bundle)
             session.transfer(contents, REL_FAILURE)
             return
-        attributes = self._bundle_attributes(context, contents, merger, merge_format, bin_)
+        attributes = self._bundle_attributes(
+            context, contents, len(contents), merger=merger, merge_format=merge_format, bin_=bin_
+        )
         bundle = session.put_all_attributes(bundle, attributes)
         if defragment:
             bundle = session.remove_all_attributes(bundle, DEFRAGMENT_DROPPED)
@@ -697,10 +742,13 @@ class MergeContent(BinningProcessor):
         self,
         context: ProcessContext,
         contents: Sequence[FlowFile],
+        count: int,
+        *,
         merger: formats.Merger,
         merge_format: str,
         bin_: Bin,
     ) -> dict[str, str]:
+        """The bundle's attributes from *contents* (or FlowFiles standing for all *count*)."""
         strategy = context.get_property(self.ATTRIBUTE_STRATEGY).value
         if strategy == ATTRIBUTE_STRATEGY_ALL_UNIQUE.value:
             attributes = _all_unique_attributes(contents)
@@ -710,7 +758,7 @@ class MergeContent(BinningProcessor):
         attributes["mime.type"] = merger.bundle_mime_type(contents)
         if merge_format != formats.FORMAT_AVRO:
             attributes["filename"] = _bundle_filename(contents, merger.suffix)
-        attributes[MERGE_COUNT] = str(len(contents))
+        attributes[MERGE_COUNT] = str(count)
         attributes[MERGE_BIN_AGE] = str(max(0, context.now() - bin_.created_ms))
         attributes[MERGE_REASON] = bin_.reason.value if bin_.reason else "UNSET"
         return attributes

@@ -33,6 +33,7 @@ __all__ = [
     "decode_records",
     "encode_records",
     "read_segment",
+    "read_segment_whole",
     "read_summary",
     "segment_path",
     "summary_from_wire",
@@ -308,3 +309,17 @@ def read_segment(path: Path) -> list[FlowFile]:
     """
     _, _, body = _parse(path)
     return decode_records(unpack(body))
+
+
+def read_segment_whole(path: Path) -> FlowFileBatch | list[FlowFile]:
+    """A segment's FlowFile batch as the one value it was written as, or its FlowFiles.
+
+    Raises:
+        RepositoryError: the file is missing.
+        WalCorruptionError: the file is damaged.
+    """
+    _, _, body = _parse(path)
+    records = unpack(body)
+    if isinstance(records, dict):
+        return batch_from_wire(records)
+    return decode_records(records)
