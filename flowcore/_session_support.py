@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import attrs
@@ -61,7 +61,7 @@ class PendingEvent:
     time: int
     fields: dict[str, Any] = attrs.field(factory=dict)
     snapshot: FlowFile | None = None  # kept as reported (SEND, UPLOAD, CLONE)
-    parents: list[str] = attrs.field(factory=list)
+    parents: Sequence[str] = attrs.field(factory=list)  # a list, or CountedUuids
     children: list[str] = attrs.field(factory=list)
 
     @classmethod

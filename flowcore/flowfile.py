@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -27,6 +27,7 @@ __all__ = [
     "Attributes",
     "Content",
     "ContentClaim",
+    "CountedUuids",
     "FlowFile",
     "ResourceClaim",
     "Rope",
@@ -61,6 +62,63 @@ def uuid_in_sequence(text: str) -> tuple[str, int] | None:
     if len(text) != UUID_PREFIX_LENGTH + 8 or not _COUNTED_DIGITS.fullmatch(digits):
         return None
     return text[:UUID_PREFIX_LENGTH], int(digits, 16)
+
+
+class CountedUuids(Sequence[str]):
+    """Uuids given as runs of counted uuids ``(prefix, first number, count)``, in order.
+
+    A merge of 10,000 FlowFiles has 10,000 parents; made as batches, their uuids are a few
+    runs. This sequence reads like a tuple of the uuids (and equals one), but is stored, and
+    written to provenance, as the runs, without a string per uuid.
+    """
+
+    __slots__ = ("_length", "runs")
+
+    def __init__(self, runs: Iterable[tuple[str, int, int]]) -> None:
+        merged: list[tuple[str, int, int]] = []
+        for prefix, first, count in runs:
+            if not count:
+                continue
+            if merged and merged[-1][0] == prefix and merged[-1][1] + merged[-1][2] == first:
+                merged[-1] = (prefix, merged[-1][1], merged[-1][2] + count)
+            else:
+                merged.append((prefix, first, count))
+        self.runs: tuple[tuple[str, int, int], ...] = tuple(merged)
+        self._length = sum(count for _, _, count in merged)
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __iter__(self) -> Iterator[str]:
+        for prefix, first, count in self.runs:
+            for number in range(first, first + count):
+                yield sequence_uuid(prefix, number)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        if index < 0:
+            index += self._length
+        if not 0 <= index < self._length:
+            raise IndexError(index)
+        for prefix, first, count in self.runs:
+            if index < count:
+                return sequence_uuid(prefix, first + index)
+            index -= count
+        raise IndexError(index)  # pragma: no cover - the length says otherwise
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, CountedUuids):
+            return self.runs == other.runs
+        if isinstance(other, (tuple, list)):
+            return len(other) == self._length and tuple(self) == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"CountedUuids({list(self.runs)!r})"
 
 
 class _UuidSequence:

@@ -8,11 +8,17 @@ ATTRIBUTES_MODIFIED) and processors report the rest (RECEIVE, SEND, ROUTE ...) t
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
-from flowcore.flowfile import Attributes, Content, sequence_uuid, uuid_in_sequence
+from flowcore.flowfile import (
+    Attributes,
+    Content,
+    CountedUuids,
+    sequence_uuid,
+    uuid_in_sequence,
+)
 
 __all__ = ["ProvenanceEvent", "ProvenanceEventRun", "ProvenanceEventType"]
 
@@ -61,6 +67,11 @@ def _attributes(value: Mapping[str, str] | None) -> Attributes:
     return Attributes(value) if value else _NO_ATTRIBUTES
 
 
+def _uuids(value: Iterable[str]) -> Sequence[str]:
+    """A tuple of uuids, or the :class:`CountedUuids` given (runs stay runs)."""
+    return value if isinstance(value, CountedUuids) else tuple(value)
+
+
 @attrs.frozen
 class ProvenanceEvent:
     """One provenance event with NiFi's fields.
@@ -80,8 +91,8 @@ class ProvenanceEvent:
     event_duration: int = -1
     entry_date: int = 0
     lineage_start_date: int = 0
-    parent_uuids: tuple[str, ...] = attrs.field(default=(), converter=tuple)
-    child_uuids: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    parent_uuids: Sequence[str] = attrs.field(default=(), converter=_uuids)
+    child_uuids: Sequence[str] = attrs.field(default=(), converter=_uuids)
     relationship: str | None = None
     details: str | None = None
     transit_uri: str | None = None

@@ -30,7 +30,14 @@ from flowcore._session_content import ContentOperations
 from flowcore._session_provenance import ProvenanceBuilding, ProvenanceReporter
 from flowcore._session_support import NOT_INHERITED, PendingEvent, ReadStream, Record
 from flowcore.errors import FlowFileAccessError, FlowFileHandlingError, RelationshipError
-from flowcore.flowfile import CORE_ATTRIBUTES, ContentClaim, FlowFile, ResourceClaim, new_uuid
+from flowcore.flowfile import (
+    CORE_ATTRIBUTES,
+    ContentClaim,
+    CountedUuids,
+    FlowFile,
+    ResourceClaim,
+    new_uuid,
+)
 from flowcore.provenance import ProvenanceEventType
 from flowcore.relationship import Relationship
 from flowcore.session_host import (
@@ -238,7 +245,9 @@ class ProcessSession(ContentOperations, ProvenanceBuilding):
                 ProvenanceEventType.JOIN,
                 child.uuid,
                 self._now(),
-                parents=list(parent_uuids),
+                parents=parent_uuids
+                if isinstance(parent_uuids, CountedUuids)
+                else list(parent_uuids),
                 children=[child.uuid],
             )
         )

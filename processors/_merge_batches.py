@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from flowcore.binning import BatchBinning, Bin, BinManager, EvictionReason
-from flowcore.flowfile import ContentClaim, FlowFile
+from flowcore.flowfile import ContentClaim, CountedUuids, FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
 from processors import _merge_formats as formats
 
@@ -154,7 +154,7 @@ def merge_batches(
     oldest = min(
         (b for b in batches if b.count), key=lambda b: (b.lineage_start_date, b.first_id)
     ).flowfile(0)
-    parents = [b.uuid(i) for b in batches for i in range(b.count)]
+    parents = CountedUuids((b.uuid_key, b.uuid_first, b.count) for b in batches)
     bundle = session.create_joined(parents, _common_attributes(shown), oldest)
     contents = _contents(batches, each=demarcator is not None)
     bundle = session.merge_contents(

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import struct
 import zlib
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from flowcore.flowfile import (
     UUID_PREFIX_LENGTH,
     Content,
     ContentClaim,
+    CountedUuids,
     ResourceClaim,
     Rope,
     sequence_uuid,
@@ -115,6 +116,15 @@ def uuid_at(key: str, number: int) -> str:
 def link_ranges(uuids: Iterable[str]) -> list[tuple[str, int, int]]:
     """Consecutive uuids as ``(key, first, last)`` ranges, in order, each within one bucket."""
     ranges: list[tuple[str, int, int]] = []
+    if isinstance(uuids, CountedUuids):  # runs already: cut them at bucket edges
+        for prefix, start, count in uuids.runs:
+            number, last = start, start + count - 1
+            while number <= last:
+                bucket_last = number | _BUCKET_MASK
+                key = sequence_uuid(prefix, number & ~_BUCKET_MASK)
+                ranges.append((key, number, min(last, bucket_last)))
+                number = bucket_last + 1
+        return ranges
     for text in uuids:
         key, number = uuid_position(text)
         if ranges:
@@ -124,6 +134,21 @@ def link_ranges(uuids: Iterable[str]) -> list[tuple[str, int, int]]:
                 continue
         ranges.append((key, number, number))
     return ranges
+
+
+def uuids_text(uuids: Sequence[str]) -> str:
+    """Parent or child uuids for their JSON column: a list, or ``{"runs": ...}`` for runs."""
+    if isinstance(uuids, CountedUuids):
+        return _json_text({"runs": uuids.runs})
+    return _json_text(uuids)
+
+
+def uuids_from_text(text: str) -> Sequence[str]:
+    """The inverse of :func:`uuids_text`."""
+    value = json.loads(text)
+    if isinstance(value, dict):
+        return CountedUuids(tuple(run) for run in value["runs"])
+    return tuple(value)
 
 
 def _json_text(value: Any) -> str:
@@ -200,8 +225,8 @@ def event_record(event: ProvenanceEvent, indexed_attributes: Collection[str]) ->
         changed.get("filename", before.get("filename")),
         claim_text(event.content_claim),
         claim_text(event.previous_content_claim),
-        _json_text(event.parent_uuids),
-        _json_text(event.child_uuids),
+        uuids_text(event.parent_uuids),
+        uuids_text(event.child_uuids),
         previous,
         updated,
         _ROW_OVERHEAD + len(previous) + len(updated),
@@ -275,8 +300,8 @@ def event_from_row(m: Mapping[str, Any]) -> ProvenanceEvent:
         event_duration=duration if duration is not None else -1,
         entry_date=m["entry_date"] or 0,
         lineage_start_date=m["lineage_start_date"] or 0,
-        parent_uuids=tuple(json.loads(m["parent_uuids"])),
-        child_uuids=tuple(json.loads(m["child_uuids"])),
+        parent_uuids=uuids_from_text(m["parent_uuids"]),
+        child_uuids=uuids_from_text(m["child_uuids"]),
         relationship=m["relationship"],
         details=m["details"],
         transit_uri=m["transit_uri"],

@@ -16,6 +16,7 @@ from flowcore.flowfile import (
     UUID_SEQUENCE_BITS,
     Attributes,
     ContentClaim,
+    CountedUuids,
     FlowFile,
     ResourceClaim,
     Rope,
@@ -23,6 +24,7 @@ from flowcore.flowfile import (
     content_of,
     new_uuid,
     new_uuids,
+    sequence_uuid,
 )
 
 
@@ -189,3 +191,23 @@ def test_reserved_uuids_are_consecutive_under_a_prefix_of_their_own() -> None:
         assert uuid.UUID(text).version == 4
     assert new_uuid()[:28] != start
     assert new_uuids(1)[0] != start
+
+
+def test_counted_uuids_read_like_the_tuple_of_their_uuids() -> None:
+    """Runs join when they touch; length, items, slices, equality and hash are the tuple's."""
+    prefix = new_uuid()[:28]
+    counted = CountedUuids([(prefix, 5, 2), (prefix, 7, 1), ("x" * 28, 0, 0), (prefix, 1, 1)])
+    spelled = tuple(sequence_uuid(prefix, n) for n in (5, 6, 7, 1))
+    assert counted.runs == ((prefix, 5, 3), (prefix, 1, 1))
+    assert len(counted) == 4
+    assert tuple(counted) == spelled
+    assert counted == spelled
+    assert spelled == counted
+    assert counted == list(spelled)
+    assert hash(counted) == hash(spelled)
+    assert counted[0] == spelled[0]
+    assert counted[-1] == spelled[-1]
+    assert counted[1:3] == spelled[1:3]
+    with pytest.raises(IndexError):
+        counted[4]
+    assert counted != spelled[:3]

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Column, Index, MetaData, String, Table, create_engine, func, select
 
-from flowcore.flowfile import ContentClaim, ResourceClaim, Rope
+from flowcore.flowfile import UUID_PREFIX_LENGTH, ContentClaim, CountedUuids, ResourceClaim, Rope
 from flowcore.provenance import ProvenanceEvent, ProvenanceEventRun, ProvenanceEventType
 from repositories._provenance_rows import (
     BUCKET_BITS,
@@ -22,6 +22,8 @@ from repositories._provenance_rows import (
     link_ranges,
     uuid_at,
     uuid_position,
+    uuids_from_text,
+    uuids_text,
 )
 from repositories._provenance_runs import MAX_RUN, EventFolder
 from repositories._provenance_schema import EVENTS, LINKS
@@ -90,6 +92,40 @@ def test_link_ranges_join_neighbours_within_a_bucket() -> None:
         ("odd", -1, -1),
         ("odd", -1, -1),
     ]
+
+
+@given(
+    runs=st.lists(
+        st.tuples(st.integers(0, 1), st.integers(0, 3 * MAX_RUN), st.integers(0, 2 * MAX_RUN)),
+        max_size=4,
+    )
+)
+def test_counted_uuids_give_the_ranges_and_text_of_their_uuids(
+    runs: list[tuple[int, int, int]],
+) -> None:
+    """Runs are cut into link ranges as the uuids one by one are, and stored compactly."""
+    counted = CountedUuids(
+        (canonical(prefix, 0)[:UUID_PREFIX_LENGTH], first, count) for prefix, first, count in runs
+    )
+    spelled = tuple(counted)
+    assert link_ranges(counted) == link_ranges(spelled)
+    assert uuids_from_text(uuids_text(counted)) == spelled
+    assert len(uuids_text(counted)) <= 100 * (len(runs) + 1)
+    assert uuids_from_text(uuids_text(spelled)) == spelled
+
+
+def test_a_join_of_counted_parents_is_stored_and_found_as_their_uuids(tmp_path: Path) -> None:
+    """A JOIN whose parents are runs reads back equal to one naming each parent."""
+    repo = SqlProvenanceRepository(tmp_path / "p.db")
+    uuids = [canonical(0, i) for i in range(MAX_RUN - 5, MAX_RUN + 5)]
+    prefix = uuids[0][:UUID_PREFIX_LENGTH]
+    join = attrs.evolve(joined(uuids), parent_uuids=CountedUuids([(prefix, MAX_RUN - 5, 10)]))
+    (stored,) = repo.register([join])
+    assert stored.parent_uuids == tuple(uuids)
+    assert repo.get(stored.event_id) == stored
+    assert repo.search(flowfile_uuid=stored.flowfile_uuid) == [stored]
+    assert set(uuids) <= set(repo.lineage(uuids[3]).nodes)  # found through the link ranges
+    repo.close()
 
 
 def test_alike_events_of_neighbouring_flowfiles_fold_into_runs_within_a_bucket() -> None:
