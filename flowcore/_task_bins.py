@@ -28,7 +28,13 @@ from flowcore.stage_plan import ReadyBin
 if TYPE_CHECKING:
     from flowcore.task import _Member
 
-__all__ = ["bins_batches", "merge_batch_bin", "takes_batches"]
+__all__ = ["MERGE_APART_BYTES", "bins_batches", "merge_batch_bin", "takes_batches"]
+
+#: Ready bins of batches smaller than this in all are merged by the task that decided them.
+#: Merging one costs a few milliseconds plus copying its bytes; a second job to merge them in
+#: parallel costs a tenth of a second of Spark scheduling even when empty, which is the time
+#: to copy a hundred megabytes or more.
+MERGE_APART_BYTES = 128 << 20
 
 log = logging.getLogger(__name__)
 
@@ -89,12 +95,15 @@ def bins_batches(member: _Member, *, end_of_input: bool) -> bool:
             (pending[i][1], pending[i][0].cut(start, stop)) for i, start, stop in bin_.pieces
         )
 
+    apart = member.context.bin_sink is not None and (
+        sum(b.size for b in binning.ready) >= MERGE_APART_BYTES
+    )
     for bin_ in binning.ready:
         reason = bin_.reason.value if bin_.reason is not None else EvictionReason.UNSET.value
         ready = ReadyBin(
             member.plan.component_id, bin_.group, reason, bin_.created_ms, (), cuts(bin_)
         )
-        if member.context.bin_sink is not None:
+        if apart:
             member.task.ready_bins.append(ready)  # merged in parallel by a later task
         else:
             merge_batch_bin(member, ready)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from flowcore import Flow, Processor, Relationship
+from flowcore import _task_bins as task_bins
 from flowcore.controller import Controller, run_flow
 from flowcore.errors import FlowValidationError, RepositoryError
 from flowcore.repository_set import RepositorySet, read_bulletins, read_status
@@ -469,8 +470,11 @@ def _merge_flow(merge: MergeContent) -> Flow:
     return flow
 
 
-def test_ready_bins_are_merged_by_parallel_tasks(tmp_path: Path) -> None:
+def test_ready_bins_are_merged_by_parallel_tasks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Bins of one group are decided in one task and merged by a second, parallel pass."""
+    monkeypatch.setattr(task_bins, "MERGE_APART_BYTES", 0)  # however small they are
     flow = _merge_flow(MergeContent(minimum_number_of_entries=3, maximum_number_of_entries=3))
     result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=SETTINGS)
     assert result.count("merge", "merged") == 4
@@ -478,8 +482,11 @@ def test_ready_bins_are_merged_by_parallel_tasks(tmp_path: Path) -> None:
     assert "2 task(s) in-process merging bins" in result.plan
 
 
-def test_a_failed_merge_keeps_the_bins_flowfiles_queued(tmp_path: Path) -> None:
+def test_a_failed_merge_keeps_the_bins_flowfiles_queued(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """When merging a handed-over bin fails, its FlowFiles go back to the queue with a bulletin."""
+    monkeypatch.setattr(task_bins, "MERGE_APART_BYTES", 0)
     flow = _merge_flow(FailingMerge(minimum_number_of_entries=3, maximum_number_of_entries=3))
     result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=SETTINGS)
     assert result.count("merge", "merged") == 0
@@ -487,8 +494,11 @@ def test_a_failed_merge_keeps_the_bins_flowfiles_queued(tmp_path: Path) -> None:
     assert "the disk is full" in result.bulletins[0].message
 
 
-def test_one_group_is_binned_in_one_task_without_a_shuffle(tmp_path: Path) -> None:
+def test_one_group_is_binned_in_one_task_without_a_shuffle(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Without a correlation attribute all FlowFiles share a group: one task, no shuffle."""
+    monkeypatch.setattr(task_bins, "MERGE_APART_BYTES", 0)
     flow = _merge_flow(MergeContent(minimum_number_of_entries=3, maximum_number_of_entries=3))
     result = run_flow(flow, "direct", repository=tmp_path / "one", settings=SETTINGS)
     assert "1 task(s) in-process, then 2 task(s) in-process merging bins" in result.plan

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from flowcore import Flow
-from flowcore.controller import run_flow
+from flowcore import _task_bins as task_bins
+from flowcore.controller import Controller, run_flow
 from flowcore.settings import Settings
 from processors import GenerateFlowFile, MergeContent, PutFile, UpdateAttribute
 
@@ -98,6 +99,47 @@ def test_bins_packed_from_batches_are_the_one_by_one_bins(
     whole, single, merged = _both(tmp_path, monkeypatch, outcome, lambda out: _flow(out, merge))
     assert merged > 0
     assert whole == single
+
+
+def _handed_over(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the batch bins handed to merge jobs (spying on the controller)."""
+    handed: list[int] = []
+    real = Controller._merge_job
+
+    def spy(self: Controller, plan: object, ready: list, first_index: int) -> object:
+        handed.extend(1 for r in ready if r.batches)
+        return real(self, plan, ready, first_index)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Controller, "_merge_job", spy)
+    return handed
+
+
+def test_bins_handed_to_merge_tasks_as_cuts_are_the_one_by_one_bins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, outcome: Callable
+) -> None:
+    """Ready bins of batches merged by a second job (however small) still match."""
+    monkeypatch.setattr(task_bins, "MERGE_APART_BYTES", 0)
+    handed = _handed_over(monkeypatch)
+    merge = CONFIGS["max-bytes"]  # three ready bins in each task
+    whole, single, merged = _both(tmp_path, monkeypatch, outcome, lambda out: _flow(out, merge))
+    assert merged > 0
+    assert handed
+    assert whole == single
+
+
+def test_small_ready_bins_of_batches_are_merged_where_they_are_decided(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Below MERGE_APART_BYTES no second job runs: it would cost more than the merging."""
+    handed = _handed_over(monkeypatch)
+    result = run_flow(
+        _flow(tmp_path / "out", CONFIGS["max-bytes"]),
+        "direct",
+        repository=tmp_path / "repo",
+        settings=SETTINGS,
+    )
+    assert result.count("merge", "merged") == 11  # ten of two, the last one at end of input
+    assert not handed
 
 
 def test_originals_sent_on_get_merge_uuid_as_a_batch(
