@@ -22,14 +22,14 @@ import contextlib
 import itertools
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from flowcore.compiler import CompiledFlow, Stage, compile_flow, explain
-from flowcore.flow import Flow
+from flowcore.flow import Connection, Flow
 from flowcore.processor import ProcessContext, SourceProcessor, WorkItem
 from flowcore.provenance_indexer import ProvenanceIndexer
 from flowcore.repository_set import RepositorySet
@@ -64,6 +64,8 @@ __all__ = ["Controller", "RunProgress", "RunResult"]
 
 #: Micro-batches a batch run waits, without progress, for processors that yielded.
 MAX_IDLE_WAITS = 5
+#: Triggers of an unbounded source in one micro-batch, at most, when filling it.
+MAX_SOURCE_TRIGGERS = 64
 
 
 def _now() -> int:
@@ -244,8 +246,17 @@ class Controller:
         return member.component_id not in self._exhausted
 
     def _list_sources(
-        self, plan: StagePlan, continuous: bool
+        self, plan: StagePlan, continuous: bool, room: int
     ) -> tuple[list[tuple[str, WorkItem]], dict[str, dict[str, str]]]:
+        """List each source's work for one micro-batch: ``concurrent_tasks`` triggers.
+
+        In a batch run, an unbounded source whose work items say how many FlowFiles they make
+        is triggered again while its items make fewer than *room* FlowFiles (at most
+        :data:`MAX_SOURCE_TRIGGERS` times; the run's ``unbounded_source_batches`` triggers in
+        all, as ever): a micro-batch of one 10,000-FlowFile trigger would spend more on
+        scheduling its Spark jobs than on its FlowFiles. Continuous runs trigger each source
+        ``concurrent_tasks`` times per micro-batch.
+        """
         work: list[tuple[str, WorkItem]] = []
         states: dict[str, dict[str, str]] = {}
         for member in plan.source_members:
@@ -254,20 +265,44 @@ class Controller:
             committed = self.repos.flowfiles.state(member.component_id)
             state: Mapping[str, str] = committed
             listed = len(work)
+            made: int | None = 0  # FlowFiles the listed items make (None: unknown)
+            triggers = 0
             # Concurrent tasks: each trigger lists from the state the one before it left.
-            for _ in range(member.concurrent_tasks):
+            while triggers < member.concurrent_tasks or (
+                processor.unbounded
+                and not continuous
+                and made is not None
+                and made < room
+                and triggers < MAX_SOURCE_TRIGGERS
+            ):
                 if not self._source_active(member, continuous):
                     break
                 listing = processor.list_work(self._context(member), state)
                 self._source_triggers[member.component_id] += 1
+                triggers += 1
                 state = listing.state
                 if not listing.items:
                     self._exhausted.add(member.component_id)
                     break
                 work.extend((member.component_id, item) for item in listing.items)
+                for item in listing.items:
+                    made = None if made is None or item.flowfiles is None else made + item.flowfiles
             if len(work) > listed or dict(state) != dict(committed):
                 states[member.component_id] = dict(state)
         return work, states
+
+    def _room(self, outputs: Sequence[Connection]) -> int:
+        """FlowFiles a stage's sources may add in one micro-batch.
+
+        That is the batch limit, or less when an output queue's object threshold is nearer
+        (back pressure stays soft by one trigger, as NiFi's).
+        """
+        room = self.settings.batch_max_flowfiles
+        for connection in outputs:
+            threshold = connection.queue_settings.back_pressure_object_threshold
+            if threshold > 0:
+                room = min(room, threshold - self._queued(connection.id)[0])
+        return room
 
     # --- one stage run ------------------------------------------------------------------------
 
@@ -365,7 +400,9 @@ class Controller:
             self._held_back[stage.id] = [c.id for c in full]
             return 0
         self._held_back.pop(stage.id, None)
-        work, states = self._list_sources(plan, continuous) if not end_of_input else ([], {})
+        work, states = ([], {})
+        if not end_of_input:
+            work, states = self._list_sources(plan, continuous, self._room(outputs))
         wal = self.repos.flowfiles
         queues = {q: wal.segments(q) for q in plan.queue_members}
         now = _now()

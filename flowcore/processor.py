@@ -653,10 +653,13 @@ class WorkItem:
     Attributes:
         key: identifies the item (a path, a block id, a counter).
         payload: what the reader needs (offsets, sizes, fingerprints ...).
+        flowfiles: how many FlowFiles reading it makes, when the source knows (None: unknown).
+            An unbounded source whose items say so is triggered until they fill a micro-batch.
     """
 
     key: str
     payload: Mapping[str, Any] = attrs.field(factory=dict)
+    flowfiles: int | None = None
 
 
 @attrs.frozen

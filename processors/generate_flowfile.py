@@ -139,7 +139,7 @@ class GenerateFlowFile(SourceProcessor):
     def list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
         """One batch per trigger; a generator never runs out."""
         batch = context.get_property(self.BATCH_SIZE).as_integer() or 1
-        return WorkListing((WorkItem("batch", {"count": batch}),), state)
+        return WorkListing((WorkItem("batch", {"count": batch}, flowfiles=batch),), state)
 
     def _custom_content(self, context: ProcessContext) -> bytes | None:
         """Custom Text, evaluated once per batch, in its character set."""

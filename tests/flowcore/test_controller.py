@@ -12,7 +12,7 @@ import pytest
 
 from flowcore import Flow, Processor, Relationship
 from flowcore import _task_bins as task_bins
-from flowcore.controller import Controller, run_flow
+from flowcore.controller import Controller, RunProgress, run_flow
 from flowcore.errors import FlowValidationError, RepositoryError
 from flowcore.repository_set import RepositorySet, read_bulletins, read_status
 from flowcore.runners.direct import DirectRunner
@@ -510,3 +510,34 @@ def test_one_group_is_binned_in_one_task_without_a_shuffle(
     )
     assert "3 task(s) in-process, then 2 task(s) in-process merging bins" in result.plan
     assert result.count("merge", "merged") == 4
+
+
+def _generated(tmp_path: Path, settings: Settings, threshold: int) -> list[RunProgress]:
+    flow = Flow("filling")
+    gen = flow.add(GenerateFlowFile(custom_text="x", batch_size=10), name="gen")
+    tag = flow.add(UpdateAttribute(), name="tag")
+    flow.connect(gen, tag, back_pressure_object_threshold=threshold)
+    flow.auto_terminate(tag, "success")
+    reports: list[RunProgress] = []
+    result = run_flow(
+        flow, "direct", repository=tmp_path / "repo", settings=settings, progress=reports.append
+    )
+    assert result.count("gen", "success") == 100  # every trigger the run allows, as ever
+    (stage,) = [line.split(":")[0] for line in result.plan.splitlines() if "Generate" in line]
+    return [r for r in reports if r.stage_id == stage]
+
+
+def test_an_unbounded_source_fills_a_micro_batch_up_to_the_batch_limit(tmp_path: Path) -> None:
+    """GenerateFlowFile is triggered until its batches make batch_max_flowfiles FlowFiles."""
+    settings = Settings(
+        sync=False, parallelism=1, unbounded_source_batches=10, batch_max_flowfiles=35
+    )
+    runs = _generated(tmp_path, settings, threshold=0)
+    assert [r.flowfiles_in for r in runs] == [4, 4, 2]  # work items: 4 triggers make 40
+
+
+def test_filling_a_micro_batch_stops_at_an_output_threshold(tmp_path: Path) -> None:
+    """Back pressure bounds the fill: triggers stop once the output queue would be full."""
+    settings = Settings(sync=False, parallelism=1, unbounded_source_batches=10)
+    runs = _generated(tmp_path, settings, threshold=25)
+    assert runs[0].flowfiles_in == 3  # 30 FlowFiles reach the threshold of 25

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import attrs
 import pytest
 
 from flowcore import Flow
@@ -72,6 +73,7 @@ def _both(
     monkeypatch: pytest.MonkeyPatch,
     outcome: Callable,
     make: Callable[[Path], Flow],
+    settings: Settings = SETTINGS,
 ) -> tuple[object, object, int]:
     """The outcome with bins packed from batches, then one by one; and batch bins merged."""
     merged = []
@@ -84,19 +86,27 @@ def _both(
 
     with monkeypatch.context() as patch:
         patch.setattr(MergeContent, "merge_batches", counting)
-        whole = outcome(root / "whole", make(root / "whole" / "out"), SETTINGS)
+        whole = outcome(root / "whole", make(root / "whole" / "out"), settings)
     with monkeypatch.context() as patch:
         patch.setattr(MergeContent, "bin_batches", lambda *_, **__: None)
-        single = outcome(root / "single", make(root / "single" / "out"), SETTINGS)
+        single = outcome(root / "single", make(root / "single" / "out"), settings)
     return whole, single, sum(merged)
 
 
+@pytest.mark.parametrize("batch_max", [100_000, 7], ids=["one-micro-batch", "a-trigger-each"])
 @pytest.mark.parametrize("merge", CONFIGS.values(), ids=CONFIGS.keys())
 def test_bins_packed_from_batches_are_the_one_by_one_bins(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, outcome: Callable, merge: dict
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, outcome: Callable, merge: dict, batch_max: int
 ) -> None:
-    """Same merged files, transfer counts and provenance as binning each FlowFile."""
-    whole, single, merged = _both(tmp_path, monkeypatch, outcome, lambda out: _flow(out, merge))
+    """Same merged files, transfer counts and provenance as binning each FlowFile.
+
+    With a trigger per micro-batch, open bins go back to the queue as batches and meet the
+    next trigger's batches.
+    """
+    settings = attrs.evolve(SETTINGS, batch_max_flowfiles=batch_max)
+    whole, single, merged = _both(
+        tmp_path, monkeypatch, outcome, lambda out: _flow(out, merge), settings
+    )
     assert merged > 0
     assert whole == single
 
