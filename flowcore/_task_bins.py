@@ -4,11 +4,10 @@ A binning member whose whole input is FlowFile batches (read whole from its queu
 asks its processor to bin them as batches (``BinningProcessor.bin_batches``). A ready bin is
 then a list of batch cuts: merged here or handed to a merge task like any ready bin
 (:class:`~flowcore.stage_plan.ReadyBin` carries the cuts), by ``merge_batches``, which writes
-the bundle in a session;
-the originals leave as batches, their DROP or ATTRIBUTES_MODIFIED events as runs. FlowFiles of
-open bins, and input the processor did not take, go back to the queue as the one-by-one path
-returns them, still as batches. A processor that declines, or fails, on a bin gets that bin one
-FlowFile at a time.
+the bundle in a session. The originals leave as batches, their DROP or ATTRIBUTES_MODIFIED
+events as runs. FlowFiles of open bins, and input the processor did not take, go back to the
+queue as the one-by-one path returns them, still as batches. A processor that declines, or
+fails, on a bin gets that bin one FlowFile at a time.
 """
 
 from __future__ import annotations

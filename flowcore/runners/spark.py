@@ -32,6 +32,7 @@ _SESSION_LOCK = threading.Lock()
 _SESSION: Any = None
 _SESSION_MASTER: str | None = None
 _JOB_GROUPS = itertools.count(1)  # a fresh Spark job group per stage run
+_WARMED: set[int] = set()  # ids of SparkContexts whose workers imported the task path
 
 
 _LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
@@ -116,6 +117,14 @@ def _ship_by_value(job: StageJob) -> None:
             cloudpickle.register_pickle_by_value(module)
 
 
+def _import_task_path(index: int) -> int:
+    """On a worker: import what every task needs (the built-in processors with it)."""
+    import processors  # noqa: F401, PLC0415 - the import is the point
+    from flowcore import task  # noqa: F401, PLC0415
+
+    return index
+
+
 def _run_specs(specs: Iterable[TaskSpec]) -> Iterator[TaskResult]:
     for spec in specs:
         yield run_task(spec)
@@ -138,6 +147,21 @@ class SparkRunner:
         self.session = spark_session(self.master, self.conf)
         self.context = self.session.sparkContext
         self._described: dict[str, str] = {}
+        self._warm_up()
+
+    def _warm_up(self) -> None:
+        """Have every core's Python worker import the task path, once per SparkContext.
+
+        Workers are reused from task to task, but each imports flowcore and the processors
+        (about half a second) on its first task. Done here, when the session starts, that cost
+        is paid once, up front, on all cores at a time, instead of inside a run's first stage.
+        """
+        context = self.context
+        if id(context) in _WARMED:
+            return
+        cores = max(1, self.default_parallelism)
+        context.parallelize(range(cores), cores).map(_import_task_path).collect()
+        _WARMED.add(id(context))
 
     @property
     def default_parallelism(self) -> int:
