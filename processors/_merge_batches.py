@@ -16,20 +16,21 @@ Binary Concatenation is done this way; anything else declines and takes the usua
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from flowcore.binning import BatchBinning, Bin, BinManager, EvictionReason
 from flowcore.flowfile import ContentClaim, CountedUuids, FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
 from processors import _merge_formats as formats
+from processors._merge_bundles import common_attributes
 
 if TYPE_CHECKING:
     from flowcore import ProcessContext, ProcessSession
     from flowcore.flowfile import Content
     from processors.merge_content import MergeContent
 
-__all__ = ["bin_batches", "merge_batches", "representatives"]
+__all__ = ["bin_batches", "merge_bundle", "representatives"]
 
 
 def _merges_batches(processor: MergeContent, context: ProcessContext) -> bool:
@@ -124,26 +125,19 @@ def _contents(batches: Sequence[FlowFileBatch], each: bool) -> list[Content | No
     return contents
 
 
-def merge_batches(
+def merge_bundle(
     processor: MergeContent,
     context: ProcessContext,
     session: ProcessSession,
     batches: Sequence[FlowFileBatch],
     bin_: Bin,
-) -> tuple[str, Mapping[str, str]]:
-    """Merge a bin of batch cuts: the bundle is created, written and transferred in *session*.
+) -> FlowFile:
+    """The merged FlowFile of a bin of batch cuts, created and written in *session*.
 
     Raises:
         ProcessException: a delimiter file cannot be read (the bin is then merged one by one,
             which routes its FlowFiles to failure).
     """
-    from processors.merge_content import (  # noqa: PLC0415 - the processor imports this module
-        MERGE_UUID,
-        REL_MERGED,
-        REL_ORIGINAL,
-        _common_attributes,
-    )
-
     shown = representatives(batches)
     first = shown[0]
     merger = formats.MERGERS[formats.FORMAT_CONCAT]
@@ -155,7 +149,7 @@ def merge_batches(
         (b for b in batches if b.count), key=lambda b: (b.lineage_start_date, b.first_id)
     ).flowfile(0)
     parents = CountedUuids((b.uuid_key, b.uuid_first, b.count) for b in batches)
-    bundle = session.create_joined(parents, _common_attributes(shown), oldest)
+    bundle = session.create_joined(parents, common_attributes(shown), oldest)
     contents = _contents(batches, each=demarcator is not None)
     bundle = session.merge_contents(
         contents, bundle, header, footer, demarcator, zero_copy=options.zero_copy
@@ -163,8 +157,4 @@ def merge_batches(
     attributes = processor._bundle_attributes(
         context, shown, len(parents), merger=merger, merge_format=formats.FORMAT_CONCAT, bin_=bin_
     )
-    bundle = session.put_all_attributes(bundle, attributes)
-    session.transfer(bundle, REL_MERGED)
-    if context.is_auto_terminated(REL_ORIGINAL):
-        return REL_ORIGINAL.name, {}
-    return REL_ORIGINAL.name, {MERGE_UUID: bundle.uuid}
+    return session.put_all_attributes(bundle, attributes)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar
 
@@ -43,7 +41,9 @@ from flowcore.validators import (
     create_time_period_validator,
 )
 from processors import _merge_batches as batched
+from processors import _merge_bundles as bundles
 from processors import _merge_formats as formats
+from processors._merge_bundles import FRAGMENT_ID, SEGMENT_ORIGINAL_FILENAME
 
 __all__ = ["MergeContent"]
 
@@ -78,15 +78,12 @@ MERGE_UUID = "merge.uuid"
 MERGE_COUNT = "merge.count"
 MERGE_BIN_AGE = "merge.bin.age"
 MERGE_REASON = "merge.reason"
-FRAGMENT_ID = "fragment.identifier"
-SEGMENT_ORIGINAL_FILENAME = "segment.original.filename"
 BATCH = 1000  # FlowFiles pulled per session.get, as NiFi's BinFiles
 # A reassembled file is whole: current NiFi strips the fragment attributes from it (and from
 # FlowFiles packaged inside it).
 DEFRAGMENT_DROPPED = frozenset(
     {FRAGMENT_ID, FRAGMENT_INDEX, FRAGMENT_COUNT, SEGMENT_ORIGINAL_FILENAME}
 )
-_INDEX = re.compile(r"\d+")
 
 REL_MERGED = Relationship("merged", "The FlowFile containing the merged content")
 REL_ORIGINAL = Relationship("original", "The FlowFiles that were used to create the bundle")
@@ -665,7 +662,11 @@ class MergeContent(BinningProcessor):
         bin_: Bin,
     ) -> tuple[str, Mapping[str, str]] | None:
         """Merge a bin of batch cuts from their byte ranges; the originals go as batches."""
-        return batched.merge_batches(self, context, session, batches, bin_)
+        bundle = batched.merge_bundle(self, context, session, batches, bin_)
+        session.transfer(bundle, REL_MERGED)
+        if context.is_auto_terminated(REL_ORIGINAL):
+            return REL_ORIGINAL.name, {}
+        return REL_ORIGINAL.name, {MERGE_UUID: bundle.uuid}
 
     # --- merging one bin (NiFi's processBin) --------------------------------------------------
 
@@ -676,7 +677,7 @@ class MergeContent(BinningProcessor):
     def _process_bin(self, context: ProcessContext, session: ProcessSession, bin_: Bin) -> None:
         contents = list(bin_.flowfiles)
         if self._defragment(context):
-            problem = _defragment_problem(contents)
+            problem = bundles.defragment_problem(contents)
             if problem is not None:
                 context.logger.error(
                     "Cannot defragment %d FlowFiles (%s); routing them to failure",
@@ -751,73 +752,14 @@ class MergeContent(BinningProcessor):
         """The bundle's attributes from *contents* (or FlowFiles standing for all *count*)."""
         strategy = context.get_property(self.ATTRIBUTE_STRATEGY).value
         if strategy == ATTRIBUTE_STRATEGY_ALL_UNIQUE.value:
-            attributes = _all_unique_attributes(contents)
+            attributes = bundles.all_unique_attributes(contents)
         else:
-            attributes = _common_attributes(contents)
+            attributes = bundles.common_attributes(contents)
         attributes.pop("uuid", None)
         attributes["mime.type"] = merger.bundle_mime_type(contents)
         if merge_format != formats.FORMAT_AVRO:
-            attributes["filename"] = _bundle_filename(contents, merger.suffix)
+            attributes["filename"] = bundles.bundle_filename(contents, merger.suffix)
         attributes[MERGE_COUNT] = str(count)
         attributes[MERGE_BIN_AGE] = str(max(0, context.now() - bin_.created_ms))
         attributes[MERGE_REASON] = bin_.reason.value if bin_.reason else "UNSET"
         return attributes
-
-
-def _common_attributes(flowfiles: Sequence[FlowFile]) -> dict[str, str]:
-    """Keep Only Common Attributes: the first's attributes that every FlowFile has equal."""
-    first = flowfiles[0].attributes
-    return {
-        key: value
-        for key, value in first.items()
-        if all(f.attributes.get(key) == value for f in flowfiles[1:])
-    }
-
-
-def _all_unique_attributes(flowfiles: Sequence[FlowFile]) -> dict[str, str]:
-    """Keep All Unique Attributes: the union, dropping keys seen with two different values."""
-    result: dict[str, str] = {}
-    conflicting: set[str] = set()
-    for flowfile in flowfiles:
-        for key, value in flowfile.attributes.items():
-            if key in conflicting:
-                continue
-            if key in result and result[key] != value:
-                conflicting.add(key)
-                del result[key]
-            else:
-                result[key] = value
-    return result
-
-
-def _bundle_filename(contents: Sequence[FlowFile], suffix: str | None) -> str:
-    if len(contents) == 1:
-        name = contents[0].attributes.get("filename", "")
-    else:
-        name = contents[0].attributes.get(SEGMENT_ORIGINAL_FILENAME) or str(time.monotonic_ns())
-    return name + (suffix or "")
-
-
-def _defragment_problem(contents: Sequence[FlowFile]) -> str | None:
-    """The first Defragment validation failure (reference §2.7), in NiFi's order."""
-    for flowfile in contents:
-        if not _INDEX.fullmatch(flowfile.attributes.get(FRAGMENT_INDEX) or ""):
-            return f"{flowfile} has no integer {FRAGMENT_INDEX}"
-    counts: set[str] = set()
-    for flowfile in contents:
-        value = flowfile.attributes.get(FRAGMENT_COUNT)
-        if value is None:
-            continue
-        if not _INDEX.fullmatch(value):
-            return f"{flowfile} has a {FRAGMENT_COUNT} that is not an integer: {value!r}"
-        counts.add(value)
-    if len(counts) > 1:
-        return f"the fragments disagree on {FRAGMENT_COUNT}: {sorted(counts)!r}"
-    if not counts:
-        return f"no fragment carries {FRAGMENT_COUNT}"
-    expected = int(counts.pop())
-    if len(contents) < expected:
-        return f"only {len(contents)} of {expected} fragments arrived"
-    if len(contents) > expected:
-        return f"{len(contents)} fragments arrived but {FRAGMENT_COUNT} is {expected}"
-    return None
