@@ -541,3 +541,81 @@ def test_filling_a_micro_batch_stops_at_an_output_threshold(tmp_path: Path) -> N
     settings = Settings(sync=False, parallelism=1, unbounded_source_batches=10)
     runs = _generated(tmp_path, settings, threshold=25)
     assert runs[0].flowfiles_in == 3  # 30 FlowFiles reach the threshold of 25
+
+
+BATCH_CRASH_FLOW = """
+from flowcore import Flow
+from processors import GenerateFlowFile, MergeContent, UpdateAttribute
+
+flow = Flow("crash-batches")
+gen = flow.add(GenerateFlowFile(batch_size=400_000, custom_text="0123456789"), name="gen")
+tag = flow.add(UpdateAttribute(stage="x"), name="tag")
+merge = flow.add(
+    MergeContent(minimum_number_of_entries=10_000, maximum_number_of_entries=10_000),
+    name="merge",
+)
+flow.connect(gen, tag)
+flow.connect(tag, merge, back_pressure_object_threshold=0)
+flow.auto_terminate(merge, ["merged", "original", "failure"])
+"""
+
+
+@pytest.mark.slow
+def test_kill_9_while_merging_batches_loses_and_duplicates_nothing(tmp_path: Path) -> None:
+    """Batches binned and merged whole, killed a dozen times: every FlowFile created (each
+    run generates anew) is merged exactly once, and each event is recorded once.
+
+    The merged FlowFiles are dropped rather than written out: a bundle's name comes from a
+    clock, as NiFi's does, so a file written by a killed attempt would be written again under
+    another name (PutFile is at-least-once; the other kill tests name their outputs).
+    """
+    import random
+    import signal
+    import sqlite3
+    import time
+
+    undisturbed = tmp_path / "undisturbed"
+    undisturbed.mkdir()
+    (undisturbed / "flow.py").write_text(BATCH_CRASH_FLOW)
+    started = time.monotonic()
+    assert _flowcore_run(undisturbed).wait(timeout=300) == 0
+    duration = time.monotonic() - started
+    workdir = tmp_path / "crashed"
+    workdir.mkdir()
+    (workdir / "flow.py").write_text(BATCH_CRASH_FLOW)
+    rng = random.Random(2026)
+    kills = 0
+    for _ in range(30):
+        process = _flowcore_run(workdir)
+        time.sleep(rng.uniform(0.3, 0.9) * duration)  # start-up, tasks, commits, indexing
+        if process.poll() is not None:
+            continue  # it finished: the next run generates more
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=60)
+        kills += 1
+        if kills == 12:
+            break
+    assert kills >= 10, f"only {kills} runs were still going when killed"
+    final = _flowcore_run(workdir)
+    _, err = final.communicate(timeout=300)
+    assert final.returncode == 0, err.decode()
+    database = sqlite3.connect(workdir / ".flowcore" / "provenance" / "provenance.db")
+    rows = database.execute(
+        "select event_type, component_name, sum(run_count), sum(run_count * file_size)"
+        " from provenance_event group by event_type, component_name"
+    )
+    counts = {(kind, name): (count, size) for kind, name, count, size in rows}
+    database.close()
+    created, _ = counts[("CREATE", "gen")]
+    assert created % 400_000 == 0
+    assert counts[("ATTRIBUTES_MODIFIED", "tag")][0] == created
+    joins, merged_bytes = counts[("JOIN", "merge")]
+    assert merged_bytes == 10 * created  # every FlowFile's 10 bytes in exactly one bundle
+    # each original dropped once; each bundle dropped once (merged is auto-terminated)
+    assert counts[("DROP", "merge")] == (created + joins, 10 * created + merged_bytes)
+    repos = RepositorySet.open(workdir / ".flowcore")
+    try:
+        assert repos.flowfiles.queue_ids() == ()
+        assert repos.content.check() == []
+    finally:
+        repos.close()
