@@ -31,7 +31,8 @@ class Settings:
 
     Attributes:
         batch_max_flowfiles: FlowFiles one stage run takes from its input queues (whole
-            segments, so up to one segment more).
+            segments, so up to one segment more); in a batch run, also what an unbounded
+            source's triggers fill a micro-batch up to.
         batch_max_bytes: content bytes one stage run takes, e.g. ``"1 GB"``.
         parallelism: tasks a stage run is cut into; the same for every runner, so plans (and
             outputs) do not depend on where they run. Default: the machine's cores.
