@@ -221,7 +221,7 @@ class ReadyBin:
         if not self.batches:
             return self
         records = tuple((q, f) for q, batch in self.batches for f in batch.flowfiles())
-        return attrs.evolve(self, records=(*self.records, *records), batches=())
+        return attrs.evolve(self, records=records, batches=())
 
 
 @attrs.frozen

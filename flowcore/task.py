@@ -152,6 +152,7 @@ class _Member:
         self.returned: list[tuple[QueuedFlowFile, int, bool]] = []
         # (queue, batch, worth retrying at): FlowFiles of batches binned whole, back to the queue
         self.returned_batches: list[tuple[str, FlowFileBatch, int]] = []
+        self.takes_batches = takes_batches(self)  # bins batches whole (see _task_bins)
         committed = task.spec.states.get(plan.component_id)
         self.state = StateMap(0, committed) if committed is not None else StateMap()
         self.new_state: dict[str, str] | None = None
@@ -614,24 +615,21 @@ class _Task:
         by_queue: dict[str, list[FlowFile | FlowFileBatch]] = {}
         for queue_id, segment_id in spec.input.segments:
             path = segment_files.segment_path(self.segment_dir, segment_id)
-            if self._whole_batches(queue_id):
-                read = segment_files.read_segment_whole(path)
-                by_queue.setdefault(queue_id, []).extend(
-                    [read] if isinstance(read, FlowFileBatch) else read
-                )
-            else:
-                by_queue.setdefault(queue_id, []).extend(segment_files.read_segment(path))
+            read = segment_files.read_segment_whole(path)
+            by_queue.setdefault(queue_id, []).extend(
+                [read] if isinstance(read, FlowFileBatch) else read
+            )
         for queue_id, flowfile in spec.input.records:
             by_queue.setdefault(queue_id, []).append(flowfile)
         member_of = plan.queue_members
-        mixed = {
+        one_by_one = {
             member_of[q]
             for q, read in by_queue.items()
-            if not all(isinstance(r, FlowFileBatch) for r in read)
+            if not self._whole_batches(q) or not all(isinstance(r, FlowFileBatch) for r in read)
         }
         for queue_id, read in by_queue.items():
             member = self.members[member_of[queue_id]]
-            if member_of[queue_id] not in mixed:
+            if member_of[queue_id] not in one_by_one:
                 member.pending_batches.extend((b, queue_id) for b in read)  # type: ignore[misc]
                 continue
             flowfiles = [
@@ -648,7 +646,7 @@ class _Task:
         plan = self.spec.plan
         if queue_id in plan.expiration_ms or plan.prioritizers.get(queue_id):
             return False
-        return takes_batches(self.members[plan.queue_members[queue_id]])
+        return self.members[plan.queue_members[queue_id]].takes_batches
 
     # running -------------------------------------------------------------------------------
 

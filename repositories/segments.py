@@ -307,8 +307,8 @@ def read_segment(path: Path) -> list[FlowFile]:
         RepositoryError: the file is missing.
         WalCorruptionError: the file is damaged.
     """
-    _, _, body = _parse(path)
-    return decode_records(unpack(body))
+    read = read_segment_whole(path)
+    return read.flowfiles() if isinstance(read, FlowFileBatch) else read
 
 
 def read_segment_whole(path: Path) -> FlowFileBatch | list[FlowFile]:

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import random
+import signal
 import subprocess
 import sys
+import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -331,8 +335,6 @@ flow.auto_terminate(put, ["success", "failure"])
 
 
 def _crash_workdir(root: Path, flow_text: str) -> Path:
-    import random
-
     rng = random.Random(5)
     (root / "in").mkdir(parents=True)
     for number in range(48):
@@ -365,24 +367,20 @@ def _event_counts(repository: Path) -> Counter:
         repos.close()
 
 
-def _kill_rerun_and_compare(tmp_path: Path, flow_text: str) -> None:
-    """Run *flow_text* once undisturbed, then SIGKILL another run a dozen times and rerun it:
-    the output files, the provenance event counts and the repositories must agree."""
-    import random
-    import signal
-    import time
-
-    reference = _crash_workdir(tmp_path / "reference", flow_text)
-    started = time.monotonic()
-    assert _flowcore_run(reference).wait(timeout=120) == 0
-    duration = time.monotonic() - started
-    crashed = _crash_workdir(tmp_path / "crashed", flow_text)
+def _kill_then_finish(
+    workdir: Path, delay: Callable[[random.Random], float], *, again: bool
+) -> None:
+    """SIGKILL `flowcore run` in *workdir* a dozen times, each after *delay* seconds, then let
+    one run finish. A run that ends before its kill stops the killing, or, when *again*, is
+    followed by another."""
     rng = random.Random(2026)
     kills = 0
-    for _ in range(30):  # kill early and often: start-up, recovery, tasks, commits
-        process = _flowcore_run(crashed)
-        time.sleep(rng.uniform(0.3, min(0.9, duration)))
+    for _ in range(30):
+        process = _flowcore_run(workdir)
+        time.sleep(delay(rng))
         if process.poll() is not None:
+            if again:
+                continue
             break  # it finished: the rest of the checks still apply
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=60)
@@ -390,9 +388,21 @@ def _kill_rerun_and_compare(tmp_path: Path, flow_text: str) -> None:
         if kills == 12:
             break
     assert kills >= 10, f"only {kills} runs were still going when killed"
-    final = _flowcore_run(crashed)
-    _, err = final.communicate(timeout=120)
+    final = _flowcore_run(workdir)
+    _, err = final.communicate(timeout=300)
     assert final.returncode == 0, err.decode()
+
+
+def _kill_rerun_and_compare(tmp_path: Path, flow_text: str) -> None:
+    """Run *flow_text* once undisturbed, then SIGKILL another run a dozen times and rerun it:
+    the output files, the provenance event counts and the repositories must agree."""
+    reference = _crash_workdir(tmp_path / "reference", flow_text)
+    started = time.monotonic()
+    assert _flowcore_run(reference).wait(timeout=120) == 0
+    duration = time.monotonic() - started
+    crashed = _crash_workdir(tmp_path / "crashed", flow_text)
+    # kill early and often: start-up, recovery, tasks, commits
+    _kill_then_finish(crashed, lambda rng: rng.uniform(0.3, min(0.9, duration)), again=False)
     expected = {p.name: p.read_bytes() for p in (reference / "out").iterdir()}
     got = {p.name: p.read_bytes() for p in (crashed / "out").iterdir()}
     assert got == expected
@@ -569,10 +579,7 @@ def test_kill_9_while_merging_batches_loses_and_duplicates_nothing(tmp_path: Pat
     clock, as NiFi's does, so a file written by a killed attempt would be written again under
     another name (PutFile is at-least-once; the other kill tests name their outputs).
     """
-    import random
-    import signal
     import sqlite3
-    import time
 
     undisturbed = tmp_path / "undisturbed"
     undisturbed.mkdir()
@@ -583,22 +590,9 @@ def test_kill_9_while_merging_batches_loses_and_duplicates_nothing(tmp_path: Pat
     workdir = tmp_path / "crashed"
     workdir.mkdir()
     (workdir / "flow.py").write_text(BATCH_CRASH_FLOW)
-    rng = random.Random(2026)
-    kills = 0
-    for _ in range(30):
-        process = _flowcore_run(workdir)
-        time.sleep(rng.uniform(0.3, 0.9) * duration)  # start-up, tasks, commits, indexing
-        if process.poll() is not None:
-            continue  # it finished: the next run generates more
-        process.send_signal(signal.SIGKILL)
-        process.wait(timeout=60)
-        kills += 1
-        if kills == 12:
-            break
-    assert kills >= 10, f"only {kills} runs were still going when killed"
-    final = _flowcore_run(workdir)
-    _, err = final.communicate(timeout=300)
-    assert final.returncode == 0, err.decode()
+    # start-up, tasks, commits, indexing; a run that finished is followed by one that
+    # generates more
+    _kill_then_finish(workdir, lambda rng: rng.uniform(0.3, 0.9) * duration, again=True)
     database = sqlite3.connect(workdir / ".flowcore" / "provenance" / "provenance.db")
     rows = database.execute(
         "select event_type, component_name, sum(run_count), sum(run_count * file_size)"
