@@ -22,6 +22,7 @@ from flowcore.flowfile import Attributes, new_uuids
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.provenance import ProvenanceEvent, ProvenanceEventRun, ProvenanceEventType
 from flowcore.session_host import QueuedFlowFile
+from flowcore.stage_plan import park_queue_id
 
 if TYPE_CHECKING:
     from flowcore.task import _Member
@@ -33,6 +34,8 @@ __all__ = [
     "read_work_batch",
     "record_attribute_changes",
     "route_whole",
+    "unpacks",
+    "write_deferred",
 ]
 
 log = logging.getLogger(__name__)
@@ -117,8 +120,7 @@ def event_of(
 
 def _whole_routes(member: _Member) -> bool:
     """Whether every relationship of the member leads to exactly one destination."""
-    routes = member.plan.routes
-    return all(len(routes.get(name, ())) == 1 for name in member.processor.relationship_names())
+    return member.plan.routes_whole
 
 
 def route_whole(member: _Member, relationship: str, batch: FlowFileBatch) -> None:
@@ -158,19 +160,46 @@ def _same_flowfiles(before: FlowFileBatch, after: FlowFileBatch) -> bool:
     return attrs.evolve(after, attributes=before.attributes, uuid_named=before.uuid_named) == before
 
 
+def unpacks(member: _Member, batch: FlowFileBatch, queue_id: str) -> bool:
+    """Whether the task may unpack *batch* into FlowFiles for *member*; else it is deferred.
+
+    Batches are taken by the larger ``batch_max_batched_flowfiles`` because they cost a task
+    bytes, not objects. Unpacked, each FlowFile is an object of a few KB, so a task unpacks at
+    most ``batch_max_flowfiles`` of them (at least one batch); the others go back to their
+    queue whole (:func:`write_deferred`), ready for the next micro-batch.
+    """
+    task = member.task
+    limit = task.spec.settings.batch_max_flowfiles
+    if member.deferred_batches or (task.unpacked and task.unpacked + batch.count > limit):
+        member.deferred_batches.append((queue_id, batch))
+        return False
+    task.unpacked += batch.count
+    return True
+
+
+def write_deferred(member: _Member) -> None:
+    """Write the batches *member* deferred back to their queues, one segment each."""
+    task = member.task
+    for queue_id, batch in member.deferred_batches:
+        if queue_id not in task.spec.plan.queue_members:  # a pipelined connection's
+            queue_id = park_queue_id(member.plan.component_id)
+        task.enqueue_batch(queue_id, batch)
+
+
 def drain_batches(member: _Member) -> None:
     """Process the batches that reached a member whole, or hand their FlowFiles on one by one."""
     pending, member.pending_batches = member.pending_batches, []
     whole = _whole_routes(member)
     for batch, queue_id in pending:
         result = None
-        if whole:
+        if whole and not member.deferred_batches:
             try:
                 result = member.processor.transform_batch(member.context, batch)
             except Exception:  # the one-by-one path runs it again, with bulletins and penalties
                 log.debug("%s declined a batch by failing", member.plan.name, exc_info=True)
         if result is None or not _same_flowfiles(batch, result[1]):
-            member.pending.extend(QueuedFlowFile(f, queue_id) for f in batch)
+            if unpacks(member, batch, queue_id):
+                member.pending.extend(QueuedFlowFile(f, queue_id) for f in batch)
             continue
         relationship, changed = result
         member.consumed += batch.count

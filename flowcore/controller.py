@@ -246,7 +246,7 @@ class Controller:
         return member.component_id not in self._exhausted
 
     def _list_sources(
-        self, plan: StagePlan, continuous: bool, room: int
+        self, plan: StagePlan, continuous: bool, room: tuple[int, int]
     ) -> tuple[list[tuple[str, WorkItem]], dict[str, dict[str, str]]]:
         """List each source's work for one micro-batch: ``concurrent_tasks`` triggers.
 
@@ -254,8 +254,9 @@ class Controller:
         is triggered again while its items make fewer than *room* FlowFiles (at most
         :data:`MAX_SOURCE_TRIGGERS` times; the run's ``unbounded_source_batches`` triggers in
         all, as ever): a micro-batch of one 10,000-FlowFile trigger would spend more on
-        scheduling its Spark jobs than on its FlowFiles. Continuous runs trigger each source
-        ``concurrent_tasks`` times per micro-batch.
+        scheduling its Spark jobs than on its FlowFiles. Items made as whole batches by a source
+        that passes batches on whole fill up to *batched_room* instead. Continuous runs trigger
+        each source ``concurrent_tasks`` times per micro-batch.
         """
         work: list[tuple[str, WorkItem]] = []
         states: dict[str, dict[str, str]] = {}
@@ -266,13 +267,14 @@ class Controller:
             state: Mapping[str, str] = committed
             listed = len(work)
             made: int | None = 0  # FlowFiles the listed items make (None: unknown)
+            limit = room[1] if member.routes_whole else room[0]
             triggers = 0
             # Concurrent tasks: each trigger lists from the state the one before it left.
             while triggers < member.concurrent_tasks or (
                 processor.unbounded
                 and not continuous
                 and made is not None
-                and made < room
+                and made < limit
                 and triggers < MAX_SOURCE_TRIGGERS
             ):
                 if not self._source_active(member, continuous):
@@ -287,22 +289,25 @@ class Controller:
                 work.extend((member.component_id, item) for item in listing.items)
                 for item in listing.items:
                     made = None if made is None or item.flowfiles is None else made + item.flowfiles
+                    if not item.batched:
+                        limit = room[0]
             if len(work) > listed or dict(state) != dict(committed):
                 states[member.component_id] = dict(state)
         return work, states
 
-    def _room(self, outputs: Sequence[Connection]) -> int:
-        """FlowFiles a stage's sources may add in one micro-batch.
+    def _room(self, outputs: Sequence[Connection]) -> tuple[int, int]:
+        """FlowFiles a stage's sources may add in one micro-batch: ``(plain, batched)``.
 
-        That is the batch limit, or less when an output queue's object threshold is nearer
+        That is each batch limit, or less when an output queue's object threshold is nearer
         (back pressure stays soft by one trigger, as NiFi's).
         """
-        room = self.settings.batch_max_flowfiles
+        plain, batched = self.settings.batch_max_flowfiles, self.settings.batch_max_batched_flowfiles
         for connection in outputs:
             threshold = connection.queue_settings.back_pressure_object_threshold
             if threshold > 0:
-                room = min(room, threshold - self._queued(connection.id)[0])
-        return room
+                left = threshold - self._queued(connection.id)[0]
+                plain, batched = min(plain, left), min(batched, left)
+        return plain, batched
 
     # --- one stage run ------------------------------------------------------------------------
 
@@ -410,8 +415,11 @@ class Controller:
             binning = {m.component_id for m in plan.binning_members}
             taken = [s for q, m in plan.queue_members.items() if m in binning for s in queues[q]]
         else:
+            settings = self.settings
             limits = BatchLimits(
-                self.settings.batch_max_flowfiles, self.settings.batch_max_bytes_value
+                settings.batch_max_flowfiles,
+                settings.batch_max_bytes_value,
+                settings.batch_max_batched_flowfiles,
             )
             # A batch run does not retry what failed or was penalized during it: those
             # FlowFiles stay queued for the next run (or a continuous one).

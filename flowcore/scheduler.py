@@ -32,10 +32,18 @@ T = TypeVar("T")
 
 @attrs.frozen
 class BatchLimits:
-    """How much one stage run takes: FlowFiles and bytes (whole segments, at least one)."""
+    """How much one stage run takes (whole segments, at least one).
+
+    Attributes:
+        flowfiles: FlowFiles of plain segments (records a task unpacks into objects).
+        bytes: content bytes of all segments.
+        batched: FlowFiles of all segments, when some are batched (one record each);
+            None: as *flowfiles*.
+    """
 
     flowfiles: int
     bytes: int
+    batched: int | None = None
 
 
 def back_pressured(connection: Connection, queued: tuple[int, int]) -> bool:
@@ -75,11 +83,14 @@ def select_segments(
     A segment waiting on a penalty or on a bin's age is skipped until then, and one in *skip*
     is not taken at all (a batch run leaves what failed during it). A stage with a binning
     member takes every segment of the binning member's queues once any of them is ready,
-    because a bin needs all its group's FlowFiles together.
+    because a bin needs all its group's FlowFiles together. A task holds a batched segment as
+    one record, so FlowFiles of plain segments are bounded by ``limits.flowfiles`` and all of
+    them together by the larger ``limits.batched``.
     """
     binning = {m.component_id for m in plan.binning_members}
     taken: list[SegmentSummary] = []
-    count = size = 0
+    total = plain = size = 0
+    max_total = max(limits.flowfiles, limits.batched or 0)
     ready_binning = any(
         retry_at.get(s.segment_id, 0) <= now
         for queue_id, member in plan.queue_members.items()
@@ -93,11 +104,14 @@ def select_segments(
                     break
             elif summary.segment_id in skip or retry_at.get(summary.segment_id, 0) > now:
                 continue
-            too_many = count + summary.count > limits.flowfiles
+            too_many = total + summary.count > max_total or (
+                not summary.batched and plain + summary.count > limits.flowfiles
+            )
             if taken and (too_many or size + summary.bytes > limits.bytes):
                 return taken
             taken.append(summary)
-            count += summary.count
+            total += summary.count
+            plain += 0 if summary.batched else summary.count
             size += summary.bytes
     return taken
 

@@ -32,7 +32,14 @@ class Settings:
     Attributes:
         batch_max_flowfiles: FlowFiles one stage run takes from its input queues (whole
             segments, so up to one segment more); in a batch run, also what an unbounded
-            source's triggers fill a micro-batch up to.
+            source's triggers fill a micro-batch up to. It bounds the FlowFile objects a task
+            holds (a few KB each).
+        batch_max_batched_flowfiles: FlowFiles one stage run takes in all, and an unbounded
+            source fills, when they travel as whole batches (FlowFiles alike but for their
+            position, such as GenerateFlowFile's, stored as one record per segment): they cost
+            a task bytes, not objects. Should a processor take them one by one after all, a
+            task unpacks at most ``batch_max_flowfiles`` of them and returns the other batches,
+            whole, to their queue for the next micro-batch.
         batch_max_bytes: content bytes one stage run takes, e.g. ``"1 GB"``.
         parallelism: tasks a stage run is cut into; the same for every runner, so plans (and
             outputs) do not depend on where they run. Default: the machine's cores.
@@ -46,6 +53,7 @@ class Settings:
     """
 
     batch_max_flowfiles: int = attrs.field(default=100_000, validator=_positive)
+    batch_max_batched_flowfiles: int = attrs.field(default=1_000_000, validator=_positive)
     batch_max_bytes: str = "1 GB"
     parallelism: int = attrs.field(factory=lambda: max(1, os.cpu_count() or 1), validator=_positive)
     shuffle_partitions: int = attrs.field(default=8, validator=_positive)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from flowcore.flow import Component, Prioritizer
+from flowcore.flow import FUNNEL_RELATIONSHIP, Component, Prioritizer
 from flowcore.flowfile import FlowFile, ResourceClaim
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.processor import Processor, ProcessorKind, WorkItem
@@ -115,6 +115,14 @@ class MemberPlan:
     def kind(self) -> ProcessorKind:
         """The processor's kind (a funnel is per-FlowFile)."""
         return self.processor.kind if self.processor is not None else ProcessorKind.PER_FLOWFILE
+
+    @property
+    def routes_whole(self) -> bool:
+        """Whether every relationship leads to exactly one destination (neither dropped nor
+        cloned), so a FlowFile batch can go on whole."""
+        processor = self.processor
+        names = processor.relationship_names() if processor is not None else (FUNNEL_RELATIONSHIP,)
+        return all(len(self.routes.get(name, ())) == 1 for name in names)
 
 
 @attrs.frozen(eq=False)

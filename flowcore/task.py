@@ -23,7 +23,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from flowcore._task_batches import drain_batches, read_work_batch
+from flowcore._task_batches import drain_batches, read_work_batch, unpacks, write_deferred
 from flowcore._task_bins import bins_batches, merge_batch_bin, takes_batches
 from flowcore._task_content import TaskContent
 from flowcore.binning import Bin, BinLimits, EvictionReason
@@ -152,6 +152,8 @@ class _Member:
         self.returned: list[tuple[QueuedFlowFile, int, bool]] = []
         # (queue, batch, worth retrying at): FlowFiles of batches binned whole, back to the queue
         self.returned_batches: list[tuple[str, FlowFileBatch, int]] = []
+        # (queue, batch): batches over the task's unpacking limit, back to the queue untouched
+        self.deferred_batches: list[tuple[str, FlowFileBatch]] = []
         self.takes_batches = takes_batches(self)  # bins batches whole (see _task_bins)
         committed = task.spec.states.get(plan.component_id)
         self.state = StateMap(0, committed) if committed is not None else StateMap()
@@ -526,6 +528,7 @@ class _Task:
         self.sink_messages: list[tuple[str, bytes]] = []
         self.long_waits: set[str] = set()
         self.in_bins: set[str] = set()
+        self.unpacked = 0  # FlowFiles of batches unpacked into objects (see _task_batches)
 
     def next_id(self) -> int:
         return next(self._ids)
@@ -632,9 +635,12 @@ class _Task:
             if member_of[queue_id] not in one_by_one:
                 member.pending_batches.extend((b, queue_id) for b in read)  # type: ignore[misc]
                 continue
-            flowfiles = [
-                f for r in read for f in (r.flowfiles() if isinstance(r, FlowFileBatch) else (r,))
-            ]
+            flowfiles = []
+            for r in read:
+                if not isinstance(r, FlowFileBatch):
+                    flowfiles.append(r)
+                elif unpacks(member, r, queue_id):
+                    flowfiles.extend(r.flowfiles())
             self._admit(queue_id, flowfiles, now)
 
     def _whole_batches(self, queue_id: str) -> bool:
@@ -732,6 +738,8 @@ class _Task:
                         self.long_waits.add(summary.segment_id)
                     if binning:
                         self.in_bins.add(summary.segment_id)
+        for member in self.members.values():  # after what they return: later in queue order
+            write_deferred(member)
         events_file = None
         if self.events:
             writer = EventFileWriter(self.spec.paths.events, self.attempt)

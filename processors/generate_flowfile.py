@@ -139,7 +139,21 @@ class GenerateFlowFile(SourceProcessor):
     def list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
         """One batch per trigger; a generator never runs out."""
         batch = context.get_property(self.BATCH_SIZE).as_integer() or 1
-        return WorkListing((WorkItem("batch", {"count": batch}, flowfiles=batch),), state)
+        item = WorkItem("batch", {"count": batch}, flowfiles=batch, batched=self._alike(context))
+        return WorkListing((item,), state)
+
+    def _alike(self, context: ProcessContext) -> bool:
+        """Whether every FlowFile of a trigger is the same but for its position (one batch).
+
+        They are when every FlowFile gets the same content (Unique FlowFiles false, or Custom
+        Text) and the dynamic properties are plain values (no Expression Language to evaluate
+        per FlowFile).
+        """
+        if any("$" in text for text in self.dynamic_properties.values()):
+            return False
+        if context.get_property(self.CUSTOM_TEXT).value is not None:
+            return True
+        return not context.get_property(self.UNIQUE_FLOWFILES).as_boolean()
 
     def _custom_content(self, context: ProcessContext) -> bytes | None:
         """Custom Text, evaluated once per batch, in its character set."""
@@ -152,18 +166,11 @@ class GenerateFlowFile(SourceProcessor):
     def read_work_batch(
         self, context: ProcessContext, item: WorkItem, maker: BatchMaker
     ) -> tuple[str, FlowFileBatch] | None:
-        """The batch as one value, when its FlowFiles are alike.
-
-        They are when every FlowFile gets the same content (Unique FlowFiles false, or Custom
-        Text) and the dynamic properties are plain values (no Expression Language to evaluate
-        per FlowFile).
-        """
-        if any("$" in text for text in self.dynamic_properties.values()):
+        """The batch as one value, when its FlowFiles are alike (:meth:`_alike`)."""
+        if not self._alike(context):
             return None
         content = self._custom_content(context)
         if content is None:
-            if context.get_property(self.UNIQUE_FLOWFILES).as_boolean():
-                return None
             if self._data is None:
                 self._data = self._random_data(context)
             content = self._data

@@ -55,6 +55,9 @@ class SegmentSummary:
             sorted; the driver rebuilds claimant counts at start-up from these alone.
         min_id: smallest FlowFile id inside.
         max_id: largest FlowFile id inside.
+        batched: the segment holds one FlowFile batch (FlowFiles alike but for their position,
+            stored as one record): they cost a task bytes, not objects, so the scheduler
+            counts them against ``batch_max_batched_flowfiles``.
     """
 
     segment_id: str
@@ -66,6 +69,7 @@ class SegmentSummary:
     )
     min_id: int = 0
     max_id: int = 0
+    batched: bool = False
 
     @property
     def resource_claims(self) -> frozenset[ResourceClaim]:

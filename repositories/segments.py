@@ -193,9 +193,12 @@ def decode_records(body: list[Any] | dict[str, Any]) -> list[FlowFile]:
 
 
 def summary_to_wire(summary: SegmentSummary) -> list[Any]:
-    """A segment summary as a msgpack-friendly list (in transactions and checkpoints)."""
+    """A segment summary as a msgpack-friendly list (in transactions and checkpoints).
+
+    ``batched`` is written only when set, so logs of plain segments read as before.
+    """
     claims = [[*claim_to_wire(c), n] for c, n in summary.claim_counts]
-    return [
+    wire = [
         summary.segment_id,
         summary.queue_id,
         summary.count,
@@ -204,11 +207,12 @@ def summary_to_wire(summary: SegmentSummary) -> list[Any]:
         summary.min_id,
         summary.max_id,
     ]
+    return [*wire, True] if summary.batched else wire
 
 
 def summary_from_wire(wire: list[Any]) -> SegmentSummary:
     """The inverse of :func:`summary_to_wire`."""
-    segment_id, queue_id, count, size, claims, min_id, max_id = wire
+    segment_id, queue_id, count, size, claims, min_id, max_id, *rest = wire
     return SegmentSummary(
         segment_id,
         queue_id,
@@ -217,6 +221,7 @@ def summary_from_wire(wire: list[Any]) -> SegmentSummary:
         [(ResourceClaim(c[0], c[1], c[2]), c[3]) for c in claims],
         min_id,
         max_id,
+        batched=bool(rest and rest[0]),
     )
 
 
@@ -269,6 +274,7 @@ def write_segment(
         claim_counts=counts,
         min_id=low,
         max_id=high,
+        batched=isinstance(flowfiles, FlowFileBatch),
     )
     header = pack(summary_to_wire(summary))
     body = pack(records)

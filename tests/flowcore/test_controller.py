@@ -522,9 +522,12 @@ def test_one_group_is_binned_in_one_task_without_a_shuffle(
     assert result.count("merge", "merged") == 4
 
 
-def _generated(tmp_path: Path, settings: Settings, threshold: int) -> list[RunProgress]:
+def _generated(
+    tmp_path: Path, settings: Settings, threshold: int, *, alike: bool = True
+) -> list[RunProgress]:
     flow = Flow("filling")
-    gen = flow.add(GenerateFlowFile(custom_text="x", batch_size=10), name="gen")
+    per_flowfile = {} if alike else {"n": "${literal(1)}"}  # EL: made one by one
+    gen = flow.add(GenerateFlowFile(custom_text="x", batch_size=10, **per_flowfile), name="gen")
     tag = flow.add(UpdateAttribute(), name="tag")
     flow.connect(gen, tag, back_pressure_object_threshold=threshold)
     flow.auto_terminate(tag, "success")
@@ -537,13 +540,31 @@ def _generated(tmp_path: Path, settings: Settings, threshold: int) -> list[RunPr
     return [r for r in reports if r.stage_id == stage]
 
 
-def test_an_unbounded_source_fills_a_micro_batch_up_to_the_batch_limit(tmp_path: Path) -> None:
-    """GenerateFlowFile is triggered until its batches make batch_max_flowfiles FlowFiles."""
+def test_an_unbounded_source_fills_a_micro_batch_up_to_the_batched_limit(tmp_path: Path) -> None:
+    """GenerateFlowFile making whole batches is triggered until they make
+    batch_max_batched_flowfiles FlowFiles; the plain limit does not apply to them."""
     settings = Settings(
-        sync=False, parallelism=1, unbounded_source_batches=10, batch_max_flowfiles=35
+        sync=False,
+        parallelism=1,
+        unbounded_source_batches=10,
+        batch_max_flowfiles=5,
+        batch_max_batched_flowfiles=35,
     )
     runs = _generated(tmp_path, settings, threshold=0)
     assert [r.flowfiles_in for r in runs] == [4, 4, 2]  # work items: 4 triggers make 40
+
+
+def test_a_source_making_flowfiles_one_by_one_fills_up_to_the_plain_limit(tmp_path: Path) -> None:
+    """FlowFiles made one by one (EL per FlowFile) fill only up to batch_max_flowfiles."""
+    settings = Settings(
+        sync=False,
+        parallelism=1,
+        unbounded_source_batches=10,
+        batch_max_flowfiles=35,
+        batch_max_batched_flowfiles=1_000,
+    )
+    runs = _generated(tmp_path, settings, threshold=0, alike=False)
+    assert [r.flowfiles_in for r in runs] == [4, 4, 2]
 
 
 def test_filling_a_micro_batch_stops_at_an_output_threshold(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -94,6 +95,23 @@ def test_select_respects_the_byte_limit() -> None:
     queues = {queue: [_summary("a", queue, 1, 900), _summary("b", queue, 1, 900)]}
     taken = select_segments(plan, queues, {}, 0, BatchLimits(100, 1000))
     assert [s.segment_id for s in taken] == ["a"]
+
+
+def test_batched_segments_count_against_their_own_limit() -> None:
+    """Plain segments' FlowFiles are bounded by the FlowFile limit, all FlowFiles together by
+    the larger batched limit (a task holds a batched segment as one record)."""
+    _, _, plans = _plans()
+    plan = plans[2]
+    (queue,) = [q for q in plan.queue_members if not q.startswith("park:")]
+    b0, b1, b2, b3 = (attrs.evolve(_summary(f"b{i}", queue, 40), batched=True) for i in range(4))
+    queues = {queue: [b0, _summary("p0", queue, 40), b1, b2, b3, _summary("p1", queue, 40)]}
+
+    def take(limits: BatchLimits) -> list[str]:
+        return [s.segment_id for s in select_segments(plan, queues, {}, 0, limits)]
+
+    assert take(BatchLimits(100, 10**9, batched=200)) == ["b0", "p0", "b1", "b2", "b3"]
+    assert take(BatchLimits(30, 10**9, batched=200)) == ["b0"]  # p0 is over the plain limit
+    assert take(BatchLimits(100, 10**9)) == ["b0", "p0"]  # None: the FlowFile limit for all
 
 
 def test_binning_stage_takes_every_segment_once_one_is_ready() -> None:

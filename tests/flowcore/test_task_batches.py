@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import attrs
 import pytest
 
 from flowcore import Flow
+from flowcore import _task_batches as task_batches
 from flowcore.controller import run_flow
 from flowcore.settings import Settings
 from processors import GenerateFlowFile, MergeContent, PutFile, UpdateAttribute
@@ -79,3 +82,30 @@ def test_a_processor_failing_on_a_batch_gets_its_flowfiles_one_by_one(
     assert result.count("tag", "success") == 21
     assert result.count("put", "success") == 7
     assert all(p.read_bytes() == b"xxx" for p in (tmp_path / "out").iterdir())
+
+
+def test_a_task_unpacks_at_most_the_flowfile_limit_and_defers_the_other_batches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, outcome: Callable
+) -> None:
+    """Batches a processor takes one by one are unpacked up to batch_max_flowfiles per task;
+    the others wait whole in its queue: the same FlowFiles and events, over more
+    micro-batches."""
+    settings = attrs.evolve(SETTINGS, batch_max_flowfiles=7)
+    whole = outcome(tmp_path / "whole", _flow(tmp_path / "whole" / "out", custom_text="x"), settings)
+    monkeypatch.setattr(UpdateAttribute, "transform_batch", lambda *_: None)
+    held: list[int] = []
+    real = task_batches.unpacks
+
+    def spying(member: Any, batch: Any, queue_id: str) -> bool:
+        unpacked = real(member, batch, queue_id)
+        held.append(member.task.unpacked)
+        return unpacked
+
+    monkeypatch.setattr(task_batches, "unpacks", spying)
+    deferred = outcome(
+        tmp_path / "deferred", _flow(tmp_path / "deferred" / "out", custom_text="x"), settings
+    )
+    assert deferred == whole
+    assert len(held) == 3  # three batches of 7 met UpdateAttribute whole, in one micro-batch
+    assert max(held) == 7  # only one of them was unpacked in that task
+

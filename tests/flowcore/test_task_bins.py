@@ -103,7 +103,9 @@ def test_bins_packed_from_batches_are_the_one_by_one_bins(
     With a trigger per micro-batch, open bins go back to the queue as batches and meet the
     next trigger's batches.
     """
-    settings = attrs.evolve(SETTINGS, batch_max_flowfiles=batch_max)
+    settings = attrs.evolve(
+        SETTINGS, batch_max_flowfiles=batch_max, batch_max_batched_flowfiles=batch_max
+    )
     whole, single, merged = _both(
         tmp_path, monkeypatch, outcome, lambda out: _flow(out, merge), settings
     )

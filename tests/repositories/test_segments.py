@@ -12,7 +12,14 @@ from hypothesis import strategies as st
 from flowcore.errors import RepositoryError, WalCorruptionError
 from flowcore.flowfile import Attributes, ContentClaim, FlowFile, ResourceClaim, Rope
 from flowcore.flowfile_batch import FlowFileBatch
-from repositories.segments import read_segment, read_summary, segment_path, write_segment
+from repositories.segments import (
+    read_segment,
+    read_summary,
+    segment_path,
+    summary_from_wire,
+    summary_to_wire,
+    write_segment,
+)
 
 
 @st.composite
@@ -86,11 +93,23 @@ def test_a_batch_is_one_record_and_reads_back_as_its_flowfiles(tmp_path: Path) -
     )
     summary = write_segment(tmp_path, "q", batch, owner="t", sync=False)
     assert (summary.count, summary.bytes, summary.min_id, summary.max_id) == (4, 20, 10, 13)
+    assert summary.batched
+    assert summary_from_wire(summary_to_wire(summary)) == summary
+    assert read_summary(segment_path(tmp_path, summary.segment_id)) == summary
     assert summary.claim_counts == ((rc, 4),)
     flowfiles = read_segment(segment_path(tmp_path, summary.segment_id))
     assert flowfiles == batch.flowfiles()
     assert flowfiles[2].filename == flowfiles[2].uuid == "0123abcd-0000-4000-8000-000000000002"
     assert flowfiles[2].content == ContentClaim(rc, 110, 5)
+
+
+def test_a_summary_without_the_batched_flag_reads_as_plain(tmp_path: Path) -> None:
+    """Summaries logged before the flag existed (seven fields) read back as plain segments."""
+    plain = write_segment(tmp_path, "q", [], owner="t", sync=False)
+    wire = summary_to_wire(plain)
+    assert len(wire) == 7
+    assert not summary_from_wire(wire).batched
+    assert summary_from_wire([*wire, True]).batched
 
 
 def test_a_segment_of_format_2_still_reads(tmp_path: Path) -> None:
