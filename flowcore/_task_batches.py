@@ -180,10 +180,11 @@ def unpacks(member: _Member, batch: FlowFileBatch, queue_id: str) -> bool:
 def write_deferred(member: _Member) -> None:
     """Write the batches *member* deferred back to their queues, one segment each."""
     task = member.task
+    queues = task.spec.plan.queue_members
     for queue_id, batch in member.deferred_batches:
-        if queue_id not in task.spec.plan.queue_members:  # a pipelined connection's
-            queue_id = park_queue_id(member.plan.component_id)
-        task.enqueue_batch(queue_id, batch)
+        # a pipelined connection's batches wait in the member's park queue
+        kept = queue_id if queue_id in queues else park_queue_id(member.plan.component_id)
+        task.enqueue_batch(kept, batch)
 
 
 def drain_batches(member: _Member) -> None:

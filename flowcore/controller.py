@@ -301,7 +301,8 @@ class Controller:
         That is each batch limit, or less when an output queue's object threshold is nearer
         (back pressure stays soft by one trigger, as NiFi's).
         """
-        plain, batched = self.settings.batch_max_flowfiles, self.settings.batch_max_batched_flowfiles
+        settings = self.settings
+        plain, batched = settings.batch_max_flowfiles, settings.batch_max_batched_flowfiles
         for connection in outputs:
             threshold = connection.queue_settings.back_pressure_object_threshold
             if threshold > 0:

@@ -655,8 +655,9 @@ class WorkItem:
         payload: what the reader needs (offsets, sizes, fingerprints ...).
         flowfiles: how many FlowFiles reading it makes, when the source knows (None: unknown).
             An unbounded source whose items say so is triggered until they fill a micro-batch.
-        batched: reading it makes its FlowFiles as one batch (:meth:`SourceProcessor.read_work_batch`
-            will not decline), so a micro-batch may hold ``batch_max_batched_flowfiles`` of them.
+        batched: reading it makes its FlowFiles as one batch
+            (:meth:`SourceProcessor.read_work_batch` will not decline), so a micro-batch may
+            hold ``batch_max_batched_flowfiles`` of them.
     """
 
     key: str

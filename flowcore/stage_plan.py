@@ -118,8 +118,10 @@ class MemberPlan:
 
     @property
     def routes_whole(self) -> bool:
-        """Whether every relationship leads to exactly one destination (neither dropped nor
-        cloned), so a FlowFile batch can go on whole."""
+        """Whether every relationship leads to exactly one destination.
+
+        Then nothing is dropped or cloned, so a FlowFile batch can go on whole.
+        """
         processor = self.processor
         names = processor.relationship_names() if processor is not None else (FUNNEL_RELATIONSHIP,)
         return all(len(self.routes.get(name, ())) == 1 for name in names)

@@ -91,7 +91,8 @@ def test_a_task_unpacks_at_most_the_flowfile_limit_and_defers_the_other_batches(
     the others wait whole in its queue: the same FlowFiles and events, over more
     micro-batches."""
     settings = attrs.evolve(SETTINGS, batch_max_flowfiles=7)
-    whole = outcome(tmp_path / "whole", _flow(tmp_path / "whole" / "out", custom_text="x"), settings)
+    flow = _flow(tmp_path / "whole" / "out", custom_text="x")
+    whole = outcome(tmp_path / "whole", flow, settings)
     monkeypatch.setattr(UpdateAttribute, "transform_batch", lambda *_: None)
     held: list[int] = []
     real = task_batches.unpacks
@@ -108,4 +109,3 @@ def test_a_task_unpacks_at_most_the_flowfile_limit_and_defers_the_other_batches(
     assert deferred == whole
     assert len(held) == 3  # three batches of 7 met UpdateAttribute whole, in one micro-batch
     assert max(held) == 7  # only one of them was unpacked in that task
-
