@@ -17,7 +17,8 @@ Scenarios (each in a child process, so every Spark run starts a fresh JVM):
 * ``queued``: COUNT FlowFiles left queued (only the source stage runs) on Spark: the driver's
   peak RSS, which holds segment summaries only.
 * ``scaling``: the reference flow on ``local[1]`` and on ``local[2]``: the speedup, beside the
-  hand-written PySpark job's own (the four runs interleaved, round after round).
+  hand-written PySpark job's own and that of four pure-Python tasks (the ceiling the cores give
+  when they share nothing); the six runs interleaved, round after round.
 
 Run: ``.venv/bin/python bench/engine.py`` (``--quick`` for 128 MB, 100,000 FlowFiles, one run each;
 ``--repeat N`` for the best of N runs per figure, 3 by default; ``BENCH_DIR`` picks the disk).
@@ -46,6 +47,7 @@ FILES = 16
 BIN_BYTES = 128 * MB
 MIN_BIN_BYTES = 100 * MB  # bins of whole splits never reach exactly 128 MB
 LINES_PER_SPLIT = 10_000
+CPU_BURN = 10_000_000  # iterations of one pure-Python task in the scaling scenario's ceiling
 
 
 def peak_rss_mb() -> float:
@@ -302,9 +304,29 @@ def child_queued(args: argparse.Namespace) -> dict[str, float]:
     return {"queued": queued, "driver_rss_mb": peak_rss_mb(), "rss_before_mb": before}
 
 
+def _burn(_: int) -> int:
+    """A fixed amount of pure-Python work: no I/O, next to no memory traffic."""
+    total = 0
+    for i in range(CPU_BURN):
+        total += i * i % 7
+    return total
+
+
+def child_cpu(args: argparse.Namespace) -> dict[str, float]:
+    """Four tasks of pure-Python work on Spark: what the cores give when nothing is shared."""
+    from flowcore.runners.spark import spark_session
+
+    sc = spark_session(args.master).sparkContext
+    warm_up(sc)
+    started = time.perf_counter()
+    sc.parallelize(range(4), 4).map(_burn).collect()
+    return {"seconds": time.perf_counter() - started}
+
+
 CHILDREN = {
     "reference": child_reference,
     "pyspark": child_pyspark,
+    "cpu": child_cpu,
     "small": child_small,
     "queued": child_queued,
 }
@@ -457,12 +479,15 @@ def main() -> None:
                     ("two", "reference", "local[2]"),
                     ("pyspark-one", "pyspark", "local[1]"),
                     ("pyspark-two", "pyspark", "local[2]"),
+                    ("cpu-one", "cpu", "local[1]"),
+                    ("cpu-two", "cpu", "local[2]"),
                 ):
-                    got = child(scenario, fresh(root, name, size), master=master)
+                    workdir = fresh(root, name, None if scenario == "cpu" else size)
+                    got = child(scenario, workdir, master=master)
                     rounds.setdefault(name, []).append(got)
-            one, two, base_one, base_two = (
+            one, two, base_one, base_two, cpu_one, cpu_two = (
                 min(rounds[name], key=lambda r: r["seconds"])
-                for name in ("one", "two", "pyspark-one", "pyspark-two")
+                for name in ("one", "two", "pyspark-one", "pyspark-two", "cpu-one", "cpu-two")
             )
             results.update(
                 local1_s=one["seconds"],
@@ -471,6 +496,7 @@ def main() -> None:
                 pyspark_local1_s=base_one["seconds"],
                 pyspark_local2_s=base_two["seconds"],
                 pyspark_speedup=base_one["seconds"] / base_two["seconds"],
+                cpu_speedup=cpu_one["seconds"] / cpu_two["seconds"],
             )
     print_figures(f"engine ({args.size_mb} MB log, {args.count:,} small FlowFiles)", results)
 

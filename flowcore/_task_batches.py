@@ -25,7 +25,7 @@ from flowcore.session_host import QueuedFlowFile
 from flowcore.stage_plan import park_queue_id
 
 if TYPE_CHECKING:
-    from flowcore.task import _Member
+    from flowcore._task_member import TaskMember
 
 __all__ = [
     "TaskBatchMaker",
@@ -51,7 +51,7 @@ def _now() -> int:
 class TaskBatchMaker:
     """Creates FlowFile batches for a source member: ids, uuids, content and CREATE runs."""
 
-    def __init__(self, member: _Member) -> None:
+    def __init__(self, member: TaskMember) -> None:
         self.member = member
         self.events: list[ProvenanceEventRun] = []
 
@@ -99,7 +99,7 @@ class TaskBatchMaker:
 
 
 def event_of(
-    member: _Member, kind: ProvenanceEventType, flowfile: Any, now: int
+    member: TaskMember, kind: ProvenanceEventType, flowfile: Any, now: int
 ) -> ProvenanceEvent:
     """FlowFile *flowfile*'s event as a session would build it (attributes left to the caller)."""
     component = member.component
@@ -118,12 +118,12 @@ def event_of(
     )
 
 
-def _whole_routes(member: _Member) -> bool:
+def _whole_routes(member: TaskMember) -> bool:
     """Whether every relationship of the member leads to exactly one destination."""
     return member.plan.routes_whole
 
 
-def route_whole(member: _Member, relationship: str, batch: FlowFileBatch) -> None:
+def route_whole(member: TaskMember, relationship: str, batch: FlowFileBatch) -> None:
     """Send a whole batch on: to the next member, or to a durable queue as one segment record."""
     task = member.task
     route = member.plan.routes[relationship][0]
@@ -137,7 +137,7 @@ def route_whole(member: _Member, relationship: str, batch: FlowFileBatch) -> Non
         task.enqueue_batch(route.connection_id, queued)
 
 
-def read_work_batch(member: _Member, item: Any) -> bool:
+def read_work_batch(member: TaskMember, item: Any) -> bool:
     """Read one source work item as a batch, if the source can; whether it did."""
     if not _whole_routes(member):
         return False
@@ -160,7 +160,7 @@ def _same_flowfiles(before: FlowFileBatch, after: FlowFileBatch) -> bool:
     return attrs.evolve(after, attributes=before.attributes, uuid_named=before.uuid_named) == before
 
 
-def unpacks(member: _Member, batch: FlowFileBatch, queue_id: str) -> bool:
+def unpacks(member: TaskMember, batch: FlowFileBatch, queue_id: str) -> bool:
     """Whether the task may unpack *batch* into FlowFiles for *member*; else it is deferred.
 
     Batches are taken by the larger ``batch_max_batched_flowfiles`` because they cost a task
@@ -177,7 +177,7 @@ def unpacks(member: _Member, batch: FlowFileBatch, queue_id: str) -> bool:
     return True
 
 
-def write_deferred(member: _Member) -> None:
+def write_deferred(member: TaskMember) -> None:
     """Write the batches *member* deferred back to their queues, one segment each."""
     task = member.task
     queues = task.spec.plan.queue_members
@@ -187,7 +187,7 @@ def write_deferred(member: _Member) -> None:
         task.enqueue_batch(kept, batch)
 
 
-def drain_batches(member: _Member) -> None:
+def drain_batches(member: TaskMember) -> None:
     """Process the batches that reached a member whole, or hand their FlowFiles on one by one."""
     pending, member.pending_batches = member.pending_batches, []
     whole = _whole_routes(member)
@@ -209,7 +209,7 @@ def drain_batches(member: _Member) -> None:
 
 
 def record_attribute_changes(
-    member: _Member, before: FlowFileBatch, after: FlowFileBatch, queue_id: str
+    member: TaskMember, before: FlowFileBatch, after: FlowFileBatch, queue_id: str
 ) -> None:
     """ATTRIBUTES_MODIFIED for each FlowFile, as one run, when the attributes changed."""
     if not before.count:

@@ -25,7 +25,7 @@ from flowcore.provenance import ProvenanceEventRun, ProvenanceEventType
 from flowcore.stage_plan import ReadyBin
 
 if TYPE_CHECKING:
-    from flowcore.task import _Member
+    from flowcore._task_member import TaskMember
 
 __all__ = ["MERGE_APART_BYTES", "bins_batches", "merge_batch_bin", "takes_batches"]
 
@@ -48,7 +48,7 @@ def _owner(kind: type, name: str) -> type:
     return next(k for k in kind.__mro__ if name in vars(k))
 
 
-def takes_batches(member: _Member) -> bool:
+def takes_batches(member: TaskMember) -> bool:
     """Whether the member's processor can bin FlowFile batches.
 
     It can when it implements both hooks, in the class that also defines (or inherits) the
@@ -63,7 +63,7 @@ def takes_batches(member: _Member) -> bool:
     return all(issubclass(hook, _owner(kind, name)) for hook in hooks for name in _STOOD_IN_FOR)
 
 
-def _originals_whole(member: _Member) -> bool:
+def _originals_whole(member: TaskMember) -> bool:
     """Whether originals can leave as batches: auto-terminated, or to exactly one place."""
     routes = member.plan.routes
     return all(
@@ -72,7 +72,7 @@ def _originals_whole(member: _Member) -> bool:
     )
 
 
-def bins_batches(member: _Member, *, end_of_input: bool) -> bool:
+def bins_batches(member: TaskMember, *, end_of_input: bool) -> bool:
     """Bin the member's pending batches whole; whether it did (else they are left pending)."""
     pending = member.pending_batches
     if member.pending or not pending or not _originals_whole(member):
@@ -118,7 +118,7 @@ def bins_batches(member: _Member, *, end_of_input: bool) -> bool:
     return True
 
 
-def merge_batch_bin(member: _Member, ready: ReadyBin) -> None:
+def merge_batch_bin(member: TaskMember, ready: ReadyBin) -> None:
     """Merge a ready bin of batch cuts; on any trouble, merge it one FlowFile at a time."""
     processor = member.processor
     bin_ = Bin(ready.group, BinLimits(), ready.created_ms)
@@ -150,7 +150,7 @@ def merge_batch_bin(member: _Member, ready: ReadyBin) -> None:
         route_whole(member, relationship, changed)
 
 
-def _drop(member: _Member, relationship: str, batch: FlowFileBatch, queue_id: str) -> None:
+def _drop(member: TaskMember, relationship: str, batch: FlowFileBatch, queue_id: str) -> None:
     """Auto-terminate a batch: counted, and a DROP event for each FlowFile, as one run."""
     counted = member.transfers[relationship]
     counted[0] += batch.count

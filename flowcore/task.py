@@ -15,37 +15,27 @@ from __future__ import annotations
 import gc
 import itertools
 import logging
-import time
 import uuid
 import zlib
-from collections import defaultdict, deque
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from flowcore._task_batches import drain_batches, read_work_batch, unpacks, write_deferred
-from flowcore._task_bins import bins_batches, merge_batch_bin, takes_batches
+from flowcore._task_batches import unpacks, write_deferred
 from flowcore._task_content import TaskContent
-from flowcore.binning import Bin, BinLimits, EvictionReason
-from flowcore.errors import ContentNotFoundError, FlowcoreError
-from flowcore.flow import FUNNEL_RELATIONSHIP, Prioritizer
-from flowcore.flowfile import FlowFile, ResourceClaim
+from flowcore._task_member import CONTENT_FAILURE_REASON, TaskMember, clock_ms
+from flowcore.errors import FlowcoreError
+from flowcore.flow import Prioritizer
+from flowcore.flowfile import FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
-from flowcore.processor import BinningProcessor, ProcessContext, Processor, ProcessorKind
+from flowcore.processor import ProcessContext, ProcessorKind
 from flowcore.provenance import ProvenanceEvent, ProvenanceEventRun, ProvenanceEventType
-from flowcore.relationship import FAILURE
-from flowcore.session import ProcessSession
 from flowcore.session_host import (
-    SELF,
     ComponentInfo,
-    FlowFileFilter,
     QueuedFlowFile,
-    SessionCommit,
-    SessionOutput,
     StateMap,
 )
 from flowcore.stage_plan import (
-    NEVER,
     Bulletin,
     MemberPlan,
     ReadyBin,
@@ -59,35 +49,20 @@ from repositories.content import FileContentRepository
 from repositories.event_files import EventFileWriter
 from repositories.records import MAX_SEGMENT_RECORDS, SegmentSummary
 
-__all__ = ["ID_BLOCK", "group_records", "queue_order", "read_segment_records", "run_task"]
+__all__ = [
+    "CONTENT_FAILURE_REASON",
+    "ID_BLOCK",
+    "group_records",
+    "queue_order",
+    "read_segment_records",
+    "run_task",
+]
 
 log = logging.getLogger(__name__)
 
-#: Triggers run in one session for processors that support batching (NiFi's run duration).
-BATCH_TRIGGERS = 1_000
 #: FlowFile ids reserved per task: more than any task creates.
 ID_BLOCK = 1 << 32
 _INDEX_SHIFT = 32  # queue_date_index = task index << 32 | position: queue order across tasks
-
-
-#: Set on a FlowFile routed to ``failure`` because its zero-copy source file is gone or changed.
-CONTENT_FAILURE_REASON = "content.failure.reason"
-
-
-def _external_claim_of(error: BaseException) -> ResourceClaim | None:
-    """The gone or changed outside file behind *error* (or what caused it), if any."""
-    seen: BaseException | None = error
-    for _ in range(16):  # a chain of causes, never a cycle
-        if seen is None:
-            break
-        if isinstance(seen, ContentNotFoundError) and seen.external is not None:
-            return seen.external
-        seen = seen.__cause__ or seen.__context__
-    return None
-
-
-def _now() -> int:
-    return time.time_ns() // 1_000_000
 
 
 def queue_order(flowfile: FlowFile) -> tuple[int, int, int]:
@@ -119,390 +94,6 @@ def _ordered(flowfiles: list[FlowFile], prioritizers: Sequence[Prioritizer]) -> 
     return sorted(flowfiles, key=lambda f: (*(k(f) for k in keys), queue_order(f)))
 
 
-# --- one member of the stage, as a session host -------------------------------------------
-
-
-class _FunnelProcessor(Processor):
-    """What a funnel does: pass everything on (fan-out clones as any relationship)."""
-
-    relationships = ()
-
-    def relationship_names(self) -> tuple[str, ...]:
-        return (FUNNEL_RELATIONSHIP,)
-
-    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
-        flowfiles = session.get(MAX_SEGMENT_RECORDS)
-        if flowfiles:
-            session.transfer(flowfiles, FUNNEL_RELATIONSHIP)
-
-
-class _Member:
-    """Runs one member inside a task: its pending input, sessions, and routing of outputs."""
-
-    def __init__(self, task: _Task, plan: MemberPlan) -> None:
-        self.task = task
-        self.plan = plan
-        self.processor: Processor = plan.processor or _FunnelProcessor()
-        self.component = ComponentInfo(plan.component_id, plan.type_name, plan.name)
-        self.content = task.content
-        self.penalization_ms = task.spec.settings.penalization_ms
-        self.pending: deque[QueuedFlowFile] = deque()
-        self.pending_batches: list[tuple[FlowFileBatch, str]] = []  # (batch, its connection)
-        # (FlowFile, worth retrying at, waits long: penalized or failed, not worth a batch wait)
-        self.returned: list[tuple[QueuedFlowFile, int, bool]] = []
-        # (queue, batch, worth retrying at): FlowFiles of batches binned whole, back to the queue
-        self.returned_batches: list[tuple[str, FlowFileBatch, int]] = []
-        # (queue, batch): batches over the task's unpacking limit, back to the queue untouched
-        self.deferred_batches: list[tuple[str, FlowFileBatch]] = []
-        self.takes_batches = takes_batches(self)  # bins batches whole (see _task_bins)
-        committed = task.spec.states.get(plan.component_id)
-        self.state = StateMap(0, committed) if committed is not None else StateMap()
-        self.new_state: dict[str, str] | None = None
-        self._restore_to_pending = False
-        self._capturing: list[QueuedFlowFile] | None = None
-        self.transfers: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-        self.consumed = 0
-        self.context = ProcessContext(
-            self.processor,
-            component=self.component,
-            clock=_now,
-            state=lambda: self.state,
-            auto_terminated=plan.auto_terminated,
-            has_incoming_connection=plan.has_input,
-            resumed_bins=True,
-        )
-        if task.spec.defer_bins and self._merges_apart():
-            self.context.bin_sink = self._hand_over
-
-    # SessionHost -------------------------------------------------------------------------
-
-    def now(self) -> int:
-        return _now()
-
-    def next_flowfile_id(self) -> int:
-        return self.task.next_id()
-
-    def poll(self, max_count: int, flowfile_filter: FlowFileFilter | None) -> list[QueuedFlowFile]:
-        taken: list[QueuedFlowFile] = []
-        rejected: list[QueuedFlowFile] = []
-        now = _now()
-        pending = self.pending
-        while pending and len(taken) < max_count:
-            queued = pending.popleft()
-            penalty = queued.flowfile.penalty_expiration
-            if penalty > now:  # penalized on its way here: it waits in the queue
-                self.returned.append((queued, penalty, True))
-                continue
-            if flowfile_filter is None:
-                taken.append(queued)
-                continue
-            verdict = flowfile_filter(queued.flowfile)
-            (taken if verdict.accept else rejected).append(queued)
-            if not verdict.proceed:
-                break
-        pending.extendleft(reversed(rejected))
-        return taken
-
-    def relationships(self) -> Collection[str]:
-        return self.processor.relationship_names()
-
-    def destinations(self, relationship: str) -> int:
-        return len(self.plan.routes.get(relationship, ()))
-
-    def is_auto_terminated(self, relationship: str) -> bool:
-        return relationship in self.plan.auto_terminated
-
-    def get_state(self) -> StateMap:
-        return self.state
-
-    def apply_commit(self, commit: SessionCommit) -> None:
-        self.consumed += len(commit.consumed)
-        for output in commit.outputs:
-            self._route(output)
-        for relationship, (count, size) in commit.auto_terminated.items():
-            counted = self.transfers[relationship]
-            counted[0] += count
-            counted[1] += size
-        self.task.events.extend(commit.events)
-        if commit.state is not None:
-            self.state = StateMap(self.state.version + 1, commit.state)
-            self.new_state = dict(commit.state)
-        self.task.delete_on_commit.extend(commit.delete_on_commit)
-
-    def restore(self, flowfiles: Sequence[QueuedFlowFile]) -> None:
-        if self._capturing is not None:  # a ready bin being handed over
-            self._capturing.extend(flowfiles)
-            return
-        if self._restore_to_pending:  # a batched session rolled back: retried one by one
-            self.pending.extendleft(reversed(flowfiles))
-            return
-        now = _now()
-        for queued in flowfiles:
-            penalty = queued.flowfile.penalty_expiration
-            self.returned.append((queued, max(penalty, now), penalty > now))
-
-    # routing -------------------------------------------------------------------------------
-
-    def _route(self, output: SessionOutput) -> None:
-        flowfile, relationship = output.flowfile, output.relationship
-        if relationship == SELF:
-            self.returned.append((QueuedFlowFile(flowfile, output.queue_id), _now(), False))
-            return
-        route = self.plan.routes[relationship][output.connection_index]
-        counted = self.transfers[relationship]
-        counted[0] += 1
-        counted[1] += flowfile.size
-        flowfile = flowfile.replace(
-            queue_date=self.task.spec.batch_time, queue_date_index=self.task.next_queue_index()
-        )
-        if route.member is not None:
-            self.task.members[route.member].pending.append(
-                QueuedFlowFile(flowfile, route.connection_id)
-            )
-        else:
-            self.task.enqueue(route.connection_id, flowfile)
-
-    # running -------------------------------------------------------------------------------
-
-    def session(self) -> ProcessSession:
-        return ProcessSession(self)
-
-    def bulletin(self, message: str, level: str = "ERROR") -> None:
-        self.task.bulletins.append(
-            Bulletin(_now(), self.plan.component_id, self.plan.name, level, message)
-        )
-
-    def _failed(self, error: BaseException, since: int | None = None) -> None:
-        """Report a processor error as a bulletin.
-
-        FlowFiles returned since position *since* of ``returned`` wait long, even with a zero
-        penalty: a batch run must not retry a failing FlowFile in a tight loop.
-        """
-        if since is not None:
-            self.returned[since:] = [(q, at, True) for q, at, _ in self.returned[since:]]
-            if self._fail_unreadable(error, since):
-                return
-        text = str(error) or type(error).__name__
-        message = (
-            f"{self.plan.type_name} '{self.plan.name}' failed: {type(error).__name__}: {text}; "
-            "its FlowFiles were returned to its input queue, penalized"
-        )
-        log.error("%s", message, exc_info=not isinstance(error, FlowcoreError))
-        self.bulletin(message)
-
-    def _fail_unreadable(self, error: BaseException, since: int) -> bool:
-        """Route FlowFiles whose zero-copy source file is gone or changed to ``failure``.
-
-        Retrying them can never succeed, and parking them forever hides the problem, so the
-        FlowFiles returned since *since* that point into that file go to the processor's
-        ``failure`` with ``content.failure.reason``; the others stay returned as usual.
-
-        Returns:
-            Whether any FlowFile was routed (the error is then reported here).
-        """
-        claim = _external_claim_of(error)
-        if claim is None or FAILURE.name not in self.processor.relationship_names():
-            return False
-        kept: list[tuple[QueuedFlowFile, int, bool]] = []
-        culprits: list[QueuedFlowFile] = []
-        for entry in self.returned[since:]:
-            queued = entry[0]
-            content = queued.flowfile.content
-            if content is not None and claim in content.resource_claims:
-                unpenalized = queued.flowfile.replace(penalty_expiration=0)
-                culprits.append(QueuedFlowFile(unpenalized, queued.queue_id))
-            else:
-                kept.append(entry)
-        if not culprits:
-            return False
-        self.returned[since:] = kept
-        self.pending.extendleft(reversed(culprits))
-        session = self.session()
-        reason = str(error)
-        try:
-            for flowfile in session.get(len(culprits)):
-                marked = session.put_attribute(flowfile, CONTENT_FAILURE_REASON, reason)
-                session.transfer(marked, FAILURE.name)
-            session.commit()
-        except Exception:  # routing failed too: they are parked like any failed FlowFile
-            log.exception("could not route FlowFiles with unreadable content to failure")
-            session.rollback(penalize=True)
-            return False
-        self.bulletin(
-            f"{self.plan.type_name} '{self.plan.name}' routed {len(culprits)} FlowFile(s) to "
-            f"failure: {reason}",
-            level="WARNING",
-        )
-        return True
-
-    def read_work(self, items: Iterable[Any]) -> None:
-        """Turn source work items into FlowFiles, one session per item."""
-        reader = getattr(self.processor, "read_work", None)
-        assert reader is not None
-        for item in items:
-            if read_work_batch(self, item):
-                continue
-            session = self.session()
-            try:
-                reader(self.context, session, item)
-                session.commit()
-            except Exception as error:
-                session.rollback()
-                self.bulletin(
-                    f"{self.plan.type_name} '{self.plan.name}' could not read {item.key}: "
-                    f"{type(error).__name__}: {error}"
-                )
-
-    def _merges_apart(self) -> bool:
-        """Whether the processor can merge a bin in another task than the one binning it."""
-        processor = self.processor
-        if processor.kind is not ProcessorKind.BINNING:
-            return False
-        return type(processor).merge_bin is not BinningProcessor.merge_bin  # type: ignore[attr-defined]
-
-    def _hand_over(self, bin_: Bin, session: ProcessSession) -> None:
-        """Take a ready bin out of this task: its FlowFiles, as queued, go to a merge task."""
-        self._capturing = []
-        try:
-            session.rollback()
-            queued = {q.flowfile.id: q for q in self._capturing}
-        finally:
-            self._capturing = None
-        records = tuple((queued[f.id].queue_id, queued[f.id].flowfile) for f in bin_.flowfiles)
-        reason = bin_.reason.value if bin_.reason is not None else EvictionReason.UNSET.value
-        self.task.ready_bins.append(
-            ReadyBin(self.plan.component_id, bin_.group, reason, bin_.created_ms, records)
-        )
-
-    def merge_bins(self, bins: Sequence[ReadyBin]) -> None:
-        """Merge bins another task decided, one session each."""
-        processor = self.processor
-        for ready in bins:
-            if ready.batches:
-                merge_batch_bin(self, ready)
-                continue
-            self.pending.extend(QueuedFlowFile(f, q) for q, f in ready.records)
-            session = self.session()
-            bin_ = Bin(ready.group, BinLimits(), ready.created_ms)
-            for flowfile in session.get(len(ready.records)):
-                bin_.add(flowfile)
-            bin_.reason = EvictionReason(ready.reason)
-            mark = len(self.returned)
-            try:
-                processor.merge_bin(self.context, session, bin_)  # type: ignore[attr-defined]
-                session.commit()
-            except Exception as error:
-                session.rollback(penalize=True)
-                self._failed(error, since=mark)
-
-    def _batchable(self) -> bool:
-        processor = self.processor
-        own = type(processor).on_trigger_sessions is Processor.on_trigger_sessions
-        return processor.supports_batching and own
-
-    def _drain_batched(self) -> None:
-        """NiFi's run-duration batching: many triggers in one session, one commit.
-
-        If a trigger fails, the whole session rolls back (its FlowFiles return to the front of
-        the input) and those FlowFiles are retried one session each, so only the FlowFile that
-        fails is parked.
-        """
-        processor, context = self.processor, self.context
-        while self.pending:
-            triggers = min(len(self.pending), BATCH_TRIGGERS)
-            session = self.session()
-            self._restore_to_pending = True
-            try:
-                for _ in range(triggers):
-                    before = len(self.pending)
-                    processor.on_trigger(context, session)
-                    if context.yielded or len(self.pending) == before:
-                        break
-                session.commit()
-            except Exception:
-                session.rollback()
-                self._restore_to_pending = False
-                self._drain_single(limit=triggers)
-                continue
-            finally:
-                self._restore_to_pending = False
-            if context.yielded:
-                return
-
-    def _drain_two_phase(self) -> None:
-        """A two-phase sink writes all of the task's input at once and returns a message."""
-        processor = self.processor
-        session = self.session()
-        mark = len(self.returned)
-        try:
-            flowfiles = session.get(len(self.pending))
-            message = processor.write(self.context, session, flowfiles)  # type: ignore[attr-defined]
-            session.commit()
-        except Exception as error:
-            session.rollback(penalize=True)
-            self._failed(error, since=mark)
-            return
-        self.task.sink_messages.append((self.plan.component_id, message))
-
-    def drain(self, *, end_of_input: bool) -> None:
-        """Trigger the processor until its input is used up or it stops taking any."""
-        if self.pending_batches and not bins_batches(self, end_of_input=end_of_input):
-            drain_batches(self)
-        if self.processor.kind is ProcessorKind.SINK and self.pending:
-            self._drain_two_phase()
-        if self._batchable():
-            self._drain_batched()
-        if not self.context.yielded:
-            self._drain_single()
-        self._finish_drain(end_of_input=end_of_input)
-
-    def _drain_single(self, limit: int | None = None) -> None:
-        """One session per trigger, the processor's own way (at most *limit* triggers)."""
-        processor = self.processor
-        triggered = 0
-        while self.pending and (limit is None or triggered < limit):
-            triggered += 1
-            before, mark = len(self.pending), len(self.returned)
-            try:
-                processor.on_trigger_sessions(self.context, self.session)
-            except Exception as error:
-                self._failed(error, since=mark)
-            if self.context.yielded or len(self.pending) == before:
-                break
-
-    def _finish_drain(self, *, end_of_input: bool) -> None:
-        processor = self.processor
-        if processor.kind is ProcessorKind.BINNING:
-            # NiFi triggers binning processors with an empty queue too (@TriggerWhenEmpty):
-            # with nothing new binned, bins that reached their minimums are merged.
-            try:
-                processor.on_trigger_sessions(self.context, self.session)
-                if end_of_input:
-                    processor.end_of_input(self.context, self.session)  # type: ignore[attr-defined]
-            except Exception as error:
-                self._failed(error)
-        retry = _now() + self.task.spec.settings.yield_ms
-        for queued in self.pending:
-            self.returned.append((queued, retry, False))
-        self.pending.clear()
-
-    def retry_hint(self) -> int:
-        """When FlowFiles this member handed back without a penalty are worth taking again."""
-        if self.processor.kind is ProcessorKind.BINNING:
-            max_age = self.processor.max_bin_age_ms(self.context)  # type: ignore[attr-defined]
-            if max_age is None:
-                return NEVER
-            oldest = min(
-                itertools.chain(
-                    (q.flowfile.queue_date for q, _, _ in self.returned),
-                    (b.queue_date for _, b, _ in self.returned_batches),
-                ),
-                default=self.task.spec.batch_time,
-            )
-            return oldest + max_age + 1
-        return 0
-
-
 # --- the task -----------------------------------------------------------------------------
 
 
@@ -520,7 +111,7 @@ class _Task:
         self.events: list[ProvenanceEvent | ProvenanceEventRun] = []
         self.bulletins: list[Bulletin] = []
         self.delete_on_commit: list[str] = []
-        self.members = {m.component_id: _Member(self, m) for m in spec.plan.members}
+        self.members = {m.component_id: TaskMember(self, m) for m in spec.plan.members}
         self._outputs: dict[str, list[FlowFile]] = {}
         self.enqueued: list[SegmentSummary] = []
         self.retry_at: dict[str, int] = {}
@@ -614,7 +205,7 @@ class _Task:
     def _read_input(self) -> None:
         """Admit the input, in queue order; batches stay whole for members that bin them."""
         spec, plan = self.spec, self.spec.plan
-        now = _now()
+        now = clock_ms()
         by_queue: dict[str, list[FlowFile | FlowFileBatch]] = {}
         for queue_id, segment_id in spec.input.segments:
             path = segment_files.segment_path(self.segment_dir, segment_id)
@@ -688,7 +279,7 @@ class _Task:
             self.content.close()
         return self._finish()
 
-    def _write_returned_batches(self, member: _Member) -> None:
+    def _write_returned_batches(self, member: TaskMember) -> None:
         """Write the batches a binning member returned to its queues, one segment each."""
         if not member.returned_batches:
             return
@@ -700,7 +291,7 @@ class _Task:
             self.long_waits.add(summary.segment_id)  # a binning member's: as _finish does
             self.in_bins.add(summary.segment_id)
 
-    def _merge_a_lone_bin(self, member: _Member) -> None:
+    def _merge_a_lone_bin(self, member: TaskMember) -> None:
         """Merge here a ready bin that has no sibling: a second pass would gain nothing."""
         mine = [b for b in self.ready_bins if b.member == member.plan.component_id]
         if len(mine) == 1:
@@ -718,7 +309,7 @@ class _Task:
                 continue
             hint = member.retry_hint()
             binning = member.processor.kind is ProcessorKind.BINNING
-            now = _now()
+            now = clock_ms()
             by_queue: dict[tuple[str, bool], list[tuple[FlowFile, int]]] = {}
             for queued, retry, long_wait in member.returned:
                 queue_id = queued.queue_id
@@ -805,7 +396,7 @@ def _binning_context(member: MemberPlan) -> ProcessContext:
     return ProcessContext(
         member.processor,
         component=ComponentInfo(member.component_id, member.type_name, member.name),
-        clock=_now,
+        clock=clock_ms,
         state=StateMap,
     )
 
