@@ -540,31 +540,25 @@ def _generated(
     return [r for r in reports if r.stage_id == stage]
 
 
-def test_an_unbounded_source_fills_a_micro_batch_up_to_the_batched_limit(tmp_path: Path) -> None:
-    """GenerateFlowFile making whole batches is triggered until they make
-    batch_max_batched_flowfiles FlowFiles; the plain limit does not apply to them."""
+@pytest.mark.parametrize(
+    ("alike", "plain", "batched"),
+    [(True, 5, 35), (False, 35, 1_000)],
+    ids=["batches-fill-to-the-batched-limit", "one-by-one-fills-to-the-plain-limit"],
+)
+def test_an_unbounded_source_fills_a_micro_batch_up_to_its_limit(
+    tmp_path: Path, alike: bool, plain: int, batched: int
+) -> None:
+    """GenerateFlowFile is triggered until its FlowFiles fill a micro-batch: whole batches up to
+    batch_max_batched_flowfiles, FlowFiles made one by one (EL) up to batch_max_flowfiles."""
     settings = Settings(
         sync=False,
         parallelism=1,
         unbounded_source_batches=10,
-        batch_max_flowfiles=5,
-        batch_max_batched_flowfiles=35,
+        batch_max_flowfiles=plain,
+        batch_max_batched_flowfiles=batched,
     )
-    runs = _generated(tmp_path, settings, threshold=0)
+    runs = _generated(tmp_path, settings, threshold=0, alike=alike)
     assert [r.flowfiles_in for r in runs] == [4, 4, 2]  # work items: 4 triggers make 40
-
-
-def test_a_source_making_flowfiles_one_by_one_fills_up_to_the_plain_limit(tmp_path: Path) -> None:
-    """FlowFiles made one by one (EL per FlowFile) fill only up to batch_max_flowfiles."""
-    settings = Settings(
-        sync=False,
-        parallelism=1,
-        unbounded_source_batches=10,
-        batch_max_flowfiles=35,
-        batch_max_batched_flowfiles=1_000,
-    )
-    runs = _generated(tmp_path, settings, threshold=0, alike=False)
-    assert [r.flowfiles_in for r in runs] == [4, 4, 2]
 
 
 def test_filling_a_micro_batch_stops_at_an_output_threshold(tmp_path: Path) -> None:
