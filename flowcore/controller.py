@@ -251,12 +251,13 @@ class Controller:
         """List each source's work for one micro-batch: ``concurrent_tasks`` triggers.
 
         In a batch run, an unbounded source whose work items say how many FlowFiles they make
-        is triggered again while its items make fewer than *room* FlowFiles (at most
+        is triggered again while its items make fewer than ``room[0]`` FlowFiles (at most
         :data:`MAX_SOURCE_TRIGGERS` times; the run's ``unbounded_source_batches`` triggers in
         all, as ever): a micro-batch of one 10,000-FlowFile trigger would spend more on
-        scheduling its Spark jobs than on its FlowFiles. Items made as whole batches by a source
-        that passes batches on whole fill up to *batched_room* instead. Continuous runs trigger
-        each source ``concurrent_tasks`` times per micro-batch.
+        scheduling its Spark jobs than on its FlowFiles. Items made as whole batches
+        (``WorkItem.batched``) by a source whose relationships each lead to one place fill up
+        to ``room[1]`` instead (see :meth:`_room`). Continuous runs trigger each source
+        ``concurrent_tasks`` times per micro-batch.
         """
         work: list[tuple[str, WorkItem]] = []
         states: dict[str, dict[str, str]] = {}
