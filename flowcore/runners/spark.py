@@ -118,10 +118,19 @@ def _ship_by_value(job: StageJob) -> None:
 
 
 def _import_task_path(index: int) -> int:
-    """On a worker: import what every task needs (the built-in processors with it)."""
+    """On a worker: import what every task needs, then freeze it for the garbage collector.
+
+    The built-in processors come with it. PySpark's daemon runs a full ``gc.collect()``
+    after every task of a reused worker, before the worker takes its next task: with flowcore
+    and the processors imported, that walks some 40,000 long-lived objects each time (10-40 ms
+    on a small VM; a trivial job takes 25-30 ms less frozen). Frozen, they are skipped.
+    """
+    import gc  # noqa: PLC0415
+
     import processors  # noqa: F401, PLC0415 - the import is the point
     from flowcore import task  # noqa: F401, PLC0415
 
+    gc.freeze()
     return index
 
 

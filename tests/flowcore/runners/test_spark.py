@@ -134,6 +134,17 @@ def test_plan_shows_spark_stages_after_a_run(tmp_path: Path, spark) -> None:  # 
     assert "2 Spark stage(s)" in result.plan  # the binning stage: a shuffle
 
 
+def test_warmed_workers_keep_the_task_path_out_of_the_collectors_walk(spark) -> None:  # type: ignore[no-untyped-def]
+    """The warm-up's imports are frozen on the worker, so the full collection PySpark's daemon
+    runs after every task of a reused worker does not walk them each time."""
+    from flowcore.runners.spark import _import_task_path
+
+    frozen = spark.map_jobs(
+        lambda index: (_import_task_path(index), __import__("gc").get_freeze_count())[1], [0, 1]
+    )
+    assert all(count > 10_000 for count in frozen)
+
+
 # --- random linear flows ------------------------------------------------------------------------
 
 STEPS = st.one_of(
