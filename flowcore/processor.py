@@ -27,13 +27,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
-from flowcore.errors import ConfigurationError
 from flowcore.flowfile import FlowFile
 from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
+from flowcore.process_context import ProcessContext
 from flowcore.properties import (
     ExpressionLanguageScope,
     PropertyDescriptor,
-    PropertyValue,
     property_key,
 )
 from flowcore.relationship import FAILURE, ORIGINAL, SUCCESS, Relationship
@@ -41,7 +40,7 @@ from flowcore.validators import NON_EMPTY_VALIDATOR, ValidationResult
 
 if TYPE_CHECKING:
     from flowcore.binning import BatchBinning, Bin
-    from flowcore.session import ComponentInfo, ProcessSession, StateMap
+    from flowcore.session import ProcessSession
 
 __all__ = [
     "BinningProcessor",
@@ -75,107 +74,6 @@ class InputRequirement(enum.Enum):
     INPUT_REQUIRED = "INPUT_REQUIRED"
     INPUT_ALLOWED = "INPUT_ALLOWED"
     INPUT_FORBIDDEN = "INPUT_FORBIDDEN"
-
-
-class ProcessContext:
-    """What a processor sees of its configuration and environment while scheduled.
-
-    Built by the runner or the test harness. Property values come back as
-    :class:`~flowcore.properties.PropertyValue` with NiFi's accessors.
-    """
-
-    def __init__(
-        self,
-        processor: Processor,
-        *,
-        component: ComponentInfo,
-        clock: Callable[[], int],
-        state: Callable[[], StateMap],
-        set_state: Callable[[Mapping[str, str]], None] | None = None,
-        auto_terminated: Iterable[str] = (),
-        has_incoming_connection: bool = True,
-        resumed_bins: bool = False,
-    ) -> None:
-        self.processor = processor
-        self.component = component
-        self._clock = clock
-        self._state = state
-        self._set_state = set_state
-        self._auto_terminated = frozenset(auto_terminated)
-        self._has_input = has_incoming_connection
-        #: Set by the engine, whose binning tasks rebuild bins from queued FlowFiles each
-        #: micro-batch: a bin's age then counts from its oldest FlowFile's queue date.
-        self.resumed_bins = resumed_bins
-        #: Set by the engine to merge ready bins in other tasks: a binning processor that
-        #: implements :meth:`BinningProcessor.merge_bin` hands each ready bin (with the session
-        #: holding its FlowFiles) to this callable instead of processing it.
-        self.bin_sink: Callable[[Bin, ProcessSession], None] | None = None
-        self.yielded = False
-        self.logger = logging.getLogger(f"flowcore.processors.{component.type}")
-
-    @property
-    def name(self) -> str:
-        """The processor's name in the flow."""
-        return self.component.name
-
-    def now(self) -> int:
-        """The current time in epoch milliseconds (the harness clock under test)."""
-        return self._clock()
-
-    def get_property(self, descriptor: PropertyDescriptor | str) -> PropertyValue:
-        """Return a property's effective value (configured, else default).
-
-        Raises:
-            ConfigurationError: *descriptor* names no property of this processor.
-        """
-        resolved = self.processor.resolve_descriptor(descriptor)
-        if resolved is None:
-            name = descriptor.name if isinstance(descriptor, PropertyDescriptor) else descriptor
-            msg = self.processor.unknown_property_message(name)
-            raise ConfigurationError(msg)
-        value = self.processor.effective_value(resolved)
-        return PropertyValue(value, resolved, clock=self._clock)
-
-    @property
-    def properties(self) -> Mapping[PropertyDescriptor, str | None]:
-        """Every supported property with its effective value, in declaration order."""
-        return {d: self.processor.effective_value(d) for d in self.processor.descriptors()}
-
-    @property
-    def dynamic_properties(self) -> Mapping[str, str]:
-        """The user-defined (dynamic) properties, by name."""
-        return self.processor.dynamic_properties
-
-    def get_state(self) -> StateMap:
-        """The processor's committed state."""
-        return self._state()
-
-    def set_state(self, values: Mapping[str, str]) -> None:
-        """Replace the processor's state outside a session (NiFi's state manager).
-
-        Meant for ``on_scheduled``. Inside ``on_trigger`` stage state with the session instead,
-        so it commits with the output.
-
-        Raises:
-            ConfigurationError: the runner cannot store state outside a session.
-        """
-        if self._set_state is None:
-            msg = f"{self.component.type} cannot set state here; use session.set_state()"
-            raise ConfigurationError(msg)
-        self._set_state(values)
-
-    def is_auto_terminated(self, relationship: Relationship | str) -> bool:
-        """Whether FlowFiles sent to *relationship* are dropped by the flow."""
-        name = relationship.name if isinstance(relationship, Relationship) else relationship
-        return name in self._auto_terminated
-
-    def has_incoming_connection(self) -> bool:
-        """Whether anything feeds this processor."""
-        return self._has_input
-
-    def yield_(self) -> None:
-        """Ask not to be triggered again for the yield duration (1 sec by default)."""
-        self.yielded = True
 
 
 #: Each processor class's property spellings, when its descriptors are fixed.

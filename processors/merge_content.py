@@ -6,14 +6,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar
 
 from flowcore import (
-    AllowableValue,
     BinningProcessor,
-    ExpressionLanguageScope,
     FlowFile,
     ProcessContext,
     ProcessException,
     ProcessSession,
-    PropertyDependency,
     PropertyDescriptor,
     Relationship,
     ValidationResult,
@@ -30,49 +27,22 @@ from flowcore.binning import (
     InsertionStrategy,
 )
 from flowcore.errors import ExpressionEvaluationError
-from flowcore.expression import ResultType, compile_expression, contains_expression
+from flowcore.expression import compile_expression, contains_expression
 from flowcore.flowfile_batch import FlowFileBatch
-from flowcore.validators import (
-    ATTRIBUTE_KEY_VALIDATOR,
-    BOOLEAN_VALIDATOR,
-    DATA_SIZE_VALIDATOR,
-    NON_EMPTY_VALIDATOR,
-    POSITIVE_INTEGER_VALIDATOR,
-    create_time_period_validator,
-)
 from processors import _merge_batches as batched
 from processors import _merge_bundles as bundles
 from processors import _merge_formats as formats
+from processors import _merge_properties as props
 from processors._merge_bundles import FRAGMENT_ID, SEGMENT_ORIGINAL_FILENAME
+from processors._merge_properties import (
+    ATTRIBUTE_STRATEGY_ALL_UNIQUE,
+    DELIMITER_STRATEGY_NONE,
+    MERGE_STRATEGY_BIN_PACK,
+    MERGE_STRATEGY_DEFRAGMENT,
+)
 
 __all__ = ["MergeContent"]
 
-MERGE_STRATEGY_BIN_PACK = AllowableValue(
-    "Bin-Packing Algorithm",
-    "Bin-Packing Algorithm",
-    "Generates 'bins' of FlowFiles and fills each bin as full as possible. FlowFiles are placed "
-    "into a bin based on their size and optionally their attributes (if the <Correlation "
-    "Attribute> property is set)",
-)
-MERGE_STRATEGY_DEFRAGMENT = AllowableValue(
-    "Defragment",
-    "Defragment",
-    "Combines fragments that are associated by attributes back into a single cohesive FlowFile. "
-    "If using this strategy, all FlowFiles must have the attributes <fragment.identifier>, "
-    "<fragment.count>, and <fragment.index>.",
-)
-ATTRIBUTE_STRATEGY_ALL_COMMON = AllowableValue(
-    "Keep Only Common Attributes",
-    "Keep Only Common Attributes",
-    "Any attribute that is not the same on all FlowFiles in a bin will be dropped.",
-)
-ATTRIBUTE_STRATEGY_ALL_UNIQUE = AllowableValue(
-    "Keep All Unique Attributes",
-    "Keep All Unique Attributes",
-    "Any attribute that has the same value for all FlowFiles in a bin, or has no value for a "
-    "FlowFile, will be kept; conflicting values drop the attribute.",
-)
-DELIMITER_STRATEGY_NONE = "Do Not Use Delimiters"
 
 MERGE_UUID = "merge.uuid"
 MERGE_COUNT = "merge.count"
@@ -93,12 +63,6 @@ REL_FAILURE = Relationship(
     "bundle will be transferred to failure",
 )
 
-_BIN_PACK = (MERGE_STRATEGY_BIN_PACK.value,)
-
-
-def _on(name: str, *values: str) -> PropertyDependency:
-    return PropertyDependency(name, values)
-
 
 class MergeContent(BinningProcessor):
     """Merges a group of FlowFiles into one bundle (NiFi's MergeContent).
@@ -117,238 +81,29 @@ class MergeContent(BinningProcessor):
     FlowFile (its filename is taken from ``segment.original.filename`` first).
     """
 
-    MERGE_STRATEGY = PropertyDescriptor(
-        "Merge Strategy",
-        description="Specifies the algorithm used to merge content.",
-        required=True,
-        default=MERGE_STRATEGY_BIN_PACK.value,
-        allowable_values=(MERGE_STRATEGY_BIN_PACK, MERGE_STRATEGY_DEFRAGMENT),
-    )
-    MERGE_FORMAT = PropertyDescriptor(
-        "Merge Format",
-        description="Determines the format that will be used to merge the content.",
-        required=True,
-        default=formats.FORMAT_CONCAT,
-        allowable_values=(
-            formats.FORMAT_TAR,
-            formats.FORMAT_ZIP,
-            formats.FORMAT_FLOWFILE_STREAM_V3,
-            formats.FORMAT_FLOWFILE_STREAM_V2,
-            formats.FORMAT_FLOWFILE_TAR_V1,
-            formats.FORMAT_CONCAT,
-            formats.FORMAT_AVRO,
-        ),
-    )
-    ATTRIBUTE_STRATEGY = PropertyDescriptor(
-        "Attribute Strategy",
-        description="Determines which FlowFile attributes should be added to the bundle.",
-        required=True,
-        default=ATTRIBUTE_STRATEGY_ALL_COMMON.value,
-        allowable_values=(ATTRIBUTE_STRATEGY_ALL_COMMON, ATTRIBUTE_STRATEGY_ALL_UNIQUE),
-    )
-    CORRELATION_ATTRIBUTE_NAME = PropertyDescriptor(
-        "Correlation Attribute Name",
-        description="If specified, like FlowFiles will be binned together, where 'like "
-        "FlowFiles' means FlowFiles that have the same value for this Attribute.",
-        required=False,
-        validators=(ATTRIBUTE_KEY_VALIDATOR,),
-        el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES,
-        dependencies=(_on("Merge Strategy", *_BIN_PACK),),
-    )
-    METADATA_STRATEGY = PropertyDescriptor(
-        "Metadata Strategy",
-        description="For FlowFiles whose input format supports metadata (Avro), this property "
-        "determines which metadata should be added to the bundle.",
-        required=True,
-        default=formats.METADATA_DO_NOT_MERGE,
-        allowable_values=(
-            formats.METADATA_USE_FIRST,
-            formats.METADATA_KEEP_COMMON,
-            formats.METADATA_IGNORE,
-            formats.METADATA_DO_NOT_MERGE,
-        ),
-        dependencies=(_on("Merge Format", formats.FORMAT_AVRO),),
-        aliases=("mergecontent-metadata-strategy",),
-    )
-    MIN_ENTRIES = PropertyDescriptor(
-        "Minimum Number of Entries",
-        description="The minimum number of files to include in a bundle",
-        required=True,
-        default="1",
-        validators=(POSITIVE_INTEGER_VALIDATOR,),
-        dependencies=(_on("Merge Strategy", *_BIN_PACK),),
-    )
-    MAX_ENTRIES = PropertyDescriptor(
-        "Maximum Number of Entries",
-        description="The maximum number of files to include in a bundle",
-        required=True,
-        default="1000",
-        validators=(POSITIVE_INTEGER_VALIDATOR,),
-        dependencies=(_on("Merge Strategy", *_BIN_PACK),),
-    )
-    MIN_SIZE = PropertyDescriptor(
-        "Minimum Group Size",
-        description="The minimum size for the bundle",
-        required=True,
-        default="0 B",
-        validators=(DATA_SIZE_VALIDATOR,),
-        dependencies=(_on("Merge Strategy", *_BIN_PACK),),
-    )
-    MAX_SIZE = PropertyDescriptor(
-        "Maximum Group Size",
-        description="The maximum size for the bundle. If not specified, there is no maximum.",
-        required=False,
-        validators=(DATA_SIZE_VALIDATOR,),
-        dependencies=(_on("Merge Strategy", *_BIN_PACK),),
-    )
-    BIN_TERMINATION_CHECK = PropertyDescriptor(
-        "Bin Termination Check",
-        description="An Expression Language boolean evaluated for each FlowFile; when true, the "
-        "FlowFile's bin is completed and merged",
-        required=False,
-        el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES,
-        expected_type=ResultType.BOOLEAN,
-        validators=(NON_EMPTY_VALIDATOR,),
-        dependencies=(_on("Merge Strategy", *_BIN_PACK),),
-    )
-    FLOWFILE_INSERTION_STRATEGY = PropertyDescriptor(
-        "FlowFile Insertion Strategy",
-        description="Where the FlowFile that satisfies the Bin Termination Check goes",
-        required=True,
-        default=InsertionStrategy.LAST_IN_BIN.value,
-        allowable_values=tuple(s.value for s in InsertionStrategy),
-        dependencies=(_on("Bin Termination Check"),),
-    )
-    MAX_BIN_AGE = PropertyDescriptor(
-        "Max Bin Age",
-        description="The maximum age of a Bin that will trigger a Bin to be complete. Expected "
-        "format is <duration> <time unit> where <duration> is a positive integer and time unit is "
-        "one of seconds, minutes, hours",
-        required=False,
-        validators=(create_time_period_validator("1 sec", f"{2**31 - 1} secs"),),
-    )
-    MAX_BIN_COUNT = PropertyDescriptor(
-        "Maximum Number of Bins",
-        description="Specifies the maximum number of bins that can be held in memory at any one "
-        "time",
-        required=True,
-        default="5",
-        validators=(POSITIVE_INTEGER_VALIDATOR,),
-        aliases=("Maximum number of Bins",),
-    )
-    DELIMITER_STRATEGY = PropertyDescriptor(
-        "Delimiter Strategy",
-        description="Determines if Header, Footer, and Demarcator should point to files "
-        "containing the respective content, or if the values of the properties should be used as "
-        "the content.",
-        required=True,
-        default=DELIMITER_STRATEGY_NONE,
-        allowable_values=(
-            formats.DELIMITER_FILENAME,
-            formats.DELIMITER_TEXT,
-            DELIMITER_STRATEGY_NONE,
-        ),
-        dependencies=(_on("Merge Format", formats.FORMAT_CONCAT),),
-    )
-    HEADER = PropertyDescriptor(
-        "Header",
-        description="Filename or text specifying the header to use",
-        required=False,
-        validators=(NON_EMPTY_VALIDATOR,),
-        el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES,
-        dependencies=(
-            _on("Delimiter Strategy", formats.DELIMITER_FILENAME, formats.DELIMITER_TEXT),
-        ),
-        aliases=("Header File",),
-    )
-    FOOTER = PropertyDescriptor(
-        "Footer",
-        description="Filename or text specifying the footer to use",
-        required=False,
-        validators=(NON_EMPTY_VALIDATOR,),
-        el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES,
-        dependencies=(
-            _on("Delimiter Strategy", formats.DELIMITER_FILENAME, formats.DELIMITER_TEXT),
-        ),
-        aliases=("Footer File",),
-    )
-    DEMARCATOR = PropertyDescriptor(
-        "Demarcator",
-        description="Filename or text specifying the demarcator to use; written between "
-        "contents, not after the last",
-        required=False,
-        validators=(NON_EMPTY_VALIDATOR,),
-        el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES,
-        dependencies=(
-            _on("Delimiter Strategy", formats.DELIMITER_FILENAME, formats.DELIMITER_TEXT),
-        ),
-        aliases=("Demarcator File",),
-    )
-    COMPRESSION_LEVEL = PropertyDescriptor(
-        "Compression Level",
-        description="Specifies the compression level to use when using the Zip Merge Format; if "
-        "not using the Zip Merge Format, this value is ignored",
-        required=True,
-        default="1",
-        allowable_values=tuple(str(i) for i in range(10)),
-        dependencies=(_on("Merge Format", formats.FORMAT_ZIP),),
-    )
-    KEEP_PATH = PropertyDescriptor(
-        "Keep Path",
-        description="If using the Zip or Tar Merge Format, specifies whether or not the "
-        "FlowFiles' paths should be included in their entry names.",
-        required=True,
-        default="false",
-        allowable_values=("true", "false"),
-        validators=(BOOLEAN_VALIDATOR,),
-        dependencies=(_on("Merge Format", formats.FORMAT_ZIP, formats.FORMAT_TAR),),
-    )
-    TAR_MODIFIED_TIME = PropertyDescriptor(
-        "Tar Modified Time",
-        description="If using the Tar Merge Format, specifies if the Tar entry should store the "
-        "modified timestamp either by expression (e.g. ${file.lastModifiedTime}) or static value, "
-        "both of which must match the ISO8601 format 'yyyy-MM-dd'T'HH:mm:ssZ'.",
-        required=False,
-        default="${file.lastModifiedTime}",
-        validators=(NON_EMPTY_VALIDATOR,),
-        el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES,
-        dependencies=(_on("Merge Format", formats.FORMAT_TAR),),
-    )
-    ZERO_COPY = PropertyDescriptor(
-        "Zero Copy",
-        description="(flowcore) With Binary Concatenation, build the merged content as a rope "
-        "of the inputs' byte ranges instead of copying them; it reads identically. Ropes with "
-        "too many pieces, or pinning mostly dead content, are copied anyway",
-        required=True,
-        default="false",
-        allowable_values=("true", "false"),
-        validators=(BOOLEAN_VALIDATOR,),
-        dependencies=(_on("Merge Format", formats.FORMAT_CONCAT),),
-    )
+    MERGE_STRATEGY = props.MERGE_STRATEGY
+    MERGE_FORMAT = props.MERGE_FORMAT
+    ATTRIBUTE_STRATEGY = props.ATTRIBUTE_STRATEGY
+    CORRELATION_ATTRIBUTE_NAME = props.CORRELATION_ATTRIBUTE_NAME
+    METADATA_STRATEGY = props.METADATA_STRATEGY
+    MIN_ENTRIES = props.MIN_ENTRIES
+    MAX_ENTRIES = props.MAX_ENTRIES
+    MIN_SIZE = props.MIN_SIZE
+    MAX_SIZE = props.MAX_SIZE
+    BIN_TERMINATION_CHECK = props.BIN_TERMINATION_CHECK
+    FLOWFILE_INSERTION_STRATEGY = props.FLOWFILE_INSERTION_STRATEGY
+    MAX_BIN_AGE = props.MAX_BIN_AGE
+    MAX_BIN_COUNT = props.MAX_BIN_COUNT
+    DELIMITER_STRATEGY = props.DELIMITER_STRATEGY
+    HEADER = props.HEADER
+    FOOTER = props.FOOTER
+    DEMARCATOR = props.DEMARCATOR
+    COMPRESSION_LEVEL = props.COMPRESSION_LEVEL
+    KEEP_PATH = props.KEEP_PATH
+    TAR_MODIFIED_TIME = props.TAR_MODIFIED_TIME
+    ZERO_COPY = props.ZERO_COPY
 
-    property_descriptors: ClassVar = (
-        MERGE_STRATEGY,
-        MERGE_FORMAT,
-        ATTRIBUTE_STRATEGY,
-        CORRELATION_ATTRIBUTE_NAME,
-        METADATA_STRATEGY,
-        MIN_ENTRIES,
-        MAX_ENTRIES,
-        MIN_SIZE,
-        MAX_SIZE,
-        BIN_TERMINATION_CHECK,
-        FLOWFILE_INSERTION_STRATEGY,
-        MAX_BIN_AGE,
-        MAX_BIN_COUNT,
-        DELIMITER_STRATEGY,
-        HEADER,
-        FOOTER,
-        DEMARCATOR,
-        COMPRESSION_LEVEL,
-        KEEP_PATH,
-        TAR_MODIFIED_TIME,
-        ZERO_COPY,
-    )
+    property_descriptors: ClassVar = props.PROPERTY_DESCRIPTORS
     relationships: ClassVar = (REL_ORIGINAL, REL_MERGED, REL_FAILURE)
     tags: ClassVar = (
         "merge",

@@ -1,0 +1,59 @@
+"""Tests for the ProcessContext: properties, state and relationships as a processor sees them."""
+
+from __future__ import annotations
+
+import pytest
+
+from flowcore.errors import ConfigurationError
+from flowcore.process_context import ProcessContext
+from flowcore.session import ComponentInfo, StateMap
+from processors import UpdateAttribute
+
+
+def _context(**options: object) -> ProcessContext:
+    processor = UpdateAttribute(**{"Delete Attributes Expression": "tmp.*", "source": "web"})
+    return ProcessContext(
+        processor,
+        component=ComponentInfo("tag-1", "UpdateAttribute", "tag"),
+        clock=lambda: 1_000,
+        state=lambda: StateMap(3, {"seen": "7"}),
+        **options,  # type: ignore[arg-type]
+    )
+
+
+def test_properties_resolve_by_descriptor_nifi_name_or_default() -> None:
+    """Configured values, defaults and dynamic properties come back with NiFi's accessors."""
+    context = _context()
+    processor = context.processor
+    assert context.get_property("Delete Attributes Expression").value == "tmp.*"
+    assert context.get_property(processor.STORE_STATE).value == "Do not store state"
+    assert context.dynamic_properties == {"source": "web"}
+    assert context.properties[processor.STORE_STATE] == "Do not store state"
+
+
+def test_an_unknown_property_names_the_processor_and_the_closest_spelling() -> None:
+    """A misspelt property name is a ConfigurationError that suggests the real one."""
+    with pytest.raises(ConfigurationError, match="Delete Attributes Expression"):
+        _context().get_property("Delete Attribute Expression")
+
+
+def test_state_reads_through_and_writes_only_where_the_runner_can_store_it() -> None:
+    """State is read from the host; setting it outside a session needs the runner's setter."""
+    context = _context()
+    assert context.get_state().get("seen") == "7"
+    with pytest.raises(ConfigurationError, match=r"session\.set_state"):
+        context.set_state({"seen": "8"})
+    stored: list[dict[str, str]] = []
+    _context(set_state=lambda values: stored.append(dict(values))).set_state({"seen": "8"})
+    assert stored == [{"seen": "8"}]
+
+
+def test_relationships_input_clock_and_yield_are_reported_as_configured() -> None:
+    """Auto-terminated relationships, incoming connections, the clock and a yield request."""
+    context = _context(auto_terminated=["success"], has_incoming_connection=False)
+    assert context.is_auto_terminated("success")
+    assert not context.is_auto_terminated("failure")
+    assert not context.has_incoming_connection()
+    assert (context.name, context.now(), context.yielded) == ("tag", 1_000, False)
+    context.yield_()
+    assert context.yielded
