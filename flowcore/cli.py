@@ -76,12 +76,12 @@ def load_flow(path: str | Path) -> Flow:
     raise UsageError(msg)
 
 
-def _conf(pairs: Sequence[str]) -> dict[str, str]:
+def _conf(pairs: Sequence[str], option: str = "--conf") -> dict[str, str]:
     conf = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep:
-            msg = f"--conf {pair!r} must look like key=value"
+            msg = f"{option} {pair!r} must look like key=value"
             raise UsageError(msg)
         conf[key.strip()] = value.strip()
     return conf
@@ -96,12 +96,16 @@ def _repository(args: argparse.Namespace, flow_file: str | None = None) -> Path:
 
 
 def _settings(args: argparse.Namespace) -> Settings:
+    texts = _conf(getattr(args, "setting", None) or (), "--setting")
     values: dict[str, Any] = {}
     if getattr(args, "parallelism", None):
         values["parallelism"] = args.parallelism
     if getattr(args, "batch_size", None):
         values["batch_max_flowfiles"] = args.batch_size
-    return Settings(**values)
+    try:
+        return Settings.parse(texts, **values)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
 
 
 # --- commands ---------------------------------------------------------------------------------
@@ -455,6 +459,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--continuous", action="store_true", help="keep polling sources")
     run.add_argument("--parallelism", type=int, help="tasks per stage run")
     run.add_argument("--batch-size", type=int, help="FlowFiles per stage run")
+    run.add_argument(
+        "--setting",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an engine setting, e.g. provenance_max_storage_time='7 days' (see Settings)",
+    )
     run.add_argument("--json", action="store_true", help="print the result as JSON")
     with_repository(run)
     run.set_defaults(handler=cmd_run)

@@ -520,7 +520,10 @@ class Controller:
 
     @property
     def indexer(self) -> ProvenanceIndexer:
-        """The background indexer of committed provenance files (started on first use)."""
+        """The background indexer of committed provenance files.
+
+        It applies the provenance retention too; :meth:`run` starts it, or first use does.
+        """
         if self._indexer is None:
             self._indexer = ProvenanceIndexer(self.repos.provenance)
         return self._indexer
@@ -583,6 +586,7 @@ class Controller:
         """
         started = time.monotonic()
         try:
+            self.indexer  # noqa: B018 - started now, it applies provenance retention at once
             self.sinks.recover(continuous=continuous)
             micro_batches = self._loop(continuous, progress, should_stop)
             self.sinks.end_of_run()

@@ -85,7 +85,11 @@ class RepositorySet:
             findings = content.recover(flowfiles.referenced_claims())
             database = provenance_url or str(root / "provenance" / "provenance.db")
             provenance = SqlProvenanceRepository(
-                database, event_directory=root / "provenance" / "events"
+                database,
+                event_directory=root / "provenance" / "events",
+                max_storage_time=settings.provenance_max_storage_time,
+                max_storage_size=settings.provenance_max_storage_size,
+                indexed_attributes=settings.provenance_indexed_attributes,
             )
             pending = list(flowfiles.pending_provenance)
             if pending:

@@ -6,7 +6,9 @@ the executors agree on batch limits, penalties and durability.
 
 from __future__ import annotations
 
+import difflib
 import os
+from collections.abc import Mapping
 
 import attrs
 
@@ -16,6 +18,44 @@ __all__ = ["DEFAULT_REPOSITORY", "Settings"]
 
 #: Where a run keeps its repositories when none is given: next to the flow file.
 DEFAULT_REPOSITORY = ".flowcore"
+
+
+def _time_period(instance: object, attribute: attrs.Attribute, value: str) -> None:
+    del instance
+    try:
+        parse_time_period(value)
+    except ValueError as error:
+        msg = f"{attribute.name}: {error}"
+        raise ValueError(msg) from None
+
+
+def _data_size(instance: object, attribute: attrs.Attribute, value: str) -> None:
+    del instance
+    try:
+        parse_data_size(value)
+    except ValueError as error:
+        msg = f"{attribute.name}: {error}"
+        raise ValueError(msg) from None
+
+
+def _from_text(name: str, kind: str, text: str) -> object:
+    """A setting's value from *text*, by the field's declared type."""
+    if kind == "int":
+        try:
+            return int(text.replace("_", "").replace(",", ""))
+        except ValueError:
+            msg = f"{name} takes a whole number, got {text!r}"
+            raise ValueError(msg) from None
+    if kind == "bool":
+        if text.lower() in {"true", "yes", "1"}:
+            return True
+        if text.lower() in {"false", "no", "0"}:
+            return False
+        msg = f"{name} takes true or false, got {text!r}"
+        raise ValueError(msg)
+    if kind.startswith("tuple"):
+        return tuple(part.strip() for part in text.split(",") if part.strip())
+    return text
 
 
 def _positive(instance: object, attribute: attrs.Attribute, value: int) -> None:
@@ -50,18 +90,56 @@ class Settings:
         unbounded_source_batches: in batch mode, how many times a source that never runs out
             (GenerateFlowFile) is triggered before the run drains and ends.
         poll_interval: in continuous mode, the pause between micro-batches that found no work.
+        provenance_max_storage_time: provenance events older than this are purged (NiFi's
+            ``nifi.provenance.repository.max.storage.time``, shipped as ``30 days``).
+        provenance_max_storage_size: the oldest events are purged while the provenance store
+            is larger (NiFi's ``max.storage.size``, ``10 GB``). Both are applied when a run
+            starts and then every minute, as NiFi's repository maintenance does.
+        provenance_indexed_attributes: attributes whose values the provenance repository
+            indexes for search (NiFi's ``indexed.attributes``, empty by default); ``filename``
+            always is. As in NiFi, which indexes events as they are written, a search by a
+            listed attribute finds the events recorded while it was listed; ``flowcore
+            provenance search --attribute`` matches the stored attributes and finds them all.
     """
 
     batch_max_flowfiles: int = attrs.field(default=100_000, validator=_positive)
     batch_max_batched_flowfiles: int = attrs.field(default=1_000_000, validator=_positive)
-    batch_max_bytes: str = "1 GB"
+    batch_max_bytes: str = attrs.field(default="1 GB", validator=_data_size)
     parallelism: int = attrs.field(factory=lambda: max(1, os.cpu_count() or 1), validator=_positive)
     shuffle_partitions: int = attrs.field(default=8, validator=_positive)
-    penalization_period: str = "30 sec"
-    yield_duration: str = "1 sec"
+    penalization_period: str = attrs.field(default="30 sec", validator=_time_period)
+    yield_duration: str = attrs.field(default="1 sec", validator=_time_period)
     sync: bool = True
     unbounded_source_batches: int = attrs.field(default=1, validator=_positive)
-    poll_interval: str = "1 sec"
+    poll_interval: str = attrs.field(default="1 sec", validator=_time_period)
+    provenance_max_storage_time: str = attrs.field(default="30 days", validator=_time_period)
+    provenance_max_storage_size: str = attrs.field(default="10 GB", validator=_data_size)
+    provenance_indexed_attributes: tuple[str, ...] = attrs.field(
+        default=(), converter=lambda names: (names,) if isinstance(names, str) else tuple(names)
+    )
+
+    @classmethod
+    def parse(cls, texts: Mapping[str, str], **values: object) -> Settings:
+        """Settings from text, as a command line or a properties file gives them.
+
+        *texts* maps field names (``provenance_max_storage_time``, or with dashes) to their
+        values as text: integers, ``true``/``false``, comma-separated lists for
+        ``provenance_indexed_attributes``. Keyword *values* are taken as they are.
+
+        Raises:
+            ValueError: an unknown name (with the closest one) or a value the field refuses.
+        """
+        fields = {f.name: f for f in attrs.fields(cls)}
+        for raw, text in texts.items():
+            name = raw.strip().replace("-", "_")
+            field = fields.get(name)
+            if field is None:
+                close = difflib.get_close_matches(name, fields, n=1)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                msg = f"unknown setting {raw!r}; {hint}settings: {', '.join(fields)}"
+                raise ValueError(msg)
+            values[name] = _from_text(name, str(field.type), text.strip())
+        return cls(**values)
 
     @property
     def batch_max_bytes_value(self) -> int:

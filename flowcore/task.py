@@ -333,7 +333,11 @@ class _Task:
             write_deferred(member)
         events_file = None
         if self.events:
-            writer = EventFileWriter(self.spec.paths.events, self.attempt)
+            writer = EventFileWriter(
+                self.spec.paths.events,
+                self.attempt,
+                self.spec.settings.provenance_indexed_attributes,
+            )
             writer.append(self.events)
             events_file = writer.close(sync=self.spec.settings.sync)
         return TaskResult(

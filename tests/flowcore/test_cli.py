@@ -107,6 +107,19 @@ def test_user_mistakes_are_one_line_errors(tmp_path: Path, capsys) -> None:  # t
     assert main(["status", "--repository", str(tmp_path / "nothing")]) == 2
 
 
+def test_run_takes_engine_settings_by_name(flow_file: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """--setting NAME=VALUE sets any engine setting; a misspelt one is refused before running."""
+    code = main(
+        ["run", str(flow_file), "--runner", "direct", "--setting", "provenance_max_storage_sze=1 B"]
+    )
+    assert code == 2
+    assert "did you mean 'provenance_max_storage_size'" in capsys.readouterr().err
+    assert not (flow_file.parent / "out").exists()
+    settings = ["--setting", "sync=false", "--setting", "provenance_indexed_attributes=filename"]
+    assert main(["run", str(flow_file), "--runner", "direct", *settings]) == 0
+    assert [p.read_text() for p in (flow_file.parent / "out").iterdir()] == ["two"]  # replaced
+
+
 def test_console_script_reports_without_traceback(tmp_path: Path) -> None:
     """The installed `flowcore` command prints a clear error, never a traceback, for user errors."""
     script = Path(sys.executable).parent / "flowcore"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -12,6 +13,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+import attrs
 import pytest
 
 from flowcore import Flow, Processor, Relationship
@@ -113,6 +115,32 @@ def test_a_second_run_ingests_nothing_twice(tmp_path: Path) -> None:
     )
     assert again.count("get", "success") == 0
     assert again.provenance_events == 0
+
+
+def test_provenance_settings_index_attributes_and_apply_retention(tmp_path: Path) -> None:
+    """Listed attributes are indexed by the tasks and found through the index, as the stored
+    maps find them; the next run starts by applying retention to what the store holds."""
+    _write_inputs(tmp_path / "in")
+    indexed = attrs.evolve(SETTINGS, provenance_indexed_attributes=("kind",))
+    run_flow(_file_flow(tmp_path), "direct", repository=tmp_path / "repo", settings=indexed)
+    found = {}
+    for settings in (indexed, SETTINGS):  # through the index, then by the stored maps
+        repos = RepositorySet.open(tmp_path / "repo", settings)
+        events = repos.provenance.search(attributes={"kind": "log"}, limit=1_000_000)
+        found[settings.provenance_indexed_attributes] = {e.event_id for e in events}
+        repos.close()
+    assert found[("kind",)] == found[()]
+    assert len(found[()]) >= 15  # at least each split's ATTRIBUTES_MODIFIED
+    database = sqlite3.connect(tmp_path / "repo" / "provenance" / "provenance.db")
+    rows = database.execute("select count(*) from provenance_attribute where name = 'kind'")
+    assert rows.fetchone()[0] > 0
+    database.close()
+    tiny = attrs.evolve(SETTINGS, provenance_max_storage_size="1 B")
+    again = run_flow(_file_flow(tmp_path), "direct", repository=tmp_path / "repo", settings=tiny)
+    assert again.provenance_events == 0
+    repos = RepositorySet.open(tmp_path / "repo", SETTINGS)
+    assert repos.provenance.count() == 0
+    repos.close()
 
 
 def test_restart_resumes_from_the_committed_queues(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -47,4 +48,19 @@ def test_an_indexing_failure_surfaces_in_the_controllers_thread(tmp_path: Path) 
     indexer.submit(["no-such-file.events"])
     with pytest.raises(RepositoryError, match="is missing"):
         indexer.close()
+    repository.close()
+
+
+def test_retention_runs_at_start_and_then_every_maintenance_period(tmp_path: Path) -> None:
+    """Events past max_storage_time are purged by the indexer's own thread: once when it
+    starts, then at each maintenance period between indexing batches."""
+    repository = SqlProvenanceRepository(tmp_path / "p.db", max_storage_time="1 min")
+    repository.index_files([_event_file(repository, "before", 2)])  # from an earlier run
+    indexer = ProvenanceIndexer(repository, maintenance_frequency=0.05)
+    indexer.submit([_event_file(repository, "during", 3)])
+    deadline = time.monotonic() + 10
+    while indexer.purged < 5 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    indexer.close()
+    assert (indexer.events, indexer.purged, repository.count()) == (3, 5, 0)
     repository.close()
