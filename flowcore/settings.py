@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import attrs
 
@@ -20,22 +20,22 @@ __all__ = ["DEFAULT_REPOSITORY", "Settings"]
 DEFAULT_REPOSITORY = ".flowcore"
 
 
-def _time_period(instance: object, attribute: attrs.Attribute, value: str) -> None:
-    del instance
-    try:
-        parse_time_period(value)
-    except ValueError as error:
-        msg = f"{attribute.name}: {error}"
-        raise ValueError(msg) from None
+def _parsable(parse: Callable[[str], float]) -> Callable[[object, attrs.Attribute, str], None]:
+    """A validator: the value must parse (as a time period, a data size); errors name the field."""
+
+    def check(instance: object, attribute: attrs.Attribute, value: str) -> None:
+        del instance
+        try:
+            parse(value)
+        except ValueError as error:
+            msg = f"{attribute.name}: {error}"
+            raise ValueError(msg) from None
+
+    return check
 
 
-def _data_size(instance: object, attribute: attrs.Attribute, value: str) -> None:
-    del instance
-    try:
-        parse_data_size(value)
-    except ValueError as error:
-        msg = f"{attribute.name}: {error}"
-        raise ValueError(msg) from None
+_time_period = _parsable(parse_time_period)
+_data_size = _parsable(parse_data_size)
 
 
 def _from_text(name: str, kind: str, text: str) -> object:
@@ -124,7 +124,8 @@ class Settings:
 
         *texts* maps field names (``provenance_max_storage_time``, or with dashes) to their
         values as text: integers, ``true``/``false``, comma-separated lists for
-        ``provenance_indexed_attributes``. Keyword *values* are taken as they are.
+        ``provenance_indexed_attributes``. Keyword *values* are taken as they are; *texts* win
+        over them for the same name.
 
         Raises:
             ValueError: an unknown name (with the closest one) or a value the field refuses.
