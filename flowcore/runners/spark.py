@@ -7,7 +7,9 @@ content) keyed by group; ``partitionBy`` brings each group to one partition, whe
 in queue order. Repositories must be on a path every executor can reach.
 
 One SparkSession is created on first use and reused by every run in the process. Its UI is off
-and its logs quiet unless ``spark.ui.enabled`` or ``FLOWCORE_SPARK_LOG_LEVEL`` say otherwise.
+and its logs quiet unless ``spark.ui.enabled`` or ``FLOWCORE_SPARK_LOG_LEVEL`` say otherwise; on a
+local master its JVM compiles with C1 only (``-XX:TieredStopAtLevel=1``), so JIT threads leave the
+cores to the Python workers. Java options in the user's conf come after these, so they win.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import os
 import sys
 import sysconfig
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +27,7 @@ from flowcore.runners import StageJob, run_partition, shuffle_map
 from flowcore.stage_plan import TaskResult, TaskSpec
 from flowcore.task import run_task
 
-__all__ = ["DEFAULT_MASTER", "SparkRunner", "spark_session"]
+__all__ = ["DEFAULT_MASTER", "SparkRunner", "session_conf", "spark_session"]
 
 DEFAULT_MASTER = "local[*]"
 _SESSION_LOCK = threading.Lock()
@@ -36,13 +38,19 @@ _WARMED: set[int] = set()  # ids of SparkContexts whose workers imported the tas
 
 
 _LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
+_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 
 
-def _quiet_defaults(master: str) -> dict[str, str]:
+def _session_defaults(master: str) -> dict[str, str]:
+    """The Spark configuration flowcore starts a session with (see :func:`session_conf`)."""
+    java = [f"-Dlog4j2.configurationFile=file:{_LOG_CONFIG}"]
     if master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # no hostname lookup warning
+        # A local JVM schedules tasks and moves small results while the Python workers do the
+        # work: its optimizing (C2) compiler threads would take the cores those workers need.
+        java.append("-XX:TieredStopAtLevel=1")
     return {
-        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{_LOG_CONFIG}",
+        _JAVA_OPTIONS: " ".join(java),
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.pyspark.python": sys.executable,
@@ -51,6 +59,19 @@ def _quiet_defaults(master: str) -> dict[str, str]:
         # Task results are small; task specs carry processors, so keep closures unlimited.
         "spark.driver.maxResultSize": "1g",
     }
+
+
+def session_conf(master: str, conf: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The session's configuration: flowcore's defaults with the user's *conf* over them.
+
+    The user's ``spark.driver.extraJavaOptions`` are appended to flowcore's rather than
+    replacing them: the JVM takes the last of repeated options, so theirs still win.
+    """
+    defaults = _session_defaults(master)
+    merged = {**defaults, **(conf or {})}
+    if conf and _JAVA_OPTIONS in conf:
+        merged[_JAVA_OPTIONS] = f"{defaults[_JAVA_OPTIONS]} {conf[_JAVA_OPTIONS]}"
+    return merged
 
 
 def spark_session(master: str | None = None, conf: dict[str, str] | None = None) -> Any:
@@ -76,7 +97,7 @@ def spark_session(master: str | None = None, conf: dict[str, str] | None = None)
             from pyspark.sql import SparkSession  # noqa: PLC0415 - slow import, only when used
 
             builder = SparkSession.builder.master(wanted).appName("flowcore")
-            for key, value in {**_quiet_defaults(wanted), **(conf or {})}.items():
+            for key, value in session_conf(wanted, conf).items():
                 builder = builder.config(key, value)
             session = builder.getOrCreate()
             session.sparkContext.setLogLevel(os.environ.get("FLOWCORE_SPARK_LOG_LEVEL", "ERROR"))

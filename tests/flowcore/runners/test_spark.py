@@ -134,6 +134,23 @@ def test_plan_shows_spark_stages_after_a_run(tmp_path: Path, spark) -> None:  # 
     assert "2 Spark stage(s)" in result.plan  # the binning stage: a shuffle
 
 
+def test_session_conf_keeps_flowcores_java_options_before_the_users() -> None:
+    """A local master's JVM compiles with C1 only and logs quietly; a user's Java options are
+    appended (the JVM takes the last of repeated options), other conf simply wins."""
+    from flowcore.runners.spark import session_conf
+
+    local = session_conf("local[2]")["spark.driver.extraJavaOptions"].split()
+    assert "-XX:TieredStopAtLevel=1" in local
+    assert any(o.startswith("-Dlog4j2.configurationFile=") for o in local)
+    cluster = session_conf("spark://127.0.0.1:7077")["spark.driver.extraJavaOptions"]
+    assert "TieredStopAtLevel" not in cluster
+    mine = {"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=4", "spark.ui.enabled": "true"}
+    merged = session_conf("local[2]", mine)
+    assert merged["spark.driver.extraJavaOptions"].split()[-1] == "-XX:TieredStopAtLevel=4"
+    assert merged["spark.driver.extraJavaOptions"].split()[:-1] == local
+    assert merged["spark.ui.enabled"] == "true"
+
+
 def test_warmed_workers_keep_the_task_path_out_of_the_collectors_walk(spark) -> None:  # type: ignore[no-untyped-def]
     """The warm-up's imports are frozen on the worker, so the full collection PySpark's daemon
     runs after every task of a reused worker does not walk them each time."""
