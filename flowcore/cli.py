@@ -155,7 +155,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             should_stop=stop.is_set,
         )
     if args.json:
-        from flowcore.controller import stage_summary  # noqa: PLC0415
+        from flowcore.run_result import stage_summary  # noqa: PLC0415
 
         console.print_json(json.dumps(stage_summary(result), default=str))
         return 0

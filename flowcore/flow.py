@@ -30,7 +30,7 @@ from flowcore.validators import DATA_SIZE_VALIDATOR, TIME_PERIOD_VALIDATOR
 if TYPE_CHECKING:
     import networkx as nx
 
-    from flowcore.controller import RunResult
+    from flowcore.run_result import RunResult
     from flowcore.settings import Settings
 
 __all__ = [

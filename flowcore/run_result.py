@@ -1,0 +1,92 @@
+"""What a run reports: progress after each stage run, and the result at its end.
+
+Kept apart from the controller that produces them: the CLI, ``flow.run(...)`` and benchmarks
+read these values without needing the controller's machinery.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from flowcore.stage_plan import Bulletin
+
+__all__ = ["RunProgress", "RunResult", "stage_summary"]
+
+
+@attrs.frozen
+class RunProgress:
+    """Reported after every stage run that made progress (the CLI's progress line).
+
+    Attributes:
+        micro_batch: the micro-batch's number.
+        stage_id: the stage that ran.
+        flowfiles_in: source work items read and FlowFiles consumed by the stage run.
+        queued: FlowFiles queued anywhere after its commit.
+    """
+
+    micro_batch: int
+    stage_id: str
+    flowfiles_in: int
+    queued: int
+
+
+@attrs.frozen
+class RunResult:
+    """What a run did.
+
+    Attributes:
+        flow: the flow's name.
+        runner: ``direct`` or ``spark``.
+        repository: the repository directory.
+        micro_batches: micro-batches run.
+        stage_runs: stage runs committed.
+        elapsed_seconds: wall time of the run.
+        transfers: per component name, per relationship: ``(FlowFiles, bytes)``.
+        received: per component name, FlowFiles taken from its input.
+        provenance_events: events indexed by this run.
+        queued: per connection label, ``(FlowFiles, bytes)`` still queued at the end.
+        bulletins: processor errors of this run.
+        plan: the explain plan, with what the runner did per stage.
+        sinks: per two-phase sink name, its last published state (a dataset's version, chunk
+            count and auto-merge figures).
+    """
+
+    flow: str
+    runner: str
+    repository: str
+    micro_batches: int
+    stage_runs: int
+    elapsed_seconds: float
+    transfers: dict[str, dict[str, tuple[int, int]]]
+    received: dict[str, int]
+    provenance_events: int
+    queued: dict[str, tuple[int, int]]
+    bulletins: tuple[Bulletin, ...]
+    plan: str
+    sinks: dict[str, dict[str, str]] = attrs.field(factory=dict)
+
+    def count(self, component: str, relationship: str) -> int:
+        """FlowFiles *component* (a name) sent to *relationship* in this run."""
+        return self.transfers.get(component, {}).get(relationship, (0, 0))[0]
+
+    def summary(self) -> str:
+        """A short text report."""
+        lines = [
+            f"flow '{self.flow}' on {self.runner}: {self.micro_batches} micro-batch(es), "
+            f"{self.stage_runs} stage run(s) in {self.elapsed_seconds:.2f} s",
+        ]
+        for component, relationships in self.transfers.items():
+            for relationship, (count, size) in sorted(relationships.items()):
+                lines.append(f"  {component} -> {relationship}: {count} FlowFiles, {size} bytes")
+        lines.append(f"  provenance events: {self.provenance_events}")
+        for label, (count, size) in self.queued.items():
+            lines.append(f"  still queued in {label}: {count} FlowFiles, {size} bytes")
+        lines.extend(f"  bulletin: {b.component_name}: {b.message}" for b in self.bulletins)
+        return "\n".join(lines)
+
+
+def stage_summary(result: RunResult) -> dict[str, Any]:
+    """The result as JSON-ready data (for ``--json`` and benchmarks)."""
+    return attrs.asdict(result)
