@@ -24,6 +24,7 @@ import networkx as nx
 
 from flowcore.flow import Component, Flow
 from flowcore.processor import ProcessorKind
+from flowcore.units import parse_time_period
 from flowcore.validation import validate_flow
 
 __all__ = [
@@ -217,6 +218,15 @@ def explain(compiled: CompiledFlow) -> str:
     lines = [f"flow '{flow.name}': {len(compiled.stages)} stage(s)"]
     connections = {c.id: c for c in flow.connections}
 
+    def _scheduling(component: Component) -> str:
+        """A source's scheduling settings that differ from NiFi's defaults, for explain."""
+        text = ""
+        if component.concurrent_tasks > 1:
+            text += f", {component} x{component.concurrent_tasks} concurrent tasks"
+        if parse_time_period(component.run_schedule):
+            text += f", {component} every {component.run_schedule} (continuous runs)"
+        return text
+
     def label(connection_id: str) -> str:
         reasons = ", ".join(r.value for r in compiled.durable[connection_id])
         return f"{flow.describe(connections[connection_id])} (durable: {reasons})"
@@ -226,11 +236,7 @@ def explain(compiled: CompiledFlow) -> str:
         lines.append(f"{stage.id}: {members}")
         if stage.is_source_stage:
             sources = (flow.component(m) for m in stage.members)
-            tasks = "".join(
-                f", {c} x{c.concurrent_tasks} concurrent tasks"
-                for c in sources
-                if c.concurrent_tasks > 1
-            )
+            tasks = "".join(_scheduling(c) for c in sources)
             lines.append(f"  input: source work{tasks}")
         lines.extend(f"  input: {label(c)}" for c in stage.inputs)
         lines.extend(f"  output: {label(c)}" for c in stage.outputs)

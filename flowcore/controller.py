@@ -102,6 +102,7 @@ class Controller:
         self._in_bins: set[str] = set()
         self._source_triggers: Counter[str] = Counter()
         self._exhausted: set[str] = set()
+        self._scheduled_at: dict[str, int] = {}  # source id -> its last scheduled trigger (ms)
         self._indexer: ProvenanceIndexer | None = None
         self._contexts: dict[str, ProcessContext] = {}
         self._transfers: dict[str, dict[str, list[int]]] = defaultdict(
@@ -178,20 +179,26 @@ class Controller:
     ) -> tuple[list[tuple[str, WorkItem]], dict[str, dict[str, str]]]:
         """List each source's work for one micro-batch: ``concurrent_tasks`` triggers.
 
-        In a batch run, an unbounded source whose work items say how many FlowFiles they make
-        is triggered again while its items make fewer than ``room[0]`` FlowFiles (at most
-        :data:`MAX_SOURCE_TRIGGERS` times; the run's ``unbounded_source_batches`` triggers in
-        all, as ever): a micro-batch of one 10,000-FlowFile trigger would spend more on
-        scheduling its Spark jobs than on its FlowFiles. Items made as whole batches
+        An unbounded source whose work items say how many FlowFiles they make is triggered
+        again while its items make fewer than ``room[0]`` FlowFiles (at most
+        :data:`MAX_SOURCE_TRIGGERS` times; in a batch run ``unbounded_source_batches``
+        triggers in all, as ever): a micro-batch of one 10,000-FlowFile trigger would spend
+        more on scheduling its Spark jobs than on its FlowFiles. Items made as whole batches
         (``WorkItem.batched``) by a source whose relationships each lead to one place fill up
-        to ``room[1]`` instead (see :meth:`_room`). Continuous runs trigger each source
-        ``concurrent_tasks`` times per micro-batch.
+        to ``room[1]`` instead (see :meth:`_room`). In a continuous run a source with a Run
+        Schedule is triggered ``concurrent_tasks`` times once per period, and not filled:
+        the period is what the user asked for.
         """
         work: list[tuple[str, WorkItem]] = []
         states: dict[str, dict[str, str]] = {}
         for member in plan.source_members:
             processor = member.processor
             assert isinstance(processor, SourceProcessor)
+            scheduled = continuous and member.run_schedule_ms > 0
+            if scheduled:
+                if not self._due(member):
+                    continue
+                self._scheduled_at[member.component_id] = _now()
             committed = self.repos.flowfiles.state(member.component_id)
             state: Mapping[str, str] = committed
             listed = len(work)
@@ -201,7 +208,7 @@ class Controller:
             # Concurrent tasks: each trigger lists from the state the one before it left.
             while triggers < member.concurrent_tasks or (
                 processor.unbounded
-                and not continuous
+                and not scheduled
                 and made is not None
                 and made < limit
                 and triggers < MAX_SOURCE_TRIGGERS
@@ -223,6 +230,21 @@ class Controller:
             if len(work) > listed or dict(state) != dict(committed):
                 states[member.component_id] = dict(state)
         return work, states
+
+    def _due(self, member: MemberPlan) -> bool:
+        """Whether a source with a Run Schedule may be triggered now (first time: at once)."""
+        last = self._scheduled_at.get(member.component_id)
+        return last is None or _now() >= last + member.run_schedule_ms
+
+    def _next_scheduled(self) -> int | None:
+        """When the next source with a Run Schedule comes due, if any has been triggered."""
+        times = [
+            self._scheduled_at[m.component_id] + m.run_schedule_ms
+            for plan in self.plans.values()
+            for m in plan.source_members
+            if m.component_id in self._scheduled_at
+        ]
+        return min(times) if times else None
 
     def _room(self, outputs: Sequence[Connection]) -> tuple[int, int]:
         """FlowFiles a stage's sources may add in one micro-batch: ``(plain, batched)``.
@@ -560,7 +582,11 @@ class Controller:
                 time.sleep(min(wait - now, 1000) / 1000)
                 continue
             if continuous:
-                time.sleep(self.settings.poll_interval_seconds)
+                pause = self.settings.poll_interval_seconds
+                due = self._next_scheduled()
+                if due is not None:  # a Run Schedule ends before the poll interval does
+                    pause = min(pause, max(0, due - now) / 1000)
+                time.sleep(pause)
                 continue
             if not drained and not self._held_back:
                 drained = True

@@ -37,6 +37,7 @@ __all__ = [
     "DEFAULT_BACK_PRESSURE_DATA_SIZE",
     "DEFAULT_BACK_PRESSURE_OBJECTS",
     "DEFAULT_FLOWFILE_EXPIRATION",
+    "DEFAULT_RUN_SCHEDULE",
     "FUNNEL_RELATIONSHIP",
     "Component",
     "ComponentKind",
@@ -49,6 +50,7 @@ __all__ = [
 DEFAULT_BACK_PRESSURE_OBJECTS = 10_000  # nifi.queue.backpressure.count
 DEFAULT_BACK_PRESSURE_DATA_SIZE = "1 GB"  # nifi.queue.backpressure.size
 DEFAULT_FLOWFILE_EXPIRATION = "0 sec"  # never
+DEFAULT_RUN_SCHEDULE = "0 sec"  # NiFi's: as often as there is work and room
 #: A funnel's only exit; connections out of a funnel use it implicitly.
 FUNNEL_RELATIONSHIP = "success"
 
@@ -127,6 +129,9 @@ class Component:
         concurrent_tasks: NiFi's Concurrent Tasks: how many times a source is triggered in one
             micro-batch, each trigger's work read in a task of its own (others run in as many
             tasks as their input allows).
+        run_schedule: NiFi's Run Schedule for a source in a continuous run: ``"0 sec"`` (the
+            default) triggers it as often as there is room downstream; a period such as
+            ``"1 min"`` triggers it (``concurrent_tasks`` times) at most once per period.
     """
 
     id: str
@@ -134,6 +139,7 @@ class Component:
     kind: ComponentKind
     processor: Processor | None = None
     concurrent_tasks: int = 1
+    run_schedule: str = attrs.field(default=DEFAULT_RUN_SCHEDULE, converter=_period_text)
 
     @property
     def type_name(self) -> str:
@@ -215,7 +221,12 @@ class Flow:
         return candidate
 
     def add(
-        self, processor: Processor, name: str | None = None, *, concurrent_tasks: int = 1
+        self,
+        processor: Processor,
+        name: str | None = None,
+        *,
+        concurrent_tasks: int = 1,
+        run_schedule: str | int | float = DEFAULT_RUN_SCHEDULE,
     ) -> Component:
         """Place a configured processor in the flow; return its handle.
 
@@ -225,6 +236,9 @@ class Flow:
             concurrent_tasks: NiFi's Concurrent Tasks scheduling setting. A source is
                 triggered this many times per micro-batch and its triggers' work is read in
                 parallel tasks (GenerateFlowFile on two cores wants 2).
+            run_schedule: NiFi's Run Schedule, for sources in continuous runs: ``"0 sec"``
+                runs a source as often as there is room downstream; ``"1 min"`` (or 60, in
+                seconds) at most once a minute. Checked by validation.
 
         Raises:
             FlowDefinitionError: the processor instance is already in the flow, or the name is,
@@ -254,6 +268,7 @@ class Flow:
             kind=ComponentKind.PROCESSOR,
             processor=processor,
             concurrent_tasks=concurrent_tasks,
+            run_schedule=run_schedule,
         )
         self._components[component.id] = component
         return component

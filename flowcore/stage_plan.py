@@ -100,6 +100,8 @@ class MemberPlan:
         auto_terminated: relationships whose FlowFiles are dropped.
         has_input: whether anything feeds the component.
         concurrent_tasks: triggers of a source per micro-batch (NiFi's Concurrent Tasks).
+        run_schedule_ms: a source's Run Schedule in a continuous run (0: as often as there is
+            room).
     """
 
     component_id: str
@@ -110,6 +112,7 @@ class MemberPlan:
     auto_terminated: frozenset[str]
     has_input: bool
     concurrent_tasks: int = 1
+    run_schedule_ms: int = 0
 
     @property
     def kind(self) -> ProcessorKind:
@@ -185,6 +188,7 @@ def build_stage_plan(compiled: CompiledFlow, stage: Stage) -> StagePlan:
                 auto_terminated=flow.auto_terminated(component),
                 has_input=bool(flow.incoming(component)),
                 concurrent_tasks=component.concurrent_tasks,
+                run_schedule_ms=int(parse_time_period(component.run_schedule, "ms")),
             )
         )
     connections = {c.id: c for c in flow.connections}

@@ -14,7 +14,7 @@ import attrs
 
 from flowcore.errors import FlowValidationError
 from flowcore.flow import Component, ComponentKind, Connection, Flow
-from flowcore.processor import InputRequirement
+from flowcore.processor import InputRequirement, ProcessorKind
 from flowcore.units import parse_data_size, parse_time_period
 
 __all__ = ["CHECKS", "FlowProblem", "problems_of", "validate_flow"]
@@ -167,6 +167,28 @@ def check_queue_settings(flow: Flow) -> Iterator[FlowProblem]:
             yield FlowProblem(subject, f"flowfile_expiration: {ex}", "e.g. '0 sec' or '5 mins'")
 
 
+def check_run_schedules(flow: Flow) -> Iterator[FlowProblem]:
+    """A Run Schedule must parse, and only a source may have one other than ``0 sec``.
+
+    Other processors run whenever their input is queued (a stage runs once per micro-batch):
+    a period there would be silently ignored, so it is refused instead.
+    """
+    for component in _processors(flow):
+        try:
+            period = parse_time_period(component.run_schedule)
+        except ValueError as ex:
+            yield FlowProblem(str(component), f"run_schedule: {ex}", "e.g. '0 sec' or '1 min'")
+            continue
+        assert component.processor is not None
+        if period and component.processor.kind is not ProcessorKind.SOURCE:
+            yield FlowProblem(
+                str(component),
+                f"run_schedule {component.run_schedule!r} is set, but only sources are scheduled "
+                "by period; this processor runs whenever its input is queued",
+                "remove run_schedule, or throttle its source instead",
+            )
+
+
 #: The checks, in reporting order.
 CHECKS: tuple[Check, ...] = (
     check_not_empty,
@@ -175,6 +197,7 @@ CHECKS: tuple[Check, ...] = (
     check_relationships_handled,
     check_inputs,
     check_queue_settings,
+    check_run_schedules,
 )
 
 

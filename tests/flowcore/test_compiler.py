@@ -135,6 +135,17 @@ def test_explain_names_stages_members_and_why_queues_are_durable() -> None:
     )
 
 
+def test_explain_shows_a_sources_scheduling_when_not_nifis_default() -> None:
+    """Concurrent tasks above one and a Run Schedule other than 0 sec appear on the input line."""
+    flow = Flow("paced")
+    gen = flow.add(GenerateFlowFile(), name="gen", concurrent_tasks=2, run_schedule="1 min")
+    flow.auto_terminate(gen, "success")
+    assert (
+        "  input: source work, GenerateFlowFile 'gen' x2 concurrent tasks, "
+        "GenerateFlowFile 'gen' every 1 min (continuous runs)"
+    ) in flow.explain()
+
+
 def test_compilation_validates_first() -> None:
     """An invalid flow never compiles."""
     flow = Flow("bad")

@@ -18,6 +18,7 @@ import pytest
 
 from flowcore import Flow, Processor, Relationship
 from flowcore import _task_bins as task_bins
+from flowcore import controller as controller_module
 from flowcore.controller import Controller, RunProgress, run_flow
 from flowcore.errors import FlowValidationError, RepositoryError
 from flowcore.repository_set import RepositorySet, read_bulletins, read_status
@@ -461,7 +462,8 @@ def test_kill_9_during_file_splitter_ingestion_repeats_and_skips_no_block(
 
 
 def test_continuous_mode_polls_until_told_to_stop(tmp_path: Path) -> None:
-    """In continuous mode sources keep being triggered; progress is reported; stop ends it."""
+    """In continuous mode a source with NiFi's Run Schedule of 0 sec fills every micro-batch
+    (MAX_SOURCE_TRIGGERS triggers); progress is reported; stop ends it."""
     settings = Settings(sync=False, parallelism=1, poll_interval="0 sec")
     flow = Flow("forever")
     gen = flow.add(GenerateFlowFile(custom_text="x", batch_size=2), name="gen")
@@ -482,10 +484,66 @@ def test_continuous_mode_polls_until_told_to_stop(tmp_path: Path) -> None:
         progress=reports.append,
         should_stop=stop,
     )
-    assert result.count("tag", "success") == 10
-    # each micro-batch: one work item read, two FlowFiles consumed by UpdateAttribute
-    assert [r.flowfiles_in for r in reports] == [3] * 5
+    triggers = controller_module.MAX_SOURCE_TRIGGERS
+    assert result.count("tag", "success") == 5 * triggers * 2
+    # each micro-batch: a work item per trigger read, two FlowFiles each consumed by the tag
+    assert [r.flowfiles_in for r in reports] == [triggers * 3] * 5
     assert [r.micro_batch for r in reports] == [1, 2, 3, 4, 5]
+
+
+def _scheduled_flow(run_schedule: str) -> Flow:
+    flow = Flow("paced")
+    gen = flow.add(
+        GenerateFlowFile(custom_text="x", batch_size=2), name="gen", run_schedule=run_schedule
+    )
+    tag = flow.add(UpdateAttribute(), name="tag")
+    flow.connect(gen, tag)
+    flow.auto_terminate(tag, "success")
+    return flow
+
+
+def test_a_run_schedule_triggers_a_source_once_per_period_in_continuous_mode(
+    tmp_path: Path,
+) -> None:
+    """A source with Run Schedule 1 hour is triggered once, at the start, however many
+    micro-batches a continuous run polls, and is not filled."""
+    settings = Settings(sync=False, parallelism=1, poll_interval="0 sec")
+    polls = []
+
+    def stop() -> bool:
+        polls.append(1)
+        return len(polls) > 20
+
+    result = run_flow(
+        _scheduled_flow("1 hour"),
+        "direct",
+        repository=tmp_path / "repo",
+        settings=settings,
+        continuous=True,
+        should_stop=stop,
+    )
+    assert result.count("tag", "success") == 2
+    assert result.micro_batches == 20
+
+
+def test_a_run_schedule_spaces_a_sources_triggers_by_its_period(tmp_path: Path) -> None:
+    """With Run Schedule 200 millis, three triggers take at least two periods; the run
+    sleeps until the next one is due rather than a whole poll interval."""
+    settings = Settings(sync=False, parallelism=1, poll_interval="1 hour")
+    reports: list[RunProgress] = []
+    started = time.monotonic()
+    result = run_flow(
+        _scheduled_flow("200 millis"),
+        "direct",
+        repository=tmp_path / "repo",
+        settings=settings,
+        continuous=True,
+        progress=reports.append,
+        should_stop=lambda: len(reports) >= 3,
+    )
+    assert time.monotonic() - started >= 0.4
+    assert result.count("tag", "success") == 6
+    assert [r.flowfiles_in for r in reports] == [3, 3, 3]
 
 
 class FailingMerge(MergeContent):

@@ -126,3 +126,13 @@ def test_concurrent_tasks_must_be_a_positive_integer() -> None:
     for bad in (0, -1, "2", True):
         with pytest.raises(FlowDefinitionError, match="concurrent_tasks of GenerateFlowFile"):
             flow.add(GenerateFlowFile(), concurrent_tasks=bad)  # type: ignore[arg-type]
+
+
+def test_run_schedule_defaults_to_nifis_zero_and_takes_seconds_as_numbers() -> None:
+    """Run Schedule is NiFi's ``0 sec`` unless given; a number means seconds, as elsewhere."""
+    flow = Flow("f")
+    assert flow.add(GenerateFlowFile(), name="gen").run_schedule == "0 sec"
+    assert flow.add(GenerateFlowFile(), name="slow", run_schedule="5 mins").run_schedule == (
+        "5 mins"
+    )
+    assert flow.add(GenerateFlowFile(), name="num", run_schedule=60).run_schedule == "60 secs"

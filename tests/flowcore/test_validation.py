@@ -90,3 +90,20 @@ def test_an_empty_flow_is_invalid() -> None:
 def test_checks_are_an_explicit_ordered_registry() -> None:
     """Each check is a named function in CHECKS."""
     assert [c.__name__ for c in CHECKS][:2] == ["check_not_empty", "check_properties"]
+
+
+def test_run_schedules_must_parse_and_belong_to_sources() -> None:
+    """A Run Schedule that does not parse, or one on a processor with input, is a problem."""
+    flow = Flow("scheduled")
+    gen = flow.add(GenerateFlowFile(), name="gen", run_schedule="often")
+    log = flow.add(LogAttribute(), name="log", run_schedule="1 min")
+    flow.connect(gen, log)
+    flow.auto_terminate(log, "success")
+    found = {p.subject: p for p in problems_of(flow) if "run_schedule" in p.problem}
+    assert set(found) == {str(gen), str(log)}
+    assert found[str(gen)].fix == "e.g. '0 sec' or '1 min'"
+    assert "only sources are scheduled by period" in found[str(log)].problem
+    ok = Flow("fine")
+    every = ok.add(GenerateFlowFile(), name="gen", run_schedule="1 min")
+    ok.auto_terminate(every, "success")
+    assert problems_of(ok) == []
