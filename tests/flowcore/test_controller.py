@@ -19,7 +19,7 @@ import pytest
 from flowcore import Flow, Processor, Relationship
 from flowcore import _task_bins as task_bins
 from flowcore import controller as controller_module
-from flowcore.controller import Controller, RunProgress, run_flow
+from flowcore.controller import Controller, RunProgress, RunResult, run_flow
 from flowcore.errors import FlowValidationError, RepositoryError
 from flowcore.repository_set import RepositorySet, read_bulletins, read_status
 from flowcore.runners.direct import DirectRunner
@@ -491,6 +491,15 @@ def test_continuous_mode_polls_until_told_to_stop(tmp_path: Path) -> None:
     assert [r.micro_batch for r in reports] == [1, 2, 3, 4, 5]
 
 
+def _run_continuously(
+    tmp_path: Path, flow: Flow, poll_interval: str, **hooks: Callable[..., object]
+) -> RunResult:
+    settings = Settings(sync=False, parallelism=1, poll_interval=poll_interval)
+    return run_flow(
+        flow, "direct", repository=tmp_path / "repo", settings=settings, continuous=True, **hooks
+    )
+
+
 def _scheduled_flow(run_schedule: str) -> Flow:
     flow = Flow("paced")
     gen = flow.add(
@@ -507,21 +516,13 @@ def test_a_run_schedule_triggers_a_source_once_per_period_in_continuous_mode(
 ) -> None:
     """A source with Run Schedule 1 hour is triggered once, at the start, however many
     micro-batches a continuous run polls, and is not filled."""
-    settings = Settings(sync=False, parallelism=1, poll_interval="0 sec")
     polls = []
 
     def stop() -> bool:
         polls.append(1)
         return len(polls) > 20
 
-    result = run_flow(
-        _scheduled_flow("1 hour"),
-        "direct",
-        repository=tmp_path / "repo",
-        settings=settings,
-        continuous=True,
-        should_stop=stop,
-    )
+    result = _run_continuously(tmp_path, _scheduled_flow("1 hour"), "0 sec", should_stop=stop)
     assert result.count("tag", "success") == 2
     assert result.micro_batches == 20
 
@@ -529,15 +530,12 @@ def test_a_run_schedule_triggers_a_source_once_per_period_in_continuous_mode(
 def test_a_run_schedule_spaces_a_sources_triggers_by_its_period(tmp_path: Path) -> None:
     """With Run Schedule 200 millis, three triggers take at least two periods; the run
     sleeps until the next one is due rather than a whole poll interval."""
-    settings = Settings(sync=False, parallelism=1, poll_interval="1 hour")
     reports: list[RunProgress] = []
     started = time.monotonic()
-    result = run_flow(
+    result = _run_continuously(
+        tmp_path,
         _scheduled_flow("200 millis"),
-        "direct",
-        repository=tmp_path / "repo",
-        settings=settings,
-        continuous=True,
+        "1 hour",
         progress=reports.append,
         should_stop=lambda: len(reports) >= 3,
     )
