@@ -24,7 +24,6 @@ import networkx as nx
 
 from flowcore.flow import Component, Flow
 from flowcore.processor import ProcessorKind
-from flowcore.units import parse_time_period
 from flowcore.validation import validate_flow
 
 __all__ = [
@@ -223,7 +222,7 @@ def explain(compiled: CompiledFlow) -> str:
         text = ""
         if component.concurrent_tasks > 1:
             text += f", {component} x{component.concurrent_tasks} concurrent tasks"
-        if parse_time_period(component.run_schedule):
+        if component.run_schedule_ms:
             text += f", {component} every {component.run_schedule} (continuous runs)"
         return text
 

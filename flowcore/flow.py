@@ -25,6 +25,7 @@ from flowcore.errors import FlowDefinitionError
 from flowcore.processor import Processor
 from flowcore.relationship import Relationship
 from flowcore.settings import DEFAULT_REPOSITORY
+from flowcore.units import parse_time_period
 from flowcore.validators import DATA_SIZE_VALIDATOR, TIME_PERIOD_VALIDATOR
 
 if TYPE_CHECKING:
@@ -140,6 +141,15 @@ class Component:
     processor: Processor | None = None
     concurrent_tasks: int = 1
     run_schedule: str = attrs.field(default=DEFAULT_RUN_SCHEDULE, converter=_period_text)
+
+    @property
+    def run_schedule_ms(self) -> int:
+        """The Run Schedule in milliseconds (0: as often as there is room).
+
+        Raises:
+            ValueError: the Run Schedule does not parse (validation reports it first).
+        """
+        return int(parse_time_period(self.run_schedule, "ms"))
 
     @property
     def type_name(self) -> str:

@@ -188,7 +188,7 @@ def build_stage_plan(compiled: CompiledFlow, stage: Stage) -> StagePlan:
                 auto_terminated=flow.auto_terminated(component),
                 has_input=bool(flow.incoming(component)),
                 concurrent_tasks=component.concurrent_tasks,
-                run_schedule_ms=int(parse_time_period(component.run_schedule, "ms")),
+                run_schedule_ms=component.run_schedule_ms,
             )
         )
     connections = {c.id: c for c in flow.connections}
