@@ -14,6 +14,7 @@ import logging
 import time
 from collections import defaultdict, deque
 from collections.abc import Collection, Iterable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flowcore._task_batches import drain_batches, read_work_batch
@@ -83,6 +84,12 @@ class _FunnelProcessor(Processor):
             session.transfer(flowfiles, FUNNEL_RELATIONSHIP)
 
 
+def _work_identity(item: Any) -> str:
+    """What a source work item is, as text: the seed of the uuids of the FlowFiles it makes."""
+    payload = getattr(item, "payload", {}) or {}
+    return f"{item.key}\0{sorted(payload.items(), key=lambda kv: kv[0])!r}"
+
+
 class TaskMember:
     """Runs one member inside a task: its pending input, sessions, and routing of outputs."""
 
@@ -108,6 +115,7 @@ class TaskMember:
         self._restore_to_pending = False
         self._capturing: list[QueuedFlowFile] | None = None
         self.transfers: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        self.uuid_ordinals: dict[str, int] = {}  # see flowcore._session_uuids
         self.consumed = 0
         self.context = ProcessContext(
             self.processor,
@@ -175,6 +183,15 @@ class TaskMember:
             self.state = StateMap(self.state.version + 1, commit.state)
             self.new_state = dict(commit.state)
         self.task.delete_on_commit.extend(commit.delete_on_commit)
+        if commit.publications or commit.logs:
+            self.task.effects.commit(commit.publications, commit.logs)
+            self.task.staged_targets.update(p.target for p in commit.publications)
+
+    def stage_file(self, directory: Path) -> Path:
+        return self.task.effects.stage(directory)
+
+    def staged(self, target: str) -> bool:
+        return target in self.task.staged_targets
 
     def restore(self, flowfiles: Sequence[QueuedFlowFile]) -> None:
         if self._capturing is not None:  # a ready bin being handed over
@@ -290,6 +307,7 @@ class TaskMember:
             if read_work_batch(self, item):
                 continue
             session = self.session()
+            session.derive_uuids_from(_work_identity(item))
             try:
                 reader(self.context, session, item)
                 session.commit()

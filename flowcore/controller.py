@@ -43,7 +43,7 @@ from flowcore.scheduler import (
 )
 from flowcore.session_host import ComponentInfo, StateMap
 from flowcore.settings import Settings
-from flowcore.sinks import Sinks
+from flowcore.sinks import EFFECTS_STATE, Sinks, effects_state
 from flowcore.stage_plan import (
     NEVER,
     Bulletin,
@@ -403,6 +403,9 @@ class Controller:
         event_files = [r.provenance_file for r in results if r.provenance_file]
         sink_states = self.sinks.prepare(self.plans[stage.id], results)
         states.update(sink_states)
+        effects = effects_state(results)
+        if effects is not None:
+            states[EFFECTS_STATE] = effects
         marked = self.indexer.take_indexed()
         wal.commit(
             Transaction(
@@ -415,6 +418,8 @@ class Controller:
         )
         # Durable from here on: publish sink output, settle content, sources, provenance.
         self.sinks.publish(sink_states)
+        if effects is not None:
+            self.sinks.carry_out([r.effects_file for r in results if r.effects_file])
         provenance.remove_indexed_files(marked)
         for summary in enqueued:
             for claim, count in summary.claim_counts:

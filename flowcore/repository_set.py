@@ -5,6 +5,7 @@ Layout under the repository directory (``.flowcore/`` next to the flow by defaul
     flowfile/     the write-ahead log: journals, checkpoint, queue segments
     content/      claim files (one container)
     provenance/   provenance.db (SQLite) and events/ (task event files awaiting indexing)
+    effects/      sinks' external effects staged by tasks, carried out after the commit
     status.json   queues and bulletins after the last commit (read by ``flowcore status``)
     bulletins.jsonl
     lock          held by the running controller
@@ -39,6 +40,7 @@ __all__ = ["MAX_BULLETINS", "RepositorySet", "read_bulletins", "read_status"]
 
 MAX_BULLETINS = 1_000  # kept in bulletins.jsonl (NiFi's board keeps the last few per component)
 STATUS_FILE = "status.json"
+EFFECTS_DIRECTORY = "effects"  # sinks' staged external effects (repositories/effects.py)
 BULLETIN_FILE = "bulletins.jsonl"
 
 
@@ -109,6 +111,7 @@ class RepositorySet:
             content=tuple(str(p) for p in self.content.containers.values()),
             segments=str(self.flowfiles.segment_dir),
             events=str(self.provenance.event_directory),
+            effects=str(self.directory / EFFECTS_DIRECTORY),
         )
 
     def write_status(self, status: dict[str, Any]) -> None:

@@ -27,9 +27,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from flowcore._session_content import ContentOperations
+from flowcore._session_effects import ExternalEffects
 from flowcore._session_provenance import ProvenanceBuilding, ProvenanceReporter
 from flowcore._session_spill import Spilling
 from flowcore._session_support import NOT_INHERITED, PendingEvent, ReadStream, Record
+from flowcore._session_uuids import DerivedUuids
 from flowcore.errors import FlowFileAccessError, FlowFileHandlingError, RelationshipError
 from flowcore.flowfile import (
     CORE_ATTRIBUTES,
@@ -37,7 +39,6 @@ from flowcore.flowfile import (
     CountedUuids,
     FlowFile,
     ResourceClaim,
-    new_uuid,
 )
 from flowcore.provenance import ProvenanceEventType
 from flowcore.relationship import Relationship
@@ -72,7 +73,9 @@ __all__ = [
 ]
 
 
-class ProcessSession(ContentOperations, ProvenanceBuilding, Spilling):
+class ProcessSession(
+    ContentOperations, ProvenanceBuilding, Spilling, ExternalEffects, DerivedUuids
+):
     """A unit of work over FlowFiles with NiFi's commit and rollback semantics.
 
     A session is not thread-safe, like NiFi's. After ``commit()`` or ``rollback()`` it can be used
@@ -96,6 +99,10 @@ class ProcessSession(ContentOperations, ProvenanceBuilding, Spilling):
         self._counters: dict[str, int] = {}
         self._delete_on_commit: list[str] = []
         self._dropped: dict[str, tuple[int, int]] = {}  # auto-terminated: FlowFiles, bytes
+        self._publications = []  # files staged to appear after a durable commit
+        self._logs = []  # log lines to emit after a durable commit
+        self._uuid_seed: str | None = None  # what FlowFiles made from nothing are made of
+        self._uuid_ordinals: dict[str, int] = {}
         self._writer: ContentWriter | None = None
         # Resource claims shared with another session through migrate(): never destroyed on
         # rollback here, since the other session's FlowFiles may point into them.
@@ -158,11 +165,11 @@ class ProcessSession(ContentOperations, ProvenanceBuilding, Spilling):
         return self._writer
 
     def _new_flowfile(
-        self, attributes: Mapping[str, str], *, lineage_from: FlowFile | None = None
+        self, attributes: Mapping[str, str], uuid: str, *, lineage_from: FlowFile | None = None
     ) -> FlowFile:
         now = self._now()
         flowfile_id = self._host.next_flowfile_id()
-        flowfile = FlowFile.create(flowfile_id, now, attributes)
+        flowfile = FlowFile.create(flowfile_id, now, attributes, uuid=uuid)
         if lineage_from is not None:
             flowfile = flowfile.replace(
                 lineage_start_date=lineage_from.lineage_start_date,
@@ -205,7 +212,7 @@ class ProcessSession(ContentOperations, ProvenanceBuilding, Spilling):
         attributes every parent shares with equal values and the earliest lineage.
         """
         if parent is None:
-            flowfile = self._new_flowfile({})
+            flowfile = self._new_flowfile({}, self._derived_uuid("root"))
             self._records[flowfile.id] = Record(
                 flowfile, created_without_lineage=True, start_ms=self._now()
             )
@@ -214,7 +221,8 @@ class ProcessSession(ContentOperations, ProvenanceBuilding, Spilling):
             parent_record = self._record(parent, reading=True)
             source = parent_record.current
             inherited = {k: v for k, v in source.attributes.items() if k not in NOT_INHERITED}
-            child = self._new_flowfile(inherited, lineage_from=source)
+            uuid = self._derived_uuid("fork", source.uuid)
+            child = self._new_flowfile(inherited, uuid, lineage_from=source)
             self._records[child.id] = Record(child, start_ms=self._now())
             self._fork_builder(source).children.append(child.uuid)
             return child
@@ -239,7 +247,13 @@ class ProcessSession(ContentOperations, ProvenanceBuilding, Spilling):
         shared *attributes* and the parent with the earliest lineage (*lineage_from*) itself.
         """
         inherited = {k: v for k, v in attributes.items() if k not in NOT_INHERITED}
-        child = self._new_flowfile(inherited, lineage_from=lineage_from)
+        parents = (
+            repr(parent_uuids)
+            if isinstance(parent_uuids, CountedUuids)
+            else "\0".join(parent_uuids)
+        )
+        uuid = self._derived_uuid("join", parents)
+        child = self._new_flowfile(inherited, uuid, lineage_from=lineage_from)
         self._records[child.id] = Record(child, start_ms=self._now())
         self._generated.append(
             PendingEvent(
@@ -289,7 +303,7 @@ class ProcessSession(ContentOperations, ProvenanceBuilding, Spilling):
             claim = source.content.slice(start, length)
         now = self._now()
         new_id = self._host.next_flowfile_id()
-        clone_uuid = new_uuid()
+        clone_uuid = self._derived_uuid("clone", source.uuid)
         clone = source.replace(
             id=new_id,
             uuid=clone_uuid,
@@ -565,6 +579,7 @@ class ProcessSession(ContentOperations, ProvenanceBuilding, Spilling):
             for c in o.flowfile.content.resource_claims
         }
         referenced |= self._spilled_claims
+        publications, logs = self._take_effects()
         result = SessionCommit(
             consumed=tuple(
                 QueuedFlowFile(r.original, r.queue_id)
@@ -579,6 +594,8 @@ class ProcessSession(ContentOperations, ProvenanceBuilding, Spilling):
             transient_claims=tuple(c for c in self._written if c.resource_claim not in referenced),
             delete_on_commit=tuple(self._delete_on_commit),
             auto_terminated=dict(self._dropped),
+            publications=publications,
+            logs=logs,
         )
         self._host.apply_commit(result)
         self._reset()
@@ -618,7 +635,7 @@ class ProcessSession(ContentOperations, ProvenanceBuilding, Spilling):
             count = self._host.destinations(name)
             for index in range(count - 1):
                 clone_id = self._host.next_flowfile_id()
-                clone_uuid = new_uuid()
+                clone_uuid = self._derived_uuid("fan-out", current.uuid)
                 clone = current.replace(
                     id=clone_id,
                     uuid=clone_uuid,
@@ -657,6 +674,7 @@ class ProcessSession(ContentOperations, ProvenanceBuilding, Spilling):
             restored.append(QueuedFlowFile(original, record.queue_id))
         written = list(self._written)
         shared = set(self._shared_claims)
+        self._discard_effects()
         self._reset()
         content = self._host.content
         for claim in written:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Collection, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 import attrs
@@ -24,6 +25,8 @@ __all__ = [
     "ComponentInfo",
     "FlowFileFilter",
     "FlowFileFilterResult",
+    "LogLine",
+    "Publication",
     "QueuedFlowFile",
     "SessionCommit",
     "SessionHost",
@@ -120,6 +123,43 @@ class SessionSpill:
 
 
 @attrs.frozen
+class Publication:
+    """A file a sink staged: *temporary* becomes *target* once the commit is durable.
+
+    Sinks that write outside the repositories (PutFile) never make a file visible from a task:
+    the task may be an attempt that never commits, and its replay would write it again. The
+    engine renames after the write-ahead log transaction (and again at start-up after a crash
+    in between), so each committed FlowFile's file appears exactly once.
+
+    Attributes:
+        temporary: the hidden file written (in the target's directory, so the rename is atomic).
+        target: the final name.
+        replace: overwrite a *target* that exists by then. When False (Conflict Resolution
+            Strategy ``fail`` or ``ignore``, decided when the task checked), a file that
+            appeared there in between is kept and the staged one dropped with a warning.
+    """
+
+    temporary: str
+    target: str
+    replace: bool = True
+
+
+@attrs.frozen
+class LogLine:
+    """A log record a sink emits once the commit is durable (LogAttribute's lines).
+
+    Attributes:
+        logger: the logger's name.
+        level: the ``logging`` level.
+        message: the text.
+    """
+
+    logger: str
+    level: int
+    message: str
+
+
+@attrs.frozen
 class SessionCommit:
     """Everything one session commit changes, handed to the host to make durable.
 
@@ -134,6 +174,8 @@ class SessionCommit:
         delete_on_commit: source files to delete once the commit is durable.
         auto_terminated: per auto-terminated relationship, the FlowFiles and bytes dropped
             there (for statistics; their DROP events are in *events*).
+        publications: files staged to appear once the commit is durable.
+        logs: log lines to emit once the commit is durable.
     """
 
     consumed: tuple[QueuedFlowFile, ...]
@@ -145,6 +187,8 @@ class SessionCommit:
     transient_claims: tuple[ContentClaim, ...]
     delete_on_commit: tuple[str, ...]
     auto_terminated: Mapping[str, tuple[int, int]] = attrs.field(factory=dict)
+    publications: tuple[Publication, ...] = ()
+    logs: tuple[LogLine, ...] = ()
 
 
 class SessionHost(Protocol):
@@ -188,6 +232,14 @@ class SessionHost(Protocol):
 
     def restore(self, flowfiles: Sequence[QueuedFlowFile]) -> None:
         """Put FlowFiles back on their queues after a rollback."""
+        ...
+
+    def stage_file(self, directory: Path) -> Path:
+        """A new hidden temporary in *directory*, recorded so a crash cannot leave it behind."""
+        ...
+
+    def staged(self, target: str) -> bool:
+        """Whether an earlier committed session of this host staged *target* (not yet visible)."""
         ...
 
     # Optional, for bounded memory: ``spill_threshold`` (int or None), ``spill(batch)`` storing a

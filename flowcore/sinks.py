@@ -10,19 +10,39 @@ Per stage run with a two-phase sink (PutDataset), after the tasks wrote their pa
 At start-up :meth:`Sinks.recover` calls ``publish`` with each sink's committed state: what a
 crash left staged but committed is published, what was staged but never committed is thrown
 away. So a crash at any point neither loses nor duplicates output.
+
+Per-FlowFile sinks (PutFile, LogAttribute) stage their external effects through the session
+instead (:meth:`~flowcore.session.ProcessSession.stage_file`,
+:meth:`~flowcore.session.ProcessSession.log_after_commit`): each task attempt writes an effect
+file (:mod:`repositories.effects`), the transaction names the stage run's effect files under the
+state entry :data:`EFFECTS_STATE`, and :meth:`Sinks.carry_out` renames and logs after it. At
+start-up the effect files the log names are carried out again (idempotent) and the others, of
+attempts that never committed, are swept with their temporaries.
 """
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Callable, Mapping, Sequence
 
 from flowcore.processor import ProcessContext, ProcessorKind, SinkJobs, TwoPhaseSink
 from flowcore.repository_set import RepositorySet
 from flowcore.runners import Runner
-from flowcore.stage_plan import MemberPlan, StagePlan, TaskResult
-from repositories.records import Transaction
+from flowcore.stage_plan import Bulletin, MemberPlan, StagePlan, TaskResult
+from repositories.effects import EffectReport, carry_out, sweep
+from repositories.records import Finding, Transaction
 
-__all__ = ["Sinks"]
+__all__ = ["EFFECTS_STATE", "Sinks", "effects_state"]
+
+#: The write-ahead log state entry naming the effect files of the last commit that had any.
+EFFECTS_STATE = "$effects"
+
+
+def effects_state(results: Sequence[TaskResult]) -> dict[str, str] | None:
+    """The state entry that makes the tasks' effect files part of the transaction, or None."""
+    files = [r.effects_file for r in sorted(results, key=lambda r: r.index) if r.effects_file]
+    return {"files": json.dumps(files)} if files else None
 
 
 class Sinks:
@@ -57,12 +77,50 @@ class Sinks:
     def _jobs(self) -> SinkJobs:
         return SinkJobs(self.runner.map_jobs, continuous=self._continuous)
 
-    def recover(self, *, continuous: bool = False) -> None:
-        """Settle what a previous run staged, from each sink's committed state."""
+    def recover(self, *, continuous: bool = False) -> list[Finding]:
+        """Settle what a previous run staged, from each sink's committed state.
+
+        Committed effect files are carried out (a rename already made is skipped); effect
+        files of attempts that never committed are removed with their temporaries.
+        """
         self._continuous = continuous
         for member in self.members:
             state = self.repos.flowfiles.state(member.component_id)
             self._sink(member).publish(self._context_of(member), state)
+        committed = self.committed_effects()
+        self.carry_out(committed)
+        return sweep(self.repos.paths.effects, keep=committed)
+
+    def committed_effects(self) -> list[str]:
+        """The effect files the last transaction that had any names."""
+        state = self.repos.flowfiles.state(EFFECTS_STATE)
+        return list(json.loads(state.get("files", "[]")))
+
+    def carry_out(self, files: Sequence[str]) -> EffectReport:
+        """After the transaction: rename staged files into place and emit deferred log lines.
+
+        A file that appeared at a target after its FlowFile was committed, where the sink's
+        conflict strategy forbids replacing it, is kept; a warning bulletin names it.
+        """
+        report = EffectReport()
+        for path in files:
+            report += carry_out(path)
+        if report.conflicts:
+            now = int(time.time() * 1000)
+            self.repos.add_bulletins(
+                [
+                    Bulletin(
+                        now,
+                        "effects",
+                        "PutFile",
+                        "WARNING",
+                        f"{target} appeared after its FlowFile was committed; the existing file "
+                        "was kept (Conflict Resolution Strategy is not 'replace')",
+                    )
+                    for target in report.conflicts
+                ]
+            )
+        return report
 
     def prepare(self, plan: StagePlan, results: Sequence[TaskResult]) -> dict[str, dict[str, str]]:
         """Stage each sink's output of this stage run; the states to commit."""

@@ -67,11 +67,13 @@ class RepositoryPaths:
         content: the content repository's container directories.
         segments: the FlowFile repository's segment directory.
         events: the provenance repository's event-file directory.
+        effects: where tasks stage sinks' external effects (see :mod:`repositories.effects`).
     """
 
     content: tuple[str, ...]
     segments: str
     events: str
+    effects: str
 
 
 @attrs.frozen
@@ -328,6 +330,8 @@ class TaskResult:
         bulletins: processor errors.
         ready_bins: bins handed over for merging elsewhere (with ``defer_bins``).
         sink_messages: ``(component id, message)`` of each two-phase sink write, in order.
+        effects_file: the attempt's effect file (files to publish, lines to log after the
+            commit), or None when it staged none.
     """
 
     index: int
@@ -345,3 +349,4 @@ class TaskResult:
     bulletins: tuple[Bulletin, ...]
     ready_bins: tuple[ReadyBin, ...] = ()
     sink_messages: tuple[tuple[str, bytes], ...] = ()
+    effects_file: str | None = None

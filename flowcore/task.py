@@ -46,6 +46,7 @@ from flowcore.stage_plan import (
 )
 from repositories import segments as segment_files
 from repositories.content import FileContentRepository
+from repositories.effects import EffectFileWriter
 from repositories.event_files import EventFileWriter
 from repositories.records import MAX_SEGMENT_RECORDS, SegmentSummary
 
@@ -117,6 +118,8 @@ class _Task:
         self.retry_at: dict[str, int] = {}
         self.ready_bins: list[ReadyBin] = []
         self.sink_messages: list[tuple[str, bytes]] = []
+        self.effects = EffectFileWriter(spec.paths.effects, self.attempt)
+        self.staged_targets: set[str] = set()  # files committed sessions staged (not yet visible)
         self.long_waits: set[str] = set()
         self.in_bins: set[str] = set()
         self.unpacked = 0  # FlowFiles of batches unpacked into objects (see _task_batches)
@@ -364,6 +367,7 @@ class _Task:
             bulletins=tuple(self.bulletins),
             ready_bins=tuple(self.ready_bins),
             sink_messages=tuple(self.sink_messages),
+            effects_file=self.effects.close(sync=self.spec.settings.sync),
         )
 
 

@@ -26,6 +26,7 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from flowcore._session_effects import emit
 from flowcore.errors import InvalidProcessorError
 from flowcore.flowfile import FlowFile
 from flowcore.processor import ProcessContext, Processor
@@ -44,6 +45,7 @@ from flowcore.session import (
     StateMap,
 )
 from flowcore.validators import ValidationResult
+from repositories.effects import publish, temporary_name
 from repositories.memory import MemoryContentRepository, MemoryProvenanceRepository
 
 __all__ = ["MockFlowFile", "TestRunner"]
@@ -193,6 +195,8 @@ class TestRunner:
         self._clock_start = time.time_ns() // 1_000_000
         self._clock_offset = 0
         self._names = itertools.count(1)
+        self._staged = itertools.count()
+        self._attempt = f"harness-{os.urandom(8).hex()}"  # names this runner's temporaries
         self._queue_index = itertools.count()
         self._scheduled = False
         self._context: ProcessContext | None = None
@@ -296,6 +300,18 @@ class TestRunner:
             self._counters[name] = self._counters.get(name, 0) + delta
         for path in commit.delete_on_commit:
             Path(path).unlink(missing_ok=True)
+        for publication in commit.publications:  # the harness commit is final at once
+            publish(publication)
+        emit(commit.logs)
+
+    def stage_file(self, directory: Path) -> Path:
+        """A hidden temporary in *directory* for a sink to write."""
+        return Path(directory) / temporary_name(self._attempt, next(self._staged))
+
+    def staged(self, target: str) -> bool:
+        """Nothing stays staged in the harness: a commit publishes at once."""
+        del target
+        return False
 
     def _apply_outputs(self, outputs: Sequence[SessionOutput]) -> None:
         content = self.content

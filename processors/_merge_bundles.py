@@ -6,8 +6,8 @@ merge of batch cuts (``_merge_batches``), which passes FlowFiles standing for it
 
 from __future__ import annotations
 
+import hashlib
 import re
-import time
 from collections.abc import Sequence
 
 from flowcore import FlowFile
@@ -57,8 +57,20 @@ def bundle_filename(contents: Sequence[FlowFile], suffix: str | None) -> str:
     if len(contents) == 1:
         name = contents[0].attributes.get("filename", "")
     else:
-        name = contents[0].attributes.get(SEGMENT_ORIGINAL_FILENAME) or str(time.monotonic_ns())
+        name = contents[0].attributes.get(SEGMENT_ORIGINAL_FILENAME) or _bundle_number(contents)
     return name + (suffix or "")
+
+
+def _bundle_number(contents: Sequence[FlowFile]) -> str:
+    """A bundle's default name: a number, as NiFi's (there ``System.nanoTime()``).
+
+    Derived from the bundled FlowFiles rather than the clock, so the same bin merged again
+    (a task attempt replayed after a crash) gets the same name.
+    """
+    digest = hashlib.blake2b(digest_size=8)
+    for flowfile in contents:
+        digest.update(flowfile.uuid.encode())
+    return str(int.from_bytes(digest.digest(), "big") >> 1)
 
 
 def defragment_problem(contents: Sequence[FlowFile]) -> str | None:

@@ -46,6 +46,10 @@ class LogAttribute(Processor):
     Which attributes are logged: those in Attributes to Log (or matching its regex form), minus
     those in Attributes to Ignore (or matching its regex form). The record goes to the
     ``flowcore.processors.LogAttribute`` logger at Log Level; ``trace`` maps to level 5.
+
+    Unlike NiFi, the record is emitted once the FlowFile's transaction is durable, by the
+    driver (on Spark too): a task attempt that never commits, or its replay after a crash,
+    never logs a FlowFile twice.
     """
 
     LOG_LEVEL = PropertyDescriptor(
@@ -139,10 +143,11 @@ class LogAttribute(Processor):
     def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
         """Log up to 50 FlowFiles and pass them on."""
         level = LEVELS[context.get_property(self.LOG_LEVEL).value or "info"]
-        logger = context.logger
+        logger = context.logger.name
         for flowfile in session.get(BATCH):
-            if logger.isEnabledFor(level):
-                logger.log(level, "%s", self.render(context, session, flowfile))
+            # Logged by the engine once the session's transaction is durable, on the driver:
+            # a task attempt that never commits, or its replay, logs nothing twice.
+            session.log_after_commit(logger, level, self.render(context, session, flowfile))
             session.transfer(flowfile, SUCCESS)
 
     def selected_attributes(self, context: ProcessContext, flowfile: FlowFile) -> dict[str, str]:

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
-import glob
 import os
 import re
 import shutil
-import time
 from datetime import datetime
 from pathlib import Path
 from typing import ClassVar
@@ -49,11 +46,22 @@ def _mode(text: str) -> int:
     raise _Refused(msg)
 
 
+def _name_max(directory: Path) -> int:
+    """The longest file name (bytes) *directory*'s file system takes (255 where it cannot say)."""
+    try:
+        return os.pathconf(directory, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return 255
+
+
 class PutFile(Processor):
     """Writes the contents of a FlowFile to the local file system (NiFi's PutFile).
 
-    The content is written to a hidden temporary name in the target directory and renamed into
-    place, so a crash never leaves a half-written file under the final name. A Directory or
+    The content is written to a short hidden temporary name in the target directory
+    (``.flowcore-<16 hex>.part``) and renamed into place only after the FlowFile's transaction is
+    durable (:meth:`~flowcore.session.ProcessSession.stage_file`): a crash never leaves a half
+    file under the final name, and a task attempt replayed after a crash writes each committed
+    FlowFile's file exactly once. A Directory or
     filename that would escape the configured directory (``..``, an absolute filename, a symlink
     pointing outside) sends the FlowFile to ``failure`` with the reason; the configured directory
     is the Directory property up to its first Expression Language. Each written file gets a SEND
@@ -147,29 +155,13 @@ class PutFile(Processor):
             context.logger.error("Cannot write %s: %s; routing to failure", flowfile, ex)
             session.transfer(session.penalize(flowfile), FAILURE)
             return
-        except OSError as ex:
+        except (OSError, ValueError) as ex:  # ValueError: a path the OS cannot take
             context.logger.error("Failed to write %s: %s; routing to failure", flowfile, ex)
             session.transfer(session.penalize(flowfile), FAILURE)
             return
         if written:
             session.provenance.send(flowfile, target.as_uri())
         session.transfer(flowfile, SUCCESS)
-
-    def on_scheduled(self, context: ProcessContext) -> None:
-        """Remember when this run started: older temporary files are leftovers of a crash."""
-        self._scheduled_at = time.time()
-
-    def _remove_stale_parts(self, parent: Path, name: str) -> None:
-        """Delete temporary files for *name* left by a run that died mid-write.
-
-        Only those older than this run's start: a file being written by another task of this
-        run stays (two tasks writing one name is a conflict the strategy decides).
-        """
-        started = getattr(self, "_scheduled_at", time.time())
-        for leftover in parent.glob(f".{glob.escape(name)}.*.part"):
-            with contextlib.suppress(FileNotFoundError):
-                if leftover.stat().st_mtime < started:
-                    leftover.unlink()
 
     def _base(self, context: ProcessContext) -> Path:
         configured = context.get_property(self.DIRECTORY).value or "."
@@ -188,6 +180,9 @@ class PutFile(Processor):
         filename = flowfile.attributes.get("filename", "")
         if not filename or filename in (".", ".."):
             msg = f"the filename {filename!r} is not a file name"
+            raise _Refused(msg)
+        if "\0" in filename or "\0" in directory_text:
+            msg = f"the filename {filename!r} or directory {directory_text!r} holds a NUL byte"
             raise _Refused(msg)
         if os.path.isabs(filename):
             msg = f"the filename {filename!r} is absolute; it must stay inside {directory}"
@@ -208,29 +203,37 @@ class PutFile(Processor):
                 )
                 raise _Refused(msg)
             parent.mkdir(parents=True, exist_ok=True)
+        name_max = _name_max(parent)
+        if len(os.fsencode(target.name)) > name_max:
+            msg = (
+                f"the filename {target.name!r} is {len(os.fsencode(target.name))} bytes; "
+                f"the file system of {parent} takes at most {name_max}"
+            )
+            raise _Refused(msg)
         limit = context.get_property(self.MAX_DESTINATION_FILES).as_integer()
         if limit is not None and sum(1 for _ in parent.iterdir()) >= limit:
             msg = f"{parent} already holds the Maximum File Count of {limit} files"
             raise _Refused(msg)
         conflict = context.get_property(self.CONFLICT_RESOLUTION).value or FAIL
-        if target.exists():
+        if target.exists() or session.is_staged(target):
             if conflict == IGNORE:
                 context.logger.info("%s already exists; ignoring %s", target, flowfile)
                 return target, False
             if conflict == FAIL:
                 msg = f"{target} already exists and the Conflict Resolution Strategy is 'fail'"
                 raise _Refused(msg)
-        self._remove_stale_parts(parent, target.name)
-        temporary = parent / f".{target.name}.{flowfile.id}.part"
+        # Written to a hidden temporary now, renamed to the target only once the FlowFile's
+        # transaction is durable: a task attempt that never commits leaves nothing behind.
+        temporary = session.stage_file(target, replace=conflict == REPLACE)
         try:
             with open(temporary, "wb") as out, session.read(flowfile) as stream:
                 shutil.copyfileobj(stream, out, 1 << 20)  # type: ignore[misc]
                 out.flush()
                 os.fsync(out.fileno())
             self._apply_attributes(context, flowfile, temporary)
-            os.replace(temporary, target)  # atomic: readers see the old file or the whole new one
-        finally:
-            temporary.unlink(missing_ok=True)
+        except BaseException:
+            session.cancel_staged(temporary)
+            raise
         return target, True
 
     def _apply_attributes(self, context: ProcessContext, flowfile: FlowFile, path: Path) -> None:

@@ -3,6 +3,7 @@ throws away what was only staged."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from flowcore import Flow
@@ -11,7 +12,10 @@ from flowcore.datasets import Chunk, Dataset, Manifest
 from flowcore.datasets.store import write_chunk
 from flowcore.repository_set import RepositorySet
 from flowcore.runners.direct import DirectRunner
-from processors import GenerateFlowFile, PutDataset
+from flowcore.session_host import Publication
+from flowcore.sinks import EFFECTS_STATE
+from processors import GenerateFlowFile, PutDataset, PutFile, UpdateAttribute
+from repositories.effects import EffectFileWriter
 from repositories.records import Transaction
 
 
@@ -62,3 +66,87 @@ def test_each_stage_run_publishes_one_version(tmp_path: Path) -> None:
     dataset = Dataset(tmp_path / "ds")
     assert result.sinks["put"]["version"] == str(dataset.latest_version())
     assert dataset.manifest().records == result.count("gen", "success") == 3
+
+
+def _put_flow(tmp_path: Path, **put: object) -> Flow:
+    flow = Flow("put")
+    gen = flow.add(
+        GenerateFlowFile(batch_size=4, file_size="4 B", unique_flowfiles=True), name="gen"
+    )
+    name = flow.add(UpdateAttribute(filename="${uuid}"), name="name")
+    out = flow.add(PutFile(directory=str(tmp_path / "out"), **put), name="put")
+    flow.connect(gen, name)
+    flow.connect(name, out)
+    flow.auto_terminate(out, ["success", "failure"])
+    return flow
+
+
+def test_put_file_effects_are_carried_out_after_the_commit(tmp_path: Path) -> None:
+    """A run's files appear once the transaction is durable; no effect file or temporary stays,
+    and the transaction names the effect files it committed."""
+    flow = _put_flow(tmp_path)
+    repos = RepositorySet.open(tmp_path / "repo")
+    try:
+        result = Controller(flow, DirectRunner(), repos).run()
+        committed = json.loads(repos.flowfiles.state(EFFECTS_STATE)["files"])
+    finally:
+        repos.close()
+    written = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert len(written) == result.count("put", "success") == 4
+    assert not any(name.startswith(".") for name in written)
+    assert committed
+    assert not any(Path(f).exists() for f in committed)
+
+
+def test_recovery_publishes_committed_effects_and_sweeps_the_rest(tmp_path: Path) -> None:
+    """A crash between the commit and the renames: the committed file is renamed at start-up;
+    an attempt that never committed leaves neither its temporary nor its effect file."""
+    out = tmp_path / "out"
+    out.mkdir()
+    flow = _put_flow(tmp_path)
+    repos = RepositorySet.open(tmp_path / "repo")
+    try:
+        effects = repos.paths.effects
+        committed = EffectFileWriter(effects, "put-t0-committed")
+        temporary = committed.stage(out)
+        temporary.write_bytes(b"committed")
+        committed.commit([Publication(str(temporary), str(out / "kept.txt"))], [])
+        committed_path = committed.close()
+        dead = EffectFileWriter(effects, "put-t0-dead")
+        orphan = dead.stage(out)
+        orphan.write_bytes(b"never committed")
+        dead.commit([Publication(str(orphan), str(out / "lost.txt"))], [])
+        dead.close()
+        repos.flowfiles.commit(
+            Transaction(state={EFFECTS_STATE: {"files": json.dumps([committed_path])}})
+        )
+        controller = Controller(flow, DirectRunner(), repos)
+        findings = controller.sinks.recover()
+        controller.sinks.release()
+    finally:
+        repos.close()
+    assert sorted(p.name for p in out.iterdir()) == ["kept.txt"]
+    assert (out / "kept.txt").read_bytes() == b"committed"
+    assert [f.location for f in findings] == [dead.path.name]
+    assert list(Path(effects).iterdir()) == []
+
+
+def test_same_name_twice_in_one_task_meets_the_conflict_rule(tmp_path: Path) -> None:
+    """Two FlowFiles of one task with one name: with 'fail' the second goes to failure, as if
+    the first were already on disk (it is only staged until the commit)."""
+    flow = Flow("same-name")
+    gen = flow.add(
+        GenerateFlowFile(batch_size=3, file_size="4 B", unique_flowfiles=True), name="gen"
+    )
+    name = flow.add(UpdateAttribute(filename="same.txt"), name="name")
+    out = flow.add(PutFile(directory=str(tmp_path / "out")), name="put")
+    flow.connect(gen, name)
+    flow.connect(name, out)
+    flow.auto_terminate(out, ["success", "failure"])
+    repos = RepositorySet.open(tmp_path / "repo")
+    try:
+        result = Controller(flow, DirectRunner(), repos).run()
+    finally:
+        repos.close()
+    assert (result.count("put", "success"), result.count("put", "failure")) == (1, 2)
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["same.txt"]

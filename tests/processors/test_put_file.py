@@ -146,18 +146,31 @@ def test_getfile_then_putfile_round_trips_random_trees(tmp_path_factory, files: 
     assert written == expected
 
 
-def test_leftover_temporary_files_of_a_crashed_run_are_removed(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """A `.name.N.part` file older than the run (a crash mid-write) goes when name is written."""
-    out = tmp_path / "out"
-    out.mkdir()
-    leftover = out / ".a.txt.17.part"
-    leftover.write_bytes(b"half")
-    os.utime(leftover, (1, 1))
-    unrelated = out / ".b.txt.3.part"
-    unrelated.write_bytes(b"other")
-    runner = TestRunner(PutFile(directory=str(out)))
-    runner.enqueue(b"whole", {"filename": "a.txt"})
+def test_a_name_of_the_file_systems_maximum_length_is_written(tmp_path: Path) -> None:
+    """A 255-byte name works (the temporary's name is short); a longer one goes to failure
+    with the limit named, and nothing is left behind."""
+    longest = "n" * 255
+    runner = put(tmp_path, b"long", {"filename": longest})
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert (tmp_path / longest).read_bytes() == b"long"
+    runner = put(tmp_path / "more", b"longer", {"filename": "n" * 256})
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["more", longest]
+    assert list((tmp_path / "more").iterdir()) == []
+
+
+def test_a_nul_in_the_name_goes_to_failure(tmp_path: Path) -> None:
+    """A filename or directory with a NUL byte is refused, not retried forever."""
+    put(tmp_path, attributes={"filename": "a\x00b"}).assert_all_flowfiles_transferred("failure", 1)
+    runner = TestRunner(PutFile(directory=str(tmp_path) + "/${dir}"))
+    runner.enqueue(b"data", {"filename": "out.txt", "dir": "x\x00y"})
     runner.run()
-    assert (out / "a.txt").read_bytes() == b"whole"
-    assert not leftover.exists()
-    assert unrelated.exists()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failed_write_leaves_no_temporary(tmp_path: Path) -> None:
+    """A write that fails midway (bad Permissions) removes its temporary and goes to failure."""
+    runner = put(tmp_path, permissions="not-a-mode")
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    assert list(tmp_path.iterdir()) == []

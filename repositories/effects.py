@@ -1,0 +1,259 @@
+"""Effect files: what sinks do outside the repositories, staged by tasks, done after the commit.
+
+A sink's external effect (a file PutFile writes into a user's directory, a line LogAttribute
+logs) must happen exactly once per committed FlowFile. A task cannot do it directly: the task
+may be an attempt that never commits (killed, failed, superseded), and its replay would do it a
+second time. So a task only *stages* effects, in an effect file of its attempt:
+
+1. before it creates a hidden temporary file, the task records it (``stage``) and flushes, so
+   the temporary can be found and removed if the attempt never commits;
+2. when a session commits, its publications (rename this temporary to that target) and log
+   lines are appended;
+3. the task fsyncs the file and names it in its result; the driver names it in the stage run's
+   write-ahead log transaction;
+4. after the transaction is durable, :func:`carry_out` renames and logs, fsyncs the target
+   directories, and deletes the effect file. At start-up the effect files the last transactions
+   named are carried out again (a rename already done is skipped: it is idempotent), and every
+   other effect file is an uncommitted attempt's: :func:`sweep` removes its temporaries.
+
+The format is JSON lines, one record per line, so a torn last line (a task killed mid-write,
+never committed) is simply ignored::
+
+    {"stage": "/out/.flowcore-0123456789abcdef.part"}
+    {"publish": ["/out/.flowcore-0123456789abcdef.part", "/out/a.txt", true]}
+    {"log": ["flowcore.processors.LogAttribute", 20, "message"]}
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+import attrs
+
+from flowcore.session_host import LogLine, Publication
+from repositories._files import file_stem, fsync_directory
+from repositories.records import Finding
+
+__all__ = [
+    "EFFECTS_SUFFIX",
+    "EffectFileWriter",
+    "EffectReport",
+    "carry_out",
+    "is_temporary_name",
+    "publish",
+    "read_effects",
+    "sweep",
+    "temporary_name",
+]
+
+LOG = logging.getLogger("flowcore.repositories.effects")
+EFFECTS_SUFFIX = ".effects"
+#: Hidden temporaries: short (a 255-byte target name still fits) and recognisable, so a sweep
+#: never removes a file flowcore did not make.
+_TEMPORARY = re.compile(r"\.flowcore-[0-9a-f]{16}\.part")
+
+
+def temporary_name(attempt: str, number: int) -> str:
+    """The hidden temporary's name for the *number*-th file an attempt stages (31 characters)."""
+    digest = hashlib.blake2b(f"{attempt}\0{number}".encode(), digest_size=8).hexdigest()
+    return f".flowcore-{digest}.part"
+
+
+def is_temporary_name(name: str) -> bool:
+    """Whether *name* is one of flowcore's hidden temporaries."""
+    return _TEMPORARY.fullmatch(name) is not None
+
+
+@attrs.frozen
+class EffectReport:
+    """What :func:`carry_out` did.
+
+    Attributes:
+        published: files renamed into place now.
+        already: files found already in place (a crash after the rename, before the delete).
+        conflicts: targets kept as they were because a file appeared there after the check.
+        logged: log lines emitted.
+    """
+
+    published: int = 0
+    already: int = 0
+    conflicts: tuple[str, ...] = ()
+    logged: int = 0
+
+    def __add__(self, other: EffectReport) -> EffectReport:
+        return EffectReport(
+            self.published + other.published,
+            self.already + other.already,
+            self.conflicts + other.conflicts,
+            self.logged + other.logged,
+        )
+
+
+class EffectFileWriter:
+    """The effect file of one task attempt, opened on first use.
+
+    Args:
+        directory: the repository's effect directory.
+        attempt: the task attempt (names the file).
+    """
+
+    def __init__(self, directory: str | os.PathLike[str], attempt: str) -> None:
+        self.directory = Path(directory)
+        self.attempt = attempt
+        self.path = self.directory / f"{file_stem(attempt, 'task')}{EFFECTS_SUFFIX}"
+        self._out: IO[str] | None = None
+        self._staged = 0
+
+    def _append(self, record: dict[str, Any]) -> None:
+        if self._out is None:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self._out = open(self.path, "a", encoding="utf-8", errors="surrogateescape")  # noqa: SIM115
+        self._out.write(json.dumps(record, ensure_ascii=True) + "\n")
+        self._out.flush()  # a kill -9 keeps what was flushed: the sweep must see every temporary
+
+    def stage(self, target_directory: str | os.PathLike[str]) -> Path:
+        """Record, then return, a new hidden temporary in *target_directory*."""
+        name = temporary_name(self.attempt, self._staged)
+        self._staged += 1
+        temporary = Path(target_directory) / name
+        self._append({"stage": os.fsdecode(temporary)})
+        return temporary
+
+    def commit(self, publications: Sequence[Publication], logs: Sequence[LogLine]) -> None:
+        """A session committed: record its publications and log lines."""
+        for p in publications:
+            self._append({"publish": [p.temporary, p.target, p.replace]})
+        for line in logs:
+            self._append({"log": [line.logger, line.level, line.message]})
+
+    def close(self, *, sync: bool = True) -> str | None:
+        """Make the file durable; its path, or None when the attempt staged nothing."""
+        if self._out is None:
+            return None
+        if sync:
+            os.fsync(self._out.fileno())
+        self._out.close()
+        self._out = None
+        return str(self.path)
+
+
+@attrs.frozen
+class _Effects:
+    staged: tuple[str, ...]
+    publications: tuple[Publication, ...]
+    logs: tuple[LogLine, ...]
+
+
+def read_effects(path: str | os.PathLike[str]) -> _Effects:
+    """An effect file's records; a torn or unreadable last line ends it."""
+    staged: list[str] = []
+    publications: list[Publication] = []
+    logs: list[LogLine] = []
+    with open(path, encoding="utf-8", errors="surrogateescape") as lines:
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                break
+            if "stage" in record:
+                staged.append(record["stage"])
+            elif "publish" in record:
+                temporary, target, replace = record["publish"]
+                publications.append(Publication(temporary, target, bool(replace)))
+            elif "log" in record:
+                logs.append(LogLine(*record["log"]))
+    return _Effects(tuple(staged), tuple(publications), tuple(logs))
+
+
+def publish(publication: Publication) -> tuple[int, int, str | None]:
+    """Rename one staged file into place: ``(published, already, conflict)``."""
+    temporary, target = Path(publication.temporary), Path(publication.target)
+    if not temporary.exists():
+        return 0, 1, None  # done before a crash
+    if publication.replace:
+        os.replace(temporary, target)
+        return 1, 0, None
+    try:
+        os.link(temporary, target)  # never overwrites: the conflict was decided in the task
+    except FileExistsError:
+        if not os.path.samefile(temporary, target):
+            temporary.unlink()
+            return 0, 0, str(target)
+    temporary.unlink()
+    return 1, 0, None
+
+
+def carry_out(path: str | os.PathLike[str]) -> EffectReport:
+    """Do what a committed effect file stages, then delete it (idempotent; a missing file is done).
+
+    Renames come first, in the order the tasks' sessions committed them; the target
+    directories are fsynced before the effect file goes, so a crash never forgets a rename
+    it had not made durable. Log lines follow.
+    """
+    try:
+        effects = read_effects(path)
+    except FileNotFoundError:
+        return EffectReport()
+    published = already = 0
+    conflicts = []
+    directories = set()
+    for publication in effects.publications:
+        done, found, conflict = publish(publication)
+        published += done
+        already += found
+        if conflict is not None:
+            conflicts.append(conflict)
+            LOG.warning(
+                "%s appeared after the FlowFile for it was committed; kept it and dropped the "
+                "staged copy (Conflict Resolution Strategy is not 'replace')",
+                conflict,
+            )
+        directories.add(Path(publication.target).parent)
+    for directory in sorted(directories):
+        fsync_directory(directory)
+    for line in effects.logs:
+        logging.getLogger(line.logger).log(line.level, "%s", line.message)
+    Path(path).unlink(missing_ok=True)
+    return EffectReport(published, already, tuple(conflicts), len(effects.logs))
+
+
+def sweep(directory: str | os.PathLike[str], keep: Iterable[str] = ()) -> list[Finding]:
+    """Remove effect files of attempts that never committed, and the temporaries they staged.
+
+    Only files named like flowcore's temporaries are removed, so a damaged effect file cannot
+    make the sweep delete anything else.
+    """
+    root = Path(directory)
+    if not root.is_dir():
+        return []
+    kept = {Path(p).name for p in keep}
+    findings = []
+    for path in sorted(root.glob(f"*{EFFECTS_SUFFIX}")):
+        if path.name in kept:
+            continue
+        with contextlib.suppress(FileNotFoundError):
+            effects = read_effects(path)
+            removed = 0
+            for staged in effects.staged:
+                candidate = Path(staged)
+                if is_temporary_name(candidate.name) and candidate.is_file():
+                    candidate.unlink(missing_ok=True)
+                    removed += 1
+            path.unlink(missing_ok=True)
+            findings.append(
+                Finding(
+                    "effects",
+                    path.name,
+                    f"effects of an uncommitted task; removed {removed} temporary file(s)",
+                    fixed=True,
+                )
+            )
+    return findings

@@ -1,0 +1,174 @@
+"""Tests for repositories/effects.py: staged files and log lines carried out after the commit."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from flowcore.session_host import LogLine, Publication
+from repositories.effects import (
+    EffectFileWriter,
+    carry_out,
+    is_temporary_name,
+    publish,
+    read_effects,
+    sweep,
+    temporary_name,
+)
+
+
+def _stage(writer: EffectFileWriter, directory: Path, name: str, data: bytes) -> Publication:
+    temporary = writer.stage(directory)
+    temporary.write_bytes(data)
+    return Publication(str(temporary), str(directory / name), True)
+
+
+def test_temporary_names_are_short_hidden_and_recognised() -> None:
+    """A temporary's name is 31 characters, hidden, and only such names count as temporaries."""
+    name = temporary_name("stage-t0-abc", 7)
+    assert len(name) == 31
+    assert name.startswith(".flowcore-")
+    assert is_temporary_name(name)
+    assert temporary_name("stage-t0-abc", 7) == name != temporary_name("stage-t0-abc", 8)
+    assert not is_temporary_name(".a.txt.17.part")
+    assert not is_temporary_name("data.csv")
+
+
+def test_carry_out_publishes_logs_and_deletes_the_file(tmp_path: Path, caplog) -> None:  # type: ignore[no-untyped-def]
+    """Committed effects: files renamed into place, lines logged, the effect file gone."""
+    out = tmp_path / "out"
+    out.mkdir()
+    writer = EffectFileWriter(tmp_path / "effects", "s-t0-1")
+    first = _stage(writer, out, "a.txt", b"A")
+    second = _stage(writer, out, "b.txt", b"B")
+    writer.commit([first, second], [LogLine("flowcore.test.effects", logging.INFO, "hello")])
+    path = writer.close()
+    assert path is not None
+    with caplog.at_level(logging.INFO, logger="flowcore.test.effects"):
+        report = carry_out(path)
+    assert report.published == 2
+    assert report.logged == 1
+    assert sorted(p.name for p in out.iterdir()) == ["a.txt", "b.txt"]
+    assert (out / "a.txt").read_bytes() == b"A"
+    assert "hello" in caplog.text
+    assert not Path(path).exists()
+
+
+def test_an_attempt_that_staged_nothing_has_no_file(tmp_path: Path) -> None:
+    """No effect file is written for a task whose sessions staged nothing."""
+    writer = EffectFileWriter(tmp_path / "effects", "s-t0-1")
+    assert writer.close() is None
+    assert not (tmp_path / "effects").exists()
+
+
+def test_a_rename_done_before_a_crash_is_not_done_twice(tmp_path: Path) -> None:
+    """Carrying out again after a crash finds the renamed files in place and changes nothing."""
+    out = tmp_path / "out"
+    out.mkdir()
+    writer = EffectFileWriter(tmp_path / "effects", "s-t0-1")
+    first = _stage(writer, out, "a.txt", b"A")
+    second = _stage(writer, out, "b.txt", b"B")
+    writer.commit([first, second], [])
+    path = writer.close()
+    assert path is not None
+    publish(first)  # the crash came after the first rename
+    report = carry_out(path)
+    assert (report.published, report.already) == (1, 1)
+    assert sorted(p.name for p in out.iterdir()) == ["a.txt", "b.txt"]
+    assert carry_out(path).published == 0  # the file is gone: nothing more to do
+
+
+def test_a_file_that_appeared_is_kept_when_replacing_is_not_allowed(tmp_path: Path) -> None:
+    """With replace false, a target written by someone else after the check wins."""
+    out = tmp_path / "out"
+    out.mkdir()
+    writer = EffectFileWriter(tmp_path / "effects", "s-t0-1")
+    staged = _stage(writer, out, "a.txt", b"mine")
+    staged = Publication(staged.temporary, staged.target, replace=False)
+    writer.commit([staged], [])
+    path = writer.close()
+    (out / "a.txt").write_bytes(b"theirs")
+    report = carry_out(path)  # type: ignore[arg-type]
+    assert report.conflicts == (str(out / "a.txt"),)
+    assert [p.name for p in out.iterdir()] == ["a.txt"]
+    assert (out / "a.txt").read_bytes() == b"theirs"
+
+
+def test_a_link_made_before_a_crash_counts_as_published(tmp_path: Path) -> None:
+    """With replace false, a crash between link and unlink leaves our own file: it is kept."""
+    out = tmp_path / "out"
+    out.mkdir()
+    writer = EffectFileWriter(tmp_path / "effects", "s-t0-1")
+    staged = _stage(writer, out, "a.txt", b"mine")
+    staged = Publication(staged.temporary, staged.target, replace=False)
+    Path(staged.target).hardlink_to(staged.temporary)
+    assert publish(staged) == (1, 0, None)
+    assert [p.name for p in out.iterdir()] == ["a.txt"]
+
+
+def test_sweep_removes_uncommitted_temporaries_only(tmp_path: Path) -> None:
+    """Temporaries of an attempt that never committed go; files not named like ours stay."""
+    out = tmp_path / "out"
+    out.mkdir()
+    effects = tmp_path / "effects"
+    dead = EffectFileWriter(effects, "s-t0-dead")
+    staged = _stage(dead, out, "a.txt", b"half")
+    dead.close()
+    with open(dead.path, "a") as tampered:  # a damaged record cannot aim the sweep elsewhere
+        tampered.write('{"stage": "%s"}\n' % (out / "keep.txt"))
+    (out / "keep.txt").write_bytes(b"user data")
+    live = EffectFileWriter(effects, "s-t1-live")
+    kept = _stage(live, out, "b.txt", b"committed")
+    live.close()
+    findings = sweep(effects, keep=[str(live.path)])
+    assert len(findings) == 1
+    assert "1 temporary" in findings[0].problem
+    assert not Path(staged.temporary).exists()
+    assert (out / "keep.txt").read_bytes() == b"user data"
+    assert Path(kept.temporary).exists()
+    assert live.path.exists()
+    assert not dead.path.exists()
+
+
+def test_a_torn_last_line_ends_the_file(tmp_path: Path) -> None:
+    """A record cut short by a kill is ignored; the records before it are read."""
+    writer = EffectFileWriter(tmp_path, "s-t0-1")
+    temporary = writer.stage(tmp_path)
+    writer.close()
+    with open(writer.path, "a") as out:
+        out.write('{"publish": ["/x", ')
+    effects = read_effects(writer.path)
+    assert effects.staged == (str(temporary),)
+    assert effects.publications == ()
+
+
+@given(
+    count=st.integers(min_value=1, max_value=8),
+    crash_after=st.integers(min_value=0, max_value=8),
+    replace=st.booleans(),
+)
+def test_carrying_out_after_a_crash_anywhere_gives_the_same_files(
+    tmp_path_factory: pytest.TempPathFactory, count: int, crash_after: int, replace: bool
+) -> None:
+    """However many renames a crash let through, carrying out again ends with each file once."""
+    root = tmp_path_factory.mktemp("effects")
+    out = root / "out"
+    out.mkdir()
+    writer = EffectFileWriter(root / "effects", "s-t0-1")
+    staged = []
+    for number in range(count):
+        one = _stage(writer, out, f"f{number}", f"data {number}".encode())
+        staged.append(Publication(one.temporary, one.target, replace))
+    writer.commit(staged, [])
+    path = writer.close()
+    for publication in staged[:crash_after]:
+        publish(publication)
+    carry_out(path)  # type: ignore[arg-type]
+    carry_out(path)  # type: ignore[arg-type]
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == {
+        f"f{n}": f"data {n}".encode() for n in range(count)
+    }

@@ -1,0 +1,163 @@
+"""kill -9 of real `flowcore run`s whose sinks write files with non-deterministic names."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from flowcore.repository_set import RepositorySet
+
+# Two sinks whose names NiFi would make anew on every attempt: `${uuid}` names, and
+# MergeContent's default bundle names (a clock reading in NiFi).
+FLOW = """
+from flowcore import Flow
+from processors import GetFile, MergeContent, PutFile, SplitText, UpdateAttribute
+
+flow = Flow("sink-kills")
+get = flow.add(GetFile(input_directory="in", keep_source_file=False, batch_size=2), name="get")
+split = flow.add(
+    SplitText(line_split_count=1, remove_trailing_newlines=False), name="split"
+)
+# Without segment.original.filename, MergeContent names a bundle by itself (NiFi: nanoTime).
+strip = flow.add(
+    UpdateAttribute(delete_attributes_expression="segment[.]original[.]filename"), name="strip"
+)
+name = flow.add(UpdateAttribute(filename="${uuid}.line"), name="name")
+put_lines = flow.add(PutFile(directory="out/lines"), name="put-lines")
+merge = flow.add(
+    MergeContent(minimum_number_of_entries=40, maximum_number_of_entries=40), name="merge"
+)
+put_merged = flow.add(PutFile(directory="out/merged"), name="put-merged")
+flow.connect(get, split)
+flow.connect(split, strip, "splits")
+flow.connect(strip, name)
+flow.connect(strip, merge)
+flow.connect(name, put_lines, durable=True)
+flow.connect(merge, put_merged, "merged")
+flow.auto_terminate(split, ["original", "failure"])
+flow.auto_terminate(merge, ["original", "failure"])
+flow.auto_terminate(put_lines, ["success", "failure"])
+flow.auto_terminate(put_merged, ["success", "failure"])
+"""
+
+
+def _workdir(root: Path, files: int) -> tuple[Path, Counter]:
+    """Input files of distinct lines, and the lines they hold."""
+    rng = random.Random(16)
+    (root / "in").mkdir(parents=True)
+    lines: Counter = Counter()
+    for number in range(files):
+        text = [f"file {number} line {i} {rng.random():.12f}" for i in range(rng.randint(20, 60))]
+        lines.update(text)
+        (root / "in" / f"f{number:03d}.txt").write_text("\n".join(text) + "\n")
+    (root / "flow.py").write_text(FLOW)
+    return root, lines
+
+
+def _run(workdir: Path, runner: str) -> subprocess.Popen:
+    script = Path(sys.executable).parent / "flowcore"
+    return subprocess.Popen(
+        [str(script), "run", "flow.py", "--runner", runner, "--json"],
+        cwd=workdir,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # the kill reaches Spark's JVM and workers too
+    )
+
+
+def _kill(process: subprocess.Popen) -> None:
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=60)
+
+
+def _outputs(workdir: Path) -> tuple[Counter, Counter, list[str]]:
+    """Lines written one per file, lines written in bundles, and hidden files left behind."""
+    single: Counter = Counter()
+    for path in (workdir / "out" / "lines").iterdir():
+        if not path.name.startswith("."):
+            single[path.read_text().rstrip("\n")] += 1
+    merged: Counter = Counter()
+    for path in (workdir / "out" / "merged").iterdir():
+        if not path.name.startswith("."):
+            merged.update(path.read_text().splitlines())
+    hidden = [p.name for p in (workdir / "out").rglob(".*")]
+    return single, merged, hidden
+
+
+def _check_provenance(workdir: Path) -> Counter:
+    """No event twice: each FlowFile is sent at most once, event ids are unique."""
+    repos = RepositorySet.open(workdir / ".flowcore")
+    try:
+        events = repos.provenance.search(limit=10_000_000)
+        assert len({e.event_id for e in events}) == len(events)
+        sends = Counter(e.flowfile_uuid for e in events if e.event_type.value == "SEND")
+        assert [u for u, n in sends.items() if n > 1] == []
+        receives = Counter(e.flowfile_uuid for e in events if e.event_type.value == "RECEIVE")
+        assert [u for u, n in receives.items() if n > 1] == []
+        assert repos.flowfiles.queue_ids() == () or all(
+            repos.flowfiles.queue_size(q)[0] == 0 for q in repos.flowfiles.queue_ids()
+        )
+        return Counter(e.event_type.value for e in events)
+    finally:
+        repos.close()
+
+
+def _kill_and_compare(tmp_path: Path, runner: str, *, kills: int, files: int) -> None:
+    reference, lines = _workdir(tmp_path / "reference", files)
+    started = time.monotonic()
+    done = _run(reference, runner)
+    _, err = done.communicate(timeout=600)
+    assert done.returncode == 0, err.decode()
+    duration = time.monotonic() - started
+    crashed, _ = _workdir(tmp_path / "crashed", files)
+    rng = random.Random(9)
+    killed = 0
+    for _ in range(kills * 3):
+        process = _run(crashed, runner)
+        time.sleep(rng.uniform(0.2, duration * 0.9))
+        if process.poll() is not None:
+            continue  # finished before the kill: start again on what is left
+        _kill(process)
+        killed += 1
+        if killed == kills:
+            break
+    assert killed >= kills // 2, f"only {killed} runs were still going when killed"
+    final = _run(crashed, runner)
+    _, err = final.communicate(timeout=600)
+    assert final.returncode == 0, err.decode()
+
+    for workdir in (reference, crashed):
+        single, merged, hidden = _outputs(workdir)
+        assert single == lines  # every line once, under its `${uuid}` name
+        assert merged == lines  # every line in exactly one bundle
+        assert hidden == []  # no temporary of an uncommitted attempt is left
+        assert list((workdir / "in").iterdir()) == []
+        assert list((workdir / ".flowcore" / "effects").glob("*")) == []
+    ref_events = _check_provenance(reference)
+    got_events = _check_provenance(crashed)
+    for event_type in ("RECEIVE", "SEND", "FORK", "ATTRIBUTES_MODIFIED"):
+        assert got_events[event_type] == ref_events[event_type], event_type
+
+
+@pytest.mark.stress
+@pytest.mark.slow
+def test_kill_9_direct_writes_each_sink_file_once(tmp_path: Path) -> None:
+    """A direct run killed a dozen times writes every line once by `${uuid}` name and once in
+    a MergeContent bundle, leaves no temporary, and sends each FlowFile once."""
+    _kill_and_compare(tmp_path, "direct", kills=12, files=40)
+
+
+@pytest.mark.stress
+@pytest.mark.slow
+@pytest.mark.spark
+def test_kill_9_spark_writes_each_sink_file_once(tmp_path: Path) -> None:
+    """The same on Spark `local[2]`: the driver, its JVM and workers killed together."""
+    _kill_and_compare(tmp_path, "spark", kills=5, files=40)
