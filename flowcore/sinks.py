@@ -30,7 +30,7 @@ from flowcore.processor import ProcessContext, ProcessorKind, SinkJobs, TwoPhase
 from flowcore.repository_set import RepositorySet
 from flowcore.runners import Runner
 from flowcore.stage_plan import Bulletin, MemberPlan, StagePlan, TaskResult
-from repositories.effects import EffectReport, carry_out, sweep
+from repositories.effects import EffectReport, carry_out, retries, sweep
 from repositories.records import Finding, Transaction
 
 __all__ = ["EFFECTS_STATE", "Sinks", "effects_state"]
@@ -88,7 +88,7 @@ class Sinks:
             state = self.repos.flowfiles.state(member.component_id)
             self._sink(member).publish(self._context_of(member), state)
         committed = self.committed_effects()
-        self.carry_out(committed)
+        self.carry_out([*retries(self.repos.paths.effects), *committed])
         return sweep(self.repos.paths.effects, keep=committed)
 
     def committed_effects(self) -> list[str]:
@@ -105,21 +105,29 @@ class Sinks:
         report = EffectReport()
         for path in files:
             report += carry_out(path)
-        if report.conflicts:
-            now = int(time.time() * 1000)
-            self.repos.add_bulletins(
-                [
-                    Bulletin(
-                        now,
-                        "effects",
-                        "PutFile",
-                        "WARNING",
-                        f"{target} appeared after its FlowFile was committed; the existing file "
-                        "was kept (Conflict Resolution Strategy is not 'replace')",
-                    )
-                    for target in report.conflicts
-                ]
+        now = int(time.time() * 1000)
+        bulletins = [
+            Bulletin(
+                now,
+                "effects",
+                "PutFile",
+                "WARNING",
+                f"{target} appeared after its FlowFile was committed; the existing file was "
+                "kept (Conflict Resolution Strategy is not 'replace')",
             )
+            for target in report.conflicts
+        ]
+        bulletins.extend(
+            Bulletin(
+                now,
+                "effects",
+                "PutFile",
+                "ERROR",
+                f"could not publish {problem}; the file stays staged and the next run publishes it",
+            )
+            for problem in report.failed
+        )
+        self.repos.add_bulletins(bulletins)
         return report
 
     def prepare(self, plan: StagePlan, results: Sequence[TaskResult]) -> dict[str, dict[str, str]]:

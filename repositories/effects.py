@@ -44,18 +44,21 @@ from repositories.records import Finding
 
 __all__ = [
     "EFFECTS_SUFFIX",
+    "RETRY_SUFFIX",
     "EffectFileWriter",
     "EffectReport",
     "carry_out",
     "is_temporary_name",
     "publish",
     "read_effects",
+    "retries",
     "sweep",
     "temporary_name",
 ]
 
 LOG = logging.getLogger("flowcore.repositories.effects")
 EFFECTS_SUFFIX = ".effects"
+RETRY_SUFFIX = ".retry"  # a committed effect file whose publication failed; retried at start-up
 #: Hidden temporaries: short (a 255-byte target name still fits) and recognisable, so a sweep
 #: never removes a file flowcore did not make.
 _TEMPORARY = re.compile(r"\.flowcore-[0-9a-f]{16}\.part")
@@ -81,12 +84,15 @@ class EffectReport:
         already: files found already in place (a crash after the rename, before the delete).
         conflicts: targets kept as they were because a file appeared there after the check.
         logged: log lines emitted.
+        failed: publications the file system refused (``target: reason``); the effect file
+            is kept as ``<attempt>.retry`` and carried out again at the next start.
     """
 
     published: int = 0
     already: int = 0
     conflicts: tuple[str, ...] = ()
     logged: int = 0
+    failed: tuple[str, ...] = ()
 
     def __add__(self, other: EffectReport) -> EffectReport:
         return EffectReport(
@@ -94,6 +100,7 @@ class EffectReport:
             self.already + other.already,
             self.conflicts + other.conflicts,
             self.logged + other.logged,
+            self.failed + other.failed,
         )
 
 
@@ -204,9 +211,14 @@ def carry_out(path: str | os.PathLike[str]) -> EffectReport:
         return EffectReport()
     published = already = 0
     conflicts = []
+    failed = []
     directories = set()
     for publication in effects.publications:
-        done, found, conflict = publish(publication)
+        try:
+            done, found, conflict = publish(publication)
+        except OSError as error:
+            failed.append(f"{publication.target}: {error.strerror or error}")
+            continue
         published += done
         already += found
         if conflict is not None:
@@ -219,10 +231,23 @@ def carry_out(path: str | os.PathLike[str]) -> EffectReport:
         directories.add(Path(publication.target).parent)
     for directory in sorted(directories):
         fsync_directory(directory)
+    if failed:
+        # Keep the staged files: a later start tries again (the FlowFiles are committed).
+        retry = Path(path).with_suffix(RETRY_SUFFIX)
+        os.replace(path, retry)
+        for problem in failed:
+            LOG.error("could not publish %s; will retry at the next start (%s)", problem, retry)
+        return EffectReport(published, already, tuple(conflicts), 0, tuple(failed))
     for line in effects.logs:
         logging.getLogger(line.logger).log(line.level, "%s", line.message)
     Path(path).unlink(missing_ok=True)
     return EffectReport(published, already, tuple(conflicts), len(effects.logs))
+
+
+def retries(directory: str | os.PathLike[str]) -> list[str]:
+    """Committed effect files whose publication failed (a file system refused a rename)."""
+    root = Path(directory)
+    return [str(p) for p in sorted(root.glob(f"*{RETRY_SUFFIX}"))] if root.is_dir() else []
 
 
 def sweep(directory: str | os.PathLike[str], keep: Iterable[str] = ()) -> list[Finding]:

@@ -16,6 +16,7 @@ from repositories.effects import (
     is_temporary_name,
     publish,
     read_effects,
+    retries,
     sweep,
     temporary_name,
 )
@@ -172,3 +173,26 @@ def test_carrying_out_after_a_crash_anywhere_gives_the_same_files(
     assert {p.name: p.read_bytes() for p in out.iterdir()} == {
         f"f{n}": f"data {n}".encode() for n in range(count)
     }
+
+
+def test_a_refused_rename_is_kept_for_the_next_start(tmp_path: Path) -> None:
+    """A rename the file system refuses keeps the staged file and the effect file (as .retry);
+    carrying that out later, once the obstacle is gone, publishes it."""
+    out = tmp_path / "out"
+    out.mkdir()
+    writer = EffectFileWriter(tmp_path / "effects", "s-t0-1")
+    staged = _stage(writer, out, "a.txt", b"A")
+    writer.commit([staged], [LogLine("flowcore.test.effects", logging.INFO, "late")])
+    path = writer.close()
+    (out / "a.txt").mkdir()  # a non-empty directory where the file goes
+    (out / "a.txt" / "inside").write_bytes(b"")
+    report = carry_out(path)  # type: ignore[arg-type]
+    assert len(report.failed) == 1
+    assert report.failed[0].startswith(str(out / "a.txt"))
+    assert retries(tmp_path / "effects") == [str(Path(path).with_suffix(".retry"))]  # type: ignore[arg-type]
+    assert Path(staged.temporary).exists()
+    (out / "a.txt" / "inside").unlink()
+    (out / "a.txt").rmdir()
+    assert carry_out(retries(tmp_path / "effects")[0]).published == 1
+    assert (out / "a.txt").read_bytes() == b"A"
+    assert retries(tmp_path / "effects") == []
