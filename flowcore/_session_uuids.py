@@ -39,7 +39,7 @@ class DerivedUuids:
 
     _host: SessionHost
     _uuid_seed: str | None
-    _uuid_ordinals: dict[str, int]
+    _uuid_sequences: dict[str, list]  # scope -> [uuid prefix, next number]
 
     component: ComponentInfo
 
@@ -56,13 +56,17 @@ class DerivedUuids:
         if how == "root" and self._uuid_seed is None:
             return new_uuid()
         scope = "\0".join((self.component.id, how, self._uuid_seed or "", *parents))
-        # Ordinals live in the host when it keeps them (a task member): several sessions of
-        # one task can make children of the same parent, and each must get a new number.
-        ordinals = getattr(self._host, "uuid_ordinals", None)
-        if ordinals is None:
-            ordinals = self._uuid_ordinals
-        number = ordinals.get(scope, 0)
-        ordinals[scope] = number + 1
-        if number >> UUID_SEQUENCE_BITS:
+        # Kept in the host when it keeps them (a task member): several sessions of one task
+        # can make children of the same parent, and each must get a new number.
+        sequences = getattr(self._host, "uuid_sequences", None)
+        if sequences is None:
+            sequences = self._uuid_sequences
+        sequence = sequences.get(scope)
+        if sequence is None:
+            sequence = sequences[scope] = [derived_prefix(scope), 0]
+        number = sequence[1]
+        sequence[1] = number + 1
+        if number >> UUID_SEQUENCE_BITS:  # past 4 billion children: a prefix of its own
             scope = f"{scope}\0{number >> UUID_SEQUENCE_BITS}"
-        return sequence_uuid(derived_prefix(scope), number & ((1 << UUID_SEQUENCE_BITS) - 1))
+            return sequence_uuid(derived_prefix(scope), number & ((1 << UUID_SEQUENCE_BITS) - 1))
+        return sequence_uuid(sequence[0], number)

@@ -115,7 +115,7 @@ class TaskMember:
         self._restore_to_pending = False
         self._capturing: list[QueuedFlowFile] | None = None
         self.transfers: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-        self.uuid_ordinals: dict[str, int] = {}  # see flowcore._session_uuids
+        self.uuid_sequences: dict[str, list] = {}  # see flowcore._session_uuids
         self.consumed = 0
         self.context = ProcessContext(
             self.processor,
