@@ -56,7 +56,7 @@ from flowcore.stage_plan import (
     build_stage_plan,
     parked_component,
 )
-from flowcore.task import ID_BLOCK, single_group
+from flowcore.task import ID_BLOCK, apply_limits, single_group
 from repositories.content import ARCHIVE_CLEANUP_FREQUENCY_MS
 from repositories.records import SegmentSummary, Transaction
 
@@ -94,6 +94,7 @@ class Controller:
         self.runner = runner
         self.repos = repositories
         self.settings = settings or Settings()
+        apply_limits(self.settings)  # the driver lists sources and decides bins with them too
         self.plans = {s.id: build_stage_plan(self.compiled, s) for s in self.compiled.stages}
         self._single_group = {i: single_group(p) for i, p in self.plans.items()}
         self._connections = {c.id: c for c in self.flow.connections}

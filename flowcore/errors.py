@@ -21,6 +21,7 @@ __all__ = [
     "DatasetError",
     "ExpressionError",
     "ExpressionEvaluationError",
+    "ExpressionLimitError",
     "ExpressionSyntaxError",
     "FlowDefinitionError",
     "FlowFileAccessError",
@@ -29,6 +30,7 @@ __all__ = [
     "FlowcoreError",
     "InvalidProcessorError",
     "ProcessException",
+    "RegexTimeoutError",
     "RelationshipError",
     "ReplayError",
     "RepositoryError",
@@ -88,6 +90,18 @@ class ExpressionSyntaxError(ExpressionError):
 
 class ExpressionEvaluationError(ExpressionError):
     """A well-formed expression failed while being evaluated (e.g. a bad regex or date)."""
+
+
+class RegexTimeoutError(ExpressionEvaluationError):
+    """A flow's regular expression ran past the time limit (``pattern`` names it)."""
+
+    def __init__(self, msg: str, *, pattern: str) -> None:
+        super().__init__(msg)
+        self.pattern = pattern
+
+
+class ExpressionLimitError(ExpressionEvaluationError):
+    """An expression went past a safety limit (nesting depth, result size)."""
 
 
 class ProcessException(FlowcoreError, RuntimeError):

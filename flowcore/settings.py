@@ -100,6 +100,12 @@ class Settings:
             always is. As in NiFi, which indexes events as they are written, a search by a
             listed attribute finds the events recorded while it was listed; ``flowcore
             provenance search --attribute`` matches the stored attributes and finds them all.
+        regex_time_limit: how long one match of a flow's regular expression may take
+            (Expression Language, File Filter ...; see :mod:`flowcore.patterns`). Over it the
+            processor's session rolls back, its FlowFile stays queued (penalized) and a
+            bulletin names the pattern; filters over file and attribute names skip the name.
+        expression_max_length: the longest string an Expression Language function may make
+            (``repeat``, ``padLeft``, ``replace`` ...), e.g. ``"64 MB"`` in characters.
     """
 
     batch_max_flowfiles: int = attrs.field(default=100_000, validator=_positive)
@@ -117,6 +123,8 @@ class Settings:
     provenance_indexed_attributes: tuple[str, ...] = attrs.field(
         default=(), converter=lambda names: (names,) if isinstance(names, str) else tuple(names)
     )
+    regex_time_limit: str = attrs.field(default="1 sec", validator=_time_period)
+    expression_max_length: str = attrs.field(default="64 MB", validator=_data_size)
 
     @classmethod
     def parse(cls, texts: Mapping[str, str], **values: object) -> Settings:
@@ -156,6 +164,16 @@ class Settings:
     def yield_ms(self) -> int:
         """:attr:`yield_duration` in milliseconds."""
         return int(parse_time_period(self.yield_duration, "ms"))
+
+    @property
+    def regex_time_limit_seconds(self) -> float:
+        """:attr:`regex_time_limit` in seconds."""
+        return parse_time_period(self.regex_time_limit, "ms") / 1000
+
+    @property
+    def expression_max_chars(self) -> int:
+        """:attr:`expression_max_length` as a number of characters."""
+        return int(parse_data_size(self.expression_max_length, "B"))
 
     @property
     def poll_interval_seconds(self) -> float:

@@ -25,9 +25,11 @@ from flowcore._task_batches import unpacks, write_deferred
 from flowcore._task_content import TaskContent
 from flowcore._task_member import CONTENT_FAILURE_REASON, TaskMember, clock_ms
 from flowcore.errors import FlowcoreError
+from flowcore.expression._values import set_max_length
 from flowcore.flow import Prioritizer
 from flowcore.flowfile import FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
+from flowcore.patterns import set_time_limit
 from flowcore.processor import ProcessContext, ProcessorKind
 from flowcore.provenance import ProvenanceEvent, ProvenanceEventRun, ProvenanceEventType
 from flowcore.session_host import (
@@ -35,6 +37,7 @@ from flowcore.session_host import (
     QueuedFlowFile,
     StateMap,
 )
+from flowcore.settings import Settings
 from flowcore.stage_plan import (
     Bulletin,
     MemberPlan,
@@ -53,6 +56,7 @@ from repositories.records import MAX_SEGMENT_RECORDS, SegmentSummary
 __all__ = [
     "CONTENT_FAILURE_REASON",
     "ID_BLOCK",
+    "apply_limits",
     "group_records",
     "queue_order",
     "read_segment_records",
@@ -371,6 +375,12 @@ class _Task:
         )
 
 
+def apply_limits(settings: Settings) -> None:
+    """Set this process's limits on a flow's regexes and expressions from *settings*."""
+    set_time_limit(settings.regex_time_limit_seconds)
+    set_max_length(settings.expression_max_chars)
+
+
 def run_task(spec: TaskSpec) -> TaskResult:
     """Run one task of a stage; the same function on every runner.
 
@@ -381,6 +391,7 @@ def run_task(spec: TaskSpec) -> TaskResult:
     """
     was_enabled = gc.isenabled()
     gc.disable()
+    apply_limits(spec.settings)
     try:
         return _Task(spec).run()
     finally:

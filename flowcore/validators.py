@@ -23,6 +23,8 @@ from typing import Any
 import attrs
 
 from flowcore import units
+from flowcore.errors import ExpressionEvaluationError
+from flowcore.patterns import compile_pattern
 
 __all__ = [
     "ALWAYS_VALID",
@@ -179,8 +181,8 @@ def _boolean_to_string(value: Any) -> str:
 
 def _regex(value: str) -> str | None:
     try:
-        re.compile(value)
-    except re.error as ex:
+        compile_pattern(value)
+    except ExpressionEvaluationError as ex:
         return f"it is not a valid regular expression: {ex}"
     return None
 

@@ -9,11 +9,12 @@ import grp
 import logging
 import os
 import pwd
-import re
 import stat
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+
+from flowcore.patterns import FlowPattern
 
 __all__ = ["file_attributes", "readable", "relative_path", "stamp", "walk_files"]
 
@@ -65,7 +66,7 @@ def walk_files(
     root: Path,
     *,
     recursive: bool,
-    name_filter: re.Pattern[str],
+    name_filter: FlowPattern,
     skip_hidden: bool = False,
     directory_filter: Callable[[str], object] | None = None,
 ) -> Iterator[tuple[Path, os.stat_result]]:
@@ -86,7 +87,7 @@ def walk_files(
             if not directory_filter("" if relative == "." else relative):
                 continue
         for name in sorted(files):
-            if (skip_hidden and name.startswith(".")) or not name_filter.fullmatch(name):
+            if (skip_hidden and name.startswith(".")) or not name_filter.accepts(name):
                 continue
             path = Path(directory) / name
             try:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 import uuid
 from collections.abc import Iterator, Mapping
@@ -31,6 +30,7 @@ from flowcore import (
 )
 from flowcore.blocks import RecordReader, aligned_range, block_count, nominal_block
 from flowcore.errors import ContentNotFoundError
+from flowcore.patterns import compile_pattern
 from flowcore.properties import PropertyDependency
 from flowcore.units import parse_data_size
 from flowcore.validators import (
@@ -222,7 +222,7 @@ class FileSplitter(SourceProcessor):
 
     def _scan(self, context: ProcessContext) -> Iterator[tuple[Path, Path, os.stat_result]]:
         """``(root, path, stat)`` of every file to split, in a stable order."""
-        file_filter = re.compile(context.get_property(self.FILE_FILTER).value or ".*")
+        file_filter = compile_pattern(context.get_property(self.FILE_FILTER).value or ".*")
         recursive = context.get_property(self.RECURSIVE).as_boolean()
         for entry in self._inputs(context):
             if entry.is_file():

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -18,6 +17,7 @@ from flowcore import (
     WorkItem,
     WorkListing,
 )
+from flowcore.patterns import compile_pattern
 from flowcore.relationship import SUCCESS
 from flowcore.validators import (
     BOOLEAN_VALIDATOR,
@@ -178,9 +178,9 @@ class GetFile(SourceProcessor):
     def _candidates(
         self, context: ProcessContext, root: Path
     ) -> Iterator[tuple[Path, os.stat_result]]:
-        file_filter = re.compile(context.get_property(self.FILE_FILTER).value or ".*")
+        file_filter = compile_pattern(context.get_property(self.FILE_FILTER).value or ".*")
         path_text = context.get_property(self.PATH_FILTER).value
-        path_filter = re.compile(path_text) if path_text else None
+        path_filter = compile_pattern(path_text) if path_text else None
         recurse = context.get_property(self.RECURSE).as_boolean()
         ignore_hidden = context.get_property(self.IGNORE_HIDDEN_FILES).as_boolean()
         now_s = context.now() / 1000
@@ -188,7 +188,7 @@ class GetFile(SourceProcessor):
         max_age = context.get_property(self.MAX_AGE).as_time_period("s")
         min_size = context.get_property(self.MIN_SIZE).as_data_size("B") or 0
         max_size = context.get_property(self.MAX_SIZE).as_data_size("B")
-        directory_filter = path_filter.fullmatch if path_filter is not None and recurse else None
+        directory_filter = path_filter.accepts if path_filter is not None and recurse else None
         for path, info in walk_files(
             root,
             recursive=recurse,

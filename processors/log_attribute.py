@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Mapping
 from typing import ClassVar
 
@@ -15,6 +14,7 @@ from flowcore import (
     ProcessSession,
     PropertyDescriptor,
 )
+from flowcore.patterns import compile_pattern
 from flowcore.relationship import SUCCESS
 from flowcore.validators import (
     BOOLEAN_VALIDATOR,
@@ -158,15 +158,15 @@ class LogAttribute(Processor):
         if regex_text is None or (include and regex_text == ".*"):
             include_regex = None
         else:
-            include_regex = re.compile(regex_text)
+            include_regex = compile_pattern(regex_text)
         ignore = _names(context.get_property(self.ATTRIBUTES_TO_IGNORE).value)
         ignore_text = context.get_property(self.ATTRIBUTES_TO_IGNORE_REGEX).value
-        ignore_regex = re.compile(ignore_text) if ignore_text else None
+        ignore_regex = compile_pattern(ignore_text) if ignore_text else None
         selected = {}
         for key in sorted(flowfile.attributes):
-            if key in ignore or (ignore_regex is not None and ignore_regex.fullmatch(key)):
+            if key in ignore or (ignore_regex is not None and ignore_regex.accepts(key)):
                 continue
-            if key in include or (include_regex is not None and include_regex.fullmatch(key)):
+            if key in include or (include_regex is not None and include_regex.accepts(key)):
                 selected[key] = flowfile.attributes[key]
         return selected
 

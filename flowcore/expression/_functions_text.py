@@ -17,7 +17,16 @@ from typing import Any
 
 from flowcore.errors import ExpressionEvaluationError
 from flowcore.expression._regex import java_regex, java_replacement
-from flowcore.expression._values import Value, int_arg, java_trim, to_boolean, to_number, to_string
+from flowcore.expression._values import (
+    Value,
+    check_length,
+    int_arg,
+    java_trim,
+    max_length,
+    to_boolean,
+    to_number,
+    to_string,
+)
 
 _s = to_string
 _int_arg = int_arg
@@ -82,32 +91,56 @@ def _substring_around(*, last: bool, after: bool) -> Callable[[Any, Value, Value
 
 
 def _append(_ctx: Any, s: Value, v: Value) -> str:
-    return (_s(s) or "") + (_s(v) or "")
+    head, tail = _s(s) or "", _s(v) or ""
+    check_length(len(head) + len(tail), "append")
+    return head + tail
 
 
 def _prepend(_ctx: Any, s: Value, v: Value) -> str:
-    return (_s(v) or "") + (_s(s) or "")
+    head, tail = _s(v) or "", _s(s) or ""
+    check_length(len(head) + len(tail), "prepend")
+    return head + tail
 
 
 def _replace(_ctx: Any, s: Value, search: Value, repl: Value) -> str | None:
     text = _s(s)
     if text is None:
         return None
-    return text.replace(_s(search) or "", _s(repl) or "")
+    needle, replacement = _s(search) or "", _s(repl) or ""
+    if len(replacement) > len(needle):
+        found = len(text) + 1 if not needle else text.count(needle)
+        check_length(len(text) + found * (len(replacement) - len(needle)), "replace")
+    return text.replace(needle, replacement)
+
+
+def _regex_replace(text: str, regex: Value, repl: Value, *, first: bool, name: str) -> str:
+    """``replaceFirst``/``replaceAll``, refusing a result over the length limit before making it.
+
+    A bound is cheap when the replacement is short; otherwise the matches are counted first
+    (each group reference in the replacement can add at most the whole text).
+    """
+    pattern = java_regex(_s(regex) or "")
+    template = _s(repl) or ""
+    references = template.count("$")
+    matches = 1 if first else len(text) + 1  # at most one match per position
+    if len(text) + matches * len(template) + references * len(text) > max_length():
+        matches = pattern.subn("", text)[1]  # counted in C, under the time limit
+        check_length(len(text) + matches * len(template) + references * len(text), name)
+    return pattern.sub(java_replacement(template), text, count=1 if first else 0)
 
 
 def _replace_first(_ctx: Any, s: Value, regex: Value, repl: Value) -> str | None:
     text = _s(s)
     if text is None:
         return None
-    return java_regex(_s(regex) or "").sub(java_replacement(_s(repl) or ""), text, count=1)
+    return _regex_replace(text, regex, repl, first=True, name="replaceFirst")
 
 
 def _replace_all(_ctx: Any, s: Value, regex: Value, repl: Value) -> str | None:
     text = _s(s)
     if text is None:
         return None
-    return java_regex(_s(regex) or "").sub(java_replacement(_s(repl) or ""), text)
+    return _regex_replace(text, regex, repl, first=False, name="replaceAll")
 
 
 def _replace_null(_ctx: Any, s: Value, v: Value) -> Value:
@@ -128,6 +161,7 @@ def _pad(left: bool) -> Callable[..., str | None]:
         missing = target - len(text)
         if missing <= 0:
             return text
+        check_length(target, "padLeft" if left else "padRight")
         padding = (filler * (missing // len(filler) + 1))[:missing]
         return padding + text if left else text + padding
 
@@ -141,7 +175,9 @@ def _repeat(_ctx: Any, s: Value, low: Value, high: Value = None) -> str:
     if minimum < 0 or maximum < minimum:
         msg = f"repeat({minimum}, {maximum}) needs 0 <= min <= max"
         raise ExpressionEvaluationError(msg)
-    return text * random.randint(minimum, maximum)
+    times = random.randint(minimum, maximum)
+    check_length(len(text) * times, "repeat")
+    return text * times
 
 
 def _get_delimited_field(  # noqa: PLR0917 - mirrors the EL function's positional arguments

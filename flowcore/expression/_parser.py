@@ -28,6 +28,10 @@ __all__ = ["parse"]
 _SPECIAL = set("$|{}()[],:;/*'\" \t\r\n")
 _NUMBER = re.compile(r"-?(?:\d+\.\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|\d+(?:[eE][-+]?\d+)?)")
 _FUNCTION_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+#: Expressions nested inside one another (``${a:append(${b:append(...)})}``). Parsing and
+#: evaluating recurse once per level; beyond this a flow gets a syntax error naming the limit,
+#: never a RecursionError.
+MAX_DEPTH = 100
 _STRING_ESCAPES = {'"': '"', "'": "'", "n": "\n", "r": "\r", "t": "\t", "\\": "\\\\"}
 
 
@@ -35,6 +39,7 @@ class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
         self.pos = 0
+        self.depth = 0  # expressions open around the current position
 
     # --- errors and low-level scanning ----------------------------------------------------
 
@@ -112,6 +117,17 @@ class _Parser:
 
     def expression(self) -> Chain:
         start = self.pos
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise self.error(
+                f"expressions nest more than {MAX_DEPTH} levels deep; flatten the expression"
+            )
+        try:
+            return self._expression(start)
+        finally:
+            self.depth -= 1
+
+    def _expression(self, start: int) -> Chain:
         self.expect("${", "'${'")
         self.skip_ws()
         subject, multi = self.subject()

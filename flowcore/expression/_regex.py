@@ -1,8 +1,9 @@
-r"""Java regular expressions and replacement strings, translated for Python's ``re``.
+r"""Java regular expressions and replacement strings for the Expression Language.
 
 NiFi's functions take Java regexes (``replaceAll``, ``matches`` ...) and Java replacement strings
-(``$1``, ``${name}``). Python's engine agrees on almost everything; the differences that matter in
-practice are named groups ``(?<name>...)`` and ``\Q...\E`` quoting, translated here.
+(``$1``, ``${name}``). Patterns compile with :func:`flowcore.patterns.compile_pattern` (the
+``regex`` engine, bounded in time; it reads ``(?<name>...)`` and possessive quantifiers as Java
+does, and ``\Q...\E`` quoting is translated); replacement strings are translated here.
 """
 
 from __future__ import annotations
@@ -13,39 +14,21 @@ from collections.abc import Callable
 import attrs
 
 from flowcore.errors import ExpressionEvaluationError
+from flowcore.patterns import FlowPattern, compile_pattern
 
 __all__ = ["java_regex", "java_replacement"]
 
 
-_NAMED_GROUP = re.compile(r"\(\?<([A-Za-z][A-Za-z0-9]*)>")
-_QUOTED = re.compile(r"\\Q(.*?)(?:\\E|$)", re.DOTALL)
+def java_regex(pattern: str) -> FlowPattern:
+    r"""Compile a Java regular expression (named groups ``(?<n>``, ``\\Q..\\E``), time-bounded.
 
-
-def _translate_regex(pattern: str) -> str:
-    pattern = _QUOTED.sub(lambda m: re.escape(m.group(1)), pattern)
-    return _NAMED_GROUP.sub(r"(?P<\1>", pattern)
-
-
-_regex_cache: dict[str, re.Pattern[str]] = {}
-
-
-def java_regex(pattern: str) -> re.Pattern[str]:
-    r"""Compile a Java regular expression (named groups ``(?<n>``, ``\\Q..\\E``) for Python.
+    Every match of the result is bounded by the flow's regex time limit
+    (:mod:`flowcore.patterns`), so a pattern that backtracks exponentially cannot hang a run.
 
     Raises:
         ExpressionEvaluationError: the pattern is not a valid regular expression.
     """
-    compiled = _regex_cache.get(pattern)
-    if compiled is None:
-        try:
-            compiled = re.compile(_translate_regex(pattern))
-        except re.error as ex:
-            msg = f"{pattern!r} is not a valid regular expression: {ex}"
-            raise ExpressionEvaluationError(msg) from None
-        if len(_regex_cache) > 1024:
-            _regex_cache.clear()
-        _regex_cache[pattern] = compiled
-    return compiled
+    return compile_pattern(pattern)
 
 
 @attrs.frozen

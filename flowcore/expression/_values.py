@@ -14,13 +14,19 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+from flowcore.errors import ExpressionLimitError
+
 __all__ = [
+    "DEFAULT_MAX_LENGTH",
     "Value",
+    "check_length",
     "int_arg",
     "is_number",
     "java_double_to_string",
     "java_trim",
+    "max_length",
     "render",
+    "set_max_length",
     "to_boolean",
     "to_date",
     "to_number",
@@ -29,6 +35,38 @@ __all__ = [
 ]
 
 Value = Any  # None | str | bool | int | float | datetime
+
+DEFAULT_MAX_LENGTH = 64 * 1024 * 1024  # characters an Expression Language result may hold
+_max_length = DEFAULT_MAX_LENGTH
+
+
+def set_max_length(chars: int) -> None:
+    """Set the longest string an expression may make in this process (expression_max_length)."""
+    global _max_length  # noqa: PLW0603 - one limit per process, set by each task
+    _max_length = chars
+
+
+def max_length() -> int:
+    """The longest string an expression may make in this process."""
+    return _max_length
+
+
+def check_length(length: int, function: str) -> None:
+    """Refuse, before building it, a result of *length* characters over the limit.
+
+    ``${x:repeat(2000000000)}`` would otherwise allocate gigabytes and take the process down
+    with it; the error names the function and the limit instead.
+
+    Raises:
+        ExpressionLimitError: *length* is over the limit.
+    """
+    if length > _max_length:
+        msg = (
+            f"{function}() would make a string of {length:,} characters, over the limit of "
+            f"{_max_length:,} (setting expression_max_length)"
+        )
+        raise ExpressionLimitError(msg)
+
 
 _WHOLE = re.compile(r"^[-+]?(?:\d+|0[xX][0-9a-fA-F]+)$")
 _DECIMAL = re.compile(

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import time
 
 import pytest
 
-from flowcore.errors import ExpressionEvaluationError
+from flowcore.errors import ExpressionEvaluationError, ExpressionLimitError
 from flowcore.expression import compile_expression
 
 
@@ -353,3 +354,32 @@ def test_repeat_range_and_bad_bounds() -> None:
     assert ev("${a:repeat(1, 3)}", {"a": "x"}) in {"x", "xx", "xxx"}
     with pytest.raises(ExpressionEvaluationError, match="repeat"):
         ev("${a:repeat(3, 1)}", {"a": "x"})
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "${x:repeat(2000000000)}",
+        "${x:repeat(1, 2000000000):repeat(2000000000)}",
+        "${x:padLeft(2000000000)}",
+        "${x:padRight(2000000000, 'ab')}",
+        "${x:repeat(1000000):replace('a', ${x:repeat(100)})}",
+        "${x:repeat(1000000):replaceAll('a', ${x:repeat(100)})}",
+        "${x:repeat(1000000):replaceAll('', ${x:repeat(100)})}",
+        "${x:repeat(1000000):replaceAll('(a)', '" + "$1" * 70 + "')}",
+        "${x:repeat(40000000):append(${x:repeat(40000000)})}",
+    ],
+)
+def test_results_over_the_length_limit_are_refused_before_they_are_made(expression: str) -> None:
+    """Amplifying functions refuse a result over expression_max_length (64 MB) at once,
+    naming the function, instead of allocating gigabytes."""
+    started = time.monotonic()
+    with pytest.raises(ExpressionLimitError, match="over the limit of 67,108,864"):
+        ev(expression, {"x": "a"})
+    assert time.monotonic() - started < 10
+
+
+def test_results_under_the_limit_are_unchanged() -> None:
+    """The checks change nothing below the limit."""
+    assert ev("${x:repeat(3):replaceAll('a', 'bb'):padLeft(8, '-')}", {"x": "a"}) == "--bbbbbb"
+    assert ev("${x:replace('', '.')}", {"x": "ab"}) == ".a.b."

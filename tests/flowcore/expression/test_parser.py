@@ -147,3 +147,17 @@ def test_expression_shaped_garbage_only_raises_the_syntax_error(text: str) -> No
     """Text made of EL punctuation either parses or raises the flowcore syntax error."""
     error = syntax_error(text)
     assert error is None or 0 <= error.position <= len(text)
+
+
+def test_deep_nesting_is_a_syntax_error_not_a_recursion_error() -> None:
+    """500 nested expressions give a syntax error naming the limit; 100 still parse."""
+
+    def nested(levels: int) -> str:
+        text = "${b}"
+        for _ in range(levels - 1):
+            text = "${b:append(" + text + ")}"
+        return text
+
+    with pytest.raises(ExpressionSyntaxError, match="nest more than 100 levels"):
+        compile_expression(nested(500))
+    assert compile_expression(nested(100)).evaluate({"b": "y"}) == "y" * 100

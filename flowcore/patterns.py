@@ -1,0 +1,161 @@
+r"""Regular expressions from a flow, evaluated under a time limit so none can hang a run.
+
+A flow's regexes come from its author or, through Expression Language, from FlowFile attributes:
+``${filename:matches('(a|aa)+$')}`` on a 33-character name backtracks for hours in Python's
+``re``, which cannot be interrupted. Every regex a flow supplies (Expression Language
+``matches``, ``find``, ``replace*``, ``replaceAll``, ``allMatchingAttributes`` ...; GetFile's and
+FileSplitter's File Filter and Path Filter; LogAttribute's and UpdateAttribute's regex
+properties) is compiled here with the `regex <https://pypi.org/project/regex/>`_ engine, which
+takes a ``timeout`` on every match and is closer to Java's syntax than ``re`` (possessive
+quantifiers, atomic groups, ``(?<name>...)``). A match over :data:`DEFAULT_TIME_LIMIT` raises
+:class:`~flowcore.errors.RegexTimeoutError` naming the pattern and the limit; the processor's
+session rolls back, the FlowFile is penalized and stays queued, and a bulletin says why (an
+Expression Language error is a processor error, as in NiFi).
+
+The limit is the engine setting ``regex_time_limit`` (NiFi has none: its Java engine cannot be
+interrupted either); each task applies it with :func:`set_time_limit`.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import regex
+
+from flowcore.errors import ExpressionEvaluationError, RegexTimeoutError
+
+__all__ = [
+    "DEFAULT_TIME_LIMIT",
+    "FlowPattern",
+    "compile_pattern",
+    "set_time_limit",
+    "time_limit",
+]
+
+LOG = logging.getLogger("flowcore.patterns")
+DEFAULT_TIME_LIMIT = 1.0  # seconds one match may take
+_limit = DEFAULT_TIME_LIMIT
+_QUOTED = re.compile(r"\\Q(.*?)(?:\\E|$)", re.DOTALL)
+_cache: dict[tuple[str, int], FlowPattern] = {}
+
+
+def set_time_limit(seconds: float) -> None:
+    """Set how long one match may take in this process (the ``regex_time_limit`` setting)."""
+    global _limit  # noqa: PLW0603 - one limit per process, set by each task from its settings
+    _limit = seconds
+
+
+def time_limit() -> float:
+    """How long one match may take in this process, in seconds."""
+    return _limit
+
+
+class FlowPattern:
+    """A compiled regex whose every match is bounded by the time limit.
+
+    It offers the ``re.Pattern`` methods flowcore uses; each raises
+    :class:`~flowcore.errors.RegexTimeoutError` instead of running past the limit.
+    """
+
+    __slots__ = ("_compiled", "pattern")
+
+    def __init__(self, pattern: str, compiled: Any) -> None:
+        self.pattern = pattern
+        self._compiled = compiled
+
+    def __repr__(self) -> str:
+        return f"FlowPattern({self.pattern!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (compile_pattern, (self.pattern, self._compiled.flags & ~regex.VERSION0))
+
+    def _run(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, timeout=_limit, **kwargs)
+        except TimeoutError:
+            msg = (
+                f"the regular expression {self.pattern!r} took longer than the "
+                f"{_limit:g} s limit (regex_time_limit); it backtracks too much on this input"
+            )
+            raise RegexTimeoutError(msg, pattern=self.pattern) from None
+
+    def search(self, text: str) -> Any:
+        """``re.Pattern.search``, bounded."""
+        return self._run(self._compiled.search, text)
+
+    def match(self, text: str) -> Any:
+        """``re.Pattern.match``, bounded."""
+        return self._run(self._compiled.match, text)
+
+    def fullmatch(self, text: str) -> Any:
+        """``re.Pattern.fullmatch``, bounded."""
+        return self._run(self._compiled.fullmatch, text)
+
+    def sub(self, replacement: Any, text: str, count: int = 0) -> str:
+        """``re.Pattern.sub``, bounded."""
+        return self._run(self._compiled.sub, replacement, text, count=count)
+
+    def subn(self, replacement: Any, text: str, count: int = 0) -> tuple[str, int]:
+        """``re.Pattern.subn``, bounded."""
+        return self._run(self._compiled.subn, replacement, text, count=count)
+
+    def split(self, text: str, maxsplit: int = 0) -> list[str]:
+        """``re.Pattern.split``, bounded."""
+        return self._run(self._compiled.split, text, maxsplit=maxsplit)
+
+    def findall(self, text: str) -> list[Any]:
+        """``re.Pattern.findall``, bounded."""
+        return self._run(self._compiled.findall, text)
+
+    def finditer(self, text: str) -> Iterator[Any]:
+        """``re.Pattern.finditer``, bounded as a whole (the matches are found at once)."""
+        return iter(
+            self._run(lambda t, timeout: list(self._compiled.finditer(t, timeout=timeout)), text)
+        )
+
+    def accepts(self, name: str) -> bool:
+        """Whether *name* matches whole; a match over the limit counts as no match, with a warning.
+
+        For filters over names a flow did not choose (the files in a directory, the attributes
+        of a FlowFile): one hostile name is skipped, and the rest are still listed.
+        """
+        try:
+            return self.fullmatch(name) is not None
+        except RegexTimeoutError as ex:
+            LOG.warning("%s; %r is treated as not matching", ex, name)
+            return False
+
+    @property
+    def groupindex(self) -> dict[str, int]:
+        """Named groups, as ``re.Pattern.groupindex``."""
+        return dict(self._compiled.groupindex)
+
+    @property
+    def groups(self) -> int:
+        """The number of groups, as ``re.Pattern.groups``."""
+        return self._compiled.groups
+
+
+def compile_pattern(pattern: str, flags: int = 0) -> FlowPattern:
+    r"""Compile a flow's (Java-style) regex: ``\Q...\E`` quoting, ``(?<name>...)`` groups.
+
+    Raises:
+        ExpressionEvaluationError: the pattern is not a valid regular expression (a
+            ``ValueError``, so property validators report it as one).
+    """
+    key = (pattern, flags)
+    compiled = _cache.get(key)
+    if compiled is None:
+        translated = _QUOTED.sub(lambda m: regex.escape(m.group(1)), pattern)
+        try:
+            compiled = FlowPattern(pattern, regex.compile(translated, flags | regex.VERSION0))
+        except regex.error as ex:
+            msg = f"{pattern!r} is not a valid regular expression: {ex}"
+            raise ExpressionEvaluationError(msg) from None
+        if len(_cache) > 1024:
+            _cache.clear()
+        _cache[key] = compiled
+    return compiled
