@@ -122,21 +122,40 @@ def _copy(session: ProcessSession, flowfile: FlowFile, write: Callable[[bytes], 
 
 
 def entry_name(flowfile: FlowFile, keep_path: bool) -> str:
-    """A TAR/ZIP entry name: ``filename``, or ``path/filename`` with Keep Path.
+    """A TAR/ZIP entry name: ``filename``, or ``path/filename`` with Keep Path, made safe.
 
-    The path drops a leading ``./`` or a bare ``.`` and gains a trailing ``/`` when not empty.
+    The path drops a leading ``./`` or a bare ``.`` as NiFi's does. Unlike NiFi, which writes
+    the attributes verbatim, the name is then normalised so that the archive cannot write
+    outside the directory it is extracted into, whatever the attributes hold (zip-slip): ``\\``
+    counts as a separator, absolute names and drive letters become relative, ``.`` and empty
+    segments go, ``..`` climbs only within the name (never above it), NUL bytes become ``_``.
+    A name left empty becomes the FlowFile's uuid.
     """
     filename = flowfile.attributes.get("filename", "")
-    if not keep_path:
-        return filename
-    path = flowfile.attributes.get("path", "")
-    if path.startswith("./"):
-        path = path[2:]
-    elif path == ".":
-        path = ""
-    if path and not path.endswith("/"):
-        path += "/"
-    return path + filename
+    if keep_path:
+        path = flowfile.attributes.get("path", "")
+        if path.startswith("./"):
+            path = path[2:]
+        elif path == ".":
+            path = ""
+        filename = f"{path}/{filename}" if path else filename
+    return _contained(filename) or flowfile.uuid
+
+
+def _contained(name: str) -> str:
+    """*name* as a relative path that stays inside the extraction directory."""
+    kept: list[str] = []
+    for part in name.replace("\\", "/").replace("\0", "_").split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if kept:
+                kept.pop()
+            continue
+        kept.append(part)
+    if kept and len(kept[0]) >= 2 and kept[0][1] == ":" and kept[0][0].isalpha():
+        kept[0] = kept[0][0] + kept[0][2:]  # a drive ("C:", "C:x") is a name, not a root
+    return "/".join(kept)
 
 
 class BinaryConcatenation(Merger):

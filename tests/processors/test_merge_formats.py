@@ -1,0 +1,96 @@
+"""Tests for processors/_merge_formats.py: archive entry names that cannot escape."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from flowcore.flowfile import FlowFile
+from flowcore.testing import TestRunner
+from processors import MergeContent
+from processors._merge_formats import entry_name
+
+
+def _flowfile(filename: str, path: str = "./") -> FlowFile:
+    return FlowFile.create(1, 0, {"filename": filename, "path": path})
+
+
+@pytest.mark.parametrize(
+    ("filename", "path", "expected"),
+    [
+        ("a.txt", "./", "a.txt"),
+        ("a.txt", "dir/sub", "dir/sub/a.txt"),
+        ("../../x", "./", "x"),
+        ("/etc/x", "./", "etc/x"),
+        ("x", "/abs/../../..", "x"),
+        ("..\\..\\win.ini", "./", "win.ini"),
+        ("C:\\Windows\\x", "./", "C/Windows/x"),
+        ("a\0b", "./", "a_b"),
+        ("a/./b/../c", "./", "a/c"),
+        ("..", "..", ""),
+    ],
+)
+def test_entry_names_are_normalised(filename: str, path: str, expected: str) -> None:
+    """Keep Path names lose roots, '..' above the name, backslashes and NULs (unlike NiFi)."""
+    flowfile = _flowfile(filename, path)
+    assert entry_name(flowfile, keep_path=True) == (expected or flowfile.uuid)
+
+
+_SEGMENTS = st.sampled_from(["..", ".", "", "a", "b", "/", "\\", "C:", "x\0y", "é", "../.."])
+
+
+def _extract_all(data: bytes, merge_format: str, into: Path) -> list[Path]:
+    # What a careless user does: no filter, entry names joined to the directory as they are.
+    # (Entries such as "a" and "a/b" in one archive cannot both be written; that is fine.)
+    if merge_format == "TAR":
+        with tarfile.open(fileobj=io.BytesIO(data)) as archive:
+            names = archive.getnames()
+            for member in archive.getmembers():
+                with contextlib.suppress(OSError):
+                    archive.extract(member, into, filter="fully_trusted")
+    else:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            names = archive.namelist()
+            for name in names:
+                target = Path(os.path.normpath(into / name))
+                with contextlib.suppress(OSError):
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(archive.read(name))
+    return [Path(os.path.normpath(into / n)) for n in names]
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=50)
+@given(
+    names=st.lists(
+        st.tuples(st.lists(_SEGMENTS, max_size=5), st.lists(_SEGMENTS, max_size=5)),
+        min_size=1,
+        max_size=4,
+    ),
+    merge_format=st.sampled_from(["TAR", "ZIP"]),
+)
+def test_no_entry_lands_outside_the_extraction_directory(
+    tmp_path_factory: pytest.TempPathFactory, names: list, merge_format: str
+) -> None:
+    """Whatever filename and path attributes hold, extracting the archive, even naively,
+    writes only inside the extraction directory."""
+    runner = TestRunner(
+        MergeContent(merge_format=merge_format, keep_path="true", minimum_number_of_entries=1)
+    )
+    for filename_parts, path_parts in names:
+        runner.enqueue(b"x", {"filename": "/".join(filename_parts), "path": "/".join(path_parts)})
+    runner.run()
+    root = tmp_path_factory.mktemp("extract")
+    into = root / "into"
+    into.mkdir()
+    for merged in runner.flowfiles_for("merged"):
+        for target in _extract_all(merged.content, merge_format, into):
+            assert target == into or into in target.parents
+    assert list(root.iterdir()) == [into]
