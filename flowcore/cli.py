@@ -1,7 +1,8 @@
 """The ``flowcore`` command: run, explain, status, provenance, check, dataset, processors.
 
 Mistakes a user can make (a bad flow, a missing file, a repository in use) print one clear
-message and exit with status 2; only flowcore's own bugs show a traceback.
+message and exit with status 2; only flowcore's own bugs show a traceback. A batch ``run`` that
+ends with FlowFiles it could not finish prints a ``stuck:`` line per queue and exits with 3.
 """
 
 from __future__ import annotations
@@ -154,13 +155,22 @@ def cmd_run(args: argparse.Namespace) -> int:
             progress=report,
             should_stop=stop.is_set,
         )
-    if args.json:
-        from flowcore.run_result import stage_summary  # noqa: PLC0415
+    from flowcore.run_result import EXIT_STUCK, stage_summary  # noqa: PLC0415
 
+    status = 0 if args.continuous or result.finished else EXIT_STUCK
+    if args.json:
         console.print_json(json.dumps(stage_summary(result), default=str))
-        return 0
-    print_result(result)
-    return 0
+    else:
+        print_result(result)
+    for label, (count, size) in result.queued.items():
+        if not args.continuous:
+            errors.print(
+                f"stuck: {count} FlowFile(s), {size} bytes in {label}: {result.stuck[label]}",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
+    return status
 
 
 def print_result(result: Any) -> None:
@@ -451,7 +461,14 @@ def _parser() -> argparse.ArgumentParser:
             help="repository directory (default: .flowcore next to the flow, or here)",
         )
 
-    run = commands.add_parser("run", help="run a flow file")
+    run = commands.add_parser(
+        "run",
+        help="run a flow file",
+        description="Run a flow file: to completion, or with --continuous until Ctrl-C.",
+        epilog="exit status: 0 all work done; 2 a mistake in the flow, its files or the "
+        "arguments; 3 a batch run ended with FlowFiles it could not finish (a 'stuck:' line "
+        "per queue says where and why; they stay queued for the next run)",
+    )
     run.add_argument("flow", help="a Python file defining a module-level `flow`")
     run.add_argument("--runner", choices=("direct", "spark"), default="spark")
     run.add_argument("--master", help="Spark master URL (default local[*])")

@@ -615,10 +615,12 @@ class Controller:
     def _result(self, micro_batches: int, elapsed: float, events: int) -> RunResult:
         wal = self.repos.flowfiles
         queued = {}
+        stuck = {}
         for queue_id in wal.queue_ids():
             count, size = wal.queue_size(queue_id)
             if count:
                 queued[self._label(queue_id)] = (count, size)
+                stuck[self._label(queue_id)] = self._why_queued(queue_id)
         return RunResult(
             flow=self.flow.name,
             runner=self.runner.name,
@@ -632,10 +634,22 @@ class Controller:
             received=dict(self._received),
             provenance_events=events,
             queued=queued,
+            stuck=stuck,
             bulletins=tuple(self._bulletins),
             plan=self.explain(),
             sinks={k: dict(v) for k, v in self.sinks.reports.items()},
         )
+
+    def _why_queued(self, queue_id: str) -> str:
+        """Why FlowFiles are still in *queue_id* when the run ends (for the run's summary)."""
+        segments = {s.segment_id for s in self.repos.flowfiles.segments(queue_id)}
+        if parked_component(queue_id) is not None:
+            return "returned after processor errors (see the bulletins); a later run retries them"
+        if segments & self._in_bins:
+            return "held in open bins that cannot complete"
+        if segments & self._long_waits:
+            return "penalized after processor errors (see the bulletins); a later run retries them"
+        return "not taken by their destination before the run ended (it kept yielding or refusing)"
 
     def explain(self) -> str:
         """The plan, with what the runner did for each stage."""

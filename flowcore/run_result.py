@@ -12,7 +12,11 @@ import attrs
 
 from flowcore.stage_plan import Bulletin
 
-__all__ = ["RunProgress", "RunResult", "stage_summary"]
+__all__ = ["EXIT_STUCK", "RunProgress", "RunResult", "stage_summary"]
+
+#: ``flowcore run``'s exit status when a batch run ends with FlowFiles it could not finish
+#: (2 is a user's mistake, 1 an internal error).
+EXIT_STUCK = 3
 
 
 @attrs.frozen
@@ -47,6 +51,9 @@ class RunResult:
         received: per component name, FlowFiles taken from its input.
         provenance_events: events indexed by this run.
         queued: per connection label, ``(FlowFiles, bytes)`` still queued at the end.
+        stuck: per connection label in *queued*, why its FlowFiles did not progress. A batch
+            run that ends with FlowFiles queued could not finish them: ``flowcore run`` says
+            so and exits with :data:`EXIT_STUCK`.
         bulletins: processor errors of this run.
         plan: the explain plan, with what the runner did per stage.
         sinks: per two-phase sink name, its last published state (a dataset's version, chunk
@@ -66,6 +73,12 @@ class RunResult:
     bulletins: tuple[Bulletin, ...]
     plan: str
     sinks: dict[str, dict[str, str]] = attrs.field(factory=dict)
+    stuck: dict[str, str] = attrs.field(factory=dict)
+
+    @property
+    def finished(self) -> bool:
+        """Whether nothing is left queued (a batch run that did all its work)."""
+        return not self.queued
 
     def count(self, component: str, relationship: str) -> int:
         """FlowFiles *component* (a name) sent to *relationship* in this run."""
@@ -82,7 +95,11 @@ class RunResult:
                 lines.append(f"  {component} -> {relationship}: {count} FlowFiles, {size} bytes")
         lines.append(f"  provenance events: {self.provenance_events}")
         for label, (count, size) in self.queued.items():
-            lines.append(f"  still queued in {label}: {count} FlowFiles, {size} bytes")
+            why = self.stuck.get(label)
+            lines.append(
+                f"  still queued in {label}: {count} FlowFiles, {size} bytes"
+                + (f" ({why})" if why else "")
+            )
         lines.extend(f"  bulletin: {b.component_name}: {b.message}" for b in self.bulletins)
         return "\n".join(lines)
 

@@ -172,3 +172,38 @@ def test_dataset_show_cat_mergeability_and_compact(tmp_path: Path, capfd) -> Non
     assert capfd.readouterr().out == "aaa,bbb,ccc"
     assert main(["dataset", "show", str(tmp_path)]) == 2
     assert "is not a dataset" in capfd.readouterr().err
+
+
+STUCK_FLOW = """
+from flowcore import Flow, Processor, Relationship
+from processors import GenerateFlowFile
+
+
+class Refuse(Processor):
+    relationships = (Relationship("success", "never"),)
+
+    def on_trigger(self, context, session):
+        if session.get() is not None:
+            raise RuntimeError("refused on purpose")
+
+
+flow = Flow("stuck")
+gen = flow.add(GenerateFlowFile(batch_size=2, unique_flowfiles=True), name="gen")
+refuse = flow.add(Refuse(), name="refuse")
+flow.connect(gen, refuse, durable=True)
+flow.auto_terminate(refuse, "success")
+"""
+
+
+def test_a_batch_run_that_cannot_finish_says_so_and_exits_3(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """FlowFiles left queued after a batch run: one 'stuck:' line per queue with the reason,
+    exit status 3 (not 0, not 2); with --json too."""
+    flow = tmp_path / "stuck.py"
+    flow.write_text(STUCK_FLOW)
+    assert main(["run", str(flow), "--runner", "direct"]) == 3
+    err = capsys.readouterr().err
+    stuck = [line for line in err.splitlines() if line.startswith("stuck:")]
+    assert len(stuck) == 1
+    assert "2 FlowFile(s)" in stuck[0]
+    assert "processor errors" in stuck[0]
+    assert main(["run", str(flow), "--runner", "direct", "--json"]) == 3

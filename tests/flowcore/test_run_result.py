@@ -53,3 +53,11 @@ def test_stage_summary_is_json_ready_data() -> None:
     data = stage_summary(_result())
     assert data["flow"] == "logs"
     assert data["transfers"]["split"]["splits"] == (15, 1500)
+
+
+def test_a_run_with_flowfiles_left_is_not_finished_and_says_why() -> None:
+    """finished is False while anything is queued; summary() gives each queue's reason."""
+    assert _result().finished
+    result = _result(queued={"a -> b": (2, 20)}, stuck={"a -> b": "held in open bins"})
+    assert not result.finished
+    assert "a -> b: 2 FlowFiles, 20 bytes (held in open bins)" in result.summary()
