@@ -59,6 +59,10 @@ def load_flow(path: str | Path) -> Flow:
         raise UsageError(msg)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
+    # The flow's directory goes first on the path so that modules beside it import; the
+    # built-in processors are imported before, so a folder there named `processors` cannot
+    # stand in for them.
+    importlib.import_module("processors")
     sys.path.insert(0, str(file.parent.resolve()))
     try:
         spec.loader.exec_module(module)

@@ -56,6 +56,11 @@ def _session_defaults(master: str) -> dict[str, str]:
         "spark.pyspark.python": sys.executable,
         "spark.pyspark.driver.python": sys.executable,
         "spark.python.worker.reuse": "true",
+        # Python workers start as `python -m pyspark.daemon` in the driver's directory, which
+        # would put that directory first on their sys.path: a folder named `flowcore` (or
+        # `processors`) there would be imported instead of the installed packages. Python
+        # 3.11's safe path leaves it out, so workers import what the driver imports.
+        "spark.executorEnv.PYTHONSAFEPATH": "1",
         # Task results are small; task specs carry processors, so keep closures unlimited.
         "spark.driver.maxResultSize": "1g",
     }

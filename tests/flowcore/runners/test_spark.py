@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
+import subprocess
 import sys
 import uuid
 from pathlib import Path
@@ -357,3 +358,42 @@ def test_cluster_run_equals_local_run(tmp_path: Path, standalone_cluster: str) -
     assert done.returncode == 0, done.stderr
     assert "web-logs on spark" in done.stdout
     assert _tree(cluster / "out") == _tree(local / "out")
+
+
+DECOY_FLOW = """
+from flowcore import Flow
+from processors import GetFile, PutFile, SplitText, UpdateAttribute
+
+flow = Flow("decoy")
+get = flow.add(GetFile(input_directory="in", keep_source_file=True), name="get")
+split = flow.add(SplitText(line_split_count=1), name="split")
+name = flow.add(UpdateAttribute(filename="${uuid}"), name="name")
+put = flow.add(PutFile(directory="out"), name="put")
+flow.connect(get, split)
+flow.connect(split, name, "splits")
+flow.connect(name, put)
+flow.auto_terminate(split, ["original", "failure"])
+flow.auto_terminate(put, ["success", "failure"])
+"""
+
+
+def test_workers_ignore_packages_named_like_ours_in_the_current_directory(tmp_path: Path) -> None:
+    """`flowcore run --runner spark` from a directory holding folders named `flowcore` and
+    `processors`: the Python workers import the installed packages, as the driver does."""
+    for package in ("flowcore", "processors"):
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").write_text(f"raise ImportError('decoy {package}')\n")
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "lines.txt").write_text("a\nb\nc\n")
+    (tmp_path / "flow.py").write_text(DECOY_FLOW)
+    script = Path(sys.executable).parent / "flowcore"
+    done = subprocess.run(
+        [str(script), "run", "flow.py", "--runner", "spark", "--master", "local[2]"],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    assert b"decoy" not in done.stderr
+    assert sorted(p.read_text() for p in (tmp_path / "out").iterdir()) == ["a", "b", "c"]
