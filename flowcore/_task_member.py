@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from flowcore._task_batches import drain_batches, read_work_batch
 from flowcore._task_bins import bins_batches, merge_batch_bin, takes_batches
 from flowcore.binning import Bin, BinLimits, EvictionReason
-from flowcore.errors import ContentNotFoundError, FlowcoreError
+from flowcore.errors import ContentNotFoundError, FlowcoreError, storage_fault
 from flowcore.flow import FUNNEL_RELATIONSHIP
 from flowcore.flowfile import ResourceClaim
 from flowcore.flowfile_batch import FlowFileBatch
@@ -242,6 +242,11 @@ class TaskMember:
         FlowFiles returned since position *since* of ``returned`` wait long, even with a zero
         penalty: a batch run must not retry a failing FlowFile in a tight loop.
         """
+        fault = storage_fault(error)
+        if fault is not None:
+            # A full or read-only repository: no processor can route around it. The task
+            # fails, so the stage run commits nothing and the run stops (redone next run).
+            raise fault
         if since is not None:
             self.returned[since:] = [(q, at, True) for q, at, _ in self.returned[since:]]
             if self._fail_unreadable(error, since):
@@ -313,9 +318,15 @@ class TaskMember:
                 session.commit()
             except Exception as error:
                 session.rollback()
+                fault = storage_fault(error)
+                if fault is not None:
+                    raise fault from error  # see _failed: the run stops, nothing is lost
+                # Listed but not read: the driver puts it back in the listing state, so it
+                # is not taken as ingested (nor its source deleted) and is read again later.
+                self.task.unread.append((self.plan.component_id, item.key))
                 self.bulletin(
                     f"{self.plan.type_name} '{self.plan.name}' could not read {item.key}: "
-                    f"{type(error).__name__}: {error}"
+                    f"{type(error).__name__}: {error}; it will be read again"
                 )
 
     def _merges_apart(self) -> bool:

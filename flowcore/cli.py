@@ -24,7 +24,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 
 from flowcore.datasets.compaction import DEFAULT_MERGE_FILE_MAX, DEFAULT_MERGEABILITY_THRESHOLD
-from flowcore.errors import FlowcoreError
+from flowcore.errors import FlowcoreError, describe_storage_fault, storage_fault
 from flowcore.flow import Flow
 from flowcore.settings import DEFAULT_REPOSITORY, Settings
 
@@ -559,8 +559,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return args.handler(args)
-    except FlowcoreError as error:
-        text = error.args[0] if isinstance(error, KeyError) and error.args else str(error)
+    except Exception as error:
+        fault = storage_fault(error)
+        if fault is not None:  # a full or read-only disk: the user's to fix, in one line
+            text = describe_storage_fault(fault)
+        elif isinstance(error, FlowcoreError):
+            text = error.args[0] if isinstance(error, KeyError) and error.args else str(error)
+        else:
+            raise
         errors.print(f"[red]error:[/] {escape(text)}", highlight=False, soft_wrap=True)
         return USER_ERROR
 

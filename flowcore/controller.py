@@ -232,6 +232,32 @@ class Controller:
                 states[member.component_id] = dict(state)
         return work, states
 
+    def _requeue_unread(
+        self,
+        plan: StagePlan,
+        work: Sequence[tuple[str, WorkItem]],
+        results: Sequence[TaskResult],
+        states: dict[str, dict[str, str]],
+    ) -> dict[str, dict[str, str]]:
+        """The listing states to commit: items whose read failed are put back to be listed again.
+
+        A source's listing marks what it listed as done; only the items whose FlowFiles this
+        transaction commits may stay marked (and be deleted at the source after it).
+        """
+        unread = {entry for result in results for entry in result.unread}
+        if not unread:
+            return states
+        adjusted = dict(states)
+        for member in plan.source_members:
+            cid = member.component_id
+            items = [item for c, item in work if c == cid and (c, item.key) in unread]
+            if items and cid in adjusted:
+                processor = member.processor
+                assert isinstance(processor, SourceProcessor)
+                committed = self.repos.flowfiles.state(cid)
+                adjusted[cid] = dict(processor.requeue_work(adjusted[cid], items, committed))
+        return adjusted
+
     def _due(self, member: MemberPlan) -> bool:
         """Whether a source with a Run Schedule may be triggered now (first time: at once)."""
         last = self._scheduled_at.get(member.component_id)
@@ -384,7 +410,7 @@ class Controller:
             return 0
         job = self._job(plan, taken, work, end_of_input=end_of_input)
         results = self._execute(job)
-        self._commit(stage, taken, results, states)
+        self._commit(stage, taken, results, self._requeue_unread(plan, work, results, states))
         return len(work) + sum(sum(r.consumed.values()) for r in results)
 
     def _commit(

@@ -594,6 +594,27 @@ class SourceProcessor(Processor):
         msg = f"{type(self).__name__} must implement list_work"
         raise NotImplementedError(msg)
 
+    def requeue_work(
+        self,
+        state: Mapping[str, str],
+        items: Sequence[WorkItem],
+        committed: Mapping[str, str],
+    ) -> Mapping[str, str]:
+        """The listing *state* with *items* put back: they were listed but could not be read.
+
+        The engine calls this before committing a listing whose reads failed (the item's
+        session rolled back: a full disk, an unreadable file), so an item is marked done only
+        in the transaction that commits its FlowFiles, and listed again later. By default an
+        item's key is its state key, restored to its *committed* value (or removed).
+        """
+        restored = dict(state)
+        for item in items:
+            if item.key in committed:
+                restored[item.key] = committed[item.key]
+            else:
+                restored.pop(item.key, None)
+        return restored
+
     def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
         """Create and transfer the FlowFiles of one work item."""
         msg = f"{type(self).__name__} must implement read_work"

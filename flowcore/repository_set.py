@@ -130,11 +130,19 @@ class RepositorySet:
         write_atomically(path, "".join(lines).encode(), sync=False)
 
     def close(self) -> None:
-        """Checkpoint the log and release the lock."""
+        """Checkpoint the log and release the lock.
+
+        The lock is released whatever fails: a full disk may refuse the checkpoint, and the
+        next run recovers from the journal instead.
+        """
         try:
-            self.flowfiles.checkpoint()
-            self.flowfiles.close()
-            self.provenance.close()
+            try:
+                self.flowfiles.checkpoint()
+            finally:
+                try:
+                    self.flowfiles.close()
+                finally:
+                    self.provenance.close()
         finally:
             if self._lock_file is not None:
                 self._lock_file.close()

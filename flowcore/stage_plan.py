@@ -332,6 +332,8 @@ class TaskResult:
         sink_messages: ``(component id, message)`` of each two-phase sink write, in order.
         effects_file: the attempt's effect file (files to publish, lines to log after the
             commit), or None when it staged none.
+        unread: ``(source component id, work item key)`` of listed items whose read failed;
+            the driver puts them back in the listing state before committing it.
     """
 
     index: int
@@ -350,3 +352,4 @@ class TaskResult:
     ready_bins: tuple[ReadyBin, ...] = ()
     sink_messages: tuple[tuple[str, bytes], ...] = ()
     effects_file: str | None = None
+    unread: tuple[tuple[str, str], ...] = ()

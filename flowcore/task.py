@@ -116,6 +116,7 @@ class _Task:
         self.events: list[ProvenanceEvent | ProvenanceEventRun] = []
         self.bulletins: list[Bulletin] = []
         self.delete_on_commit: list[str] = []
+        self.unread: list[tuple[str, str]] = []  # (source component, work item key) not read
         self.members = {m.component_id: TaskMember(self, m) for m in spec.plan.members}
         self._outputs: dict[str, list[FlowFile]] = {}
         self.enqueued: list[SegmentSummary] = []
@@ -372,6 +373,7 @@ class _Task:
             ready_bins=tuple(self.ready_bins),
             sink_messages=tuple(self.sink_messages),
             effects_file=self.effects.close(sync=self.spec.settings.sync),
+            unread=tuple(self.unread),
         )
 
 

@@ -94,6 +94,8 @@ def walk_files(
                 info = path.stat()
             except OSError:
                 continue
+            if not stat.S_ISREG(info.st_mode):
+                continue  # a FIFO, socket or device: opening it could block a run for good
             yield path, info
 
 

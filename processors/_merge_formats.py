@@ -122,11 +122,11 @@ def _copy(session: ProcessSession, flowfile: FlowFile, write: Callable[[bytes], 
 
 
 def entry_name(flowfile: FlowFile, keep_path: bool) -> str:
-    """A TAR/ZIP entry name: ``filename``, or ``path/filename`` with Keep Path, made safe.
+    r"""A TAR/ZIP entry name: ``filename``, or ``path/filename`` with Keep Path, made safe.
 
     The path drops a leading ``./`` or a bare ``.`` as NiFi's does. Unlike NiFi, which writes
     the attributes verbatim, the name is then normalised so that the archive cannot write
-    outside the directory it is extracted into, whatever the attributes hold (zip-slip): ``\\``
+    outside the directory it is extracted into, whatever the attributes hold (zip-slip): ``\``
     counts as a separator, absolute names and drive letters become relative, ``.`` and empty
     segments go, ``..`` climbs only within the name (never above it), NUL bytes become ``_``.
     A name left empty becomes the FlowFile's uuid.

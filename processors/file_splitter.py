@@ -13,7 +13,7 @@ import json
 import os
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -275,6 +275,13 @@ class FileSplitter(SourceProcessor):
         budget = context.get_property(self.BLOCKS_THRESHOLD).as_integer() or 1
         items: list[WorkItem] = []
         for key, entry in sorted(files.items(), key=lambda kv: kv[1]["first"]):
+            retry = entry.get("retry", [])
+            while retry and len(items) < budget:  # blocks whose read failed, first
+                index = retry.pop(0)
+                job = {k: v for k, v in entry.items() if k != "retry"}
+                items.append(WorkItem(f"{key}#{index + 1}", {"path": key, "index": index, **job}))
+            if not retry:
+                entry.pop("retry", None)
             while entry["next"] < entry["count"] and len(items) < budget:
                 index = entry["next"]
                 items.append(WorkItem(f"{key}#{index + 1}", {"path": key, "index": index, **entry}))
@@ -284,6 +291,27 @@ class FileSplitter(SourceProcessor):
         new_state = {k: json.dumps(v, sort_keys=True) for k, v in files.items()}
         new_state[_NEXT_BLOCK_ID] = str(next_id)
         return WorkListing(tuple(items), new_state)
+
+    def requeue_work(
+        self,
+        state: Mapping[str, str],
+        items: Sequence[WorkItem],
+        committed: Mapping[str, str],
+    ) -> Mapping[str, str]:
+        """Blocks whose read failed are listed again, before the file's next blocks."""
+        del committed
+        restored = dict(state)
+        for item in items:
+            path, index = item.payload["path"], int(item.payload["index"])
+            text = restored.get(path)
+            if text is None:  # the file is gone from the listing: nothing to read again
+                continue
+            entry = json.loads(text)
+            if entry["fp"] != item.payload["fp"]:
+                continue  # it changed since: the new version is split from the start
+            entry["retry"] = sorted({*entry.get("retry", []), index})
+            restored[path] = json.dumps(entry, sort_keys=True)
+        return restored
 
     # --- the task: one block ----------------------------------------------------------------
 

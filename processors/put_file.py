@@ -17,6 +17,7 @@ from flowcore import (
     ProcessSession,
     PropertyDescriptor,
 )
+from flowcore.errors import RepositoryError
 from flowcore.relationship import FAILURE, SUCCESS
 from flowcore.validators import BOOLEAN_VALIDATOR, NON_EMPTY_VALIDATOR, POSITIVE_INTEGER_VALIDATOR
 
@@ -155,6 +156,8 @@ class PutFile(Processor):
             context.logger.error("Cannot write %s: %s; routing to failure", flowfile, ex)
             session.transfer(session.penalize(flowfile), FAILURE)
             return
+        except RepositoryError:
+            raise  # the repository (not the output directory) failed: the engine stops the run
         except (OSError, ValueError) as ex:  # ValueError: a path the OS cannot take
             context.logger.error("Failed to write %s: %s; routing to failure", flowfile, ex)
             session.transfer(session.penalize(flowfile), FAILURE)

@@ -38,6 +38,7 @@ from typing import IO, Any
 
 import attrs
 
+from flowcore.errors import RepositoryError, StorageFaultError, storage_fault
 from flowcore.session_host import LogLine, Publication
 from repositories._files import file_stem, fsync_directory
 from repositories.records import Finding
@@ -120,11 +121,17 @@ class EffectFileWriter:
         self._staged = 0
 
     def _append(self, record: dict[str, Any]) -> None:
-        if self._out is None:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            self._out = open(self.path, "a", encoding="utf-8", errors="surrogateescape")  # noqa: SIM115
-        self._out.write(json.dumps(record, ensure_ascii=True) + "\n")
-        self._out.flush()  # a kill -9 keeps what was flushed: the sweep must see every temporary
+        try:
+            if self._out is None:
+                self.directory.mkdir(parents=True, exist_ok=True)
+                self._out = open(self.path, "a", encoding="utf-8", errors="surrogateescape")  # noqa: SIM115
+            self._out.write(json.dumps(record, ensure_ascii=True) + "\n")
+            self._out.flush()  # a kill -9 keeps what was flushed: the sweep must see it all
+        except OSError as error:
+            # The repository's failure, not the sink's: the sink must not route on it.
+            kind = StorageFaultError if storage_fault(error) else RepositoryError
+            msg = f"cannot write the effect file {self.path}: {error.strerror or error}"
+            raise kind(error.errno, msg, str(self.path)) from error
 
     def stage(self, target_directory: str | os.PathLike[str]) -> Path:
         """Record, then return, a new hidden temporary in *target_directory*."""

@@ -21,6 +21,7 @@ failed task attempts) are removed and a fresh checkpoint is taken.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -93,6 +94,7 @@ class WriteAheadFlowFileRepository:
         self._since_checkpoint = 0
         self._journal: Any = None
         self._journal_bytes = 0
+        self._failed: str | None = None  # why commits are refused (a failed journal write)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.journals.mkdir(exist_ok=True)
         self.segment_dir.mkdir(exist_ok=True)
@@ -249,10 +251,7 @@ class WriteAheadFlowFileRepository:
                 }
             )
             frame = encode_transaction(txn_id, payload)
-            self._journal.write(frame)
-            self._journal.flush()
-            if self.sync:
-                os.fsync(self._journal.fileno())
+            self._append(frame)
             self._journal_bytes += len(frame)
             self._apply(transaction, self._next_id, indexed_provenance, where="transaction")
             self._last_txn = txn_id
@@ -264,6 +263,34 @@ class WriteAheadFlowFileRepository:
             ):
                 self.checkpoint()
             return txn_id
+
+    def _append(self, frame: bytes) -> None:
+        """Append one frame durably, or leave the journal exactly as it was and refuse more.
+
+        A write cut short (a full disk) would otherwise leave a torn frame in the middle of the
+        journal once later frames follow it, and recovery refuses a journal torn anywhere but
+        at its end. The journal is truncated back, and this repository takes no more commits:
+        the run stops, and the next one recovers from what is on disk.
+        """
+        if self._journal is None or self._failed is not None:
+            msg = (
+                f"the FlowFile repository {self.directory} stopped taking commits after "
+                f"{self._failed or 'it was closed'}; start a new run to recover"
+            )
+            raise RepositoryError(msg)
+        fd = self._journal.fileno()
+        start = self._journal_bytes
+        try:
+            view = memoryview(frame)
+            while view:
+                view = view[os.write(fd, view) :]
+            if self.sync:
+                os.fsync(fd)
+        except OSError as error:
+            self._failed = f"a failed journal write ({error.strerror or error})"
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, start)
+            raise
 
     def mark_provenance_indexed(self, files: Sequence[str]) -> None:
         """Record durably that provenance event files were indexed (they are no longer pending)."""
@@ -293,20 +320,24 @@ class WriteAheadFlowFileRepository:
             )
             old = list(self.journals.glob("*" + _JOURNAL_SUFFIX))
             journal = self.journals / f"{self._last_txn + 1}{_JOURNAL_SUFFIX}"
+            # The new journal exists before the old ones go: a crash in between leaves both
+            # (the old frames are all in the snapshot), never a snapshot without its journal.
+            # Unbuffered, so a failed append can be cut back exactly (see _append).
+            self._journal = open(journal, "wb", buffering=0)  # noqa: SIM115 - closed by close()
+            self._journal.write(JOURNAL_HEADER)
+            os.fsync(self._journal.fileno())
+            fsync_directory(self.journals)
             for stale in old:
-                stale.unlink()
+                if stale != journal:
+                    stale.unlink()
             # The snapshot on disk no longer names these: their files can go.
             for segment_id in self._deferred_deletes:
                 if segment_id not in self._where:
                     self._segment_path(segment_id).unlink(missing_ok=True)
             self._deferred_deletes.clear()
-            self._journal = open(journal, "wb")  # noqa: SIM115 - closed by checkpoint()/close()
-            self._journal.write(JOURNAL_HEADER)
-            self._journal.flush()
-            os.fsync(self._journal.fileno())
-            fsync_directory(self.journals)
             self._journal_bytes = len(JOURNAL_HEADER)
             self._since_checkpoint = 0
+            self._failed = None
 
     def close(self) -> None:
         """Close the journal cleanly (the completion marker is written)."""
@@ -314,12 +345,15 @@ class WriteAheadFlowFileRepository:
             self._close_journal()
 
     def _close_journal(self) -> None:
-        if self._journal is not None:
-            self._journal.write(bytes([JOURNAL_COMPLETE]))
-            self._journal.flush()
-            os.fsync(self._journal.fileno())
-            self._journal.close()
-            self._journal = None
+        journal, self._journal = self._journal, None
+        if journal is None:
+            return
+        try:
+            if self._failed is None:
+                journal.write(bytes([JOURNAL_COMPLETE]))
+                os.fsync(journal.fileno())
+        finally:
+            journal.close()
 
     def __enter__(self) -> WriteAheadFlowFileRepository:
         return self
