@@ -103,6 +103,10 @@ class Controller:
         self._in_bins: set[str] = set()
         self._source_triggers: Counter[str] = Counter()
         self._exhausted: set[str] = set()
+        # (source, item key) whose read failed in this run: a batch run lists them no more
+        # (they stay unmarked, for the next run), so a file that cannot be read cannot
+        # keep a batch run going for ever.
+        self._unread: set[tuple[str, str]] = set()
         self._scheduled_at: dict[str, int] = {}  # source id -> its last scheduled trigger (ms)
         self._indexer: ProvenanceIndexer | None = None
         self._contexts: dict[str, ProcessContext] = {}
@@ -220,11 +224,16 @@ class Controller:
                 self._source_triggers[member.component_id] += 1
                 triggers += 1
                 state = listing.state
-                if not listing.items:
+                items = listing.items
+                failed = [i for i in items if (member.component_id, i.key) in self._unread]
+                if failed and not continuous:
+                    items = tuple(i for i in items if i not in failed)
+                    state = processor.requeue_work(state, failed, committed)
+                if not items:
                     self._exhausted.add(member.component_id)
                     break
-                work.extend((member.component_id, item) for item in listing.items)
-                for item in listing.items:
+                work.extend((member.component_id, item) for item in items)
+                for item in items:
                     made = None if made is None or item.flowfiles is None else made + item.flowfiles
                     if not item.batched:
                         limit = room[0]
@@ -247,6 +256,7 @@ class Controller:
         unread = {entry for result in results for entry in result.unread}
         if not unread:
             return states
+        self._unread |= unread
         adjusted = dict(states)
         for member in plan.source_members:
             cid = member.component_id

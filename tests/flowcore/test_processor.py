@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import pickle
 from collections.abc import Mapping
+from typing import ClassVar
 
 import pytest
 
@@ -251,3 +253,47 @@ def test_bins_can_hold_flowfiles_across_triggers_and_return_them_on_stop() -> No
     assert [runner.content.read(f.content) for f in runner.queued_flowfiles] == [b"c"]
     join = [e for e in runner.provenance_events if e.event_type.value == "JOIN"]
     assert len(join) == 1
+
+
+class _Flaky(SourceProcessor):
+    """Lists three items; reading "b" fails while the marker file exists."""
+
+    relationships = (SUCCESS,)
+    MARKER: ClassVar[str] = ""
+
+    def list_work(self, context, state):  # type: ignore[no-untyped-def]
+        items = [WorkItem(k) for k in ("a", "b", "c") if k not in state]
+        return WorkListing(items, {**state, **{i.key: "done" for i in items}})
+
+    def read_work(self, context, session, item):  # type: ignore[no-untyped-def]
+        if item.key == "b" and os.path.exists(self.MARKER):
+            msg = "cannot read b now"
+            raise OSError(msg)
+        flowfile = session.write(session.create(), item.key.encode())
+        session.transfer(flowfile, SUCCESS)
+
+
+def test_an_item_whose_read_failed_is_not_marked_done_and_comes_again(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A listed item whose read fails stays out of the committed listing state (the default
+    requeue_work), and the next run reads it: each item once."""
+    from flowcore import Flow
+    from flowcore.controller import run_flow
+    from flowcore.settings import Settings
+    from processors import PutFile
+
+    marker = tmp_path / "failing"
+    marker.write_text("")
+    _Flaky.MARKER = str(marker)
+    flow = Flow("flaky")
+    source = flow.add(_Flaky(), name="source")
+    put = flow.add(PutFile(directory=str(tmp_path / "out")), name="put")
+    flow.connect(source, put)
+    flow.auto_terminate(put, ["success", "failure"])
+    settings = Settings(sync=False, parallelism=1)
+    first = run_flow(flow, "direct", repository=tmp_path / "repo", settings=settings)
+    assert first.count("source", "success") == 2
+    assert any("cannot read b now" in b.message for b in first.bulletins)
+    marker.unlink()
+    second = run_flow(flow, "direct", repository=tmp_path / "repo", settings=settings)
+    assert second.count("source", "success") == 1
+    assert sorted(p.read_text() for p in (tmp_path / "out").iterdir()) == ["a", "b", "c"]
