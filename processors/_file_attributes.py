@@ -1,6 +1,11 @@
-"""Files picked up from disk, shared by GetFile and FileSplitter.
+"""Files picked up from disk, shared by GetFile, FileSplitter and PutFile.
 
-The walk over an input directory, and NiFi's attributes of each file found.
+The walk over an input directory, NiFi's attributes of each file found, and names that are not
+valid UTF-8. POSIX file names are bytes; Python shows the bytes that are not UTF-8 as lone
+surrogates, which no attribute, queue segment or provenance row can hold. So such a name is
+ingested losslessly in two attributes: ``filename`` (and ``path``, ``absolute.path``) as text
+with each invalid byte shown as U+FFFD, and ``filename.bytes``, the exact name percent-encoded
+(RFC 3986). PutFile writes the exact bytes back when ``filename`` is unchanged.
 """
 
 from __future__ import annotations
@@ -11,12 +16,28 @@ import os
 import pwd
 import stat
 import time
-from collections.abc import Callable, Iterator
+import urllib.parse
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from flowcore.patterns import FlowPattern
 
-__all__ = ["file_attributes", "readable", "relative_path", "stamp", "walk_files"]
+__all__ = [
+    "RAW_FILENAME",
+    "exact_name",
+    "file_attributes",
+    "key_path",
+    "path_key",
+    "readable",
+    "relative_path",
+    "stamp",
+    "text_of",
+    "walk_files",
+]
+
+#: The exact bytes of a file name that is not valid UTF-8, percent-encoded.
+RAW_FILENAME = "filename.bytes"
+_ENCODED_KEY = "fs:"  # a listing-state key for a path that is not valid UTF-8
 
 _DATE_FORMAT = "%Y-%m-%dT%H:%M:%S%z"  # NiFi's yyyy-MM-dd'T'HH:mm:ssZ
 
@@ -46,12 +67,54 @@ def relative_path(path: Path, root: Path) -> str:
     return ("" if relative == "." else relative) + "/"
 
 
+def text_of(name: str) -> str:
+    """*name* as valid UTF-8 text: bytes that are not UTF-8 become U+FFFD."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def path_key(path: str | os.PathLike[str]) -> str:
+    """A listing-state key for *path* that survives any file name (UTF-8 or not)."""
+    text = os.fspath(path)
+    if text_of(text) == text:
+        return text
+    return _ENCODED_KEY + urllib.parse.quote_from_bytes(os.fsencode(text))
+
+
+def key_path(key: str) -> Path:
+    """The path a :func:`path_key` names."""
+    if key.startswith(_ENCODED_KEY):
+        return Path(os.fsdecode(urllib.parse.unquote_to_bytes(key[len(_ENCODED_KEY) :])))
+    return Path(key)
+
+
+def exact_name(attributes: Mapping[str, str]) -> str:
+    """The file name to write for a FlowFile (PutFile).
+
+    Its exact original bytes when it came with them (``filename.bytes``) and ``filename`` was
+    not changed since; else ``filename``.
+    """
+    filename = attributes.get("filename", "")
+    raw = attributes.get(RAW_FILENAME)
+    if raw:
+        exact = os.fsdecode(urllib.parse.unquote_to_bytes(raw))
+        if text_of(exact) == filename:
+            return exact
+    return filename
+
+
 def file_attributes(path: Path, root: Path, info: os.stat_result) -> dict[str, str]:
-    """``filename``, ``path``, ``absolute.path`` and the ``file.*`` attributes of GetFile."""
+    """``filename``, ``path``, ``absolute.path`` and the ``file.*`` attributes of GetFile.
+
+    A name that is not valid UTF-8 also gets ``filename.bytes`` (see the module's docstring).
+    """
+    named = {}
+    if text_of(path.name) != path.name:
+        named[RAW_FILENAME] = urllib.parse.quote_from_bytes(os.fsencode(path.name))
     return {
-        "filename": path.name,
-        "path": relative_path(path, root),
-        "absolute.path": str(path.parent) + "/",
+        "filename": text_of(path.name),
+        **named,
+        "path": text_of(relative_path(path, root)),
+        "absolute.path": text_of(str(path.parent)) + "/",
         "file.creationTime": stamp(getattr(info, "st_birthtime", info.st_ctime)),
         "file.lastModifiedTime": stamp(info.st_mtime),
         "file.lastAccessTime": stamp(info.st_atime),

@@ -41,7 +41,14 @@ from flowcore.validators import (
     REGULAR_EXPRESSION_VALIDATOR,
     TIME_PERIOD_VALIDATOR,
 )
-from processors._file_attributes import file_attributes, readable, walk_files
+from processors._file_attributes import (
+    file_attributes,
+    key_path,
+    path_key,
+    readable,
+    text_of,
+    walk_files,
+)
 from repositories.external import fingerprint_of
 
 __all__ = ["FileSplitter"]
@@ -242,7 +249,7 @@ class FileSplitter(SourceProcessor):
         block_size = int(context.get_property(self.BLOCK_SIZE).as_data_size("B") or 1)
         seen: set[str] = set()
         for root, path, info in self._scan(context):
-            key = str(path)
+            key = path_key(path)
             seen.add(key)
             fingerprint = fingerprint_of(info)
             known = files.get(key)
@@ -318,11 +325,11 @@ class FileSplitter(SourceProcessor):
     def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
         """Emit the block (and, for a file's first block, the file's FlowFile)."""
         job = item.payload
-        path = Path(job["path"])
+        path = key_path(job["path"])
         index, count, first = int(job["index"]), int(job["count"]), int(job["first"])
         identity = {
-            "filename": path.name,
-            "file.path": str(path),
+            "filename": text_of(path.name),
+            "file.path": text_of(str(path)),
             "fragment.identifier": job["id"],
             "block.id": str(first + index),
             "fragment.index": str(index + 1),
@@ -345,7 +352,7 @@ class FileSplitter(SourceProcessor):
                 return
             described = {
                 **file_attributes(path, Path(job["root"]), info),
-                "file.path": str(path),
+                "file.path": text_of(str(path)),
                 "fragment.identifier": job["id"],
             }
             if index == 0:
@@ -374,7 +381,7 @@ class FileSplitter(SourceProcessor):
             **{
                 "block.offset": str(start),
                 "block.length": str(end - start),
-                "segment.original.filename": path.name,
+                "segment.original.filename": text_of(path.name),
             },
         }
         block = session.put_all_attributes(block, attributes)

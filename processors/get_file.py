@@ -27,7 +27,7 @@ from flowcore.validators import (
     REGULAR_EXPRESSION_VALIDATOR,
     TIME_PERIOD_VALIDATOR,
 )
-from processors._file_attributes import file_attributes, readable, walk_files
+from processors._file_attributes import file_attributes, key_path, path_key, readable, walk_files
 from repositories.external import fingerprint_of
 
 __all__ = ["GetFile"]
@@ -220,7 +220,7 @@ class GetFile(SourceProcessor):
         items: list[WorkItem] = []
         new_state: dict[str, str] = {}
         for path, info in self._candidates(context, root):
-            key = str(path.resolve())
+            key = path_key(path.resolve())
             fingerprint = fingerprint_of(info)
             if state.get(key) == fingerprint:
                 if keep:
@@ -235,13 +235,13 @@ class GetFile(SourceProcessor):
         if keep:
             # Remember files still present; forget the ones that are gone.
             for key, value in state.items():
-                if key not in new_state and os.path.exists(key):
+                if key not in new_state and key_path(key).exists():
                     new_state[key] = value
         return WorkListing(tuple(items), new_state)
 
     def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
         """Import one file with NiFi's attributes and a RECEIVE event."""
-        path = Path(item.key)
+        path = key_path(item.key)
         root = Path(item.payload["root"]).resolve()
         keep = bool(context.get_property(self.KEEP_SOURCE_FILE).as_boolean())
         try:

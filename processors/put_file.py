@@ -20,6 +20,7 @@ from flowcore import (
 from flowcore.errors import RepositoryError
 from flowcore.relationship import FAILURE, SUCCESS
 from flowcore.validators import BOOLEAN_VALIDATOR, NON_EMPTY_VALIDATOR, POSITIVE_INTEGER_VALIDATOR
+from processors._file_attributes import exact_name
 
 __all__ = ["PutFile"]
 
@@ -180,7 +181,7 @@ class PutFile(Processor):
         )
         base = self._base(context)
         directory = Path(directory_text)
-        filename = flowfile.attributes.get("filename", "")
+        filename = exact_name(flowfile.attributes)
         if not filename or filename in (".", ".."):
             msg = f"the filename {filename!r} is not a file name"
             raise _Refused(msg)

@@ -156,7 +156,25 @@ def _json_text(value: Any) -> str:
 
     orjson: with the standard encoder these four per event took over half of building a row.
     """
-    return orjson.dumps(value).decode()
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # text with lone surrogates (file-name bytes that are not UTF-8)
+        return orjson.dumps(_valid_text(value)).decode()
+
+
+def _valid_text(value: Any) -> Any:
+    """*value* with every string made valid UTF-8 (invalid bytes as U+FFFD), for SQL and JSON.
+
+    Provenance shows such names as text; the exact bytes travel in the FlowFile's own
+    attributes (``filename.bytes``), not here.
+    """
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    if isinstance(value, dict):
+        return {_valid_text(k): _valid_text(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_valid_text(v) for v in value]
+    return value
 
 
 _ROW_OVERHEAD = 200  # bytes counted per event beyond its attribute maps, for size retention
@@ -183,7 +201,7 @@ def claim_text(claim: Content | None) -> str | None:
         return None
     if isinstance(claim, Rope):
         return _json_text([_piece_text(p) for p in claim.pieces])
-    return _piece_text(claim)
+    return _valid_text(_piece_text(claim))
 
 
 def claim_from_text(text: str | None) -> Content | None:
@@ -217,8 +235,8 @@ def event_record(event: ProvenanceEvent, indexed_attributes: Collection[str]) ->
         event.entry_date,
         event.lineage_start_date,
         event.relationship,
-        event.details,
-        event.transit_uri,
+        _valid_text(event.details),
+        _valid_text(event.transit_uri),
         event.source_system_flowfile_identifier,
         event.alternate_identifier_uri,
         event.source_queue_identifier,

@@ -49,13 +49,23 @@ _CHECKPOINT_FORMAT = FileFormat("checkpoint", CHECKPOINT_MAGIC, _CHECKPOINT, FOR
 
 
 def pack(value: Any) -> bytes:
-    """Pack with msgpack, keeping binary strings apart from text."""
-    return msgpack.packb(value, use_bin_type=True)
+    """Pack with msgpack, keeping binary strings apart from text.
+
+    Text holding lone surrogates (Python's form of file-name bytes that are not UTF-8) is
+    written as those bytes and read back the same, so such a name never stops a queue.
+    """
+    return msgpack.packb(value, use_bin_type=True, unicode_errors="surrogateescape")
 
 
 def unpack(data: bytes, *, use_list: bool = True) -> Any:
     """The inverse of :func:`pack`: string keys allowed, arrays as lists (or tuples)."""
-    return msgpack.unpackb(data, raw=False, strict_map_key=False, use_list=use_list)
+    return msgpack.unpackb(
+        data,
+        raw=False,
+        strict_map_key=False,
+        use_list=use_list,
+        unicode_errors="surrogateescape",
+    )
 
 
 def encode_transaction(txn_id: int, payload: bytes) -> bytes:
