@@ -45,6 +45,12 @@ class GetFile(SourceProcessor):
     fingerprint of size, mtime and inode), committed with the FlowFiles: a file is ingested
     exactly once even with Keep Source File, and again only if it changes. A crash after the
     commit but before the source was deleted is finished on the next listing.
+
+    Links, as NiFi: a symbolic link to a file is ingested with the target's content, wherever
+    the target is; without Keep Source File only the link is deleted, never the target, so
+    nothing outside Input Directory is ever changed. Links to directories are not followed
+    (no loops), dangling links and FIFOs, sockets and devices are skipped. A name that is not
+    valid UTF-8 is ingested as ``filename`` (invalid bytes as U+FFFD) plus ``filename.bytes``.
     """
 
     DIRECTORY = PropertyDescriptor(
@@ -220,7 +226,9 @@ class GetFile(SourceProcessor):
         items: list[WorkItem] = []
         new_state: dict[str, str] = {}
         for path, info in self._candidates(context, root):
-            key = path_key(path.resolve())
+            # The path as listed, links not resolved: a link is ingested with its target's
+            # content (as NiFi does), but only the link itself is ever deleted.
+            key = path_key(os.path.abspath(path))
             fingerprint = fingerprint_of(info)
             if state.get(key) == fingerprint:
                 if keep:

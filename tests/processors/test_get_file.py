@@ -155,3 +155,35 @@ def test_polling_interval(tree: Path) -> None:
     runner.advance_time(61)
     runner.run()
     assert len(runner.flowfiles_for("success")) == 2
+
+
+def test_links_never_lead_to_changes_outside_the_directory(tmp_path: Path) -> None:
+    """A link to a file outside is ingested with the target's content; only the link is
+    deleted. A link to a directory outside is not followed; a dangling link is skipped."""
+    from flowcore import Flow
+    from flowcore.controller import run_flow
+    from flowcore.settings import Settings
+    from processors import PutFile
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "precious.txt").write_bytes(b"keep me")
+    (outside / "sub").mkdir()
+    (outside / "sub" / "deep.txt").write_bytes(b"not mine")
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    (inputs / "own.txt").write_bytes(b"own")
+    (inputs / "link.txt").symlink_to(outside / "precious.txt")
+    (inputs / "dir").symlink_to(outside / "sub", target_is_directory=True)
+    (inputs / "dangling.txt").symlink_to(tmp_path / "missing.txt")
+    flow = Flow("links")
+    get = flow.add(GetFile(input_directory=str(inputs), keep_source_file=False), name="get")
+    put = flow.add(PutFile(directory=str(tmp_path / "out")), name="put")
+    flow.connect(get, put)
+    flow.auto_terminate(put, ["success", "failure"])
+    run_flow(flow, "direct", repository=tmp_path / "repo", settings=Settings(sync=False))
+    written = {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()}
+    assert written == {"own.txt": b"own", "link.txt": b"keep me"}
+    assert (outside / "precious.txt").read_bytes() == b"keep me"
+    assert (outside / "sub" / "deep.txt").read_bytes() == b"not mine"
+    assert sorted(p.name for p in inputs.iterdir()) == ["dangling.txt", "dir"]
