@@ -182,9 +182,10 @@ class TaskMember:
         if commit.state is not None:
             self.state = StateMap(self.state.version + 1, commit.state)
             self.new_state = dict(commit.state)
-        self.task.delete_on_commit.extend(commit.delete_on_commit)
-        if commit.publications or commit.logs:
-            self.task.effects.commit(commit.publications, commit.logs)
+        if commit.publications or commit.logs or commit.delete_on_commit:
+            # Source files to delete go with the sinks' effects: deleted after the commit,
+            # and again at start-up should a crash come between the two.
+            self.task.effects.commit(commit.publications, commit.logs, commit.delete_on_commit)
             self.task.staged_targets.update(p.target for p in commit.publications)
 
     def stage_file(self, directory: Path) -> Path:

@@ -208,14 +208,16 @@ class Controller:
             state: Mapping[str, str] = committed
             listed = len(work)
             made: int | None = 0  # FlowFiles the listed items make (None: unknown)
+            made_bytes = 0
             limit = room[1] if member.routes_whole else room[0]
             triggers = 0
             # Concurrent tasks: each trigger lists from the state the one before it left.
             while triggers < member.concurrent_tasks or (
-                processor.unbounded
+                (processor.unbounded or processor.fills_micro_batch)
                 and not scheduled
                 and made is not None
                 and made < limit
+                and made_bytes < self.settings.batch_max_bytes_value
                 and triggers < MAX_SOURCE_TRIGGERS
             ):
                 if not self._source_active(member, continuous):
@@ -235,6 +237,7 @@ class Controller:
                 work.extend((member.component_id, item) for item in items)
                 for item in items:
                     made = None if made is None or item.flowfiles is None else made + item.flowfiles
+                    made_bytes += item.size
                     if not item.batched:
                         limit = room[0]
             if len(work) > listed or dict(state) != dict(committed):
@@ -474,8 +477,6 @@ class Controller:
             self._archive_expired_at = now
         content.cleanup(now, expire_archive=expire)
         for result in results:
-            for path in result.delete_on_commit:
-                Path(path).unlink(missing_ok=True)
             self._retry_at.update(result.retry_at)
             self._long_waits.update(result.long_waits)
             self._in_bins.update(result.in_bins)

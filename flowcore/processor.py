@@ -553,6 +553,8 @@ class WorkItem:
         payload: what the reader needs (offsets, sizes, fingerprints ...).
         flowfiles: how many FlowFiles reading it makes, when the source knows (None: unknown).
             An unbounded source whose items say so is triggered until they fill a micro-batch.
+        size: content bytes reading it makes, when known (a file's size): filling a micro-batch
+            stops at ``batch_max_bytes``.
         batched: reading it makes its FlowFiles as one batch
             (:meth:`SourceProcessor.read_work_batch` will not decline), so a micro-batch may
             hold ``batch_max_batched_flowfiles`` of them.
@@ -562,6 +564,7 @@ class WorkItem:
     payload: Mapping[str, Any] = attrs.field(factory=dict)
     flowfiles: int | None = None
     batched: bool = False
+    size: int = 0
 
 
 @attrs.frozen
@@ -588,6 +591,10 @@ class SourceProcessor(Processor):
     #: A source that never runs out of work (a generator). Batch runs trigger it a set number
     #: of times (``Settings.unbounded_source_batches``) instead of until it has nothing left.
     unbounded: ClassVar[bool] = False
+    #: Triggered again within one micro-batch while its listing yields items that say how
+    #: many FlowFiles (and bytes) they make, until the micro-batch's limits (NiFi's Run
+    #: Duration): GetFile's Batch Size of 10 would otherwise make a micro-batch per 10 files.
+    fills_micro_batch: ClassVar[bool] = False
 
     def list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
         """List the work available now, given the committed listing *state*."""

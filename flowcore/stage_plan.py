@@ -323,7 +323,6 @@ class TaskResult:
             count them, as NiFi does not count FlowFiles its bins hold.
         provenance_file: the event file, or None when there were no events.
         written_claims: resource claims the task wrote (unreferenced ones are removed).
-        delete_on_commit: source files to delete once the commit is durable.
         states: new state of members whose sessions changed it.
         transfers: per component, per relationship: ``[FlowFiles, bytes]``.
         consumed: per component, FlowFiles taken from its input.
@@ -344,7 +343,6 @@ class TaskResult:
     in_bins: frozenset[str]
     provenance_file: str | None
     written_claims: tuple[ResourceClaim, ...]
-    delete_on_commit: tuple[str, ...]
     states: Mapping[str, Mapping[str, str]]
     transfers: Mapping[str, Mapping[str, tuple[int, int]]]
     consumed: Mapping[str, int]

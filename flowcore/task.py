@@ -115,7 +115,6 @@ class _Task:
         self._positions = itertools.count(spec.index << _INDEX_SHIFT)
         self.events: list[ProvenanceEvent | ProvenanceEventRun] = []
         self.bulletins: list[Bulletin] = []
-        self.delete_on_commit: list[str] = []
         self.unread: list[tuple[str, str]] = []  # (source component, work item key) not read
         self.members = {m.component_id: TaskMember(self, m) for m in spec.plan.members}
         self._outputs: dict[str, list[FlowFile]] = {}
@@ -357,7 +356,6 @@ class _Task:
             in_bins=frozenset(self.in_bins),
             provenance_file=events_file,
             written_claims=tuple(sorted(self.content.written, key=lambda c: (c.section, c.id))),
-            delete_on_commit=tuple(self.delete_on_commit),
             states={
                 m.plan.component_id: m.new_state
                 for m in self.members.values()

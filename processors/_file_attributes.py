@@ -10,6 +10,7 @@ with each invalid byte shown as U+FFFD, and ``filename.bytes``, the exact name p
 
 from __future__ import annotations
 
+import functools
 import grp
 import logging
 import os
@@ -47,6 +48,7 @@ def stamp(seconds: float) -> str:
     return time.strftime(_DATE_FORMAT, time.localtime(seconds))
 
 
+@functools.lru_cache(maxsize=256)
 def _owner(uid: int) -> str:
     try:
         return pwd.getpwuid(uid).pw_name
@@ -54,6 +56,7 @@ def _owner(uid: int) -> str:
         return str(uid)
 
 
+@functools.lru_cache(maxsize=256)
 def _group(gid: int) -> str:
     try:
         return grp.getgrgid(gid).gr_name
@@ -63,7 +66,12 @@ def _group(gid: int) -> str:
 
 def relative_path(path: Path, root: Path) -> str:
     """The file's directory relative to *root*, ending in ``/`` (NiFi's ``path`` attribute)."""
-    relative = os.path.relpath(path.parent, root)
+    parent, base = os.fspath(path.parent), os.fspath(root)
+    if parent == base:
+        return "/"
+    if parent.startswith(base.rstrip("/") + "/"):
+        return parent[len(base.rstrip("/")) + 1 :] + "/"
+    relative = os.path.relpath(parent, base)
     return ("" if relative == "." else relative) + "/"
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections import deque
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import ClassVar
 
@@ -172,14 +173,29 @@ class GetFile(SourceProcessor):
         "file.size": "The size of the file in bytes",
     }
 
+    fills_micro_batch: ClassVar[bool] = True
+
     def __init__(self, **properties: object) -> None:
         super().__init__(**properties)
         self._last_poll_ms: int | None = None
+        # NiFi's file queue: one directory listing hands out Batch Size files per trigger
+        # until it is used up, so 20,000 files are listed once, not once per 10 files.
+        self._listed: deque[tuple[Path, os.stat_result]] = deque()
+        # Files handed out in this run (key -> fingerprint) whose FlowFiles may still be in
+        # flight: a new listing must not hand them out twice.
+        self._handed: dict[str, str] = {}
+
+    def __getstate__(self) -> dict[str, object]:
+        """Ship without the driver's file queue: tasks read single files, not the listing."""
+        state = dict(self.__dict__)
+        state["_listed"] = deque()
+        state["_handed"] = {}
+        return state
 
     def _directory(self, context: ProcessContext) -> Path:
-        return Path(
-            context.get_property(self.DIRECTORY).evaluate_attribute_expressions().value or "."
-        )
+        """Input Directory as an absolute path (links kept: they are the user's names)."""
+        text = context.get_property(self.DIRECTORY).evaluate_attribute_expressions().value
+        return Path(os.path.abspath(text or "."))
 
     def _candidates(
         self, context: ProcessContext, root: Path
@@ -211,46 +227,88 @@ class GetFile(SourceProcessor):
                 yield path, info
 
     def list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
-        """List new or changed files, up to Batch Size, and the listing state after them."""
-        interval_ms = context.get_property(self.POLLING_INTERVAL).as_time_period("ms") or 0
-        now = context.now()
-        if self._last_poll_ms is not None and now - self._last_poll_ms < interval_ms:
-            return WorkListing((), state)
-        self._last_poll_ms = now
+        """Hand out up to Batch Size new or changed files, and the listing state after them.
+
+        The directory is listed when the last listing is used up and the Polling Interval has
+        passed; each trigger then takes the next files of that listing (NiFi's file queue).
+        """
         root = self._directory(context)
-        if not root.is_dir():
-            context.logger.error("Input Directory %s does not exist or is not a directory", root)
-            return WorkListing((), state)
         keep = bool(context.get_property(self.KEEP_SOURCE_FILE).as_boolean())
         batch = context.get_property(self.BATCH_SIZE).as_integer() or 10
+        # The first listing of a run gets the committed state; later triggers of one
+        # micro-batch get the state the trigger before them left, not yet committed.
+        first = self._last_poll_ms is None
+        if not self._listed and not self._list(context, root):
+            return WorkListing((), self._kept(state) if keep else state)
         items: list[WorkItem] = []
         new_state: dict[str, str] = {}
-        for path, info in self._candidates(context, root):
+        while self._listed and len(items) < batch:
+            path, info = self._listed.popleft()
             # The path as listed, links not resolved: a link is ingested with its target's
             # content (as NiFi does), but only the link itself is ever deleted.
             key = path_key(os.path.abspath(path))
             fingerprint = fingerprint_of(info)
+            if self._handed.get(key) == fingerprint:
+                continue  # handed out earlier in this run
             if state.get(key) == fingerprint:
                 if keep:
                     new_state[key] = fingerprint
-                else:
+                elif first:
                     # Ingested by a committed run that crashed before deleting the source.
                     path.unlink(missing_ok=True)
                 continue
-            if len(items) < batch:
-                items.append(WorkItem(key, {"root": str(root), "fingerprint": fingerprint}))
+            self._handed[key] = fingerprint
+            if keep:
+                # Without Keep Source File the file's deletion, done after the commit (and
+                # redone at start-up), is what marks it ingested: nothing to remember.
                 new_state[key] = fingerprint
+            items.append(
+                WorkItem(
+                    key,
+                    {"root": str(root), "fingerprint": fingerprint},
+                    flowfiles=1,
+                    size=info.st_size,
+                )
+            )
         if keep:
-            # Remember files still present; forget the ones that are gone.
-            for key, value in state.items():
-                if key not in new_state and key_path(key).exists():
-                    new_state[key] = value
+            new_state = {**self._kept(state), **new_state}
         return WorkListing(tuple(items), new_state)
+
+    def _list(self, context: ProcessContext, root: Path) -> bool:
+        """List the directory into the file queue, if the Polling Interval allows; any found?"""
+        interval_ms = context.get_property(self.POLLING_INTERVAL).as_time_period("ms") or 0
+        now = context.now()
+        if self._last_poll_ms is not None and now - self._last_poll_ms < interval_ms:
+            return False
+        self._last_poll_ms = now
+        if not root.is_dir():
+            context.logger.error("Input Directory %s does not exist or is not a directory", root)
+            return False
+        self._listed.extend(self._candidates(context, root))
+        listed = {path_key(os.path.abspath(path)) for path, _ in self._listed}
+        self._handed = {k: v for k, v in self._handed.items() if k in listed}  # gone: done
+        return bool(self._listed)
+
+    def requeue_work(
+        self,
+        state: Mapping[str, str],
+        items: Sequence[WorkItem],
+        committed: Mapping[str, str],
+    ) -> Mapping[str, str]:
+        """Files whose read failed may be handed out again by a later listing."""
+        for item in items:
+            self._handed.pop(item.key, None)
+        return super().requeue_work(state, items, committed)
+
+    @staticmethod
+    def _kept(state: Mapping[str, str]) -> dict[str, str]:
+        """With Keep Source File: the remembered files still present (the gone are forgotten)."""
+        return {key: value for key, value in state.items() if key_path(key).exists()}
 
     def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
         """Import one file with NiFi's attributes and a RECEIVE event."""
         path = key_path(item.key)
-        root = Path(item.payload["root"]).resolve()
+        root = Path(item.payload["root"])  # absolute, as listed (links kept, as the path)
         keep = bool(context.get_property(self.KEEP_SOURCE_FILE).as_boolean())
         try:
             info = path.stat()

@@ -22,11 +22,14 @@ never committed) is simply ignored::
     {"stage": "/out/.flowcore-0123456789abcdef.part"}
     {"publish": ["/out/.flowcore-0123456789abcdef.part", "/out/a.txt", true]}
     {"log": ["flowcore.processors.LogAttribute", 20, "message"]}
+    {"delete": "/in/a.txt"}                  a source file ingested, deleted after the commit
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import functools
 import hashlib
 import json
 import logging
@@ -119,6 +122,7 @@ class EffectFileWriter:
         self.path = self.directory / f"{file_stem(attempt, 'task')}{EFFECTS_SUFFIX}"
         self._out: IO[str] | None = None
         self._staged = 0
+        self._directories: set[str] = set()  # where temporaries were staged
 
     def _append(self, record: dict[str, Any]) -> None:
         try:
@@ -138,25 +142,78 @@ class EffectFileWriter:
         name = temporary_name(self.attempt, self._staged)
         self._staged += 1
         temporary = Path(target_directory) / name
+        self._directories.add(str(target_directory))
         self._append({"stage": os.fsdecode(temporary)})
         return temporary
 
-    def commit(self, publications: Sequence[Publication], logs: Sequence[LogLine]) -> None:
-        """A session committed: record its publications and log lines."""
+    def commit(
+        self,
+        publications: Sequence[Publication],
+        logs: Sequence[LogLine],
+        deletes: Sequence[str] = (),
+    ) -> None:
+        """A session committed: record its publications, log lines and source files to delete."""
         for p in publications:
             self._append({"publish": [p.temporary, p.target, p.replace]})
         for line in logs:
             self._append({"log": [line.logger, line.level, line.message]})
+        for path in deletes:
+            self._append({"delete": path})
 
     def close(self, *, sync: bool = True) -> str | None:
-        """Make the file durable; its path, or None when the attempt staged nothing."""
+        """Make the staged files, then this file, durable; its path (None: nothing staged).
+
+        Sinks write their temporaries without an fsync each: before the transaction names
+        them, every file system they are on is synced once (``syncfs``), so a power cut after
+        the commit cannot publish a file whose bytes were lost.
+        """
         if self._out is None:
             return None
         if sync:
+            _sync_file_systems(self._directories)
             os.fsync(self._out.fileno())
         self._out.close()
         self._out = None
         return str(self.path)
+
+
+def _sync_file_systems(directories: Iterable[str]) -> None:
+    """Flush every file system holding one of *directories* (Linux ``syncfs``, once each).
+
+    Elsewhere (no ``syncfs``), each staged file in them is fsynced instead.
+    """
+    syncfs = _syncfs()
+    devices: set[int] = set()
+    for directory in sorted(directories):
+        try:
+            fd = os.open(directory, os.O_RDONLY)
+        except FileNotFoundError:
+            continue
+        try:
+            device = os.fstat(fd).st_dev
+            if device in devices:
+                continue
+            devices.add(device)
+            if syncfs is not None and syncfs(fd) == 0:
+                continue
+            for entry in os.scandir(directory):
+                if is_temporary_name(entry.name):
+                    staged = os.open(entry.path, os.O_RDONLY)
+                    try:
+                        os.fsync(staged)
+                    finally:
+                        os.close(staged)
+        finally:
+            os.close(fd)
+
+
+@functools.cache
+def _syncfs() -> Any:
+    """Libc's ``syncfs``, or None where there is none."""
+    try:
+        return ctypes.CDLL(None, use_errno=True).syncfs
+    except (AttributeError, OSError):
+        return None
 
 
 @attrs.frozen
@@ -164,6 +221,7 @@ class _Effects:
     staged: tuple[str, ...]
     publications: tuple[Publication, ...]
     logs: tuple[LogLine, ...]
+    deletes: tuple[str, ...] = ()
 
 
 def read_effects(path: str | os.PathLike[str]) -> _Effects:
@@ -171,6 +229,7 @@ def read_effects(path: str | os.PathLike[str]) -> _Effects:
     staged: list[str] = []
     publications: list[Publication] = []
     logs: list[LogLine] = []
+    deletes: list[str] = []
     with open(path, encoding="utf-8", errors="surrogateescape") as lines:
         for line in lines:
             try:
@@ -184,7 +243,9 @@ def read_effects(path: str | os.PathLike[str]) -> _Effects:
                 publications.append(Publication(temporary, target, bool(replace)))
             elif "log" in record:
                 logs.append(LogLine(*record["log"]))
-    return _Effects(tuple(staged), tuple(publications), tuple(logs))
+            elif "delete" in record:
+                deletes.append(record["delete"])
+    return _Effects(tuple(staged), tuple(publications), tuple(logs), tuple(deletes))
 
 
 def publish(publication: Publication) -> tuple[int, int, str | None]:
@@ -245,6 +306,8 @@ def carry_out(path: str | os.PathLike[str]) -> EffectReport:
         for problem in failed:
             LOG.error("could not publish %s; will retry at the next start (%s)", problem, retry)
         return EffectReport(published, already, tuple(conflicts), 0, tuple(failed))
+    for source in effects.deletes:  # ingested source files (GetFile without Keep Source File)
+        Path(source).unlink(missing_ok=True)
     for line in effects.logs:
         logging.getLogger(line.logger).log(line.level, "%s", line.message)
     Path(path).unlink(missing_ok=True)

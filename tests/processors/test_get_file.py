@@ -144,17 +144,24 @@ def test_missing_directory_is_an_error_not_a_crash(tmp_path: Path) -> None:
 
 
 def test_polling_interval(tree: Path) -> None:
-    """Listings happen at most once per Polling Interval (on the harness clock)."""
+    """As NiFi's file queue: one listing is handed out Batch Size files per trigger; a new
+    listing (which sees files added since) waits for the Polling Interval (harness clock)."""
     runner = TestRunner(
         GetFile(
             input_directory=str(tree), keep_source_file=True, batch_size=1, polling_interval="1 min"
         )
     )
     runner.run(3, stop_on_finish=False)
-    assert len(runner.flowfiles_for("success")) == 1
+    assert len(runner.flowfiles_for("success")) == 3
+    runner.run(1, stop_on_finish=False)
+    assert len(runner.flowfiles_for("success")) == 4  # the listing is used up
+    (tree / "late.txt").write_text("L")
+    runner.run(1, stop_on_finish=False)
+    assert len(runner.flowfiles_for("success")) == 4  # no new listing within the interval
     runner.advance_time(61)
     runner.run()
-    assert len(runner.flowfiles_for("success")) == 2
+    assert "late.txt" in names(runner)
+    assert len(runner.flowfiles_for("success")) == 5
 
 
 def test_links_never_lead_to_changes_outside_the_directory(tmp_path: Path) -> None:

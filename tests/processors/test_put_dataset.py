@@ -92,7 +92,9 @@ def test_a_flow_writes_every_line_once_in_each_mode(tmp_path: Path, mode: str) -
         _lines_flow(tmp_path, mode, desired_chunk_size="16 KB", chunk_size_threshold=50),
         "direct",
         repository=tmp_path / "repo",
-        settings=Settings(parallelism=2, sync=False),
+        # GetFile fills a micro-batch; two FlowFiles per micro-batch keep it at one listing
+        # of Batch Size 2 each, so the sink sees four stage runs.
+        settings=Settings(parallelism=2, sync=False, batch_max_flowfiles=2),
     )
     dataset = Dataset(tmp_path / "ds")
     data = b"".join(dataset.iter_bytes())
