@@ -2,12 +2,17 @@
 
 A journal starts with a header (magic, version) and holds transactions, each framed as::
 
-    0x40 | txn id (8 bytes) | payload length (4) | CRC-32 of the payload (4) | payload
+    0x40 | txn id (8 bytes) | payload length (4) | CRC-32 of the payload (4)
+         | CRC-32 of the 17 bytes before (4) | payload
 
 A cleanly closed journal ends with 0x7F. Reading follows NiFi's recovery rules: only whole
 transactions count; an incomplete last transaction (a torn tail) or a run of zero bytes at the end
-(sudden power loss) ends the journal with a warning; anything else (a bad marker or checksum with
-more data after it) is corruption, reported with the file and offset, never skipped.
+(sudden power loss) ends the journal with a warning; anything else is corruption, reported with
+the file and offset, never skipped. The frame header has a checksum of its own (journal format
+version 2): a flipped bit in a length would otherwise look like a transaction running past the
+end of the file, a torn tail, and every later transaction would be dropped in silence. A header
+that fails its checksum is corruption unless the file ends inside it. Version 1 journals (no
+header checksum) are still read.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ __all__ = [
     "CHECKPOINT_MAGIC",
     "JOURNAL_COMPLETE",
     "JOURNAL_HEADER",
+    "JOURNAL_VERSION",
     "TRANSACTION_FOLLOWS",
     "Frame",
     "ReadResult",
@@ -39,11 +45,14 @@ __all__ = [
 
 JOURNAL_MAGIC = b"FLOWCORE-WAL"
 CHECKPOINT_MAGIC = b"FLOWCORE-CKPT"
-FORMAT_VERSION = 1
-JOURNAL_HEADER = JOURNAL_MAGIC + struct.pack(">H", FORMAT_VERSION)
+FORMAT_VERSION = 1  # checkpoints
+JOURNAL_VERSION = 2  # journals: frame headers with a checksum of their own
+JOURNAL_HEADER = JOURNAL_MAGIC + struct.pack(">H", JOURNAL_VERSION)
 TRANSACTION_FOLLOWS = 0x40  # NiFi's marker bytes
 JOURNAL_COMPLETE = 0x7F
-_FRAME = struct.Struct(">BQII")  # marker, txn id, length, crc32
+_FRAME_V1 = struct.Struct(">BQII")  # marker, txn id, length, payload crc32
+_FRAME = struct.Struct(">BQIII")  # marker, txn id, length, payload crc32, header crc32
+_HEADER_CHECKED = struct.Struct(">BQII")  # the part of a v2 header its checksum covers
 _CHECKPOINT = struct.Struct(">HQII")  # version, max txn id, length, crc32
 _CHECKPOINT_FORMAT = FileFormat("checkpoint", CHECKPOINT_MAGIC, _CHECKPOINT, FORMAT_VERSION)
 
@@ -69,8 +78,9 @@ def unpack(data: bytes, *, use_list: bool = True) -> Any:
 
 
 def encode_transaction(txn_id: int, payload: bytes) -> bytes:
-    """One framed transaction."""
-    return _FRAME.pack(TRANSACTION_FOLLOWS, txn_id, len(payload), zlib.crc32(payload)) + payload
+    """One framed transaction (journal format version 2)."""
+    head = _HEADER_CHECKED.pack(TRANSACTION_FOLLOWS, txn_id, len(payload), zlib.crc32(payload))
+    return head + struct.pack(">I", zlib.crc32(head)) + payload
 
 
 class Frame(NamedTuple):
@@ -114,12 +124,13 @@ def read_journal(path: Path) -> ReadResult:
         msg = f"{path} is not a flowcore journal (bad header at offset 0)"
         raise WalCorruptionError(msg)
     (version,) = struct.unpack_from(">H", data, len(JOURNAL_MAGIC))
-    if version != FORMAT_VERSION:
+    if version not in (1, JOURNAL_VERSION):
         msg = (
             f"{path} has journal format version {version}; "
-            f"this flowcore reads version {FORMAT_VERSION}"
+            f"this flowcore reads versions 1 and {JOURNAL_VERSION}"
         )
         raise WalCorruptionError(msg)
+    frame = _FRAME if version == JOURNAL_VERSION else _FRAME_V1
     frames: list[Frame] = []
     offset = len(JOURNAL_HEADER)
     size = len(data)
@@ -139,11 +150,19 @@ def read_journal(path: Path) -> ReadResult:
                 "where a transaction should start"
             )
             raise WalCorruptionError(msg)
-        if offset + _FRAME.size > size:
+        if offset + frame.size > size:
             warning = f"{path}: torn transaction header at offset {offset}; ignoring the tail"
             return ReadResult(frames, False, warning, offset)
-        _, txn_id, length, crc = _FRAME.unpack_from(data, offset)
-        start = offset + _FRAME.size
+        if frame is _FRAME:
+            *_, header_crc = _FRAME.unpack_from(data, offset)
+            if zlib.crc32(data[offset : offset + _HEADER_CHECKED.size]) != header_crc:
+                msg = (
+                    f"{path} is corrupt at offset {offset}: a transaction header fails its "
+                    "checksum (its length cannot be trusted, so nothing after it can be read)"
+                )
+                raise WalCorruptionError(msg)
+        _, txn_id, length, crc = _HEADER_CHECKED.unpack_from(data, offset)
+        start = offset + frame.size
         end = start + length
         if end > size:
             warning = f"{path}: torn transaction {txn_id} at offset {offset}; ignoring the tail"

@@ -75,8 +75,14 @@ class WriteAheadFlowFileRepository:
         sync: bool = True,
         checkpoint_every: int = CHECKPOINT_EVERY,
         max_journal_bytes: int = MAX_JOURNAL_BYTES,
+        read_only: bool = False,
+        accept_loss: bool = False,
     ) -> None:
         self.directory = Path(directory)
+        self.read_only = read_only
+        self.accept_loss = accept_loss
+        #: What recovery found missing and, with *accept_loss*, gave up (``flowcore check``).
+        self.losses: list[str] = []
         self.journals = self.directory / "journals"
         self.segment_dir = self.directory / "segments"
         self.sync = sync
@@ -95,9 +101,10 @@ class WriteAheadFlowFileRepository:
         self._journal: Any = None
         self._journal_bytes = 0
         self._failed: str | None = None  # why commits are refused (a failed journal write)
-        self.directory.mkdir(parents=True, exist_ok=True)
-        self.journals.mkdir(exist_ok=True)
-        self.segment_dir.mkdir(exist_ok=True)
+        if not read_only:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self.journals.mkdir(exist_ok=True)
+            self.segment_dir.mkdir(exist_ok=True)
         self._recover()
 
     # --- recovery ---------------------------------------------------------------------------
@@ -116,30 +123,72 @@ class WriteAheadFlowFileRepository:
             return partial
         return checkpoint
 
+    def _damaged(self, msg: str) -> None:
+        """Refuse to start over missing state, or (``check --fix``) record the loss and go on."""
+        if not self.accept_loss:
+            refusal = (
+                f"{msg}. Restore it from a backup, or run `flowcore check --fix` on this "
+                "repository to accept the loss (what the missing state named is dropped and "
+                "reported) and start from what is left"
+            )
+            raise WalCorruptionError(refusal)
+        self.losses.append(msg)
+        LOG.warning("%s; accepted (check --fix)", msg)
+
     def _recover(self) -> None:
         checkpoint = self._snapshot_path()
-        max_txn = 0
-        if checkpoint.exists():
-            if checkpoint.stat().st_size == 0:
-                self.warnings.append(f"{checkpoint} is empty; recovering from the journals alone")
-            else:
-                max_txn, payload = decode_checkpoint(checkpoint)
-                self._load_snapshot(unpack(payload))
-        self._last_txn = max_txn
         journals = sorted(self.journals.glob("*" + _JOURNAL_SUFFIX), key=_journal_number)
+        segments = sum(1 for _ in self.segment_dir.glob("*" + segment_files.SEGMENT_SUFFIX))
+        max_txn = 0
+        if checkpoint.exists() and checkpoint.stat().st_size > 0:
+            max_txn, payload = decode_checkpoint(checkpoint)
+            self._load_snapshot(unpack(payload))
+        elif journals and _journal_number(journals[0]) == 1:
+            # Every transaction since the repository was created is still in the journals.
+            what = "is empty" if checkpoint.exists() else "is missing"
+            self.warnings.append(f"{checkpoint} {what}; recovering from the journals alone")
+        elif journals or segments:
+            # A new repository has none of these; every start ends with a checkpoint, so
+            # journals or segments without one mean state files were deleted or emptied.
+            what = "is empty" if checkpoint.exists() else "is missing"
+            self._damaged(
+                f"{checkpoint} {what}, but the repository holds {len(journals)} journal(s) "
+                f"and {segments} queue segment(s): the queues it recorded would be lost"
+            )
+        self._last_txn = max_txn
+        expected = self.journals / f"{max_txn + 1}{_JOURNAL_SUFFIX}"
+        if max_txn and not any(_journal_number(j) >= max_txn + 1 for j in journals):
+            self._damaged(
+                f"{expected} is missing: the transactions committed after the checkpoint "
+                f"(transaction {max_txn}) would be lost"
+            )
+        torn: str | None = None
         for journal in journals:
             result = read_journal(journal)
-            if result.warning:
-                self.warnings.append(result.warning)
-                LOG.warning("%s", result.warning)
             for frame in result.frames:
                 if frame.txn_id <= self._last_txn:
                     continue
+                if torn is not None or frame.txn_id != self._last_txn + 1:
+                    gap = torn or f"transactions {self._last_txn + 1}..{frame.txn_id - 1}"
+                    self._damaged(
+                        f"{journal} holds transaction {frame.txn_id}, but {gap} before it "
+                        "cannot be read (a journal deleted or torn in the middle)"
+                    )
+                    break
                 transaction, next_id, indexed = self._decode(frame.payload, journal, frame.txn_id)
                 self._apply(
                     transaction, next_id, indexed, where=f"{journal} transaction {frame.txn_id}"
                 )
                 self._last_txn = frame.txn_id
+            else:
+                if result.warning:
+                    self.warnings.append(result.warning)
+                    LOG.warning("%s", result.warning)
+                    torn = result.warning  # only the last journal may end torn
+                continue
+            break  # accepted loss: later journals cannot be applied either
+        if self.read_only:
+            return  # `flowcore check`: look, change nothing
         # Recovery succeeded: only now may anything on disk change.
         self._sweep_orphan_segments()
         self.checkpoint()
@@ -312,21 +361,22 @@ class WriteAheadFlowFileRepository:
                 "provenance": self._pending_provenance,
                 "next_id": self._next_id,
             }
+            old = list(self.journals.glob("*" + _JOURNAL_SUFFIX))
+            journal = self.journals / f"{self._last_txn + 1}{_JOURNAL_SUFFIX}"
+            # The new journal exists before the snapshot that names it (recovery refuses a
+            # snapshot whose journal is missing), and the old journals go only after the
+            # snapshot: a crash anywhere between leaves a state recovery reads whole.
+            # Unbuffered, so a failed append can be cut back exactly (see _append).
+            self._journal = open(journal, "wb", buffering=0)  # noqa: SIM115 - closed by close()
+            self._journal.write(JOURNAL_HEADER)
+            os.fsync(self._journal.fileno())
+            fsync_directory(self.journals)
             write_atomically(
                 self.directory / "checkpoint",
                 encode_checkpoint(self._last_txn, pack(snapshot)),
                 partial=self.directory / "checkpoint.partial",
                 sync_directory=True,
             )
-            old = list(self.journals.glob("*" + _JOURNAL_SUFFIX))
-            journal = self.journals / f"{self._last_txn + 1}{_JOURNAL_SUFFIX}"
-            # The new journal exists before the old ones go: a crash in between leaves both
-            # (the old frames are all in the snapshot), never a snapshot without its journal.
-            # Unbuffered, so a failed append can be cut back exactly (see _append).
-            self._journal = open(journal, "wb", buffering=0)  # noqa: SIM115 - closed by close()
-            self._journal.write(JOURNAL_HEADER)
-            os.fsync(self._journal.fileno())
-            fsync_directory(self.journals)
             for stale in old:
                 if stale != journal:
                     stale.unlink()

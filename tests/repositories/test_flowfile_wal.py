@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
@@ -288,3 +288,95 @@ def test_referenced_claims_count_every_queued_flowfile_without_reading_segments(
     for path in repo.segment_dir.iterdir():
         path.unlink()  # proves no segment is read
     assert WriteAheadFlowFileRepository(tmp_path).referenced_claims() == {shared: 3, other: 1}
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    """Every file under *root* with its bytes (to prove nothing changed)."""
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
+
+
+def _queued_after_checkpoint(tmp_path: Path) -> WriteAheadFlowFileRepository:
+    """A log with FlowFiles queued before its last checkpoint and transactions after it."""
+    repo = WriteAheadFlowFileRepository(tmp_path, checkpoint_every=1000)
+    enqueue(repo, "q")
+    enqueue(repo, "q")
+    repo.checkpoint()
+    enqueue(repo, "q")
+    repo.close()
+    return repo
+
+
+@pytest.mark.parametrize("damage", ["deleted", "emptied"])
+def test_a_missing_checkpoint_with_queued_flowfiles_refuses_to_start(
+    tmp_path: Path, damage: str
+) -> None:
+    """A deleted or emptied checkpoint is not a new repository: the start refuses, naming the
+    file and the fix, and changes nothing on disk; check --fix accepts the loss, reporting it."""
+    _queued_after_checkpoint(tmp_path)
+    checkpoint = tmp_path / "checkpoint"
+    if damage == "deleted":
+        checkpoint.unlink()
+    else:
+        checkpoint.write_bytes(b"")
+    before = _tree(tmp_path)
+    with pytest.raises(WalCorruptionError, match=r"checkpoint is (missing|empty).*check --fix"):
+        WriteAheadFlowFileRepository(tmp_path)
+    assert _tree(tmp_path) == before
+    accepted = WriteAheadFlowFileRepository(tmp_path, accept_loss=True)
+    assert accepted.losses
+    assert "checkpoint" in accepted.losses[0]
+
+
+def test_a_deleted_journal_refuses_to_start(tmp_path: Path) -> None:
+    """The journal after the checkpoint deleted: its transactions would be lost; refused."""
+    repo = _queued_after_checkpoint(tmp_path)
+    (journal,) = repo.journals.iterdir()
+    journal.unlink()
+    before = _tree(tmp_path)
+    with pytest.raises(WalCorruptionError, match=r"\.journal is missing"):
+        WriteAheadFlowFileRepository(tmp_path)
+    assert _tree(tmp_path) == before
+
+
+def test_a_new_repository_starts_empty(tmp_path: Path) -> None:
+    """A directory with no state files at all is a new repository, not a damaged one."""
+    repo = WriteAheadFlowFileRepository(tmp_path / "new")
+    assert queues(repo) == {}
+    assert (tmp_path / "new" / "checkpoint").exists()
+
+
+def test_read_only_recovery_writes_nothing(tmp_path: Path) -> None:
+    """read_only recovers the queues in memory and leaves every file as it was."""
+    _queued_after_checkpoint(tmp_path)
+    (tmp_path / "segments" / "orphan.seg").write_bytes(b"x")
+    before = _tree(tmp_path)
+    repo = WriteAheadFlowFileRepository(tmp_path, read_only=True)
+    assert len(queues(repo)["q"]) == 3
+    assert _tree(tmp_path) == before
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_any_flipped_byte_is_refused_or_only_the_last_transaction_is_lost(
+    data: st.DataObject,
+) -> None:
+    """Flip one byte anywhere in a journal of five transactions: recovery refuses loudly, or
+    (damage inside the last transaction) recovers exactly the four before it. Never fewer."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        repo = WriteAheadFlowFileRepository(root, checkpoint_every=1000)
+        segments = [enqueue(repo, "q") for _ in range(5)]
+        repo._journal.close()
+        (journal,) = repo.journals.iterdir()
+        raw = bytearray(journal.read_bytes())
+        position = data.draw(st.integers(0, len(raw) - 1))
+        raw[position] ^= data.draw(st.integers(1, 255))
+        journal.write_bytes(bytes(raw))
+        try:
+            recovered = WriteAheadFlowFileRepository(root)
+        except WalCorruptionError:
+            return
+        got = queues(recovered).get("q", [])
+        assert got in (segments, segments[:4])
