@@ -346,15 +346,10 @@ def replay_queues(flow: Flow) -> dict[str, str]:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    """Check (and with --fix repair) the repositories."""
-    repos = _open(args)
-    try:
-        findings = list(repos.recovery)
-        findings += repos.flowfiles.check(fix=args.fix)
-        findings += repos.content.check(fix=args.fix)
-        findings += repos.provenance.check(fix=args.fix)
-    finally:
-        repos.close()
+    """Check (and with --fix repair) the repositories; without --fix nothing is changed."""
+    from flowcore.repository_set import check_repositories  # noqa: PLC0415
+
+    findings = check_repositories(_repository(args, None), fix=args.fix)
     for finding in findings:
         console.print(str(finding), highlight=False)
     unfixed = [f for f in findings if not f.fixed]

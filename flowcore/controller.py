@@ -31,7 +31,7 @@ from flowcore.compiler import CompiledFlow, Stage, compile_flow, explain
 from flowcore.flow import Connection, Flow
 from flowcore.processor import ProcessContext, SourceProcessor, WorkItem
 from flowcore.provenance_indexer import ProvenanceIndexer
-from flowcore.repository_set import RepositorySet
+from flowcore.repository_set import PROVENANCE_STATE, RepositorySet
 from flowcore.run_result import RunProgress, RunResult, stage_summary
 from flowcore.runners import Runner, ShuffleInput, StageJob
 from flowcore.scheduler import (
@@ -446,6 +446,9 @@ class Controller:
         effects = effects_state(results)
         if effects is not None:
             states[EFFECTS_STATE] = effects
+        # The next provenance event id, kept with the queues: a provenance database that is
+        # lost or replaced is noticed at the next start, and ids are never given twice.
+        states[PROVENANCE_STATE] = {"next_event_id": str(provenance.next_event_id)}
         marked = self.indexer.take_indexed()
         wal.commit(
             Transaction(

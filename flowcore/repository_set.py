@@ -20,24 +20,34 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from flowcore.errors import RepositoryError
+from flowcore.errors import RepositoryError, WalCorruptionError
 from flowcore.locks import try_lock
 from flowcore.settings import Settings
 from flowcore.stage_plan import Bulletin, RepositoryPaths
 from repositories._files import write_atomically
-from repositories.content import FileContentRepository
+from repositories.content import FileContentRepository, content_findings
 from repositories.flowfile_wal import WriteAheadFlowFileRepository
 from repositories.provenance import SqlProvenanceRepository
-from repositories.records import Finding
+from repositories.records import Finding, Transaction
 
-__all__ = ["MAX_BULLETINS", "RepositorySet", "read_bulletins", "read_status"]
+__all__ = [
+    "MAX_BULLETINS",
+    "PROVENANCE_STATE",
+    "RepositorySet",
+    "check_repositories",
+    "provenance_mark",
+    "read_bulletins",
+    "read_status",
+]
 
+PROVENANCE_STATE = "$provenance"  # the log's record of the next provenance event id
 MAX_BULLETINS = 1_000  # kept in bulletins.jsonl (NiFi's board keeps the last few per component)
 STATUS_FILE = "status.json"
 EFFECTS_DIRECTORY = "effects"  # sinks' staged external effects (repositories/effects.py)
@@ -65,8 +75,14 @@ class RepositorySet:
         settings: Settings | None = None,
         *,
         provenance_url: str | None = None,
+        accept_loss: bool = False,
     ) -> RepositorySet:
         """Open (creating when missing) and recover the repositories under *directory*.
+
+        A start tells a new repository from a damaged one: state files that are missing or
+        unreadable refuse the start, naming the file and the fix, before anything on disk
+        changes. *accept_loss* (``flowcore check --fix``) goes on instead, reporting what is
+        given up as findings.
 
         Raises:
             RepositoryError: another process is running on this repository, or recovery found
@@ -82,10 +98,15 @@ class RepositorySet:
             )
             raise RepositoryError(msg) from None
         try:
-            flowfiles = WriteAheadFlowFileRepository(root / "flowfile", sync=settings.sync)
-            content = FileContentRepository(root / "content")
-            findings = content.recover(flowfiles.referenced_claims())
+            flowfiles = WriteAheadFlowFileRepository(
+                root / "flowfile", sync=settings.sync, accept_loss=accept_loss
+            )
+            findings = [Finding("flowfile", "", loss, fixed=True) for loss in flowfiles.losses]
+            mark = provenance_mark(flowfiles)
             database = provenance_url or str(root / "provenance" / "provenance.db")
+            findings += _provenance_database(database, mark, accept_loss=accept_loss)
+            content = FileContentRepository(root / "content")
+            findings += content.recover(flowfiles.referenced_claims())
             provenance = SqlProvenanceRepository(
                 database,
                 event_directory=root / "provenance" / "events",
@@ -93,6 +114,20 @@ class RepositorySet:
                 max_storage_size=settings.provenance_max_storage_size,
                 indexed_attributes=settings.provenance_indexed_attributes,
             )
+            if provenance.next_event_id < mark:
+                if not accept_loss:
+                    provenance.close()
+                    msg = (
+                        f"the provenance database {database} gives event ids from "
+                        f"{provenance.next_event_id}, but this repository has recorded ids up to "
+                        f"{mark - 1}: it was replaced or reset. Restore it, or run `flowcore "
+                        "check --fix` to continue the id sequence from there"
+                    )
+                    raise RepositoryError(msg)
+                provenance.continue_ids_from(mark)
+                findings.append(
+                    Finding("provenance", database, f"event ids continue from {mark}", fixed=True)
+                )
             pending = list(flowfiles.pending_provenance)
             if pending:
                 provenance.index_files(pending)
@@ -129,6 +164,14 @@ class RepositorySet:
         lines = [json.dumps(attrs.asdict(b)) + "\n" for b in kept[-MAX_BULLETINS:]]
         write_atomically(path, "".join(lines).encode(), sync=False)
 
+    def _record_provenance_mark(self) -> None:
+        """Keep the next provenance event id with the queues (see :data:`PROVENANCE_STATE`)."""
+        mark = str(self.provenance.next_event_id)
+        if not self.flowfiles.accepting:
+            return  # the run is stopping over a failed write: the next start records it
+        if self.flowfiles.state(PROVENANCE_STATE).get("next_event_id") != mark:
+            self.flowfiles.commit(Transaction(state={PROVENANCE_STATE: {"next_event_id": mark}}))
+
     def close(self) -> None:
         """Checkpoint the log and release the lock.
 
@@ -137,6 +180,7 @@ class RepositorySet:
         """
         try:
             try:
+                self._record_provenance_mark()
                 self.flowfiles.checkpoint()
             finally:
                 try:
@@ -147,6 +191,100 @@ class RepositorySet:
             if self._lock_file is not None:
                 self._lock_file.close()
                 self._lock_file = None
+
+
+def provenance_mark(flowfiles: WriteAheadFlowFileRepository) -> int:
+    """The next provenance event id the FlowFile repository has recorded (0: none yet)."""
+    return int(flowfiles.state(PROVENANCE_STATE).get("next_event_id", "0"))
+
+
+def _provenance_database(database: str, mark: int, *, accept_loss: bool) -> list[Finding]:
+    """Refuse to start over a missing or unreadable SQLite provenance database.
+
+    A repository that has recorded events must find its database; ``check --fix`` sets an
+    unreadable one aside instead. Checked before anything is created.
+    """
+    if "://" in database:
+        return []  # a server database: its own errors say what is wrong
+    path = Path(database)
+    problem = None
+    if not path.exists() and mark > 0:
+        problem = "is missing"
+    elif path.exists() and path.stat().st_size > 0:
+        with open(path, "rb") as head:
+            if head.read(16) != b"SQLite format 3\x00":
+                problem = "is not a SQLite database (damaged)"
+    if problem is None:
+        return []
+    if not accept_loss:
+        msg = (
+            f"the provenance database {path} {problem}, but this repository has recorded "
+            f"events (ids up to {mark - 1}); restore it, or run `flowcore check --fix` to start "
+            "an empty one that continues the event id sequence"
+        )
+        raise RepositoryError(msg)
+    if path.exists():
+        aside = path.with_name(f"{path.name}.damaged-{int(time.time())}")
+        os.replace(path, aside)
+        return [Finding("provenance", str(path), f"{problem}; moved to {aside.name}", fixed=True)]
+    return [Finding("provenance", str(path), f"{problem}; started an empty one", fixed=True)]
+
+
+def check_repositories(
+    directory: str | os.PathLike[str],
+    *,
+    fix: bool = False,
+    provenance_url: str | None = None,
+) -> list[Finding]:
+    """``flowcore check``: every problem of the repositories under *directory*.
+
+    Without *fix* nothing on disk changes: the FlowFile log is recovered in memory only, the
+    content and provenance stores are only read. With *fix*, the repositories are opened
+    accepting any loss (reported as findings) and each repairs what it can: orphans are
+    removed, damaged segments quarantined, a damaged provenance database set aside.
+
+    Raises:
+        RepositoryError: there is no repository at *directory*.
+    """
+    root = Path(directory).resolve()
+    if not (root / "flowfile").is_dir() and not (root / "content").is_dir():
+        msg = f"no flowcore repository at {root}; pass the directory a run used (--repository)"
+        raise RepositoryError(msg)
+    if fix:
+        repos = RepositorySet.open(root, provenance_url=provenance_url, accept_loss=True)
+        try:
+            findings = list(repos.recovery)
+            findings += repos.flowfiles.check(fix=True)
+            findings += repos.content.check(fix=True)
+            findings += repos.provenance.check(fix=True)
+        finally:
+            repos.close()
+        return findings
+    return _inspect(root, provenance_url)
+
+
+def _inspect(root: Path, provenance_url: str | None) -> list[Finding]:
+    """The read-only half of :func:`check_repositories`."""
+    try:
+        flowfiles = WriteAheadFlowFileRepository(root / "flowfile", read_only=True)
+    except (WalCorruptionError, RepositoryError) as error:
+        return [Finding("flowfile", str(root / "flowfile"), str(error))]
+    findings = flowfiles.check(fix=False)
+    mark = provenance_mark(flowfiles)
+    database = provenance_url or str(root / "provenance" / "provenance.db")
+    try:
+        _provenance_database(database, mark, accept_loss=False)
+    except RepositoryError as error:
+        findings.append(Finding("provenance", database, str(error)))
+    claims = flowfiles.referenced_claims()
+    content_dir = root / "content"
+    if content_dir.is_dir():
+        findings += content_findings(content_dir, claims)
+    elif claims:
+        findings.append(
+            Finding("content", str(content_dir), "missing, but FlowFiles point into it")
+        )
+    return findings
 
 
 def _sweep_event_files(directory: Path) -> list[Finding]:

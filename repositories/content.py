@@ -680,3 +680,42 @@ class FileContentRepository:
             for claim, count in sorted(self._counts.items(), key=lambda item: str(item[0]))
             if count > 0 and self._located(claim) is None
         ]
+
+
+def content_findings(
+    directory: str | os.PathLike[str], claimant_counts: Mapping[ResourceClaim, int]
+) -> list[Finding]:
+    """Read-only check of a content container (``flowcore check`` without ``--fix``).
+
+    Claimed content that is missing, and live files nothing claims (they would be archived
+    at the next start), without creating, moving or deleting anything.
+    """
+    root = Path(directory)
+    findings = []
+    live = set()
+    for section in sorted(root.iterdir(), key=lambda p: p.name):
+        if section.is_dir() and section.name.isdigit():
+            for path in sorted(section.iterdir()):
+                if path.is_file():
+                    live.add(ResourceClaim("default", section.name, path.name))
+    for claim, count in sorted(claimant_counts.items(), key=lambda item: str(item[0])):
+        if count <= 0:
+            continue
+        if claim.is_external:
+            if not matches(claim):
+                findings.append(
+                    Finding(
+                        "content",
+                        str(claim),
+                        f"{count} claimants but the outside file changed or is gone",
+                    )
+                )
+            continue
+        archived = root / claim.section / ARCHIVE / claim.id
+        if claim not in live and not archived.exists():
+            findings.append(
+                Finding("content", str(claim), f"{count} claimants but the file is missing")
+            )
+    for claim in sorted(live - set(claimant_counts), key=str):
+        findings.append(Finding("content", str(claim), "file that nothing claims"))
+    return findings

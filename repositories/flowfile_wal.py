@@ -52,6 +52,7 @@ LOG = logging.getLogger("flowcore.repositories.flowfile")
 CHECKPOINT_EVERY = 1_000  # transactions between automatic checkpoints
 MAX_JOURNAL_BYTES = 64 * 1024 * 1024  # journal size that triggers a checkpoint
 _JOURNAL_SUFFIX = ".journal"
+QUARANTINE = "quarantine"  # damaged segments set aside by check --fix
 
 
 class WriteAheadFlowFileRepository:
@@ -341,6 +342,11 @@ class WriteAheadFlowFileRepository:
                 os.ftruncate(fd, start)
             raise
 
+    @property
+    def accepting(self) -> bool:
+        """Whether commits are taken (not after a failed journal write, nor when read-only)."""
+        return self._failed is None and not self.read_only
+
     def mark_provenance_indexed(self, files: Sequence[str]) -> None:
         """Record durably that provenance event files were indexed (they are no longer pending)."""
         if files:
@@ -482,13 +488,24 @@ class WriteAheadFlowFileRepository:
         segment files (no queue references them) are reported and, with *fix*, removed.
         """
         findings = []
+        damaged: list[str] = []
         for queue_id, queue in self._queues.items():
             for segment_id, summary in queue.items():
                 path = self._segment_path(segment_id)
                 try:
                     stored = segment_files.read_summary(path)
+                    segment_files.read_segment_whole(path)  # every record's checksum too
                 except (RepositoryError, WalCorruptionError) as ex:
-                    findings.append(Finding("flowfile", f"{queue_id}/{segment_id}", str(ex)))
+                    problem = str(ex)
+                    if fix:
+                        problem += (
+                            f"; quarantined in {QUARANTINE}/: its {summary.count} FlowFile(s) "
+                            f"({summary.bytes} bytes) of queue {queue_id!r} are lost"
+                        )
+                        damaged.append(segment_id)
+                    findings.append(
+                        Finding("flowfile", f"{queue_id}/{segment_id}", problem, fixed=fix)
+                    )
                     continue
                 if (stored.count, stored.bytes) != (summary.count, summary.bytes):
                     findings.append(
@@ -507,7 +524,7 @@ class WriteAheadFlowFileRepository:
                 and segment_id not in self._where
                 and segment_id not in awaiting_checkpoint
             )
-            if orphan:
+            if orphan and segment_id not in damaged:
                 if fix:
                     path.unlink(missing_ok=True)
                 findings.append(
@@ -518,7 +535,24 @@ class WriteAheadFlowFileRepository:
                         fixed=fix,
                     )
                 )
+        if damaged:
+            self._quarantine(damaged)
         return findings
+
+    def _quarantine(self, segment_ids: Sequence[str]) -> None:
+        """Move damaged segments aside and drop them from their queues (``check --fix``).
+
+        The rest of the flow can run again; the files stay in ``quarantine/`` for a person to
+        salvage what they can.
+        """
+        aside = self.directory / QUARANTINE
+        aside.mkdir(exist_ok=True)
+        for segment_id in segment_ids:
+            path = self._segment_path(segment_id)
+            if path.exists():
+                os.replace(path, aside / path.name)
+        fsync_directory(aside)
+        self.commit(Transaction(dequeued=list(segment_ids)))
 
 
 def _journal_number(path: Path) -> int:

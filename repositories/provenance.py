@@ -32,6 +32,7 @@ from sqlalchemy import (
     create_engine,
     delete,
     event,
+    exc,
     func,
     insert,
     or_,
@@ -152,9 +153,19 @@ class SqlProvenanceRepository:
         self.engine: Engine = create_engine(text)
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
-        create_or_upgrade(self.engine)
-        with self.engine.connect() as conn:
-            self._next_id = self._load_next_id(conn)
+        try:
+            create_or_upgrade(self.engine)
+            with self.engine.connect() as conn:
+                self._next_id = self._load_next_id(conn)
+        except exc.DatabaseError as error:
+            self.engine.dispose()
+            msg = (
+                f"the provenance database {self.url} cannot be read "
+                f"({str(error.orig or error).splitlines()[0]}); restore it from a backup, or "
+                "run `flowcore check --fix` to set it aside and start an empty one that "
+                "continues the event id sequence"
+            )
+            raise RepositoryError(msg) from None
         self._insert_sql = {
             table.name: _insert_statement(table, self.engine.dialect.paramstyle)
             for table in (EVENTS, LINKS, ATTRIBUTES)
@@ -371,6 +382,21 @@ class SqlProvenanceRepository:
     def max_event_id(self) -> int:
         """The largest event id, -1 when empty."""
         return self._next_id - 1
+
+    @property
+    def next_event_id(self) -> int:
+        """The id the next indexed event gets (the FlowFile repository keeps it as a mark)."""
+        return self._next_id
+
+    def continue_ids_from(self, next_id: int) -> None:
+        """Never give an id below *next_id* (an empty database after a loss keeps the sequence)."""
+        if next_id <= self._next_id:
+            return
+        self._next_id = next_id
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(COUNTERS).where(COUNTERS.c.name == _NEXT_EVENT_ID).values(value=next_id)
+            )
 
     def count(self) -> int:
         """How many events are stored."""
