@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 from flowcore._task_batches import drain_batches, read_work_batch
 from flowcore._task_bins import bins_batches, merge_batch_bin, takes_batches
 from flowcore.binning import Bin, BinLimits, EvictionReason
-from flowcore.errors import ContentNotFoundError, FlowcoreError, storage_fault
+from flowcore.errors import ContentNotFoundError, FlowcoreError
+from flowcore.faults import storage_fault
 from flowcore.flow import FUNNEL_RELATIONSHIP
 from flowcore.flowfile import ResourceClaim
 from flowcore.flowfile_batch import FlowFileBatch

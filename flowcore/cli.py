@@ -24,7 +24,8 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 
 from flowcore.datasets.compaction import DEFAULT_MERGE_FILE_MAX, DEFAULT_MERGEABILITY_THRESHOLD
-from flowcore.errors import FlowcoreError, describe_storage_fault, storage_fault
+from flowcore.errors import FlowcoreError
+from flowcore.faults import describe_storage_fault, storage_fault
 from flowcore.flow import Flow
 from flowcore.settings import DEFAULT_REPOSITORY, Settings
 

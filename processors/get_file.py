@@ -238,8 +238,9 @@ class GetFile(SourceProcessor):
         # The first listing of a run gets the committed state; later triggers of one
         # micro-batch get the state the trigger before them left, not yet committed.
         first = self._last_poll_ms is None
-        if not self._listed and not self._list(context, root):
-            return WorkListing((), self._kept(state) if keep else state)
+        fresh = not self._listed
+        if fresh and not self._list(context, root):
+            return WorkListing((), state)
         items: list[WorkItem] = []
         new_state: dict[str, str] = {}
         while self._listed and len(items) < batch:
@@ -271,7 +272,9 @@ class GetFile(SourceProcessor):
                 )
             )
         if keep:
-            new_state = {**self._kept(state), **new_state}
+            # Forget files that are gone only when the directory was listed anew: checking
+            # every remembered file on every trigger would cost a stat per file per trigger.
+            new_state = {**(self._kept(state) if fresh else state), **new_state}
         return WorkListing(tuple(items), new_state)
 
     def _list(self, context: ProcessContext, root: Path) -> bool:

@@ -41,7 +41,8 @@ from typing import IO, Any
 
 import attrs
 
-from flowcore.errors import RepositoryError, StorageFaultError, storage_fault
+from flowcore.errors import RepositoryError, StorageFaultError
+from flowcore.faults import storage_fault
 from flowcore.session_host import LogLine, Publication
 from repositories._files import file_stem, fsync_directory
 from repositories.records import Finding
