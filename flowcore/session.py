@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from flowcore._session_content import ContentOperations
+from flowcore._session_content import CONTENT_FAILURE_REASON, ContentOperations
 from flowcore._session_provenance import ProvenanceBuilding, ProvenanceReporter
 from flowcore._session_spill import Spilling
 from flowcore._session_support import NOT_INHERITED, PendingEvent, ReadStream, Record
@@ -40,7 +40,7 @@ from flowcore.flowfile import (
     new_uuid,
 )
 from flowcore.provenance import ProvenanceEventType
-from flowcore.relationship import Relationship
+from flowcore.relationship import FAILURE, Relationship
 from flowcore.session_host import (
     SELF,
     ComponentInfo,
@@ -95,6 +95,7 @@ class ProcessSession(ContentOperations, ProvenanceBuilding, Spilling):
         self._state: Mapping[str, str] | None = None
         self._counters: dict[str, int] = {}
         self._delete_on_commit: list[str] = []
+        self._damaged: dict[int, str] = {}  # FlowFiles whose content a read found damaged
         self._dropped: dict[str, tuple[int, int]] = {}  # auto-terminated: FlowFiles, bytes
         self._writer: ContentWriter | None = None
         # Resource claims shared with another session through migrate(): never destroyed on
@@ -389,6 +390,11 @@ class ProcessSession(ContentOperations, ProvenanceBuilding, Spilling):
                     f"({record.current})"
                 )
                 raise FlowFileHandlingError(msg, flowfile_uuid=flowfile.uuid)
+            if name == FAILURE.name and record.current.id in self._damaged:
+                reason = self._damaged[record.current.id]
+                self._update(
+                    record, record.current.with_attributes({CONTENT_FAILURE_REASON: reason})
+                )
             record.relationship = name
             if record.created and name != SELF:
                 self._finished += 1
@@ -680,6 +686,7 @@ class ProcessSession(ContentOperations, ProvenanceBuilding, Spilling):
         self._state = None
         self._counters.clear()
         self._delete_on_commit.clear()
+        self._damaged.clear()
         self._dropped.clear()
         self._shared_claims.clear()
         if self._writer is not None:
