@@ -333,11 +333,14 @@ def replay_queues(flow: Flow) -> dict[str, str]:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Check (and with --fix repair) the repositories."""
+    from repositories.content import claim_references  # noqa: PLC0415
+
     repos = _open(args)
     try:
         findings = list(repos.recovery)
         findings += repos.flowfiles.check(fix=args.fix)
-        findings += repos.content.check(fix=args.fix)
+        references = claim_references(repos.flowfiles)  # names the queues of damaged claims
+        findings += repos.content.check(fix=args.fix, references=references)
         findings += repos.provenance.check(fix=args.fix)
     finally:
         repos.close()

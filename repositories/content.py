@@ -61,7 +61,13 @@ from repositories._claim_reader import (
     damaged,
 )
 from repositories._claim_writer import FileWriter
-from repositories._content_check import ClaimReferences, referenced_by, seal, verify_file
+from repositories._content_check import (
+    ClaimReferences,
+    claim_references,
+    referenced_by,
+    seal,
+    verify_file,
+)
 from repositories._files import file_stem
 from repositories._rope_stream import open_rope
 from repositories.external import matches, open_external
@@ -75,6 +81,7 @@ __all__ = [
     "SEALED_SUFFIX",
     "SECTIONS_PER_CONTAINER",
     "FileContentRepository",
+    "claim_references",
 ]
 
 DEFAULT_MAX_APPENDABLE_SIZE = 1024 * 1024  # bytes per claim file before a new one starts
@@ -633,6 +640,12 @@ class FileContentRepository:
                 seal(path, sync=True)
                 self._footers.clear()
             who = referenced_by(count, None if references is None else references.get(claim))
+            if not legacy:
+                who += (
+                    "; a processor reading FlowFiles whose content lies in the damaged bytes "
+                    "routes them to its failure relationship (restore the file from a backup "
+                    "to keep them)"
+                )
             findings.append(
                 Finding("content", str(claim), f"{problem}; {who}", fixed=legacy and fix)
             )
