@@ -95,10 +95,16 @@ class BlockVerifier:
         """
         size = self._sums.block_size
         first, last = position // size, (position + count - 1) // size
-        if all((self._identity, block) in self._verified for block in range(first, last + 1)):
+        unverified = [
+            block
+            for block in range(first, last + 1)
+            if (self._identity, block) not in self._verified
+        ]
+        if not unverified:
             return _pread(fd, count, position)
-        start = first * size
-        end = min((last + 1) * size, self._sums.data_length)
+        # An unverified block at either end is read whole; the blocks between are whole anyway.
+        start = first * size if unverified[0] == first else position
+        end = self._sums.block_span(last)[1] if unverified[-1] == last else position + count
         data = _pread(fd, end - start, start)
         if len(data) < end - start:
             raise damaged(
@@ -110,7 +116,7 @@ class BlockVerifier:
                 None,
             )
         view = memoryview(data)
-        for block in range(first, last + 1):
+        for block in unverified:
             lo, hi = self._sums.block_span(block)
             actual = crc32c(view[lo - start : hi - start])
             if actual != self._sums.crcs[block]:
