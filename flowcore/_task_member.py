@@ -236,8 +236,8 @@ class TaskMember:
         the problem. So the FlowFiles returned since *since* that the damage hits go to the
         processor's ``failure`` with ``content.failure.reason`` (a processor without
         ``failure`` keeps them queued, penalized, with a bulletin). The others came back only
-        because their session rolled back with a damaged one: they go back to the input
-        unpenalized, so the rest of the task's input proceeds.
+        because their session rolled back with a damaged one: they go back to the queue
+        unpenalized, so the next micro-batch takes them again.
 
         Returns:
             Whether the error was damage hitting a returned FlowFile (reported here, then).
@@ -251,17 +251,12 @@ class TaskMember:
         if not any(hit):
             return False
         culprits = [e[0] for e, h in zip(entries, hit, strict=True) if h]
-        retried = [
-            e[0]
+        now = clock_ms()
+        kept = [  # innocents of the rollback are worth taking again at once
+            (_unpenalized(e[0]), now, False) if e[0].flowfile.id in rolled_back else e
             for e, h in zip(entries, hit, strict=True)
-            if not h and e[0].flowfile.id in rolled_back
+            if not h
         ]
-        kept = [
-            e
-            for e, h in zip(entries, hit, strict=True)
-            if not h and e[0].flowfile.id not in rolled_back
-        ]
-        self.pending.extendleft(reversed([_unpenalized(q) for q in retried]))
         where = f"{self.plan.type_name} '{self.plan.name}'"
         if FAILURE.name not in self.processor.relationship_names():
             self.returned[since:] = kept + [e for e, h in zip(entries, hit, strict=True) if h]
@@ -384,25 +379,19 @@ class TaskMember:
                 return
 
     def _drain_two_phase(self) -> None:
-        """A two-phase sink writes all of the task's input at once and returns a message.
-
-        When the write fails on damaged content, the damaged FlowFiles go to ``failure`` and
-        the sink writes the rest again.
-        """
+        """A two-phase sink writes all of the task's input at once and returns a message."""
         processor = self.processor
-        while self.pending:
-            session = self.session()
-            mark = len(self.returned)
-            try:
-                flowfiles = session.get(len(self.pending))
-                message = processor.write(self.context, session, flowfiles)  # type: ignore[attr-defined]
-                session.commit()
-            except Exception as error:
-                session.rollback(penalize=True)
-                self._failed(error, since=mark)  # what it puts back in pending is written again
-                continue
-            self.task.sink_messages.append((self.plan.component_id, message))
+        session = self.session()
+        mark = len(self.returned)
+        try:
+            flowfiles = session.get(len(self.pending))
+            message = processor.write(self.context, session, flowfiles)  # type: ignore[attr-defined]
+            session.commit()
+        except Exception as error:
+            session.rollback(penalize=True)
+            self._failed(error, since=mark)
             return
+        self.task.sink_messages.append((self.plan.component_id, message))
 
     def drain(self, *, end_of_input: bool) -> None:
         """Trigger the processor until its input is used up or it stops taking any."""

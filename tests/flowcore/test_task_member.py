@@ -14,7 +14,7 @@ from flowcore.flowfile import FlowFile
 from flowcore.repository_set import RepositorySet
 from flowcore.runners.direct import DirectRunner
 from flowcore.settings import Settings
-from processors import GetFile, PutFile, SplitText
+from processors import GetFile, MergeContent, PutFile, SplitText
 from repositories.flowfile_wal import iter_queue
 
 SETTINGS = Settings(sync=False, parallelism=1)
@@ -177,3 +177,18 @@ def test_a_claim_cut_short_sends_every_flowfile_in_it_to_failure(tmp_path: Path)
     reasons = _failure_reasons(tmp_path / "repo")
     assert sorted(reasons) == ["in-0.txt", "in-1.txt", "in-2.txt"]
     assert all("no checksum footer, so it was cut short" in r for r in reasons.values())
+
+
+def test_a_damaged_flowfile_leaves_its_bin_and_the_others_still_merge(tmp_path: Path) -> None:
+    """MergeContent failing on damaged content: that one to failure, its bin mates merge later."""
+    _inputs(tmp_path / "in")
+    flow = _flow(
+        tmp_path, MergeContent(minimum_number_of_entries=3), ("merged", "original", "failure")
+    )
+    _queue_then_damage(tmp_path, flow, _flip_middle)
+    result = _run(tmp_path, flow)
+    assert result.count("use", "failure") == 1
+    assert result.count("use", "original") == 2
+    assert result.count("use", "merged") == 1
+    assert result.queued == {}
+    assert sorted(_failure_reasons(tmp_path / "repo")) == ["in-1.txt"]
