@@ -12,6 +12,7 @@ small FlowFiles packed into one block cost one verification between them.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from crc32c import crc32c
@@ -72,12 +73,12 @@ class BlockVerifier:
     def __init__(
         self,
         identity: FileIdentity,
-        path: Path,
+        locate: Callable[[], Path],
         checksums: ClaimChecksums,
         verified: VerifiedBlocks,
     ) -> None:
         self._identity = identity
-        self._path = path
+        self._locate = locate  # the file's path, for messages only (it costs a stat)
         self._sums = checksums
         self._verified = verified
 
@@ -109,7 +110,7 @@ class BlockVerifier:
         if len(data) < end - start:
             raise damaged(
                 self._identity[0],
-                self._path,
+                self._locate(),
                 f"the file ends at byte {start + len(data)}, inside the {end - start} bytes "
                 f"at offset {start} its checksum footer covers",
                 start + len(data),
@@ -122,7 +123,7 @@ class BlockVerifier:
             if actual != self._sums.crcs[block]:
                 raise damaged(
                     self._identity[0],
-                    self._path,
+                    self._locate(),
                     f"block {block} (bytes {lo} to {hi - 1}) has CRC32C {actual:#010x} but "
                     f"{self._sums.crcs[block]:#010x} was recorded when the file was written",
                     lo,

@@ -359,7 +359,7 @@ class FileContentRepository:
         if checksums is None:  # written before checksums: read unverified, check reports it
             return RangeReader(fd, claim.offset, claim.length)
         verifier = BlockVerifier(
-            identity, self._path_for_message(resource), checksums, self._verified
+            identity, lambda: self._path_for_message(resource), checksums, self._verified
         )
         return RangeReader(fd, claim.offset, claim.length, verifier)
 
