@@ -5,8 +5,9 @@ and reads verify the blocks they touch (repositories/_claim_checksums.py). Measu
 alternating the variants each round, best of N with the range (min-max) over the rounds:
 
 * ``write``: the same bytes (1 GiB; 128 MiB with ``--quick``) as 1 KiB, 64 KiB and 16 MiB
-  contents through the file content repository (default 1 MB claim files, no fsync: NiFi's
-  default), with checksums and with the checksum step stubbed out; baselines: a plain Python
+  contents through the file content repository (default 1 MB claim files, and 64 KiB contents
+  in 16 MB claim files too; no fsync: NiFi's default), with checksums and with the checksum
+  step stubbed out; baselines: a plain Python
   ``open(..., 'wb').write`` loop of the same sizes into one file, ``os.write`` of 1 MiB chunks
   (dd-like), and ``dd if=/dev/zero bs=1M``. Target: content writes with checksums >= 70% of the
   raw write loop of the same sizes.
@@ -48,6 +49,13 @@ from repositories.content import SEALED_SUFFIX, FileContentRepository
 
 MIB = 1 << 20
 SIZES = {"1k": 1024, "64k": 64 * 1024, "16m": 16 * MIB}
+#: Write scenarios: label -> (content size, claim file size).
+WRITES = {
+    "1k": (1024, MIB),
+    "64k": (64 * 1024, MIB),
+    "64k_in_16m_claims": (64 * 1024, 16 * MIB),
+    "16m": (16 * MIB, MIB),
+}
 
 
 class _NoSums:
@@ -65,11 +73,13 @@ def _best(times: list[float], volume: int) -> dict[str, float]:
     return {"best": max(rates), "min": min(rates), "max": max(rates)}
 
 
-def _through_repository(directory: Path, volume: int, size: int, *, sums: bool) -> float:
+def _through_repository(
+    directory: Path, volume: int, size: int, *, sums: bool, appendable: int = MIB
+) -> float:
     """Seconds to write *volume* bytes as contents of *size* bytes; the files are removed."""
     chunk = os.urandom(min(size, 64 * 1024))
     pieces = size // len(chunk)
-    repo = FileContentRepository(directory / "repo")
+    repo = FileContentRepository(directory / "repo", max_appendable_size=appendable)
     _claim_writer.BlockSummer = BlockSummer if sums else _NoSums  # type: ignore[misc,assignment]
     try:
         os.sync()  # no dirty pages of the previous round
@@ -146,14 +156,14 @@ def bench_writes(directory: Path, volume: int, rounds: int) -> dict[str, float]:
             times.setdefault(key, []).append(elapsed)
 
     for _ in range(rounds):
-        for label, size in SIZES.items():
-            timed(
-                f"{label}_sums", lambda s=size: _through_repository(directory, volume, s, sums=True)
-            )
-            timed(
-                f"{label}_nosums",
-                lambda s=size: _through_repository(directory, volume, s, sums=False),
-            )
+        for label, (size, claim) in WRITES.items():
+            for sums in (True, False):
+                timed(
+                    f"{label}_{'sums' if sums else 'nosums'}",
+                    lambda s=size, c=claim, k=sums: _through_repository(
+                        directory, volume, s, sums=k, appendable=c
+                    ),
+                )
             timed(f"{label}_raw", lambda s=size: _raw_loop(directory, volume, s))
         timed("dd_like", lambda: _dd_like(directory, volume))
         timed("dd", lambda: _dd(directory, volume))
@@ -268,18 +278,17 @@ def main() -> None:
             ratio = f"{best / results[f'{base}_mb_per_s_best']:.0%}"
         table.add_row(label, f"{best:,.0f}", spread, ratio)
 
-    for label in SIZES:
+    for label in WRITES:
+        row(f"write {label}, checksummed / raw loop", f"write_{label}_sums", f"write_{label}_raw")
         row(
-            f"write {label} contents, checksummed / raw loop",
+            f"write {label}, no checksums / raw loop", f"write_{label}_nosums", f"write_{label}_raw"
+        )
+        row(
+            f"write {label}, checksummed / no checksums",
             f"write_{label}_sums",
-            f"write_{label}_raw",
-        )
-        row(
-            f"write {label} contents, no checksums / raw loop",
             f"write_{label}_nosums",
-            f"write_{label}_raw",
         )
-        row(f"write raw loop of {label} writes", f"write_{label}_raw")
+        row("write, raw loop of the same sizes", f"write_{label}_raw")
     row("write os.write 1 MiB chunks (dd-like)", "write_dd_like")
     row("write dd if=/dev/zero bs=1M", "write_dd")
     for label in SIZES:
@@ -289,7 +298,7 @@ def main() -> None:
             f"read_{label}_unverified",
         )
         row(f"read {label} contents, unverified (older claims)", f"read_{label}_unverified")
-        row(f"read the claim files raw", f"read_{label}_raw")
+        row("read the claim files raw", f"read_{label}_raw")
     table.add_row(
         "CRC32C GB/s (zlib.crc32)",
         f"{results['crc_crc32c_gb_per_s']:.1f}",
