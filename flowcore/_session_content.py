@@ -3,6 +3,11 @@
 Content is copy-on-write: every change writes a new claim through the session's content writer,
 never touching the old bytes. Reads are shared (a FlowFile being read may be read again or
 cloned); a write is exclusive.
+
+A read that finds the content damaged (a checksum mismatch, a claim file cut short, an outside
+file changed) raises as usual, and the session remembers which FlowFiles the damage hits: a
+processor that catches the error and transfers such a FlowFile to ``failure`` itself leaves it
+with ``content.failure.reason`` all the same, as when the engine routes it (:func:`damage_of`).
 """
 
 from __future__ import annotations
@@ -11,9 +16,11 @@ import io
 import itertools
 import os
 import shutil
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, BinaryIO
+
+import attrs
 
 from flowcore._session_support import (
     READ_CHUNK,
@@ -23,7 +30,7 @@ from flowcore._session_support import (
     WriteStream,
     emit,
 )
-from flowcore.errors import FlowFileHandlingError
+from flowcore.errors import ContentCorruptionError, ContentNotFoundError, FlowFileHandlingError
 from flowcore.flowfile import Content, ContentClaim, FlowFile, ResourceClaim, Rope, content_of
 from flowcore.ropes import DEFAULT_ROPE_POLICY
 from repositories import external
@@ -31,6 +38,86 @@ from repositories import external
 if TYPE_CHECKING:
     from flowcore.session_host import SessionHost
     from repositories.protocols import ContentOutputStream, ContentWriter
+
+__all__ = ["CONTENT_FAILURE_REASON", "ContentOperations", "Damage", "damage_of"]
+
+#: Set on a FlowFile routed to ``failure`` because its content cannot be read as it was
+#: written: a damaged claim file, or a zero-copy source file that is gone or changed.
+CONTENT_FAILURE_REASON = "content.failure.reason"
+
+
+@attrs.frozen
+class Damage:
+    """Content that can never be read as written: bytes of one resource claim.
+
+    Attributes:
+        claim: the resource claim.
+        offset: where the damaged bytes start in its file; None when none of it can be trusted.
+        length: how many bytes; None to the end of the file.
+        reason: what is wrong, for ``content.failure.reason``.
+    """
+
+    claim: ResourceClaim
+    offset: int | None
+    length: int | None
+    reason: str
+
+    def hits(self, content: Content | None) -> bool:
+        """Whether any byte of *content* lies in the damaged bytes."""
+        if content is None:
+            return False
+        for piece in content.pieces:
+            if piece.resource_claim != self.claim:
+                continue
+            if self.offset is None:
+                return True
+            end = None if self.length is None else self.offset + self.length
+            if piece.offset + piece.length > self.offset and (end is None or piece.offset < end):
+                return True
+        return False
+
+
+def damage_of(error: BaseException) -> Damage | None:
+    """The damaged content behind *error* (or what caused it), if that is what failed.
+
+    A repository claim file that is merely gone is not damage: it may be a path an executor
+    cannot reach, so its FlowFiles are retried rather than failed.
+    """
+    seen: BaseException | None = error
+    for _ in range(16):  # a chain of causes, never a cycle
+        if seen is None:
+            break
+        if isinstance(seen, ContentCorruptionError):
+            return Damage(seen.claim, seen.offset, seen.length, seen.reason)
+        if isinstance(seen, ContentNotFoundError) and seen.external is not None:
+            return Damage(seen.external, None, None, str(seen))
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+class _WatchedStream:
+    """A content stream that tells its session when a read finds the content damaged."""
+
+    def __init__(self, inner: BinaryIO, on_damage: Callable[[BaseException], None]) -> None:
+        self._inner = inner
+        self._on_damage = on_damage
+
+    def read(self, size: int = -1) -> bytes:
+        try:
+            return self._inner.read(size)
+        except (ContentCorruptionError, ContentNotFoundError) as error:
+            self._on_damage(error)
+            raise
+
+    def readline(self, size: int = -1) -> bytes:
+        try:
+            return self._inner.readline(size)
+        except (ContentCorruptionError, ContentNotFoundError) as error:
+            self._on_damage(error)
+            raise
+
+    def close(self) -> None:
+        self._inner.close()
 
 
 class ContentOperations:
@@ -41,6 +128,7 @@ class ContentOperations:
     _writers: dict[int, ContentOutputStream]
     _written: list[ContentClaim]
     _delete_on_commit: list[str]
+    _damaged: dict[int, str]  # FlowFile id -> content.failure.reason, until commit or rollback
 
     if TYPE_CHECKING:  # provided by ProcessSession
 
@@ -53,6 +141,24 @@ class ContentOperations:
         def _writer_for_session(self) -> ContentWriter: ...
 
         def _close_reader(self, flowfile_id: int, stream: ReadStream) -> None: ...
+
+    def _note_damage(self, error: BaseException, flowfiles: Iterable[FlowFile]) -> None:
+        """Remember which of *flowfiles* the damage behind *error* hits."""
+        damage = damage_of(error)
+        if damage is None:
+            return
+        for flowfile in flowfiles:
+            if damage.hits(flowfile.content):
+                self._damaged[flowfile.id] = damage.reason
+
+    @contextmanager
+    def _watching(self, flowfiles: Iterable[FlowFile]) -> Iterator[None]:
+        """Note damaged content that a read of *flowfiles* runs into, and let the error go on."""
+        try:
+            yield
+        except (ContentCorruptionError, ContentNotFoundError) as error:
+            self._note_damage(error, flowfiles)
+            raise
 
     @contextmanager
     def read(
@@ -79,7 +185,9 @@ class ContentOperations:
         if current.content is None or size == 0:
             raw: BinaryIO = io.BytesIO(b"")
         else:
-            raw = self._host.content.open(current.content.slice(offset, size))
+            with self._watching([current]):
+                opened = self._host.content.open(current.content.slice(offset, size))
+            raw = _WatchedStream(opened, lambda e: self._note_damage(e, [current]))  # type: ignore[assignment]
         stream = ReadStream(current.id, raw, self._close_reader)
         self._readers.setdefault(current.id, []).append(stream)
         try:
@@ -92,7 +200,8 @@ class ContentOperations:
         record = self._record(flowfile, reading=True)
         if record.current.content is None:
             return b""
-        return self._host.content.read(record.current.content)
+        with self._watching([record.current]):
+            return self._host.content.read(record.current.content)
 
     def read_text(self, flowfile: FlowFile, encoding: str = "utf-8") -> str:
         """Return the whole content decoded (UTF-8 by default)."""
@@ -141,8 +250,8 @@ class ContentOperations:
             if current.content is None:
                 callback(io.BytesIO(b""), out)
                 return
-            with self._host.content.open(current.content) as source:
-                callback(source, out)
+            with self._watching([current]), self._host.content.open(current.content) as source:
+                callback(_WatchedStream(source, lambda e: self._note_damage(e, [current])), out)
 
         claim = self._write_new_claim(current.id, produce)
         return self._update(record, current.with_content(claim))
@@ -154,7 +263,8 @@ class ContentOperations:
 
         def produce(out: WriteStream) -> None:
             if current.content is not None:
-                self._copy_claim(current.content, out)
+                with self._watching([current]):
+                    self._copy_claim(current.content, out)
             emit(out, content)
 
         claim = self._write_new_claim(current.id, produce)
@@ -182,10 +292,16 @@ class ContentOperations:
         reads identically. A rope the policy would not keep (too many pieces, or pinning mostly
         dead repository bytes: :mod:`flowcore.ropes`) is copied instead.
         """
-        contents = [self._record(s, reading=True).current.content for s in sources]
-        return self.merge_contents(
-            contents, destination, header, footer, demarcator, zero_copy=zero_copy
-        )
+        currents = [self._record(s, reading=True).current for s in sources]
+        with self._watching(currents):
+            return self.merge_contents(
+                [c.content for c in currents],
+                destination,
+                header,
+                footer,
+                demarcator,
+                zero_copy=zero_copy,
+            )
 
     def merge_contents(
         self,

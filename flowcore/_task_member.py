@@ -17,13 +17,13 @@ from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from flowcore._session_content import CONTENT_FAILURE_REASON, damage_of
 from flowcore._task_batches import drain_batches, read_work_batch
 from flowcore._task_bins import bins_batches, merge_batch_bin, takes_batches
 from flowcore.binning import Bin, BinLimits, EvictionReason
-from flowcore.errors import ContentNotFoundError, FlowcoreError
+from flowcore.errors import FlowcoreError
 from flowcore.faults import storage_fault
 from flowcore.flow import FUNNEL_RELATIONSHIP
-from flowcore.flowfile import ResourceClaim
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.processor import BinningProcessor, ProcessContext, Processor, ProcessorKind
 from flowcore.relationship import FAILURE
@@ -50,20 +50,9 @@ log = logging.getLogger(__name__)
 #: Triggers run in one session for processors that support batching (NiFi's run duration).
 BATCH_TRIGGERS = 1_000
 
-#: Set on a FlowFile routed to ``failure`` because its zero-copy source file is gone or changed.
-CONTENT_FAILURE_REASON = "content.failure.reason"
 
-
-def _external_claim_of(error: BaseException) -> ResourceClaim | None:
-    """The gone or changed outside file behind *error* (or what caused it), if any."""
-    seen: BaseException | None = error
-    for _ in range(16):  # a chain of causes, never a cycle
-        if seen is None:
-            break
-        if isinstance(seen, ContentNotFoundError) and seen.external is not None:
-            return seen.external
-        seen = seen.__cause__ or seen.__context__
-    return None
+def _unpenalized(queued: QueuedFlowFile) -> QueuedFlowFile:
+    return QueuedFlowFile(queued.flowfile.replace(penalty_expiration=0), queued.queue_id)
 
 
 def clock_ms() -> int:
@@ -115,6 +104,7 @@ class TaskMember:
         self.new_state: dict[str, str] | None = None
         self._restore_to_pending = False
         self._capturing: list[QueuedFlowFile] | None = None
+        self._rolled_back: set[int] = set()  # ids restored by rollbacks since the last failure
         self.transfers: dict[str, list[int]] = defaultdict(lambda: [0, 0])
         self.uuid_sequences: dict[str, list] = {}  # see flowcore._session_uuids
         self.consumed = 0
@@ -206,6 +196,7 @@ class TaskMember:
         for queued in flowfiles:
             penalty = queued.flowfile.penalty_expiration
             self.returned.append((queued, max(penalty, now), penalty > now))
+            self._rolled_back.add(queued.flowfile.id)
 
     # routing -------------------------------------------------------------------------------
 
@@ -262,37 +253,49 @@ class TaskMember:
         self.bulletin(message)
 
     def _fail_unreadable(self, error: BaseException, since: int) -> bool:
-        """Route FlowFiles whose zero-copy source file is gone or changed to ``failure``.
+        """Route FlowFiles whose content is damaged to ``failure``; retry the others at once.
 
-        Retrying them can never succeed, and parking them forever hides the problem, so the
-        FlowFiles returned since *since* that point into that file go to the processor's
-        ``failure`` with ``content.failure.reason``; the others stay returned as usual.
+        Damaged content (a checksum mismatch, a claim file cut short, a zero-copy source file
+        gone or changed) never mends: retrying it cannot succeed, and parking it forever hides
+        the problem. So the FlowFiles returned since *since* that the damage hits go to the
+        processor's ``failure`` with ``content.failure.reason`` (a processor without
+        ``failure`` keeps them queued, penalized, with a bulletin). The others came back only
+        because their session rolled back with a damaged one: they go back to the queue
+        unpenalized, so the next micro-batch takes them again.
 
         Returns:
-            Whether any FlowFile was routed (the error is then reported here).
+            Whether the error was damage hitting a returned FlowFile (reported here, then).
         """
-        claim = _external_claim_of(error)
-        if claim is None or FAILURE.name not in self.processor.relationship_names():
+        damage = damage_of(error)
+        rolled_back, self._rolled_back = self._rolled_back, set()
+        if damage is None:
             return False
-        kept: list[tuple[QueuedFlowFile, int, bool]] = []
-        culprits: list[QueuedFlowFile] = []
-        for entry in self.returned[since:]:
-            queued = entry[0]
-            content = queued.flowfile.content
-            if content is not None and claim in content.resource_claims:
-                unpenalized = queued.flowfile.replace(penalty_expiration=0)
-                culprits.append(QueuedFlowFile(unpenalized, queued.queue_id))
-            else:
-                kept.append(entry)
-        if not culprits:
+        entries = self.returned[since:]
+        hit = [damage.hits(entry[0].flowfile.content) for entry in entries]
+        if not any(hit):
             return False
+        culprits = [e[0] for e, h in zip(entries, hit, strict=True) if h]
+        now = clock_ms()
+        kept = [  # innocents of the rollback are worth taking again at once
+            (_unpenalized(e[0]), now, False) if e[0].flowfile.id in rolled_back else e
+            for e, h in zip(entries, hit, strict=True)
+            if not h
+        ]
+        where = f"{self.plan.type_name} '{self.plan.name}'"
+        if FAILURE.name not in self.processor.relationship_names():
+            self.returned[since:] = kept + [e for e, h in zip(entries, hit, strict=True) if h]
+            self.bulletin(
+                f"{where} cannot read the content of {len(culprits)} FlowFile(s): "
+                f"{damage.reason}; it has no failure relationship, so they stay in its input "
+                "queue, penalized"
+            )
+            return True
         self.returned[since:] = kept
-        self.pending.extendleft(reversed(culprits))
+        self.pending.extendleft(reversed([_unpenalized(q) for q in culprits]))
         session = self.session()
-        reason = str(error)
         try:
             for flowfile in session.get(len(culprits)):
-                marked = session.put_attribute(flowfile, CONTENT_FAILURE_REASON, reason)
+                marked = session.put_attribute(flowfile, CONTENT_FAILURE_REASON, damage.reason)
                 session.transfer(marked, FAILURE.name)
             session.commit()
         except Exception:  # routing failed too: they are parked like any failed FlowFile
@@ -300,8 +303,7 @@ class TaskMember:
             session.rollback(penalize=True)
             return False
         self.bulletin(
-            f"{self.plan.type_name} '{self.plan.name}' routed {len(culprits)} FlowFile(s) to "
-            f"failure: {reason}",
+            f"{where} routed {len(culprits)} FlowFile(s) to failure: {damage.reason}",
             level="WARNING",
         )
         return True

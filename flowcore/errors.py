@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ConfigurationError",
     "ContentChangedError",
+    "ContentCorruptionError",
     "ContentNotFoundError",
     "DatasetError",
     "ExpressionError",
@@ -185,5 +186,43 @@ class WalCorruptionError(RepositoryError):
     """The write-ahead log holds bytes that are neither a whole transaction nor a torn tail."""
 
 
+class ContentCorruptionError(RepositoryError):
+    """A content claim file's bytes are not what was written: a checksum mismatch or a cut.
+
+    ``claim`` is the damaged resource claim; ``offset`` and ``length`` bound the damaged bytes
+    of its file (``length`` None: from ``offset`` to the end; ``offset`` None: the whole file
+    cannot be trusted); ``reason`` says what is wrong in one line, without the advice. The
+    damage never mends, so the engine routes the FlowFiles whose content lies there to their
+    processor's ``failure`` with ``reason`` as ``content.failure.reason``.
+    """
+
+    def __init__(
+        self,
+        msg: str,
+        *,
+        claim: ResourceClaim,
+        offset: int | None = None,
+        length: int | None = None,
+        reason: str | None = None,
+    ) -> None:
+        super().__init__(msg)
+        self.claim = claim
+        self.offset = offset
+        self.length = length
+        self.reason = reason or msg
+
+    def __reduce__(self) -> Any:
+        # Keyword-only arguments do not survive the default exception pickling (Spark ships
+        # errors between processes).
+        fields = (str(self), self.claim, self.offset, self.length, self.reason)
+        return _rebuild_corruption, fields
+
+
 class ReplayError(FlowcoreError, ValueError):
     """A provenance event cannot be replayed (a JOIN, content gone, or its queue gone)."""
+
+
+def _rebuild_corruption(
+    msg: str, claim: ResourceClaim, offset: int | None, length: int | None, reason: str
+) -> ContentCorruptionError:
+    return ContentCorruptionError(msg, claim=claim, offset=offset, length=length, reason=reason)

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
+from flowcore.errors import ContentCorruptionError, ContentNotFoundError
 from flowcore.flowfile import FlowFile
 from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
 from flowcore.process_context import ProcessContext
@@ -433,11 +434,15 @@ class FlowFileTransform(Processor):
         names = self.relationship_names()
         try:
             outcome = self.transform(context, FlowFileView(flowfile, session))
-        except Exception:
+        except Exception as error:
             if FAILURE.name not in names:
                 raise
-            context.logger.exception(
-                "%s failed to transform %s; routing to failure", self, flowfile
+            context.logger.error(  # damaged content is told by its message: no traceback
+                "%s failed to transform %s; routing to failure: %s",
+                self,
+                flowfile,
+                error,
+                exc_info=not isinstance(error, ContentCorruptionError | ContentNotFoundError),
             )
             session.transfer(flowfile, FAILURE)
             return

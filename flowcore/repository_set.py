@@ -32,7 +32,7 @@ from flowcore.locks import try_lock
 from flowcore.settings import Settings
 from flowcore.stage_plan import Bulletin, RepositoryPaths
 from repositories._files import write_atomically
-from repositories.content import FileContentRepository, content_findings
+from repositories.content import FileContentRepository, claim_references
 from repositories.flowfile_wal import WriteAheadFlowFileRepository
 from repositories.provenance import SqlProvenanceRepository
 from repositories.records import Finding, Transaction
@@ -255,7 +255,8 @@ def check_repositories(
         try:
             findings = list(repos.recovery)
             findings += repos.flowfiles.check(fix=True)
-            findings += repos.content.check(fix=True)
+            references = claim_references(repos.flowfiles)  # names the queues of damaged claims
+            findings += repos.content.check(fix=True, references=references)
             findings += repos.provenance.check(fix=True)
         finally:
             repos.close()
@@ -279,7 +280,9 @@ def _inspect(root: Path, provenance_url: str | None) -> list[Finding]:
     claims = flowfiles.referenced_claims()
     content_dir = root / "content"
     if content_dir.is_dir():
-        findings += content_findings(content_dir, claims)
+        # Every block of every claimed file verified against its checksum; nothing written.
+        content = FileContentRepository(content_dir)
+        findings += content.check(fix=False, references=claim_references(flowfiles))
     elif claims:
         findings.append(
             Finding("content", str(content_dir), "missing, but FlowFiles point into it")

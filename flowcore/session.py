@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from flowcore._session_content import ContentOperations
+from flowcore._session_content import CONTENT_FAILURE_REASON, ContentOperations
 from flowcore._session_effects import ExternalEffects
 from flowcore._session_provenance import ProvenanceBuilding, ProvenanceReporter
 from flowcore._session_spill import Spilling
@@ -41,7 +41,7 @@ from flowcore.flowfile import (
     ResourceClaim,
 )
 from flowcore.provenance import ProvenanceEventType
-from flowcore.relationship import Relationship
+from flowcore.relationship import FAILURE, Relationship
 from flowcore.session_host import (
     SELF,
     ComponentInfo,
@@ -98,6 +98,7 @@ class ProcessSession(
         self._state: Mapping[str, str] | None = None
         self._counters: dict[str, int] = {}
         self._delete_on_commit: list[str] = []
+        self._damaged: dict[int, str] = {}  # FlowFiles whose content a read found damaged
         self._dropped: dict[str, tuple[int, int]] = {}  # auto-terminated: FlowFiles, bytes
         self._publications = []  # files staged to appear after a durable commit
         self._logs = []  # log lines to emit after a durable commit
@@ -403,6 +404,11 @@ class ProcessSession(
                     f"({record.current})"
                 )
                 raise FlowFileHandlingError(msg, flowfile_uuid=flowfile.uuid)
+            if name == FAILURE.name and record.current.id in self._damaged:
+                reason = self._damaged[record.current.id]
+                self._update(
+                    record, record.current.with_attributes({CONTENT_FAILURE_REASON: reason})
+                )
             record.relationship = name
             if record.created and name != SELF:
                 self._finished += 1
@@ -698,6 +704,7 @@ class ProcessSession(
         self._state = None
         self._counters.clear()
         self._delete_on_commit.clear()
+        self._damaged.clear()
         self._dropped.clear()
         self._shared_claims.clear()
         if self._writer is not None:

@@ -9,6 +9,16 @@ Reads open the claim file and seek to the range. External claims (zero-copy inge
 outside the containers: they are read in place after a fingerprint check and never archived,
 removed or reported as unclaimed (:mod:`repositories.external`).
 
+Integrity: a writer checksums each claim file in 64 KiB blocks (CRC32C) as it writes and appends
+the checksums as a footer when it retires the file, before any commit can reference it (its name
+ends with :data:`SEALED_SUFFIX`). A reader verifies the blocks its range touches and raises
+:class:`~flowcore.errors.ContentCorruptionError` for a mismatch, a range past the file's data, or
+a sealed file without a valid footer (cut short); the engine then routes the FlowFile to its
+processor's ``failure``. :meth:`FileContentRepository.check` verifies every block of every
+claimed file. Files written before checksums existed are read unverified and reported by
+``check`` until ``check --fix`` records their checksums; a claim still being appended to is
+read unverified by the task writing it (its footer does not exist yet).
+
 Claimant counts live in memory and are rebuilt from the FlowFile repository at start-up
 (:meth:`FileContentRepository.recover`, which also archives or removes files nothing claims: the
 output of sessions or task attempts that never committed). The driver decrements a count only
@@ -35,13 +45,29 @@ from typing import BinaryIO
 
 from flowcore.errors import (
     ContentChangedError,
+    ContentCorruptionError,
     ContentNotFoundError,
-    FlowFileAccessError,
     RepositoryError,
 )
 from flowcore.flowfile import Content, ContentClaim, ResourceClaim, Rope
 from flowcore.units import parse_time_period
 from repositories import external
+from repositories._claim_checksums import ClaimChecksums, FooterDamage, read_footer
+from repositories._claim_reader import (
+    BlockVerifier,
+    FileIdentity,
+    RangeReader,
+    VerifiedBlocks,
+    damaged,
+)
+from repositories._claim_writer import FileWriter
+from repositories._content_check import (
+    ClaimReferences,
+    claim_references,
+    referenced_by,
+    seal,
+    verify_file,
+)
 from repositories._files import file_stem
 from repositories._rope_stream import open_rope
 from repositories.external import matches, open_external
@@ -52,14 +78,18 @@ __all__ = [
     "DEFAULT_ARCHIVE_MAX_RETENTION",
     "DEFAULT_ARCHIVE_MAX_USAGE",
     "DEFAULT_MAX_APPENDABLE_SIZE",
+    "SEALED_SUFFIX",
     "SECTIONS_PER_CONTAINER",
     "FileContentRepository",
+    "claim_references",
 ]
 
 DEFAULT_MAX_APPENDABLE_SIZE = 1024 * 1024  # bytes per claim file before a new one starts
+#: Ends the name of every claim file written with a checksum footer: such a file without a
+#: footer was cut short. Files of older flowcores lack both (read unverified; check reports them).
+SEALED_SUFFIX = ".claim"
+_FOOTERS_KEPT = 4096  # footers remembered per repository instance
 SECTIONS_PER_CONTAINER = 1024  # sub-directories per container, as NiFi
-_BUFFER = 1 << 20  # write buffer per open claim file
-_READ_CHUNK = 64 * 1024  # read buffer of a claim range stream
 _OPEN_READERS = 64  # claim file descriptors kept open for reading
 DEFAULT_ARCHIVE_MAX_RETENTION = "3 hours"  # nifi.content.repository.archive.max.retention.period
 DEFAULT_ARCHIVE_MAX_USAGE = "90%"  # nifi.content.repository.archive.max.usage.percentage
@@ -83,174 +113,6 @@ def _created_ms(claim_id: str, path: Path) -> int:
     if head.isdigit():
         return int(head)
     return path.stat().st_mtime_ns // 1_000_000
-
-
-class _RangeReader:
-    """A read-only, buffered stream over ``[offset, offset + length)`` of a claim file.
-
-    It reads with ``pread`` on its own duplicate of the repository's cached descriptor, so many
-    readers of one claim file share a single ``open`` and never disturb each other's position.
-    """
-
-    def __init__(self, fd: int, offset: int, length: int) -> None:
-        self._fd = fd
-        self._next = offset  # file offset of the first byte not yet buffered
-        self._unbuffered = length  # bytes of the range not yet buffered
-        self._buffer = b""
-        self._start = 0  # first unread byte in the buffer
-        self.closed = False
-
-    def _fill(self) -> bool:
-        if self._unbuffered <= 0:
-            return False
-        data = os.pread(self._fd, min(_READ_CHUNK, self._unbuffered), self._next)
-        if not data:
-            self._unbuffered = 0
-            return False
-        self._buffer = self._buffer[self._start :] + data
-        self._start = 0
-        self._next += len(data)
-        self._unbuffered -= len(data)
-        return True
-
-    def _take(self, count: int) -> bytes:
-        """Up to *count* unbuffered bytes of the range, straight from the file."""
-        pieces = []
-        while count > 0 and self._unbuffered > 0:
-            # pread returns at most about 2 GiB per call on Linux, and less at end of file
-            data = os.pread(self._fd, min(count, self._unbuffered, 1 << 30), self._next)
-            if not data:
-                self._unbuffered = 0
-                break
-            pieces.append(data)
-            self._next += len(data)
-            self._unbuffered -= len(data)
-            count -= len(data)
-        return b"".join(pieces)
-
-    def read(self, size: int = -1) -> bytes:
-        available = len(self._buffer) - self._start
-        if 0 <= size <= available:
-            data = self._buffer[self._start : self._start + size]
-            self._start += len(data)
-            return data
-        rest = self._buffer[self._start :]
-        self._buffer, self._start = b"", 0
-        wanted = self._unbuffered if size < 0 else size - available
-        tail = self._take(wanted)  # large reads skip the buffer: no repeated copying
-        return rest + tail if rest else tail
-
-    def readline(self, size: int = -1) -> bytes:
-        while True:
-            end = self._buffer.find(b"\n", self._start)
-            available = len(self._buffer) - self._start
-            if end >= 0 and (size < 0 or end - self._start < size):
-                return self.read(end - self._start + 1)
-            if 0 <= size <= available or not self._fill():
-                return self.read(size if size >= 0 else available)
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return False
-
-    def close(self) -> None:
-        if not self.closed:
-            os.close(self._fd)
-            self.closed = True
-
-    def __enter__(self) -> _RangeReader:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-class _FileStream:
-    """Appends one content claim to the writer's current claim file."""
-
-    def __init__(
-        self, writer: _FileWriter, claim: ResourceClaim, file: BinaryIO, offset: int
-    ) -> None:
-        self._writer = writer
-        self._claim = claim
-        self._file = file
-        self._offset = offset
-        self._written = 0
-        self._closed = False
-
-    @property
-    def bytes_written(self) -> int:
-        return self._written
-
-    def write(self, data: bytes) -> int:
-        if self._closed:
-            msg = f"cannot write to a closed content stream on {self._claim}"
-            raise FlowFileAccessError(msg)
-        self._file.write(data)
-        self._written += len(data)
-        return len(data)
-
-    def close(self) -> ContentClaim | None:
-        if self._closed:
-            msg = f"content stream on {self._claim} was already closed"
-            raise FlowFileAccessError(msg)
-        self._closed = True  # no flush: the claim's file is flushed when read or retired
-        self._writer._stream_closed(self._claim, self._offset + self._written)
-        if self._written == 0:
-            return None
-        return ContentClaim(self._claim, self._offset, self._written)
-
-
-class _FileWriter:
-    """One owner's writer: packs consecutive contents into claim files up to the appendable size."""
-
-    def __init__(self, repo: FileContentRepository, owner: str) -> None:
-        self._repo = repo
-        self._owner = owner
-        self._current: tuple[ResourceClaim, BinaryIO, int] | None = None
-        self._busy: set[ResourceClaim] = set()
-        self._files: dict[ResourceClaim, BinaryIO] = {}
-
-    def open_stream(self) -> _FileStream:
-        current = self._current
-        if current is None or current[0] in self._busy:
-            claim = self._repo._new_claim(self._owner)
-            file = open(self._repo.path_of(claim), "ab", buffering=_BUFFER)  # noqa: SIM115
-            self._files[claim] = file
-            self._repo._writable[claim] = file
-            current = (claim, file, 0)
-            self._current = current
-        claim, file, offset = current
-        self._busy.add(claim)
-        return _FileStream(self, claim, file, offset)
-
-    def _stream_closed(self, claim: ResourceClaim, end: int) -> None:
-        self._busy.discard(claim)
-        if self._current is not None and self._current[0] == claim:
-            if end >= self._repo.max_appendable_size:
-                self._retire(claim)
-                self._current = None
-            else:
-                self._current = (claim, self._current[1], end)
-        elif claim not in self._busy:
-            self._retire(claim)
-
-    def _retire(self, claim: ResourceClaim) -> None:
-        file = self._files.pop(claim, None)
-        if file is not None:
-            file.flush()
-            if self._repo.always_sync:
-                os.fsync(file.fileno())
-            file.close()
-        self._repo._writable.pop(claim, None)
-
-    def close(self) -> None:
-        for claim in list(self._files):
-            if claim not in self._busy:
-                self._retire(claim)
-        self._current = None
 
 
 class FileContentRepository:
@@ -310,6 +172,8 @@ class FileContentRepository:
         self._destructable: set[ResourceClaim] = set()
         self._sections: set[tuple[str, str]] = set()  # section directories known to exist
         self._readers: OrderedDict[ResourceClaim, int] = OrderedDict()
+        self._footers: dict[FileIdentity, ClaimChecksums | None] = {}  # read footers
+        self._verified = VerifiedBlocks()
         self._pressure: dict[str, tuple[float, bool]] = {}  # container -> (measured at, verdict)
 
     def _new_claim(self, owner: str) -> ResourceClaim:
@@ -320,7 +184,9 @@ class FileContentRepository:
         stem = file_stem(owner, "session")
         # The millisecond prefix doubles as the claim's creation time (archive age-off).
         claim = ResourceClaim(
-            container, section, f"{time.time_ns() // 1_000_000}-{stem}-{uuid.uuid4().hex[:12]}"
+            container,
+            section,
+            f"{time.time_ns() // 1_000_000}-{stem}-{uuid.uuid4().hex[:12]}{SEALED_SUFFIX}",
         )
         directory = (container, section)
         if directory not in self._sections:  # mkdir is a slow metadata operation: once each
@@ -397,9 +263,9 @@ class FileContentRepository:
             raise RepositoryError(msg)
         return root / claim.section / claim.id
 
-    def writer(self, owner: str = "") -> _FileWriter:
+    def writer(self, owner: str = "") -> FileWriter:
         """A writer whose files are named after *owner* (a task attempt id)."""
-        return _FileWriter(self, owner)
+        return FileWriter(self, owner)
 
     def _descriptor(self, claim: ResourceClaim) -> int:
         """A private duplicate of the cached read descriptor of a claim file (LRU of 64)."""
@@ -446,17 +312,88 @@ class FileContentRepository:
             os.close(fd)
 
     def open(self, claim: Content) -> BinaryIO:
-        """A stream over exactly the claim's bytes (from the archive when it was archived)."""
+        """A stream over exactly the claim's bytes (from the archive when it was archived).
+
+        Over a sealed claim file every block the range touches is verified against the
+        file's checksums before its bytes are returned; a claim still being written by this
+        repository's writers is read as it is (its checksums are not written yet).
+
+        Raises:
+            ContentNotFoundError: the claim file is gone, or an outside file changed.
+            ContentCorruptionError: the range lies past the data the file holds, its footer is
+                missing or damaged, or (while reading) a block does not match its checksum.
+        """
         if isinstance(claim, Rope):
             return open_rope(claim, self.open)
-        self._flush(claim.resource_claim)
-        fd = self._descriptor(claim.resource_claim)
-        size = os.fstat(fd).st_size
-        if claim.offset + claim.length > size:
+        resource = claim.resource_claim
+        self._flush(resource)
+        fd = self._descriptor(resource)
+        try:
+            return self._range_reader(claim, fd)  # type: ignore[return-value]
+        except BaseException:
             os.close(fd)
-            msg = f"content {claim} extends past the end of its claim file ({size} bytes)"
-            raise ContentNotFoundError(msg)
-        return _RangeReader(fd, claim.offset, claim.length)  # type: ignore[return-value]
+            raise
+
+    def _range_reader(self, claim: ContentClaim, fd: int) -> RangeReader:
+        resource = claim.resource_claim
+        info = os.fstat(fd)
+        end = claim.offset + claim.length
+        if resource.is_external or resource in self._writable:
+            if end > info.st_size:
+                msg = f"content {claim} extends past the end of its file ({info.st_size} bytes)"
+                raise ContentNotFoundError(msg)
+            return RangeReader(fd, claim.offset, claim.length)
+        identity = (resource, info.st_ino, info.st_size, info.st_mtime_ns)
+        checksums = self._footer_of(identity, fd)
+        length = info.st_size if checksums is None else checksums.data_length
+        if end > length:
+            holds = "holds" if checksums is None else "records in its footer"
+            raise damaged(
+                resource,
+                self._path_for_message(resource),
+                f"a FlowFile's content is bytes {claim.offset} to {end - 1}, but the file "
+                f"{holds} {length} bytes of data: it was cut short",
+                length,
+                None,
+            )
+        if checksums is None:  # written before checksums: read unverified, check reports it
+            return RangeReader(fd, claim.offset, claim.length)
+        verifier = BlockVerifier(
+            identity, lambda: self._path_for_message(resource), checksums, self._verified
+        )
+        return RangeReader(fd, claim.offset, claim.length, verifier)
+
+    def _path_for_message(self, resource: ResourceClaim) -> Path:
+        return self._located(resource) or self.path_of(resource)
+
+    def _footer_of(self, identity: FileIdentity, fd: int) -> ClaimChecksums | None:
+        """The checksums of one version of a claim file; None for a file of an older flowcore.
+
+        Raises:
+            ContentCorruptionError: a sealed claim file without a footer (cut short or
+                overwritten), or a footer that does not add up.
+        """
+        if identity in self._footers:
+            return self._footers[identity]
+        resource, _inode, size, _mtime = identity
+        try:
+            checksums = read_footer(fd, size)
+        except FooterDamage as problem:
+            path = self._path_for_message(resource)
+            raise damaged(resource, path, str(problem), None, None) from None
+        if checksums is None and resource.id.endswith(SEALED_SUFFIX):
+            raise damaged(
+                resource,
+                self._path_for_message(resource),
+                f"it has no checksum footer, so it was cut short or overwritten after it was "
+                f"written ({size} bytes remain)",
+                None,
+                None,
+            )
+        if len(self._footers) >= _FOOTERS_KEPT:
+            self._footers.clear()
+        self._footers[identity] = checksums
+        return checksums
 
     def _flush(self, resource_claim: ResourceClaim) -> None:
         """Hand a writer's buffered bytes of *resource_claim* to the OS before reading it."""
@@ -470,15 +407,28 @@ class FileContentRepository:
             return stream.read()
 
     def size_of(self, resource_claim: ResourceClaim) -> int | None:
-        """The bytes in a claim's file (None when it is gone), for the rope policy."""
+        """The bytes of data in a claim's file (None when it is gone), for the rope policy.
+
+        The checksum footer is not counted; a damaged file counts as its whole size.
+        """
         if resource_claim.is_external:
             return int(resource_claim.section.split(":", 1)[0])
         self._flush(resource_claim)
-        path = self._located(resource_claim)
         try:
-            return None if path is None else path.stat().st_size
-        except FileNotFoundError:
+            fd = self._descriptor(resource_claim)
+        except ContentNotFoundError:
             return None
+        try:
+            info = os.fstat(fd)
+            if resource_claim in self._writable:
+                return info.st_size
+            identity = (resource_claim, info.st_ino, info.st_size, info.st_mtime_ns)
+            checksums = self._footer_of(identity, fd)
+        except ContentCorruptionError:
+            return info.st_size
+        finally:
+            os.close(fd)
+        return info.st_size if checksums is None else checksums.data_length
 
     def exists(self, resource_claim: ResourceClaim) -> bool:
         """Whether the claim's content is still readable, live or archived."""
@@ -647,17 +597,58 @@ class FileContentRepository:
                         if path.is_file():
                             yield ResourceClaim(container, section.name, path.name)
 
-    def check(self, *, fix: bool = False) -> list[Finding]:
-        """List claimed content that is missing and unclaimed live files.
+    def check(
+        self, *, fix: bool = False, references: ClaimReferences | None = None
+    ) -> list[Finding]:
+        """List claimed content that is missing or damaged, and unclaimed live files.
 
-        With *fix*, unclaimed files are archived or removed; a missing claimed file cannot be
-        repaired and is reported either way.
+        Every block of every claimed live file is verified against its checksum footer. A
+        claimed file with no footer is damaged when this flowcore wrote it (its name ends
+        with :data:`SEALED_SUFFIX`: it was cut short) and unverifiable when an older one did.
+        Only ``fix`` writes: unclaimed files are archived or removed, and files of an older
+        flowcore get a footer for their bytes as they are now. Damaged or missing content
+        cannot be repaired here: its FlowFiles go to ``failure`` when a processor reads them.
+
+        Args:
+            fix: repair what is safe to repair.
+            references: which queues reference each claim
+                (:func:`~repositories._content_check.claim_references`); by default the
+                claimant counts adopted by :meth:`recover`.
         """
-        findings = self._missing()
-        for claim in self._unclaimed():
-            if fix:
-                self._archive_or_remove(claim)
-            findings.append(Finding("content", str(claim), "file that nothing claims", fixed=fix))
+        counts = (
+            dict(self._counts)
+            if references is None
+            else {claim: sum(queues.values()) for claim, queues in references.items()}
+        )
+        findings = self._missing(counts)
+        for claim in self.resource_claims():
+            count = counts.get(claim, 0)
+            if claim in self._writable:
+                continue
+            if not count:
+                if fix:
+                    self._archive_or_remove(claim)
+                findings.append(
+                    Finding("content", str(claim), "file that nothing claims", fixed=fix)
+                )
+                continue
+            path = self.path_of(claim)
+            problem, legacy = verify_file(path, sealed_name=claim.id.endswith(SEALED_SUFFIX))
+            if problem is None:
+                continue
+            if legacy and fix:
+                seal(path, sync=True)
+                self._footers.clear()
+            who = referenced_by(count, None if references is None else references.get(claim))
+            if not legacy:
+                who += (
+                    "; a processor reading FlowFiles whose content lies in the damaged bytes "
+                    "routes them to its failure relationship (restore the file from a backup "
+                    "to keep them)"
+                )
+            findings.append(
+                Finding("content", str(claim), f"{problem}; {who}", fixed=legacy and fix)
+            )
         return findings
 
     def _unclaimed(self) -> list[ResourceClaim]:
@@ -668,8 +659,9 @@ class FileContentRepository:
             if not self._counts.get(claim) and claim not in self._writable
         ]
 
-    def _missing(self) -> list[Finding]:
+    def _missing(self, counts: Mapping[ResourceClaim, int] | None = None) -> list[Finding]:
         """Claimed content whose file is gone (live and archived)."""
+        counts = self._counts if counts is None else counts
         return [
             Finding(
                 "content",
@@ -677,45 +669,7 @@ class FileContentRepository:
                 f"{count} claimants but the "
                 + ("outside file changed or is gone" if claim.is_external else "file is missing"),
             )
-            for claim, count in sorted(self._counts.items(), key=lambda item: str(item[0]))
+            for claim, count in sorted(counts.items(), key=lambda item: str(item[0]))
             if count > 0 and self._located(claim) is None
         ]
 
-
-def content_findings(
-    directory: str | os.PathLike[str], claimant_counts: Mapping[ResourceClaim, int]
-) -> list[Finding]:
-    """Read-only check of a content container (``flowcore check`` without ``--fix``).
-
-    Claimed content that is missing, and live files nothing claims (they would be archived
-    at the next start), without creating, moving or deleting anything.
-    """
-    root = Path(directory)
-    findings = []
-    live = set()
-    for section in sorted(root.iterdir(), key=lambda p: p.name):
-        if section.is_dir() and section.name.isdigit():
-            for path in sorted(section.iterdir()):
-                if path.is_file():
-                    live.add(ResourceClaim("default", section.name, path.name))
-    for claim, count in sorted(claimant_counts.items(), key=lambda item: str(item[0])):
-        if count <= 0:
-            continue
-        if claim.is_external:
-            if not matches(claim):
-                findings.append(
-                    Finding(
-                        "content",
-                        str(claim),
-                        f"{count} claimants but the outside file changed or is gone",
-                    )
-                )
-            continue
-        archived = root / claim.section / ARCHIVE / claim.id
-        if claim not in live and not archived.exists():
-            findings.append(
-                Finding("content", str(claim), f"{count} claimants but the file is missing")
-            )
-    for claim in sorted(live - set(claimant_counts), key=str):
-        findings.append(Finding("content", str(claim), "file that nothing claims"))
-    return findings

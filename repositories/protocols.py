@@ -70,6 +70,8 @@ class ContentRepository(Protocol):
 
         Raises:
             ContentNotFoundError: the resource claim no longer exists.
+            ContentCorruptionError: the bytes are not what was written (a durable repository
+                verifies checksums; reading the stream may raise it too, for a later block).
         """
         ...
 
@@ -106,7 +108,10 @@ class ContentRepository(Protocol):
         ...
 
     def check(self, *, fix: bool = False) -> list[Finding]:
-        """List every inconsistency; repair what is safe when *fix*."""
+        """List every inconsistency, damaged content included; repair what is safe when *fix*.
+
+        Without *fix* nothing on disk changes.
+        """
         ...
 
 

@@ -14,10 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from flowcore.errors import ContentNotFoundError, RepositoryError
+from flowcore.errors import ContentCorruptionError, ContentNotFoundError, RepositoryError
 from flowcore.flowfile import ContentClaim, ResourceClaim
 from repositories import ContentRepository
-from repositories.content import FileContentRepository
+from repositories._claim_checksums import BLOCK_SIZE, MAGIC, footer_size
+from repositories.content import SEALED_SUFFIX, FileContentRepository
 
 
 def write(repo: FileContentRepository, chunks: list[bytes], owner: str = "task-1") -> list:
@@ -423,3 +424,200 @@ def test_readers_share_a_bounded_set_of_descriptors(tmp_path: Path) -> None:
     assert repo.remove(claims[-1].resource_claim)
     with pytest.raises(ContentNotFoundError, match="no longer in the content repository"):
         repo.read(claims[-1])
+
+
+# --- integrity: checksums, damage, check ------------------------------------------------------
+
+
+def _flip(path: Path, position: int) -> None:
+    raw = bytearray(path.read_bytes())
+    raw[position] ^= 0x40
+    path.write_bytes(bytes(raw))
+
+
+def _tree(root: Path) -> dict[str, tuple[bytes, int]]:
+    return {
+        str(p.relative_to(root)): (p.read_bytes(), p.stat().st_mtime_ns)
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_claim_files_are_sealed_with_a_footer_that_size_of_does_not_count(tmp_path: Path) -> None:
+    """A retired claim file ends with its checksum footer; size_of gives the data's bytes."""
+    repo = FileContentRepository(tmp_path)
+    (claim,) = write(repo, [b"payload" * 10])
+    resource = claim.resource_claim
+    assert resource.id.endswith(SEALED_SUFFIX)
+    path = repo.path_of(resource)
+    assert path.stat().st_size == 70 + footer_size(70)
+    assert path.read_bytes().endswith(MAGIC)
+    assert repo.size_of(resource) == 70
+    assert repo.read(claim) == b"payload" * 10
+
+
+def test_a_flipped_byte_is_refused_naming_the_claim_block_and_fix(tmp_path: Path) -> None:
+    """A flipped byte fails the reads of its block only, naming claim, bytes and what to do."""
+    repo = FileContentRepository(tmp_path, max_appendable_size=1 << 30)
+    chunks = [os.urandom(100_000), os.urandom(100_000), os.urandom(100_000)]
+    claims = write(repo, chunks)
+    path = repo.path_of(claims[1].resource_claim)
+    _flip(path, 150_000)  # block 2 holds bytes 131072..196607: only the middle content
+    fresh = FileContentRepository(tmp_path, max_appendable_size=1 << 30)
+    assert fresh.read(claims[0]) == chunks[0]
+    assert fresh.read(claims[2]) == chunks[2]
+    with pytest.raises(ContentCorruptionError) as caught:
+        fresh.read(claims[1])
+    error = caught.value
+    assert (error.claim, error.offset, error.length) == (claims[1].resource_claim, 131072, 65536)
+    assert str(path) in str(error)
+    assert "block 2 (bytes 131072 to 196607)" in error.reason
+    assert "flowcore check" in str(error)
+    assert isinstance(error, RepositoryError)
+    with fresh.open(claims[1]) as stream:  # a stream hands out verified blocks up to the damage
+        assert stream.read(30_000) == chunks[1][:30_000]
+        with pytest.raises(ContentCorruptionError):
+            stream.read()
+
+
+def test_a_sealed_claim_cut_short_is_refused_whole(tmp_path: Path) -> None:
+    """A claim file cut short loses its footer: none of it is trusted, every read says so."""
+    repo = FileContentRepository(tmp_path)
+    claims = write(repo, [b"a" * 1000, b"b" * 1000])
+    path = repo.path_of(claims[0].resource_claim)
+    os.truncate(path, 1500)
+    fresh = FileContentRepository(tmp_path)
+    for claim in claims:
+        with pytest.raises(ContentCorruptionError, match="no checksum footer") as caught:
+            fresh.read(claim)
+        assert caught.value.offset is None  # the whole claim
+    fresh.increment_claimant_count(claims[0].resource_claim, 2)
+    (finding,) = fresh.check()
+    assert "no checksum footer, so it was cut short" in finding.problem
+    assert "2 queued FlowFiles reference it" in finding.problem
+    assert not finding.fixed
+
+
+def test_a_range_past_the_recorded_data_is_refused(tmp_path: Path) -> None:
+    """A FlowFile range beyond the data the footer records is damage, not a short read."""
+    repo = FileContentRepository(tmp_path)
+    (claim,) = write(repo, [b"0123456789"])
+    beyond = ContentClaim(claim.resource_claim, 5, 20)
+    with pytest.raises(ContentCorruptionError, match="records in its footer 10 bytes") as caught:
+        repo.read(beyond)
+    assert (caught.value.offset, caught.value.length) == (10, None)
+
+
+def test_a_claim_being_written_reads_back_unverified(tmp_path: Path) -> None:
+    """The task still appending to a claim reads what it wrote: there is no footer yet."""
+    repo = FileContentRepository(tmp_path)
+    writer = repo.writer("task")
+    stream = writer.open_stream()
+    stream.write(b"first")
+    first = stream.close()
+    assert not repo.path_of(first.resource_claim).read_bytes().endswith(MAGIC)
+    assert repo.read(first) == b"first"
+    writer.close()
+    assert repo.path_of(first.resource_claim).read_bytes().endswith(MAGIC)
+    assert FileContentRepository(tmp_path).read(first) == b"first"
+
+
+def _legacy_claim(repo: FileContentRepository, data: bytes) -> ContentClaim:
+    """A claim file as an older flowcore wrote it: no footer, no sealed suffix."""
+    resource = ResourceClaim("default", "7", "1700000000000-old-task-0123456789ab")
+    path = repo.path_of(resource)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return ContentClaim(resource, 0, len(data))
+
+
+def test_claims_of_older_flowcores_are_read_reported_and_sealed_by_fix(tmp_path: Path) -> None:
+    """Footer-less old claims read as before; check reports them until --fix seals them."""
+    repo = FileContentRepository(tmp_path)
+    claim = _legacy_claim(repo, b"old bytes " * 10)
+    assert repo.read(claim) == b"old bytes " * 10
+    with pytest.raises(ContentCorruptionError, match="it was cut short"):
+        repo.read(ContentClaim(claim.resource_claim, 90, 50))
+    repo.increment_claimant_count(claim.resource_claim)
+    before = _tree(tmp_path)
+    (finding,) = repo.check()
+    assert "without content checksums" in finding.problem
+    assert "check --fix" in finding.problem
+    assert _tree(tmp_path) == before  # check without --fix changes nothing
+    (fixed,) = repo.check(fix=True)
+    assert fixed.fixed
+    assert repo.check() == []
+    assert repo.size_of(claim.resource_claim) == 100
+    assert FileContentRepository(tmp_path).read(claim) == b"old bytes " * 10
+    _flip(repo.path_of(claim.resource_claim), 3)  # from now on its bytes are verified
+    with pytest.raises(ContentCorruptionError, match="block 0"):
+        FileContentRepository(tmp_path).read(claim)
+
+
+def test_check_verifies_every_block_read_only_and_names_the_queues(tmp_path: Path) -> None:
+    """check reports damaged blocks, footers and cuts of claimed files, and writes nothing."""
+    repo = FileContentRepository(tmp_path, max_appendable_size=1)
+    flipped, footer, cut, fine = write(repo, [os.urandom(70_000) for _ in range(4)])
+    _flip(repo.path_of(flipped.resource_claim), 69_999)
+    _flip(
+        repo.path_of(footer.resource_claim), repo.path_of(footer.resource_claim).stat().st_size - 20
+    )
+    os.truncate(repo.path_of(cut.resource_claim), 1000)
+    orphan = write(repo, [b"never committed"], owner="crashed")[0]
+    os.truncate(repo.path_of(orphan.resource_claim), 5)  # an attempt killed mid-write
+    references = {
+        c.resource_claim: {"queue-a": 2, "queue-b": 1} for c in (flipped, footer, cut, fine)
+    }
+    before = _tree(tmp_path)
+    findings = {f.location: f for f in repo.check(references=references)}
+    assert _tree(tmp_path) == before
+    assert set(findings) == {str(c.resource_claim) for c in (flipped, footer, cut, orphan)}
+    assert "1 of 2 blocks do not match" in findings[str(flipped.resource_claim)].problem
+    assert "bytes 65536 to 69999" in findings[str(flipped.resource_claim)].problem
+    assert "footer is damaged" in findings[str(footer.resource_claim)].problem
+    assert "cut short" in findings[str(cut.resource_claim)].problem
+    assert "3 queued FlowFiles reference it (queue 'queue-a': 2, queue 'queue-b': 1)" in (
+        findings[str(cut.resource_claim)].problem
+    )
+    assert findings[str(orphan.resource_claim)].problem == "file that nothing claims"
+    fixed = repo.check(fix=True, references=references)
+    assert [f.fixed for f in fixed if "nothing claims" in f.problem] == [True]
+    assert not any(f.fixed for f in fixed if "nothing claims" not in f.problem)
+
+
+@settings(max_examples=int(os.environ.get("DAMAGE_EXAMPLES", "40")), deadline=None)
+@given(
+    sizes=st.lists(st.integers(1, 150_000), min_size=1, max_size=5),
+    appendable=st.sampled_from([1, 100_000, 1 << 30]),
+    where=st.floats(0, 1, exclude_max=True),
+)
+def test_a_flipped_byte_anywhere_is_never_delivered(
+    tmp_path_factory: pytest.TempPathFactory, sizes: list[int], appendable: int, where: float
+) -> None:
+    """A flipped byte fails exactly the contents touching its block (all, when in the footer)."""
+    root = tmp_path_factory.mktemp("damage")
+    repo = FileContentRepository(root, max_appendable_size=appendable)
+    chunks = [os.urandom(size) for size in sizes]
+    claims = write(repo, chunks)
+    target = claims[0].resource_claim
+    path = repo.path_of(target)
+    position = int(where * path.stat().st_size)
+    _flip(path, position)
+    fresh = FileContentRepository(root, max_appendable_size=appendable)
+    in_data = position < repo.size_of(target)  # type: ignore[operator]
+    for data, claim in zip(chunks, claims, strict=True):
+        block = position // BLOCK_SIZE
+        first = claim.offset // BLOCK_SIZE
+        last = (claim.offset + claim.length - 1) // BLOCK_SIZE
+        hit = claim.resource_claim == target and (not in_data or first <= block <= last)
+        try:
+            delivered = fresh.read(claim)
+        except ContentCorruptionError as error:
+            failed = error
+        else:
+            failed = None
+            assert delivered == data
+        assert (failed is not None) == hit, "a damaged block was delivered, or a sound one refused"
+        assert failed is None or failed.claim == target
+    fresh.increment_claimant_count(target)
+    assert [f.location for f in fresh.check() if f.location == str(target)] == [str(target)]

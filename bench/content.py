@@ -1,0 +1,312 @@
+"""What content checksums cost: claim writes and reads with and without them, beside raw I/O.
+
+Every claim file gets a CRC32C per 64 KiB block, written as a footer when the file is retired,
+and reads verify the blocks they touch (repositories/_claim_checksums.py). Measured in one run,
+alternating the variants each round, best of N with the range (min-max) over the rounds:
+
+* ``write``: the same bytes (1 GiB; 128 MiB with ``--quick``) as 1 KiB, 64 KiB and 16 MiB
+  contents through the file content repository (default 1 MB claim files, and 64 KiB contents
+  in 16 MB claim files too; no fsync: NiFi's default), with checksums and with the checksum
+  step stubbed out; baselines: a plain Python
+  ``open(..., 'wb').write`` loop of the same sizes into one file, ``os.write`` of 1 MiB chunks
+  (dd-like), and ``dd if=/dev/zero bs=1M``. Target: content writes with checksums >= 70% of the
+  raw write loop of the same sizes.
+* ``read``: every content read back once by a fresh repository (nothing verified yet), from
+  checksummed claim files and from the same bytes in footer-less files (claims of an older
+  flowcore, read unverified); baseline: ``read()`` of the claim files. The files are in the
+  page cache, so this is the CPU cost of verifying.
+* ``crc``: CRC32C (``crc32c``) against ``zlib.crc32`` on 64 KiB blocks, the choice made.
+
+Run: ``.venv/bin/python bench/content.py`` (``--quick``, ``--rounds N``). Prints one JSON line
+and a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from crc32c import crc32c
+from rich.console import Console
+from rich.table import Table
+
+from flowcore.flowfile import ContentClaim, ResourceClaim
+from repositories import _claim_writer
+from repositories._claim_checksums import BlockSummer, read_footer
+from repositories.content import SEALED_SUFFIX, FileContentRepository
+
+MIB = 1 << 20
+SIZES = {"1k": 1024, "64k": 64 * 1024, "16m": 16 * MIB}
+#: Write scenarios: label -> (content size, claim file size).
+WRITES = {
+    "1k": (1024, MIB),
+    "64k": (64 * 1024, MIB),
+    "64k_in_16m_claims": (64 * 1024, 16 * MIB),
+    "16m": (16 * MIB, MIB),
+}
+
+
+class _NoSums:
+    """The checksum step stubbed out: what a claim write costs without it."""
+
+    def update(self, data: bytes) -> None:
+        pass
+
+    def footer(self) -> bytes:
+        return b""
+
+
+def _best(times: list[float], volume: int) -> dict[str, float]:
+    rates = [volume / MIB / t for t in times]
+    return {"best": max(rates), "min": min(rates), "max": max(rates)}
+
+
+def _through_repository(
+    directory: Path, volume: int, size: int, *, sums: bool, appendable: int = MIB
+) -> float:
+    """Seconds to write *volume* bytes as contents of *size* bytes; the files are removed."""
+    chunk = os.urandom(min(size, 64 * 1024))
+    pieces = size // len(chunk)
+    repo = FileContentRepository(directory / "repo", max_appendable_size=appendable)
+    _claim_writer.BlockSummer = BlockSummer if sums else _NoSums  # type: ignore[misc,assignment]
+    try:
+        os.sync()  # no dirty pages of the previous round
+        start = time.perf_counter()
+        writer = repo.writer("bench")
+        for _ in range(volume // size):
+            stream = writer.open_stream()
+            for _ in range(pieces):
+                stream.write(chunk)
+            stream.close()
+        writer.close()
+        elapsed = time.perf_counter() - start
+    finally:
+        _claim_writer.BlockSummer = BlockSummer  # type: ignore[misc]
+    shutil.rmtree(directory / "repo")
+    return elapsed
+
+
+def _raw_loop(directory: Path, volume: int, size: int) -> float:
+    """Seconds for a plain Python write loop of the same sizes into one file."""
+    chunk = os.urandom(min(size, 64 * 1024))
+    path = directory / "raw"
+    os.sync()
+    start = time.perf_counter()
+    with open(path, "wb") as out:
+        for _ in range(volume // len(chunk)):
+            out.write(chunk)
+    elapsed = time.perf_counter() - start
+    path.unlink()
+    return elapsed
+
+
+def _dd_like(directory: Path, volume: int) -> float:
+    """Seconds for os.write of 1 MiB chunks (what dd does, from Python)."""
+    chunk = os.urandom(MIB)
+    path = directory / "dd-like"
+    os.sync()
+    start = time.perf_counter()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    try:
+        for _ in range(volume // MIB):
+            os.write(fd, chunk)
+    finally:
+        os.close(fd)
+    elapsed = time.perf_counter() - start
+    path.unlink()
+    return elapsed
+
+
+def _dd(directory: Path, volume: int) -> float | None:
+    """Seconds for ``dd if=/dev/zero bs=1M`` (None when dd is missing)."""
+    if shutil.which("dd") is None:
+        return None
+    path = directory / "dd"
+    os.sync()
+    start = time.perf_counter()
+    subprocess.run(
+        ["dd", "if=/dev/zero", f"of={path}", "bs=1M", f"count={volume // MIB}"],
+        check=True,
+        capture_output=True,
+    )
+    elapsed = time.perf_counter() - start
+    path.unlink()
+    return elapsed
+
+
+def bench_writes(directory: Path, volume: int, rounds: int) -> dict[str, float]:
+    """Content writes with and without checksums beside raw writes, alternated per round."""
+    times: dict[str, list[float]] = {}
+
+    def timed(key: str, run: Callable[[], float | None]) -> None:
+        elapsed = run()
+        if elapsed is not None:
+            times.setdefault(key, []).append(elapsed)
+
+    for _ in range(rounds):
+        for label, (size, claim) in WRITES.items():
+            for sums in (True, False):
+                timed(
+                    f"{label}_{'sums' if sums else 'nosums'}",
+                    lambda s=size, c=claim, k=sums: _through_repository(
+                        directory, volume, s, sums=k, appendable=c
+                    ),
+                )
+            timed(f"{label}_raw", lambda s=size: _raw_loop(directory, volume, s))
+        timed("dd_like", lambda: _dd_like(directory, volume))
+        timed("dd", lambda: _dd(directory, volume))
+    results: dict[str, float] = {}
+    for key, values in times.items():
+        for stat, value in _best(values, volume).items():
+            results[f"write_{key}_mb_per_s_{stat}"] = value
+    return results
+
+
+def _legacy_copies(repo: FileContentRepository, claims: list[ContentClaim]) -> list[ContentClaim]:
+    """The same contents in footer-less files named as an older flowcore named them."""
+    copies: dict[ResourceClaim, ResourceClaim] = {}
+    for claim in claims:
+        resource = claim.resource_claim
+        if resource in copies:
+            continue
+        path = repo.path_of(resource)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            footer = read_footer(fd, os.fstat(fd).st_size)
+        finally:
+            os.close(fd)
+        assert footer is not None
+        old = ResourceClaim(
+            resource.container, resource.section, resource.id.removesuffix(SEALED_SUFFIX)
+        )
+        with open(path, "rb") as source, open(repo.path_of(old), "wb") as target:
+            target.write(source.read(footer.data_length))
+        copies[resource] = old
+    return [ContentClaim(copies[c.resource_claim], c.offset, c.length) for c in claims]
+
+
+def bench_reads(directory: Path, volume: int, rounds: int) -> dict[str, float]:
+    """Each content read once by a fresh repository: verified, unverified, raw file reads."""
+    results: dict[str, float] = {}
+    for label, size in SIZES.items():
+        root = directory / f"read-{label}"
+        repo = FileContentRepository(root)
+        chunk = os.urandom(size)
+        writer = repo.writer("bench")
+        claims = []
+        for _ in range(volume // size):
+            stream = writer.open_stream()
+            stream.write(chunk)
+            claims.append(stream.close())
+        writer.close()
+        legacy = _legacy_copies(repo, claims)
+        files = sorted({repo.path_of(c.resource_claim) for c in claims})
+        for path in files + sorted({repo.path_of(c.resource_claim) for c in legacy}):
+            path.read_bytes()  # into the page cache
+        times: dict[str, list[float]] = {"verified": [], "unverified": [], "raw": []}
+        for _ in range(rounds):
+            for key, wanted in (("verified", claims), ("unverified", legacy)):
+                fresh = FileContentRepository(root)
+                start = time.perf_counter()
+                for claim in wanted:
+                    fresh.read(claim)
+                times[key].append(time.perf_counter() - start)
+            start = time.perf_counter()
+            for path in files:
+                with open(path, "rb") as source:
+                    source.read()
+            times["raw"].append(time.perf_counter() - start)
+        for key, values in times.items():
+            for stat, value in _best(values, volume).items():
+                results[f"read_{label}_{key}_mb_per_s_{stat}"] = value
+        shutil.rmtree(root)
+    return results
+
+
+def bench_crc(rounds: int) -> dict[str, float]:
+    """GB/s of CRC32C and zlib.crc32 over 64 MiB in 64 KiB blocks."""
+    data = os.urandom(64 * MIB)
+    view = memoryview(data)
+    results = {}
+    for name, function in (("crc32c", crc32c), ("zlib_crc32", zlib.crc32)):
+        best = 0.0
+        for _ in range(rounds):
+            start = time.perf_counter()
+            for offset in range(0, len(data), 64 * 1024):
+                function(view[offset : offset + 64 * 1024])
+            best = max(best, len(data) / (time.perf_counter() - start) / 1e9)
+        results[f"crc_{name}_gb_per_s"] = best
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="128 MiB instead of 1 GiB")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds per variant (best of N)")
+    args = parser.parse_args()
+    volume = (128 if args.quick else 1024) * MIB
+    with tempfile.TemporaryDirectory(prefix="flowcore-bench-content-", dir=ROOT) as tmp:
+        directory = Path(tmp)
+        results = bench_crc(args.rounds)
+        results |= bench_writes(directory, volume, args.rounds)
+        results |= bench_reads(directory, volume, args.rounds)
+    print(json.dumps({k: round(v, 2) for k, v in results.items()}))
+
+    table = Table(title=f"Content checksums, {volume // MIB} MiB, best of {args.rounds} (range)")
+    for column in ("measure", "MB/s", "range", "vs baseline"):
+        table.add_column(column, justify="left" if column == "measure" else "right")
+
+    def row(label: str, key: str, base: str | None = None) -> None:
+        best = results.get(f"{key}_mb_per_s_best")
+        if best is None:
+            return
+        spread = f"{results[f'{key}_mb_per_s_min']:,.0f}-{results[f'{key}_mb_per_s_max']:,.0f}"
+        ratio = ""
+        if base is not None and f"{base}_mb_per_s_best" in results:
+            ratio = f"{best / results[f'{base}_mb_per_s_best']:.0%}"
+        table.add_row(label, f"{best:,.0f}", spread, ratio)
+
+    for label in WRITES:
+        row(f"write {label}, checksummed / raw loop", f"write_{label}_sums", f"write_{label}_raw")
+        row(
+            f"write {label}, no checksums / raw loop", f"write_{label}_nosums", f"write_{label}_raw"
+        )
+        row(
+            f"write {label}, checksummed / no checksums",
+            f"write_{label}_sums",
+            f"write_{label}_nosums",
+        )
+        row("write, raw loop of the same sizes", f"write_{label}_raw")
+    row("write os.write 1 MiB chunks (dd-like)", "write_dd_like")
+    row("write dd if=/dev/zero bs=1M", "write_dd")
+    for label in SIZES:
+        row(
+            f"read {label} contents, verified / unverified",
+            f"read_{label}_verified",
+            f"read_{label}_unverified",
+        )
+        row(f"read {label} contents, unverified (older claims)", f"read_{label}_unverified")
+        row("read the claim files raw", f"read_{label}_raw")
+    table.add_row(
+        "CRC32C GB/s (zlib.crc32)",
+        f"{results['crc_crc32c_gb_per_s']:.1f}",
+        "",
+        f"({results['crc_zlib_crc32_gb_per_s']:.1f})",
+    )
+    Console().print(table)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,242 @@
+"""Reading one byte range of a claim file, verifying the checksummed blocks it touches.
+
+A :class:`RangeReader` is the stream :meth:`FileContentRepository.open` returns. Over a claim
+file with a checksum footer it goes through a :class:`BlockVerifier`: every block the range
+touches is read whole and checked against its CRC32C before any of its bytes are handed out,
+so a flipped byte is refused instead of delivered, and a range never costs more than one
+extra block at each end. Blocks already verified by this repository instance (the file
+unchanged since: same inode, size and modification time) are read as plain ranges, so many
+small FlowFiles packed into one block cost one verification between them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from crc32c import crc32c
+
+from flowcore.errors import ContentCorruptionError
+from flowcore.flowfile import ResourceClaim
+from repositories._claim_checksums import ClaimChecksums
+
+__all__ = ["READ_CHUNK", "BlockVerifier", "RangeReader", "VerifiedBlocks", "damaged"]
+
+READ_CHUNK = 64 * 1024  # read buffer of a claim range stream
+_MAX_PREAD = 1 << 30  # pread returns at most about 2 GiB per call on Linux
+_REMEMBERED_BLOCKS = 16_384  # verified blocks remembered per repository (1 GiB of content)
+
+#: What identifies one version of a claim file: (claim, inode, size, mtime_ns).
+FileIdentity = tuple[ResourceClaim, int, int, int]
+
+
+def damaged(
+    claim: ResourceClaim, path: Path, problem: str, offset: int | None, length: int | None
+) -> ContentCorruptionError:
+    """The error for a damaged claim file, naming it and saying what to do."""
+    reason = f"content claim {str(claim)!r} ({str(path)!r}) is damaged: {problem}"
+    msg = (
+        f"{reason}; the FlowFiles whose content lies there cannot be delivered and go to "
+        "their processor's failure relationship with content.failure.reason; 'flowcore "
+        "check' lists every damaged claim and the queues that reference it (restore the "
+        "file from a backup, or ingest the source data again)"
+    )
+    return ContentCorruptionError(msg, claim=claim, offset=offset, length=length, reason=reason)
+
+
+class VerifiedBlocks:
+    """The blocks a repository instance has verified, per version of each claim file.
+
+    Bounded: past :data:`_REMEMBERED_BLOCKS` it starts afresh (blocks are verified again).
+    """
+
+    def __init__(self) -> None:
+        self._blocks: set[tuple[FileIdentity, int]] = set()
+
+    def __contains__(self, key: tuple[FileIdentity, int]) -> bool:
+        return key in self._blocks
+
+    def add(self, key: tuple[FileIdentity, int]) -> None:
+        if len(self._blocks) >= _REMEMBERED_BLOCKS:
+            self._blocks = set()
+        self._blocks.add(key)
+
+    def forget(self, claim: ResourceClaim) -> None:
+        """Drop what is known of *claim* (its file was archived, removed or changed)."""
+        self._blocks = {key for key in self._blocks if key[0][0] != claim}
+
+
+class BlockVerifier:
+    """Reads byte ranges of one claim file, verifying each block they touch once."""
+
+    def __init__(
+        self,
+        identity: FileIdentity,
+        locate: Callable[[], Path],
+        checksums: ClaimChecksums,
+        verified: VerifiedBlocks,
+    ) -> None:
+        self._identity = identity
+        self._locate = locate  # the file's path, for messages only (it costs a stat)
+        self._sums = checksums
+        self._verified = verified
+
+    def block_end(self, position: int) -> int:
+        """The end of the block holding file offset *position*."""
+        size = self._sums.block_size
+        return min((position // size + 1) * size, self._sums.data_length)
+
+    def pread(self, fd: int, count: int, position: int) -> bytes:
+        """The *count* bytes at *position*, every block they touch verified.
+
+        Raises:
+            ContentCorruptionError: a block's bytes do not match its checksum, or the file
+                ends before them.
+        """
+        size = self._sums.block_size
+        first, last = position // size, (position + count - 1) // size
+        unverified = [
+            block
+            for block in range(first, last + 1)
+            if (self._identity, block) not in self._verified
+        ]
+        if not unverified:
+            return _pread(fd, count, position)
+        # An unverified block at either end is read whole; the blocks between are whole anyway.
+        start = first * size if unverified[0] == first else position
+        end = self._sums.block_span(last)[1] if unverified[-1] == last else position + count
+        data = _pread(fd, end - start, start)
+        if len(data) < end - start:
+            raise damaged(
+                self._identity[0],
+                self._locate(),
+                f"the file ends at byte {start + len(data)}, inside the {end - start} bytes "
+                f"at offset {start} its checksum footer covers",
+                start + len(data),
+                None,
+            )
+        view = memoryview(data)
+        for block in unverified:
+            lo, hi = self._sums.block_span(block)
+            actual = crc32c(view[lo - start : hi - start])
+            if actual != self._sums.crcs[block]:
+                raise damaged(
+                    self._identity[0],
+                    self._locate(),
+                    f"block {block} (bytes {lo} to {hi - 1}) has CRC32C {actual:#010x} but "
+                    f"{self._sums.crcs[block]:#010x} was recorded when the file was written",
+                    lo,
+                    hi - lo,
+                )
+            self._verified.add((self._identity, block))
+        if start == position and end - start == count:
+            return data
+        return bytes(view[position - start : position - start + count])
+
+
+def _pread(fd: int, count: int, position: int) -> bytes:
+    """Up to *count* bytes at *position* (fewer only at the end of the file)."""
+    pieces = []
+    while count > 0:
+        data = os.pread(fd, min(count, _MAX_PREAD), position)
+        if not data:
+            break
+        pieces.append(data)
+        position += len(data)
+        count -= len(data)
+    return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+
+
+class RangeReader:
+    """A read-only, buffered stream over ``[offset, offset + length)`` of a claim file.
+
+    It reads with ``pread`` on its own duplicate of the repository's cached descriptor, so many
+    readers of one claim file share a single ``open`` and never disturb each other's position.
+    With a *verifier* every block is checked before its bytes are returned; the buffer is then
+    filled a block at a time so sequential reading verifies each block once.
+    """
+
+    def __init__(
+        self, fd: int, offset: int, length: int, verifier: BlockVerifier | None = None
+    ) -> None:
+        self._fd = fd
+        self._next = offset  # file offset of the first byte not yet buffered
+        self._unbuffered = length  # bytes of the range not yet buffered
+        self._buffer = b""
+        self._start = 0  # first unread byte in the buffer
+        self._verifier = verifier
+        self.closed = False
+
+    def _pread(self, count: int) -> bytes:
+        if self._verifier is not None:
+            return self._verifier.pread(self._fd, count, self._next)
+        return os.pread(self._fd, count, self._next)
+
+    def _fill(self) -> bool:
+        if self._unbuffered <= 0:
+            return False
+        count = min(READ_CHUNK, self._unbuffered)
+        if self._verifier is not None:  # up to the block's end: the next fill starts aligned
+            count = min(count, self._verifier.block_end(self._next) - self._next) or count
+        data = self._pread(count)
+        if not data:
+            self._unbuffered = 0
+            return False
+        self._buffer = self._buffer[self._start :] + data
+        self._start = 0
+        self._next += len(data)
+        self._unbuffered -= len(data)
+        return True
+
+    def _take(self, count: int) -> bytes:
+        """Up to *count* unbuffered bytes of the range, straight from the file."""
+        pieces = []
+        while count > 0 and self._unbuffered > 0:
+            data = self._pread(min(count, self._unbuffered, _MAX_PREAD))
+            if not data:
+                self._unbuffered = 0
+                break
+            pieces.append(data)
+            self._next += len(data)
+            self._unbuffered -= len(data)
+            count -= len(data)
+        return b"".join(pieces)
+
+    def read(self, size: int = -1) -> bytes:
+        available = len(self._buffer) - self._start
+        if 0 <= size <= available:
+            data = self._buffer[self._start : self._start + size]
+            self._start += len(data)
+            return data
+        rest = self._buffer[self._start :]
+        self._buffer, self._start = b"", 0
+        wanted = self._unbuffered if size < 0 else size - available
+        tail = self._take(wanted)  # large reads skip the buffer: no repeated copying
+        return rest + tail if rest else tail
+
+    def readline(self, size: int = -1) -> bytes:
+        while True:
+            end = self._buffer.find(b"\n", self._start)
+            available = len(self._buffer) - self._start
+            if end >= 0 and (size < 0 or end - self._start < size):
+                return self.read(end - self._start + 1)
+            if 0 <= size <= available or not self._fill():
+                return self.read(size if size >= 0 else available)
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        if not self.closed:
+            os.close(self._fd)
+            self.closed = True
+
+    def __enter__(self) -> RangeReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
