@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import subprocess
 import sys
@@ -25,6 +26,7 @@ from processors import (
     SplitText,
     UpdateAttribute,
 )
+from repositories._claim_checksums import read_footer
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _capture import Capture, captured, captured_records
@@ -119,9 +121,19 @@ def test_file_splitter_blocks_are_read_in_place_by_the_executors(tmp_path: Path,
     assert _tree(tmp_path / "out") == _tree(tmp_path / "in")
     assert result.count("split", "blocks") > 3
     written = sum(
-        p.stat().st_size for p in (tmp_path / "repo" / "content").rglob("*") if p.is_file()
+        _content_bytes(p) for p in (tmp_path / "repo" / "content").rglob("*") if p.is_file()
     )
     assert written == sum(len(data) for data in _tree(tmp_path / "in").values())
+
+
+def _content_bytes(path: Path) -> int:
+    """The content a claim file holds, without its checksum footer."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        footer = read_footer(fd, os.fstat(fd).st_size)
+    finally:
+        os.close(fd)
+    return footer.data_length if footer is not None else path.stat().st_size
 
 
 def test_plan_shows_spark_stages_after_a_run(tmp_path: Path, spark) -> None:  # type: ignore[no-untyped-def]
