@@ -672,4 +672,3 @@ class FileContentRepository:
             for claim, count in sorted(counts.items(), key=lambda item: str(item[0]))
             if count > 0 and self._located(claim) is None
         ]
-
