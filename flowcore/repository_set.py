@@ -98,10 +98,11 @@ class RepositorySet:
             )
             raise RepositoryError(msg) from None
         try:
+            findings = _log_gone(root, accept_loss=accept_loss)
             flowfiles = WriteAheadFlowFileRepository(
                 root / "flowfile", sync=settings.sync, accept_loss=accept_loss
             )
-            findings = [Finding("flowfile", "", loss, fixed=True) for loss in flowfiles.losses]
+            findings += [Finding("flowfile", "", loss, fixed=True) for loss in flowfiles.losses]
             mark = provenance_mark(flowfiles)
             database = provenance_url or str(root / "provenance" / "provenance.db")
             findings += _provenance_database(database, mark, accept_loss=accept_loss)
@@ -193,6 +194,34 @@ class RepositorySet:
                 self._lock_file = None
 
 
+def _log_gone(root: Path, *, accept_loss: bool) -> list[Finding]:
+    """Refuse a repository whose whole FlowFile log is gone while content or provenance remain.
+
+    That is not a new repository: starting one would drop every queue in silence.
+    """
+    log = root / "flowfile"
+    if (log / "checkpoint").exists() or any((log / "journals").glob("*.journal")):
+        return []
+    content = root / "content"
+    claims = any(p.is_file() for p in content.glob("*/*")) if content.is_dir() else False
+    database = root / "provenance" / "provenance.db"
+    events = database.exists() and database.stat().st_size > 0
+    if not (claims or events):
+        return []
+    held = " and ".join(
+        what for what, present in (("content", claims), ("provenance", events)) if present
+    )
+    problem = f"{log} has no checkpoint and no journal, but the repository holds {held}"
+    if not accept_loss:
+        msg = (
+            f"{problem}: the FlowFile log was deleted, and its queues would be lost. Restore "
+            "it from a backup, or run `flowcore check --fix` to start a new log (what the "
+            "old one queued is dropped)"
+        )
+        raise WalCorruptionError(msg)
+    return [Finding("flowfile", str(log), f"{problem}; started a new log", fixed=True)]
+
+
 def provenance_mark(flowfiles: WriteAheadFlowFileRepository) -> int:
     """The next provenance event id the FlowFile repository has recorded (0: none yet)."""
     return int(flowfiles.state(PROVENANCE_STATE).get("next_event_id", "0"))
@@ -267,6 +296,7 @@ def check_repositories(
 def _inspect(root: Path, provenance_url: str | None) -> list[Finding]:
     """The read-only half of :func:`check_repositories`."""
     try:
+        _log_gone(root, accept_loss=False)
         flowfiles = WriteAheadFlowFileRepository(root / "flowfile", read_only=True)
     except (WalCorruptionError, RepositoryError) as error:
         return [Finding("flowfile", str(root / "flowfile"), str(error))]

@@ -127,3 +127,19 @@ def test_a_garbled_provenance_database_is_one_line(tmp_path: Path, capsys) -> No
     assert main(["check", "--fix", "--repository", str(repository)]) == 0
     assert list(database.parent.glob("provenance.db.damaged-*"))
     assert main(["provenance", "search", "--repository", str(repository)]) == 0
+
+
+def test_a_deleted_flowfile_log_with_content_left_is_not_a_new_repository(tmp_path: Path) -> None:
+    """The whole flowfile/ directory deleted while content and provenance remain: refused,
+    nothing created; `check --fix` starts a new log and says what it dropped."""
+    import shutil
+
+    repository = tmp_path / "repo"
+    run_flow(_flow(), "direct", repository=repository, settings=Settings(sync=False))
+    shutil.rmtree(repository / "flowfile")
+    with pytest.raises(WalCorruptionError, match="no checkpoint and no journal"):
+        RepositorySet.open(repository)
+    assert not (repository / "flowfile").exists()
+    findings = check_repositories(repository, fix=True)
+    assert any("started a new log" in f.problem for f in findings)
+    RepositorySet.open(repository).close()

@@ -214,3 +214,17 @@ def test_defragment_returns_the_exact_bytes_and_each_line_once(
     blocks = runner.flowfiles_for("blocks")
     assert [line for b in blocks for line in lines(b.content)] == lines(data)
     assert reassemble(blocks) == data
+
+
+def test_a_block_whose_read_failed_is_listed_again_first(inputs: Path) -> None:
+    """requeue_work puts a failed block back: the next listing hands it out before the file's
+    next blocks, and no block is skipped or listed twice."""
+    runner = splitter(inputs / "a.log", block_size="8 B", blocks_threshold=2)
+    processor = runner.processor
+    first = processor.list_work(runner.context, {})
+    assert [i.key.rsplit("#", 1)[1] for i in first.items] == ["1", "2"]
+    state = processor.requeue_work(first.state, [first.items[1]], {})
+    second = processor.list_work(runner.context, state)
+    assert [i.key.rsplit("#", 1)[1] for i in second.items] == ["2", "3"]
+    third = processor.list_work(runner.context, second.state)
+    assert [i.key.rsplit("#", 1)[1] for i in third.items] == []
