@@ -20,7 +20,7 @@ from flowcore.session_host import LogLine, Publication
 if TYPE_CHECKING:
     from flowcore.session_host import SessionHost
 
-__all__ = ["ExternalEffects"]
+__all__ = ["ExternalEffects", "emit"]
 
 
 class ExternalEffects:

@@ -55,7 +55,11 @@ class DerivedUuids:
         """The next uuid for a FlowFile made *how* from *parents* by this component."""
         if how == "root" and self._uuid_seed is None:
             return new_uuid()
-        scope = "\0".join((self.component.id, how, self._uuid_seed or "", *parents))
+        # The salt names the task's committed input (its segments): a FlowFile that comes
+        # back in a later micro-batch (a loop, a retry) is in another segment, so its
+        # children differ from the first pass's, while a replay reads the same segments.
+        salt = getattr(self._host, "uuid_salt", "")
+        scope = "\0".join((self.component.id, how, salt, self._uuid_seed or "", *parents))
         # Kept in the host when it keeps them (a task member): several sessions of one task
         # can make children of the same parent, and each must get a new number.
         sequences = getattr(self._host, "uuid_sequences", None)

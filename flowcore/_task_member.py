@@ -38,6 +38,7 @@ from flowcore.session_host import (
     StateMap,
 )
 from flowcore.stage_plan import NEVER, Bulletin, MemberPlan, ReadyBin
+from repositories.effects import EffectFileError
 from repositories.records import MAX_SEGMENT_RECORDS
 
 if TYPE_CHECKING:
@@ -107,6 +108,7 @@ class TaskMember:
         self._rolled_back: set[int] = set()  # ids restored by rollbacks since the last failure
         self.transfers: dict[str, list[int]] = defaultdict(lambda: [0, 0])
         self.uuid_sequences: dict[str, list] = {}  # see flowcore._session_uuids
+        self.uuid_salt = task.uuid_salt
         self.consumed = 0
         self.context = ProcessContext(
             self.processor,
@@ -162,6 +164,11 @@ class TaskMember:
         return self.state
 
     def apply_commit(self, commit: SessionCommit) -> None:
+        if commit.publications or commit.logs or commit.delete_on_commit:
+            # Source files to delete go with the sinks' effects: deleted after the commit,
+            # and again at start-up should a crash come between the two.
+            self.task.effects.commit(commit.publications, commit.logs, commit.delete_on_commit)
+            self.task.staged_targets.update(p.target for p in commit.publications)
         self.consumed += len(commit.consumed)
         for output in commit.outputs:
             self._route(output)
@@ -173,10 +180,6 @@ class TaskMember:
         if commit.state is not None:
             self.state = StateMap(self.state.version + 1, commit.state)
             self.new_state = dict(commit.state)
-        if commit.publications or commit.logs or commit.delete_on_commit:
-            # Source files to delete go with the sinks' effects: deleted after the commit,
-            # and again at start-up should a crash come between the two.
-            self.task.effects.commit(commit.publications, commit.logs, commit.delete_on_commit)
             self.task.staged_targets.update(p.target for p in commit.publications)
 
     def stage_file(self, directory: Path) -> Path:
@@ -240,6 +243,8 @@ class TaskMember:
             # A full or read-only repository: no processor can route around it. The task
             # fails, so the stage run commits nothing and the run stops (redone next run).
             raise fault
+        if isinstance(error, EffectFileError):
+            raise error  # the task's own bookkeeping failed: retrying the FlowFile cannot help
         if since is not None:
             self.returned[since:] = [(q, at, True) for q, at, _ in self.returned[since:]]
             if self._fail_unreadable(error, since):
@@ -316,7 +321,8 @@ class TaskMember:
             if read_work_batch(self, item):
                 continue
             session = self.session()
-            session.derive_uuids_from(_work_identity(item))
+            if getattr(self.processor, "identifies_work", False):
+                session.derive_uuids_from(_work_identity(item))
             try:
                 reader(self.context, session, item)
                 session.commit()
@@ -325,6 +331,8 @@ class TaskMember:
                 fault = storage_fault(error)
                 if fault is not None:
                     raise fault from error  # see _failed: the run stops, nothing is lost
+                if isinstance(error, EffectFileError):
+                    raise
                 # Listed but not read: the driver puts it back in the listing state, so it
                 # is not taken as ingested (nor its source deleted) and is read again later.
                 self.task.unread.append((self.plan.component_id, item.key))

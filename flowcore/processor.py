@@ -600,6 +600,10 @@ class SourceProcessor(Processor):
     #: many FlowFiles (and bytes) they make, until the micro-batch's limits (NiFi's Run
     #: Duration): GetFile's Batch Size of 10 would otherwise make a micro-batch per 10 files.
     fills_micro_batch: ClassVar[bool] = False
+    #: Work items name the data they read (a file's path and fingerprint), so the FlowFiles
+    #: an item makes get uuids derived from it: a replayed read makes the same ones. Sources
+    #: whose items do not (a generator's "make N") keep random uuids.
+    identifies_work: ClassVar[bool] = False
 
     def list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
         """List the work available now, given the committed listing *state*."""

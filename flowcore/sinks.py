@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 
 from flowcore.processor import ProcessContext, ProcessorKind, SinkJobs, TwoPhaseSink
 from flowcore.repository_set import RepositorySet
@@ -41,7 +42,10 @@ EFFECTS_STATE = "$effects"
 
 def effects_state(results: Sequence[TaskResult]) -> dict[str, str] | None:
     """The state entry that makes the tasks' effect files part of the transaction, or None."""
-    files = [r.effects_file for r in sorted(results, key=lambda r: r.index) if r.effects_file]
+    # Names, not paths: the repository may be moved or restored elsewhere after a crash.
+    files = [
+        Path(r.effects_file).name for r in sorted(results, key=lambda r: r.index) if r.effects_file
+    ]
     return {"files": json.dumps(files)} if files else None
 
 
@@ -94,7 +98,8 @@ class Sinks:
     def committed_effects(self) -> list[str]:
         """The effect files the last transaction that had any names."""
         state = self.repos.flowfiles.state(EFFECTS_STATE)
-        return list(json.loads(state.get("files", "[]")))
+        directory = Path(self.repos.paths.effects)
+        return [str(directory / Path(name).name) for name in json.loads(state.get("files", "[]"))]
 
     def carry_out(self, files: Sequence[str]) -> EffectReport:
         """After the transaction: rename staged files into place and emit deferred log lines.

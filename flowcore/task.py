@@ -116,6 +116,11 @@ class _Task:
         self.events: list[ProvenanceEvent | ProvenanceEventRun] = []
         self.bulletins: list[Bulletin] = []
         self.unread: list[tuple[str, str]] = []  # (source component, work item key) not read
+        # What the task's committed input is (see flowcore._session_uuids): derived uuids
+        # are the same when a replay reads the same segments, and new on any other input.
+        segments = sorted(segment_id for _, segment_id in spec.input.segments)
+        records = sorted(f"{f.uuid}:{f.queue_date}" for _, f in spec.input.records)
+        self.uuid_salt = "\0".join((*segments, *records))
         self.members = {m.component_id: TaskMember(self, m) for m in spec.plan.members}
         self._outputs: dict[str, list[FlowFile]] = {}
         self.enqueued: list[SegmentSummary] = []

@@ -86,6 +86,8 @@ class FileSplitter(SourceProcessor):
     Copy Into Repository copies each block into the content repository instead.
     """
 
+    identifies_work: ClassVar[bool] = True
+
     DIRECTORY = PropertyDescriptor(
         "Input Directory",
         description="Comma-separated directories or files to split; directories are scanned "

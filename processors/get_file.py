@@ -174,6 +174,7 @@ class GetFile(SourceProcessor):
     }
 
     fills_micro_batch: ClassVar[bool] = True
+    identifies_work: ClassVar[bool] = True
 
     def __init__(self, **properties: object) -> None:
         super().__init__(**properties)

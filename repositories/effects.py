@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import functools
 import hashlib
 import json
@@ -50,6 +51,7 @@ from repositories.records import Finding
 __all__ = [
     "EFFECTS_SUFFIX",
     "RETRY_SUFFIX",
+    "EffectFileError",
     "EffectFileWriter",
     "EffectReport",
     "carry_out",
@@ -62,6 +64,8 @@ __all__ = [
 ]
 
 LOG = logging.getLogger("flowcore.repositories.effects")
+#: errno values of a link refused because the file system has no hard links.
+_NO_LINKS = frozenset({errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK})
 EFFECTS_SUFFIX = ".effects"
 RETRY_SUFFIX = ".retry"  # a committed effect file whose publication failed; retried at start-up
 #: Hidden temporaries: short (a 255-byte target name still fits) and recognisable, so a sweep
@@ -78,6 +82,10 @@ def temporary_name(attempt: str, number: int) -> str:
 def is_temporary_name(name: str) -> bool:
     """Whether *name* is one of flowcore's hidden temporaries."""
     return _TEMPORARY.fullmatch(name) is not None
+
+
+class EffectFileError(RepositoryError):
+    """A task could not record its effects; the task fails (it is not the FlowFile's fault)."""
 
 
 @attrs.frozen
@@ -134,9 +142,11 @@ class EffectFileWriter:
             self._out.flush()  # a kill -9 keeps what was flushed: the sweep must see it all
         except OSError as error:
             # The repository's failure, not the sink's: the sink must not route on it.
-            kind = StorageFaultError if storage_fault(error) else RepositoryError
+            if storage_fault(error):
+                msg = f"cannot write the effect file {self.path}: {error.strerror or error}"
+                raise StorageFaultError(error.errno, msg, str(self.path)) from error
             msg = f"cannot write the effect file {self.path}: {error.strerror or error}"
-            raise kind(error.errno, msg, str(self.path)) from error
+            raise EffectFileError(error.errno, msg, str(self.path)) from error
 
     def stage(self, target_directory: str | os.PathLike[str]) -> Path:
         """Record, then return, a new hidden temporary in *target_directory*."""
@@ -263,6 +273,16 @@ def publish(publication: Publication) -> tuple[int, int, str | None]:
         if not os.path.samefile(temporary, target):
             temporary.unlink()
             return 0, 0, str(target)
+    except OSError as error:
+        if error.errno not in _NO_LINKS:
+            raise
+        # A file system without hard links (vfat, many SMB and FUSE mounts): check, then
+        # rename, as NiFi's PutFile does (a file appearing in between is overwritten).
+        if target.exists():
+            temporary.unlink()
+            return 0, 0, str(target)
+        os.rename(temporary, target)
+        return 1, 0, None
     temporary.unlink()
     return 1, 0, None
 
@@ -308,7 +328,14 @@ def carry_out(path: str | os.PathLike[str]) -> EffectReport:
             LOG.error("could not publish %s; will retry at the next start (%s)", problem, retry)
         return EffectReport(published, already, tuple(conflicts), 0, tuple(failed))
     for source in effects.deletes:  # ingested source files (GetFile without Keep Source File)
-        Path(source).unlink(missing_ok=True)
+        try:
+            Path(source).unlink(missing_ok=True)
+        except OSError as error:  # never stop a start over it: the FlowFile is committed
+            LOG.warning(
+                "could not delete the ingested source %s (%s); delete it by hand",
+                source,
+                error.strerror or error,
+            )
     for line in effects.logs:
         logging.getLogger(line.logger).log(line.level, "%s", line.message)
     Path(path).unlink(missing_ok=True)

@@ -13,6 +13,7 @@ from flowcore.datasets.store import write_chunk
 from flowcore.repository_set import RepositorySet
 from flowcore.runners.direct import DirectRunner
 from flowcore.session_host import Publication
+from flowcore.settings import Settings
 from flowcore.sinks import EFFECTS_STATE
 from processors import GenerateFlowFile, PutDataset, PutFile, UpdateAttribute
 from repositories.effects import EffectFileWriter
@@ -150,3 +151,24 @@ def test_same_name_twice_in_one_task_meets_the_conflict_rule(tmp_path: Path) -> 
         repos.close()
     assert (result.count("put", "success"), result.count("put", "failure")) == (1, 2)
     assert [p.name for p in (tmp_path / "out").iterdir()] == ["same.txt"]
+
+
+def test_generated_flowfiles_get_new_uuids_in_every_micro_batch_and_run(tmp_path: Path) -> None:
+    """GenerateFlowFile's items do not name their data: its FlowFiles keep random uuids, so
+    default names (the uuid) never collide across triggers, micro-batches or runs."""
+    flow = Flow("generated")
+    gen = flow.add(
+        GenerateFlowFile(batch_size=20, file_size="4 B", unique_flowfiles=True), name="gen"
+    )
+    out = flow.add(PutFile(directory=str(tmp_path / "out")), name="put")
+    flow.connect(gen, out)
+    flow.auto_terminate(out, ["success", "failure"])
+    settings = Settings(sync=False, unbounded_source_batches=3)
+    for _ in range(2):
+        repos = RepositorySet.open(tmp_path / "repo")
+        try:
+            result = Controller(flow, DirectRunner(), repos, settings=settings).run()
+        finally:
+            repos.close()
+        assert result.count("put", "failure") == 0
+    assert len(list((tmp_path / "out").iterdir())) == 2 * 3 * 20

@@ -196,3 +196,41 @@ def test_a_refused_rename_is_kept_for_the_next_start(tmp_path: Path) -> None:
     assert carry_out(retries(tmp_path / "effects")[0]).published == 1
     assert (out / "a.txt").read_bytes() == b"A"
     assert retries(tmp_path / "effects") == []
+
+
+def test_a_source_that_cannot_be_deleted_never_stops_the_carry_out(tmp_path: Path, caplog) -> None:  # type: ignore[no-untyped-def]
+    """A delete the file system refuses (here: a directory in the file's place) is a warning;
+    the effect file is still finished, so the next start is not blocked."""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.txt").mkdir()
+    writer = EffectFileWriter(tmp_path / "effects", "s-t0-1")
+    writer.commit([], [], [str(tmp_path / "in" / "a.txt")])
+    path = writer.close()
+    with caplog.at_level(logging.WARNING):
+        carry_out(path)  # type: ignore[arg-type]
+    assert "could not delete the ingested source" in caplog.text
+    assert not Path(path).exists()  # type: ignore[arg-type]
+
+
+def test_without_hard_links_publishing_falls_back_to_a_rename(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """On a file system that refuses hard links (vfat, SMB), a no-replace publication checks
+    and renames instead; an existing target is still kept."""
+    import errno as errnos
+    import os
+
+    def refuse(*_args: object) -> None:
+        raise OSError(errnos.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", refuse)
+    out = tmp_path / "out"
+    out.mkdir()
+    writer = EffectFileWriter(tmp_path / "effects", "s-t0-1")
+    fresh = _stage(writer, out, "a.txt", b"A")
+    taken = _stage(writer, out, "b.txt", b"mine")
+    (out / "b.txt").write_bytes(b"theirs")
+    assert publish(Publication(fresh.temporary, fresh.target, replace=False)) == (1, 0, None)
+    assert publish(Publication(taken.temporary, taken.target, replace=False))[2] == str(
+        out / "b.txt"
+    )
+    assert sorted(p.name for p in out.iterdir()) == ["a.txt", "b.txt"]
+    assert (out / "b.txt").read_bytes() == b"theirs"
