@@ -352,7 +352,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     findings = check_repositories(_repository(args, None), fix=args.fix)
     for finding in findings:
-        console.print(str(finding), highlight=False)
+        console.print(str(finding), highlight=False, markup=False)
     unfixed = [f for f in findings if not f.fixed]
     console.print(f"{len(findings)} finding(s), {len(unfixed)} not fixed")
     return 1 if unfixed else 0
