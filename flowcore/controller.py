@@ -32,7 +32,7 @@ from flowcore.flow import Connection, Flow
 from flowcore.processor import ProcessContext, SourceProcessor, WorkItem
 from flowcore.provenance_indexer import ProvenanceIndexer
 from flowcore.repository_set import PROVENANCE_STATE, RepositorySet
-from flowcore.run_result import RunProgress, RunResult, stage_summary
+from flowcore.run_result import RunProgress, RunResult, stage_summary, why_stuck
 from flowcore.runners import Runner, ShuffleInput, StageJob
 from flowcore.scheduler import (
     BatchLimits,
@@ -681,15 +681,19 @@ class Controller:
         )
 
     def _why_queued(self, queue_id: str) -> str:
-        """Why FlowFiles are still in *queue_id* when the run ends (for the run's summary)."""
+        """Why FlowFiles are still in *queue_id* when the run ends (see ``why_stuck``)."""
         segments = {s.segment_id for s in self.repos.flowfiles.segments(queue_id)}
-        if parked_component(queue_id) is not None:
-            return "returned after processor errors (see the bulletins); a later run retries them"
-        if segments & self._in_bins:
-            return "held in open bins that cannot complete"
-        if segments & self._long_waits:
-            return "penalized after processor errors (see the bulletins); a later run retries them"
-        return "not taken by their destination before the run ended (it kept yielding or refusing)"
+        reader = next((p for p in self.plans.values() if queue_id in p.queue_members), None)
+        component = reader.queue_members[queue_id] if reader is not None else None
+        full = self._held_back.get(reader.stage_id, ()) if reader is not None else ()
+        return why_stuck(
+            None if component is None else self._component_name(component),
+            parked=parked_component(queue_id) is not None,
+            failed=any(b.component_id == component for b in self._bulletins),
+            full_outputs=[self._label(c) for c in full],
+            in_bins=bool(segments & self._in_bins),
+            returned=bool(segments & self._long_waits),
+        )
 
     def explain(self) -> str:
         """The plan, with what the runner did for each stage."""

@@ -95,7 +95,12 @@ class ExpressionEvaluationError(ExpressionError):
 
 
 class RegexTimeoutError(ExpressionEvaluationError):
-    """A flow's regular expression ran past the time limit (``pattern`` names it)."""
+    """A flow's regular expression ran past the time limit (``pattern`` names it).
+
+    ``expression`` is the Expression Language text that ran it, when it came from one.
+    """
+
+    expression: str | None = None
 
     def __init__(self, msg: str, *, pattern: str) -> None:
         super().__init__(msg)
@@ -103,7 +108,12 @@ class RegexTimeoutError(ExpressionEvaluationError):
 
 
 class ExpressionLimitError(ExpressionEvaluationError):
-    """An expression went past a safety limit (nesting depth, result size)."""
+    """An expression went past a safety limit (nesting depth, result size).
+
+    ``expression`` is the Expression Language text whose evaluation went past it, when known.
+    """
+
+    expression: str | None = None
 
 
 class ProcessException(FlowcoreError, RuntimeError):

@@ -6,17 +6,61 @@ read these values without needing the controller's machinery.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
 
 from flowcore.stage_plan import Bulletin
 
-__all__ = ["EXIT_STUCK", "RunProgress", "RunResult", "stage_summary"]
+__all__ = ["EXIT_STUCK", "RunProgress", "RunResult", "stage_summary", "why_stuck"]
 
 #: ``flowcore run``'s exit status when a batch run ends with FlowFiles it could not finish
 #: (2 is a user's mistake, 1 an internal error).
 EXIT_STUCK = 3
+
+
+def why_stuck(
+    reader: str | None,
+    *,
+    parked: bool = False,
+    failed: bool = False,
+    full_outputs: Sequence[str] = (),
+    in_bins: bool = False,
+    returned: bool = False,
+) -> str:
+    """Why FlowFiles stay in a queue at the end of a batch run, in words a user can act on.
+
+    Args:
+        reader: the name of the processor that reads the queue; None when no connection of
+            the flow leads from it any more (the flow changed since they were queued).
+        parked: the queue holds FlowFiles returned after the reader failed on them.
+        failed: the reader raised errors (bulletins) in this run.
+        full_outputs: labels of the reader's output queues at their back-pressure threshold,
+            which kept it from running.
+        in_bins: FlowFiles sit in the reader's open bins (it bins, as MergeContent does).
+        returned: FlowFiles were handed back penalized or after a failure; a batch run does not
+            wait for them.
+    """
+    if reader is None:
+        return "no connection of the flow reads this queue any more; add the connection back"
+    if full_outputs:
+        held = " (its open bins included)" if in_bins else ""
+        return (
+            f"{reader} could not run{held}: its output queue {', '.join(full_outputs)} is at its "
+            "back-pressure threshold and nothing drained it; raise the threshold or fix what "
+            "holds that queue"
+        )
+    if parked or (returned and failed):
+        return (
+            f"returned after processor errors in {reader} (see the bulletins); a later run "
+            "retries them"
+        )
+    if returned:
+        return "penalized past the end of the run; a later run takes them"
+    if in_bins:
+        return f"held in open bins of {reader} that cannot complete"
+    return f"not taken by {reader} before the run ended (it kept yielding or refusing)"
 
 
 @attrs.frozen

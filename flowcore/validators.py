@@ -85,10 +85,8 @@ class ValidationResult:
             return f"'{self.subject}' is valid"
         if self.input is None:
             return f"'{self.subject}' is invalid because {self.explanation}"
-        return (
-            f"'{self.subject}' validated against '{self.input}' is invalid because "
-            f"{self.explanation}"
-        )
+        shown = self.input if len(self.input) <= 200 else self.input[:197] + "..."
+        return f"'{self.subject}' validated against '{shown}' is invalid because {self.explanation}"
 
 
 def _ok(subject: str, value: str) -> ValidationResult:

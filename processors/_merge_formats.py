@@ -131,6 +131,11 @@ def entry_name(flowfile: FlowFile, keep_path: bool) -> str:
     segments go, ``..`` climbs only within the name (never above it), NUL bytes become ``_``.
     A name left empty becomes the FlowFile's uuid.
     """
+    return _contained(_raw_entry_name(flowfile, keep_path)) or flowfile.uuid
+
+
+def _raw_entry_name(flowfile: FlowFile, keep_path: bool) -> str:
+    """The entry name as NiFi writes it, before :func:`entry_name` makes it safe."""
     filename = flowfile.attributes.get("filename", "")
     if keep_path:
         path = flowfile.attributes.get("path", "")
@@ -139,7 +144,7 @@ def entry_name(flowfile: FlowFile, keep_path: bool) -> str:
         elif path == ".":
             path = ""
         filename = f"{path}/{filename}" if path else filename
-    return _contained(filename) or flowfile.uuid
+    return filename
 
 
 def _contained(name: str) -> str:
@@ -211,7 +216,14 @@ def _parse_instant(text: str) -> float | None:
 
 
 class Tar(Merger):
-    """One TAR entry per FlowFile, GNU long names, ``tar.permissions`` and Tar Modified Time."""
+    """One TAR entry per FlowFile, GNU long names, ``tar.permissions`` and Tar Modified Time.
+
+    Two FlowFiles with the same name both go in, as in NiFi (extraction keeps the later).
+    Two *different* names that :func:`entry_name` made equal (``x`` and ``../x``) are another
+    matter: the later would silently replace the earlier, so it is left unmerged (MergeContent
+    sends it to ``failure``), as ZIP does with any duplicate. ``tar.permissions`` keeps only
+    the ``rwxrwxrwx`` bits: an attribute cannot make an extracted file setuid or setgid.
+    """
 
     mime_type = "application/tar"
     suffix = ".tar"
@@ -224,18 +236,26 @@ class Tar(Merger):
         options: MergeOptions,
     ) -> tuple[FlowFile, list[FlowFile]]:
         """Write a GNU tar (long names supported, big sizes in base-256)."""
+        unmerged: list[FlowFile] = []
 
         def produce(out: Any) -> None:
+            written: dict[str, str] = {}  # entry name -> the raw name it was made from
             with tarfile.open(fileobj=out, mode="w|", format=tarfile.GNU_FORMAT) as tar:
                 for flowfile in flowfiles:
-                    info = tarfile.TarInfo(entry_name(flowfile, options.keep_path))
+                    name = entry_name(flowfile, options.keep_path)
+                    raw = _raw_entry_name(flowfile, options.keep_path)
+                    if written.setdefault(name, raw) != raw:
+                        unmerged.append(flowfile)
+                        continue
+                    info = tarfile.TarInfo(name)
                     info.size = flowfile.size
                     info.mode = 0o644
                     info.mtime = options.now_ms // 1000
                     permissions = flowfile.attributes.get("tar.permissions")
                     if permissions is not None:
                         with contextlib.suppress(ValueError):
-                            info.mode = int(permissions)  # NiFi parses decimal, quirk kept
+                            # NiFi parses decimal (quirk kept); setuid, setgid, sticky dropped
+                            info.mode = int(permissions) & 0o777
                     if options.tar_modified_time:
                         text = compile_expression(options.tar_modified_time).evaluate(flowfile)
                         seconds = _parse_instant(text)
@@ -244,7 +264,7 @@ class Tar(Merger):
                     with session.read(flowfile) as stream:
                         tar.addfile(info, stream)  # type: ignore[arg-type]
 
-        return session.write(bundle, produce), []
+        return session.write(bundle, produce), unmerged
 
 
 class Zip(Merger):

@@ -14,6 +14,7 @@ from flowcore import (
     PropertyDescriptor,
     Relationship,
 )
+from flowcore.errors import ExpressionEvaluationError
 from flowcore.expression import ResultType, compile_expression
 from flowcore.validators import NON_EMPTY_VALIDATOR
 
@@ -49,7 +50,9 @@ class RouteOnAttribute(Processor):
     ``Route to Property name`` each property is a relationship of the same name and a FlowFile
     goes (cloned as needed) to every relationship whose condition is true, else ``unmatched``.
     The other strategies route to ``matched`` or ``unmatched``. Each routed FlowFile gets
-    ``RouteOnAttribute.Route`` and a ROUTE provenance event.
+    ``RouteOnAttribute.Route`` and a ROUTE provenance event. A condition that cannot be
+    evaluated (a regular expression past ``regex_time_limit``, a bad date) raises its error,
+    naming the condition: the FlowFile stays queued, penalized, with a bulletin.
     """
 
     ROUTING_STRATEGY = PropertyDescriptor(
@@ -99,11 +102,17 @@ class RouteOnAttribute(Processor):
         if flowfile is None:
             return
         conditions = self.dynamic_properties
-        matching = [
-            name
-            for name, text in conditions.items()
-            if compile_expression(text).evaluate_boolean(flowfile, clock=context.now)
-        ]
+        matching = []
+        for name, text in conditions.items():
+            try:
+                matched = compile_expression(text).evaluate_boolean(flowfile, clock=context.now)
+            except ExpressionEvaluationError as ex:
+                # No failure relationship in NiFi either: the engine returns the FlowFile to
+                # its queue, penalized, with a bulletin carrying this message.
+                ex.args = (f"could not evaluate {name!r} for {flowfile}: {ex}", *ex.args[1:])
+                raise
+            if matched:
+                matching.append(name)
         strategy = self._strategy()
         if strategy == ROUTE_ALL_MATCH.value:
             destinations = [

@@ -17,13 +17,18 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from flowcore.errors import ExpressionSyntaxError
+from flowcore.errors import (
+    ExpressionEvaluationError,
+    ExpressionLimitError,
+    ExpressionSyntaxError,
+    RegexTimeoutError,
+)
 from flowcore.expression._evaluate import EvaluationContext, evaluate_chain
 from flowcore.expression._functions import FUNCTIONS
 from flowcore.expression._nodes import Chain, ParameterRef, ResultType, Template
-from flowcore.expression._parser import parse
+from flowcore.expression._parser import MAX_DEPTH, parse
 from flowcore.expression._regex import java_regex
-from flowcore.expression._values import Value, render, to_boolean
+from flowcore.expression._values import Value, check_length, render, to_boolean
 
 if TYPE_CHECKING:
     from flowcore.flowfile import FlowFile
@@ -90,18 +95,32 @@ class Expression:
         return self.evaluate_in(_context(attributes, variables, state, parameters, clock))
 
     def evaluate_in(self, ctx: EvaluationContext) -> str:
-        """Evaluate to a string in an existing :class:`EvaluationContext`."""
+        """Evaluate to a string in an existing :class:`EvaluationContext`.
+
+        Raises:
+            ExpressionEvaluationError: a function failed. A limit's error (a regular
+                expression past ``regex_time_limit``, a result past ``expression_max_length``)
+                names this expression too, so a bulletin shows which property hit it.
+        """
         parts = self.template.parts
         if len(parts) == 1 and isinstance(parts[0], str):
             return parts[0]
         out = []
-        for part in parts:
-            if isinstance(part, str):
-                out.append(part)
-            elif isinstance(part, ParameterRef):
-                out.append(ctx.parameters.get(part.name) or "")
-            else:
-                out.append(render(evaluate_chain(part, ctx)))
+        try:
+            for part in parts:
+                if isinstance(part, str):
+                    out.append(part)
+                elif isinstance(part, ParameterRef):
+                    out.append(ctx.parameters.get(part.name) or "")
+                else:
+                    out.append(render(evaluate_chain(part, ctx)))
+            if len(out) > 1:
+                check_length(sum(map(len, out)), "the property text's concatenation")
+        except (ExpressionLimitError, RegexTimeoutError) as error:
+            self._name_in(error)
+            raise
+        except RecursionError:
+            raise self._too_deep() from None
         return "".join(out)
 
     def evaluate_value(
@@ -119,8 +138,29 @@ class Expression:
         """Like :meth:`evaluate_value`, in an existing :class:`EvaluationContext`."""
         parts = self.template.parts
         if len(parts) == 1 and isinstance(parts[0], Chain):
-            return evaluate_chain(parts[0], ctx)
+            try:
+                return evaluate_chain(parts[0], ctx)
+            except (ExpressionLimitError, RegexTimeoutError) as error:
+                self._name_in(error)
+                raise
+            except RecursionError:
+                raise self._too_deep() from None
         return self.evaluate_in(ctx)
+
+    def _name_in(self, error: ExpressionLimitError | RegexTimeoutError) -> None:
+        """Make *error* name this expression (the innermost one, when they nest)."""
+        if error.expression is not None:
+            return
+        error.args = (f"in {_shown(self.text)}: {error}", *error.args[1:])
+        error.expression = self.text
+
+    def _too_deep(self) -> ExpressionEvaluationError:
+        """The error for a RecursionError (a guard: parsing already limits nesting)."""
+        msg = (
+            f"{_shown(self.text)} nests too deeply to evaluate (Python's recursion limit); keep "
+            f"expressions under {MAX_DEPTH} levels"
+        )
+        return ExpressionEvaluationError(msg)
 
     def boolean_in(self, ctx: EvaluationContext) -> bool:
         """Like :meth:`evaluate_boolean`, in an existing :class:`EvaluationContext`."""
@@ -152,6 +192,10 @@ def _context(
         parameters=parameters or {},
         clock=clock,
     )
+
+
+def _shown(text: str) -> str:
+    return repr(text if len(text) <= 200 else text[:197] + "...")
 
 
 @functools.lru_cache(maxsize=4096)

@@ -12,7 +12,7 @@ import attrs
 from flowcore.errors import ExpressionEvaluationError, FlowcoreError
 from flowcore.expression._functions import FUNCTIONS
 from flowcore.expression._nodes import AttributeRef, Call, Chain, Literal, Node, ParameterRef
-from flowcore.expression._values import Value, to_boolean, to_string
+from flowcore.expression._values import Value, check_length, shown, to_boolean
 
 if TYPE_CHECKING:
     from flowcore.flowfile import FlowFile
@@ -91,6 +91,20 @@ def _evaluate_node(node: Node, ctx: EvaluationContext) -> Value:
     return _invoke(node, None, ctx)
 
 
+#: What a function raises on bad data, each made an ExpressionEvaluationError: a date past year
+#: 9999 (ValueError, or OSError on some platforms), JSON nested too deep for ``jsonPath``
+#: (RecursionError), a digit string over Python's 4,300-digit limit (ValueError) ...
+_DATA_ERRORS = (
+    ValueError,
+    TypeError,
+    ArithmeticError,
+    IndexError,
+    KeyError,
+    OSError,
+    RecursionError,
+)
+
+
 def _invoke(call: Call, subject: Value, ctx: EvaluationContext) -> Value:
     spec = FUNCTIONS[call.name]
     if spec.lazy:
@@ -98,12 +112,15 @@ def _invoke(call: Call, subject: Value, ctx: EvaluationContext) -> Value:
     else:
         args = [_evaluate_node(arg, ctx) for arg in call.args]
     try:
-        return spec.impl(ctx, subject, *args)
+        result = spec.impl(ctx, subject, *args)
     except FlowcoreError:
         raise
-    except (ValueError, TypeError, ArithmeticError, OverflowError, IndexError, KeyError) as ex:
-        msg = f"{call.name}() failed on {to_string(subject)!r}: {ex}"
+    except _DATA_ERRORS as ex:
+        msg = f"{call.name}() failed on {shown(subject)}: {type(ex).__name__}: {ex}"
         raise ExpressionEvaluationError(msg) from ex
+    if isinstance(result, str):  # the amplifying functions refuse before building; the
+        check_length(len(result), call.name)  # others (escapeJson, urlEncode ...) here
+    return result
 
 
 @attrs.frozen

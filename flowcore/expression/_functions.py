@@ -9,6 +9,7 @@ expressions stay picklable and the registry is an explicit dict (no import-time 
 from __future__ import annotations
 
 import base64
+import contextvars
 import html
 import itertools
 import math
@@ -64,10 +65,12 @@ from flowcore.expression._nodes import ResultType
 from flowcore.expression._regex import java_regex
 from flowcore.expression._values import (
     Value,
+    check_length,
     from_epoch_millis,
     int_arg,
     is_number,
     java_trim,
+    shown,
     to_boolean,
     to_date,
     to_epoch_millis,
@@ -112,6 +115,7 @@ class FunctionSpec:
 
 _s = to_string
 _int_arg = int_arg
+_LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
 
 
 def _kind(value: Value) -> str:
@@ -255,7 +259,8 @@ def _to_number(_ctx: Any, s: Value) -> int | None:
     if isinstance(number, float):
         if math.isnan(number) or math.isinf(number):
             return None
-        return int(number)
+        # Java's (long) cast saturates: 1e300 becomes Long.MAX_VALUE, not a 301-digit number.
+        return max(_LONG_MIN, min(_LONG_MAX, int(number)))
     return number
 
 
@@ -289,7 +294,9 @@ def _to_radix(_ctx: Any, s: Value, base: Value, width: Value = None) -> str | No
             break
     text = "".join(reversed(digits))
     if width is not None:
-        text = text.zfill(_int_arg(width, "toRadix"))
+        padded = _int_arg(width, "toRadix")
+        check_length(padded, "toRadix")  # toRadix(2, 2000000000) made 2 GB of zeros
+        text = text.zfill(padded)
     return "-" + text if value < 0 else text
 
 
@@ -300,7 +307,7 @@ def _from_radix(_ctx: Any, s: Value, base: Value) -> int | None:
     try:
         return int(java_trim(text), _int_arg(base, "fromRadix"))
     except ValueError:
-        msg = f"fromRadix(): {text!r} is not a number in base {to_string(base)}"
+        msg = f"fromRadix(): {shown(text)} is not a number in base {to_string(base)}"
         raise ExpressionEvaluationError(msg) from None
 
 
@@ -346,7 +353,7 @@ def _math(_ctx: Any, s: Value, name: Value, arg: Value = None) -> int | float:
         raise ExpressionEvaluationError(msg)
     args = [to_number(x) for x in (s, arg) if x is not None]
     if any(a is None for a in args):
-        msg = f"math({method!r}) needs numeric operands, got {to_string(s)!r}"
+        msg = f"math({method!r}) needs numeric operands, got {shown(s)}"
         raise ExpressionEvaluationError(msg)
     try:
         result = fn(*args)
@@ -422,11 +429,32 @@ def _thread(_ctx: Any, _s_: Value) -> str:
     return threading.current_thread().name
 
 
+#: ``evaluateELString`` evaluating text that calls it again, at most: an attribute whose value
+#: is ``${a:evaluateELString()}`` refers to itself forever otherwise (a RecursionError).
+MAX_EL_STRING_DEPTH = 16
+_el_string_depth = contextvars.ContextVar("flowcore_el_string_depth", default=0)
+
+
 def _evaluate_el_string(ctx: EvaluationContext, s: Value) -> str | None:
     from flowcore.expression import compile_expression  # noqa: PLC0415 - recursion into the API
 
     text = _s(s)
-    return None if text is None else compile_expression(text).evaluate_in(ctx)
+    if text is None:
+        return None
+    depth = _el_string_depth.get()
+    if depth >= MAX_EL_STRING_DEPTH:
+        shown = text if len(text) <= 80 else text[:77] + "..."
+        msg = (
+            f"evaluateELString() evaluated text that calls it again {MAX_EL_STRING_DEPTH} levels "
+            f"deep (now {shown!r}); an attribute that refers to itself this way never ends: "
+            "break the cycle"
+        )
+        raise ExpressionEvaluationError(msg)
+    token = _el_string_depth.set(depth + 1)
+    try:
+        return compile_expression(text).evaluate_in(ctx)
+    finally:
+        _el_string_depth.reset(token)
 
 
 # --- multi-attribute subjects and reducers -----------------------------------------------------

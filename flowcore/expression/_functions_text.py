@@ -15,8 +15,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import regex as regex_engine
+
 from flowcore.errors import ExpressionEvaluationError
-from flowcore.expression._regex import java_regex, java_replacement
+from flowcore.expression._regex import java_regex, java_template
 from flowcore.expression._values import (
     Value,
     check_length,
@@ -126,7 +128,11 @@ def _regex_replace(text: str, regex: Value, repl: Value, *, first: bool, name: s
     if len(text) + matches * len(template) + references * len(text) > max_length():
         matches = pattern.subn("", text)[1]  # counted in C, under the time limit
         check_length(len(text) + matches * len(template) + references * len(text), name)
-    return pattern.sub(java_replacement(template), text, count=1 if first else 0)
+    try:
+        return pattern.sub(java_template(template), text, count=1 if first else 0)
+    except (regex_engine.error, IndexError) as ex:  # a group the pattern does not have
+        msg = f"{name}(): replacement {template!r} does not fit {pattern.pattern!r}: {ex}"
+        raise ExpressionEvaluationError(msg) from None
 
 
 def _replace_first(_ctx: Any, s: Value, regex: Value, repl: Value) -> str | None:

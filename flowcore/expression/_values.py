@@ -27,6 +27,7 @@ __all__ = [
     "max_length",
     "render",
     "set_max_length",
+    "shown",
     "to_boolean",
     "to_date",
     "to_number",
@@ -76,6 +77,14 @@ _DECIMAL = re.compile(
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
 
 
+def shown(value: Value) -> str:
+    """*value* for an error message: quoted, and cut short when long (values come from data)."""
+    text = to_string(value)
+    if text is not None and len(text) > 80:
+        return f"{text[:60]!r}... ({len(text):,} characters)"
+    return repr(text)
+
+
 def wrap_long(value: int) -> int:
     """Wrap *value* into a signed 64-bit long, as Java arithmetic overflows silently."""
     return ((value - _LONG_MIN) % 2**64) + _LONG_MIN
@@ -91,7 +100,7 @@ def int_arg(value: Value, function: str) -> int:
     if number is None:
         from flowcore.errors import ExpressionEvaluationError  # noqa: PLC0415
 
-        msg = f"{function}() needs a whole number argument, got {to_string(value)!r}"
+        msg = f"{function}() needs a whole number argument, got {shown(value)}"
         raise ExpressionEvaluationError(msg)
     return int(number)
 
@@ -114,6 +123,8 @@ def is_number(value: Value) -> bool:
 def _parse_whole(text: str) -> int | None:
     sign = -1 if text.startswith("-") else 1
     digits = text.lstrip("+-")
+    if len(digits.lstrip("0xX")) > 20:  # past a long's 19 digits (16 hex): not a long, and
+        return None  # Python's int() refuses strings of over 4,300 digits anyway
     number = int(digits[2:], 16) if digits[:2].lower() == "0x" else int(digits, 10)
     number *= sign
     return number if _LONG_MIN <= number <= _LONG_MAX else None

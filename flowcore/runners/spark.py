@@ -14,6 +14,8 @@ cores to the Python workers. Java options in the user's conf come after these, s
 
 from __future__ import annotations
 
+import functools
+import importlib
 import itertools
 import os
 import sys
@@ -39,6 +41,36 @@ _WARMED: set[int] = set()  # ids of SparkContexts whose workers imported the tas
 
 _LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
 _JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+_WORKER_PYTHONPATH = "spark.executorEnv.PYTHONPATH"
+_PACKAGES = ("flowcore", "processors", "repositories")
+
+
+def _site_paths() -> set[Path]:
+    return {Path(sysconfig.get_paths()[k]).resolve() for k in ("purelib", "platlib")}
+
+
+def _driver_package_files() -> dict[str, str]:
+    """Where this process imported flowcore's packages from (their ``__init__`` files)."""
+    files = {}
+    for name in _PACKAGES:
+        module = sys.modules.get(name) or importlib.import_module(name)
+        files[name] = str(Path(module.__file__ or "").resolve())
+    return files
+
+
+def _package_roots() -> list[str]:
+    """The directories holding the driver's packages, unless site-packages does.
+
+    A source checkout found through the driver's ``sys.path`` (not installed, or installed in
+    editable mode) is outside site-packages: the workers get it on their ``PYTHONPATH``.
+    """
+    site = _site_paths()
+    roots: list[str] = []
+    for location in _driver_package_files().values():
+        root = Path(location).parent.parent
+        if root not in site and str(root) not in roots:
+            roots.append(str(root))
+    return roots
 
 
 def _session_defaults(master: str) -> dict[str, str]:
@@ -61,6 +93,9 @@ def _session_defaults(master: str) -> dict[str, str]:
         # `processors`) there would be imported instead of the installed packages. Python
         # 3.11's safe path leaves it out, so workers import what the driver imports.
         "spark.executorEnv.PYTHONSAFEPATH": "1",
+        # ... and without the current directory, a checkout that is not installed (found by
+        # the driver through its own sys.path) must be named to them.
+        **({_WORKER_PYTHONPATH: os.pathsep.join(roots)} if (roots := _package_roots()) else {}),
         # Task results are small; task specs carry processors, so keep closures unlimited.
         "spark.driver.maxResultSize": "1g",
     }
@@ -76,6 +111,9 @@ def session_conf(master: str, conf: Mapping[str, str] | None = None) -> dict[str
     merged = {**defaults, **(conf or {})}
     if conf and _JAVA_OPTIONS in conf:
         merged[_JAVA_OPTIONS] = f"{defaults[_JAVA_OPTIONS]} {conf[_JAVA_OPTIONS]}"
+    if conf and _WORKER_PYTHONPATH in conf and _WORKER_PYTHONPATH in defaults:
+        paths = (defaults[_WORKER_PYTHONPATH], conf[_WORKER_PYTHONPATH])
+        merged[_WORKER_PYTHONPATH] = os.pathsep.join(paths)  # flowcore's first, then theirs
     return merged
 
 
@@ -110,23 +148,19 @@ def spark_session(master: str | None = None, conf: dict[str, str] | None = None)
         return _SESSION
 
 
-_INSTALLED_PACKAGES = frozenset({"flowcore", "processors", "repositories"})
-
-
 def _importable_on_workers(module: Any) -> bool:
     """Whether executors can import *module* themselves.
 
     flowcore's packages and anything installed in site-packages can; flow files, ``__main__``
     and a script's neighbours cannot.
     """
-    if module.__name__.split(".")[0] in _INSTALLED_PACKAGES:
+    if module.__name__.split(".")[0] in _PACKAGES:
         return True
     location = getattr(module, "__file__", None)
     if location is None:
         return True  # built-in
-    installed = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
-    resolved = str(Path(location).resolve())
-    return any(resolved.startswith(str(Path(p).resolve())) for p in installed)
+    resolved = Path(location).resolve()
+    return any(resolved.is_relative_to(p) for p in _site_paths())
 
 
 def _ship_by_value(job: StageJob) -> None:
@@ -143,19 +177,37 @@ def _ship_by_value(job: StageJob) -> None:
             cloudpickle.register_pickle_by_value(module)
 
 
-def _import_task_path(index: int) -> int:
-    """On a worker: import what every task needs, then freeze it for the garbage collector.
+def _import_task_path(index: int, expected: Mapping[str, str] | None = None) -> int:
+    """On a worker: import what every task needs, check it, then freeze it for the collector.
 
-    The built-in processors come with it. PySpark's daemon runs a full ``gc.collect()``
-    after every task of a reused worker, before the worker takes its next task: with flowcore
-    and the processors imported, that walks some 40,000 long-lived objects each time (10-40 ms
-    on a small VM; a trivial job takes 25-30 ms less frozen). Frozen, they are skipped.
+    The built-in processors come with it. With *expected* (the driver's
+    :func:`_driver_package_files`), the worker must have imported those very files: one that
+    imported another copy (a different version on an executor) would run other code against
+    the same repository, so the run stops at once with both places named. PySpark's daemon
+    runs a full ``gc.collect()`` after every task of a reused worker, before the worker takes
+    its next task: with flowcore and the processors imported, that walks some 40,000
+    long-lived objects each time (10-40 ms on a small VM; a trivial job takes 25-30 ms less
+    frozen). Frozen, they are skipped.
+
+    Raises:
+        ConfigurationError: a worker imported one of flowcore's packages from elsewhere.
     """
     import gc  # noqa: PLC0415
 
     import processors  # noqa: F401, PLC0415 - the import is the point
     from flowcore import task  # noqa: F401, PLC0415
 
+    found = _driver_package_files()
+    for name, location in (expected or {}).items():
+        if found[name] != location:
+            from flowcore.errors import ConfigurationError  # noqa: PLC0415
+
+            msg = (
+                f"Spark's Python workers imported {name} from {found[name]} but the driver "
+                f"uses {location}; give the workers the same installation "
+                "(spark.pyspark.python, spark.executorEnv.PYTHONPATH)"
+            )
+            raise ConfigurationError(msg)
     gc.freeze()
     return index
 
@@ -195,7 +247,8 @@ class SparkRunner:
         if id(context) in _WARMED:
             return
         cores = max(1, self.default_parallelism)
-        context.parallelize(range(cores), cores).map(_import_task_path).collect()
+        warm = functools.partial(_import_task_path, expected=_driver_package_files())
+        context.parallelize(range(cores), cores).map(warm).collect()
         _WARMED.add(id(context))
 
     @property

@@ -712,3 +712,66 @@ def test_kill_9_while_merging_batches_loses_and_duplicates_nothing(tmp_path: Pat
         assert repos.content.check() == []
     finally:
         repos.close()
+
+
+# --- the end of a batch run: why each queue is stuck ---------------------------------------
+
+
+class PenalizeAll(Processor):
+    """Passes every FlowFile on, penalized (NiFi's session.penalize)."""
+
+    relationships = (Relationship("success", "penalized"),)
+
+    def on_trigger(self, context, session):  # type: ignore[no-untyped-def]
+        flowfile = session.get()
+        if flowfile is not None:
+            session.transfer(session.penalize(flowfile), "success")
+
+
+def test_back_pressure_that_never_clears_names_the_full_queue(tmp_path: Path) -> None:
+    """Upstream of a full queue nothing runs: its queue says which queue held it back."""
+    settings = Settings(sync=False, parallelism=1, unbounded_source_batches=3)
+    flow = Flow("pressure")
+    gen = flow.add(GenerateFlowFile(custom_text="x", batch_size=20), name="gen")
+    tag = flow.add(UpdateAttribute(a="b"), name="tag")
+    boom = flow.add(Explode(), name="boom")
+    flow.connect(gen, tag, back_pressure_object_threshold=5)
+    flow.connect(tag, boom, back_pressure_object_threshold=5)
+    flow.auto_terminate(boom, "success")
+    result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=settings)
+    assert result.stuck["gen -[success]-> tag"].startswith(
+        "tag could not run: its output queue tag -[success]-> boom is at its back-pressure"
+    )
+    assert "processor errors in boom" in result.stuck["tag -[success]-> boom"]
+    assert sum(count for count, _ in result.queued.values()) == 40
+
+
+def test_penalized_flowfiles_are_not_blamed_on_processor_errors(tmp_path: Path) -> None:
+    """FlowFiles penalized past the end of a batch run (no error) are reported as penalized."""
+    flow = Flow("penalties")
+    gen = flow.add(GenerateFlowFile(custom_text="x", batch_size=2), name="gen")
+    pen = flow.add(PenalizeAll(), name="pen")
+    tag = flow.add(UpdateAttribute(a="b"), name="tag")
+    flow.connect(gen, pen)
+    flow.connect(pen, tag, durable=True)
+    flow.auto_terminate(tag, "success")
+    result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=SETTINGS)
+    assert result.stuck == {
+        "pen -[success]-> tag": "penalized past the end of the run; a later run takes them"
+    }
+
+
+def test_a_queue_no_connection_reads_any_more_says_so(tmp_path: Path) -> None:
+    """Run a flow, drop the connection that holds FlowFiles, run again: the queue is named."""
+    repository = tmp_path / "repo"
+    flow = Flow("changed")
+    gen = flow.add(GenerateFlowFile(custom_text="x"), name="gen")
+    boom = flow.add(Explode(), name="boom")
+    flow.connect(gen, boom, durable=True)
+    flow.auto_terminate(boom, "success")
+    assert run_flow(flow, "direct", repository=repository, settings=SETTINGS).stuck
+    later = Flow("changed")
+    gen2 = later.add(GenerateFlowFile(custom_text="x"), name="gen2")
+    later.auto_terminate(gen2, "success")
+    result = run_flow(later, "direct", repository=repository, settings=SETTINGS)
+    assert any("no connection of the flow reads this queue" in r for r in result.stuck.values())

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from flowcore.run_result import RunResult, stage_summary
+import pytest
+
+from flowcore.run_result import RunResult, stage_summary, why_stuck
 from flowcore.stage_plan import Bulletin
 
 
@@ -61,3 +63,22 @@ def test_a_run_with_flowfiles_left_is_not_finished_and_says_why() -> None:
     result = _result(queued={"a -> b": (2, 20)}, stuck={"a -> b": "held in open bins"})
     assert not result.finished
     assert "a -> b: 2 FlowFiles, 20 bytes (held in open bins)" in result.summary()
+
+
+@pytest.mark.parametrize(
+    ("facts", "expected"),
+    [
+        ({"reader": None}, "no connection of the flow reads this queue"),
+        ({"reader": "put", "full_outputs": ["put -> log"]}, "put could not run: its output queue"),
+        ({"reader": "put", "full_outputs": ["q"], "in_bins": True}, "its open bins included"),
+        ({"reader": "put", "parked": True}, "processor errors in put (see the bulletins)"),
+        ({"reader": "put", "returned": True, "failed": True}, "processor errors in put"),
+        ({"reader": "put", "returned": True}, "penalized past the end of the run"),
+        ({"reader": "merge", "in_bins": True}, "held in open bins of merge"),
+        ({"reader": "put"}, "not taken by put before the run ended"),
+    ],
+)
+def test_why_stuck_names_the_cause_a_user_can_act_on(facts: dict, expected: str) -> None:
+    """Each cause reads as a sentence naming the processor and what moves the FlowFiles."""
+    reader = facts.pop("reader")
+    assert expected in why_stuck(reader, **facts)

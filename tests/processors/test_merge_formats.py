@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import shutil
+import subprocess
 import tarfile
 import zipfile
 from pathlib import Path
@@ -94,3 +96,65 @@ def test_no_entry_lands_outside_the_extraction_directory(
         for target in _extract_all(merged.content, merge_format, into):
             assert target == into or into in target.parents
     assert list(root.iterdir()) == [into]
+
+
+def _merge(fmt: str, names: list[tuple[str, str]], **properties: object) -> TestRunner:
+    runner = TestRunner(
+        MergeContent(
+            merge_format=fmt,
+            keep_path=True,
+            minimum_number_of_entries=len(names),
+            maximum_number_of_entries=len(names),
+            **properties,
+        )
+    )
+    for index, (path, filename) in enumerate(names):
+        runner.enqueue(f"content {index}", {"filename": filename, "path": path})
+    runner.run()
+    return runner
+
+
+def test_tar_leaves_unmerged_a_name_that_collides_only_after_normalising() -> None:
+    """'x' and '../x' differ, but both become 'x': the later would overwrite the earlier on
+    extraction, so it goes to failure; true duplicates go in, as in NiFi."""
+    runner = _merge("TAR", [("", "x"), ("", "../x"), ("/", "x"), ("", "x")])
+    (bundle,) = runner.flowfiles_for("merged")
+    with tarfile.open(fileobj=io.BytesIO(bundle.content)) as archive:
+        assert archive.getnames() == ["x", "x"]
+    assert [f.attributes["filename"] for f in runner.flowfiles_for("failure")] == ["../x", "x"]
+    assert [f.attributes["path"] for f in runner.flowfiles_for("failure")] == ["", "/"]
+
+
+def test_tar_permissions_cannot_make_a_setuid_file() -> None:
+    """tar.permissions keeps rwxrwxrwx only (NiFi's decimal parsing kept): no setuid bit."""
+    runner = TestRunner(
+        MergeContent(merge_format="TAR", minimum_number_of_entries=1, maximum_number_of_entries=1)
+    )
+    runner.enqueue("x", {"filename": "f", "tar.permissions": str(0o4755)})
+    runner.run()
+    (bundle,) = runner.flowfiles_for("merged")
+    with tarfile.open(fileobj=io.BytesIO(bundle.content)) as archive:
+        assert archive.getmembers()[0].mode == 0o755
+
+
+HOSTILE = ["../../escaped-1", "/tmp/escaped-2", "..\\..\\escaped-3", "nul\0../escaped-4", "C:x"]
+
+
+@pytest.mark.parametrize(("fmt", "command"), [("TAR", ["tar", "-xf"]), ("ZIP", ["unzip", "-q"])])
+def test_gnu_tar_and_unzip_extract_hostile_names_inside(
+    fmt: str, command: list[str], tmp_path: Path
+) -> None:
+    """The tools a user reaches for find nothing to strip or refuse, and write only inside."""
+    if shutil.which(command[0]) is None:
+        pytest.skip(f"{command[0]} is not installed")
+    runner = _merge(fmt, [("../../up", name) for name in HOSTILE])
+    archive = tmp_path / "bundle"
+    archive.write_bytes(runner.flowfiles_for("merged")[0].content)
+    into = tmp_path / "sandbox" / "into"
+    into.mkdir(parents=True)
+    done = subprocess.run([*command, str(archive)], cwd=into, capture_output=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert b"leading" not in done.stderr.lower()  # GNU tar: "Removing leading `../'"
+    written = [p for p in (tmp_path / "sandbox").rglob("*") if p.is_file()]
+    assert len(written) == len(HOSTILE)
+    assert all(into in p.parents for p in written)

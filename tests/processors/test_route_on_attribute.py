@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from flowcore import ProvenanceEventType
+import time
+from pathlib import Path
+
+from flowcore import Flow, ProvenanceEventType
+from flowcore.controller import run_flow
+from flowcore.settings import Settings
 from flowcore.testing import TestRunner
-from processors import RouteOnAttribute
+from processors import GenerateFlowFile, RouteOnAttribute, UpdateAttribute
 
 
 def test_route_to_property_name_clones_for_each_match() -> None:
@@ -62,3 +67,30 @@ def test_run_time_expression_error_keeps_the_flowfile() -> None:
         runner.run()
     assert runner.queue_size() == 1
     assert runner.penalized_flowfiles[0].attributes["pattern"] == "("
+
+
+def test_a_condition_past_the_regex_time_limit_is_named_and_the_others_pass(
+    tmp_path: Path,
+) -> None:
+    """The FlowFile it cannot decide waits, penalized; the bulletin names the condition, the
+    pattern and the limit; a FlowFile with a harmless name is routed as usual."""
+    flow = Flow("hostile")
+    gen = flow.add(GenerateFlowFile(custom_text="x", batch_size=2), name="gen")
+    hostile = "a" * 40 + "!"
+    name = flow.add(
+        UpdateAttribute(filename=f"${{nextInt():mod(2):equals(0):ifElse('{hostile}', 'ok')}}"),
+        name="name",
+    )
+    route = flow.add(RouteOnAttribute(aas="${filename:find('^(a|aa)+$')}"), name="route")
+    flow.connect(gen, name)
+    flow.connect(name, route)
+    flow.auto_terminate(route, ["aas", "unmatched"])
+    settings = Settings(sync=False, parallelism=1, regex_time_limit="200 millis")
+    started = time.monotonic()
+    result = run_flow(flow, "direct", repository=tmp_path / "r", settings=settings)
+    assert time.monotonic() - started < 30
+    assert result.count("route", "unmatched") == 1
+    assert result.queued == {"route (returned after errors)": (1, 1)}
+    (bulletin,) = result.bulletins
+    for part in ("could not evaluate 'aas'", "'^(a|aa)+$'", "0.2 s limit", "penalized"):
+        assert part in bulletin.message

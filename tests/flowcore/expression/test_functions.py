@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Iterator
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from flowcore.errors import ExpressionEvaluationError, ExpressionLimitError
 from flowcore.expression import compile_expression
+from flowcore.expression._regex import java_regex, java_replacement, java_template
+from flowcore.expression._values import max_length, set_max_length
 
 
 def ev(text: str, attributes: dict[str, str] | None = None, **kwargs: object) -> str:
@@ -383,3 +388,83 @@ def test_results_under_the_limit_are_unchanged() -> None:
     """The checks change nothing below the limit."""
     assert ev("${x:repeat(3):replaceAll('a', 'bb'):padLeft(8, '-')}", {"x": "a"}) == "--bbbbbb"
     assert ev("${x:replace('', '.')}", {"x": "ab"}) == ".a.b."
+
+
+@pytest.fixture
+def small_limit() -> Iterator[None]:
+    before = max_length()
+    set_max_length(1000)
+    yield
+    set_max_length(before)
+
+
+def test_to_radix_refuses_a_padding_width_over_the_limit() -> None:
+    """toRadix(2, 2000000000) made 2 GB of zeros; now it fails at once, naming itself."""
+    started = time.monotonic()
+    with pytest.raises(ExpressionLimitError, match=r"toRadix\(\) would make a string of 2,000"):
+        ev("${n:toRadix(2, 2000000000)}", {"n": "5"})
+    assert time.monotonic() - started < 1
+    assert ev("${n:toRadix(2, 8)}", {"n": "5"}) == "00000101"
+
+
+@pytest.mark.parametrize(
+    ("text", "attributes", "expected"),
+    [
+        ("${a:toNumber()}", {"a": "9" * 5000}, ""),
+        ("${a:toDecimal():toNumber()}", {"a": "1e308"}, "9223372036854775807"),
+        ("${a:toDecimal():toNumber()}", {"a": "-1e308"}, "-9223372036854775808"),
+        ("${a:toNumber()}", {"a": "0x" + "0" * 30 + "1F"}, "31"),
+        ("${a:substring(2000000000, 2000000001)}", {"a": "x"}, ""),
+    ],
+)
+def test_huge_numbers_behave_as_java_longs(
+    text: str, attributes: dict[str, str], expected: str
+) -> None:
+    """Digit strings past a long are not whole numbers, decimals saturate when made whole."""
+    assert ev(text, attributes) == expected
+
+
+def test_an_attribute_evaluating_itself_stops_with_a_clear_error() -> None:
+    """${a:evaluateELString()} where a holds that text was a RecursionError traceback."""
+    with pytest.raises(ExpressionEvaluationError, match="calls it again 16 levels deep"):
+        ev("${a:evaluateELString()}", {"a": "${a:evaluateELString()}"})
+    assert ev("${a:evaluateELString()}", {"a": "${b:evaluateELString()}", "b": "${c}", "c": "x"})
+
+
+@pytest.mark.parametrize(
+    ("text", "attributes"),
+    [
+        ("${q:escapeJson()}", {"q": '"' * 600}),
+        ("${q:urlEncode()}", {"q": "/" * 400}),
+        ("${q:base64Encode():base64Encode():base64Encode()}", {"q": "x" * 500}),
+    ],
+)
+def test_every_function_result_is_held_to_the_limit(
+    small_limit: None, text: str, attributes: dict[str, str]
+) -> None:
+    """Functions that grow their input without a check of their own are checked on return."""
+    with pytest.raises(ExpressionLimitError, match="over the limit of 1,000"):
+        ev(text, attributes)
+
+
+def test_a_replacement_naming_a_missing_group_is_an_evaluation_error() -> None:
+    """$3 or ${nope} against a pattern without them fails cleanly, naming both."""
+    for replacement in ("$3", "${nope}"):
+        with pytest.raises(ExpressionEvaluationError, match="does not fit"):
+            ev(f"${{a:replaceAll('(\\w+)', '{replacement}')}}", {"a": "hello"})
+
+
+_REPLACEMENTS = st.lists(
+    st.sampled_from(["x", "$0", "$1", "\\$", "\\\\", "${g}", "-", "\\g<1>", "\\n"]), max_size=4
+).map("".join)
+
+
+@given(replacement=_REPLACEMENTS, subject=st.text(alphabet="ab1 \\", max_size=12))
+def test_replacements_substituted_by_the_engine_equal_javas_semantics(
+    replacement: str, subject: str
+) -> None:
+    """The engine's template (fast path) gives what the Java replacement callable gives."""
+    pattern = java_regex("(?<g>a)|(b)")
+    assert pattern.sub(java_template(replacement), subject) == pattern.sub(
+        java_replacement(replacement), subject
+    )

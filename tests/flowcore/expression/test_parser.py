@@ -161,3 +161,26 @@ def test_deep_nesting_is_a_syntax_error_not_a_recursion_error() -> None:
     with pytest.raises(ExpressionSyntaxError, match="nest more than 100 levels"):
         compile_expression(nested(500))
     assert compile_expression(nested(100)).evaluate({"b": "y"}) == "y" * 100
+
+
+def test_a_flow_with_a_500_deep_expression_is_refused_in_a_short_message(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Validation names the processor, the property and the limit; the 5,000-character value
+    is cut short, so the CLI's one line stays readable."""
+    from flowcore import Flow
+    from flowcore.errors import FlowValidationError
+    from processors import GenerateFlowFile, UpdateAttribute
+
+    text = "${a}"
+    for _ in range(499):
+        text = "${a:append(" + text + ")}"
+    flow = Flow("deep")
+    gen = flow.add(GenerateFlowFile(), name="gen")
+    tag = flow.add(UpdateAttribute(deep=text), name="tag")
+    flow.connect(gen, tag)
+    flow.auto_terminate(tag, "success")
+    with pytest.raises(FlowValidationError) as caught:
+        flow.run(runner="direct", repository=tmp_path / "repo")
+    message = str(caught.value)
+    assert "UpdateAttribute 'tag': 'deep'" in message
+    assert "nest more than 100 levels" in message
+    assert len(message) < 1000

@@ -409,3 +409,29 @@ def test_workers_ignore_packages_named_like_ours_in_the_current_directory(tmp_pa
     assert done.returncode == 0, done.stderr.decode()[-2000:]
     assert b"decoy" not in done.stderr
     assert sorted(p.read_text() for p in (tmp_path / "out").iterdir()) == ["a", "b", "c"]
+
+
+def test_workers_get_the_drivers_checkout_and_the_users_paths_after_it() -> None:
+    """Without the current directory on their path, workers are told where a checkout that is
+    not in site-packages lives (an editable install here); a user's PYTHONPATH comes after."""
+    from flowcore.runners.spark import _package_roots, session_conf
+
+    conf = session_conf("local[2]")
+    roots = _package_roots()
+    root = str(Path(__file__).resolve().parents[3])
+    if root in roots:  # this checkout is not site-packages: its root travels
+        assert conf["spark.executorEnv.PYTHONPATH"].split(os.pathsep) == roots
+        mine = session_conf("local[2]", {"spark.executorEnv.PYTHONPATH": "/opt/mine"})
+        assert mine["spark.executorEnv.PYTHONPATH"].split(os.pathsep) == [*roots, "/opt/mine"]
+
+
+def test_a_worker_with_other_copies_of_the_packages_stops_the_run_naming_both() -> None:
+    """The warm-up check compares the files each package was imported from."""
+    from flowcore.errors import ConfigurationError
+    from flowcore.runners.spark import _driver_package_files, _import_task_path
+
+    files = _driver_package_files()
+    assert _import_task_path(3, files) == 3
+    elsewhere = {**files, "processors": "/opt/old/processors/__init__.py"}
+    with pytest.raises(ConfigurationError, match=r"/opt/old/processors/__init__\.py"):
+        _import_task_path(0, elsewhere)
