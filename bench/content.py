@@ -10,7 +10,9 @@ alternating the variants each round, best of N with the range (min-max) over the
   step stubbed out; baselines: a plain Python
   ``open(..., 'wb').write`` loop of the same sizes into one file, ``os.write`` of 1 MiB chunks
   (dd-like), and ``dd if=/dev/zero bs=1M``. Target: content writes with checksums >= 70% of the
-  raw write loop of the same sizes.
+  raw write loop of the same sizes. Each write is timed by the wall clock and by the CPU
+  seconds it used (MB per CPU second), since on a shared machine the wall time of creating
+  files stretches with the neighbours' disk traffic.
 * ``read``: every content read back once by a fresh repository (nothing verified yet), from
   checksummed claim files and from the same bytes in footer-less files (claims of an older
   flowcore, read unverified); baseline: ``read()`` of the claim files. The files are in the
@@ -26,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -68,6 +71,27 @@ class _NoSums:
         return b""
 
 
+class _Clock:
+    """Wall seconds and CPU seconds (user + system, this process and its children) since made.
+
+    CPU time is the fairer measure on a machine shared with other work: the wall time of
+    creating files and of page-cache writes stretches with the neighbours' disk traffic.
+    """
+
+    def __init__(self) -> None:
+        self._wall = time.perf_counter()
+        self._cpu = _cpu_seconds()
+
+    def stop(self) -> tuple[float, float]:
+        return time.perf_counter() - self._wall, _cpu_seconds() - self._cpu
+
+
+def _cpu_seconds() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def _best(times: list[float], volume: int) -> dict[str, float]:
     rates = [volume / MIB / t for t in times]
     return {"best": max(rates), "min": min(rates), "max": max(rates)}
@@ -75,73 +99,79 @@ def _best(times: list[float], volume: int) -> dict[str, float]:
 
 def _through_repository(
     directory: Path, volume: int, size: int, *, sums: bool, appendable: int = MIB
-) -> float:
-    """Seconds to write *volume* bytes as contents of *size* bytes; the files are removed."""
+) -> tuple[float, float]:
+    """Seconds to write *volume* bytes as contents of *size* bytes; the claim files are removed.
+
+    The section directories stay, as in a running repository (creating 1,024 of them would be
+    timed otherwise).
+    """
     chunk = os.urandom(min(size, 64 * 1024))
     pieces = size // len(chunk)
     repo = FileContentRepository(directory / "repo", max_appendable_size=appendable)
     _claim_writer.BlockSummer = BlockSummer if sums else _NoSums  # type: ignore[misc,assignment]
     try:
         os.sync()  # no dirty pages of the previous round
-        start = time.perf_counter()
+        clock = _Clock()
         writer = repo.writer("bench")
+        claims = []
         for _ in range(volume // size):
             stream = writer.open_stream()
             for _ in range(pieces):
                 stream.write(chunk)
-            stream.close()
+            claims.append(stream.close())
         writer.close()
-        elapsed = time.perf_counter() - start
+        elapsed = clock.stop()
     finally:
         _claim_writer.BlockSummer = BlockSummer  # type: ignore[misc]
-    shutil.rmtree(directory / "repo")
+    for claim in claims:
+        repo.remove(claim.resource_claim)
     return elapsed
 
 
-def _raw_loop(directory: Path, volume: int, size: int) -> float:
+def _raw_loop(directory: Path, volume: int, size: int) -> tuple[float, float]:
     """Seconds for a plain Python write loop of the same sizes into one file."""
     chunk = os.urandom(min(size, 64 * 1024))
     path = directory / "raw"
     os.sync()
-    start = time.perf_counter()
+    clock = _Clock()
     with open(path, "wb") as out:
         for _ in range(volume // len(chunk)):
             out.write(chunk)
-    elapsed = time.perf_counter() - start
+    elapsed = clock.stop()
     path.unlink()
     return elapsed
 
 
-def _dd_like(directory: Path, volume: int) -> float:
+def _dd_like(directory: Path, volume: int) -> tuple[float, float]:
     """Seconds for os.write of 1 MiB chunks (what dd does, from Python)."""
     chunk = os.urandom(MIB)
     path = directory / "dd-like"
     os.sync()
-    start = time.perf_counter()
+    clock = _Clock()
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     try:
         for _ in range(volume // MIB):
             os.write(fd, chunk)
     finally:
         os.close(fd)
-    elapsed = time.perf_counter() - start
+    elapsed = clock.stop()
     path.unlink()
     return elapsed
 
 
-def _dd(directory: Path, volume: int) -> float | None:
-    """Seconds for ``dd if=/dev/zero bs=1M`` (None when dd is missing)."""
+def _dd(directory: Path, volume: int) -> tuple[float, float] | None:
+    """Wall and CPU seconds of ``dd if=/dev/zero bs=1M`` (None when dd is missing)."""
     if shutil.which("dd") is None:
         return None
     path = directory / "dd"
     os.sync()
-    start = time.perf_counter()
-    subprocess.run(
+    clock = _Clock()
+    subprocess.run(  # its CPU is counted as a child's
         ["dd", "if=/dev/zero", f"of={path}", "bs=1M", f"count={volume // MIB}"],
         check=True,
         capture_output=True,
     )
-    elapsed = time.perf_counter() - start
+    elapsed = clock.stop()
     path.unlink()
     return elapsed
 
@@ -150,10 +180,11 @@ def bench_writes(directory: Path, volume: int, rounds: int) -> dict[str, float]:
     """Content writes with and without checksums beside raw writes, alternated per round."""
     times: dict[str, list[float]] = {}
 
-    def timed(key: str, run: Callable[[], float | None]) -> None:
-        elapsed = run()
-        if elapsed is not None:
-            times.setdefault(key, []).append(elapsed)
+    def timed(key: str, run: Callable[[], tuple[float, float] | None]) -> None:
+        measured = run()
+        if measured is not None:
+            times.setdefault(key, []).append(measured[0])
+            times.setdefault(f"{key}_cpu", []).append(measured[1])
 
     for _ in range(rounds):
         for label, (size, claim) in WRITES.items():
@@ -279,18 +310,15 @@ def main() -> None:
         table.add_row(label, f"{best:,.0f}", spread, ratio)
 
     for label in WRITES:
-        row(f"write {label}, checksummed / raw loop", f"write_{label}_sums", f"write_{label}_raw")
-        row(
-            f"write {label}, no checksums / raw loop", f"write_{label}_nosums", f"write_{label}_raw"
-        )
-        row(
-            f"write {label}, checksummed / no checksums",
-            f"write_{label}_sums",
-            f"write_{label}_nosums",
-        )
-        row("write, raw loop of the same sizes", f"write_{label}_raw")
-    row("write os.write 1 MiB chunks (dd-like)", "write_dd_like")
-    row("write dd if=/dev/zero bs=1M", "write_dd")
+        for clock, suffix in (("wall", ""), ("CPU", "_cpu")):
+            sums, nosums = f"write_{label}_sums{suffix}", f"write_{label}_nosums{suffix}"
+            raw = f"write_{label}_raw{suffix}"
+            row(f"write {label} ({clock}), checksummed / raw loop", sums, raw)
+            row(f"write {label} ({clock}), no checksums / raw loop", nosums, raw)
+            row(f"write {label} ({clock}), checksummed / no checksums", sums, nosums)
+            row(f"write {label} ({clock}), raw loop of the same sizes", raw)
+    row("write os.write 1 MiB chunks (dd-like), wall", "write_dd_like")
+    row("write dd if=/dev/zero bs=1M, wall", "write_dd")
     for label in SIZES:
         row(
             f"read {label} contents, verified / unverified",
