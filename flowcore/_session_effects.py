@@ -10,6 +10,7 @@ the engine after the stage run's write-ahead log transaction (see
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 from pathlib import Path
@@ -41,12 +42,22 @@ class ExternalEffects:
         Args:
             target: the final path.
             replace: whether the rename may overwrite a file that appears at *target* after
-                this check (Conflict Resolution Strategy ``replace``).
+                this check (Conflict Resolution Strategy ``replace``). If not, *target* is
+                also reserved among the tasks running beside this one, so two of them cannot
+                both stage it and have the second FlowFile reported as written while its file
+                is dropped.
 
         Returns:
             The temporary's path; write it, then leave it to the engine.
+
+        Raises:
+            FileExistsError: *replace* is false and another task of this stage run staged
+                *target*: the sink applies its conflict rule as if the file existed.
         """
         final = Path(target)
+        if not replace and not self._host.reserve(os.fsdecode(final)):
+            msg = "another task of this stage run is writing it"
+            raise FileExistsError(errno.EEXIST, msg, os.fsdecode(final))
         temporary = self._host.stage_file(final.parent)
         self._publications.append(Publication(os.fsdecode(temporary), os.fsdecode(final), replace))
         return temporary

@@ -38,7 +38,7 @@ from flowcore.session_host import (
     StateMap,
 )
 from flowcore.stage_plan import NEVER, Bulletin, MemberPlan, ReadyBin
-from repositories.effects import EffectFileError
+from repositories.effects import EffectFileError, reserve_target
 from repositories.records import MAX_SEGMENT_RECORDS
 
 if TYPE_CHECKING:
@@ -187,6 +187,10 @@ class TaskMember:
 
     def staged(self, target: str) -> bool:
         return target in self.task.staged_targets
+
+    def reserve(self, target: str) -> bool:
+        spec = self.task.spec
+        return reserve_target(spec.paths.effects, spec.run, target, spec.index)
 
     def restore(self, flowfiles: Sequence[QueuedFlowFile]) -> None:
         if self._capturing is not None:  # a ready bin being handed over

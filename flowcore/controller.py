@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import time
+import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -58,6 +59,7 @@ from flowcore.stage_plan import (
 )
 from flowcore.task import ID_BLOCK, apply_limits, single_group
 from repositories.content import ARCHIVE_CLEANUP_FREQUENCY_MS
+from repositories.effects import release_targets
 from repositories.records import SegmentSummary, Transaction
 
 __all__ = ["Controller", "RunProgress", "RunResult", "run_flow", "stage_summary"]
@@ -116,6 +118,7 @@ class Controller:
         self._received: Counter[str] = Counter()
         self._bulletins: list[Bulletin] = []
         self._stage_runs = 0
+        self._run = ""  # the stage run's unique name (TaskSpec.run)
         self._held_back: dict[str, list[str]] = {}
         self._described: dict[str, str] = {}
         self._archive_expired_at = 0
@@ -329,6 +332,7 @@ class Controller:
                 states=states,
                 end_of_input=end_of_input,
                 defer_bins=defer_bins,
+                run=self._run,
             )
             for index, task_input in enumerate(inputs, first_index)
         ]
@@ -421,9 +425,11 @@ class Controller:
             if states:
                 self._commit(stage, [], [], states)
             return 0
+        self._run = uuid.uuid4().hex[:16]
         job = self._job(plan, taken, work, end_of_input=end_of_input)
         results = self._execute(job)
         self._commit(stage, taken, results, self._requeue_unread(plan, work, results, states))
+        release_targets(self.repos.paths.effects, self._run)
         return len(work) + sum(sum(r.consumed.values()) for r in results)
 
     def _commit(

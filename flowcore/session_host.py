@@ -242,5 +242,9 @@ class SessionHost(Protocol):
         """Whether an earlier committed session of this host staged *target* (not yet visible)."""
         ...
 
+    def reserve(self, target: str) -> bool:
+        """Take *target* for this host among those running beside it; False if one has it."""
+        ...
+
     # Optional, for bounded memory: ``spill_threshold`` (int or None), ``spill(batch)`` storing a
     # SessionSpill uncommitted until ``apply_commit``, and ``discard_spilled()`` on rollback.

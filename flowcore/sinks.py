@@ -31,7 +31,7 @@ from flowcore.processor import ProcessContext, ProcessorKind, SinkJobs, TwoPhase
 from flowcore.repository_set import RepositorySet
 from flowcore.runners import Runner
 from flowcore.stage_plan import Bulletin, MemberPlan, StagePlan, TaskResult
-from repositories.effects import EffectReport, carry_out, retries, sweep
+from repositories.effects import EffectReport, carry_out, release_targets, retries, sweep
 from repositories.records import Finding, Transaction
 
 __all__ = ["EFFECTS_STATE", "Sinks", "effects_state"]
@@ -93,6 +93,7 @@ class Sinks:
             self._sink(member).publish(self._context_of(member), state)
         committed = self.committed_effects()
         self.carry_out([*retries(self.repos.paths.effects), *committed])
+        release_targets(self.repos.paths.effects)
         return sweep(self.repos.paths.effects, keep=committed)
 
     def committed_effects(self) -> list[str]:

@@ -274,6 +274,9 @@ class TaskSpec:
         end_of_input: the run is draining: binning members merge their open bins.
         defer_bins: binning members that can hand ready bins over do (into
             ``TaskResult.ready_bins``), so the bins are merged in parallel by later tasks.
+        run: the stage run's unique name, shared by its tasks (and a runner's retries of
+            them): sinks reserve target names among them (see
+            :func:`repositories.effects.reserve_target`).
     """
 
     plan: StagePlan
@@ -286,6 +289,7 @@ class TaskSpec:
     states: Mapping[str, Mapping[str, str]] = attrs.field(factory=dict)
     end_of_input: bool = False
     defer_bins: bool = False
+    run: str = ""
 
 
 @attrs.frozen

@@ -313,6 +313,11 @@ class TestRunner:
         del target
         return False
 
+    def reserve(self, target: str) -> bool:
+        """The harness runs one session at a time: nothing runs beside it."""
+        del target
+        return True
+
     def _apply_outputs(self, outputs: Sequence[SessionOutput]) -> None:
         content = self.content
         now = self.now()

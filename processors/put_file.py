@@ -235,16 +235,23 @@ class PutFile(Processor):
             msg = f"{parent} already holds the Maximum File Count of {limit} files"
             raise _Refused(msg)
         conflict = context.get_property(self.CONFLICT_RESOLUTION).value or FAIL
-        if target.exists() or session.is_staged(target):
+        try:
+            if target.exists() or session.is_staged(target):
+                raise FileExistsError(target)
+            # Written to a hidden temporary now, renamed to the target only once the FlowFile's
+            # transaction is durable: a task attempt that never commits leaves nothing behind.
+            # Without 'replace' the name is also reserved among the tasks running beside this
+            # one (FileExistsError when one of them has it).
+            temporary = session.stage_file(target, replace=conflict == REPLACE)
+        except FileExistsError as taken:
+            why = taken.strerror or "already exists"
             if conflict == IGNORE:
-                context.logger.info("%s already exists; ignoring %s", target, flowfile)
+                context.logger.info("%s %s; ignoring %s", target, why, flowfile)
                 return target, False
             if conflict == FAIL:
-                msg = f"{target} already exists and the Conflict Resolution Strategy is 'fail'"
-                raise _Refused(msg)
-        # Written to a hidden temporary now, renamed to the target only once the FlowFile's
-        # transaction is durable: a task attempt that never commits leaves nothing behind.
-        temporary = session.stage_file(target, replace=conflict == REPLACE)
+                msg = f"{target} {why} and the Conflict Resolution Strategy is 'fail'"
+                raise _Refused(msg) from None
+            temporary = session.stage_file(target, replace=True)
         try:
             # Made durable with the task's other staged files before the commit names them
             # (one sync per file system per task, not an fsync per file).

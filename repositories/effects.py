@@ -36,6 +36,7 @@ import json
 import logging
 import os
 import re
+import shutil
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -51,6 +52,7 @@ from repositories.records import Finding
 __all__ = [
     "EFFECTS_SUFFIX",
     "RETRY_SUFFIX",
+    "TARGETS_DIRECTORY",
     "EffectFileError",
     "EffectFileWriter",
     "EffectReport",
@@ -58,6 +60,8 @@ __all__ = [
     "is_temporary_name",
     "publish",
     "read_effects",
+    "release_targets",
+    "reserve_target",
     "retries",
     "sweep",
     "temporary_name",
@@ -68,6 +72,7 @@ LOG = logging.getLogger("flowcore.repositories.effects")
 _NO_LINKS = frozenset({errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK})
 EFFECTS_SUFFIX = ".effects"
 RETRY_SUFFIX = ".retry"  # a committed effect file whose publication failed; retried at start-up
+TARGETS_DIRECTORY = "targets"  # per stage run: which task stages which no-replace target
 #: Hidden temporaries: short (a 255-byte target name still fits) and recognisable, so a sweep
 #: never removes a file flowcore did not make.
 _TEMPORARY = re.compile(r"\.flowcore-[0-9a-f]{16}\.part")
@@ -340,6 +345,47 @@ def carry_out(path: str | os.PathLike[str]) -> EffectReport:
         logging.getLogger(line.logger).log(line.level, "%s", line.message)
     Path(path).unlink(missing_ok=True)
     return EffectReport(published, already, tuple(conflicts), len(effects.logs))
+
+
+def reserve_target(directory: str | os.PathLike[str], run: str, target: str, task: int) -> bool:
+    """Take *target* for *task* among the tasks of stage run *run*; False if another has it.
+
+    A task checks its target against the disk and its own staged files, but tasks of one
+    stage run execute side by side: two of them could both find a name free, both stage it,
+    and the second rename would find the first's file after its FlowFile was committed as
+    sent. So a sink that must not replace a file reserves the name first, with an exclusive
+    create that every task of the run sees (the repository is on a path all executors reach).
+    A reservation held by the same task index is a retry of that task (Spark reruns a failed
+    attempt) and is taken over. The run's reservations are removed after its commit
+    (:func:`release_targets`); what a crash leaves goes at the next start.
+    """
+    root = Path(directory) / TARGETS_DIRECTORY / run
+    path = root / hashlib.blake2b(os.fsencode(target), digest_size=16).hexdigest()
+    owner = str(task)
+    for _ in range(2):
+        try:
+            os.symlink(owner, path)  # atomic, and it carries its owner: no half-written state
+        except FileExistsError:
+            try:
+                return os.readlink(path) == owner
+            except FileNotFoundError:
+                continue  # released in between: try again
+        except FileNotFoundError:
+            root.mkdir(parents=True, exist_ok=True)
+            continue
+        except OSError as error:
+            msg = f"cannot reserve {target} in {root}: {error.strerror or error}"
+            if storage_fault(error):
+                raise StorageFaultError(error.errno, msg, str(path)) from error
+            raise EffectFileError(error.errno, msg, str(path)) from error
+        return True
+    return False
+
+
+def release_targets(directory: str | os.PathLike[str], run: str | None = None) -> None:
+    """Remove the reservations of stage run *run* (None: of every run; at start-up)."""
+    root = Path(directory) / TARGETS_DIRECTORY
+    shutil.rmtree(root / run if run else root, ignore_errors=True)
 
 
 def retries(directory: str | os.PathLike[str]) -> list[str]:

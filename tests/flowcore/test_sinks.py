@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from flowcore import Flow
 from flowcore.controller import Controller
 from flowcore.datasets import Chunk, Dataset, Manifest
@@ -16,7 +18,7 @@ from flowcore.session_host import Publication
 from flowcore.settings import Settings
 from flowcore.sinks import EFFECTS_STATE
 from processors import GenerateFlowFile, PutDataset, PutFile, UpdateAttribute
-from repositories.effects import EffectFileWriter
+from repositories.effects import TARGETS_DIRECTORY, EffectFileWriter
 from repositories.records import Transaction
 
 
@@ -151,6 +153,40 @@ def test_same_name_twice_in_one_task_meets_the_conflict_rule(tmp_path: Path) -> 
         repos.close()
     assert (result.count("put", "success"), result.count("put", "failure")) == (1, 2)
     assert [p.name for p in (tmp_path / "out").iterdir()] == ["same.txt"]
+
+
+@pytest.mark.parametrize("strategy", ["fail", "ignore"])
+def test_same_name_in_tasks_running_side_by_side_is_written_once(
+    tmp_path: Path, strategy: str
+) -> None:
+    """Tasks of one stage run that stage the same name: the first reserves it, the others meet
+    the conflict rule (failure with 'fail', success unwritten with 'ignore'), so no FlowFile is
+    reported as written while its file is dropped at publication."""
+    flow = Flow("same-name")
+    gen = flow.add(
+        GenerateFlowFile(batch_size=2, file_size="4 B", unique_flowfiles=True), name="gen"
+    )
+    name = flow.add(UpdateAttribute(filename="same.txt"), name="name")
+    out = flow.add(
+        PutFile(directory=str(tmp_path / "out"), conflict_resolution_strategy=strategy),
+        name="put",
+    )
+    flow.connect(gen, name)
+    flow.connect(name, out)
+    flow.auto_terminate(out, ["success", "failure"])
+    settings = Settings(sync=False, parallelism=3, unbounded_source_batches=3)
+    repos = RepositorySet.open(tmp_path / "repo")
+    try:
+        result = Controller(flow, DirectRunner(), repos, settings=settings).run()
+        sends = repos.provenance.search(event_type="SEND")
+        targets = Path(repos.paths.effects) / TARGETS_DIRECTORY
+    finally:
+        repos.close()
+    success, failure = result.count("put", "success"), result.count("put", "failure")
+    assert (success, failure) == ((1, 5) if strategy == "fail" else (6, 0))
+    assert len(sends) == 1
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["same.txt"]
+    assert not targets.exists() or not any(targets.iterdir())  # released after the commit
 
 
 def test_generated_flowfiles_get_new_uuids_in_every_micro_batch_and_run(tmp_path: Path) -> None:

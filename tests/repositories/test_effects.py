@@ -16,6 +16,8 @@ from repositories.effects import (
     is_temporary_name,
     publish,
     read_effects,
+    release_targets,
+    reserve_target,
     retries,
     sweep,
     temporary_name,
@@ -234,3 +236,24 @@ def test_without_hard_links_publishing_falls_back_to_a_rename(tmp_path: Path, mo
     )
     assert sorted(p.name for p in out.iterdir()) == ["a.txt", "b.txt"]
     assert (out / "b.txt").read_bytes() == b"theirs"
+
+
+def test_a_reserved_target_belongs_to_one_task_of_the_run(tmp_path: Path) -> None:
+    """The first task to reserve a name holds it; another task of the run is refused, a retry
+    of the holder (same index) takes it over, another run or another name is free."""
+    assert reserve_target(tmp_path, "run1", "/out/a.txt", 0)
+    assert not reserve_target(tmp_path, "run1", "/out/a.txt", 1)
+    assert reserve_target(tmp_path, "run1", "/out/a.txt", 0)
+    assert reserve_target(tmp_path, "run1", "/out/b.txt", 1)
+    assert reserve_target(tmp_path, "run2", "/out/a.txt", 1)
+
+
+def test_released_targets_are_free_again(tmp_path: Path) -> None:
+    """Releasing a run frees its names and keeps other runs'; releasing all clears every run."""
+    reserve_target(tmp_path, "run1", "/out/a.txt", 0)
+    reserve_target(tmp_path, "run2", "/out/a.txt", 0)
+    release_targets(tmp_path, "run1")
+    assert reserve_target(tmp_path, "run1", "/out/a.txt", 1)
+    assert not reserve_target(tmp_path, "run2", "/out/a.txt", 1)
+    release_targets(tmp_path)
+    assert reserve_target(tmp_path, "run2", "/out/a.txt", 1)
