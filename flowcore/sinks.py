@@ -27,6 +27,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+import attrs
+
 from flowcore.processor import ProcessContext, ProcessorKind, SinkJobs, TwoPhaseSink
 from flowcore.repository_set import RepositorySet
 from flowcore.runners import Runner
@@ -72,6 +74,7 @@ class Sinks:
         self._context_of = context_of
         self._continuous = False
         self.reports: dict[str, Mapping[str, str]] = {}
+        self._waiting = False  # whether refused publications wait in retry files
 
     def _sink(self, member: MemberPlan) -> TwoPhaseSink:
         processor = member.processor
@@ -92,7 +95,8 @@ class Sinks:
             state = self.repos.flowfiles.state(member.component_id)
             self._sink(member).publish(self._context_of(member), state)
         committed = self.committed_effects()
-        self.carry_out([*retries(self.repos.paths.effects), *committed])
+        self._waiting = True  # a previous run may have left refused publications
+        self.carry_out(committed)
         release_targets(self.repos.paths.effects)
         return sweep(self.repos.paths.effects, keep=committed)
 
@@ -105,12 +109,19 @@ class Sinks:
     def carry_out(self, files: Sequence[str]) -> EffectReport:
         """After the transaction: rename staged files into place and emit deferred log lines.
 
-        A file that appeared at a target after its FlowFile was committed, where the sink's
-        conflict strategy forbids replacing it, is kept; a warning bulletin names it.
+        Publications a file system refused earlier are tried first, so a target gets its
+        files in commit order; one still refused holds back later publications of its target
+        only. A file that appeared at a target after its FlowFile was committed, where the
+        sink's conflict strategy forbids replacing it, is kept; a warning bulletin names it.
         """
         report = EffectReport()
+        if self._waiting:
+            for path in retries(self.repos.paths.effects):
+                report += carry_out(path, blocked=report.waiting)
+            report = attrs.evolve(report, failed=())  # already reported when first refused
         for path in files:
-            report += carry_out(path)
+            report += carry_out(path, blocked=report.waiting)
+        self._waiting = bool(report.waiting)
         now = int(time.time() * 1000)
         bulletins = [
             Bulletin(
@@ -129,7 +140,8 @@ class Sinks:
                 "effects",
                 "PutFile",
                 "ERROR",
-                f"could not publish {problem}; the file stays staged and the next run publishes it",
+                f"could not publish {problem}; the file stays staged and is published once "
+                "the file system takes it (tried at every commit and start)",
             )
             for problem in report.failed
         )

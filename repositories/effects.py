@@ -71,7 +71,7 @@ LOG = logging.getLogger("flowcore.repositories.effects")
 #: errno values of a link refused because the file system has no hard links.
 _NO_LINKS = frozenset({errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK})
 EFFECTS_SUFFIX = ".effects"
-RETRY_SUFFIX = ".retry"  # a committed effect file whose publication failed; retried at start-up
+RETRY_SUFFIX = ".retry"  # committed publications a file system refused; tried again later
 TARGETS_DIRECTORY = "targets"  # per stage run: which task stages which no-replace target
 #: Hidden temporaries: short (a 255-byte target name still fits) and recognisable, so a sweep
 #: never removes a file flowcore did not make.
@@ -102,8 +102,9 @@ class EffectReport:
         already: files found already in place (a crash after the rename, before the delete).
         conflicts: targets kept as they were because a file appeared there after the check.
         logged: log lines emitted.
-        failed: publications the file system refused (``target: reason``); the effect file
-            is kept as ``<attempt>.retry`` and carried out again at the next start.
+        failed: publications not made (``target: reason``): refused by the file system, or
+            waiting behind an earlier refused publication of the same target.
+        waiting: the targets of those publications, kept staged in a retry file.
     """
 
     published: int = 0
@@ -111,6 +112,7 @@ class EffectReport:
     conflicts: tuple[str, ...] = ()
     logged: int = 0
     failed: tuple[str, ...] = ()
+    waiting: tuple[str, ...] = ()
 
     def __add__(self, other: EffectReport) -> EffectReport:
         return EffectReport(
@@ -119,6 +121,7 @@ class EffectReport:
             self.conflicts + other.conflicts,
             self.logged + other.logged,
             self.failed + other.failed,
+            self.waiting + other.waiting,
         )
 
 
@@ -292,25 +295,39 @@ def publish(publication: Publication) -> tuple[int, int, str | None]:
     return 1, 0, None
 
 
-def carry_out(path: str | os.PathLike[str]) -> EffectReport:
+def carry_out(path: str | os.PathLike[str], blocked: Iterable[str] = ()) -> EffectReport:
     """Do what a committed effect file stages, then delete it (idempotent; a missing file is done).
 
     Renames come first, in the order the tasks' sessions committed them; the target
     directories are fsynced before the effect file goes, so a crash never forgets a rename
-    it had not made durable. Log lines follow.
+    it had not made durable. Source deletions and log lines follow.
+
+    A rename the file system refuses is kept staged in a retry file (:func:`retries`) that
+    the driver carries out again before every later effect file, and at the next start. So
+    that an older file never lands over a newer one, a publication whose target is in
+    *blocked* (targets of earlier publications still waiting) waits behind it, in the same
+    retry file. Deletions and log lines never wait for a rename.
     """
     try:
         effects = read_effects(path)
     except FileNotFoundError:
         return EffectReport()
     published = already = 0
-    conflicts = []
-    failed = []
+    conflicts: list[str] = []
+    failed: list[str] = []
+    waiting: list[Publication] = []
+    held = set(blocked)
     directories = set()
     for publication in effects.publications:
+        if publication.target in held:
+            waiting.append(publication)
+            failed.append(f"{publication.target}: waits for an earlier publication of it")
+            continue
         try:
             done, found, conflict = publish(publication)
         except OSError as error:
+            waiting.append(publication)
+            held.add(publication.target)
             failed.append(f"{publication.target}: {error.strerror or error}")
             continue
         published += done
@@ -325,13 +342,10 @@ def carry_out(path: str | os.PathLike[str]) -> EffectReport:
         directories.add(Path(publication.target).parent)
     for directory in sorted(directories):
         fsync_directory(directory)
-    if failed:
-        # Keep the staged files: a later start tries again (the FlowFiles are committed).
-        retry = Path(path).with_suffix(RETRY_SUFFIX)
-        os.replace(path, retry)
+    if waiting:
+        retry = _keep_for_retry(Path(path), waiting)
         for problem in failed:
-            LOG.error("could not publish %s; will retry at the next start (%s)", problem, retry)
-        return EffectReport(published, already, tuple(conflicts), 0, tuple(failed))
+            LOG.error("could not publish %s; kept staged in %s, tried again later", problem, retry)
     for source in effects.deletes:  # ingested source files (GetFile without Keep Source File)
         try:
             Path(source).unlink(missing_ok=True)
@@ -343,8 +357,52 @@ def carry_out(path: str | os.PathLike[str]) -> EffectReport:
             )
     for line in effects.logs:
         logging.getLogger(line.logger).log(line.level, "%s", line.message)
-    Path(path).unlink(missing_ok=True)
-    return EffectReport(published, already, tuple(conflicts), len(effects.logs))
+    if not waiting or Path(path).suffix != RETRY_SUFFIX:
+        Path(path).unlink(missing_ok=True)
+    return EffectReport(
+        published,
+        already,
+        tuple(conflicts),
+        len(effects.logs),
+        tuple(failed),
+        tuple(p.target for p in waiting),
+    )
+
+
+def _keep_for_retry(path: Path, waiting: Sequence[Publication]) -> Path:
+    """Write the publications still *waiting* to a retry file, atomically; its path.
+
+    A retry file being carried out again is rewritten in place (it keeps its place in the
+    order); an effect file's waiting publications get a new retry file after every other,
+    named by a sequence number so :func:`retries` lists them in the order they failed.
+    """
+    if path.suffix == RETRY_SUFFIX:
+        retry = path
+    else:
+        prefixes = [p.name.split("-", 1)[0] for p in _retry_files(path.parent)]
+        number = max((int(n) for n in prefixes if n.isdigit()), default=0) + 1
+        retry = path.parent / f"{number:012d}-{path.stem}{RETRY_SUFFIX}"
+    partial = retry.with_name(retry.name + ".partial")
+    with open(partial, "w", encoding="utf-8", errors="surrogateescape") as out:
+        for p in waiting:
+            out.write(json.dumps({"publish": [p.temporary, p.target, p.replace]}) + "\n")
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(partial, retry)
+    fsync_directory(path.parent)
+    return retry
+
+
+def _retry_files(directory: Path) -> list[Path]:
+    """Retry files in the order their publications failed (older unnumbered ones first)."""
+    if not directory.is_dir():
+        return []
+
+    def order(p: Path) -> tuple[int, str]:
+        prefix = p.name.split("-", 1)[0]
+        return (int(prefix) if prefix.isdigit() else -1, p.name)
+
+    return sorted(directory.glob(f"*{RETRY_SUFFIX}"), key=order)
 
 
 def reserve_target(directory: str | os.PathLike[str], run: str, target: str, task: int) -> bool:
@@ -389,9 +447,8 @@ def release_targets(directory: str | os.PathLike[str], run: str | None = None) -
 
 
 def retries(directory: str | os.PathLike[str]) -> list[str]:
-    """Committed effect files whose publication failed (a file system refused a rename)."""
-    root = Path(directory)
-    return [str(p) for p in sorted(root.glob(f"*{RETRY_SUFFIX}"))] if root.is_dir() else []
+    """Committed publications a file system refused, as retry files, oldest first."""
+    return [str(p) for p in _retry_files(Path(directory))]
 
 
 def sweep(directory: str | os.PathLike[str], keep: Iterable[str] = ()) -> list[Finding]:

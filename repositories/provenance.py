@@ -15,11 +15,12 @@ it; retention deletes by age (30 days) and size (10 GB), NiFi's shipped defaults
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import time
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -157,6 +158,7 @@ class SqlProvenanceRepository:
             create_or_upgrade(self.engine)
             with self.engine.connect() as conn:
                 self._next_id = self._load_next_id(conn)
+            self._durable_next_id = self._next_id
         except exc.DatabaseError as error:
             self.engine.dispose()
             msg = (
@@ -219,6 +221,22 @@ class SqlProvenanceRepository:
         )
         return event_id - first
 
+    @contextlib.contextmanager
+    def _inserting(self) -> Iterator[Any]:
+        """A transaction that gives event ids.
+
+        The counter is rolled back with it on failure, and becomes :attr:`next_event_id` only
+        once the transaction is committed.
+        """
+        before = self._next_id
+        try:
+            with self.engine.begin() as conn:
+                yield conn
+        except BaseException:
+            self._next_id = before
+            raise
+        self._durable_next_id = self._next_id
+
     def register(self, events: Iterable[ProvenanceEvent]) -> list[ProvenanceEvent]:
         """Store events directly (no event file), assigning ids; return them."""
         batch = list(events)
@@ -226,7 +244,7 @@ class SqlProvenanceRepository:
             return []
         folder = EventFolder(self.indexed_attributes)
         folder.add(batch)
-        with self.engine.begin() as conn:
+        with self._inserting() as conn:
             first = self._next_id
             self._insert_records(conn, folder.finish())
         return [attrs.evolve(e, event_id=first + i) for i, e in enumerate(batch)]
@@ -258,7 +276,7 @@ class SqlProvenanceRepository:
     def _index_group(self, names: list[str]) -> int:
         """Index several files in one transaction (one sync), skipping those already indexed."""
         added = 0
-        with self.engine.begin() as conn:
+        with self._inserting() as conn:
             done = set(conn.execute(select(FILES.c.name).where(FILES.c.name.in_(names))).scalars())
             for name in names:
                 if name in done:
@@ -385,14 +403,20 @@ class SqlProvenanceRepository:
 
     @property
     def next_event_id(self) -> int:
-        """The id the next indexed event gets (the FlowFile repository keeps it as a mark)."""
-        return self._next_id
+        """The id after the last one the database has committed (kept as a mark in the log).
+
+        Ids an indexing transaction still in progress has given are not counted: the FlowFile
+        log may commit the mark at any moment, and a kill before that transaction commits must
+        not leave the database behind the mark (it would be refused as replaced at the next
+        start).
+        """
+        return self._durable_next_id
 
     def continue_ids_from(self, next_id: int) -> None:
         """Never give an id below *next_id* (an empty database after a loss keeps the sequence)."""
         if next_id <= self._next_id:
             return
-        self._next_id = next_id
+        self._next_id = self._durable_next_id = next_id
         with self.engine.begin() as conn:
             conn.execute(
                 update(COUNTERS).where(COUNTERS.c.name == _NEXT_EVENT_ID).values(value=next_id)

@@ -12,7 +12,7 @@ from flowcore import Flow
 from flowcore.controller import Controller
 from flowcore.datasets import Chunk, Dataset, Manifest
 from flowcore.datasets.store import write_chunk
-from flowcore.repository_set import RepositorySet
+from flowcore.repository_set import RepositorySet, read_bulletins
 from flowcore.runners.direct import DirectRunner
 from flowcore.session_host import Publication
 from flowcore.settings import Settings
@@ -208,3 +208,33 @@ def test_generated_flowfiles_get_new_uuids_in_every_micro_batch_and_run(tmp_path
             repos.close()
         assert result.count("put", "failure") == 0
     assert len(list((tmp_path / "out").iterdir())) == 2 * 3 * 20
+
+
+def test_a_refused_publication_is_tried_again_at_the_next_commit(tmp_path: Path) -> None:
+    """A rename refused after a commit is tried again with the next commit's effects, not only
+    at the next start: once the obstacle is gone the file appears and no retry file is left;
+    the refusal is one ERROR bulletin, not one per commit."""
+    out = tmp_path / "out"
+    out.mkdir()
+    flow = _put_flow(tmp_path)
+    repos = RepositorySet.open(tmp_path / "repo")
+    try:
+        controller = Controller(flow, DirectRunner(), repos)
+        writer = EffectFileWriter(repos.paths.effects, "put-t0-1")
+        temporary = writer.stage(out)
+        temporary.write_bytes(b"late")
+        writer.commit([Publication(str(temporary), str(out / "a.txt"))], [])
+        (out / "a.txt").mkdir()
+        (out / "a.txt" / "inside").write_bytes(b"")
+        assert controller.sinks.carry_out([writer.close() or ""]).waiting
+        assert controller.sinks.carry_out([]).waiting  # the next commit: still refused
+        (out / "a.txt" / "inside").unlink()
+        (out / "a.txt").rmdir()
+        report = controller.sinks.carry_out([])
+        errors = [b for b in read_bulletins(repos.directory) if b.level == "ERROR"]
+    finally:
+        repos.close()
+    assert (report.published, report.waiting) == (1, ())
+    assert (out / "a.txt").read_bytes() == b"late"
+    assert [p.name for p in Path(repos.paths.effects).iterdir()] == []
+    assert len(errors) == 1

@@ -177,27 +177,68 @@ def test_carrying_out_after_a_crash_anywhere_gives_the_same_files(
     }
 
 
-def test_a_refused_rename_is_kept_for_the_next_start(tmp_path: Path) -> None:
-    """A rename the file system refuses keeps the staged file and the effect file (as .retry);
-    carrying that out later, once the obstacle is gone, publishes it."""
+def _block(path: Path) -> None:
+    """A non-empty directory where a file is to go: the rename is refused."""
+    path.mkdir()
+    (path / "inside").write_bytes(b"")
+
+
+def _unblock(path: Path) -> None:
+    (path / "inside").unlink()
+    path.rmdir()
+
+
+def test_a_refused_rename_is_kept_staged_and_published_later(tmp_path: Path, caplog) -> None:  # type: ignore[no-untyped-def]
+    """A rename the file system refuses keeps the staged file in a retry file, while the log
+    lines are emitted at once; carrying the retry file out once the obstacle is gone
+    publishes it and removes it."""
     out = tmp_path / "out"
     out.mkdir()
     writer = EffectFileWriter(tmp_path / "effects", "s-t0-1")
     staged = _stage(writer, out, "a.txt", b"A")
-    writer.commit([staged], [LogLine("flowcore.test.effects", logging.INFO, "late")])
+    writer.commit([staged], [LogLine("flowcore.test.effects", logging.INFO, "on time")])
     path = writer.close()
-    (out / "a.txt").mkdir()  # a non-empty directory where the file goes
-    (out / "a.txt" / "inside").write_bytes(b"")
-    report = carry_out(path)  # type: ignore[arg-type]
+    _block(out / "a.txt")
+    with caplog.at_level(logging.INFO, logger="flowcore.test.effects"):
+        report = carry_out(path)  # type: ignore[arg-type]
+    assert "on time" in caplog.messages
     assert len(report.failed) == 1
     assert report.failed[0].startswith(str(out / "a.txt"))
-    assert retries(tmp_path / "effects") == [str(Path(path).with_suffix(".retry"))]  # type: ignore[arg-type]
+    assert report.waiting == (str(out / "a.txt"),)
+    assert not Path(path).exists()  # type: ignore[arg-type]
+    [retry] = retries(tmp_path / "effects")
     assert Path(staged.temporary).exists()
-    (out / "a.txt" / "inside").unlink()
-    (out / "a.txt").rmdir()
-    assert carry_out(retries(tmp_path / "effects")[0]).published == 1
+    assert carry_out(retry).waiting == (str(out / "a.txt"),)  # still refused: kept as it was
+    assert retries(tmp_path / "effects") == [retry]
+    _unblock(out / "a.txt")
+    assert carry_out(retry).published == 1
     assert (out / "a.txt").read_bytes() == b"A"
     assert retries(tmp_path / "effects") == []
+
+
+def test_a_later_publication_of_a_waiting_target_waits_behind_it(tmp_path: Path) -> None:
+    """Commit order holds per target: while an older file for a name waits, a newer one for the
+    same name waits behind it (a file for another name is published at once), and once the
+    obstacle is gone both land in order, so the newer file is what stays."""
+    out = tmp_path / "out"
+    out.mkdir()
+    effects = tmp_path / "effects"
+    files = []
+    for attempt, data in (("s-t0-1", b"old"), ("s-t0-2", b"new")):
+        writer = EffectFileWriter(effects, attempt)
+        writer.commit([_stage(writer, out, "a.txt", data), _stage(writer, out, attempt, data)], [])
+        files.append(writer.close())
+    _block(out / "a.txt")
+    first = carry_out(files[0])  # type: ignore[arg-type]
+    second = carry_out(files[1], blocked=first.waiting)  # type: ignore[arg-type]
+    assert (first.published, second.published) == (1, 1)
+    assert second.waiting == (str(out / "a.txt"),)
+    assert len(retries(effects)) == 2
+    _unblock(out / "a.txt")
+    published = sum(carry_out(path).published for path in retries(effects))
+    assert published == 2
+    assert (out / "a.txt").read_bytes() == b"new"
+    assert retries(effects) == []
 
 
 def test_a_source_that_cannot_be_deleted_never_stops_the_carry_out(tmp_path: Path, caplog) -> None:  # type: ignore[no-untyped-def]

@@ -166,6 +166,22 @@ def test_event_files_are_indexed_exactly_once(make_repo) -> None:
     assert [e.flowfile_uuid for e in repo.search()] == ["a", "b"]
 
 
+def test_the_next_event_id_counts_only_committed_indexing(make_repo) -> None:
+    """An indexing transaction that fails gives back its ids, and next_event_id (the mark the
+    FlowFile log keeps) never runs ahead of what the database committed."""
+    repo = make_repo()
+    writer = repo.writer("stage-1-task-0")
+    writer.append([event(uuid="a"), event(uuid="b")])
+    name = writer.close()
+    assert name is not None
+    with pytest.raises(RepositoryError, match="missing"):
+        repo.index_files([name, "gone.events"])  # one transaction: the first file rolls back
+    assert repo.next_event_id == 0
+    assert repo.index_files([name]) == 2
+    assert repo.next_event_id == 2
+    assert [e.event_id for e in repo.search()] == [0, 1]
+
+
 def test_an_empty_writer_writes_no_file(tmp_path: Path) -> None:
     """A task that reported nothing leaves no event file behind."""
     writer = EventFileWriter(tmp_path / "events", "t")

@@ -33,7 +33,11 @@ def run_and_kill(directory: Path, seed: int, delay: float) -> list[str]:
     assert ready == b"READY\n", process.stderr.read().decode() if process.stderr else ready
     time.sleep(delay)
     process.send_signal(signal.SIGKILL)
-    out, err = process.communicate()
+    # Not communicate(): it reads the pipes' file descriptors and would lose the lines
+    # readline() above had already buffered past READY (the first commits, at times).
+    out = process.stdout.read()
+    err = process.stderr.read() if process.stderr else b""
+    process.wait()
     assert process.returncode == -signal.SIGKILL, err.decode()
     return out.decode().splitlines()
 
