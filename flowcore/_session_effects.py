@@ -80,6 +80,14 @@ class ExternalEffects:
         staged = getattr(self._host, "staged", None)
         return bool(staged is not None and staged(name))
 
+    def will_log(self, logger: str, level: int) -> bool:
+        """Whether a line at *level* on *logger* would be emitted after the commit.
+
+        Deferred lines are emitted where the commit happens (the driver, on Spark), under
+        its logging configuration: a sink asks before rendering an expensive message.
+        """
+        return level >= self._host.lowest_logged_level(logger)
+
     def log_after_commit(self, logger: str, level: int, message: str) -> None:
         """Log *message* once the commit is durable: a rolled-back or replayed session logs once.
 

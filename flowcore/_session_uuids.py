@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from flowcore.flowfile import UUID_SEQUENCE_BITS, new_uuid, sequence_uuid
 
 if TYPE_CHECKING:
+    from flowcore.flowfile import FlowFile
     from flowcore.session_host import ComponentInfo, SessionHost
 
 __all__ = ["DerivedUuids", "derived_prefix"]
@@ -50,6 +51,15 @@ class DerivedUuids:
         triggered on a timer) they get random uuids, as in NiFi.
         """
         self._uuid_seed = seed
+
+    def identifier_for(self, flowfile: FlowFile, purpose: str) -> str:
+        """A new uuid a processor gives *flowfile*'s outputs, such as ``fragment.identifier``.
+
+        NiFi draws these at random; here they are derived like FlowFile uuids (from the
+        component, *purpose*, *flowfile* and the task's input), so a replayed task attempt
+        gives the same identifier while the same FlowFile passing again later gets a new one.
+        """
+        return self._derived_uuid(f"id:{purpose}", flowfile.uuid)
 
     def _derived_uuid(self, how: str, *parents: str) -> str:
         """The next uuid for a FlowFile made *how* from *parents* by this component."""

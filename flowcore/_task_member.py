@@ -188,6 +188,9 @@ class TaskMember:
     def staged(self, target: str) -> bool:
         return target in self.task.staged_targets
 
+    def lowest_logged_level(self, logger: str) -> int:
+        return self.task.spec.log_levels.get(logger, logging.NOTSET)
+
     def reserve(self, target: str) -> bool:
         spec = self.task.spec
         return reserve_target(spec.paths.effects, spec.run, target, spec.index)

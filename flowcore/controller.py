@@ -30,6 +30,7 @@ import attrs
 
 from flowcore.compiler import CompiledFlow, Stage, compile_flow, explain
 from flowcore.flow import Connection, Flow
+from flowcore.process_context import lowest_logged_level, processor_logger
 from flowcore.processor import ProcessContext, SourceProcessor, WorkItem
 from flowcore.provenance_indexer import ProvenanceIndexer
 from flowcore.repository_set import PROVENANCE_STATE, RepositorySet
@@ -320,6 +321,8 @@ class Controller:
         batch_time = _now()
         states = {m.component_id: wal.state(m.component_id) for m in plan.members}
         states = {k: v for k, v in states.items() if v}
+        loggers = [processor_logger(m.type_name) for m in plan.members]
+        log_levels = {logger.name: lowest_logged_level(logger) for logger in loggers}
         return [
             TaskSpec(
                 plan=plan,
@@ -333,6 +336,7 @@ class Controller:
                 end_of_input=end_of_input,
                 defer_bins=defer_bins,
                 run=self._run,
+                log_levels=log_levels,
             )
             for index, task_input in enumerate(inputs, first_index)
         ]

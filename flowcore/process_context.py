@@ -23,6 +23,16 @@ if TYPE_CHECKING:
 __all__ = ["ProcessContext"]
 
 
+def processor_logger(type_name: str) -> logging.Logger:
+    """The logger of processors of type *type_name* (``flowcore.processors.<type>``)."""
+    return logging.getLogger(f"flowcore.processors.{type_name}")
+
+
+def lowest_logged_level(logger: logging.Logger) -> int:
+    """The lowest level *logger* emits here (its effective level, or past ``logging.disable``)."""
+    return max(logger.getEffectiveLevel(), logging.root.manager.disable + 1)
+
+
 class ProcessContext:
     """What a processor sees of its configuration and environment while scheduled.
 
@@ -57,7 +67,7 @@ class ProcessContext:
         #: holding its FlowFiles) to this callable instead of processing it.
         self.bin_sink: Callable[[Bin, ProcessSession], None] | None = None
         self.yielded = False
-        self.logger = logging.getLogger(f"flowcore.processors.{component.type}")
+        self.logger = processor_logger(component.type)
 
     @property
     def name(self) -> str:

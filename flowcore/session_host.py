@@ -242,6 +242,10 @@ class SessionHost(Protocol):
         """Whether an earlier committed session of this host staged *target* (not yet visible)."""
         ...
 
+    def lowest_logged_level(self, logger: str) -> int:
+        """The lowest level *logger* emits where lines logged after the commit are emitted."""
+        ...
+
     def reserve(self, target: str) -> bool:
         """Take *target* for this host among those running beside it; False if one has it."""
         ...

@@ -277,6 +277,8 @@ class TaskSpec:
         run: the stage run's unique name, shared by its tasks (and a runner's retries of
             them): sinks reserve target names among them (see
             :func:`repositories.effects.reserve_target`).
+        log_levels: the lowest level each member's logger emits on the driver, where lines
+            logged after the commit are emitted: a task renders no line nobody would see.
     """
 
     plan: StagePlan
@@ -290,6 +292,7 @@ class TaskSpec:
     end_of_input: bool = False
     defer_bins: bool = False
     run: str = ""
+    log_levels: Mapping[str, int] = attrs.field(factory=dict)
 
 
 @attrs.frozen

@@ -19,6 +19,7 @@ triggers *n* times, then stops; the clock only moves when :meth:`TestRunner.adva
 from __future__ import annotations
 
 import itertools
+import logging
 import os
 import time
 from collections import deque
@@ -29,6 +30,7 @@ from typing import Any
 from flowcore._session_effects import emit
 from flowcore.errors import InvalidProcessorError
 from flowcore.flowfile import FlowFile
+from flowcore.process_context import lowest_logged_level
 from flowcore.processor import ProcessContext, Processor
 from flowcore.properties import PropertyDescriptor
 from flowcore.provenance import ProvenanceEvent
@@ -312,6 +314,10 @@ class TestRunner:
         """Nothing stays staged in the harness: a commit publishes at once."""
         del target
         return False
+
+    def lowest_logged_level(self, logger: str) -> int:
+        """The harness emits deferred lines itself, in this process."""
+        return lowest_logged_level(logging.getLogger(logger))
 
     def reserve(self, target: str) -> bool:
         """The harness runs one session at a time: nothing runs beside it."""

@@ -144,10 +144,12 @@ class LogAttribute(Processor):
         """Log up to 50 FlowFiles and pass them on."""
         level = LEVELS[context.get_property(self.LOG_LEVEL).value or "info"]
         logger = context.logger.name
+        logged = session.will_log(logger, level)  # rendering the payload costs a read
         for flowfile in session.get(BATCH):
             # Logged by the engine once the session's transaction is durable, on the driver:
             # a task attempt that never commits, or its replay, logs nothing twice.
-            session.log_after_commit(logger, level, self.render(context, session, flowfile))
+            if logged:
+                session.log_after_commit(logger, level, self.render(context, session, flowfile))
             session.transfer(flowfile, SUCCESS)
 
     def selected_attributes(self, context: ProcessContext, flowfile: FlowFile) -> dict[str, str]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import uuid
 from collections.abc import Iterator, Mapping
 from typing import ClassVar, NamedTuple
 
@@ -151,7 +150,7 @@ class SplitText(Processor):
     writes_attributes: ClassVar[Mapping[str, str]] = {
         SPLIT_LINE_COUNT: "The number of lines of text from the original FlowFile in this split",
         FRAGMENT_SIZE: "The number of bytes from the original FlowFile in this split",
-        FRAGMENT_ID: "All splits from the same parent FlowFile share this random identifier",
+        FRAGMENT_ID: "All splits from the same parent FlowFile share this identifier (a uuid)",
         FRAGMENT_INDEX: "A one-up number giving the split's position among the splits",
         FRAGMENT_COUNT: "The number of split FlowFiles generated from the parent FlowFile",
         SEGMENT_ORIGINAL_FILENAME: "The filename of the parent FlowFile",
@@ -218,7 +217,7 @@ class SplitText(Processor):
             context.logger.error("Unable to split %s due to %s; routing to failure", flowfile, ex)
             session.transfer(flowfile, REL_FAILURE)
             return
-        fragment_id = str(uuid.uuid4())
+        fragment_id = session.identifier_for(flowfile, FRAGMENT_ID)
         filename = flowfile.attributes.get("filename", "")
         header_bytes = b""
         if header.lines:

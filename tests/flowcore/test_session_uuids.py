@@ -10,8 +10,9 @@ from flowcore.testing import TestRunner
 from processors import MergeContent, SplitText
 
 
-def _split_uuids(content: bytes, parent_uuid: str) -> list[str]:
-    """SplitText's children of a parent with a given uuid (as a committed queue would hold)."""
+def _split_uuids(content: bytes, parent_uuid: str, attribute: str = "uuid") -> list[str]:
+    """An attribute of SplitText's children of a parent with a given uuid (as a committed queue
+    would hold)."""
     runner = TestRunner(SplitText(line_split_count=1))
     runner.enqueue(content)
     runner._queue[0] = runner._queue[0].replace(
@@ -19,7 +20,7 @@ def _split_uuids(content: bytes, parent_uuid: str) -> list[str]:
         attributes=runner._queue[0].attributes.updated({"uuid": parent_uuid}),
     )
     runner.run()
-    return [f.attributes["uuid"] for f in runner.flowfiles_for("splits")]
+    return [f.attributes[attribute] for f in runner.flowfiles_for("splits")]
 
 
 def test_a_replayed_split_makes_the_same_uuids() -> None:
@@ -35,6 +36,18 @@ def test_children_of_different_parents_differ() -> None:
     assert not set(_split_uuids(b"a\nb\n", str(uuid.uuid4()))) & set(
         _split_uuids(b"a\nb\n", str(uuid.uuid4()))
     )
+
+
+def test_a_replayed_split_gives_the_same_fragment_identifier() -> None:
+    """fragment.identifier is derived like the uuids: one per parent, the same on a replay,
+    another for another parent, and never one of the children's uuids."""
+    parent = str(uuid.uuid4())
+    first = _split_uuids(b"a\nb\n", parent, "fragment.identifier")
+    assert len(set(first)) == 1
+    assert uuid.UUID(first[0]).version == 4
+    assert first == _split_uuids(b"a\nb\n", parent, "fragment.identifier")
+    assert first[0] not in _split_uuids(b"a\nb\n", parent)
+    assert first != _split_uuids(b"a\nb\n", str(uuid.uuid4()), "fragment.identifier")
 
 
 def test_derived_uuids_are_version_4_and_consecutive() -> None:

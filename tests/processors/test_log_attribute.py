@@ -6,8 +6,9 @@ import logging
 
 import pytest
 
+from flowcore import Flow
 from flowcore.testing import TestRunner
-from processors import LogAttribute
+from processors import GenerateFlowFile, LogAttribute
 
 
 def log(caplog: pytest.LogCaptureFixture, attributes: dict[str, str], **properties: object) -> str:
@@ -60,3 +61,47 @@ def test_payload_prefix_level_and_single_line(caplog: pytest.LogCaptureFixture) 
     assert "P:----" in text
     assert "a=1" in text
     assert caplog.records[0].levelno == logging.WARNING
+
+
+def _count_renders(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    renders: list[int] = []
+    original = LogAttribute.render
+
+    def counted(self, context, session, flowfile):  # type: ignore[no-untyped-def]
+        renders.append(1)
+        return original(self, context, session, flowfile)
+
+    monkeypatch.setattr(LogAttribute, "render", counted)
+    return renders
+
+
+def test_nothing_is_rendered_for_a_level_the_logger_does_not_emit(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Below the logger's level no message is rendered (no payload read), and the FlowFile
+    still passes to success."""
+    renders = _count_renders(monkeypatch)
+    runner = TestRunner(LogAttribute(log_payload=True))
+    runner.enqueue("the payload")
+    with caplog.at_level(logging.WARNING, logger="flowcore.processors.LogAttribute"):
+        runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert renders == []
+    assert caplog.records == []
+
+
+def test_the_engine_asks_the_driver_s_logger(tmp_path, monkeypatch, caplog) -> None:  # type: ignore[no-untyped-def]
+    """In a flow run, tasks render only what the driver's logging configuration emits."""
+    renders = _count_renders(monkeypatch)
+    flow = Flow("log")
+    gen = flow.add(GenerateFlowFile(batch_size=3, file_size="4 B"), name="gen")
+    logged = flow.add(LogAttribute(), name="log")
+    flow.connect(gen, logged)
+    flow.auto_terminate(logged, "success")
+    with caplog.at_level(logging.WARNING, logger="flowcore.processors.LogAttribute"):
+        result = flow.run(runner="direct", repository=str(tmp_path / "repo"))
+    assert result.count("log", "success") == 3
+    assert renders == []
+    with caplog.at_level(logging.INFO, logger="flowcore.processors.LogAttribute"):
+        flow.run(runner="direct", repository=str(tmp_path / "repo"))
+    assert len(renders) == 3
