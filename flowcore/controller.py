@@ -473,6 +473,9 @@ class Controller:
         self.sinks.publish(sink_states)
         if effects is not None:
             self.sinks.carry_out([r.effects_file for r in results if r.effects_file])
+        # Attempts a runner retried or superseded (a Spark task that failed and ran again)
+        # left effect files no commit names: their temporaries go now, not at the next start.
+        self.sinks.sweep_attempts()
         provenance.remove_indexed_files(marked)
         for summary in enqueued:
             for claim, count in summary.claim_counts:

@@ -148,6 +148,13 @@ class Sinks:
         self.repos.add_bulletins(bulletins)
         return report
 
+    def sweep_attempts(self) -> list[Finding]:
+        """Remove what task attempts that were not committed staged (between stage runs).
+
+        Only called when no task runs: every effect file left then is a dead attempt's.
+        """
+        return sweep(self.repos.paths.effects)
+
     def prepare(self, plan: StagePlan, results: Sequence[TaskResult]) -> dict[str, dict[str, str]]:
         """Stage each sink's output of this stage run; the states to commit."""
         states: dict[str, dict[str, str]] = {}

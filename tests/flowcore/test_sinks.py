@@ -238,3 +238,36 @@ def test_a_refused_publication_is_tried_again_at_the_next_commit(tmp_path: Path)
     assert (out / "a.txt").read_bytes() == b"late"
     assert [p.name for p in Path(repos.paths.effects).iterdir()] == []
     assert len(errors) == 1
+
+
+class _RunnerWithADeadAttempt(DirectRunner):
+    """Runs tasks directly, after leaving a staged file as a failed attempt would."""
+
+    def __init__(self, effects: str, out: Path) -> None:
+        super().__init__()
+        self.effects, self.out, self.orphans = effects, out, []
+
+    def execute(self, job):  # type: ignore[no-untyped-def]
+        dead = EffectFileWriter(self.effects, f"dead-{len(self.orphans)}")
+        orphan = dead.stage(self.out)
+        orphan.write_bytes(b"half")
+        dead.close(sync=False)
+        self.orphans.append(orphan)
+        return super().execute(job)
+
+
+def test_a_dead_attempt_s_temporaries_go_at_the_next_commit(tmp_path: Path) -> None:
+    """Files staged by attempts that never commit (a Spark task that failed and ran again) are
+    removed after each commit, so none is left in the output directory after the run."""
+    out = tmp_path / "out"
+    out.mkdir()
+    flow = _put_flow(tmp_path)
+    repos = RepositorySet.open(tmp_path / "repo")
+    try:
+        runner = _RunnerWithADeadAttempt(repos.paths.effects, out)
+        result = Controller(flow, runner, repos).run()
+    finally:
+        repos.close()
+    assert runner.orphans
+    assert not any(o.exists() for o in runner.orphans)
+    assert len(list(out.iterdir())) == result.count("put", "success") == 4
