@@ -193,6 +193,8 @@ class EffectFileWriter:
             os.fsync(self._out.fileno())
         self._out.close()
         self._out = None
+        if sync:  # the file's name too: the transaction will name it
+            fsync_directory(self.directory)
         return str(self.path)
 
 
@@ -346,15 +348,19 @@ def carry_out(path: str | os.PathLike[str], blocked: Iterable[str] = ()) -> Effe
         retry = _keep_for_retry(Path(path), waiting)
         for problem in failed:
             LOG.error("could not publish %s; kept staged in %s, tried again later", problem, retry)
+    emptied = set()
     for source in effects.deletes:  # ingested source files (GetFile without Keep Source File)
         try:
             Path(source).unlink(missing_ok=True)
+            emptied.add(Path(source).parent)
         except OSError as error:  # never stop a start over it: the FlowFile is committed
             LOG.warning(
                 "could not delete the ingested source %s (%s); delete it by hand",
                 source,
                 error.strerror or error,
             )
+    for directory in sorted(emptied):  # a power cut must not bring an ingested file back
+        fsync_directory(directory)
     for line in effects.logs:
         logging.getLogger(line.logger).log(line.level, "%s", line.message)
     if not waiting or Path(path).suffix != RETRY_SUFFIX:
