@@ -75,10 +75,7 @@ class ExternalEffects:
         same name meet its conflict rule as they would if the first were already written.
         """
         name = os.fsdecode(target)
-        if any(p.target == name for p in self._publications):
-            return True
-        staged = getattr(self._host, "staged", None)
-        return bool(staged is not None and staged(name))
+        return any(p.target == name for p in self._publications) or self._host.staged(name)
 
     def will_log(self, logger: str, level: int) -> bool:
         """Whether a line at *level* on *logger* would be emitted after the commit.

@@ -40,7 +40,6 @@ class DerivedUuids:
 
     _host: SessionHost
     _uuid_seed: str | None
-    _uuid_sequences: dict[str, list]  # scope -> [uuid prefix, next number]
 
     component: ComponentInfo
 
@@ -68,13 +67,11 @@ class DerivedUuids:
         # The salt names the task's committed input (its segments): a FlowFile that comes
         # back in a later micro-batch (a loop, a retry) is in another segment, so its
         # children differ from the first pass's, while a replay reads the same segments.
-        salt = getattr(self._host, "uuid_salt", "")
+        salt = self._host.uuid_salt
         scope = "\0".join((self.component.id, how, salt, self._uuid_seed or "", *parents))
-        # Kept in the host when it keeps them (a task member): several sessions of one task
-        # can make children of the same parent, and each must get a new number.
-        sequences = getattr(self._host, "uuid_sequences", None)
-        if sequences is None:
-            sequences = self._uuid_sequences
+        # Kept in the host: several sessions of one task can make children of the same
+        # parent, and each must get a new number.
+        sequences = self._host.uuid_sequences
         sequence = sequences.get(scope)
         if sequence is None:
             sequence = sequences[scope] = [derived_prefix(scope), 0]

@@ -103,7 +103,6 @@ class ProcessSession(
         self._publications = []  # files staged to appear after a durable commit
         self._logs = []  # log lines to emit after a durable commit
         self._uuid_seed: str | None = None  # what FlowFiles made from nothing are made of
-        self._uuid_sequences: dict[str, list] = {}
         self._writer: ContentWriter | None = None
         # Resource claims shared with another session through migrate(): never destroyed on
         # rollback here, since the other session's FlowFiles may point into them.

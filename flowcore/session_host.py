@@ -197,6 +197,11 @@ class SessionHost(Protocol):
     component: ComponentInfo
     content: ContentRepository
     penalization_ms: int
+    #: What the host's committed input is (its queue segments); derived uuids include it, so
+    #: a replay of the same input makes the same uuids (see :mod:`flowcore._session_uuids`).
+    uuid_salt: str
+    #: Derived uuid sequences (scope -> [uuid prefix, next number]) of all its sessions.
+    uuid_sequences: dict[str, list]
 
     def now(self) -> int:
         """The current time in epoch milliseconds."""

@@ -184,6 +184,8 @@ class TestRunner:
         self.penalization_ms = DEFAULT_PENALIZATION_MS
         #: Hand finished FlowFiles over every this many (None: never, as NiFi's mock).
         self.spill_threshold: int | None = None
+        self.uuid_salt = ""  # the harness queue is not committed input: replays are not tested
+        self.uuid_sequences: dict[str, list] = {}
         self._spills: list[SessionSpill] = []
         # Ready FlowFiles in queue order, and penalized ones aside until their penalty expires
         # (NiFi's queues sort penalized FlowFiles last and never hand them out early).

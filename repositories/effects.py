@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import enum
 import errno
 import functools
 import hashlib
@@ -56,6 +57,7 @@ __all__ = [
     "EffectFileError",
     "EffectFileWriter",
     "EffectReport",
+    "Outcome",
     "carry_out",
     "is_temporary_name",
     "publish",
@@ -269,20 +271,28 @@ def read_effects(path: str | os.PathLike[str]) -> _Effects:
     return _Effects(tuple(staged), tuple(publications), tuple(logs), tuple(deletes))
 
 
-def publish(publication: Publication) -> tuple[int, int, str | None]:
-    """Rename one staged file into place: ``(published, already, conflict)``."""
+class Outcome(enum.Enum):
+    """What publishing one staged file did."""
+
+    PUBLISHED = "published"  # renamed into place now
+    ALREADY = "already"  # found in place: done before a crash
+    CONFLICT = "conflict"  # a file appeared at the target and may not be replaced: kept
+
+
+def publish(publication: Publication) -> Outcome:
+    """Rename one staged file into place; what happened."""
     temporary, target = Path(publication.temporary), Path(publication.target)
     if not temporary.exists():
-        return 0, 1, None  # done before a crash
+        return Outcome.ALREADY  # done before a crash
     if publication.replace:
         os.replace(temporary, target)
-        return 1, 0, None
+        return Outcome.PUBLISHED
     try:
         os.link(temporary, target)  # never overwrites: the conflict was decided in the task
     except FileExistsError:
         if not os.path.samefile(temporary, target):
             temporary.unlink()
-            return 0, 0, str(target)
+            return Outcome.CONFLICT
     except OSError as error:
         if error.errno not in _NO_LINKS:
             raise
@@ -290,11 +300,11 @@ def publish(publication: Publication) -> tuple[int, int, str | None]:
         # rename, as NiFi's PutFile does (a file appearing in between is overwritten).
         if target.exists():
             temporary.unlink()
-            return 0, 0, str(target)
+            return Outcome.CONFLICT
         os.rename(temporary, target)
-        return 1, 0, None
+        return Outcome.PUBLISHED
     temporary.unlink()
-    return 1, 0, None
+    return Outcome.PUBLISHED
 
 
 def carry_out(path: str | os.PathLike[str], blocked: Iterable[str] = ()) -> EffectReport:
@@ -326,20 +336,20 @@ def carry_out(path: str | os.PathLike[str], blocked: Iterable[str] = ()) -> Effe
             failed.append(f"{publication.target}: waits for an earlier publication of it")
             continue
         try:
-            done, found, conflict = publish(publication)
+            outcome = publish(publication)
         except OSError as error:
             waiting.append(publication)
             held.add(publication.target)
             failed.append(f"{publication.target}: {error.strerror or error}")
             continue
-        published += done
-        already += found
-        if conflict is not None:
-            conflicts.append(conflict)
+        published += outcome is Outcome.PUBLISHED
+        already += outcome is Outcome.ALREADY
+        if outcome is Outcome.CONFLICT:
+            conflicts.append(publication.target)
             LOG.warning(
                 "%s appeared after the FlowFile for it was committed; kept it and dropped the "
                 "staged copy (Conflict Resolution Strategy is not 'replace')",
-                conflict,
+                publication.target,
             )
         directories.add(Path(publication.target).parent)
     for directory in sorted(directories):

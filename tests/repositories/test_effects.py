@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from flowcore.session_host import LogLine, Publication
 from repositories.effects import (
     EffectFileWriter,
+    Outcome,
     carry_out,
     is_temporary_name,
     publish,
@@ -109,7 +110,7 @@ def test_a_link_made_before_a_crash_counts_as_published(tmp_path: Path) -> None:
     staged = _stage(writer, out, "a.txt", b"mine")
     staged = Publication(staged.temporary, staged.target, replace=False)
     Path(staged.target).hardlink_to(staged.temporary)
-    assert publish(staged) == (1, 0, None)
+    assert publish(staged) is Outcome.PUBLISHED
     assert [p.name for p in out.iterdir()] == ["a.txt"]
 
 
@@ -271,10 +272,8 @@ def test_without_hard_links_publishing_falls_back_to_a_rename(tmp_path: Path, mo
     fresh = _stage(writer, out, "a.txt", b"A")
     taken = _stage(writer, out, "b.txt", b"mine")
     (out / "b.txt").write_bytes(b"theirs")
-    assert publish(Publication(fresh.temporary, fresh.target, replace=False)) == (1, 0, None)
-    assert publish(Publication(taken.temporary, taken.target, replace=False))[2] == str(
-        out / "b.txt"
-    )
+    assert publish(Publication(fresh.temporary, fresh.target, replace=False)) is Outcome.PUBLISHED
+    assert publish(Publication(taken.temporary, taken.target, replace=False)) is Outcome.CONFLICT
     assert sorted(p.name for p in out.iterdir()) == ["a.txt", "b.txt"]
     assert (out / "b.txt").read_bytes() == b"theirs"
 
