@@ -460,6 +460,8 @@ def release_targets(directory: str | os.PathLike[str], run: str | None = None) -
     """Remove the reservations of stage run *run* (None: of every run; at start-up)."""
     root = Path(directory) / TARGETS_DIRECTORY
     shutil.rmtree(root / run if run else root, ignore_errors=True)
+    with contextlib.suppress(OSError):  # leave nothing behind once no run holds a name
+        root.rmdir()
 
 
 def retries(directory: str | os.PathLike[str]) -> list[str]:
