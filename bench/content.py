@@ -9,10 +9,11 @@ alternating the variants each round, best of N with the range (min-max) over the
   in 16 MB claim files too; no fsync: NiFi's default), with checksums and with the checksum
   step stubbed out; baselines: a plain Python
   ``open(..., 'wb').write`` loop of the same sizes into one file, ``os.write`` of 1 MiB chunks
-  (dd-like), and ``dd if=/dev/zero bs=1M``. Target: content writes with checksums >= 70% of the
-  raw write loop of the same sizes. Each write is timed by the wall clock and by the CPU
-  seconds it used (MB per CPU second), since on a shared machine the wall time of creating
-  files stretches with the neighbours' disk traffic.
+  (dd-like), and ``dd if=/dev/zero bs=1M``. ``64k_durable`` times the same 64 KiB writes until
+  a sync has put them on disk, for the repository and the raw loop alike. Target: content
+  writes with checksums >= 70% of the raw write loop of the same sizes. Each write is timed
+  by the wall clock and by the CPU seconds it used (MB per CPU second), since on a shared
+  machine the wall time of creating files stretches with the neighbours' disk traffic.
 * ``read``: every content read back once by a fresh repository (nothing verified yet), from
   checksummed claim files and from the same bytes in footer-less files (claims of an older
   flowcore, read unverified); baseline: ``read()`` of the claim files. The files are in the
@@ -52,12 +53,14 @@ from repositories.content import SEALED_SUFFIX, FileContentRepository
 
 MIB = 1 << 20
 SIZES = {"1k": 1024, "64k": 64 * 1024, "16m": 16 * MIB}
-#: Write scenarios: label -> (content size, claim file size).
+#: Write scenarios: label -> (content size, claim file size, durable). Durable ones time the
+#: writes until they are on disk (a sync ends the timed part, for the baseline too).
 WRITES = {
-    "1k": (1024, MIB),
-    "64k": (64 * 1024, MIB),
-    "64k_in_16m_claims": (64 * 1024, 16 * MIB),
-    "16m": (16 * MIB, MIB),
+    "1k": (1024, MIB, False),
+    "64k": (64 * 1024, MIB, False),
+    "64k_in_16m_claims": (64 * 1024, 16 * MIB, False),
+    "16m": (16 * MIB, MIB, False),
+    "64k_durable": (64 * 1024, MIB, True),
 }
 
 
@@ -98,7 +101,13 @@ def _best(times: list[float], volume: int) -> dict[str, float]:
 
 
 def _through_repository(
-    directory: Path, volume: int, size: int, *, sums: bool, appendable: int = MIB
+    directory: Path,
+    volume: int,
+    size: int,
+    *,
+    sums: bool,
+    appendable: int = MIB,
+    durable: bool = False,
 ) -> tuple[float, float]:
     """Seconds to write *volume* bytes as contents of *size* bytes; the claim files are removed.
 
@@ -120,6 +129,8 @@ def _through_repository(
                 stream.write(chunk)
             claims.append(stream.close())
         writer.close()
+        if durable:
+            os.sync()
         elapsed = clock.stop()
     finally:
         _claim_writer.BlockSummer = BlockSummer  # type: ignore[misc]
@@ -128,7 +139,9 @@ def _through_repository(
     return elapsed
 
 
-def _raw_loop(directory: Path, volume: int, size: int) -> tuple[float, float]:
+def _raw_loop(
+    directory: Path, volume: int, size: int, durable: bool = False
+) -> tuple[float, float]:
     """Seconds for a plain Python write loop of the same sizes into one file."""
     chunk = os.urandom(min(size, 64 * 1024))
     path = directory / "raw"
@@ -137,6 +150,8 @@ def _raw_loop(directory: Path, volume: int, size: int) -> tuple[float, float]:
     with open(path, "wb") as out:
         for _ in range(volume // len(chunk)):
             out.write(chunk)
+    if durable:
+        os.sync()
     elapsed = clock.stop()
     path.unlink()
     return elapsed
@@ -187,15 +202,15 @@ def bench_writes(directory: Path, volume: int, rounds: int) -> dict[str, float]:
             times.setdefault(f"{key}_cpu", []).append(measured[1])
 
     for _ in range(rounds):
-        for label, (size, claim) in WRITES.items():
+        for label, (size, claim, durable) in WRITES.items():
             for sums in (True, False):
                 timed(
                     f"{label}_{'sums' if sums else 'nosums'}",
-                    lambda s=size, c=claim, k=sums: _through_repository(
-                        directory, volume, s, sums=k, appendable=c
+                    lambda s=size, c=claim, k=sums, d=durable: _through_repository(
+                        directory, volume, s, sums=k, appendable=c, durable=d
                     ),
                 )
-            timed(f"{label}_raw", lambda s=size: _raw_loop(directory, volume, s))
+            timed(f"{label}_raw", lambda s=size, d=durable: _raw_loop(directory, volume, s, d))
         timed("dd_like", lambda: _dd_like(directory, volume))
         timed("dd", lambda: _dd(directory, volume))
     results: dict[str, float] = {}

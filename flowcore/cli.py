@@ -380,10 +380,12 @@ def cmd_processors(args: argparse.Namespace) -> int:
 
 def cmd_dataset(args: argparse.Namespace) -> int:
     """Show, print, compact a dataset, or set its chunks' mergeability."""
-    from flowcore import datasets  # noqa: PLC0415
+    from flowcore.datasets import open as open_dataset  # noqa: PLC0415
+    from flowcore.datasets.compaction import compact  # noqa: PLC0415
+    from flowcore.datasets.model import Mergeability  # noqa: PLC0415
     from flowcore.units import parse_data_size  # noqa: PLC0415
 
-    dataset = datasets.open(args.path)
+    dataset = open_dataset(args.path)
     if not (dataset.path / "manifests").is_dir():
         msg = f"{args.path} is not a dataset (it has no manifests/ directory)"
         raise UsageError(msg)
@@ -399,7 +401,7 @@ def cmd_dataset(args: argparse.Namespace) -> int:
             from flowcore.runners import make_runner  # noqa: PLC0415
 
             runner = make_runner("spark", master=args.master)
-        done = datasets.compact(
+        done = compact(
             dataset,
             split_threshold=int(parse_data_size(args.desired_chunk_size, "B")),
             merge_file_max=args.merge_file_max,
@@ -413,7 +415,7 @@ def cmd_dataset(args: argparse.Namespace) -> int:
         )
         return 0
     if args.action == "mergeability":
-        chosen = datasets.Mergeability.from_text(args.set)
+        chosen = Mergeability.from_text(args.set)
         manifest = dataset.set_mergeability(args.chunks, chosen, now_ms=_now_ms())
         console.print(f"version {manifest.version}: {len(args.chunks)} chunk(s) {args.set}")
         return 0

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from flowcore import units
 from flowcore.errors import ConfigurationError
 from flowcore.expression import (
     EvaluationContext,
@@ -31,6 +30,7 @@ from flowcore.expression import (
     contains_expression,
     validate_expression,
 )
+from flowcore.units import format_time_period, parse_data_size, parse_time_period
 from flowcore.validators import ValidationResult, Validator
 
 if TYPE_CHECKING:
@@ -184,7 +184,7 @@ class PropertyDescriptor:
         if isinstance(value, bool):
             return "true" if value else "false"
         if isinstance(value, timedelta):
-            return units.format_time_period(value)
+            return format_time_period(value)
         return str(value)
 
     def is_enabled(self, values: Mapping[str, str | None]) -> bool:
@@ -301,7 +301,7 @@ class PropertyValue:
         if self.value is None:
             return None
         try:
-            return units.parse_time_period(self.value, unit)
+            return parse_time_period(self.value, unit)
         except ValueError:
             msg = "a time period such as '30 secs'"
             raise self._fail(msg) from None
@@ -311,7 +311,7 @@ class PropertyValue:
         if self.value is None:
             return None
         try:
-            return units.parse_data_size(self.value, unit)
+            return parse_data_size(self.value, unit)
         except ValueError:
             msg = "a data size such as '10 KB'"
             raise self._fail(msg) from None

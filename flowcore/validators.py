@@ -22,9 +22,9 @@ from typing import Any
 
 import attrs
 
-from flowcore import units
 from flowcore.errors import ExpressionEvaluationError
 from flowcore.patterns import compile_pattern
+from flowcore.units import format_data_size, format_time_period, parse_data_size, parse_time_period
 
 __all__ = [
     "ALWAYS_VALID",
@@ -187,7 +187,7 @@ def _regex(value: str) -> str | None:
 
 def _data_size(value: str) -> str | None:
     try:
-        units.parse_data_size(value)
+        parse_data_size(value)
     except ValueError:
         return "it must be a data size such as '10 KB', '1 MB' or '0 B'"
     return None
@@ -195,13 +195,13 @@ def _data_size(value: str) -> str | None:
 
 def _data_size_to_string(value: Any) -> str:
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return units.format_data_size(value)
+        return format_data_size(value)
     return str(value)
 
 
 def _time_period(value: str) -> str | None:
     try:
-        units.parse_time_period(value)
+        parse_time_period(value)
     except ValueError:
         return "it must be a time period such as '30 secs', '5 mins' or '1 day'"
     return None
@@ -211,7 +211,7 @@ def _time_period_to_string(value: Any) -> str:
     if isinstance(value, timedelta) or (
         isinstance(value, int | float) and not isinstance(value, bool)
     ):
-        return units.format_time_period(value)
+        return format_time_period(value)
     return str(value)
 
 
@@ -323,7 +323,7 @@ class _TimeBounds:
         why = _time_period(value)
         if why:
             return why
-        seconds = units.parse_time_period(value)
+        seconds = parse_time_period(value)
         if not self.minimum <= seconds <= self.maximum:
             return f"it must be a time period {self.text}"
         return None
@@ -331,7 +331,7 @@ class _TimeBounds:
 
 def create_time_period_validator(minimum: str, maximum: str) -> Validator:
     """Return a time-period validator with inclusive bounds given as NiFi periods."""
-    lo, hi = units.parse_time_period(minimum), units.parse_time_period(maximum)
+    lo, hi = parse_time_period(minimum), parse_time_period(maximum)
     return Validator(
         f"TIME_PERIOD[{minimum}..{maximum}]",
         _TimeBounds(lo, hi, f"between {minimum} and {maximum}"),
@@ -348,7 +348,7 @@ class _SizeBounds:
         why = _data_size(value)
         if why:
             return why
-        size = units.parse_data_size(value)
+        size = parse_data_size(value)
         if not self.minimum <= size <= self.maximum:
             return f"it must be between {int(self.minimum)} and {int(self.maximum)} bytes"
         return None

@@ -19,15 +19,16 @@ from collections import deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import processors._merge_formats as formats
 from flowcore.binning import BatchBinning, Bin, BinManager, EvictionReason
 from flowcore.flowfile import ContentClaim, CountedUuids, FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
-from processors import _merge_formats as formats
 from processors._merge_bundles import common_attributes
 
 if TYPE_CHECKING:
-    from flowcore import ProcessContext, ProcessSession
     from flowcore.flowfile import Content
+    from flowcore.processor import ProcessContext
+    from flowcore.session import ProcessSession
     from processors.merge_content import MergeContent
 
 __all__ = ["bin_batches", "merge_bundle", "representatives"]

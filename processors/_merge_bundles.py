@@ -10,8 +10,8 @@ import hashlib
 import re
 from collections.abc import Sequence
 
-from flowcore import FlowFile
 from flowcore.binning import FRAGMENT_COUNT, FRAGMENT_INDEX
+from flowcore.flowfile import FlowFile
 
 __all__ = [
     "FRAGMENT_ID",

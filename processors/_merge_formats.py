@@ -21,8 +21,10 @@ from typing import Any
 
 import attrs
 
-from flowcore import FlowFile, ProcessException, ProcessSession
+from flowcore.errors import ProcessException
 from flowcore.expression import compile_expression
+from flowcore.flowfile import FlowFile
+from flowcore.session import ProcessSession
 
 __all__ = [
     "FORMAT_AVRO",

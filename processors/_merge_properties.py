@@ -6,9 +6,15 @@ the class exposes each descriptor under the same name (``MergeContent.MERGE_STRA
 
 from __future__ import annotations
 
-from flowcore import AllowableValue, ExpressionLanguageScope, PropertyDependency, PropertyDescriptor
+import processors._merge_formats as formats
 from flowcore.binning import InsertionStrategy
 from flowcore.expression import ResultType
+from flowcore.properties import (
+    AllowableValue,
+    ExpressionLanguageScope,
+    PropertyDependency,
+    PropertyDescriptor,
+)
 from flowcore.validators import (
     ATTRIBUTE_KEY_VALIDATOR,
     BOOLEAN_VALIDATOR,
@@ -17,7 +23,6 @@ from flowcore.validators import (
     POSITIVE_INTEGER_VALIDATOR,
     create_time_period_validator,
 )
-from processors import _merge_formats as formats
 
 MERGE_STRATEGY_BIN_PACK = AllowableValue(
     "Bin-Packing Algorithm",

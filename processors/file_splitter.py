@@ -17,21 +17,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from flowcore import (
-    ExpressionLanguageScope,
-    ProcessContext,
-    ProcessSession,
-    PropertyDescriptor,
-    Relationship,
-    SourceProcessor,
-    ValidationResult,
-    WorkItem,
-    WorkListing,
-)
 from flowcore.blocks import RecordReader, aligned_range, block_count, nominal_block
 from flowcore.errors import ContentNotFoundError
 from flowcore.patterns import compile_pattern
-from flowcore.properties import PropertyDependency
+from flowcore.processor import ProcessContext, SourceProcessor, WorkItem, WorkListing
+from flowcore.properties import ExpressionLanguageScope, PropertyDependency, PropertyDescriptor
+from flowcore.relationship import Relationship
+from flowcore.session import ProcessSession
 from flowcore.units import parse_data_size
 from flowcore.validators import (
     BOOLEAN_VALIDATOR,
@@ -40,6 +32,7 @@ from flowcore.validators import (
     POSITIVE_INTEGER_VALIDATOR,
     REGULAR_EXPRESSION_VALIDATOR,
     TIME_PERIOD_VALIDATOR,
+    ValidationResult,
 )
 from processors._file_attributes import (
     file_attributes,

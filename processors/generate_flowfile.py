@@ -8,18 +8,12 @@ import string
 from collections.abc import Mapping
 from typing import ClassVar
 
-from flowcore import (
-    ExpressionLanguageScope,
-    ProcessContext,
-    ProcessSession,
-    PropertyDescriptor,
-    SourceProcessor,
-    WorkItem,
-    WorkListing,
-)
 from flowcore.expression import compile_expression
 from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
+from flowcore.processor import ProcessContext, SourceProcessor, WorkItem, WorkListing
+from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import SUCCESS
+from flowcore.session import ProcessSession
 from flowcore.validators import (
     BOOLEAN_VALIDATOR,
     CHARACTER_SET_VALIDATOR,

@@ -9,17 +9,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import ClassVar
 
-from flowcore import (
-    ExpressionLanguageScope,
-    ProcessContext,
-    ProcessSession,
-    PropertyDescriptor,
-    SourceProcessor,
-    WorkItem,
-    WorkListing,
-)
 from flowcore.patterns import compile_pattern
+from flowcore.processor import ProcessContext, SourceProcessor, WorkItem, WorkListing
+from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import SUCCESS
+from flowcore.session import ProcessSession
 from flowcore.validators import (
     BOOLEAN_VALIDATOR,
     DATA_SIZE_VALIDATOR,

@@ -6,16 +6,12 @@ import logging
 from collections.abc import Mapping
 from typing import ClassVar
 
-from flowcore import (
-    ExpressionLanguageScope,
-    FlowFile,
-    ProcessContext,
-    Processor,
-    ProcessSession,
-    PropertyDescriptor,
-)
+from flowcore.flowfile import FlowFile
 from flowcore.patterns import compile_pattern
+from flowcore.processor import ProcessContext, Processor
+from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import SUCCESS
+from flowcore.session import ProcessSession
 from flowcore.validators import (
     BOOLEAN_VALIDATOR,
     CHARACTER_SET_VALIDATOR,

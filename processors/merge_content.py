@@ -5,16 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar
 
-from flowcore import (
-    BinningProcessor,
-    FlowFile,
-    ProcessContext,
-    ProcessException,
-    ProcessSession,
-    PropertyDescriptor,
-    Relationship,
-    ValidationResult,
-)
+import processors._merge_batches as batched
+import processors._merge_bundles as bundles
+import processors._merge_formats as formats
+import processors._merge_properties as props
 from flowcore.binning import (
     FRAGMENT_COUNT,
     FRAGMENT_INDEX,
@@ -26,13 +20,15 @@ from flowcore.binning import (
     EvictionReason,
     InsertionStrategy,
 )
-from flowcore.errors import ExpressionEvaluationError
+from flowcore.errors import ExpressionEvaluationError, ProcessException
 from flowcore.expression import compile_expression, contains_expression
+from flowcore.flowfile import FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
-from processors import _merge_batches as batched
-from processors import _merge_bundles as bundles
-from processors import _merge_formats as formats
-from processors import _merge_properties as props
+from flowcore.processor import BinningProcessor, ProcessContext
+from flowcore.properties import PropertyDescriptor
+from flowcore.relationship import Relationship
+from flowcore.session import ProcessSession
+from flowcore.validators import ValidationResult
 from processors._merge_bundles import FRAGMENT_ID, SEGMENT_ORIGINAL_FILENAME
 from processors._merge_properties import (
     ATTRIBUTE_STRATEGY_ALL_UNIQUE,

@@ -17,16 +17,6 @@ from typing import ClassVar
 
 import attrs
 
-from flowcore import (
-    ExpressionLanguageScope,
-    FlowFile,
-    ProcessContext,
-    ProcessSession,
-    PropertyDescriptor,
-    SinkJobs,
-    TwoPhaseSink,
-    ValidationResult,
-)
 from flowcore.datasets import AutoMerge, AutoMergeMode, Chunk, Dataset, Manifest, plan_merges
 from flowcore.datasets.compaction import (
     DEFAULT_MERGE_FILE_MAX,
@@ -35,8 +25,11 @@ from flowcore.datasets.compaction import (
     run_merges,
 )
 from flowcore.datasets.store import demarcated, write_chunk
-from flowcore.properties import PropertyDependency
+from flowcore.flowfile import FlowFile
+from flowcore.processor import ProcessContext, SinkJobs, TwoPhaseSink
+from flowcore.properties import ExpressionLanguageScope, PropertyDependency, PropertyDescriptor
 from flowcore.relationship import FAILURE, SUCCESS
+from flowcore.session import ProcessSession
 from flowcore.units import parse_data_size
 from flowcore.validators import (
     BOOLEAN_VALIDATOR,
@@ -45,6 +38,7 @@ from flowcore.validators import (
     NUMBER_VALIDATOR,
     POSITIVE_INTEGER_VALIDATOR,
     TIME_PERIOD_VALIDATOR,
+    ValidationResult,
 )
 
 __all__ = ["AUTO_MERGE_KEYS", "PutDataset"]

@@ -9,16 +9,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import ClassVar
 
-from flowcore import (
-    ExpressionLanguageScope,
-    FlowFile,
-    ProcessContext,
-    Processor,
-    ProcessSession,
-    PropertyDescriptor,
-)
 from flowcore.errors import RepositoryError
+from flowcore.flowfile import FlowFile
+from flowcore.processor import ProcessContext, Processor
+from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import FAILURE, SUCCESS
+from flowcore.session import ProcessSession
 from flowcore.validators import BOOLEAN_VALIDATOR, NON_EMPTY_VALIDATOR, POSITIVE_INTEGER_VALIDATOR
 from processors._file_attributes import exact_name
 

@@ -5,17 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
-from flowcore import (
-    AllowableValue,
-    ExpressionLanguageScope,
-    ProcessContext,
-    Processor,
-    ProcessSession,
-    PropertyDescriptor,
-    Relationship,
-)
 from flowcore.errors import ExpressionEvaluationError
 from flowcore.expression import ResultType, compile_expression
+from flowcore.processor import ProcessContext, Processor
+from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
+from flowcore.relationship import Relationship
+from flowcore.session import ProcessSession
 from flowcore.validators import NON_EMPTY_VALIDATOR
 
 __all__ = ["RouteOnAttribute"]

@@ -9,21 +9,18 @@ from typing import ClassVar, NamedTuple
 
 import attrs
 
-from flowcore import (
-    FlowFile,
-    ProcessContext,
-    Processor,
-    ProcessSession,
-    PropertyDescriptor,
-    Relationship,
-    ValidationResult,
-)
+from flowcore.flowfile import FlowFile
 from flowcore.lines import LineGroup, LineSpan, iter_line_groups, iter_lines
+from flowcore.processor import ProcessContext, Processor
+from flowcore.properties import PropertyDescriptor
+from flowcore.relationship import Relationship
+from flowcore.session import ProcessSession
 from flowcore.validators import (
     BOOLEAN_VALIDATOR,
     DATA_SIZE_VALIDATOR,
     NON_EMPTY_VALIDATOR,
     NON_NEGATIVE_INTEGER_VALIDATOR,
+    ValidationResult,
 )
 
 __all__ = ["SplitText"]

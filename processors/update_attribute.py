@@ -7,18 +7,7 @@ from typing import ClassVar
 
 import attrs
 
-from flowcore import (
-    AllowableValue,
-    ExpressionLanguageScope,
-    ProcessContext,
-    ProcessException,
-    Processor,
-    ProcessSession,
-    PropertyDescriptor,
-    Relationship,
-    ValidationResult,
-)
-from flowcore.errors import ConfigurationError, ExpressionEvaluationError
+from flowcore.errors import ConfigurationError, ExpressionEvaluationError, ProcessException
 from flowcore.expression import (
     EvaluationContext,
     ResultType,
@@ -28,11 +17,15 @@ from flowcore.expression import (
     validate_expression,
 )
 from flowcore.flowfile_batch import FlowFileBatch
-from flowcore.relationship import SUCCESS
+from flowcore.processor import ProcessContext, Processor
+from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
+from flowcore.relationship import SUCCESS, Relationship
+from flowcore.session import ProcessSession
 from flowcore.validators import (
     ATTRIBUTE_KEY_PROPERTY_NAME_VALIDATOR,
     NON_NEGATIVE_INTEGER_VALIDATOR,
     REGULAR_EXPRESSION_VALIDATOR,
+    ValidationResult,
 )
 
 __all__ = ["Rule", "UpdateAttribute"]

@@ -24,7 +24,7 @@ from flowcore.errors import (
     RegexTimeoutError,
 )
 from flowcore.expression._evaluate import EvaluationContext, evaluate_chain
-from flowcore.expression._functions import FUNCTIONS
+from flowcore.expression._functions import FUNCTIONS, use_compiler
 from flowcore.expression._nodes import Chain, ParameterRef, ResultType, Template
 from flowcore.expression._parser import MAX_DEPTH, parse
 from flowcore.expression._regex import java_regex
@@ -206,6 +206,9 @@ def compile_expression(text: str) -> Expression:
         ExpressionSyntaxError: the text is malformed; the message and ``position`` say where.
     """
     return Expression(text, parse(text))
+
+
+use_compiler(compile_expression)  # evaluateELString compiles with it
 
 
 def contains_expression(text: str | None) -> bool:

@@ -15,8 +15,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import attrs
 
-from flowcore.errors import ExpressionEvaluationError
-from flowcore.expression._values import shown
+from flowcore.errors import ExpressionEvaluationError, quoted
 
 __all__ = ["format_date", "parse_date", "resolve_zone"]
 
@@ -274,7 +273,7 @@ def parse_date(text: str, pattern: str, zone: str | None) -> datetime:
     regex, groups = _parser(pattern)
     match = regex.fullmatch(text)
     if match is None:
-        msg = f"cannot parse {shown(text)} as a date with the pattern {pattern!r}"
+        msg = f"cannot parse {quoted(text)} as a date with the pattern {pattern!r}"
         raise ExpressionEvaluationError(msg)
     values = {"year": 1970, "month": 1, "day": 1, "hour": 0, "minute": 0, "second": 0, "micro": 0}
     pm: bool | None = None
@@ -323,6 +322,6 @@ def parse_date(text: str, pattern: str, zone: str | None) -> datetime:
             values["micro"],
         )
     except ValueError as ex:
-        msg = f"cannot parse {shown(text)} as a date with the pattern {pattern!r}: {ex}"
+        msg = f"cannot parse {quoted(text)} as a date with the pattern {pattern!r}: {ex}"
         raise ExpressionEvaluationError(msg) from None
     return naive.replace(tzinfo=parsed_zone or resolve_zone(zone))

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+import flowcore.expression._dates as java_dates
 from flowcore.errors import ExpressionEvaluationError
-from flowcore.expression import _dates
 from flowcore.expression._functions_text import (
     _append,
     _base64_decode,
@@ -370,7 +370,7 @@ def _format(_ctx: Any, s: Value, pattern: Value, zone: Value = None) -> str | No
     moment = to_date(s)
     if moment is None:
         return None
-    return _dates.format_date(moment, _s(pattern) or "", _s(zone))
+    return java_dates.format_date(moment, _s(pattern) or "", _s(zone))
 
 
 def _to_date(_ctx: Any, s: Value, pattern: Value = None, zone: Value = None) -> datetime | None:
@@ -379,7 +379,7 @@ def _to_date(_ctx: Any, s: Value, pattern: Value = None, zone: Value = None) -> 
     if pattern is None:
         return to_date(s)
     text = _s(s)
-    return _dates.parse_date(java_trim(text or ""), _s(pattern) or "", _s(zone))
+    return java_dates.parse_date(java_trim(text or ""), _s(pattern) or "", _s(zone))
 
 
 def _now(ctx: EvaluationContext, _s_: Value) -> datetime:
@@ -433,11 +433,18 @@ def _thread(_ctx: Any, _s_: Value) -> str:
 #: is ``${a:evaluateELString()}`` refers to itself forever otherwise (a RecursionError).
 MAX_EL_STRING_DEPTH = 16
 _el_string_depth = contextvars.ContextVar("flowcore_el_string_depth", default=0)
+#: What ``evaluateELString`` compiles its text with. The compiler's parser needs this module's
+#: function table, so the compiler registers itself here (:func:`use_compiler`) instead of
+#: being imported: this module stays below it.
+_compilers: list[Callable[[str], Any]] = []
+
+
+def use_compiler(compile_text: Callable[[str], Any]) -> None:
+    """Register the Expression Language compiler ``evaluateELString`` uses."""
+    _compilers[:] = [compile_text]
 
 
 def _evaluate_el_string(ctx: EvaluationContext, s: Value) -> str | None:
-    from flowcore.expression import compile_expression  # noqa: PLC0415 - recursion into the API
-
     text = _s(s)
     if text is None:
         return None
@@ -452,7 +459,7 @@ def _evaluate_el_string(ctx: EvaluationContext, s: Value) -> str | None:
         raise ExpressionEvaluationError(msg)
     token = _el_string_depth.set(depth + 1)
     try:
-        return compile_expression(text).evaluate_in(ctx)
+        return _compilers[0](text).evaluate_in(ctx)
     finally:
         _el_string_depth.reset(token)
 

@@ -14,7 +14,8 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from flowcore.errors import ExpressionLimitError
+from flowcore.errors import ExpressionLimitError, quoted
+from flowcore.expression._dates import format_date, parse_date
 
 __all__ = [
     "DEFAULT_MAX_LENGTH",
@@ -79,10 +80,7 @@ _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
 
 def shown(value: Value) -> str:
     """*value* for an error message: quoted, and cut short when long (values come from data)."""
-    text = to_string(value)
-    if text is not None and len(text) > 80:
-        return f"{text[:60]!r}... ({len(text):,} characters)"
-    return repr(text)
+    return quoted(to_string(value))
 
 
 def wrap_long(value: int) -> int:
@@ -191,7 +189,6 @@ def to_date(value: Value) -> datetime | None:
     number = to_number(value)
     if isinstance(number, int):
         return from_epoch_millis(number)
-    from flowcore.expression._dates import parse_date  # noqa: PLC0415 - avoids an import cycle
 
     return parse_date(java_trim(str(value)), "EEE MMM dd HH:mm:ss zzz yyyy", None)
 
@@ -227,8 +224,6 @@ def java_double_to_string(number: float) -> str:
 
 def format_java_date(value: datetime) -> str:
     """Render a date as Java's ``Date.toString()`` in the local time zone."""
-    from flowcore.expression._dates import format_date  # noqa: PLC0415 - avoids an import cycle
-
     return format_date(value, "EEE MMM dd HH:mm:ss zzz yyyy", None)
 
 
