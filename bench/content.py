@@ -46,8 +46,8 @@ from crc32c import crc32c
 from rich.console import Console
 from rich.table import Table
 
+import repositories._claim_writer as claim_writer
 from flowcore.flowfile import ContentClaim, ResourceClaim
-from repositories import _claim_writer
 from repositories._claim_checksums import BlockSummer, read_footer
 from repositories.content import SEALED_SUFFIX, FileContentRepository
 
@@ -117,7 +117,7 @@ def _through_repository(
     chunk = os.urandom(min(size, 64 * 1024))
     pieces = size // len(chunk)
     repo = FileContentRepository(directory / "repo", max_appendable_size=appendable)
-    _claim_writer.BlockSummer = BlockSummer if sums else _NoSums  # type: ignore[misc,assignment]
+    claim_writer.BlockSummer = BlockSummer if sums else _NoSums  # type: ignore[misc,assignment]
     try:
         os.sync()  # no dirty pages of the previous round
         clock = _Clock()
@@ -133,7 +133,7 @@ def _through_repository(
             os.sync()
         elapsed = clock.stop()
     finally:
-        _claim_writer.BlockSummer = BlockSummer  # type: ignore[misc]
+        claim_writer.BlockSummer = BlockSummer  # type: ignore[misc]
     for claim in claims:
         repo.remove(claim.resource_claim)
     return elapsed

@@ -2,7 +2,11 @@
 
 This package re-exports the public API. Importing it never imports pyspark: only
 ``flowcore.runners.spark`` does, so definitions, validation and tests stay fast and Spark-free.
+``Flow`` (with its ``run``, which needs the whole engine) is loaded on first use: a Spark worker
+importing one of flowcore's modules loads this package too, and must not load the driver.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from flowcore.errors import (
     ConfigurationError,
@@ -20,7 +24,7 @@ from flowcore.errors import (
     RepositoryError,
 )
 from flowcore.expression import Expression, compile_expression
-from flowcore.flow import Component, Connection, Flow, Prioritizer, QueueSettings
+from flowcore.flow import Component, Connection, FlowDefinition, Prioritizer, QueueSettings
 from flowcore.flowfile import Attributes, ContentClaim, FlowFile, ResourceClaim
 from flowcore.processor import (
     BinningProcessor,
@@ -49,6 +53,9 @@ from flowcore.relationship import FAILURE, ORIGINAL, SUCCESS, Relationship
 from flowcore.session import ProcessSession, StateMap
 from flowcore.validators import ValidationResult
 
+if TYPE_CHECKING:
+    from flowcore.builder import Flow
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -68,6 +75,7 @@ __all__ = [
     "ExpressionLanguageScope",
     "ExpressionSyntaxError",
     "Flow",
+    "FlowDefinition",
     "FlowDefinitionError",
     "FlowFile",
     "FlowFileAccessError",
@@ -105,3 +113,13 @@ __all__ = [
     "__version__",
     "compile_expression",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``flowcore.Flow``, imported when first asked for (PEP 562)."""
+    if name == "Flow":
+        from flowcore.builder import Flow  # noqa: PLC0415 - the engine, only when wanted
+
+        return Flow
+    msg = f"module 'flowcore' has no attribute {name!r}"
+    raise AttributeError(msg)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import attrs
 
+import repositories.external as external_files
 from flowcore._session_support import (
     READ_CHUNK,
     ContentSource,
@@ -33,7 +34,6 @@ from flowcore._session_support import (
 from flowcore.errors import ContentCorruptionError, ContentNotFoundError, FlowFileHandlingError
 from flowcore.flowfile import Content, ContentClaim, FlowFile, ResourceClaim, Rope, content_of
 from flowcore.ropes import DEFAULT_ROPE_POLICY
-from repositories import external
 
 if TYPE_CHECKING:
     from flowcore.session_host import SessionHost
@@ -408,9 +408,9 @@ class ContentOperations:
         record = self._record(flowfile)
         absolute = os.path.abspath(path)
         info = os.stat(absolute)
-        taken = external.fingerprint_of(info)
+        taken = external_files.fingerprint_of(info)
         if fingerprint is not None and fingerprint != taken:
-            raise external.changed(absolute, fingerprint, taken)
+            raise external_files.changed(absolute, fingerprint, taken)
         size = info.st_size if length is None else length
         if offset < 0 or size < 0 or offset + size > info.st_size:
             msg = (

@@ -26,7 +26,7 @@ from rich.table import Table
 from flowcore.datasets.compaction import DEFAULT_MERGE_FILE_MAX, DEFAULT_MERGEABILITY_THRESHOLD
 from flowcore.errors import FlowcoreError
 from flowcore.faults import describe_storage_fault, storage_fault
-from flowcore.flow import Flow
+from flowcore.flow import FlowDefinition
 from flowcore.settings import DEFAULT_REPOSITORY, Settings
 
 __all__ = ["load_flow", "main"]
@@ -41,7 +41,7 @@ class UsageError(FlowcoreError):
     """A command-line mistake (bad argument, missing file)."""
 
 
-def load_flow(path: str | Path) -> Flow:
+def load_flow(path: str | Path) -> FlowDefinition:
     """Import a flow file and return its module-level ``flow`` (or its only Flow).
 
     The file runs under its own module name, so an ``if __name__ == "__main__"`` block does not.
@@ -70,9 +70,9 @@ def load_flow(path: str | Path) -> Flow:
     finally:
         sys.path.pop(0)
     found = getattr(module, "flow", None)
-    if isinstance(found, Flow):
+    if isinstance(found, FlowDefinition):
         return found
-    flows = [v for v in vars(module).values() if isinstance(v, Flow)]
+    flows = [v for v in vars(module).values() if isinstance(v, FlowDefinition)]
     if len(flows) == 1:
         return flows[0]
     msg = (
@@ -330,7 +330,7 @@ def vars_of(event: Any) -> dict[str, Any]:
     return fields
 
 
-def replay_queues(flow: Flow) -> dict[str, str]:
+def replay_queues(flow: FlowDefinition) -> dict[str, str]:
     """Where a replayed FlowFile goes, per connection.
 
     A durable connection is its own queue; a pipelined connection's FlowFiles wait in its

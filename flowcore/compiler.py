@@ -22,7 +22,7 @@ from collections.abc import Mapping
 import attrs
 import networkx as nx
 
-from flowcore.flow import Component, Flow
+from flowcore.flow import Component, FlowDefinition
 from flowcore.processor import ProcessorKind
 from flowcore.validation import validate_flow
 
@@ -79,7 +79,7 @@ class CompiledFlow:
         stages: stages in execution order.
     """
 
-    flow: Flow = attrs.field(eq=False)
+    flow: FlowDefinition = attrs.field(eq=False)
     durable: Mapping[str, tuple[DurableReason, ...]]
     stages: tuple[Stage, ...]
 
@@ -93,7 +93,7 @@ def _is_binning(component: Component) -> bool:
     return component.processor is not None and component.processor.kind is ProcessorKind.BINNING
 
 
-def _cycle_closing(flow: Flow) -> set[str]:
+def _cycle_closing(flow: FlowDefinition) -> set[str]:
     """Connections that close a cycle: back edges of a depth-first walk in declaration order.
 
     Starting from components without inputs (then any unvisited, in the order they were added)
@@ -126,7 +126,7 @@ def _cycle_closing(flow: Flow) -> set[str]:
     return closing
 
 
-def mark_durable(flow: Flow) -> dict[str, tuple[DurableReason, ...]]:
+def mark_durable(flow: FlowDefinition) -> dict[str, tuple[DurableReason, ...]]:
     """Phase 1: the durable connections, each with every reason that applies."""
     closing = _cycle_closing(flow)
     durable: dict[str, tuple[DurableReason, ...]] = {}
@@ -145,7 +145,7 @@ def mark_durable(flow: Flow) -> dict[str, tuple[DurableReason, ...]]:
     return durable
 
 
-def form_stages(flow: Flow, durable: Mapping[str, object]) -> list[tuple[str, ...]]:
+def form_stages(flow: FlowDefinition, durable: Mapping[str, object]) -> list[tuple[str, ...]]:
     """Phase 2: groups of component ids joined by pipelined connections, each upstream first.
 
     Funnels join the stage of what they connect, as they only merge streams.
@@ -165,7 +165,7 @@ def form_stages(flow: Flow, durable: Mapping[str, object]) -> list[tuple[str, ..
 
 
 def order_stages(
-    flow: Flow, groups: list[tuple[str, ...]], durable: Mapping[str, object]
+    flow: FlowDefinition, groups: list[tuple[str, ...]], durable: Mapping[str, object]
 ) -> tuple[Stage, ...]:
     """Phase 3: stages in dependency order, named ``stage-1``..; cycles ordered as units."""
     where = {member: n for n, group in enumerate(groups) for member in group}
@@ -195,7 +195,7 @@ def order_stages(
     return tuple(stages)
 
 
-def compile_flow(flow: Flow) -> CompiledFlow:
+def compile_flow(flow: FlowDefinition) -> CompiledFlow:
     """Validate *flow*, then run the phases.
 
     Raises:

@@ -29,13 +29,13 @@ from pathlib import Path
 import attrs
 
 from flowcore.compiler import CompiledFlow, Stage, compile_flow, explain
-from flowcore.flow import Connection, Flow
+from flowcore.flow import Connection, FlowDefinition
 from flowcore.process_context import lowest_logged_level, processor_logger
 from flowcore.processor import ProcessContext, SourceProcessor, WorkItem
 from flowcore.provenance_indexer import ProvenanceIndexer
 from flowcore.repository_set import PROVENANCE_STATE, RepositorySet
 from flowcore.run_result import RunProgress, RunResult, stage_summary, why_stuck
-from flowcore.runners import Runner, ShuffleInput, StageJob
+from flowcore.runners.jobs import Runner, ShuffleInput, StageJob
 from flowcore.scheduler import (
     BatchLimits,
     chunk,
@@ -87,7 +87,7 @@ class Controller:
 
     def __init__(
         self,
-        flow: Flow | CompiledFlow,
+        flow: FlowDefinition | CompiledFlow,
         runner: Runner,
         repositories: RepositorySet,
         settings: Settings | None = None,
@@ -723,7 +723,7 @@ class Controller:
 
 
 def run_flow(
-    flow: Flow,
+    flow: FlowDefinition,
     runner: str | Runner = "spark",
     *,
     repository: str | Path = ".flowcore",

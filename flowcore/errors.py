@@ -38,12 +38,15 @@ __all__ = [
     "StorageFaultError",
     "UnknownProcessorError",
     "WalCorruptionError",
-    "quoted",
 ]
 
 
 def quoted(text: str | None, limit: int = 80) -> str:
-    """*text* for an error message: quoted, and cut short when long (values come from data)."""
+    """*text* for an error message: quoted, and cut short when long (values come from data).
+
+    A helper of the messages below and of every module that builds one (not an error class,
+    so not in ``__all__``).
+    """
     if text is not None and len(text) > limit:
         return f"{text[: limit * 3 // 4]!r}... ({len(text):,} characters)"
     return repr(text)

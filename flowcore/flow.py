@@ -1,6 +1,6 @@
 """Flow definitions: processors and funnels joined by connections, as data.
 
-A :class:`Flow` only records what the user declared; nothing here runs. Validation
+A :class:`FlowDefinition` only records what the user declared; nothing here runs. Validation
 (:mod:`flowcore.validation`) reads the definition and reports every problem at once, and the
 compiler (issue 5) turns a valid flow into stages. The graph is a networkx ``MultiDiGraph`` whose
 nodes are component ids and whose edges are connections, so loops and parallel connections are
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import enum
 import itertools
-import os
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -24,15 +23,12 @@ import attrs
 from flowcore.errors import FlowDefinitionError
 from flowcore.processor import Processor
 from flowcore.relationship import Relationship
-from flowcore.settings import DEFAULT_REPOSITORY
 from flowcore.units import parse_time_period
 from flowcore.validators import DATA_SIZE_VALIDATOR, TIME_PERIOD_VALIDATOR
 
 if TYPE_CHECKING:
     import networkx as nx
 
-    from flowcore.run_result import RunResult
-    from flowcore.settings import Settings
 
 __all__ = [
     "DEFAULT_BACK_PRESSURE_DATA_SIZE",
@@ -43,7 +39,7 @@ __all__ = [
     "Component",
     "ComponentKind",
     "Connection",
-    "Flow",
+    "FlowDefinition",
     "Prioritizer",
     "QueueSettings",
 ]
@@ -192,7 +188,7 @@ class Connection:
         return self.settings or QueueSettings()
 
 
-class Flow:
+class FlowDefinition:
     """A flow under construction: add components, connect them, auto-terminate exits.
 
     Example::
@@ -205,7 +201,9 @@ class Flow:
         flow.auto_terminate(split, ["original", "failure"])
 
     Mistakes in the calls themselves (a component from another flow, a repeated name) raise at
-    once; everything else is reported together by :meth:`validate`.
+    once; everything else is reported together by validation. This is the value the engine
+    takes: users build a :class:`flowcore.builder.Flow`, which adds ``validate``, ``explain``
+    and ``run`` (the engine sits above this module and takes the definition from there).
     """
 
     def __init__(self, name: str) -> None:
@@ -420,65 +418,8 @@ class Flow:
             )
         return graph
 
-    def validate(self) -> None:
-        """Check the whole flow; raise once with every problem found.
-
-        Raises:
-            FlowValidationError: listing each problem with the component and how to fix it.
-        """
-        from flowcore.validation import validate_flow  # noqa: PLC0415 (validation reads flows)
-
-        validate_flow(self)
-
-    def explain(self) -> str:
-        """The compiled plan as text: stages, members, inputs and why each queue is durable.
-
-        Raises:
-            FlowValidationError: the flow is invalid.
-        """
-        from flowcore.compiler import compile_flow, explain  # noqa: PLC0415 (compiler reads flows)
-
-        return explain(compile_flow(self))
-
-    def run(
-        self,
-        runner: str = "spark",
-        *,
-        repository: str | os.PathLike[str] = DEFAULT_REPOSITORY,
-        master: str | None = None,
-        conf: dict[str, str] | None = None,
-        settings: Settings | None = None,
-        continuous: bool = False,
-    ) -> RunResult:
-        """Run the flow: to completion (batch), or until interrupted with ``continuous=True``.
-
-        Args:
-            runner: ``"spark"`` (the default: ``local[*]`` unless *master* says otherwise) or
-                ``"direct"`` (tasks in this process: quick to start, for tests and small runs).
-            repository: where the durable repositories live (``.flowcore`` by default); a run
-                resumes whatever a previous run on it left queued.
-            master: the Spark master URL (``local[*]`` by default).
-            conf: Spark configuration passed through, e.g. ``{"spark.executor.memory": "2g"}``.
-            settings: engine settings (batch limits, penalties, parallelism).
-            continuous: keep polling sources instead of ending when the input is used up.
-
-        Raises:
-            FlowValidationError: the flow is invalid (every problem listed); nothing ran.
-        """
-        from flowcore.controller import run_flow  # noqa: PLC0415 (the engine reads flows)
-
-        return run_flow(
-            self,
-            runner,
-            repository=repository,
-            master=master,
-            conf=conf,
-            settings=settings,
-            continuous=continuous,
-        )
-
     def __repr__(self) -> str:
         return (
-            f"<Flow {self.name!r}: {len(self._components)} components, "
+            f"<{type(self).__name__} {self.name!r}: {len(self._components)} components, "
             f"{len(self._connections)} connections>"
         )

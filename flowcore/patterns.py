@@ -25,7 +25,7 @@ from typing import Any
 
 import regex
 
-from flowcore.errors import ExpressionEvaluationError, RegexTimeoutError
+from flowcore.errors import ExpressionEvaluationError, RegexTimeoutError, quoted
 
 __all__ = [
     "DEFAULT_TIME_LIMIT",
@@ -77,7 +77,7 @@ class FlowPattern:
             return method(*args, timeout=_limit, **kwargs)
         except TimeoutError:
             msg = (
-                f"the regular expression {self.pattern!r} took longer than the "
+                f"the regular expression {quoted(self.pattern)} took longer than the "
                 f"{_limit:g} s limit (regex_time_limit); it backtracks too much on this input"
             )
             raise RegexTimeoutError(msg, pattern=self.pattern) from None
@@ -153,7 +153,7 @@ def compile_pattern(pattern: str, flags: int = 0) -> FlowPattern:
         try:
             compiled = FlowPattern(pattern, regex.compile(translated, flags | regex.VERSION0))
         except regex.error as ex:
-            msg = f"{pattern!r} is not a valid regular expression: {ex}"
+            msg = f"{quoted(pattern)} is not a valid regular expression: {ex}"
             raise ExpressionEvaluationError(msg) from None
         if len(_cache) > 1024:
             _cache.clear()

@@ -23,13 +23,9 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from flowcore.errors import ConfigurationError
-from flowcore.expression import (
-    EvaluationContext,
-    ResultType,
-    compile_expression,
-    contains_expression,
-    validate_expression,
-)
+from flowcore.expression import compile_expression, contains_expression, validate_expression
+from flowcore.expression._evaluate import EvaluationContext
+from flowcore.expression._nodes import ResultType
 from flowcore.units import format_time_period, parse_data_size, parse_time_period
 from flowcore.validators import ValidationResult, Validator
 

@@ -31,7 +31,7 @@ import attrs
 
 from flowcore.processor import ProcessContext, ProcessorKind, SinkJobs, TwoPhaseSink
 from flowcore.repository_set import RepositorySet
-from flowcore.runners import Runner
+from flowcore.runners.jobs import Runner
 from flowcore.stage_plan import Bulletin, MemberPlan, StagePlan, TaskResult
 from repositories.effects import EffectReport, carry_out, release_targets, retries, sweep
 from repositories.records import Finding, Transaction

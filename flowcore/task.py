@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import repositories.segments as segment_files
 from flowcore._task_batches import unpacks, write_deferred
 from flowcore._task_content import TaskContent
 from flowcore._task_member import CONTENT_FAILURE_REASON, TaskMember, clock_ms
@@ -47,7 +48,6 @@ from flowcore.stage_plan import (
     TaskSpec,
     park_queue_id,
 )
-from repositories import segments as segment_files
 from repositories.content import FileContentRepository
 from repositories.effects import EffectFileWriter
 from repositories.event_files import EventFileWriter

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 import attrs
 
 from flowcore.errors import FlowValidationError
-from flowcore.flow import Component, ComponentKind, Connection, Flow
+from flowcore.flow import Component, ComponentKind, Connection, FlowDefinition
 from flowcore.processor import InputRequirement, ProcessorKind
 from flowcore.units import parse_data_size, parse_time_period
 
@@ -38,27 +38,27 @@ class FlowProblem:
         return f"{self.subject}: {self.problem}" + (f"; {self.fix}" if self.fix else "")
 
 
-Check = Callable[[Flow], Iterator[FlowProblem]]
+Check = Callable[[FlowDefinition], Iterator[FlowProblem]]
 
 
-def _describe(flow: Flow, connection: Connection) -> str:
+def _describe(flow: FlowDefinition, connection: Connection) -> str:
     source = flow.component(connection.source)
     destination = flow.component(connection.destination)
     carried = ", ".join(connection.relationships) or "?"
     return f"connection {source.name} -[{carried}]-> {destination.name}"
 
 
-def _processors(flow: Flow) -> Iterator[Component]:
+def _processors(flow: FlowDefinition) -> Iterator[Component]:
     return (c for c in flow.components if c.kind is ComponentKind.PROCESSOR)
 
 
-def check_not_empty(flow: Flow) -> Iterator[FlowProblem]:
+def check_not_empty(flow: FlowDefinition) -> Iterator[FlowProblem]:
     """A flow needs at least one processor."""
     if not any(_processors(flow)):
         yield FlowProblem(f"flow '{flow.name}'", "has no processors", "add some with flow.add()")
 
 
-def check_properties(flow: Flow) -> Iterator[FlowProblem]:
+def check_properties(flow: FlowDefinition) -> Iterator[FlowProblem]:
     """Every processor's properties: required, allowable values, validators, EL syntax."""
     for component in _processors(flow):
         assert component.processor is not None
@@ -66,7 +66,7 @@ def check_properties(flow: Flow) -> Iterator[FlowProblem]:
             yield FlowProblem(str(component), str(result))
 
 
-def check_connection_relationships(flow: Flow) -> Iterator[FlowProblem]:
+def check_connection_relationships(flow: FlowDefinition) -> Iterator[FlowProblem]:
     """Each connection names relationships its source has, at least one."""
     for connection in flow.connections:
         source = flow.component(connection.source)
@@ -86,7 +86,7 @@ def check_connection_relationships(flow: Flow) -> Iterator[FlowProblem]:
                 )
 
 
-def check_relationships_handled(flow: Flow) -> Iterator[FlowProblem]:
+def check_relationships_handled(flow: FlowDefinition) -> Iterator[FlowProblem]:
     """Each relationship is connected or auto-terminated (NiFi's wording)."""
     for component in flow.components:
         connected = {r for c in flow.outgoing(component) for r in c.relationships}
@@ -118,7 +118,7 @@ def check_relationships_handled(flow: Flow) -> Iterator[FlowProblem]:
             )
 
 
-def check_inputs(flow: Flow) -> Iterator[FlowProblem]:
+def check_inputs(flow: FlowDefinition) -> Iterator[FlowProblem]:
     """Input requirements: some processors need incoming connections, sources forbid them."""
     for component in flow.components:
         incoming = flow.incoming(component)
@@ -143,7 +143,7 @@ def check_inputs(flow: Flow) -> Iterator[FlowProblem]:
             )
 
 
-def check_queue_settings(flow: Flow) -> Iterator[FlowProblem]:
+def check_queue_settings(flow: FlowDefinition) -> Iterator[FlowProblem]:
     """Back-pressure thresholds and expirations must parse and not be negative."""
     for connection in flow.connections:
         if connection.settings is None:
@@ -167,7 +167,7 @@ def check_queue_settings(flow: Flow) -> Iterator[FlowProblem]:
             yield FlowProblem(subject, f"flowfile_expiration: {ex}", "e.g. '0 sec' or '5 mins'")
 
 
-def check_run_schedules(flow: Flow) -> Iterator[FlowProblem]:
+def check_run_schedules(flow: FlowDefinition) -> Iterator[FlowProblem]:
     """A Run Schedule must parse, and only a source may have one other than ``0 sec``.
 
     Other processors run whenever their input is queued (a stage runs once per micro-batch):
@@ -201,12 +201,12 @@ CHECKS: tuple[Check, ...] = (
 )
 
 
-def problems_of(flow: Flow) -> list[FlowProblem]:
+def problems_of(flow: FlowDefinition) -> list[FlowProblem]:
     """Every problem of *flow*, in :data:`CHECKS` order."""
     return [problem for check in CHECKS for problem in check(flow)]
 
 
-def validate_flow(flow: Flow) -> None:
+def validate_flow(flow: FlowDefinition) -> None:
     """Raise one error listing every problem of *flow*; return quietly when it is valid.
 
     Raises:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import processors._merge_formats as formats
 from flowcore.binning import InsertionStrategy
-from flowcore.expression import ResultType
+from flowcore.expression._nodes import ResultType
 from flowcore.properties import (
     AllowableValue,
     ExpressionLanguageScope,

@@ -17,14 +17,15 @@ from typing import ClassVar
 
 import attrs
 
-from flowcore.datasets import AutoMerge, AutoMergeMode, Chunk, Dataset, Manifest, plan_merges
+from flowcore.datasets.auto_merge import AutoMerge, AutoMergeMode, plan_merges
 from flowcore.datasets.compaction import (
     DEFAULT_MERGE_FILE_MAX,
     DEFAULT_MERGEABILITY_THRESHOLD,
     plan_compaction,
     run_merges,
 )
-from flowcore.datasets.store import demarcated, write_chunk
+from flowcore.datasets.model import Chunk, Manifest
+from flowcore.datasets.store import Dataset, demarcated, write_chunk
 from flowcore.flowfile import FlowFile
 from flowcore.processor import ProcessContext, SinkJobs, TwoPhaseSink
 from flowcore.properties import ExpressionLanguageScope, PropertyDependency, PropertyDescriptor

@@ -6,7 +6,8 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from flowcore.errors import ExpressionEvaluationError
-from flowcore.expression import ResultType, compile_expression
+from flowcore.expression import compile_expression
+from flowcore.expression._nodes import ResultType
 from flowcore.processor import ProcessContext, Processor
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import Relationship

@@ -8,14 +8,10 @@ from typing import ClassVar
 import attrs
 
 from flowcore.errors import ConfigurationError, ExpressionEvaluationError, ProcessException
-from flowcore.expression import (
-    EvaluationContext,
-    ResultType,
-    compile_expression,
-    contains_expression,
-    java_regex,
-    validate_expression,
-)
+from flowcore.expression import compile_expression, contains_expression, validate_expression
+from flowcore.expression._evaluate import EvaluationContext
+from flowcore.expression._nodes import ResultType
+from flowcore.expression._regex import java_regex
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.processor import ProcessContext, Processor
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor

@@ -1,35 +1,6 @@
 """flowcore's storage: content, FlowFile (write-ahead log) and provenance repositories.
 
-Each is a protocol (``repositories.protocols``) with a durable implementation and an in-memory one
-(``repositories.memory``) for unit tests.
+Each is a protocol (:mod:`repositories.protocols`) with a durable implementation and, for unit
+tests, an in-memory one (:mod:`repositories.memory`). Import from the module that defines a
+name: this package imports nothing, so loading one repository does not load the others.
 """
-
-from repositories.memory import (
-    MemoryContentRepository,
-    MemoryFlowFileRepository,
-    MemoryProvenanceRepository,
-)
-from repositories.protocols import (
-    ContentOutputStream,
-    ContentRepository,
-    ContentWriter,
-    FlowFileRepository,
-    ProvenanceEventSink,
-    ProvenanceRepository,
-)
-from repositories.records import Finding, SegmentSummary, Transaction
-
-__all__ = [
-    "ContentOutputStream",
-    "ContentRepository",
-    "ContentWriter",
-    "Finding",
-    "FlowFileRepository",
-    "MemoryContentRepository",
-    "MemoryFlowFileRepository",
-    "MemoryProvenanceRepository",
-    "ProvenanceEventSink",
-    "ProvenanceRepository",
-    "SegmentSummary",
-    "Transaction",
-]

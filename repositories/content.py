@@ -43,6 +43,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
+import repositories.external as external_files
 from flowcore.errors import (
     ContentChangedError,
     ContentCorruptionError,
@@ -51,7 +52,6 @@ from flowcore.errors import (
 )
 from flowcore.flowfile import Content, ContentClaim, ResourceClaim, Rope
 from flowcore.units import parse_time_period
-from repositories import external
 from repositories._claim_checksums import ClaimChecksums, FooterDamage, read_footer
 from repositories._claim_reader import (
     BlockVerifier,
@@ -300,7 +300,7 @@ class FileContentRepository:
         if not claim.is_external:
             return fd
         try:
-            return external.checked(claim, fd)
+            return external_files.checked(claim, fd)
         except ContentChangedError:
             self._forget_reader(claim)
             raise

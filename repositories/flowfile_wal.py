@@ -30,9 +30,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import repositories.segments as segment_files
 from flowcore.errors import RepositoryError, WalCorruptionError
 from flowcore.flowfile import FlowFile, ResourceClaim
-from repositories import segments as segment_files
 from repositories._files import fsync_directory, write_atomically
 from repositories._wal_codec import (
     JOURNAL_COMPLETE,

@@ -1,97 +1,21 @@
 """Runners execute a stage run's tasks; the controller plans and commits around them.
 
-Both runners execute the same functions of :mod:`flowcore.task` on the same
-:class:`StageJob`, so a flow gives the same output on either. ``DirectRunner`` runs in the
-driver's process; ``SparkRunner`` (the only module that imports pyspark) distributes the tasks.
+``DirectRunner`` (:mod:`flowcore.runners.direct`) runs them in the driver's process;
+``SparkRunner`` (:mod:`flowcore.runners.spark`, the only module that imports pyspark)
+distributes them. What both execute is in :mod:`flowcore.runners.jobs`; this module chooses one
+by name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, Protocol
-
-import attrs
+from typing import TYPE_CHECKING
 
 from flowcore.errors import ConfigurationError
-from flowcore.stage_plan import StagePlan, TaskInput, TaskResult, TaskSpec
-from flowcore.task import group_records, queue_order, run_task
 
-__all__ = ["RUNNERS", "Runner", "ShuffleInput", "StageJob", "make_runner", "run_partition"]
+if TYPE_CHECKING:
+    from flowcore.runners.jobs import Runner
 
-
-@attrs.frozen
-class ShuffleInput:
-    """A binning stage's input: segments to read and regroup by key into partitions.
-
-    Attributes:
-        segments: ``(queue_id, segment_id)`` pairs.
-        segment_dir: where the segments are.
-        partitions: how many groups (one task each).
-    """
-
-    segments: tuple[tuple[str, str], ...]
-    segment_dir: str
-    partitions: int
-
-
-@attrs.frozen
-class StageJob:
-    """One stage run's tasks.
-
-    Attributes:
-        plan: the stage.
-        specs: one spec per task; with a shuffle, one per partition whose records the runner
-            fills in.
-        shuffle: set for stages with binning members.
-    """
-
-    plan: StagePlan
-    specs: tuple[TaskSpec, ...]
-    shuffle: ShuffleInput | None = None
-
-
-def run_partition(spec: TaskSpec, records: Sequence[tuple[str, object]]) -> TaskResult:
-    """Run a shuffle partition's task: its records in queue order, plus the spec's own input."""
-    ordered = sorted(records, key=lambda r: queue_order(r[1]))  # type: ignore[arg-type]
-    given = spec.input
-    filled = attrs.evolve(
-        spec,
-        input=TaskInput(segments=given.segments, records=tuple(ordered), work=given.work),  # type: ignore[arg-type]
-    )
-    return run_task(filled)
-
-
-def shuffle_map(job: StageJob, queue_id: str, segment_id: str) -> list[tuple[int, tuple]]:
-    """The map side of a binning stage's shuffle for one segment."""
-    assert job.shuffle is not None
-    return group_records(
-        job.plan, job.shuffle.segment_dir, queue_id, segment_id, job.shuffle.partitions
-    )
-
-
-class Runner(Protocol):
-    """What the controller needs from a runner."""
-
-    name: str
-
-    def execute(self, job: StageJob) -> list[TaskResult]:
-        """Run every task of *job*; results in task order."""
-        ...
-
-    def describe(self, stage_id: str) -> str | None:
-        """What the runner did for a stage (Spark stages and tasks), for ``explain`` after a run."""
-        ...
-
-    def map_jobs(self, function: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
-        """Run a picklable *function* over *items* as parallel tasks, results in item order.
-
-        A dataset sink's merge jobs run this way, "like any task".
-        """
-        ...
-
-    def close(self) -> None:
-        """Release what the runner holds (the Spark session stays for reuse)."""
-        ...
+__all__ = ["RUNNERS", "make_runner"]
 
 
 #: Runner names accepted by ``flow.run(runner=...)`` and ``flowcore run --runner``.

@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from flowcore.runners import StageJob, run_partition, shuffle_map
+from flowcore.runners.jobs import StageJob, run_partition, shuffle_map
 from flowcore.stage_plan import TaskResult, TaskSpec
 from flowcore.task import run_task
 

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from flowcore.runners import StageJob, run_partition, shuffle_map
+from flowcore.runners.jobs import StageJob, run_partition, shuffle_map
 from flowcore.stage_plan import TaskResult, TaskSpec
 from flowcore.task import run_task
 
@@ -194,8 +194,8 @@ def _import_task_path(index: int, expected: Mapping[str, str] | None = None) -> 
     """
     import gc  # noqa: PLC0415
 
+    import flowcore.task  # noqa: F401, PLC0415
     import processors  # noqa: F401, PLC0415 - the import is the point
-    from flowcore import task  # noqa: F401, PLC0415
 
     found = _driver_package_files()
     for name, location in (expected or {}).items():

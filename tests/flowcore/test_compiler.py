@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from flowcore.builder import Flow
 from flowcore.compiler import DurableReason, compile_flow, form_stages, mark_durable
 from flowcore.errors import FlowValidationError
-from flowcore.flow import Flow
 from processors import (
     GenerateFlowFile,
     LogAttribute,

@@ -7,8 +7,9 @@ import pickle
 import networkx as nx
 import pytest
 
+from flowcore.builder import Flow
 from flowcore.errors import FlowDefinitionError
-from flowcore.flow import ComponentKind, Flow, Prioritizer, QueueSettings
+from flowcore.flow import ComponentKind, Prioritizer, QueueSettings
 from processors import GenerateFlowFile, LogAttribute, SplitText, UpdateAttribute
 
 

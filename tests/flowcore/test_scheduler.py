@@ -6,8 +6,9 @@ import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
+from flowcore.builder import Flow
 from flowcore.compiler import compile_flow
-from flowcore.flow import Connection, Flow, QueueSettings
+from flowcore.flow import Connection, QueueSettings
 from flowcore.scheduler import (
     BatchLimits,
     back_pressured,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from flowcore.builder import Flow
 from flowcore.errors import FlowValidationError
-from flowcore.flow import Flow
 from flowcore.validation import CHECKS, problems_of
 from processors import GenerateFlowFile, LogAttribute, SplitText, UpdateAttribute
 

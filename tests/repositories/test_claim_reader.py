@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+import repositories._claim_reader as claim_reader
 from flowcore.errors import ContentCorruptionError
-from repositories import _claim_reader
 from repositories.content import FileContentRepository
 
 
@@ -28,8 +28,8 @@ def test_small_ranges_in_one_block_verify_it_once(
 ) -> None:
     """Many small FlowFiles packed in one block cost one CRC between them."""
     calls = []
-    real = _claim_reader.crc32c
-    monkeypatch.setattr(_claim_reader, "crc32c", lambda data: calls.append(len(data)) or real(data))
+    real = claim_reader.crc32c
+    monkeypatch.setattr(claim_reader, "crc32c", lambda data: calls.append(len(data)) or real(data))
     repo = FileContentRepository(tmp_path)
     contents = [os.urandom(100) for _ in range(300)]  # 30,000 bytes: all in block 0
     claims = _written(repo, contents)
@@ -42,8 +42,8 @@ def test_sequential_reading_verifies_each_block_once(
 ) -> None:
     """A stream read in odd-sized pieces checks every block exactly once, each whole."""
     calls = []
-    real = _claim_reader.crc32c
-    monkeypatch.setattr(_claim_reader, "crc32c", lambda data: calls.append(len(data)) or real(data))
+    real = claim_reader.crc32c
+    monkeypatch.setattr(claim_reader, "crc32c", lambda data: calls.append(len(data)) or real(data))
     repo = FileContentRepository(tmp_path, max_appendable_size=1 << 30)
     data = os.urandom(300_000)
     (claim,) = _written(repo, [b"head" * 10, data])[1:]
@@ -73,9 +73,9 @@ def test_a_change_to_the_file_is_verified_again(tmp_path: Path) -> None:
 
 def test_verified_blocks_stay_bounded() -> None:
     """The memory of verified blocks starts afresh past its bound."""
-    blocks = _claim_reader.VerifiedBlocks()
+    blocks = claim_reader.VerifiedBlocks()
     identity = (None, 1, 2, 3)
-    for block in range(_claim_reader._REMEMBERED_BLOCKS + 1):
+    for block in range(claim_reader._REMEMBERED_BLOCKS + 1):
         blocks.add((identity, block))  # type: ignore[arg-type]
     assert (identity, 0) not in blocks
-    assert (identity, _claim_reader._REMEMBERED_BLOCKS) in blocks
+    assert (identity, claim_reader._REMEMBERED_BLOCKS) in blocks

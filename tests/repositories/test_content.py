@@ -16,9 +16,9 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from flowcore.errors import ContentCorruptionError, ContentNotFoundError, RepositoryError
 from flowcore.flowfile import ContentClaim, ResourceClaim
-from repositories import ContentRepository
 from repositories._claim_checksums import BLOCK_SIZE, MAGIC, footer_size
 from repositories.content import SEALED_SUFFIX, FileContentRepository
+from repositories.protocols import ContentRepository
 
 
 def write(repo: FileContentRepository, chunks: list[bytes], owner: str = "task-1") -> list:

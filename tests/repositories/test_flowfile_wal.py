@@ -14,8 +14,8 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from flowcore.errors import RepositoryError, WalCorruptionError
 from flowcore.flowfile import ContentClaim, FlowFile, ResourceClaim
-from repositories import FlowFileRepository
 from repositories.flowfile_wal import WriteAheadFlowFileRepository, iter_queue
+from repositories.protocols import FlowFileRepository
 from repositories.records import Transaction
 
 

@@ -7,15 +7,13 @@ import pytest
 from flowcore.errors import ContentNotFoundError, FlowFileAccessError, RepositoryError
 from flowcore.flowfile import FlowFile
 from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
-from repositories import (
-    ContentRepository,
-    FlowFileRepository,
+from repositories.memory import (
     MemoryContentRepository,
     MemoryFlowFileRepository,
     MemoryProvenanceRepository,
-    ProvenanceRepository,
-    Transaction,
 )
+from repositories.protocols import ContentRepository, FlowFileRepository, ProvenanceRepository
+from repositories.records import Transaction
 
 
 def test_implementations_satisfy_the_protocols() -> None:

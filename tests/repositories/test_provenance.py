@@ -20,14 +20,11 @@ from hypothesis import strategies as st
 from flowcore.errors import ReplayError, RepositoryError, WalCorruptionError
 from flowcore.flowfile import ContentClaim, ResourceClaim, Rope
 from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
-from repositories import (
-    MemoryContentRepository,
-    MemoryFlowFileRepository,
-    ProvenanceRepository,
-)
 from repositories._provenance_schema import METADATA
 from repositories.content import FileContentRepository
 from repositories.flowfile_wal import WriteAheadFlowFileRepository, iter_queue
+from repositories.memory import MemoryContentRepository, MemoryFlowFileRepository
+from repositories.protocols import ProvenanceRepository
 from repositories.provenance import EventFileWriter, SqlProvenanceRepository
 from repositories.records import Transaction
 

@@ -1,0 +1,90 @@
+"""The ``Flow`` users build, check, explain and run.
+
+A flow definition (:class:`flowcore.flow.FlowDefinition`) is a value: processors, funnels and
+connections, nothing that runs. The engine takes that value from above (validation, the
+compiler, the controller all read definitions and none is imported by them), so the entry
+points a user calls on a flow live here, in the faces layer, on a subclass that adds only
+them: ``flow.validate()``, ``flow.explain()``, ``flow.run()``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from flowcore.compiler import compile_flow, explain
+from flowcore.controller import run_flow
+from flowcore.flow import FlowDefinition
+from flowcore.run_result import RunResult
+from flowcore.settings import DEFAULT_REPOSITORY, Settings
+from flowcore.validation import validate_flow
+
+__all__ = ["Flow"]
+
+
+class Flow(FlowDefinition):
+    """A flow under construction, with the engine's entry points.
+
+    Example::
+
+        flow = Flow("web-logs")
+        get = flow.add(GetFile(input_directory="in"), name="get")
+        split = flow.add(SplitText(line_split_count=1000))
+        flow.connect(get, split)
+        flow.connect(split, put, "splits", back_pressure_object_threshold=5_000)
+        flow.auto_terminate(split, ["original", "failure"])
+        flow.run(runner="direct")
+
+    Mistakes in the calls themselves (a component from another flow, a repeated name) raise at
+    once; everything else is reported together by :meth:`validate`.
+    """
+
+    def validate(self) -> None:
+        """Check the whole flow; raise once with every problem found.
+
+        Raises:
+            FlowValidationError: listing each problem with the component and how to fix it.
+        """
+        validate_flow(self)
+
+    def explain(self) -> str:
+        """The compiled plan as text: stages, members, inputs and why each queue is durable.
+
+        Raises:
+            FlowValidationError: the flow is invalid.
+        """
+        return explain(compile_flow(self))
+
+    def run(
+        self,
+        runner: str = "spark",
+        *,
+        repository: str | os.PathLike[str] = DEFAULT_REPOSITORY,
+        master: str | None = None,
+        conf: dict[str, str] | None = None,
+        settings: Settings | None = None,
+        continuous: bool = False,
+    ) -> RunResult:
+        """Run the flow: to completion (batch), or until interrupted with ``continuous=True``.
+
+        Args:
+            runner: ``"spark"`` (the default: ``local[*]`` unless *master* says otherwise) or
+                ``"direct"`` (tasks in this process: quick to start, for tests and small runs).
+            repository: where the durable repositories live (``.flowcore`` by default); a run
+                resumes whatever a previous run on it left queued.
+            master: the Spark master URL (``local[*]`` by default).
+            conf: Spark configuration passed through, e.g. ``{"spark.executor.memory": "2g"}``.
+            settings: engine settings (batch limits, penalties, parallelism).
+            continuous: keep polling sources instead of ending when the input is used up.
+
+        Raises:
+            FlowValidationError: the flow is invalid (every problem listed); nothing ran.
+        """
+        return run_flow(
+            self,
+            runner,
+            repository=repository,
+            master=master,
+            conf=conf,
+            settings=settings,
+            continuous=continuous,
+        )

@@ -1,0 +1,231 @@
+"""Tests for the package layout: layers import only downwards, no import cycles, no re-exports
+used internally (function-level imports included; imports under ``TYPE_CHECKING`` excepted)."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import networkx as nx
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("flowcore", "processors", "repositories")
+
+#: The layers, lowest first; a module may import modules of its own layer or below. Each entry
+#: is a module name, or a package name ending in ``.*`` for all of its modules.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        "values and storage formats",
+        (
+            "flowcore.errors",
+            "flowcore.units",
+            "flowcore.settings",
+            "flowcore.flowfile",
+            "flowcore.flowfile_batch",
+            "flowcore.ropes",
+            "flowcore.relationship",
+            "flowcore.provenance",
+            "flowcore.faults",
+            "flowcore.patterns",
+            "flowcore.locks",
+            "flowcore.lines",
+            "flowcore.blocks",
+            "flowcore.datasets.*",
+            "repositories",
+            "repositories.records",
+            "repositories.protocols",
+            "repositories.external",
+            "repositories._files",
+        ),
+    ),
+    (
+        "processor API",
+        (
+            "flowcore.properties",
+            "flowcore.validators",
+            "flowcore.expression.*",
+            "flowcore.processor",
+            "flowcore.process_context",
+            "flowcore.binning",
+            "flowcore.session",
+            "flowcore.session_host",
+            "flowcore._session_content",
+            "flowcore._session_effects",
+            "flowcore._session_provenance",
+            "flowcore._session_spill",
+            "flowcore._session_support",
+            "flowcore._session_uuids",
+        ),
+    ),
+    ("built-in processors", ("processors.*",)),
+    ("flow definition and validation", ("flowcore.flow", "flowcore.validation")),
+    ("compiler", ("flowcore.compiler", "flowcore.stage_plan")),
+    (
+        "execution and repositories",
+        (
+            "flowcore.task",
+            "flowcore._task_batches",
+            "flowcore._task_bins",
+            "flowcore._task_content",
+            "flowcore._task_member",
+            "flowcore.runners.*",
+            "flowcore.repository_set",
+            "flowcore.provenance_indexer",
+            "repositories.*",
+        ),
+    ),
+    (
+        "driver",
+        ("flowcore.scheduler", "flowcore.controller", "flowcore.sinks", "flowcore.run_result"),
+    ),
+    (
+        "faces",
+        ("flowcore", "flowcore.builder", "flowcore.cli", "flowcore.registry", "flowcore.testing"),
+    ),
+)
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+            found[name.removesuffix(".__init__")] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _layer_of(module: str) -> int:
+    """The layer of *module*: an exact entry wins over a package wildcard."""
+    wildcard = None
+    for index, (_, members) in enumerate(LAYERS):
+        for member in members:
+            if member == module:
+                return index
+            inside = module == member[:-2] or module.startswith(member[:-1])
+            if member.endswith(".*") and inside and wildcard is None:
+                wildcard = index
+    if wildcard is None:
+        msg = f"{module} is in no layer: add it to LAYERS in {Path(__file__).name}"
+        raise AssertionError(msg)
+    return wildcard
+
+
+def _type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(module: str) -> Iterator[tuple[ast.ImportFrom | ast.Import, str]]:
+    """Each import statement of *module* (not under TYPE_CHECKING), with what it names."""
+    tree = ast.parse(MODULES[module].read_text())
+    skipped = {
+        id(sub)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and _type_checking(node)
+        for sub in ast.walk(node)
+    }
+    is_package = MODULES[module].name == "__init__.py"
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = module.split(".") if is_package else module.split(".")[:-1]
+                parts = parts[: len(parts) - (node.level - 1)]
+                base = ".".join([*parts, *([node.module] if node.module else [])])
+            for alias in node.names:
+                yield node, f"{base}.{alias.name}"
+
+
+def _target(name: str) -> str | None:
+    """The project module *name* refers to (its longest known prefix), or None."""
+    parts = name.split(".")
+    for end in range(len(parts), 0, -1):
+        candidate = ".".join(parts[:end])
+        if candidate in MODULES:
+            return candidate
+    return None
+
+
+def _graph() -> nx.DiGraph:
+    graph = nx.DiGraph()
+    for module in MODULES:
+        graph.add_node(module)
+        for _, name in _imports(module):
+            target = _target(name)
+            if target is not None and target != module:
+                graph.add_edge(module, target)
+    return graph
+
+
+def _reexported(package: str) -> set[str]:
+    """Names a package's ``__init__`` only imports from elsewhere."""
+    tree = ast.parse(MODULES[package].read_text())
+    return {
+        alias.asname or alias.name
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+
+
+def test_every_module_has_a_layer() -> None:
+    """A new module must be placed in a layer before it can be imported anywhere."""
+    assert all(_layer_of(module) >= 0 for module in MODULES)
+
+
+def test_layers_import_only_downwards() -> None:
+    """No module imports one of a higher layer, function-level imports included."""
+    upward = [
+        f"{a} ({LAYERS[_layer_of(a)][0]}) imports {b} ({LAYERS[_layer_of(b)][0]})"
+        for a, b in _graph().edges
+        if _layer_of(b) > _layer_of(a)
+    ]
+    assert upward == []
+
+
+def test_there_is_no_import_cycle() -> None:
+    """The import graph is acyclic: every cycle, of any length, is listed."""
+    cycles = [sorted(c) for c in nx.strongly_connected_components(_graph()) if len(c) > 1]
+    assert cycles == []
+
+
+def test_internal_code_imports_the_defining_module() -> None:
+    """Inside the packages, a name is imported from the module that defines it, never through a
+    package's re-export (which loads the whole package and hides the real dependency)."""
+    packages = {m for m, path in MODULES.items() if path.name == "__init__.py"}
+    found = []
+    for module in MODULES:
+        for node, name in _imports(module):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            package, _, attribute = name.rpartition(".")
+            if package in packages and package != module and attribute in _reexported(package):
+                found.append(f"{module}: {name}")
+    assert found == []
+
+
+def test_importing_flowcore_loads_neither_spark_nor_the_driver() -> None:
+    """``import flowcore`` (what every Spark worker does) loads no pyspark, no in-memory
+    repositories and no driver; ``flowcore.Flow`` loads the engine when first used."""
+    code = (
+        "import sys, flowcore; "
+        "print(sorted(m for m in ('pyspark', 'repositories.memory', 'flowcore.controller') "
+        "if m in sys.modules)); flowcore.Flow; print('flowcore.controller' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert done.stdout.split() == ["[]", "True"]
