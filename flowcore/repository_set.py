@@ -106,7 +106,10 @@ class RepositorySet:
             mark = provenance_mark(flowfiles)
             database = provenance_url or str(root / "provenance" / "provenance.db")
             findings += _provenance_database(database, mark, accept_loss=accept_loss)
-            content = FileContentRepository(root / "content")
+            content = FileContentRepository(
+                root / "content",
+                max_appendable_size=settings.content_claim_max_appendable_bytes,
+            )
             findings += content.recover(flowfiles.referenced_claims())
             provenance = SqlProvenanceRepository(
                 database,

@@ -106,6 +106,10 @@ class Settings:
             bulletin names the pattern; filters over file and attribute names skip the name.
         expression_max_length: the longest string an Expression Language function may make
             (``repeat``, ``padLeft``, ``replace`` ...), e.g. ``"64 MB"`` in characters.
+        content_claim_max_appendable_size: NiFi's ``nifi.content.claim.max.appendable.size``:
+            small contents share a claim file until it holds this much. Larger claim files
+            mean fewer files and faster writes (see docs/reliability.md), and content kept
+            on disk until every FlowFile pointing into the file is gone.
     """
 
     batch_max_flowfiles: int = attrs.field(default=100_000, validator=_positive)
@@ -125,6 +129,7 @@ class Settings:
     )
     regex_time_limit: str = attrs.field(default="1 sec", validator=_time_period)
     expression_max_length: str = attrs.field(default="64 MB", validator=_data_size)
+    content_claim_max_appendable_size: str = attrs.field(default="1 MB", validator=_data_size)
 
     @classmethod
     def parse(cls, texts: Mapping[str, str], **values: object) -> Settings:
@@ -154,6 +159,11 @@ class Settings:
     def batch_max_bytes_value(self) -> int:
         """:attr:`batch_max_bytes` in bytes."""
         return int(parse_data_size(self.batch_max_bytes, "B"))
+
+    @property
+    def content_claim_max_appendable_bytes(self) -> int:
+        """:attr:`content_claim_max_appendable_size` in bytes."""
+        return int(parse_data_size(self.content_claim_max_appendable_size, "B"))
 
     @property
     def penalization_ms(self) -> int:

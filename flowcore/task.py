@@ -108,7 +108,11 @@ class _Task:
     def __init__(self, spec: TaskSpec) -> None:
         self.spec = spec
         self.attempt = f"{spec.plan.stage_id}-t{spec.index}-{uuid.uuid4().hex[:12]}"
-        repository = FileContentRepository(list(spec.paths.content), archive=False)
+        repository = FileContentRepository(
+            list(spec.paths.content),
+            archive=False,
+            max_appendable_size=spec.settings.content_claim_max_appendable_bytes,
+        )
         self.content = TaskContent(repository, self.attempt)
         self.segment_dir = Path(spec.paths.segments)
         self._ids = itertools.count(spec.first_id)

@@ -143,3 +143,28 @@ def test_a_deleted_flowfile_log_with_content_left_is_not_a_new_repository(tmp_pa
     findings = check_repositories(repository, fix=True)
     assert any("started a new log" in f.problem for f in findings)
     RepositorySet.open(repository).close()
+
+
+def test_the_claim_size_setting_reaches_the_driver_and_the_tasks(tmp_path: Path) -> None:
+    """content_claim_max_appendable_size sets how much a claim file holds, for the tasks that
+    write content too: 64 KiB contents fill 4 files of 1 MB by default, 1 file of 16 MB."""
+
+    def claim_files(settings: Settings, repository: Path) -> int:
+        flow = Flow("claims")
+        gen = flow.add(
+            GenerateFlowFile(batch_size=64, file_size="64 KB", unique_flowfiles=True), name="gen"
+        )
+        tag = flow.add(UpdateAttribute(k="v"), name="tag")
+        flow.connect(gen, tag)
+        flow.auto_terminate(tag, "success")
+        run_flow(flow, "direct", repository=repository, settings=settings)
+        return sum(1 for p in (repository / "content").rglob("*.claim"))
+
+    small = Settings(sync=False, parallelism=1)
+    large = Settings(sync=False, parallelism=1, content_claim_max_appendable_size="16 MB")
+    repos = RepositorySet.open(tmp_path / "r", large)
+    try:
+        assert repos.content.max_appendable_size == 16 * 1024 * 1024
+    finally:
+        repos.close()
+    assert claim_files(small, tmp_path / "small") > claim_files(large, tmp_path / "large") == 1
