@@ -127,7 +127,7 @@ def reference_flow(data: Path, *, zero_copy: bool = False):  # type: ignore[no-u
 
 
 def child_reference(args: argparse.Namespace) -> dict[str, float]:
-    from flowcore.controller import run_flow
+    from flowcore.driver.controller import run_flow
     from flowcore.runners.spark import SparkRunner
     from flowcore.settings import Settings
 
@@ -239,7 +239,7 @@ def child_pyspark(args: argparse.Namespace) -> dict[str, float]:
 
 def child_small(args: argparse.Namespace) -> dict[str, float]:
     from flowcore import Flow
-    from flowcore.controller import run_flow
+    from flowcore.driver.controller import run_flow
     from flowcore.settings import Settings
     from processors import GenerateFlowFile, MergeContent, UpdateAttribute
 
@@ -279,11 +279,11 @@ def child_small(args: argparse.Namespace) -> dict[str, float]:
 
 def child_queued(args: argparse.Namespace) -> dict[str, float]:
     from flowcore import Flow
-    from flowcore.controller import Controller
-    from flowcore.repository_set import RepositorySet
+    from flowcore.driver.controller import Controller
     from flowcore.runners.spark import SparkRunner
     from flowcore.settings import Settings
     from processors import GenerateFlowFile, UpdateAttribute
+    from repositories.repository_set import RepositorySet
 
     flow = Flow("queued")
     gen = flow.add(GenerateFlowFile(batch_size=10_000, file_size="100 B"), name="gen")

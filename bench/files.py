@@ -102,8 +102,8 @@ class PeakSize:
 
 def child_split(args: argparse.Namespace) -> dict[str, float]:
     from flowcore import Flow
-    from flowcore.controller import run_flow
     from flowcore.datasets import Dataset
+    from flowcore.driver.controller import run_flow
     from flowcore.settings import Settings
     from processors import FileSplitter, PutDataset, SplitText
 
@@ -175,7 +175,7 @@ def child_textfile(args: argparse.Namespace) -> dict[str, float]:
 
 
 def _copy_block(block: tuple[int, int, int], source: str, out_dir: str) -> int:
-    from flowcore.blocks import RecordReader, aligned_range
+    from processors._blocks import RecordReader, aligned_range
 
     index, offset, length = block
     fd = os.open(source, os.O_RDONLY)
@@ -196,7 +196,7 @@ def _copy_block(block: tuple[int, int, int], source: str, out_dir: str) -> int:
 
 
 def child_blocks(args: argparse.Namespace) -> dict[str, float]:
-    from flowcore.blocks import nominal_blocks
+    from processors._blocks import nominal_blocks
 
     sc, source, out = _baseline(args, "blocks-out")
     started = time.perf_counter()
@@ -208,7 +208,7 @@ def child_blocks(args: argparse.Namespace) -> dict[str, float]:
 
 def child_growth(args: argparse.Namespace) -> dict[str, float]:
     from flowcore import Flow
-    from flowcore.controller import run_flow
+    from flowcore.driver.controller import run_flow
     from flowcore.settings import Settings
     from processors import FileSplitter, MergeContent, PutFile, SplitText, UpdateAttribute
 
@@ -267,8 +267,8 @@ def child_growth(args: argparse.Namespace) -> dict[str, float]:
 
 def child_modes(args: argparse.Namespace) -> dict[str, float]:
     from flowcore import Flow
-    from flowcore.controller import run_flow
     from flowcore.datasets import Dataset
+    from flowcore.driver.controller import run_flow
     from flowcore.settings import Settings
     from processors import FileSplitter, PutDataset
 

@@ -26,7 +26,7 @@ from rich.console import Console
 from rich.table import Table
 
 from flowcore.expression import compile_expression
-from flowcore.session import ProcessSession
+from flowcore.session.process_session import ProcessSession
 from flowcore.testing import TestRunner
 from processors import UpdateAttribute
 

@@ -38,7 +38,7 @@ sys.path.insert(
 
 from flowcore import FlowFile
 from flowcore.processor import ProcessContext, Processor
-from flowcore.session import (
+from flowcore.session.process_session import (
     ComponentInfo,
     ProcessSession,
     QueuedFlowFile,

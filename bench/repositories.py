@@ -43,7 +43,7 @@ from rich.console import Console
 from rich.table import Table
 
 from flowcore.flowfile import ContentClaim, FlowFile, ResourceClaim
-from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
+from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
 from repositories._provenance_rows import ROW_COLUMNS, event_record
 from repositories.content import FileContentRepository
 from repositories.flowfile_wal import WriteAheadFlowFileRepository

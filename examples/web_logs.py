@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> None:
         lines += count
         console.print(f"  {path.relative_to(workdir)}: {count:,} lines, {path.stat().st_size:,} B")
     events = Counter()
-    from flowcore.repository_set import RepositorySet  # noqa: PLC0415
+    from repositories.repository_set import RepositorySet  # noqa: PLC0415
 
     repositories = RepositorySet.open(workdir / ".flowcore")
     try:

@@ -48,9 +48,9 @@ from flowcore.properties import (
     PropertyDescriptor,
     PropertyValue,
 )
-from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
+from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
 from flowcore.relationship import FAILURE, ORIGINAL, SUCCESS, Relationship
-from flowcore.session import ProcessSession, StateMap
+from flowcore.session.process_session import ProcessSession, StateMap
 from flowcore.validators import ValidationResult
 
 if TYPE_CHECKING:

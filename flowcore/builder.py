@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import os
 
-from flowcore.compiler import compile_flow, explain
-from flowcore.controller import run_flow
+from flowcore.compiler.stages import compile_flow, explain
+from flowcore.driver.controller import run_flow
+from flowcore.driver.run_result import RunResult
 from flowcore.flow import FlowDefinition
-from flowcore.run_result import RunResult
 from flowcore.settings import DEFAULT_REPOSITORY, Settings
 from flowcore.validation import validate_flow
 

@@ -119,7 +119,7 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Run a flow file to completion, or continuously until Ctrl-C."""
-    from flowcore.controller import RunProgress, run_flow  # noqa: PLC0415
+    from flowcore.driver.controller import RunProgress, run_flow  # noqa: PLC0415
 
     flow = load_flow(args.flow)
     stop = threading.Event()
@@ -160,7 +160,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             progress=report,
             should_stop=stop.is_set,
         )
-    from flowcore.run_result import EXIT_STUCK, stage_summary  # noqa: PLC0415
+    from flowcore.driver.run_result import EXIT_STUCK, stage_summary  # noqa: PLC0415
 
     status = 0 if args.continuous or result.finished else EXIT_STUCK
     if args.json:
@@ -206,7 +206,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     """Queues, counts and bulletins of a repository (as of its last commit)."""
-    from flowcore.repository_set import read_bulletins, read_status  # noqa: PLC0415
+    from repositories.repository_set import read_bulletins, read_status  # noqa: PLC0415
 
     directory = _repository(args)
     status = read_status(directory)
@@ -243,7 +243,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def _open(args: argparse.Namespace, flow_file: str | None = None) -> Any:
-    from flowcore.repository_set import RepositorySet  # noqa: PLC0415
+    from repositories.repository_set import RepositorySet  # noqa: PLC0415
 
     directory = _repository(args, flow_file)
     if not directory.is_dir():
@@ -336,8 +336,8 @@ def replay_queues(flow: FlowDefinition) -> dict[str, str]:
     A durable connection is its own queue; a pipelined connection's FlowFiles wait in its
     destination's park queue.
     """
-    from flowcore.compiler import compile_flow  # noqa: PLC0415
-    from flowcore.stage_plan import park_queue_id  # noqa: PLC0415
+    from flowcore.compiler.plan import park_queue_id  # noqa: PLC0415
+    from flowcore.compiler.stages import compile_flow  # noqa: PLC0415
 
     compiled = compile_flow(flow)
     return {
@@ -348,7 +348,7 @@ def replay_queues(flow: FlowDefinition) -> dict[str, str]:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Check (and with --fix repair) the repositories; without --fix nothing is changed."""
-    from flowcore.repository_set import check_repositories  # noqa: PLC0415
+    from repositories.repository_set import check_repositories  # noqa: PLC0415
 
     findings = check_repositories(_repository(args, None), fix=args.fix)
     for finding in findings:

@@ -41,7 +41,7 @@ from flowcore.validators import NON_EMPTY_VALIDATOR, ValidationResult
 
 if TYPE_CHECKING:
     from flowcore.binning import BatchBinning, Bin
-    from flowcore.session import ProcessSession
+    from flowcore.session.process_session import ProcessSession
 
 __all__ = [
     "BinningProcessor",

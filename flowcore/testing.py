@@ -9,11 +9,12 @@ r"""The processor test harness, with NiFi's ``TestRunner`` API and mock semantic
     runner.assert_transfer_count("splits", 2)
     runner.flowfiles_for("splits")[0].assert_content_equals("a")
 
-The harness drives the processor through the real :class:`~flowcore.session.ProcessSession` over
-in-memory repositories, so sessions, provenance and claim counting behave as in a flow run.
-Semantics follow NiFi's mock harness: an enqueued FlowFile gets ``filename`` =
-``<n>.mockFlowFile``, ``path`` = ``target`` and a ``uuid``; ``run(n)`` calls ``on_scheduled``,
-triggers *n* times, then stops; the clock only moves when :meth:`TestRunner.advance_time` says so.
+The harness drives the processor through the real
+:class:`~flowcore.session.process_session.ProcessSession` over in-memory repositories, so sessions,
+provenance and claim counting behave as in a flow run. Semantics follow NiFi's mock harness: an
+enqueued FlowFile gets ``filename`` = ``<n>.mockFlowFile``, ``path`` = ``target`` and a ``uuid``;
+``run(n)`` calls ``on_scheduled``, triggers *n* times, then stops; the clock only moves when
+:meth:`TestRunner.advance_time` says so.
 """
 
 from __future__ import annotations
@@ -27,15 +28,15 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from flowcore._session_effects import emit
 from flowcore.errors import InvalidProcessorError
 from flowcore.flowfile import FlowFile
 from flowcore.process_context import lowest_logged_level
 from flowcore.processor import ProcessContext, Processor
 from flowcore.properties import PropertyDescriptor
-from flowcore.provenance import ProvenanceEvent
+from flowcore.provenance_events import ProvenanceEvent
 from flowcore.relationship import Relationship
-from flowcore.session import (
+from flowcore.session._effects import emit
+from flowcore.session.process_session import (
     SELF,
     ComponentInfo,
     FlowFileFilter,

@@ -24,7 +24,7 @@ import attrs
 from flowcore.errors import ProcessException
 from flowcore.expression import compile_expression
 from flowcore.flowfile import FlowFile
-from flowcore.session import ProcessSession
+from flowcore.session.process_session import ProcessSession
 
 __all__ = [
     "FORMAT_AVRO",

@@ -4,7 +4,7 @@ Modelled on Apex Malhar's FileSplitter and BlockReader, in NiFi's terms: a sourc
 side lists files and cuts them into nominal blocks without opening them, and whose task side
 turns one block into a FlowFile. With the ``Lines`` record reader the task reads a few bytes at
 each end of its block to move the ends to line boundaries (Hadoop's rule, in
-:mod:`flowcore.blocks`), so every line is in exactly one block.
+:mod:`processors._blocks`), so every line is in exactly one block.
 """
 
 from __future__ import annotations
@@ -17,13 +17,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from flowcore.blocks import RecordReader, aligned_range, block_count, nominal_block
 from flowcore.errors import ContentNotFoundError
 from flowcore.patterns import compile_pattern
 from flowcore.processor import ProcessContext, SourceProcessor, WorkItem, WorkListing
 from flowcore.properties import ExpressionLanguageScope, PropertyDependency, PropertyDescriptor
 from flowcore.relationship import Relationship
-from flowcore.session import ProcessSession
+from flowcore.session.process_session import ProcessSession
 from flowcore.units import parse_data_size
 from flowcore.validators import (
     BOOLEAN_VALIDATOR,
@@ -34,6 +33,7 @@ from flowcore.validators import (
     TIME_PERIOD_VALIDATOR,
     ValidationResult,
 )
+from processors._blocks import RecordReader, aligned_range, block_count, nominal_block
 from processors._file_attributes import (
     file_attributes,
     key_path,

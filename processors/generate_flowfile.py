@@ -13,7 +13,7 @@ from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
 from flowcore.processor import ProcessContext, SourceProcessor, WorkItem, WorkListing
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import SUCCESS
-from flowcore.session import ProcessSession
+from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     BOOLEAN_VALIDATOR,
     CHARACTER_SET_VALIDATOR,

@@ -13,7 +13,7 @@ from flowcore.patterns import compile_pattern
 from flowcore.processor import ProcessContext, SourceProcessor, WorkItem, WorkListing
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import SUCCESS
-from flowcore.session import ProcessSession
+from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     BOOLEAN_VALIDATOR,
     DATA_SIZE_VALIDATOR,

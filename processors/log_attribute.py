@@ -11,7 +11,7 @@ from flowcore.patterns import compile_pattern
 from flowcore.processor import ProcessContext, Processor
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import SUCCESS
-from flowcore.session import ProcessSession
+from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     BOOLEAN_VALIDATOR,
     CHARACTER_SET_VALIDATOR,

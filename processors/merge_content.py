@@ -27,7 +27,7 @@ from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.processor import BinningProcessor, ProcessContext
 from flowcore.properties import PropertyDescriptor
 from flowcore.relationship import Relationship
-from flowcore.session import ProcessSession
+from flowcore.session.process_session import ProcessSession
 from flowcore.validators import ValidationResult
 from processors._merge_bundles import FRAGMENT_ID, SEGMENT_ORIGINAL_FILENAME
 from processors._merge_properties import (

@@ -30,7 +30,7 @@ from flowcore.flowfile import FlowFile
 from flowcore.processor import ProcessContext, SinkJobs, TwoPhaseSink
 from flowcore.properties import ExpressionLanguageScope, PropertyDependency, PropertyDescriptor
 from flowcore.relationship import FAILURE, SUCCESS
-from flowcore.session import ProcessSession
+from flowcore.session.process_session import ProcessSession
 from flowcore.units import parse_data_size
 from flowcore.validators import (
     BOOLEAN_VALIDATOR,

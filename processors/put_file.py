@@ -14,7 +14,7 @@ from flowcore.flowfile import FlowFile
 from flowcore.processor import ProcessContext, Processor
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import FAILURE, SUCCESS
-from flowcore.session import ProcessSession
+from flowcore.session.process_session import ProcessSession
 from flowcore.validators import BOOLEAN_VALIDATOR, NON_EMPTY_VALIDATOR, POSITIVE_INTEGER_VALIDATOR
 from processors._file_attributes import exact_name
 
@@ -57,13 +57,12 @@ class PutFile(Processor):
 
     The content is written to a short hidden temporary name in the target directory
     (``.flowcore-<16 hex>.part``) and renamed into place only after the FlowFile's transaction is
-    durable (:meth:`~flowcore.session.ProcessSession.stage_file`): a crash never leaves a half
-    file under the final name, and a task attempt replayed after a crash writes each committed
-    FlowFile's file exactly once. A Directory or
-    filename that would escape the configured directory (``..``, an absolute filename, a symlink
-    pointing outside) sends the FlowFile to ``failure`` with the reason; the configured directory
-    is the Directory property up to its first Expression Language. Each written file gets a SEND
-    provenance event.
+    durable (:meth:`~flowcore.session.process_session.ProcessSession.stage_file`): a crash never
+    leaves a half file under the final name, and a task attempt replayed after a crash writes each
+    committed FlowFile's file exactly once. A Directory or filename that would escape the configured
+    directory (``..``, an absolute filename, a symlink pointing outside) sends the FlowFile to
+    ``failure`` with the reason; the configured directory is the Directory property up to its first
+    Expression Language. Each written file gets a SEND provenance event.
     """
 
     DIRECTORY = PropertyDescriptor(

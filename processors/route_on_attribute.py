@@ -11,7 +11,7 @@ from flowcore.expression._nodes import ResultType
 from flowcore.processor import ProcessContext, Processor
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import Relationship
-from flowcore.session import ProcessSession
+from flowcore.session.process_session import ProcessSession
 from flowcore.validators import NON_EMPTY_VALIDATOR
 
 __all__ = ["RouteOnAttribute"]

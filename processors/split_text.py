@@ -10,11 +10,10 @@ from typing import ClassVar, NamedTuple
 import attrs
 
 from flowcore.flowfile import FlowFile
-from flowcore.lines import LineGroup, LineSpan, iter_line_groups, iter_lines
 from flowcore.processor import ProcessContext, Processor
 from flowcore.properties import PropertyDescriptor
 from flowcore.relationship import Relationship
-from flowcore.session import ProcessSession
+from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     BOOLEAN_VALIDATOR,
     DATA_SIZE_VALIDATOR,
@@ -22,6 +21,7 @@ from flowcore.validators import (
     NON_NEGATIVE_INTEGER_VALIDATOR,
     ValidationResult,
 )
+from processors._lines import LineGroup, LineSpan, iter_line_groups, iter_lines
 
 __all__ = ["SplitText"]
 

@@ -16,7 +16,7 @@ from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.processor import ProcessContext, Processor
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import SUCCESS, Relationship
-from flowcore.session import ProcessSession
+from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     ATTRIBUTE_KEY_PROPERTY_NAME_VALIDATOR,
     NON_NEGATIVE_INTEGER_VALIDATOR,

@@ -31,7 +31,7 @@ from flowcore.flowfile import (
     sequence_uuid,
     uuid_in_sequence,
 )
-from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
+from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
 from repositories._files import FileFormat, read_header
 from repositories._wal_codec import pack, unpack
 

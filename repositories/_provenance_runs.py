@@ -33,7 +33,7 @@ from flowcore.flowfile import (
     ResourceClaim,
     sequence_uuid,
 )
-from flowcore.provenance import ProvenanceEvent, ProvenanceEventRun
+from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun
 from repositories._provenance_rows import (
     BUCKET_BITS,
     ROW_COLUMNS,

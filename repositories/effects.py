@@ -46,7 +46,7 @@ import attrs
 
 from flowcore.errors import RepositoryError, StorageFaultError
 from flowcore.faults import storage_fault
-from flowcore.session_host import LogLine, Publication
+from flowcore.session.host import LogLine, Publication
 from repositories._files import file_stem, fsync_directory
 from repositories.records import Finding
 

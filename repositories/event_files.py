@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
-from flowcore.provenance import ProvenanceEvent
+from flowcore.provenance_events import ProvenanceEvent
 from repositories._files import file_stem, write_atomically
 from repositories._provenance_rows import encode_event_file
 from repositories._provenance_runs import EventFolder

@@ -18,7 +18,7 @@ import attrs
 
 from flowcore.errors import ContentNotFoundError, FlowFileAccessError, RepositoryError
 from flowcore.flowfile import Content, ContentClaim, FlowFile, ResourceClaim, Rope
-from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
+from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
 from repositories.external import matches, open_external
 from repositories.records import Finding, SegmentSummary, Transaction, claim_counts_of
 

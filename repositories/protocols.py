@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, BinaryIO, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from flowcore.flowfile import Content, ContentClaim, FlowFile, ResourceClaim
-    from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
+    from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
     from repositories.records import Finding, SegmentSummary, Transaction
 
 __all__ = [

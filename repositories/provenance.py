@@ -43,7 +43,7 @@ from sqlalchemy import (
 
 from flowcore.errors import ReplayError, RepositoryError
 from flowcore.flowfile import FlowFile, new_uuid
-from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
+from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
 from flowcore.units import parse_data_size, parse_time_period
 from repositories._provenance_rows import ROW_COLUMNS, decode_event_file, uuid_position
 from repositories._provenance_runs import EventFolder, row_events

@@ -27,17 +27,15 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "flowcore.flowfile_batch",
             "flowcore.ropes",
             "flowcore.relationship",
-            "flowcore.provenance",
+            "flowcore.provenance_events",
             "flowcore.faults",
             "flowcore.patterns",
-            "flowcore.locks",
-            "flowcore.lines",
-            "flowcore.blocks",
             "flowcore.datasets.*",
             "repositories",
             "repositories.records",
             "repositories.protocols",
             "repositories.external",
+            "repositories.locks",
             "repositories._files",
         ),
     ),
@@ -50,37 +48,17 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "flowcore.processor",
             "flowcore.process_context",
             "flowcore.binning",
-            "flowcore.session",
-            "flowcore.session_host",
-            "flowcore._session_content",
-            "flowcore._session_effects",
-            "flowcore._session_provenance",
-            "flowcore._session_spill",
-            "flowcore._session_support",
-            "flowcore._session_uuids",
+            "flowcore.session.*",
         ),
     ),
     ("built-in processors", ("processors.*",)),
     ("flow definition and validation", ("flowcore.flow", "flowcore.validation")),
-    ("compiler", ("flowcore.compiler", "flowcore.stage_plan")),
+    ("compiler", ("flowcore.compiler.*",)),
     (
         "execution and repositories",
-        (
-            "flowcore.task",
-            "flowcore._task_batches",
-            "flowcore._task_bins",
-            "flowcore._task_content",
-            "flowcore._task_member",
-            "flowcore.runners.*",
-            "flowcore.repository_set",
-            "flowcore.provenance_indexer",
-            "repositories.*",
-        ),
+        ("flowcore.engine.*", "flowcore.runners.*", "repositories.*"),
     ),
-    (
-        "driver",
-        ("flowcore.scheduler", "flowcore.controller", "flowcore.sinks", "flowcore.run_result"),
-    ),
+    ("driver", ("flowcore.driver.*",)),
     (
         "faces",
         ("flowcore", "flowcore.builder", "flowcore.cli", "flowcore.registry", "flowcore.testing"),
@@ -222,8 +200,8 @@ def test_importing_flowcore_loads_neither_spark_nor_the_driver() -> None:
     repositories and no driver; ``flowcore.Flow`` loads the engine when first used."""
     code = (
         "import sys, flowcore; "
-        "print(sorted(m for m in ('pyspark', 'repositories.memory', 'flowcore.controller') "
-        "if m in sys.modules)); flowcore.Flow; print('flowcore.controller' in sys.modules)"
+        "print(sorted(m for m in ('pyspark', 'repositories.memory', 'flowcore.driver.controller') "
+        "if m in sys.modules)); flowcore.Flow; print('flowcore.driver.controller' in sys.modules)"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT

@@ -30,8 +30,8 @@ import attrs
 
 from flowcore.datasets.model import Chunk, Manifest, Mergeability
 from flowcore.errors import DatasetError
-from flowcore.locks import try_lock
 from repositories._files import fsync_directory, write_atomically
+from repositories.locks import try_lock
 
 __all__ = ["RETAINED_VERSIONS", "Dataset", "demarcated", "write_chunk"]
 

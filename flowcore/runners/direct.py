@@ -12,9 +12,9 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from flowcore.compiler.plan import TaskResult, TaskSpec
+from flowcore.engine.task import run_task
 from flowcore.runners.jobs import StageJob, run_partition, shuffle_map
-from flowcore.stage_plan import TaskResult, TaskSpec
-from flowcore.task import run_task
 
 __all__ = ["DirectRunner"]
 

@@ -1,6 +1,6 @@
 """What runners execute: a stage run's job, and the protocol every runner implements.
 
-Both runners execute the same functions of :mod:`flowcore.task` on the same
+Both runners execute the same functions of :mod:`flowcore.engine.task` on the same
 :class:`StageJob`, so a flow gives the same output on either.
 """
 
@@ -11,8 +11,8 @@ from typing import Any, Protocol
 
 import attrs
 
-from flowcore.stage_plan import StagePlan, TaskInput, TaskResult, TaskSpec
-from flowcore.task import group_records, queue_order, run_task
+from flowcore.compiler.plan import StagePlan, TaskInput, TaskResult, TaskSpec
+from flowcore.engine.task import group_records, queue_order, run_task
 
 __all__ = ["Runner", "ShuffleInput", "StageJob", "run_partition", "shuffle_map"]
 

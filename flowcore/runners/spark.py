@@ -25,9 +25,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from flowcore.compiler.plan import TaskResult, TaskSpec
+from flowcore.engine.task import run_task
 from flowcore.runners.jobs import StageJob, run_partition, shuffle_map
-from flowcore.stage_plan import TaskResult, TaskSpec
-from flowcore.task import run_task
 
 __all__ = ["DEFAULT_MASTER", "SparkRunner", "session_conf", "spark_session"]
 
@@ -194,7 +194,7 @@ def _import_task_path(index: int, expected: Mapping[str, str] | None = None) -> 
     """
     import gc  # noqa: PLC0415
 
-    import flowcore.task  # noqa: F401, PLC0415
+    import flowcore.engine.task  # noqa: F401, PLC0415
     import processors  # noqa: F401, PLC0415 - the import is the point
 
     found = _driver_package_files()

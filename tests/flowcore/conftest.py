@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from flowcore import Flow
-from flowcore.controller import run_flow
-from flowcore.provenance import ProvenanceEvent
-from flowcore.repository_set import RepositorySet
+from flowcore.driver.controller import run_flow
+from flowcore.provenance_events import ProvenanceEvent
 from flowcore.settings import Settings
+from repositories.repository_set import RepositorySet
 
 #: Uuids, and a merged FlowFile's filename (a nanosecond clock).
 _VARIES = re.compile(

@@ -60,7 +60,7 @@ def test_lineage_and_replay(flow_file: Path, capsys) -> None:  # type: ignore[no
     main(["run", str(flow_file), "--runner", "direct"])
     repository = str(flow_file.parent / ".flowcore")
     capsys.readouterr()
-    from flowcore.repository_set import RepositorySet
+    from repositories.repository_set import RepositorySet
 
     repos = RepositorySet.open(repository)
     try:

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from flowcore import Flow
-from flowcore.controller import run_flow
+from flowcore.driver.controller import run_flow
 from flowcore.errors import ExpressionEvaluationError, RegexTimeoutError
 from flowcore.patterns import compile_pattern, set_time_limit, time_limit
 from flowcore.settings import Settings

@@ -277,7 +277,7 @@ def test_an_item_whose_read_failed_is_not_marked_done_and_comes_again(tmp_path) 
     """A listed item whose read fails stays out of the committed listing state (the default
     requeue_work), and the next run reads it: each item once."""
     from flowcore import Flow
-    from flowcore.controller import run_flow
+    from flowcore.driver.controller import run_flow
     from flowcore.settings import Settings
     from processors import PutFile
 

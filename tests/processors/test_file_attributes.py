@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from flowcore import Flow
-from flowcore.controller import run_flow
+from flowcore.driver.controller import run_flow
 from flowcore.settings import Settings
 from processors import FileSplitter, GetFile, MergeContent, PutFile
 from processors._file_attributes import (

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from flowcore import ProvenanceEventType
 from flowcore.errors import ContentChangedError
-from flowcore.lines import iter_lines
 from flowcore.testing import TestRunner
 from processors import FileSplitter, MergeContent
+from processors._lines import iter_lines
 
 _PIECES = st.sampled_from([b"a", b"bcd", b"y" * 70, b"\n", b"\r\n", b"\r", b"\n\n"])
 CONTENTS = st.lists(_PIECES, max_size=80).map(b"".join)

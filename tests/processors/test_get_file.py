@@ -168,7 +168,7 @@ def test_links_never_lead_to_changes_outside_the_directory(tmp_path: Path) -> No
     """A link to a file outside is ingested with the target's content; only the link is
     deleted. A link to a directory outside is not followed; a dangling link is skipped."""
     from flowcore import Flow
-    from flowcore.controller import run_flow
+    from flowcore.driver.controller import run_flow
     from flowcore.settings import Settings
     from processors import PutFile
 

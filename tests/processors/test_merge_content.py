@@ -881,7 +881,7 @@ def test_zero_copy_through_a_flow_writes_no_content(tmp_path: Path) -> None:
     the merge is a rope over the input files, the splits are slices of it, and the content
     repository stays empty while the output lines are all there."""
     from flowcore import Flow
-    from flowcore.controller import run_flow
+    from flowcore.driver.controller import run_flow
     from processors import FileSplitter, PutFile, UpdateAttribute
 
     (tmp_path / "in").mkdir()

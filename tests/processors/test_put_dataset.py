@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from flowcore import Flow, ProvenanceEventType
-from flowcore.controller import run_flow
 from flowcore.datasets import AutoMergeMode, Dataset
+from flowcore.driver.controller import run_flow
 from flowcore.settings import Settings
 from flowcore.testing import TestRunner
 from processors import GetFile, PutDataset, SplitText
@@ -133,7 +133,7 @@ flow.auto_terminate(put, ["success", "failure"])
 def test_kill_9_during_dataset_writes_loses_and_duplicates_nothing(tmp_path: Path) -> None:
     """`flowcore run` writing a dataset, killed with SIGKILL a dozen times and rerun: the
     manifest is always whole, and the final dataset holds every line exactly once."""
-    expected = _inputs(tmp_path, files=400)  # ~10 s of work: a dozen kills never finish it
+    expected = _inputs(tmp_path, files=1000)  # ~20 s of work: a dozen kills never finish it
     (tmp_path / "flow.py").write_text(SINK_CRASH_FLOW)
     script = Path(sys.executable).parent / "flowcore"
     command = [str(script), "run", "flow.py", "--runner", "direct"]

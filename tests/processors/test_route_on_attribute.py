@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 from flowcore import Flow, ProvenanceEventType
-from flowcore.controller import run_flow
+from flowcore.driver.controller import run_flow
 from flowcore.settings import Settings
 from flowcore.testing import TestRunner
 from processors import GenerateFlowFile, RouteOnAttribute, UpdateAttribute

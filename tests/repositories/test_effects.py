@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from flowcore.session_host import LogLine, Publication
+from flowcore.session.host import LogLine, Publication
 from repositories.effects import (
     EffectFileWriter,
     Outcome,

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
+from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
 from repositories._provenance_rows import ROW_COLUMNS, decode_event_file
 from repositories._provenance_schema import EVENTS
 from repositories.event_files import EventFileWriter
@@ -43,7 +43,7 @@ def test_the_task_path_imports_neither_sqlalchemy_nor_networkx() -> None:
     """A Spark worker loads the task function and the processors: no SQL or graph library,
     which took half of a worker's start-up."""
     code = (
-        "import sys, flowcore.runners, flowcore.task, processors; "
+        "import sys, flowcore.runners, flowcore.engine.task, processors; "
         "print(sorted(m for m in ('sqlalchemy', 'networkx') if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

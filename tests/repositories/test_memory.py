@@ -6,7 +6,7 @@ import pytest
 
 from flowcore.errors import ContentNotFoundError, FlowFileAccessError, RepositoryError
 from flowcore.flowfile import FlowFile
-from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
+from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
 from repositories.memory import (
     MemoryContentRepository,
     MemoryFlowFileRepository,

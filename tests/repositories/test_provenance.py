@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from flowcore.errors import ReplayError, RepositoryError, WalCorruptionError
 from flowcore.flowfile import ContentClaim, ResourceClaim, Rope
-from flowcore.provenance import ProvenanceEvent, ProvenanceEventType
+from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
 from repositories._provenance_schema import METADATA
 from repositories.content import FileContentRepository
 from repositories.flowfile_wal import WriteAheadFlowFileRepository, iter_queue

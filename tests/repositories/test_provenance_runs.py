@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from sqlalchemy import Column, Index, MetaData, String, Table, create_engine, func, select
 
 from flowcore.flowfile import UUID_PREFIX_LENGTH, ContentClaim, CountedUuids, ResourceClaim, Rope
-from flowcore.provenance import ProvenanceEvent, ProvenanceEventRun, ProvenanceEventType
+from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun, ProvenanceEventType
 from repositories._provenance_rows import (
     BUCKET_BITS,
     FILE_MAGIC,

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from flowcore.controller import Controller
-from flowcore.repository_set import RepositorySet
+from flowcore.driver.controller import Controller
 from flowcore.runners.direct import DirectRunner
 from flowcore.settings import Settings
+from repositories.repository_set import RepositorySet
 
 FLOW = """
 from flowcore import Flow

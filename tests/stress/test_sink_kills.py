@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from flowcore.repository_set import RepositorySet
+from repositories.repository_set import RepositorySet
 
 # Two sinks whose names NiFi would make anew on every attempt: `${uuid}` names, and
 # MergeContent's default bundle names (a clock reading in NiFi).

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from flowcore import Flow, Processor, Relationship
-from flowcore.controller import run_flow
+from flowcore.driver.controller import run_flow
 from flowcore.errors import ConfigurationError
 from flowcore.runners import make_runner
 from flowcore.runners.direct import DirectRunner

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from flowcore import Flow
-from flowcore.controller import run_flow
+from flowcore.driver.controller import run_flow
 from flowcore.settings import Settings
 from processors import (
     FileSplitter,

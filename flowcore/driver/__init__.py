@@ -1,0 +1,1 @@
+"""The driver: schedules stage runs, commits their results, finishes sinks' effects."""

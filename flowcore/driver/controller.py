@@ -1,0 +1,754 @@
+"""The controller: runs a compiled flow in micro-batches and commits each stage run durably.
+
+Per micro-batch, every stage in order that has input (source work, or queued FlowFiles not waiting
+on a penalty) and whose output queues are under back pressure runs once: the controller lists source
+work, picks segments (:mod:`flowcore.driver.scheduler`), has the runner execute the tasks, then
+commits exactly as DESIGN §7 says:
+
+1. one write-ahead log transaction: segments dequeued and enqueued, source listing and processor
+   state, provenance files to index (the tasks' files all exist by then);
+2. only after it: claimant counts settle and unreferenced content is archived, sources delete
+   what they ingested, and the provenance files go to a background indexer
+   (:mod:`repositories.provenance_indexer`); the next transaction records them as indexed, then
+   they are removed.
+
+A crash anywhere loses nothing: the queues are those of the last transaction, and everything
+after it is redone on restart.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import time
+import uuid
+from collections import Counter, defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+import attrs
+
+from flowcore.compiler.plan import (
+    NEVER,
+    Bulletin,
+    MemberPlan,
+    ReadyBin,
+    StagePlan,
+    TaskInput,
+    TaskResult,
+    TaskSpec,
+    build_stage_plan,
+    parked_component,
+)
+from flowcore.compiler.stages import CompiledFlow, Stage, compile_flow, explain
+from flowcore.driver.run_result import RunProgress, RunResult, stage_summary, why_stuck
+from flowcore.driver.scheduler import (
+    BatchLimits,
+    chunk,
+    full_connections,
+    select_segments,
+    split_segments,
+)
+from flowcore.driver.sinks import EFFECTS_STATE, Sinks, effects_state
+from flowcore.engine.task import ID_BLOCK, apply_limits, single_group
+from flowcore.flow import Connection, FlowDefinition
+from flowcore.process_context import lowest_logged_level, processor_logger
+from flowcore.processor import ProcessContext, SourceProcessor, WorkItem
+from flowcore.runners.jobs import Runner, ShuffleInput, StageJob
+from flowcore.session.host import ComponentInfo, StateMap
+from flowcore.settings import Settings
+from repositories.content import ARCHIVE_CLEANUP_FREQUENCY_MS
+from repositories.effects import release_targets
+from repositories.provenance_indexer import ProvenanceIndexer
+from repositories.records import SegmentSummary, Transaction
+from repositories.repository_set import PROVENANCE_STATE, RepositorySet
+
+__all__ = ["Controller", "RunProgress", "RunResult", "run_flow", "stage_summary"]
+
+#: Micro-batches a batch run waits, without progress, for processors that yielded.
+MAX_IDLE_WAITS = 5
+#: Triggers of an unbounded source in one micro-batch, at most, when filling it.
+MAX_SOURCE_TRIGGERS = 64
+
+
+def _now() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class Controller:
+    """Owns the repositories of a run and drives the micro-batches.
+
+    Args:
+        flow: the flow (validated and compiled here).
+        runner: where tasks execute.
+        repositories: the opened repositories (the controller does not close them).
+        settings: engine settings.
+    """
+
+    def __init__(
+        self,
+        flow: FlowDefinition | CompiledFlow,
+        runner: Runner,
+        repositories: RepositorySet,
+        settings: Settings | None = None,
+    ) -> None:
+        self.compiled = flow if isinstance(flow, CompiledFlow) else compile_flow(flow)
+        self.flow = self.compiled.flow
+        self.runner = runner
+        self.repos = repositories
+        self.settings = settings or Settings()
+        apply_limits(self.settings)  # the driver lists sources and decides bins with them too
+        self.plans = {s.id: build_stage_plan(self.compiled, s) for s in self.compiled.stages}
+        self._single_group = {i: single_group(p) for i, p in self.plans.items()}
+        self._connections = {c.id: c for c in self.flow.connections}
+        self._retry_at: dict[str, int] = {}
+        self._long_waits: set[str] = set()
+        self._in_bins: set[str] = set()
+        self._source_triggers: Counter[str] = Counter()
+        self._exhausted: set[str] = set()
+        # (source, item key) whose read failed in this run: a batch run lists them no more
+        # (they stay unmarked, for the next run), so a file that cannot be read cannot
+        # keep a batch run going for ever.
+        self._unread: set[tuple[str, str]] = set()
+        self._scheduled_at: dict[str, int] = {}  # source id -> its last scheduled trigger (ms)
+        self._indexer: ProvenanceIndexer | None = None
+        self._contexts: dict[str, ProcessContext] = {}
+        self._transfers: dict[str, dict[str, list[int]]] = defaultdict(
+            lambda: defaultdict(lambda: [0, 0])
+        )
+        self._received: Counter[str] = Counter()
+        self._bulletins: list[Bulletin] = []
+        self._stage_runs = 0
+        self._run = ""  # the stage run's unique name (TaskSpec.run)
+        self._held_back: dict[str, list[str]] = {}
+        self._described: dict[str, str] = {}
+        self._archive_expired_at = 0
+        self.sinks = Sinks(list(self.plans.values()), repositories, runner, self._context)
+
+    # --- queues -------------------------------------------------------------------------------
+
+    def _queued(self, queue_id: str) -> tuple[int, int]:
+        """A queue's size for back pressure: FlowFiles held by open bins do not count."""
+        count = size = 0
+        for summary in self.repos.flowfiles.segments(queue_id):
+            if summary.segment_id not in self._in_bins:
+                count += summary.count
+                size += summary.bytes
+        return count, size
+
+    def _label(self, queue_id: str) -> str:
+        connection = self._connections.get(queue_id)
+        if connection is not None:
+            return self.flow.describe(connection)
+        parked = parked_component(queue_id)
+        if parked is not None:
+            return f"{self._component_name(parked)} (returned after errors)"
+        return queue_id  # a queue of a connection the flow no longer has
+
+    def _component_name(self, component_id: str) -> str:
+        try:
+            return self.flow.component(component_id).name
+        except KeyError:
+            return component_id
+
+    def queued_total(self) -> int:
+        """FlowFiles queued anywhere."""
+        wal = self.repos.flowfiles
+        return sum(wal.queue_size(q)[0] for q in wal.queue_ids())
+
+    # --- sources ------------------------------------------------------------------------------
+
+    def _context(self, member: MemberPlan) -> ProcessContext:
+        context = self._contexts.get(member.component_id)
+        if context is None:
+            assert member.processor is not None
+            wal = self.repos.flowfiles
+            context = ProcessContext(
+                member.processor,
+                component=ComponentInfo(member.component_id, member.type_name, member.name),
+                clock=_now,
+                state=lambda: StateMap(0, wal.state(member.component_id)),
+                has_incoming_connection=False,
+            )
+            member.processor.on_scheduled(context)
+            self._contexts[member.component_id] = context
+        return context
+
+    def _source_active(self, member: MemberPlan, continuous: bool) -> bool:
+        if continuous:
+            return True
+        processor = member.processor
+        if isinstance(processor, SourceProcessor) and processor.unbounded:
+            limit = self.settings.unbounded_source_batches
+            return self._source_triggers[member.component_id] < limit
+        return member.component_id not in self._exhausted
+
+    def _list_sources(
+        self, plan: StagePlan, continuous: bool, room: tuple[int, int]
+    ) -> tuple[list[tuple[str, WorkItem]], dict[str, dict[str, str]]]:
+        """List each source's work for one micro-batch: ``concurrent_tasks`` triggers.
+
+        An unbounded source whose work items say how many FlowFiles they make is triggered
+        again while its items make fewer than ``room[0]`` FlowFiles (at most
+        :data:`MAX_SOURCE_TRIGGERS` times; in a batch run ``unbounded_source_batches``
+        triggers in all, as ever): a micro-batch of one 10,000-FlowFile trigger would spend
+        more on scheduling its Spark jobs than on its FlowFiles. Items made as whole batches
+        (``WorkItem.batched``) by a source whose relationships each lead to one place fill up
+        to ``room[1]`` instead (see :meth:`_room`). In a continuous run a source with a Run
+        Schedule is triggered ``concurrent_tasks`` times once per period, and not filled:
+        the period is what the user asked for.
+        """
+        work: list[tuple[str, WorkItem]] = []
+        states: dict[str, dict[str, str]] = {}
+        for member in plan.source_members:
+            processor = member.processor
+            assert isinstance(processor, SourceProcessor)
+            scheduled = continuous and member.run_schedule_ms > 0
+            if scheduled:
+                if not self._due(member):
+                    continue
+                self._scheduled_at[member.component_id] = _now()
+            committed = self.repos.flowfiles.state(member.component_id)
+            state: Mapping[str, str] = committed
+            listed = len(work)
+            made: int | None = 0  # FlowFiles the listed items make (None: unknown)
+            made_bytes = 0
+            limit = room[1] if member.routes_whole else room[0]
+            triggers = 0
+            # Concurrent tasks: each trigger lists from the state the one before it left.
+            while triggers < member.concurrent_tasks or (
+                (processor.unbounded or processor.fills_micro_batch)
+                and not scheduled
+                and made is not None
+                and made < limit
+                and made_bytes < self.settings.batch_max_bytes_value
+                and triggers < MAX_SOURCE_TRIGGERS
+            ):
+                if not self._source_active(member, continuous):
+                    break
+                listing = processor.list_work(self._context(member), state)
+                self._source_triggers[member.component_id] += 1
+                triggers += 1
+                state = listing.state
+                items = listing.items
+                failed = [i for i in items if (member.component_id, i.key) in self._unread]
+                if failed and not continuous:
+                    items = tuple(i for i in items if i not in failed)
+                    state = processor.requeue_work(state, failed, committed)
+                if not items:
+                    self._exhausted.add(member.component_id)
+                    break
+                work.extend((member.component_id, item) for item in items)
+                for item in items:
+                    made = None if made is None or item.flowfiles is None else made + item.flowfiles
+                    made_bytes += item.size
+                    if not item.batched:
+                        limit = room[0]
+            if len(work) > listed or dict(state) != dict(committed):
+                states[member.component_id] = dict(state)
+        return work, states
+
+    def _requeue_unread(
+        self,
+        plan: StagePlan,
+        work: Sequence[tuple[str, WorkItem]],
+        results: Sequence[TaskResult],
+        states: dict[str, dict[str, str]],
+    ) -> dict[str, dict[str, str]]:
+        """The listing states to commit: items whose read failed are put back to be listed again.
+
+        A source's listing marks what it listed as done; only the items whose FlowFiles this
+        transaction commits may stay marked (and be deleted at the source after it).
+        """
+        unread = {entry for result in results for entry in result.unread}
+        if not unread:
+            return states
+        self._unread |= unread
+        adjusted = dict(states)
+        for member in plan.source_members:
+            cid = member.component_id
+            items = [item for c, item in work if c == cid and (c, item.key) in unread]
+            if items and cid in adjusted:
+                processor = member.processor
+                assert isinstance(processor, SourceProcessor)
+                committed = self.repos.flowfiles.state(cid)
+                adjusted[cid] = dict(processor.requeue_work(adjusted[cid], items, committed))
+        return adjusted
+
+    def _due(self, member: MemberPlan) -> bool:
+        """Whether a source with a Run Schedule may be triggered now (first time: at once)."""
+        last = self._scheduled_at.get(member.component_id)
+        return last is None or _now() >= last + member.run_schedule_ms
+
+    def _next_scheduled(self) -> int | None:
+        """When the next source with a Run Schedule comes due, if any has been triggered."""
+        times = [
+            self._scheduled_at[m.component_id] + m.run_schedule_ms
+            for plan in self.plans.values()
+            for m in plan.source_members
+            if m.component_id in self._scheduled_at
+        ]
+        return min(times) if times else None
+
+    def _room(self, outputs: Sequence[Connection]) -> tuple[int, int]:
+        """FlowFiles a stage's sources may add in one micro-batch: ``(plain, batched)``.
+
+        That is each batch limit, or less when an output queue's object threshold is nearer
+        (back pressure stays soft by one trigger, as NiFi's).
+        """
+        settings = self.settings
+        plain, batched = settings.batch_max_flowfiles, settings.batch_max_batched_flowfiles
+        for connection in outputs:
+            threshold = connection.queue_settings.back_pressure_object_threshold
+            if threshold > 0:
+                left = threshold - self._queued(connection.id)[0]
+                plain, batched = min(plain, left), min(batched, left)
+        return plain, batched
+
+    # --- one stage run ------------------------------------------------------------------------
+
+    def _specs(
+        self,
+        plan: StagePlan,
+        inputs: list[TaskInput],
+        *,
+        end_of_input: bool = False,
+        defer_bins: bool = False,
+        first_index: int = 0,
+    ) -> list[TaskSpec]:
+        wal = self.repos.flowfiles
+        paths = self.repos.paths
+        batch_time = _now()
+        states = {m.component_id: wal.state(m.component_id) for m in plan.members}
+        states = {k: v for k, v in states.items() if v}
+        loggers = [processor_logger(m.type_name) for m in plan.members]
+        log_levels = {logger.name: lowest_logged_level(logger) for logger in loggers}
+        return [
+            TaskSpec(
+                plan=plan,
+                index=index,
+                input=task_input,
+                paths=paths,
+                settings=self.settings,
+                batch_time=batch_time,
+                first_id=wal.next_flowfile_ids(ID_BLOCK).start,
+                states=states,
+                end_of_input=end_of_input,
+                defer_bins=defer_bins,
+                run=self._run,
+                log_levels=log_levels,
+            )
+            for index, task_input in enumerate(inputs, first_index)
+        ]
+
+    def _merge_job(self, plan: StagePlan, ready: list[ReadyBin], first_index: int) -> StageJob:
+        """The second pass of a binning stage: ready bins merged in parallel tasks."""
+        inputs = [TaskInput(bins=tuple(c)) for c in chunk(ready, self.settings.parallelism)]
+        return StageJob(plan, tuple(self._specs(plan, inputs, first_index=first_index)))
+
+    def _execute(self, job: StageJob) -> list[TaskResult]:
+        """Run *job*; a binning stage's ready bins are then merged by a second job."""
+        results = self.runner.execute(job)
+        described = [self.runner.describe(job.plan.stage_id) or ""]
+        ready = [b for r in sorted(results, key=lambda r: r.index) for b in r.ready_bins]
+        if ready:
+            merge = self._merge_job(job.plan, ready, len(job.specs))
+            results = [*results, *self.runner.execute(merge)]
+            described.append(f"then {self.runner.describe(job.plan.stage_id)} merging bins")
+        self._described[job.plan.stage_id] = ", ".join(d for d in described if d)
+        return results
+
+    def _job(
+        self,
+        plan: StagePlan,
+        taken: list[SegmentSummary],
+        work: list[tuple[str, WorkItem]],
+        *,
+        end_of_input: bool,
+    ) -> StageJob:
+        pairs = [(s.queue_id, s.segment_id) for s in taken]
+        if not plan.binning_members:
+            inputs = [
+                TaskInput(segments=tuple((s.queue_id, s.segment_id) for s in group))
+                for group in split_segments(taken, self.settings.parallelism)
+            ]
+            inputs += [TaskInput(work=tuple(c)) for c in chunk(work, self.settings.parallelism)]
+            return StageJob(plan, tuple(self._specs(plan, inputs, end_of_input=end_of_input)))
+        if self._single_group[plan.stage_id]:  # a shuffle would gather everything in one task
+            one = TaskInput(segments=tuple(pairs), work=tuple(work))
+            specs = self._specs(plan, [one], end_of_input=end_of_input, defer_bins=True)
+            return StageJob(plan, tuple(specs))
+        partitions = self.settings.shuffle_partitions
+        specs = self._specs(
+            plan,
+            [TaskInput() for _ in range(partitions)],
+            end_of_input=end_of_input,
+            defer_bins=True,
+        )
+        if work:
+            specs[0] = attrs.evolve(specs[0], input=TaskInput(work=tuple(work)))
+        shuffle = ShuffleInput(tuple(pairs), str(self.repos.flowfiles.segment_dir), partitions)
+        return StageJob(plan, tuple(specs), shuffle)
+
+    def run_stage(
+        self, stage: Stage, *, continuous: bool = False, end_of_input: bool = False
+    ) -> int:
+        """Run *stage* once if it can run now.
+
+        Returns how many work items it read and FlowFiles its processors consumed (FlowFiles
+        only re-binned, returned after a yield or an error do not count: that is no progress).
+        """
+        plan = self.plans[stage.id]
+        outputs = [self._connections[c] for c in stage.outputs]
+        full = full_connections(outputs, plan.queue_members, self._queued)
+        if full:
+            self._held_back[stage.id] = [c.id for c in full]
+            return 0
+        self._held_back.pop(stage.id, None)
+        work, states = ([], {})
+        if not end_of_input:
+            work, states = self._list_sources(plan, continuous, self._room(outputs))
+        wal = self.repos.flowfiles
+        queues = {q: wal.segments(q) for q in plan.queue_members}
+        now = _now()
+        if end_of_input:
+            binning = {m.component_id for m in plan.binning_members}
+            taken = [s for q, m in plan.queue_members.items() if m in binning for s in queues[q]]
+        else:
+            settings = self.settings
+            limits = BatchLimits(
+                settings.batch_max_flowfiles,
+                settings.batch_max_bytes_value,
+                settings.batch_max_batched_flowfiles,
+            )
+            # A batch run does not retry what failed or was penalized during it: those
+            # FlowFiles stay queued for the next run (or a continuous one).
+            skip = frozenset() if continuous else self._long_waits - self._in_bins
+            taken = select_segments(plan, queues, self._retry_at, now, limits, skip=skip)
+        if not work and not taken:
+            if states:
+                self._commit(stage, [], [], states)
+            return 0
+        self._run = uuid.uuid4().hex[:16]
+        job = self._job(plan, taken, work, end_of_input=end_of_input)
+        results = self._execute(job)
+        self._commit(stage, taken, results, self._requeue_unread(plan, work, results, states))
+        release_targets(self.repos.paths.effects, self._run)
+        return len(work) + sum(sum(r.consumed.values()) for r in results)
+
+    def _commit(
+        self,
+        stage: Stage,
+        taken: list[SegmentSummary],
+        results: list[TaskResult],
+        source_states: dict[str, dict[str, str]],
+    ) -> None:
+        repos = self.repos
+        wal, content, provenance = repos.flowfiles, repos.content, repos.provenance
+        results = sorted(results, key=lambda r: r.index)
+        enqueued = [s for r in results for s in r.enqueued]
+        states: dict[str, dict[str, str]] = dict(source_states)
+        for result in results:
+            states.update({k: dict(v) for k, v in result.states.items()})
+        event_files = [r.provenance_file for r in results if r.provenance_file]
+        sink_states = self.sinks.prepare(self.plans[stage.id], results)
+        states.update(sink_states)
+        effects = effects_state(results)
+        if effects is not None:
+            states[EFFECTS_STATE] = effects
+        # The next provenance event id, kept with the queues: a provenance database that is
+        # lost or replaced is noticed at the next start, and ids are never given twice.
+        states[PROVENANCE_STATE] = {"next_event_id": str(provenance.next_event_id)}
+        marked = self.indexer.take_indexed()
+        wal.commit(
+            Transaction(
+                dequeued=[s.segment_id for s in taken],
+                enqueued=enqueued,
+                state=states,
+                provenance_files=event_files,
+            ),
+            indexed_provenance=marked,
+        )
+        # Durable from here on: publish sink output, settle content, sources, provenance.
+        self.sinks.publish(sink_states)
+        if effects is not None:
+            self.sinks.carry_out([r.effects_file for r in results if r.effects_file])
+        # Attempts a runner retried or superseded (a Spark task that failed and ran again)
+        # left effect files no commit names: their temporaries go now, not at the next start.
+        self.sinks.sweep_attempts()
+        provenance.remove_indexed_files(marked)
+        for summary in enqueued:
+            for claim, count in summary.claim_counts:
+                content.increment_claimant_count(claim, count)
+        for summary in taken:
+            for claim, count in summary.claim_counts:
+                content.decrement_claimant_count(claim, count)
+            self._retry_at.pop(summary.segment_id, None)
+            self._long_waits.discard(summary.segment_id)
+            self._in_bins.discard(summary.segment_id)
+        content.release_unclaimed(c for r in results for c in r.written_claims)
+        now = _now()
+        expire = now - self._archive_expired_at >= ARCHIVE_CLEANUP_FREQUENCY_MS
+        if expire:
+            self._archive_expired_at = now
+        content.cleanup(now, expire_archive=expire)
+        for result in results:
+            self._retry_at.update(result.retry_at)
+            self._long_waits.update(result.long_waits)
+            self._in_bins.update(result.in_bins)
+            for component_id, relationships in result.transfers.items():
+                name = self._component_name(component_id)
+                for relationship, (count, size) in relationships.items():
+                    totals = self._transfers[name][relationship]
+                    totals[0] += count
+                    totals[1] += size
+            for component_id, count in result.consumed.items():
+                self._received[self._component_name(component_id)] += count
+            self._bulletins.extend(result.bulletins)
+        if event_files:
+            self.indexer.submit(event_files)
+        repos.add_bulletins([b for r in results for b in r.bulletins])
+        self._stage_runs += 1
+        self._write_status()
+
+    def _write_status(self) -> None:
+        wal = self.repos.flowfiles
+        queues = {}
+        for queue_id in wal.queue_ids():
+            count, size = wal.queue_size(queue_id)
+            queues[queue_id] = {"label": self._label(queue_id), "flowfiles": count, "bytes": size}
+        self.repos.write_status(
+            {
+                "flow": self.flow.name,
+                "updated": _now(),
+                "queues": queues,
+                "held_back": {s: list(c) for s, c in self._held_back.items()},
+                "transfers": {k: dict(v) for k, v in self._transfers.items()},
+            }
+        )
+
+    @property
+    def indexer(self) -> ProvenanceIndexer:
+        """The background indexer of committed provenance files.
+
+        It applies the provenance retention too; :meth:`run` starts it, or first use does.
+        """
+        if self._indexer is None:
+            self._indexer = ProvenanceIndexer(self.repos.provenance)
+        return self._indexer
+
+    def close(self) -> int:
+        """Finish indexing provenance and record it; return the events indexed.
+
+        :meth:`run` does this itself; call it after driving :meth:`run_stage` directly.
+        """
+        return self._finish_indexing()
+
+    def _finish_indexing(self) -> int:
+        """Wait for the indexer, record what it indexed; return the events indexed."""
+        if self._indexer is None:
+            return 0
+        indexer, self._indexer = self._indexer, None
+        remaining = indexer.close()
+        if remaining:
+            self.repos.flowfiles.mark_provenance_indexed(remaining)
+            self.repos.provenance.remove_indexed_files(remaining)
+        return indexer.events
+
+    # --- the run ------------------------------------------------------------------------------
+
+    def _next_wait(self, now: int, *, include_long: bool) -> int | None:
+        """The earliest future time a queued segment becomes worth taking, if any."""
+        wal = self.repos.flowfiles
+        waits = [
+            at
+            for queue_id in wal.queue_ids()
+            for s in wal.segments(queue_id)
+            if now < (at := self._retry_at.get(s.segment_id, 0)) < NEVER
+            and (include_long or s.segment_id not in self._long_waits)
+        ]
+        return min(waits) if waits else None
+
+    def _binning_queued(self) -> list[Stage]:
+        wal = self.repos.flowfiles
+        stages = []
+        for stage in self.compiled.stages:
+            plan = self.plans[stage.id]
+            binning = {m.component_id for m in plan.binning_members}
+            if any(wal.segments(q) for q, m in plan.queue_members.items() if m in binning):
+                stages.append(stage)
+        return stages
+
+    def run(
+        self,
+        *,
+        continuous: bool = False,
+        progress: Callable[[RunProgress], None] | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> RunResult:
+        """Run micro-batches: to completion, or until *should_stop* in continuous mode.
+
+        Batch mode ends when no stage can make progress: sources are exhausted, open bins were
+        merged (``END_OF_INPUT``), and what remains queued failed, was penalized, or was
+        refused by a processor that kept yielding (:data:`MAX_IDLE_WAITS` micro-batches); it
+        stays queued for the next run.
+        """
+        started = time.monotonic()
+        try:
+            self.indexer  # noqa: B018 - started now, it applies provenance retention at once
+            self.sinks.recover(continuous=continuous)
+            micro_batches = self._loop(continuous, progress, should_stop)
+            self.sinks.end_of_run()
+        except BaseException:
+            self._abandon_indexing()
+            raise
+        finally:
+            self.sinks.release()
+            for context in self._contexts.values():
+                context.processor.on_stopped(context)
+            self._contexts.clear()
+        events = self._finish_indexing()
+        self._write_status()
+        return self._result(micro_batches, time.monotonic() - started, events)
+
+    def _loop(
+        self,
+        continuous: bool,
+        progress: Callable[[RunProgress], None] | None,
+        should_stop: Callable[[], bool] | None,
+    ) -> int:
+        """The micro-batches; returns how many ran."""
+        micro_batches = idle = 0
+        drained = False
+        for number in itertools.count(1):
+            if should_stop is not None and should_stop():
+                break
+            took = 0
+            for stage in self.compiled.stages:
+                count = self.run_stage(stage, continuous=continuous)
+                took += count
+                if count and progress is not None:
+                    progress(RunProgress(number, stage.id, count, self.queued_total()))
+            micro_batches = number
+            if took:
+                drained = False
+                idle = 0
+                continue
+            now = _now()
+            wait = self._next_wait(now, include_long=continuous)
+            if wait is not None and (continuous or idle < MAX_IDLE_WAITS):
+                idle += 1
+                time.sleep(min(wait - now, 1000) / 1000)
+                continue
+            if continuous:
+                pause = self.settings.poll_interval_seconds
+                due = self._next_scheduled()
+                if due is not None:  # a Run Schedule ends before the poll interval does
+                    pause = min(pause, max(0, due - now) / 1000)
+                time.sleep(pause)
+                continue
+            if not drained and not self._held_back:
+                drained = True
+                ended = sum(self.run_stage(s, end_of_input=True) for s in self._binning_queued())
+                if ended:
+                    continue
+            break
+        return micro_batches
+
+    def _abandon_indexing(self) -> None:
+        """Stop the indexer after a failure.
+
+        What it did not record stays pending in the log and is indexed at the next start.
+        """
+        if self._indexer is not None:
+            indexer, self._indexer = self._indexer, None
+            with contextlib.suppress(Exception):
+                indexer.close()
+
+    def _result(self, micro_batches: int, elapsed: float, events: int) -> RunResult:
+        wal = self.repos.flowfiles
+        queued = {}
+        stuck = {}
+        for queue_id in wal.queue_ids():
+            count, size = wal.queue_size(queue_id)
+            if count:
+                queued[self._label(queue_id)] = (count, size)
+                stuck[self._label(queue_id)] = self._why_queued(queue_id)
+        return RunResult(
+            flow=self.flow.name,
+            runner=self.runner.name,
+            repository=str(self.repos.directory),
+            micro_batches=micro_batches,
+            stage_runs=self._stage_runs,
+            elapsed_seconds=elapsed,
+            transfers={
+                k: {r: (v[0], v[1]) for r, v in rels.items()} for k, rels in self._transfers.items()
+            },
+            received=dict(self._received),
+            provenance_events=events,
+            queued=queued,
+            stuck=stuck,
+            bulletins=tuple(self._bulletins),
+            plan=self.explain(),
+            sinks={k: dict(v) for k, v in self.sinks.reports.items()},
+        )
+
+    def _why_queued(self, queue_id: str) -> str:
+        """Why FlowFiles are still in *queue_id* when the run ends (see ``why_stuck``)."""
+        segments = {s.segment_id for s in self.repos.flowfiles.segments(queue_id)}
+        reader = next((p for p in self.plans.values() if queue_id in p.queue_members), None)
+        component = reader.queue_members[queue_id] if reader is not None else None
+        full = self._held_back.get(reader.stage_id, ()) if reader is not None else ()
+        return why_stuck(
+            None if component is None else self._component_name(component),
+            parked=parked_component(queue_id) is not None,
+            failed=any(b.component_id == component for b in self._bulletins),
+            full_outputs=[self._label(c) for c in full],
+            in_bins=bool(segments & self._in_bins),
+            returned=bool(segments & self._long_waits),
+        )
+
+    def explain(self) -> str:
+        """The plan, with what the runner did for each stage."""
+        lines = explain(self.compiled).splitlines()
+        out: list[str] = []
+        for line in lines:
+            out.append(line)
+            stage_id = line.split(":", 1)[0]
+            if stage_id in self.plans:
+                described = self._described.get(stage_id)
+                if described:
+                    out.append(f"  ran as: {described}")
+        return "\n".join(out)
+
+
+def run_flow(
+    flow: FlowDefinition,
+    runner: str | Runner = "spark",
+    *,
+    repository: str | Path = ".flowcore",
+    master: str | None = None,
+    conf: dict[str, str] | None = None,
+    settings: Settings | None = None,
+    continuous: bool = False,
+    progress: Callable[[RunProgress], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> RunResult:
+    """Validate, compile and run *flow*; what ``flow.run(...)`` and ``flowcore run`` call.
+
+    Raises:
+        FlowValidationError: the flow is invalid (every problem listed); nothing ran.
+        RepositoryError: the repository is in use or damaged.
+    """
+    from flowcore.runners import make_runner  # noqa: PLC0415 - runners import this module's peers
+
+    compiled = compile_flow(flow)
+    settings = settings or Settings()
+    chosen = make_runner(runner, master=master, conf=conf) if isinstance(runner, str) else runner
+    repositories = RepositorySet.open(repository, settings)
+    try:
+        controller = Controller(compiled, chosen, repositories, settings)
+        return controller.run(continuous=continuous, progress=progress, should_stop=should_stop)
+    finally:
+        repositories.close()
+        chosen.close()

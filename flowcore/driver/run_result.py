@@ -1,0 +1,153 @@
+"""What a run reports: progress after each stage run, and the result at its end.
+
+Kept apart from the controller that produces them: the CLI, ``flow.run(...)`` and benchmarks
+read these values without needing the controller's machinery.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from flowcore.compiler.plan import Bulletin
+
+__all__ = ["EXIT_STUCK", "RunProgress", "RunResult", "stage_summary", "why_stuck"]
+
+#: ``flowcore run``'s exit status when a batch run ends with FlowFiles it could not finish
+#: (2 is a user's mistake, 1 an internal error).
+EXIT_STUCK = 3
+
+
+def why_stuck(
+    reader: str | None,
+    *,
+    parked: bool = False,
+    failed: bool = False,
+    full_outputs: Sequence[str] = (),
+    in_bins: bool = False,
+    returned: bool = False,
+) -> str:
+    """Why FlowFiles stay in a queue at the end of a batch run, in words a user can act on.
+
+    Args:
+        reader: the name of the processor that reads the queue; None when no connection of
+            the flow leads from it any more (the flow changed since they were queued).
+        parked: the queue holds FlowFiles returned after the reader failed on them.
+        failed: the reader raised errors (bulletins) in this run.
+        full_outputs: labels of the reader's output queues at their back-pressure threshold,
+            which kept it from running.
+        in_bins: FlowFiles sit in the reader's open bins (it bins, as MergeContent does).
+        returned: FlowFiles were handed back penalized or after a failure; a batch run does not
+            wait for them.
+    """
+    if reader is None:
+        return "no connection of the flow reads this queue any more; add the connection back"
+    if full_outputs:
+        held = " (its open bins included)" if in_bins else ""
+        return (
+            f"{reader} could not run{held}: its output queue {', '.join(full_outputs)} is at its "
+            "back-pressure threshold and nothing drained it; raise the threshold or fix what "
+            "holds that queue"
+        )
+    if parked or (returned and failed):
+        return (
+            f"returned after processor errors in {reader} (see the bulletins); a later run "
+            "retries them"
+        )
+    if returned:
+        return "penalized past the end of the run; a later run takes them"
+    if in_bins:
+        return f"held in open bins of {reader} that cannot complete"
+    return f"not taken by {reader} before the run ended (it kept yielding or refusing)"
+
+
+@attrs.frozen
+class RunProgress:
+    """Reported after every stage run that made progress (the CLI's progress line).
+
+    Attributes:
+        micro_batch: the micro-batch's number.
+        stage_id: the stage that ran.
+        flowfiles_in: source work items read and FlowFiles consumed by the stage run.
+        queued: FlowFiles queued anywhere after its commit.
+    """
+
+    micro_batch: int
+    stage_id: str
+    flowfiles_in: int
+    queued: int
+
+
+@attrs.frozen
+class RunResult:
+    """What a run did.
+
+    Attributes:
+        flow: the flow's name.
+        runner: ``direct`` or ``spark``.
+        repository: the repository directory.
+        micro_batches: micro-batches run.
+        stage_runs: stage runs committed.
+        elapsed_seconds: wall time of the run.
+        transfers: per component name, per relationship: ``(FlowFiles, bytes)``.
+        received: per component name, FlowFiles taken from its input.
+        provenance_events: events indexed by this run.
+        queued: per connection label, ``(FlowFiles, bytes)`` still queued at the end.
+        stuck: per connection label in *queued*, why its FlowFiles did not progress. A batch
+            run that ends with FlowFiles queued could not finish them: ``flowcore run`` says
+            so and exits with :data:`EXIT_STUCK`.
+        bulletins: processor errors of this run.
+        plan: the explain plan, with what the runner did per stage.
+        sinks: per two-phase sink name, its last published state (a dataset's version, chunk
+            count and auto-merge figures).
+    """
+
+    flow: str
+    runner: str
+    repository: str
+    micro_batches: int
+    stage_runs: int
+    elapsed_seconds: float
+    transfers: dict[str, dict[str, tuple[int, int]]]
+    received: dict[str, int]
+    provenance_events: int
+    queued: dict[str, tuple[int, int]]
+    bulletins: tuple[Bulletin, ...]
+    plan: str
+    sinks: dict[str, dict[str, str]] = attrs.field(factory=dict)
+    stuck: dict[str, str] = attrs.field(factory=dict)
+
+    @property
+    def finished(self) -> bool:
+        """Whether nothing is left queued (a batch run that did all its work)."""
+        return not self.queued
+
+    def count(self, component: str, relationship: str) -> int:
+        """FlowFiles *component* (a name) sent to *relationship* in this run."""
+        return self.transfers.get(component, {}).get(relationship, (0, 0))[0]
+
+    def summary(self) -> str:
+        """A short text report."""
+        lines = [
+            f"flow '{self.flow}' on {self.runner}: {self.micro_batches} micro-batch(es), "
+            f"{self.stage_runs} stage run(s) in {self.elapsed_seconds:.2f} s",
+        ]
+        for component, relationships in self.transfers.items():
+            for relationship, (count, size) in sorted(relationships.items()):
+                lines.append(f"  {component} -> {relationship}: {count} FlowFiles, {size} bytes")
+        lines.append(f"  provenance events: {self.provenance_events}")
+        for label, (count, size) in self.queued.items():
+            why = self.stuck.get(label)
+            lines.append(
+                f"  still queued in {label}: {count} FlowFiles, {size} bytes"
+                + (f" ({why})" if why else "")
+            )
+        lines.extend(f"  bulletin: {b.component_name}: {b.message}" for b in self.bulletins)
+        return "\n".join(lines)
+
+
+def stage_summary(result: RunResult) -> dict[str, Any]:
+    """The result as JSON-ready data (for ``--json`` and benchmarks)."""
+    return attrs.asdict(result)

@@ -1,0 +1,201 @@
+"""The driver side of two-phase sinks: staging, publishing and recovering their output.
+
+Per stage run with a two-phase sink (PutDataset), after the tasks wrote their part:
+
+1. :meth:`Sinks.prepare` hands each sink its tasks' messages (in task order) and its committed
+   state; the sink stages its publication and returns its new state;
+2. the controller commits that state inside the stage run's write-ahead log transaction;
+3. :meth:`Sinks.publish` lets each sink make the staged output visible.
+
+At start-up :meth:`Sinks.recover` calls ``publish`` with each sink's committed state: what a
+crash left staged but committed is published, what was staged but never committed is thrown
+away. So a crash at any point neither loses nor duplicates output.
+
+Per-FlowFile sinks (PutFile, LogAttribute) stage their external effects through the session instead
+(:meth:`~flowcore.session.process_session.ProcessSession.stage_file`,
+:meth:`~flowcore.session.process_session.ProcessSession.log_after_commit`): each task attempt writes
+an effect file (:mod:`repositories.effects`), the transaction names the stage run's effect files
+under the state entry :data:`EFFECTS_STATE`, and :meth:`Sinks.carry_out` renames and logs after it.
+At start-up the effect files the log names are carried out again (idempotent) and the others, of
+attempts that never committed, are swept with their temporaries.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+import attrs
+
+from flowcore.compiler.plan import Bulletin, MemberPlan, StagePlan, TaskResult
+from flowcore.processor import ProcessContext, ProcessorKind, SinkJobs, TwoPhaseSink
+from flowcore.runners.jobs import Runner
+from repositories.effects import EffectReport, carry_out, release_targets, retries, sweep
+from repositories.records import Finding, Transaction
+from repositories.repository_set import RepositorySet
+
+__all__ = ["EFFECTS_STATE", "Sinks", "effects_state"]
+
+#: The write-ahead log state entry naming the effect files of the last commit that had any.
+EFFECTS_STATE = "$effects"
+
+
+def effects_state(results: Sequence[TaskResult]) -> dict[str, str] | None:
+    """The state entry that makes the tasks' effect files part of the transaction, or None."""
+    # Names, not paths: the repository may be moved or restored elsewhere after a crash.
+    files = [
+        Path(r.effects_file).name for r in sorted(results, key=lambda r: r.index) if r.effects_file
+    ]
+    return {"files": json.dumps(files)} if files else None
+
+
+class Sinks:
+    """The two-phase sinks of a flow, as the controller drives them.
+
+    Args:
+        plans: the flow's stage plans.
+        repositories: the run's repositories (committed state lives in the FlowFile log).
+        runner: where merge jobs run.
+        context_of: the driver-side context of a member.
+    """
+
+    def __init__(
+        self,
+        plans: Sequence[StagePlan],
+        repositories: RepositorySet,
+        runner: Runner,
+        context_of: Callable[[MemberPlan], ProcessContext],
+    ) -> None:
+        self.members = [m for plan in plans for m in plan.members if m.kind is ProcessorKind.SINK]
+        self.repos = repositories
+        self.runner = runner
+        self._context_of = context_of
+        self._continuous = False
+        self.reports: dict[str, Mapping[str, str]] = {}
+        self._waiting = False  # whether refused publications wait in retry files
+
+    def _sink(self, member: MemberPlan) -> TwoPhaseSink:
+        processor = member.processor
+        assert isinstance(processor, TwoPhaseSink)
+        return processor
+
+    def _jobs(self) -> SinkJobs:
+        return SinkJobs(self.runner.map_jobs, continuous=self._continuous)
+
+    def recover(self, *, continuous: bool = False) -> list[Finding]:
+        """Settle what a previous run staged, from each sink's committed state.
+
+        Committed effect files are carried out (a rename already made is skipped); effect
+        files of attempts that never committed are removed with their temporaries.
+        """
+        self._continuous = continuous
+        for member in self.members:
+            state = self.repos.flowfiles.state(member.component_id)
+            self._sink(member).publish(self._context_of(member), state)
+        committed = self.committed_effects()
+        self._waiting = True  # a previous run may have left refused publications
+        self.carry_out(committed)
+        release_targets(self.repos.paths.effects)
+        return sweep(self.repos.paths.effects, keep=committed)
+
+    def committed_effects(self) -> list[str]:
+        """The effect files the last transaction that had any names."""
+        state = self.repos.flowfiles.state(EFFECTS_STATE)
+        directory = Path(self.repos.paths.effects)
+        return [str(directory / Path(name).name) for name in json.loads(state.get("files", "[]"))]
+
+    def carry_out(self, files: Sequence[str]) -> EffectReport:
+        """After the transaction: rename staged files into place and emit deferred log lines.
+
+        Publications a file system refused earlier are tried first, so a target gets its
+        files in commit order; one still refused holds back later publications of its target
+        only. A file that appeared at a target after its FlowFile was committed, where the
+        sink's conflict strategy forbids replacing it, is kept; a warning bulletin names it.
+        """
+        report = EffectReport()
+        if self._waiting:
+            for path in retries(self.repos.paths.effects):
+                report += carry_out(path, blocked=report.waiting)
+            report = attrs.evolve(report, failed=())  # already reported when first refused
+        for path in files:
+            report += carry_out(path, blocked=report.waiting)
+        self._waiting = bool(report.waiting)
+        now = int(time.time() * 1000)
+        bulletins = [
+            Bulletin(
+                now,
+                "effects",
+                "PutFile",
+                "WARNING",
+                f"{target} appeared after its FlowFile was committed; the existing file was "
+                "kept (Conflict Resolution Strategy is not 'replace')",
+            )
+            for target in report.conflicts
+        ]
+        bulletins.extend(
+            Bulletin(
+                now,
+                "effects",
+                "PutFile",
+                "ERROR",
+                f"could not publish {problem}; the file stays staged and is published once "
+                "the file system takes it (tried at every commit and start)",
+            )
+            for problem in report.failed
+        )
+        self.repos.add_bulletins(bulletins)
+        return report
+
+    def sweep_attempts(self) -> list[Finding]:
+        """Remove what task attempts that were not committed staged (between stage runs).
+
+        Only called when no task runs: every effect file left then is a dead attempt's.
+        """
+        return sweep(self.repos.paths.effects)
+
+    def prepare(self, plan: StagePlan, results: Sequence[TaskResult]) -> dict[str, dict[str, str]]:
+        """Stage each sink's output of this stage run; the states to commit."""
+        states: dict[str, dict[str, str]] = {}
+        for member in plan.members:
+            if member.kind is not ProcessorKind.SINK:
+                continue
+            messages = [
+                message
+                for result in sorted(results, key=lambda r: r.index)
+                for component_id, message in result.sink_messages
+                if component_id == member.component_id
+            ]
+            if not messages:
+                continue
+            committed = self.repos.flowfiles.state(member.component_id)
+            sink = self._sink(member)
+            states[member.component_id] = dict(
+                sink.commit(self._context_of(member), messages, committed, self._jobs())
+            )
+        return states
+
+    def publish(self, states: Mapping[str, Mapping[str, str]]) -> None:
+        """After the transaction: make what *states* name visible."""
+        for member in self.members:
+            state = states.get(member.component_id)
+            if state is not None:
+                self._sink(member).publish(self._context_of(member), state)
+                self.reports[member.name] = state
+
+    def end_of_run(self) -> None:
+        """A batch run is over: each sink may stage a last change (relaxed auto-merge)."""
+        for member in self.members:
+            committed = self.repos.flowfiles.state(member.component_id)
+            sink = self._sink(member)
+            state = sink.end_of_run(self._context_of(member), committed, self._jobs())
+            if state is None:
+                continue
+            self.repos.flowfiles.commit(Transaction(state={member.component_id: dict(state)}))
+            self.publish({member.component_id: state})
+
+    def release(self) -> None:
+        """The run stopped: sinks let go of their locks."""
+        for member in self.members:
+            self._sink(member).release(self._context_of(member))

@@ -1,0 +1,1 @@
+"""Execution: one task of a stage, FlowFile batches through its members (:mod:`.task`)."""

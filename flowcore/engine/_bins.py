@@ -1,0 +1,170 @@
+"""FlowFile batches into a binning member: bins packed by count, merged from byte ranges.
+
+A binning member whose whole input is FlowFile batches (read whole from its queues' segments)
+asks its processor to bin them as batches (``BinningProcessor.bin_batches``). A ready bin is
+then a list of batch cuts: merged here or handed to a merge task like any ready bin
+(:class:`~flowcore.compiler.plan.ReadyBin` carries the cuts), by ``merge_batches``, which writes
+the bundle in a session. The originals leave as batches, their DROP or ATTRIBUTES_MODIFIED
+events as runs. FlowFiles of open bins, and input the processor did not take, go back to the
+queue as the one-by-one path returns them, still as batches. A processor that declines, or
+fails, on a bin gets that bin one FlowFile at a time.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import attrs
+
+from flowcore.binning import Bin, BinLimits, EvictionReason
+from flowcore.compiler.plan import ReadyBin
+from flowcore.engine._batches import event_of, record_attribute_changes, route_whole
+from flowcore.flowfile_batch import FlowFileBatch
+from flowcore.processor import BinningProcessor
+from flowcore.provenance_events import ProvenanceEventRun, ProvenanceEventType
+
+if TYPE_CHECKING:
+    from flowcore.engine._member import TaskMember
+
+__all__ = ["MERGE_APART_BYTES", "bins_batches", "merge_batch_bin", "takes_batches"]
+
+#: Ready bins of batches smaller than this in all are merged by the task that decided them.
+#: Merging one costs a few milliseconds plus copying its bytes; a second job to merge them in
+#: parallel costs a tenth of a second of Spark scheduling even when empty, which is the time
+#: to copy a hundred megabytes or more.
+MERGE_APART_BYTES = 128 << 20
+
+log = logging.getLogger(__name__)
+
+
+#: What the batch hooks stand in for: a subclass overriding one of these without overriding
+#: the hooks too would be bypassed, so its batches are materialized instead.
+_STOOD_IN_FOR = ("on_trigger_sessions", "merge_bin", "group_key", "single_group", "end_of_input")
+
+
+def _owner(kind: type, name: str) -> type:
+    """The class in *kind*'s MRO that defines *name*."""
+    return next(k for k in kind.__mro__ if name in vars(k))
+
+
+def takes_batches(member: TaskMember) -> bool:
+    """Whether the member's processor can bin FlowFile batches.
+
+    It can when it implements both hooks, in the class that also defines (or inherits) the
+    methods they stand in for.
+    """
+    kind = type(member.processor)
+    if not issubclass(kind, BinningProcessor):
+        return False
+    hooks = [_owner(kind, "bin_batches"), _owner(kind, "merge_batches")]
+    if any(hook is BinningProcessor for hook in hooks):
+        return False
+    return all(issubclass(hook, _owner(kind, name)) for hook in hooks for name in _STOOD_IN_FOR)
+
+
+def _originals_whole(member: TaskMember) -> bool:
+    """Whether originals can leave as batches: auto-terminated, or to exactly one place."""
+    routes = member.plan.routes
+    return all(
+        name in member.plan.auto_terminated or len(routes.get(name, ())) == 1
+        for name in member.processor.relationship_names()
+    )
+
+
+def bins_batches(member: TaskMember, *, end_of_input: bool) -> bool:
+    """Bin the member's pending batches whole; whether it did (else they are left pending)."""
+    pending = member.pending_batches
+    if member.pending or not pending or not _originals_whole(member):
+        return False
+    processor = member.processor
+    try:
+        binning = processor.bin_batches(  # type: ignore[attr-defined]
+            member.context, [b for b, _ in pending], end_of_input=end_of_input
+        )
+    except Exception:  # the one-by-one path bins them again and reports what goes wrong
+        log.debug("%s could not bin batches", member.plan.name, exc_info=True)
+        return False
+    if binning is None:
+        return False
+    member.pending_batches = []
+
+    def cuts(bin_: Bin) -> tuple[tuple[str, FlowFileBatch], ...]:
+        return tuple(
+            (pending[i][1], pending[i][0].cut(start, stop)) for i, start, stop in bin_.pieces
+        )
+
+    apart = member.context.bin_sink is not None and (
+        sum(b.size for b in binning.ready) >= MERGE_APART_BYTES
+    )
+    for bin_ in binning.ready:
+        reason = bin_.reason.value if bin_.reason is not None else EvictionReason.UNSET.value
+        ready = ReadyBin(
+            member.plan.component_id, bin_.group, reason, bin_.created_ms, (), cuts(bin_)
+        )
+        if apart:
+            member.task.ready_bins.append(ready)  # merged in parallel by a later task
+        else:
+            merge_batch_bin(member, ready)
+    # Back to the queue, still as batches: open bins' FlowFiles as a rolled-back bin session
+    # returns them, and input left after the last trigger.
+    now = member.now()
+    for bin_ in binning.open:
+        member.returned_batches.extend((*cut, now) for cut in cuts(bin_))
+    retry = now + member.task.spec.settings.yield_ms
+    for index, start, stop in binning.untaken:
+        batch, queue_id = pending[index]
+        member.returned_batches.append((queue_id, batch.cut(start, stop), retry))
+    return True
+
+
+def merge_batch_bin(member: TaskMember, ready: ReadyBin) -> None:
+    """Merge a ready bin of batch cuts; on any trouble, merge it one FlowFile at a time."""
+    processor = member.processor
+    bin_ = Bin(ready.group, BinLimits(), ready.created_ms)
+    bin_.entries = sum(b.count for _, b in ready.batches)
+    bin_.size = sum(b.bytes for _, b in ready.batches)
+    bin_.reason = EvictionReason(ready.reason)
+    session = member.session()
+    try:
+        outcome = processor.merge_batches(  # type: ignore[attr-defined]
+            member.context, session, [b for _, b in ready.batches], bin_
+        )
+        if outcome is not None:
+            session.commit()
+    except Exception:
+        log.debug("%s could not merge a bin of batches", member.plan.name, exc_info=True)
+        session.rollback()
+        outcome = None
+    if outcome is None:
+        member.merge_bins([ready.materialized()])
+        return
+    relationship, changes = outcome
+    for queue_id, batch in ready.batches:
+        member.consumed += batch.count
+        if relationship in member.plan.auto_terminated:
+            _drop(member, relationship, batch, queue_id)
+            continue
+        changed = batch.with_attributes(changes)
+        record_attribute_changes(member, batch, changed, queue_id)
+        route_whole(member, relationship, changed)
+
+
+def _drop(member: TaskMember, relationship: str, batch: FlowFileBatch, queue_id: str) -> None:
+    """Auto-terminate a batch: counted, and a DROP event for each FlowFile, as one run."""
+    counted = member.transfers[relationship]
+    counted[0] += batch.count
+    counted[1] += batch.bytes
+    if not batch.count:
+        return
+    flowfile = batch.flowfile(0)
+    event = attrs.evolve(
+        event_of(member, ProvenanceEventType.DROP, flowfile, member.now()),
+        details=f"Auto-Terminated by {relationship} Relationship",
+        source_queue_identifier=queue_id,
+        previous_attributes=flowfile.attributes,
+        previous_content_claim=flowfile.content,
+        previous_file_size=flowfile.size,
+    )
+    named = ((*batch.uuid_named, "uuid"), ())
+    member.task.events.append(ProvenanceEventRun(event, batch.count, batch.stride, named))

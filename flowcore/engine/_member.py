@@ -1,0 +1,498 @@
+"""One member of a stage inside a task: the session host a processor runs against.
+
+A member holds its pending input (FlowFiles, or whole batches), runs its processor's triggers in
+sessions (NiFi's run-duration batching where the processor allows it), routes each committed
+output to the next member or to a durable queue, and keeps what goes back to its queue:
+FlowFiles returned, penalized or failed, and bins not ready yet. :mod:`flowcore.engine.task` creates
+the members and writes what they leave behind.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import time
+from collections import defaultdict, deque
+from collections.abc import Collection, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from flowcore.binning import Bin, BinLimits, EvictionReason
+from flowcore.compiler.plan import NEVER, Bulletin, MemberPlan, ReadyBin
+from flowcore.engine._batches import drain_batches, read_work_batch
+from flowcore.engine._bins import bins_batches, merge_batch_bin, takes_batches
+from flowcore.errors import FlowcoreError
+from flowcore.faults import storage_fault
+from flowcore.flow import FUNNEL_RELATIONSHIP
+from flowcore.flowfile_batch import FlowFileBatch
+from flowcore.processor import BinningProcessor, ProcessContext, Processor, ProcessorKind
+from flowcore.relationship import FAILURE
+from flowcore.session._content import CONTENT_FAILURE_REASON, damage_of
+from flowcore.session.host import (
+    SELF,
+    ComponentInfo,
+    FlowFileFilter,
+    QueuedFlowFile,
+    SessionCommit,
+    SessionOutput,
+    StateMap,
+)
+from flowcore.session.process_session import ProcessSession
+from repositories.effects import EffectFileError, reserve_target
+from repositories.records import MAX_SEGMENT_RECORDS
+
+if TYPE_CHECKING:
+    from flowcore.engine.task import _Task
+
+__all__ = ["BATCH_TRIGGERS", "CONTENT_FAILURE_REASON", "TaskMember", "clock_ms"]
+
+log = logging.getLogger(__name__)
+
+#: Triggers run in one session for processors that support batching (NiFi's run duration).
+BATCH_TRIGGERS = 1_000
+
+
+def _unpenalized(queued: QueuedFlowFile) -> QueuedFlowFile:
+    return QueuedFlowFile(queued.flowfile.replace(penalty_expiration=0), queued.queue_id)
+
+
+def clock_ms() -> int:
+    """The clock a task runs by: milliseconds since the epoch."""
+    return time.time_ns() // 1_000_000
+
+
+class _FunnelProcessor(Processor):
+    """What a funnel does: pass everything on (fan-out clones as any relationship)."""
+
+    relationships = ()
+
+    def relationship_names(self) -> tuple[str, ...]:
+        return (FUNNEL_RELATIONSHIP,)
+
+    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
+        flowfiles = session.get(MAX_SEGMENT_RECORDS)
+        if flowfiles:
+            session.transfer(flowfiles, FUNNEL_RELATIONSHIP)
+
+
+def _work_identity(item: Any) -> str:
+    """What a source work item is, as text: the seed of the uuids of the FlowFiles it makes."""
+    payload = getattr(item, "payload", {}) or {}
+    return f"{item.key}\0{sorted(payload.items(), key=lambda kv: kv[0])!r}"
+
+
+class TaskMember:
+    """Runs one member inside a task: its pending input, sessions, and routing of outputs."""
+
+    def __init__(self, task: _Task, plan: MemberPlan) -> None:
+        self.task = task
+        self.plan = plan
+        self.processor: Processor = plan.processor or _FunnelProcessor()
+        self.component = ComponentInfo(plan.component_id, plan.type_name, plan.name)
+        self.content = task.content
+        self.penalization_ms = task.spec.settings.penalization_ms
+        self.pending: deque[QueuedFlowFile] = deque()
+        self.pending_batches: list[tuple[FlowFileBatch, str]] = []  # (batch, its connection)
+        # (FlowFile, worth retrying at, waits long: penalized or failed, not worth a batch wait)
+        self.returned: list[tuple[QueuedFlowFile, int, bool]] = []
+        # (queue, batch, worth retrying at): FlowFiles of batches binned whole, back to the queue
+        self.returned_batches: list[tuple[str, FlowFileBatch, int]] = []
+        # (queue, batch): batches over the task's unpacking limit, back to the queue untouched
+        self.deferred_batches: list[tuple[str, FlowFileBatch]] = []
+        self.takes_batches = takes_batches(self)  # bins batches whole (see _task_bins)
+        committed = task.spec.states.get(plan.component_id)
+        self.state = StateMap(0, committed) if committed is not None else StateMap()
+        self.new_state: dict[str, str] | None = None
+        self._restore_to_pending = False
+        self._capturing: list[QueuedFlowFile] | None = None
+        self._rolled_back: set[int] = set()  # ids restored by rollbacks since the last failure
+        self.transfers: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        self.uuid_sequences: dict[str, list] = {}  # see flowcore.session._uuids
+        self.uuid_salt = task.uuid_salt
+        self.consumed = 0
+        self.context = ProcessContext(
+            self.processor,
+            component=self.component,
+            clock=clock_ms,
+            state=lambda: self.state,
+            auto_terminated=plan.auto_terminated,
+            has_incoming_connection=plan.has_input,
+            resumed_bins=True,
+        )
+        if task.spec.defer_bins and self._merges_apart():
+            self.context.bin_sink = self._hand_over
+
+    # SessionHost -------------------------------------------------------------------------
+
+    def now(self) -> int:
+        return clock_ms()
+
+    def next_flowfile_id(self) -> int:
+        return self.task.next_id()
+
+    def poll(self, max_count: int, flowfile_filter: FlowFileFilter | None) -> list[QueuedFlowFile]:
+        taken: list[QueuedFlowFile] = []
+        rejected: list[QueuedFlowFile] = []
+        now = clock_ms()
+        pending = self.pending
+        while pending and len(taken) < max_count:
+            queued = pending.popleft()
+            penalty = queued.flowfile.penalty_expiration
+            if penalty > now:  # penalized on its way here: it waits in the queue
+                self.returned.append((queued, penalty, True))
+                continue
+            if flowfile_filter is None:
+                taken.append(queued)
+                continue
+            verdict = flowfile_filter(queued.flowfile)
+            (taken if verdict.accept else rejected).append(queued)
+            if not verdict.proceed:
+                break
+        pending.extendleft(reversed(rejected))
+        return taken
+
+    def relationships(self) -> Collection[str]:
+        return self.processor.relationship_names()
+
+    def destinations(self, relationship: str) -> int:
+        return len(self.plan.routes.get(relationship, ()))
+
+    def is_auto_terminated(self, relationship: str) -> bool:
+        return relationship in self.plan.auto_terminated
+
+    def get_state(self) -> StateMap:
+        return self.state
+
+    def apply_commit(self, commit: SessionCommit) -> None:
+        if commit.publications or commit.logs or commit.delete_on_commit:
+            # Source files to delete go with the sinks' effects: deleted after the commit,
+            # and again at start-up should a crash come between the two.
+            self.task.effects.commit(commit.publications, commit.logs, commit.delete_on_commit)
+            self.task.staged_targets.update(p.target for p in commit.publications)
+        self.consumed += len(commit.consumed)
+        for output in commit.outputs:
+            self._route(output)
+        for relationship, (count, size) in commit.auto_terminated.items():
+            counted = self.transfers[relationship]
+            counted[0] += count
+            counted[1] += size
+        self.task.events.extend(commit.events)
+        if commit.state is not None:
+            self.state = StateMap(self.state.version + 1, commit.state)
+            self.new_state = dict(commit.state)
+            self.task.staged_targets.update(p.target for p in commit.publications)
+
+    def stage_file(self, directory: Path) -> Path:
+        return self.task.effects.stage(directory)
+
+    def staged(self, target: str) -> bool:
+        return target in self.task.staged_targets
+
+    def lowest_logged_level(self, logger: str) -> int:
+        return self.task.spec.log_levels.get(logger, logging.NOTSET)
+
+    def reserve(self, target: str) -> bool:
+        spec = self.task.spec
+        return reserve_target(spec.paths.effects, spec.run, target, spec.index)
+
+    def restore(self, flowfiles: Sequence[QueuedFlowFile]) -> None:
+        if self._capturing is not None:  # a ready bin being handed over
+            self._capturing.extend(flowfiles)
+            return
+        if self._restore_to_pending:  # a batched session rolled back: retried one by one
+            self.pending.extendleft(reversed(flowfiles))
+            return
+        now = clock_ms()
+        for queued in flowfiles:
+            penalty = queued.flowfile.penalty_expiration
+            self.returned.append((queued, max(penalty, now), penalty > now))
+            self._rolled_back.add(queued.flowfile.id)
+
+    # routing -------------------------------------------------------------------------------
+
+    def _route(self, output: SessionOutput) -> None:
+        flowfile, relationship = output.flowfile, output.relationship
+        if relationship == SELF:
+            self.returned.append((QueuedFlowFile(flowfile, output.queue_id), clock_ms(), False))
+            return
+        route = self.plan.routes[relationship][output.connection_index]
+        counted = self.transfers[relationship]
+        counted[0] += 1
+        counted[1] += flowfile.size
+        flowfile = flowfile.replace(
+            queue_date=self.task.spec.batch_time, queue_date_index=self.task.next_queue_index()
+        )
+        if route.member is not None:
+            self.task.members[route.member].pending.append(
+                QueuedFlowFile(flowfile, route.connection_id)
+            )
+        else:
+            self.task.enqueue(route.connection_id, flowfile)
+
+    # running -------------------------------------------------------------------------------
+
+    def session(self) -> ProcessSession:
+        return ProcessSession(self)
+
+    def bulletin(self, message: str, level: str = "ERROR") -> None:
+        self.task.bulletins.append(
+            Bulletin(clock_ms(), self.plan.component_id, self.plan.name, level, message)
+        )
+
+    def _failed(self, error: BaseException, since: int | None = None) -> None:
+        """Report a processor error as a bulletin.
+
+        FlowFiles returned since position *since* of ``returned`` wait long, even with a zero
+        penalty: a batch run must not retry a failing FlowFile in a tight loop.
+        """
+        fault = storage_fault(error)
+        if fault is not None:
+            # A full or read-only repository: no processor can route around it. The task
+            # fails, so the stage run commits nothing and the run stops (redone next run).
+            raise fault
+        if isinstance(error, EffectFileError):
+            raise error  # the task's own bookkeeping failed: retrying the FlowFile cannot help
+        if since is not None:
+            self.returned[since:] = [(q, at, True) for q, at, _ in self.returned[since:]]
+            if self._fail_unreadable(error, since):
+                return
+        text = str(error) or type(error).__name__
+        message = (
+            f"{self.plan.type_name} '{self.plan.name}' failed: {type(error).__name__}: {text}; "
+            "its FlowFiles were returned to its input queue, penalized"
+        )
+        log.error("%s", message, exc_info=not isinstance(error, FlowcoreError))
+        self.bulletin(message)
+
+    def _fail_unreadable(self, error: BaseException, since: int) -> bool:
+        """Route FlowFiles whose content is damaged to ``failure``; retry the others at once.
+
+        Damaged content (a checksum mismatch, a claim file cut short, a zero-copy source file
+        gone or changed) never mends: retrying it cannot succeed, and parking it forever hides
+        the problem. So the FlowFiles returned since *since* that the damage hits go to the
+        processor's ``failure`` with ``content.failure.reason`` (a processor without
+        ``failure`` keeps them queued, penalized, with a bulletin). The others came back only
+        because their session rolled back with a damaged one: they go back to the queue
+        unpenalized, so the next micro-batch takes them again.
+
+        Returns:
+            Whether the error was damage hitting a returned FlowFile (reported here, then).
+        """
+        damage = damage_of(error)
+        rolled_back, self._rolled_back = self._rolled_back, set()
+        if damage is None:
+            return False
+        entries = self.returned[since:]
+        hit = [damage.hits(entry[0].flowfile.content) for entry in entries]
+        if not any(hit):
+            return False
+        culprits = [e[0] for e, h in zip(entries, hit, strict=True) if h]
+        now = clock_ms()
+        kept = [  # innocents of the rollback are worth taking again at once
+            (_unpenalized(e[0]), now, False) if e[0].flowfile.id in rolled_back else e
+            for e, h in zip(entries, hit, strict=True)
+            if not h
+        ]
+        where = f"{self.plan.type_name} '{self.plan.name}'"
+        if FAILURE.name not in self.processor.relationship_names():
+            self.returned[since:] = kept + [e for e, h in zip(entries, hit, strict=True) if h]
+            self.bulletin(
+                f"{where} cannot read the content of {len(culprits)} FlowFile(s): "
+                f"{damage.reason}; it has no failure relationship, so they stay in its input "
+                "queue, penalized"
+            )
+            return True
+        self.returned[since:] = kept
+        self.pending.extendleft(reversed([_unpenalized(q) for q in culprits]))
+        session = self.session()
+        try:
+            for flowfile in session.get(len(culprits)):
+                marked = session.put_attribute(flowfile, CONTENT_FAILURE_REASON, damage.reason)
+                session.transfer(marked, FAILURE.name)
+            session.commit()
+        except Exception:  # routing failed too: they are parked like any failed FlowFile
+            log.exception("could not route FlowFiles with unreadable content to failure")
+            session.rollback(penalize=True)
+            return False
+        self.bulletin(
+            f"{where} routed {len(culprits)} FlowFile(s) to failure: {damage.reason}",
+            level="WARNING",
+        )
+        return True
+
+    def read_work(self, items: Iterable[Any]) -> None:
+        """Turn source work items into FlowFiles, one session per item."""
+        reader = getattr(self.processor, "read_work", None)
+        assert reader is not None
+        for item in items:
+            if read_work_batch(self, item):
+                continue
+            session = self.session()
+            if getattr(self.processor, "identifies_work", False):
+                session.derive_uuids_from(_work_identity(item))
+            try:
+                reader(self.context, session, item)
+                session.commit()
+            except Exception as error:
+                session.rollback()
+                fault = storage_fault(error)
+                if fault is not None:
+                    raise fault from error  # see _failed: the run stops, nothing is lost
+                if isinstance(error, EffectFileError):
+                    raise
+                # Listed but not read: the driver puts it back in the listing state, so it
+                # is not taken as ingested (nor its source deleted) and is read again later.
+                self.task.unread.append((self.plan.component_id, item.key))
+                self.bulletin(
+                    f"{self.plan.type_name} '{self.plan.name}' could not read {item.key}: "
+                    f"{type(error).__name__}: {error}; it will be read again"
+                )
+
+    def _merges_apart(self) -> bool:
+        """Whether the processor can merge a bin in another task than the one binning it."""
+        processor = self.processor
+        if processor.kind is not ProcessorKind.BINNING:
+            return False
+        return type(processor).merge_bin is not BinningProcessor.merge_bin  # type: ignore[attr-defined]
+
+    def _hand_over(self, bin_: Bin, session: ProcessSession) -> None:
+        """Take a ready bin out of this task: its FlowFiles, as queued, go to a merge task."""
+        self._capturing = []
+        try:
+            session.rollback()
+            queued = {q.flowfile.id: q for q in self._capturing}
+        finally:
+            self._capturing = None
+        records = tuple((queued[f.id].queue_id, queued[f.id].flowfile) for f in bin_.flowfiles)
+        reason = bin_.reason.value if bin_.reason is not None else EvictionReason.UNSET.value
+        self.task.ready_bins.append(
+            ReadyBin(self.plan.component_id, bin_.group, reason, bin_.created_ms, records)
+        )
+
+    def merge_bins(self, bins: Sequence[ReadyBin]) -> None:
+        """Merge bins another task decided, one session each."""
+        processor = self.processor
+        for ready in bins:
+            if ready.batches:
+                merge_batch_bin(self, ready)
+                continue
+            self.pending.extend(QueuedFlowFile(f, q) for q, f in ready.records)
+            session = self.session()
+            bin_ = Bin(ready.group, BinLimits(), ready.created_ms)
+            for flowfile in session.get(len(ready.records)):
+                bin_.add(flowfile)
+            bin_.reason = EvictionReason(ready.reason)
+            mark = len(self.returned)
+            try:
+                processor.merge_bin(self.context, session, bin_)  # type: ignore[attr-defined]
+                session.commit()
+            except Exception as error:
+                session.rollback(penalize=True)
+                self._failed(error, since=mark)
+
+    def _batchable(self) -> bool:
+        processor = self.processor
+        own = type(processor).on_trigger_sessions is Processor.on_trigger_sessions
+        return processor.supports_batching and own
+
+    def _drain_batched(self) -> None:
+        """NiFi's run-duration batching: many triggers in one session, one commit.
+
+        If a trigger fails, the whole session rolls back (its FlowFiles return to the front of
+        the input) and those FlowFiles are retried one session each, so only the FlowFile that
+        fails is parked.
+        """
+        processor, context = self.processor, self.context
+        while self.pending:
+            triggers = min(len(self.pending), BATCH_TRIGGERS)
+            session = self.session()
+            self._restore_to_pending = True
+            try:
+                for _ in range(triggers):
+                    before = len(self.pending)
+                    processor.on_trigger(context, session)
+                    if context.yielded or len(self.pending) == before:
+                        break
+                session.commit()
+            except Exception:
+                session.rollback()
+                self._restore_to_pending = False
+                self._drain_single(limit=triggers)
+                continue
+            finally:
+                self._restore_to_pending = False
+            if context.yielded:
+                return
+
+    def _drain_two_phase(self) -> None:
+        """A two-phase sink writes all of the task's input at once and returns a message."""
+        processor = self.processor
+        session = self.session()
+        mark = len(self.returned)
+        try:
+            flowfiles = session.get(len(self.pending))
+            message = processor.write(self.context, session, flowfiles)  # type: ignore[attr-defined]
+            session.commit()
+        except Exception as error:
+            session.rollback(penalize=True)
+            self._failed(error, since=mark)
+            return
+        self.task.sink_messages.append((self.plan.component_id, message))
+
+    def drain(self, *, end_of_input: bool) -> None:
+        """Trigger the processor until its input is used up or it stops taking any."""
+        if self.pending_batches and not bins_batches(self, end_of_input=end_of_input):
+            drain_batches(self)
+        if self.processor.kind is ProcessorKind.SINK and self.pending:
+            self._drain_two_phase()
+        if self._batchable():
+            self._drain_batched()
+        if not self.context.yielded:
+            self._drain_single()
+        self._finish_drain(end_of_input=end_of_input)
+
+    def _drain_single(self, limit: int | None = None) -> None:
+        """One session per trigger, the processor's own way (at most *limit* triggers)."""
+        processor = self.processor
+        triggered = 0
+        while self.pending and (limit is None or triggered < limit):
+            triggered += 1
+            before, mark = len(self.pending), len(self.returned)
+            try:
+                processor.on_trigger_sessions(self.context, self.session)
+            except Exception as error:
+                self._failed(error, since=mark)
+            if self.context.yielded or len(self.pending) == before:
+                break
+
+    def _finish_drain(self, *, end_of_input: bool) -> None:
+        processor = self.processor
+        if processor.kind is ProcessorKind.BINNING:
+            # NiFi triggers binning processors with an empty queue too (@TriggerWhenEmpty):
+            # with nothing new binned, bins that reached their minimums are merged.
+            try:
+                processor.on_trigger_sessions(self.context, self.session)
+                if end_of_input:
+                    processor.end_of_input(self.context, self.session)  # type: ignore[attr-defined]
+            except Exception as error:
+                self._failed(error)
+        retry = clock_ms() + self.task.spec.settings.yield_ms
+        for queued in self.pending:
+            self.returned.append((queued, retry, False))
+        self.pending.clear()
+
+    def retry_hint(self) -> int:
+        """When FlowFiles this member handed back without a penalty are worth taking again."""
+        if self.processor.kind is ProcessorKind.BINNING:
+            max_age = self.processor.max_bin_age_ms(self.context)  # type: ignore[attr-defined]
+            if max_age is None:
+                return NEVER
+            oldest = min(
+                itertools.chain(
+                    (q.flowfile.queue_date for q, _, _ in self.returned),
+                    (b.queue_date for _, b, _ in self.returned_batches),
+                ),
+                default=self.task.spec.batch_time,
+            )
+            return oldest + max_age + 1
+        return 0

@@ -1,0 +1,470 @@
+"""The stage task: one function every runner executes, on the driver or on a Spark executor.
+
+A task takes its input (queue segments, shuffled FlowFile records, or source work items), runs
+the stage's members in-process (FlowFiles pass between pipelined members by reference; fan-out
+clones), and writes files named by its attempt: content claims, output queue segments, FlowFiles
+returned to their input queues, and one provenance event file. It returns a
+:class:`~flowcore.compiler.plan.TaskResult`; nothing it wrote counts until the driver commits it.
+
+A processor that raises has its session rolled back: the FlowFiles go back to their queue,
+penalized, and a bulletin records the error. Nothing is lost and the other FlowFiles go on.
+"""
+
+from __future__ import annotations
+
+import gc
+import itertools
+import logging
+import uuid
+import zlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import repositories.segments as segment_files
+from flowcore.compiler.plan import (
+    Bulletin,
+    MemberPlan,
+    ReadyBin,
+    StagePlan,
+    TaskResult,
+    TaskSpec,
+    park_queue_id,
+)
+from flowcore.engine._batches import unpacks, write_deferred
+from flowcore.engine._content import TaskContent
+from flowcore.engine._member import CONTENT_FAILURE_REASON, TaskMember, clock_ms
+from flowcore.errors import FlowcoreError
+from flowcore.expression._values import set_max_length
+from flowcore.flow import Prioritizer
+from flowcore.flowfile import FlowFile
+from flowcore.flowfile_batch import FlowFileBatch
+from flowcore.patterns import set_time_limit
+from flowcore.processor import ProcessContext, ProcessorKind
+from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun, ProvenanceEventType
+from flowcore.session.host import (
+    ComponentInfo,
+    QueuedFlowFile,
+    StateMap,
+)
+from flowcore.settings import Settings
+from repositories.content import FileContentRepository
+from repositories.effects import EffectFileWriter
+from repositories.event_files import EventFileWriter
+from repositories.records import MAX_SEGMENT_RECORDS, SegmentSummary
+
+__all__ = [
+    "CONTENT_FAILURE_REASON",
+    "ID_BLOCK",
+    "apply_limits",
+    "group_records",
+    "queue_order",
+    "read_segment_records",
+    "run_task",
+]
+
+log = logging.getLogger(__name__)
+
+#: FlowFile ids reserved per task: more than any task creates.
+ID_BLOCK = 1 << 32
+_INDEX_SHIFT = 32  # queue_date_index = task index << 32 | position: queue order across tasks
+
+
+def queue_order(flowfile: FlowFile) -> tuple[int, int, int]:
+    """FIFO order (NiFi's FirstInFirstOutPrioritizer): queue date, then index, then id."""
+    return (flowfile.queue_date, flowfile.queue_date_index, flowfile.id)
+
+
+def _priority_key(flowfile: FlowFile) -> tuple[int, int, str]:
+    value = flowfile.attributes.get("priority")
+    if value is None:
+        return (2, 0, "")
+    try:
+        return (0, int(value.strip()), "")
+    except ValueError:
+        return (1, 0, value)
+
+
+_PRIORITIZER_KEYS: dict[Prioritizer, Callable[[FlowFile], Any]] = {
+    Prioritizer.FIRST_IN_FIRST_OUT: queue_order,
+    Prioritizer.OLDEST_FLOWFILE_FIRST: lambda f: (f.lineage_start_date, f.lineage_start_index),
+    Prioritizer.NEWEST_FLOWFILE_FIRST: lambda f: (-f.lineage_start_date, -f.lineage_start_index),
+    Prioritizer.PRIORITY_ATTRIBUTE: _priority_key,
+}
+
+
+def _ordered(flowfiles: list[FlowFile], prioritizers: Sequence[Prioritizer]) -> list[FlowFile]:
+    """Queue order: the prioritizers in turn, then FIFO (NiFi's QueuePrioritizer)."""
+    keys = [_PRIORITIZER_KEYS[p] for p in prioritizers]
+    return sorted(flowfiles, key=lambda f: (*(k(f) for k in keys), queue_order(f)))
+
+
+# --- the task -----------------------------------------------------------------------------
+
+
+class _Task:
+    """One task attempt of a stage."""
+
+    def __init__(self, spec: TaskSpec) -> None:
+        self.spec = spec
+        self.attempt = f"{spec.plan.stage_id}-t{spec.index}-{uuid.uuid4().hex[:12]}"
+        repository = FileContentRepository(
+            list(spec.paths.content),
+            archive=False,
+            max_appendable_size=spec.settings.content_claim_max_appendable_bytes,
+        )
+        self.content = TaskContent(repository, self.attempt)
+        self.segment_dir = Path(spec.paths.segments)
+        self._ids = itertools.count(spec.first_id)
+        self._positions = itertools.count(spec.index << _INDEX_SHIFT)
+        self.events: list[ProvenanceEvent | ProvenanceEventRun] = []
+        self.bulletins: list[Bulletin] = []
+        self.unread: list[tuple[str, str]] = []  # (source component, work item key) not read
+        # What the task's committed input is (see flowcore.session._uuids): derived uuids
+        # are the same when a replay reads the same segments, and new on any other input.
+        segments = sorted(segment_id for _, segment_id in spec.input.segments)
+        records = sorted(f"{f.uuid}:{f.queue_date}" for _, f in spec.input.records)
+        self.uuid_salt = "\0".join((*segments, *records))
+        self.members = {m.component_id: TaskMember(self, m) for m in spec.plan.members}
+        self._outputs: dict[str, list[FlowFile]] = {}
+        self.enqueued: list[SegmentSummary] = []
+        self.retry_at: dict[str, int] = {}
+        self.ready_bins: list[ReadyBin] = []
+        self.sink_messages: list[tuple[str, bytes]] = []
+        self.effects = EffectFileWriter(spec.paths.effects, self.attempt)
+        self.staged_targets: set[str] = set()  # files committed sessions staged (not yet visible)
+        self.long_waits: set[str] = set()
+        self.in_bins: set[str] = set()
+        self.unpacked = 0  # FlowFiles of batches unpacked into objects (see _task_batches)
+
+    def next_id(self) -> int:
+        return next(self._ids)
+
+    def next_queue_index(self) -> int:
+        return next(self._positions)
+
+    def take_ids(self, count: int) -> int:
+        """Reserve *count* consecutive FlowFile ids; return the first."""
+        first = next(self._ids)
+        self._ids = itertools.count(first + count)
+        return first
+
+    def take_queue_indices(self, count: int) -> int:
+        """Reserve *count* consecutive queue positions; return the first."""
+        first = next(self._positions)
+        self._positions = itertools.count(first + count)
+        return first
+
+    def enqueue_batch(self, queue_id: str, batch: FlowFileBatch) -> None:
+        """Add a whole batch to a durable queue: one segment record per segment's worth."""
+        for start in range(0, batch.count, MAX_SEGMENT_RECORDS):
+            self._write(queue_id, batch.cut(start, start + MAX_SEGMENT_RECORDS))
+
+    def enqueue(self, queue_id: str, flowfile: FlowFile) -> None:
+        """Add an output to a durable queue, writing a segment whenever one fills up."""
+        batch = self._outputs.setdefault(queue_id, [])
+        batch.append(flowfile)
+        if len(batch) >= MAX_SEGMENT_RECORDS:
+            self._write(queue_id, batch)
+            self._outputs[queue_id] = []
+
+    def _write(
+        self, queue_id: str, flowfiles: Sequence[FlowFile] | FlowFileBatch
+    ) -> SegmentSummary:
+        summary = segment_files.write_segment(
+            self.segment_dir, queue_id, flowfiles, owner=self.attempt, sync=self.spec.settings.sync
+        )
+        self.enqueued.append(summary)
+        return summary
+
+    # input ---------------------------------------------------------------------------------
+
+    def _admit(self, queue_id: str, flowfiles: list[FlowFile], now: int) -> None:
+        plan = self.spec.plan
+        member = self.members[plan.queue_members[queue_id]]
+        expiration = plan.expiration_ms.get(queue_id)
+        kept = []
+        for flowfile in flowfiles:
+            if expiration is not None and now - flowfile.entry_date > expiration:
+                self._expire(queue_id, flowfile, expiration, now)
+                member.consumed += 1
+            elif flowfile.penalty_expiration > now:
+                member.returned.append(
+                    (QueuedFlowFile(flowfile, queue_id), flowfile.penalty_expiration, True)
+                )
+            else:
+                kept.append(flowfile)
+        ordered = _ordered(kept, plan.prioritizers.get(queue_id, ()))
+        member.pending.extend(QueuedFlowFile(f, queue_id) for f in ordered)
+
+    def _expire(self, queue_id: str, flowfile: FlowFile, expiration: int, now: int) -> None:
+        self.events.append(
+            ProvenanceEvent(
+                event_type=ProvenanceEventType.EXPIRE,
+                flowfile_uuid=flowfile.uuid,
+                component_id=queue_id,
+                component_type="Connection",
+                event_time=now,
+                file_size=flowfile.size,
+                component_name=queue_id,
+                entry_date=flowfile.entry_date,
+                lineage_start_date=flowfile.lineage_start_date,
+                details=f"Expiration Threshold = {expiration} millis",
+                source_queue_identifier=queue_id,
+                previous_attributes=flowfile.attributes,
+                content_claim=flowfile.content,
+                previous_content_claim=flowfile.content,
+                previous_file_size=flowfile.size,
+            )
+        )
+
+    def _read_input(self) -> None:
+        """Admit the input, in queue order; batches stay whole for members that bin them."""
+        spec, plan = self.spec, self.spec.plan
+        now = clock_ms()
+        by_queue: dict[str, list[FlowFile | FlowFileBatch]] = {}
+        for queue_id, segment_id in spec.input.segments:
+            path = segment_files.segment_path(self.segment_dir, segment_id)
+            read = segment_files.read_segment_whole(path)
+            by_queue.setdefault(queue_id, []).extend(
+                [read] if isinstance(read, FlowFileBatch) else read
+            )
+        for queue_id, flowfile in spec.input.records:
+            by_queue.setdefault(queue_id, []).append(flowfile)
+        member_of = plan.queue_members
+        one_by_one = {
+            member_of[q]
+            for q, read in by_queue.items()
+            if not self._whole_batches(q) or not all(isinstance(r, FlowFileBatch) for r in read)
+        }
+        for queue_id, read in by_queue.items():
+            member = self.members[member_of[queue_id]]
+            if member_of[queue_id] not in one_by_one:
+                member.pending_batches.extend((b, queue_id) for b in read)  # type: ignore[misc]
+                continue
+            flowfiles = []
+            for r in read:
+                if not isinstance(r, FlowFileBatch):
+                    flowfiles.append(r)
+                elif unpacks(member, r, queue_id):
+                    flowfiles.extend(r.flowfiles())
+            self._admit(queue_id, flowfiles, now)
+
+    def _whole_batches(self, queue_id: str) -> bool:
+        """Whether batches read from *queue_id* may stay whole.
+
+        They may when a member that bins batches takes them, and the queue neither expires
+        nor reorders FlowFiles.
+        """
+        plan = self.spec.plan
+        if queue_id in plan.expiration_ms or plan.prioritizers.get(queue_id):
+            return False
+        return self.members[plan.queue_members[queue_id]].takes_batches
+
+    # running -------------------------------------------------------------------------------
+
+    def run(self) -> TaskResult:
+        spec = self.spec
+        scheduled = []
+        try:
+            for member in self.members.values():
+                member.processor.on_scheduled(member.context)
+                scheduled.append(member)
+            self._read_input()
+            work: dict[str, list[Any]] = {}
+            for component_id, item in spec.input.work:
+                work.setdefault(component_id, []).append(item)
+            bins: dict[str, list[ReadyBin]] = {}
+            for ready in spec.input.bins:
+                bins.setdefault(ready.member, []).append(ready)
+            for member in self.members.values():
+                if member.plan.kind is ProcessorKind.SOURCE:
+                    member.read_work(work.get(member.plan.component_id, ()))
+                    continue
+                if member.plan.component_id in bins:
+                    member.merge_bins(bins[member.plan.component_id])
+                member.drain(end_of_input=spec.end_of_input)
+                self._merge_a_lone_bin(member)
+        finally:
+            for member in scheduled:
+                try:
+                    member.processor.on_unscheduled(member.context)
+                    member.processor.on_stopped(member.context)
+                except Exception as error:
+                    member.bulletin(f"stopping failed: {type(error).__name__}: {error}")
+            self.content.close()
+        return self._finish()
+
+    def _write_returned_batches(self, member: TaskMember) -> None:
+        """Write the batches a binning member returned to its queues, one segment each."""
+        if not member.returned_batches:
+            return
+        hint = member.retry_hint()
+        member.returned_batches.sort(key=lambda r: (r[1].queue_date, r[1].queue_date_index))
+        for queue_id, batch, retry in member.returned_batches:
+            summary = self._write(queue_id, batch)
+            self.retry_at[summary.segment_id] = max(retry, hint)
+            self.long_waits.add(summary.segment_id)  # a binning member's: as _finish does
+            self.in_bins.add(summary.segment_id)
+
+    def _merge_a_lone_bin(self, member: TaskMember) -> None:
+        """Merge here a ready bin that has no sibling: a second pass would gain nothing."""
+        mine = [b for b in self.ready_bins if b.member == member.plan.component_id]
+        if len(mine) == 1:
+            self.ready_bins.remove(mine[0])
+            member.merge_bins(mine)
+
+    def _finish(self) -> TaskResult:
+        for queue_id, flowfiles in self._outputs.items():
+            if flowfiles:
+                self._write(queue_id, flowfiles)
+        plan = self.spec.plan
+        for member in self.members.values():
+            self._write_returned_batches(member)
+            if not member.returned:
+                continue
+            hint = member.retry_hint()
+            binning = member.processor.kind is ProcessorKind.BINNING
+            now = clock_ms()
+            by_queue: dict[tuple[str, bool], list[tuple[FlowFile, int]]] = {}
+            for queued, retry, long_wait in member.returned:
+                queue_id = queued.queue_id
+                if queue_id not in plan.queue_members:
+                    queue_id = park_queue_id(member.plan.component_id)
+                waits_long = binning or long_wait or queued.flowfile.penalty_expiration > now
+                by_queue.setdefault((queue_id, waits_long), []).append(
+                    (queued.flowfile, max(retry, hint))
+                )
+            for (queue_id, waits_long), entries in by_queue.items():
+                entries.sort(key=lambda e: queue_order(e[0]))
+                for start in range(0, len(entries), MAX_SEGMENT_RECORDS):
+                    chunk = entries[start : start + MAX_SEGMENT_RECORDS]
+                    summary = self._write(queue_id, [f for f, _ in chunk])
+                    self.retry_at[summary.segment_id] = min(r for _, r in chunk)
+                    if waits_long:
+                        self.long_waits.add(summary.segment_id)
+                    if binning:
+                        self.in_bins.add(summary.segment_id)
+        for member in self.members.values():  # after what they return: later in queue order
+            write_deferred(member)
+        events_file = None
+        if self.events:
+            writer = EventFileWriter(
+                self.spec.paths.events,
+                self.attempt,
+                self.spec.settings.provenance_indexed_attributes,
+            )
+            writer.append(self.events)
+            events_file = writer.close(sync=self.spec.settings.sync)
+        return TaskResult(
+            index=self.spec.index,
+            attempt=self.attempt,
+            enqueued=tuple(self.enqueued),
+            retry_at=self.retry_at,
+            long_waits=frozenset(self.long_waits),
+            in_bins=frozenset(self.in_bins),
+            provenance_file=events_file,
+            written_claims=tuple(sorted(self.content.written, key=lambda c: (c.section, c.id))),
+            states={
+                m.plan.component_id: m.new_state
+                for m in self.members.values()
+                if m.new_state is not None
+            },
+            transfers={
+                m.plan.component_id: {k: (v[0], v[1]) for k, v in m.transfers.items()}
+                for m in self.members.values()
+                if m.transfers
+            },
+            consumed={m.plan.component_id: m.consumed for m in self.members.values()},
+            bulletins=tuple(self.bulletins),
+            ready_bins=tuple(self.ready_bins),
+            sink_messages=tuple(self.sink_messages),
+            effects_file=self.effects.close(sync=self.spec.settings.sync),
+            unread=tuple(self.unread),
+        )
+
+
+def apply_limits(settings: Settings) -> None:
+    """Set this process's limits on a flow's regexes and expressions from *settings*."""
+    set_time_limit(settings.regex_time_limit_seconds)
+    set_max_length(settings.expression_max_chars)
+
+
+def run_task(spec: TaskSpec) -> TaskResult:
+    """Run one task of a stage; the same function on every runner.
+
+    The cyclic garbage collector is paused while the task runs: a task of many small FlowFiles
+    builds a great many objects that all live until it ends, and repeated full collections over
+    them took a fifth of its time. A task's input is bounded by the batch limits, so garbage in
+    cycles waits at most one task for the next collection.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    apply_limits(spec.settings)
+    try:
+        return _Task(spec).run()
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def read_segment_records(segment_dir: str | Path, segment_id: str) -> list[FlowFile]:
+    """A committed segment's FlowFiles, in order."""
+    return segment_files.read_segment(segment_files.segment_path(segment_dir, segment_id))
+
+
+def _stable_hash(text: str) -> int:
+    """A hash that is the same in every process (Python's ``hash`` is salted per process)."""
+    return zlib.crc32(text.encode("utf-8", "surrogatepass"))
+
+
+def _binning_context(member: MemberPlan) -> ProcessContext:
+    """A context to ask a binning member about groups, outside a task's run."""
+    assert member.processor is not None
+    return ProcessContext(
+        member.processor,
+        component=ComponentInfo(member.component_id, member.type_name, member.name),
+        clock=clock_ms,
+        state=StateMap,
+    )
+
+
+def single_group(plan: StagePlan) -> bool:
+    """Whether each binning member of *plan* puts all its FlowFiles in one group.
+
+    Then a shuffle by group key would bring everything to one partition: one task reading the
+    segments itself does the same work without the shuffle.
+    """
+    members = plan.binning_members
+    return bool(members) and all(
+        m.processor.single_group(_binning_context(m))  # type: ignore[union-attr]
+        for m in members
+    )
+
+
+def group_records(
+    plan: StagePlan, segment_dir: str | Path, queue_id: str, segment_id: str, partitions: int
+) -> list[tuple[int, tuple[str, FlowFile]]]:
+    """A binning stage's shuffle map side: a segment's records keyed by partition.
+
+    FlowFiles for a binning member go to the partition of their group key, so a group's
+    FlowFiles meet in one task; others spread by id. Only records travel, never content. A
+    group key that cannot be computed sends the FlowFile to partition 0, where the processor
+    meets the same error and routes it to failure.
+    """
+    member = plan.member(plan.queue_members[queue_id])
+    processor = member.processor
+    binning = processor is not None and processor.kind is ProcessorKind.BINNING
+    context = _binning_context(member) if binning else None
+    keyed = []
+    for flowfile in read_segment_records(segment_dir, segment_id):
+        if binning:
+            try:
+                key = processor.group_key(context, flowfile)  # type: ignore[union-attr]
+            except FlowcoreError:
+                key = None
+            partition = _stable_hash(f"{member.component_id}\0{key}") % partitions
+        else:
+            partition = flowfile.id % partitions
+        keyed.append((partition, (queue_id, flowfile)))
+    return keyed

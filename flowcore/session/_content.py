@@ -1,0 +1,454 @@
+"""The ProcessSession's content operations: read, write, append, merge, import and export.
+
+Content is copy-on-write: every change writes a new claim through the session's content writer,
+never touching the old bytes. Reads are shared (a FlowFile being read may be read again or
+cloned); a write is exclusive.
+
+A read that finds the content damaged (a checksum mismatch, a claim file cut short, an outside
+file changed) raises as usual, and the session remembers which FlowFiles the damage hits: a
+processor that catches the error and transfers such a FlowFile to ``failure`` itself leaves it
+with ``content.failure.reason`` all the same, as when the engine routes it (:func:`damage_of`).
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import os
+import shutil
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+import attrs
+
+import repositories.external as external_files
+from flowcore.errors import ContentCorruptionError, ContentNotFoundError, FlowFileHandlingError
+from flowcore.flowfile import Content, ContentClaim, FlowFile, ResourceClaim, Rope, content_of
+from flowcore.ropes import DEFAULT_ROPE_POLICY
+from flowcore.session._support import (
+    READ_CHUNK,
+    ContentSource,
+    ReadStream,
+    Record,
+    WriteStream,
+    emit,
+)
+
+if TYPE_CHECKING:
+    from flowcore.session.host import SessionHost
+    from repositories.protocols import ContentOutputStream, ContentWriter
+
+__all__ = ["CONTENT_FAILURE_REASON", "ContentOperations", "Damage", "damage_of"]
+
+#: Set on a FlowFile routed to ``failure`` because its content cannot be read as it was
+#: written: a damaged claim file, or a zero-copy source file that is gone or changed.
+CONTENT_FAILURE_REASON = "content.failure.reason"
+
+
+@attrs.frozen
+class Damage:
+    """Content that can never be read as written: bytes of one resource claim.
+
+    Attributes:
+        claim: the resource claim.
+        offset: where the damaged bytes start in its file; None when none of it can be trusted.
+        length: how many bytes; None to the end of the file.
+        reason: what is wrong, for ``content.failure.reason``.
+    """
+
+    claim: ResourceClaim
+    offset: int | None
+    length: int | None
+    reason: str
+
+    def hits(self, content: Content | None) -> bool:
+        """Whether any byte of *content* lies in the damaged bytes."""
+        if content is None:
+            return False
+        for piece in content.pieces:
+            if piece.resource_claim != self.claim:
+                continue
+            if self.offset is None:
+                return True
+            end = None if self.length is None else self.offset + self.length
+            if piece.offset + piece.length > self.offset and (end is None or piece.offset < end):
+                return True
+        return False
+
+
+def damage_of(error: BaseException) -> Damage | None:
+    """The damaged content behind *error* (or what caused it), if that is what failed.
+
+    A repository claim file that is merely gone is not damage: it may be a path an executor
+    cannot reach, so its FlowFiles are retried rather than failed.
+    """
+    seen: BaseException | None = error
+    for _ in range(16):  # a chain of causes, never a cycle
+        if seen is None:
+            break
+        if isinstance(seen, ContentCorruptionError):
+            return Damage(seen.claim, seen.offset, seen.length, seen.reason)
+        if isinstance(seen, ContentNotFoundError) and seen.external is not None:
+            return Damage(seen.external, None, None, str(seen))
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+class _WatchedStream:
+    """A content stream that tells its session when a read finds the content damaged."""
+
+    def __init__(self, inner: BinaryIO, on_damage: Callable[[BaseException], None]) -> None:
+        self._inner = inner
+        self._on_damage = on_damage
+
+    def read(self, size: int = -1) -> bytes:
+        try:
+            return self._inner.read(size)
+        except (ContentCorruptionError, ContentNotFoundError) as error:
+            self._on_damage(error)
+            raise
+
+    def readline(self, size: int = -1) -> bytes:
+        try:
+            return self._inner.readline(size)
+        except (ContentCorruptionError, ContentNotFoundError) as error:
+            self._on_damage(error)
+            raise
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+class ContentOperations:
+    """Mixin of the session: the content half of its API.
+
+    The session is :class:`~flowcore.session.process_session.ProcessSession`.
+    """
+
+    _host: SessionHost
+    _readers: dict[int, list[ReadStream]]
+    _writers: dict[int, ContentOutputStream]
+    _written: list[ContentClaim]
+    _delete_on_commit: list[str]
+    _damaged: dict[int, str]  # FlowFile id -> content.failure.reason, until commit or rollback
+
+    if TYPE_CHECKING:  # provided by ProcessSession
+
+        def _record(
+            self, flowfile: FlowFile, *, allow_transferred: bool = False, reading: bool = False
+        ) -> Record: ...
+
+        def _update(self, record: Record, flowfile: FlowFile) -> FlowFile: ...
+
+        def _writer_for_session(self) -> ContentWriter: ...
+
+        def _close_reader(self, flowfile_id: int, stream: ReadStream) -> None: ...
+
+    def _note_damage(self, error: BaseException, flowfiles: Iterable[FlowFile]) -> None:
+        """Remember which of *flowfiles* the damage behind *error* hits."""
+        damage = damage_of(error)
+        if damage is None:
+            return
+        for flowfile in flowfiles:
+            if damage.hits(flowfile.content):
+                self._damaged[flowfile.id] = damage.reason
+
+    @contextmanager
+    def _watching(self, flowfiles: Iterable[FlowFile]) -> Iterator[None]:
+        """Note damaged content that a read of *flowfiles* runs into, and let the error go on."""
+        try:
+            yield
+        except (ContentCorruptionError, ContentNotFoundError) as error:
+            self._note_damage(error, flowfiles)
+            raise
+
+    @contextmanager
+    def read(
+        self, flowfile: FlowFile, offset: int = 0, length: int | None = None
+    ) -> Iterator[ReadStream]:
+        """Open the FlowFile's content for reading: ``with session.read(ff) as stream: ...``.
+
+        The stream covers exactly the FlowFile's bytes, or the *length* bytes at *offset* when
+        given (how a processor copies part of its input without reading the rest). While it is
+        open the FlowFile cannot be modified, transferred or read again.
+
+        Raises:
+            FlowFileHandlingError: the range does not lie inside the content.
+        """
+        record = self._record(flowfile, reading=True)
+        current = record.current
+        size = current.size - offset if length is None else length
+        if offset < 0 or size < 0 or offset + size > current.size:
+            msg = (
+                f"cannot read {size} bytes at offset {offset} of {current}: the range must lie "
+                f"inside its {current.size} bytes"
+            )
+            raise FlowFileHandlingError(msg, flowfile_uuid=current.uuid)
+        if current.content is None or size == 0:
+            raw: BinaryIO = io.BytesIO(b"")
+        else:
+            with self._watching([current]):
+                opened = self._host.content.open(current.content.slice(offset, size))
+            raw = _WatchedStream(opened, lambda e: self._note_damage(e, [current]))  # type: ignore[assignment]
+        stream = ReadStream(current.id, raw, self._close_reader)
+        self._readers.setdefault(current.id, []).append(stream)
+        try:
+            yield stream
+        finally:
+            stream.close()
+
+    def read_bytes(self, flowfile: FlowFile) -> bytes:
+        """Return the whole content (for small content; stream large content with ``read``)."""
+        record = self._record(flowfile, reading=True)
+        if record.current.content is None:
+            return b""
+        with self._watching([record.current]):
+            return self._host.content.read(record.current.content)
+
+    def read_text(self, flowfile: FlowFile, encoding: str = "utf-8") -> str:
+        """Return the whole content decoded (UTF-8 by default)."""
+        return self.read_bytes(flowfile).decode(encoding)
+
+    def _write_new_claim(
+        self, flowfile_id: int, produce: Callable[[WriteStream], object]
+    ) -> ContentClaim | None:
+        target = self._writer_for_session().open_stream()
+        self._writers[flowfile_id] = target
+        try:
+            produce(WriteStream(target))
+        except BaseException:
+            claim = target.close()
+            if claim is not None:
+                self._written.append(claim)
+            raise
+        finally:
+            self._writers.pop(flowfile_id, None)
+        claim = target.close()
+        if claim is not None:
+            self._written.append(claim)
+        return claim
+
+    def write(self, flowfile: FlowFile, content: ContentSource) -> FlowFile:
+        """Replace the content; always a new claim (copy on write). Returns the new version.
+
+        *content* may be bytes, a str (UTF-8), an iterable of byte chunks, or a callback that
+        receives an output stream (NiFi's ``OutputStreamCallback``). Writing nothing makes the
+        content empty.
+        """
+        record = self._record(flowfile)
+
+        def produce(out: WriteStream) -> None:
+            emit(out, content)
+
+        claim = self._write_new_claim(record.current.id, produce)
+        return self._update(record, record.current.with_content(claim))
+
+    def rewrite(self, flowfile: FlowFile, callback: Callable[[Any, Any], object]) -> FlowFile:
+        """Stream old content to new (NiFi's ``StreamCallback``): ``callback(input, output)``."""
+        record = self._record(flowfile)
+        current = record.current
+
+        def produce(out: WriteStream) -> None:
+            if current.content is None:
+                callback(io.BytesIO(b""), out)
+                return
+            with self._watching([current]), self._host.content.open(current.content) as source:
+                callback(_WatchedStream(source, lambda e: self._note_damage(e, [current])), out)
+
+        claim = self._write_new_claim(current.id, produce)
+        return self._update(record, current.with_content(claim))
+
+    def append(self, flowfile: FlowFile, content: ContentSource) -> FlowFile:
+        """Add to the end of the content; copy on write like every content change."""
+        record = self._record(flowfile)
+        current = record.current
+
+        def produce(out: WriteStream) -> None:
+            if current.content is not None:
+                with self._watching([current]):
+                    self._copy_claim(current.content, out)
+            emit(out, content)
+
+        claim = self._write_new_claim(current.id, produce)
+        return self._update(record, current.with_content(claim))
+
+    def _copy_claim(self, claim: ContentClaim, out: WriteStream) -> None:
+        with self._host.content.open(claim) as source:
+            while chunk := source.read(READ_CHUNK):
+                out.write(chunk)
+
+    def merge(
+        self,
+        sources: Sequence[FlowFile],
+        destination: FlowFile,
+        header: bytes | None = None,
+        footer: bytes | None = None,
+        demarcator: bytes | None = None,
+        *,
+        zero_copy: bool = False,
+    ) -> FlowFile:
+        """Write ``header + c1 + demarcator + c2 ... + footer`` into *destination*.
+
+        The contents are copied, streaming, unless *zero_copy*: then *destination* becomes a
+        rope of the sources' ranges with each delimiter written once as a small claim, and it
+        reads identically. A rope the policy would not keep (too many pieces, or pinning mostly
+        dead repository bytes: :mod:`flowcore.ropes`) is copied instead.
+        """
+        currents = [self._record(s, reading=True).current for s in sources]
+        with self._watching(currents):
+            return self.merge_contents(
+                [c.content for c in currents],
+                destination,
+                header,
+                footer,
+                demarcator,
+                zero_copy=zero_copy,
+            )
+
+    def merge_contents(
+        self,
+        contents: Sequence[Content | None],
+        destination: FlowFile,
+        header: bytes | None = None,
+        footer: bytes | None = None,
+        demarcator: bytes | None = None,
+        *,
+        zero_copy: bool = False,
+    ) -> FlowFile:
+        """:meth:`merge` of contents given as claims (of FlowFiles this session does not hold).
+
+        A batch merge (:meth:`~processors.merge_content.MergeContent.merge_batches`) passes
+        one claim per run of FlowFiles whose contents lie back to back.
+        """
+        record = self._record(destination)
+        parts = _merge_parts(contents, header, footer, demarcator)
+        if zero_copy:
+            kept, joined = self._rope_of(record.current.id, parts)
+            if kept:
+                return self._update(record, record.current.with_content(joined))
+
+        def produce(out: WriteStream) -> None:
+            # Runs of ranges written one after another (one source's appends) are read as one.
+            for is_bytes, run in itertools.groupby(parts, key=lambda p: isinstance(p, bytes)):
+                if is_bytes:
+                    for data in run:
+                        out.write(data)  # type: ignore[arg-type]
+                    continue
+                joined = content_of(run)  # type: ignore[arg-type]
+                for piece in joined.pieces if joined is not None else ():
+                    self._copy_claim(piece, out)
+
+        claim = self._write_new_claim(record.current.id, produce)
+        return self._update(record, record.current.with_content(claim))
+
+    def _rope_of(
+        self, flowfile_id: int, parts: Sequence[bytes | ContentClaim]
+    ) -> tuple[bool, Content | None]:
+        """``(True, the merged content as a rope or claim)``, or ``(False, None)`` to copy.
+
+        Each distinct delimiter is written once, as a small claim every occurrence points at.
+        """
+        small: dict[bytes, ContentClaim | None] = {}
+        pieces: list[ContentClaim] = []
+        for part in parts:
+            if not isinstance(part, bytes):
+                pieces.append(part)
+                continue
+            if part not in small:
+                small[part] = self._write_new_claim(flowfile_id, lambda out, d=part: out.write(d))
+            if (claim := small[part]) is not None:
+                pieces.append(claim)
+        joined = content_of(pieces)
+        if isinstance(joined, Rope) and not DEFAULT_ROPE_POLICY.keeps(
+            joined, self._host.content.size_of
+        ):
+            return False, None
+        return True, joined
+
+    def import_from(
+        self, path: str | os.PathLike[str], flowfile: FlowFile, *, keep_source: bool = True
+    ) -> FlowFile:
+        """Copy a file's bytes into the FlowFile.
+
+        Without *keep_source* the file is deleted once the commit is durable, never before.
+        """
+        record = self._record(flowfile)
+
+        def produce(out: WriteStream) -> None:
+            with open(path, "rb") as source:
+                while chunk := source.read(READ_CHUNK):
+                    out.write(chunk)
+
+        claim = self._write_new_claim(record.current.id, produce)
+        if not keep_source:
+            self._delete_on_commit.append(os.fspath(path))
+        return self._update(record, record.current.with_content(claim))
+
+    def import_by_reference(
+        self,
+        path: str | os.PathLike[str],
+        flowfile: FlowFile,
+        *,
+        offset: int = 0,
+        length: int | None = None,
+        fingerprint: str | None = None,
+    ) -> FlowFile:
+        """Point the FlowFile at a byte range of a file, without copying it (zero-copy).
+
+        The content stays in the file: it must stay where it is, unchanged, until the flow has
+        processed the FlowFile. Reading it after the file changed fails with
+        :class:`~flowcore.errors.ContentChangedError`.
+
+        Args:
+            path: the file; made absolute, since every executor reads it by that path.
+            flowfile: the FlowFile to update.
+            offset: where the range starts.
+            length: how many bytes (default: to the end of the file).
+            fingerprint: ``size:mtime_ns:inode`` when the file was listed; taken now when
+                omitted. Passing the listing's fingerprint makes a change since then an error.
+        """
+        record = self._record(flowfile)
+        absolute = os.path.abspath(path)
+        info = os.stat(absolute)
+        taken = external_files.fingerprint_of(info)
+        if fingerprint is not None and fingerprint != taken:
+            raise external_files.changed(absolute, fingerprint, taken)
+        size = info.st_size if length is None else length
+        if offset < 0 or size < 0 or offset + size > info.st_size:
+            msg = (
+                f"cannot reference {size} bytes at offset {offset} of {absolute}, which holds "
+                f"{info.st_size} bytes; the range must lie inside the file"
+            )
+            raise ValueError(msg)
+        claim = None
+        if size:
+            claim = ContentClaim(ResourceClaim.external(absolute, taken), offset, size)
+        return self._update(record, record.current.with_content(claim))
+
+    def export_to(
+        self, flowfile: FlowFile, path: str | os.PathLike[str], *, append: bool = False
+    ) -> None:
+        """Write the FlowFile's content to a file (appending when *append*)."""
+        with self.read(flowfile) as stream, open(path, "ab" if append else "wb") as target:
+            shutil.copyfileobj(stream, target, READ_CHUNK)  # type: ignore[misc]
+
+
+def _merge_parts(
+    contents: Sequence[Content | None],
+    header: bytes | None,
+    footer: bytes | None,
+    demarcator: bytes | None,
+) -> list[bytes | ContentClaim]:
+    """``header + c1 + demarcator + c2 ... + footer`` as delimiters and claim ranges, in order."""
+    parts: list[bytes | ContentClaim] = []
+    if header:
+        parts.append(header)
+    for index, content in enumerate(contents):
+        if index and demarcator:
+            parts.append(demarcator)
+        if content is not None:
+            parts.extend(content.pieces)
+    if footer:
+        parts.append(footer)
+    return parts

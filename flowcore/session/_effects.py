@@ -1,0 +1,116 @@
+"""The session's external effects: files and log lines that appear only after a durable commit.
+
+A sink that writes outside the repositories must not make its effect visible while the session
+could still roll back, nor from a task attempt that may never commit (its replay would repeat the
+effect). So a sink *stages* effects through the session; the session hands them to its host with
+the commit, and the host carries them out once the commit is durable: the test harness at once,
+the engine after the stage run's write-ahead log transaction (see
+:mod:`repositories.effects`).
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from flowcore.session.host import LogLine, Publication
+
+if TYPE_CHECKING:
+    from flowcore.session.host import SessionHost
+
+__all__ = ["ExternalEffects", "emit"]
+
+
+class ExternalEffects:
+    """Mixin of the session: staged files and deferred log lines.
+
+    The session is :class:`~flowcore.session.process_session.ProcessSession`.
+    """
+
+    _host: SessionHost
+    _publications: list[Publication]
+    _logs: list[LogLine]
+
+    def stage_file(self, target: str | os.PathLike[str], *, replace: bool = True) -> Path:
+        """A hidden temporary to write; it becomes *target* only once the commit is durable.
+
+        The temporary sits in *target*'s directory (which must exist), so the final rename is
+        atomic; its name is short, so a target name of the file system's maximum length still
+        works. A rollback deletes it. Readers of the directory never see a partial file, and
+        a FlowFile whose session is replayed after a crash writes its file once.
+
+        Args:
+            target: the final path.
+            replace: whether the rename may overwrite a file that appears at *target* after
+                this check (Conflict Resolution Strategy ``replace``). If not, *target* is
+                also reserved among the tasks running beside this one, so two of them cannot
+                both stage it and have the second FlowFile reported as written while its file
+                is dropped.
+
+        Returns:
+            The temporary's path; write it, then leave it to the engine.
+
+        Raises:
+            FileExistsError: *replace* is false and another task of this stage run staged
+                *target*: the sink applies its conflict rule as if the file existed.
+        """
+        final = Path(target)
+        if not replace and not self._host.reserve(os.fsdecode(final)):
+            msg = "another task of this stage run is writing it"
+            raise FileExistsError(errno.EEXIST, msg, os.fsdecode(final))
+        temporary = self._host.stage_file(final.parent)
+        self._publications.append(Publication(os.fsdecode(temporary), os.fsdecode(final), replace))
+        return temporary
+
+    def cancel_staged(self, temporary: str | os.PathLike[str]) -> None:
+        """Give up a staged file (writing it failed): it is deleted and never published."""
+        name = os.fsdecode(temporary)
+        self._publications = [p for p in self._publications if p.temporary != name]
+        Path(name).unlink(missing_ok=True)
+
+    def is_staged(self, target: str | os.PathLike[str]) -> bool:
+        """Whether *target* is already staged by this session or an earlier one of this task.
+
+        A sink checks this beside the file system so that two FlowFiles of one task with the
+        same name meet its conflict rule as they would if the first were already written.
+        """
+        name = os.fsdecode(target)
+        return any(p.target == name for p in self._publications) or self._host.staged(name)
+
+    def will_log(self, logger: str, level: int) -> bool:
+        """Whether a line at *level* on *logger* would be emitted after the commit.
+
+        Deferred lines are emitted where the commit happens (the driver, on Spark), under
+        its logging configuration: a sink asks before rendering an expensive message.
+        """
+        return level >= self._host.lowest_logged_level(logger)
+
+    def log_after_commit(self, logger: str, level: int, message: str) -> None:
+        """Log *message* once the commit is durable: a rolled-back or replayed session logs once.
+
+        The record is emitted only if the logger is enabled for *level* when it is carried out.
+        """
+        self._logs.append(LogLine(logger, level, message))
+
+    def _discard_effects(self) -> None:
+        """A rollback: staged temporaries are deleted, deferred lines forgotten."""
+        for publication in self._publications:
+            Path(publication.temporary).unlink(missing_ok=True)
+        self._publications = []
+        self._logs = []
+
+    def _take_effects(self) -> tuple[tuple[Publication, ...], tuple[LogLine, ...]]:
+        """A commit: the staged effects, handed to the host, and a clean slate."""
+        taken = tuple(self._publications), tuple(self._logs)
+        self._publications = []
+        self._logs = []
+        return taken
+
+
+def emit(lines: tuple[LogLine, ...]) -> None:
+    """Emit deferred log lines now (hosts whose commit is durable at once)."""
+    for line in lines:
+        logging.getLogger(line.logger).log(line.level, "%s", line.message)

@@ -1,0 +1,259 @@
+"""The contract between a ProcessSession and whoever runs it, and the values they exchange.
+
+A session never decides where FlowFiles go or how they become durable. Its host (the test
+harness, or a task of the engine) supplies input, answers routing questions, and receives a
+:class:`SessionCommit` (and, for bounded memory, :class:`SessionSpill` batches before it).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Collection, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+import attrs
+
+from flowcore.flowfile import ContentClaim, FlowFile
+from flowcore.provenance_events import ProvenanceEvent
+
+if TYPE_CHECKING:
+    from repositories.protocols import ContentRepository
+
+__all__ = [
+    "SELF",
+    "ComponentInfo",
+    "FlowFileFilter",
+    "FlowFileFilterResult",
+    "LogLine",
+    "Publication",
+    "QueuedFlowFile",
+    "SessionCommit",
+    "SessionHost",
+    "SessionOutput",
+    "SessionSpill",
+    "StateMap",
+]
+
+#: The pseudo-relationship that sends a FlowFile back to the queue it came from.
+SELF = "__self__"
+
+
+@attrs.frozen
+class ComponentInfo:
+    """Identifies the processor a session works for (in provenance and errors)."""
+
+    id: str
+    type: str
+    name: str = ""
+
+
+@attrs.frozen
+class QueuedFlowFile:
+    """A FlowFile as taken from an input queue."""
+
+    flowfile: FlowFile
+    queue_id: str
+
+
+@attrs.frozen
+class StateMap:
+    """A component's state and its version (NiFi's ``StateMap``); version -1 means never set."""
+
+    version: int = -1
+    values: Mapping[str, str] = attrs.field(factory=dict, converter=dict)
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        """Return a value by key."""
+        return self.values.get(key, default)
+
+
+class FlowFileFilterResult(enum.Enum):
+    """What a ``session.get(filter)`` filter decides for each queued FlowFile."""
+
+    ACCEPT_AND_CONTINUE = (True, True)
+    ACCEPT_AND_TERMINATE = (True, False)
+    REJECT_AND_CONTINUE = (False, True)
+    REJECT_AND_TERMINATE = (False, False)
+
+    @property
+    def accept(self) -> bool:
+        """Whether the FlowFile is taken."""
+        return self.value[0]
+
+    @property
+    def proceed(self) -> bool:
+        """Whether to look at further FlowFiles."""
+        return self.value[1]
+
+
+FlowFileFilter = Callable[[FlowFile], FlowFileFilterResult]
+
+
+@attrs.frozen
+class SessionOutput:
+    """One FlowFile leaving the session.
+
+    Attributes:
+        flowfile: the FlowFile as committed.
+        relationship: the relationship name (``SELF`` when returned to its queue).
+        connection_index: which of the relationship's connections gets it (fan-out).
+        queue_id: for ``SELF``, the queue it returns to.
+    """
+
+    flowfile: FlowFile
+    relationship: str
+    connection_index: int = 0
+    queue_id: str | None = None
+
+
+@attrs.frozen
+class SessionSpill:
+    """Finished FlowFiles handed to the host before commit (see :meth:`ProcessSession.spill`).
+
+    Attributes:
+        outputs: FlowFiles to enqueue when the session commits.
+        removed: FlowFiles that ended here (auto-terminated).
+        events: their provenance events.
+    """
+
+    outputs: tuple[SessionOutput, ...]
+    removed: tuple[FlowFile, ...]
+    events: tuple[ProvenanceEvent, ...]
+
+
+@attrs.frozen
+class Publication:
+    """A file a sink staged: *temporary* becomes *target* once the commit is durable.
+
+    Sinks that write outside the repositories (PutFile) never make a file visible from a task:
+    the task may be an attempt that never commits, and its replay would write it again. The
+    engine renames after the write-ahead log transaction (and again at start-up after a crash
+    in between), so each committed FlowFile's file appears exactly once.
+
+    Attributes:
+        temporary: the hidden file written (in the target's directory, so the rename is atomic).
+        target: the final name.
+        replace: overwrite a *target* that exists by then. When False (Conflict Resolution
+            Strategy ``fail`` or ``ignore``, decided when the task checked), a file that
+            appeared there in between is kept and the staged one dropped with a warning.
+    """
+
+    temporary: str
+    target: str
+    replace: bool = True
+
+
+@attrs.frozen
+class LogLine:
+    """A log record a sink emits once the commit is durable (LogAttribute's lines).
+
+    Attributes:
+        logger: the logger's name.
+        level: the ``logging`` level.
+        message: the text.
+    """
+
+    logger: str
+    level: int
+    message: str
+
+
+@attrs.frozen
+class SessionCommit:
+    """Everything one session commit changes, handed to the host to make durable.
+
+    Attributes:
+        consumed: FlowFiles taken from queues that are now acknowledged (dequeued for good).
+        outputs: FlowFiles to enqueue, in transfer order (fan-out clones included).
+        removed: FlowFiles that ended here (removed or auto-terminated).
+        events: provenance events, in NiFi's order.
+        state: the component's new state values, or ``None`` when unchanged.
+        counters: counter deltas.
+        transient_claims: claims written in the session whose resource claim no output uses.
+        delete_on_commit: source files to delete once the commit is durable.
+        auto_terminated: per auto-terminated relationship, the FlowFiles and bytes dropped
+            there (for statistics; their DROP events are in *events*).
+        publications: files staged to appear once the commit is durable.
+        logs: log lines to emit once the commit is durable.
+    """
+
+    consumed: tuple[QueuedFlowFile, ...]
+    outputs: tuple[SessionOutput, ...]
+    removed: tuple[FlowFile, ...]
+    events: tuple[ProvenanceEvent, ...]
+    state: Mapping[str, str] | None
+    counters: Mapping[str, int]
+    transient_claims: tuple[ContentClaim, ...]
+    delete_on_commit: tuple[str, ...]
+    auto_terminated: Mapping[str, tuple[int, int]] = attrs.field(factory=dict)
+    publications: tuple[Publication, ...] = ()
+    logs: tuple[LogLine, ...] = ()
+
+
+class SessionHost(Protocol):
+    """What a session needs from whoever runs it: input, routing facts, time and a commit sink."""
+
+    component: ComponentInfo
+    content: ContentRepository
+    penalization_ms: int
+    #: What the host's committed input is (its queue segments); derived uuids include it, so
+    #: a replay of the same input makes the same uuids (see :mod:`flowcore.session._uuids`).
+    uuid_salt: str
+    #: Derived uuid sequences (scope -> [uuid prefix, next number]) of all its sessions.
+    uuid_sequences: dict[str, list]
+
+    def now(self) -> int:
+        """The current time in epoch milliseconds."""
+        ...
+
+    def next_flowfile_id(self) -> int:
+        """A new FlowFile id, unique in the repository."""
+        ...
+
+    def poll(self, max_count: int, flowfile_filter: FlowFileFilter | None) -> list[QueuedFlowFile]:
+        """Take up to *max_count* FlowFiles (that pass *flowfile_filter*) from the input queues."""
+        ...
+
+    def relationships(self) -> Collection[str]:
+        """The names of the relationships the processor declares."""
+        ...
+
+    def destinations(self, relationship: str) -> int:
+        """How many connections leave on *relationship* (0 when none)."""
+        ...
+
+    def is_auto_terminated(self, relationship: str) -> bool:
+        """Whether FlowFiles sent to *relationship* are dropped."""
+        ...
+
+    def get_state(self) -> StateMap:
+        """The component's committed state."""
+        ...
+
+    def apply_commit(self, commit: SessionCommit) -> None:
+        """Make *commit* effective (durable, for a durable host)."""
+        ...
+
+    def restore(self, flowfiles: Sequence[QueuedFlowFile]) -> None:
+        """Put FlowFiles back on their queues after a rollback."""
+        ...
+
+    def stage_file(self, directory: Path) -> Path:
+        """A new hidden temporary in *directory*, recorded so a crash cannot leave it behind."""
+        ...
+
+    def staged(self, target: str) -> bool:
+        """Whether an earlier committed session of this host staged *target* (not yet visible)."""
+        ...
+
+    def lowest_logged_level(self, logger: str) -> int:
+        """The lowest level *logger* emits where lines logged after the commit are emitted."""
+        ...
+
+    def reserve(self, target: str) -> bool:
+        """Take *target* for this host among those running beside it; False if one has it."""
+        ...
+
+    # Optional, for bounded memory: ``spill_threshold`` (int or None), ``spill(batch)`` storing a
+    # SessionSpill uncommitted until ``apply_commit``, and ``discard_spilled()`` on rollback.

@@ -1,0 +1,360 @@
+"""The durable repositories of a run, opened together and recovered at start (DESIGN §7-8).
+
+Layout under the repository directory (``.flowcore/`` next to the flow by default)::
+
+    flowfile/     the write-ahead log: journals, checkpoint, queue segments
+    content/      claim files (one container)
+    provenance/   provenance.db (SQLite) and events/ (task event files awaiting indexing)
+    effects/      sinks' external effects staged by tasks, carried out after the commit
+    status.json   queues and bulletins after the last commit (read by ``flowcore status``)
+    bulletins.jsonl
+    lock          held by the running controller
+
+Recovery order: the log (which names the truth), then content claimant counts rebuilt from it
+(unclaimed files of crashed attempts archived or removed), then provenance files the log
+committed but the index had not taken, then event files no commit names (orphans).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from flowcore.compiler.plan import Bulletin, RepositoryPaths
+from flowcore.errors import RepositoryError, WalCorruptionError
+from flowcore.settings import Settings
+from repositories._files import write_atomically
+from repositories.content import FileContentRepository, claim_references
+from repositories.flowfile_wal import WriteAheadFlowFileRepository
+from repositories.locks import try_lock
+from repositories.provenance import SqlProvenanceRepository
+from repositories.records import Finding, Transaction
+
+__all__ = [
+    "MAX_BULLETINS",
+    "PROVENANCE_STATE",
+    "RepositorySet",
+    "check_repositories",
+    "provenance_mark",
+    "read_bulletins",
+    "read_status",
+]
+
+PROVENANCE_STATE = "$provenance"  # the log's record of the next provenance event id
+MAX_BULLETINS = 1_000  # kept in bulletins.jsonl (NiFi's board keeps the last few per component)
+STATUS_FILE = "status.json"
+EFFECTS_DIRECTORY = "effects"  # sinks' staged external effects (repositories/effects.py)
+BULLETIN_FILE = "bulletins.jsonl"
+
+
+@attrs.define
+class RepositorySet:
+    """The FlowFile log, content and provenance repositories of one repository directory.
+
+    Use :meth:`open`; it takes an exclusive lock, so two runs never share a repository.
+    """
+
+    directory: Path
+    flowfiles: WriteAheadFlowFileRepository
+    content: FileContentRepository
+    provenance: SqlProvenanceRepository
+    recovery: list[Finding]
+    _lock_file: Any = None
+
+    @classmethod
+    def open(
+        cls,
+        directory: str | os.PathLike[str],
+        settings: Settings | None = None,
+        *,
+        provenance_url: str | None = None,
+        accept_loss: bool = False,
+    ) -> RepositorySet:
+        """Open (creating when missing) and recover the repositories under *directory*.
+
+        A start tells a new repository from a damaged one: state files that are missing or
+        unreadable refuse the start, naming the file and the fix, before anything on disk
+        changes. *accept_loss* (``flowcore check --fix``) goes on instead, reporting what is
+        given up as findings.
+
+        Raises:
+            RepositoryError: another process is running on this repository, or recovery found
+                damage it must not repair silently.
+        """
+        settings = settings or Settings()
+        root = Path(directory).resolve()
+        lock = try_lock(root / "lock")  # held for the run's lifetime
+        if lock is None:
+            msg = (
+                f"repository {root} is in use by another flowcore run; wait for it to finish "
+                "or pass a different --repository"
+            )
+            raise RepositoryError(msg) from None
+        try:
+            findings = _log_gone(root, accept_loss=accept_loss)
+            flowfiles = WriteAheadFlowFileRepository(
+                root / "flowfile", sync=settings.sync, accept_loss=accept_loss
+            )
+            findings += [Finding("flowfile", "", loss, fixed=True) for loss in flowfiles.losses]
+            mark = provenance_mark(flowfiles)
+            database = provenance_url or str(root / "provenance" / "provenance.db")
+            findings += _provenance_database(database, mark, accept_loss=accept_loss)
+            content = FileContentRepository(
+                root / "content",
+                max_appendable_size=settings.content_claim_max_appendable_bytes,
+            )
+            findings += content.recover(flowfiles.referenced_claims())
+            provenance = SqlProvenanceRepository(
+                database,
+                event_directory=root / "provenance" / "events",
+                max_storage_time=settings.provenance_max_storage_time,
+                max_storage_size=settings.provenance_max_storage_size,
+                indexed_attributes=settings.provenance_indexed_attributes,
+            )
+            if provenance.next_event_id < mark:
+                if not accept_loss:
+                    provenance.close()
+                    msg = (
+                        f"the provenance database {database} gives event ids from "
+                        f"{provenance.next_event_id}, but this repository has recorded ids up to "
+                        f"{mark - 1}: it was replaced or reset. Restore it, or run `flowcore "
+                        "check --fix` to continue the id sequence from there"
+                    )
+                    raise RepositoryError(msg)
+                provenance.continue_ids_from(mark)
+                findings.append(
+                    Finding("provenance", database, f"event ids continue from {mark}", fixed=True)
+                )
+            pending = list(flowfiles.pending_provenance)
+            if pending:
+                provenance.index_files(pending)
+                flowfiles.mark_provenance_indexed(pending)
+                provenance.remove_indexed_files(pending)
+            findings.extend(_sweep_event_files(provenance.event_directory))
+        except BaseException:
+            lock.close()
+            raise
+        return cls(root, flowfiles, content, provenance, findings, lock)
+
+    @property
+    def paths(self) -> RepositoryPaths:
+        """Where tasks write."""
+        return RepositoryPaths(
+            content=tuple(str(p) for p in self.content.containers.values()),
+            segments=str(self.flowfiles.segment_dir),
+            events=str(self.provenance.event_directory),
+            effects=str(self.directory / EFFECTS_DIRECTORY),
+        )
+
+    def write_status(self, status: dict[str, Any]) -> None:
+        """Replace ``status.json`` (atomically) for ``flowcore status``."""
+        text = json.dumps(status, indent=1, sort_keys=True)
+        write_atomically(self.directory / STATUS_FILE, text.encode(), sync=False)
+
+    def add_bulletins(self, bulletins: Sequence[Bulletin]) -> None:
+        """Append bulletins, keeping the last :data:`MAX_BULLETINS`."""
+        if not bulletins:
+            return
+        path = self.directory / BULLETIN_FILE
+        kept = read_bulletins(self.directory)[-(MAX_BULLETINS - len(bulletins)) :]
+        kept.extend(bulletins)
+        lines = [json.dumps(attrs.asdict(b)) + "\n" for b in kept[-MAX_BULLETINS:]]
+        write_atomically(path, "".join(lines).encode(), sync=False)
+
+    def _record_provenance_mark(self) -> None:
+        """Keep the next provenance event id with the queues (see :data:`PROVENANCE_STATE`)."""
+        mark = str(self.provenance.next_event_id)
+        if not self.flowfiles.accepting:
+            return  # the run is stopping over a failed write: the next start records it
+        if self.flowfiles.state(PROVENANCE_STATE).get("next_event_id") != mark:
+            self.flowfiles.commit(Transaction(state={PROVENANCE_STATE: {"next_event_id": mark}}))
+
+    def close(self) -> None:
+        """Checkpoint the log and release the lock.
+
+        The lock is released whatever fails: a full disk may refuse the checkpoint, and the
+        next run recovers from the journal instead.
+        """
+        try:
+            try:
+                self._record_provenance_mark()
+                self.flowfiles.checkpoint()
+            finally:
+                try:
+                    self.flowfiles.close()
+                finally:
+                    self.provenance.close()
+        finally:
+            if self._lock_file is not None:
+                self._lock_file.close()
+                self._lock_file = None
+
+
+def _log_gone(root: Path, *, accept_loss: bool) -> list[Finding]:
+    """Refuse a repository whose whole FlowFile log is gone while content or provenance remain.
+
+    That is not a new repository: starting one would drop every queue in silence.
+    """
+    log = root / "flowfile"
+    if (log / "checkpoint").exists() or any((log / "journals").glob("*.journal")):
+        return []
+    content = root / "content"
+    claims = any(p.is_file() for p in content.glob("*/*")) if content.is_dir() else False
+    database = root / "provenance" / "provenance.db"
+    events = database.exists() and database.stat().st_size > 0
+    if not (claims or events):
+        return []
+    held = " and ".join(
+        what for what, present in (("content", claims), ("provenance", events)) if present
+    )
+    problem = f"{log} has no checkpoint and no journal, but the repository holds {held}"
+    if not accept_loss:
+        msg = (
+            f"{problem}: the FlowFile log was deleted, and its queues would be lost. Restore "
+            "it from a backup, or run `flowcore check --fix` to start a new log (what the "
+            "old one queued is dropped)"
+        )
+        raise WalCorruptionError(msg)
+    return [Finding("flowfile", str(log), f"{problem}; started a new log", fixed=True)]
+
+
+def provenance_mark(flowfiles: WriteAheadFlowFileRepository) -> int:
+    """The next provenance event id the FlowFile repository has recorded (0: none yet)."""
+    return int(flowfiles.state(PROVENANCE_STATE).get("next_event_id", "0"))
+
+
+def _provenance_database(database: str, mark: int, *, accept_loss: bool) -> list[Finding]:
+    """Refuse to start over a missing or unreadable SQLite provenance database.
+
+    A repository that has recorded events must find its database; ``check --fix`` sets an
+    unreadable one aside instead. Checked before anything is created.
+    """
+    if "://" in database:
+        return []  # a server database: its own errors say what is wrong
+    path = Path(database)
+    problem = None
+    if not path.exists() and mark > 0:
+        problem = "is missing"
+    elif path.exists() and path.stat().st_size > 0:
+        with open(path, "rb") as head:
+            if head.read(16) != b"SQLite format 3\x00":
+                problem = "is not a SQLite database (damaged)"
+    if problem is None:
+        return []
+    if not accept_loss:
+        msg = (
+            f"the provenance database {path} {problem}, but this repository has recorded "
+            f"events (ids up to {mark - 1}); restore it, or run `flowcore check --fix` to start "
+            "an empty one that continues the event id sequence"
+        )
+        raise RepositoryError(msg)
+    if path.exists():
+        aside = path.with_name(f"{path.name}.damaged-{int(time.time())}")
+        os.replace(path, aside)
+        return [Finding("provenance", str(path), f"{problem}; moved to {aside.name}", fixed=True)]
+    return [Finding("provenance", str(path), f"{problem}; started an empty one", fixed=True)]
+
+
+def check_repositories(
+    directory: str | os.PathLike[str],
+    *,
+    fix: bool = False,
+    provenance_url: str | None = None,
+) -> list[Finding]:
+    """``flowcore check``: every problem of the repositories under *directory*.
+
+    Without *fix* nothing on disk changes: the FlowFile log is recovered in memory only, the
+    content and provenance stores are only read. With *fix*, the repositories are opened
+    accepting any loss (reported as findings) and each repairs what it can: orphans are
+    removed, damaged segments quarantined, a damaged provenance database set aside.
+
+    Raises:
+        RepositoryError: there is no repository at *directory*.
+    """
+    root = Path(directory).resolve()
+    if not (root / "flowfile").is_dir() and not (root / "content").is_dir():
+        msg = f"no flowcore repository at {root}; pass the directory a run used (--repository)"
+        raise RepositoryError(msg)
+    if fix:
+        repos = RepositorySet.open(root, provenance_url=provenance_url, accept_loss=True)
+        try:
+            findings = list(repos.recovery)
+            findings += repos.flowfiles.check(fix=True)
+            references = claim_references(repos.flowfiles)  # names the queues of damaged claims
+            findings += repos.content.check(fix=True, references=references)
+            findings += repos.provenance.check(fix=True)
+        finally:
+            repos.close()
+        return findings
+    return _inspect(root, provenance_url)
+
+
+def _inspect(root: Path, provenance_url: str | None) -> list[Finding]:
+    """The read-only half of :func:`check_repositories`."""
+    try:
+        _log_gone(root, accept_loss=False)
+        flowfiles = WriteAheadFlowFileRepository(root / "flowfile", read_only=True)
+    except (WalCorruptionError, RepositoryError) as error:
+        return [Finding("flowfile", str(root / "flowfile"), str(error))]
+    findings = flowfiles.check(fix=False)
+    mark = provenance_mark(flowfiles)
+    database = provenance_url or str(root / "provenance" / "provenance.db")
+    try:
+        _provenance_database(database, mark, accept_loss=False)
+    except RepositoryError as error:
+        findings.append(Finding("provenance", database, str(error)))
+    claims = flowfiles.referenced_claims()
+    content_dir = root / "content"
+    if content_dir.is_dir():
+        # Every block of every claimed file verified against its checksum; nothing written.
+        content = FileContentRepository(content_dir)
+        findings += content.check(fix=False, references=claim_references(flowfiles))
+    elif claims:
+        findings.append(
+            Finding("content", str(content_dir), "missing, but FlowFiles point into it")
+        )
+    return findings
+
+
+def _sweep_event_files(directory: Path) -> list[Finding]:
+    """Remove event files of task attempts that never committed.
+
+    Every committed file has been indexed and removed by now, so what is left is orphaned.
+    """
+    findings = []
+    if not directory.is_dir():
+        return findings
+    for path in sorted(directory.iterdir()):
+        if path.is_file():
+            path.unlink(missing_ok=True)
+            findings.append(
+                Finding("provenance", path.name, "event file of an uncommitted task", fixed=True)
+            )
+    return findings
+
+
+def read_status(directory: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The status the last commit left, or None when the repository never ran."""
+    path = Path(directory) / STATUS_FILE
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+
+
+def read_bulletins(directory: str | os.PathLike[str]) -> list[Bulletin]:
+    """Recorded bulletins, oldest first."""
+    path = Path(directory) / BULLETIN_FILE
+    bulletins = []
+    with contextlib.suppress(FileNotFoundError):
+        for line in path.read_text().splitlines():
+            if line.strip():
+                bulletins.append(Bulletin(**json.loads(line)))
+    return bulletins

@@ -1,0 +1,154 @@
+"""Tests for the compiler phases: durable connections, stage formation, stage order."""
+
+from __future__ import annotations
+
+import pytest
+
+from flowcore.builder import Flow
+from flowcore.compiler.stages import DurableReason, compile_flow, form_stages, mark_durable
+from flowcore.errors import FlowValidationError
+from processors import (
+    GenerateFlowFile,
+    LogAttribute,
+    MergeContent,
+    RouteOnAttribute,
+    SplitText,
+    UpdateAttribute,
+)
+
+
+def web_logs() -> tuple[Flow, dict]:
+    flow = Flow("web-logs")
+    c = {
+        "gen": flow.add(GenerateFlowFile(), name="gen"),
+        "split": flow.add(SplitText(line_split_count=1), name="split"),
+        "tag": flow.add(UpdateAttribute(source="web"), name="tag"),
+        "merge": flow.add(MergeContent(), name="merge"),
+        "log": flow.add(LogAttribute(), name="log"),
+    }
+    flow.connect(c["gen"], c["split"])
+    flow.connect(c["split"], c["tag"], "splits")
+    flow.connect(c["tag"], c["merge"])
+    flow.connect(c["merge"], c["log"], "merged")
+    flow.auto_terminate(c["split"], ["original", "failure"])
+    flow.auto_terminate(c["merge"], ["original", "failure"])
+    flow.auto_terminate(c["log"], "success")
+    return flow, c
+
+
+def test_connections_into_binning_processors_are_durable() -> None:
+    """Only the queue feeding MergeContent is durable in a plain linear flow."""
+    flow, c = web_logs()
+    durable = mark_durable(flow)
+    (into_merge,) = flow.incoming(c["merge"])
+    assert durable == {into_merge.id: (DurableReason.INTO_BINNING,)}
+
+
+def test_every_reason_is_recorded() -> None:
+    """Queue settings and durable=True make a connection durable, with each reason kept."""
+    flow = Flow("f")
+    gen, a, b = (flow.add(p) for p in (GenerateFlowFile(), UpdateAttribute(), MergeContent()))
+    flagged = flow.connect(gen, a, durable=True)
+    both = flow.connect(a, b, back_pressure_object_threshold=5, durable=True)
+    durable = mark_durable(flow)
+    assert durable[flagged.id] == (DurableReason.MARKED_DURABLE,)
+    assert durable[both.id] == (
+        DurableReason.INTO_BINNING,
+        DurableReason.MARKED_DURABLE,
+        DurableReason.QUEUE_SETTINGS,
+    )
+
+
+def test_the_connection_closing_a_cycle_is_durable() -> None:
+    """In a retry loop, the connection going back upstream is the one cut."""
+    flow = Flow("retry")
+    gen = flow.add(GenerateFlowFile(), name="gen")
+    route = flow.add(RouteOnAttribute(**{"retry": "${retry:isEmpty():not()}"}), name="route")
+    fix = flow.add(UpdateAttribute(), name="fix")
+    flow.connect(gen, route)
+    flow.connect(route, fix, "retry")
+    back = flow.connect(fix, route)
+    loop = flow.connect(fix, fix)
+    flow.auto_terminate(route, "unmatched")
+    assert mark_durable(flow) == {
+        back.id: (DurableReason.CLOSES_CYCLE,),
+        loop.id: (DurableReason.CLOSES_CYCLE,),
+    }
+
+
+def test_stages_are_pipelined_groups_upstream_first() -> None:
+    """Source to MergeContent is one stage; MergeContent onwards another."""
+    flow, c = web_logs()
+    compiled = compile_flow(flow)
+    names = [[flow.component(m).name for m in s.members] for s in compiled.stages]
+    assert names == [["gen", "split", "tag"], ["merge", "log"]]
+    first, second = compiled.stages
+    assert first.is_source_stage
+    assert first.outputs == second.inputs == tuple(compiled.durable)
+    assert compiled.stage_of(c["log"]) is second
+
+
+def test_funnels_merge_streams_inside_a_stage() -> None:
+    """Two branches joined by a funnel form one stage with it."""
+    flow = Flow("f")
+    gen1, gen2 = flow.add(GenerateFlowFile()), flow.add(GenerateFlowFile())
+    funnel = flow.funnel()
+    log = flow.add(LogAttribute())
+    flow.connect(gen1, funnel)
+    flow.connect(gen2, funnel)
+    flow.connect(funnel, log)
+    flow.auto_terminate(log, "success")
+    groups = form_stages(flow, mark_durable(flow))
+    assert groups == [(gen1.id, gen2.id, funnel.id, log.id)]
+
+
+def test_cycles_through_durable_queues_are_ordered_as_units() -> None:
+    """A loop between two stages keeps both after their upstream and before their downstream."""
+    flow = Flow("loop")
+    gen = flow.add(GenerateFlowFile(), name="gen")
+    merge = flow.add(MergeContent(), name="merge")
+    tag = flow.add(UpdateAttribute(), name="tag")
+    log = flow.add(LogAttribute(), name="log")
+    flow.connect(gen, merge)
+    flow.connect(merge, tag, "merged")
+    flow.connect(tag, merge)  # back into the bin: closes a cycle
+    flow.connect(merge, log, "original")
+    flow.auto_terminate(merge, "failure")
+    flow.auto_terminate(log, "success")
+    compiled = compile_flow(flow)
+    order = [[flow.component(m).name for m in s.members] for s in compiled.stages]
+    assert order == [["gen"], ["merge", "tag", "log"]]
+
+
+def test_explain_names_stages_members_and_why_queues_are_durable() -> None:
+    """explain() prints each stage with its members, inputs and the durable reasons."""
+    flow, _ = web_logs()
+    assert flow.explain() == "\n".join(
+        [
+            "flow 'web-logs': 2 stage(s)",
+            "stage-1: GenerateFlowFile 'gen' -> SplitText 'split' -> UpdateAttribute 'tag'",
+            "  input: source work",
+            "  output: tag -[success]-> merge (durable: feeds a binning processor)",
+            "stage-2: MergeContent 'merge' -> LogAttribute 'log'",
+            "  input: tag -[success]-> merge (durable: feeds a binning processor)",
+        ]
+    )
+
+
+def test_explain_shows_a_sources_scheduling_when_not_nifis_default() -> None:
+    """Concurrent tasks above one and a Run Schedule other than 0 sec appear on the input line."""
+    flow = Flow("paced")
+    gen = flow.add(GenerateFlowFile(), name="gen", concurrent_tasks=2, run_schedule="1 min")
+    flow.auto_terminate(gen, "success")
+    assert (
+        "  input: source work, GenerateFlowFile 'gen' x2 concurrent tasks, "
+        "GenerateFlowFile 'gen' every 1 min (continuous runs)"
+    ) in flow.explain()
+
+
+def test_compilation_validates_first() -> None:
+    """An invalid flow never compiles."""
+    flow = Flow("bad")
+    flow.add(SplitText())
+    with pytest.raises(FlowValidationError):
+        compile_flow(flow)

@@ -1,0 +1,777 @@
+"""Tests for the controller: micro-batches, commits, restarts, back pressure, end of input."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+import attrs
+import pytest
+
+import flowcore.driver.controller as controller_module
+import flowcore.engine._bins as task_bins
+from flowcore import Flow, Processor, Relationship
+from flowcore.driver.controller import Controller, RunProgress, RunResult, run_flow
+from flowcore.errors import FlowValidationError, RepositoryError
+from flowcore.runners.direct import DirectRunner
+from flowcore.settings import Settings
+from processors import (
+    GenerateFlowFile,
+    GetFile,
+    MergeContent,
+    PutFile,
+    RouteOnAttribute,
+    SplitText,
+    UpdateAttribute,
+)
+from repositories.repository_set import RepositorySet, read_bulletins, read_status
+
+SETTINGS = Settings(sync=False, parallelism=2, shuffle_partitions=3)
+
+
+class TakeTwo(Processor):
+    """A slow consumer: takes two FlowFiles per trigger, then yields."""
+
+    relationships = (Relationship("success", "taken"),)
+
+    def on_trigger(self, context, session):  # type: ignore[no-untyped-def]
+        flowfiles = session.get(2)
+        session.transfer(flowfiles, "success")
+        context.yield_()
+
+
+class Explode(Processor):
+    """Always fails."""
+
+    relationships = (Relationship("success", "never"),)
+
+    def on_trigger(self, context, session):  # type: ignore[no-untyped-def]
+        if session.get() is not None:
+            msg = "this processor always fails"
+            raise RuntimeError(msg)
+
+
+def _write_inputs(directory: Path, files: int = 3, lines: int = 25) -> bytes:
+    directory.mkdir(parents=True, exist_ok=True)
+    everything = b""
+    for number in range(files):
+        data = "".join(f"file {number} line {i}\n" for i in range(lines)).encode()
+        (directory / f"in-{number}.txt").write_bytes(data)
+        everything += data
+    return everything
+
+
+def _file_flow(tmp_path: Path, **merge: object) -> Flow:
+    flow = Flow("files")
+    get = flow.add(GetFile(input_directory=str(tmp_path / "in"), keep_source_file=True), name="get")
+    split = flow.add(SplitText(line_split_count=5, remove_trailing_newlines=False), name="split")
+    tag = flow.add(UpdateAttribute(kind="log"), name="tag")
+    options = {"merge_strategy": "Defragment", **merge}
+    combine = flow.add(MergeContent(**options), name="merge")
+    put = flow.add(
+        PutFile(directory=str(tmp_path / "out"), conflict_resolution_strategy="replace"),
+        name="put",
+    )
+    flow.connect(get, split)
+    flow.connect(split, tag, "splits")
+    flow.connect(tag, combine)
+    flow.connect(combine, put, "merged")
+    flow.auto_terminate(split, ["original", "failure"])
+    flow.auto_terminate(combine, ["original", "failure"])
+    flow.auto_terminate(put, ["success", "failure"])
+    return flow
+
+
+def test_batch_run_processes_everything_and_records_provenance(tmp_path: Path) -> None:
+    """Files are split, tagged, defragmented and written back byte for byte."""
+    _write_inputs(tmp_path / "in")
+    result = run_flow(
+        _file_flow(tmp_path), "direct", repository=tmp_path / "repo", settings=SETTINGS
+    )
+    for source in (tmp_path / "in").iterdir():
+        assert (tmp_path / "out" / source.name).read_bytes() == source.read_bytes()
+    assert result.count("split", "splits") == 15
+    assert result.count("merge", "merged") == 3
+    assert result.count("put", "success") == 3
+    assert result.queued == {}
+    assert result.provenance_events > 0
+    assert "stage-2" in result.plan
+    assert "task(s) in-process" in result.plan
+
+
+def test_a_second_run_ingests_nothing_twice(tmp_path: Path) -> None:
+    """GetFile's listing state is committed with its output: a rerun finds nothing new."""
+    _write_inputs(tmp_path / "in")
+    run_flow(_file_flow(tmp_path), "direct", repository=tmp_path / "repo", settings=SETTINGS)
+    again = run_flow(
+        _file_flow(tmp_path), "direct", repository=tmp_path / "repo", settings=SETTINGS
+    )
+    assert again.count("get", "success") == 0
+    assert again.provenance_events == 0
+
+
+def test_provenance_settings_index_attributes_and_apply_retention(tmp_path: Path) -> None:
+    """Listed attributes are indexed by the tasks and found through the index, as the stored
+    maps find them; the next run starts by applying retention to what the store holds."""
+    _write_inputs(tmp_path / "in")
+    indexed = attrs.evolve(SETTINGS, provenance_indexed_attributes=("kind",))
+    run_flow(_file_flow(tmp_path), "direct", repository=tmp_path / "repo", settings=indexed)
+    found = {}
+    for settings in (indexed, SETTINGS):  # through the index, then by the stored maps
+        repos = RepositorySet.open(tmp_path / "repo", settings)
+        events = repos.provenance.search(attributes={"kind": "log"}, limit=1_000_000)
+        found[settings.provenance_indexed_attributes] = {e.event_id for e in events}
+        repos.close()
+    assert found[("kind",)] == found[()]
+    assert len(found[()]) >= 15  # at least each split's ATTRIBUTES_MODIFIED
+    database = sqlite3.connect(tmp_path / "repo" / "provenance" / "provenance.db")
+    rows = database.execute("select count(*) from provenance_attribute where name = 'kind'")
+    assert rows.fetchone()[0] > 0
+    database.close()
+    tiny = attrs.evolve(SETTINGS, provenance_max_storage_size="1 B")
+    again = run_flow(_file_flow(tmp_path), "direct", repository=tmp_path / "repo", settings=tiny)
+    assert again.provenance_events == 0
+    repos = RepositorySet.open(tmp_path / "repo", SETTINGS)
+    assert repos.provenance.count() == 0
+    repos.close()
+
+
+def test_restart_resumes_from_the_committed_queues(tmp_path: Path) -> None:
+    """Work committed to a durable queue by one process is finished by the next."""
+    _write_inputs(tmp_path / "in")
+    flow = _file_flow(tmp_path)
+    repos = RepositorySet.open(tmp_path / "repo", SETTINGS)
+    controller = Controller(flow, DirectRunner(), repos, SETTINGS)
+    controller.run_stage(controller.compiled.stages[0])
+    controller.close()
+    repos.close()
+    assert not (tmp_path / "out").exists()
+    result = run_flow(
+        _file_flow(tmp_path), "direct", repository=tmp_path / "repo", settings=SETTINGS
+    )
+    assert result.count("get", "success") == 0
+    assert result.count("merge", "merged") == 3
+    assert len(list((tmp_path / "out").iterdir())) == 3
+
+
+def test_open_bins_merge_at_end_of_input(tmp_path: Path) -> None:
+    """Bins short of their minimum are merged when the input ends, reason END_OF_INPUT."""
+    flow = Flow("gen")
+    gen = flow.add(GenerateFlowFile(custom_text="x", batch_size=5), name="gen")
+    merge = flow.add(MergeContent(minimum_number_of_entries=100), name="merge")
+    tag = flow.add(UpdateAttribute(), name="end")
+    flow.connect(gen, merge)
+    flow.connect(merge, tag, "merged", durable=True)
+    flow.auto_terminate(merge, ["original", "failure"])
+    flow.auto_terminate(tag, "success")
+    result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=SETTINGS)
+    assert result.count("merge", "merged") == 1
+    repos = RepositorySet.open(tmp_path / "repo")
+    try:
+        (merged,) = repos.provenance.search(event_type="JOIN")
+        assert merged.attributes["merge.reason"] == "END_OF_INPUT"
+        assert merged.attributes["merge.count"] == "5"
+    finally:
+        repos.close()
+
+
+def test_incomplete_defragment_goes_to_failure_at_end_of_input(tmp_path: Path) -> None:
+    """A file missing a fragment cannot be rebuilt: its fragments go to failure, none is lost."""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.txt").write_text("one\ntwo\nthree\n")
+    flow = Flow("defrag")
+    get = flow.add(GetFile(input_directory=str(tmp_path / "in"), keep_source_file=True), name="get")
+    split = flow.add(SplitText(line_split_count=1), name="split")
+    drop = flow.add(RouteOnAttribute(keep="${fragment.index:equals('2'):not()}"), name="drop")
+    merge = flow.add(MergeContent(merge_strategy="Defragment"), name="merge")
+    failed = flow.add(UpdateAttribute(), name="failed")
+    flow.connect(get, split)
+    flow.connect(split, drop, "splits")
+    flow.connect(drop, merge, "keep")
+    flow.connect(merge, failed, "failure")
+    flow.auto_terminate(split, ["original", "failure"])
+    flow.auto_terminate(drop, "unmatched")
+    flow.auto_terminate(merge, ["original", "merged"])
+    flow.auto_terminate(failed, "success")
+    result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=SETTINGS)
+    assert result.count("merge", "failure") == 2
+    assert result.count("merge", "merged") == 0
+
+
+def test_back_pressure_stops_and_resumes_the_upstream_stage(tmp_path: Path) -> None:
+    """Upstream is not scheduled while its output queue is at the threshold; nothing is lost."""
+    settings = Settings(
+        sync=False, parallelism=1, unbounded_source_batches=8, yield_duration="0 sec"
+    )
+    flow = Flow("pressure")
+    gen = flow.add(GenerateFlowFile(custom_text="x", batch_size=5), name="gen")
+    slow = flow.add(TakeTwo(), name="slow")
+    flow.connect(gen, slow, back_pressure_object_threshold=10)
+    flow.auto_terminate(slow, "success")
+    repos = RepositorySet.open(tmp_path / "repo", settings)
+    controller = Controller(flow, DirectRunner(), repos, settings)
+    (queue,) = [c.id for c in flow.connections]
+    observed: list[tuple[str, int, int]] = []
+    original = controller.run_stage
+
+    def recording(stage, **options):  # type: ignore[no-untyped-def]
+        before = repos.flowfiles.queue_size(queue)[0]
+        took = original(stage, **options)
+        observed.append((stage.id, before, took))
+        return took
+
+    controller.run_stage = recording  # type: ignore[method-assign]
+    try:
+        result = controller.run()
+    finally:
+        repos.close()
+    upstream = [(before, took) for stage, before, took in observed if stage == "stage-1"]
+    assert any(before >= 10 and took == 0 for before, took in upstream), upstream
+    assert all(took == 0 for before, took in upstream if before >= 10)
+    resumed = [i for i, (before, took) in enumerate(upstream) if before < 10 and took]
+    held = [i for i, (before, took) in enumerate(upstream) if before >= 10]
+    assert resumed
+    assert held
+    assert max(resumed) > min(held), "upstream resumed below the threshold"
+    assert result.count("gen", "success") == 40
+    assert result.count("slow", "success") == 40
+    assert result.queued == {}
+
+
+def test_processor_errors_keep_the_flowfile_queued_with_a_bulletin(tmp_path: Path) -> None:
+    """A failing FlowFile stays queued (penalized) and the run ends; status shows the bulletin."""
+    settings = Settings(sync=False, parallelism=1, penalization_period="0 sec")
+    flow = Flow("errors")
+    gen = flow.add(GenerateFlowFile(custom_text="x"), name="gen")
+    boom = flow.add(Explode(), name="boom")
+    flow.connect(gen, boom)
+    flow.auto_terminate(boom, "success")
+    result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=settings)
+    assert list(result.queued.values()) == [(1, 1)]
+    assert "boom (returned after errors)" in result.queued
+    assert "this processor always fails" in result.bulletins[0].message
+    assert read_bulletins(tmp_path / "repo")[0].component_name == "boom"
+    status = read_status(tmp_path / "repo")
+    assert status is not None
+    assert [q["flowfiles"] for q in status["queues"].values()] == [1]
+    json.dumps(status)
+
+
+def test_unbounded_sources_run_a_set_number_of_times(tmp_path: Path) -> None:
+    """GenerateFlowFile never runs out, so batch mode triggers it unbounded_source_batches times."""
+    settings = Settings(sync=False, parallelism=1, unbounded_source_batches=3)
+    flow = Flow("gen")
+    gen = flow.add(GenerateFlowFile(batch_size=2, file_size="10 B"), name="gen")
+    tag = flow.add(UpdateAttribute(), name="tag")
+    flow.connect(gen, tag)
+    flow.auto_terminate(tag, "success")
+    result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=settings)
+    assert result.count("tag", "success") == 6
+
+
+def test_concurrent_tasks_trigger_a_source_in_parallel_tasks(tmp_path: Path) -> None:
+    """A source with 2 concurrent tasks is triggered twice per micro-batch, in two tasks."""
+    settings = Settings(sync=False, parallelism=2, unbounded_source_batches=4)
+    flow = Flow("gen")
+    gen = flow.add(GenerateFlowFile(batch_size=2, file_size="10 B"), name="gen", concurrent_tasks=2)
+    tag = flow.add(UpdateAttribute(), name="tag")
+    flow.connect(gen, tag)
+    flow.auto_terminate(tag, "success")
+    assert "source work, GenerateFlowFile 'gen' x2 concurrent tasks" in flow.explain()
+    result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=settings)
+    assert result.count("tag", "success") == 8
+    assert "2 task(s) in-process" in result.plan
+
+
+def test_a_repository_serves_one_run_at_a_time(tmp_path: Path) -> None:
+    """A second open of a repository in use fails with a message saying so."""
+    first = RepositorySet.open(tmp_path / "repo")
+    try:
+        with pytest.raises(RepositoryError, match="in use by another flowcore run"):
+            RepositorySet.open(tmp_path / "repo")
+    finally:
+        first.close()
+
+
+def test_invalid_flows_are_rejected_before_anything_runs(tmp_path: Path) -> None:
+    """Validation errors come before the repository is touched."""
+    flow = Flow("bad")
+    flow.add(UpdateAttribute(), name="orphan")
+    with pytest.raises(FlowValidationError):
+        run_flow(flow, "direct", repository=tmp_path / "repo")
+    assert not (tmp_path / "repo").exists()
+
+
+def test_content_of_finished_flowfiles_is_released(tmp_path: Path) -> None:
+    """After a run nothing is queued, so no live claim file remains (all archived)."""
+    _write_inputs(tmp_path / "in")
+    run_flow(_file_flow(tmp_path), "direct", repository=tmp_path / "repo", settings=SETTINGS)
+    repos = RepositorySet.open(tmp_path / "repo")
+    try:
+        assert list(repos.content.resource_claims()) == []
+        assert repos.content.check() == []
+        assert repos.flowfiles.check() == []
+    finally:
+        repos.close()
+
+
+CRASH_FLOW = """
+from flowcore import Flow
+from processors import GetFile, MergeContent, PutFile, SplitText, UpdateAttribute
+
+flow = Flow("crash")
+get = flow.add(GetFile(input_directory="in", keep_source_file=True, batch_size=3), name="get")
+split = flow.add(SplitText(line_split_count=20, remove_trailing_newlines=False), name="split")
+tag = flow.add(UpdateAttribute(stage="x"), name="tag")
+merge = flow.add(MergeContent(merge_strategy="Defragment"), name="merge")
+put = flow.add(PutFile(directory="out", conflict_resolution_strategy="replace"), name="put")
+flow.connect(get, split)
+flow.connect(split, tag, "splits")
+flow.connect(tag, merge)
+flow.connect(merge, put, "merged")
+flow.auto_terminate(split, ["original", "failure"])
+flow.auto_terminate(merge, ["original", "failure"])
+flow.auto_terminate(put, ["success", "failure"])
+"""
+
+
+SPLITTER_CRASH_FLOW = """
+from flowcore import Flow
+from processors import FileSplitter, MergeContent, PutFile, UpdateAttribute
+
+flow = Flow("crash-splitter")
+split = flow.add(
+    FileSplitter(input_directory="in", block_size="4 KB", blocks_threshold=8), name="split"
+)
+tag = flow.add(UpdateAttribute(stage="x"), name="tag")
+merge = flow.add(MergeContent(merge_strategy="Defragment"), name="merge")
+put = flow.add(PutFile(directory="out", conflict_resolution_strategy="replace"), name="put")
+flow.connect(split, tag, "blocks")
+flow.connect(tag, merge)
+flow.connect(merge, put, "merged")
+flow.auto_terminate(split, ["files", "failure"])
+flow.auto_terminate(merge, ["original", "failure"])
+flow.auto_terminate(put, ["success", "failure"])
+"""
+
+
+def _crash_workdir(root: Path, flow_text: str) -> Path:
+    rng = random.Random(5)
+    (root / "in").mkdir(parents=True)
+    for number in range(48):
+        lines = [
+            f"file {number} line {i} " + "x" * rng.randint(0, 60)
+            for i in range(rng.randint(500, 1500))
+        ]
+        (root / "in" / f"f{number:02d}.txt").write_text("\n".join(lines) + "\n")
+    (root / "flow.py").write_text(flow_text)
+    return root
+
+
+def _flowcore_run(workdir: Path) -> subprocess.Popen:
+    script = Path(sys.executable).parent / "flowcore"
+    return subprocess.Popen(
+        [str(script), "run", "flow.py", "--runner", "direct", "--json"],
+        cwd=workdir,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+
+
+def _event_counts(repository: Path) -> Counter:
+    repos = RepositorySet.open(repository)
+    try:
+        events = repos.provenance.search(limit=10_000_000)
+        assert len({e.event_id for e in events}) == len(events)
+        return Counter((e.event_type.value, e.component_name) for e in events)
+    finally:
+        repos.close()
+
+
+def _kill_then_finish(
+    workdir: Path, delay: Callable[[random.Random], float], *, again: bool
+) -> None:
+    """SIGKILL `flowcore run` in *workdir* a dozen times, each after *delay* seconds, then let
+    one run finish. A run that ends before its kill stops the killing, or, when *again*, is
+    followed by another."""
+    rng = random.Random(2026)
+    kills = 0
+    for _ in range(30):
+        process = _flowcore_run(workdir)
+        time.sleep(delay(rng))
+        if process.poll() is not None:
+            if again:
+                continue
+            break  # it finished: the rest of the checks still apply
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=60)
+        kills += 1
+        if kills == 12:
+            break
+    assert kills >= 10, f"only {kills} runs were still going when killed"
+    final = _flowcore_run(workdir)
+    _, err = final.communicate(timeout=300)
+    assert final.returncode == 0, err.decode()
+
+
+def _kill_rerun_and_compare(tmp_path: Path, flow_text: str) -> None:
+    """Run *flow_text* once undisturbed, then SIGKILL another run a dozen times and rerun it:
+    the output files, the provenance event counts and the repositories must agree."""
+    reference = _crash_workdir(tmp_path / "reference", flow_text)
+    started = time.monotonic()
+    assert _flowcore_run(reference).wait(timeout=120) == 0
+    duration = time.monotonic() - started
+    crashed = _crash_workdir(tmp_path / "crashed", flow_text)
+    # kill early and often: start-up, recovery, tasks, commits
+    _kill_then_finish(crashed, lambda rng: rng.uniform(0.3, min(0.9, duration)), again=False)
+    expected = {p.name: p.read_bytes() for p in (reference / "out").iterdir()}
+    got = {p.name: p.read_bytes() for p in (crashed / "out").iterdir()}
+    assert got == expected
+    assert got == {p.name: p.read_bytes() for p in (reference / "in").iterdir()}
+    assert _event_counts(crashed / ".flowcore") == _event_counts(reference / ".flowcore")
+    repos = RepositorySet.open(crashed / ".flowcore")
+    try:
+        assert repos.flowfiles.queue_ids() == ()
+        assert repos.content.check() == []
+    finally:
+        repos.close()
+
+
+@pytest.mark.slow
+def test_kill_9_at_random_moments_loses_and_duplicates_nothing(tmp_path: Path) -> None:
+    """`flowcore run` killed with SIGKILL a dozen times, then rerun, writes what an
+    uninterrupted run writes, and records each provenance event exactly once."""
+    _kill_rerun_and_compare(tmp_path, CRASH_FLOW)
+
+
+@pytest.mark.slow
+def test_kill_9_during_file_splitter_ingestion_repeats_and_skips_no_block(
+    tmp_path: Path,
+) -> None:
+    """FileSplitter killed mid-ingestion a dozen times: every block is emitted exactly once
+    (same RECEIVE counts as an undisturbed run) and Defragment rebuilds every file."""
+    _kill_rerun_and_compare(tmp_path, SPLITTER_CRASH_FLOW)
+
+
+def test_continuous_mode_polls_until_told_to_stop(tmp_path: Path) -> None:
+    """In continuous mode a source with NiFi's Run Schedule of 0 sec fills every micro-batch
+    (MAX_SOURCE_TRIGGERS triggers); progress is reported; stop ends it."""
+    settings = Settings(sync=False, parallelism=1, poll_interval="0 sec")
+    flow = Flow("forever")
+    gen = flow.add(GenerateFlowFile(custom_text="x", batch_size=2), name="gen")
+    tag = flow.add(UpdateAttribute(), name="tag")
+    flow.connect(gen, tag)
+    flow.auto_terminate(tag, "success")
+    reports = []
+
+    def stop() -> bool:
+        return len(reports) >= 5
+
+    result = run_flow(
+        flow,
+        "direct",
+        repository=tmp_path / "repo",
+        settings=settings,
+        continuous=True,
+        progress=reports.append,
+        should_stop=stop,
+    )
+    triggers = controller_module.MAX_SOURCE_TRIGGERS
+    assert result.count("tag", "success") == 5 * triggers * 2
+    # each micro-batch: a work item per trigger read, two FlowFiles each consumed by the tag
+    assert [r.flowfiles_in for r in reports] == [triggers * 3] * 5
+    assert [r.micro_batch for r in reports] == [1, 2, 3, 4, 5]
+
+
+def _run_continuously(
+    tmp_path: Path, flow: Flow, poll_interval: str, **hooks: Callable[..., object]
+) -> RunResult:
+    settings = Settings(sync=False, parallelism=1, poll_interval=poll_interval)
+    return run_flow(
+        flow, "direct", repository=tmp_path / "repo", settings=settings, continuous=True, **hooks
+    )
+
+
+def _scheduled_flow(run_schedule: str) -> Flow:
+    flow = Flow("paced")
+    gen = flow.add(
+        GenerateFlowFile(custom_text="x", batch_size=2), name="gen", run_schedule=run_schedule
+    )
+    tag = flow.add(UpdateAttribute(), name="tag")
+    flow.connect(gen, tag)
+    flow.auto_terminate(tag, "success")
+    return flow
+
+
+def test_a_run_schedule_triggers_a_source_once_per_period_in_continuous_mode(
+    tmp_path: Path,
+) -> None:
+    """A source with Run Schedule 1 hour is triggered once, at the start, however many
+    micro-batches a continuous run polls, and is not filled."""
+    polls = []
+
+    def stop() -> bool:
+        polls.append(1)
+        return len(polls) > 20
+
+    result = _run_continuously(tmp_path, _scheduled_flow("1 hour"), "0 sec", should_stop=stop)
+    assert result.count("tag", "success") == 2
+    assert result.micro_batches == 20
+
+
+def test_a_run_schedule_spaces_a_sources_triggers_by_its_period(tmp_path: Path) -> None:
+    """With Run Schedule 200 millis, three triggers take at least two periods; the run
+    sleeps until the next one is due rather than a whole poll interval."""
+    reports: list[RunProgress] = []
+    started = time.monotonic()
+    result = _run_continuously(
+        tmp_path,
+        _scheduled_flow("200 millis"),
+        "1 hour",
+        progress=reports.append,
+        should_stop=lambda: len(reports) >= 3,
+    )
+    assert time.monotonic() - started >= 0.4
+    assert result.count("tag", "success") == 6
+    assert [r.flowfiles_in for r in reports] == [3, 3, 3]
+
+
+class FailingMerge(MergeContent):
+    """Bins as MergeContent does, then fails to merge."""
+
+    def merge_bin(self, context, session, bin_):  # type: ignore[no-untyped-def]
+        msg = "the disk is full"
+        raise OSError(msg)
+
+
+def _merge_flow(merge: MergeContent) -> Flow:
+    flow = Flow("merging")
+    gen = flow.add(GenerateFlowFile(custom_text="x", batch_size=12), name="gen")
+    combine = flow.add(merge, name="merge")
+    end = flow.add(UpdateAttribute(), name="end")
+    flow.connect(gen, combine)
+    flow.connect(combine, end, "merged")
+    flow.auto_terminate(combine, ["original", "failure"])
+    flow.auto_terminate(end, "success")
+    return flow
+
+
+def test_ready_bins_are_merged_by_parallel_tasks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bins of one group are decided in one task and merged by a second, parallel pass."""
+    monkeypatch.setattr(task_bins, "MERGE_APART_BYTES", 0)  # however small they are
+    flow = _merge_flow(MergeContent(minimum_number_of_entries=3, maximum_number_of_entries=3))
+    result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=SETTINGS)
+    assert result.count("merge", "merged") == 4
+    assert result.count("end", "success") == 4
+    assert "2 task(s) in-process merging bins" in result.plan
+
+
+def test_a_failed_merge_keeps_the_bins_flowfiles_queued(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When merging a handed-over bin fails, its FlowFiles go back to the queue with a bulletin."""
+    monkeypatch.setattr(task_bins, "MERGE_APART_BYTES", 0)
+    flow = _merge_flow(FailingMerge(minimum_number_of_entries=3, maximum_number_of_entries=3))
+    result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=SETTINGS)
+    assert result.count("merge", "merged") == 0
+    assert sum(count for count, _ in result.queued.values()) == 12
+    assert "the disk is full" in result.bulletins[0].message
+
+
+def test_one_group_is_binned_in_one_task_without_a_shuffle(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a correlation attribute all FlowFiles share a group: one task, no shuffle."""
+    monkeypatch.setattr(task_bins, "MERGE_APART_BYTES", 0)
+    flow = _merge_flow(MergeContent(minimum_number_of_entries=3, maximum_number_of_entries=3))
+    result = run_flow(flow, "direct", repository=tmp_path / "one", settings=SETTINGS)
+    assert "1 task(s) in-process, then 2 task(s) in-process merging bins" in result.plan
+    correlated = MergeContent(
+        minimum_number_of_entries=3, maximum_number_of_entries=3, correlation_attribute_name="x"
+    )
+    result = run_flow(
+        _merge_flow(correlated), "direct", repository=tmp_path / "keyed", settings=SETTINGS
+    )
+    assert "3 task(s) in-process, then 2 task(s) in-process merging bins" in result.plan
+    assert result.count("merge", "merged") == 4
+
+
+def _generated(
+    tmp_path: Path, settings: Settings, threshold: int, *, alike: bool = True
+) -> list[RunProgress]:
+    flow = Flow("filling")
+    per_flowfile = {} if alike else {"n": "${literal(1)}"}  # EL: made one by one
+    gen = flow.add(GenerateFlowFile(custom_text="x", batch_size=10, **per_flowfile), name="gen")
+    tag = flow.add(UpdateAttribute(), name="tag")
+    flow.connect(gen, tag, back_pressure_object_threshold=threshold)
+    flow.auto_terminate(tag, "success")
+    reports: list[RunProgress] = []
+    result = run_flow(
+        flow, "direct", repository=tmp_path / "repo", settings=settings, progress=reports.append
+    )
+    assert result.count("gen", "success") == 100  # every trigger the run allows, as ever
+    (stage,) = [line.split(":")[0] for line in result.plan.splitlines() if "Generate" in line]
+    return [r for r in reports if r.stage_id == stage]
+
+
+@pytest.mark.parametrize(
+    ("alike", "plain", "batched"),
+    [(True, 5, 35), (False, 35, 1_000)],
+    ids=["batches-fill-to-the-batched-limit", "one-by-one-fills-to-the-plain-limit"],
+)
+def test_an_unbounded_source_fills_a_micro_batch_up_to_its_limit(
+    tmp_path: Path, alike: bool, plain: int, batched: int
+) -> None:
+    """GenerateFlowFile is triggered until its FlowFiles fill a micro-batch: whole batches up to
+    batch_max_batched_flowfiles, FlowFiles made one by one (EL) up to batch_max_flowfiles."""
+    settings = Settings(
+        sync=False,
+        parallelism=1,
+        unbounded_source_batches=10,
+        batch_max_flowfiles=plain,
+        batch_max_batched_flowfiles=batched,
+    )
+    runs = _generated(tmp_path, settings, threshold=0, alike=alike)
+    assert [r.flowfiles_in for r in runs] == [4, 4, 2]  # work items: 4 triggers make 40
+
+
+def test_filling_a_micro_batch_stops_at_an_output_threshold(tmp_path: Path) -> None:
+    """Back pressure bounds the fill: triggers stop once the output queue would be full."""
+    settings = Settings(sync=False, parallelism=1, unbounded_source_batches=10)
+    runs = _generated(tmp_path, settings, threshold=25)
+    assert runs[0].flowfiles_in == 3  # 30 FlowFiles reach the threshold of 25
+
+
+BATCH_CRASH_FLOW = """
+from flowcore import Flow
+from processors import GenerateFlowFile, MergeContent, UpdateAttribute
+
+flow = Flow("crash-batches")
+gen = flow.add(GenerateFlowFile(batch_size=400_000, custom_text="0123456789"), name="gen")
+tag = flow.add(UpdateAttribute(stage="x"), name="tag")
+merge = flow.add(
+    MergeContent(minimum_number_of_entries=10_000, maximum_number_of_entries=10_000),
+    name="merge",
+)
+flow.connect(gen, tag)
+flow.connect(tag, merge, back_pressure_object_threshold=0)
+flow.auto_terminate(merge, ["merged", "original", "failure"])
+"""
+
+
+@pytest.mark.slow
+def test_kill_9_while_merging_batches_loses_and_duplicates_nothing(tmp_path: Path) -> None:
+    """Batches binned and merged whole, killed a dozen times: every FlowFile created (each
+    run generates anew) is merged exactly once, and each event is recorded once.
+
+    The merged FlowFiles are dropped rather than written out: a bundle's name comes from a
+    clock, as NiFi's does, so a file written by a killed attempt would be written again under
+    another name (PutFile is at-least-once; the other kill tests name their outputs).
+    """
+    import sqlite3
+
+    undisturbed = tmp_path / "undisturbed"
+    undisturbed.mkdir()
+    (undisturbed / "flow.py").write_text(BATCH_CRASH_FLOW)
+    started = time.monotonic()
+    assert _flowcore_run(undisturbed).wait(timeout=300) == 0
+    duration = time.monotonic() - started
+    workdir = tmp_path / "crashed"
+    workdir.mkdir()
+    (workdir / "flow.py").write_text(BATCH_CRASH_FLOW)
+    # start-up, tasks, commits, indexing; a run that finished is followed by one that
+    # generates more
+    _kill_then_finish(workdir, lambda rng: rng.uniform(0.3, 0.9) * duration, again=True)
+    database = sqlite3.connect(workdir / ".flowcore" / "provenance" / "provenance.db")
+    rows = database.execute(
+        "select event_type, component_name, sum(run_count), sum(run_count * file_size)"
+        " from provenance_event group by event_type, component_name"
+    )
+    counts = {(kind, name): (count, size) for kind, name, count, size in rows}
+    database.close()
+    created, _ = counts[("CREATE", "gen")]
+    assert created % 400_000 == 0
+    assert counts[("ATTRIBUTES_MODIFIED", "tag")][0] == created
+    joins, merged_bytes = counts[("JOIN", "merge")]
+    assert merged_bytes == 10 * created  # every FlowFile's 10 bytes in exactly one bundle
+    # each original dropped once; each bundle dropped once (merged is auto-terminated)
+    assert counts[("DROP", "merge")] == (created + joins, 10 * created + merged_bytes)
+    repos = RepositorySet.open(workdir / ".flowcore")
+    try:
+        assert repos.flowfiles.queue_ids() == ()
+        assert repos.content.check() == []
+    finally:
+        repos.close()
+
+
+# --- the end of a batch run: why each queue is stuck ---------------------------------------
+
+
+class PenalizeAll(Processor):
+    """Passes every FlowFile on, penalized (NiFi's session.penalize)."""
+
+    relationships = (Relationship("success", "penalized"),)
+
+    def on_trigger(self, context, session):  # type: ignore[no-untyped-def]
+        flowfile = session.get()
+        if flowfile is not None:
+            session.transfer(session.penalize(flowfile), "success")
+
+
+def test_back_pressure_that_never_clears_names_the_full_queue(tmp_path: Path) -> None:
+    """Upstream of a full queue nothing runs: its queue says which queue held it back."""
+    settings = Settings(sync=False, parallelism=1, unbounded_source_batches=3)
+    flow = Flow("pressure")
+    gen = flow.add(GenerateFlowFile(custom_text="x", batch_size=20), name="gen")
+    tag = flow.add(UpdateAttribute(a="b"), name="tag")
+    boom = flow.add(Explode(), name="boom")
+    flow.connect(gen, tag, back_pressure_object_threshold=5)
+    flow.connect(tag, boom, back_pressure_object_threshold=5)
+    flow.auto_terminate(boom, "success")
+    result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=settings)
+    assert result.stuck["gen -[success]-> tag"].startswith(
+        "tag could not run: its output queue tag -[success]-> boom is at its back-pressure"
+    )
+    assert "processor errors in boom" in result.stuck["tag -[success]-> boom"]
+    assert sum(count for count, _ in result.queued.values()) == 40
+
+
+def test_penalized_flowfiles_are_not_blamed_on_processor_errors(tmp_path: Path) -> None:
+    """FlowFiles penalized past the end of a batch run (no error) are reported as penalized."""
+    flow = Flow("penalties")
+    gen = flow.add(GenerateFlowFile(custom_text="x", batch_size=2), name="gen")
+    pen = flow.add(PenalizeAll(), name="pen")
+    tag = flow.add(UpdateAttribute(a="b"), name="tag")
+    flow.connect(gen, pen)
+    flow.connect(pen, tag, durable=True)
+    flow.auto_terminate(tag, "success")
+    result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=SETTINGS)
+    assert result.stuck == {
+        "pen -[success]-> tag": "penalized past the end of the run; a later run takes them"
+    }
+
+
+def test_a_queue_no_connection_reads_any_more_says_so(tmp_path: Path) -> None:
+    """Run a flow, drop the connection that holds FlowFiles, run again: the queue is named."""
+    repository = tmp_path / "repo"
+    flow = Flow("changed")
+    gen = flow.add(GenerateFlowFile(custom_text="x"), name="gen")
+    boom = flow.add(Explode(), name="boom")
+    flow.connect(gen, boom, durable=True)
+    flow.auto_terminate(boom, "success")
+    assert run_flow(flow, "direct", repository=repository, settings=SETTINGS).stuck
+    later = Flow("changed")
+    gen2 = later.add(GenerateFlowFile(custom_text="x"), name="gen2")
+    later.auto_terminate(gen2, "success")
+    result = run_flow(later, "direct", repository=repository, settings=SETTINGS)
+    assert any("no connection of the flow reads this queue" in r for r in result.stuck.values())

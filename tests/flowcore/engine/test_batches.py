@@ -1,0 +1,111 @@
+"""Tests for FlowFile batches inside tasks: the same FlowFiles and events as one by one."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+import flowcore.engine._batches as task_batches
+from flowcore import Flow
+from flowcore.driver.controller import run_flow
+from flowcore.settings import Settings
+from processors import GenerateFlowFile, MergeContent, PutFile, UpdateAttribute
+
+SETTINGS = Settings(sync=False, parallelism=1, unbounded_source_batches=3)
+
+
+def _flow(out: Path, fan_out: bool = False, **generate: object) -> Flow:
+    flow = Flow("batches")
+    gen = flow.add(GenerateFlowFile(batch_size=7, **generate, kind="x"), name="gen")
+    tag = flow.add(UpdateAttribute(source="bench"), name="tag")
+    merge = flow.add(
+        MergeContent(minimum_number_of_entries=3, maximum_number_of_entries=3), name="merge"
+    )
+    put = flow.add(PutFile(directory=str(out)), name="put")
+    flow.connect(gen, tag)
+    flow.connect(tag, merge, back_pressure_object_threshold=1_000)
+    flow.connect(merge, put, "merged")
+    if fan_out:
+        flow.connect(gen, put)
+    flow.auto_terminate(merge, ["original", "failure"])
+    flow.auto_terminate(put, ["success", "failure"])
+    return flow
+
+
+@pytest.mark.parametrize(
+    "generate",
+    [{"file_size": "10 B"}, {"custom_text": "line\n", "mime_type": "text/plain"}, {}],
+    ids=["random", "custom-text", "empty"],
+)
+def test_whole_batches_give_the_flowfiles_and_events_of_the_one_by_one_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, generate: dict, outcome: Callable
+) -> None:
+    """GenerateFlowFile and UpdateAttribute on batches: same outputs, counts and provenance."""
+    whole = outcome(tmp_path / "whole", _flow(tmp_path / "whole" / "out", **generate), SETTINGS)
+    monkeypatch.setattr(GenerateFlowFile, "read_work_batch", lambda *_: None)
+    monkeypatch.setattr(UpdateAttribute, "transform_batch", lambda *_: None)
+    single = outcome(tmp_path / "single", _flow(tmp_path / "single" / "out", **generate), SETTINGS)
+    if "file_size" in generate:  # random content: each run draws its own bytes
+        assert sorted(len(c) for c in whole[1].elements()) == sorted(
+            len(c) for c in single[1].elements()
+        )
+        assert (whole[0], whole[2]) == (single[0], single[2])
+    else:
+        assert whole == single
+
+
+def test_a_fanned_out_relationship_takes_the_flowfiles_one_by_one(tmp_path: Path) -> None:
+    """Two destinations need clones, so the batch is materialized: nothing is lost."""
+    flow = _flow(tmp_path / "out", fan_out=True, custom_text="x")
+    result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=SETTINGS)
+    assert result.count("gen", "success") == 42  # 21 FlowFiles, each to two connections
+    assert result.count("tag", "success") == 21
+    assert result.count("put", "success") == 21 + 7
+
+
+def test_a_processor_failing_on_a_batch_gets_its_flowfiles_one_by_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A transform_batch that raises declines: the FlowFiles still go through on_trigger."""
+
+    def broken(*_: object) -> None:
+        msg = "no batches today"
+        raise RuntimeError(msg)
+
+    monkeypatch.setattr(UpdateAttribute, "transform_batch", broken)
+    flow = _flow(tmp_path / "out", custom_text="x")
+    result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=SETTINGS)
+    assert result.count("tag", "success") == 21
+    assert result.count("put", "success") == 7
+    assert all(p.read_bytes() == b"xxx" for p in (tmp_path / "out").iterdir())
+
+
+def test_a_task_unpacks_at_most_the_flowfile_limit_and_defers_the_other_batches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, outcome: Callable
+) -> None:
+    """Batches a processor takes one by one are unpacked up to batch_max_flowfiles per task;
+    the others wait whole in its queue: the same FlowFiles and events, over more
+    micro-batches."""
+    settings = attrs.evolve(SETTINGS, batch_max_flowfiles=7)
+    flow = _flow(tmp_path / "whole" / "out", custom_text="x")
+    whole = outcome(tmp_path / "whole", flow, settings)
+    monkeypatch.setattr(UpdateAttribute, "transform_batch", lambda *_: None)
+    held: list[int] = []
+    real = task_batches.unpacks
+
+    def spying(member: Any, batch: Any, queue_id: str) -> bool:
+        unpacked = real(member, batch, queue_id)
+        held.append(member.task.unpacked)
+        return unpacked
+
+    monkeypatch.setattr(task_batches, "unpacks", spying)
+    deferred = outcome(
+        tmp_path / "deferred", _flow(tmp_path / "deferred" / "out", custom_text="x"), settings
+    )
+    assert deferred == whole
+    assert len(held) == 3  # three batches of 7 met UpdateAttribute whole, in one micro-batch
+    assert max(held) == 7  # only one of them was unpacked in that task

@@ -1,0 +1,274 @@
+"""Tests for the stage task function run on its own (no controller)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from flowcore import Flow, Prioritizer, Processor, Relationship
+from flowcore.compiler.plan import TaskInput, TaskResult, TaskSpec, build_stage_plan, park_queue_id
+from flowcore.compiler.stages import compile_flow
+from flowcore.engine.task import (
+    CONTENT_FAILURE_REASON,
+    read_segment_records,
+    run_task,
+    single_group,
+)
+from flowcore.flowfile import ContentClaim, FlowFile, ResourceClaim
+from flowcore.processor import WorkItem
+from flowcore.settings import Settings
+from processors import GenerateFlowFile, MergeContent, PutFile, SplitText, UpdateAttribute
+from repositories.external import fingerprint
+from repositories.repository_set import RepositorySet
+
+SETTINGS = Settings(sync=False, parallelism=1, penalization_period="1 min")
+
+
+class Explode(Processor):
+    """Fails on FlowFiles whose attribute ``boom`` is set; passes the others on."""
+
+    relationships = (Relationship("success", "passed"),)
+
+    def on_trigger(self, context, session):  # type: ignore[no-untyped-def]
+        flowfile = session.get()
+        if flowfile is None:
+            return
+        if flowfile.attributes.get("boom"):
+            msg = f"cannot handle {flowfile.attributes['filename']}"
+            raise ValueError(msg)
+        session.transfer(flowfile, "success")
+
+
+@pytest.fixture
+def repos(tmp_path: Path):  # type: ignore[no-untyped-def]
+    opened = RepositorySet.open(tmp_path / "repo", SETTINGS)
+    yield opened
+    opened.close()
+
+
+def _run(repos: RepositorySet, flow: Flow, stage: int = 0, **given: object) -> TaskResult:
+    compiled = compile_flow(flow)
+    plan = build_stage_plan(compiled, compiled.stages[stage])
+    spec = TaskSpec(
+        plan=plan,
+        index=0,
+        input=TaskInput(**given),  # type: ignore[arg-type]
+        paths=repos.paths,
+        settings=SETTINGS,
+        batch_time=time.time_ns() // 1_000_000,
+        first_id=1,
+    )
+    return run_task(spec)
+
+
+def _outputs(repos: RepositorySet, result: TaskResult, queue: str) -> list[FlowFile]:
+    return [
+        f
+        for s in result.enqueued
+        if s.queue_id == queue
+        for f in read_segment_records(repos.paths.segments, s.segment_id)
+    ]
+
+
+def _event_types(repos: RepositorySet, result: TaskResult) -> list[str]:
+    assert result.provenance_file is not None
+    repos.provenance.index_files([result.provenance_file])
+    return [e.event_type.value for e in repos.provenance.search(limit=10_000)]
+
+
+def _generated(flow: Flow, text: str = "a\nb\nc") -> tuple:
+    gen = flow.add(GenerateFlowFile(custom_text=text), name="gen")
+    return gen
+
+
+def test_pipelined_members_run_in_one_task(repos: RepositorySet) -> None:
+    """A source, a splitter and a tagger run in one task; only the durable queue is written."""
+    flow = Flow("f")
+    gen = _generated(flow)
+    split = flow.add(SplitText(line_split_count=1), name="split")
+    tag = flow.add(UpdateAttribute(tagged="yes"), name="tag")
+    sink = flow.add(UpdateAttribute(), name="sink")
+    flow.connect(gen, split)
+    flow.connect(split, tag, "splits")
+    queue = flow.connect(tag, sink, durable=True)
+    flow.auto_terminate(split, ["original", "failure"])
+    flow.auto_terminate(sink, "success")
+    result = _run(repos, flow, work=(("GenerateFlowFile-1", WorkItem("batch", {"count": 1})),))
+    out = _outputs(repos, result, queue.id)
+    assert [repos.content.read(f.content) for f in out] == [b"a", b"b", b"c"]
+    assert all(f.attributes["tagged"] == "yes" for f in out)
+    assert result.transfers["SplitText-2"]["splits"] == (3, 3)
+    assert result.provenance_file is not None
+    assert result.written_claims
+
+
+def test_fan_out_clones_to_every_connection(repos: RepositorySet) -> None:
+    """A relationship with two connections sends a clone down each, with a CLONE event."""
+    flow = Flow("f")
+    gen = _generated(flow, "x")
+    left = flow.add(UpdateAttribute(), name="left")
+    right = flow.add(UpdateAttribute(), name="right")
+    first = flow.connect(gen, left, durable=True)
+    second = flow.connect(gen, right, durable=True)
+    flow.auto_terminate(left, "success")
+    flow.auto_terminate(right, "success")
+    result = _run(repos, flow, work=(("GenerateFlowFile-1", WorkItem("batch", {"count": 2})),))
+    a, b = _outputs(repos, result, first.id), _outputs(repos, result, second.id)
+    assert len(a) == len(b) == 2
+    assert {f.uuid for f in a}.isdisjoint(f.uuid for f in b)
+    assert _event_types(repos, result).count("CLONE") == 2
+
+
+def _queued_flow() -> tuple[Flow, str]:
+    flow = Flow("f")
+    gen = flow.add(GenerateFlowFile(), name="gen")
+    boom = flow.add(Explode(), name="boom")
+    end = flow.add(UpdateAttribute(), name="end")
+    queue = flow.connect(gen, boom, durable=True)
+    flow.connect(boom, end)
+    flow.auto_terminate(end, "success")
+    return flow, queue.id
+
+
+def _flowfile(number: int, **attributes: str) -> FlowFile:
+    now = time.time_ns() // 1_000_000
+    return FlowFile.create(number, now, {"filename": f"f{number}", **attributes})
+
+
+def test_processor_error_parks_the_flowfile_penalized_with_a_bulletin(repos: RepositorySet) -> None:
+    """A failing FlowFile goes back to its queue, penalized; the others go on; a bulletin."""
+    flow, queue = _queued_flow()
+    records = ((queue, _flowfile(1)), (queue, _flowfile(2, boom="1")), (queue, _flowfile(3)))
+    result = _run(repos, flow, 1, records=records)
+    back = _outputs(repos, result, queue)
+    assert [f.attributes["filename"] for f in back] == ["f2"]
+    assert back[0].penalty_expiration > time.time_ns() // 1_000_000
+    assert result.long_waits == frozenset(s.segment_id for s in result.enqueued)
+    (bulletin,) = result.bulletins
+    assert "cannot handle f2" in bulletin.message
+    assert bulletin.component_name == "boom"
+    assert result.transfers["UpdateAttribute-3"]["success"][0] == 2
+
+
+def test_error_after_a_pipelined_connection_parks_in_the_park_queue(repos: RepositorySet) -> None:
+    """A FlowFile that reached the failing processor by reference waits in its park queue."""
+    flow = Flow("f")
+    gen = flow.add(GenerateFlowFile(boom="1"), name="gen")
+    boom = flow.add(Explode(), name="boom")
+    flow.connect(gen, boom)
+    flow.auto_terminate(boom, "success")
+    result = _run(repos, flow, work=(("GenerateFlowFile-1", WorkItem("batch", {"count": 1})),))
+    (summary,) = result.enqueued
+    assert summary.queue_id == park_queue_id("Explode-2")
+    assert len(result.bulletins) == 1
+
+
+def test_a_changed_zero_copy_source_routes_its_flowfiles_to_failure(
+    repos: RepositorySet, tmp_path: Path
+) -> None:
+    """A FlowFile pointing into an outside file that changed can never be read again: it goes
+    to the reading processor's failure saying why; a FlowFile on an intact file goes on."""
+    changed, intact = tmp_path / "changed.log", tmp_path / "intact.log"
+    changed.write_bytes(b"one\ntwo\n")
+    intact.write_bytes(b"three\n")
+
+    def external(number: int, path: Path) -> FlowFile:
+        claim = ContentClaim(ResourceClaim.external(str(path), fingerprint(path)), 0, 4)
+        now = time.time_ns() // 1_000_000
+        return FlowFile.create(number, now, {"filename": path.name}, content=claim)
+
+    flow = Flow("f")
+    gen = flow.add(GenerateFlowFile(), name="gen")
+    split = flow.add(SplitText(line_split_count=1), name="split")
+    end = flow.add(UpdateAttribute(), name="end")
+    queue = flow.connect(gen, split, durable=True)
+    splits = flow.connect(split, end, "splits", durable=True)
+    failed = flow.connect(split, end, "failure", durable=True)
+    flow.auto_terminate(split, "original")
+    flow.auto_terminate(end, "success")
+    records = ((queue.id, external(1, changed)), (queue.id, external(2, intact)))
+    changed.write_bytes(b"ONE\nTWO\nTHREE\n")
+    result = _run(repos, flow, 1, records=records)
+    (failure,) = _outputs(repos, result, failed.id)
+    assert failure.attributes["filename"] == "changed.log"
+    assert "changed after it was listed" in failure.attributes[CONTENT_FAILURE_REASON]
+    assert failure.penalty_expiration == 0
+    assert [repos.content.read(f.content) for f in _outputs(repos, result, splits.id)] == [b"thre"]
+    assert not any(s.queue_id == queue.id for s in result.enqueued)
+    (bulletin,) = result.bulletins
+    assert bulletin.level == "WARNING"
+    assert "routed 1 FlowFile(s) to failure" in bulletin.message
+
+
+def test_penalized_input_waits_without_running(repos: RepositorySet) -> None:
+    """A penalized FlowFile read from a queue goes straight back, due at its penalty's end."""
+    flow, queue = _queued_flow()
+    later = time.time_ns() // 1_000_000 + 60_000
+    penalized = _flowfile(1).replace(penalty_expiration=later)
+    result = _run(repos, flow, 1, records=((queue, penalized),))
+    (summary,) = result.enqueued
+    assert result.retry_at[summary.segment_id] == later
+    assert not result.bulletins
+
+
+def test_expired_flowfiles_are_dropped_with_an_expire_event(repos: RepositorySet) -> None:
+    """FlowFiles older than the connection's expiration get EXPIRE and go no further."""
+    flow = Flow("f")
+    gen = flow.add(GenerateFlowFile(), name="gen")
+    end = flow.add(UpdateAttribute(), name="end")
+    queue = flow.connect(gen, end, flowfile_expiration="1 sec")
+    flow.auto_terminate(end, "success")
+    old = _flowfile(1).replace(entry_date=0)
+    result = _run(repos, flow, 1, records=((queue.id, old), (queue.id, _flowfile(2))))
+    assert result.consumed["UpdateAttribute-2"] == 2
+    assert result.transfers["UpdateAttribute-2"]["success"][0] == 1
+    assert _event_types(repos, result).count("EXPIRE") == 1
+
+
+def test_prioritizers_order_the_batch(repos: RepositorySet) -> None:
+    """With the priority attribute prioritizer, lower numbers go first."""
+    flow = Flow("f")
+    gen = flow.add(GenerateFlowFile(), name="gen")
+    put = flow.add(UpdateAttribute(), name="tag")
+    end = flow.add(UpdateAttribute(), name="end")
+    queue = flow.connect(gen, put, prioritizers=[Prioritizer.PRIORITY_ATTRIBUTE])
+    out = flow.connect(put, end, durable=True)
+    flow.auto_terminate(end, "success")
+    records = tuple(
+        (queue.id, _flowfile(n, priority=p)) for n, p in enumerate(["5", "1", "x", "3"], 1)
+    )
+    result = _run(repos, flow, 1, records=records)
+    order = [f.attributes["priority"] for f in _outputs(repos, result, out.id)]
+    assert order == ["1", "3", "5", "x"]
+
+
+def test_source_read_error_becomes_a_bulletin(repos: RepositorySet, tmp_path: Path) -> None:
+    """A work item that cannot be read is reported; the task still finishes."""
+    flow = Flow("f")
+    gen = flow.add(GenerateFlowFile(), name="gen")
+    put = flow.add(PutFile(directory=str(tmp_path / "out")), name="put")
+    flow.connect(gen, put)
+    flow.auto_terminate(put, ["success", "failure"])
+    result = _run(repos, flow, work=(("GenerateFlowFile-1", WorkItem("batch", {})),))
+    (bulletin,) = result.bulletins
+    assert "could not read batch" in bulletin.message
+
+
+def test_single_group_asks_every_binning_member() -> None:
+    """A stage is one group when each binning member says so; a narrow stage never is."""
+
+    def plans(**merge: object) -> list:
+        flow = Flow("f")
+        gen = _generated(flow)
+        combine = flow.add(MergeContent(**merge), name="merge")
+        flow.connect(gen, combine)
+        flow.auto_terminate(combine, ["merged", "original", "failure"])
+        compiled = compile_flow(flow)
+        return [build_stage_plan(compiled, s) for s in compiled.stages]
+
+    narrow, binning = plans()
+    assert not single_group(narrow)
+    assert single_group(binning)
+    assert not single_group(plans(correlation_attribute_name="customer")[1])

@@ -1,0 +1,77 @@
+"""Tests for flowcore/session/_effects.py: staged files and deferred log lines of a session."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from flowcore import Flow, ProcessContext, Processor, ProcessSession
+from flowcore.driver.controller import Controller
+from flowcore.relationship import SUCCESS
+from flowcore.runners.direct import DirectRunner
+from flowcore.testing import TestRunner
+from processors import GenerateFlowFile, LogAttribute
+from repositories.repository_set import RepositorySet
+
+
+class _StageThenFail(Processor):
+    """Stages a file and a log line, then fails when the FlowFile says so."""
+
+    relationships: ClassVar = (SUCCESS,)
+    DIRECTORY: ClassVar = Path()
+
+    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
+        flowfile = session.get()
+        if flowfile is None:
+            return
+        temporary = session.stage_file(self.DIRECTORY / flowfile.attributes["filename"])
+        temporary.write_bytes(b"x")
+        session.log_after_commit("flowcore.test.staged", logging.WARNING, "staged once")
+        if flowfile.attributes.get("fail") == "yes":
+            msg = "asked to fail"
+            raise RuntimeError(msg)
+        session.transfer(flowfile, SUCCESS)
+
+
+def test_a_rollback_deletes_staged_files_and_logs_nothing(tmp_path: Path, caplog) -> None:  # type: ignore[no-untyped-def]
+    """A session that rolls back leaves no temporary and emits no deferred line."""
+    _StageThenFail.DIRECTORY = tmp_path
+    runner = TestRunner(_StageThenFail())
+    runner.enqueue(b"a", {"filename": "a.txt", "fail": "yes"})
+    with (
+        caplog.at_level(logging.WARNING, logger="flowcore.test.staged"),
+        pytest.raises(RuntimeError),
+    ):
+        runner.run()
+    assert list(tmp_path.iterdir()) == []
+    assert "staged once" not in caplog.text
+
+
+def test_a_commit_publishes_and_logs_once(tmp_path: Path, caplog) -> None:  # type: ignore[no-untyped-def]
+    """A committed session's file appears under its name and its line is logged once."""
+    _StageThenFail.DIRECTORY = tmp_path
+    runner = TestRunner(_StageThenFail())
+    runner.enqueue(b"a", {"filename": "a.txt"})
+    with caplog.at_level(logging.WARNING, logger="flowcore.test.staged"):
+        runner.run()
+    assert [p.name for p in tmp_path.iterdir()] == ["a.txt"]
+    assert caplog.text.count("staged once") == 1
+
+
+def test_log_attribute_logs_on_the_driver_after_the_commit(tmp_path: Path, caplog) -> None:  # type: ignore[no-untyped-def]
+    """In a run, LogAttribute's lines are emitted once per committed FlowFile."""
+    flow = Flow("log")
+    gen = flow.add(GenerateFlowFile(batch_size=3, unique_flowfiles=True), name="gen")
+    log = flow.add(LogAttribute(log_prefix="PREFIX"), name="log")
+    flow.connect(gen, log)
+    flow.auto_terminate(log, ["success"])
+    repos = RepositorySet.open(tmp_path / "repo")
+    try:
+        with caplog.at_level(logging.INFO, logger="flowcore.processors.LogAttribute"):
+            Controller(flow, DirectRunner(), repos).run()
+    finally:
+        repos.close()
+    assert len([r for r in caplog.records if "PREFIX" in r.getMessage()]) == 3

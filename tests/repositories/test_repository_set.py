@@ -1,0 +1,170 @@
+"""Tests for repositories/repository_set.py: starts that tell new from damaged, and `check`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from flowcore import Flow
+from flowcore.cli import main
+from flowcore.driver.controller import run_flow
+from flowcore.errors import RepositoryError, WalCorruptionError
+from flowcore.settings import Settings
+from processors import GenerateFlowFile, UpdateAttribute
+from repositories.repository_set import RepositorySet, check_repositories
+
+
+def _flow() -> Flow:
+    flow = Flow("queued")
+    gen = flow.add(GenerateFlowFile(batch_size=50, unique_flowfiles=True), name="gen")
+    tag = flow.add(UpdateAttribute(tag="x"), name="tag")
+    flow.connect(gen, tag, durable=True)
+    flow.auto_terminate(tag, "success")
+    return flow
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.name != "lock"
+    }
+
+
+def test_check_without_fix_changes_nothing_even_on_a_damaged_repository(tmp_path: Path) -> None:
+    """`flowcore check` on a repository whose checkpoint was deleted reports it and leaves
+    every file byte for byte as it was (the issue's 931 lost FlowFiles)."""
+    repository = tmp_path / "repo"
+    settings = Settings(sync=False, parallelism=1)
+    run_flow(_flow(), "direct", repository=repository, settings=settings)
+    run_flow(_flow(), "direct", repository=repository, settings=settings)
+    (repository / "flowfile" / "checkpoint").unlink()
+    before = _tree(repository)
+    findings = check_repositories(repository)
+    assert any("checkpoint is missing" in f.problem for f in findings)
+    assert _tree(repository) == before
+    with pytest.raises(WalCorruptionError, match="checkpoint is missing"):
+        RepositorySet.open(repository)
+    assert _tree(repository) == before
+
+
+def test_a_damaged_segment_is_quarantined_by_check_fix(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A flipped byte in a queued segment: the run refuses in one line naming it; `check`
+    reports it without moving it; `check --fix` quarantines it, reports the FlowFiles lost,
+    and the next run goes on with the rest."""
+    repository = tmp_path / "repo"
+    flow = Flow("two-queues")
+    gen = flow.add(GenerateFlowFile(batch_size=5, unique_flowfiles=True), name="gen")
+    tag = flow.add(UpdateAttribute(tag="x"), name="tag")
+    flow.connect(gen, tag, durable=True)
+    flow.auto_terminate(tag, "success")
+    repos = RepositorySet.open(repository)
+    try:
+        wal = repos.flowfiles
+        from flowcore.flowfile import FlowFile
+        from repositories.records import Transaction
+
+        queue = next(c.id for c in flow.connections)
+        ids = wal.next_flowfile_ids(4)
+        good = wal.write_segment(queue, [FlowFile.create(i, 0, {"n": "good"}) for i in ids[:2]])
+        bad = wal.write_segment(queue, [FlowFile.create(i, 0, {"n": "bad"}) for i in ids[2:]])
+        wal.commit(Transaction(enqueued=[good, bad]))
+        bad_path = wal.segment_dir / f"{bad.segment_id}.seg"
+    finally:
+        repos.close()
+    data = bytearray(bad_path.read_bytes())
+    data[-3] ^= 0xFF
+    bad_path.write_bytes(bytes(data))
+    before = _tree(repository)
+    assert main(["check", "--repository", str(repository)]) == 1
+    assert bad.segment_id in capsys.readouterr().out
+    assert _tree(repository) == before
+    assert main(["check", "--fix", "--repository", str(repository)]) == 0
+    out = capsys.readouterr().out
+    assert "quarantined" in out
+    assert "2 FlowFile(s)" in out
+    assert (repository / "flowfile" / "quarantine" / bad_path.name).exists()
+    result = run_flow(flow, "direct", repository=repository, settings=Settings(sync=False))
+    assert result.count("tag", "success") >= 2
+
+
+def test_a_deleted_provenance_database_refuses_the_start(tmp_path: Path) -> None:
+    """provenance.db deleted after events were recorded: the start refuses, naming it and the
+    fix, and creates nothing; `check --fix` starts an empty one that continues the ids."""
+    repository = tmp_path / "repo"
+    settings = Settings(sync=False, parallelism=1)
+    first = run_flow(_flow(), "direct", repository=repository, settings=settings)
+    assert first.provenance_events > 0
+    database = repository / "provenance" / "provenance.db"
+    repos = RepositorySet.open(repository)
+    last_id = repos.provenance.max_event_id()
+    repos.close()
+    database.unlink()
+    with pytest.raises(RepositoryError, match=r"provenance\.db is missing.*check --fix"):
+        RepositorySet.open(repository)
+    assert not database.exists()
+    check_repositories(repository, fix=True)
+    repos = RepositorySet.open(repository)
+    try:
+        assert repos.provenance.next_event_id > last_id
+    finally:
+        repos.close()
+
+
+def test_a_garbled_provenance_database_is_one_line(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A provenance.db overwritten with garbage: `flowcore status`-style opens refuse in one
+    line (exit 2), `check` reports it, `check --fix` sets it aside."""
+    repository = tmp_path / "repo"
+    run_flow(_flow(), "direct", repository=repository, settings=Settings(sync=False))
+    database = repository / "provenance" / "provenance.db"
+    database.write_bytes(b"garbage" * 1000)
+    assert main(["provenance", "search", "--repository", str(repository)]) == 2
+    err = capsys.readouterr().err
+    assert "provenance.db" in err
+    assert "check --fix" in err
+    assert main(["check", "--repository", str(repository)]) == 1
+    assert main(["check", "--fix", "--repository", str(repository)]) == 0
+    assert list(database.parent.glob("provenance.db.damaged-*"))
+    assert main(["provenance", "search", "--repository", str(repository)]) == 0
+
+
+def test_a_deleted_flowfile_log_with_content_left_is_not_a_new_repository(tmp_path: Path) -> None:
+    """The whole flowfile/ directory deleted while content and provenance remain: refused,
+    nothing created; `check --fix` starts a new log and says what it dropped."""
+    import shutil
+
+    repository = tmp_path / "repo"
+    run_flow(_flow(), "direct", repository=repository, settings=Settings(sync=False))
+    shutil.rmtree(repository / "flowfile")
+    with pytest.raises(WalCorruptionError, match="no checkpoint and no journal"):
+        RepositorySet.open(repository)
+    assert not (repository / "flowfile").exists()
+    findings = check_repositories(repository, fix=True)
+    assert any("started a new log" in f.problem for f in findings)
+    RepositorySet.open(repository).close()
+
+
+def test_the_claim_size_setting_reaches_the_driver_and_the_tasks(tmp_path: Path) -> None:
+    """content_claim_max_appendable_size sets how much a claim file holds, for the tasks that
+    write content too: 64 KiB contents fill 4 files of 1 MB by default, 1 file of 16 MB."""
+
+    def claim_files(settings: Settings, repository: Path) -> int:
+        flow = Flow("claims")
+        gen = flow.add(
+            GenerateFlowFile(batch_size=64, file_size="64 KB", unique_flowfiles=True), name="gen"
+        )
+        tag = flow.add(UpdateAttribute(k="v"), name="tag")
+        flow.connect(gen, tag)
+        flow.auto_terminate(tag, "success")
+        run_flow(flow, "direct", repository=repository, settings=settings)
+        return sum(1 for p in (repository / "content").rglob("*.claim"))
+
+    small = Settings(sync=False, parallelism=1)
+    large = Settings(sync=False, parallelism=1, content_claim_max_appendable_size="16 MB")
+    repos = RepositorySet.open(tmp_path / "r", large)
+    try:
+        assert repos.content.max_appendable_size == 16 * 1024 * 1024
+    finally:
+        repos.close()
+    assert claim_files(small, tmp_path / "small") > claim_files(large, tmp_path / "large") == 1
