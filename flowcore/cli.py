@@ -23,6 +23,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from flowcore.clock import now_ms
 from flowcore.datasets.compaction import DEFAULT_MERGE_FILE_MAX, DEFAULT_MERGEABILITY_THRESHOLD
 from flowcore.errors import FlowcoreError
 from flowcore.faults import describe_storage_fault, storage_fault
@@ -416,7 +417,7 @@ def cmd_dataset(args: argparse.Namespace) -> int:
         return 0
     if args.action == "mergeability":
         chosen = Mergeability.from_text(args.set)
-        manifest = dataset.set_mergeability(args.chunks, chosen, now_ms=_now_ms())
+        manifest = dataset.set_mergeability(args.chunks, chosen, now_ms=now_ms())
         console.print(f"version {manifest.version}: {len(args.chunks)} chunk(s) {args.set}")
         return 0
     manifest = dataset.manifest(args.version)
@@ -441,10 +442,6 @@ def cmd_dataset(args: argparse.Namespace) -> int:
         highlight=False,
     )
     return 0
-
-
-def _now_ms() -> int:
-    return int(datetime.now(UTC).timestamp() * 1000)
 
 
 # --- parsing ----------------------------------------------------------------------------------

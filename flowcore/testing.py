@@ -28,6 +28,7 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from flowcore.clock import now_ms
 from flowcore.errors import InvalidProcessorError
 from flowcore.flowfile import FlowFile
 from flowcore.process_context import lowest_logged_level
@@ -197,7 +198,7 @@ class TestRunner:
         self._state = StateMap()
         self._counters: dict[str, int] = {}
         self._ids = itertools.count(1)
-        self._clock_start = time.time_ns() // 1_000_000
+        self._clock_start = now_ms()
         self._clock_offset = 0
         self._names = itertools.count(1)
         self._staged = itertools.count()

@@ -10,13 +10,13 @@ dataset cat``) always see one complete version.
 from __future__ import annotations
 
 import json
-import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import ClassVar
 
 import attrs
 
+from flowcore.clock import now_ms
 from flowcore.datasets.auto_merge import AutoMerge, AutoMergeMode, plan_merges
 from flowcore.datasets.compaction import (
     DEFAULT_MERGE_FILE_MAX,
@@ -486,7 +486,7 @@ def _write_chunks(
                 chunk_id,
                 size,
                 len(group),
-                time.time_ns() // 1_000_000,
+                now_ms(),
                 first_key=min(keys) if keys else None,
                 last_key=max(keys) if keys else None,
             )

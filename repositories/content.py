@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 import repositories.external as external_files
+from flowcore.clock import now_ms
 from flowcore.errors import (
     ContentChangedError,
     ContentCorruptionError,
@@ -186,7 +187,7 @@ class FileContentRepository:
         claim = ResourceClaim(
             container,
             section,
-            f"{time.time_ns() // 1_000_000}-{stem}-{uuid.uuid4().hex[:12]}{SEALED_SUFFIX}",
+            f"{now_ms()}-{stem}-{uuid.uuid4().hex[:12]}{SEALED_SUFFIX}",
         )
         directory = (container, section)
         if directory not in self._sections:  # mkdir is a slow metadata operation: once each
@@ -206,7 +207,7 @@ class FileContentRepository:
                 container = next(self._round_robin)
             if not self._under_back_pressure(container):
                 return container
-        self._expire_archive(container, time.time_ns() // 1_000_000)
+        self._expire_archive(container, now_ms())
         self._pressure.pop(container, None)
         return container
 
@@ -517,7 +518,7 @@ class FileContentRepository:
         for claim in ready:
             self._archive_or_remove(claim)
         if expire_archive:
-            moment = now if now is not None else time.time_ns() // 1_000_000
+            moment = now if now is not None else now_ms()
             for container in self.containers:
                 self._expire_archive(container, moment)
         return len(ready)

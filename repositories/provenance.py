@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
-import time
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -41,6 +40,7 @@ from sqlalchemy import (
     update,
 )
 
+from flowcore.clock import now_ms
 from flowcore.errors import ReplayError, RepositoryError
 from flowcore.flowfile import FlowFile, new_uuid
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
@@ -292,7 +292,7 @@ class SqlProvenanceRepository:
                 count = self._insert_records(conn, records)
                 conn.execute(
                     insert(FILES),
-                    {"name": name, "events": count, "indexed_at": time.time_ns() // 1_000_000},
+                    {"name": name, "events": count, "indexed_at": now_ms()},
                 )
                 added += count
         return added
@@ -549,7 +549,7 @@ class SqlProvenanceRepository:
                 "no longer exists in the flow"
             )
             raise ReplayError(msg)
-        moment = now if now is not None else time.time_ns() // 1_000_000
+        moment = now if now is not None else now_ms()
         base = dict(original.previous_attributes if use_previous else original.attributes)
         for key in ("discard.reason", "alternate.identifier"):
             base.pop(key, None)
@@ -594,7 +594,7 @@ class SqlProvenanceRepository:
 
         Deletes in batches of :data:`PURGE_BATCH`; returns how many events were removed.
         """
-        moment = now if now is not None else time.time_ns() // 1_000_000
+        moment = now if now is not None else now_ms()
         cutoff = moment - self.max_storage_ms
         removed = 0
         while True:  # by age: one transaction per batch, so readers are never blocked long

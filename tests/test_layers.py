@@ -21,6 +21,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "values and storage formats",
         (
             "flowcore.errors",
+            "flowcore.clock",
             "flowcore.units",
             "flowcore.settings",
             "flowcore.flowfile",

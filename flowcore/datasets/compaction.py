@@ -11,12 +11,12 @@ mix; the chunks it wrote are removed as orphans.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
 
+from flowcore.clock import now_ms as current_ms
 from flowcore.datasets.model import Chunk, Manifest, Mergeability
 from flowcore.datasets.store import Dataset, write_chunk
 
@@ -64,7 +64,7 @@ def run_merge_job(job: MergeJob) -> Chunk:
         job.output_id,
         size,
         sum(c.records for c in job.chunks),
-        time.time_ns() // 1_000_000,
+        current_ms(),
         Mergeability.ALWAYS,  # type: ignore[attr-defined]
         min(keys) if keys else None,
         max(keys) if keys else None,
@@ -197,7 +197,7 @@ def compact(
         dataset.acquire("compact")
     try:
         dataset.refuse_unfinished("compact")
-        now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
+        now = current_ms() if now_ms is None else now_ms
         manifest = dataset.manifest()
         groups = plan_compaction(
             manifest.chunks,

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import attrs
 
+from flowcore.clock import now_ms
 from flowcore.compiler.plan import (
     NEVER,
     Bulletin,
@@ -69,10 +70,6 @@ __all__ = ["Controller", "RunProgress", "RunResult", "run_flow", "stage_summary"
 MAX_IDLE_WAITS = 5
 #: Triggers of an unbounded source in one micro-batch, at most, when filling it.
 MAX_SOURCE_TRIGGERS = 64
-
-
-def _now() -> int:
-    return time.time_ns() // 1_000_000
 
 
 class Controller:
@@ -166,7 +163,7 @@ class Controller:
             context = ProcessContext(
                 member.processor,
                 component=ComponentInfo(member.component_id, member.type_name, member.name),
-                clock=_now,
+                clock=now_ms,
                 state=lambda: StateMap(0, wal.state(member.component_id)),
                 has_incoming_connection=False,
             )
@@ -207,7 +204,7 @@ class Controller:
             if scheduled:
                 if not self._due(member):
                     continue
-                self._scheduled_at[member.component_id] = _now()
+                self._scheduled_at[member.component_id] = now_ms()
             committed = self.repos.flowfiles.state(member.component_id)
             state: Mapping[str, str] = committed
             listed = len(work)
@@ -278,7 +275,7 @@ class Controller:
     def _due(self, member: MemberPlan) -> bool:
         """Whether a source with a Run Schedule may be triggered now (first time: at once)."""
         last = self._scheduled_at.get(member.component_id)
-        return last is None or _now() >= last + member.run_schedule_ms
+        return last is None or now_ms() >= last + member.run_schedule_ms
 
     def _next_scheduled(self) -> int | None:
         """When the next source with a Run Schedule comes due, if any has been triggered."""
@@ -318,7 +315,7 @@ class Controller:
     ) -> list[TaskSpec]:
         wal = self.repos.flowfiles
         paths = self.repos.paths
-        batch_time = _now()
+        batch_time = now_ms()
         states = {m.component_id: wal.state(m.component_id) for m in plan.members}
         states = {k: v for k, v in states.items() if v}
         loggers = [processor_logger(m.type_name) for m in plan.members]
@@ -410,7 +407,7 @@ class Controller:
             work, states = self._list_sources(plan, continuous, self._room(outputs))
         wal = self.repos.flowfiles
         queues = {q: wal.segments(q) for q in plan.queue_members}
-        now = _now()
+        now = now_ms()
         if end_of_input:
             binning = {m.component_id for m in plan.binning_members}
             taken = [s for q, m in plan.queue_members.items() if m in binning for s in queues[q]]
@@ -487,7 +484,7 @@ class Controller:
             self._long_waits.discard(summary.segment_id)
             self._in_bins.discard(summary.segment_id)
         content.release_unclaimed(c for r in results for c in r.written_claims)
-        now = _now()
+        now = now_ms()
         expire = now - self._archive_expired_at >= ARCHIVE_CLEANUP_FREQUENCY_MS
         if expire:
             self._archive_expired_at = now
@@ -520,7 +517,7 @@ class Controller:
         self.repos.write_status(
             {
                 "flow": self.flow.name,
-                "updated": _now(),
+                "updated": now_ms(),
                 "queues": queues,
                 "held_back": {s: list(c) for s, c in self._held_back.items()},
                 "transfers": {k: dict(v) for k, v in self._transfers.items()},
@@ -634,7 +631,7 @@ class Controller:
                 drained = False
                 idle = 0
                 continue
-            now = _now()
+            now = now_ms()
             wait = self._next_wait(now, include_long=continuous)
             if wait is not None and (continuous or idle < MAX_IDLE_WAITS):
                 idle += 1

@@ -23,12 +23,12 @@ attempts that never committed, are swept with their temporaries.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import attrs
 
+from flowcore.clock import now_ms
 from flowcore.compiler.plan import Bulletin, MemberPlan, StagePlan, TaskResult
 from flowcore.processor import ProcessContext, ProcessorKind, SinkJobs, TwoPhaseSink
 from flowcore.runners.jobs import Runner
@@ -122,7 +122,7 @@ class Sinks:
         for path in files:
             report += carry_out(path, blocked=report.waiting)
         self._waiting = bool(report.waiting)
-        now = int(time.time() * 1000)
+        now = now_ms()
         bulletins = [
             Bulletin(
                 now,

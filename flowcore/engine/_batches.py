@@ -12,12 +12,12 @@ materialized and take the one-by-one path, which gives the same FlowFiles and ev
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from flowcore.clock import now_ms
 from flowcore.compiler.plan import park_queue_id
 from flowcore.flowfile import Attributes, new_uuids
 from flowcore.flowfile_batch import FlowFileBatch
@@ -44,10 +44,6 @@ log = logging.getLogger(__name__)
 _WRITE_CHUNK = 1 << 20
 
 
-def _now() -> int:
-    return time.time_ns() // 1_000_000
-
-
 class TaskBatchMaker:
     """Creates FlowFile batches for a source member: ids, uuids, content and CREATE runs."""
 
@@ -59,7 +55,7 @@ class TaskBatchMaker:
         self, count: int, attributes: Mapping[str, str], content: bytes | None
     ) -> FlowFileBatch:
         """*count* new FlowFiles sharing *attributes* and each holding *content*."""
-        member, now = self.member, _now()
+        member, now = self.member, now_ms()
         first_id = member.task.take_ids(count)
         key, first_uuid = new_uuids(count)
         size = len(content) if content else 0
@@ -219,7 +215,7 @@ def record_attribute_changes(
     if not updated:
         return
     event = attrs.evolve(
-        event_of(member, ProvenanceEventType.ATTRIBUTES_MODIFIED, new, _now()),
+        event_of(member, ProvenanceEventType.ATTRIBUTES_MODIFIED, new, now_ms()),
         previous_attributes=old.attributes,
         updated_attributes=updated,
         previous_content_claim=old.content,

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import itertools
 import logging
-import time
 from collections import defaultdict, deque
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flowcore.binning import Bin, BinLimits, EvictionReason
+from flowcore.clock import now_ms
 from flowcore.compiler.plan import NEVER, Bulletin, MemberPlan, ReadyBin
 from flowcore.engine._batches import drain_batches, read_work_batch
 from flowcore.engine._bins import bins_batches, merge_batch_bin, takes_batches
@@ -44,7 +44,7 @@ from repositories.records import MAX_SEGMENT_RECORDS
 if TYPE_CHECKING:
     from flowcore.engine.task import _Task
 
-__all__ = ["BATCH_TRIGGERS", "CONTENT_FAILURE_REASON", "TaskMember", "clock_ms"]
+__all__ = ["BATCH_TRIGGERS", "CONTENT_FAILURE_REASON", "TaskMember"]
 
 log = logging.getLogger(__name__)
 
@@ -54,11 +54,6 @@ BATCH_TRIGGERS = 1_000
 
 def _unpenalized(queued: QueuedFlowFile) -> QueuedFlowFile:
     return QueuedFlowFile(queued.flowfile.replace(penalty_expiration=0), queued.queue_id)
-
-
-def clock_ms() -> int:
-    """The clock a task runs by: milliseconds since the epoch."""
-    return time.time_ns() // 1_000_000
 
 
 class _FunnelProcessor(Processor):
@@ -113,7 +108,7 @@ class TaskMember:
         self.context = ProcessContext(
             self.processor,
             component=self.component,
-            clock=clock_ms,
+            clock=now_ms,
             state=lambda: self.state,
             auto_terminated=plan.auto_terminated,
             has_incoming_connection=plan.has_input,
@@ -125,7 +120,7 @@ class TaskMember:
     # SessionHost -------------------------------------------------------------------------
 
     def now(self) -> int:
-        return clock_ms()
+        return now_ms()
 
     def next_flowfile_id(self) -> int:
         return self.task.next_id()
@@ -133,7 +128,7 @@ class TaskMember:
     def poll(self, max_count: int, flowfile_filter: FlowFileFilter | None) -> list[QueuedFlowFile]:
         taken: list[QueuedFlowFile] = []
         rejected: list[QueuedFlowFile] = []
-        now = clock_ms()
+        now = now_ms()
         pending = self.pending
         while pending and len(taken) < max_count:
             queued = pending.popleft()
@@ -202,7 +197,7 @@ class TaskMember:
         if self._restore_to_pending:  # a batched session rolled back: retried one by one
             self.pending.extendleft(reversed(flowfiles))
             return
-        now = clock_ms()
+        now = now_ms()
         for queued in flowfiles:
             penalty = queued.flowfile.penalty_expiration
             self.returned.append((queued, max(penalty, now), penalty > now))
@@ -213,7 +208,7 @@ class TaskMember:
     def _route(self, output: SessionOutput) -> None:
         flowfile, relationship = output.flowfile, output.relationship
         if relationship == SELF:
-            self.returned.append((QueuedFlowFile(flowfile, output.queue_id), clock_ms(), False))
+            self.returned.append((QueuedFlowFile(flowfile, output.queue_id), now_ms(), False))
             return
         route = self.plan.routes[relationship][output.connection_index]
         counted = self.transfers[relationship]
@@ -236,7 +231,7 @@ class TaskMember:
 
     def bulletin(self, message: str, level: str = "ERROR") -> None:
         self.task.bulletins.append(
-            Bulletin(clock_ms(), self.plan.component_id, self.plan.name, level, message)
+            Bulletin(now_ms(), self.plan.component_id, self.plan.name, level, message)
         )
 
     def _failed(self, error: BaseException, since: int | None = None) -> None:
@@ -287,7 +282,7 @@ class TaskMember:
         if not any(hit):
             return False
         culprits = [e[0] for e, h in zip(entries, hit, strict=True) if h]
-        now = clock_ms()
+        now = now_ms()
         kept = [  # innocents of the rollback are worth taking again at once
             (_unpenalized(e[0]), now, False) if e[0].flowfile.id in rolled_back else e
             for e, h in zip(entries, hit, strict=True)
@@ -476,7 +471,7 @@ class TaskMember:
                     processor.end_of_input(self.context, self.session)  # type: ignore[attr-defined]
             except Exception as error:
                 self._failed(error)
-        retry = clock_ms() + self.task.spec.settings.yield_ms
+        retry = now_ms() + self.task.spec.settings.yield_ms
         for queued in self.pending:
             self.returned.append((queued, retry, False))
         self.pending.clear()

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import repositories.segments as segment_files
+from flowcore.clock import now_ms
 from flowcore.compiler.plan import (
     Bulletin,
     MemberPlan,
@@ -33,7 +34,7 @@ from flowcore.compiler.plan import (
 )
 from flowcore.engine._batches import unpacks, write_deferred
 from flowcore.engine._content import TaskContent
-from flowcore.engine._member import CONTENT_FAILURE_REASON, TaskMember, clock_ms
+from flowcore.engine._member import CONTENT_FAILURE_REASON, TaskMember
 from flowcore.errors import FlowcoreError
 from flowcore.expression._values import set_max_length
 from flowcore.flow import Prioritizer
@@ -221,7 +222,7 @@ class _Task:
     def _read_input(self) -> None:
         """Admit the input, in queue order; batches stay whole for members that bin them."""
         spec, plan = self.spec, self.spec.plan
-        now = clock_ms()
+        now = now_ms()
         by_queue: dict[str, list[FlowFile | FlowFileBatch]] = {}
         for queue_id, segment_id in spec.input.segments:
             path = segment_files.segment_path(self.segment_dir, segment_id)
@@ -325,7 +326,7 @@ class _Task:
                 continue
             hint = member.retry_hint()
             binning = member.processor.kind is ProcessorKind.BINNING
-            now = clock_ms()
+            now = now_ms()
             by_queue: dict[tuple[str, bool], list[tuple[FlowFile, int]]] = {}
             for queued, retry, long_wait in member.returned:
                 queue_id = queued.queue_id
@@ -424,7 +425,7 @@ def _binning_context(member: MemberPlan) -> ProcessContext:
     return ProcessContext(
         member.processor,
         component=ComponentInfo(member.component_id, member.type_name, member.name),
-        clock=clock_ms,
+        clock=now_ms,
         state=StateMap,
     )
 

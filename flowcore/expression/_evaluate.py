@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 import attrs
 
+from flowcore.clock import now_ms
 from flowcore.errors import ExpressionEvaluationError, FlowcoreError
 from flowcore.expression._functions import FUNCTIONS
 from flowcore.expression._nodes import AttributeRef, Call, Chain, Literal, Node, ParameterRef
@@ -48,7 +48,7 @@ class EvaluationContext:
 
     def now_millis(self) -> int:
         """The current time in epoch milliseconds, from the context's clock when it has one."""
-        return self.clock() if self.clock is not None else time.time_ns() // 1_000_000
+        return self.clock() if self.clock is not None else now_ms()
 
     def lookup(self, name: str) -> Value:
         """Resolve *name* in NiFi's lookup order; ``None`` when it is defined nowhere."""
