@@ -41,6 +41,10 @@ __all__ = [
 ]
 
 
+#: The longest message an expression evaluation error keeps whole (see ExpressionEvaluationError).
+MAX_MESSAGE_LENGTH = 900
+
+
 def quoted(text: str | None, limit: int = 80) -> str:
     """*text* for an error message: quoted, and cut short when long (values come from data).
 
@@ -102,7 +106,19 @@ class ExpressionSyntaxError(ExpressionError):
 
 
 class ExpressionEvaluationError(ExpressionError):
-    """A well-formed expression failed while being evaluated (e.g. a bad regex or date)."""
+    """A well-formed expression failed while being evaluated (e.g. a bad regex or date).
+
+    Its message quotes values that come from data (attributes, patterns built from them). One
+    longer than :data:`MAX_MESSAGE_LENGTH` characters is cut in the middle, keeping what went
+    wrong at the start and the fix at the end, so a log line or a bulletin stays readable.
+    """
+
+    def __init__(self, msg: str, *args: Any) -> None:
+        if len(msg) > MAX_MESSAGE_LENGTH:
+            cut = len(msg) - MAX_MESSAGE_LENGTH + 40
+            head = MAX_MESSAGE_LENGTH * 2 // 3
+            msg = f"{msg[:head]} ... ({cut:,} characters cut) ... {msg[head + cut :]}"
+        super().__init__(msg, *args)
 
 
 class RegexTimeoutError(ExpressionEvaluationError):

@@ -17,6 +17,7 @@ from flowcore.flowfile import (
     Attributes,
     Content,
     CountedUuids,
+    FlowFile,
     sequence_uuid,
     uuid_in_sequence,
 )
@@ -105,6 +106,43 @@ class ProvenanceEvent:
     previous_content_claim: Content | None = None
     content_claim: Content | None = None
     previous_file_size: int | None = None
+
+    @classmethod
+    def of(
+        cls,
+        event_type: ProvenanceEventType,
+        flowfile: FlowFile,
+        *,
+        component: tuple[str, str, str],
+        time: int,
+        **fields: object,
+    ) -> ProvenanceEvent:
+        """*flowfile*'s event: its uuid, size, dates and content taken from it.
+
+        Args:
+            event_type: what happened.
+            flowfile: the FlowFile it happened to (as it is after the event).
+            component: ``(id, type, name)`` of the component that reported it.
+            time: when, in epoch ms.
+            **fields: any other field (details, relationship, previous attributes ...).
+        """
+        component_id, component_type, component_name = component
+        values: dict[str, object] = {
+            "file_size": flowfile.size,
+            "entry_date": flowfile.entry_date,
+            "lineage_start_date": flowfile.lineage_start_date,
+            "content_claim": flowfile.content,
+            "component_name": component_name,
+            **fields,
+        }
+        return cls(
+            event_type=event_type,
+            flowfile_uuid=flowfile.uuid,
+            component_id=component_id,
+            component_type=component_type,
+            event_time=time,
+            **values,  # type: ignore[arg-type]
+        )
 
     @property
     def attributes(self) -> Attributes:

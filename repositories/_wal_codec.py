@@ -98,13 +98,11 @@ class ReadResult(NamedTuple):
         frames: the whole transactions, in order.
         clean: the journal ended with the completion marker.
         warning: why reading stopped early (torn tail, trailing zeros), or None.
-        valid_length: bytes up to the end of the last whole transaction.
     """
 
     frames: list[Frame]
     clean: bool
     warning: str | None
-    valid_length: int
 
 
 def read_journal(path: Path) -> ReadResult:
@@ -119,7 +117,7 @@ def read_journal(path: Path) -> ReadResult:
         if data.strip(b"\x00") and not JOURNAL_HEADER.startswith(data):
             msg = f"{path} is not a flowcore journal (bad header at offset 0)"
             raise WalCorruptionError(msg)
-        return ReadResult([], False, f"{path} ends inside its header; treated as empty", 0)
+        return ReadResult([], False, f"{path} ends inside its header; treated as empty")
     if not data.startswith(JOURNAL_MAGIC):
         msg = f"{path} is not a flowcore journal (bad header at offset 0)"
         raise WalCorruptionError(msg)
@@ -137,13 +135,13 @@ def read_journal(path: Path) -> ReadResult:
     while offset < size:
         marker = data[offset]
         if marker == JOURNAL_COMPLETE:
-            return ReadResult(frames, True, None, offset)
+            return ReadResult(frames, True, None)
         if not data[offset:].strip(b"\x00"):
             warning = (
                 f"{path}: {size - offset} zero bytes at offset {offset} "
                 "(sudden power loss?); ignoring them"
             )
-            return ReadResult(frames, False, warning, offset)
+            return ReadResult(frames, False, warning)
         if marker != TRANSACTION_FOLLOWS:
             msg = (
                 f"{path} is corrupt at offset {offset}: unexpected byte {marker:#04x} "
@@ -152,7 +150,7 @@ def read_journal(path: Path) -> ReadResult:
             raise WalCorruptionError(msg)
         if offset + frame.size > size:
             warning = f"{path}: torn transaction header at offset {offset}; ignoring the tail"
-            return ReadResult(frames, False, warning, offset)
+            return ReadResult(frames, False, warning)
         if frame is _FRAME:
             *_, header_crc = _FRAME.unpack_from(data, offset)
             if zlib.crc32(data[offset : offset + _HEADER_CHECKED.size]) != header_crc:
@@ -166,7 +164,7 @@ def read_journal(path: Path) -> ReadResult:
         end = start + length
         if end > size:
             warning = f"{path}: torn transaction {txn_id} at offset {offset}; ignoring the tail"
-            return ReadResult(frames, False, warning, offset)
+            return ReadResult(frames, False, warning)
         payload = data[start:end]
         if zlib.crc32(payload) != crc:
             if not data[end:].strip(b"\x00"):
@@ -174,7 +172,7 @@ def read_journal(path: Path) -> ReadResult:
                     f"{path}: transaction {txn_id} at offset {offset} was torn "
                     "(bad checksum at the end); ignoring it"
                 )
-                return ReadResult(frames, False, warning, offset)
+                return ReadResult(frames, False, warning)
             msg = (
                 f"{path} is corrupt at offset {offset}: transaction {txn_id} fails its "
                 "checksum and data follows it"
@@ -182,7 +180,7 @@ def read_journal(path: Path) -> ReadResult:
             raise WalCorruptionError(msg)
         frames.append(Frame(txn_id, payload, end))
         offset = end
-    return ReadResult(frames, False, None, offset)
+    return ReadResult(frames, False, None)
 
 
 def encode_checkpoint(max_txn_id: int, payload: bytes) -> bytes:

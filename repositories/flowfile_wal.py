@@ -463,11 +463,6 @@ class WriteAheadFlowFileRepository:
         """Provenance event files committed but not yet marked indexed."""
         return tuple(self._pending_provenance)
 
-    @property
-    def last_transaction_id(self) -> int:
-        """The id of the last committed transaction."""
-        return self._last_txn
-
     def referenced_claims(self) -> dict[ResourceClaim, int]:
         """How many queued FlowFiles reference each resource claim (claimant counts at start-up).
 

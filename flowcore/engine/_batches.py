@@ -99,18 +99,12 @@ def event_of(
 ) -> ProvenanceEvent:
     """FlowFile *flowfile*'s event as a session would build it (attributes left to the caller)."""
     component = member.component
-    return ProvenanceEvent(
-        event_type=kind,
-        flowfile_uuid=flowfile.uuid,
-        component_id=component.id,
-        component_type=component.type,
-        component_name=component.name,
-        event_time=now,
-        file_size=flowfile.size,
+    return ProvenanceEvent.of(
+        kind,
+        flowfile,
+        component=(component.id, component.type, component.name),
+        time=now,
         event_duration=0,
-        entry_date=flowfile.entry_date,
-        lineage_start_date=flowfile.lineage_start_date,
-        content_claim=flowfile.content,
     )
 
 

@@ -200,20 +200,14 @@ class _Task:
 
     def _expire(self, queue_id: str, flowfile: FlowFile, expiration: int, now: int) -> None:
         self.events.append(
-            ProvenanceEvent(
-                event_type=ProvenanceEventType.EXPIRE,
-                flowfile_uuid=flowfile.uuid,
-                component_id=queue_id,
-                component_type="Connection",
-                event_time=now,
-                file_size=flowfile.size,
-                component_name=queue_id,
-                entry_date=flowfile.entry_date,
-                lineage_start_date=flowfile.lineage_start_date,
+            ProvenanceEvent.of(
+                ProvenanceEventType.EXPIRE,
+                flowfile,
+                component=(queue_id, "Connection", queue_id),
+                time=now,
                 details=f"Expiration Threshold = {expiration} millis",
                 source_queue_identifier=queue_id,
                 previous_attributes=flowfile.attributes,
-                content_claim=flowfile.content,
                 previous_content_claim=flowfile.content,
                 previous_file_size=flowfile.size,
             )

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 import flowcore.expression._dates as java_dates
-from flowcore.errors import ExpressionEvaluationError
+from flowcore.errors import ExpressionEvaluationError, quoted
 from flowcore.expression._functions_text import (
     _append,
     _base64_decode,
@@ -349,16 +349,16 @@ def _math(_ctx: Any, s: Value, name: Value, arg: Value = None) -> int | float:
     method = _s(name) or ""
     fn = _MATH.get(method)
     if fn is None:
-        msg = f"math({method!r}) is not supported; use one of {sorted(_MATH)!r}"
+        msg = f"math({quoted(method)}) is not supported; use one of {', '.join(sorted(_MATH))}"
         raise ExpressionEvaluationError(msg)
     args = [to_number(x) for x in (s, arg) if x is not None]
     if any(a is None for a in args):
-        msg = f"math({method!r}) needs numeric operands, got {shown(s)}"
+        msg = f"math({quoted(method)}) needs numeric operands, got {shown(s)}"
         raise ExpressionEvaluationError(msg)
     try:
         result = fn(*args)
     except (TypeError, ValueError) as ex:
-        msg = f"math({method!r}) cannot be applied to {args!r}: {ex}"
+        msg = f"math({quoted(method)}) cannot be applied to {quoted(repr(args))}: {ex}"
         raise ExpressionEvaluationError(msg) from None
     return result if is_number(result) else float(result)
 

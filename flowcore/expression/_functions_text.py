@@ -17,7 +17,7 @@ from typing import Any
 
 import regex as regex_engine
 
-from flowcore.errors import ExpressionEvaluationError
+from flowcore.errors import ExpressionEvaluationError, quoted
 from flowcore.expression._regex import java_regex, java_template
 from flowcore.expression._values import (
     Value,
@@ -139,7 +139,9 @@ def _regex_replace(text: str, regex: Value, repl: Value, *, first: bool, name: s
     try:
         return pattern.sub(java_template(template), text, count=1 if first else 0)
     except (regex_engine.error, IndexError) as ex:  # a group the pattern does not have
-        msg = f"{name}(): replacement {template!r} does not fit {pattern.pattern!r}: {ex}"
+        msg = (
+            f"{name}(): replacement {quoted(template)} does not fit {quoted(pattern.pattern)}: {ex}"
+        )
         raise ExpressionEvaluationError(msg) from None
 
 

@@ -43,9 +43,7 @@ class Record:
     queue_id: str | None = None
     relationship: str | None = None
     removed: bool = False
-    created_without_lineage: bool = False
     start_ms: int = 0
-    reported_relationship: str | None = None
 
     @property
     def created(self) -> bool:

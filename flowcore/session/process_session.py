@@ -213,9 +213,7 @@ class ProcessSession(
         """
         if parent is None:
             flowfile = self._new_flowfile({}, self._derived_uuid("root"))
-            self._records[flowfile.id] = Record(
-                flowfile, created_without_lineage=True, start_ms=self._now()
-            )
+            self._records[flowfile.id] = Record(flowfile, start_ms=self._now())
             return flowfile
         if isinstance(parent, FlowFile):
             parent_record = self._record(parent, reading=True)
