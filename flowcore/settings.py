@@ -7,6 +7,7 @@ the executors agree on batch limits, penalties and durability.
 from __future__ import annotations
 
 import difflib
+import functools
 import os
 from collections.abc import Callable, Mapping
 
@@ -68,6 +69,10 @@ def _positive(instance: object, attribute: attrs.Attribute, value: int) -> None:
 @attrs.frozen
 class Settings:
     """How the engine schedules and runs micro-batches.
+
+    Values are given as NiFi writes them (``"1 GB"``, ``"30 sec"``), checked when the settings
+    are made, and parsed once: the numbers the engine reads (``batch_max_bytes_value``,
+    ``penalization_ms`` ...) are computed on first use and kept.
 
     Attributes:
         batch_max_flowfiles: FlowFiles one stage run takes from its input queues (whole
@@ -155,37 +160,37 @@ class Settings:
             values[name] = _from_text(name, str(field.type), text.strip())
         return cls(**values)
 
-    @property
+    @functools.cached_property
     def batch_max_bytes_value(self) -> int:
         """:attr:`batch_max_bytes` in bytes."""
         return int(parse_data_size(self.batch_max_bytes, "B"))
 
-    @property
+    @functools.cached_property
     def content_claim_max_appendable_bytes(self) -> int:
         """:attr:`content_claim_max_appendable_size` in bytes."""
         return int(parse_data_size(self.content_claim_max_appendable_size, "B"))
 
-    @property
+    @functools.cached_property
     def penalization_ms(self) -> int:
         """:attr:`penalization_period` in milliseconds."""
         return int(parse_time_period(self.penalization_period, "ms"))
 
-    @property
+    @functools.cached_property
     def yield_ms(self) -> int:
         """:attr:`yield_duration` in milliseconds."""
         return int(parse_time_period(self.yield_duration, "ms"))
 
-    @property
+    @functools.cached_property
     def regex_time_limit_seconds(self) -> float:
         """:attr:`regex_time_limit` in seconds."""
         return parse_time_period(self.regex_time_limit, "ms") / 1000
 
-    @property
+    @functools.cached_property
     def expression_max_chars(self) -> int:
         """:attr:`expression_max_length` as a number of characters."""
         return int(parse_data_size(self.expression_max_length, "B"))
 
-    @property
+    @functools.cached_property
     def poll_interval_seconds(self) -> float:
         """:attr:`poll_interval` in seconds."""
         return parse_time_period(self.poll_interval, "ms") / 1000
