@@ -1,8 +1,9 @@
-"""In-memory repositories for unit tests and the processor test harness.
+"""In-memory content and provenance repositories for the processor test harness and unit tests.
 
-They honour the same contracts as the durable ones (claim packing, claimant counts, atomic
-transactions, event ids) so tests exercise real behaviour, but nothing survives the process.
-They are not the product: a flow run uses the durable repositories.
+They honour the same contracts as the durable ones (claim packing, claimant counts, event ids)
+so tests exercise real behaviour, but nothing survives the process. They are not the product: a
+flow run uses the durable repositories. There is no in-memory FlowFile repository: the engine
+runs only on the write-ahead log, so queues are always tested on the real one.
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ from typing import TYPE_CHECKING, BinaryIO
 
 import attrs
 
-from flowcore.errors import ContentNotFoundError, FlowFileAccessError, RepositoryError
-from flowcore.flowfile import Content, ContentClaim, FlowFile, ResourceClaim, Rope
+from flowcore.errors import ContentNotFoundError, FlowFileAccessError
+from flowcore.flowfile import Content, ContentClaim, ResourceClaim, Rope
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
 from repositories.external import matches, open_external
-from repositories.records import Finding, SegmentSummary, Transaction, claim_counts_of
+from repositories.records import Finding
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -29,7 +30,6 @@ __all__ = [
     "DEFAULT_MAX_APPENDABLE_SIZE",
     "MAX_LINEAGE_NODES",
     "MemoryContentRepository",
-    "MemoryFlowFileRepository",
     "MemoryProvenanceRepository",
 ]
 
@@ -309,101 +309,3 @@ class MemoryProvenanceRepository:
     def max_event_id(self) -> int:
         """The largest event id, -1 when empty."""
         return len(self._events) - 1
-
-
-@attrs.frozen
-class _Segment:
-    summary: SegmentSummary
-    flowfiles: tuple[FlowFile, ...]
-
-
-class MemoryFlowFileRepository:
-    """Queues as lists of segments in memory, changed only by atomic transactions."""
-
-    def __init__(self) -> None:
-        self._segments: dict[str, _Segment] = {}
-        self._queues: dict[str, list[str]] = {}
-        self._state: dict[str, dict[str, str]] = {}
-        self._next_id = 1
-        self._next_segment = itertools.count(1)
-        self._next_txn = itertools.count(1)
-        self._lock = threading.Lock()
-
-    def next_flowfile_ids(self, count: int) -> range:
-        """Reserve *count* ids."""
-        with self._lock:
-            start = self._next_id
-            self._next_id += count
-            return range(start, start + count)
-
-    def write_segment(self, queue_id: str, flowfiles: Sequence[FlowFile]) -> SegmentSummary:
-        """Store an uncommitted segment."""
-        ids = [f.id for f in flowfiles] or [0]
-        summary = SegmentSummary(
-            segment_id=f"segment-{next(self._next_segment)}",
-            queue_id=queue_id,
-            count=len(flowfiles),
-            bytes=sum(f.size for f in flowfiles),
-            claim_counts=claim_counts_of(flowfiles),
-            min_id=min(ids),
-            max_id=max(ids),
-        )
-        self._segments[summary.segment_id] = _Segment(summary, tuple(flowfiles))
-        return summary
-
-    def read_segment(self, segment_id: str) -> list[FlowFile]:
-        """Return a segment's FlowFiles."""
-        segment = self._segments.get(segment_id)
-        if segment is None:
-            msg = f"segment {segment_id!r} does not exist"
-            raise RepositoryError(msg)
-        return list(segment.flowfiles)
-
-    def commit(self, transaction: Transaction) -> int:
-        """Apply a transaction atomically: validate everything, then change the queues."""
-        with self._lock:
-            queued = {s for segs in self._queues.values() for s in segs}
-            missing = [s for s in transaction.dequeued if s not in queued]
-            if missing:
-                msg = f"transaction dequeues segments that are not queued: {missing!r}"
-                raise RepositoryError(msg)
-            unknown = [
-                s.segment_id for s in transaction.enqueued if s.segment_id not in self._segments
-            ]
-            if unknown:
-                msg = f"transaction enqueues segments that were never written: {unknown!r}"
-                raise RepositoryError(msg)
-            for segment_id in transaction.dequeued:
-                queue_id = self._segments[segment_id].summary.queue_id
-                self._queues[queue_id].remove(segment_id)
-                del self._segments[segment_id]
-            for summary in transaction.enqueued:
-                self._queues.setdefault(summary.queue_id, []).append(summary.segment_id)
-            for component, state in transaction.state.items():
-                if state is None:
-                    self._state.pop(component, None)
-                else:
-                    self._state[component] = dict(state)
-            return next(self._next_txn)
-
-    def segments(self, queue_id: str) -> tuple[SegmentSummary, ...]:
-        """Committed segments of a queue, oldest first."""
-        return tuple(self._segments[s].summary for s in self._queues.get(queue_id, ()))
-
-    def queue_ids(self) -> tuple[str, ...]:
-        """Queues with committed segments."""
-        return tuple(q for q, segs in self._queues.items() if segs)
-
-    def state(self, component_id: str) -> Mapping[str, str]:
-        """Committed component state."""
-        return dict(self._state.get(component_id, {}))
-
-    def check(self, *, fix: bool = False) -> list[Finding]:
-        """Report queued segments whose records are missing (never happens in memory)."""
-        del fix
-        return [
-            Finding("flowfile", segment_id, "queued segment has no records")
-            for segs in self._queues.values()
-            for segment_id in segs
-            if segment_id not in self._segments
-        ]

@@ -4,22 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from flowcore.errors import ContentNotFoundError, FlowFileAccessError, RepositoryError
-from flowcore.flowfile import FlowFile
+from flowcore.errors import ContentNotFoundError, FlowFileAccessError
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
 from repositories.memory import (
     MemoryContentRepository,
-    MemoryFlowFileRepository,
     MemoryProvenanceRepository,
 )
-from repositories.protocols import ContentRepository, FlowFileRepository, ProvenanceRepository
-from repositories.records import Transaction
+from repositories.protocols import ContentRepository, ProvenanceRepository
 
 
 def test_implementations_satisfy_the_protocols() -> None:
     """Each in-memory repository implements its protocol."""
     assert isinstance(MemoryContentRepository(), ContentRepository)
-    assert isinstance(MemoryFlowFileRepository(), FlowFileRepository)
     assert isinstance(MemoryProvenanceRepository(), ProvenanceRepository)
 
 
@@ -102,25 +98,3 @@ def test_provenance_ids_search_and_lineage() -> None:
     assert graph.has_edge("event:1", "c2")
 
 
-def test_flowfile_repository_transactions_are_atomic() -> None:
-    """A transaction moves segments between queues and state at once, or not at all."""
-    repo = MemoryFlowFileRepository()
-    ids = repo.next_flowfile_ids(3)
-    flowfiles = [FlowFile.create(i, 0) for i in ids]
-    first = repo.write_segment("q1", flowfiles[:2])
-    assert (first.count, first.min_id, first.max_id) == (2, ids[0], ids[1])
-    repo.commit(Transaction(enqueued=[first], state={"GetFile": {"listed": "1"}}))
-    assert repo.segments("q1") == (first,)
-    assert repo.state("GetFile") == {"listed": "1"}
-    second = repo.write_segment("q2", flowfiles[2:])
-    with pytest.raises(RepositoryError, match="not queued"):
-        repo.commit(Transaction(dequeued=["missing"], enqueued=[second]))
-    assert repo.segments("q2") == ()
-    repo.commit(
-        Transaction(dequeued=[first.segment_id], enqueued=[second], state={"GetFile": None})
-    )
-    assert repo.queue_ids() == ("q2",)
-    assert repo.state("GetFile") == {}
-    assert [f.id for f in repo.read_segment(second.segment_id)] == [ids[2]]
-    with pytest.raises(RepositoryError, match="never written"):
-        repo.commit(Transaction(enqueued=[first]))

@@ -23,7 +23,7 @@ from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
 from repositories._provenance_schema import METADATA
 from repositories.content import FileContentRepository
 from repositories.flowfile_wal import WriteAheadFlowFileRepository, iter_queue
-from repositories.memory import MemoryContentRepository, MemoryFlowFileRepository
+from repositories.memory import MemoryContentRepository
 from repositories.protocols import ProvenanceRepository
 from repositories.provenance import EventFileWriter, SqlProvenanceRepository
 from repositories.records import Transaction
@@ -411,9 +411,10 @@ def test_a_rope_is_recorded_piece_by_piece_and_replays(replay_setup) -> None:
     assert content.claimant_count(claim.resource_claim) == 3
 
 
-def test_replay_works_with_any_repository_implementation(make_repo) -> None:
-    """Replay uses only the repository protocols, so the in-memory twins work too."""
-    content, flowfiles = MemoryContentRepository(), MemoryFlowFileRepository()
+def test_replay_works_with_any_repository_implementation(make_repo, tmp_path: Path) -> None:
+    """Replay uses only the repository protocols: in-memory content works with the real log."""
+    content = MemoryContentRepository()
+    flowfiles = WriteAheadFlowFileRepository(tmp_path / "replay-wal")
     claim = content.write_bytes(b"data")
     (original,) = make_repo().register(
         [event(ProvenanceEventType.SEND, content_claim=claim, source_queue_identifier="q")]
