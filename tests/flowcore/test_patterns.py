@@ -72,7 +72,9 @@ def test_results_agree_with_re(pieces: list[str], text: str) -> None:
     assert ours.sub("-", text) == theirs.sub("-", text)
 
 
-def test_a_hostile_expression_keeps_its_flowfile_queued_with_a_bulletin(tmp_path: Path) -> None:
+def test_a_hostile_expression_keeps_its_flowfile_queued_with_a_bulletin(
+    tmp_path: Path, runner: str
+) -> None:
     """UpdateAttribute with the issue's expression: the run ends, the FlowFiles stay queued
     (penalized) and a bulletin names the pattern and the limit."""
     settings = Settings(sync=False, parallelism=1, regex_time_limit="200 ms")
@@ -87,7 +89,7 @@ def test_a_hostile_expression_keeps_its_flowfile_queued_with_a_bulletin(tmp_path
     flow.connect(name, check, durable=True)
     flow.auto_terminate(check, "success")
     started = time.monotonic()
-    result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=settings)
+    result = run_flow(flow, runner, repository=tmp_path / "repo", settings=settings)
     assert time.monotonic() - started < 60
     assert sum(count for count, _ in result.queued.values()) == 2
     assert any(CATASTROPHIC in b.message and "limit" in b.message for b in result.bulletins)

@@ -58,7 +58,9 @@ def _written(directory: Path) -> dict[bytes, bytes]:
     return {os.fsencode(p.name): p.read_bytes() for p in directory.iterdir()}
 
 
-def test_get_file_ingests_and_put_file_restores_a_name_that_is_not_utf8(tmp_path: Path) -> None:
+def test_get_file_ingests_and_put_file_restores_a_name_that_is_not_utf8(
+    tmp_path: Path, runner: str
+) -> None:
     """GetFile -> PutFile with a Latin-1 file name: nothing blocks, the exact name and
     content come out, and the source is deleted after the commit."""
     files = _write_inputs(tmp_path / "in")
@@ -69,13 +71,13 @@ def test_get_file_ingests_and_put_file_restores_a_name_that_is_not_utf8(tmp_path
     put = flow.add(PutFile(directory=str(tmp_path / "out")), name="put")
     flow.connect(get, put)
     flow.auto_terminate(put, ["success", "failure"])
-    result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=Settings(sync=False))
+    result = run_flow(flow, runner, repository=tmp_path / "repo", settings=Settings(sync=False))
     assert result.count("put", "success") == 2
     assert _written(tmp_path / "out") == files
     assert list((tmp_path / "in").iterdir()) == []
 
 
-def test_file_splitter_reads_a_file_whose_name_is_not_utf8(tmp_path: Path) -> None:
+def test_file_splitter_reads_a_file_whose_name_is_not_utf8(tmp_path: Path, runner: str) -> None:
     """FileSplitter -> MergeContent Defragment -> PutFile round-trips the same file."""
     files = _write_inputs(tmp_path / "in")
     flow = Flow("split-names")
@@ -89,5 +91,5 @@ def test_file_splitter_reads_a_file_whose_name_is_not_utf8(tmp_path: Path) -> No
     flow.auto_terminate(split, ["files", "failure"])
     flow.auto_terminate(merge, ["original", "failure"])
     flow.auto_terminate(put, ["success", "failure"])
-    run_flow(flow, "direct", repository=tmp_path / "repo", settings=Settings(sync=False))
+    run_flow(flow, runner, repository=tmp_path / "repo", settings=Settings(sync=False))
     assert _written(tmp_path / "out") == files

@@ -1,13 +1,9 @@
-"""Tests for PutDataset: chunks written by tasks, versions published by the driver, the
-auto_merge section, and kill -9 during dataset writes."""
+"""Tests for PutDataset: chunks written by tasks, versions published by the driver, and the
+auto_merge section (kill -9 during dataset writes: tests/stress/test_dataset_kills.py)."""
 
 from __future__ import annotations
 
 import random
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -84,13 +80,13 @@ def _inputs(root: Path, files: int = 8) -> bytes:
 
 
 @pytest.mark.parametrize("mode", ["disabled", "relaxed", "economy"])
-def test_a_flow_writes_every_line_once_in_each_mode(tmp_path: Path, mode: str) -> None:
+def test_a_flow_writes_every_line_once_in_each_mode(tmp_path: Path, mode: str, runner: str) -> None:
     """On the engine, each mode gives a dataset holding every input line exactly once;
     relaxed leaves fewer, larger chunks than disabled and reports its high-water mark."""
     expected = _inputs(tmp_path)
     result = run_flow(
         _lines_flow(tmp_path, mode, desired_chunk_size="16 KB", chunk_size_threshold=50),
-        "direct",
+        runner,
         repository=tmp_path / "repo",
         # GetFile fills a micro-batch; two FlowFiles per micro-batch keep it at one listing
         # of Batch Size 2 each, so the sink sees four stage runs.
@@ -108,58 +104,3 @@ def test_a_flow_writes_every_line_once_in_each_mode(tmp_path: Path, mode: str) -
         assert int(report["intermediate.high_water"]) > int(report["intermediate"])
     if mode == "disabled":
         assert int(report["merge.jobs"]) == 0
-
-
-SINK_CRASH_FLOW = """
-from flowcore import Flow
-from processors import GetFile, PutDataset, SplitText
-
-flow = Flow("crash-dataset")
-get = flow.add(GetFile(input_directory="in", keep_source_file=True, batch_size=1), name="get")
-split = flow.add(SplitText(line_split_count=20, remove_trailing_newlines=False), name="split")
-put = flow.add(
-    PutDataset(directory="ds", auto_merge={"mode": "economy", "desired_chunk_size": "64 KB",
-                                            "chunk_size_threshold": 50}),
-    name="put",
-)
-flow.connect(get, split)
-flow.connect(split, put, "splits")
-flow.auto_terminate(split, ["original", "failure"])
-flow.auto_terminate(put, ["success", "failure"])
-"""
-
-
-@pytest.mark.slow
-def test_kill_9_during_dataset_writes_loses_and_duplicates_nothing(tmp_path: Path) -> None:
-    """`flowcore run` writing a dataset, killed with SIGKILL a dozen times and rerun: the
-    manifest is always whole, and the final dataset holds every line exactly once."""
-    expected = _inputs(tmp_path, files=1000)  # ~20 s of work: a dozen kills never finish it
-    (tmp_path / "flow.py").write_text(SINK_CRASH_FLOW)
-    script = Path(sys.executable).parent / "flowcore"
-    command = [str(script), "run", "flow.py", "--runner", "direct"]
-    rng = random.Random(9)
-    kills = 0
-    for _ in range(30):
-        process = subprocess.Popen(
-            command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-        )
-        time.sleep(rng.uniform(0.3, 1.0))
-        if process.poll() is not None:
-            break
-        process.send_signal(signal.SIGKILL)
-        process.wait(timeout=60)
-        kills += 1
-        reader = Dataset(tmp_path / "ds")
-        data = b"".join(reader.iter_bytes())  # a whole version, never a torn one
-        assert len(set(data.splitlines())) == len(data.splitlines())
-        if kills == 12:
-            break
-    assert kills >= 10, f"only {kills} runs were still going when killed"
-    final = subprocess.run(command, cwd=tmp_path, capture_output=True, timeout=180, check=False)
-    assert final.returncode == 0, final.stderr.decode()
-    reader = Dataset(tmp_path / "ds")
-    data = b"".join(reader.iter_bytes())
-    assert b"".join(sorted(data.splitlines(keepends=True))) == expected
-    assert not reader.pending_versions()
-    named = {c.id for v in reader.versions() for c in reader.manifest(v).chunks}
-    assert {p.name for p in reader.chunk_dir.iterdir()} <= named

@@ -96,5 +96,3 @@ def test_provenance_ids_search_and_lineage() -> None:
     graph = repo.lineage("c1")
     assert graph.has_edge("p", "event:1")
     assert graph.has_edge("event:1", "c2")
-
-

@@ -14,6 +14,8 @@ from flowcore.runners.direct import DirectRunner
 from flowcore.settings import Settings
 from repositories.repository_set import RepositorySet
 
+pytestmark = pytest.mark.stress
+
 FLOW = """
 from flowcore import Flow
 from processors import GetFile, PutFile, SplitText

@@ -13,6 +13,8 @@ from flowcore.errors import RepositoryError
 from repositories.flowfile_wal import WriteAheadFlowFileRepository
 from repositories.records import Transaction
 
+pytestmark = pytest.mark.stress
+
 FLOW = """
 from flowcore import Flow
 from processors import GenerateFlowFile, UpdateAttribute
@@ -48,7 +50,6 @@ def _flowcore(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     )
 
 
-@pytest.mark.stress
 def test_a_read_only_repository_is_one_line(tmp_path: Path, mount: Path) -> None:
     """A repository on a read-only mount: `flowcore run` says so in one line, exit 2."""
     (tmp_path / "flow.py").write_text(FLOW)
@@ -70,7 +71,6 @@ def test_a_read_only_repository_is_one_line(tmp_path: Path, mount: Path) -> None
     assert "Read-only file system" in err
 
 
-@pytest.mark.stress
 def test_a_journal_write_cut_short_by_a_full_disk_leaves_the_log_whole(mount: Path) -> None:
     """Commits until the disk is full: the failing append is cut back, later commits are
     refused, and recovery finds exactly the transactions that committed."""

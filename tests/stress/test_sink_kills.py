@@ -15,6 +15,8 @@ import pytest
 
 from repositories.repository_set import RepositorySet
 
+pytestmark = pytest.mark.stress
+
 # Two sinks whose names NiFi would make anew on every attempt: `${uuid}` names, and
 # MergeContent's default bundle names (a clock reading in NiFi).
 FLOW = """
@@ -147,7 +149,6 @@ def _kill_and_compare(tmp_path: Path, runner: str, *, kills: int, files: int) ->
         assert got_events[event_type] == ref_events[event_type], event_type
 
 
-@pytest.mark.stress
 @pytest.mark.slow
 def test_kill_9_direct_writes_each_sink_file_once(tmp_path: Path) -> None:
     """A direct run killed a dozen times writes every line once by `${uuid}` name and once in
@@ -155,7 +156,6 @@ def test_kill_9_direct_writes_each_sink_file_once(tmp_path: Path) -> None:
     _kill_and_compare(tmp_path, "direct", kills=12, files=40)
 
 
-@pytest.mark.stress
 @pytest.mark.slow
 @pytest.mark.spark
 def test_kill_9_spark_writes_each_sink_file_once(tmp_path: Path) -> None:

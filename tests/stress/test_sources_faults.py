@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.stress
+
 FLOW = """
 from flowcore import Flow
 from processors import GetFile, PutFile
@@ -47,7 +49,6 @@ def small_disk(tmp_path: Path):  # type: ignore[no-untyped-def]
     subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
-@pytest.mark.stress
 def test_a_full_disk_stops_the_run_in_one_line_and_the_next_run_loses_nothing(
     tmp_path: Path, small_disk: Path
 ) -> None:

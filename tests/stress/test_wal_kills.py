@@ -15,6 +15,8 @@ import pytest
 from repositories.content import FileContentRepository
 from repositories.flowfile_wal import WriteAheadFlowFileRepository, iter_queue
 
+pytestmark = pytest.mark.stress
+
 WORKER = Path(__file__).with_name("_wal_worker.py")
 ROOT = Path(__file__).resolve().parents[2]
 

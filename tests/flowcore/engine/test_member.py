@@ -109,7 +109,6 @@ def _run(tmp_path: Path, flow: Flow, runner: str = "direct") -> RunResult:
     return run_flow(flow, runner, repository=tmp_path / "repo", settings=SETTINGS)
 
 
-@pytest.mark.parametrize("runner", ["direct", pytest.param("spark", marks=pytest.mark.spark)])
 def test_a_flipped_byte_sends_its_flowfile_to_failure_and_the_rest_on(
     tmp_path: Path, runner: str
 ) -> None:
