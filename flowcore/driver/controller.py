@@ -3,17 +3,8 @@
 Per micro-batch, every stage in order that has input (source work, or queued FlowFiles not waiting
 on a penalty) and whose output queues are under back pressure runs once: the controller lists source
 work, picks segments (:mod:`flowcore.driver.scheduler`), has the runner execute the tasks, then
-commits exactly as DESIGN §7 says:
-
-1. one write-ahead log transaction: segments dequeued and enqueued, source listing and processor
-   state, provenance files to index (the tasks' files all exist by then);
-2. only after it: claimant counts settle and unreferenced content is archived, sources delete
-   what they ingested, and the provenance files go to a background indexer
-   (:mod:`repositories.provenance_indexer`); the next transaction records them as indexed, then
-   they are removed.
-
-A crash anywhere loses nothing: the queues are those of the last transaction, and everything
-after it is redone on restart.
+commits the stage run (:mod:`flowcore.driver.commit`: one write-ahead log transaction, then what
+may only follow it).
 """
 
 from __future__ import annotations
@@ -23,7 +14,7 @@ import itertools
 import time
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import attrs
@@ -42,6 +33,7 @@ from flowcore.compiler.plan import (
     parked_component,
 )
 from flowcore.compiler.stages import CompiledFlow, Stage, compile_flow, explain
+from flowcore.driver.commit import commit_stage_run
 from flowcore.driver.run_result import RunProgress, RunResult, stage_summary, why_stuck
 from flowcore.driver.scheduler import (
     BatchLimits,
@@ -50,26 +42,24 @@ from flowcore.driver.scheduler import (
     select_segments,
     split_segments,
 )
-from flowcore.driver.sinks import EFFECTS_STATE, Sinks, effects_state
+from flowcore.driver.sinks import Sinks
+from flowcore.driver.sources import SourceLister
 from flowcore.engine.task import ID_BLOCK, apply_limits, single_group
 from flowcore.flow import Connection, FlowDefinition
 from flowcore.process_context import lowest_logged_level, processor_logger
-from flowcore.processor import ProcessContext, SourceProcessor, WorkItem
+from flowcore.processor import ProcessContext, WorkItem
 from flowcore.runners.jobs import Runner, ShuffleInput, StageJob
 from flowcore.session.host import ComponentInfo, StateMap
 from flowcore.settings import Settings
 from repositories.content import ARCHIVE_CLEANUP_FREQUENCY_MS
-from repositories.effects import release_targets
 from repositories.provenance_indexer import ProvenanceIndexer
-from repositories.records import SegmentSummary, Transaction
-from repositories.repository_set import PROVENANCE_STATE, RepositorySet
+from repositories.records import SegmentSummary
+from repositories.repository_set import RepositorySet
 
 __all__ = ["Controller", "RunProgress", "RunResult", "run_flow", "stage_summary"]
 
 #: Micro-batches a batch run waits, without progress, for processors that yielded.
 MAX_IDLE_WAITS = 5
-#: Triggers of an unbounded source in one micro-batch, at most, when filling it.
-MAX_SOURCE_TRIGGERS = 64
 
 
 class Controller:
@@ -101,13 +91,6 @@ class Controller:
         self._retry_at: dict[str, int] = {}
         self._long_waits: set[str] = set()
         self._in_bins: set[str] = set()
-        self._source_triggers: Counter[str] = Counter()
-        self._exhausted: set[str] = set()
-        # (source, item key) whose read failed in this run: a batch run lists them no more
-        # (they stay unmarked, for the next run), so a file that cannot be read cannot
-        # keep a batch run going for ever.
-        self._unread: set[tuple[str, str]] = set()
-        self._scheduled_at: dict[str, int] = {}  # source id -> its last scheduled trigger (ms)
         self._indexer: ProvenanceIndexer | None = None
         self._contexts: dict[str, ProcessContext] = {}
         self._transfers: dict[str, dict[str, list[int]]] = defaultdict(
@@ -121,6 +104,9 @@ class Controller:
         self._described: dict[str, str] = {}
         self._archive_expired_at = 0
         self.sinks = Sinks(list(self.plans.values()), repositories, runner, self._context)
+        self.sources = SourceLister(
+            list(self.plans.values()), repositories.flowfiles, self.settings, self._context
+        )
 
     # --- queues -------------------------------------------------------------------------------
 
@@ -170,122 +156,6 @@ class Controller:
             member.processor.on_scheduled(context)
             self._contexts[member.component_id] = context
         return context
-
-    def _source_active(self, member: MemberPlan, continuous: bool) -> bool:
-        if continuous:
-            return True
-        processor = member.processor
-        if isinstance(processor, SourceProcessor) and processor.unbounded:
-            limit = self.settings.unbounded_source_batches
-            return self._source_triggers[member.component_id] < limit
-        return member.component_id not in self._exhausted
-
-    def _list_sources(
-        self, plan: StagePlan, continuous: bool, room: tuple[int, int]
-    ) -> tuple[list[tuple[str, WorkItem]], dict[str, dict[str, str]]]:
-        """List each source's work for one micro-batch: ``concurrent_tasks`` triggers.
-
-        An unbounded source whose work items say how many FlowFiles they make is triggered
-        again while its items make fewer than ``room[0]`` FlowFiles (at most
-        :data:`MAX_SOURCE_TRIGGERS` times; in a batch run ``unbounded_source_batches``
-        triggers in all, as ever): a micro-batch of one 10,000-FlowFile trigger would spend
-        more on scheduling its Spark jobs than on its FlowFiles. Items made as whole batches
-        (``WorkItem.batched``) by a source whose relationships each lead to one place fill up
-        to ``room[1]`` instead (see :meth:`_room`). In a continuous run a source with a Run
-        Schedule is triggered ``concurrent_tasks`` times once per period, and not filled:
-        the period is what the user asked for.
-        """
-        work: list[tuple[str, WorkItem]] = []
-        states: dict[str, dict[str, str]] = {}
-        for member in plan.source_members:
-            processor = member.processor
-            assert isinstance(processor, SourceProcessor)
-            scheduled = continuous and member.run_schedule_ms > 0
-            if scheduled:
-                if not self._due(member):
-                    continue
-                self._scheduled_at[member.component_id] = now_ms()
-            committed = self.repos.flowfiles.state(member.component_id)
-            state: Mapping[str, str] = committed
-            listed = len(work)
-            made: int | None = 0  # FlowFiles the listed items make (None: unknown)
-            made_bytes = 0
-            limit = room[1] if member.routes_whole else room[0]
-            triggers = 0
-            # Concurrent tasks: each trigger lists from the state the one before it left.
-            while triggers < member.concurrent_tasks or (
-                (processor.unbounded or processor.fills_micro_batch)
-                and not scheduled
-                and made is not None
-                and made < limit
-                and made_bytes < self.settings.batch_max_bytes_value
-                and triggers < MAX_SOURCE_TRIGGERS
-            ):
-                if not self._source_active(member, continuous):
-                    break
-                listing = processor.list_work(self._context(member), state)
-                self._source_triggers[member.component_id] += 1
-                triggers += 1
-                state = listing.state
-                items = listing.items
-                failed = [i for i in items if (member.component_id, i.key) in self._unread]
-                if failed and not continuous:
-                    items = tuple(i for i in items if i not in failed)
-                    state = processor.requeue_work(state, failed, committed)
-                if not items:
-                    self._exhausted.add(member.component_id)
-                    break
-                work.extend((member.component_id, item) for item in items)
-                for item in items:
-                    made = None if made is None or item.flowfiles is None else made + item.flowfiles
-                    made_bytes += item.size
-                    if not item.batched:
-                        limit = room[0]
-            if len(work) > listed or dict(state) != dict(committed):
-                states[member.component_id] = dict(state)
-        return work, states
-
-    def _requeue_unread(
-        self,
-        plan: StagePlan,
-        work: Sequence[tuple[str, WorkItem]],
-        results: Sequence[TaskResult],
-        states: dict[str, dict[str, str]],
-    ) -> dict[str, dict[str, str]]:
-        """The listing states to commit: items whose read failed are put back to be listed again.
-
-        A source's listing marks what it listed as done; only the items whose FlowFiles this
-        transaction commits may stay marked (and be deleted at the source after it).
-        """
-        unread = {entry for result in results for entry in result.unread}
-        if not unread:
-            return states
-        self._unread |= unread
-        adjusted = dict(states)
-        for member in plan.source_members:
-            cid = member.component_id
-            items = [item for c, item in work if c == cid and (c, item.key) in unread]
-            if items and cid in adjusted:
-                processor = member.processor
-                assert isinstance(processor, SourceProcessor)
-                committed = self.repos.flowfiles.state(cid)
-                adjusted[cid] = dict(processor.requeue_work(adjusted[cid], items, committed))
-        return adjusted
-
-    def _due(self, member: MemberPlan) -> bool:
-        """Whether a source with a Run Schedule may be triggered now (first time: at once)."""
-        last = self._scheduled_at.get(member.component_id)
-        return last is None or now_ms() >= last + member.run_schedule_ms
-
-    def _next_scheduled(self) -> int | None:
-        """When the next source with a Run Schedule comes due, if any has been triggered."""
-        times = [
-            self._scheduled_at[m.component_id] + m.run_schedule_ms
-            for plan in self.plans.values()
-            for m in plan.source_members
-            if m.component_id in self._scheduled_at
-        ]
-        return min(times) if times else None
 
     def _room(self, outputs: Sequence[Connection]) -> tuple[int, int]:
         """FlowFiles a stage's sources may add in one micro-batch: ``(plain, batched)``.
@@ -404,7 +274,7 @@ class Controller:
         self._held_back.pop(stage.id, None)
         work, states = ([], {})
         if not end_of_input:
-            work, states = self._list_sources(plan, continuous, self._room(outputs))
+            work, states = self.sources.list_work(plan, continuous, self._room(outputs))
         wal = self.repos.flowfiles
         queues = {q: wal.segments(q) for q in plan.queue_members}
         now = now_ms()
@@ -429,8 +299,8 @@ class Controller:
         self._run = uuid.uuid4().hex[:16]
         job = self._job(plan, taken, work, end_of_input=end_of_input)
         results = self._execute(job)
-        self._commit(stage, taken, results, self._requeue_unread(plan, work, results, states))
-        release_targets(self.repos.paths.effects, self._run)
+        unread = self.sources.requeue_unread(plan, work, results, states)
+        self._commit(stage, taken, results, unread, run=self._run)
         return len(work) + sum(sum(r.consumed.values()) for r in results)
 
     def _commit(
@@ -439,56 +309,35 @@ class Controller:
         taken: list[SegmentSummary],
         results: list[TaskResult],
         source_states: dict[str, dict[str, str]],
+        *,
+        run: str | None = None,
     ) -> None:
-        repos = self.repos
-        wal, content, provenance = repos.flowfiles, repos.content, repos.provenance
+        """Commit a stage run, then update what the controller keeps in memory.
+
+        The durable part is :func:`~flowcore.driver.commit.commit_stage_run`; here follow the
+        retries, waits, counts, bulletins and the status file.
+        """
         results = sorted(results, key=lambda r: r.index)
-        enqueued = [s for r in results for s in r.enqueued]
-        states: dict[str, dict[str, str]] = dict(source_states)
-        for result in results:
-            states.update({k: dict(v) for k, v in result.states.items()})
-        event_files = [r.provenance_file for r in results if r.provenance_file]
-        sink_states = self.sinks.prepare(self.plans[stage.id], results)
-        states.update(sink_states)
-        effects = effects_state(results)
-        if effects is not None:
-            states[EFFECTS_STATE] = effects
-        # The next provenance event id, kept with the queues: a provenance database that is
-        # lost or replaced is noticed at the next start, and ids are never given twice.
-        states[PROVENANCE_STATE] = {"next_event_id": str(provenance.next_event_id)}
-        marked = self.indexer.take_indexed()
-        wal.commit(
-            Transaction(
-                dequeued=[s.segment_id for s in taken],
-                enqueued=enqueued,
-                state=states,
-                provenance_files=event_files,
-            ),
-            indexed_provenance=marked,
-        )
-        # Durable from here on: publish sink output, settle content, sources, provenance.
-        self.sinks.publish(sink_states)
-        if effects is not None:
-            self.sinks.carry_out([r.effects_file for r in results if r.effects_file])
-        # Attempts a runner retried or superseded (a Spark task that failed and ran again)
-        # left effect files no commit names: their temporaries go now, not at the next start.
-        self.sinks.sweep_attempts()
-        provenance.remove_indexed_files(marked)
-        for summary in enqueued:
-            for claim, count in summary.claim_counts:
-                content.increment_claimant_count(claim, count)
-        for summary in taken:
-            for claim, count in summary.claim_counts:
-                content.decrement_claimant_count(claim, count)
-            self._retry_at.pop(summary.segment_id, None)
-            self._long_waits.discard(summary.segment_id)
-            self._in_bins.discard(summary.segment_id)
-        content.release_unclaimed(c for r in results for c in r.written_claims)
         now = now_ms()
         expire = now - self._archive_expired_at >= ARCHIVE_CLEANUP_FREQUENCY_MS
         if expire:
             self._archive_expired_at = now
-        content.cleanup(now, expire_archive=expire)
+        commit_stage_run(
+            self.repos,
+            self.sinks,
+            self.indexer,
+            plan=self.plans[stage.id],
+            taken=taken,
+            results=results,
+            source_states=source_states,
+            run=run,
+            now=now,
+            expire_archive=expire,
+        )
+        for summary in taken:
+            self._retry_at.pop(summary.segment_id, None)
+            self._long_waits.discard(summary.segment_id)
+            self._in_bins.discard(summary.segment_id)
         for result in results:
             self._retry_at.update(result.retry_at)
             self._long_waits.update(result.long_waits)
@@ -502,9 +351,6 @@ class Controller:
             for component_id, count in result.consumed.items():
                 self._received[self._component_name(component_id)] += count
             self._bulletins.extend(result.bulletins)
-        if event_files:
-            self.indexer.submit(event_files)
-        repos.add_bulletins([b for r in results for b in r.bulletins])
         self._stage_runs += 1
         self._write_status()
 
@@ -639,7 +485,7 @@ class Controller:
                 continue
             if continuous:
                 pause = self.settings.poll_interval_seconds
-                due = self._next_scheduled()
+                due = self.sources.next_scheduled()
                 if due is not None:  # a Run Schedule ends before the poll interval does
                     pause = min(pause, max(0, due - now) / 1000)
                 time.sleep(pause)

@@ -61,7 +61,7 @@ flow.auto_terminate(put, ["success", "failure"])
 def _crash_workdir(root: Path, flow_text: str) -> Path:
     rng = random.Random(5)
     (root / "in").mkdir(parents=True)
-    for number in range(48):
+    for number in range(96):  # enough that a dozen kills never finish the work
         lines = [
             f"file {number} line {i} " + "x" * rng.randint(0, 60)
             for i in range(rng.randint(500, 1500))

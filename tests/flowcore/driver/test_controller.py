@@ -11,7 +11,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-import flowcore.driver.controller as controller_module
+import flowcore.driver.sources as sources_module
 import flowcore.engine._bins as task_bins
 from flowcore import Flow, Processor, Relationship
 from flowcore.driver.controller import Controller, RunProgress, RunResult, run_flow
@@ -341,7 +341,7 @@ def test_continuous_mode_polls_until_told_to_stop(tmp_path: Path) -> None:
         progress=reports.append,
         should_stop=stop,
     )
-    triggers = controller_module.MAX_SOURCE_TRIGGERS
+    triggers = sources_module.MAX_SOURCE_TRIGGERS
     assert result.count("tag", "success") == 5 * triggers * 2
     # each micro-batch: a work item per trigger read, two FlowFiles each consumed by the tag
     assert [r.flowfiles_in for r in reports] == [triggers * 3] * 5

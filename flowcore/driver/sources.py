@@ -1,0 +1,170 @@
+"""Sources in the driver: listing their work for a micro-batch, and settling what was not read.
+
+A source lists work items on the driver (DESIGN §4); its listing state marks them done, and is
+committed in the same transaction as their FlowFiles. This module decides how often a source is
+triggered in a micro-batch (Concurrent Tasks, filling a micro-batch, Run Schedule in a
+continuous run, a batch run's end), and puts back the items a task could not read, so that only
+what a transaction commits is ever marked done.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+
+from flowcore.clock import now_ms
+from flowcore.compiler.plan import MemberPlan, StagePlan, TaskResult
+from flowcore.processor import ProcessContext, SourceProcessor, WorkItem
+from flowcore.settings import Settings
+from repositories.flowfile_wal import WriteAheadFlowFileRepository
+
+__all__ = ["MAX_SOURCE_TRIGGERS", "SourceLister"]
+
+#: Triggers of an unbounded source in one micro-batch, at most, when filling it.
+MAX_SOURCE_TRIGGERS = 64
+
+
+class SourceLister:
+    """The flow's sources as the driver triggers them, run after run of micro-batches.
+
+    Args:
+        plans: the flow's stage plans.
+        flowfiles: the FlowFile repository (each source's committed listing state).
+        settings: engine settings (batch limits, unbounded source batches).
+        context_of: the driver-side context of a member.
+    """
+
+    def __init__(
+        self,
+        plans: Sequence[StagePlan],
+        flowfiles: WriteAheadFlowFileRepository,
+        settings: Settings,
+        context_of: Callable[[MemberPlan], ProcessContext],
+    ) -> None:
+        self._plans = list(plans)
+        self._flowfiles = flowfiles
+        self.settings = settings
+        self._context_of = context_of
+        self._triggers: Counter[str] = Counter()
+        self._exhausted: set[str] = set()
+        # (source, item key) whose read failed in this run: a batch run lists them no more
+        # (they stay unmarked, for the next run), so a file that cannot be read cannot
+        # keep a batch run going for ever.
+        self._unread: set[tuple[str, str]] = set()
+        self._scheduled_at: dict[str, int] = {}  # source id -> its last scheduled trigger (ms)
+
+    def _active(self, member: MemberPlan, continuous: bool) -> bool:
+        if continuous:
+            return True
+        processor = member.processor
+        if isinstance(processor, SourceProcessor) and processor.unbounded:
+            limit = self.settings.unbounded_source_batches
+            return self._triggers[member.component_id] < limit
+        return member.component_id not in self._exhausted
+
+    def list_work(
+        self, plan: StagePlan, continuous: bool, room: tuple[int, int]
+    ) -> tuple[list[tuple[str, WorkItem]], dict[str, dict[str, str]]]:
+        """List each source's work for one micro-batch: ``concurrent_tasks`` triggers.
+
+        An unbounded source whose work items say how many FlowFiles they make is triggered
+        again while its items make fewer than ``room[0]`` FlowFiles (at most
+        :data:`MAX_SOURCE_TRIGGERS` times; in a batch run ``unbounded_source_batches``
+        triggers in all, as ever): a micro-batch of one 10,000-FlowFile trigger would spend
+        more on scheduling its Spark jobs than on its FlowFiles. Items made as whole batches
+        (``WorkItem.batched``) by a source whose relationships each lead to one place fill up to
+        ``room[1]`` instead (see the controller's ``_room``). In a continuous run a source with a
+        Run Schedule is triggered ``concurrent_tasks`` times once per period, and not filled: the
+        period is what the user asked for.
+        """
+        work: list[tuple[str, WorkItem]] = []
+        states: dict[str, dict[str, str]] = {}
+        for member in plan.source_members:
+            processor = member.processor
+            assert isinstance(processor, SourceProcessor)
+            scheduled = continuous and member.run_schedule_ms > 0
+            if scheduled:
+                if not self._due(member):
+                    continue
+                self._scheduled_at[member.component_id] = now_ms()
+            committed = self._flowfiles.state(member.component_id)
+            state: Mapping[str, str] = committed
+            listed = len(work)
+            made: int | None = 0  # FlowFiles the listed items make (None: unknown)
+            made_bytes = 0
+            limit = room[1] if member.routes_whole else room[0]
+            triggers = 0
+            # Concurrent tasks: each trigger lists from the state the one before it left.
+            while triggers < member.concurrent_tasks or (
+                (processor.unbounded or processor.fills_micro_batch)
+                and not scheduled
+                and made is not None
+                and made < limit
+                and made_bytes < self.settings.batch_max_bytes_value
+                and triggers < MAX_SOURCE_TRIGGERS
+            ):
+                if not self._active(member, continuous):
+                    break
+                listing = processor.list_work(self._context_of(member), state)
+                self._triggers[member.component_id] += 1
+                triggers += 1
+                state = listing.state
+                items = listing.items
+                failed = [i for i in items if (member.component_id, i.key) in self._unread]
+                if failed and not continuous:
+                    items = tuple(i for i in items if i not in failed)
+                    state = processor.requeue_work(state, failed, committed)
+                if not items:
+                    self._exhausted.add(member.component_id)
+                    break
+                work.extend((member.component_id, item) for item in items)
+                for item in items:
+                    made = None if made is None or item.flowfiles is None else made + item.flowfiles
+                    made_bytes += item.size
+                    if not item.batched:
+                        limit = room[0]
+            if len(work) > listed or dict(state) != dict(committed):
+                states[member.component_id] = dict(state)
+        return work, states
+
+    def requeue_unread(
+        self,
+        plan: StagePlan,
+        work: Sequence[tuple[str, WorkItem]],
+        results: Sequence[TaskResult],
+        states: dict[str, dict[str, str]],
+    ) -> dict[str, dict[str, str]]:
+        """The listing states to commit: items whose read failed are put back to be listed again.
+
+        A source's listing marks what it listed as done; only the items whose FlowFiles this
+        transaction commits may stay marked (and be deleted at the source after it).
+        """
+        unread = {entry for result in results for entry in result.unread}
+        if not unread:
+            return states
+        self._unread |= unread
+        adjusted = dict(states)
+        for member in plan.source_members:
+            cid = member.component_id
+            items = [item for c, item in work if c == cid and (c, item.key) in unread]
+            if items and cid in adjusted:
+                processor = member.processor
+                assert isinstance(processor, SourceProcessor)
+                committed = self._flowfiles.state(cid)
+                adjusted[cid] = dict(processor.requeue_work(adjusted[cid], items, committed))
+        return adjusted
+
+    def _due(self, member: MemberPlan) -> bool:
+        """Whether a source with a Run Schedule may be triggered now (first time: at once)."""
+        last = self._scheduled_at.get(member.component_id)
+        return last is None or now_ms() >= last + member.run_schedule_ms
+
+    def next_scheduled(self) -> int | None:
+        """When the next source with a Run Schedule comes due, if any has been triggered."""
+        times = [
+            self._scheduled_at[m.component_id] + m.run_schedule_ms
+            for plan in self._plans
+            for m in plan.source_members
+            if m.component_id in self._scheduled_at
+        ]
+        return min(times) if times else None
