@@ -27,16 +27,18 @@ from flowcore.expression import Expression, compile_expression
 from flowcore.flow import Component, Connection, FlowDefinition, Prioritizer, QueueSettings
 from flowcore.flowfile import Attributes, ContentClaim, FlowFile, ResourceClaim
 from flowcore.processor import (
-    BinningProcessor,
     FlowFileTransform,
     FlowFileView,
     InputRequirement,
     ProcessContext,
     Processor,
     ProcessorKind,
+    TransformResult,
+)
+from flowcore.processor_kinds import (
+    BinningProcessor,
     SinkJobs,
     SourceProcessor,
-    TransformResult,
     TwoPhaseSink,
     WorkItem,
     WorkListing,

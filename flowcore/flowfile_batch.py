@@ -153,7 +153,10 @@ class FlowFileBatch:
 
 
 class BatchMaker(Protocol):
-    """What a source's :meth:`~flowcore.processor.SourceProcessor.read_work_batch` is given."""
+    """What a source's ``read_work_batch`` is given.
+
+    See :meth:`~flowcore.processor_kinds.SourceProcessor.read_work_batch`.
+    """
 
     def create(
         self, count: int, attributes: Mapping[str, str], content: bytes | None

@@ -6,12 +6,14 @@ knows how to run:
 
 * **per-FlowFile** (:class:`Processor`, or :class:`FlowFileTransform` for the common case): narrow
   work on each FlowFile, fused into Spark stages;
-* **binning** (:class:`BinningProcessor`): FlowFiles grouped by a key and merged when a bin is
-  ready (MergeContent), a shuffle in Spark;
-* **source** (:class:`SourceProcessor`): lists work on the driver and reads each item in a task,
-  with the listing state committed with the output (exactly-once ingestion);
-* **sink**: per-FlowFile side effects are plain processors; :class:`TwoPhaseSink` writes in tasks
-  and commits on the driver, like Spark's DataSource V2 writers.
+* **binning** (:class:`~flowcore.processor_kinds.BinningProcessor`): FlowFiles grouped by a key
+  and merged when a bin is ready (MergeContent), a shuffle in Spark;
+* **source** (:class:`~flowcore.processor_kinds.SourceProcessor`): lists work on the driver and
+  reads each item in a task, with the listing state committed with the output (exactly-once
+  ingestion);
+* **sink**: per-FlowFile side effects are plain processors;
+  :class:`~flowcore.processor_kinds.TwoPhaseSink` writes in tasks and commits on the driver, like
+  Spark's DataSource V2 writers.
 
 Processors must be picklable because Spark ships them to executors: keep only configuration in
 ``__init__`` and open connections, files or clients in :meth:`Processor.on_scheduled`.
@@ -29,7 +31,7 @@ import attrs
 
 from flowcore.errors import ContentCorruptionError, ContentNotFoundError
 from flowcore.flowfile import FlowFile
-from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
+from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.process_context import ProcessContext
 from flowcore.properties import (
     ExpressionLanguageScope,
@@ -40,23 +42,16 @@ from flowcore.relationship import FAILURE, ORIGINAL, SUCCESS, Relationship
 from flowcore.validators import NON_EMPTY_VALIDATOR, ValidationResult
 
 if TYPE_CHECKING:
-    from flowcore.binning import BatchBinning, Bin
     from flowcore.session.process_session import ProcessSession
 
 __all__ = [
-    "BinningProcessor",
     "FlowFileTransform",
     "FlowFileView",
     "InputRequirement",
     "ProcessContext",
     "Processor",
     "ProcessorKind",
-    "SinkJobs",
-    "SourceProcessor",
     "TransformResult",
-    "TwoPhaseSink",
-    "WorkItem",
-    "WorkListing",
 ]
 
 
@@ -462,279 +457,3 @@ class FlowFileTransform(Processor):
             if result.contents is not None:
                 updated = session.write(updated, result.contents)
             session.transfer(updated, result.relationship)
-
-
-class BinningProcessor(Processor):
-    """A processor that groups FlowFiles into bins by a key and processes ready bins.
-
-    The engine brings each group's FlowFiles together in queue order (a Spark shuffle of FlowFile
-    records, never content); the processor decides which bins are ready. FlowFiles of unfinished
-    bins stay queued, durably, with their bin's creation time. Subclasses implement
-    :meth:`group_key` and the binning and merging in :meth:`on_trigger` (MergeContent is one).
-    """
-
-    kind: ClassVar[ProcessorKind] = ProcessorKind.BINNING
-
-    def group_key(self, context: ProcessContext, flowfile: FlowFile) -> str | None:
-        """The bin group of *flowfile* (``None`` is a group of its own)."""
-        msg = f"{type(self).__name__} must implement group_key"
-        raise NotImplementedError(msg)
-
-    def single_group(self, context: ProcessContext) -> bool:
-        """Whether every FlowFile falls in the same group, whatever its attributes.
-
-        Then the engine need not regroup FlowFiles by key (a shuffle would send them all to
-        one partition anyway): one task takes the whole input, without a shuffle's cost. The
-        default, ``False``, is always safe.
-        """
-        del context
-        return False
-
-    def merge_bin(self, context: ProcessContext, session: ProcessSession, bin_: Bin) -> None:
-        """Process one ready bin whose FlowFiles *session* holds (the caller commits).
-
-        Implementing it lets the engine decide bins per group in one task and merge ready bins
-        in parallel tasks (see ``ProcessContext.bin_sink``); without it, bins are merged where
-        they are decided.
-        """
-        msg = f"{type(self).__name__} does not merge bins apart from binning them"
-        raise NotImplementedError(msg)
-
-    def bin_batches(
-        self, context: ProcessContext, batches: Sequence[FlowFileBatch], *, end_of_input: bool
-    ) -> BatchBinning | None:
-        """Bin a task's whole input, given as FlowFile batches, without a FlowFile each.
-
-        The result must be the bins the one-by-one triggers would have made from the same
-        FlowFiles. Return None (the default) when this configuration cannot: the engine then
-        materializes the batches and triggers the processor as always.
-        """
-        del context, batches, end_of_input
-        return None
-
-    def merge_batches(
-        self,
-        context: ProcessContext,
-        session: ProcessSession,
-        batches: Sequence[FlowFileBatch],
-        bin_: Bin,
-    ) -> tuple[str, Mapping[str, str]] | None:
-        """Merge a bin of :meth:`bin_batches` whose FlowFiles are *batches* (cuts, in order).
-
-        Create and transfer the merged FlowFile(s) in *session*; return where the originals
-        go: ``(relationship, attributes to set on each)``. The engine moves the originals as
-        batches (with provenance runs). Return None, or raise, to have the bin merged one
-        FlowFile at a time by :meth:`merge_bin` instead.
-        """
-        del context, session, batches, bin_
-        return None
-
-    def max_bin_age_ms(self, context: ProcessContext) -> int | None:
-        """How long a bin may wait before it is processed anyway (None: no limit).
-
-        The engine uses it to know when FlowFiles of unfinished bins are worth binning again.
-        """
-        del context
-        return None
-
-    def end_of_input(
-        self, context: ProcessContext, session_factory: Callable[[], ProcessSession]
-    ) -> None:
-        """The run is draining and no more input will come: process the open bins now.
-
-        Batch runs call it once their sources are exhausted and nothing else can run
-        (MergeContent merges with reason ``END_OF_INPUT``; incomplete Defragment bins go to
-        failure). The default does nothing: open bins stay queued.
-        """
-        del context, session_factory
-
-
-@attrs.frozen
-class WorkItem:
-    """One unit of source work, listed on the driver and read in a task (picklable).
-
-    Attributes:
-        key: identifies the item (a path, a block id, a counter).
-        payload: what the reader needs (offsets, sizes, fingerprints ...).
-        flowfiles: how many FlowFiles reading it makes, when the source knows (None: unknown).
-            An unbounded source whose items say so is triggered until they fill a micro-batch.
-        size: content bytes reading it makes, when known (a file's size): filling a micro-batch
-            stops at ``batch_max_bytes``.
-        batched: reading it makes its FlowFiles as one batch
-            (:meth:`SourceProcessor.read_work_batch` will not decline), so a micro-batch may
-            hold ``batch_max_batched_flowfiles`` of them.
-    """
-
-    key: str
-    payload: Mapping[str, Any] = attrs.field(factory=dict)
-    flowfiles: int | None = None
-    batched: bool = False
-    size: int = 0
-
-
-@attrs.frozen
-class WorkListing:
-    """The result of :meth:`SourceProcessor.list_work`: items and the state after them."""
-
-    items: tuple[WorkItem, ...] = attrs.field(default=(), converter=tuple)
-    state: Mapping[str, str] = attrs.field(factory=dict)
-
-
-class SourceProcessor(Processor):
-    """A processor with no input that creates FlowFiles from outside data.
-
-    Split in two so Spark can read in parallel with exactly-once ingestion: :meth:`list_work`
-    runs on the driver and returns work items plus the listing state after them;
-    :meth:`read_work` runs in a task and turns one item into FlowFiles. The engine commits the
-    new listing state in the same transaction as the FlowFiles, so a crash neither skips nor
-    repeats an item. In the test harness, :meth:`on_trigger` does both in one session.
-    """
-
-    kind: ClassVar[ProcessorKind] = ProcessorKind.SOURCE
-    input_requirement: ClassVar[InputRequirement] = InputRequirement.INPUT_FORBIDDEN
-    relationships: ClassVar[tuple[Relationship, ...]] = (SUCCESS,)
-    #: A source that never runs out of work (a generator). Batch runs trigger it a set number
-    #: of times (``Settings.unbounded_source_batches``) instead of until it has nothing left.
-    unbounded: ClassVar[bool] = False
-    #: Triggered again within one micro-batch while its listing yields items that say how
-    #: many FlowFiles (and bytes) they make, until the micro-batch's limits (NiFi's Run
-    #: Duration): GetFile's Batch Size of 10 would otherwise make a micro-batch per 10 files.
-    fills_micro_batch: ClassVar[bool] = False
-    #: Work items name the data they read (a file's path and fingerprint), so the FlowFiles
-    #: an item makes get uuids derived from it: a replayed read makes the same ones. Sources
-    #: whose items do not (a generator's "make N") keep random uuids.
-    identifies_work: ClassVar[bool] = False
-
-    def list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
-        """List the work available now, given the committed listing *state*."""
-        msg = f"{type(self).__name__} must implement list_work"
-        raise NotImplementedError(msg)
-
-    def requeue_work(
-        self,
-        state: Mapping[str, str],
-        items: Sequence[WorkItem],
-        committed: Mapping[str, str],
-    ) -> Mapping[str, str]:
-        """The listing *state* with *items* put back: they were listed but could not be read.
-
-        The engine calls this before committing a listing whose reads failed (the item's
-        session rolled back: a full disk, an unreadable file), so an item is marked done only
-        in the transaction that commits its FlowFiles, and listed again later. By default an
-        item's key is its state key, restored to its *committed* value (or removed).
-        """
-        restored = dict(state)
-        for item in items:
-            if item.key in committed:
-                restored[item.key] = committed[item.key]
-            else:
-                restored.pop(item.key, None)
-        return restored
-
-    def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
-        """Create and transfer the FlowFiles of one work item."""
-        msg = f"{type(self).__name__} must implement read_work"
-        raise NotImplementedError(msg)
-
-    def read_work_batch(
-        self, context: ProcessContext, item: WorkItem, maker: BatchMaker
-    ) -> tuple[str, FlowFileBatch] | None:
-        """Create one work item's FlowFiles as a batch, if they differ only by position.
-
-        *maker* creates the batch (ids, uuids, content, the CREATE events as a run). Return
-        ``(relationship, batch)``, or None (the default) to have :meth:`read_work` make them
-        one by one.
-        """
-        del context, item, maker
-        return None
-
-    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
-        """List and read in one session, committing the listing state with the output."""
-        listing = self.list_work(context, session.get_state().values)
-        for item in listing.items:
-            self.read_work(context, session, item)
-        if listing.items or dict(listing.state) != dict(session.get_state().values):
-            session.set_state(listing.state)
-
-
-@attrs.frozen
-class SinkJobs:
-    """What a two-phase sink's driver side may use besides its messages.
-
-    Attributes:
-        run: runs a picklable function over items on the flow's runner (Spark tasks, or
-            in-process), results in order: how merge jobs run "like any task".
-        continuous: whether the run is a ``--continuous`` one.
-    """
-
-    run: Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]]
-    continuous: bool = False
-
-
-def _in_process(function: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
-    return [function(item) for item in items]
-
-
-class TwoPhaseSink(Processor):
-    """A sink whose tasks write and whose driver commits, like Spark's DataSource V2 writers.
-
-    The protocol, so that a crash at any point neither loses nor duplicates output:
-
-    1. :meth:`write` runs in each task with the task's FlowFiles, writes somewhere nobody reads
-       yet, and returns a commit message (bytes) describing what it wrote.
-    2. :meth:`commit` runs on the driver with every task's messages, in task order, and the
-       sink's committed state; it *stages* the publication and returns the new state. The
-       engine commits that state in the stage run's write-ahead log transaction.
-    3. :meth:`publish` runs after the transaction is durable, and again at start-up with the
-       committed state, so it must be idempotent: it publishes what the committed state names
-       and discards anything staged beyond it.
-    4. :meth:`end_of_run` runs once a batch run has nothing left to do (a last merge, say);
-       :meth:`release` when the run stops.
-    """
-
-    kind: ClassVar[ProcessorKind] = ProcessorKind.SINK
-
-    def write(
-        self, context: ProcessContext, session: ProcessSession, flowfiles: Sequence[FlowFile]
-    ) -> bytes:
-        """Write *flowfiles* and transfer them; describe what was written."""
-        msg = f"{type(self).__name__} must implement write"
-        raise NotImplementedError(msg)
-
-    def commit(
-        self,
-        context: ProcessContext,
-        messages: Sequence[bytes],
-        state: Mapping[str, str],
-        jobs: SinkJobs,
-    ) -> Mapping[str, str]:
-        """Stage what the tasks wrote; return the state that names it."""
-        msg = f"{type(self).__name__} must implement commit"
-        raise NotImplementedError(msg)
-
-    def publish(self, context: ProcessContext, state: Mapping[str, str]) -> None:
-        """Make what *state* names visible; discard what was staged beyond it (idempotent)."""
-        msg = f"{type(self).__name__} must implement publish"
-        raise NotImplementedError(msg)
-
-    def end_of_run(
-        self, context: ProcessContext, state: Mapping[str, str], jobs: SinkJobs
-    ) -> Mapping[str, str] | None:
-        """Stage a last change when a batch run ends; None when there is nothing to do."""
-        del context, state, jobs
-        return None
-
-    def release(self, context: ProcessContext) -> None:
-        """Let go of what the driver side holds (locks) when the run stops."""
-
-    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
-        """Write, commit and publish in one go (the test harness path)."""
-        flowfiles = session.get(10_000)
-        if not flowfiles:
-            return
-        message = self.write(context, session, flowfiles)
-        jobs = SinkJobs(_in_process)
-        state = self.commit(context, [message], session.get_state().values, jobs)
-        self.publish(context, state)
-        self.release(context)
-        session.set_state(state)

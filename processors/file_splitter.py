@@ -19,7 +19,8 @@ from typing import Any, ClassVar
 
 from flowcore.errors import ContentNotFoundError
 from flowcore.patterns import compile_pattern
-from flowcore.processor import ProcessContext, SourceProcessor, WorkItem, WorkListing
+from flowcore.processor import ProcessContext
+from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
 from flowcore.properties import ExpressionLanguageScope, PropertyDependency, PropertyDescriptor
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession

@@ -10,7 +10,8 @@ from typing import ClassVar
 
 from flowcore.expression import compile_expression
 from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
-from flowcore.processor import ProcessContext, SourceProcessor, WorkItem, WorkListing
+from flowcore.processor import ProcessContext
+from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import SUCCESS
 from flowcore.session.process_session import ProcessSession

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import ClassVar
 
 from flowcore.patterns import compile_pattern
-from flowcore.processor import ProcessContext, SourceProcessor, WorkItem, WorkListing
+from flowcore.processor import ProcessContext
+from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import SUCCESS
 from flowcore.session.process_session import ProcessSession

@@ -47,6 +47,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "flowcore.validators",
             "flowcore.expression.*",
             "flowcore.processor",
+            "flowcore.processor_kinds",
             "flowcore.process_context",
             "flowcore.binning",
             "flowcore.session.*",

@@ -17,7 +17,8 @@ import attrs
 from flowcore.flow import FUNNEL_RELATIONSHIP, Component, Prioritizer
 from flowcore.flowfile import FlowFile, ResourceClaim
 from flowcore.flowfile_batch import FlowFileBatch
-from flowcore.processor import Processor, ProcessorKind, WorkItem
+from flowcore.processor import Processor, ProcessorKind
+from flowcore.processor_kinds import WorkItem
 from flowcore.settings import Settings
 from flowcore.units import parse_time_period
 from repositories.records import SegmentSummary

@@ -30,7 +30,8 @@ import attrs
 
 from flowcore.clock import now_ms
 from flowcore.compiler.plan import Bulletin, MemberPlan, StagePlan, TaskResult
-from flowcore.processor import ProcessContext, ProcessorKind, SinkJobs, TwoPhaseSink
+from flowcore.processor import ProcessContext, ProcessorKind
+from flowcore.processor_kinds import SinkJobs, TwoPhaseSink
 from flowcore.runners.jobs import Runner
 from repositories.effects import EffectReport, carry_out, release_targets, retries, sweep
 from repositories.records import Finding, Transaction

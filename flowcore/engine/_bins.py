@@ -21,7 +21,7 @@ from flowcore.binning import Bin, BinLimits, EvictionReason
 from flowcore.compiler.plan import ReadyBin
 from flowcore.engine._batches import event_of, record_attribute_changes, route_whole
 from flowcore.flowfile_batch import FlowFileBatch
-from flowcore.processor import BinningProcessor
+from flowcore.processor_kinds import BinningProcessor
 from flowcore.provenance_events import ProvenanceEventRun, ProvenanceEventType
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from flowcore.engine.task import (
     single_group,
 )
 from flowcore.flowfile import ContentClaim, FlowFile, ResourceClaim
-from flowcore.processor import WorkItem
+from flowcore.processor_kinds import WorkItem
 from flowcore.settings import Settings
 from processors import GenerateFlowFile, MergeContent, PutFile, SplitText, UpdateAttribute
 from repositories.external import fingerprint
