@@ -1,4 +1,7 @@
-"""Frozen records the repositories exchange: queue segments, WAL transactions, check findings.
+"""Frozen records the repositories exchange: segments, transactions, findings, paths, bulletins.
+
+Besides queue segments, WAL transactions and check findings: the paths tasks write to, and the
+bulletins ``flowcore status`` shows.
 
 A *segment* is an immutable batch of FlowFile records in one queue (like NiFi's swap files, at
 most :data:`MAX_SEGMENT_RECORDS`). Tasks write segments; the driver only keeps their summaries
@@ -16,7 +19,9 @@ from flowcore.flowfile import FlowFile, ResourceClaim
 
 __all__ = [
     "MAX_SEGMENT_RECORDS",
+    "Bulletin",
     "Finding",
+    "RepositoryPaths",
     "SegmentSummary",
     "Transaction",
     "claim_counts_of",
@@ -121,3 +126,39 @@ class Finding:
     def __str__(self) -> str:
         suffix = " (fixed)" if self.fixed else ""
         return f"[{self.repository}] {self.location}: {self.problem}{suffix}"
+
+
+@attrs.frozen
+class RepositoryPaths:
+    """Where a task writes: paths every executor can reach.
+
+    Attributes:
+        content: the content repository's container directories.
+        segments: the FlowFile repository's segment directory.
+        events: the provenance repository's event-file directory.
+        effects: where tasks stage sinks' external effects (see :mod:`repositories.effects`).
+    """
+
+    content: tuple[str, ...]
+    segments: str
+    events: str
+    effects: str
+
+
+@attrs.frozen
+class Bulletin:
+    """A processor error shown by ``flowcore status`` (NiFi's bulletin board).
+
+    Attributes:
+        time: epoch ms.
+        component_id: the component that failed.
+        component_name: its name.
+        level: ``ERROR`` or ``WARNING``.
+        message: what happened, with the FlowFiles concerned.
+    """
+
+    time: int
+    component_id: str
+    component_name: str
+    level: str
+    message: str

@@ -27,7 +27,6 @@ from typing import Any
 
 import attrs
 
-from flowcore.compiler.plan import Bulletin, RepositoryPaths
 from flowcore.errors import RepositoryError, WalCorruptionError
 from flowcore.settings import Settings
 from repositories._files import write_atomically
@@ -35,7 +34,7 @@ from repositories.content import FileContentRepository, claim_references
 from repositories.flowfile_wal import WriteAheadFlowFileRepository
 from repositories.locks import try_lock
 from repositories.provenance import SqlProvenanceRepository
-from repositories.records import Finding, Transaction
+from repositories.records import Bulletin, Finding, RepositoryPaths, Transaction
 
 __all__ = [
     "MAX_BULLETINS",

@@ -21,16 +21,14 @@ from flowcore.processor import Processor, ProcessorKind
 from flowcore.processor_kinds import WorkItem
 from flowcore.settings import Settings
 from flowcore.units import parse_time_period
-from repositories.records import SegmentSummary
+from repositories.records import Bulletin, RepositoryPaths, SegmentSummary
 
 if TYPE_CHECKING:  # the compiler (and networkx) stay on the driver; workers load plans only
     from flowcore.compiler.stages import CompiledFlow, Stage
 
 __all__ = [
-    "Bulletin",
     "MemberPlan",
     "ReadyBin",
-    "RepositoryPaths",
     "Route",
     "StagePlan",
     "TaskInput",
@@ -58,23 +56,6 @@ def park_queue_id(component_id: str) -> str:
 def parked_component(queue_id: str) -> str | None:
     """The component whose park queue *queue_id* is, or None for a connection's queue."""
     return queue_id.removeprefix(_PARK) if queue_id.startswith(_PARK) else None
-
-
-@attrs.frozen
-class RepositoryPaths:
-    """Where a task writes: paths every executor can reach.
-
-    Attributes:
-        content: the content repository's container directories.
-        segments: the FlowFile repository's segment directory.
-        events: the provenance repository's event-file directory.
-        effects: where tasks stage sinks' external effects (see :mod:`repositories.effects`).
-    """
-
-    content: tuple[str, ...]
-    segments: str
-    events: str
-    effects: str
 
 
 @attrs.frozen
@@ -294,25 +275,6 @@ class TaskSpec:
     defer_bins: bool = False
     run: str = ""
     log_levels: Mapping[str, int] = attrs.field(factory=dict)
-
-
-@attrs.frozen
-class Bulletin:
-    """A processor error shown by ``flowcore status`` (NiFi's bulletin board).
-
-    Attributes:
-        time: epoch ms.
-        component_id: the component that failed.
-        component_name: its name.
-        level: ``ERROR`` or ``WARNING``.
-        message: what happened, with the FlowFiles concerned.
-    """
-
-    time: int
-    component_id: str
-    component_name: str
-    level: str
-    message: str
 
 
 @attrs.frozen

@@ -22,7 +22,6 @@ import attrs
 from flowcore.clock import now_ms
 from flowcore.compiler.plan import (
     NEVER,
-    Bulletin,
     MemberPlan,
     ReadyBin,
     StagePlan,
@@ -54,7 +53,7 @@ from flowcore.session.host import ComponentInfo, StateMap
 from flowcore.settings import Settings
 from repositories.content import ARCHIVE_CLEANUP_FREQUENCY_MS
 from repositories.provenance_indexer import ProvenanceIndexer
-from repositories.records import SegmentSummary
+from repositories.records import Bulletin, SegmentSummary
 from repositories.repository_set import RepositorySet
 
 __all__ = ["Controller", "RunProgress", "RunResult", "run_flow", "stage_summary"]

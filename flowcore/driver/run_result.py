@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 
-from flowcore.compiler.plan import Bulletin
+from repositories.records import Bulletin
 
 __all__ = ["EXIT_STUCK", "RunProgress", "RunResult", "stage_summary", "why_stuck"]
 

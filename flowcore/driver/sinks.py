@@ -29,12 +29,12 @@ from pathlib import Path
 import attrs
 
 from flowcore.clock import now_ms
-from flowcore.compiler.plan import Bulletin, MemberPlan, StagePlan, TaskResult
+from flowcore.compiler.plan import MemberPlan, StagePlan, TaskResult
 from flowcore.processor import ProcessContext, ProcessorKind
 from flowcore.processor_kinds import SinkJobs, TwoPhaseSink
 from flowcore.runners.jobs import Runner
 from repositories.effects import EffectReport, carry_out, release_targets, retries, sweep
-from repositories.records import Finding, Transaction
+from repositories.records import Bulletin, Finding, Transaction
 from repositories.repository_set import RepositorySet
 
 __all__ = ["EFFECTS_STATE", "Sinks", "effects_state"]

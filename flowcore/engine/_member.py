@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from flowcore.binning import Bin, BinLimits, EvictionReason
 from flowcore.clock import now_ms
-from flowcore.compiler.plan import NEVER, Bulletin, MemberPlan, ReadyBin
+from flowcore.compiler.plan import NEVER, MemberPlan, ReadyBin
 from flowcore.engine._batches import drain_batches, read_work_batch
 from flowcore.engine._bins import bins_batches, merge_batch_bin, takes_batches
 from flowcore.errors import FlowcoreError
@@ -40,7 +40,7 @@ from flowcore.session.host import (
 )
 from flowcore.session.process_session import ProcessSession
 from repositories.effects import EffectFileError, reserve_target
-from repositories.records import MAX_SEGMENT_RECORDS
+from repositories.records import MAX_SEGMENT_RECORDS, Bulletin
 
 if TYPE_CHECKING:
     from flowcore.engine.task import _Task

@@ -24,7 +24,6 @@ from typing import Any
 import repositories.segments as segment_files
 from flowcore.clock import now_ms
 from flowcore.compiler.plan import (
-    Bulletin,
     MemberPlan,
     ReadyBin,
     StagePlan,
@@ -52,7 +51,7 @@ from flowcore.settings import Settings
 from repositories.content import FileContentRepository
 from repositories.effects import EffectFileWriter
 from repositories.event_files import EventFileWriter
-from repositories.records import MAX_SEGMENT_RECORDS, SegmentSummary
+from repositories.records import MAX_SEGMENT_RECORDS, Bulletin, SegmentSummary
 
 __all__ = [
     "CONTENT_FAILURE_REASON",

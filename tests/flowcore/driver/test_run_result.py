@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from flowcore.compiler.plan import Bulletin
 from flowcore.driver.run_result import RunResult, stage_summary, why_stuck
+from repositories.records import Bulletin
 
 
 def _result(**changes: object) -> RunResult:
