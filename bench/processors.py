@@ -37,16 +37,17 @@ sys.path.insert(
 )  # ahead of bench/, where this file would shadow the processors package
 
 from flowcore import FlowFile
-from flowcore.processor import ProcessContext, Processor
-from flowcore.session.process_session import (
+from flowcore.process_context import ProcessContext
+from flowcore.processor import Processor
+from flowcore.session.host import (
     ComponentInfo,
-    ProcessSession,
     QueuedFlowFile,
     SessionCommit,
     SessionOutput,
     SessionSpill,
     StateMap,
 )
+from flowcore.session.process_session import ProcessSession
 from repositories.content import FileContentRepository
 
 MIB = 1 << 20

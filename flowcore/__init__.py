@@ -26,11 +26,11 @@ from flowcore.errors import (
 from flowcore.expression import Expression, compile_expression
 from flowcore.flow import Component, Connection, FlowDefinition, Prioritizer, QueueSettings
 from flowcore.flowfile import Attributes, ContentClaim, FlowFile, ResourceClaim
+from flowcore.process_context import ProcessContext
 from flowcore.processor import (
     FlowFileTransform,
     FlowFileView,
     InputRequirement,
-    ProcessContext,
     Processor,
     ProcessorKind,
     TransformResult,
@@ -52,7 +52,8 @@ from flowcore.properties import (
 )
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
 from flowcore.relationship import FAILURE, ORIGINAL, SUCCESS, Relationship
-from flowcore.session.process_session import ProcessSession, StateMap
+from flowcore.session.host import StateMap
+from flowcore.session.process_session import ProcessSession
 from flowcore.validators import ValidationResult
 
 if TYPE_CHECKING:

@@ -120,7 +120,8 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Run a flow file to completion, or continuously until Ctrl-C."""
-    from flowcore.driver.controller import RunProgress, run_flow  # noqa: PLC0415
+    from flowcore.driver.controller import run_flow  # noqa: PLC0415
+    from flowcore.driver.run_result import RunProgress  # noqa: PLC0415
 
     flow = load_flow(args.flow)
     stop = threading.Event()

@@ -18,7 +18,8 @@ from flowcore.relationship import Relationship
 if TYPE_CHECKING:
     from flowcore.binning import Bin
     from flowcore.processor import Processor
-    from flowcore.session.process_session import ComponentInfo, ProcessSession, StateMap
+    from flowcore.session.host import ComponentInfo, StateMap
+    from flowcore.session.process_session import ProcessSession
 
 __all__ = ["ProcessContext"]
 

@@ -31,23 +31,23 @@ from typing import Any
 from flowcore.clock import now_ms
 from flowcore.errors import InvalidProcessorError
 from flowcore.flowfile import FlowFile
-from flowcore.process_context import lowest_logged_level
-from flowcore.processor import ProcessContext, Processor
+from flowcore.process_context import ProcessContext, lowest_logged_level
+from flowcore.processor import Processor
 from flowcore.properties import PropertyDescriptor
 from flowcore.provenance_events import ProvenanceEvent
 from flowcore.relationship import Relationship
 from flowcore.session._effects import emit
-from flowcore.session.process_session import (
+from flowcore.session.host import (
     SELF,
     ComponentInfo,
     FlowFileFilter,
-    ProcessSession,
     QueuedFlowFile,
     SessionCommit,
     SessionOutput,
     SessionSpill,
     StateMap,
 )
+from flowcore.session.process_session import ProcessSession
 from flowcore.validators import ValidationResult
 from repositories.effects import publish, temporary_name
 from repositories.memory import MemoryContentRepository, MemoryProvenanceRepository

@@ -27,7 +27,7 @@ from processors._merge_bundles import common_attributes
 
 if TYPE_CHECKING:
     from flowcore.flowfile import Content
-    from flowcore.processor import ProcessContext
+    from flowcore.process_context import ProcessContext
     from flowcore.session.process_session import ProcessSession
     from processors.merge_content import MergeContent
 

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 from flowcore.errors import ContentNotFoundError
 from flowcore.patterns import compile_pattern
-from flowcore.processor import ProcessContext
+from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
 from flowcore.properties import ExpressionLanguageScope, PropertyDependency, PropertyDescriptor
 from flowcore.relationship import Relationship

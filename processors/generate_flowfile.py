@@ -10,7 +10,7 @@ from typing import ClassVar
 
 from flowcore.expression import compile_expression
 from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
-from flowcore.processor import ProcessContext
+from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import SUCCESS

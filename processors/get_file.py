@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from flowcore.patterns import compile_pattern
-from flowcore.processor import ProcessContext
+from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import SUCCESS

@@ -8,7 +8,8 @@ from typing import ClassVar
 
 from flowcore.flowfile import FlowFile
 from flowcore.patterns import compile_pattern
-from flowcore.processor import ProcessContext, Processor
+from flowcore.process_context import ProcessContext
+from flowcore.processor import Processor
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import SUCCESS
 from flowcore.session.process_session import ProcessSession

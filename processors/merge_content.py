@@ -24,7 +24,7 @@ from flowcore.errors import ExpressionEvaluationError, ProcessException
 from flowcore.expression import compile_expression, contains_expression
 from flowcore.flowfile import FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
-from flowcore.processor import ProcessContext
+from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import BinningProcessor
 from flowcore.properties import PropertyDescriptor
 from flowcore.relationship import Relationship

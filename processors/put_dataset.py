@@ -27,7 +27,7 @@ from flowcore.datasets.compaction import (
 from flowcore.datasets.model import Chunk, Manifest
 from flowcore.datasets.store import Dataset, demarcated, write_chunk
 from flowcore.flowfile import FlowFile
-from flowcore.processor import ProcessContext
+from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import SinkJobs, TwoPhaseSink
 from flowcore.properties import ExpressionLanguageScope, PropertyDependency, PropertyDescriptor
 from flowcore.relationship import FAILURE, SUCCESS

@@ -11,7 +11,8 @@ from typing import ClassVar
 
 from flowcore.errors import RepositoryError
 from flowcore.flowfile import FlowFile
-from flowcore.processor import ProcessContext, Processor
+from flowcore.process_context import ProcessContext
+from flowcore.processor import Processor
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import FAILURE, SUCCESS
 from flowcore.session.process_session import ProcessSession

@@ -8,7 +8,8 @@ from typing import ClassVar
 from flowcore.errors import ExpressionEvaluationError
 from flowcore.expression import compile_expression
 from flowcore.expression._nodes import ResultType
-from flowcore.processor import ProcessContext, Processor
+from flowcore.process_context import ProcessContext
+from flowcore.processor import Processor
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession

@@ -10,7 +10,8 @@ from typing import ClassVar, NamedTuple
 import attrs
 
 from flowcore.flowfile import FlowFile
-from flowcore.processor import ProcessContext, Processor
+from flowcore.process_context import ProcessContext
+from flowcore.processor import Processor
 from flowcore.properties import PropertyDescriptor
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession

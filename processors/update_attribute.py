@@ -13,7 +13,8 @@ from flowcore.expression._evaluate import EvaluationContext
 from flowcore.expression._nodes import ResultType
 from flowcore.expression._regex import java_regex
 from flowcore.flowfile_batch import FlowFileBatch
-from flowcore.processor import ProcessContext, Processor
+from flowcore.process_context import ProcessContext
+from flowcore.processor import Processor
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import SUCCESS, Relationship
 from flowcore.session.process_session import ProcessSession

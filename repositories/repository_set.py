@@ -29,8 +29,9 @@ import attrs
 
 from flowcore.errors import RepositoryError, WalCorruptionError
 from flowcore.settings import Settings
+from repositories._content_check import claim_references
 from repositories._files import write_atomically
-from repositories.content import FileContentRepository, claim_references
+from repositories.content import FileContentRepository
 from repositories.flowfile_wal import WriteAheadFlowFileRepository
 from repositories.locks import try_lock
 from repositories.provenance import SqlProvenanceRepository

@@ -150,15 +150,24 @@ def _graph() -> nx.DiGraph:
     return graph
 
 
-def _reexported(package: str) -> set[str]:
-    """Names a package's ``__init__`` only imports from elsewhere."""
-    tree = ast.parse(MODULES[package].read_text())
-    return {
-        alias.asname or alias.name
-        for node in tree.body
-        if isinstance(node, ast.ImportFrom)
+def _reexported(module: str) -> set[str]:
+    """Names *module* only imports from elsewhere (bound by an import, not defined there)."""
+    tree = ast.parse(MODULES[module].read_text())
+    imported = {
+        (alias.asname or alias.name).split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
         for alias in node.names
     }
+    defined = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defined.add(node.name)
+        elif isinstance(node, ast.Assign):
+            defined.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            defined.add(node.target.id)
+    return imported - defined
 
 
 def test_every_module_has_a_layer() -> None:
@@ -183,16 +192,15 @@ def test_there_is_no_import_cycle() -> None:
 
 
 def test_internal_code_imports_the_defining_module() -> None:
-    """Inside the packages, a name is imported from the module that defines it, never through a
-    package's re-export (which loads the whole package and hides the real dependency)."""
-    packages = {m for m, path in MODULES.items() if path.name == "__init__.py"}
+    """Inside the packages, a name is imported from the module that defines it, never through
+    another module's or a package's re-export (which loads more and hides the real dependency)."""
     found = []
     for module in MODULES:
         for node, name in _imports(module):
-            if not isinstance(node, ast.ImportFrom):
+            if not isinstance(node, ast.ImportFrom) or name in MODULES:
                 continue
-            package, _, attribute = name.rpartition(".")
-            if package in packages and package != module and attribute in _reexported(package):
+            source, _, attribute = name.rpartition(".")
+            if source in MODULES and source != module and attribute in _reexported(source):
                 found.append(f"{module}: {name}")
     assert found == []
 

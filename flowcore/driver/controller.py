@@ -45,8 +45,7 @@ from flowcore.driver.sinks import Sinks
 from flowcore.driver.sources import SourceLister
 from flowcore.engine.task import ID_BLOCK, apply_limits, single_group
 from flowcore.flow import Connection, FlowDefinition
-from flowcore.process_context import lowest_logged_level, processor_logger
-from flowcore.processor import ProcessContext
+from flowcore.process_context import ProcessContext, lowest_logged_level, processor_logger
 from flowcore.processor_kinds import WorkItem
 from flowcore.runners.jobs import Runner, ShuffleInput, StageJob
 from flowcore.session.host import ComponentInfo, StateMap

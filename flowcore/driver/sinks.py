@@ -30,7 +30,8 @@ import attrs
 
 from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan, StagePlan, TaskResult
-from flowcore.processor import ProcessContext, ProcessorKind
+from flowcore.process_context import ProcessContext
+from flowcore.processor import ProcessorKind
 from flowcore.processor_kinds import SinkJobs, TwoPhaseSink
 from flowcore.runners.jobs import Runner
 from repositories.effects import EffectReport, carry_out, release_targets, retries, sweep

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan, StagePlan, TaskResult
-from flowcore.processor import ProcessContext
+from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import SourceProcessor, WorkItem
 from flowcore.settings import Settings
 from repositories.flowfile_wal import WriteAheadFlowFileRepository

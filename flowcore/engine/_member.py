@@ -25,7 +25,8 @@ from flowcore.errors import FlowcoreError
 from flowcore.faults import storage_fault
 from flowcore.flow import FUNNEL_RELATIONSHIP
 from flowcore.flowfile_batch import FlowFileBatch
-from flowcore.processor import ProcessContext, Processor, ProcessorKind
+from flowcore.process_context import ProcessContext
+from flowcore.processor import Processor, ProcessorKind
 from flowcore.processor_kinds import BinningProcessor
 from flowcore.relationship import FAILURE
 from flowcore.session._content import CONTENT_FAILURE_REASON, damage_of

@@ -33,15 +33,17 @@ from flowcore.compiler.plan import (
 )
 from flowcore.engine._batches import unpacks, write_deferred
 from flowcore.engine._content import TaskContent
-from flowcore.engine._member import CONTENT_FAILURE_REASON, TaskMember
+from flowcore.engine._member import TaskMember
 from flowcore.errors import FlowcoreError
 from flowcore.expression._values import set_max_length
 from flowcore.flow import Prioritizer
 from flowcore.flowfile import FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.patterns import set_time_limit
-from flowcore.processor import ProcessContext, ProcessorKind
+from flowcore.process_context import ProcessContext
+from flowcore.processor import ProcessorKind
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun, ProvenanceEventType
+from flowcore.session._content import CONTENT_FAILURE_REASON
 from flowcore.session.host import (
     ComponentInfo,
     QueuedFlowFile,

@@ -6,7 +6,7 @@ import pytest
 
 from flowcore.errors import ConfigurationError
 from flowcore.process_context import ProcessContext
-from flowcore.session.process_session import ComponentInfo, StateMap
+from flowcore.session.host import ComponentInfo, StateMap
 from processors import UpdateAttribute
 
 

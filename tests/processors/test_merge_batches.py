@@ -6,8 +6,8 @@ import pytest
 
 from flowcore.flowfile import Attributes, ResourceClaim, new_uuids
 from flowcore.flowfile_batch import FlowFileBatch
-from flowcore.processor import ProcessContext
-from flowcore.session.process_session import ComponentInfo, StateMap
+from flowcore.process_context import ProcessContext
+from flowcore.session.host import ComponentInfo, StateMap
 from processors import MergeContent
 from processors._merge_batches import representatives
 

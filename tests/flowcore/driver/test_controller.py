@@ -14,7 +14,8 @@ import pytest
 import flowcore.driver.sources as sources_module
 import flowcore.engine._bins as task_bins
 from flowcore import Flow, Processor, Relationship
-from flowcore.driver.controller import Controller, RunProgress, RunResult, run_flow
+from flowcore.driver.controller import Controller, RunResult, run_flow
+from flowcore.driver.run_result import RunProgress
 from flowcore.errors import FlowValidationError, RepositoryError
 from flowcore.runners.direct import DirectRunner
 from flowcore.settings import Settings
