@@ -338,8 +338,8 @@ def replay_queues(flow: FlowDefinition) -> dict[str, str]:
     A durable connection is its own queue; a pipelined connection's FlowFiles wait in its
     destination's park queue.
     """
-    from flowcore.compiler.plan import park_queue_id  # noqa: PLC0415
     from flowcore.compiler.stages import compile_flow  # noqa: PLC0415
+    from flowcore.queues import park_queue_id  # noqa: PLC0415
 
     compiled = compile_flow(flow)
     return {

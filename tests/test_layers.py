@@ -54,7 +54,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ),
     ),
     ("built-in processors", ("processors.*",)),
-    ("flow definition and validation", ("flowcore.flow", "flowcore.validation")),
+    (
+        "flow definition and validation",
+        ("flowcore.flow", "flowcore.validation", "flowcore.queues"),
+    ),
     ("compiler", ("flowcore.compiler.*",)),
     (
         "execution and repositories",

@@ -19,6 +19,7 @@ from flowcore.flowfile import FlowFile, ResourceClaim
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.processor import Processor, ProcessorKind
 from flowcore.processor_kinds import WorkItem
+from flowcore.queues import park_queue_id
 from flowcore.settings import Settings
 from flowcore.units import parse_time_period
 from repositories.records import Bulletin, RepositoryPaths, SegmentSummary
@@ -35,27 +36,10 @@ __all__ = [
     "TaskResult",
     "TaskSpec",
     "build_stage_plan",
-    "park_queue_id",
-    "parked_component",
 ]
 
-_PARK = "park:"
 #: A queue with no later retry time: run only when new input arrives or the input ends.
 NEVER = 2**62
-
-
-def park_queue_id(component_id: str) -> str:
-    """The park queue of *component_id*.
-
-    FlowFiles that arrived by a pipelined connection wait there after the processor failed on
-    them or returned them (rollback, yield).
-    """
-    return f"{_PARK}{component_id}"
-
-
-def parked_component(queue_id: str) -> str | None:
-    """The component whose park queue *queue_id* is, or None for a connection's queue."""
-    return queue_id.removeprefix(_PARK) if queue_id.startswith(_PARK) else None
 
 
 @attrs.frozen

@@ -29,24 +29,18 @@ from flowcore.compiler.plan import (
     TaskResult,
     TaskSpec,
     build_stage_plan,
-    parked_component,
 )
 from flowcore.compiler.stages import CompiledFlow, Stage, compile_flow, explain
 from flowcore.driver.commit import commit_stage_run
 from flowcore.driver.run_result import RunProgress, RunResult, stage_summary, why_stuck
-from flowcore.driver.scheduler import (
-    BatchLimits,
-    chunk,
-    full_connections,
-    select_segments,
-    split_segments,
-)
+from flowcore.driver.scheduler import BatchLimits, chunk, select_segments, split_segments
 from flowcore.driver.sinks import Sinks
 from flowcore.driver.sources import SourceLister
 from flowcore.engine.task import ID_BLOCK, apply_limits, single_group
 from flowcore.flow import Connection, FlowDefinition
 from flowcore.process_context import ProcessContext, lowest_logged_level, processor_logger
 from flowcore.processor_kinds import WorkItem
+from flowcore.queues import full_connections, parked_component
 from flowcore.runners.jobs import Runner, ShuffleInput, StageJob
 from flowcore.session.host import ComponentInfo, StateMap
 from flowcore.settings import Settings

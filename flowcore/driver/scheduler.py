@@ -8,21 +8,17 @@ is that cut into tasks. Everything here reads segment summaries only; no FlowFil
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TypeVar
 
 import attrs
 
 from flowcore.compiler.plan import StagePlan
-from flowcore.flow import Connection
-from flowcore.units import parse_data_size
 from repositories.records import SegmentSummary
 
 __all__ = [
     "BatchLimits",
-    "back_pressured",
     "chunk",
-    "full_connections",
     "select_segments",
     "split_segments",
 ]
@@ -44,29 +40,6 @@ class BatchLimits:
     flowfiles: int
     bytes: int
     batched: int | None = None
-
-
-def back_pressured(connection: Connection, queued: tuple[int, int]) -> bool:
-    """NiFi's ``isFull``: count or bytes at or over its threshold (a threshold <= 0 is off)."""
-    settings = connection.queue_settings
-    count, size = queued
-    max_count = settings.back_pressure_object_threshold
-    max_bytes = parse_data_size(settings.back_pressure_data_size_threshold, "B")
-    return (max_count > 0 and count >= max_count) or (max_bytes > 0 and size >= max_bytes)
-
-
-def full_connections(
-    outputs: Iterable[Connection],
-    inputs: Iterable[str],
-    queued: Callable[[str], tuple[int, int]],
-) -> list[Connection]:
-    """The stage's output queues that are full, so the stage must not be scheduled.
-
-    Queues that are also the stage's own inputs (a cycle inside one stage) never hold it back:
-    only running it can drain them.
-    """
-    own = set(inputs)
-    return [c for c in outputs if c.id not in own and back_pressured(c, queued(c.id))]
 
 
 def select_segments(

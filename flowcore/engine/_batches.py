@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from flowcore.clock import now_ms
-from flowcore.compiler.plan import park_queue_id
 from flowcore.flowfile import Attributes, new_uuids
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun, ProvenanceEventType
+from flowcore.queues import park_queue_id
 from flowcore.session.host import QueuedFlowFile
 
 if TYPE_CHECKING:

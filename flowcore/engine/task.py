@@ -17,32 +17,25 @@ import itertools
 import logging
 import uuid
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import repositories.segments as segment_files
 from flowcore.clock import now_ms
-from flowcore.compiler.plan import (
-    MemberPlan,
-    ReadyBin,
-    StagePlan,
-    TaskResult,
-    TaskSpec,
-    park_queue_id,
-)
+from flowcore.compiler.plan import MemberPlan, ReadyBin, StagePlan, TaskResult, TaskSpec
 from flowcore.engine._batches import unpacks, write_deferred
 from flowcore.engine._content import TaskContent
 from flowcore.engine._member import TaskMember
 from flowcore.errors import FlowcoreError
 from flowcore.expression._values import set_max_length
-from flowcore.flow import Prioritizer
 from flowcore.flowfile import FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.patterns import set_time_limit
 from flowcore.process_context import ProcessContext
 from flowcore.processor import ProcessorKind
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun, ProvenanceEventType
+from flowcore.queues import expired, park_queue_id, prioritized, queue_order
 from flowcore.session._content import CONTENT_FAILURE_REASON
 from flowcore.session.host import (
     ComponentInfo,
@@ -70,35 +63,6 @@ log = logging.getLogger(__name__)
 #: FlowFile ids reserved per task: more than any task creates.
 ID_BLOCK = 1 << 32
 _INDEX_SHIFT = 32  # queue_date_index = task index << 32 | position: queue order across tasks
-
-
-def queue_order(flowfile: FlowFile) -> tuple[int, int, int]:
-    """FIFO order (NiFi's FirstInFirstOutPrioritizer): queue date, then index, then id."""
-    return (flowfile.queue_date, flowfile.queue_date_index, flowfile.id)
-
-
-def _priority_key(flowfile: FlowFile) -> tuple[int, int, str]:
-    value = flowfile.attributes.get("priority")
-    if value is None:
-        return (2, 0, "")
-    try:
-        return (0, int(value.strip()), "")
-    except ValueError:
-        return (1, 0, value)
-
-
-_PRIORITIZER_KEYS: dict[Prioritizer, Callable[[FlowFile], Any]] = {
-    Prioritizer.FIRST_IN_FIRST_OUT: queue_order,
-    Prioritizer.OLDEST_FLOWFILE_FIRST: lambda f: (f.lineage_start_date, f.lineage_start_index),
-    Prioritizer.NEWEST_FLOWFILE_FIRST: lambda f: (-f.lineage_start_date, -f.lineage_start_index),
-    Prioritizer.PRIORITY_ATTRIBUTE: _priority_key,
-}
-
-
-def _ordered(flowfiles: list[FlowFile], prioritizers: Sequence[Prioritizer]) -> list[FlowFile]:
-    """Queue order: the prioritizers in turn, then FIFO (NiFi's QueuePrioritizer)."""
-    keys = [_PRIORITIZER_KEYS[p] for p in prioritizers]
-    return sorted(flowfiles, key=lambda f: (*(k(f) for k in keys), queue_order(f)))
 
 
 # --- the task -----------------------------------------------------------------------------
@@ -187,7 +151,7 @@ class _Task:
         expiration = plan.expiration_ms.get(queue_id)
         kept = []
         for flowfile in flowfiles:
-            if expiration is not None and now - flowfile.entry_date > expiration:
+            if expired(flowfile, expiration, now):
                 self._expire(queue_id, flowfile, expiration, now)
                 member.consumed += 1
             elif flowfile.penalty_expiration > now:
@@ -196,7 +160,7 @@ class _Task:
                 )
             else:
                 kept.append(flowfile)
-        ordered = _ordered(kept, plan.prioritizers.get(queue_id, ()))
+        ordered = prioritized(kept, plan.prioritizers.get(queue_id, ()))
         member.pending.extend(QueuedFlowFile(f, queue_id) for f in ordered)
 
     def _expire(self, queue_id: str, flowfile: FlowFile, expiration: int, now: int) -> None:

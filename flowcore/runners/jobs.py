@@ -12,7 +12,8 @@ from typing import Any, Protocol
 import attrs
 
 from flowcore.compiler.plan import StagePlan, TaskInput, TaskResult, TaskSpec
-from flowcore.engine.task import group_records, queue_order, run_task
+from flowcore.engine.task import group_records, run_task
+from flowcore.queues import queue_order
 
 __all__ = ["Runner", "ShuffleInput", "StageJob", "run_partition", "shuffle_map"]
 

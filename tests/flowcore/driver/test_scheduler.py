@@ -9,56 +9,13 @@ from hypothesis import strategies as st
 from flowcore.builder import Flow
 from flowcore.compiler.plan import build_stage_plan
 from flowcore.compiler.stages import compile_flow
-from flowcore.driver.scheduler import (
-    BatchLimits,
-    back_pressured,
-    chunk,
-    full_connections,
-    select_segments,
-    split_segments,
-)
-from flowcore.flow import Connection, QueueSettings
+from flowcore.driver.scheduler import BatchLimits, chunk, select_segments, split_segments
 from processors import GenerateFlowFile, MergeContent, UpdateAttribute
 from repositories.records import SegmentSummary
 
 
 def _summary(name: str, queue: str, count: int, size: int = 0) -> SegmentSummary:
     return SegmentSummary(name, queue, count, size)
-
-
-def _connection(**settings: object) -> Connection:
-    return Connection("c1", "a", ("success",), "b", QueueSettings(**settings) if settings else None)
-
-
-def test_back_pressure_by_count_or_bytes() -> None:
-    """A queue is full at its object threshold or its data size threshold."""
-    connection = _connection(
-        back_pressure_object_threshold=10, back_pressure_data_size_threshold="1 KB"
-    )
-    assert not back_pressured(connection, (9, 1023))
-    assert back_pressured(connection, (10, 0))
-    assert back_pressured(connection, (0, 1024))
-
-
-def test_back_pressure_defaults_are_nifis() -> None:
-    """Without settings a connection is full at 10,000 FlowFiles or 1 GB."""
-    connection = _connection()
-    assert not back_pressured(connection, (9_999, 0))
-    assert back_pressured(connection, (10_000, 0))
-    assert back_pressured(connection, (0, 1024**3))
-
-
-def test_zero_threshold_disables_that_dimension() -> None:
-    """A threshold of 0 never applies."""
-    connection = _connection(back_pressure_object_threshold=0)
-    assert not back_pressured(connection, (10**9, 0))
-
-
-def test_full_connections_ignore_the_stages_own_inputs() -> None:
-    """A queue that is also the stage's input never holds the stage back (a cycle)."""
-    connection = _connection(back_pressure_object_threshold=1)
-    assert full_connections([connection], ["c1"], lambda _: (5, 0)) == []
-    assert full_connections([connection], [], lambda _: (5, 0)) == [connection]
 
 
 def _plans() -> tuple:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from flowcore import Flow, Prioritizer, Processor, Relationship
-from flowcore.compiler.plan import TaskInput, TaskResult, TaskSpec, build_stage_plan, park_queue_id
+from flowcore.compiler.plan import TaskInput, TaskResult, TaskSpec, build_stage_plan
 from flowcore.compiler.stages import compile_flow
 from flowcore.engine.task import (
     CONTENT_FAILURE_REASON,
@@ -18,6 +18,7 @@ from flowcore.engine.task import (
 )
 from flowcore.flowfile import ContentClaim, FlowFile, ResourceClaim
 from flowcore.processor_kinds import WorkItem
+from flowcore.queues import park_queue_id
 from flowcore.settings import Settings
 from processors import GenerateFlowFile, MergeContent, PutFile, SplitText, UpdateAttribute
 from repositories.external import fingerprint
