@@ -40,6 +40,7 @@ from flowcore.session._content import CONTENT_FAILURE_REASON, ContentOperations
 from flowcore.session._effects import ExternalEffects
 from flowcore.session._provenance import ProvenanceBuilding, ProvenanceReporter
 from flowcore.session._spill import Spilling
+from flowcore.session._state import StateAndCounters
 from flowcore.session._support import NOT_INHERITED, PendingEvent, ReadStream, Record
 from flowcore.session._uuids import DerivedUuids
 from flowcore.session.host import (
@@ -74,7 +75,7 @@ __all__ = [
 
 
 class ProcessSession(
-    ContentOperations, ProvenanceBuilding, Spilling, ExternalEffects, DerivedUuids
+    ContentOperations, ProvenanceBuilding, Spilling, ExternalEffects, DerivedUuids, StateAndCounters
 ):
     """A unit of work over FlowFiles with NiFi's commit and rollback semantics.
 
@@ -456,34 +457,6 @@ class ProcessSession(
         record = self._record(flowfile)
         expiry = self._now() + self._host.penalization_ms
         return self._update(record, record.current.replace(penalty_expiration=expiry))
-
-    # --- state and counters -------------------------------------------------------------------
-
-    def get_state(self) -> StateMap:
-        """The component's state, including changes staged in this session."""
-        committed = self._host.get_state()
-        if self._state is None:
-            return committed
-        return StateMap(committed.version + 1, self._state)
-
-    def set_state(self, values: Mapping[str, str]) -> None:
-        """Stage new state; it is written with the commit and discarded on rollback."""
-        self._state = dict(values)
-
-    def replace_state(self, old: StateMap, values: Mapping[str, str]) -> bool:
-        """Stage *values* only if the state is still *old* (by version); return whether it was."""
-        if self.get_state().version != old.version:
-            return False
-        self._state = dict(values)
-        return True
-
-    def clear_state(self) -> None:
-        """Stage an empty state."""
-        self._state = {}
-
-    def adjust_counter(self, name: str, delta: int) -> None:
-        """Add *delta* to a named counter when the session commits."""
-        self._counters[name] = self._counters.get(name, 0) + delta
 
     # --- moving FlowFiles between sessions ---------------------------------------------------
 
