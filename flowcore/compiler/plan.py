@@ -14,18 +14,16 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from flowcore.flow import FUNNEL_RELATIONSHIP, Component, Prioritizer
+from flowcore.flow import FUNNEL_RELATIONSHIP, Prioritizer
 from flowcore.flowfile import FlowFile, ResourceClaim
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.processor import Processor, ProcessorKind
 from flowcore.processor_kinds import WorkItem
-from flowcore.queues import park_queue_id
 from flowcore.settings import Settings
-from flowcore.units import parse_time_period
 from repositories.records import Bulletin, RepositoryPaths, SegmentSummary
 
 if TYPE_CHECKING:  # the compiler (and networkx) stay on the driver; workers load plans only
-    from flowcore.compiler.stages import CompiledFlow, Stage
+    pass
 
 __all__ = [
     "MemberPlan",
@@ -35,7 +33,6 @@ __all__ = [
     "TaskInput",
     "TaskResult",
     "TaskSpec",
-    "build_stage_plan",
 ]
 
 #: A queue with no later retry time: run only when new input arrives or the input ends.
@@ -130,51 +127,6 @@ class StagePlan:
     def source_members(self) -> tuple[MemberPlan, ...]:
         """Members that list work on the driver."""
         return tuple(m for m in self.members if m.kind is ProcessorKind.SOURCE)
-
-
-def build_stage_plan(compiled: CompiledFlow, stage: Stage) -> StagePlan:
-    """The shippable plan of *stage*."""
-    flow = compiled.flow
-    members = []
-    member_ids = set(stage.members)
-    for component_id in stage.members:
-        component: Component = flow.component(component_id)
-        routes: dict[str, list[Route]] = {}
-        for connection in flow.outgoing(component):
-            pipelined = connection.id not in compiled.durable
-            for relationship in connection.relationships:
-                member = connection.destination if pipelined else None
-                assert member is None or member in member_ids
-                routes.setdefault(relationship, []).append(Route(connection.id, member))
-        members.append(
-            MemberPlan(
-                component_id=component.id,
-                name=component.name,
-                type_name=component.type_name,
-                processor=component.processor,
-                routes={k: tuple(v) for k, v in routes.items()},
-                auto_terminated=flow.auto_terminated(component),
-                has_input=bool(flow.incoming(component)),
-                concurrent_tasks=component.concurrent_tasks,
-                run_schedule_ms=component.run_schedule_ms,
-            )
-        )
-    connections = {c.id: c for c in flow.connections}
-    queue_members = {c: connections[c].destination for c in stage.inputs}
-    for member in members:
-        if member.has_input:
-            queue_members[park_queue_id(member.component_id)] = member.component_id
-    expiration, prioritizers = {}, {}
-    for queue_id in stage.inputs:
-        settings = connections[queue_id].settings
-        if settings is None:
-            continue
-        millis = int(parse_time_period(settings.flowfile_expiration, "ms"))
-        if millis > 0:
-            expiration[queue_id] = millis
-        if settings.prioritizers:
-            prioritizers[queue_id] = settings.prioritizers
-    return StagePlan(stage.id, tuple(members), queue_members, expiration, prioritizers)
 
 
 @attrs.frozen

@@ -9,6 +9,8 @@ Phases (DESIGN §6), each a pure function of its inputs and tested alone:
    its inputs are sources and durable queues.
 3. :func:`order_stages`: stages in dependency order; cycles run through durable queues, so the
    stage graph's strongly connected parts are ordered as units.
+4. :func:`plan_stage`: each stage's shippable plan (:mod:`flowcore.compiler.plan`): its members
+   and their routes, the queues it reads, their expiration and prioritizers.
 
 Mapping stages to Spark (narrow chains in one ``mapPartitions`` pass, binning as a shuffle of
 records) is the runner's concern and comes with it.
@@ -22,8 +24,11 @@ from collections.abc import Mapping
 import attrs
 import networkx as nx
 
+from flowcore.compiler.plan import MemberPlan, Route, StagePlan
 from flowcore.flow import Component, FlowDefinition
 from flowcore.processor import ProcessorKind
+from flowcore.queues import park_queue_id
+from flowcore.units import parse_time_period
 from flowcore.validation import validate_flow
 
 __all__ = [
@@ -77,11 +82,13 @@ class CompiledFlow:
         flow: the flow compiled.
         durable: each durable connection id with the reasons it is durable.
         stages: stages in execution order.
+        plans: each stage's shippable plan, by stage id (what its tasks are given).
     """
 
     flow: FlowDefinition = attrs.field(eq=False)
     durable: Mapping[str, tuple[DurableReason, ...]]
     stages: tuple[Stage, ...]
+    plans: Mapping[str, StagePlan] = attrs.field(factory=dict, eq=False)
 
     def stage_of(self, component: Component | str) -> Stage:
         """The stage a component runs in."""
@@ -204,7 +211,53 @@ def compile_flow(flow: FlowDefinition) -> CompiledFlow:
     validate_flow(flow)
     durable = mark_durable(flow)
     groups = form_stages(flow, durable)
-    return CompiledFlow(flow, durable, order_stages(flow, groups, durable))
+    stages = order_stages(flow, groups, durable)
+    plans = {stage.id: plan_stage(flow, durable, stage) for stage in stages}
+    return CompiledFlow(flow, durable, stages, plans)
+
+
+def plan_stage(flow: FlowDefinition, durable: Mapping[str, object], stage: Stage) -> StagePlan:
+    """The last phase: the shippable plan of *stage* (members, routes, queue behaviour)."""
+    members = []
+    member_ids = set(stage.members)
+    for component_id in stage.members:
+        component: Component = flow.component(component_id)
+        routes: dict[str, list[Route]] = {}
+        for connection in flow.outgoing(component):
+            pipelined = connection.id not in durable
+            for relationship in connection.relationships:
+                member = connection.destination if pipelined else None
+                assert member is None or member in member_ids
+                routes.setdefault(relationship, []).append(Route(connection.id, member))
+        members.append(
+            MemberPlan(
+                component_id=component.id,
+                name=component.name,
+                type_name=component.type_name,
+                processor=component.processor,
+                routes={k: tuple(v) for k, v in routes.items()},
+                auto_terminated=flow.auto_terminated(component),
+                has_input=bool(flow.incoming(component)),
+                concurrent_tasks=component.concurrent_tasks,
+                run_schedule_ms=component.run_schedule_ms,
+            )
+        )
+    connections = {c.id: c for c in flow.connections}
+    queue_members = {c: connections[c].destination for c in stage.inputs}
+    for member in members:
+        if member.has_input:
+            queue_members[park_queue_id(member.component_id)] = member.component_id
+    expiration, prioritizers = {}, {}
+    for queue_id in stage.inputs:
+        settings = connections[queue_id].settings
+        if settings is None:
+            continue
+        millis = int(parse_time_period(settings.flowfile_expiration, "ms"))
+        if millis > 0:
+            expiration[queue_id] = millis
+        if settings.prioritizers:
+            prioritizers[queue_id] = settings.prioritizers
+    return StagePlan(stage.id, tuple(members), queue_members, expiration, prioritizers)
 
 
 def explain(compiled: CompiledFlow) -> str:

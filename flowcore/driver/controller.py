@@ -28,7 +28,6 @@ from flowcore.compiler.plan import (
     TaskInput,
     TaskResult,
     TaskSpec,
-    build_stage_plan,
 )
 from flowcore.compiler.stages import CompiledFlow, Stage, compile_flow, explain
 from flowcore.driver.commit import commit_stage_run
@@ -78,7 +77,7 @@ class Controller:
         self.repos = repositories
         self.settings = settings or Settings()
         apply_limits(self.settings)  # the driver lists sources and decides bins with them too
-        self.plans = {s.id: build_stage_plan(self.compiled, s) for s in self.compiled.stages}
+        self.plans = dict(self.compiled.plans)
         self._single_group = {i: single_group(p) for i, p in self.plans.items()}
         self._connections = {c.id: c for c in self.flow.connections}
         self._retry_at: dict[str, int] = {}

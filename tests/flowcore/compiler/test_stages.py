@@ -152,3 +152,22 @@ def test_compilation_validates_first() -> None:
     flow.add(SplitText())
     with pytest.raises(FlowValidationError):
         compile_flow(flow)
+
+
+def test_the_last_phase_plans_every_stage() -> None:
+    """compile_flow ends with each stage's shippable plan: its members in stage order, and the
+    durable queues it reads, mapped to the member that reads each."""
+    flow = Flow("planned")
+    gen = flow.add(GenerateFlowFile(), name="gen")
+    tag = flow.add(UpdateAttribute(), name="tag")
+    merge = flow.add(MergeContent(), name="merge")
+    flow.connect(gen, tag)
+    queue = flow.connect(tag, merge)
+    flow.auto_terminate(merge, ["merged", "original", "failure"])
+    compiled = compile_flow(flow)
+    assert set(compiled.plans) == {s.id for s in compiled.stages}
+    for stage in compiled.stages:
+        plan = compiled.plans[stage.id]
+        assert [m.component_id for m in plan.members] == list(stage.members)
+    reader = compiled.plans[compiled.stage_of(merge).id]
+    assert reader.queue_members[queue.id] == merge.id

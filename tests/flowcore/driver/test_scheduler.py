@@ -7,7 +7,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from flowcore.builder import Flow
-from flowcore.compiler.plan import build_stage_plan
 from flowcore.compiler.stages import compile_flow
 from flowcore.driver.scheduler import BatchLimits, chunk, select_segments, split_segments
 from processors import GenerateFlowFile, MergeContent, UpdateAttribute
@@ -30,7 +29,7 @@ def _plans() -> tuple:
     flow.auto_terminate(merge, ["original", "failure"])
     flow.auto_terminate(end, "success")
     compiled = compile_flow(flow)
-    plans = [build_stage_plan(compiled, s) for s in compiled.stages]
+    plans = [compiled.plans[s.id] for s in compiled.stages]
     return flow, first, plans
 
 

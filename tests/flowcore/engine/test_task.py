@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from flowcore import Flow, Prioritizer, Processor, Relationship
-from flowcore.compiler.plan import TaskInput, TaskResult, TaskSpec, build_stage_plan
+from flowcore.compiler.plan import TaskInput, TaskResult, TaskSpec
 from flowcore.compiler.stages import compile_flow
 from flowcore.engine.task import (
     CONTENT_FAILURE_REASON,
@@ -51,7 +51,7 @@ def repos(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 def _run(repos: RepositorySet, flow: Flow, stage: int = 0, **given: object) -> TaskResult:
     compiled = compile_flow(flow)
-    plan = build_stage_plan(compiled, compiled.stages[stage])
+    plan = compiled.plans[compiled.stages[stage].id]
     spec = TaskSpec(
         plan=plan,
         index=0,
@@ -267,7 +267,7 @@ def test_single_group_asks_every_binning_member() -> None:
         flow.connect(gen, combine)
         flow.auto_terminate(combine, ["merged", "original", "failure"])
         compiled = compile_flow(flow)
-        return [build_stage_plan(compiled, s) for s in compiled.stages]
+        return [compiled.plans[s.id] for s in compiled.stages]
 
     narrow, binning = plans()
     assert not single_group(narrow)
