@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from flowcore.compiler.plan import StagePlan, TaskResult
+from flowcore.compiler.plan import StagePlan
 from flowcore.driver.sinks import EFFECTS_STATE, Sinks, effects_state
+from flowcore.engine.wire import TaskResult
 from repositories.effects import release_targets
 from repositories.provenance_indexer import ProvenanceIndexer
 from repositories.records import SegmentSummary, Transaction

@@ -20,15 +20,7 @@ from pathlib import Path
 import attrs
 
 from flowcore.clock import now_ms
-from flowcore.compiler.plan import (
-    NEVER,
-    MemberPlan,
-    ReadyBin,
-    StagePlan,
-    TaskInput,
-    TaskResult,
-    TaskSpec,
-)
+from flowcore.compiler.plan import MemberPlan, StagePlan
 from flowcore.compiler.stages import CompiledFlow, Stage, compile_flow, explain
 from flowcore.driver.commit import commit_stage_run
 from flowcore.driver.run_result import RunProgress, RunResult, stage_summary, why_stuck
@@ -36,6 +28,7 @@ from flowcore.driver.scheduler import BatchLimits, chunk, select_segments, split
 from flowcore.driver.sinks import Sinks
 from flowcore.driver.sources import SourceLister
 from flowcore.engine.task import ID_BLOCK, apply_limits, single_group
+from flowcore.engine.wire import NEVER, ReadyBin, TaskInput, TaskResult, TaskSpec
 from flowcore.flow import Connection, FlowDefinition
 from flowcore.process_context import ProcessContext, lowest_logged_level, processor_logger
 from flowcore.processor_kinds import WorkItem

@@ -29,7 +29,8 @@ from pathlib import Path
 import attrs
 
 from flowcore.clock import now_ms
-from flowcore.compiler.plan import MemberPlan, StagePlan, TaskResult
+from flowcore.compiler.plan import MemberPlan, StagePlan
+from flowcore.engine.wire import TaskResult
 from flowcore.process_context import ProcessContext
 from flowcore.processor import ProcessorKind
 from flowcore.processor_kinds import SinkJobs, TwoPhaseSink

@@ -13,7 +13,8 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
 from flowcore.clock import now_ms
-from flowcore.compiler.plan import MemberPlan, StagePlan, TaskResult
+from flowcore.compiler.plan import MemberPlan, StagePlan
+from flowcore.engine.wire import TaskResult
 from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import SourceProcessor, WorkItem
 from flowcore.settings import Settings

@@ -3,7 +3,7 @@
 A binning member whose whole input is FlowFile batches (read whole from its queues' segments)
 asks its processor to bin them as batches (``BinningProcessor.bin_batches``). A ready bin is
 then a list of batch cuts: merged here or handed to a merge task like any ready bin
-(:class:`~flowcore.compiler.plan.ReadyBin` carries the cuts), by ``merge_batches``, which writes
+(:class:`~flowcore.engine.wire.ReadyBin` carries the cuts), by ``merge_batches``, which writes
 the bundle in a session. The originals leave as batches, their DROP or ATTRIBUTES_MODIFIED
 events as runs. FlowFiles of open bins, and input the processor did not take, go back to the
 queue as the one-by-one path returns them, still as batches. A processor that declines, or
@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 import attrs
 
 from flowcore.binning import Bin, BinLimits, EvictionReason
-from flowcore.compiler.plan import ReadyBin
 from flowcore.engine._batches import event_of, record_attribute_changes, route_whole
+from flowcore.engine.wire import ReadyBin
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.processor_kinds import BinningProcessor
 from flowcore.provenance_events import ProvenanceEventRun, ProvenanceEventType

@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 from flowcore.binning import Bin, BinLimits, EvictionReason
 from flowcore.clock import now_ms
-from flowcore.compiler.plan import NEVER, MemberPlan, ReadyBin
+from flowcore.compiler.plan import MemberPlan
 from flowcore.engine._batches import drain_batches, read_work_batch
 from flowcore.engine._bins import bins_batches, merge_batch_bin, takes_batches
+from flowcore.engine.wire import NEVER, ReadyBin
 from flowcore.errors import FlowcoreError
 from flowcore.faults import storage_fault
 from flowcore.flow import FUNNEL_RELATIONSHIP

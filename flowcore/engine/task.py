@@ -4,7 +4,7 @@ A task takes its input (queue segments, shuffled FlowFile records, or source wor
 the stage's members in-process (FlowFiles pass between pipelined members by reference; fan-out
 clones), and writes files named by its attempt: content claims, output queue segments, FlowFiles
 returned to their input queues, and one provenance event file. It returns a
-:class:`~flowcore.compiler.plan.TaskResult`; nothing it wrote counts until the driver commits it.
+:class:`~flowcore.engine.wire.TaskResult`; nothing it wrote counts until the driver commits it.
 
 A processor that raises has its session rolled back: the FlowFiles go back to their queue,
 penalized, and a bulletin records the error. Nothing is lost and the other FlowFiles go on.
@@ -23,10 +23,11 @@ from typing import Any
 
 import repositories.segments as segment_files
 from flowcore.clock import now_ms
-from flowcore.compiler.plan import MemberPlan, ReadyBin, StagePlan, TaskResult, TaskSpec
+from flowcore.compiler.plan import MemberPlan, StagePlan
 from flowcore.engine._batches import unpacks, write_deferred
 from flowcore.engine._content import TaskContent
 from flowcore.engine._member import TaskMember
+from flowcore.engine.wire import ReadyBin, TaskResult, TaskSpec
 from flowcore.errors import FlowcoreError
 from flowcore.expression._values import set_max_length
 from flowcore.flowfile import FlowFile

@@ -12,8 +12,8 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from flowcore.compiler.plan import TaskResult, TaskSpec
 from flowcore.engine.task import run_task
+from flowcore.engine.wire import TaskResult, TaskSpec
 from flowcore.runners.jobs import StageJob, run_partition, shuffle_map
 
 __all__ = ["DirectRunner"]

@@ -11,8 +11,9 @@ from typing import Any, Protocol
 
 import attrs
 
-from flowcore.compiler.plan import StagePlan, TaskInput, TaskResult, TaskSpec
+from flowcore.compiler.plan import StagePlan
 from flowcore.engine.task import group_records, run_task
+from flowcore.engine.wire import TaskInput, TaskResult, TaskSpec
 from flowcore.queues import queue_order
 
 __all__ = ["Runner", "ShuffleInput", "StageJob", "run_partition", "shuffle_map"]

@@ -25,8 +25,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from flowcore.compiler.plan import TaskResult, TaskSpec
 from flowcore.engine.task import run_task
+from flowcore.engine.wire import TaskResult, TaskSpec
 from flowcore.runners.jobs import StageJob, run_partition, shuffle_map
 
 __all__ = ["DEFAULT_MASTER", "SparkRunner", "session_conf", "spark_session"]

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from flowcore import Flow, Prioritizer, Processor, Relationship
-from flowcore.compiler.plan import TaskInput, TaskResult, TaskSpec
 from flowcore.compiler.stages import compile_flow
 from flowcore.engine.task import (
     CONTENT_FAILURE_REASON,
@@ -16,6 +15,7 @@ from flowcore.engine.task import (
     run_task,
     single_group,
 )
+from flowcore.engine.wire import TaskInput, TaskResult, TaskSpec
 from flowcore.flowfile import ContentClaim, FlowFile, ResourceClaim
 from flowcore.processor_kinds import WorkItem
 from flowcore.queues import park_queue_id
