@@ -254,7 +254,13 @@ class Controller:
         outputs = [self._connections[c] for c in stage.outputs]
         full = full_connections(outputs, plan.queue_members, self._queued)
         if full:
-            self._held_back[stage.id] = [c.id for c in full]
+            # Only a stage with something left to do is held back: one whose sources are
+            # exhausted and whose inputs are empty must not keep a batch run from draining
+            # its open bins at the end of input (which is what empties the full queue).
+            if self._has_work(plan, continuous):
+                self._held_back[stage.id] = [c.id for c in full]
+            else:
+                self._held_back.pop(stage.id, None)
             return 0
         self._held_back.pop(stage.id, None)
         work, states = ([], {})
@@ -287,6 +293,13 @@ class Controller:
         unread = self.sources.requeue_unread(plan, work, results, states)
         self._commit(stage, taken, results, unread, run=self._run)
         return len(work) + sum(sum(r.consumed.values()) for r in results)
+
+    def _has_work(self, plan: StagePlan, continuous: bool) -> bool:
+        """Whether the stage could take anything: a source still listing, or FlowFiles queued."""
+        wal = self.repos.flowfiles
+        return any(self.sources.active(m, continuous) for m in plan.source_members) or any(
+            wal.segments(queue_id) for queue_id in plan.queue_members
+        )
 
     def _commit(
         self,

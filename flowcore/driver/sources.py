@@ -55,7 +55,8 @@ class SourceLister:
         self._unread: set[tuple[str, str]] = set()
         self._scheduled_at: dict[str, int] = {}  # source id -> its last scheduled trigger (ms)
 
-    def _active(self, member: MemberPlan, continuous: bool) -> bool:
+    def active(self, member: MemberPlan, continuous: bool) -> bool:
+        """Whether *member* (a source) may still list work in this run."""
         if continuous:
             return True
         processor = member.processor
@@ -105,7 +106,7 @@ class SourceLister:
                 and made_bytes < self.settings.batch_max_bytes_value
                 and triggers < MAX_SOURCE_TRIGGERS
             ):
-                if not self._active(member, continuous):
+                if not self.active(member, continuous):
                     break
                 listing = processor.list_work(self._context_of(member), state)
                 self._triggers[member.component_id] += 1

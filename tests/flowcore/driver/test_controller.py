@@ -571,3 +571,36 @@ def test_a_queue_no_connection_reads_any_more_says_so(tmp_path: Path) -> None:
     later.auto_terminate(gen2, "success")
     result = run_flow(later, "direct", repository=repository, settings=SETTINGS)
     assert any("no connection of the flow reads this queue" in r for r in result.stuck.values())
+
+
+def test_a_full_queue_fed_by_an_exhausted_source_does_not_stop_the_end_of_input(
+    tmp_path: Path,
+) -> None:
+    """A queue over its back pressure threshold, whose feeding stage has nothing left to read,
+    holds nothing back: the batch run still merges the open bins at the end of input (it
+    ended with every FlowFile queued and a 'penalized' stuck line)."""
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    for number in range(4):
+        (inputs / f"f{number}.txt").write_text("".join(f"{number} {i}\n" for i in range(300)))
+    flow = Flow("backed-up")
+    get = flow.add(GetFile(input_directory=str(inputs), keep_source_file=True), name="get")
+    split = flow.add(SplitText(line_split_count=1, remove_trailing_newlines=False), name="split")
+    tag = flow.add(UpdateAttribute(k="${fragment.index:mod(2)}"), name="tag")
+    merge = flow.add(
+        MergeContent(
+            correlation_attribute_name="k",
+            minimum_number_of_entries=10**6,
+            maximum_number_of_entries=10**6,
+        ),
+        name="merge",
+    )
+    flow.connect(get, split)
+    flow.connect(split, tag, "splits")
+    flow.connect(tag, merge, back_pressure_object_threshold=100)
+    flow.auto_terminate(split, ["original", "failure"])
+    flow.auto_terminate(merge, ["merged", "original", "failure"])
+    settings = attrs.evolve(SETTINGS, batch_max_flowfiles=100)  # the merge stage takes a part
+    result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=settings)
+    assert (result.count("merge", "merged"), result.count("merge", "original")) == (2, 1_200)
+    assert result.stuck == {}
