@@ -191,19 +191,11 @@ class Connection:
 class FlowDefinition:
     """A flow under construction: add components, connect them, auto-terminate exits.
 
-    Example::
-
-        flow = Flow("web-logs")
-        get = flow.add(GetFile(input_directory="in"), name="get")
-        split = flow.add(SplitText(line_split_count=1000))
-        flow.connect(get, split)
-        flow.connect(split, put, "splits", back_pressure_object_threshold=5_000)
-        flow.auto_terminate(split, ["original", "failure"])
-
-    Mistakes in the calls themselves (a component from another flow, a repeated name) raise at
-    once; everything else is reported together by validation. This is the value the engine
-    takes: users build a :class:`flowcore.builder.Flow`, which adds ``validate``, ``explain``
-    and ``run`` (the engine sits above this module and takes the definition from there).
+    This is the value the engine takes. Users build its subclass :class:`flowcore.builder.Flow`
+    (an example is there), which adds ``validate``, ``explain`` and ``run``: the engine sits
+    above this module and takes the definition from there. Mistakes in the calls themselves (a
+    component from another flow, a repeated name) raise at once; everything else is reported
+    together by validation.
     """
 
     def __init__(self, name: str) -> None:

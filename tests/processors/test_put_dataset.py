@@ -3,7 +3,7 @@ auto_merge section (kill -9 during dataset writes: tests/stress/test_dataset_kil
 
 from __future__ import annotations
 
-import random
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -70,20 +70,13 @@ def _lines_flow(root: Path, mode: str, **section: object) -> Flow:
     return flow
 
 
-def _inputs(root: Path, files: int = 8) -> bytes:
-    (root / "in").mkdir(parents=True)
-    rng = random.Random(4)
-    for n in range(files):
-        lines = [f"{n}:{i}:" + "z" * rng.randint(0, 50) + "\n" for i in range(rng.randint(50, 400))]
-        (root / "in" / f"f{n}.txt").write_text("".join(lines))
-    return b"".join(sorted(line for p in (root / "in").iterdir() for line in p.open("rb")))
-
-
 @pytest.mark.parametrize("mode", ["disabled", "relaxed", "economy"])
-def test_a_flow_writes_every_line_once_in_each_mode(tmp_path: Path, mode: str, runner: str) -> None:
+def test_a_flow_writes_every_line_once_in_each_mode(
+    tmp_path: Path, mode: str, runner: str, line_inputs: Callable[..., bytes]
+) -> None:
     """On the engine, each mode gives a dataset holding every input line exactly once;
     relaxed leaves fewer, larger chunks than disabled and reports its high-water mark."""
-    expected = _inputs(tmp_path)
+    expected = line_inputs(tmp_path)
     result = run_flow(
         _lines_flow(tmp_path, mode, desired_chunk_size="16 KB", chunk_size_threshold=50),
         runner,

@@ -10,23 +10,14 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from flowcore.datasets import Chunk, Dataset, Manifest, Mergeability
-from flowcore.datasets.store import write_chunk
+from flowcore.datasets import Dataset
 
 pytestmark = pytest.mark.stress
-
-
-def _inputs(root: Path, files: int = 8) -> bytes:
-    (root / "in").mkdir(parents=True)
-    rng = random.Random(4)
-    for n in range(files):
-        lines = [f"{n}:{i}:" + "z" * rng.randint(0, 50) + "\n" for i in range(rng.randint(50, 400))]
-        (root / "in" / f"f{n}.txt").write_text("".join(lines))
-    return b"".join(sorted(line for p in (root / "in").iterdir() for line in p.open("rb")))
 
 
 SINK_CRASH_FLOW = """
@@ -49,10 +40,12 @@ flow.auto_terminate(put, ["success", "failure"])
 
 
 @pytest.mark.slow
-def test_kill_9_during_dataset_writes_loses_and_duplicates_nothing(tmp_path: Path) -> None:
+def test_kill_9_during_dataset_writes_loses_and_duplicates_nothing(
+    tmp_path: Path, line_inputs: Callable[..., bytes]
+) -> None:
     """`flowcore run` writing a dataset, killed with SIGKILL a dozen times and rerun: the
     manifest is always whole, and the final dataset holds every line exactly once."""
-    expected = _inputs(tmp_path, files=1000)  # ~20 s of work: a dozen kills never finish it
+    expected = line_inputs(tmp_path, files=1000)  # ~20 s of work: a dozen kills never finish it
     (tmp_path / "flow.py").write_text(SINK_CRASH_FLOW)
     script = Path(sys.executable).parent / "flowcore"
     command = [str(script), "run", "flow.py", "--runner", "direct"]
@@ -84,24 +77,13 @@ def test_kill_9_during_dataset_writes_loses_and_duplicates_nothing(tmp_path: Pat
     assert {p.name for p in reader.chunk_dir.iterdir()} <= named
 
 
-def _dataset(root: Path, sizes: list[int], *, mergeability: Mergeability = Mergeability.ALWAYS):
-    dataset = Dataset(root)
-    chunks = []
-    rng = random.Random(len(sizes))
-    for n, size in enumerate(sizes):
-        data = rng.randbytes(size)
-        write_chunk(dataset.chunk_path(f"c{n:04d}"), [data])
-        chunks.append(Chunk(f"c{n:04d}", size, 1, 0, mergeability))
-    dataset.stage(Manifest(1, tuple(chunks), ordered=True, demarcator=b"\n"))
-    dataset.publish(1)
-    return dataset
-
-
 @pytest.mark.slow
-def test_kill_9_during_compaction_loses_nothing(tmp_path: Path) -> None:
+def test_kill_9_during_compaction_loses_nothing(
+    tmp_path: Path, published_dataset: Callable[..., Dataset]
+) -> None:
     """`flowcore dataset compact` killed with SIGKILL at random moments: every time, the
     dataset reads back the same bytes from one whole version; a last run finishes the job."""
-    pristine = _dataset(tmp_path / "pristine", [100_000] * 400)
+    pristine = published_dataset(tmp_path / "pristine", [100_000] * 400)
     expected = b"".join(pristine.iter_bytes())
     script = Path(sys.executable).parent / "flowcore"
 

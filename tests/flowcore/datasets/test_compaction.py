@@ -3,15 +3,14 @@ tests/stress/test_dataset_kills.py)."""
 
 from __future__ import annotations
 
-import random
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from flowcore.datasets import Chunk, Dataset, Manifest, Mergeability, compact, plan_compaction
-from flowcore.datasets.store import write_chunk
+from flowcore.datasets import Chunk, Dataset, Mergeability, compact, plan_compaction
 from flowcore.errors import DatasetError
 
 _MERGEABILITY = st.sampled_from(
@@ -41,35 +40,26 @@ def test_compaction_merges_only_adjacent_eligible_chunks_within_limits(
         assert all(by_id[i].mergeability.eligible(0, now) for i in group)
 
 
-def _dataset(root: Path, sizes: list[int], *, mergeability: Mergeability = Mergeability.ALWAYS):
-    dataset = Dataset(root)
-    chunks = []
-    rng = random.Random(len(sizes))
-    for n, size in enumerate(sizes):
-        data = rng.randbytes(size)
-        write_chunk(dataset.chunk_path(f"c{n:04d}"), [data])
-        chunks.append(Chunk(f"c{n:04d}", size, 1, 0, mergeability))
-    dataset.stage(Manifest(1, tuple(chunks), ordered=True, demarcator=b"\n"))
-    dataset.publish(1)
-    return dataset
-
-
-def test_compact_publishes_one_new_version_with_the_same_bytes(tmp_path: Path) -> None:
+def test_compact_publishes_one_new_version_with_the_same_bytes(
+    tmp_path: Path, published_dataset: Callable[..., Dataset]
+) -> None:
     """Compaction joins the small chunks, keeps the bytes (demarcators included) and order,
     and leaves NEVER chunks alone."""
-    dataset = _dataset(tmp_path / "ds", [10, 20, 30, 40, 500, 5, 5])
+    dataset = published_dataset(tmp_path / "ds", [10, 20, 30, 40, 500, 5, 5])
     before = b"".join(dataset.iter_bytes())
     done = compact(dataset, split_threshold=1_000, now_ms=0)
     assert (done.chunks_before, done.chunks_after, done.merged_groups) == (7, 3, 2)
     assert b"".join(dataset.iter_bytes()) == before
     assert dataset.latest_version() == 2
-    never = _dataset(tmp_path / "never", [10, 20], mergeability=Mergeability.NEVER)
+    never = published_dataset(tmp_path / "never", [10, 20], mergeability=Mergeability.NEVER)
     assert compact(never, split_threshold=1_000).merged_groups == 0
 
 
-def test_compaction_refuses_a_dataset_in_use(tmp_path: Path) -> None:
+def test_compaction_refuses_a_dataset_in_use(
+    tmp_path: Path, published_dataset: Callable[..., Dataset]
+) -> None:
     """A running writer holds the lock: compaction says so instead of racing it."""
-    dataset = _dataset(tmp_path / "ds", [10, 20])
+    dataset = published_dataset(tmp_path / "ds", [10, 20])
     writer = Dataset(tmp_path / "ds")
     writer.acquire("write")
     try:
