@@ -20,8 +20,31 @@ Scenarios (each in a child process, so every Spark run starts a fresh JVM):
   hand-written PySpark job's own and that of four pure-Python tasks (the ceiling the cores give
   when they share nothing); the six runs interleaved, round after round.
 
+Distinct small FlowFiles (issue 18, the columnar engine); not in the default set, pick them with
+``--scenario``:
+
+* ``distinct``: COUNT distinct access-log lines in 10 files through GetFile -> SplitText (1 line)
+  -> UpdateAttribute (``group`` = ``${fragment.index:mod(8)}``) -> RouteOnAttribute (``errors``:
+  the 4xx/5xx half, and ``unmatched``, both onward) -> MergeContent (correlated by ``group``,
+  10,000 entries a bin) -> UpdateAttribute (``filename``) -> PutFile, with the default settings
+  (full provenance, durable queues, synced commits), on the direct runner and on Spark
+  ``local[2]``. Baseline: a hand-written PySpark job on ``local[2]`` doing the same work (lines
+  keyed by their index mod 8 and status class, grouped, written in fsynced 10,000-line files).
+  Every output is checked: the lines and bytes written equal the input's, each line once, each
+  file one group.
+* ``el``: Expression Language evaluations per second of ``${fragment.index:mod(8)}`` and
+  ``${filename:substringBefore('.'):toUpper()}`` over COUNT distinct attribute maps, one
+  evaluation context per map as UpdateAttribute makes it (per row); column-wise through
+  ``flowcore.expression.evaluate_column`` when that exists (else ``n/a``); hand-written Python
+  doing the same, as the baseline.
+* ``transform``: COUNT distinct lines through GetFile -> SplitText (1 line) -> a trivial user
+  ``FlowFileTransform`` (adds one attribute) -> MergeContent -> PutFile on the direct runner,
+  beside the same flow without the transform, runs interleaved: the transform's own cost per
+  FlowFile.
+
 Run: ``.venv/bin/python bench/engine.py`` (``--quick`` for 128 MB, 100,000 FlowFiles, one run each;
-``--repeat N`` for the best of N runs per figure, 3 by default; ``BENCH_DIR`` picks the disk).
+``--repeat N`` for the best of N runs per figure, 3 by default; ``BENCH_DIR`` picks the disk;
+``--scenario NAME``, repeatable, runs only those, e.g. ``--scenario distinct --count 100000``).
 Prints one JSON line and a table.
 """
 
@@ -36,11 +59,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from flowcore import FlowFileTransform, TransformResult
 
 MB = 1_000_000
 FILES = 16
@@ -48,6 +74,17 @@ BIN_BYTES = 128 * MB
 MIN_BIN_BYTES = 100 * MB  # bins of whole splits never reach exactly 128 MB
 LINES_PER_SPLIT = 10_000
 CPU_BURN = 10_000_000  # iterations of one pure-Python task in the scaling scenario's ceiling
+# Distinct small FlowFiles (issue 18)
+ISSUE_18 = ("distinct", "el", "transform")
+DISTINCT_FILES = 10
+GROUPS = 8  # group = fragment.index mod 8 (fragment.index counts a file's lines from 1)
+ENTRIES_PER_BIN = 10_000
+STATUSES = (200, 304, 404, 500)  # line i of a file (from 0) has STATUSES[i % 4]
+ERRORS = "${fragment.index:minus(1):mod(4):ge(2)}"  # its 4xx and 5xx lines: half of them
+EL_EXPRESSIONS = {
+    "mod": "${fragment.index:mod(8)}",
+    "upper": "${filename:substringBefore('.'):toUpper()}",
+}
 
 
 def peak_rss_mb() -> float:
@@ -121,6 +158,226 @@ def reference_flow(data: Path, *, zero_copy: bool = False):  # type: ignore[no-u
     flow.auto_terminate(merge, ["original", "failure"])
     flow.auto_terminate(put, ["success", "failure"])
     return flow
+
+
+# --- distinct small FlowFiles (issue 18) --------------------------------------------------------
+
+
+def distinct_lines_per_file(count: int) -> int:
+    """Lines in each of the DISTINCT_FILES input files (the last may hold fewer)."""
+    return -(-count // DISTINCT_FILES)
+
+
+def generate_distinct(directory: Path, count: int) -> None:
+    """*count* access-log lines, each different (a running number, an IP, a path, a status, a
+    byte count), in DISTINCT_FILES files. Line *i* of a file (from 0) has ``STATUSES[i % 4]``, so
+    its status class is a function of its ``fragment.index`` once split."""
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = ("/", "/index.html", "/api/orders", "/api/users", "/static/app.js", "/login")
+    per_file = distinct_lines_per_file(count)
+    for number in range(DISTINCT_FILES):
+        first, last = number * per_file, min((number + 1) * per_file, count)
+        lines = [
+            f"10.{n >> 16 & 255}.{n >> 8 & 255}.{n & 255} - - [23/Nov/2026:{n // 3600 % 24:02d}:"
+            f'{n // 60 % 60:02d}:{n % 60:02d} +0000] "GET {paths[n * 7 % len(paths)]}?req={n} '
+            f'HTTP/1.1" {STATUSES[(n - first) % len(STATUSES)]} {100 + n * 7919 % 9000}\n'
+            for n in range(first, last)
+        ]
+        (directory / f"access-{number:02d}.log").write_text("".join(lines))
+
+
+def distinct_flow(source: Path, out: Path):  # type: ignore[no-untyped-def]
+    """GetFile -> SplitText (1 line) -> UpdateAttribute (group) -> RouteOnAttribute (errors and
+    unmatched, both onward) -> MergeContent (by group, 10,000 entries) -> UpdateAttribute
+    (filename) -> PutFile."""
+    from flowcore import Flow
+    from processors import GetFile, PutFile, RouteOnAttribute, SplitText, UpdateAttribute
+
+    flow = Flow("distinct")
+    get = flow.add(GetFile(input_directory=str(source), keep_source_file=True), name="get")
+    split = flow.add(SplitText(line_split_count=1), name="split")
+    group = flow.add(UpdateAttribute(group=f"${{fragment.index:mod({GROUPS})}}"), name="group")
+    route = flow.add(RouteOnAttribute(errors=ERRORS), name="route")
+    merge = flow.add(line_merge(correlation_attribute_name="group"), name="merge")
+    name = flow.add(UpdateAttribute(filename="${group}-${uuid}.txt"), name="name")
+    put = flow.add(PutFile(directory=str(out)), name="put")
+    flow.connect(get, split)
+    flow.connect(split, group, "splits")
+    flow.connect(group, route)
+    flow.connect(route, merge, ["errors", "unmatched"])
+    flow.connect(merge, name, "merged")
+    flow.connect(name, put)
+    flow.auto_terminate(split, ["original", "failure"])
+    flow.auto_terminate(merge, ["original", "failure"])
+    flow.auto_terminate(put, ["success", "failure"])
+    return flow
+
+
+def line_merge(**properties: object):  # type: ignore[no-untyped-def]
+    """MergeContent of 10,000 one-line FlowFiles a bin, a newline after each line (demarcator
+    and footer), so the merged files hold exactly the input's bytes. Up to 16 bins: the eight
+    groups never evict each other's bins early (NiFi's default is 5)."""
+    from processors import MergeContent
+
+    return MergeContent(
+        minimum_number_of_entries=ENTRIES_PER_BIN,
+        maximum_number_of_entries=ENTRIES_PER_BIN,
+        maximum_number_of_bins=2 * GROUPS,
+        max_bin_age="5 min",
+        delimiter_strategy="Text",
+        demarcator="\n",
+        footer="\n",
+        **properties,
+    )
+
+
+class MarkSeen(FlowFileTransform):
+    """The trivial user transform of the ``transform`` scenario: adds one attribute."""
+
+    def transform(self, context, flowfile):  # type: ignore[no-untyped-def]
+        return TransformResult(attributes={"seen": "true"})
+
+
+def transform_flow(source: Path, out: Path, *, with_transform: bool):  # type: ignore[no-untyped-def]
+    """GetFile -> SplitText (1 line) -> [MarkSeen] -> MergeContent (10,000 entries) ->
+    UpdateAttribute (a unique filename: merged bins would take their source file's) -> PutFile."""
+    from flowcore import Flow
+    from processors import GetFile, PutFile, SplitText, UpdateAttribute
+
+    flow = Flow("transform")
+    get = flow.add(GetFile(input_directory=str(source), keep_source_file=True), name="get")
+    split = flow.add(SplitText(line_split_count=1), name="split")
+    merge = flow.add(line_merge(), name="merge")
+    name = flow.add(UpdateAttribute(filename="${uuid}.txt"), name="name")
+    put = flow.add(PutFile(directory=str(out)), name="put")
+    flow.connect(get, split)
+    if with_transform:
+        mark = flow.add(MarkSeen(), name="mark")
+        flow.connect(split, mark, "splits")
+        flow.connect(mark, merge, "success")
+        flow.auto_terminate(mark, "failure")
+    else:
+        flow.connect(split, merge, "splits")
+    flow.connect(merge, name, "merged")
+    flow.connect(name, put)
+    flow.auto_terminate(split, ["original", "failure"])
+    flow.auto_terminate(merge, ["original", "failure"])
+    flow.auto_terminate(put, ["success", "failure"])
+    return flow
+
+
+def _line_number(line: bytes) -> int:
+    """A generated line's running number (its ``?req=``)."""
+    start = line.index(b"?req=") + 5
+    return int(line[start : line.index(b" ", start)])
+
+
+def verify_distinct(source: Path, out: Path, count: int, *, grouped: bool) -> dict[str, float]:
+    """Check what was written against the input: the same lines (each exactly once, compared as
+    a multiset by an order-free sum of hashes) and bytes, at most 10,000 lines a file and, when
+    *grouped*, one group (fragment.index mod 8) a file. Raises RuntimeError when not."""
+    per_file = distinct_lines_per_file(count)
+    want_lines = want_bytes = want_digest = 0
+    for path in source.iterdir():
+        data = path.read_bytes()
+        lines = data.split(b"\n")[:-1]
+        want_lines, want_bytes = want_lines + len(lines), want_bytes + len(data)
+        want_digest += sum(map(hash, lines))
+    got_lines = got_bytes = got_digest = files = 0
+    problems = []
+    for path in out.iterdir():
+        data = path.read_bytes()
+        files += 1
+        if data and not data.endswith(b"\n"):
+            problems.append(f"{path.name} does not end with a newline")
+        lines = data.split(b"\n")[:-1]
+        got_lines, got_bytes = got_lines + len(lines), got_bytes + len(data)
+        got_digest += sum(map(hash, lines))
+        if len(lines) > ENTRIES_PER_BIN:
+            problems.append(f"{path.name} has {len(lines):,} lines")
+        if grouped:
+            groups = {(_line_number(line) % per_file + 1) % GROUPS for line in lines}
+            if len(groups) > 1:
+                problems.append(f"{path.name} mixes groups {sorted(groups)}")
+    if (got_lines, got_bytes) != (want_lines, want_bytes) or want_lines != count:
+        problems.append(
+            f"wrote {got_lines:,} lines, {got_bytes:,} B; the input has {want_lines:,} lines "
+            f"({count:,} asked), {want_bytes:,} B"
+        )
+    elif got_digest != want_digest:
+        problems.append("the lines written are not the input's lines")
+    if problems:
+        raise RuntimeError("output check failed: " + "; ".join(problems[:10]))
+    return {"output_files": files, "output_lines": got_lines, "output_bytes": got_bytes}
+
+
+def _descendants(root: int) -> list[int]:
+    """The process ids below *root* (children, their children ...), from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(parent, []).append(int(entry))
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.extend(children.get(pid, ()))
+        todo.extend(children.get(pid, ()))
+    return found
+
+
+def _pss_mb(pid: int) -> float:
+    """A process's proportional set size (pages shared by forked workers counted once)."""
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        if line.startswith("Pss:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+class DescendantMemory:
+    """The peak memory of this process's descendants, sampled every 0.2 s in a thread while
+    used as a context manager: Spark's JVM, and its Python workers (daemon and forked workers
+    together, PSS). A sample of the tree costs about a millisecond."""
+
+    def __init__(self, interval: float = 0.2) -> None:
+        self.interval = interval
+        self.jvm_mb = 0.0
+        self.workers_mb = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample_until_stopped, daemon=True)
+
+    def __enter__(self) -> DescendantMemory:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.sample()
+
+    def _sample_until_stopped(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.sample()
+
+    def sample(self) -> None:
+        jvm = workers = 0.0
+        for pid in _descendants(os.getpid()):
+            try:
+                command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]
+                memory = _pss_mb(pid)
+            except OSError:  # it ended meanwhile
+                continue
+            if command.endswith(b"java"):
+                jvm += memory
+            elif b"python" in command:
+                workers += memory
+        self.jvm_mb = max(self.jvm_mb, jvm)
+        self.workers_mb = max(self.workers_mb, workers)
 
 
 # --- children ---------------------------------------------------------------------------------
@@ -323,12 +580,189 @@ def child_cpu(args: argparse.Namespace) -> dict[str, float]:
     return {"seconds": time.perf_counter() - started}
 
 
+def _cores(runner: str, master: str) -> int:
+    """The cores a run has: one for the direct runner (tasks run one after another in the
+    driver), N for Spark ``local[N]``."""
+    if runner != "spark":
+        return 1
+    return int(master.removeprefix("local[").removesuffix("]") or "1")
+
+
+def child_distinct(args: argparse.Namespace) -> dict[str, float]:
+    """The distinct flow (or, with ``--transform-flow``, the transform scenario's, with the
+    transform when ``--with-transform``), with the default settings: full provenance, durable
+    queues, synced commits."""
+    from flowcore.driver.controller import run_flow
+    from flowcore.settings import Settings
+
+    data, source = Path(args.workdir), Path(args.input)
+    runner: object = "direct"
+    if args.runner == "spark":
+        from flowcore.runners.spark import SparkRunner
+
+        runner = SparkRunner(master=args.master)
+        warm_up(runner.context)  # type: ignore[attr-defined]
+    if args.transform_flow:
+        flow = transform_flow(source, data / "out", with_transform=args.with_transform)
+    else:
+        flow = distinct_flow(source, data / "out")
+    with DescendantMemory() as memory:
+        started = time.perf_counter()
+        result = run_flow(flow, runner, repository=data / "repo", settings=Settings())  # type: ignore[arg-type]
+        elapsed = time.perf_counter() - started
+    driver_rss = peak_rss_mb()
+    written = verify_distinct(source, data / "out", args.count, grouped=not args.transform_flow)
+    return {
+        "seconds": elapsed,
+        "flowfiles_per_s": args.count / elapsed,
+        "driver_rss_mb": driver_rss,
+        "jvm_mb": memory.jvm_mb,
+        "workers_mb": memory.workers_mb,
+        "routed_errors": result.count("route", "errors"),
+        **written,
+    }
+
+
+def _keyed_lines(path: str) -> list[tuple[tuple[int, int], bytes]]:
+    """Baseline task: a file's lines keyed by (line index mod 8, status class), the index
+    counted from 1 as fragment.index is."""
+    with open(path, "rb") as source:
+        return [
+            (((index + 1) % GROUPS, int(line.rsplit(b" ", 2)[1][:1])), line)
+            for index, line in enumerate(source)
+        ]
+
+
+def _write_groups(part: int, groups, out_dir: str) -> int:  # type: ignore[no-untyped-def]
+    """Baseline task: write each group's lines in files of up to 10,000 lines, fsynced."""
+    written = 0
+    for (group, status_class), grouped in groups:
+        lines = list(grouped)
+        for start in range(0, len(lines), ENTRIES_PER_BIN):
+            name = f"{group}-{status_class}xx-{part}-{start // ENTRIES_PER_BIN}.txt"
+            with open(os.path.join(out_dir, name), "wb") as out:
+                out.writelines(lines[start : start + ENTRIES_PER_BIN])
+                out.flush()
+                os.fsync(out.fileno())  # durable output, as PutFile makes it
+            written += 1
+    return written
+
+
+def child_distinct_pyspark(args: argparse.Namespace) -> dict[str, float]:
+    """The hand-written PySpark job doing the distinct flow's work: lines keyed, grouped,
+    written in 10,000-line files."""
+    from flowcore.runners.spark import spark_session
+
+    data, source = Path(args.workdir), Path(args.input)
+    sc = spark_session(args.master).sparkContext
+    warm_up(sc)
+    out = data / "out"
+    out.mkdir()
+    target, cores = str(out), int(sc.defaultParallelism)
+    with DescendantMemory() as memory:
+        started = time.perf_counter()
+        paths = sorted(str(p) for p in source.iterdir())
+        (
+            sc.parallelize(paths, len(paths))
+            .flatMap(_keyed_lines)
+            .groupByKey(cores, partitionFunc=lambda key: key[0])
+            .mapPartitionsWithIndex(lambda part, groups: [_write_groups(part, groups, target)])
+            .collect()
+        )
+        elapsed = time.perf_counter() - started
+    driver_rss = peak_rss_mb()
+    written = verify_distinct(source, out, args.count, grouped=True)
+    return {
+        "seconds": elapsed,
+        "flowfiles_per_s": args.count / elapsed,
+        "driver_rss_mb": driver_rss,
+        "jvm_mb": memory.jvm_mb,
+        "workers_mb": memory.workers_mb,
+        **written,
+    }
+
+
+def el_attribute_maps(count: int) -> list[dict[str, str]]:
+    """*count* distinct attribute maps, as one-line splits of many files carry them."""
+    return [
+        {
+            "filename": f"access-{n}.log",
+            "path": "./",
+            "uuid": f"00000000-0000-4000-8000-{n:012x}",
+            "fragment.identifier": f"10000000-0000-4000-8000-{n // 1000:012x}",
+            "fragment.index": str(n + 1),
+            "fragment.count": str(count),
+            "segment.original.filename": f"access-{n}.log",
+            "text.line.count": "1",
+        }
+        for n in range(count)
+    ]
+
+
+#: The baseline: hand-written Python computing what each expression does.
+EL_BY_HAND = {
+    "mod": lambda m: str(int(m["fragment.index"]) % 8),
+    "upper": lambda m: m["filename"].partition(".")[0].upper(),
+}
+
+
+def child_el(args: argparse.Namespace) -> dict[str, float | None]:
+    """EL evaluations per second, per row (one evaluation context per attribute map, as
+    UpdateAttribute makes one per FlowFile) and column-wise when flowcore has
+    ``flowcore.expression.evaluate_column(expression, columns)`` (columns: attribute name ->
+    one value per row; returns one result per row); hand-written Python as the baseline. The
+    rounds are interleaved; each figure is the best round, the worst beside it."""
+    from flowcore import expression
+    from flowcore.expression import EvaluationContext, compile_expression
+
+    maps = el_attribute_maps(args.count)
+    column = getattr(expression, "evaluate_column", None)
+    columns = {key: [m[key] for m in maps] for key in maps[0]} if column is not None else {}
+    times: dict[str, list[float]] = {}
+    for _ in range(args.repeat):
+        for name, text in EL_EXPRESSIONS.items():
+            compiled = compile_expression(text)
+            by_hand = EL_BY_HAND[name]
+            started = time.perf_counter()
+            expected = [by_hand(m) for m in maps]
+            times.setdefault(f"{name}_python", []).append(time.perf_counter() - started)
+            started = time.perf_counter()
+            per_row = [compiled.evaluate_in(EvaluationContext(attributes=m)) for m in maps]
+            times.setdefault(f"{name}_per_row", []).append(time.perf_counter() - started)
+            if per_row != expected:
+                raise RuntimeError(f"{text} per row disagrees with the hand-written Python")
+            if column is not None:
+                started = time.perf_counter()
+                by_column = list(column(compiled, columns))
+                times.setdefault(f"{name}_column", []).append(time.perf_counter() - started)
+                if by_column != expected:
+                    raise RuntimeError(f"{text} column-wise disagrees with per row")
+    figures: dict[str, float | None] = {}
+    for name in EL_EXPRESSIONS:
+        for way in ("per_row", "column", "python"):
+            runs = times.get(f"{name}_{way}")
+            figures[f"el_{name}_{way}_evals_per_s"] = args.count / min(runs) if runs else None
+            if way != "python":
+                figures[f"el_{name}_{way}_worst_evals_per_s"] = (
+                    args.count / max(runs) if runs else None
+                )
+        python = figures[f"el_{name}_python_evals_per_s"]
+        figures[f"el_{name}_per_row_vs_python"] = (
+            figures[f"el_{name}_per_row_evals_per_s"] / python  # type: ignore[operator]
+        )
+    figures["seconds"] = sum(map(sum, times.values()))
+    return figures
+
+
 CHILDREN = {
     "reference": child_reference,
     "pyspark": child_pyspark,
     "cpu": child_cpu,
     "small": child_small,
     "queued": child_queued,
+    "distinct": child_distinct,
+    "distinct_pyspark": child_distinct_pyspark,
+    "el": child_el,
 }
 
 
@@ -388,7 +822,12 @@ def main() -> None:
     parser.add_argument("--size-mb", type=int, default=1000)
     parser.add_argument("--count", type=int, default=1_000_000)
     parser.add_argument(
-        "--scenario", action="append", choices=("reference", "small", "queued", "scaling")
+        "--scenario",
+        action="append",
+        choices=("reference", "small", "queued", "scaling", *ISSUE_18),
+        help="run only this scenario (repeatable); by default all but "
+        + ", ".join(ISSUE_18)
+        + " (issue 18's, long: run them by name)",
     )
     parser.add_argument("--child", choices=tuple(CHILDREN))
     parser.add_argument("--workdir")
@@ -402,6 +841,13 @@ def main() -> None:
         help="small: Settings.batch_max_batched_flowfiles",
     )
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure; the best counts")
+    parser.add_argument("--input", help="distinct, transform: the directory of input lines")
+    parser.add_argument(
+        "--transform-flow", action="store_true", help="distinct: the transform scenario's flow"
+    )
+    parser.add_argument(
+        "--with-transform", action="store_true", help="transform: with the user transform"
+    )
     args = parser.parse_args()
     if args.child:
         print(json.dumps(CHILDREN[args.child](args)))
@@ -410,7 +856,7 @@ def main() -> None:
         args.size_mb, args.count, args.repeat = 128, 100_000, 1
     scenarios = args.scenario or ["reference", "small", "queued", "scaling"]
     size = args.size_mb * MB
-    results: dict[str, float] = {}
+    results: dict[str, float | None] = {}
     with tempfile.TemporaryDirectory(
         prefix="flowcore-bench-", dir=os.environ.get("BENCH_DIR")
     ) as tmp:
@@ -505,12 +951,104 @@ def main() -> None:
                 pyspark_speedup=base_one["seconds"] / base_two["seconds"],
                 cpu_speedup=cpu_one["seconds"] / cpu_two["seconds"],
             )
-    print_figures(f"engine ({args.size_mb} MB log, {args.count:,} small FlowFiles)", results)
+        if {"distinct", "transform"} & set(scenarios):
+            generate_distinct(root / "lines", args.count)
+        if "distinct" in scenarios:
+            results.update(distinct_figures(root, args))
+        if "el" in scenarios:
+            got = child("el", fresh(root, "el"), count=args.count, repeat=args.repeat)
+            results.update((k, v) for k, v in got.items() if k != "seconds")
+        if "transform" in scenarios:
+            results.update(transform_figures(root, args))
+    log = f"{args.size_mb} MB log, " if {"reference", "scaling"} & set(scenarios) else ""
+    print_figures(f"engine ({log}{args.count:,} small FlowFiles)", results)
 
 
-def print_figures(title: str, results: dict[str, float]) -> None:
-    """One JSON line of the figures, then the same as a table."""
-    print(json.dumps({k: round(v, 3) for k, v in results.items()}))
+def interleaved(
+    root: Path, repeat: int, runs: dict[str, tuple[str, dict[str, object]]]
+) -> dict[str, list[dict[str, float]]]:
+    """*repeat* rounds of every run in *runs* (name -> scenario and options), one after the
+    other in each round, so a slow spell of this shared VM hits them all alike."""
+    rounds: dict[str, list[dict[str, float]]] = {}
+    for _ in range(repeat):
+        for name, (scenario, options) in runs.items():
+            rounds.setdefault(name, []).append(child(scenario, fresh(root, name), **options))
+    return rounds
+
+
+def distinct_figures(root: Path, args: argparse.Namespace) -> dict[str, float | None]:
+    """The ``distinct`` scenario: the flow direct and on Spark, the PySpark job, interleaved."""
+    common = {"count": args.count, "input": root / "lines", "master": "local[2]"}
+    rounds = interleaved(
+        root,
+        args.repeat,
+        {
+            "direct": ("distinct", {**common, "runner": "direct"}),
+            "spark": ("distinct", {**common, "runner": "spark"}),
+            "pyspark": ("distinct_pyspark", common),
+        },
+    )
+    figures: dict[str, float | None] = {}
+    for name, runs in rounds.items():
+        fastest = min(runs, key=lambda r: r["seconds"])
+        cores = 1 if name == "direct" else 2
+        figures.update(
+            {
+                f"distinct_{name}_s": fastest["seconds"],
+                f"distinct_{name}_slowest_s": max(r["seconds"] for r in runs),
+                f"distinct_{name}_flowfiles_per_s": fastest["flowfiles_per_s"],
+                f"distinct_{name}_per_core": fastest["flowfiles_per_s"] / cores,
+                f"distinct_{name}_driver_rss_mb": max(r["driver_rss_mb"] for r in runs),
+            }
+        )
+        if name != "direct":
+            figures[f"distinct_{name}_jvm_mb"] = max(r["jvm_mb"] for r in runs)
+            figures[f"distinct_{name}_workers_mb"] = max(r["workers_mb"] for r in runs)
+        figures[f"distinct_{name}_output_files"] = fastest["output_files"]
+        if name != "pyspark":
+            figures[f"distinct_{name}_routed_errors"] = fastest["routed_errors"]
+        written = {(r["output_lines"], r["output_bytes"]) for r in runs}
+        if len(written) != 1:  # each child checked its output against the input already
+            raise SystemExit(f"distinct: {name} runs wrote different outputs: {written}")
+    for name in ("direct", "spark"):
+        figures[f"distinct_{name}_vs_pyspark"] = (
+            figures[f"distinct_{name}_s"] / figures["distinct_pyspark_s"]  # type: ignore[operator]
+        )
+    return figures
+
+
+def transform_figures(root: Path, args: argparse.Namespace) -> dict[str, float | None]:
+    """The ``transform`` scenario: the flow with and without the user transform, direct,
+    interleaved; the difference is the transform's own cost."""
+    common = {"count": args.count, "input": root / "lines", "transform_flow": True}
+    rounds = interleaved(
+        root,
+        args.repeat,
+        {
+            "with": ("distinct", {**common, "with_transform": True}),
+            "without": ("distinct", common),
+        },
+    )
+    figures: dict[str, float | None] = {}
+    for name, runs in rounds.items():
+        fastest = min(runs, key=lambda r: r["seconds"])
+        figures.update(
+            {
+                f"transform_{name}_s": fastest["seconds"],
+                f"transform_{name}_slowest_s": max(r["seconds"] for r in runs),
+                f"transform_{name}_per_core": fastest["flowfiles_per_s"],  # direct: one core
+                f"transform_{name}_driver_rss_mb": max(r["driver_rss_mb"] for r in runs),
+            }
+        )
+    extra = figures["transform_with_s"] - figures["transform_without_s"]  # type: ignore[operator]
+    figures["transform_cost_us_per_flowfile"] = extra / args.count * 1e6
+    return figures
+
+
+def print_figures(title: str, results: dict[str, float | None]) -> None:
+    """One JSON line of the figures (``null`` for one not measured), then the same as a
+    table (``n/a``)."""
+    print(json.dumps({k: None if v is None else round(v, 3) for k, v in results.items()}))
     from rich.console import Console
     from rich.table import Table
 
@@ -518,7 +1056,7 @@ def print_figures(title: str, results: dict[str, float]) -> None:
     table.add_column("figure")
     table.add_column("value", justify="right")
     for key, value in results.items():
-        table.add_row(key, f"{value:,.3f}")
+        table.add_row(key, "n/a" if value is None else f"{value:,.3f}")
     Console().print(table)
 
 
