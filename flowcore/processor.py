@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from flowcore.session.process_session import ProcessSession
 
 __all__ = [
+    "BatchRoute",
     "FlowFileTransform",
     "FlowFileView",
     "InputRequirement",
@@ -53,6 +54,25 @@ __all__ = [
     "ProcessorKind",
     "TransformResult",
 ]
+
+
+@attrs.frozen
+class BatchRoute:
+    """Part of a batch that a processor's batch form sends to one relationship.
+
+    Attributes:
+        relationship: where the part goes.
+        rows: which FlowFiles of the input batch it holds, in order (as given to
+            :meth:`FlowFileBatch.take`); None for all of them.
+        batch: those FlowFiles, attributes changed as the processor changes them.
+        reported: whether the processor reports a ROUTE event for each (as
+            ``session.provenance.route`` does), which stands for ATTRIBUTES_MODIFIED.
+    """
+
+    relationship: str
+    rows: Any
+    batch: FlowFileBatch
+    reported: bool = False
 
 
 class ProcessorKind(enum.Enum):
@@ -310,15 +330,21 @@ class Processor:
 
     def transform_batch(
         self, context: ProcessContext, batch: FlowFileBatch
-    ) -> tuple[str, FlowFileBatch] | None:
-        """Process a whole FlowFile batch at once, if this processor can: ``(relationship, batch)``.
+    ) -> tuple[str, FlowFileBatch] | Sequence[BatchRoute] | None:
+        """Process a whole FlowFile batch at once (:mod:`flowcore.flowfile_batch`), if it can.
 
-        A batch is many FlowFiles that differ only by position (:mod:`flowcore.flowfile_batch`).
-        A processor whose work on them is the same for each (set fixed attributes) can do it
-        once; the engine then records its provenance as a run and passes the batch on whole.
-        The result must be the same FlowFiles with changed attributes, all to one relationship.
-        Return None (the default) when this configuration cannot: the engine then gives the
-        FlowFiles to :meth:`on_trigger` one by one, as always.
+        The batch form of a processor that changes attributes and routes: it must do to each
+        FlowFile exactly what :meth:`on_trigger` would, working on columns instead of one
+        FlowFile at a time (:meth:`FlowFileBatch.with_columns`,
+        :func:`flowcore.expression.evaluate_column`, :meth:`FlowFileBatch.where`). Return
+        ``(relationship, batch)`` when every FlowFile goes to one relationship, or one
+        :class:`BatchRoute` per part, which together hold every FlowFile exactly once. The
+        engine records the provenance as runs (ATTRIBUTES_MODIFIED where attributes changed,
+        or the ROUTE events a route reports) and passes the parts on whole.
+
+        Return None (the default) when this configuration cannot, and raise when a FlowFile
+        fails: the engine then gives the FlowFiles to :meth:`on_trigger` one by one, as
+        always, which reports each failure.
         """
         del context, batch
         return None

@@ -12,15 +12,19 @@ import enum
 from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
+import numpy as np
 
 from flowcore.flowfile import (
     Attributes,
     Content,
+    ContentClaim,
     CountedUuids,
     FlowFile,
+    ResourceClaim,
     sequence_uuid,
     uuid_in_sequence,
 )
+from flowcore.flowfile_batch.columns import Column
 
 __all__ = ["ProvenanceEvent", "ProvenanceEventRun", "ProvenanceEventType"]
 
@@ -162,45 +166,64 @@ class ProvenanceEvent:
         )
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class ProvenanceEventRun:
-    """The same event for each FlowFile of a batch (:mod:`flowcore.flowfile_batch`).
+    """The same event for each FlowFile of a batch (:mod:`flowcore.flowfile_batch`), as columns.
 
-    ``first`` is FlowFile 0's event. Event *i* is FlowFile *i*'s: its uuid counts up from the
-    first's, its content offsets move by ``content_step`` per FlowFile, and the attributes named
-    in ``uuid_named`` (previous, updated) hold its own uuid; everything else is the same. The
-    provenance repository stores it as one run and unfolds it on every query.
+    ``first`` is FlowFile 0's event, whole; it gives every field the events share (type,
+    component, time, relationship, details ...). Event *i* is FlowFile *i*'s: its uuid is
+    ``uuid_numbers[i]`` under the first's prefix; its content (and previous content) is
+    ``sizes[i]`` bytes at ``offsets[i]`` of the first's resource claim, when those arrays are
+    given; its previous and updated attribute maps are the first's with each column's value at
+    *i* instead (None: not in the map), and the ``uuid_named`` attributes (previous, updated)
+    set to its own uuid. The provenance repository stores a run as one row per uuid bucket and
+    unfolds it on every query.
     """
 
     first: ProvenanceEvent
-    count: int
-    content_step: int
-    uuid_named: tuple[tuple[str, ...], tuple[str, ...]]
+    uuid_numbers: np.ndarray = attrs.field(converter=lambda v: np.asarray(v, dtype=np.int64))
+    uuid_named: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+    offsets: np.ndarray | None = None
+    sizes: np.ndarray | None = None
+    previous_offsets: np.ndarray | None = None
+    previous_sizes: np.ndarray | None = None
+    resource: ResourceClaim | None = None
+    previous_resource: ResourceClaim | None = None
+    previous_columns: Mapping[str, Column] = attrs.field(factory=dict)
+    updated_columns: Mapping[str, Column] = attrs.field(factory=dict)
+
+    @property
+    def count(self) -> int:
+        """How many events."""
+        return len(self.uuid_numbers)
 
     def event(self, index: int) -> ProvenanceEvent:
         """The event of FlowFile *index*."""
         first = self.first
         position = uuid_in_sequence(first.flowfile_uuid)
         assert position is not None, "a batch's FlowFiles have counted uuids"
-        uuid = sequence_uuid(position[0], position[1] + index)
+        uuid = sequence_uuid(position[0], int(self.uuid_numbers[index]))
         previous_named, updated_named = self.uuid_named
-        step = index * self.content_step
-
-        def moved(claim: Content | None) -> Content | None:
-            if claim is None or not step:
-                return claim
-            return attrs.evolve(claim, offset=claim.offset + step)  # type: ignore[misc]
-
-        return attrs.evolve(
-            first,
-            flowfile_uuid=uuid,
-            previous_attributes=first.previous_attributes.updated(
-                dict.fromkeys(previous_named, uuid)
+        fields: dict[str, object] = {
+            "flowfile_uuid": uuid,
+            "previous_attributes": _row_map(
+                first.previous_attributes, self.previous_columns, index, previous_named, uuid
             ),
-            updated_attributes=first.updated_attributes.updated(dict.fromkeys(updated_named, uuid)),
-            content_claim=moved(first.content_claim),
-            previous_content_claim=moved(first.previous_content_claim),
-        )
+            "updated_attributes": _row_map(
+                first.updated_attributes, self.updated_columns, index, updated_named, uuid
+            ),
+        }
+        if self.offsets is not None and self.sizes is not None:
+            size = int(self.sizes[index])
+            fields["file_size"] = size
+            fields["content_claim"] = _moved(self.resource, int(self.offsets[index]), size)
+        if self.previous_offsets is not None and self.previous_sizes is not None:
+            size = int(self.previous_sizes[index])
+            fields["previous_file_size"] = size
+            fields["previous_content_claim"] = _moved(
+                self.previous_resource, int(self.previous_offsets[index]), size
+            )
+        return attrs.evolve(first, **fields)  # type: ignore[arg-type]
 
     def events(self) -> list[ProvenanceEvent]:
         """Every event, in order."""
@@ -208,4 +231,48 @@ class ProvenanceEventRun:
 
     def cut(self, start: int, stop: int) -> ProvenanceEventRun:
         """Events ``start .. stop-1`` as a run of their own."""
-        return attrs.evolve(self, first=self.event(start), count=min(stop, self.count) - start)
+
+        def part(values: np.ndarray | None) -> np.ndarray | None:
+            return None if values is None else values[start:stop]
+
+        return ProvenanceEventRun(
+            first=self.event(start),
+            uuid_numbers=self.uuid_numbers[start:stop],
+            uuid_named=self.uuid_named,
+            offsets=part(self.offsets),
+            sizes=part(self.sizes),
+            previous_offsets=part(self.previous_offsets),
+            previous_sizes=part(self.previous_sizes),
+            resource=self.resource,
+            previous_resource=self.previous_resource,
+            previous_columns={n: c.cut(start, stop) for n, c in self.previous_columns.items()},
+            updated_columns={n: c.cut(start, stop) for n, c in self.updated_columns.items()},
+        )
+
+
+def _row_map(
+    base: Attributes,
+    columns: Mapping[str, Column],
+    index: int,
+    named: Sequence[str],
+    uuid: str,
+) -> Attributes:
+    if not columns and not named:
+        return base
+    values = dict(base._data)
+    for name, column in columns.items():
+        value = column.value(index)
+        if value is None:
+            values.pop(name, None)
+        else:
+            values[name] = value
+    for name in named:
+        values[name] = uuid
+    return Attributes._trusted(values)
+
+
+def _moved(resource: ResourceClaim | None, offset: int, size: int) -> ContentClaim | None:
+    """*size* bytes at *offset* of *resource* (none for an empty FlowFile)."""
+    if resource is None or not size:
+        return None
+    return ContentClaim(resource, offset, size)

@@ -213,9 +213,20 @@ class TestRunner:
         """The harness clock in epoch ms: the wall clock at creation plus :meth:`advance_time`."""
         return self._clock_start + self._clock_offset
 
+    #: Batches made by ``fork_batch`` are not routed whole here: processors take their
+    #: per-FlowFile path, which the harness checks FlowFile by FlowFile.
+    accepts_batches = False
+
     def next_flowfile_id(self) -> int:
         """A new FlowFile id."""
         return next(self._ids)
+
+    def take_flowfile_ids(self, count: int) -> int:
+        """*count* consecutive new FlowFile ids; the first."""
+        first = next(self._ids)
+        for _ in range(count - 1):
+            next(self._ids)
+        return first
 
     def _release_expired_penalties(self) -> None:
         if not self._penalized:

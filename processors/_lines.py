@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import BinaryIO, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
 __all__ = ["DEFAULT_CHUNK_SIZE", "LineGroup", "LineSpan", "iter_line_groups", "iter_lines"]
 
@@ -224,3 +224,58 @@ def iter_line_groups(
         yield done
     if group.count:
         yield group._emit(base)
+
+
+class LineSplits(NamedTuple):
+    """Splits of whole lines as arrays (:func:`split_lines`), one entry per split."""
+
+    starts: Any  # numpy int64: where each split starts
+    lengths: Any  # its bytes, line terminators included
+    trimmed: Any  # its bytes without trailing line terminators (Remove Trailing Newlines)
+    line_counts: Any  # its lines that are not empty
+
+
+def split_lines(
+    stream: BinaryIO, group_size: int, *, chunk_size: int = DEFAULT_CHUNK_SIZE
+) -> LineSplits | None:
+    r"""*stream*'s lines in groups of *group_size*, computed with numpy, no object per line.
+
+    The same splits as :func:`iter_line_groups` followed by SplitText's trimming rules, for
+    content whose only line terminator is ``\\n``; None when a ``\\r`` appears (the exact
+    per-line path handles ``\\r\\n`` and lone ``\\r``).
+    """
+    import numpy  # noqa: PLC0415 - only this path needs it
+
+    newlines = []
+    base = 0
+    while chunk := stream.read(chunk_size):
+        if b"\r" in chunk:
+            return None
+        found = numpy.flatnonzero(numpy.frombuffer(chunk, numpy.uint8) == _LF)
+        newlines.append(found + base)
+        base += len(chunk)
+    total = base
+    ends = numpy.concatenate(newlines) + 1 if newlines else numpy.zeros(0, numpy.int64)
+    ends = ends.astype(numpy.int64)
+    terminators = numpy.ones(len(ends), numpy.int64)
+    if total and (not len(ends) or ends[-1] < total):  # a last line without a terminator
+        ends = numpy.append(ends, total)
+        terminators = numpy.append(terminators, 0)
+    lines = len(ends)
+    if not lines:
+        empty = numpy.zeros(0, numpy.int64)
+        return LineSplits(empty, empty, empty, empty)
+    starts = numpy.concatenate(([0], ends[:-1]))
+    nonempty = (ends - starts) > terminators
+    firsts = numpy.arange(0, lines, group_size)
+    lasts = numpy.minimum(firsts + group_size, lines) - 1
+    split_starts = starts[firsts]
+    lengths = ends[lasts] - split_starts
+    counted = numpy.concatenate(([0], numpy.cumsum(nonempty)))
+    line_counts = counted[lasts + 1] - counted[firsts]
+    # Trailing empty lines of each group, then its last terminator (NiFi's trimming rule).
+    last_nonempty = numpy.maximum.accumulate(numpy.where(nonempty, numpy.arange(lines), -1))
+    trailing = lasts - numpy.maximum(last_nonempty[lasts], firsts - 1)
+    last_terminator = terminators[lasts]
+    trailing = trailing + numpy.where(lengths - trailing >= last_terminator, last_terminator, 0)
+    return LineSplits(split_starts, lengths, lengths - trailing, line_counts)

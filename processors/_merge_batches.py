@@ -15,9 +15,12 @@ Binary Concatenation is done this way; anything else declines and takes the usua
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 import processors._merge_formats as formats
 from flowcore.binning import BatchBinning, Bin, BinManager, EvictionReason
@@ -55,7 +58,9 @@ def bin_batches(
     if not _merges_batches(processor, context):
         return None
     limits = processor._limits(context)
-    if any(b.count and b.size > limits.max_bytes for b in batches):
+    if any(b.count and b.sizes.min() != b.sizes.max() for b in batches):
+        return None  # packed by count only while every FlowFile of a batch has one size
+    if any(b.count and b.sizes[0] > limits.max_bytes for b in batches):
         return None  # an oversize FlowFile is merged alone: the one-by-one path does that
     manager = BinManager(limits, age_from_queue_date=context.resumed_bins)
     max_bins = context.get_property(processor.MAX_BIN_COUNT).as_integer() or 5
@@ -78,7 +83,7 @@ def bin_batches(
                     intake.appendleft((index, end, stop))
                 batch = batches[index]
                 created = min(now, batch.queue_date or now) if manager.age_from_queue_date else now
-                manager.offer_cut(None, (index, start, end), batch.size, created)
+                manager.offer_cut(None, (index, start, end), int(batch.sizes[0]), created)
                 wanted -= end - start
                 binned += end - start
         ready.extend(
@@ -116,14 +121,27 @@ def _contents(batches: Sequence[FlowFileBatch], each: bool) -> list[Content | No
     """The contents to concatenate: one range per cut whose contents lie back to back."""
     contents: list[Content | None] = []
     for batch in batches:
-        if not each and (batch.stride == batch.size or batch.count == 1):
+        if not each and batch.back_to_back():
             claim = None
-            if batch.resource_claim is not None and batch.size:
-                claim = ContentClaim(batch.resource_claim, batch.offset, batch.bytes)
+            if batch.resource_claim is not None and batch.bytes:
+                claim = ContentClaim(batch.resource_claim, int(batch.offsets[0]), batch.bytes)
             contents.append(claim)
         else:
             contents.extend(batch.content(i) for i in range(batch.count))
     return contents
+
+
+def uuid_runs(batch: FlowFileBatch) -> list[tuple[str, int, int]]:
+    """*batch*'s uuids as ``(prefix, first number, count)`` runs of consecutive numbers."""
+    numbers = batch.uuid_numbers
+    if not len(numbers):
+        return []
+    breaks = np.flatnonzero(numbers[1:] != numbers[:-1] + 1) + 1
+    edges = [0, *breaks.tolist(), len(numbers)]
+    return [
+        (batch.uuid_key, int(numbers[start]), stop - start)
+        for start, stop in itertools.pairwise(edges)
+    ]
 
 
 def merge_bundle(
@@ -147,9 +165,10 @@ def merge_bundle(
     footer = merger._delimiter(options.footer, first, options)  # type: ignore[attr-defined]
     demarcator = merger._delimiter(options.demarcator, first, options)  # type: ignore[attr-defined]
     oldest = min(
-        (b for b in batches if b.count), key=lambda b: (b.lineage_start_date, b.first_id)
-    ).flowfile(0)
-    parents = CountedUuids((b.uuid_key, b.uuid_first, b.count) for b in batches)
+        (b.flowfile(int(np.argmin(b.lineage_start_indices))) for b in batches if b.count),
+        key=lambda f: (f.lineage_start_date, f.lineage_start_index),
+    )
+    parents = CountedUuids(run for b in batches for run in uuid_runs(b))
     bundle = session.create_joined(parents, common_attributes(shown), oldest)
     contents = _contents(batches, each=demarcator is not None)
     bundle = session.merge_contents(

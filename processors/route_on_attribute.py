@@ -5,11 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
+import numpy as np
+
 from flowcore.errors import ExpressionEvaluationError
 from flowcore.expression import compile_expression
+from flowcore.expression._columns import evaluate_boolean_column
 from flowcore.expression._nodes import ResultType
+from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor
+from flowcore.processor import BatchRoute, Processor
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
@@ -92,6 +96,42 @@ class RouteOnAttribute(Processor):
             )
             return (*names, REL_NO_MATCH)
         return (REL_MATCH, REL_NO_MATCH)
+
+    def transform_batch(
+        self, context: ProcessContext, batch: FlowFileBatch
+    ) -> list[BatchRoute] | None:
+        """Route a whole batch by masks: each condition evaluated over columns.
+
+        Each FlowFile goes where :meth:`on_trigger` sends it, with its ``RouteOnAttribute.Route``
+        attribute and a ROUTE event. A FlowFile matching several properties under Route to
+        Property name would be cloned: such a batch is left to the per-FlowFile path.
+        """
+        conditions = self.dynamic_properties
+        masks = [
+            evaluate_boolean_column(compile_expression(text), batch, clock=context.now)
+            for text in conditions.values()
+        ]
+        matches = np.sum(masks, axis=0) if masks else np.zeros(batch.count, dtype=np.int64)
+        strategy = self._strategy()
+        if strategy == ROUTE_ALL_MATCH.value:
+            parts = [(REL_MATCH.name, matches == len(conditions))]
+        elif strategy == ROUTE_ANY_MATCHES.value:
+            parts = [(REL_MATCH.name, matches > 0)]
+        else:
+            if np.any(matches > 1):
+                return None
+            parts = list(zip(conditions, masks, strict=True))
+        taken = np.zeros(batch.count, dtype=bool)
+        for _, mask in parts:
+            taken |= mask
+        parts.append((REL_NO_MATCH.name, ~taken))
+        routes = []
+        for name, mask in parts:
+            rows = np.flatnonzero(mask)
+            if len(rows):
+                routed = batch.take(rows).with_attributes({ROUTE_ATTRIBUTE: name})
+                routes.append(BatchRoute(name, rows, routed, reported=True))
+        return routes
 
     def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
         """Route one FlowFile."""

@@ -8,8 +8,10 @@ from collections.abc import Iterator, Mapping
 from typing import ClassVar, NamedTuple
 
 import attrs
+import numpy as np
 
-from flowcore.flowfile import FlowFile
+from flowcore.flowfile import ContentClaim, FlowFile
+from flowcore.flowfile_batch.columns import IntColumn
 from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
 from flowcore.properties import PropertyDescriptor
@@ -22,7 +24,7 @@ from flowcore.validators import (
     NON_NEGATIVE_INTEGER_VALIDATOR,
     ValidationResult,
 )
-from processors._lines import LineGroup, LineSpan, iter_line_groups, iter_lines
+from processors._lines import LineGroup, LineSpan, iter_line_groups, iter_lines, split_lines
 
 __all__ = ["SplitText"]
 
@@ -194,6 +196,15 @@ class SplitText(Processor):
             header, remainder, lines = _read_header(lines, header_count, marker, max_size)
             return header, _iter_splits(lines, remainder, header, line_split_count, max_size)
 
+        if (
+            not header_count
+            and not marker
+            and max_size is None
+            and line_split_count > 0
+            and session.takes_batches(REL_SPLITS.name)
+            and self._split_as_batch(session, flowfile, line_split_count, remove_trailing)
+        ):
+            return
         # fragment.count is on every split, so the splits are counted before any is emitted.
         # Up to _REMEMBERED_SPLITS of them are kept from that pass, so the usual input is read
         # once; beyond that a second streaming pass finds them again, keeping memory flat.
@@ -265,6 +276,50 @@ class SplitText(Processor):
             flowfile, {FRAGMENT_ID: fragment_id, FRAGMENT_COUNT: str(count)}
         )
         session.transfer(original, REL_ORIGINAL)
+
+    @staticmethod
+    def _split_as_batch(
+        session: ProcessSession, flowfile: FlowFile, line_split_count: int, remove_trailing: bool
+    ) -> bool:
+        r"""Make the splits as one FlowFile batch (no header, no size limit, ``\n`` lines).
+
+        The same splits, attributes and events as the per-split path, as arrays: offsets into
+        the input's content, ``fragment.index`` and ``text.line.count`` as columns. False
+        (nothing done) when the content holds a ``\r`` or is not one claim range.
+        """
+        if flowfile.content is not None and not isinstance(flowfile.content, ContentClaim):
+            return False
+        with session.read(flowfile) as stream:
+            found = split_lines(stream, line_split_count)
+        if found is None:
+            return False
+        sizes = found.trimmed if remove_trailing else found.lengths
+        kept = np.flatnonzero(sizes > 0)
+        count = len(kept)
+        fragment_id = session.identifier_for(flowfile, FRAGMENT_ID)
+        if count:
+            chosen = sizes[kept]
+            splits = session.fork_batch(
+                flowfile,
+                found.starts[kept],
+                chosen,
+                {
+                    FRAGMENT_ID: fragment_id,
+                    FRAGMENT_COUNT: str(count),
+                    SEGMENT_ORIGINAL_FILENAME: flowfile.attributes.get("filename", ""),
+                },
+                {
+                    SPLIT_LINE_COUNT: IntColumn(found.line_counts[kept]),
+                    FRAGMENT_SIZE: IntColumn(chosen),
+                    FRAGMENT_INDEX: IntColumn(np.arange(1, count + 1)),
+                },
+            )
+            session.transfer_batch(splits, REL_SPLITS)
+        original = session.put_all_attributes(
+            flowfile, {FRAGMENT_ID: fragment_id, FRAGMENT_COUNT: str(count)}
+        )
+        session.transfer(original, REL_ORIGINAL)
+        return True
 
 
 @attrs.frozen

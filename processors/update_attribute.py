@@ -9,10 +9,12 @@ import attrs
 
 from flowcore.errors import ConfigurationError, ExpressionEvaluationError, ProcessException
 from flowcore.expression import compile_expression, contains_expression, validate_expression
+from flowcore.expression._columns import evaluate_column
 from flowcore.expression._evaluate import EvaluationContext
 from flowcore.expression._nodes import ResultType
 from flowcore.expression._regex import java_regex
 from flowcore.flowfile_batch import FlowFileBatch
+from flowcore.flowfile_batch.columns import Column, TextColumn
 from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
@@ -312,17 +314,27 @@ class UpdateAttribute(Processor):
     def transform_batch(
         self, context: ProcessContext, batch: FlowFileBatch
     ) -> tuple[str, FlowFileBatch] | None:
-        """Set plain values on a whole batch at once.
+        """Set the properties' values on a whole batch, Expression Language over columns.
 
-        Only without rules, state, Delete Attributes or Expression Language: then every
-        FlowFile gets the same changes and one evaluation serves them all.
+        Each value is evaluated against the incoming attributes, as :meth:`on_trigger` does:
+        once when it names only shared attributes, column-wise otherwise
+        (:func:`~flowcore.expression.evaluate_column`). Rules, state and Delete Attributes
+        Expression are left to the per-FlowFile path.
         """
-        del context
         if self.rules or self._stores_state() or self.effective_value(self.DELETE_ATTRIBUTES):
             return None
-        if any("$" in text for text in self.dynamic_properties.values()):
-            return None
-        return SUCCESS.name, batch.with_attributes(self.dynamic_properties)
+        shared: dict[str, str] = {}
+        columns: dict[str, Column] = {}
+        for name, text in self.dynamic_properties.items():
+            value = evaluate_column(compile_expression(text), batch, clock=context.now)
+            if isinstance(value, TextColumn) and len(value.dictionary) == 1:
+                shared[name] = value.dictionary[0] or ""
+            else:
+                columns[name] = value
+        changed = batch.with_attributes(shared) if shared else batch
+        if columns:
+            changed = changed.with_columns(columns)
+        return SUCCESS.name, changed
 
     def _action_plans(self, ctx: EvaluationContext) -> list[tuple[dict[str, str], str | None]]:
         """The actions for each output FlowFile, with the name of the rule that produced it."""

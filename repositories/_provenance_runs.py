@@ -20,11 +20,13 @@ the uuid, so unfolding is exact.
 
 from __future__ import annotations
 
+import itertools
 import operator
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
+import numpy as np
 
 from flowcore.flowfile import (
     UUID_PREFIX_LENGTH,
@@ -33,6 +35,7 @@ from flowcore.flowfile import (
     ResourceClaim,
     sequence_uuid,
 )
+from flowcore.flowfile_batch.columns import column_from_wire
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun
 from repositories._provenance_rows import (
     BUCKET_BITS,
@@ -44,7 +47,7 @@ from repositories._provenance_rows import (
 )
 from repositories._wal_codec import pack, unpack
 
-__all__ = ["MAX_RUN", "EventFolder", "row_events", "unfold"]
+__all__ = ["MAX_RUN", "EventFolder", "row_events", "run_positions", "unfold"]
 
 #: Events folded into one run at most (a bucket's worth).
 MAX_RUN = 1 << BUCKET_BITS
@@ -226,29 +229,97 @@ def _as_run(
     return record
 
 
+def _packed_array(values: np.ndarray) -> Any:
+    """An int array as stored: ``{"start", "step"}`` when it moves by equal steps, else bytes."""
+    if len(values) == 1:
+        return {"start": int(values[0]), "step": 0}
+    step = int(values[1] - values[0])
+    if np.array_equal(values, values[0] + step * np.arange(len(values), dtype=np.int64)):
+        return {"start": int(values[0]), "step": step}
+    return np.ascontiguousarray(values, dtype="<i8").tobytes()
+
+
+def _varies_where_searched(run: ProvenanceEventRun, indexed: Collection[str]) -> bool:
+    """Whether a run's rows could not answer a search for one of its events.
+
+    A row holds one value per indexed attribute (and the filename, always indexed): when one
+    differs between the events, they are stored as single events instead.
+    """
+    searched = {"filename", *indexed}
+    return any(name in searched for name in (*run.previous_columns, *run.updated_columns))
+
+
+def _bucket_pieces(numbers: np.ndarray) -> list[tuple[int, int]]:
+    """``(start, stop)`` of the stretches of *numbers* that stay in one uuid bucket."""
+    buckets = numbers >> BUCKET_BITS
+    breaks = np.flatnonzero(buckets[1:] != buckets[:-1]) + 1
+    edges = [0, *breaks.tolist(), len(numbers)]
+    return list(itertools.pairwise(edges))
+
+
 def _batch_records(run: ProvenanceEventRun, indexed: Collection[str]) -> list[list[Any]]:
-    """A batch's events as run records, one per bucket its uuids touch."""
+    """A batch's events as run records, one per stretch of uuids within a bucket."""
+    if _varies_where_searched(run, indexed):
+        folder = EventFolder(indexed)
+        folder.add(run.events())
+        return folder.finish()
     records = []
-    start = 0
-    while start < run.count:
-        first_number = uuid_position(run.first.flowfile_uuid)[1] + start
-        stop = min(run.count, start + MAX_RUN - (first_number & _BUCKET_MASK))
+    for start, stop in _bucket_pieces(run.uuid_numbers):
         piece = run.cut(start, stop) if start or stop < run.count else run
         record = event_record(piece.first, indexed)
         if piece.count > 1:
-            varying: dict[str, Any] = {"uuid_named": [list(n) for n in piece.uuid_named]}
-            if piece.content_step:
-                for name, claim in (
-                    ("offset", piece.first.content_claim),
-                    ("previous_offset", piece.first.previous_content_claim),
-                ):
-                    if isinstance(claim, ContentClaim):
-                        varying[name] = {"start": claim.offset, "step": piece.content_step}
+            numbers = piece.uuid_numbers
+            varying: dict[str, Any] = {
+                "uuid_named": [list(n) for n in piece.uuid_named],
+                "numbers": _packed_array(numbers),
+            }
+            for name, values in (
+                ("offset", piece.offsets),
+                ("length", piece.sizes),
+                ("file_size", piece.sizes),
+                ("previous_offset", piece.previous_offsets),
+                ("previous_length", piece.previous_sizes),
+                ("previous_file_size", piece.previous_sizes),
+            ):
+                if values is not None:
+                    varying[name] = _packed_array(values)
+            for name, resource in (
+                ("resource", piece.resource),
+                ("previous_resource", piece.previous_resource),
+            ):
+                if resource is not None:
+                    varying[name] = [resource.container, resource.section, resource.id]
+            for name, columns in (
+                ("previous_columns", piece.previous_columns),
+                ("updated_columns", piece.updated_columns),
+            ):
+                if columns:
+                    varying[name] = {n: c.to_wire() for n, c in columns.items()}
             moment = piece.first.event_time
             record = _as_run(record, varying, piece.count, moment, moment)
+            row = list(record[0])
+            row[ROW_COLUMNS.index("uuid_first")] = int(numbers.min())
+            row[ROW_COLUMNS.index("uuid_last")] = int(numbers.max())
+            record[0] = tuple(row)
         records.append(record)
-        start = stop
     return records
+
+
+def run_positions(row: Mapping[str, Any], numbers: Sequence[int]) -> list[int]:
+    """Where in a stored run the events of the uuid *numbers* are (those it holds)."""
+    first, last = row["uuid_first"], row["uuid_last"]
+    inside = [n for n in numbers if first <= n <= last]
+    if row["run_count"] == 1 or not inside:
+        return [0] * len(inside) if row["run_count"] == 1 else []
+    held = unpack(row["run_data"]).get("numbers")
+    if held is None:
+        return [n - first for n in inside]
+    if isinstance(held, dict):
+        start, step = held["start"], held["step"]
+        return [(n - start) // step for n in inside if step and (n - start) % step == 0]
+    stored = np.frombuffer(held, dtype="<i8")
+    where = {int(n): i for i, n in enumerate(stored.tolist())}
+    return [where[n] for n in inside if n in where]
 
 
 class EventFolder:
@@ -324,6 +395,10 @@ def unfold(
     previous_resource = (
         previous_content.resource_claim if isinstance(previous_content, ContentClaim) else None
     )
+    if "resource" in columns:
+        resource = ResourceClaim(*columns["resource"])
+    if "previous_resource" in columns:
+        previous_resource = ResourceClaim(*columns["previous_resource"])
 
     def column(name: str, default: Any) -> Any:
         values = columns.get(name)
@@ -331,7 +406,19 @@ def unfold(
             return _Constant(default)
         if isinstance(values, dict):
             return _Steps(values["start"], values["step"])
+        if isinstance(values, bytes):
+            return np.frombuffer(values, dtype="<i8").tolist()
         return values
+
+    numbers = column("numbers", None)
+    if isinstance(numbers, _Constant):
+        numbers = _Steps(first_number, 1)
+    previous_columns = {
+        n: column_from_wire(c) for n, c in columns.get("previous_columns", {}).items()
+    }
+    updated_columns = {
+        n: column_from_wire(c) for n, c in columns.get("updated_columns", {}).items()
+    }
 
     varying = {name: column(name, getattr(event, name)) for name in _VARYING}
     starts = column("offset", content.offset if resource else 0)
@@ -346,9 +433,11 @@ def unfold(
     updated_base = {k: v for k, v in event.updated_attributes.items() if k not in updated_named}
     events = []
     for i in range(count) if offsets is None else offsets:
-        flowfile_uuid = uuid_at(key, first_number + i)
+        flowfile_uuid = uuid_at(key, numbers[i])
         previous = {**previous_base, **dict.fromkeys(previous_named, flowfile_uuid)}
         updated = {**updated_base, **dict.fromkeys(updated_named, flowfile_uuid)}
+        _apply_columns(previous, previous_columns, i)
+        _apply_columns(updated, updated_columns, i)
         events.append(
             ProvenanceEvent(
                 **{name: getattr(event, name) for name in _SHARED},
@@ -366,6 +455,15 @@ def unfold(
             )
         )
     return events
+
+
+def _apply_columns(values: dict[str, str], columns: Mapping[str, Any], index: int) -> None:
+    for name, column in columns.items():
+        value = column.value(index)
+        if value is None:
+            values.pop(name, None)
+        else:
+            values[name] = value
 
 
 @attrs.frozen
@@ -387,7 +485,10 @@ class _Steps:
 
 def _ordered(values: dict[str, str], like: Attributes) -> dict[str, str]:
     """*values* in the key order of *like* (the first event's map): maps keep insertion order."""
-    return {name: values[name] for name in like}
+    ordered = {name: values[name] for name in like if name in values}
+    if len(ordered) < len(values):
+        ordered.update(values)
+    return ordered
 
 
 def row_events(

@@ -46,7 +46,7 @@ from flowcore.flowfile import FlowFile, new_uuid
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
 from flowcore.units import parse_data_size, parse_time_period
 from repositories._provenance_rows import ROW_COLUMNS, decode_event_file, uuid_position
-from repositories._provenance_runs import EventFolder, row_events
+from repositories._provenance_runs import EventFolder, row_events, run_positions
 from repositories._provenance_schema import (
     ATTRIBUTES,
     COUNTERS,
@@ -389,7 +389,7 @@ class SqlProvenanceRepository:
         with self.engine.connect() as conn:
             rows = conn.execution_options(stream_results=not exact).execute(query)
             for row in rows:
-                wanted = None if number is None else [number - row.uuid_first]
+                wanted = None if number is None else run_positions(row._mapping, [number])
                 for found in row_events(row._mapping, wanted):
                     if matches(found):
                         result.append(found)
@@ -450,7 +450,7 @@ class SqlProvenanceRepository:
                 if table is LINKS:
                     linked.add(row.event_id)
                     continue
-                offsets = [n - row.uuid_first for n in numbers]
+                offsets = run_positions(row._mapping, numbers)
                 for offset, subject in zip(offsets, row_events(row._mapping, offsets), strict=True):
                     found[row.event_id + offset] = _lineage_entry(subject)
         linked.difference_update(found)

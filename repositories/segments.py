@@ -42,12 +42,13 @@ __all__ = [
 ]
 
 SEGMENT_MAGIC = b"FLOWCORE-SEG"
-#: 2: columnar records with a claim table (ropes: index -2, pieces flat); 3: or a FlowFile batch
-SEGMENT_VERSION = 3
+#: 2: columnar records with a claim table (ropes: index -2, pieces flat); 3: or a batch of alike
+#: FlowFiles; 4: or a columnar FlowFile batch (arrays and attribute columns)
+SEGMENT_VERSION = 4
 _ROPE = -2  # the claim index of a record whose content is a rope
 SEGMENT_SUFFIX = ".seg"
 _HEAD = struct.Struct(">HII")  # version, header length, crc32 of header+records
-_FORMAT = FileFormat("segment", SEGMENT_MAGIC, _HEAD, SEGMENT_VERSION, frozenset({2}))
+_FORMAT = FileFormat("segment", SEGMENT_MAGIC, _HEAD, SEGMENT_VERSION, frozenset({2, 3}))
 
 
 def claim_to_wire(claim: ResourceClaim) -> list[Any]:
@@ -119,39 +120,30 @@ def encode_records(flowfiles: Sequence[FlowFile]) -> tuple[list[Any], dict[Resou
 
 def batch_to_wire(batch: FlowFileBatch) -> dict[str, Any]:
     """A FlowFile batch as a segment body: one record for all of its FlowFiles."""
-    rc = batch.resource_claim
-    return {
-        "batch": [
-            batch.count,
-            batch.first_id,
-            batch.uuid_key,
-            batch.uuid_first,
-            batch.attributes._data,
-            list(batch.uuid_named),
-            claim_to_wire(rc) if rc is not None else None,
-            batch.offset,
-            batch.stride,
-            batch.size,
-            batch.entry_date,
-            batch.lineage_start_date,
-            batch.queue_date,
-            batch.queue_date_index,
-        ]
-    }
+    return {"columns": batch.to_wire()}
 
 
 def batch_from_wire(body: dict[str, Any]) -> FlowFileBatch:
-    """The inverse of :func:`batch_to_wire`."""
+    """The inverse of :func:`batch_to_wire`; format 3's batches of alike FlowFiles read too."""
+    if "columns" in body:
+        return FlowFileBatch.from_wire(body["columns"])
     count, first_id, key, first, attributes, named, rc, *rest = body["batch"]
-    return FlowFileBatch(
-        count,
-        first_id,
-        key,
-        first,
-        Attributes(attributes),
-        tuple(named),
-        ResourceClaim(*rc) if rc is not None else None,
-        *rest,
+    offset, stride, size, entry, lineage, queued, queue_index = rest
+    return FlowFileBatch.alike(
+        count=count,
+        first_id=first_id,
+        uuid_key=key,
+        uuid_first=first,
+        attributes=Attributes(attributes),
+        uuid_named=tuple(named),
+        resource_claim=ResourceClaim(*rc) if rc is not None else None,
+        offset=offset,
+        stride=stride,
+        size=size,
+        entry_date=entry,
+        lineage_start_date=lineage,
+        queue_date=queued,
+        queue_date_index=queue_index,
     )
 
 
@@ -257,11 +249,9 @@ def write_segment(
     records: Any
     if isinstance(flowfiles, FlowFileBatch):
         records, counts = batch_to_wire(flowfiles), flowfiles.claim_counts()
-        size, low, high = (
-            flowfiles.bytes,
-            flowfiles.first_id,
-            flowfiles.first_id + len(flowfiles) - 1,
-        )
+        ids = flowfiles.ids
+        size = flowfiles.bytes
+        low, high = (int(ids.min()), int(ids.max())) if len(ids) else (0, 0)
     else:
         records, counts = encode_records(flowfiles)
         ids = records[4] or [0]

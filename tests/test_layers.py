@@ -26,6 +26,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "flowcore.settings",
             "flowcore.flowfile",
             "flowcore.flowfile_batch",
+            "flowcore.flowfile_batch.*",
             "flowcore.ropes",
             "flowcore.relationship",
             "flowcore.provenance_events",

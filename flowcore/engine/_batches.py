@@ -16,10 +16,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
+import numpy as np
 
 from flowcore.clock import now_ms
 from flowcore.flowfile import Attributes, new_uuids
 from flowcore.flowfile_batch import FlowFileBatch
+from flowcore.flowfile_batch.columns import Column, TextColumn
+from flowcore.processor import BatchRoute
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun, ProvenanceEventType
 from flowcore.queues import park_queue_id
 from flowcore.session.host import QueuedFlowFile
@@ -29,6 +32,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TaskBatchMaker",
+    "attributes_changed",
+    "batch_run",
     "drain_batches",
     "event_of",
     "read_work_batch",
@@ -71,7 +76,7 @@ class TaskBatchMaker:
         shared = {"path": "./", **attributes}
         shared.pop("uuid", None)
         named = () if "filename" in shared else ("filename",)
-        batch = FlowFileBatch(
+        batch = FlowFileBatch.alike(
             count=count,
             first_id=first_id,
             uuid_key=key,
@@ -87,10 +92,7 @@ class TaskBatchMaker:
             queue_date=now,
         )
         if count:
-            flowfile = batch.flowfile(0)
-            created = event_of(member, ProvenanceEventType.CREATE, flowfile, now)
-            created = attrs.evolve(created, updated_attributes=flowfile.attributes)
-            self.events.append(ProvenanceEventRun(created, count, size, ((), (*named, "uuid"))))
+            self.events.append(batch_run(member, ProvenanceEventType.CREATE, None, batch, now))
         return batch
 
 
@@ -113,14 +115,25 @@ def _whole_routes(member: TaskMember) -> bool:
     return member.plan.routes_whole
 
 
-def route_whole(member: TaskMember, relationship: str, batch: FlowFileBatch) -> None:
-    """Send a whole batch on: to the next member, or to a durable queue as one segment record."""
+def route_whole(
+    member: TaskMember,
+    relationship: str,
+    batch: FlowFileBatch,
+    positions: np.ndarray | None = None,
+) -> None:
+    """Send a whole batch on: to the next member, or to a durable queue as one segment record.
+
+    *positions* are the FlowFiles' queue positions, when already reserved.
+    """
     task = member.task
     route = member.plan.routes[relationship][0]
     counted = member.transfers[relationship]
     counted[0] += batch.count
     counted[1] += batch.bytes
-    queued = batch.queued(task.spec.batch_time, task.take_queue_indices(batch.count))
+    if positions is None:
+        queued = batch.queued(task.spec.batch_time, task.take_queue_indices(batch.count))
+    else:
+        queued = attrs.evolve(batch, queue_date=task.spec.batch_time, queue_date_indices=positions)
     if route.member is not None:
         task.members[route.member].pending_batches.append((queued, route.connection_id))
     else:
@@ -147,7 +160,36 @@ def read_work_batch(member: TaskMember, item: Any) -> bool:
 
 def _same_flowfiles(before: FlowFileBatch, after: FlowFileBatch) -> bool:
     """Whether *after* is *before* with (at most) other attributes."""
-    return attrs.evolve(after, attributes=before.attributes, uuid_named=before.uuid_named) == before
+    return (
+        attrs.evolve(
+            after,
+            attributes=before.attributes,
+            uuid_named=before.uuid_named,
+            columns=before.columns,
+        )
+        == before
+    )
+
+
+def _routes_of(result: Any, batch: FlowFileBatch) -> list[BatchRoute] | None:
+    """A batch form's result as routes that hold each FlowFile of *batch* once; else None."""
+    if result is None:
+        return None
+    if isinstance(result, tuple) and len(result) == 2 and isinstance(result[0], str):
+        routes = [BatchRoute(result[0], None, result[1])]
+    else:
+        routes = list(result)
+    taken = [np.arange(batch.count) if r.rows is None else np.asarray(r.rows) for r in routes]
+    if sum(len(t) for t in taken) != batch.count:
+        return None
+    if len(taken) > 1 and not np.array_equal(
+        np.sort(np.concatenate(taken)), np.arange(batch.count)
+    ):
+        return None
+    for route, rows in zip(routes, taken, strict=True):
+        if route.rows is not None and len(rows) != route.batch.count:
+            return None
+    return routes
 
 
 def unpacks(member: TaskMember, batch: FlowFileBatch, queue_id: str) -> bool:
@@ -182,39 +224,159 @@ def drain_batches(member: TaskMember) -> None:
     pending, member.pending_batches = member.pending_batches, []
     whole = _whole_routes(member)
     for batch, queue_id in pending:
-        result = None
+        routes = None
         if whole and not member.deferred_batches:
             try:
-                result = member.processor.transform_batch(member.context, batch)
+                routes = _routes_of(member.processor.transform_batch(member.context, batch), batch)
             except Exception:  # the one-by-one path runs it again, with bulletins and penalties
                 log.debug("%s declined a batch by failing", member.plan.name, exc_info=True)
-        if result is None or not _same_flowfiles(batch, result[1]):
+        parts = None
+        if routes is not None:
+            parts = [(r, batch if r.rows is None else batch.take(r.rows)) for r in routes]
+            if not all(_same_flowfiles(before, r.batch) for r, before in parts):
+                parts = None
+        if parts is None:
             if unpacks(member, batch, queue_id):
                 member.pending.extend(QueuedFlowFile(f, queue_id) for f in batch)
             continue
-        relationship, changed = result
         member.consumed += batch.count
-        record_attribute_changes(member, batch, changed, queue_id)
-        route_whole(member, relationship, changed)
+        # Queue positions as the one-by-one path gives them: in input order across the parts.
+        first_index = member.task.take_queue_indices(batch.count)
+        for route, before in parts:
+            if route.reported:
+                if before.count:
+                    member.task.events.append(
+                        batch_run(
+                            member,
+                            ProvenanceEventType.ROUTE,
+                            before,
+                            route.batch,
+                            now_ms(),
+                            relationship=route.relationship,
+                            source_queue_identifier=queue_id,
+                        )
+                    )
+            else:
+                record_attribute_changes(member, before, route.batch, queue_id)
+            rows = np.arange(batch.count) if route.rows is None else np.asarray(route.rows)
+            route_whole(member, route.relationship, route.batch, first_index + rows)
 
 
 def record_attribute_changes(
     member: TaskMember, before: FlowFileBatch, after: FlowFileBatch, queue_id: str
 ) -> None:
-    """ATTRIBUTES_MODIFIED for each FlowFile, as one run, when the attributes changed."""
+    """ATTRIBUTES_MODIFIED for each FlowFile whose attributes changed, as one run."""
     if not before.count:
         return
-    old, new = before.flowfile(0), after.flowfile(0)
-    updated = {k: v for k, v in new.attributes.items() if old.attributes.get(k) != v}
-    if not updated:
+    changed = attributes_changed(before, after)
+    if changed is None:
         return
-    event = attrs.evolve(
-        event_of(member, ProvenanceEventType.ATTRIBUTES_MODIFIED, new, now_ms()),
-        previous_attributes=old.attributes,
-        updated_attributes=updated,
-        previous_content_claim=old.content,
-        previous_file_size=old.size,
-        source_queue_identifier=queue_id,
+    if changed is not True:
+        before, after = before.where(changed), after.where(changed)
+    member.task.events.append(
+        batch_run(
+            member,
+            ProvenanceEventType.ATTRIBUTES_MODIFIED,
+            before,
+            after,
+            now_ms(),
+            source_queue_identifier=queue_id,
+        )
     )
-    named = ((*before.uuid_named, "uuid"), ())
-    member.task.events.append(ProvenanceEventRun(event, before.count, before.stride, named))
+
+
+def attributes_changed(before: FlowFileBatch, after: FlowFileBatch) -> np.ndarray | bool | None:
+    """Which FlowFiles' attributes differ between *before* and *after* (the same FlowFiles).
+
+    True when all of them do, None when none does, else a mask.
+    """
+    mask = np.zeros(after.count, dtype=bool)
+    for name in {*before.attributes, *before.columns, *after.attributes, *after.columns}:
+        if name == "uuid" or (name in before.uuid_named and name in after.uuid_named):
+            continue
+        old, new = before.column(name), after.column(name)
+        if old is None or new is None:
+            if old is not None or new is not None:
+                return True
+            continue
+        if name in before.attributes and name in after.attributes:
+            if before.attributes[name] != after.attributes[name]:
+                return True
+            continue
+        mask |= ~new.equals(old)
+    if mask.all():
+        return True
+    return mask if mask.any() else None
+
+
+def _updated_column(old: Column | None, new: Column) -> Column:
+    """*new*'s value where it differs from *old*'s, None (not updated) elsewhere."""
+    if old is None:
+        return new
+    same = new.equals(old)
+    codes, values = new.encoded()
+    return TextColumn(np.where(same, len(values), codes), (*values, None))
+
+
+def batch_run(
+    member: TaskMember,
+    kind: ProvenanceEventType,
+    before: FlowFileBatch | None,
+    after: FlowFileBatch,
+    now: int,
+    **fields: Any,
+) -> ProvenanceEventRun:
+    """The events a session would record for each FlowFile of *after*, as one run.
+
+    *before* is the FlowFiles as the session took them (None: created in it): an event's
+    previous attributes and content are *before*'s, its updated attributes what differs.
+    """
+    flowfile = after.flowfile(0)
+    original = before.flowfile(0) if before is not None else None
+    previous = original.attributes if original is not None else Attributes()
+    get = previous.get
+    updated = {k: v for k, v in flowfile.attributes.items() if get(k) != v}
+    event = attrs.evolve(
+        event_of(member, kind, flowfile, now),
+        previous_attributes=previous,
+        updated_attributes=updated,
+        previous_content_claim=original.content if original is not None else None,
+        previous_file_size=original.size if original is not None else None,
+        **fields,
+    )
+    if before is None:
+        return ProvenanceEventRun(
+            event,
+            after.uuid_numbers,
+            uuid_named=((), (*after.uuid_named, "uuid")),
+            offsets=after.offsets,
+            sizes=after.sizes,
+            resource=after.resource_claim,
+            updated_columns=dict(after.columns),
+        )
+    varying = {*before.columns, *after.columns}
+    updated_columns = {
+        name: _updated_column(before.column(name), after.columns[name]) for name in after.columns
+    }
+    for name in varying - set(after.columns):  # a column that became one shared value
+        value = after.attributes.get(name)
+        if value is not None:
+            column = after.column(name)
+            assert column is not None
+            updated_columns[name] = _updated_column(before.column(name), column)
+    return ProvenanceEventRun(
+        event,
+        after.uuid_numbers,
+        uuid_named=(
+            (*before.uuid_named, "uuid"),
+            tuple(n for n in after.uuid_named if n not in before.uuid_named),
+        ),
+        offsets=after.offsets,
+        sizes=after.sizes,
+        previous_offsets=before.offsets,
+        previous_sizes=before.sizes,
+        resource=after.resource_claim,
+        previous_resource=before.resource_claim,
+        previous_columns=dict(before.columns),
+        updated_columns=updated_columns,
+    )

@@ -15,14 +15,12 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-import attrs
-
 from flowcore.binning import Bin, BinLimits, EvictionReason
-from flowcore.engine._batches import event_of, record_attribute_changes, route_whole
+from flowcore.engine._batches import batch_run, record_attribute_changes, route_whole
 from flowcore.engine.wire import ReadyBin
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.processor_kinds import BinningProcessor
-from flowcore.provenance_events import ProvenanceEventRun, ProvenanceEventType
+from flowcore.provenance_events import ProvenanceEventType
 
 if TYPE_CHECKING:
     from flowcore.engine._member import TaskMember
@@ -157,14 +155,14 @@ def _drop(member: TaskMember, relationship: str, batch: FlowFileBatch, queue_id:
     counted[1] += batch.bytes
     if not batch.count:
         return
-    flowfile = batch.flowfile(0)
-    event = attrs.evolve(
-        event_of(member, ProvenanceEventType.DROP, flowfile, member.now()),
-        details=f"Auto-Terminated by {relationship} Relationship",
-        source_queue_identifier=queue_id,
-        previous_attributes=flowfile.attributes,
-        previous_content_claim=flowfile.content,
-        previous_file_size=flowfile.size,
+    member.task.events.append(
+        batch_run(
+            member,
+            ProvenanceEventType.DROP,
+            batch,
+            batch,
+            member.now(),
+            details=f"Auto-Terminated by {relationship} Relationship",
+            source_queue_identifier=queue_id,
+        )
     )
-    named = ((*batch.uuid_named, "uuid"), ())
-    member.task.events.append(ProvenanceEventRun(event, batch.count, batch.stride, named))

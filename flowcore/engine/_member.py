@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from flowcore.binning import Bin, BinLimits, EvictionReason
 from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan
-from flowcore.engine._batches import drain_batches, read_work_batch
+from flowcore.engine._batches import drain_batches, read_work_batch, route_whole
 from flowcore.engine._bins import bins_batches, merge_batch_bin, takes_batches
 from flowcore.engine.wire import NEVER, ReadyBin
 from flowcore.errors import FlowcoreError
@@ -125,8 +125,13 @@ class TaskMember:
     def now(self) -> int:
         return now_ms()
 
+    accepts_batches = True
+
     def next_flowfile_id(self) -> int:
         return self.task.next_id()
+
+    def take_flowfile_ids(self, count: int) -> int:
+        return self.task.take_ids(count)
 
     def poll(self, max_count: int, flowfile_filter: FlowFileFilter | None) -> list[QueuedFlowFile]:
         taken: list[QueuedFlowFile] = []
@@ -170,6 +175,8 @@ class TaskMember:
         self.consumed += len(commit.consumed)
         for output in commit.outputs:
             self._route(output)
+        for batch, relationship in commit.batches:
+            route_whole(self, relationship, batch)
         for relationship, (count, size) in commit.auto_terminated.items():
             counted = self.transfers[relationship]
             counted[0] += count

@@ -261,7 +261,9 @@ class _Task:
         if not member.returned_batches:
             return
         hint = member.retry_hint()
-        member.returned_batches.sort(key=lambda r: (r[1].queue_date, r[1].queue_date_index))
+        member.returned_batches.sort(
+            key=lambda r: (r[1].queue_date, int(r[1].queue_date_indices[0]) if r[1].count else 0)
+        )
         for queue_id, batch, retry in member.returned_batches:
             summary = self._write(queue_id, batch)
             self.retry_at[summary.segment_id] = max(retry, hint)

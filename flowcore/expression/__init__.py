@@ -23,6 +23,7 @@ from flowcore.errors import (
     ExpressionSyntaxError,
     RegexTimeoutError,
 )
+from flowcore.expression._columns import evaluate_boolean_column, evaluate_column
 from flowcore.expression._evaluate import EvaluationContext, evaluate_chain
 from flowcore.expression._functions import FUNCTIONS, use_compiler
 from flowcore.expression._nodes import Chain, ParameterRef, ResultType, Template
@@ -40,6 +41,8 @@ __all__ = [
     "ResultType",
     "compile_expression",
     "contains_expression",
+    "evaluate_boolean_column",
+    "evaluate_column",
     "java_regex",
     "validate_expression",
 ]

@@ -63,6 +63,26 @@ class DerivedUuids:
         """
         return self._derived_uuid(f"id:{purpose}", flowfile.uuid)
 
+    def _derived_uuid_run(self, how: str, count: int, *parents: str) -> tuple[str, int] | None:
+        """The next *count* uuids made *how* from *parents*, as ``(prefix, first number)``.
+
+        They are the uuids *count* calls of :meth:`_derived_uuid` would give; None when those
+        would not share one prefix (past 4 billion children, or random root uuids).
+        """
+        if how == "root" and self._uuid_seed is None:
+            return None
+        salt = self._host.uuid_salt
+        scope = "\0".join((self.component.id, how, salt, self._uuid_seed or "", *parents))
+        sequences = self._host.uuid_sequences
+        sequence = sequences.get(scope)
+        if sequence is None:
+            sequence = sequences[scope] = [derived_prefix(scope), 0]
+        number = sequence[1]
+        if (number + count) >> UUID_SEQUENCE_BITS:
+            return None
+        sequence[1] = number + count
+        return sequence[0], number
+
     def _derived_uuid(self, how: str, *parents: str) -> str:
         """The next uuid for a FlowFile made *how* from *parents* by this component."""
         if how == "root" and self._uuid_seed is None:

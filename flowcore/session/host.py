@@ -18,6 +18,7 @@ from flowcore.flowfile import ContentClaim, FlowFile
 from flowcore.provenance_events import ProvenanceEvent
 
 if TYPE_CHECKING:
+    from flowcore.flowfile_batch import FlowFileBatch
     from repositories.protocols import ContentRepository
 
 __all__ = [
@@ -176,6 +177,7 @@ class SessionCommit:
             there (for statistics; their DROP events are in *events*).
         publications: files staged to appear once the commit is durable.
         logs: log lines to emit once the commit is durable.
+        batches: FlowFile batches made in the session, each with its relationship.
     """
 
     consumed: tuple[QueuedFlowFile, ...]
@@ -189,6 +191,7 @@ class SessionCommit:
     auto_terminated: Mapping[str, tuple[int, int]] = attrs.field(factory=dict)
     publications: tuple[Publication, ...] = ()
     logs: tuple[LogLine, ...] = ()
+    batches: tuple[tuple[FlowFileBatch, str], ...] = ()
 
 
 class SessionHost(Protocol):
@@ -207,8 +210,15 @@ class SessionHost(Protocol):
         """The current time in epoch milliseconds."""
         ...
 
+    #: Whether batches made in its sessions (``fork_batch``) can be routed whole.
+    accepts_batches: bool
+
     def next_flowfile_id(self) -> int:
         """A new FlowFile id, unique in the repository."""
+        ...
+
+    def take_flowfile_ids(self, count: int) -> int:
+        """*count* consecutive new FlowFile ids; the first."""
         ...
 
     def poll(self, max_count: int, flowfile_filter: FlowFileFilter | None) -> list[QueuedFlowFile]:

@@ -26,6 +26,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from flowcore.errors import FlowFileAccessError, FlowFileHandlingError, RelationshipError
 from flowcore.flowfile import (
     CORE_ATTRIBUTES,
@@ -36,6 +38,7 @@ from flowcore.flowfile import (
 )
 from flowcore.provenance_events import ProvenanceEventType
 from flowcore.relationship import FAILURE, Relationship
+from flowcore.session._batches import BatchOutputs, forked_batch
 from flowcore.session._content import CONTENT_FAILURE_REASON, ContentOperations
 from flowcore.session._effects import ExternalEffects
 from flowcore.session._provenance import ProvenanceBuilding, ProvenanceReporter
@@ -57,6 +60,8 @@ from flowcore.session.host import (
 )
 
 if TYPE_CHECKING:
+    from flowcore.flowfile_batch import FlowFileBatch
+    from flowcore.flowfile_batch.columns import Column
     from repositories.protocols import ContentOutputStream, ContentWriter
 
 __all__ = [
@@ -108,6 +113,7 @@ class ProcessSession(
         # Resource claims shared with another session through migrate(): never destroyed on
         # rollback here, since the other session's FlowFiles may point into them.
         self._shared_claims: set[object] = set()
+        self._batches = BatchOutputs()
         self._start_ms = host.now()
         self.provenance = ProvenanceReporter(self)
 
@@ -320,6 +326,75 @@ class ProcessSession(
             self._generated.append(PendingEvent.clone(source, clone_uuid, now))
         return clone
 
+    # --- batches (flowcore.session._batches) ---------------------------------------------------
+
+    def takes_batches(self, relationship: str) -> bool:
+        """Whether a batch made here can go whole to *relationship* (one destination)."""
+        host = self._host
+        return (
+            host.accepts_batches
+            and host.destinations(relationship) == 1
+            and not host.is_auto_terminated(relationship)
+        )
+
+    def fork_batch(
+        self,
+        parent: FlowFile,
+        starts: Any,
+        sizes: Any,
+        attributes: Mapping[str, str],
+        columns: Mapping[str, Column],
+    ) -> FlowFileBatch:
+        """Children of *parent* as one batch: zero-copy ranges of its content (FORK).
+
+        Child *i* holds ``sizes[i]`` bytes at ``starts[i]`` of the parent's content and the
+        parent's attributes with *attributes* and *columns* over them: the FlowFiles
+        ``clone(parent, start, size)`` and ``put_all_attributes`` would make, in order, without
+        an object each. Transfer it with :meth:`transfer_batch`.
+
+        Raises:
+            FlowFileHandlingError: a range lies outside the content, or the content is not one
+                claim range (a rope).
+        """
+        record = self._record(parent, reading=True)
+        source = record.current
+        count = len(starts)
+        uuids = self._derived_uuid_run("clone", count, source.uuid)
+        if uuids is None:
+            msg = f"cannot number {count} children of {source} as one batch"
+            raise FlowFileHandlingError(msg, flowfile_uuid=source.uuid)
+        batch = forked_batch(
+            source,
+            np.asarray(starts, dtype=np.int64),
+            np.asarray(sizes, dtype=np.int64),
+            attributes,
+            columns,
+            first_id=self._host.take_flowfile_ids(count) if count else 0,
+            uuids=uuids,
+            now=self._now(),
+        )
+        if count:
+            self._fork_builder(source)
+            self._batches.children.setdefault(source.uuid, []).append((*uuids, count))
+        self._batches.made.append([batch, None])
+        return batch
+
+    def transfer_batch(self, batch: FlowFileBatch, relationship: Relationship | str) -> None:
+        """Send a batch made by :meth:`fork_batch` to *relationship*, whole.
+
+        Raises:
+            FlowFileHandlingError: the relationship cannot take a batch whole
+                (:meth:`takes_batches`), or the batch was not made in this session.
+        """
+        name = relationship.name if isinstance(relationship, Relationship) else relationship
+        if not self.takes_batches(name):
+            msg = (
+                f"relationship {name!r} of {self.component.type} cannot take a batch whole "
+                "(ask takes_batches first)"
+            )
+            raise FlowFileHandlingError(msg)
+        self._batches.transfer(batch, name)
+
     # --- attributes -------------------------------------------------------------------------
 
     def _update(self, record: Record, flowfile: FlowFile) -> FlowFile:
@@ -510,6 +585,12 @@ class ProcessSession(
         if self._readers or self._writers:
             msg = "Cannot commit session while a FlowFile stream is open; close it first"
             raise FlowFileAccessError(msg)
+        if self._batches.untransferred():
+            msg = (
+                f"{self._batches.untransferred()} FlowFiles of a batch made by fork_batch were "
+                "not transferred to any Relationship via ProcessSession.transfer_batch()"
+            )
+            raise FlowFileHandlingError(msg)
         for record in self._records.values():
             if record.removed:
                 continue
@@ -572,6 +653,7 @@ class ProcessSession(
             auto_terminated=dict(self._dropped),
             publications=publications,
             logs=logs,
+            batches=self._batches.outputs(),
         )
         self._host.apply_commit(result)
         self._reset()
@@ -677,6 +759,7 @@ class ProcessSession(
         self._damaged.clear()
         self._dropped.clear()
         self._shared_claims.clear()
+        self._batches.clear()
         if self._writer is not None:
             self._writer.close()
             self._writer = None

@@ -8,7 +8,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from processors._lines import LineGroup, LineSpan, iter_line_groups, iter_lines
+from processors._lines import LineGroup, LineSpan, iter_line_groups, iter_lines, split_lines
 
 
 def spans(data: bytes, **kwargs: int) -> list[tuple[int, int, int]]:
@@ -90,3 +90,30 @@ def test_line_groups_summarise_the_same_lines(
         data = data.replace(b"\r", b"")
     got = list(iter_line_groups(io.BytesIO(data), size, chunk_size=chunk_size))
     assert got == _grouped_reference(data, size)
+
+
+@given(
+    st.lists(st.sampled_from([b"a", b"bc", b"", b"dd d"]), max_size=40).map(b"\n".join),
+    st.booleans(),
+    st.integers(1, 4),
+    st.integers(1, 7),
+)
+def test_split_lines_are_splittexts_splits_of_line_groups(
+    body: bytes, final_newline: bool, group_size: int, chunk_size: int
+) -> None:
+    """The numpy splits equal SplitText's splits of the line groups, trimming included."""
+    from processors.split_text import _splits_of_groups  # noqa: PLC0415 - the per-line rule
+
+    data = body + (b"\n" if final_newline else b"")
+    found = split_lines(io.BytesIO(data), group_size, chunk_size=chunk_size)
+    assert found is not None
+    expected = list(_splits_of_groups(iter_line_groups(io.BytesIO(data), group_size)))
+    assert found.starts.tolist() == [s.start for s in expected]
+    assert found.lengths.tolist() == [s.length for s in expected]
+    assert found.trimmed.tolist() == [s.trimmed for s in expected]
+    assert found.line_counts.tolist() == [s.line_count for s in expected]
+
+
+def test_split_lines_leaves_carriage_returns_to_the_exact_path() -> None:
+    """Content with a \\r is declined (None): \\r\\n and lone \\r need the per-line rules."""
+    assert split_lines(io.BytesIO(b"a\r\nb\n"), 1) is None

@@ -24,7 +24,7 @@ def _context(processor: MergeContent) -> ProcessContext:
 
 def _batch(count: int, size: int = 10) -> FlowFileBatch:
     key, first = new_uuids(count)
-    return FlowFileBatch(
+    return FlowFileBatch.alike(
         count=count,
         first_id=1,
         uuid_key=key,

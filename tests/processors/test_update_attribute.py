@@ -270,19 +270,19 @@ def test_processor_with_rules_pickles() -> None:
 
 
 def _batch() -> FlowFileBatch:
-    return FlowFileBatch(
-        3,
-        1,
-        "0123abcd-0000-4000-8000-0000",
-        0,
-        Attributes({"path": "./"}),
-        ("filename",),
-        None,
-        0,
-        0,
-        0,
-        1,
-        1,
+    return FlowFileBatch.alike(
+        count=3,
+        first_id=1,
+        uuid_key="0123abcd-0000-4000-8000-0000",
+        uuid_first=0,
+        attributes=Attributes({"path": "./"}),
+        uuid_named=("filename",),
+        resource_claim=None,
+        offset=0,
+        stride=0,
+        size=0,
+        entry_date=1,
+        lineage_start_date=1,
     )
 
 
@@ -290,23 +290,26 @@ def _batch() -> FlowFileBatch:
     ("processor", "whole"),
     [
         (UpdateAttribute(source="bench", filename="x.txt"), True),
-        (UpdateAttribute(source="${filename}"), False),
+        (UpdateAttribute(source="${filename}", filename="x.txt"), True),
         (UpdateAttribute(source="a", **{"Delete Attributes Expression": "k.*"}), False),
         (UpdateAttribute(source="a", rules=[Rule("r", ["${k:equals('v')}"], {"x": "1"})]), False),
     ],
     ids=["plain", "expression", "delete", "rules"],
 )
-def test_only_plain_values_are_set_on_a_whole_batch(
+def test_values_and_expressions_are_set_on_a_whole_batch(
     processor: UpdateAttribute, whole: bool
 ) -> None:
-    """A batch is changed whole only when every FlowFile gets the very same changes."""
-    result = processor.transform_batch(TestRunner(processor).context, _batch())
+    """A batch is changed whole, expressions per FlowFile; rules and deletions decline."""
+    batch = _batch()
+    result = processor.transform_batch(TestRunner(processor).context, batch)
     assert (result is not None) is whole
     if result is not None:
         relationship, changed = result
-        first = changed.flowfile(0)
-        assert (relationship, first.filename, first.attributes["source"]) == (
-            "success",
-            "x.txt",
-            "bench",
-        )
+        assert relationship == "success"
+        for before, after in zip(batch.flowfiles(), changed.flowfiles(), strict=True):
+            expected = processor.dynamic_properties["source"].replace("${filename}", before.filename)
+            assert (after.uuid, after.filename, after.attributes["source"]) == (
+                before.uuid,
+                "x.txt",
+                expected,
+            )

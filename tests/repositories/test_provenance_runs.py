@@ -7,6 +7,7 @@ import zlib
 from pathlib import Path
 
 import attrs
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -356,7 +357,18 @@ def test_a_batch_run_is_stored_as_it_is_and_unfolds_into_each_flowfile_event(
     """A batch's events need no folding: a record per bucket, the same events back."""
     first = created(canonical(0, start), 1_000, 500)
     first = attrs.evolve(first, previous_content_claim=ContentClaim(RESOURCES[1], 40, 100))
-    run = ProvenanceEventRun(first, 7, 100, ((), ("filename", "uuid")))
+    steps = np.arange(7)
+    run = ProvenanceEventRun(
+        first,
+        start + steps,
+        uuid_named=((), ("filename", "uuid")),
+        offsets=500 + 100 * steps,
+        sizes=np.full(7, 100),
+        previous_offsets=40 + 100 * steps,
+        previous_sizes=np.full(7, 100),
+        resource=first.content_claim.resource_claim,  # type: ignore[union-attr]
+        previous_resource=RESOURCES[1],
+    )
     events = run.events()
     assert [e.content_claim.offset for e in events] == [500 + 100 * i for i in range(7)]  # type: ignore[union-attr]
     assert events[3].filename == canonical(0, start + 3)

@@ -75,7 +75,7 @@ def test_damage_and_limits(tmp_path: Path) -> None:
 def test_a_batch_is_one_record_and_reads_back_as_its_flowfiles(tmp_path: Path) -> None:
     """A FlowFile batch's segment counts every FlowFile and its claim references."""
     rc = ResourceClaim("default", "3", "c-1")
-    batch = FlowFileBatch(
+    batch = FlowFileBatch.alike(
         count=4,
         first_id=10,
         uuid_key="0123abcd-0000-4000-8000-0000",

@@ -2,18 +2,32 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import attrs
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import flowcore.engine._batches as task_batches
 from flowcore import Flow
 from flowcore.driver.controller import run_flow
+from flowcore.engine._member import TaskMember
 from flowcore.settings import Settings
-from processors import GenerateFlowFile, MergeContent, PutFile, UpdateAttribute
+from processors import (
+    GenerateFlowFile,
+    GetFile,
+    MergeContent,
+    PutFile,
+    RouteOnAttribute,
+    SplitText,
+    UpdateAttribute,
+)
+from repositories.repository_set import RepositorySet
+from tests.flowcore.conftest import event_shape
 
 SETTINGS = Settings(sync=False, parallelism=1, unbounded_source_batches=3)
 
@@ -109,3 +123,108 @@ def test_a_task_unpacks_at_most_the_flowfile_limit_and_defers_the_other_batches(
     assert deferred == whole
     assert len(held) == 3  # three batches of 7 met UpdateAttribute whole, in one micro-batch
     assert max(held) == 7  # only one of them was unpacked in that task
+
+
+def _split_flow(root: Path, out: Path, lines_per_split: int) -> Flow:
+    """GetFile -> SplitText -> UpdateAttribute (EL) -> RouteOnAttribute -> MergeContent -> put."""
+    flow = Flow("distinct")
+    get = flow.add(GetFile(input_directory=str(root / "in"), keep_source_file=True), name="get")
+    split = flow.add(SplitText(line_split_count=lines_per_split), name="split")
+    tag = flow.add(
+        UpdateAttribute(
+            group="${fragment.index:mod(3)}",
+            lines="${text.line.count:plus(1)}",
+            source="${segment.original.filename:substringBefore('.'):toUpper()}",
+            kind="split",
+        ),
+        name="tag",
+    )
+    route = flow.add(RouteOnAttribute(low="${fragment.index:mod(3):lt(1)}"), name="route")
+    merge = flow.add(
+        MergeContent(correlation_attribute_name="group", minimum_number_of_entries=1_000),
+        name="merge",
+    )
+    name = flow.add(UpdateAttribute(filename="${source}-${group}-${merge.count}"), name="name")
+    put = flow.add(PutFile(directory=str(out)), name="put")
+    flow.connect(get, split)
+    flow.connect(split, tag, "splits")
+    flow.connect(tag, route)
+    flow.connect(route, merge, ["low", "unmatched"], back_pressure_object_threshold=100_000)
+    flow.connect(merge, name, "merged")
+    flow.connect(name, put)
+    flow.auto_terminate(split, ["original", "failure"])
+    flow.auto_terminate(merge, ["original", "failure"])
+    flow.auto_terminate(put, ["success", "failure"])
+    return flow
+
+
+def _split_outcome(root: Path, name: str, lines_per_split: int, runner: str = "direct") -> tuple:
+    """Events (shapes), written files and transfers of the split flow run on *root*/in.
+
+    The repository and the output are *root*/*name*; the input stays (one set of file
+    attributes for every run).
+    """
+    flow = _split_flow(root, root / name / "out", lines_per_split)
+    result = run_flow(flow, runner, repository=root / name / "repo", settings=SETTINGS)
+    repos = RepositorySet.open(root / name / "repo")
+    try:
+        events = repos.provenance.search(limit=1_000_000)
+        for found in events[:: max(1, len(events) // 20)]:  # each is found again by its uuid
+            assert found in repos.provenance.search(flowfile_uuid=found.flowfile_uuid)
+    finally:
+        repos.close()
+    out = root / name / "out"
+    files = {p.name: p.read_bytes() for p in out.iterdir()} if out.exists() else {}
+    return Counter(event_shape(e) for e in events), files, dict(result.transfers)
+
+
+def _one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Turn every batch form off: the per-FlowFile path the batch forms must equal."""
+    monkeypatch.setattr(TaskMember, "accepts_batches", False)
+    monkeypatch.setattr(UpdateAttribute, "transform_batch", lambda *_: None)
+    monkeypatch.setattr(RouteOnAttribute, "transform_batch", lambda *_: None)
+
+
+_LINE = st.text(st.sampled_from("abc 5"), max_size=6).map(str.encode)
+
+
+@settings(
+    max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(st.lists(_LINE, min_size=1, max_size=30), min_size=1, max_size=3),
+    st.booleans(),
+    st.integers(1, 3),
+)
+def test_distinct_splits_as_batches_give_the_one_by_one_flowfiles_and_events(
+    tmp_path_factory: pytest.TempPathFactory,
+    files: list[list[bytes]],
+    final_newline: bool,
+    lines_per_split: int,
+) -> None:
+    """SplitText, UpdateAttribute and RouteOnAttribute on batches: same files, transfers and
+    provenance (empty lines, unterminated last lines and groups of lines included)."""
+    root = tmp_path_factory.mktemp("splits")
+    (root / "in").mkdir()
+    for number, lines in enumerate(files):
+        body = b"\n".join(lines) + (b"\n" if final_newline else b"")
+        (root / "in" / f"part{number}.log").write_bytes(body)
+    batched = _split_outcome(root, "batches", lines_per_split)
+    with pytest.MonkeyPatch.context() as patch:
+        _one_by_one(patch)
+        single = _split_outcome(root, "single", lines_per_split)
+    assert batched == single
+
+
+def test_distinct_splits_as_batches_on_each_runner(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runner: str
+) -> None:
+    """The batch path on this runner gives the direct one-by-one path's outcome."""
+    lines = [f"10.0.0.{i % 7} GET /p/{i} {(200, 404, 500)[i % 3]}".encode() for i in range(500)]
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "access.log").write_bytes(b"\n".join(lines) + b"\n")
+    batched = _split_outcome(tmp_path, "batches", 1, runner)
+    _one_by_one(monkeypatch)
+    single = _split_outcome(tmp_path, "single", 1)
+    assert batched == single
+    assert batched[2]["split"]["splits"][0] == 500

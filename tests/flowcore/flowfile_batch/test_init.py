@@ -13,7 +13,7 @@ RC = ResourceClaim("default", "1", "c")
 
 
 def batch(count: int = 5, size: int = 10, stride: int = 10) -> FlowFileBatch:
-    return FlowFileBatch(
+    return FlowFileBatch.alike(
         count=count,
         first_id=100,
         uuid_key="0123abcd-0000-4000-8000-0000",

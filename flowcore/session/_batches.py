@@ -1,0 +1,121 @@
+"""Batch outputs of a session: children made as one FlowFile batch instead of one object each.
+
+A processor with a batch form for one FlowFile in, many out (SplitText's splits) takes its
+input through the session as usual and makes the children with
+:meth:`~flowcore.session.process_session.ProcessSession.fork_batch`: one
+:class:`~flowcore.flowfile_batch.FlowFileBatch` whose contents are ranges of the parent's claim
+(zero-copy, as partial clones are) and whose attributes are the parent's plus columns. The
+parent's FORK event names them as uuid runs; they need no event of their own, as clones made
+in a FORK do not. A batch goes whole to a relationship with exactly one destination
+(:meth:`~flowcore.session.process_session.ProcessSession.takes_batches`); the host routes it
+as one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import attrs
+import numpy as np
+
+from flowcore.errors import FlowFileHandlingError
+from flowcore.flowfile import Attributes, ContentClaim, CountedUuids
+from flowcore.flowfile_batch import FlowFileBatch
+
+if TYPE_CHECKING:
+    from flowcore.flowfile import FlowFile
+    from flowcore.flowfile_batch.columns import Column
+
+__all__ = ["BatchOutputs", "forked_batch"]
+
+
+@attrs.define
+class BatchOutputs:
+    """The batches a session made, and where they go, until it commits or rolls back."""
+
+    #: (batch, relationship) in transfer order; the relationship None until transferred.
+    made: list[list] = attrs.field(factory=list)
+    #: parent uuid -> uuid runs ``(prefix, first, count)`` of the batch children it forked.
+    children: dict[str, list[tuple[str, int, int]]] = attrs.field(factory=dict)
+
+    def clear(self) -> None:
+        """Forget everything (commit done, or rolled back)."""
+        self.made.clear()
+        self.children.clear()
+
+    def transfer(self, batch: FlowFileBatch, relationship: str) -> None:
+        """Send *batch*, made in this session, to *relationship*."""
+        for entry in self.made:
+            if entry[0] is batch or (entry[1] is None and entry[0].uuid_key == batch.uuid_key):
+                entry[0], entry[1] = batch, relationship
+                return
+        msg = "only a batch made in this session (fork_batch) can be transferred as a batch"
+        raise FlowFileHandlingError(msg)
+
+    def untransferred(self) -> int:
+        """How many FlowFiles of batches made here go nowhere yet."""
+        return sum(entry[0].count for entry in self.made if entry[1] is None)
+
+    def outputs(self) -> tuple[tuple[FlowFileBatch, str], ...]:
+        """Every batch with its relationship."""
+        return tuple((batch, relationship) for batch, relationship in self.made)
+
+    def child_uuids(self, parent_uuid: str, listed: list[str]) -> list[str] | CountedUuids:
+        """The FORK event's children: those made one by one (*listed*), then the batches'."""
+        runs = self.children.get(parent_uuid)
+        if not runs:
+            return listed
+        if listed:
+            return [*listed, *CountedUuids(runs)]
+        return CountedUuids(runs)
+
+
+def forked_batch(
+    parent: FlowFile,
+    starts: np.ndarray,
+    sizes: np.ndarray,
+    attributes: Mapping[str, str],
+    columns: Mapping[str, Column],
+    *,
+    first_id: int,
+    uuids: tuple[str, int],
+    now: int,
+) -> FlowFileBatch:
+    """Children of *parent*, each ``sizes[i]`` bytes at ``starts[i]`` of its content.
+
+    They carry the parent's attributes (its uuid aside) with *attributes* and *columns* over
+    them, as partial clones given those attributes would.
+
+    Raises:
+        FlowFileHandlingError: a range does not lie inside the parent's content, or the content
+            is not one claim range.
+    """
+    count = len(starts)
+    if count and (starts.min() < 0 or sizes.min() < 0 or (starts + sizes).max() > parent.size):
+        msg = f"cannot fork ranges outside the {parent.size} bytes of {parent}"
+        raise FlowFileHandlingError(msg, flowfile_uuid=parent.uuid)
+    content = parent.content
+    if content is not None and not isinstance(content, ContentClaim):
+        msg = f"cannot fork a batch of ranges from {parent}: its content is not one claim range"
+        raise FlowFileHandlingError(msg, flowfile_uuid=parent.uuid)
+    inherited = {k: v for k, v in parent.attributes.items() if k != "uuid" and k not in columns}
+    inherited.update({k: v for k, v in attributes.items() if k != "uuid"})
+    steps = np.arange(count, dtype=np.int64)
+    prefix, first_number = uuids
+    return FlowFileBatch(
+        ids=first_id + steps,
+        uuid_key=prefix,
+        uuid_numbers=first_number + steps,
+        attributes=Attributes._trusted(inherited),
+        uuid_named=(),
+        resource_claim=content.resource_claim if content is not None else None,
+        offsets=(content.offset if content is not None else 0) + starts,
+        sizes=sizes if content is not None else np.zeros(count, dtype=np.int64),
+        entry_date=now,
+        lineage_start_date=parent.lineage_start_date,
+        lineage_start_indices=np.full(count, parent.lineage_start_index, dtype=np.int64),
+        queue_date=now,
+        queue_date_indices=np.full(count, parent.queue_date_index, dtype=np.int64),
+        columns=dict(columns),
+    )
