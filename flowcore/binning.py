@@ -13,6 +13,7 @@ from __future__ import annotations
 import enum
 import itertools
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import attrs
 
@@ -94,7 +95,7 @@ class Bin:
         self.created_ms = created_ms
         self.fragment_count_attribute = fragment_count_attribute
         self.flowfiles: list[FlowFile] = []
-        self.pieces: list[tuple[int, int, int]] = []  # batch cuts: (batch, start, stop)
+        self.pieces: list[tuple[int, Any]] = []  # FlowFiles of batches: (batch, rows)
         self.entries = 0
         self.size = 0
         self.successive_failed_offerings = 0
@@ -151,16 +152,15 @@ class Bin:
             room = 0
         return room
 
-    def take(self, piece: tuple[int, int, int], size: int) -> None:
-        """Add a batch cut ``(batch, start, stop)`` of FlowFiles of *size* bytes each.
+    def take(self, pieces: list[tuple[int, Any]], count: int, size: int) -> None:
+        """Add *count* FlowFiles of batches, *size* bytes in all, as pieces ``(batch, rows)``.
 
         The caller has checked :meth:`room`; as with :meth:`offer`, the acceptance resets the
         count of successive refused offers.
         """
-        count = piece[2] - piece[1]
-        self.pieces.append(piece)
+        self.pieces.extend(pieces)
         self.entries += count
-        self.size += count * size
+        self.size += size
         self.successive_failed_offerings = 0
 
     def complete(self) -> None:
@@ -226,17 +226,18 @@ class Offer:
 
 @attrs.frozen
 class BatchBinning:
-    """Bins packed from FlowFile batches (their ``pieces`` are cuts ``(batch, start, stop)``).
+    """Bins packed from FlowFile batches (their ``pieces`` are ``(batch, rows)``).
 
     Attributes:
         ready: bins to merge now, in the order they became ready, each with its reason.
         open: bins still filling; their FlowFiles stay queued.
-        untaken: cuts never offered (the processor stopped taking input); they stay queued.
+        untaken: ``(batch, rows)`` never offered (the processor stopped taking input); they
+            stay queued.
     """
 
     ready: tuple[Bin, ...]
     open: tuple[Bin, ...]
-    untaken: tuple[tuple[int, int, int], ...]
+    untaken: tuple[tuple[int, Any], ...]
 
 
 class BinManager:
@@ -305,34 +306,13 @@ class BinManager:
             results.append(self._offer_plain(group, flowfile, now_ms))
         return results
 
-    def offer_cut(
-        self, group: str | None, piece: tuple[int, int, int], size: int, now_ms: int
-    ) -> None:
-        """Offer a batch cut ``(batch, start, stop)`` of FlowFiles of *size* bytes each.
+    def open_bins(self, group: str | None) -> list[Bin]:
+        """The bins of *group*, in the order FlowFiles are offered to them."""
+        return self._groups.get(group, [])
 
-        The bins end exactly as if each FlowFile had been offered in turn (no termination
-        check, no defragmenting, *size* within the maximum bytes): each FlowFile goes to the
-        first bin with room, every bin before it counts one more refused offer, and a new bin
-        (created at *now_ms*) opens when none has room. Runs of FlowFiles are placed at once.
-        """
-        batch, start, stop = piece
-        while start < stop:
-            bins = self._groups.get(group, [])
-            refusing = 0
-            for bin_ in bins:
-                room = bin_.room(size)
-                if room:
-                    break
-                refusing += 1
-            else:
-                bin_ = self._new_bin(group, now_ms)
-                room = bin_.room(size)
-                assert room, "a new bin takes at least one FlowFile within its maximum bytes"
-            placed = min(room, stop - start)
-            for refused in bins[:refusing]:
-                refused.successive_failed_offerings += placed
-            bin_.take((batch, start, start + placed), size)
-            start += placed
+    def new_bin(self, group: str | None, now_ms: int) -> Bin:
+        """Open a new bin for *group*, created at *now_ms*."""
+        return self._new_bin(group, now_ms)
 
     def _offer_plain(self, group: str | None, flowfile: FlowFile, now_ms: int) -> Offer:
         for bin_ in self._groups.get(group, []):

@@ -20,6 +20,7 @@ import attrs
 
 from flowcore.flowfile import FlowFile
 from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
+from flowcore.flowfile_batch.columns import Column
 from flowcore.process_context import ProcessContext
 from flowcore.relationship import SUCCESS, Relationship
 
@@ -53,6 +54,15 @@ class BinningProcessor(Processor):
         """The bin group of *flowfile* (``None`` is a group of its own)."""
         msg = f"{type(self).__name__} must implement group_key"
         raise NotImplementedError(msg)
+
+    def group_column(self, context: ProcessContext, batch: FlowFileBatch) -> Column | None:
+        """The bin group of each FlowFile of *batch*, as :meth:`group_key` gives it, or None.
+
+        The engine then sends a batch's groups to their tasks as batches, without a FlowFile
+        object each. None (the default) has the batch's FlowFiles keyed one by one.
+        """
+        del context, batch
+        return None
 
     def single_group(self, context: ProcessContext) -> bool:
         """Whether every FlowFile falls in the same group, whatever its attributes.

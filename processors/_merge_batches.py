@@ -16,14 +16,14 @@ Binary Concatenation is done this way; anything else declines and takes the usua
 from __future__ import annotations
 
 import itertools
-from collections import deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 import processors._merge_formats as formats
-from flowcore.binning import BatchBinning, Bin, BinManager, EvictionReason
+from flowcore.binning import UNLIMITED, BatchBinning, Bin, BinManager, EvictionReason
+from flowcore.expression import contains_expression
 from flowcore.flowfile import ContentClaim, CountedUuids, FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
 from processors._merge_bundles import common_attributes
@@ -39,11 +39,107 @@ __all__ = ["bin_batches", "merge_bundle", "representatives"]
 
 def _merges_batches(processor: MergeContent, context: ProcessContext) -> bool:
     """Whether this configuration's bins can be packed and merged from batches."""
-    if not processor.single_group(context):  # also excludes Defragment
+    if (
+        processor._defragment(context)
+        or context.get_property(processor.BIN_TERMINATION_CHECK).value
+    ):
         return False
-    if context.get_property(processor.BIN_TERMINATION_CHECK).value:
-        return False
+    correlation = context.get_property(processor.CORRELATION_ATTRIBUTE_NAME).value
+    if correlation and contains_expression(correlation):
+        return False  # a name that depends on the FlowFile: per FlowFile
     return context.get_property(processor.MERGE_FORMAT).value == formats.FORMAT_CONCAT
+
+
+class _Intake:
+    """The input in queue order, across batches, with each FlowFile's bin group."""
+
+    def __init__(self, batches: Sequence[FlowFileBatch], correlation: str | None) -> None:
+        counts = [b.count for b in batches]
+        self.batch_of = np.repeat(np.arange(len(batches)), counts)
+        self.row_of = np.concatenate([np.arange(c) for c in counts]) if counts else np.zeros(0)
+        dates = np.repeat(np.array([b.queue_date for b in batches], dtype=np.int64), counts)
+        indices = np.concatenate([b.queue_date_indices for b in batches]) if counts else dates
+        order = np.lexsort((indices, dates))  # queue order, as the per-FlowFile path takes it
+        self.batch_of, self.row_of = self.batch_of[order], self.row_of[order]
+        self.sizes = np.concatenate([b.sizes for b in batches])[order] if counts else dates
+        table: dict[str | None, int] = {}
+        codes = []
+        for batch in batches:
+            column = batch.column(correlation) if correlation else None
+            if column is None:
+                codes.append(np.full(batch.count, table.setdefault(None, len(table))))
+                continue
+            local, values = column.encoded()
+            remap = np.array([table.setdefault(v, len(table)) for v in values], dtype=np.int64)
+            codes.append(remap[local])
+        self.groups = np.concatenate(codes)[order] if codes else np.zeros(0, dtype=np.int64)
+        self.group_names = list(table)
+        self.dates = dates[order]
+        self.taken = 0
+
+    def __len__(self) -> int:
+        return len(self.batch_of)
+
+    def pieces(self, positions: np.ndarray) -> list[tuple[int, np.ndarray]]:
+        """The FlowFiles at *positions* (in order) as ``(batch, rows)`` runs of one batch."""
+        owners = self.batch_of[positions]
+        breaks = np.flatnonzero(owners[1:] != owners[:-1]) + 1
+        edges = [0, *breaks.tolist(), len(positions)]
+        return [(int(owners[a]), self.row_of[positions[a:b]]) for a, b in itertools.pairwise(edges)]
+
+    def left(self) -> tuple[tuple[int, np.ndarray], ...]:
+        """The FlowFiles never offered, by batch."""
+        rest = np.arange(self.taken, len(self))
+        owners = self.batch_of[rest]
+        return tuple((int(b), np.sort(self.row_of[rest[owners == b]])) for b in np.unique(owners))
+
+
+def _offer(manager: BinManager, intake: _Intake, stop: int, size: int, now: int) -> None:
+    """Offer FlowFiles ``intake.taken .. stop-1``: the bins one-by-one offering would make.
+
+    Within a group each FlowFile goes to the first bin with room, every full bin before it
+    counting one more refused offer; new bins open in the order of the FlowFiles that open
+    them (so bins of different groups are numbered as one by one).
+    """
+    start = intake.taken
+    chunk = intake.groups[start:stop]
+    codes, first = np.unique(chunk, return_index=True)
+    opening: list[tuple[int, str | None, np.ndarray, list[Bin]]] = []
+    for code in codes[np.argsort(first)]:
+        group = intake.group_names[int(code)]
+        positions = np.flatnonzero(chunk == code) + start
+        placed = 0
+        refusing: list[Bin] = []
+        for bin_ in manager.open_bins(group):
+            room = min(bin_.room(size), len(positions) - placed)
+            if room:
+                for refused in refusing:
+                    refused.successive_failed_offerings += room
+                mine = positions[placed : placed + room]
+                bin_.take(intake.pieces(mine), room, int(intake.sizes[mine].sum()))
+                placed += room
+            if placed == len(positions):
+                break
+            refusing.append(bin_)
+        capacity = min(manager.limits.max_entries, manager.limits.max_bytes // size)
+        while placed < len(positions):
+            mine = positions[placed : placed + capacity]
+            opening.append((int(mine[0]), group, mine, list(refusing)))
+            placed += len(mine)
+            refusing.append(None)  # type: ignore[arg-type]  # the bin this one opens
+    # New bins open in the order of the FlowFiles that open them.
+    opened: dict[str | None, list[Bin]] = {}
+    for _, group, mine, refusing in sorted(opening, key=lambda o: o[0]):
+        created = now
+        if manager.age_from_queue_date:
+            created = min(now, int(intake.dates[mine[0]]) or now)
+        bin_ = manager.new_bin(group, created)
+        earlier = [b for b in refusing if b is not None] + opened.get(group, [])
+        for refused in earlier:
+            refused.successive_failed_offerings += len(mine)
+        bin_.take(intake.pieces(mine), len(mine), int(intake.sizes[mine].sum()))
+        opened.setdefault(group, []).append(bin_)
+    intake.taken = stop
 
 
 def bin_batches(
@@ -58,13 +154,16 @@ def bin_batches(
     if not _merges_batches(processor, context):
         return None
     limits = processor._limits(context)
-    if any(b.count and b.sizes.min() != b.sizes.max() for b in batches):
-        return None  # packed by count only while every FlowFile of a batch has one size
-    if any(b.count and b.sizes[0] > limits.max_bytes for b in batches):
-        return None  # an oversize FlowFile is merged alone: the one-by-one path does that
+    intake = _Intake(batches, context.get_property(processor.CORRELATION_ATTRIBUTE_NAME).value)
+    size = 1
+    if len(intake) and limits.max_bytes < UNLIMITED:
+        if intake.sizes.min() != intake.sizes.max():
+            return None  # bins by bytes of FlowFiles of different sizes: per FlowFile
+        size = int(intake.sizes[0])
+        if size > limits.max_bytes:
+            return None  # an oversize FlowFile is merged alone: the one-by-one path does that
     manager = BinManager(limits, age_from_queue_date=context.resumed_bins)
     max_bins = context.get_property(processor.MAX_BIN_COUNT).as_integer() or 5
-    intake = deque((i, 0, b.count) for i, b in enumerate(batches) if b.count)
     ready: list[Bin] = []
 
     def trigger() -> int:
@@ -74,18 +173,10 @@ def bin_batches(
         """
         binned = 0
         skipped = manager.bin_count > max_bins
-        while not skipped and intake and manager.bin_count <= max_bins:
-            wanted, now = intake_size, context.now()
-            while wanted and intake:
-                index, start, stop = intake.popleft()
-                end = min(stop, start + wanted)
-                if end < stop:
-                    intake.appendleft((index, end, stop))
-                batch = batches[index]
-                created = min(now, batch.queue_date or now) if manager.age_from_queue_date else now
-                manager.offer_cut(None, (index, start, end), int(batch.sizes[0]), created)
-                wanted -= end - start
-                binned += end - start
+        while not skipped and intake.taken < len(intake) and manager.bin_count <= max_bins:
+            stop = min(len(intake), intake.taken + intake_size)
+            binned += stop - intake.taken
+            _offer(manager, intake, stop, size, context.now())
         ready.extend(
             processor._take_ready(
                 manager, context, relaxed=binned == 0, max_bins=max_bins, could_not_bin=skipped
@@ -93,14 +184,14 @@ def bin_batches(
         )
         return binned
 
-    while intake and trigger():  # the engine triggers while the input shrinks
+    while intake.taken < len(intake) and trigger():  # triggered while the input shrinks
         pass
     trigger()  # and once more when it is done (NiFi's @TriggerWhenEmpty)
     if end_of_input:
         for bin_ in manager.purge():
             bin_.reason = EvictionReason.END_OF_INPUT
             ready.append(bin_)
-    return BatchBinning(tuple(ready), tuple(manager.bins()), tuple(intake))
+    return BatchBinning(tuple(ready), tuple(manager.bins()), intake.left())
 
 
 def representatives(batches: Sequence[FlowFileBatch]) -> list[FlowFile]:

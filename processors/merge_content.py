@@ -24,6 +24,7 @@ from flowcore.errors import ExpressionEvaluationError, ProcessException
 from flowcore.expression import compile_expression, contains_expression
 from flowcore.flowfile import FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
+from flowcore.flowfile_batch.columns import Column, constant_column
 from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import BinningProcessor
 from flowcore.properties import PropertyDescriptor
@@ -236,6 +237,17 @@ class MergeContent(BinningProcessor):
             .value
         )
         return flowfile.attributes.get(name) if name else None
+
+    def group_column(self, context: ProcessContext, batch: FlowFileBatch) -> Column | None:
+        """:meth:`group_key` of every FlowFile: a column, when the attribute name is fixed."""
+        if self._defragment(context):
+            name: str | None = FRAGMENT_ID
+        else:
+            name = context.get_property(self.CORRELATION_ATTRIBUTE_NAME).value
+            if name and contains_expression(name):
+                return None
+        column = batch.column(name) if name else None
+        return column if column is not None else constant_column(None, batch.count)
 
     def single_group(self, context: ProcessContext) -> bool:
         """Bin packing without a Correlation Attribute Name puts every FlowFile in one group."""

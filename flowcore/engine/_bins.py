@@ -88,9 +88,7 @@ def bins_batches(member: TaskMember, *, end_of_input: bool) -> bool:
     member.pending_batches = []
 
     def cuts(bin_: Bin) -> tuple[tuple[str, FlowFileBatch], ...]:
-        return tuple(
-            (pending[i][1], pending[i][0].cut(start, stop)) for i, start, stop in bin_.pieces
-        )
+        return tuple((pending[i][1], pending[i][0].take(rows)) for i, rows in bin_.pieces)
 
     apart = member.context.bin_sink is not None and (
         sum(b.size for b in binning.ready) >= MERGE_APART_BYTES
@@ -110,9 +108,9 @@ def bins_batches(member: TaskMember, *, end_of_input: bool) -> bool:
     for bin_ in binning.open:
         member.returned_batches.extend((*cut, now) for cut in cuts(bin_))
     retry = now + member.task.spec.settings.yield_ms
-    for index, start, stop in binning.untaken:
+    for index, rows in binning.untaken:
         batch, queue_id = pending[index]
-        member.returned_batches.append((queue_id, batch.cut(start, stop), retry))
+        member.returned_batches.append((queue_id, batch.take(rows), retry))
     return True
 
 

@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 import repositories.segments as segment_files
 from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan, StagePlan
@@ -56,6 +58,7 @@ __all__ = [
     "group_records",
     "queue_order",
     "read_segment_records",
+    "record_order",
     "run_task",
 ]
 
@@ -64,6 +67,14 @@ log = logging.getLogger(__name__)
 #: FlowFile ids reserved per task: more than any task creates.
 ID_BLOCK = 1 << 32
 _INDEX_SHIFT = 32  # queue_date_index = task index << 32 | position: queue order across tasks
+
+
+def _identity(record: FlowFile | FlowFileBatch) -> str:
+    """What a shuffled record is, as text: the seed of derived uuids (see _Task)."""
+    if isinstance(record, FlowFileBatch):
+        numbers = ",".join(f"{n:x}" for n in record.uuid_numbers.tolist())
+        return f"{record.uuid_key}[{numbers}]:{record.queue_date}"
+    return f"{record.uuid}:{record.queue_date}"
 
 
 # --- the task -----------------------------------------------------------------------------
@@ -90,7 +101,7 @@ class _Task:
         # What the task's committed input is (see flowcore.session._uuids): derived uuids
         # are the same when a replay reads the same segments, and new on any other input.
         segments = sorted(segment_id for _, segment_id in spec.input.segments)
-        records = sorted(f"{f.uuid}:{f.queue_date}" for _, f in spec.input.records)
+        records = sorted(_identity(r) for _, r in spec.input.records)
         self.uuid_salt = "\0".join((*segments, *records))
         self.members = {m.component_id: TaskMember(self, m) for m in spec.plan.members}
         self._outputs: dict[str, list[FlowFile]] = {}
@@ -209,6 +220,8 @@ class _Task:
                     flowfiles.append(r)
                 elif unpacks(member, r, queue_id):
                     flowfiles.extend(r.flowfiles())
+            if spec.input.records:  # shuffled batches: their FlowFiles in FIFO order, as records
+                flowfiles.sort(key=queue_order)
             self._admit(queue_id, flowfiles, now)
 
     def _whole_batches(self, queue_id: str) -> bool:
@@ -407,20 +420,29 @@ def single_group(plan: StagePlan) -> bool:
 
 def group_records(
     plan: StagePlan, segment_dir: str | Path, queue_id: str, segment_id: str, partitions: int
-) -> list[tuple[int, tuple[str, FlowFile]]]:
+) -> list[tuple[int, tuple[str, FlowFile | FlowFileBatch]]]:
     """A binning stage's shuffle map side: a segment's records keyed by partition.
 
     FlowFiles for a binning member go to the partition of their group key, so a group's
     FlowFiles meet in one task; others spread by id. Only records travel, never content. A
-    group key that cannot be computed sends the FlowFile to partition 0, where the processor
-    meets the same error and routes it to failure.
+    batch travels as one batch per partition when the processor gives its groups as a column
+    (:meth:`~flowcore.processor_kinds.BinningProcessor.group_column`). A group key that
+    cannot be computed sends the FlowFile to partition 0, where the processor meets the same
+    error and routes it to failure.
     """
     member = plan.member(plan.queue_members[queue_id])
     processor = member.processor
     binning = processor is not None and processor.kind is ProcessorKind.BINNING
     context = _binning_context(member) if binning else None
-    keyed = []
-    for flowfile in read_segment_records(segment_dir, segment_id):
+    path = segment_files.segment_path(segment_dir, segment_id)
+    read = segment_files.read_segment_whole(path)
+    if isinstance(read, FlowFileBatch):
+        split = _group_batch(member, context, read, partitions)
+        if split is not None:
+            return [(partition, (queue_id, piece)) for partition, piece in split]
+        read = read.flowfiles()
+    keyed: list[tuple[int, tuple[str, FlowFile | FlowFileBatch]]] = []
+    for flowfile in read:
         if binning:
             try:
                 key = processor.group_key(context, flowfile)  # type: ignore[union-attr]
@@ -431,3 +453,34 @@ def group_records(
             partition = flowfile.id % partitions
         keyed.append((partition, (queue_id, flowfile)))
     return keyed
+
+
+def _group_batch(
+    member: MemberPlan, context: ProcessContext | None, batch: FlowFileBatch, partitions: int
+) -> list[tuple[int, FlowFileBatch]] | None:
+    """*batch* cut into one batch per partition, as :func:`group_records` keys FlowFiles."""
+    if context is None:
+        where = batch.ids % partitions
+    else:
+        try:
+            column = member.processor.group_column(context, batch)  # type: ignore[union-attr]
+        except FlowcoreError:
+            column = None
+        if column is None:
+            return None
+        codes, values = column.encoded()
+        targets = np.array(
+            [_stable_hash(f"{member.component_id}\0{v}") % partitions for v in values],
+            dtype=np.int64,
+        )
+        where = targets[codes] if len(targets) else np.zeros(0, dtype=np.int64)
+    return [(int(p), batch.where(where == p)) for p in np.unique(where)]
+
+
+def record_order(record: FlowFile | FlowFileBatch) -> tuple[int, int, int]:
+    """Where a shuffled record (a FlowFile, or a batch by its first FlowFile) is in FIFO order."""
+    if isinstance(record, FlowFileBatch):
+        if not record.count:
+            return (record.queue_date, 0, 0)
+        return (record.queue_date, int(record.queue_date_indices[0]), int(record.ids[0]))
+    return queue_order(record)

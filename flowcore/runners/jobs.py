@@ -12,9 +12,8 @@ from typing import Any, Protocol
 import attrs
 
 from flowcore.compiler.plan import StagePlan
-from flowcore.engine.task import group_records, run_task
+from flowcore.engine.task import group_records, record_order, run_task
 from flowcore.engine.wire import TaskInput, TaskResult, TaskSpec
-from flowcore.queues import queue_order
 
 __all__ = ["Runner", "ShuffleInput", "StageJob", "run_partition", "shuffle_map"]
 
@@ -52,7 +51,7 @@ class StageJob:
 
 def run_partition(spec: TaskSpec, records: Sequence[tuple[str, object]]) -> TaskResult:
     """Run a shuffle partition's task: its records in queue order, plus the spec's own input."""
-    ordered = sorted(records, key=lambda r: queue_order(r[1]))  # type: ignore[arg-type]
+    ordered = sorted(records, key=lambda r: record_order(r[1]))  # type: ignore[arg-type]
     given = spec.input
     filled = attrs.evolve(
         spec,

@@ -307,7 +307,9 @@ def test_values_and_expressions_are_set_on_a_whole_batch(
         relationship, changed = result
         assert relationship == "success"
         for before, after in zip(batch.flowfiles(), changed.flowfiles(), strict=True):
-            expected = processor.dynamic_properties["source"].replace("${filename}", before.filename)
+            expected = processor.dynamic_properties["source"].replace(
+                "${filename}", before.filename
+            )
             assert (after.uuid, after.filename, after.attributes["source"]) == (
                 before.uuid,
                 "x.txt",
