@@ -26,6 +26,7 @@ from flowcore.binning import UNLIMITED, BatchBinning, Bin, BinManager, EvictionR
 from flowcore.expression import contains_expression
 from flowcore.flowfile import ContentClaim, CountedUuids, FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
+from flowcore.session._content import RangeGather
 from processors._merge_bundles import common_attributes
 
 if TYPE_CHECKING:
@@ -197,29 +198,50 @@ def bin_batches(
 def representatives(batches: Sequence[FlowFileBatch]) -> list[FlowFile]:
     """FlowFiles standing for all of *batches* in attribute comparisons.
 
-    A batch's FlowFiles differ only in the attributes holding their own uuid, so its first and
-    last FlowFile show every attribute that is not common to all; one FlowFile stands alone.
+    Kept-common and kept-unique attributes of a bundle depend only on which values each
+    attribute takes: absent, one value, or two or more. A batch's first and last FlowFile show
+    the attributes holding their own uuid; for each column, the first FlowFile without it and
+    the first two with distinct values show the rest. One FlowFile stands alone.
     """
     chosen = []
     for batch in batches:
-        chosen.append(batch.flowfile(0))
-        if batch.count > 1:
-            chosen.append(batch.flowfile(batch.count - 1))
+        rows = {0, batch.count - 1} if batch.count else set()
+        for column in batch.columns.values():
+            codes, values = column.encoded()
+            distinct, first = np.unique(codes, return_index=True)
+            present = [
+                int(r) for c, r in zip(distinct, first, strict=True) if values[c] is not None
+            ]
+            absent = [int(r) for c, r in zip(distinct, first, strict=True) if values[c] is None]
+            rows.update(present[:2] + absent[:1])
+        chosen.extend(batch.flowfile(r) for r in sorted(rows))
     return chosen
 
 
-def _contents(batches: Sequence[FlowFileBatch], each: bool) -> list[Content | None]:
-    """The contents to concatenate: one range per cut whose contents lie back to back."""
-    contents: list[Content | None] = []
+def _contents(batches: Sequence[FlowFileBatch], each: bool) -> list[Content | RangeGather | None]:
+    """The contents to concatenate, as few parts as the cuts allow.
+
+    One range per cut whose contents lie back to back, else the cut's ranges gathered in one
+    pass where they increase (a split file's lines), else a range per FlowFile.
+    """
+    contents: list[Content | RangeGather | None] = []
     for batch in batches:
         if not each and batch.back_to_back():
             claim = None
             if batch.resource_claim is not None and batch.bytes:
                 claim = ContentClaim(batch.resource_claim, int(batch.offsets[0]), batch.bytes)
             contents.append(claim)
+        elif not each and batch.resource_claim is not None and _increasing(batch):
+            contents.append(RangeGather(batch.resource_claim, batch.offsets, batch.sizes))
         else:
             contents.extend(batch.content(i) for i in range(batch.count))
     return contents
+
+
+def _increasing(batch: FlowFileBatch) -> bool:
+    """Whether the contents follow each other in the claim, apart or touching."""
+    offsets, sizes = batch.offsets, batch.sizes
+    return bool(np.all(offsets[1:] >= offsets[:-1] + sizes[:-1]))
 
 
 def uuid_runs(batch: FlowFileBatch) -> list[tuple[str, int, int]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -17,6 +18,7 @@ from flowcore.errors import (
     RelationshipError,
 )
 from flowcore.flowfile import ContentClaim, Rope
+from flowcore.session._content import RangeGather
 from flowcore.session.process_session import FlowFileFilterResult, ProcessSession
 from flowcore.testing import TestRunner
 from repositories.content import FileContentRepository
@@ -370,6 +372,60 @@ def test_rewrite_append_and_merge(runner: TestRunner) -> None:
     assert session.read_bytes(bundle) == b"[AB!,cd]"
     session.transfer(bundle, SUCCESS)
     session.remove([first, second])
+    session.commit()
+
+
+@given(st.lists(st.tuples(st.integers(0, 40), st.integers(0, 9)), min_size=1, max_size=30))
+def test_many_small_ranges_merge_from_windows_and_gathers(pieces: list[tuple[int, int]]) -> None:
+    """Small ranges of one claim, given as claims or as a RangeGather, merge to their bytes."""
+    runner = TestRunner(Dummy())
+    data = bytes(range(256)) * 2
+    runner.enqueue(data)
+    session = session_for(runner)
+    source = session.get()
+    assert isinstance(source.content, ContentClaim)
+    base, offsets, sizes, position = source.content.offset, [], [], 0
+    for gap, size in pieces:  # increasing ranges, apart or touching
+        position += gap
+        offsets.append(position)
+        sizes.append(size)
+        position += size
+    offsets = [o % 400 for o in offsets] if position > 500 else offsets
+    expected = b"".join(data[o : o + n] for o, n in zip(offsets, sizes, strict=True))
+    claims = [
+        ContentClaim(source.content.resource_claim, base + o, n)
+        for o, n in zip(offsets, sizes, strict=True)
+        if n
+    ]
+    merged = session.merge_contents(claims, session.create(source))
+    assert session.read_bytes(merged) == expected
+    if position <= 500:
+        gather = RangeGather(
+            source.content.resource_claim, base + np.array(offsets), np.array(sizes)
+        )
+        gathered = session.merge_contents([gather], session.create(source))
+        assert session.read_bytes(gathered) == expected
+        session.remove(gathered)
+    session.remove([merged, source])
+    session.commit()
+
+
+def test_damage_between_the_ranges_does_not_fail_their_merge() -> None:
+    """A window around small ranges that runs into damaged bytes is not needed: each range is
+    then read on its own, and only a damaged range would fail."""
+    runner = TestRunner(Dummy())
+    runner.enqueue(b"a" * 300_000)
+    session = session_for(runner)
+    source = session.get()
+    claim = source.content
+    assert isinstance(claim, ContentClaim)
+    ranges = [ContentClaim(claim.resource_claim, claim.offset + o, 10) for o in (0, 50, 200_000)]
+    real_window = session._window
+    session._window = lambda window: None  # as when the window's middle is damaged
+    merged = session.merge_contents(ranges, session.create(source))
+    assert session.read_bytes(merged) == b"a" * 30
+    session._window = real_window
+    session.remove([merged, source])
     session.commit()
 
 
