@@ -33,10 +33,14 @@ Distinct small FlowFiles (issue 18, the columnar engine); not in the default set
   Every output is checked: the lines and bytes written equal the input's, each line once, each
   file one group.
 * ``el``: Expression Language evaluations per second of ``${fragment.index:mod(8)}`` and
-  ``${filename:substringBefore('.'):toUpper()}`` over COUNT distinct attribute maps, one
-  evaluation context per map as UpdateAttribute makes it (per row); column-wise through
-  ``flowcore.expression.evaluate_column`` when that exists (else ``n/a``); hand-written Python
-  doing the same, as the baseline.
+  ``${filename:substringBefore('.'):toUpper()}`` over COUNT distinct rows, the filename
+  distinct per row (the worst case) or shared by a batch's rows (``upper_shared``, as the
+  splits of one file share it): per row, one evaluation context per attribute map as the
+  one-by-one UpdateAttribute makes it; column-wise, ``flowcore.expression.evaluate_column``
+  over ``FlowFileBatch``es of 100,000 rows (``fragment.index`` an int column, ``filename`` a
+  dictionary-encoded column or a shared attribute), as the batch UpdateAttribute evaluates;
+  hand-written Python over the maps, as the baseline. Both flowcore ways are checked against
+  the baseline.
 * ``transform``: COUNT distinct lines through GetFile -> SplitText (1 line) -> a trivial user
   ``FlowFileTransform`` (adds one attribute) -> MergeContent -> PutFile on the direct runner,
   beside the same flow without the transform, runs interleaved: the transform's own cost per
@@ -85,6 +89,7 @@ EL_EXPRESSIONS = {
     "mod": "${fragment.index:mod(8)}",
     "upper": "${filename:substringBefore('.'):toUpper()}",
 }
+EL_BATCH = 100_000  # el: FlowFiles a batch (one input file's one-line splits at 1M lines)
 
 
 def peak_rss_mb() -> float:
@@ -682,11 +687,13 @@ def child_distinct_pyspark(args: argparse.Namespace) -> dict[str, float]:
     }
 
 
-def el_attribute_maps(count: int) -> list[dict[str, str]]:
-    """*count* distinct attribute maps, as one-line splits of many files carry them."""
+def el_attribute_maps(count: int, *, shared_filename: bool = False) -> list[dict[str, str]]:
+    """*count* distinct attribute maps, as one-line splits of many files carry them: the
+    filename differs on every row, or (*shared_filename*) is the one of its batch of EL_BATCH
+    rows, as the splits of one file share it."""
     return [
         {
-            "filename": f"access-{n}.log",
+            "filename": f"access-{n // EL_BATCH}.log" if shared_filename else f"access-{n}.log",
             "path": "./",
             "uuid": f"00000000-0000-4000-8000-{n:012x}",
             "fragment.identifier": f"10000000-0000-4000-8000-{n // 1000:012x}",
@@ -699,56 +706,111 @@ def el_attribute_maps(count: int) -> list[dict[str, str]]:
     ]
 
 
+def el_batches(count: int, *, shared_filename: bool):  # type: ignore[no-untyped-def]
+    """The same rows as :func:`el_attribute_maps` as ``FlowFileBatch``es of up to EL_BATCH
+    FlowFiles: ``fragment.index`` a whole-number column, ``filename`` a dictionary-encoded
+    column of distinct names or (*shared_filename*) an attribute the batch's FlowFiles share."""
+    import numpy as np
+
+    from flowcore.flowfile import Attributes
+    from flowcore.flowfile_batch import FlowFileBatch
+    from flowcore.flowfile_batch.columns import IntColumn, column_of
+
+    batches = []
+    for first in range(0, count, EL_BATCH):
+        rows = np.arange(first, min(first + EL_BATCH, count))
+        shared = {"path": "./", "fragment.count": str(count), "text.line.count": "1"}
+        columns = {"fragment.index": IntColumn(rows + 1)}
+        if shared_filename:
+            shared["filename"] = f"access-{first // EL_BATCH}.log"
+        else:
+            columns["filename"] = column_of([f"access-{n}.log" for n in rows.tolist()])
+        batches.append(
+            FlowFileBatch(
+                ids=rows,
+                uuid_key="00000000-0000-4000-8000-0000",
+                uuid_numbers=rows,
+                attributes=Attributes(shared),
+                uuid_named=(),
+                resource_claim=None,
+                offsets=np.zeros(len(rows)),
+                sizes=np.zeros(len(rows)),
+                entry_date=1,
+                lineage_start_date=1,
+                lineage_start_indices=rows,
+                columns=columns,
+            )
+        )
+    return batches
+
+
 #: The baseline: hand-written Python computing what each expression does.
 EL_BY_HAND = {
     "mod": lambda m: str(int(m["fragment.index"]) % 8),
     "upper": lambda m: m["filename"].partition(".")[0].upper(),
 }
+#: The ``el`` cases: expression, and whether the filename is shared by a batch's rows.
+EL_CASES = {
+    "mod": ("mod", False),
+    "upper": ("upper", False),
+    "upper_shared": ("upper", True),
+}
 
 
 def child_el(args: argparse.Namespace) -> dict[str, float | None]:
-    """EL evaluations per second, per row (one evaluation context per attribute map, as
-    UpdateAttribute makes one per FlowFile) and column-wise when flowcore has
-    ``flowcore.expression.evaluate_column(expression, columns)`` (columns: attribute name ->
-    one value per row; returns one result per row); hand-written Python as the baseline. The
-    rounds are interleaved; each figure is the best round, the worst beside it."""
-    from flowcore import expression
-    from flowcore.expression import EvaluationContext, compile_expression
+    """EL evaluations per second of each case three ways: per row (one evaluation context per
+    attribute map, as the one-by-one UpdateAttribute makes one per FlowFile); column-wise
+    (``flowcore.expression.evaluate_column`` over ``FlowFileBatch``es of EL_BATCH rows, as
+    the batch UpdateAttribute evaluates, the result left a column); hand-written Python over
+    the maps as the baseline. Both flowcore ways are checked against the baseline, the column
+    through ``Column.values()`` (``column_text``: the column-wise time with that rendering of
+    every value as a Python string). The rounds are interleaved; each figure is the best round,
+    the worst beside it."""
+    from flowcore.expression import EvaluationContext, compile_expression, evaluate_column
 
-    maps = el_attribute_maps(args.count)
-    column = getattr(expression, "evaluate_column", None)
-    columns = {key: [m[key] for m in maps] for key in maps[0]} if column is not None else {}
     times: dict[str, list[float]] = {}
+    inputs = {
+        shared: (
+            el_attribute_maps(args.count, shared_filename=shared),
+            el_batches(args.count, shared_filename=shared),
+        )
+        for shared in (False, True)
+    }
     for _ in range(args.repeat):
-        for name, text in EL_EXPRESSIONS.items():
+        for case, (name, shared) in EL_CASES.items():
+            maps, batches = inputs[shared]
+            text = EL_EXPRESSIONS[name]
             compiled = compile_expression(text)
             by_hand = EL_BY_HAND[name]
             started = time.perf_counter()
             expected = [by_hand(m) for m in maps]
-            times.setdefault(f"{name}_python", []).append(time.perf_counter() - started)
+            times.setdefault(f"{case}_python", []).append(time.perf_counter() - started)
             started = time.perf_counter()
             per_row = [compiled.evaluate_in(EvaluationContext(attributes=m)) for m in maps]
-            times.setdefault(f"{name}_per_row", []).append(time.perf_counter() - started)
+            times.setdefault(f"{case}_per_row", []).append(time.perf_counter() - started)
             if per_row != expected:
                 raise RuntimeError(f"{text} per row disagrees with the hand-written Python")
-            if column is not None:
-                started = time.perf_counter()
-                by_column = list(column(compiled, columns))
-                times.setdefault(f"{name}_column", []).append(time.perf_counter() - started)
-                if by_column != expected:
-                    raise RuntimeError(f"{text} column-wise disagrees with per row")
+            del per_row
+            started = time.perf_counter()
+            columns = [evaluate_column(compiled, batch) for batch in batches]
+            times.setdefault(f"{case}_column", []).append(time.perf_counter() - started)
+            by_column = [value for column in columns for value in column.values()]
+            times.setdefault(f"{case}_column_text", []).append(time.perf_counter() - started)
+            if by_column != expected:
+                raise RuntimeError(f"{text} column-wise ({case}) disagrees with per row")
+            del by_column, columns, expected
     figures: dict[str, float | None] = {}
-    for name in EL_EXPRESSIONS:
-        for way in ("per_row", "column", "python"):
-            runs = times.get(f"{name}_{way}")
-            figures[f"el_{name}_{way}_evals_per_s"] = args.count / min(runs) if runs else None
-            if way != "python":
-                figures[f"el_{name}_{way}_worst_evals_per_s"] = (
-                    args.count / max(runs) if runs else None
-                )
-        python = figures[f"el_{name}_python_evals_per_s"]
-        figures[f"el_{name}_per_row_vs_python"] = (
-            figures[f"el_{name}_per_row_evals_per_s"] / python  # type: ignore[operator]
+    for case in EL_CASES:
+        for way in ("per_row", "column", "column_text", "python"):
+            runs = times[f"{case}_{way}"]
+            figures[f"el_{case}_{way}_evals_per_s"] = args.count / min(runs)
+            figures[f"el_{case}_{way}_worst_evals_per_s"] = args.count / max(runs)
+        python = figures[f"el_{case}_python_evals_per_s"]
+        figures[f"el_{case}_per_row_vs_python"] = (
+            figures[f"el_{case}_per_row_evals_per_s"] / python  # type: ignore[operator]
+        )
+        figures[f"el_{case}_column_vs_python"] = (
+            figures[f"el_{case}_column_evals_per_s"] / python  # type: ignore[operator]
         )
     figures["seconds"] = sum(map(sum, times.values()))
     return figures
