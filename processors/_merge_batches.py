@@ -22,12 +22,22 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 import processors._merge_formats as formats
-from flowcore.binning import UNLIMITED, BatchBinning, Bin, BinManager, EvictionReason
+from flowcore.binning import (
+    FRAGMENT_COUNT,
+    FRAGMENT_INDEX,
+    UNLIMITED,
+    BatchBinning,
+    Bin,
+    BinLimits,
+    BinManager,
+    EvictionReason,
+)
 from flowcore.expression import contains_expression
 from flowcore.flowfile import ContentClaim, CountedUuids, FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
+from flowcore.flowfile_batch.columns import IntColumn
 from flowcore.session._content import RangeGather
-from processors._merge_bundles import common_attributes
+from processors._merge_bundles import FRAGMENT_ID, common_attributes
 
 if TYPE_CHECKING:
     from flowcore.flowfile import Content
@@ -40,10 +50,7 @@ __all__ = ["bin_batches", "merge_bundle", "representatives"]
 
 def _merges_batches(processor: MergeContent, context: ProcessContext) -> bool:
     """Whether this configuration's bins can be packed and merged from batches."""
-    if (
-        processor._defragment(context)
-        or context.get_property(processor.BIN_TERMINATION_CHECK).value
-    ):
+    if context.get_property(processor.BIN_TERMINATION_CHECK).value:
         return False
     correlation = context.get_property(processor.CORRELATION_ATTRIBUTE_NAME).value
     if correlation and contains_expression(correlation):
@@ -154,6 +161,8 @@ def bin_batches(
     """The bins MergeContent's triggers make from *batches*, or None when it cannot say."""
     if not _merges_batches(processor, context):
         return None
+    if processor._defragment(context):
+        return _defragment(processor, context, batches, end_of_input=end_of_input)
     limits = processor._limits(context)
     intake = _Intake(batches, context.get_property(processor.CORRELATION_ATTRIBUTE_NAME).value)
     size = 1
@@ -193,6 +202,85 @@ def bin_batches(
             bin_.reason = EvictionReason.END_OF_INPUT
             ready.append(bin_)
     return BatchBinning(tuple(ready), tuple(manager.bins()), intake.left())
+
+
+def _numbers(batches: Sequence[FlowFileBatch], name: str) -> np.ndarray | None:
+    """Attribute *name* of every FlowFile as whole numbers; None if one is missing or not one."""
+    parts = []
+    for batch in batches:
+        column = batch.column(name)
+        if isinstance(column, IntColumn):
+            parts.append(column.numbers)
+            continue
+        if column is None:
+            return None
+        codes, values = column.encoded()
+        if any(v is None or not v.isdigit() for v in values):
+            return None
+        parts.append(np.array([int(v) for v in values], dtype=np.int64)[codes])
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+def _defragment(
+    processor: MergeContent,
+    context: ProcessContext,
+    batches: Sequence[FlowFileBatch],
+    *,
+    end_of_input: bool,
+) -> BatchBinning | None:
+    """Defragment's bins from batches, in ``fragment.index`` order.
+
+    Each ``fragment.identifier``'s FlowFiles make a bin, ready once all ``fragment.count``
+    fragments are there.
+
+    Only the plain case is taken: whole-number counts and indices, one count per group, no
+    index twice, at most Maximum Number of Bins groups, none past Max Bin Age, and not at the
+    end of the input with a group incomplete. Everything else (what ends in failure) declines
+    and takes the per-FlowFile path, which reports it.
+    """
+    intake = _Intake(batches, FRAGMENT_ID)
+    counts, indices = _numbers(batches, FRAGMENT_COUNT), _numbers(batches, FRAGMENT_INDEX)
+    if counts is None or indices is None:
+        return None
+    order = np.lexsort(
+        (
+            np.concatenate([b.queue_date_indices for b in batches]),
+            np.repeat([b.queue_date for b in batches], [b.count for b in batches]),
+        )
+    )
+    counts, indices = counts[order], indices[order]
+    max_bins = context.get_property(processor.MAX_BIN_COUNT).as_integer() or 5
+    codes, first = np.unique(intake.groups, return_index=True)
+    if len(codes) > max_bins:
+        return None
+    max_age = processor.max_bin_age_ms(context)
+    now = context.now()
+    ready, waiting = [], []
+    for code in codes[np.argsort(first)]:
+        positions = np.flatnonzero(intake.groups == code)
+        wanted = int(counts[positions[0]])
+        mine = indices[positions]
+        if np.any(counts[positions] != wanted) or len(np.unique(mine)) != len(mine):
+            return None
+        created = min(now, int(intake.dates[positions[0]]) or now)
+        if max_age is not None and now - created > max_age:
+            return None  # timed out: failure, per FlowFile
+        complete = len(mine) == wanted and mine.min() == 1 and mine.max() == wanted
+        if not complete and (len(mine) >= wanted or end_of_input):
+            return None
+        limits = BinLimits(wanted, UNLIMITED, wanted, UNLIMITED)
+        bin_ = Bin(intake.group_names[int(code)], limits, created, FRAGMENT_COUNT)
+        if complete:
+            positions = positions[np.argsort(mine, kind="stable")]
+        bin_.pieces.extend(intake.pieces(positions))
+        bin_.entries, bin_.size = len(positions), int(intake.sizes[positions].sum())
+        if complete:
+            bin_.reason = EvictionReason.MAX_ENTRIES_THRESHOLD_REACHED
+            ready.append(bin_)
+        else:
+            waiting.append(bin_)
+    intake.taken = len(intake)
+    return BatchBinning(tuple(ready), tuple(waiting), ())
 
 
 def representatives(batches: Sequence[FlowFileBatch]) -> list[FlowFile]:
@@ -263,8 +351,12 @@ def merge_bundle(
     session: ProcessSession,
     batches: Sequence[FlowFileBatch],
     bin_: Bin,
+    *,
+    drop: frozenset[str] = frozenset(),
 ) -> FlowFile:
     """The merged FlowFile of a bin of batch cuts, created and written in *session*.
+
+    *drop* names attributes the bundle must not keep (Defragment's ``fragment.*``).
 
     Raises:
         ProcessException: a delimiter file cannot be read (the bin is then merged one by one,
@@ -273,7 +365,7 @@ def merge_bundle(
     shown = representatives(batches)
     first = shown[0]
     merger = formats.MERGERS[formats.FORMAT_CONCAT]
-    options = processor._options(context)
+    options = processor._options(context, drop=drop)
     header = merger._delimiter(options.header, first, options)  # type: ignore[attr-defined]
     footer = merger._delimiter(options.footer, first, options)  # type: ignore[attr-defined]
     demarcator = merger._delimiter(options.demarcator, first, options)  # type: ignore[attr-defined]

@@ -426,7 +426,11 @@ class MergeContent(BinningProcessor):
         bin_: Bin,
     ) -> tuple[str, Mapping[str, str]] | None:
         """Merge a bin of batch cuts from their byte ranges; the originals go as batches."""
-        bundle = batched.merge_bundle(self, context, session, batches, bin_)
+        defragment = self._defragment(context)
+        drop = DEFRAGMENT_DROPPED if defragment else frozenset()
+        bundle = batched.merge_bundle(self, context, session, batches, bin_, drop=drop)
+        if defragment:
+            bundle = session.remove_all_attributes(bundle, DEFRAGMENT_DROPPED)
         session.transfer(bundle, REL_MERGED)
         if context.is_auto_terminated(REL_ORIGINAL):
             return REL_ORIGINAL.name, {}

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import flowcore.engine._batches as task_batches
+import processors._merge_batches as merge_batches
 from flowcore import Flow
 from flowcore.driver.controller import run_flow
 from flowcore.engine._member import TaskMember
@@ -238,3 +239,57 @@ def test_distinct_splits_as_batches_on_each_runner(
     single = _split_outcome(tmp_path, "single", 1)
     assert batched == single
     assert batched[2]["split"]["splits"][0] == 500
+
+
+def _defragment_flow(root: Path, out: Path) -> Flow:
+    """GetFile -> SplitText (3 lines, newlines kept) -> MergeContent Defragment -> PutFile."""
+    flow = Flow("defragment")
+    get = flow.add(GetFile(input_directory=str(root / "in"), keep_source_file=True), name="get")
+    split = flow.add(SplitText(line_split_count=3, remove_trailing_newlines=False), name="split")
+    merge = flow.add(MergeContent(merge_strategy="Defragment"), name="merge")
+    put = flow.add(PutFile(directory=str(out)), name="put")
+    flow.connect(get, split)
+    flow.connect(split, merge, "splits")
+    flow.connect(merge, put, "merged")
+    flow.auto_terminate(split, ["original", "failure"])
+    flow.auto_terminate(merge, ["original", "failure"])
+    flow.auto_terminate(put, ["success", "failure"])
+    return flow
+
+
+def test_defragmenting_batches_reassembles_each_file_as_one_by_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defragment over split batches: each file whole again, the same events as one by one."""
+    (tmp_path / "in").mkdir()
+    inputs = {
+        f"part{n}.log": b"".join(f"{n} line {i}\n".encode() for i in range(50 + n * 7))
+        for n in range(3)
+    }
+    for name, data in inputs.items():
+        (tmp_path / "in" / name).write_bytes(data)
+    binned: list[int] = []
+    real = merge_batches._defragment
+
+    def spying(*args: Any, **kwargs: Any) -> Any:
+        made = real(*args, **kwargs)
+        binned.extend(len(made.ready) for _ in [made] if made is not None)
+        return made
+
+    monkeypatch.setattr(merge_batches, "_defragment", spying)
+    outcomes = []
+    for name in ("batches", "single"):
+        if name == "single":
+            _one_by_one(monkeypatch)
+        flow = _defragment_flow(tmp_path, tmp_path / name / "out")
+        result = run_flow(flow, "direct", repository=tmp_path / name / "repo", settings=SETTINGS)
+        repos = RepositorySet.open(tmp_path / name / "repo")
+        try:
+            events = repos.provenance.search(limit=100_000)
+        finally:
+            repos.close()
+        files = {p.name: p.read_bytes() for p in (tmp_path / name / "out").iterdir()}
+        outcomes.append((Counter(_unread(event_shape(e)) for e in events), files, result.queued))
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0][1] == inputs
+    assert sum(binned) == 3  # every file was reassembled from batches
