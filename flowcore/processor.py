@@ -30,8 +30,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import attrs
 
 from flowcore.errors import ContentCorruptionError, ContentNotFoundError
-from flowcore.flowfile import FlowFile
+from flowcore.flowfile import CORE_ATTRIBUTES, FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
+from flowcore.flowfile_batch.columns import column_of
 from flowcore.process_context import ProcessContext
 from flowcore.properties import (
     ExpressionLanguageScope,
@@ -392,6 +393,18 @@ class TransformResult:
     remove_attributes: tuple[str, ...] = attrs.field(default=(), converter=tuple)
 
 
+class _ContentBlind:
+    """Stands for the session in a batch transform: any content access declines the batch."""
+
+    def __getattr__(self, name: str) -> Any:
+        msg = "a batch transform cannot read content"
+        raise _NeedsContentError(msg)
+
+
+class _NeedsContentError(Exception):
+    """A transform read content: the batch takes the per-FlowFile path."""
+
+
 class FlowFileView:
     """The FlowFile as a transform sees it: attributes at hand, content read on demand."""
 
@@ -446,6 +459,56 @@ class FlowFileTransform(Processor):
         """Decide what happens to one FlowFile."""
         msg = f"{type(self).__name__} must implement transform"
         raise NotImplementedError(msg)
+
+    def transform_batch(
+        self, context: ProcessContext, batch: FlowFileBatch
+    ) -> Sequence[BatchRoute] | None:
+        """Apply :meth:`transform` to each FlowFile of a batch, the results made columns again.
+
+        The engine's boundary for transforms written per FlowFile: each FlowFile is made an
+        object for :meth:`transform`, and what it decides (a relationship, attributes set or
+        removed) becomes the batch's columns, so the FlowFiles travel on as batches. A
+        transform that reads content, writes content, returns several results (clones), or
+        raises takes the per-FlowFile path instead, which does all of that as always.
+        """
+        names = self.relationship_names()
+        if ORIGINAL.name in names:
+            return None
+        where: dict[str, list[int]] = {}
+        changes: list[tuple[Mapping[str, str] | None, tuple[str, ...]]] = []
+        blind = _ContentBlind()
+        try:
+            for index, flowfile in enumerate(batch.flowfiles()):
+                outcome = self.transform(context, FlowFileView(flowfile, blind))  # type: ignore[arg-type]
+                if not isinstance(outcome, TransformResult) or outcome.contents is not None:
+                    return None
+                where.setdefault(outcome.relationship, []).append(index)
+                changes.append((outcome.attributes, outcome.remove_attributes))
+        except Exception:
+            return None
+        if any(r not in names for r in where):
+            return None
+        routes = []
+        for relationship, rows in where.items():
+            part = batch.take(rows)
+            touched = {n for i in rows for n in (changes[i][0] or {})} | {
+                n for i in rows for n in changes[i][1] if n not in CORE_ATTRIBUTES
+            }
+            columns = {}
+            for name in touched - {"uuid"}:
+                current = part.column(name)
+                values = []
+                for position, row in enumerate(rows):
+                    updates, removed = changes[row]
+                    if updates and name in updates:
+                        values.append(updates[name])
+                    elif name in removed:
+                        values.append(None)
+                    else:
+                        values.append(None if current is None else current.value(position))
+                columns[name] = column_of(values)
+            routes.append(BatchRoute(relationship, rows, part.with_columns(columns)))
+        return routes
 
     def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
         """Apply :meth:`transform` to one queued FlowFile."""

@@ -77,6 +77,20 @@ class MemberPlan:
         names = processor.relationship_names() if processor is not None else (FUNNEL_RELATIONSHIP,)
         return all(len(self.routes.get(name, ())) == 1 for name in names)
 
+    @property
+    def routes_or_drops_whole(self) -> bool:
+        """Whether every relationship leads to one destination or is auto-terminated.
+
+        Then nothing is cloned: a batch a processor routes goes on whole or is dropped whole.
+        """
+        processor = self.processor
+        names = processor.relationship_names() if processor is not None else (FUNNEL_RELATIONSHIP,)
+        return all(
+            len(self.routes.get(name, ())) == 1
+            or (name in self.auto_terminated and not self.routes.get(name))
+            for name in names
+        )
+
 
 @attrs.frozen(eq=False)
 class StagePlan:

@@ -126,10 +126,10 @@ def route_whole(
     *positions* are the FlowFiles' queue positions, when already reserved.
     """
     task = member.task
-    route = member.plan.routes[relationship][0]
     counted = member.transfers[relationship]
     counted[0] += batch.count
     counted[1] += batch.bytes
+    route = member.plan.routes[relationship][0]
     if positions is None:
         queued = batch.queued(task.spec.batch_time, task.take_queue_indices(batch.count))
     else:
@@ -222,7 +222,7 @@ def write_deferred(member: TaskMember) -> None:
 def drain_batches(member: TaskMember) -> None:
     """Process the batches that reached a member whole, or hand their FlowFiles on one by one."""
     pending, member.pending_batches = member.pending_batches, []
-    whole = _whole_routes(member)
+    whole = member.plan.routes_or_drops_whole
     for batch, queue_id in pending:
         routes = None
         if whole and not member.deferred_batches:
@@ -243,6 +243,7 @@ def drain_batches(member: TaskMember) -> None:
         # Queue positions as the one-by-one path gives them: in input order across the parts.
         first_index = member.task.take_queue_indices(batch.count)
         for route, before in parts:
+            dropped = not member.plan.routes.get(route.relationship)
             if route.reported:
                 if before.count:
                     member.task.events.append(
@@ -258,8 +259,36 @@ def drain_batches(member: TaskMember) -> None:
                     )
             else:
                 record_attribute_changes(member, before, route.batch, queue_id)
+            if dropped:
+                _drop(member, route.relationship, before, route.batch, queue_id)
+                continue
             rows = np.arange(batch.count) if route.rows is None else np.asarray(route.rows)
             route_whole(member, route.relationship, route.batch, first_index + rows)
+
+
+def _drop(
+    member: TaskMember,
+    relationship: str,
+    before: FlowFileBatch,
+    after: FlowFileBatch,
+    queue_id: str,
+) -> None:
+    """Auto-terminate a part of a batch: counted, and a DROP event for each, as one run."""
+    counted = member.transfers[relationship]
+    counted[0] += after.count
+    counted[1] += after.bytes
+    if after.count:
+        member.task.events.append(
+            batch_run(
+                member,
+                ProvenanceEventType.DROP,
+                before,
+                after,
+                now_ms(),
+                details=f"Auto-Terminated by {relationship} Relationship",
+                source_queue_identifier=queue_id,
+            )
+        )
 
 
 def record_attribute_changes(

@@ -17,6 +17,7 @@ import processors._merge_batches as merge_batches
 from flowcore import Flow
 from flowcore.driver.controller import run_flow
 from flowcore.engine._member import TaskMember
+from flowcore.processor import FlowFileTransform, TransformResult
 from flowcore.settings import Settings
 from processors import (
     GenerateFlowFile,
@@ -293,3 +294,74 @@ def test_defragmenting_batches_reassembles_each_file_as_one_by_one(
     assert outcomes[0] == outcomes[1]
     assert outcomes[0][1] == inputs
     assert sum(binned) == 3  # every file was reassembled from batches
+
+
+class _Parity(FlowFileTransform):
+    """Tags each split odd or even, drops text.line.count, and sends line 5 to failure."""
+
+    def transform(self, context: Any, flowfile: Any) -> TransformResult:
+        index = int(flowfile.attributes["fragment.index"])
+        if index == 5:
+            return TransformResult("failure")
+        return TransformResult(
+            attributes={"parity": "odd" if index % 2 else "even", "uuid": "ignored"},
+            remove_attributes=("text.line.count", "filename"),
+        )
+
+
+def _transform_flow(root: Path, out: Path) -> Flow:
+    flow = Flow("transform")
+    get = flow.add(GetFile(input_directory=str(root / "in"), keep_source_file=True), name="get")
+    split = flow.add(SplitText(line_split_count=1), name="split")
+    parity = flow.add(_Parity(), name="parity")
+    merge = flow.add(
+        MergeContent(correlation_attribute_name="parity", minimum_number_of_entries=1_000),
+        name="merge",
+    )
+    name = flow.add(UpdateAttribute(filename="${parity}-${merge.count}"), name="name")
+    put = flow.add(PutFile(directory=str(out)), name="put")
+    flow.connect(get, split)
+    flow.connect(split, parity, "splits")
+    flow.connect(parity, merge, "success")
+    flow.connect(merge, name, "merged")
+    flow.connect(name, put)
+    flow.auto_terminate(split, ["original", "failure"])
+    flow.auto_terminate(parity, "failure")
+    flow.auto_terminate(merge, ["original", "failure"])
+    flow.auto_terminate(put, ["success", "failure"])
+    return flow
+
+
+def test_a_user_transform_on_batches_gives_the_one_by_one_outcome(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A FlowFileTransform gets each FlowFile of a batch and its results become columns: the
+    same files, transfers and events as one by one, and the FlowFiles stay batches after it."""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.log").write_bytes(b"".join(b"line %d\n" % i for i in range(40)))
+    called: list[int] = []
+    real = _Parity.transform_batch
+
+    def counting(self: _Parity, context: Any, batch: Any) -> Any:
+        made = real(self, context, batch)
+        called.append(0 if made is None else batch.count)
+        return made
+
+    monkeypatch.setattr(_Parity, "transform_batch", counting)
+    outcomes = []
+    for name in ("batches", "single"):
+        if name == "single":
+            _one_by_one(monkeypatch)
+            monkeypatch.setattr(_Parity, "transform_batch", lambda *_: None)
+        flow = _transform_flow(tmp_path, tmp_path / name / "out")
+        result = run_flow(flow, "direct", repository=tmp_path / name / "repo", settings=SETTINGS)
+        repos = RepositorySet.open(tmp_path / name / "repo")
+        try:
+            events = repos.provenance.search(limit=100_000)
+        finally:
+            repos.close()
+        files = {p.name: p.read_bytes() for p in (tmp_path / name / "out").iterdir()}
+        outcomes.append((Counter(_unread(event_shape(e)) for e in events), files, result.transfers))
+    assert outcomes[0] == outcomes[1]
+    assert called == [40]
+    assert outcomes[0][2]["parity"] == {"success": (39, 264), "failure": (1, 6)}
