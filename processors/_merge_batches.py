@@ -295,6 +295,11 @@ def representatives(batches: Sequence[FlowFileBatch]) -> list[FlowFile]:
     for batch in batches:
         rows = {0, batch.count - 1} if batch.count else set()
         for column in batch.columns.values():
+            if isinstance(column, IntColumn):  # never absent: the first two distinct values
+                numbers = column.numbers
+                other = np.flatnonzero(numbers != numbers[0])
+                rows.update([0, *other[:1].tolist()] if len(numbers) else [])
+                continue
             codes, values = column.encoded()
             distinct, first = np.unique(codes, return_index=True)
             present = [

@@ -117,11 +117,15 @@ def link_ranges(uuids: Iterable[str]) -> list[tuple[str, int, int]]:
     """Consecutive uuids as ``(key, first, last)`` ranges, in order, each within one bucket."""
     ranges: list[tuple[str, int, int]] = []
     if isinstance(uuids, CountedUuids):  # runs already: cut them at bucket edges
+        keys: dict[tuple[str, int], str] = {}  # a bucket's key, made once
         for prefix, start, count in uuids.runs:
             number, last = start, start + count - 1
             while number <= last:
                 bucket_last = number | _BUCKET_MASK
-                key = sequence_uuid(prefix, number & ~_BUCKET_MASK)
+                bucket = (prefix, number & ~_BUCKET_MASK)
+                key = keys.get(bucket)
+                if key is None:
+                    key = keys[bucket] = sequence_uuid(*bucket)
                 ranges.append((key, number, min(last, bucket_last)))
                 number = bucket_last + 1
         return ranges

@@ -72,8 +72,8 @@ _INDEX_SHIFT = 32  # queue_date_index = task index << 32 | position: queue order
 def _identity(record: FlowFile | FlowFileBatch) -> str:
     """What a shuffled record is, as text: the seed of derived uuids (see _Task)."""
     if isinstance(record, FlowFileBatch):
-        numbers = ",".join(f"{n:x}" for n in record.uuid_numbers.tolist())
-        return f"{record.uuid_key}[{numbers}]:{record.queue_date}"
+        numbers = zlib.crc32(record.uuid_numbers.tobytes())
+        return f"{record.uuid_key}[{record.count}:{numbers:08x}]:{record.queue_date}"
     return f"{record.uuid}:{record.queue_date}"
 
 

@@ -64,10 +64,10 @@ class IntColumn:
         """The values at *indices*, in their order."""
         return IntColumn(self.numbers[indices])
 
-    def encoded(self) -> tuple[np.ndarray, tuple[str | None, ...]]:
+    def encoded(self) -> tuple[np.ndarray, Sequence[str | None]]:
         """``(codes, distinct values)``: value *i* is ``values[codes[i]]``."""
         distinct, codes = np.unique(self.numbers, return_inverse=True)
-        return codes.astype(_CODES), tuple(str(n) for n in distinct.tolist())
+        return codes.astype(_CODES), _Decimals(distinct)
 
     def to_wire(self) -> list[Any]:
         """The column as stored: a tag and its little-endian bytes."""
@@ -118,6 +118,21 @@ class TextColumn:
     def equals(self, other: Column) -> np.ndarray:
         """A mask: where this column's value is *other*'s."""
         return _text_equals(self, other)
+
+
+class _Decimals(Sequence[str]):
+    """Whole numbers read as their decimal texts, each made when asked for."""
+
+    def __init__(self, numbers: np.ndarray) -> None:
+        self._numbers = numbers
+
+    def __len__(self) -> int:
+        return len(self._numbers)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [str(n) for n in self._numbers[index].tolist()]
+        return str(int(self._numbers[index]))
 
 
 Column = IntColumn | TextColumn
