@@ -289,7 +289,8 @@ class ContentOperations:
         index, count = 0, len(pieces)
         while index < count:
             first = pieces[index]
-            low, high, wanted, stop = first.offset, first.offset + first.length, 0, index
+            low, high = first.offset, first.offset + first.length
+            wanted, stop = first.length, index + 1  # the first range, however large
             while stop < count:
                 piece = pieces[stop]
                 if piece.resource_claim != first.resource_claim:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -17,7 +18,9 @@ import processors._merge_batches as merge_batches
 from flowcore import Flow
 from flowcore.driver.controller import run_flow
 from flowcore.engine._member import TaskMember
-from flowcore.processor import FlowFileTransform, TransformResult
+from flowcore.expression import compile_expression, evaluate_column
+from flowcore.processor import BatchRoute, FlowFileTransform, Processor, TransformResult
+from flowcore.relationship import Relationship
 from flowcore.settings import Settings
 from processors import (
     GenerateFlowFile,
@@ -365,3 +368,67 @@ def test_a_user_transform_on_batches_gives_the_one_by_one_outcome(
     assert outcomes[0] == outcomes[1]
     assert called == [40]
     assert outcomes[0][2]["parity"] == {"success": (39, 264), "failure": (1, 6)}
+
+
+class _Tag(Processor):
+    """docs/writing-processors.md's batch form example, as written there."""
+
+    relationships = (Relationship("low"), Relationship("high"))
+
+    def on_trigger(self, context: Any, session: Any) -> None:
+        flowfile = session.get()
+        if flowfile is None:
+            return
+        group = int(flowfile.attributes["fragment.index"]) % 8
+        flowfile = session.put_attribute(flowfile, "group", str(group))
+        session.transfer(flowfile, "low" if group < 4 else "high")
+
+    def transform_batch(self, context: Any, batch: Any) -> Any:
+        groups = evaluate_column(compile_expression("${fragment.index:mod(8)}"), batch)
+        tagged = batch.with_columns({"group": groups})
+        low = groups.numbers < 4
+        return [
+            BatchRoute("low", np.flatnonzero(low), tagged.where(low)),
+            BatchRoute("high", np.flatnonzero(~low), tagged.where(~low)),
+        ]
+
+
+def test_the_documented_batch_form_gives_the_per_flowfile_outcome(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The example of docs/writing-processors.md: same files, transfers and events either way."""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.log").write_bytes(b"".join(b"row %d\n" % i for i in range(30)))
+    outcomes = []
+    for name in ("batches", "single"):
+        if name == "single":
+            _one_by_one(monkeypatch)
+            monkeypatch.setattr(_Tag, "transform_batch", lambda *_: None)
+        flow = Flow("tag")
+        get = flow.add(GetFile(input_directory=str(tmp_path / "in"), keep_source_file=True))
+        split = flow.add(SplitText(line_split_count=1), name="split")
+        tag = flow.add(_Tag(), name="tag")
+        merge = flow.add(
+            MergeContent(correlation_attribute_name="group", minimum_number_of_entries=100),
+            name="merge",
+        )
+        rename = flow.add(UpdateAttribute(filename="${group}"), name="rename")
+        put = flow.add(PutFile(directory=str(tmp_path / name / "out")), name="put")
+        flow.connect(get, split)
+        flow.connect(split, tag, "splits")
+        flow.connect(tag, merge, ["low", "high"])
+        flow.connect(merge, rename, "merged")
+        flow.connect(rename, put)
+        flow.auto_terminate(split, ["original", "failure"])
+        flow.auto_terminate(merge, ["original", "failure"])
+        flow.auto_terminate(put, ["success", "failure"])
+        result = run_flow(flow, "direct", repository=tmp_path / name / "repo", settings=SETTINGS)
+        repos = RepositorySet.open(tmp_path / name / "repo")
+        try:
+            events = repos.provenance.search(limit=100_000)
+        finally:
+            repos.close()
+        files = {p.name: p.read_bytes() for p in (tmp_path / name / "out").iterdir()}
+        outcomes.append((Counter(_unread(event_shape(e)) for e in events), files, result.transfers))
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0][2]["tag"] == {"low": (15, 84), "high": (15, 86)}

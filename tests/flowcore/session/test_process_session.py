@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import flowcore.session._content as session_content
 from flowcore import FlowFile, Processor, ProvenanceEventType, Relationship
 from flowcore.errors import (
     ContentChangedError,
@@ -407,6 +408,25 @@ def test_many_small_ranges_merge_from_windows_and_gathers(pieces: list[tuple[int
         assert session.read_bytes(gathered) == expected
         session.remove(gathered)
     session.remove([merged, source])
+    session.commit()
+
+
+def test_a_range_larger_than_the_window_is_copied_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A merge of ranges each larger than the gather window copies them (it once looped)."""
+    monkeypatch.setattr(session_content, "GATHER_WINDOW", 4)
+    runner = TestRunner(Dummy())
+    runner.enqueue(b"abcdefghijklmnop")
+    session = session_for(runner)
+    source = session.get()
+    claim = source.content
+    assert isinstance(claim, ContentClaim)
+    ranges = [ContentClaim(claim.resource_claim, claim.offset + o, 6) for o in (0, 8)]
+    gather = RangeGather(claim.resource_claim, claim.offset + np.array([0, 8]), np.array([6, 6]))
+    for parts in (ranges, [gather]):
+        merged = session.merge_contents(parts, session.create(source))
+        assert session.read_bytes(merged) == b"abcdefijklmn"
+        session.remove(merged)
+    session.remove(source)
     session.commit()
 
 
