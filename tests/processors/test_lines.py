@@ -102,7 +102,7 @@ def test_split_lines_are_splittexts_splits_of_line_groups(
     body: bytes, final_newline: bool, group_size: int, chunk_size: int
 ) -> None:
     """The numpy splits equal SplitText's splits of the line groups, trimming included."""
-    from processors.split_text import _splits_of_groups  # noqa: PLC0415 - the per-line rule
+    from processors.split_text import _splits_of_groups
 
     data = body + (b"\n" if final_newline else b"")
     found = split_lines(io.BytesIO(data), group_size, chunk_size=chunk_size)
