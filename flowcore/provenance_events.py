@@ -24,7 +24,7 @@ from flowcore.flowfile import (
     sequence_uuid,
     uuid_in_sequence,
 )
-from flowcore.flowfile_batch.columns import Column
+from flowcore.flowfile_batch.columns import Column, apply_row
 
 __all__ = ["ProvenanceEvent", "ProvenanceEventRun", "ProvenanceEventType"]
 
@@ -260,12 +260,7 @@ def _row_map(
     if not columns and not named:
         return base
     values = dict(base._data)
-    for name, column in columns.items():
-        value = column.value(index)
-        if value is None:
-            values.pop(name, None)
-        else:
-            values[name] = value
+    apply_row(values, columns, index)  # type: ignore[arg-type]
     for name in named:
         values[name] = uuid
     return Attributes._trusted(values)

@@ -35,7 +35,7 @@ from flowcore.flowfile import (
     ResourceClaim,
     sequence_uuid,
 )
-from flowcore.flowfile_batch.columns import column_from_wire
+from flowcore.flowfile_batch.columns import apply_row, column_from_wire
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun
 from repositories._provenance_rows import (
     BUCKET_BITS,
@@ -436,8 +436,8 @@ def unfold(
         flowfile_uuid = uuid_at(key, numbers[i])
         previous = {**previous_base, **dict.fromkeys(previous_named, flowfile_uuid)}
         updated = {**updated_base, **dict.fromkeys(updated_named, flowfile_uuid)}
-        _apply_columns(previous, previous_columns, i)
-        _apply_columns(updated, updated_columns, i)
+        apply_row(previous, previous_columns, i)  # type: ignore[arg-type]
+        apply_row(updated, updated_columns, i)  # type: ignore[arg-type]
         events.append(
             ProvenanceEvent(
                 **{name: getattr(event, name) for name in _SHARED},
@@ -455,15 +455,6 @@ def unfold(
             )
         )
     return events
-
-
-def _apply_columns(values: dict[str, str], columns: Mapping[str, Any], index: int) -> None:
-    for name, column in columns.items():
-        value = column.value(index)
-        if value is None:
-            values.pop(name, None)
-        else:
-            values[name] = value
 
 
 @attrs.frozen

@@ -12,7 +12,7 @@ arrays; a Python string is made only when a single value is asked for.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -22,6 +22,7 @@ __all__ = [
     "Column",
     "IntColumn",
     "TextColumn",
+    "apply_row",
     "column_from_wire",
     "column_of",
     "concat_columns",
@@ -145,6 +146,16 @@ def _text_equals(left: Column, right: Column) -> np.ndarray:
     left_map = np.array([table.setdefault(v, len(table)) for v in left_values], dtype=_CODES)
     right_map = np.array([table.setdefault(v, len(table)) for v in right_values], dtype=_CODES)
     return left_map[left_codes] == right_map[right_codes]
+
+
+def apply_row(values: dict[str, str | None], columns: Mapping[str, Column], index: int) -> None:
+    """Set each column's value at *index* in the attribute map *values* (None: remove it)."""
+    for name, column in columns.items():
+        value = column.value(index)
+        if value is None:
+            values.pop(name, None)
+        else:
+            values[name] = value
 
 
 def constant_column(value: str | None, count: int) -> TextColumn:

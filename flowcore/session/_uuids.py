@@ -63,6 +63,23 @@ class DerivedUuids:
         """
         return self._derived_uuid(f"id:{purpose}", flowfile.uuid)
 
+    def _sequence(self, how: str, parents: tuple[str, ...]) -> tuple[str, list]:
+        """The scope of FlowFiles made *how* from *parents*, and its ``[prefix, next number]``.
+
+        The salt names the task's committed input (its segments): a FlowFile that comes back in
+        a later micro-batch (a loop, a retry) is in another segment, so its children differ
+        from the first pass's, while a replay reads the same segments. Sequences are kept in
+        the host: several sessions of one task can make children of the same parent, and each
+        must get a new number.
+        """
+        salt = self._host.uuid_salt
+        scope = "\0".join((self.component.id, how, salt, self._uuid_seed or "", *parents))
+        sequences = self._host.uuid_sequences
+        sequence = sequences.get(scope)
+        if sequence is None:
+            sequence = sequences[scope] = [derived_prefix(scope), 0]
+        return scope, sequence
+
     def _derived_uuid_run(self, how: str, count: int, *parents: str) -> tuple[str, int] | None:
         """The next *count* uuids made *how* from *parents*, as ``(prefix, first number)``.
 
@@ -71,12 +88,7 @@ class DerivedUuids:
         """
         if how == "root" and self._uuid_seed is None:
             return None
-        salt = self._host.uuid_salt
-        scope = "\0".join((self.component.id, how, salt, self._uuid_seed or "", *parents))
-        sequences = self._host.uuid_sequences
-        sequence = sequences.get(scope)
-        if sequence is None:
-            sequence = sequences[scope] = [derived_prefix(scope), 0]
+        _, sequence = self._sequence(how, parents)
         number = sequence[1]
         if (number + count) >> UUID_SEQUENCE_BITS:
             return None
@@ -87,17 +99,7 @@ class DerivedUuids:
         """The next uuid for a FlowFile made *how* from *parents* by this component."""
         if how == "root" and self._uuid_seed is None:
             return new_uuid()
-        # The salt names the task's committed input (its segments): a FlowFile that comes
-        # back in a later micro-batch (a loop, a retry) is in another segment, so its
-        # children differ from the first pass's, while a replay reads the same segments.
-        salt = self._host.uuid_salt
-        scope = "\0".join((self.component.id, how, salt, self._uuid_seed or "", *parents))
-        # Kept in the host: several sessions of one task can make children of the same
-        # parent, and each must get a new number.
-        sequences = self._host.uuid_sequences
-        sequence = sequences.get(scope)
-        if sequence is None:
-            sequence = sequences[scope] = [derived_prefix(scope), 0]
+        scope, sequence = self._sequence(how, parents)
         number = sequence[1]
         sequence[1] = number + 1
         if number >> UUID_SEQUENCE_BITS:  # past 4 billion children: a prefix of its own

@@ -163,24 +163,26 @@ def _split_flow(root: Path, out: Path, lines_per_split: int) -> Flow:
     return flow
 
 
-def _split_outcome(root: Path, name: str, lines_per_split: int, runner: str = "direct") -> tuple:
-    """Events (shapes), written files and transfers of the split flow run on *root*/in.
-
-    The repository and the output are *root*/*name*; the input stays (one set of file
-    attributes for every run).
-    """
-    flow = _split_flow(root, root / name / "out", lines_per_split)
+def _run_outcome(root: Path, name: str, flow: Flow, runner: str = "direct") -> tuple:
+    """Events (shapes), written files and transfers of *flow*, run with *root*/*name* as its
+    repository (outputs in *root*/*name*/out); the input stays, one set of file attributes for
+    every run. Events are checked to be found again by their uuids."""
     result = run_flow(flow, runner, repository=root / name / "repo", settings=SETTINGS)
     repos = RepositorySet.open(root / name / "repo")
     try:
         events = repos.provenance.search(limit=1_000_000)
-        for found in events[:: max(1, len(events) // 20)]:  # each is found again by its uuid
+        for found in events[:: max(1, len(events) // 20)]:
             assert found in repos.provenance.search(flowfile_uuid=found.flowfile_uuid)
     finally:
         repos.close()
     out = root / name / "out"
     files = {p.name: p.read_bytes() for p in out.iterdir()} if out.exists() else {}
     return Counter(_unread(event_shape(e)) for e in events), files, dict(result.transfers)
+
+
+def _split_outcome(root: Path, name: str, lines_per_split: int, runner: str = "direct") -> tuple:
+    """:func:`_run_outcome` of the split flow."""
+    return _run_outcome(root, name, _split_flow(root, root / name / "out", lines_per_split), runner)
 
 
 def _unread(shape: tuple) -> tuple:
@@ -286,14 +288,7 @@ def test_defragmenting_batches_reassembles_each_file_as_one_by_one(
         if name == "single":
             _one_by_one(monkeypatch)
         flow = _defragment_flow(tmp_path, tmp_path / name / "out")
-        result = run_flow(flow, "direct", repository=tmp_path / name / "repo", settings=SETTINGS)
-        repos = RepositorySet.open(tmp_path / name / "repo")
-        try:
-            events = repos.provenance.search(limit=100_000)
-        finally:
-            repos.close()
-        files = {p.name: p.read_bytes() for p in (tmp_path / name / "out").iterdir()}
-        outcomes.append((Counter(_unread(event_shape(e)) for e in events), files, result.queued))
+        outcomes.append(_run_outcome(tmp_path, name, flow))
     assert outcomes[0] == outcomes[1]
     assert outcomes[0][1] == inputs
     assert sum(binned) == 3  # every file was reassembled from batches
@@ -357,14 +352,7 @@ def test_a_user_transform_on_batches_gives_the_one_by_one_outcome(
             _one_by_one(monkeypatch)
             monkeypatch.setattr(_Parity, "transform_batch", lambda *_: None)
         flow = _transform_flow(tmp_path, tmp_path / name / "out")
-        result = run_flow(flow, "direct", repository=tmp_path / name / "repo", settings=SETTINGS)
-        repos = RepositorySet.open(tmp_path / name / "repo")
-        try:
-            events = repos.provenance.search(limit=100_000)
-        finally:
-            repos.close()
-        files = {p.name: p.read_bytes() for p in (tmp_path / name / "out").iterdir()}
-        outcomes.append((Counter(_unread(event_shape(e)) for e in events), files, result.transfers))
+        outcomes.append(_run_outcome(tmp_path, name, flow))
     assert outcomes[0] == outcomes[1]
     assert called == [40]
     assert outcomes[0][2]["parity"] == {"success": (39, 264), "failure": (1, 6)}
@@ -422,13 +410,6 @@ def test_the_documented_batch_form_gives_the_per_flowfile_outcome(
         flow.auto_terminate(split, ["original", "failure"])
         flow.auto_terminate(merge, ["original", "failure"])
         flow.auto_terminate(put, ["success", "failure"])
-        result = run_flow(flow, "direct", repository=tmp_path / name / "repo", settings=SETTINGS)
-        repos = RepositorySet.open(tmp_path / name / "repo")
-        try:
-            events = repos.provenance.search(limit=100_000)
-        finally:
-            repos.close()
-        files = {p.name: p.read_bytes() for p in (tmp_path / name / "out").iterdir()}
-        outcomes.append((Counter(_unread(event_shape(e)) for e in events), files, result.transfers))
+        outcomes.append(_run_outcome(tmp_path, name, flow))
     assert outcomes[0] == outcomes[1]
     assert outcomes[0][2]["tag"] == {"low": (15, 84), "high": (15, 86)}
