@@ -311,12 +311,15 @@ def representatives(batches: Sequence[FlowFileBatch]) -> list[FlowFile]:
     return chosen
 
 
-def _contents(batches: Sequence[FlowFileBatch], each: bool) -> list[Content | RangeGather | None]:
+def _contents(
+    batches: Sequence[FlowFileBatch], demarcator: bytes | None
+) -> list[Content | RangeGather | None]:
     """The contents to concatenate, as few parts as the cuts allow.
 
     One range per cut whose contents lie back to back, else the cut's ranges gathered in one
     pass where they increase (a split file's lines), else a range per FlowFile.
     """
+    each = demarcator is not None
     contents: list[Content | RangeGather | None] = []
     for batch in batches:
         if not each and batch.back_to_back():
@@ -324,8 +327,11 @@ def _contents(batches: Sequence[FlowFileBatch], each: bool) -> list[Content | Ra
             if batch.resource_claim is not None and batch.bytes:
                 claim = ContentClaim(batch.resource_claim, int(batch.offsets[0]), batch.bytes)
             contents.append(claim)
-        elif not each and batch.resource_claim is not None and _increasing(batch):
-            contents.append(RangeGather(batch.resource_claim, batch.offsets, batch.sizes))
+        elif batch.resource_claim is not None and batch.count and _increasing(batch):
+            gather = RangeGather(
+                batch.resource_claim, batch.offsets, batch.sizes, demarcator or b""
+            )
+            contents.append(gather)
         else:
             contents.extend(batch.content(i) for i in range(batch.count))
     return contents
@@ -380,7 +386,7 @@ def merge_bundle(
     )
     parents = CountedUuids(run for b in batches for run in uuid_runs(b))
     bundle = session.create_joined(parents, common_attributes(shown), oldest)
-    contents = _contents(batches, each=demarcator is not None)
+    contents = _contents(batches, demarcator)
     bundle = session.merge_contents(
         contents, bundle, header, footer, demarcator, zero_copy=options.zero_copy
     )

@@ -326,13 +326,19 @@ class ContentOperations:
             return None
 
     def _gather(self, gather: RangeGather, out: WriteStream) -> None:
-        """Copy a gather's ranges: windows of the claim read once, the ranges picked by mask."""
+        """Copy a gather's ranges, its demarcator between them.
+
+        Windows of the claim are read once; the ranges are picked by a mask, or joined from
+        views of the window when a demarcator goes between them.
+        """
         import numpy as np  # noqa: PLC0415 - only batch merges need it
 
-        offsets, sizes = gather.offsets, gather.sizes
+        offsets, sizes, demarcator = gather.offsets, gather.sizes, gather.demarcator
         ends = offsets + sizes
         index, count = 0, len(offsets)
         while index < count:
+            if index and demarcator:
+                out.write(demarcator)
             low = int(offsets[index])
             stop = max(int(np.searchsorted(ends, low + GATHER_WINDOW, side="right")), index + 1)
             high = int(ends[stop - 1])
@@ -340,16 +346,23 @@ class ContentOperations:
             if int(sizes[index:stop].sum()) * 64 >= high - low:  # else sparse: each on its own
                 read = self._window(ContentClaim(gather.resource_claim, low, high - low))
             if read is None:
-                part = RangeGather(gather.resource_claim, offsets[index:stop], sizes[index:stop])
-                for claim in part.claims():
-                    self._copy_claim(claim, out)
-                index = stop
-                continue
-            window = np.frombuffer(read, dtype=np.uint8)
-            span = high - low
-            marks = np.bincount(offsets[index:stop] - low, minlength=span + 1)
-            marks -= np.bincount(ends[index:stop] - low, minlength=span + 1)
-            out.write(window[np.cumsum(marks[:-1]) > 0].tobytes())
+                for number, (offset, size) in enumerate(
+                    zip(offsets[index:stop].tolist(), sizes[index:stop].tolist(), strict=True)
+                ):
+                    if number and demarcator:
+                        out.write(demarcator)
+                    if size:
+                        self._copy_claim(ContentClaim(gather.resource_claim, offset, size), out)
+            elif demarcator:
+                starts = (offsets[index:stop] - low).tolist()
+                stops = (ends[index:stop] - low).tolist()
+                out.write(demarcator.join(read[a:b] for a, b in zip(starts, stops, strict=True)))
+            else:
+                window = np.frombuffer(read, dtype=np.uint8)
+                span = high - low
+                marks = np.bincount(offsets[index:stop] - low, minlength=span + 1)
+                marks -= np.bincount(ends[index:stop] - low, minlength=span + 1)
+                out.write(window[np.cumsum(marks[:-1]) > 0].tobytes())
             index = stop
 
     def merge(
@@ -432,6 +445,8 @@ class ContentOperations:
         pieces: list[ContentClaim] = []
         for part in parts:
             if isinstance(part, RangeGather):
+                if part.demarcator:
+                    return False, None  # kept as a copy: a rope of interleaved delimiters
                 pieces.extend(part.claims())
                 continue
             if not isinstance(part, bytes):
@@ -531,6 +546,7 @@ class RangeGather:
     resource_claim: ResourceClaim
     offsets: Any  # numpy int64
     sizes: Any  # numpy int64
+    demarcator: bytes = b""  # written between two ranges
 
     @property
     def pieces(self) -> tuple[RangeGather]:
