@@ -26,8 +26,6 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from flowcore.errors import FlowFileAccessError, FlowFileHandlingError, RelationshipError
 from flowcore.flowfile import (
     CORE_ATTRIBUTES,
@@ -38,7 +36,7 @@ from flowcore.flowfile import (
 )
 from flowcore.provenance_events import ProvenanceEventType
 from flowcore.relationship import FAILURE, Relationship
-from flowcore.session._batches import BatchOutputs, forked_batch
+from flowcore.session._batches import BatchOperations, BatchOutputs
 from flowcore.session._content import CONTENT_FAILURE_REASON, ContentOperations
 from flowcore.session._effects import ExternalEffects
 from flowcore.session._provenance import ProvenanceBuilding, ProvenanceReporter
@@ -60,8 +58,6 @@ from flowcore.session.host import (
 )
 
 if TYPE_CHECKING:
-    from flowcore.flowfile_batch import FlowFileBatch
-    from flowcore.flowfile_batch.columns import Column
     from repositories.protocols import ContentOutputStream, ContentWriter
 
 __all__ = [
@@ -80,7 +76,13 @@ __all__ = [
 
 
 class ProcessSession(
-    ContentOperations, ProvenanceBuilding, Spilling, ExternalEffects, DerivedUuids, StateAndCounters
+    ContentOperations,
+    ProvenanceBuilding,
+    Spilling,
+    ExternalEffects,
+    DerivedUuids,
+    StateAndCounters,
+    BatchOperations,
 ):
     """A unit of work over FlowFiles with NiFi's commit and rollback semantics.
 
@@ -325,75 +327,6 @@ class ProcessSession(
         else:
             self._generated.append(PendingEvent.clone(source, clone_uuid, now))
         return clone
-
-    # --- batches (flowcore.session._batches) ---------------------------------------------------
-
-    def takes_batches(self, relationship: str) -> bool:
-        """Whether a batch made here can go whole to *relationship* (one destination)."""
-        host = self._host
-        return (
-            host.accepts_batches
-            and host.destinations(relationship) == 1
-            and not host.is_auto_terminated(relationship)
-        )
-
-    def fork_batch(
-        self,
-        parent: FlowFile,
-        starts: Any,
-        sizes: Any,
-        attributes: Mapping[str, str],
-        columns: Mapping[str, Column],
-    ) -> FlowFileBatch:
-        """Children of *parent* as one batch: zero-copy ranges of its content (FORK).
-
-        Child *i* holds ``sizes[i]`` bytes at ``starts[i]`` of the parent's content and the
-        parent's attributes with *attributes* and *columns* over them: the FlowFiles
-        ``clone(parent, start, size)`` and ``put_all_attributes`` would make, in order, without
-        an object each. Transfer it with :meth:`transfer_batch`.
-
-        Raises:
-            FlowFileHandlingError: a range lies outside the content, or the content is not one
-                claim range (a rope).
-        """
-        record = self._record(parent, reading=True)
-        source = record.current
-        count = len(starts)
-        uuids = self._derived_uuid_run("clone", count, source.uuid)
-        if uuids is None:
-            msg = f"cannot number {count} children of {source} as one batch"
-            raise FlowFileHandlingError(msg, flowfile_uuid=source.uuid)
-        batch = forked_batch(
-            source,
-            np.asarray(starts, dtype=np.int64),
-            np.asarray(sizes, dtype=np.int64),
-            attributes,
-            columns,
-            first_id=self._host.take_flowfile_ids(count) if count else 0,
-            uuids=uuids,
-            now=self._now(),
-        )
-        if count:
-            self._fork_builder(source)
-            self._batches.children.setdefault(source.uuid, []).append((*uuids, count))
-        self._batches.made.append([batch, None])
-        return batch
-
-    def transfer_batch(self, batch: FlowFileBatch, relationship: Relationship | str) -> None:
-        """Send a batch made by :meth:`fork_batch` to *relationship*, whole.
-
-        Raises:
-            FlowFileHandlingError: the relationship cannot take a batch whole
-                (:meth:`takes_batches`), or the batch was not made in this session.
-        """
-        name = relationship.name if isinstance(relationship, Relationship) else relationship
-        if not self.takes_batches(name):
-            msg = (
-                f"relationship {name!r} of {self.component.type} cannot take a batch whole "
-                "(ask takes_batches first)"
-            )
-            raise FlowFileHandlingError(msg)
-        self._batches.transfer(batch, name)
 
     # --- attributes -------------------------------------------------------------------------
 
