@@ -68,6 +68,7 @@ class _Intake:
         dates = np.repeat(np.array([b.queue_date for b in batches], dtype=np.int64), counts)
         indices = np.concatenate([b.queue_date_indices for b in batches]) if counts else dates
         order = np.lexsort((indices, dates))  # queue order, as the per-FlowFile path takes it
+        self.order = order  # position in queue order -> position in the batches, one after another
         self.batch_of, self.row_of = self.batch_of[order], self.row_of[order]
         self.sizes = np.concatenate([b.sizes for b in batches])[order] if counts else dates
         table: dict[str | None, int] = {}
@@ -242,13 +243,7 @@ def _defragment(
     counts, indices = _numbers(batches, FRAGMENT_COUNT), _numbers(batches, FRAGMENT_INDEX)
     if counts is None or indices is None:
         return None
-    order = np.lexsort(
-        (
-            np.concatenate([b.queue_date_indices for b in batches]),
-            np.repeat([b.queue_date for b in batches], [b.count for b in batches]),
-        )
-    )
-    counts, indices = counts[order], indices[order]
+    counts, indices = counts[intake.order], indices[intake.order]
     max_bins = context.get_property(processor.MAX_BIN_COUNT).as_integer() or 5
     codes, first = np.unique(intake.groups, return_index=True)
     if len(codes) > max_bins:

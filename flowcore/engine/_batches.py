@@ -35,6 +35,7 @@ __all__ = [
     "attributes_changed",
     "batch_run",
     "drain_batches",
+    "drop_whole",
     "event_of",
     "read_work_batch",
     "record_attribute_changes",
@@ -260,13 +261,13 @@ def drain_batches(member: TaskMember) -> None:
             else:
                 record_attribute_changes(member, before, route.batch, queue_id)
             if dropped:
-                _drop(member, route.relationship, before, route.batch, queue_id)
+                drop_whole(member, route.relationship, before, route.batch, queue_id)
                 continue
             rows = np.arange(batch.count) if route.rows is None else np.asarray(route.rows)
             route_whole(member, route.relationship, route.batch, first_index + rows)
 
 
-def _drop(
+def drop_whole(
     member: TaskMember,
     relationship: str,
     before: FlowFileBatch,

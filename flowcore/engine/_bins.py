@@ -16,11 +16,10 @@ import logging
 from typing import TYPE_CHECKING
 
 from flowcore.binning import Bin, BinLimits, EvictionReason
-from flowcore.engine._batches import batch_run, record_attribute_changes, route_whole
+from flowcore.engine._batches import drop_whole, record_attribute_changes, route_whole
 from flowcore.engine.wire import ReadyBin
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.processor_kinds import BinningProcessor
-from flowcore.provenance_events import ProvenanceEventType
 
 if TYPE_CHECKING:
     from flowcore.engine._member import TaskMember
@@ -139,28 +138,8 @@ def merge_batch_bin(member: TaskMember, ready: ReadyBin) -> None:
     for queue_id, batch in ready.batches:
         member.consumed += batch.count
         if relationship in member.plan.auto_terminated:
-            _drop(member, relationship, batch, queue_id)
+            drop_whole(member, relationship, batch, batch, queue_id)
             continue
         changed = batch.with_attributes(changes)
         record_attribute_changes(member, batch, changed, queue_id)
         route_whole(member, relationship, changed)
-
-
-def _drop(member: TaskMember, relationship: str, batch: FlowFileBatch, queue_id: str) -> None:
-    """Auto-terminate a batch: counted, and a DROP event for each FlowFile, as one run."""
-    counted = member.transfers[relationship]
-    counted[0] += batch.count
-    counted[1] += batch.bytes
-    if not batch.count:
-        return
-    member.task.events.append(
-        batch_run(
-            member,
-            ProvenanceEventType.DROP,
-            batch,
-            batch,
-            member.now(),
-            details=f"Auto-Terminated by {relationship} Relationship",
-            source_queue_identifier=queue_id,
-        )
-    )

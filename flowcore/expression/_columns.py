@@ -284,8 +284,7 @@ def _distinct_inputs(batch: FlowFileBatch, names: list[str]) -> tuple[np.ndarray
             return None, []
         combined += codes.astype(np.int64) * span
         span *= max(1, len(values))
-    distinct, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
-    del distinct
+    _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
     return inverse.astype(np.int32), first.tolist()
 
 

@@ -279,38 +279,29 @@ class ContentOperations:
                 out.write(chunk)
 
     def _copy_pieces(self, pieces: Sequence[ContentClaim], out: WriteStream) -> None:
-        """Copy *pieces* in order; small ones near each other in one claim read as one window.
+        """Copy *pieces* in order; runs of increasing ranges of one claim as a :class:`RangeGather`.
 
         A merge of split lines copies ten thousand ranges of a few dozen bytes: opening the
-        claim for each costs a hundred times the bytes. Ranges of one resource claim within a
-        window of :data:`GATHER_WINDOW` bytes, at least a 64th of it wanted, are read with
-        one read and written from memory.
+        claim for each costs a hundred times the bytes, so :meth:`_gather` reads them in windows.
         """
+        import numpy as np  # noqa: PLC0415 - only merges of many ranges need it
+
         index, count = 0, len(pieces)
         while index < count:
             first = pieces[index]
-            low, high = first.offset, first.offset + first.length
-            wanted, stop = first.length, index + 1  # the first range, however large
+            end, stop = first.offset + first.length, index + 1
             while stop < count:
                 piece = pieces[stop]
-                if piece.resource_claim != first.resource_claim:
+                if piece.resource_claim != first.resource_claim or piece.offset < end:
                     break
-                new_low = min(low, piece.offset)
-                new_high = max(high, piece.offset + piece.length)
-                if new_high - new_low > GATHER_WINDOW:
-                    break
-                low, high, wanted, stop = new_low, new_high, wanted + piece.length, stop + 1
-            window = None
-            if stop - index >= 2 and wanted * 64 >= high - low:  # else sparse: each on its own
-                window = self._window(ContentClaim(first.resource_claim, low, high - low))
-            if window is None:
-                for piece in pieces[index:stop]:
-                    self._copy_claim(piece, out)
-                index = stop
-                continue
-            for piece in pieces[index:stop]:
-                start = piece.offset - low
-                out.write(window[start : start + piece.length])
+                end, stop = piece.offset + piece.length, stop + 1
+            if stop - index == 1:
+                self._copy_claim(first, out)
+            else:
+                run = pieces[index:stop]
+                offsets = np.array([p.offset for p in run], dtype=np.int64)
+                sizes = np.array([p.length for p in run], dtype=np.int64)
+                self._gather(RangeGather(first.resource_claim, offsets, sizes), out)
             index = stop
 
     def _window(self, claim: ContentClaim) -> memoryview | None:
@@ -343,7 +334,8 @@ class ContentOperations:
             stop = max(int(np.searchsorted(ends, low + GATHER_WINDOW, side="right")), index + 1)
             high = int(ends[stop - 1])
             read = None
-            if int(sizes[index:stop].sum()) * 64 >= high - low:  # else sparse: each on its own
+            dense = int(sizes[index:stop].sum()) * 64 >= high - low
+            if stop - index > 1 and dense:  # else a lone or sparse range: streamed on its own
                 read = self._window(ContentClaim(gather.resource_claim, low, high - low))
             if read is None:
                 for number, (offset, size) in enumerate(
