@@ -65,34 +65,53 @@ def uuid_in_sequence(text: str) -> tuple[str, int] | None:
 
 
 class CountedUuids(Sequence[str]):
-    """Uuids given as runs of counted uuids ``(prefix, first number, count)``, in order.
+    """Uuids given as runs of counted uuids ``(prefix, first number, count, step)``, in order.
 
     A merge of 10,000 FlowFiles has 10,000 parents; made as batches, their uuids are a few
-    runs. This sequence reads like a tuple of the uuids (and equals one), but is stored, and
-    written to provenance, as the runs, without a string per uuid.
+    runs: consecutive (step 1) when a bin takes a whole split batch, or every eighth (step 8)
+    when a bin takes one group of eight. This sequence reads like a tuple of the uuids (and
+    equals one), but is stored, and written to provenance, as the runs, without a string per
+    uuid. A run may be given as ``(prefix, first, count)``: step 1.
     """
 
     __slots__ = ("_length", "runs")
 
-    def __init__(self, runs: Iterable[tuple[str, int, int]]) -> None:
-        merged: list[tuple[str, int, int]] = []
-        for prefix, first, count in runs:
+    def __init__(self, runs: Iterable[tuple[str, int, int] | tuple[str, int, int, int]]) -> None:
+        merged: list[tuple[str, int, int, int]] = []
+        for run in runs:
+            prefix, first, count = run[0], run[1], run[2]
+            step = run[3] if len(run) > 3 and count > 1 else 1  # type: ignore[misc]
             if not count:
                 continue
-            if merged and merged[-1][0] == prefix and merged[-1][1] + merged[-1][2] == first:
-                merged[-1] = (prefix, merged[-1][1], merged[-1][2] + count)
-            else:
-                merged.append((prefix, first, count))
-        self.runs: tuple[tuple[str, int, int], ...] = tuple(merged)
-        self._length = sum(count for _, _, count in merged)
+            if merged and merged[-1][0] == prefix:
+                _, start, held, stride = merged[-1]
+                gap = first - (start + (held - 1) * stride)
+                if gap and (held == 1 or gap == stride) and (count == 1 or gap == step):
+                    merged[-1] = (prefix, start, held + count, gap)
+                    continue
+            merged.append((prefix, first, count, step))
+        self.runs: tuple[tuple[str, int, int, int], ...] = tuple(merged)
+        self._length = sum(run[2] for run in merged)
 
     def __len__(self) -> int:
         return self._length
 
     def __iter__(self) -> Iterator[str]:
-        for prefix, first, count in self.runs:
-            for number in range(first, first + count):
+        for prefix, first, count, step in self.runs:
+            for number in range(first, first + count * step, step):
                 yield sequence_uuid(prefix, number)
+
+    def __contains__(self, value: object) -> bool:
+        position = uuid_in_sequence(value) if isinstance(value, str) else None
+        if position is None:
+            return False
+        prefix, number = position
+        for run_prefix, first, count, step in self.runs:
+            if run_prefix == prefix:
+                place, off = divmod(number - first, step)
+                if not off and 0 <= place < count:
+                    return True
+        return False
 
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):
@@ -101,9 +120,9 @@ class CountedUuids(Sequence[str]):
             index += self._length
         if not 0 <= index < self._length:
             raise IndexError(index)
-        for prefix, first, count in self.runs:
+        for prefix, first, count, step in self.runs:
             if index < count:
-                return sequence_uuid(prefix, first + index)
+                return sequence_uuid(prefix, first + index * step)
             index -= count
         raise IndexError(index)  # pragma: no cover - the length says otherwise
 

@@ -338,17 +338,27 @@ def _increasing(batch: FlowFileBatch) -> bool:
     return bool(np.all(offsets[1:] >= offsets[:-1] + sizes[:-1]))
 
 
-def uuid_runs(batch: FlowFileBatch) -> list[tuple[str, int, int]]:
-    """*batch*'s uuids as ``(prefix, first number, count)`` runs of consecutive numbers."""
+def uuid_runs(batch: FlowFileBatch) -> list[tuple[str, int, int, int]]:
+    """*batch*'s uuids as ``(prefix, first number, count, step)`` runs.
+
+    A run holds numbers moving by equal steps: a bin of one group out of eight takes every
+    eighth split, one run.
+    """
     numbers = batch.uuid_numbers
-    if not len(numbers):
-        return []
-    breaks = np.flatnonzero(numbers[1:] != numbers[:-1] + 1) + 1
-    edges = [0, *breaks.tolist(), len(numbers)]
-    return [
-        (batch.uuid_key, int(numbers[start]), stop - start)
-        for start, stop in itertools.pairwise(edges)
+    if len(numbers) < 3:
+        return [(batch.uuid_key, int(n), 1, 1) for n in numbers.tolist()]
+    steps = np.diff(numbers)
+    # each stretch of equal steps, less its last number (the next stretch's first)
+    starts = [0, *(np.flatnonzero(steps[1:] != steps[:-1]) + 1).tolist()]
+    stops = [*starts[1:], len(steps)]
+    firsts, strides = numbers[starts].tolist(), steps[starts].tolist()
+    key = batch.uuid_key
+    runs = [
+        (key, first, stop - start, stride)
+        for first, start, stop, stride in zip(firsts, starts, stops, strides, strict=True)
     ]
+    runs.append((key, int(numbers[-1]), 1, 1))
+    return runs
 
 
 def merge_bundle(

@@ -114,12 +114,17 @@ def uuid_at(key: str, number: int) -> str:
 
 
 def link_ranges(uuids: Iterable[str]) -> list[tuple[str, int, int]]:
-    """Consecutive uuids as ``(key, first, last)`` ranges, in order, each within one bucket."""
+    """The uuids as ``(key, first, last)`` ranges, in order, each within one bucket.
+
+    Consecutive uuids make exact ranges. A run of :class:`CountedUuids` moving by a step (every
+    eighth split) makes one range per bucket that also covers the uuids between them, so a
+    10,000-parent JOIN is a few rows: a range says "may name", the event's own uuids decide.
+    """
     ranges: list[tuple[str, int, int]] = []
     if isinstance(uuids, CountedUuids):  # runs already: cut them at bucket edges
         keys: dict[tuple[str, int], str] = {}  # a bucket's key, made once
-        for prefix, start, count in uuids.runs:
-            number, last = start, start + count - 1
+        for prefix, start, count, step in uuids.runs:
+            number, last = sorted((start, start + (count - 1) * step))
             while number <= last:
                 bucket_last = number | _BUCKET_MASK
                 bucket = (prefix, number & ~_BUCKET_MASK)

@@ -273,16 +273,28 @@ def _batch_records(run: ProvenanceEventRun, indexed: Collection[str]) -> list[li
                 "uuid_named": [list(n) for n in piece.uuid_named],
                 "numbers": _packed_array(numbers),
             }
-            for name, values in (
-                ("offset", piece.offsets),
-                ("length", piece.sizes),
-                ("file_size", piece.sizes),
-                ("previous_offset", piece.previous_offsets),
-                ("previous_length", piece.previous_sizes),
-                ("previous_file_size", piece.previous_sizes),
+            for name, values, size in (
+                ("offset", piece.offsets, None),
+                ("length", piece.sizes, "file_size"),
+                ("previous_offset", piece.previous_offsets, None),
+                ("previous_length", piece.previous_sizes, "previous_file_size"),
             ):
                 if values is not None:
-                    varying[name] = _packed_array(values)
+                    current = name.removeprefix("previous_")
+                    if (
+                        current != name
+                        and piece.resource == piece.previous_resource
+                        and (
+                            np.array_equal(
+                                values, piece.offsets if current == "offset" else piece.sizes
+                            )
+                        )
+                    ):
+                        varying[name] = current  # content unchanged: the same numbers
+                    else:
+                        varying[name] = _packed_array(values)
+                    if size is not None:
+                        varying[size] = name  # the same numbers, stored once
             for name, resource in (
                 ("resource", piece.resource),
                 ("previous_resource", piece.previous_resource),
@@ -404,6 +416,8 @@ def unfold(
         values = columns.get(name)
         if values is None:
             return _Constant(default)
+        if isinstance(values, str):  # another column's name: the same numbers
+            return column(values, default)
         if isinstance(values, dict):
             return _Steps(values["start"], values["step"])
         if isinstance(values, bytes):

@@ -45,7 +45,7 @@ from flowcore.errors import ReplayError, RepositoryError
 from flowcore.flowfile import FlowFile, new_uuid
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
 from flowcore.units import parse_data_size, parse_time_period
-from repositories._provenance_rows import ROW_COLUMNS, decode_event_file, uuid_position
+from repositories._provenance_rows import ROW_COLUMNS, decode_event_file, uuid_at, uuid_position
 from repositories._provenance_runs import EventFolder, row_events, run_positions
 from repositories._provenance_schema import (
     ATTRIBUTES,
@@ -440,7 +440,7 @@ class SqlProvenanceRepository:
             key, number = uuid_position(text)
             wanted[key].append(number)
         found: dict[int, tuple[str, int, str, list[str], list[str]]] = {}
-        linked: set[int] = set()
+        linked: dict[int, list[str]] = defaultdict(list)  # event id -> uuids it may link
         for table in (EVENTS, LINKS):
             where = or_(*(_covers(table, k, min(ns), max(ns)) for k, ns in wanted.items()))
             for row in conn.execute(select(table).where(where)):
@@ -448,15 +448,19 @@ class SqlProvenanceRepository:
                 if not numbers:
                     continue
                 if table is LINKS:
-                    linked.add(row.event_id)
+                    linked[row.event_id].extend(uuid_at(row.uuid_key, n) for n in numbers)
                     continue
                 offsets = run_positions(row._mapping, numbers)
                 for offset, subject in zip(offsets, row_events(row._mapping, offsets), strict=True):
                     found[row.event_id + offset] = _lineage_entry(subject)
-        linked.difference_update(found)
-        if linked:
-            for row in conn.execute(select(EVENTS).where(EVENTS.c.event_id.in_(linked))):
-                found[row.event_id] = _lineage_entry(row_events(row._mapping, [0])[0])
+        maybe = set(linked) - set(found)
+        if maybe:
+            for row in conn.execute(select(EVENTS).where(EVENTS.c.event_id.in_(maybe))):
+                event = row_events(row._mapping, [0])[0]
+                named = (event.parent_uuids, event.child_uuids)
+                # a link range may cover uuids the event does not name (a strided run's gaps)
+                if any(u in uuids for u in linked[row.event_id] for uuids in named):
+                    found[row.event_id] = _lineage_entry(event)
         return found
 
     def lineage(self, flowfile_uuid: str, *, max_events: int = MAX_LINEAGE_NODES) -> nx.DiGraph:

@@ -339,13 +339,27 @@ def attributes_changed(before: FlowFileBatch, after: FlowFileBatch) -> np.ndarra
     return mask if mask.any() else None
 
 
-def _updated_column(old: Column | None, new: Column) -> Column:
-    """*new*'s value where it differs from *old*'s, None (not updated) elsewhere."""
+def _updated_column(old: Column | None, new: Column) -> Column | None:
+    """*new*'s value where it differs from *old*'s, None (not updated) elsewhere.
+
+    None when no FlowFile's value changed. Only the changed values are rendered: a column
+    passed on unchanged costs nothing, however many distinct values it holds.
+    """
     if old is None:
         return new
-    same = new.equals(old)
+    if old is new:
+        return None
+    changed = ~new.equals(old)
+    if not changed.any():
+        return None
+    if changed.all():
+        return new
     codes, values = new.encoded()
-    return TextColumn(np.where(same, len(values), codes), (*values, None))
+    used = np.unique(codes[changed])
+    remap = np.full(len(values), len(used), dtype=codes.dtype)
+    remap[used] = np.arange(len(used), dtype=codes.dtype)
+    kept = [values[i] for i in used.tolist()]
+    return TextColumn(np.where(changed, remap[codes], len(used)), (*kept, None))
 
 
 def batch_run(
@@ -385,15 +399,14 @@ def batch_run(
             updated_columns=dict(after.columns),
         )
     varying = {*before.columns, *after.columns}
-    updated_columns = {
-        name: _updated_column(before.column(name), after.columns[name]) for name in after.columns
-    }
-    for name in varying - set(after.columns):  # a column that became one shared value
-        value = after.attributes.get(name)
-        if value is not None:
-            column = after.column(name)
-            assert column is not None
-            updated_columns[name] = _updated_column(before.column(name), column)
+    updated_columns = {}
+    for name in varying:
+        if name in after.columns or name in after.attributes:  # else removed: not an update
+            new = after.column(name)
+            assert new is not None
+            updated = _updated_column(before.column(name), new)
+            if updated is not None:
+                updated_columns[name] = updated
     return ProvenanceEventRun(
         event,
         after.uuid_numbers,

@@ -31,6 +31,9 @@ __all__ = [
 
 _INT64 = np.dtype("<i8")
 _CODES = np.dtype("<i4")
+#: Dictionaries longer than this are stored without their unused values.
+_COMPACT_ABOVE = 16
+_LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
 
 
 def _frozen_array(values: Any, dtype: np.dtype) -> np.ndarray:
@@ -71,8 +74,19 @@ class IntColumn:
         return codes.astype(_CODES), _Decimals(distinct)
 
     def to_wire(self) -> list[Any]:
-        """The column as stored: a tag and its little-endian bytes."""
-        return ["i", self.numbers.tobytes()]
+        """The column as stored: a tag and its little-endian bytes.
+
+        Numbers moving by equal steps (a fragment index, a constant) are stored as a tag, the
+        first, the step and the count instead.
+        """
+        numbers = self.numbers
+        if len(numbers) > 1:
+            first, step = int(numbers[0]), int(numbers[1]) - int(numbers[0])
+            if _LONG_MIN <= step <= _LONG_MAX and np.array_equal(
+                numbers, first + step * np.arange(len(numbers), dtype=_INT64)
+            ):
+                return ["r", first, step, len(numbers)]
+        return ["i", numbers.tobytes()]
 
     def equals(self, other: Column) -> np.ndarray:
         """A mask: where this column's value is *other*'s."""
@@ -113,8 +127,19 @@ class TextColumn:
         return self.codes, self.dictionary
 
     def to_wire(self) -> list[Any]:
-        """The column as stored: a tag, the code bytes and the dictionary."""
-        return ["t", self.codes.tobytes(), list(self.dictionary)]
+        """The column as stored: a tag, the code bytes and the dictionary.
+
+        The dictionary leaves out the values no FlowFile uses: a cut of a column of distinct
+        values keeps only its own.
+        """
+        codes, dictionary = self.codes, self.dictionary
+        if len(dictionary) > _COMPACT_ABOVE:
+            used = np.bincount(codes, minlength=len(dictionary)) > 0
+            if not used.all():
+                remap = np.cumsum(used, dtype=_CODES) - 1
+                codes = remap[codes]
+                dictionary = tuple(v for v, u in zip(dictionary, used.tolist(), strict=True) if u)
+        return ["t", codes.tobytes(), list(dictionary)]
 
     def equals(self, other: Column) -> np.ndarray:
         """A mask: where this column's value is *other*'s."""
@@ -198,4 +223,7 @@ def column_from_wire(wire: Sequence[Any]) -> Column:
     """The inverse of a column's ``to_wire``."""
     if wire[0] == "i":
         return IntColumn(np.frombuffer(wire[1], dtype=_INT64))
+    if wire[0] == "r":
+        _, first, step, count = wire
+        return IntColumn(first + step * np.arange(count, dtype=_INT64))
     return TextColumn(np.frombuffer(wire[1], dtype=_CODES), tuple(wire[2]))

@@ -198,7 +198,7 @@ def test_counted_uuids_read_like_the_tuple_of_their_uuids() -> None:
     prefix = new_uuid()[:28]
     counted = CountedUuids([(prefix, 5, 2), (prefix, 7, 1), ("x" * 28, 0, 0), (prefix, 1, 1)])
     spelled = tuple(sequence_uuid(prefix, n) for n in (5, 6, 7, 1))
-    assert counted.runs == ((prefix, 5, 3), (prefix, 1, 1))
+    assert counted.runs == ((prefix, 5, 3, 1), (prefix, 1, 1, 1))
     assert len(counted) == 4
     assert tuple(counted) == spelled
     assert counted == spelled

@@ -104,15 +104,39 @@ def test_link_ranges_join_neighbours_within_a_bucket() -> None:
 def test_counted_uuids_give_the_ranges_and_text_of_their_uuids(
     runs: list[tuple[int, int, int]],
 ) -> None:
-    """Runs are cut into link ranges as the uuids one by one are, and stored compactly."""
+    """Runs are cut into link ranges covering every uuid (those of the uuids one by one when
+    each run moves by 1), and stored compactly."""
     counted = CountedUuids(
         (canonical(prefix, 0)[:UUID_PREFIX_LENGTH], first, count) for prefix, first, count in runs
     )
     spelled = tuple(counted)
-    assert link_ranges(counted) == link_ranges(spelled)
+    ranges = link_ranges(counted)
+    for text in spelled:
+        key, number = uuid_position(text)
+        assert any(k == key and lo <= number <= hi for k, lo, hi in ranges)
+    if all(step == 1 for *_, step in counted.runs):
+        assert ranges == link_ranges(spelled)
     assert uuids_from_text(uuids_text(counted)) == spelled
     assert len(uuids_text(counted)) <= 100 * (len(runs) + 1)
     assert uuids_from_text(uuids_text(spelled)) == spelled
+
+
+def test_a_join_of_every_eighth_parent_is_found_from_its_parents_only(tmp_path: Path) -> None:
+    """A JOIN whose parents are every eighth uuid is stored as a range or two, and lineage
+    finds it from each parent but not from a uuid between them."""
+    repo = SqlProvenanceRepository(tmp_path / "p.db")
+    uuids = [canonical(0, i) for i in range(3, 3 + 8 * 40, 8)]
+    prefix = uuids[0][:UUID_PREFIX_LENGTH]
+    counted = CountedUuids((prefix, 3 + 8 * i, 1) for i in range(40))
+    assert counted.runs == ((prefix, 3, 40, 8),)
+    join = attrs.evolve(joined(uuids), parent_uuids=counted)
+    (stored,) = repo.register([join])
+    assert stored.parent_uuids == tuple(uuids)
+    assert uuids[7] in stored.parent_uuids
+    assert canonical(0, 4) not in stored.parent_uuids
+    assert f"event:{stored.event_id}" in repo.lineage(uuids[7]).nodes
+    assert f"event:{stored.event_id}" not in repo.lineage(canonical(0, 12)).nodes
+    repo.close()
 
 
 def test_a_join_of_counted_parents_is_stored_and_found_as_their_uuids(tmp_path: Path) -> None:

@@ -68,3 +68,25 @@ def test_encoded_gives_codes_into_distinct_values() -> None:
     assert [values[c] for c in codes] == ["5", "3", "5"]
     assert constant_column("x", 3).values() == ["x", "x", "x"]
     assert TextColumn(np.array([1, 0]), ("a", None)).values() == [None, "a"]
+
+
+@given(st.lists(st.integers(-(1 << 63), (1 << 63) - 1), max_size=6), st.integers(0, 40))
+def test_whole_numbers_are_stored_exactly_in_steps_or_bytes(numbers: list, repeat: int) -> None:
+    """A stored int column reads back the same numbers, equal steps (kept as first, step,
+    count) and overflowing steps included."""
+    for values in (
+        numbers,
+        numbers[:1] * repeat,
+        [numbers[0] + i for i in range(repeat)] if numbers and numbers[0] < (1 << 62) else [],
+    ):
+        column = IntColumn(np.array(values, dtype=np.int64))
+        assert column_from_wire(column.to_wire()).numbers.tolist() == values
+
+
+def test_a_cut_of_distinct_values_is_stored_with_only_its_own() -> None:
+    """A cut of a column of many distinct values stores only the values its rows use."""
+    column = column_of([f"name-{n}" for n in range(1000)]).cut(10, 13)
+    wire = column.to_wire()
+    assert wire[2] == ["name-10", "name-11", "name-12"]
+    assert column_from_wire(wire).values() == ["name-10", "name-11", "name-12"]
+    assert IntColumn(np.arange(5, 50, 5)).to_wire() == ["r", 5, 5, 9]
