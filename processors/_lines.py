@@ -12,7 +12,16 @@ import re
 from collections.abc import Iterator
 from typing import Any, BinaryIO, NamedTuple
 
-__all__ = ["DEFAULT_CHUNK_SIZE", "LineGroup", "LineSpan", "iter_line_groups", "iter_lines"]
+__all__ = [
+    "DEFAULT_CHUNK_SIZE",
+    "LineGroup",
+    "LineSpan",
+    "LineSplits",
+    "iter_line_groups",
+    "iter_lines",
+    "iter_split_lines",
+    "split_lines",
+]
 
 DEFAULT_CHUNK_SIZE = 1 << 20  # bytes per read: amortises calls, bounds memory
 _TERMINATOR = re.compile(rb"\r\n|\r|\n")
@@ -246,26 +255,70 @@ def split_lines(
     """
     import numpy  # noqa: PLC0415 - only this path needs it
 
-    newlines = []
+    parts = []
+    for part in iter_split_lines(stream, group_size, chunk_size=chunk_size):
+        if part is None:
+            return None
+        parts.append(part)
+    if not parts:
+        empty = numpy.zeros(0, numpy.int64)
+        return LineSplits(empty, empty, empty, empty)
+    return LineSplits(*(numpy.concatenate(column) for column in zip(*parts, strict=True)))
+
+
+def iter_split_lines(
+    stream: BinaryIO,
+    group_size: int,
+    *,
+    max_splits: int | None = None,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+) -> Iterator[LineSplits | None]:
+    r""":func:`split_lines`, as consecutive parts of at most *max_splits* splits each.
+
+    Memory is bounded by *max_splits* (and a chunk), not by the content's size: the lines of
+    a part are found, grouped and forgotten before the next part is read. Yields None, and
+    stops, when a ``\\r`` appears (the parts yielded before it are then to be dropped).
+    """
+    import numpy  # noqa: PLC0415 - only this path needs it
+
+    per_part = None if max_splits is None else max(1, max_splits) * group_size  # lines
+    ends: list[Any] = []  # line ends (terminators included) not yet grouped, in pieces
+    held = 0
+    first = 0  # where the first held line starts
     base = 0
     while chunk := stream.read(chunk_size):
         if b"\r" in chunk:
-            return None
+            yield None
+            return
         found = numpy.flatnonzero(numpy.frombuffer(chunk, numpy.uint8) == _LF)
-        newlines.append(found + base)
+        if len(found):
+            ends.append(found.astype(numpy.int64) + (base + 1))
+            held += len(found)
         base += len(chunk)
-    total = base
-    ends = numpy.concatenate(newlines) + 1 if newlines else numpy.zeros(0, numpy.int64)
-    ends = ends.astype(numpy.int64)
-    terminators = numpy.ones(len(ends), numpy.int64)
-    if total and (not len(ends) or ends[-1] < total):  # a last line without a terminator
-        ends = numpy.append(ends, total)
+        while per_part is not None and held >= per_part:
+            line_ends = numpy.concatenate(ends)
+            taken, rest = line_ends[:per_part], line_ends[per_part:]
+            yield _grouped(first, taken, numpy.ones(len(taken), numpy.int64), group_size)
+            first = int(taken[-1])
+            ends, held = ([rest] if len(rest) else []), len(rest)
+    line_ends = numpy.concatenate(ends) if ends else numpy.zeros(0, numpy.int64)
+    terminators = numpy.ones(len(line_ends), numpy.int64)
+    if base > first and (not len(line_ends) or line_ends[-1] < base):  # no last terminator
+        line_ends = numpy.append(line_ends, base)
         terminators = numpy.append(terminators, 0)
+    if len(line_ends):
+        yield _grouped(first, line_ends, terminators, group_size)
+
+
+def _grouped(first: int, ends: Any, terminators: Any, group_size: int) -> LineSplits:
+    """The splits of consecutive lines, the first starting at *first*.
+
+    Groups of *group_size* lines (the last may be smaller), with SplitText's trimming rules.
+    """
+    import numpy  # noqa: PLC0415 - only this path needs it
+
     lines = len(ends)
-    if not lines:
-        empty = numpy.zeros(0, numpy.int64)
-        return LineSplits(empty, empty, empty, empty)
-    starts = numpy.concatenate(([0], ends[:-1]))
+    starts = numpy.concatenate(([first], ends[:-1]))
     nonempty = (ends - starts) > terminators
     firsts = numpy.arange(0, lines, group_size)
     lasts = numpy.minimum(firsts + group_size, lines) - 1

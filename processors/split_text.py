@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import ClassVar, NamedTuple
 
 import attrs
 import numpy as np
 
+from flowcore.errors import ProcessException
 from flowcore.flowfile import ContentClaim, FlowFile
 from flowcore.flowfile_batch.columns import IntColumn
 from flowcore.process_context import ProcessContext
@@ -24,12 +25,21 @@ from flowcore.validators import (
     NON_NEGATIVE_INTEGER_VALIDATOR,
     ValidationResult,
 )
-from processors._lines import LineGroup, LineSpan, iter_line_groups, iter_lines, split_lines
+from processors._lines import (
+    LineGroup,
+    LineSpan,
+    LineSplits,
+    iter_line_groups,
+    iter_lines,
+    iter_split_lines,
+)
 
 __all__ = ["SplitText"]
 
 #: Splits kept from the counting pass (about 100 bytes each) instead of reading again.
 _REMEMBERED_SPLITS = 100_000
+#: Splits per FlowFile batch made at once: bounds memory whatever the input's line count.
+BATCH_SPLITS = 65_536
 
 SPLIT_LINE_COUNT = "text.line.count"
 FRAGMENT_SIZE = "fragment.size"
@@ -281,45 +291,72 @@ class SplitText(Processor):
     def _split_as_batch(
         session: ProcessSession, flowfile: FlowFile, line_split_count: int, remove_trailing: bool
     ) -> bool:
-        r"""Make the splits as one FlowFile batch (no header, no size limit, ``\n`` lines).
+        r"""Make the splits as FlowFile batches (no header, no size limit, ``\n`` lines).
 
         The same splits, attributes and events as the per-split path, as arrays: offsets into
-        the input's content, ``fragment.index`` and ``text.line.count`` as columns. False
-        (nothing done) when the content holds a ``\r`` or is not one claim range.
+        the input's content, ``fragment.index`` and ``text.line.count`` as columns. Batches of
+        at most :data:`BATCH_SPLITS` splits, so memory is bounded whatever the line count: the
+        splits are counted first (``fragment.count`` is on every one), then found again part
+        by part. False (nothing done) when the content holds a ``\r`` or is not one claim range.
         """
         if flowfile.content is not None and not isinstance(flowfile.content, ContentClaim):
             return False
+        count = 0
+        parts: list[LineSplits] | None = []  # None: too many to hold, found again below
         with session.read(flowfile) as stream:
-            found = split_lines(stream, line_split_count)
-        if found is None:
-            return False
-        sizes = found.trimmed if remove_trailing else found.lengths
-        kept = np.flatnonzero(sizes > 0)
-        count = len(kept)
+            for part in iter_split_lines(stream, line_split_count, max_splits=BATCH_SPLITS):
+                if part is None:
+                    return False
+                count += int(np.count_nonzero(_sizes(part, remove_trailing)))
+                if parts is not None:
+                    parts.append(part)
+                    if len(parts) > 1:
+                        parts = None
         fragment_id = session.identifier_for(flowfile, FRAGMENT_ID)
         if count:
-            chosen = sizes[kept]
-            splits = session.fork_batch(
-                flowfile,
-                found.starts[kept],
-                chosen,
-                {
-                    FRAGMENT_ID: fragment_id,
-                    FRAGMENT_COUNT: str(count),
-                    SEGMENT_ORIGINAL_FILENAME: flowfile.attributes.get("filename", ""),
-                },
-                {
-                    SPLIT_LINE_COUNT: IntColumn(found.line_counts[kept]),
-                    FRAGMENT_SIZE: IntColumn(chosen),
-                    FRAGMENT_INDEX: IntColumn(np.arange(1, count + 1)),
-                },
-            )
-            session.transfer_batch(splits, REL_SPLITS)
+            shared = {
+                FRAGMENT_ID: fragment_id,
+                FRAGMENT_COUNT: str(count),
+                SEGMENT_ORIGINAL_FILENAME: flowfile.attributes.get("filename", ""),
+            }
+            with contextlib.ExitStack() as reading:
+                found: Iterable[LineSplits | None] = parts or ()
+                if parts is None:
+                    stream = reading.enter_context(session.read(flowfile))
+                    found = iter_split_lines(stream, line_split_count, max_splits=BATCH_SPLITS)
+                emitted = 0
+                for part in found:
+                    if part is None:
+                        msg = f"the content of {flowfile} changed while it was split"
+                        raise ProcessException(msg)
+                    sizes = _sizes(part, remove_trailing)
+                    kept = np.flatnonzero(sizes > 0)
+                    if not len(kept):
+                        continue
+                    chosen = sizes[kept]
+                    splits = session.fork_batch(
+                        flowfile,
+                        part.starts[kept],
+                        chosen,
+                        shared,
+                        {
+                            SPLIT_LINE_COUNT: IntColumn(part.line_counts[kept]),
+                            FRAGMENT_SIZE: IntColumn(chosen),
+                            FRAGMENT_INDEX: IntColumn(np.arange(1, len(kept) + 1) + emitted),
+                        },
+                    )
+                    emitted += len(kept)
+                    session.transfer_batch(splits, REL_SPLITS)
         original = session.put_all_attributes(
             flowfile, {FRAGMENT_ID: fragment_id, FRAGMENT_COUNT: str(count)}
         )
         session.transfer(original, REL_ORIGINAL)
         return True
+
+
+def _sizes(part: LineSplits, remove_trailing: bool) -> np.ndarray:
+    """The sizes of a part's splits as emitted (0: none is emitted)."""
+    return part.trimmed if remove_trailing else part.lengths
 
 
 @attrs.frozen

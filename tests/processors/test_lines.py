@@ -8,7 +8,14 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from processors._lines import LineGroup, LineSpan, iter_line_groups, iter_lines, split_lines
+from processors._lines import (
+    LineGroup,
+    LineSpan,
+    iter_line_groups,
+    iter_lines,
+    iter_split_lines,
+    split_lines,
+)
 
 
 def spans(data: bytes, **kwargs: int) -> list[tuple[int, int, int]]:
@@ -117,3 +124,26 @@ def test_split_lines_are_splittexts_splits_of_line_groups(
 def test_split_lines_leaves_carriage_returns_to_the_exact_path() -> None:
     """Content with a \\r is declined (None): \\r\\n and lone \\r need the per-line rules."""
     assert split_lines(io.BytesIO(b"a\r\nb\n"), 1) is None
+
+
+@given(
+    st.lists(st.sampled_from([b"a", b"bc", b"", b"dd d"]), max_size=40).map(b"\n".join),
+    st.booleans(),
+    st.integers(1, 4),
+    st.integers(1, 7),
+    st.integers(1, 5),
+)
+def test_split_lines_in_parts_are_the_same_splits_in_bounded_parts(
+    body: bytes, final_newline: bool, group_size: int, chunk_size: int, max_splits: int
+) -> None:
+    """Parts of at most max_splits splits, one after the other, are split_lines' splits."""
+    data = body + (b"\n" if final_newline else b"")
+    whole = split_lines(io.BytesIO(data), group_size, chunk_size=chunk_size)
+    assert whole is not None
+    parts = list(
+        iter_split_lines(io.BytesIO(data), group_size, max_splits=max_splits, chunk_size=chunk_size)
+    )
+    assert all(p is not None and 0 < len(p.starts) <= max_splits for p in parts)
+    for name in ("starts", "lengths", "trimmed", "line_counts"):
+        joined = [v for p in parts for v in getattr(p, name).tolist()]
+        assert joined == getattr(whole, name).tolist()

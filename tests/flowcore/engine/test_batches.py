@@ -30,6 +30,7 @@ from processors import (
     RouteOnAttribute,
     SplitText,
     UpdateAttribute,
+    split_text,
 )
 from repositories.repository_set import RepositorySet
 from tests.flowcore.conftest import event_shape
@@ -212,21 +213,26 @@ _LINE = st.text(st.sampled_from("abc 5"), max_size=6).map(str.encode)
     st.lists(st.lists(_LINE, min_size=1, max_size=30), min_size=1, max_size=3),
     st.booleans(),
     st.integers(1, 3),
+    st.sampled_from([1, 4, split_text.BATCH_SPLITS]),
 )
 def test_distinct_splits_as_batches_give_the_one_by_one_flowfiles_and_events(
     tmp_path_factory: pytest.TempPathFactory,
     files: list[list[bytes]],
     final_newline: bool,
     lines_per_split: int,
+    batch_splits: int,
 ) -> None:
     """SplitText, UpdateAttribute and RouteOnAttribute on batches: same files, transfers and
-    provenance (empty lines, unterminated last lines and groups of lines included)."""
+    provenance (empty lines, unterminated last lines, groups of lines and inputs split into
+    several batches included)."""
     root = tmp_path_factory.mktemp("splits")
     (root / "in").mkdir()
     for number, lines in enumerate(files):
         body = b"\n".join(lines) + (b"\n" if final_newline else b"")
         (root / "in" / f"part{number}.log").write_bytes(body)
-    batched = _split_outcome(root, "batches", lines_per_split)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(split_text, "BATCH_SPLITS", batch_splits)
+        batched = _split_outcome(root, "batches", lines_per_split)
     with pytest.MonkeyPatch.context() as patch:
         _one_by_one(patch)
         single = _split_outcome(root, "single", lines_per_split)
