@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import re
+import sys
+import types
+from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 from flowcore import Processor, Relationship
 from flowcore.errors import InvalidProcessorError
+from flowcore.expression import compile_expression, evaluate_column
+from flowcore.processor import BatchRoute
 from flowcore.properties import PropertyDescriptor
 from flowcore.testing import TestRunner
 from flowcore.validators import POSITIVE_INTEGER_VALIDATOR
+from processors import MergeContent, RouteOnAttribute, SplitText, UpdateAttribute
 
 SUCCESS = Relationship("success")
 
@@ -202,3 +210,275 @@ def test_enqueue_output_of_another_runner() -> None:
     assert queued.attributes["k"] == "v"
     assert queued.attributes["extra"] == "1"
     assert queued.uuid != first.flowfiles_for("success")[0].uuid
+
+
+# --- batch forms ------------------------------------------------------------------------------
+
+
+def _enqueue_lines(runner: TestRunner, count: int) -> None:
+    """Queue *count* one-line FlowFiles carrying fragment.index 1..count and a status."""
+    for index in range(1, count + 1):
+        status = ("200", "404", "500")[index % 3]
+        runner.enqueue(f"line {index}\n", {"fragment.index": str(index), "status": status})
+
+
+def test_batch_mode_is_off_by_default() -> None:
+    """A runner triggers one FlowFile at a time and its sessions take no batches by default."""
+    runner = TestRunner(UpdateAttribute(tag="x"))
+    _enqueue_lines(runner, 3)
+    runner.run()
+    assert not runner.accepts_batches
+    runner.assert_transfer_count("success", 1)
+    assert runner.batch_use.whole == runner.batch_use.forked == 0
+
+
+def test_split_text_forks_batches_and_agrees_with_one_by_one() -> None:
+    """SplitText's splits go whole in batch mode, and match the one-by-one splits and FORKs."""
+    runner = TestRunner(SplitText(line_split_count=1))
+    runner.enqueue(b"a\nbb\n\nccc\n", {"k": "v"})
+    runner.enqueue(b"x\ny", {"k": "w"})
+    runner.assert_batch_form_agrees()
+    assert runner.batch_use.forked == 5
+    runner.assert_transfer_count("splits", 5)
+    runner.assert_transfer_count("original", 2)
+    runner.flowfiles_for("splits")[2].assert_content_equals("ccc")
+    runner.flowfiles_for("splits")[2].assert_attribute_equals("fragment.index", "3")
+
+
+def test_update_attribute_with_expression_language_agrees_with_one_by_one() -> None:
+    """UpdateAttribute over columns: shared, per-FlowFile and derived values, same events."""
+    processor = UpdateAttribute(
+        group="${fragment.index:mod(8)}",
+        upper="${status:toUpper():append('-'):append(${filename:length()})}",
+        kind="split",
+    )
+    runner = TestRunner(processor)
+    _enqueue_lines(runner, 10)
+    runner.assert_batch_form_agrees()
+    assert runner.batch_use.whole == 10
+    runner.assert_all_flowfiles_transferred("success", 10)
+    runner.flowfiles_for("success")[9].assert_attribute_equals("group", "2")
+    events = {e.event_type.value for e in runner.provenance_events}
+    assert events == {"ATTRIBUTES_MODIFIED"}
+
+
+def test_route_on_attribute_agrees_with_one_by_one() -> None:
+    """RouteOnAttribute by masks: each FlowFile where on_trigger sends it, with its ROUTE event."""
+    runner = TestRunner(
+        RouteOnAttribute(ok="${status:equals('200')}", lost="${status:equals('404')}")
+    )
+    _enqueue_lines(runner, 9)
+    runner.assert_batch_form_agrees()
+    assert runner.batch_use.whole == 9
+    for relationship in ("ok", "lost", "unmatched"):
+        runner.assert_transfer_count(relationship, 3)
+    assert [f.attributes["fragment.index"] for f in runner.flowfiles_for("ok")] == ["3", "6", "9"]
+    assert {e.event_type.value for e in runner.provenance_events} == {"ROUTE"}
+
+
+def test_merge_content_by_correlation_attribute_agrees_with_one_by_one() -> None:
+    """MergeContent bins batches by a correlation attribute: same bundles, originals and the
+    same open bin left queued as its one-by-one run."""
+    processor = MergeContent(
+        correlation_attribute_name="status",
+        minimum_number_of_entries=3,
+        maximum_number_of_entries=3,
+    )
+    runner = TestRunner(processor)
+    _enqueue_lines(runner, 11)
+    runner.assert_batch_form_agrees()
+    assert runner.batch_use.whole == 9
+    runner.assert_transfer_count("merged", 3)
+    runner.assert_transfer_count("original", 9)
+    assert runner.queue_size() == 2  # the status with 4 FlowFiles left one in an open bin
+    bundle = runner.flowfiles_for("merged")[0]
+    bundle.assert_content_equals("line 1\nline 4\nline 7\n")
+    merged = {f.attributes["merge.uuid"] for f in runner.flowfiles_for("original")}
+    assert merged == {f.uuid for f in runner.flowfiles_for("merged")}
+
+
+def test_defragment_of_split_batches_agrees_with_one_by_one() -> None:
+    """Splits made as a batch, defragmented from batches: each file whole again, as one by one."""
+    split = TestRunner(SplitText(line_split_count=2, remove_trailing_newlines=False), batches=True)
+    split.enqueue(b"".join(b"row %d\n" % i for i in range(7)), {"filename": "a.log"})
+    split.enqueue(b"".join(b"other %d\n" % i for i in range(4)), {"filename": "b.log"})
+    split.run()
+    merge = TestRunner(MergeContent(merge_strategy="Defragment"))
+    for piece in split.flowfiles_for("splits"):
+        merge.enqueue(piece)
+    merge.assert_batch_form_agrees()
+    contents = sorted(f.content for f in merge.flowfiles_for("merged"))
+    assert contents == [
+        b"".join(b"other %d\n" % i for i in range(4)),
+        b"".join(b"row %d\n" % i for i in range(7)),
+    ]
+
+
+class _Tag(Processor):
+    """docs/writing-processors.md's batch form example, as written there."""
+
+    relationships = (Relationship("low"), Relationship("high"))
+
+    def on_trigger(self, context: Any, session: Any) -> None:
+        flowfile = session.get()
+        if flowfile is None:
+            return
+        group = int(flowfile.attributes["fragment.index"]) % 8
+        flowfile = session.put_attribute(flowfile, "group", str(group))
+        session.transfer(flowfile, "low" if group < 4 else "high")
+
+    def transform_batch(self, context: Any, batch: Any) -> Any:
+        groups = evaluate_column(compile_expression("${fragment.index:mod(8)}"), batch)
+        tagged = batch.with_columns({"group": groups})
+        low = groups.numbers < 4
+        return [
+            BatchRoute("low", np.flatnonzero(low), tagged.where(low)),
+            BatchRoute("high", np.flatnonzero(~low), tagged.where(~low)),
+        ]
+
+
+def test_a_user_vectorised_processor_runs_in_batch_mode() -> None:
+    """The documented _Tag gets the queue as one batch; its results read as one by one's."""
+    runner = TestRunner(_Tag(), batches=True)
+    _enqueue_lines(runner, 10)
+    runner.run()
+    assert runner.batch_use.whole == 10
+    runner.assert_transfer_count("low", 6)
+    runner.assert_transfer_count("high", 4)
+    groups = [f.attributes["group"] for f in runner.flowfiles_for("low")]
+    assert groups == ["1", "2", "3", "0", "1", "2"]
+    events = runner.provenance_events
+    assert [e.event_type.value for e in events] == ["ATTRIBUTES_MODIFIED"] * 10
+    assert events[0].updated_attributes == {"group": "1"}
+    runner.assert_queue_empty()
+
+
+def test_a_user_vectorised_processor_agrees_with_its_on_trigger() -> None:
+    """The documented _Tag's batch form agrees with its per-FlowFile form."""
+    runner = TestRunner(_Tag())
+    _enqueue_lines(runner, 20)
+    runner.assert_batch_form_agrees()
+
+
+class _Forgetful(_Tag):
+    """A wrong batch form: it tags as _Tag does but drops the status attribute."""
+
+    def transform_batch(self, context: Any, batch: Any) -> Any:
+        return [
+            BatchRoute(r.relationship, r.rows, r.batch.without_attributes(["status"]))
+            for r in super().transform_batch(context, batch)
+        ]
+
+
+def test_a_batch_form_that_drops_an_attribute_is_caught() -> None:
+    """The agreement assertion names each FlowFile that lost the attribute, and the values."""
+    runner = TestRunner(_Forgetful())
+    runner.enqueue("a", {"fragment.index": "1", "status": "200", "filename": "first.log"})
+    runner.enqueue("b", {"fragment.index": "6", "status": "404", "filename": "second.log"})
+    with pytest.raises(AssertionError) as caught:
+        runner.assert_batch_form_agrees()
+    message = str(caught.value)
+    assert (
+        "the batch form of _Forgetful disagrees with its one-by-one form (2 differences)" in message
+    )
+    assert (
+        "low[0] (first.log): attribute 'status' is '200' one by one, absent in the batch form"
+        in message
+    )
+    assert "high[0] (second.log): attribute 'status' is '404' one by one" in message
+
+
+class _Leaky(_Tag):
+    """A wrong batch form: the high FlowFiles are in no route."""
+
+    def transform_batch(self, context: Any, batch: Any) -> Any:
+        return super().transform_batch(context, batch)[:1]
+
+
+def test_routes_that_lose_a_flowfile_fail_in_batch_mode() -> None:
+    """Routes the engine would quietly refuse fail the run, naming the FlowFiles in no route."""
+    runner = TestRunner(_Leaky(), batches=True)
+    runner.enqueue("a", {"fragment.index": "1", "filename": "kept.log"})
+    runner.enqueue("b", {"fragment.index": "5", "filename": "lost.log"})
+    with pytest.raises(
+        AssertionError,
+        match=r"_Leaky.transform_batch returned a result the engine "
+        r"would not take whole .*\n  in no route: #1 \(lost.log\)",
+    ):
+        runner.run()
+
+
+class _Plain(Processor):
+    """Passes FlowFiles to success one at a time: it has no batch form."""
+
+    relationships = (SUCCESS,)
+
+    def on_trigger(self, context: Any, session: Any) -> None:
+        flowfile = session.get()
+        if flowfile is not None:
+            session.transfer(flowfile, SUCCESS)
+
+
+def test_a_processor_without_a_batch_form_is_reported_not_compared() -> None:
+    """Nothing went through a batch form: the assertion says so and why, unless allowed."""
+    runner = TestRunner(_Plain())
+    runner.enqueue("a")
+    with pytest.raises(
+        AssertionError,
+        match=r"_Plain took no FlowFile through a batch form "
+        r"\(transform_batch returned None for 1 FlowFile\)",
+    ):
+        runner.assert_batch_form_agrees()
+    again = TestRunner(_Plain())
+    again.enqueue("a")
+    again.assert_batch_form_agrees(allow_decline=True)
+    again.assert_all_flowfiles_transferred("success", 1)
+
+
+def test_a_declined_configuration_goes_one_by_one_in_batch_mode() -> None:
+    """UpdateAttribute with a Delete Attributes Expression declines: its FlowFiles go through
+    on_trigger, and the decline is recorded."""
+    runner = TestRunner(
+        UpdateAttribute(delete_attributes_expression="status", tag="x"), batches=True
+    )
+    _enqueue_lines(runner, 4)
+    runner.run()
+    assert runner.batch_use.declined == ["transform_batch returned None for 4 FlowFiles"]
+    runner.assert_all_flowfiles_transferred("success", 4)
+    runner.flowfiles_for("success")[3].assert_attribute_not_exists("status")
+
+
+class _Fussy(_Tag):
+    """A batch form that raises for a batch holding fragment 3 (as for a failing FlowFile)."""
+
+    def transform_batch(self, context: Any, batch: Any) -> Any:
+        if "3" in batch.column("fragment.index").values():
+            msg = "fragment 3 is not welcome"
+            raise ValueError(msg)
+        return super().transform_batch(context, batch)
+
+
+def test_a_raising_batch_form_declines_and_agrees() -> None:
+    """A batch form that raises declines: the FlowFiles go one by one, and the reason is kept."""
+    runner = TestRunner(_Fussy())
+    _enqueue_lines(runner, 4)
+    runner.assert_batch_form_agrees(allow_decline=True)
+    assert runner.batch_use.declined == [
+        "transform_batch raised ValueError('fragment 3 is not welcome') for 4 FlowFiles"
+    ]
+    runner.assert_transfer_count("low", 3)
+
+
+def test_the_documented_batch_form_and_harness_example_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """docs/writing-processors.md's batch-forms section runs as written: Tag, then its test."""
+    docs = Path(__file__).resolve().parents[2] / "docs" / "writing-processors.md"
+    section = docs.read_text().split("## Batch forms", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
+    assert len(blocks) == 2
+    example = types.ModuleType("writing_processors_example")  # a module, so Tag pickles
+    monkeypatch.setitem(sys.modules, example.__name__, example)
+    for block in blocks:
+        exec(block, example.__dict__)  # the documentation's own example
+    assert example.runner.batch_use.whole == 10

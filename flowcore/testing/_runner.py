@@ -15,6 +15,10 @@ provenance and claim counting behave as in a flow run. Semantics follow NiFi's m
 enqueued FlowFile gets ``filename`` = ``<n>.mockFlowFile``, ``path`` = ``target`` and a ``uuid``;
 ``run(n)`` calls ``on_scheduled``, triggers *n* times, then stops; the clock only moves when
 :meth:`TestRunner.advance_time` says so.
+
+``TestRunner(processor, batches=True)`` runs the processor's batch forms instead, as the engine
+does (:mod:`flowcore.testing._batches`), and :meth:`TestRunner.assert_batch_form_agrees` checks
+them against the one-by-one form (:mod:`flowcore.testing._agreement`).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from __future__ import annotations
 import itertools
 import logging
 import os
+import pickle
 import time
 from collections import deque
 from collections.abc import Collection, Mapping, Sequence
@@ -32,7 +37,7 @@ from flowcore.clock import now_ms
 from flowcore.errors import InvalidProcessorError
 from flowcore.flowfile import FlowFile
 from flowcore.process_context import ProcessContext, lowest_logged_level
-from flowcore.processor import Processor
+from flowcore.processor import Processor, ProcessorKind
 from flowcore.properties import PropertyDescriptor
 from flowcore.provenance_events import ProvenanceEvent
 from flowcore.relationship import Relationship
@@ -48,121 +53,17 @@ from flowcore.session.host import (
     StateMap,
 )
 from flowcore.session.process_session import ProcessSession
+from flowcore.testing._agreement import RunRecord, SeenFlowFile, assert_agreement
+from flowcore.testing._batches import INPUT_QUEUE, BatchUse, drain, trigger_batches
+from flowcore.testing._mock_flowfile import MockFlowFile
 from flowcore.validators import ValidationResult
 from repositories.effects import publish, temporary_name
 from repositories.memory import MemoryContentRepository, MemoryProvenanceRepository
 
-__all__ = ["MockFlowFile", "TestRunner"]
+__all__ = ["TestRunner"]
 
 DEFAULT_PENALIZATION_MS = 30_000  # NiFi's default Penalty Duration (30 sec)
-_INPUT_QUEUE = "input"
-
-
-def _as_bytes(expected: bytes | str | os.PathLike[str]) -> bytes:
-    if isinstance(expected, bytes | bytearray):
-        return bytes(expected)
-    if isinstance(expected, str):
-        return expected.encode("utf-8")
-    return Path(expected).read_bytes()
-
-
-class MockFlowFile:
-    """A FlowFile as the harness saw it leave (or enter), with access to its content.
-
-    Content is read from the harness's content repository when first asked for, so a test that
-    emits millions of FlowFiles does not hold all their bytes.
-
-    Attributes:
-        flowfile: the FlowFile value.
-    """
-
-    __slots__ = ("_content", "_repository", "flowfile")
-
-    def __init__(
-        self,
-        flowfile: FlowFile,
-        content: bytes | None = None,
-        repository: MemoryContentRepository | None = None,
-    ) -> None:
-        self.flowfile = flowfile
-        self._content = content
-        self._repository = repository
-
-    @property
-    def content(self) -> bytes:
-        """The content bytes."""
-        if self._content is None:
-            claim = self.flowfile.content
-            if claim is None or self._repository is None:
-                return b""
-            return self._repository.read(claim)
-        return self._content
-
-    def __repr__(self) -> str:
-        return f"MockFlowFile({self.flowfile})"
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, MockFlowFile):
-            return self.flowfile == other.flowfile and self.content == other.content
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self.flowfile)
-
-    @property
-    def attributes(self) -> Mapping[str, str]:
-        """The attributes."""
-        return self.flowfile.attributes
-
-    @property
-    def uuid(self) -> str:
-        """The FlowFile's uuid."""
-        return self.flowfile.uuid
-
-    @property
-    def id(self) -> int:
-        """The FlowFile's id."""
-        return self.flowfile.id
-
-    @property
-    def size(self) -> int:
-        """The content size."""
-        return self.flowfile.size
-
-    def get_attribute(self, name: str) -> str | None:
-        """One attribute, or ``None``."""
-        return self.flowfile.attributes.get(name)
-
-    def is_penalized(self, now: int) -> bool:
-        """Whether the FlowFile is penalized at *now*."""
-        return self.flowfile.is_penalized(now)
-
-    def assert_content_equals(self, expected: bytes | str | os.PathLike[str]) -> None:
-        """Assert the content equals bytes, a UTF-8 string, or a file's bytes."""
-        wanted = _as_bytes(expected)
-        if self.content != wanted:
-            msg = f"content of {self.flowfile} is {self.content!r}, expected {wanted!r}"
-            raise AssertionError(msg)
-
-    def assert_attribute_equals(self, name: str, value: str | None) -> None:
-        """Assert an attribute's value (``None`` means absent)."""
-        actual = self.flowfile.attributes.get(name)
-        if actual != value:
-            msg = f"attribute {name!r} of {self.flowfile} is {actual!r}, expected {value!r}"
-            raise AssertionError(msg)
-
-    def assert_attribute_exists(self, name: str) -> None:
-        """Assert the attribute is present."""
-        if name not in self.flowfile.attributes:
-            msg = f"{self.flowfile} has no attribute {name!r}; it has {sorted(self.attributes)!r}"
-            raise AssertionError(msg)
-
-    def assert_attribute_not_exists(self, name: str) -> None:
-        """Assert the attribute is absent."""
-        if name in self.flowfile.attributes:
-            value = self.flowfile.attributes[name]
-            msg = f"{self.flowfile} has attribute {name!r} = {value!r}, expected it absent"
-            raise AssertionError(msg)
+_INPUT_QUEUE = INPUT_QUEUE
 
 
 class TestRunner:
@@ -171,11 +72,22 @@ class TestRunner:
     Args:
         processor: a processor instance or class (instantiated with no arguments).
         name: the component name used in provenance (default: the class name).
+        batches: run the processor's batch forms, as the engine does when FlowFiles arrive as
+            batches: each trigger hands every ready FlowFile to ``transform_batch`` (or
+            ``bin_batches``) as FlowFile batches, sessions take batches (``fork_batch``), and
+            what a batch form declines is triggered one FlowFile at a time
+            (:mod:`flowcore.testing._batches`). Results read as in the default mode.
     """
 
     __test__ = False  # not a pytest test class
 
-    def __init__(self, processor: Processor | type[Processor], *, name: str | None = None) -> None:
+    def __init__(
+        self,
+        processor: Processor | type[Processor],
+        *,
+        name: str | None = None,
+        batches: bool = False,
+    ) -> None:
         self.processor: Processor = processor() if isinstance(processor, type) else processor
         processor_type = type(self.processor).__name__
         self.component = ComponentInfo(
@@ -186,6 +98,10 @@ class TestRunner:
         self.penalization_ms = DEFAULT_PENALIZATION_MS
         #: Hand finished FlowFiles over every this many (None: never, as NiFi's mock).
         self.spill_threshold: int | None = None
+        #: Whether triggers run the batch forms (see the ``batches`` argument).
+        self.batches = batches
+        #: How batch-mode triggers used the batch forms: FlowFiles taken whole, and declines.
+        self.batch_use = BatchUse()
         self.uuid_salt = ""  # the harness queue is not committed input: replays are not tested
         self.uuid_sequences: dict[str, list] = {}
         self._spills: list[SessionSpill] = []
@@ -197,13 +113,13 @@ class TestRunner:
         self._transfer_order: list[tuple[str, MockFlowFile]] = []
         self._state = StateMap()
         self._counters: dict[str, int] = {}
-        self._ids = itertools.count(1)
+        self._next_id = 1
         self._clock_start = now_ms()
         self._clock_offset = 0
         self._names = itertools.count(1)
         self._staged = itertools.count()
         self._attempt = f"harness-{os.urandom(8).hex()}"  # names this runner's temporaries
-        self._queue_index = itertools.count()
+        self._next_queue_index = 0
         self._scheduled = False
         self._context: ProcessContext | None = None
 
@@ -213,19 +129,19 @@ class TestRunner:
         """The harness clock in epoch ms: the wall clock at creation plus :meth:`advance_time`."""
         return self._clock_start + self._clock_offset
 
-    #: Batches made by ``fork_batch`` are not routed whole here: processors take their
-    #: per-FlowFile path, which the harness checks FlowFile by FlowFile.
-    accepts_batches = False
+    @property
+    def accepts_batches(self) -> bool:
+        """Whether batches made by ``fork_batch`` go whole (in batch mode only)."""
+        return self.batches
 
     def next_flowfile_id(self) -> int:
         """A new FlowFile id."""
-        return next(self._ids)
+        return self.take_flowfile_ids(1)
 
     def take_flowfile_ids(self, count: int) -> int:
         """*count* consecutive new FlowFile ids; the first."""
-        first = next(self._ids)
-        for _ in range(count - 1):
-            next(self._ids)
+        first = self._next_id
+        self._next_id += count
         return first
 
     def _release_expired_penalties(self) -> None:
@@ -298,6 +214,11 @@ class TestRunner:
             self._apply_outputs(batch.outputs)
             self.provenance.register(batch.events)
         self._apply_outputs(commit.outputs)
+        now = self.now()
+        for batch, relationship in commit.batches:  # children forked as one (batch mode)
+            queued = batch.queued(now, self.take_queue_indices(batch.count))
+            self.record_transfers([(relationship, f) for f in queued.flowfiles()], claimants=True)
+            self.batch_use.forked += batch.count
         content = self.content
         candidates = set()
         for consumed in commit.consumed:
@@ -340,21 +261,55 @@ class TestRunner:
         return True
 
     def _apply_outputs(self, outputs: Sequence[SessionOutput]) -> None:
-        content = self.content
         now = self.now()
         for output in outputs:
             flowfile = output.flowfile.replace(
-                queue_date=now, queue_date_index=next(self._queue_index)
+                queue_date=now, queue_date_index=self.take_queue_indices(1)
             )
-            if flowfile.content is not None:
-                for resource_claim in flowfile.content.resource_claims:
-                    content.increment_claimant_count(resource_claim)
             if output.relationship == SELF:
+                self._count_claims(flowfile)
                 self._put(flowfile)
                 continue
-            mock = MockFlowFile(flowfile, repository=content)
-            self._transfers.setdefault(output.relationship, []).append(mock)
-            self._transfer_order.append((output.relationship, mock))
+            self.record_transfers([(output.relationship, flowfile)], claimants=True)
+
+    def _count_claims(self, flowfile: FlowFile) -> None:
+        if flowfile.content is not None:
+            for resource_claim in flowfile.content.resource_claims:
+                self.content.increment_claimant_count(resource_claim)
+
+    # --- BatchHost (flowcore.testing._batches) ------------------------------------------------
+
+    def ready_count(self) -> int:
+        """How many queued FlowFiles are ready (not penalized)."""
+        self._release_expired_penalties()
+        return len(self._queue)
+
+    def take_ready(self) -> list[FlowFile]:
+        """Take every ready FlowFile off the queue, in queue order."""
+        self._release_expired_penalties()
+        taken = list(self._queue)
+        self._queue.clear()
+        return taken
+
+    def requeue(self, flowfiles: Sequence[FlowFile]) -> None:
+        """Put FlowFiles back at the front of the queue, in the order given."""
+        for flowfile in reversed(flowfiles):
+            self._put(flowfile, front=True)
+
+    def take_queue_indices(self, count: int) -> int:
+        """*count* consecutive queue positions; the first."""
+        first = self._next_queue_index
+        self._next_queue_index += count
+        return first
+
+    def record_transfers(self, outputs: Sequence[tuple[str, FlowFile]], *, claimants: bool) -> None:
+        """Record FlowFiles as transferred, in order; *claimants*: they hold new claim counts."""
+        for relationship, flowfile in outputs:
+            if claimants:
+                self._count_claims(flowfile)
+            mock = MockFlowFile(flowfile, repository=self.content)
+            self._transfers.setdefault(relationship, []).append(mock)
+            self._transfer_order.append((relationship, mock))
 
     def restore(self, flowfiles: Sequence[QueuedFlowFile]) -> None:
         """Return rolled-back FlowFiles to the front of the queue, in order."""
@@ -442,7 +397,7 @@ class TestRunner:
         now = self.now()
         base = {"filename": self._mock_filename(), "path": "target", **given}
         flowfile = FlowFile.create(self.next_flowfile_id(), now, base, content=claim)
-        flowfile = flowfile.replace(queue_date_index=next(self._queue_index))
+        flowfile = flowfile.replace(queue_date_index=self.take_queue_indices(1))
         if claim is not None:
             self.content.increment_claimant_count(claim.resource_claim)
         self._put(flowfile)
@@ -494,7 +449,18 @@ class TestRunner:
                 self.stop()
 
     def trigger_once(self) -> None:
-        """Trigger the processor once with fresh sessions (``on_scheduled`` not called)."""
+        """Trigger the processor once with fresh sessions (``on_scheduled`` not called).
+
+        In batch mode a trigger hands every ready FlowFile to the batch form, as an engine task
+        does (see the ``batches`` argument).
+        """
+        if self.batches:
+            trigger_batches(self)
+        else:
+            self.trigger_per_flowfile()
+
+    def trigger_per_flowfile(self) -> None:
+        """One ordinary trigger, whatever the mode (``on_trigger_sessions``)."""
         self.processor.on_trigger_sessions(self.context, self.create_session)
 
     def create_session(self) -> ProcessSession:
@@ -512,6 +478,99 @@ class TestRunner:
     def advance_time(self, seconds: float) -> None:
         """Move the harness clock forward (ages bins, expires penalties)."""
         self._clock_offset += round(seconds * 1000)
+
+    # --- batch forms ------------------------------------------------------------------------
+
+    def assert_batch_form_agrees(self, *, allow_decline: bool = False) -> None:
+        """Run the queue through the batch form here and one by one on a twin; assert they agree.
+
+        This runner runs once in batch mode (:meth:`run`: on_scheduled, one trigger taking
+        every ready FlowFile, stop), so its transfers and events are the batch form's
+        afterwards, for further assertions. A twin (a pickled copy of the processor, with the
+        same queue, state and clock) triggers one FlowFile at a time while its queue shrinks,
+        once more for a binning processor, then stops: the one-by-one path an engine task
+        takes. Compared: the FlowFiles on each relationship in transfer order (content, and
+        attributes but ``uuid``; an attribute holding a uuid compares by the FlowFile it names),
+        the FlowFiles left queued, the provenance events as a multiset of shapes (type,
+        component, FlowFile, relationship, details, attribute changes, sizes, parents and
+        children), state and counters.
+
+        Args:
+            allow_decline: accept a run in which no FlowFile went through a batch form (the
+                processor has none, or declines this configuration: ``transform_batch`` or
+                ``bin_batches`` returned None or raised); else that fails, saying why.
+
+        Raises:
+            AssertionError: nothing is queued, the batch form was not used (unless
+                *allow_decline*), a batch form returned routes the engine would not take, or
+                the runs differ: every difference listed, naming the FlowFile.
+        """
+        twin = self._twin()
+        inputs = tuple(f.uuid for f in self.queued_flowfiles)
+        since = (len(self._transfer_order), len(self.provenance.events()))
+        used = BatchUse(self.batch_use.whole, self.batch_use.forked)
+        declined = len(self.batch_use.declined)
+        batches, self.batches = self.batches, True
+        try:
+            self.run()
+        finally:
+            self.batches = batches
+        used.whole = self.batch_use.whole - used.whole
+        used.forked = self.batch_use.forked - used.forked
+        used.declined = self.batch_use.declined[declined:]
+        twin.run(0, stop_on_finish=False)  # validates and schedules
+        try:
+            drain(twin, once_more=twin.processor.kind is ProcessorKind.BINNING)
+        finally:
+            twin.stop()
+        assert_agreement(
+            self.processor,
+            twin._record(inputs, (0, 0)),
+            self._record(inputs, since),
+            used,
+            allow_decline=allow_decline,
+        )
+
+    def _twin(self) -> TestRunner:
+        """A runner of a pickled copy of the processor, with this one's queue, state and clock."""
+        twin = TestRunner(pickle.loads(pickle.dumps(self.processor)), name=self.component.name)
+        twin.component = self.component
+        twin.penalization_ms = self.penalization_ms
+        twin._clock_start, twin._clock_offset = self._clock_start, self._clock_offset
+        twin._next_id, twin._next_queue_index = self._next_id, self._next_queue_index
+        twin._state, twin._counters = self._state, dict(self._counters)
+        twin.uuid_sequences = {k: list(v) for k, v in self.uuid_sequences.items()}
+        for flowfile in [*self._queue, *self._penalized]:
+            claim = None
+            if flowfile.content is not None:
+                claim = twin.content.write_bytes(self.content.read(flowfile.content))
+            copy = flowfile.replace(content=claim)
+            twin._count_claims(copy)
+            twin._put(copy)
+        return twin
+
+    def _record(self, inputs: tuple[str, ...], since: tuple[int, int]) -> RunRecord:
+        """What this runner produced after *since* (transfers, events), for a comparison."""
+
+        def seen(flowfile: FlowFile, content: bytes) -> SeenFlowFile:
+            return SeenFlowFile(flowfile.uuid, dict(flowfile.attributes), content)
+
+        transfers: dict[str, list[SeenFlowFile]] = {}
+        for relationship, mock in self._transfer_order[since[0] :]:
+            transfers.setdefault(relationship, []).append(seen(mock.flowfile, mock.content))
+        # By queue position: FlowFiles of bins a stop rolls back return bin after bin.
+        left = sorted(self.queued_flowfiles, key=lambda f: (f.queue_date, f.queue_date_index))
+        queued = [
+            seen(f, self.content.read(f.content) if f.content is not None else b"") for f in left
+        ]
+        return RunRecord(
+            inputs=inputs,
+            transfers={r: tuple(f) for r, f in transfers.items()},
+            events=tuple(self.provenance.events()[since[1] :]),
+            queued=tuple(queued),
+            state=self.state,
+            counters=dict(self._counters),
+        )
 
     # --- assertions -------------------------------------------------------------------------
 

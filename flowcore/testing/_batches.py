@@ -1,0 +1,502 @@
+"""The test harness's batch mode: a processor's batch forms run as an engine task runs them.
+
+``TestRunner(processor, batches=True)`` triggers a processor the way a task of the engine does
+when FlowFiles arrive as :class:`~flowcore.flowfile_batch.FlowFileBatch` values
+(``flowcore/engine/_batches.py`` and ``_bins.py``). Each trigger takes every ready FlowFile:
+
+* a per-FlowFile processor gets them through ``transform_batch``; its routes become transfers,
+  with the provenance the engine records for them (ATTRIBUTES_MODIFIED where attributes changed,
+  ROUTE for a reported route), unfolded into per-FlowFile events;
+* a binning processor gets them through ``bin_batches``; each ready bin is merged by
+  ``merge_batches`` and its originals move on whole; FlowFiles of open bins go back to the queue;
+* sessions take batches, so a processor that makes its children as one (``fork_batch``, as
+  SplitText does) transfers them whole;
+* whatever a batch form declines (returns None, or raises) is triggered one FlowFile at a time,
+  as the engine does, and :class:`BatchUse` says why.
+
+The engine quietly takes the one-by-one path when a batch form returns routes that do not hold
+each FlowFile exactly once, or that change more than attributes; the harness fails with an
+``AssertionError`` naming the problem instead, since such a form is a bug that a flow would only
+show as lost speed. :mod:`flowcore.testing._agreement` compares a batch-form run with the
+one-by-one run of the same input (``TestRunner.assert_batch_form_agrees``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+import attrs
+import numpy as np
+
+from flowcore.binning import Bin, BinLimits
+from flowcore.engine._batches import attributes_changed, batch_run
+from flowcore.flowfile import Attributes, ContentClaim, FlowFile, uuid_in_sequence
+from flowcore.flowfile_batch import FlowFileBatch
+from flowcore.flowfile_batch.columns import Column, column_of
+from flowcore.processor import BatchRoute, Processor, ProcessorKind
+from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
+
+if TYPE_CHECKING:
+    from flowcore.process_context import ProcessContext
+    from flowcore.session.host import ComponentInfo
+    from flowcore.session.process_session import ProcessSession
+    from repositories.memory import MemoryContentRepository, MemoryProvenanceRepository
+
+__all__ = [
+    "INPUT_QUEUE",
+    "BatchHost",
+    "BatchUse",
+    "batches_of",
+    "checked_routes",
+    "drain",
+    "trigger_batches",
+]
+
+#: The harness's one input queue, as provenance names it.
+INPUT_QUEUE = "input"
+
+
+@attrs.define
+class BatchUse:
+    """How a runner's batch-mode triggers used the processor's batch forms (since it was made).
+
+    Attributes:
+        whole: FlowFiles a batch form took whole (``transform_batch`` routes, originals of bins
+            merged by ``merge_batches``).
+        forked: FlowFiles made as one batch in a session (``fork_batch``) and transferred whole.
+        declined: why each batch or bin a batch form declined went one FlowFile at a time.
+    """
+
+    whole: int = 0
+    forked: int = 0
+    declined: list[str] = attrs.field(factory=list)
+
+    @property
+    def used(self) -> bool:
+        """Whether any FlowFile went through a batch form."""
+        return bool(self.whole or self.forked)
+
+
+class BatchHost(Protocol):
+    """What batch mode needs from the harness (``flowcore.testing.TestRunner``)."""
+
+    processor: Processor
+    component: ComponentInfo
+    content: MemoryContentRepository
+    provenance: MemoryProvenanceRepository
+    batch_use: BatchUse
+
+    @property
+    def context(self) -> ProcessContext:
+        """The process context handed to the processor."""
+        ...
+
+    def now(self) -> int:
+        """The harness clock."""
+        ...
+
+    def create_session(self) -> ProcessSession:
+        """A new session over the harness."""
+        ...
+
+    def ready_count(self) -> int:
+        """How many queued FlowFiles are ready (not penalized)."""
+        ...
+
+    def take_ready(self) -> list[FlowFile]:
+        """Take every ready FlowFile off the queue, in queue order."""
+        ...
+
+    def requeue(self, flowfiles: Sequence[FlowFile]) -> None:
+        """Put FlowFiles back at the front of the queue, in the order given."""
+        ...
+
+    def take_queue_indices(self, count: int) -> int:
+        """*count* consecutive queue positions; the first."""
+        ...
+
+    def record_transfers(self, outputs: Sequence[tuple[str, FlowFile]], *, claimants: bool) -> None:
+        """Record FlowFiles as transferred, in order (counting their claims when new)."""
+        ...
+
+    def trigger_per_flowfile(self) -> None:
+        """One ordinary trigger (``on_trigger_sessions``)."""
+        ...
+
+
+# --- FlowFiles as batches ---------------------------------------------------------------------
+
+
+def batches_of(
+    flowfiles: Sequence[FlowFile], content: MemoryContentRepository
+) -> list[tuple[FlowFileBatch, list[FlowFile]]]:
+    """The FlowFiles as batches, in order, each with the FlowFiles it holds.
+
+    A batch holds a run of FlowFiles sharing a uuid prefix and dates (FlowFiles enqueued before
+    and after ``advance_time`` make two). Its contents lie in one resource claim: when theirs lie
+    in several (each ``enqueue`` writes its own), the bytes are first copied into one new claim,
+    as a queue segment holds them, and the FlowFiles returned point there.
+
+    Raises:
+        AssertionError: a FlowFile's uuid is not a counted uuid, so no batch can hold it.
+    """
+    runs: list[tuple[tuple[Any, ...], list[FlowFile]]] = []
+    for flowfile in flowfiles:
+        position = uuid_in_sequence(flowfile.uuid)
+        if position is None:
+            msg = f"{flowfile} cannot be held in a FlowFile batch: its uuid is not a counted uuid"
+            raise AssertionError(msg)
+        key = (position[0], flowfile.entry_date, flowfile.lineage_start_date, flowfile.queue_date)
+        if runs and runs[-1][0] == key:
+            runs[-1][1].append(flowfile)
+        else:
+            runs.append((key, [flowfile]))
+    made = []
+    for _, run in runs:
+        laid = _in_one_claim(run, content)
+        made.append((_batch(laid), laid))
+    return made
+
+
+def _in_one_claim(run: list[FlowFile], content: MemoryContentRepository) -> list[FlowFile]:
+    """*run* with every content in one resource claim (copied there when it is not)."""
+    claims = {f.content.resource_claim for f in run if isinstance(f.content, ContentClaim)}
+    if len(claims) <= 1 and all(
+        f.content is None or isinstance(f.content, ContentClaim) for f in run
+    ):
+        return run
+    stream = content.writer().open_stream()
+    starts = []
+    for flowfile in run:
+        starts.append(stream.bytes_written)
+        if flowfile.content is not None:
+            stream.write(content.read(flowfile.content))
+    written = stream.close()
+    assert written is not None  # some FlowFile had content, or there was one claim at most
+    laid = []
+    for flowfile, start in zip(run, starts, strict=True):
+        old = flowfile.content
+        if old is None:
+            laid.append(flowfile)
+            continue
+        content.increment_claimant_count(written.resource_claim)
+        laid.append(
+            flowfile.replace(
+                content=ContentClaim(written.resource_claim, written.offset + start, flowfile.size)
+            )
+        )
+        for resource_claim in old.resource_claims:
+            if content.decrement_claimant_count(resource_claim) == 0:
+                content.remove(resource_claim)
+    return laid
+
+
+def _batch(run: Sequence[FlowFile]) -> FlowFileBatch:
+    """FlowFiles that share a uuid prefix, dates and (at most) one resource claim, as a batch."""
+    first = run[0]
+    names = dict.fromkeys(n for f in run for n in f.attributes if n != "uuid")
+    shared: dict[str, str] = {}
+    columns: dict[str, Column] = {}
+    for name in names:
+        values = [f.attributes.get(name) for f in run]
+        if values[0] is not None and values.count(values[0]) == len(values):
+            shared[name] = values[0]
+        else:
+            columns[name] = column_of(values)
+    claims = [f.content for f in run if isinstance(f.content, ContentClaim)]
+    numbers = [uuid_in_sequence(f.uuid) for f in run]
+    return FlowFileBatch(
+        ids=[f.id for f in run],
+        uuid_key=numbers[0][0],  # type: ignore[index]
+        uuid_numbers=[n[1] for n in numbers],  # type: ignore[index]
+        attributes=Attributes(shared),
+        uuid_named=(),
+        resource_claim=claims[0].resource_claim if claims else None,
+        offsets=[f.content.offset if isinstance(f.content, ContentClaim) else 0 for f in run],
+        sizes=[f.size for f in run],
+        entry_date=first.entry_date,
+        lineage_start_date=first.lineage_start_date,
+        lineage_start_indices=[f.lineage_start_index for f in run],
+        queue_date=first.queue_date,
+        queue_date_indices=[f.queue_date_index for f in run],
+        columns=columns,
+    )
+
+
+# --- triggers ---------------------------------------------------------------------------------
+
+
+def trigger_batches(host: BatchHost) -> None:
+    """One batch-mode trigger: every ready FlowFile through the processor's batch form.
+
+    Sources and sinks are triggered as usual (their batch forms read work items and write
+    ranges in engine tasks; test those through a flow), their sessions taking batches.
+    """
+    kind = host.processor.kind
+    if kind is ProcessorKind.BINNING:
+        _bin(host)
+    elif kind is ProcessorKind.PER_FLOWFILE:
+        _transform(host)
+    else:
+        host.trigger_per_flowfile()
+
+
+def drain(host: BatchHost, *, once_more: bool) -> None:
+    """Trigger one FlowFile at a time while the ready queue shrinks, as an engine task does.
+
+    *once_more* adds the trigger with the input exhausted that a binning processor gets (NiFi's
+    ``@TriggerWhenEmpty``): it is when bins that met their minimum are merged.
+    """
+    while before := host.ready_count():
+        host.trigger_per_flowfile()
+        if host.ready_count() >= before:
+            break
+    if once_more:
+        host.trigger_per_flowfile()
+
+
+def _declined(host: BatchHost, why: str, count: int) -> None:
+    host.batch_use.declined.append(f"{why} for {count} FlowFile{'s' if count != 1 else ''}")
+
+
+def _transform(host: BatchHost) -> None:
+    """``transform_batch`` over the ready FlowFiles; what it declines goes one by one."""
+    flowfiles = host.take_ready()
+    if not flowfiles:
+        host.trigger_per_flowfile()
+        return
+    processor = host.processor
+    declined: list[FlowFile] = []
+    for batch, held in batches_of(flowfiles, host.content):
+        try:
+            result = processor.transform_batch(host.context, batch)
+        except Exception as error:  # a batch form declines by raising, too
+            _declined(host, f"transform_batch raised {error!r}", batch.count)
+            declined.extend(held)
+            continue
+        if result is None:
+            _declined(host, "transform_batch returned None", batch.count)
+            declined.extend(held)
+            continue
+        _send(host, batch, checked_routes(processor, batch, result))
+        host.batch_use.whole += batch.count
+    if declined:
+        host.requeue(declined)
+        drain(host, once_more=False)
+
+
+def _send(
+    host: BatchHost,
+    batch: FlowFileBatch,
+    routes: Sequence[tuple[BatchRoute, np.ndarray, FlowFileBatch]],
+) -> None:
+    """Record checked routes as the engine moves them: input order, one event run each."""
+    now = host.now()
+    first = host.take_queue_indices(batch.count)
+    events: list[ProvenanceEvent] = []
+    placed: list[tuple[int, str, FlowFile]] = []
+    for route, rows, before in routes:
+        if route.reported:
+            if before.count:
+                events.extend(
+                    batch_run(
+                        host,  # type: ignore[arg-type]  # batch_run reads only its component
+                        ProvenanceEventType.ROUTE,
+                        before,
+                        route.batch,
+                        now,
+                        relationship=route.relationship,
+                        source_queue_identifier=INPUT_QUEUE,
+                    ).events()
+                )
+        else:
+            events.extend(_attribute_events(host, before, route.batch, now))
+        queued = attrs.evolve(route.batch, queue_date=now, queue_date_indices=first + rows)
+        placed.extend(
+            zip(rows.tolist(), [route.relationship] * len(rows), queued.flowfiles(), strict=True)
+        )
+    host.provenance.register(events)
+    placed.sort(key=lambda p: p[0])  # queue positions follow the input order, across routes
+    host.record_transfers([(r, f) for _, r, f in placed], claimants=False)
+
+
+def _attribute_events(
+    host: BatchHost, before: FlowFileBatch, after: FlowFileBatch, now: int
+) -> list[ProvenanceEvent]:
+    """ATTRIBUTES_MODIFIED for each FlowFile whose attributes changed, as the engine records."""
+    changed = attributes_changed(before, after) if before.count else None
+    if changed is None:
+        return []
+    if changed is not True:
+        before, after = before.where(changed), after.where(changed)
+    run = batch_run(
+        host,  # type: ignore[arg-type]  # batch_run reads only its component
+        ProvenanceEventType.ATTRIBUTES_MODIFIED,
+        before,
+        after,
+        now,
+        source_queue_identifier=INPUT_QUEUE,
+    )
+    return run.events()
+
+
+def _bin(host: BatchHost) -> None:
+    """``bin_batches`` over the ready FlowFiles, ready bins merged by ``merge_batches``."""
+    flowfiles = host.take_ready()
+    if not flowfiles:
+        host.trigger_per_flowfile()
+        return
+    processor = host.processor
+    held = batches_of(flowfiles, host.content)
+    laid = [f for _, run in held for f in run]
+    binning = None
+    try:
+        binning = processor.bin_batches(  # type: ignore[attr-defined]
+            host.context, [b for b, _ in held], end_of_input=False
+        )
+        why = "bin_batches returned None"
+    except Exception as error:  # a batch form declines by raising, too
+        why = f"bin_batches raised {error!r}"
+    if binning is None:
+        _declined(host, why, len(flowfiles))
+        host.requeue(laid)
+        drain(host, once_more=True)
+        return
+    for bin_ in binning.ready:
+        _merge(host, held, bin_)
+    back = [held[i][1][row] for bin_ in binning.open for i, rows in bin_.pieces for row in rows]
+    back.extend(held[i][1][row] for i, rows in binning.untaken for row in rows)
+    back.sort(key=lambda f: (f.queue_date, f.queue_date_index))
+    host.requeue(back)
+
+
+def _merge(
+    host: BatchHost, held: Sequence[tuple[FlowFileBatch, list[FlowFile]]], bin_: Bin
+) -> None:
+    """Merge a ready bin of batch cuts; if ``merge_batches`` declines, one FlowFile at a time."""
+    processor, context = host.processor, host.context
+    cuts = [held[i][0].take(rows) for i, rows in bin_.pieces]
+    session = host.create_session()
+    outcome = None
+    try:
+        outcome = processor.merge_batches(context, session, cuts, bin_)  # type: ignore[attr-defined]
+        why = "merge_batches returned None"
+        if outcome is not None:
+            session.commit()
+    except Exception as error:  # a batch form declines by raising, too
+        session.rollback()
+        outcome, why = None, f"merge_batches raised {error!r}"
+    if outcome is None:
+        members = [held[i][1][row] for i, rows in bin_.pieces for row in rows]
+        _declined(host, why, len(members))
+        host.requeue(members)
+        session = host.create_session()
+        merged = Bin(bin_.group, BinLimits(), bin_.created_ms)
+        for flowfile in session.get(len(members)):
+            merged.add(flowfile)
+        merged.reason = bin_.reason
+        try:
+            processor.merge_bin(context, session, merged)  # type: ignore[attr-defined]
+            session.commit()
+        except BaseException:
+            session.rollback(penalize=True)
+            raise
+        return
+    relationship, changes = outcome
+    now = host.now()
+    events: list[ProvenanceEvent] = []
+    outputs: list[tuple[str, FlowFile]] = []
+    for cut in cuts:
+        changed = cut.with_attributes(changes)
+        events.extend(_attribute_events(host, cut, changed, now))
+        queued = changed.queued(now, host.take_queue_indices(changed.count))
+        outputs.extend((relationship, f) for f in queued.flowfiles())
+    host.provenance.register(events)
+    host.record_transfers(outputs, claimants=False)
+    host.batch_use.whole += len(outputs)
+
+
+# --- checking a batch form's result -----------------------------------------------------------
+
+#: The fields of a batch a batch form must keep: everything but the attributes.
+_KEPT = (
+    "ids",
+    "uuid_key",
+    "uuid_numbers",
+    "resource_claim",
+    "offsets",
+    "sizes",
+    "entry_date",
+    "lineage_start_date",
+    "lineage_start_indices",
+    "queue_date",
+    "queue_date_indices",
+)
+
+
+def _name(batch: FlowFileBatch, row: int) -> str:
+    """FlowFile *row* of *batch*, as a message names it."""
+    return f"#{row} ({batch.flowfile(row).attributes.get('filename', '')})"
+
+
+def checked_routes(
+    processor: Processor, batch: FlowFileBatch, result: Any
+) -> list[tuple[BatchRoute, np.ndarray, FlowFileBatch]]:
+    """A ``transform_batch`` result as ``(route, rows, the input's FlowFiles at rows)``.
+
+    Raises:
+        AssertionError: the result is not one the engine takes whole, with every problem named:
+            a route to an undeclared relationship, rows and FlowFiles that do not match, a
+            FlowFile in no route or in several, or a change beyond attributes.
+    """
+    if isinstance(result, tuple) and len(result) == 2 and isinstance(result[0], str):
+        routes = [BatchRoute(result[0], None, result[1])]
+    else:
+        routes = list(result)
+    declared = processor.relationship_names()
+    problems = []
+    held = np.zeros(batch.count, dtype=np.int64)
+    checked = []
+    for route in routes:
+        where = f"route to {route.relationship!r}"
+        if route.relationship not in declared:
+            problems.append(f"{where}: no such relationship (it declares {sorted(declared)!r})")
+        rows = np.arange(batch.count) if route.rows is None else np.asarray(route.rows, np.int64)
+        if len(rows) != route.batch.count:
+            problems.append(f"{where}: {len(rows)} rows but {route.batch.count} FlowFiles")
+            continue
+        if len(rows) and (rows.min() < 0 or rows.max() >= batch.count):
+            problems.append(f"{where}: rows outside the {batch.count} FlowFiles given")
+            continue
+        np.add.at(held, rows, 1)
+        before = batch.take(rows)
+        changed = _changed_fields(before, route.batch)
+        if changed:
+            problems.append(f"{where}: changes more than attributes: {', '.join(changed)}")
+        checked.append((route, rows, before))
+    missing = np.flatnonzero(held == 0).tolist()
+    twice = np.flatnonzero(held > 1).tolist()
+    if missing:
+        problems.append("in no route: " + ", ".join(_name(batch, r) for r in missing[:10]))
+    if twice:
+        problems.append("in several routes: " + ", ".join(_name(batch, r) for r in twice[:10]))
+    if problems:
+        listed = "\n  ".join(problems)
+        msg = (
+            f"{type(processor).__name__}.transform_batch returned a result the engine would not "
+            f"take whole (a flow would run these {batch.count} FlowFiles one by one):\n  {listed}"
+        )
+        raise AssertionError(msg)
+    return checked
+
+
+def _changed_fields(before: FlowFileBatch, after: FlowFileBatch) -> list[str]:
+    """The fields other than attributes in which *after* differs from *before*."""
+    changed = []
+    for name in _KEPT:
+        old, new = getattr(before, name), getattr(after, name)
+        same = np.array_equal(old, new) if isinstance(old, np.ndarray) else old == new
+        if not same:
+            changed.append(name)
+    return changed
