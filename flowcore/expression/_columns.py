@@ -5,29 +5,40 @@ cheapest way that gives each FlowFile exactly the value the per-FlowFile evaluat
 
 1. **once**, when it names only attributes every FlowFile shares (and nothing that changes
    from call to call, such as ``now()`` or ``UUID()``);
-2. **vectorised**, when it is one chain of whole-number arithmetic and comparisons
-   (``${fragment.index:mod(8)}``, ``${fileSize:gt(100)}``) over a whole-number column: numpy
-   computes it with Java's long semantics (wrapping, remainder with the dividend's sign);
-3. **once per distinct input**, when the attributes it names take few distinct values (a
+2. **numpy**, when it is one chain of whole-number arithmetic and comparisons
+   (``${fragment.index:mod(8)}``, ``${fileSize:gt(100)}``) over a whole-number column, with
+   Java's long semantics (:mod:`~flowcore.expression._columns_numbers`);
+3. **a string pipeline**, when it is one chain of string functions with literal arguments
+   over one attribute (``${filename:substringBefore('.'):toUpper()}``, ``...:length():mod(4)``,
+   ``...:endsWith('.log')``): each distinct value of the column goes once through C-level maps
+   of the very ``str`` methods the per-FlowFile functions call, however many distinct values
+   there are, and the FlowFiles keep their codes (:mod:`~flowcore.expression._columns_text`);
+4. **once per distinct input**, when the attributes it names take few distinct values (a
    dictionary-encoded column of group names, a filename shared by the splits of one file):
    evaluated per combination, spread back by the codes;
-4. **per FlowFile**, the compiled evaluation of each one's attributes, otherwise.
+5. **per FlowFile**, the compiled evaluation (:mod:`~flowcore.expression._compile`) of each
+   one's attributes, otherwise.
 
 Errors are the per-FlowFile evaluation's: the caller routes a batch whose expressions fail
-through the one-by-one path, which reports them FlowFile by FlowFile.
+through the one-by-one path, which reports them FlowFile by FlowFile. A way that cannot be
+exact for some input (a string over the length limit, a quotient that overflows) steps aside
+for the next one rather than guess.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
+import attrs
 import numpy as np
 
-from flowcore.errors import ExpressionEvaluationError
+from flowcore.expression._columns_numbers import numeric_calls
+from flowcore.expression._columns_text import ChainValues, text_chain
 from flowcore.expression._evaluate import EvaluationContext
-from flowcore.expression._nodes import AttributeRef, Call, Chain, Literal, Node, ParameterRef
-from flowcore.expression._values import to_boolean
+from flowcore.expression._nodes import AttributeRef, Call, Chain, ParameterRef
+from flowcore.expression._values import render, to_boolean
 from flowcore.flowfile_batch.columns import (
     Column,
     IntColumn,
@@ -59,16 +70,9 @@ _ALL_ATTRIBUTES = frozenset(
 _VIRTUAL = frozenset(
     {"fileSize", "flowFileId", "entryDate", "lineageStartDate", "lastQueueDate", "queueDateIndex"}
 )
-#: Whole-number functions numpy computes exactly as the per-FlowFile evaluation does.
-_ARITHMETIC = frozenset({"plus", "minus", "multiply", "mod", "divide"})
-_COMPARISONS: Mapping[str, Callable[[np.ndarray, int], np.ndarray]] = {
-    "gt": np.greater,
-    "ge": np.greater_equal,
-    "lt": np.less,
-    "le": np.less_equal,
-    "equals": np.equal,
-}
 _LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
+#: What ``java_trim`` strips: every character up to U+0020.
+_JAVA_BLANKS = "".join(map(chr, range(33)))
 #: Distinct inputs worth evaluating once each: at most this share of the FlowFiles.
 _DISTINCT_SHARE = 0.5
 
@@ -130,6 +134,9 @@ def _evaluate(
         if boolean:
             return np.zeros(count, dtype=bool)  # a number is never "true"
         return IntColumn(vector)
+    text = _text_vectorised(expression, batch, clock, state, boolean=boolean)
+    if text is not None:
+        return text
     codes, representatives = _distinct_inputs(batch, varying)
     if codes is not None and len(representatives) <= max(1, int(count * _DISTINCT_SHARE)):
         values = _per_row(
@@ -203,65 +210,93 @@ def _numbers_of(batch: FlowFileBatch, name: str) -> np.ndarray | None:
     return column.numbers if isinstance(column, IntColumn) else None
 
 
-def _literal_int(node: Node) -> int | None:
-    if isinstance(node, Literal) and type(node.value) is int:
-        return node.value
-    return None
-
-
 def _vectorised(expression: Expression, batch: FlowFileBatch) -> np.ndarray | None:
     """The chain computed with numpy, or None when it is not one numpy computes exactly."""
-    parts = expression.template.parts
-    if len(parts) != 1 or not isinstance(parts[0], Chain):
-        return None
-    chain = parts[0]
-    if not isinstance(chain.subject, AttributeRef):
+    chain = _lone_chain(expression)
+    if chain is None or not isinstance(chain.subject, AttributeRef):
         return None
     values = _numbers_of(batch, chain.subject.name)
     if values is None:
         return None
-    for call in chain.calls:
-        if values.dtype == bool:
-            if call.name != "not" or call.args:
-                return None
-            values = ~values
-            continue
-        argument = _literal_int(call.args[0]) if len(call.args) == 1 else None
-        if argument is None:
+    return numeric_calls(values, chain.calls)
+
+
+def _lone_chain(expression: Expression) -> Chain | None:
+    parts = expression.template.parts
+    return parts[0] if len(parts) == 1 and isinstance(parts[0], Chain) else None
+
+
+def _text_vectorised(
+    expression: Expression,
+    batch: FlowFileBatch,
+    clock: Callable[[], int] | None,
+    state: Mapping[str, str] | None,
+    *,
+    boolean: bool,
+) -> Column | np.ndarray | None:
+    """A string chain over one attribute, each distinct value once (``_columns_text``)."""
+    chain = _lone_chain(expression)
+    if chain is None or not isinstance(chain.subject, AttributeRef):
+        return None
+    name = chain.subject.name
+    column = None if name in _VIRTUAL else batch.column(name)
+    if column is None:
+        return None
+    result = text_chain(chain, column)
+    if result is None:
+        return None
+    if result.absent:
+        result = _with_absent(expression, batch, result, clock, state)
+        if result is None:
             return None
-        if call.name in _COMPARISONS:
-            values = _COMPARISONS[call.name](values, argument)
-        elif call.name in _ARITHMETIC:
-            computed = _arithmetic(call.name, values, argument)
-            if computed is None:
+    values, codes = result.values, result.codes
+    if result.kind == "number":
+        return np.zeros(len(codes), dtype=bool) if boolean else IntColumn(values[codes])
+    if result.kind == "boolean":
+        mask = values[codes]
+        return mask if boolean else TextColumn(mask.astype(np.int32), ("false", "true"))
+    if boolean:  # Boolean.valueOf(text.trim()): only "true" in any case
+        trues = np.fromiter(
+            map("true".__eq__, map(str.lower, map(str.strip, values, repeat(_JAVA_BLANKS)))),
+            dtype=bool,
+            count=len(values),
+        )
+        return trues[codes]
+    return TextColumn(codes, values)
+
+
+def _with_absent(
+    expression: Expression,
+    batch: FlowFileBatch,
+    result: ChainValues,
+    clock: Callable[[], int] | None,
+    state: Mapping[str, str] | None,
+) -> ChainValues | None:
+    """*result* with each absent entry's value: the per-FlowFile one of one of its FlowFiles.
+
+    None when that value is not of the chain's kind: the other ways evaluate the expression.
+    """
+    values = list(result.values) if result.kind == "text" else result.values.copy()
+    for entry in result.absent:
+        rows = np.flatnonzero(result.codes == entry)
+        if not len(rows):
+            continue  # an unused entry: its placeholder stays
+        value = expression.value_in(_context(batch, int(rows[0]), clock=clock, state=state))
+        if result.kind == "text":
+            if value is not None and not isinstance(value, str):
                 return None
-            values = computed
+            values[entry] = render(value)
+        elif result.kind == "number":
+            if type(value) is not int or not _LONG_MIN <= value <= _LONG_MAX:
+                return None
+            values[entry] = value
+        elif type(value) is bool:
+            values[entry] = value
         else:
             return None
-    return values
-
-
-def _arithmetic(name: str, values: np.ndarray, argument: int) -> np.ndarray | None:
-    """Java long arithmetic on *values*; None where numpy would not match it exactly."""
-    if not _LONG_MIN <= argument <= _LONG_MAX:
-        return None
-    with np.errstate(over="ignore"):
-        if name == "plus":
-            return values + np.int64(argument)  # wraps, as Java's long does
-        if name == "minus":
-            return values - np.int64(argument)
-        if name == "multiply":
-            return values * np.int64(argument)
-    if argument == 0:
-        noun = "divide" if name == "divide" else "mod"
-        msg = f"{noun}() by zero"
-        raise ExpressionEvaluationError(msg)
-    if argument == -1 or (len(values) and values.min() == _LONG_MIN):
-        return None  # the one overflowing quotient: left to the exact path
-    quotient = np.abs(values) // abs(argument) * np.where((values >= 0) == (argument >= 0), 1, -1)
-    if name == "divide":
-        return quotient
-    return values - argument * quotient
+    if result.kind == "text":
+        values = tuple(values)
+    return attrs.evolve(result, values=values, absent=())
 
 
 def _distinct_inputs(batch: FlowFileBatch, names: list[str]) -> tuple[np.ndarray | None, list[int]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import attrs
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -99,3 +100,47 @@ def test_volatile_functions_are_evaluated_for_each_flowfile() -> None:
     batch = _batch(list(range(50)), ["200"] * 50, False)
     values = evaluate_column(compile_expression("${UUID()}"), batch).values()
     assert len(set(values)) == 50
+
+
+STRING_EXPRESSIONS = [
+    "${filename:substringBefore('.'):toUpper()}",
+    "${filename:substringAfterLast('.'):toLower():equals('log')}",
+    "${filename:trim():substring(1, 3):prepend('<'):append('>')}",
+    "${filename:substringBeforeLast('.'):length():mod(3)}",
+    "${filename:startsWith('.')}",
+    "${filename:endsWith('.'):not()}",
+    "${filename:contains('ß')}",
+    "${filename:equalsIgnoreCase('A.B')}",
+    "${filename:isEmpty()}",
+    "${filename:substringAfter('.'):substring(1)}",
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.one_of(st.none(), st.text(st.sampled_from(list("aAb.ß İΣ\x00\t😀")), max_size=7)),
+        min_size=1,
+        max_size=30,
+    ),
+    st.sampled_from(STRING_EXPRESSIONS),
+)
+def test_string_chains_over_distinct_values_match_the_per_flowfile_path(
+    filenames: list[str | None], text: str
+) -> None:
+    """Over mostly distinct, unicode, empty, dotted or absent filenames, the values agree."""
+    batch = _batch(list(range(len(filenames))), ["200"] * len(filenames), False)
+    shared = {k: v for k, v in batch.attributes.items() if k != "filename"}
+    batch = attrs.evolve(
+        batch,
+        attributes=Attributes(shared),
+        columns={**batch.columns, "filename": column_of(filenames)},
+    )
+    expression = compile_expression(text)
+    flowfiles = batch.flowfiles()
+    assert evaluate_column(expression, batch).values() == [
+        expression.evaluate(f) for f in flowfiles
+    ]
+    assert evaluate_boolean_column(expression, batch).tolist() == [
+        expression.evaluate_boolean(f) for f in flowfiles
+    ]
