@@ -24,12 +24,13 @@ from flowcore.errors import (
     RegexTimeoutError,
 )
 from flowcore.expression._columns import evaluate_boolean_column, evaluate_column
-from flowcore.expression._evaluate import EvaluationContext, evaluate_chain
+from flowcore.expression._compile import Program, compile_text, compile_value
+from flowcore.expression._evaluate import EvaluationContext
 from flowcore.expression._functions import FUNCTIONS, use_compiler
-from flowcore.expression._nodes import Chain, ParameterRef, ResultType, Template
+from flowcore.expression._nodes import ResultType, Template
 from flowcore.expression._parser import MAX_DEPTH, parse
 from flowcore.expression._regex import java_regex
-from flowcore.expression._values import Value, check_length, render, to_boolean
+from flowcore.expression._values import Value, to_boolean
 
 if TYPE_CHECKING:
     from flowcore.flowfile import FlowFile
@@ -62,6 +63,18 @@ class Expression:
 
     text: str
     template: Template = attrs.field(repr=False)
+    # The template compiled to closures (``_compile``): made again, not pickled, on unpickling.
+    _text_program: Callable[[EvaluationContext], str] = attrs.field(
+        init=False, repr=False, eq=False, hash=False
+    )
+    _value_program: Program | None = attrs.field(init=False, repr=False, eq=False, hash=False)
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "_text_program", compile_text(self.template))
+        object.__setattr__(self, "_value_program", compile_value(self.template))
+
+    def __reduce__(self) -> tuple[type[Expression], tuple[str, Template]]:
+        return (Expression, (self.text, self.template))
 
     @property
     def result_type(self) -> ResultType:
@@ -105,26 +118,13 @@ class Expression:
                 expression past ``regex_time_limit``, a result past ``expression_max_length``)
                 names this expression too, so a bulletin shows which property hit it.
         """
-        parts = self.template.parts
-        if len(parts) == 1 and isinstance(parts[0], str):
-            return parts[0]
-        out = []
         try:
-            for part in parts:
-                if isinstance(part, str):
-                    out.append(part)
-                elif isinstance(part, ParameterRef):
-                    out.append(ctx.parameters.get(part.name) or "")
-                else:
-                    out.append(render(evaluate_chain(part, ctx)))
-            if len(out) > 1:
-                check_length(sum(map(len, out)), "the property text's concatenation")
+            return self._text_program(ctx)
         except (ExpressionLimitError, RegexTimeoutError) as error:
             self._name_in(error)
             raise
         except RecursionError:
             raise self._too_deep() from None
-        return "".join(out)
 
     def evaluate_value(
         self,
@@ -139,10 +139,10 @@ class Expression:
 
     def value_in(self, ctx: EvaluationContext) -> Value:
         """Like :meth:`evaluate_value`, in an existing :class:`EvaluationContext`."""
-        parts = self.template.parts
-        if len(parts) == 1 and isinstance(parts[0], Chain):
+        program = self._value_program
+        if program is not None:
             try:
-                return evaluate_chain(parts[0], ctx)
+                return program(ctx)
             except (ExpressionLimitError, RegexTimeoutError) as error:
                 self._name_in(error)
                 raise

@@ -186,6 +186,9 @@ def short_limit() -> Iterator[None]:
 
 @pytest.mark.usefixtures("short_limit")
 @given(string_chains(), text_columns())
+@example("${name:toUpper()}", TextColumn(np.array([0]), ("ßßßß",)))  # grows past the limit
+@example("${name:append('xyz')}", TextColumn(np.array([0, 1]), ("abcd", "a")))
+@example("${name:substringBefore('.')}", TextColumn(np.array([0]), ("abcdefgh",)))
 @settings(max_examples=100, deadline=None)
 def test_the_length_limit_fails_as_the_per_flowfile_evaluation(
     text: str, column: TextColumn

@@ -1,0 +1,355 @@
+"""Expressions compiled to closures: the per-FlowFile evaluation without walking the tree.
+
+:func:`compile_text` turns a parsed :class:`~flowcore.expression._nodes.Template` into one
+function of an :class:`~flowcore.expression._evaluate.EvaluationContext`, once per expression.
+Every decision the tree walk (``_evaluate.evaluate_chain``) makes per evaluation is made here
+ahead of time: which function each call is, whether its arguments are literals (then they are
+bound once), whether it is lazy (``and``, ``ifElse``: its arguments become thunks), whether a
+name can be a FlowFile property (``fileSize`` ...) or only a variable, attribute or environment
+variable. What is left per evaluation is the functions themselves.
+
+The commonest functions on the commonest subject, a string, also have a direct form
+(:data:`_DIRECT`): ``toUpper`` is ``str.upper`` of the subject, ``mod(8)`` of a string of ASCII
+digits is Python's ``%``, with no coercion on the way. A subject of any other type (null, a
+number, a date), or any argument not literal, takes the registered function, so the values,
+the errors and their messages are the tree walk's exactly; ``tests/flowcore/expression/
+test_compile.py`` compares the two over random expressions.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from flowcore.errors import ExpressionEvaluationError, FlowcoreError
+from flowcore.expression import _values
+from flowcore.expression._evaluate import _DATA_ERRORS, _evaluate_multi
+from flowcore.expression._functions import FUNCTIONS
+from flowcore.expression._nodes import AttributeRef, Call, Chain, Literal, ParameterRef
+from flowcore.expression._values import Value, check_length, render, shown, to_string
+
+if TYPE_CHECKING:
+    from flowcore.expression._evaluate import EvaluationContext
+    from flowcore.expression._nodes import Node, Template
+
+__all__ = ["Program", "compile_text", "compile_value"]
+
+#: A compiled expression: the context in, the value out.
+Program = Callable[["EvaluationContext"], Value]
+_Step = Callable[["EvaluationContext", Value], Value]
+#: Names a FlowFile property answers before the attributes (``_evaluate._virtual_property``).
+_VIRTUAL = frozenset(
+    {"fileSize", "flowFileId", "entryDate", "lineageStartDate", "lastQueueDate", "queueDateIndex"}
+)
+#: What ``java_trim`` strips: every character up to U+0020.
+_JAVA_BLANKS = "".join(map(chr, range(33)))
+#: Digits of a whole number whose arithmetic with a long cannot leave a long's range twice.
+_SHORT_DIGITS = 18
+_LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def compile_text(template: Template) -> Callable[[EvaluationContext], str]:
+    """The property text's value (null parts as ""), as ``Expression.evaluate_in`` gives it."""
+    parts = template.parts
+    if len(parts) == 1 and isinstance(parts[0], str):
+        text = parts[0]
+        return lambda _ctx: text
+    if len(parts) == 1 and isinstance(parts[0], Chain):
+        chain = _chain(parts[0])
+
+        def lone(ctx: EvaluationContext) -> str:
+            value = chain(ctx)
+            return value if value.__class__ is str else render(value)
+
+        return lone
+    pieces = tuple(_piece(part) for part in parts)
+
+    def concatenation(ctx: EvaluationContext) -> str:
+        out = [piece(ctx) for piece in pieces]
+        if len(out) > 1:
+            check_length(sum(map(len, out)), "the property text's concatenation")
+        return "".join(out)
+
+    return concatenation
+
+
+def compile_value(template: Template) -> Program | None:
+    """A lone ``${...}``'s typed value, or None when the text is more than one expression."""
+    parts = template.parts
+    if len(parts) == 1 and isinstance(parts[0], Chain):
+        return _chain(parts[0])
+    return None
+
+
+def _piece(part: str | Chain | ParameterRef) -> Callable[[EvaluationContext], str]:
+    if isinstance(part, str):
+        return lambda _ctx: part
+    if isinstance(part, ParameterRef):
+        name = part.name
+        return lambda ctx: ctx.parameters.get(name) or ""
+    chain = _chain(part)
+    return lambda ctx: render(chain(ctx))
+
+
+def _node(node: Node) -> Program:
+    """What ``_evaluate._evaluate_node`` does with *node*, decided once."""
+    if isinstance(node, Literal):
+        value = node.value
+        return lambda _ctx: value
+    if isinstance(node, Chain):
+        return _chain(node)
+    if isinstance(node, AttributeRef):
+        return _lookup(node.name)
+    if isinstance(node, ParameterRef):
+        name = node.name
+        return lambda ctx: ctx.parameters.get(name)
+    step = _step(node)
+    return lambda ctx: step(ctx, None)
+
+
+def _lookup(name: str) -> Program:
+    """``EvaluationContext.lookup(name)``; a name no FlowFile property has skips the FlowFile."""
+    if name in _VIRTUAL:
+        return lambda ctx: ctx.lookup(name)
+    environ = os.environ
+
+    def lookup(ctx: EvaluationContext) -> Value:
+        variables = ctx.variables
+        if name in variables:
+            return variables[name]
+        attributes = ctx.attributes
+        if name in attributes:
+            return attributes[name]
+        return environ.get(name)
+
+    return lookup
+
+
+def _chain(chain: Chain) -> Program:
+    """``${subject:calls...}`` as ``_evaluate.evaluate_chain`` evaluates it."""
+    subject = chain.subject
+    if isinstance(subject, Call) and FUNCTIONS[subject.name].kind == "multi":
+        return functools.partial(_multi, chain, subject)
+    first = _node(subject)
+    steps = tuple(_step(call) for call in chain.calls)
+    if not steps:
+        return first
+    if len(steps) == 1:
+        (only,) = steps
+        return lambda ctx: only(ctx, first(ctx))
+    if len(steps) == 2:
+        one, two = steps
+
+        return lambda ctx: two(ctx, one(ctx, first(ctx)))
+
+    def chained(ctx: EvaluationContext) -> Value:
+        value = first(ctx)
+        for step in steps:
+            value = step(ctx, value)
+        return value
+
+    return chained
+
+
+def _multi(chain: Chain, subject: Call, ctx: EvaluationContext) -> Value:
+    return _evaluate_multi(chain, subject, ctx)
+
+
+def _step(call: Call) -> _Step:
+    """One call applied to its subject, as ``_evaluate._invoke`` applies it."""
+    spec = FUNCTIONS[call.name]
+    impl, name = spec.impl, call.name
+    if spec.lazy:
+        thunks = tuple(_node(arg) for arg in call.args)
+
+        def lazy(ctx: EvaluationContext, subject: Value) -> Value:
+            args = [functools.partial(thunk, ctx) for thunk in thunks]
+            return _checked(name, impl(ctx, subject, *args))
+
+        return _guarded(name, lazy)
+    if not all(isinstance(arg, Literal) for arg in call.args):
+        nodes = tuple(_node(arg) for arg in call.args)
+
+        def evaluated(ctx: EvaluationContext, subject: Value) -> Value:
+            args = [node(ctx) for node in nodes]  # outside the guard, as _invoke has them
+            try:
+                result = impl(ctx, subject, *args)
+            except FlowcoreError:
+                raise
+            except _DATA_ERRORS as ex:
+                raise _failure(name, subject, ex) from ex
+            return _checked(name, result)
+
+        return evaluated
+    args = tuple(arg.value for arg in call.args)  # type: ignore[union-attr]
+    direct = _direct(name, args)
+
+    def literal(ctx: EvaluationContext, subject: Value) -> Value:
+        if direct is not None and subject.__class__ is str:
+            result = direct(subject)
+            if result is not _GENERAL:
+                return _checked(name, result)
+        return _checked(name, impl(ctx, subject, *args))
+
+    return _guarded(name, literal)
+
+
+def _guarded(name: str, step: _Step) -> _Step:
+    """*step* with the data errors of its function made ExpressionEvaluationErrors."""
+
+    def guarded(ctx: EvaluationContext, subject: Value) -> Value:
+        try:
+            return step(ctx, subject)
+        except FlowcoreError:
+            raise
+        except _DATA_ERRORS as ex:
+            raise _failure(name, subject, ex) from ex
+
+    return guarded
+
+
+def _failure(name: str, subject: Value, ex: Exception) -> ExpressionEvaluationError:
+    msg = f"{name}() failed on {shown(subject)}: {type(ex).__name__}: {ex}"
+    return ExpressionEvaluationError(msg)
+
+
+def _checked(name: str, result: Value) -> Value:
+    """*result*, refused when it is a string over the length limit (``_invoke``'s check)."""
+    if isinstance(result, str) and len(result) > _values._max_length:
+        check_length(len(result), name)
+    return result
+
+
+# --- direct forms ------------------------------------------------------------------------------
+
+#: What a direct form returns when the subject needs the registered function after all.
+_GENERAL: Any = object()
+
+
+def _text(value: Value) -> str:
+    return to_string(value) or ""
+
+
+def _around(*, last: bool, after: bool) -> Callable[[Value], Callable[[str], str] | None]:
+    """The substringBefore family: an empty marker leaves the subject whole."""
+
+    def make(marker: Value) -> Callable[[str], str] | None:
+        text = to_string(marker)
+        if not text:
+            return None
+        if last and after:  # ("", "", s) when the marker is missing
+            return lambda s: s.rpartition(text)[2]
+        if last:  # one piece, the whole subject, when the marker is missing
+            return lambda s: s.rsplit(text, 1)[0]
+        if after:
+            return lambda s: s.split(text, 1)[-1]
+        return lambda s: s.partition(text)[0]
+
+    return make
+
+
+def _whole(text: str) -> int | Any:
+    """*text* as ``to_number`` reads it when it is plain ASCII digits short of a long's limit."""
+    if text.isascii() and text.isdigit() and len(text) <= _SHORT_DIGITS:
+        return int(text)
+    return _GENERAL
+
+
+def _arithmetic(op: str) -> Callable[[Value], Callable[[str], Any] | None]:
+    """plus, minus, multiply and mod of a digit string by a literal whole number.
+
+    The subject is non-negative and under 10**18, so mod is Python's ``%`` by the argument's
+    magnitude (Java's remainder takes the dividend's sign), and a sum or product leaves a long
+    at most once, which ``wrap_long`` undoes as the registered function does.
+    """
+
+    def make(argument: Value) -> Callable[[str], Any] | None:
+        if type(argument) is not int or not _LONG_MIN <= argument <= _LONG_MAX:
+            return None
+        if op == "%":
+            if argument == 0:
+                return None  # the registered function's error
+            magnitude = abs(argument)
+            return lambda s: n % magnitude if (n := _whole(s)) is not _GENERAL else n
+
+        def apply(s: str) -> Any:
+            n = _whole(s)
+            if n is _GENERAL:
+                return n
+            result = n + argument if op == "+" else n - argument if op == "-" else n * argument
+            return result if _LONG_MIN <= result <= _LONG_MAX else _values.wrap_long(result)
+
+        return apply
+
+    return make
+
+
+def _constant_form(method: Callable[[str], Any]) -> Callable[[], Callable[[str], Any]]:
+    return lambda: method
+
+
+def _with_text(
+    method: Callable[[str, str], Any],
+) -> Callable[[Value], Callable[[str], Any]]:
+    def make(other: Value) -> Callable[[str], Any]:
+        text = _text(other)
+        return lambda s: method(s, text)
+
+    return make
+
+
+def _equals(other: Value) -> Callable[[str], bool]:
+    return _text(other).__eq__
+
+
+def _equals_ignore_case(other: Value) -> Callable[[str], bool]:
+    lowered = _text(other).lower()
+    return lambda s: s.lower() == lowered
+
+
+def _append(tail: Value) -> Callable[[str], str]:
+    text = _text(tail)
+    return lambda s: s + text
+
+
+def _prepend(head: Value) -> Callable[[str], str]:
+    return _text(head).__add__
+
+
+#: Direct forms by function name: from the literal arguments, a function of a str subject
+#: (None: the registered function serves these arguments). Each gives what the registered
+#: function gives for a str; ``tests/.../test_compile.py`` compares them.
+_DIRECT: Mapping[str, Callable[..., Callable[[str], Any] | None]] = {
+    "toUpper": _constant_form(str.upper),
+    "toLower": _constant_form(str.lower),
+    "trim": _constant_form(lambda s: s.strip(_JAVA_BLANKS)),
+    "length": _constant_form(len),
+    "isEmpty": _constant_form(lambda s: not s.strip()),
+    "substringBefore": _around(last=False, after=False),
+    "substringAfter": _around(last=False, after=True),
+    "substringBeforeLast": _around(last=True, after=False),
+    "substringAfterLast": _around(last=True, after=True),
+    "startsWith": _with_text(str.startswith),
+    "endsWith": _with_text(str.endswith),
+    "contains": _with_text(str.__contains__),
+    "equals": _equals,
+    "equalsIgnoreCase": _equals_ignore_case,
+    "append": _append,
+    "prepend": _prepend,
+    "plus": _arithmetic("+"),
+    "minus": _arithmetic("-"),
+    "multiply": _arithmetic("*"),
+    "mod": _arithmetic("%"),
+}
+
+
+def _direct(name: str, args: Sequence[Value]) -> Callable[[str], Any] | None:
+    make = _DIRECT.get(name)
+    if make is None:
+        return None
+    try:
+        return make(*args)
+    except TypeError:  # an argument count the direct form does not take
+        return None
