@@ -166,6 +166,15 @@ class FlowFileHandlingError(ProcessException):
     """
 
 
+class HandedOverError(FlowcoreError, RuntimeError):
+    """A session rolled back after batches it made had gone on to the next processors.
+
+    A splitter hands its batches on as it makes them, so memory stays bounded; they cannot be
+    called back. The task attempt then fails as a whole: nothing it made is committed, and its
+    input is taken again, as after a crash.
+    """
+
+
 class FlowFileAccessError(ProcessException):
     """Content could not be read or written, or a stream was used after it was closed."""
 

@@ -60,7 +60,7 @@ def commit_stage_run(
     states: dict[str, dict[str, str]] = {k: dict(v) for k, v in source_states.items()}
     for result in results:
         states.update({k: dict(v) for k, v in result.states.items()})
-    event_files = [r.provenance_file for r in results if r.provenance_file]
+    event_files = [name for r in results for name in r.provenance_files]
     sink_states = sinks.prepare(plan, results)
     states.update(sink_states)
     effects = effects_state(results)

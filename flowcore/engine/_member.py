@@ -22,7 +22,7 @@ from flowcore.compiler.plan import MemberPlan
 from flowcore.engine._batches import drain_batches, read_work_batch, route_whole
 from flowcore.engine._bins import bins_batches, merge_batch_bin, takes_batches
 from flowcore.engine.wire import NEVER, ReadyBin
-from flowcore.errors import FlowcoreError
+from flowcore.errors import FlowcoreError, HandedOverError
 from flowcore.faults import storage_fault
 from flowcore.flow import FUNNEL_RELATIONSHIP
 from flowcore.flowfile_batch import FlowFileBatch
@@ -166,6 +166,15 @@ class TaskMember:
     def get_state(self) -> StateMap:
         return self.state
 
+    def hand_over_batch(self, batch: FlowFileBatch, relationship: str) -> None:
+        """Take a batch a session made on before it commits, and process it downstream now.
+
+        SplitText makes a large input's splits part by part: each goes through the next
+        processors of the stage before the next part is made, so a task holds one part.
+        """
+        route_whole(self, relationship, batch)
+        self.task.pump(self)
+
     def apply_commit(self, commit: SessionCommit) -> None:
         if commit.publications or commit.logs or commit.delete_on_commit:
             # Source files to delete go with the sinks' effects: deleted after the commit,
@@ -255,8 +264,10 @@ class TaskMember:
             # A full or read-only repository: no processor can route around it. The task
             # fails, so the stage run commits nothing and the run stops (redone next run).
             raise fault
-        if isinstance(error, EffectFileError):
-            raise error  # the task's own bookkeeping failed: retrying the FlowFile cannot help
+        if isinstance(error, (EffectFileError, HandedOverError)):
+            # the task's own bookkeeping failed, or its outputs went on: retrying the FlowFile
+            # cannot help, the whole attempt fails and its input is taken again
+            raise error
         if since is not None:
             self.returned[since:] = [(q, at, True) for q, at, _ in self.returned[since:]]
             if self._fail_unreadable(error, since):

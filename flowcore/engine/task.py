@@ -26,7 +26,7 @@ import numpy as np
 import repositories.segments as segment_files
 from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan, StagePlan
-from flowcore.engine._batches import unpacks, write_deferred
+from flowcore.engine._batches import drain_batches, unpacks, write_deferred
 from flowcore.engine._content import TaskContent
 from flowcore.engine._member import TaskMember
 from flowcore.engine.wire import ReadyBin, TaskResult, TaskSpec
@@ -67,6 +67,8 @@ log = logging.getLogger(__name__)
 #: FlowFile ids reserved per task: more than any task creates.
 ID_BLOCK = 1 << 32
 _INDEX_SHIFT = 32  # queue_date_index = task index << 32 | position: queue order across tasks
+#: Events a task holds before writing them to an event file of their own while it streams.
+EVENTS_PER_FILE = 1_000_000
 
 
 def _identity(record: FlowFile | FlowFileBatch) -> str:
@@ -96,6 +98,7 @@ class _Task:
         self._ids = itertools.count(spec.first_id)
         self._positions = itertools.count(spec.index << _INDEX_SHIFT)
         self.events: list[ProvenanceEvent | ProvenanceEventRun] = []
+        self.event_files: list[str] = []  # written as events fill them (see pump)
         self.bulletins: list[Bulletin] = []
         self.unread: list[tuple[str, str]] = []  # (source component, work item key) not read
         # What the task's committed input is (see flowcore.session._uuids): derived uuids
@@ -132,6 +135,38 @@ class _Task:
         first = next(self._positions)
         self._positions = itertools.count(first + count)
         return first
+
+    def pump(self, source: TaskMember) -> None:
+        """Process the batches *source* handed on now, through the members after it.
+
+        Then the events made so far are written once there are enough: a split's children
+        pass part by part, and memory holds one part, not all of them.
+
+        Binning members and two-phase sinks keep what reaches them for their own turn (a
+        connection into a binning member is durable: what reaches it is written at once).
+        """
+        members = list(self.members.values())
+        for member in members[members.index(source) + 1 :]:
+            if member.pending_batches and member.processor.kind is ProcessorKind.PER_FLOWFILE:
+                drain_batches(member)
+        self.write_events(EVENTS_PER_FILE)
+
+    def write_events(self, at_least: int = 1) -> None:
+        """Write the events held so far to an event file of their own.
+
+        Only when they are *at_least* (counting each event of a run).
+        """
+        held = sum(e.count if isinstance(e, ProvenanceEventRun) else 1 for e in self.events)
+        if not held or held < at_least:
+            return
+        writer = EventFileWriter(
+            self.spec.paths.events, self.attempt, self.spec.settings.provenance_indexed_attributes
+        )
+        writer.append(self.events)
+        self.events = []
+        name = writer.close(sync=self.spec.settings.sync)
+        if name is not None:
+            self.event_files.append(name)
 
     def enqueue_batch(self, queue_id: str, batch: FlowFileBatch) -> None:
         """Add a whole batch to a durable queue: one segment record per segment's worth."""
@@ -323,15 +358,7 @@ class _Task:
                         self.in_bins.add(summary.segment_id)
         for member in self.members.values():  # after what they return: later in queue order
             write_deferred(member)
-        events_file = None
-        if self.events:
-            writer = EventFileWriter(
-                self.spec.paths.events,
-                self.attempt,
-                self.spec.settings.provenance_indexed_attributes,
-            )
-            writer.append(self.events)
-            events_file = writer.close(sync=self.spec.settings.sync)
+        self.write_events()
         return TaskResult(
             index=self.spec.index,
             attempt=self.attempt,
@@ -339,7 +366,7 @@ class _Task:
             retry_at=self.retry_at,
             long_waits=frozenset(self.long_waits),
             in_bins=frozenset(self.in_bins),
-            provenance_file=events_file,
+            provenance_files=tuple(self.event_files),
             written_claims=tuple(sorted(self.content.written, key=lambda c: (c.section, c.id))),
             states={
                 m.plan.component_id: m.new_state

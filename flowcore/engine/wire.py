@@ -123,7 +123,7 @@ class TaskResult:
             are merged at the end of input, penalized FlowFiles stay queued for the next run.
         in_bins: returned segments of FlowFiles held by open bins. Back pressure does not
             count them, as NiFi does not count FlowFiles its bins hold.
-        provenance_file: the event file, or None when there were no events.
+        provenance_files: the event files, in order (none when there were no events).
         written_claims: resource claims the task wrote (unreferenced ones are removed).
         states: new state of members whose sessions changed it.
         transfers: per component, per relationship: ``[FlowFiles, bytes]``.
@@ -143,7 +143,7 @@ class TaskResult:
     retry_at: Mapping[str, int]
     long_waits: frozenset[str]
     in_bins: frozenset[str]
-    provenance_file: str | None
+    provenance_files: tuple[str, ...]
     written_claims: tuple[ResourceClaim, ...]
     states: Mapping[str, Mapping[str, str]]
     transfers: Mapping[str, Mapping[str, tuple[int, int]]]

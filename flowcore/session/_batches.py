@@ -29,7 +29,11 @@ if TYPE_CHECKING:
     from flowcore.flowfile_batch.columns import Column
     from flowcore.session.host import ComponentInfo, SessionHost
 
-__all__ = ["BatchOperations", "BatchOutputs", "forked_batch"]
+__all__ = ["HAND_OVER_AT", "BatchOperations", "BatchOutputs", "forked_batch"]
+
+#: FlowFiles of batches a session holds before a streaming host takes them on (see
+#: :meth:`BatchOperations.transfer_batch`).
+HAND_OVER_AT = 200_000
 
 
 @attrs.define
@@ -40,11 +44,26 @@ class BatchOutputs:
     made: list[list] = attrs.field(factory=list)
     #: parent uuid -> uuid runs ``(prefix, first, count)`` of the batch children it forked.
     children: dict[str, list[tuple[str, int, int]]] = attrs.field(factory=dict)
+    #: whether batches went on before the commit (the session can then no longer roll back)
+    handed_over: bool = False
 
     def clear(self) -> None:
         """Forget everything (commit done, or rolled back)."""
         self.made.clear()
         self.children.clear()
+        self.handed_over = False
+
+    def held(self) -> int:
+        """How many FlowFiles the batches made here hold."""
+        return sum(entry[0].count for entry in self.made)
+
+    def take_transferred(self) -> list[tuple[FlowFileBatch, str]]:
+        """Remove and return the batches transferred so far that no earlier one waits behind."""
+        taken = []
+        while self.made and self.made[0][1] is not None:
+            batch, relationship = self.made.pop(0)
+            taken.append((batch, relationship))
+        return taken
 
     def transfer(self, batch: FlowFileBatch, relationship: str) -> None:
         """Send *batch*, made in this session, to *relationship*."""
@@ -149,6 +168,14 @@ class BatchOperations:
             )
             raise FlowFileHandlingError(msg)
         self._batches.transfer(batch, name)
+        # A host that streams takes the batches on once they are many (memory bounded by a
+        # few batches, not by all of a split's children); the session then cannot roll back
+        # (HandedOverError). Below HAND_OVER_AT they wait for the commit, as FlowFiles do.
+        hand_over = getattr(self._host, "hand_over_batch", None)
+        if hand_over is not None and self._batches.held() >= HAND_OVER_AT:
+            for made, to in self._batches.take_transferred():
+                self._batches.handed_over = True
+                hand_over(made, to)
 
 
 def forked_batch(

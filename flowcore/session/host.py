@@ -267,3 +267,6 @@ class SessionHost(Protocol):
 
     # Optional, for bounded memory: ``spill_threshold`` (int or None), ``spill(batch)`` storing a
     # SessionSpill uncommitted until ``apply_commit``, and ``discard_spilled()`` on rollback.
+    # ``hand_over_batch(batch, relationship)`` takes a batch made by ``fork_batch`` on as soon
+    # as it is transferred (a task streams a split's children to the next processors); a
+    # session that rolls back afterwards raises HandedOverError and its host's task fails.

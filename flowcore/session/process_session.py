@@ -26,7 +26,12 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from flowcore.errors import FlowFileAccessError, FlowFileHandlingError, RelationshipError
+from flowcore.errors import (
+    FlowFileAccessError,
+    FlowFileHandlingError,
+    HandedOverError,
+    RelationshipError,
+)
 from flowcore.flowfile import (
     CORE_ATTRIBUTES,
     ContentClaim,
@@ -642,7 +647,12 @@ class ProcessSession(
 
         Inputs go back to their queues (penalized if asked); created FlowFiles and written
         content are discarded; staged state, counters and events are dropped.
+
+        Raises:
+            HandedOverError: batches made here already went on (a streaming host): the undo
+                is done, and the host's whole task must fail.
         """
+        handed_over = self._batches.handed_over
         for streams in list(self._readers.values()):
             for reader in list(streams):
                 reader.close()
@@ -674,6 +684,9 @@ class ProcessSession(
                 content.remove(resource)
         if restored:
             self._host.restore(restored)
+        if handed_over:
+            msg = f"{self.component.type} rolled back after its batches went on; the task fails"
+            raise HandedOverError(msg)
 
     def _reset(self) -> None:
         self._records.clear()

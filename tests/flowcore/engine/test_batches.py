@@ -14,10 +14,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import flowcore.engine._batches as task_batches
+import flowcore.session._batches as session_batches
 import processors._merge_batches as merge_batches
 from flowcore import Flow
 from flowcore.driver.controller import run_flow
 from flowcore.engine._member import TaskMember
+from flowcore.errors import HandedOverError
 from flowcore.expression import compile_expression, evaluate_column
 from flowcore.processor import BatchRoute, FlowFileTransform, Processor, TransformResult
 from flowcore.relationship import Relationship
@@ -232,6 +234,7 @@ def test_distinct_splits_as_batches_give_the_one_by_one_flowfiles_and_events(
         (root / "in" / f"part{number}.log").write_bytes(body)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(split_text, "BATCH_SPLITS", batch_splits)
+        patch.setattr(session_batches, "HAND_OVER_AT", 0 if batch_splits < 5 else 200_000)
         batched = _split_outcome(root, "batches", lines_per_split)
     with pytest.MonkeyPatch.context() as patch:
         _one_by_one(patch)
@@ -419,3 +422,69 @@ def test_the_documented_batch_form_gives_the_per_flowfile_outcome(
         outcomes.append(_run_outcome(tmp_path, name, flow))
     assert outcomes[0] == outcomes[1]
     assert outcomes[0][2]["tag"] == {"low": (15, 84), "high": (15, 86)}
+
+
+class _ForkThenFail(Processor):
+    """Forks a one-byte child as a batch, transfers it, then fails (when told to)."""
+
+    relationships = (Relationship("splits"), Relationship("original"))
+
+    def __init__(self, *, fail: bool) -> None:
+        super().__init__()
+        self.fail = fail
+
+    def on_trigger(self, context, session):  # type: ignore[no-untyped-def]
+        parent = session.get()
+        if parent is None:
+            return
+        children = session.fork_batch(parent, np.array([0]), np.array([1]), {"child": "y"}, {})
+        session.transfer_batch(children, "splits")
+        if self.fail:
+            msg = "after the hand-over"
+            raise RuntimeError(msg)
+        session.transfer(parent, "original")
+
+
+def _fork_flow(root: Path, *, fail: bool) -> Flow:
+    flow = Flow("handed")
+    gen = flow.add(GenerateFlowFile(batch_size=2, custom_text="ab"), name="gen")
+    fork = flow.add(_ForkThenFail(fail=fail), name="fork")
+    tag = flow.add(UpdateAttribute(tagged="yes"), name="tag")
+    put = flow.add(PutFile(directory=str(root / "out")), name="put")
+    flow.connect(gen, fork, durable=True)
+    flow.connect(fork, tag, "splits")
+    flow.connect(tag, put)
+    flow.auto_terminate(fork, "original")
+    flow.auto_terminate(put, ["success", "failure"])
+    return flow
+
+
+def test_a_session_failing_after_its_batches_went_on_fails_the_task_and_commits_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Batches handed on before the commit cannot be called back: a failure after that fails
+    the whole task (no FlowFile penalized and kept, no output) and its stage commits nothing."""
+    monkeypatch.setattr(session_batches, "HAND_OVER_AT", 0)
+    with pytest.raises(HandedOverError, match="_ForkThenFail rolled back after its batches"):
+        run_flow(
+            _fork_flow(tmp_path, fail=True),
+            "direct",
+            repository=tmp_path / "repo",
+            settings=SETTINGS,
+        )
+    repos = RepositorySet.open(tmp_path / "repo")
+    try:
+        events = repos.provenance.search(limit=100)
+        assert {(e.component_name, e.event_type.value) for e in events} == {("gen", "CREATE")}
+        sizes = [repos.flowfiles.queue_size(q)[0] for q in repos.flowfiles.queue_ids()]
+        assert sizes == [len(events)]  # all the fork's input, untouched: taken again next run
+    finally:
+        repos.close()
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+    result = run_flow(
+        _fork_flow(tmp_path, fail=False),
+        "direct",
+        repository=tmp_path / "repo2",
+        settings=SETTINGS,
+    )
+    assert result.count("tag", "success") == 6  # three generations of two, one child each

@@ -74,8 +74,8 @@ def _outputs(repos: RepositorySet, result: TaskResult, queue: str) -> list[FlowF
 
 
 def _event_types(repos: RepositorySet, result: TaskResult) -> list[str]:
-    assert result.provenance_file is not None
-    repos.provenance.index_files([result.provenance_file])
+    assert result.provenance_files
+    repos.provenance.index_files(result.provenance_files)
     return [e.event_type.value for e in repos.provenance.search(limit=10_000)]
 
 
@@ -101,7 +101,7 @@ def test_pipelined_members_run_in_one_task(repos: RepositorySet) -> None:
     assert [repos.content.read(f.content) for f in out] == [b"a", b"b", b"c"]
     assert all(f.attributes["tagged"] == "yes" for f in out)
     assert result.transfers["SplitText-2"]["splits"] == (3, 3)
-    assert result.provenance_file is not None
+    assert result.provenance_files
     assert result.written_claims
 
 
