@@ -82,8 +82,8 @@ def _arithmetic(name: str, values: np.ndarray, argument: int) -> np.ndarray | No
         noun = "divide" if name == "divide" else "mod"
         msg = f"{noun}() by zero"
         raise ExpressionEvaluationError(msg)
-    if argument == -1 or (len(values) and values.min() == _LONG_MIN):
-        return None  # the one overflowing quotient: left to the exact path
+    if argument in {-1, _LONG_MIN} or (len(values) and values.min() == _LONG_MIN):
+        return None  # the overflowing quotient, a divisor numpy cannot negate: the exact path
     quotient = np.abs(values) // abs(argument) * np.where((values >= 0) == (argument >= 0), 1, -1)
     if name == "divide":
         return quotient

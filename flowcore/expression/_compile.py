@@ -57,13 +57,7 @@ def compile_text(template: Template) -> Callable[[EvaluationContext], str]:
         text = parts[0]
         return lambda _ctx: text
     if len(parts) == 1 and isinstance(parts[0], Chain):
-        chain = _chain(parts[0])
-
-        def lone(ctx: EvaluationContext) -> str:
-            value = chain(ctx)
-            return value if value.__class__ is str else render(value)
-
-        return lone
+        return _chain(parts[0], _rendered)
     pieces = tuple(_piece(part) for part in parts)
 
     def concatenation(ctx: EvaluationContext) -> str:
@@ -81,6 +75,10 @@ def compile_value(template: Template) -> Program | None:
     if len(parts) == 1 and isinstance(parts[0], Chain):
         return _chain(parts[0])
     return None
+
+
+def _rendered(value: Value) -> str:
+    return value if value.__class__ is str else render(value)
 
 
 def _piece(part: str | Chain | ParameterRef) -> Callable[[EvaluationContext], str]:
@@ -127,34 +125,40 @@ def _lookup(name: str) -> Program:
     return lookup
 
 
-def _chain(chain: Chain) -> Program:
-    """``${subject:calls...}`` as ``_evaluate.evaluate_chain`` evaluates it."""
+def _chain(chain: Chain, finish: Callable[[Value], Value] | None = None) -> Program:
+    """``${subject:calls...}`` as ``_evaluate.evaluate_chain`` evaluates it, then *finish*.
+
+    The commonest lengths are unrolled into one closure each: a frame fewer per evaluation.
+    """
     subject = chain.subject
     if isinstance(subject, Call) and FUNCTIONS[subject.name].kind == "multi":
-        return functools.partial(_multi, chain, subject)
+        multi = functools.partial(_evaluate_multi, chain, subject)
+        return multi if finish is None else lambda ctx: finish(multi(ctx))
     first = _node(subject)
     steps = tuple(_step(call) for call in chain.calls)
-    if not steps:
-        return first
-    if len(steps) == 1:
+    if finish is None:
+        if not steps:
+            return first
+        if len(steps) == 1:
+            (only,) = steps
+            return lambda ctx: only(ctx, first(ctx))
+        if len(steps) == 2:
+            one, two = steps
+            return lambda ctx: two(ctx, one(ctx, first(ctx)))
+    elif len(steps) == 1:
         (only,) = steps
-        return lambda ctx: only(ctx, first(ctx))
-    if len(steps) == 2:
+        return lambda ctx: finish(only(ctx, first(ctx)))
+    elif len(steps) == 2:
         one, two = steps
-
-        return lambda ctx: two(ctx, one(ctx, first(ctx)))
+        return lambda ctx: finish(two(ctx, one(ctx, first(ctx))))
 
     def chained(ctx: EvaluationContext) -> Value:
         value = first(ctx)
         for step in steps:
             value = step(ctx, value)
-        return value
+        return value if finish is None else finish(value)
 
     return chained
-
-
-def _multi(chain: Chain, subject: Call, ctx: EvaluationContext) -> Value:
-    return _evaluate_multi(chain, subject, ctx)
 
 
 def _step(call: Call) -> _Step:
@@ -185,15 +189,38 @@ def _step(call: Call) -> _Step:
         return evaluated
     args = tuple(arg.value for arg in call.args)  # type: ignore[union-attr]
     direct = _direct(name, args)
+    if direct is None:
 
-    def literal(ctx: EvaluationContext, subject: Value) -> Value:
-        if direct is not None and subject.__class__ is str:
-            result = direct(subject)
-            if result is not _GENERAL:
-                return _checked(name, result)
-        return _checked(name, impl(ctx, subject, *args))
+        def literal(ctx: EvaluationContext, subject: Value) -> Value:
+            try:
+                result = impl(ctx, subject, *args)
+            except FlowcoreError:
+                raise
+            except _DATA_ERRORS as ex:
+                raise _failure(name, subject, ex) from ex
+            if isinstance(result, str) and len(result) > _values._max_length:
+                check_length(len(result), name)
+            return result
 
-    return _guarded(name, literal)
+        return literal
+
+    def direct_or_literal(ctx: EvaluationContext, subject: Value) -> Value:
+        try:
+            if subject.__class__ is str:
+                result = direct(subject)
+                if result is _GENERAL:
+                    result = impl(ctx, subject, *args)
+            else:
+                result = impl(ctx, subject, *args)
+        except FlowcoreError:
+            raise
+        except _DATA_ERRORS as ex:
+            raise _failure(name, subject, ex) from ex
+        if isinstance(result, str) and len(result) > _values._max_length:
+            check_length(len(result), name)
+        return result
+
+    return direct_or_literal
 
 
 def _guarded(name: str, step: _Step) -> _Step:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -33,9 +32,12 @@ def test_numpy_computes_what_each_flowfile_would(
     expression = compile_expression(text)
     try:
         expected = [expression.evaluate_value({"n": str(n)}) for n in numbers]
-    except ExpressionEvaluationError:
-        with pytest.raises(ExpressionEvaluationError):
-            numeric_calls(np.array(numbers, dtype=np.int64), chain.calls)
+    except ExpressionEvaluationError:  # raised, or left to the exact path that raises it
+        try:
+            left = numeric_calls(np.array(numbers, dtype=np.int64), chain.calls)
+        except ExpressionEvaluationError:
+            return
+        assert left is None
         return
     computed = numeric_calls(np.array(numbers, dtype=np.int64), chain.calls)
     if computed is not None:  # None: left to the exact path
