@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BatchRoute",
+    "Capabilities",
     "FlowFileTransform",
     "FlowFileView",
     "InputRequirement",
@@ -97,6 +98,28 @@ class InputRequirement(enum.Enum):
 _DESCRIPTOR_INDEX: dict[type, dict[str, PropertyDescriptor]] = {}
 
 
+@attrs.frozen
+class Capabilities:
+    """What the engine may do with a processor type, settled once when the class is made.
+
+    The engine dispatches on these values, never on which class defines a method: a subclass
+    that overrides a method a capability stands in for loses that capability here, at its
+    definition, so it is never bypassed.
+
+    Attributes:
+        run_batching: many triggers in one session (NiFi's ``@SupportsBatching``, and the
+            processor keeps the default ``on_trigger_sessions``).
+        bins_batches: a binning processor that bins and merges FlowFile batches whole
+            (``bin_batches``/``merge_batches``, defined where the methods they stand in for are).
+        merges_apart: a binning processor whose ready bins can be merged by another task
+            (it implements ``merge_bin``).
+    """
+
+    run_batching: bool = False
+    bins_batches: bool = False
+    merges_apart: bool = False
+
+
 class Processor:
     """Base class of every processor.
 
@@ -125,6 +148,19 @@ class Processor:
     #: Attributes the processor reads and writes, for documentation (``flowcore processors``).
     reads_attributes: ClassVar[Mapping[str, str]] = {}
     writes_attributes: ClassVar[Mapping[str, str]] = {}
+
+    #: Settled per class when it is made (see :class:`Capabilities`).
+    capabilities: ClassVar[Capabilities] = Capabilities()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.capabilities = cls._capabilities()
+
+    @classmethod
+    def _capabilities(cls) -> Capabilities:
+        """This class's capabilities; kinds with capabilities of their own extend it."""
+        own_sessions = cls.on_trigger_sessions is Processor.on_trigger_sessions
+        return Capabilities(run_batching=cls.supports_batching and own_sessions)
 
     def __init__(self, **properties: Any) -> None:
         self._values: dict[str, str] = {}

@@ -27,7 +27,7 @@ from flowcore.relationship import SUCCESS, Relationship
 if TYPE_CHECKING:
     from flowcore.binning import BatchBinning, Bin
     from flowcore.session.process_session import ProcessSession
-from flowcore.processor import InputRequirement, Processor, ProcessorKind
+from flowcore.processor import Capabilities, InputRequirement, Processor, ProcessorKind
 
 __all__ = [
     "BinningProcessor",
@@ -131,6 +131,36 @@ class BinningProcessor(Processor):
         failure). The default does nothing: open bins stay queued.
         """
         del context, session_factory
+
+    @classmethod
+    def _capabilities(cls) -> Capabilities:
+        """Batch binning and merging apart, as this class's methods allow.
+
+        Batch binning needs both hooks defined where the methods they stand in for are (a
+        subclass overriding ``merge_bin`` alone would be bypassed by inherited hooks, so it
+        bins FlowFile by FlowFile); merging apart needs ``merge_bin`` implemented.
+        """
+        base = super()._capabilities()
+        kind = globals().get("BinningProcessor")
+        if kind is None:  # this class itself is being made
+            return base
+        hooks = [_owner(cls, "bin_batches"), _owner(cls, "merge_batches")]
+        bins = all(hook is not kind for hook in hooks) and all(
+            issubclass(hook, _owner(cls, name)) for hook in hooks for name in _STOOD_IN_FOR
+        )
+        return attrs.evolve(
+            base, bins_batches=bins, merges_apart=_owner(cls, "merge_bin") is not kind
+        )
+
+
+#: What the batch hooks stand in for: a subclass overriding one of these without overriding
+#: the hooks too would be bypassed, so its batches are materialized instead.
+_STOOD_IN_FOR = ("on_trigger_sessions", "merge_bin", "group_key", "single_group", "end_of_input")
+
+
+def _owner(kind: type, name: str) -> type:
+    """The class in *kind*'s MRO that defines *name*."""
+    return next(k for k in kind.__mro__ if name in vars(k))
 
 
 @attrs.frozen

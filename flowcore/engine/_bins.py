@@ -19,7 +19,6 @@ from flowcore.binning import Bin, BinLimits, EvictionReason
 from flowcore.engine._batches import drop_whole, record_attribute_changes, route_whole
 from flowcore.engine.wire import ReadyBin
 from flowcore.flowfile_batch import FlowFileBatch
-from flowcore.processor_kinds import BinningProcessor
 
 if TYPE_CHECKING:
     from flowcore.engine._member import TaskMember
@@ -35,29 +34,9 @@ MERGE_APART_BYTES = 128 << 20
 log = logging.getLogger(__name__)
 
 
-#: What the batch hooks stand in for: a subclass overriding one of these without overriding
-#: the hooks too would be bypassed, so its batches are materialized instead.
-_STOOD_IN_FOR = ("on_trigger_sessions", "merge_bin", "group_key", "single_group", "end_of_input")
-
-
-def _owner(kind: type, name: str) -> type:
-    """The class in *kind*'s MRO that defines *name*."""
-    return next(k for k in kind.__mro__ if name in vars(k))
-
-
 def takes_batches(member: TaskMember) -> bool:
-    """Whether the member's processor can bin FlowFile batches.
-
-    It can when it implements both hooks, in the class that also defines (or inherits) the
-    methods they stand in for.
-    """
-    kind = type(member.processor)
-    if not issubclass(kind, BinningProcessor):
-        return False
-    hooks = [_owner(kind, "bin_batches"), _owner(kind, "merge_batches")]
-    if any(hook is BinningProcessor for hook in hooks):
-        return False
-    return all(issubclass(hook, _owner(kind, name)) for hook in hooks for name in _STOOD_IN_FOR)
+    """Whether the member's processor can bin FlowFile batches (see ``Capabilities``)."""
+    return type(member.processor).capabilities.bins_batches
 
 
 def _originals_whole(member: TaskMember) -> bool:

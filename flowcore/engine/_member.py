@@ -28,7 +28,6 @@ from flowcore.flow import FUNNEL_RELATIONSHIP
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor, ProcessorKind
-from flowcore.processor_kinds import BinningProcessor
 from flowcore.relationship import FAILURE
 from flowcore.session._content import CONTENT_FAILURE_REASON, damage_of
 from flowcore.session.host import (
@@ -366,10 +365,7 @@ class TaskMember:
 
     def _merges_apart(self) -> bool:
         """Whether the processor can merge a bin in another task than the one binning it."""
-        processor = self.processor
-        if processor.kind is not ProcessorKind.BINNING:
-            return False
-        return type(processor).merge_bin is not BinningProcessor.merge_bin  # type: ignore[attr-defined]
+        return type(self.processor).capabilities.merges_apart
 
     def _hand_over(self, bin_: Bin, session: ProcessSession) -> None:
         """Take a ready bin out of this task: its FlowFiles, as queued, go to a merge task."""
@@ -407,9 +403,7 @@ class TaskMember:
                 self._failed(error, since=mark)
 
     def _batchable(self) -> bool:
-        processor = self.processor
-        own = type(processor).on_trigger_sessions is Processor.on_trigger_sessions
-        return processor.supports_batching and own
+        return type(self.processor).capabilities.run_batching
 
     def _drain_batched(self) -> None:
         """NiFi's run-duration batching: many triggers in one session, one commit.

@@ -297,3 +297,26 @@ def test_an_item_whose_read_failed_is_not_marked_done_and_comes_again(tmp_path) 
     second = run_flow(flow, "direct", repository=tmp_path / "repo", settings=settings)
     assert second.count("source", "success") == 1
     assert sorted(p.read_text() for p in (tmp_path / "out").iterdir()) == ["a", "b", "c"]
+
+
+def test_capabilities_are_settled_when_a_class_is_made() -> None:
+    """Capabilities follow the class's own methods: a subclass overriding what a batch hook
+    stands in for loses batch binning, one taking over its sessions loses run batching."""
+    from processors import MergeContent, UpdateAttribute
+
+    assert MergeContent.capabilities.bins_batches
+    assert MergeContent.capabilities.merges_apart
+    assert UpdateAttribute.capabilities.run_batching
+    assert not Processor.capabilities.run_batching
+
+    class OwnMerge(MergeContent):
+        def merge_bin(self, context, session, bin_):  # type: ignore[no-untyped-def]
+            super().merge_bin(context, session, bin_)
+
+    class OwnSessions(UpdateAttribute):
+        def on_trigger_sessions(self, context, session_factory):  # type: ignore[no-untyped-def]
+            super().on_trigger_sessions(context, session_factory)
+
+    assert not OwnMerge.capabilities.bins_batches
+    assert OwnMerge.capabilities.merges_apart
+    assert not OwnSessions.capabilities.run_batching
