@@ -78,7 +78,9 @@ def compile_value(template: Template) -> Program | None:
 
 
 def _rendered(value: Value) -> str:
-    return value if value.__class__ is str else render(value)
+    if value.__class__ is str:
+        return value  # type: ignore[no-any-return]
+    return str(value) if value.__class__ is int else render(value)  # bool's class is bool
 
 
 def _piece(part: str | Chain | ParameterRef) -> Callable[[EvaluationContext], str]:
@@ -277,17 +279,11 @@ def _around(*, last: bool, after: bool) -> Callable[[Value], Callable[[str], str
     return make
 
 
-def _whole(text: str) -> int | Any:
-    """*text* as ``to_number`` reads it when it is plain ASCII digits short of a long's limit."""
-    if text.isascii() and text.isdigit() and len(text) <= _SHORT_DIGITS:
-        return int(text)
-    return _GENERAL
-
-
 def _arithmetic(op: str) -> Callable[[Value], Callable[[str], Any] | None]:
     """plus, minus, multiply and mod of a digit string by a literal whole number.
 
-    The subject is non-negative and under 10**18, so mod is Python's ``%`` by the argument's
+    ASCII digits short of a long's limit are read by ``to_number`` as ``int`` reads them. The
+    subject is then non-negative and under 10**18, so mod is Python's ``%`` by the argument's
     magnitude (Java's remainder takes the dividend's sign), and a sum or product leaves a long
     at most once, which ``wrap_long`` undoes as the registered function does.
     """
@@ -295,16 +291,16 @@ def _arithmetic(op: str) -> Callable[[Value], Callable[[str], Any] | None]:
     def make(argument: Value) -> Callable[[str], Any] | None:
         if type(argument) is not int or not _LONG_MIN <= argument <= _LONG_MAX:
             return None
-        if op == "%":
-            if argument == 0:
-                return None  # the registered function's error
-            magnitude = abs(argument)
-            return lambda s: n % magnitude if (n := _whole(s)) is not _GENERAL else n
+        if op == "%" and argument == 0:
+            return None  # the registered function's error
+        magnitude = abs(argument)
 
         def apply(s: str) -> Any:
-            n = _whole(s)
-            if n is _GENERAL:
-                return n
+            if not (s.isdigit() and s.isascii() and len(s) <= _SHORT_DIGITS):
+                return _GENERAL
+            n = int(s)
+            if op == "%":
+                return n % magnitude
             result = n + argument if op == "+" else n - argument if op == "-" else n * argument
             return result if _LONG_MIN <= result <= _LONG_MAX else _values.wrap_long(result)
 
