@@ -35,7 +35,7 @@ import attrs
 import numpy as np
 
 from flowcore.expression._columns_numbers import numeric_calls
-from flowcore.expression._columns_text import ChainValues, text_chain
+from flowcore.expression._columns_text import ChainValues, text_template
 from flowcore.expression._evaluate import EvaluationContext
 from flowcore.expression._nodes import AttributeRef, Call, Chain, ParameterRef
 from flowcore.expression._values import render, to_boolean
@@ -234,15 +234,26 @@ def _text_vectorised(
     *,
     boolean: bool,
 ) -> Column | np.ndarray | None:
-    """A string chain over one attribute, each distinct value once (``_columns_text``)."""
-    chain = _lone_chain(expression)
-    if chain is None or not isinstance(chain.subject, AttributeRef):
+    """String chains over one attribute, in text or alone, each distinct value once.
+
+    See :mod:`~flowcore.expression._columns_text`.
+    """
+    parts = expression.template.parts
+    names = {
+        p.subject.name
+        for p in parts
+        if isinstance(p, Chain) and isinstance(p.subject, AttributeRef)
+    }
+    if len(names) != 1 or not all(
+        isinstance(p, str) or (isinstance(p, Chain) and isinstance(p.subject, AttributeRef))
+        for p in parts
+    ):
         return None
-    name = chain.subject.name
+    (name,) = names
     column = None if name in _VIRTUAL else batch.column(name)
     if column is None:
         return None
-    result = text_chain(chain, column)
+    result = text_template(parts, column)  # type: ignore[arg-type]
     if result is None:
         return None
     if result.absent:

@@ -36,7 +36,7 @@ from flowcore.expression._nodes import Call, Chain, Literal
 from flowcore.expression._values import Value, max_length, to_number, to_string
 from flowcore.flowfile_batch.columns import Column, IntColumn
 
-__all__ = ["TEXT_STEPS", "ChainValues", "text_chain"]
+__all__ = ["TEXT_STEPS", "ChainValues", "text_chain", "text_template"]
 
 #: What ``java_trim`` strips: every character up to U+0020.
 _JAVA_BLANKS = "".join(map(chr, range(33)))
@@ -239,6 +239,43 @@ def text_chain(chain: Chain, column: Column) -> ChainValues | None:
     if absent:
         values = _with_placeholders(kind, values, absent, len(entries))
     return ChainValues(kind, values, codes, absent)
+
+
+def text_template(parts: Sequence[str | Chain], column: Column) -> ChainValues | None:
+    """Property text of literal text and string chains over *column*, for each entry.
+
+    A lone chain keeps its kind (:func:`text_chain`); text with several parts is their
+    concatenation, each chain's value rendered as the per-FlowFile evaluation renders it. The
+    absent entries' placeholders stand for the whole text.
+    """
+    if len(parts) == 1 and isinstance(parts[0], Chain):
+        return text_chain(parts[0], column)
+    pieces: list[Iterable[str]] = []
+    last: ChainValues | None = None
+    for part in parts:
+        if isinstance(part, str):
+            pieces.append(repeat(part))
+            continue
+        last = text_chain(part, column)
+        if last is None:
+            return None
+        pieces.append(_rendered(last))
+    if last is None:
+        return None
+    values = tuple(map("".join, zip(*pieces, strict=False)))  # the repeats never end
+    limit = max_length()  # the total first: cheaper than the longest, and mostly enough
+    if len("".join(values)) > limit and max(map(len, values), default=0) > limit:
+        return None  # the concatenation's per-FlowFile error
+    return ChainValues("text", values, last.codes, last.absent)
+
+
+def _rendered(values: ChainValues) -> Iterable[str]:
+    """Each entry's value as property text: whole numbers in decimal, booleans in words."""
+    if values.kind == "text":
+        return values.values  # type: ignore[no-any-return]
+    if values.kind == "number":
+        return map(str, values.values.tolist())
+    return map(("false", "true").__getitem__, values.values.tolist())
 
 
 def _plan(

@@ -113,6 +113,8 @@ STRING_EXPRESSIONS = [
     "${filename:equalsIgnoreCase('A.B')}",
     "${filename:isEmpty()}",
     "${filename:substringAfter('.'):substring(1)}",
+    "${filename:substringBefore('.')}.bak",
+    "${filename:length()}:${filename:toUpper()}",
 ]
 
 

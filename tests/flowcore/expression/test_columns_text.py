@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from flowcore.errors import FlowcoreError
 from flowcore.expression import FUNCTION_NAMES, compile_expression
 from flowcore.expression._columns import evaluate_boolean_column, evaluate_column
-from flowcore.expression._columns_text import TEXT_STEPS, text_chain
+from flowcore.expression._columns_text import TEXT_STEPS, text_chain, text_template
 from flowcore.expression._nodes import Chain
 from flowcore.expression._values import max_length, set_max_length
 from flowcore.flowfile import Attributes
@@ -127,6 +127,20 @@ def test_a_string_chain_gives_each_flowfile_its_own_value(text: str, column: Tex
     _assert_per_flowfile(text, column)
 
 
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.one_of(string_chains(), st.sampled_from(["-", ".bak", "#{p}", ""])), max_size=3),
+    text_columns(),
+)
+@example(["${name:substringBefore('.')}", ".bak"], TextColumn(np.array([0, 1]), ("a.b", None)))
+@example(["${name:length()}", ":", "${name:endsWith('.')}"], TextColumn(np.array([0]), ("a.",)))
+def test_text_around_string_chains_is_their_concatenation(
+    parts: list[str], column: TextColumn
+) -> None:
+    """Literal text and chains over one attribute: the per-FlowFile text, part by part."""
+    _assert_per_flowfile("".join(parts), column)
+
+
 @settings(max_examples=60, deadline=None)
 @given(string_chains(), st.lists(st.integers(-(1 << 62), 1 << 62), min_size=1, max_size=8))
 def test_a_string_chain_over_whole_numbers_reads_their_text(text: str, numbers: list[int]) -> None:
@@ -142,14 +156,15 @@ def test_a_string_chain_over_whole_numbers_reads_their_text(text: str, numbers: 
         "${name:trim():length():mod(4)}",
         "${name:prepend('x'):substring(1, 3)}",
         "${name:in('a', 'b'):not()}",
+        "${name:substringBefore('.')}.bak",
+        "<${name:length()}|${name:isEmpty()}>",
     ],
 )
 def test_the_pipeline_takes_these_chains(text: str) -> None:
     """Chains of the listed functions with literal arguments are computed over the entries."""
     column = TextColumn(np.array([0, 1, 0]), ("a.log", "b.txt"))
-    chain = compile_expression(text).template.parts[0]
-    assert isinstance(chain, Chain)
-    assert text_chain(chain, column) is not None
+    parts = compile_expression(text).template.parts
+    assert text_template(parts, column) is not None  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
