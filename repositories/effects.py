@@ -58,6 +58,7 @@ __all__ = [
     "EffectFileWriter",
     "EffectReport",
     "Outcome",
+    "can_sync_whole_file_systems",
     "carry_out",
     "is_temporary_name",
     "publish",
@@ -66,6 +67,7 @@ __all__ = [
     "reserve_target",
     "retries",
     "sweep",
+    "sync_whole_file_systems",
     "temporary_name",
 ]
 
@@ -228,6 +230,40 @@ def _sync_file_systems(directories: Iterable[str]) -> None:
                         os.close(staged)
         finally:
             os.close(fd)
+
+
+@functools.cache
+def can_sync_whole_file_systems() -> bool:
+    """Whether :func:`sync_whole_file_systems` can work here (Linux's ``syncfs``)."""
+    return _syncfs() is not None
+
+
+def sync_whole_file_systems(directories: Iterable[str | os.PathLike[str]]) -> bool:
+    """Flush every file system holding one of *directories* with ``syncfs``, once each.
+
+    A task writes its segments and event files without an fsync each and makes them all
+    durable with this before it returns: one flush instead of hundreds. False (nothing done)
+    where there is no ``syncfs``: the caller fsyncs each file instead.
+    """
+    syncfs = _syncfs()
+    if syncfs is None:
+        return False
+    devices: set[int] = set()
+    for directory in directories:
+        try:
+            fd = os.open(directory, os.O_RDONLY)
+        except FileNotFoundError:
+            continue
+        try:
+            device = os.fstat(fd).st_dev
+            if device not in devices:
+                devices.add(device)
+                if syncfs(fd) != 0:
+                    error = ctypes.get_errno()
+                    raise OSError(error, os.strerror(error), str(directory))
+        finally:
+            os.close(fd)
+    return True
 
 
 @functools.cache

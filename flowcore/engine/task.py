@@ -28,6 +28,7 @@ from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan, StagePlan
 from flowcore.engine._batches import drain_batches, unpacks, write_deferred
 from flowcore.engine._content import TaskContent
+from flowcore.engine._held import QueuedBatch, ReturnedFlowFile
 from flowcore.engine._member import TaskMember
 from flowcore.engine.wire import ReadyBin, TaskResult, TaskSpec
 from flowcore.errors import FlowcoreError
@@ -47,7 +48,11 @@ from flowcore.session.host import (
 )
 from flowcore.settings import Settings
 from repositories.content import FileContentRepository
-from repositories.effects import EffectFileWriter
+from repositories.effects import (
+    EffectFileWriter,
+    can_sync_whole_file_systems,
+    sync_whole_file_systems,
+)
 from repositories.event_files import EventFileWriter
 from repositories.records import MAX_SEGMENT_RECORDS, Bulletin, SegmentSummary
 
@@ -113,6 +118,9 @@ class _Task:
         self.ready_bins: list[ReadyBin] = []
         self.sink_messages: list[tuple[str, bytes]] = []
         self.effects = EffectFileWriter(spec.paths.effects, self.attempt)
+        # Segments and event files are flushed together when the task ends (one syncfs), or,
+        # where the system has no syncfs, each as it is written.
+        self._sync_each = spec.settings.sync and not can_sync_whole_file_systems()
         self.staged_targets: set[str] = set()  # files committed sessions staged (not yet visible)
         self.long_waits: set[str] = set()
         self.in_bins: set[str] = set()
@@ -164,7 +172,7 @@ class _Task:
         )
         writer.append(self.events)
         self.events = []
-        name = writer.close(sync=self.spec.settings.sync)
+        name = writer.close(sync=self._sync_each)
         if name is not None:
             self.event_files.append(name)
 
@@ -185,7 +193,7 @@ class _Task:
         self, queue_id: str, flowfiles: Sequence[FlowFile] | FlowFileBatch
     ) -> SegmentSummary:
         summary = segment_files.write_segment(
-            self.segment_dir, queue_id, flowfiles, owner=self.attempt, sync=self.spec.settings.sync
+            self.segment_dir, queue_id, flowfiles, owner=self.attempt, sync=self._sync_each
         )
         self.enqueued.append(summary)
         return summary
@@ -202,9 +210,8 @@ class _Task:
                 self._expire(queue_id, flowfile, expiration, now)
                 member.consumed += 1
             elif flowfile.penalty_expiration > now:
-                member.returned.append(
-                    (QueuedFlowFile(flowfile, queue_id), flowfile.penalty_expiration, True)
-                )
+                queued = QueuedFlowFile(flowfile, queue_id)
+                member.returned.append(ReturnedFlowFile(queued, flowfile.penalty_expiration, True))
             else:
                 kept.append(flowfile)
         ordered = prioritized(kept, plan.prioritizers.get(queue_id, ()))
@@ -247,7 +254,7 @@ class _Task:
         for queue_id, read in by_queue.items():
             member = self.members[member_of[queue_id]]
             if member_of[queue_id] not in one_by_one:
-                member.pending_batches.extend((b, queue_id) for b in read)  # type: ignore[misc]
+                member.pending_batches.extend(QueuedBatch(b, queue_id) for b in read)  # type: ignore[arg-type]
                 continue
             flowfiles = []
             for r in read:
@@ -310,11 +317,14 @@ class _Task:
             return
         hint = member.retry_hint()
         member.returned_batches.sort(
-            key=lambda r: (r[1].queue_date, int(r[1].queue_date_indices[0]) if r[1].count else 0)
+            key=lambda r: (
+                r.batch.queue_date,
+                int(r.batch.queue_date_indices[0]) if r.batch.count else 0,
+            )
         )
-        for queue_id, batch, retry in member.returned_batches:
-            summary = self._write(queue_id, batch)
-            self.retry_at[summary.segment_id] = max(retry, hint)
+        for returned in member.returned_batches:
+            summary = self._write(returned.queue_id, returned.batch)
+            self.retry_at[summary.segment_id] = max(returned.retry_at, hint)
             self.long_waits.add(summary.segment_id)  # a binning member's: as _finish does
             self.in_bins.add(summary.segment_id)
 
@@ -338,13 +348,13 @@ class _Task:
             binning = member.processor.kind is ProcessorKind.BINNING
             now = now_ms()
             by_queue: dict[tuple[str, bool], list[tuple[FlowFile, int]]] = {}
-            for queued, retry, long_wait in member.returned:
-                queue_id = queued.queue_id
+            for returned in member.returned:
+                flowfile, queue_id = returned.queued.flowfile, returned.queued.queue_id
                 if queue_id not in plan.queue_members:
                     queue_id = park_queue_id(member.plan.component_id)
-                waits_long = binning or long_wait or queued.flowfile.penalty_expiration > now
+                waits_long = binning or returned.long_wait or flowfile.penalty_expiration > now
                 by_queue.setdefault((queue_id, waits_long), []).append(
-                    (queued.flowfile, max(retry, hint))
+                    (flowfile, max(returned.retry_at, hint))
                 )
             for (queue_id, waits_long), entries in by_queue.items():
                 entries.sort(key=lambda e: queue_order(e[0]))
@@ -359,6 +369,8 @@ class _Task:
         for member in self.members.values():  # after what they return: later in queue order
             write_deferred(member)
         self.write_events()
+        if self.spec.settings.sync and not self._sync_each and (self.enqueued or self.event_files):
+            sync_whole_file_systems([self.segment_dir, self.spec.paths.events])
         return TaskResult(
             index=self.spec.index,
             attempt=self.attempt,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from flowcore.session.host import LogLine, Publication
 from repositories.effects import (
     EffectFileWriter,
     Outcome,
+    can_sync_whole_file_systems,
     carry_out,
     is_temporary_name,
     publish,
@@ -21,6 +23,7 @@ from repositories.effects import (
     reserve_target,
     retries,
     sweep,
+    sync_whole_file_systems,
     temporary_name,
 )
 
@@ -297,3 +300,12 @@ def test_released_targets_are_free_again(tmp_path: Path) -> None:
     assert not reserve_target(tmp_path, "run2", "/out/a.txt", 1)
     release_targets(tmp_path)
     assert reserve_target(tmp_path, "run2", "/out/a.txt", 1)
+
+
+def test_whole_file_systems_are_synced_once_each_where_syncfs_exists(tmp_path: Path) -> None:
+    """sync_whole_file_systems flushes the file systems of the given directories (missing ones
+    skipped) when the system has syncfs, and says when it has not."""
+    (tmp_path / "a").mkdir()
+    done = sync_whole_file_systems([tmp_path / "a", tmp_path, tmp_path / "missing"])
+    assert done is can_sync_whole_file_systems()
+    assert done is (sys.platform == "linux")
