@@ -19,6 +19,7 @@ import attrs
 import numpy as np
 
 from flowcore.clock import now_ms
+from flowcore.engine._held import QueuedBatch
 from flowcore.flowfile import Attributes, new_uuids
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import Column, TextColumn
@@ -136,7 +137,7 @@ def route_whole(
     else:
         queued = attrs.evolve(batch, queue_date=task.spec.batch_time, queue_date_indices=positions)
     if route.member is not None:
-        task.members[route.member].pending_batches.append((queued, route.connection_id))
+        task.members[route.member].pending_batches.append(QueuedBatch(queued, route.connection_id))
     else:
         task.enqueue_batch(route.connection_id, queued)
 
@@ -204,7 +205,7 @@ def unpacks(member: TaskMember, batch: FlowFileBatch, queue_id: str) -> bool:
     task = member.task
     limit = task.spec.settings.batch_max_flowfiles
     if member.deferred_batches or (task.unpacked and task.unpacked + batch.count > limit):
-        member.deferred_batches.append((queue_id, batch))
+        member.deferred_batches.append(QueuedBatch(batch, queue_id))
         return False
     task.unpacked += batch.count
     return True
@@ -214,17 +215,19 @@ def write_deferred(member: TaskMember) -> None:
     """Write the batches *member* deferred back to their queues, one segment each."""
     task = member.task
     queues = task.spec.plan.queue_members
-    for queue_id, batch in member.deferred_batches:
+    for deferred in member.deferred_batches:
         # a pipelined connection's batches wait in the member's park queue
+        queue_id = deferred.queue_id
         kept = queue_id if queue_id in queues else park_queue_id(member.plan.component_id)
-        task.enqueue_batch(kept, batch)
+        task.enqueue_batch(kept, deferred.batch)
 
 
 def drain_batches(member: TaskMember) -> None:
     """Process the batches that reached a member whole, or hand their FlowFiles on one by one."""
     pending, member.pending_batches = member.pending_batches, []
     whole = member.plan.routes_or_drops_whole
-    for batch, queue_id in pending:
+    for waiting in pending:
+        batch, queue_id = waiting.batch, waiting.queue_id
         routes = None
         if whole and not member.deferred_batches:
             try:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from flowcore.binning import Bin, BinLimits, EvictionReason
 from flowcore.engine._batches import drop_whole, record_attribute_changes, route_whole
+from flowcore.engine._held import ReturnedBatch
 from flowcore.engine.wire import ReadyBin
 from flowcore.flowfile_batch import FlowFileBatch
 
@@ -56,7 +57,7 @@ def bins_batches(member: TaskMember, *, end_of_input: bool) -> bool:
     processor = member.processor
     try:
         binning = processor.bin_batches(  # type: ignore[attr-defined]
-            member.context, [b for b, _ in pending], end_of_input=end_of_input
+            member.context, [p.batch for p in pending], end_of_input=end_of_input
         )
     except Exception:  # the one-by-one path bins them again and reports what goes wrong
         log.debug("%s could not bin batches", member.plan.name, exc_info=True)
@@ -66,7 +67,7 @@ def bins_batches(member: TaskMember, *, end_of_input: bool) -> bool:
     member.pending_batches = []
 
     def cuts(bin_: Bin) -> tuple[tuple[str, FlowFileBatch], ...]:
-        return tuple((pending[i][1], pending[i][0].take(rows)) for i, rows in bin_.pieces)
+        return tuple((pending[i].queue_id, pending[i].batch.take(rows)) for i, rows in bin_.pieces)
 
     apart = member.context.bin_sink is not None and (
         sum(b.size for b in binning.ready) >= MERGE_APART_BYTES
@@ -84,11 +85,13 @@ def bins_batches(member: TaskMember, *, end_of_input: bool) -> bool:
     # returns them, and input left after the last trigger.
     now = member.now()
     for bin_ in binning.open:
-        member.returned_batches.extend((*cut, now) for cut in cuts(bin_))
+        member.returned_batches.extend(ReturnedBatch(*cut, now) for cut in cuts(bin_))
     retry = now + member.task.spec.settings.yield_ms
     for index, rows in binning.untaken:
-        batch, queue_id = pending[index]
-        member.returned_batches.append((queue_id, batch.take(rows), retry))
+        waiting = pending[index]
+        member.returned_batches.append(
+            ReturnedBatch(waiting.queue_id, waiting.batch.take(rows), retry)
+        )
     return True
 
 

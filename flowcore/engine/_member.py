@@ -16,11 +16,14 @@ from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from flowcore.binning import Bin, BinLimits, EvictionReason
 from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan
 from flowcore.engine._batches import drain_batches, read_work_batch, route_whole
 from flowcore.engine._bins import bins_batches, merge_batch_bin, takes_batches
+from flowcore.engine._held import QueuedBatch, ReturnedBatch, ReturnedFlowFile
 from flowcore.engine.wire import NEVER, ReadyBin
 from flowcore.errors import FlowcoreError, HandedOverError
 from flowcore.faults import storage_fault
@@ -89,13 +92,13 @@ class TaskMember:
         self.content = task.content
         self.penalization_ms = task.spec.settings.penalization_ms
         self.pending: deque[QueuedFlowFile] = deque()
-        self.pending_batches: list[tuple[FlowFileBatch, str]] = []  # (batch, its connection)
+        self.pending_batches: list[QueuedBatch] = []
         # (FlowFile, worth retrying at, waits long: penalized or failed, not worth a batch wait)
-        self.returned: list[tuple[QueuedFlowFile, int, bool]] = []
+        self.returned: list[ReturnedFlowFile] = []
         # (queue, batch, worth retrying at): FlowFiles of batches binned whole, back to the queue
-        self.returned_batches: list[tuple[str, FlowFileBatch, int]] = []
+        self.returned_batches: list[ReturnedBatch] = []
         # (queue, batch): batches over the task's unpacking limit, back to the queue untouched
-        self.deferred_batches: list[tuple[str, FlowFileBatch]] = []
+        self.deferred_batches: list[QueuedBatch] = []
         self.takes_batches = takes_batches(self)  # bins batches whole (see _task_bins)
         committed = task.spec.states.get(plan.component_id)
         self.state = StateMap(0, committed) if committed is not None else StateMap()
@@ -141,7 +144,7 @@ class TaskMember:
             queued = pending.popleft()
             penalty = queued.flowfile.penalty_expiration
             if penalty > now:  # penalized on its way here: it waits in the queue
-                self.returned.append((queued, penalty, True))
+                self.returned.append(ReturnedFlowFile(queued, penalty, True))
                 continue
             if flowfile_filter is None:
                 taken.append(queued)
@@ -218,7 +221,7 @@ class TaskMember:
         now = now_ms()
         for queued in flowfiles:
             penalty = queued.flowfile.penalty_expiration
-            self.returned.append((queued, max(penalty, now), penalty > now))
+            self.returned.append(ReturnedFlowFile(queued, max(penalty, now), penalty > now))
             self._rolled_back.add(queued.flowfile.id)
 
     # routing -------------------------------------------------------------------------------
@@ -226,7 +229,8 @@ class TaskMember:
     def _route(self, output: SessionOutput) -> None:
         flowfile, relationship = output.flowfile, output.relationship
         if relationship == SELF:
-            self.returned.append((QueuedFlowFile(flowfile, output.queue_id), now_ms(), False))
+            queued = QueuedFlowFile(flowfile, output.queue_id)
+            self.returned.append(ReturnedFlowFile(queued, now_ms(), False))
             return
         route = self.plan.routes[relationship][output.connection_index]
         counted = self.transfers[relationship]
@@ -268,7 +272,7 @@ class TaskMember:
             # cannot help, the whole attempt fails and its input is taken again
             raise error
         if since is not None:
-            self.returned[since:] = [(q, at, True) for q, at, _ in self.returned[since:]]
+            self.returned[since:] = [attrs.evolve(r, long_wait=True) for r in self.returned[since:]]
             if self._fail_unreadable(error, since):
                 return
         text = str(error) or type(error).__name__
@@ -298,13 +302,15 @@ class TaskMember:
         if damage is None:
             return False
         entries = self.returned[since:]
-        hit = [damage.hits(entry[0].flowfile.content) for entry in entries]
+        hit = [damage.hits(entry.queued.flowfile.content) for entry in entries]
         if not any(hit):
             return False
-        culprits = [e[0] for e, h in zip(entries, hit, strict=True) if h]
+        culprits = [e.queued for e, h in zip(entries, hit, strict=True) if h]
         now = now_ms()
         kept = [  # innocents of the rollback are worth taking again at once
-            (_unpenalized(e[0]), now, False) if e[0].flowfile.id in rolled_back else e
+            ReturnedFlowFile(_unpenalized(e.queued), now, False)
+            if e.queued.flowfile.id in rolled_back
+            else e
             for e, h in zip(entries, hit, strict=True)
             if not h
         ]
@@ -488,7 +494,7 @@ class TaskMember:
                 self._failed(error)
         retry = now_ms() + self.task.spec.settings.yield_ms
         for queued in self.pending:
-            self.returned.append((queued, retry, False))
+            self.returned.append(ReturnedFlowFile(queued, retry, False))
         self.pending.clear()
 
     def retry_hint(self) -> int:
@@ -499,8 +505,8 @@ class TaskMember:
                 return NEVER
             oldest = min(
                 itertools.chain(
-                    (q.flowfile.queue_date for q, _, _ in self.returned),
-                    (b.queue_date for _, b, _ in self.returned_batches),
+                    (r.queued.flowfile.queue_date for r in self.returned),
+                    (r.batch.queue_date for r in self.returned_batches),
                 ),
                 default=self.task.spec.batch_time,
             )
