@@ -12,8 +12,8 @@ The commonest functions on the commonest subject, a string, also have a direct f
 (:data:`_DIRECT`): ``toUpper`` is ``str.upper`` of the subject, ``mod(8)`` of a string of ASCII
 digits is Python's ``%``, with no coercion on the way. A subject of any other type (null, a
 number, a date), or any argument not literal, takes the registered function, so the values,
-the errors and their messages are the tree walk's exactly; ``tests/flowcore/expression/
-test_compile.py`` compares the two over random expressions.
+the errors and their messages are the tree walk's exactly: ``test_compile.py`` (in
+``tests/flowcore/expression``) compares the two over random expressions.
 """
 
 from __future__ import annotations
@@ -172,9 +172,15 @@ def _step(call: Call) -> _Step:
 
         def lazy(ctx: EvaluationContext, subject: Value) -> Value:
             args = [functools.partial(thunk, ctx) for thunk in thunks]
-            return _checked(name, impl(ctx, subject, *args))
+            try:
+                result = impl(ctx, subject, *args)  # the thunks run in here, as in _invoke
+            except FlowcoreError:
+                raise
+            except _DATA_ERRORS as ex:
+                raise _failure(name, subject, ex) from ex
+            return _checked(name, result)
 
-        return _guarded(name, lazy)
+        return lazy
     if not all(isinstance(arg, Literal) for arg in call.args):
         nodes = tuple(_node(arg) for arg in call.args)
 
@@ -223,20 +229,6 @@ def _step(call: Call) -> _Step:
         return result
 
     return direct_or_literal
-
-
-def _guarded(name: str, step: _Step) -> _Step:
-    """*step* with the data errors of its function made ExpressionEvaluationErrors."""
-
-    def guarded(ctx: EvaluationContext, subject: Value) -> Value:
-        try:
-            return step(ctx, subject)
-        except FlowcoreError:
-            raise
-        except _DATA_ERRORS as ex:
-            raise _failure(name, subject, ex) from ex
-
-    return guarded
 
 
 def _failure(name: str, subject: Value, ex: Exception) -> ExpressionEvaluationError:

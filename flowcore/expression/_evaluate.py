@@ -1,4 +1,10 @@
-"""Evaluation of a parsed expression against a FlowFile's attributes and context."""
+"""Evaluation of a parsed expression against a FlowFile's attributes and context.
+
+:class:`EvaluationContext` says what names resolve to. :func:`evaluate_chain` walks the syntax
+tree: it defines what every evaluation gives. Expressions run the closures
+:mod:`~flowcore.expression._compile` makes from the tree instead, which decide ahead what this
+walk decides per evaluation; the multi-attribute subjects (``anyAttribute`` ...) are walked.
+"""
 
 from __future__ import annotations
 
