@@ -235,9 +235,9 @@ def _defragment(
     fragments are there.
 
     Only the plain case is taken: whole-number counts and indices, one count per group, no
-    index twice, at most Maximum Number of Bins groups, none past Max Bin Age, and not at the
-    end of the input with a group incomplete. Everything else (what ends in failure) declines
-    and takes the per-FlowFile path, which reports it.
+    index twice, fragments queued in index order, at most Maximum Number of Bins groups, none
+    past Max Bin Age, and not at the end of the input with a group incomplete. Everything else
+    (what ends in failure) declines and takes the per-FlowFile path, which reports it.
     """
     intake = _Intake(batches, FRAGMENT_ID)
     counts, indices = _numbers(batches, FRAGMENT_COUNT), _numbers(batches, FRAGMENT_INDEX)
@@ -265,8 +265,10 @@ def _defragment(
             return None
         limits = BinLimits(wanted, UNLIMITED, wanted, UNLIMITED)
         bin_ = Bin(intake.group_names[int(code)], limits, created, FRAGMENT_COUNT)
-        if complete:
-            positions = positions[np.argsort(mine, kind="stable")]
+        if complete and np.any(np.diff(mine) < 0):
+            # out of order in the queue: the bundle is in fragment.index order but the
+            # originals leave in queue order, which the per-FlowFile path keeps apart
+            return None
         bin_.pieces.extend(intake.pieces(positions))
         bin_.entries, bin_.size = len(positions), int(intake.sizes[positions].sum())
         if complete:

@@ -172,3 +172,21 @@ def test_batches_are_binned_as_their_flowfiles_one_by_one(
                 b.id for b in whole.remove_ready_bins(relaxed=True, now_ms=turn, max_age_ms=None)
             ]
             assert len(taken) == len(kept)
+
+
+def test_fragments_queued_out_of_order_are_defragmented_one_by_one() -> None:
+    """Fragments queued against their index order take the per-FlowFile path (the bundle in
+    index order, the originals in queue order), so both forms agree."""
+    from flowcore.testing import TestRunner
+    from processors import MergeContent, SplitText
+
+    split = TestRunner(SplitText(line_split_count=1), batches=True)
+    split.enqueue(b"a\nb\nc\n")
+    split.run()
+    merge = TestRunner(MergeContent(merge_strategy="Defragment"), batches=True)
+    for piece in reversed(split.flowfiles_for("splits")):
+        merge.enqueue(piece)
+    merge.assert_batch_form_agrees(allow_decline=True)
+    merge.assert_transfer_count("merged", 1)
+    merge.flowfiles_for("merged")[0].assert_content_equals("abc")
+    assert [f.content for f in merge.flowfiles_for("original")] == [b"c", b"b", b"a"]
