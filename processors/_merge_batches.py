@@ -1,16 +1,18 @@
 """MergeContent over FlowFile batches: bins packed and merged without a FlowFile object each.
 
-A task's input that arrived as :class:`~flowcore.flowfile_batch.FlowFileBatch` values (10,000
-FlowFiles that differ only by position) is binned by count: a batch's FlowFiles all have one
-size, so :meth:`~flowcore.binning.BinManager.offer_cut` places a run of them exactly where
-offering them one by one would. The triggers are replayed as the engine makes them (1,000
-FlowFiles per intake, the bin-count check between intakes, migrate after each trigger, one more
-trigger with the input exhausted, then end of input), so the bins, their reasons and their
-order are the one-by-one path's. A ready bin is merged from its cuts' byte ranges, with one JOIN
-for the bundle; the engine moves the originals as batches.
+A task's input that arrived as :class:`~flowcore.flowfile_batch.FlowFileBatch` values is binned
+as arrays: FlowFiles are taken in queue order across the batches (:class:`_Intake`), grouped by
+the Correlation Attribute Name's column when there is one, and bins open, fill and close in
+exactly the order offering them one by one opens them (:func:`_offer`; a hypothesis test compares
+the bins with :meth:`~flowcore.binning.BinManager.offer`). Defragment makes a bin of each
+``fragment.identifier``'s FlowFiles in ``fragment.index`` order (:func:`_defragment`). A ready
+bin is a list of batch pieces, merged from their byte ranges (a split file's lines picked out of
+one read) with one JOIN naming its parents as uuid runs; the engine moves the originals as
+batches.
 
-Only Bin-Packing into one group (no Correlation Attribute Name, no Bin Termination Check) with
-Binary Concatenation is done this way; anything else declines and takes the usual path.
+Bin-Packing and Defragment with Binary Concatenation are done this way; anything else (other
+formats, a Bin Termination Check, values that would end in failure) declines and takes the
+per-FlowFile path, which reports what goes wrong.
 """
 
 from __future__ import annotations
