@@ -23,8 +23,8 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import flowcore.expression._values as value_rules
 from flowcore.errors import ExpressionEvaluationError, FlowcoreError
-from flowcore.expression import _values
 from flowcore.expression._evaluate import _DATA_ERRORS, _evaluate_multi
 from flowcore.expression._functions import FUNCTIONS
 from flowcore.expression._nodes import AttributeRef, Call, Chain, Literal, ParameterRef
@@ -206,7 +206,7 @@ def _step(call: Call) -> _Step:
                 raise
             except _DATA_ERRORS as ex:
                 raise _failure(name, subject, ex) from ex
-            if isinstance(result, str) and len(result) > _values._max_length:
+            if isinstance(result, str) and len(result) > value_rules._max_length:
                 check_length(len(result), name)
             return result
 
@@ -224,7 +224,7 @@ def _step(call: Call) -> _Step:
             raise
         except _DATA_ERRORS as ex:
             raise _failure(name, subject, ex) from ex
-        if isinstance(result, str) and len(result) > _values._max_length:
+        if isinstance(result, str) and len(result) > value_rules._max_length:
             check_length(len(result), name)
         return result
 
@@ -238,7 +238,7 @@ def _failure(name: str, subject: Value, ex: Exception) -> ExpressionEvaluationEr
 
 def _checked(name: str, result: Value) -> Value:
     """*result*, refused when it is a string over the length limit (``_invoke``'s check)."""
-    if isinstance(result, str) and len(result) > _values._max_length:
+    if isinstance(result, str) and len(result) > value_rules._max_length:
         check_length(len(result), name)
     return result
 
@@ -294,7 +294,7 @@ def _arithmetic(op: str) -> Callable[[Value], Callable[[str], Any] | None]:
             if op == "%":
                 return n % magnitude
             result = n + argument if op == "+" else n - argument if op == "-" else n * argument
-            return result if _LONG_MIN <= result <= _LONG_MAX else _values.wrap_long(result)
+            return result if _LONG_MIN <= result <= _LONG_MAX else value_rules.wrap_long(result)
 
         return apply
 
