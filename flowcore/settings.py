@@ -89,6 +89,10 @@ class Settings:
         parallelism: tasks a stage run is cut into; the same for every runner, so plans (and
             outputs) do not depend on where they run. Default: the machine's cores.
         shuffle_partitions: partitions of a binning stage's shuffle by group key.
+        driver_run_max_flowfiles: a stage run taking at most this many queued FlowFiles (and
+            no source work) runs in the driver's process whatever the runner, as the direct
+            runner runs it: scheduling a Spark job costs a tenth of a second or more, the time
+            to run tens of thousands of FlowFiles. 0 sends every run to the runner.
         penalization_period: NiFi's Penalty Duration (default ``30 sec``).
         yield_duration: how long a processor that yielded waits (NiFi's ``1 sec``).
         sync: fsync segments, event files and the log (turn off only for throwaway runs).
@@ -122,6 +126,7 @@ class Settings:
     batch_max_bytes: str = attrs.field(default="1 GB", validator=_data_size)
     parallelism: int = attrs.field(factory=lambda: max(1, os.cpu_count() or 1), validator=_positive)
     shuffle_partitions: int = attrs.field(default=8, validator=_positive)
+    driver_run_max_flowfiles: int = attrs.field(default=20_000, validator=attrs.validators.ge(0))
     penalization_period: str = attrs.field(default="30 sec", validator=_time_period)
     yield_duration: str = attrs.field(default="1 sec", validator=_time_period)
     sync: bool = True

@@ -33,6 +33,7 @@ from flowcore.flow import Connection, FlowDefinition
 from flowcore.process_context import ProcessContext, lowest_logged_level, processor_logger
 from flowcore.processor_kinds import WorkItem
 from flowcore.queues import full_connections, parked_component
+from flowcore.runners.direct import DirectRunner
 from flowcore.runners.jobs import Runner, ShuffleInput, StageJob
 from flowcore.session.host import ComponentInfo, StateMap
 from flowcore.settings import Settings
@@ -67,6 +68,8 @@ class Controller:
         self.compiled = flow if isinstance(flow, CompiledFlow) else compile_flow(flow)
         self.flow = self.compiled.flow
         self.runner = runner
+        # Small stage runs execute in the driver's process whatever the runner (see Settings)
+        self._in_driver: Runner = runner if runner.name == "direct" else DirectRunner()
         self.repos = repositories
         self.settings = settings or Settings()
         apply_limits(self.settings)  # the driver lists sources and decides bins with them too
@@ -198,15 +201,20 @@ class Controller:
         inputs = [TaskInput(bins=tuple(c)) for c in chunk(ready, self.settings.parallelism)]
         return StageJob(plan, tuple(self._specs(plan, inputs, first_index=first_index)))
 
-    def _execute(self, job: StageJob) -> list[TaskResult]:
-        """Run *job*; a binning stage's ready bins are then merged by a second job."""
-        results = self.runner.execute(job)
-        described = [self.runner.describe(job.plan.stage_id) or ""]
+    def _execute(self, job: StageJob, *, small: bool = False) -> list[TaskResult]:
+        """Run *job*; a binning stage's ready bins are then merged by a second job.
+
+        A *small* job runs in the driver's process: scheduling a Spark job costs more than
+        running a few thousand FlowFiles through the same task function here.
+        """
+        runner = self._in_driver if small else self.runner
+        results = runner.execute(job)
+        described = [runner.describe(job.plan.stage_id) or ""]
         ready = [b for r in sorted(results, key=lambda r: r.index) for b in r.ready_bins]
         if ready:
             merge = self._merge_job(job.plan, ready, len(job.specs))
-            results = [*results, *self.runner.execute(merge)]
-            described.append(f"then {self.runner.describe(job.plan.stage_id)} merging bins")
+            results = [*results, *runner.execute(merge)]
+            described.append(f"then {runner.describe(job.plan.stage_id)} merging bins")
         self._described[job.plan.stage_id] = ", ".join(d for d in described if d)
         return results
 
@@ -289,7 +297,8 @@ class Controller:
             return 0
         self._run = uuid.uuid4().hex[:16]
         job = self._job(plan, taken, work, end_of_input=end_of_input)
-        results = self._execute(job)
+        small = not work and sum(s.count for s in taken) <= self.settings.driver_run_max_flowfiles
+        results = self._execute(job, small=small)
         unread = self.sources.requeue_unread(plan, work, results, states)
         self._commit(stage, taken, results, unread, run=self._run)
         return len(work) + sum(sum(r.consumed.values()) for r in results)

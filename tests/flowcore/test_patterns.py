@@ -77,7 +77,9 @@ def test_a_hostile_expression_keeps_its_flowfile_queued_with_a_bulletin(
 ) -> None:
     """UpdateAttribute with the issue's expression: the run ends, the FlowFiles stay queued
     (penalized) and a bulletin names the pattern and the limit."""
-    settings = Settings(sync=False, parallelism=1, regex_time_limit="200 ms")
+    settings = Settings(
+        sync=False, parallelism=1, regex_time_limit="200 ms", driver_run_max_flowfiles=0
+    )
     flow = Flow("hostile")
     gen = flow.add(GenerateFlowFile(batch_size=2, unique_flowfiles=True), name="gen")
     name = flow.add(
@@ -97,7 +99,9 @@ def test_a_hostile_expression_keeps_its_flowfile_queued_with_a_bulletin(
 
 def test_route_on_attribute_cannot_hang_on_a_hostile_attribute(tmp_path: Path) -> None:
     """RouteOnAttribute's expression over the limit: the run ends with a bulletin."""
-    settings = Settings(sync=False, parallelism=1, regex_time_limit="200 ms")
+    settings = Settings(
+        sync=False, parallelism=1, regex_time_limit="200 ms", driver_run_max_flowfiles=0
+    )
     flow = Flow("route")
     gen = flow.add(GenerateFlowFile(batch_size=1, filename=HOSTILE_NAME), name="gen")
     route = flow.add(RouteOnAttribute(bad="${filename:matches('" + CATASTROPHIC + "')}"))
@@ -112,7 +116,9 @@ def test_get_file_skips_a_name_its_filter_cannot_decide(tmp_path: Path) -> None:
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / HOSTILE_NAME).write_text("x")
     (tmp_path / "in" / "aaaa").write_text("y")
-    settings = Settings(sync=False, parallelism=1, regex_time_limit="200 ms")
+    settings = Settings(
+        sync=False, parallelism=1, regex_time_limit="200 ms", driver_run_max_flowfiles=0
+    )
     flow = Flow("filter")
     get = flow.add(
         GetFile(input_directory=str(tmp_path / "in"), file_filter=CATASTROPHIC), name="get"

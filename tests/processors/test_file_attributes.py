@@ -41,6 +41,10 @@ def test_listing_keys_and_exact_names_round_trip_any_bytes(name: bytes) -> None:
     assert os.fsencode(exact_name(attributes)) == name
 
 
+#: every stage run on the runner under test, however small (see driver_run_max_flowfiles)
+EVERY_RUN_ON_RUNNER = Settings(sync=False, driver_run_max_flowfiles=0)
+
+
 def test_a_changed_filename_wins_over_the_original_bytes(tmp_path: Path) -> None:
     """Once a flow renames the FlowFile, PutFile writes the new name, not the old bytes."""
     attributes = file_attributes(tmp_path / LATIN1, tmp_path, os.stat(tmp_path))
@@ -75,7 +79,12 @@ def test_get_file_ingests_and_put_file_restores_a_name_that_is_not_utf8(
     put = flow.add(PutFile(directory=str(tmp_path / "out")), name="put")
     flow.connect(get, put)
     flow.auto_terminate(put, ["success", "failure"])
-    result = run_flow(flow, runner, repository=tmp_path / "repo", settings=Settings(sync=False))
+    result = run_flow(
+        flow,
+        runner,
+        repository=tmp_path / "repo",
+        settings=Settings(sync=False, driver_run_max_flowfiles=0),
+    )
     assert result.count("put", "success") == 2
     assert _written(tmp_path / "out") == files
     assert list((tmp_path / "in").iterdir()) == []
@@ -95,5 +104,10 @@ def test_file_splitter_reads_a_file_whose_name_is_not_utf8(tmp_path: Path, runne
     flow.auto_terminate(split, ["files", "failure"])
     flow.auto_terminate(merge, ["original", "failure"])
     flow.auto_terminate(put, ["success", "failure"])
-    run_flow(flow, runner, repository=tmp_path / "repo", settings=Settings(sync=False))
+    run_flow(
+        flow,
+        runner,
+        repository=tmp_path / "repo",
+        settings=Settings(sync=False, driver_run_max_flowfiles=0),
+    )
     assert _written(tmp_path / "out") == files

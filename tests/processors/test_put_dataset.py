@@ -83,7 +83,9 @@ def test_a_flow_writes_every_line_once_in_each_mode(
         repository=tmp_path / "repo",
         # GetFile fills a micro-batch; two FlowFiles per micro-batch keep it at one listing
         # of Batch Size 2 each, so the sink sees four stage runs.
-        settings=Settings(parallelism=2, sync=False, batch_max_flowfiles=2),
+        settings=Settings(
+            parallelism=2, sync=False, batch_max_flowfiles=2, driver_run_max_flowfiles=0
+        ),
     )
     dataset = Dataset(tmp_path / "ds")
     data = b"".join(dataset.iter_bytes())

@@ -130,8 +130,8 @@ def _start(workdir: Path, runner: str, log: Path | None = None) -> subprocess.Po
     """Start ``flowcore run`` in *workdir*; its output goes to *log* (else nowhere)."""
     script = Path(sys.executable).parent / "flowcore"
     command = [str(script), "run", "flow.py", "--runner", runner, "--json", *RUN_OPTIONS]
-    if runner == "spark":
-        command += ["--master", "local[2]"]
+    if runner == "spark":  # every stage run on Spark, however small
+        command += ["--master", "local[2]", "--setting", "driver_run_max_flowfiles=0"]
     with open(log or os.devnull, "wb") as output:
         return subprocess.Popen(
             command,

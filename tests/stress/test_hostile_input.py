@@ -74,6 +74,7 @@ def test_a_hostile_flow_run_ends_says_what_is_stuck_and_escapes_nothing(
     script = Path(sys.executable).parent / "flowcore"
     command = [str(script), "run", str(flow), "--runner", runner, "--repository"]
     command += [str(tmp_path / "repo"), "--setting", "regex_time_limit=200 millis"]
+    command += ["--setting", "driver_run_max_flowfiles=0"]  # every stage run on the runner
     started = time.monotonic()
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
     elapsed = time.monotonic() - started

@@ -64,10 +64,15 @@ def _workdir(root: Path, files: int) -> tuple[Path, Counter]:
     return root, lines
 
 
+def _runner_options(runner: str) -> list[str]:
+    """Every stage run on Spark when it is the runner, however small."""
+    return ["--setting", "driver_run_max_flowfiles=0"] if runner == "spark" else []
+
+
 def _run(workdir: Path, runner: str) -> subprocess.Popen:
     script = Path(sys.executable).parent / "flowcore"
     return subprocess.Popen(
-        [str(script), "run", "flow.py", "--runner", runner, "--json"],
+        [str(script), "run", "flow.py", "--runner", runner, "--json", *_runner_options(runner)],
         cwd=workdir,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

@@ -30,7 +30,8 @@ from processors import (
 )
 from repositories.repository_set import RepositorySet, read_bulletins, read_status
 
-SETTINGS = Settings(sync=False, parallelism=2, shuffle_partitions=3)
+# every stage run goes to the runner under test, however small (see driver_run_max_flowfiles)
+SETTINGS = Settings(sync=False, parallelism=2, shuffle_partitions=3, driver_run_max_flowfiles=0)
 
 
 class TakeTwo(Processor):

@@ -37,7 +37,9 @@ from processors import (
 from repositories.repository_set import RepositorySet
 from tests.flowcore.conftest import event_shape
 
-SETTINGS = Settings(sync=False, parallelism=1, unbounded_source_batches=3)
+SETTINGS = Settings(
+    sync=False, parallelism=1, unbounded_source_batches=3, driver_run_max_flowfiles=0
+)
 
 
 def _flow(out: Path, fan_out: bool = False, **generate: object) -> Flow:

@@ -17,7 +17,7 @@ from processors import GetFile, MergeContent, PutFile, SplitText
 from repositories.flowfile_wal import iter_queue
 from repositories.repository_set import RepositorySet
 
-SETTINGS = Settings(sync=False, parallelism=1)
+SETTINGS = Settings(sync=False, parallelism=1, driver_run_max_flowfiles=0)
 REASON = "content.failure.reason"
 FILE_SIZE = 100_000  # three files, one claim file: the middle one alone holds block 2
 

@@ -10,6 +10,7 @@ import sys
 import uuid
 from pathlib import Path
 
+import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -37,7 +38,8 @@ pytestmark = [
 ]
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
-SETTINGS = Settings(sync=False, parallelism=2, shuffle_partitions=3)
+# every stage run goes to Spark, however small (see driver_run_max_flowfiles)
+SETTINGS = Settings(sync=False, parallelism=2, shuffle_partitions=3, driver_run_max_flowfiles=0)
 
 
 @pytest.fixture(scope="module")
@@ -435,3 +437,18 @@ def test_a_worker_with_other_copies_of_the_packages_stops_the_run_naming_both() 
     elsewhere = {**files, "processors": "/opt/old/processors/__init__.py"}
     with pytest.raises(ConfigurationError, match=r"/opt/old/processors/__init__\.py"):
         _import_task_path(0, elsewhere)
+
+
+def test_small_stage_runs_run_in_the_driver_with_the_same_outcome(tmp_path: Path, spark) -> None:  # type: ignore[no-untyped-def]
+    """A stage run of a few queued FlowFiles runs in the driver's process (a Spark job costs
+    more to schedule), a source's run still on Spark, and the files written are the same."""
+    defragment = _example("defragment_roundtrip")
+    defragment.generate(tmp_path / "in", files=2)
+    small = attrs.evolve(SETTINGS, driver_run_max_flowfiles=20_000)
+    result = run_flow(
+        defragment.build_flow(tmp_path), spark, repository=tmp_path / "repo", settings=small
+    )
+    assert "1 Spark stage(s)" in result.plan  # the source's stage: it has work to read
+    assert "task(s) in-process" in result.plan  # the binning stage's few FlowFiles
+    written = {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()}
+    assert written == {p.name: p.read_bytes() for p in (tmp_path / "in").iterdir()}
