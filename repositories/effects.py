@@ -38,7 +38,7 @@ import logging
 import os
 import re
 import shutil
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -208,28 +208,16 @@ def _sync_file_systems(directories: Iterable[str]) -> None:
     Elsewhere (no ``syncfs``), each staged file in them is fsynced instead.
     """
     syncfs = _syncfs()
-    devices: set[int] = set()
-    for directory in sorted(directories):
-        try:
-            fd = os.open(directory, os.O_RDONLY)
-        except FileNotFoundError:
+    for directory, fd in _one_per_file_system(sorted(directories)):
+        if syncfs is not None and syncfs(fd) == 0:
             continue
-        try:
-            device = os.fstat(fd).st_dev
-            if device in devices:
-                continue
-            devices.add(device)
-            if syncfs is not None and syncfs(fd) == 0:
-                continue
-            for entry in os.scandir(directory):
-                if is_temporary_name(entry.name):
-                    staged = os.open(entry.path, os.O_RDONLY)
-                    try:
-                        os.fsync(staged)
-                    finally:
-                        os.close(staged)
-        finally:
-            os.close(fd)
+        for entry in os.scandir(directory):
+            if is_temporary_name(entry.name):
+                staged = os.open(entry.path, os.O_RDONLY)
+                try:
+                    os.fsync(staged)
+                finally:
+                    os.close(staged)
 
 
 @functools.cache
@@ -248,6 +236,20 @@ def sync_whole_file_systems(directories: Iterable[str | os.PathLike[str]]) -> bo
     syncfs = _syncfs()
     if syncfs is None:
         return False
+    for directory, fd in _one_per_file_system(directories):
+        if syncfs(fd) != 0:
+            error = ctypes.get_errno()
+            raise OSError(error, os.strerror(error), str(directory))
+    return True
+
+
+def _one_per_file_system(
+    directories: Iterable[str | os.PathLike[str]],
+) -> Iterator[tuple[str | os.PathLike[str], int]]:
+    """The first of *directories* on each file system, opened.
+
+    Each is closed once the caller moves on; missing ones are skipped.
+    """
     devices: set[int] = set()
     for directory in directories:
         try:
@@ -258,12 +260,9 @@ def sync_whole_file_systems(directories: Iterable[str | os.PathLike[str]]) -> bo
             device = os.fstat(fd).st_dev
             if device not in devices:
                 devices.add(device)
-                if syncfs(fd) != 0:
-                    error = ctypes.get_errno()
-                    raise OSError(error, os.strerror(error), str(directory))
+                yield directory, fd
         finally:
             os.close(fd)
-    return True
 
 
 @functools.cache

@@ -8,17 +8,16 @@ import types
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from flowcore import Processor, Relationship
 from flowcore.errors import InvalidProcessorError
-from flowcore.expression import compile_expression, evaluate_column
 from flowcore.processor import BatchRoute
 from flowcore.properties import PropertyDescriptor
 from flowcore.testing import TestRunner
 from flowcore.validators import POSITIVE_INTEGER_VALIDATOR
 from processors import MergeContent, RouteOnAttribute, SplitText, UpdateAttribute
+from tests.flowcore.engine.test_batches import _Tag  # docs/writing-processors.md's example
 
 SUCCESS = Relationship("success")
 
@@ -312,29 +311,6 @@ def test_defragment_of_split_batches_agrees_with_one_by_one() -> None:
         b"".join(b"other %d\n" % i for i in range(4)),
         b"".join(b"row %d\n" % i for i in range(7)),
     ]
-
-
-class _Tag(Processor):
-    """docs/writing-processors.md's batch form example, as written there."""
-
-    relationships = (Relationship("low"), Relationship("high"))
-
-    def on_trigger(self, context: Any, session: Any) -> None:
-        flowfile = session.get()
-        if flowfile is None:
-            return
-        group = int(flowfile.attributes["fragment.index"]) % 8
-        flowfile = session.put_attribute(flowfile, "group", str(group))
-        session.transfer(flowfile, "low" if group < 4 else "high")
-
-    def transform_batch(self, context: Any, batch: Any) -> Any:
-        groups = evaluate_column(compile_expression("${fragment.index:mod(8)}"), batch)
-        tagged = batch.with_columns({"group": groups})
-        low = groups.numbers < 4
-        return [
-            BatchRoute("low", np.flatnonzero(low), tagged.where(low)),
-            BatchRoute("high", np.flatnonzero(~low), tagged.where(~low)),
-        ]
 
 
 def test_a_user_vectorised_processor_runs_in_batch_mode() -> None:

@@ -1,0 +1,84 @@
+"""What bounds issue 18's "0.2x the hand-written PySpark job" target: Spark's own fixed costs.
+
+The distinct scenario's PySpark job (``engine.py``: ten files' lines keyed, grouped by key,
+written in 10,000-line files) is timed on the real input and on empty files of the same names,
+interleaved, in one Spark session. On empty files the job does no work per line, so its time
+is what Spark costs to schedule a job of that shape (two Spark stages, ten map tasks, a shuffle
+into two partitions): a flowcore run on Spark schedules at least that much, so 0.2x the real
+job is out of reach where that floor is above it.
+
+Run: ``.venv/bin/python bench/spark_floor.py [--count 1000000] [--repeat 5]``; prints one JSON
+line and a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import engine  # the scenario's input and job live there
+
+
+def _job(sc, source: Path, out: Path) -> float:  # type: ignore[no-untyped-def]
+    """The distinct scenario's PySpark job over *source*, writing into *out*; its seconds."""
+    out.mkdir()
+    target, cores = str(out), int(sc.defaultParallelism)
+    started = time.perf_counter()
+    paths = sorted(str(p) for p in source.iterdir())
+    (
+        sc.parallelize(paths, len(paths))
+        .flatMap(engine._keyed_lines)
+        .groupByKey(cores, partitionFunc=lambda key: key[0])
+        .mapPartitionsWithIndex(lambda part, groups: [engine._write_groups(part, groups, target)])
+        .collect()
+    )
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--master", default="local[2]")
+    args = parser.parse_args()
+    from pyspark import cloudpickle
+
+    from flowcore.runners.spark import spark_session
+
+    cloudpickle.register_pickle_by_value(engine)  # Spark's workers do not see bench/
+    sc = spark_session(args.master).sparkContext
+    engine.warm_up(sc)
+    with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_DIR")) as root:
+        real, empty = Path(root) / "real", Path(root) / "empty"
+        engine.generate_distinct(real, args.count)
+        empty.mkdir()
+        for path in real.iterdir():
+            (empty / path.name).write_bytes(b"")
+        times: dict[str, list[float]] = {"real": [], "empty": []}
+        for round_ in range(args.repeat):
+            for name, source in (("real", real), ("empty", empty)):
+                times[name].append(_job(sc, source, Path(root) / f"out-{name}-{round_}"))
+    figures = {
+        "job_s": min(times["real"]),
+        "job_slowest_s": max(times["real"]),
+        "empty_job_s": min(times["empty"]),
+        "empty_job_slowest_s": max(times["empty"]),
+        "target_0_2x_s": 0.2 * min(times["real"]),
+    }
+    figures["floor_vs_target"] = figures["empty_job_s"] / figures["target_0_2x_s"]
+    print(json.dumps({k: round(v, 3) for k, v in figures.items()}))
+    print(f"{'figure':<24}{'seconds':>10}")
+    for name, value in figures.items():
+        print(f"{name:<24}{value:>10.3f}")
+
+
+if __name__ == "__main__":
+    main()
