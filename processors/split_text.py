@@ -313,6 +313,11 @@ class SplitText(Processor):
                     if len(parts) > 1:
                         parts = None
         fragment_id = session.identifier_for(flowfile, FRAGMENT_ID)
+        # the original's attributes first: its FORK may be recorded as soon as its first
+        # children go on (a large input's), and the children carry these values anyway
+        flowfile = session.put_all_attributes(
+            flowfile, {FRAGMENT_ID: fragment_id, FRAGMENT_COUNT: str(count)}
+        )
         if count:
             shared = {
                 FRAGMENT_ID: fragment_id,
@@ -347,10 +352,7 @@ class SplitText(Processor):
                     )
                     emitted += len(kept)
                     session.transfer_batch(splits, REL_SPLITS)
-        original = session.put_all_attributes(
-            flowfile, {FRAGMENT_ID: fragment_id, FRAGMENT_COUNT: str(count)}
-        )
-        session.transfer(original, REL_ORIGINAL)
+        session.transfer(flowfile, REL_ORIGINAL)
         return True
 
 

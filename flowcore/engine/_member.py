@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+import flowcore.session._batches as session_batches
 from flowcore.binning import Bin, BinLimits, EvictionReason
 from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan
@@ -48,6 +49,7 @@ from repositories.records import MAX_SEGMENT_RECORDS, Bulletin
 
 if TYPE_CHECKING:
     from flowcore.engine.task import _Task
+    from flowcore.provenance_events import ProvenanceEvent
 
 __all__ = ["BATCH_TRIGGERS", "CONTENT_FAILURE_REASON", "TaskMember"]
 
@@ -100,6 +102,8 @@ class TaskMember:
         # (queue, batch): batches over the task's unpacking limit, back to the queue untouched
         self.deferred_batches: list[QueuedBatch] = []
         self.takes_batches = takes_batches(self)  # bins batches whole (see _task_bins)
+        # FlowFiles of batches a session holds before they go on uncommitted (None: never)
+        self.hand_over_at = session_batches.HAND_OVER_AT if task.spec.hand_over else None
         committed = task.spec.states.get(plan.component_id)
         self.state = StateMap(0, committed) if committed is not None else StateMap()
         self.new_state: dict[str, str] | None = None
@@ -168,12 +172,16 @@ class TaskMember:
     def get_state(self) -> StateMap:
         return self.state
 
-    def hand_over_batch(self, batch: FlowFileBatch, relationship: str) -> None:
+    def hand_over_batch(
+        self, batch: FlowFileBatch, relationship: str, events: Sequence[ProvenanceEvent]
+    ) -> None:
         """Take a batch a session made on before it commits, and process it downstream now.
 
         SplitText makes a large input's splits part by part: each goes through the next
-        processors of the stage before the next part is made, so a task holds one part.
+        processors of the stage before the next part is made, so a task holds a few parts.
+        *events* (the batch's FORK) are recorded first: a FlowFile's events follow its creation.
         """
+        self.task.events.extend(events)
         route_whole(self, relationship, batch)
         self.task.pump(self)
 

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 import numpy as np
 
 import repositories.segments as segment_files
@@ -31,7 +32,7 @@ from flowcore.engine._content import TaskContent
 from flowcore.engine._held import QueuedBatch, ReturnedFlowFile
 from flowcore.engine._member import TaskMember
 from flowcore.engine.wire import ReadyBin, TaskResult, TaskSpec
-from flowcore.errors import FlowcoreError
+from flowcore.errors import FlowcoreError, HandedOverError
 from flowcore.expression._values import set_max_length
 from flowcore.flowfile import FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
@@ -153,11 +154,35 @@ class _Task:
         Binning members and two-phase sinks keep what reaches them for their own turn (a
         connection into a binning member is durable: what reaches it is written at once).
         """
-        members = list(self.members.values())
-        for member in members[members.index(source) + 1 :]:
-            if member.pending_batches and member.processor.kind is ProcessorKind.PER_FLOWFILE:
+        downstream = self._downstream(source.plan.component_id)
+        for member in self.members.values():  # in stage order: upstream members drain first
+            if (
+                member.plan.component_id in downstream
+                and member.pending_batches
+                and member.processor.kind is ProcessorKind.PER_FLOWFILE
+            ):
                 drain_batches(member)
         self.write_events(EVENTS_PER_FILE)
+
+    def _downstream(self, component_id: str) -> set[str]:
+        """The members a member's pipelined connections reach, directly or through others."""
+        reached: set[str] = set()
+        frontier = [component_id]
+        while frontier:
+            plan = self.members[frontier.pop()].plan
+            for routes in plan.routes.values():
+                for route in routes:
+                    if route.member is not None and route.member not in reached:
+                        reached.add(route.member)
+                        frontier.append(route.member)
+        return reached
+
+    def discard_outputs(self) -> None:
+        """Remove the segments and event files this attempt wrote (it will not be committed)."""
+        for summary in self.enqueued:
+            segment_files.segment_path(self.segment_dir, summary.segment_id).unlink(missing_ok=True)
+        for name in self.event_files:
+            (Path(self.spec.paths.events) / name).unlink(missing_ok=True)
 
     def write_events(self, at_least: int = 1) -> None:
         """Write the events held so far to an event file of their own.
@@ -417,7 +442,16 @@ def run_task(spec: TaskSpec) -> TaskResult:
     gc.disable()
     apply_limits(spec.settings)
     try:
-        return _Task(spec).run()
+        task = _Task(spec)
+        try:
+            return task.run()
+        except HandedOverError:
+            # A session failed after its batches went on, so it could not roll back: this
+            # attempt's outputs are dropped and the task runs again holding every batch until
+            # its session commits, where that failure rolls back, penalizes and reports its
+            # FlowFile as any other does.
+            task.discard_outputs()
+            return _Task(attrs.evolve(spec, hand_over=False)).run()
     finally:
         if was_enabled:
             gc.enable()

@@ -93,6 +93,9 @@ class TaskSpec:
             :func:`repositories.effects.reserve_target`).
         log_levels: the lowest level each member's logger emits on the driver, where lines
             logged after the commit are emitted: a task renders no line nobody would see.
+        hand_over: sessions' batches may go on before they commit (see
+            ``TaskMember.hand_over_batch``); off for the rerun of an attempt whose session
+            failed after handing over.
     """
 
     plan: StagePlan
@@ -107,6 +110,7 @@ class TaskSpec:
     defer_bins: bool = False
     run: str = ""
     log_levels: Mapping[str, int] = attrs.field(factory=dict)
+    hand_over: bool = True
 
 
 @attrs.frozen

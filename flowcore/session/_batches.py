@@ -27,6 +27,8 @@ from flowcore.relationship import Relationship
 if TYPE_CHECKING:
     from flowcore.flowfile import FlowFile
     from flowcore.flowfile_batch.columns import Column
+    from flowcore.provenance_events import ProvenanceEvent
+    from flowcore.session._support import PendingEvent, Record
     from flowcore.session.host import ComponentInfo, SessionHost
 
 __all__ = ["HAND_OVER_AT", "BatchOperations", "BatchOutputs", "forked_batch"]
@@ -37,50 +39,79 @@ HAND_OVER_AT = 200_000
 
 
 @attrs.define
+class _Made:
+    """A batch made by ``fork_batch``.
+
+    Where it goes (None until transferred), its parent's uuid and the uuid run ``(prefix,
+    first, count)`` its FlowFiles hold.
+    """
+
+    batch: FlowFileBatch
+    relationship: str | None
+    parent: str
+    run: tuple[str, int, int]
+
+
+@attrs.define
 class BatchOutputs:
     """The batches a session made, and where they go, until it commits or rolls back."""
 
-    #: (batch, relationship) in transfer order; the relationship None until transferred.
-    made: list[list] = attrs.field(factory=list)
-    #: parent uuid -> uuid runs ``(prefix, first, count)`` of the batch children it forked.
+    #: batches made, in the order they were made
+    made: list[_Made] = attrs.field(factory=list)
+    #: parent uuid -> uuid runs ``(prefix, first, count)`` of the batch children it forked
+    #: and still holds (a batch handed on takes its run with it, in a FORK of its own)
     children: dict[str, list[tuple[str, int, int]]] = attrs.field(factory=dict)
-    #: whether batches went on before the commit (the session can then no longer roll back)
-    handed_over: bool = False
+    #: parents whose children went on before the commit, each with a FORK of its own (the
+    #: session can then no longer roll back)
+    forked: set[str] = attrs.field(factory=set)
+
+    @property
+    def handed_over(self) -> bool:
+        """Whether batches went on before the commit."""
+        return bool(self.forked)
 
     def clear(self) -> None:
         """Forget everything (commit done, or rolled back)."""
         self.made.clear()
         self.children.clear()
-        self.handed_over = False
+        self.forked.clear()
 
     def held(self) -> int:
         """How many FlowFiles the batches made here hold."""
-        return sum(entry[0].count for entry in self.made)
+        return sum(entry.batch.count for entry in self.made)
 
-    def take_transferred(self) -> list[tuple[FlowFileBatch, str]]:
-        """Remove and return the batches transferred so far that no earlier one waits behind."""
+    def take_transferred(self) -> list[_Made]:
+        """Remove and return the batches transferred so far that no earlier one waits behind.
+
+        Their uuid runs leave their parents' FORK: each goes on with a FORK of its own.
+        """
         taken = []
-        while self.made and self.made[0][1] is not None:
-            batch, relationship = self.made.pop(0)
-            taken.append((batch, relationship))
+        while self.made and self.made[0].relationship is not None:
+            entry = self.made.pop(0)
+            runs = self.children.get(entry.parent, [])
+            if entry.run in runs:
+                runs.remove(entry.run)
+            taken.append(entry)
         return taken
 
     def transfer(self, batch: FlowFileBatch, relationship: str) -> None:
         """Send *batch*, made in this session, to *relationship*."""
         for entry in self.made:
-            if entry[0] is batch or (entry[1] is None and entry[0].uuid_key == batch.uuid_key):
-                entry[0], entry[1] = batch, relationship
+            if entry.batch is batch or (
+                entry.relationship is None and entry.batch.uuid_key == batch.uuid_key
+            ):
+                entry.batch, entry.relationship = batch, relationship
                 return
         msg = "only a batch made in this session (fork_batch) can be transferred as a batch"
         raise FlowFileHandlingError(msg)
 
     def untransferred(self) -> int:
         """How many FlowFiles of batches made here go nowhere yet."""
-        return sum(entry[0].count for entry in self.made if entry[1] is None)
+        return sum(entry.batch.count for entry in self.made if entry.relationship is None)
 
     def outputs(self) -> tuple[tuple[FlowFileBatch, str], ...]:
         """Every batch with its relationship."""
-        return tuple((batch, relationship) for batch, relationship in self.made)
+        return tuple((e.batch, e.relationship) for e in self.made)  # type: ignore[misc]
 
     def child_uuids(self, parent_uuid: str, listed: list[str]) -> list[str] | CountedUuids:
         """The FORK event's children: those made one by one (*listed*), then the batches'."""
@@ -100,7 +131,17 @@ class BatchOperations:
 
     _host: SessionHost
     _batches: BatchOutputs
+    _forks: dict[str, PendingEvent]
+    _records: dict[int, Record]
     component: ComponentInfo
+
+    if TYPE_CHECKING:  # provided by ProcessSession and ProvenanceBuilding
+
+        def _now(self) -> int: ...
+
+        def _enrich(
+            self, pending: PendingEvent, by_uuid: Mapping[str, Record], now: int
+        ) -> ProvenanceEvent: ...
 
     def takes_batches(self, relationship: str) -> bool:
         """Whether a batch made here can go whole to *relationship* (one destination)."""
@@ -147,10 +188,11 @@ class BatchOperations:
             uuids=uuids,
             now=self._now(),
         )
+        run = (*uuids, count)
         if count:
             self._fork_builder(source)
-            self._batches.children.setdefault(source.uuid, []).append((*uuids, count))
-        self._batches.made.append([batch, None])
+            self._batches.children.setdefault(source.uuid, []).append(run)
+        self._batches.made.append(_Made(batch, None, source.uuid, run))
         return batch
 
     def transfer_batch(self, batch: FlowFileBatch, relationship: Relationship | str) -> None:
@@ -169,13 +211,30 @@ class BatchOperations:
             raise FlowFileHandlingError(msg)
         self._batches.transfer(batch, name)
         # A host that streams takes the batches on once they are many (memory bounded by a
-        # few batches, not by all of a split's children); the session then cannot roll back
-        # (HandedOverError). Below HAND_OVER_AT they wait for the commit, as FlowFiles do.
-        hand_over = getattr(self._host, "hand_over_batch", None)
-        if hand_over is not None and self._batches.held() >= HAND_OVER_AT:
-            for made, to in self._batches.take_transferred():
-                self._batches.handed_over = True
-                hand_over(made, to)
+        # few batches, not by all of a split's children), each after a FORK naming its
+        # FlowFiles, so a child's events never come before its creation; the session then
+        # cannot roll back (HandedOverError). Below the host's threshold they wait for the
+        # commit, as FlowFiles do.
+        threshold = getattr(self._host, "hand_over_at", None)
+        if threshold is not None and self._batches.held() >= threshold:
+            for made in self._batches.take_transferred():
+                self._batches.forked.add(made.parent)
+                self._host.hand_over_batch(  # type: ignore[attr-defined]
+                    made.batch, made.relationship, [self._fork_of(made)] if made.run[2] else []
+                )
+
+    def _fork_of(self, made: _Made) -> ProvenanceEvent:
+        """The FORK of a batch handed on: its parent, as this session holds it, and its run.
+
+        The parent's attributes are recorded as they are now: set them before making the
+        children (as SplitText does), since a later change is in no event of its own.
+        """
+        builder = self._forks[made.parent]
+        pending = attrs.evolve(builder, children=CountedUuids([made.run]))
+        parent = {
+            r.current.uuid: r for r in self._records.values() if r.current.uuid == made.parent
+        }
+        return self._enrich(pending, parent, self._now())
 
 
 def forked_batch(

@@ -72,7 +72,9 @@ class ProvenanceBuilding:
         pending.extend(e for e in self._generated if e.event_type is not ProvenanceEventType.JOIN)
         pending.extend(fan_out)
         # 5. Per record: CONTENT_MODIFIED, CREATE, ATTRIBUTES_MODIFIED.
-        mentioned: dict[str, set[ProvenanceEventType]] = {}
+        mentioned: dict[str, set[ProvenanceEventType]] = {
+            parent: {ProvenanceEventType.FORK} for parent in self._batches.forked
+        }
         for event in pending:
             batch_made = isinstance(event.children, CountedUuids)  # no records: no events
             for uuid in {event.flowfile_uuid, *(() if batch_made else event.children)}:

@@ -19,9 +19,9 @@ import processors._merge_batches as merge_batches
 from flowcore import Flow
 from flowcore.driver.controller import run_flow
 from flowcore.engine._member import TaskMember
-from flowcore.errors import HandedOverError
 from flowcore.expression import compile_expression, evaluate_column
 from flowcore.processor import BatchRoute, FlowFileTransform, Processor, TransformResult
+from flowcore.provenance_events import ProvenanceEventType
 from flowcore.relationship import Relationship
 from flowcore.settings import Settings
 from processors import (
@@ -180,9 +180,39 @@ def _run_outcome(root: Path, name: str, flow: Flow, runner: str = "direct") -> t
             assert found in repos.provenance.search(flowfile_uuid=found.flowfile_uuid)
     finally:
         repos.close()
+    _assert_made_before_used(events)
+    events = _one_fork_per_parent(events)
     out = root / name / "out"
     files = {p.name: p.read_bytes() for p in out.iterdir()} if out.exists() else {}
     return Counter(_unread(event_shape(e)) for e in events), files, dict(result.transfers)
+
+
+def _assert_made_before_used(events: list) -> None:
+    """No FlowFile has an event before (a lower id than) the event that made it."""
+    made: dict[str, int] = {}
+    for event in sorted(events, key=lambda e: e.event_id):
+        for child in event.child_uuids:
+            made.setdefault(child, event.event_id)
+    for event in events:
+        if event.flowfile_uuid in made:
+            assert event.event_id >= made[event.flowfile_uuid], event  # a JOIN names itself
+
+
+def _one_fork_per_parent(events: list) -> list:
+    """The events with each parent's FORKs as one: a split handed on in parts (a session
+    holding more than HAND_OVER_AT children) records a FORK per part."""
+    forks: dict[str, list] = {}
+    others = []
+    for event in events:
+        if event.event_type is ProvenanceEventType.FORK:
+            forks.setdefault(event.flowfile_uuid, []).append(event)
+        else:
+            others.append(event)
+    joined = [
+        attrs.evolve(group[0], child_uuids=tuple(c for e in group for c in e.child_uuids))
+        for group in forks.values()
+    ]
+    return others + joined
 
 
 def _split_outcome(root: Path, name: str, lines_per_split: int, runner: str = "direct") -> tuple:
@@ -461,28 +491,32 @@ def _fork_flow(root: Path, *, fail: bool) -> Flow:
     return flow
 
 
-def test_a_session_failing_after_its_batches_went_on_fails_the_task_and_commits_nothing(
+def test_a_session_failing_after_its_batches_went_on_is_rolled_back_as_any_other(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Batches handed on before the commit cannot be called back: a failure after that fails
-    the whole task (no FlowFile penalized and kept, no output) and its stage commits nothing."""
-    monkeypatch.setattr(session_batches, "HAND_OVER_AT", 0)
-    with pytest.raises(HandedOverError, match="_ForkThenFail rolled back after its batches"):
-        run_flow(
-            _fork_flow(tmp_path, fail=True),
-            "direct",
-            repository=tmp_path / "repo",
-            settings=SETTINGS,
+    """Batches handed on before the commit cannot be called back: when the session then fails,
+    the task runs again holding its batches, and the failure rolls back, penalizes and reports
+    its FlowFile as without a hand-over; the run goes on and nothing it made is committed."""
+    outcomes = []
+    for hand_over_at in (0, 200_000):
+        monkeypatch.setattr(session_batches, "HAND_OVER_AT", hand_over_at)
+        root = tmp_path / str(hand_over_at)
+        result = run_flow(
+            _fork_flow(root, fail=True), "direct", repository=root / "repo", settings=SETTINGS
         )
-    repos = RepositorySet.open(tmp_path / "repo")
-    try:
-        events = repos.provenance.search(limit=100)
-        assert {(e.component_name, e.event_type.value) for e in events} == {("gen", "CREATE")}
-        sizes = [repos.flowfiles.queue_size(q)[0] for q in repos.flowfiles.queue_ids()]
-        assert sizes == [len(events)]  # all the fork's input, untouched: taken again next run
-    finally:
-        repos.close()
-    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+        repos = RepositorySet.open(root / "repo")
+        try:
+            events = repos.provenance.search(limit=100)
+            shapes = Counter((e.component_name, e.event_type.value) for e in events)
+            queued = [repos.flowfiles.queue_size(q)[0] for q in repos.flowfiles.queue_ids()]
+        finally:
+            repos.close()
+        assert not (root / "out").exists() or not any((root / "out").iterdir())
+        assert any("after the hand-over" in b.message for b in result.bulletins), result.bulletins
+        outcomes.append((shapes, queued, dict(result.transfers), sorted(result.queued)))
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0][0] == Counter({("gen", "CREATE"): 6})  # the fork committed nothing
+    assert outcomes[0][1] == [6]  # all its input queued again, penalized
     result = run_flow(
         _fork_flow(tmp_path, fail=False),
         "direct",
