@@ -127,8 +127,10 @@ class CountedUuids(Sequence[str]):
         raise IndexError(index)  # pragma: no cover - the length says otherwise
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, CountedUuids):
-            return self.runs == other.runs
+        if isinstance(other, CountedUuids):  # runs made in other orders may hold the same
+            return self.runs == other.runs or (
+                self._length == other._length and tuple(self) == tuple(other)
+            )
         if isinstance(other, (tuple, list)):
             return len(other) == self._length and tuple(self) == tuple(other)
         return NotImplemented

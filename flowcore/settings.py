@@ -89,10 +89,13 @@ class Settings:
         parallelism: tasks a stage run is cut into; the same for every runner, so plans (and
             outputs) do not depend on where they run. Default: the machine's cores.
         shuffle_partitions: partitions of a binning stage's shuffle by group key.
-        driver_run_max_flowfiles: a stage run taking at most this many queued FlowFiles (and
-            no source work) runs in the driver's process whatever the runner, as the direct
-            runner runs it: scheduling a Spark job costs a tenth of a second or more, the time
-            to run tens of thousands of FlowFiles. 0 sends every run to the runner.
+        driver_run_max_flowfiles: a stage run taking at most this many queued FlowFiles, of at
+            most ``driver_run_max_size`` of content in all, and no source work runs in the
+            driver's process whatever the runner, as the direct runner runs it: scheduling a
+            Spark job costs a tenth of a second or more, the time to run tens of thousands of
+            small FlowFiles. 0 sends every run to the runner.
+        driver_run_max_size: the content such a run may take (``"16 MB"``): a few large
+            FlowFiles (files waiting for SplitText, blocks) go to the runner's parallel tasks.
         penalization_period: NiFi's Penalty Duration (default ``30 sec``).
         yield_duration: how long a processor that yielded waits (NiFi's ``1 sec``).
         sync: fsync segments, event files and the log (turn off only for throwaway runs).
@@ -127,6 +130,7 @@ class Settings:
     parallelism: int = attrs.field(factory=lambda: max(1, os.cpu_count() or 1), validator=_positive)
     shuffle_partitions: int = attrs.field(default=8, validator=_positive)
     driver_run_max_flowfiles: int = attrs.field(default=20_000, validator=attrs.validators.ge(0))
+    driver_run_max_size: str = attrs.field(default="16 MB", validator=_data_size)
     penalization_period: str = attrs.field(default="30 sec", validator=_time_period)
     yield_duration: str = attrs.field(default="1 sec", validator=_time_period)
     sync: bool = True
@@ -169,6 +173,11 @@ class Settings:
     def batch_max_bytes_value(self) -> int:
         """:attr:`batch_max_bytes` in bytes."""
         return int(parse_data_size(self.batch_max_bytes, "B"))
+
+    @functools.cached_property
+    def driver_run_max_bytes(self) -> int:
+        """:attr:`driver_run_max_size` in bytes."""
+        return int(parse_data_size(self.driver_run_max_size, "B"))
 
     @functools.cached_property
     def content_claim_max_appendable_bytes(self) -> int:

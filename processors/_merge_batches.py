@@ -352,6 +352,8 @@ def uuid_runs(batch: FlowFileBatch) -> list[tuple[str, int, int, int]]:
     if len(numbers) < 3:
         return [(batch.uuid_key, int(n), 1, 1) for n in numbers.tolist()]
     steps = np.diff(numbers)
+    if not steps.all():  # a uuid twice (never made so): runs of one
+        return [(batch.uuid_key, int(n), 1, 1) for n in numbers.tolist()]
     # each stretch of equal steps, less its last number (the next stretch's first)
     starts = [0, *(np.flatnonzero(steps[1:] != steps[:-1]) + 1).tolist()]
     stops = [*starts[1:], len(steps)]

@@ -125,6 +125,13 @@ def link_ranges(uuids: Iterable[str]) -> list[tuple[str, int, int]]:
         keys: dict[tuple[str, int], str] = {}  # a bucket's key, made once
         for prefix, start, count, step in uuids.runs:
             number, last = sorted((start, start + (count - 1) * step))
+            if (last >> BUCKET_BITS) - (number >> BUCKET_BITS) >= count:  # sparse: one each
+                for each in range(start, start + count * step, step):
+                    key = keys.setdefault(
+                        (prefix, each & ~_BUCKET_MASK), sequence_uuid(prefix, each & ~_BUCKET_MASK)
+                    )
+                    ranges.append((key, each, each))
+                continue
             while number <= last:
                 bucket_last = number | _BUCKET_MASK
                 bucket = (prefix, number & ~_BUCKET_MASK)

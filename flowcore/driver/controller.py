@@ -297,7 +297,11 @@ class Controller:
             return 0
         self._run = uuid.uuid4().hex[:16]
         job = self._job(plan, taken, work, end_of_input=end_of_input)
-        small = not work and sum(s.count for s in taken) <= self.settings.driver_run_max_flowfiles
+        small = (
+            not work
+            and sum(s.count for s in taken) <= self.settings.driver_run_max_flowfiles
+            and sum(s.bytes for s in taken) <= self.settings.driver_run_max_bytes
+        )
         results = self._execute(job, small=small)
         unread = self.sources.requeue_unread(plan, work, results, states)
         self._commit(stage, taken, results, unread, run=self._run)

@@ -211,3 +211,18 @@ def test_counted_uuids_read_like_the_tuple_of_their_uuids() -> None:
     with pytest.raises(IndexError):
         counted[4]
     assert counted != spelled[:3]
+
+
+def test_counted_uuids_holding_the_same_uuids_are_equal_however_their_runs_were_made() -> None:
+    """Runs joined one way or another (a stride found, or single uuids) hold the same uuids:
+    equal, with one hash; membership follows the steps."""
+    prefix = new_uuid()[:28]
+    strided = CountedUuids([(prefix, 0, 1), (prefix, 2, 3)])
+    single = CountedUuids([(prefix, 0, 1), (prefix, 2, 1), (prefix, 3, 1), (prefix, 4, 1)])
+    assert strided.runs != single.runs
+    assert strided == single
+    assert hash(strided) == hash(single)
+    every_eighth = CountedUuids([(prefix, 3, 5, 8)])
+    assert sequence_uuid(prefix, 19) in every_eighth
+    assert sequence_uuid(prefix, 20) not in every_eighth
+    assert list(every_eighth) == [sequence_uuid(prefix, n) for n in (3, 11, 19, 27, 35)]

@@ -432,3 +432,12 @@ def test_an_event_file_of_version_1_left_by_a_crash_is_still_indexed(tmp_path: P
         "event:1",
     }
     repo.close()
+
+
+def test_a_sparse_strided_run_links_each_uuid_on_its_own() -> None:
+    """Parents far apart (two uuids millions apart) make a row each, not a row per bucket
+    between them."""
+    prefix = canonical(0, 0)[:UUID_PREFIX_LENGTH]
+    counted = CountedUuids([(prefix, 5, 1), (prefix, 9_000_000, 1)])
+    assert link_ranges(counted) == link_ranges(tuple(counted))
+    assert len(link_ranges(counted)) == 2
