@@ -51,8 +51,8 @@ from flowcore.settings import Settings
 from repositories.content import FileContentRepository
 from repositories.effects import (
     EffectFileWriter,
+    FileSystemFlush,
     can_sync_whole_file_systems,
-    sync_whole_file_systems,
 )
 from repositories.event_files import EventFileWriter
 from repositories.records import MAX_SEGMENT_RECORDS, Bulletin, SegmentSummary
@@ -120,8 +120,13 @@ class _Task:
         self.sink_messages: list[tuple[str, bytes]] = []
         self.effects = EffectFileWriter(spec.paths.effects, self.attempt)
         # Segments and event files are flushed together when the task ends (one syncfs), or,
-        # where the system has no syncfs, each as it is written.
+        # where the system has no syncfs that reports lost writes, each as it is written.
         self._sync_each = spec.settings.sync and not can_sync_whole_file_systems()
+        self._flush = (
+            FileSystemFlush([self.segment_dir, spec.paths.events])
+            if spec.settings.sync and not self._sync_each
+            else None
+        )
         self.staged_targets: set[str] = set()  # files committed sessions staged (not yet visible)
         self.long_waits: set[str] = set()
         self.in_bins: set[str] = set()
@@ -179,6 +184,8 @@ class _Task:
 
     def discard_outputs(self) -> None:
         """Remove the segments and event files this attempt wrote (it will not be committed)."""
+        if self._flush is not None:
+            self._flush.close()
         for summary in self.enqueued:
             segment_files.segment_path(self.segment_dir, summary.segment_id).unlink(missing_ok=True)
         for name in self.event_files:
@@ -394,8 +401,12 @@ class _Task:
         for member in self.members.values():  # after what they return: later in queue order
             write_deferred(member)
         self.write_events()
-        if self.spec.settings.sync and not self._sync_each and (self.enqueued or self.event_files):
-            sync_whole_file_systems([self.segment_dir, self.spec.paths.events])
+        if self._flush is not None:
+            try:
+                if self.enqueued or self.event_files:
+                    self._flush.flush()
+            finally:
+                self._flush.close()
         return TaskResult(
             index=self.spec.index,
             attempt=self.attempt,

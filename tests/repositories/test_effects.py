@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 from flowcore.session.host import LogLine, Publication
 from repositories.effects import (
     EffectFileWriter,
+    FileSystemFlush,
     Outcome,
     can_sync_whole_file_systems,
     carry_out,
@@ -23,7 +25,6 @@ from repositories.effects import (
     reserve_target,
     retries,
     sweep,
-    sync_whole_file_systems,
     temporary_name,
 )
 
@@ -302,10 +303,19 @@ def test_released_targets_are_free_again(tmp_path: Path) -> None:
     assert reserve_target(tmp_path, "run2", "/out/a.txt", 1)
 
 
-def test_whole_file_systems_are_synced_once_each_where_syncfs_exists(tmp_path: Path) -> None:
-    """sync_whole_file_systems flushes the file systems of the given directories (missing ones
-    skipped) when the system has syncfs, and says when it has not."""
-    (tmp_path / "a").mkdir()
-    done = sync_whole_file_systems([tmp_path / "a", tmp_path, tmp_path / "missing"])
-    assert done is can_sync_whole_file_systems()
-    assert done is (sys.platform == "linux")
+def test_a_file_system_flush_makes_files_written_since_durable_once_per_file_system(
+    tmp_path: Path,
+) -> None:
+    """FileSystemFlush opens each file system once (missing directories made) and flushes
+    them; it is offered only where syncfs reports lost writes (Linux 5.8 and later)."""
+    flush = FileSystemFlush([tmp_path / "a", tmp_path, tmp_path / "b" / "c"])
+    try:
+        assert (tmp_path / "b" / "c").is_dir()
+        assert len(flush._opened) == 1  # one file system
+        (tmp_path / "a" / "f").write_bytes(b"x")
+        if can_sync_whole_file_systems():
+            flush.flush()
+    finally:
+        flush.close()
+    release = tuple(int(p) for p in os.uname().release.split("-")[0].split(".")[:2])
+    assert can_sync_whole_file_systems() is (sys.platform == "linux" and release >= (5, 8))
