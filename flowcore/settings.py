@@ -86,6 +86,9 @@ class Settings:
             task unpacks at most ``batch_max_flowfiles`` of them and returns the other batches,
             whole, to their queue for the next micro-batch.
         batch_max_bytes: content bytes one stage run takes, e.g. ``"1 GB"``.
+        batch_hand_over_flowfiles: FlowFiles of batches one session may hold before the task
+            takes each batch it transfers on at once (SplitText's splits of a large input),
+            through the stage's next processors, so memory stays bounded by a few batches.
         parallelism: tasks a stage run is cut into; the same for every runner, so plans (and
             outputs) do not depend on where they run. Default: the machine's cores.
         shuffle_partitions: partitions of a binning stage's shuffle by group key.
@@ -127,6 +130,7 @@ class Settings:
     batch_max_flowfiles: int = attrs.field(default=100_000, validator=_positive)
     batch_max_batched_flowfiles: int = attrs.field(default=1_000_000, validator=_positive)
     batch_max_bytes: str = attrs.field(default="1 GB", validator=_data_size)
+    batch_hand_over_flowfiles: int = attrs.field(default=200_000, validator=attrs.validators.ge(0))
     parallelism: int = attrs.field(factory=lambda: max(1, os.cpu_count() or 1), validator=_positive)
     shuffle_partitions: int = attrs.field(default=8, validator=_positive)
     driver_run_max_flowfiles: int = attrs.field(default=20_000, validator=attrs.validators.ge(0))

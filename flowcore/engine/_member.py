@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-import flowcore.session._batches as session_batches
 from flowcore.binning import Bin, BinLimits, EvictionReason
 from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan
@@ -103,7 +102,8 @@ class TaskMember:
         self.deferred_batches: list[QueuedBatch] = []
         self.takes_batches = takes_batches(self)  # bins batches whole (see _task_bins)
         # FlowFiles of batches a session holds before they go on uncommitted (None: never)
-        self.hand_over_at = session_batches.HAND_OVER_AT if task.spec.hand_over else None
+        settings = task.spec.settings
+        self.hand_over_at = settings.batch_hand_over_flowfiles if task.spec.hand_over else None
         committed = task.spec.states.get(plan.component_id)
         self.state = StateMap(0, committed) if committed is not None else StateMap()
         self.new_state: dict[str, str] | None = None

@@ -31,11 +31,7 @@ if TYPE_CHECKING:
     from flowcore.session._support import PendingEvent, Record
     from flowcore.session.host import ComponentInfo, SessionHost
 
-__all__ = ["HAND_OVER_AT", "BatchOperations", "BatchOutputs", "forked_batch"]
-
-#: FlowFiles of batches a session holds before a streaming host takes them on (see
-#: :meth:`BatchOperations.transfer_batch`).
-HAND_OVER_AT = 200_000
+__all__ = ["BatchOperations", "BatchOutputs", "forked_batch"]
 
 
 @attrs.define

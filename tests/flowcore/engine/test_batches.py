@@ -14,7 +14,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import flowcore.engine._batches as task_batches
-import flowcore.session._batches as session_batches
 import processors._merge_batches as merge_batches
 from flowcore import Flow
 from flowcore.driver.controller import run_flow
@@ -168,11 +167,13 @@ def _split_flow(root: Path, out: Path, lines_per_split: int) -> Flow:
     return flow
 
 
-def _run_outcome(root: Path, name: str, flow: Flow, runner: str = "direct") -> tuple:
+def _run_outcome(
+    root: Path, name: str, flow: Flow, runner: str = "direct", settings: Settings = SETTINGS
+) -> tuple:
     """Events (shapes), written files and transfers of *flow*, run with *root*/*name* as its
     repository (outputs in *root*/*name*/out); the input stays, one set of file attributes for
     every run. Events are checked to be found again by their uuids."""
-    result = run_flow(flow, runner, repository=root / name / "repo", settings=SETTINGS)
+    result = run_flow(flow, runner, repository=root / name / "repo", settings=settings)
     repos = RepositorySet.open(root / name / "repo")
     try:
         events = repos.provenance.search(limit=1_000_000)
@@ -215,9 +216,16 @@ def _one_fork_per_parent(events: list) -> list:
     return others + joined
 
 
-def _split_outcome(root: Path, name: str, lines_per_split: int, runner: str = "direct") -> tuple:
+def _split_outcome(
+    root: Path,
+    name: str,
+    lines_per_split: int,
+    runner: str = "direct",
+    settings: Settings = SETTINGS,
+) -> tuple:
     """:func:`_run_outcome` of the split flow."""
-    return _run_outcome(root, name, _split_flow(root, root / name / "out", lines_per_split), runner)
+    flow = _split_flow(root, root / name / "out", lines_per_split)
+    return _run_outcome(root, name, flow, runner, settings)
 
 
 def _unread(shape: tuple) -> tuple:
@@ -264,10 +272,11 @@ def test_distinct_splits_as_batches_give_the_one_by_one_flowfiles_and_events(
     for number, lines in enumerate(files):
         body = b"\n".join(lines) + (b"\n" if final_newline else b"")
         (root / "in" / f"part{number}.log").write_bytes(body)
+    hand_over_at = 0 if batch_splits < 5 else 200_000  # small parts: handed on before the commit
+    handing_over = attrs.evolve(SETTINGS, batch_hand_over_flowfiles=hand_over_at)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(split_text, "BATCH_SPLITS", batch_splits)
-        patch.setattr(session_batches, "HAND_OVER_AT", 0 if batch_splits < 5 else 200_000)
-        batched = _split_outcome(root, "batches", lines_per_split)
+        batched = _split_outcome(root, "batches", lines_per_split, settings=handing_over)
     with pytest.MonkeyPatch.context() as patch:
         _one_by_one(patch)
         single = _split_outcome(root, "single", lines_per_split)
@@ -277,14 +286,18 @@ def test_distinct_splits_as_batches_give_the_one_by_one_flowfiles_and_events(
 def test_distinct_splits_as_batches_on_each_runner(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runner: str
 ) -> None:
-    """The batch path on this runner gives the direct one-by-one path's outcome."""
+    """The batch path on this runner, its splits handed on before the commit or not, gives
+    the direct one-by-one path's outcome."""
     lines = [f"10.0.0.{i % 7} GET /p/{i} {(200, 404, 500)[i % 3]}".encode() for i in range(500)]
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "access.log").write_bytes(b"\n".join(lines) + b"\n")
     batched = _split_outcome(tmp_path, "batches", 1, runner)
+    handing_over = attrs.evolve(SETTINGS, batch_hand_over_flowfiles=0)
+    handed = _split_outcome(tmp_path, "handed", 1, runner, settings=handing_over)
     _one_by_one(monkeypatch)
     single = _split_outcome(tmp_path, "single", 1)
     assert batched == single
+    assert handed == single
     assert batched[2]["split"]["splits"][0] == 500
 
 
@@ -492,17 +505,17 @@ def _fork_flow(root: Path, *, fail: bool) -> Flow:
 
 
 def test_a_session_failing_after_its_batches_went_on_is_rolled_back_as_any_other(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
     """Batches handed on before the commit cannot be called back: when the session then fails,
     the task runs again holding its batches, and the failure rolls back, penalizes and reports
     its FlowFile as without a hand-over; the run goes on and nothing it made is committed."""
     outcomes = []
     for hand_over_at in (0, 200_000):
-        monkeypatch.setattr(session_batches, "HAND_OVER_AT", hand_over_at)
+        settings = attrs.evolve(SETTINGS, batch_hand_over_flowfiles=hand_over_at)
         root = tmp_path / str(hand_over_at)
         result = run_flow(
-            _fork_flow(root, fail=True), "direct", repository=root / "repo", settings=SETTINGS
+            _fork_flow(root, fail=True), "direct", repository=root / "repo", settings=settings
         )
         repos = RepositorySet.open(root / "repo")
         try:
