@@ -52,6 +52,7 @@ from repositories.records import Finding
 
 __all__ = [
     "EFFECTS_SUFFIX",
+    "FSYNC_EACH_MAX",
     "RETRY_SUFFIX",
     "TARGETS_DIRECTORY",
     "EffectFileError",
@@ -236,19 +237,28 @@ def can_sync_whole_file_systems() -> bool:
         return False
 
 
+#: Files a :class:`FileSystemFlush` fsyncs one by one; beyond, one ``syncfs`` is cheaper.
+FSYNC_EACH_MAX = 32
+
+
 class FileSystemFlush:
-    """The file systems of some directories, opened now and flushed with ``syncfs`` later.
+    """Files written without an fsync each, made durable together later.
 
     A task opens its segment and event directories when it starts, writes its files there
-    without an fsync each, and flushes them all before it returns: one flush instead of
-    hundreds. Opened first, so an error in writing back any of its files since is reported
-    to this flush, whoever else syncs meanwhile.
+    without an fsync each (:meth:`add` names them), and flushes them all before it returns. A
+    few files are fsynced one by one, with their directories: ``syncfs`` would also write back
+    everything else the file system holds unwritten (the content a task copied in, which is
+    never synced), which costs more. Hundreds of files (a task of a million small FlowFiles)
+    take one ``syncfs`` instead of hundreds of fsyncs; the directories were opened first, so
+    an error in writing back any of them since is reported to that flush, whoever else syncs
+    meanwhile.
 
     Args:
         directories: where the files will be (missing ones are created).
     """
 
     def __init__(self, directories: Iterable[str | os.PathLike[str]]) -> None:
+        self._files: list[str | os.PathLike[str]] = []
         self._opened: list[tuple[str | os.PathLike[str], int]] = []
         devices: set[int] = set()
         for directory in directories:
@@ -261,17 +271,35 @@ class FileSystemFlush:
             devices.add(device)
             self._opened.append((directory, fd))
 
+    def add(self, path: str | os.PathLike[str]) -> None:
+        """Note a file written in one of the directories, to be flushed."""
+        self._files.append(path)
+
     def flush(self) -> None:
-        """Make every file written in the directories durable (and their names).
+        """Make the files added durable (and their names).
 
         Raises:
             OSError: the file system reports a write it lost.
         """
-        syncfs = _syncfs()
-        for directory, fd in self._opened:
-            if syncfs(fd) != 0:
-                error = ctypes.get_errno()
-                raise OSError(error, os.strerror(error), str(directory))
+        if not self._files:
+            return
+        if len(self._files) <= FSYNC_EACH_MAX:
+            for path in self._files:
+                fd = os.open(path, os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            for _, fd in self._opened:  # the renames that named them
+                with contextlib.suppress(OSError):  # some file systems refuse it on directories
+                    os.fsync(fd)
+        else:
+            syncfs = _syncfs()
+            for directory, fd in self._opened:
+                if syncfs(fd) != 0:
+                    error = ctypes.get_errno()
+                    raise OSError(error, os.strerror(error), str(directory))
+        self._files = []
 
     def close(self) -> None:
         """Close the directories."""

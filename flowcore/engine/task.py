@@ -207,6 +207,8 @@ class _Task:
         name = writer.close(sync=self._sync_each)
         if name is not None:
             self.event_files.append(name)
+            if self._flush is not None:
+                self._flush.add(Path(self.spec.paths.events) / name)
 
     def enqueue_batch(self, queue_id: str, batch: FlowFileBatch) -> None:
         """Add a whole batch to a durable queue: one segment record per segment's worth."""
@@ -227,6 +229,8 @@ class _Task:
         summary = segment_files.write_segment(
             self.segment_dir, queue_id, flowfiles, owner=self.attempt, sync=self._sync_each
         )
+        if self._flush is not None:
+            self._flush.add(segment_files.segment_path(self.segment_dir, summary.segment_id))
         self.enqueued.append(summary)
         return summary
 
@@ -403,8 +407,7 @@ class _Task:
         self.write_events()
         if self._flush is not None:
             try:
-                if self.enqueued or self.event_files:
-                    self._flush.flush()
+                self._flush.flush()
             finally:
                 self._flush.close()
         return TaskResult(

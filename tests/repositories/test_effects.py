@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from flowcore.session.host import LogLine, Publication
+from repositories import effects
 from repositories.effects import (
     EffectFileWriter,
     FileSystemFlush,
@@ -304,17 +305,25 @@ def test_released_targets_are_free_again(tmp_path: Path) -> None:
 
 
 def test_a_file_system_flush_makes_files_written_since_durable_once_per_file_system(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """FileSystemFlush opens each file system once (missing directories made) and flushes
-    them; it is offered only where syncfs reports lost writes (Linux 5.8 and later)."""
+    """FileSystemFlush opens each file system once (missing directories made), fsyncs a few
+    files one by one and flushes many with syncfs; syncfs is relied on only where it reports
+    lost writes (Linux 5.8 and later)."""
     flush = FileSystemFlush([tmp_path / "a", tmp_path, tmp_path / "b" / "c"])
     try:
         assert (tmp_path / "b" / "c").is_dir()
         assert len(flush._opened) == 1  # one file system
         (tmp_path / "a" / "f").write_bytes(b"x")
-        if can_sync_whole_file_systems():
+        flush.add(tmp_path / "a" / "f")
+        flush.flush()  # one file: fsynced on its own
+        flush.add(tmp_path / "a" / "gone")
+        with pytest.raises(FileNotFoundError):
             flush.flush()
+        if can_sync_whole_file_systems():
+            monkeypatch.setattr(effects, "FSYNC_EACH_MAX", 0)
+            flush.add(tmp_path / "a" / "f")
+            flush.flush()  # more than FSYNC_EACH_MAX: syncfs
     finally:
         flush.close()
     release = tuple(int(p) for p in os.uname().release.split("-")[0].split(".")[:2])
