@@ -1,13 +1,4 @@
-r"""The processor test harness, with NiFi's ``TestRunner`` API and mock semantics.
-
-::
-
-    runner = TestRunner(SplitText())
-    runner.set_property("Line Split Count", "1")
-    runner.enqueue(b"a\\nb")
-    runner.run()
-    runner.assert_transfer_count("splits", 2)
-    runner.flowfiles_for("splits")[0].assert_content_equals("a")
+"""``TestRunner``: the processor test harness's runner (usage: :mod:`flowcore.testing`).
 
 The harness drives the processor through the real
 :class:`~flowcore.session.process_session.ProcessSession` over in-memory repositories, so sessions,
