@@ -165,7 +165,9 @@ def bin_batches(
     if not _merges_batches(processor, context):
         return None
     if processor._defragment(context):
-        return _defragment(processor, context, batches, end_of_input=end_of_input)
+        return _defragment(
+            processor, context, batches, end_of_input=end_of_input, intake_size=intake_size
+        )
     limits = processor._limits(context)
     intake = _Intake(batches, context.get_property(processor.CORRELATION_ATTRIBUTE_NAME).value)
     size = 1
@@ -230,6 +232,7 @@ def _defragment(
     batches: Sequence[FlowFileBatch],
     *,
     end_of_input: bool,
+    intake_size: int,
 ) -> BatchBinning | None:
     """Defragment's bins from batches, in ``fragment.index`` order.
 
@@ -237,9 +240,11 @@ def _defragment(
     fragments are there.
 
     Only the plain case is taken: whole-number counts and indices, one count per group, no
-    index twice, fragments queued in index order, at most Maximum Number of Bins groups, none
-    past Max Bin Age, and not at the end of the input with a group incomplete. Everything else
-    (what ends in failure) declines and takes the per-FlowFile path, which reports it.
+    index twice, fragments queued in index order, no bin evicted for want of room (more groups
+    than Maximum Number of Bins are fine when their bins complete in turn, as one file's
+    fragments queued together do: :func:`_evicts` replays the triggers), none past Max Bin Age,
+    and not at the end of the input with a group incomplete. Everything else (what ends in
+    failure) declines and takes the per-FlowFile path, which reports it.
     """
     intake = _Intake(batches, FRAGMENT_ID)
     counts, indices = _numbers(batches, FRAGMENT_COUNT), _numbers(batches, FRAGMENT_INDEX)
@@ -248,7 +253,8 @@ def _defragment(
     counts, indices = counts[intake.order], indices[intake.order]
     max_bins = context.get_property(processor.MAX_BIN_COUNT).as_integer() or 5
     codes, first = np.unique(intake.groups, return_index=True)
-    if len(codes) > max_bins:
+    wanted_of = dict(zip(codes.tolist(), counts[first].tolist(), strict=True))
+    if len(codes) > max_bins and _evicts(intake.groups, wanted_of, max_bins, intake_size):
         return None
     max_age = processor.max_bin_age_ms(context)
     now = context.now()
@@ -280,6 +286,33 @@ def _defragment(
             waiting.append(bin_)
     intake.taken = len(intake)
     return BatchBinning(tuple(ready), tuple(waiting), ())
+
+
+def _evicts(groups: np.ndarray, wanted_of: dict[int, int], max_bins: int, intake_size: int) -> bool:
+    """Whether Defragment's triggers would evict a bin for want of room (it then fails).
+
+    Replays MergeContent's triggers over the group codes in queue order: intakes of
+    *intake_size* while at most *max_bins* bins are open (a completed bin still counts until
+    the trigger ends), then the completed bins leave; with none completed and more bins than
+    room, the oldest would be evicted, incomplete.
+    """
+    missing: dict[int, int] = {}  # open bins: group code -> fragments still to come
+    taken, total = 0, len(groups)
+    while taken < total:
+        skipped = len(missing) > max_bins
+        if not skipped:
+            while len(missing) <= max_bins and taken < total:
+                chunk = groups[taken : taken + intake_size]
+                codes, counts = np.unique(chunk, return_counts=True)
+                for code, count in zip(codes.tolist(), counts.tolist(), strict=True):
+                    missing[code] = missing.get(code, wanted_of[code]) - count
+                taken += len(chunk)
+        done = [code for code, left in missing.items() if left <= 0]
+        for code in done:
+            del missing[code]
+        if not done and (len(missing) > max_bins or (len(missing) == max_bins and skipped)):
+            return True
+    return False
 
 
 def representatives(batches: Sequence[FlowFileBatch]) -> list[FlowFile]:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flowcore.binning import UNLIMITED, Bin, BinLimits, BinManager
@@ -190,3 +191,41 @@ def test_fragments_queued_out_of_order_are_defragmented_one_by_one() -> None:
     merge.assert_transfer_count("merged", 1)
     merge.flowfiles_for("merged")[0].assert_content_equals("abc")
     assert [f.content for f in merge.flowfiles_for("original")] == [b"c", b"b", b"a"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(st.integers(1, 40), min_size=1, max_size=9),
+    st.integers(1, 4),
+    st.booleans(),
+    st.randoms(use_true_random=False),
+)
+def test_defragment_of_more_files_than_bins_agrees_with_one_by_one(
+    lines: list[int], max_bins: int, interleave: bool, rng: Any
+) -> None:
+    """More files than Maximum Number of Bins: queued file after file, every bin completes in
+    turn and the batch form takes them all; interleaved, a bin would be evicted (failure) and
+    the batch form leaves it to the one-by-one path. Both forms agree either way."""
+    from flowcore.testing import TestRunner
+    from processors import MergeContent, SplitText
+
+    split = TestRunner(SplitText(line_split_count=1, remove_trailing_newlines=False), batches=True)
+    for number, count in enumerate(lines):
+        split.enqueue(b"".join(b"f%d l%d\n" % (number, i) for i in range(count)))
+    split.run(len(lines))
+    pieces = split.flowfiles_for("splits")
+    if interleave:
+        rng.shuffle(pieces)
+    merge = TestRunner(
+        MergeContent(merge_strategy="Defragment", maximum_number_of_bins=max_bins),
+        batches=True,
+    )
+    for piece in pieces:
+        merge.enqueue(piece)
+    merge.assert_batch_form_agrees(allow_decline=True)
+    if not interleave:
+        assert merge.batch_use.declined == [], merge.batch_use
+        assert sorted(f.content for f in merge.flowfiles_for("merged")) == sorted(
+            b"".join(b"f%d l%d\n" % (number, i) for i in range(count))
+            for number, count in enumerate(lines)
+        )
