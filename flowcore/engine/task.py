@@ -119,8 +119,9 @@ class _Task:
         self.ready_bins: list[ReadyBin] = []
         self.sink_messages: list[tuple[str, bytes]] = []
         self.effects = EffectFileWriter(spec.paths.effects, self.attempt)
-        # Segments and event files are flushed together when the task ends (one syncfs), or,
-        # where the system has no syncfs that reports lost writes, each as it is written.
+        # Segments and event files are made durable together when the task ends (see
+        # FileSystemFlush), or, where the system has no syncfs that reports lost writes, each
+        # as it is written.
         self._sync_each = spec.settings.sync and not can_sync_whole_file_systems()
         self._flush = (
             FileSystemFlush([self.segment_dir, spec.paths.events])
@@ -154,7 +155,7 @@ class _Task:
         """Process the batches *source* handed on now, through the members after it.
 
         Then the events made so far are written once there are enough: a split's children
-        pass part by part, and memory holds one part, not all of them.
+        pass part by part, and memory holds a few parts, not all of them.
 
         Binning members and two-phase sinks keep what reaches them for their own turn (a
         connection into a binning member is durable: what reaches it is written at once).
