@@ -74,7 +74,7 @@ log = logging.getLogger(__name__)
 ID_BLOCK = 1 << 32
 _INDEX_SHIFT = 32  # queue_date_index = task index << 32 | position: queue order across tasks
 #: Events a task holds before writing them to an event file of their own while it streams.
-EVENTS_PER_FILE = 1_000_000
+EVENTS_PER_FILE = 200_000
 
 
 def _identity(record: FlowFile | FlowFileBatch) -> str:
