@@ -214,9 +214,12 @@ class BatchOperations:
         threshold = getattr(self._host, "hand_over_at", None)
         if threshold is not None and self._batches.held() >= threshold:
             for made in self._batches.take_transferred():
-                self._batches.forked.add(made.parent)
+                events = []
+                if made.run[2]:  # an empty batch makes no FlowFile, and no FORK
+                    self._batches.forked.add(made.parent)
+                    events.append(self._fork_of(made))
                 self._host.hand_over_batch(  # type: ignore[attr-defined]
-                    made.batch, made.relationship, [self._fork_of(made)] if made.run[2] else []
+                    made.batch, made.relationship, events
                 )
 
     def _fork_of(self, made: _Made) -> ProvenanceEvent:
