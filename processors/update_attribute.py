@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import ClassVar
 
 import attrs
+import numpy as np
 
 from flowcore.errors import ConfigurationError, ExpressionEvaluationError, ProcessException
 from flowcore.expression import compile_expression, contains_expression, validate_expression
@@ -13,6 +14,7 @@ from flowcore.expression._columns import evaluate_column
 from flowcore.expression._evaluate import EvaluationContext
 from flowcore.expression._nodes import ResultType
 from flowcore.expression._regex import java_regex
+from flowcore.flowfile import CORE_ATTRIBUTES
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import Column, TextColumn
 from flowcore.process_context import ProcessContext
@@ -318,11 +320,20 @@ class UpdateAttribute(Processor):
 
         Each value is evaluated against the incoming attributes, as :meth:`on_trigger` does:
         once when it names only shared attributes, column-wise otherwise
-        (:func:`~flowcore.expression.evaluate_column`). Rules, state and Delete Attributes
-        Expression are left to the per-FlowFile path.
+        (:func:`~flowcore.expression.evaluate_column`). A Delete Attributes Expression that
+        gives every FlowFile the same regex removes the matching incoming attributes from the
+        whole batch (:meth:`_batch_deletions`). Rules and state are left to the per-FlowFile
+        path.
         """
-        if self.rules or self._stores_state() or self.effective_value(self.DELETE_ATTRIBUTES):
+        if self.rules or self._stores_state():
             return None
+        doomed: list[str] = []
+        delete = self.effective_value(self.DELETE_ATTRIBUTES)
+        if delete:
+            found = self._batch_deletions(context, batch, delete)
+            if found is None:
+                return None
+            doomed = found
         shared: dict[str, str] = {}
         columns: dict[str, Column] = {}
         for name, text in self.dynamic_properties.items():
@@ -334,7 +345,39 @@ class UpdateAttribute(Processor):
         changed = batch.with_attributes(shared) if shared else batch
         if columns:
             changed = changed.with_columns(columns)
+        if doomed:  # deletion wins over updates, as on_trigger's does
+            changed = changed.without_attributes(doomed)
         return SUCCESS.name, changed
+
+    def _batch_deletions(
+        self, context: ProcessContext, batch: FlowFileBatch, text: str
+    ) -> list[str] | None:
+        """The incoming attributes the Delete Attributes Expression removes from every FlowFile.
+
+        None (the per-FlowFile path decides) when the expression gives the FlowFiles different
+        regexes, or an invalid one, or when a matched name is also set here while some
+        FlowFiles lack it: those keep the new value one by one (only incoming names go).
+        """
+        codes, values = evaluate_column(
+            compile_expression(text), batch, clock=context.now
+        ).encoded()
+        used = np.unique(codes)
+        if len(used) != 1:
+            return None
+        pattern_text = values[int(used[0])]
+        if not pattern_text:
+            return []
+        try:
+            pattern = java_regex(pattern_text)
+        except ExpressionEvaluationError:
+            return None
+        names = dict.fromkeys([*batch.attributes, *batch.columns, *batch.uuid_named])
+        doomed = [n for n in names if n not in CORE_ATTRIBUTES and pattern.fullmatch(n)]
+        for name in set(doomed) & set(self.dynamic_properties):
+            column = batch.columns.get(name)
+            if isinstance(column, TextColumn) and None in column.encoded()[1]:
+                return None
+        return doomed
 
     def _action_plans(self, ctx: EvaluationContext) -> list[tuple[dict[str, str], str | None]]:
         """The actions for each output FlowFile, with the name of the rule that produced it."""

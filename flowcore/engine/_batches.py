@@ -329,8 +329,11 @@ def attributes_changed(before: FlowFileBatch, after: FlowFileBatch) -> np.ndarra
             continue
         old, new = before.column(name), after.column(name)
         if old is None or new is None:
-            if old is not None or new is not None:
-                return True
+            # added or removed: for the FlowFiles that have it on the other side (a column
+            # may leave some of them without it)
+            present = _present(new if old is None else old)
+            if present is not None:
+                mask |= present
             continue
         if name in before.attributes and name in after.attributes:
             if before.attributes[name] != after.attributes[name]:
@@ -340,6 +343,15 @@ def attributes_changed(before: FlowFileBatch, after: FlowFileBatch) -> np.ndarra
     if mask.all():
         return True
     return mask if mask.any() else None
+
+
+def _present(column: Column | None) -> np.ndarray | None:
+    """Where the FlowFiles have the attribute (None: none has it)."""
+    if column is None:
+        return None
+    codes, values = column.encoded()
+    has = np.array([v is not None for v in values], dtype=bool)
+    return has[codes] if len(has) else np.zeros(len(codes), dtype=bool)
 
 
 def _updated_column(old: Column | None, new: Column) -> Column | None:

@@ -412,16 +412,21 @@ def test_a_processor_without_a_batch_form_is_reported_not_compared() -> None:
 
 
 def test_a_declined_configuration_goes_one_by_one_in_batch_mode() -> None:
-    """UpdateAttribute with a Delete Attributes Expression declines: its FlowFiles go through
-    on_trigger, and the decline is recorded."""
+    """UpdateAttribute storing state declines: its FlowFiles go through on_trigger, and the
+    decline is recorded."""
     runner = TestRunner(
-        UpdateAttribute(delete_attributes_expression="status", tag="x"), batches=True
+        UpdateAttribute(
+            store_state="Store state locally",
+            stateful_variables_initial_value="0",
+            count="${getStateValue('count'):plus(1)}",
+        ),
+        batches=True,
     )
     _enqueue_lines(runner, 4)
     runner.run()
     assert runner.batch_use.declined == ["transform_batch returned None for 4 FlowFiles"]
     runner.assert_all_flowfiles_transferred("success", 4)
-    runner.flowfiles_for("success")[3].assert_attribute_not_exists("status")
+    runner.flowfiles_for("success")[3].assert_attribute_equals("count", "4")
 
 
 class _Fussy(_Tag):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flowcore import ProcessException
@@ -71,9 +71,13 @@ def test_delete_expression_with_el() -> None:
     }
 
 
-def test_invalid_regex_at_run_time_rolls_back() -> None:
-    """A delete expression that evaluates to a bad regex fails the trigger; nothing is lost."""
-    runner = TestRunner(UpdateAttribute(**{"Delete Attributes Expression": "${bad}"}))
+@pytest.mark.parametrize("batches", [False, True])
+def test_invalid_regex_at_run_time_rolls_back(batches: bool) -> None:
+    """A delete expression that evaluates to a bad regex fails the trigger; nothing is lost
+    (a batch declines and its FlowFiles fail one by one)."""
+    runner = TestRunner(
+        UpdateAttribute(**{"Delete Attributes Expression": "${bad}"}), batches=batches
+    )
     runner.enqueue(b"", {"bad": "("})
     with pytest.raises(ProcessException, match="invalid regex"):
         runner.run()
@@ -291,7 +295,7 @@ def _batch() -> FlowFileBatch:
     [
         (UpdateAttribute(source="bench", filename="x.txt"), True),
         (UpdateAttribute(source="${filename}", filename="x.txt"), True),
-        (UpdateAttribute(source="a", **{"Delete Attributes Expression": "k.*"}), False),
+        (UpdateAttribute(source="a", **{"Delete Attributes Expression": "k.*"}), True),
         (UpdateAttribute(source="a", rules=[Rule("r", ["${k:equals('v')}"], {"x": "1"})]), False),
     ],
     ids=["plain", "expression", "delete", "rules"],
@@ -299,7 +303,7 @@ def _batch() -> FlowFileBatch:
 def test_values_and_expressions_are_set_on_a_whole_batch(
     processor: UpdateAttribute, whole: bool
 ) -> None:
-    """A batch is changed whole, expressions per FlowFile; rules and deletions decline."""
+    """A batch is changed whole, expressions per FlowFile, deletions included; rules decline."""
     batch = _batch()
     result = processor.transform_batch(TestRunner(processor).context, batch)
     assert (result is not None) is whole
@@ -312,6 +316,35 @@ def test_values_and_expressions_are_set_on_a_whole_batch(
             )
             assert (after.uuid, after.filename, after.attributes["source"]) == (
                 before.uuid,
-                "x.txt",
+                processor.dynamic_properties.get("filename", before.filename),
                 expected,
             )
+
+
+_NAMES = st.sampled_from(["a.1", "a.2", "b", "keep", "filename", "path"])
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.dictionaries(_NAMES, st.sampled_from(["x", "y", "1"]), max_size=4),
+        min_size=1,
+        max_size=6,
+    ),
+    st.sampled_from(["a\\..*", "b|keep", "${kind}", "", "filename|a.1", "zz"]),
+    st.dictionaries(st.sampled_from(["a.1", "b", "new"]), st.sampled_from(["v", "${b}"])),
+    st.booleans(),
+)
+def test_deleting_on_batches_agrees_with_one_by_one(
+    inputs: list[dict[str, str]], delete: str, updates: dict[str, str], shared_kind: bool
+) -> None:
+    """Delete Attributes Expression over a batch: the same FlowFiles and events as one by one,
+    for literal regexes, one taken from an attribute (the same for all, or not), an empty one,
+    core names, names some FlowFiles lack and names also set here."""
+    runner = TestRunner(
+        UpdateAttribute(**{"Delete Attributes Expression": delete, **updates}), batches=True
+    )
+    for number, attributes in enumerate(inputs):
+        kind = "a\\..*" if shared_kind or number % 2 else "b"
+        runner.enqueue(b"x", {**attributes, "kind": kind})
+    runner.assert_batch_form_agrees(allow_decline=True)
