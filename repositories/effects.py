@@ -38,7 +38,7 @@ import logging
 import os
 import re
 import shutil
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -209,16 +209,26 @@ def _sync_file_systems(directories: Iterable[str]) -> None:
     Elsewhere (no ``syncfs``), each staged file in them is fsynced instead.
     """
     syncfs = _syncfs()
-    for directory, fd in _one_per_file_system(sorted(directories)):
-        if syncfs is not None and syncfs(fd) == 0:
-            continue
-        for entry in os.scandir(directory):
-            if is_temporary_name(entry.name):
-                staged = os.open(entry.path, os.O_RDONLY)
-                try:
-                    os.fsync(staged)
-                finally:
-                    os.close(staged)
+    opened = _open_one_per_file_system(sorted(directories))
+    try:
+        for directory, fd in opened:
+            if syncfs is not None and syncfs(fd) == 0:
+                continue
+            for entry in os.scandir(directory):
+                if is_temporary_name(entry.name):
+                    _fsync_path(entry.path)
+    finally:
+        for _, fd in opened:
+            os.close(fd)
+
+
+def _fsync_path(path: str | os.PathLike[str]) -> None:
+    """Make one file's bytes durable."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 @functools.cache
@@ -259,17 +269,10 @@ class FileSystemFlush:
 
     def __init__(self, directories: Iterable[str | os.PathLike[str]]) -> None:
         self._files: list[str | os.PathLike[str]] = []
-        self._opened: list[tuple[str | os.PathLike[str], int]] = []
-        devices: set[int] = set()
+        directories = list(directories)
         for directory in directories:
             Path(directory).mkdir(parents=True, exist_ok=True)
-            fd = os.open(directory, os.O_RDONLY)
-            device = os.fstat(fd).st_dev
-            if device in devices:
-                os.close(fd)
-                continue
-            devices.add(device)
-            self._opened.append((directory, fd))
+        self._opened = _open_one_per_file_system(directories)
 
     def add(self, path: str | os.PathLike[str]) -> None:
         """Note a file written in one of the directories, to be flushed."""
@@ -285,11 +288,7 @@ class FileSystemFlush:
             return
         if len(self._files) <= FSYNC_EACH_MAX:
             for path in self._files:
-                fd = os.open(path, os.O_RDONLY)
-                try:
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
+                _fsync_path(path)
             for _, fd in self._opened:  # the renames that named them
                 with contextlib.suppress(OSError):  # some file systems refuse it on directories
                     os.fsync(fd)
@@ -308,26 +307,27 @@ class FileSystemFlush:
         self._opened = []
 
 
-def _one_per_file_system(
+def _open_one_per_file_system(
     directories: Iterable[str | os.PathLike[str]],
-) -> Iterator[tuple[str | os.PathLike[str], int]]:
-    """The first of *directories* on each file system, opened.
+) -> list[tuple[str | os.PathLike[str], int]]:
+    """The first of *directories* on each file system, opened; missing ones are skipped.
 
-    Each is closed once the caller moves on; missing ones are skipped.
+    The caller closes them.
     """
+    opened: list[tuple[str | os.PathLike[str], int]] = []
     devices: set[int] = set()
     for directory in directories:
         try:
             fd = os.open(directory, os.O_RDONLY)
         except FileNotFoundError:
             continue
-        try:
-            device = os.fstat(fd).st_dev
-            if device not in devices:
-                devices.add(device)
-                yield directory, fd
-        finally:
+        device = os.fstat(fd).st_dev
+        if device in devices:
             os.close(fd)
+            continue
+        devices.add(device)
+        opened.append((directory, fd))
+    return opened
 
 
 @functools.cache

@@ -22,7 +22,7 @@ from flowcore.clock import now_ms
 from flowcore.engine._held import QueuedBatch
 from flowcore.flowfile import Attributes, new_uuids
 from flowcore.flowfile_batch import FlowFileBatch
-from flowcore.flowfile_batch.columns import Column, TextColumn
+from flowcore.flowfile_batch.columns import Column, IntColumn, TextColumn
 from flowcore.processor import BatchRoute
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun, ProvenanceEventType
 from flowcore.queues import park_queue_id
@@ -331,9 +331,12 @@ def attributes_changed(before: FlowFileBatch, after: FlowFileBatch) -> np.ndarra
         if old is None or new is None:
             # added or removed: for the FlowFiles that have it on the other side (a column
             # may leave some of them without it)
-            present = _present(new if old is None else old)
-            if present is not None:
-                mask |= present
+            side = new if old is None else old
+            assert side is not None  # the name comes from one side or the other
+            present = _present(side)
+            if present is True:
+                return True
+            mask |= present
             continue
         if name in before.attributes and name in after.attributes:
             if before.attributes[name] != after.attributes[name]:
@@ -345,13 +348,12 @@ def attributes_changed(before: FlowFileBatch, after: FlowFileBatch) -> np.ndarra
     return mask if mask.any() else None
 
 
-def _present(column: Column | None) -> np.ndarray | None:
-    """Where the FlowFiles have the attribute (None: none has it)."""
-    if column is None:
-        return None
-    codes, values = column.encoded()
-    has = np.array([v is not None for v in values], dtype=bool)
-    return has[codes] if len(has) else np.zeros(len(codes), dtype=bool)
+def _present(column: Column) -> np.ndarray | bool:
+    """Where the FlowFiles have the attribute (True: all of them, as whole numbers always do)."""
+    if isinstance(column, IntColumn) or None not in column.dictionary:
+        return True
+    has = np.array([v is not None for v in column.dictionary], dtype=bool)
+    return has[column.codes]
 
 
 def _updated_column(old: Column | None, new: Column) -> Column | None:

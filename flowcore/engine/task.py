@@ -105,6 +105,7 @@ class _Task:
         self._positions = itertools.count(spec.index << _INDEX_SHIFT)
         self.events: list[ProvenanceEvent | ProvenanceEventRun] = []
         self.event_files: list[str] = []  # written as events fill them (see pump)
+        self._reached: dict[str, frozenset[str]] = {}  # see _downstream
         self.bulletins: list[Bulletin] = []
         self.unread: list[tuple[str, str]] = []  # (source component, work item key) not read
         # What the task's committed input is (see flowcore.session._uuids): derived uuids
@@ -170,8 +171,11 @@ class _Task:
                 drain_batches(member)
         self.write_events(EVENTS_PER_FILE)
 
-    def _downstream(self, component_id: str) -> set[str]:
+    def _downstream(self, component_id: str) -> frozenset[str]:
         """The members a member's pipelined connections reach, directly or through others."""
+        known = self._reached.get(component_id)
+        if known is not None:
+            return known
         reached: set[str] = set()
         frontier = [component_id]
         while frontier:
@@ -181,7 +185,8 @@ class _Task:
                     if route.member is not None and route.member not in reached:
                         reached.add(route.member)
                         frontier.append(route.member)
-        return reached
+        self._reached[component_id] = frozenset(reached)
+        return self._reached[component_id]
 
     def discard_outputs(self) -> None:
         """Remove the segments and event files this attempt wrote (it will not be committed)."""
