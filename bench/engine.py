@@ -585,14 +585,6 @@ def child_cpu(args: argparse.Namespace) -> dict[str, float]:
     return {"seconds": time.perf_counter() - started}
 
 
-def _cores(runner: str, master: str) -> int:
-    """The cores a run has: one for the direct runner (tasks run one after another in the
-    driver), N for Spark ``local[N]``."""
-    if runner != "spark":
-        return 1
-    return int(master.removeprefix("local[").removesuffix("]") or "1")
-
-
 def child_distinct(args: argparse.Namespace) -> dict[str, float]:
     """The distinct flow (or, with ``--transform-flow``, the transform scenario's, with the
     transform when ``--with-transform``), with the default settings: full provenance, durable
