@@ -23,15 +23,19 @@ from flowcore.errors import FlowFileHandlingError
 from flowcore.flowfile import Attributes, ContentClaim, CountedUuids
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.relationship import Relationship
+from flowcore.session.host import StreamingHost
 
 if TYPE_CHECKING:
     from flowcore.flowfile import FlowFile
     from flowcore.flowfile_batch.columns import Column
     from flowcore.provenance_events import ProvenanceEvent
-    from flowcore.session._support import PendingEvent, Record
-    from flowcore.session.host import ComponentInfo, SessionHost
+    from flowcore.session._ledger import Ledger
+    from flowcore.session._provenance import EventBuilder
+    from flowcore.session._support import Resolve
+    from flowcore.session._uuids import UuidSource
+    from flowcore.session.host import SessionHost
 
-__all__ = ["BatchOperations", "BatchOutputs", "forked_batch"]
+__all__ = ["BatchOutputs", "BatchWork", "forked_batch"]
 
 
 @attrs.define
@@ -105,7 +109,7 @@ class BatchOutputs:
         """How many FlowFiles of batches made here go nowhere yet."""
         return sum(entry.batch.count for entry in self.made if entry.relationship is None)
 
-    def outputs(self) -> tuple[tuple[FlowFileBatch, str], ...]:
+    def routed(self) -> tuple[tuple[FlowFileBatch, str], ...]:
         """Every batch with its relationship."""
         return tuple((e.batch, e.relationship) for e in self.made)  # type: ignore[misc]
 
@@ -119,25 +123,38 @@ class BatchOutputs:
         return CountedUuids(runs)
 
 
-class BatchOperations:
-    """Mixin of the session: children made as one batch, and batches sent whole.
+class BatchWork:
+    """A session's batch half: children made as one batch, and batches sent whole.
 
-    The session is :class:`~flowcore.session.process_session.ProcessSession`.
+    Args:
+        host: the session's host (routing facts; a
+            :class:`~flowcore.session.host.StreamingHost` takes batches on early).
+        ledger: what the session holds (the parent's FORK).
+        resolve: the session's check of a FlowFile it is given.
+        uuids: the uuids of the FlowFiles the session makes.
+        events: the session's event builder (FORKs of batches handed on early).
+        outputs: where the batches made are kept until the commit (the event builder reads
+            it too, for FORKs).
     """
 
-    _host: SessionHost
-    _batches: BatchOutputs
-    _forks: dict[str, PendingEvent]
-    _records: dict[int, Record]
-    component: ComponentInfo
-
-    if TYPE_CHECKING:  # provided by ProcessSession and ProvenanceBuilding
-
-        def _now(self) -> int: ...
-
-        def _enrich(
-            self, pending: PendingEvent, by_uuid: Mapping[str, Record], now: int
-        ) -> ProvenanceEvent: ...
+    def __init__(
+        self,
+        host: SessionHost,
+        ledger: Ledger,
+        *,
+        resolve: Resolve,
+        uuids: UuidSource,
+        events: EventBuilder,
+        outputs: BatchOutputs,
+    ) -> None:
+        self._host = host
+        self._stream = host if isinstance(host, StreamingHost) else None
+        self._ledger = ledger
+        self._resolve = resolve
+        self._uuids = uuids
+        self._events = events
+        #: the batches made, and where they go, until the session commits or rolls back
+        self.outputs = outputs
 
     def takes_batches(self, relationship: str) -> bool:
         """Whether a batch made here can go whole to *relationship* (one destination)."""
@@ -167,10 +184,10 @@ class BatchOperations:
             FlowFileHandlingError: a range lies outside the content, or the content is not one
                 claim range (a rope).
         """
-        record = self._record(parent, reading=True)
+        record = self._resolve(parent, reading=True)
         source = record.current
         count = len(starts)
-        uuids = self._derived_uuid_run("clone", count, source.uuid)
+        uuids = self._uuids.run("clone", count, source.uuid)
         if uuids is None:
             msg = f"cannot number {count} children of {source} as one batch"
             raise FlowFileHandlingError(msg, flowfile_uuid=source.uuid)
@@ -182,13 +199,13 @@ class BatchOperations:
             columns,
             first_id=self._host.take_flowfile_ids(count) if count else 0,
             uuids=uuids,
-            now=self._now(),
+            now=self._host.now(),
         )
         run = (*uuids, count)
         if count:
-            self._fork_builder(source)
-            self._batches.children.setdefault(source.uuid, []).append(run)
-        self._batches.made.append(_Made(batch, None, source.uuid, run))
+            self._ledger.fork_of(source, self._host.now())
+            self.outputs.children.setdefault(source.uuid, []).append(run)
+        self.outputs.made.append(_Made(batch, None, source.uuid, run))
         return batch
 
     def transfer_batch(self, batch: FlowFileBatch, relationship: Relationship | str) -> None:
@@ -201,26 +218,26 @@ class BatchOperations:
         name = relationship.name if isinstance(relationship, Relationship) else relationship
         if not self.takes_batches(name):
             msg = (
-                f"relationship {name!r} of {self.component.type} cannot take a batch whole "
+                f"relationship {name!r} of {self._host.component.type} cannot take a batch whole "
                 "(ask takes_batches first)"
             )
             raise FlowFileHandlingError(msg)
-        self._batches.transfer(batch, name)
+        self.outputs.transfer(batch, name)
         # A host that streams takes the batches on once they are many (memory bounded by a
         # few batches, not by all of a split's children), each after a FORK naming its
         # FlowFiles, so a child's events never come before its creation; the session then
         # cannot roll back (HandedOverError). Below the host's threshold they wait for the
         # commit, as FlowFiles do.
-        threshold = getattr(self._host, "hand_over_at", None)
-        if threshold is not None and self._batches.held() >= threshold:
-            for made in self._batches.take_transferred():
+        stream = self._stream
+        if stream is None or stream.hand_over_at is None:
+            return
+        if self.outputs.held() >= stream.hand_over_at:
+            for made in self.outputs.take_transferred():
                 events = []
                 if made.run[2]:  # an empty batch makes no FlowFile, and no FORK
-                    self._batches.forked.add(made.parent)
+                    self.outputs.forked.add(made.parent)
                     events.append(self._fork_of(made))
-                self._host.hand_over_batch(  # type: ignore[attr-defined]
-                    made.batch, made.relationship, events
-                )
+                stream.hand_over_batch(made.batch, made.relationship, events)  # type: ignore[arg-type]
 
     def _fork_of(self, made: _Made) -> ProvenanceEvent:
         """The FORK of a batch handed on: its parent, as this session holds it, and its run.
@@ -228,12 +245,14 @@ class BatchOperations:
         The parent's attributes are recorded as they are now: set them before making the
         children (as SplitText does), since a later change is in no event of its own.
         """
-        builder = self._forks[made.parent]
+        builder = self._ledger.forks[made.parent]
         pending = attrs.evolve(builder, children=CountedUuids([made.run]))
         parent = {
-            r.current.uuid: r for r in self._records.values() if r.current.uuid == made.parent
+            r.current.uuid: r
+            for r in self._ledger.records.values()
+            if r.current.uuid == made.parent
         }
-        return self._enrich(pending, parent, self._now())
+        return self._events.enrich(pending, parent, self._host.now())
 
 
 def forked_batch(

@@ -30,16 +30,17 @@ from flowcore.session._support import (
     READ_CHUNK,
     ContentSource,
     ReadStream,
-    Record,
     WriteStream,
     emit,
 )
 
 if TYPE_CHECKING:
+    from flowcore.session._ledger import Ledger
+    from flowcore.session._support import Resolve
     from flowcore.session.host import SessionHost
-    from repositories.protocols import ContentOutputStream, ContentWriter
+    from repositories.protocols import ContentWriter
 
-__all__ = ["CONTENT_FAILURE_REASON", "ContentOperations", "Damage", "damage_of"]
+__all__ = ["CONTENT_FAILURE_REASON", "Damage", "RangeGather", "SessionContent", "damage_of"]
 
 #: Set on a FlowFile routed to ``failure`` because its content cannot be read as it was
 #: written: a damaged claim file, or a zero-copy source file that is gone or changed.
@@ -120,30 +121,48 @@ class _WatchedStream:
         self._inner.close()
 
 
-class ContentOperations:
-    """Mixin of the session: the content half of its API.
+class SessionContent:
+    """The content half of a session's API, and what it wrote.
 
-    The session is :class:`~flowcore.session.process_session.ProcessSession`.
+    Args:
+        host: the session's host (its content repository).
+        ledger: what the session holds (open streams are recorded there).
+        resolve: the session's check of a FlowFile it is given (see
+            ``ProcessSession._resolve``).
     """
 
-    _host: SessionHost
-    _readers: dict[int, list[ReadStream]]
-    _writers: dict[int, ContentOutputStream]
-    _written: list[ContentClaim]
-    _delete_on_commit: list[str]
-    _damaged: dict[int, str]  # FlowFile id -> content.failure.reason, until commit or rollback
+    def __init__(self, host: SessionHost, ledger: Ledger, resolve: Resolve) -> None:
+        self._host = host
+        self._ledger = ledger
+        self._resolve = resolve
+        self._writer: ContentWriter | None = None
+        #: claims written in this unit of work
+        self.written: list[ContentClaim] = []
+        #: source files to delete once the commit is durable (``import_from``)
+        self.delete_on_commit: list[str] = []
+        #: FlowFile id -> content.failure.reason, for FlowFiles a read found damaged
+        self.damaged: dict[int, str] = {}
 
-    if TYPE_CHECKING:  # provided by ProcessSession
+    def clear(self) -> None:
+        """A new unit of work: nothing written, no content writer open."""
+        self.written.clear()
+        self.delete_on_commit.clear()
+        self.damaged.clear()
+        self.close_writer()
 
-        def _record(
-            self, flowfile: FlowFile, *, allow_transferred: bool = False, reading: bool = False
-        ) -> Record: ...
+    def close_writer(self) -> None:
+        """Close the content writer: later writes start a new resource claim.
 
-        def _update(self, record: Record, flowfile: FlowFile) -> FlowFile: ...
+        ``migrate`` needs this, so no later write appends to a claim another session now uses.
+        """
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
 
-        def _writer_for_session(self) -> ContentWriter: ...
-
-        def _close_reader(self, flowfile_id: int, stream: ReadStream) -> None: ...
+    def _session_writer(self) -> ContentWriter:
+        if self._writer is None:
+            self._writer = self._host.content.writer(self._host.component.id)
+        return self._writer
 
     def _note_damage(self, error: BaseException, flowfiles: Iterable[FlowFile]) -> None:
         """Remember which of *flowfiles* the damage behind *error* hits."""
@@ -152,7 +171,7 @@ class ContentOperations:
             return
         for flowfile in flowfiles:
             if damage.hits(flowfile.content):
-                self._damaged[flowfile.id] = damage.reason
+                self.damaged[flowfile.id] = damage.reason
 
     @contextmanager
     def _watching(self, flowfiles: Iterable[FlowFile]) -> Iterator[None]:
@@ -176,7 +195,7 @@ class ContentOperations:
         Raises:
             FlowFileHandlingError: the range does not lie inside the content.
         """
-        record = self._record(flowfile, reading=True)
+        record = self._resolve(flowfile, reading=True)
         current = record.current
         size = current.size - offset if length is None else length
         if offset < 0 or size < 0 or offset + size > current.size:
@@ -191,8 +210,8 @@ class ContentOperations:
             with self._watching([current]):
                 opened = self._host.content.open(current.content.slice(offset, size))
             raw = _WatchedStream(opened, lambda e: self._note_damage(e, [current]))  # type: ignore[assignment]
-        stream = ReadStream(current.id, raw, self._close_reader)
-        self._readers.setdefault(current.id, []).append(stream)
+        stream = ReadStream(current.id, raw, self._ledger.close_reader)
+        self._ledger.readers.setdefault(current.id, []).append(stream)
         try:
             yield stream
         finally:
@@ -200,7 +219,7 @@ class ContentOperations:
 
     def read_bytes(self, flowfile: FlowFile) -> bytes:
         """Return the whole content (for small content; stream large content with ``read``)."""
-        record = self._record(flowfile, reading=True)
+        record = self._resolve(flowfile, reading=True)
         if record.current.content is None:
             return b""
         with self._watching([record.current]):
@@ -213,20 +232,20 @@ class ContentOperations:
     def _write_new_claim(
         self, flowfile_id: int, produce: Callable[[WriteStream], object]
     ) -> ContentClaim | None:
-        target = self._writer_for_session().open_stream()
-        self._writers[flowfile_id] = target
+        target = self._session_writer().open_stream()
+        self._ledger.writers[flowfile_id] = target
         try:
             produce(WriteStream(target))
         except BaseException:
             claim = target.close()
             if claim is not None:
-                self._written.append(claim)
+                self.written.append(claim)
             raise
         finally:
-            self._writers.pop(flowfile_id, None)
+            self._ledger.writers.pop(flowfile_id, None)
         claim = target.close()
         if claim is not None:
-            self._written.append(claim)
+            self.written.append(claim)
         return claim
 
     def write(self, flowfile: FlowFile, content: ContentSource) -> FlowFile:
@@ -236,17 +255,17 @@ class ContentOperations:
         receives an output stream (NiFi's ``OutputStreamCallback``). Writing nothing makes the
         content empty.
         """
-        record = self._record(flowfile)
+        record = self._resolve(flowfile)
 
         def produce(out: WriteStream) -> None:
             emit(out, content)
 
         claim = self._write_new_claim(record.current.id, produce)
-        return self._update(record, record.current.with_content(claim))
+        return record.become(record.current.with_content(claim))
 
     def rewrite(self, flowfile: FlowFile, callback: Callable[[Any, Any], object]) -> FlowFile:
         """Stream old content to new (NiFi's ``StreamCallback``): ``callback(input, output)``."""
-        record = self._record(flowfile)
+        record = self._resolve(flowfile)
         current = record.current
 
         def produce(out: WriteStream) -> None:
@@ -257,11 +276,11 @@ class ContentOperations:
                 callback(_WatchedStream(source, lambda e: self._note_damage(e, [current])), out)
 
         claim = self._write_new_claim(current.id, produce)
-        return self._update(record, current.with_content(claim))
+        return record.become(current.with_content(claim))
 
     def append(self, flowfile: FlowFile, content: ContentSource) -> FlowFile:
         """Add to the end of the content; copy on write like every content change."""
-        record = self._record(flowfile)
+        record = self._resolve(flowfile)
         current = record.current
 
         def produce(out: WriteStream) -> None:
@@ -271,7 +290,7 @@ class ContentOperations:
             emit(out, content)
 
         claim = self._write_new_claim(current.id, produce)
-        return self._update(record, current.with_content(claim))
+        return record.become(current.with_content(claim))
 
     def _copy_claim(self, claim: ContentClaim, out: WriteStream) -> None:
         with self._host.content.open(claim) as source:
@@ -374,7 +393,7 @@ class ContentOperations:
         reads identically. A rope the policy would not keep (too many pieces, or pinning mostly
         dead repository bytes: :mod:`flowcore.ropes`) is copied instead.
         """
-        currents = [self._record(s, reading=True).current for s in sources]
+        currents = [self._resolve(s, reading=True).current for s in sources]
         with self._watching(currents):
             return self.merge_contents(
                 [c.content for c in currents],
@@ -402,12 +421,12 @@ class ContentOperations:
         A batch merge (:meth:`~processors.merge_content.MergeContent.merge_batches`) passes
         one claim per run of FlowFiles whose contents lie back to back.
         """
-        record = self._record(destination)
+        record = self._resolve(destination)
         parts = _merge_parts(contents, header, footer, demarcator)
         if zero_copy:
             kept, joined = self._rope_of(record.current.id, parts)
             if kept:
-                return self._update(record, record.current.with_content(joined))
+                return record.become(record.current.with_content(joined))
 
         def produce(out: WriteStream) -> None:
             # Runs of ranges written one after another (one source's appends) are read as one.
@@ -424,7 +443,7 @@ class ContentOperations:
                 self._copy_pieces(joined.pieces if joined is not None else (), out)
 
         claim = self._write_new_claim(record.current.id, produce)
-        return self._update(record, record.current.with_content(claim))
+        return record.become(record.current.with_content(claim))
 
     def _rope_of(
         self, flowfile_id: int, parts: Sequence[bytes | ContentClaim]
@@ -462,7 +481,7 @@ class ContentOperations:
 
         Without *keep_source* the file is deleted once the commit is durable, never before.
         """
-        record = self._record(flowfile)
+        record = self._resolve(flowfile)
 
         def produce(out: WriteStream) -> None:
             with open(path, "rb") as source:
@@ -471,8 +490,8 @@ class ContentOperations:
 
         claim = self._write_new_claim(record.current.id, produce)
         if not keep_source:
-            self._delete_on_commit.append(os.fspath(path))
-        return self._update(record, record.current.with_content(claim))
+            self.delete_on_commit.append(os.fspath(path))
+        return record.become(record.current.with_content(claim))
 
     def import_by_reference(
         self,
@@ -497,7 +516,7 @@ class ContentOperations:
             fingerprint: ``size:mtime_ns:inode`` when the file was listed; taken now when
                 omitted. Passing the listing's fingerprint makes a change since then an error.
         """
-        record = self._record(flowfile)
+        record = self._resolve(flowfile)
         absolute = os.path.abspath(path)
         info = os.stat(absolute)
         taken = external_files.fingerprint_of(info)
@@ -513,7 +532,7 @@ class ContentOperations:
         claim = None
         if size:
             claim = ContentClaim(ResourceClaim.external(absolute, taken), offset, size)
-        return self._update(record, record.current.with_content(claim))
+        return record.become(record.current.with_content(claim))
 
     def export_to(
         self, flowfile: FlowFile, path: str | os.PathLike[str], *, append: bool = False

@@ -21,18 +21,16 @@ from flowcore.session.host import LogLine, Publication
 if TYPE_CHECKING:
     from flowcore.session.host import SessionHost
 
-__all__ = ["ExternalEffects", "emit"]
+__all__ = ["StagedEffects", "emit"]
 
 
-class ExternalEffects:
-    """Mixin of the session: staged files and deferred log lines.
+class StagedEffects:
+    """A session's staged files and deferred log lines, carried out by its host after commit."""
 
-    The session is :class:`~flowcore.session.process_session.ProcessSession`.
-    """
-
-    _host: SessionHost
-    _publications: list[Publication]
-    _logs: list[LogLine]
+    def __init__(self, host: SessionHost) -> None:
+        self._host = host
+        self._publications: list[Publication] = []  # files staged to appear after the commit
+        self._logs: list[LogLine] = []  # log lines to emit after the commit
 
     def stage_file(self, target: str | os.PathLike[str], *, replace: bool = True) -> Path:
         """A hidden temporary to write; it becomes *target* only once the commit is durable.
@@ -95,14 +93,14 @@ class ExternalEffects:
         """
         self._logs.append(LogLine(logger, level, message))
 
-    def _discard_effects(self) -> None:
+    def discard(self) -> None:
         """A rollback: staged temporaries are deleted, deferred lines forgotten."""
         for publication in self._publications:
             Path(publication.temporary).unlink(missing_ok=True)
         self._publications = []
         self._logs = []
 
-    def _take_effects(self) -> tuple[tuple[Publication, ...], tuple[LogLine, ...]]:
+    def take(self) -> tuple[tuple[Publication, ...], tuple[LogLine, ...]]:
         """A commit: the staged effects, handed to the host, and a clean slate."""
         taken = tuple(self._publications), tuple(self._logs)
         self._publications = []

@@ -10,52 +10,66 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from flowcore.provenance_events import ProvenanceEventType
-from flowcore.session._support import PendingEvent, ReadStream, Record
-from flowcore.session.host import SELF, SessionSpill
+from flowcore.session._support import PendingEvent, Record
+from flowcore.session.host import SELF, SessionSpill, SpillingHost
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Callable, Iterable
 
     from flowcore.flowfile import FlowFile, ResourceClaim
-    from flowcore.provenance_events import ProvenanceEvent
+    from flowcore.session._ledger import Ledger
+    from flowcore.session._provenance import EventBuilder
     from flowcore.session.host import SessionHost, SessionOutput
-    from repositories.protocols import ContentOutputStream
 
-__all__ = ["Spilling"]
+    #: the session's routing: outputs, removed FlowFiles, auto-termination DROPs, fan-out CLONEs
+    Route = Callable[
+        [Iterable[Record], int],
+        tuple[list[SessionOutput], list[FlowFile], list[PendingEvent], list[PendingEvent]],
+    ]
+
+__all__ = ["Spiller"]
 
 
-class Spilling:
-    """Mixin of the session: hands finished FlowFiles over early.
+class Spiller:
+    """Hands a session's finished FlowFiles to its host early, and remembers that it did.
 
-    The session is :class:`~flowcore.session.process_session.ProcessSession`.
+    Args:
+        host: the session's host; only a :class:`~flowcore.session.host.SpillingHost` takes
+            FlowFiles early, others never spill.
+        ledger: what the session holds.
+        events: the session's event builder (spilled FlowFiles go with their events).
+        route: the session's routing of records (outputs, removals and their events).
     """
 
-    _host: SessionHost
-    _records: dict[int, Record]
-    _readers: dict[int, list[ReadStream]]
-    _writers: dict[int, ContentOutputStream]
-    _forks: dict[str, PendingEvent]
-    _generated: list[PendingEvent]
-    _reported: list[PendingEvent]
-    _spilled: bool
-    _spilled_claims: set[ResourceClaim]
-    _finished: int
+    def __init__(
+        self, host: SessionHost, ledger: Ledger, events: EventBuilder, route: Route
+    ) -> None:
+        self._host = host if isinstance(host, SpillingHost) else None
+        self._ledger = ledger
+        self._events = events
+        self._route = route
+        #: whether FlowFiles went to the host early (a rollback must discard them there)
+        self.spilled = False
+        #: resource claims that spilled outputs use (still referenced at commit)
+        self.claims: set[ResourceClaim] = set()
+        self._finished = 0  # FlowFiles created and transferred since the last spill
 
-    if TYPE_CHECKING:  # provided by ProcessSession and ProvenanceBuilding
+    def clear(self) -> None:
+        """A new unit of work: nothing spilled."""
+        self.spilled = False
+        self.claims = set()
+        self._finished = 0
 
-        def _now(self) -> int: ...
+    def discard(self) -> None:
+        """A rollback: the host forgets the FlowFiles it took early."""
+        if self.spilled and self._host is not None:
+            self._host.discard_spilled()
 
-        def _route(
-            self, records: Iterable[Record], now: int
-        ) -> tuple[list[SessionOutput], list[FlowFile], list[PendingEvent], list[PendingEvent]]: ...
-
-        def _enrich(
-            self, pending: PendingEvent, by_uuid: Mapping[str, Record], now: int
-        ) -> ProvenanceEvent: ...
-
-    def _maybe_spill(self) -> None:
-        threshold = getattr(self._host, "spill_threshold", None)
-        if threshold and self._finished >= threshold:
+    def finished(self, count: int) -> None:
+        """*count* FlowFiles made here were transferred; spill once the host's threshold is met."""
+        self._finished += count
+        host = self._host
+        if host is not None and host.spill_threshold and self._finished >= host.spill_threshold:
             self.spill()
 
     def spill(self) -> None:
@@ -64,21 +78,17 @@ class Spilling:
         A FlowFile is finished when it was created in this session and transferred (not back to
         itself) and no pending event still needs it (it is not a parent of a fork or join).
         The host stores the batch uncommitted; it becomes part of the commit, or is discarded on
-        rollback. Splitters call this through ``transfer`` automatically once the host's
-        ``spill_threshold`` FlowFiles are finished; hosts without one never spill.
+        rollback. ``transfer`` calls this once the host's ``spill_threshold`` FlowFiles are
+        finished; hosts that are not a :class:`~flowcore.session.host.SpillingHost` never spill.
         """
-        if not hasattr(self._host, "spill"):
+        host, ledger = self._host, self._ledger
+        if host is None:
             return
-        parents = set(self._forks) | {
-            p
-            for e in self._generated
-            if e.event_type is ProvenanceEventType.JOIN
-            for p in e.parents
-        }
-        busy = set(self._readers) | set(self._writers)
+        parents = ledger.join_parents()
+        busy = set(ledger.readers) | set(ledger.writers)
         finished = [
             r
-            for r in self._records.values()
+            for r in ledger.records.values()
             if r.created
             and not r.removed
             and r.relationship not in (None, SELF)
@@ -87,12 +97,12 @@ class Spilling:
         ]
         if not finished:
             return
-        now = self._now()
-        by_uuid = {r.current.uuid: r for r in self._records.values()}
+        now = host.now()
+        by_uuid = {r.current.uuid: r for r in ledger.records.values()}
         uuids = {r.current.uuid for r in finished}
         outputs, removed, auto_drops, fan_out = self._route(finished, now)
         pending: list[PendingEvent] = []
-        for builder in self._forks.values():
+        for builder in ledger.forks.values():
             children = [c for c in builder.children if c in uuids]
             if children:
                 pending.append(
@@ -107,12 +117,12 @@ class Spilling:
                 builder.children = [c for c in builder.children if c not in uuids]
         moved = [
             e
-            for e in self._generated
+            for e in ledger.generated
             if e.flowfile_uuid in uuids or (e.children and set(e.children) <= uuids)
         ]
-        self._generated = [e for e in self._generated if e not in moved]
-        reported = [e for e in self._reported if e.flowfile_uuid in uuids]
-        self._reported = [e for e in self._reported if e.flowfile_uuid not in uuids]
+        ledger.generated = [e for e in ledger.generated if e not in moved]
+        reported = [e for e in ledger.reported if e.flowfile_uuid in uuids]
+        ledger.reported = [e for e in ledger.reported if e.flowfile_uuid not in uuids]
         pending.extend(moved)
         pending.extend(reported)
         pending.extend(fan_out)
@@ -121,15 +131,15 @@ class Spilling:
             if record.current.uuid not in explained:
                 pending.append(PendingEvent(ProvenanceEventType.CREATE, record.current.uuid, now))
         pending.extend(auto_drops)
-        events = [self._enrich(e, by_uuid, now) for e in pending]
-        self._host.spill(SessionSpill(tuple(outputs), tuple(removed), tuple(events)))
+        events = [self._events.enrich(e, by_uuid, now) for e in pending]
+        host.spill(SessionSpill(tuple(outputs), tuple(removed), tuple(events)))
         for record in finished:
-            del self._records[record.current.id]
-        self._spilled_claims.update(
+            del ledger.records[record.current.id]
+        self.claims.update(
             c
             for o in outputs
             if o.flowfile.content is not None
             for c in o.flowfile.content.resource_claims
         )
-        self._spilled = True
+        self.spilled = True
         self._finished = 0

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 import attrs
 
@@ -49,6 +49,11 @@ class Record:
     def created(self) -> bool:
         return self.original is None
 
+    def become(self, flowfile: FlowFile) -> FlowFile:
+        """Make *flowfile* the newest version, and return it."""
+        self.current = flowfile
+        return flowfile
+
 
 @attrs.define
 class PendingEvent:
@@ -73,6 +78,19 @@ class PendingEvent:
             children=[clone_uuid],
             snapshot=source,
         )
+
+
+class Resolve(Protocol):
+    """The session's check of a FlowFile a processor names: its record, or the session rolls back.
+
+    NiFi's ``validateRecordState``: only provenance reporting and ``migrate`` may name a
+    FlowFile already transferred (*allow_transferred*); one being read may be read again or
+    cloned (*reading*), never changed.
+    """
+
+    def __call__(
+        self, flowfile: FlowFile, *, allow_transferred: bool = False, reading: bool = False
+    ) -> Record: ...
 
 
 class ReadStream:

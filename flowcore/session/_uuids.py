@@ -22,9 +22,9 @@ from flowcore.flowfile import UUID_SEQUENCE_BITS, new_uuid, sequence_uuid
 
 if TYPE_CHECKING:
     from flowcore.flowfile import FlowFile
-    from flowcore.session.host import ComponentInfo, SessionHost
+    from flowcore.session.host import SessionHost
 
-__all__ = ["DerivedUuids", "derived_prefix"]
+__all__ = ["UuidSource", "derived_prefix"]
 
 _VARIANT = "89ab"  # RFC 4122 variant: the top two bits of the clock sequence are 10
 
@@ -35,16 +35,13 @@ def derived_prefix(scope: str) -> str:
     return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_VARIANT[int(h[16], 16) & 3]}{h[17:20]}-{h[20:]}"
 
 
-class DerivedUuids:
-    """Mixin of the session: the uuids of the FlowFiles it makes.
+class UuidSource:
+    """The uuids of the FlowFiles one session makes, derived from what they are made of."""
 
-    The session is :class:`~flowcore.session.process_session.ProcessSession`.
-    """
-
-    _host: SessionHost
-    _uuid_seed: str | None
-
-    component: ComponentInfo
+    def __init__(self, host: SessionHost) -> None:
+        self._host = host
+        #: what FlowFiles made from nothing are made of (a source's work item), or None
+        self._seed: str | None = None
 
     def derive_uuids_from(self, seed: str | None) -> None:
         """FlowFiles made from nothing are now made from *seed* (a source's work item).
@@ -52,7 +49,7 @@ class DerivedUuids:
         Without a seed (a processor creating FlowFiles with no input, such as a generator
         triggered on a timer) they get random uuids, as in NiFi.
         """
-        self._uuid_seed = seed
+        self._seed = seed
 
     def identifier_for(self, flowfile: FlowFile, purpose: str) -> str:
         """A new uuid a processor gives *flowfile*'s outputs, such as ``fragment.identifier``.
@@ -61,7 +58,7 @@ class DerivedUuids:
         component, *purpose*, *flowfile* and the task's input), so a replayed task attempt
         gives the same identifier while the same FlowFile passing again later gets a new one.
         """
-        return self._derived_uuid(f"id:{purpose}", flowfile.uuid)
+        return self.next(f"id:{purpose}", flowfile.uuid)
 
     def _sequence(self, how: str, parents: tuple[str, ...]) -> tuple[str, list]:
         """The scope of FlowFiles made *how* from *parents*, and its ``[prefix, next number]``.
@@ -73,20 +70,20 @@ class DerivedUuids:
         must get a new number.
         """
         salt = self._host.uuid_salt
-        scope = "\0".join((self.component.id, how, salt, self._uuid_seed or "", *parents))
+        scope = "\0".join((self._host.component.id, how, salt, self._seed or "", *parents))
         sequences = self._host.uuid_sequences
         sequence = sequences.get(scope)
         if sequence is None:
             sequence = sequences[scope] = [derived_prefix(scope), 0]
         return scope, sequence
 
-    def _derived_uuid_run(self, how: str, count: int, *parents: str) -> tuple[str, int] | None:
+    def run(self, how: str, count: int, *parents: str) -> tuple[str, int] | None:
         """The next *count* uuids made *how* from *parents*, as ``(prefix, first number)``.
 
-        They are the uuids *count* calls of :meth:`_derived_uuid` would give; None when those
+        They are the uuids *count* calls of :meth:`next` would give; None when those
         would not share one prefix (past 4 billion children, or random root uuids).
         """
-        if how == "root" and self._uuid_seed is None:
+        if how == "root" and self._seed is None:
             return None
         _, sequence = self._sequence(how, parents)
         number = sequence[1]
@@ -95,9 +92,9 @@ class DerivedUuids:
         sequence[1] = number + count
         return sequence[0], number
 
-    def _derived_uuid(self, how: str, *parents: str) -> str:
+    def next(self, how: str, *parents: str) -> str:
         """The next uuid for a FlowFile made *how* from *parents* by this component."""
-        if how == "root" and self._uuid_seed is None:
+        if how == "root" and self._seed is None:
             return new_uuid()
         scope, sequence = self._sequence(how, parents)
         number = sequence[1]

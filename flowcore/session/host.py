@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import attrs
 
@@ -33,7 +33,9 @@ __all__ = [
     "SessionHost",
     "SessionOutput",
     "SessionSpill",
+    "SpillingHost",
     "StateMap",
+    "StreamingHost",
 ]
 
 #: The pseudo-relationship that sends a FlowFile back to the queue it came from.
@@ -265,8 +267,39 @@ class SessionHost(Protocol):
         """Take *target* for this host among those running beside it; False if one has it."""
         ...
 
-    # Optional, for bounded memory: ``spill_threshold`` (int or None), ``spill(batch)`` storing a
-    # SessionSpill uncommitted until ``apply_commit``, and ``discard_spilled()`` on rollback.
-    # ``hand_over_batch(batch, relationship)`` takes a batch made by ``fork_batch`` on as soon
-    # as it is transferred (a task streams a split's children to the next processors); a
-    # session that rolls back afterwards raises HandedOverError and its host's task fails.
+
+@runtime_checkable
+class SpillingHost(Protocol):
+    """A host that takes a session's finished FlowFiles before the commit (bounded memory).
+
+    The session checks once, when it is made, whether its host is one.
+    """
+
+    #: finished FlowFiles that make the session spill; None or 0 never spills
+    spill_threshold: int | None
+
+    def spill(self, batch: SessionSpill) -> None:
+        """Hold *batch* uncommitted until ``apply_commit``."""
+        ...
+
+    def discard_spilled(self) -> None:
+        """Forget what was spilled: the session rolled back."""
+        ...
+
+
+@runtime_checkable
+class StreamingHost(Protocol):
+    """A host that takes batches made by ``fork_batch`` on as soon as they are transferred.
+
+    A task streams a split's children to the next processors this way; a session that rolls
+    back afterwards raises :class:`~flowcore.errors.HandedOverError` and its host's task fails.
+    """
+
+    #: FlowFiles of batches held that make the session hand them on; None never does
+    hand_over_at: int | None
+
+    def hand_over_batch(
+        self, batch: FlowFileBatch, relationship: str, events: Sequence[ProvenanceEvent]
+    ) -> None:
+        """Take *batch* on to *relationship*, after *events* (its FORK)."""
+        ...

@@ -22,9 +22,10 @@ Rules inherited from NiFi:
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from flowcore.errors import (
     FlowFileAccessError,
@@ -32,23 +33,18 @@ from flowcore.errors import (
     HandedOverError,
     RelationshipError,
 )
-from flowcore.flowfile import (
-    CORE_ATTRIBUTES,
-    ContentClaim,
-    CountedUuids,
-    FlowFile,
-    ResourceClaim,
-)
+from flowcore.flowfile import CORE_ATTRIBUTES, CountedUuids, FlowFile
 from flowcore.provenance_events import ProvenanceEventType
 from flowcore.relationship import FAILURE, Relationship
-from flowcore.session._batches import BatchOperations, BatchOutputs
-from flowcore.session._content import CONTENT_FAILURE_REASON, ContentOperations
-from flowcore.session._effects import ExternalEffects
-from flowcore.session._provenance import ProvenanceBuilding, ProvenanceReporter
-from flowcore.session._spill import Spilling
-from flowcore.session._state import StateAndCounters
-from flowcore.session._support import NOT_INHERITED, PendingEvent, ReadStream, Record
-from flowcore.session._uuids import DerivedUuids
+from flowcore.session._batches import BatchOutputs, BatchWork
+from flowcore.session._content import CONTENT_FAILURE_REASON, SessionContent
+from flowcore.session._effects import StagedEffects
+from flowcore.session._ledger import Ledger
+from flowcore.session._provenance import EventBuilder, ProvenanceReporter
+from flowcore.session._spill import Spiller
+from flowcore.session._state import StagedState
+from flowcore.session._support import NOT_INHERITED, PendingEvent, Record
+from flowcore.session._uuids import UuidSource
 from flowcore.session.host import (
     SELF,
     ComponentInfo,
@@ -61,9 +57,6 @@ from flowcore.session.host import (
     SessionSpill,
     StateMap,
 )
-
-if TYPE_CHECKING:
-    from repositories.protocols import ContentOutputStream, ContentWriter
 
 __all__ = [
     "SELF",
@@ -80,49 +73,88 @@ __all__ = [
 ]
 
 
-class ProcessSession(
-    ContentOperations,
-    ProvenanceBuilding,
-    Spilling,
-    ExternalEffects,
-    DerivedUuids,
-    StateAndCounters,
-    BatchOperations,
-):
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _part(name: str, method: _Method) -> _Method:
+    """The session's method *method* of its part *name*: same name, signature and docstring."""
+
+    @functools.wraps(method)
+    def forward(self: ProcessSession, *args: Any, **kwargs: Any) -> Any:
+        return method(getattr(self, name), *args, **kwargs)
+
+    return forward  # type: ignore[return-value]
+
+
+class ProcessSession:
     """A unit of work over FlowFiles with NiFi's commit and rollback semantics.
 
     A session is not thread-safe, like NiFi's. After ``commit()`` or ``rollback()`` it can be used
     again for a new unit of work.
+
+    It is composed of parts, each with the state it alone changes: a :class:`Ledger` of what
+    it holds (records, open streams, pending events) that the others share, and the content
+    (:class:`SessionContent`), provenance (:class:`EventBuilder`), spilling (:class:`Spiller`),
+    batch (:class:`BatchWork`), uuid (:class:`UuidSource`), staged state
+    (:class:`StagedState`) and staged effects (:class:`StagedEffects`) parts. The FlowFile
+    methods (get, create, clone, attributes, transfer, remove, migrate, commit, rollback) are
+    here; the others are the parts' own, under the same names.
     """
 
     def __init__(self, host: SessionHost) -> None:
         self._host = host
         self._relationships = frozenset(host.relationships())
-        self._records: dict[int, Record] = {}
-        self._readers: dict[int, list[ReadStream]] = {}  # shared: reads may overlap
-        self._writers: dict[int, ContentOutputStream] = {}  # exclusive
-        self._spilled = False
-        self._spilled_claims: set[ResourceClaim] = set()  # resource claims spilled outputs use
-        self._finished = 0  # FlowFiles created and transferred since the last spill
-        self._forks: dict[str, PendingEvent] = {}
-        self._generated: list[PendingEvent] = []  # JOIN, CLONE, DROP
-        self._reported: list[PendingEvent] = []
-        self._written: list[ContentClaim] = []
-        self._state: Mapping[str, str] | None = None
-        self._counters: dict[str, int] = {}
-        self._delete_on_commit: list[str] = []
-        self._damaged: dict[int, str] = {}  # FlowFiles whose content a read found damaged
+        self._ledger = Ledger(host.now())
         self._dropped: dict[str, tuple[int, int]] = {}  # auto-terminated: FlowFiles, bytes
-        self._publications = []  # files staged to appear after a durable commit
-        self._logs = []  # log lines to emit after a durable commit
-        self._uuid_seed: str | None = None  # what FlowFiles made from nothing are made of
-        self._writer: ContentWriter | None = None
         # Resource claims shared with another session through migrate(): never destroyed on
         # rollback here, since the other session's FlowFiles may point into them.
         self._shared_claims: set[object] = set()
-        self._batches = BatchOutputs()
-        self._start_ms = host.now()
-        self.provenance = ProvenanceReporter(self)
+        self._uuids = UuidSource(host)
+        self._content = SessionContent(host, self._ledger, self._resolve)
+        outputs = BatchOutputs()
+        self._events = EventBuilder(host, self._ledger, outputs, self._resolve)
+        self._batches = BatchWork(
+            host,
+            self._ledger,
+            resolve=self._resolve,
+            uuids=self._uuids,
+            events=self._events,
+            outputs=outputs,
+        )
+        self._spiller = Spiller(host, self._ledger, self._events, self._route)
+        self._staged_state = StagedState(host)
+        self._effects = StagedEffects(host)
+        self.provenance = ProvenanceReporter(self._events)
+
+    # --- the parts' methods -----------------------------------------------------------------
+
+    read = _part("_content", SessionContent.read)
+    read_bytes = _part("_content", SessionContent.read_bytes)
+    read_text = _part("_content", SessionContent.read_text)
+    write = _part("_content", SessionContent.write)
+    rewrite = _part("_content", SessionContent.rewrite)
+    append = _part("_content", SessionContent.append)
+    merge = _part("_content", SessionContent.merge)
+    merge_contents = _part("_content", SessionContent.merge_contents)
+    import_from = _part("_content", SessionContent.import_from)
+    import_by_reference = _part("_content", SessionContent.import_by_reference)
+    export_to = _part("_content", SessionContent.export_to)
+    takes_batches = _part("_batches", BatchWork.takes_batches)
+    fork_batch = _part("_batches", BatchWork.fork_batch)
+    transfer_batch = _part("_batches", BatchWork.transfer_batch)
+    derive_uuids_from = _part("_uuids", UuidSource.derive_uuids_from)
+    identifier_for = _part("_uuids", UuidSource.identifier_for)
+    spill = _part("_spiller", Spiller.spill)
+    get_state = _part("_staged_state", StagedState.get_state)
+    set_state = _part("_staged_state", StagedState.set_state)
+    replace_state = _part("_staged_state", StagedState.replace_state)
+    clear_state = _part("_staged_state", StagedState.clear_state)
+    adjust_counter = _part("_staged_state", StagedState.adjust_counter)
+    stage_file = _part("_effects", StagedEffects.stage_file)
+    cancel_staged = _part("_effects", StagedEffects.cancel_staged)
+    is_staged = _part("_effects", StagedEffects.is_staged)
+    will_log = _part("_effects", StagedEffects.will_log)
+    log_after_commit = _part("_effects", StagedEffects.log_after_commit)
 
     # --- bookkeeping ------------------------------------------------------------------------
 
@@ -134,7 +166,7 @@ class ProcessSession(
     def _now(self) -> int:
         return self._host.now()
 
-    def _record(
+    def _resolve(
         self, flowfile: FlowFile, *, allow_transferred: bool = False, reading: bool = False
     ) -> Record:
         """Resolve *flowfile* to its record, enforcing NiFi's ``validateRecordState``.
@@ -146,13 +178,15 @@ class ProcessSession(
         if not isinstance(flowfile, FlowFile):
             msg = f"expected a FlowFile but got {type(flowfile).__name__} {flowfile!r}"
             raise TypeError(msg)
-        if flowfile.id in self._writers or (flowfile.id in self._readers and not reading):
+        if flowfile.id in self._ledger.writers or (
+            flowfile.id in self._ledger.readers and not reading
+        ):
             msg = (
                 f"{flowfile} is being read or written by an open stream; close it "
                 "(leave its 'with' block) before changing the FlowFile"
             )
             raise FlowFileAccessError(msg, flowfile_uuid=flowfile.uuid)
-        record = self._records.get(flowfile.id)
+        record = self._ledger.records.get(flowfile.id)
         problem = None
         if record is None:
             problem = f"{flowfile} is not known in this session ({self.component.type})"
@@ -165,18 +199,6 @@ class ProcessSession(
             raise FlowFileHandlingError(problem, flowfile_uuid=flowfile.uuid)
         assert record is not None
         return record
-
-    def _close_reader(self, flowfile_id: int, stream: ReadStream) -> None:
-        streams = self._readers.get(flowfile_id, [])
-        if stream in streams:
-            streams.remove(stream)
-        if not streams:
-            self._readers.pop(flowfile_id, None)
-
-    def _writer_for_session(self) -> ContentWriter:
-        if self._writer is None:
-            self._writer = self._host.content.writer(self.component.id)
-        return self._writer
 
     def _new_flowfile(
         self, attributes: Mapping[str, str], uuid: str, *, lineage_from: FlowFile | None = None
@@ -211,7 +233,7 @@ class ProcessSession(
     def _register_polled(self, taken: Sequence[QueuedFlowFile]) -> list[FlowFile]:
         now = self._now()
         for item in taken:
-            self._records[item.flowfile.id] = Record(
+            self._ledger.records[item.flowfile.id] = Record(
                 current=item.flowfile, original=item.flowfile, queue_id=item.queue_id, start_ms=now
             )
         return [item.flowfile for item in taken]
@@ -226,19 +248,19 @@ class ProcessSession(
         attributes every parent shares with equal values and the earliest lineage.
         """
         if parent is None:
-            flowfile = self._new_flowfile({}, self._derived_uuid("root"))
-            self._records[flowfile.id] = Record(flowfile, start_ms=self._now())
+            flowfile = self._new_flowfile({}, self._uuids.next("root"))
+            self._ledger.records[flowfile.id] = Record(flowfile, start_ms=self._now())
             return flowfile
         if isinstance(parent, FlowFile):
-            parent_record = self._record(parent, reading=True)
+            parent_record = self._resolve(parent, reading=True)
             source = parent_record.current
             inherited = {k: v for k, v in source.attributes.items() if k not in NOT_INHERITED}
-            uuid = self._derived_uuid("fork", source.uuid)
+            uuid = self._uuids.next("fork", source.uuid)
             child = self._new_flowfile(inherited, uuid, lineage_from=source)
-            self._records[child.id] = Record(child, start_ms=self._now())
-            self._fork_builder(source).children.append(child.uuid)
+            self._ledger.records[child.id] = Record(child, start_ms=self._now())
+            self._ledger.fork_of(source, self._now()).children.append(child.uuid)
             return child
-        parents = [self._record(p, reading=True).current for p in parent]
+        parents = [self._resolve(p, reading=True).current for p in parent]
         if not parents:
             return self.create()
         common = dict(parents[0].attributes)
@@ -264,10 +286,10 @@ class ProcessSession(
             if isinstance(parent_uuids, CountedUuids)
             else "\0".join(parent_uuids)
         )
-        uuid = self._derived_uuid("join", parents)
+        uuid = self._uuids.next("join", parents)
         child = self._new_flowfile(inherited, uuid, lineage_from=lineage_from)
-        self._records[child.id] = Record(child, start_ms=self._now())
-        self._generated.append(
+        self._ledger.records[child.id] = Record(child, start_ms=self._now())
+        self._ledger.generated.append(
             PendingEvent(
                 ProvenanceEventType.JOIN,
                 child.uuid,
@@ -280,15 +302,6 @@ class ProcessSession(
         )
         return child
 
-    def _fork_builder(self, parent: FlowFile) -> PendingEvent:
-        builder = self._forks.get(parent.uuid)
-        if builder is None:
-            builder = PendingEvent(
-                ProvenanceEventType.FORK, parent.uuid, self._now(), parents=[parent.uuid]
-            )
-            self._forks[parent.uuid] = builder
-        return builder
-
     def clone(
         self, flowfile: FlowFile, offset: int | None = None, size: int | None = None
     ) -> FlowFile:
@@ -299,7 +312,7 @@ class ProcessSession(
         Raises:
             FlowFileHandlingError: the range does not fit inside the FlowFile's content.
         """
-        record = self._record(flowfile, reading=True)
+        record = self._resolve(flowfile, reading=True)
         source = record.current
         partial = offset is not None or size is not None
         start = offset or 0
@@ -315,7 +328,7 @@ class ProcessSession(
             claim = source.content.slice(start, length)
         now = self._now()
         new_id = self._host.next_flowfile_id()
-        clone_uuid = self._derived_uuid("clone", source.uuid)
+        clone_uuid = self._uuids.next("clone", source.uuid)
         clone = source.replace(
             id=new_id,
             uuid=clone_uuid,
@@ -326,18 +339,14 @@ class ProcessSession(
             queue_date=now,
             penalty_expiration=0,
         )
-        self._records[new_id] = Record(clone, start_ms=now)
+        self._ledger.records[new_id] = Record(clone, start_ms=now)
         if partial:
-            self._fork_builder(source).children.append(clone_uuid)
+            self._ledger.fork_of(source, self._now()).children.append(clone_uuid)
         else:
-            self._generated.append(PendingEvent.clone(source, clone_uuid, now))
+            self._ledger.generated.append(PendingEvent.clone(source, clone_uuid, now))
         return clone
 
     # --- attributes -------------------------------------------------------------------------
-
-    def _update(self, record: Record, flowfile: FlowFile) -> FlowFile:
-        record.current = flowfile
-        return flowfile
 
     def put_attribute(self, flowfile: FlowFile, key: str, value: str) -> FlowFile:
         """Set one attribute; setting ``uuid`` is ignored (NiFi's rule). Returns the new version."""
@@ -345,7 +354,7 @@ class ProcessSession(
 
     def put_all_attributes(self, flowfile: FlowFile, attributes: Mapping[str, str]) -> FlowFile:
         """Set several attributes; ``uuid`` is ignored. Returns the new version."""
-        record = self._record(flowfile)
+        record = self._resolve(flowfile)
         changes = {}
         for key, value in attributes.items():
             if key == "uuid":
@@ -359,7 +368,7 @@ class ProcessSession(
             changes[key] = value
         if not changes:
             return record.current
-        return self._update(record, record.current.with_attributes(changes))
+        return record.become(record.current.with_attributes(changes))
 
     def remove_attribute(self, flowfile: FlowFile, key: str) -> FlowFile:
         """Remove one attribute; ``uuid``, ``filename`` and ``path`` are kept (NiFi's rule)."""
@@ -369,7 +378,7 @@ class ProcessSession(
         self, flowfile: FlowFile, keys: Iterable[str] | re.Pattern[str] | str
     ) -> FlowFile:
         """Remove attributes by name, or every attribute whose name fully matches a regex."""
-        record = self._record(flowfile)
+        record = self._resolve(flowfile)
         current = record.current
         if isinstance(keys, re.Pattern | str):
             pattern = re.compile(keys) if isinstance(keys, str) else keys
@@ -379,7 +388,7 @@ class ProcessSession(
         names = [k for k in names if k not in CORE_ATTRIBUTES and k in current.attributes]
         if not names:
             return current
-        return self._update(record, current.without_attributes(*names))
+        return record.become(current.without_attributes(*names))
 
     # --- routing ----------------------------------------------------------------------------
 
@@ -407,23 +416,22 @@ class ProcessSession(
         """
         name = SELF if relationship is None else self._relationship_name(relationship)
         batch = [flowfiles] if isinstance(flowfiles, FlowFile) else list(flowfiles)
+        finished = 0
         for flowfile in batch:
-            record = self._record(flowfile)
+            record = self._resolve(flowfile)
             if name == SELF and record.queue_id is None:
                 msg = (
                     "Cannot transfer FlowFiles that are created in this Session back to self "
                     f"({record.current})"
                 )
                 raise FlowFileHandlingError(msg, flowfile_uuid=flowfile.uuid)
-            if name == FAILURE.name and record.current.id in self._damaged:
-                reason = self._damaged[record.current.id]
-                self._update(
-                    record, record.current.with_attributes({CONTENT_FAILURE_REASON: reason})
-                )
+            reason = self._content.damaged.get(record.current.id)
+            if name == FAILURE.name and reason is not None:
+                record.become(record.current.with_attributes({CONTENT_FAILURE_REASON: reason}))
             record.relationship = name
             if record.created and name != SELF:
-                self._finished += 1
-        self._maybe_spill()
+                finished += 1
+        self._spiller.finished(finished)
 
     def remove(self, flowfiles: FlowFile | Iterable[FlowFile]) -> None:
         """End FlowFiles here.
@@ -433,13 +441,13 @@ class ProcessSession(
         """
         batch = [flowfiles] if isinstance(flowfiles, FlowFile) else list(flowfiles)
         for flowfile in batch:
-            record = self._record(flowfile)
+            record = self._resolve(flowfile)
             record.removed = True
             current = record.current
             if record.created:
-                self._forget_created(current.uuid)
+                self._ledger.forget_created(current.uuid)
             else:
-                self._generated.append(
+                self._ledger.generated.append(
                     PendingEvent(
                         ProvenanceEventType.DROP,
                         current.uuid,
@@ -448,28 +456,11 @@ class ProcessSession(
                     )
                 )
 
-    def _forget_created(self, uuid: str) -> None:
-        for builder in self._forks.values():
-            if uuid in builder.children:
-                builder.children.remove(uuid)
-        kept = []
-        for event in self._generated:
-            if uuid in event.children:
-                event.children.remove(uuid)
-            if event.flowfile_uuid == uuid or (
-                event.event_type in (ProvenanceEventType.CLONE, ProvenanceEventType.JOIN)
-                and not event.children
-            ):
-                continue
-            kept.append(event)
-        self._generated = kept
-        self._reported = [e for e in self._reported if e.flowfile_uuid != uuid]
-
     def penalize(self, flowfile: FlowFile) -> FlowFile:
         """Keep the FlowFile from being processed again for the processor's penalty duration."""
-        record = self._record(flowfile)
+        record = self._resolve(flowfile)
         expiry = self._now() + self._host.penalization_ms
-        return self._update(record, record.current.replace(penalty_expiration=expiry))
+        return record.become(record.current.replace(penalty_expiration=expiry))
 
     # --- moving FlowFiles between sessions ---------------------------------------------------
 
@@ -484,9 +475,9 @@ class ProcessSession(
         """
         if other is self:
             return
-        records = [self._record(f, allow_transferred=True) for f in flowfiles]
+        records = [self._resolve(f, allow_transferred=True) for f in flowfiles]
         moving = {r.current.uuid for r in records}
-        for builder in self._forks.values():
+        for builder in self._ledger.forks.values():
             family = {builder.flowfile_uuid, *builder.children}
             if family & moving and not family <= moving:
                 msg = (
@@ -495,41 +486,31 @@ class ProcessSession(
                     "same time."
                 )
                 raise FlowFileHandlingError(msg, flowfile_uuid=builder.flowfile_uuid)
-        for record in records:
-            del self._records[record.current.id]
-            other._records[record.current.id] = record
-        for uuid in [u for u in self._forks if u in moving]:
-            other._forks[uuid] = self._forks.pop(uuid)
-        for name in ("_generated", "_reported"):
-            mine: list[PendingEvent] = getattr(self, name)
-            theirs: list[PendingEvent] = getattr(other, name)
-            theirs.extend(e for e in mine if e.flowfile_uuid in moving)
-            setattr(self, name, [e for e in mine if e.flowfile_uuid not in moving])
+        self._ledger.move_to(other._ledger, records)
         claims = {
             c for r in records if r.current.content for c in r.current.content.resource_claims
         }
-        moved = [c for c in self._written if c.resource_claim in claims]
-        other._written.extend(moved)
+        other._content.written.extend(
+            c for c in self._content.written if c.resource_claim in claims
+        )
         self._shared_claims.update(claims)
         other._shared_claims.update(claims)
-        if self._writer is not None:
-            # Later writes here must not append to a resource claim the other session now uses.
-            self._writer.close()
-            self._writer = None
+        # Later writes here must not append to a resource claim the other session now uses.
+        self._content.close_writer()
 
     # --- commit and rollback -----------------------------------------------------------------
 
     def _check_commit(self) -> None:
-        if self._readers or self._writers:
+        if self._ledger.readers or self._ledger.writers:
             msg = "Cannot commit session while a FlowFile stream is open; close it first"
             raise FlowFileAccessError(msg)
-        if self._batches.untransferred():
+        if untransferred := self._batches.outputs.untransferred():
             msg = (
-                f"{self._batches.untransferred()} FlowFiles of a batch made by fork_batch were "
+                f"{untransferred} FlowFiles of a batch made by fork_batch were "
                 "not transferred to any Relationship via ProcessSession.transfer_batch()"
             )
             raise FlowFileHandlingError(msg)
-        for record in self._records.values():
+        for record in self._ledger.records.values():
             if record.removed:
                 continue
             if record.relationship is None:
@@ -565,33 +546,37 @@ class ProcessSession(
             self.rollback()
             raise
         now = self._now()
-        outputs, removed, auto_drops, fan_out_clones = self._route(self._records.values(), now)
-        events = self._build_events(now, auto_drops, fan_out_clones)
+        outputs, removed, auto_drops, fan_out_clones = self._route(
+            self._ledger.records.values(), now
+        )
+        events = self._events.build(now, auto_drops, fan_out_clones)
         referenced = {
             c
             for o in outputs
             if o.flowfile.content is not None
             for c in o.flowfile.content.resource_claims
         }
-        referenced |= self._spilled_claims
-        publications, logs = self._take_effects()
+        referenced |= self._spiller.claims
+        publications, logs = self._effects.take()
         result = SessionCommit(
             consumed=tuple(
                 QueuedFlowFile(r.original, r.queue_id)
-                for r in self._records.values()
+                for r in self._ledger.records.values()
                 if r.original is not None and r.queue_id is not None
             ),
             outputs=tuple(outputs),
             removed=tuple(removed),
             events=tuple(events),
-            state=self._state,
-            counters=dict(self._counters),
-            transient_claims=tuple(c for c in self._written if c.resource_claim not in referenced),
-            delete_on_commit=tuple(self._delete_on_commit),
+            state=self._staged_state.state,
+            counters=dict(self._staged_state.counters),
+            transient_claims=tuple(
+                c for c in self._content.written if c.resource_claim not in referenced
+            ),
+            delete_on_commit=tuple(self._content.delete_on_commit),
             auto_terminated=dict(self._dropped),
             publications=publications,
             logs=logs,
-            batches=self._batches.outputs(),
+            batches=self._batches.outputs.routed(),
         )
         self._host.apply_commit(result)
         self._reset()
@@ -631,7 +616,7 @@ class ProcessSession(
             count = self._host.destinations(name)
             for index in range(count - 1):
                 clone_id = self._host.next_flowfile_id()
-                clone_uuid = self._derived_uuid("fan-out", current.uuid)
+                clone_uuid = self._uuids.next("fan-out", current.uuid)
                 clone = current.replace(
                     id=clone_id,
                     uuid=clone_uuid,
@@ -652,30 +637,29 @@ class ProcessSession(
             HandedOverError: batches made here already went on (a streaming host): the undo
                 is done, and the host's whole task must fail.
         """
-        handed_over = self._batches.handed_over
-        for streams in list(self._readers.values()):
+        handed_over = self._batches.outputs.handed_over
+        for streams in list(self._ledger.readers.values()):
             for reader in list(streams):
                 reader.close()
-        for target in list(self._writers.values()):
+        for target in list(self._ledger.writers.values()):
             claim = target.close()
             if claim is not None:
-                self._written.append(claim)
-        self._readers.clear()
-        self._writers.clear()
-        if self._spilled:
-            self._host.discard_spilled()
+                self._content.written.append(claim)
+        self._ledger.readers.clear()
+        self._ledger.writers.clear()
+        self._spiller.discard()
         now = self._now()
         restored = []
-        for record in self._records.values():
+        for record in self._ledger.records.values():
             if record.original is None or record.queue_id is None:
                 continue
             original = record.original
             if penalize:
                 original = original.replace(penalty_expiration=now + self._host.penalization_ms)
             restored.append(QueuedFlowFile(original, record.queue_id))
-        written = list(self._written)
+        written = list(self._content.written)
         shared = set(self._shared_claims)
-        self._discard_effects()
+        self._effects.discard()
         self._reset()
         content = self._host.content
         for claim in written:
@@ -689,24 +673,11 @@ class ProcessSession(
             raise HandedOverError(msg)
 
     def _reset(self) -> None:
-        self._records.clear()
-        self._readers.clear()
-        self._writers.clear()
-        self._spilled = False
-        self._spilled_claims.clear()
-        self._finished = 0
-        self._forks.clear()
-        self._generated.clear()
-        self._reported.clear()
-        self._written.clear()
-        self._state = None
-        self._counters.clear()
-        self._delete_on_commit.clear()
-        self._damaged.clear()
+        """Start a new unit of work: every part forgets this one's."""
+        self._ledger.clear(self._now())
+        self._content.clear()
+        self._spiller.clear()
+        self._batches.outputs.clear()
+        self._staged_state.clear()
         self._dropped.clear()
         self._shared_claims.clear()
-        self._batches.clear()
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
-        self._start_ms = self._now()

@@ -227,7 +227,7 @@ class PairUp(Processor):
             self._bin = session_factory()
         intake.migrate(self._bin, [flowfile])
         intake.commit()
-        held = [r.current for r in self._bin._records.values()]
+        held = [r.current for r in self._bin._ledger.records.values()]
         if len(held) == 2:
             merged = self._bin.merge(held, self._bin.create(held), demarcator=b"+")
             self._bin.transfer(merged, "merged")

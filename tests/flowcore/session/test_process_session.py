@@ -443,11 +443,11 @@ def test_damage_between_the_ranges_does_not_fail_their_merge() -> None:
     claim = source.content
     assert isinstance(claim, ContentClaim)
     ranges = [ContentClaim(claim.resource_claim, claim.offset + o, 10) for o in (0, 50, 200_000)]
-    real_window = session._window
-    session._window = lambda window: None  # as when the window's middle is damaged
+    real_window = session._content._window
+    session._content._window = lambda window: None  # as when the window's middle is damaged
     merged = session.merge_contents(ranges, session.create(source))
     assert session.read_bytes(merged) == b"a" * 30
-    session._window = real_window
+    session._content._window = real_window
     session.remove([merged, source])
     session.commit()
 
@@ -764,7 +764,7 @@ def test_spill_hands_finished_flowfiles_over_in_batches(runner: TestRunner) -> N
     for offset in range(25):
         session.transfer(session.clone(parent, offset, 1), SUCCESS)
         if offset == 9:
-            assert len(session._records) == 1  # the ten children were handed to the host
+            assert len(session._ledger.records) == 1  # the ten children were handed to the host
     session.transfer(parent, FAILURE)
     session.commit()
     assert [f.content for f in runner.flowfiles_for("success")] == [
