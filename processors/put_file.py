@@ -210,15 +210,17 @@ class PutFile(Processor):
             raise _Refused(msg)
         parent = target.parent
         if not parent.is_dir():
-            if parent.exists():
-                msg = f"{parent} exists and is not a directory"
-                raise _Refused(msg)
-            if not context.get_property(self.CREATE_DIRS).as_boolean():
+            # Another task may create it between these checks: only mkdir's answer is final.
+            if not parent.exists() and not context.get_property(self.CREATE_DIRS).as_boolean():
                 msg = (
                     f"the directory {parent} does not exist and Create Missing Directories is false"
                 )
                 raise _Refused(msg)
-            parent.mkdir(parents=True, exist_ok=True)
+            try:
+                parent.mkdir(parents=True, exist_ok=True)
+            except (FileExistsError, NotADirectoryError):
+                msg = f"{parent} exists and is not a directory"
+                raise _Refused(msg) from None
         name_max = _name_max(parent)
         if len(os.fsencode(target.name)) > name_max:
             msg = (

@@ -44,6 +44,34 @@ def test_missing_directory_without_create_fails(tmp_path: Path) -> None:
     assert runner.flowfiles_for("failure")[0].flowfile.penalty_expiration > 0
 
 
+def test_a_directory_made_beside_the_check_is_used(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A directory another task creates between PutFile's check and its mkdir takes the file.
+
+    Two Spark tasks writing into one new directory raced there: the second saw no directory,
+    then an existing path, and routed its FlowFile to failure as "not a directory".
+    """
+    target = tmp_path / "made"
+    real_is_dir = Path.is_dir
+
+    def made_just_after(path: Path) -> bool:
+        if path == target and not real_is_dir(path):
+            path.mkdir()  # the other task, just after this check
+            return False
+        return real_is_dir(path)
+
+    monkeypatch.setattr(Path, "is_dir", made_just_after)
+    runner = put(target)
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert (target / "out.txt").read_bytes() == b"data"
+
+
+def test_a_file_where_the_directory_should_be_fails(tmp_path: Path) -> None:
+    """A file in place of the directory routes to failure, naming it."""
+    (tmp_path / "taken").write_bytes(b"")
+    runner = put(tmp_path / "taken")
+    runner.assert_all_flowfiles_transferred("failure", 1)
+
+
 def test_conflict_strategies(tmp_path: Path) -> None:
     """replace overwrites, ignore leaves the file and succeeds, fail routes to failure."""
     (tmp_path / "out.txt").write_bytes(b"old")
