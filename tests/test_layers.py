@@ -67,7 +67,14 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("driver", ("flowcore.driver.*",)),
     (
         "faces",
-        ("flowcore", "flowcore.builder", "flowcore.cli", "flowcore.registry", "flowcore.testing.*"),
+        (
+            "flowcore",
+            "flowcore.builder",
+            "flowcore.cli",
+            "flowcore.cli.*",
+            "flowcore.registry",
+            "flowcore.testing.*",
+        ),
     ),
 )
 

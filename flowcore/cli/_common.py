@@ -1,0 +1,136 @@
+"""What the ``flowcore`` commands share: consoles, the user-error type, flow and repository lookup.
+
+Mistakes a user can make raise :class:`UsageError` (or another
+:class:`~flowcore.errors.FlowcoreError`); :func:`flowcore.cli.main` prints them as one line
+and exits with :data:`USER_ERROR`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from flowcore.errors import FlowcoreError
+from flowcore.flow import FlowDefinition
+from flowcore.settings import DEFAULT_REPOSITORY, Settings
+
+__all__ = [
+    "USER_ERROR",
+    "UsageError",
+    "console",
+    "errors",
+    "load_flow",
+    "open_repositories",
+    "parse_pairs",
+    "repository_of",
+    "settings_of",
+    "with_repository",
+]
+
+#: The exit status of a mistake a user made (a bad flow, argument or file).
+USER_ERROR = 2
+
+console = Console()
+errors = Console(stderr=True)
+
+
+class UsageError(FlowcoreError):
+    """A command-line mistake (bad argument, missing file)."""
+
+
+def load_flow(path: str | Path) -> FlowDefinition:
+    """Import a flow file and return its module-level ``flow`` (or its only Flow).
+
+    The file runs under its own module name, so an ``if __name__ == "__main__"`` block does not.
+
+    Raises:
+        UsageError: the file is missing or defines no flow (or several, none named ``flow``).
+    """
+    file = Path(path)
+    if not file.is_file():
+        msg = f"flow file {file} does not exist"
+        raise UsageError(msg)
+    name = f"flowcore_flow_{file.stem.replace('-', '_')}"
+    spec = importlib.util.spec_from_file_location(name, file)
+    if spec is None or spec.loader is None:
+        msg = f"{file} is not a Python file"
+        raise UsageError(msg)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    # The flow's directory goes first on the path so that modules beside it import; the
+    # built-in processors are imported before, so a folder there named `processors` cannot
+    # stand in for them.
+    importlib.import_module("processors")
+    sys.path.insert(0, str(file.parent.resolve()))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.pop(0)
+    found = getattr(module, "flow", None)
+    if isinstance(found, FlowDefinition):
+        return found
+    flows = [v for v in vars(module).values() if isinstance(v, FlowDefinition)]
+    if len(flows) == 1:
+        return flows[0]
+    msg = (
+        f"{file} defines {len(flows)} flows and none is named 'flow'; "
+        "assign the one to run to a module-level variable named flow"
+    )
+    raise UsageError(msg)
+
+
+def parse_pairs(pairs: Sequence[str], option: str = "--conf") -> dict[str, str]:
+    conf = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            msg = f"{option} {pair!r} must look like key=value"
+            raise UsageError(msg)
+        conf[key.strip()] = value.strip()
+    return conf
+
+
+def repository_of(args: argparse.Namespace, flow_file: str | None = None) -> Path:
+    if args.repository:
+        return Path(args.repository)
+    if flow_file:
+        return Path(flow_file).resolve().parent / DEFAULT_REPOSITORY
+    return Path(DEFAULT_REPOSITORY)
+
+
+def settings_of(args: argparse.Namespace) -> Settings:
+    texts = parse_pairs(getattr(args, "setting", None) or (), "--setting")
+    values: dict[str, Any] = {}
+    if getattr(args, "parallelism", None):
+        values["parallelism"] = args.parallelism
+    if getattr(args, "batch_size", None):
+        values["batch_max_flowfiles"] = args.batch_size
+    try:
+        return Settings.parse(texts, **values)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
+def open_repositories(args: argparse.Namespace, flow_file: str | None = None) -> Any:
+    from repositories.repository_set import RepositorySet  # noqa: PLC0415
+
+    directory = repository_of(args, flow_file)
+    if not directory.is_dir():
+        msg = f"repository {directory} does not exist; pass --repository DIR"
+        raise UsageError(msg)
+    return RepositorySet.open(directory)
+
+
+def with_repository(sub: argparse.ArgumentParser) -> None:
+    """Give a command the ``--repository DIR`` option."""
+    sub.add_argument(
+        "--repository",
+        metavar="DIR",
+        help="repository directory (default: .flowcore next to the flow, or here)",
+    )

@@ -1,0 +1,135 @@
+"""``flowcore run``: run a flow file to completion, or continuously until Ctrl-C."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import threading
+from typing import Any
+
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from flowcore.cli._common import (
+    console,
+    errors,
+    load_flow,
+    parse_pairs,
+    repository_of,
+    settings_of,
+    with_repository,
+)
+
+__all__ = ["add_command", "cmd_run", "print_result"]
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Run a flow file to completion, or continuously until Ctrl-C."""
+    from flowcore.driver.controller import run_flow  # noqa: PLC0415
+    from flowcore.driver.run_result import RunProgress  # noqa: PLC0415
+
+    flow = load_flow(args.flow)
+    stop = threading.Event()
+    if args.continuous:
+        signal.signal(signal.SIGINT, lambda *_: stop.set())
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    progress = Progress(
+        SpinnerColumn(),
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        TextColumn("{task.fields[detail]}"),
+        TimeElapsedColumn(),
+        console=errors,
+        transient=True,
+        disable=args.json or not errors.is_terminal,
+    )
+    with progress:
+        task = progress.add_task(f"running {flow.name}", total=None, detail="")
+        processed = 0
+
+        def report(event: RunProgress) -> None:
+            nonlocal processed
+            processed += event.flowfiles_in
+            progress.update(
+                task,
+                detail=f"micro-batch {event.micro_batch}, {event.stage_id}: "
+                f"{processed} taken, {event.queued} queued",
+            )
+
+        result = run_flow(
+            flow,
+            args.runner,
+            repository=repository_of(args, args.flow),
+            master=args.master,
+            conf=parse_pairs(args.conf),
+            settings=settings_of(args),
+            continuous=args.continuous,
+            progress=report,
+            should_stop=stop.is_set,
+        )
+    from flowcore.driver.run_result import EXIT_STUCK, stage_summary  # noqa: PLC0415
+
+    status = 0 if args.continuous or result.finished else EXIT_STUCK
+    if args.json:
+        console.print_json(json.dumps(stage_summary(result), default=str))
+    else:
+        print_result(result)
+    for label, (count, size) in result.queued.items():
+        if not args.continuous:
+            errors.print(
+                f"stuck: {count} FlowFile(s), {size} bytes in {label}: {result.stuck[label]}",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
+    return status
+
+
+def print_result(result: Any) -> None:
+    """A run's summary as tables (used by the CLI and ``make demo``)."""
+    console.print(
+        f"[bold]{result.flow}[/] on [bold]{result.runner}[/]: {result.micro_batches} "
+        f"micro-batch(es), {result.stage_runs} stage run(s), {result.elapsed_seconds:.2f} s"
+    )
+    table = Table(title="FlowFiles per relationship")
+    for column in ("component", "relationship", "FlowFiles", "bytes"):
+        table.add_column(column, justify="right" if column in ("FlowFiles", "bytes") else "left")
+    for component, relationships in result.transfers.items():
+        for relationship, (count, size) in sorted(relationships.items()):
+            table.add_row(component, relationship, f"{count:,}", f"{size:,}")
+    console.print(table)
+    console.print(f"provenance events recorded: {result.provenance_events:,}")
+    for label, (count, size) in result.queued.items():
+        console.print(f"still queued: {label}: {count:,} FlowFiles ({size:,} bytes)")
+    for bulletin in result.bulletins:
+        console.print(f"[red]bulletin[/] {bulletin.component_name}: {bulletin.message}")
+
+
+def add_command(commands: Any) -> None:
+    """Add ``run`` to the command parsers."""
+    run = commands.add_parser(
+        "run",
+        help="run a flow file",
+        description="Run a flow file: to completion, or with --continuous until Ctrl-C.",
+        epilog="exit status: 0 all work done; 2 a mistake in the flow, its files or the "
+        "arguments; 3 a batch run ended with FlowFiles it could not finish (a 'stuck:' line "
+        "per queue says where and why; they stay queued for the next run)",
+    )
+    run.add_argument("flow", help="a Python file defining a module-level `flow`")
+    run.add_argument("--runner", choices=("direct", "spark"), default="spark")
+    run.add_argument("--master", help="Spark master URL (default local[*])")
+    run.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE")
+    run.add_argument("--continuous", action="store_true", help="keep polling sources")
+    run.add_argument("--parallelism", type=int, help="tasks per stage run")
+    run.add_argument("--batch-size", type=int, help="FlowFiles per stage run")
+    run.add_argument(
+        "--setting",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an engine setting, e.g. provenance_max_storage_time='7 days' (see Settings)",
+    )
+    run.add_argument("--json", action="store_true", help="print the result as JSON")
+    with_repository(run)
+    run.set_defaults(handler=cmd_run)
