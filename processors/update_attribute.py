@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import ClassVar
 
 import attrs
@@ -16,7 +16,7 @@ from flowcore.expression._nodes import ResultType
 from flowcore.expression._regex import java_regex
 from flowcore.flowfile import CORE_ATTRIBUTES
 from flowcore.flowfile_batch import FlowFileBatch
-from flowcore.flowfile_batch.columns import Column, TextColumn
+from flowcore.flowfile_batch.columns import Column, constant_column
 from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
@@ -27,6 +27,14 @@ from flowcore.validators import (
     NON_NEGATIVE_INTEGER_VALIDATOR,
     REGULAR_EXPRESSION_VALIDATOR,
     ValidationResult,
+)
+from processors._update_rules import (
+    apply_changes,
+    called_functions,
+    final_state,
+    group_by_matches,
+    match_rules,
+    present_everywhere,
 )
 
 __all__ = ["Rule", "UpdateAttribute"]
@@ -316,50 +324,119 @@ class UpdateAttribute(Processor):
     def transform_batch(
         self, context: ProcessContext, batch: FlowFileBatch
     ) -> tuple[str, FlowFileBatch] | None:
-        """Set the properties' values on a whole batch, Expression Language over columns.
+        """Update a whole batch as :meth:`on_trigger` updates each FlowFile, over columns.
 
-        Each value is evaluated against the incoming attributes, as :meth:`on_trigger` does:
-        once when it names only shared attributes, column-wise otherwise
-        (:func:`~flowcore.expression.evaluate_column`). A Delete Attributes Expression that
-        gives every FlowFile the same regex removes the matching incoming attributes from the
-        whole batch (:meth:`_batch_deletions`). Rules and state are left to the per-FlowFile
-        path.
+        Values, conditions and Delete Attributes Expressions are evaluated against the incoming
+        attributes, as one by one: once when they name only shared attributes, column-wise
+        otherwise (:func:`~flowcore.expression.evaluate_column`). With advanced rules, each
+        rule's conditions become a mask (:func:`~processors._update_rules.match_rules`), the
+        FlowFiles are grouped by the rules they match, and each group gets the defaults with its
+        matched rules' actions over them, in rule order, and ``UpdateAttribute.matchedRule`` set
+        to the last one's name. A Delete Attributes Expression (the property, or a matched
+        rule's action) must give a group one regex; the matching incoming attributes go, core
+        ones stay, and deletion wins over updates (:meth:`_batch_deletions`).
+
+        It declines (returns None, and the batch goes one by one) when:
+
+        * under ``USE_CLONE`` a FlowFile matches more than one rule: its clones are new
+          FlowFiles with CLONE events, which a batch form's routes cannot make (they hold each
+          incoming FlowFile exactly once, attributes changed). A batch in which every FlowFile
+          matches one rule at most is taken whole: then no FlowFile is cloned.
+        * a group's delete expression gives its FlowFiles different regexes, or an invalid
+          one, or matches a name set here that some of them lack (see :meth:`_batch_deletions`);
+        * ``nextInt()`` is called with rules, or in several expressions: its values follow the
+          order of evaluation, which only the one-by-one path keeps;
+        * the state is stored (Store State).
         """
-        if self.rules or self._stores_state():
+        if self._declines_batches():
             return None
-        doomed: list[str] = []
-        delete = self.effective_value(self.DELETE_ATTRIBUTES)
-        if delete:
-            found = self._batch_deletions(context, batch, delete)
+        stateful = self._stores_state()
+        start = context.get_state() if stateful else None
+        state = self._initial_state(start.values) if start is not None else None
+        matched = match_rules(
+            [rule.conditions for rule in self.rules], batch, clock=context.now, state=state
+        )
+        groups = group_by_matches(matched)
+        if self.flowfile_policy == USE_CLONE and any(len(g.rules) > 1 for g in groups):
+            return None
+        updates: list[dict[str, Column]] = []
+        changes: list[dict[str, Column | None]] = []
+        for group in groups:
+            actions, rule_name = self._merged_actions([self.rules[i] for i in group.rules])
+            found = self._group_changes(context, group.part(batch), actions, rule_name, state)
             if found is None:
                 return None
-            doomed = found
-        shared: dict[str, str] = {}
-        columns: dict[str, Column] = {}
-        for name, text in self.dynamic_properties.items():
-            value = evaluate_column(compile_expression(text), batch, clock=context.now)
-            if isinstance(value, TextColumn) and len(value.dictionary) == 1:
-                shared[name] = value.dictionary[0] or ""
-            else:
-                columns[name] = value
-        changed = batch.with_attributes(shared) if shared else batch
-        if columns:
-            changed = changed.with_columns(columns)
-        if doomed:  # deletion wins over updates, as on_trigger's does
-            changed = changed.without_attributes(doomed)
+            updates.append(found[0])
+            changes.append(found[1])
+        changed = apply_changes(batch, groups, changes)
+        if state is not None and start is not None:
+            left = final_state(state, groups, updates, batch.count)
+            if left != dict(start.values):
+                context.set_state(left)  # last: nothing may decline after it
         return SUCCESS.name, changed
 
+    def _declines_batches(self) -> bool:
+        """Whether the configuration has what the batch form cannot do over columns."""
+        texts = [*self.dynamic_properties.values()]
+        delete = self.effective_value(self.DELETE_ATTRIBUTES)
+        if delete:
+            texts.append(delete)
+        for rule in self.rules:
+            texts.extend(rule.conditions)
+            texts.extend(rule.actions.values())
+        called = called_functions(texts)
+        if called["nextInt"] and (self.rules or called["nextInt"] > 1):
+            return True
+        return self._stores_state()  # state is not stored by the batch form
+
+    def _group_changes(
+        self,
+        context: ProcessContext,
+        part: FlowFileBatch,
+        actions: Mapping[str, str],
+        rule_name: str | None,
+        state: Mapping[str, str] | None,
+    ) -> tuple[dict[str, Column], dict[str, Column | None]] | None:
+        """What *actions* do to the FlowFiles of *part*; None when the batch form declines.
+
+        Returns:
+            The evaluated actions (the state's updates) and the attribute changes (a column
+            of values, or None: removed).
+        """
+        pending = dict(actions)
+        delete = pending.pop(DELETE_KEY, None)
+        if delete is None:
+            delete = self.effective_value(self.DELETE_ATTRIBUTES)
+        updates = {
+            name: evaluate_column(compile_expression(text), part, clock=context.now, state=state)
+            for name, text in pending.items()
+        }
+        changes: dict[str, Column | None] = {n: c for n, c in updates.items() if n != "uuid"}
+        if rule_name is not None:
+            changes[MATCHED_RULE] = constant_column(rule_name, part.count)
+        if delete:
+            doomed = self._batch_deletions(context, part, delete, set(changes), state)
+            if doomed is None:
+                return None
+            changes.update(dict.fromkeys(doomed))  # deletion wins over updates
+        return updates, changes
+
     def _batch_deletions(
-        self, context: ProcessContext, batch: FlowFileBatch, text: str
+        self,
+        context: ProcessContext,
+        batch: FlowFileBatch,
+        text: str,
+        set_here: set[str],
+        state: Mapping[str, str] | None = None,
     ) -> list[str] | None:
-        """The incoming attributes the Delete Attributes Expression removes from every FlowFile.
+        """The incoming attributes a Delete Attributes Expression removes from a whole batch.
 
         None (the per-FlowFile path decides) when the expression gives the FlowFiles different
-        regexes, or an invalid one, or when a matched name is also set here while some
-        FlowFiles lack it: those keep the new value one by one (only incoming names go).
+        regexes, or an invalid one, or when a matched name is also set here (*set_here*) while
+        some FlowFiles lack it: those keep the new value one by one (only incoming names go).
         """
         codes, values = evaluate_column(
-            compile_expression(text), batch, clock=context.now
+            compile_expression(text), batch, clock=context.now, state=state
         ).encoded()
         used = np.unique(codes)
         if len(used) != 1:
@@ -373,24 +450,29 @@ class UpdateAttribute(Processor):
             return None
         names = dict.fromkeys([*batch.attributes, *batch.columns, *batch.uuid_named])
         doomed = [n for n in names if n not in CORE_ATTRIBUTES and pattern.fullmatch(n)]
-        for name in set(doomed) & set(self.dynamic_properties):
-            column = batch.columns.get(name)
-            if isinstance(column, TextColumn) and None in column.encoded()[1]:
+        for name in set(doomed) & set_here:
+            column = batch.column(name)
+            if column is not None and not present_everywhere(column):
                 return None
         return doomed
 
+    def _merged_actions(self, matched: Sequence[Rule]) -> tuple[dict[str, str], str | None]:
+        """What one output FlowFile gets: the actions and the matched rule's name.
+
+        The defaults with each of *matched*'s actions over them in turn, and the last one's
+        name (None when no rule matched).
+        """
+        actions = dict(self.dynamic_properties)
+        for rule in matched:
+            actions.update(rule.actions)
+        return actions, (matched[-1].name if matched else None)
+
     def _action_plans(self, ctx: EvaluationContext) -> list[tuple[dict[str, str], str | None]]:
         """The actions for each output FlowFile, with the name of the rule that produced it."""
-        defaults = dict(self.dynamic_properties)
         matched = [rule for rule in self.rules if rule.matches(ctx)]
-        if not matched:
-            return [(defaults, None)]
-        if self.flowfile_policy == USE_ORIGINAL:
-            actions = dict(defaults)
-            for rule in matched:
-                actions.update(rule.actions)
-            return [(actions, matched[-1].name)]
-        return [({**defaults, **rule.actions}, rule.name) for rule in matched]
+        if self.flowfile_policy == USE_ORIGINAL or len(matched) < 2:
+            return [self._merged_actions(matched)]
+        return [self._merged_actions([rule]) for rule in matched]
 
     @staticmethod
     def _evaluate(ctx: EvaluationContext, actions: Mapping[str, str]) -> dict[str, str]:

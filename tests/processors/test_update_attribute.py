@@ -296,14 +296,22 @@ def _batch() -> FlowFileBatch:
         (UpdateAttribute(source="bench", filename="x.txt"), True),
         (UpdateAttribute(source="${filename}", filename="x.txt"), True),
         (UpdateAttribute(source="a", **{"Delete Attributes Expression": "k.*"}), True),
-        (UpdateAttribute(source="a", rules=[Rule("r", ["${k:equals('v')}"], {"x": "1"})]), False),
+        (UpdateAttribute(source="a", rules=[Rule("r", ["${k:equals('v')}"], {"x": "1"})]), True),
+        (
+            UpdateAttribute(
+                source="a",
+                rules=[Rule("r", ["${path:equals('./')}"], {"x": "1"}), Rule("s", [], {"y": "2"})],
+            ),
+            False,
+        ),
     ],
-    ids=["plain", "expression", "delete", "rules"],
+    ids=["plain", "expression", "delete", "rules", "clones"],
 )
 def test_values_and_expressions_are_set_on_a_whole_batch(
     processor: UpdateAttribute, whole: bool
 ) -> None:
-    """A batch is changed whole, expressions per FlowFile, deletions included; rules decline."""
+    """A batch is changed whole, expressions per FlowFile, deletions and rules included; a
+    FlowFile that USE_CLONE would clone makes the batch decline."""
     batch = _batch()
     result = processor.transform_batch(TestRunner(processor).context, batch)
     assert (result is not None) is whole
@@ -348,3 +356,175 @@ def test_deleting_on_batches_agrees_with_one_by_one(
         kind = "a\\..*" if shared_kind or number % 2 else "b"
         runner.enqueue(b"x", {**attributes, "kind": kind})
     runner.assert_batch_form_agrees(allow_decline=True)
+
+
+# --- advanced rules in the batch form ----------------------------------------------------------
+
+from processors.update_attribute import DELETE_KEY, MATCHED_RULE  # noqa: E402
+
+
+def _enqueue_all(runner: TestRunner, inputs: list[tuple[bytes, dict[str, str]]]) -> None:
+    for content, attributes in inputs:
+        runner.enqueue(content, attributes)
+
+
+_CONDITIONS = st.sampled_from(
+    [
+        "${a:equals('x')}",
+        "${b:isEmpty()}",
+        "${n:gt(1)}",
+        "${a:equals(${b})}",
+        "${fileSize:gt(1)}",
+        "${filename:endsWith('1.mockFlowFile')}",
+        "${c:startsWith('y'):or(${n:equals('0')})}",
+    ]
+)
+_ACTION_VALUES = st.sampled_from(["v", "${a}", "${b:append('-')}", "${n:plus(1)}", "", "${c}"])
+_TARGETS = st.sampled_from(["a", "b", "new", "tag"])
+_DELETES = st.sampled_from(["a|b", "c", "${kind}", "", "new|n", "UpdateAttribute\\..*"])
+_INPUTS = st.lists(
+    st.tuples(
+        st.sampled_from([b"", b"x", b"xyz"]),
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "a": st.sampled_from(["x", "y", "1"]),
+                "b": st.sampled_from(["x", "y"]),
+                "c": st.sampled_from(["x", "y"]),
+                "n": st.sampled_from(["0", "2", "10"]),
+                "kind": st.sampled_from(["a|b", "c"]),
+                MATCHED_RULE: st.just("earlier"),
+            },
+        ),
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+@st.composite
+def _rules(draw: st.DrawFn, deletes: bool = True) -> list[Rule]:
+    made = []
+    for index in range(draw(st.integers(0, 3))):
+        actions = draw(st.dictionaries(_TARGETS, _ACTION_VALUES, max_size=3))
+        if deletes and draw(st.integers(0, 3)) == 0:
+            actions[DELETE_KEY] = draw(_DELETES)
+        conditions = draw(st.lists(_CONDITIONS, max_size=2))
+        made.append(Rule(name=f"r{index}", conditions=conditions, actions=actions))
+    return made
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    _INPUTS,
+    _rules(),
+    st.dictionaries(_TARGETS, _ACTION_VALUES, max_size=2),
+    st.one_of(st.none(), _DELETES),
+    st.sampled_from(["USE_CLONE", "USE_ORIGINAL"]),
+)
+def test_rules_on_batches_agree_with_one_by_one(
+    inputs: list[tuple[bytes, dict[str, str]]],
+    rules: list[Rule],
+    defaults: dict[str, str],
+    delete: str | None,
+    policy: str,
+) -> None:
+    """Random rules, conditions, actions (deletions included), defaults and policies over a
+    batch: the same FlowFiles, attributes and events as one by one, or a decline."""
+    properties = {**defaults, **({DELETE_KEY: delete} if delete is not None else {})}
+    runner = TestRunner(
+        UpdateAttribute(rules=rules, flowfile_policy=policy, **properties), batches=True
+    )
+    _enqueue_all(runner, inputs)
+    runner.assert_batch_form_agrees(allow_decline=True)
+
+
+@settings(max_examples=40, deadline=None)
+@given(_INPUTS, _rules(deletes=False), st.dictionaries(_TARGETS, _ACTION_VALUES, max_size=2))
+def test_rules_without_deletions_under_use_original_are_always_taken_whole(
+    inputs: list[tuple[bytes, dict[str, str]]], rules: list[Rule], defaults: dict[str, str]
+) -> None:
+    """USE_ORIGINAL without Delete Attributes Expressions never declines, and agrees."""
+    runner = TestRunner(
+        UpdateAttribute(rules=rules, flowfile_policy="USE_ORIGINAL", **defaults), batches=True
+    )
+    _enqueue_all(runner, inputs)
+    runner.assert_batch_form_agrees()
+    assert runner.batch_use.whole == len(inputs)
+
+
+def _size_classes(policy: str) -> UpdateAttribute:
+    """NiFi's "else" pattern: rules classify by fileSize, the default says small."""
+    return UpdateAttribute(
+        rules=[
+            Rule("large", ["${fileSize:gt(100)}"], {"size.class": "large"}),
+            Rule("medium", ["${fileSize:gt(10)}", "${fileSize:le(100)}"], {"size.class": "medium"}),
+        ],
+        flowfile_policy=policy,
+        **{"size.class": "small", "checked": "yes"},
+    )
+
+
+@pytest.mark.parametrize("policy", ["USE_CLONE", "USE_ORIGINAL"])
+def test_rules_classify_a_whole_batch_in_batch_mode(policy: str) -> None:
+    """A rule beats a default, the defaults apply alone where no rule matches (NiFi's else),
+    and matchedRule names the rule; the batch mode takes the whole batch."""
+    runner = TestRunner(_size_classes(policy), batches=True)
+    for size in (5, 50, 500, 7):
+        runner.enqueue(b"z" * size)
+    runner.run()
+    assert runner.batch_use.whole == 4
+    assert runner.batch_use.declined == []
+    outs = runner.flowfiles_for("success")
+    assert [o.attributes["size.class"] for o in outs] == ["small", "medium", "large", "small"]
+    assert [o.attributes.get(MATCHED_RULE) for o in outs] == [None, "medium", "large", None]
+    assert all(o.attributes["checked"] == "yes" for o in outs)
+    assert [e.event_type.value for e in runner.provenance_events] == ["ATTRIBUTES_MODIFIED"] * 4
+
+
+def test_a_flowfile_that_use_clone_clones_sends_its_batch_one_by_one() -> None:
+    """USE_CLONE with a FlowFile matching two rules: the batch declines, and the one-by-one
+    path makes the clone with its CLONE event."""
+    runner = rules_runner(**{"class": "small"})
+    for size in ("5", "50", "500"):
+        runner.enqueue(b"", {"size": size})
+    runner.assert_batch_form_agrees(allow_decline=True)
+    assert runner.batch_use.declined == ["transform_batch returned None for 3 FlowFiles"]
+    classes = [o.attributes["class"] for o in runner.flowfiles_for("success")]
+    assert classes == ["small", "big", "big", "huge"]
+    assert [e.event_type.value for e in runner.provenance_events].count("CLONE") == 1
+
+
+def test_use_clone_with_one_match_at_most_is_taken_whole() -> None:
+    """USE_CLONE where no FlowFile matches two rules clones nothing: the batch goes whole."""
+    runner = rules_runner(**{"class": "small"})
+    for size in ("5", "50", "7"):
+        runner.enqueue(b"", {"size": size})
+    runner.assert_batch_form_agrees()
+    assert runner.batch_use.whole == 3
+
+
+def test_a_condition_is_evaluated_only_where_the_earlier_ones_held() -> None:
+    """A later condition that would fail for a FlowFile the first one rejects is never
+    evaluated for it, one by one or in the batch form, which takes the batch whole."""
+    rule = Rule("guarded", ["${a:equals('x')}", "${b:matches(${p})}"], {"hit": "${b}", "p": "${p}"})
+    runner = TestRunner(UpdateAttribute(rules=[rule], flowfile_policy="USE_ORIGINAL"))
+    runner.enqueue(b"", {"a": "x", "b": "bb", "p": "b+"})
+    runner.enqueue(b"", {"a": "y", "b": "bb", "p": "("})  # an invalid regex, never compiled
+    runner.enqueue(b"", {"a": "x", "b": "c", "p": "b+"})
+    runner.assert_batch_form_agrees()
+    assert [o.attributes.get("hit") for o in runner.flowfiles_for("success")] == ["bb", None, None]
+
+
+def test_rule_deletions_apply_to_their_group_only() -> None:
+    """A matched rule's Delete Attributes Expression replaces the property for its FlowFiles
+    only; the others get the property's; both in one whole batch."""
+    rule = Rule("strip", ["${strip:equals('yes')}"], {DELETE_KEY: "tmp\\..*", "done": "1"})
+    runner = TestRunner(UpdateAttribute(rules=[rule], **{DELETE_KEY: "other"}), batches=True)
+    runner.enqueue(b"", {"strip": "yes", "tmp.a": "1", "other": "2"})
+    runner.enqueue(b"", {"strip": "no", "tmp.a": "1", "other": "2"})
+    runner.assert_batch_form_agrees()
+    stripped, kept = runner.flowfiles_for("success")
+    assert ("tmp.a" in stripped.attributes, "other" in stripped.attributes) == (False, True)
+    assert ("tmp.a" in kept.attributes, "other" in kept.attributes) == (True, False)
+    assert runner.batch_use.whole == 2
