@@ -265,13 +265,21 @@ class UpdateAttribute(Processor):
         return state
 
     def on_scheduled(self, context: ProcessContext) -> None:
-        """Give every stateful variable without state its initial value."""
+        """Give every stateful variable without state its initial value.
+
+        An engine task cannot set state outside its output (``context.set_state`` raises
+        there); its first trigger or batch then writes the initialised variables with its own
+        updates, as each trigger starts from the initialised state anyway.
+        """
         if not self._stores_state():
             return
         current = dict(context.get_state().values)
         initialised = self._initial_state(current)
         if initialised != current:
-            context.set_state(initialised)
+            try:
+                context.set_state(initialised)
+            except ConfigurationError:
+                return
 
     def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
         """Update one FlowFile (and its clones, one per further matching rule under USE_CLONE)."""
@@ -346,7 +354,12 @@ class UpdateAttribute(Processor):
           one, or matches a name set here that some of them lack (see :meth:`_batch_deletions`);
         * ``nextInt()`` is called with rules, or in several expressions: its values follow the
           order of evaluation, which only the one-by-one path keeps;
-        * the state is stored (Store State).
+        * the state is stored and an expression reads it (``getStateValue``): each FlowFile
+          then sees the state the previous one left, a scan that columns cannot evaluate.
+
+        When the state is stored and no expression reads it, the state the batch leaves (each
+        variable's value in the last FlowFile that set it, :func:`final_state`) is set through
+        ``context.set_state`` as the last step; the engine stages it with the batch's output.
         """
         if self._declines_batches():
             return None
@@ -387,7 +400,7 @@ class UpdateAttribute(Processor):
         called = called_functions(texts)
         if called["nextInt"] and (self.rules or called["nextInt"] > 1):
             return True
-        return self._stores_state()  # state is not stored by the batch form
+        return self._stores_state() and bool(called["getStateValue"])
 
     def _group_changes(
         self,

@@ -7,12 +7,18 @@ A source that can make a work item's FlowFiles as a :class:`~flowcore.flowfile_b
 record. A batch goes whole only where a relationship has exactly one destination (no fan-out clones,
 no auto-termination); anywhere else, and whenever a processor declines or fails, its FlowFiles are
 materialized and take the one-by-one path, which gives the same FlowFiles and events.
+
+A batch form that stores state (UpdateAttribute's Store State) sets the state its FlowFiles leave
+with ``context.set_state`` as its last step. :func:`drain_batches` stages it and stores it with
+the batch's output, as a session's commit stores its state, only when the batch goes whole and
+no FlowFile waits ahead of it to go one by one (those must see the state first); otherwise the
+state is dropped and the batch takes the one-by-one path.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -23,10 +29,11 @@ from flowcore.engine._held import QueuedBatch
 from flowcore.flowfile import Attributes, new_uuids
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import Column, IntColumn, TextColumn
+from flowcore.process_context import ProcessContext
 from flowcore.processor import BatchRoute
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun, ProvenanceEventType
 from flowcore.queues import park_queue_id
-from flowcore.session.host import QueuedFlowFile
+from flowcore.session.host import QueuedFlowFile, StateMap
 
 if TYPE_CHECKING:
     from flowcore.engine._member import TaskMember
@@ -222,20 +229,45 @@ def write_deferred(member: TaskMember) -> None:
         task.enqueue_batch(kept, deferred.batch)
 
 
+def _staging_context(
+    context: ProcessContext, stage: Callable[[Mapping[str, str]], None]
+) -> ProcessContext:
+    """*context* as a batch form sees it: ``set_state`` hands the state to *stage*."""
+    processor = context.processor
+    staging = ProcessContext(
+        processor,
+        component=context.component,
+        clock=context.now,
+        state=context.get_state,
+        set_state=stage,
+        auto_terminated=[
+            r for r in processor.relationship_names() if context.is_auto_terminated(r)
+        ],
+        has_incoming_connection=context.has_incoming_connection(),
+        resumed_bins=context.resumed_bins,
+    )
+    staging.bin_sink = context.bin_sink
+    return staging
+
+
 def drain_batches(member: TaskMember) -> None:
     """Process the batches that reached a member whole, or hand their FlowFiles on one by one."""
     pending, member.pending_batches = member.pending_batches, []
     whole = member.plan.routes_or_drops_whole
+    staged: list[Mapping[str, str]] = []
+    context = _staging_context(member.context, staged.append) if whole else member.context
     for waiting in pending:
         batch, queue_id = waiting.batch, waiting.queue_id
         routes = None
+        staged.clear()
         if whole and not member.deferred_batches:
             try:
-                routes = _routes_of(member.processor.transform_batch(member.context, batch), batch)
+                routes = _routes_of(member.processor.transform_batch(context, batch), batch)
             except Exception:  # the one-by-one path runs it again, with bulletins and penalties
                 log.debug("%s declined a batch by failing", member.plan.name, exc_info=True)
+            member.context.yielded |= context.yielded
         parts = None
-        if routes is not None:
+        if routes is not None and not (staged and member.pending):
             parts = [(r, batch if r.rows is None else batch.take(r.rows)) for r in routes]
             if not all(_same_flowfiles(before, r.batch) for r, before in parts):
                 parts = None
@@ -243,6 +275,9 @@ def drain_batches(member: TaskMember) -> None:
             if unpacks(member, batch, queue_id):
                 member.pending.extend(QueuedFlowFile(f, queue_id) for f in batch)
             continue
+        if staged:  # stored as a session's commit stores it: with the output
+            member.state = StateMap(member.state.version + 1, dict(staged[-1]))
+            member.new_state = dict(staged[-1])
         member.consumed += batch.count
         # Queue positions as the one-by-one path gives them: in input order across the parts.
         first_index = member.task.take_queue_indices(batch.count)

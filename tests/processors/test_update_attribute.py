@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -528,3 +530,161 @@ def test_rule_deletions_apply_to_their_group_only() -> None:
     assert ("tmp.a" in stripped.attributes, "other" in stripped.attributes) == (False, True)
     assert ("tmp.a" in kept.attributes, "other" in kept.attributes) == (True, False)
     assert runner.batch_use.whole == 2
+
+
+# --- Store State in the batch form -------------------------------------------------------------
+
+STATEFUL = {"Store State": "Store state locally"}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    _INPUTS,
+    _rules(),
+    st.dictionaries(_TARGETS, _ACTION_VALUES, max_size=2),
+    st.tuples(st.sampled_from(["USE_CLONE", "USE_ORIGINAL"]), st.sampled_from(["0", ""])),
+    st.dictionaries(st.sampled_from(["a", "new", "other"]), st.sampled_from(["s", "0"])),
+)
+def test_stored_state_on_batches_agrees_with_one_by_one(
+    inputs: list[tuple[bytes, dict[str, str]]],
+    rules: list[Rule],
+    defaults: dict[str, str],
+    policy_and_initial: tuple[str, str],
+    state: dict[str, str],
+) -> None:
+    """Store State with expressions that do not read it: the same FlowFiles, events and state
+    (each variable's value in the last FlowFile that set it) as one by one, or a decline."""
+    policy, initial = policy_and_initial
+    processor = UpdateAttribute(
+        rules=rules,
+        flowfile_policy=policy,
+        **STATEFUL,
+        **{"Stateful Variables Initial Value": initial},
+        **defaults,
+    )
+    runner = TestRunner(processor, batches=True)
+    runner.set_state(state)
+    _enqueue_all(runner, inputs)
+    runner.assert_batch_form_agrees(allow_decline=True)
+    deletes = any(DELETE_KEY in rule.actions for rule in rules)
+    if policy == "USE_ORIGINAL" and not deletes:
+        assert runner.batch_use.whole == len(inputs)
+
+
+def test_stored_state_keeps_the_last_values_of_a_whole_batch() -> None:
+    """Without reading the state, a batch goes whole and leaves each variable as its last
+    FlowFile setting it left it; a rule's variable keeps its last matching FlowFile's value."""
+    seen = Rule("seen", ["${kind:equals('x')}"], {"last.x": "${name}"})
+    processor = UpdateAttribute(
+        rules=[seen],
+        flowfile_policy="USE_ORIGINAL",
+        **STATEFUL,
+        **{"Stateful Variables Initial Value": "none", "last": "${name}"},
+    )
+    runner = TestRunner(processor, batches=True)
+    for name, kind in zip("abcd", "xyxy", strict=True):
+        runner.enqueue(b"", {"name": name, "kind": kind})
+    runner.assert_batch_form_agrees()
+    assert runner.batch_use.whole == 4
+    assert runner.state == {"last": "d", "last.x": "c"}
+
+
+def test_reading_the_state_sends_the_batch_one_by_one() -> None:
+    """NiFi's counter (``${getStateValue('count'):plus(1)}``) makes each FlowFile see the
+    state the previous one left: the batch declines, and the one-by-one path counts."""
+    processor = UpdateAttribute(
+        **STATEFUL,
+        **{
+            "Stateful Variables Initial Value": "0",
+            "count": "${getStateValue('count'):plus(1)}",
+            "sum": "${getStateValue('sum'):plus(${pencils})}",
+        },
+    )
+    runner = TestRunner(processor, batches=True)
+    for pencils in ("2", "3", "4"):
+        runner.enqueue(b"", {"pencils": pencils})
+    runner.assert_batch_form_agrees(allow_decline=True)
+    assert runner.batch_use.declined == ["transform_batch returned None for 3 FlowFiles"]
+    assert [o.attributes["sum"] for o in runner.flowfiles_for("success")] == ["2", "5", "9"]
+    assert runner.state == {"count": "3", "sum": "9"}
+
+
+def test_next_int_with_rules_declines() -> None:
+    """nextInt's values follow the order of evaluation, which only the one-by-one path keeps."""
+    processor = UpdateAttribute(rules=[BIG], **{"n": "${nextInt()}"})
+    assert processor.transform_batch(TestRunner(processor).context, _batch()) is None
+
+
+# --- in the engine -----------------------------------------------------------------------------
+
+from flowcore import Flow  # noqa: E402
+from flowcore.driver.controller import run_flow  # noqa: E402
+from flowcore.settings import Settings  # noqa: E402
+from processors import GetFile, SplitText  # noqa: E402
+from repositories.repository_set import RepositorySet  # noqa: E402
+
+_ENGINE = Settings(sync=False, parallelism=1, driver_run_max_flowfiles=0)
+_TWICE = "${filename:equals('a.txt'):and(${fragment.index:equals(1)})}"
+
+
+def _engine_run(root: Path, processor: UpdateAttribute) -> tuple[dict, list, dict]:
+    """GetFile (a.txt, b.txt) -> SplitText (lines) -> UpdateAttribute, in the engine.
+
+    Returns the processor's committed state, its events' updated attributes, and transfers.
+    """
+    (root / "in").mkdir(parents=True)
+    (root / "in" / "a.txt").write_text("1\n2\n3\n")
+    (root / "in" / "b.txt").write_text("4\n5\n")
+    flow = Flow("tagging")
+    get = flow.add(GetFile(input_directory=str(root / "in"), keep_source_file=True), name="get")
+    split = flow.add(SplitText(line_split_count=1), name="split")
+    tag = flow.add(processor, name="tag")
+    flow.connect(get, split)
+    flow.connect(split, tag, "splits")
+    flow.auto_terminate(split, ["original", "failure"])
+    flow.auto_terminate(tag, list(processor.relationship_names()))
+    result = run_flow(flow, "direct", repository=root / "repo", settings=_ENGINE)
+    repos = RepositorySet.open(root / "repo")
+    try:
+        state = dict(repos.flowfiles.state(tag.id))
+        events = sorted(
+            (e.event_type.value, tuple(sorted(e.updated_attributes.items())))
+            for e in repos.provenance.search(limit=1_000)
+            if e.component_name == "tag" and e.event_type.value != "DROP"
+        )
+    finally:
+        repos.close()
+    return state, events, dict(result.transfers)
+
+
+@pytest.mark.parametrize("policy", ["USE_CLONE", "USE_ORIGINAL"])
+def test_rules_and_state_in_the_engine_agree_with_one_by_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, policy: str
+) -> None:
+    """In a flow, the batch form gives the state, events and transfers of on_trigger alone.
+    Under USE_CLONE a.txt's first line matches two rules, so its batch goes one by one, and
+    b.txt's batch, which the batch form takes, waits for it: the state it leaves is b.txt's."""
+
+    def processor() -> UpdateAttribute:
+        return UpdateAttribute(
+            rules=[Rule("one", [_TWICE], {"r": "1"}), Rule("two", [_TWICE], {"r": "2"})],
+            flowfile_policy=policy,
+            **STATEFUL,
+            **{"Stateful Variables Initial Value": "", "last": "${filename}-${fragment.index}"},
+        )
+
+    taken: list[bool] = []
+    real = UpdateAttribute.transform_batch
+
+    def spying(self: UpdateAttribute, context: object, batch: FlowFileBatch) -> object:
+        result = real(self, context, batch)  # type: ignore[arg-type]
+        taken.append(result is not None)
+        return result
+
+    monkeypatch.setattr(UpdateAttribute, "transform_batch", spying)
+    whole = _engine_run(tmp_path / "whole", processor())
+    monkeypatch.setattr(UpdateAttribute, "transform_batch", lambda *_: None)
+    single = _engine_run(tmp_path / "single", processor())
+    assert whole == single
+    assert whole[0] == {"last": "b.txt-2", "r": "2"}
+    assert taken == ([False, True] if policy == "USE_CLONE" else [True, True])
