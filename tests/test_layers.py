@@ -69,6 +69,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "faces",
         (
             "flowcore",
+            "flowcore.__main__",
             "flowcore.builder",
             "flowcore.cli",
             "flowcore.cli.*",
