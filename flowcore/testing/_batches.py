@@ -261,7 +261,11 @@ def _declined(host: BatchHost, why: str, count: int) -> None:
 
 
 def _transform(host: BatchHost) -> None:
-    """``transform_batch`` over the ready FlowFiles; what it declines goes one by one."""
+    """``transform_batch`` over the ready FlowFiles; what it declines goes one by one.
+
+    Once a batch declines, the batches after it go one by one too, in order: a batch form that
+    sets state must not run ahead of FlowFiles still waiting (the engine holds it back too).
+    """
     flowfiles = host.take_ready()
     if not flowfiles:
         host.trigger_per_flowfile()
@@ -269,6 +273,10 @@ def _transform(host: BatchHost) -> None:
     processor = host.processor
     declined: list[FlowFile] = []
     for batch, held in batches_of(flowfiles, host.content):
+        if declined:  # FlowFiles wait ahead one by one: later ones follow them, as in a task
+            _declined(host, "an earlier batch went one by one", batch.count)
+            declined.extend(held)
+            continue
         try:
             result = processor.transform_batch(host.context, batch)
         except Exception as error:  # a batch form declines by raising, too

@@ -6,7 +6,8 @@ import attrs
 import numpy as np
 import pytest
 
-from flowcore.processor import BatchRoute
+from flowcore.processor import BatchRoute, Processor
+from flowcore.relationship import SUCCESS
 from flowcore.testing import TestRunner
 from flowcore.testing._batches import batches_of, checked_routes
 from processors import UpdateAttribute
@@ -69,3 +70,38 @@ def test_checked_routes_name_every_problem() -> None:
     assert "route to 'elsewhere': no such relationship (it declares ['success'])" in message
     assert "route to 'success': changes more than attributes: ids" in message
     assert "in several routes: #1 (" in message
+
+
+class _LastSeen(Processor):
+    """Keeps the last FlowFile's ``n`` in its state; its batch form declines ``stop`` batches."""
+
+    relationships = (SUCCESS,)
+    supports_batching = True
+
+    def on_trigger(self, context, session):  # type: ignore[no-untyped-def]
+        flowfile = session.get()
+        if flowfile is None:
+            return
+        session.set_state({"last": flowfile.attributes["n"]})
+        session.transfer(flowfile, SUCCESS)
+
+    def transform_batch(self, context, batch):  # type: ignore[no-untyped-def]
+        if "stop" in batch.attributes or "stop" in batch.columns:
+            return None
+        last = batch.flowfiles()[-1].attributes["n"]
+        context.set_state({"last": last})
+        return SUCCESS.name, batch
+
+
+def test_batches_after_a_declined_one_go_one_by_one_in_order() -> None:
+    """A batch form that sets state never runs ahead of FlowFiles waiting one by one: the state
+    ends as one by one leaves it."""
+    runner = TestRunner(_LastSeen(), batches=True)
+    runner.enqueue("a", {"n": "1", "stop": "yes"})
+    runner.advance_time(1)
+    runner.enqueue("b", {"n": "2"})
+    runner.enqueue("c", {"n": "3"})
+    runner.run()
+    assert runner.state == {"last": "3"}
+    assert runner.batch_use.whole == 0
+    assert any("an earlier batch went one by one" in d for d in runner.batch_use.declined)
