@@ -3,20 +3,28 @@
 A task's input that arrived as :class:`~flowcore.flowfile_batch.FlowFileBatch` values is binned
 as arrays: FlowFiles are taken in queue order across the batches (:class:`_Intake`), grouped by
 the Correlation Attribute Name's column when there is one, and bins open, fill and close in
-exactly the order offering them one by one opens them (:func:`_offer`; a hypothesis test compares
-the bins with :meth:`~flowcore.binning.BinManager.offer`). Defragment makes a bin of each
-``fragment.identifier``'s FlowFiles in ``fragment.index`` order (:func:`_defragment`). A ready
-bin is a list of batch pieces, merged from their byte ranges (a split file's lines picked out of
-one read) with one JOIN naming its parents as uuid runs; the engine moves the originals as
-batches.
+exactly the order MergeContent's triggers open them (each intake of up to 1,000 FlowFiles is
+offered group after group, in the order the groups first appear in it). When every FlowFile
+fits the same way (no byte limit, or one size within it) runs of FlowFiles are placed at once
+(:func:`_offer`); otherwise, with sizes that differ under Maximum Group Size, an oversize
+FlowFile (a bin of its own, ready at once) or a Bin Termination Check (a column of its values),
+each FlowFile is offered in turn on numbers alone (:func:`_offer_each`). Hypothesis tests compare
+the bins with :meth:`~flowcore.binning.BinManager.offer`. Defragment makes a bin of each
+``fragment.identifier``'s FlowFiles in ``fragment.index`` order (:func:`_defragment`).
 
-Bin-Packing and Defragment with Binary Concatenation are done this way; anything else (other
-formats, a Bin Termination Check, values that would end in failure) declines and takes the
-per-FlowFile path, which reports what goes wrong.
+A ready bin is a list of batch pieces. In Binary Concatenation it is merged from their byte
+ranges (a split file's lines picked out of one read) with one JOIN naming its parents as uuid
+runs (:func:`merge_bundle`); the other formats make the bin's FlowFiles and run the one-by-one
+merger over them (``processors/_merge_entries.py``). The engine moves the originals as batches.
+
+What declines and takes the per-FlowFile path, which reports what goes wrong: a Correlation
+Attribute Name with Expression Language, a termination check calling ``nextInt()`` (its values
+follow the order of evaluation), and Defragment values that would end in failure.
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -33,13 +41,15 @@ from flowcore.binning import (
     BinLimits,
     BinManager,
     EvictionReason,
+    InsertionStrategy,
 )
-from flowcore.expression import contains_expression
+from flowcore.expression import compile_expression, contains_expression
+from flowcore.expression._columns import evaluate_boolean_column
 from flowcore.flowfile import ContentClaim, CountedUuids, FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import IntColumn
 from flowcore.session._content import RangeGather
-from processors._merge_bundles import FRAGMENT_ID, common_attributes
+from processors._merge_bundles import FRAGMENT_ID, SEGMENT_ORIGINAL_FILENAME, common_attributes
 
 if TYPE_CHECKING:
     from flowcore.flowfile import Content
@@ -47,17 +57,25 @@ if TYPE_CHECKING:
     from flowcore.session.process_session import ProcessSession
     from processors.merge_content import MergeContent
 
-__all__ = ["bin_batches", "merge_bundle", "representatives"]
+__all__ = [
+    "batch_contents",
+    "bin_batches",
+    "bundle_number",
+    "merge_bundle",
+    "representatives",
+    "uuid_runs",
+]
 
 
-def _merges_batches(processor: MergeContent, context: ProcessContext) -> bool:
-    """Whether this configuration's bins can be packed and merged from batches."""
-    if context.get_property(processor.BIN_TERMINATION_CHECK).value:
+def _bins_batches(processor: MergeContent, context: ProcessContext) -> bool:
+    """Whether this configuration's bins can be packed from batches."""
+    check = context.get_property(processor.BIN_TERMINATION_CHECK).value
+    if check and "nextInt" in check:
+        # nextInt() counts its calls: the one-by-one path calls it group after group, and
+        # never for an oversize FlowFile. (Text naming it elsewhere declines too: harmless.)
         return False
     correlation = context.get_property(processor.CORRELATION_ATTRIBUTE_NAME).value
-    if correlation and contains_expression(correlation):
-        return False  # a name that depends on the FlowFile: per FlowFile
-    return context.get_property(processor.MERGE_FORMAT).value == formats.FORMAT_CONCAT
+    return not (correlation and contains_expression(correlation))  # a name per FlowFile
 
 
 class _Intake:
@@ -106,16 +124,18 @@ class _Intake:
 
 
 def _offer(manager: BinManager, intake: _Intake, stop: int, size: int, now: int) -> None:
-    """Offer FlowFiles ``intake.taken .. stop-1``: the bins one-by-one offering would make.
+    """Offer FlowFiles ``intake.taken .. stop-1``, each *size* bytes, as one trigger's intake.
 
-    Within a group each FlowFile goes to the first bin with room, every full bin before it
-    counting one more refused offer; new bins open in the order of the FlowFiles that open
-    them (so bins of different groups are numbered as one by one).
+    As :meth:`~processors.merge_content.MergeContent._bin_flowfiles` offers them: group after
+    group in the order the groups first appear, each group's FlowFiles in queue order. Within a
+    group each FlowFile goes to the first bin with room, every full bin before it counting one
+    more refused offer; so runs of FlowFiles fill a bin at once.
     """
     start = intake.taken
     chunk = intake.groups[start:stop]
     codes, first = np.unique(chunk, return_index=True)
-    opening: list[tuple[int, str | None, np.ndarray, list[Bin]]] = []
+    limits = manager.limits
+    capacity = limits.max_entries if not size else min(limits.max_entries, limits.max_bytes // size)
     for code in codes[np.argsort(first)]:
         group = intake.group_names[int(code)]
         positions = np.flatnonzero(chunk == code) + start
@@ -132,25 +152,158 @@ def _offer(manager: BinManager, intake: _Intake, stop: int, size: int, now: int)
             if placed == len(positions):
                 break
             refusing.append(bin_)
-        capacity = min(manager.limits.max_entries, manager.limits.max_bytes // size)
         while placed < len(positions):
             mine = positions[placed : placed + capacity]
-            opening.append((int(mine[0]), group, mine, list(refusing)))
+            bin_ = manager.new_bin(group, _created(manager, intake, int(mine[0]), now))
+            for refused in refusing:
+                refused.successive_failed_offerings += len(mine)
+            bin_.take(intake.pieces(mine), len(mine), int(intake.sizes[mine].sum()))
+            refusing.append(bin_)
             placed += len(mine)
-            refusing.append(None)  # type: ignore[arg-type]  # the bin this one opens
-    # New bins open in the order of the FlowFiles that open them.
-    opened: dict[str | None, list[Bin]] = {}
-    for _, group, mine, refusing in sorted(opening, key=lambda o: o[0]):
-        created = now
-        if manager.age_from_queue_date:
-            created = min(now, int(intake.dates[mine[0]]) or now)
-        bin_ = manager.new_bin(group, created)
-        earlier = [b for b in refusing if b is not None] + opened.get(group, [])
-        for refused in earlier:
-            refused.successive_failed_offerings += len(mine)
-        bin_.take(intake.pieces(mine), len(mine), int(intake.sizes[mine].sum()))
-        opened.setdefault(group, []).append(bin_)
     intake.taken = stop
+
+
+def _created(manager: BinManager, intake: _Intake, position: int, now: int) -> int:
+    """When a bin opened by the FlowFile at *position* was created (as BinManager.offer says)."""
+    if manager.age_from_queue_date:
+        return min(now, int(intake.dates[position]) or now)
+    return now
+
+
+def _offer_each(
+    manager: BinManager,
+    intake: _Intake,
+    stop: int,
+    now: int,
+    *,
+    ending: np.ndarray | None,
+    strategy: InsertionStrategy,
+    alone: list[Bin],
+) -> None:
+    """Offer FlowFiles ``intake.taken .. stop-1`` one at a time, as BinManager.offer does.
+
+    For what runs cannot settle: sizes that differ under a byte limit (a later, smaller
+    FlowFile may fit a bin that refused a larger one), FlowFiles larger than the limit (each
+    in a bin of its own, appended to *alone*: ready at once, before the trigger's other bins)
+    and a Bin Termination Check (*ending*: its value for each FlowFile). The bins are the
+    manager's, their counts, sizes and refused offers kept as :class:`~flowcore.binning.Bin`
+    keeps them; each bin's new FlowFiles become pieces once the intake is placed.
+    """
+    start = intake.taken
+    chunk = intake.groups[start:stop]
+    codes, first = np.unique(chunk, return_index=True)
+    sizes = intake.sizes
+    max_bytes = manager.limits.max_bytes
+    placed: dict[int, tuple[Bin, list[int]]] = {}  # bin id -> the bin, its new positions
+    for code in codes[np.argsort(first)]:
+        group = intake.group_names[int(code)]
+        for position in (np.flatnonzero(chunk == code) + start).tolist():
+            size = int(sizes[position])
+            created = _created(manager, intake, position, now)
+            if size > max_bytes:
+                bin_ = Bin(group, BinLimits(0, UNLIMITED, 0, UNLIMITED), created)
+                bin_.reason = EvictionReason.UNSET
+                alone.append(bin_)
+                _put(bin_, size)
+            elif ending is not None and ending[position]:
+                bin_ = _offer_ending(manager, group, size, created, strategy)
+            else:
+                bin_ = _offer_one(manager, group, size, created)
+            placed.setdefault(bin_.id, (bin_, []))[1].append(position)
+    for bin_, positions in placed.values():
+        bin_.pieces.extend(intake.pieces(np.array(positions, dtype=np.int64)))
+    intake.taken = stop
+
+
+def _put(bin_: Bin, size: int) -> None:
+    """One more FlowFile of *size* bytes in *bin_* (its piece is added with the intake's)."""
+    bin_.entries += 1
+    bin_.size += size
+
+
+def _accepts(bin_: Bin, size: int) -> bool:
+    """:meth:`~flowcore.binning.Bin.offer` of a FlowFile of *size* bytes, on numbers.
+
+    Counts the refusal or, on acceptance, adds it and resets the count of refusals.
+    """
+    limits = bin_.limits
+    if bin_.completed or bin_.size + size > limits.max_bytes or bin_.entries >= limits.max_entries:
+        bin_.successive_failed_offerings += 1
+        return False
+    _put(bin_, size)
+    bin_.successive_failed_offerings = 0
+    return True
+
+
+def _offer_one(manager: BinManager, group: str | None, size: int, created: int) -> Bin:
+    """BinManager's plain offer: the first of the group's bins that accepts, else a new one."""
+    for bin_ in manager.open_bins(group):
+        if _accepts(bin_, size):
+            return bin_
+    bin_ = manager.new_bin(group, created)
+    _accepts(bin_, size)  # a new bin takes any FlowFile within the limit (max entries >= 1)
+    return bin_
+
+
+def _offer_ending(
+    manager: BinManager, group: str | None, size: int, created: int, strategy: InsertionStrategy
+) -> Bin:
+    """BinManager's offer of a FlowFile that satisfies the Bin Termination Check."""
+    bins = manager.open_bins(group)
+    if strategy is InsertionStrategy.LAST_IN_BIN:
+        bin_ = next((b for b in bins if _accepts(b, size)), None)
+        if bin_ is None:
+            bin_ = manager.new_bin(group, created)
+            _put(bin_, size)
+        bin_.complete()
+        return bin_
+    still_open = next((b for b in bins if not b.completed), None)
+    if still_open is not None:
+        still_open.complete()
+    bin_ = manager.new_bin(group, created)
+    _put(bin_, size)
+    if strategy is InsertionStrategy.ISOLATED:
+        bin_.complete()
+    return bin_
+
+
+def _endings(
+    processor: MergeContent,
+    context: ProcessContext,
+    batches: Sequence[FlowFileBatch],
+    intake: _Intake,
+) -> tuple[np.ndarray | None, InsertionStrategy]:
+    """The Bin Termination Check's value for each FlowFile in queue order (None: no check).
+
+    Evaluated over columns, each value as ``evaluate_boolean`` gives it for the FlowFile.
+
+    Raises:
+        ExpressionEvaluationError: the check fails for some FlowFile (the batch form then
+            declines, and the one-by-one path meets the failure).
+    """
+    text = context.get_property(processor.BIN_TERMINATION_CHECK).value
+    if processor._defragment(context) or not text:
+        return None, InsertionStrategy.LAST_IN_BIN
+    strategy = InsertionStrategy(context.get_property(processor.FLOWFILE_INSERTION_STRATEGY).value)
+    expression = compile_expression(text)
+    values = [evaluate_boolean_column(expression, b, clock=context.now) for b in batches]
+    if not values:
+        return np.zeros(0, dtype=bool), strategy
+    return np.concatenate(values)[intake.order], strategy
+
+
+def _common_size(intake: _Intake, limits: BinLimits) -> int | None:
+    """The size every FlowFile counts as in runs (:func:`_offer`); None when they cannot.
+
+    Without a byte limit sizes never refuse a FlowFile, so all count as 1 byte; with one, they
+    must all be one size within it.
+    """
+    if limits.max_bytes >= UNLIMITED or not len(intake):
+        return 1
+    size = int(intake.sizes[0])
+    if size > limits.max_bytes or np.any(intake.sizes != size):
+        return None
+    return size
 
 
 def bin_batches(
@@ -162,7 +315,7 @@ def bin_batches(
     intake_size: int,
 ) -> BatchBinning | None:
     """The bins MergeContent's triggers make from *batches*, or None when it cannot say."""
-    if not _merges_batches(processor, context):
+    if not _bins_batches(processor, context):
         return None
     if processor._defragment(context):
         return _defragment(
@@ -170,13 +323,8 @@ def bin_batches(
         )
     limits = processor._limits(context)
     intake = _Intake(batches, context.get_property(processor.CORRELATION_ATTRIBUTE_NAME).value)
-    size = 1
-    if len(intake) and limits.max_bytes < UNLIMITED:
-        if intake.sizes.min() != intake.sizes.max():
-            return None  # bins by bytes of FlowFiles of different sizes: per FlowFile
-        size = int(intake.sizes[0])
-        if size > limits.max_bytes:
-            return None  # an oversize FlowFile is merged alone: the one-by-one path does that
+    ending, strategy = _endings(processor, context, batches, intake)
+    size = _common_size(intake, limits) if ending is None else None
     manager = BinManager(limits, age_from_queue_date=context.resumed_bins)
     max_bins = context.get_property(processor.MAX_BIN_COUNT).as_integer() or 5
     ready: list[Bin] = []
@@ -191,7 +339,18 @@ def bin_batches(
         while not skipped and intake.taken < len(intake) and manager.bin_count <= max_bins:
             stop = min(len(intake), intake.taken + intake_size)
             binned += stop - intake.taken
-            _offer(manager, intake, stop, size, context.now())
+            if size is None:
+                _offer_each(
+                    manager,
+                    intake,
+                    stop,
+                    context.now(),
+                    ending=ending,
+                    strategy=strategy,
+                    alone=ready,
+                )
+            else:
+                _offer(manager, intake, stop, size, context.now())
         ready.extend(
             processor._take_ready(
                 manager, context, relaxed=binned == 0, max_bins=max_bins, could_not_bin=skipped
@@ -343,7 +502,7 @@ def representatives(batches: Sequence[FlowFileBatch]) -> list[FlowFile]:
     return chosen
 
 
-def _contents(
+def batch_contents(
     batches: Sequence[FlowFileBatch], demarcator: bytes | None
 ) -> list[Content | RangeGather | None]:
     """The contents to concatenate, as few parts as the cuts allow.
@@ -430,11 +589,25 @@ def merge_bundle(
     )
     parents = CountedUuids(run for b in batches for run in uuid_runs(b))
     bundle = session.create_joined(parents, common_attributes(shown), oldest)
-    contents = _contents(batches, demarcator)
+    contents = batch_contents(batches, demarcator)
     bundle = session.merge_contents(
         contents, bundle, header, footer, demarcator, zero_copy=options.zero_copy
     )
     attributes = processor._bundle_attributes(
         context, shown, len(parents), merger=merger, merge_format=formats.FORMAT_CONCAT, bin_=bin_
     )
+    if len(shown) > 1 and not first.attributes.get(SEGMENT_ORIGINAL_FILENAME):
+        attributes["filename"] = bundle_number(batches)  # of every FlowFile, not those shown
     return session.put_all_attributes(bundle, attributes)
+
+
+def bundle_number(batches: Sequence[FlowFileBatch]) -> str:
+    """The default name of a bundle of the FlowFiles of *batches*, as the one-by-one path's.
+
+    :func:`processors._merge_bundles.bundle_filename` digests every bundled FlowFile's uuid,
+    one after another; here the uuids come from the batches' columns, a string per batch.
+    """
+    digest = hashlib.blake2b(digest_size=8)
+    for batch in batches:
+        digest.update("".join(batch.uuids()).encode())
+    return str(int.from_bytes(digest.digest(), "big") >> 1)

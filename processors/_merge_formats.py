@@ -4,17 +4,30 @@ Each merger streams: it reads one FlowFile's content at a time and writes it int
 merging 100 inputs of 20 MB holds one read buffer, never the inputs. A merger returns the
 FlowFiles it could not merge (duplicate ZIP names, incompatible Avro files); MergeContent sends a
 clone of each to ``failure`` and still sends them to ``original``, as NiFi does.
+
+A merger reads an entry's bytes through a :data:`ContentReader`: ``session.read`` when the
+session holds the FlowFiles (the one-by-one path), or a reader over the bin's contents when its
+FlowFiles came as batch cuts the session never held (``processors/_merge_entries.py``). Both
+paths run the same merger code, so they write the same bytes.
+
+The FlowFile packagings (Stream v3/v2, Tar v1) write a FlowFile's attributes in name order.
+NiFi writes them in its attribute map's (hash) order, which no reader depends on; flowcore keeps
+no order either (a FlowFile batch holds shared attributes apart from per-FlowFile columns), so
+name order makes the bytes a function of the attributes alone, however the FlowFile travelled.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
 import io
 import struct
 import tarfile
 import time
 import zipfile
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -35,6 +48,7 @@ __all__ = [
     "FORMAT_TAR",
     "FORMAT_ZIP",
     "MERGERS",
+    "ContentReader",
     "MergeOptions",
     "Merger",
 ]
@@ -58,6 +72,9 @@ METADATA_DO_NOT_MERGE = "Do Not Merge Uncommon Metadata"
 _CHUNK = 1 << 20
 _MAGIC_V3 = b"NiFiFF3"
 _MAX_2_BYTES = 65535
+
+#: Opens an entry's content for reading, as ``session.read(flowfile)`` does.
+ContentReader = Callable[[FlowFile], AbstractContextManager[Any]]
 
 
 @attrs.frozen
@@ -108,8 +125,13 @@ class Merger:
         bundle: FlowFile,
         flowfiles: Sequence[FlowFile],
         options: MergeOptions,
+        *,
+        read: ContentReader | None = None,
     ) -> tuple[FlowFile, list[FlowFile]]:
-        """Write *flowfiles* into *bundle*; return it and the FlowFiles left unmerged."""
+        """Write *flowfiles* into *bundle*; return it and the FlowFiles left unmerged.
+
+        *read* opens an entry's content (``session.read`` when None).
+        """
         raise NotImplementedError
 
     def bundle_mime_type(self, flowfiles: Sequence[FlowFile]) -> str:
@@ -117,8 +139,8 @@ class Merger:
         return self.mime_type or "application/octet-stream"
 
 
-def _copy(session: ProcessSession, flowfile: FlowFile, write: Callable[[bytes], object]) -> None:
-    with session.read(flowfile) as stream:
+def _copy(read: ContentReader, flowfile: FlowFile, write: Callable[[bytes], object]) -> None:
+    with read(flowfile) as stream:
         while chunk := stream.read(_CHUNK):
             write(chunk)
 
@@ -174,8 +196,15 @@ class BinaryConcatenation(Merger):
         bundle: FlowFile,
         flowfiles: Sequence[FlowFile],
         options: MergeOptions,
+        *,
+        read: ContentReader | None = None,
     ) -> tuple[FlowFile, list[FlowFile]]:
-        """Concatenate the contents with the configured delimiters."""
+        """Concatenate the contents with the configured delimiters.
+
+        The session copies (or ropes) the contents itself, so it must hold them: *read* is
+        not used (a batch merge concatenates from byte ranges, ``_merge_batches``).
+        """
+        del read
         first = flowfiles[0]
         header = self._delimiter(options.header, first, options)
         footer = self._delimiter(options.footer, first, options)
@@ -236,8 +265,11 @@ class Tar(Merger):
         bundle: FlowFile,
         flowfiles: Sequence[FlowFile],
         options: MergeOptions,
+        *,
+        read: ContentReader | None = None,
     ) -> tuple[FlowFile, list[FlowFile]]:
         """Write a GNU tar (long names supported, big sizes in base-256)."""
+        reader = read or session.read
         unmerged: list[FlowFile] = []
 
         def produce(out: Any) -> None:
@@ -263,8 +295,8 @@ class Tar(Merger):
                         seconds = _parse_instant(text)
                         if seconds is not None:
                             info.mtime = int(seconds)
-                    with session.read(flowfile) as stream:
-                        tar.addfile(info, stream)  # type: ignore[arg-type]
+                    with reader(flowfile) as stream:
+                        tar.addfile(info, stream)
 
         return session.write(bundle, produce), unmerged
 
@@ -281,8 +313,11 @@ class Zip(Merger):
         bundle: FlowFile,
         flowfiles: Sequence[FlowFile],
         options: MergeOptions,
+        *,
+        read: ContentReader | None = None,
     ) -> tuple[FlowFile, list[FlowFile]]:
         """Write a ZIP; a FlowFile whose entry name was already used is left unmerged."""
+        reader = read or session.read
         unmerged: list[FlowFile] = []
         stamp = time.localtime(options.now_ms / 1000)[:6]
 
@@ -301,7 +336,7 @@ class Zip(Merger):
                     info.compress_type = zipfile.ZIP_DEFLATED
                     info.file_size = flowfile.size
                     with archive.open(info, "w", force_zip64=flowfile.size >= 2**31) as entry:
-                        _copy(session, flowfile, entry.write)
+                        _copy(reader, flowfile, entry.write)
 
         return session.write(bundle, produce), unmerged
 
@@ -317,13 +352,20 @@ def _packed_string(text: str) -> bytes:
     return _field_length(len(data)) + data
 
 
+#: Attribute names repeat in every header of a bundle: each is packed once.
+_packed_name = functools.lru_cache(maxsize=4096)(_packed_string)
+
+
 def flowfile_stream_header(attributes: Mapping[str, str], size: int, *, magic: bool) -> bytes:
-    """The bytes NiFi's FlowFilePackagerV3 (or V2 without the magic) writes before content."""
+    """The bytes NiFi's FlowFilePackagerV3 (or V2 without the magic) writes before content.
+
+    The attributes go in name order (see the module docstring).
+    """
     parts = [_MAGIC_V3 if magic else b"", _field_length(len(attributes))]
-    for key, value in attributes.items():
-        parts.append(_packed_string(key))
-        parts.append(_packed_string(value))
-    parts.append(struct.pack(">q", size))
+    for key in sorted(attributes):
+        parts.append(_packed_name(key))
+        parts.append(_packed_string(attributes[key]))
+    parts.append(size.to_bytes(8, "big", signed=True))
     return b"".join(parts)
 
 
@@ -342,8 +384,11 @@ class FlowFileStream(Merger):
         bundle: FlowFile,
         flowfiles: Sequence[FlowFile],
         options: MergeOptions,
+        *,
+        read: ContentReader | None = None,
     ) -> tuple[FlowFile, list[FlowFile]]:
         """Package every FlowFile with all its attributes."""
+        reader = read or session.read
 
         def produce(out: Any) -> None:
             for flowfile in flowfiles:
@@ -351,7 +396,7 @@ class FlowFileStream(Merger):
                 out.write(
                     flowfile_stream_header(attributes, flowfile.size, magic=self.version == 3)
                 )
-                _copy(session, flowfile, out.write)
+                _copy(reader, flowfile, out.write)
 
         return session.write(bundle, produce), []
 
@@ -366,8 +411,8 @@ def _properties_xml(attributes: Mapping[str, str]) -> bytes:
             .replace("'", "&apos;")
         )
 
-    entries = "".join(
-        f'\n  <entry key="{escape(k)}">{escape(v)}</entry>' for k, v in attributes.items()
+    entries = "".join(  # in name order (see the module docstring)
+        f'\n  <entry key="{escape(k)}">{escape(v)}</entry>' for k, v in sorted(attributes.items())
     )
     return (
         '<?xml version="1.0" encoding="UTF-8"?><!DOCTYPE properties\n'
@@ -388,8 +433,11 @@ class FlowFileTarV1(Merger):
         bundle: FlowFile,
         flowfiles: Sequence[FlowFile],
         options: MergeOptions,
+        *,
+        read: ContentReader | None = None,
     ) -> tuple[FlowFile, list[FlowFile]]:
         """Write ``flowfile.attributes`` (Java properties XML) and ``flowfile.content`` entries."""
+        reader = read or session.read
 
         def produce(out: Any) -> None:
             for flowfile in flowfiles:
@@ -402,16 +450,16 @@ class FlowFileTarV1(Merger):
                     info = tarfile.TarInfo("flowfile.content")
                     info.size = flowfile.size
                     info.mtime = options.now_ms // 1000
-                    with session.read(flowfile) as stream:
-                        tar.addfile(info, stream)  # type: ignore[arg-type]
+                    with reader(flowfile) as stream:
+                        tar.addfile(info, stream)
 
         return session.write(bundle, produce), []
 
 
-def _avro_header(session: ProcessSession, flowfile: FlowFile) -> tuple[Any, str, dict[str, str]]:
+def _avro_header(read: ContentReader, flowfile: FlowFile) -> tuple[Any, str, dict[str, str]]:
     import fastavro  # noqa: PLC0415 - Avro support loads only when used
 
-    with session.read(flowfile) as stream:
+    with read(flowfile) as stream:
         reader = fastavro.reader(stream)
         metadata = {
             k: v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v)
@@ -432,10 +480,13 @@ class Avro(Merger):
         bundle: FlowFile,
         flowfiles: Sequence[FlowFile],
         options: MergeOptions,
+        *,
+        read: ContentReader | None = None,
     ) -> tuple[FlowFile, list[FlowFile]]:
         """Merge compatible files; incompatible ones (schema, codec, metadata) stay unmerged."""
         import fastavro  # noqa: PLC0415 - Avro support loads only when used
 
+        reader = read or session.read
         compatible: list[FlowFile] = []
         unmerged: list[FlowFile] = []
         first_schema: Any = None
@@ -443,7 +494,7 @@ class Avro(Merger):
         first_metadata: dict[str, str] = {}
         for flowfile in flowfiles:
             try:
-                schema, codec, metadata = _avro_header(session, flowfile)
+                schema, codec, metadata = _avro_header(reader, flowfile)
             except (ValueError, EOFError, TypeError) as ex:
                 msg = f"{flowfile} is not an Avro container file: {ex}"
                 raise ProcessException(msg, flowfile_uuid=flowfile.uuid) from ex
@@ -464,7 +515,7 @@ class Avro(Merger):
 
         def records() -> Any:
             for flowfile in compatible:
-                with session.read(flowfile) as stream:
+                with reader(flowfile) as stream:
                     yield from fastavro.reader(stream)
 
         def produce(out: Any) -> None:
@@ -474,9 +525,22 @@ class Avro(Merger):
                 records(),
                 codec=first_codec,
                 metadata=kept_metadata,
+                sync_marker=_sync_marker(compatible),
             )
 
         return session.write(bundle, produce), unmerged
+
+
+def _sync_marker(flowfiles: Sequence[FlowFile]) -> bytes:
+    """The 16 bytes that separate the bundle's Avro blocks, from the merged FlowFiles' uuids.
+
+    Avro's writers (NiFi's too) draw them at random; derived here, the same bin merged again
+    (a replayed task attempt, or its batch form) writes the same bytes.
+    """
+    digest = hashlib.blake2b(digest_size=16)
+    for flowfile in flowfiles:
+        digest.update(flowfile.uuid.encode())
+    return digest.digest()
 
 
 def _metadata_compatible(first: Mapping[str, str], other: Mapping[str, str], strategy: str) -> bool:

@@ -7,6 +7,7 @@ from typing import ClassVar
 
 import processors._merge_batches as batched
 import processors._merge_bundles as bundles
+import processors._merge_entries as entries
 import processors._merge_formats as formats
 import processors._merge_properties as props
 from flowcore.binning import (
@@ -425,12 +426,21 @@ class MergeContent(BinningProcessor):
         batches: Sequence[FlowFileBatch],
         bin_: Bin,
     ) -> tuple[str, Mapping[str, str]] | None:
-        """Merge a bin of batch cuts from their byte ranges; the originals go as batches."""
+        """Merge a bin of batch cuts; the originals go as batches.
+
+        Binary Concatenation merges from the cuts' byte ranges (``_merge_batches``); the other
+        formats make the bin's FlowFiles and run the one-by-one path's merger over them
+        (``_merge_entries``), raising to leave a bin that would send FlowFiles to failure to
+        the one-by-one path.
+        """
         defragment = self._defragment(context)
-        drop = DEFRAGMENT_DROPPED if defragment else frozenset()
-        bundle = batched.merge_bundle(self, context, session, batches, bin_, drop=drop)
-        if defragment:
-            bundle = session.remove_all_attributes(bundle, DEFRAGMENT_DROPPED)
+        if self._merge_format(context) != formats.FORMAT_CONCAT:
+            bundle = entries.merge_entries(self, context, session, batches, bin_)
+        else:
+            drop = DEFRAGMENT_DROPPED if defragment else frozenset()
+            bundle = batched.merge_bundle(self, context, session, batches, bin_, drop=drop)
+            if defragment:
+                bundle = session.remove_all_attributes(bundle, DEFRAGMENT_DROPPED)
         session.transfer(bundle, REL_MERGED)
         if context.is_auto_terminated(REL_ORIGINAL):
             return REL_ORIGINAL.name, {}
@@ -455,13 +465,9 @@ class MergeContent(BinningProcessor):
                 session.transfer(contents, REL_FAILURE)
                 return
             contents.sort(key=lambda f: int(f.attributes[FRAGMENT_INDEX]))
-        merge_format = context.get_property(self.MERGE_FORMAT).value or formats.FORMAT_CONCAT
-        merger = formats.MERGERS[merge_format]
-        defragment = self._defragment(context)
-        options = self._options(context, drop=DEFRAGMENT_DROPPED if defragment else frozenset())
         bundle = session.create(contents)
         try:
-            bundle, unmerged = merger.merge(session, bundle, contents, options)
+            bundle, unmerged = self._merged(context, session, bundle, contents, bin_)
         except ProcessException:
             context.logger.exception(
                 "Failed to merge %d FlowFiles; routing to failure", len(contents)
@@ -469,12 +475,6 @@ class MergeContent(BinningProcessor):
             session.remove(bundle)
             session.transfer(contents, REL_FAILURE)
             return
-        attributes = self._bundle_attributes(
-            context, contents, len(contents), merger=merger, merge_format=merge_format, bin_=bin_
-        )
-        bundle = session.put_all_attributes(bundle, attributes)
-        if defragment:
-            bundle = session.remove_all_attributes(bundle, DEFRAGMENT_DROPPED)
         for flowfile in unmerged:
             session.transfer(session.clone(flowfile), REL_FAILURE)
         session.transfer(bundle, REL_MERGED)
@@ -484,6 +484,52 @@ class MergeContent(BinningProcessor):
             session.transfer(
                 [session.put_attribute(f, MERGE_UUID, bundle.uuid) for f in contents], REL_ORIGINAL
             )
+
+    def _merge_format(self, context: ProcessContext) -> str:
+        return context.get_property(self.MERGE_FORMAT).value or formats.FORMAT_CONCAT
+
+    def _merged(
+        self,
+        context: ProcessContext,
+        session: ProcessSession,
+        bundle: FlowFile,
+        contents: Sequence[FlowFile],
+        bin_: Bin,
+        *,
+        read: formats.ContentReader | None = None,
+        shown: Sequence[FlowFile] | None = None,
+    ) -> tuple[FlowFile, list[FlowFile]]:
+        """Write *contents* into *bundle* in the Merge Format and give it its attributes.
+
+        Both paths merge here: the one-by-one path with the FlowFiles its session holds, a
+        batch merge with the bin's FlowFiles made from its cuts, their bytes from *read*, and
+        FlowFiles standing for them all in attribute comparisons (*shown*, see
+        :func:`processors._merge_batches.representatives`).
+
+        Returns:
+            The bundle, and the FlowFiles the format left out (they go to failure).
+
+        Raises:
+            ProcessException: the contents cannot be merged (the bin goes to failure).
+        """
+        merge_format = self._merge_format(context)
+        merger = formats.MERGERS[merge_format]
+        defragment = self._defragment(context)
+        options = self._options(context, drop=DEFRAGMENT_DROPPED if defragment else frozenset())
+        bundle, unmerged = merger.merge(session, bundle, contents, options, read=read)
+        attributes = self._bundle_attributes(
+            context,
+            contents if shown is None else shown,
+            len(contents),
+            merger=merger,
+            merge_format=merge_format,
+            bin_=bin_,
+            named=contents,
+        )
+        bundle = session.put_all_attributes(bundle, attributes)
+        if defragment:
+            bundle = session.remove_all_attributes(bundle, DEFRAGMENT_DROPPED)
+        return bundle, unmerged
 
     def _options(
         self, context: ProcessContext, drop: frozenset[str] = frozenset()
@@ -516,8 +562,13 @@ class MergeContent(BinningProcessor):
         merger: formats.Merger,
         merge_format: str,
         bin_: Bin,
+        named: Sequence[FlowFile] | None = None,
     ) -> dict[str, str]:
-        """The bundle's attributes from *contents* (or FlowFiles standing for all *count*)."""
+        """The bundle's attributes from *contents* (or FlowFiles standing for all *count*).
+
+        The default name digests the uuids of *named*: every FlowFile of the bin (*contents*
+        when None).
+        """
         strategy = context.get_property(self.ATTRIBUTE_STRATEGY).value
         if strategy == ATTRIBUTE_STRATEGY_ALL_UNIQUE.value:
             attributes = bundles.all_unique_attributes(contents)
@@ -526,7 +577,7 @@ class MergeContent(BinningProcessor):
         attributes.pop("uuid", None)
         attributes["mime.type"] = merger.bundle_mime_type(contents)
         if merge_format != formats.FORMAT_AVRO:
-            attributes["filename"] = bundles.bundle_filename(contents, merger.suffix)
+            attributes["filename"] = bundles.bundle_filename(named or contents, merger.suffix)
         attributes[MERGE_COUNT] = str(count)
         attributes[MERGE_BIN_AGE] = str(max(0, context.now() - bin_.created_ms))
         attributes[MERGE_REASON] = bin_.reason.value if bin_.reason else "UNSET"

@@ -5,19 +5,27 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+import attrs
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flowcore.binning import UNLIMITED, Bin, BinLimits, BinManager
+from flowcore.binning import UNLIMITED, Bin, BinLimits, BinManager, InsertionStrategy, Offer
 from flowcore.flowfile import Attributes, FlowFile, ResourceClaim, new_uuids
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import column_of
 from flowcore.process_context import ProcessContext
 from flowcore.session.host import ComponentInfo, StateMap
 from processors import MergeContent
-from processors._merge_batches import _Intake, _offer, representatives
+from processors._merge_batches import (
+    _Intake,
+    _offer,
+    _offer_each,
+    bundle_number,
+    representatives,
+)
+from processors._merge_bundles import bundle_filename
 
 
 def _context(processor: MergeContent) -> ProcessContext:
@@ -63,17 +71,47 @@ def _pieces(bin_: Bin) -> list[tuple[int, list[int]]]:
     "properties",
     [
         {"correlation_attribute_name": "${kind}"},
-        {"bin_termination_check": "${kind:equals('x')}"},
-        {"merge_format": "TAR"},
-        {"merge_strategy": "Defragment"},
-        {"maximum_group_size": "5 B"},  # each FlowFile is larger: merged alone, one by one
+        {"bin_termination_check": "${nextInt():mod(2):equals(0)}"},
+        {"merge_strategy": "Defragment"},  # the batch has no fragment attributes: failure
     ],
-    ids=["correlation-expression", "termination-check", "tar", "defragment", "oversize"],
+    ids=["correlation-expression", "termination-check-next-int", "defragment"],
 )
 def test_configurations_without_a_batch_form_decline(properties: dict) -> None:
     """bin_batches returns None, so the engine takes the FlowFiles one by one."""
     merge = MergeContent(**properties)
     assert merge.bin_batches(_context(merge), [_batch(3)], end_of_input=False) is None
+
+
+@pytest.mark.parametrize(
+    "properties",
+    [
+        {"bin_termination_check": "${kind:equals('x')}"},
+        {"merge_format": "TAR"},
+        {"merge_format": "Avro"},
+        {"maximum_group_size": "5 B"},  # each FlowFile is larger: merged alone
+    ],
+    ids=["termination-check", "tar", "avro", "oversize"],
+)
+def test_configurations_once_declined_are_binned_from_batches(properties: dict) -> None:
+    """Every Merge Format, a termination check and byte limits bin batches whole."""
+    merge = MergeContent(**properties)
+    assert merge.bin_batches(_context(merge), [_batch(3)], end_of_input=True) is not None
+
+
+def test_an_oversize_flowfile_is_a_ready_bin_of_its_own() -> None:
+    """FlowFiles larger than Maximum Group Size are each merged alone at once (merge.reason
+    UNSET), ahead of the bins the same trigger readies, as offered one by one."""
+    merge = MergeContent(
+        maximum_group_size="15 B", minimum_number_of_entries=2, maximum_number_of_entries=2
+    )
+    small = attrs.evolve(_batch(4), sizes=[5, 20, 5, 5], offsets=[0, 5, 25, 30])
+    binning = merge.bin_batches(_context(merge), [small], end_of_input=False)
+    assert binning is not None
+    assert [(_pieces(b), b.reason.value) for b in binning.ready] == [
+        ([(0, [1])], "UNSET"),
+        ([(0, [0, 2])], "MAX_ENTRIES_THRESHOLD_REACHED"),
+    ]
+    assert [_pieces(b) for b in binning.open] == [[(0, [3])]]
 
 
 def test_bins_are_cut_from_batches_by_count() -> None:
@@ -100,7 +138,8 @@ def test_a_batch_is_represented_by_its_first_and_last_flowfile() -> None:
 
 
 def test_bins_are_grouped_by_the_correlation_column_in_queue_order() -> None:
-    """Groups of a column: each bin holds its group's FlowFiles in queue order, across batches."""
+    """Groups of a column: each bin holds its group's FlowFiles in queue order, across batches;
+    an intake is offered group after group (as the triggers do), so group a's bins open first."""
     merge = MergeContent(
         correlation_attribute_name="group",
         minimum_number_of_entries=2,
@@ -115,17 +154,36 @@ def test_bins_are_grouped_by_the_correlation_column_in_queue_order() -> None:
     assert [(b.group, _pieces(b)) for b in binning.ready] == [
         ("a", [(0, [0, 2])]),
         ("b", [(0, [1, 3])]),
-        ("b", [(1, [0])]),
         ("a", [(1, [1])]),
+        ("b", [(1, [0])]),
     ]
     assert np.array_equal(binning.ready[0].pieces[0][1], [0, 2])
 
 
 def _state(manager: BinManager) -> list[tuple]:
     return [
-        (b.group, b.entries, b.size, b.successive_failed_offerings, b.created_ms, b.is_full())
+        (
+            b.group,
+            b.entries,
+            b.size,
+            b.successive_failed_offerings,
+            b.created_ms,
+            b.is_full(),
+            b.completed,
+        )
         for b in manager.bins()
     ]
+
+
+def _offered_as_triggers_do(
+    manager: BinManager, flowfiles: list[FlowFile], groups: list[str], now: int, **how: Any
+) -> list[Offer]:
+    """BinManager.offer of one intake as MergeContent's trigger offers it: group by group."""
+    offers = []
+    for group in dict.fromkeys(groups):
+        members = [f for f, g in zip(flowfiles, groups, strict=True) if g == group]
+        offers.extend(manager.offer(group, members, now, **how))
+    return offers
 
 
 @given(
@@ -139,7 +197,7 @@ def test_batches_are_binned_as_their_flowfiles_one_by_one(
     max_entries: int, max_bytes: int, size: int, turns: list[list[str]], migrate_every: int
 ) -> None:
     """Offering a batch's FlowFiles at once leaves the bins, counters and members (and the
-    order bins of different groups open in) as offering each FlowFile does."""
+    order bins of different groups open in) as offering each FlowFile does, group by group."""
     limits = BinLimits(min_entries=1, max_entries=max_entries, max_bytes=max_bytes)
     one, whole = BinManager(limits), BinManager(limits)
     number = 0
@@ -150,8 +208,7 @@ def test_batches_are_binned_as_their_flowfiles_one_by_one(
         flowfiles = [
             FlowFile.create(n, 0, {}).replace(size=size) for n in range(number, number + count)
         ]
-        for flowfile, group in zip(flowfiles, groups, strict=True):
-            one.offer(group, [flowfile], now_ms=turn)
+        _offered_as_triggers_do(one, flowfiles, groups, turn)
         batch = _batch(count, size).with_columns({"group": column_of(groups)})
         intake = _Intake([batch], "group")
         _offer(whole, intake, len(intake), max(size, 1) if max_bytes < UNLIMITED else 1, turn)
@@ -173,6 +230,90 @@ def test_batches_are_binned_as_their_flowfiles_one_by_one(
                 b.id for b in whole.remove_ready_bins(relaxed=True, now_ms=turn, max_age_ms=None)
             ]
             assert len(taken) == len(kept)
+
+
+@given(
+    max_entries=st.integers(1, 8),
+    max_bytes=st.one_of(st.just(UNLIMITED), st.integers(0, 40)),
+    turns=st.lists(
+        st.lists(
+            st.tuples(st.sampled_from("abc"), st.integers(0, 15), st.booleans()),
+            min_size=1,
+            max_size=25,
+        ),
+        max_size=6,
+    ),
+    check=st.booleans(),
+    strategy=st.sampled_from(list(InsertionStrategy)),
+    migrate_every=st.integers(1, 4),
+)
+def test_flowfiles_of_varied_sizes_are_binned_as_one_by_one(  # noqa: PLR0917 - drawn values
+    max_entries: int,
+    max_bytes: int,
+    turns: list[list[tuple[str, int, bool]]],
+    check: bool,
+    strategy: InsertionStrategy,
+    migrate_every: int,
+) -> None:
+    """Offering FlowFiles of varied sizes in turn on numbers (byte limits, oversize FlowFiles
+    alone, a termination check under each insertion strategy) leaves the bins, counters and
+    members BinManager.offer leaves, and makes the same bins of one."""
+    limits = BinLimits(min_entries=1, max_entries=max_entries, max_bytes=max_bytes)
+    one, whole = BinManager(limits), BinManager(limits)
+    number = 0
+    seen: dict[int, list[int]] = {}  # bin id -> the numbers of its FlowFiles
+    pieces: dict[int, int] = {}  # bin id -> its pieces already counted
+    for turn, offers in enumerate(turns):
+        groups = [g for g, _, _ in offers]
+        sizes = [size for _, size, _ in offers]
+        ends = [end for _, _, end in offers]
+        flowfiles = [
+            FlowFile.create(number + i, 0, {"end": str(end)}).replace(size=size)
+            for i, (size, end) in enumerate(zip(sizes, ends, strict=True))
+        ]
+        made = _offered_as_triggers_do(
+            one,
+            flowfiles,
+            groups,
+            turn,
+            terminates=(lambda f: f.attributes["end"] == "True") if check else None,
+            strategy=strategy,
+        )
+        alone = [(o.bin.entries, o.bin.size, o.flowfile.id) for o in made if o.alone]
+        batch = _batch(len(offers)).with_columns({"group": column_of(groups)})
+        batch = attrs.evolve(batch, sizes=sizes, offsets=np.cumsum([0, *sizes[:-1]]))
+        intake = _Intake([batch], "group")
+        apart: list[Bin] = []
+        ending = np.array(ends) if check else None
+        _offer_each(whole, intake, len(intake), turn, ending=ending, strategy=strategy, alone=apart)
+        assert alone == [(b.entries, b.size, number + int(b.pieces[0][1][0])) for b in apart]
+        for bin_ in whole.bins():  # this turn's pieces, as FlowFile numbers
+            members = seen.setdefault(bin_.id, [])
+            for _, rows in bin_.pieces[pieces.get(bin_.id, 0) :]:
+                members.extend(number + rows)
+            pieces[bin_.id] = len(bin_.pieces)
+        number += len(offers)
+        assert _state(one) == _state(whole)
+        assert [[f.id for f in b.flowfiles] for b in one.bins()] == [
+            seen[b.id] for b in whole.bins()
+        ]
+        if turn % migrate_every == 0:  # ready bins leave, so later offers meet fewer bins
+            taken = [
+                b.id for b in one.remove_ready_bins(relaxed=True, now_ms=turn, max_age_ms=None)
+            ]
+            kept = [
+                b.id for b in whole.remove_ready_bins(relaxed=True, now_ms=turn, max_age_ms=None)
+            ]
+            assert len(taken) == len(kept)
+
+
+def test_the_default_name_digests_every_uuid_of_the_bin() -> None:
+    """A bundle's default name is the one-by-one path's: every FlowFile's uuid, not only the
+    FlowFiles that stand for the batches in attribute comparisons."""
+    batches = [_batch(5), _batch(2)]
+    flowfiles = [f for b in batches for f in b.flowfiles()]
+    assert bundle_number(batches) == bundle_filename(flowfiles, None)
+    assert bundle_number(batches) != bundle_filename(representatives(batches), None)
 
 
 def test_fragments_queued_out_of_order_are_defragmented_one_by_one() -> None:
@@ -229,3 +370,196 @@ def test_defragment_of_more_files_than_bins_agrees_with_one_by_one(
             b"".join(b"f%d l%d\n" % (number, i) for i in range(count))
             for number, count in enumerate(lines)
         )
+
+
+_FORMATS = [
+    "Binary Concatenation",
+    "TAR",
+    "ZIP",
+    "FlowFile Stream, v3",
+    "FlowFile Stream, v2",
+    "FlowFile Tar, v1",
+]
+_ATTRIBUTES = st.fixed_dictionaries(
+    {},
+    optional={
+        "k": st.sampled_from(["a", "b"]),
+        "end": st.sampled_from(["y", "n"]),
+        "filename": st.sampled_from(["x", "y", "../x", "d/x", ""]),
+        "path": st.sampled_from(["./", ".", "d", "./e/", "/abs"]),
+        "tar.permissions": st.sampled_from(["493", "420", "777", "bad"]),
+        "mime.type": st.sampled_from(["text/plain", "application/json"]),
+        "segment.original.filename": st.just("whole.txt"),
+    },
+)
+_TURNS = st.lists(
+    st.lists(st.tuples(st.binary(max_size=12), _ATTRIBUTES), min_size=1, max_size=8),
+    min_size=1,
+    max_size=4,
+)
+
+
+@st.composite
+def _properties(draw: st.DrawFn) -> dict[str, Any]:
+    """A bin-packing MergeContent configuration, limits and options drawn at random."""
+    low = draw(st.integers(1, 4))
+    properties: dict[str, Any] = {
+        "minimum_number_of_entries": low,
+        "maximum_number_of_entries": draw(st.integers(low, 8)),
+        "maximum_number_of_bins": draw(st.integers(1, 5)),
+        "keep_path": draw(st.booleans()),
+        "attribute_strategy": draw(
+            st.sampled_from(["Keep Only Common Attributes", "Keep All Unique Attributes"])
+        ),
+    }
+    if draw(st.booleans()):
+        high = draw(st.integers(0, 40))
+        properties["maximum_group_size"] = f"{high} B"
+        properties["minimum_group_size"] = f"{draw(st.integers(0, min(high, 10)))} B"
+    if draw(st.booleans()):
+        properties["correlation_attribute_name"] = "k"
+    if draw(st.booleans()):
+        properties["bin_termination_check"] = "${end:equals('y')}"
+        properties["flowfile_insertion_strategy"] = draw(
+            st.sampled_from([s.value for s in InsertionStrategy])
+        )
+    if draw(st.booleans()):
+        properties["delimiter_strategy"] = "Text"
+        properties["demarcator"] = "|"
+        properties["header"] = "<${k}>"
+    if draw(st.booleans()):
+        properties["tar_modified_time"] = "${mtime}"
+    return properties
+
+
+def _queued(runner: Any, turns: list[list[tuple[bytes, dict[str, str]]]]) -> None:
+    """Enqueue each turn's FlowFiles; a moment passes between turns (a batch each)."""
+    for turn, flowfiles in enumerate(turns):
+        if turn:
+            runner.advance_time(1)
+        for content, attributes in flowfiles:
+            runner.enqueue(content, {**attributes, "mtime": "2024-01-01T00:00:00Z"})
+
+
+def _declined_only_at_merge(runner: Any) -> bool:
+    """Whether every bin the batch form left to the one-by-one path was left at its merge."""
+    return all(
+        why.startswith("merge_batches raised MergeDeclined") for why in runner.batch_use.declined
+    )
+
+
+@pytest.mark.parametrize("merge_format", _FORMATS)
+@settings(deadline=None)
+@given(properties=_properties(), turns=_TURNS)
+def test_each_format_merges_batches_as_one_by_one(
+    merge_format: str, properties: dict[str, Any], turns: list
+) -> None:
+    """Random batches of random sizes and attributes: the batch form makes the same bins, the
+    same merged bytes and attributes, the same originals and provenance as one by one."""
+    from flowcore.testing import TestRunner
+
+    runner = TestRunner(MergeContent(merge_format=merge_format, **properties))
+    _queued(runner, turns)
+    runner.assert_batch_form_agrees(allow_decline=True)
+    assert _declined_only_at_merge(runner), runner.batch_use.declined
+    if merge_format not in ("ZIP", "TAR"):  # only duplicate entry names send one to failure
+        assert runner.batch_use.declined == []
+
+
+def test_a_zip_name_used_twice_leaves_its_bin_to_one_by_one() -> None:
+    """A duplicate ZIP entry goes to failure one by one: the batch merge declines that bin (the
+    session rolled back), and the bins around it still merge from batches."""
+    from flowcore.testing import TestRunner
+
+    runner = TestRunner(
+        MergeContent(merge_format="ZIP", minimum_number_of_entries=2, maximum_number_of_entries=2)
+    )
+    for name in ("a", "b", "c", "c", "d", "e"):
+        runner.enqueue(name, {"filename": name})
+    runner.assert_batch_form_agrees()
+    assert runner.batch_use.whole == 4
+    assert [why.split("(")[0] for why in runner.batch_use.declined] == [
+        "merge_batches raised MergeDeclined"
+    ]
+    runner.assert_transfer_count("failure", 1)
+    runner.assert_transfer_count("merged", 3)
+
+
+def _avro(names: list[str], schema: dict, metadata: dict[str, str]) -> bytes:
+    import io
+
+    import fastavro
+
+    out = io.BytesIO()
+    records = [{"name": n} for n in names]
+    fastavro.writer(out, fastavro.parse_schema(schema), records, metadata=metadata)
+    return out.getvalue()
+
+
+_PERSON = {"type": "record", "name": "Person", "fields": [{"name": "name", "type": "string"}]}
+_PLACE = {"type": "record", "name": "Place", "fields": [{"name": "name", "type": "string"}]}
+
+
+@settings(deadline=None, max_examples=50)
+@given(
+    files=st.lists(
+        st.tuples(
+            st.lists(st.sampled_from(["Ann", "Bo", "Cy"]), max_size=4),
+            st.sampled_from([_PERSON, _PERSON, _PERSON, _PLACE]),
+            st.sampled_from([{}, {"m": "1"}, {"m": "2"}]),
+        ),
+        min_size=1,
+        max_size=10,
+    ),
+    entries=st.integers(1, 4),
+    max_bytes=st.one_of(st.none(), st.integers(150, 600)),
+    strategy=st.sampled_from(
+        [
+            "Do Not Merge Uncommon Metadata",
+            "Ignore Metadata",
+            "Use First Metadata",
+            "Keep Only Common Metadata",
+        ]
+    ),
+)
+def test_avro_merges_batches_as_one_by_one(
+    files: list, entries: int, max_bytes: int | None, strategy: str
+) -> None:
+    """Avro bins merged from batches read each file's header, then its records, as one by one
+    does; a file of another schema or metadata leaves its bin to the one-by-one path."""
+    from flowcore.testing import TestRunner
+
+    properties: dict[str, Any] = {"metadata_strategy": strategy}
+    if max_bytes is not None:
+        properties["maximum_group_size"] = f"{max_bytes} B"
+    runner = TestRunner(
+        MergeContent(
+            merge_format="Avro",
+            minimum_number_of_entries=entries,
+            maximum_number_of_entries=entries,
+            **properties,
+        )
+    )
+    for names, schema, metadata in files:
+        runner.enqueue(_avro(names, schema, metadata))
+    runner.assert_batch_form_agrees(allow_decline=True)
+    assert _declined_only_at_merge(runner), runner.batch_use.declined
+
+
+@pytest.mark.parametrize("merge_format", _FORMATS)
+def test_defragment_in_each_format_agrees_with_one_by_one(merge_format: str) -> None:
+    """Split files defragmented from batches in every format: the packaged entries drop the
+    fragment attributes and the bundle is the one-by-one path's."""
+    from flowcore.testing import TestRunner
+    from processors import SplitText
+
+    split = TestRunner(SplitText(line_split_count=1), batches=True)
+    split.enqueue(b"a\nbb\nccc\n", {"filename": "one.txt"})
+    split.enqueue(b"d\nee\n", {"filename": "two.txt"})
+    split.run(2)
+    merge = TestRunner(MergeContent(merge_strategy="Defragment", merge_format=merge_format))
+    for number, piece in enumerate(split.flowfiles_for("splits")):
+        merge.enqueue(piece, {"filename": f"{number}.txt"})  # a ZIP name once each
+    merge.assert_batch_form_agrees()
+    assert merge.batch_use.declined == []
+    merge.assert_transfer_count("merged", 2)
