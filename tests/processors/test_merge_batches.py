@@ -563,3 +563,91 @@ def test_defragment_in_each_format_agrees_with_one_by_one(merge_format: str) -> 
     merge.assert_batch_form_agrees()
     assert merge.batch_use.declined == []
     merge.assert_transfer_count("merged", 2)
+
+
+_IN_FLOWS = {
+    "tar": {
+        "merge_format": "TAR",
+        "minimum_number_of_entries": 5,
+        "maximum_number_of_entries": 5,
+        "tar_modified_time": "2024-01-01T00:00:00Z",  # else the clock's second, run by run
+    },
+    "stream-v3-by-bytes": {
+        "merge_format": "FlowFile Stream, v3",
+        "maximum_group_size": "40 B",
+        "minimum_number_of_entries": 3,
+    },
+    "stream-v2-termination": {
+        "merge_format": "FlowFile Stream, v2",
+        "bin_termination_check": "${fragment.index:mod(4):equals(0)}",
+        "flowfile_insertion_strategy": "First in New Bin",
+    },
+}
+
+
+@pytest.mark.parametrize("merge", _IN_FLOWS.values(), ids=_IN_FLOWS.keys())
+def test_a_flow_merges_the_same_bundles_from_batches(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, merge: dict
+) -> None:
+    """On the direct runner, split lines of varied lengths merged from batch bins give the
+    files, transfers and provenance of the flow binning each FlowFile."""
+    from collections import Counter
+
+    from flowcore import Flow
+    from flowcore.driver.controller import run_flow
+    from flowcore.settings import Settings
+    from processors import GetFile, PutFile, SplitText, UpdateAttribute
+    from repositories.repository_set import RepositorySet
+    from tests.flowcore.conftest import event_shape
+
+    def outcome(root: Any) -> tuple:
+        """The run's event shapes, files written and transfers."""
+        result = run_flow(flow(root / "out"), "direct", repository=root / "repo", settings=settings)
+        repos = RepositorySet.open(root / "repo")
+        try:
+            events = Counter(event_shape(e) for e in repos.provenance.search(limit=100_000))
+        finally:
+            repos.close()
+        files = Counter(p.read_bytes() for p in (root / "out").iterdir())
+        return events, files, dict(result.transfers)
+
+    source = tmp_path / "in"
+    source.mkdir()
+    for number in range(3):  # lines of varied lengths
+        lines = (f"{number} {'x' * (i % 7)} {i}\n" for i in range(17 + number))
+        (source / f"{number}.txt").write_text("".join(lines))
+
+    def flow(out: Any) -> Flow:
+        made = Flow("formats")
+        gen = made.add(GetFile(input_directory=str(source), keep_source_file=True), name="get")
+        split = made.add(SplitText(line_split_count=1), name="split")
+        merger = made.add(MergeContent(**merge), name="merge")
+        name = made.add(UpdateAttribute(filename="${uuid}"), name="name")  # a file each
+        put = made.add(PutFile(directory=str(out)), name="put")
+        made.connect(gen, split)
+        made.connect(split, merger, "splits", back_pressure_object_threshold=1_000)
+        made.connect(merger, name, "merged")
+        made.connect(name, put)
+        made.auto_terminate(split, ["original", "failure"])
+        made.auto_terminate(merger, ["original", "failure"])
+        made.auto_terminate(put, ["success", "failure"])
+        return made
+
+    settings = Settings(sync=False, parallelism=1)
+    merged: list[bool] = []
+    real = MergeContent.merge_batches
+
+    def counting(self: MergeContent, *args: Any) -> Any:
+        made = real(self, *args)
+        merged.append(made is not None)
+        return made
+
+    with monkeypatch.context() as patch:
+        patch.setattr(MergeContent, "merge_batches", counting)
+        whole = outcome(tmp_path / "whole")
+    with monkeypatch.context() as patch:
+        patch.setattr(MergeContent, "bin_batches", lambda *_, **__: None)
+        single = outcome(tmp_path / "single")
+    assert merged
+    assert all(merged)
+    assert whole == single
