@@ -61,6 +61,7 @@ __all__ = [
     "batch_contents",
     "bin_batches",
     "bundle_number",
+    "in_fragment_order",
     "merge_bundle",
     "representatives",
     "uuid_runs",
@@ -399,7 +400,7 @@ def _defragment(
     fragments are there.
 
     Only the plain case is taken: whole-number counts and indices, one count per group, no
-    index twice, fragments queued in index order, no bin evicted for want of room (more groups
+    index twice, no bin evicted for want of room (more groups
     than Maximum Number of Bins are fine when their bins complete in turn, as one file's
     fragments queued together do: :func:`_evicts` replays the triggers), none past Max Bin Age,
     and not at the end of the input with a group incomplete. Everything else (what ends in
@@ -432,10 +433,6 @@ def _defragment(
             return None
         limits = BinLimits(wanted, UNLIMITED, wanted, UNLIMITED)
         bin_ = Bin(intake.group_names[int(code)], limits, created, FRAGMENT_COUNT)
-        if complete and np.any(np.diff(mine) < 0):
-            # out of order in the queue: the bundle is in fragment.index order but the
-            # originals leave in queue order, which the per-FlowFile path keeps apart
-            return None
         bin_.pieces.extend(intake.pieces(positions))
         bin_.entries, bin_.size = len(positions), int(intake.sizes[positions].sum())
         if complete:
@@ -445,6 +442,27 @@ def _defragment(
             waiting.append(bin_)
     intake.taken = len(intake)
     return BatchBinning(tuple(ready), tuple(waiting), ())
+
+
+def in_fragment_order(batches: Sequence[FlowFileBatch]) -> list[FlowFileBatch]:
+    """A Defragment bin's cuts in ``fragment.index`` order, as the bundle takes them.
+
+    The bin holds its fragments in queue order, and its originals leave in that order; the
+    bundle's contents and its JOIN's parents follow the index, as the one-by-one path sorts
+    them. Fragments queued in index order keep their cuts; others are cut again into runs.
+    """
+    indices = _numbers(batches, FRAGMENT_INDEX)
+    if indices is None or not len(indices) or np.all(np.diff(indices) >= 0):
+        return list(batches)
+    order = np.argsort(indices, kind="stable")
+    which = np.repeat(np.arange(len(batches)), [b.count for b in batches])[order]
+    rows = np.concatenate([np.arange(b.count) for b in batches])[order]
+    breaks = np.flatnonzero((which[1:] != which[:-1]) | (rows[1:] != rows[:-1] + 1)) + 1
+    starts, stops = [0, *breaks.tolist()], [*breaks.tolist(), len(order)]
+    return [
+        batches[int(which[start])].take(rows[start:stop])
+        for start, stop in zip(starts, stops, strict=True)
+    ]
 
 
 def _evicts(groups: np.ndarray, wanted_of: dict[int, int], max_bins: int, intake_size: int) -> bool:

@@ -434,6 +434,8 @@ class MergeContent(BinningProcessor):
         the one-by-one path.
         """
         defragment = self._defragment(context)
+        if defragment:  # the bundle in fragment.index order; the originals keep queue order
+            batches = batched.in_fragment_order(batches)
         if self._merge_format(context) != formats.FORMAT_CONCAT:
             bundle = entries.merge_entries(self, context, session, batches, bin_)
         else:

@@ -316,9 +316,9 @@ def test_the_default_name_digests_every_uuid_of_the_bin() -> None:
     assert bundle_number(batches) != bundle_filename(representatives(batches), None)
 
 
-def test_fragments_queued_out_of_order_are_defragmented_one_by_one() -> None:
-    """Fragments queued against their index order take the per-FlowFile path (the bundle in
-    index order, the originals in queue order), so both forms agree."""
+def test_fragments_queued_out_of_order_are_defragmented_as_batches() -> None:
+    """Fragments queued against their index order are merged whole: the bundle in index order,
+    the originals in queue order, as one by one."""
     from flowcore.testing import TestRunner
     from processors import MergeContent, SplitText
 
@@ -328,7 +328,8 @@ def test_fragments_queued_out_of_order_are_defragmented_one_by_one() -> None:
     merge = TestRunner(MergeContent(merge_strategy="Defragment"), batches=True)
     for piece in reversed(split.flowfiles_for("splits")):
         merge.enqueue(piece)
-    merge.assert_batch_form_agrees(allow_decline=True)
+    merge.assert_batch_form_agrees()
+    assert merge.batch_use.whole == 3
     merge.assert_transfer_count("merged", 1)
     merge.flowfiles_for("merged")[0].assert_content_equals("abc")
     assert [f.content for f in merge.flowfiles_for("original")] == [b"c", b"b", b"a"]
