@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 import random
 import string
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import ClassVar
 
 from flowcore.expression import compile_expression
+from flowcore.expression._columns import evaluate_column
 from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
 from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
@@ -26,6 +27,7 @@ __all__ = ["GenerateFlowFile"]
 
 DATA_FORMAT_BINARY = "Binary"
 DATA_FORMAT_TEXT = "Text"
+_CHUNK = 1 << 20  # bytes of unique random contents made at once
 _TEXT_CHARS = (string.ascii_letters + string.digits + string.punctuation + " \n").encode("ascii")
 
 
@@ -118,12 +120,19 @@ class GenerateFlowFile(SourceProcessor):
         state["_data"] = None  # regenerated where the processor is scheduled
         return state
 
-    def _random_data(self, context: ProcessContext) -> bytes:
+    def _random_data(self, context: ProcessContext, count: int = 1) -> bytes:
+        """File Size random bytes (Binary or Text) for each of *count* FlowFiles, back to back."""
         size = int(context.get_property(self.FILE_SIZE).as_data_size("B") or 0)
         if context.get_property(self.DATA_FORMAT).value == DATA_FORMAT_BINARY:
-            return os.urandom(size)
+            return os.urandom(size * count)
         rng = random.Random(os.urandom(16))
-        return bytes(rng.choices(_TEXT_CHARS, k=size))
+        return bytes(rng.choices(_TEXT_CHARS, k=size * count))
+
+    def _unique_chunks(self, context: ProcessContext, count: int, size: int) -> Iterator[bytes]:
+        """Unique FlowFiles' random contents, back to back, about a megabyte at a time."""
+        per_chunk = max(1, _CHUNK // max(size, 1))
+        for start in range(0, count, per_chunk):
+            yield self._random_data(context, min(per_chunk, count - start))
 
     def on_scheduled(self, context: ProcessContext) -> None:
         """Generate the shared content once, when FlowFiles need not be unique."""
@@ -134,21 +143,16 @@ class GenerateFlowFile(SourceProcessor):
     def list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
         """One batch per trigger; a generator never runs out."""
         batch = context.get_property(self.BATCH_SIZE).as_integer() or 1
-        item = WorkItem("batch", {"count": batch}, flowfiles=batch, batched=self._alike(context))
+        item = WorkItem("batch", {"count": batch}, flowfiles=batch, batched=self._batched())
         return WorkListing((item,), state)
 
-    def _alike(self, context: ProcessContext) -> bool:
-        """Whether every FlowFile of a trigger is the same but for its position (one batch).
+    def _batched(self) -> bool:
+        """Whether a trigger's FlowFiles always come as one batch (:meth:`read_work_batch`).
 
-        They are when every FlowFile gets the same content (Unique FlowFiles false, or Custom
-        Text) and the dynamic properties are plain values (no Expression Language to evaluate
-        per FlowFile).
+        They do unless a dynamic property holds Expression Language: evaluated over the batch's
+        columns, it may fail for some FlowFile, and then they go one by one.
         """
-        if any("$" in text for text in self.dynamic_properties.values()):
-            return False
-        if context.get_property(self.CUSTOM_TEXT).value is not None:
-            return True
-        return not context.get_property(self.UNIQUE_FLOWFILES).as_boolean()
+        return not any("$" in text for text in self.dynamic_properties.values())
 
     def _custom_content(self, context: ProcessContext) -> bytes | None:
         """Custom Text, evaluated once per batch, in its character set."""
@@ -161,19 +165,41 @@ class GenerateFlowFile(SourceProcessor):
     def read_work_batch(
         self, context: ProcessContext, item: WorkItem, maker: BatchMaker
     ) -> tuple[str, FlowFileBatch] | None:
-        """The batch as one value, when its FlowFiles are alike (:meth:`_alike`)."""
-        if not self._alike(context):
+        """A trigger's FlowFiles as one batch: :meth:`read_work`'s contents and attributes.
+
+        Shared content (Custom Text, or random data when FlowFiles need not be unique) is one
+        range repeated; unique random contents are written back to back. Dynamic properties with
+        Expression Language are evaluated over the batch's columns, as :meth:`read_work`
+        evaluates them for each new FlowFile (against its core attributes only); ``nextInt()`` in
+        several of them goes one by one (its values follow the order of evaluation).
+        """
+        count = int(item.payload["count"])
+        evaluated = {n: t for n, t in self.dynamic_properties.items() if "$" in t}
+        if sum("nextInt" in text for text in evaluated.values()) > 1:
             return None
-        content = self._custom_content(context)
-        if content is None:
-            if self._data is None:
-                self._data = self._random_data(context)
-            content = self._data
-        attributes = dict(self.dynamic_properties)
+        attributes = {n: t for n, t in self.dynamic_properties.items() if n not in evaluated}
         mime_type = context.get_property(self.MIME_TYPE).value
         if mime_type:
             attributes["mime.type"] = mime_type
-        return SUCCESS.name, maker.create(int(item.payload["count"]), attributes, content)
+        content = self._custom_content(context)
+        if content is None and context.get_property(self.UNIQUE_FLOWFILES).as_boolean():
+            size = int(context.get_property(self.FILE_SIZE).as_data_size("B") or 0)
+            chunks = self._unique_chunks(context, count, size)
+            batch = maker.create_each(count, {} if evaluated else attributes, size, chunks)
+        else:
+            if content is None:
+                if self._data is None:
+                    self._data = self._random_data(context)
+                content = self._data
+            batch = maker.create(count, {} if evaluated else attributes, content)
+        if evaluated:
+            columns = {
+                name: evaluate_column(compile_expression(text), batch, clock=context.now)
+                for name, text in evaluated.items()
+                if not (mime_type and name == "mime.type")  # the property wins, as one by one
+            }
+            batch = batch.with_columns(columns).with_attributes(attributes)
+        return SUCCESS.name, batch
 
     def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
         """Create one batch of FlowFiles."""

@@ -18,7 +18,7 @@ state is dropped and the batch takes the one-by-one path.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -26,7 +26,7 @@ import numpy as np
 
 from flowcore.clock import now_ms
 from flowcore.engine._held import QueuedBatch
-from flowcore.flowfile import Attributes, new_uuids
+from flowcore.flowfile import Attributes, ContentClaim, new_uuids
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import Column, IntColumn, TextColumn
 from flowcore.process_context import ProcessContext
@@ -59,29 +59,55 @@ _WRITE_CHUNK = 1 << 20
 
 
 class TaskBatchMaker:
-    """Creates FlowFile batches for a source member: ids, uuids, content and CREATE runs."""
+    """Creates FlowFile batches for a source member: ids, uuids and content.
+
+    The batch the source returns gets its CREATE events (:func:`read_work_batch`), so the run
+    names the attributes it ends with, as a session's CREATE does.
+    """
 
     def __init__(self, member: TaskMember) -> None:
         self.member = member
-        self.events: list[ProvenanceEventRun] = []
+        #: uuid key -> the ids of the batches made, to know the returned batch for one of them
+        self.made: dict[str, np.ndarray] = {}
 
     def create(
         self, count: int, attributes: Mapping[str, str], content: bytes | None
     ) -> FlowFileBatch:
         """*count* new FlowFiles sharing *attributes* and each holding *content*."""
+        size = len(content) if content else 0
+        claim = None
+        if content and count:
+            per_write = max(1, _WRITE_CHUNK // size)
+            claim = self._write(
+                content * min(per_write, count - start) for start in range(0, count, per_write)
+            )
+        return self._batch(count, attributes, claim, size)
+
+    def create_each(
+        self, count: int, attributes: Mapping[str, str], size: int, contents: Iterable[bytes]
+    ) -> FlowFileBatch:
+        """*count* new FlowFiles of *size* bytes each, their bytes *contents* back to back."""
+        claim = self._write(contents) if size and count else None
+        if claim is not None and claim.length != size * count:
+            msg = f"{claim.length} bytes of contents for {count} FlowFiles of {size} bytes"
+            raise ValueError(msg)
+        return self._batch(count, attributes, claim, size)
+
+    def _write(self, chunks: Iterable[bytes]) -> ContentClaim:
+        member = self.member
+        stream = member.content.writer(member.component.id).open_stream()
+        for chunk in chunks:
+            stream.write(chunk)
+        claim = stream.close()
+        assert claim is not None
+        return claim
+
+    def _batch(
+        self, count: int, attributes: Mapping[str, str], claim: ContentClaim | None, size: int
+    ) -> FlowFileBatch:
         member, now = self.member, now_ms()
         first_id = member.task.take_ids(count)
         key, first_uuid = new_uuids(count)
-        size = len(content) if content else 0
-        resource, offset = None, 0
-        if content and count:
-            stream = member.content.writer(member.component.id).open_stream()
-            per_write = max(1, _WRITE_CHUNK // size)
-            for start in range(0, count, per_write):
-                stream.write(content * min(per_write, count - start))
-            claim = stream.close()
-            assert claim is not None
-            resource, offset = claim.resource_claim, claim.offset
         shared = {"path": "./", **attributes}
         shared.pop("uuid", None)
         named = () if "filename" in shared else ("filename",)
@@ -92,17 +118,21 @@ class TaskBatchMaker:
             uuid_first=first_uuid,
             attributes=Attributes(shared),
             uuid_named=named,
-            resource_claim=resource,
-            offset=offset,
+            resource_claim=claim.resource_claim if claim is not None else None,
+            offset=claim.offset if claim is not None else 0,
             stride=size,
             size=size,
             entry_date=now,
             lineage_start_date=now,
             queue_date=now,
         )
-        if count:
-            self.events.append(batch_run(member, ProvenanceEventType.CREATE, None, batch, now))
+        self.made[key] = batch.ids
         return batch
+
+    def made_it(self, batch: FlowFileBatch) -> bool:
+        """Whether *batch* holds the FlowFiles of a batch made here (attributes aside)."""
+        ids = self.made.get(batch.uuid_key)
+        return ids is not None and np.array_equal(ids, batch.ids)
 
 
 def event_of(
@@ -162,7 +192,13 @@ def read_work_batch(member: TaskMember, item: Any) -> bool:
     if made is None:
         return False
     relationship, batch = made
-    member.task.events.extend(maker.events)
+    if not maker.made_it(batch):
+        log.debug("%s returned a batch it did not make; reading it one by one", item.key)
+        return False
+    if batch.count:
+        member.task.events.append(
+            batch_run(member, ProvenanceEventType.CREATE, None, batch, batch.entry_date)
+        )
     route_whole(member, relationship, batch)
     return True
 

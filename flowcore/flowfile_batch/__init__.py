@@ -15,7 +15,7 @@ would have made.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 import attrs
@@ -373,9 +373,20 @@ class BatchMaker(Protocol):
     def create(
         self, count: int, attributes: Mapping[str, str], content: bytes | None
     ) -> FlowFileBatch:
-        """*count* new FlowFiles, each with *content* (None or empty: none), as CREATE events.
+        """*count* new FlowFiles, each with *content* (None or empty: none).
 
-        *attributes* go over the defaults ``filename`` (the uuid) and ``path`` (``./``).
+        *attributes* go over the defaults ``filename`` (the uuid) and ``path`` (``./``). The
+        batch the source returns gets its CREATE events, as one run.
+        """
+        ...
+
+    def create_each(
+        self, count: int, attributes: Mapping[str, str], size: int, contents: Iterable[bytes]
+    ) -> FlowFileBatch:
+        """:meth:`create`, each FlowFile with *size* bytes of its own.
+
+        *contents* are the FlowFiles' bytes back to back (*count* times *size*), in chunks of
+        any length: a generator of unique FlowFiles writes them without holding them all.
         """
         ...
 

@@ -61,8 +61,14 @@ def _flow(out: Path, fan_out: bool = False, **generate: object) -> Flow:
 
 @pytest.mark.parametrize(
     "generate",
-    [{"file_size": "10 B"}, {"custom_text": "line\n", "mime_type": "text/plain"}, {}],
-    ids=["random", "custom-text", "empty"],
+    [
+        {"file_size": "10 B"},
+        {"custom_text": "line\n", "mime_type": "text/plain"},
+        {},
+        {"file_size": "10 B", "unique_flowfiles": True},
+        {"custom_text": "x", "size": "${fileSize:plus(1)}", "shout": "${literal('a'):toUpper()}"},
+    ],
+    ids=["random", "custom-text", "empty", "unique", "expressions"],
 )
 def test_whole_batches_give_the_flowfiles_and_events_of_the_one_by_one_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, generate: dict, outcome: Callable
@@ -79,6 +85,32 @@ def test_whole_batches_give_the_flowfiles_and_events_of_the_one_by_one_path(
         assert (whole[0], whole[2]) == (single[0], single[2])
     else:
         assert whole == single
+
+
+@pytest.mark.parametrize(
+    "generate",
+    [{"file_size": "10 B", "unique_flowfiles": True}, {"custom_text": "x", "n": "${fileSize}"}],
+    ids=["unique", "expression"],
+)
+def test_unique_contents_and_expressions_are_generated_as_batches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, generate: dict
+) -> None:
+    """GenerateFlowFile makes unique random contents and per-FlowFile attributes as one batch:
+    its one-by-one read_work is never called."""
+
+    def refused(*_: object) -> None:
+        msg = "read_work must not run: the batch form covers this configuration"
+        raise AssertionError(msg)
+
+    monkeypatch.setattr(GenerateFlowFile, "read_work", refused)
+    flow = _flow(tmp_path / "out", **generate)
+    result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=SETTINGS)
+    assert result.count("gen", "success") == 21
+    assert not result.bulletins
+    if "unique_flowfiles" in generate:
+        contents = [p.read_bytes() for p in (tmp_path / "out").iterdir()]
+        pieces = {c[i : i + 10] for c in contents for i in range(0, 30, 10)}
+        assert len(pieces) == 21  # every FlowFile drew its own bytes
 
 
 def test_a_fanned_out_relationship_takes_the_flowfiles_one_by_one(tmp_path: Path) -> None:
