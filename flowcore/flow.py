@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import enum
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from flowcore.errors import FlowDefinitionError
+from flowcore.parameters import Parameter, ParameterContext
 from flowcore.processor import Processor
 from flowcore.relationship import Relationship
 from flowcore.units import parse_time_period
@@ -196,10 +197,22 @@ class FlowDefinition:
     above this module and takes the definition from there. Mistakes in the calls themselves (a
     component from another flow, a repeated name) raise at once; everything else is reported
     together by validation.
+
+    Args:
+        name: the flow's name.
+        parameters: NiFi's parameter context for ``#{name}`` references in property values: a
+            :class:`~flowcore.parameters.ParameterContext`, or a dict of name -> value.
     """
 
-    def __init__(self, name: str) -> None:
+    def __init__(
+        self,
+        name: str,
+        *,
+        parameters: ParameterContext | Mapping[str, str | Parameter] | None = None,
+    ) -> None:
         self.name = name
+        #: The parameter context; ``flowcore run --parameter`` puts one over it.
+        self.parameters: ParameterContext = ParameterContext.of(parameters, name)
         self._components: dict[str, Component] = {}
         self._connections: dict[str, Connection] = {}
         self._auto_terminated: dict[str, set[str]] = {}
@@ -378,6 +391,19 @@ class FlowDefinition:
             msg = f"flow '{self.name}' has no component {key!r}; it has: {names}"
             raise KeyError(msg)
         return found
+
+    def resolved_processor(self, component: Component) -> Processor | None:
+        """*component*'s processor with the parameters it references bound (None for a funnel).
+
+        What validation checks and what the compiler ships: only the values the processor
+        references travel with it, read now (a sensitive one as a
+        :class:`~flowcore.parameters.SensitiveText`, which travels as its source).
+        """
+        processor = component.processor
+        if processor is None:
+            return None
+        names = {n for names in processor.referenced_parameters().values() for n in names}
+        return processor.with_parameters(self.parameters.values_for(sorted(names)))
 
     def auto_terminated(self, component: Component) -> frozenset[str]:
         """Relationships of *component* the user auto-terminated."""

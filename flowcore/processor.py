@@ -21,6 +21,7 @@ Processors must be picklable because Spark ships them to executors: keep only co
 
 from __future__ import annotations
 
+import copy
 import difflib
 import enum
 import logging
@@ -33,6 +34,13 @@ from flowcore.errors import ContentCorruptionError, ContentNotFoundError
 from flowcore.flowfile import CORE_ATTRIBUTES, FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import column_of
+from flowcore.parameters import (
+    MASK,
+    SENSITIVE_ALONE,
+    parameter_references,
+    reference_problem,
+    substitute_parameters,
+)
 from flowcore.process_context import ProcessContext
 from flowcore.properties import (
     ExpressionLanguageScope,
@@ -152,6 +160,12 @@ class Processor:
     #: Settled per class when it is made (see :class:`Capabilities`).
     capabilities: ClassVar[Capabilities] = Capabilities()
 
+    # The values ``#{name}`` references read (:meth:`bind_parameters`; None: defined, but its
+    # source cannot be read), and the configured values with them substituted, made when first
+    # read. Class defaults, so a subclass that skips ``__init__`` still has them.
+    _parameters: Mapping[str, str | None] = {}
+    _resolved: dict[str, str] | None = None
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls.capabilities = cls._capabilities()
@@ -252,6 +266,7 @@ class Processor:
         if value is None:
             self.remove_property(label)
             return
+        self._resolved = None
         if descriptor is not None and not descriptor.dynamic:
             self._values[descriptor.name] = descriptor.to_value_string(value)
             return
@@ -265,23 +280,107 @@ class Processor:
         """Unset a property (its default applies again); return whether it was set."""
         descriptor = self.resolve_descriptor(name)
         key = descriptor.name if descriptor is not None else str(name)
+        self._resolved = None
         found = self._values.pop(key, None) is not None
         return found or self._unknown.pop(key, None) is not None
+
+    # --- parameters ------------------------------------------------------------------------
+
+    def bind_parameters(self, values: Mapping[str, str | None]) -> None:
+        """Give ``#{name}`` references in property values their values (NiFi's parameters).
+
+        Values are substituted when a property is read (:meth:`effective_value`, the context's
+        ``get_property``), before Expression Language is evaluated; :meth:`validate` reports a
+        reference to a name not in *values*. A flow binds a copy (:meth:`with_parameters`).
+
+        Args:
+            values: parameter values by name; a sensitive one a
+                :class:`~flowcore.parameters.SensitiveText`; None for one whose source cannot
+                be read (the flow reports why).
+        """
+        self._parameters = dict(values)
+        self._resolved = None
+
+    def with_parameters(self, values: Mapping[str, str | None]) -> Processor:
+        """This processor with *values* bound: itself when no property references any.
+
+        A shallow copy with its own property values, so the configured processor keeps its
+        references and a flow run ships only the values its processors read.
+        """
+        if not any("#" in value for value in self._values.values()):
+            return self
+        clone = copy.copy(self)
+        clone._values = dict(self._values)
+        clone._unknown = dict(self._unknown)
+        clone.bind_parameters(values)
+        return clone
+
+    @property
+    def parameter_values(self) -> Mapping[str, str | None]:
+        """The values bound to parameter references (:meth:`bind_parameters`)."""
+        return self._parameters
+
+    def referenced_parameters(self) -> dict[str, tuple[str, ...]]:
+        """The parameter names each configured property references, by its internal name."""
+        found = {}
+        for name, value in self._values.items():
+            names = parameter_references(value, expressions=self._evaluates(name))
+            if names:
+                found[name] = names
+        return found
+
+    def _evaluates(self, name: str) -> bool:
+        descriptor = self.resolve_descriptor(name)
+        return descriptor is not None and descriptor.supports_expressions
+
+    def _configured_values(self) -> Mapping[str, str]:
+        """The configured values with parameters substituted (made once per configuration)."""
+        resolved = self._resolved
+        if resolved is None:
+            resolved = {
+                name: value
+                if "#" not in value
+                else substitute_parameters(
+                    value, self._parameters, expressions=self._evaluates(name)
+                )
+                for name, value in self._values.items()
+            }
+            self._resolved = resolved
+        return resolved
+
+    def _parameter_problems(self) -> tuple[list[ValidationResult], set[str]]:
+        """NiFi's rules for references, and the properties whose references cannot resolve."""
+        problems, unresolved = [], set()
+        for name, names in self.referenced_parameters().items():
+            descriptor = self.resolve_descriptor(name)
+            label = descriptor.display_name if descriptor is not None else name
+            sensitive = descriptor is not None and descriptor.sensitive
+            raw = self._values[name]
+            for parameter in names:
+                why = reference_problem(parameter, self._parameters, sensitive_property=sensitive)
+                if why is not None:
+                    problems.append(ValidationResult(label, raw, False, why))
+                if why is not None or self._parameters.get(parameter) is None:
+                    unresolved.add(label)
+            if sensitive and raw != f"#{{{names[0]}}}":
+                why = f"{SENSITIVE_ALONE}, e.g. #{{{names[0]}}}"
+                problems.append(ValidationResult(label, raw, False, why))
+        return problems, unresolved
 
     @property
     def configured(self) -> Mapping[str, str]:
         """The values explicitly set, by internal name (dynamic properties included)."""
-        return dict(self._values)
+        return dict(self._configured_values())
 
     @property
     def dynamic_properties(self) -> dict[str, str]:
         """User-defined properties, in the order they were set."""
         names = self._descriptors_by_name()
-        return {k: v for k, v in self._values.items() if k not in names}
+        return {k: v for k, v in self._configured_values().items() if k not in names}
 
     def effective_value(self, descriptor: PropertyDescriptor) -> str | None:
-        """The configured value, else the default."""
-        value = self._values.get(descriptor.name)
+        """The configured value (parameters substituted), else the default."""
+        value = self._configured_values().get(descriptor.name)
         return descriptor.default if value is None else value
 
     def effective_values(self) -> dict[str, str | None]:
@@ -313,13 +412,17 @@ class Processor:
         for name, value in self._unknown.items():
             why = self.unknown_property_message(name)
             problems.append(ValidationResult(name, value, False, why))
+        # A property whose references cannot resolve is reported for them alone.
+        referencing, unresolved = self._parameter_problems()
+        problems.extend(referencing)
         effective = self.effective_values()
         values = self.active_values()
         for descriptor in self.descriptors():
-            problems.extend(descriptor.validate(effective[descriptor.name], values))
+            if descriptor.display_name not in unresolved:
+                problems.extend(descriptor.validate(effective[descriptor.name], values))
         for name, value in self.dynamic_properties.items():
             dynamic = self.get_dynamic_property_descriptor(name)
-            if dynamic is not None:
+            if dynamic is not None and name not in unresolved:
                 problems.extend(dynamic.validate(value))
         problems.extend(r for r in self.custom_validate(values) if not r.valid)
         return tuple(problems)
@@ -393,11 +496,13 @@ class Processor:
         """Called after the last trigger; release resources. Not guaranteed after a crash."""
 
     def __repr__(self) -> str:
-        args = ", ".join(
-            f"{property_key(k) if self.resolve_descriptor(k) else k}={v!r}"
-            for k, v in self._values.items()
-        )
-        return f"{type(self).__name__}({args})"
+        shown = []
+        for key, value in self._values.items():  # as configured: references, not their values
+            descriptor = self.resolve_descriptor(key)
+            hidden = descriptor is not None and descriptor.sensitive and "#{" not in value
+            label = property_key(key) if descriptor is not None else key
+            shown.append(f"{label}={MASK if hidden else value!r}")
+        return f"{type(self).__name__}({', '.join(shown)})"
 
     def same_configuration(self, other: Processor) -> bool:
         """Whether *other* is the same processor type configured with the same values.

@@ -26,6 +26,7 @@ from flowcore.errors import ConfigurationError
 from flowcore.expression import compile_expression, contains_expression, validate_expression
 from flowcore.expression._evaluate import EvaluationContext
 from flowcore.expression._nodes import ResultType
+from flowcore.parameters import MASK, SensitiveText, redact
 from flowcore.units import format_time_period, parse_data_size, parse_time_period
 from flowcore.validators import ValidationResult, Validator
 
@@ -198,10 +199,23 @@ class PropertyDescriptor:
     ) -> tuple[ValidationResult, ...]:
         """Return every problem with *value*; empty when valid.
 
+        A sensitive property's value shows as ``********`` in the problems.
+
         Args:
             value: the effective value (configured, else default), or ``None``.
             values: every property's effective value, for dependencies.
         """
+        problems = self._problems(value, values)
+        if not self.sensitive or value is None or not problems:
+            return problems
+        return tuple(
+            attrs.evolve(p, input=MASK, explanation=redact(p.explanation, (value,)))
+            for p in problems
+        )
+
+    def _problems(
+        self, value: str | None, values: Mapping[str, str | None] | None
+    ) -> tuple[ValidationResult, ...]:
         if values is not None and not self.is_enabled(values):
             return ()
         subject = self.display_name
@@ -319,12 +333,13 @@ class PropertyValue:
     ) -> PropertyValue:
         """Return a value with Expression Language evaluated against *flowfile* (or a map).
 
-        Without a FlowFile, attribute references are null (NiFi's environment scope).
+        Without a FlowFile, attribute references are null (NiFi's environment scope). A
+        sensitive parameter's value is taken as it is, never evaluated.
 
         Raises:
             ExpressionEvaluationError: evaluation failed (e.g. an invalid regex at run time).
         """
-        if self.value is None or "{" not in self.value:
+        if self.value is None or "{" not in self.value or isinstance(self.value, SensitiveText):
             return self
         if self.descriptor is not None and not self.descriptor.supports_expressions:
             return self

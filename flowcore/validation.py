@@ -12,8 +12,9 @@ from collections.abc import Callable, Iterator
 
 import attrs
 
-from flowcore.errors import FlowValidationError
+from flowcore.errors import ConfigurationError, FlowValidationError
 from flowcore.flow import Component, ComponentKind, Connection, FlowDefinition
+from flowcore.parameters import SensitiveText, redact
 from flowcore.processor import InputRequirement, ProcessorKind
 from flowcore.units import parse_data_size, parse_time_period
 
@@ -59,11 +60,47 @@ def check_not_empty(flow: FlowDefinition) -> Iterator[FlowProblem]:
 
 
 def check_properties(flow: FlowDefinition) -> Iterator[FlowProblem]:
-    """Every processor's properties: required, allowable values, validators, EL syntax."""
+    """Every processor's properties, parameters substituted.
+
+    Required values, allowable values, validators, EL syntax, and each reference to a parameter
+    (defined, and sensitive only where NiFi allows); a sensitive value never shows.
+    """
     for component in _processors(flow):
-        assert component.processor is not None
-        for result in component.processor.validate():
-            yield FlowProblem(str(component), str(result))
+        processor = flow.resolved_processor(component)
+        assert processor is not None
+        secrets = [v for v in processor.parameter_values.values() if isinstance(v, SensitiveText)]
+        for result in processor.validate():
+            yield FlowProblem(str(component), redact(str(result), secrets))
+
+
+def check_parameters(flow: FlowDefinition) -> Iterator[FlowProblem]:
+    """Each parameter a processor references has a value, a sensitive one read from a source.
+
+    A sensitive value comes from the environment or a file, never written in the flow, so it
+    never travels with the processors (each process reads it where it is needed).
+    """
+    referenced = {
+        name
+        for component in _processors(flow)
+        for names in component.processor.referenced_parameters().values()  # type: ignore[union-attr]
+        for name in names
+    }
+    for name in sorted(referenced):
+        parameter = flow.parameters.find(name)
+        if parameter is None:
+            continue  # each property referencing it says so
+        if parameter.sensitive and parameter.written_in_flow:
+            yield FlowProblem(
+                f"parameter {name!r}",
+                "is sensitive and its value is written in the flow",
+                "give it value_from_env or value_from_file (or --parameter-env NAME=ENVVAR)",
+            )
+            continue
+        try:
+            parameter.read()
+        except ConfigurationError as error:
+            why = str(error).removeprefix(f"parameter {name!r} ")
+            yield FlowProblem(f"parameter {name!r}", why)
 
 
 def check_connection_relationships(flow: FlowDefinition) -> Iterator[FlowProblem]:
@@ -193,6 +230,7 @@ def check_run_schedules(flow: FlowDefinition) -> Iterator[FlowProblem]:
 CHECKS: tuple[Check, ...] = (
     check_not_empty,
     check_properties,
+    check_parameters,
     check_connection_relationships,
     check_relationships_handled,
     check_inputs,

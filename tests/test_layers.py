@@ -32,6 +32,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "flowcore.provenance_events",
             "flowcore.faults",
             "flowcore.patterns",
+            "flowcore.parameters",
             "flowcore.datasets.*",
             "repositories",
             "repositories.records",

@@ -18,11 +18,13 @@ from rich.console import Console
 
 from flowcore.errors import FlowcoreError
 from flowcore.flow import FlowDefinition
+from flowcore.parameters import layered, load_parameters
 from flowcore.settings import DEFAULT_REPOSITORY, Settings
 
 __all__ = [
     "USER_ERROR",
     "UsageError",
+    "apply_parameters",
     "console",
     "errors",
     "load_flow",
@@ -30,6 +32,7 @@ __all__ = [
     "parse_pairs",
     "repository_of",
     "settings_of",
+    "with_parameters",
     "with_repository",
 ]
 
@@ -134,3 +137,21 @@ def with_repository(sub: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="repository directory (default: .flowcore next to the flow, or here)",
     )
+
+
+def with_parameters(sub: argparse.ArgumentParser) -> None:
+    """Give a command the options that set the flow's parameters (docs/operations.md)."""
+    sub.add_argument("--parameter", action="append", default=[], metavar="NAME=VALUE")
+    sub.add_argument("--parameters", metavar="FILE", help="parameters as JSON (NiFi's shape)")
+    sub.add_argument(
+        "--parameter-env", action="append", default=[], metavar="NAME=ENVVAR",
+        help="a (sensitive) parameter read from an environment variable",
+    )  # fmt: skip
+
+
+def apply_parameters(flow: FlowDefinition, args: argparse.Namespace) -> None:
+    """Put the command line's parameters over the flow's: its values, then the file's."""
+    file = load_parameters(args.parameters) if args.parameters else None
+    values = parse_pairs(args.parameter, "--parameter")
+    from_env = parse_pairs(args.parameter_env, "--parameter-env")
+    flow.parameters = layered(flow.parameters, file=file, values=values, from_env=from_env)

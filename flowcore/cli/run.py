@@ -12,12 +12,14 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 
 from flowcore.cli._common import (
+    apply_parameters,
     console,
     errors,
     load_flow,
     parse_pairs,
     repository_of,
     settings_of,
+    with_parameters,
     with_repository,
 )
 
@@ -30,6 +32,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from flowcore.driver.run_result import RunProgress  # noqa: PLC0415
 
     flow = load_flow(args.flow)
+    apply_parameters(flow, args)
     stop = threading.Event()
     if args.continuous:
         signal.signal(signal.SIGINT, lambda *_: stop.set())
@@ -131,5 +134,6 @@ def add_command(commands: Any) -> None:
         help="an engine setting, e.g. provenance_max_storage_time='7 days' (see Settings)",
     )
     run.add_argument("--json", action="store_true", help="print the result as JSON")
+    with_parameters(run)
     with_repository(run)
     run.set_defaults(handler=cmd_run)

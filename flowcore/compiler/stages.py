@@ -234,7 +234,7 @@ def plan_stage(flow: FlowDefinition, durable: Mapping[str, object], stage: Stage
                 component_id=component.id,
                 name=component.name,
                 type_name=component.type_name,
-                processor=component.processor,
+                processor=flow.resolved_processor(component),  # parameters bound here
                 routes={k: tuple(v) for k, v in routes.items()},
                 auto_terminated=flow.auto_terminated(component),
                 has_input=bool(flow.incoming(component)),

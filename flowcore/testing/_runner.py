@@ -27,6 +27,7 @@ from typing import Any
 from flowcore.clock import now_ms
 from flowcore.errors import InvalidProcessorError
 from flowcore.flowfile import FlowFile
+from flowcore.parameters import Parameter, ParameterContext
 from flowcore.process_context import ProcessContext, lowest_logged_level
 from flowcore.processor import Processor, ProcessorKind
 from flowcore.properties import PropertyDescriptor
@@ -68,6 +69,9 @@ class TestRunner:
             ``bin_batches``) as FlowFile batches, sessions take batches (``fork_batch``), and
             what a batch form declines is triggered one FlowFile at a time
             (:mod:`flowcore.testing._batches`). Results read as in the default mode.
+        parameters: values for ``#{name}`` references in the processor's properties (a dict
+            of name -> value, or a :class:`~flowcore.parameters.ParameterContext`); more with
+            :meth:`set_parameter`.
     """
 
     __test__ = False  # not a pytest test class
@@ -78,8 +82,13 @@ class TestRunner:
         *,
         name: str | None = None,
         batches: bool = False,
+        parameters: ParameterContext | Mapping[str, str] | None = None,
     ) -> None:
         self.processor: Processor = processor() if isinstance(processor, type) else processor
+        #: The parameter context the processor's ``#{name}`` references read.
+        self.parameters = ParameterContext.of(parameters)
+        if parameters is not None:
+            self._bind_parameters()
         processor_type = type(self.processor).__name__
         self.component = ComponentInfo(
             id=f"{processor_type}-1", type=processor_type, name=name or processor_type
@@ -333,6 +342,19 @@ class TestRunner:
     def remove_property(self, name: PropertyDescriptor | str) -> bool:
         """Unset a property; return whether it was set."""
         return self.processor.remove_property(name)
+
+    def set_parameter(self, name: str, value: str, *, sensitive: bool = False) -> None:
+        """Define (or redefine) parameter *name*, which ``#{name}`` references read.
+
+        A sensitive one may only be referenced by sensitive properties, as in a flow; here,
+        unlike in a flow, its value may be written in the test.
+        """
+        parameter = Parameter(name, value, sensitive=sensitive)
+        self.parameters = self.parameters.overridden_by([parameter])
+        self._bind_parameters()
+
+    def _bind_parameters(self) -> None:
+        self.processor.bind_parameters(self.parameters.values_for(self.parameters.effective()))
 
     def validation_problems(self) -> tuple[ValidationResult, ...]:
         """Every configuration problem of the processor."""

@@ -10,6 +10,7 @@ import pytest
 from flowcore.builder import Flow
 from flowcore.errors import FlowDefinitionError
 from flowcore.flow import ComponentKind, Prioritizer, QueueSettings
+from flowcore.parameters import Parameter, ParameterContext
 from processors import GenerateFlowFile, LogAttribute, SplitText, UpdateAttribute
 
 
@@ -137,3 +138,21 @@ def test_run_schedule_defaults_to_nifis_zero_and_takes_seconds_as_numbers() -> N
         "5 mins"
     )
     assert flow.add(GenerateFlowFile(), name="num", run_schedule=60).run_schedule == "60 secs"
+
+
+def test_flows_hold_parameters_and_bind_them_to_processors() -> None:
+    """Flow(parameters=dict) makes a context; resolved_processor binds what a processor uses."""
+    flow = Flow("p", parameters={"n": "2", "unused": "x"})
+    assert flow.parameters == ParameterContext(
+        "p", parameters=[Parameter("n", "2"), Parameter("unused", "x")]
+    )
+    split = flow.add(SplitText(line_split_count="#{n}"), name="split")
+    funnel = flow.funnel()
+    bound = flow.resolved_processor(split)
+    assert bound is not None
+    assert bound is not split.processor
+    assert bound.parameter_values == {"n": "2"}
+    assert bound.effective_value(SplitText.LINE_SPLIT_COUNT) == "2"
+    assert flow.resolved_processor(funnel) is None
+    log = flow.add(LogAttribute(), name="log")
+    assert flow.resolved_processor(log) is log.processor

@@ -22,6 +22,8 @@ from flowcore import (
     WorkListing,
 )
 from flowcore.errors import ConfigurationError
+from flowcore.parameters import Parameter, SensitiveText
+from flowcore.properties import ExpressionLanguageScope
 from flowcore.relationship import FAILURE, ORIGINAL, SUCCESS
 from flowcore.testing import TestRunner
 from flowcore.validators import POSITIVE_INTEGER_VALIDATOR, TIME_PERIOD_VALIDATOR
@@ -320,3 +322,72 @@ def test_capabilities_are_settled_when_a_class_is_made() -> None:
     assert not OwnMerge.capabilities.bins_batches
     assert OwnMerge.capabilities.merges_apart
     assert not OwnSessions.capabilities.run_batching
+
+
+class Secretive(Processor):
+    """Has a sensitive property and an ordinary one that takes Expression Language."""
+
+    PASSWORD = PropertyDescriptor("Password", sensitive=True)
+    GREETING = PropertyDescriptor("Greeting", el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES)
+    property_descriptors = (PASSWORD, GREETING)
+    relationships = (SUCCESS,)
+
+
+def _secret() -> SensitiveText:
+    return SensitiveText("hunter2", Parameter("pw", "hunter2", sensitive=True))
+
+
+def test_parameters_are_substituted_when_values_are_read() -> None:
+    """Bound values replace references in every reading path; validators see the values."""
+    processor = Configurable(line_split_count="#{n}", max_bin_age="#{age} sec")
+    processor.bind_parameters({"n": "3", "age": "5"})
+    assert processor.effective_value(Configurable.COUNT) == "3"
+    assert processor.configured == {"Line Split Count": "3", "Max Bin Age": "5 sec"}
+    assert processor.validate() == ()
+    processor.bind_parameters({"n": "x", "age": "5"})
+    assert "'x'" in str(processor.validate()[0])
+    assert repr(processor) == "Configurable(line_split_count='#{n}', max_bin_age='#{age} sec')"
+
+
+def test_undefined_parameters_are_problems_naming_property_and_parameter() -> None:
+    """A reference to an undefined name is one problem, and the property's validators wait."""
+    problems = Configurable(line_split_count="#{count}").validate()
+    assert len(problems) == 1
+    assert problems[0].subject == "Line Split Count"
+    assert "parameter 'count', which is not defined" in problems[0].explanation
+    assert "not a valid parameter reference" in str(
+        Configurable(line_split_count="#{a/b}").validate()
+    )
+
+
+def test_sensitive_parameters_follow_nifis_rules() -> None:
+    """Sensitive parameters only in sensitive properties, alone; sensitive properties only them."""
+    values = {"pw": _secret(), "plain": "p"}
+    wrong_way = Secretive(greeting="#{pw}")
+    wrong_way.bind_parameters(values)
+    assert "only a sensitive property" in str(wrong_way.validate())
+    not_sensitive = Secretive(password="#{plain}")
+    not_sensitive.bind_parameters(values)
+    assert "which is not sensitive" in str(not_sensitive.validate())
+    around = Secretive(password="x#{pw}")
+    around.bind_parameters(values)
+    assert "nothing else" in str(around.validate())
+    right = Secretive(password="#{pw}", greeting="hi ${name} #{plain}")
+    right.bind_parameters(values)
+    assert right.validate() == ()
+    assert isinstance(right.effective_value(Secretive.PASSWORD), SensitiveText)
+    assert "hunter2" not in repr(right) + repr(Secretive(password="hunter2"))
+
+
+def test_with_parameters_copies_only_processors_that_reference_them() -> None:
+    """with_parameters returns the processor itself without references, else a bound copy."""
+    plain = Configurable(line_split_count="1")
+    assert plain.with_parameters({"n": "2"}) is plain
+    configured = Secretive(password="#{pw}")
+    bound = configured.with_parameters({"pw": _secret()})
+    assert bound is not configured
+    assert configured.effective_value(Secretive.PASSWORD) == ""
+    assert bound.effective_value(Secretive.PASSWORD) == "hunter2"
+    assert bound.referenced_parameters() == {"Password": ("pw",)}
+    bound.set_property("Greeting", "x")
+    assert "Greeting" not in configured.configured

@@ -8,6 +8,7 @@ import pytest
 
 from flowcore.errors import ConfigurationError
 from flowcore.expression import ResultType
+from flowcore.parameters import MASK, Parameter, SensitiveText
 from flowcore.properties import (
     AllowableValue,
     ExpressionLanguageScope,
@@ -136,3 +137,19 @@ def test_evaluate_attribute_expressions() -> None:
     assert value.evaluate_attribute_expressions({"a": "1", "b": "x"}).value == "1-X"
     literal = PropertyValue("${a}", PropertyDescriptor("P"))
     assert literal.evaluate_attribute_expressions({"a": "1"}).value == "${a}"
+
+
+def test_sensitive_values_are_masked_and_never_evaluated() -> None:
+    """A sensitive property's problems show ********; a sensitive value is not evaluated as EL."""
+    secret = SensitiveText("${x}-abc", Parameter("pw", "${x}-abc", sensitive=True))
+    descriptor = PropertyDescriptor(
+        "Password",
+        sensitive=True,
+        el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES,
+        validators=POSITIVE_INTEGER_VALIDATOR,
+    )
+    (problem,) = descriptor.validate("abc")
+    assert problem.input == MASK
+    assert "abc" not in str(problem)
+    value = PropertyValue(secret, descriptor).evaluate_attribute_expressions({"x": "1"})
+    assert value.value == "${x}-abc"

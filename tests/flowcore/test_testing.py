@@ -463,3 +463,35 @@ def test_the_documented_batch_form_and_harness_example_run(
     for block in blocks:
         exec(block, example.__dict__)  # the documentation's own example
     assert example.runner.batch_use.whole == 10
+
+
+class _Login(Processor):
+    """Puts the length of its sensitive Password and its Greeting on each FlowFile."""
+
+    PASSWORD = PropertyDescriptor("Password", sensitive=True)
+    GREETING = PropertyDescriptor("Greeting")
+    property_descriptors = (PASSWORD, GREETING)
+    relationships = (SUCCESS,)
+
+    def on_trigger(self, context: Any, session: Any) -> None:
+        flowfile = session.get()
+        secret = context.get_property(self.PASSWORD).value or ""
+        greeting = context.get_property(self.GREETING).value or ""
+        flowfile = session.put_all_attributes(flowfile, {"n": str(len(secret)), "g": greeting})
+        session.transfer(flowfile, SUCCESS)
+
+
+def test_the_harness_takes_parameters() -> None:
+    """TestRunner(parameters=...) and set_parameter bind #{name}; undefined ones are invalid."""
+    runner = TestRunner(_Login(password="#{pw}", greeting="#{hi}!"), parameters={"hi": "hello"})
+    runner.assert_not_valid()
+    assert "parameter 'pw', which is not defined" in str(runner.validation_problems())
+    runner.set_parameter("pw", "hunter2")
+    assert "which is not sensitive" in str(runner.validation_problems())
+    runner.set_parameter("pw", "hunter2", sensitive=True)
+    runner.enqueue("x")
+    runner.run()
+    (out,) = runner.flowfiles_for(SUCCESS)
+    out.assert_attribute_equals("n", "7")
+    out.assert_attribute_equals("g", "hello!")
+    assert "hunter2" not in repr(runner.processor)

@@ -6,7 +6,10 @@ import pytest
 
 from flowcore.builder import Flow
 from flowcore.errors import FlowValidationError
+from flowcore.parameters import Parameter, ParameterContext
+from flowcore.properties import PropertyDescriptor
 from flowcore.validation import CHECKS, problems_of
+from flowcore.validators import POSITIVE_INTEGER_VALIDATOR
 from processors import GenerateFlowFile, LogAttribute, SplitText, UpdateAttribute
 
 
@@ -107,3 +110,54 @@ def test_run_schedules_must_parse_and_belong_to_sources() -> None:
     every = ok.add(GenerateFlowFile(), name="gen", run_schedule="1 min")
     ok.auto_terminate(every, "success")
     assert problems_of(ok) == []
+
+
+class _Vault(LogAttribute):
+    """LogAttribute with a sensitive property, to reference sensitive parameters from."""
+
+    TOKEN = PropertyDescriptor("Token", sensitive=True, validators=POSITIVE_INTEGER_VALIDATOR)
+    property_descriptors = (*LogAttribute.property_descriptors, TOKEN)
+
+
+def test_parameter_problems_come_with_every_other_problem(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Undefined, unreadable and literal sensitive parameters are listed with the rest."""
+    monkeypatch.delenv("FLOWCORE_TEST_UNSET", raising=False)
+    parameters = ParameterContext(
+        parameters=[
+            Parameter("n", "2"),
+            Parameter("literal", "hunter2", sensitive=True),
+            Parameter("unset", sensitive=True, value_from_env="FLOWCORE_TEST_UNSET"),
+        ]
+    )
+    flow = Flow("params", parameters=parameters)
+    gen = flow.add(GenerateFlowFile(batch_size="#{n}"), name="gen")
+    split = flow.add(SplitText(line_split_count="#{lines}"), name="split")
+    log = flow.add(_Vault(token="#{unset}"), name="log")
+    vault = flow.add(_Vault(token="#{literal}"), name="vault")
+    flow.connect(gen, split)
+    flow.connect(split, log, "splits")
+    flow.connect(split, vault, "original")
+    flow.auto_terminate(split, "failure")
+    flow.auto_terminate(log, "success")
+    found = [str(p) for p in problems_of(flow)]
+    assert any("SplitText 'split'" in p and "parameter 'lines'" in p for p in found)
+    assert any("'unset'" in p and "FLOWCORE_TEST_UNSET, which is not set" in p for p in found)
+    assert any("'literal': is sensitive and its value is written in the flow" in p for p in found)
+    assert any("_Vault 'vault'" in p and "Relationship 'success'" in p for p in found)
+    assert not any("'Batch Size'" in p for p in found)
+
+
+def test_sensitive_values_never_show_in_problems(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A sensitive value that fails a validator shows as ********."""
+    monkeypatch.setenv("FLOWCORE_TEST_TOKEN", "not-a-number-hunter2")
+    flow = Flow("p", parameters=ParameterContext(parameters=[
+        Parameter("token", sensitive=True, value_from_env="FLOWCORE_TEST_TOKEN")
+    ]))  # fmt: skip
+    gen = flow.add(GenerateFlowFile(), name="gen")
+    log = flow.add(_Vault(token="#{token}"), name="log")
+    flow.connect(gen, log)
+    flow.auto_terminate(log, "success")
+    with pytest.raises(FlowValidationError) as caught:
+        flow.validate()
+    assert "'Token' validated against '********'" in str(caught.value)
+    assert "hunter2" not in str(caught.value)

@@ -171,3 +171,20 @@ def test_the_last_phase_plans_every_stage() -> None:
         assert [m.component_id for m in plan.members] == list(stage.members)
     reader = compiled.plans[compiled.stage_of(merge).id]
     assert reader.queue_members[queue.id] == merge.id
+
+
+def test_plans_ship_processors_with_their_parameters_bound() -> None:
+    """A stage plan's processor has the flow's parameters substituted; the flow's keeps #{}."""
+    flow = Flow("p", parameters={"n": "3", "who": "web"})
+    gen = flow.add(GenerateFlowFile(), name="gen")
+    split = flow.add(SplitText(line_split_count="#{n}"), name="split")
+    tag = flow.add(UpdateAttribute(source="#{who}-${filename}"), name="tag")
+    flow.connect(gen, split)
+    flow.connect(split, tag, "splits")
+    flow.auto_terminate(split, ["original", "failure"])
+    flow.auto_terminate(tag, "success")
+    compiled = compile_flow(flow)
+    members = {m.name: m for plan in compiled.plans.values() for m in plan.members}
+    assert members["split"].processor.configured == {"Line Split Count": "3"}
+    assert members["tag"].processor.configured == {"source": "web-${filename}"}
+    assert repr(split.processor) == "SplitText(line_split_count='#{n}')"
