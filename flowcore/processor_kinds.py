@@ -252,11 +252,12 @@ class SourceProcessor(Processor):
 
     def read_work_batch(
         self, context: ProcessContext, item: WorkItem, maker: BatchMaker
-    ) -> tuple[str, FlowFileBatch] | None:
-        """Create one work item's FlowFiles as a batch, if they differ only by position.
+    ) -> tuple[str, FlowFileBatch] | Sequence[tuple[str, FlowFileBatch]] | None:
+        """Create one work item's FlowFiles as batches, without a FlowFile object each.
 
-        *maker* creates the batch (ids, uuids, content, the CREATE events as a run). Return
-        ``(relationship, batch)``, or None (the default) to have :meth:`read_work` make them
+        *maker* creates the batches (ids, uuids, content); the engine records their CREATE
+        events as runs. Return ``(relationship, batch)``, a list of them (``create_each`` makes
+        one batch per content claim), or None (the default) to have :meth:`read_work` make them
         one by one.
         """
         del context, item, maker

@@ -164,8 +164,8 @@ class GenerateFlowFile(SourceProcessor):
 
     def read_work_batch(
         self, context: ProcessContext, item: WorkItem, maker: BatchMaker
-    ) -> tuple[str, FlowFileBatch] | None:
-        """A trigger's FlowFiles as one batch: :meth:`read_work`'s contents and attributes.
+    ) -> list[tuple[str, FlowFileBatch]] | None:
+        """A trigger's FlowFiles as batches: :meth:`read_work`'s contents and attributes.
 
         Shared content (Custom Text, or random data when FlowFiles need not be unique) is one
         range repeated; unique random contents are written back to back. Dynamic properties with
@@ -185,21 +185,34 @@ class GenerateFlowFile(SourceProcessor):
         if content is None and context.get_property(self.UNIQUE_FLOWFILES).as_boolean():
             size = int(context.get_property(self.FILE_SIZE).as_data_size("B") or 0)
             chunks = self._unique_chunks(context, count, size)
-            batch = maker.create_each(count, {} if evaluated else attributes, size, chunks)
+            made = maker.create_each(count, {} if evaluated else attributes, size, chunks)
         else:
             if content is None:
                 if self._data is None:
                     self._data = self._random_data(context)
                 content = self._data
-            batch = maker.create(count, {} if evaluated else attributes, content)
+            made = [maker.create(count, {} if evaluated else attributes, content)]
         if evaluated:
-            columns = {
-                name: evaluate_column(compile_expression(text), batch, clock=context.now)
-                for name, text in evaluated.items()
-                if not (mime_type and name == "mime.type")  # the property wins, as one by one
-            }
-            batch = batch.with_columns(columns).with_attributes(attributes)
-        return SUCCESS.name, batch
+            made = [self._evaluated(context, batch, evaluated, attributes) for batch in made]
+        return [(SUCCESS.name, batch) for batch in made]
+
+    def _evaluated(
+        self,
+        context: ProcessContext,
+        batch: FlowFileBatch,
+        evaluated: Mapping[str, str],
+        attributes: Mapping[str, str],
+    ) -> FlowFileBatch:
+        """*batch* with the dynamic properties' values, as :meth:`read_work` sets them."""
+        mime_type = (
+            attributes.get("mime.type") if context.get_property(self.MIME_TYPE).value else None
+        )
+        columns = {
+            name: evaluate_column(compile_expression(text), batch, clock=context.now)
+            for name, text in evaluated.items()
+            if not (mime_type and name == "mime.type")  # the property wins, as one by one
+        }
+        return batch.with_columns(columns).with_attributes(attributes)
 
     def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
         """Create one batch of FlowFiles."""

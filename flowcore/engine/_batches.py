@@ -85,13 +85,38 @@ class TaskBatchMaker:
 
     def create_each(
         self, count: int, attributes: Mapping[str, str], size: int, contents: Iterable[bytes]
-    ) -> FlowFileBatch:
-        """*count* new FlowFiles of *size* bytes each, their bytes *contents* back to back."""
-        claim = self._write(contents) if size and count else None
-        if claim is not None and claim.length != size * count:
-            msg = f"{claim.length} bytes of contents for {count} FlowFiles of {size} bytes"
+    ) -> list[FlowFileBatch]:
+        """*count* new FlowFiles of *size* bytes each, their bytes *contents* back to back.
+
+        One batch per content claim, each claim at most the repository's maximum appendable
+        size (and at least one FlowFile), as writing them one by one would fill claim files.
+        """
+        if not size or not count:
+            return [self._batch(count, attributes, None, size)]
+        member = self.member
+        per_claim = max(1, member.content.max_appendable_size // size)
+        chunks, pending = iter(contents), memoryview(b"")
+        batches = []
+        for start in range(0, count, per_claim):
+            made = min(per_claim, count - start)
+            want = made * size
+            stream = member.content.writer(member.component.id).open_stream()
+            while want:
+                if not pending:
+                    pending = memoryview(next(chunks, b""))
+                    if not pending:
+                        msg = f"too few bytes of contents for {count} FlowFiles of {size} bytes"
+                        raise ValueError(msg)
+                taken = pending[:want]
+                stream.write(bytes(taken))
+                want -= len(taken)
+                pending = pending[len(taken) :]
+            claim = stream.close()
+            batches.append(self._batch(made, attributes, claim, size))
+        if pending or next(chunks, b""):
+            msg = f"more than {count * size} bytes of contents for {count} FlowFiles of {size}"
             raise ValueError(msg)
-        return self._batch(count, attributes, claim, size)
+        return batches
 
     def _write(self, chunks: Iterable[bytes]) -> ContentClaim:
         member = self.member
@@ -187,19 +212,22 @@ def read_work_batch(member: TaskMember, item: Any) -> bool:
     try:
         made = member.processor.read_work_batch(member.context, item, maker)  # type: ignore[attr-defined]
     except Exception:  # the one-by-one path reads it again and reports what goes wrong
-        log.debug("reading %s as a batch failed; reading it FlowFile by FlowFile", item.key)
+        log.debug(
+            "reading %s as a batch failed; reading it FlowFile by FlowFile", item.key, exc_info=True
+        )
         return False
     if made is None:
         return False
-    relationship, batch = made
-    if not maker.made_it(batch):
+    routes = [made] if isinstance(made[0], str) else list(made)
+    if not all(maker.made_it(batch) for _, batch in routes):
         log.debug("%s returned a batch it did not make; reading it one by one", item.key)
         return False
-    if batch.count:
-        member.task.events.append(
-            batch_run(member, ProvenanceEventType.CREATE, None, batch, batch.entry_date)
-        )
-    route_whole(member, relationship, batch)
+    for relationship, batch in routes:
+        if batch.count:
+            member.task.events.append(
+                batch_run(member, ProvenanceEventType.CREATE, None, batch, batch.entry_date)
+            )
+        route_whole(member, relationship, batch)
     return True
 
 

@@ -63,6 +63,11 @@ class TaskContent:
         self.writer_impl = repository.writer(owner)
         self.written: set[ResourceClaim] = set()
 
+    @property
+    def max_appendable_size(self) -> int:
+        """The bytes after which a claim file is no longer appended to (the repository's)."""
+        return self.repository.max_appendable_size
+
     def writer(self, owner: str = "") -> _SharedWriter:
         del owner
         return _SharedWriter(self)

@@ -382,11 +382,13 @@ class BatchMaker(Protocol):
 
     def create_each(
         self, count: int, attributes: Mapping[str, str], size: int, contents: Iterable[bytes]
-    ) -> FlowFileBatch:
+    ) -> list[FlowFileBatch]:
         """:meth:`create`, each FlowFile with *size* bytes of its own.
 
         *contents* are the FlowFiles' bytes back to back (*count* times *size*), in chunks of
-        any length: a generator of unique FlowFiles writes them without holding them all.
+        any length: a generator of unique FlowFiles writes them without holding them all. They
+        come as one batch per content claim (a claim holds at most the content repository's
+        maximum appendable size): return them all.
         """
         ...
 

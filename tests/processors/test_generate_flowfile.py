@@ -61,14 +61,14 @@ def test_a_trigger_is_made_as_one_batch_shared_or_unique() -> None:
             return (count, dict(attributes), content)
 
         def create_each(self, count, attributes, size, contents):  # type: ignore[no-untyped-def]
-            return (count, dict(attributes), size, b"".join(contents))
+            return [(count, dict(attributes), size, b"".join(contents))]
 
     item = WorkItem("batch", {"count": 4})
     plain = GenerateFlowFile(custom_text="hi", mime_type="text/plain", kind="x")
     made = plain.read_work_batch(TestRunner(plain).context, item, Maker())  # type: ignore[arg-type]
-    assert made == ("success", (4, {"kind": "x", "mime.type": "text/plain"}, b"hi"))
+    assert made == [("success", (4, {"kind": "x", "mime.type": "text/plain"}, b"hi"))]
     unique = GenerateFlowFile(unique_flowfiles=True, file_size="8 B", data_format="Binary")
-    _, (count, _, size, data) = unique.read_work_batch(  # type: ignore[misc]
+    [(_, (count, _, size, data))] = unique.read_work_batch(  # type: ignore[misc]
         TestRunner(unique).context,
         item,
         Maker(),  # type: ignore[arg-type]
