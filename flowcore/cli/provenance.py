@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 from datetime import UTC, datetime
@@ -140,6 +141,16 @@ def _print_search(events: list[ProvenanceEvent], *, as_json: bool) -> None:
     console.print(table)
 
 
+def _print_bytes(stream: Any) -> None:
+    """Copy *stream* to standard output as bytes; a reader that stops early (``| head``) is fine."""
+    try:
+        shutil.copyfileobj(stream, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+    except BrokenPipeError:
+        # Python would report the pipe again when it flushes stdout at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 def _show_content(repos: Any, event: ProvenanceEvent, which: str, output: str | None) -> None:
     """Write the content after (or before) *event* to stdout or *output*, bytes as they are.
 
@@ -160,8 +171,7 @@ def _show_content(repos: Any, event: ProvenanceEvent, which: str, output: str | 
     try:
         with repos.content.open(claim) as stream:
             if output is None:
-                shutil.copyfileobj(stream, sys.stdout.buffer)
-                sys.stdout.buffer.flush()
+                _print_bytes(stream)
                 return
             data = stream.read()
     except ContentNotFoundError:
