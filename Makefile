@@ -5,13 +5,14 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JAVA_PACKAGE := openjdk-17-jre-headless
+GRAPHVIZ_PACKAGE := graphviz
 
 # The first interpreter on PATH that is Python 3.11 or newer.
 PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do \
 	  if command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then \
 	    echo $$p; break; fi; done)
 
-.PHONY: help setup java test demo lint bench clean
+.PHONY: help setup java graphviz test demo lint bench clean
 
 help:
 	@echo "make demo   set up and run the example flow"
@@ -27,7 +28,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 
-setup: $(STAMP) java
+setup: $(STAMP) java graphviz
 
 # Spark runs on the JVM: require Java 17+. Install it when we can (root with apt-get), else say how.
 java:
@@ -44,6 +45,20 @@ java:
 	  echo "  sudo apt-get install -y $(JAVA_PACKAGE)      (Debian/Ubuntu)"; \
 	  echo "  brew install openjdk@17                         (macOS)"; \
 	  exit 1; \
+	fi
+
+# Pictures in SVG (flowcore explain --format svg, the demo's) are laid out by Graphviz's dot.
+# Install it when we can (root with apt-get); without it pictures fall back to DOT text.
+graphviz:
+	@if command -v dot >/dev/null 2>&1; then exit 0; fi; \
+	if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "Installing $(GRAPHVIZ_PACKAGE) with apt-get (SVG pictures) ..."; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(GRAPHVIZ_PACKAGE) >/dev/null \
+	    || echo "apt-get could not install $(GRAPHVIZ_PACKAGE); pictures will be DOT text, not SVG"; \
+	else \
+	  echo "Graphviz's dot is not installed; pictures will be DOT text, not SVG. For SVG:"; \
+	  echo "  sudo apt-get install -y $(GRAPHVIZ_PACKAGE)      (Debian/Ubuntu)"; \
+	  echo "  brew install graphviz                   (macOS)"; \
 	fi
 
 test: setup

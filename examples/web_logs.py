@@ -24,6 +24,7 @@ import shutil
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -89,6 +90,32 @@ def build_flow(data: Path) -> Flow:
 flow = build_flow(DATA)
 
 
+def draw_pictures(demo: Flow, workdir: Path, provenance: Any) -> list[tuple[str, Path]]:
+    """Draw the flow with the run's counts, and one merged file's lineage, beside the output.
+
+    SVG when Graphviz's ``dot`` program is installed, else DOT text (``dot -Tsvg`` draws it).
+    """
+    from flowcore.errors import DrawingError  # noqa: PLC0415
+    from flowcore.pictures.lineage_picture import lineage_picture  # noqa: PLC0415
+    from flowcore.pictures.render import render  # noqa: PLC0415
+
+    repository = workdir / ".flowcore"
+    try:
+        drawn, suffix = demo.explain("svg", repository=repository), "svg"
+    except DrawingError:
+        drawn, suffix = demo.explain("dot", repository=repository), "dot"
+    written = [("the flow, with this run's counts", workdir / f"web-logs.{suffix}")]
+    written[0][1].write_text(drawn)
+    sent = provenance.search(event_type="SEND", limit=1)
+    if sent:
+        uuid = sent[0].flowfile_uuid
+        picture = lineage_picture(provenance.lineage(uuid), uuid)
+        path = workdir / f"lineage.{suffix}"
+        path.write_text(render(picture, suffix))
+        written.append((f"the lineage of {sent[0].filename} (FlowFile {uuid})", path))
+    return written
+
+
 def main(argv: list[str] | None = None) -> None:
     """Generate logs, run the flow, print a summary and the plan."""
     from rich.console import Console  # noqa: PLC0415
@@ -125,9 +152,13 @@ def main(argv: list[str] | None = None) -> None:
     try:
         for event in repositories.provenance.search(limit=10_000_000):
             events[event.event_type.value] += 1
+        pictures = draw_pictures(demo, workdir, repositories.provenance)
     finally:
         repositories.close()
     console.print("provenance events by type:", dict(sorted(events.items())))
+    console.rule("pictures")
+    for what, path in pictures:
+        console.print(f"  {what}: {path}", highlight=False, soft_wrap=True)
     if lines != expected:
         sys.exit(f"expected {expected} lines in the output, found {lines}")
 

@@ -11,14 +11,25 @@ from __future__ import annotations
 
 import os
 
-from flowcore.compiler.stages import compile_flow, explain
+from flowcore.compiler.stages import compile_flow
 from flowcore.driver.controller import run_flow
 from flowcore.driver.run_result import RunResult
 from flowcore.flow import FlowDefinition
+from flowcore.pictures.flow_picture import FlowCounts, flow_picture
+from flowcore.pictures.render import render
 from flowcore.settings import DEFAULT_REPOSITORY, Settings
 from flowcore.validation import validate_flow
+from repositories.repository_set import read_status
 
-__all__ = ["Flow"]
+__all__ = ["Flow", "flow_counts"]
+
+
+def flow_counts(flow: FlowDefinition, repository: str | os.PathLike[str]) -> FlowCounts | None:
+    """The last run's counts in *repository*, when its ``status.json`` is of *flow* (by name)."""
+    status = read_status(repository)
+    if status is None or status.get("flow") != flow.name:
+        return None
+    return FlowCounts.from_status(status)
 
 
 class Flow(FlowDefinition):
@@ -46,13 +57,31 @@ class Flow(FlowDefinition):
         """
         validate_flow(self)
 
-    def explain(self) -> str:
-        """The compiled plan as text: stages, members, inputs and why each queue is durable.
+    def explain(
+        self,
+        format: str = "text",
+        *,
+        repository: str | os.PathLike[str] | None = None,
+    ) -> str:
+        """The flow drawn from its compiled plan: stages, every connection and exit, queues.
+
+        Each stage lists its components with every relationship: where it leads (parallel
+        branches stay parallel) or that it is auto-terminated; durable queues say why they are
+        durable and their NiFi queue settings. With a *repository* a run has used for this flow,
+        the FlowFiles and bytes of its last run are written on the connections.
+
+        Args:
+            format: ``text`` (the default), ``dot`` (Graphviz DOT), ``svg`` (laid out by
+                Graphviz's ``dot`` program), ``mermaid`` or ``json``.
+            repository: a repository directory whose ``status.json`` (left by a run of this
+                flow) gives the counts; ignored when no run of this flow left one.
 
         Raises:
             FlowValidationError: the flow is invalid.
+            DrawingError: an unknown format, or ``svg`` without Graphviz installed.
         """
-        return explain(compile_flow(self))
+        counts = flow_counts(self, repository) if repository is not None else None
+        return render(flow_picture(compile_flow(self), counts), format)
 
     def run(
         self,

@@ -20,6 +20,7 @@ __all__ = [
     "ContentCorruptionError",
     "ContentNotFoundError",
     "DatasetError",
+    "DrawingError",
     "ExpressionError",
     "ExpressionEvaluationError",
     "ExpressionLimitError",
@@ -266,6 +267,10 @@ class ContentCorruptionError(RepositoryError):
 
 class ReplayError(FlowcoreError, ValueError):
     """A provenance event cannot be replayed (a JOIN, content gone, or its queue gone)."""
+
+
+class DrawingError(FlowcoreError, RuntimeError):
+    """A picture cannot be drawn in the format asked: its program is missing, or no such format."""
 
 
 def _rebuild_corruption(

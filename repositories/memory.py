@@ -297,7 +297,13 @@ class MemoryProvenanceRepository:
                     continue
                 seen_events.add(event.event_id)
                 node = f"event:{event.event_id}"
-                graph.add_node(node, kind="event", event_type=event.event_type.value)
+                graph.add_node(
+                    node,
+                    kind="event",
+                    event_type=event.event_type.value,
+                    time=event.event_time,
+                    component=event.component_name or event.component_id,
+                )
                 if event.parent_uuids or event.child_uuids:
                     graph.add_edges_from((parent, node) for parent in event.parent_uuids)
                     graph.add_edges_from((node, child) for child in event.child_uuids)

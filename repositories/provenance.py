@@ -98,13 +98,14 @@ def _covers(table: Table, key: str, low: int, high: int) -> Any:
     return and_(table.c.uuid_key == key, table.c.uuid_first <= high, table.c.uuid_last >= low)
 
 
-def _lineage_entry(found: ProvenanceEvent) -> tuple[str, int, str, list[str], list[str]]:
+def _lineage_entry(found: ProvenanceEvent) -> tuple[str, int, str, list[str], list[str], str]:
     return (
         found.event_type.value,
         found.event_time,
         found.flowfile_uuid,
         list(found.parent_uuids),
         list(found.child_uuids),
+        found.component_name or found.component_id,
     )
 
 
@@ -397,6 +398,26 @@ class SqlProvenanceRepository:
                             return result
         return result
 
+    def component_ids(self, component: str) -> list[str]:
+        """The component ids events were recorded under for *component*, an id or a name.
+
+        Users know components by the names they gave (``flow.add(..., name="zip")``); events
+        record both. An id that events name is returned alone; otherwise every id recorded
+        with that name (a flow edited between runs may have given it new ids). Names are not
+        indexed, so a name is found by a scan: a lookup for the command line, not for loops.
+        """
+        with self.engine.connect() as conn:
+            by_id = select(EVENTS.c.event_id).where(EVENTS.c.component_id == component).limit(1)
+            if conn.execute(by_id).first() is not None:
+                return [component]
+            by_name = (
+                select(EVENTS.c.component_id)
+                .where(EVENTS.c.component_name == component)
+                .distinct()
+                .order_by(EVENTS.c.component_id)
+            )
+            return [row.component_id for row in conn.execute(by_name)]
+
     def max_event_id(self) -> int:
         """The largest event id, -1 when empty."""
         return self._next_id - 1
@@ -430,16 +451,16 @@ class SqlProvenanceRepository:
 
     def _lineage_events(
         self, conn: Any, uuids: Sequence[str]
-    ) -> dict[int, tuple[str, int, str, list[str], list[str]]]:
+    ) -> dict[int, tuple[str, int, str, list[str], list[str], str]]:
         """Every event naming one of *uuids* (as subject, parent or child), by id.
 
-        Each is ``(type, time, subject uuid, parent uuids, child uuids)``.
+        Each is ``(type, time, subject uuid, parent uuids, child uuids, component name)``.
         """
         wanted: dict[str, list[int]] = defaultdict(list)
         for text in uuids:
             key, number = uuid_position(text)
             wanted[key].append(number)
-        found: dict[int, tuple[str, int, str, list[str], list[str]]] = {}
+        found: dict[int, tuple[str, int, str, list[str], list[str], str]] = {}
         linked: dict[int, list[str]] = defaultdict(list)  # event id -> uuids it may link
         for table in (EVENTS, LINKS):
             where = or_(*(_covers(table, k, min(ns), max(ns)) for k, ns in wanted.items()))
@@ -469,7 +490,8 @@ class SqlProvenanceRepository:
         Follows every event naming a FlowFile (as subject, parent or child) to the FlowFiles it
         links, breadth first, stopping at *max_events* events as NiFi bounds lineage queries.
         Edges run parent -> event -> child; an event without parents or children hangs off its
-        FlowFile.
+        FlowFile. Event nodes carry ``event_type``, ``time`` and ``component`` (its name, else
+        its id), what a picture of the lineage writes on them.
         """
         graph = nx.DiGraph()
         seen_flowfiles: set[str] = set()
@@ -485,10 +507,12 @@ class SqlProvenanceRepository:
                 found = self._lineage_events(conn, batch)
                 new = sorted(set(found) - seen_events)[: max_events - len(seen_events)]
                 for event_id in new:
-                    kind, moment, subject, parents, children = found[event_id]
+                    kind, moment, subject, parents, children, component = found[event_id]
                     seen_events.add(event_id)
                     node = f"event:{event_id}"
-                    graph.add_node(node, kind="event", event_type=kind, time=moment)
+                    graph.add_node(
+                        node, kind="event", event_type=kind, time=moment, component=component
+                    )
                     linked = [subject, *parents, *children]
                     graph.add_nodes_from((u for u in linked if u not in graph), kind="flowfile")
                     if parents or children:

@@ -61,6 +61,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("flowcore.flow", "flowcore.validation", "flowcore.queues"),
     ),
     ("compiler", ("flowcore.compiler.*",)),
+    ("pictures of flows and lineage", ("flowcore.pictures.*",)),
     (
         "execution and repositories",
         ("flowcore.engine.*", "flowcore.runners.*", "repositories.*"),

@@ -1,23 +1,74 @@
-"""``flowcore explain``: a flow's stages, and why each was cut."""
+"""``flowcore explain``: a flow drawn from its compiled plan, as text, DOT, SVG, Mermaid or JSON.
+
+After a run the last run's FlowFile and byte counts are written on the connections: from
+``--repository DIR``, or from the repository beside the flow file when a run of this flow has
+left its ``status.json`` there.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 from typing import Any
 
-from flowcore.cli._common import console, load_flow
+from flowcore.builder import flow_counts
+from flowcore.cli._common import UsageError, errors, load_flow, repository_of, with_repository
+from flowcore.compiler.stages import compile_flow
+from flowcore.pictures.flow_picture import flow_picture
+from flowcore.pictures.render import FORMATS, render
 
-__all__ = ["add_command", "cmd_explain"]
+__all__ = ["add_command", "cmd_explain", "write_file", "write_output"]
+
+
+def write_file(output: str, data: bytes) -> None:
+    """Write *data* to the file *output*.
+
+    Raises:
+        UsageError: the file cannot be written (its directory is missing, say).
+    """
+    try:
+        Path(output).write_bytes(data)
+    except OSError as error:
+        msg = f"cannot write {output}: {error.strerror or error}"
+        raise UsageError(msg) from None
+
+
+def write_output(text: str, output: str | None) -> None:
+    """Print *text*, or write it to the file *output* and say so on stderr.
+
+    Printed as it is (no terminal wrapping), so it can be piped into ``dot`` or a file.
+    """
+    if output is None:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        return
+    write_file(output, text.encode())
+    errors.print(f"wrote {output}", highlight=False, markup=False)
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    """Print the stages of a flow file."""
-    console.print(load_flow(args.flow).explain(), highlight=False, markup=False)
+    """Draw a flow file's flow, with the last run's counts when there are some."""
+    flow = load_flow(args.flow)
+    repository = repository_of(args, args.flow)
+    counts = flow_counts(flow, repository)
+    if counts is None and args.repository:
+        errors.print(
+            f"note: no run of flow '{flow.name}' has used {repository}; drawn without counts",
+            highlight=False,
+            markup=False,
+        )
+    picture = flow_picture(compile_flow(flow), counts)
+    write_output(render(picture, args.format), args.output)
     return 0
 
 
 def add_command(commands: Any) -> None:
     """Add ``explain`` to the command parsers."""
-    explain = commands.add_parser("explain", help="print a flow's stages")
+    explain = commands.add_parser(
+        "explain", help="draw a flow: stages, connections, queues (and counts after a run)"
+    )
     explain.add_argument("flow")
+    explain.add_argument("--format", choices=tuple(FORMATS), default="text")
+    explain.add_argument("--output", metavar="FILE", help="write to FILE instead of printing")
+    with_repository(explain)
     explain.set_defaults(handler=cmd_explain)

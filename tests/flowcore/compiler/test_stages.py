@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from flowcore.builder import Flow
-from flowcore.compiler.stages import DurableReason, compile_flow, form_stages, mark_durable
+from flowcore.compiler.stages import (
+    DurableReason,
+    compile_flow,
+    explain,
+    form_stages,
+    mark_durable,
+)
 from flowcore.errors import FlowValidationError
 from processors import (
     GenerateFlowFile,
@@ -121,9 +127,10 @@ def test_cycles_through_durable_queues_are_ordered_as_units() -> None:
 
 
 def test_explain_names_stages_members_and_why_queues_are_durable() -> None:
-    """explain() prints each stage with its members, inputs and the durable reasons."""
+    """explain() prints each stage with its members, inputs and the durable reasons (the
+    run's plan; ``flow.explain()`` draws the whole graph, tests/flowcore/pictures)."""
     flow, _ = web_logs()
-    assert flow.explain() == "\n".join(
+    assert explain(compile_flow(flow)) == "\n".join(
         [
             "flow 'web-logs': 2 stage(s)",
             "stage-1: GenerateFlowFile 'gen' -> SplitText 'split' -> UpdateAttribute 'tag'",
