@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from flowcore.cli import load_flow, main
-from tests.flowcore.cli.conftest import ROOT, into_closed_pipe
+from tests.flowcore.cli.conftest import into_closed_pipe
 
 FLOW = """
 from flowcore import Flow
@@ -215,7 +215,7 @@ def test_a_batch_run_that_cannot_finish_says_so_and_exits_3(tmp_path: Path, caps
     [
         ["processors"],
         ["processors", "RouteOnAttribute"],
-        ["explain", str(ROOT / "examples" / "web_logs.py")],
+        ["processors", "GetFile"],
     ],
 )
 def test_a_closed_stdout_stops_any_command_quietly(args: list[str]) -> None:
@@ -223,3 +223,8 @@ def test_a_closed_stdout_stops_any_command_quietly(args: list[str]) -> None:
     err, status = into_closed_pipe(*args)
     assert err == ""
     assert status == 141
+
+
+def test_a_closed_stdout_stops_explain_quietly(flow_file: Path) -> None:
+    """explain of a flow file into a pipe whose reader has gone: no message, status 141."""
+    assert into_closed_pipe("explain", str(flow_file)) == ("", 141)

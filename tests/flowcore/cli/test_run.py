@@ -1,0 +1,49 @@
+"""Tests for ``flowcore run`` (and ``explain``), run as the real command in a subprocess."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.flowcore.cli.conftest import Flowcore
+
+MISSING_INPUT_FLOW = """
+from flowcore import Flow
+from processors import FileSplitter, GetFile, PutFile
+
+flow = Flow("missing-input")
+get = flow.add(GetFile(input_directory="in"), name="get")
+blocks = flow.add(FileSplitter(input_directory="also-missing"), name="blocks")
+put = flow.add(PutFile(directory="out"), name="put")
+flow.connect(get, put)
+flow.connect(blocks, put, "blocks")
+flow.auto_terminate(blocks, ["files", "failure"])
+flow.auto_terminate(put, "success")
+"""
+
+
+def test_a_missing_input_directory_is_refused_before_anything_runs(
+    tmp_path: Path, flowcore_cmd: Flowcore
+) -> None:
+    """run and explain refuse a source whose directory is missing, naming the absolute path and
+    the working directory it was resolved from, with the flow's other problems; exit 2."""
+    flow = tmp_path / "flow.py"
+    flow.write_text(MISSING_INPUT_FLOW)
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    for command in (["run", str(flow), "--runner", "direct"], ["explain", str(flow)]):
+        done = flowcore_cmd(*command, cwd=work)
+        assert done.returncode == 2, done.stderr
+        assert "Traceback" not in done.stderr
+        assert "(3 problems)" in done.stderr
+        assert (
+            f"GetFile 'get': 'Input Directory' validated against 'in' is invalid because "
+            f"Directory {work / 'in'} (relative to the working directory {work}) does not exist"
+        ) in done.stderr
+        assert f"Directory {work / 'also-missing'} (relative to" in done.stderr
+        assert "Relationship 'failure' is not connected" in done.stderr
+        assert not (tmp_path / ".flowcore").exists()
+    (work / "in").mkdir()
+    (work / "also-missing").mkdir()
+    flow.write_text(MISSING_INPUT_FLOW.replace('"success"', '["success", "failure"]'))
+    done = flowcore_cmd("run", str(flow), "--runner", "direct", cwd=work)
+    assert done.returncode == 0, done.stderr
