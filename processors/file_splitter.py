@@ -220,8 +220,10 @@ class FileSplitter(SourceProcessor):
         return problems
 
     def _missing_inputs(self, text: str | None) -> list[ValidationResult]:
-        """Each comma-separated input that is neither a file nor a directory (NiFi's rule for a
-        directory a source reads: it must exist, unless Expression Language names it).
+        """Each comma-separated input that is neither a file nor a directory.
+
+        NiFi's rule for a directory a source reads: it must exist, unless Expression Language
+        names it.
         """
         if not text or contains_expression(text):
             return []
