@@ -47,3 +47,49 @@ def test_a_missing_input_directory_is_refused_before_anything_runs(
     flow.write_text(MISSING_INPUT_FLOW.replace('"success"', '["success", "failure"]'))
     done = flowcore_cmd("run", str(flow), "--runner", "direct", cwd=work)
     assert done.returncode == 0, done.stderr
+
+
+UNPICKLABLE_FLOW = """
+import socket
+
+from flowcore import Flow, Processor, Relationship
+from processors import GenerateFlowFile
+
+
+class MyParser(Processor):
+    relationships = (Relationship("success", "parsed"),)
+
+    def __init__(self, **properties):
+        super().__init__(**properties)
+        self.conn = socket.socket()
+
+    def on_trigger(self, context, session):
+        flowfile = session.get()
+        if flowfile is not None:
+            session.transfer(flowfile, "success")
+
+
+flow = Flow("unpicklable")
+gen = flow.add(GenerateFlowFile(), name="gen")
+parse = flow.add(MyParser(), name="parse")
+flow.connect(gen, parse)
+flow.auto_terminate(parse, "success")
+"""
+
+
+def test_a_processor_that_cannot_be_pickled_is_named_before_anything_runs(
+    tmp_path: Path, flowcore_cmd: Flowcore
+) -> None:
+    """explain and run name the processor and the attribute that cannot travel to executors,
+    with the fix, instead of a long pickling traceback; exit 2."""
+    flow = tmp_path / "flow.py"
+    flow.write_text(UNPICKLABLE_FLOW)
+    for command in (["explain", str(flow)], ["run", str(flow), "--runner", "direct"]):
+        done = flowcore_cmd(*command)
+        assert done.returncode == 2, done.stderr
+        assert "Traceback" not in done.stderr
+        assert (
+            "MyParser 'parse': attribute 'conn' holds a socket.socket, which cannot be pickled "
+            "to Spark executors"
+        ) in done.stderr
+        assert "open it in on_scheduled instead" in done.stderr
