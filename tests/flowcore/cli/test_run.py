@@ -93,3 +93,64 @@ def test_a_processor_that_cannot_be_pickled_is_named_before_anything_runs(
             "to Spark executors"
         ) in done.stderr
         assert "open it in on_scheduled instead" in done.stderr
+
+
+ON_SCHEDULED_FLOW = """
+from flowcore import Flow, Processor, Relationship
+from processors import GenerateFlowFile, GetFile, UpdateAttribute
+
+
+class Connect(Processor):
+    relationships = (Relationship("success", "sent"),)
+
+    def on_scheduled(self, context):
+        raise ConnectionError("database at db:5432 refused the connection")
+
+    def on_trigger(self, context, session):
+        flowfile = session.get()
+        if flowfile is not None:
+            session.transfer(flowfile, "success")
+
+
+class Unmounted(GetFile):
+    def on_scheduled(self, context):
+        raise PermissionError("the share is not mounted")
+
+
+flow = Flow("on-scheduled")
+gen = flow.add(GenerateFlowFile(batch_size=2, unique_flowfiles=True), name="gen")
+connect = flow.add(Connect(), name="connect")
+tag = flow.add(UpdateAttribute(), name="tag")
+get = flow.add(Unmounted(input_directory={inbox!r}), name="get")
+flow.connect(gen, connect)
+flow.connect(gen, tag)
+flow.connect(get, tag)
+flow.auto_terminate(connect, "success")
+flow.auto_terminate(tag, "success")
+"""
+
+
+def test_an_on_scheduled_failure_is_a_bulletin_and_a_stuck_line_not_a_traceback(
+    tmp_path: Path, flowcore_cmd: Flowcore
+) -> None:
+    """A processor and a source whose on_scheduled raises: one line each on stderr (the
+    bulletin as logged, then a `stuck:` line naming the failure), the rest of the flow runs,
+    exit status 3."""
+    (tmp_path / "in").mkdir()
+    flow = tmp_path / "flow.py"
+    flow.write_text(ON_SCHEDULED_FLOW.format(inbox=str(tmp_path / "in")))
+    done = flowcore_cmd("run", str(flow), "--runner", "direct")
+    assert done.returncode == 3, done.stderr
+    assert "Traceback" not in done.stderr
+    stuck = sorted(line for line in done.stderr.splitlines() if line.startswith("stuck:"))
+    assert stuck == [
+        "stuck: 2 FlowFile(s), 0 bytes in connect (returned after errors): connect could not be "
+        "scheduled: on_scheduled raised ConnectionError: database at db:5432 refused the "
+        "connection (see the bulletins); fix what on_scheduled needs, a later run schedules it "
+        "again",
+        "stuck: get never ran: it could not be scheduled: on_scheduled raised PermissionError: "
+        "the share is not mounted (see the bulletins); fix what on_scheduled needs, a later run "
+        "schedules it again",
+    ]
+    assert len(done.stderr.strip().splitlines()) == 4  # two bulletins logged, two stuck lines
+    assert "│ tag       │ success      │         2 │" in done.stdout
