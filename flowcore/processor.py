@@ -146,6 +146,10 @@ class Processor:
 
     property_descriptors: ClassVar[tuple[PropertyDescriptor, ...]] = ()
     relationships: ClassVar[tuple[Relationship, ...]] = ()
+    #: NiFi's ``@DynamicRelationship``: the relationships the processor makes from its dynamic
+    #: properties, described as one (for ``flowcore processors``; :meth:`get_relationships`
+    #: gives the real ones).
+    dynamic_relationship: ClassVar[Relationship | None] = None
     supports_dynamic_properties: ClassVar[bool] = False
     input_requirement: ClassVar[InputRequirement] = InputRequirement.INPUT_REQUIRED
     kind: ClassVar[ProcessorKind] = ProcessorKind.PER_FLOWFILE

@@ -15,12 +15,20 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import textwrap
 from importlib import metadata
 
 from flowcore.errors import InvalidProcessorError, UnknownProcessorError
 from flowcore.processor import Processor
+from flowcore.relationship import Relationship
 
-__all__ = ["ENTRY_POINT_GROUP", "available_processors", "describe", "processor_class"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "available_processors",
+    "describe",
+    "processor_class",
+    "relationships_of",
+]
 
 ENTRY_POINT_GROUP = "flowcore.processors"
 
@@ -79,13 +87,31 @@ def _summary(cls: type[Processor]) -> str:
     return doc.split("\n\n", 1)[0].replace("\n", " ")
 
 
-def describe(cls: type[Processor]) -> str:
-    """A processor's usage page: what it does, its properties, relationships and attributes."""
-    lines = [cls.__name__, "=" * len(cls.__name__), _summary(cls)]
+def relationships_of(cls: type[Processor]) -> tuple[Relationship, ...]:
+    """Every relationship *cls* may have, its dynamic one last (NiFi's ``@DynamicRelationship``).
+
+    RouteOnAttribute declares ``matched`` and ``unmatched`` and makes one relationship per
+    dynamic property: listing only the declared ones would hide where most FlowFiles go.
+    """
+    dynamic = cls.dynamic_relationship
+    return (*cls.relationships, *((dynamic,) if dynamic is not None else ()))
+
+
+#: How far past its line a wrapped ``name: text`` line continues (prose continues under itself).
+_HANG = 2
+
+
+def _lines(cls: type[Processor]) -> list[tuple[int, str] | tuple[int, str, int]]:
+    """The usage page as ``(indent, text[, hang])``: where each line and its wrapped rest go."""
+    lines: list[tuple[int, str] | tuple[int, str, int]] = [
+        (0, cls.__name__),
+        (0, "=" * len(cls.__name__)),
+        (0, _summary(cls), 0),
+    ]
     if cls.tags:
-        lines.append(f"Tags: {', '.join(cls.tags)}")
-    lines.append(f"Input: {cls.input_requirement.value}")
-    lines += ["", "Properties:"]
+        lines.append((0, f"Tags: {', '.join(cls.tags)}"))
+    lines.append((0, f"Input: {cls.input_requirement.value}"))
+    lines += [(0, ""), (0, "Properties:")]
     for descriptor in cls.property_descriptors:
         flags = []
         if descriptor.required:
@@ -94,31 +120,55 @@ def describe(cls: type[Processor]) -> str:
             flags.append(f"EL: {descriptor.el_scope.value}")
         if descriptor.sensitive:
             flags.append("sensitive")
-        head = f"  {descriptor.display_name} ({descriptor.key})"
-        if flags:
-            head += f" [{', '.join(flags)}]"
-        lines.append(head)
+        head = f"{descriptor.display_name} ({descriptor.key})"
+        lines.append((2, head + (f" [{', '.join(flags)}]" if flags else "")))
         if descriptor.default is not None:
-            lines.append(f"    default: {descriptor.default}")
+            lines.append((4, f"default: {descriptor.default}"))
         if descriptor.allowable_values:
             values = " | ".join(v.display_name for v in descriptor.allowable_values)
-            lines.append(f"    values: {values}")
+            lines.append((4, f"values: {values}"))
         for dependency in descriptor.dependencies:
             when = " or ".join(dependency.values) or "any value"
-            lines.append(f"    applies when {dependency.property} is {when}")
+            lines.append((4, f"applies when {dependency.property} is {when}"))
         if descriptor.description:
-            lines.append(f"    {descriptor.description}")
+            lines.append((4, descriptor.description, 0))
     if cls.supports_dynamic_properties:
-        lines.append("  (dynamic properties are supported)")
-    lines += ["", "Relationships:"]
-    for relationship in cls.relationships:
+        lines.append((2, "(dynamic properties are supported)"))
+    lines += [(0, ""), (0, "Relationships:")]
+    for relationship in relationships_of(cls):
         auto = " (auto-terminated unless connected)" if relationship.auto_terminated else ""
-        lines.append(f"  {relationship.name}{auto}: {relationship.description}")
+        lines.append((2, f"{relationship.name}{auto}: {relationship.description}"))
     for title, attributes in (
         ("Reads attributes", cls.reads_attributes),
         ("Writes attributes", cls.writes_attributes),
     ):
         if attributes:
-            lines += ["", f"{title}:"]
-            lines.extend(f"  {name}: {what}" for name, what in attributes.items())
-    return "\n".join(lines)
+            lines += [(0, ""), (0, f"{title}:")]
+            lines.extend((2, f"{name}: {what}") for name, what in attributes.items())
+    return lines
+
+
+def describe(cls: type[Processor], width: int | None = None) -> str:
+    """A processor's usage page: what it does, its properties, relationships and attributes.
+
+    Args:
+        cls: the processor type.
+        width: wrap lines to this many columns, keeping each line's indentation (a terminal
+            would wrap them back to column 0), a ``name: text`` line's rest two columns
+            further; ``None`` keeps each line whole.
+    """
+    out = []
+    for indent, text, *hang in _lines(cls):
+        if width is None or not text:
+            out.append(" " * indent + text)
+            continue
+        out.extend(
+            textwrap.wrap(
+                text,
+                width=max(width, indent + 20),
+                initial_indent=" " * indent,
+                subsequent_indent=" " * (indent + (hang[0] if hang else _HANG)),
+                break_on_hyphens=False,
+            )
+        )
+    return "\n".join(out)

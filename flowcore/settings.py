@@ -101,6 +101,9 @@ class Settings:
             FlowFiles (files waiting for SplitText, blocks) go to the runner's parallel tasks.
         penalization_period: NiFi's Penalty Duration (default ``30 sec``).
         yield_duration: how long a processor that yielded waits (NiFi's ``1 sec``).
+        administrative_yield_duration: how long a processor whose ``on_scheduled`` raised
+            waits before it is scheduled again (NiFi's ``nifi.administrative.yield.duration``,
+            ``30 sec``); its input stays queued meanwhile.
         sync: fsync segments, event files and the log (turn off only for throwaway runs).
         unbounded_source_batches: in batch mode, how many times a source that never runs out
             (GenerateFlowFile) is triggered before the run drains and ends.
@@ -137,6 +140,7 @@ class Settings:
     driver_run_max_size: str = attrs.field(default="16 MB", validator=_data_size)
     penalization_period: str = attrs.field(default="30 sec", validator=_time_period)
     yield_duration: str = attrs.field(default="1 sec", validator=_time_period)
+    administrative_yield_duration: str = attrs.field(default="30 sec", validator=_time_period)
     sync: bool = True
     unbounded_source_batches: int = attrs.field(default=1, validator=_positive)
     poll_interval: str = attrs.field(default="1 sec", validator=_time_period)
@@ -197,6 +201,11 @@ class Settings:
     def yield_ms(self) -> int:
         """:attr:`yield_duration` in milliseconds."""
         return int(parse_time_period(self.yield_duration, "ms"))
+
+    @functools.cached_property
+    def administrative_yield_ms(self) -> int:
+        """:attr:`administrative_yield_duration` in milliseconds."""
+        return int(parse_time_period(self.administrative_yield_duration, "ms"))
 
     @functools.cached_property
     def regex_time_limit_seconds(self) -> float:

@@ -8,6 +8,7 @@ all of them, so a user fixes a flow in one round instead of one error at a time.
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable, Iterator
 
 import attrs
@@ -226,6 +227,87 @@ def check_run_schedules(flow: FlowDefinition) -> Iterator[FlowProblem]:
             )
 
 
+def _pickle_error(value: object) -> Exception | None:
+    """What plain pickle raises for *value*, or ``None`` when it pickles."""
+    try:
+        pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as error:
+        return error
+    return None
+
+
+def _refuses(error: Exception) -> bool:
+    """Whether *error* says the object itself cannot be pickled by any pickler.
+
+    A class or function plain pickle cannot find by name (defined in a function, a lambda)
+    is no problem: Spark's cloudpickle ships it by value. What an object refuses itself (a
+    socket, a lock, an open file: ``TypeError: cannot pickle ...``) no pickler ships.
+    """
+    return not isinstance(error, (pickle.PicklingError, AttributeError))
+
+
+def _parts(value: object) -> Iterator[tuple[str, object]]:
+    """``(path suffix, item)`` of what *value* holds: attributes, or items of a container."""
+    if isinstance(value, dict):
+        yield from ((f"[{k!r}]", v) for k, v in value.items())
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        yield from ((f"[{i}]", v) for i, v in enumerate(value))
+    elif isinstance(getattr(value, "__dict__", None), dict):
+        yield from ((f".{k}", v) for k, v in vars(value).items())
+
+
+def _culprit(path: str, value: object, depth: int = 2) -> tuple[str, object, Exception] | None:
+    """The innermost part of *value* (within *depth* levels) that cannot be pickled, if any."""
+    error = _pickle_error(value)
+    if error is None:
+        return None
+    if depth > 0:
+        for suffix, item in _parts(value):
+            found = _culprit(path + suffix, item, depth - 1)
+            if found is not None:
+                return found
+    return (path, value, error) if _refuses(error) else None
+
+
+def _type_name(value: object) -> str:
+    kind = type(value)
+    module = "" if kind.__module__ == "builtins" else f"{kind.__module__}."
+    return f"{module}{kind.__qualname__}"
+
+
+def check_picklable(flow: FlowDefinition) -> Iterator[FlowProblem]:
+    """Each processor can be pickled, the attribute that cannot travel named.
+
+    Spark ships processors to its executors (the direct runner pickles them too, to behave
+    the same); a processor holding a connection fails there with a long traceback that
+    never names it. When the whole processor does not pickle, each attribute of its state is
+    tried, two levels deep (an attribute's attributes, a container's items).
+    """
+    for component in _processors(flow):
+        processor = component.processor
+        error = _pickle_error(processor)
+        if error is None:
+            continue
+        state = processor.__getstate__()  # type: ignore[union-attr]
+        found = None
+        if isinstance(state, dict):
+            found = next((f for k, v in state.items() if (f := _culprit(k, v)) is not None), None)
+        if found is not None:
+            path, value, error = found
+            yield FlowProblem(
+                str(component),
+                f"attribute {path!r} holds a {_type_name(value)}, which cannot be pickled to "
+                f"Spark executors ({type(error).__name__}: {error})",
+                "open it in on_scheduled instead (and release it in on_stopped)",
+            )
+        elif _refuses(error):
+            yield FlowProblem(
+                str(component),
+                f"cannot be pickled to Spark executors ({type(error).__name__}: {error})",
+                "keep what cannot be pickled out of the processor; open it in on_scheduled",
+            )
+
+
 #: The checks, in reporting order.
 CHECKS: tuple[Check, ...] = (
     check_not_empty,
@@ -236,6 +318,7 @@ CHECKS: tuple[Check, ...] = (
     check_inputs,
     check_queue_settings,
     check_run_schedules,
+    check_picklable,
 )
 
 

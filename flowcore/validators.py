@@ -57,6 +57,8 @@ __all__ = [
     "create_long_validator",
     "create_regex_matching_validator",
     "create_time_period_validator",
+    "missing_directory",
+    "resolved_path",
 ]
 
 _INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
@@ -361,18 +363,47 @@ def create_data_size_bounds_validator(minimum: int, maximum: int) -> Validator:
     )
 
 
+def resolved_path(value: str) -> tuple[str, str]:
+    """*value* as the absolute path a processor reads, and how it was resolved, for messages.
+
+    A relative path is resolved from the working directory of the run (as NiFi resolves one
+    from the directory it was started in), not from the flow file's directory: the second
+    item says so, naming that directory, so a user sees why ``in`` was not found.
+    """
+    path = os.path.abspath(value)
+    if os.path.isabs(value):
+        return path, ""
+    return path, f" (relative to the working directory {os.getcwd()})"
+
+
+def missing_directory(value: str) -> str | None:
+    """Why *value* is not a directory a processor can read (NiFi's wording), or ``None``."""
+    path, base = resolved_path(value)
+    if os.path.isdir(path):
+        return None
+    if os.path.exists(path):
+        return f"Path {path}{base} does not point to a directory"
+    return (
+        f"Directory {path}{base} does not exist; create it, or give an existing directory "
+        "(an absolute path is clearest)"
+    )
+
+
 @attrs.frozen
 class _DirectoryExists:
     create: bool
 
     def __call__(self, value: str) -> str | None:
-        if os.path.isdir(value):
+        if self.create and not os.path.exists(resolved_path(value)[0]):
             return None
-        if self.create and not os.path.exists(value):
-            return None
-        return f"Directory {value} does not exist"
+        return missing_directory(value)
 
 
 def create_directory_exists_validator(*, create_if_missing: bool = False) -> Validator:
-    """Return a validator requiring an existing directory (or a creatable path)."""
+    """Return a validator requiring an existing directory (or a creatable path).
+
+    NiFi's ``createDirectoryExistsValidator``: a value with Expression Language is not checked
+    (its directory is known only when the flow runs); a relative path is checked from the
+    working directory, and the message names the absolute path and that base.
+    """
     return Validator("DIRECTORY_EXISTS", _DirectoryExists(create_if_missing))

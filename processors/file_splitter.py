@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from flowcore.errors import ContentNotFoundError
+from flowcore.expression import contains_expression
 from flowcore.patterns import compile_pattern
 from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
@@ -33,6 +34,7 @@ from flowcore.validators import (
     REGULAR_EXPRESSION_VALIDATOR,
     TIME_PERIOD_VALIDATOR,
     ValidationResult,
+    missing_directory,
 )
 from processors._blocks import RecordReader, aligned_range, block_count, nominal_block
 from processors._file_attributes import (
@@ -199,8 +201,8 @@ class FileSplitter(SourceProcessor):
     # --- validation -------------------------------------------------------------------------
 
     def custom_validate(self, values: Mapping[str, str | None]) -> list[ValidationResult]:
-        """Block Size and Record Length must be at least one byte."""
-        problems = []
+        """Every input must exist; Block Size and Record Length must be at least one byte."""
+        problems = self._missing_inputs(values.get(self.DIRECTORY.name))
         for descriptor in (self.BLOCK_SIZE, self.RECORD_LENGTH):
             text = values.get(descriptor.name)
             if not text or not DATA_SIZE_VALIDATOR(descriptor.display_name, text).valid:
@@ -215,6 +217,24 @@ class FileSplitter(SourceProcessor):
                         f"{descriptor.default or '100 B'}",
                     )
                 )
+        return problems
+
+    def _missing_inputs(self, text: str | None) -> list[ValidationResult]:
+        """Each comma-separated input that is neither a file nor a directory.
+
+        NiFi's rule for a directory a source reads: it must exist, unless Expression Language
+        names it.
+        """
+        if not text or contains_expression(text):
+            return []
+        problems = []
+        for part in (p.strip() for p in text.split(",")):
+            if not part or os.path.isfile(part):
+                continue
+            why = missing_directory(part)
+            if why is not None:
+                name = self.DIRECTORY.display_name
+                problems.append(ValidationResult(name, text, False, why))
         return problems
 
     # --- the driver: scanning and listing ---------------------------------------------------

@@ -22,6 +22,7 @@ from flowcore.validators import (
     POSITIVE_INTEGER_VALIDATOR,
     REGULAR_EXPRESSION_VALIDATOR,
     TIME_PERIOD_VALIDATOR,
+    create_directory_exists_validator,
 )
 from processors._file_attributes import file_attributes, key_path, path_key, readable, walk_files
 from repositories.external import fingerprint_of
@@ -53,7 +54,8 @@ class GetFile(SourceProcessor):
         "Input Directory",
         description="The input directory from which to pull files",
         required=True,
-        validators=(NON_EMPTY_VALIDATOR,),
+        # NiFi's createDirectoryExistsValidator(true, false): it must exist unless it uses EL
+        validators=(NON_EMPTY_VALIDATOR, create_directory_exists_validator()),
         el_scope=ExpressionLanguageScope.ENVIRONMENT,
     )
     FILE_FILTER = PropertyDescriptor(

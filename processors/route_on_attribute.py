@@ -41,6 +41,11 @@ REL_MATCH = Relationship(
     "matched", "FlowFiles that match the conditions, for the 'matched' strategies"
 )
 REL_NO_MATCH = Relationship("unmatched", "FlowFiles that match no condition")
+REL_DYNAMIC = Relationship(
+    "<one per dynamic property>",
+    "Named after its dynamic property, for Route to Property name: FlowFiles for which that "
+    "property's condition is true",
+)
 ROUTE_ATTRIBUTE = "RouteOnAttribute.Route"
 
 
@@ -65,6 +70,9 @@ class RouteOnAttribute(Processor):
         allowable_values=(ROUTE_PROPERTY_NAME, ROUTE_ALL_MATCH, ROUTE_ANY_MATCHES),
     )
     property_descriptors: ClassVar = (ROUTING_STRATEGY,)
+    # What the usage page lists; get_relationships gives those of the configured strategy.
+    relationships: ClassVar = (REL_MATCH, REL_NO_MATCH)
+    dynamic_relationship: ClassVar = REL_DYNAMIC
     supports_batching: ClassVar = True
     supports_dynamic_properties: ClassVar = True
     tags: ClassVar = ("attributes", "routing", "Attribute Expression Language", "regexp", "find")

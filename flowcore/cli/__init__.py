@@ -6,19 +6,22 @@ One module per command (``run``, ``explain``, ``status``, ``provenance``, ``chec
 
 Mistakes a user can make (a bad flow, a missing file, a repository in use) print one clear
 message and exit with status 2; only flowcore's own bugs show a traceback. A batch ``run`` that
-ends with FlowFiles it could not finish prints a ``stuck:`` line per queue and exits with 3.
+ends with FlowFiles it could not finish prints a ``stuck:`` line per queue and exits with 3. A
+command whose standard output is closed early (``flowcore dataset cat DS | head``) stops quietly
+with status 141, as ``cat`` killed by SIGPIPE does (docs/operations.md, "Errors and exit statuses").
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
 from rich.markup import escape
 
 from flowcore.cli import catalog, check, datasets, explain, provenance, run, status
-from flowcore.cli._common import USER_ERROR, errors, load_flow
+from flowcore.cli._common import CLOSED_OUTPUT, USER_ERROR, errors, load_flow
 from flowcore.cli.run import print_result
 from flowcore.errors import FlowcoreError
 from flowcore.faults import describe_storage_fault, storage_fault
@@ -40,10 +43,40 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The console entry point."""
+    """The console entry point.
+
+    Returns:
+        The exit status: 0 done, 2 a user's mistake (one line on stderr), 3 a batch run that
+        could not finish its FlowFiles, 141 standard output closed by its reader.
+    """
+    try:
+        try:
+            status = _dispatch(argv)
+        finally:  # here, not at exit, where a closed pipe could only be complained of
+            sys.stdout.flush()  # argparse's --help too, which exits with SystemExit
+    except BrokenPipeError:
+        return _closed_output()
+    return status
+
+
+def _closed_output() -> int:
+    """Stop quietly once standard output's reader has gone (``| head``), as Unix tools do.
+
+    Whatever is still buffered for stdout can never be written: stdout is pointed at the null
+    device, so that Python's flush at exit does not print a second error.
+    """
+    with open(os.devnull, "wb") as null:
+        os.dup2(null.fileno(), sys.stdout.fileno())
+    return CLOSED_OUTPUT
+
+
+def _dispatch(argv: Sequence[str] | None) -> int:
+    """Run the command; a user's mistake becomes one line on stderr and :data:`USER_ERROR`."""
     args = _parser().parse_args(argv)
     try:
         return args.handler(args)
+    except BrokenPipeError:
+        raise
     except Exception as error:
         fault = storage_fault(error)
         if fault is not None:  # a full or read-only disk: the user's to fix, in one line

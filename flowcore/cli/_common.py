@@ -8,8 +8,10 @@ and exits with :data:`USER_ERROR`.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib.util
 import sys
+import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -22,10 +24,12 @@ from flowcore.parameters import layered, load_parameters
 from flowcore.settings import DEFAULT_REPOSITORY, Settings
 
 __all__ = [
+    "CLOSED_OUTPUT",
     "USER_ERROR",
     "UsageError",
     "apply_parameters",
     "console",
+    "describe_flow_error",
     "errors",
     "load_flow",
     "open_repositories",
@@ -39,8 +43,25 @@ __all__ = [
 #: The exit status of a mistake a user made (a bad flow, argument or file).
 USER_ERROR = 2
 
-console = Console()
-errors = Console(stderr=True)
+#: The exit status when standard output's reader went away (``| head``): 128 + SIGPIPE, what a
+#: shell reports for ``cat`` killed by SIGPIPE. Nothing is printed.
+CLOSED_OUTPUT = 141
+
+
+class _Console(Console):
+    """A rich console that leaves a closed standard output to :func:`flowcore.cli.main`.
+
+    rich's own answer exits with status 1; every command stops the same way instead, with
+    :data:`CLOSED_OUTPUT`.
+    """
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, "standard output was closed")
+
+
+console = _Console()
+errors = _Console(stderr=True)
 
 
 class UsageError(FlowcoreError):
@@ -53,7 +74,9 @@ def load_flow(path: str | Path) -> FlowDefinition:
     The file runs under its own module name, so an ``if __name__ == "__main__"`` block does not.
 
     Raises:
-        UsageError: the file is missing or defines no flow (or several, none named ``flow``).
+        UsageError: the file is missing, does not compile, raises while it runs (one line
+            naming the file, the line and the exception: see :func:`describe_flow_error`), or
+            defines no flow (or several, none named ``flow``).
     """
     file = Path(path)
     if not file.is_file():
@@ -73,6 +96,9 @@ def load_flow(path: str | Path) -> FlowDefinition:
     sys.path.insert(0, str(file.parent.resolve()))
     try:
         spec.loader.exec_module(module)
+    except Exception as error:  # the user's code: a SyntaxError, NameError, ImportError ...
+        sys.modules.pop(name, None)
+        raise UsageError(describe_flow_error(file, error)) from None
     finally:
         sys.path.pop(0)
     found = getattr(module, "flow", None)
@@ -86,6 +112,34 @@ def load_flow(path: str | Path) -> FlowDefinition:
         "assign the one to run to a module-level variable named flow"
     )
     raise UsageError(msg)
+
+
+def describe_flow_error(file: Path, error: Exception) -> str:
+    """One line for an error raised while a flow file compiles or runs: where, what, the fix.
+
+    A syntax error names its own file and line (a module the flow imports may hold it); any
+    other error names the flow file's deepest line in the traceback: the statement that raised,
+    or that called the code that did. flowcore's own errors keep their message, which already
+    says what to fix.
+    """
+    if isinstance(error, SyntaxError):  # IndentationError and TabError too
+        where = f"{error.filename or file}:{error.lineno or '?'}"
+        return f"{where}: {type(error).__name__}: {error.msg}; fix that line of the flow file"
+    target = str(file.resolve())
+    lines = [
+        frame.lineno
+        for frame in traceback.extract_tb(error.__traceback__)
+        if frame.filename and str(Path(frame.filename).resolve()) == target
+    ]
+    where = f"{file}:{lines[-1]}" if lines else str(file)
+    text = " ".join(str(error).split()) or "(no message)"
+    if isinstance(error, FlowcoreError):
+        return f"{where}: {text}"
+    if isinstance(error, ModuleNotFoundError):
+        fix = "install it, or put it beside the flow file"
+    else:
+        fix = "fix that line of the flow file"
+    return f"{where}: {type(error).__name__}: {text} (raised while the flow file ran); {fix}"
 
 
 def parse_pairs(pairs: Sequence[str], option: str = "--conf") -> dict[str, str]:

@@ -14,10 +14,16 @@ __all__ = ["add_command", "cmd_processors"]
 
 def cmd_processors(args: argparse.Namespace) -> int:
     """List available processors, or show one's usage page."""
-    from flowcore.registry import available_processors, describe, processor_class  # noqa: PLC0415
+    from flowcore.registry import (  # noqa: PLC0415
+        available_processors,
+        describe,
+        processor_class,
+        relationships_of,
+    )
 
     if args.name:
-        console.print(describe(processor_class(args.name)), highlight=False, markup=False)
+        page = describe(processor_class(args.name), width=console.width)
+        console.print(page, highlight=False, markup=False, soft_wrap=True)
         return 0
     table = Table(title="processors")
     table.add_column("name")
@@ -26,7 +32,7 @@ def cmd_processors(args: argparse.Namespace) -> int:
     table.add_column("summary")
     for name, cls in sorted(available_processors().items()):
         summary = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
-        relationships = ", ".join(r.name for r in cls.relationships)
+        relationships = ", ".join(r.name for r in relationships_of(cls))
         table.add_row(name, cls.kind.value, relationships, summary)
     console.print(table)
     return 0

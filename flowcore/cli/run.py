@@ -86,6 +86,15 @@ def cmd_run(args: argparse.Namespace) -> int:
                 highlight=False,
                 soft_wrap=True,
             )
+    for name, why in result.unscheduled.items():
+        if not args.continuous:
+            errors.print(
+                f"stuck: {name} never ran: it could not be scheduled: {why} (see the "
+                "bulletins); fix what on_scheduled needs, a later run schedules it again",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
     return status
 
 

@@ -81,6 +81,7 @@ class Controller:
         self._in_bins: set[str] = set()
         self._indexer: ProvenanceIndexer | None = None
         self._contexts: dict[str, ProcessContext] = {}
+        self._unscheduled: dict[str, str] = {}  # component id -> why on_scheduled raised in tasks
         self._transfers: dict[str, dict[str, list[int]]] = defaultdict(
             lambda: defaultdict(lambda: [0, 0])
         )
@@ -93,7 +94,11 @@ class Controller:
         self._archive_expired_at = 0
         self.sinks = Sinks(list(self.plans.values()), repositories, runner, self._context)
         self.sources = SourceLister(
-            list(self.plans.values()), repositories.flowfiles, self.settings, self._context
+            list(self.plans.values()),
+            repositories.flowfiles,
+            self.settings,
+            self._context,
+            self._bulletin,
         )
 
     # --- queues -------------------------------------------------------------------------------
@@ -144,6 +149,11 @@ class Controller:
             member.processor.on_scheduled(context)
             self._contexts[member.component_id] = context
         return context
+
+    def _bulletin(self, bulletin: Bulletin) -> None:
+        """Record a bulletin the driver made (one a task made comes with its result)."""
+        self._bulletins.append(bulletin)
+        self.repos.add_bulletins([bulletin])
 
     def _room(self, outputs: Sequence[Connection]) -> tuple[int, int]:
         """FlowFiles a stage's sources may add in one micro-batch: ``(plain, batched)``.
@@ -349,6 +359,7 @@ class Controller:
             self._retry_at.pop(summary.segment_id, None)
             self._long_waits.discard(summary.segment_id)
             self._in_bins.discard(summary.segment_id)
+        self._note_scheduling(stage, results)
         for result in results:
             self._retry_at.update(result.retry_at)
             self._long_waits.update(result.long_waits)
@@ -364,6 +375,21 @@ class Controller:
             self._bulletins.extend(result.bulletins)
         self._stage_runs += 1
         self._write_status()
+
+    def _note_scheduling(self, stage: Stage, results: list[TaskResult]) -> None:
+        """Remember which members' ``on_scheduled`` raised in the tasks, forget those that ran.
+
+        (A source the driver could not schedule is the source lister's to remember.)
+        """
+        if not results:
+            return
+        failed: dict[str, str] = {}
+        for result in results:
+            failed.update(result.unscheduled)
+        self._unscheduled.update(failed)
+        for member in self.plans[stage.id].members:
+            if member.component_id not in failed:
+                self._unscheduled.pop(member.component_id, None)
 
     def _write_status(self) -> None:
         wal = self.repos.flowfiles
@@ -523,11 +549,13 @@ class Controller:
         wal = self.repos.flowfiles
         queued = {}
         stuck = {}
+        readers = set()
         for queue_id in wal.queue_ids():
             count, size = wal.queue_size(queue_id)
             if count:
                 queued[self._label(queue_id)] = (count, size)
                 stuck[self._label(queue_id)] = self._why_queued(queue_id)
+                readers.add(self._reader(queue_id))
         return RunResult(
             flow=self.flow.name,
             runner=self.runner.name,
@@ -543,9 +571,21 @@ class Controller:
             queued=queued,
             stuck=stuck,
             bulletins=tuple(self._bulletins),
+            unscheduled={
+                self._component_name(c): why
+                for c, why in {**self._unscheduled, **self.sources.unscheduled}.items()
+                if c not in readers  # a stuck queue's reason names it already
+            },
             plan=self.explain(),
             sinks={k: dict(v) for k, v in self.sinks.reports.items()},
         )
+
+    def _reader(self, queue_id: str) -> str | None:
+        """The component id of the member that reads *queue_id* (a parked queue's own)."""
+        reader = next((p for p in self.plans.values() if queue_id in p.queue_members), None)
+        if reader is not None:
+            return reader.queue_members[queue_id]
+        return parked_component(queue_id)
 
     def _why_queued(self, queue_id: str) -> str:
         """Why FlowFiles are still in *queue_id* when the run ends (see ``why_stuck``)."""
@@ -560,6 +600,7 @@ class Controller:
             full_outputs=[self._label(c) for c in full],
             in_bins=bool(segments & self._in_bins),
             returned=bool(segments & self._long_waits),
+            unscheduled=self._unscheduled.get(component) if component is not None else None,
         )
 
     def explain(self) -> str:

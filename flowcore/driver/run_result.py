@@ -28,6 +28,7 @@ def why_stuck(
     full_outputs: Sequence[str] = (),
     in_bins: bool = False,
     returned: bool = False,
+    unscheduled: str | None = None,
 ) -> str:
     """Why FlowFiles stay in a queue at the end of a batch run, in words a user can act on.
 
@@ -41,9 +42,15 @@ def why_stuck(
         in_bins: FlowFiles sit in the reader's open bins (it bins, as MergeContent does).
         returned: FlowFiles were handed back penalized or after a failure; a batch run does not
             wait for them.
+        unscheduled: why the reader's ``on_scheduled`` raised, when it did (it never ran).
     """
     if reader is None:
         return "no connection of the flow reads this queue any more; add the connection back"
+    if unscheduled:
+        return (
+            f"{reader} could not be scheduled: {unscheduled} (see the bulletins); fix what "
+            "on_scheduled needs, a later run schedules it again"
+        )
     if full_outputs:
         held = " (its open bins included)" if in_bins else ""
         return (
@@ -99,6 +106,8 @@ class RunResult:
             run that ends with FlowFiles queued could not finish them: ``flowcore run`` says
             so and exits with :data:`EXIT_STUCK`.
         bulletins: processor errors of this run.
+        unscheduled: per component name, why its ``on_scheduled`` raised, for processors that
+            never ran and that no queue in *stuck* names (a source): the run could not finish.
         plan: the explain plan, with what the runner did per stage.
         sinks: per two-phase sink name, its last published state (a dataset's version, chunk
             count and auto-merge figures).
@@ -118,11 +127,12 @@ class RunResult:
     plan: str
     sinks: dict[str, dict[str, str]] = attrs.field(factory=dict)
     stuck: dict[str, str] = attrs.field(factory=dict)
+    unscheduled: dict[str, str] = attrs.field(factory=dict)
 
     @property
     def finished(self) -> bool:
-        """Whether nothing is left queued (a batch run that did all its work)."""
-        return not self.queued
+        """Whether nothing is left queued and every processor ran: a batch run did all its work."""
+        return not self.queued and not self.unscheduled
 
     def count(self, component: str, relationship: str) -> int:
         """FlowFiles *component* (a name) sent to *relationship* in this run."""
@@ -144,6 +154,10 @@ class RunResult:
                 f"  still queued in {label}: {count} FlowFiles, {size} bytes"
                 + (f" ({why})" if why else "")
             )
+        lines.extend(
+            f"  {name} never ran: it could not be scheduled: {why}"
+            for name, why in self.unscheduled.items()
+        )
         lines.extend(f"  bulletin: {b.component_name}: {b.message}" for b in self.bulletins)
         return "\n".join(lines)
 

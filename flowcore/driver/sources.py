@@ -9,6 +9,7 @@ what a transaction commits is ever marked done.
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
@@ -19,8 +20,11 @@ from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import SourceProcessor, WorkItem
 from flowcore.settings import Settings
 from repositories.flowfile_wal import WriteAheadFlowFileRepository
+from repositories.records import Bulletin
 
 __all__ = ["MAX_SOURCE_TRIGGERS", "SourceLister"]
+
+log = logging.getLogger(__name__)
 
 #: Triggers of an unbounded source in one micro-batch, at most, when filling it.
 MAX_SOURCE_TRIGGERS = 64
@@ -33,7 +37,8 @@ class SourceLister:
         plans: the flow's stage plans.
         flowfiles: the FlowFile repository (each source's committed listing state).
         settings: engine settings (batch limits, unbounded source batches).
-        context_of: the driver-side context of a member.
+        context_of: the driver-side context of a member (scheduled at first use).
+        report: records a bulletin (a source whose ``on_scheduled`` raised).
     """
 
     def __init__(
@@ -42,11 +47,16 @@ class SourceLister:
         flowfiles: WriteAheadFlowFileRepository,
         settings: Settings,
         context_of: Callable[[MemberPlan], ProcessContext],
+        report: Callable[[Bulletin], None] = lambda _: None,
     ) -> None:
         self._plans = list(plans)
         self._flowfiles = flowfiles
         self.settings = settings
         self._context_of = context_of
+        self._report = report
+        #: source id -> why its on_scheduled raised on the driver (until it is scheduled)
+        self.unscheduled: dict[str, str] = {}
+        self._schedule_at: dict[str, int] = {}  # source id -> when to schedule it again (ms)
         self._triggers: Counter[str] = Counter()
         self._exhausted: set[str] = set()
         # (source, item key) whose read failed in this run: a batch run lists them no more
@@ -66,7 +76,10 @@ class SourceLister:
         return member.component_id not in self._exhausted
 
     def list_work(
-        self, plan: StagePlan, continuous: bool, room: tuple[int, int]
+        self,
+        plan: StagePlan,
+        continuous: bool,
+        room: tuple[int, int],
     ) -> tuple[list[tuple[str, WorkItem]], dict[str, dict[str, str]]]:
         """List each source's work for one micro-batch: ``concurrent_tasks`` triggers.
 
@@ -78,11 +91,14 @@ class SourceLister:
         (``WorkItem.batched``) by a source whose relationships each lead to one place fill up to
         ``room[1]`` instead (see the controller's ``_room``). In a continuous run a source with a
         Run Schedule is triggered ``concurrent_tasks`` times once per period, and not filled: the
-        period is what the user asked for.
+        period is what the user asked for. A source whose ``on_scheduled`` raises lists nothing
+        (see :meth:`_scheduled`).
         """
         work: list[tuple[str, WorkItem]] = []
         states: dict[str, dict[str, str]] = {}
         for member in plan.source_members:
+            if not self._scheduled(member):
+                continue
             processor = member.processor
             assert isinstance(processor, SourceProcessor)
             scheduled = continuous and member.run_schedule_ms > 0
@@ -129,6 +145,35 @@ class SourceLister:
             if len(work) > listed or dict(state) != dict(committed):
                 states[member.component_id] = dict(state)
         return work, states
+
+    def _scheduled(self, member: MemberPlan) -> bool:
+        """Whether *member* is scheduled on the driver, scheduling it now if it is time.
+
+        NiFi's way when ``on_scheduled`` raises: an ERROR bulletin names the source and the
+        exception, and it is scheduled again after the administrative yield; the rest of
+        the flow runs on. A batch run that ends before then reports it (``RunResult``).
+        """
+        cid = member.component_id
+        if cid in self.unscheduled and now_ms() < self._schedule_at[cid]:
+            return False
+        try:
+            self._context_of(member)
+        except Exception as error:
+            now = now_ms()
+            text = " ".join(str(error).split()) or "(no message)"
+            self.unscheduled[cid] = f"on_scheduled raised {type(error).__name__}: {text}"
+            self._schedule_at[cid] = now + self.settings.administrative_yield_ms
+            message = (
+                f"{member.type_name} '{member.name}' failed to schedule: {self.unscheduled[cid]}; "
+                "it is scheduled again after the administrative yield duration "
+                f"({self.settings.administrative_yield_duration})"
+            )
+            log.error("%s", message)
+            log.debug("on_scheduled of %s raised", member.name, exc_info=True)
+            self._report(Bulletin(now, cid, member.name, "ERROR", message))
+            return False
+        self.unscheduled.pop(cid, None)
+        return True
 
     def requeue_unread(
         self,

@@ -125,6 +125,7 @@ class TaskMember:
         )
         if task.spec.defer_bins and self._merges_apart():
             self.context.bin_sink = self._hand_over
+        self.unscheduled: str | None = None  # why on_scheduled raised (see schedule)
 
     # SessionHost -------------------------------------------------------------------------
 
@@ -263,6 +264,44 @@ class TaskMember:
         self.task.bulletins.append(
             Bulletin(now_ms(), self.plan.component_id, self.plan.name, level, message)
         )
+
+    def schedule(self) -> bool:
+        """Call ``on_scheduled``; whether it succeeded.
+
+        When it raises, NiFi's way: an ERROR bulletin names the processor and the exception,
+        ``on_unscheduled`` and ``on_stopped`` are called quietly, and the member does not run
+        in this task; its input goes back to its queue to wait the administrative yield
+        (see ``_Task.hold_unscheduled``), and the rest of the stage runs on.
+        """
+        try:
+            self.processor.on_scheduled(self.context)
+        except Exception as error:
+            fault = storage_fault(error)
+            if fault is not None:
+                raise fault from error  # see _failed: no processor can route around it
+            wait = self.task.spec.settings.administrative_yield_duration
+            text = " ".join(str(error).split()) or "(no message)"
+            self.unscheduled = f"on_scheduled raised {type(error).__name__}: {text}"
+            kept = (
+                "what it listed is read again later"
+                if self.plan.kind is ProcessorKind.SOURCE
+                else "its input stays queued"
+            )
+            message = (
+                f"{self.plan.type_name} '{self.plan.name}' failed to schedule: "
+                f"{self.unscheduled}; {kept} and it is scheduled again after the "
+                f"administrative yield duration ({wait})"
+            )
+            log.error("%s", message)  # one line: the bulletin says it all; the trace is for debug
+            log.debug("on_scheduled of %s raised", self.plan.name, exc_info=True)
+            self.bulletin(message)
+            for hook in (self.processor.on_unscheduled, self.processor.on_stopped):
+                try:
+                    hook(self.context)
+                except Exception:  # as NiFi: quietly, the failure is already reported
+                    log.debug("%s after a failed on_scheduled", hook.__name__, exc_info=True)
+            return False
+        return True
 
     def _failed(self, error: BaseException, since: int | None = None) -> None:
         """Report a processor error as a bulletin.

@@ -167,6 +167,7 @@ class _Task:
                 member.plan.component_id in downstream
                 and member.pending_batches
                 and member.processor.kind is ProcessorKind.PER_FLOWFILE
+                and member.unscheduled is None
             ):
                 drain_batches(member)
         self.write_events(EVENTS_PER_FILE)
@@ -324,18 +325,26 @@ class _Task:
     def run(self) -> TaskResult:
         spec = self.spec
         scheduled = []
+        work: dict[str, list[Any]] = {}
+        for component_id, item in spec.input.work:
+            work.setdefault(component_id, []).append(item)
         try:
             for member in self.members.values():
-                member.processor.on_scheduled(member.context)
-                scheduled.append(member)
+                if (
+                    member.plan.kind is ProcessorKind.SOURCE
+                    and member.plan.component_id not in work
+                ):
+                    continue  # nothing to read here: the driver lists (and schedules) it
+                if member.schedule():
+                    scheduled.append(member)
             self._read_input()
-            work: dict[str, list[Any]] = {}
-            for component_id, item in spec.input.work:
-                work.setdefault(component_id, []).append(item)
             bins: dict[str, list[ReadyBin]] = {}
             for ready in spec.input.bins:
                 bins.setdefault(ready.member, []).append(ready)
             for member in self.members.values():
+                if member.unscheduled is not None:
+                    self._skip_unscheduled(member, work, bins)
+                    continue
                 if member.plan.kind is ProcessorKind.SOURCE:
                     member.read_work(work.get(member.plan.component_id, ()))
                     continue
@@ -352,6 +361,45 @@ class _Task:
                     member.bulletin(f"stopping failed: {type(error).__name__}: {error}")
             self.content.close()
         return self._finish()
+
+    def _skip_unscheduled(
+        self, member: TaskMember, work: dict[str, list[Any]], bins: dict[str, list[ReadyBin]]
+    ) -> None:
+        """Keep the input of a member whose ``on_scheduled`` raised for a later task.
+
+        Its work items are put back in its listing (read again later); the FlowFiles of
+        bins it was to merge join what waits in its queue (see :meth:`hold_unscheduled`).
+        """
+        component_id = member.plan.component_id
+        self.unread.extend((component_id, item.key) for item in work.get(component_id, ()))
+        for ready in bins.get(component_id, ()):
+            member.pending.extend(QueuedFlowFile(f, q) for q, f in ready.materialized().records)
+
+    def hold_unscheduled(self) -> None:
+        """Return what reached members whose ``on_scheduled`` raised to their queues.
+
+        It waits the administrative yield, as a long wait: a batch run ends with it queued
+        (``stuck:``, naming the failure), a continuous run schedules the member again then.
+        What came from a member before it in the stage goes to its park queue.
+        """
+        retry = now_ms() + self.spec.settings.administrative_yield_ms
+        queues = self.spec.plan.queue_members
+        for member in self.members.values():
+            if member.unscheduled is None:
+                continue
+            member.returned.extend(ReturnedFlowFile(q, retry, True) for q in member.pending)
+            member.pending.clear()
+            waiting = [*member.pending_batches, *member.deferred_batches]
+            member.pending_batches, member.deferred_batches = [], []
+            for held in waiting:
+                queue_id = held.queue_id
+                if queue_id not in queues:
+                    queue_id = park_queue_id(member.plan.component_id)
+                for start in range(0, held.batch.count, MAX_SEGMENT_RECORDS):
+                    cut = held.batch.cut(start, start + MAX_SEGMENT_RECORDS)
+                    summary = self._write(queue_id, cut)
+                    self.retry_at[summary.segment_id] = retry
+                    self.long_waits.add(summary.segment_id)
 
     def _write_returned_batches(self, member: TaskMember) -> None:
         """Write the batches a binning member returned to its queues, one segment each."""
@@ -381,6 +429,7 @@ class _Task:
         for queue_id, flowfiles in self._outputs.items():
             if flowfiles:
                 self._write(queue_id, flowfiles)
+        self.hold_unscheduled()
         plan = self.spec.plan
         for member in self.members.values():
             self._write_returned_batches(member)
@@ -441,6 +490,11 @@ class _Task:
             sink_messages=tuple(self.sink_messages),
             effects_file=self.effects.close(sync=self.spec.settings.sync),
             unread=tuple(self.unread),
+            unscheduled={
+                m.plan.component_id: m.unscheduled
+                for m in self.members.values()
+                if m.unscheduled is not None
+            },
         )
 
 

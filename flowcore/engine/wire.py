@@ -139,6 +139,8 @@ class TaskResult:
             commit), or None when it staged none.
         unread: ``(source component id, work item key)`` of listed items whose read failed;
             the driver puts them back in the listing state before committing it.
+        unscheduled: per component id, why its ``on_scheduled`` raised (its input went back
+            to its queue, to wait the administrative yield).
     """
 
     index: int
@@ -157,3 +159,4 @@ class TaskResult:
     sink_messages: tuple[tuple[str, bytes], ...] = ()
     effects_file: str | None = None
     unread: tuple[tuple[str, str], ...] = ()
+    unscheduled: Mapping[str, str] = attrs.field(factory=dict)

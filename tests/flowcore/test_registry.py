@@ -7,8 +7,14 @@ from importlib import metadata
 import pytest
 
 from flowcore.errors import InvalidProcessorError, UnknownProcessorError
-from flowcore.registry import ENTRY_POINT_GROUP, available_processors, describe, processor_class
-from processors import BUILTIN_PROCESSORS, LogAttribute, SplitText
+from flowcore.registry import (
+    ENTRY_POINT_GROUP,
+    available_processors,
+    describe,
+    processor_class,
+    relationships_of,
+)
+from processors import BUILTIN_PROCESSORS, LogAttribute, RouteOnAttribute, SplitText
 
 
 def plugins(monkeypatch: pytest.MonkeyPatch, **entries: str) -> None:
@@ -69,3 +75,25 @@ def test_usage_page_lists_properties_and_relationships() -> None:
     assert "Relationships:\n  original: " in page
     assert "  splits: " in page
     assert "Writes attributes:" in page
+
+
+def test_usage_page_wraps_keeping_each_lines_indentation() -> None:
+    """describe(width=...) wraps prose under itself and `name: text` lines two columns further."""
+    page = describe(RouteOnAttribute, width=60)
+    lines = page.splitlines()
+    assert max(len(line) for line in lines) <= 60
+    start = next(i for i, line in enumerate(lines) if line.startswith("  <one per dynamic"))
+    dynamic = lines[start:]
+    assert dynamic[1].startswith("    ")
+    assert not dynamic[1].startswith("     ")
+    assert describe(RouteOnAttribute).replace("\n", " ").split() == page.replace("\n", " ").split()
+
+
+def test_relationships_of_lists_the_dynamic_relationship_last() -> None:
+    """A processor's declared relationships, then the one it makes per dynamic property."""
+    assert [r.name for r in relationships_of(RouteOnAttribute)] == [
+        "matched",
+        "unmatched",
+        "<one per dynamic property>",
+    ]
+    assert relationships_of(SplitText) == SplitText.relationships

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import socket
+import threading
+
 import pytest
 
 from flowcore.builder import Flow
@@ -161,3 +164,52 @@ def test_sensitive_values_never_show_in_problems(monkeypatch) -> None:  # type: 
         flow.validate()
     assert "'Token' validated against '********'" in str(caught.value)
     assert "hunter2" not in str(caught.value)
+
+
+class _Holder:
+    """An object holding something deeper down."""
+
+    def __init__(self, held: object) -> None:
+        self.held = held
+
+
+def _flow_with(log: LogAttribute) -> Flow:
+    flow = Flow("pickling")
+    gen = flow.add(GenerateFlowFile(), name="gen")
+    added = flow.add(log, name="log")
+    flow.connect(gen, added)
+    flow.auto_terminate(added, "success")
+    return flow
+
+
+def test_a_processor_that_cannot_be_pickled_names_the_attribute() -> None:
+    """A socket held by a processor, or two levels down, is named with its type and the fix."""
+    with socket.socket() as conn:
+        log = LogAttribute()
+        log.conn = conn  # type: ignore[attr-defined]
+        [problem] = problems_of(_flow_with(log))
+        assert problem.subject == "LogAttribute 'log'"
+        assert problem.problem.startswith(
+            "attribute 'conn' holds a socket.socket, which cannot be pickled to Spark executors"
+        )
+        assert "open it in on_scheduled" in problem.fix
+        nested = LogAttribute()
+        nested.clients = {"main": _Holder(conn)}  # type: ignore[attr-defined]
+        [problem] = problems_of(_flow_with(nested))
+        assert problem.problem.startswith("attribute \"clients['main'].held\" holds a socket")
+
+
+def test_what_cloudpickle_ships_by_value_is_not_a_problem() -> None:
+    """A lambda or a class defined in a function cannot be found by name, but Spark's
+    cloudpickle ships it by value: no problem; a lock beside it still is."""
+
+    class Local:
+        pass
+
+    log = LogAttribute()
+    log.key = lambda flowfile: flowfile  # type: ignore[attr-defined]
+    log.local = Local()  # type: ignore[attr-defined]
+    assert problems_of(_flow_with(log)) == []
+    log.guard = threading.Lock()  # type: ignore[attr-defined]
+    [problem] = problems_of(_flow_with(log))
+    assert "attribute 'guard' holds a _thread.lock" in problem.problem

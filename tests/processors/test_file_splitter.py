@@ -228,3 +228,15 @@ def test_a_block_whose_read_failed_is_listed_again_first(inputs: Path) -> None:
     assert [i.key.rsplit("#", 1)[1] for i in second.items] == ["2", "3"]
     third = processor.list_work(runner.context, second.state)
     assert [i.key.rsplit("#", 1)[1] for i in third.items] == []
+
+
+def test_every_input_must_exist(inputs: Path, tmp_path: Path) -> None:
+    """Each comma-separated input must be a file or a directory at validation (NiFi's rule for a
+    directory a source reads), named by its absolute path; Expression Language is not checked."""
+    splitter(f"{inputs}, {tmp_path / 'nope'}").assert_not_valid()
+    problems = [str(p) for p in splitter(f"{inputs},{tmp_path / 'nope'}").validation_problems()]
+    assert len(problems) == 1
+    assert f"Directory {tmp_path / 'nope'} does not exist" in problems[0]
+    splitter("${NOT_SET_AT_VALIDATION}").assert_valid()
+    one_file = next(p for p in inputs.rglob("*") if p.is_file())
+    splitter(f"{one_file}").assert_valid()

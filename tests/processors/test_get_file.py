@@ -137,10 +137,33 @@ def test_leftover_of_a_crash_is_cleaned_not_duplicated(tree: Path) -> None:
 
 
 def test_missing_directory_is_an_error_not_a_crash(tmp_path: Path) -> None:
-    """A missing Input Directory yields nothing and is logged."""
+    """A missing Input Directory is invalid (NiFi's validator), naming the absolute path; one
+    removed after the processor was validated yields nothing and is logged."""
     runner = TestRunner(GetFile(input_directory=str(tmp_path / "nope")))
-    runner.run()
+    runner.assert_not_valid()
+    assert f"Directory {tmp_path / 'nope'} does not exist" in str(runner.validation_problems()[0])
+    (tmp_path / "gone").mkdir()
+    runner = TestRunner(GetFile(input_directory=str(tmp_path / "gone")))
+    runner.assert_valid()
+    (tmp_path / "gone").rmdir()
+    runner.trigger_once()
     assert runner.flowfiles_for("success") == []
+
+
+def test_input_directory_relative_or_with_el(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A relative Input Directory is checked from the working directory, which the message names;
+    one with Expression Language is checked only when the flow runs; a file is no directory."""
+    monkeypatch.chdir(tmp_path)
+    problem = str(TestRunner(GetFile(input_directory="in")).validation_problems()[0])
+    assert f"Directory {tmp_path / 'in'} (relative to the working directory {tmp_path})" in problem
+    (tmp_path / "in").mkdir()
+    TestRunner(GetFile(input_directory="in")).assert_valid()
+    TestRunner(GetFile(input_directory="${NO_SUCH_VARIABLE}/in")).assert_valid()
+    (tmp_path / "file.txt").write_text("x")
+    problem = str(TestRunner(GetFile(input_directory="file.txt")).validation_problems()[0])
+    assert "does not point to a directory" in problem
 
 
 def test_polling_interval(tree: Path) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from flowcore.cli import load_flow, main
+from tests.flowcore.cli.conftest import into_closed_pipe
 
 FLOW = """
 from flowcore import Flow
@@ -207,3 +208,23 @@ def test_a_batch_run_that_cannot_finish_says_so_and_exits_3(tmp_path: Path, caps
     assert "2 FlowFile(s)" in stuck[0]
     assert "processor errors" in stuck[0]
     assert main(["run", str(flow), "--runner", "direct", "--json"]) == 3
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["processors"],
+        ["processors", "RouteOnAttribute"],
+        ["processors", "GetFile"],
+    ],
+)
+def test_a_closed_stdout_stops_any_command_quietly(args: list[str]) -> None:
+    """Any command whose stdout reader has gone (`| head`) exits 141 with nothing on stderr."""
+    err, status = into_closed_pipe(*args)
+    assert err == ""
+    assert status == 141
+
+
+def test_a_closed_stdout_stops_explain_quietly(flow_file: Path) -> None:
+    """explain of a flow file into a pipe whose reader has gone: no message, status 141."""
+    assert into_closed_pipe("explain", str(flow_file)) == ("", 141)

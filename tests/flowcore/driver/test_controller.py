@@ -605,3 +605,94 @@ def test_a_full_queue_fed_by_an_exhausted_source_does_not_stop_the_end_of_input(
     result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=settings)
     assert (result.count("merge", "merged"), result.count("merge", "original")) == (2, 1_200)
     assert result.stuck == {}
+
+
+class NeedsService(Processor):
+    """Passes FlowFiles on; its on_scheduled raises while the file *down* exists (a service
+    that is down), and it writes *done* once it has passed a FlowFile on."""
+
+    relationships = (Relationship("success", "passed"),)
+
+    def __init__(self, down: str, done: str = "", **properties: object) -> None:
+        super().__init__(**properties)
+        self.down, self.done = down, done
+
+    def on_scheduled(self, context):  # type: ignore[no-untyped-def]
+        if Path(self.down).exists():
+            msg = "service at db:5432 refused the connection"
+            raise ConnectionError(msg)
+
+    def on_trigger(self, context, session):  # type: ignore[no-untyped-def]
+        flowfile = session.get()
+        if flowfile is not None:
+            session.transfer(flowfile, "success")
+            if self.done:
+                Path(self.done).touch()
+
+
+def test_a_processor_whose_on_scheduled_raises_leaves_its_input_queued(
+    tmp_path: Path, runner: str
+) -> None:
+    """As NiFi: an ERROR bulletin names the processor and the exception, the rest of the flow
+    runs, its input stays queued with a stuck reason naming the failure; a later run, the
+    service back, processes it."""
+    down = tmp_path / "down"
+    down.touch()
+    flow = Flow("scheduling")
+    gen = flow.add(GenerateFlowFile(batch_size=3, unique_flowfiles=True), name="gen")
+    needs = flow.add(NeedsService(str(down)), name="needs")
+    tag = flow.add(UpdateAttribute(), name="tag")
+    flow.connect(gen, needs)
+    flow.connect(gen, tag)
+    flow.auto_terminate(needs, "success")
+    flow.auto_terminate(tag, "success")
+    result = run_flow(flow, runner, repository=tmp_path / "repo", settings=SETTINGS)
+    assert result.count("tag", "success") == 3
+    assert not result.finished
+    assert sum(count for count, _ in result.queued.values()) == 3
+    [why] = result.stuck.values()
+    assert why.startswith(
+        "needs could not be scheduled: on_scheduled raised ConnectionError: service at "
+        "db:5432 refused the connection"
+    )
+    messages = {b.message for b in read_bulletins(tmp_path / "repo")}
+    assert any(
+        m.startswith("NeedsService 'needs' failed to schedule: on_scheduled") for m in messages
+    )
+    down.unlink()
+    again = run_flow(flow, runner, repository=tmp_path / "repo", settings=SETTINGS)
+    assert again.count("needs", "success") == 6  # the 3 kept, and 3 new
+    assert again.finished
+
+
+def test_on_scheduled_is_tried_again_after_the_administrative_yield(tmp_path: Path) -> None:
+    """In a continuous run a processor whose on_scheduled raised is scheduled again after the
+    administrative yield duration; once it succeeds its queued input goes through."""
+    down, done = tmp_path / "down", tmp_path / "done"
+    down.touch()
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.txt").write_text("a")
+    flow = Flow("retry")
+    get = flow.add(GetFile(input_directory=str(tmp_path / "in")), name="get")
+    needs = flow.add(NeedsService(str(down), str(done)), name="needs")
+    flow.connect(get, needs)
+    flow.auto_terminate(needs, "success")
+    settings = Settings(
+        sync=False, parallelism=1, poll_interval="10 ms", administrative_yield_duration="200 ms"
+    )
+    started = time.monotonic()
+    calls = []
+
+    def stop() -> bool:
+        calls.append(1)
+        if len(calls) == 3:
+            down.unlink()  # the service comes back
+        return done.exists() or time.monotonic() - started > 60
+
+    result = run_flow(
+        flow, "direct", repository=tmp_path / "repo", settings=settings, continuous=True,
+        should_stop=stop,
+    )  # fmt: skip
+    assert result.count("needs", "success") == 1
+    assert any("failed to schedule" in b.message for b in result.bulletins)
+    assert not result.unscheduled

@@ -76,9 +76,23 @@ def test_a_run_with_flowfiles_left_is_not_finished_and_says_why() -> None:
         ({"reader": "put", "returned": True}, "penalized past the end of the run"),
         ({"reader": "merge", "in_bins": True}, "held in open bins of merge"),
         ({"reader": "put"}, "not taken by put before the run ended"),
+        (
+            {"reader": "put", "parked": True, "unscheduled": "on_scheduled raised OSError: x"},
+            "put could not be scheduled: on_scheduled raised OSError: x (see the bulletins)",
+        ),
     ],
 )
 def test_why_stuck_names_the_cause_a_user_can_act_on(facts: dict, expected: str) -> None:
     """Each cause reads as a sentence naming the processor and what moves the FlowFiles."""
     reader = facts.pop("reader")
     assert expected in why_stuck(reader, **facts)
+
+
+def test_a_processor_that_never_scheduled_leaves_the_run_unfinished() -> None:
+    """A source whose on_scheduled raised leaves nothing queued, yet the run is not finished;
+    summary() says it never ran and why."""
+    result = _result(unscheduled={"get": "on_scheduled raised OSError: x"})
+    assert not result.finished
+    assert "  get never ran: it could not be scheduled: on_scheduled raised OSError: x" in (
+        result.summary()
+    )

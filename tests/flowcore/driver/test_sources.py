@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from flowcore.builder import Flow
-from flowcore.driver.controller import Controller
+from flowcore.driver.controller import Controller, run_flow
 from flowcore.runners.direct import DirectRunner
 from flowcore.settings import Settings
-from processors import GetFile, UpdateAttribute
-from repositories.repository_set import RepositorySet
+from processors import GenerateFlowFile, GetFile, UpdateAttribute
+from repositories.repository_set import RepositorySet, read_bulletins
 
 
 def _flow(inputs: Path) -> Flow:
@@ -43,3 +43,55 @@ def test_a_source_lists_until_exhausted_then_is_no_longer_active(tmp_path: Path)
         assert lister.list_work(plan, False, (100, 100)) == ([], {})
     finally:
         repos.close()
+
+
+class UnmountedGet(GetFile):
+    """GetFile whose on_scheduled raises while the file ``down`` beside its input exists."""
+
+    def on_scheduled(self, context):  # type: ignore[no-untyped-def]
+        directory = context.get_property(self.DIRECTORY).value
+        if (Path(directory).parent / "down").exists():
+            msg = "the share is not mounted"
+            raise PermissionError(msg)
+        super().on_scheduled(context)
+
+
+def _two_sources(inputs: Path) -> Flow:
+    flow = Flow("two-sources")
+    get = flow.add(UnmountedGet(input_directory=str(inputs), keep_source_file=True), name="get")
+    gen = flow.add(GenerateFlowFile(), name="gen")
+    tag = flow.add(UpdateAttribute(k="v"), name="tag")
+    flow.connect(get, tag)
+    flow.connect(gen, tag)
+    flow.auto_terminate(tag, "success")
+    return flow
+
+
+def test_a_source_whose_on_scheduled_raises_lists_nothing_and_the_run_says_so(
+    tmp_path: Path,
+) -> None:
+    """On the driver, as NiFi: an ERROR bulletin, the source lists nothing, the other source
+    runs; the batch run is not finished and names the failure; a later run lists the files."""
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    (inputs / "a").write_text("a")
+    (tmp_path / "down").touch()
+    settings = Settings(sync=False, parallelism=1)
+    result = run_flow(
+        _two_sources(inputs), "direct", repository=tmp_path / "repo", settings=settings
+    )
+    assert result.count("tag", "success") == 1  # gen's
+    assert not result.finished
+    assert result.unscheduled == {
+        "get": "on_scheduled raised PermissionError: the share is not mounted"
+    }
+    [bulletin] = read_bulletins(tmp_path / "repo")
+    assert bulletin.component_name == "get"
+    assert bulletin.level == "ERROR"
+    assert "administrative yield duration (30 sec)" in bulletin.message
+    (tmp_path / "down").unlink()
+    again = run_flow(
+        _two_sources(inputs), "direct", repository=tmp_path / "repo", settings=settings
+    )
+    assert again.count("tag", "success") == 2
+    assert again.finished

@@ -273,3 +273,44 @@ def test_single_group_asks_every_binning_member() -> None:
     assert not single_group(narrow)
     assert single_group(binning)
     assert not single_group(plans(correlation_attribute_name="customer")[1])
+
+
+class Unreachable(Processor):
+    """Its on_scheduled always raises; it would pass FlowFiles on."""
+
+    relationships = (Relationship("success", "passed"),)
+
+    def on_scheduled(self, context):  # type: ignore[no-untyped-def]
+        msg = "no route to host"
+        raise OSError(msg)
+
+    def on_trigger(self, context, session):  # type: ignore[no-untyped-def]
+        msg = "never triggered: it was not scheduled"
+        raise AssertionError(msg)
+
+
+def test_a_member_whose_on_scheduled_raises_keeps_its_input_for_later(
+    repos: RepositorySet,
+) -> None:
+    """The member does not run: its FlowFiles go back to its park queue, retried after the
+    administrative yield as a long wait; the task names it; its siblings run on."""
+    flow = Flow("f")
+    gen = _generated(flow, "x")
+    down = flow.add(Unreachable(), name="down")
+    tag = flow.add(UpdateAttribute(), name="tag")
+    flow.connect(gen, down)
+    kept = flow.connect(gen, tag, durable=True)
+    flow.auto_terminate(down, "success")
+    flow.auto_terminate(tag, "success")
+    before = time.time_ns() // 1_000_000
+    result = _run(repos, flow, work=(("GenerateFlowFile-1", WorkItem("batch", {"count": 2})),))
+    component = "Unreachable-2"
+    assert result.unscheduled == {component: "on_scheduled raised OSError: no route to host"}
+    assert len(_outputs(repos, result, kept.id)) == 2
+    parked = [s for s in result.enqueued if s.queue_id == park_queue_id(component)]
+    assert sum(s.count for s in parked) == 2
+    assert all(s.segment_id in result.long_waits for s in parked)
+    yield_ms = SETTINGS.administrative_yield_ms
+    assert all(result.retry_at[s.segment_id] >= before + yield_ms for s in parked)
+    [bulletin] = result.bulletins
+    assert bulletin.message.startswith("Unreachable 'down' failed to schedule: on_scheduled raised")

@@ -7,12 +7,14 @@ from pathlib import Path
 import pytest
 
 from flowcore import Flow, Processor, Relationship
-from flowcore.driver.controller import run_flow
-from flowcore.errors import ConfigurationError
+from flowcore.compiler.stages import compile_flow
+from flowcore.driver.controller import Controller, run_flow
+from flowcore.errors import ConfigurationError, FlowValidationError
 from flowcore.runners import make_runner
 from flowcore.runners.direct import DirectRunner
 from flowcore.settings import Settings
 from processors import GenerateFlowFile
+from repositories.repository_set import RepositorySet
 
 
 class Unpicklable(Processor):
@@ -40,14 +42,26 @@ def test_make_runner_by_name() -> None:
 
 
 def test_tasks_travel_pickled_as_on_spark(tmp_path: Path) -> None:
-    """A processor that cannot be pickled fails on the direct runner too, not only on Spark."""
+    """A processor that cannot be pickled fails on the direct runner too, not only on Spark
+    (validation names it first; one that takes the lock after validation fails pickled)."""
     flow = Flow("f")
     gen = flow.add(GenerateFlowFile(), name="gen")
     bad = flow.add(Unpicklable(), name="bad")
     flow.connect(gen, bad)
     flow.auto_terminate(bad, "success")
-    with pytest.raises(TypeError, match="pickle"):
+    with pytest.raises(FlowValidationError, match=r"attribute 'lock' holds a _thread\.lock"):
         run_flow(flow, "direct", repository=tmp_path / "repo", settings=Settings(sync=False))
+    lock = bad.processor.lock  # type: ignore[union-attr]
+    del bad.processor.lock  # type: ignore[union-attr]
+    compiled = compile_flow(flow)
+    bad.processor.lock = lock  # type: ignore[union-attr]
+    repos = RepositorySet.open(tmp_path / "repo")
+    try:
+        controller = Controller(compiled, DirectRunner(), repos, Settings(sync=False))
+        with pytest.raises(TypeError, match="pickle"):
+            controller.run()
+    finally:
+        repos.close()
 
 
 def test_describe_counts_tasks(tmp_path: Path) -> None:

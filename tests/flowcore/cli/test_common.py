@@ -1,0 +1,82 @@
+"""Tests for what the commands share: loading a flow file, and its errors as one line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.flowcore.cli.conftest import Flowcore
+
+
+def one_error_line(stderr: str) -> str:
+    """The only line of *stderr*, which must be an ``error:`` line and no traceback."""
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("error: ")
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("from flowcore import Flow\nflow = Flow('x'\n", ":2: SyntaxError: '(' was never closed"),
+        ("import flowcore\n  flow = 1\n", ":2: IndentationError: unexpected indent"),
+        (
+            "from flowcore import Flow\nflow = Flow('x')\nprint(undefined)\n",
+            ":3: NameError: name 'undefined' is not defined",
+        ),
+        (
+            "from flowcore import Flow\nimport no_such_module_here\n",
+            ":2: ModuleNotFoundError: No module named 'no_such_module_here'",
+        ),
+        ("x = 1\n\n\nraise ValueError('bad\\nvalue')\n", ":4: ValueError: bad value"),
+    ],
+)
+def test_a_broken_flow_file_is_one_line_naming_file_and_line(
+    tmp_path: Path, flowcore_cmd: Flowcore, source: str, expected: str
+) -> None:
+    """A flow file that does not compile or raises while it runs: one line with file:line, the
+    exception and the fix, exit status 2, for run and explain alike."""
+    path = tmp_path / "broken_flow.py"
+    path.write_text(source)
+    for command in (["explain", str(path)], ["run", str(path), "--runner", "direct"]):
+        done = flowcore_cmd(*command)
+        assert done.returncode == 2
+        line = one_error_line(done.stderr)
+        assert f"{path}{expected}" in line
+        assert "fix that line" in line or "install it" in line
+        assert not (tmp_path / ".flowcore").exists()
+
+
+def test_an_error_in_a_module_beside_the_flow_names_the_flow_line(
+    tmp_path: Path, flowcore_cmd: Flowcore
+) -> None:
+    """An exception raised in a helper the flow imports names the flow file's line that led to it;
+    a syntax error in the helper names the helper's own line."""
+    (tmp_path / "helper.py").write_text("def build():\n    return 1 / 0\n")
+    path = tmp_path / "flow.py"
+    path.write_text("import helper\n\nflow = helper.build()\n")
+    done = flowcore_cmd("explain", str(path))
+    assert done.returncode == 2
+    assert f"{path}:3: ZeroDivisionError: division by zero" in one_error_line(done.stderr)
+    (tmp_path / "helper.py").write_text("def build(:\n    pass\n")
+    done = flowcore_cmd("explain", str(path))
+    assert done.returncode == 2
+    assert f"{tmp_path / 'helper.py'}:1: SyntaxError" in one_error_line(done.stderr)
+
+
+def test_a_flowcore_error_while_the_flow_is_built_keeps_its_message(
+    tmp_path: Path, flowcore_cmd: Flowcore
+) -> None:
+    """A flowcore error raised by the flow file's own code is prefixed with where it was raised."""
+    path = tmp_path / "flow.py"
+    path.write_text(
+        "from flowcore import Flow\nfrom processors import SplitText\n"
+        "flow = Flow('x')\nflow.add(SplitText(), name='a')\nflow.add(SplitText(), name='a')\n"
+    )
+    done = flowcore_cmd("explain", str(path))
+    assert done.returncode == 2
+    line = one_error_line(done.stderr)
+    assert line.startswith(f"error: {path}:5: ")
+    assert "'a'" in line
