@@ -479,7 +479,7 @@ class SparkRunner:
         self._described: dict[str, str] = {}
         from flowcore.runners.spark_sources import register  # noqa: PLC0415 - on demand
 
-        register(session)
+        register(session, check=False)  # a run needs no pyarrow; reading a DataFrame does
         self._warm_up()
 
     def _warm_up(self) -> None:

@@ -33,6 +33,7 @@ run's repositories must.
 
 from __future__ import annotations
 
+import importlib.util
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -58,6 +59,7 @@ __all__ = [
     "ProvenanceSource",
     "id_ranges",
     "register",
+    "require_pyarrow",
 ]
 
 PROVENANCE_FORMAT = "flowcore-provenance"
@@ -67,24 +69,34 @@ _BATCH_ROWS = 10_000  # rows per Arrow batch handed to Spark
 _BATCH_BYTES = 32 << 20  # ... or fewer, once their values hold this much
 
 
-def register(spark: Any) -> None:
+def register(spark: Any, *, check: bool = True) -> None:
     """Register the ``flowcore-dataset`` and ``flowcore-provenance`` formats on a SparkSession.
 
-    Registration lasts for the session; repeating it is harmless (and cheap).
+    Registration lasts for the session; repeating it is harmless (and cheap). The Spark runner
+    registers with ``check=False``: a run needs no pyarrow, only reading does (the readers then
+    refuse with the same message).
 
     Raises:
-        ConfigurationError: pyarrow is missing.
+        ConfigurationError: pyarrow is missing (with *check*).
     """
-    import importlib.util  # noqa: PLC0415
+    if check:
+        require_pyarrow()
+    spark.dataSource.register(DatasetSource)
+    spark.dataSource.register(ProvenanceSource)
 
+
+def require_pyarrow() -> None:
+    """Refuse to read without pyarrow, which carries the rows to Spark.
+
+    Raises:
+        ConfigurationError: pyarrow is not installed, with how to install it.
+    """
     if importlib.util.find_spec("pyarrow") is None:
         msg = (
             "reading flowcore datasets and provenance from Spark needs pyarrow; install it "
             "(pip install 'pyarrow>=18')"
         )
         raise ConfigurationError(msg)
-    spark.dataSource.register(DatasetSource)
-    spark.dataSource.register(ProvenanceSource)
 
 
 def _flag(options: Mapping[str, str], name: str) -> bool:
@@ -135,6 +147,7 @@ class DatasetSource(DataSource):
     def reader(self, schema: Any) -> DataSourceReader:
         """Reads the version chosen now, so every partition reads the same one."""
         del schema
+        require_pyarrow()
         return _DatasetReader(self.options)
 
 
@@ -281,6 +294,7 @@ class ProvenanceSource(DataSource):
     def reader(self, schema: Any) -> DataSourceReader:
         """Splits the ids stored now into ranges."""
         del schema
+        require_pyarrow()
         return _ProvenanceReader(self.options)
 
 

@@ -243,3 +243,21 @@ def test_schemas_name_what_a_spark_user_reads(written: Path, spark) -> None:  # 
     assert events["parent_uuids"] == "array<string>"
     assert {"event_id", "event_type", "flowfile_uuid", "component_id", "details"} <= set(events)
     assert Counter(events.values())["map<string,string>"] == 3
+
+
+def test_without_pyarrow_runs_register_and_reading_is_refused_in_one_line(
+    spark,  # type: ignore[no-untyped-def]
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A run's registration needs no pyarrow; asking to read is refused with how to install it."""
+    import importlib.util
+
+    from flowcore.errors import ConfigurationError
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "pyarrow" else real(name, *a)
+    )
+    sources.register(spark.session, check=False)
+    with pytest.raises(ConfigurationError, match=r"needs pyarrow; install it"):
+        sources.register(spark.session)
