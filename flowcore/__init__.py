@@ -115,7 +115,23 @@ __all__ = [
     "WorkListing",
     "__version__",
     "compile_expression",
+    "register_spark_sources",
 ]
+
+
+def register_spark_sources(spark: Any) -> None:
+    """Let *spark* (a SparkSession) read flowcore's datasets and provenance as DataFrames.
+
+    Registers the ``flowcore-dataset`` and ``flowcore-provenance`` formats (PySpark's Python
+    Data Source API): ``spark.read.format("flowcore-dataset").load(path)``. Sessions flowcore's
+    Spark runner uses have them already; call this for a session of your own.
+
+    Raises:
+        ConfigurationError: pyarrow is missing.
+    """
+    from flowcore.runners.spark_sources import register  # noqa: PLC0415 - pyspark only here
+
+    register(spark)
 
 
 def __getattr__(name: str) -> Any:

@@ -10,6 +10,7 @@ them: ``flow.validate()``, ``flow.explain()``, ``flow.run()``.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from flowcore.compiler.stages import compile_flow
 from flowcore.driver.controller import run_flow
@@ -20,6 +21,9 @@ from flowcore.pictures.render import render
 from flowcore.settings import DEFAULT_REPOSITORY, Settings
 from flowcore.validation import validate_flow
 from repositories.repository_set import read_status
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 __all__ = ["Flow", "flow_counts"]
 
@@ -92,21 +96,30 @@ class Flow(FlowDefinition):
         conf: dict[str, str] | None = None,
         settings: Settings | None = None,
         continuous: bool = False,
+        spark: SparkSession | None = None,
     ) -> RunResult:
         """Run the flow: to completion (batch), or until interrupted with ``continuous=True``.
 
         Args:
-            runner: ``"spark"`` (the default: ``local[*]`` unless *master* says otherwise) or
-                ``"direct"`` (tasks in this process: quick to start, for tests and small runs).
+            runner: ``"spark"`` (the default: the Spark session already running in this
+                process, else a new one on *master*) or ``"direct"`` (tasks in this process:
+                quick to start, for tests and small runs).
             repository: where the durable repositories live (``.flowcore`` by default); a run
                 resumes whatever a previous run on it left queued.
-            master: the Spark master URL (``local[*]`` by default).
-            conf: Spark configuration passed through, e.g. ``{"spark.executor.memory": "2g"}``.
-            settings: engine settings (batch limits, penalties, parallelism).
+            master: the Spark master URL for a session flowcore starts (``local[*]`` by
+                default); with a session running, it must be that session's master.
+            conf: Spark configuration for a session flowcore starts, e.g.
+                ``{"spark.executor.memory": "2g"}``.
+            settings: engine settings (batch limits, penalties, parallelism, the
+                ``spark_connect_timeout`` to reach a cluster's master).
             continuous: keep polling sources instead of ending when the input is used up.
+            spark: your SparkSession: the run uses it as it is and leaves it running (it is
+                yours to stop); the result's ``master`` is its SparkContext's.
 
         Raises:
             FlowValidationError: the flow is invalid (every problem listed); nothing ran.
+            ConfigurationError: Spark cannot start on the master (a bad URL, an unreachable
+                master), or *spark* comes with *conf* or another *master*.
         """
         return run_flow(
             self,
@@ -116,4 +129,5 @@ class Flow(FlowDefinition):
             conf=conf,
             settings=settings,
             continuous=continuous,
+            spark=spark,
         )

@@ -128,6 +128,11 @@ class Settings:
             small contents share a claim file until it holds this much. Larger claim files
             mean fewer files and faster writes (see docs/reliability.md), and content kept
             on disk until every FlowFile pointing into the file is gone.
+        spark_connect_timeout: how long the Spark runner waits for a cluster's master
+            (``spark://host:7077``, ``k8s://...``) to accept a connection, then for the session
+            to start on it (the JVM's start included), before it gives up with one line naming
+            the master, as NiFi's processors wait on a Connection Timeout (``30 sec``). Spark's
+            own wait for an unreachable standalone master is over a minute, then a traceback.
     """
 
     batch_max_flowfiles: int = attrs.field(default=100_000, validator=_positive)
@@ -152,6 +157,7 @@ class Settings:
     regex_time_limit: str = attrs.field(default="1 sec", validator=_time_period)
     expression_max_length: str = attrs.field(default="64 MB", validator=_data_size)
     content_claim_max_appendable_size: str = attrs.field(default="1 MB", validator=_data_size)
+    spark_connect_timeout: str = attrs.field(default="30 sec", validator=_time_period)
 
     @classmethod
     def parse(cls, texts: Mapping[str, str], **values: object) -> Settings:
@@ -216,6 +222,11 @@ class Settings:
     def expression_max_chars(self) -> int:
         """:attr:`expression_max_length` as a number of characters."""
         return int(parse_data_size(self.expression_max_length, "B"))
+
+    @functools.cached_property
+    def spark_connect_timeout_seconds(self) -> float:
+        """:attr:`spark_connect_timeout` in seconds."""
+        return parse_time_period(self.spark_connect_timeout, "ms") / 1000
 
     @functools.cached_property
     def poll_interval_seconds(self) -> float:

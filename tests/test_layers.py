@@ -231,3 +231,21 @@ def test_importing_flowcore_loads_neither_spark_nor_the_driver() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )
     assert done.stdout.split() == ["[]", "True"]
+
+
+#: The only modules that may import pyspark: the Spark runner and the Data Sources it registers
+#: (both load only when Spark is used; ``import flowcore`` stays Spark-free).
+PYSPARK_MODULES = frozenset({"flowcore.runners.spark", "flowcore.runners.spark_sources"})
+
+
+def test_only_the_spark_runners_modules_import_pyspark() -> None:
+    """pyspark is imported (at any level, TYPE_CHECKING aside) by the Spark runner's modules
+    alone."""
+    importing = {
+        module
+        for module in MODULES
+        for _, name in _imports(module)
+        if name == "pyspark" or name.startswith("pyspark.")
+    }
+    assert importing <= PYSPARK_MODULES
+    assert importing == PYSPARK_MODULES  # the list stays exact

@@ -101,7 +101,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 def print_result(result: Any) -> None:
     """A run's summary as tables (used by the CLI and ``make demo``)."""
     console.print(
-        f"[bold]{result.flow}[/] on [bold]{result.runner}[/]: {result.micro_batches} "
+        f"[bold]{result.flow}[/] on [bold]{result.runner}[/]"
+        f"{f' ({result.master})' if result.master else ''}: {result.micro_batches} "
         f"micro-batch(es), {result.stage_runs} stage run(s), {result.elapsed_seconds:.2f} s"
     )
     table = Table(title="FlowFiles per relationship")

@@ -24,7 +24,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import attrs
 
@@ -33,10 +33,12 @@ from flowcore.errors import DatasetError
 from repositories._files import fsync_directory, write_atomically
 from repositories.locks import try_lock
 
-__all__ = ["RETAINED_VERSIONS", "Dataset", "demarcated", "write_chunk"]
+__all__ = ["DATASET_FORMAT", "RETAINED_VERSIONS", "Dataset", "demarcated", "write_chunk"]
 
 #: Published versions kept readable (older manifests go, and chunks only they named).
 RETAINED_VERSIONS = 2
+#: The Spark format that reads datasets (flowcore/runners/spark_sources.py registers it).
+DATASET_FORMAT = "flowcore-dataset"
 _MANIFEST = re.compile(r"v(\d{8})\.json")
 _PENDING = re.compile(r"v(\d{8})\.json\.pending")
 _COPY = 1 << 20
@@ -92,6 +94,16 @@ class Dataset:
                 f"{self.versions() or 'none'} (only the last {RETAINED_VERSIONS} are kept)"
             )
             raise DatasetError(msg) from None
+
+    def require_exists(self) -> None:
+        """Refuse a directory that holds no dataset (a mistyped path reads as nothing).
+
+        Raises:
+            DatasetError: it has no ``manifests/`` directory.
+        """
+        if not self.manifest_dir.is_dir():
+            msg = f"{self.path} is not a dataset (it has no manifests/ directory)"
+            raise DatasetError(msg)
 
     def next_version(self, at_least: int = 0) -> int:
         """The number the next staged version takes."""
@@ -189,6 +201,34 @@ class Dataset:
         """The dataset's bytes in order, the demarcator between chunks, as one version."""
         manifest = self.manifest(version)
         return self.iter_chunk_bytes(manifest.chunks, manifest.demarcator)
+
+    def to_spark(self, spark: Any, version: int | None = None, **options: str) -> Any:
+        """The dataset as a Spark DataFrame: a row per record, a partition per chunk.
+
+        ``spark.read.format("flowcore-dataset")`` with this path, a version and *options*
+        (``binary``, ``lineSep``, ``wholetext``: see :mod:`flowcore.runners.spark_sources`).
+        The format is registered on every session flowcore's Spark runner uses; register it
+        on another with ``flowcore.register_spark_sources(spark)``. Spark is driven through
+        *spark* alone: nothing here imports pyspark.
+
+        Raises:
+            DatasetError: the version is not published, or the session lacks the format.
+        """
+        self.require_exists()
+        chosen = self.manifest(version).version  # refuses a missing version here, in one line
+        reader = spark.read.format(DATASET_FORMAT).option("version", str(chosen))
+        for key, value in options.items():
+            reader = reader.option(key, value)
+        try:
+            return reader.load(str(self.path.resolve()))
+        except Exception as error:  # Spark's own error type, not importable here
+            if "DATA_SOURCE_NOT_FOUND" not in str(error):
+                raise
+            msg = (
+                f"this SparkSession cannot read format {DATASET_FORMAT!r}: register it with "
+                "flowcore.register_spark_sources(spark)"
+            )
+            raise DatasetError(msg) from None
 
     def iter_chunk_bytes(self, chunks: Sequence[Chunk], demarcator: bytes) -> Iterator[bytes]:
         """The bytes of *chunks* in order with *demarcator* between them, streamed in blocks.

@@ -16,6 +16,7 @@ import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -578,6 +579,7 @@ class Controller:
             },
             plan=self.explain(),
             sinks={k: dict(v) for k, v in self.sinks.reports.items()},
+            master=self.runner.master,
         )
 
     def _reader(self, queue_id: str) -> str | None:
@@ -628,18 +630,32 @@ def run_flow(
     continuous: bool = False,
     progress: Callable[[RunProgress], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
+    spark: Any = None,
 ) -> RunResult:
     """Validate, compile and run *flow*; what ``flow.run(...)`` and ``flowcore run`` call.
+
+    *spark*, a SparkSession, is used as it is and left running.
 
     Raises:
         FlowValidationError: the flow is invalid (every problem listed); nothing ran.
         RepositoryError: the repository is in use or damaged.
+        ConfigurationError: Spark cannot start on the master, or the runner's options clash.
     """
     from flowcore.runners import make_runner  # noqa: PLC0415 - runners import this module's peers
 
     compiled = compile_flow(flow)
     settings = settings or Settings()
-    chosen = make_runner(runner, master=master, conf=conf) if isinstance(runner, str) else runner
+    chosen = (
+        make_runner(
+            runner,
+            master=master,
+            conf=conf,
+            spark=spark,
+            connect_timeout=settings.spark_connect_timeout_seconds,
+        )
+        if isinstance(runner, str)
+        else runner
+    )
     repositories = RepositorySet.open(repository, settings)
     try:
         controller = Controller(compiled, chosen, repositories, settings)

@@ -111,6 +111,8 @@ class RunResult:
         plan: the explain plan, with what the runner did per stage.
         sinks: per two-phase sink name, its last published state (a dataset's version, chunk
             count and auto-merge figures).
+        master: the Spark master the run's session ran on (its SparkContext's, whoever started
+            it); None for the direct runner.
     """
 
     flow: str
@@ -128,6 +130,7 @@ class RunResult:
     sinks: dict[str, dict[str, str]] = attrs.field(factory=dict)
     stuck: dict[str, str] = attrs.field(factory=dict)
     unscheduled: dict[str, str] = attrs.field(factory=dict)
+    master: str | None = None
 
     @property
     def finished(self) -> bool:
@@ -141,7 +144,8 @@ class RunResult:
     def summary(self) -> str:
         """A short text report."""
         lines = [
-            f"flow '{self.flow}' on {self.runner}: {self.micro_batches} micro-batch(es), "
+            f"flow '{self.flow}' on {self.runner}{f' ({self.master})' if self.master else ''}: "
+            f"{self.micro_batches} micro-batch(es), "
             f"{self.stage_runs} stage run(s) in {self.elapsed_seconds:.2f} s",
         ]
         for component, relationships in self.transfers.items():

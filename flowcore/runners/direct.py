@@ -27,6 +27,7 @@ class DirectRunner:
     """Runs tasks in-process, in task order."""
 
     name = "direct"
+    master: str | None = None
 
     def __init__(self) -> None:
         self._described: dict[str, str] = {}

@@ -72,6 +72,8 @@ class Runner(Protocol):
     """What the controller needs from a runner."""
 
     name: str
+    #: The Spark master tasks run on, as the SparkContext reports it; None in-process.
+    master: str | None
 
     def execute(self, job: StageJob) -> list[TaskResult]:
         """Run every task of *job*; results in task order."""

@@ -6,10 +6,16 @@ members is a shuffle: segments are read and their FlowFile records (metadata and
 content) keyed by group; ``partitionBy`` brings each group to one partition, where the task runs
 in queue order. Repositories must be on a path every executor can reach.
 
-One SparkSession is created on first use and reused by every run in the process. Its UI is off
-and its logs quiet unless ``spark.ui.enabled`` or ``FLOWCORE_SPARK_LOG_LEVEL`` say otherwise; on a
-local master its JVM compiles with C1 only (``-XX:TieredStopAtLevel=1``), so JIT threads leave the
-cores to the Python workers. Java options in the user's conf come after these, so they win.
+Sessions follow ``SparkSession.builder.getOrCreate()``: a session given to ``flow.run(spark=...)``
+is used as it is; otherwise the process's active (or default) session, started by the user or by
+an earlier run, is reused, with a note when flowcore did not start it; otherwise one is created and
+kept for later runs. flowcore never stops a session. The master reported is the SparkContext's.
+A session flowcore starts has its UI off and its logs quiet unless ``spark.ui.enabled`` or
+``FLOWCORE_SPARK_LOG_LEVEL`` say otherwise; on a local master its JVM compiles with C1 only
+(``-XX:TieredStopAtLevel=1``), so JIT threads leave the cores to the Python workers. Java options
+in the user's conf come after these, so they win. Before starting one on a cluster, the master's
+URL is checked and its address reached within the connect timeout (``spark_connect_timeout``), so
+a typo or a master that is down ends in one line, not a JVM trace or a minute of retries.
 """
 
 from __future__ import annotations
@@ -17,24 +23,38 @@ from __future__ import annotations
 import functools
 import importlib
 import itertools
+import logging
 import os
+import re
+import socket
 import sys
 import sysconfig
 import threading
+import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from flowcore.engine.task import run_task
 from flowcore.engine.wire import TaskResult, TaskSpec
+from flowcore.errors import ConfigurationError
 from flowcore.runners.jobs import StageJob, run_partition, shuffle_map
 
-__all__ = ["DEFAULT_MASTER", "SparkRunner", "session_conf", "spark_session"]
+__all__ = [
+    "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_MASTER",
+    "SparkRunner",
+    "check_master",
+    "reach_master",
+    "session_conf",
+    "spark_session",
+]
 
 DEFAULT_MASTER = "local[*]"
+DEFAULT_CONNECT_TIMEOUT = 30.0  # seconds: Settings.spark_connect_timeout's "30 sec"
+log = logging.getLogger(__name__)
 _SESSION_LOCK = threading.Lock()
-_SESSION: Any = None
-_SESSION_MASTER: str | None = None
+_KNOWN: set[int] = set()  # ids of SparkContexts flowcore started, or used already with a note
 _JOB_GROUPS = itertools.count(1)  # a fresh Spark job group per stage run
 _WARMED: set[int] = set()  # ids of SparkContexts whose workers imported the task path
 
@@ -117,35 +137,237 @@ def session_conf(master: str, conf: Mapping[str, str] | None = None) -> dict[str
     return merged
 
 
-def spark_session(master: str | None = None, conf: dict[str, str] | None = None) -> Any:
-    """The process's SparkSession, created on first use.
+# The master URLs Spark accepts (SparkContext's master patterns; spark-submit refuses the rest).
+_MASTER_FORMS = tuple(
+    re.compile(form)
+    for form in (
+        r"local",
+        r"local\[([0-9]+|\*)\]",
+        r"local\[([0-9]+|\*)\s*,\s*([0-9]+)\]",
+        r"local-cluster\[\s*[0-9]+\s*,\s*[0-9]+\s*,\s*[0-9]+\s*\]",
+        r"spark://.+",
+        r"k8s://.+",
+        r"yarn",
+    )
+)
+_MASTER_HINT = (
+    "use local[*] (local[N] for N cores), spark://HOST:7077 for a standalone cluster, yarn, "
+    "or k8s://https://HOST:PORT"
+)
+
+
+def check_master(master: str) -> None:
+    """Refuse a master URL Spark would refuse, before a JVM prints its stack trace.
 
     Raises:
-        ConfigurationError: a session already runs on another master (Spark allows one per
-            process).
+        ConfigurationError: *master* has none of Spark's forms, or a ``spark://`` URL lacks a
+            port.
     """
-    global _SESSION, _SESSION_MASTER
-    wanted = master or DEFAULT_MASTER
+    if not any(form.fullmatch(master) for form in _MASTER_FORMS):
+        msg = f"{master!r} is not a Spark master URL; {_MASTER_HINT}"
+        raise ConfigurationError(msg)
+    _master_addresses(master)  # a spark:// URL's host:port list must parse
+
+
+def _master_addresses(master: str) -> list[tuple[str, int]]:
+    """The network addresses of a cluster's master(s); none for local and YARN masters."""
+    if master.startswith("spark://"):
+        addresses = []
+        for part in master.removeprefix("spark://").split(","):
+            host, _, port = part.strip().rpartition(":")
+            if not host or not port.isdigit():
+                msg = f"Spark master {master!r} needs HOST:PORT after spark://; {_MASTER_HINT}"
+                raise ConfigurationError(msg)
+            addresses.append((host.strip("[]"), int(port)))
+        return addresses
+    if master.startswith("k8s://"):
+        url = master.removeprefix("k8s://")
+        parts = urllib.parse.urlsplit(url if "://" in url else f"https://{url}")
+        try:
+            port = parts.port or (80 if parts.scheme == "http" else 443)
+        except ValueError:  # a port that is no number
+            msg = f"Spark master {master!r} has a bad port; {_MASTER_HINT}"
+            raise ConfigurationError(msg) from None
+        return [(parts.hostname, port)] if parts.hostname else []
+    return []
+
+
+def reach_master(master: str, timeout: float = DEFAULT_CONNECT_TIMEOUT) -> None:
+    """Check that a cluster's master accepts connections, waiting at most *timeout* seconds each.
+
+    Spark itself retries an unreachable standalone master for over a minute, then fails with a
+    trace; this tells the user at once (a refused connection) or after *timeout* (no answer).
+    With several masters (``spark://a:7077,b:7077``, standby masters), one answering is enough.
+
+    Raises:
+        ConfigurationError: no master answered, naming each address and why.
+    """
+    addresses = _master_addresses(master)
+    reasons = []
+    for host, port in addresses:
+        try:
+            with socket.create_connection((host, port), timeout=timeout):
+                return
+        except OSError as error:
+            timed_out = isinstance(error, TimeoutError)
+            why = f"no answer in {timeout:g} s" if timed_out else error.strerror or error
+            reasons.append(f"{host}:{port}: {why}")
+    if reasons:
+        msg = (
+            f"cannot reach the Spark master {master} ({'; '.join(reasons)}): start the master "
+            "or correct the URL (a standalone master listens on port 7077), or give a slow "
+            "network more time with the spark_connect_timeout setting"
+        )
+        raise ConfigurationError(msg)
+
+
+def _running_session() -> Any:
+    """The session ``SparkSession.builder.getOrCreate()`` would return, or None.
+
+    That is the thread's active session, else the process's default one; none when none was
+    started or it was stopped.
+    """
+    from pyspark.errors import PySparkRuntimeError  # noqa: PLC0415
+    from pyspark.sql import SparkSession  # noqa: PLC0415
+
+    try:
+        return SparkSession.active()
+    except PySparkRuntimeError:
+        return None
+
+
+def _require_master(session: Any, master: str | None) -> None:
+    """Refuse to run on *session* when another master was asked for (one per process)."""
+    running = session.sparkContext.master
+    if master is not None and master != running:
+        msg = (
+            f"a Spark session on {running} is already running in this process; cannot start "
+            f"one on {master} (Spark allows one per process): leave the master unset to use "
+            "it, or stop it first"
+        )
+        raise ConfigurationError(msg)
+
+
+def _start_session(master: str, conf: Mapping[str, str] | None) -> Any:
+    """A new SparkSession on *master* with flowcore's defaults and the user's *conf*.
+
+    Raises:
+        ConfigurationError: Spark could not start (no Java, a conf it refuses ...), with its
+            reason.
+    """
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession  # noqa: PLC0415 - slow import, only when used
+
+    builder = SparkSession.builder.master(master).appName("flowcore")
+    for key, value in session_conf(master, conf).items():
+        builder = builder.config(key, value)
+    try:
+        session = builder.getOrCreate()
+    except Exception as error:  # py4j's and PySpark's errors: the JVM's reason is inside
+        msg = f"Spark could not start on master {master}: {_reason(error)}"
+        raise ConfigurationError(msg) from error
+    session.sparkContext.setLogLevel(os.environ.get("FLOWCORE_SPARK_LOG_LEVEL", "ERROR"))
+    return session
+
+
+def _worker_reason(error: BaseException) -> str:
+    """The Python exception a worker raised, from the text Spark relays (its last such line)."""
+    raised = [
+        line.strip()
+        for line in str(error).splitlines()
+        if re.match(r"\s*[\w.]+(Error|Exception): ", line)
+    ]
+    return raised[-1] if raised else _reason(error)
+
+
+def _start_within(master: str, conf: Mapping[str, str] | None, timeout: float) -> Any:
+    """:func:`_start_session`, given up after *timeout* seconds on a cluster's master.
+
+    A service that accepts connections but is no Spark master (or one that never answers the
+    application) would hold Spark's registration for over a minute of retries. The session
+    starts in a daemon thread; when it is not ready in time, the run stops with one line. The
+    thread goes on until Spark gives up; a command-line run ends at once, and its JVM with it.
+
+    Raises:
+        ConfigurationError: Spark could not start, or not within *timeout*.
+    """
+    if not _master_addresses(master):
+        return _start_session(master, conf)  # local (or YARN): nothing to wait for on a network
+    outcome: dict[str, Any] = {}
+
+    def start() -> None:
+        try:
+            outcome["session"] = _start_session(master, conf)
+        except BaseException as error:  # handed to the waiting thread
+            outcome["error"] = error
+
+    thread = threading.Thread(target=start, name="flowcore-spark-start", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if "error" in outcome:
+        raise outcome["error"]
+    if "session" not in outcome:
+        msg = (
+            f"the Spark master {master} accepted a connection but did not start the "
+            f"application within {timeout:g} s: check that the URL names a Spark master, or "
+            "give it more time with the spark_connect_timeout setting"
+        )
+        raise ConfigurationError(msg)
+    return outcome["session"]
+
+
+def _reason(error: BaseException) -> str:
+    """The first telling line of a Spark error (py4j puts the Java exception after a colon)."""
+    lines = [line.strip().lstrip(": ") for line in str(error).splitlines() if line.strip()]
+    told = [line for line in lines if not line.startswith("An error occurred while calling")]
+    return (told or lines or [type(error).__name__])[0]
+
+
+def spark_session(
+    master: str | None = None,
+    conf: dict[str, str] | None = None,
+    *,
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+) -> Any:
+    """The process's SparkSession, as ``SparkSession.builder.getOrCreate()`` finds or makes it.
+
+    A session already running (the user's, or one an earlier run started) is reused; when
+    flowcore did not start it, a note says so once, since flowcore's defaults and *conf* do
+    not apply to it. Otherwise a session is started on *master* (``local[*]`` by default).
+
+    Args:
+        master: the master wanted; None takes whatever session runs.
+        conf: Spark configuration for a session flowcore starts.
+        connect_timeout: seconds to wait for a cluster's master to answer (see
+            :func:`reach_master`).
+
+    Raises:
+        ConfigurationError: *master* is not a Spark master URL, its master cannot be reached,
+            Spark could not start, or a session already runs on another master (Spark allows
+            one per process).
+    """
+    if master is not None:
+        check_master(master)
     with _SESSION_LOCK:
-        if _SESSION is not None and wanted != _SESSION_MASTER:
-            from flowcore.errors import ConfigurationError  # noqa: PLC0415
-
-            msg = (
-                f"a Spark session on {_SESSION_MASTER} is already running in this process; "
-                f"cannot start one on {wanted} (Spark allows one per process)"
-            )
-            raise ConfigurationError(msg)
-        if _SESSION is None:
-            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-            from pyspark.sql import SparkSession  # noqa: PLC0415 - slow import, only when used
-
-            builder = SparkSession.builder.master(wanted).appName("flowcore")
-            for key, value in session_conf(wanted, conf).items():
-                builder = builder.config(key, value)
-            session = builder.getOrCreate()
-            session.sparkContext.setLogLevel(os.environ.get("FLOWCORE_SPARK_LOG_LEVEL", "ERROR"))
-            _SESSION, _SESSION_MASTER = session, wanted
-        return _SESSION
+        session = _running_session()
+        if session is not None:
+            _require_master(session, master)
+            if id(session.sparkContext) not in _KNOWN:
+                _KNOWN.add(id(session.sparkContext))
+                log.warning(
+                    "flowcore uses the Spark session already running on %s (app %r), as "
+                    "SparkSession.builder.getOrCreate() does; flowcore's session settings%s "
+                    "do not apply to it",
+                    session.sparkContext.master,
+                    session.sparkContext.appName,
+                    " and the conf given" if conf else "",
+                )
+            return session
+        wanted = master or DEFAULT_MASTER
+        reach_master(wanted, connect_timeout)
+        session = _start_within(wanted, conf, connect_timeout)
+        _KNOWN.add(id(session.sparkContext))
+        return session
 
 
 def _importable_on_workers(module: Any) -> bool:
@@ -200,8 +422,6 @@ def _import_task_path(index: int, expected: Mapping[str, str] | None = None) -> 
     found = _driver_package_files()
     for name, location in (expected or {}).items():
         if found[name] != location:
-            from flowcore.errors import ConfigurationError  # noqa: PLC0415
-
             msg = (
                 f"Spark's Python workers imported {name} from {found[name]} but the driver "
                 f"uses {location}; give the workers the same installation "
@@ -223,17 +443,43 @@ class SparkRunner:
     Args:
         master: a Spark master URL (``local[*]`` by default; ``spark://host:7077`` for a
             standalone cluster).
-        conf: Spark configuration passed through to the session builder.
+        conf: Spark configuration for a session flowcore starts.
+        session: a SparkSession to use as it is (the user's: flowcore never stops it); *master*
+            and *conf* must then be left out, or *master* name its master.
+        connect_timeout: seconds to wait for a cluster's master (``spark_connect_timeout``).
+
+    Raises:
+        ConfigurationError: see :func:`spark_session`; or *conf* given with *session*.
     """
 
     name = "spark"
 
-    def __init__(self, master: str | None = None, conf: dict[str, str] | None = None) -> None:
-        self.master = master or DEFAULT_MASTER
+    def __init__(
+        self,
+        master: str | None = None,
+        conf: dict[str, str] | None = None,
+        *,
+        session: Any = None,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+    ) -> None:
         self.conf = dict(conf or {})
-        self.session = spark_session(self.master, self.conf)
-        self.context = self.session.sparkContext
+        if session is None:
+            session = spark_session(master, self.conf, connect_timeout=connect_timeout)
+        elif self.conf:
+            msg = (
+                "conf applies to a session flowcore starts; set it on the SparkSession given "
+                "(spark.conf.set for runtime settings) instead"
+            )
+            raise ConfigurationError(msg)
+        else:
+            _require_master(session, master)
+        self.session = session
+        self.context = session.sparkContext
+        self.master = str(self.context.master)  # what runs, not what was asked
         self._described: dict[str, str] = {}
+        from flowcore.runners.spark_sources import register  # noqa: PLC0415 - on demand
+
+        register(session, check=False)  # a run needs no pyarrow; reading a DataFrame does
         self._warm_up()
 
     def _warm_up(self) -> None:
@@ -242,13 +488,26 @@ class SparkRunner:
         Workers are reused from task to task, but each imports flowcore and the processors
         (about half a second) on its first task. Done here, when the session starts, that cost
         is paid once, up front, on all cores at a time, instead of inside a run's first stage.
+
+        Raises:
+            ConfigurationError: the workers cannot import flowcore as the driver does (a
+                session started with another Python, or another copy of flowcore).
         """
         context = self.context
         if id(context) in _WARMED:
             return
         cores = max(1, self.default_parallelism)
         warm = functools.partial(_import_task_path, expected=_driver_package_files())
-        context.parallelize(range(cores), cores).map(warm).collect()
+        try:
+            context.parallelize(range(cores), cores).map(warm).collect()
+        except Exception as error:  # the worker's exception arrives as Spark's, as text
+            msg = (
+                f"Spark's Python workers on {self.master} cannot run flowcore "
+                f"({_worker_reason(error)}); start the session with "
+                f"PYSPARK_PYTHON={sys.executable} (spark.pyspark.python on a cluster) and "
+                "flowcore importable there (installed, or on spark.executorEnv.PYTHONPATH)"
+            )
+            raise ConfigurationError(msg) from error
         _WARMED.add(id(context))
 
     @property
@@ -319,4 +578,4 @@ class SparkRunner:
         return self._described.get(stage_id)
 
     def close(self) -> None:
-        """Keep the session: later runs in this process reuse it."""
+        """Keep the session: later runs in this process reuse it, and a user's is theirs."""

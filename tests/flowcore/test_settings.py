@@ -19,6 +19,14 @@ def test_defaults_are_nifis_shipped_values_and_parse_to_numbers() -> None:
     assert settings.batch_max_bytes_value == 1024**3
 
 
+def test_the_spark_connect_timeout_is_a_nifi_time_period() -> None:
+    """``spark_connect_timeout`` defaults to ``30 sec`` and parses from text like the others."""
+    assert Settings().spark_connect_timeout_seconds == 30.0
+    assert Settings.parse({"spark-connect-timeout": "2 sec"}).spark_connect_timeout_seconds == 2.0
+    with pytest.raises(ValueError, match="spark_connect_timeout"):
+        Settings(spark_connect_timeout="soon")
+
+
 @pytest.mark.parametrize(
     ("field", "value", "expected"),
     [

@@ -82,3 +82,16 @@ def test_user_files_join_as_never_mergeable_chunks(tmp_path: Path) -> None:
     assert changed.version == manifest.version + 1
     with pytest.raises(DatasetError, match="has no chunk 'nope'"):
         dataset.set_mergeability(["nope"], Mergeability.NEVER)
+
+
+def test_a_directory_without_manifests_is_not_a_dataset(tmp_path: Path) -> None:
+    """``require_exists`` refuses a mistyped path (readers would see it as empty) and accepts
+    a dataset once it has a version; ``to_spark`` checks it before asking Spark."""
+    dataset = Dataset(tmp_path / "ds")
+    with pytest.raises(DatasetError, match="is not a dataset"):
+        dataset.require_exists()
+    with pytest.raises(DatasetError, match="is not a dataset"):
+        dataset.to_spark(spark=None)  # refused before the session is touched
+    (tmp_path / "one").write_bytes(b"x")
+    dataset.add_file(tmp_path / "one")
+    dataset.require_exists()

@@ -39,6 +39,8 @@ def test_make_runner_by_name() -> None:
         make_runner("flink")
     with pytest.raises(ConfigurationError, match="only applies to runner='spark'"):
         make_runner("direct", master="local[2]")
+    with pytest.raises(ConfigurationError, match=r"spark \(a SparkSession\) only applies"):
+        make_runner("direct", spark=object())
 
 
 def test_tasks_travel_pickled_as_on_spark(tmp_path: Path) -> None:

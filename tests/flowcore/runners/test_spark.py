@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -452,3 +453,97 @@ def test_small_stage_runs_run_in_the_driver_with_the_same_outcome(tmp_path: Path
     assert "task(s) in-process" in result.plan  # the binning stage's few FlowFiles
     written = {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()}
     assert written == {p.name: p.read_bytes() for p in (tmp_path / "in").iterdir()}
+
+
+USERS_SESSION = """
+import json, os, sys
+os.environ["PYSPARK_PYTHON"] = sys.executable  # the user's workers run this Python
+from pyspark.sql import SparkSession
+import flowcore
+from flowcore import Flow
+from flowcore.datasets.store import Dataset
+from flowcore.settings import Settings
+from processors import GenerateFlowFile, PutDataset
+
+spark = SparkSession.builder.master("local[1]").appName("mine").getOrCreate()
+(before := Dataset("before")).add_file(__file__)
+flowcore.register_spark_sources(spark)  # a session of one's own reads datasets once registered
+read_before = spark.read.format("flowcore-dataset").load("before").count()
+flow = Flow("users-session")
+gen = flow.add(GenerateFlowFile(custom_text="x", batch_size=5), name="gen")
+put = flow.add(PutDataset(directory="ds", demarcator="\\n"), name="put")
+flow.connect(gen, put)
+flow.auto_terminate(put, ["success", "failure"])
+given = flow.run(spark=spark, repository="given", settings=Settings(parallelism=1))
+print("--- then without spark=", file=sys.stderr, flush=True)
+active = flow.run(repository="active")  # the active session, with a note
+again = flow.run(repository="again")  # the note is not repeated
+print(json.dumps({
+    "given": given.master, "plan": given.plan, "summary": given.summary(),
+    "active": active.master, "again": again.master,
+    "alive": spark.range(3).count(), "app": spark.sparkContext.appName,
+    "read_before": read_before,
+    "rows": spark.read.format("flowcore-dataset").load("ds").count(),
+}))
+"""
+
+
+def test_a_users_session_is_used_reported_and_left_running(tmp_path: Path) -> None:
+    """`flow.run(spark=session)` on the user's local[1] session: the plan and the result say
+    local[1], the session still runs afterwards and reads the dataset through the registered
+    format; a run without `spark=` reuses the active session, with one note on stderr."""
+    (tmp_path / "script.py").write_text(USERS_SESSION)
+    done = subprocess.run(
+        [sys.executable, "script.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["given"] == report["active"] == report["again"] == "local[1]"
+    assert "task(s) on local[1]" in report["plan"]
+    assert "on spark (local[1])" in report["summary"]
+    assert (report["alive"], report["app"]) == (3, "mine")
+    assert report["read_before"] == 1
+    assert report["rows"] == 15  # three runs of 5 records
+    after = done.stderr.split("--- then without spark=", 1)[1]
+    assert after.count("flowcore uses the Spark session already running on local[1]") == 1
+    assert "local[*]" not in done.stderr
+
+
+def test_check_master_takes_sparks_forms_and_refuses_the_rest() -> None:
+    """Every master form Spark accepts passes; others are refused naming the good forms."""
+    from flowcore.errors import ConfigurationError
+    from flowcore.runners.spark import check_master
+
+    for good in (
+        "local",
+        "local[4]",
+        "local[*]",
+        "local[2, 3]",
+        "local-cluster[2,1,1024]",
+        "spark://a:7077",
+        "spark://a:7077,b:7078",
+        "yarn",
+        "k8s://https://api:6443",
+    ):
+        check_master(good)
+    for bad in ("foo://x", "local[x]", "Local", "spark://a", "spark://a:port", "k8s://h:x", ""):
+        with pytest.raises(ConfigurationError, match=r"spark://HOST:7077"):
+            check_master(bad)
+
+
+def test_a_session_given_with_conf_or_another_master_is_refused(spark) -> None:  # type: ignore[no-untyped-def]
+    """A session is used as it is: conf (for a session flowcore starts) and another master
+    are refused with what to do instead."""
+    from flowcore.errors import ConfigurationError
+    from flowcore.runners.spark import SparkRunner
+
+    with pytest.raises(ConfigurationError, match="set it on the SparkSession given"):
+        SparkRunner(conf={"spark.executor.memory": "2g"}, session=spark.session)
+    with pytest.raises(ConfigurationError, match="already running in this process"):
+        SparkRunner(master="local[3]", session=spark.session)
+    assert SparkRunner(master=spark.master, session=spark.session).master == spark.master
