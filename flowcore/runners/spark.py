@@ -18,6 +18,7 @@ import functools
 import importlib
 import itertools
 import os
+import signal
 import sys
 import sysconfig
 import threading
@@ -142,10 +143,26 @@ def spark_session(master: str | None = None, conf: dict[str, str] | None = None)
             builder = SparkSession.builder.master(wanted).appName("flowcore")
             for key, value in session_conf(wanted, conf).items():
                 builder = builder.config(key, value)
+            handler = signal.getsignal(signal.SIGINT)
             session = builder.getOrCreate()
+            _keep_sigint_handler(handler)
             session.sparkContext.setLogLevel(os.environ.get("FLOWCORE_SPARK_LOG_LEVEL", "ERROR"))
             _SESSION, _SESSION_MASTER = session, wanted
         return _SESSION
+
+
+def _keep_sigint_handler(handler: Any) -> None:
+    """Put back a SIGINT handler the application installed before the session started.
+
+    PySpark's SparkContext, when it starts in the main thread, replaces the SIGINT handler with
+    one that cancels every job and raises KeyboardInterrupt. ``flowcore run`` installs its own
+    first (Ctrl-C finishes the micro-batch in progress, then stops), so that one is put back;
+    Python's default handler is left replaced, so scripts and notebooks keep PySpark's.
+    """
+    if handler in (None, signal.default_int_handler):
+        return
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, handler)
 
 
 def _importable_on_workers(module: Any) -> bool:
