@@ -263,6 +263,9 @@ class SqlProvenanceRepository:
         The counter is rolled back with it on failure, and becomes :attr:`next_event_id` only
         once the transaction is committed.
         """
+        if self.read_only:
+            msg = f"the provenance repository {self.url} was opened read-only (beside a run)"
+            raise RepositoryError(msg)
         before = self._next_id
         try:
             with self.engine.begin() as conn:

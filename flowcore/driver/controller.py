@@ -275,10 +275,13 @@ class Controller:
             # Only a stage with something left to do is held back: one whose sources are
             # exhausted and whose inputs are empty must not keep a batch run from draining
             # its open bins at the end of input (which is what empties the full queue).
+            before = self._held_back.get(stage.id)
             if self._has_work(plan, continuous):
                 self._held_back[stage.id] = [c.id for c in full]
             else:
                 self._held_back.pop(stage.id, None)
+            if self._held_back.get(stage.id) != before:
+                self._write_status()
             return 0
         self._held_back.pop(stage.id, None)
         work, states = ([], {})
