@@ -16,6 +16,7 @@ import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -26,6 +27,7 @@ from flowcore.driver.commit import commit_stage_run
 from flowcore.driver.live_status import (
     RunTracker,
     Waiting,
+    renew_progress,
     replayed_since_last_run,
     status_document,
 )
@@ -105,6 +107,7 @@ class Controller:
             self.compiled, runner=runner.name, continuous=False, name_of=self._component_name
         )
         self._replayed = replayed_since_last_run(repositories)
+        self._status: dict[str, Any] | None = None  # the last status.json written
 
     # --- queues -------------------------------------------------------------------------------
 
@@ -316,7 +319,8 @@ class Controller:
             and sum(s.bytes for s in taken) <= self.settings.driver_run_max_bytes
         )
         self.tracker.stage_started(stage.id)
-        self._write_status()
+        if not small:  # a small run takes milliseconds in the driver: its commit shows it
+            self._write_progress()
         results = self._execute(job, small=small)
         unread = self.sources.requeue_unread(plan, work, results, states)
         took = len(work) + sum(sum(r.consumed.values()) for r in results)
@@ -395,8 +399,21 @@ class Controller:
                 self._received[self._component_name(component_id)] += count
             self._bulletins.extend(result.bulletins)
         self._stage_runs += 1
-        self.tracker.pending = self.sources.pending()  # after the commit: its listing state
+        if self.plans[stage.id].source_members:  # after the commit: its listing state
+            self.tracker.pending = self.sources.pending()
         self._write_status()
+
+    def _write_progress(self) -> None:
+        """Rewrite ``status.json`` when only the micro-batch in progress changed.
+
+        Queues change only at commits: the last document is kept with its progress renewed
+        (a stage run starting must show at once, however soon after the last commit).
+        """
+        if self._status is None:
+            self._write_status()
+            return
+        self._status = renew_progress(self._status, self.tracker)
+        self.repos.write_status(self._status)
 
     def _write_status(self) -> None:
         """Rewrite ``status.json`` (see :mod:`flowcore.driver.live_status`)."""
@@ -417,6 +434,7 @@ class Controller:
             transfers=self._transfers,
             replayed=self._replayed,
         )
+        self._status = status
         self.repos.write_status(status)
 
     @property
@@ -523,7 +541,7 @@ class Controller:
                 break
             took = 0
             self.tracker.micro_batch_started(number)
-            self._write_status()
+            self._write_progress()
             for stage in self.compiled.stages:
                 count = self.run_stage(stage, continuous=continuous)
                 took += count

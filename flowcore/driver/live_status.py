@@ -44,6 +44,7 @@ __all__ = [
     "STATUS_VERSION",
     "RunTracker",
     "Waiting",
+    "renew_progress",
     "replayed_since_last_run",
     "status_document",
 ]
@@ -230,20 +231,7 @@ def status_document(
         "version": STATUS_VERSION,
         "flow": flow.name,
         "updated": now_ms(),
-        "run": {
-            "pid": tracker.pid,
-            "runner": tracker.runner,
-            "continuous": tracker.continuous,
-            "started": tracker.started_ms,
-            "ended": tracker.ended_ms,
-            "elapsed_seconds": round(tracker.elapsed_seconds, 3),
-        },
-        "micro_batch": {
-            "number": tracker.micro_batch,
-            "started": tracker.micro_batch_started_ms,
-            "running": [tracker.running] if tracker.running else [],
-            "since": tracker.running_since_ms,
-        },
+        **_progress_sections(tracker),
         "connections": connections,
         "held_back": {s: list(c) for s, c in held_back.items()},
         "parked": parked,
@@ -259,6 +247,30 @@ def status_document(
             for queue_id, s in sizes.items()
         },
         "transfers": {k: dict(v) for k, v in transfers.items()},
+    }
+
+
+def renew_progress(status: dict[str, Any], tracker: RunTracker) -> dict[str, Any]:
+    """*status* with the run's clock and the micro-batch in progress brought up to date."""
+    return {**status, **_progress_sections(tracker), "updated": now_ms()}
+
+
+def _progress_sections(tracker: RunTracker) -> dict[str, Any]:
+    return {
+        "run": {
+            "pid": tracker.pid,
+            "runner": tracker.runner,
+            "continuous": tracker.continuous,
+            "started": tracker.started_ms,
+            "ended": tracker.ended_ms,
+            "elapsed_seconds": round(tracker.elapsed_seconds, 3),
+        },
+        "micro_batch": {
+            "number": tracker.micro_batch,
+            "started": tracker.micro_batch_started_ms,
+            "running": [tracker.running] if tracker.running else [],
+            "since": tracker.running_since_ms,
+        },
     }
 
 
