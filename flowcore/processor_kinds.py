@@ -31,6 +31,7 @@ from flowcore.processor import Capabilities, InputRequirement, Processor, Proces
 
 __all__ = [
     "BinningProcessor",
+    "PendingWork",
     "SinkJobs",
     "SourceProcessor",
     "TwoPhaseSink",
@@ -194,6 +195,21 @@ class WorkListing:
     state: Mapping[str, str] = attrs.field(factory=dict)
 
 
+@attrs.frozen
+class PendingWork:
+    """Work a source has listed (or found) but not handed out yet: what a run has left to read.
+
+    The ``flowcore run`` progress display turns it into a percentage and an ETA.
+
+    Attributes:
+        items: work items left (files, blocks).
+        bytes: the bytes they hold, when the source knows (None: only the count is known).
+    """
+
+    items: int
+    bytes: int | None = None
+
+
 class SourceProcessor(Processor):
     """A processor with no input that creates FlowFiles from outside data.
 
@@ -223,6 +239,15 @@ class SourceProcessor(Processor):
         """List the work available now, given the committed listing *state*."""
         msg = f"{type(self).__name__} must implement list_work"
         raise NotImplementedError(msg)
+
+    def pending_work(self, context: ProcessContext, state: Mapping[str, str]) -> PendingWork | None:
+        """What is left to read after the committed listing *state*, if the source knows.
+
+        Called on the driver between micro-batches, for progress only: it must be cheap and
+        change nothing. None (the default): unknown, as for a generator that never runs out.
+        """
+        del context, state
+        return None
 
     def requeue_work(
         self,

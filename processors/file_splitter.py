@@ -21,7 +21,7 @@ from flowcore.errors import ContentNotFoundError
 from flowcore.expression import contains_expression
 from flowcore.patterns import compile_pattern
 from flowcore.process_context import ProcessContext
-from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
+from flowcore.processor_kinds import PendingWork, SourceProcessor, WorkItem, WorkListing
 from flowcore.properties import ExpressionLanguageScope, PropertyDependency, PropertyDescriptor
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
@@ -314,6 +314,22 @@ class FileSplitter(SourceProcessor):
         new_state = {k: json.dumps(v, sort_keys=True) for k, v in files.items()}
         new_state[_NEXT_BLOCK_ID] = str(next_id)
         return WorkListing(tuple(items), new_state)
+
+    def pending_work(self, context: ProcessContext, state: Mapping[str, str]) -> PendingWork | None:
+        """The blocks of scanned files not listed yet (failed ones included); None before a scan.
+
+        Only their count is known: a block's bytes are found when it is read (lines cross its
+        ends).
+        """
+        del context
+        if self._last_scan_ms is None:
+            return None
+        blocks = 0
+        for key, text in state.items():
+            if key != _NEXT_BLOCK_ID:
+                entry = json.loads(text)
+                blocks += entry["count"] - entry["next"] + len(entry.get("retry", ()))
+        return PendingWork(blocks)
 
     def requeue_work(
         self,

@@ -11,7 +11,7 @@ from typing import ClassVar
 
 from flowcore.patterns import compile_pattern
 from flowcore.process_context import ProcessContext
-from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
+from flowcore.processor_kinds import PendingWork, SourceProcessor, WorkItem, WorkListing
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import SUCCESS
 from flowcore.session.process_session import ProcessSession
@@ -274,6 +274,24 @@ class GetFile(SourceProcessor):
             # every remembered file on every trigger would cost a stat per file per trigger.
             new_state = {**(self._kept(state) if fresh else state), **new_state}
         return WorkListing(tuple(items), new_state)
+
+    def pending_work(self, context: ProcessContext, state: Mapping[str, str]) -> PendingWork | None:
+        """The files of the current listing not handed out yet, and their sizes.
+
+        Unknown (None) before the first listing. Files an earlier run ingested and kept (Keep
+        Source File) are skipped when handed out, so they are not counted.
+        """
+        del context
+        if self._last_poll_ms is None:
+            return None
+        count = size = 0
+        for path, info in self._listed:
+            key = path_key(os.path.abspath(path))
+            fingerprint = fingerprint_of(info)
+            if fingerprint not in (state.get(key), self._handed.get(key)):
+                count += 1
+                size += info.st_size
+        return PendingWork(count, size)
 
     def _list(self, context: ProcessContext, root: Path) -> bool:
         """List the directory into the file queue, if the Polling Interval allows; any found?"""

@@ -22,6 +22,7 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, urlencode
 
 import attrs
 import networkx as nx
@@ -109,6 +110,15 @@ def _lineage_entry(found: ProvenanceEvent) -> tuple[str, int, str, list[str], li
     )
 
 
+READ_BUSY_TIMEOUT = 10  # seconds a read-only query waits for the writer's lock (seldom held)
+
+
+def _read_only_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA query_only=ON")
+    cursor.close()
+
+
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
@@ -118,6 +128,19 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA temp_store=MEMORY")
     cursor.execute("PRAGMA cache_size=-65536")  # 64 MB
     cursor.close()
+
+
+def _read_only_sqlite_url(path: Path) -> str:
+    """A URL opening the SQLite file *path* read-only (SQLite's ``mode=ro`` URI).
+
+    Raises:
+        RepositoryError: there is no such file (no run has recorded provenance there).
+    """
+    if not path.is_file():
+        msg = f"no provenance database at {path}: no run has recorded provenance there yet"
+        raise RepositoryError(msg)
+    query = urlencode({"mode": "ro", "uri": "true", "timeout": READ_BUSY_TIMEOUT})
+    return f"sqlite:///file:{quote(str(path.resolve()))}?{query}"
 
 
 class SqlProvenanceRepository:
@@ -130,6 +153,10 @@ class SqlProvenanceRepository:
         max_storage_size: the oldest events are purged while the store is larger.
         indexed_attributes: attribute names searchable by value (NiFi's ``indexed.attributes``);
             ``filename`` is always searchable.
+        read_only: query only, beside the run that writes (``flowcore provenance search``
+            while a run holds the repository): nothing is created or changed, and a SQLite
+            file is opened read-only. Its WAL journal lets readers see every committed
+            index transaction while the writer goes on.
     """
 
     def __init__(
@@ -140,13 +167,18 @@ class SqlProvenanceRepository:
         max_storage_time: str = DEFAULT_MAX_STORAGE_TIME,
         max_storage_size: str = DEFAULT_MAX_STORAGE_SIZE,
         indexed_attributes: Collection[str] = (),
+        read_only: bool = False,
     ) -> None:
         text = os.fspath(url)
+        self.read_only = read_only
         if "://" not in text:
             path = Path(text)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            text = f"sqlite:///{path}"
             event_directory = event_directory or path.parent / "events"
+            if read_only:
+                text = _read_only_sqlite_url(path)
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                text = f"sqlite:///{path}"
         self.url = text
         self.event_directory = Path(event_directory or "provenance-events")
         self.max_storage_ms = int(parse_time_period(max_storage_time, "ms"))
@@ -154,9 +186,11 @@ class SqlProvenanceRepository:
         self.indexed_attributes = frozenset(indexed_attributes)
         self.engine: Engine = create_engine(text)
         if self.engine.dialect.name == "sqlite":
-            event.listen(self.engine, "connect", _sqlite_pragmas)
+            pragmas = _read_only_pragmas if read_only else _sqlite_pragmas
+            event.listen(self.engine, "connect", pragmas)
         try:
-            create_or_upgrade(self.engine)
+            if not read_only:
+                create_or_upgrade(self.engine)
             with self.engine.connect() as conn:
                 self._next_id = self._load_next_id(conn)
             self._durable_next_id = self._next_id
@@ -174,8 +208,7 @@ class SqlProvenanceRepository:
             for table in (EVENTS, LINKS, ATTRIBUTES)
         }
 
-    @staticmethod
-    def _load_next_id(conn: Any) -> int:
+    def _load_next_id(self, conn: Any) -> int:
         stored = conn.execute(
             select(COUNTERS.c.value).where(COUNTERS.c.name == _NEXT_EVENT_ID)
         ).scalar()
@@ -183,6 +216,8 @@ class SqlProvenanceRepository:
             return int(stored)
         highest = conn.execute(select(func.max(EVENTS.c.event_id))).scalar()
         next_id = 0 if highest is None else highest + 1
+        if self.read_only:
+            return next_id
         conn.execute(insert(COUNTERS), {"name": _NEXT_EVENT_ID, "value": next_id})
         conn.commit()
         return next_id
@@ -229,6 +264,9 @@ class SqlProvenanceRepository:
         The counter is rolled back with it on failure, and becomes :attr:`next_event_id` only
         once the transaction is committed.
         """
+        if self.read_only:
+            msg = f"the provenance repository {self.url} was opened read-only (beside a run)"
+            raise RepositoryError(msg)
         before = self._next_id
         try:
             with self.engine.begin() as conn:

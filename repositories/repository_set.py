@@ -10,6 +10,11 @@ Layout under the repository directory (``.flowcore/`` next to the flow by defaul
     bulletins.jsonl
     lock          held by the running controller
 
+Readers beside a live run (``flowcore status``, provenance search, show and lineage, ``check``
+without ``--fix``) take no lock: they ask who holds it (:func:`live_run`), read ``status.json``,
+query the provenance index read-only (SQLite's WAL journal lets them read while the run writes)
+and recover the FlowFile log in memory only.
+
 Recovery order: the log (which names the truth), then content claimant counts rebuilt from it
 (unclaimed files of crashed attempts archived or removed), then provenance files the log
 committed but the index had not taken, then event files no commit names (orphans).
@@ -26,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import orjson
 
 from flowcore.errors import RepositoryError, WalCorruptionError
 from flowcore.settings import Settings
@@ -33,15 +39,18 @@ from repositories._content_check import claim_references
 from repositories._files import write_atomically
 from repositories.content import FileContentRepository
 from repositories.flowfile_wal import WriteAheadFlowFileRepository
-from repositories.locks import try_lock
+from repositories.locks import lock_holder, try_lock
 from repositories.provenance import SqlProvenanceRepository
 from repositories.records import Bulletin, Finding, RepositoryPaths, Transaction
 
 __all__ = [
     "MAX_BULLETINS",
     "PROVENANCE_STATE",
+    "RepositoryReader",
     "RepositorySet",
     "check_repositories",
+    "live_run",
+    "open_for_queries",
     "provenance_mark",
     "read_bulletins",
     "read_status",
@@ -50,6 +59,8 @@ __all__ = [
 PROVENANCE_STATE = "$provenance"  # the log's record of the next provenance event id
 MAX_BULLETINS = 1_000  # kept in bulletins.jsonl (NiFi's board keeps the last few per component)
 STATUS_FILE = "status.json"
+LOCK_FILE = "lock"
+LIVE_CHECK_ATTEMPTS = 2  # read-only passes beside a live run; a finding must be in each
 EFFECTS_DIRECTORY = "effects"  # sinks' staged external effects (repositories/effects.py)
 BULLETIN_FILE = "bulletins.jsonl"
 
@@ -90,7 +101,7 @@ class RepositorySet:
         """
         settings = settings or Settings()
         root = Path(directory).resolve()
-        lock = try_lock(root / "lock")  # held for the run's lifetime
+        lock = try_lock(root / LOCK_FILE)  # held for the run's lifetime
         if lock is None:
             msg = (
                 f"repository {root} is in use by another flowcore run; wait for it to finish "
@@ -154,9 +165,13 @@ class RepositorySet:
         )
 
     def write_status(self, status: dict[str, Any]) -> None:
-        """Replace ``status.json`` (atomically) for ``flowcore status``."""
-        text = json.dumps(status, indent=1, sort_keys=True)
-        write_atomically(self.directory / STATUS_FILE, text.encode(), sync=False)
+        """Replace ``status.json`` (atomically) for ``flowcore status``.
+
+        orjson: a live run rewrites it at every stage run, where the standard encoder took
+        most of the time.
+        """
+        text = orjson.dumps(status, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
+        write_atomically(self.directory / STATUS_FILE, text, sync=False)
 
     def add_bulletins(self, bulletins: Sequence[Bulletin]) -> None:
         """Append bulletins, keeping the last :data:`MAX_BULLETINS`."""
@@ -195,6 +210,73 @@ class RepositorySet:
             if self._lock_file is not None:
                 self._lock_file.close()
                 self._lock_file = None
+
+
+@attrs.define
+class RepositoryReader:
+    """The provenance repository opened read-only beside the run that holds the repository.
+
+    Attributes:
+        directory: the repository directory.
+        provenance: its provenance index, read-only (queries see what the run has indexed).
+        holder: the process id of the run holding the repository (0: held, pid unknown).
+    """
+
+    directory: Path
+    provenance: SqlProvenanceRepository
+    holder: int
+
+    def close(self) -> None:
+        """Release the database connections."""
+        self.provenance.close()
+
+
+def live_run(directory: str | os.PathLike[str]) -> int | None:
+    """The process id of the run holding the repository under *directory*, or None.
+
+    Asking takes no lock (see :func:`~repositories.locks.lock_holder`); 0 means a run holds
+    it but the system cannot say which.
+    """
+    return lock_holder(Path(directory).resolve() / LOCK_FILE)
+
+
+def open_for_queries(
+    directory: str | os.PathLike[str],
+    settings: Settings | None = None,
+    *,
+    provenance_url: str | None = None,
+) -> RepositorySet | RepositoryReader:
+    """The repositories for provenance queries, or their index read-only beside a live run.
+
+    When no run holds the repository it is opened as usual; otherwise the provenance index is
+    opened read-only beside the run.
+
+    Opened as usual, a repository is recovered first (provenance a crashed run committed but
+    did not index is indexed); beside a live run the run itself has done that.
+
+    Raises:
+        RepositoryError: there is no repository at *directory*, or it is damaged.
+    """
+    settings = settings or Settings()
+    root = Path(directory).resolve()
+    if not root.is_dir():
+        msg = f"repository {root} does not exist; pass --repository DIR"
+        raise RepositoryError(msg)
+    holder = live_run(root)
+    if holder is None:
+        try:
+            return RepositorySet.open(root, settings, provenance_url=provenance_url)
+        except RepositoryError:
+            holder = live_run(root)
+            if holder is None:
+                raise  # damaged, not busy
+    provenance = SqlProvenanceRepository(
+        provenance_url or root / "provenance" / "provenance.db",
+        event_directory=root / "provenance" / "events",
+        indexed_attributes=settings.provenance_indexed_attributes,
+        read_only=True,
+    )
+    return RepositoryReader(root, provenance, holder)
 
 
 def _log_gone(root: Path, *, accept_loss: bool) -> list[Finding]:
@@ -282,6 +364,15 @@ def check_repositories(
     if not (root / "flowfile").is_dir() and not (root / "content").is_dir():
         msg = f"no flowcore repository at {root}; pass the directory a run used (--repository)"
         raise RepositoryError(msg)
+    holder = live_run(root)
+    if holder is not None and fix:
+        msg = (
+            f"cannot repair repository {root} while a run (pid {holder}) holds it; stop the "
+            "run first (without --fix, check reads it beside the run)"
+        )
+        raise RepositoryError(msg)
+    if holder is not None:
+        return _inspect_beside_run(root, provenance_url)
     if fix:
         repos = RepositorySet.open(root, provenance_url=provenance_url, accept_loss=True)
         try:
@@ -296,14 +387,40 @@ def check_repositories(
     return _inspect(root, provenance_url)
 
 
-def _inspect(root: Path, provenance_url: str | None) -> list[Finding]:
-    """The read-only half of :func:`check_repositories`."""
+def _inspect_beside_run(root: Path, provenance_url: str | None) -> list[Finding]:
+    """:func:`_inspect` while a run changes the repository: only what every pass finds.
+
+    A pass may read the log just before a commit and the files just after it (a segment
+    consumed, a claim released): such a finding is gone at the next pass, a real one stays.
+    Files nothing references yet are not judged: the run swept every orphan when it started,
+    so they are its micro-batch in progress.
+    """
+    kept: list[Finding] | None = None
+    for _ in range(LIVE_CHECK_ATTEMPTS):
+        found = _inspect(root, provenance_url, judge_orphans=False)
+        kept = found if kept is None else [f for f in kept if f in found]
+        if not kept:
+            break
+    return kept or []
+
+
+def _inspect(
+    root: Path, provenance_url: str | None, *, judge_orphans: bool = True
+) -> list[Finding]:
+    """The read-only half of :func:`check_repositories`.
+
+    Without *judge_orphans* (beside a live run), segment and content files nothing references
+    are left out: they are the running micro-batch's.
+    """
     try:
         _log_gone(root, accept_loss=False)
         flowfiles = WriteAheadFlowFileRepository(root / "flowfile", read_only=True)
     except (WalCorruptionError, RepositoryError) as error:
         return [Finding("flowfile", str(root / "flowfile"), str(error))]
     findings = flowfiles.check(fix=False)
+    if not judge_orphans:
+        # Queued segments' findings name "queue/segment"; files of none name their path.
+        findings = [f for f in findings if Path(f.location).parent != flowfiles.segment_dir]
     mark = provenance_mark(flowfiles)
     database = provenance_url or str(root / "provenance" / "provenance.db")
     try:
@@ -315,7 +432,13 @@ def _inspect(root: Path, provenance_url: str | None) -> list[Finding]:
     if content_dir.is_dir():
         # Every block of every claimed file verified against its checksum; nothing written.
         content = FileContentRepository(content_dir)
-        findings += content.check(fix=False, references=claim_references(flowfiles))
+        found = content.check(fix=False, references=claim_references(flowfiles))
+        if not judge_orphans:
+            unclaimed = {str(claim) for claim in content.resource_claims()} - {
+                str(claim) for claim in claims
+            }
+            found = [f for f in found if f.location not in unclaimed]
+        findings += found
     elif claims:
         findings.append(
             Finding("content", str(content_dir), "missing, but FlowFiles point into it")

@@ -11,10 +11,22 @@ __all__ = ["add_command", "cmd_check"]
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    """Check (and with --fix repair) the repositories; without --fix nothing is changed."""
-    from repositories.repository_set import check_repositories  # noqa: PLC0415
+    """Check (and with --fix repair) the repositories; without --fix nothing is changed.
 
-    findings = check_repositories(repository_of(args, None), fix=args.fix)
+    Beside a live run the check is read-only and ``--fix`` is refused (one line, status 2).
+    """
+    from repositories.repository_set import check_repositories, live_run  # noqa: PLC0415
+
+    directory = repository_of(args, None)
+    holder = live_run(directory) if directory.is_dir() else None
+    findings = check_repositories(directory, fix=args.fix)  # --fix beside a run: refused
+    if holder is not None:
+        console.print(
+            f"a run (pid {holder}) holds {directory}: checked read-only beside it; files of "
+            "its micro-batch in progress are not judged",
+            highlight=False,
+            markup=False,
+        )
     for finding in findings:
         console.print(str(finding), highlight=False, markup=False)
     unfixed = [f for f in findings if not f.fixed]

@@ -54,6 +54,14 @@ def _event_row(event: Any) -> list[str]:
     ]
 
 
+def _open_for_queries(args: argparse.Namespace) -> Any:
+    """The repository for search, show and lineage: read-only beside a run that holds it."""
+    from flowcore.cli._common import repository_of  # noqa: PLC0415
+    from repositories.repository_set import open_for_queries  # noqa: PLC0415
+
+    return open_for_queries(repository_of(args))
+
+
 def vars_of(event: Any) -> dict[str, Any]:
     """An event's fields, attributes shown as plain dicts."""
     import attrs  # noqa: PLC0415
@@ -217,7 +225,10 @@ def _replay(repos: Any, args: argparse.Namespace) -> None:
 
 def cmd_provenance(args: argparse.Namespace) -> int:
     """Search, show, draw the lineage of, or replay provenance events."""
-    repos = open_repositories(args, getattr(args, "flow", None))
+    if args.action == "replay":  # writes a FlowFile: needs the repository to itself
+        repos = open_repositories(args, getattr(args, "flow", None))
+    else:  # queries: read-only beside a live run
+        repos = _open_for_queries(args)
     try:
         if args.action == "search":
             _print_search(_search(repos.provenance, args), as_json=args.json)

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
-import threading
 from typing import Any
 
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from flowcore.cli._common import (
@@ -22,44 +19,23 @@ from flowcore.cli._common import (
     with_parameters,
     with_repository,
 )
+from flowcore.cli._progress import EXIT_INTERRUPTED, ProgressDisplay
 
 __all__ = ["add_command", "cmd_run", "print_result"]
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    """Run a flow file to completion, or continuously until Ctrl-C."""
+    """Run a flow file to completion, or continuously until Ctrl-C.
+
+    Ctrl-C or SIGTERM stops the run after the micro-batch in progress (see
+    :mod:`flowcore.cli._progress`): a continuous run then prints its summary and exits with 0,
+    a batch run with :data:`~flowcore.cli._progress.EXIT_INTERRUPTED`.
+    """
     from flowcore.driver.controller import run_flow  # noqa: PLC0415
-    from flowcore.driver.run_result import RunProgress  # noqa: PLC0415
 
     flow = load_flow(args.flow)
     apply_parameters(flow, args)
-    stop = threading.Event()
-    if args.continuous:
-        signal.signal(signal.SIGINT, lambda *_: stop.set())
-        signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    progress = Progress(
-        SpinnerColumn(),
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        TextColumn("{task.fields[detail]}"),
-        TimeElapsedColumn(),
-        console=errors,
-        transient=True,
-        disable=args.json or not errors.is_terminal,
-    )
-    with progress:
-        task = progress.add_task(f"running {flow.name}", total=None, detail="")
-        processed = 0
-
-        def report(event: RunProgress) -> None:
-            nonlocal processed
-            processed += event.flowfiles_in
-            progress.update(
-                task,
-                detail=f"micro-batch {event.micro_batch}, {event.stage_id}: "
-                f"{processed} taken, {event.queued} queued",
-            )
-
+    with ProgressDisplay(errors, flow.name, enabled=not args.json) as (report, stop):
         result = run_flow(
             flow,
             args.runner,
@@ -74,12 +50,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     from flowcore.driver.run_result import EXIT_STUCK, stage_summary  # noqa: PLC0415
 
     status = 0 if args.continuous or result.finished else EXIT_STUCK
+    if stop.is_set() and not args.continuous:
+        status = EXIT_INTERRUPTED  # stopped early: what is queued waits for the next run
     if args.json:
         console.print_json(json.dumps(stage_summary(result), default=str))
     else:
         print_result(result)
     for label, (count, size) in result.queued.items():
-        if not args.continuous:
+        if status == EXIT_STUCK:
             errors.print(
                 f"stuck: {count} FlowFile(s), {size} bytes in {label}: {result.stuck[label]}",
                 markup=False,

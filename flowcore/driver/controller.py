@@ -24,6 +24,13 @@ from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan, StagePlan
 from flowcore.compiler.stages import CompiledFlow, Stage, compile_flow, explain
 from flowcore.driver.commit import commit_stage_run
+from flowcore.driver.live_status import (
+    RunTracker,
+    Waiting,
+    renew_progress,
+    replayed_since_last_run,
+    status_document,
+)
 from flowcore.driver.run_result import RunProgress, RunResult, stage_summary, why_stuck
 from flowcore.driver.scheduler import BatchLimits, chunk, select_segments, split_segments
 from flowcore.driver.sinks import Sinks
@@ -101,6 +108,11 @@ class Controller:
             self._context,
             self._bulletin,
         )
+        self.tracker = RunTracker(
+            self.compiled, runner=runner.name, continuous=False, name_of=self._component_name
+        )
+        self._replayed = replayed_since_last_run(repositories)
+        self._status: dict[str, Any] | None = None  # the last status.json written
 
     # --- queues -------------------------------------------------------------------------------
 
@@ -276,10 +288,13 @@ class Controller:
             # Only a stage with something left to do is held back: one whose sources are
             # exhausted and whose inputs are empty must not keep a batch run from draining
             # its open bins at the end of input (which is what empties the full queue).
+            before = self._held_back.get(stage.id)
             if self._has_work(plan, continuous):
                 self._held_back[stage.id] = [c.id for c in full]
             else:
                 self._held_back.pop(stage.id, None)
+            if self._held_back.get(stage.id) != before:
+                self._write_status()
             return 0
         self._held_back.pop(stage.id, None)
         work, states = ([], {})
@@ -313,10 +328,30 @@ class Controller:
             and sum(s.count for s in taken) <= self.settings.driver_run_max_flowfiles
             and sum(s.bytes for s in taken) <= self.settings.driver_run_max_bytes
         )
+        self.tracker.stage_started(stage.id)
+        if not small:  # a small run takes milliseconds in the driver: its commit shows it
+            self._write_progress()
         results = self._execute(job, small=small)
         unread = self.sources.requeue_unread(plan, work, results, states)
+        took = len(work) + sum(sum(r.consumed.values()) for r in results)
+        self._track(stage, plan, work, results)
         self._commit(stage, taken, results, unread, run=self._run)
-        return len(work) + sum(sum(r.consumed.values()) for r in results)
+        return took
+
+    def _track(
+        self,
+        stage: Stage,
+        plan: StagePlan,
+        work: list[tuple[str, WorkItem]],
+        results: list[TaskResult],
+    ) -> None:
+        """Count a stage run for progress: work read and FlowFiles taken in, sent on out."""
+        failed = {entry for r in results for entry in r.unread}
+        read = [item for c, item in work if (c, item.key) not in failed]
+        readers = set(plan.queue_members.values())  # members taking from the input queues
+        taken = sum(n for r in results for c, n in r.consumed.items() if c in readers)
+        sent = sum(s.count for r in results for s in r.enqueued if s.queue_id in stage.outputs)
+        self.tracker.stage_ran(stage.id, len(read) + taken, sent, read)
 
     def _has_work(self, plan: StagePlan, continuous: bool) -> bool:
         """Whether the stage could take anything: a source still listing, or FlowFiles queued."""
@@ -375,6 +410,8 @@ class Controller:
                 self._received[self._component_name(component_id)] += count
             self._bulletins.extend(result.bulletins)
         self._stage_runs += 1
+        if self.plans[stage.id].source_members:  # after the commit: its listing state
+            self.tracker.pending = self.sources.pending()
         self._write_status()
 
     def _note_scheduling(self, stage: Stage, results: list[TaskResult]) -> None:
@@ -392,21 +429,39 @@ class Controller:
             if member.component_id not in failed:
                 self._unscheduled.pop(member.component_id, None)
 
+    def _write_progress(self) -> None:
+        """Rewrite ``status.json`` when only the micro-batch in progress changed.
+
+        Queues change only at commits: the last document is kept with its progress renewed
+        (a stage run starting must show at once, however soon after the last commit).
+        """
+        if self._status is None:
+            self._write_status()
+            return
+        self._status = renew_progress(self._status, self.tracker)
+        self.repos.write_status(self._status)
+
     def _write_status(self) -> None:
+        """Rewrite ``status.json`` (see :mod:`flowcore.driver.live_status`)."""
         wal = self.repos.flowfiles
-        queues = {}
-        for queue_id in wal.queue_ids():
-            count, size = wal.queue_size(queue_id)
-            queues[queue_id] = {"label": self._label(queue_id), "flowfiles": count, "bytes": size}
-        self.repos.write_status(
-            {
-                "flow": self.flow.name,
-                "updated": now_ms(),
-                "queues": queues,
-                "held_back": {s: list(c) for s, c in self._held_back.items()},
-                "transfers": {k: dict(v) for k, v in self._transfers.items()},
-            }
+        now = now_ms()
+
+        def waiting(summary: SegmentSummary) -> Waiting:
+            in_bins = summary.segment_id in self._in_bins
+            return Waiting(now < self._retry_at.get(summary.segment_id, 0), in_bins)
+
+        status = status_document(
+            self.tracker,
+            self.compiled,
+            {queue_id: wal.segments(queue_id) for queue_id in wal.queue_ids()},
+            label=self._label,
+            waiting=waiting,
+            held_back=self._held_back,
+            transfers=self._transfers,
+            replayed=self._replayed,
         )
+        self._status = status
+        self.repos.write_status(status)
 
     @property
     def indexer(self) -> ProvenanceIndexer:
@@ -475,13 +530,18 @@ class Controller:
         stays queued for the next run.
         """
         started = time.monotonic()
+        self.tracker.continuous = continuous
         try:
             self.indexer  # noqa: B018 - started now, it applies provenance retention at once
+            self._write_status()  # `flowcore status` sees the run from its start
             self.sinks.recover(continuous=continuous)
             micro_batches = self._loop(continuous, progress, should_stop)
             self.sinks.end_of_run()
         except BaseException:
             self._abandon_indexing()
+            self.tracker.ended()
+            with contextlib.suppress(Exception):  # a full disk must not hide the first error
+                self._write_status()
             raise
         finally:
             self.sinks.release()
@@ -489,6 +549,7 @@ class Controller:
                 context.processor.on_stopped(context)
             self._contexts.clear()
         events = self._finish_indexing()
+        self.tracker.ended()
         self._write_status()
         return self._result(micro_batches, time.monotonic() - started, events)
 
@@ -505,11 +566,13 @@ class Controller:
             if should_stop is not None and should_stop():
                 break
             took = 0
+            self.tracker.micro_batch_started(number)
+            self._write_progress()
             for stage in self.compiled.stages:
                 count = self.run_stage(stage, continuous=continuous)
                 took += count
                 if count and progress is not None:
-                    progress(RunProgress(number, stage.id, count, self.queued_total()))
+                    progress(self.tracker.progress(stage.id, self.queued_total()))
             micro_batches = number
             if took:
                 drained = False

@@ -13,7 +13,15 @@ import attrs
 
 from repositories.records import Bulletin
 
-__all__ = ["EXIT_STUCK", "RunProgress", "RunResult", "stage_summary", "why_stuck"]
+__all__ = [
+    "EXIT_STUCK",
+    "InputProgress",
+    "RunProgress",
+    "RunResult",
+    "StageProgress",
+    "stage_summary",
+    "why_stuck",
+]
 
 #: ``flowcore run``'s exit status when a batch run ends with FlowFiles it could not finish
 #: (2 is a user's mistake, 1 an internal error).
@@ -71,20 +79,88 @@ def why_stuck(
 
 
 @attrs.frozen
+class StageProgress:
+    """One stage's totals so far in a run (NiFi's In and Out, per stage).
+
+    Attributes:
+        stage_id: ``stage-N``.
+        name: its processors' names, upstream first, joined by ``+``.
+        flowfiles_in: source work items read and FlowFiles its processors consumed.
+        flowfiles_out: FlowFiles it put on its output connections (durable queues).
+        runs: stage runs committed.
+    """
+
+    stage_id: str
+    name: str
+    flowfiles_in: int = 0
+    flowfiles_out: int = 0
+    runs: int = 0
+
+
+@attrs.frozen
+class InputProgress:
+    """How much of the sources' known input a run has read: a percentage and an ETA.
+
+    GetFile knows its listed files and their sizes, FileSplitter its blocks.
+
+    Attributes:
+        read_items: work items read so far in this run.
+        read_bytes: their bytes (0 when the sources do not say).
+        pending_items: work items listed and not read yet.
+        pending_bytes: their bytes, or None when a source knows only the count.
+    """
+
+    read_items: int
+    read_bytes: int
+    pending_items: int
+    pending_bytes: int | None
+
+    @property
+    def by_bytes(self) -> bool:
+        """Whether the fraction counts bytes (every source said), not work items."""
+        return self.pending_bytes is not None and self.read_bytes > 0
+
+    @property
+    def fraction(self) -> float | None:
+        """Read over read plus pending: 0.0 to 1.0, None before anything is known."""
+        if self.by_bytes:
+            assert self.pending_bytes is not None
+            done, total = self.read_bytes, self.read_bytes + self.pending_bytes
+        else:
+            done, total = self.read_items, self.read_items + self.pending_items
+        return done / total if total else None
+
+    def eta_seconds(self, elapsed_seconds: float) -> float | None:
+        """Seconds left to read what is pending at the rate so far; None when unknown."""
+        fraction = self.fraction
+        if not fraction or elapsed_seconds <= 0:
+            return None
+        return elapsed_seconds * (1 - fraction) / fraction
+
+
+@attrs.frozen
 class RunProgress:
-    """Reported after every stage run that made progress (the CLI's progress line).
+    """Reported after every stage run that made progress (the CLI's progress display).
 
     Attributes:
         micro_batch: the micro-batch's number.
         stage_id: the stage that ran.
         flowfiles_in: source work items read and FlowFiles consumed by the stage run.
         queued: FlowFiles queued anywhere after its commit.
+        flowfiles_out: FlowFiles the stage run put on its output connections.
+        elapsed_seconds: since the run started.
+        stages: every stage's totals so far, in execution order.
+        input: how much of the sources' known input is read; None when no source knows.
     """
 
     micro_batch: int
     stage_id: str
     flowfiles_in: int
     queued: int
+    flowfiles_out: int = 0
+    elapsed_seconds: float = 0.0
+    stages: tuple[StageProgress, ...] = ()
+    input: InputProgress | None = None
 
 
 @attrs.frozen

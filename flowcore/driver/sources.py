@@ -17,7 +17,7 @@ from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan, StagePlan
 from flowcore.engine.wire import TaskResult
 from flowcore.process_context import ProcessContext
-from flowcore.processor_kinds import SourceProcessor, WorkItem
+from flowcore.processor_kinds import PendingWork, SourceProcessor, WorkItem
 from flowcore.settings import Settings
 from repositories.flowfile_wal import WriteAheadFlowFileRepository
 from repositories.records import Bulletin
@@ -201,6 +201,32 @@ class SourceLister:
                 committed = self._flowfiles.state(cid)
                 adjusted[cid] = dict(processor.requeue_work(adjusted[cid], items, committed))
         return adjusted
+
+    def pending(self) -> PendingWork | None:
+        """What the sources have left to read, summed (for progress); None when one cannot say.
+
+        Asked after a commit, so each source sees its committed listing state.
+        """
+        items = size = 0
+        known_bytes = True
+        for plan in self._plans:
+            for member in plan.source_members:
+                processor = member.processor
+                assert isinstance(processor, SourceProcessor)
+                if member.component_id in self.unscheduled:
+                    return None  # not scheduled (on_scheduled raised): it cannot say
+                state = self._flowfiles.state(member.component_id)
+                try:
+                    left = processor.pending_work(self._context_of(member), state)
+                except Exception:  # scheduling it reports why (_scheduled); progress does not
+                    log.debug("%s cannot say what it has left", member.name, exc_info=True)
+                    return None
+                if left is None:
+                    return None
+                items += left.items
+                known_bytes = known_bytes and left.bytes is not None
+                size += left.bytes or 0
+        return PendingWork(items, size if known_bytes else None)
 
     def _due(self, member: MemberPlan) -> bool:
         """Whether a source with a Run Schedule may be triggered now (first time: at once)."""

@@ -26,6 +26,7 @@ import itertools
 import logging
 import os
 import re
+import signal
 import socket
 import sys
 import sysconfig
@@ -261,11 +262,13 @@ def _start_session(master: str, conf: Mapping[str, str] | None) -> Any:
     builder = SparkSession.builder.master(master).appName("flowcore")
     for key, value in session_conf(master, conf).items():
         builder = builder.config(key, value)
+    handler = signal.getsignal(signal.SIGINT)
     try:
         session = builder.getOrCreate()
     except Exception as error:  # py4j's and PySpark's errors: the JVM's reason is inside
         msg = f"Spark could not start on master {master}: {_reason(error)}"
         raise ConfigurationError(msg) from error
+    _keep_sigint_handler(handler)
     session.sparkContext.setLogLevel(os.environ.get("FLOWCORE_SPARK_LOG_LEVEL", "ERROR"))
     return session
 
@@ -368,6 +371,20 @@ def spark_session(
         session = _start_within(wanted, conf, connect_timeout)
         _KNOWN.add(id(session.sparkContext))
         return session
+
+
+def _keep_sigint_handler(handler: Any) -> None:
+    """Put back a SIGINT handler the application installed before the session started.
+
+    PySpark's SparkContext, when it starts in the main thread, replaces the SIGINT handler with
+    one that cancels every job and raises KeyboardInterrupt. ``flowcore run`` installs its own
+    first (Ctrl-C finishes the micro-batch in progress, then stops), so that one is put back;
+    Python's default handler is left replaced, so scripts and notebooks keep PySpark's.
+    """
+    if handler in (None, signal.default_int_handler):
+        return
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, handler)
 
 
 def _importable_on_workers(module: Any) -> bool:

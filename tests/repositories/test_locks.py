@@ -6,7 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from repositories.locks import try_lock
+import pytest
+
+from repositories import locks
+from repositories.locks import lock_holder, try_lock
 
 
 def test_a_second_holder_is_refused_until_the_first_releases(tmp_path: Path) -> None:
@@ -46,3 +49,38 @@ def test_a_killed_holder_leaves_no_stale_lock(tmp_path: Path) -> None:
     again = try_lock(path)
     assert again is not None
     again.close()
+
+
+def _hold(path: Path) -> subprocess.Popen[bytes]:
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"from repositories.locks import try_lock; import pathlib, time; "
+            f"h = try_lock(pathlib.Path({str(path)!r})); print('held', flush=True); time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+    )
+    assert holder.stdout is not None
+    assert holder.stdout.readline() == b"held\n"
+    return holder
+
+
+@pytest.mark.parametrize("proc_locks", [True, False], ids=["proc-locks", "probe"])
+def test_lock_holder_names_the_holder_without_taking_the_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, proc_locks: bool
+) -> None:
+    """lock_holder gives the holding pid (0 when the system cannot name it), None once free."""
+    if not proc_locks:
+        monkeypatch.setattr(locks, "PROC_LOCKS", tmp_path / "no-such-file")
+    elif not locks.PROC_LOCKS.exists():
+        pytest.skip("no /proc/locks here")
+    path = tmp_path / "lock"
+    assert lock_holder(path) is None  # no lock file yet
+    holder = _hold(path)
+    try:
+        assert lock_holder(path) == (holder.pid if proc_locks else 0)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert lock_holder(path) is None

@@ -541,3 +541,34 @@ def test_indexing_is_exactly_once_under_any_crash_point(
     expected = sorted(f"{b}-{i}" for b, kinds in enumerate(batches) for i in range(len(kinds)))
     assert sorted(e.flowfile_uuid for e in again.search(limit=1000)) == expected
     again.close()
+
+
+def test_a_read_only_repository_queries_beside_the_writer(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """Opened read-only (as beside a live run), queries see the writer's later commits, and
+    nothing can be written through it."""
+    writer = make_repo()
+    writer.register([_read_only_event("a")])
+    reader = make_repo(read_only=True)
+    assert [e.flowfile_uuid for e in reader.search()] == ["a"]
+    writer.register([_read_only_event("b")])
+    assert [e.flowfile_uuid for e in reader.search()] == ["a", "b"]
+    assert reader.get(1).flowfile_uuid == "b"
+    with pytest.raises(RepositoryError, match="opened read-only"):
+        reader.register([_read_only_event("c")])
+
+
+def test_a_read_only_repository_needs_an_existing_database(tmp_path: Path) -> None:
+    """Read-only creates nothing: a missing SQLite file is one clear error."""
+    with pytest.raises(RepositoryError, match="no provenance database at"):
+        SqlProvenanceRepository(tmp_path / "none.db", read_only=True)
+    assert not (tmp_path / "none.db").exists()
+
+
+def _read_only_event(uuid: str) -> ProvenanceEvent:
+    return ProvenanceEvent(
+        event_type=ProvenanceEventType.CREATE,
+        flowfile_uuid=uuid,
+        component_id="c",
+        component_type="GenerateFlowFile",
+        event_time=1,
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,13 @@ from flowcore.driver.controller import run_flow
 from flowcore.errors import RepositoryError, WalCorruptionError
 from flowcore.settings import Settings
 from processors import GenerateFlowFile, UpdateAttribute
-from repositories.repository_set import RepositorySet, check_repositories
+from repositories.repository_set import (
+    RepositoryReader,
+    RepositorySet,
+    check_repositories,
+    live_run,
+    open_for_queries,
+)
 
 
 def _flow() -> Flow:
@@ -168,3 +175,46 @@ def test_the_claim_size_setting_reaches_the_driver_and_the_tasks(tmp_path: Path)
     finally:
         repos.close()
     assert claim_files(small, tmp_path / "small") > claim_files(large, tmp_path / "large") == 1
+
+
+def test_queries_open_read_only_beside_the_run_holding_the_repository(tmp_path: Path) -> None:
+    """With the repository held, provenance opens read-only without the lock and sees what the
+    holder indexes; free, the repository is opened (and recovered) as usual."""
+    repository = tmp_path / "repo"
+    run_flow(_flow(), "direct", repository=repository, settings=Settings(sync=False))
+    assert live_run(repository) is None
+    free = open_for_queries(repository)
+    assert isinstance(free, RepositorySet)
+    free.close()
+    held = RepositorySet.open(repository)  # stands in for a live run
+    try:
+        assert live_run(repository) == os.getpid()
+        reader = open_for_queries(repository)
+        assert isinstance(reader, RepositoryReader)
+        assert reader.holder == os.getpid()
+        try:
+            before = len(reader.provenance.search(limit=10_000))
+            assert before > 0
+            held.provenance.register(held.provenance.search(limit=1))  # one more, indexed
+            assert len(reader.provenance.search(limit=10_000)) == before + 1
+        finally:
+            reader.close()
+    finally:
+        held.close()
+
+
+def test_check_beside_a_live_run_reads_only_and_refuses_fix(tmp_path: Path) -> None:
+    """Beside a run, check judges no file its micro-batch may be writing (an unreferenced
+    segment) and refuses --fix with the way out; once the run is gone the segment is an orphan."""
+    repository = tmp_path / "repo"
+    run_flow(_flow(), "direct", repository=repository, settings=Settings(sync=False))
+    held = RepositorySet.open(repository)
+    try:
+        (held.flowfiles.segment_dir / "in-progress.seg").write_bytes(b"being written")
+        assert check_repositories(repository) == []
+        with pytest.raises(RepositoryError, match=r"while a run \(pid \d+\) holds it"):
+            check_repositories(repository, fix=True)
+    finally:
+        held.close()
+    findings = check_repositories(repository)
+    assert [f.problem for f in findings] == ["orphan segment file (no queue references it)"]

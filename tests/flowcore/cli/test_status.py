@@ -1,0 +1,156 @@
+"""Tests for ``flowcore status`` (and the read-only commands) beside a live run."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+
+TICKING = """
+from flowcore import Flow
+from processors import GenerateFlowFile, UpdateAttribute
+
+flow = Flow("ticking")
+gen = flow.add(
+    GenerateFlowFile(custom_text="x", batch_size=5), name="gen", run_schedule="100 millis"
+)
+tag = flow.add(UpdateAttribute(), name="tag")
+end = flow.add(UpdateAttribute(), name="end")
+flow.connect(gen, tag, durable=True, back_pressure_object_threshold=1000)
+flow.connect(tag, end)
+flow.auto_terminate(end, "success")
+"""
+
+
+def flowcore(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The real ``flowcore`` command, on this checkout's code."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
+    return subprocess.run(
+        [sys.executable, "-m", "flowcore", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+
+
+def status_json(repository: Path) -> dict[str, Any]:
+    done = flowcore("status", "--json", "--repository", str(repository), cwd=repository.parent)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def wait_for(check: Any, timeout: float = 60) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.2)
+    pytest.fail(f"not within {timeout} s")
+
+
+@pytest.fixture
+def live_run(tmp_path: Path) -> Any:
+    """A continuous run of the ticking flow in a subprocess; stopped with SIGTERM at the end."""
+    flow = tmp_path / "ticking.py"
+    flow.write_text(TICKING)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "flowcore", "run", str(flow), "--runner", "direct", "--continuous"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+    )
+    repository = tmp_path / ".flowcore"
+    try:
+        yield process, repository
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def _micro_batch(repository: Path) -> int:
+    if not (repository / "status.json").exists():
+        return 0
+    return status_json(repository).get("micro_batch", {}).get("number", 0)
+
+
+def test_status_and_provenance_show_a_live_run(live_run: Any) -> None:
+    """While a continuous run holds the repository, status shows it live (micro-batches
+    growing, every connection listed, zeros included), provenance search and check read beside
+    it, check --fix is refused in one line; SIGTERM then ends the run with its summary and 0."""
+    process, repository = live_run
+    first = wait_for(lambda: _micro_batch(repository) >= 2 and status_json(repository))
+    assert first["live"] is True
+    assert first["holder"] == process.pid
+    assert first["run"]["pid"] == process.pid
+    assert first["run"]["continuous"] is True
+    assert first["run"]["ended"] is None
+    connections = {c["label"]: c for c in first["connections"]}
+    assert set(connections) == {"gen -[success]-> tag", "tag -[success]-> end"}
+    pipelined = connections["tag -[success]-> end"]
+    assert (pipelined["durable"], pipelined["flowfiles"], pipelined["bytes"]) == (False, 0, 0)
+    assert connections["gen -[success]-> tag"]["back_pressure"]["object_threshold"] == 1000
+    later = wait_for(
+        lambda: (
+            (s := status_json(repository))["micro_batch"]["number"] > first["micro_batch"]["number"]
+            and s
+        )
+    )
+    assert later["stages"]["stage-2"]["flowfiles_in"] >= first["stages"]["stage-2"]["flowfiles_in"]
+
+    text = flowcore("status", "--repository", str(repository), cwd=repository.parent)
+    assert text.returncode == 0, text.stderr
+    assert f"live: run pid {process.pid} on direct (continuous)" in text.stdout
+    assert "tag -[success]-> end (pipelined)" in text.stdout
+    assert "micro-batch" in text.stdout
+
+    search = flowcore(
+        "provenance", "search", "--type", "CREATE", "--repository", str(repository), cwd=ROOT
+    )
+    assert search.returncode == 0, search.stderr
+    assert "CREATE" in search.stdout  # events the live run indexed
+
+    check = flowcore("check", "--repository", str(repository), cwd=ROOT)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert f"a run (pid {process.pid}) holds" in check.stdout
+    refused = flowcore("check", "--fix", "--repository", str(repository), cwd=ROOT)
+    assert refused.returncode == 2
+    assert len(refused.stderr.strip().splitlines()) == 1
+    assert "while a run" in refused.stderr
+
+    process.send_signal(signal.SIGTERM)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    assert "ticking on direct" in out
+    assert "Traceback" not in err
+    ended = status_json(repository)
+    assert ended["live"] is False
+    assert ended["run"]["ended"] is not None
+    text = flowcore("status", "--repository", str(repository), cwd=repository.parent)
+    assert "not running: the last run" in text.stdout
+    assert "ended" in text.stdout
+
+
+def test_status_of_a_repository_no_run_used_is_one_line(tmp_path: Path) -> None:
+    """No status.json and no run: one line on stderr, status 2."""
+    (tmp_path / "empty").mkdir()
+    done = flowcore("status", "--repository", str(tmp_path / "empty"), cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1
+    assert "no flowcore run has used repository" in done.stderr
