@@ -8,7 +8,7 @@ import pytest
 
 from flowcore import Flow
 from flowcore.testing import TestRunner
-from processors import GenerateFlowFile, LogAttribute
+from processors import GenerateFlowFile, LogAttribute, log_attribute
 
 
 def log(caplog: pytest.LogCaptureFixture, attributes: dict[str, str], **properties: object) -> str:
@@ -64,14 +64,15 @@ def test_payload_prefix_level_and_single_line(caplog: pytest.LogCaptureFixture) 
 
 
 def _count_renders(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the messages rendered, one FlowFile at a time or from a batch's columns."""
     renders: list[int] = []
-    original = LogAttribute.render
+    original = log_attribute._layout
 
-    def counted(self, context, session, flowfile):  # type: ignore[no-untyped-def]
+    def counted(*args):  # type: ignore[no-untyped-def]
         renders.append(1)
-        return original(self, context, session, flowfile)
+        return original(*args)
 
-    monkeypatch.setattr(LogAttribute, "render", counted)
+    monkeypatch.setattr(log_attribute, "_layout", counted)
     return renders
 
 
