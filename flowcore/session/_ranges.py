@@ -69,10 +69,12 @@ class RangeReader:
 
     Args:
         content: the repository the claim is in (a task's, or the harness's).
+        window: the most bytes read at once.
     """
 
-    def __init__(self, content: ContentRepository) -> None:
+    def __init__(self, content: ContentRepository, window: int = GATHER_WINDOW) -> None:
         self._content = content
+        self._window_size = window
 
     def each(
         self, resource: ResourceClaim | None, offsets: np.ndarray, sizes: np.ndarray
@@ -82,7 +84,7 @@ class RangeReader:
         A range read from a window is one memoryview of it (valid until the next range is
         asked for); a range larger than a window is streamed in pieces of a megabyte.
         """
-        for start, stop in window_spans(offsets, sizes):
+        for start, stop in window_spans(offsets, sizes, self._window_size):
             window, low = self._window(resource, offsets, sizes, start, stop)
             for offset, size in zip(
                 offsets[start:stop].tolist(), sizes[start:stop].tolist(), strict=True
@@ -103,7 +105,7 @@ class RangeReader:
     ) -> Iterator[bytes | memoryview]:
         """The ranges one after the other, *demarcator* between two: pieces of about a window."""
         first = True
-        for start, stop in window_spans(offsets, sizes):
+        for start, stop in window_spans(offsets, sizes, self._window_size):
             window, low = self._window(resource, offsets, sizes, start, stop)
             if window is not None:
                 starts = (offsets[start:stop] - low).tolist()
