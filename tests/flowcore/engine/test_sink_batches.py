@@ -78,8 +78,7 @@ def _outcome(root: Path, name: str, kind: str, runner: str, caplog: Any) -> tupl
     finally:
         repos.close()
     shapes = Counter(
-        (*_unread(event_shape(e)), (e.transit_uri or "").removeprefix(out.as_uri()))
-        for e in events
+        (*_unread(event_shape(e)), (e.transit_uri or "").removeprefix(out.as_uri())) for e in events
     )
     if kind == "PutDataset":
         dataset = Dataset(out)
