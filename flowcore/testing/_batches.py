@@ -9,6 +9,10 @@ when FlowFiles arrive as :class:`~flowcore.flowfile_batch.FlowFileBatch` values
   ROUTE for a reported route), unfolded into per-FlowFile events;
 * a binning processor gets them through ``bin_batches``; each ready bin is merged by
   ``merge_batches`` and its originals move on whole; FlowFiles of open bins go back to the queue;
+* a two-phase sink gets them through ``write_batches``, as much at a time as one trigger of
+  its ``on_trigger`` takes, each part committed and published at once; a batch form's staged
+  files, deferred lines and SEND reports (its ``BatchContext``) are carried out when its batch
+  goes whole and deleted when it declines;
 * sessions take batches, so a processor that makes its children as one (``fork_batch``, as
   SplitText does) transfers them whole;
 * whatever a batch form declines (returns None, or raises) is triggered one FlowFile at a time,
