@@ -26,10 +26,12 @@ from flowcore.relationship import SUCCESS, Relationship
 
 if TYPE_CHECKING:
     from flowcore.binning import BatchBinning, Bin
+    from flowcore.session.batch_context import BatchContext
     from flowcore.session.process_session import ProcessSession
 from flowcore.processor import Capabilities, InputRequirement, Processor, ProcessorKind
 
 __all__ = [
+    "HARNESS_WRITE",
     "BinningProcessor",
     "PendingWork",
     "SinkJobs",
@@ -311,6 +313,10 @@ class SinkJobs:
     continuous: bool = False
 
 
+#: FlowFiles a two-phase sink writes per trigger in the test harness (one task's input).
+HARNESS_WRITE = 10_000
+
+
 def _in_process(function: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
     return [function(item) for item in items]
 
@@ -341,6 +347,22 @@ class TwoPhaseSink(Processor):
         msg = f"{type(self).__name__} must implement write"
         raise NotImplementedError(msg)
 
+    def write_batches(
+        self, context: BatchContext, batches: Sequence[FlowFileBatch]
+    ) -> bytes | None:
+        """The batch form of :meth:`write`: the task's FlowFiles as batches, in queue order.
+
+        Write them exactly as :meth:`write` would write the same FlowFiles (the same output,
+        in the same pieces), reading their contents from the batches' claim ranges
+        (:meth:`BatchContext.joined_contents`) and reporting their SEND events with
+        :meth:`BatchContext.report_send`; every FlowFile then goes to ``success``, as the
+        engine moves the batches whole. Return the commit message, or None (the default)
+        when this configuration cannot: the engine then makes the FlowFiles and calls
+        :meth:`write`. Raise (after removing what it wrote) when a FlowFile fails: the same.
+        """
+        del context, batches
+        return None
+
     def commit(
         self,
         context: ProcessContext,
@@ -369,12 +391,17 @@ class TwoPhaseSink(Processor):
 
     def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
         """Write, commit and publish in one go (the test harness path)."""
-        flowfiles = session.get(10_000)
+        flowfiles = session.get(HARNESS_WRITE)
         if not flowfiles:
             return
         message = self.write(context, session, flowfiles)
-        jobs = SinkJobs(_in_process)
-        state = self.commit(context, [message], session.get_state().values, jobs)
+        session.set_state(self.commit_at_once(context, message, session.get_state().values))
+
+    def commit_at_once(
+        self, context: ProcessContext, message: bytes, state: Mapping[str, str]
+    ) -> Mapping[str, str]:
+        """Commit, publish and release one task's message at once (the test harness's way)."""
+        state = self.commit(context, [message], state, SinkJobs(_in_process))
         self.publish(context, state)
         self.release(context)
-        session.set_state(state)
+        return state

@@ -176,8 +176,9 @@ class ProvenanceEventRun:
     ``sizes[i]`` bytes at ``offsets[i]`` of the first's resource claim, when those arrays are
     given; its previous and updated attribute maps are the first's with each column's value at
     *i* instead (None: not in the map), and the ``uuid_named`` attributes (previous, updated)
-    set to its own uuid. The provenance repository stores a run as one row per uuid bucket and
-    unfolds it on every query.
+    set to its own uuid; its transit URI is its value in ``transit_uris`` when that column is
+    given (PutFile's SEND names each FlowFile's file). The provenance repository stores a run as
+    one row per uuid bucket and unfolds it on every query.
     """
 
     first: ProvenanceEvent
@@ -191,6 +192,7 @@ class ProvenanceEventRun:
     previous_resource: ResourceClaim | None = None
     previous_columns: Mapping[str, Column] = attrs.field(factory=dict)
     updated_columns: Mapping[str, Column] = attrs.field(factory=dict)
+    transit_uris: Column | None = None
 
     @property
     def count(self) -> int:
@@ -213,6 +215,8 @@ class ProvenanceEventRun:
                 first.updated_attributes, self.updated_columns, index, updated_named, uuid
             ),
         }
+        if self.transit_uris is not None:
+            fields["transit_uri"] = self.transit_uris.value(index)
         if self.offsets is not None and self.sizes is not None:
             size = int(self.sizes[index])
             fields["file_size"] = size
@@ -247,6 +251,7 @@ class ProvenanceEventRun:
             previous_resource=self.previous_resource,
             previous_columns={n: c.cut(start, stop) for n, c in self.previous_columns.items()},
             updated_columns={n: c.cut(start, stop) for n, c in self.updated_columns.items()},
+            transit_uris=None if self.transit_uris is None else self.transit_uris.cut(start, stop),
         )
 
 

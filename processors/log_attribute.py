@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import ClassVar
 
+from flowcore.expression import compile_expression
+from flowcore.expression._columns import evaluate_column
 from flowcore.flowfile import FlowFile
+from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.patterns import compile_pattern
 from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
@@ -149,8 +152,62 @@ class LogAttribute(Processor):
                 session.log_after_commit(logger, level, self.render(context, session, flowfile))
             session.transfer(flowfile, SUCCESS)
 
-    def selected_attributes(self, context: ProcessContext, flowfile: FlowFile) -> dict[str, str]:
-        """The attributes to log, sorted by name, after the include and ignore rules."""
+    def transform_batch(
+        self, context: ProcessContext, batch: FlowFileBatch
+    ) -> tuple[str, FlowFileBatch]:
+        """Log every FlowFile of the batch, rendered from its columns, and pass them on.
+
+        The lines are exactly ``on_trigger``'s, in the same order, deferred the same way
+        (``context.log_after_commit``), and none is rendered when the level is not logged.
+        """
+        level = LEVELS[context.get_property(self.LOG_LEVEL).value or "info"]
+        logger = context.logger.name
+        if batch.count and context.will_log(logger, level):  # type: ignore[attr-defined]
+            for message in self._render_batch(context, batch):
+                context.log_after_commit(logger, level, message)  # type: ignore[attr-defined]
+        return SUCCESS.name, batch
+
+    def _render_batch(self, context: ProcessContext, batch: FlowFileBatch) -> Iterator[str]:
+        """Each FlowFile's message, in order, from the batch's columns."""
+        count = batch.count
+        prefix_text = context.get_property(self.LOG_PREFIX).value or ""
+        if "{" in prefix_text:
+            prefixes = evaluate_column(compile_expression(prefix_text), batch, clock=context.now)
+            prefix_values = prefixes.values()
+        else:
+            prefix_values = [prefix_text] * count
+        keep = self._selector(context)
+        uuids = batch.uuids()
+        names = sorted(
+            n for n in {*batch.attributes, *batch.columns, *batch.uuid_named, "uuid"} if keep(n)
+        )
+        columns: list[tuple[str, list[str | None]]] = []
+        for name in names:
+            if name == "uuid" or name in batch.uuid_named:
+                columns.append((name, uuids))  # type: ignore[arg-type]
+            elif name in batch.columns:
+                columns.append((name, batch.columns[name].values()))
+            else:
+                columns.append((name, [batch.attributes[name]] * count))
+        properties = context.get_property(self.LOG_FLOWFILE_PROPERTIES).as_boolean()
+        contents = None
+        if context.get_property(self.LOG_PAYLOAD).as_boolean():
+            contents = context.contents(batch)  # type: ignore[attr-defined]
+        charset = context.get_property(self.CHARSET).value or "UTF-8"
+        single_line = context.get_property(self.OUTPUT_FORMAT).value == SINGLE_LINE
+        sizes = batch.sizes.tolist()
+        for row in range(count):
+            attributes = {n: v[row] for n, v in columns if v[row] is not None}
+            standard = None
+            if properties:
+                standard = _standard(batch.entry_date, batch.lineage_start_date, sizes[row])
+            payload = None
+            if contents is not None:
+                payload = b"".join(next(contents)).decode(charset, "replace")
+            yield _layout(prefix_values[row] or "", standard, attributes, single_line, payload)
+
+    def _selector(self, context: ProcessContext) -> Callable[[str], bool]:
+        """Whether an attribute is logged, by its name: the include and ignore rules."""
         include = _names(context.get_property(self.ATTRIBUTES_TO_LOG).value)
         regex_text = context.get_property(self.ATTRIBUTES_TO_LOG_REGEX).value
         # As NiFi: a name list with the default regex logs only the listed names.
@@ -161,13 +218,18 @@ class LogAttribute(Processor):
         ignore = _names(context.get_property(self.ATTRIBUTES_TO_IGNORE).value)
         ignore_text = context.get_property(self.ATTRIBUTES_TO_IGNORE_REGEX).value
         ignore_regex = compile_pattern(ignore_text) if ignore_text else None
-        selected = {}
-        for key in sorted(flowfile.attributes):
+
+        def keep(key: str) -> bool:
             if key in ignore or (ignore_regex is not None and ignore_regex.accepts(key)):
-                continue
-            if key in include or (include_regex is not None and include_regex.accepts(key)):
-                selected[key] = flowfile.attributes[key]
-        return selected
+                return False
+            return key in include or (include_regex is not None and include_regex.accepts(key))
+
+        return keep
+
+    def selected_attributes(self, context: ProcessContext, flowfile: FlowFile) -> dict[str, str]:
+        """The attributes to log, sorted by name, after the include and ignore rules."""
+        keep = self._selector(context)
+        return {k: flowfile.attributes[k] for k in sorted(flowfile.attributes) if keep(k)}
 
     def render(self, context: ProcessContext, session: ProcessSession, flowfile: FlowFile) -> str:
         """The log message for one FlowFile, in NiFi's layout."""
@@ -175,25 +237,46 @@ class LogAttribute(Processor):
             context.get_property(self.LOG_PREFIX).evaluate_attribute_expressions(flowfile).value
             or ""
         )
-        dashes = "-" * 50
-        single_line = context.get_property(self.OUTPUT_FORMAT).value == SINGLE_LINE
-        attributes = self.selected_attributes(context, flowfile)
-        lines = [f"\n{prefix}{dashes}"]
+        standard = None
         if context.get_property(self.LOG_FLOWFILE_PROPERTIES).as_boolean():
-            properties = {
-                "entryDate": str(flowfile.entry_date),
-                "lineageStartDate": str(flowfile.lineage_start_date),
-                "fileSize": str(flowfile.size),
-            }
-            lines.append("Standard FlowFile Attributes")
-            lines.extend(f"Key: '{k}'\n\tValue: '{v}'" for k, v in properties.items())
-        lines.append("FlowFile Attribute Map Content")
-        if single_line:
-            lines.append("[" + ", ".join(f"{k}={v}" for k, v in attributes.items()) + "]")
-        else:
-            lines.extend(f"Key: '{k}'\n\tValue: '{v}'" for k, v in attributes.items())
-        lines.append(f"{prefix}{dashes}")
+            standard = _standard(flowfile.entry_date, flowfile.lineage_start_date, flowfile.size)
+        payload = None
         if context.get_property(self.LOG_PAYLOAD).as_boolean():
             charset = context.get_property(self.CHARSET).value or "UTF-8"
-            lines.append(session.read_bytes(flowfile).decode(charset, "replace"))
-        return "\n".join(lines)
+            payload = session.read_bytes(flowfile).decode(charset, "replace")
+        single_line = context.get_property(self.OUTPUT_FORMAT).value == SINGLE_LINE
+        attributes = self.selected_attributes(context, flowfile)
+        return _layout(prefix, standard, attributes, single_line, payload)
+
+
+def _standard(entry_date: int, lineage_start_date: int, size: int) -> dict[str, str]:
+    """NiFi's "Standard FlowFile Attributes" of a FlowFile."""
+    return {
+        "entryDate": str(entry_date),
+        "lineageStartDate": str(lineage_start_date),
+        "fileSize": str(size),
+    }
+
+
+def _layout(
+    prefix: str,
+    standard: Mapping[str, str] | None,
+    attributes: Mapping[str, str],
+    single_line: bool,
+    payload: str | None,
+) -> str:
+    """One FlowFile's log message in NiFi's layout."""
+    dashes = "-" * 50
+    lines = [f"\n{prefix}{dashes}"]
+    if standard is not None:
+        lines.append("Standard FlowFile Attributes")
+        lines.extend(f"Key: '{k}'\n\tValue: '{v}'" for k, v in standard.items())
+    lines.append("FlowFile Attribute Map Content")
+    if single_line:
+        lines.append("[" + ", ".join(f"{k}={v}" for k, v in attributes.items()) + "]")
+    else:
+        lines.extend(f"Key: '{k}'\n\tValue: '{v}'" for k, v in attributes.items())
+    lines.append(f"{prefix}{dashes}")
+    if payload is not None:
+        lines.append(payload)
+    return "\n".join(lines)

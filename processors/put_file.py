@@ -5,19 +5,25 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import ClassVar
+from typing import BinaryIO, ClassVar, Protocol
+
+import attrs
 
 from flowcore.errors import RepositoryError
+from flowcore.expression import compile_expression
+from flowcore.expression._columns import evaluate_column
 from flowcore.flowfile import FlowFile
+from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import FAILURE, SUCCESS
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import BOOLEAN_VALIDATOR, NON_EMPTY_VALIDATOR, POSITIVE_INTEGER_VALIDATOR
-from processors._file_attributes import exact_name
+from processors._file_attributes import RAW_FILENAME, exact_name
 
 __all__ = ["PutFile"]
 
@@ -148,7 +154,9 @@ class PutFile(Processor):
         if flowfile is None:
             return
         try:
-            target, written = self._put(context, session, flowfile)
+            target, written = self._put(
+                context, session, self._order_of(context, session, flowfile)
+            )
         except _Refused as ex:
             context.logger.error("Cannot write %s: %s; routing to failure", flowfile, ex)
             session.transfer(session.penalize(flowfile), FAILURE)
@@ -162,6 +170,83 @@ class PutFile(Processor):
         if written:
             session.provenance.send(flowfile, target.as_uri())
         session.transfer(flowfile, SUCCESS)
+
+    def transform_batch(
+        self, context: ProcessContext, batch: FlowFileBatch
+    ) -> tuple[str, FlowFileBatch]:
+        """Write every FlowFile of the batch, as ``on_trigger`` does, from its claim ranges.
+
+        Each file is staged (a hidden temporary, renamed after the commit) with its bytes
+        picked from windows of the batch's claim; a SEND is reported for each file written.
+        A FlowFile that would go to ``failure`` raises, so the batch declines: its
+        temporaries are discarded and ``on_trigger`` takes the FlowFiles one by one.
+        """
+        orders = self._batch_orders(context, batch)
+        written_rows: list[int] = []
+        uris: list[str] = []
+        for row, (planned, pieces) in enumerate(
+            zip(orders, context.contents(batch), strict=True)  # type: ignore[attr-defined]
+        ):
+            order = attrs.evolve(planned, write=_writer(pieces), subject=_Lazy(batch, row))
+            target, written = self._put(context, context, order)  # type: ignore[arg-type]
+            if written:
+                written_rows.append(row)
+                uris.append(target.as_uri())
+        if written_rows:
+            context.report_send(batch, uris, rows=written_rows)  # type: ignore[attr-defined]
+        return SUCCESS.name, batch
+
+    def _order_of(
+        self, context: ProcessContext, session: ProcessSession, flowfile: FlowFile
+    ) -> _Order:
+        """What to write for one FlowFile: its properties evaluated, its content to copy."""
+
+        def value(descriptor: PropertyDescriptor) -> str | None:
+            return context.get_property(descriptor).evaluate_attribute_expressions(flowfile).value
+
+        def write(out: BinaryIO) -> None:
+            with session.read(flowfile) as stream:
+                shutil.copyfileobj(stream, out, 1 << 20)  # type: ignore[misc]
+
+        return _Order(
+            directory=value(self.DIRECTORY),
+            filename=exact_name(flowfile.attributes),
+            modified=value(self.CHANGE_LAST_MODIFIED_TIME),
+            permissions=value(self.CHANGE_PERMISSIONS),
+            owner=value(self.CHANGE_OWNER),
+            group=value(self.CHANGE_GROUP),
+            write=write,
+            subject=flowfile,
+        )
+
+    def _batch_orders(self, context: ProcessContext, batch: FlowFileBatch) -> list[_Order]:
+        """What to write for each FlowFile of *batch*, its properties evaluated over columns."""
+        count = batch.count
+
+        def values(descriptor: PropertyDescriptor) -> list[str | None]:
+            text = context.get_property(descriptor).value
+            if text is None or "{" not in text:
+                return [text] * count
+            column = evaluate_column(compile_expression(text), batch, clock=context.now)
+            return column.values()
+
+        def attribute(name: str) -> list[str | None]:
+            column = batch.column(name)
+            return [None] * count if column is None else column.values()
+
+        names, raws = attribute("filename"), attribute(RAW_FILENAME)
+        return [
+            _Order(*row, write=None, subject=None)
+            for row in zip(
+                values(self.DIRECTORY),
+                [_exact(name, raw) for name, raw in zip(names, raws, strict=True)],
+                values(self.CHANGE_LAST_MODIFIED_TIME),
+                values(self.CHANGE_PERMISSIONS),
+                values(self.CHANGE_OWNER),
+                values(self.CHANGE_GROUP),
+                strict=True,
+            )
+        ]
 
     def _base(self, context: ProcessContext) -> Path:
         configured = context.get_property(self.DIRECTORY).value or "."
@@ -182,16 +267,12 @@ class PutFile(Processor):
             resolved = cache[directory] = Path(directory).resolve()
         return resolved
 
-    def _put(
-        self, context: ProcessContext, session: ProcessSession, flowfile: FlowFile
-    ) -> tuple[Path, bool]:
-        directory_text = (
-            context.get_property(self.DIRECTORY).evaluate_attribute_expressions(flowfile).value
-            or "."
-        )
+    def _put(self, context: ProcessContext, session: _Staging, order: _Order) -> tuple[Path, bool]:
+        """Stage one file; its target, and whether it was written (False: ignored)."""
+        directory_text = order.directory or "."
         base = self._base(context)
         directory = Path(directory_text)
-        filename = exact_name(flowfile.attributes)
+        filename = order.filename
         if not filename or filename in (".", ".."):
             msg = f"the filename {filename!r} is not a file name"
             raise _Refused(msg)
@@ -244,7 +325,7 @@ class PutFile(Processor):
         except FileExistsError as taken:
             why = taken.strerror or "already exists"
             if conflict == IGNORE:
-                context.logger.info("%s %s; ignoring %s", target, why, flowfile)
+                context.logger.info("%s %s; ignoring %s", target, why, order.subject)
                 return target, False
             if conflict == FAIL:
                 msg = f"{target} {why} and the Conflict Resolution Strategy is 'fail'"
@@ -253,41 +334,85 @@ class PutFile(Processor):
         try:
             # Made durable with the task's other staged files before the commit names them
             # (one sync per file system per task, not an fsync per file).
-            with open(temporary, "wb") as out, session.read(flowfile) as stream:
-                shutil.copyfileobj(stream, out, 1 << 20)  # type: ignore[misc]
-            self._apply_attributes(context, flowfile, temporary)
+            with open(temporary, "wb") as out:
+                assert order.write is not None
+                order.write(out)
+            self._apply_attributes(context, order, temporary)
         except BaseException:
             session.cancel_staged(temporary)
             raise
         return target, True
 
-    def _apply_attributes(self, context: ProcessContext, flowfile: FlowFile, path: Path) -> None:
-        modified = (
-            context.get_property(self.CHANGE_LAST_MODIFIED_TIME)
-            .evaluate_attribute_expressions(flowfile)
-            .value
-        )
+    def _apply_attributes(self, context: ProcessContext, order: _Order, path: Path) -> None:
+        modified = order.modified
         if modified:
             try:
                 moment = datetime.strptime(modified, "%Y-%m-%dT%H:%M:%S%z")
                 os.utime(path, (moment.timestamp(), moment.timestamp()))
             except ValueError:
                 context.logger.warning("Could not set last modified time %r on %s", modified, path)
-        permissions = (
-            context.get_property(self.CHANGE_PERMISSIONS)
-            .evaluate_attribute_expressions(flowfile)
-            .value
-        )
-        if permissions:
-            os.chmod(path, _mode(permissions))
-        owner = (
-            context.get_property(self.CHANGE_OWNER).evaluate_attribute_expressions(flowfile).value
-        )
-        group = (
-            context.get_property(self.CHANGE_GROUP).evaluate_attribute_expressions(flowfile).value
-        )
+        if order.permissions:
+            os.chmod(path, _mode(order.permissions))
+        owner, group = order.owner, order.group
         if owner or group:
             try:
                 shutil.chown(path, user=owner or None, group=group or None)
             except (LookupError, PermissionError, OSError) as ex:
                 context.logger.warning("Could not set owner/group on %s: %s", path, ex)
+
+
+class _Staging(Protocol):
+    """Where PutFile stages its files: a session, or a batch form's context."""
+
+    def stage_file(self, target: str | os.PathLike[str], *, replace: bool = True) -> Path: ...
+
+    def is_staged(self, target: str | os.PathLike[str]) -> bool: ...
+
+    def cancel_staged(self, temporary: str | os.PathLike[str]) -> None: ...
+
+
+@attrs.frozen
+class _Order:
+    """One file to write: the FlowFile's properties evaluated, and how to copy its content.
+
+    Attributes:
+        subject: the FlowFile, as log messages name it.
+    """
+
+    directory: str | None
+    filename: str
+    modified: str | None
+    permissions: str | None
+    owner: str | None
+    group: str | None
+    write: Callable[[BinaryIO], None] | None
+    subject: object
+
+
+@attrs.frozen
+class _Lazy:
+    """A batch's FlowFile named in a log message, made only if the message is rendered."""
+
+    batch: FlowFileBatch
+    row: int
+
+    def __str__(self) -> str:
+        return str(self.batch.flowfile(self.row))
+
+
+def _exact(filename: str | None, raw: str | None) -> str:
+    """:func:`exact_name` of a FlowFile with these two attributes."""
+    attributes = {"filename": filename} if filename is not None else {}
+    if raw is not None:
+        attributes[RAW_FILENAME] = raw
+    return exact_name(attributes)
+
+
+def _writer(pieces: Iterable[bytes | memoryview]) -> Callable[[BinaryIO], None]:
+    """Writes a FlowFile's content, given as pieces read from its batch's claim."""
+
+    def write(out: BinaryIO) -> None:
+        for piece in pieces:
+            out.write(piece)
+
+    return write

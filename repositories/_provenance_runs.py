@@ -307,6 +307,8 @@ def _batch_records(run: ProvenanceEventRun, indexed: Collection[str]) -> list[li
             ):
                 if columns:
                     varying[name] = {n: c.to_wire() for n, c in columns.items()}
+            if piece.transit_uris is not None:
+                varying["transit_uri"] = piece.transit_uris.to_wire()
             moment = piece.first.event_time
             record = _as_run(record, varying, piece.count, moment, moment)
             row = list(record[0])
@@ -435,6 +437,8 @@ def unfold(
     }
 
     varying = {name: column(name, getattr(event, name)) for name in _VARYING}
+    transit = columns.get("transit_uri")  # a column when each event names its own
+    transit_uris = None if transit is None else column_from_wire(transit)
     starts = column("offset", content.offset if resource else 0)
     lengths = column("length", content.length if resource else 0)
     previous_offsets = column(
@@ -452,9 +456,12 @@ def unfold(
         updated = {**updated_base, **dict.fromkeys(updated_named, flowfile_uuid)}
         apply_row(previous, previous_columns, i)  # type: ignore[arg-type]
         apply_row(updated, updated_columns, i)  # type: ignore[arg-type]
+        shared = {name: getattr(event, name) for name in _SHARED}
+        if transit_uris is not None:
+            shared["transit_uri"] = transit_uris.value(i)
         events.append(
             ProvenanceEvent(
-                **{name: getattr(event, name) for name in _SHARED},
+                **shared,
                 flowfile_uuid=flowfile_uuid,
                 event_id=event.event_id + i,
                 **{name: values[i] for name, values in varying.items()},

@@ -18,7 +18,7 @@ state is dropped and the batch takes the one-by-one path.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -28,11 +28,11 @@ from flowcore.clock import now_ms
 from flowcore.engine._held import QueuedBatch
 from flowcore.flowfile import Attributes, ContentClaim, new_uuids
 from flowcore.flowfile_batch import FlowFileBatch
-from flowcore.flowfile_batch.columns import Column, IntColumn, TextColumn
-from flowcore.process_context import ProcessContext
+from flowcore.flowfile_batch.columns import Column, IntColumn, TextColumn, column_of
 from flowcore.processor import BatchRoute
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun, ProvenanceEventType
 from flowcore.queues import park_queue_id
+from flowcore.session.batch_context import BatchContext, BatchEffects, SentRows
 from flowcore.session.host import QueuedFlowFile, StateMap
 
 if TYPE_CHECKING:
@@ -47,7 +47,9 @@ __all__ = [
     "event_of",
     "read_work_batch",
     "record_attribute_changes",
+    "record_effects",
     "route_whole",
+    "send_run",
     "unpacks",
     "write_deferred",
 ]
@@ -293,33 +295,12 @@ def write_deferred(member: TaskMember) -> None:
         task.enqueue_batch(kept, deferred.batch)
 
 
-def _staging_context(
-    context: ProcessContext, stage: Callable[[Mapping[str, str]], None]
-) -> ProcessContext:
-    """*context* as a batch form sees it: ``set_state`` hands the state to *stage*."""
-    processor = context.processor
-    staging = ProcessContext(
-        processor,
-        component=context.component,
-        clock=context.now,
-        state=context.get_state,
-        set_state=stage,
-        auto_terminated=[
-            r for r in processor.relationship_names() if context.is_auto_terminated(r)
-        ],
-        has_incoming_connection=context.has_incoming_connection(),
-        resumed_bins=context.resumed_bins,
-    )
-    staging.bin_sink = context.bin_sink
-    return staging
-
-
 def drain_batches(member: TaskMember) -> None:
     """Process the batches that reached a member whole, or hand their FlowFiles on one by one."""
     pending, member.pending_batches = member.pending_batches, []
     whole = member.plan.routes_or_drops_whole
     staged: list[Mapping[str, str]] = []
-    context = _staging_context(member.context, staged.append) if whole else member.context
+    context = BatchContext(member.context, member, staged.append)
     for waiting in pending:
         batch, queue_id = waiting.batch, waiting.queue_id
         routes = None
@@ -331,17 +312,20 @@ def drain_batches(member: TaskMember) -> None:
                 log.debug("%s declined a batch by failing", member.plan.name, exc_info=True)
             member.context.yielded |= context.yielded
         parts = None
-        if routes is not None and not (staged and member.pending):
+        # State and effects must not run ahead of FlowFiles waiting to go one by one.
+        if routes is not None and not ((staged or context.holds_effects) and member.pending):
             parts = [(r, batch if r.rows is None else batch.take(r.rows)) for r in routes]
             if not all(_same_flowfiles(before, r.batch) for r, before in parts):
                 parts = None
         if parts is None:
+            context.discard()
             if unpacks(member, batch, queue_id):
                 member.pending.extend(QueuedFlowFile(f, queue_id) for f in batch)
             continue
         if staged:  # stored as a session's commit stores it: with the output
             member.state = StateMap(member.state.version + 1, dict(staged[-1]))
             member.new_state = dict(staged[-1])
+        record_effects(member, context.take(), {id(batch): queue_id})
         member.consumed += batch.count
         # Queue positions as the one-by-one path gives them: in input order across the parts.
         first_index = member.task.take_queue_indices(batch.count)
@@ -367,6 +351,44 @@ def drain_batches(member: TaskMember) -> None:
                 continue
             rows = np.arange(batch.count) if route.rows is None else np.asarray(route.rows)
             route_whole(member, route.relationship, route.batch, first_index + rows)
+
+
+def send_run(
+    member: TaskMember, sent: SentRows, now: int, queue_id: str | None
+) -> ProvenanceEventRun:
+    """The SEND events a batch form reported, as a session's reporter records them: one run.
+
+    Each event has the FlowFile as sent (no attribute updated) and its own transit URI when
+    they differ (a column of the run).
+    """
+    batch = sent.batch if sent.rows is None else sent.batch.take(sent.rows)
+    uris = sent.transit_uris
+    run = batch_run(
+        member,
+        ProvenanceEventType.SEND,
+        batch,
+        batch,
+        now,
+        transit_uri=uris if isinstance(uris, str) else uris[0],
+        details=sent.details,
+        source_queue_identifier=queue_id,
+    )
+    if isinstance(uris, str) or all(u == uris[0] for u in uris):
+        return run
+    return attrs.evolve(run, transit_uris=column_of(uris))
+
+
+def record_effects(member: TaskMember, effects: BatchEffects, queues: Mapping[int, str]) -> None:
+    """Record what a batch form staged and reported, as a session's commit records it.
+
+    Files and log lines go to the task's effect file, carried out after the stage run's
+    write-ahead log transaction; SEND events become runs. *queues* names the queue of each
+    batch the batch form was given (by ``id``).
+    """
+    member.carry_out_after_commit(effects.publications, effects.logs)
+    now = now_ms()
+    for sent in effects.sends:
+        member.task.events.append(send_run(member, sent, now, queues.get(id(sent.batch))))
 
 
 def drop_whole(

@@ -24,6 +24,7 @@ from flowcore.compiler.plan import MemberPlan
 from flowcore.engine._batches import drain_batches, read_work_batch, route_whole
 from flowcore.engine._bins import bins_batches, merge_batch_bin, takes_batches
 from flowcore.engine._held import QueuedBatch, ReturnedBatch, ReturnedFlowFile
+from flowcore.engine._sink_batches import write_sink_batches
 from flowcore.engine.wire import NEVER, ReadyBin
 from flowcore.errors import FlowcoreError, HandedOverError
 from flowcore.faults import storage_fault
@@ -37,6 +38,8 @@ from flowcore.session.host import (
     SELF,
     ComponentInfo,
     FlowFileFilter,
+    LogLine,
+    Publication,
     QueuedFlowFile,
     SessionCommit,
     SessionOutput,
@@ -186,12 +189,21 @@ class TaskMember:
         route_whole(self, relationship, batch)
         self.task.pump(self)
 
-    def apply_commit(self, commit: SessionCommit) -> None:
-        if commit.publications or commit.logs or commit.delete_on_commit:
+    def carry_out_after_commit(
+        self,
+        publications: Sequence[Publication],
+        logs: Sequence[LogLine],
+        deletes: Sequence[str] = (),
+    ) -> None:
+        """Record a sink's staged files and lines: carried out after the stage run commits."""
+        if publications or logs or deletes:
             # Source files to delete go with the sinks' effects: deleted after the commit,
             # and again at start-up should a crash come between the two.
-            self.task.effects.commit(commit.publications, commit.logs, commit.delete_on_commit)
-            self.task.staged_targets.update(p.target for p in commit.publications)
+            self.task.effects.commit(publications, logs, deletes)
+            self.task.staged_targets.update(p.target for p in publications)
+
+    def apply_commit(self, commit: SessionCommit) -> None:
+        self.carry_out_after_commit(commit.publications, commit.logs, commit.delete_on_commit)
         self.consumed += len(commit.consumed)
         for output in commit.outputs:
             self._route(output)
@@ -504,7 +516,9 @@ class TaskMember:
 
     def drain(self, *, end_of_input: bool) -> None:
         """Trigger the processor until its input is used up or it stops taking any."""
-        if self.pending_batches and not bins_batches(self, end_of_input=end_of_input):
+        if self.pending_batches and self.processor.kind is ProcessorKind.SINK:
+            write_sink_batches(self)
+        elif self.pending_batches and not bins_batches(self, end_of_input=end_of_input):
             drain_batches(self)
         if self.processor.kind is ProcessorKind.SINK and self.pending:
             self._drain_two_phase()

@@ -26,6 +26,7 @@ import repositories.external as external_files
 from flowcore.errors import ContentCorruptionError, ContentNotFoundError, FlowFileHandlingError
 from flowcore.flowfile import Content, ContentClaim, FlowFile, ResourceClaim, Rope, content_of
 from flowcore.ropes import DEFAULT_ROPE_POLICY
+from flowcore.session._ranges import GATHER_WINDOW
 from flowcore.session._support import (
     READ_CHUNK,
     ContentSource,
@@ -540,10 +541,6 @@ class SessionContent:
         """Write the FlowFile's content to a file (appending when *append*)."""
         with self.read(flowfile) as stream, open(path, "ab" if append else "wb") as target:
             shutil.copyfileobj(stream, target, READ_CHUNK)  # type: ignore[misc]
-
-
-#: The most bytes of one claim read at once to copy the small ranges inside them.
-GATHER_WINDOW = 8 << 20
 
 
 @attrs.frozen(eq=False)

@@ -93,6 +93,11 @@ class StagedEffects:
         """
         self._logs.append(LogLine(logger, level, message))
 
+    @property
+    def holds_effects(self) -> bool:
+        """Whether a file or a line is staged."""
+        return bool(self._publications or self._logs)
+
     def discard(self) -> None:
         """A rollback: staged temporaries are deleted, deferred lines forgotten."""
         for publication in self._publications:

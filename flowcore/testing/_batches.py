@@ -9,6 +9,10 @@ when FlowFiles arrive as :class:`~flowcore.flowfile_batch.FlowFileBatch` values
   ROUTE for a reported route), unfolded into per-FlowFile events;
 * a binning processor gets them through ``bin_batches``; each ready bin is merged by
   ``merge_batches`` and its originals move on whole; FlowFiles of open bins go back to the queue;
+* a two-phase sink gets them through ``write_batches``, as much at a time as one trigger of
+  its ``on_trigger`` takes, each part committed and published at once; a batch form's staged
+  files, deferred lines and SEND reports (its ``BatchContext``) are carried out when its batch
+  goes whole and deleted when it declines;
 * sessions take batches, so a processor that makes its children as one (``fork_batch``, as
   SplitText does) transfers them whole;
 * whatever a batch form declines (returns None, or raises) is triggered one FlowFile at a time,
@@ -23,23 +27,28 @@ one-by-one run of the same input (``TestRunner.assert_batch_form_agrees``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 import numpy as np
 
 from flowcore.binning import Bin, BinLimits
-from flowcore.engine._batches import attributes_changed, batch_run
+from flowcore.engine._batches import attributes_changed, batch_run, send_run
 from flowcore.flowfile import Attributes, ContentClaim, FlowFile, uuid_in_sequence
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import Column, column_of
 from flowcore.processor import BatchRoute, Processor, ProcessorKind
+from flowcore.processor_kinds import HARNESS_WRITE
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
+from flowcore.relationship import SUCCESS
+from flowcore.session._effects import emit
+from flowcore.session.batch_context import BatchContext, BatchEffects, SentRows
+from repositories.effects import publish
 
 if TYPE_CHECKING:
     from flowcore.process_context import ProcessContext
-    from flowcore.session.host import ComponentInfo
+    from flowcore.session.host import ComponentInfo, StateMap
     from flowcore.session.process_session import ProcessSession
     from repositories.memory import MemoryContentRepository, MemoryProvenanceRepository
 
@@ -122,6 +131,14 @@ class BatchHost(Protocol):
 
     def trigger_per_flowfile(self) -> None:
         """One ordinary trigger (``on_trigger_sessions``)."""
+        ...
+
+    def get_state(self) -> StateMap:
+        """The processor's committed state."""
+        ...
+
+    def set_state(self, values: Mapping[str, str]) -> None:
+        """Replace the processor's state."""
         ...
 
 
@@ -230,14 +247,18 @@ def _batch(run: Sequence[FlowFile]) -> FlowFileBatch:
 def trigger_batches(host: BatchHost) -> None:
     """One batch-mode trigger: every ready FlowFile through the processor's batch form.
 
-    Sources and sinks are triggered as usual (their batch forms read work items and write
-    ranges in engine tasks; test those through a flow), their sessions taking batches.
+    A two-phase sink writes them with ``write_batches``, as much as one trigger of its
+    ``on_trigger`` takes, committed and published at once. Sources are triggered as usual (their
+    batch forms read work items in engine tasks; test those through a flow), their sessions
+    taking batches.
     """
     kind = host.processor.kind
     if kind is ProcessorKind.BINNING:
         _bin(host)
     elif kind is ProcessorKind.PER_FLOWFILE:
         _transform(host)
+    elif kind is ProcessorKind.SINK:
+        _write(host)
     else:
         host.trigger_per_flowfile()
 
@@ -272,26 +293,90 @@ def _transform(host: BatchHost) -> None:
         return
     processor = host.processor
     declined: list[FlowFile] = []
+    context = BatchContext(host.context, host, host.set_state)  # type: ignore[arg-type]
     for batch, held in batches_of(flowfiles, host.content):
         if declined:  # FlowFiles wait ahead one by one: later ones follow them, as in a task
             _declined(host, "an earlier batch went one by one", batch.count)
             declined.extend(held)
             continue
         try:
-            result = processor.transform_batch(host.context, batch)
+            result = processor.transform_batch(context, batch)
         except Exception as error:  # a batch form declines by raising, too
+            context.discard()
             _declined(host, f"transform_batch raised {error!r}", batch.count)
             declined.extend(held)
             continue
         if result is None:
+            context.discard()
             _declined(host, "transform_batch returned None", batch.count)
             declined.extend(held)
             continue
-        _send(host, batch, checked_routes(processor, batch, result))
+        routes = checked_routes(processor, batch, result)
+        _carry_out(host, context.take())
+        _send(host, batch, routes)
         host.batch_use.whole += batch.count
     if declined:
         host.requeue(declined)
         drain(host, once_more=False)
+
+
+def _carry_out(host: BatchHost, effects: BatchEffects) -> None:
+    """What a batch form staged and reported, as the harness commits a session's: at once."""
+    events = [e for sent in effects.sends for e in _sent_events(host, sent)]
+    host.provenance.register(events)
+    for publication in effects.publications:
+        publish(publication)
+    emit(effects.logs)
+
+
+def _sent_events(host: BatchHost, sent: SentRows) -> list[ProvenanceEvent]:
+    return send_run(host, sent, host.now(), INPUT_QUEUE).events()  # type: ignore[arg-type]
+
+
+def _write(host: BatchHost) -> None:
+    """A two-phase sink's ``write_batches``, as much at a time as its ``on_trigger`` takes.
+
+    Each part is committed and published at once, as ``on_trigger`` does; a part the batch
+    form declines is written by one ordinary trigger.
+    """
+    flowfiles = host.take_ready()
+    if not flowfiles:
+        host.trigger_per_flowfile()
+        return
+    host.requeue(flowfiles)
+    while host.ready_count():
+        taken = host.take_ready()
+        host.requeue(taken[HARNESS_WRITE:])
+        _write_part(host, taken[:HARNESS_WRITE])
+
+
+def _write_part(host: BatchHost, flowfiles: list[FlowFile]) -> None:
+    processor = host.processor
+    held = batches_of(flowfiles, host.content)
+    batches = [b for b, _ in held]
+    context = BatchContext(host.context, host)  # type: ignore[arg-type]
+    message = None
+    try:
+        message = processor.write_batches(context, batches)  # type: ignore[attr-defined]
+        why = "write_batches returned None"
+    except Exception as error:  # a batch form declines by raising, too
+        why = f"write_batches raised {error!r}"
+    if message is None:
+        context.discard()
+        _declined(host, why, len(flowfiles))
+        host.requeue([f for _, run in held for f in run])
+        host.trigger_per_flowfile()
+        return
+    _carry_out(host, context.take())
+    now = host.now()
+    outputs = []
+    for batch in batches:
+        queued = batch.queued(now, host.take_queue_indices(batch.count))
+        outputs.extend((SUCCESS.name, f) for f in queued.flowfiles())
+    host.record_transfers(outputs, claimants=False)
+    host.batch_use.whole += len(flowfiles)
+    state = processor.commit_at_once(host.context, message, host.get_state().values)  # type: ignore[attr-defined]
+    host.set_state(state)
 
 
 def _send(

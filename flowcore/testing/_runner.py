@@ -494,7 +494,9 @@ class TestRunner:
 
     # --- batch forms ------------------------------------------------------------------------
 
-    def assert_batch_form_agrees(self, *, allow_decline: bool = False) -> None:
+    def assert_batch_form_agrees(
+        self, *, allow_decline: bool = False, twin_properties: Mapping[str, Any] | None = None
+    ) -> None:
         """Run the queue through the batch form here and one by one on a twin; assert they agree.
 
         This runner runs once in batch mode (:meth:`run`: on_scheduled, one trigger taking
@@ -512,6 +514,9 @@ class TestRunner:
             allow_decline: accept a run in which no FlowFile went through a batch form (the
                 processor has none, or declines this configuration: ``transform_batch`` or
                 ``bin_batches`` returned None or raised); else that fails, saying why.
+            twin_properties: properties set on the twin only: a sink's output place
+                (PutFile's or PutDataset's Directory), so the two runs write apart and
+                neither finds the other's files.
 
         Raises:
             AssertionError: nothing is queued, the batch form was not used (unless
@@ -519,6 +524,8 @@ class TestRunner:
                 the runs differ: every difference listed, naming the FlowFile.
         """
         twin = self._twin()
+        for name, value in (twin_properties or {}).items():
+            twin.set_property(name, value)
         inputs = tuple(f.uuid for f in self.queued_flowfiles)
         since = (len(self._transfer_order), len(self.provenance.events()))
         used = BatchUse(self.batch_use.whole, self.batch_use.forked)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import logging
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from flowcore import Flow
 from flowcore.testing import TestRunner
-from processors import GenerateFlowFile, LogAttribute
+from processors import GenerateFlowFile, LogAttribute, log_attribute
 
 
 def log(caplog: pytest.LogCaptureFixture, attributes: dict[str, str], **properties: object) -> str:
@@ -64,14 +66,15 @@ def test_payload_prefix_level_and_single_line(caplog: pytest.LogCaptureFixture) 
 
 
 def _count_renders(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the messages rendered, one FlowFile at a time or from a batch's columns."""
     renders: list[int] = []
-    original = LogAttribute.render
+    original = log_attribute._layout
 
-    def counted(self, context, session, flowfile):  # type: ignore[no-untyped-def]
+    def counted(*args):  # type: ignore[no-untyped-def]
         renders.append(1)
-        return original(self, context, session, flowfile)
+        return original(*args)
 
-    monkeypatch.setattr(LogAttribute, "render", counted)
+    monkeypatch.setattr(log_attribute, "_layout", counted)
     return renders
 
 
@@ -105,3 +108,77 @@ def test_the_engine_asks_the_driver_s_logger(tmp_path, monkeypatch, caplog) -> N
     with caplog.at_level(logging.INFO, logger="flowcore.processors.LogAttribute"):
         flow.run(runner="direct", repository=str(tmp_path / "repo"))
     assert len(renders) == 3
+
+
+_NAMES = st.sampled_from(["a", "b", "k", "filename", "path", "x.y"])
+_VALUES = st.text(st.sampled_from("ab1 -"), max_size=4)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    flowfiles=st.lists(
+        st.tuples(st.binary(max_size=12), st.dictionaries(_NAMES, _VALUES, max_size=4)),
+        min_size=1,
+        max_size=12,
+    ),
+    payload=st.booleans(),
+    properties=st.booleans(),
+    single_line=st.booleans(),
+    prefix=st.sampled_from([None, "p-", "${k}:", "${a:toUpper()}"]),
+    selection=st.sampled_from(
+        [
+            {},
+            {"attributes_to_log": "a,k"},
+            {"Attributes to Ignore by Regular Expression": "a|file.*"},
+            {"Attributes to Log by Regular Expression": "[ak]"},
+            {"attributes_to_ignore": "uuid,path"},
+        ]
+    ),
+)
+def test_the_batch_form_logs_the_one_by_one_lines(
+    caplog: pytest.LogCaptureFixture,
+    *,
+    flowfiles: list[tuple[bytes, dict[str, str]]],
+    payload: bool,
+    properties: bool,
+    single_line: bool,
+    prefix: str | None,
+    selection: dict[str, str],
+) -> None:
+    """Rendered from columns (shared, varying, missing attributes; payloads; prefixes with
+    Expression Language), the batch form's lines are on_trigger's, in the same order."""
+    processor = LogAttribute(
+        log_payload=str(payload).lower(),
+        log_flowfile_properties=str(properties).lower(),
+        output_format="Single Line" if single_line else "Line per Attribute",
+        **({"log_prefix": prefix} if prefix else {}),
+        **selection,
+    )
+    runner = TestRunner(processor)
+    for content, attributes in flowfiles:
+        runner.enqueue(content, attributes)
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="flowcore.processors.LogAttribute"):
+        runner.assert_batch_form_agrees()
+    lines = [r.getMessage() for r in caplog.records]
+    assert runner.batch_use.whole == len(flowfiles)
+    assert lines[: len(flowfiles)] == lines[len(flowfiles) :]  # the batch form's, then the twin's
+    assert len(lines) == 2 * len(flowfiles)
+
+
+def test_the_batch_form_renders_nothing_below_the_logger_s_level(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Below the level, a batch goes through unread and unrendered."""
+    renders = _count_renders(monkeypatch)
+    runner = TestRunner(LogAttribute(log_payload="true"), batches=True)
+    for index in range(5):
+        runner.enqueue(f"line {index}")
+    with caplog.at_level(logging.WARNING, logger="flowcore.processors.LogAttribute"):
+        runner.run()
+    runner.assert_all_flowfiles_transferred("success", 5)
+    assert runner.batch_use.whole == 5
+    assert renders == []
+    assert caplog.records == []

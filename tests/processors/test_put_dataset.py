@@ -7,6 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from flowcore import Flow, ProvenanceEventType
 from flowcore.datasets import AutoMergeMode, Dataset
@@ -99,3 +101,87 @@ def test_a_flow_writes_every_line_once_in_each_mode(
         assert int(report["intermediate.high_water"]) > int(report["intermediate"])
     if mode == "disabled":
         assert int(report["merge.jobs"]) == 0
+
+
+def _written(runner: TestRunner, directory: Path) -> tuple:
+    """What a run of PutDataset left: transfers, events, chunks (with their bytes) and state,
+    without what two runs always differ in (uuids, the dataset's place, the run's operation)."""
+    transfers = [
+        (bytes(f.content), {k: v for k, v in f.attributes.items() if k != "uuid"})
+        for f in runner.flowfiles_for("success")
+    ]
+    events = sorted(
+        (e.event_type.value, e.filename, (e.transit_uri or "").removeprefix(directory.as_uri()))
+        for e in runner.provenance_events
+    )
+    dataset = Dataset(directory)
+    chunks = [
+        (c.size, c.records, c.first_key, c.last_key, dataset.chunk_path(c.id).read_bytes())
+        for c in dataset.manifest().chunks
+    ]
+    state = {k: v for k, v in runner.state.items() if k != "operation"}
+    return transfers, events, chunks, b"".join(dataset.iter_bytes()), state
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    flowfiles=st.lists(
+        st.tuples(st.binary(max_size=30), st.sampled_from([None, "a", "b", "10", "9"])),
+        min_size=1,
+        max_size=25,
+    ),
+    demarcator=st.sampled_from([None, "\n", "--"]),
+    desired=st.sampled_from(["1 B", "16 B", "40 B", "1 GB"]),
+    key=st.booleans(),
+    triggers=st.integers(1, 2),
+)
+def test_the_batch_form_writes_the_one_by_one_chunks(
+    tmp_path_factory: pytest.TempPathFactory,
+    *,
+    flowfiles: list[tuple[bytes, str | None]],
+    demarcator: str | None,
+    desired: str,
+    key: bool,
+    triggers: int,
+) -> None:
+    """Random records, demarcators, chunk sizes and key ranges: write_batches gives write()'s
+    chunks (bytes, counts, keys), versions, transfers and SEND events."""
+    root = tmp_path_factory.mktemp("ds")
+    outcomes = []
+    for batches in (True, False):
+        directory = root / ("batch" if batches else "single")
+        properties: dict[str, object] = {"directory": str(directory), "desired_chunk_size": desired}
+        if demarcator is not None:
+            properties["demarcator"] = demarcator
+        if key:
+            properties["key_attribute"] = "k"
+        runner = TestRunner(PutDataset(**properties), batches=batches)
+        half = len(flowfiles) // triggers
+        for part in (flowfiles[:half], flowfiles[half:]) if triggers == 2 else (flowfiles,):
+            for content, value in part:
+                named = {"filename": f"f{runner.queue_size()}-{len(content)}"}
+                runner.enqueue(content, named if value is None else {**named, "k": value})
+            runner.run()
+        if batches:
+            assert runner.batch_use.whole == len(flowfiles)
+        outcomes.append(_written(runner, directory))
+    assert outcomes[0] == outcomes[1]
+
+
+def test_a_batch_form_writes_more_than_a_trigger_takes_in_parts(tmp_path: Path) -> None:
+    """More FlowFiles than one trigger of on_trigger takes: written in as many parts and
+    versions as on_trigger's triggers write them (batch mode writes them all in one trigger)."""
+    from flowcore.processor_kinds import HARNESS_WRITE
+
+    outcomes = []
+    for batches in (True, False):
+        directory = tmp_path / str(batches)
+        runner = TestRunner(PutDataset(directory=str(directory), demarcator="\n"), batches=batches)
+        for index in range(HARNESS_WRITE + 5):
+            runner.enqueue(f"{index}", {"filename": f"f{index}"})
+        runner.run(2)
+        outcomes.append(_written(runner, directory))
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0][4]["version"] == "2"

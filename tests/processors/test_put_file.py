@@ -6,6 +6,7 @@ import os
 import stat
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -202,3 +203,111 @@ def test_a_failed_write_leaves_no_temporary(tmp_path: Path) -> None:
     runner = put(tmp_path, permissions="not-a-mode")
     runner.assert_all_flowfiles_transferred("failure", 1)
     assert list(tmp_path.iterdir()) == []
+
+
+def _tree_of(root: Path) -> dict[str, tuple[bytes, int, int | None]]:
+    """Every file under *root*: content, permission bits and a modification time that was set
+    (one in 2020; the others are when the file was written)."""
+    set_before = 1_600_000_000
+
+    def moment(path: Path) -> int | None:
+        when = int(path.stat().st_mtime)
+        return when if when < set_before else None
+
+    return {
+        str(p.relative_to(root)): (p.read_bytes(), stat.S_IMODE(p.stat().st_mode), moment(p))
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+_FILE_NAMES = st.sampled_from(["a.txt", "b.txt", "c", "sub/d.txt", "..", "", "e.log"])
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    flowfiles=st.lists(
+        st.tuples(
+            st.binary(max_size=20),
+            _FILE_NAMES,
+            st.sampled_from(["", "x", "y/z"]),
+            st.sampled_from([None, "644", "rw-r-----", "bad"]),
+            st.sampled_from([None, "2020-01-02T03:04:05+0000", "not a time"]),
+        ),
+        min_size=1,
+        max_size=10,
+    ),
+    existing=st.lists(_FILE_NAMES.filter(lambda n: n not in ("", "..")), max_size=2),
+    conflict=st.sampled_from(["replace", "ignore", "fail"]),
+    create=st.booleans(),
+    limit=st.sampled_from([None, 3]),
+)
+def test_the_batch_form_writes_the_one_by_one_files(
+    tmp_path_factory: pytest.TempPathFactory,
+    *,
+    flowfiles: list[tuple[bytes, str, str, str | None, str | None]],
+    existing: list[str],
+    conflict: str,
+    create: bool,
+    limit: int | None,
+) -> None:
+    """Random names (repeated, nested, invalid), directories by Expression Language, files
+    already there, each conflict strategy, permissions, times and a file count limit: the batch
+    form (or, where a FlowFile fails, its decline) gives on_trigger's files, routes and events."""
+    root = tmp_path_factory.mktemp("put")
+    for side in ("batch", "single"):
+        for name in existing:
+            (root / side / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / side / name).write_bytes(b"old")
+    properties: dict[str, object] = {
+        "conflict_resolution_strategy": conflict,
+        "create_missing_directories": str(create).lower(),
+        "permissions": "${perm}",
+        "last_modified_time": "${mtime}",
+    }
+    if limit is not None:
+        properties["maximum_file_count"] = limit
+    runner = TestRunner(PutFile(directory=f"{root / 'batch'}/${{dir}}", **properties))
+    for content, name, directory, permissions, modified in flowfiles:
+        attributes = {"filename": name, "dir": directory}
+        if permissions:
+            attributes["perm"] = permissions
+        if modified:
+            attributes["mtime"] = modified
+        runner.enqueue(content, attributes)
+    runner.assert_batch_form_agrees(
+        allow_decline=True, twin_properties={"Directory": f"{root / 'single'}/${{dir}}"}
+    )
+    assert _tree_of(root / "batch") == _tree_of(root / "single")
+    for event in runner.provenance_events:
+        if event.event_type is ProvenanceEventType.SEND:
+            assert event.transit_uri is not None
+            assert Path(event.transit_uri.removeprefix("file://")).is_file()
+    if (
+        not any(f[1] in ("", "..") or f[3] == "bad" for f in flowfiles)
+        and conflict == "replace"
+        and limit is None
+        and create
+    ):
+        assert runner.batch_use.whole == len(flowfiles)  # nothing fails: the batch went whole
+
+
+def test_a_batch_writes_from_windows_of_its_claim_and_stages_until_the_commit(
+    tmp_path: Path,
+) -> None:
+    """Many small FlowFiles of one claim, written by the batch form: one file each, a SEND
+    each naming its file, and no temporary left."""
+    runner = TestRunner(PutFile(directory=str(tmp_path)), batches=True)
+    for index in range(300):
+        runner.enqueue(f"line {index}\n", {"filename": f"f{index}.txt"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 300)
+    assert runner.batch_use.whole == 300
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"f{i}.txt" for i in range(300))
+    assert (tmp_path / "f7.txt").read_bytes() == b"line 7\n"
+    sends = {
+        e.transit_uri for e in runner.provenance_events if e.event_type is ProvenanceEventType.SEND
+    }
+    assert sends == {(tmp_path / f"f{i}.txt").as_uri() for i in range(300)}

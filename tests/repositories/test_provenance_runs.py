@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from sqlalchemy import Column, Index, MetaData, String, Table, create_engine, func, select
 
 from flowcore.flowfile import UUID_PREFIX_LENGTH, ContentClaim, CountedUuids, ResourceClaim, Rope
+from flowcore.flowfile_batch.columns import column_of
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun, ProvenanceEventType
 from repositories._provenance_rows import (
     BUCKET_BITS,
@@ -441,3 +442,50 @@ def test_a_sparse_strided_run_links_each_uuid_on_its_own() -> None:
     counted = CountedUuids([(prefix, 5, 1), (prefix, 9_000_000, 1)])
     assert link_ranges(counted) == link_ranges(tuple(counted))
     assert len(link_ranges(counted)) == 2
+
+
+@pytest.mark.parametrize("start", [0, MAX_RUN - 3])
+def test_a_run_naming_a_transit_uri_per_event_gives_each_event_its_own(
+    tmp_path: Path, start: int
+) -> None:
+    """SENDs to one file each (PutFile's) stay one run; search, get and lineage find each
+    event with its own transit URI, as the events were reported one by one."""
+    first = ProvenanceEvent(
+        event_type=ProvenanceEventType.SEND,
+        flowfile_uuid=canonical(0, start),
+        component_id="put-1",
+        component_type="PutFile",
+        event_time=1_000,
+        file_size=100,
+        previous_attributes={"filename": "same", "uuid": canonical(0, start)},
+        transit_uri="file:///out/0/same",
+        content_claim=ContentClaim(RESOURCES[0], 0, 100),
+    )
+    steps = np.arange(6)
+    uris = [f"file:///out/{i % 4}/same" for i in range(6)]
+    run = ProvenanceEventRun(
+        first,
+        start + steps,
+        uuid_named=(("uuid",), ()),
+        offsets=100 * steps,
+        sizes=np.full(6, 100),
+        resource=RESOURCES[0],
+        transit_uris=column_of(uris),
+    )
+    events = run.events()
+    assert [e.transit_uri for e in events] == uris
+    assert [e.transit_uri for e in run.cut(2, 5).events()] == uris[2:5]
+    repo = SqlProvenanceRepository(tmp_path / "p.db")
+    writer = repo.writer("t")
+    writer.append([run])
+    name = writer.close(sync=False)
+    assert name is not None
+    assert repo.index_files([name]) == 6
+    expected = [attrs.evolve(e, event_id=i) for i, e in enumerate(events)]
+    assert repo.search() == expected
+    assert repo.get(4) == expected[4]
+    assert repo.search(flowfile_uuid=canonical(0, start + 3)) == [expected[3]]
+    with repo.engine.connect() as conn:
+        rows = conn.execute(select(func.count()).select_from(EVENTS)).scalar()
+    assert rows == (1 if start == 0 else 2)  # runs, not a row per event
+    repo.close()

@@ -1,0 +1,66 @@
+"""FlowFile batches into a two-phase sink: the task's input written whole, from claim ranges.
+
+A two-phase sink's task writes all of its input at once and returns a commit message
+(:meth:`~flowcore.processor_kinds.TwoPhaseSink.write`). When that input is batches only, the
+sink's batch form (``write_batches``) writes them as they are, reading their contents from their
+claims in windows: no FlowFile object, no session. Its SEND events are recorded as runs and the
+batches go to ``success`` whole (or are dropped there as runs). When the task also holds
+FlowFiles one by one, when a relationship fans out, or when the batch form declines or fails,
+every batch is made FlowFiles and written by ``write`` as before, which gives the same output:
+the batch form writes the same FlowFiles in the same order.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from flowcore.engine._batches import drop_whole, record_effects, route_whole, unpacks
+from flowcore.relationship import SUCCESS
+from flowcore.session.batch_context import BatchContext
+from flowcore.session.host import QueuedFlowFile
+
+if TYPE_CHECKING:
+    from flowcore.engine._held import QueuedBatch
+    from flowcore.engine._member import TaskMember
+
+__all__ = ["write_sink_batches"]
+
+log = logging.getLogger(__name__)
+
+
+def write_sink_batches(member: TaskMember) -> None:
+    """Write the batches that reached a two-phase sink whole, or hand them on one by one."""
+    pending, member.pending_batches = member.pending_batches, []
+    message = None
+    if not member.pending and not member.deferred_batches and member.plan.routes_or_drops_whole:
+        context = BatchContext(member.context, member)
+        try:
+            message = member.processor.write_batches(context, [p.batch for p in pending])  # type: ignore[attr-defined]
+        except Exception:  # write() runs them again, with bulletins and penalties
+            log.debug("%s declined its batches by failing", member.plan.name, exc_info=True)
+        if message is None:
+            context.discard()
+        else:
+            _written(member, pending, context)
+            member.task.sink_messages.append((member.plan.component_id, message))
+            return
+    for waiting in pending:
+        if unpacks(member, waiting.batch, waiting.queue_id):
+            member.pending.extend(QueuedFlowFile(f, waiting.queue_id) for f in waiting.batch)
+
+
+def _written(member: TaskMember, pending: list[QueuedBatch], context: BatchContext) -> None:
+    """Record the batches' SEND events, then send them to ``success`` whole (or drop them)."""
+    record_effects(member, context.take(), {id(p.batch): p.queue_id for p in pending})
+    dropped = not member.plan.routes.get(SUCCESS.name)
+    for waiting in pending:
+        batch = waiting.batch
+        member.consumed += batch.count
+        if dropped:
+            drop_whole(member, SUCCESS.name, batch, batch, waiting.queue_id)
+            continue
+        first = member.task.take_queue_indices(batch.count)
+        route_whole(member, SUCCESS.name, batch, first + np.arange(batch.count))

@@ -1,0 +1,200 @@
+"""The context a batch form runs with: a processor's context, plus what a sink needs of a session.
+
+A sink's batch form (``transform_batch`` of LogAttribute and PutFile, ``write_batches`` of a
+two-phase sink) does per FlowFile what its ``on_trigger`` does through a session, for a whole
+:class:`~flowcore.flowfile_batch.FlowFileBatch` without a FlowFile object or a session each. So
+its context offers the session's external effects, staged exactly as a session stages them
+(:class:`~flowcore.session._effects.StagedEffects`: hidden temporaries and deferred log lines,
+carried out by the host only once the batch's output is durable), the SEND events a session's
+provenance reporter records, as one run per report, and the batch's content, read in windows of
+its one claim (:class:`~flowcore.session._ranges.RangeReader`).
+
+The host (an engine task, or the test harness) makes one per batch form call: when the batch
+goes whole it takes the effects and reports (:meth:`BatchContext.take`) and records them with
+the batch's output; when the batch form declines or fails it discards them
+(:meth:`BatchContext.discard`: the temporaries are deleted, the lines and events forgotten) and
+the FlowFiles go one by one, which stage their effects again.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import attrs
+import numpy as np
+
+from flowcore.process_context import ProcessContext
+from flowcore.session._effects import StagedEffects
+from flowcore.session._ranges import RangeReader
+
+if TYPE_CHECKING:
+    from flowcore.flowfile_batch import FlowFileBatch
+    from flowcore.session.host import LogLine, Publication, SessionHost
+
+__all__ = ["BatchContext", "BatchEffects", "SentRows"]
+
+
+@attrs.frozen(eq=False)
+class SentRows:
+    """FlowFiles of a batch a batch form reports as sent (a SEND event each).
+
+    Attributes:
+        batch: the batch, as the batch form was given it.
+        rows: which of its FlowFiles, in order (None: all of them).
+        transit_uris: one URI for all of them, or one per FlowFile of *rows*.
+        details: the events' details.
+    """
+
+    batch: FlowFileBatch
+    rows: np.ndarray | None
+    transit_uris: str | tuple[str, ...]
+    details: str | None = None
+
+
+@attrs.frozen
+class BatchEffects:
+    """What a batch form staged and reported, taken when its batch goes whole."""
+
+    publications: tuple[Publication, ...] = ()
+    logs: tuple[LogLine, ...] = ()
+    sends: tuple[SentRows, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.publications or self.logs or self.sends)
+
+
+class BatchContext(ProcessContext):
+    """A processor's context for a batch form: properties and state, plus staged effects.
+
+    Args:
+        context: the processor's context (its properties, clock, state and relationships).
+        host: the session host whose effects these become (its staging and content).
+        set_state: where ``set_state`` hands the state the batch leaves (None: refused).
+    """
+
+    def __init__(
+        self,
+        context: ProcessContext,
+        host: SessionHost,
+        set_state: Callable[[Mapping[str, str]], None] | None = None,
+    ) -> None:
+        processor = context.processor
+        super().__init__(
+            processor,
+            component=context.component,
+            clock=context.now,
+            state=context.get_state,
+            set_state=set_state,
+            auto_terminated=[
+                r for r in processor.relationship_names() if context.is_auto_terminated(r)
+            ],
+            has_incoming_connection=context.has_incoming_connection(),
+            resumed_bins=context.resumed_bins,
+        )
+        self.bin_sink = context.bin_sink
+        self._effects = StagedEffects(host)
+        self._reader = RangeReader(host.content)
+        self._sends: list[SentRows] = []
+
+    # --- external effects, as a session stages them ------------------------------------------
+
+    def stage_file(self, target: str | os.PathLike[str], *, replace: bool = True) -> Path:
+        """A hidden temporary that becomes *target* once the batch's output is durable.
+
+        As a session's ``stage_file``; discarded (deleted) if the batch then goes one by one.
+
+        Raises:
+            FileExistsError: *replace* is false and another task of this stage run staged
+                *target*.
+        """
+        return self._effects.stage_file(target, replace=replace)
+
+    def cancel_staged(self, temporary: str | os.PathLike[str]) -> None:
+        """Give up a staged file (writing it failed): deleted, never published."""
+        self._effects.cancel_staged(temporary)
+
+    def is_staged(self, target: str | os.PathLike[str]) -> bool:
+        """Whether *target* is staged by this batch form or earlier in this task."""
+        return self._effects.is_staged(target)
+
+    def will_log(self, logger: str, level: int) -> bool:
+        """Whether a line at *level* on *logger* would be emitted once the output is durable."""
+        return self._effects.will_log(logger, level)
+
+    def log_after_commit(self, logger: str, level: int, message: str) -> None:
+        """Log *message* once the batch's output is durable (never for a batch that declines)."""
+        self._effects.log_after_commit(logger, level, message)
+
+    # --- provenance ---------------------------------------------------------------------------
+
+    def report_send(
+        self,
+        batch: FlowFileBatch,
+        transit_uri: str | Sequence[str],
+        *,
+        rows: np.ndarray | Sequence[int] | None = None,
+        details: str | None = None,
+    ) -> None:
+        """Report that FlowFiles of *batch* were sent: ``session.provenance.send`` for each.
+
+        Args:
+            batch: the batch as the batch form was given it.
+            transit_uri: where they went: one URI, or one per FlowFile of *rows* (PutFile's
+                file URIs), kept as a column of the event run.
+            rows: which FlowFiles (None: all), in order.
+            details: the events' details.
+        """
+        picked = None if rows is None else np.asarray(rows, dtype=np.int64)
+        count = batch.count if picked is None else len(picked)
+        uris = transit_uri if isinstance(transit_uri, str) else tuple(transit_uri)
+        if not isinstance(uris, str) and len(uris) != count:
+            msg = f"{len(uris)} transit URIs for {count} FlowFiles sent"
+            raise ValueError(msg)
+        if count:
+            self._sends.append(SentRows(batch, picked, uris, details))
+
+    # --- content ------------------------------------------------------------------------------
+
+    def contents(
+        self, batch: FlowFileBatch
+    ) -> Iterator[Sequence[bytes | memoryview] | Iterator[bytes]]:
+        """Each FlowFile's content, in order, as pieces to write one after the other.
+
+        The batch's claim is read in windows, not opened per FlowFile; a piece read from a
+        window is valid until the next FlowFile's is asked for (copy it to keep it).
+
+        Raises:
+            ContentCorruptionError: a FlowFile's content is damaged (the batch form then
+                declines, and the FlowFile fails one by one).
+        """
+        return self._reader.each(batch.resource_claim, batch.offsets, batch.sizes)
+
+    def joined_contents(
+        self, batch: FlowFileBatch, demarcator: bytes = b""
+    ) -> Iterator[bytes | memoryview]:
+        """The FlowFiles' contents one after the other, *demarcator* between two, in pieces.
+
+        At most about a window of the claim is in memory at once, whatever the batch.
+        """
+        return self._reader.joined(batch.resource_claim, batch.offsets, batch.sizes, demarcator)
+
+    # --- the host's side ----------------------------------------------------------------------
+
+    @property
+    def holds_effects(self) -> bool:
+        """Whether the batch form staged a file or a line, or reported an event."""
+        return bool(self._sends) or self._effects.holds_effects
+
+    def take(self) -> BatchEffects:
+        """The batch went whole: what it staged and reported, and a clean slate."""
+        publications, logs = self._effects.take()
+        sends, self._sends = tuple(self._sends), []
+        return BatchEffects(publications, logs, sends)
+
+    def discard(self) -> None:
+        """The batch goes one by one: its temporaries deleted, its lines and events forgotten."""
+        self._effects.discard()
+        self._sends = []
