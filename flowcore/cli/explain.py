@@ -12,9 +12,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from rich.markup import escape
+
 from flowcore.builder import flow_counts
-from flowcore.cli._common import UsageError, errors, load_flow, repository_of, with_repository
-from flowcore.compiler.stages import compile_flow
+from flowcore.cli._common import (
+    USER_ERROR,
+    UsageError,
+    errors,
+    load_flow,
+    repository_of,
+    with_repository,
+)
+from flowcore.compiler.stages import CompiledFlow, compile_flow
+from flowcore.errors import FlowValidationError
 from flowcore.pictures.flow_picture import flow_picture
 from flowcore.pictures.render import FORMATS, render
 
@@ -47,7 +57,11 @@ def write_output(text: str, output: str | None) -> None:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    """Draw a flow file's flow, with the last run's counts when there are some."""
+    """Draw a flow file's flow, with the last run's counts when there are some.
+
+    An invalid flow is drawn too when its graph allows, and its problems follow on stderr
+    (exit status 2): the picture helps to see what is wrong.
+    """
     flow = load_flow(args.flow)
     repository = repository_of(args, args.flow)
     counts = flow_counts(flow, repository)
@@ -57,9 +71,28 @@ def cmd_explain(args: argparse.Namespace) -> int:
             highlight=False,
             markup=False,
         )
-    picture = flow_picture(compile_flow(flow), counts)
+    compiled, invalid = _compiled(flow)
+    picture = flow_picture(compiled, counts)
     write_output(render(picture, args.format), args.output)
+    if invalid is not None:  # drawn all the same, as NiFi shows an invalid processor
+        errors.print(f"[red]error:[/] {escape(str(invalid))}", highlight=False, soft_wrap=True)
+        return USER_ERROR
     return 0
+
+
+def _compiled(flow: Any) -> tuple[CompiledFlow, FlowValidationError | None]:
+    """The flow's plan, and its problems when it is invalid but can still be drawn.
+
+    Raises:
+        FlowValidationError: the flow is invalid in a way that leaves nothing to draw.
+    """
+    try:
+        return compile_flow(flow), None
+    except FlowValidationError as invalid:
+        try:
+            return compile_flow(flow, validate=False), invalid
+        except Exception:  # the phases need a valid graph: report only the problems
+            raise invalid from None
 
 
 def add_command(commands: Any) -> None:

@@ -202,13 +202,19 @@ def order_stages(
     return tuple(stages)
 
 
-def compile_flow(flow: FlowDefinition) -> CompiledFlow:
+def compile_flow(flow: FlowDefinition, *, validate: bool = True) -> CompiledFlow:
     """Validate *flow*, then run the phases.
+
+    Args:
+        flow: the flow.
+        validate: False only to draw a flow that is invalid (``flowcore explain`` shows it
+            with its problems); such a plan must never run.
 
     Raises:
         FlowValidationError: the flow is invalid (every problem listed).
     """
-    validate_flow(flow)
+    if validate:
+        validate_flow(flow)
     durable = mark_durable(flow)
     groups = form_stages(flow, durable)
     stages = order_stages(flow, groups, durable)

@@ -115,3 +115,16 @@ def test_svg_without_graphviz_is_one_line_and_exit_2(flow_file: Path) -> None:
     assert len(done.stderr.strip().splitlines()) == 1
     assert "apt-get install graphviz" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_an_invalid_flow_is_drawn_and_its_problems_follow(flow_file: Path) -> None:
+    """A missing input directory leaves a flow that can be drawn: the picture on stdout, every
+    problem on stderr, exit 2, and no traceback."""
+    shutil.rmtree(flow_file.parent / "in")
+    done = flowcore("explain", str(flow_file), cwd=flow_file.parent)
+    assert done.returncode == 2, done.stderr
+    for name in ("get", "split", "route", "put"):
+        assert name in done.stdout
+    assert "is invalid" in done.stderr
+    assert str(flow_file.parent / "in") in done.stderr
+    assert "Traceback" not in done.stderr
