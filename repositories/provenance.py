@@ -11,14 +11,13 @@ SQLite (a file, WAL mode, tuned pragmas) is the default; any SQLAlchemy URL work
 indexed fields (FlowFile uuid, filename, event type, component, time range) and the attributes
 listed in ``indexed_attributes``; lineage is returned as a networkx graph, bounded as NiFi bounds
 it; retention deletes by age (30 days) and size (10 GB), NiFi's shipped defaults.
+The queries themselves are in :mod:`repositories.provenance_queries`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
-from collections import defaultdict
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,14 +28,12 @@ import networkx as nx
 from sqlalchemy import (
     Engine,
     Table,
-    and_,
     create_engine,
     delete,
     event,
     exc,
     func,
     insert,
-    or_,
     select,
     update,
 )
@@ -46,8 +43,8 @@ from flowcore.errors import ReplayError, RepositoryError
 from flowcore.flowfile import FlowFile, new_uuid
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
 from flowcore.units import parse_data_size, parse_time_period
-from repositories._provenance_rows import ROW_COLUMNS, decode_event_file, uuid_at, uuid_position
-from repositories._provenance_runs import EventFolder, row_events, run_positions
+from repositories._provenance_rows import ROW_COLUMNS, decode_event_file
+from repositories._provenance_runs import EventFolder
 from repositories._provenance_schema import (
     ATTRIBUTES,
     COUNTERS,
@@ -58,6 +55,13 @@ from repositories._provenance_schema import (
 )
 from repositories.event_files import EventFileWriter
 from repositories.protocols import ContentRepository, FlowFileRepository
+from repositories.provenance_queries import (
+    MAX_LINEAGE_NODES,
+    component_ids,
+    get_event,
+    lineage_graph,
+    search_events,
+)
 from repositories.records import Finding, Transaction
 
 __all__ = [
@@ -70,11 +74,9 @@ __all__ = [
 
 DEFAULT_MAX_STORAGE_TIME = "30 days"  # nifi.provenance.repository.max.storage.time (shipped)
 DEFAULT_MAX_STORAGE_SIZE = "10 GB"  # nifi.provenance.repository.max.storage.size (shipped)
-MAX_LINEAGE_NODES = 1000  # events per lineage computation (NiFi's MAX_LINEAGE_NODES)
 PURGE_BATCH = 10_000  # events deleted per statement during retention
 INSERT_BATCH = 5_000  # rows per executemany
 _FILES_PER_TRANSACTION = 64  # event files indexed per SQL transaction
-_LINEAGE_BATCH = 500  # FlowFile uuids looked up per lineage query
 _NEXT_EVENT_ID = "next_event_id"
 _RUN_COUNT = ROW_COLUMNS.index("run_count")
 
@@ -92,22 +94,6 @@ def _insert_statement(table: Table, paramstyle: str) -> str:
     names = ", ".join(c.name for c in table.columns)
     values = ", ".join(marks[paramstyle] for _ in table.columns)
     return f"INSERT INTO {table.name} ({names}) VALUES ({values})"
-
-
-def _covers(table: Table, key: str, low: int, high: int) -> Any:
-    """Rows of *table* whose uuid range under *key* overlaps ``low..high``."""
-    return and_(table.c.uuid_key == key, table.c.uuid_first <= high, table.c.uuid_last >= low)
-
-
-def _lineage_entry(found: ProvenanceEvent) -> tuple[str, int, str, list[str], list[str], str]:
-    return (
-        found.event_type.value,
-        found.event_time,
-        found.flowfile_uuid,
-        list(found.parent_uuids),
-        list(found.child_uuids),
-        found.component_name or found.component_id,
-    )
 
 
 READ_BUSY_TIMEOUT = 10  # seconds a read-only query waits for the writer's lock (seldom held)
@@ -349,17 +335,7 @@ class SqlProvenanceRepository:
         Raises:
             KeyError: no event has that id (it may have been purged by retention).
         """
-        with self.engine.connect() as conn:
-            row = conn.execute(
-                select(EVENTS)
-                .where(EVENTS.c.event_id <= event_id)
-                .order_by(EVENTS.c.event_id.desc())
-                .limit(1)
-            ).first()
-        if row is None or event_id >= row.event_id + row.run_count:
-            msg = f"no provenance event with id {event_id}"
-            raise KeyError(msg)
-        return row_events(row._mapping, [event_id - row.event_id])[0]
+        return get_event(self.engine, event_id)
 
     def search(
         self,
@@ -379,62 +355,18 @@ class SqlProvenanceRepository:
         on the stored attribute maps of the events the other fields select. SQL selects the rows
         (single events or runs) that may hold a match; each event is then checked.
         """
-        query = select(EVENTS)
-        number: int | None = None  # the FlowFile's place in a run, when searching by uuid
-        if flowfile_uuid is not None:
-            key, number = uuid_position(flowfile_uuid)
-            query = query.where(_covers(EVENTS, key, number, number))
-        if event_type is not None:
-            kind = (
-                event_type.value
-                if isinstance(event_type, ProvenanceEventType)
-                else ProvenanceEventType(event_type).value
-            )
-            query = query.where(EVENTS.c.event_type == kind)
-        if component_id is not None:
-            query = query.where(EVENTS.c.component_id == component_id)
-        if filename is not None:  # a run's filenames may be its uuids
-            key, named = uuid_position(filename)
-            in_run = and_(EVENTS.c.run_count > 1, _covers(EVENTS, key, named, named))
-            query = query.where(or_(EVENTS.c.filename == filename, in_run))
-        if start is not None:
-            query = query.where(EVENTS.c.last_event_time >= start)
-        if end is not None:
-            query = query.where(EVENTS.c.event_time <= end)
-        unindexed = {}
-        for name, value in (attributes or {}).items():
-            if name in self.indexed_attributes:
-                matching = select(ATTRIBUTES.c.event_id).where(
-                    ATTRIBUTES.c.name == name, ATTRIBUTES.c.value == value
-                )
-                query = query.where(EVENTS.c.event_id.in_(matching))
-            else:
-                unindexed[name] = value
-        query = query.order_by(EVENTS.c.event_id)
-        exact = not unindexed and start is None and end is None
-        if exact:  # every row selected then holds at least one match
-            query = query.limit(limit)
-
-        def matches(found: ProvenanceEvent) -> bool:
-            return (
-                (flowfile_uuid is None or found.flowfile_uuid == flowfile_uuid)
-                and (filename is None or found.filename == filename)
-                and (start is None or found.event_time >= start)
-                and (end is None or found.event_time <= end)
-                and all(found.attributes.get(k) == v for k, v in unindexed.items())
-            )
-
-        result: list[ProvenanceEvent] = []
-        with self.engine.connect() as conn:
-            rows = conn.execution_options(stream_results=not exact).execute(query)
-            for row in rows:
-                wanted = None if number is None else run_positions(row._mapping, [number])
-                for found in row_events(row._mapping, wanted):
-                    if matches(found):
-                        result.append(found)
-                        if len(result) >= limit:
-                            return result
-        return result
+        return search_events(
+            self.engine,
+            self.indexed_attributes,
+            flowfile_uuid=flowfile_uuid,
+            event_type=event_type,
+            component_id=component_id,
+            filename=filename,
+            start=start,
+            end=end,
+            attributes=attributes,
+            limit=limit,
+        )
 
     def component_ids(self, component: str) -> list[str]:
         """The component ids events were recorded under for *component*, an id or a name.
@@ -444,17 +376,7 @@ class SqlProvenanceRepository:
         with that name (a flow edited between runs may have given it new ids). Names are not
         indexed, so a name is found by a scan: a lookup for the command line, not for loops.
         """
-        with self.engine.connect() as conn:
-            by_id = select(EVENTS.c.event_id).where(EVENTS.c.component_id == component).limit(1)
-            if conn.execute(by_id).first() is not None:
-                return [component]
-            by_name = (
-                select(EVENTS.c.component_id)
-                .where(EVENTS.c.component_name == component)
-                .distinct()
-                .order_by(EVENTS.c.component_id)
-            )
-            return [row.component_id for row in conn.execute(by_name)]
+        return component_ids(self.engine, component)
 
     def max_event_id(self) -> int:
         """The largest event id, -1 when empty."""
@@ -487,41 +409,6 @@ class SqlProvenanceRepository:
         with self.engine.connect() as conn:
             return int(conn.execute(select(total)).scalar() or 0)
 
-    def _lineage_events(
-        self, conn: Any, uuids: Sequence[str]
-    ) -> dict[int, tuple[str, int, str, list[str], list[str], str]]:
-        """Every event naming one of *uuids* (as subject, parent or child), by id.
-
-        Each is ``(type, time, subject uuid, parent uuids, child uuids, component name)``.
-        """
-        wanted: dict[str, list[int]] = defaultdict(list)
-        for text in uuids:
-            key, number = uuid_position(text)
-            wanted[key].append(number)
-        found: dict[int, tuple[str, int, str, list[str], list[str], str]] = {}
-        linked: dict[int, list[str]] = defaultdict(list)  # event id -> uuids it may link
-        for table in (EVENTS, LINKS):
-            where = or_(*(_covers(table, k, min(ns), max(ns)) for k, ns in wanted.items()))
-            for row in conn.execute(select(table).where(where)):
-                numbers = [n for n in wanted[row.uuid_key] if row.uuid_first <= n <= row.uuid_last]
-                if not numbers:
-                    continue
-                if table is LINKS:
-                    linked[row.event_id].extend(uuid_at(row.uuid_key, n) for n in numbers)
-                    continue
-                offsets = run_positions(row._mapping, numbers)
-                for offset, subject in zip(offsets, row_events(row._mapping, offsets), strict=True):
-                    found[row.event_id + offset] = _lineage_entry(subject)
-        maybe = set(linked) - set(found)
-        if maybe:
-            for row in conn.execute(select(EVENTS).where(EVENTS.c.event_id.in_(maybe))):
-                event = row_events(row._mapping, [0])[0]
-                named = (event.parent_uuids, event.child_uuids)
-                # a link range may cover uuids the event does not name (a strided run's gaps)
-                if any(u in uuids for u in linked[row.event_id] for uuids in named):
-                    found[row.event_id] = _lineage_entry(event)
-        return found
-
     def lineage(self, flowfile_uuid: str, *, max_events: int = MAX_LINEAGE_NODES) -> nx.DiGraph:
         """The lineage around a FlowFile as a graph of FlowFile and event nodes.
 
@@ -531,37 +418,7 @@ class SqlProvenanceRepository:
         FlowFile. Event nodes carry ``event_type``, ``time`` and ``component`` (its name, else
         its id), what a picture of the lineage writes on them.
         """
-        graph = nx.DiGraph()
-        seen_flowfiles: set[str] = set()
-        seen_events: set[int] = set()
-        frontier: dict[str, None] = {flowfile_uuid: None}
-        with self.engine.connect() as conn:
-            while frontier and len(seen_events) < max_events:
-                batch = list(itertools.islice(frontier, _LINEAGE_BATCH))
-                for uuid in batch:
-                    del frontier[uuid]
-                seen_flowfiles.update(batch)
-                graph.add_nodes_from(batch, kind="flowfile")
-                found = self._lineage_events(conn, batch)
-                new = sorted(set(found) - seen_events)[: max_events - len(seen_events)]
-                for event_id in new:
-                    kind, moment, subject, parents, children, component = found[event_id]
-                    seen_events.add(event_id)
-                    node = f"event:{event_id}"
-                    graph.add_node(
-                        node, kind="event", event_type=kind, time=moment, component=component
-                    )
-                    linked = [subject, *parents, *children]
-                    graph.add_nodes_from((u for u in linked if u not in graph), kind="flowfile")
-                    if parents or children:
-                        graph.add_edges_from((p, node) for p in parents)
-                        graph.add_edges_from((node, c) for c in children)
-                    else:
-                        graph.add_edge(subject, node)
-                    for uuid in linked:
-                        if uuid not in seen_flowfiles:
-                            frontier[uuid] = None
-        return graph
+        return lineage_graph(self.engine, flowfile_uuid, max_events=max_events)
 
     # --- replay -----------------------------------------------------------------------------
 

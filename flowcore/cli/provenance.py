@@ -33,7 +33,7 @@ from flowcore.flow import FlowDefinition
 from flowcore.pictures.lineage_picture import lineage_picture
 from flowcore.pictures.render import FORMATS, render
 from flowcore.provenance_events import ProvenanceEvent
-from repositories.provenance import MAX_LINEAGE_NODES
+from repositories.provenance_queries import MAX_LINEAGE_NODES
 
 __all__ = ["add_command", "cmd_provenance", "event_json", "replay_queues", "vars_of"]
 
