@@ -18,8 +18,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import attrs
-
 from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan, StagePlan
 from flowcore.compiler.stages import CompiledFlow, Stage, compile_flow, explain
@@ -32,17 +30,17 @@ from flowcore.driver.live_status import (
     status_document,
 )
 from flowcore.driver.run_result import RunProgress, RunResult, stage_summary, why_stuck
-from flowcore.driver.scheduler import BatchLimits, chunk, select_segments, split_segments
+from flowcore.driver.scheduler import BatchLimits, select_segments
 from flowcore.driver.sinks import Sinks
 from flowcore.driver.sources import SourceLister
-from flowcore.engine.task import ID_BLOCK, apply_limits, single_group
-from flowcore.engine.wire import NEVER, ReadyBin, TaskInput, TaskResult, TaskSpec
+from flowcore.driver.stage_jobs import StageJobs
+from flowcore.engine.task import apply_limits
+from flowcore.engine.wire import NEVER, TaskResult
 from flowcore.flow import Connection, FlowDefinition
-from flowcore.process_context import ProcessContext, lowest_logged_level, processor_logger
+from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import WorkItem
 from flowcore.queues import full_connections, parked_component
-from flowcore.runners.direct import DirectRunner
-from flowcore.runners.jobs import Runner, ShuffleInput, StageJob
+from flowcore.runners.jobs import Runner
 from flowcore.session.host import ComponentInfo, StateMap
 from flowcore.settings import Settings
 from repositories.content import ARCHIVE_CLEANUP_FREQUENCY_MS
@@ -76,13 +74,11 @@ class Controller:
         self.compiled = flow if isinstance(flow, CompiledFlow) else compile_flow(flow)
         self.flow = self.compiled.flow
         self.runner = runner
-        # Small stage runs execute in the driver's process whatever the runner (see Settings)
-        self._in_driver: Runner = runner if runner.name == "direct" else DirectRunner()
         self.repos = repositories
         self.settings = settings or Settings()
         apply_limits(self.settings)  # the driver lists sources and decides bins with them too
         self.plans = dict(self.compiled.plans)
-        self._single_group = {i: single_group(p) for i, p in self.plans.items()}
+        self.jobs = StageJobs(self.plans, repositories, self.settings, runner)
         self._connections = {c.id: c for c in self.flow.connections}
         self._retry_at: dict[str, int] = {}
         self._long_waits: set[str] = set()
@@ -96,9 +92,7 @@ class Controller:
         self._received: Counter[str] = Counter()
         self._bulletins: list[Bulletin] = []
         self._stage_runs = 0
-        self._run = ""  # the stage run's unique name (TaskSpec.run)
         self._held_back: dict[str, list[str]] = {}
-        self._described: dict[str, str] = {}
         self._archive_expired_at = 0
         self.sinks = Sinks(list(self.plans.values()), repositories, runner, self._context)
         self.sources = SourceLister(
@@ -185,94 +179,6 @@ class Controller:
 
     # --- one stage run ------------------------------------------------------------------------
 
-    def _specs(
-        self,
-        plan: StagePlan,
-        inputs: list[TaskInput],
-        *,
-        end_of_input: bool = False,
-        defer_bins: bool = False,
-        first_index: int = 0,
-    ) -> list[TaskSpec]:
-        wal = self.repos.flowfiles
-        paths = self.repos.paths
-        batch_time = now_ms()
-        states = {m.component_id: wal.state(m.component_id) for m in plan.members}
-        states = {k: v for k, v in states.items() if v}
-        loggers = [processor_logger(m.type_name) for m in plan.members]
-        log_levels = {logger.name: lowest_logged_level(logger) for logger in loggers}
-        return [
-            TaskSpec(
-                plan=plan,
-                index=index,
-                input=task_input,
-                paths=paths,
-                settings=self.settings,
-                batch_time=batch_time,
-                first_id=wal.next_flowfile_ids(ID_BLOCK).start,
-                states=states,
-                end_of_input=end_of_input,
-                defer_bins=defer_bins,
-                run=self._run,
-                log_levels=log_levels,
-            )
-            for index, task_input in enumerate(inputs, first_index)
-        ]
-
-    def _merge_job(self, plan: StagePlan, ready: list[ReadyBin], first_index: int) -> StageJob:
-        """The second pass of a binning stage: ready bins merged in parallel tasks."""
-        inputs = [TaskInput(bins=tuple(c)) for c in chunk(ready, self.settings.parallelism)]
-        return StageJob(plan, tuple(self._specs(plan, inputs, first_index=first_index)))
-
-    def _execute(self, job: StageJob, *, small: bool = False) -> list[TaskResult]:
-        """Run *job*; a binning stage's ready bins are then merged by a second job.
-
-        A *small* job runs in the driver's process: scheduling a Spark job costs more than
-        running a few thousand FlowFiles through the same task function here.
-        """
-        runner = self._in_driver if small else self.runner
-        results = runner.execute(job)
-        described = [runner.describe(job.plan.stage_id) or ""]
-        ready = [b for r in sorted(results, key=lambda r: r.index) for b in r.ready_bins]
-        if ready:
-            merge = self._merge_job(job.plan, ready, len(job.specs))
-            results = [*results, *runner.execute(merge)]
-            described.append(f"then {runner.describe(job.plan.stage_id)} merging bins")
-        self._described[job.plan.stage_id] = ", ".join(d for d in described if d)
-        return results
-
-    def _job(
-        self,
-        plan: StagePlan,
-        taken: list[SegmentSummary],
-        work: list[tuple[str, WorkItem]],
-        *,
-        end_of_input: bool,
-    ) -> StageJob:
-        pairs = [(s.queue_id, s.segment_id) for s in taken]
-        if not plan.binning_members:
-            inputs = [
-                TaskInput(segments=tuple((s.queue_id, s.segment_id) for s in group))
-                for group in split_segments(taken, self.settings.parallelism)
-            ]
-            inputs += [TaskInput(work=tuple(c)) for c in chunk(work, self.settings.parallelism)]
-            return StageJob(plan, tuple(self._specs(plan, inputs, end_of_input=end_of_input)))
-        if self._single_group[plan.stage_id]:  # a shuffle would gather everything in one task
-            one = TaskInput(segments=tuple(pairs), work=tuple(work))
-            specs = self._specs(plan, [one], end_of_input=end_of_input, defer_bins=True)
-            return StageJob(plan, tuple(specs))
-        partitions = self.settings.shuffle_partitions
-        specs = self._specs(
-            plan,
-            [TaskInput() for _ in range(partitions)],
-            end_of_input=end_of_input,
-            defer_bins=True,
-        )
-        if work:
-            specs[0] = attrs.evolve(specs[0], input=TaskInput(work=tuple(work)))
-        shuffle = ShuffleInput(tuple(pairs), str(self.repos.flowfiles.segment_dir), partitions)
-        return StageJob(plan, tuple(specs), shuffle)
-
     def run_stage(
         self, stage: Stage, *, continuous: bool = False, end_of_input: bool = False
     ) -> int:
@@ -321,8 +227,8 @@ class Controller:
             if states:
                 self._commit(stage, [], [], states)
             return 0
-        self._run = uuid.uuid4().hex[:16]
-        job = self._job(plan, taken, work, end_of_input=end_of_input)
+        run = uuid.uuid4().hex[:16]  # the stage run's unique name (TaskSpec.run)
+        job = self.jobs.job(plan, taken, work, run=run, end_of_input=end_of_input)
         small = (
             not work
             and sum(s.count for s in taken) <= self.settings.driver_run_max_flowfiles
@@ -331,11 +237,11 @@ class Controller:
         self.tracker.stage_started(stage.id)
         if not small:  # a small run takes milliseconds in the driver: its commit shows it
             self._write_progress()
-        results = self._execute(job, small=small)
+        results = self.jobs.execute(job, run=run, small=small)
         unread = self.sources.requeue_unread(plan, work, results, states)
         took = len(work) + sum(sum(r.consumed.values()) for r in results)
         self._track(stage, plan, work, results)
-        self._commit(stage, taken, results, unread, run=self._run)
+        self._commit(stage, taken, results, unread, run=run)
         return took
 
     def _track(
@@ -676,7 +582,7 @@ class Controller:
             out.append(line)
             stage_id = line.split(":", 1)[0]
             if stage_id in self.plans:
-                described = self._described.get(stage_id)
+                described = self.jobs.described.get(stage_id)
                 if described:
                     out.append(f"  ran as: {described}")
         return "\n".join(out)

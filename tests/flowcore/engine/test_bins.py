@@ -10,7 +10,8 @@ import pytest
 
 import flowcore.engine._bins as task_bins
 from flowcore import Flow
-from flowcore.driver.controller import Controller, run_flow
+from flowcore.driver.controller import run_flow
+from flowcore.driver.stage_jobs import StageJobs
 from flowcore.settings import Settings
 from processors import GenerateFlowFile, MergeContent, PutFile, UpdateAttribute
 
@@ -114,15 +115,15 @@ def test_bins_packed_from_batches_are_the_one_by_one_bins(
 
 
 def _handed_over(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Counts the batch bins handed to merge jobs (spying on the controller)."""
+    """Counts the batch bins handed to merge jobs (spying on the stage jobs)."""
     handed: list[int] = []
-    real = Controller._merge_job
+    real = StageJobs._merge_job
 
-    def spy(self: Controller, plan: object, ready: list, first_index: int) -> object:
+    def spy(self: StageJobs, plan: object, ready: list, first_index: int, *, run: str) -> object:
         handed.extend(1 for r in ready if r.batches)
-        return real(self, plan, ready, first_index)  # type: ignore[arg-type]
+        return real(self, plan, ready, first_index, run=run)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(Controller, "_merge_job", spy)
+    monkeypatch.setattr(StageJobs, "_merge_job", spy)
     return handed
 
 

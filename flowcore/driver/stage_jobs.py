@@ -1,0 +1,154 @@
+"""Stage jobs: the tasks of one stage run, built from what it takes, then executed.
+
+The controller decides whether a stage runs and what it takes (queued segments, source work);
+this module turns that into a :class:`~flowcore.runners.jobs.StageJob` (the input split into
+parallel tasks, one task for a single group, or a shuffle for a binning stage) and has a runner
+execute it, followed by a second job merging a binning stage's ready bins. It is apart from the
+controller because building and executing a job needs only the plans, the settings and the
+runners, none of the controller's bookkeeping of queues, counts and status.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+
+from flowcore.clock import now_ms
+from flowcore.compiler.plan import StagePlan
+from flowcore.driver.scheduler import chunk, split_segments
+from flowcore.engine.task import ID_BLOCK, single_group
+from flowcore.engine.wire import ReadyBin, TaskInput, TaskResult, TaskSpec
+from flowcore.process_context import lowest_logged_level, processor_logger
+from flowcore.processor_kinds import WorkItem
+from flowcore.runners.direct import DirectRunner
+from flowcore.runners.jobs import Runner, ShuffleInput, StageJob
+from flowcore.settings import Settings
+from repositories.records import SegmentSummary
+from repositories.repository_set import RepositorySet
+
+__all__ = ["StageJobs"]
+
+
+class StageJobs:
+    """Builds the jobs of a flow's stage runs and executes them.
+
+    Args:
+        plans: the flow's stage plans, by stage id.
+        repositories: the run's repositories (FlowFile ids, processor state, paths).
+        settings: engine settings (parallelism, shuffle partitions).
+        runner: where stage runs execute, small ones aside.
+
+    Attributes:
+        described: what the runners did for each stage's last run, for ``explain``.
+    """
+
+    def __init__(
+        self,
+        plans: Mapping[str, StagePlan],
+        repositories: RepositorySet,
+        settings: Settings,
+        runner: Runner,
+    ) -> None:
+        self.repos = repositories
+        self.settings = settings
+        self.runner = runner
+        # Small stage runs execute in the driver's process whatever the runner (see Settings)
+        self._in_driver: Runner = runner if runner.name == "direct" else DirectRunner()
+        self._single_group = {i: single_group(p) for i, p in plans.items()}
+        self.described: dict[str, str] = {}
+
+    def _specs(
+        self,
+        plan: StagePlan,
+        inputs: list[TaskInput],
+        *,
+        run: str,
+        end_of_input: bool = False,
+        defer_bins: bool = False,
+        first_index: int = 0,
+    ) -> list[TaskSpec]:
+        wal = self.repos.flowfiles
+        paths = self.repos.paths
+        batch_time = now_ms()
+        states = {m.component_id: wal.state(m.component_id) for m in plan.members}
+        states = {k: v for k, v in states.items() if v}
+        loggers = [processor_logger(m.type_name) for m in plan.members]
+        log_levels = {logger.name: lowest_logged_level(logger) for logger in loggers}
+        return [
+            TaskSpec(
+                plan=plan,
+                index=index,
+                input=task_input,
+                paths=paths,
+                settings=self.settings,
+                batch_time=batch_time,
+                first_id=wal.next_flowfile_ids(ID_BLOCK).start,
+                states=states,
+                end_of_input=end_of_input,
+                defer_bins=defer_bins,
+                run=run,
+                log_levels=log_levels,
+            )
+            for index, task_input in enumerate(inputs, first_index)
+        ]
+
+    def _merge_job(
+        self, plan: StagePlan, ready: list[ReadyBin], first_index: int, *, run: str
+    ) -> StageJob:
+        """The second pass of a binning stage: ready bins merged in parallel tasks."""
+        inputs = [TaskInput(bins=tuple(c)) for c in chunk(ready, self.settings.parallelism)]
+        return StageJob(plan, tuple(self._specs(plan, inputs, run=run, first_index=first_index)))
+
+    def execute(self, job: StageJob, *, run: str, small: bool = False) -> list[TaskResult]:
+        """Run *job*; a binning stage's ready bins are then merged by a second job of run *run*.
+
+        A *small* job runs in the driver's process: scheduling a Spark job costs more than
+        running a few thousand FlowFiles through the same task function here.
+        """
+        runner = self._in_driver if small else self.runner
+        results = runner.execute(job)
+        described = [runner.describe(job.plan.stage_id) or ""]
+        ready = [b for r in sorted(results, key=lambda r: r.index) for b in r.ready_bins]
+        if ready:
+            merge = self._merge_job(job.plan, ready, len(job.specs), run=run)
+            results = [*results, *runner.execute(merge)]
+            described.append(f"then {runner.describe(job.plan.stage_id)} merging bins")
+        self.described[job.plan.stage_id] = ", ".join(d for d in described if d)
+        return results
+
+    def job(
+        self,
+        plan: StagePlan,
+        taken: list[SegmentSummary],
+        work: list[tuple[str, WorkItem]],
+        *,
+        run: str,
+        end_of_input: bool,
+    ) -> StageJob:
+        """The job of stage run *run* of *plan*, taking the segments *taken* and source *work*."""
+        pairs = [(s.queue_id, s.segment_id) for s in taken]
+        if not plan.binning_members:
+            inputs = [
+                TaskInput(segments=tuple((s.queue_id, s.segment_id) for s in group))
+                for group in split_segments(taken, self.settings.parallelism)
+            ]
+            inputs += [TaskInput(work=tuple(c)) for c in chunk(work, self.settings.parallelism)]
+            specs = self._specs(plan, inputs, run=run, end_of_input=end_of_input)
+            return StageJob(plan, tuple(specs))
+        if self._single_group[plan.stage_id]:  # a shuffle would gather everything in one task
+            one = TaskInput(segments=tuple(pairs), work=tuple(work))
+            specs = self._specs(plan, [one], run=run, end_of_input=end_of_input, defer_bins=True)
+            return StageJob(plan, tuple(specs))
+        partitions = self.settings.shuffle_partitions
+        specs = self._specs(
+            plan,
+            [TaskInput() for _ in range(partitions)],
+            run=run,
+            end_of_input=end_of_input,
+            defer_bins=True,
+        )
+        if work:
+            specs[0] = attrs.evolve(specs[0], input=TaskInput(work=tuple(work)))
+        shuffle = ShuffleInput(tuple(pairs), str(self.repos.flowfiles.segment_dir), partitions)
+        return StageJob(plan, tuple(specs), shuffle)
