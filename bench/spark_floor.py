@@ -1,4 +1,5 @@
-"""What bounds issue 18's "0.2x the hand-written PySpark job" target: Spark's own fixed costs.
+"""What bounds issue 18's "0.2x the hand-written PySpark job" target: Spark's fixed costs, and
+the bytes a NiFi flow must move durably.
 
 The distinct scenario's PySpark job (``engine.py``: ten files' lines keyed, grouped by key,
 written in 10,000-line files) is timed on the real input and on empty files of the same names,
@@ -6,6 +7,12 @@ interleaved, in one Spark session. On empty files the job does no work per line,
 is what Spark costs to schedule a job of that shape (two Spark stages, ten map tasks, a shuffle
 into two partitions): a flowcore run on Spark schedules at least that much, so 0.2x the real
 job is out of reach where that floor is above it.
+
+The direct runner has no Spark to schedule, but a NiFi flow moves its bytes durably twice: GetFile
+copies each input file into the content repository, and PutFile writes the merged outputs, each
+synced. The byte floor does only that, in plain Python, with no line split, grouping, queue or
+provenance: each input copied into a repository directory and fsynced, then read back and
+written as 104 fsynced output files (the scenario's count). Timed in the same rounds as the job.
 
 Run: ``.venv/bin/python bench/spark_floor.py [--count 1000000] [--repeat 5]``; prints one JSON
 line and a table.
@@ -43,6 +50,29 @@ def _job(sc, source: Path, out: Path) -> float:  # type: ignore[no-untyped-def]
     return time.perf_counter() - started
 
 
+def _byte_floor(source: Path, root: Path) -> float:
+    """The input copied durably into a repository directory, then written out as 104 fsynced
+    files: the byte work GetFile and PutFile cannot avoid. Its seconds."""
+    repository, out = root / "repository", root / "out"
+    repository.mkdir()
+    out.mkdir()
+    started = time.perf_counter()
+    for path in sorted(source.iterdir()):
+        with path.open("rb") as read, (repository / path.name).open("wb") as copy:
+            copy.write(read.read())
+            copy.flush()
+            os.fsync(copy.fileno())
+    data = b"".join((repository / p.name).read_bytes() for p in sorted(source.iterdir()))
+    files = 104
+    step = len(data) // files + 1
+    for index in range(files):
+        with (out / f"{index}.txt").open("wb") as written:
+            written.write(data[index * step : (index + 1) * step])
+            written.flush()
+            os.fsync(written.fileno())
+    return time.perf_counter() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=1_000_000)
@@ -62,18 +92,24 @@ def main() -> None:
         empty.mkdir()
         for path in real.iterdir():
             (empty / path.name).write_bytes(b"")
-        times: dict[str, list[float]] = {"real": [], "empty": []}
+        times: dict[str, list[float]] = {"real": [], "empty": [], "bytes": []}
         for round_ in range(args.repeat):
             for name, source in (("real", real), ("empty", empty)):
                 times[name].append(_job(sc, source, Path(root) / f"out-{name}-{round_}"))
+            floor = Path(root) / f"bytes-{round_}"
+            floor.mkdir()
+            times["bytes"].append(_byte_floor(real, floor))
     figures = {
         "job_s": min(times["real"]),
         "job_slowest_s": max(times["real"]),
         "empty_job_s": min(times["empty"]),
         "empty_job_slowest_s": max(times["empty"]),
+        "byte_floor_s": min(times["bytes"]),
+        "byte_floor_slowest_s": max(times["bytes"]),
         "target_0_2x_s": 0.2 * min(times["real"]),
     }
     figures["floor_vs_target"] = figures["empty_job_s"] / figures["target_0_2x_s"]
+    figures["byte_floor_vs_target"] = figures["byte_floor_s"] / figures["target_0_2x_s"]
     print(json.dumps({k: round(v, 3) for k, v in figures.items()}))
     print(f"{'figure':<24}{'seconds':>10}")
     for name, value in figures.items():

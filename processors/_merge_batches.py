@@ -623,9 +623,9 @@ def bundle_number(batches: Sequence[FlowFileBatch]) -> str:
     """The default name of a bundle of the FlowFiles of *batches*, as the one-by-one path's.
 
     :func:`processors._merge_bundles.bundle_filename` digests every bundled FlowFile's uuid,
-    one after another; here the uuids come from the batches' columns, a string per batch.
+    one after another; here the uuids come from the batches' numbers, a byte string per batch.
     """
     digest = hashlib.blake2b(digest_size=8)
     for batch in batches:
-        digest.update("".join(batch.uuids()).encode())
+        digest.update(batch.uuid_bytes())
     return str(int.from_bytes(digest.digest(), "big") >> 1)

@@ -172,6 +172,23 @@ class FlowFileBatch:
         key = self.uuid_key
         return [f"{key}{n:08x}" for n in self.uuid_numbers.tolist()]
 
+    def uuid_bytes(self) -> bytes:
+        """Every FlowFile's uuid as ASCII, back to back: ``"".join(self.uuids()).encode()``.
+
+        Made from the numbers with numpy, without a string per FlowFile (a bundle's default
+        name digests every uuid of a bin).
+        """
+        numbers = self.uuid_numbers
+        if not len(numbers) or int(numbers.max()) >> 32 or int(numbers.min()) < 0:
+            return "".join(self.uuids()).encode()  # not eight hex digits each
+        shifts = np.arange(28, -1, -4, dtype=np.uint64)
+        nibbles = (numbers.astype(np.uint64)[:, None] >> shifts) & np.uint64(0xF)
+        key = np.frombuffer(self.uuid_key.encode(), dtype=np.uint8)
+        rows = np.empty((len(numbers), len(key) + 8), dtype=np.uint8)
+        rows[:, : len(key)] = key
+        rows[:, len(key) :] = _HEX_DIGITS[nibbles.astype(np.intp)]
+        return rows.tobytes()
+
     def varies(self, name: str) -> bool:
         """Whether attribute *name* can differ between the FlowFiles."""
         return name in self.columns or name in self.uuid_named or name == "uuid"
@@ -362,6 +379,10 @@ class FlowFileBatch:
             queue_date_indices=queue_indices,
             columns={name: column_from_wire(c) for name, c in columns.items()},
         )
+
+
+#: ASCII hex digits, indexed by a nibble's value
+_HEX_DIGITS = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
 
 
 class BatchMaker(Protocol):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import attrs
+import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -78,3 +79,12 @@ def test_all_flowfiles_at_once_equal_each_built_alone(count: int, size: int, nam
         whole = whole.with_attributes({"filename": "a.txt"})
     assert whole.flowfiles() == [whole.flowfile(i) for i in range(count)]
     assert list(whole) == whole.flowfiles()
+
+
+@given(st.lists(st.integers(0, 2**33), max_size=40), st.booleans())
+def test_uuid_bytes_are_the_uuids_back_to_back(numbers: list[int], past_32_bits: bool) -> None:
+    """The uuids as one byte string equal the uuid strings joined, numbers of any width."""
+    if not past_32_bits:
+        numbers = [n % 2**32 for n in numbers]
+    made = attrs.evolve(batch(len(numbers)), uuid_numbers=np.array(numbers, dtype=np.int64))
+    assert made.uuid_bytes() == "".join(made.uuids()).encode()
