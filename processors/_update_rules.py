@@ -22,15 +22,14 @@ what the batch form cannot evaluate column by column (``nextInt``'s order, ``get
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import attrs
 import numpy as np
 
 from flowcore.expression import compile_expression
 from flowcore.expression._columns import evaluate_boolean_column
-from flowcore.expression._nodes import Call, Chain
+from flowcore.expression._nodes import Call, Chain, walk
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import Column, IntColumn, TextColumn, concat_columns
 
@@ -65,18 +64,6 @@ class RuleGroup:
         return batch if self.rows is None else batch.take(self.rows)
 
 
-def _walk(node: Any) -> Iterator[Any]:
-    """Every node under *node*, itself included."""
-    yield node
-    if isinstance(node, Chain):
-        yield from _walk(node.subject)
-        for call in node.calls:
-            yield from _walk(call)
-    elif isinstance(node, Call):
-        for argument in node.args:
-            yield from _walk(argument)
-
-
 def called_functions(texts: Iterable[str]) -> Counter[str]:
     """How many of *texts* call each Expression Language function, nested calls included.
 
@@ -89,7 +76,7 @@ def called_functions(texts: Iterable[str]) -> Counter[str]:
             node.name
             for part in compile_expression(text).template.parts
             if isinstance(part, Chain)
-            for node in _walk(part)
+            for node in walk(part)
             if isinstance(node, Call)
         }
         counted.update(names)

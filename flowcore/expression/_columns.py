@@ -27,7 +27,7 @@ for the next one rather than guess.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +37,7 @@ import numpy as np
 from flowcore.expression._columns_numbers import numeric_calls
 from flowcore.expression._columns_text import ChainValues, text_template
 from flowcore.expression._evaluate import EvaluationContext
-from flowcore.expression._nodes import AttributeRef, Call, Chain, ParameterRef
+from flowcore.expression._nodes import AttributeRef, Call, Chain, ParameterRef, walk
 from flowcore.expression._values import render, to_boolean
 from flowcore.flowfile_batch.columns import (
     Column,
@@ -155,18 +155,6 @@ def _evaluate(
     return _per_row(expression, batch, range(count), clock=clock, state=state, boolean=boolean)
 
 
-def _walk(node: Any) -> Iterator[Any]:
-    """Every node under *node*, itself included."""
-    yield node
-    if isinstance(node, Chain):
-        yield from _walk(node.subject)
-        for call in node.calls:
-            yield from _walk(call)
-    elif isinstance(node, Call):
-        for arg in node.args:
-            yield from _walk(arg)
-
-
 def _names(expression: Expression) -> tuple[frozenset[str], bool]:
     """The names the expression reads, and whether its value may change from call to call.
 
@@ -177,7 +165,7 @@ def _names(expression: Expression) -> tuple[frozenset[str], bool]:
     for part in expression.template.parts:
         if isinstance(part, str | ParameterRef):
             continue
-        for node in _walk(part):
+        for node in walk(part):
             if isinstance(node, AttributeRef):
                 names.add(node.name)
             elif isinstance(node, Call) and (

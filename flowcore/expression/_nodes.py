@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterator
 
 import attrs
 
@@ -15,6 +16,7 @@ __all__ = [
     "ParameterRef",
     "ResultType",
     "Template",
+    "walk",
 ]
 
 
@@ -84,3 +86,15 @@ class Template:
 
 
 Node = Literal | AttributeRef | Call | Chain
+
+
+def walk(node: object) -> Iterator[object]:
+    """Every node under *node*, itself included: a chain's subject and calls, a call's arguments."""
+    yield node
+    if isinstance(node, Chain):
+        yield from walk(node.subject)
+        for call in node.calls:
+            yield from walk(call)
+    elif isinstance(node, Call):
+        for argument in node.args:
+            yield from walk(argument)
