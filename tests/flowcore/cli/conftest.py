@@ -20,17 +20,32 @@ Flowcore = Callable[..., subprocess.CompletedProcess[str]]
 
 
 def run_flowcore(
-    *args: str, cwd: Path | None = None, timeout: float = 300, **options: object
+    *args: str,
+    cwd: Path | None = None,
+    timeout: float = 300,
+    env: dict[str, str] | None = None,
+    unset: tuple[str, ...] = (),
+    columns: int = 100,
+    text: bool = True,
+    **options: object,
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m flowcore ARGS`` with this checkout's code; capture its output as text."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "100"}
+    """Run ``python -m flowcore ARGS`` with this checkout's code; capture its output as text.
+
+    *env* adds variables (``PATH`` to hide a program), *unset* removes inherited ones, and
+    *columns* is the terminal width rich lays tables out for; with *text* false the output
+    is bytes.
+    """
+    environment = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": str(columns)}
+    for name in unset:
+        environment.pop(name, None)
+    environment.update(env or {})
     return subprocess.run(
         [sys.executable, "-m", "flowcore", *args],
         capture_output=True,
-        text=True,
+        text=text,
         check=False,
         cwd=cwd,
-        env=env,
+        env=environment,
         timeout=timeout,
         **options,  # type: ignore[arg-type]
     )

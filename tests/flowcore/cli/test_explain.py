@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.flowcore.cli.conftest import run_flowcore
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -34,18 +34,8 @@ flow.auto_terminate(put, ["success", "failure"])
 
 
 def flowcore(*args: str, cwd: Path, path: str | None = None) -> subprocess.CompletedProcess:
-    """Run the flowcore command of this checkout."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    if path is not None:
-        env["PATH"] = path
-    return subprocess.run(
-        [sys.executable, "-m", "flowcore", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=cwd,
-        env=env,
-    )
+    """Run the flowcore command of this checkout (with *path* as its ``PATH``)."""
+    return run_flowcore(*args, cwd=cwd, env={"PATH": path} if path is not None else None)
 
 
 @pytest.fixture

@@ -4,13 +4,13 @@ component name and as JSON, content of events, lineage drawn compactly, unknown 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.flowcore.cli.conftest import run_flowcore
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -38,13 +38,7 @@ LINES = 1_000
 
 def flowcore(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     """Run the flowcore command of this checkout (output as bytes)."""
-    return subprocess.run(
-        [sys.executable, "-m", "flowcore", *args],
-        capture_output=True,
-        check=False,
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
+    return run_flowcore(*args, cwd=cwd, text=False)
 
 
 @pytest.fixture(scope="module")

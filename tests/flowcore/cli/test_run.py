@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import shutil
 import socket
 import subprocess
@@ -16,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.flowcore.cli.conftest import Flowcore
+from tests.flowcore.cli.conftest import Flowcore, run_flowcore
 
 ROOT = Path(__file__).resolve().parents[3]
 SECRET = "s3cr3t-Pa55w0rd-7f1c"
@@ -64,18 +63,8 @@ FLOW = textwrap.dedent(
 
 
 def _flowcore(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the flowcore command of this checkout."""
-    environment = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    environment.pop("FLOWCORE_DB_PASSWORD", None)
-    environment.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "flowcore", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=environment,
-        cwd=ROOT,
-    )
+    """Run the flowcore command of this checkout, without the secret's variable unless given."""
+    return run_flowcore(*args, cwd=ROOT, env=env, unset=("FLOWCORE_DB_PASSWORD",))
 
 
 @pytest.fixture

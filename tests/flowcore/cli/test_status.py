@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from tests.flowcore.cli.conftest import run_flowcore
+
 ROOT = Path(__file__).resolve().parents[3]
 
 TICKING = """
@@ -33,16 +35,7 @@ flow.auto_terminate(end, "success")
 
 def flowcore(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """The real ``flowcore`` command, on this checkout's code."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
-    return subprocess.run(
-        [sys.executable, "-m", "flowcore", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=120,
-        check=False,
-    )
+    return run_flowcore(*args, cwd=cwd, timeout=120, columns=200)
 
 
 def status_json(repository: Path) -> dict[str, Any]:
