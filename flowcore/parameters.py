@@ -45,6 +45,7 @@ __all__ = [
     "parameter_references",
     "redact",
     "reference_problem",
+    "secrets_of",
     "substitute_parameters",
 ]
 
@@ -648,3 +649,12 @@ def redact(text: str, secrets: Iterable[str]) -> str:
     for secret in sorted((s for s in secrets if s), key=len, reverse=True):
         text = text.replace(str.__str__(secret), MASK)
     return text
+
+
+def secrets_of(values: Mapping[str, object]) -> list[str]:
+    """The sensitive values among parameter values bound to a processor, to redact with.
+
+    A processor's own error messages (an ``on_scheduled`` that fails to log in) may hold a
+    secret it read; bulletins and logs pass them through :func:`redact` first.
+    """
+    return [str.__str__(v) for v in values.values() if isinstance(v, SensitiveText)]

@@ -12,10 +12,12 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from traceback import format_exception
 
 from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan, StagePlan
 from flowcore.engine.wire import TaskResult
+from flowcore.parameters import redact, secrets_of
 from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import PendingWork, SourceProcessor, WorkItem
 from flowcore.settings import Settings
@@ -161,6 +163,8 @@ class SourceLister:
         except Exception as error:
             now = now_ms()
             text = " ".join(str(error).split()) or "(no message)"
+            secrets = secrets_of(member.processor.parameter_values)
+            text = redact(text, secrets)
             self.unscheduled[cid] = f"on_scheduled raised {type(error).__name__}: {text}"
             self._schedule_at[cid] = now + self.settings.administrative_yield_ms
             message = (
@@ -169,7 +173,8 @@ class SourceLister:
                 f"({self.settings.administrative_yield_duration})"
             )
             log.error("%s", message)
-            log.debug("on_scheduled of %s raised", member.name, exc_info=True)
+            trace = "".join(format_exception(error))
+            log.debug("%s", redact(f"on_scheduled of {member.name} raised\n{trace}", secrets))
             self._report(Bulletin(now, cid, member.name, "ERROR", message))
             return False
         self.unscheduled.pop(cid, None)

@@ -14,6 +14,7 @@ import logging
 from collections import defaultdict, deque
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
+from traceback import format_exception
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -30,6 +31,7 @@ from flowcore.errors import FlowcoreError, HandedOverError
 from flowcore.faults import storage_fault
 from flowcore.flow import FUNNEL_RELATIONSHIP
 from flowcore.flowfile_batch import FlowFileBatch
+from flowcore.parameters import redact, secrets_of
 from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor, ProcessorKind
 from flowcore.relationship import FAILURE
@@ -292,7 +294,7 @@ class TaskMember:
             if fault is not None:
                 raise fault from error  # see _failed: no processor can route around it
             wait = self.task.spec.settings.administrative_yield_duration
-            text = " ".join(str(error).split()) or "(no message)"
+            text = self._redacted(" ".join(str(error).split()) or "(no message)")
             self.unscheduled = f"on_scheduled raised {type(error).__name__}: {text}"
             kept = (
                 "what it listed is read again later"
@@ -305,7 +307,8 @@ class TaskMember:
                 f"administrative yield duration ({wait})"
             )
             log.error("%s", message)  # one line: the bulletin says it all; the trace is for debug
-            log.debug("on_scheduled of %s raised", self.plan.name, exc_info=True)
+            trace = "".join(format_exception(error))
+            log.debug("%s", self._redacted(f"on_scheduled of {self.plan.name} raised\n{trace}"))
             self.bulletin(message)
             for hook in (self.processor.on_unscheduled, self.processor.on_stopped):
                 try:
@@ -334,13 +337,18 @@ class TaskMember:
             self.returned[since:] = [attrs.evolve(r, long_wait=True) for r in self.returned[since:]]
             if self._fail_unreadable(error, since):
                 return
-        text = str(error) or type(error).__name__
+        text = self._redacted(str(error) or type(error).__name__)
         message = (
             f"{self.plan.type_name} '{self.plan.name}' failed: {type(error).__name__}: {text}; "
             "its FlowFiles were returned to its input queue, penalized"
         )
-        log.error("%s", message, exc_info=not isinstance(error, FlowcoreError))
+        trace = "" if isinstance(error, FlowcoreError) else "\n" + "".join(format_exception(error))
+        log.error("%s", self._redacted(message + trace))
         self.bulletin(message)
+
+    def _redacted(self, text: str) -> str:
+        """*text* without the sensitive parameter values the processor was given."""
+        return redact(text, secrets_of(self.processor.parameter_values))
 
     def _fail_unreadable(self, error: BaseException, since: int) -> bool:
         """Route FlowFiles whose content is damaged to ``failure``; retry the others at once.

@@ -34,11 +34,20 @@ FLOW = textwrap.dedent(
         property_descriptors = (PASSWORD,)
         relationships = (Relationship("success"),)
 
+        def on_scheduled(self, context):
+            import os
+            if os.environ.get("FLOWCORE_FAIL") == "schedule":
+                secret = context.get_property(self.PASSWORD).value
+                raise ConnectionError(f"login to db://admin:{secret}@db refused")
+
         def on_trigger(self, context, session):
+            import os
             flowfile = session.get()
             if flowfile is None:
                 return
             password = context.get_property(self.PASSWORD)
+            if os.environ.get("FLOWCORE_FAIL") == "trigger":
+                raise ValueError(f"wrong password {password.value}")
             context.logger.warning("%r logs in with %r", self, password)
             flowfile = session.write(flowfile, str(len(password.value)))
             session.transfer(flowfile, "success")
@@ -100,6 +109,22 @@ def test_a_sensitive_parameter_is_used_but_never_written(flow_file: Path, runner
     assert "Login(password='#{db.password}') logs in with PropertyValue(value='********'" in (
         done.stderr
     )
+
+
+@pytest.mark.parametrize("fail", ["schedule", "trigger"])
+def test_a_processor_error_holding_the_secret_is_redacted(flow_file: Path, fail: str) -> None:
+    """A processor whose on_scheduled or on_trigger raises with the secret in its message: the
+    bulletins, the log and the streams show ******** instead."""
+    tmp = flow_file.parent
+    done = _flowcore(
+        "run", str(flow_file), "--runner", "direct",
+        "--parameter", f"in={tmp / 'in'}", "--parameter", f"out={tmp / 'out'}",
+        env={"FLOWCORE_DB_PASSWORD": SECRET, "FLOWCORE_FAIL": fail},
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    assert "********" in done.stderr
+    assert SECRET not in done.stdout + done.stderr
+    assert _files_holding(tmp, SECRET) == []
 
 
 def test_a_parameters_file_in_nifis_shape(flow_file: Path) -> None:
