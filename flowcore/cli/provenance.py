@@ -17,6 +17,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
 from flowcore.cli._common import (
@@ -145,7 +146,7 @@ def _print_search(events: list[ProvenanceEvent], *, as_json: bool) -> None:
     for column in ("id", "time", "type", "uuid", "filename", "component", "rel"):
         table.add_column(column)
     for event in events:
-        table.add_row(*_event_row(event))
+        table.add_row(*(escape(cell) for cell in _event_row(event)))
     console.print(table)
 
 
@@ -197,7 +198,7 @@ def _show(repos: Any, args: argparse.Namespace) -> None:
         msg = "--output saves content: use it with --content (after or before)"
         raise UsageError(msg)
     for key, value in sorted(vars_of(event).items()):
-        console.print(f"[bold]{key}[/]: {value}", highlight=False)
+        console.print(f"[bold]{key}[/]: {escape(str(value))}", highlight=False)
 
 
 def _lineage(provenance: Any, args: argparse.Namespace) -> None:

@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
 from flowcore.cli._common import (
@@ -79,7 +80,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def print_result(result: Any) -> None:
     """A run's summary as tables (used by the CLI and ``make demo``)."""
     console.print(
-        f"[bold]{result.flow}[/] on [bold]{result.runner}[/]"
+        f"[bold]{escape(result.flow)}[/] on [bold]{escape(result.runner)}[/]"
         f"{f' ({result.master})' if result.master else ''}: {result.micro_batches} "
         f"micro-batch(es), {result.stage_runs} stage run(s), {result.elapsed_seconds:.2f} s"
     )
@@ -88,13 +89,15 @@ def print_result(result: Any) -> None:
         table.add_column(column, justify="right" if column in ("FlowFiles", "bytes") else "left")
     for component, relationships in result.transfers.items():
         for relationship, (count, size) in sorted(relationships.items()):
-            table.add_row(component, relationship, f"{count:,}", f"{size:,}")
+            table.add_row(escape(component), escape(relationship), f"{count:,}", f"{size:,}")
     console.print(table)
     console.print(f"provenance events recorded: {result.provenance_events:,}")
     for label, (count, size) in result.queued.items():
-        console.print(f"still queued: {label}: {count:,} FlowFiles ({size:,} bytes)")
+        console.print(f"still queued: {escape(label)}: {count:,} FlowFiles ({size:,} bytes)")
     for bulletin in result.bulletins:
-        console.print(f"[red]bulletin[/] {bulletin.component_name}: {bulletin.message}")
+        console.print(
+            f"[red]bulletin[/] {escape(bulletin.component_name)}: {escape(bulletin.message)}"
+        )
 
 
 def add_command(commands: Any) -> None:

@@ -55,7 +55,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         for column in ("time", "component", "level", "message"):
             board.add_column(column)
         for b in bulletins:
-            board.add_row(_time(b.time), b.component_name, b.level, b.message)
+            board.add_row(_time(b.time), escape(b.component_name), b.level, escape(b.message))
         console.print(board)
     return 0
 
@@ -128,7 +128,7 @@ def _print_status(status: dict[str, Any], live: bool) -> None:
         counts.add_column(column)
     for component, relationships in status.get("transfers", {}).items():
         for relationship, (count, size) in sorted(relationships.items()):
-            counts.add_row(component, relationship, f"{count:,}", f"{size:,}")
+            counts.add_row(escape(component), escape(relationship), f"{count:,}", f"{size:,}")
     console.print(counts)
 
 

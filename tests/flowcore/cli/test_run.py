@@ -446,3 +446,38 @@ def test_a_master_that_never_answers_ends_after_the_connect_timeout(tmp_path: Pa
     assert "spark_connect_timeout" in last
     assert "Traceback" not in done.stderr
     assert elapsed < 45  # Spark alone retries for over a minute
+
+
+MARKUP_FLOW = """
+from flowcore import Flow, Processor, Relationship
+from processors import GenerateFlowFile, UpdateAttribute
+
+
+class Picky(Processor):
+    relationships = (Relationship("success"),)
+
+    def on_trigger(self, context, session):
+        if session.get() is not None:
+            raise ValueError("no key [/data] in record")
+
+
+flow = Flow("markup")
+gen = flow.add(GenerateFlowFile(custom_text="x"), name="gen")
+tag = flow.add(UpdateAttribute(odd="[/oops]"), name="tag")
+picky = flow.add(Picky(), name="picky")
+flow.connect(gen, tag)
+flow.connect(tag, picky)
+flow.auto_terminate(picky, "success")
+"""
+
+
+def test_bracketed_text_in_messages_and_attributes_prints_as_it_is(tmp_path: Path) -> None:
+    """Text like [/data] in a bulletin or an attribute is printed, not read as console markup
+    (which crashed the summary and provenance show)."""
+    (tmp_path / "flow.py").write_text(MARKUP_FLOW)
+    done = run_flowcore("run", "flow.py", "--runner", "direct", cwd=tmp_path)
+    assert done.returncode == 3, done.stderr
+    assert "no key [/data] in record" in done.stdout
+    shown = run_flowcore("provenance", "show", "1", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert "'odd': '[/oops]'" in shown.stdout
