@@ -33,7 +33,7 @@ from flowcore.errors import ContentNotFoundError
 from flowcore.flow import FlowDefinition
 from flowcore.pictures.lineage_picture import lineage_picture
 from flowcore.pictures.render import FORMATS, render
-from flowcore.provenance_events import ProvenanceEvent
+from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
 from repositories.provenance_queries import MAX_LINEAGE_NODES
 
 __all__ = ["add_command", "cmd_provenance", "event_json", "replay_queues", "vars_of"]
@@ -121,7 +121,19 @@ def _components(provenance: Any, component: str) -> list[str]:
 
 
 def _search(provenance: Any, args: argparse.Namespace) -> list[ProvenanceEvent]:
-    attributes = dict(a.split("=", 1) for a in args.attribute or ())
+    attributes = {}
+    for pair in args.attribute or ():
+        name, sep, value = pair.partition("=")
+        if not sep:
+            msg = f"--attribute {pair!r} must look like NAME=VALUE (the value exactly as stored)"
+            raise UsageError(msg)
+        attributes[name] = value
+    if args.type is not None:
+        known = [t.value for t in ProvenanceEventType]
+        if args.type.upper() not in known:
+            msg = f"--type {args.type!r} is not an event type; use one of {', '.join(known)}"
+            raise UsageError(msg)
+        args.type = args.type.upper()
     ids = _components(provenance, args.component) if args.component else [None]
     events: list[ProvenanceEvent] = []
     for component_id in ids:

@@ -103,17 +103,19 @@ class TaskBatchMaker:
             made = min(per_claim, count - start)
             want = made * size
             stream = member.content.writer(member.component.id).open_stream()
-            while want:
-                if not pending:
-                    pending = memoryview(next(chunks, b""))
+            try:
+                while want:
                     if not pending:
-                        msg = f"too few bytes of contents for {count} FlowFiles of {size} bytes"
-                        raise ValueError(msg)
-                taken = pending[:want]
-                stream.write(bytes(taken))
-                want -= len(taken)
-                pending = pending[len(taken) :]
-            claim = stream.close()
+                        pending = memoryview(next(chunks, b""))
+                        if not pending:
+                            msg = f"too few bytes of contents for {count} FlowFiles of {size} B"
+                            raise ValueError(msg)
+                    taken = pending[:want]
+                    stream.write(bytes(taken))
+                    want -= len(taken)
+                    pending = pending[len(taken) :]
+            finally:  # sealed even when the contents fall short: the claim file stays whole
+                claim = stream.close()
             batches.append(self._batch(made, attributes, claim, size))
         if pending or next(chunks, b""):
             msg = f"more than {count * size} bytes of contents for {count} FlowFiles of {size}"
@@ -218,7 +220,7 @@ def read_work_batch(member: TaskMember, item: Any) -> bool:
             "reading %s as a batch failed; reading it FlowFile by FlowFile", item.key, exc_info=True
         )
         return False
-    if made is None:
+    if not made:  # None, or no batch at all: the one-by-one path reads the item
         return False
     routes = [made] if isinstance(made[0], str) else list(made)
     if not all(maker.made_it(batch) for _, batch in routes):

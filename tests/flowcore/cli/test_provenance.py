@@ -82,6 +82,20 @@ def test_an_unknown_component_is_one_line(ran: Path) -> None:
     assert b"flowcore provenance search" in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("option", "expected"),
+    [(("--attribute", "foo"), b"must look like NAME=VALUE"), (("--type", "BOGUS"), b"DROP")],
+)
+def test_a_bad_search_option_is_one_line(
+    ran: Path, option: tuple[str, str], expected: bytes
+) -> None:
+    """A search attribute without '=' or an unknown event type: one line, exit 2."""
+    done = flowcore("provenance", "search", *option, cwd=ran)
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert expected in done.stderr
+
+
 def test_show_content_after_and_before_an_event(ran: Path) -> None:
     """The merged FlowFile's content prints after its SEND; before the split's FORK it is the
     whole file, saved byte for byte with --output."""
