@@ -255,12 +255,16 @@ def open_for_queries(
     did not index is indexed); beside a live run the run itself has done that.
 
     Raises:
-        RepositoryError: there is no repository at *directory*, or it is damaged.
+        RepositoryError: there is no repository at *directory* (a directory without one is
+            refused, never made one), or it is damaged.
     """
     settings = settings or Settings()
     root = Path(directory).resolve()
     if not root.is_dir():
         msg = f"repository {root} does not exist; pass --repository DIR"
+        raise RepositoryError(msg)
+    if not (root / "flowfile").is_dir():  # a query never makes a repository where none is
+        msg = f"{root} holds no flowcore repository (no flowfile/ there); pass --repository DIR"
         raise RepositoryError(msg)
     holder = live_run(root)
     if holder is None:

@@ -177,6 +177,13 @@ def test_the_claim_size_setting_reaches_the_driver_and_the_tasks(tmp_path: Path)
     assert claim_files(small, tmp_path / "small") > claim_files(large, tmp_path / "large") == 1
 
 
+def test_queries_refuse_a_directory_that_holds_no_repository(tmp_path: Path) -> None:
+    """A query of a directory with no repository is refused and makes nothing there."""
+    with pytest.raises(RepositoryError, match="holds no flowcore repository"):
+        open_for_queries(tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_queries_open_read_only_beside_the_run_holding_the_repository(tmp_path: Path) -> None:
     """With the repository held, provenance opens read-only without the lock and sees what the
     holder indexes; free, the repository is opened (and recovered) as usual."""
