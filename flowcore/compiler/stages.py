@@ -40,6 +40,7 @@ __all__ = [
     "form_stages",
     "mark_durable",
     "order_stages",
+    "scheduling_note",
 ]
 
 
@@ -266,6 +267,16 @@ def plan_stage(flow: FlowDefinition, durable: Mapping[str, object], stage: Stage
     return StagePlan(stage.id, tuple(members), queue_members, expiration, prioritizers)
 
 
+def scheduling_note(component: Component) -> str:
+    """A source's scheduling settings that differ from NiFi's defaults, as explain shows them."""
+    text = ""
+    if component.concurrent_tasks > 1:
+        text += f", {component} x{component.concurrent_tasks} concurrent tasks"
+    if component.run_schedule_ms:
+        text += f", {component} every {component.run_schedule} (continuous runs)"
+    return text
+
+
 def explain(compiled: CompiledFlow) -> str:
     """The plan as text: each stage, its members, where its input comes from and why it is cut.
 
@@ -276,15 +287,6 @@ def explain(compiled: CompiledFlow) -> str:
     lines = [f"flow '{flow.name}': {len(compiled.stages)} stage(s)"]
     connections = {c.id: c for c in flow.connections}
 
-    def _scheduling(component: Component) -> str:
-        """A source's scheduling settings that differ from NiFi's defaults, for explain."""
-        text = ""
-        if component.concurrent_tasks > 1:
-            text += f", {component} x{component.concurrent_tasks} concurrent tasks"
-        if component.run_schedule_ms:
-            text += f", {component} every {component.run_schedule} (continuous runs)"
-        return text
-
     def label(connection_id: str) -> str:
         reasons = ", ".join(r.value for r in compiled.durable[connection_id])
         return f"{flow.describe(connections[connection_id])} (durable: {reasons})"
@@ -294,7 +296,7 @@ def explain(compiled: CompiledFlow) -> str:
         lines.append(f"{stage.id}: {members}")
         if stage.is_source_stage:
             sources = (flow.component(m) for m in stage.members)
-            tasks = "".join(_scheduling(c) for c in sources)
+            tasks = "".join(scheduling_note(c) for c in sources)
             lines.append(f"  input: source work{tasks}")
         lines.extend(f"  input: {label(c)}" for c in stage.inputs)
         lines.extend(f"  output: {label(c)}" for c in stage.outputs)

@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from flowcore.compiler.stages import CompiledFlow, Stage
+from flowcore.compiler.stages import CompiledFlow, Stage, scheduling_note
 from flowcore.flow import (
     DEFAULT_FLOWFILE_EXPIRATION,
     Component,
@@ -181,23 +181,13 @@ def _dropped(
     return node, edge
 
 
-def _scheduling(component: Component) -> str:
-    """A source's scheduling settings that differ from NiFi's defaults."""
-    text = ""
-    if component.concurrent_tasks > 1:
-        text += f", {component} x{component.concurrent_tasks} concurrent tasks"
-    if component.run_schedule_ms:
-        text += f", {component} every {component.run_schedule} (continuous runs)"
-    return text
-
-
 def _cluster(compiled: CompiledFlow, stage: Stage, members: list[str]) -> Cluster:
     """A stage's frame: its input (source work or queues) and its durable outputs."""
     flow = compiled.flow
     connections = {c.id: c for c in flow.connections}
     notes = []
     if stage.is_source_stage:
-        tasks = "".join(_scheduling(flow.component(m)) for m in stage.members)
+        tasks = "".join(scheduling_note(flow.component(m)) for m in stage.members)
         notes.append(f"input: source work{tasks}")
     notes.extend(f"input: {flow.describe(connections[c])}" for c in stage.inputs)
     notes.extend(f"output: {flow.describe(connections[c])}" for c in stage.outputs)
