@@ -449,7 +449,20 @@ def _import_task_path(index: int, expected: Mapping[str, str] | None = None) -> 
     return index
 
 
+def _deaf_to_terminal_interrupts() -> None:
+    """In a Python worker: ignore SIGINT, which only a terminal's Ctrl-C sends it.
+
+    PySpark's daemon forks each worker with Python's default SIGINT handler, and a local
+    master's workers share the terminal's process group: a Ctrl-C meant for ``flowcore run``
+    (finish the micro-batch, then stop) would interrupt a busy task, which a local master
+    does not retry. The driver decides when to stop; the JVM already ignores SIGINT.
+    """
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _run_specs(specs: Iterable[TaskSpec]) -> Iterator[TaskResult]:
+    _deaf_to_terminal_interrupts()
     for spec in specs:
         yield run_task(spec)
 
@@ -557,9 +570,11 @@ class SparkRunner:
         sc = self.context
 
         def keyed(pair: tuple[str, str]) -> list[tuple[int, tuple]]:
+            _deaf_to_terminal_interrupts()
             return shuffle_map(job, pair[0], pair[1])
 
         def run(index: int, records: Iterator[tuple[int, tuple]]) -> Iterator[TaskResult]:
+            _deaf_to_terminal_interrupts()
             yield run_partition(specs[index], [record for _, record in records])
 
         segments = list(shuffle.segments)

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from flowcore import Flow
+from flowcore import Flow, FlowFileTransform, Relationship, TransformResult
 from flowcore.driver.controller import run_flow
 from flowcore.settings import Settings
 from processors import (
@@ -376,7 +376,7 @@ def test_cluster_run_equals_local_run(tmp_path: Path, standalone_cluster: str) -
 
 
 DECOY_FLOW = """
-from flowcore import Flow
+from flowcore import Flow, FlowFileTransform, Relationship, TransformResult
 from processors import GetFile, PutFile, SplitText, UpdateAttribute
 
 flow = Flow("decoy")
@@ -460,7 +460,7 @@ import json, os, sys
 os.environ["PYSPARK_PYTHON"] = sys.executable  # the user's workers run this Python
 from pyspark.sql import SparkSession
 import flowcore
-from flowcore import Flow
+from flowcore import Flow, FlowFileTransform, Relationship, TransformResult
 from flowcore.datasets.store import Dataset
 from flowcore.settings import Settings
 from processors import GenerateFlowFile, PutDataset
@@ -547,3 +547,30 @@ def test_a_session_given_with_conf_or_another_master_is_refused(spark) -> None: 
     with pytest.raises(ConfigurationError, match="already running in this process"):
         SparkRunner(master="local[3]", session=spark.session)
     assert SparkRunner(master=spark.master, session=spark.session).master == spark.master
+
+
+class _Interrupted(FlowFileTransform):
+    """Sends its own worker SIGINT, as a terminal's Ctrl-C reaches a local master's workers."""
+
+    relationships = (Relationship("success"),)
+
+    def transform(self, context, flowfile):  # type: ignore[no-untyped-def]
+        import signal
+
+        os.kill(os.getpid(), signal.SIGINT)
+        return TransformResult(attributes={"interrupted": "ignored"})
+
+
+def test_a_ctrl_c_reaching_a_busy_worker_does_not_fail_its_task(tmp_path: Path, spark) -> None:  # type: ignore[no-untyped-def]
+    """Python workers ignore SIGINT: the driver decides when a run stops (after its
+    micro-batch), so a task interrupted mid-work still finishes and nothing is lost."""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.txt").write_text("x\ny\n")
+    flow = Flow("interrupted")
+    get = flow.add(GetFile(input_directory=str(tmp_path / "in")), name="get")
+    hit = flow.add(_Interrupted(), name="hit")
+    flow.connect(get, hit)
+    flow.auto_terminate(hit, "success")
+    result = run_flow(flow, spark, repository=tmp_path / "repo", settings=SETTINGS)
+    assert result.count("hit", "success") == 1
+    assert not result.bulletins
