@@ -26,7 +26,7 @@ from flowcore.flowfile import (
 )
 from flowcore.flowfile_batch.columns import Column, apply_row
 
-__all__ = ["ProvenanceEvent", "ProvenanceEventRun", "ProvenanceEventType"]
+__all__ = ["TEXT_FIELDS", "ProvenanceEvent", "ProvenanceEventRun", "ProvenanceEventType"]
 
 
 class ProvenanceEventType(enum.Enum):
@@ -76,6 +76,22 @@ def _attributes(value: Mapping[str, str] | None) -> Attributes:
 def _uuids(value: Iterable[str]) -> Sequence[str]:
     """A tuple of uuids, or the :class:`CountedUuids` given (runs stay runs)."""
     return value if isinstance(value, CountedUuids) else tuple(value)
+
+
+#: The text fields of an event that name where it happened and why (NiFi's component,
+#: relationship, details and the identifiers of outside systems): stored as they are, one value
+#: for a whole run of events, and each a string column where events become a table.
+TEXT_FIELDS = (
+    "component_id",
+    "component_type",
+    "component_name",
+    "relationship",
+    "details",
+    "transit_uri",
+    "source_system_flowfile_identifier",
+    "alternate_identifier_uri",
+    "source_queue_identifier",
+)
 
 
 @attrs.frozen

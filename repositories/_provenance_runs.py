@@ -36,7 +36,7 @@ from flowcore.flowfile import (
     sequence_uuid,
 )
 from flowcore.flowfile_batch.columns import apply_row, column_from_wire
-from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun
+from flowcore.provenance_events import TEXT_FIELDS, ProvenanceEvent, ProvenanceEventRun
 from repositories._provenance_rows import (
     BUCKET_BITS,
     ROW_COLUMNS,
@@ -57,18 +57,7 @@ _BUCKET_MASK = MAX_RUN - 1
 # --- folding events into runs (in tasks) -------------------------------------------------------
 
 #: Fields every event of a run shares, read straight off the event.
-_SHARED = (
-    "event_type",
-    "component_id",
-    "component_type",
-    "component_name",
-    "relationship",
-    "details",
-    "transit_uri",
-    "source_system_flowfile_identifier",
-    "alternate_identifier_uri",
-    "source_queue_identifier",
-)
+_SHARED = ("event_type", *TEXT_FIELDS)
 _shared_of = operator.attrgetter(*_SHARED)
 #: Numeric fields each event of a run has its own value of.
 _VARYING = (

@@ -43,7 +43,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from flowcore.datasets.model import Manifest
 from flowcore.datasets.store import DATASET_FORMAT, RETAINED_VERSIONS, Dataset
 from flowcore.errors import ConfigurationError, DatasetError
-from flowcore.provenance_events import ProvenanceEvent
+from flowcore.provenance_events import TEXT_FIELDS, ProvenanceEvent
 from repositories.provenance_reader import (
     claim_texts,
     event_id_range,
@@ -359,20 +359,7 @@ def _event_batch(events: list[ProvenanceEvent]) -> Any:
         "event_duration": column([e.event_duration for e in events], number),
         "entry_date": times([e.entry_date for e in events]),
         "lineage_start_date": times([e.lineage_start_date for e in events]),
-        **{
-            name: column([getattr(e, name) for e in events], text)
-            for name in (
-                "component_id",
-                "component_type",
-                "component_name",
-                "relationship",
-                "details",
-                "transit_uri",
-                "source_system_flowfile_identifier",
-                "alternate_identifier_uri",
-                "source_queue_identifier",
-            )
-        },
+        **{name: column([getattr(e, name) for e in events], text) for name in TEXT_FIELDS},
         "parent_uuids": column([list(e.parent_uuids) for e in events], pa.list_(text)),
         "child_uuids": column([list(e.child_uuids) for e in events], pa.list_(text)),
         "attributes": column([list(e.attributes.items()) for e in events], pairs),
