@@ -173,14 +173,20 @@ class PutFile(Processor):
 
     def transform_batch(
         self, context: ProcessContext, batch: FlowFileBatch
-    ) -> tuple[str, FlowFileBatch]:
+    ) -> tuple[str, FlowFileBatch] | None:
         """Write every FlowFile of the batch, as ``on_trigger`` does, from its claim ranges.
 
         Each file is staged (a hidden temporary, renamed after the commit) with its bytes
         picked from windows of the batch's claim; a SEND is reported for each file written.
         A FlowFile that would go to ``failure`` raises, so the batch declines: its
         temporaries are discarded and ``on_trigger`` takes the FlowFiles one by one.
+
+        A Maximum File Count declines too: the count of a directory depends on when staged
+        files are published (each session's commit one by one, the whole batch's at once), so
+        the batch could refuse a FlowFile one by one would write.
         """
+        if context.get_property(self.MAX_DESTINATION_FILES).as_integer() is not None:
+            return None
         orders = self._batch_orders(context, batch)
         written_rows: list[int] = []
         uris: list[str] = []
