@@ -24,7 +24,17 @@ from flowcore.errors import (
     RepositoryError,
 )
 from flowcore.expression import Expression, compile_expression
-from flowcore.flow import Component, Connection, FlowDefinition, Prioritizer, QueueSettings
+from flowcore.flow import (
+    BackoffMechanism,
+    Component,
+    Connection,
+    FlowDefinition,
+    LoadBalanceStrategy,
+    Prioritizer,
+    QueueSettings,
+    RetrySettings,
+    SchedulingStrategy,
+)
 from flowcore.flowfile import Attributes, ContentClaim, FlowFile, ResourceClaim
 from flowcore.process_context import ProcessContext
 from flowcore.processor import (
@@ -67,6 +77,7 @@ __all__ = [
     "SUCCESS",
     "AllowableValue",
     "Attributes",
+    "BackoffMechanism",
     "BinningProcessor",
     "Component",
     "ConfigurationError",
@@ -89,6 +100,7 @@ __all__ = [
     "FlowcoreError",
     "InputRequirement",
     "InvalidProcessorError",
+    "LoadBalanceStrategy",
     "Prioritizer",
     "ProcessContext",
     "ProcessException",
@@ -105,6 +117,8 @@ __all__ = [
     "RelationshipError",
     "RepositoryError",
     "ResourceClaim",
+    "RetrySettings",
+    "SchedulingStrategy",
     "SinkJobs",
     "SourceProcessor",
     "StateMap",

@@ -35,20 +35,28 @@ __all__ = [
     "DEFAULT_BACK_PRESSURE_DATA_SIZE",
     "DEFAULT_BACK_PRESSURE_OBJECTS",
     "DEFAULT_FLOWFILE_EXPIRATION",
+    "DEFAULT_MAX_BACKOFF_PERIOD",
+    "DEFAULT_RETRY_COUNT",
     "DEFAULT_RUN_SCHEDULE",
     "FUNNEL_RELATIONSHIP",
+    "BackoffMechanism",
     "Component",
     "ComponentKind",
     "Connection",
     "FlowDefinition",
+    "LoadBalanceStrategy",
     "Prioritizer",
     "QueueSettings",
+    "RetrySettings",
+    "SchedulingStrategy",
 ]
 
 DEFAULT_BACK_PRESSURE_OBJECTS = 10_000  # nifi.queue.backpressure.count
 DEFAULT_BACK_PRESSURE_DATA_SIZE = "1 GB"  # nifi.queue.backpressure.size
 DEFAULT_FLOWFILE_EXPIRATION = "0 sec"  # never
 DEFAULT_RUN_SCHEDULE = "0 sec"  # NiFi's: as often as there is work and room
+DEFAULT_RETRY_COUNT = 10  # NiFi's Number of Retry Attempts
+DEFAULT_MAX_BACKOFF_PERIOD = "10 mins"  # NiFi's Max Backoff Period
 #: A funnel's only exit; connections out of a funnel use it implicitly.
 FUNNEL_RELATIONSHIP = "success"
 
@@ -108,6 +116,77 @@ class QueueSettings:
     prioritizers: tuple[Prioritizer, ...] = attrs.field(default=(), converter=_prioritizers)
 
 
+class SchedulingStrategy(enum.Enum):
+    """NiFi's Scheduling Strategy: what a component's ``run_schedule`` means."""
+
+    TIMER_DRIVEN = "TIMER_DRIVEN"  # run_schedule is a period ("0 sec", "1 min")
+    CRON_DRIVEN = "CRON_DRIVEN"  # run_schedule is a Quartz cron expression ("0 0 * * * ?")
+
+
+class BackoffMechanism(enum.Enum):
+    """NiFi's Retry Back Off Policy: what waits before a retried FlowFile is tried again."""
+
+    PENALIZE_FLOWFILE = "PENALIZE_FLOWFILE"  # the FlowFile waits; others go on
+    YIELD_PROCESSOR = "YIELD_PROCESSOR"  # the processor waits; nothing else runs through it
+
+
+class LoadBalanceStrategy(enum.Enum):
+    """NiFi's connection Load Balance Strategy (how a cluster spreads a queue over its nodes)."""
+
+    DO_NOT_LOAD_BALANCE = "DO_NOT_LOAD_BALANCE"
+    PARTITION_BY_ATTRIBUTE = "PARTITION_BY_ATTRIBUTE"
+    ROUND_ROBIN = "ROUND_ROBIN"
+    SINGLE_NODE = "SINGLE_NODE"
+
+
+def _enum_member(kind: type[enum.Enum]) -> Any:
+    """An attrs converter to a member of *kind* from the member or its NiFi name."""
+
+    def convert(value: enum.Enum | str) -> enum.Enum:
+        if isinstance(value, kind):
+            return value
+        for member in kind:
+            if str(value).upper() in (member.value, member.name):
+                return member
+        known = ", ".join(m.value for m in kind)
+        msg = f"unknown {kind.__name__} {value!r}; use one of {known}"
+        raise FlowDefinitionError(msg)
+
+    return convert
+
+
+def _names(values: str | Iterable[str | Relationship]) -> tuple[str, ...]:
+    if isinstance(values, str | Relationship):
+        return (str(values),)
+    return tuple(str(v) for v in values)
+
+
+@attrs.frozen
+class RetrySettings:
+    """NiFi's relationship retry (1.16+): FlowFiles routed to *relationships* are tried again.
+
+    A FlowFile the processor routes to a retried relationship goes back to the processor's input
+    instead, up to *count* times, waiting between tries per *backoff_mechanism*, doubling the
+    wait from the Penalty (or Yield) Duration up to *max_backoff_period*; after the last try
+    it follows the relationship.
+
+    Attributes:
+        relationships: the retried relationships.
+        count: NiFi's Number of Retry Attempts (default 10).
+        backoff_mechanism: penalize the FlowFile (default) or yield the processor.
+        max_backoff_period: the longest wait between tries (default ``10 mins``).
+    """
+
+    relationships: tuple[str, ...] = attrs.field(converter=_names)
+    count: int = DEFAULT_RETRY_COUNT
+    backoff_mechanism: BackoffMechanism = attrs.field(
+        default=BackoffMechanism.PENALIZE_FLOWFILE, converter=_enum_member(BackoffMechanism)
+    )
+    max_backoff_period: str = attrs.field(
+        default=DEFAULT_MAX_BACKOFF_PERIOD, converter=_period_text
+    )
+
+
 class ComponentKind(enum.Enum):
     """What a node of the flow graph is."""
 
@@ -129,7 +208,16 @@ class Component:
             tasks as their input allows).
         run_schedule: NiFi's Run Schedule for a source in a continuous run: ``"0 sec"`` (the
             default) triggers it as often as there is room downstream; a period such as
-            ``"1 min"`` triggers it (``concurrent_tasks`` times) at most once per period.
+            ``"1 min"`` triggers it (``concurrent_tasks`` times) at most once per period. Under
+            the CRON_DRIVEN strategy, a Quartz cron expression.
+        scheduling_strategy: NiFi's Scheduling Strategy (timer or cron driven).
+        penalty_duration: NiFi's Penalty Duration for this processor; None takes the engine
+            setting ``penalization_period`` (``30 sec``).
+        yield_duration: NiFi's Yield Duration for this processor; None takes the engine
+            setting ``yield_duration`` (``1 sec``).
+        disabled: NiFi's DISABLED state: the processor never runs; FlowFiles queue before it.
+        retry: NiFi's relationship retry settings, or None.
+        comments: NiFi's Comments, kept for export.
     """
 
     id: str
@@ -138,6 +226,18 @@ class Component:
     processor: Processor | None = None
     concurrent_tasks: int = 1
     run_schedule: str = attrs.field(default=DEFAULT_RUN_SCHEDULE, converter=_period_text)
+    scheduling_strategy: SchedulingStrategy = attrs.field(
+        default=SchedulingStrategy.TIMER_DRIVEN, converter=_enum_member(SchedulingStrategy)
+    )
+    penalty_duration: str | None = attrs.field(
+        default=None, converter=attrs.converters.optional(_period_text)
+    )
+    yield_duration: str | None = attrs.field(
+        default=None, converter=attrs.converters.optional(_period_text)
+    )
+    disabled: bool = False
+    retry: RetrySettings | None = None
+    comments: str = ""
 
     @property
     def run_schedule_ms(self) -> int:
@@ -174,6 +274,9 @@ class Connection:
         destination: id of the component FlowFiles enter.
         settings: queue settings, or None when the user gave none.
         durable: whether the user asked for a durable (logged) queue.
+        name: NiFi's connection name (empty: none), kept for export.
+        load_balance_strategy: NiFi's Load Balance Strategy, a cluster setting.
+        partitioning_attribute: the attribute PARTITION_BY_ATTRIBUTE balances on.
     """
 
     id: str
@@ -182,6 +285,12 @@ class Connection:
     destination: str
     settings: QueueSettings | None = None
     durable: bool = False
+    name: str = ""
+    load_balance_strategy: LoadBalanceStrategy = attrs.field(
+        default=LoadBalanceStrategy.DO_NOT_LOAD_BALANCE,
+        converter=_enum_member(LoadBalanceStrategy),
+    )
+    partitioning_attribute: str = ""
 
     @property
     def queue_settings(self) -> QueueSettings:
@@ -240,6 +349,12 @@ class FlowDefinition:
         *,
         concurrent_tasks: int = 1,
         run_schedule: str | int | float = DEFAULT_RUN_SCHEDULE,
+        scheduling_strategy: SchedulingStrategy | str = SchedulingStrategy.TIMER_DRIVEN,
+        penalty_duration: str | int | float | None = None,
+        yield_duration: str | int | float | None = None,
+        disabled: bool = False,
+        retry: RetrySettings | None = None,
+        comments: str = "",
     ) -> Component:
         """Place a configured processor in the flow; return its handle.
 
@@ -252,6 +367,14 @@ class FlowDefinition:
             run_schedule: NiFi's Run Schedule, for sources in continuous runs: ``"0 sec"``
                 runs a source as often as there is room downstream; ``"1 min"`` (or 60, in
                 seconds) at most once a minute. Checked by validation.
+            scheduling_strategy: ``TIMER_DRIVEN`` (the default) or ``CRON_DRIVEN``, when
+                *run_schedule* is a Quartz cron expression.
+            penalty_duration: NiFi's Penalty Duration (default: the engine's, ``30 sec``).
+            yield_duration: NiFi's Yield Duration (default: the engine's, ``1 sec``).
+            disabled: keep the processor from running, as NiFi's DISABLED state does.
+            retry: NiFi's relationship retry, e.g.
+                ``RetrySettings(relationships=["failure"], count=3)``.
+            comments: NiFi's Comments.
 
         Raises:
             FlowDefinitionError: the processor instance is already in the flow, or the name is,
@@ -282,6 +405,12 @@ class FlowDefinition:
             processor=processor,
             concurrent_tasks=concurrent_tasks,
             run_schedule=run_schedule,
+            scheduling_strategy=scheduling_strategy,
+            penalty_duration=penalty_duration,
+            yield_duration=yield_duration,
+            disabled=disabled,
+            retry=retry,
+            comments=comments,
         )
         self._components[component.id] = component
         return component
@@ -319,12 +448,16 @@ class FlowDefinition:
         back_pressure_data_size_threshold: str | int | None = None,
         flowfile_expiration: str | int | None = None,
         prioritizers: Sequence[Prioritizer | str] | None = None,
+        name: str = "",
+        load_balance_strategy: LoadBalanceStrategy | str = LoadBalanceStrategy.DO_NOT_LOAD_BALANCE,
+        partitioning_attribute: str = "",
     ) -> Connection:
         """Route *relationships* of *source* to *destination*.
 
         With no relationships, the source's only one is used (a funnel's, or a processor with a
         single relationship); otherwise validation asks which. Any queue setting makes the
-        connection durable.
+        connection durable. *name*, *load_balance_strategy* and *partitioning_attribute* are
+        NiFi's connection settings of the same names.
         """
         self._own(source, "source")
         self._own(destination, "destination")
@@ -349,6 +482,9 @@ class FlowDefinition:
             destination=destination.id,
             settings=QueueSettings(**given) if given else None,
             durable=durable,
+            name=name,
+            load_balance_strategy=load_balance_strategy,
+            partitioning_attribute=partitioning_attribute,
         )
         self._connections[connection.id] = connection
         return connection
