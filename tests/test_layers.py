@@ -77,6 +77,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "flowcore.cli.*",
             "flowcore.registry",
             "flowcore.testing.*",
+            "flowcore.nifi.*",
         ),
     ),
 )
