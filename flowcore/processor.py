@@ -377,6 +377,15 @@ class Processor:
         return dict(self._configured_values())
 
     @property
+    def raw_configured(self) -> Mapping[str, str]:
+        """The values explicitly set, by internal name, as written: ``#{name}`` references kept.
+
+        What a definition holds (an export writes these; :attr:`configured` substitutes
+        parameters, as a run reads them). Dynamic properties included; unknown names are not.
+        """
+        return dict(self._values)
+
+    @property
     def dynamic_properties(self) -> dict[str, str]:
         """User-defined properties, in the order they were set."""
         names = self._descriptors_by_name()
@@ -518,7 +527,18 @@ class Processor:
             type(self) is type(other)
             and self._values == other._values
             and self._unknown == other._unknown
+            and self.advanced_configuration() == other.advanced_configuration()
         )
+
+    def advanced_configuration(self) -> tuple[tuple[str, Any], ...]:
+        """Configuration held outside the properties, as ``(keyword, value)`` pairs.
+
+        NiFi keeps such configuration as a processor's annotation data, set in its Advanced
+        UI (UpdateAttribute's rules). Each keyword is the constructor argument that takes the
+        value, so a flow written back as Python passes it on; flow comparison and export read
+        it too. Empty for most processors.
+        """
+        return ()
 
 
 @attrs.frozen
