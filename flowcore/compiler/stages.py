@@ -293,7 +293,7 @@ def serial_note(plan: StagePlan) -> str | None:
         )
         reasons.append(f"{member.type_name} '{member.name}' {why}")
     return (
-        "  serial: one task per stage run, seeing the state the last one committed "
+        "serial: one task per stage run, seeing the state the last one committed "
         f"({'; '.join(reasons)})"
     )
 
@@ -333,5 +333,5 @@ def explain(compiled: CompiledFlow) -> str:
         lines.extend(f"  output: {label(c)}" for c in stage.outputs)
         note = serial_note(compiled.plans[stage.id]) if stage.id in compiled.plans else None
         if note is not None:
-            lines.append(note)
+            lines.append(f"  {note}")
     return "\n".join(lines)
