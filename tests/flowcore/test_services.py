@@ -7,7 +7,6 @@ import pytest
 from flowcore import Flow
 from flowcore.errors import ConfigurationError, FlowDefinitionError
 from flowcore.services import EvictionStrategy, MapCache, MapCacheService
-from flowcore.session.process_session import ProcessSession
 from flowcore.testing import TestRunner
 from processors import DetectDuplicate
 
@@ -98,7 +97,7 @@ def test_a_rolled_back_session_leaves_no_entry() -> None:
     """Entries a session put go when it rolls back; a committed session's stay."""
     runner = TestRunner(DetectDuplicate())
     cache = runner.add_service(MapCacheService("c"))
-    session = ProcessSession(runner)
+    session = runner.create_session()
     session.map_cache("c").put("k", "v")
     session.rollback()
     assert len(cache) == 0
