@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Mapping
+
 import attrs
 from sortedcontainers import SortedList
 

@@ -200,7 +200,11 @@ class ControlRate(Processor):
         if criteria == DATA_OR_FLOWFILE_RATE.value:
             checks += [
                 (self.MAX_DATA_RATE.name, self.MAX_DATA_RATE.display_name, DATA_SIZE_VALIDATOR),
-                (self.MAX_COUNT_RATE.name, self.MAX_COUNT_RATE.display_name, POSITIVE_LONG_VALIDATOR),
+                (
+                    self.MAX_COUNT_RATE.name,
+                    self.MAX_COUNT_RATE.display_name,
+                    POSITIVE_LONG_VALIDATOR,
+                ),
             ]
         elif criteria == DATA_RATE.value:
             checks.append((self.MAX_RATE.name, "Maximum Rate", DATA_SIZE_VALIDATOR))

@@ -53,8 +53,8 @@ from repositories.records import MAX_SEGMENT_RECORDS, Bulletin
 
 if TYPE_CHECKING:
     from flowcore.engine.task import _Task
-    from flowcore.services import MapCache
     from flowcore.provenance_events import ProvenanceEvent
+    from flowcore.services import MapCache
 
 __all__ = ["BATCH_TRIGGERS", "CONTENT_FAILURE_REASON", "TaskMember"]
 

@@ -37,12 +37,12 @@ from flowcore.flowfile import CORE_ATTRIBUTES, CountedUuids, FlowFile
 from flowcore.provenance_events import ProvenanceEventType
 from flowcore.relationship import FAILURE, Relationship
 from flowcore.session._batches import BatchOutputs, BatchWork
+from flowcore.session._caches import StagedCaches
 from flowcore.session._content import CONTENT_FAILURE_REASON, SessionContent
 from flowcore.session._effects import StagedEffects
 from flowcore.session._ledger import Ledger
 from flowcore.session._provenance import EventBuilder, ProvenanceReporter
 from flowcore.session._spill import Spiller
-from flowcore.session._caches import StagedCaches
 from flowcore.session._state import StagedState
 from flowcore.session._support import NOT_INHERITED, PendingEvent, Record
 from flowcore.session._uuids import UuidSource

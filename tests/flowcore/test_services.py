@@ -7,7 +7,6 @@ import pytest
 from flowcore import Flow
 from flowcore.errors import ConfigurationError, FlowDefinitionError
 from flowcore.services import EvictionStrategy, MapCache, MapCacheService
-from flowcore.testing import TestRunner
 from processors import DetectDuplicate
 
 
@@ -91,19 +90,6 @@ def test_state_round_trip() -> None:
     assert loaded.to_state() == cache.to_state()
     assert loaded.get("k") == "a value with spaces"
     assert loaded.get("x") == ""
-
-
-def test_a_rolled_back_session_leaves_no_entry() -> None:
-    """Entries a session put go when it rolls back; a committed session's stay."""
-    runner = TestRunner(DetectDuplicate())
-    cache = runner.add_service(MapCacheService("c"))
-    session = runner.create_session()
-    session.map_cache("c").put("k", "v")
-    session.rollback()
-    assert len(cache) == 0
-    session.map_cache("c").put("k", "v")
-    session.commit()
-    assert cache.get("k") == "v"
 
 
 def test_a_flow_declares_each_service_once() -> None:

@@ -9,7 +9,6 @@ from flowcore.driver.controller import run_flow
 from flowcore.settings import Settings
 from flowcore.testing import TestRunner
 from processors import ControlRate, GetFile, SplitText
-from processors._throttle import Throttle
 
 
 def _runner(**properties: str) -> TestRunner:
@@ -158,14 +157,6 @@ def test_the_throttles_are_committed_state() -> None:
     runner.run()
     runner.assert_transfer_count("success", 3)
     assert any(key != "config" for key in runner.state)
-
-
-def test_a_throttle_knows_when_it_opens() -> None:
-    """The time a held FlowFile is retried: when the window's oldest buckets have left it."""
-    throttle = Throttle(1000)
-    assert throttle.try_add(2, 2, 10_000)
-    assert not throttle.try_add(1, 2, 10_500)
-    assert throttle.opens_at(2, 10_500) == 11_001
 
 
 def test_a_batch_run_waits_out_the_window_for_held_flowfiles(tmp_path: Path, runner: str) -> None:

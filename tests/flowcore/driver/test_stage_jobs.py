@@ -137,4 +137,3 @@ def test_parallel_tasks_would_lose_the_counter_updates(
     count, lines, _ = _count_lines(tmp_path, "direct", settings)
     assert lines == 200
     assert int(count) < 200
-
