@@ -205,7 +205,7 @@ def test_a_stage_with_a_serial_member_says_why_it_is_one_task() -> None:
     rate = flow.add(ControlRate(maximum_rate="1 MB"), name="rate")
     end = flow.add(UpdateAttribute(), name="end")
     flow.connect(tag, rate)
-    flow.connect(rate, end, durable=True)
+    flow.connect(rate, end, "success", durable=True)
     flow.auto_terminate(rate, "failure")
     flow.auto_terminate(end, "success")
     compiled = compile_flow(flow)
