@@ -24,6 +24,7 @@ from flowcore.errors import FlowDefinitionError
 from flowcore.parameters import Parameter, ParameterContext
 from flowcore.processor import Processor
 from flowcore.relationship import Relationship
+from flowcore.services import MapCacheService
 from flowcore.units import parse_data_size, parse_time_period
 from flowcore.validators import DATA_SIZE_VALIDATOR, TIME_PERIOD_VALIDATOR
 
@@ -325,6 +326,7 @@ class FlowDefinition:
         self._components: dict[str, Component] = {}
         self._connections: dict[str, Connection] = {}
         self._auto_terminated: dict[str, set[str]] = {}
+        self._services: dict[str, MapCacheService] = {}
         self._ids = itertools.count(1)
 
     # --- building -------------------------------------------------------------------------------
@@ -414,6 +416,30 @@ class FlowDefinition:
         )
         self._components[component.id] = component
         return component
+
+    def add_service(self, service: MapCacheService) -> MapCacheService:
+        """Declare a controller service that processors name in a service property.
+
+        ``flow.add_service(MapCacheService("dedupe"))``, then
+        ``DetectDuplicate(distributed_cache_service="dedupe")``; processors naming the same
+        service share it (NiFi's controller services, scoped to the flow).
+
+        Raises:
+            FlowDefinitionError: it is not a service, or the flow has one of that name.
+        """
+        if not isinstance(service, MapCacheService):
+            msg = f"Flow.add_service takes a MapCacheService, got {service!r}"
+            raise FlowDefinitionError(msg)
+        if service.name in self._services:
+            msg = f"flow '{self.name}' already has a service named {service.name!r}; pick another"
+            raise FlowDefinitionError(msg)
+        self._services[service.name] = service
+        return service
+
+    @property
+    def services(self) -> Mapping[str, MapCacheService]:
+        """The declared services, by name."""
+        return dict(self._services)
 
     def funnel(self, name: str | None = None) -> Component:
         """Add a funnel: many connections in, one stream out, no processing."""

@@ -7,6 +7,8 @@ per processor type, keyed by NiFi's type name.
 from collections.abc import Mapping
 
 from flowcore.processor import Processor
+from processors.control_rate import ControlRate
+from processors.detect_duplicate import DetectDuplicate
 from processors.file_splitter import FileSplitter
 from processors.generate_flowfile import GenerateFlowFile
 from processors.get_file import GetFile
@@ -19,6 +21,8 @@ from processors.split_text import SplitText
 from processors.update_attribute import UpdateAttribute
 
 BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
+    "ControlRate": ControlRate,
+    "DetectDuplicate": DetectDuplicate,
     "FileSplitter": FileSplitter,
     "GenerateFlowFile": GenerateFlowFile,
     "GetFile": GetFile,
@@ -33,6 +37,8 @@ BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
 
 __all__ = [
     "BUILTIN_PROCESSORS",
+    "ControlRate",
+    "DetectDuplicate",
     "FileSplitter",
     "GenerateFlowFile",
     "GetFile",

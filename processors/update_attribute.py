@@ -215,6 +215,15 @@ class UpdateAttribute(Processor):
     def _stores_state(self) -> bool:
         return self.effective_value(self.STORE_STATE) == STORE_STATE_LOCALLY.value
 
+    def runs_serially(self) -> bool:
+        """Storing state: each FlowFile reads and writes it, so one task per stage run.
+
+        Parallel tasks would each start from the same committed state and the commit would
+        keep one task's values only (NiFi's ``replaceState`` would send the others to
+        ``set state fail``; here nothing would tell).
+        """
+        return self._stores_state()
+
     def get_relationships(self) -> tuple[Relationship, ...]:
         """``success``, plus ``set state fail`` when storing state."""
         if self._stores_state():
