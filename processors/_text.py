@@ -23,12 +23,14 @@ __all__ = [
     "head_bytes",
     "iter_lines",
     "java_trim",
+    "line_capacity",
     "line_body",
     "split_lines",
 ]
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
 _READ_CHUNK = 1 << 16  # bytes decoded at a time when streaming lines
+_INITIAL_LINE_BUFFER = 8192  # characters: LineDemarcator's first buffer
 #: Java's ``String.trim`` removes every character up to the space, and nothing else.
 _JAVA_WHITESPACE = "".join(chr(code) for code in range(0x21))
 
@@ -76,6 +78,21 @@ def java_trim(text: str) -> str:
     return text.strip(_JAVA_WHITESPACE)
 
 
+def line_capacity(max_buffer: int) -> int:
+    """The longest line NiFi's ``LineDemarcator`` reads within a Maximum Buffer Size, in chars.
+
+    Its buffer starts at 8,192 characters and grows (doubling, by at most 1 MiB at a time)
+    only while the grown size stays within the maximum; a longer line overflows. So a line of
+    up to 8,192 characters always passes, whatever the maximum.
+    """
+    capacity = _INITIAL_LINE_BUFFER
+    while True:
+        grown = min(capacity * 2, capacity + (1 << 20))
+        if grown > max_buffer:
+            return capacity
+        capacity = grown
+
+
 def iter_lines(stream: BinaryIO, charset: str, max_length: int | None = None) -> Iterator[str]:
     r"""The lines of *stream* decoded with *charset*, each with its terminator, read in chunks.
 
@@ -109,7 +126,7 @@ def iter_lines(stream: BinaryIO, charset: str, max_length: int | None = None) ->
 def _check_length(line: str, max_length: int | None) -> None:
     if max_length is not None and len(line) > max_length:
         msg = (
-            f"a line of {len(line)} characters is longer than the Maximum Buffer Size "
-            f"({max_length}); raise it to process this content line by line"
+            f"a line of {len(line)} characters is longer than the {max_length} characters the "
+            "Maximum Buffer Size allows; raise it to process this content line by line"
         )
         raise LineTooLongError(msg)

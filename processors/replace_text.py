@@ -35,7 +35,14 @@ from processors._replacement import (
     regex_template,
     substitute_variables,
 )
-from processors._text import LineTooLongError, decode, encode, iter_lines, line_body
+from processors._text import (
+    LineTooLongError,
+    decode,
+    encode,
+    iter_lines,
+    line_body,
+    line_capacity,
+)
 
 __all__ = ["ReplaceText"]
 
@@ -477,7 +484,7 @@ def _rewrite_lines(
         encoder = codecs.getincrementalencoder(plan.charset)("replace")
         pending: list[str] = []
         size = 0
-        lines = iter_lines(source, plan.charset, plan.max_buffer)
+        lines = iter_lines(source, plan.charset, line_capacity(plan.max_buffer))
         for text in _selected(lines, plan.line_mode, replace):
             pending.append(text)
             size += len(text)
