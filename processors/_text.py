@@ -23,8 +23,8 @@ __all__ = [
     "head_bytes",
     "iter_lines",
     "java_trim",
-    "line_capacity",
     "line_body",
+    "line_capacity",
     "split_lines",
 ]
 
@@ -93,7 +93,13 @@ def line_capacity(max_buffer: int) -> int:
         capacity = grown
 
 
-def iter_lines(stream: BinaryIO, charset: str, max_length: int | None = None) -> Iterator[str]:
+def iter_lines(
+    stream: BinaryIO,
+    charset: str,
+    max_length: int | None = None,
+    *,
+    chunk_size: int = _READ_CHUNK,
+) -> Iterator[str]:
     r"""The lines of *stream* decoded with *charset*, each with its terminator, read in chunks.
 
     A ``\r`` at the end of a chunk waits for the next one, which may begin with its ``\n``.
@@ -102,6 +108,7 @@ def iter_lines(stream: BinaryIO, charset: str, max_length: int | None = None) ->
         stream: the content.
         charset: its Character Set.
         max_length: the longest line allowed, in characters (terminator included).
+        chunk_size: bytes read and decoded at a time.
 
     Raises:
         LineTooLongError: a line is longer than *max_length*.
@@ -109,7 +116,7 @@ def iter_lines(stream: BinaryIO, charset: str, max_length: int | None = None) ->
     decoder = codecs.getincrementaldecoder(charset)("replace")
     pending = ""
     while True:
-        chunk = stream.read(_READ_CHUNK)
+        chunk = stream.read(chunk_size)
         text = pending + decoder.decode(chunk, final=not chunk)
         lines = split_lines(text)
         pending = ""

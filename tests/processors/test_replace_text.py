@@ -32,7 +32,8 @@ def _replace(
     for relationship in ("success", "failure"):
         for flowfile in runner.flowfiles_for(relationship):
             return relationship, flowfile.content.decode()
-    raise AssertionError("nothing was transferred")
+    msg = "nothing was transferred"
+    raise AssertionError(msg)
 
 
 @pytest.mark.parametrize(
@@ -50,40 +51,108 @@ def _replace(
         (HELLO, {}, {"search_value": "l", "replacement_value": "R"}, "HeRRo, WorRd!"),
         ("a$a,b,c,d", {}, {"search_value": "(?s:^.*$)", "replacement_value": "a\\$b"}, "a\\$b"),
         ("a$a,b,c,d", {}, {"search_value": "(?s:^.*$)", "replacement_value": "a$b"}, "a$b"),
-        (HELLO, {"abc": "$1"}, {"search_value": "(ell)", "replacement_value": "[${abc}]"},
-         "H[$1]o, World!"),
+        (
+            HELLO,
+            {"abc": "$1"},
+            {"search_value": "(ell)", "replacement_value": "[${abc}]"},
+            "H[$1]o, World!",
+        ),
         (HELLO, {"k": "H.*o"}, {"search_value": "${k}", "replacement_value": "GoodBye"}, HELLO),
-        (HELLO, {"k": "Hello", "v": "Good-bye"},
-         {"search_value": "${k}", "replacement_value": "${v}"}, "Good-bye, World!"),
+        (
+            HELLO,
+            {"k": "Hello", "v": "Good-bye"},
+            {"search_value": "${k}", "replacement_value": "${v}"},
+            "Good-bye, World!",
+        ),
         (HELLO, {"abc": "Good"}, {"search_value": ".*", "replacement_value": "${abc}"}, "Good"),
-        ("Hello", {"filename": "abc.txt"},
-         {"search_value": ".+", "replacement_value": "{ ${filename} }"}, "{ abc.txt }"),
-        ("original-text", {}, {"replacement_value": "default-replacement-value"},
-         "default-replacement-value"),
+        (
+            "Hello",
+            {"filename": "abc.txt"},
+            {"search_value": ".+", "replacement_value": "{ ${filename} }"},
+            "{ abc.txt }",
+        ),
+        (
+            "original-text",
+            {},
+            {"replacement_value": "default-replacement-value"},
+            "default-replacement-value",
+        ),
         ("line-1\nline-2", {}, {"replacement_value": "dflt", **ENTIRE}, "dflt"),
-        ('{"name":"Smith","middle":"nifi"}', {},
-         {"search_value": '"([a-z]+?)":"(.*?)"', "replacement_value": "\"${'$1':toUpper()}\":\"$2\""},
-         '{"NAME":"Smith","MIDDLE":"nifi"}'),
-        ("Hello\nWorld!", {"filename": "abc.txt"},
-         {"search_value": "(?s)(^.*)", **ENTIRE,
-          "replacement_value": "header\n${filename}\n$1\nfooter"},
-         "header\nabc.txt\nHello\nWorld!\nfooter"),
-        (CSV_IN, {}, {"search_value": r"(.*?),(.*?),(\d+.*)",
-                      "replacement_value": "$1,$2,${ '$3':toDate('ddMMMyyyy'):format('yyyy/MM/dd') }"},
-         CSV_OUT),
-        ("1,https://123.jpg,e\n3,https://321.jpg,o", {},
-         {"search_value": "(.*)/(.*?).jpg", "replacement_value": "$1/${ '$2':substring(0,1) }.png"},
-         "1,https://1.png,e\n3,https://3.png,o"),
-        ("testing\n123", {}, {"search_value": "(?s:^.*$)", **ENTIRE,
-                              "replacement_value": "${'$1':toUpper()}"}, ""),
-        ("testing\n123", {}, {"search_value": "(?s)(^.*$)", **ENTIRE,
-                              "replacement_value": "${'$1':toUpper()}"}, "TESTING\n123"),
-        ("wo$1r$2d", {}, {"search_value": "(?s)(^.*$)", **ENTIRE,
-                          "replacement_value": "${'$1':toUpper()}"}, "WO$1R$2D"),
-        ("H.ell.o, .ell.", {}, {"search_value": ".ell.", "replacement_value": "test",
-                                "replacement_strategy": "Literal Replace"}, "Htesto, test"),
-        (HELLO, {}, {"search_value": "ell", "replacement_value": "[$1]",
-                     "replacement_strategy": "Literal Replace"}, "H[$1]o, World!"),
+        (
+            '{"name":"Smith","middle":"nifi"}',
+            {},
+            {
+                "search_value": '"([a-z]+?)":"(.*?)"',
+                "replacement_value": '"${\'$1\':toUpper()}":"$2"',
+            },
+            '{"NAME":"Smith","MIDDLE":"nifi"}',
+        ),
+        (
+            "Hello\nWorld!",
+            {"filename": "abc.txt"},
+            {
+                "search_value": "(?s)(^.*)",
+                **ENTIRE,
+                "replacement_value": "header\n${filename}\n$1\nfooter",
+            },
+            "header\nabc.txt\nHello\nWorld!\nfooter",
+        ),
+        (
+            CSV_IN,
+            {},
+            {
+                "search_value": r"(.*?),(.*?),(\d+.*)",
+                "replacement_value": "$1,$2,${ '$3':toDate('ddMMMyyyy'):format('yyyy/MM/dd') }",
+            },
+            CSV_OUT,
+        ),
+        (
+            "1,https://123.jpg,e\n3,https://321.jpg,o",
+            {},
+            {
+                "search_value": "(.*)/(.*?).jpg",
+                "replacement_value": "$1/${ '$2':substring(0,1) }.png",
+            },
+            "1,https://1.png,e\n3,https://3.png,o",
+        ),
+        (
+            "testing\n123",
+            {},
+            {"search_value": "(?s:^.*$)", **ENTIRE, "replacement_value": "${'$1':toUpper()}"},
+            "",
+        ),
+        (
+            "testing\n123",
+            {},
+            {"search_value": "(?s)(^.*$)", **ENTIRE, "replacement_value": "${'$1':toUpper()}"},
+            "TESTING\n123",
+        ),
+        (
+            "wo$1r$2d",
+            {},
+            {"search_value": "(?s)(^.*$)", **ENTIRE, "replacement_value": "${'$1':toUpper()}"},
+            "WO$1R$2D",
+        ),
+        (
+            "H.ell.o, .ell.",
+            {},
+            {
+                "search_value": ".ell.",
+                "replacement_value": "test",
+                "replacement_strategy": "Literal Replace",
+            },
+            "Htesto, test",
+        ),
+        (
+            HELLO,
+            {},
+            {
+                "search_value": "ell",
+                "replacement_value": "[$1]",
+                "replacement_strategy": "Literal Replace",
+            },
+            "H[$1]o, World!",
+        ),
     ],
 )
 def test_nifi_replacement_cases(
@@ -148,10 +217,18 @@ def test_always_replace_keeps_line_endings() -> None:
 @pytest.mark.parametrize(
     ("content", "attributes", "mode", "expected"),
     [
-        ("Line1: ${var1}\nLine2: ${var2}", {"var1": "foo", "var2": "bar"}, "Entire text",
-         "Line1: foo\nLine2: bar"),
-        ("Line1: ${var1}\nLine2: ${var2}", {"var1": "foo", "var2": "bar"}, "Line-by-Line",
-         "Line1: foo\nLine2: bar"),
+        (
+            "Line1: ${var1}\nLine2: ${var2}",
+            {"var1": "foo", "var2": "bar"},
+            "Entire text",
+            "Line1: foo\nLine2: bar",
+        ),
+        (
+            "Line1: ${var1}\nLine2: ${var2}",
+            {"var1": "foo", "var2": "bar"},
+            "Line-by-Line",
+            "Line1: foo\nLine2: bar",
+        ),
         ("Line1: ${var1}", {}, "Entire text", "Line1: ${var1}"),
         ("Line1: $${var1} ${}", {"var1": "foo"}, "Entire text", "Line1: ${var1} ${}"),
         ("${a} ${missing:-fallback}", {"a": "<${b}>", "b": "B"}, "Entire text", "<B> fallback"),
@@ -185,9 +262,10 @@ def test_too_large_goes_to_failure() -> None:
     assert _replace(line, **{**props, "maximum_buffer_size": "5 kb"}) == ("failure", line)
     assert _replace(line, **{**props, "maximum_buffer_size": "16 kb"})[0] == "success"
     # Line-by-Line, '.*' replaces each line of up to 8 KB whatever the buffer
-    assert _replace(HELLO, search_value=".*", replacement_value="Good", maximum_buffer_size="1 b")[
-        0
-    ] == "success"
+    assert (
+        _replace(HELLO, search_value=".*", replacement_value="Good", maximum_buffer_size="1 b")[0]
+        == "success"
+    )
 
 
 def test_expression_errors_go_to_failure() -> None:
@@ -211,9 +289,7 @@ def test_a_regex_past_the_time_limit_goes_to_failure() -> None:
 
 def test_a_group_the_regex_lacks_is_a_processor_error() -> None:
     """'$1' without a group is Java's 'No group 1': the FlowFile stays queued, penalized."""
-    runner = TestRunner(
-        ReplaceText(search_value="(?s:^.*$)", replacement_value="$1", **ENTIRE)
-    )
+    runner = TestRunner(ReplaceText(search_value="(?s:^.*$)", replacement_value="$1", **ENTIRE))
     runner.enqueue("testing\n123")
     with pytest.raises(ProcessException, match="No group 1"):
         runner.run()
