@@ -16,7 +16,8 @@ The limit is the engine setting ``regex_time_limit`` (NiFi has none: its Java en
 interrupted either); each task applies it with :func:`set_time_limit`.
 
 Java treats ``\r\n``, ``\r``, ``\u0085``, ``\u2028`` and ``\u2029`` as line terminators too: ``.``
-does not match them and ``$`` matches before a final ``\r\n``. Pass :data:`JAVA_LINES` among the
+does not match them and ``$`` matches before a final ``\r\n`` (the engine also counts ``\x0b``
+and ``\x0c``, which Java does not). Pass :data:`JAVA_LINES` among the
 flags to get that (the ``regex`` engine's ``WORD`` flag, whose Unicode word boundaries are turned
 back into ``\b`` and ``\B`` as Java and ``re`` define them); the text processors (ExtractText,
 ReplaceText, RouteOnContent, RouteText) do, so a CRLF file matches as in NiFi.
