@@ -39,6 +39,7 @@ from flowcore.session._content import CONTENT_FAILURE_REASON, damage_of
 from flowcore.session.host import (
     SELF,
     ComponentInfo,
+    Disposal,
     FlowFileFilter,
     LogLine,
     Publication,
@@ -195,17 +196,17 @@ class TaskMember:
         self,
         publications: Sequence[Publication],
         logs: Sequence[LogLine],
-        deletes: Sequence[str] = (),
+        disposals: Sequence[Disposal] = (),
     ) -> None:
         """Record a sink's staged files and lines: carried out after the stage run commits."""
-        if publications or logs or deletes:
-            # Source files to delete go with the sinks' effects: deleted after the commit,
-            # and again at start-up should a crash come between the two.
-            self.task.effects.commit(publications, logs, deletes)
+        if publications or logs or disposals:
+            # Source files to delete or move go with the sinks' effects: carried out after
+            # the commit, and again at start-up should a crash come between the two.
+            self.task.effects.commit(publications, logs, disposals)
             self.task.staged_targets.update(p.target for p in publications)
 
     def apply_commit(self, commit: SessionCommit) -> None:
-        self.carry_out_after_commit(commit.publications, commit.logs, commit.delete_on_commit)
+        self.carry_out_after_commit(commit.publications, commit.logs, commit.disposals)
         self.consumed += len(commit.consumed)
         for output in commit.outputs:
             self._route(output)
