@@ -7,9 +7,11 @@ per processor type, keyed by NiFi's type name.
 from collections.abc import Mapping
 
 from flowcore.processor import Processor
+from processors.fetch_file import FetchFile
 from processors.file_splitter import FileSplitter
 from processors.generate_flowfile import GenerateFlowFile
 from processors.get_file import GetFile
+from processors.list_file import ListFile
 from processors.log_attribute import LogAttribute
 from processors.merge_content import MergeContent
 from processors.put_dataset import PutDataset
@@ -19,9 +21,11 @@ from processors.split_text import SplitText
 from processors.update_attribute import UpdateAttribute
 
 BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
+    "FetchFile": FetchFile,
     "FileSplitter": FileSplitter,
     "GenerateFlowFile": GenerateFlowFile,
     "GetFile": GetFile,
+    "ListFile": ListFile,
     "LogAttribute": LogAttribute,
     "MergeContent": MergeContent,
     "PutDataset": PutDataset,
@@ -33,9 +37,11 @@ BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
 
 __all__ = [
     "BUILTIN_PROCESSORS",
+    "FetchFile",
     "FileSplitter",
     "GenerateFlowFile",
     "GetFile",
+    "ListFile",
     "LogAttribute",
     "MergeContent",
     "PutDataset",
