@@ -9,6 +9,7 @@ the members and writes what they leave behind.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import logging
 from collections import defaultdict, deque
@@ -83,9 +84,15 @@ class _FunnelProcessor(Processor):
 
 
 def _work_identity(item: Any) -> str:
-    """What a source work item is, as text: the seed of the uuids of the FlowFiles it makes."""
+    """What a source work item is, as text: the seed of the uuids of the FlowFiles it makes.
+
+    The payload goes in as a digest: the seed is part of every derived uuid's scope, and a
+    payload listing 10,000 files (ListFile's) would make each uuid hash a megabyte.
+    """
     payload = getattr(item, "payload", {}) or {}
-    return f"{item.key}\0{sorted(payload.items(), key=lambda kv: kv[0])!r}"
+    described = repr(sorted(payload.items(), key=lambda kv: kv[0]))
+    digest = hashlib.blake2b(described.encode("utf-8", "surrogatepass"), digest_size=16)
+    return f"{item.key}\0{digest.hexdigest()}"
 
 
 class TaskMember:
