@@ -9,6 +9,7 @@ the members and writes what they leave behind.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import logging
 from collections import defaultdict, deque
@@ -39,6 +40,7 @@ from flowcore.session._content import CONTENT_FAILURE_REASON, damage_of
 from flowcore.session.host import (
     SELF,
     ComponentInfo,
+    Disposal,
     FlowFileFilter,
     LogLine,
     Publication,
@@ -83,9 +85,15 @@ class _FunnelProcessor(Processor):
 
 
 def _work_identity(item: Any) -> str:
-    """What a source work item is, as text: the seed of the uuids of the FlowFiles it makes."""
+    """What a source work item is, as text: the seed of the uuids of the FlowFiles it makes.
+
+    The payload goes in as a digest: the seed is part of every derived uuid's scope, and a
+    payload listing 10,000 files (ListFile's) would make each uuid hash a megabyte.
+    """
     payload = getattr(item, "payload", {}) or {}
-    return f"{item.key}\0{sorted(payload.items(), key=lambda kv: kv[0])!r}"
+    described = repr(sorted(payload.items(), key=lambda kv: kv[0]))
+    digest = hashlib.blake2b(described.encode("utf-8", "surrogatepass"), digest_size=16)
+    return f"{item.key}\0{digest.hexdigest()}"
 
 
 class TaskMember:
@@ -196,17 +204,17 @@ class TaskMember:
         self,
         publications: Sequence[Publication],
         logs: Sequence[LogLine],
-        deletes: Sequence[str] = (),
+        disposals: Sequence[Disposal] = (),
     ) -> None:
         """Record a sink's staged files and lines: carried out after the stage run commits."""
-        if publications or logs or deletes:
-            # Source files to delete go with the sinks' effects: deleted after the commit,
-            # and again at start-up should a crash come between the two.
-            self.task.effects.commit(publications, logs, deletes)
+        if publications or logs or disposals:
+            # Source files to delete or move go with the sinks' effects: carried out after
+            # the commit, and again at start-up should a crash come between the two.
+            self.task.effects.commit(publications, logs, disposals)
             self.task.staged_targets.update(p.target for p in publications)
 
     def apply_commit(self, commit: SessionCommit) -> None:
-        self.carry_out_after_commit(commit.publications, commit.logs, commit.delete_on_commit)
+        self.carry_out_after_commit(commit.publications, commit.logs, commit.disposals)
         self.consumed += len(commit.consumed)
         for output in commit.outputs:
             self._route(output)

@@ -25,9 +25,11 @@ if TYPE_CHECKING:
 __all__ = [
     "SELF",
     "ComponentInfo",
+    "Disposal",
     "FlowFileFilter",
     "FlowFileFilterResult",
     "LogLine",
+    "MoveConflict",
     "Publication",
     "QueuedFlowFile",
     "SessionCommit",
@@ -148,6 +150,38 @@ class Publication:
     replace: bool = True
 
 
+class MoveConflict(enum.Enum):
+    """What a move after the commit does if its target exists (Move Conflict Strategy)."""
+
+    RENAME = "Rename"  # moved under the alternative name instead
+    REPLACE = "Replace File"  # the target is overwritten
+    KEEP = "Keep Existing"  # the target is kept; the source is deleted
+    FAIL = "Fail"  # both are kept as they are (a warning names them)
+
+
+@attrs.frozen
+class Disposal:
+    """A source file a session is done with: deleted, or moved, once the commit is durable.
+
+    GetFile deletes the files it ingested; FetchFile deletes or moves them (its Completion
+    Strategy). Doing so before the commit is durable would lose the file should the process
+    die in between, so the engine carries it out after the write-ahead log transaction, and
+    again at start-up: it is idempotent (a source already gone is done).
+
+    Attributes:
+        source: the file.
+        target: where to move it; None deletes it.
+        conflict: what to do when *target* exists by then.
+        alternative: the name (in *target*'s directory) to move it to on a ``RENAME`` conflict,
+            chosen when it was staged, so that carrying it out again picks the same name.
+    """
+
+    source: str
+    target: str | None = None
+    conflict: MoveConflict = MoveConflict.RENAME
+    alternative: str | None = None
+
+
 @attrs.frozen
 class LogLine:
     """A log record a sink emits once the commit is durable (LogAttribute's lines).
@@ -175,7 +209,7 @@ class SessionCommit:
         state: the component's new state values, or ``None`` when unchanged.
         counters: counter deltas.
         transient_claims: claims written in the session whose resource claim no output uses.
-        delete_on_commit: source files to delete once the commit is durable.
+        disposals: source files to delete or move once the commit is durable.
         auto_terminated: per auto-terminated relationship, the FlowFiles and bytes dropped
             there (for statistics; their DROP events are in *events*).
         publications: files staged to appear once the commit is durable.
@@ -190,7 +224,7 @@ class SessionCommit:
     state: Mapping[str, str] | None
     counters: Mapping[str, int]
     transient_claims: tuple[ContentClaim, ...]
-    delete_on_commit: tuple[str, ...]
+    disposals: tuple[Disposal, ...]
     auto_terminated: Mapping[str, tuple[int, int]] = attrs.field(factory=dict)
     publications: tuple[Publication, ...] = ()
     logs: tuple[LogLine, ...] = ()

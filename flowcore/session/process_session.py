@@ -111,7 +111,10 @@ class ProcessSession:
         # rollback here, since the other session's FlowFiles may point into them.
         self._shared_claims: set[object] = set()
         self._uuids = UuidSource(host)
-        self._content = SessionContent(host, self._ledger, self._resolve)
+        self._effects = StagedEffects(host)
+        self._content = SessionContent(
+            host, self._ledger, self._resolve, self._effects.delete_after_commit
+        )
         outputs = BatchOutputs()
         self._events = EventBuilder(host, self._ledger, outputs, self._resolve)
         self._batches = BatchWork(
@@ -125,7 +128,6 @@ class ProcessSession:
         self._spiller = Spiller(host, self._ledger, self._events, self._route)
         self._staged_state = StagedState(host)
         self._caches = StagedCaches(host)
-        self._effects = StagedEffects(host)
         self.provenance = ProvenanceReporter(self._events)
 
     # --- the parts' methods -----------------------------------------------------------------
@@ -158,6 +160,8 @@ class ProcessSession:
     is_staged = _part("_effects", StagedEffects.is_staged)
     will_log = _part("_effects", StagedEffects.will_log)
     log_after_commit = _part("_effects", StagedEffects.log_after_commit)
+    delete_after_commit = _part("_effects", StagedEffects.delete_after_commit)
+    move_after_commit = _part("_effects", StagedEffects.move_after_commit)
 
     # --- bookkeeping ------------------------------------------------------------------------
 
@@ -560,7 +564,7 @@ class ProcessSession:
             for c in o.flowfile.content.resource_claims
         }
         referenced |= self._spiller.claims
-        publications, logs = self._effects.take()
+        publications, logs, disposals = self._effects.take()
         result = SessionCommit(
             consumed=tuple(
                 QueuedFlowFile(r.original, r.queue_id)
@@ -575,7 +579,7 @@ class ProcessSession:
             transient_claims=tuple(
                 c for c in self._content.written if c.resource_claim not in referenced
             ),
-            delete_on_commit=tuple(self._content.delete_on_commit),
+            disposals=disposals,
             auto_terminated=dict(self._dropped),
             publications=publications,
             logs=logs,

@@ -50,6 +50,7 @@ from flowcore.testing._agreement import RunRecord, SeenFlowFile, assert_agreemen
 from flowcore.testing._batches import INPUT_QUEUE, BatchUse, drain, trigger_batches
 from flowcore.testing._mock_flowfile import MockFlowFile
 from flowcore.validators import ValidationResult
+from repositories.disposals import dispose
 from repositories.effects import publish, temporary_name
 from repositories.memory import MemoryContentRepository, MemoryProvenanceRepository
 
@@ -263,8 +264,8 @@ class TestRunner:
             self._state = StateMap(self._state.version + 1, commit.state)
         for name, delta in commit.counters.items():
             self._counters[name] = self._counters.get(name, 0) + delta
-        for path in commit.delete_on_commit:
-            Path(path).unlink(missing_ok=True)
+        for disposal in commit.disposals:  # the harness commit is final at once
+            dispose(disposal)
         for publication in commit.publications:  # the harness commit is final at once
             publish(publication)
         emit(commit.logs)
