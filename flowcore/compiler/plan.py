@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from flowcore.flow import FUNNEL_RELATIONSHIP, Prioritizer
+from flowcore.flow import FUNNEL_RELATIONSHIP, Prioritizer, RetrySettings
 from flowcore.processor import Processor, ProcessorKind
 
 __all__ = [
@@ -48,8 +48,14 @@ class MemberPlan:
         auto_terminated: relationships whose FlowFiles are dropped.
         has_input: whether anything feeds the component.
         concurrent_tasks: triggers of a source per micro-batch (NiFi's Concurrent Tasks).
-        run_schedule_ms: a source's Run Schedule in a continuous run (0: as often as there is
-            room).
+        run_schedule_ms: the Run Schedule in a continuous run (0: as often as there is room
+            or input); a source's triggers, any other member's stage runs at most once per
+            period.
+        cron: the Run Schedule under the CRON_DRIVEN strategy (a cron expression), or None.
+        penalty_ms: NiFi's Penalty Duration of the component (None: the engine setting).
+        yield_ms: NiFi's Yield Duration of the component (None: the engine setting).
+        retry: NiFi's relationship retry settings, or None.
+        disabled: NiFi's DISABLED state: the member never runs, its input waits queued.
     """
 
     component_id: str
@@ -61,6 +67,11 @@ class MemberPlan:
     has_input: bool
     concurrent_tasks: int = 1
     run_schedule_ms: int = 0
+    cron: str | None = None
+    penalty_ms: int | None = None
+    yield_ms: int | None = None
+    retry: RetrySettings | None = None
+    disabled: bool = False
 
     @property
     def kind(self) -> ProcessorKind:
@@ -103,6 +114,8 @@ class StagePlan:
             it feeds.
         expiration_ms: FlowFile expiration per input queue (absent: never).
         prioritizers: prioritizers per input queue (absent: FIFO).
+        disabled_queues: the input queues of disabled members, each with its member: nothing
+            takes from them (they are not in *queue_members*).
     """
 
     stage_id: str
@@ -110,6 +123,7 @@ class StagePlan:
     queue_members: Mapping[str, str]
     expiration_ms: Mapping[str, int]
     prioritizers: Mapping[str, tuple[Prioritizer, ...]]
+    disabled_queues: Mapping[str, str] = attrs.field(factory=dict)
 
     def member(self, component_id: str) -> MemberPlan:
         """A member by component id."""
@@ -117,10 +131,22 @@ class StagePlan:
 
     @property
     def binning_members(self) -> tuple[MemberPlan, ...]:
-        """Members whose input must be grouped by key (a shuffle on Spark)."""
-        return tuple(m for m in self.members if m.kind is ProcessorKind.BINNING)
+        """Members whose input must be grouped by key (a shuffle on Spark); disabled ones aside."""
+        return tuple(m for m in self.members if m.kind is ProcessorKind.BINNING and not m.disabled)
 
     @property
     def source_members(self) -> tuple[MemberPlan, ...]:
-        """Members that list work on the driver."""
-        return tuple(m for m in self.members if m.kind is ProcessorKind.SOURCE)
+        """Members that list work on the driver (disabled ones list nothing)."""
+        return tuple(m for m in self.members if m.kind is ProcessorKind.SOURCE and not m.disabled)
+
+    @property
+    def scheduled_members(self) -> tuple[MemberPlan, ...]:
+        """Members that take queued input and run on a schedule (a period, or a cron).
+
+        The compiler gives each a stage of its own, which runs only when it comes due.
+        """
+        return tuple(
+            m
+            for m in self.members
+            if m.kind is not ProcessorKind.SOURCE and (m.run_schedule_ms > 0 or m.cron)
+        )

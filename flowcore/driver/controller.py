@@ -31,6 +31,7 @@ from flowcore.driver.live_status import (
 )
 from flowcore.driver.run_result import RunProgress, RunResult, stage_summary, why_stuck
 from flowcore.driver.scheduler import BatchLimits, select_segments
+from flowcore.driver.schedules import Schedules
 from flowcore.driver.sinks import Sinks
 from flowcore.driver.sources import SourceLister
 from flowcore.driver.stage_jobs import StageJobs
@@ -82,6 +83,7 @@ class Controller:
         self._connections = {c.id: c for c in self.flow.connections}
         self._retry_at: dict[str, int] = {}
         self._long_waits: set[str] = set()
+        self._backoffs: set[str] = set()  # segments waiting out a retry's backoff
         self._in_bins: set[str] = set()
         self._indexer: ProvenanceIndexer | None = None
         self._contexts: dict[str, ProcessContext] = {}
@@ -95,12 +97,14 @@ class Controller:
         self._held_back: dict[str, list[str]] = {}
         self._archive_expired_at = 0
         self.sinks = Sinks(list(self.plans.values()), repositories, runner, self._context)
+        self.schedules = Schedules()  # Run Schedules (periods, crons) of continuous runs
         self.sources = SourceLister(
             list(self.plans.values()),
             repositories.flowfiles,
             self.settings,
             self._context,
             self._bulletin,
+            schedules=self.schedules,
         )
         self.tracker = RunTracker(
             self.compiled, runner=runner.name, continuous=False, name_of=self._component_name
@@ -188,6 +192,9 @@ class Controller:
         only re-binned, returned after a yield or an error do not count: that is no progress).
         """
         plan = self.plans[stage.id]
+        scheduled = plan.scheduled_members if continuous else ()
+        if not all(self.schedules.due(m) for m in scheduled):
+            return 0  # its Run Schedule is not due: its input waits queued
         outputs = [self._connections[c] for c in stage.outputs]
         full = full_connections(outputs, plan.queue_members, self._queued)
         if full:
@@ -240,6 +247,8 @@ class Controller:
         results = self.jobs.execute(job, run=run, small=small)
         unread = self.sources.requeue_unread(plan, work, results, states)
         took = len(work) + sum(sum(r.consumed.values()) for r in results)
+        for member in scheduled:
+            self.schedules.ran(member)
         self._track(stage, plan, work, results)
         self._commit(stage, taken, results, unread, run=run)
         return took
@@ -300,11 +309,13 @@ class Controller:
         for summary in taken:
             self._retry_at.pop(summary.segment_id, None)
             self._long_waits.discard(summary.segment_id)
+            self._backoffs.discard(summary.segment_id)
             self._in_bins.discard(summary.segment_id)
         self._note_scheduling(stage, results)
         for result in results:
             self._retry_at.update(result.retry_at)
             self._long_waits.update(result.long_waits)
+            self._backoffs.update(result.backoffs)
             self._in_bins.update(result.in_bins)
             for component_id, relationships in result.transfers.items():
                 name = self._component_name(component_id)
@@ -399,8 +410,14 @@ class Controller:
 
     # --- the run ------------------------------------------------------------------------------
 
-    def _next_wait(self, now: int, *, include_long: bool) -> int | None:
-        """The earliest future time a queued segment becomes worth taking, if any."""
+    def _next_wait(
+        self, now: int, *, include_long: bool, only_backoffs: bool = False
+    ) -> int | None:
+        """The earliest future time a queued segment becomes worth taking, if any.
+
+        *only_backoffs*: of segments waiting out a retry's backoff, which a batch run waits
+        for however long (the retries are bounded by the Number of Retry Attempts).
+        """
         wal = self.repos.flowfiles
         waits = [
             at
@@ -408,6 +425,7 @@ class Controller:
             for s in wal.segments(queue_id)
             if now < (at := self._retry_at.get(s.segment_id, 0)) < NEVER
             and (include_long or s.segment_id not in self._long_waits)
+            and (not only_backoffs or s.segment_id in self._backoffs)
         ]
         return min(waits) if waits else None
 
@@ -431,9 +449,10 @@ class Controller:
         """Run micro-batches: to completion, or until *should_stop* in continuous mode.
 
         Batch mode ends when no stage can make progress: sources are exhausted, open bins were
-        merged (``END_OF_INPUT``), and what remains queued failed, was penalized, or was
-        refused by a processor that kept yielding (:data:`MAX_IDLE_WAITS` micro-batches); it
-        stays queued for the next run.
+        merged (``END_OF_INPUT``), relationship retries were waited out (their backoffs are
+        part of the flow), and what remains queued failed, was penalized, was refused by a
+        processor that kept yielding (:data:`MAX_IDLE_WAITS` micro-batches), or waits for a
+        disabled processor; it stays queued for the next run.
         """
         started = time.monotonic()
         self.tracker.continuous = continuous
@@ -486,7 +505,10 @@ class Controller:
                 continue
             now = now_ms()
             wait = self._next_wait(now, include_long=continuous)
-            if wait is not None and (continuous or idle < MAX_IDLE_WAITS):
+            backoff = (
+                None if continuous else self._next_wait(now, include_long=False, only_backoffs=True)
+            )
+            if wait is not None and (continuous or idle < MAX_IDLE_WAITS or backoff is not None):
                 idle += 1
                 time.sleep(min(wait - now, 1000) / 1000)
                 continue
@@ -519,12 +541,18 @@ class Controller:
         wal = self.repos.flowfiles
         queued = {}
         stuck = {}
+        disabled = {}
         readers = set()
+        waiting_for = {q: m for p in self.plans.values() for q, m in p.disabled_queues.items()}
         for queue_id in wal.queue_ids():
             count, size = wal.queue_size(queue_id)
             if count:
-                queued[self._label(queue_id)] = (count, size)
-                stuck[self._label(queue_id)] = self._why_queued(queue_id)
+                label = self._label(queue_id)
+                queued[label] = (count, size)
+                if queue_id in waiting_for:  # intentional: not stuck
+                    disabled[label] = self._component_name(waiting_for[queue_id])
+                    continue
+                stuck[label] = self._why_queued(queue_id)
                 readers.add(self._reader(queue_id))
         return RunResult(
             flow=self.flow.name,
@@ -540,6 +568,7 @@ class Controller:
             provenance_events=events,
             queued=queued,
             stuck=stuck,
+            disabled=disabled,
             bulletins=tuple(self._bulletins),
             unscheduled={
                 self._component_name(c): why

@@ -32,11 +32,14 @@ class ReturnedFlowFile:
         retry_at: when it is worth taking again (epoch ms).
         long_wait: it waits on a penalty or a bin's age, not just for a later trigger (see
             ``TaskResult.long_waits``).
+        backoff: it waits out a relationship retry's backoff, which a batch run waits for too
+            (see ``TaskResult.backoffs``).
     """
 
     queued: QueuedFlowFile
     retry_at: int
     long_wait: bool
+    backoff: bool = False
 
 
 @attrs.frozen

@@ -131,6 +131,7 @@ class _Task:
         )
         self.staged_targets: set[str] = set()  # files committed sessions staged (not yet visible)
         self.long_waits: set[str] = set()
+        self.backoffs: set[str] = set()
         self.in_bins: set[str] = set()
         self.unpacked = 0  # FlowFiles of batches unpacked into objects (see _task_batches)
 
@@ -253,8 +254,7 @@ class _Task:
                 self._expire(queue_id, flowfile, expiration, now)
                 member.consumed += 1
             elif flowfile.penalty_expiration > now:
-                queued = QueuedFlowFile(flowfile, queue_id)
-                member.returned.append(ReturnedFlowFile(queued, flowfile.penalty_expiration, True))
+                member.returned.append(member.waiting(QueuedFlowFile(flowfile, queue_id), now))
             else:
                 kept.append(flowfile)
         ordered = prioritized(kept, plan.prioritizers.get(queue_id, ()))
@@ -330,6 +330,8 @@ class _Task:
             work.setdefault(component_id, []).append(item)
         try:
             for member in self.members.values():
+                if member.plan.disabled:
+                    continue  # never scheduled; its input waits in its queues
                 if (
                     member.plan.kind is ProcessorKind.SOURCE
                     and member.plan.component_id not in work
@@ -342,6 +344,8 @@ class _Task:
             for ready in spec.input.bins:
                 bins.setdefault(ready.member, []).append(ready)
             for member in self.members.values():
+                if member.plan.disabled:
+                    continue
                 if member.unscheduled is not None:
                     self._skip_unscheduled(member, work, bins)
                     continue
@@ -438,16 +442,19 @@ class _Task:
             hint = member.retry_hint()
             binning = member.processor.kind is ProcessorKind.BINNING
             now = now_ms()
-            by_queue: dict[tuple[str, bool], list[tuple[FlowFile, int]]] = {}
+            by_queue: dict[tuple[str, bool, bool], list[tuple[FlowFile, int]]] = {}
             for returned in member.returned:
                 flowfile, queue_id = returned.queued.flowfile, returned.queued.queue_id
                 if queue_id not in plan.queue_members:
                     queue_id = park_queue_id(member.plan.component_id)
-                waits_long = binning or returned.long_wait or flowfile.penalty_expiration > now
-                by_queue.setdefault((queue_id, waits_long), []).append(
+                backoff = returned.backoff and not binning
+                waits_long = not backoff and (
+                    binning or returned.long_wait or flowfile.penalty_expiration > now
+                )
+                by_queue.setdefault((queue_id, waits_long, backoff), []).append(
                     (flowfile, max(returned.retry_at, hint))
                 )
-            for (queue_id, waits_long), entries in by_queue.items():
+            for (queue_id, waits_long, backoff), entries in by_queue.items():
                 entries.sort(key=lambda e: queue_order(e[0]))
                 for start in range(0, len(entries), MAX_SEGMENT_RECORDS):
                     chunk = entries[start : start + MAX_SEGMENT_RECORDS]
@@ -455,6 +462,8 @@ class _Task:
                     self.retry_at[summary.segment_id] = min(r for _, r in chunk)
                     if waits_long:
                         self.long_waits.add(summary.segment_id)
+                    if backoff:
+                        self.backoffs.add(summary.segment_id)
                     if binning:
                         self.in_bins.add(summary.segment_id)
         for member in self.members.values():  # after what they return: later in queue order
@@ -472,6 +481,7 @@ class _Task:
             retry_at=self.retry_at,
             long_waits=frozenset(self.long_waits),
             in_bins=frozenset(self.in_bins),
+            backoffs=frozenset(self.backoffs),
             provenance_files=tuple(self.event_files),
             written_claims=tuple(sorted(self.content.written, key=lambda c: (c.section, c.id))),
             states={

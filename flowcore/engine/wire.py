@@ -127,6 +127,9 @@ class TaskResult:
             are merged at the end of input, penalized FlowFiles stay queued for the next run.
         in_bins: returned segments of FlowFiles held by open bins. Back pressure does not
             count them, as NiFi does not count FlowFiles its bins hold.
+        backoffs: returned segments of FlowFiles waiting out a relationship retry's backoff
+            (or input of a processor yielding for one). A batch run waits for them: the
+            retries are part of what the flow does.
         provenance_files: the event files, in order (none when there were no events).
         written_claims: resource claims the task wrote (unreferenced ones are removed).
         states: new state of members whose sessions changed it.
@@ -158,5 +161,6 @@ class TaskResult:
     ready_bins: tuple[ReadyBin, ...] = ()
     sink_messages: tuple[tuple[str, bytes], ...] = ()
     effects_file: str | None = None
+    backoffs: frozenset[str] = frozenset()
     unread: tuple[tuple[str, str], ...] = ()
     unscheduled: Mapping[str, str] = attrs.field(factory=dict)
