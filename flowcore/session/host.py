@@ -32,6 +32,7 @@ __all__ = [
     "MoveConflict",
     "Publication",
     "QueuedFlowFile",
+    "RetryPolicy",
     "SessionCommit",
     "SessionHost",
     "SessionOutput",
@@ -52,6 +53,55 @@ class ComponentInfo:
     id: str
     type: str
     name: str = ""
+
+
+@attrs.frozen
+class RetryPolicy:
+    """NiFi's relationship retry, as a session applies it at commit.
+
+    A FlowFile the processor routes to one of *relationships* goes back to the queue it came
+    from instead, as it was taken, with the attribute ``retryCount.<component id>`` counting
+    the tries, while that count is below *count*; FlowFiles linked to it in the session
+    (created from it, its clones, its JOIN's parents) are retried with it. Each retry waits
+    ``2**retries`` times *base_ms* (the Penalty Duration, or the Yield Duration when the
+    processor yields instead), at most *max_backoff_ms* (NiFi's ``StandardProcessSession``).
+
+    Attributes:
+        component_id: the processor's component id (names the counting attribute).
+        relationships: the retried relationships.
+        count: NiFi's Number of Retry Attempts.
+        penalize: PENALIZE_FLOWFILE (True: the FlowFile waits) or YIELD_PROCESSOR (False:
+            the processor waits).
+        base_ms: the Penalty (or Yield) Duration the backoff starts from.
+        max_backoff_ms: NiFi's Max Backoff Period.
+    """
+
+    component_id: str
+    relationships: frozenset[str] = attrs.field(converter=frozenset)
+    count: int
+    penalize: bool
+    base_ms: int
+    max_backoff_ms: int
+
+    @property
+    def attribute(self) -> str:
+        """The attribute that counts a FlowFile's retries (NiFi's name)."""
+        return f"retryCount.{self.component_id}"
+
+    def retries(self, flowfile: FlowFile) -> int:
+        """How often *flowfile* was retried here (0 when not, or the attribute is no number)."""
+        try:
+            return int(flowfile.attributes.get(self.attribute, "0"))
+        except ValueError:
+            return 0
+
+    def backoff_ms(self, retries: int) -> int:
+        """The wait before try ``retries + 1``: doubling from *base_ms*, at most the maximum."""
+        return int(min(self.max_backoff_ms, 2**retries * self.base_ms))
+
+    def in_backoff(self, flowfile: FlowFile) -> bool:
+        """Whether *flowfile* waits here to be retried (it carries the counting attribute)."""
+        return self.attribute in flowfile.attributes
 
 
 @attrs.frozen
@@ -215,6 +265,8 @@ class SessionCommit:
         publications: files staged to appear once the commit is durable.
         logs: log lines to emit once the commit is durable.
         batches: FlowFile batches made in the session, each with its relationship.
+        yield_ms: how long the processor yields after this commit: a retry's backoff under
+            YIELD_PROCESSOR (0: it does not).
     """
 
     consumed: tuple[QueuedFlowFile, ...]
@@ -229,6 +281,7 @@ class SessionCommit:
     publications: tuple[Publication, ...] = ()
     logs: tuple[LogLine, ...] = ()
     batches: tuple[tuple[FlowFileBatch, str], ...] = ()
+    yield_ms: int = 0
 
 
 class SessionHost(Protocol):
@@ -237,6 +290,8 @@ class SessionHost(Protocol):
     component: ComponentInfo
     content: ContentRepository
     penalization_ms: int
+    #: NiFi's relationship retry of the processor, or None.
+    retry_policy: RetryPolicy | None
     #: What the host's committed input is (its queue segments); derived uuids include it, so
     #: a replay of the same input makes the same uuids (see :mod:`flowcore.session._uuids`).
     uuid_salt: str

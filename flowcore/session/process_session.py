@@ -42,6 +42,7 @@ from flowcore.session._content import CONTENT_FAILURE_REASON, SessionContent
 from flowcore.session._effects import StagedEffects
 from flowcore.session._ledger import Ledger
 from flowcore.session._provenance import EventBuilder, ProvenanceReporter
+from flowcore.session._retry import apply_retries
 from flowcore.session._spill import Spiller
 from flowcore.session._state import StagedState
 from flowcore.session._support import NOT_INHERITED, PendingEvent, Record
@@ -257,6 +258,7 @@ class ProcessSession:
         if parent is None:
             flowfile = self._new_flowfile({}, self._uuids.next("root"))
             self._ledger.records[flowfile.id] = Record(flowfile, start_ms=self._now())
+            self._ledger.roots.add(flowfile.id)
             return flowfile
         if isinstance(parent, FlowFile):
             parent_record = self._resolve(parent, reading=True)
@@ -265,6 +267,7 @@ class ProcessSession:
             uuid = self._uuids.next("fork", source.uuid)
             child = self._new_flowfile(inherited, uuid, lineage_from=source)
             self._ledger.records[child.id] = Record(child, start_ms=self._now())
+            self._ledger.link(source.id, child.id)
             self._ledger.fork_of(source, self._now()).children.append(child.uuid)
             return child
         parents = [self._resolve(p, reading=True).current for p in parent]
@@ -274,7 +277,10 @@ class ProcessSession:
         for other in parents[1:]:
             common = {k: v for k, v in common.items() if other.attributes.get(k) == v}
         oldest = min(parents, key=lambda f: (f.lineage_start_date, f.lineage_start_index))
-        return self.create_joined([p.uuid for p in parents], common, oldest)
+        child = self.create_joined([p.uuid for p in parents], common, oldest)
+        for joined in parents:
+            self._ledger.link(joined.id, child.id)
+        return child
 
     def create_joined(
         self,
@@ -347,6 +353,7 @@ class ProcessSession:
             penalty_expiration=0,
         )
         self._ledger.records[new_id] = Record(clone, start_ms=now)
+        self._ledger.link(source.id, new_id)
         if partial:
             self._ledger.fork_of(source, self._now()).children.append(clone_uuid)
         else:
@@ -553,6 +560,7 @@ class ProcessSession:
             self.rollback()
             raise
         now = self._now()
+        yield_ms = apply_retries(self._host, self._ledger, self._batches.outputs, now)
         outputs, removed, auto_drops, fan_out_clones = self._route(
             self._ledger.records.values(), now
         )
@@ -584,6 +592,7 @@ class ProcessSession:
             publications=publications,
             logs=logs,
             batches=self._batches.outputs.routed(),
+            yield_ms=yield_ms,
         )
         self._caches.keep()
         self._host.apply_commit(result)

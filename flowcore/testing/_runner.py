@@ -40,6 +40,7 @@ from flowcore.session.host import (
     ComponentInfo,
     FlowFileFilter,
     QueuedFlowFile,
+    RetryPolicy,
     SessionCommit,
     SessionOutput,
     SessionSpill,
@@ -98,6 +99,9 @@ class TestRunner:
         self.content = MemoryContentRepository()
         self.provenance = MemoryProvenanceRepository()
         self.penalization_ms = DEFAULT_PENALIZATION_MS
+        #: NiFi's relationship retry: FlowFiles sent to its relationships come back to the
+        #: queue, penalized, as the engine's sessions do (None: no retry).
+        self.retry_policy: RetryPolicy | None = None
         #: Hand finished FlowFiles over every this many (None: never, as NiFi's mock).
         self.spill_threshold: int | None = None
         #: Whether triggers run the batch forms (see the ``batches`` argument).
@@ -584,6 +588,7 @@ class TestRunner:
         twin = TestRunner(pickle.loads(pickle.dumps(self.processor)), name=self.component.name)
         twin.component = self.component
         twin.penalization_ms = self.penalization_ms
+        twin.retry_policy = self.retry_policy
         twin._clock_start, twin._clock_offset = self._clock_start, self._clock_offset
         twin._next_id, twin._next_queue_index = self._next_id, self._next_queue_index
         twin._state, twin._counters = self._state, dict(self._counters)
