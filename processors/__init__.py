@@ -7,6 +7,7 @@ per processor type, keyed by NiFi's type name.
 from collections.abc import Mapping
 
 from flowcore.processor import Processor
+from processors.compress_content import CompressContent
 from processors.file_splitter import FileSplitter
 from processors.generate_flowfile import GenerateFlowFile
 from processors.get_file import GetFile
@@ -16,9 +17,11 @@ from processors.put_dataset import PutDataset
 from processors.put_file import PutFile
 from processors.route_on_attribute import RouteOnAttribute
 from processors.split_text import SplitText
+from processors.unpack_content import UnpackContent
 from processors.update_attribute import UpdateAttribute
 
 BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
+    "CompressContent": CompressContent,
     "FileSplitter": FileSplitter,
     "GenerateFlowFile": GenerateFlowFile,
     "GetFile": GetFile,
@@ -28,11 +31,13 @@ BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
     "PutFile": PutFile,
     "RouteOnAttribute": RouteOnAttribute,
     "SplitText": SplitText,
+    "UnpackContent": UnpackContent,
     "UpdateAttribute": UpdateAttribute,
 }
 
 __all__ = [
     "BUILTIN_PROCESSORS",
+    "CompressContent",
     "FileSplitter",
     "GenerateFlowFile",
     "GetFile",
@@ -42,5 +47,6 @@ __all__ = [
     "PutFile",
     "RouteOnAttribute",
     "SplitText",
+    "UnpackContent",
     "UpdateAttribute",
 ]
