@@ -7,6 +7,7 @@ per processor type, keyed by NiFi's type name.
 from collections.abc import Mapping
 
 from flowcore.processor import Processor
+from processors.compress_content import CompressContent
 from processors.control_rate import ControlRate
 from processors.detect_duplicate import DetectDuplicate
 from processors.extract_text import ExtractText
@@ -24,6 +25,7 @@ from processors.route_on_attribute import RouteOnAttribute
 from processors.route_on_content import RouteOnContent
 from processors.route_text import RouteText
 from processors.split_text import SplitText
+from processors.unpack_content import UnpackContent
 from processors.update_attribute import UpdateAttribute
 
 BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
@@ -31,6 +33,7 @@ BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
     "DetectDuplicate": DetectDuplicate,
     "ExtractText": ExtractText,
     "FetchFile": FetchFile,
+    "CompressContent": CompressContent,
     "FileSplitter": FileSplitter,
     "GenerateFlowFile": GenerateFlowFile,
     "GetFile": GetFile,
@@ -44,11 +47,13 @@ BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
     "RouteOnContent": RouteOnContent,
     "RouteText": RouteText,
     "SplitText": SplitText,
+    "UnpackContent": UnpackContent,
     "UpdateAttribute": UpdateAttribute,
 }
 
 __all__ = [
     "BUILTIN_PROCESSORS",
+    "CompressContent",
     "ControlRate",
     "DetectDuplicate",
     "ExtractText",
@@ -66,5 +71,6 @@ __all__ = [
     "RouteOnContent",
     "RouteText",
     "SplitText",
+    "UnpackContent",
     "UpdateAttribute",
 ]

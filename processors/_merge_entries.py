@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from flowcore.flowfile import CountedUuids, FlowFile
 from processors._merge_batches import batch_contents, representatives, uuid_runs
 from processors._merge_bundles import common_attributes
+from processors._packaging import Bounded
 
 if TYPE_CHECKING:
     from flowcore.binning import Bin
@@ -38,29 +39,6 @@ __all__ = ["BinContents", "MergeDeclined", "merge_entries"]
 
 class MergeDeclined(Exception):
     """A batch merge leaves this bin to the one-by-one path (the session rolls back)."""
-
-
-class _Bounded:
-    """At most *size* bytes of a shared stream: one entry's content."""
-
-    def __init__(self, stream: Any, size: int) -> None:
-        self._stream = stream
-        self.left = size
-
-    def read(self, size: int = -1) -> bytes:
-        wanted = self.left if size is None or size < 0 else min(size, self.left)
-        data = self._stream.read(wanted) if wanted else b""
-        self.left -= len(data)
-        return data
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return False
-
-    def close(self) -> None:
-        """Nothing to close: the shared stream stays open for the next entry."""
 
 
 class BinContents:
@@ -104,7 +82,7 @@ class BinContents:
             self._session.remove(self._laid)
 
     @contextmanager
-    def read(self, flowfile: FlowFile) -> Iterator[_Bounded]:
+    def read(self, flowfile: FlowFile) -> Iterator[Bounded]:
         """*flowfile*'s content, as ``session.read`` gives it.
 
         Raises:
@@ -112,7 +90,7 @@ class BinContents:
         """
         offset, size = self._places[id(flowfile)]
         if not size:
-            yield _Bounded(None, 0)
+            yield Bounded(None, 0)
             return
         if self._stream is None or self._position != offset:
             self._open.close()
@@ -120,7 +98,7 @@ class BinContents:
             self._stream = self._open.enter_context(
                 self._session.read(self._laid, offset, self._total - offset)
             )
-        view = _Bounded(self._stream, size)
+        view = Bounded(self._stream, size)
         try:
             yield view
         finally:

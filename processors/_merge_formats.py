@@ -8,7 +8,8 @@ clone of each to ``failure`` and still sends them to ``original``, as NiFi does.
 A merger reads an entry's bytes through a :data:`ContentReader`: ``session.read`` when the
 session holds the FlowFiles (the one-by-one path), or a reader over the bin's contents when its
 FlowFiles came as batch cuts the session never held (``processors/_merge_entries.py``). Both
-paths run the same merger code, so they write the same bytes.
+paths run the same merger code, so they write the same bytes. The packaging byte layouts and
+the safe entry names are in ``processors/_packaging.py``, which UnpackContent reads them with.
 
 The FlowFile packagings (Stream v3/v2, Tar v1) write a FlowFile's attributes in name order.
 NiFi writes them in its attribute map's (hash) order, which no reader depends on; flowcore keeps
@@ -19,10 +20,8 @@ name order makes the bytes a function of the attributes alone, however the FlowF
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import io
-import struct
 import tarfile
 import time
 import zipfile
@@ -38,6 +37,7 @@ from flowcore.errors import ProcessException
 from flowcore.expression import compile_expression
 from flowcore.flowfile import FlowFile
 from flowcore.session.process_session import ProcessSession
+from processors._packaging import contained, flowfile_stream_header, properties_xml
 
 __all__ = [
     "FORMAT_AVRO",
@@ -51,6 +51,7 @@ __all__ = [
     "ContentReader",
     "MergeOptions",
     "Merger",
+    "flowfile_stream_header",
 ]
 
 FORMAT_TAR = "TAR"
@@ -70,8 +71,6 @@ METADATA_IGNORE = "Ignore Metadata"
 METADATA_DO_NOT_MERGE = "Do Not Merge Uncommon Metadata"
 
 _CHUNK = 1 << 20
-_MAGIC_V3 = b"NiFiFF3"
-_MAX_2_BYTES = 65535
 
 #: Opens an entry's content for reading, as ``session.read(flowfile)`` does.
 ContentReader = Callable[[FlowFile], AbstractContextManager[Any]]
@@ -155,7 +154,7 @@ def entry_name(flowfile: FlowFile, keep_path: bool) -> str:
     segments go, ``..`` climbs only within the name (never above it), NUL bytes become ``_``.
     A name left empty becomes the FlowFile's uuid.
     """
-    return _contained(_raw_entry_name(flowfile, keep_path)) or flowfile.uuid
+    return contained(_raw_entry_name(flowfile, keep_path)) or flowfile.uuid
 
 
 def _raw_entry_name(flowfile: FlowFile, keep_path: bool) -> str:
@@ -169,22 +168,6 @@ def _raw_entry_name(flowfile: FlowFile, keep_path: bool) -> str:
             path = ""
         filename = f"{path}/{filename}" if path else filename
     return filename
-
-
-def _contained(name: str) -> str:
-    """*name* as a relative path that stays inside the extraction directory."""
-    kept: list[str] = []
-    for part in name.replace("\\", "/").replace("\0", "_").split("/"):
-        if part in ("", "."):
-            continue
-        if part == "..":
-            if kept:
-                kept.pop()
-            continue
-        kept.append(part)
-    if kept and len(kept[0]) >= 2 and kept[0][1] == ":" and kept[0][0].isalpha():
-        kept[0] = kept[0][0] + kept[0][2:]  # a drive ("C:", "C:x") is a name, not a root
-    return "/".join(kept)
 
 
 class BinaryConcatenation(Merger):
@@ -341,34 +324,6 @@ class Zip(Merger):
         return session.write(bundle, produce), unmerged
 
 
-def _field_length(length: int) -> bytes:
-    if length < _MAX_2_BYTES:
-        return struct.pack(">H", length)
-    return b"\xff\xff" + struct.pack(">I", length)
-
-
-def _packed_string(text: str) -> bytes:
-    data = text.encode("utf-8")
-    return _field_length(len(data)) + data
-
-
-#: Attribute names repeat in every header of a bundle: each is packed once.
-_packed_name = functools.lru_cache(maxsize=4096)(_packed_string)
-
-
-def flowfile_stream_header(attributes: Mapping[str, str], size: int, *, magic: bool) -> bytes:
-    """The bytes NiFi's FlowFilePackagerV3 (or V2 without the magic) writes before content.
-
-    The attributes go in name order (see the module docstring).
-    """
-    parts = [_MAGIC_V3 if magic else b"", _field_length(len(attributes))]
-    for key in sorted(attributes):
-        parts.append(_packed_name(key))
-        parts.append(_packed_string(attributes[key]))
-    parts.append(size.to_bytes(8, "big", signed=True))
-    return b"".join(parts)
-
-
 class FlowFileStream(Merger):
     """NiFi's FlowFile Stream packaging, v3 (with ``NiFiFF3``) or v2."""
 
@@ -401,26 +356,6 @@ class FlowFileStream(Merger):
         return session.write(bundle, produce), []
 
 
-def _properties_xml(attributes: Mapping[str, str]) -> bytes:
-    def escape(text: str) -> str:
-        return (
-            text.replace("&", "&amp;")
-            .replace("<", "&lt;")
-            .replace(">", "&gt;")
-            .replace('"', "&quot;")
-            .replace("'", "&apos;")
-        )
-
-    entries = "".join(  # in name order (see the module docstring)
-        f'\n  <entry key="{escape(k)}">{escape(v)}</entry>' for k, v in sorted(attributes.items())
-    )
-    return (
-        '<?xml version="1.0" encoding="UTF-8"?><!DOCTYPE properties\n'
-        '  SYSTEM "http://java.sun.com/dtd/properties.dtd">\n'
-        f"<properties>{entries}\n</properties>"
-    ).encode()
-
-
 class FlowFileTarV1(Merger):
     """NiFi's deprecated FlowFile Tar v1: a tar per FlowFile of its attributes and content."""
 
@@ -442,7 +377,7 @@ class FlowFileTarV1(Merger):
         def produce(out: Any) -> None:
             for flowfile in flowfiles:
                 with tarfile.open(fileobj=out, mode="w|") as tar:
-                    xml = _properties_xml(options.packaged_attributes(flowfile))
+                    xml = properties_xml(options.packaged_attributes(flowfile))
                     info = tarfile.TarInfo("flowfile.attributes")
                     info.size = len(xml)
                     info.mtime = options.now_ms // 1000

@@ -1,0 +1,264 @@
+"""CompressContent: compress or decompress a FlowFile's content, as NiFi's CompressContent does."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar
+
+from flowcore.flowfile import FlowFile
+from flowcore.process_context import ProcessContext
+from flowcore.processor import Processor
+from flowcore.properties import AllowableValue, PropertyDependency, PropertyDescriptor
+from flowcore.relationship import Relationship
+from flowcore.session.process_session import ProcessSession
+from flowcore.validators import BOOLEAN_VALIDATOR, ValidationResult
+from processors import _codecs
+from processors._codecs import CODECS, Codec, CodecError
+
+__all__ = ["CompressContent"]
+
+MODE_COMPRESS = "compress"
+MODE_DECOMPRESS = "decompress"
+FORMAT_ATTRIBUTE = "use mime.type attribute"
+
+#: NiFi's table of the MIME types that name a Compression Format (decompress by mime.type).
+MIME_TYPE_FORMATS: Mapping[str, str] = {
+    "application/gzip": _codecs.GZIP,
+    "application/x-gzip": _codecs.GZIP,
+    "application/deflate": _codecs.DEFLATE,
+    "application/x-deflate": _codecs.DEFLATE,
+    "application/bzip2": _codecs.BZIP2,
+    "application/x-bzip2": _codecs.BZIP2,
+    "application/x-lzma": _codecs.LZMA,
+    "application/x-xz": _codecs.XZ_LZMA2,
+    "application/x-snappy": _codecs.SNAPPY,
+    "application/x-snappy-hadoop": _codecs.SNAPPY_HADOOP,
+    "application/x-snappy-framed": _codecs.SNAPPY_FRAMED,
+    "application/x-lz4-framed": _codecs.LZ4_FRAMED,
+    "application/zstd": _codecs.ZSTD,
+    "application/x-brotli": _codecs.BROTLI,
+}
+
+REL_SUCCESS = Relationship(
+    "success",
+    "FlowFiles will be transferred to the success relationship after successfully being "
+    "compressed or decompressed",
+)
+REL_FAILURE = Relationship(
+    "failure",
+    "FlowFiles will be transferred to the failure relationship if they fail to compress/decompress",
+)
+
+
+class CompressContent(Processor):
+    """Compresses or decompresses content in one of NiFi's formats (NiFi's CompressContent).
+
+    Content streams from the input claim through the codec into a new claim, a chunk at a time
+    (``processors/_codecs.py``): a file of any size is compressed or decompressed in bounded
+    memory. Compressing sets ``mime.type`` to the format's type and Update Filename appends its
+    extension; decompressing removes ``mime.type`` and Update Filename strips the extension when
+    the name ends with it. With ``use mime.type attribute`` the format comes from ``mime.type``
+    through NiFi's table: a FlowFile without one goes to ``failure``, one whose type names no
+    format passes to ``success`` untouched. Content that is not valid data of the format goes
+    to ``failure`` unchanged. A changed FlowFile gets a CONTENT_MODIFIED event.
+
+    NiFi 2 marks CompressContent deprecated in favour of ModifyCompression; its behaviour is
+    unchanged, and so is this one's.
+    """
+
+    MODE = PropertyDescriptor(
+        "Mode",
+        description="Indicates whether the processor should compress content or decompress "
+        "content. Must be either 'compress' or 'decompress'",
+        required=True,
+        default=MODE_COMPRESS,
+        allowable_values=(MODE_COMPRESS, MODE_DECOMPRESS),
+    )
+    COMPRESSION_FORMAT = PropertyDescriptor(
+        "Compression Format",
+        description="The compression format to use. Valid values are: GZIP, Deflate, ZSTD, "
+        "BZIP2, XZ-LZMA2, LZMA, Brotli, Snappy, Snappy Hadoop, Snappy Framed, and LZ4-Framed",
+        required=True,
+        default=FORMAT_ATTRIBUTE,
+        allowable_values=(AllowableValue(FORMAT_ATTRIBUTE), *CODECS),
+    )
+    COMPRESSION_LEVEL = PropertyDescriptor(
+        "Compression Level",
+        description="The compression level to use; this is valid only when using gzip, deflate "
+        "or xz-lzma2 compression. A lower value results in faster processing but less "
+        "compression; a value of 0 indicates no (that is, simple archiving) for gzip or minimal "
+        "for xz-lzma2 compression. Higher levels can mean much larger memory usage such as the "
+        "case with levels 7-9 for xz-lzma/2 so be careful relative to heap size.",
+        required=True,
+        default="1",
+        allowable_values=tuple(str(level) for level in range(10)),
+        dependencies=(
+            PropertyDependency(
+                "Compression Format",
+                (
+                    FORMAT_ATTRIBUTE,
+                    _codecs.GZIP,
+                    _codecs.DEFLATE,
+                    _codecs.XZ_LZMA2,
+                    _codecs.ZSTD,
+                    _codecs.BROTLI,
+                ),
+            ),
+            PropertyDependency("Mode", (MODE_COMPRESS,)),
+        ),
+    )
+    UPDATE_FILENAME = PropertyDescriptor(
+        "Update Filename",
+        description="If true, will remove the filename extension when decompressing data (only "
+        "if the extension indicates the appropriate compression format) and add the appropriate "
+        "extension when compressing data",
+        required=True,
+        default="false",
+        allowable_values=("true", "false"),
+        validators=(BOOLEAN_VALIDATOR,),
+    )
+    property_descriptors: ClassVar = (MODE, COMPRESSION_FORMAT, COMPRESSION_LEVEL, UPDATE_FILENAME)
+    relationships: ClassVar = (REL_SUCCESS, REL_FAILURE)
+    supports_batching: ClassVar = True
+    tags: ClassVar = (
+        "content",
+        "compress",
+        "decompress",
+        "gzip",
+        "bzip2",
+        "lzma",
+        "xz-lzma2",
+        "snappy",
+        "snappy-hadoop",
+        "snappy framed",
+        "lz4-framed",
+        "deflate",
+        "zstd",
+        "brotli",
+    )
+    reads_attributes: ClassVar[Mapping[str, str]] = {
+        "mime.type": "If the Compression Format is set to use mime.type attribute, this "
+        "attribute is used to determine the compression type. Otherwise, this attribute is "
+        "ignored."
+    }
+    writes_attributes: ClassVar[Mapping[str, str]] = {
+        "mime.type": "If the Mode property is set to compress, the appropriate MIME Type is set. "
+        "If the Mode property is set to decompress and the file is successfully decompressed, "
+        "this attribute is removed, as the MIME Type is no longer known."
+    }
+
+    def custom_validate(self, values: Mapping[str, str | None]) -> Iterable[ValidationResult]:
+        """snappy-hadoop cannot be decompressed (NiFi's rule and message)."""
+        fmt = (values.get(self.COMPRESSION_FORMAT.name) or "").lower()
+        mode = (values.get(self.MODE.name) or "").lower()
+        if fmt == _codecs.SNAPPY_HADOOP and mode == MODE_DECOMPRESS:
+            yield ValidationResult(
+                self.COMPRESSION_FORMAT.display_name,
+                values.get(self.COMPRESSION_FORMAT.name),
+                False,
+                "<Compression Format> set to <snappy-hadoop> and <MODE> set to <decompress> is "
+                "not permitted. Data that is compressed with Snappy Hadoop can not be "
+                "decompressed using this processor.",
+            )
+
+    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
+        """Compress or decompress one FlowFile."""
+        flowfile = session.get()
+        if flowfile is None:
+            return
+        mode = context.get_property(self.MODE).value or MODE_COMPRESS
+        codec = self._codec_for(context, session, flowfile)
+        if codec is None:
+            return
+        level = context.get_property(self.COMPRESSION_LEVEL).as_integer()
+        compressing = mode.lower() == MODE_COMPRESS
+        size_before = flowfile.size
+        started = time.monotonic()
+        try:
+            flowfile = session.rewrite(flowfile, _Rewrite(codec, compressing, level or 0))
+        except CodecError as ex:
+            context.logger.error(
+                "Unable to %s %s using %s compression format due to %s; routing to failure",
+                mode.lower(),
+                flowfile,
+                codec.name,
+                ex,
+            )
+            session.transfer(flowfile, REL_FAILURE)
+            return
+        flowfile = self._updated_attributes(context, session, flowfile, codec, compressing)
+        context.logger.info(
+            "Successfully %sed %s using %s compression format; size changed from %d to %d bytes "
+            "in %.0f ms",
+            mode.lower(),
+            flowfile,
+            codec.name,
+            size_before,
+            flowfile.size,
+            (time.monotonic() - started) * 1000,
+        )
+        session.transfer(flowfile, REL_SUCCESS)
+
+    def _codec_for(
+        self, context: ProcessContext, session: ProcessSession, flowfile: FlowFile
+    ) -> Codec | None:
+        """The FlowFile's codec; None when it was routed already (no or unknown mime.type)."""
+        name = context.get_property(self.COMPRESSION_FORMAT).value or FORMAT_ATTRIBUTE
+        if name == FORMAT_ATTRIBUTE:
+            mime_type = flowfile.attributes.get("mime.type")
+            if mime_type is None:
+                context.logger.error(
+                    "No mime.type attribute exists for %s; routing to failure", flowfile
+                )
+                session.transfer(flowfile, REL_FAILURE)
+                return None
+            found = MIME_TYPE_FORMATS.get(mime_type)
+            if found is None:
+                context.logger.info(
+                    "Mime Type of %s is '%s', which does not indicate a supported Compression "
+                    "Format; routing to success without decompressing",
+                    flowfile,
+                    mime_type,
+                )
+                session.transfer(flowfile, REL_SUCCESS)
+                return None
+            name = found
+        return CODECS[name.lower()]
+
+    def _updated_attributes(
+        self,
+        context: ProcessContext,
+        session: ProcessSession,
+        flowfile: FlowFile,
+        codec: Codec,
+        compressing: bool,
+    ) -> FlowFile:
+        """``mime.type`` set (compress) or removed (decompress); the filename updated."""
+        rename = bool(context.get_property(self.UPDATE_FILENAME).as_boolean())
+        filename = flowfile.attributes.get("filename", "")
+        if compressing:
+            changes = {"mime.type": codec.mime_type}
+            if rename:
+                changes["filename"] = filename + codec.extension
+            return session.put_all_attributes(flowfile, changes)
+        flowfile = session.remove_attribute(flowfile, "mime.type")
+        if rename and filename.lower().endswith(codec.extension):
+            stripped = filename[: len(filename) - len(codec.extension)]
+            flowfile = session.put_attribute(flowfile, "filename", stripped)
+        return flowfile
+
+
+class _Rewrite:
+    """The session's rewrite callback: the codec from the old content to the new."""
+
+    def __init__(self, codec: Codec, compressing: bool, level: int) -> None:
+        self._codec = codec
+        self._compressing = compressing
+        self._level = level
+
+    def __call__(self, source: Any, out: Any) -> None:
+        if self._compressing:
+            self._codec.run_compress(source, out.write, self._level)
+        else:
+            self._codec.run_decompress(source, out.write)
