@@ -37,18 +37,14 @@ from flowcore.flow import (
 )
 from flowcore.flowfile import Attributes, ContentClaim, FlowFile, ResourceClaim
 from flowcore.process_context import ProcessContext
-from flowcore.processor import (
-    FlowFileTransform,
-    FlowFileView,
-    InputRequirement,
-    Processor,
-    ProcessorKind,
-    TransformResult,
-)
+from flowcore.processor import InputRequirement, Processor, ProcessorKind
 from flowcore.processor_kinds import (
     BinningProcessor,
+    FlowFileTransform,
+    FlowFileView,
     SinkJobs,
     SourceProcessor,
+    TransformResult,
     TwoPhaseSink,
     WorkItem,
     WorkListing,

@@ -1,5 +1,7 @@
-"""The processor kinds beyond per-FlowFile work: binning, source, and two-phase sink.
+"""The processor kinds beside a plain per-FlowFile processor: transform, binning, source, sink.
 
+* **per-FlowFile transform** (:class:`FlowFileTransform`): one FlowFile in, a
+  :class:`TransformResult` out, with a batch form for free when it leaves content alone;
 * **binning** (:class:`BinningProcessor`): FlowFiles grouped by a key and merged when a bin is
   ready (MergeContent), a shuffle in Spark;
 * **source** (:class:`SourceProcessor`): lists work on the driver and reads each item in a task,
@@ -18,24 +20,34 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
-from flowcore.flowfile import FlowFile
+from flowcore.errors import ContentCorruptionError, ContentNotFoundError
+from flowcore.flowfile import CORE_ATTRIBUTES, FlowFile
 from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
-from flowcore.flowfile_batch.columns import Column
+from flowcore.flowfile_batch.columns import Column, column_of
 from flowcore.process_context import ProcessContext
-from flowcore.relationship import SUCCESS, Relationship
+from flowcore.relationship import FAILURE, ORIGINAL, SUCCESS, Relationship
 
 if TYPE_CHECKING:
     from flowcore.binning import BatchBinning, Bin
     from flowcore.session.batch_context import BatchContext
     from flowcore.session.process_session import ProcessSession
-from flowcore.processor import Capabilities, InputRequirement, Processor, ProcessorKind
+from flowcore.processor import (
+    BatchRoute,
+    Capabilities,
+    InputRequirement,
+    Processor,
+    ProcessorKind,
+)
 
 __all__ = [
     "HARNESS_WRITE",
     "BinningProcessor",
+    "FlowFileTransform",
+    "FlowFileView",
     "PendingWork",
     "SinkJobs",
     "SourceProcessor",
+    "TransformResult",
     "TwoPhaseSink",
     "WorkItem",
     "WorkListing",
@@ -405,3 +417,178 @@ class TwoPhaseSink(Processor):
         self.publish(context, state)
         self.release(context)
         return state
+
+
+# --- per-FlowFile transforms --------------------------------------------------------------
+
+
+@attrs.frozen
+class TransformResult:
+    """What :meth:`FlowFileTransform.transform` decides for one FlowFile.
+
+    Attributes:
+        relationship: where the FlowFile goes.
+        contents: new content (bytes, or str written as UTF-8); ``None`` keeps the content.
+        attributes: attributes to set.
+        remove_attributes: attributes to remove (core attributes are kept).
+    """
+
+    relationship: str = "success"
+    contents: bytes | str | None = None
+    attributes: Mapping[str, str] | None = None
+    remove_attributes: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+
+
+class _ContentBlind:
+    """Stands for the session in a batch transform: any content access declines the batch."""
+
+    def __getattr__(self, name: str) -> Any:
+        msg = "a batch transform cannot read content"
+        raise _NeedsContentError(msg)
+
+
+class _NeedsContentError(Exception):
+    """A transform read content: the batch takes the per-FlowFile path."""
+
+
+class FlowFileView:
+    """The FlowFile as a transform sees it: attributes at hand, content read on demand."""
+
+    def __init__(self, flowfile: FlowFile, session: ProcessSession) -> None:
+        self.flowfile = flowfile
+        self._session = session
+
+    @property
+    def attributes(self) -> Mapping[str, str]:
+        """The FlowFile's attributes."""
+        return self.flowfile.attributes
+
+    @property
+    def size(self) -> int:
+        """The content size in bytes."""
+        return self.flowfile.size
+
+    def get_attribute(self, name: str) -> str | None:
+        """One attribute, or ``None``."""
+        return self.flowfile.attributes.get(name)
+
+    def read(self) -> bytes:
+        """The whole content."""
+        return self._session.read_bytes(self.flowfile)
+
+    def text(self, encoding: str = "utf-8") -> str:
+        """The whole content, decoded."""
+        return self.read().decode(encoding)
+
+    def open(self) -> Any:
+        """A stream over the content: ``with view.open() as stream: ...``."""
+        return self._session.read(self.flowfile)
+
+
+class FlowFileTransform(Processor):
+    """A per-FlowFile processor written as a pure function of one FlowFile.
+
+    Implement :meth:`transform` returning a :class:`TransformResult` (or several: the first applies
+    to the incoming FlowFile, each further one to a clone taken before any change). As in NiFi's
+    Python ``FlowFileTransform``, an exception in ``transform`` sends the unchanged FlowFile to
+    ``failure`` when the processor declares it, with the error logged. Declare ``original`` to
+    also receive a clone of the input.
+    """
+
+    supports_batching: ClassVar[bool] = True
+
+    relationships: ClassVar[tuple[Relationship, ...]] = (SUCCESS, FAILURE)
+
+    def transform(
+        self, context: ProcessContext, flowfile: FlowFileView
+    ) -> TransformResult | Sequence[TransformResult]:
+        """Decide what happens to one FlowFile."""
+        msg = f"{type(self).__name__} must implement transform"
+        raise NotImplementedError(msg)
+
+    def transform_batch(
+        self, context: ProcessContext, batch: FlowFileBatch
+    ) -> Sequence[BatchRoute] | None:
+        """Apply :meth:`transform` to each FlowFile of a batch, the results made columns again.
+
+        The engine's boundary for transforms written per FlowFile: each FlowFile is made an
+        object for :meth:`transform`, and what it decides (a relationship, attributes set or
+        removed) becomes the batch's columns, so the FlowFiles travel on as batches. A
+        transform that reads content, writes content, returns several results (clones), or
+        raises takes the per-FlowFile path instead, which does all of that as always.
+        """
+        names = self.relationship_names()
+        if ORIGINAL.name in names:
+            return None
+        where: dict[str, list[int]] = {}
+        changes: list[tuple[Mapping[str, str] | None, tuple[str, ...]]] = []
+        blind = _ContentBlind()
+        try:
+            for index, flowfile in enumerate(batch.flowfiles()):
+                outcome = self.transform(context, FlowFileView(flowfile, blind))  # type: ignore[arg-type]
+                if not isinstance(outcome, TransformResult) or outcome.contents is not None:
+                    return None
+                where.setdefault(outcome.relationship, []).append(index)
+                changes.append((outcome.attributes, outcome.remove_attributes))
+        except Exception:
+            return None
+        if any(r not in names for r in where):
+            return None
+        routes = []
+        for relationship, rows in where.items():
+            part = batch.take(rows)
+            touched = {n for i in rows for n in (changes[i][0] or {})} | {
+                n for i in rows for n in changes[i][1] if n not in CORE_ATTRIBUTES
+            }
+            columns = {}
+            for name in touched - {"uuid"}:
+                current = part.column(name)
+                values = []
+                for position, row in enumerate(rows):
+                    updates, removed = changes[row]
+                    if updates and name in updates:
+                        values.append(updates[name])
+                    elif name in removed:
+                        values.append(None)
+                    else:
+                        values.append(None if current is None else current.value(position))
+                columns[name] = column_of(values)
+            routes.append(BatchRoute(relationship, rows, part.with_columns(columns)))
+        return routes
+
+    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
+        """Apply :meth:`transform` to one queued FlowFile."""
+        flowfile = session.get()
+        if flowfile is None:
+            return
+        names = self.relationship_names()
+        try:
+            outcome = self.transform(context, FlowFileView(flowfile, session))
+        except Exception as error:
+            if FAILURE.name not in names:
+                raise
+            context.logger.error(  # damaged content is told by its message: no traceback
+                "%s failed to transform %s; routing to failure: %s",
+                self,
+                flowfile,
+                error,
+                exc_info=not isinstance(error, ContentCorruptionError | ContentNotFoundError),
+            )
+            session.transfer(flowfile, FAILURE)
+            return
+        results = [outcome] if isinstance(outcome, TransformResult) else list(outcome)
+        if not results:
+            session.remove(flowfile)
+            return
+        if ORIGINAL.name in names:
+            session.transfer(session.clone(flowfile), ORIGINAL)
+        targets = [flowfile] + [session.clone(flowfile) for _ in results[1:]]
+        for target, result in zip(targets, results, strict=True):
+            updated = target
+            if result.attributes:
+                updated = session.put_all_attributes(updated, result.attributes)
+            if result.remove_attributes:
+                updated = session.remove_all_attributes(updated, result.remove_attributes)
+            if result.contents is not None:
+                updated = session.write(updated, result.contents)
+            session.transfer(updated, result.relationship)

@@ -19,7 +19,8 @@ from flowcore import Flow
 from flowcore.driver.controller import run_flow
 from flowcore.engine._member import TaskMember
 from flowcore.expression import compile_expression, evaluate_column
-from flowcore.processor import BatchRoute, FlowFileTransform, Processor, TransformResult
+from flowcore.processor import BatchRoute, Processor
+from flowcore.processor_kinds import FlowFileTransform, TransformResult
 from flowcore.provenance_events import ProvenanceEventType
 from flowcore.relationship import Relationship
 from flowcore.settings import Settings
