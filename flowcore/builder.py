@@ -10,12 +10,13 @@ them: ``flow.validate()``, ``flow.explain()``, ``flow.run()``.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from flowcore.compiler.stages import compile_flow
 from flowcore.driver.controller import run_flow
 from flowcore.driver.run_result import RunResult
 from flowcore.flow import FlowDefinition
+from flowcore.nifi.exporting import export_flow
 from flowcore.nifi.findings import ImportNote
 from flowcore.nifi.importing import import_nifi
 from flowcore.pictures.flow_picture import FlowCounts, flow_picture
@@ -26,7 +27,6 @@ from repositories.repository_set import read_status
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import Any
 
     from pyspark.sql import SparkSession
 
@@ -136,6 +136,18 @@ class Flow(FlowDefinition):
         """
         counts = flow_counts(self, repository) if repository is not None else None
         return render(flow_picture(compile_flow(self), counts), format)
+
+    def to_nifi(self) -> dict[str, Any]:
+        """The flow as a NiFi 2.x flow definition, ready for ``json.dump`` and NiFi's import.
+
+        The shape of NiFi's "Download flow definition": processors with their NiFi types and
+        the standard NARs' bundles, every property as written (``#{p}`` kept), scheduling,
+        retry and queue settings, the parameter context (sensitive values left out), and
+        positions laid out top to bottom. What NiFi cannot hold (flowcore's own processors,
+        ``durable=True``) is listed in the root group's comments; ``flowcore convert`` prints
+        it (:func:`flowcore.nifi.exporting.export_flow` returns it as notes).
+        """
+        return export_flow(self).document
 
     def run(
         self,

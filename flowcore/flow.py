@@ -24,7 +24,8 @@ from flowcore.errors import FlowDefinitionError
 from flowcore.parameters import Parameter, ParameterContext
 from flowcore.processor import Processor
 from flowcore.relationship import Relationship
-from flowcore.units import parse_time_period
+from flowcore.services import MapCacheService
+from flowcore.units import parse_data_size, parse_time_period
 from flowcore.validators import DATA_SIZE_VALIDATOR, TIME_PERIOD_VALIDATOR
 
 if TYPE_CHECKING:
@@ -325,6 +326,7 @@ class FlowDefinition:
         self._components: dict[str, Component] = {}
         self._connections: dict[str, Connection] = {}
         self._auto_terminated: dict[str, set[str]] = {}
+        self._services: dict[str, MapCacheService] = {}
         self._ids = itertools.count(1)
 
     # --- building -------------------------------------------------------------------------------
@@ -429,6 +431,30 @@ class FlowDefinition:
         )
         self._components[component.id] = component
         return component
+
+    def add_service(self, service: MapCacheService) -> MapCacheService:
+        """Declare a controller service that processors name in a service property.
+
+        ``flow.add_service(MapCacheService("dedupe"))``, then
+        ``DetectDuplicate(distributed_cache_service="dedupe")``; processors naming the same
+        service share it (NiFi's controller services, scoped to the flow).
+
+        Raises:
+            FlowDefinitionError: it is not a service, or the flow has one of that name.
+        """
+        if not isinstance(service, MapCacheService):
+            msg = f"Flow.add_service takes a MapCacheService, got {service!r}"
+            raise FlowDefinitionError(msg)
+        if service.name in self._services:
+            msg = f"flow '{self.name}' already has a service named {service.name!r}; pick another"
+            raise FlowDefinitionError(msg)
+        self._services[service.name] = service
+        return service
+
+    @property
+    def services(self) -> Mapping[str, MapCacheService]:
+        """The declared services, by name."""
+        return dict(self._services)
 
     def funnel(
         self,
@@ -599,3 +625,117 @@ class FlowDefinition:
             f"<{type(self).__name__} {self.name!r}: {len(self._components)} components, "
             f"{len(self._connections)} connections>"
         )
+
+    # --- comparing ----------------------------------------------------------------------------
+
+    def describe_structure(self) -> dict[str, Any]:
+        """What the flow means, as a plain value two flows compare by (:meth:`same_as`).
+
+        Components by name, with their type, effective property values as written (``#{p}``
+        kept; a default stands for an unset property), advanced configuration and NiFi
+        settings (periods in milliseconds, unset durations as NiFi's defaults); connections
+        by their ends' names and relationships, with effective queue settings; the
+        auto-terminated relationships; the parameter context's tree (a sensitive value never
+        shows). Ids, positions and ``durable=True`` are left out: they are how a flow runs
+        or is drawn, not what it does, and NiFi has no place for them.
+        """
+        names = {c.id: c.name for c in self._components.values()}
+        return {
+            "name": self.name,
+            "parameters": _context_structure(self.parameters, self.name),
+            "components": {
+                c.name: _component_structure(c, self.auto_terminated(c))
+                for c in sorted(self._components.values(), key=lambda c: c.name)
+            },
+            "connections": sorted(
+                (_connection_structure(c, names) for c in self._connections.values()), key=repr
+            ),
+        }
+
+    def same_as(self, other: FlowDefinition) -> bool:
+        """Whether *other* is this flow in meaning (:meth:`describe_structure`), however built."""
+        return self.describe_structure() == other.describe_structure()
+
+
+# --- the structure flows compare by ------------------------------------------------------------
+
+
+def _millis(text: str | None, default: str) -> int | str:
+    """A period in milliseconds (text that does not parse, a cron expression say, as it is)."""
+    try:
+        return int(parse_time_period(text or default, "ms"))
+    except ValueError:
+        return text or default
+
+
+def _effective_properties(processor: Processor) -> dict[str, str]:
+    raw = processor.raw_configured
+    values = {d.name: raw.get(d.name, d.default) for d in processor.descriptors()}
+    values.update(raw)
+    return {name: value for name, value in sorted(values.items()) if value is not None}
+
+
+def _component_structure(component: Component, terminated: frozenset[str]) -> dict[str, Any]:
+    processor = component.processor
+    retry = component.retry if component.retry and component.retry.relationships else None
+    timer = component.scheduling_strategy is SchedulingStrategy.TIMER_DRIVEN
+    return {
+        "type": component.type_name,
+        "properties": _effective_properties(processor) if processor else {},
+        "advanced": processor.advanced_configuration() if processor else (),
+        "auto_terminated": sorted(terminated),
+        "concurrent_tasks": component.concurrent_tasks,
+        "scheduling_strategy": component.scheduling_strategy.value,
+        "run_schedule": _millis(component.run_schedule, "0 sec")
+        if timer
+        else component.run_schedule,
+        "penalty_ms": _millis(component.penalty_duration, "30 sec"),
+        "yield_ms": _millis(component.yield_duration, "1 sec"),
+        "disabled": component.disabled,
+        "retry": None
+        if retry is None
+        else (
+            sorted(retry.relationships),
+            retry.count,
+            retry.backoff_mechanism.value,
+            _millis(retry.max_backoff_period, DEFAULT_MAX_BACKOFF_PERIOD),
+        ),
+        "comments": component.comments,
+    }
+
+
+def _connection_structure(connection: Connection, names: Mapping[str, str]) -> dict[str, Any]:
+    settings = connection.queue_settings
+    try:
+        size: float | str = parse_data_size(settings.back_pressure_data_size_threshold)
+    except ValueError:
+        size = settings.back_pressure_data_size_threshold
+    return {
+        "source": names[connection.source],
+        "relationships": sorted(connection.relationships),
+        "destination": names[connection.destination],
+        "name": connection.name,
+        "back_pressure_objects": settings.back_pressure_object_threshold,
+        "back_pressure_bytes": size,
+        "expiration_ms": _millis(settings.flowfile_expiration, DEFAULT_FLOWFILE_EXPIRATION),
+        "prioritizers": [p.value for p in settings.prioritizers],
+        "load_balance_strategy": connection.load_balance_strategy.value,
+        "partitioning_attribute": connection.partitioning_attribute,
+    }
+
+
+def _context_structure(context: ParameterContext, default_name: str) -> dict[str, Any]:
+    return {
+        "name": context.name or default_name,
+        "description": context.description,
+        "parameters": sorted(
+            (
+                p.name,
+                p.description,
+                p.sensitive,
+                None if p.sensitive else p.value,
+            )
+            for p in context.parameters
+        ),
+        "inherited": [_context_structure(c, "") for c in context.inherited],
+    }

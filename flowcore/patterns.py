@@ -14,6 +14,13 @@ Expression Language error is a processor error, as in NiFi).
 
 The limit is the engine setting ``regex_time_limit`` (NiFi has none: its Java engine cannot be
 interrupted either); each task applies it with :func:`set_time_limit`.
+
+Java treats ``\r\n``, ``\r``, ``\u0085``, ``\u2028`` and ``\u2029`` as line terminators too: ``.``
+does not match them and ``$`` matches before a final ``\r\n`` (the engine also counts ``\x0b``
+and ``\x0c``, which Java does not). Pass :data:`JAVA_LINES` among the
+flags to get that (the ``regex`` engine's ``WORD`` flag, whose Unicode word boundaries are turned
+back into ``\b`` and ``\B`` as Java and ``re`` define them); the text processors (ExtractText,
+ReplaceText, RouteOnContent, RouteText) do, so a CRLF file matches as in NiFi.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from flowcore.errors import ExpressionEvaluationError, RegexTimeoutError, quoted
 
 __all__ = [
     "DEFAULT_TIME_LIMIT",
+    "JAVA_LINES",
     "FlowPattern",
     "compile_pattern",
     "set_time_limit",
@@ -39,6 +47,13 @@ LOG = logging.getLogger("flowcore.patterns")
 DEFAULT_TIME_LIMIT = 1.0  # seconds one match may take
 _limit = DEFAULT_TIME_LIMIT
 _QUOTED = re.compile(r"\\Q(.*?)(?:\\E|$)", re.DOTALL)
+#: Flag: Java's line terminators for ``.``, ``^`` and ``$`` (see the module docstring).
+JAVA_LINES = regex.WORD
+#: ``\\b`` and ``\\B`` as ``re`` and Java define them, for patterns compiled with WORD.
+_BOUNDARY = {
+    "b": r"(?:(?<=\w)(?!\w)|(?<!\w)(?=\w))",
+    "B": r"(?:(?<=\w)(?=\w)|(?<!\w)(?!\w))",
+}
 _cache: dict[tuple[str, int], FlowPattern] = {}
 
 
@@ -150,6 +165,8 @@ def compile_pattern(pattern: str, flags: int = 0) -> FlowPattern:
     compiled = _cache.get(key)
     if compiled is None:
         translated = _QUOTED.sub(lambda m: regex.escape(m.group(1)), pattern)
+        if flags & JAVA_LINES:
+            translated = _plain_word_boundaries(translated)
         try:
             compiled = FlowPattern(pattern, regex.compile(translated, flags | regex.VERSION0))
         except regex.error as ex:
@@ -159,3 +176,39 @@ def compile_pattern(pattern: str, flags: int = 0) -> FlowPattern:
             _cache.clear()
         _cache[key] = compiled
     return compiled
+
+
+def _plain_word_boundaries(pattern: str) -> str:
+    r"""*pattern* with each ``\b`` and ``\B`` outside a character class spelled out.
+
+    The ``WORD`` flag that gives Java's line terminators also makes ``\b`` a Unicode (UAX #29)
+    word boundary, under which ``don't`` and ``3.14`` are single words; Java's ``\b`` is the
+    plain ``\w``/``\W`` boundary, which these lookarounds restore.
+    """
+    out: list[str] = []
+    in_class = False
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\" and i + 1 < len(pattern):
+            escaped = pattern[i + 1]
+            out.append(
+                _BOUNDARY[escaped] if escaped in _BOUNDARY and not in_class else char + escaped
+            )
+            i += 2
+            continue
+        if char == "[" and not in_class:
+            in_class = True
+            out.append(char)
+            i += 1
+            # a ']' first in a class (after an optional '^') is a literal
+            for literal in ("^", "]"):
+                if pattern.startswith(literal, i):
+                    out.append(literal)
+                    i += 1
+            continue
+        if char == "]" and in_class:
+            in_class = False
+        out.append(char)
+        i += 1
+    return "".join(out)

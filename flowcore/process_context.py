@@ -68,6 +68,8 @@ class ProcessContext:
         #: holding its FlowFiles) to this callable instead of processing it.
         self.bin_sink: Callable[[Bin, ProcessSession], None] | None = None
         self.yielded = False
+        #: Set by :meth:`yield_until`: when the processor will take its queued FlowFiles.
+        self.held_until: int | None = None
         self.logger = processor_logger(component.type)
 
     @property
@@ -133,3 +135,14 @@ class ProcessContext:
     def yield_(self) -> None:
         """Ask not to be triggered again for the yield duration (1 sec by default)."""
         self.yielded = True
+
+    def yield_until(self, epoch_ms: int) -> None:
+        """Ask not to be triggered before *epoch_ms*, when what is queued can go on.
+
+        For a processor that knows when its input will be taken (ControlRate: when its rate
+        window opens). The engine keeps the FlowFiles it left queued until then and retries
+        them at that time; a batch run waits for it instead of ending with them queued, as it
+        does after plain yields.
+        """
+        self.yielded = True
+        self.held_until = epoch_ms if self.held_until is None else min(self.held_until, epoch_ms)

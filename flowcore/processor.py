@@ -121,11 +121,16 @@ class Capabilities:
             (``bin_batches``/``merge_batches``, defined where the methods they stand in for are).
         merges_apart: a binning processor whose ready bins can be merged by another task
             (it implements ``merge_bin``).
+        triggers_serially: NiFi's ``@TriggerSerially``: the processor reads and writes its
+            state per FlowFile, so each stage run of its stage is one task that sees the state
+            the previous stage run committed (parallel tasks would each start from the same
+            state and all but one update would be lost at the commit).
     """
 
     run_batching: bool = False
     bins_batches: bool = False
     merges_apart: bool = False
+    triggers_serially: bool = False
 
 
 class Processor:
@@ -156,6 +161,10 @@ class Processor:
     #: NiFi's ``@SupportsBatching``: the engine may run many triggers in one session and commit
     #: once. Only for processors whose triggers have no side effects outside the session.
     supports_batching: ClassVar[bool] = False
+    #: NiFi's ``@TriggerSerially``: never triggered by two tasks at once (see
+    #: :attr:`Capabilities.triggers_serially`); :meth:`runs_serially` may narrow it to some
+    #: configurations.
+    triggers_serially: ClassVar[bool] = False
     tags: ClassVar[tuple[str, ...]] = ()
     #: Attributes the processor reads and writes, for documentation (``flowcore processors``).
     reads_attributes: ClassVar[Mapping[str, str]] = {}
@@ -178,7 +187,19 @@ class Processor:
     def _capabilities(cls) -> Capabilities:
         """This class's capabilities; kinds with capabilities of their own extend it."""
         own_sessions = cls.on_trigger_sessions is Processor.on_trigger_sessions
-        return Capabilities(run_batching=cls.supports_batching and own_sessions)
+        return Capabilities(
+            run_batching=cls.supports_batching and own_sessions,
+            triggers_serially=cls.triggers_serially,
+        )
+
+    def runs_serially(self) -> bool:
+        """Whether this configured processor must run in one task per stage run.
+
+        The class's :attr:`Capabilities.triggers_serially` by default; a processor whose state
+        is read and written per FlowFile only in some configurations (UpdateAttribute storing
+        state) narrows it here. The compiler makes every stage holding such a member serial.
+        """
+        return type(self).capabilities.triggers_serially
 
     def __init__(self, **properties: Any) -> None:
         self._values: dict[str, str] = {}
@@ -333,6 +354,20 @@ class Processor:
                 found[name] = names
         return found
 
+    def referenced_services(self) -> dict[str, str]:
+        """The service each set service property names, by the property's display name.
+
+        Properties with ``identifies_service`` (NiFi's ``identifiesControllerService``);
+        validation checks the flow declares each, and the compiler ships them with the stage.
+        """
+        found = {}
+        for descriptor in self.descriptors():
+            if descriptor.identifies_service:
+                value = self.effective_value(descriptor)
+                if value:
+                    found[descriptor.display_name] = value
+        return found
+
     def _evaluates(self, name: str) -> bool:
         descriptor = self.resolve_descriptor(name)
         return descriptor is not None and descriptor.supports_expressions
@@ -375,6 +410,15 @@ class Processor:
     def configured(self) -> Mapping[str, str]:
         """The values explicitly set, by internal name (dynamic properties included)."""
         return dict(self._configured_values())
+
+    @property
+    def raw_configured(self) -> Mapping[str, str]:
+        """The values explicitly set, by internal name, as written: ``#{name}`` references kept.
+
+        What a definition holds (an export writes these; :attr:`configured` substitutes
+        parameters, as a run reads them). Dynamic properties included; unknown names are not.
+        """
+        return dict(self._values)
 
     @property
     def dynamic_properties(self) -> dict[str, str]:
@@ -518,7 +562,18 @@ class Processor:
             type(self) is type(other)
             and self._values == other._values
             and self._unknown == other._unknown
+            and self.advanced_configuration() == other.advanced_configuration()
         )
+
+    def advanced_configuration(self) -> tuple[tuple[str, Any], ...]:
+        """Configuration held outside the properties, as ``(keyword, value)`` pairs.
+
+        NiFi keeps such configuration as a processor's annotation data, set in its Advanced
+        UI (UpdateAttribute's rules). Each keyword is the constructor argument that takes the
+        value, so a flow written back as Python passes it on; flow comparison and export read
+        it too. Empty for most processors.
+        """
+        return ()
 
 
 @attrs.frozen

@@ -27,6 +27,7 @@ from flowcore.expression import compile_expression, contains_expression, validat
 from flowcore.expression._evaluate import EvaluationContext
 from flowcore.expression._nodes import ResultType
 from flowcore.parameters import MASK, SensitiveText, redact
+from flowcore.services import MapCacheService
 from flowcore.units import format_time_period, parse_data_size, parse_time_period
 from flowcore.validators import ValidationResult, Validator
 
@@ -127,6 +128,9 @@ class PropertyDescriptor:
         dynamic: whether this describes a user-defined (dynamic) property.
         expected_type: the result type EL must have (e.g. BOOLEAN for a condition).
         aliases: legacy internal names still accepted (NiFi's ``migrateProperties``).
+        identifies_service: the value names a service the flow declares (NiFi's
+            ``identifiesControllerService``), e.g. a :class:`~flowcore.services.MapCacheService`;
+            validation checks the flow has it, and its stage runs serially.
     """
 
     display_name: str
@@ -142,6 +146,7 @@ class PropertyDescriptor:
     dynamic: bool = False
     expected_type: ResultType | None = None
     aliases: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    identifies_service: bool = False
 
     @property
     def key(self) -> str:
@@ -168,6 +173,8 @@ class PropertyDescriptor:
         """
         if isinstance(value, str):
             return value
+        if isinstance(value, MapCacheService):  # a service property takes the service's name
+            return value.name
         if not isinstance(value, bool | int | float | timedelta):
             msg = (
                 f"property {self.display_name!r} cannot take a {type(value).__name__} "

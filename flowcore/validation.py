@@ -104,6 +104,23 @@ def check_parameters(flow: FlowDefinition) -> Iterator[FlowProblem]:
             yield FlowProblem(f"parameter {name!r}", why)
 
 
+def check_services(flow: FlowDefinition) -> Iterator[FlowProblem]:
+    """Each service a processor's service property names is one the flow declares."""
+    declared = flow.services
+    for component in _processors(flow):
+        processor = flow.resolved_processor(component)
+        assert processor is not None
+        for prop, name in processor.referenced_services().items():
+            if name not in declared:
+                known = f"it has {sorted(declared)!r}" if declared else "it declares none"
+                yield FlowProblem(
+                    str(component),
+                    f"{prop!r} names service {name!r}, which flow '{flow.name}' does not "
+                    f"declare ({known})",
+                    f"declare it: flow.add_service(MapCacheService({name!r}))",
+                )
+
+
 def check_connection_relationships(flow: FlowDefinition) -> Iterator[FlowProblem]:
     """Each connection names relationships its source has, at least one."""
     for connection in flow.connections:
@@ -313,6 +330,7 @@ CHECKS: tuple[Check, ...] = (
     check_not_empty,
     check_properties,
     check_parameters,
+    check_services,
     check_connection_relationships,
     check_relationships_handled,
     check_inputs,

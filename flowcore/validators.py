@@ -56,6 +56,7 @@ __all__ = [
     "create_directory_exists_validator",
     "create_long_validator",
     "create_regex_matching_validator",
+    "create_regex_validator",
     "create_time_period_validator",
     "missing_directory",
     "resolved_path",
@@ -313,6 +314,36 @@ class _RegexMatch:
 def create_regex_matching_validator(pattern: str, hint: str = "") -> Validator:
     """Return a validator requiring the whole value to match *pattern*."""
     return Validator(f"REGEX[{pattern}]", _RegexMatch(pattern, hint))
+
+
+@attrs.frozen
+class _RegexGroups:
+    minimum: int
+    maximum: int
+
+    def __call__(self, value: str) -> str | None:
+        try:
+            groups = compile_pattern(value).groups
+        except ExpressionEvaluationError as ex:
+            return f"it is not a valid regular expression: {ex}"
+        if not self.minimum <= groups <= self.maximum:
+            return (
+                f"RegEx is required to have between {self.minimum} and {self.maximum} Capturing "
+                f"Groups but has {groups}"
+            )
+        return None
+
+
+def create_regex_validator(minimum_groups: int, maximum_groups: int) -> Validator:
+    """Return a validator for a regular expression with a bounded number of capturing groups.
+
+    NiFi's ``StandardValidators.createRegexValidator``; a value holding Expression Language is
+    checked only once evaluated, per FlowFile.
+    """
+    return Validator(
+        f"REGEX_GROUPS[{minimum_groups}..{maximum_groups}]",
+        _RegexGroups(minimum_groups, maximum_groups),
+    )
 
 
 @attrs.frozen

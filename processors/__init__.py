@@ -7,6 +7,9 @@ per processor type, keyed by NiFi's type name.
 from collections.abc import Mapping
 
 from flowcore.processor import Processor
+from processors.control_rate import ControlRate
+from processors.detect_duplicate import DetectDuplicate
+from processors.extract_text import ExtractText
 from processors.file_splitter import FileSplitter
 from processors.generate_flowfile import GenerateFlowFile
 from processors.get_file import GetFile
@@ -14,11 +17,17 @@ from processors.log_attribute import LogAttribute
 from processors.merge_content import MergeContent
 from processors.put_dataset import PutDataset
 from processors.put_file import PutFile
+from processors.replace_text import ReplaceText
 from processors.route_on_attribute import RouteOnAttribute
+from processors.route_on_content import RouteOnContent
+from processors.route_text import RouteText
 from processors.split_text import SplitText
 from processors.update_attribute import UpdateAttribute
 
 BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
+    "ControlRate": ControlRate,
+    "DetectDuplicate": DetectDuplicate,
+    "ExtractText": ExtractText,
     "FileSplitter": FileSplitter,
     "GenerateFlowFile": GenerateFlowFile,
     "GetFile": GetFile,
@@ -26,13 +35,19 @@ BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
     "MergeContent": MergeContent,
     "PutDataset": PutDataset,
     "PutFile": PutFile,
+    "ReplaceText": ReplaceText,
     "RouteOnAttribute": RouteOnAttribute,
+    "RouteOnContent": RouteOnContent,
+    "RouteText": RouteText,
     "SplitText": SplitText,
     "UpdateAttribute": UpdateAttribute,
 }
 
 __all__ = [
     "BUILTIN_PROCESSORS",
+    "ControlRate",
+    "DetectDuplicate",
+    "ExtractText",
     "FileSplitter",
     "GenerateFlowFile",
     "GetFile",
@@ -40,7 +55,10 @@ __all__ = [
     "MergeContent",
     "PutDataset",
     "PutFile",
+    "ReplaceText",
     "RouteOnAttribute",
+    "RouteOnContent",
+    "RouteText",
     "SplitText",
     "UpdateAttribute",
 ]

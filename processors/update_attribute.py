@@ -199,13 +199,9 @@ class UpdateAttribute(Processor):
                 msg = f"rules must be Rule values, got {type(rule).__name__} {rule!r}"
                 raise ConfigurationError(msg)
 
-    def same_configuration(self, other: Processor) -> bool:
-        """Same properties, rules and FlowFile policy."""
-        return (
-            super().same_configuration(other)
-            and isinstance(other, UpdateAttribute)
-            and (self.rules, self.flowfile_policy) == (other.rules, other.flowfile_policy)
-        )
+    def advanced_configuration(self) -> tuple[tuple[str, object], ...]:
+        """The Advanced rules and the FlowFile Policy (NiFi's annotation data)."""
+        return (("rules", self.rules), ("flowfile_policy", self.flowfile_policy))
 
     def get_dynamic_property_descriptor(self, name: str) -> PropertyDescriptor:
         """An attribute to set: the name is the attribute, the value EL (empty allowed)."""
@@ -218,6 +214,15 @@ class UpdateAttribute(Processor):
 
     def _stores_state(self) -> bool:
         return self.effective_value(self.STORE_STATE) == STORE_STATE_LOCALLY.value
+
+    def runs_serially(self) -> bool:
+        """Storing state: each FlowFile reads and writes it, so one task per stage run.
+
+        Parallel tasks would each start from the same committed state and the commit would
+        keep one task's values only (NiFi's ``replaceState`` would send the others to
+        ``set state fail``; here nothing would tell).
+        """
+        return self._stores_state()
 
     def get_relationships(self) -> tuple[Relationship, ...]:
         """``success``, plus ``set state fail`` when storing state."""

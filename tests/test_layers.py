@@ -33,6 +33,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "flowcore.faults",
             "flowcore.patterns",
             "flowcore.parameters",
+            "flowcore.services",
             "flowcore.datasets.*",
             "repositories",
             "repositories.records",

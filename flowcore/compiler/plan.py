@@ -14,6 +14,7 @@ import attrs
 
 from flowcore.flow import FUNNEL_RELATIONSHIP, Prioritizer
 from flowcore.processor import Processor, ProcessorKind
+from flowcore.services import MapCacheService
 
 __all__ = [
     "MemberPlan",
@@ -103,6 +104,7 @@ class StagePlan:
             it feeds.
         expiration_ms: FlowFile expiration per input queue (absent: never).
         prioritizers: prioritizers per input queue (absent: FIFO).
+        services: the services its members name, by name (their state travels with tasks).
     """
 
     stage_id: str
@@ -110,6 +112,7 @@ class StagePlan:
     queue_members: Mapping[str, str]
     expiration_ms: Mapping[str, int]
     prioritizers: Mapping[str, tuple[Prioritizer, ...]]
+    services: Mapping[str, MapCacheService] = attrs.field(factory=dict)
 
     def member(self, component_id: str) -> MemberPlan:
         """A member by component id."""
@@ -119,6 +122,25 @@ class StagePlan:
     def binning_members(self) -> tuple[MemberPlan, ...]:
         """Members whose input must be grouped by key (a shuffle on Spark)."""
         return tuple(m for m in self.members if m.kind is ProcessorKind.BINNING)
+
+    @property
+    def serial_members(self) -> tuple[MemberPlan, ...]:
+        """Members that must not run in two tasks at once.
+
+        Those that trigger serially (NiFi's ``@TriggerSerially``, or state read and written
+        per FlowFile) and those that use a service, whose entries are one shared state.
+        """
+        return tuple(
+            m
+            for m in self.members
+            if m.processor is not None
+            and (m.processor.runs_serially() or m.processor.referenced_services())
+        )
+
+    @property
+    def serial(self) -> bool:
+        """Whether each run of the stage is one task (see :attr:`serial_members`)."""
+        return bool(self.serial_members)
 
     @property
     def source_members(self) -> tuple[MemberPlan, ...]:

@@ -41,6 +41,7 @@ __all__ = [
     "mark_durable",
     "order_stages",
     "scheduling_note",
+    "serial_note",
 ]
 
 
@@ -264,7 +265,37 @@ def plan_stage(flow: FlowDefinition, durable: Mapping[str, object], stage: Stage
             expiration[queue_id] = millis
         if settings.prioritizers:
             prioritizers[queue_id] = settings.prioritizers
-    return StagePlan(stage.id, tuple(members), queue_members, expiration, prioritizers)
+    declared = flow.services
+    services = {
+        name: declared[name]
+        for member in members
+        if member.processor is not None
+        for name in member.processor.referenced_services().values()
+        if name in declared
+    }
+    return StagePlan(stage.id, tuple(members), queue_members, expiration, prioritizers, services)
+
+
+def serial_note(plan: StagePlan) -> str | None:
+    """Why each run of a stage is one task, as explain shows it (None: it is not)."""
+    members = plan.serial_members
+    if not members:
+        return None
+    reasons = []
+    for member in members:
+        processor = member.processor
+        assert processor is not None
+        services = sorted(set(processor.referenced_services().values()))
+        why = (
+            "triggers serially"
+            if processor.runs_serially()
+            else f"uses service {', '.join(repr(s) for s in services)}"
+        )
+        reasons.append(f"{member.type_name} '{member.name}' {why}")
+    return (
+        "serial: one task per stage run, seeing the state the last one committed "
+        f"({'; '.join(reasons)})"
+    )
 
 
 def scheduling_note(component: Component) -> str:
@@ -300,4 +331,7 @@ def explain(compiled: CompiledFlow) -> str:
             lines.append(f"  input: source work{tasks}")
         lines.extend(f"  input: {label(c)}" for c in stage.inputs)
         lines.extend(f"  output: {label(c)}" for c in stage.outputs)
+        note = serial_note(compiled.plans[stage.id]) if stage.id in compiled.plans else None
+        if note is not None:
+            lines.append(f"  {note}")
     return "\n".join(lines)

@@ -83,6 +83,7 @@ class Controller:
         self._retry_at: dict[str, int] = {}
         self._long_waits: set[str] = set()
         self._in_bins: set[str] = set()
+        self._held: set[str] = set()  # see TaskResult.held
         self._indexer: ProvenanceIndexer | None = None
         self._contexts: dict[str, ProcessContext] = {}
         self._unscheduled: dict[str, str] = {}  # component id -> why on_scheduled raised in tasks
@@ -301,11 +302,13 @@ class Controller:
             self._retry_at.pop(summary.segment_id, None)
             self._long_waits.discard(summary.segment_id)
             self._in_bins.discard(summary.segment_id)
+            self._held.discard(summary.segment_id)
         self._note_scheduling(stage, results)
         for result in results:
             self._retry_at.update(result.retry_at)
             self._long_waits.update(result.long_waits)
             self._in_bins.update(result.in_bins)
+            self._held.update(result.held)
             for component_id, relationships in result.transfers.items():
                 name = self._component_name(component_id)
                 for relationship, (count, size) in relationships.items():
@@ -411,6 +414,17 @@ class Controller:
         ]
         return min(waits) if waits else None
 
+    def _next_held(self, now: int) -> int | None:
+        """When the first FlowFiles a processor holds until a known time go on, if any."""
+        wal = self.repos.flowfiles
+        times = [
+            self._retry_at.get(s.segment_id, 0)
+            for queue_id in wal.queue_ids()
+            for s in wal.segments(queue_id)
+            if s.segment_id in self._held
+        ]
+        return max(now, min(times)) if times else None
+
     def _binning_queued(self) -> list[Stage]:
         wal = self.repos.flowfiles
         stages = []
@@ -486,6 +500,13 @@ class Controller:
                 continue
             now = now_ms()
             wait = self._next_wait(now, include_long=continuous)
+            held = None if continuous else self._next_held(now)
+            if held is not None:
+                # A processor holds FlowFiles until a known time (ControlRate's window): they
+                # go on then, so waiting for it is not idling and the run does not end.
+                until = held if wait is None else min(wait, held)
+                time.sleep(min(max(until - now, 1), 1000) / 1000)
+                continue
             if wait is not None and (continuous or idle < MAX_IDLE_WAITS):
                 idle += 1
                 time.sleep(min(wait - now, 1000) / 1000)

@@ -72,6 +72,7 @@ class StageJobs:
         paths = self.repos.paths
         batch_time = now_ms()
         states = {m.component_id: wal.state(m.component_id) for m in plan.members}
+        states |= {s.state_key: wal.state(s.state_key) for s in plan.services.values()}
         states = {k: v for k, v in states.items() if v}
         loggers = [processor_logger(m.type_name) for m in plan.members]
         log_levels = {logger.name: lowest_logged_level(logger) for logger in loggers}
@@ -128,6 +129,14 @@ class StageJobs:
     ) -> StageJob:
         """The job of stage run *run* of *plan*, taking the segments *taken* and source *work*."""
         pairs = [(s.queue_id, s.segment_id) for s in taken]
+        if plan.serial:
+            # One task sees the state the last stage run committed and leaves the next one's:
+            # parallel tasks would each start from the same state, and the commit would keep
+            # one task's update only. Its bins are merged where they are decided, for the same
+            # reason (a merge task would start from the state before them).
+            one = TaskInput(segments=tuple(pairs), work=tuple(work))
+            specs = self._specs(plan, [one], run=run, end_of_input=end_of_input)
+            return StageJob(plan, tuple(specs))
         if not plan.binning_members:
             inputs = [
                 TaskInput(segments=tuple((s.queue_id, s.segment_id) for s in group))

@@ -32,11 +32,14 @@ class ReturnedFlowFile:
         retry_at: when it is worth taking again (epoch ms).
         long_wait: it waits on a penalty or a bin's age, not just for a later trigger (see
             ``TaskResult.long_waits``).
+        held: its processor will take it at ``retry_at`` (``ProcessContext.yield_until``;
+            see ``TaskResult.held``).
     """
 
     queued: QueuedFlowFile
     retry_at: int
     long_wait: bool
+    held: bool = False
 
 
 @attrs.frozen

@@ -54,6 +54,7 @@ from repositories.records import MAX_SEGMENT_RECORDS, Bulletin
 if TYPE_CHECKING:
     from flowcore.engine.task import _Task
     from flowcore.provenance_events import ProvenanceEvent
+    from flowcore.services import MapCache
 
 __all__ = ["BATCH_TRIGGERS", "CONTENT_FAILURE_REASON", "TaskMember"]
 
@@ -223,6 +224,9 @@ class TaskMember:
 
     def stage_file(self, directory: Path) -> Path:
         return self.task.effects.stage(directory)
+
+    def map_cache(self, name: str) -> MapCache:
+        return self.task.map_cache(name)
 
     def staged(self, target: str) -> bool:
         return target in self.task.staged_targets
@@ -561,9 +565,10 @@ class TaskMember:
                     processor.end_of_input(self.context, self.session)  # type: ignore[attr-defined]
             except Exception as error:
                 self._failed(error)
-        retry = now_ms() + self.task.spec.settings.yield_ms
+        held = self.context.held_until
+        retry = now_ms() + self.task.spec.settings.yield_ms if held is None else held
         for queued in self.pending:
-            self.returned.append(ReturnedFlowFile(queued, retry, False))
+            self.returned.append(ReturnedFlowFile(queued, retry, False, held is not None))
         self.pending.clear()
 
     def retry_hint(self) -> int:

@@ -32,7 +32,7 @@ from flowcore.engine._content import TaskContent
 from flowcore.engine._held import QueuedBatch, ReturnedFlowFile
 from flowcore.engine._member import TaskMember
 from flowcore.engine.wire import ReadyBin, TaskResult, TaskSpec
-from flowcore.errors import FlowcoreError, HandedOverError
+from flowcore.errors import ConfigurationError, FlowcoreError, HandedOverError
 from flowcore.expression._values import set_max_length
 from flowcore.flowfile import FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
@@ -41,6 +41,7 @@ from flowcore.process_context import ProcessContext
 from flowcore.processor import ProcessorKind
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun, ProvenanceEventType
 from flowcore.queues import expired, park_queue_id, prioritized, queue_order
+from flowcore.services import MapCache
 from flowcore.session._content import CONTENT_FAILURE_REASON
 from flowcore.session.host import (
     ComponentInfo,
@@ -132,7 +133,29 @@ class _Task:
         self.staged_targets: set[str] = set()  # files committed sessions staged (not yet visible)
         self.long_waits: set[str] = set()
         self.in_bins: set[str] = set()
+        self.held: set[str] = set()
         self.unpacked = 0  # FlowFiles of batches unpacked into objects (see _task_batches)
+        self.caches: dict[str, MapCache] = {}  # the services' caches members used, by name
+
+    def map_cache(self, name: str) -> MapCache:
+        """The cache of service *name*, loaded from its committed state when first used.
+
+        Members naming the same service share it. Its stage is serial (one task per stage
+        run), so this task's changes are the only ones its commit carries.
+
+        Raises:
+            ConfigurationError: the stage's plan has no such service.
+        """
+        cache = self.caches.get(name)
+        if cache is None:
+            service = self.spec.plan.services.get(name)
+            if service is None:
+                known = sorted(self.spec.plan.services)
+                msg = f"no service named {name!r} is declared in the flow (known: {known!r})"
+                raise ConfigurationError(msg)
+            cache = MapCache(service, self.spec.states.get(service.state_key, {}), now_ms)
+            self.caches[name] = cache
+        return cache
 
     def next_id(self) -> int:
         return next(self._ids)
@@ -438,16 +461,17 @@ class _Task:
             hint = member.retry_hint()
             binning = member.processor.kind is ProcessorKind.BINNING
             now = now_ms()
-            by_queue: dict[tuple[str, bool], list[tuple[FlowFile, int]]] = {}
+            by_queue: dict[tuple[str, bool, bool], list[tuple[FlowFile, int]]] = {}
             for returned in member.returned:
                 flowfile, queue_id = returned.queued.flowfile, returned.queued.queue_id
                 if queue_id not in plan.queue_members:
                     queue_id = park_queue_id(member.plan.component_id)
                 waits_long = binning or returned.long_wait or flowfile.penalty_expiration > now
-                by_queue.setdefault((queue_id, waits_long), []).append(
+                held = returned.held and not waits_long
+                by_queue.setdefault((queue_id, waits_long, held), []).append(
                     (flowfile, max(returned.retry_at, hint))
                 )
-            for (queue_id, waits_long), entries in by_queue.items():
+            for (queue_id, waits_long, held), entries in by_queue.items():
                 entries.sort(key=lambda e: queue_order(e[0]))
                 for start in range(0, len(entries), MAX_SEGMENT_RECORDS):
                     chunk = entries[start : start + MAX_SEGMENT_RECORDS]
@@ -455,6 +479,8 @@ class _Task:
                     self.retry_at[summary.segment_id] = min(r for _, r in chunk)
                     if waits_long:
                         self.long_waits.add(summary.segment_id)
+                    if held:
+                        self.held.add(summary.segment_id)
                     if binning:
                         self.in_bins.add(summary.segment_id)
         for member in self.members.values():  # after what they return: later in queue order
@@ -472,12 +498,16 @@ class _Task:
             retry_at=self.retry_at,
             long_waits=frozenset(self.long_waits),
             in_bins=frozenset(self.in_bins),
+            held=frozenset(self.held),
             provenance_files=tuple(self.event_files),
             written_claims=tuple(sorted(self.content.written, key=lambda c: (c.section, c.id))),
             states={
-                m.plan.component_id: m.new_state
-                for m in self.members.values()
-                if m.new_state is not None
+                **{
+                    m.plan.component_id: m.new_state
+                    for m in self.members.values()
+                    if m.new_state is not None
+                },
+                **{c.service.state_key: c.to_state() for c in self.caches.values() if c.changed},
             },
             transfers={
                 m.plan.component_id: {k: (v[0], v[1]) for k, v in m.transfers.items()}

@@ -127,6 +127,9 @@ class TaskResult:
             are merged at the end of input, penalized FlowFiles stay queued for the next run.
         in_bins: returned segments of FlowFiles held by open bins. Back pressure does not
             count them, as NiFi does not count FlowFiles its bins hold.
+        held: returned segments their processor will take at their ``retry_at``
+            (``ProcessContext.yield_until``: ControlRate's window opening). A batch run waits
+            for them: they will go on then.
         provenance_files: the event files, in order (none when there were no events).
         written_claims: resource claims the task wrote (unreferenced ones are removed).
         states: new state of members whose sessions changed it.
@@ -160,3 +163,4 @@ class TaskResult:
     effects_file: str | None = None
     unread: tuple[tuple[str, str], ...] = ()
     unscheduled: Mapping[str, str] = attrs.field(factory=dict)
+    held: frozenset[str] = frozenset()

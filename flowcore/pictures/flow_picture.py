@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from flowcore.compiler.stages import CompiledFlow, Stage, scheduling_note
+from flowcore.compiler.stages import CompiledFlow, Stage, scheduling_note, serial_note
 from flowcore.flow import (
     DEFAULT_FLOWFILE_EXPIRATION,
     Component,
@@ -191,6 +191,9 @@ def _cluster(compiled: CompiledFlow, stage: Stage, members: list[str]) -> Cluste
         notes.append(f"input: source work{tasks}")
     notes.extend(f"input: {flow.describe(connections[c])}" for c in stage.inputs)
     notes.extend(f"output: {flow.describe(connections[c])}" for c in stage.outputs)
+    serial = serial_note(compiled.plans[stage.id]) if stage.id in compiled.plans else None
+    if serial is not None:
+        notes.append(serial)
     return Cluster(stage.id, stage.id, tuple(members), tuple(notes))
 
 

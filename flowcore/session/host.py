@@ -19,6 +19,7 @@ from flowcore.provenance_events import ProvenanceEvent
 
 if TYPE_CHECKING:
     from flowcore.flowfile_batch import FlowFileBatch
+    from flowcore.services import MapCache
     from repositories.protocols import ContentRepository
 
 __all__ = [
@@ -265,6 +266,14 @@ class SessionHost(Protocol):
 
     def reserve(self, target: str) -> bool:
         """Take *target* for this host among those running beside it; False if one has it."""
+        ...
+
+    def map_cache(self, name: str) -> MapCache:
+        """The map cache of the service *name* the flow declares (shared by its users).
+
+        Raises:
+            ConfigurationError: no such service is declared.
+        """
         ...
 
 

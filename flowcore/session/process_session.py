@@ -37,6 +37,7 @@ from flowcore.flowfile import CORE_ATTRIBUTES, CountedUuids, FlowFile
 from flowcore.provenance_events import ProvenanceEventType
 from flowcore.relationship import FAILURE, Relationship
 from flowcore.session._batches import BatchOutputs, BatchWork
+from flowcore.session._caches import StagedCaches
 from flowcore.session._content import CONTENT_FAILURE_REASON, SessionContent
 from flowcore.session._effects import StagedEffects
 from flowcore.session._ledger import Ledger
@@ -123,6 +124,7 @@ class ProcessSession:
         )
         self._spiller = Spiller(host, self._ledger, self._events, self._route)
         self._staged_state = StagedState(host)
+        self._caches = StagedCaches(host)
         self._effects = StagedEffects(host)
         self.provenance = ProvenanceReporter(self._events)
 
@@ -150,6 +152,7 @@ class ProcessSession:
     replace_state = _part("_staged_state", StagedState.replace_state)
     clear_state = _part("_staged_state", StagedState.clear_state)
     adjust_counter = _part("_staged_state", StagedState.adjust_counter)
+    map_cache = _part("_caches", StagedCaches.map_cache)
     stage_file = _part("_effects", StagedEffects.stage_file)
     cancel_staged = _part("_effects", StagedEffects.cancel_staged)
     is_staged = _part("_effects", StagedEffects.is_staged)
@@ -578,6 +581,7 @@ class ProcessSession:
             logs=logs,
             batches=self._batches.outputs.routed(),
         )
+        self._caches.keep()
         self._host.apply_commit(result)
         self._reset()
         return result
@@ -660,6 +664,7 @@ class ProcessSession:
         written = list(self._content.written)
         shared = set(self._shared_claims)
         self._effects.discard()
+        self._caches.revert()
         self._reset()
         content = self._host.content
         for claim in written:

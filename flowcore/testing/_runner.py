@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from flowcore.clock import now_ms
-from flowcore.errors import InvalidProcessorError
+from flowcore.errors import ConfigurationError, InvalidProcessorError
 from flowcore.flowfile import FlowFile
 from flowcore.parameters import Parameter, ParameterContext
 from flowcore.process_context import ProcessContext, lowest_logged_level
@@ -33,6 +33,7 @@ from flowcore.processor import Processor, ProcessorKind
 from flowcore.properties import PropertyDescriptor
 from flowcore.provenance_events import ProvenanceEvent
 from flowcore.relationship import Relationship
+from flowcore.services import MapCache, MapCacheService
 from flowcore.session._effects import emit
 from flowcore.session.host import (
     SELF,
@@ -122,6 +123,7 @@ class TestRunner:
         self._next_queue_index = 0
         self._scheduled = False
         self._context: ProcessContext | None = None
+        self._caches: dict[str, MapCache] = {}
 
     # --- SessionHost ------------------------------------------------------------------------
 
@@ -198,6 +200,31 @@ class TestRunner:
     def get_state(self) -> StateMap:
         """The processor's committed state."""
         return self._state
+
+    def map_cache(self, name: str) -> MapCache:
+        """The cache of a service given to :meth:`add_service`.
+
+        Raises:
+            ConfigurationError: no service of that name was added.
+        """
+        cache = self._caches.get(name)
+        if cache is None:
+            msg = (
+                f"the processor names service {name!r}, which the runner does not have; "
+                f"add it: runner.add_service(MapCacheService({name!r}))"
+            )
+            raise ConfigurationError(msg)
+        return cache
+
+    def add_service(self, service: MapCacheService) -> MapCache:
+        """Give the processor a service to name (NiFi's ``addControllerService``).
+
+        Returns the service's cache, on the harness clock, to look into (``len(cache)``,
+        ``cache.get(key)``) or to fill before a run.
+        """
+        cache = MapCache(service, {}, self.now)
+        self._caches[service.name] = cache
+        return cache
 
     def spill(self, batch: SessionSpill) -> None:
         """Hold finished FlowFiles handed over before commit (only when spill_threshold is set)."""

@@ -129,3 +129,18 @@ def test_get_file_skips_a_name_its_filter_cannot_decide(tmp_path: Path) -> None:
     result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=settings)
     assert result.count("get", "success") == 1
     assert (tmp_path / "in" / HOSTILE_NAME).exists()
+
+
+def test_java_line_terminators_keep_plain_word_boundaries() -> None:
+    """JAVA_LINES: '.' and '$' stop at '\\r' as in Java; '\\b' stays the \\w/\\W boundary."""
+    from flowcore.patterns import JAVA_LINES
+
+    assert compile_pattern(r"(.*)$", JAVA_LINES).search("abc\r\n").group(1) == "abc"
+    assert compile_pattern(r"(.*)$").search("abc\r\n").group(1) == "abc\r"
+    words = compile_pattern(r"\b\w+\b", JAVA_LINES).findall("don't 3.14")
+    assert words == re.findall(r"\b\w+\b", "don't 3.14")
+    assert compile_pattern(r"[\b]", JAVA_LINES).search("\b") is not None
+    copy = pickle.loads(pickle.dumps(compile_pattern(r"\bx\B", JAVA_LINES)))
+    assert copy.search("xy") is not None
+    assert copy.search("x y") is None
+    assert copy.search("x") is None

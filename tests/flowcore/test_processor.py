@@ -28,6 +28,7 @@ from flowcore.relationship import FAILURE, ORIGINAL, SUCCESS
 from flowcore.testing import TestRunner
 from flowcore.validators import POSITIVE_INTEGER_VALIDATOR, TIME_PERIOD_VALIDATOR
 from processors import BUILTIN_PROCESSORS
+from processors.update_attribute import Rule, UpdateAttribute
 
 
 class Configurable(Processor):
@@ -391,3 +392,19 @@ def test_with_parameters_copies_only_processors_that_reference_them() -> None:
     assert bound.referenced_parameters() == {"Password": ("pw",)}
     bound.set_property("Greeting", "x")
     assert "Greeting" not in configured.configured
+
+
+def test_raw_configured_keeps_parameter_references() -> None:
+    """raw_configured is what was written; configured substitutes the parameters."""
+    split = BUILTIN_PROCESSORS["SplitText"](line_split_count="#{n}")
+    split.bind_parameters({"n": "3"})
+    assert split.raw_configured == {"Line Split Count": "#{n}"}
+    assert split.configured == {"Line Split Count": "3"}
+
+
+def test_advanced_configuration_is_compared_with_the_properties() -> None:
+    """Most processors have none; UpdateAttribute's rules make two configurations differ."""
+    assert BUILTIN_PROCESSORS["SplitText"]().advanced_configuration() == ()
+    rule = Rule("r", actions={"a": "b"})
+    assert not UpdateAttribute(rules=[rule]).same_configuration(UpdateAttribute())
+    assert UpdateAttribute(rules=[rule]).same_configuration(UpdateAttribute(rules=[rule]))

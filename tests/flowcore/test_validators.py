@@ -96,3 +96,12 @@ def test_python_values_render_as_nifi_strings() -> None:
     assert v.TIME_PERIOD_VALIDATOR.to_string(60) == "60 secs"
     assert v.TIME_PERIOD_VALIDATOR.to_string(timedelta(milliseconds=1500)) == "1500 millis"
     assert v.DATA_SIZE_VALIDATOR.to_string(1024) == "1024 B"
+
+
+def test_regex_validator_counts_capturing_groups() -> None:
+    """createRegexValidator: a valid regex with a bounded number of capturing groups."""
+    check = v.create_regex_validator(1, 2)
+    assert check("r", "(a)(b)").valid
+    assert "between 1 and 2 Capturing Groups but has 0" in check("r", "ab").explanation
+    assert "between 1 and 2 Capturing Groups but has 3" in check("r", "(a)(b)(c)").explanation
+    assert "not a valid regular expression" in check("r", "(").explanation

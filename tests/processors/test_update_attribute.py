@@ -688,3 +688,9 @@ def test_rules_and_state_in_the_engine_agree_with_one_by_one(
     assert whole == single
     assert whole[0] == {"last": "b.txt-2", "r": "2"}
     assert taken == ([False, True] if policy == "USE_CLONE" else [True, True])
+
+
+def test_without_state_update_attribute_runs_in_parallel() -> None:
+    """Only storing state makes UpdateAttribute serial; otherwise its stage runs in parallel."""
+    assert not UpdateAttribute(tag="x").runs_serially()
+    assert UpdateAttribute(**STATEFUL, tag="x").runs_serially()

@@ -14,6 +14,7 @@ from flowcore.compiler.stages import (
 )
 from flowcore.errors import FlowValidationError
 from processors import (
+    ControlRate,
     GenerateFlowFile,
     LogAttribute,
     MergeContent,
@@ -195,3 +196,20 @@ def test_plans_ship_processors_with_their_parameters_bound() -> None:
     assert members["split"].processor.configured == {"Line Split Count": "3"}
     assert members["tag"].processor.configured == {"source": "web-${filename}"}
     assert repr(split.processor) == "SplitText(line_split_count='#{n}')"
+
+
+def test_a_stage_with_a_serial_member_says_why_it_is_one_task() -> None:
+    """A stage holding a processor that triggers serially is serial; explain names it."""
+    flow = Flow("serial")
+    tag = flow.add(GenerateFlowFile(), name="tag")
+    rate = flow.add(ControlRate(maximum_rate="1 MB"), name="rate")
+    end = flow.add(UpdateAttribute(), name="end")
+    flow.connect(tag, rate)
+    flow.connect(rate, end, "success", durable=True)
+    flow.auto_terminate(rate, "failure")
+    flow.auto_terminate(end, "success")
+    compiled = compile_flow(flow)
+    plans = [compiled.plans[s.id] for s in compiled.stages]
+    assert [p.serial for p in plans] == [True, False]
+    assert "serial: one task per stage run" in explain(compiled)
+    assert "ControlRate 'rate' triggers serially" in explain(compiled)

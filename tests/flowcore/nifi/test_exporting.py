@@ -1,0 +1,236 @@
+"""Tests for flowcore.nifi.exporting: flows as NiFi 2.x flow definitions."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from hypothesis import given
+
+from flowcore.builder import Flow
+from flowcore.flow import RetrySettings
+from flowcore.nifi.criteria import criteria_from_xml
+from flowcore.nifi.exporting import export_flow, versioned_id
+from flowcore.nifi.types import FLOWCORE_BUNDLE
+from flowcore.parameters import Parameter, ParameterContext
+from flowcore.properties import PropertyDescriptor
+from flowcore.relationship import SUCCESS
+from processors import FileSplitter, GetFile, PutFile, RouteOnAttribute, SplitText, UpdateAttribute
+from processors.update_attribute import Rule
+from tests.flowcore.nifi.flow_strategies import flows
+from tests.flowcore.nifi.nifi_schema import schema_problems
+from tests.flowcore.nifi.test_python_source import Local
+
+
+def sample() -> Flow:
+    """GetFile -> SplitText -> UpdateAttribute -> RouteOnAttribute -> funnel -> PutFile."""
+    base = ParameterContext("base", "shared", parameters={"root": "/data"})
+    context = ParameterContext(
+        "sample",
+        parameters=[
+            Parameter("in", "/data/in"),
+            Parameter("token", value_from_env="T", sensitive=True),
+        ],
+        inherited=[base],
+    )
+    flow = Flow("sample", parameters=context)
+    get = flow.add(GetFile(input_directory="#{in}"), name="get", run_schedule="1 min")
+    split = flow.add(SplitText(line_split_count=10), name="split", concurrent_tasks=2)
+    tag = flow.add(
+        UpdateAttribute(rules=[Rule("big", ["${fileSize:gt(9)}"], {"size": "big"})], source="web"),
+        name="tag",
+        retry=RetrySettings(["success"], count=3, backoff_mechanism="YIELD_PROCESSOR"),
+    )
+    route = flow.add(RouteOnAttribute(big="${size:equals('big')}"), name="route", disabled=True)
+    funnel = flow.funnel("join")
+    put = flow.add(PutFile(directory="out"), name="put", comments="the end")
+    flow.connect(get, split)
+    flow.connect(split, tag, "splits", prioritizers=["OldestFlowFileFirstPrioritizer"])
+    flow.connect(tag, route, flowfile_expiration="1 min", name="tagged")
+    flow.connect(route, funnel, ["unmatched", "big"])
+    flow.connect(funnel, put)
+    flow.connect(put, put, "failure")
+    flow.auto_terminate(split, ["original", "failure"])
+    flow.auto_terminate(put, "success")
+    return flow
+
+
+def by_name(document: dict[str, Any], kind: str = "processors") -> dict[str, dict[str, Any]]:
+    """The root group's components of *kind* by name."""
+    return {c["name"]: c for c in document["flowContents"][kind]}
+
+
+def test_export_has_only_nifis_fields_and_all_it_requires() -> None:
+    """Every key belongs to its NiFi class; every field NiFi's download writes is there."""
+    document = export_flow(sample()).document
+    assert schema_problems(document) == []
+    assert document["flowEncodingVersion"] == "1.0"
+    assert document["latest"] is False
+    json.dumps(document)  # JSON-ready as it is
+
+
+@given(flows())
+def test_any_flow_exports_to_nifis_schema(flow: Flow) -> None:
+    """Random small flows export to documents that fit NiFi's classes."""
+    assert schema_problems(flow.to_nifi()) == []
+
+
+def test_export_is_stable_and_keeps_nifis_ids() -> None:
+    """The same flow exports the same document; an id that is a UUID is kept as identifier."""
+    assert export_flow(sample()).document == export_flow(sample()).document
+    flow = Flow("imported")
+    split = flow.add(SplitText(line_split_count=1), name="split")
+    get = flow.add(GetFile(input_directory="in"), name="get")
+    nifi_id = "0f6c3f2e-0191-1000-a3c1-6f1b2c3d4e5f"
+    object.__setattr__(split, "id", nifi_id)  # as import keeps NiFi's identifier
+    flow._components = {c.id: c for c in flow.components}
+    processors = by_name(export_flow(flow).document)
+    assert processors["split"]["identifier"] == nifi_id
+    assert processors["get"]["identifier"] == versioned_id("imported", get.id)
+    assert uuid.UUID(processors["get"]["identifier"]).version == 3
+
+
+def test_processor_writes_properties_as_configured_with_defaults() -> None:
+    """References stay as written, unset properties take their default or null, dynamic flagged."""
+    processors = by_name(sample().to_nifi())
+    get = processors["get"]
+    assert get["type"] == "org.apache.nifi.processors.standard.GetFile"
+    assert get["bundle"] == {
+        "group": "org.apache.nifi",
+        "artifact": "nifi-standard-nar",
+        "version": "2.0.0",
+    }
+    assert get["properties"]["Input Directory"] == "#{in}"
+    assert get["properties"]["Keep Source File"] == "false"
+    assert get["properties"]["Path Filter"] is None
+    assert get["propertyDescriptors"]["Input Directory"]["dynamic"] is False
+    tag = processors["tag"]
+    assert tag["properties"]["source"] == "web"
+    assert tag["propertyDescriptors"]["source"] == {
+        "name": "source",
+        "displayName": "source",
+        "identifiesControllerService": False,
+        "sensitive": False,
+        "dynamic": True,
+    }
+
+
+def test_processor_settings_use_nifis_names_and_defaults() -> None:
+    """Schedule, tasks, state, retry and durations, with NiFi's defaults where flowcore has none."""
+    processors = by_name(sample().to_nifi())
+    assert processors["get"]["schedulingPeriod"] == "1 min"
+    assert processors["split"]["concurrentlySchedulableTaskCount"] == 2
+    assert processors["split"]["autoTerminatedRelationships"] == ["failure", "original"]
+    assert processors["route"]["scheduledState"] == "DISABLED"
+    assert processors["get"]["scheduledState"] == "ENABLED"
+    assert processors["put"]["comments"] == "the end"
+    assert processors["get"]["penaltyDuration"] == "30 sec"
+    assert processors["get"]["yieldDuration"] == "1 sec"
+    tag = processors["tag"]
+    assert (tag["retryCount"], tag["retriedRelationships"]) == (3, ["success"])
+    assert tag["backoffMechanism"] == "YIELD_PROCESSOR"
+    assert processors["get"]["retryCount"] == 10
+
+
+def test_update_attribute_rules_go_to_annotation_data() -> None:
+    """Advanced rules become NiFi's criteria XML, which reads back to the same rules."""
+    processors = by_name(sample().to_nifi())
+    rules, policy = criteria_from_xml(processors["tag"]["annotationData"])
+    assert rules == (Rule("big", ["${fileSize:gt(9)}"], {"size": "big"}),)
+    assert policy == "USE_CLONE"
+    assert "annotationData" not in processors["split"]
+
+
+def test_connections_carry_ends_relationships_and_queue_settings() -> None:
+    """Ends name id, type and group; funnels' exits are NiFi's anonymous relationship."""
+    document = sample().to_nifi()
+    group_id = document["flowContents"]["identifier"]
+    connections = {
+        c["name"] or c["source"]["name"] + ">" + c["destination"]["name"]: c
+        for c in document["flowContents"]["connections"]
+    }
+    route_out = connections["route>join"]
+    assert route_out["selectedRelationships"] == ["big", "unmatched"]
+    assert route_out["destination"]["type"] == "FUNNEL"
+    assert route_out["destination"]["groupId"] == group_id
+    assert connections["join>put"]["selectedRelationships"] == [""]
+    split_out = connections["split>tag"]
+    assert split_out["prioritizers"] == [
+        "org.apache.nifi.prioritizer.OldestFlowFileFirstPrioritizer"
+    ]
+    assert split_out["backPressureObjectThreshold"] == 10_000
+    assert split_out["backPressureDataSizeThreshold"] == "1 GB"
+    assert connections["tagged"]["flowFileExpiration"] == "1 min"
+    assert connections["put>put"]["bends"]  # a loop stands out of its box
+    funnels = by_name(document, "funnels")
+    assert funnels["join"]["componentType"] == "FUNNEL"
+
+
+def test_parameter_contexts_by_name_with_inheritance_and_no_secrets() -> None:
+    """The flow's context and the one it inherits, by name; a sensitive value is null."""
+    document = sample().to_nifi()
+    assert document["flowContents"]["parameterContextName"] == "sample"
+    contexts = document["parameterContexts"]
+    assert list(contexts) == ["sample", "base"]
+    assert contexts["sample"]["inheritedParameterContexts"] == ["base"]
+    token = next(p for p in contexts["sample"]["parameters"] if p["name"] == "token")
+    assert token == {
+        "name": "token",
+        "description": "",
+        "sensitive": True,
+        "provided": False,
+        "value": None,
+    }
+    assert contexts["base"]["description"] == "shared"
+
+
+def test_flow_without_parameters_has_no_context() -> None:
+    """NiFi's download of a group without a context has none."""
+    flow = Flow("bare")
+    flow.add(SplitText(line_split_count=1), name="split")
+    document = flow.to_nifi()
+    assert document["parameterContexts"] == {}
+    assert "parameterContextName" not in document["flowContents"]
+
+
+class Secretive(SplitText):
+    """SplitText with a sensitive property, to see export leave a literal secret out."""
+
+    PASSWORD = PropertyDescriptor("Password", sensitive=True)
+    property_descriptors = (*SplitText.property_descriptors, PASSWORD)
+    relationships = (SUCCESS,)
+
+
+def test_what_nifi_cannot_hold_is_noted() -> None:
+    """flowcore's own processors, durable queues, literal secrets, values from the environment."""
+    context = ParameterContext("notes", parameters=[Parameter("home", value_from_env="HOME")])
+    flow = Flow("notes", parameters=context)
+    split = flow.add(FileSplitter(input_directory="in"), name="blocks")
+    secret = flow.add(Secretive(line_split_count=1, password="hunter2"), name="secret")
+    flow.connect(split, secret, durable=True)
+    exported = export_flow(flow)
+    notes = " ".join(exported.notes)
+    assert "FileSplitter 'blocks' is flowcore's own processor" in notes
+    assert "durable=True" in notes
+    assert "sensitive property 'Password'" in notes
+    assert "environment variable HOME" in notes
+    processors = by_name(exported.document)
+    assert processors["blocks"]["bundle"] == FLOWCORE_BUNDLE.to_json()
+    assert processors["secret"]["properties"]["Password"] is None
+    assert "hunter2" not in json.dumps(exported.document)
+    assert exported.document["flowContents"]["comments"].startswith("Exported by flowcore.")
+
+
+def test_plugin_processors_export_under_flowcores_bundle() -> None:
+    """A processor NiFi does not know is named under flowcore's package, with a note."""
+    flow = Flow("plugin")
+    flow.add(Local(), name="mine")
+    exported = export_flow(flow)
+    assert by_name(exported.document)["mine"]["type"] == "io.flowcore.processors.Local"
+    assert exported.notes
+
+
+def test_ids_are_javas_name_based_uuids() -> None:
+    """versioned_id is Java's UUID.nameUUIDFromBytes, as NiFi derives versioned ids."""
+    assert versioned_id("test") == "098f6bcd-4621-3373-8ade-4e832627b4f6"
