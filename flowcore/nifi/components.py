@@ -29,7 +29,7 @@ from flowcore.flow import (
     RetrySettings,
     SchedulingStrategy,
 )
-from flowcore.nifi.annotation import criteria_from_xml
+from flowcore.nifi.criteria import criteria_from_xml
 from flowcore.nifi.findings import Findings
 from flowcore.nifi.groups import Node
 from flowcore.nifi.migrations import is_removed, known_name
@@ -215,13 +215,11 @@ class ProcessorMaker:
             self.findings.note(node.name, f"its annotation data is ignored ({cls.__name__})")
             return {}
         try:
-            criteria = criteria_from_xml(str(text), node.name)
+            rules, policy = criteria_from_xml(str(text))
         except FlowcoreError as error:
             self.findings.problem(node.name, str(error))
             return {}
-        if criteria is None:
-            return {}
-        return {"rules": criteria.rules, "flowfile_policy": criteria.flowfile_policy}
+        return {"rules": rules, "flowfile_policy": policy}
 
     def _set(self, node: Node, processor: Processor, name: str, value: Any) -> None:
         if value is None:
@@ -314,6 +312,11 @@ class ProcessorMaker:
             nifi_type,
             data.get("properties") or {},
             (node.name,),
+            tuple(peer for key, (_, peer) in self.services.items() if key != identifier),
         )
-        self._provided[identifier] = mapping.provide(self.flow, use)
+        try:
+            self._provided[identifier] = mapping.provide(self.flow, use)
+        except FlowcoreError as error:
+            self.findings.problem(node.name, str(error))
+            return None
         return self._provided[identifier]

@@ -141,7 +141,10 @@ def flow_parameters(
             made[name] = context_from_json(document, f"parameter context {name!r}")
         except ConfigurationError as error:
             problems.append(FlowProblem(f"parameter context {name!r}", str(error)))
-    merged = ParameterContext(flow_name, inherited=tuple(made.values()))
+    if len(made) == 1:  # the one context the groups bind, as the file has it
+        merged = next(iter(made.values()))
+    else:
+        merged = ParameterContext(flow_name, inherited=tuple(made.values()))
     layer = _user_layer(user, merged)
     settled = set(layer.effective()) if layer is not None else set()
     problems.extend(_conflicts(made, bound, settled))

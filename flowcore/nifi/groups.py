@@ -229,9 +229,14 @@ class Pruned:
     terminate: Mapping[Key, frozenset[str]]
 
 
-def _take_out(flat: FlatFlow, node: Node, terminate: dict[Key, set[str]]) -> str:
-    """Remove *node* and its connections; say what became of the FlowFiles that reached it."""
+def _take_out(flat: FlatFlow, node: Node, terminate: dict[Key, set[str]], touched: set[Key]) -> str:
+    """Remove *node* and its connections; say what became of the FlowFiles that reached it.
+
+    The nodes at the other ends of its connections are added to *touched*.
+    """
     incoming = flat.incoming(node.key)
+    touched.update(e.source for e in incoming)
+    touched.update(e.destination for e in flat.outgoing(node.key))
     flat.edges = [e for e in flat.edges if node.key not in (e.source, e.destination)]
     del flat.nodes[node.key]
     if not incoming:
@@ -248,23 +253,28 @@ def _take_out(flat: FlatFlow, node: Node, terminate: dict[Key, set[str]]) -> str
 
 
 def prune(flat: FlatFlow) -> Pruned:
-    """Take out funnels and ports with no way in or no way out, until none is left.
+    """Take out ports with no way in or no way out, and what that leaves without one.
 
-    Repeated, since taking one out can leave the funnel before it without a way out.
+    Repeated, since taking a port out can leave the funnel before it without a way out (that
+    funnel goes too). A funnel that had no way in or out in NiFi already stays, as drawn.
     Site-to-site ports stay: what exchanges FlowFiles with another instance is the caller's
     to report.
     """
     notes: list[tuple[str, str]] = []
     terminate: dict[Key, set[str]] = {}
+    touched: set[Key] = set()
     changed = True
     while changed:
         changed = False
         for node in list(flat.nodes.values()):
-            skipped = not node.kind.passes_through or node.site_to_site
-            if skipped or node.key not in flat.nodes:
+            eligible = node.kind in (NodeKind.INPUT_PORT, NodeKind.OUTPUT_PORT) or (
+                node.kind is NodeKind.FUNNEL and node.key in touched
+            )
+            if not eligible or node.site_to_site or node.key not in flat.nodes:
                 continue
             if not flat.incoming(node.key) or not flat.outgoing(node.key):
-                notes.append((f"{node.kind.value} {node.name!r}", _take_out(flat, node, terminate)))
+                what = _take_out(flat, node, terminate, touched)
+                notes.append((f"{node.kind.value} {node.name!r}", what))
                 changed = True
     frozen = {key: frozenset(names) for key, names in terminate.items()}
     return Pruned(tuple(notes), frozen)

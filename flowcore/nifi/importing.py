@@ -263,10 +263,23 @@ def _services_by_id(
 
 
 def _note_unused_services(
-    services: Mapping[str, tuple[str, Mapping[str, Any]]], used: set[str], findings: Findings
+    services: Mapping[str, tuple[str, Mapping[str, Any]]],
+    used: set[str],
+    mappings: Mapping[str, ServiceMapping],
+    findings: Findings,
 ) -> None:
+    """Note the services no processor uses.
+
+    A service of the same mapping as a used one (a map cache server, whose client a processor
+    uses) stands with it and is not noted.
+    """
+
+    def mapping_of(identifier: str) -> ServiceMapping | None:
+        return mappings.get(simple_name(str(services[identifier][1].get("type") or "")))
+
+    in_use = {id(mapping_of(identifier)) for identifier in used if mapping_of(identifier)}
     for identifier, (path, data) in services.items():
-        if identifier in used:
+        if identifier in used or id(mapping_of(identifier)) in in_use:
             continue
         name = str(data.get("name") or identifier)
         kind = simple_name(str(data.get("type") or ""))
@@ -328,6 +341,6 @@ def import_nifi(
     builder.components()
     builder.connections()
     builder.terminations(pruned.terminate)
-    _note_unused_services(held, maker.used, findings)
+    _note_unused_services(held, maker.used, services, findings)
     findings.raise_if_any(definition.name, definition.source)
     return ImportedFlow(flow, tuple(findings.notes), definition.shape)

@@ -126,3 +126,17 @@ def test_a_bad_type_map_exits_2(tmp_path: Path, spec: str, message: str) -> None
     assert done.returncode == 2
     assert message in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_convert_a_nifi_flow_to_python_gives_the_same_flow(tmp_path: Path) -> None:
+    """``flowcore convert flow.json --to python`` writes a flow file defining the same flow,
+    the import's notes on stderr."""
+    flow = _copy(tmp_path, "download-1x.json")
+    out = tmp_path / "plain.py"
+    done = run_flowcore("convert", str(flow), "--to", "python", "--output", str(out))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith("note: Tag: scheduling strategy EVENT_DRIVEN")
+    from flowcore.builder import Flow
+    from flowcore.cli._common import load_flow
+
+    assert load_flow(out).same_as(Flow.from_nifi(flow))

@@ -155,12 +155,13 @@ def _log_using(service_id: str, kind: str = "LogAttribute") -> dict[str, Any]:
 
 
 def test_a_service_not_wired_yet_is_reported_with_what_it_waits_for() -> None:
-    """The map cache client is known, and reported until DetectDuplicate's cache lands."""
+    """A known service type without a provider is reported, naming what it waits for."""
     findings = Findings()
-    maker = _maker(findings, services={"svc-1": ("G", SERVICE)})
+    pending = {"MapCacheClientService": ServiceMapping("a cache", waits_for="the cache")}
+    maker = _maker(findings, services={"svc-1": ("G", SERVICE)}, mappings=pending)
     maker.make(_node(_log_using("svc-1")))
     why, users = findings.service_types[SERVICE["type"]]
-    assert "once DetectDuplicate" in why
+    assert why == "a cache stands in for it once the cache land"
     assert users == ["'Cache client' (used by 'G/P')"]
     assert maker.used == {"svc-1"}
 

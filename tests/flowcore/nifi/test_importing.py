@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 from _nifi_json import SignContent, connection, download, generate_to_log, group, port, processor
+from flow_strategies import flows
+from hypothesis import given
 
 from flowcore.builder import Flow
 from flowcore.errors import FlowValidationError, NiFiImportError
@@ -227,3 +229,59 @@ def test_an_unknown_prioritizer_is_a_problem() -> None:
     document["flowContents"]["connections"][0]["prioritizers"] = ["com.acme.RandomPrioritizer"]
     with pytest.raises(NiFiImportError, match="prioritizer RandomPrioritizer"):
         Flow.from_nifi(document)
+
+
+@given(flows())
+def test_a_flow_exported_to_nifi_and_read_back_is_the_same_flow(flow: Flow) -> None:
+    """from_nifi(to_nifi(flow)) has the same structure: components, settings, connections,
+    terminations, rules and the parameter context (issue 20's round trip)."""
+    document = json.loads(json.dumps(flow.to_nifi()))
+    back = Flow.from_nifi(document)
+    assert back.describe_structure() == flow.describe_structure()
+
+
+CACHE_CLIENT = {
+    "identifier": "client",
+    "name": "Dedupe cache",
+    "type": "org.apache.nifi.distributed.cache.client.MapCacheClientService",
+    "properties": {"Server Hostname": "localhost", "Server Port": "4557"},
+}
+CACHE_SERVER = {
+    "identifier": "server",
+    "name": "Cache server",
+    "type": "org.apache.nifi.distributed.cache.server.map.MapCacheServer",
+    "properties": {
+        "Port": "4557",
+        "Maximum Cache Entries": "50",
+        "Eviction Strategy": "First In, First Out",
+    },
+}
+
+
+def test_detect_duplicate_runs_on_a_local_cache_for_nifis_map_cache(tmp_path: Path) -> None:
+    """DetectDuplicate's map cache client becomes a local cache sized as its server; three
+    FlowFiles of one key give one non-duplicate and two duplicates."""
+    gen = processor("gen", "Generate", "GenerateFlowFile", {"Batch Size": "3", "Custom Text": "x"})
+    dedupe = processor(
+        "dedupe", "Dedupe", "DetectDuplicate",
+        {"Cache Entry Identifier": "same", "Distributed Cache Service": "client"},
+        descriptors={"Distributed Cache Service": {"name": "Distributed Cache Service",
+                                                   "identifiesControllerService": True}},
+        autoTerminatedRelationships=["duplicate", "non-duplicate", "failure"],
+    )  # fmt: skip
+    link = connection(
+        "c1", ("gen", "PROCESSOR", "top"), ("dedupe", "PROCESSOR", "top"), ["success"]
+    )
+    root = group(
+        "top", "Dedupe", processors=[gen, dedupe], connections=[link],
+        controllerServices=[CACHE_CLIENT, CACHE_SERVER],
+    )  # fmt: skip
+    flow = Flow.from_nifi(download(root))
+    assert flow.notes == ()
+    cache = flow.services["Dedupe cache"]
+    assert cache.maximum_cache_entries == 50
+    assert flow.component("Dedupe").processor.configured["Distributed Cache Service"] == (
+        "Dedupe cache"
+    )
+    result = flow.run("direct", repository=tmp_path / "repo")
+    assert result.transfers["Dedupe"] == {"duplicate": (2, 2), "non-duplicate": (1, 1)}
