@@ -4,6 +4,10 @@ Each check is a small function from a flow to problems, listed in :data:`CHECKS`
 their findings read best. A :class:`FlowProblem` names the component (or connection), what is
 wrong and how to fix it; :func:`validate_flow` raises one :class:`FlowValidationError` carrying
 all of them, so a user fixes a flow in one round instead of one error at a time.
+
+A disabled processor is not validated itself, as NiFi validates only enabled ones: its
+properties, parameters, unconnected relationships, input requirement and scheduling settings go
+unchecked until it is enabled. The flow around it still is (the connections into and out of it).
 """
 
 from __future__ import annotations
@@ -13,10 +17,17 @@ from collections.abc import Callable, Iterator
 
 import attrs
 
+from flowcore.cron import parse_cron
 from flowcore.errors import ConfigurationError, FlowValidationError
-from flowcore.flow import Component, ComponentKind, Connection, FlowDefinition
+from flowcore.flow import (
+    Component,
+    ComponentKind,
+    Connection,
+    FlowDefinition,
+    SchedulingStrategy,
+)
 from flowcore.parameters import SensitiveText, redact
-from flowcore.processor import InputRequirement, ProcessorKind
+from flowcore.processor import InputRequirement
 from flowcore.units import parse_data_size, parse_time_period
 
 __all__ = ["CHECKS", "FlowProblem", "problems_of", "validate_flow"]
@@ -54,6 +65,11 @@ def _processors(flow: FlowDefinition) -> Iterator[Component]:
     return (c for c in flow.components if c.kind is ComponentKind.PROCESSOR)
 
 
+def _enabled(flow: FlowDefinition) -> Iterator[Component]:
+    """The processors NiFi validates: those not disabled."""
+    return (c for c in _processors(flow) if not c.disabled)
+
+
 def check_not_empty(flow: FlowDefinition) -> Iterator[FlowProblem]:
     """A flow needs at least one processor."""
     if not any(_processors(flow)):
@@ -66,7 +82,7 @@ def check_properties(flow: FlowDefinition) -> Iterator[FlowProblem]:
     Required values, allowable values, validators, EL syntax, and each reference to a parameter
     (defined, and sensitive only where NiFi allows); a sensitive value never shows.
     """
-    for component in _processors(flow):
+    for component in _enabled(flow):
         processor = flow.resolved_processor(component)
         assert processor is not None
         secrets = [v for v in processor.parameter_values.values() if isinstance(v, SensitiveText)]
@@ -82,7 +98,7 @@ def check_parameters(flow: FlowDefinition) -> Iterator[FlowProblem]:
     """
     referenced = {
         name
-        for component in _processors(flow)
+        for component in _enabled(flow)
         for names in component.processor.referenced_parameters().values()  # type: ignore[union-attr]
         for name in names
     }
@@ -144,6 +160,8 @@ def check_connection_relationships(flow: FlowDefinition) -> Iterator[FlowProblem
 def check_relationships_handled(flow: FlowDefinition) -> Iterator[FlowProblem]:
     """Each relationship is connected or auto-terminated (NiFi's wording)."""
     for component in flow.components:
+        if component.disabled:
+            continue
         connected = {r for c in flow.outgoing(component) for r in c.relationships}
         terminated = flow.auto_terminated(component)
         declared = {}
@@ -176,6 +194,8 @@ def check_relationships_handled(flow: FlowDefinition) -> Iterator[FlowProblem]:
 def check_inputs(flow: FlowDefinition) -> Iterator[FlowProblem]:
     """Input requirements: some processors need incoming connections, sources forbid them."""
     for component in flow.components:
+        if component.disabled:
+            continue
         incoming = flow.incoming(component)
         if component.kind is ComponentKind.FUNNEL:
             if not incoming:
@@ -223,25 +243,61 @@ def check_queue_settings(flow: FlowDefinition) -> Iterator[FlowProblem]:
 
 
 def check_run_schedules(flow: FlowDefinition) -> Iterator[FlowProblem]:
-    """A Run Schedule must parse, and only a source may have one other than ``0 sec``.
-
-    Other processors run whenever their input is queued (a stage runs once per micro-batch):
-    a period there would be silently ignored, so it is refused instead.
-    """
-    for component in _processors(flow):
+    """A Run Schedule must parse: a period (TIMER_DRIVEN), or a cron expression (CRON_DRIVEN)."""
+    for component in _enabled(flow):
+        if component.scheduling_strategy is SchedulingStrategy.CRON_DRIVEN:
+            try:
+                parse_cron(component.run_schedule)
+            except ValueError as ex:
+                yield FlowProblem(str(component), f"run_schedule: {ex}", "e.g. '0 0 * * * ?'")
+            continue
         try:
-            period = parse_time_period(component.run_schedule)
+            parse_time_period(component.run_schedule)
         except ValueError as ex:
             yield FlowProblem(str(component), f"run_schedule: {ex}", "e.g. '0 sec' or '1 min'")
+
+
+def _period_problem(component: Component, name: str, value: str | None) -> FlowProblem | None:
+    if value is None:
+        return None
+    try:
+        parse_time_period(value)
+    except ValueError as ex:
+        return FlowProblem(str(component), f"{name}: {ex}", "e.g. '30 sec'")
+    return None
+
+
+def check_durations_and_retry(flow: FlowDefinition) -> Iterator[FlowProblem]:
+    """Penalty and Yield Durations parse; retry settings name known relationships and parse."""
+    for component in _enabled(flow):
+        for name, value in (
+            ("penalty_duration", component.penalty_duration),
+            ("yield_duration", component.yield_duration),
+        ):
+            problem = _period_problem(component, name, value)
+            if problem is not None:
+                yield problem
+        retry = component.retry
+        if retry is None:
             continue
-        assert component.processor is not None
-        if period and component.processor.kind is not ProcessorKind.SOURCE:
+        known = component.relationship_names()
+        for name in retry.relationships:
+            if name not in known:
+                yield FlowProblem(
+                    str(component),
+                    f"retries relationship {name!r}, which it does not have",
+                    f"its relationships are: {', '.join(known)}",
+                )
+        count = retry.count
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
             yield FlowProblem(
                 str(component),
-                f"run_schedule {component.run_schedule!r} is set, but only sources are scheduled "
-                "by period; this processor runs whenever its input is queued",
-                "remove run_schedule, or throttle its source instead",
+                f"retry count {count!r} is not a whole number >= 0",
+                "use e.g. RetrySettings(['failure'], count=3)",
             )
+        problem = _period_problem(component, "max_backoff_period", retry.max_backoff_period)
+        if problem is not None:
+            yield problem
 
 
 def _pickle_error(value: object) -> Exception | None:
@@ -336,6 +392,7 @@ CHECKS: tuple[Check, ...] = (
     check_inputs,
     check_queue_settings,
     check_run_schedules,
+    check_durations_and_retry,
     check_picklable,
 )
 

@@ -10,9 +10,11 @@ from flowcore.processor import Processor
 from processors.control_rate import ControlRate
 from processors.detect_duplicate import DetectDuplicate
 from processors.extract_text import ExtractText
+from processors.fetch_file import FetchFile
 from processors.file_splitter import FileSplitter
 from processors.generate_flowfile import GenerateFlowFile
 from processors.get_file import GetFile
+from processors.list_file import ListFile
 from processors.log_attribute import LogAttribute
 from processors.merge_content import MergeContent
 from processors.put_dataset import PutDataset
@@ -28,9 +30,11 @@ BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
     "ControlRate": ControlRate,
     "DetectDuplicate": DetectDuplicate,
     "ExtractText": ExtractText,
+    "FetchFile": FetchFile,
     "FileSplitter": FileSplitter,
     "GenerateFlowFile": GenerateFlowFile,
     "GetFile": GetFile,
+    "ListFile": ListFile,
     "LogAttribute": LogAttribute,
     "MergeContent": MergeContent,
     "PutDataset": PutDataset,
@@ -48,9 +52,11 @@ __all__ = [
     "ControlRate",
     "DetectDuplicate",
     "ExtractText",
+    "FetchFile",
     "FileSplitter",
     "GenerateFlowFile",
     "GetFile",
+    "ListFile",
     "LogAttribute",
     "MergeContent",
     "PutDataset",

@@ -1,6 +1,7 @@
-"""Files picked up from disk, shared by GetFile, FileSplitter and PutFile.
+"""Files picked up from disk, shared by GetFile, ListFile, FileSplitter and PutFile.
 
-The walk over an input directory, NiFi's attributes of each file found, and names that are not
+The walk over an input directory, the filters GetFile and ListFile share (:class:`FileSelection`),
+NiFi's attributes of each file found, and names that are not
 valid UTF-8. POSIX file names are bytes; Python shows the bytes that are not UTF-8 as lone
 surrogates, which no attribute, queue segment or provenance row can hold. So such a name is
 ingested losslessly in two attributes: ``filename`` (and ``path``, ``absolute.path``) as text
@@ -21,10 +22,14 @@ import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
-from flowcore.patterns import FlowPattern
+import attrs
+
+from flowcore.patterns import FlowPattern, compile_pattern
+from flowcore.process_context import ProcessContext
 
 __all__ = [
     "RAW_FILENAME",
+    "FileSelection",
     "exact_name",
     "file_attributes",
     "key_path",
@@ -140,18 +145,21 @@ def walk_files(
     name_filter: FlowPattern,
     skip_hidden: bool = False,
     directory_filter: Callable[[str], object] | None = None,
+    skip_hidden_directories: bool | None = None,
 ) -> Iterator[tuple[Path, os.stat_result]]:
     """``(path, stat)`` of the files under *root* whose names match *name_filter*.
 
     Directories and names are visited sorted, so listings are stable from scan to scan.
     *directory_filter* gets each directory relative to *root* (``""`` for *root* itself); files
-    that vanish while being listed are skipped.
+    that vanish while being listed are skipped. Hidden directories are skipped with hidden
+    files unless *skip_hidden_directories* says otherwise (NiFi's ListFile enters them).
     """
+    skip_directories = skip_hidden if skip_hidden_directories is None else skip_hidden_directories
     for directory, subdirs, files in os.walk(root):
         subdirs.sort()
         if not recursive:
             subdirs.clear()
-        elif skip_hidden:
+        elif skip_directories:
             subdirs[:] = [d for d in subdirs if not d.startswith(".")]
         if directory_filter is not None:
             relative = os.path.relpath(directory, root)
@@ -176,3 +184,62 @@ def readable(path: Path, logger: logging.Logger) -> bool:
         return True
     logger.warning("Cannot read %s; skipping it", path)
     return False
+
+
+@attrs.frozen
+class FileSelection:
+    """Which files of a directory GetFile and ListFile take: their shared filter properties.
+
+    File Filter (on the name), Path Filter (on the directory relative to the input directory,
+    when recursing), Recurse Subdirectories, Ignore Hidden Files, Minimum/Maximum File Age
+    (by modification time) and Minimum/Maximum File Size, read once from the context.
+    """
+
+    name_filter: FlowPattern
+    path_filter: FlowPattern | None
+    recursive: bool
+    skip_hidden: bool
+    min_age_ms: int
+    max_age_ms: int | None
+    min_size: int
+    max_size: int | None
+
+    @classmethod
+    def of(cls, context: ProcessContext) -> FileSelection:
+        """The selection the processor's properties configure."""
+        path_text = context.get_property("Path Filter").value
+        recursive = bool(context.get_property("Recurse Subdirectories").as_boolean())
+        max_age = context.get_property("Maximum File Age").as_time_period("ms")
+        max_size = context.get_property("Maximum File Size").as_data_size("B")
+        return cls(
+            name_filter=compile_pattern(context.get_property("File Filter").value or ".*"),
+            path_filter=compile_pattern(path_text) if path_text and recursive else None,
+            recursive=recursive,
+            skip_hidden=bool(context.get_property("Ignore Hidden Files").as_boolean()),
+            min_age_ms=int(context.get_property("Minimum File Age").as_time_period("ms") or 0),
+            max_age_ms=None if max_age is None else int(max_age),
+            min_size=int(context.get_property("Minimum File Size").as_data_size("B") or 0),
+            max_size=None if max_size is None else int(max_size),
+        )
+
+    def files(
+        self, root: Path, now_ms: int, *, skip_hidden_directories: bool = True
+    ) -> Iterator[tuple[Path, os.stat_result]]:
+        """``(path, stat)`` of the files under *root* selected at *now_ms* (sorted walk)."""
+        directory_filter = self.path_filter.accepts if self.path_filter is not None else None
+        for path, info in walk_files(
+            root,
+            recursive=self.recursive,
+            name_filter=self.name_filter,
+            skip_hidden=self.skip_hidden,
+            directory_filter=directory_filter,
+            skip_hidden_directories=self.skip_hidden and skip_hidden_directories,
+        ):
+            age = now_ms - info.st_mtime_ns // 1_000_000
+            young = self.min_age_ms > 0 and age < self.min_age_ms  # a file from the future: kept
+            if young or (self.max_age_ms is not None and age > self.max_age_ms):
+                continue
+            size = info.st_size
+            if size < self.min_size or (self.max_size is not None and size > self.max_size):
+                continue
+            yield path, info

@@ -9,7 +9,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import ClassVar
 
-from flowcore.patterns import compile_pattern
 from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import PendingWork, SourceProcessor, WorkItem, WorkListing
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
@@ -24,7 +23,13 @@ from flowcore.validators import (
     TIME_PERIOD_VALIDATOR,
     create_directory_exists_validator,
 )
-from processors._file_attributes import file_attributes, key_path, path_key, readable, walk_files
+from processors._file_attributes import (
+    FileSelection,
+    file_attributes,
+    key_path,
+    path_key,
+    readable,
+)
 from repositories.external import fingerprint_of
 
 __all__ = ["GetFile"]
@@ -198,29 +203,7 @@ class GetFile(SourceProcessor):
     def _candidates(
         self, context: ProcessContext, root: Path
     ) -> Iterator[tuple[Path, os.stat_result]]:
-        file_filter = compile_pattern(context.get_property(self.FILE_FILTER).value or ".*")
-        path_text = context.get_property(self.PATH_FILTER).value
-        path_filter = compile_pattern(path_text) if path_text else None
-        recurse = context.get_property(self.RECURSE).as_boolean()
-        ignore_hidden = context.get_property(self.IGNORE_HIDDEN_FILES).as_boolean()
-        now_s = context.now() / 1000
-        min_age = context.get_property(self.MIN_AGE).as_time_period("s") or 0
-        max_age = context.get_property(self.MAX_AGE).as_time_period("s")
-        min_size = context.get_property(self.MIN_SIZE).as_data_size("B") or 0
-        max_size = context.get_property(self.MAX_SIZE).as_data_size("B")
-        directory_filter = path_filter.accepts if path_filter is not None and recurse else None
-        for path, info in walk_files(
-            root,
-            recursive=recurse,
-            name_filter=file_filter,
-            skip_hidden=ignore_hidden,
-            directory_filter=directory_filter,
-        ):
-            age = now_s - info.st_mtime
-            if (min_age > 0 and age < min_age) or (max_age is not None and age > max_age):
-                continue
-            if info.st_size < min_size or (max_size is not None and info.st_size > max_size):
-                continue
+        for path, info in FileSelection.of(context).files(root, context.now()):
             if readable(path, context.logger):
                 yield path, info
 

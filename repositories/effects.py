@@ -23,6 +23,7 @@ never committed) is simply ignored::
     {"publish": ["/out/.flowcore-0123456789abcdef.part", "/out/a.txt", true]}
     {"log": ["flowcore.processors.LogAttribute", 20, "message"]}
     {"delete": "/in/a.txt"}                  a source file ingested, deleted after the commit
+    {"move": ["/in/a.txt", "/done/a.txt", "Rename", "a-<uuid>.txt"]}   moved after the commit
 """
 
 from __future__ import annotations
@@ -46,8 +47,9 @@ import attrs
 
 from flowcore.errors import RepositoryError, StorageFaultError
 from flowcore.faults import storage_fault
-from flowcore.session.host import LogLine, Publication
+from flowcore.session.host import Disposal, LogLine, MoveConflict, Publication
 from repositories._files import file_stem, fsync_directory
+from repositories.disposals import dispose
 from repositories.records import Finding
 
 __all__ = [
@@ -174,15 +176,18 @@ class EffectFileWriter:
         self,
         publications: Sequence[Publication],
         logs: Sequence[LogLine],
-        deletes: Sequence[str] = (),
+        disposals: Sequence[Disposal] = (),
     ) -> None:
-        """A session committed: record its publications, log lines and source files to delete."""
+        """A session committed: record its publications, log lines and source disposals."""
         for p in publications:
             self._append({"publish": [p.temporary, p.target, p.replace]})
         for line in logs:
             self._append({"log": [line.logger, line.level, line.message]})
-        for path in deletes:
-            self._append({"delete": path})
+        for d in disposals:
+            if d.target is None:
+                self._append({"delete": d.source})
+            else:
+                self._append({"move": [d.source, d.target, d.conflict.value, d.alternative]})
 
     def close(self, *, sync: bool = True) -> str | None:
         """Make the staged files, then this file, durable; its path (None: nothing staged).
@@ -344,7 +349,7 @@ class _Effects:
     staged: tuple[str, ...]
     publications: tuple[Publication, ...]
     logs: tuple[LogLine, ...]
-    deletes: tuple[str, ...] = ()
+    disposals: tuple[Disposal, ...] = ()
 
 
 def read_effects(path: str | os.PathLike[str]) -> _Effects:
@@ -352,7 +357,7 @@ def read_effects(path: str | os.PathLike[str]) -> _Effects:
     staged: list[str] = []
     publications: list[Publication] = []
     logs: list[LogLine] = []
-    deletes: list[str] = []
+    disposals: list[Disposal] = []
     with open(path, encoding="utf-8", errors="surrogateescape") as lines:
         for line in lines:
             try:
@@ -367,8 +372,11 @@ def read_effects(path: str | os.PathLike[str]) -> _Effects:
             elif "log" in record:
                 logs.append(LogLine(*record["log"]))
             elif "delete" in record:
-                deletes.append(record["delete"])
-    return _Effects(tuple(staged), tuple(publications), tuple(logs), tuple(deletes))
+                disposals.append(Disposal(record["delete"]))
+            elif "move" in record:
+                source, target, conflict, alternative = record["move"]
+                disposals.append(Disposal(source, target, MoveConflict(conflict), alternative))
+    return _Effects(tuple(staged), tuple(publications), tuple(logs), tuple(disposals))
 
 
 class Outcome(enum.Enum):
@@ -412,7 +420,8 @@ def carry_out(path: str | os.PathLike[str], blocked: Iterable[str] = ()) -> Effe
 
     Renames come first, in the order the tasks' sessions committed them; the target
     directories are fsynced before the effect file goes, so a crash never forgets a rename
-    it had not made durable. Source deletions and log lines follow.
+    it had not made durable. Source deletions and moves (:mod:`repositories.disposals`) and log
+    lines follow.
 
     A rename the file system refuses is kept staged in a retry file (:func:`retries`) that
     the driver carries out again before every later effect file, and at the next start. So
@@ -458,19 +467,24 @@ def carry_out(path: str | os.PathLike[str], blocked: Iterable[str] = ()) -> Effe
         retry = _keep_for_retry(Path(path), waiting)
         for problem in failed:
             LOG.error("could not publish %s; kept staged in %s, tried again later", problem, retry)
-    emptied = set()
-    for source in effects.deletes:  # ingested source files (GetFile without Keep Source File)
+    changed = set()
+    for disposal in effects.disposals:  # ingested source files (GetFile, FetchFile)
         try:
-            Path(source).unlink(missing_ok=True)
-            emptied.add(Path(source).parent)
+            dispose(disposal)
         except OSError as error:  # never stop a start over it: the FlowFile is committed
             LOG.warning(
-                "could not delete the ingested source %s (%s); delete it by hand",
-                source,
+                "could not %s the ingested source %s (%s); do it by hand",
+                "delete" if disposal.target is None else f"move to {disposal.target}",
+                disposal.source,
                 error.strerror or error,
             )
-    for directory in sorted(emptied):  # a power cut must not bring an ingested file back
-        fsync_directory(directory)
+            continue
+        changed.add(Path(disposal.source).parent)
+        if disposal.target is not None:
+            changed.add(Path(disposal.target).parent)
+    for directory in sorted(changed):  # a power cut must not bring an ingested file back
+        with contextlib.suppress(FileNotFoundError):
+            fsync_directory(directory)
     for line in effects.logs:
         logging.getLogger(line.logger).log(line.level, "%s", line.message)
     if not waiting or Path(path).suffix != RETRY_SUFFIX:

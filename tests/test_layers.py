@@ -23,6 +23,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "flowcore.errors",
             "flowcore.clock",
             "flowcore.units",
+            "flowcore.cron",
             "flowcore.settings",
             "flowcore.flowfile",
             "flowcore.flowfile_batch",

@@ -60,13 +60,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         print_result(result)
     for label, (count, size) in result.queued.items():
-        if status == EXIT_STUCK:
+        if status == EXIT_STUCK and label in result.stuck:
             errors.print(
                 f"stuck: {count} FlowFile(s), {size} bytes in {label}: {result.stuck[label]}",
                 markup=False,
                 highlight=False,
                 soft_wrap=True,
             )
+    for name, (count, size) in result.waiting_for_disabled().items():
+        errors.print(
+            f"disabled: {count} FlowFile(s), {size} bytes wait for disabled processor "
+            f"'{name}'; enable it to process them",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
     for name, why in result.unscheduled.items():
         if not args.continuous:
             errors.print(
@@ -110,7 +118,8 @@ def add_command(commands: Any) -> None:
         description="Run a flow file: to completion, or with --continuous until Ctrl-C.",
         epilog="exit status: 0 all work done; 2 a mistake in the flow, its files or the "
         "arguments; 3 a batch run ended with FlowFiles it could not finish (a 'stuck:' line "
-        "per queue says where and why; they stay queued for the next run)",
+        "per queue says where and why; they stay queued for the next run). FlowFiles left for "
+        "a disabled processor are no failure: a 'disabled:' line says how many wait for it",
     )
     run.add_argument(
         "flow",

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from flowcore.flow import FUNNEL_RELATIONSHIP, Prioritizer
+from flowcore.flow import FUNNEL_RELATIONSHIP, Prioritizer, RetrySettings
 from flowcore.processor import Processor, ProcessorKind
 from flowcore.services import MapCacheService
 
@@ -49,8 +49,14 @@ class MemberPlan:
         auto_terminated: relationships whose FlowFiles are dropped.
         has_input: whether anything feeds the component.
         concurrent_tasks: triggers of a source per micro-batch (NiFi's Concurrent Tasks).
-        run_schedule_ms: a source's Run Schedule in a continuous run (0: as often as there is
-            room).
+        run_schedule_ms: the Run Schedule in a continuous run (0: as often as there is room
+            or input); a source's triggers, any other member's stage runs at most once per
+            period.
+        cron: the Run Schedule under the CRON_DRIVEN strategy (a cron expression), or None.
+        penalty_ms: NiFi's Penalty Duration of the component (None: the engine setting).
+        yield_ms: NiFi's Yield Duration of the component (None: the engine setting).
+        retry: NiFi's relationship retry settings, or None.
+        disabled: NiFi's DISABLED state: the member never runs, its input waits queued.
     """
 
     component_id: str
@@ -62,6 +68,11 @@ class MemberPlan:
     has_input: bool
     concurrent_tasks: int = 1
     run_schedule_ms: int = 0
+    cron: str | None = None
+    penalty_ms: int | None = None
+    yield_ms: int | None = None
+    retry: RetrySettings | None = None
+    disabled: bool = False
 
     @property
     def kind(self) -> ProcessorKind:
@@ -105,6 +116,8 @@ class StagePlan:
         expiration_ms: FlowFile expiration per input queue (absent: never).
         prioritizers: prioritizers per input queue (absent: FIFO).
         services: the services its members name, by name (their state travels with tasks).
+        disabled_queues: the input queues of disabled members, each with its member: nothing
+            takes from them (they are not in *queue_members*).
     """
 
     stage_id: str
@@ -113,6 +126,7 @@ class StagePlan:
     expiration_ms: Mapping[str, int]
     prioritizers: Mapping[str, tuple[Prioritizer, ...]]
     services: Mapping[str, MapCacheService] = attrs.field(factory=dict)
+    disabled_queues: Mapping[str, str] = attrs.field(factory=dict)
 
     def member(self, component_id: str) -> MemberPlan:
         """A member by component id."""
@@ -120,8 +134,8 @@ class StagePlan:
 
     @property
     def binning_members(self) -> tuple[MemberPlan, ...]:
-        """Members whose input must be grouped by key (a shuffle on Spark)."""
-        return tuple(m for m in self.members if m.kind is ProcessorKind.BINNING)
+        """Members whose input must be grouped by key (a shuffle on Spark); disabled ones aside."""
+        return tuple(m for m in self.members if m.kind is ProcessorKind.BINNING and not m.disabled)
 
     @property
     def serial_members(self) -> tuple[MemberPlan, ...]:
@@ -134,6 +148,7 @@ class StagePlan:
             m
             for m in self.members
             if m.processor is not None
+            and not m.disabled
             and (m.processor.runs_serially() or m.processor.referenced_services())
         )
 
@@ -144,5 +159,17 @@ class StagePlan:
 
     @property
     def source_members(self) -> tuple[MemberPlan, ...]:
-        """Members that list work on the driver."""
-        return tuple(m for m in self.members if m.kind is ProcessorKind.SOURCE)
+        """Members that list work on the driver (disabled ones list nothing)."""
+        return tuple(m for m in self.members if m.kind is ProcessorKind.SOURCE and not m.disabled)
+
+    @property
+    def scheduled_members(self) -> tuple[MemberPlan, ...]:
+        """Members that take queued input and run on a schedule (a period, or a cron).
+
+        The compiler gives each a stage of its own, which runs only when it comes due.
+        """
+        return tuple(
+            m
+            for m in self.members
+            if m.kind is not ProcessorKind.SOURCE and (m.run_schedule_ms > 0 or m.cron)
+        )

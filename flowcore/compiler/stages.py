@@ -3,8 +3,11 @@
 Phases (DESIGN §6), each a pure function of its inputs and tested alone:
 
 1. :func:`mark_durable`: which connections are queues stored in the FlowFile repository, and
-   why: they feed a binning processor, close a cycle, are marked ``durable=True``, or carry queue
-   settings. Every other connection is pipelined: FlowFiles pass by reference inside one task.
+   why: they feed a binning processor, close a cycle, are marked ``durable=True``, carry queue
+   settings, feed a disabled processor (its FlowFiles wait there), or join a processor run on a
+   schedule (a Run Schedule period or cron: it runs in a stage of its own, its input waiting
+   between its runs). Every other connection is pipelined: FlowFiles pass by reference inside
+   one task.
 2. :func:`form_stages`: a stage is a maximal group of components joined by pipelined connections;
    its inputs are sources and durable queues.
 3. :func:`order_stages`: stages in dependency order; cycles run through durable queues, so the
@@ -25,7 +28,13 @@ import attrs
 import networkx as nx
 
 from flowcore.compiler.plan import MemberPlan, Route, StagePlan
-from flowcore.flow import Component, FlowDefinition
+from flowcore.flow import (
+    Component,
+    Connection,
+    FlowDefinition,
+    LoadBalanceStrategy,
+    SchedulingStrategy,
+)
 from flowcore.processor import ProcessorKind
 from flowcore.queues import park_queue_id
 from flowcore.units import parse_time_period
@@ -38,6 +47,7 @@ __all__ = [
     "compile_flow",
     "explain",
     "form_stages",
+    "is_scheduled",
     "mark_durable",
     "order_stages",
     "scheduling_note",
@@ -52,6 +62,8 @@ class DurableReason(enum.Enum):
     CLOSES_CYCLE = "closes a cycle"
     MARKED_DURABLE = "marked durable=True"
     QUEUE_SETTINGS = "has queue settings"
+    INTO_DISABLED = "feeds a disabled processor"
+    SCHEDULED = "joins a processor run on a schedule"
 
 
 @attrs.frozen
@@ -102,6 +114,36 @@ def _is_binning(component: Component) -> bool:
     return component.processor is not None and component.processor.kind is ProcessorKind.BINNING
 
 
+def _cron(component: Component) -> str | None:
+    """The cron Run Schedule of an enabled CRON driven processor, else None."""
+    if component.disabled or component.scheduling_strategy is not SchedulingStrategy.CRON_DRIVEN:
+        return None
+    return component.run_schedule
+
+
+def _period_ms(component: Component) -> int:
+    """The timer-driven Run Schedule in ms (0 for a disabled or CRON driven component)."""
+    if component.disabled or component.scheduling_strategy is SchedulingStrategy.CRON_DRIVEN:
+        return 0
+    return component.run_schedule_ms
+
+
+def is_scheduled(component: Component) -> bool:
+    """Whether a processor that takes queued input runs on a schedule (a period or a cron).
+
+    Sources are scheduled by the driver's listing (they start stages); the others run in a
+    stage of their own, which runs only when its schedule comes due.
+    """
+    processor = component.processor
+    if processor is None or processor.kind is ProcessorKind.SOURCE:
+        return False
+    return _cron(component) is not None or _period_ms(component) > 0
+
+
+def _ms(period: str | None) -> int | None:
+    return None if period is None else int(parse_time_period(period, "ms"))
+
+
 def _cycle_closing(flow: FlowDefinition) -> set[str]:
     """Connections that close a cycle: back edges of a depth-first walk in declaration order.
 
@@ -149,6 +191,11 @@ def mark_durable(flow: FlowDefinition) -> dict[str, tuple[DurableReason, ...]]:
             reasons.append(DurableReason.MARKED_DURABLE)
         if connection.settings is not None:
             reasons.append(DurableReason.QUEUE_SETTINGS)
+        destination = flow.component(connection.destination)
+        if destination.disabled:
+            reasons.append(DurableReason.INTO_DISABLED)
+        if is_scheduled(destination) or is_scheduled(flow.component(connection.source)):
+            reasons.append(DurableReason.SCHEDULED)
         if reasons:
             durable[connection.id] = tuple(reasons)
     return durable
@@ -247,14 +294,25 @@ def plan_stage(flow: FlowDefinition, durable: Mapping[str, object], stage: Stage
                 auto_terminated=flow.auto_terminated(component),
                 has_input=bool(flow.incoming(component)),
                 concurrent_tasks=component.concurrent_tasks,
-                run_schedule_ms=component.run_schedule_ms,
+                run_schedule_ms=_period_ms(component),
+                cron=_cron(component),
+                penalty_ms=None if component.disabled else _ms(component.penalty_duration),
+                yield_ms=None if component.disabled else _ms(component.yield_duration),
+                retry=component.retry,
+                disabled=component.disabled,
             )
         )
     connections = {c.id: c for c in flow.connections}
-    queue_members = {c: connections[c].destination for c in stage.inputs}
+    disabled = {m.component_id for m in members if m.disabled}
+    queue_members: dict[str, str] = {}
+    disabled_queues: dict[str, str] = {}
+    for queue_id in stage.inputs:
+        destination = connections[queue_id].destination
+        (disabled_queues if destination in disabled else queue_members)[queue_id] = destination
     for member in members:
         if member.has_input:
-            queue_members[park_queue_id(member.component_id)] = member.component_id
+            target = disabled_queues if member.disabled else queue_members
+            target[park_queue_id(member.component_id)] = member.component_id
     expiration, prioritizers = {}, {}
     for queue_id in stage.inputs:
         settings = connections[queue_id].settings
@@ -273,7 +331,9 @@ def plan_stage(flow: FlowDefinition, durable: Mapping[str, object], stage: Stage
         for name in member.processor.referenced_services().values()
         if name in declared
     }
-    return StagePlan(stage.id, tuple(members), queue_members, expiration, prioritizers, services)
+    return StagePlan(
+        stage.id, tuple(members), queue_members, expiration, prioritizers, services, disabled_queues
+    )
 
 
 def serial_note(plan: StagePlan) -> str | None:
@@ -299,13 +359,38 @@ def serial_note(plan: StagePlan) -> str | None:
 
 
 def scheduling_note(component: Component) -> str:
-    """A source's scheduling settings that differ from NiFi's defaults, as explain shows them."""
+    """A component's scheduling settings that differ from NiFi's defaults, as explain shows them."""
     text = ""
+    if component.disabled:
+        return f", {component} DISABLED (never runs; its input waits queued)"
     if component.concurrent_tasks > 1:
         text += f", {component} x{component.concurrent_tasks} concurrent tasks"
-    if component.run_schedule_ms:
+    cron = _cron(component)
+    if cron is not None:
+        text += f", {component} on cron '{cron}' (continuous runs)"
+    elif _period_ms(component):
         text += f", {component} every {component.run_schedule} (continuous runs)"
+    if component.penalty_duration is not None:
+        text += f", {component} penalty {component.penalty_duration}"
+    if component.yield_duration is not None:
+        text += f", {component} yield {component.yield_duration}"
+    retry = component.retry
+    if retry is not None:
+        how = retry.backoff_mechanism.value.lower().replace("_", " ")
+        text += (
+            f", {component} retries {','.join(retry.relationships)} x{retry.count} "
+            f"({how}, backoff up to {retry.max_backoff_period})"
+        )
     return text
+
+
+def _balancing(connection: Connection) -> str:
+    """A connection's non-default Load Balance Strategy, as explain notes it."""
+    strategy = connection.load_balance_strategy
+    if strategy is LoadBalanceStrategy.DO_NOT_LOAD_BALANCE:
+        return ""
+    on = f" on {connection.partitioning_attribute!r}" if connection.partitioning_attribute else ""
+    return f" [load balance {strategy.value}{on}: Spark spreads every stage over its tasks]"
 
 
 def explain(compiled: CompiledFlow) -> str:
@@ -319,19 +404,34 @@ def explain(compiled: CompiledFlow) -> str:
     connections = {c.id: c for c in flow.connections}
 
     def label(connection_id: str) -> str:
+        connection = connections[connection_id]
         reasons = ", ".join(r.value for r in compiled.durable[connection_id])
-        return f"{flow.describe(connections[connection_id])} (durable: {reasons})"
+        return f"{flow.describe(connection)} (durable: {reasons}){_balancing(connection)}"
 
     for stage in compiled.stages:
-        members = " -> ".join(str(flow.component(m)) for m in stage.members)
+        members = " -> ".join(_member_text(flow.component(m)) for m in stage.members)
         lines.append(f"{stage.id}: {members}")
+        components = [flow.component(m) for m in stage.members]
         if stage.is_source_stage:
-            sources = (flow.component(m) for m in stage.members)
-            tasks = "".join(scheduling_note(c) for c in sources)
+            tasks = "".join(scheduling_note(c) for c in components)
             lines.append(f"  input: source work{tasks}")
+        else:
+            notes = "".join(scheduling_note(c) for c in components)
+            if notes:
+                lines.append(f"  settings: {notes.removeprefix(', ')}")
         lines.extend(f"  input: {label(c)}" for c in stage.inputs)
         lines.extend(f"  output: {label(c)}" for c in stage.outputs)
         note = serial_note(compiled.plans[stage.id]) if stage.id in compiled.plans else None
         if note is not None:
             lines.append(f"  {note}")
+        pipelined = [
+            c
+            for c in flow.connections
+            if c.id not in compiled.durable and c.source in stage.members and _balancing(c)
+        ]
+        lines.extend(f"  pipelined: {flow.describe(c)}{_balancing(c)}" for c in pipelined)
     return "\n".join(lines)
+
+
+def _member_text(component: Component) -> str:
+    return f"{component} (disabled)" if component.disabled else str(component)

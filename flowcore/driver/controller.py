@@ -31,6 +31,7 @@ from flowcore.driver.live_status import (
 )
 from flowcore.driver.run_result import RunProgress, RunResult, stage_summary, why_stuck
 from flowcore.driver.scheduler import BatchLimits, select_segments
+from flowcore.driver.schedules import Schedules
 from flowcore.driver.sinks import Sinks
 from flowcore.driver.sources import SourceLister
 from flowcore.driver.stage_jobs import StageJobs
@@ -96,12 +97,14 @@ class Controller:
         self._held_back: dict[str, list[str]] = {}
         self._archive_expired_at = 0
         self.sinks = Sinks(list(self.plans.values()), repositories, runner, self._context)
+        self.schedules = Schedules()  # Run Schedules (periods, crons) of continuous runs
         self.sources = SourceLister(
             list(self.plans.values()),
             repositories.flowfiles,
             self.settings,
             self._context,
             self._bulletin,
+            schedules=self.schedules,
         )
         self.tracker = RunTracker(
             self.compiled, runner=runner.name, continuous=False, name_of=self._component_name
@@ -189,6 +192,9 @@ class Controller:
         only re-binned, returned after a yield or an error do not count: that is no progress).
         """
         plan = self.plans[stage.id]
+        scheduled = plan.scheduled_members if continuous else ()
+        if not all(self.schedules.due(m) for m in scheduled):
+            return 0  # its Run Schedule is not due: its input waits queued
         outputs = [self._connections[c] for c in stage.outputs]
         full = full_connections(outputs, plan.queue_members, self._queued)
         if full:
@@ -241,6 +247,8 @@ class Controller:
         results = self.jobs.execute(job, run=run, small=small)
         unread = self.sources.requeue_unread(plan, work, results, states)
         took = len(work) + sum(sum(r.consumed.values()) for r in results)
+        for member in scheduled:
+            self.schedules.ran(member)
         self._track(stage, plan, work, results)
         self._commit(stage, taken, results, unread, run=run)
         return took
@@ -415,7 +423,12 @@ class Controller:
         return min(waits) if waits else None
 
     def _next_held(self, now: int) -> int | None:
-        """When the first FlowFiles a processor holds until a known time go on, if any."""
+        """When the first FlowFiles held until a known time go on, if any.
+
+        Held: a processor holds them (ControlRate's window), or they wait out a relationship
+        retry's backoff. A batch run waits for them however long: they are part of what the
+        flow does (retries are bounded by the Number of Retry Attempts).
+        """
         wal = self.repos.flowfiles
         times = [
             self._retry_at.get(s.segment_id, 0)
@@ -445,9 +458,10 @@ class Controller:
         """Run micro-batches: to completion, or until *should_stop* in continuous mode.
 
         Batch mode ends when no stage can make progress: sources are exhausted, open bins were
-        merged (``END_OF_INPUT``), and what remains queued failed, was penalized, or was
-        refused by a processor that kept yielding (:data:`MAX_IDLE_WAITS` micro-batches); it
-        stays queued for the next run.
+        merged (``END_OF_INPUT``), relationship retries were waited out (their backoffs are
+        part of the flow), and what remains queued failed, was penalized, was refused by a
+        processor that kept yielding (:data:`MAX_IDLE_WAITS` micro-batches), or waits for a
+        disabled processor; it stays queued for the next run.
         """
         started = time.monotonic()
         self.tracker.continuous = continuous
@@ -502,8 +516,8 @@ class Controller:
             wait = self._next_wait(now, include_long=continuous)
             held = None if continuous else self._next_held(now)
             if held is not None:
-                # A processor holds FlowFiles until a known time (ControlRate's window): they
-                # go on then, so waiting for it is not idling and the run does not end.
+                # FlowFiles are held until a known time (ControlRate's window, a retry's
+                # backoff): they go on then, so waiting for it is not idling; the run goes on.
                 until = held if wait is None else min(wait, held)
                 time.sleep(min(max(until - now, 1), 1000) / 1000)
                 continue
@@ -540,12 +554,18 @@ class Controller:
         wal = self.repos.flowfiles
         queued = {}
         stuck = {}
+        disabled = {}
         readers = set()
+        waiting_for = {q: m for p in self.plans.values() for q, m in p.disabled_queues.items()}
         for queue_id in wal.queue_ids():
             count, size = wal.queue_size(queue_id)
             if count:
-                queued[self._label(queue_id)] = (count, size)
-                stuck[self._label(queue_id)] = self._why_queued(queue_id)
+                label = self._label(queue_id)
+                queued[label] = (count, size)
+                if queue_id in waiting_for:  # intentional: not stuck
+                    disabled[label] = self._component_name(waiting_for[queue_id])
+                    continue
+                stuck[label] = self._why_queued(queue_id)
                 readers.add(self._reader(queue_id))
         return RunResult(
             flow=self.flow.name,
@@ -561,6 +581,7 @@ class Controller:
             provenance_events=events,
             queued=queued,
             stuck=stuck,
+            disabled=disabled,
             bulletins=tuple(self._bulletins),
             unscheduled={
                 self._component_name(c): why

@@ -184,6 +184,9 @@ class RunResult:
         bulletins: processor errors of this run.
         unscheduled: per component name, why its ``on_scheduled`` raised, for processors that
             never ran and that no queue in *stuck* names (a source): the run could not finish.
+        disabled: per connection label in *queued*, the name of the disabled processor its
+            FlowFiles wait for. That is what the flow says (NiFi's DISABLED state), not work
+            the run failed to do: they are in *queued* but not in *stuck*.
         plan: the explain plan, with what the runner did per stage.
         sinks: per two-phase sink name, its last published state (a dataset's version, chunk
             count and auto-merge figures).
@@ -207,11 +210,24 @@ class RunResult:
     stuck: dict[str, str] = attrs.field(factory=dict)
     unscheduled: dict[str, str] = attrs.field(factory=dict)
     master: str | None = None
+    disabled: dict[str, str] = attrs.field(factory=dict)
 
     @property
     def finished(self) -> bool:
-        """Whether nothing is left queued and every processor ran: a batch run did all its work."""
-        return not self.queued and not self.unscheduled
+        """Whether a batch run did all its work.
+
+        Nothing is left queued but for disabled processors, and every processor ran.
+        """
+        return set(self.queued) <= set(self.disabled) and not self.unscheduled
+
+    def waiting_for_disabled(self) -> dict[str, tuple[int, int]]:
+        """Per disabled processor name, the FlowFiles and bytes queued for it."""
+        totals: dict[str, tuple[int, int]] = {}
+        for label, name in self.disabled.items():
+            count, size = self.queued[label]
+            before = totals.get(name, (0, 0))
+            totals[name] = (before[0] + count, before[1] + size)
+        return totals
 
     def count(self, component: str, relationship: str) -> int:
         """FlowFiles *component* (a name) sent to *relationship* in this run."""
@@ -230,6 +246,8 @@ class RunResult:
         lines.append(f"  provenance events: {self.provenance_events}")
         for label, (count, size) in self.queued.items():
             why = self.stuck.get(label)
+            if label in self.disabled:
+                why = f"waits for disabled {self.disabled[label]}"
             lines.append(
                 f"  still queued in {label}: {count} FlowFiles, {size} bytes"
                 + (f" ({why})" if why else "")

@@ -16,6 +16,7 @@ from traceback import format_exception
 
 from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan, StagePlan
+from flowcore.driver.schedules import Schedules
 from flowcore.engine.wire import TaskResult
 from flowcore.parameters import redact, secrets_of
 from flowcore.process_context import ProcessContext
@@ -41,6 +42,7 @@ class SourceLister:
         settings: engine settings (batch limits, unbounded source batches).
         context_of: the driver-side context of a member (scheduled at first use).
         report: records a bulletin (a source whose ``on_scheduled`` raised).
+        schedules: when scheduled members come due (shared with the controller).
     """
 
     def __init__(
@@ -50,6 +52,8 @@ class SourceLister:
         settings: Settings,
         context_of: Callable[[MemberPlan], ProcessContext],
         report: Callable[[Bulletin], None] = lambda _: None,
+        *,
+        schedules: Schedules | None = None,
     ) -> None:
         self._plans = list(plans)
         self._flowfiles = flowfiles
@@ -65,7 +69,8 @@ class SourceLister:
         # (they stay unmarked, for the next run), so a file that cannot be read cannot
         # keep a batch run going for ever.
         self._unread: set[tuple[str, str]] = set()
-        self._scheduled_at: dict[str, int] = {}  # source id -> its last scheduled trigger (ms)
+        #: when sources with a Run Schedule (a period or a cron) come due
+        self.schedules = schedules or Schedules()
 
     def active(self, member: MemberPlan, continuous: bool) -> bool:
         """Whether *member* (a source) may still list work in this run."""
@@ -92,9 +97,9 @@ class SourceLister:
         more on scheduling its Spark jobs than on its FlowFiles. Items made as whole batches
         (``WorkItem.batched``) by a source whose relationships each lead to one place fill up to
         ``room[1]`` instead (see the controller's ``_room``). In a continuous run a source with a
-        Run Schedule is triggered ``concurrent_tasks`` times once per period, and not filled: the
-        period is what the user asked for. A source whose ``on_scheduled`` raises lists nothing
-        (see :meth:`_scheduled`).
+        Run Schedule is triggered ``concurrent_tasks`` times once per period (or at each time of
+        its cron), and not filled: the schedule is what the user asked for. A source whose
+        ``on_scheduled`` raises lists nothing (see :meth:`_scheduled`).
         """
         work: list[tuple[str, WorkItem]] = []
         states: dict[str, dict[str, str]] = {}
@@ -103,11 +108,11 @@ class SourceLister:
                 continue
             processor = member.processor
             assert isinstance(processor, SourceProcessor)
-            scheduled = continuous and member.run_schedule_ms > 0
+            scheduled = continuous and self.schedules.scheduled(member)
             if scheduled:
-                if not self._due(member):
+                if not self.schedules.due(member):
                     continue
-                self._scheduled_at[member.component_id] = now_ms()
+                self.schedules.ran(member)
             committed = self._flowfiles.state(member.component_id)
             state: Mapping[str, str] = committed
             listed = len(work)
@@ -233,17 +238,6 @@ class SourceLister:
                 size += left.bytes or 0
         return PendingWork(items, size if known_bytes else None)
 
-    def _due(self, member: MemberPlan) -> bool:
-        """Whether a source with a Run Schedule may be triggered now (first time: at once)."""
-        last = self._scheduled_at.get(member.component_id)
-        return last is None or now_ms() >= last + member.run_schedule_ms
-
     def next_scheduled(self) -> int | None:
-        """When the next source with a Run Schedule comes due, if any has been triggered."""
-        times = [
-            self._scheduled_at[m.component_id] + m.run_schedule_ms
-            for plan in self._plans
-            for m in plan.source_members
-            if m.component_id in self._scheduled_at
-        ]
-        return min(times) if times else None
+        """When the next member with a Run Schedule comes due, if one will."""
+        return self.schedules.upcoming(m for plan in self._plans for m in plan.members)

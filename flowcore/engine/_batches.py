@@ -314,6 +314,8 @@ def drain_batches(member: TaskMember) -> None:
                 log.debug("%s declined a batch by failing", member.plan.name, exc_info=True)
             member.context.yielded |= context.yielded
         parts = None
+        if routes is not None and _retries(member, routes):
+            routes = None  # retried FlowFiles go back one by one, through a session
         # State and effects must not run ahead of FlowFiles waiting to go one by one.
         if routes is not None and not ((staged or context.holds_effects) and member.pending):
             parts = [(r, batch if r.rows is None else batch.take(r.rows)) for r in routes]
@@ -353,6 +355,14 @@ def drain_batches(member: TaskMember) -> None:
                 continue
             rows = np.arange(batch.count) if route.rows is None else np.asarray(route.rows)
             route_whole(member, route.relationship, route.batch, first_index + rows)
+
+
+def _retries(member: TaskMember, routes: list[BatchRoute]) -> bool:
+    """Whether a batch form sent FlowFiles to a relationship the member retries."""
+    policy = member.retry_policy
+    return policy is not None and any(
+        r.relationship in policy.relationships and r.batch.count for r in routes
+    )
 
 
 def send_run(

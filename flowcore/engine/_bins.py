@@ -36,8 +36,11 @@ log = logging.getLogger(__name__)
 
 
 def takes_batches(member: TaskMember) -> bool:
-    """Whether the member's processor can bin FlowFile batches (see ``Capabilities``)."""
-    return type(member.processor).capabilities.bins_batches
+    """Whether the member's processor can bin FlowFile batches (see ``Capabilities``).
+
+    Not with a relationship retry: its sessions take FlowFiles back one by one.
+    """
+    return type(member.processor).capabilities.bins_batches and member.retry_policy is None
 
 
 def _originals_whole(member: TaskMember) -> bool:
@@ -86,7 +89,7 @@ def bins_batches(member: TaskMember, *, end_of_input: bool) -> bool:
     now = member.now()
     for bin_ in binning.open:
         member.returned_batches.extend(ReturnedBatch(*cut, now) for cut in cuts(bin_))
-    retry = now + member.task.spec.settings.yield_ms
+    retry = now + member.yield_ms
     for index, rows in binning.untaken:
         waiting = pending[index]
         member.returned_batches.append(

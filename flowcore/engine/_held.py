@@ -32,8 +32,9 @@ class ReturnedFlowFile:
         retry_at: when it is worth taking again (epoch ms).
         long_wait: it waits on a penalty or a bin's age, not just for a later trigger (see
             ``TaskResult.long_waits``).
-        held: its processor will take it at ``retry_at`` (``ProcessContext.yield_until``;
-            see ``TaskResult.held``).
+        held: it is held until ``retry_at``, which a batch run waits for (see
+            ``TaskResult.held``): its processor will take it then
+            (``ProcessContext.yield_until``), or it waits out a relationship retry's backoff.
     """
 
     queued: QueuedFlowFile

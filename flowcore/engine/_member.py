@@ -9,6 +9,7 @@ the members and writes what they leave behind.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import logging
 from collections import defaultdict, deque
@@ -29,7 +30,7 @@ from flowcore.engine._sink_batches import write_sink_batches
 from flowcore.engine.wire import NEVER, ReadyBin
 from flowcore.errors import FlowcoreError, HandedOverError
 from flowcore.faults import storage_fault
-from flowcore.flow import FUNNEL_RELATIONSHIP
+from flowcore.flow import FUNNEL_RELATIONSHIP, BackoffMechanism
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.parameters import redact, secrets_of
 from flowcore.process_context import ProcessContext
@@ -39,15 +40,18 @@ from flowcore.session._content import CONTENT_FAILURE_REASON, damage_of
 from flowcore.session.host import (
     SELF,
     ComponentInfo,
+    Disposal,
     FlowFileFilter,
     LogLine,
     Publication,
     QueuedFlowFile,
+    RetryPolicy,
     SessionCommit,
     SessionOutput,
     StateMap,
 )
 from flowcore.session.process_session import ProcessSession
+from flowcore.units import parse_time_period
 from repositories.effects import EffectFileError, reserve_target
 from repositories.records import MAX_SEGMENT_RECORDS, Bulletin
 
@@ -68,6 +72,22 @@ def _unpenalized(queued: QueuedFlowFile) -> QueuedFlowFile:
     return QueuedFlowFile(queued.flowfile.replace(penalty_expiration=0), queued.queue_id)
 
 
+def retry_policy(plan: MemberPlan, penalization_ms: int, yield_ms: int) -> RetryPolicy | None:
+    """The member's relationship retry as its sessions apply it (None: no retry)."""
+    retry = plan.retry
+    if retry is None or not retry.relationships:
+        return None
+    penalize = retry.backoff_mechanism is BackoffMechanism.PENALIZE_FLOWFILE
+    return RetryPolicy(
+        component_id=plan.component_id,
+        relationships=frozenset(retry.relationships),
+        count=retry.count,
+        penalize=penalize,
+        base_ms=penalization_ms if penalize else yield_ms,
+        max_backoff_ms=int(parse_time_period(retry.max_backoff_period, "ms")),
+    )
+
+
 class _FunnelProcessor(Processor):
     """What a funnel does: pass everything on (fan-out clones as any relationship)."""
 
@@ -83,9 +103,15 @@ class _FunnelProcessor(Processor):
 
 
 def _work_identity(item: Any) -> str:
-    """What a source work item is, as text: the seed of the uuids of the FlowFiles it makes."""
+    """What a source work item is, as text: the seed of the uuids of the FlowFiles it makes.
+
+    The payload goes in as a digest: the seed is part of every derived uuid's scope, and a
+    payload listing 10,000 files (ListFile's) would make each uuid hash a megabyte.
+    """
     payload = getattr(item, "payload", {}) or {}
-    return f"{item.key}\0{sorted(payload.items(), key=lambda kv: kv[0])!r}"
+    described = repr(sorted(payload.items(), key=lambda kv: kv[0]))
+    digest = hashlib.blake2b(described.encode("utf-8", "surrogatepass"), digest_size=16)
+    return f"{item.key}\0{digest.hexdigest()}"
 
 
 class TaskMember:
@@ -97,7 +123,14 @@ class TaskMember:
         self.processor: Processor = plan.processor or _FunnelProcessor()
         self.component = ComponentInfo(plan.component_id, plan.type_name, plan.name)
         self.content = task.content
-        self.penalization_ms = task.spec.settings.penalization_ms
+        settings = task.spec.settings
+        # NiFi's Penalty and Yield Durations: the component's, else the engine settings'
+        self.penalization_ms = (
+            plan.penalty_ms if plan.penalty_ms is not None else settings.penalization_ms
+        )
+        self.yield_ms = plan.yield_ms if plan.yield_ms is not None else settings.yield_ms
+        self.retry_policy = retry_policy(plan, self.penalization_ms, self.yield_ms)
+        self.backoff_until = 0  # a retry's YIELD_PROCESSOR backoff: no trigger before (ms)
         self.pending: deque[QueuedFlowFile] = deque()
         self.pending_batches: list[QueuedBatch] = []
         # (FlowFile, worth retrying at, waits long: penalized or failed, not worth a batch wait)
@@ -108,7 +141,6 @@ class TaskMember:
         self.deferred_batches: list[QueuedBatch] = []
         self.takes_batches = takes_batches(self)  # bins batches whole (see _task_bins)
         # FlowFiles of batches a session holds before they go on uncommitted (None: never)
-        settings = task.spec.settings
         self.hand_over_at = settings.batch_hand_over_flowfiles if task.spec.hand_over else None
         committed = task.spec.states.get(plan.component_id)
         self.state = StateMap(0, committed) if committed is not None else StateMap()
@@ -153,9 +185,8 @@ class TaskMember:
         pending = self.pending
         while pending and len(taken) < max_count:
             queued = pending.popleft()
-            penalty = queued.flowfile.penalty_expiration
-            if penalty > now:  # penalized on its way here: it waits in the queue
-                self.returned.append(ReturnedFlowFile(queued, penalty, True))
+            if queued.flowfile.penalty_expiration > now:  # penalized: it waits in the queue
+                self.returned.append(self.waiting(queued, now))
                 continue
             if flowfile_filter is None:
                 taken.append(queued)
@@ -196,17 +227,32 @@ class TaskMember:
         self,
         publications: Sequence[Publication],
         logs: Sequence[LogLine],
-        deletes: Sequence[str] = (),
+        disposals: Sequence[Disposal] = (),
     ) -> None:
         """Record a sink's staged files and lines: carried out after the stage run commits."""
-        if publications or logs or deletes:
-            # Source files to delete go with the sinks' effects: deleted after the commit,
-            # and again at start-up should a crash come between the two.
-            self.task.effects.commit(publications, logs, deletes)
+        if publications or logs or disposals:
+            # Source files to delete or move go with the sinks' effects: carried out after
+            # the commit, and again at start-up should a crash come between the two.
+            self.task.effects.commit(publications, logs, disposals)
             self.task.staged_targets.update(p.target for p in publications)
 
+    def waiting(self, queued: QueuedFlowFile, now: int) -> ReturnedFlowFile:
+        """A penalized FlowFile that reached the member, handed back to wait out its penalty.
+
+        One waiting out a retry's backoff here (it carries the retry counter) is a backoff,
+        which a batch run waits for; any other penalty is a long wait, which it does not.
+        """
+        penalty = queued.flowfile.penalty_expiration
+        policy = self.retry_policy
+        if policy is not None and policy.in_backoff(queued.flowfile):
+            return ReturnedFlowFile(queued, penalty, False, held=True)
+        return ReturnedFlowFile(queued, penalty, True)
+
     def apply_commit(self, commit: SessionCommit) -> None:
-        self.carry_out_after_commit(commit.publications, commit.logs, commit.delete_on_commit)
+        if commit.yield_ms:  # a retry's YIELD_PROCESSOR backoff
+            self.context.yielded = True
+            self.backoff_until = max(self.backoff_until, now_ms() + commit.yield_ms)
+        self.carry_out_after_commit(commit.publications, commit.logs, commit.disposals)
         self.consumed += len(commit.consumed)
         for output in commit.outputs:
             self._route(output)
@@ -257,7 +303,13 @@ class TaskMember:
         flowfile, relationship = output.flowfile, output.relationship
         if relationship == SELF:
             queued = QueuedFlowFile(flowfile, output.queue_id)
-            self.returned.append(ReturnedFlowFile(queued, now_ms(), False))
+            now = now_ms()
+            policy = self.retry_policy
+            if policy is not None and policy.in_backoff(flowfile):  # retried: waits its backoff
+                at = max(flowfile.penalty_expiration, self.backoff_until, now)
+                self.returned.append(ReturnedFlowFile(queued, at, False, held=at > now))
+                return
+            self.returned.append(ReturnedFlowFile(queued, now, False))
             return
         route = self.plan.routes[relationship][output.connection_index]
         counted = self.transfers[relationship]
@@ -565,10 +617,13 @@ class TaskMember:
                     processor.end_of_input(self.context, self.session)  # type: ignore[attr-defined]
             except Exception as error:
                 self._failed(error)
-        held = self.context.held_until
-        retry = now_ms() + self.task.spec.settings.yield_ms if held is None else held
+        now = now_ms()
+        held_until = self.context.held_until  # ControlRate's window
+        retry = now + self.yield_ms if held_until is None else held_until
+        retry = max(retry, self.backoff_until)  # yielding out a retry's backoff
+        held = held_until is not None or self.backoff_until > now  # a batch run waits for both
         for queued in self.pending:
-            self.returned.append(ReturnedFlowFile(queued, retry, False, held is not None))
+            self.returned.append(ReturnedFlowFile(queued, retry, False, held=held))
         self.pending.clear()
 
     def retry_hint(self) -> int:

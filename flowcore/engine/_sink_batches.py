@@ -35,7 +35,13 @@ def write_sink_batches(member: TaskMember) -> None:
     """Write the batches that reached a two-phase sink whole, or hand them on one by one."""
     pending, member.pending_batches = member.pending_batches, []
     message = None
-    if not member.pending and not member.deferred_batches and member.plan.routes_or_drops_whole:
+    retried = member.retry_policy is not None and SUCCESS.name in member.retry_policy.relationships
+    if (
+        not member.pending
+        and not member.deferred_batches
+        and member.plan.routes_or_drops_whole
+        and not retried
+    ):
         context = BatchContext(member.context, member)
         try:
             message = member.processor.write_batches(context, [p.batch for p in pending])  # type: ignore[attr-defined]

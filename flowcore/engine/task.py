@@ -276,8 +276,7 @@ class _Task:
                 self._expire(queue_id, flowfile, expiration, now)
                 member.consumed += 1
             elif flowfile.penalty_expiration > now:
-                queued = QueuedFlowFile(flowfile, queue_id)
-                member.returned.append(ReturnedFlowFile(queued, flowfile.penalty_expiration, True))
+                member.returned.append(member.waiting(QueuedFlowFile(flowfile, queue_id), now))
             else:
                 kept.append(flowfile)
         ordered = prioritized(kept, plan.prioritizers.get(queue_id, ()))
@@ -353,6 +352,8 @@ class _Task:
             work.setdefault(component_id, []).append(item)
         try:
             for member in self.members.values():
+                if member.plan.disabled:
+                    continue  # never scheduled; its input waits in its queues
                 if (
                     member.plan.kind is ProcessorKind.SOURCE
                     and member.plan.component_id not in work
@@ -365,6 +366,8 @@ class _Task:
             for ready in spec.input.bins:
                 bins.setdefault(ready.member, []).append(ready)
             for member in self.members.values():
+                if member.plan.disabled:
+                    continue
                 if member.unscheduled is not None:
                     self._skip_unscheduled(member, work, bins)
                     continue
@@ -466,8 +469,12 @@ class _Task:
                 flowfile, queue_id = returned.queued.flowfile, returned.queued.queue_id
                 if queue_id not in plan.queue_members:
                     queue_id = park_queue_id(member.plan.component_id)
-                waits_long = binning or returned.long_wait or flowfile.penalty_expiration > now
-                held = returned.held and not waits_long
+                # A held FlowFile (a retry's backoff penalizes it) is not a long wait:
+                # a batch run waits for it.
+                held = returned.held and not binning
+                waits_long = not held and (
+                    binning or returned.long_wait or flowfile.penalty_expiration > now
+                )
                 by_queue.setdefault((queue_id, waits_long, held), []).append(
                     (flowfile, max(returned.retry_at, hint))
                 )

@@ -127,9 +127,10 @@ class TaskResult:
             are merged at the end of input, penalized FlowFiles stay queued for the next run.
         in_bins: returned segments of FlowFiles held by open bins. Back pressure does not
             count them, as NiFi does not count FlowFiles its bins hold.
-        held: returned segments their processor will take at their ``retry_at``
-            (``ProcessContext.yield_until``: ControlRate's window opening). A batch run waits
-            for them: they will go on then.
+        held: returned segments held until their ``retry_at``: their processor will take
+            them then (``ProcessContext.yield_until``: ControlRate's window opening), or they
+            wait out a relationship retry's backoff (or are input of a processor yielding for
+            one). A batch run waits for them: they are part of what the flow does.
         provenance_files: the event files, in order (none when there were no events).
         written_claims: resource claims the task wrote (unreferenced ones are removed).
         states: new state of members whose sessions changed it.

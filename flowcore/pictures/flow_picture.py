@@ -22,6 +22,7 @@ from flowcore.flow import (
     ComponentKind,
     Connection,
     FlowDefinition,
+    LoadBalanceStrategy,
 )
 from flowcore.pictures.model import Cluster, Edge, EdgeKind, Node, NodeKind, Picture
 from flowcore.processor import ProcessorKind
@@ -100,6 +101,9 @@ def _node(component: Component) -> Node:
     type_name = _type_line(component)
     label = (component.name,) if component.name == type_name else (component.name, type_name)
     data = {"component_id": component.id, "name": component.name, "type": type_name}
+    if component.disabled:
+        label = (*label, "DISABLED")
+        data["disabled"] = True
     return Node(component.id, label, kind, data=data)
 
 
@@ -140,6 +144,14 @@ def _connection_edge(
             flowfile_expiration=settings.flowfile_expiration,
             prioritizers=[p.value for p in settings.prioritizers],
         )
+    strategy = connection.load_balance_strategy
+    if strategy is not LoadBalanceStrategy.DO_NOT_LOAD_BALANCE:
+        on = connection.partitioning_attribute
+        notes.append(
+            f"load balance: {strategy.value}{f' on {on!r}' if on else ''} (Spark spreads every "
+            "stage over its tasks)"
+        )
+        data.update(load_balance_strategy=strategy.value, partitioning_attribute=on)
     if counts is not None:
         source = flow.component(connection.source).name
         count, size = counts.carried(source, connection.relationships)
@@ -186,9 +198,11 @@ def _cluster(compiled: CompiledFlow, stage: Stage, members: list[str]) -> Cluste
     flow = compiled.flow
     connections = {c.id: c for c in flow.connections}
     notes = []
+    settings = "".join(scheduling_note(flow.component(m)) for m in stage.members)
     if stage.is_source_stage:
-        tasks = "".join(scheduling_note(flow.component(m)) for m in stage.members)
-        notes.append(f"input: source work{tasks}")
+        notes.append(f"input: source work{settings}")
+    elif settings:
+        notes.append(f"settings: {settings.removeprefix(', ')}")
     notes.extend(f"input: {flow.describe(connections[c])}" for c in stage.inputs)
     notes.extend(f"output: {flow.describe(connections[c])}" for c in stage.outputs)
     serial = serial_note(compiled.plans[stage.id]) if stage.id in compiled.plans else None

@@ -132,22 +132,27 @@ class SessionContent:
             ``ProcessSession._resolve``).
     """
 
-    def __init__(self, host: SessionHost, ledger: Ledger, resolve: Resolve) -> None:
+    def __init__(
+        self,
+        host: SessionHost,
+        ledger: Ledger,
+        resolve: Resolve,
+        delete_after_commit: Callable[[str], None],
+    ) -> None:
         self._host = host
         self._ledger = ledger
         self._resolve = resolve
         self._writer: ContentWriter | None = None
         #: claims written in this unit of work
         self.written: list[ContentClaim] = []
-        #: source files to delete once the commit is durable (``import_from``)
-        self.delete_on_commit: list[str] = []
+        #: stages a source file's deletion once the commit is durable (``import_from``)
+        self._delete_after_commit = delete_after_commit
         #: FlowFile id -> content.failure.reason, for FlowFiles a read found damaged
         self.damaged: dict[int, str] = {}
 
     def clear(self) -> None:
         """A new unit of work: nothing written, no content writer open."""
         self.written.clear()
-        self.delete_on_commit.clear()
         self.damaged.clear()
         self.close_writer()
 
@@ -491,7 +496,7 @@ class SessionContent:
 
         claim = self._write_new_claim(record.current.id, produce)
         if not keep_source:
-            self.delete_on_commit.append(os.fspath(path))
+            self._delete_after_commit(os.fspath(path))
         return record.become(record.current.with_content(claim))
 
     def import_by_reference(

@@ -1,4 +1,4 @@
-"""The session's external effects: files and log lines that appear only after a durable commit.
+"""The session's external effects: files, moves and lines that happen only after a durable commit.
 
 A sink that writes outside the repositories must not make its effect visible while the session
 could still roll back, nor from a task attempt that may never commit (its replay would repeat the
@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from flowcore.session.host import LogLine, Publication
+from flowcore.session.host import Disposal, LogLine, MoveConflict, Publication
 
 if TYPE_CHECKING:
     from flowcore.session.host import SessionHost
@@ -31,6 +31,7 @@ class StagedEffects:
         self._host = host
         self._publications: list[Publication] = []  # files staged to appear after the commit
         self._logs: list[LogLine] = []  # log lines to emit after the commit
+        self._disposals: list[Disposal] = []  # source files to delete or move after the commit
 
     def stage_file(self, target: str | os.PathLike[str], *, replace: bool = True) -> Path:
         """A hidden temporary to write; it becomes *target* only once the commit is durable.
@@ -93,23 +94,48 @@ class StagedEffects:
         """
         self._logs.append(LogLine(logger, level, message))
 
+    def delete_after_commit(self, source: str | os.PathLike[str]) -> None:
+        """Delete *source* once the commit is durable, never before (a rollback keeps it)."""
+        self._disposals.append(Disposal(os.fsdecode(source)))
+
+    def move_after_commit(
+        self,
+        source: str | os.PathLike[str],
+        target: str | os.PathLike[str],
+        conflict: MoveConflict = MoveConflict.RENAME,
+        alternative: str | None = None,
+    ) -> None:
+        """Move *source* to *target* once the commit is durable (FetchFile's Move File).
+
+        Args:
+            source: the file to move.
+            target: its new path; its directory is created if need be.
+            conflict: what to do if *target* exists when the move is carried out.
+            alternative: the file name to use instead on a ``RENAME`` conflict.
+        """
+        self._disposals.append(
+            Disposal(os.fsdecode(source), os.fsdecode(target), conflict, alternative)
+        )
+
     @property
     def holds_effects(self) -> bool:
-        """Whether a file or a line is staged."""
-        return bool(self._publications or self._logs)
+        """Whether a file, a move or a line is staged."""
+        return bool(self._publications or self._logs or self._disposals)
 
     def discard(self) -> None:
-        """A rollback: staged temporaries are deleted, deferred lines forgotten."""
+        """A rollback: staged temporaries are deleted, deferred lines and moves forgotten."""
         for publication in self._publications:
             Path(publication.temporary).unlink(missing_ok=True)
         self._publications = []
         self._logs = []
+        self._disposals = []
 
-    def take(self) -> tuple[tuple[Publication, ...], tuple[LogLine, ...]]:
+    def take(self) -> tuple[tuple[Publication, ...], tuple[LogLine, ...], tuple[Disposal, ...]]:
         """A commit: the staged effects, handed to the host, and a clean slate."""
-        taken = tuple(self._publications), tuple(self._logs)
+        taken = tuple(self._publications), tuple(self._logs), tuple(self._disposals)
         self._publications = []
         self._logs = []
+        self._disposals = []
         return taken
 
 

@@ -36,6 +36,9 @@ class Ledger:
         generated: JOIN, CLONE and DROP events the framework makes.
         reported: events the processor reported (``session.provenance``).
         start_ms: when this unit of work began (events' default duration).
+        links: FlowFile id -> ids it is linked to by create(parent), a JOIN or a clone
+            (NiFi's ``FlowFileLinkage``: a relationship retry takes them back together).
+        roots: ids of FlowFiles created without a parent (never retried: nothing to go back to).
     """
 
     start_ms: int
@@ -45,6 +48,29 @@ class Ledger:
     forks: dict[str, PendingEvent] = attrs.field(factory=dict)
     generated: list[PendingEvent] = attrs.field(factory=list)
     reported: list[PendingEvent] = attrs.field(factory=list)
+    links: dict[int, set[int]] = attrs.field(factory=dict)
+    roots: set[int] = attrs.field(factory=set)
+
+    def link(self, one: int, other: int) -> None:
+        """Record that FlowFiles *one* and *other* came from one another."""
+        if one != other:
+            self.links.setdefault(one, set()).add(other)
+            self.links.setdefault(other, set()).add(one)
+
+    def linked(self, flowfile_id: int) -> set[int]:
+        """The ids linked to *flowfile_id*, and those linked to them (NiFi's two steps)."""
+        near = self.links.get(flowfile_id, set())
+        found = set(near)
+        for other in near:
+            found |= self.links.get(other, set())
+        found.discard(flowfile_id)
+        return found
+
+    def forget_events(self, uuid: str) -> None:
+        """Drop every event about *uuid* (a FlowFile the retry sends back as it was taken)."""
+        self.forks.pop(uuid, None)
+        self.generated = [e for e in self.generated if e.flowfile_uuid != uuid]
+        self.reported = [e for e in self.reported if e.flowfile_uuid != uuid]
 
     def clear(self, now: int) -> None:
         """Forget everything: the unit of work was committed or rolled back at *now*."""
@@ -54,6 +80,8 @@ class Ledger:
         self.forks.clear()
         self.generated.clear()
         self.reported.clear()
+        self.links.clear()
+        self.roots.clear()
         self.start_ms = now
 
     def close_reader(self, flowfile_id: int, stream: ReadStream) -> None:
@@ -102,8 +130,13 @@ class Ledger:
         """Hand *records*, with their FORKs and pending events, to *other* (``migrate``)."""
         moving = {r.current.uuid for r in records}
         for record in records:
-            del self.records[record.current.id]
-            other.records[record.current.id] = record
+            flowfile_id = record.current.id
+            del self.records[flowfile_id]
+            other.records[flowfile_id] = record
+            for linked in self.links.get(flowfile_id, ()):
+                other.link(flowfile_id, linked)
+            if flowfile_id in self.roots:
+                other.roots.add(flowfile_id)
         for uuid in [u for u in self.forks if u in moving]:
             other.forks[uuid] = self.forks.pop(uuid)
         other.generated.extend(e for e in self.generated if e.flowfile_uuid in moving)

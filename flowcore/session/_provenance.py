@@ -92,7 +92,7 @@ class EventBuilder:
             if record.created and not types & ORIGIN_TYPES:
                 pending.append(PendingEvent(ProvenanceEventType.CREATE, current.uuid, now))
                 continue
-            if not types and self._attributes_changed(record):
+            if not types and not record.retried and self._attributes_changed(record):
                 pending.append(
                     PendingEvent(ProvenanceEventType.ATTRIBUTES_MODIFIED, current.uuid, now)
                 )

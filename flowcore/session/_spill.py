@@ -82,8 +82,8 @@ class Spiller:
         finished; hosts that are not a :class:`~flowcore.session.host.SpillingHost` never spill.
         """
         host, ledger = self._host, self._ledger
-        if host is None:
-            return
+        if host is None or host.retry_policy is not None:
+            return  # a retry at commit may take back what was made: nothing leaves before
         parents = ledger.join_parents()
         busy = set(ledger.readers) | set(ledger.writers)
         finished = [

@@ -44,6 +44,7 @@ class Record:
     relationship: str | None = None
     removed: bool = False
     start_ms: int = 0
+    retried: bool = False  # sent back to its queue by the processor's relationship retry
 
     @property
     def created(self) -> bool:

@@ -190,7 +190,7 @@ class BatchContext(ProcessContext):
 
     def take(self) -> BatchEffects:
         """The batch went whole: what it staged and reported, and a clean slate."""
-        publications, logs = self._effects.take()
+        publications, logs, _ = self._effects.take()  # a batch form stages no disposal
         sends, self._sends = tuple(self._sends), []
         return BatchEffects(publications, logs, sends)
 

@@ -25,11 +25,14 @@ if TYPE_CHECKING:
 __all__ = [
     "SELF",
     "ComponentInfo",
+    "Disposal",
     "FlowFileFilter",
     "FlowFileFilterResult",
     "LogLine",
+    "MoveConflict",
     "Publication",
     "QueuedFlowFile",
+    "RetryPolicy",
     "SessionCommit",
     "SessionHost",
     "SessionOutput",
@@ -50,6 +53,55 @@ class ComponentInfo:
     id: str
     type: str
     name: str = ""
+
+
+@attrs.frozen
+class RetryPolicy:
+    """NiFi's relationship retry, as a session applies it at commit.
+
+    A FlowFile the processor routes to one of *relationships* goes back to the queue it came
+    from instead, as it was taken, with the attribute ``retryCount.<component id>`` counting
+    the tries, while that count is below *count*; FlowFiles linked to it in the session
+    (created from it, its clones, its JOIN's parents) are retried with it. Each retry waits
+    ``2**retries`` times *base_ms* (the Penalty Duration, or the Yield Duration when the
+    processor yields instead), at most *max_backoff_ms* (NiFi's ``StandardProcessSession``).
+
+    Attributes:
+        component_id: the processor's component id (names the counting attribute).
+        relationships: the retried relationships.
+        count: NiFi's Number of Retry Attempts.
+        penalize: PENALIZE_FLOWFILE (True: the FlowFile waits) or YIELD_PROCESSOR (False:
+            the processor waits).
+        base_ms: the Penalty (or Yield) Duration the backoff starts from.
+        max_backoff_ms: NiFi's Max Backoff Period.
+    """
+
+    component_id: str
+    relationships: frozenset[str] = attrs.field(converter=frozenset)
+    count: int
+    penalize: bool
+    base_ms: int
+    max_backoff_ms: int
+
+    @property
+    def attribute(self) -> str:
+        """The attribute that counts a FlowFile's retries (NiFi's name)."""
+        return f"retryCount.{self.component_id}"
+
+    def retries(self, flowfile: FlowFile) -> int:
+        """How often *flowfile* was retried here (0 when not, or the attribute is no number)."""
+        try:
+            return int(flowfile.attributes.get(self.attribute, "0"))
+        except ValueError:
+            return 0
+
+    def backoff_ms(self, retries: int) -> int:
+        """The wait before try ``retries + 1``: doubling from *base_ms*, at most the maximum."""
+        return int(min(self.max_backoff_ms, 2**retries * self.base_ms))
+
+    def in_backoff(self, flowfile: FlowFile) -> bool:
+        """Whether *flowfile* waits here to be retried (it carries the counting attribute)."""
+        return self.attribute in flowfile.attributes
 
 
 @attrs.frozen
@@ -148,6 +200,38 @@ class Publication:
     replace: bool = True
 
 
+class MoveConflict(enum.Enum):
+    """What a move after the commit does if its target exists (Move Conflict Strategy)."""
+
+    RENAME = "Rename"  # moved under the alternative name instead
+    REPLACE = "Replace File"  # the target is overwritten
+    KEEP = "Keep Existing"  # the target is kept; the source is deleted
+    FAIL = "Fail"  # both are kept as they are (a warning names them)
+
+
+@attrs.frozen
+class Disposal:
+    """A source file a session is done with: deleted, or moved, once the commit is durable.
+
+    GetFile deletes the files it ingested; FetchFile deletes or moves them (its Completion
+    Strategy). Doing so before the commit is durable would lose the file should the process
+    die in between, so the engine carries it out after the write-ahead log transaction, and
+    again at start-up: it is idempotent (a source already gone is done).
+
+    Attributes:
+        source: the file.
+        target: where to move it; None deletes it.
+        conflict: what to do when *target* exists by then.
+        alternative: the name (in *target*'s directory) to move it to on a ``RENAME`` conflict,
+            chosen when it was staged, so that carrying it out again picks the same name.
+    """
+
+    source: str
+    target: str | None = None
+    conflict: MoveConflict = MoveConflict.RENAME
+    alternative: str | None = None
+
+
 @attrs.frozen
 class LogLine:
     """A log record a sink emits once the commit is durable (LogAttribute's lines).
@@ -175,12 +259,14 @@ class SessionCommit:
         state: the component's new state values, or ``None`` when unchanged.
         counters: counter deltas.
         transient_claims: claims written in the session whose resource claim no output uses.
-        delete_on_commit: source files to delete once the commit is durable.
+        disposals: source files to delete or move once the commit is durable.
         auto_terminated: per auto-terminated relationship, the FlowFiles and bytes dropped
             there (for statistics; their DROP events are in *events*).
         publications: files staged to appear once the commit is durable.
         logs: log lines to emit once the commit is durable.
         batches: FlowFile batches made in the session, each with its relationship.
+        yield_ms: how long the processor yields after this commit: a retry's backoff under
+            YIELD_PROCESSOR (0: it does not).
     """
 
     consumed: tuple[QueuedFlowFile, ...]
@@ -190,11 +276,12 @@ class SessionCommit:
     state: Mapping[str, str] | None
     counters: Mapping[str, int]
     transient_claims: tuple[ContentClaim, ...]
-    delete_on_commit: tuple[str, ...]
+    disposals: tuple[Disposal, ...]
     auto_terminated: Mapping[str, tuple[int, int]] = attrs.field(factory=dict)
     publications: tuple[Publication, ...] = ()
     logs: tuple[LogLine, ...] = ()
     batches: tuple[tuple[FlowFileBatch, str], ...] = ()
+    yield_ms: int = 0
 
 
 class SessionHost(Protocol):
@@ -203,6 +290,8 @@ class SessionHost(Protocol):
     component: ComponentInfo
     content: ContentRepository
     penalization_ms: int
+    #: NiFi's relationship retry of the processor, or None.
+    retry_policy: RetryPolicy | None
     #: What the host's committed input is (its queue segments); derived uuids include it, so
     #: a replay of the same input makes the same uuids (see :mod:`flowcore.session._uuids`).
     uuid_salt: str

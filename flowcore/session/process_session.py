@@ -42,6 +42,7 @@ from flowcore.session._content import CONTENT_FAILURE_REASON, SessionContent
 from flowcore.session._effects import StagedEffects
 from flowcore.session._ledger import Ledger
 from flowcore.session._provenance import EventBuilder, ProvenanceReporter
+from flowcore.session._retry import apply_retries
 from flowcore.session._spill import Spiller
 from flowcore.session._state import StagedState
 from flowcore.session._support import NOT_INHERITED, PendingEvent, Record
@@ -111,7 +112,10 @@ class ProcessSession:
         # rollback here, since the other session's FlowFiles may point into them.
         self._shared_claims: set[object] = set()
         self._uuids = UuidSource(host)
-        self._content = SessionContent(host, self._ledger, self._resolve)
+        self._effects = StagedEffects(host)
+        self._content = SessionContent(
+            host, self._ledger, self._resolve, self._effects.delete_after_commit
+        )
         outputs = BatchOutputs()
         self._events = EventBuilder(host, self._ledger, outputs, self._resolve)
         self._batches = BatchWork(
@@ -125,7 +129,6 @@ class ProcessSession:
         self._spiller = Spiller(host, self._ledger, self._events, self._route)
         self._staged_state = StagedState(host)
         self._caches = StagedCaches(host)
-        self._effects = StagedEffects(host)
         self.provenance = ProvenanceReporter(self._events)
 
     # --- the parts' methods -----------------------------------------------------------------
@@ -158,6 +161,8 @@ class ProcessSession:
     is_staged = _part("_effects", StagedEffects.is_staged)
     will_log = _part("_effects", StagedEffects.will_log)
     log_after_commit = _part("_effects", StagedEffects.log_after_commit)
+    delete_after_commit = _part("_effects", StagedEffects.delete_after_commit)
+    move_after_commit = _part("_effects", StagedEffects.move_after_commit)
 
     # --- bookkeeping ------------------------------------------------------------------------
 
@@ -253,6 +258,7 @@ class ProcessSession:
         if parent is None:
             flowfile = self._new_flowfile({}, self._uuids.next("root"))
             self._ledger.records[flowfile.id] = Record(flowfile, start_ms=self._now())
+            self._ledger.roots.add(flowfile.id)
             return flowfile
         if isinstance(parent, FlowFile):
             parent_record = self._resolve(parent, reading=True)
@@ -261,6 +267,7 @@ class ProcessSession:
             uuid = self._uuids.next("fork", source.uuid)
             child = self._new_flowfile(inherited, uuid, lineage_from=source)
             self._ledger.records[child.id] = Record(child, start_ms=self._now())
+            self._ledger.link(source.id, child.id)
             self._ledger.fork_of(source, self._now()).children.append(child.uuid)
             return child
         parents = [self._resolve(p, reading=True).current for p in parent]
@@ -270,7 +277,10 @@ class ProcessSession:
         for other in parents[1:]:
             common = {k: v for k, v in common.items() if other.attributes.get(k) == v}
         oldest = min(parents, key=lambda f: (f.lineage_start_date, f.lineage_start_index))
-        return self.create_joined([p.uuid for p in parents], common, oldest)
+        child = self.create_joined([p.uuid for p in parents], common, oldest)
+        for joined in parents:
+            self._ledger.link(joined.id, child.id)
+        return child
 
     def create_joined(
         self,
@@ -343,6 +353,7 @@ class ProcessSession:
             penalty_expiration=0,
         )
         self._ledger.records[new_id] = Record(clone, start_ms=now)
+        self._ledger.link(source.id, new_id)
         if partial:
             self._ledger.fork_of(source, self._now()).children.append(clone_uuid)
         else:
@@ -549,6 +560,7 @@ class ProcessSession:
             self.rollback()
             raise
         now = self._now()
+        yield_ms = apply_retries(self._host, self._ledger, self._batches.outputs, now)
         outputs, removed, auto_drops, fan_out_clones = self._route(
             self._ledger.records.values(), now
         )
@@ -560,7 +572,7 @@ class ProcessSession:
             for c in o.flowfile.content.resource_claims
         }
         referenced |= self._spiller.claims
-        publications, logs = self._effects.take()
+        publications, logs, disposals = self._effects.take()
         result = SessionCommit(
             consumed=tuple(
                 QueuedFlowFile(r.original, r.queue_id)
@@ -575,11 +587,12 @@ class ProcessSession:
             transient_claims=tuple(
                 c for c in self._content.written if c.resource_claim not in referenced
             ),
-            delete_on_commit=tuple(self._content.delete_on_commit),
+            disposals=disposals,
             auto_terminated=dict(self._dropped),
             publications=publications,
             logs=logs,
             batches=self._batches.outputs.routed(),
+            yield_ms=yield_ms,
         )
         self._caches.keep()
         self._host.apply_commit(result)

@@ -40,6 +40,7 @@ from flowcore.session.host import (
     ComponentInfo,
     FlowFileFilter,
     QueuedFlowFile,
+    RetryPolicy,
     SessionCommit,
     SessionOutput,
     SessionSpill,
@@ -50,6 +51,7 @@ from flowcore.testing._agreement import RunRecord, SeenFlowFile, assert_agreemen
 from flowcore.testing._batches import INPUT_QUEUE, BatchUse, drain, trigger_batches
 from flowcore.testing._mock_flowfile import MockFlowFile
 from flowcore.validators import ValidationResult
+from repositories.disposals import dispose
 from repositories.effects import publish, temporary_name
 from repositories.memory import MemoryContentRepository, MemoryProvenanceRepository
 
@@ -97,6 +99,9 @@ class TestRunner:
         self.content = MemoryContentRepository()
         self.provenance = MemoryProvenanceRepository()
         self.penalization_ms = DEFAULT_PENALIZATION_MS
+        #: NiFi's relationship retry: FlowFiles sent to its relationships come back to the
+        #: queue, penalized, as the engine's sessions do (None: no retry).
+        self.retry_policy: RetryPolicy | None = None
         #: Hand finished FlowFiles over every this many (None: never, as NiFi's mock).
         self.spill_threshold: int | None = None
         #: Whether triggers run the batch forms (see the ``batches`` argument).
@@ -263,8 +268,8 @@ class TestRunner:
             self._state = StateMap(self._state.version + 1, commit.state)
         for name, delta in commit.counters.items():
             self._counters[name] = self._counters.get(name, 0) + delta
-        for path in commit.delete_on_commit:
-            Path(path).unlink(missing_ok=True)
+        for disposal in commit.disposals:  # the harness commit is final at once
+            dispose(disposal)
         for publication in commit.publications:  # the harness commit is final at once
             publish(publication)
         emit(commit.logs)
@@ -583,6 +588,7 @@ class TestRunner:
         twin = TestRunner(pickle.loads(pickle.dumps(self.processor)), name=self.component.name)
         twin.component = self.component
         twin.penalization_ms = self.penalization_ms
+        twin.retry_policy = self.retry_policy
         twin._clock_start, twin._clock_offset = self._clock_start, self._clock_offset
         twin._next_id, twin._next_queue_index = self._next_id, self._next_queue_index
         twin._state, twin._counters = self._state, dict(self._counters)

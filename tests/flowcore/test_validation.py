@@ -9,6 +9,7 @@ import pytest
 
 from flowcore.builder import Flow
 from flowcore.errors import FlowValidationError
+from flowcore.flow import RetrySettings
 from flowcore.parameters import Parameter, ParameterContext
 from flowcore.properties import PropertyDescriptor
 from flowcore.validation import CHECKS, problems_of
@@ -98,21 +99,72 @@ def test_checks_are_an_explicit_ordered_registry() -> None:
     assert [c.__name__ for c in CHECKS][:2] == ["check_not_empty", "check_properties"]
 
 
-def test_run_schedules_must_parse_and_belong_to_sources() -> None:
-    """A Run Schedule that does not parse, or one on a processor with input, is a problem."""
+def test_run_schedules_must_parse_on_any_processor() -> None:
+    """A Run Schedule that does not parse is a problem; a period on any processor is honoured."""
     flow = Flow("scheduled")
     gen = flow.add(GenerateFlowFile(), name="gen", run_schedule="often")
     log = flow.add(LogAttribute(), name="log", run_schedule="1 min")
     flow.connect(gen, log)
     flow.auto_terminate(log, "success")
     found = {p.subject: p for p in problems_of(flow) if "run_schedule" in p.problem}
-    assert set(found) == {str(gen), str(log)}
+    assert set(found) == {str(gen)}
     assert found[str(gen)].fix == "e.g. '0 sec' or '1 min'"
-    assert "only sources are scheduled by period" in found[str(log)].problem
     ok = Flow("fine")
     every = ok.add(GenerateFlowFile(), name="gen", run_schedule="1 min")
     ok.auto_terminate(every, "success")
     assert problems_of(ok) == []
+
+
+def test_an_invalid_cron_schedule_is_one_line() -> None:
+    """A CRON driven Run Schedule that does not parse is one problem naming the expression."""
+    flow = Flow("cron")
+    gen = flow.add(
+        GenerateFlowFile(), name="gen", scheduling_strategy="CRON_DRIVEN", run_schedule="0 0 25 * *"
+    )
+    log = flow.add(
+        LogAttribute(), name="log", scheduling_strategy="CRON_DRIVEN", run_schedule="0 0 * * * ?"
+    )
+    flow.connect(gen, log)
+    flow.auto_terminate(log, "success")
+    (problem,) = problems_of(flow)
+    assert problem.subject == str(gen)
+    assert "'0 0 25 * *' has 5 fields" in problem.problem
+    assert "\n" not in str(problem)
+
+
+def test_retry_and_durations_are_checked() -> None:
+    """Retried relationships must exist; durations and the max backoff must parse."""
+    flow = Flow("retry")
+    gen = flow.add(GenerateFlowFile(), name="gen")
+    log = flow.add(
+        LogAttribute(),
+        name="log",
+        penalty_duration="soon",
+        yield_duration="1 sec",
+        retry=RetrySettings(["success", "nope"], count=-1, max_backoff_period="later"),
+    )
+    flow.connect(gen, log)
+    flow.auto_terminate(log, "success")
+    found = [p.problem for p in problems_of(flow)]
+    assert any(p.startswith("penalty_duration:") for p in found)
+    assert "retries relationship 'nope', which it does not have" in found
+    assert "retry count -1 is not a whole number >= 0" in found
+    assert any(p.startswith("max_backoff_period:") for p in found)
+    assert len(found) == 4
+
+
+def test_a_disabled_processor_is_not_validated_but_the_flow_around_it_is() -> None:
+    """Missing properties and loose ends of a disabled processor pass; its connections do not."""
+    flow = Flow("disabled")
+    gen = flow.add(GenerateFlowFile(), name="gen")
+    split = flow.add(SplitText(line_split_count="#{undefined}"), name="split", disabled=True)
+    log = flow.add(LogAttribute(), name="log")
+    flow.connect(gen, split)
+    flow.connect(split, log, "nonsense")
+    flow.auto_terminate(log, "success")
+    found = [str(p) for p in problems_of(flow)]
+    assert len(found) == 1
+    assert "SplitText 'split' has no relationship 'nonsense'" in found[0]
 
 
 class _Vault(LogAttribute):

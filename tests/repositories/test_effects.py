@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from flowcore.session.host import LogLine, Publication
+from flowcore.session.host import Disposal, LogLine, Publication
 from repositories import effects
 from repositories.effects import (
     EffectFileWriter,
@@ -253,7 +253,7 @@ def test_a_source_that_cannot_be_deleted_never_stops_the_carry_out(tmp_path: Pat
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "a.txt").mkdir()
     writer = EffectFileWriter(tmp_path / "effects", "s-t0-1")
-    writer.commit([], [], [str(tmp_path / "in" / "a.txt")])
+    writer.commit([], [], [Disposal(str(tmp_path / "in" / "a.txt"))])
     path = writer.close()
     with caplog.at_level(logging.WARNING):
         carry_out(path)  # type: ignore[arg-type]

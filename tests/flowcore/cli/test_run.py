@@ -481,3 +481,36 @@ def test_bracketed_text_in_messages_and_attributes_prints_as_it_is(tmp_path: Pat
     shown = run_flowcore("provenance", "show", "1", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     assert "'odd': '[/oops]'" in shown.stdout
+
+
+DISABLED_FLOW = """
+from flowcore import Flow
+from processors import GenerateFlowFile, PutFile, UpdateAttribute
+
+flow = Flow("half-off")
+gen = flow.add(GenerateFlowFile(custom_text="hi", batch_size=2), name="gen")
+tag = flow.add(UpdateAttribute(kind="greeting"), name="tag")
+put = flow.add(PutFile(), name="put", disabled=True)
+flow.connect(gen, tag)
+flow.connect(tag, put)
+"""
+
+
+def test_flowfiles_left_for_a_disabled_processor_are_a_note_not_a_failure(
+    tmp_path: Path, flowcore_cmd: Flowcore
+) -> None:
+    """A batch run whose only leftovers wait for a disabled processor exits 0, with one
+    `disabled:` line saying how many wait for which processor; explain marks it."""
+    flow = tmp_path / "flow.py"
+    flow.write_text(DISABLED_FLOW)
+    done = flowcore_cmd(
+        "run", str(flow), "--runner", "direct", "--repository", str(tmp_path / "repo")
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "disabled: 2 FlowFile(s), 4 bytes wait for disabled processor 'put'; enable it to "
+        "process them"
+    ]
+    explained = flowcore_cmd("explain", str(flow))
+    assert "PutFile 'put' DISABLED (never runs; its input waits queued)" in explained.stdout
+    assert "durable: feeds a disabled processor" in explained.stdout

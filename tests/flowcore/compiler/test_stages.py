@@ -13,6 +13,7 @@ from flowcore.compiler.stages import (
     mark_durable,
 )
 from flowcore.errors import FlowValidationError
+from flowcore.flow import RetrySettings
 from processors import (
     ControlRate,
     GenerateFlowFile,
@@ -213,3 +214,74 @@ def test_a_stage_with_a_serial_member_says_why_it_is_one_task() -> None:
     assert [p.serial for p in plans] == [True, False]
     assert "serial: one task per stage run" in explain(compiled)
     assert "ControlRate 'rate' triggers serially" in explain(compiled)
+
+
+def test_a_disabled_processor_gets_durable_input_and_shows_in_explain() -> None:
+    """Connections into a disabled processor are queues; explain marks it and never plans it."""
+    flow = Flow("off")
+    gen = flow.add(GenerateFlowFile(), name="gen")
+    tag = flow.add(UpdateAttribute(), name="tag", disabled=True)
+    log = flow.add(LogAttribute(), name="log")
+    into = flow.connect(gen, tag)
+    flow.connect(tag, log)
+    flow.auto_terminate(log, "success")
+    compiled = compile_flow(flow)
+    assert compiled.durable[into.id] == (DurableReason.INTO_DISABLED,)
+    text = explain(compiled)
+    assert "UpdateAttribute 'tag' (disabled)" in text
+    assert "gen -[success]-> tag (durable: feeds a disabled processor)" in text
+    assert "UpdateAttribute 'tag' DISABLED (never runs; its input waits queued)" in text
+    plan = compiled.plans[compiled.stage_of(tag).id]
+    assert plan.disabled_queues == {into.id: tag.id, f"park:{tag.id}": tag.id}
+    assert into.id not in plan.queue_members
+
+
+def test_a_scheduled_processor_runs_in_a_stage_of_its_own() -> None:
+    """A Run Schedule (period or cron) on a processor with input cuts the connections around it."""
+    flow = Flow("paced")
+    gen = flow.add(GenerateFlowFile(), name="gen")
+    tag = flow.add(UpdateAttribute(), name="tag", run_schedule="5 min")
+    log = flow.add(
+        LogAttribute(), name="log", scheduling_strategy="CRON_DRIVEN", run_schedule="0 0 * * * ?"
+    )
+    flow.connect(gen, tag)
+    flow.connect(tag, log)
+    flow.auto_terminate(log, "success")
+    compiled = compile_flow(flow)
+    assert all(DurableReason.SCHEDULED in r for r in compiled.durable.values())
+    assert [s.members for s in compiled.stages] == [(gen.id,), (tag.id,), (log.id,)]
+    plan = compiled.plans[compiled.stage_of(log).id]
+    assert [m.cron for m in plan.scheduled_members] == ["0 0 * * * ?"]
+    text = explain(compiled)
+    assert "UpdateAttribute 'tag' every 5 min (continuous runs)" in text
+    assert "LogAttribute 'log' on cron '0 0 * * * ?' (continuous runs)" in text
+
+
+def test_explain_shows_retry_durations_and_load_balancing() -> None:
+    """Retry, penalty and yield settings and a non-default load balance strategy are shown."""
+    flow = Flow("nifi")
+    gen = flow.add(GenerateFlowFile(), name="gen")
+    log = flow.add(
+        LogAttribute(),
+        name="log",
+        penalty_duration="5 sec",
+        yield_duration="2 sec",
+        retry=RetrySettings(["success"], count=3, backoff_mechanism="YIELD_PROCESSOR"),
+    )
+    flow.connect(
+        gen, log, load_balance_strategy="PARTITION_BY_ATTRIBUTE", partitioning_attribute="k"
+    )
+    flow.auto_terminate(log, "success")
+    text = flow.explain()
+    assert (
+        "LogAttribute 'log' penalty 5 sec, LogAttribute 'log' yield 2 sec, LogAttribute 'log' "
+        "retries success x3 (yield processor, backoff up to 10 mins)"
+    ) in text
+    assert (
+        "      load balance: PARTITION_BY_ATTRIBUTE on 'k' (Spark spreads every stage over its "
+        "tasks)"
+    ) in text
+    assert (
+        "  pipelined: gen -[success]-> log [load balance PARTITION_BY_ATTRIBUTE on 'k': Spark "
+        "spreads every stage over its tasks]"
+    ) in explain(compile_flow(flow))

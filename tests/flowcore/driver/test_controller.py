@@ -13,6 +13,7 @@ import pytest
 
 import flowcore.driver.sources as sources_module
 from flowcore import Flow, Processor, Relationship
+from flowcore.compiler.stages import compile_flow
 from flowcore.driver.controller import Controller, RunResult, run_flow
 from flowcore.driver.run_result import RunProgress
 from flowcore.errors import FlowValidationError, RepositoryError
@@ -633,3 +634,26 @@ def test_on_scheduled_is_tried_again_after_the_administrative_yield(tmp_path: Pa
     assert result.count("needs", "success") == 1
     assert any("failed to schedule" in b.message for b in result.bulletins)
     assert not result.unscheduled
+
+
+def test_a_disabled_processor_never_runs_and_its_flowfiles_wait_for_it(
+    tmp_path: Path, runner: str
+) -> None:
+    """FlowFiles queue durably before a disabled processor (never validated nor scheduled);
+    the rest of the flow runs, and the batch run ends finished, saying what waits for it."""
+    flow = Flow("half-off")
+    gen = flow.add(GenerateFlowFile(batch_size=3), name="gen")
+    tag = flow.add(UpdateAttribute(kind="log"), name="tag")
+    put = flow.add(PutFile(), name="put", disabled=True)  # no Directory: not validated
+    flow.connect(gen, tag)
+    into = flow.connect(tag, put)
+    result = run_flow(flow, runner, repository=tmp_path / "repo", settings=SETTINGS)
+    assert result.finished
+    assert result.stuck == {}
+    assert result.count("tag", "success") == 3
+    assert "put" not in result.received
+    assert result.disabled == {"tag -[success]-> put": "put"}
+    assert result.waiting_for_disabled() == {"put": (3, 0)}
+    again = run_flow(flow, runner, repository=tmp_path / "repo", settings=SETTINGS)
+    assert again.queued["tag -[success]-> put"][0] == 6  # kept, durably, run after run
+    assert into.id in compile_flow(flow).durable

@@ -96,3 +96,15 @@ def test_a_processor_that_never_scheduled_leaves_the_run_unfinished() -> None:
     assert "  get never ran: it could not be scheduled: on_scheduled raised OSError: x" in (
         result.summary()
     )
+
+
+def test_flowfiles_waiting_for_a_disabled_processor_leave_the_run_finished() -> None:
+    """What waits for a disabled processor is queued yet intentional: the run is finished."""
+    result = _result(
+        queued={"gen -[success]-> tag": (2, 10), "a -[x]-> b": (1, 5)},
+        disabled={"gen -[success]-> tag": "tag", "a -[x]-> b": "tag"},
+    )
+    assert result.finished
+    assert result.waiting_for_disabled() == {"tag": (3, 15)}
+    assert "(waits for disabled tag)" in result.summary()
+    assert not _result(queued={"q": (1, 1)}, disabled={}).finished

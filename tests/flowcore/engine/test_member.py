@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from flowcore.driver.controller import Controller, RunResult, run_flow
 from flowcore.flowfile import FlowFile
 from flowcore.runners.direct import DirectRunner
 from flowcore.settings import Settings
-from processors import GetFile, MergeContent, PutFile, SplitText
+from processors import GenerateFlowFile, GetFile, MergeContent, PutFile, SplitText
 from repositories.flowfile_wal import iter_queue
 from repositories.repository_set import RepositorySet
 
@@ -191,3 +192,73 @@ def test_a_damaged_flowfile_leaves_its_bin_and_the_others_still_merge(tmp_path: 
     assert result.count("use", "merged") == 1
     assert result.queued == {}
     assert sorted(_failure_reasons(tmp_path / "repo")) == ["in-1.txt"]
+
+
+class Fails(Processor):
+    """Raises on every FlowFile: its session rolls back, penalizing the FlowFile."""
+
+    relationships = (Relationship("success"),)
+
+    def on_trigger(self, context, session):  # type: ignore[no-untyped-def]
+        if session.get() is not None:
+            msg = "no"
+            raise RuntimeError(msg)
+
+
+class TakesOne(Processor):
+    """Takes one FlowFile per trigger, then yields."""
+
+    relationships = (Relationship("success"),)
+
+    def on_trigger(self, context, session):  # type: ignore[no-untyped-def]
+        flowfile = session.get()
+        if flowfile is not None:
+            session.transfer(flowfile, "success")
+        context.yield_()
+
+
+def _one_pass(tmp_path: Path, flow: Flow) -> tuple[Controller, RepositorySet]:
+    repos = RepositorySet.open(tmp_path / "repo", SETTINGS)
+    controller = Controller(flow, DirectRunner(), repos, SETTINGS)
+    for stage in controller.compiled.stages:
+        controller.run_stage(stage)
+    return controller, repos
+
+
+@pytest.mark.parametrize(("penalty", "expected_ms"), [(None, 30_000), ("5 min", 300_000)])
+def test_a_rollback_penalizes_for_the_processors_penalty_duration(
+    tmp_path: Path, penalty: str | None, expected_ms: int
+) -> None:
+    """NiFi's Penalty Duration of the component, else the engine's 30 sec."""
+    flow = Flow("penalty")
+    gen = flow.add(GenerateFlowFile(), name="gen")
+    use = flow.add(Fails(), name="use", penalty_duration=penalty)
+    flow.connect(gen, use)
+    flow.auto_terminate(use, "success")
+    before = int(time.time() * 1000)
+    controller, repos = _one_pass(tmp_path, flow)
+    controller.close()
+    (queue,) = repos.flowfiles.queue_ids()
+    (flowfile,) = iter_queue(repos.flowfiles, queue)
+    repos.close()
+    assert before + expected_ms <= flowfile.penalty_expiration <= before + expected_ms + 10_000
+
+
+@pytest.mark.parametrize(("yield_duration", "taken_again"), [("1 ms", 1), ("5 min", 0)])
+def test_a_yield_waits_the_processors_yield_duration(
+    tmp_path: Path, yield_duration: str, taken_again: int
+) -> None:
+    """What a yielding processor left is taken again after its own Yield Duration."""
+    flow = Flow("yield")
+    gen = flow.add(GenerateFlowFile(batch_size=3), name="gen")
+    use = flow.add(TakesOne(), name="use", yield_duration=yield_duration)
+    flow.connect(gen, use)
+    flow.auto_terminate(use, "success")
+    controller, repos = _one_pass(tmp_path, flow)
+    try:
+        time.sleep(0.05)
+        stage = controller.compiled.stage_of(use)
+        assert controller.run_stage(stage) == taken_again
+    finally:
+        controller.close()
+        repos.close()

@@ -1,0 +1,329 @@
+"""Tests for ListFile: NiFi's attributes, filters, timestamp tracking, parts, batch form."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from flowcore import Flow, ProvenanceEventType
+from flowcore.driver.controller import run_flow
+from flowcore.flowfile import Attributes
+from flowcore.flowfile_batch import FlowFileBatch
+from flowcore.processor_kinds import WorkItem
+from flowcore.settings import Settings
+from flowcore.testing import TestRunner
+from processors import FetchFile, ListFile, PutFile, list_file
+from repositories.repository_set import RepositorySet
+from tests.flowcore.conftest import event_shape
+
+HOUR = 3600.0
+
+
+def _write(root: Path, name: str, text: str, age_s: float) -> Path:
+    """A file *age_s* old (mtime in the past, so the listing lag never holds it back)."""
+    path = root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    stamp = time.time() - age_s
+    os.utime(path, (stamp, stamp))
+    return path
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "in"
+    _write(root, "a.txt", "A", 40)
+    _write(root, "b.log", "BB", 30)
+    _write(root, ".hidden", "H", 30)
+    _write(root, "sub/c.txt", "CCC", 20)
+    _write(root, ".dot/d.txt", "DDDD", 10)
+    return root
+
+
+def names(runner: TestRunner) -> list[str]:
+    return [f.attributes["filename"] for f in runner.flowfiles_for("success")]
+
+
+def test_attributes_are_nifis_and_each_file_gets_a_create_event(tree: Path) -> None:
+    """filename, path (./ at the top), absolute.path and file.* in NiFi's formats; CREATE each;
+    oldest first; hidden files skipped but a hidden directory entered, as NiFi's ListFile."""
+    runner = TestRunner(ListFile(input_directory=str(tree)))
+    runner.run()
+    assert names(runner) == ["a.txt", "b.log", "c.txt", "d.txt"]
+    top, _, sub, _ = runner.flowfiles_for("success")
+    top.assert_content_equals(b"")
+    top.assert_attribute_equals("path", "./")
+    top.assert_attribute_equals("absolute.path", f"{tree}/")
+    top.assert_attribute_equals("file.size", "1")
+    top.assert_attribute_equals("file.permissions", "rw-r--r--")
+    sub.assert_attribute_equals("path", "sub/")
+    sub.assert_attribute_equals("absolute.path", f"{tree}/sub/")
+    modified = time.strftime(
+        "%Y-%m-%dT%H:%M:%S%z", time.localtime((tree / "a.txt").stat().st_mtime)
+    )
+    top.assert_attribute_equals("file.lastModifiedTime", modified)
+    for key in ("file.owner", "file.group", "file.creationTime", "file.lastAccessTime"):
+        top.assert_attribute_exists(key)
+    events = runner.provenance_events
+    assert [e.event_type for e in events] == [ProvenanceEventType.CREATE] * 4
+    bare = TestRunner(ListFile(input_directory=str(tree), include_file_attributes=False))
+    bare.run()
+    out = bare.flowfiles_for("success")[0]
+    out.assert_attribute_exists("file.lastModifiedTime")
+    out.assert_attribute_not_exists("file.owner")
+    out.assert_attribute_not_exists("file.permissions")
+
+
+def test_filters(tree: Path) -> None:
+    """File Filter, Path Filter (NiFi's testPathFilterOnlyPicksUpMatchingFiles), recursion,
+    hidden files, sizes and ages select the files, as GetFile's same properties do."""
+    cases = [
+        ({"file_filter": r".*\.txt"}, ["a.txt", "c.txt", "d.txt"]),
+        ({"path_filter": ".+"}, ["c.txt", "d.txt"]),
+        ({"recurse_subdirectories": False}, ["a.txt", "b.log"]),
+        (
+            {"ignore_hidden_files": False, "file_filter": ".*"},
+            [".hidden", "a.txt", "b.log", "c.txt", "d.txt"],
+        ),
+        ({"minimum_file_size": "2 B", "maximum_file_size": "3 B"}, ["b.log", "c.txt"]),
+        ({"minimum_file_age": "25 sec", "maximum_file_age": "35 sec"}, ["b.log"]),
+    ]
+    for properties, expected in cases:
+        runner = TestRunner(ListFile(input_directory=str(tree), **properties))
+        runner.run()
+        assert sorted(names(runner)) == expected, properties
+
+
+def test_tracking_timestamps_lists_each_file_once_and_changes_again(tmp_path: Path) -> None:
+    """NiFi's testPerformListing: a file older than the listing is not new; a modified one is;
+    changing Input Directory starts over (all files again)."""
+    root = tmp_path / "in"
+    root.mkdir()
+    runner = TestRunner(ListFile(input_directory=str(root)))
+    runner.run()
+    assert names(runner) == []
+    _write(root, "listing1.txt", "1", 4 * HOUR)
+    runner.run()
+    _write(root, "listing2.txt", "2", 2 * HOUR)
+    runner.run()
+    assert names(runner) == ["listing1.txt", "listing2.txt"]
+    assert runner.state["listing.timestamp"] == runner.state["processed.timestamp"]
+    assert runner.state["id.0"] == str(root / "listing2.txt")
+    _write(root, "listing3.txt", "3", 3 * HOUR)  # older than what was listed: not new
+    runner.run()
+    assert len(names(runner)) == 2
+    _write(root, "listing1.txt", "1 again", 1 * HOUR)  # modified since: listed again
+    runner.run()
+    assert names(runner)[2:] == ["listing1.txt"]
+    runner.clear_transfer_state()
+    runner.set_property("Input Directory", str(root) + "/")  # the same, as NiFi sees it: kept
+    runner.run()
+    assert names(runner) == []
+    runner.set_property("Minimum File Age", "1 sec")  # a listing property: the state restarts
+    runner.run()
+    assert sorted(names(runner)) == ["listing1.txt", "listing2.txt", "listing3.txt"]
+
+
+def test_newest_files_wait_for_the_listing_lag(tmp_path: Path) -> None:
+    """A file modified within the lag of the precision is held back until it has passed, and
+    files of one time are listed together even across listings."""
+    root = tmp_path / "in"
+    root.mkdir()
+    runner = TestRunner(ListFile(input_directory=str(root)))
+    now = runner.now() / 1000
+    for name, age in (("old.txt", 10.0), ("new1.txt", 0.02), ("new2.txt", 0.02)):
+        (root / name).write_text(name)
+        os.utime(root / name, (now - age, now - age))
+    runner.run(1, stop_on_finish=False)
+    assert names(runner) == ["old.txt"]
+    runner.advance_time(0.2)
+    runner.run(1, stop_on_finish=False)
+    assert names(runner) == ["old.txt", "new1.txt", "new2.txt"]
+    runner.advance_time(0.2)
+    runner.run()
+    assert len(names(runner)) == 3
+
+
+def test_a_listing_is_handed_out_in_parts_each_with_its_state(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With parts of 2 files, a trigger hands out one part and the state after it: a new
+    runner (a restart) from that state lists exactly the rest."""
+    monkeypatch.setattr(list_file, "ITEM_FILES", 2)
+    monkeypatch.setattr(list_file, "TRIGGER_ITEMS", 1)
+    first = TestRunner(ListFile(input_directory=str(tree)))
+    first.run(1, stop_on_finish=False)
+    assert names(first) == ["a.txt", "b.log"]
+    assert first.state["listing.timestamp"] == first.state["processed.timestamp"]
+    restarted = TestRunner(ListFile(input_directory=str(tree)))
+    restarted.set_state(first.state)
+    restarted.run(3)
+    assert names(restarted) == ["c.txt", "d.txt"]
+    first.run(3)
+    assert names(first) == ["a.txt", "b.log", "c.txt", "d.txt"]
+
+
+def test_no_tracking_lists_everything_every_time(tree: Path) -> None:
+    """No Tracking keeps no state and lists every file on each trigger."""
+    runner = TestRunner(ListFile(input_directory=str(tree), listing_strategy="none"))
+    runner.set_state({"listing.timestamp": "1"})
+    runner.run(2)
+    assert len(names(runner)) == 8
+    assert runner.state == {}
+    assert ListFile(input_directory=str(tree), listing_strategy="none").unbounded
+
+
+def test_refused_configurations(tree: Path) -> None:
+    """Tracking Entities (a distributed cache) and a Record Writer are refused, saying why;
+    NiFi's other properties (performance tracking, location) are accepted."""
+    entities = ListFile(input_directory=str(tree), listing_strategy="entities")
+    assert any("distributed map cache" in str(r) for r in entities.validate() if not r.valid)
+    writer = ListFile(input_directory=str(tree), record_writer="JsonRecordSetWriter")
+    assert any("record writers" in str(r) for r in writer.validate() if not r.valid)
+    TestRunner(
+        ListFile(
+            input_directory=str(tree),
+            input_directory_location="Remote",
+            track_performance=True,
+            target_system_timestamp_precision="seconds",
+        )
+    ).assert_valid()
+
+
+class _Maker:
+    """A BatchMaker making real batches without a repository (ListFile's have no content)."""
+
+    def create(self, count: int, attributes: dict, content: bytes | None) -> FlowFileBatch:
+        assert not content
+        return FlowFileBatch.alike(
+            count=count,
+            first_id=0,
+            uuid_key="00000000-0000-4000-8000-0000",
+            uuid_first=0,
+            attributes=Attributes({"path": "./", **attributes}),
+            uuid_named=("filename",),
+            resource_claim=None,
+            offset=0,
+            stride=0,
+            size=0,
+            entry_date=0,
+            lineage_start_date=0,
+        )
+
+
+_NAMES = st.text(st.characters(codec="utf-8", exclude_characters="/\0"), min_size=1, max_size=12)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    files=st.lists(
+        st.tuples(st.sampled_from(["", "x/", "x/y/", ".h/"]), _NAMES, st.integers(0, 50)),
+        min_size=1,
+        max_size=12,
+        unique_by=lambda f: f[0] + f[1],
+    ),
+    include=st.booleans(),
+)
+def test_the_batch_form_makes_the_one_by_one_flowfiles(
+    tmp_path_factory: pytest.TempPathFactory, files: list, include: bool
+) -> None:
+    """read_work_batch gives each file the attributes read_work gives it, in the same order."""
+    root = tmp_path_factory.mktemp("in")
+    for directory, name, size in files:
+        if name in {".", ".."} or (root / directory / name).is_dir():
+            continue
+        _write(root, directory + name, "x" * size, 60)
+    processor = ListFile(input_directory=str(root), include_file_attributes=include)
+    runner = TestRunner(processor)
+    listing = processor.list_work(runner.context, {})
+    for item in listing.items:
+        single = TestRunner(processor)
+        processor.read_work(single.context, _Session(single), item)
+        _, batch = processor.read_work_batch(runner.context, item, _Maker())  # type: ignore[misc, arg-type]
+        whole = [dict(f.attributes) for f in batch.flowfiles()]
+        for made in whole:
+            made.pop("uuid")
+        assert whole == [dict(a) for a in single.made]
+
+
+class _Session:
+    """Records the attributes read_work gives each FlowFile (a session's put and transfer)."""
+
+    def __init__(self, runner: TestRunner) -> None:
+        runner.made = []  # type: ignore[attr-defined]
+        self._runner = runner
+
+    def create(self) -> dict:
+        return {}
+
+    def put_all_attributes(self, flowfile: dict, attributes: dict) -> dict:
+        return {"path": "./", **flowfile, **attributes}
+
+    def transfer(self, flowfile: dict, relationship: object) -> None:
+        self._runner.made.append(flowfile)  # type: ignore[attr-defined]
+
+
+def _outcome(root: Path, repository: Path) -> tuple:
+    """ListFile -> FetchFile -> PutFile on the direct runner: events (shapes) and files."""
+    flow = Flow("list-fetch")
+    listing = flow.add(ListFile(input_directory=str(root)), name="list")
+    fetch = flow.add(FetchFile(), name="fetch")
+    put = flow.add(PutFile(directory=str(repository / "out")), name="put")
+    flow.connect(listing, fetch)
+    flow.connect(fetch, put, "success")
+    flow.auto_terminate(fetch, ["not.found", "permission.denied", "failure"])
+    flow.auto_terminate(put, ["success", "failure"])
+    run_flow(flow, "direct", repository=repository / "repo", settings=Settings(sync=False))
+    repos = RepositorySet.open(repository / "repo")
+    try:
+        events = repos.provenance.search(limit=10_000)
+    finally:
+        repos.close()
+    shapes = sorted(
+        tuple(p for p in event_shape(e) if not isinstance(p, tuple) or "lastAccess" not in str(p))
+        for e in events
+    )
+    files = {p.name: p.read_bytes() for p in (repository / "out").iterdir()}
+    return shapes, files, events
+
+
+def test_in_a_flow_batches_and_one_by_one_agree(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a real Flow, ListFile's batches reach FetchFile and PutFile: every file is written
+    once, with CREATE, FETCH and SEND events, the same as when read one by one."""
+
+    def refused(*_: object) -> None:
+        msg = "ListFile's items are read as batches here"
+        raise AssertionError(msg)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(ListFile, "read_work", refused)
+        shapes, files, events = _outcome(tree, tmp_path / "whole")
+    assert files == {"a.txt": b"A", "b.log": b"BB", "c.txt": b"CCC", "d.txt": b"DDDD"}
+    kinds = {e.event_type for e in events}
+    assert {
+        ProvenanceEventType.CREATE,
+        ProvenanceEventType.FETCH,
+        ProvenanceEventType.SEND,
+    } <= kinds
+    monkeypatch.setattr(ListFile, "read_work_batch", lambda *_: None)
+    single = _outcome(tree, tmp_path / "single")
+    assert (shapes, files) == single[:2]
+
+
+def test_work_items_are_picklable_and_name_their_files(tree: Path) -> None:
+    """An item carries its files' facts, so a task makes the FlowFiles without a stat."""
+    processor = ListFile(input_directory=str(tree))
+    (item,) = processor.list_work(TestRunner(processor).context, {}).items
+    assert isinstance(item, WorkItem)
+    assert item.flowfiles == 4
+    assert item.batched
+    assert [Path(f[0]).name for f in item.payload["files"]] == ["a.txt", "b.log", "c.txt", "d.txt"]

@@ -1,0 +1,117 @@
+"""kill -9 of real `flowcore run`s of ListFile -> FetchFile (Delete File) -> PutFile.
+
+FetchFile deletes each source file only after the transaction holding its content is durable
+(and again at start-up); ListFile's listing state commits with its FlowFiles. So however often
+the run is killed, a rerun ends with every input file written exactly once and none left.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from repositories.repository_set import RepositorySet
+
+pytestmark = pytest.mark.stress
+
+FILES = 300
+
+FLOW = """
+from flowcore import Flow
+from processors import FetchFile, ListFile, PutFile
+
+flow = Flow("list-fetch-kills")
+listing = flow.add(ListFile(input_directory="in"), name="list")
+fetch = flow.add(FetchFile(completion_strategy="Delete File"), name="fetch")
+put = flow.add(PutFile(directory="out"), name="put")
+flow.connect(listing, fetch)
+flow.connect(fetch, put, "success", durable=True)
+flow.auto_terminate(fetch, ["not.found", "permission.denied", "failure"])
+flow.auto_terminate(put, ["success", "failure"])
+"""
+
+
+def _workdir(root: Path) -> dict[str, bytes]:
+    """FILES input files in a few directories, with distinct contents; what they hold."""
+    rng = random.Random(7)
+    expected = {}
+    for number in range(FILES):
+        directory = root / "in" / f"d{number % 5}"
+        directory.mkdir(parents=True, exist_ok=True)
+        name = f"f{number:04d}.txt"
+        data = f"{number} {rng.random()}\n".encode() * rng.randint(1, 40)
+        (directory / name).write_bytes(data)
+        expected[name] = data
+    (root / "flow.py").write_text(FLOW)
+    return expected
+
+
+def _run(workdir: Path) -> subprocess.Popen:
+    script = Path(sys.executable).parent / "flowcore"
+    return subprocess.Popen(
+        [str(script), "run", "flow.py", "--runner", "direct", "--json",
+         "--setting", "batch_max_flowfiles=40"],
+        cwd=workdir,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )  # fmt: skip
+
+
+def _events(workdir: Path) -> Counter:
+    """Event types, checking no FlowFile was fetched or sent twice."""
+    repos = RepositorySet.open(workdir / ".flowcore")
+    try:
+        events = repos.provenance.search(limit=1_000_000)
+        for kind in ("FETCH", "SEND"):
+            seen = Counter(e.flowfile_uuid for e in events if e.event_type.value == kind)
+            assert [u for u, n in seen.items() if n > 1] == [], kind
+        return Counter(e.event_type.value for e in events)
+    finally:
+        repos.close()
+
+
+@pytest.mark.slow
+def test_kill_9_lists_fetches_deletes_and_writes_each_file_once(tmp_path: Path) -> None:
+    """Killed at random moments, then rerun: exactly the input files in out/, none in in/,
+    each fetched and sent once, no effect file or temporary left."""
+    expected = _workdir(tmp_path / "reference")
+    started = time.monotonic()
+    done = _run(tmp_path / "reference")
+    _, err = done.communicate(timeout=120)
+    assert done.returncode == 0, err.decode()
+    duration = time.monotonic() - started
+    crashed = tmp_path / "crashed"
+    assert _workdir(crashed) == expected
+    rng = random.Random(3)
+    killed = 0
+    for _ in range(24):
+        process = _run(crashed)
+        time.sleep(rng.uniform(0.3, duration * 0.95))
+        if process.poll() is not None:
+            continue
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=60)
+        killed += 1
+        if killed == 8:
+            break
+    assert killed >= 4, f"only {killed} runs were still going when killed"
+    final = _run(crashed)
+    _, err = final.communicate(timeout=120)
+    assert final.returncode == 0, err.decode()
+    for workdir in (tmp_path / "reference", crashed):
+        written = {p.name: p.read_bytes() for p in (workdir / "out").iterdir()}
+        assert written == expected  # every file once (PutFile's default fails a duplicate)
+        assert [p for p in (workdir / "in").rglob("*") if p.is_file()] == []
+        assert list((workdir / ".flowcore" / "effects").glob("*")) == []
+    reference, got = _events(tmp_path / "reference"), _events(crashed)
+    for kind in ("FETCH", "SEND"):
+        assert got[kind] == reference[kind] == FILES, kind
