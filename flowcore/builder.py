@@ -17,6 +17,8 @@ from flowcore.driver.controller import run_flow
 from flowcore.driver.run_result import RunResult
 from flowcore.flow import FlowDefinition
 from flowcore.nifi.exporting import export_flow
+from flowcore.nifi.findings import ImportNote
+from flowcore.nifi.importing import import_nifi
 from flowcore.pictures.flow_picture import FlowCounts, flow_picture
 from flowcore.pictures.render import render
 from flowcore.settings import DEFAULT_REPOSITORY, Settings
@@ -24,7 +26,12 @@ from flowcore.validation import validate_flow
 from repositories.repository_set import read_status
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from pyspark.sql import SparkSession
+
+    from flowcore.parameters import Parameter, ParameterContext
+    from flowcore.processor import Processor
 
 __all__ = ["Flow", "flow_counts"]
 
@@ -53,6 +60,48 @@ class Flow(FlowDefinition):
     Mistakes in the calls themselves (a component from another flow, a repeated name) raise at
     once; everything else is reported together by :meth:`validate`.
     """
+
+    #: What an import from NiFi has to say about the flow (:meth:`from_nifi`); empty otherwise.
+    notes: tuple[ImportNote, ...] = ()
+
+    @classmethod
+    def from_nifi(
+        cls,
+        source: str | os.PathLike[str] | Mapping[str, Any],
+        parameters: ParameterContext | Mapping[str, str | Parameter] | None = None,
+        type_map: Mapping[str, type[Processor]] | None = None,
+    ) -> Flow:
+        """A flow from a NiFi flow definition, to run as it is.
+
+        Reads NiFi 2.x and 1.x "Download flow definition" files, NiFi Registry (and GitHub
+        registry) snapshots and an instance's ``flow.json.gz``: the process groups flattened
+        (names keep the group path, ``Ingest/Split lines``; ports become funnels), connections
+        with their relationships and queue settings, scheduling, retry and disabled state,
+        parameter contexts, UpdateAttribute's Advanced rules. Settings that only mean
+        something in a NiFi cluster are kept and listed in :attr:`notes`.
+        docs/nifi-interop.md lists what is read and what is reported.
+
+        Args:
+            source: a path to a ``.json`` or ``.json.gz`` file, or its parsed JSON.
+            parameters: parameter values that win over the file's contexts: a dict of name
+                -> value or :class:`~flowcore.parameters.Parameter`, or a context. Sensitive
+                parameters have no value in an export: give them, e.g.
+                ``Parameter("db.password", sensitive=True, value_from_env="DB_PASSWORD")``
+                (validation names each one missing).
+            type_map: your processor classes for NiFi types flowcore lacks, by NiFi type
+                (``"com.example.MyProcessor"`` or ``"MyProcessor"``).
+
+        Raises:
+            NiFiFormatError: the source is not a NiFi flow definition, or is malformed.
+            NiFiImportError: the flow uses what flowcore cannot run: every unsupported
+                processor and service type (with the components using it) and every other
+                problem, in one error.
+        """
+        imported = import_nifi(source, parameters=parameters, type_map=type_map, into=cls)
+        flow = imported.flow
+        assert isinstance(flow, Flow)
+        flow.notes = imported.notes
+        return flow
 
     def validate(self) -> None:
         """Check the whole flow; raise once with every problem found.

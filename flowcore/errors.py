@@ -31,6 +31,8 @@ __all__ = [
     "FlowValidationError",
     "FlowcoreError",
     "InvalidProcessorError",
+    "NiFiFormatError",
+    "NiFiImportError",
     "ProcessException",
     "RegexTimeoutError",
     "RelationshipError",
@@ -87,6 +89,22 @@ class InvalidProcessorError(FlowDefinitionError):
 
 class FlowValidationError(FlowDefinitionError):
     """A flow failed validation; ``problems`` lists every problem found in one pass."""
+
+    def __init__(self, msg: str, problems: Sequence[Any] = ()) -> None:
+        super().__init__(msg)
+        self.problems = tuple(problems)
+
+
+class NiFiFormatError(FlowDefinitionError):
+    """A file or value is not a NiFi flow definition flowcore can read (or is malformed)."""
+
+
+class NiFiImportError(FlowDefinitionError):
+    """A NiFi flow uses what flowcore cannot run; ``problems`` lists every one, found at once.
+
+    Each problem names the NiFi type or setting and the components (by group path) that use
+    it; nothing ran.
+    """
 
     def __init__(self, msg: str, problems: Sequence[Any] = ()) -> None:
         super().__init__(msg)

@@ -344,6 +344,18 @@ class FlowDefinition:
             candidate = f"{default}-{n}"
         return candidate
 
+    def _unique_id(self, wanted: str | None, kind: str) -> str:
+        """*wanted* when no component or connection has it yet; else a new ``kind-n``."""
+        if wanted is None:
+            return f"{kind}-{next(self._ids)}"
+        if not isinstance(wanted, str) or not wanted:
+            msg = f"an id must be a non-empty string, got {wanted!r}"
+            raise FlowDefinitionError(msg)
+        if wanted in self._components or wanted in self._connections:
+            msg = f"flow '{self.name}' already has a component or connection with id {wanted!r}"
+            raise FlowDefinitionError(msg)
+        return wanted
+
     def add(
         self,
         processor: Processor,
@@ -357,6 +369,7 @@ class FlowDefinition:
         disabled: bool = False,
         retry: RetrySettings | None = None,
         comments: str = "",
+        id: str | None = None,
     ) -> Component:
         """Place a configured processor in the flow; return its handle.
 
@@ -377,10 +390,12 @@ class FlowDefinition:
             retry: NiFi's relationship retry, e.g.
                 ``RetrySettings(relationships=["failure"], count=3)``.
             comments: NiFi's Comments.
+            id: the component id (default: the class name and a number); an import from NiFi
+                keeps NiFi's identifier, so provenance shows NiFi's ids.
 
         Raises:
             FlowDefinitionError: the processor instance is already in the flow, or the name is,
-                or *concurrent_tasks* is not a positive integer.
+                or the id is, or *concurrent_tasks* is not a positive integer.
         """
         if not isinstance(processor, Processor):
             msg = f"Flow.add takes a Processor instance, got {processor!r}"
@@ -401,7 +416,7 @@ class FlowDefinition:
                 raise FlowDefinitionError(msg)
         kind = type(processor).__name__
         component = Component(
-            id=f"{kind}-{next(self._ids)}",
+            id=self._unique_id(id, kind),
             name=self._unique_name(name, kind),
             kind=ComponentKind.PROCESSOR,
             processor=processor,
@@ -441,10 +456,15 @@ class FlowDefinition:
         """The declared services, by name."""
         return dict(self._services)
 
-    def funnel(self, name: str | None = None) -> Component:
+    def funnel(
+        self,
+        name: str | None = None,
+        *,
+        id: str | None = None,
+    ) -> Component:
         """Add a funnel: many connections in, one stream out, no processing."""
         component = Component(
-            id=f"Funnel-{next(self._ids)}",
+            id=self._unique_id(id, "Funnel"),
             name=self._unique_name(name, "funnel"),
             kind=ComponentKind.FUNNEL,
         )
@@ -477,13 +497,15 @@ class FlowDefinition:
         name: str = "",
         load_balance_strategy: LoadBalanceStrategy | str = LoadBalanceStrategy.DO_NOT_LOAD_BALANCE,
         partitioning_attribute: str = "",
+        id: str | None = None,
     ) -> Connection:
         """Route *relationships* of *source* to *destination*.
 
         With no relationships, the source's only one is used (a funnel's, or a processor with a
         single relationship); otherwise validation asks which. Any queue setting makes the
         connection durable. *name*, *load_balance_strategy* and *partitioning_attribute* are
-        NiFi's connection settings of the same names.
+        NiFi's connection settings of the same names; *id* the connection's id (default:
+        ``connection-n``).
         """
         self._own(source, "source")
         self._own(destination, "destination")
@@ -502,7 +524,7 @@ class FlowDefinition:
         }
         given = {k: v for k, v in given.items() if v is not None}
         connection = Connection(
-            id=f"connection-{next(self._ids)}",
+            id=self._unique_id(id, "connection"),
             source=source.id,
             relationships=chosen,
             destination=destination.id,

@@ -12,12 +12,13 @@ import errno
 import importlib.util
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
+from flowcore.builder import Flow
 from flowcore.errors import FlowcoreError
 from flowcore.flow import FlowDefinition
 from flowcore.parameters import layered, load_parameters
@@ -31,6 +32,7 @@ __all__ = [
     "console",
     "describe_flow_error",
     "errors",
+    "is_nifi_flow",
     "load_flow",
     "open_repositories",
     "parse_pairs",
@@ -68,20 +70,31 @@ class UsageError(FlowcoreError):
     """A command-line mistake (bad argument, missing file)."""
 
 
-def load_flow(path: str | Path) -> FlowDefinition:
+def is_nifi_flow(path: str | Path) -> bool:
+    """Whether *path* names a NiFi flow definition (``.json``, ``.json.gz``) not a Python file."""
+    return Path(path).name.lower().endswith((".json", ".json.gz", ".gz"))
+
+
+def load_flow(path: str | Path, type_map: Mapping[str, Any] | None = None) -> FlowDefinition:
     """Import a flow file and return its module-level ``flow`` (or its only Flow).
 
-    The file runs under its own module name, so an ``if __name__ == "__main__"`` block does not.
+    A NiFi flow definition (``.json``, ``.json.gz``) is read with
+    :meth:`flowcore.builder.Flow.from_nifi` instead, *type_map* mapping NiFi types to
+    processor classes. The file runs under its own module name, so an
+    ``if __name__ == "__main__"`` block does not.
 
     Raises:
         UsageError: the file is missing, does not compile, raises while it runs (one line
             naming the file, the line and the exception: see :func:`describe_flow_error`), or
             defines no flow (or several, none named ``flow``).
+        NiFiFormatError, NiFiImportError: a NiFi flow cannot be read, or cannot run.
     """
     file = Path(path)
     if not file.is_file():
         msg = f"flow file {file} does not exist"
         raise UsageError(msg)
+    if is_nifi_flow(file):
+        return Flow.from_nifi(file, type_map=type_map)
     name = f"flowcore_flow_{file.stem.replace('-', '_')}"
     spec = importlib.util.spec_from_file_location(name, file)
     if spec is None or spec.loader is None:

@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from flowcore.cli._common import errors, load_flow
+from flowcore.cli._nifi import print_notes
 from flowcore.cli.explain import write_output
 from flowcore.nifi.exporting import export_flow
 from flowcore.nifi.python_source import flow_to_python
@@ -26,6 +27,7 @@ TARGETS = ("nifi", "python")
 def cmd_convert(args: argparse.Namespace) -> int:
     """Write the flow in the target form to stdout or ``--output``; notes go to stderr."""
     flow = load_flow(args.flow)
+    print_notes(flow)  # what reading a NiFi flow kept without effect
     if args.to == "python":
         write_output(flow_to_python(flow, origin=args.flow), args.output)
         return 0

@@ -18,11 +18,14 @@ from flowcore.builder import flow_counts
 from flowcore.cli._common import (
     USER_ERROR,
     UsageError,
+    apply_parameters,
     errors,
     load_flow,
     repository_of,
+    with_parameters,
     with_repository,
 )
+from flowcore.cli._nifi import load_type_map, print_notes, with_type_map
 from flowcore.compiler.stages import CompiledFlow, compile_flow
 from flowcore.errors import FlowValidationError
 from flowcore.pictures.flow_picture import flow_picture
@@ -62,7 +65,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
     An invalid flow is drawn too when its graph allows, and its problems follow on stderr
     (exit status 2): the picture helps to see what is wrong.
     """
-    flow = load_flow(args.flow)
+    flow = load_flow(args.flow, load_type_map(args.type_map))
+    print_notes(flow)
+    apply_parameters(flow, args)
     repository = repository_of(args, args.flow)
     counts = flow_counts(flow, repository)
     if counts is None and args.repository:
@@ -100,8 +105,10 @@ def add_command(commands: Any) -> None:
     explain = commands.add_parser(
         "explain", help="draw a flow: stages, connections, queues (and counts after a run)"
     )
-    explain.add_argument("flow")
+    explain.add_argument("flow", help="a Python flow file or a NiFi flow definition (.json)")
     explain.add_argument("--format", choices=tuple(FORMATS), default="text")
     explain.add_argument("--output", metavar="FILE", help="write to FILE instead of printing")
+    with_parameters(explain)
+    with_type_map(explain)
     with_repository(explain)
     explain.set_defaults(handler=cmd_explain)

@@ -20,6 +20,7 @@ from flowcore.cli._common import (
     with_parameters,
     with_repository,
 )
+from flowcore.cli._nifi import load_type_map, print_notes, with_type_map
 from flowcore.cli._progress import EXIT_INTERRUPTED, ProgressDisplay
 
 __all__ = ["add_command", "cmd_run", "print_result"]
@@ -34,7 +35,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     """
     from flowcore.driver.controller import run_flow  # noqa: PLC0415
 
-    flow = load_flow(args.flow)
+    flow = load_flow(args.flow, load_type_map(args.type_map))
+    print_notes(flow)
     apply_parameters(flow, args)
     with ProgressDisplay(errors, flow.name, enabled=not args.json) as (report, stop):
         result = run_flow(
@@ -119,7 +121,11 @@ def add_command(commands: Any) -> None:
         "per queue says where and why; they stay queued for the next run). FlowFiles left for "
         "a disabled processor are no failure: a 'disabled:' line says how many wait for it",
     )
-    run.add_argument("flow", help="a Python file defining a module-level `flow`")
+    run.add_argument(
+        "flow",
+        help="a Python file defining a module-level `flow`, or a NiFi flow definition "
+        "(.json, .json.gz: a downloaded flow, a registry snapshot, an instance's flow.json.gz)",
+    )
     run.add_argument("--runner", choices=("direct", "spark"), default="spark")
     run.add_argument("--master", help="Spark master URL (default local[*])")
     run.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE")
@@ -135,5 +141,6 @@ def add_command(commands: Any) -> None:
     )
     run.add_argument("--json", action="store_true", help="print the result as JSON")
     with_parameters(run)
+    with_type_map(run)
     with_repository(run)
     run.set_defaults(handler=cmd_run)

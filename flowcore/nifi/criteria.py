@@ -64,8 +64,11 @@ def criteria_from_xml(text: str | None) -> tuple[tuple[Rule, ...], str]:
     """
     if not text or not text.strip():
         return (), USE_CLONE
+    if "<!DOCTYPE" in text or "<!ENTITY" in text:  # JAXB never writes one; it could declare
+        msg = "UpdateAttribute's annotationData declares a document type, which NiFi's never does"
+        raise FlowDefinitionError(msg)
     try:
-        root = ET.fromstring(text)
+        root = ET.fromstring(text)  # no DTD (refused above); expat limits entity expansion
     except ET.ParseError as error:
         msg = f"UpdateAttribute's annotationData is not XML ({error}); export it again from NiFi"
         raise FlowDefinitionError(msg) from None

@@ -38,3 +38,14 @@ def test_explain_refuses_an_unknown_format() -> None:
     """A misspelt format names the ones there are."""
     with pytest.raises(DrawingError, match="use one of"):
         tagged("f").explain("png")
+
+
+def test_from_nifi_gives_a_flow_with_the_imports_notes() -> None:
+    """Flow.from_nifi returns a Flow (run, explain) carrying the import's notes; a flow built in
+    Python has none."""
+    samples = Path(__file__).parent / "nifi" / "samples"
+    flow = Flow.from_nifi(samples / "registry-snapshot.json")
+    assert isinstance(flow, Flow)
+    assert flow.name == "Audit trail"
+    assert [n.subject for n in flow.notes] == ["Poll", "connection Poll -> Audit"]
+    assert tagged("plain").notes == ()

@@ -34,6 +34,20 @@ def test_add_names_components_uniquely() -> None:
         flow.component("nope")
 
 
+def test_ids_can_be_given_and_stay_unique() -> None:
+    """add, funnel and connect take an id (an import keeps NiFi's); a taken one is refused."""
+    flow = Flow("f")
+    gen = flow.add(GenerateFlowFile(), id="0b7e-gen")
+    funnel = flow.funnel("f", id="0b7e-funnel")
+    link = flow.connect(gen, funnel, id="0b7e-link")
+    assert (gen.id, funnel.id, link.id) == ("0b7e-gen", "0b7e-funnel", "0b7e-link")
+    assert flow.add(LogAttribute()).id.startswith("LogAttribute-")
+    with pytest.raises(FlowDefinitionError, match="already has a component or connection"):
+        flow.add(UpdateAttribute(), id="0b7e-link")
+    with pytest.raises(FlowDefinitionError, match="non-empty string"):
+        flow.funnel(id="")
+
+
 def test_the_same_processor_instance_cannot_be_added_twice() -> None:
     """Each placement needs its own processor instance."""
     flow = Flow("f")

@@ -80,3 +80,22 @@ def test_a_flowcore_error_while_the_flow_is_built_keeps_its_message(
     line = one_error_line(done.stderr)
     assert line.startswith(f"error: {path}:5: ")
     assert "'a'" in line
+
+
+def test_json_flow_files_are_nifi_flow_definitions() -> None:
+    """.json and .json.gz name NiFi flows, read with Flow.from_nifi; .py stays a Python flow."""
+    from flowcore.cli._common import is_nifi_flow, load_flow
+
+    assert is_nifi_flow("flow.json")
+    assert is_nifi_flow("conf/FLOW.JSON.GZ")
+    assert not is_nifi_flow("flow.py")
+    samples = Path(__file__).resolve().parents[1] / "nifi" / "samples"
+    assert load_flow(samples / "download-1x.json").name == "Plain lines"
+
+
+def test_a_malformed_nifi_flow_is_one_error_line(tmp_path: Path, flowcore_cmd: Flowcore) -> None:
+    """A .json that is not a NiFi flow ends in one line naming it, exit 2."""
+    (tmp_path / "flow.json").write_text('{"hello": 1}')
+    done = flowcore_cmd("run", str(tmp_path / "flow.json"))
+    assert done.returncode == 2
+    assert "is not a NiFi flow definition: it has hello" in one_error_line(done.stderr)

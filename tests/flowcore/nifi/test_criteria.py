@@ -50,7 +50,31 @@ def test_no_annotation_data_means_no_rules() -> None:
     assert criteria_from_xml("  ") == ((), "USE_CLONE")
 
 
-@pytest.mark.parametrize("text", ["<criteria>", "<rules/>"])
+def test_rules_of_nifis_own_xml_keep_order_and_trimmed_conditions() -> None:
+    """NiFi's formatted XML (declaration, ids, blank value) reads in rule order, trimmed."""
+    text = """<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<criteria>
+    <rules>
+        <actions><attribute>size</attribute><id>a1</id><value>big</value></actions>
+        <conditions><expression>  ${fileSize:gt(1024)} </expression><id>c1</id></conditions>
+        <id>r1</id>
+        <name>big</name>
+    </rules>
+    <rules>
+        <actions><attribute>size</attribute><id>a2</id><value/></actions>
+        <id>r2</id>
+        <name>always</name>
+    </rules>
+</criteria>"""
+    assert criteria_from_xml(text) == (
+        (Rule("big", ["${fileSize:gt(1024)}"], {"size": "big"}), Rule("always", [], {"size": ""})),
+        "USE_CLONE",
+    )
+
+
+@pytest.mark.parametrize(
+    "text", ["<criteria>", "<rules/>", '<!DOCTYPE c [<!ENTITY x "y">]><criteria/>']
+)
 def test_other_xml_is_refused(text: str) -> None:
     """Text that is not NiFi's criteria names the problem."""
     with pytest.raises(FlowDefinitionError, match="annotationData"):

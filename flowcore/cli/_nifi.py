@@ -1,0 +1,93 @@
+"""What ``run`` and ``explain`` add for NiFi flow definitions: ``--type-map`` and ``note:`` lines.
+
+``flowcore run FLOW.json`` imports the flow with :meth:`flowcore.builder.Flow.from_nifi`; the
+import's notes (settings kept without effect, ports that lead nowhere) are printed on stderr as
+``note:`` lines before anything runs, and its problems as one error (exit status 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from flowcore.builder import Flow
+from flowcore.cli._common import UsageError, errors
+from flowcore.flow import FlowDefinition
+
+__all__ = ["load_type_map", "print_notes", "with_type_map"]
+
+
+def with_type_map(sub: argparse.ArgumentParser) -> None:
+    """Give a command the ``--type-map MODULE:DICT`` option."""
+    sub.add_argument(
+        "--type-map",
+        metavar="MODULE:DICT",
+        help="for a NiFi flow: a dict of NiFi type -> your processor class, in a module "
+        "(my.module:TYPES) or a Python file (types.py:TYPES)",
+    )
+
+
+def _module(spec: str) -> Any:
+    """The module *spec* names: a Python file, or a module importable from here."""
+    if spec.endswith(".py"):
+        file = Path(spec)
+        if not file.is_file():
+            msg = f"--type-map: {file} does not exist"
+            raise UsageError(msg)
+        name = f"flowcore_type_map_{file.stem.replace('-', '_')}"
+        found = importlib.util.spec_from_file_location(name, file)
+        assert found is not None
+        assert found.loader is not None
+        module = importlib.util.module_from_spec(found)
+        sys.modules[name] = module
+        sys.path.insert(0, str(file.parent.resolve()))
+        try:
+            found.loader.exec_module(module)
+        finally:
+            sys.path.pop(0)
+        return module
+    sys.path.insert(0, str(Path.cwd()))
+    try:
+        return importlib.import_module(spec)
+    finally:
+        sys.path.pop(0)
+
+
+def load_type_map(spec: str | None) -> Mapping[str, Any] | None:
+    """The dict ``--type-map MODULE:DICT`` names, or None without the option.
+
+    Raises:
+        UsageError: the spec is not ``MODULE:DICT``, the module does not load, or the name is
+            not a dict in it.
+    """
+    if spec is None:
+        return None
+    module_name, _, attribute = spec.rpartition(":")
+    if not module_name or not attribute:
+        msg = f"--type-map {spec!r} must look like MODULE:DICT (e.g. my_types.py:TYPES)"
+        raise UsageError(msg)
+    try:
+        module = _module(module_name)
+    except UsageError:
+        raise
+    except Exception as error:  # the user's module: an ImportError, a SyntaxError ...
+        msg = f"--type-map: {module_name} does not load: {type(error).__name__}: {error}"
+        raise UsageError(msg) from None
+    found = getattr(module, attribute, None)
+    if not isinstance(found, Mapping):
+        msg = f"--type-map: {module_name} has no dict named {attribute!r}"
+        raise UsageError(msg)
+    return found
+
+
+def print_notes(flow: FlowDefinition) -> None:
+    """Print what an import from NiFi said about *flow*, one ``note:`` line each, on stderr."""
+    if not isinstance(flow, Flow):
+        return
+    for note in flow.notes:
+        errors.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)

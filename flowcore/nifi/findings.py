@@ -1,0 +1,103 @@
+"""What an import finds to report: problems (it cannot run the flow) and notes (it can).
+
+Every problem of a flow is gathered before anything runs and raised once, as one
+:class:`~flowcore.errors.NiFiImportError` listing them all, as flow validation does. Unsupported
+processor and service types are grouped by type, each with every component that uses it. Notes
+say what the import kept but flowcore does not act on (cluster settings) or changed on the
+way (a port that leads nowhere): never silently dropped.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from flowcore.errors import NiFiImportError
+from flowcore.validation import FlowProblem
+
+__all__ = ["Findings", "ImportNote"]
+
+_TYPE_MAP_HINT = (
+    "map it to a processor class with type_map={{{simple!r}: YourProcessor}} "
+    "(flowcore run --type-map MODULE:DICT), or replace it in NiFi"
+)
+
+
+@attrs.frozen
+class ImportNote:
+    """Something the import kept without acting on, or changed on the way.
+
+    Attributes:
+        subject: the component or setting, as NiFi named it (group path included).
+        note: what happens to it in flowcore.
+    """
+
+    subject: str
+    note: str
+
+    def __str__(self) -> str:
+        return f"{self.subject}: {self.note}"
+
+
+def _listed(names: list[str]) -> str:
+    return ", ".join(repr(n) for n in names)
+
+
+@attrs.define
+class Findings:
+    """Problems and notes, gathered while one flow is imported."""
+
+    problems: list[FlowProblem] = attrs.Factory(list)
+    notes: list[ImportNote] = attrs.Factory(list)
+    #: Unsupported processor types -> the components using them.
+    processor_types: dict[str, list[str]] = attrs.Factory(dict)
+    #: Unsupported service types -> (why, the services and their users).
+    service_types: dict[str, tuple[str, list[str]]] = attrs.Factory(dict)
+
+    def problem(self, subject: str, problem: str, fix: str = "") -> None:
+        """Record something that keeps the flow from running."""
+        self.problems.append(FlowProblem(subject, problem, fix))
+
+    def note(self, subject: str, note: str) -> None:
+        """Record something the user should know, that does not keep the flow from running."""
+        self.notes.append(ImportNote(subject, note))
+
+    def unsupported_processor(self, nifi_type: str, component: str) -> None:
+        """*component* is of a NiFi processor type flowcore has no processor for."""
+        self.processor_types.setdefault(nifi_type, []).append(component)
+
+    def unsupported_service(self, nifi_type: str, why: str, user: str) -> None:
+        """A service of *nifi_type* that *user* (``service (used by ...)``) needs is missing."""
+        self.service_types.setdefault(nifi_type, (why, []))[1].append(user)
+
+    def all_problems(self) -> list[FlowProblem]:
+        """Every problem: unsupported types first (by type), then the others in order found."""
+        found = []
+        for nifi_type, components in sorted(self.processor_types.items()):
+            simple = nifi_type.rsplit(".", 1)[-1]
+            found.append(
+                FlowProblem(
+                    f"processor type {nifi_type}",
+                    f"flowcore has no such processor; used by {_listed(components)}",
+                    _TYPE_MAP_HINT.format(simple=simple),
+                )
+            )
+        for nifi_type, (why, users) in sorted(self.service_types.items()):
+            found.append(
+                FlowProblem(f"controller service type {nifi_type}", f"{why}; {', '.join(users)}")
+            )
+        return found + self.problems
+
+    def raise_if_any(self, flow_name: str, source: str) -> None:
+        """Raise one error listing every problem, when there is any.
+
+        Raises:
+            NiFiImportError: with ``problems`` holding each
+                :class:`~flowcore.validation.FlowProblem`.
+        """
+        problems = self.all_problems()
+        if not problems:
+            return
+        lines = "\n".join(f"  - {p}" for p in problems)
+        count = f"{len(problems)} problem{'s' if len(problems) > 1 else ''}"
+        msg = f"NiFi flow '{flow_name}' ({source}) cannot run in flowcore ({count}):\n{lines}"
+        raise NiFiImportError(msg, problems)

@@ -1,0 +1,226 @@
+"""The four shapes NiFi writes a flow in, read into one value.
+
+NiFi keeps a flow as a ``VersionedProcessGroup`` (``org.apache.nifi.flow`` in nifi-api) inside
+one of these wrappers:
+
+- **Download flow definition** (a process group's menu; NiFi 1.x and 2.x): ``flowContents``
+  (the group), ``parameterContexts`` (a map by name), ``externalControllerServices`` (services
+  the group uses but does not hold), ``flowEncodingVersion``, ``parameterProviders``. NiFi 1.x
+  writes property descriptors without their ``dynamic`` flag.
+- **Registry snapshot** (NiFi Registry, and the GitHub/GitLab registry clients' files; NiFi's
+  ``RegisteredFlowSnapshot``): the same plus ``snapshotMetadata``, ``flow`` (its name) and
+  ``bucket``.
+- **An instance's flow** (``conf/flow.json.gz``; NiFi's ``VersionedDataflow``): ``rootGroup``,
+  ``parameterContexts`` as a *list*, ``controllerServices`` (controller level),
+  ``encodingVersion``. Property descriptors are left out, and sensitive values are encrypted
+  (``enc{...}``) with that instance's key.
+- A bare ``VersionedProcessGroup`` (``processors``, ``connections``, ``processGroups`` ...),
+  as some tools keep it.
+
+:func:`read_definition` takes a path (``.json``, or gzip-compressed whatever its name) or the
+parsed JSON, tells the shape and returns a :class:`NiFiDefinition`.
+"""
+
+from __future__ import annotations
+
+import enum
+import gzip
+import json
+import os
+import zlib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from flowcore.errors import NiFiFormatError
+
+__all__ = ["FlowShape", "NiFiDefinition", "read_definition"]
+
+#: The first two bytes of a gzip stream.
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+class FlowShape(enum.Enum):
+    """Which wrapper a flow came in."""
+
+    DOWNLOAD = "flow definition"
+    REGISTRY_SNAPSHOT = "registry snapshot"
+    INSTANCE_FLOW = "instance flow (flow.json.gz)"
+    PROCESS_GROUP = "process group"
+
+
+@attrs.frozen
+class NiFiDefinition:
+    """A NiFi flow as read, whatever its wrapper.
+
+    Attributes:
+        shape: the wrapper it came in.
+        root: the top process group (a ``VersionedProcessGroup`` as JSON).
+        name: the flow's name (the registry's flow name, else the top group's).
+        parameter_contexts: every parameter context of the file, by name.
+        controller_services: services held outside the groups (an instance's controller level).
+        external_services: services the flow references but does not hold, by identifier
+            (a download's ``externalControllerServices``).
+        nifi_major: NiFi's major version as the bundles of the processors say (1 or 2), or
+            None when none says.
+        source: where it came from, for messages (a path, or ``<dict>``).
+    """
+
+    shape: FlowShape
+    root: Mapping[str, Any]
+    name: str
+    parameter_contexts: Mapping[str, Mapping[str, Any]]
+    controller_services: tuple[Mapping[str, Any], ...]
+    external_services: Mapping[str, Mapping[str, Any]]
+    nifi_major: int | None
+    source: str
+
+
+def _load(path: Path) -> Any:
+    """The JSON in *path*, gunzipped first when it is gzip (by its first bytes, not its name).
+
+    Raises:
+        NiFiFormatError: the file cannot be read, is not gzip when it says so, or is not JSON.
+    """
+    try:
+        data = path.read_bytes()
+        if data[:2] == _GZIP_MAGIC:
+            data = gzip.decompress(data)
+    except OSError as error:
+        why = error.strerror or str(error)
+        msg = f"NiFi flow {path} cannot be read: {why}"
+        raise NiFiFormatError(msg) from None
+    except (EOFError, zlib.error) as error:
+        msg = f"NiFi flow {path} is not a whole gzip file ({error}); copy it again"
+        raise NiFiFormatError(msg) from None
+    if data.lstrip()[:1] == b"<":
+        msg = (
+            f"{path} is XML (a NiFi template or a 1.x flow.xml.gz), which flowcore does not "
+            "read; in NiFi, download the process group as a flow definition (JSON) instead"
+        )
+        raise NiFiFormatError(msg)
+    try:
+        return json.loads(data)
+    except (ValueError, UnicodeDecodeError) as error:
+        msg = f"NiFi flow {path} is not valid JSON: {error}"
+        raise NiFiFormatError(msg) from None
+
+
+def _object(value: Any, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        msg = f"{where} must be a JSON object, got {type(value).__name__}"
+        raise NiFiFormatError(msg)
+    return value
+
+
+def _contexts_by_name(value: Any, where: str) -> dict[str, Mapping[str, Any]]:
+    """Parameter contexts by name, from a download's map or an instance's list."""
+    if value is None:
+        return {}
+    if isinstance(value, Mapping):
+        entries = [(str(key), context) for key, context in value.items()]
+    elif isinstance(value, list):
+        entries = [(str(index), context) for index, context in enumerate(value)]
+    else:
+        msg = f"{where}: parameterContexts must be an object or a list"
+        raise NiFiFormatError(msg)
+    found = {}
+    for key, context in entries:
+        checked = _object(context, f"{where}: parameterContexts[{key}]")
+        found[str(checked.get("name") or key)] = checked
+    return found
+
+
+def _services(value: Any, where: str) -> tuple[Mapping[str, Any], ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        msg = f"{where}: controllerServices must be a list"
+        raise NiFiFormatError(msg)
+    return tuple(_object(s, f"{where}: controllerServices[{i}]") for i, s in enumerate(value))
+
+
+def _external(value: Any, where: str) -> dict[str, Mapping[str, Any]]:
+    if value is None:
+        return {}
+    found = _object(value, f"{where}: externalControllerServices")
+    return {str(k): _object(v, f"{where}: externalControllerServices") for k, v in found.items()}
+
+
+def _nifi_major(group: Mapping[str, Any]) -> int | None:
+    """NiFi's major version from the first Apache NiFi bundle found in *group* (depth first)."""
+    for processor in group.get("processors") or ():
+        bundle = processor.get("bundle") if isinstance(processor, Mapping) else None
+        if isinstance(bundle, Mapping) and bundle.get("group") == "org.apache.nifi":
+            major = str(bundle.get("version") or "").split(".", 1)[0]
+            if major.isdigit():
+                return int(major)
+    for child in group.get("processGroups") or ():
+        if isinstance(child, Mapping):
+            found = _nifi_major(child)
+            if found is not None:
+                return found
+    return None
+
+
+def _shape(data: Mapping[str, Any]) -> FlowShape | None:
+    if "rootGroup" in data:
+        return FlowShape.INSTANCE_FLOW
+    if "flowContents" in data:
+        if "snapshotMetadata" in data:
+            return FlowShape.REGISTRY_SNAPSHOT
+        return FlowShape.DOWNLOAD
+    if any(key in data for key in ("processors", "processGroups", "connections")):
+        return FlowShape.PROCESS_GROUP
+    return None
+
+
+def _flow_name(data: Mapping[str, Any], root: Mapping[str, Any]) -> str:
+    registered = data.get("flow")
+    if isinstance(registered, Mapping) and registered.get("name"):
+        return str(registered["name"])
+    return str(root.get("name") or "NiFi Flow")
+
+
+def read_definition(source: str | os.PathLike[str] | Mapping[str, Any]) -> NiFiDefinition:
+    """Read a NiFi flow in any of its shapes.
+
+    Args:
+        source: a path to a ``.json`` or ``.json.gz`` file, or its parsed JSON.
+
+    Raises:
+        NiFiFormatError: the file cannot be read, is not JSON, or is none of NiFi's shapes;
+            the message names the file and what it holds instead.
+    """
+    if isinstance(source, Mapping):
+        where, data = "<dict>", source
+    else:
+        where = str(source)
+        data = _object(_load(Path(source)), f"NiFi flow {where}")
+    shape = _shape(data)
+    if shape is None:
+        keys = ", ".join(sorted(map(str, data))[:8]) or "nothing"
+        msg = (
+            f"{where} is not a NiFi flow definition: it has {keys} but none of flowContents "
+            "(a downloaded flow definition or a registry snapshot), rootGroup (an instance's "
+            "flow.json.gz) or processors/processGroups (a process group)"
+        )
+        raise NiFiFormatError(msg)
+    if shape is FlowShape.INSTANCE_FLOW:
+        root = _object(data["rootGroup"], f"{where}: rootGroup")
+    elif shape is FlowShape.PROCESS_GROUP:
+        root = data
+    else:
+        root = _object(data["flowContents"], f"{where}: flowContents")
+    return NiFiDefinition(
+        shape=shape,
+        root=root,
+        name=_flow_name(data, root),
+        parameter_contexts=_contexts_by_name(data.get("parameterContexts"), where),
+        controller_services=_services(data.get("controllerServices"), where),
+        external_services=_external(data.get("externalControllerServices"), where),
+        nifi_major=_nifi_major(root),
+        source=where,
+    )

@@ -1,0 +1,346 @@
+"""A NiFi flow, in any of NiFi's shapes, made a flowcore flow: ``Flow.from_nifi``.
+
+The phases, in order:
+
+1. read the file into one value whatever its shape (:mod:`flowcore.nifi.formats`);
+2. flatten the groups, ports and funnels becoming funnels (:mod:`flowcore.nifi.groups`);
+3. check what has no meaning in one Spark application or no equivalent in flowcore: remote
+   process groups, site-to-site ports, 1.x variables, group settings;
+4. make the parameter context (:mod:`flowcore.nifi.contexts`);
+5. make each processor with its properties and settings (:mod:`flowcore.nifi.components`), and
+   each funnel;
+6. connect them, with NiFi's queue settings where they differ from NiFi's defaults (a queue
+   setting makes a flowcore connection durable, and NiFi writes the defaults on every one);
+7. auto-terminate what NiFi auto-terminates, and what left through ports that lead nowhere.
+
+Every problem is gathered on the way and raised once, before anything runs
+(:class:`~flowcore.errors.NiFiImportError`); notes say what is kept without effect (cluster
+settings) or changed on the way.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+import attrs
+
+from flowcore.errors import FlowDefinitionError
+from flowcore.flow import (
+    DEFAULT_BACK_PRESSURE_DATA_SIZE,
+    DEFAULT_BACK_PRESSURE_OBJECTS,
+    Component,
+    FlowDefinition,
+    Prioritizer,
+)
+from flowcore.nifi.components import ProcessorMaker, TypeMap, settings_of
+from flowcore.nifi.contexts import flow_parameters
+from flowcore.nifi.findings import Findings, ImportNote
+from flowcore.nifi.formats import FlowShape, NiFiDefinition, read_definition
+from flowcore.nifi.groups import Edge, FlatFlow, Key, Node, NodeKind, flatten, prune
+from flowcore.nifi.services import SERVICES, ServiceMapping
+from flowcore.nifi.types import simple_name
+from flowcore.parameters import Parameter, ParameterContext
+from flowcore.registry import available_processors
+from flowcore.units import parse_data_size, parse_time_period
+
+__all__ = ["ImportedFlow", "import_nifi"]
+
+F = TypeVar("F", bound=FlowDefinition)
+"""The flow class an import builds (``Flow``, from the builder)."""
+
+_DEFAULT_GROUP_SETTINGS = {
+    "flowFileConcurrency": ("UNBOUNDED", "FlowFile Concurrency"),
+    "flowFileOutboundPolicy": ("STREAM_WHEN_AVAILABLE", "Outbound Policy"),
+    "executionEngine": ("INHERITED", "Execution Engine"),
+}
+
+
+@attrs.frozen
+class ImportedFlow:
+    """An imported flow and what the import has to say about it.
+
+    Attributes:
+        flow: the flow, ready to validate and run.
+        notes: settings kept without effect, and changes made on the way.
+        shape: the shape the flow came in.
+    """
+
+    flow: FlowDefinition
+    notes: tuple[ImportNote, ...]
+    shape: FlowShape
+
+
+def _check_groups(flat: FlatFlow, findings: Findings) -> None:
+    """Group settings: 1.x variables are a problem, the rest notes when not NiFi's default."""
+    for group in flat.groups:
+        subject = f"process group {group.path or '(top)'}"
+        variables = group.data.get("variables") or {}
+        if variables:
+            findings.problem(
+                subject,
+                f"defines NiFi 1.x variables ({', '.join(sorted(variables))}), which NiFi 2 "
+                "removed and flowcore does not have",
+                "turn them into parameters (#{name}) in NiFi 1.x, then export again",
+            )
+        for field, (default, label) in _DEFAULT_GROUP_SETTINGS.items():
+            value = group.data.get(field)
+            if value and value != default:
+                findings.note(
+                    subject,
+                    f"{label} {value} is not applied: flowcore runs the group's components as "
+                    "it runs any others",
+                )
+
+
+def _check_remote(flat: FlatFlow, findings: Findings) -> None:
+    """Site-to-site: a problem where FlowFiles cross, a note (and left out) where none do."""
+    for path, group in flat.remote_groups:
+        subject = f"remote process group {group.get('name') or group.get('targetUris')!r}"
+        if path:
+            subject += f" in {path}"
+        findings.note(subject, "sends to or receives from another NiFi instance: left out")
+    for node in list(flat.nodes.values()):
+        if not node.site_to_site:
+            continue
+        if flat.incoming(node.key) or flat.outgoing(node.key):
+            findings.problem(
+                f"{node.kind.value} {node.name!r}",
+                "exchanges FlowFiles with other NiFi instances (site-to-site), which flowcore "
+                "does not do",
+                "read from or write to files, a dataset or a queue the flow can reach instead",
+            )
+        else:
+            findings.note(f"{node.kind.value} {node.name!r}", "site-to-site port: left out")
+        del flat.nodes[node.key]
+    for path, data, why in flat.dangling:
+        label = data.get("name") or data.get("identifier")
+        findings.problem(f"connection {label!r} in {path or 'the top group'}", why)
+
+
+def _unique(wanted: str, taken: set[str]) -> str:
+    name, n = wanted, 1
+    while name in taken:
+        n += 1
+        name = f"{wanted}-{n}"
+    taken.add(name)
+    return name
+
+
+@attrs.define
+class _Builder:
+    """Builds one flow from the flattened graph."""
+
+    flow: FlowDefinition
+    flat: FlatFlow
+    findings: Findings
+    maker: ProcessorMaker
+    stopped_runs: bool
+    made: dict[Key, Component] = attrs.Factory(dict)
+    names: set[str] = attrs.Factory(set)
+    ids: set[str] = attrs.Factory(set)
+
+    def _id(self, identifier: str) -> str | None:
+        """NiFi's identifier as the flowcore id, unless another component already has it."""
+        if identifier in self.ids:
+            return None
+        self.ids.add(identifier)
+        return identifier
+
+    def components(self) -> None:
+        for node in self.flat.nodes.values():
+            name = _unique(node.name, self.names)
+            if node.kind is NodeKind.PROCESSOR:
+                self._processor(node, name)
+            elif node.kind.passes_through:
+                self.made[node.key] = self.flow.funnel(name, id=self._id(node.identifier))
+
+    def _processor(self, node: Node, name: str) -> None:
+        settings = settings_of(node, self.findings, stopped_runs=self.stopped_runs)
+        processor = self.maker.make(node)
+        if processor is None or settings is None:
+            return
+        try:
+            chosen = attrs.asdict(settings, recurse=False)
+            identifier = self._id(node.identifier)
+            self.made[node.key] = self.flow.add(processor, name, id=identifier, **chosen)
+        except FlowDefinitionError as error:
+            self.findings.problem(node.name, str(error))
+
+    def connections(self) -> None:
+        for edge in self.flat.edges:
+            source = self.made.get(edge.source)
+            destination = self.made.get(edge.destination)
+            if source is None or destination is None:
+                continue  # an end that could not be made is reported already
+            self._connect(edge, source, destination)
+
+    def _connect(self, edge: Edge, source: Component, destination: Component) -> None:
+        data = edge.data
+        from_processor = self.flat.nodes[edge.source].kind is NodeKind.PROCESSOR
+        relationships = sorted(map(str, data.get("selectedRelationships") or ()))
+        label = f"connection {source.name} -> {destination.name}"
+        queue = _queue_settings(data, label, self.findings)
+        if queue is None:
+            return
+        balance = str(data.get("loadBalanceStrategy") or "DO_NOT_LOAD_BALANCE")
+        if balance != "DO_NOT_LOAD_BALANCE":
+            self.findings.note(
+                label,
+                f"load balance strategy {balance} spreads a queue over a NiFi cluster's nodes; "
+                "kept, without effect in one Spark application",
+            )
+        try:
+            self.flow.connect(
+                source,
+                destination,
+                relationships if from_processor else None,
+                name=str(data.get("name") or ""),
+                load_balance_strategy=balance,
+                partitioning_attribute=str(data.get("partitioningAttribute") or ""),
+                id=self._id(str(data.get("identifier") or "")) if data.get("identifier") else None,
+                **queue,
+            )
+        except FlowDefinitionError as error:
+            self.findings.problem(label, str(error))
+
+    def terminations(self, extra: Mapping[Key, frozenset[str]]) -> None:
+        for key, component in self.made.items():
+            node = self.flat.nodes[key]
+            if node.kind is not NodeKind.PROCESSOR:
+                continue
+            names = {str(n) for n in node.data.get("autoTerminatedRelationships") or ()}
+            carried = {r for c in self.flow.outgoing(component) for r in c.relationships}
+            names |= set(extra.get(key, frozenset())) - carried
+            if names:
+                self.flow.auto_terminate(component, sorted(names))
+
+
+def _queue_settings(data: Mapping[str, Any], label: str, findings: Findings) -> dict | None:
+    """The connection's queue settings that differ from NiFi's defaults (None: a problem)."""
+    given: dict[str, Any] = {}
+    objects = data.get("backPressureObjectThreshold")
+    if objects is not None and int(objects) != DEFAULT_BACK_PRESSURE_OBJECTS:
+        given["back_pressure_object_threshold"] = int(objects)
+    size = data.get("backPressureDataSizeThreshold")
+    if size and not _same(parse_data_size, size, DEFAULT_BACK_PRESSURE_DATA_SIZE):
+        given["back_pressure_data_size_threshold"] = str(size)
+    expiration = data.get("flowFileExpiration")
+    if expiration and not _same(parse_time_period, expiration, "0 sec"):
+        given["flowfile_expiration"] = str(expiration)
+    prioritizers = [simple_name(str(p)) for p in data.get("prioritizers") or ()]
+    known = {p.value for p in Prioritizer}
+    unknown = [p for p in prioritizers if p not in known]
+    if unknown:
+        findings.problem(
+            label,
+            f"uses prioritizer {', '.join(unknown)}, which flowcore does not have",
+            f"use one of {', '.join(sorted(known))}",
+        )
+        return None
+    if prioritizers:
+        given["prioritizers"] = prioritizers
+    compression = data.get("loadBalanceCompression")
+    if compression and compression != "DO_NOT_COMPRESS":
+        findings.note(label, f"load balance compression {compression} has no effect here")
+    return given
+
+
+def _same(parse: Any, value: Any, default: str) -> bool:
+    """Whether *value* means NiFi's *default* (an unreadable one is kept for validation)."""
+    try:
+        return bool(parse(str(value)) == parse(default))
+    except ValueError:
+        return False
+
+
+def _services_by_id(
+    flat: FlatFlow, definition: NiFiDefinition
+) -> dict[str, tuple[str, Mapping[str, Any]]]:
+    held = [*flat.services, *(("", s) for s in definition.controller_services)]
+    return {str(s.get("identifier")): (path, s) for path, s in held if s.get("identifier")}
+
+
+def _note_unused_services(
+    services: Mapping[str, tuple[str, Mapping[str, Any]]],
+    used: set[str],
+    mappings: Mapping[str, ServiceMapping],
+    findings: Findings,
+) -> None:
+    """Note the services no processor uses.
+
+    A service of the same mapping as a used one (a map cache server, whose client a processor
+    uses) stands with it and is not noted.
+    """
+
+    def mapping_of(identifier: str) -> ServiceMapping | None:
+        return mappings.get(simple_name(str(services[identifier][1].get("type") or "")))
+
+    in_use = {id(mapping_of(identifier)) for identifier in used if mapping_of(identifier)}
+    for identifier, (path, data) in services.items():
+        if identifier in used or id(mapping_of(identifier)) in in_use:
+            continue
+        name = str(data.get("name") or identifier)
+        kind = simple_name(str(data.get("type") or ""))
+        findings.note(
+            f"controller service {f'{path}/{name}' if path else name!r} ({kind})",
+            "is used by no processor: left out",
+        )
+
+
+def import_nifi(
+    source: str | os.PathLike[str] | Mapping[str, Any],
+    *,
+    parameters: ParameterContext | Mapping[str, str | Parameter] | None = None,
+    type_map: TypeMap | None = None,
+    into: type[F] = FlowDefinition,  # type: ignore[assignment]
+    services: Mapping[str, ServiceMapping] = SERVICES,
+) -> ImportedFlow:
+    """Make a flow of *into* from a NiFi flow definition; see :meth:`flowcore.Flow.from_nifi`.
+
+    Args:
+        source: a ``.json`` / ``.json.gz`` path, or the parsed JSON.
+        parameters: values that win over the file's parameter contexts.
+        type_map: the user's processor classes by NiFi type (full or simple name).
+        into: the flow class to build.
+        services: what flowcore provides for each controller service type.
+
+    Raises:
+        NiFiFormatError: the source is not a NiFi flow, or is malformed.
+        NiFiImportError: the flow uses what flowcore cannot run; every problem listed.
+    """
+    definition = read_definition(source)
+    flat = flatten(definition.root, root_ports_remote=definition.shape is FlowShape.INSTANCE_FLOW)
+    findings = Findings()
+    _check_groups(flat, findings)
+    _check_remote(flat, findings)
+    pruned = prune(flat)
+    for subject, note in pruned.notes:
+        findings.note(subject, note)
+    imported = flow_parameters(
+        definition.name, definition.parameter_contexts, flat.groups, parameters
+    )
+    findings.problems.extend(imported.problems)
+    for subject, note in imported.notes:
+        findings.note(subject, note)
+    flow = into(definition.name, parameters=imported.context)
+    held = _services_by_id(flat, definition)
+    maker = ProcessorMaker(
+        flow,
+        findings,
+        type_map or {},
+        available_processors(),
+        held,
+        definition.external_services,
+        services,
+    )
+    builder = _Builder(
+        flow, flat, findings, maker, stopped_runs=definition.shape is FlowShape.INSTANCE_FLOW
+    )
+    builder.components()
+    builder.connections()
+    builder.terminations(pruned.terminate)
+    _note_unused_services(held, maker.used, services, findings)
+    findings.raise_if_any(definition.name, definition.source)
+    return ImportedFlow(flow, tuple(findings.notes), definition.shape)

@@ -1,0 +1,112 @@
+"""Property names NiFi changed between 1.x and 2.x, so a flow from either version imports.
+
+NiFi 2.x renamed many properties from internal names (``canonical-value-lookup-cache-size``) to
+their display names (``Cache Value Lookup Cache Size``), and migrates a 1.x flow as it loads it:
+each processor's ``migrateProperties`` calls ``config.renameProperty(old, new)`` or
+``config.removeProperty(name)``. :data:`RENAMED` and :data:`REMOVED` copy those calls for the
+processors flowcore has (and those it is gaining), from NiFi's sources (``main``, 2.x).
+
+The table is read both ways: a 1.x name is found under its 2.x name, and a 2.x name under a
+1.x name when flowcore's processor still declares that one. This matters most for processors
+that take dynamic properties (UpdateAttribute, GenerateFlowFile): without it a renamed property
+would become a dynamic one, an attribute named ``canonical-value-lookup-cache-size``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+
+__all__ = ["REMOVED", "RENAMED", "is_removed", "known_name"]
+
+#: NiFi's ListedEntityTracker renames, shared by ListFile and the other listing processors.
+_ENTITY_TRACKING = {
+    "et-state-cache": "Entity Tracking State Cache",
+    "et-time-window": "Entity Tracking Time Window",
+    "et-initial-listing-target": "Entity Tracking Initial Listing Target",
+    "et-node-identifier": "Entity Tracking Node Identifier",
+}
+
+#: ``migrateProperties`` renames by processor (NiFi's simple type name): old name -> 2.x name.
+RENAMED: Mapping[str, Mapping[str, str]] = {
+    "AttributesToJSON": {"attributes-to-json-regex": "Attributes Regular Expression"},
+    "CryptographicHashContent": {
+        "fail_when_empty": "Fail When Content Empty",
+        "hash_algorithm": "Hash Algorithm",
+    },
+    "ExtractText": {
+        "extract-text-enable-repeating-capture-group": "Enable Repeating Capture Group",
+        "Enable repeating capture group": "Enable Repeating Capture Group",
+        "extract-text-enable-named-groups": "Enable Named Groups",
+        "Enable named group support": "Enable Named Groups",
+    },
+    "FetchFile": {
+        "Log level when file not found": "File not Found Log Level",
+        "Log level when permission denied": "Permission Denied Log Level",
+    },
+    "GenerateFlowFile": {
+        "generate-ff-custom-text": "Custom Text",
+        "character-set": "Character Set",
+        "mime-type": "Mime Type",
+    },
+    "ListFile": {
+        "target-system-timestamp-precision": "Target System Timestamp Precision",
+        "listing-strategy": "Listing Strategy",
+        "record-writer": "Record Writer",
+        "track-performance": "Track Performance",
+        "max-performance-metrics": "Maximum Number of Files to Track",
+        "max-operation-time": "Max Disk Operation Time",
+        "max-listing-time": "Max Directory Listing Time",
+        **_ENTITY_TRACKING,
+    },
+    "LogAttribute": {
+        "attributes-to-log-regex": "Attributes to Log Regular Expression",
+        "attributes-to-ignore-regex": "Attributes to Ignore Regular Expression",
+        "character-set": "Character Set",
+        "Log prefix": "Log Prefix",
+    },
+    "MergeContent": {
+        "Maximum number of Bins": "Maximum Number of Bins",  # BinFiles
+        "mergecontent-metadata-strategy": "Metadata Strategy",
+        "Header File": "Header",
+        "Footer File": "Footer",
+        "Demarcator File": "Demarcator",
+    },
+    "ReplaceText": {"Regular Expression": "Search Value"},
+    "UnpackContent": {"allow-stored-entries-wdd": "Allow Stored Entries With Data Descriptor"},
+    "UpdateAttribute": {"canonical-value-lookup-cache-size": "Cache Value Lookup Cache Size"},
+}
+
+#: ``migrateProperties`` removals: properties NiFi 2.x drops (and so does the import).
+REMOVED: Mapping[str, frozenset[str]] = {
+    # AbstractListProcessor: listing state lives in the processor's own state since 1.x.
+    "ListFile": frozenset({"Distributed Cache Service"}),
+}
+
+
+def _same_property(nifi_type: str, name: str) -> Iterator[str]:
+    """Every other name NiFi gave the property *name* of *nifi_type*: its 2.x name first."""
+    renames = RENAMED.get(nifi_type, {})
+    current = renames.get(name, name)
+    if current != name:
+        yield current
+    for old, new in renames.items():
+        if new == current and old != name:
+            yield old
+
+
+def known_name(nifi_type: str, name: str, declares: Callable[[str], bool]) -> str | None:
+    """The name under which flowcore's processor declares NiFi's property *name*, or None.
+
+    Args:
+        nifi_type: the processor's NiFi simple type name (``UpdateAttribute``).
+        name: the property's name in the flow.
+        declares: whether the processor declares a (non-dynamic) property by a name.
+    """
+    if declares(name):
+        return name
+    return next((other for other in _same_property(nifi_type, name) if declares(other)), None)
+
+
+def is_removed(nifi_type: str, name: str) -> bool:
+    """Whether NiFi 2.x removes property *name* of *nifi_type* when it migrates a flow."""
+    return name in REMOVED.get(nifi_type, frozenset())

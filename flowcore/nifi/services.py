@@ -1,0 +1,118 @@
+"""How flowcore provides the NiFi controller services that processors of an imported flow use.
+
+A NiFi processor names a controller service by its identifier in a property (one whose
+descriptor ``identifiesControllerService``). flowcore has no general controller services: each
+NiFi service type a supported processor needs is mapped here, explicitly, to what flowcore
+provides instead. :data:`SERVICES` is that table, by the service's simple type name.
+
+The distributed map cache behind DetectDuplicate (the client and server services of NiFi 1.x and
+2.x) is flowcore's local :class:`~flowcore.services.MapCacheService`: one is declared on the flow
+for each client service a processor uses, sized and evicting as the cache server the client
+talks to (the server whose ``Port`` is the client's ``Server Port``, else the flow's only
+server), and the processor's property names it. A mapping whose ``provide`` is None is known
+but not available: the import reports it (with ``waits_for``) among the flow's problems.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+from flowcore.errors import FlowcoreError
+from flowcore.flow import FlowDefinition
+from flowcore.nifi.types import simple_name
+from flowcore.services import DEFAULT_MAXIMUM_CACHE_ENTRIES, MapCacheService
+
+__all__ = ["SERVICES", "ServiceMapping", "ServiceUse"]
+
+#: NiFi's default ports of the map cache client (``Server Port``) and server (``Port``).
+_DEFAULT_CACHE_PORT = "4557"
+
+
+@attrs.frozen
+class ServiceUse:
+    """One controller service as the flow holds it, and who uses it.
+
+    Attributes:
+        identifier: the service's identifier in the flow.
+        name: its name, with its group path.
+        type: its NiFi type (class name).
+        properties: its properties as the flow holds them.
+        users: the components whose properties reference it (group path names).
+        peers: every other service the flow holds, as JSON (a client's server is among them).
+    """
+
+    identifier: str
+    name: str
+    type: str
+    properties: Mapping[str, Any]
+    users: tuple[str, ...] = ()
+    peers: tuple[Mapping[str, Any], ...] = ()
+
+
+#: Declares what stands in for a service on *flow*; returns the value the referencing
+#: property takes.
+Provide = Callable[[FlowDefinition, ServiceUse], str]
+
+
+@attrs.frozen
+class ServiceMapping:
+    """What flowcore provides for one NiFi service type.
+
+    Attributes:
+        provided_by: what stands in for it, as the docs and messages say it.
+        provide: wires it into a flow, or None while it is not available.
+        waits_for: what must land before it is available (for the message), when ``provide``
+            is None.
+    """
+
+    provided_by: str
+    provide: Provide | None = None
+    waits_for: str = ""
+
+
+def _server_of(use: ServiceUse) -> Mapping[str, Any]:
+    """The properties of the map cache server *use* (a client) talks to, or none."""
+    servers = [
+        peer.get("properties") or {}
+        for peer in use.peers
+        if simple_name(str(peer.get("type") or ""))
+        in ("MapCacheServer", "DistributedMapCacheServer")
+    ]
+    port = str(use.properties.get("Server Port") or _DEFAULT_CACHE_PORT)
+    matching = [s for s in servers if str(s.get("Port") or _DEFAULT_CACHE_PORT) == port]
+    if len(matching) == 1:
+        return matching[0]
+    return servers[0] if len(servers) == 1 else {}
+
+
+def _map_cache(flow: FlowDefinition, use: ServiceUse) -> str:
+    """Declare a local map cache for a NiFi map cache client; return its name."""
+    server = {**_server_of(use), **use.properties}
+    entries = str(server.get("Maximum Cache Entries") or DEFAULT_MAXIMUM_CACHE_ENTRIES)
+    name, n = use.name, 1
+    while name in flow.services:
+        n += 1
+        name = f"{use.name}-{n}"
+    try:
+        service = MapCacheService(
+            name,
+            maximum_cache_entries=int(entries)
+            if entries.isdigit()
+            else DEFAULT_MAXIMUM_CACHE_ENTRIES,
+            eviction_strategy=server.get("Eviction Strategy") or "Least Frequently Used",
+        )
+    except FlowcoreError as error:
+        msg = f"controller service {use.name!r} cannot be a local map cache: {error}"
+        raise type(error)(msg) from None
+    return flow.add_service(service).name
+
+
+_MAP_CACHE = ServiceMapping("flowcore's local map cache (MapCacheService)", _map_cache)
+
+#: NiFi service types by simple name: the map cache clients and servers of 1.x and 2.x.
+SERVICES: Mapping[str, ServiceMapping] = {
+    simple_name(nifi_type): _MAP_CACHE for nifi_type in MapCacheService.NIFI_TYPES
+}

@@ -1,0 +1,142 @@
+"""Tests for ``flowcore run`` / ``explain`` on NiFi flow definitions: the real command, in a
+subprocess."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.flowcore.cli.conftest import run_flowcore
+
+SAMPLES = Path(__file__).resolve().parents[1] / "nifi" / "samples"
+
+TYPES = textwrap.dedent(
+    """
+    import hashlib
+    from flowcore.processor import FlowFileTransform, TransformResult
+    from flowcore.properties import PropertyDescriptor
+    from flowcore.relationship import SUCCESS
+
+
+    class SignContent(FlowFileTransform):
+        '''Writes a signature of each FlowFile's content made with a secret key.'''
+
+        KEY = PropertyDescriptor("Signing Key", required=True, sensitive=True)
+        property_descriptors = (KEY,)
+        relationships = (SUCCESS,)
+
+        def transform(self, context, flowfile):
+            key = context.get_property(self.KEY).value
+            digest = hashlib.sha256(key.encode() + flowfile.read()).hexdigest()[:8]
+            return TransformResult(attributes={"signature": digest})
+
+
+    TYPES = {"com.example.nifi.SignContent": SignContent}
+    """
+)
+
+
+def _copy(tmp_path: Path, name: str) -> Path:
+    """The sample in *tmp_path*, so the repository beside it is made there."""
+    return Path(shutil.copy(SAMPLES / name, tmp_path / name))
+
+
+def test_run_a_1x_flow_definition(tmp_path: Path) -> None:
+    """``flowcore run flow.json`` runs it; --parameter wins over the file's context; the
+    import's notes come first on stderr as note: lines."""
+    flow = _copy(tmp_path, "download-1x.json")
+    out = tmp_path / "out"
+    done = run_flowcore("run", str(flow), "--runner", "direct", "--parameter", f"output.dir={out}")
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.read_text() for p in out.iterdir()) == ["a line\n", "a line\n"]
+    assert done.stderr.startswith("note: Tag: scheduling strategy EVENT_DRIVEN")
+    assert "Plain lines on direct" in done.stdout
+    assert (tmp_path / ".flowcore").is_dir()
+
+
+def test_run_an_instances_flow_json_gz(tmp_path: Path) -> None:
+    """A gzipped instance flow runs the same way, its notes one line each."""
+    flow = _copy(tmp_path, "flow.json.gz")
+    out = tmp_path / "out"
+    done = run_flowcore("run", str(flow), "--runner", "direct", "--parameter", f"output.dir={out}")
+    assert done.returncode == 0, done.stderr
+    assert len(list(out.iterdir())) == 1
+    notes = [line for line in done.stderr.splitlines() if line.startswith("note: ")]
+    assert notes[0] == "note: input port 'From edge': site-to-site port: left out"
+    assert len(notes) == 3
+
+
+def test_unsupported_types_exit_2_in_one_error_without_a_traceback(tmp_path: Path) -> None:
+    """A flow using a type flowcore lacks fails before running: one error, a line per problem."""
+    done = run_flowcore("run", str(_copy(tmp_path, "download-2x.json")), "--runner", "direct")
+    assert done.returncode == 2
+    lines = done.stderr.splitlines()
+    assert lines[0].startswith("error: NiFi flow 'Greetings' (")
+    assert lines[1].startswith("  - processor type com.example.nifi.SignContent:")
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / ".flowcore").exists()
+
+
+def test_type_map_and_a_sensitive_parameter_from_the_environment(tmp_path: Path) -> None:
+    """--type-map FILE:DICT maps the NiFi type; the sensitive parameter comes from the
+    environment; the flow runs end to end."""
+    (tmp_path / "my_types.py").write_text(TYPES)
+    flow = _copy(tmp_path, "download-2x.json")
+    out = tmp_path / "out"
+    done = run_flowcore(
+        "run", str(flow), "--runner", "direct", "--type-map", f"{tmp_path / 'my_types.py'}:TYPES",
+        "--parameter", f"output.dir={out}", "--parameter-env", "signing.key=TEST_KEY",
+        env={"TEST_KEY": "k3y"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    [written] = out.iterdir()
+    assert written.read_text() == "hello one\nhello two"
+
+
+def test_explain_a_flow_definition(tmp_path: Path) -> None:
+    """``flowcore explain flow.json`` draws the flattened flow; a missing sensitive parameter
+    is named (exit 2), and given, the flow is valid."""
+    (tmp_path / "my_types.py").write_text(TYPES)
+    flow = _copy(tmp_path, "download-2x.json")
+    args = ("explain", str(flow), "--type-map", f"{tmp_path / 'my_types.py'}:TYPES")
+    missing = run_flowcore(*args)
+    assert missing.returncode == 2
+    assert "Funnel 'Ingest/Tagging/raw'" in missing.stdout
+    assert "parameter 'signing.key': has no value" in missing.stderr
+    given = run_flowcore(*args, "--parameter-env", "signing.key=TEST_KEY", env={"TEST_KEY": "k"})
+    assert given.returncode == 0, given.stderr
+    assert given.stderr.startswith("note: output port 'to parent'")
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("nocolon", "must look like MODULE:DICT"),
+        ("missing_module_xyz:TYPES", "does not load: ModuleNotFoundError"),
+        ("json:TYPES", "json has no dict named 'TYPES'"),
+    ],
+)
+def test_a_bad_type_map_exits_2(tmp_path: Path, spec: str, message: str) -> None:
+    """A --type-map that is not MODULE:DICT, or names nothing, is one line and exit 2."""
+    flow = _copy(tmp_path, "download-2x.json")
+    done = run_flowcore("run", str(flow), "--runner", "direct", "--type-map", spec)
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_convert_a_nifi_flow_to_python_gives_the_same_flow(tmp_path: Path) -> None:
+    """``flowcore convert flow.json --to python`` writes a flow file defining the same flow,
+    the import's notes on stderr."""
+    flow = _copy(tmp_path, "download-1x.json")
+    out = tmp_path / "plain.py"
+    done = run_flowcore("convert", str(flow), "--to", "python", "--output", str(out))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith("note: Tag: scheduling strategy EVENT_DRIVEN")
+    from flowcore.builder import Flow
+    from flowcore.cli._common import load_flow
+
+    assert load_flow(out).same_as(Flow.from_nifi(flow))

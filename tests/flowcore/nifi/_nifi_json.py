@@ -1,0 +1,129 @@
+"""Small builders of NiFi's versioned flow JSON, for tests that need a flow the samples lack."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, ClassVar
+
+from flowcore.processor import FlowFileTransform, TransformResult
+from flowcore.properties import PropertyDescriptor
+from flowcore.relationship import SUCCESS
+
+STANDARD = "org.apache.nifi.processors.standard."
+UPDATE_ATTRIBUTE = "org.apache.nifi.processors.attributes.UpdateAttribute"
+
+
+def processor(
+    identifier: str,
+    name: str,
+    kind: str,
+    properties: dict[str, Any] | None = None,
+    *,
+    group: str = "top",
+    descriptors: dict[str, Any] | None = None,
+    **fields: Any,
+) -> dict[str, Any]:
+    """A VersionedProcessor (*kind*: a simple name of a standard processor, or a full type)."""
+    full = (
+        kind
+        if "." in kind
+        else (UPDATE_ATTRIBUTE if kind == "UpdateAttribute" else STANDARD + kind)
+    )
+    return {
+        "identifier": identifier,
+        "name": name,
+        "type": full,
+        "bundle": {"group": "org.apache.nifi", "artifact": "nifi-standard-nar", "version": "2.0.0"},
+        "properties": properties or {},
+        "propertyDescriptors": descriptors if descriptors is not None else {},
+        "schedulingPeriod": "0 sec",
+        "schedulingStrategy": "TIMER_DRIVEN",
+        "concurrentlySchedulableTaskCount": 1,
+        "autoTerminatedRelationships": [],
+        "scheduledState": "ENABLED",
+        "componentType": "PROCESSOR",
+        "groupIdentifier": group,
+        **fields,
+    }
+
+
+def port(identifier: str, name: str, kind: str, *, group: str = "top", **fields: Any) -> dict:
+    """A VersionedPort: *kind* INPUT_PORT or OUTPUT_PORT."""
+    return {"identifier": identifier, "name": name, "type": kind, "componentType": kind,
+            "groupIdentifier": group, **fields}  # fmt: skip
+
+
+def funnel(identifier: str, *, group: str = "top") -> dict[str, Any]:
+    """A VersionedFunnel."""
+    return {"identifier": identifier, "componentType": "FUNNEL", "groupIdentifier": group}
+
+
+def connection(
+    identifier: str,
+    source: tuple[str, str, str],
+    destination: tuple[str, str, str],
+    relationships: list[str],
+    *,
+    group: str = "top",
+    **fields: Any,
+) -> dict[str, Any]:
+    """A VersionedConnection; each end is (id, type, groupId), as NiFi writes it."""
+
+    def end(value: tuple[str, str, str]) -> dict[str, str]:
+        return {"id": value[0], "type": value[1], "groupId": value[2]}
+
+    return {
+        "identifier": identifier,
+        "name": "",
+        "source": end(source),
+        "destination": end(destination),
+        "selectedRelationships": relationships,
+        "backPressureObjectThreshold": 10000,
+        "backPressureDataSizeThreshold": "1 GB",
+        "flowFileExpiration": "0 sec",
+        "prioritizers": [],
+        "loadBalanceStrategy": "DO_NOT_LOAD_BALANCE",
+        "componentType": "CONNECTION",
+        "groupIdentifier": group,
+        **fields,
+    }
+
+
+def group(identifier: str, name: str, **members: Any) -> dict[str, Any]:
+    """A VersionedProcessGroup holding *members* (processors=[...], connections=[...] ...)."""
+    return {"identifier": identifier, "name": name, "componentType": "PROCESS_GROUP", **members}
+
+
+def download(root: dict[str, Any], contexts: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A 2.x "Download flow definition" document around *root*."""
+    return {
+        "flowContents": root,
+        "externalControllerServices": {},
+        "parameterContexts": contexts or {},
+        "flowEncodingVersion": "1.0",
+    }
+
+
+def generate_to_log(**log_fields: Any) -> dict[str, Any]:
+    """GenerateFlowFile -> LogAttribute (success auto-terminated), as a download."""
+    gen = processor("gen", "Generate", "GenerateFlowFile", {"Custom Text": "x"})
+    log = processor("log", "Log", "LogAttribute", autoTerminatedRelationships=["success"],
+                    **log_fields)  # fmt: skip
+    link = connection("c1", ("gen", "PROCESSOR", "top"), ("log", "PROCESSOR", "top"), ["success"])
+    return download(group("top", "Top", processors=[gen, log], connections=[link]))
+
+
+class SignContent(FlowFileTransform):
+    """Writes a signature of each FlowFile's content made with a secret key (a user's class)."""
+
+    KEY = PropertyDescriptor(
+        "Signing Key", description="the secret key", required=True, sensitive=True
+    )
+    property_descriptors: ClassVar = (KEY,)
+    relationships: ClassVar = (SUCCESS,)
+
+    def transform(self, context: Any, flowfile: Any) -> TransformResult:
+        """Sign the content with the key."""
+        key = context.get_property(self.KEY).value
+        digest = hashlib.sha256(key.encode() + flowfile.read()).hexdigest()[:8]
+        return TransformResult(attributes={"signature": digest})

@@ -1,0 +1,102 @@
+"""Tests for flowcore.nifi.formats: the four shapes NiFi writes a flow in."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from flowcore.errors import NiFiFormatError
+from flowcore.nifi.formats import FlowShape, read_definition
+
+
+def test_a_2x_download_is_read_with_its_contexts_by_name(samples: Path) -> None:
+    """A downloaded flow definition gives its group, name and parameter contexts by name."""
+    definition = read_definition(samples / "download-2x.json")
+    assert definition.shape is FlowShape.DOWNLOAD
+    assert definition.name == "Greetings"
+    assert definition.root["name"] == "Greetings"
+    assert set(definition.parameter_contexts) == {"greetings", "common"}
+    assert definition.nifi_major == 2
+
+
+def test_a_1x_download_says_its_version(samples: Path) -> None:
+    """A 1.x download is the same shape; its bundles say 1."""
+    definition = read_definition(samples / "download-1x.json")
+    assert definition.shape is FlowShape.DOWNLOAD
+    assert definition.nifi_major == 1
+
+
+def test_a_registry_snapshot_takes_the_registered_flows_name(samples: Path) -> None:
+    """A snapshot (snapshotMetadata, flow, bucket) is named as the registry names the flow."""
+    definition = read_definition(samples / "registry-snapshot.json")
+    assert definition.shape is FlowShape.REGISTRY_SNAPSHOT
+    assert definition.name == "Audit trail"
+
+
+def test_an_instance_flow_is_gunzipped_and_its_context_list_read(samples: Path) -> None:
+    """flow.json.gz: rootGroup, parameter contexts as a list, controller-level services."""
+    definition = read_definition(samples / "flow.json.gz")
+    assert definition.shape is FlowShape.INSTANCE_FLOW
+    assert definition.root["name"] == "NiFi Flow"
+    assert set(definition.parameter_contexts) == {"pipeline", "base"}
+    assert [s["name"] for s in definition.controller_services] == ["Cache server"]
+
+
+def test_gzip_is_told_by_its_bytes_not_its_name(tmp_path: Path, samples: Path) -> None:
+    """A gzip file named .json is read, and a plain one named .gz too."""
+    data = (samples / "download-1x.json").read_bytes()
+    (tmp_path / "zipped.json").write_bytes(gzip.compress(data))
+    (tmp_path / "plain.json.gz").write_bytes(data)
+    assert read_definition(tmp_path / "zipped.json").name == "Plain lines"
+    assert read_definition(tmp_path / "plain.json.gz").name == "Plain lines"
+
+
+def test_a_dict_is_read_as_it_is() -> None:
+    """Parsed JSON is taken directly; a bare process group is a shape too."""
+    definition = read_definition({"name": "G", "processors": [], "connections": []})
+    assert definition.shape is FlowShape.PROCESS_GROUP
+    assert definition.name == "G"
+    assert definition.source == "<dict>"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"<template><name>t</name></template>", "XML"),
+        (b"{not json", "not valid JSON"),
+        (b'{"flows": []}', "not a NiFi flow definition: it has flows"),
+        (b"[1, 2]", "must be a JSON object"),
+        (b"\x1f\x8b\x08\x00broken", "not a whole gzip file"),
+    ],
+)
+def test_what_is_not_a_flow_is_refused_naming_the_file(
+    tmp_path: Path, content: bytes, message: str
+) -> None:
+    """Templates, broken JSON or gzip and other documents fail in one line naming the file."""
+    path = tmp_path / "flow.json"
+    path.write_bytes(content)
+    with pytest.raises(NiFiFormatError, match=message) as raised:
+        read_definition(path)
+    assert str(path) in str(raised.value)
+
+
+def test_a_missing_file_is_named() -> None:
+    """A path that does not exist says so."""
+    with pytest.raises(NiFiFormatError, match="cannot be read"):
+        read_definition("/nonexistent/flow.json")
+
+
+def test_parameter_contexts_must_be_a_map_or_a_list() -> None:
+    """Anything else in parameterContexts is refused."""
+    with pytest.raises(NiFiFormatError, match="parameterContexts must be an object or a list"):
+        read_definition({"flowContents": {"name": "x"}, "parameterContexts": "oops"})
+
+
+def test_samples_hold_nifis_field_names(samples: Path) -> None:
+    """The samples use the JSON names of NiFi's getters (flowFileConcurrency, zIndex, ...)."""
+    root = json.loads((samples / "download-2x.json").read_text())["flowContents"]
+    assert {"flowFileConcurrency", "flowFileOutboundPolicy", "parameterContextName"} <= set(root)
+    assert "zIndex" in root["connections"][0]

@@ -1,0 +1,198 @@
+"""Tests for flowcore.nifi.groups: nested process groups flattened, dead-end ports pruned."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from _nifi_json import connection, funnel, group, port, processor
+from hypothesis import given
+from hypothesis import strategies as st
+
+from flowcore.nifi.groups import FlatFlow, NodeKind, flatten, prune
+
+
+def _processor_edges(flat: FlatFlow) -> set[tuple[str, str]]:
+    """Processor to processor links, through any funnels and ports, by processor name."""
+    found = set()
+    for key, node in flat.nodes.items():
+        if node.kind is not NodeKind.PROCESSOR:
+            continue
+        todo, seen = [e.destination for e in flat.outgoing(key)], set()
+        while todo:
+            target = todo.pop()
+            if target in seen:
+                continue
+            seen.add(target)
+            reached = flat.nodes[target]
+            if reached.kind is NodeKind.PROCESSOR:
+                found.add((node.name, reached.name))
+            else:
+                todo.extend(e.destination for e in flat.outgoing(target))
+    return found
+
+
+class _Tree:
+    """A NiFi group tree under construction: members per group, ids handed out in order."""
+
+    def __init__(self, parents: list[int]) -> None:
+        self.parents = [-1, *parents]  # group 0 is the top; group g > 0 has parents[g] < g
+        self.members: dict[int, dict[str, list[Any]]] = {
+            g: {"processors": [], "inputPorts": [], "outputPorts": [], "funnels": [],
+                "connections": []}
+            for g in range(len(self.parents))
+        }  # fmt: skip
+        self.count = 0
+
+    def gid(self, g: int) -> str:
+        return f"g{g}"
+
+    def new_id(self, kind: str) -> str:
+        self.count += 1
+        return f"{kind}{self.count}"
+
+    def chain(self, g: int) -> list[int]:
+        """Group *g* and its ancestors, *g* first."""
+        found = [g]
+        while self.parents[found[-1]] >= 0:
+            found.append(self.parents[found[-1]])
+        return found
+
+    def connect(self, container: int, source: tuple, destination: tuple, rels: list[str]) -> None:
+        ident = self.new_id("c")
+        self.members[container]["connections"].append(
+            connection(ident, source, destination, rels, group=self.gid(container))
+        )
+
+    def link(self, a: tuple[str, int], b: tuple[str, int], via_funnel: bool) -> None:
+        """Route a's success to b through output ports up and input ports down."""
+        (pa, ga), (pb, gb) = a, b
+        up, down = self.chain(ga), self.chain(gb)
+        common = next(g for g in up if g in down)
+        current, container, rels = (pa, "PROCESSOR", self.gid(ga)), ga, ["success"]
+        for g in up[: up.index(common)]:
+            out = self.new_id("o")
+            self.members[g]["outputPorts"].append(port(out, out, "OUTPUT_PORT", group=self.gid(g)))
+            self.connect(container, current, (out, "OUTPUT_PORT", self.gid(g)), rels)
+            current, container, rels = (out, "OUTPUT_PORT", self.gid(g)), self.parents[g], [""]
+        if via_funnel:
+            f = self.new_id("f")
+            self.members[container]["funnels"].append(funnel(f, group=self.gid(container)))
+            self.connect(container, current, (f, "FUNNEL", self.gid(container)), rels)
+            current, rels = (f, "FUNNEL", self.gid(container)), [""]
+        for g in reversed(down[: down.index(common)]):
+            entry = self.new_id("i")
+            self.members[g]["inputPorts"].append(
+                port(entry, entry, "INPUT_PORT", group=self.gid(g))
+            )
+            self.connect(container, current, (entry, "INPUT_PORT", self.gid(g)), rels)
+            current, container, rels = (entry, "INPUT_PORT", self.gid(g)), g, [""]
+        self.connect(container, current, (pb, "PROCESSOR", self.gid(gb)), rels)
+
+    def json(self, g: int = 0) -> dict[str, Any]:
+        children = [self.json(c) for c in range(len(self.parents)) if self.parents[c] == g]
+        return group(self.gid(g), f"G{g}", processGroups=children, **self.members[g])
+
+
+@st.composite
+def nested_chains(draw: st.DrawFn) -> tuple[dict[str, Any], list[str], list[str]]:
+    """A chain of processors spread over a random group tree: (top group, names, paths)."""
+    groups = draw(st.integers(0, 5))
+    parents = [draw(st.integers(0, g)) for g in range(groups)]
+    tree = _Tree(parents)
+    length = draw(st.integers(2, 6))
+    placed = [draw(st.integers(0, groups)) for _ in range(length)]
+    names = [f"p{i}" for i in range(length)]
+    for name, g in zip(names, placed, strict=True):
+        tree.members[g]["processors"].append(
+            processor(name, name, "UpdateAttribute", group=tree.gid(g))
+        )
+    for i in range(length - 1):
+        tree.link((names[i], placed[i]), (names[i + 1], placed[i + 1]), draw(st.booleans()))
+    paths = ["/".join(f"G{g}" for g in reversed(tree.chain(p)[:-1])) for p in placed]
+    return tree.json(), names, paths
+
+
+@given(nested_chains())
+def test_any_group_tree_flattens_to_the_same_chain(case: tuple[dict, list[str], list[str]]) -> None:
+    """However processors are nested in groups (ports and funnels between), the processors keep
+    their group paths and link exactly as the chain does, and nothing is pruned."""
+    root, names, paths = case
+    flat = flatten(root)
+    assert prune(flat).notes == ()
+    full = [f"{path}/{name}" if path else name for name, path in zip(names, paths, strict=True)]
+    assert _processor_edges(flat) == set(itertools.pairwise(full))
+    kept = [n.name for n in flat.nodes.values() if n.kind is NodeKind.PROCESSOR]
+    assert sorted(kept) == sorted(full)
+
+
+def test_connection_ends_find_components_by_group_id_or_unique_id() -> None:
+    """An end's groupId finds the component; an end whose groupId is off still finds a unique id."""
+    a = processor("a", "A", "UpdateAttribute")
+    b = processor("b", "B", "UpdateAttribute")
+    right = connection("c1", ("a", "PROCESSOR", "top"), ("b", "PROCESSOR", "top"), ["success"])
+    off = connection("c2", ("b", "PROCESSOR", "elsewhere"), ("a", "PROCESSOR", "top"), ["success"])
+    flat = flatten(group("top", "T", processors=[a, b], connections=[right, off]))
+    assert [(e.source[1], e.destination[1]) for e in flat.edges] == [("a", "b"), ("b", "a")]
+    assert flat.dangling == []
+
+
+def test_a_connection_to_a_missing_component_is_dangling() -> None:
+    """An end the flow does not hold is reported with the connection, not followed."""
+    a = processor("a", "A", "UpdateAttribute")
+    lost = connection("c1", ("a", "PROCESSOR", "top"), ("zz", "PROCESSOR", "top"), ["success"])
+    flat = flatten(group("top", "T", processors=[a], connections=[lost]))
+    assert flat.edges == []
+    [(_, data, why)] = flat.dangling
+    assert data["identifier"] == "c1"
+    assert "'zz', which the flow does not hold" in why
+
+
+def test_ports_leading_nowhere_are_pruned_and_their_flowfiles_dropped() -> None:
+    """A top output port (and the funnel before it) goes, auto-terminating what fed it; an input
+    port nothing feeds goes with its connections."""
+    a = processor("a", "A", "UpdateAttribute")
+    f = funnel("f")
+    out = port("out", "to parent", "OUTPUT_PORT")
+    entry = port("in", "from parent", "INPUT_PORT")
+    root = group(
+        "top",
+        "T",
+        processors=[a],
+        funnels=[f],
+        outputPorts=[out],
+        inputPorts=[entry],
+        connections=[
+            connection("c1", ("in", "INPUT_PORT", "top"), ("a", "PROCESSOR", "top"), [""]),
+            connection("c2", ("a", "PROCESSOR", "top"), ("f", "FUNNEL", "top"), ["success"]),
+            connection("c3", ("f", "FUNNEL", "top"), ("out", "OUTPUT_PORT", "top"), [""]),
+        ],
+    )
+    flat = flatten(root)
+    pruned = prune(flat)
+    assert list(flat.nodes) == [("top", "a")]
+    assert flat.edges == []
+    assert pruned.terminate == {("top", "a"): frozenset({"success"})}
+    subjects = sorted(subject for subject, _ in pruned.notes)
+    assert subjects == ["funnel 'funnel'", "input port 'from parent'", "output port 'to parent'"]
+
+
+def test_an_instances_root_ports_are_site_to_site() -> None:
+    """With root_ports_remote, the top group's ports are marked site-to-site (and not pruned)."""
+    entry = port("in", "From edge", "INPUT_PORT")
+    flat = flatten(group("top", "NiFi Flow", inputPorts=[entry]), root_ports_remote=True)
+    assert flat.nodes[("top", "in")].site_to_site
+    assert prune(flat).notes == ()
+
+
+def test_remote_process_groups_and_their_ports_are_kept_for_the_caller() -> None:
+    """A remote process group is listed and its ports are nodes marked site-to-site."""
+    remote = {
+        "identifier": "rpg",
+        "name": "Edge",
+        "inputPorts": [{"identifier": "rin", "name": "ingest"}],
+        "outputPorts": [],
+    }
+    flat = flatten(group("top", "T", remoteProcessGroups=[remote]))
+    assert [data["name"] for _, data in flat.remote_groups] == ["Edge"]
+    assert flat.nodes[("rpg", "rin")].kind is NodeKind.REMOTE_PORT

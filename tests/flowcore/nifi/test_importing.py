@@ -1,0 +1,287 @@
+"""Tests for flowcore.nifi.importing: NiFi's sample flows imported, validated and run."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _nifi_json import SignContent, connection, download, generate_to_log, group, port, processor
+from flow_strategies import flows
+from hypothesis import given
+
+from flowcore.builder import Flow
+from flowcore.errors import FlowValidationError, NiFiImportError
+from flowcore.flow import BackoffMechanism, ComponentKind, LoadBalanceStrategy, Prioritizer
+from flowcore.nifi.formats import FlowShape
+from flowcore.nifi.importing import import_nifi
+from flowcore.parameters import Parameter
+
+TYPES = {"com.example.nifi.SignContent": SignContent}
+
+
+def _greetings(samples: Path, out: Path, **extra: Any) -> Flow:
+    parameters = {
+        "output.dir": str(out),
+        "signing.key": Parameter("signing.key", sensitive=True, value_from_env="TEST_SIGNING_KEY"),
+        **extra,
+    }
+    return Flow.from_nifi(samples / "download-2x.json", parameters=parameters, type_map=TYPES)
+
+
+def test_a_2x_download_with_nested_groups_runs_end_to_end(
+    samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Generate -> Ingest (split, Tagging/Tag with Advanced rules) -> route -> sign -> merge ->
+    put: the short lines arrive merged, the long one left through the top port and was dropped."""
+    monkeypatch.setenv("TEST_SIGNING_KEY", "s3cret")
+    flow = _greetings(samples, tmp_path / "out")
+    flow.validate()
+    result = flow.run("direct", repository=tmp_path / "repo")
+    [written] = (tmp_path / "out").iterdir()
+    assert written.read_text() == "hello one\nhello two"
+    assert result.transfers["Route"] == {"short": (2, 18), "unmatched": (1, 11)}
+    assert result.transfers["Ingest/Tagging/Tag"]["success"][0] == 3
+
+
+def test_the_2x_download_keeps_names_ids_queues_and_terminations(samples: Path) -> None:
+    """Group paths prefix names, ports and funnels are funnels, NiFi's ids are the ids, only
+    non-default queue settings are set, and the top output port's FlowFiles are dropped."""
+    imported = import_nifi(samples / "download-2x.json", type_map=TYPES, into=Flow)
+    flow = imported.flow
+    assert imported.shape is FlowShape.DOWNLOAD
+    funnels = sorted(c.name for c in flow.components if c.kind is ComponentKind.FUNNEL)
+    assert funnels == [
+        "Ingest/Tagging/raw", "Ingest/Tagging/tagged", "Ingest/funnel", "Ingest/in", "Ingest/out",
+    ]  # fmt: skip
+    document = json.loads((samples / "download-2x.json").read_text())
+    split = flow.component("Ingest/Split lines")
+    nested = document["flowContents"]["processGroups"][0]["processors"][0]
+    assert split.id == nested["identifier"]
+    durable = {flow.describe(c): c.settings for c in flow.connections if c.settings is not None}
+    assert set(durable) == {"Ingest/out -[success]-> Route", "Sign -[success]-> Merge"}
+    assert durable["Ingest/out -[success]-> Route"].back_pressure_object_threshold == 5000
+    assert durable["Sign -[success]-> Merge"].prioritizers == (Prioritizer.FIRST_IN_FIRST_OUT,)
+    assert [c.name for c in flow.connections if c.name] == ["to merge"]
+    assert flow.auto_terminated(flow.component("Route")) == {"unmatched"}
+    assert flow.auto_terminated(split) == {"original", "failure"}
+    tag = flow.resolved_processor(flow.component("Ingest/Tagging/Tag"))
+    assert tag.dynamic_properties == {"source": "web"}
+    assert [r.name for r in tag.rules] == ["short lines"]
+    assert flow.component("Make text").processor.dynamic_properties == {"origin": "nifi"}
+    [note] = imported.notes
+    assert note.subject == "output port 'to parent'"
+
+
+def test_every_unsupported_type_is_reported_at_once(samples: Path) -> None:
+    """Without a type map, one error lists each unknown type with every component using it."""
+    document = json.loads((samples / "download-2x.json").read_text())
+    ingest = document["flowContents"]["processGroups"][0]
+    ingest["processors"].append(
+        processor("http", "Call API", "InvokeHTTP", group=ingest["identifier"])
+    )
+    document["flowContents"]["processors"].append(processor("http2", "Call again", "InvokeHTTP"))
+    with pytest.raises(NiFiImportError) as raised:
+        Flow.from_nifi(document)
+    lines = str(raised.value).splitlines()
+    assert lines[0] == "NiFi flow 'Greetings' (<dict>) cannot run in flowcore (2 problems):"
+    assert (
+        "com.example.nifi.SignContent: flowcore has no such processor; used by 'Sign'" in lines[1]
+    )
+    assert (
+        "InvokeHTTP: flowcore has no such processor; used by 'Call again', 'Ingest/Call API'"
+        in (lines[2])
+    )
+    assert "type_map={'InvokeHTTP': YourProcessor}" in lines[2]
+
+
+def test_a_sensitive_parameter_must_come_from_the_user(samples: Path, tmp_path: Path) -> None:
+    """An export holds no sensitive value: validation names the parameter until it is given."""
+    flow = Flow.from_nifi(
+        samples / "download-2x.json", parameters={"output.dir": str(tmp_path)}, type_map=TYPES
+    )
+    with pytest.raises(FlowValidationError, match=r"parameter 'signing.key': has no value"):
+        flow.validate()
+
+
+def test_a_1x_download_migrates_its_properties_and_runs(samples: Path, tmp_path: Path) -> None:
+    """1.x names (generate-ff-custom-text, canonical-value-lookup-cache-size) are migrated, not
+    made attributes; undeclared names are dynamic; retry settings are kept; it runs."""
+    flow = Flow.from_nifi(samples / "download-1x.json", parameters={"output.dir": str(tmp_path)})
+    flow.validate()
+    tag = flow.resolved_processor(flow.component("Tag"))
+    assert tag.dynamic_properties == {"greeting.kind": "plain", "written.by": "nifi-1"}
+    assert flow.component("Make text").processor.dynamic_properties == {}
+    assert flow.component("Make text").processor.configured["Custom Text"] == "a line\n"
+    retry = flow.component("Write").retry
+    assert retry is not None
+    assert (retry.relationships, retry.count) == (("failure",), 3)
+    assert all(c.settings is None for c in flow.connections[:3])
+    assert [str(n) for n in flow.notes] == [
+        "Tag: scheduling strategy EVENT_DRIVEN is TIMER_DRIVEN at '0 sec' in flowcore (as NiFi 2 "
+        "migrates it): the processor runs whenever FlowFiles are queued for it"
+    ]
+    result = flow.run("direct", repository=tmp_path / "repo")
+    assert result.transfers["Write"]["success"] == (2, 14)
+    assert sorted(p.read_text() for p in tmp_path.glob("*-*")) == ["a line\n", "a line\n"]
+
+
+def test_a_registry_snapshot_keeps_every_scheduling_and_queue_setting(samples: Path) -> None:
+    """Disabled state, retry with its back-off, penalty and yield, tasks, queue settings and load
+    balancing (noted) come through; the flow validates."""
+    flow = Flow.from_nifi(samples / "registry-snapshot.json")
+    flow.validate()
+    audit = flow.component("Audit")
+    assert audit.disabled
+    assert (audit.penalty_duration, audit.yield_duration) == ("45 sec", "2 sec")
+    assert audit.retry is not None
+    assert audit.retry.backoff_mechanism is BackoffMechanism.YIELD_PROCESSOR
+    assert audit.comments == "kept off until audit is approved"
+    assert flow.resolved_processor(audit).configured["Log prefix"] == "audit: "
+    poll = flow.component("Poll")
+    assert (poll.concurrent_tasks, poll.run_schedule) == (2, "30 sec")
+    queue = flow.connections[0]
+    assert queue.settings is not None
+    assert queue.settings.back_pressure_object_threshold == 2000
+    assert queue.settings.back_pressure_data_size_threshold == "10 MB"
+    assert queue.settings.flowfile_expiration == "5 mins"
+    assert queue.settings.prioritizers == (Prioritizer.OLDEST_FLOWFILE_FIRST,)
+    assert queue.load_balance_strategy is LoadBalanceStrategy.ROUND_ROBIN
+    assert [n.subject for n in flow.notes] == ["Poll", "connection Poll -> Audit"]
+
+
+@pytest.mark.spark
+def test_an_instance_flow_runs_on_spark(samples: Path, tmp_path: Path) -> None:
+    """flow.json.gz (no descriptors, contexts as a list, a site-to-site root port) runs on Spark:
+    three generated records merged into one file."""
+    flow = Flow.from_nifi(samples / "flow.json.gz", parameters={"output.dir": str(tmp_path / "o")})
+    flow.validate()
+    stamp = flow.resolved_processor(flow.component("Pipeline/Stamp"))
+    assert stamp.dynamic_properties == {"stage": "raw"}
+    result = flow.run("spark", repository=tmp_path / "repo")
+    [written] = (tmp_path / "o").iterdir()
+    assert re.fullmatch(r"(id=\d+\n){3}", written.read_text())
+    assert result.transfers["Pipeline/Bundle"]["merged"][0] == 1
+
+
+def test_an_instance_flows_notes_say_what_was_left_out(samples: Path) -> None:
+    """The unconnected site-to-site port, the stopped processor and the unused service are noted."""
+    flow = Flow.from_nifi(samples / "flow.json.gz")
+    assert [n.subject for n in flow.notes] == [
+        "input port 'From edge'",
+        "Pipeline/Store",
+        "controller service 'Cache server' (MapCacheServer)",
+    ]
+
+
+def test_what_flowcore_cannot_run_is_reported_in_one_error() -> None:
+    """1.x variables, a connected site-to-site port and a dangling connection: all at once."""
+    gen = processor("gen", "Generate", "GenerateFlowFile")
+    out = port("s2s", "To edge", "OUTPUT_PORT", allowRemoteAccess=True)
+    root = group(
+        "top",
+        "Old",
+        variables={"dir": "/tmp"},
+        processors=[gen],
+        outputPorts=[out],
+        connections=[
+            connection(
+                "c1", ("gen", "PROCESSOR", "top"), ("s2s", "OUTPUT_PORT", "top"), ["success"]
+            ),
+            connection(
+                "c2", ("gen", "PROCESSOR", "top"), ("gone", "PROCESSOR", "top"), ["success"]
+            ),
+        ],
+    )
+    with pytest.raises(NiFiImportError) as raised:
+        Flow.from_nifi(download(root))
+    subjects = [p.subject for p in raised.value.problems]
+    assert subjects == [
+        "process group (top)",
+        "output port 'To edge'",
+        "connection 'c2' in the top group",
+    ]
+
+
+def test_names_are_made_unique_and_ids_kept(tmp_path: Path) -> None:
+    """NiFi allows two components of one name; flowcore numbers the second."""
+    document = generate_to_log()
+    document["flowContents"]["processors"][1]["name"] = "Generate"
+    flow = Flow.from_nifi(document)
+    assert [(c.id, c.name) for c in flow.components] == [("gen", "Generate"), ("log", "Generate-2")]
+    assert flow.connections[0].id == "c1"
+
+
+def test_group_settings_without_effect_are_noted() -> None:
+    """A group's FlowFile Concurrency is not applied, and a note says so."""
+    document = generate_to_log()
+    document["flowContents"]["flowFileConcurrency"] = "SINGLE_FLOWFILE_PER_NODE"
+    [note] = Flow.from_nifi(document).notes
+    assert note.subject == "process group (top)"
+    assert "FlowFile Concurrency SINGLE_FLOWFILE_PER_NODE is not applied" in note.note
+
+
+def test_an_unknown_prioritizer_is_a_problem() -> None:
+    """Prioritizers are NiFi's four standard ones; another is reported."""
+    document = generate_to_log()
+    document["flowContents"]["connections"][0]["prioritizers"] = ["com.acme.RandomPrioritizer"]
+    with pytest.raises(NiFiImportError, match="prioritizer RandomPrioritizer"):
+        Flow.from_nifi(document)
+
+
+@given(flows())
+def test_a_flow_exported_to_nifi_and_read_back_is_the_same_flow(flow: Flow) -> None:
+    """from_nifi(to_nifi(flow)) has the same structure: components, settings, connections,
+    terminations, rules and the parameter context (issue 20's round trip)."""
+    document = json.loads(json.dumps(flow.to_nifi()))
+    back = Flow.from_nifi(document)
+    assert back.describe_structure() == flow.describe_structure()
+
+
+CACHE_CLIENT = {
+    "identifier": "client",
+    "name": "Dedupe cache",
+    "type": "org.apache.nifi.distributed.cache.client.MapCacheClientService",
+    "properties": {"Server Hostname": "localhost", "Server Port": "4557"},
+}
+CACHE_SERVER = {
+    "identifier": "server",
+    "name": "Cache server",
+    "type": "org.apache.nifi.distributed.cache.server.map.MapCacheServer",
+    "properties": {
+        "Port": "4557",
+        "Maximum Cache Entries": "50",
+        "Eviction Strategy": "First In, First Out",
+    },
+}
+
+
+def test_detect_duplicate_runs_on_a_local_cache_for_nifis_map_cache(tmp_path: Path) -> None:
+    """DetectDuplicate's map cache client becomes a local cache sized as its server; three
+    FlowFiles of one key give one non-duplicate and two duplicates."""
+    gen = processor("gen", "Generate", "GenerateFlowFile", {"Batch Size": "3", "Custom Text": "x"})
+    dedupe = processor(
+        "dedupe", "Dedupe", "DetectDuplicate",
+        {"Cache Entry Identifier": "same", "Distributed Cache Service": "client"},
+        descriptors={"Distributed Cache Service": {"name": "Distributed Cache Service",
+                                                   "identifiesControllerService": True}},
+        autoTerminatedRelationships=["duplicate", "non-duplicate", "failure"],
+    )  # fmt: skip
+    link = connection(
+        "c1", ("gen", "PROCESSOR", "top"), ("dedupe", "PROCESSOR", "top"), ["success"]
+    )
+    root = group(
+        "top", "Dedupe", processors=[gen, dedupe], connections=[link],
+        controllerServices=[CACHE_CLIENT, CACHE_SERVER],
+    )  # fmt: skip
+    flow = Flow.from_nifi(download(root))
+    assert flow.notes == ()
+    cache = flow.services["Dedupe cache"]
+    assert cache.maximum_cache_entries == 50
+    assert flow.component("Dedupe").processor.configured["Distributed Cache Service"] == (
+        "Dedupe cache"
+    )
+    result = flow.run("direct", repository=tmp_path / "repo")
+    assert result.transfers["Dedupe"] == {"duplicate": (2, 2), "non-duplicate": (1, 1)}
