@@ -16,7 +16,7 @@ SAMPLES = Path(__file__).resolve().parents[1] / "nifi" / "samples"
 TYPES = textwrap.dedent(
     """
     import hashlib
-    from flowcore.processor import FlowFileTransform, TransformResult
+    from flowcore.processor_kinds import FlowFileTransform, TransformResult
     from flowcore.properties import PropertyDescriptor
     from flowcore.relationship import SUCCESS
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any, ClassVar
 
-from flowcore.processor import FlowFileTransform, TransformResult
+from flowcore.processor_kinds import FlowFileTransform, TransformResult
 from flowcore.properties import PropertyDescriptor
 from flowcore.relationship import SUCCESS
 
