@@ -21,7 +21,7 @@ from typing import Any
 
 from flowcore.expression._values import java_double_to_string
 
-__all__ = ["InvalidJsonError", "read_json", "read_json_text", "to_json"]
+__all__ = ["InvalidJsonError", "quote", "read_json", "read_json_text", "to_json"]
 
 _WHITESPACE = " \t\n\r"
 _ESCAPES = {i: f"\\u{i:04X}" for i in range(0x20)}
@@ -95,7 +95,8 @@ def to_json(value: Any, *, pretty: bool = False) -> str:
     return "".join(out)
 
 
-def _quote(text: str) -> str:
+def quote(text: str) -> str:
+    """*text* as a JSON string, with Jackson's escapes."""
     return '"' + text.translate(_ESCAPES) + '"'
 
 
@@ -111,8 +112,8 @@ def _scalar(value: Any) -> str:
     if isinstance(value, float):
         text = java_double_to_string(value)
         # Jackson writes NaN and the infinities as strings (WRITE_NAN_AS_STRINGS)
-        return text if math.isfinite(value) else _quote(text)
-    return _quote(str(value))
+        return text if math.isfinite(value) else quote(text)
+    return quote(str(value))
 
 
 def _write(value: Any, out: list[str], level: int | None) -> None:
@@ -134,7 +135,7 @@ def _write(value: Any, out: list[str], level: int | None) -> None:
         out.append("{")
         for index, (key, item) in enumerate(value.items()):
             out.append("," + inner if index else inner)
-            out.append(_quote(str(key)))
+            out.append(quote(str(key)))
             out.append(" : ")
             _write(item, out, level + 1)
         out.append("\n" + "  " * level + "}")

@@ -14,7 +14,7 @@ from flowcore.properties import AllowableValue, ExpressionLanguageScope, Propert
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import BOOLEAN_VALIDATOR, NON_EMPTY_VALIDATOR, REGULAR_EXPRESSION_VALIDATOR
-from processors._json_text import InvalidJsonError, read_json_text, to_json
+from processors._json_text import InvalidJsonError, quote, read_json_text, to_json
 
 __all__ = ["AttributesToJSON"]
 
@@ -245,7 +245,7 @@ def _pieces(
 
 
 def _piece(name: str, value: str | None) -> str:
-    return to_json({name: value})[1:-1]
+    return f"{quote(name)}:{'null' if value is None else quote(value)}"
 
 
 def _nested_piece(name: str, value: str | None) -> str:
