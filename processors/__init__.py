@@ -7,9 +7,13 @@ per processor type, keyed by NiFi's type name.
 from collections.abc import Mapping
 
 from flowcore.processor import Processor
+from processors.attributes_to_json import AttributesToJSON
 from processors.compress_content import CompressContent
 from processors.control_rate import ControlRate
+from processors.cryptographic_hash_content import CryptographicHashContent
 from processors.detect_duplicate import DetectDuplicate
+from processors.duplicate_flowfile import DuplicateFlowFile
+from processors.evaluate_json_path import EvaluateJsonPath
 from processors.extract_text import ExtractText
 from processors.fetch_file import FetchFile
 from processors.file_splitter import FileSplitter
@@ -24,6 +28,7 @@ from processors.replace_text import ReplaceText
 from processors.route_on_attribute import RouteOnAttribute
 from processors.route_on_content import RouteOnContent
 from processors.route_text import RouteText
+from processors.split_json import SplitJson
 from processors.split_text import SplitText
 from processors.unpack_content import UnpackContent
 from processors.update_attribute import UpdateAttribute
@@ -34,6 +39,10 @@ BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
     "ExtractText": ExtractText,
     "FetchFile": FetchFile,
     "CompressContent": CompressContent,
+    "AttributesToJSON": AttributesToJSON,
+    "CryptographicHashContent": CryptographicHashContent,
+    "DuplicateFlowFile": DuplicateFlowFile,
+    "EvaluateJsonPath": EvaluateJsonPath,
     "FileSplitter": FileSplitter,
     "GenerateFlowFile": GenerateFlowFile,
     "GetFile": GetFile,
@@ -46,6 +55,7 @@ BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
     "RouteOnAttribute": RouteOnAttribute,
     "RouteOnContent": RouteOnContent,
     "RouteText": RouteText,
+    "SplitJson": SplitJson,
     "SplitText": SplitText,
     "UnpackContent": UnpackContent,
     "UpdateAttribute": UpdateAttribute,
@@ -53,9 +63,13 @@ BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
 
 __all__ = [
     "BUILTIN_PROCESSORS",
+    "AttributesToJSON",
     "CompressContent",
     "ControlRate",
+    "CryptographicHashContent",
     "DetectDuplicate",
+    "DuplicateFlowFile",
+    "EvaluateJsonPath",
     "ExtractText",
     "FetchFile",
     "FileSplitter",
@@ -70,6 +84,7 @@ __all__ = [
     "RouteOnAttribute",
     "RouteOnContent",
     "RouteText",
+    "SplitJson",
     "SplitText",
     "UnpackContent",
     "UpdateAttribute",
