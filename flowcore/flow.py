@@ -636,10 +636,17 @@ class FlowDefinition:
         settings (periods in milliseconds, unset durations as NiFi's defaults); connections
         by their ends' names and relationships, with effective queue settings; the
         auto-terminated relationships; the parameter context's tree (a sensitive value never
-        shows). Ids, positions and ``durable=True`` are left out: they are how a flow runs
-        or is drawn, not what it does, and NiFi has no place for them.
+        shows); the services processors use. Ids, positions and ``durable=True`` are left
+        out: they are how a flow runs or is drawn, not what it does, and NiFi has no place for
+        them.
         """
         names = {c.id: c.name for c in self._components.values()}
+        used = {
+            name
+            for c in self._components.values()
+            if c.processor is not None
+            for name in c.processor.referenced_services().values()
+        }
         return {
             "name": self.name,
             "parameters": _context_structure(self.parameters, self.name),
@@ -650,6 +657,11 @@ class FlowDefinition:
             "connections": sorted(
                 (_connection_structure(c, names) for c in self._connections.values()), key=repr
             ),
+            "services": {  # those processors use: another has no effect
+                name: (service.maximum_cache_entries, service.eviction_strategy.value)
+                for name, service in sorted(self.services.items())
+                if name in used
+            },
         }
 
     def same_as(self, other: FlowDefinition) -> bool:

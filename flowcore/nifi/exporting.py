@@ -37,9 +37,10 @@ from flowcore.flow import (
 )
 from flowcore.nifi.criteria import criteria_xml
 from flowcore.nifi.layout import PROCESSOR_SIZE, Position, layout
-from flowcore.nifi.types import FLOWCORE_PACKAGE, nifi_type_of
+from flowcore.nifi.types import FLOWCORE_PACKAGE, NiFiBundle, nifi_type_of
 from flowcore.parameters import Parameter, ParameterContext
 from flowcore.processor import Processor
+from flowcore.services import MapCacheService
 from processors.update_attribute import UpdateAttribute
 
 __all__ = ["FLOW_ENCODING_VERSION", "PRIORITIZER_PACKAGE", "NiFiExport", "export_flow"]
@@ -52,6 +53,16 @@ _PENALTY_DURATION = "30 sec"
 _YIELD_DURATION = "1 sec"
 _FUNNEL_RELATIONSHIP = ""  # NiFi's funnels have one anonymous relationship
 _LOOP_OFFSET = 60.0  # px: how far a self-loop's or parallel connection's bends stand out
+# A MapCacheService is NiFi 2.x's map cache client and the server it talks to, on its own port.
+_CACHE_BUNDLE = NiFiBundle("org.apache.nifi", "nifi-distributed-cache-services-nar")
+_CACHE_API_BUNDLE = NiFiBundle("org.apache.nifi", "nifi-standard-services-api-nar")
+_CACHE_CLIENT = "org.apache.nifi.distributed.cache.client.MapCacheClientService"
+_CACHE_SERVER = "org.apache.nifi.distributed.cache.server.map.MapCacheServer"
+_CACHE_CLIENT_APIS = (
+    "org.apache.nifi.distributed.cache.client.AtomicDistributedMapCacheClient",
+    "org.apache.nifi.distributed.cache.client.DistributedMapCacheClient",
+)
+_FIRST_CACHE_PORT = 4557  # NiFi's default
 
 
 @attrs.frozen
@@ -94,6 +105,10 @@ class _Export:
             return component_id.lower()
         return versioned_id(self.flow.name, component_id)
 
+    def service_id(self, name: str, role: str) -> str:
+        """The identifier of service *name*'s NiFi client or server (*role*)."""
+        return versioned_id(self.flow.name, "service", name, role)
+
     def end(self, component_id: str) -> dict[str, Any]:
         """A connection's ``source`` or ``destination`` (NiFi's ``ConnectableComponent``)."""
         component = self.flow.component(component_id)
@@ -115,11 +130,13 @@ def export_flow(flow: FlowDefinition, *, use_graphviz: bool = True) -> NiFiExpor
             :func:`flowcore.nifi.layout.layout`).
     """
     export = _Export(flow, versioned_id(flow.name), layout(flow, use_graphviz=use_graphviz))
+    services = [s for service in flow.services.values() for s in _map_cache(export, service)]
     processors = [_processor(export, c) for c in flow.components if c.processor is not None]
     funnels = [_funnel(export, c) for c in flow.components if c.processor is None]
     connections = [_connection(export, c) for c in flow.connections]
     contexts = _parameter_contexts(export)
     group = _group(export, processors, funnels, connections)
+    group["controllerServices"] = services
     if contexts:
         group["parameterContextName"] = next(iter(contexts))
     document = {
@@ -177,11 +194,13 @@ def _sole_reference(value: str) -> bool:
     return value.startswith("#{") and value.endswith("}") and value.count("#{") == 1
 
 
-def _descriptor_json(name: str, display: str, *, sensitive: bool, dynamic: bool) -> dict:
+def _descriptor_json(
+    name: str, display: str, *, sensitive: bool, dynamic: bool, service: bool = False
+) -> dict:
     return {
         "name": name,
         "displayName": display,
-        "identifiesControllerService": False,
+        "identifiesControllerService": service,
         "sensitive": sensitive,
         "dynamic": dynamic,
     }
@@ -203,9 +222,16 @@ def _properties(
                     "is left out: NiFi exports sensitive values only as parameter references."
                 )
             value = None
+        service = descriptor.identifies_service
+        if service and value is not None and value in export.flow.services:
+            value = export.service_id(value, "client")  # NiFi names services by identifier
         values[descriptor.name] = value
         descriptors[descriptor.name] = _descriptor_json(
-            descriptor.name, descriptor.display_name, sensitive=descriptor.sensitive, dynamic=False
+            descriptor.name,
+            descriptor.display_name,
+            sensitive=descriptor.sensitive,
+            dynamic=False,
+            service=service,
         )
     for name, value in raw.items():
         if name in values:
@@ -287,6 +313,72 @@ def _funnel(export: _Export, component: Component) -> dict[str, Any]:
         "componentType": "FUNNEL",
         "groupIdentifier": export.group_id,
     }
+
+
+# --- controller services ------------------------------------------------------------------------
+
+
+def _service_json(
+    export: _Export, identifier: str, name: str, nifi_type: str, properties: dict[str, Any]
+) -> dict[str, Any]:
+    """One ``VersionedControllerService`` of the map cache's NiFi NAR, enabled."""
+    return {
+        "identifier": identifier,
+        "name": name,
+        "comments": "",
+        "type": nifi_type,
+        "bundle": _CACHE_BUNDLE.to_json(),
+        "properties": properties,
+        "propertyDescriptors": {
+            key: _descriptor_json(
+                key, key, sensitive=False, dynamic=False, service=key == "SSL Context Service"
+            )
+            for key in properties
+        },
+        "controllerServiceApis": [
+            {"type": api, "bundle": _CACHE_API_BUNDLE.to_json()}
+            for api in (_CACHE_CLIENT_APIS if nifi_type == _CACHE_CLIENT else ())
+        ],
+        "scheduledState": "ENABLED",
+        "bulletinLevel": "WARN",
+        "componentType": "CONTROLLER_SERVICE",
+        "groupIdentifier": export.group_id,
+    }
+
+
+def _map_cache(export: _Export, service: MapCacheService) -> tuple[dict[str, Any], ...]:
+    """A map cache as NiFi holds one: a client that processors name, and its server.
+
+    Each service gets a port of its own (4557 for the first, NiFi's default), so the import
+    pairs each client with its server again.
+    """
+    port = str(_FIRST_CACHE_PORT + list(export.flow.services).index(service.name))
+    client = {
+        "Server Hostname": "localhost",
+        "Server Port": port,
+        "SSL Context Service": None,
+        "Communications Timeout": "30 secs",
+    }
+    server = {
+        "Port": port,
+        "Maximum Cache Entries": str(service.maximum_cache_entries),
+        "Eviction Strategy": service.eviction_strategy.value,
+        "Persistence Directory": None,
+        "SSL Context Service": None,
+        "Maximum Read Size": "1 MB",
+    }
+    return (
+        _service_json(
+            export, export.service_id(service.name, "client"), service.name, _CACHE_CLIENT, client
+        ),
+        _service_json(
+            export,
+            export.service_id(service.name, "server"),
+            f"{service.name} server",
+            _CACHE_SERVER,
+            server,
+        ),
+    )
 
 
 # --- connections ----------------------------------------------------------------------------------

@@ -333,7 +333,12 @@ def flow_to_python(flow: FlowDefinition, *, origin: str | None = None) -> str:
     flow_items: list[tuple[str | None, Any]] = [(None, _quote(flow.name))]
     if parameters is not None:
         flow_items.append((_kw("parameters"), parameters))
-    body = [_format(_Call("flow = Flow(", tuple(flow_items))), ""]
+    body = [_format(_Call("flow = Flow(", tuple(flow_items)))]
+    body.extend(
+        _format(_Call("flow.add_service(", ((None, writer.literal(s)),)))
+        for s in flow.services.values()
+    )
+    body.append("")
     for component in flow.components:  # a first pass gathers the imports variables must avoid
         _add(writer, component, "_")
     reserved = {"flow"} | {name for names in writer.imports.values() for name in names}

@@ -84,6 +84,11 @@ FIELDS: dict[str, set[str]] = {
         "backoffMechanism",
         "maxBackoffPeriod",
     },
+    # VersionedControllerService.java (2.x: extends VersionedConfigurableExtension)
+    "VersionedControllerService": _EXTENSION
+    | {"controllerServiceApis", "annotationData", "scheduledState", "bulletinLevel"},
+    # ControllerServiceAPI.java
+    "ControllerServiceAPI": {"type", "bundle"},
     # VersionedPropertyDescriptor.java
     "VersionedPropertyDescriptor": {
         "name",
@@ -170,6 +175,20 @@ REQUIRED: dict[str, set[str]] = {
         "executionEngine",
         "componentType",
     },
+    # mapControllerService
+    "VersionedControllerService": {
+        "identifier",
+        "groupIdentifier",
+        "name",
+        "type",
+        "bundle",
+        "properties",
+        "propertyDescriptors",
+        "controllerServiceApis",
+        "scheduledState",
+        "componentType",
+    },
+    "ControllerServiceAPI": {"type", "bundle"},
     # mapProcessor
     "VersionedProcessor": {
         "identifier",
@@ -306,6 +325,14 @@ def schema_problems(document: dict) -> list[str]:
             check(processor, "VersionedProcessor", where)
             check(processor.get("bundle", {}), "Bundle", f"{where}.bundle")
             for name, descriptor in processor.get("propertyDescriptors", {}).items():
+                check(descriptor, "VersionedPropertyDescriptor", f"{where}.{name}")
+        for n, service in enumerate(value.get("controllerServices", ())):
+            where = f"{path}.controllerServices[{n}]"
+            check(service, "VersionedControllerService", where)
+            check(service.get("bundle", {}), "Bundle", f"{where}.bundle")
+            for api in service.get("controllerServiceApis", ()):
+                check(api, "ControllerServiceAPI", f"{where}.controllerServiceApis")
+            for name, descriptor in service.get("propertyDescriptors", {}).items():
                 check(descriptor, "VersionedPropertyDescriptor", f"{where}.{name}")
         for n, funnel in enumerate(value.get("funnels", ())):
             check(funnel, "VersionedFunnel", f"{path}.funnels[{n}]")

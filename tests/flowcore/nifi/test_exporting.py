@@ -234,3 +234,40 @@ def test_plugin_processors_export_under_flowcores_bundle() -> None:
 def test_ids_are_javas_name_based_uuids() -> None:
     """versioned_id is Java's UUID.nameUUIDFromBytes, as NiFi derives versioned ids."""
     assert versioned_id("test") == "098f6bcd-4621-3373-8ade-4e832627b4f6"
+
+
+def test_a_map_cache_service_exports_as_nifis_client_and_server() -> None:
+    """A MapCacheService becomes NiFi's map cache client (which DetectDuplicate names by
+    identifier) and server, paired by port, sized as the service; read back, the flow is the
+    same."""
+    from flowcore.services import MapCacheService
+    from processors import DetectDuplicate, LogAttribute
+
+    flow = Flow("dedupe")
+    flow.add_service(MapCacheService("seen", maximum_cache_entries=500, eviction_strategy="LRU"))
+    flow.add_service(MapCacheService("other"))
+    detect = flow.add(
+        DetectDuplicate(distributed_cache_service="seen", cache_entry_identifier="${key}"),
+        name="detect",
+    )
+    log = flow.add(LogAttribute(), name="log")
+    flow.connect(detect, log, ["duplicate", "non-duplicate"])
+    flow.auto_terminate(detect, "failure")
+    flow.auto_terminate(log, "success")
+    document = flow.to_nifi()
+    assert schema_problems(document) == []
+    services = {s["name"]: s for s in document["flowContents"]["controllerServices"]}
+    client, server = services["seen"], services["seen server"]
+    assert client["type"] == "org.apache.nifi.distributed.cache.client.MapCacheClientService"
+    assert server["type"] == "org.apache.nifi.distributed.cache.server.map.MapCacheServer"
+    assert client["properties"]["Server Port"] == server["properties"]["Port"]
+    assert services["other"]["properties"]["Server Port"] != client["properties"]["Server Port"]
+    assert server["properties"]["Maximum Cache Entries"] == "500"
+    assert server["properties"]["Eviction Strategy"] == "Least Recently Used"
+    processor = by_name(document)["detect"]
+    assert processor["properties"]["Distributed Cache Service"] == client["identifier"]
+    assert processor["propertyDescriptors"]["Distributed Cache Service"][
+        "identifiesControllerService"
+    ]
+    again = Flow.from_nifi(json.loads(json.dumps(document)))
+    assert again.same_as(flow), again.describe_structure()

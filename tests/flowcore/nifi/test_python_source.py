@@ -134,3 +134,21 @@ def test_any_flow_written_as_python_equals_itself(flow: Flow) -> None:
     source = flow_to_python(flow)
     assert executed(source).describe_structure() == flow.describe_structure()
     assert flow_to_python(executed(source)) == source  # writing is a fixpoint
+
+
+def test_services_are_declared_before_the_processors_that_name_them() -> None:
+    """A flow's map cache services are written as ``flow.add_service(...)`` calls, so the
+    written file declares what DetectDuplicate names and equals the flow."""
+    from flowcore.services import MapCacheService
+    from processors import DetectDuplicate
+
+    flow = Flow("dedupe")
+    flow.add_service(MapCacheService("seen", maximum_cache_entries=500, eviction_strategy="LRU"))
+    detect = flow.add(DetectDuplicate(distributed_cache_service="seen"), name="detect")
+    flow.auto_terminate(detect, ["duplicate", "non-duplicate", "failure"])
+    source = flow_to_python(flow)
+    assert "from flowcore.services import MapCacheService" in source
+    assert 'eviction_strategy="Least Recently Used"' in source
+    written = executed(source)
+    assert written.services == flow.services
+    assert written.describe_structure() == flow.describe_structure()
