@@ -19,6 +19,7 @@ from flowcore.flow import FlowDefinition
 from flowcore.nifi.exporting import export_flow
 from flowcore.nifi.findings import ImportNote
 from flowcore.nifi.importing import import_nifi
+from flowcore.nifi.structure import flow_structure, same_flow
 from flowcore.pictures.flow_picture import FlowCounts, flow_picture
 from flowcore.pictures.render import render
 from flowcore.settings import DEFAULT_REPOSITORY, Settings
@@ -136,6 +137,20 @@ class Flow(FlowDefinition):
         """
         counts = flow_counts(self, repository) if repository is not None else None
         return render(flow_picture(compile_flow(self), counts), format)
+
+    def describe_structure(self) -> dict[str, Any]:
+        """What the flow means, as a plain value two flows compare by.
+
+        See :func:`flowcore.nifi.structure.flow_structure` for what counts.
+        """
+        return flow_structure(self)
+
+    def same_as(self, other: FlowDefinition) -> bool:
+        """Whether *other* means the same as this flow, however it was built.
+
+        A round trip through NiFi's format or ``flowcore convert`` gives the same flow.
+        """
+        return same_flow(self, other)
 
     def to_nifi(self) -> dict[str, Any]:
         """The flow as a NiFi 2.x flow definition, ready for ``json.dump`` and NiFi's import.

@@ -6,7 +6,7 @@ processor with its properties as written (``#{p}`` kept) by keyword where the ke
 valid Python name and by NiFi's display name otherwise (``**{"Display Name": "value"}``),
 settings that differ from the defaults, connections with their non-default queue settings,
 and the auto-terminated relationships. Executing the file gives a flow equal to the one
-written (:meth:`~flowcore.flow.FlowDefinition.same_as`). A sensitive parameter's value is
+written (:func:`~flowcore.nifi.structure.same_flow`). A sensitive parameter's value is
 never written: its environment variable or file is.
 """
 
