@@ -12,10 +12,11 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do \
 	  if command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then \
 	    echo $$p; break; fi; done)
 
-.PHONY: help setup java graphviz test demo lint bench clean
+.PHONY: help setup java graphviz test demo demo-nifi lint bench clean
 
 help:
 	@echo "make demo   set up and run the example flow"
+	@echo "make demo-nifi   run examples/nifi_flow.json, a NiFi flow definition, on Spark"
 	@echo "make test   set up and run the tests"
 	@echo "make lint   ruff over the code"
 	@echo "make bench  run the benchmarks in bench/"
@@ -66,6 +67,10 @@ test: setup
 
 demo: setup
 	$(BIN)/python examples/web_logs.py demo-output --runner spark
+
+demo-nifi: setup
+	rm -rf examples/nifi-flow-data/out demo-output/nifi-repository
+	$(BIN)/flowcore run examples/nifi_flow.json --runner spark --repository demo-output/nifi-repository
 
 lint: $(STAMP)
 	$(BIN)/ruff check flowcore processors repositories tests examples bench
