@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.validators import (
-    DATA_SIZE_VALIDATOR,
     NON_EMPTY_VALIDATOR,
     POSITIVE_INTEGER_VALIDATOR,
-    REGULAR_EXPRESSION_VALIDATOR,
     TIME_PERIOD_VALIDATOR,
     create_directory_exists_validator,
     create_time_period_validator,
 )
+from processors.get_file import GetFile
 
 __all__ = [
     "BY_ENTITIES",
@@ -99,20 +98,8 @@ DIRECTORY_LOCATION = PropertyDescriptor(
         ),
     ),
 )  # fmt: skip
-FILE_FILTER = PropertyDescriptor(
-    "File Filter",
-    description="Only files whose names match the given regular expression will be picked up",
-    required=True,
-    default=r"[^\.].*",
-    validators=(REGULAR_EXPRESSION_VALIDATOR,),
-)
-PATH_FILTER = PropertyDescriptor(
-    "Path Filter",
-    description="When Recurse Subdirectories is true, then only subdirectories whose path "
-    "matches the given regular expression will be scanned",
-    required=False,
-    validators=(REGULAR_EXPRESSION_VALIDATOR,),
-)
+FILE_FILTER = GetFile.FILE_FILTER  # the same as GetFile's
+PATH_FILTER = GetFile.PATH_FILTER  # the same as GetFile's
 INCLUDE_FILE_ATTRIBUTES = PropertyDescriptor(
     "Include File Attributes",
     description="Whether or not to include information such as the file's Last Modified Time "
@@ -123,14 +110,7 @@ INCLUDE_FILE_ATTRIBUTES = PropertyDescriptor(
     default="true",
     allowable_values=("true", "false"),
 )
-MIN_AGE = PropertyDescriptor(
-    "Minimum File Age",
-    description="The minimum age that a file must be in order to be pulled; any file younger "
-    "than this amount of time (according to last modification date) will be ignored",
-    required=True,
-    default="0 sec",
-    validators=(TIME_PERIOD_VALIDATOR,),
-)
+MIN_AGE = GetFile.MIN_AGE  # the same as GetFile's
 MAX_AGE = PropertyDescriptor(
     "Maximum File Age",
     description="The maximum age that a file must be in order to be pulled; any file older "
@@ -138,19 +118,8 @@ MAX_AGE = PropertyDescriptor(
     required=False,
     validators=(create_time_period_validator("100 millis", "106751 days"),),
 )
-MIN_SIZE = PropertyDescriptor(
-    "Minimum File Size",
-    description="The minimum size that a file must be in order to be pulled",
-    required=True,
-    default="0 B",
-    validators=(DATA_SIZE_VALIDATOR,),
-)
-MAX_SIZE = PropertyDescriptor(
-    "Maximum File Size",
-    description="The maximum size that a file can be in order to be pulled",
-    required=False,
-    validators=(DATA_SIZE_VALIDATOR,),
-)
+MIN_SIZE = GetFile.MIN_SIZE  # the same as GetFile's
+MAX_SIZE = GetFile.MAX_SIZE  # the same as GetFile's
 IGNORE_HIDDEN_FILES = PropertyDescriptor(
     "Ignore Hidden Files",
     description="Indicates whether or not hidden files should be ignored",
