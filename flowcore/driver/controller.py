@@ -515,9 +515,13 @@ class Controller:
             now = now_ms()
             wait = self._next_wait(now, include_long=continuous)
             held = None if continuous else self._next_held(now)
-            if held is not None:
+            if held is not None and (held > now or idle < MAX_IDLE_WAITS):
                 # FlowFiles are held until a known time (ControlRate's window, a retry's
                 # backoff): they go on then, so waiting for it is not idling; the run goes on.
+                # Held ones already due but not taken (their stage held back by back pressure,
+                # say) are idling: the run waits for them only as it waits for others.
+                if held <= now:
+                    idle += 1
                 until = held if wait is None else min(wait, held)
                 time.sleep(min(max(until - now, 1), 1000) / 1000)
                 continue

@@ -22,6 +22,7 @@ from flowcore.settings import Settings
 from processors import (
     GenerateFlowFile,
     GetFile,
+    LogAttribute,
     MergeContent,
     PutFile,
     RouteOnAttribute,
@@ -657,3 +658,51 @@ def test_a_disabled_processor_never_runs_and_its_flowfiles_wait_for_it(
     again = run_flow(flow, runner, repository=tmp_path / "repo", settings=SETTINGS)
     assert again.queued["tag -[success]-> put"][0] == 6  # kept, durably, run after run
     assert into.id in compile_flow(flow).durable
+
+
+class _FailsByUuid(Processor):
+    """Routes a FlowFile to failure until it was retried ``uuid % 4`` times (retry on failure)."""
+
+    relationships = (Relationship("success"), Relationship("failure"))
+
+    def on_trigger(self, context, session):  # type: ignore[no-untyped-def]
+        flowfile = session.get()
+        if flowfile is None:
+            return
+        tries = int(flowfile.attributes.get(f"retryCount.{context.component.id}", "0"))
+        fails = int(flowfile.attributes["uuid"].replace("-", ""), 16) % 4
+        session.transfer(flowfile, "failure" if tries < fails else "success")
+
+
+def test_a_batch_run_ends_when_held_flowfiles_cannot_be_taken(tmp_path: Path) -> None:
+    """Retried FlowFiles whose backoff is over but whose processor is held back (its output
+    queue full before a disabled processor) are idle, not waited for forever: the run ends."""
+    import threading
+
+    from flowcore.flow import RetrySettings
+
+    flow = Flow("held")
+    gen = flow.add(GenerateFlowFile(custom_text="x", batch_size=8), name="gen")
+    flaky = flow.add(
+        _FailsByUuid(),
+        name="flaky",
+        penalty_duration="50 ms",
+        retry=RetrySettings(["failure"], count=5),
+    )
+    done = flow.add(LogAttribute(), name="done", disabled=True)
+    flow.connect(gen, flaky)
+    flow.connect(flaky, done, "success", back_pressure_object_threshold=1)
+    flow.auto_terminate(flaky, "failure")
+    results: list[RunResult] = []
+    settings = Settings(sync=False, parallelism=1)
+    worker = threading.Thread(
+        target=lambda: results.append(
+            run_flow(flow, "direct", repository=tmp_path / "repo", settings=settings)
+        ),
+        daemon=True,
+    )
+    worker.start()
+    worker.join(60)
+    assert results, "the batch run did not end within 60 s"
+    assert not results[0].finished
+    assert results[0].queued["flaky -[success]-> done"][0] >= 1
