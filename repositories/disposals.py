@@ -16,6 +16,11 @@ transaction, and again at start-up if the process died in between. Every step is
   a target left by a crashed attempt is recognised by its size and modification time (the copy
   keeps both).
 
+Only the version of the file that was read is deleted or moved (its size, modification time and
+inode, recorded when it was staged): a file rewritten before the commit, or a new file of the same
+name found when a crashed run's disposals are finished, was never ingested and is left, with a
+warning.
+
 When the target exists, the move follows its :class:`~flowcore.session.host.MoveConflict`, as
 NiFi's FetchFile does at that moment: rename (to the alternative name chosen when the move was
 staged, so a second attempt picks the same one), replace, keep the existing file (the source is
@@ -33,6 +38,7 @@ import shutil
 from pathlib import Path
 
 from flowcore.session.host import Disposal, MoveConflict
+from repositories.external import fingerprint
 
 __all__ = ["Disposed", "dispose"]
 
@@ -49,6 +55,7 @@ class Disposed(enum.Enum):
     RENAMED = "renamed"  # the target existed: the source is at the alternative name
     KEPT_EXISTING = "kept existing"  # the target existed and was kept: the source deleted
     LEFT = "left"  # the target existed and the conflict strategy is Fail: nothing was done
+    CHANGED = "changed"  # the source is not the version read (rewritten, or a new file): left
     ALREADY = "already"  # the source was gone already (done before a crash)
 
 
@@ -62,6 +69,13 @@ def dispose(disposal: Disposal) -> Disposed:
             was, or, for a move across file systems, possibly copied too.
     """
     source = Path(disposal.source)
+    if not _version_read(disposal):
+        LOG.warning(
+            "left %s in place: it is not the version that was read (rewritten since, or a new "
+            "file of the same name), so it was never ingested",
+            source,
+        )
+        return Disposed.CHANGED
     if disposal.target is None:
         try:
             source.unlink()
@@ -90,6 +104,18 @@ def dispose(disposal: Disposal) -> Disposed:
         conflict.value,
     )
     return Disposed.LEFT
+
+
+def _version_read(disposal: Disposal) -> bool:
+    """Whether the file at the source is the version read (or gone, or of unknown version)."""
+    if disposal.fingerprint is None:
+        return True
+    try:
+        return fingerprint(disposal.source) == disposal.fingerprint
+    except FileNotFoundError:
+        return True  # gone: done before a crash, or by someone else
+    except OSError:
+        return True  # unreadable: the disposal itself reports what goes wrong
 
 
 def _move(source: Path, target: Path, *, replace: bool) -> bool:

@@ -185,9 +185,10 @@ class EffectFileWriter:
             self._append({"log": [line.logger, line.level, line.message]})
         for d in disposals:
             if d.target is None:
-                self._append({"delete": d.source})
+                self._append({"delete": d.source, "version": d.fingerprint})
             else:
-                self._append({"move": [d.source, d.target, d.conflict.value, d.alternative]})
+                move = [d.source, d.target, d.conflict.value, d.alternative]
+                self._append({"move": move, "version": d.fingerprint})
 
     def close(self, *, sync: bool = True) -> str | None:
         """Make the staged files, then this file, durable; its path (None: nothing staged).
@@ -372,10 +373,14 @@ def read_effects(path: str | os.PathLike[str]) -> _Effects:
             elif "log" in record:
                 logs.append(LogLine(*record["log"]))
             elif "delete" in record:
-                disposals.append(Disposal(record["delete"]))
+                disposals.append(Disposal(record["delete"], fingerprint=record.get("version")))
             elif "move" in record:
                 source, target, conflict, alternative = record["move"]
-                disposals.append(Disposal(source, target, MoveConflict(conflict), alternative))
+                disposals.append(
+                    Disposal(
+                        source, target, MoveConflict(conflict), alternative, record.get("version")
+                    )
+                )
     return _Effects(tuple(staged), tuple(publications), tuple(logs), tuple(disposals))
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from flowcore.session.host import Disposal, LogLine, MoveConflict, Publication
+from repositories.external import fingerprint
 
 if TYPE_CHECKING:
     from flowcore.session.host import SessionHost
@@ -95,8 +96,13 @@ class StagedEffects:
         self._logs.append(LogLine(logger, level, message))
 
     def delete_after_commit(self, source: str | os.PathLike[str]) -> None:
-        """Delete *source* once the commit is durable, never before (a rollback keeps it)."""
-        self._disposals.append(Disposal(os.fsdecode(source)))
+        """Delete *source* once the commit is durable, never before (a rollback keeps it).
+
+        Only the version of the file there now: one rewritten before the commit, or a new
+        file of that name found when a crashed run's disposals are finished, is left.
+        """
+        path, version = _version(source)
+        self._disposals.append(Disposal(path, fingerprint=version))
 
     def move_after_commit(
         self,
@@ -113,8 +119,9 @@ class StagedEffects:
             conflict: what to do if *target* exists when the move is carried out.
             alternative: the file name to use instead on a ``RENAME`` conflict.
         """
+        path, version = _version(source)
         self._disposals.append(
-            Disposal(os.fsdecode(source), os.fsdecode(target), conflict, alternative)
+            Disposal(path, os.path.abspath(os.fsdecode(target)), conflict, alternative, version)
         )
 
     @property
@@ -143,3 +150,15 @@ def emit(lines: tuple[LogLine, ...]) -> None:
     """Emit deferred log lines now (hosts whose commit is durable at once)."""
     for line in lines:
         logging.getLogger(line.logger).log(line.level, "%s", line.message)
+
+
+def _version(source: str | os.PathLike[str]) -> tuple[str, str | None]:
+    """*source* as an absolute path, and the fingerprint of its version now (None: unreadable).
+
+    Absolute, since a start-up may finish the disposal from another working directory.
+    """
+    path = os.path.abspath(os.fsdecode(source))
+    try:
+        return path, fingerprint(path)
+    except OSError:
+        return path, None

@@ -224,12 +224,16 @@ class Disposal:
         conflict: what to do when *target* exists by then.
         alternative: the name (in *target*'s directory) to move it to on a ``RENAME`` conflict,
             chosen when it was staged, so that carrying it out again picks the same name.
+        fingerprint: the version of the file that was read (``size:mtime_ns:inode``; None:
+            unknown). A file found at *source* that is another version (rewritten since, or a
+            new file of the same name after a crash) was never ingested, and is left alone.
     """
 
     source: str
     target: str | None = None
     conflict: MoveConflict = MoveConflict.RENAME
     alternative: str | None = None
+    fingerprint: str | None = None
 
 
 @attrs.frozen

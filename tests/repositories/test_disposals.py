@@ -113,3 +113,35 @@ def test_effect_file_records_moves_and_carries_them_out(source: Path, tmp_path: 
     assert target.read_text() == "new"
     assert not source.exists()
     assert not Path(path).exists()  # type: ignore[arg-type]
+
+
+def test_only_the_version_read_is_deleted_or_moved(source: Path, tmp_path: Path) -> None:
+    """A file rewritten since it was read, or a new file of the same name found when a crashed
+    run's disposals are finished, was never ingested: it is left, delete or move."""
+    from repositories.external import fingerprint
+
+    read = fingerprint(source)
+    source.unlink()
+    source.write_text("a newer file of the same name")
+    assert dispose(Disposal(str(source), fingerprint=read)) is Disposed.CHANGED
+    moved = Disposal(str(source), str(tmp_path / "done" / "a.txt"), fingerprint=read)
+    assert dispose(moved) is Disposed.CHANGED
+    assert source.read_text() == "a newer file of the same name"
+    assert not (tmp_path / "done" / "a.txt").exists()
+    current = Disposal(str(source), fingerprint=fingerprint(source))
+    assert dispose(current) is Disposed.DELETED
+
+
+def test_the_version_read_travels_through_the_effect_file(source: Path, tmp_path: Path) -> None:
+    """The effect file keeps each disposal's version, so a start-up checks it too."""
+    from repositories.external import fingerprint
+
+    writer = EffectFileWriter(tmp_path / "effects", "s-t0-2")
+    disposals = [
+        Disposal(str(source), fingerprint=fingerprint(source)),
+        Disposal(str(source), str(tmp_path / "t"), MoveConflict.FAIL, None, "1:2:3"),
+    ]
+    writer.commit((), (), disposals)
+    path = writer.close(sync=False)
+    assert path is not None
+    assert read_effects(path).disposals == tuple(disposals)

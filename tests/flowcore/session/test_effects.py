@@ -75,3 +75,22 @@ def test_log_attribute_logs_on_the_driver_after_the_commit(tmp_path: Path, caplo
     finally:
         repos.close()
     assert len([r for r in caplog.records if "PREFIX" in r.getMessage()]) == 3
+
+
+def test_disposals_are_staged_absolute_with_the_version_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A relative source or target is made absolute when staged (a start-up may finish it
+    from another directory), and the version there now is recorded."""
+    from flowcore.session._effects import StagedEffects
+    from repositories.external import fingerprint
+
+    monkeypatch.chdir(tmp_path)
+    Path("a.txt").write_text("x")
+    effects = StagedEffects(None)  # type: ignore[arg-type]  # disposals need nothing of a host
+    effects.delete_after_commit("a.txt")
+    effects.move_after_commit("a.txt", "done/a.txt")
+    _, _, (delete, move) = effects.take()
+    assert delete.source == str(tmp_path / "a.txt")
+    assert move.target == str(tmp_path / "done" / "a.txt")
+    assert delete.fingerprint == move.fingerprint == fingerprint(tmp_path / "a.txt")
