@@ -7,14 +7,16 @@ provides instead. :data:`SERVICES` is that table, by the service's simple type n
 
 The distributed map cache behind DetectDuplicate (the client and server services of NiFi 1.x and
 2.x) is flowcore's local :class:`~flowcore.services.MapCacheService`: one is declared on the flow
-for each client service a processor uses, sized and evicting as the cache server the client
-talks to (the server whose ``Port`` is the client's ``Server Port``, else the flow's only
-server), and the processor's property names it. A mapping whose ``provide`` is None is known
+for each cache server that clients processors use talk to (clients of one server share its
+entries, so they share one cache), sized and evicting as that server (the one whose ``Port`` is
+the client's ``Server Port``, else the flow's only server), and the processor's property names
+it. A mapping whose ``provide`` is None is known
 but not available: the import reports it (with ``waits_for``) among the flow's problems.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -74,23 +76,40 @@ class ServiceMapping:
 
 
 def _server_of(use: ServiceUse) -> Mapping[str, Any]:
-    """The properties of the map cache server *use* (a client) talks to, or none."""
+    """The map cache server *use* (a client) talks to (its JSON), or none."""
     servers = [
-        peer.get("properties") or {}
+        peer
         for peer in use.peers
         if simple_name(str(peer.get("type") or ""))
         in ("MapCacheServer", "DistributedMapCacheServer")
     ]
     port = str(use.properties.get("Server Port") or _DEFAULT_CACHE_PORT)
-    matching = [s for s in servers if str(s.get("Port") or _DEFAULT_CACHE_PORT) == port]
+    matching = [
+        s
+        for s in servers
+        if str((s.get("properties") or {}).get("Port") or _DEFAULT_CACHE_PORT) == port
+    ]
     if len(matching) == 1:
         return matching[0]
     return servers[0] if len(servers) == 1 else {}
 
 
+#: The local cache declared for each NiFi cache server, per flow being imported: clients of one
+#: server share its entries in NiFi, so they share one local cache.
+_BY_SERVER: weakref.WeakKeyDictionary[FlowDefinition, dict[str, str]] = weakref.WeakKeyDictionary()
+
+
 def _map_cache(flow: FlowDefinition, use: ServiceUse) -> str:
-    """Declare a local map cache for a NiFi map cache client; return its name."""
-    server = {**_server_of(use), **use.properties}
+    """Declare a local map cache for a NiFi map cache client; return its name.
+
+    Clients of one server get one cache (the first client's name), as they share entries.
+    """
+    peer = _server_of(use)
+    declared = _BY_SERVER.setdefault(flow, {})
+    server_id = str(peer.get("identifier") or "")
+    if server_id and server_id in declared:
+        return declared[server_id]
+    server = {**(peer.get("properties") or {}), **use.properties}
     entries = str(server.get("Maximum Cache Entries") or DEFAULT_MAXIMUM_CACHE_ENTRIES)
     name, n = use.name, 1
     while name in flow.services:
@@ -107,7 +126,10 @@ def _map_cache(flow: FlowDefinition, use: ServiceUse) -> str:
     except FlowcoreError as error:
         msg = f"controller service {use.name!r} cannot be a local map cache: {error}"
         raise type(error)(msg) from None
-    return flow.add_service(service).name
+    name = flow.add_service(service).name
+    if server_id:
+        declared[server_id] = name
+    return name
 
 
 _MAP_CACHE = ServiceMapping("flowcore's local map cache (MapCacheService)", _map_cache)

@@ -67,3 +67,23 @@ def test_a_server_setting_flowcore_cannot_take_names_the_service() -> None:
     assert provide is not None
     with pytest.raises(ConfigurationError, match="controller service 'G/cache'"):
         provide(FlowDefinition("f"), _use(peers=(_server("4557", "5", "Random"),)))
+
+
+def test_clients_of_one_server_share_one_cache() -> None:
+    """Two clients talking to one server share its entries in NiFi: they get one local cache;
+    a client of another server gets its own."""
+    flow = FlowDefinition("f")
+    peers = (
+        _server("4557", "50", "First In, First Out"),
+        _server("9000", "7", "Least Recently Used"),
+    )
+    provide = SERVICES["MapCacheClientService"].provide
+    assert provide is not None
+    first = provide(flow, _use("G/cache", peers=peers))
+    second = provide(
+        flow, ServiceUse("c2", "other client", CLIENT, {"Server Port": "4557"}, (), peers)
+    )
+    third = provide(flow, _use("G/elsewhere", port="9000", peers=peers))
+    assert first == second == "G/cache"
+    assert third == "G/elsewhere"
+    assert set(flow.services) == {"G/cache", "G/elsewhere"}
