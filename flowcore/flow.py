@@ -461,12 +461,18 @@ class FlowDefinition:
         name: str | None = None,
         *,
         id: str | None = None,
+        disabled: bool = False,
     ) -> Component:
-        """Add a funnel: many connections in, one stream out, no processing."""
+        """Add a funnel: many connections in, one stream out, no processing.
+
+        *disabled* stands for a disabled port of an imported NiFi flow: nothing passes it,
+        FlowFiles wait queued before it.
+        """
         component = Component(
             id=self._unique_id(id, "Funnel"),
             name=self._unique_name(name, "funnel"),
             kind=ComponentKind.FUNNEL,
+            disabled=disabled,
         )
         self._components[component.id] = component
         return component

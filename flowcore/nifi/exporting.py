@@ -306,6 +306,11 @@ def _processor(export: _Export, component: Component) -> dict[str, Any]:
 
 def _funnel(export: _Export, component: Component) -> dict[str, Any]:
     """One ``VersionedFunnel``; its name (NiFi's funnels have none shown) keeps flowcore's."""
+    if component.disabled:
+        export.notes.append(
+            f"{component} is disabled (a disabled port of a NiFi group, once); NiFi's funnels "
+            "cannot be disabled, so it is exported enabled."
+        )
     return {
         "identifier": export.id_of(component.id),
         "name": component.name,

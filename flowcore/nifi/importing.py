@@ -154,7 +154,11 @@ class _Builder:
             if node.kind is NodeKind.PROCESSOR:
                 self._processor(node, name)
             elif node.kind.passes_through:
-                self.made[node.key] = self.flow.funnel(name, id=self._id(node.identifier))
+                # A disabled port holds FlowFiles queued before it, as a disabled funnel does.
+                disabled = node.data.get("scheduledState") == "DISABLED"
+                self.made[node.key] = self.flow.funnel(
+                    name, id=self._id(node.identifier), disabled=disabled
+                )
 
     def _processor(self, node: Node, name: str) -> None:
         settings = settings_of(node, self.findings, stopped_runs=self.stopped_runs)

@@ -212,7 +212,8 @@ def _variables(flow: FlowDefinition, reserved: set[str]) -> dict[str, str]:
 def _add(writer: _Writer, component: Component, variable: str) -> str:
     """``variable = flow.add(...)`` or ``flow.funnel(...)`` for *component*."""
     if component.kind is ComponentKind.FUNNEL:
-        return f"{variable} = flow.funnel({_quote(component.name)})"
+        disabled = ", disabled=True" if component.disabled else ""
+        return f"{variable} = flow.funnel({_quote(component.name)}{disabled})"
     processor = component.processor
     assert processor is not None
     cls = writer.use(_processor_module(type(processor)), type(processor).__name__)

@@ -285,3 +285,28 @@ def test_detect_duplicate_runs_on_a_local_cache_for_nifis_map_cache(tmp_path: Pa
     )
     result = flow.run("direct", repository=tmp_path / "repo")
     assert result.transfers["Dedupe"] == {"duplicate": (2, 2), "non-duplicate": (1, 1)}
+
+
+def test_a_disabled_port_holds_flowfiles_before_it(tmp_path: Path) -> None:
+    """A port NiFi holds DISABLED becomes a disabled funnel: FlowFiles wait queued before it,
+    as they do in NiFi, and the run says so."""
+    import gzip
+
+    example = Path(__file__).resolve().parents[3] / "examples" / "nifi_flow.json"
+    document = json.loads(example.read_text())
+    parse = document["flowContents"]["processGroups"][0]
+    parse["outputPorts"][0]["scheduledState"] = "DISABLED"
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "o.jsonl.gz").write_bytes(
+        gzip.compress(b'{"id": "o-1", "status": "new", "amount": 5}\n')
+    )
+    directories = {
+        "input.directory": str(tmp_path / "in"),
+        "output.directory": str(tmp_path / "out"),
+    }
+    flow = Flow.from_nifi(document, parameters=directories)
+    assert flow.component("Parse orders/orders").disabled
+    assert not flow.component("Parse orders/lines").disabled
+    result = flow.run(runner="direct", repository=tmp_path / "repo")
+    assert result.disabled
+    assert not (tmp_path / "out").exists()
