@@ -131,6 +131,8 @@ class PropertyDescriptor:
         identifies_service: the value names a service the flow declares (NiFi's
             ``identifiesControllerService``), e.g. a :class:`~flowcore.services.MapCacheService`;
             validation checks the flow has it, and its stage runs serially.
+        flowcore_only: a property flowcore adds to a NiFi processor (MergeContent's Zero
+            Copy): an export to NiFi leaves it out, since NiFi would refuse the processor.
     """
 
     display_name: str
@@ -147,6 +149,7 @@ class PropertyDescriptor:
     expected_type: ResultType | None = None
     aliases: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     identifies_service: bool = False
+    flowcore_only: bool = False
 
     @property
     def key(self) -> str:

@@ -258,6 +258,7 @@ ZERO_COPY = PropertyDescriptor(
     allowable_values=("true", "false"),
     validators=(BOOLEAN_VALIDATOR,),
     dependencies=(_on("Merge Format", formats.FORMAT_CONCAT),),
+    flowcore_only=True,
 )
 
 PROPERTY_DESCRIPTORS = (

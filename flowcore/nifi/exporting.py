@@ -215,6 +215,13 @@ def _properties(
     descriptors = {}
     for descriptor in processor.descriptors():
         value = raw.get(descriptor.name, descriptor.default)
+        if descriptor.flowcore_only:  # NiFi's processor would refuse an unknown property
+            if value != descriptor.default:
+                export.notes.append(
+                    f"{descriptor.display_name!r} of {component} is flowcore's own property, "
+                    f"left out (NiFi's {component.type_name} has no such property)."
+                )
+            continue
         if descriptor.sensitive and value is not None and not _sole_reference(value):
             if descriptor.name in raw:
                 export.notes.append(
@@ -233,8 +240,9 @@ def _properties(
             dynamic=False,
             service=service,
         )
+    declared = {d.name for d in processor.descriptors()}
     for name, value in raw.items():
-        if name in values:
+        if name in declared:
             continue
         dynamic = processor.get_dynamic_property_descriptor(name)
         sensitive = dynamic is not None and dynamic.sensitive

@@ -271,3 +271,22 @@ def test_a_map_cache_service_exports_as_nifis_client_and_server() -> None:
     ]
     again = Flow.from_nifi(json.loads(json.dumps(document)))
     assert again.same_as(flow), again.describe_structure()
+
+
+def test_flowcore_only_properties_stay_out_of_nifis_processors() -> None:
+    """MergeContent's Zero Copy is flowcore's: NiFi would refuse a processor carrying it, so the
+    export leaves it out, with a note when it was set."""
+    from flowcore.nifi.exporting import export_flow
+    from processors import MergeContent
+
+    flow = Flow("merge")
+    plain = flow.add(MergeContent(), name="plain")
+    ropes = flow.add(MergeContent(zero_copy="true"), name="ropes")
+    for merge in (plain, ropes):
+        flow.auto_terminate(merge, ["merged", "original", "failure"])
+    exported = export_flow(flow, use_graphviz=False)
+    processors = by_name(exported.document)
+    assert "Zero Copy" not in processors["plain"]["properties"]
+    assert "Zero Copy" not in processors["ropes"]["propertyDescriptors"]
+    assert [n for n in exported.notes if "Zero Copy" in n and "ropes" in n]
+    assert not [n for n in exported.notes if "plain" in n]
