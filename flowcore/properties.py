@@ -156,6 +156,17 @@ class PropertyDescriptor:
         """The snake_case keyword for this property (``max_bin_age``)."""
         return property_key(self.display_name)
 
+    def stored_value(self, value: str | None) -> str | None:
+        """*value* as NiFi stores (and validates) it.
+
+        An allowed value given by the name NiFi shows (ListFile's ``Tracking Timestamps``) is
+        its value (``timestamps``); anything else is itself.
+        """
+        for allowed in self.allowable_values:
+            if value == allowed.display_name and value != allowed.value:
+                return allowed.value
+        return value
+
     @property
     def supports_expressions(self) -> bool:
         """Whether Expression Language is evaluated in this property's value."""

@@ -20,6 +20,7 @@ from importlib import metadata
 
 from flowcore.errors import InvalidProcessorError, UnknownProcessorError
 from flowcore.processor import Processor
+from flowcore.properties import AllowableValue
 from flowcore.relationship import Relationship
 
 __all__ = [
@@ -101,6 +102,13 @@ def relationships_of(cls: type[Processor]) -> tuple[Relationship, ...]:
 _HANG = 2
 
 
+def _allowed(value: AllowableValue) -> str:
+    """An allowed value as NiFi stores it, with the name NiFi shows when that differs."""
+    if value.display_name == value.value:
+        return value.value
+    return f"{value.value} ({value.display_name})"
+
+
 def _lines(cls: type[Processor]) -> list[tuple[int, str] | tuple[int, str, int]]:
     """The usage page as ``(indent, text[, hang])``: where each line and its wrapped rest go."""
     lines: list[tuple[int, str] | tuple[int, str, int]] = [
@@ -122,10 +130,12 @@ def _lines(cls: type[Processor]) -> list[tuple[int, str] | tuple[int, str, int]]
             flags.append("sensitive")
         head = f"{descriptor.display_name} ({descriptor.key})"
         lines.append((2, head + (f" [{', '.join(flags)}]" if flags else "")))
+        if descriptor.name != descriptor.display_name:  # what NiFi's flow JSON calls it
+            lines.append((4, f"NiFi name: {descriptor.name}"))
         if descriptor.default is not None:
             lines.append((4, f"default: {descriptor.default}"))
         if descriptor.allowable_values:
-            values = " | ".join(v.display_name for v in descriptor.allowable_values)
+            values = " | ".join(_allowed(v) for v in descriptor.allowable_values)
             lines.append((4, f"values: {values}"))
         for dependency in descriptor.dependencies:
             when = " or ".join(dependency.values) or "any value"

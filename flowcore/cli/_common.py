@@ -71,8 +71,11 @@ class UsageError(FlowcoreError):
 
 
 def is_nifi_flow(path: str | Path) -> bool:
-    """Whether *path* names a NiFi flow definition (``.json``, ``.json.gz``) not a Python file."""
-    return Path(path).name.lower().endswith((".json", ".json.gz", ".gz"))
+    """Whether *path* names a NiFi flow (``.json``, ``.json.gz``) rather than a Python file.
+
+    ``.xml`` (a NiFi template) counts too: the reader refuses it, saying what to download.
+    """
+    return Path(path).name.lower().endswith((".json", ".json.gz", ".gz", ".xml"))
 
 
 def load_flow(path: str | Path, type_map: Mapping[str, Any] | None = None) -> FlowDefinition:

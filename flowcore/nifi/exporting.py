@@ -229,6 +229,7 @@ def _properties(
                     "is left out: NiFi exports sensitive values only as parameter references."
                 )
             value = None
+        value = descriptor.stored_value(value)
         service = descriptor.identifies_service
         if service and value is not None and value in export.flow.services:
             value = export.service_id(value, "client")  # NiFi names services by identifier

@@ -317,6 +317,13 @@ def import_nifi(
     definition = read_definition(source)
     flat = flatten(definition.root, root_ports_remote=definition.shape is FlowShape.INSTANCE_FLOW)
     findings = Findings()
+    nested = [g.path for g in flat.groups if g.path]
+    if nested:
+        findings.note(
+            f"process group{'s' if len(nested) > 1 else ''} {', '.join(map(repr, nested))}",
+            "flattened into one flow: components keep the group path in their names and ports "
+            "became funnels (an export writes one group)",
+        )
     _check_groups(flat, findings)
     _check_remote(flat, findings)
     pruned = prune(flat)

@@ -80,8 +80,11 @@ def _millis(text: str | None, default: str) -> int | str:
 
 def _effective_properties(processor: Processor) -> dict[str, str]:
     raw = processor.raw_configured
-    values = {d.name: raw.get(d.name, d.default) for d in processor.descriptors()}
+    descriptors = processor.descriptors()
+    values = {d.name: raw.get(d.name, d.default) for d in descriptors}
     values.update(raw)
+    for descriptor in descriptors:  # "Tracking Timestamps" and "timestamps" are one value
+        values[descriptor.name] = descriptor.stored_value(values[descriptor.name])
     return {name: value for name, value in sorted(values.items()) if value is not None}
 
 

@@ -65,8 +65,9 @@ def test_run_an_instances_flow_json_gz(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert len(list(out.iterdir())) == 1
     notes = [line for line in done.stderr.splitlines() if line.startswith("note: ")]
-    assert notes[0] == "note: input port 'From edge': site-to-site port: left out"
-    assert len(notes) == 3
+    assert notes[0].startswith("note: process group 'Pipeline': flattened into one flow")
+    assert notes[1] == "note: input port 'From edge': site-to-site port: left out"
+    assert len(notes) == 4
 
 
 def test_unsupported_types_exit_2_in_one_error_without_a_traceback(tmp_path: Path) -> None:
@@ -108,7 +109,8 @@ def test_explain_a_flow_definition(tmp_path: Path) -> None:
     assert "parameter 'signing.key': has no value" in missing.stderr
     given = run_flowcore(*args, "--parameter-env", "signing.key=TEST_KEY", env={"TEST_KEY": "k"})
     assert given.returncode == 0, given.stderr
-    assert given.stderr.startswith("note: output port 'to parent'")
+    assert given.stderr.startswith("note: process groups 'Ingest', 'Ingest/Tagging': flattened")
+    assert "note: output port 'to parent'" in given.stderr
 
 
 @pytest.mark.parametrize(
@@ -140,3 +142,13 @@ def test_convert_a_nifi_flow_to_python_gives_the_same_flow(tmp_path: Path) -> No
     from flowcore.cli._common import load_flow
 
     assert load_flow(out).same_as(Flow.from_nifi(flow))
+
+
+def test_a_nifi_template_says_what_to_download_instead(tmp_path: Path) -> None:
+    """A template (``.xml``) is refused in one line pointing to a flow definition (JSON)."""
+    template = tmp_path / "ingest.xml"
+    template.write_text("<template><name>ingest</name></template>")
+    result = run_flowcore("run", str(template), "--runner", "direct")
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert "flow definition (JSON)" in result.stderr

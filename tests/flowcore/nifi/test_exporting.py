@@ -290,3 +290,16 @@ def test_flowcore_only_properties_stay_out_of_nifis_processors() -> None:
     assert "Zero Copy" not in processors["ropes"]["propertyDescriptors"]
     assert [n for n in exported.notes if "Zero Copy" in n and "ropes" in n]
     assert not [n for n in exported.notes if "plain" in n]
+
+
+def test_allowed_values_are_written_as_nifi_stores_them() -> None:
+    """A value given by the name NiFi shows (ListFile's "Tracking Timestamps") is exported as
+    the value NiFi stores and validates ("timestamps")."""
+    from processors import ListFile
+
+    flow = Flow("list")
+    listing = flow.add(
+        ListFile(input_directory="/tmp", listing_strategy="Tracking Timestamps"), name="list"
+    )
+    flow.auto_terminate(listing, "success")
+    assert by_name(flow.to_nifi())["list"]["properties"]["listing-strategy"] == "timestamps"

@@ -71,7 +71,9 @@ def test_the_2x_download_keeps_names_ids_queues_and_terminations(samples: Path) 
     assert tag.dynamic_properties == {"source": "web"}
     assert [r.name for r in tag.rules] == ["short lines"]
     assert flow.component("Make text").processor.dynamic_properties == {"origin": "nifi"}
-    [note] = imported.notes
+    flattened, note = imported.notes
+    assert flattened.subject == "process groups 'Ingest', 'Ingest/Tagging'"
+    assert "flattened" in flattened.note
     assert note.subject == "output port 'to parent'"
 
 
@@ -167,9 +169,11 @@ def test_an_instance_flow_runs_on_spark(samples: Path, tmp_path: Path) -> None:
 
 
 def test_an_instance_flows_notes_say_what_was_left_out(samples: Path) -> None:
-    """The unconnected site-to-site port, the stopped processor and the unused service are noted."""
+    """The flattened group, the unconnected site-to-site port, the stopped processor and the
+    unused service are noted."""
     flow = Flow.from_nifi(samples / "flow.json.gz")
     assert [n.subject for n in flow.notes] == [
+        "process group 'Pipeline'",
         "input port 'From edge'",
         "Pipeline/Store",
         "controller service 'Cache server' (MapCacheServer)",
