@@ -249,7 +249,8 @@ def check_run_schedules(flow: FlowDefinition) -> Iterator[FlowProblem]:
             try:
                 parse_cron(component.run_schedule)
             except ValueError as ex:
-                yield FlowProblem(str(component), f"run_schedule: {ex}", "e.g. '0 0 * * * ?'")
+                hint = "" if "e.g." in str(ex) else "e.g. '0 0 * * * ?'"
+                yield FlowProblem(str(component), f"Run Schedule (run_schedule): {ex}", hint)
             continue
         try:
             parse_time_period(component.run_schedule)

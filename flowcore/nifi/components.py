@@ -271,11 +271,12 @@ class ProcessorMaker:
                 f"has dynamic property {name!r}, but flowcore's {kind} takes no dynamic properties",
             )
         else:
+            hint = processor.unknown_property_message(name).partition("; ")[2]
             self.findings.problem(
                 node.name,
                 f"sets property {name!r}, which flowcore's {kind} does not have",
-                f"{processor.unknown_property_message(name)}; remove it in NiFi, or map the "
-                "type to your own processor with type_map",
+                f"{hint + '; ' if hint else ''}remove it in NiFi, or map the type to your own "
+                "processor with type_map",
             )
 
     def _service(self, node: Node, name: str, identifier: str) -> str | None:
