@@ -64,6 +64,7 @@ class DurableReason(enum.Enum):
     QUEUE_SETTINGS = "has queue settings"
     INTO_DISABLED = "feeds a disabled processor"
     SCHEDULED = "joins a processor run on a schedule"
+    SERIAL = "joins a processor that runs serially"
 
 
 @attrs.frozen
@@ -140,6 +141,18 @@ def is_scheduled(component: Component) -> bool:
     return _cron(component) is not None or _period_ms(component) > 0
 
 
+def is_serial(component: Component) -> bool:
+    """Whether a processor runs serially: one task per stage run (see ``StagePlan.serial``).
+
+    The compiler gives each a stage of its own, so what comes before and after it still runs in
+    parallel tasks: only the serial processor's own work is one task.
+    """
+    processor = component.processor
+    if processor is None or component.disabled:
+        return False
+    return processor.runs_serially() or bool(processor.referenced_services())
+
+
 def _ms(period: str | None) -> int | None:
     return None if period is None else int(parse_time_period(period, "ms"))
 
@@ -194,8 +207,11 @@ def mark_durable(flow: FlowDefinition) -> dict[str, tuple[DurableReason, ...]]:
         destination = flow.component(connection.destination)
         if destination.disabled:
             reasons.append(DurableReason.INTO_DISABLED)
-        if is_scheduled(destination) or is_scheduled(flow.component(connection.source)):
+        source = flow.component(connection.source)
+        if is_scheduled(destination) or is_scheduled(source):
             reasons.append(DurableReason.SCHEDULED)
+        if is_serial(destination) or is_serial(source):
+            reasons.append(DurableReason.SERIAL)
         if reasons:
             durable[connection.id] = tuple(reasons)
     return durable

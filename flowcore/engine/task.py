@@ -334,13 +334,16 @@ class _Task:
     def _whole_batches(self, queue_id: str) -> bool:
         """Whether batches read from *queue_id* may stay whole.
 
-        They may when a member that bins batches takes them, and the queue neither expires
-        nor reorders FlowFiles.
+        They may when the queue neither expires nor reorders FlowFiles, and its member is not
+        a binning processor that bins FlowFile by FlowFile. A per-FlowFile member (or a sink)
+        takes them as it takes batches from a pipelined connection: through its batch form,
+        or unpacked one by one when it declines them.
         """
         plan = self.spec.plan
         if queue_id in plan.expiration_ms or plan.prioritizers.get(queue_id):
             return False
-        return self.members[plan.queue_members[queue_id]].takes_batches
+        member = self.members[plan.queue_members[queue_id]]
+        return member.takes_batches or member.plan.kind is not ProcessorKind.BINNING
 
     # running -------------------------------------------------------------------------------
 

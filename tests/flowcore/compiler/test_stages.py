@@ -200,18 +200,22 @@ def test_plans_ship_processors_with_their_parameters_bound() -> None:
 
 
 def test_a_stage_with_a_serial_member_says_why_it_is_one_task() -> None:
-    """A stage holding a processor that triggers serially is serial; explain names it."""
+    """A processor that triggers serially gets a stage of its own, which is serial (one task
+    per stage run), so what comes before and after it stays parallel; explain names it."""
     flow = Flow("serial")
     tag = flow.add(GenerateFlowFile(), name="tag")
     rate = flow.add(ControlRate(maximum_rate="1 MB"), name="rate")
     end = flow.add(UpdateAttribute(), name="end")
-    flow.connect(tag, rate)
-    flow.connect(rate, end, "success", durable=True)
+    into = flow.connect(tag, rate)
+    out = flow.connect(rate, end, "success")
     flow.auto_terminate(rate, "failure")
     flow.auto_terminate(end, "success")
     compiled = compile_flow(flow)
+    assert [s.members for s in compiled.stages] == [(tag.id,), (rate.id,), (end.id,)]
+    assert compiled.durable[into.id] == (DurableReason.SERIAL,)
+    assert compiled.durable[out.id] == (DurableReason.SERIAL,)
     plans = [compiled.plans[s.id] for s in compiled.stages]
-    assert [p.serial for p in plans] == [True, False]
+    assert [p.serial for p in plans] == [False, True, False]
     assert "serial: one task per stage run" in explain(compiled)
     assert "ControlRate 'rate' triggers serially" in explain(compiled)
 
