@@ -1,0 +1,86 @@
+"""Batches across a durable queue: a per-FlowFile processor after a queue against after a pipe.
+
+GetFile (one file of ``--lines`` distinct lines) -> SplitText (one line each) -> UpdateAttribute
+(``${fragment.index:mod(8)}``), direct runner. The connection into UpdateAttribute is durable in
+one flow (it has a back-pressure setting, as every imported NiFi connection with non-default
+queue settings does) and pipelined in the other, the same-run baseline: the durable queue should
+cost a segment write and read, not the batch form.
+
+    .venv/bin/python bench/durable_queues.py [--lines N] [--repeat N]
+
+Prints one JSON line and a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # before bench/'s repositories.py
+
+from flowcore import Flow
+from flowcore.driver.controller import run_flow
+from flowcore.settings import Settings
+from processors import GetFile, SplitText, UpdateAttribute
+
+
+def _run(root: Path, lines: int, *, durable: bool) -> float:
+    """Seconds for one run of the flow over *root*/in."""
+    flow = Flow("durable" if durable else "pipelined")
+    get = flow.add(GetFile(input_directory=str(root / "in"), keep_source_file=True), name="get")
+    split = flow.add(SplitText(line_split_count=1), name="split")
+    tag = flow.add(UpdateAttribute(group="${fragment.index:mod(8)}"), name="tag")
+    flow.connect(get, split)
+    settings = {"back_pressure_object_threshold": 10 * lines} if durable else {}
+    flow.connect(split, tag, "splits", **settings)
+    flow.auto_terminate(split, ["original", "failure"])
+    flow.auto_terminate(tag, "success")
+    repository = root / f"repo-{time.monotonic_ns()}"
+    started = time.perf_counter()
+    result = run_flow(flow, "direct", repository=repository, settings=Settings(sync=False))
+    seconds = time.perf_counter() - started
+    assert result.count("tag", "success") == lines, result.transfers
+    return seconds
+
+
+def main() -> None:
+    """Interleave the two flows; print the best and slowest of each."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lines", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="flowcore-durable-") as tmp:
+        root = Path(tmp)
+        (root / "in").mkdir()
+        text = "".join(f"line {i} of the input\n" for i in range(args.lines))
+        (root / "in" / "lines.txt").write_text(text)
+        times: dict[str, list[float]] = {"pipelined": [], "durable": []}
+        for _ in range(args.repeat):
+            for name, taken in times.items():
+                taken.append(_run(root, args.lines, durable=name == "durable"))
+    report = {
+        name: {
+            "best_seconds": round(min(t), 3),
+            "slowest_seconds": round(max(t), 3),
+            "per_second": int(args.lines / min(t)),
+        }
+        for name, t in times.items()
+    }
+    print(json.dumps({"lines": args.lines, **report}))
+    columns = ("best s", "slowest s", "FlowFiles/s")
+    print(
+        f"{'connection into UpdateAttribute':32} {columns[0]:>8} {columns[1]:>10} {columns[2]:>12}"
+    )
+    for name, row in report.items():
+        print(
+            f"{name:32} {row['best_seconds']:8.3f} {row['slowest_seconds']:10.3f} "
+            f"{row['per_second']:12,}"
+        )
+
+
+if __name__ == "__main__":
+    main()
