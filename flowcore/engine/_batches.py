@@ -307,7 +307,9 @@ def drain_batches(member: TaskMember) -> None:
         batch, queue_id = waiting.batch, waiting.queue_id
         routes = None
         staged.clear()
-        if whole and not member.deferred_batches:
+        # A batch never overtakes FlowFiles waiting to go one by one (a batch declined before
+        # it, single FlowFiles ahead in the queue): queue order, and the state each leaves.
+        if whole and not member.deferred_batches and not member.pending:
             try:
                 routes = _routes_of(member.processor.transform_batch(context, batch), batch)
             except Exception:  # the one-by-one path runs it again, with bulletins and penalties
@@ -316,8 +318,7 @@ def drain_batches(member: TaskMember) -> None:
         parts = None
         if routes is not None and _retries(member, routes):
             routes = None  # retried FlowFiles go back one by one, through a session
-        # State and effects must not run ahead of FlowFiles waiting to go one by one.
-        if routes is not None and not ((staged or context.holds_effects) and member.pending):
+        if routes is not None:
             parts = [(r, batch if r.rows is None else batch.take(r.rows)) for r in routes]
             if not all(_same_flowfiles(before, r.batch) for r, before in parts):
                 parts = None

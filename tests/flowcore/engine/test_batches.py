@@ -572,3 +572,41 @@ def test_a_session_failing_after_its_batches_went_on_is_rolled_back_as_any_other
         settings=SETTINGS,
     )
     assert result.count("tag", "success") == 6  # three generations of two, one child each
+
+
+@pytest.mark.parametrize("durable", [True, False])
+def test_a_batch_taken_whole_never_overtakes_one_declined_before_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, durable: bool
+) -> None:
+    """When the batch form declines a.txt's lines (they go one by one) and takes b.txt's,
+    b.txt's still follow a.txt's, across a durable queue or a pipe: queue order holds."""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.txt").write_text("a1\na2\na3\n")
+    (tmp_path / "in" / "b.txt").write_text("b1\nb2\nb3\n")
+    real = UpdateAttribute.transform_batch
+    calls: list[int] = []
+
+    def declining_first(self: UpdateAttribute, context: Any, batch: Any) -> Any:
+        calls.append(batch.count)
+        return None if len(calls) == 1 else real(self, context, batch)
+
+    monkeypatch.setattr(UpdateAttribute, "transform_batch", declining_first)
+    flow = Flow("order")
+    get = flow.add(GetFile(input_directory=str(tmp_path / "in"), keep_source_file=True))
+    split = flow.add(SplitText(line_split_count=1), name="split")
+    tag = flow.add(UpdateAttribute(tagged="yes"), name="tag")
+    merge = flow.add(
+        MergeContent(minimum_number_of_entries=6, maximum_number_of_entries=6), name="merge"
+    )
+    put = flow.add(PutFile(directory=str(tmp_path / "out")), name="put")
+    flow.connect(get, split)
+    flow.connect(split, tag, "splits", durable=durable)
+    flow.connect(tag, merge)
+    flow.connect(merge, put, "merged")
+    flow.auto_terminate(split, ["original", "failure"])
+    flow.auto_terminate(merge, ["original", "failure"])
+    flow.auto_terminate(put, ["success", "failure"])
+    settings = Settings(sync=False, parallelism=1, driver_run_max_flowfiles=0)
+    run_flow(flow, "direct", repository=tmp_path / "repo", settings=settings)
+    assert [p.read_bytes() for p in (tmp_path / "out").iterdir()] == [b"a1a2a3b1b2b3"]
+    assert calls == [3]  # b.txt's batch waited behind a.txt's one by one: unpacked too
