@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -94,6 +95,42 @@ def cp(work: Path, source: Path) -> float:
     return time.perf_counter() - started
 
 
+def interleave_and_report(
+    scenarios: Mapping[str, Callable[[Path, Path], float]],
+    make: Callable[[Path, int], None],
+    files: int,
+    rounds: int,
+    directory: str,
+) -> None:
+    """Run *scenarios* interleaved, *rounds* times over *files* inputs made by *make* in a
+    temporary directory under *directory*; print one JSON line and a table (best of the rounds,
+    with the range)."""
+    times: dict[str, list[float]] = {name: [] for name in scenarios}
+    with tempfile.TemporaryDirectory(dir=directory) as tmp:
+        source = Path(tmp) / "source"
+        make(source, files)
+        for round_number in range(rounds):
+            for name, scenario in scenarios.items():  # interleaved
+                work = Path(tmp) / f"r{round_number}-{len(times[name])}-{abs(hash(name))}"
+                work.mkdir()
+                times[name].append(scenario(work, source))
+                shutil.rmtree(work)
+    figures = {
+        name: {
+            "best_s": round(min(t), 3),
+            "worst_s": round(max(t), 3),
+            "files_per_s": round(files / min(t)),
+            "files_per_s_range": [round(files / max(t)), round(files / min(t))],
+        }
+        for name, t in times.items()
+    }
+    print(json.dumps({"files": files, "rounds": rounds, "dir": directory, "figures": figures}))
+    print(f"{'scenario':42} {'best s':>8} {'files/s (best)':>15} {'range':>18}")
+    for name, f in figures.items():
+        low, high = f["files_per_s_range"]
+        print(f"{name:42} {f['best_s']:8.2f} {f['files_per_s']:15,} {low:>8,}-{high:<8,}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--files", type=int, default=20_000)
@@ -111,34 +148,7 @@ def main() -> None:
         "python loop, rename only": lambda w, s: python_copy(w, s, sync=False),
         "cp -r": cp,
     }
-    times: dict[str, list[float]] = {name: [] for name in scenarios}
-    with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
-        source = Path(tmp) / "source"
-        make_inputs(source, args.files)
-        for round_number in range(args.rounds):
-            for name, scenario in scenarios.items():  # interleaved
-                work = Path(tmp) / f"r{round_number}-{len(times[name])}-{abs(hash(name))}"
-                work.mkdir()
-                times[name].append(scenario(work, source))
-                shutil.rmtree(work)
-    figures = {
-        name: {
-            "best_s": round(min(t), 3),
-            "worst_s": round(max(t), 3),
-            "files_per_s": round(args.files / min(t)),
-            "files_per_s_range": [round(args.files / max(t)), round(args.files / min(t))],
-        }
-        for name, t in times.items()
-    }
-    print(
-        json.dumps(
-            {"files": args.files, "rounds": args.rounds, "dir": args.dir, "figures": figures}
-        )
-    )
-    print(f"{'scenario':42} {'best s':>8} {'files/s (best)':>15} {'range':>18}")
-    for name, f in figures.items():
-        low, high = f["files_per_s_range"]
-        print(f"{name:42} {f['best_s']:8.2f} {f['files_per_s']:15,} {low:>8,}-{high:<8,}")
+    interleave_and_report(scenarios, make_inputs, args.files, args.rounds, args.dir)
 
 
 if __name__ == "__main__":

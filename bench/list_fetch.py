@@ -15,17 +15,16 @@ and a table.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from get_file import interleave_and_report
 
 FLOW = """
 from flowcore import Flow
@@ -105,34 +104,7 @@ def main() -> None:
         "flowcore ListFile alone (direct)": lambda w, s: flowcore_run(w, s, LIST_ONLY),
         "python os.scandir + read loop": python_read,
     }
-    times: dict[str, list[float]] = {name: [] for name in scenarios}
-    with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
-        source = Path(tmp) / "source"
-        make_inputs(source, args.files)
-        for round_number in range(args.rounds):
-            for name, scenario in scenarios.items():  # interleaved
-                work = Path(tmp) / f"r{round_number}-{len(times[name])}-{abs(hash(name))}"
-                work.mkdir()
-                times[name].append(scenario(work, source))
-                shutil.rmtree(work)
-    figures = {
-        name: {
-            "best_s": round(min(t), 3),
-            "worst_s": round(max(t), 3),
-            "files_per_s": round(args.files / min(t)),
-            "files_per_s_range": [round(args.files / max(t)), round(args.files / min(t))],
-        }
-        for name, t in times.items()
-    }
-    print(
-        json.dumps(
-            {"files": args.files, "rounds": args.rounds, "dir": args.dir, "figures": figures}
-        )
-    )
-    print(f"{'scenario':42} {'best s':>8} {'files/s (best)':>15} {'range':>18}")
-    for name, f in figures.items():
-        low, high = f["files_per_s_range"]
-        print(f"{name:42} {f['best_s']:8.2f} {f['files_per_s']:15,} {low:>8,}-{high:<8,}")
+    interleave_and_report(scenarios, make_inputs, args.files, args.rounds, args.dir)
 
 
 if __name__ == "__main__":
