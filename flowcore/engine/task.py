@@ -28,6 +28,7 @@ import repositories.segments as segment_files
 from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan, StagePlan
 from flowcore.engine._batches import drain_batches, unpacks, write_deferred
+from flowcore.engine._bulletins import running
 from flowcore.engine._content import TaskContent
 from flowcore.engine._held import QueuedBatch, ReturnedFlowFile
 from flowcore.engine._member import TaskMember
@@ -192,7 +193,8 @@ class _Task:
                 and member.processor.kind is ProcessorKind.PER_FLOWFILE
                 and member.unscheduled is None
             ):
-                drain_batches(member)
+                with running(member):  # its log records are its bulletins, not the source's
+                    drain_batches(member)
         self.write_events(EVENTS_PER_FILE)
 
     def _downstream(self, component_id: str) -> frozenset[str]:
@@ -362,8 +364,9 @@ class _Task:
                     and member.plan.component_id not in work
                 ):
                     continue  # nothing to read here: the driver lists (and schedules) it
-                if member.schedule():
-                    scheduled.append(member)
+                with running(member):
+                    if member.schedule():
+                        scheduled.append(member)
             self._read_input()
             bins: dict[str, list[ReadyBin]] = {}
             for ready in spec.input.bins:
@@ -374,13 +377,14 @@ class _Task:
                 if member.unscheduled is not None:
                     self._skip_unscheduled(member, work, bins)
                     continue
-                if member.plan.kind is ProcessorKind.SOURCE:
-                    member.read_work(work.get(member.plan.component_id, ()))
-                    continue
-                if member.plan.component_id in bins:
-                    member.merge_bins(bins[member.plan.component_id])
-                member.drain(end_of_input=spec.end_of_input)
-                self._merge_a_lone_bin(member)
+                with running(member):
+                    if member.plan.kind is ProcessorKind.SOURCE:
+                        member.read_work(work.get(member.plan.component_id, ()))
+                        continue
+                    if member.plan.component_id in bins:
+                        member.merge_bins(bins[member.plan.component_id])
+                    member.drain(end_of_input=spec.end_of_input)
+                    self._merge_a_lone_bin(member)
         finally:
             for member in scheduled:
                 try:
