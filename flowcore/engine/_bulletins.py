@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
+import weakref
 from collections.abc import Iterator
 from typing import Protocol
 
@@ -20,6 +21,10 @@ __all__ = ["BULLETIN_LEVEL", "running"]
 
 #: NiFi's default bulletin level: WARN and above.
 BULLETIN_LEVEL = logging.WARNING
+#: Log bulletins one member makes in one task; past them, a processor that warns about every
+#: FlowFile (a million failing writes) keeps its lines in the log only. NiFi's bulletin board
+#: keeps the last few per component too.
+MAX_LOG_BULLETINS = 100
 
 
 class _Bulletins(Protocol):
@@ -29,6 +34,8 @@ class _Bulletins(Protocol):
 _RUNNING: contextvars.ContextVar[_Bulletins | None] = contextvars.ContextVar(
     "flowcore_running_member", default=None
 )
+#: Log bulletins made so far by each member (a member lives for one task).
+_MADE: weakref.WeakKeyDictionary[_Bulletins, int] = weakref.WeakKeyDictionary()
 
 
 class _ToBulletins(logging.Handler):
@@ -36,12 +43,21 @@ class _ToBulletins(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         member = _RUNNING.get()
-        if member is not None:
+        made = _MADE.get(member, 0) if member is not None else MAX_LOG_BULLETINS + 1
+        if made < MAX_LOG_BULLETINS:
             try:
                 message = record.getMessage()
             except Exception:  # a bad format string must not fail the processor
                 message = str(record.msg)
-            member.bulletin(message, "ERROR" if record.levelno >= logging.ERROR else "WARNING")
+            level = "ERROR" if record.levelno >= logging.ERROR else "WARNING"
+            member.bulletin(message, level)  # type: ignore[union-attr]
+        elif made == MAX_LOG_BULLETINS:
+            member.bulletin(  # type: ignore[union-attr]
+                f"more than {MAX_LOG_BULLETINS} warnings in one task: the rest are in the log only",
+                "WARNING",
+            )
+        if member is not None:
+            _MADE[member] = made + 1
         # Being a handler, this one would keep Python from writing the record to stderr when
         # nothing else handles it (``logging.lastResort``): do that as Python would have.
         last = logging.lastResort

@@ -54,3 +54,25 @@ def test_only_warnings_and_above_of_the_running_member_count(
         logger.warning("odd %s", "thing")
     logger.error("after the member ran")
     assert member.bulletins == [("WARNING", "odd thing")]
+
+
+def test_a_processor_warning_about_every_flowfile_makes_a_bounded_number_of_bulletins(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Past MAX_LOG_BULLETINS in a task, one bulletin says the rest are in the log only."""
+    from flowcore.engine._bulletins import MAX_LOG_BULLETINS, running
+
+    class _Member:
+        def __init__(self) -> None:
+            self.bulletins: list[tuple[str, str]] = []
+
+        def bulletin(self, message: str, level: str = "ERROR") -> None:
+            self.bulletins.append((level, message))
+
+    member = _Member()
+    logger = logging.getLogger("flowcore.processors.Example")
+    with caplog.at_level(logging.ERROR), running(member):  # caplog keeps them off stderr
+        for n in range(1_000):
+            logger.error("cannot write %d", n)
+    assert len(member.bulletins) == MAX_LOG_BULLETINS + 1
+    assert member.bulletins[-1][1].startswith(f"more than {MAX_LOG_BULLETINS} warnings")
