@@ -27,8 +27,15 @@ import brotli
 import lz4.frame
 
 from flowcore.errors import FlowcoreError
-from processors import _snappy
 from processors._packaging import CHUNK
+from processors._snappy import (
+    SnappyFormatError,
+    compress_framed,
+    compress_hadoop,
+    compress_snappy_java,
+    decompress_framed,
+    decompress_snappy_java,
+)
 
 try:  # the standard library's from Python 3.14
     from compression import zstd  # type: ignore[import-not-found]
@@ -95,7 +102,7 @@ class Codec:
             self.decompress(source, write)
         except FlowcoreError:
             raise
-        except (*_DATA_ERRORS, _snappy.SnappyFormatError) as ex:
+        except (*_DATA_ERRORS, SnappyFormatError) as ex:
             msg = f"the content is not valid {self.name} data: {ex}"
             raise CodecError(msg) from None
 
@@ -270,22 +277,22 @@ CODECS: Mapping[str, Codec] = {
             SNAPPY,
             ".snappy",
             "application/x-snappy",
-            _unframed(_snappy.compress_snappy_java),
-            _snappy.decompress_snappy_java,
+            _unframed(compress_snappy_java),
+            decompress_snappy_java,
         ),
         Codec(
             SNAPPY_HADOOP,
             ".snappy",
             "application/x-snappy-hadoop",
-            _unframed(_snappy.compress_hadoop),
+            _unframed(compress_hadoop),
             None,
         ),
         Codec(
             SNAPPY_FRAMED,
             ".sz",
             "application/x-snappy-framed",
-            _unframed(_snappy.compress_framed),
-            _snappy.decompress_framed,
+            _unframed(compress_framed),
+            decompress_framed,
         ),
         Codec(
             LZ4_FRAMED,

@@ -13,8 +13,22 @@ from flowcore.properties import AllowableValue, PropertyDependency, PropertyDesc
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import BOOLEAN_VALIDATOR, ValidationResult
-from processors import _codecs
-from processors._codecs import CODECS, Codec, CodecError
+from processors._codecs import (
+    BROTLI,
+    BZIP2,
+    CODECS,
+    DEFLATE,
+    GZIP,
+    LZ4_FRAMED,
+    LZMA,
+    SNAPPY,
+    SNAPPY_FRAMED,
+    SNAPPY_HADOOP,
+    XZ_LZMA2,
+    ZSTD,
+    Codec,
+    CodecError,
+)
 
 __all__ = ["CompressContent"]
 
@@ -24,20 +38,20 @@ FORMAT_ATTRIBUTE = "use mime.type attribute"
 
 #: NiFi's table of the MIME types that name a Compression Format (decompress by mime.type).
 MIME_TYPE_FORMATS: Mapping[str, str] = {
-    "application/gzip": _codecs.GZIP,
-    "application/x-gzip": _codecs.GZIP,
-    "application/deflate": _codecs.DEFLATE,
-    "application/x-deflate": _codecs.DEFLATE,
-    "application/bzip2": _codecs.BZIP2,
-    "application/x-bzip2": _codecs.BZIP2,
-    "application/x-lzma": _codecs.LZMA,
-    "application/x-xz": _codecs.XZ_LZMA2,
-    "application/x-snappy": _codecs.SNAPPY,
-    "application/x-snappy-hadoop": _codecs.SNAPPY_HADOOP,
-    "application/x-snappy-framed": _codecs.SNAPPY_FRAMED,
-    "application/x-lz4-framed": _codecs.LZ4_FRAMED,
-    "application/zstd": _codecs.ZSTD,
-    "application/x-brotli": _codecs.BROTLI,
+    "application/gzip": GZIP,
+    "application/x-gzip": GZIP,
+    "application/deflate": DEFLATE,
+    "application/x-deflate": DEFLATE,
+    "application/bzip2": BZIP2,
+    "application/x-bzip2": BZIP2,
+    "application/x-lzma": LZMA,
+    "application/x-xz": XZ_LZMA2,
+    "application/x-snappy": SNAPPY,
+    "application/x-snappy-hadoop": SNAPPY_HADOOP,
+    "application/x-snappy-framed": SNAPPY_FRAMED,
+    "application/x-lz4-framed": LZ4_FRAMED,
+    "application/zstd": ZSTD,
+    "application/x-brotli": BROTLI,
 }
 
 REL_SUCCESS = Relationship(
@@ -98,11 +112,11 @@ class CompressContent(Processor):
                 "Compression Format",
                 (
                     FORMAT_ATTRIBUTE,
-                    _codecs.GZIP,
-                    _codecs.DEFLATE,
-                    _codecs.XZ_LZMA2,
-                    _codecs.ZSTD,
-                    _codecs.BROTLI,
+                    GZIP,
+                    DEFLATE,
+                    XZ_LZMA2,
+                    ZSTD,
+                    BROTLI,
                 ),
             ),
             PropertyDependency("Mode", (MODE_COMPRESS,)),
@@ -152,7 +166,7 @@ class CompressContent(Processor):
         """snappy-hadoop cannot be decompressed (NiFi's rule and message)."""
         fmt = (values.get(self.COMPRESSION_FORMAT.name) or "").lower()
         mode = (values.get(self.MODE.name) or "").lower()
-        if fmt == _codecs.SNAPPY_HADOOP and mode == MODE_DECOMPRESS:
+        if fmt == SNAPPY_HADOOP and mode == MODE_DECOMPRESS:
             yield ValidationResult(
                 self.COMPRESSION_FORMAT.display_name,
                 values.get(self.COMPRESSION_FORMAT.name),

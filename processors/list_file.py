@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 import attrs
 
+import processors._list_file_properties as props
 from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
 from flowcore.flowfile_batch.columns import column_of
 from flowcore.process_context import ProcessContext
@@ -19,7 +20,6 @@ from flowcore.processor_kinds import PendingWork, SourceProcessor, WorkItem, Wor
 from flowcore.relationship import SUCCESS
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import ValidationResult
-from processors import _list_file_properties as props
 from processors._file_attributes import FileSelection, file_attributes, key_path, path_key
 from processors._list_file_properties import BY_ENTITIES, BY_TIMESTAMPS, NO_TRACKING
 from processors._listing import Entry, ListingState, state_after, track_timestamps

@@ -24,9 +24,17 @@ from flowcore.validators import (
     NON_BLANK_VALIDATOR,
     REGULAR_EXPRESSION_VALIDATOR,
 )
-from processors import _unpackers
 from processors._packaging import CHUNK, PackagingError
-from processors._unpackers import Entry, SeekableContent, UnpackError, ZipOptions
+from processors._unpackers import (
+    Entry,
+    SeekableContent,
+    UnpackError,
+    ZipOptions,
+    flowfile_stream_entries,
+    flowfile_tar_entries,
+    tar_entries,
+    zip_entries,
+)
 
 __all__ = ["UnpackContent"]
 
@@ -296,18 +304,18 @@ class UnpackContent(Processor):
                 lambda offset, length: session.read(flowfile, offset, length), flowfile.size
             )
             try:
-                yield _unpackers.zip_entries(content, flowfile.size, options)
+                yield zip_entries(content, flowfile.size, options)
             finally:
                 content.close()
             return
         with session.read(flowfile) as stream:
             if chosen == TAR:
-                yield _unpackers.tar_entries(stream, flowfile.size, file_filter)
+                yield tar_entries(stream, flowfile.size, file_filter)
             elif chosen == FLOWFILE_TAR_V1:
-                yield _unpackers.flowfile_tar_entries(stream)
+                yield flowfile_tar_entries(stream)
             else:
                 version = 3 if chosen == FLOWFILE_STREAM_V3 else 2
-                yield _unpackers.flowfile_stream_entries(stream, version)
+                yield flowfile_stream_entries(stream, version)
 
 
 def _format_of(mime_type: str) -> str | None:
