@@ -20,7 +20,19 @@ __all__ = [
     "MemberPlan",
     "Route",
     "StagePlan",
+    "serial",
 ]
+
+
+def serial(processor: Processor | None) -> bool:
+    """Whether *processor* must not run in two tasks at once.
+
+    It triggers serially (NiFi's ``@TriggerSerially``, or state read and written per FlowFile)
+    or uses a service, whose entries are one shared state.
+    """
+    return processor is not None and (
+        processor.runs_serially() or bool(processor.referenced_services())
+    )
 
 
 @attrs.frozen
@@ -144,13 +156,7 @@ class StagePlan:
         Those that trigger serially (NiFi's ``@TriggerSerially``, or state read and written
         per FlowFile) and those that use a service, whose entries are one shared state.
         """
-        return tuple(
-            m
-            for m in self.members
-            if m.processor is not None
-            and not m.disabled
-            and (m.processor.runs_serially() or m.processor.referenced_services())
-        )
+        return tuple(m for m in self.members if not m.disabled and serial(m.processor))
 
     @property
     def serial(self) -> bool:

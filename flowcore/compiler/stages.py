@@ -27,7 +27,7 @@ from collections.abc import Mapping
 import attrs
 import networkx as nx
 
-from flowcore.compiler.plan import MemberPlan, Route, StagePlan
+from flowcore.compiler.plan import MemberPlan, Route, StagePlan, serial
 from flowcore.flow import (
     Component,
     Connection,
@@ -147,10 +147,7 @@ def is_serial(component: Component) -> bool:
     The compiler gives each a stage of its own, so what comes before and after it still runs in
     parallel tasks: only the serial processor's own work is one task.
     """
-    processor = component.processor
-    if processor is None or component.disabled:
-        return False
-    return processor.runs_serially() or bool(processor.referenced_services())
+    return not component.disabled and serial(component.processor)
 
 
 def _ms(period: str | None) -> int | None:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import random
 import signal
-import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -13,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from repositories.repository_set import RepositorySet
+from tests.stress._flowcore_runs import start_flowcore_run
 
 pytestmark = pytest.mark.stress
 
@@ -64,22 +63,12 @@ def _workdir(root: Path) -> Path:
     return root
 
 
-def _flowcore_run(workdir: Path) -> subprocess.Popen:
-    script = Path(sys.executable).parent / "flowcore"
-    return subprocess.Popen(
-        [str(script), "run", "flow.py", "--runner", "direct", "--json"],
-        cwd=workdir,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-
-
 def _kill_then_finish(workdir: Path, duration: float) -> None:
     """SIGKILL `flowcore run` a dozen times at random moments, then let one run finish."""
     rng = random.Random(2026)
     kills = 0
     for _ in range(30):
-        process = _flowcore_run(workdir)
+        process = start_flowcore_run(workdir)
         time.sleep(rng.uniform(0.3, min(0.9, duration)))
         if process.poll() is not None:
             break  # it finished: the checks still apply
@@ -89,7 +78,7 @@ def _kill_then_finish(workdir: Path, duration: float) -> None:
         if kills == 12:
             break
     assert kills >= 6, f"only {kills} runs were still going when killed"
-    final = _flowcore_run(workdir)
+    final = start_flowcore_run(workdir)
     _, err = final.communicate(timeout=120)
     assert final.returncode == 0, err.decode()
 
@@ -116,7 +105,7 @@ def test_kill_9_never_marks_a_flowfile_its_own_duplicate_nor_lets_one_through(
     routes exactly as an undisturbed run does, and leaves the cache with every key once."""
     reference = _workdir(tmp_path / "reference")
     started = time.monotonic()
-    assert _flowcore_run(reference).wait(timeout=120) == 0
+    assert start_flowcore_run(reference).wait(timeout=120) == 0
     duration = time.monotonic() - started
     crashed = _workdir(tmp_path / "crashed")
     _kill_then_finish(crashed, duration)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import random
 import signal
-import subprocess
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -14,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from repositories.repository_set import RepositorySet
+from tests.stress._flowcore_runs import start_flowcore_run
 
 pytestmark = pytest.mark.stress
 
@@ -73,16 +72,6 @@ def _crash_workdir(root: Path, flow_text: str, files: int = 96) -> Path:
     return root
 
 
-def _flowcore_run(workdir: Path) -> subprocess.Popen:
-    script = Path(sys.executable).parent / "flowcore"
-    return subprocess.Popen(
-        [str(script), "run", "flow.py", "--runner", "direct", "--json"],
-        cwd=workdir,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-
-
 def _event_counts(repository: Path) -> Counter:
     repos = RepositorySet.open(repository)
     try:
@@ -102,7 +91,7 @@ def _kill_then_finish(
     rng = random.Random(2026)
     kills = 0
     for _ in range(30):
-        process = _flowcore_run(workdir)
+        process = start_flowcore_run(workdir)
         time.sleep(delay(rng))
         if process.poll() is not None:
             if again:
@@ -114,7 +103,7 @@ def _kill_then_finish(
         if kills == 12:
             break
     assert kills >= 10, f"only {kills} runs were still going when killed"
-    final = _flowcore_run(workdir)
+    final = start_flowcore_run(workdir)
     _, err = final.communicate(timeout=300)
     assert final.returncode == 0, err.decode()
 
@@ -124,7 +113,7 @@ def _kill_rerun_and_compare(tmp_path: Path, flow_text: str, files: int = 96) -> 
     the output files, the provenance event counts and the repositories must agree."""
     reference = _crash_workdir(tmp_path / "reference", flow_text, files)
     started = time.monotonic()
-    assert _flowcore_run(reference).wait(timeout=120) == 0
+    assert start_flowcore_run(reference).wait(timeout=120) == 0
     duration = time.monotonic() - started
     crashed = _crash_workdir(tmp_path / "crashed", flow_text, files)
     # kill early and often: start-up, recovery, tasks, commits
@@ -190,7 +179,7 @@ def test_kill_9_while_merging_batches_loses_and_duplicates_nothing(tmp_path: Pat
     undisturbed.mkdir()
     (undisturbed / "flow.py").write_text(BATCH_CRASH_FLOW)
     started = time.monotonic()
-    assert _flowcore_run(undisturbed).wait(timeout=300) == 0
+    assert start_flowcore_run(undisturbed).wait(timeout=300) == 0
     duration = time.monotonic() - started
     workdir = tmp_path / "crashed"
     workdir.mkdir()
