@@ -71,15 +71,23 @@ class Prioritizer(enum.Enum):
     PRIORITY_ATTRIBUTE = "PriorityAttributePrioritizer"
 
 
-def _prioritizer(value: Prioritizer | str) -> Prioritizer:
-    if isinstance(value, Prioritizer):
-        return value
-    for member in Prioritizer:
-        if value in (member.value, member.name, member.name.lower()):
-            return member
-    known = ", ".join(m.value for m in Prioritizer)
-    msg = f"unknown prioritizer {value!r}; use one of {known}"
-    raise FlowDefinitionError(msg)
+def _enum_member(kind: type[enum.Enum], what: str) -> Any:
+    """A converter to a member of *kind* from the member, its value or its name (any case)."""
+
+    def convert(value: enum.Enum | str) -> enum.Enum:
+        if isinstance(value, kind):
+            return value
+        for member in kind:
+            if str(value).upper() in (str(member.value).upper(), member.name):
+                return member
+        known = ", ".join(m.value for m in kind)
+        msg = f"unknown {what} {value!r}; use one of {known}"
+        raise FlowDefinitionError(msg)
+
+    return convert
+
+
+_prioritizer = _enum_member(Prioritizer, "prioritizer")
 
 
 def _prioritizers(values: Iterable[Prioritizer | str]) -> tuple[Prioritizer, ...]:
@@ -140,22 +148,6 @@ class LoadBalanceStrategy(enum.Enum):
     SINGLE_NODE = "SINGLE_NODE"
 
 
-def _enum_member(kind: type[enum.Enum]) -> Any:
-    """An attrs converter to a member of *kind* from the member or its NiFi name."""
-
-    def convert(value: enum.Enum | str) -> enum.Enum:
-        if isinstance(value, kind):
-            return value
-        for member in kind:
-            if str(value).upper() in (member.value, member.name):
-                return member
-        known = ", ".join(m.value for m in kind)
-        msg = f"unknown {kind.__name__} {value!r}; use one of {known}"
-        raise FlowDefinitionError(msg)
-
-    return convert
-
-
 def _names(values: str | Iterable[str | Relationship]) -> tuple[str, ...]:
     if isinstance(values, str | Relationship):
         return (str(values),)
@@ -181,7 +173,8 @@ class RetrySettings:
     relationships: tuple[str, ...] = attrs.field(converter=_names)
     count: int = DEFAULT_RETRY_COUNT
     backoff_mechanism: BackoffMechanism = attrs.field(
-        default=BackoffMechanism.PENALIZE_FLOWFILE, converter=_enum_member(BackoffMechanism)
+        default=BackoffMechanism.PENALIZE_FLOWFILE,
+        converter=_enum_member(BackoffMechanism, "backoff mechanism"),
     )
     max_backoff_period: str = attrs.field(
         default=DEFAULT_MAX_BACKOFF_PERIOD, converter=_period_text
@@ -228,7 +221,8 @@ class Component:
     concurrent_tasks: int = 1
     run_schedule: str = attrs.field(default=DEFAULT_RUN_SCHEDULE, converter=_period_text)
     scheduling_strategy: SchedulingStrategy = attrs.field(
-        default=SchedulingStrategy.TIMER_DRIVEN, converter=_enum_member(SchedulingStrategy)
+        default=SchedulingStrategy.TIMER_DRIVEN,
+        converter=_enum_member(SchedulingStrategy, "scheduling strategy"),
     )
     penalty_duration: str | None = attrs.field(
         default=None, converter=attrs.converters.optional(_period_text)
@@ -289,7 +283,7 @@ class Connection:
     name: str = ""
     load_balance_strategy: LoadBalanceStrategy = attrs.field(
         default=LoadBalanceStrategy.DO_NOT_LOAD_BALANCE,
-        converter=_enum_member(LoadBalanceStrategy),
+        converter=_enum_member(LoadBalanceStrategy, "load balance strategy"),
     )
     partitioning_attribute: str = ""
 
