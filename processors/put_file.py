@@ -211,8 +211,7 @@ class PutFile(Processor):
             return context.get_property(descriptor).evaluate_attribute_expressions(flowfile).value
 
         def write(out: BinaryIO) -> None:
-            with session.read(flowfile) as stream:
-                shutil.copyfileobj(stream, out, 1 << 20)  # type: ignore[misc]
+            session.export_to(flowfile, out)  # copied by the kernel where it can
 
         return _Order(
             directory=value(self.DIRECTORY),

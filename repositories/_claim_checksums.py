@@ -105,9 +105,16 @@ class BlockSummer:
             self._crc = crc32c(view[start:])
             self._filled = size - start
 
+    def _all_crcs(self) -> list[int]:
+        return [*self._crcs, self._crc] if self._filled else self._crcs
+
+    def checksums(self) -> ClaimChecksums:
+        """What :func:`read_footer` will read back from the footer (the writer's own copy)."""
+        return ClaimChecksums(self._length, BLOCK_SIZE, tuple(self._all_crcs()))
+
     def footer(self) -> bytes:
         """The footer to append after the data: the checksum array and the trailer."""
-        crcs = [*self._crcs, self._crc] if self._filled else self._crcs
+        crcs = self._all_crcs()
         packed = struct.pack(f"<{len(crcs)}I", *crcs)
         fields = _FIELDS.pack(self._length, BLOCK_SIZE, VERSION)
         return packed + _TRAILER.pack(

@@ -11,9 +11,12 @@ small FlowFiles packed into one block cost one verification between them.
 
 from __future__ import annotations
 
+import errno
+import io
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 from crc32c import crc32c
 
@@ -25,6 +28,12 @@ __all__ = ["READ_CHUNK", "BlockVerifier", "RangeReader", "VerifiedBlocks", "dama
 
 READ_CHUNK = 64 * 1024  # read buffer of a claim range stream
 _MAX_PREAD = 1 << 30  # pread returns at most about 2 GiB per call on Linux
+_COPY_CHUNK = 1 << 20  # read-and-write copying where the kernel cannot copy
+#: copy_file_range's answers meaning "not between these two files": copy by hand instead
+_NO_KERNEL_COPY = frozenset(
+    {errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EBADF}
+)
+_VERIFY_WINDOW = 1 << 20  # bytes read at a time to verify a range before a kernel copy
 _REMEMBERED_BLOCKS = 16_384  # verified blocks remembered per repository (1 GiB of content)
 
 #: What identifies one version of a claim file: (claim, inode, size, mtime_ns).
@@ -61,6 +70,14 @@ class VerifiedBlocks:
         if len(self._blocks) >= _REMEMBERED_BLOCKS:
             self._blocks = set()
         self._blocks.add(key)
+
+    def add_file(self, identity: FileIdentity, blocks: int) -> None:
+        """Remember every block of one file version (one larger than the bound is not kept)."""
+        if blocks > _REMEMBERED_BLOCKS:
+            return
+        if len(self._blocks) + blocks > _REMEMBERED_BLOCKS:
+            self._blocks = set()
+        self._blocks.update((identity, block) for block in range(blocks))
 
     def forget(self, claim: ResourceClaim) -> None:
         """Drop what is known of *claim* (its file was archived, removed or changed)."""
@@ -133,6 +150,22 @@ class BlockVerifier:
         if start == position and end - start == count:
             return data
         return bytes(view[position - start : position - start + count])
+
+    def verify(self, fd: int, count: int, position: int) -> None:
+        """Check every block *count* bytes at *position* touch, reading only unverified ones.
+
+        Raises:
+            ContentCorruptionError: as :meth:`pread`.
+        """
+        size = self._sums.block_size
+        end = position + count
+        position -= position % size  # whole blocks, a bounded window at a time
+        while position < end:
+            window = min(_VERIFY_WINDOW, end - position)
+            first, last = position // size, (position + window - 1) // size
+            if any((self._identity, b) not in self._verified for b in range(first, last + 1)):
+                self.pread(fd, window, position)
+            position += window
 
 
 def _pread(fd: int, count: int, position: int) -> bytes:
@@ -223,6 +256,40 @@ class RangeReader:
                 return self.read(end - self._start + 1)
             if 0 <= size <= available or not self._fill():
                 return self.read(size if size >= 0 else available)
+
+    def copy_to(self, out: BinaryIO) -> int:
+        """Copy the rest of the range into the open file *out*; returns the bytes copied.
+
+        The blocks are verified first (only those not verified before are read), then the
+        kernel copies the bytes file to file (``copy_file_range``), so they never pass through
+        Python: exporting a large FlowFile costs one copy, not a read and a write. Where the
+        kernel cannot (another file system on an old kernel, a pipe), it is read and written.
+        """
+        copied = 0
+        if self._start < len(self._buffer):
+            copied = out.write(self._buffer[self._start :]) or 0
+        self._buffer, self._start = b"", 0
+        count = self._unbuffered
+        if self._verifier is not None and count > 0:
+            self._verifier.verify(self._fd, count, self._next)
+        try:
+            out.flush()
+            target = out.fileno()
+            while self._unbuffered > 0:
+                moved = os.copy_file_range(self._fd, target, self._unbuffered, self._next)
+                if moved == 0:
+                    break  # the file ends early: the rest is read below, which reports it
+                self._next += moved
+                self._unbuffered -= moved
+                copied += moved
+        except (OSError, io.UnsupportedOperation, AttributeError) as error:
+            if self._unbuffered != count or (
+                isinstance(error, OSError) and error.errno not in _NO_KERNEL_COPY
+            ):
+                raise
+        while chunk := self.read(_COPY_CHUNK):
+            copied += out.write(chunk) or len(chunk)
+        return copied
 
     def readable(self) -> bool:
         return True

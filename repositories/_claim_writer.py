@@ -113,7 +113,12 @@ class FileWriter:
             file.flush()
             if self._repo.always_sync:
                 os.fsync(file.fileno())
+            info = os.fstat(file.fileno())
             file.close()
+            self._repo._writable.pop(claim, None)
+            # The checksums were computed from the very bytes written: a reader in this
+            # repository instance need not read them back to check them (as after a first read).
+            self._repo._sealed((claim, info.st_ino, info.st_size, info.st_mtime_ns), summer)
         self._repo._writable.pop(claim, None)
 
     def close(self) -> None:

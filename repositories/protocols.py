@@ -79,6 +79,14 @@ class ContentRepository(Protocol):
         """Return the claim's bytes (for small content; prefer :meth:`open` for large)."""
         ...
 
+    def export(self, claim: Content, out: BinaryIO) -> int:
+        """Copy the claim's bytes into the open file *out*; return how many were copied.
+
+        Raises:
+            ContentNotFoundError, ContentCorruptionError: as :meth:`open`.
+        """
+        ...
+
     def size_of(self, resource_claim: ResourceClaim) -> int | None:
         """The bytes in a resource claim, None when it is gone."""
         ...

@@ -78,6 +78,9 @@ class TaskContent:
     def read(self, claim: Content) -> bytes:
         return self.repository.read(claim)
 
+    def export(self, claim: Content, out: Any) -> int:
+        return self.repository.export(claim, out)
+
     def exists(self, resource_claim: ResourceClaim) -> bool:
         return self.repository.exists(resource_claim)
 

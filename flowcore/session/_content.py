@@ -15,7 +15,6 @@ from __future__ import annotations
 import io
 import itertools
 import os
-import shutil
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -541,11 +540,27 @@ class SessionContent:
         return record.become(record.current.with_content(claim))
 
     def export_to(
-        self, flowfile: FlowFile, path: str | os.PathLike[str], *, append: bool = False
-    ) -> None:
-        """Write the FlowFile's content to a file (appending when *append*)."""
-        with self.read(flowfile) as stream, open(path, "ab" if append else "wb") as target:
-            shutil.copyfileobj(stream, target, READ_CHUNK)  # type: ignore[misc]
+        self,
+        flowfile: FlowFile,
+        target: str | os.PathLike[str] | BinaryIO,
+        *,
+        append: bool = False,
+    ) -> int:
+        """Write the FlowFile's content to a file (NiFi's ``exportTo``); returns the bytes.
+
+        *target* is a path (replaced, or appended to when *append*) or a binary file open for
+        writing. The repository copies verified claim ranges in the kernel, so a sink writing
+        large contents out (PutFile) never reads them into Python.
+        """
+        if isinstance(target, str | os.PathLike):
+            with open(target, "ab" if append else "wb") as out:
+                return self.export_to(flowfile, out)
+        record = self._resolve(flowfile, reading=True)
+        current = record.current
+        if current.content is None:
+            return 0
+        with self._watching([current]):
+            return self._host.content.export(current.content, target)
 
 
 @attrs.frozen(eq=False)

@@ -30,9 +30,9 @@ def test_small_ranges_in_one_block_verify_it_once(
     calls = []
     real = claim_reader.crc32c
     monkeypatch.setattr(claim_reader, "crc32c", lambda data: calls.append(len(data)) or real(data))
-    repo = FileContentRepository(tmp_path)
     contents = [os.urandom(100) for _ in range(300)]  # 30,000 bytes: all in block 0
-    claims = _written(repo, contents)
+    claims = _written(FileContentRepository(tmp_path), contents)
+    repo = FileContentRepository(tmp_path)  # another process's: it must check what it reads
     assert [repo.read(c) for c in claims] == contents
     assert calls == [30_000]
 
@@ -44,9 +44,10 @@ def test_sequential_reading_verifies_each_block_once(
     calls = []
     real = claim_reader.crc32c
     monkeypatch.setattr(claim_reader, "crc32c", lambda data: calls.append(len(data)) or real(data))
-    repo = FileContentRepository(tmp_path, max_appendable_size=1 << 30)
     data = os.urandom(300_000)
-    (claim,) = _written(repo, [b"head" * 10, data])[1:]
+    writing = FileContentRepository(tmp_path, max_appendable_size=1 << 30)
+    (claim,) = _written(writing, [b"head" * 10, data])[1:]
+    repo = FileContentRepository(tmp_path)  # another process's: it must check what it reads
     with repo.open(claim) as stream:
         pieces = []
         while piece := stream.read(7_777):
@@ -79,3 +80,82 @@ def test_verified_blocks_stay_bounded() -> None:
         blocks.add((identity, block))  # type: ignore[arg-type]
     assert (identity, 0) not in blocks
     assert (identity, claim_reader._REMEMBERED_BLOCKS) in blocks
+
+
+def test_the_writing_instance_trusts_the_checksums_it_computed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bytes a repository's writer sealed are not read back to be checked in that instance."""
+    calls = []
+    real = claim_reader.crc32c
+    monkeypatch.setattr(claim_reader, "crc32c", lambda data: calls.append(len(data)) or real(data))
+    repo = FileContentRepository(tmp_path)
+    data = os.urandom(200_000)
+    (claim,) = _written(repo, [data])
+    assert repo.read(claim) == data
+    assert calls == []
+
+
+def test_a_change_after_sealing_is_caught_by_the_writing_instance(tmp_path: Path) -> None:
+    """What the writer knew covers only the version it wrote: a later change is checked."""
+    repo = FileContentRepository(tmp_path)
+    (claim,) = _written(repo, [b"a" * 5000])
+    path = repo.path_of(claim.resource_claim)
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.pwrite(fd, b"b", 100)
+    finally:
+        os.close(fd)
+    os.utime(path, ns=(1, 1))
+    with pytest.raises(ContentCorruptionError, match="block 0"):
+        repo.read(claim)
+
+
+@pytest.mark.parametrize("size", [0, 1, 65_535, 65_536, 300_001])
+@pytest.mark.parametrize("fresh_reader", [False, True])
+def test_export_copies_exactly_the_range(tmp_path: Path, size: int, fresh_reader: bool) -> None:
+    """export writes the claim's bytes after what the file already holds, verified or not."""
+    data = os.urandom(size)
+    writing = FileContentRepository(tmp_path, max_appendable_size=1 << 30)
+    claim = _written(writing, [b"before", data, b"after"])[1]
+    repo = FileContentRepository(tmp_path) if fresh_reader else writing
+    out = tmp_path / "out.bin"
+    with out.open("wb") as target:
+        target.write(b">")
+        copied = 0 if claim is None else repo.export(claim, target)
+        target.write(b"<")
+    assert copied == size
+    assert out.read_bytes() == b">" + data + b"<"
+
+
+def test_export_refuses_a_damaged_block_before_copying_it(tmp_path: Path) -> None:
+    """A flipped byte stops the export with the damage named; nothing of the range is copied."""
+    (claim,) = _written(FileContentRepository(tmp_path), [os.urandom(200_000)])
+    path = FileContentRepository(tmp_path).path_of(claim.resource_claim)
+    with path.open("r+b") as damaged:
+        damaged.seek(150_000)
+        byte = damaged.read(1)
+        damaged.seek(150_000)
+        damaged.write(bytes([byte[0] ^ 1]))
+    out = tmp_path / "out.bin"
+    with out.open("wb") as target, pytest.raises(ContentCorruptionError, match="block 2"):
+        FileContentRepository(tmp_path).export(claim, target)
+    assert out.read_bytes() == b""
+
+
+def test_export_falls_back_to_reading_when_the_kernel_cannot_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where copy_file_range is refused (another file system on an old kernel), bytes are read."""
+    import errno
+
+    def refuse(*_: object) -> int:
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    monkeypatch.setattr(claim_reader.os, "copy_file_range", refuse)
+    data = os.urandom(150_000)
+    (claim,) = _written(FileContentRepository(tmp_path), [data])
+    out = tmp_path / "out.bin"
+    with out.open("wb") as target:
+        assert FileContentRepository(tmp_path).export(claim, target) == len(data)
+    assert out.read_bytes() == data
