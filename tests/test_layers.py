@@ -157,12 +157,17 @@ def _target(name: str) -> str | None:
 
 
 def _graph() -> nx.DiGraph:
+    """Who imports whom. ``from package import module`` runs the package's ``__init__`` too
+    (``from processors import _codecs`` loads every processor the package imports), so the
+    package counts as imported, as ``../shared/tools/import_cycles.py`` counts it."""
     graph = nx.DiGraph()
     for module in MODULES:
         graph.add_node(module)
-        for _, name in _imports(module):
-            target = _target(name)
-            if target is not None and target != module:
+        for node, name in _imports(module):
+            loaded = {_target(name)}
+            if isinstance(node, ast.ImportFrom):
+                loaded.add(_target(name.rsplit(".", 1)[0]))
+            for target in loaded - {None, module}:
                 graph.add_edge(module, target)
     return graph
 
