@@ -574,14 +574,17 @@ class Processor:
     ) -> tuple[str, FlowFileBatch] | Sequence[BatchRoute] | None:
         """Process a whole FlowFile batch at once (:mod:`flowcore.flowfile_batch`), if it can.
 
-        The batch form of a processor that changes attributes and routes: it must do to each
-        FlowFile exactly what :meth:`on_trigger` would, working on columns instead of one
-        FlowFile at a time (:meth:`FlowFileBatch.with_columns`,
-        :func:`flowcore.expression.evaluate_column`, :meth:`FlowFileBatch.where`). Return
+        The batch form of a processor that changes attributes, routes or rewrites content: it
+        must do to each FlowFile exactly what :meth:`on_trigger` would, working on columns
+        instead of one FlowFile at a time (:meth:`FlowFileBatch.with_columns`,
+        :func:`flowcore.expression.evaluate_column`, :meth:`FlowFileBatch.where`), new contents
+        written as one through the context (``context.write_contents``, a
+        :class:`WrittenBatch`). Return
         ``(relationship, batch)`` when every FlowFile goes to one relationship, or one
         :class:`BatchRoute` per part, which together hold every FlowFile exactly once. The
-        engine records the provenance as runs (ATTRIBUTES_MODIFIED where attributes changed,
-        or the ROUTE events a route reports) and passes the parts on whole.
+        engine records the provenance as runs (CONTENT_MODIFIED where contents changed,
+        ATTRIBUTES_MODIFIED where only attributes did, or the events a route reports) and
+        passes the parts on whole.
 
         Return None (the default) when this configuration cannot, and raise when a FlowFile
         fails: the engine then gives the FlowFiles to :meth:`on_trigger` one by one, as

@@ -46,6 +46,7 @@ from processors._text import (
     iter_lines,
     line_body,
     line_capacity,
+    split_lines,
 )
 
 __all__ = ["ReplaceText"]
@@ -618,10 +619,27 @@ def _copy(source: BinaryIO, out: Any, head: bytes, tail: bytes) -> None:
 
 
 def _lines_replaced(data: bytes, plan: _Plan, capacity: int, replace: LineReplacer) -> bytes:
-    """*data* rewritten line by line, as :func:`_rewrite_lines` streams it (a batch form's)."""
-    lines = iter_lines(io.BytesIO(data), plan.charset, capacity)
-    encoder = codecs.getincrementalencoder(plan.charset)("replace")
-    return encoder.encode("".join(_selected(lines, plan.line_mode, replace)), final=True)
+    """*data* rewritten line by line, as :func:`_rewrite_lines` streams it (a batch form's).
+
+    Content shorter than the line reader's chunk is one chunk to it: decoded whole and split
+    whole here, the lines and their length check the same, without a stream per FlowFile.
+    """
+    if len(data) >= _ONE_CHUNK:
+        lines: Iterable[str] = iter_lines(io.BytesIO(data), plan.charset, capacity)
+        encoder = codecs.getincrementalencoder(plan.charset)("replace")
+        return encoder.encode("".join(_selected(lines, plan.line_mode, replace)), final=True)
+    split = split_lines(decode(data, plan.charset))
+    if split and max(map(len, split)) > capacity:
+        list(iter_lines(io.BytesIO(data), plan.charset, capacity))  # raises, saying which line
+    if plan.line_mode.lower() in _EVERY_LINE:
+        return encode("".join(map(replace, split)), plan.charset)
+    return encode("".join(_selected(split, plan.line_mode, replace)), plan.charset)
+
+
+#: Line-by-Line Evaluation Modes that replace every line.
+_EVERY_LINE = frozenset({ALL.lower(), LINE_BY_LINE.lower()})
+#: Bytes the line reader decodes at once (``iter_lines``' chunk).
+_ONE_CHUNK = 1 << 16
 
 
 def _rewrite_lines(

@@ -40,6 +40,9 @@ if TYPE_CHECKING:
 
 __all__ = ["BatchContext", "BatchEffects", "SentRows"]
 
+#: Bytes of small contents gathered before one write to the claim writer.
+_WRITE_CHUNK = 1 << 20
+
 
 @attrs.frozen(eq=False)
 class SentRows:
@@ -216,20 +219,33 @@ class BatchContext(ProcessContext):
         sizes = np.zeros(batch.count, dtype=np.int64)
         parts: list[FlowFileBatch] = []
         stream, start, written = None, 0, 0
+        pending: list[bytes | bytearray | memoryview] = []  # small contents, written together
+        held = in_part = 0
         try:
             for data in contents:
                 if written == batch.count:
                     msg = f"more than {batch.count} contents for the {batch.count} FlowFiles"
                     raise ValueError(msg)
                 if stream is None:
-                    stream, start = writer.open_stream(), written
-                if data:
-                    stream.write(data)
-                sizes[written] = len(data)
+                    stream, start, in_part = writer.open_stream(), written, 0
+                size = len(data)
+                if size:
+                    pending.append(data)
+                    held += size
+                    in_part += size
+                    if held >= _WRITE_CHUNK:
+                        stream.write(b"".join(pending))
+                        pending, held = [], 0
+                sizes[written] = size
                 written += 1
-                if stream.bytes_written >= limit:
+                if in_part >= limit:
+                    if pending:
+                        stream.write(b"".join(pending))
+                        pending, held = [], 0
                     parts.append(self._part(batch, start, written, sizes, stream.close()))
                     stream = None
+            if stream is not None and pending:
+                stream.write(b"".join(pending))
         except BaseException:  # the claim file is sealed all the same; nothing references it
             if stream is not None:
                 stream.close()
