@@ -396,6 +396,9 @@ _BATCH_CONFIGS = [
     {"replacement_strategy": "Always Replace", "replacement_value": "${k}", **ENTIRE},
     {"replacement_strategy": "Always Replace", "replacement_value": ""},
     {"search_value": ".*", "replacement_value": "x"},
+    {"search_value": "é", "replacement_value": "e", "character_set": "ISO-8859-1"},
+    {"replacement_strategy": "Append", "replacement_value": "é", "character_set": "UTF-16LE"},
+    {"search_value": "a", "replacement_value": "ü", "character_set": "US-ASCII", **ENTIRE},
     {"search_value": "b", "replacement_value": "B", "line_by_line_evaluation_mode": "First-Line"},
     {"search_value": "b", "replacement_value": "B", "line_by_line_evaluation_mode": "Last-Line"},
     {
