@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
+import numpy as np
 
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.parameters import (
@@ -58,6 +59,7 @@ __all__ = [
     "ProcessContext",
     "Processor",
     "ProcessorKind",
+    "WrittenBatch",
 ]
 
 
@@ -72,12 +74,68 @@ class BatchRoute:
         batch: those FlowFiles, attributes changed as the processor changes them.
         reported: whether the processor reports a ROUTE event for each (as
             ``session.provenance.route`` does), which stands for ATTRIBUTES_MODIFIED.
+        content_modified: whether the processor reports a CONTENT_MODIFIED event for each
+            (as ``session.provenance.modify_content`` does: ReplaceText for a FlowFile it
+            leaves as it was), which also stands for ATTRIBUTES_MODIFIED. A FlowFile whose
+            content the batch form changed (:class:`WrittenBatch`) gets its CONTENT_MODIFIED
+            from the engine either way, as from a session.
     """
 
     relationship: str
     rows: Any
     batch: FlowFileBatch
     reported: bool = False
+    content_modified: bool = False
+
+
+@attrs.frozen
+class WrittenBatch:
+    """A batch's FlowFiles with the new contents a batch form wrote for them.
+
+    ``BatchContext.write_contents`` writes the bytes into content claims as a session writes
+    them, one claim per part: the parts are consecutive cuts of the batch given, in order, each
+    holding its FlowFiles' contents back to back in one claim of at most about the content
+    repository's maximum appendable size (a small batch is one part). Route them with
+    :meth:`routes`; the engine records a CONTENT_MODIFIED event for each FlowFile whose content
+    changed, as a session's commit does.
+
+    Attributes:
+        parts: the FlowFiles with their new contents, attributes as given.
+    """
+
+    parts: tuple[FlowFileBatch, ...]
+
+    @property
+    def count(self) -> int:
+        """How many FlowFiles."""
+        return sum(part.count for part in self.parts)
+
+    def routes(
+        self, relationship: str, rows: Any = None, *, content_modified: bool = False
+    ) -> list[BatchRoute]:
+        """One :class:`BatchRoute` per part, all to *relationship*.
+
+        Args:
+            relationship: where they go.
+            rows: the rows of the batch form's input that the FlowFiles written stand at, in
+                order (the rows given to ``batch.take`` before writing); None when the batch
+                written is the input itself.
+            content_modified: as :attr:`BatchRoute.content_modified`.
+        """
+        picked = np.arange(self.count) if rows is None else np.asarray(rows, dtype=np.int64)
+        if len(picked) != self.count:
+            msg = f"{len(picked)} rows for the {self.count} FlowFiles written"
+            raise ValueError(msg)
+        routes, start = [], 0
+        for part in self.parts:
+            stop = start + part.count
+            routes.append(
+                BatchRoute(
+                    relationship, picked[start:stop], part, content_modified=content_modified
+                )
+            )
+            start = stop
+        return routes
 
 
 class ProcessorKind(enum.Enum):
@@ -516,14 +574,17 @@ class Processor:
     ) -> tuple[str, FlowFileBatch] | Sequence[BatchRoute] | None:
         """Process a whole FlowFile batch at once (:mod:`flowcore.flowfile_batch`), if it can.
 
-        The batch form of a processor that changes attributes and routes: it must do to each
-        FlowFile exactly what :meth:`on_trigger` would, working on columns instead of one
-        FlowFile at a time (:meth:`FlowFileBatch.with_columns`,
-        :func:`flowcore.expression.evaluate_column`, :meth:`FlowFileBatch.where`). Return
+        The batch form of a processor that changes attributes, routes or rewrites content: it
+        must do to each FlowFile exactly what :meth:`on_trigger` would, working on columns
+        instead of one FlowFile at a time (:meth:`FlowFileBatch.with_columns`,
+        :func:`flowcore.expression.evaluate_column`, :meth:`FlowFileBatch.where`), new contents
+        written as one through the context (``context.write_contents``, a
+        :class:`WrittenBatch`). Return
         ``(relationship, batch)`` when every FlowFile goes to one relationship, or one
         :class:`BatchRoute` per part, which together hold every FlowFile exactly once. The
-        engine records the provenance as runs (ATTRIBUTES_MODIFIED where attributes changed,
-        or the ROUTE events a route reports) and passes the parts on whole.
+        engine records the provenance as runs (CONTENT_MODIFIED where contents changed,
+        ATTRIBUTES_MODIFIED where only attributes did, or the events a route reports) and
+        passes the parts on whole.
 
         Return None (the default) when this configuration cannot, and raise when a FlowFile
         fails: the engine then gives the FlowFiles to :meth:`on_trigger` one by one, as

@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import codecs
+import io
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, BinaryIO, ClassVar
 
 import attrs
+import numpy as np
 import regex
 
 from flowcore.errors import ExpressionEvaluationError, ProcessException, RegexTimeoutError
 from flowcore.expression import compile_expression
+from flowcore.expression._columns import evaluate_column
 from flowcore.expression._evaluate import EvaluationContext
 from flowcore.flowfile import FlowFile
+from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.patterns import JAVA_LINES, FlowPattern, compile_pattern
 from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor
+from flowcore.processor import BatchRoute, Processor
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
@@ -42,6 +46,7 @@ from processors._text import (
     iter_lines,
     line_body,
     line_capacity,
+    split_lines,
 )
 
 __all__ = ["ReplaceText"]
@@ -368,6 +373,144 @@ class ReplaceText(Processor):
             return _apply(session, flowfile, plan, lambda t: substitute_variables(t, attributes))
         return self._regex_replace(context, session, flowfile, plan, ctx)
 
+    def transform_batch(
+        self, context: ProcessContext, batch: FlowFileBatch
+    ) -> list[BatchRoute] | None:
+        """Replace in a whole batch: each FlowFile's new bytes written as one, no FlowFiles.
+
+        Each content is replaced exactly as :meth:`on_trigger` replaces it (the same line
+        reader, selection and encoder over its bytes, property values evaluated per FlowFile as
+        columns) and written with ``context.write_contents``; a FlowFile left as it was (Regex
+        Replace over the Entire text that matched nothing, or empty content made empty) keeps
+        its content and reports CONTENT_MODIFIED, as one by one. Declined, so one by one runs
+        instead: Substitute Variables, Regex Replace whose Search or Replacement Value holds
+        Expression Language, and any batch in which a FlowFile would go to ``failure`` (too
+        large, a line too long, an expression or regex that fails), which one by one reports
+        with its warning.
+        """
+        if not hasattr(context, "write_contents"):
+            return None
+        plan = self._plan(context)
+        if (
+            plan.entire_text
+            and plan.buffers_all
+            and int(batch.sizes.max(initial=0)) > plan.max_buffer
+        ):
+            return None
+        replace = self._batch_replacer(context, batch, plan)
+        if replace is None:
+            return None
+        contents = context.contents(batch)  # type: ignore[attr-defined]  # a BatchContext
+        new = [replace(row, b"".join(pieces)) for row, pieces in enumerate(contents)]
+        kept = np.fromiter(
+            (
+                v is None or (not v and not size)
+                for v, size in zip(new, batch.sizes.tolist(), strict=True)
+            ),
+            dtype=bool,
+            count=batch.count,
+        )
+        routes = []
+        rows = np.flatnonzero(~kept)
+        if len(rows):
+            part = batch if len(rows) == batch.count else batch.take(rows)
+            written = context.write_contents(part, [new[row] for row in rows.tolist()])  # type: ignore[attr-defined]
+            routes.extend(written.routes(REL_SUCCESS.name, rows))
+        same = np.flatnonzero(kept)
+        if len(same):
+            routes.append(
+                BatchRoute(REL_SUCCESS.name, same, batch.take(same), content_modified=True)
+            )
+        return routes
+
+    def _batch_replacer(
+        self, context: ProcessContext, batch: FlowFileBatch, plan: _Plan
+    ) -> Callable[[int, bytes], bytes | None] | None:
+        """FlowFile *row*'s new content from its old (None: left as it was); None: declined."""
+        executor, charset = plan.executor, plan.charset
+
+        def values(descriptor: PropertyDescriptor) -> list[str]:
+            text = context.get_property(descriptor).value or ""
+            if "{" not in text:
+                return [text] * batch.count
+            column = evaluate_column(compile_expression(text), batch, clock=context.now)
+            return column.values()  # type: ignore[return-value]  # property text: never None
+
+        line_replacer: Callable[[int], LineReplacer]
+        if executor in (PREPEND.value, APPEND.value, SURROUND.value):
+            if executor == SURROUND.value:
+                before, after = values(self.PREPEND_TEXT), values(self.APPEND_TEXT)
+            else:
+                value = values(self.REPLACEMENT_VALUE)
+                empty = [""] * batch.count
+                before, after = (value, empty) if executor == PREPEND.value else (empty, value)
+            if plan.entire_text:
+                return lambda row, data: (
+                    encode(before[row], charset) + data + encode(after[row], charset)
+                )
+
+            def line_replacer(row: int) -> LineReplacer:
+                head, tail = before[row], after[row]
+                return lambda line: head + line_body(line) + tail + _ending(line)
+
+        elif executor == ALWAYS_REPLACE.value:
+            value = values(self.REPLACEMENT_VALUE)
+            if plan.entire_text:
+                return lambda row, _data: encode(value[row], charset)
+
+            def line_replacer(row: int) -> LineReplacer:
+                fixed = value[row]
+                return lambda line: fixed + _ending(line)
+
+        elif executor == LITERAL_REPLACE.value:
+            search, value = values(self.SEARCH_VALUE), values(self.REPLACEMENT_VALUE)
+            if plan.entire_text:
+                return lambda row, data: encode(
+                    decode(data, charset).replace(search[row], value[row]), charset
+                )
+
+            def line_replacer(row: int) -> LineReplacer:
+                old, replacement = search[row], value[row]
+                return lambda line: line.replace(old, replacement)
+
+        elif executor == REGEX_REPLACE.value:
+            substitute = self._batch_regex(context, plan)
+            if substitute is None:
+                return None
+            if plan.entire_text:
+
+                def replaced(_row: int, data: bytes) -> bytes | None:
+                    text, count = substitute(decode(data, charset))
+                    return encode(text, charset) if count else None
+
+                return replaced
+
+            def line_replacer(_row: int) -> LineReplacer:
+                return lambda line: substitute(line)[0]
+
+        else:  # Substitute Variables: each FlowFile's own attributes, left to on_trigger
+            return None
+        capacity = line_capacity(plan.max_buffer)
+        return lambda row, data: _lines_replaced(data, plan, capacity, line_replacer(row))
+
+    def _batch_regex(
+        self, context: ProcessContext, plan: _Plan
+    ) -> Callable[[str], tuple[str, int]] | None:
+        """Regex Replace's substitution when neither value holds Expression Language."""
+        search = decorated_template(context.get_property(self.SEARCH_VALUE).value or "").literal
+        literal = decorated_template(
+            context.get_property(self.REPLACEMENT_VALUE).value or ""
+        ).literal
+        if search is None or literal is None:
+            return None
+        pattern = _compiled(search)
+        parts = parse_replacement(
+            normalize_replacement(escape_literal_back_references(literal, plan.groups)),
+            pattern.groups,
+        )
+        template = regex_template(parts)
+        return lambda text: pattern.subn(template, text)
+
     def _evaluated(
         self, context: ProcessContext, descriptor: PropertyDescriptor, ctx: EvaluationContext
     ) -> str:
@@ -473,6 +616,30 @@ def _copy(source: BinaryIO, out: Any, head: bytes, tail: bytes) -> None:
     while chunk := source.read(1 << 20):
         out.write(chunk)
     out.write(tail)
+
+
+def _lines_replaced(data: bytes, plan: _Plan, capacity: int, replace: LineReplacer) -> bytes:
+    """*data* rewritten line by line, as :func:`_rewrite_lines` streams it (a batch form's).
+
+    Content shorter than the line reader's chunk is one chunk to it: decoded whole and split
+    whole here, the lines and their length check the same, without a stream per FlowFile.
+    """
+    if len(data) >= _ONE_CHUNK:
+        lines: Iterable[str] = iter_lines(io.BytesIO(data), plan.charset, capacity)
+        encoder = codecs.getincrementalencoder(plan.charset)("replace")
+        return encoder.encode("".join(_selected(lines, plan.line_mode, replace)), final=True)
+    split = split_lines(decode(data, plan.charset))
+    if split and max(map(len, split)) > capacity:
+        list(iter_lines(io.BytesIO(data), plan.charset, capacity))  # raises, saying which line
+    if plan.line_mode.lower() in _EVERY_LINE:
+        return encode("".join(map(replace, split)), plan.charset)
+    return encode("".join(_selected(split, plan.line_mode, replace)), plan.charset)
+
+
+#: Line-by-Line Evaluation Modes that replace every line.
+_EVERY_LINE = frozenset({ALL.lower(), LINE_BY_LINE.lower()})
+#: Bytes the line reader decodes at once (``iter_lines``' chunk).
+_ONE_CHUNK = 1 << 16
 
 
 def _rewrite_lines(

@@ -8,6 +8,11 @@ record. A batch goes whole only where a relationship has exactly one destination
 no auto-termination); anywhere else, and whenever a processor declines or fails, its FlowFiles are
 materialized and take the one-by-one path, which gives the same FlowFiles and events.
 
+A batch form changes attributes, and contents only through its context's ``write_contents``
+(:func:`kept_flowfiles` checks both); :func:`route_runs` records what a session's commit would
+for each route: reported ROUTE or CONTENT_MODIFIED events, CONTENT_MODIFIED where a content
+changed (its previous content the one taken, for replay), ATTRIBUTES_MODIFIED elsewhere.
+
 A batch form that stores state (UpdateAttribute's Store State) sets the state its FlowFiles leave
 with ``context.set_state`` as its last step. :func:`drain_batches` stages it and stores it with
 the batch's output, as a session's commit stores its state, only when the batch goes whole and
@@ -40,14 +45,18 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TaskBatchMaker",
+    "attribute_runs",
     "attributes_changed",
     "batch_run",
+    "content_changed",
     "drain_batches",
     "drop_whole",
     "event_of",
+    "kept_flowfiles",
     "read_work_batch",
     "record_attribute_changes",
     "record_effects",
+    "route_runs",
     "route_whole",
     "send_run",
     "unpacks",
@@ -248,6 +257,107 @@ def _same_flowfiles(before: FlowFileBatch, after: FlowFileBatch) -> bool:
     )
 
 
+def kept_flowfiles(before: FlowFileBatch, after: FlowFileBatch, context: BatchContext) -> bool:
+    """Whether *after* is *before* with other attributes, and maybe contents *context* wrote.
+
+    A batch form may change attributes, and contents only through
+    :meth:`~flowcore.session.batch_context.BatchContext.write_contents`; anything else (other
+    ids, uuids, dates, a claim it made up) sends the batch one by one.
+    """
+    if _same_flowfiles(before, after):
+        return True
+    return context.wrote(after) and _same_flowfiles(
+        before,
+        attrs.evolve(
+            after,
+            resource_claim=before.resource_claim,
+            offsets=before.offsets,
+            sizes=before.sizes,
+        ),
+    )
+
+
+def content_changed(before: FlowFileBatch, after: FlowFileBatch) -> np.ndarray | bool | None:
+    """Which FlowFiles' contents differ between *before* and *after* (the same FlowFiles).
+
+    As a session compares a FlowFile's content claim with the one it took: another claim,
+    offset or size, where an empty content has no claim. True when all of them differ, None
+    when none does, else a mask.
+    """
+    same_claim = before.resource_claim == after.resource_claim
+    same_ranges = np.array_equal(before.offsets, after.offsets) and np.array_equal(
+        before.sizes, after.sizes
+    )
+    if same_claim and same_ranges:
+        return None
+    held = after.sizes > 0
+    moved = held if not same_claim else held & (before.offsets != after.offsets)
+    mask = moved | (before.sizes != after.sizes)
+    if mask.all():
+        return True
+    return mask if mask.any() else None
+
+
+def route_runs(
+    member: TaskMember, route: BatchRoute, before: FlowFileBatch, now: int, queue_id: str
+) -> list[ProvenanceEventRun]:
+    """The events a session's commit records for a route's FlowFiles, as runs, in its order.
+
+    Reported events first (ROUTE, CONTENT_MODIFIED: ``route.reported``,
+    ``route.content_modified``), then CONTENT_MODIFIED for each FlowFile whose content changed,
+    then ATTRIBUTES_MODIFIED for each other one whose attributes changed, when nothing was
+    reported for it. *before* is the route's FlowFiles as the batch form was given them.
+    """
+    after = route.batch
+    if not before.count:
+        return []
+    runs = []
+    if route.reported:
+        runs.append(
+            batch_run(
+                member,
+                ProvenanceEventType.ROUTE,
+                before,
+                after,
+                now,
+                relationship=route.relationship,
+                source_queue_identifier=queue_id,
+            )
+        )
+    if route.content_modified:
+        runs.append(
+            batch_run(
+                member,
+                ProvenanceEventType.CONTENT_MODIFIED,
+                before,
+                after,
+                now,
+                source_queue_identifier=queue_id,
+            )
+        )
+    changed = content_changed(before, after)
+    if changed is not None:
+        old, new = (
+            (before, after) if changed is True else (before.where(changed), after.where(changed))
+        )
+        runs.append(
+            batch_run(
+                member,
+                ProvenanceEventType.CONTENT_MODIFIED,
+                old,
+                new,
+                now,
+                source_queue_identifier=queue_id,
+            )
+        )
+    if route.reported or route.content_modified or changed is True:
+        return runs
+    if changed is not None:
+        before, after = before.where(~changed), after.where(~changed)
+    runs.extend(attribute_runs(member, before, after, now, queue_id))
+    return runs
+
+
 def _routes_of(result: Any, batch: FlowFileBatch) -> list[BatchRoute] | None:
     """A batch form's result as routes that hold each FlowFile of *batch* once; else None."""
     if result is None:
@@ -320,7 +430,7 @@ def drain_batches(member: TaskMember) -> None:
             routes = None  # retried FlowFiles go back one by one, through a session
         if routes is not None:
             parts = [(r, batch if r.rows is None else batch.take(r.rows)) for r in routes]
-            if not all(_same_flowfiles(before, r.batch) for r, before in parts):
+            if not all(kept_flowfiles(before, r.batch, context) for r, before in parts):
                 parts = None
         if parts is None:
             context.discard()
@@ -334,23 +444,10 @@ def drain_batches(member: TaskMember) -> None:
         member.consumed += batch.count
         # Queue positions as the one-by-one path gives them: in input order across the parts.
         first_index = member.task.take_queue_indices(batch.count)
+        now = now_ms()
         for route, before in parts:
             dropped = not member.plan.routes.get(route.relationship)
-            if route.reported:
-                if before.count:
-                    member.task.events.append(
-                        batch_run(
-                            member,
-                            ProvenanceEventType.ROUTE,
-                            before,
-                            route.batch,
-                            now_ms(),
-                            relationship=route.relationship,
-                            source_queue_identifier=queue_id,
-                        )
-                    )
-            else:
-                record_attribute_changes(member, before, route.batch, queue_id)
+            member.task.events.extend(route_runs(member, route, before, now, queue_id))
             if dropped:
                 drop_whole(member, route.relationship, before, route.batch, queue_id)
                 continue
@@ -433,23 +530,30 @@ def record_attribute_changes(
     member: TaskMember, before: FlowFileBatch, after: FlowFileBatch, queue_id: str
 ) -> None:
     """ATTRIBUTES_MODIFIED for each FlowFile whose attributes changed, as one run."""
+    member.task.events.extend(attribute_runs(member, before, after, now_ms(), queue_id))
+
+
+def attribute_runs(
+    member: TaskMember, before: FlowFileBatch, after: FlowFileBatch, now: int, queue_id: str
+) -> list[ProvenanceEventRun]:
+    """ATTRIBUTES_MODIFIED for each FlowFile whose attributes changed: one run, or none."""
     if not before.count:
-        return
+        return []
     changed = attributes_changed(before, after)
     if changed is None:
-        return
+        return []
     if changed is not True:
         before, after = before.where(changed), after.where(changed)
-    member.task.events.append(
+    return [
         batch_run(
             member,
             ProvenanceEventType.ATTRIBUTES_MODIFIED,
             before,
             after,
-            now_ms(),
+            now,
             source_queue_identifier=queue_id,
         )
-    )
+    ]
 
 
 def attributes_changed(before: FlowFileBatch, after: FlowFileBatch) -> np.ndarray | bool | None:

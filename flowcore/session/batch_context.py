@@ -7,7 +7,9 @@ its context offers the session's external effects, staged exactly as a session s
 (:class:`~flowcore.session._effects.StagedEffects`: hidden temporaries and deferred log lines,
 carried out by the host only once the batch's output is durable), the SEND events a session's
 provenance reporter records, as one run per report, and the batch's content, read in windows of
-its one claim (:class:`~flowcore.session._ranges.RangeReader`).
+its one claim (:class:`~flowcore.session._ranges.RangeReader`). A batch form that changes
+content writes the new bytes through it too (:meth:`BatchContext.write_contents`), into claims
+as a session writes them.
 
 The host (an engine task, or the test harness) makes one per batch form call: when the batch
 goes whole it takes the effects and reports (:meth:`BatchContext.take`) and records them with
@@ -19,7 +21,7 @@ the FlowFiles go one by one, which stage their effects again.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,14 +29,19 @@ import attrs
 import numpy as np
 
 from flowcore.process_context import ProcessContext
+from flowcore.processor import WrittenBatch
 from flowcore.session._effects import StagedEffects
 from flowcore.session._ranges import RangeReader
 
 if TYPE_CHECKING:
+    from flowcore.flowfile import ContentClaim
     from flowcore.flowfile_batch import FlowFileBatch
     from flowcore.session.host import LogLine, Publication, SessionHost
 
 __all__ = ["BatchContext", "BatchEffects", "SentRows"]
+
+#: Bytes of small contents gathered before one write to the claim writer.
+_WRITE_CHUNK = 1 << 20
 
 
 @attrs.frozen(eq=False)
@@ -98,6 +105,9 @@ class BatchContext(ProcessContext):
         self._effects = StagedEffects(host)
         self._reader = RangeReader(host.content)
         self._sends: list[SentRows] = []
+        self._host = host
+        #: the parts write_contents made, by (first id, count): routes may carry them on
+        self._written: dict[tuple[int, int], FlowFileBatch] = {}
 
     # --- external effects, as a session stages them ------------------------------------------
 
@@ -181,6 +191,102 @@ class BatchContext(ProcessContext):
         """
         return self._reader.joined(batch.resource_claim, batch.offsets, batch.sizes, demarcator)
 
+    def write_contents(
+        self, batch: FlowFileBatch, contents: Iterable[bytes | bytearray | memoryview]
+    ) -> WrittenBatch:
+        """Give the FlowFiles of *batch* new contents: ``session.write`` for each, as one.
+
+        The bytes are written into content claims through the host's claim writer, as a
+        session writes them (checksummed, sealed when full), back to back: a new claim part
+        once a part holds the content repository's maximum appendable size, so no claim file
+        holds far more than one by one would put in it. Route the result
+        (:meth:`WrittenBatch.routes`); the engine records each changed FlowFile's
+        CONTENT_MODIFIED event (its previous content the one it had in *batch*, for replay) as
+        one run. If the batch form then declines, the bytes are never referenced and go with
+        the task's other unreferenced claims.
+
+        Args:
+            batch: the FlowFiles, as the batch form was given them or a part of them
+                (``batch.take(rows)``), attributes changed as the processor changes them.
+            contents: each FlowFile's new bytes, in order (an empty one: no content).
+
+        Raises:
+            ValueError: not one content per FlowFile.
+        """
+        content = self._host.content
+        writer = content.writer(self._host.component.id)
+        limit = content.max_appendable_size
+        sizes = np.zeros(batch.count, dtype=np.int64)
+        parts: list[FlowFileBatch] = []
+        stream, start, written = None, 0, 0
+        pending: list[bytes | bytearray | memoryview] = []  # small contents, written together
+        held = in_part = 0
+        try:
+            for data in contents:
+                if written == batch.count:
+                    msg = f"more than {batch.count} contents for the {batch.count} FlowFiles"
+                    raise ValueError(msg)
+                if stream is None:
+                    stream, start, in_part = writer.open_stream(), written, 0
+                size = len(data)
+                if size:
+                    pending.append(data)
+                    held += size
+                    in_part += size
+                    if held >= _WRITE_CHUNK:
+                        stream.write(b"".join(pending))
+                        pending, held = [], 0
+                sizes[written] = size
+                written += 1
+                if in_part >= limit:
+                    if pending:
+                        stream.write(b"".join(pending))
+                        pending, held = [], 0
+                    parts.append(self._part(batch, start, written, sizes, stream.close()))
+                    stream = None
+            if stream is not None and pending:
+                stream.write(b"".join(pending))
+        except BaseException:  # the claim file is sealed all the same; nothing references it
+            if stream is not None:
+                stream.close()
+            raise
+        if stream is not None:
+            parts.append(self._part(batch, start, written, sizes, stream.close()))
+        if written != batch.count:
+            msg = f"{written} contents for the {batch.count} FlowFiles of the batch"
+            raise ValueError(msg)
+        for part in parts:
+            self._written[(int(part.ids[0]), part.count)] = part
+        return WrittenBatch(tuple(parts))
+
+    @staticmethod
+    def _part(
+        batch: FlowFileBatch, start: int, stop: int, sizes: np.ndarray, claim: ContentClaim | None
+    ) -> FlowFileBatch:
+        """FlowFiles ``start .. stop-1`` of *batch*, their contents back to back in *claim*."""
+        own = sizes[start:stop]
+        offsets = np.zeros(len(own), dtype=np.int64)
+        np.cumsum(own[:-1], out=offsets[1:])
+        return attrs.evolve(
+            batch.cut(start, stop),
+            resource_claim=None if claim is None else claim.resource_claim,
+            offsets=offsets + (0 if claim is None else claim.offset),
+            sizes=own,
+        )
+
+    def wrote(self, batch: FlowFileBatch) -> bool:
+        """Whether *batch* holds contents :meth:`write_contents` wrote (a part it returned)."""
+        if not batch.count:
+            return False
+        part = self._written.get((int(batch.ids[0]), batch.count))
+        return (
+            part is not None
+            and part.resource_claim == batch.resource_claim
+            and np.array_equal(part.ids, batch.ids)
+            and np.array_equal(part.offsets, batch.offsets)
+            and np.array_equal(part.sizes, batch.sizes)
+        )
+
     # --- the host's side ----------------------------------------------------------------------
 
     @property
@@ -192,9 +298,11 @@ class BatchContext(ProcessContext):
         """The batch went whole: what it staged and reported, and a clean slate."""
         publications, logs, _ = self._effects.take()  # a batch form stages no disposal
         sends, self._sends = tuple(self._sends), []
+        self._written.clear()
         return BatchEffects(publications, logs, sends)
 
     def discard(self) -> None:
         """The batch goes one by one: its temporaries deleted, its lines and events forgotten."""
         self._effects.discard()
         self._sends = []
+        self._written.clear()

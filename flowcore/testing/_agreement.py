@@ -16,12 +16,23 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from flowcore.errors import ContentNotFoundError
+
 if TYPE_CHECKING:
+    from flowcore.flowfile import Content
     from flowcore.processor import Processor
     from flowcore.provenance_events import ProvenanceEvent
     from flowcore.testing._batches import BatchUse
+    from repositories.memory import MemoryContentRepository
 
-__all__ = ["RunRecord", "SeenFlowFile", "assert_agreement", "disagreements"]
+__all__ = [
+    "GONE",
+    "RunRecord",
+    "SeenFlowFile",
+    "assert_agreement",
+    "disagreements",
+    "event_contents",
+]
 
 #: Differences listed in one failure; the rest are counted.
 _SHOWN_DIFFERENCES = 20
@@ -48,6 +59,9 @@ class RunRecord:
         queued: the FlowFiles left queued, by queue position.
         state: the processor's state.
         counters: the counters' values.
+        event_contents: for each event, the bytes of its content and of its previous content
+            (what a replay reads; None: no claim, :data:`GONE`: no longer stored); empty when
+            not read.
     """
 
     inputs: tuple[str, ...]
@@ -56,6 +70,27 @@ class RunRecord:
     queued: tuple[SeenFlowFile, ...]
     state: Mapping[str, str]
     counters: Mapping[str, int]
+    event_contents: tuple[tuple[bytes | None, bytes | None], ...] = ()
+
+
+#: An event's content that is no longer in the content repository.
+GONE = b"<content no longer stored>"
+
+
+def event_contents(
+    events: Sequence[ProvenanceEvent], content: MemoryContentRepository
+) -> list[tuple[bytes | None, bytes | None]]:
+    """The bytes each event's content claim and previous content claim name, in order."""
+
+    def read(claim: Content | None) -> bytes | None:
+        if claim is None:
+            return None
+        try:
+            return content.read(claim)
+        except ContentNotFoundError:
+            return GONE
+
+    return [(read(e.content_claim), read(e.previous_content_claim)) for e in events]
 
 
 class _Tokens:
@@ -96,8 +131,15 @@ class _Tokens:
         }
 
 
-def _shape(event: ProvenanceEvent, tokens: _Tokens) -> tuple:
-    """An event without what differs between two runs of the same input: times, ids, claims."""
+def _shape(
+    event: ProvenanceEvent,
+    tokens: _Tokens,
+    contents: tuple[bytes | None, bytes | None] = (None, None),
+) -> tuple:
+    """An event without what differs between two runs of the same input: times, ids, claims.
+
+    Its claims compare by the bytes they name (*contents*: content, previous content).
+    """
     return (
         event.event_type.value,
         event.component_id,
@@ -108,6 +150,7 @@ def _shape(event: ProvenanceEvent, tokens: _Tokens) -> tuple:
         tuple(sorted(tokens.attributes(event.updated_attributes).items())),
         event.file_size,
         event.previous_file_size,
+        contents,
         tuple(sorted(tokens.flowfile(u) for u in event.parent_uuids)),
         tuple(sorted(tokens.flowfile(u) for u in event.child_uuids)),
         event.source_queue_identifier is not None,
@@ -116,7 +159,8 @@ def _shape(event: ProvenanceEvent, tokens: _Tokens) -> tuple:
 
 def _told(shape: tuple) -> str:
     """An event shape as a message tells it."""
-    kind, component, flowfile, relationship, details, _, updated, *_, parents, children, _ = shape
+    kind, component, flowfile, relationship, details, _, updated, *_ = shape
+    contents, parents, children = shape[-4:-1]
     told = f"{kind} of {flowfile} by {component}"
     if relationship:
         told += f" -> {relationship}"
@@ -124,6 +168,8 @@ def _told(shape: tuple) -> str:
         told += f" ({details})"
     if updated:
         told += f", updated {dict(updated)!r}"
+    if contents[0] is not None or contents[1] is not None:
+        told += f", content {_value(contents[0])} (was {_value(contents[1])})"
     if parents:
         told += f", {len(parents)} parent(s)"
     if children:
@@ -167,13 +213,21 @@ def _compared(
     return found
 
 
+def _shapes(record: RunRecord, tokens: _Tokens) -> list[tuple]:
+    """The shapes of a run's events, with their contents when the run read them."""
+    if not record.event_contents:
+        return [_shape(e, tokens) for e in record.events]
+    return [_shape(e, tokens, c) for e, c in zip(record.events, record.event_contents, strict=True)]
+
+
 def disagreements(single: RunRecord, batched: RunRecord) -> list[str]:
     """Every way the batch-form run *batched* differs from the one-by-one run *single*.
 
     FlowFiles compare per relationship in transfer order, then the queue by position: content and
     attributes, uuids aside (a uuid-valued attribute compares by the FlowFile it names). Events
     compare as a multiset of shapes (type, component, FlowFile, relationship, details, previous
-    and updated attributes, sizes, parents and children): a batch form records a run of events
+    and updated attributes, sizes, the bytes of the content and previous content they name,
+    parents and children): a batch form records a run of events
     per route where one by one records them FlowFile after FlowFile. State and counters too.
     """
     tokens = (_Tokens(single), _Tokens(batched))
@@ -188,8 +242,8 @@ def disagreements(single: RunRecord, batched: RunRecord) -> list[str]:
             )
         )
     found.extend(_compared("queue", single.queued, batched.queued, tokens))
-    expected = Counter(_shape(e, tokens[0]) for e in single.events)
-    got = Counter(_shape(e, tokens[1]) for e in batched.events)
+    expected = Counter(_shapes(single, tokens[0]))
+    got = Counter(_shapes(batched, tokens[1]))
     for shape, count in sorted((expected - got).items(), key=repr):
         times = f" ({count} times)" if count > 1 else ""
         found.append(f"event {_told(shape)}{times}: recorded one by one, not in the batch form")

@@ -6,7 +6,9 @@ when FlowFiles arrive as :class:`~flowcore.flowfile_batch.FlowFileBatch` values
 
 * a per-FlowFile processor gets them through ``transform_batch``; its routes become transfers,
   with the provenance the engine records for them (ATTRIBUTES_MODIFIED where attributes changed,
-  ROUTE for a reported route), unfolded into per-FlowFile events;
+  CONTENT_MODIFIED where the batch form wrote new contents, ROUTE for a reported route),
+  unfolded into per-FlowFile events, and claimant counts move to new contents as a commit
+  moves them;
 * a binning processor gets them through ``bin_batches``; each ready bin is merged by
   ``merge_batches`` and its originals move on whole; FlowFiles of open bins go back to the queue;
 * a two-phase sink gets them through ``write_batches``, as much at a time as one trigger of
@@ -19,7 +21,8 @@ when FlowFiles arrive as :class:`~flowcore.flowfile_batch.FlowFileBatch` values
   as the engine does, and :class:`BatchUse` says why.
 
 The engine quietly takes the one-by-one path when a batch form returns routes that do not hold
-each FlowFile exactly once, or that change more than attributes; the harness fails with an
+each FlowFile exactly once, or that change more than attributes and contents written through
+the batch form's context; the harness fails with an
 ``AssertionError`` naming the problem instead, since such a form is a bug that a flow would only
 show as lost speed. :mod:`flowcore.testing._agreement` compares a batch-form run with the
 one-by-one run of the same input (``TestRunner.assert_batch_form_agrees``).
@@ -27,15 +30,27 @@ one-by-one run of the same input (``TestRunner.assert_batch_form_agrees``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 import numpy as np
 
 from flowcore.binning import Bin, BinLimits
-from flowcore.engine._batches import attributes_changed, batch_run, send_run
-from flowcore.flowfile import Attributes, ContentClaim, FlowFile, uuid_in_sequence
+from flowcore.engine._batches import (
+    attributes_changed,
+    batch_run,
+    content_changed,
+    route_runs,
+    send_run,
+)
+from flowcore.flowfile import (
+    Attributes,
+    ContentClaim,
+    FlowFile,
+    ResourceClaim,
+    uuid_in_sequence,
+)
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import Column, column_of
 from flowcore.processor import BatchRoute, Processor, ProcessorKind
@@ -139,6 +154,10 @@ class BatchHost(Protocol):
 
     def set_state(self, values: Mapping[str, str]) -> None:
         """Replace the processor's state."""
+        ...
+
+    def remove_unclaimed(self, resource_claims: Iterable[ResourceClaim]) -> None:
+        """Remove those of *resource_claims* nothing claims any more (as a commit does)."""
         ...
 
 
@@ -311,7 +330,7 @@ def _transform(host: BatchHost) -> None:
             _declined(host, "transform_batch returned None", batch.count)
             declined.extend(held)
             continue
-        routes = checked_routes(processor, batch, result)
+        routes = checked_routes(processor, batch, result, context)
         _carry_out(host, context.take())
         _send(host, batch, routes)
         host.batch_use.whole += batch.count
@@ -390,21 +409,10 @@ def _send(
     events: list[ProvenanceEvent] = []
     placed: list[tuple[int, str, FlowFile]] = []
     for route, rows, before in routes:
-        if route.reported:
-            if before.count:
-                events.extend(
-                    batch_run(
-                        host,  # type: ignore[arg-type]  # batch_run reads only its component
-                        ProvenanceEventType.ROUTE,
-                        before,
-                        route.batch,
-                        now,
-                        relationship=route.relationship,
-                        source_queue_identifier=INPUT_QUEUE,
-                    ).events()
-                )
-        else:
-            events.extend(_attribute_events(host, before, route.batch, now))
+        # route_runs reads only the host's component of the member it is given
+        for run in route_runs(host, route, before, now, INPUT_QUEUE):  # type: ignore[arg-type]
+            events.extend(run.events())
+        _move_claimants(host, before, route.batch)
         queued = attrs.evolve(route.batch, queue_date=now, queue_date_indices=first + rows)
         placed.extend(
             zip(rows.tolist(), [route.relationship] * len(rows), queued.flowfiles(), strict=True)
@@ -412,6 +420,25 @@ def _send(
     host.provenance.register(events)
     placed.sort(key=lambda p: p[0])  # queue positions follow the input order, across routes
     host.record_transfers([(r, f) for _, r, f in placed], claimants=False)
+
+
+def _move_claimants(host: BatchHost, before: FlowFileBatch, after: FlowFileBatch) -> None:
+    """Claimant counts for FlowFiles given new contents: the new claim's up, the old one's down.
+
+    As a session's commit settles them; the old claim goes once nothing claims it.
+    """
+    changed = content_changed(before, after)
+    if changed is None:
+        return
+    if changed is not True:
+        before, after = before.where(changed), after.where(changed)
+    content = host.content
+    new, old = after.claim_counts(), before.claim_counts()
+    for resource_claim, count in new.items():
+        content.increment_claimant_count(resource_claim, count)
+    for resource_claim, count in old.items():
+        content.decrement_claimant_count(resource_claim, count)
+    host.remove_unclaimed(old)
 
 
 def _attribute_events(
@@ -528,20 +555,31 @@ _KEPT = (
 )
 
 
+#: The fields a batch form changes by writing contents (``BatchContext.write_contents``).
+_CONTENT = {"resource_claim", "offsets", "sizes"}
+
+
 def _name(batch: FlowFileBatch, row: int) -> str:
     """FlowFile *row* of *batch*, as a message names it."""
     return f"#{row} ({batch.flowfile(row).attributes.get('filename', '')})"
 
 
 def checked_routes(
-    processor: Processor, batch: FlowFileBatch, result: Any
+    processor: Processor,
+    batch: FlowFileBatch,
+    result: Any,
+    context: BatchContext | None = None,
 ) -> list[tuple[BatchRoute, np.ndarray, FlowFileBatch]]:
     """A ``transform_batch`` result as ``(route, rows, the input's FlowFiles at rows)``.
+
+    *context* is the batch form's: contents it wrote (``write_contents``) may replace the
+    input's.
 
     Raises:
         AssertionError: the result is not one the engine takes whole, with every problem named:
             a route to an undeclared relationship, rows and FlowFiles that do not match, a
-            FlowFile in no route or in several, or a change beyond attributes.
+            FlowFile in no route or in several, or a change beyond attributes and contents
+            written through the context.
     """
     if isinstance(result, tuple) and len(result) == 2 and isinstance(result[0], str):
         routes = [BatchRoute(result[0], None, result[1])]
@@ -565,6 +603,11 @@ def checked_routes(
         np.add.at(held, rows, 1)
         before = batch.take(rows)
         changed = _changed_fields(before, route.batch)
+        if changed and set(changed) <= _CONTENT and context is not None:
+            if context.wrote(route.batch):
+                changed = []
+            else:
+                changed.append("(contents change only through context.write_contents)")
         if changed:
             problems.append(f"{where}: changes more than attributes: {', '.join(changed)}")
         checked.append((route, rows, before))

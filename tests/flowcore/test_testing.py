@@ -453,16 +453,22 @@ def test_a_raising_batch_form_declines_and_agrees() -> None:
 def test_the_documented_batch_form_and_harness_example_run(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """docs/writing-processors.md's batch-forms section runs as written: Tag, then its test."""
+    """docs/writing-processors.md's batch-forms section runs as written: Tag, Shout (a batch
+    form writing content, which agrees with its on_trigger), then Tag's test."""
     docs = Path(__file__).resolve().parents[2] / "docs" / "writing-processors.md"
     section = docs.read_text().split("## Batch forms", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
-    assert len(blocks) == 2
+    assert len(blocks) == 3
     example = types.ModuleType("writing_processors_example")  # a module, so Tag pickles
     monkeypatch.setitem(sys.modules, example.__name__, example)
     for block in blocks:
         exec(block, example.__dict__)  # the documentation's own example
     assert example.runner.batch_use.whole == 10
+    shout = TestRunner(example.Shout())
+    for text in ("quiet", "", "still quiet"):
+        shout.enqueue(text)
+    shout.assert_batch_form_agrees()
+    assert [f.content for f in shout.flowfiles_for("success")] == [b"QUIET", b"", b"STILL QUIET"]
 
 
 class _Login(Processor):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import subprocess
 import sys
@@ -11,6 +12,8 @@ import zlib
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from flowcore import Flow, ProvenanceEventType
 from flowcore.driver.controller import run_flow
@@ -19,6 +22,7 @@ from flowcore.testing import TestRunner
 from processors import CompressContent, GetFile, PutFile
 from processors._codecs import CODECS
 from repositories.repository_set import RepositorySet
+from tests.processors._batch_flows import BatchOnly, OneByOne, agree_in_a_flow
 
 TEXT = b"The quick brown fox jumps over the lazy dog.\n" * 200
 
@@ -226,3 +230,112 @@ def test_a_large_file_compresses_and_decompresses_in_bounded_memory(tmp_path: Pa
         peaks.append(json.loads(done.stdout.strip().splitlines()[-1])["max_rss_mib"])
     assert (tmp_path / "out" / "big.bin").stat().st_size == size
     assert max(peaks) < 400, peaks  # MiB: the file is 768
+
+
+class _BatchOnlyCompressContent(BatchOnly, CompressContent):
+    """CompressContent whose FlowFiles must all go through its batch form."""
+
+
+class _OneByOneCompressContent(OneByOne, CompressContent):
+    """CompressContent with its batch form declined."""
+
+
+#: Formats this machine compresses and decompresses (snappy-hadoop only compresses).
+_ROUND_TRIP = sorted(n for n, c in CODECS.items() if c.decompress is not None)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    codec=st.sampled_from(sorted(CODECS)),
+    level=st.sampled_from(["0", "1", "9"]),
+    rename=st.booleans(),
+    contents=st.lists(st.binary(max_size=40), min_size=1, max_size=6),
+)
+def test_compressing_batch_form_agrees_with_one_by_one(
+    codec: str, level: str, rename: bool, contents: list[bytes]
+) -> None:
+    """Compressed as a batch, each FlowFile gets the bytes, mime.type, filename and
+    CONTENT_MODIFIED event on_trigger gives it."""
+    runner = TestRunner(
+        CompressContent(compression_format=codec, compression_level=level, update_filename=rename)
+    )
+    for index, content in enumerate(contents):
+        runner.enqueue(content, {"filename": f"f{index}.txt", "mime.type": "text/plain"})
+    runner.assert_batch_form_agrees()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    codecs=st.lists(st.sampled_from(_ROUND_TRIP), min_size=1, max_size=6),
+    by_mime_type=st.booleans(),
+    contents=st.data(),
+)
+def test_decompressing_batch_form_agrees_with_one_by_one(
+    codecs: list[str], by_mime_type: bool, contents: st.DataObject
+) -> None:
+    """Decompressed as a batch (one format, or each FlowFile's by its mime.type, an unknown
+    type passing untouched), each FlowFile ends as on_trigger leaves it."""
+    if not by_mime_type:
+        codecs = [codecs[0]] * len(codecs)
+    runner = TestRunner(
+        CompressContent(
+            mode="decompress",
+            compression_format="use mime.type attribute" if by_mime_type else codecs[0],
+            update_filename=True,
+        )
+    )
+    for index, name in enumerate(codecs):
+        codec = CODECS[name]
+        packed = _compressed(codec, contents.draw(st.binary(max_size=40)))
+        mime = "text/plain" if by_mime_type and index == 2 else codec.mime_type
+        runner.enqueue(packed, {"filename": f"f{index}{codec.extension}", "mime.type": mime})
+    runner.assert_batch_form_agrees()
+
+
+def _compressed(codec: object, data: bytes) -> bytes:
+    out: list[bytes] = []
+    codec.run_compress(io.BytesIO(data), out.append, 1)  # type: ignore[attr-defined]
+    return b"".join(out)
+
+
+def test_a_batch_with_a_failing_flowfile_goes_one_by_one() -> None:
+    """Content that is not of the format, or no mime.type, fails one by one with its error:
+    the batch declines, and the others still succeed."""
+    runner = TestRunner(CompressContent(mode="decompress", compression_format="gzip"))
+    runner.enqueue(gzip.compress(b"fine"))
+    runner.enqueue(b"not gzip")
+    runner.assert_batch_form_agrees(allow_decline=True)
+    runner.assert_transfer_count("success", 1)
+    runner.assert_transfer_count("failure", 1)
+    runner = TestRunner(CompressContent())
+    runner.enqueue(b"typed", {"mime.type": "application/gzip"})
+    runner.enqueue(b"untyped")
+    runner.assert_batch_form_agrees(allow_decline=True)
+    assert runner.batch_use.whole == 0
+
+
+def test_the_batch_form_in_a_flow_agrees_with_one_by_one(tmp_path: Path) -> None:
+    """GetFile -> SplitText -> CompressContent (gzip) on the direct runner: the batch form
+    records the same events, naming the same bytes before and after, as on_trigger."""
+    lines = [f"10.0.0.{i % 250} GET /p/{i}\n".encode() for i in range(300)]
+    config = {"compression_format": "gzip", "update_filename": True}
+    shapes, transfers = agree_in_a_flow(
+        tmp_path, lines, _BatchOnlyCompressContent(**config), _OneByOneCompressContent(**config)
+    )
+    assert transfers["step"]["success"][0] == 300
+    modified = [s for s in shapes.elements() if s[0] == "CONTENT_MODIFIED"]
+    assert {gzip.decompress(s[8]) for s in modified} == set(lines)
+
+
+@pytest.mark.spark
+def test_the_batch_form_on_spark_agrees_with_one_by_one(tmp_path: Path) -> None:
+    """The same on Spark, compressing with zstd."""
+    lines = [f"{i},x\n".encode() for i in range(50)]
+    config = {"compression_format": "zstd"}
+    agree_in_a_flow(
+        tmp_path,
+        lines,
+        _BatchOnlyCompressContent(**config),
+        _OneByOneCompressContent(**config),
+        runner="spark",
+    )

@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from flowcore import Flow, ProvenanceEventType
 from flowcore.driver.controller import run_flow
@@ -15,6 +17,7 @@ from flowcore.settings import Settings
 from flowcore.testing import TestRunner
 from processors import GetFile, PutFile, ReplaceText
 from repositories.repository_set import RepositorySet
+from tests.processors._batch_flows import BatchOnly, OneByOne, agree_in_a_flow
 
 HELLO = "Hello, World!"
 ENTIRE = {"evaluation_mode": "Entire text"}
@@ -369,3 +372,115 @@ def test_in_a_flow(tmp_path: Path) -> None:
     finally:
         repos.close()
     assert types == [ProvenanceEventType.CONTENT_MODIFIED]
+
+
+class _BatchOnlyReplaceText(BatchOnly, ReplaceText):
+    """ReplaceText whose FlowFiles must all go through its batch form."""
+
+
+class _OneByOneReplaceText(OneByOne, ReplaceText):
+    """ReplaceText with its batch form declined."""
+
+
+#: Configurations the batch form takes whole: every strategy but Substitute Variables, over
+#: the Entire text and Line-by-Line, values with Expression Language where it evaluates them.
+_BATCH_CONFIGS = [
+    {"search_value": r"(\w+)=(\d+)", "replacement_value": "$2:$1"},
+    {"search_value": r"(\w+)=(\d+)", "replacement_value": "<$1>", **ENTIRE},
+    {"search_value": "a", "replacement_value": "", **ENTIRE},
+    {"replacement_strategy": "Literal Replace", "search_value": "=", "replacement_value": "${k}"},
+    {"replacement_strategy": "Literal Replace", "search_value": "${k}", "replacement_value": "#"},
+    {"replacement_strategy": "Prepend", "replacement_value": "${k}|", **ENTIRE},
+    {"replacement_strategy": "Append", "replacement_value": "!"},
+    {"replacement_strategy": "Surround", "text_to_prepend": "[", "text_to_append": "]"},
+    {"replacement_strategy": "Always Replace", "replacement_value": "${k}", **ENTIRE},
+    {"replacement_strategy": "Always Replace", "replacement_value": ""},
+    {"search_value": ".*", "replacement_value": "x"},
+    {"search_value": "é", "replacement_value": "e", "character_set": "ISO-8859-1"},
+    {"replacement_strategy": "Append", "replacement_value": "é", "character_set": "UTF-16LE"},
+    {"search_value": "a", "replacement_value": "ü", "character_set": "US-ASCII", **ENTIRE},
+    {"search_value": "b", "replacement_value": "B", "line_by_line_evaluation_mode": "First-Line"},
+    {"search_value": "b", "replacement_value": "B", "line_by_line_evaluation_mode": "Last-Line"},
+    {
+        "replacement_strategy": "Append",
+        "replacement_value": ";",
+        "line_by_line_evaluation_mode": "Except-First-Line",
+    },
+    {
+        "replacement_strategy": "Prepend",
+        "replacement_value": ">",
+        "line_by_line_evaluation_mode": "Except-Last-Line",
+    },
+]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    config=st.sampled_from(_BATCH_CONFIGS),
+    contents=st.lists(st.text(alphabet="ab=1é\r\n ", max_size=12), min_size=1, max_size=8),
+)
+def test_batch_form_agrees_with_one_by_one(config: dict[str, str], contents: list[str]) -> None:
+    """The batch form gives each FlowFile the content, attributes and events on_trigger gives
+    it (CONTENT_MODIFIED naming the new and the previous content, changed or not)."""
+    runner = TestRunner(ReplaceText(**config))
+    for index, content in enumerate(contents):
+        runner.enqueue(content, {"k": f"k{index % 3}"})
+    runner.assert_batch_form_agrees()
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"replacement_strategy": "Substitute Variables"},
+        {"search_value": "${k}", "replacement_value": "x"},
+        {"search_value": "(a)", "replacement_value": "${'$1':toUpper()}"},
+    ],
+    ids=["substitute-variables", "search-expression", "replacement-expression"],
+)
+def test_batch_form_declines_what_it_cannot_do_exactly(config: dict[str, str]) -> None:
+    """Substitute Variables and Regex Replace with Expression Language go one by one, alike."""
+    runner = TestRunner(ReplaceText(**config))
+    runner.enqueue("a=1", {"k": "a"})
+    runner.assert_batch_form_agrees(allow_decline=True)
+    assert runner.batch_use.whole == 0
+    assert runner.batch_use.declined
+
+
+def test_a_batch_with_a_failing_flowfile_goes_one_by_one() -> None:
+    """A FlowFile past the buffer, or whose line is too long, fails one by one with its warning:
+    the batch declines, and the others still succeed."""
+    runner = TestRunner(ReplaceText(maximum_buffer_size="10 B", **ENTIRE))
+    runner.enqueue("short")
+    runner.enqueue("much longer than ten bytes")
+    runner.assert_batch_form_agrees(allow_decline=True)
+    runner.assert_transfer_count("success", 1)
+    runner.assert_transfer_count("failure", 1)
+    assert runner.batch_use.whole == 0
+
+
+def test_the_batch_form_in_a_flow_agrees_with_one_by_one(tmp_path: Path) -> None:
+    """GetFile -> SplitText -> ReplaceText on the direct runner: the batch form records the same
+    events (CONTENT_MODIFIED with the bytes before and after, DROP) as on_trigger."""
+    lines = [f"user=u{i} code={200 + i % 3}\n".encode() for i in range(300)]
+    config = {"search_value": r"code=(\d+)", "replacement_value": "status $1"}
+    shapes, transfers = agree_in_a_flow(
+        tmp_path, lines, _BatchOnlyReplaceText(**config), _OneByOneReplaceText(**config)
+    )
+    assert transfers["step"]["success"][0] == 300
+    modified = [s for s in shapes.elements() if s[0] == "CONTENT_MODIFIED"]
+    assert len(modified) == 300
+    assert (b"user=u7 status 201\n", b"user=u7 code=201\n") in {s[8:10] for s in modified}
+
+
+@pytest.mark.spark
+def test_the_batch_form_on_spark_agrees_with_one_by_one(tmp_path: Path) -> None:
+    """The same on Spark: contents written as batches in executors, events as one by one."""
+    lines = [f"{i},x\n".encode() for i in range(50)]
+    config = {"replacement_strategy": "Append", "replacement_value": ",${filename}"}
+    agree_in_a_flow(
+        tmp_path,
+        lines,
+        _BatchOnlyReplaceText(**config),
+        _OneByOneReplaceText(**config),
+        runner="spark",
+    )

@@ -70,3 +70,38 @@ def test_contents_are_each_flowfile_s_bytes_in_order() -> None:
     joined = b"".join(bytes(p) for p in context.joined_contents(batch, b"|"))  # type: ignore[arg-type]
     assert joined == b"line 0|line 1|line 2"
     assert np.array_equal(batch.sizes, [6, 6, 6])  # type: ignore[attr-defined]
+
+
+def test_written_contents_lie_back_to_back_in_a_claim_per_part() -> None:
+    """write_contents gives each FlowFile its bytes: cuts of the batch, one claim each, ids kept."""
+    context, runner, batch = _context_and_batch(5)
+    runner.content.max_appendable_size = 6
+    written = context.write_contents(batch, [b"aa", b"", b"cccc", b"d", b"eeeeeee"])  # type: ignore[arg-type]
+    assert [p.count for p in written.parts] == [3, 2]  # a new part once one holds 6 bytes
+    assert written.count == 5
+    read = [runner.content.read(f.content) if f.content else b"" for p in written.parts for f in p]
+    assert read == [b"aa", b"", b"cccc", b"d", b"eeeeeee"]
+    assert np.concatenate([p.ids for p in written.parts]).tolist() == batch.ids.tolist()  # type: ignore[attr-defined]
+    assert all(context.wrote(p) for p in written.parts)
+    assert not context.wrote(batch)  # type: ignore[arg-type]
+    routes = written.routes("success", [4, 0, 1, 2, 3])
+    assert [r.rows.tolist() for r in routes] == [[4, 0, 1], [2, 3]]
+    context.discard()
+    assert not any(context.wrote(p) for p in written.parts)  # forgotten with the batch
+
+
+def test_contents_must_be_one_per_flowfile() -> None:
+    """Too few or too many contents are refused, naming the counts."""
+    context, _, batch = _context_and_batch(2)
+    with pytest.raises(ValueError, match="1 contents for the 2 FlowFiles"):
+        context.write_contents(batch, [b"a"])  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="more than 2 contents"):
+        context.write_contents(batch, [b"a", b"b", b"c"])  # type: ignore[arg-type]
+
+
+def test_empty_contents_need_no_claim() -> None:
+    """FlowFiles all made empty have no content claim, as a session's empty write."""
+    context, _, batch = _context_and_batch(2)
+    (part,) = context.write_contents(batch, [b"", b""]).parts  # type: ignore[arg-type]
+    assert part.resource_claim is None
+    assert part.sizes.tolist() == [0, 0]
