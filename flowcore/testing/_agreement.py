@@ -48,6 +48,7 @@ class RunRecord:
         queued: the FlowFiles left queued, by queue position.
         state: the processor's state.
         counters: the counters' values.
+        dropped: per auto-terminated relationship, the FlowFiles and bytes dropped there.
     """
 
     inputs: tuple[str, ...]
@@ -56,6 +57,7 @@ class RunRecord:
     queued: tuple[SeenFlowFile, ...]
     state: Mapping[str, str]
     counters: Mapping[str, int]
+    dropped: Mapping[str, tuple[int, int]] = attrs.field(factory=dict)
 
 
 class _Tokens:
@@ -167,6 +169,12 @@ def _compared(
     return found
 
 
+def _dropped(counted: tuple[int, int] | None) -> str:
+    """FlowFiles and bytes dropped, as a message tells them."""
+    count, size = counted or (0, 0)
+    return f"{count} FlowFiles ({size} B) dropped"
+
+
 def disagreements(single: RunRecord, batched: RunRecord) -> list[str]:
     """Every way the batch-form run *batched* differs from the one-by-one run *single*.
 
@@ -174,7 +182,8 @@ def disagreements(single: RunRecord, batched: RunRecord) -> list[str]:
     attributes, uuids aside (a uuid-valued attribute compares by the FlowFile it names). Events
     compare as a multiset of shapes (type, component, FlowFile, relationship, details, previous
     and updated attributes, sizes, parents and children): a batch form records a run of events
-    per route where one by one records them FlowFile after FlowFile. State and counters too.
+    per route where one by one records them FlowFile after FlowFile. The FlowFiles and bytes
+    dropped on each auto-terminated relationship, state and counters too.
     """
     tokens = (_Tokens(single), _Tokens(batched))
     found = []
@@ -196,6 +205,13 @@ def disagreements(single: RunRecord, batched: RunRecord) -> list[str]:
     for shape, count in sorted((got - expected).items(), key=repr):
         times = f" ({count} times)" if count > 1 else ""
         found.append(f"event {_told(shape)}{times}: recorded in the batch form, not one by one")
+    for relationship in sorted({*single.dropped, *batched.dropped}):
+        one, other = single.dropped.get(relationship), batched.dropped.get(relationship)
+        if one != other:
+            found.append(
+                f"auto-terminated {relationship!r}: {_dropped(one)} one by one, "
+                f"{_dropped(other)} in the batch form"
+            )
     if single.state != batched.state:
         found.append(
             f"state is {dict(single.state)!r} one by one, {dict(batched.state)!r} in the batch form"
