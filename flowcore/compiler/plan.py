@@ -92,6 +92,14 @@ class MemberPlan:
         return self.processor.kind if self.processor is not None else ProcessorKind.PER_FLOWFILE
 
     @property
+    def dropped(self) -> frozenset[str]:
+        """The relationships whose FlowFiles are dropped: auto-terminated, and not connected.
+
+        NiFi's rule: a relationship with a connection is never auto-terminated.
+        """
+        return frozenset(name for name in self.auto_terminated if not self.routes.get(name))
+
+    @property
     def routes_whole(self) -> bool:
         """Whether every relationship leads to exactly one destination.
 
@@ -109,11 +117,8 @@ class MemberPlan:
         """
         processor = self.processor
         names = processor.relationship_names() if processor is not None else (FUNNEL_RELATIONSHIP,)
-        return all(
-            len(self.routes.get(name, ())) == 1
-            or (name in self.auto_terminated and not self.routes.get(name))
-            for name in names
-        )
+        dropped = self.dropped
+        return all(len(self.routes.get(name, ())) == 1 or name in dropped for name in names)
 
 
 @attrs.frozen(eq=False)

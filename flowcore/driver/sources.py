@@ -95,11 +95,12 @@ class SourceLister:
         :data:`MAX_SOURCE_TRIGGERS` times; in a batch run ``unbounded_source_batches``
         triggers in all, as ever): a micro-batch of one 10,000-FlowFile trigger would spend
         more on scheduling its Spark jobs than on its FlowFiles. Items made as whole batches
-        (``WorkItem.batched``) by a source whose relationships each lead to one place fill up to
-        ``room[1]`` instead (see the controller's ``_room``). In a continuous run a source with a
-        Run Schedule is triggered ``concurrent_tasks`` times once per period (or at each time of
-        its cron), and not filled: the schedule is what the user asked for. A source whose
-        ``on_scheduled`` raises lists nothing (see :meth:`_scheduled`).
+        (``WorkItem.batched``) by a source whose relationships each lead to one place (or are
+        auto-terminated) fill up to ``room[1]`` instead (see the controller's ``_room``). In a
+        continuous run a source with a Run Schedule is triggered ``concurrent_tasks`` times once
+        per period (or at each time of its cron), and not filled: the schedule is what the user
+        asked for. A source whose ``on_scheduled`` raises lists nothing (see
+        :meth:`_scheduled`).
         """
         work: list[tuple[str, WorkItem]] = []
         states: dict[str, dict[str, str]] = {}
@@ -118,7 +119,7 @@ class SourceLister:
             listed = len(work)
             made: int | None = 0  # FlowFiles the listed items make (None: unknown)
             made_bytes = 0
-            limit = room[1] if member.routes_whole else room[0]
+            limit = room[1] if member.routes_or_drops_whole else room[0]
             triggers = 0
             # Concurrent tasks: each trigger lists from the state the one before it left.
             while triggers < member.concurrent_tasks or (

@@ -4,9 +4,11 @@ A source that can make a work item's FlowFiles as a :class:`~flowcore.flowfile_b
 (``read_work_batch``) gets a :class:`TaskBatchMaker`; a member that can process a batch whole
 (``transform_batch``) gets it whole, and its provenance is recorded as one
 :class:`~flowcore.provenance_events.ProvenanceEventRun`; a durable queue stores it as one segment
-record. A batch goes whole only where a relationship has exactly one destination (no fan-out clones,
-no auto-termination); anywhere else, and whenever a processor declines or fails, its FlowFiles are
-materialized and take the one-by-one path, which gives the same FlowFiles and events.
+record. A batch goes whole only where a relationship has exactly one destination (no fan-out
+clones), or none and is auto-terminated (dropped whole: counted, and a DROP for each FlowFile as
+one run, :func:`drop_whole`); anywhere else, and whenever a processor declines or fails, its
+FlowFiles are materialized and take the one-by-one path, which gives the same FlowFiles and
+events.
 
 A batch form changes attributes, and contents only through its context's ``write_contents``
 (:func:`kept_flowfiles` checks both); :func:`route_runs` records what a session's commit would
@@ -29,11 +31,12 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import numpy as np
 
+import flowcore.session._runs as runs
 from flowcore.clock import now_ms
 from flowcore.engine._held import QueuedBatch
 from flowcore.flowfile import Attributes, ContentClaim, new_uuids
 from flowcore.flowfile_batch import FlowFileBatch
-from flowcore.flowfile_batch.columns import Column, IntColumn, TextColumn, column_of
+from flowcore.flowfile_batch.columns import Column, IntColumn, column_of
 from flowcore.processor import BatchRoute
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun, ProvenanceEventType
 from flowcore.queues import park_queue_id
@@ -177,19 +180,7 @@ def event_of(
     member: TaskMember, kind: ProvenanceEventType, flowfile: Any, now: int
 ) -> ProvenanceEvent:
     """FlowFile *flowfile*'s event as a session would build it (attributes left to the caller)."""
-    component = member.component
-    return ProvenanceEvent.of(
-        kind,
-        flowfile,
-        component=(component.id, component.type, component.name),
-        time=now,
-        event_duration=0,
-    )
-
-
-def _whole_routes(member: TaskMember) -> bool:
-    """Whether every relationship of the member leads to exactly one destination."""
-    return member.plan.routes_whole
+    return runs.event_of(member.component, kind, flowfile, now)
 
 
 def route_whole(
@@ -218,8 +209,12 @@ def route_whole(
 
 
 def read_work_batch(member: TaskMember, item: Any) -> bool:
-    """Read one source work item as a batch, if the source can; whether it did."""
-    if not _whole_routes(member):
+    """Read one source work item as a batch, if the source can; whether it did.
+
+    Its FlowFiles get their CREATEs, then go on whole, or are dropped whole where their
+    relationship is auto-terminated: the DROPs after every CREATE, as a session records them.
+    """
+    if not member.plan.routes_or_drops_whole:
         return False
     maker = TaskBatchMaker(member)
     try:
@@ -235,12 +230,16 @@ def read_work_batch(member: TaskMember, item: Any) -> bool:
     if not all(maker.made_it(batch) for _, batch in routes):
         log.debug("%s returned a batch it did not make; reading it one by one", item.key)
         return False
-    for relationship, batch in routes:
+    for _, batch in routes:
         if batch.count:
             member.task.events.append(
                 batch_run(member, ProvenanceEventType.CREATE, None, batch, batch.entry_date)
             )
-        route_whole(member, relationship, batch)
+    for relationship, batch in routes:
+        if member.plan.routes.get(relationship):
+            route_whole(member, relationship, batch)
+        else:
+            drop_whole(member, relationship, None, batch, None)
     return True
 
 
@@ -504,11 +503,15 @@ def record_effects(member: TaskMember, effects: BatchEffects, queues: Mapping[in
 def drop_whole(
     member: TaskMember,
     relationship: str,
-    before: FlowFileBatch,
+    before: FlowFileBatch | None,
     after: FlowFileBatch,
-    queue_id: str,
+    queue_id: str | None,
 ) -> None:
-    """Auto-terminate a part of a batch: counted, and a DROP event for each, as one run."""
+    """Auto-terminate a part of a batch: counted, and a DROP event for each, as one run.
+
+    *before* is the FlowFiles as they were taken from queue *queue_id* (None, None: made
+    here, by a source).
+    """
     counted = member.transfers[relationship]
     counted[0] += after.count
     counted[1] += after.bytes
@@ -520,7 +523,7 @@ def drop_whole(
                 before,
                 after,
                 now_ms(),
-                details=f"Auto-Terminated by {relationship} Relationship",
+                details=runs.auto_terminated_details(relationship),
                 source_queue_identifier=queue_id,
             )
         )
@@ -594,29 +597,6 @@ def _present(column: Column) -> np.ndarray | bool:
     return has[column.codes]
 
 
-def _updated_column(old: Column | None, new: Column) -> Column | None:
-    """*new*'s value where it differs from *old*'s, None (not updated) elsewhere.
-
-    None when no FlowFile's value changed. Only the changed values are rendered: a column
-    passed on unchanged costs nothing, however many distinct values it holds.
-    """
-    if old is None:
-        return new
-    if old is new:
-        return None
-    changed = ~new.equals(old)
-    if not changed.any():
-        return None
-    if changed.all():
-        return new
-    codes, values = new.encoded()
-    used = np.unique(codes[changed])
-    remap = np.full(len(values), len(used), dtype=codes.dtype)
-    remap[used] = np.arange(len(used), dtype=codes.dtype)
-    kept = [values[i] for i in used.tolist()]
-    return TextColumn(np.where(changed, remap[codes], len(used)), (*kept, None))
-
-
 def batch_run(
     member: TaskMember,
     kind: ProvenanceEventType,
@@ -628,53 +608,7 @@ def batch_run(
     """The events a session would record for each FlowFile of *after*, as one run.
 
     *before* is the FlowFiles as the session took them (None: created in it): an event's
-    previous attributes and content are *before*'s, its updated attributes what differs.
+    previous attributes and content are *before*'s, its updated attributes what differs
+    (:func:`flowcore.session._runs.run_of`).
     """
-    flowfile = after.flowfile(0)
-    original = before.flowfile(0) if before is not None else None
-    previous = original.attributes if original is not None else Attributes()
-    get = previous.get
-    updated = {k: v for k, v in flowfile.attributes.items() if get(k) != v}
-    event = attrs.evolve(
-        event_of(member, kind, flowfile, now),
-        previous_attributes=previous,
-        updated_attributes=updated,
-        previous_content_claim=original.content if original is not None else None,
-        previous_file_size=original.size if original is not None else None,
-        **fields,
-    )
-    if before is None:
-        return ProvenanceEventRun(
-            event,
-            after.uuid_numbers,
-            uuid_named=((), (*after.uuid_named, "uuid")),
-            offsets=after.offsets,
-            sizes=after.sizes,
-            resource=after.resource_claim,
-            updated_columns=dict(after.columns),
-        )
-    varying = {*before.columns, *after.columns}
-    updated_columns = {}
-    for name in varying:
-        if name in after.columns or name in after.attributes:  # else removed: not an update
-            new = after.column(name)
-            assert new is not None
-            updated = _updated_column(before.column(name), new)
-            if updated is not None:
-                updated_columns[name] = updated
-    return ProvenanceEventRun(
-        event,
-        after.uuid_numbers,
-        uuid_named=(
-            (*before.uuid_named, "uuid"),
-            tuple(n for n in after.uuid_named if n not in before.uuid_named),
-        ),
-        offsets=after.offsets,
-        sizes=after.sizes,
-        previous_offsets=before.offsets,
-        previous_sizes=before.sizes,
-        resource=after.resource_claim,
-        previous_resource=before.resource_claim,
-        previous_columns=dict(before.columns),
-        updated_columns=updated_columns,
-    )
+    return runs.run_of(member.component, kind, before, after, now, **fields)

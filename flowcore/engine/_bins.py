@@ -44,12 +44,11 @@ def takes_batches(member: TaskMember) -> bool:
 
 
 def _originals_whole(member: TaskMember) -> bool:
-    """Whether originals can leave as batches: auto-terminated, or to exactly one place."""
-    routes = member.plan.routes
-    return all(
-        name in member.plan.auto_terminated or len(routes.get(name, ())) == 1
-        for name in member.processor.relationship_names()
-    )
+    """Whether originals can leave as batches: to exactly one place, or auto-terminated.
+
+    A relationship both connected and auto-terminated is connected (NiFi's rule).
+    """
+    return member.plan.routes_or_drops_whole
 
 
 def bins_batches(member: TaskMember, *, end_of_input: bool) -> bool:
@@ -122,7 +121,7 @@ def merge_batch_bin(member: TaskMember, ready: ReadyBin) -> None:
     relationship, changes = outcome
     for queue_id, batch in ready.batches:
         member.consumed += batch.count
-        if relationship in member.plan.auto_terminated:
+        if not member.plan.routes.get(relationship):  # auto-terminated (and not connected)
             drop_whole(member, relationship, batch, batch, queue_id)
             continue
         changed = batch.with_attributes(changes)

@@ -57,7 +57,7 @@ from repositories.records import MAX_SEGMENT_RECORDS, Bulletin
 
 if TYPE_CHECKING:
     from flowcore.engine.task import _Task
-    from flowcore.provenance_events import ProvenanceEvent
+    from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun
     from flowcore.services import MapCache
 
 __all__ = ["BATCH_TRIGGERS", "CONTENT_FAILURE_REASON", "TaskMember"]
@@ -149,6 +149,8 @@ class TaskMember:
         self._capturing: list[QueuedFlowFile] | None = None
         self._rolled_back: set[int] = set()  # ids restored by rollbacks since the last failure
         self.transfers: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        #: relationships auto-terminated and not connected (NiFi's: a connection wins)
+        self.dropped = plan.dropped
         self.uuid_sequences: dict[str, list] = {}  # see flowcore.session._uuids
         self.uuid_salt = task.uuid_salt
         self.consumed = 0
@@ -157,7 +159,7 @@ class TaskMember:
             component=self.component,
             clock=now_ms,
             state=lambda: self.state,
-            auto_terminated=plan.auto_terminated,
+            auto_terminated=self.dropped,
             has_incoming_connection=plan.has_input,
             resumed_bins=True,
         )
@@ -205,23 +207,28 @@ class TaskMember:
         return len(self.plan.routes.get(relationship, ()))
 
     def is_auto_terminated(self, relationship: str) -> bool:
-        return relationship in self.plan.auto_terminated
+        return relationship in self.dropped
 
     def get_state(self) -> StateMap:
         return self.state
 
     def hand_over_batch(
-        self, batch: FlowFileBatch, relationship: str, events: Sequence[ProvenanceEvent]
+        self,
+        batch: FlowFileBatch,
+        relationship: str,
+        events: Sequence[ProvenanceEvent | ProvenanceEventRun],
     ) -> None:
         """Take a batch a session made on before it commits, and process it downstream now.
 
         SplitText makes a large input's splits part by part: each goes through the next
         processors of the stage before the next part is made, so a task holds a few parts.
         *events* (the batch's FORK) are recorded first: a FlowFile's events follow its creation.
+        A batch dropped (auto-terminated) comes with its DROPs and goes nowhere.
         """
         self.task.events.extend(events)
-        route_whole(self, relationship, batch)
-        self.task.pump(self)
+        if self.plan.routes.get(relationship):
+            route_whole(self, relationship, batch)
+            self.task.pump(self)
 
     def carry_out_after_commit(
         self,

@@ -6,9 +6,13 @@ input through the session as usual and makes the children with
 :class:`~flowcore.flowfile_batch.FlowFileBatch` whose contents are ranges of the parent's claim
 (zero-copy, as partial clones are) and whose attributes are the parent's plus columns. The
 parent's FORK event names them as uuid runs; they need no event of their own, as clones made
-in a FORK do not. A batch goes whole to a relationship with exactly one destination
-(:meth:`~flowcore.session.process_session.ProcessSession.takes_batches`); the host routes it
-as one.
+in a FORK do not. A batch goes whole to a relationship with exactly one destination, or to an
+auto-terminated one without any
+(:meth:`~flowcore.session.process_session.ProcessSession.takes_batches`): the host routes the
+first as one; the second is dropped as one, counted as the session counts the FlowFiles it
+auto-terminates, with a DROP for each FlowFile as one run
+(:class:`~flowcore.provenance_events.ProvenanceEventRun`), placed among the session's other
+DROPs where one by one would record them.
 """
 
 from __future__ import annotations
@@ -22,7 +26,9 @@ import numpy as np
 from flowcore.errors import FlowFileHandlingError
 from flowcore.flowfile import Attributes, ContentClaim, CountedUuids
 from flowcore.flowfile_batch import FlowFileBatch
+from flowcore.provenance_events import ProvenanceEventRun, ProvenanceEventType
 from flowcore.relationship import Relationship
+from flowcore.session._runs import auto_terminated_details, run_of
 from flowcore.session.host import StreamingHost
 
 if TYPE_CHECKING:
@@ -33,9 +39,9 @@ if TYPE_CHECKING:
     from flowcore.session._provenance import EventBuilder
     from flowcore.session._support import Resolve
     from flowcore.session._uuids import UuidSource
-    from flowcore.session.host import SessionHost
+    from flowcore.session.host import ComponentInfo, SessionHost
 
-__all__ = ["BatchOutputs", "BatchWork", "forked_batch"]
+__all__ = ["BatchOutputs", "BatchWork", "drop_run", "forked_batch"]
 
 
 @attrs.define
@@ -43,13 +49,18 @@ class _Made:
     """A batch made by ``fork_batch``.
 
     Where it goes (None until transferred), its parent's uuid and the uuid run ``(prefix,
-    first, count)`` its FlowFiles hold.
+    first, count)`` its FlowFiles hold; whether it is dropped (its relationship is
+    auto-terminated), when it was made, and the id of the last FlowFile the session held then
+    (its DROPs follow that FlowFile's, as one by one's would).
     """
 
     batch: FlowFileBatch
     relationship: str | None
     parent: str
     run: tuple[str, int, int]
+    made_ms: int = 0
+    after: int | None = None
+    dropped: bool = False
 
 
 @attrs.define
@@ -64,6 +75,9 @@ class BatchOutputs:
     #: parents whose children went on before the commit, each with a FORK of its own (the
     #: session can then no longer roll back)
     forked: set[str] = attrs.field(factory=set)
+    #: auto-terminated relationship -> FlowFiles and bytes of the batches dropped there that
+    #: went on before the commit (their DROPs are recorded; the counts come with the commit)
+    handed_drops: dict[str, tuple[int, int]] = attrs.field(factory=dict)
 
     @property
     def handed_over(self) -> bool:
@@ -75,6 +89,7 @@ class BatchOutputs:
         self.made.clear()
         self.children.clear()
         self.forked.clear()
+        self.handed_drops.clear()
 
     def held(self) -> int:
         """How many FlowFiles the batches made here hold."""
@@ -94,13 +109,13 @@ class BatchOutputs:
             taken.append(entry)
         return taken
 
-    def transfer(self, batch: FlowFileBatch, relationship: str) -> None:
-        """Send *batch*, made in this session, to *relationship*."""
+    def transfer(self, batch: FlowFileBatch, relationship: str, *, dropped: bool) -> None:
+        """Send *batch*, made in this session, to *relationship* (*dropped*: auto-terminated)."""
         for entry in self.made:
             if entry.batch is batch or (
                 entry.relationship is None and entry.batch.uuid_key == batch.uuid_key
             ):
-                entry.batch, entry.relationship = batch, relationship
+                entry.batch, entry.relationship, entry.dropped = batch, relationship, dropped
                 return
         msg = "only a batch made in this session (fork_batch) can be transferred as a batch"
         raise FlowFileHandlingError(msg)
@@ -110,8 +125,30 @@ class BatchOutputs:
         return sum(entry.batch.count for entry in self.made if entry.relationship is None)
 
     def routed(self) -> tuple[tuple[FlowFileBatch, str], ...]:
-        """Every batch with its relationship."""
-        return tuple((e.batch, e.relationship) for e in self.made)  # type: ignore[misc]
+        """Every batch that goes to a connection, with its relationship."""
+        return tuple((e.batch, e.relationship) for e in self.made if not e.dropped)  # type: ignore[misc]
+
+    def handed_drop(self, made: _Made) -> None:
+        """Count *made*, dropped, as gone on before the commit."""
+        count, size = self.handed_drops.get(made.relationship, (0, 0))  # type: ignore[arg-type]
+        self.handed_drops[made.relationship] = (count + made.batch.count, size + made.batch.bytes)  # type: ignore[index]
+
+    def drop_counts(self) -> dict[str, tuple[int, int]]:
+        """Per auto-terminated relationship, the FlowFiles and bytes of the batches dropped."""
+        counts = dict(self.handed_drops)
+        for entry in self.made:
+            if entry.dropped:
+                count, size = counts.get(entry.relationship, (0, 0))  # type: ignore[arg-type]
+                counts[entry.relationship] = (count + entry.batch.count, size + entry.batch.bytes)  # type: ignore[index]
+        return counts
+
+    def drop_runs(
+        self, component: ComponentInfo, now: int
+    ) -> list[tuple[int | None, ProvenanceEventRun]]:
+        """The DROPs of the batches dropped, one run each, with the FlowFile each follows."""
+        return [
+            (e.after, drop_run(component, e, now)) for e in self.made if e.dropped and e.batch.count
+        ]
 
     def child_uuids(self, parent_uuid: str, listed: list[str]) -> list[str] | CountedUuids:
         """The FORK event's children: those made one by one (*listed*), then the batches'."""
@@ -157,13 +194,20 @@ class BatchWork:
         self.outputs = outputs
 
     def takes_batches(self, relationship: str) -> bool:
-        """Whether a batch made here can go whole to *relationship* (one destination)."""
+        """Whether a batch made here can go whole to *relationship*.
+
+        It can when the relationship has exactly one destination (no fan-out clones), or none
+        and is auto-terminated (NiFi's rule: a connected relationship is never auto-terminated),
+        and is not retried (a retry takes FlowFiles back one by one, with their parent).
+        """
         host = self._host
-        return (
-            host.accepts_batches
-            and host.destinations(relationship) == 1
-            and not host.is_auto_terminated(relationship)
-        )
+        if not host.accepts_batches:
+            return False
+        policy = host.retry_policy
+        if policy is not None and relationship in policy.relationships:
+            return False
+        destinations = host.destinations(relationship)
+        return destinations == 1 or (destinations == 0 and host.is_auto_terminated(relationship))
 
     def fork_batch(
         self,
@@ -202,14 +246,19 @@ class BatchWork:
             now=self._host.now(),
         )
         run = (*uuids, count)
+        now = self._host.now()
         if count:
-            self._ledger.fork_of(source, self._host.now())
+            self._ledger.fork_of(source, now)
             self.outputs.children.setdefault(source.uuid, []).append(run)
-        self.outputs.made.append(_Made(batch, None, source.uuid, run))
+        after = next(reversed(self._ledger.records), None)
+        self.outputs.made.append(_Made(batch, None, source.uuid, run, now, after))
         return batch
 
     def transfer_batch(self, batch: FlowFileBatch, relationship: Relationship | str) -> None:
         """Send a batch made by :meth:`fork_batch` to *relationship*, whole.
+
+        To an auto-terminated relationship, the batch is dropped: counted, and a DROP for each
+        of its FlowFiles, as one run.
 
         Raises:
             FlowFileHandlingError: the relationship cannot take a batch whole
@@ -222,21 +271,26 @@ class BatchWork:
                 "(ask takes_batches first)"
             )
             raise FlowFileHandlingError(msg)
-        self.outputs.transfer(batch, name)
+        self.outputs.transfer(batch, name, dropped=self._host.destinations(name) == 0)
         # A host that streams takes the batches on once they are many (memory bounded by a
         # few batches, not by all of a split's children), each after a FORK naming its
         # FlowFiles, so a child's events never come before its creation; the session then
-        # cannot roll back (HandedOverError). Below the host's threshold they wait for the
-        # commit, as FlowFiles do.
+        # cannot roll back (HandedOverError). A dropped batch goes with its DROPs after its
+        # FORK. Below the host's threshold they wait for the commit, as FlowFiles do, and
+        # their events come in one by one's order.
         stream = self._stream
         if stream is None or stream.hand_over_at is None:
             return
         if self.outputs.held() >= stream.hand_over_at:
             for made in self.outputs.take_transferred():
-                events = []
+                events: list[ProvenanceEvent | ProvenanceEventRun] = []
                 if made.run[2]:  # an empty batch makes no FlowFile, and no FORK
                     self.outputs.forked.add(made.parent)
                     events.append(self._fork_of(made))
+                if made.dropped:
+                    self.outputs.handed_drop(made)
+                    if made.batch.count:
+                        events.append(drop_run(self._host.component, made, self._host.now()))
                 stream.hand_over_batch(made.batch, made.relationship, events)  # type: ignore[arg-type]
 
     def _fork_of(self, made: _Made) -> ProvenanceEvent:
@@ -253,6 +307,24 @@ class BatchWork:
             if r.current.uuid == made.parent
         }
         return self._events.enrich(pending, parent, self._host.now())
+
+
+def drop_run(component: ComponentInfo, made: _Made, now: int) -> ProvenanceEventRun:
+    """The DROP of each FlowFile of a batch sent to an auto-terminated relationship, as a run.
+
+    Each event is the one a session records for a FlowFile it made and auto-terminated: no
+    previous attributes or content, every attribute updated, NiFi's details naming the
+    relationship, and the time since the FlowFile was made as its duration.
+    """
+    return run_of(
+        component,
+        ProvenanceEventType.DROP,
+        None,
+        made.batch,
+        now,
+        details=auto_terminated_details(made.relationship),  # type: ignore[arg-type]
+        event_duration=max(0, now - made.made_ms),
+    )
 
 
 def forked_batch(

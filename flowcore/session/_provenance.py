@@ -2,8 +2,10 @@
 
 NiFi's ``updateProvenanceRepo`` order: FORK (one per parent), JOIN, processor-reported events,
 framework CLONE and DROP, then per FlowFile CONTENT_MODIFIED, CREATE or ATTRIBUTES_MODIFIED, and
-DROP for auto-terminated relationships last. Each event is then enriched with the FlowFile as
-committed (SEND, UPLOAD and CLONE keep the FlowFile as it was when reported).
+DROP for auto-terminated relationships last, in the order the session came to hold the
+FlowFiles (the DROPs of a batch made by ``fork_batch``, one run, after those of the FlowFiles
+held when it was made). Each event is then enriched with the FlowFile as committed (SEND, UPLOAD
+and CLONE keep the FlowFile as it was when reported).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from flowcore.flowfile import Attributes, CountedUuids, FlowFile
-from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
+from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun, ProvenanceEventType
 from flowcore.relationship import Relationship
 from flowcore.session._support import ORIGIN_TYPES, SNAPSHOT_TYPES, PendingEvent, Record
 
@@ -47,7 +49,7 @@ class EventBuilder:
 
     def build(
         self, now: int, auto_drops: list[PendingEvent], fan_out: list[PendingEvent]
-    ) -> list[ProvenanceEvent]:
+    ) -> list[ProvenanceEvent | ProvenanceEventRun]:
         by_uuid = {r.current.uuid: r for r in self._ledger.records.values()}
         reported_types: dict[str, set[ProvenanceEventType]] = {}
         for event in self._ledger.reported:
@@ -97,8 +99,39 @@ class EventBuilder:
                     PendingEvent(ProvenanceEventType.ATTRIBUTES_MODIFIED, current.uuid, now)
                 )
         # 6. DROP for auto-terminated relationships, last.
-        pending.extend(auto_drops)
-        return [self.enrich(event, by_uuid, now) for event in pending]
+        events: list[ProvenanceEvent | ProvenanceEventRun] = [
+            self.enrich(event, by_uuid, now) for event in pending
+        ]
+        events.extend(self._drops(auto_drops, by_uuid, now))
+        return events
+
+    def _drops(
+        self, auto_drops: list[PendingEvent], by_uuid: Mapping[str, Record], now: int
+    ) -> list[ProvenanceEvent | ProvenanceEventRun]:
+        """The auto-terminated FlowFiles' DROPs in the order the session came to hold them.
+
+        A dropped batch's run follows the DROP of the FlowFile the session held last when the
+        batch was made, as one by one's children follow the FlowFiles held before them (a
+        batch whose FlowFile is no longer held, spilled, goes last).
+        """
+        drops: list[ProvenanceEvent | ProvenanceEventRun] = [
+            self.enrich(event, by_uuid, now) for event in auto_drops
+        ]
+        runs = self._batches.drop_runs(self._host.component, now)
+        if not runs:
+            return drops
+        following: dict[int | None, list[ProvenanceEventRun]] = {}
+        for after, run in runs:
+            following.setdefault(after, []).append(run)
+        dropped = {event.flowfile_uuid: event for event in drops}
+        ordered: list[ProvenanceEvent | ProvenanceEventRun] = []
+        for flowfile_id, record in self._ledger.records.items():
+            event = dropped.get(record.current.uuid)
+            if event is not None:
+                ordered.append(event)
+            ordered.extend(following.pop(flowfile_id, ()))
+        ordered.extend(run for left in following.values() for run in left)
+        return ordered
 
     @staticmethod
     def _attributes_changed(record: Record) -> bool:

@@ -117,6 +117,6 @@ def _strip_counter(
             continue
         record.become(record.current.without_attributes(name))
     for made in outputs.made:
-        if name in made.batch.attributes:
+        if not made.dropped and name in made.batch.attributes:  # dropped: kept, as one by one
             kept = {k: v for k, v in made.batch.attributes.items() if k != name}
             made.batch = attrs.evolve(made.batch, attributes=Attributes(kept))

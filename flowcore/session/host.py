@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import attrs
 
 from flowcore.flowfile import ContentClaim, FlowFile
-from flowcore.provenance_events import ProvenanceEvent
+from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun
 
 if TYPE_CHECKING:
     from flowcore.flowfile_batch import FlowFileBatch
@@ -259,16 +259,18 @@ class SessionCommit:
         consumed: FlowFiles taken from queues that are now acknowledged (dequeued for good).
         outputs: FlowFiles to enqueue, in transfer order (fan-out clones included).
         removed: FlowFiles that ended here (removed or auto-terminated).
-        events: provenance events, in NiFi's order.
+        events: provenance events, in NiFi's order (the DROPs of a batch sent to an
+            auto-terminated relationship as one run).
         state: the component's new state values, or ``None`` when unchanged.
         counters: counter deltas.
         transient_claims: claims written in the session whose resource claim no output uses.
         disposals: source files to delete or move once the commit is durable.
         auto_terminated: per auto-terminated relationship, the FlowFiles and bytes dropped
-            there (for statistics; their DROP events are in *events*).
+            there, batches included (for statistics; their DROP events are in *events*).
         publications: files staged to appear once the commit is durable.
         logs: log lines to emit once the commit is durable.
-        batches: FlowFile batches made in the session, each with its relationship.
+        batches: FlowFile batches made in the session that go to a connection, each with its
+            relationship (those dropped are counted in *auto_terminated*).
         yield_ms: how long the processor yields after this commit: a retry's backoff under
             YIELD_PROCESSOR (0: it does not).
     """
@@ -276,7 +278,7 @@ class SessionCommit:
     consumed: tuple[QueuedFlowFile, ...]
     outputs: tuple[SessionOutput, ...]
     removed: tuple[FlowFile, ...]
-    events: tuple[ProvenanceEvent, ...]
+    events: tuple[ProvenanceEvent | ProvenanceEventRun, ...]
     state: Mapping[str, str] | None
     counters: Mapping[str, int]
     transient_claims: tuple[ContentClaim, ...]
@@ -401,7 +403,14 @@ class StreamingHost(Protocol):
     hand_over_at: int | None
 
     def hand_over_batch(
-        self, batch: FlowFileBatch, relationship: str, events: Sequence[ProvenanceEvent]
+        self,
+        batch: FlowFileBatch,
+        relationship: str,
+        events: Sequence[ProvenanceEvent | ProvenanceEventRun],
     ) -> None:
-        """Take *batch* on to *relationship*, after *events* (its FORK)."""
+        """Take *batch* on to *relationship*, after *events* (its FORK).
+
+        A batch sent to an auto-terminated relationship goes nowhere: *events* hold its DROPs
+        too, and its session's commit counts it.
+        """
         ...

@@ -588,7 +588,7 @@ class ProcessSession:
                 c for c in self._content.written if c.resource_claim not in referenced
             ),
             disposals=disposals,
-            auto_terminated=dict(self._dropped),
+            auto_terminated=self._auto_terminated_counts(),
             publications=publications,
             logs=logs,
             batches=self._batches.outputs.routed(),
@@ -598,6 +598,14 @@ class ProcessSession:
         self._host.apply_commit(result)
         self._reset()
         return result
+
+    def _auto_terminated_counts(self) -> dict[str, tuple[int, int]]:
+        """FlowFiles and bytes auto-terminated per relationship: one by one, and in batches."""
+        counts = dict(self._dropped)
+        for name, (count, size) in self._batches.outputs.drop_counts().items():
+            before = counts.get(name, (0, 0))
+            counts[name] = (before[0] + count, before[1] + size)
+        return counts
 
     def _route(
         self, records: Iterable[Record], now: int

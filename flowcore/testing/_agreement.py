@@ -1,14 +1,17 @@
 """Whether a processor's batch form agrees with its one-by-one form, FlowFile by FlowFile.
 
-``TestRunner.assert_batch_form_agrees`` runs the same input through both forms and compares
-what each run left, as :class:`RunRecord` values: the FlowFiles on each relationship (content
-and attributes), the FlowFiles left queued, the provenance events, state and counters. Two runs
-make different uuids, so uuids compare by the FlowFile they name (:class:`_Tokens`). Every
-difference is listed, each naming the FlowFile and what differs.
+``TestRunner.assert_batch_form_agrees`` runs the same input through both forms, the one by one
+on a twin of the runner (:func:`twin_of`), and compares what each run left, as
+:class:`RunRecord` values (:func:`record_of`): the FlowFiles on each relationship (content and
+attributes), the FlowFiles left queued, the provenance events, the FlowFiles dropped on
+auto-terminated relationships, state and counters. Two runs make different uuids, so uuids
+compare by the FlowFile they name (:class:`_Tokens`). Every difference is listed, each naming
+the FlowFile and what differs.
 """
 
 from __future__ import annotations
 
+import pickle
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -19,10 +22,11 @@ import attrs
 from flowcore.errors import ContentNotFoundError
 
 if TYPE_CHECKING:
-    from flowcore.flowfile import Content
+    from flowcore.flowfile import Content, FlowFile
     from flowcore.processor import Processor
     from flowcore.provenance_events import ProvenanceEvent
     from flowcore.testing._batches import BatchUse
+    from flowcore.testing._runner import TestRunner
     from repositories.memory import MemoryContentRepository
 
 __all__ = [
@@ -32,6 +36,8 @@ __all__ = [
     "assert_agreement",
     "disagreements",
     "event_contents",
+    "record_of",
+    "twin_of",
 ]
 
 #: Differences listed in one failure; the rest are counted.
@@ -62,6 +68,7 @@ class RunRecord:
         event_contents: for each event, the bytes of its content and of its previous content
             (what a replay reads; None: no claim, :data:`GONE`: no longer stored); empty when
             not read.
+        dropped: per auto-terminated relationship, the FlowFiles and bytes dropped there.
     """
 
     inputs: tuple[str, ...]
@@ -71,6 +78,7 @@ class RunRecord:
     state: Mapping[str, str]
     counters: Mapping[str, int]
     event_contents: tuple[tuple[bytes | None, bytes | None], ...] = ()
+    dropped: Mapping[str, tuple[int, int]] = attrs.field(factory=dict)
 
 
 #: An event's content that is no longer in the content repository.
@@ -220,6 +228,12 @@ def _shapes(record: RunRecord, tokens: _Tokens) -> list[tuple]:
     return [_shape(e, tokens, c) for e, c in zip(record.events, record.event_contents, strict=True)]
 
 
+def _dropped(counted: tuple[int, int] | None) -> str:
+    """FlowFiles and bytes dropped, as a message tells them."""
+    count, size = counted or (0, 0)
+    return f"{count} FlowFiles ({size} B) dropped"
+
+
 def disagreements(single: RunRecord, batched: RunRecord) -> list[str]:
     """Every way the batch-form run *batched* differs from the one-by-one run *single*.
 
@@ -227,8 +241,9 @@ def disagreements(single: RunRecord, batched: RunRecord) -> list[str]:
     attributes, uuids aside (a uuid-valued attribute compares by the FlowFile it names). Events
     compare as a multiset of shapes (type, component, FlowFile, relationship, details, previous
     and updated attributes, sizes, the bytes of the content and previous content they name,
-    parents and children): a batch form records a run of events
-    per route where one by one records them FlowFile after FlowFile. State and counters too.
+    parents and children): a batch form records a run of events per route where one by one
+    records them FlowFile after FlowFile. The FlowFiles and bytes dropped on each
+    auto-terminated relationship, state and counters too.
     """
     tokens = (_Tokens(single), _Tokens(batched))
     found = []
@@ -250,6 +265,13 @@ def disagreements(single: RunRecord, batched: RunRecord) -> list[str]:
     for shape, count in sorted((got - expected).items(), key=repr):
         times = f" ({count} times)" if count > 1 else ""
         found.append(f"event {_told(shape)}{times}: recorded in the batch form, not one by one")
+    for relationship in sorted({*single.dropped, *batched.dropped}):
+        one, other = single.dropped.get(relationship), batched.dropped.get(relationship)
+        if one != other:
+            found.append(
+                f"auto-terminated {relationship!r}: {_dropped(one)} one by one, "
+                f"{_dropped(other)} in the batch form"
+            )
     if single.state != batched.state:
         found.append(
             f"state is {dict(single.state)!r} one by one, {dict(batched.state)!r} in the batch form"
@@ -306,3 +328,63 @@ def assert_agreement(
             f"({len(found)} difference{'s' if len(found) != 1 else ''}):\n  - {shown}{tail}"
         )
         raise AssertionError(msg)
+
+
+def twin_of(runner: TestRunner) -> TestRunner:
+    """A runner of a pickled copy of *runner*'s processor, with its queue, state and clock."""
+    twin = type(runner)(pickle.loads(pickle.dumps(runner.processor)), name=runner.component.name)
+    twin.component = runner.component
+    twin.penalization_ms = runner.penalization_ms
+    twin.retry_policy = runner.retry_policy
+    twin._auto_terminated = set(runner._auto_terminated)
+    twin._clock_start, twin._clock_offset = runner._clock_start, runner._clock_offset
+    twin._next_id, twin._next_queue_index = runner._next_id, runner._next_queue_index
+    twin._state, twin._counters = runner._state, dict(runner._counters)
+    twin.uuid_sequences = {k: list(v) for k, v in runner.uuid_sequences.items()}
+    for flowfile in [*runner._queue, *runner._penalized]:
+        claim = None
+        if flowfile.content is not None:
+            claim = twin.content.write_bytes(runner.content.read(flowfile.content))
+        copy = flowfile.replace(content=claim)
+        twin._count_claims(copy)
+        twin._put(copy)
+    return twin
+
+
+def record_of(
+    runner: TestRunner,
+    inputs: tuple[str, ...],
+    since: tuple[int, int],
+    dropped_before: Mapping[str, tuple[int, int]] | None = None,
+) -> RunRecord:
+    """What *runner* produced after *since* (transfers, events), for a comparison.
+
+    *dropped_before* is what was dropped per auto-terminated relationship before (FlowFiles
+    and bytes): the record counts what was dropped since.
+    """
+
+    def seen(flowfile: FlowFile, content: bytes) -> SeenFlowFile:
+        return SeenFlowFile(flowfile.uuid, dict(flowfile.attributes), content)
+
+    transfers: dict[str, list[SeenFlowFile]] = {}
+    dropped = {}
+    for relationship, (count, size) in runner._dropped.items():
+        earlier = (dropped_before or {}).get(relationship, (0, 0))
+        if count > earlier[0]:
+            dropped[relationship] = (count - earlier[0], size - earlier[1])
+    for relationship, mock in runner._transfer_order[since[0] :]:
+        transfers.setdefault(relationship, []).append(seen(mock.flowfile, mock.content))
+    # By queue position: FlowFiles of bins a stop rolls back return bin after bin.
+    left = sorted(runner.queued_flowfiles, key=lambda f: (f.queue_date, f.queue_date_index))
+    queued = [
+        seen(f, runner.content.read(f.content) if f.content is not None else b"") for f in left
+    ]
+    return RunRecord(
+        inputs=inputs,
+        transfers={r: tuple(f) for r, f in transfers.items()},
+        events=tuple(runner.provenance.events()[since[1] :]),
+        queued=tuple(queued),
+        state=runner.state,
+        counters=dict(runner._counters),
+        dropped=dropped,
+    )

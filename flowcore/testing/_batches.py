@@ -17,6 +17,8 @@ when FlowFiles arrive as :class:`~flowcore.flowfile_batch.FlowFileBatch` values
   goes whole and deleted when it declines;
 * sessions take batches, so a processor that makes its children as one (``fork_batch``, as
   SplitText does) transfers them whole;
+* what goes to an auto-terminated relationship (``TestRunner.auto_terminate``) is dropped
+  whole, with a DROP for each FlowFile as one run, and counted, as the engine drops it;
 * whatever a batch form declines (returns None, or raises) is triggered one FlowFile at a time,
   as the engine does, and :class:`BatchUse` says why.
 
@@ -55,9 +57,10 @@ from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import Column, column_of
 from flowcore.processor import BatchRoute, Processor, ProcessorKind
 from flowcore.processor_kinds import HARNESS_WRITE
-from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
+from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun, ProvenanceEventType
 from flowcore.relationship import SUCCESS
 from flowcore.session._effects import emit
+from flowcore.session._runs import auto_terminated_details
 from flowcore.session.batch_context import BatchContext, BatchEffects, SentRows
 from repositories.effects import publish
 
@@ -75,6 +78,7 @@ __all__ = [
     "checked_routes",
     "drain",
     "trigger_batches",
+    "unfolded",
 ]
 
 #: The harness's one input queue, as provenance names it.
@@ -88,7 +92,8 @@ class BatchUse:
     Attributes:
         whole: FlowFiles a batch form took whole (``transform_batch`` routes, originals of bins
             merged by ``merge_batches``).
-        forked: FlowFiles made as one batch in a session (``fork_batch``) and transferred whole.
+        forked: FlowFiles made as one batch in a session (``fork_batch``) and transferred whole
+            (or dropped whole on an auto-terminated relationship).
         declined: why each batch or bin a batch form declined went one FlowFile at a time.
     """
 
@@ -144,6 +149,14 @@ class BatchHost(Protocol):
         """Record FlowFiles as transferred, in order (counting their claims when new)."""
         ...
 
+    def is_auto_terminated(self, relationship: str) -> bool:
+        """Whether FlowFiles sent to *relationship* are dropped."""
+        ...
+
+    def record_drops(self, relationship: str, count: int, size: int) -> None:
+        """Count FlowFiles as dropped on auto-terminated *relationship*."""
+        ...
+
     def trigger_per_flowfile(self) -> None:
         """One ordinary trigger (``on_trigger_sessions``)."""
         ...
@@ -162,6 +175,40 @@ class BatchHost(Protocol):
 
 
 # --- FlowFiles as batches ---------------------------------------------------------------------
+
+
+def unfolded(events: Sequence[ProvenanceEvent | ProvenanceEventRun]) -> list[ProvenanceEvent]:
+    """*events* with each run unfolded into its FlowFiles' events, in order.
+
+    The in-memory provenance repository holds single events.
+    """
+    return [
+        single
+        for event in events
+        for single in (event.events() if isinstance(event, ProvenanceEventRun) else (event,))
+    ]
+
+
+def _dropped(
+    host: BatchHost, relationship: str, before: FlowFileBatch, after: FlowFileBatch, now: int
+) -> list[ProvenanceEvent]:
+    """Drop *after* (taken as *before*) on auto-terminated *relationship*, as the engine does.
+
+    They are counted; their DROPs (one run, unfolded) are returned.
+    """
+    host.record_drops(relationship, after.count, after.bytes)
+    if not after.count:
+        return []
+    run = batch_run(
+        host,  # type: ignore[arg-type]  # batch_run reads only its component
+        ProvenanceEventType.DROP,
+        before,
+        after,
+        now,
+        details=auto_terminated_details(relationship),
+        source_queue_identifier=INPUT_QUEUE,
+    )
+    return run.events()
 
 
 def batches_of(
@@ -389,9 +436,14 @@ def _write_part(host: BatchHost, flowfiles: list[FlowFile]) -> None:
     _carry_out(host, context.take())
     now = host.now()
     outputs = []
+    drops: list[ProvenanceEvent] = []
     for batch in batches:
+        if host.is_auto_terminated(SUCCESS.name):
+            drops.extend(_dropped(host, SUCCESS.name, batch, batch, now))
+            continue
         queued = batch.queued(now, host.take_queue_indices(batch.count))
         outputs.extend((SUCCESS.name, f) for f in queued.flowfiles())
+    host.provenance.register(drops)
     host.record_transfers(outputs, claimants=False)
     host.batch_use.whole += len(flowfiles)
     state = processor.commit_at_once(host.context, message, host.get_state().values)  # type: ignore[attr-defined]
@@ -403,7 +455,10 @@ def _send(
     batch: FlowFileBatch,
     routes: Sequence[tuple[BatchRoute, np.ndarray, FlowFileBatch]],
 ) -> None:
-    """Record checked routes as the engine moves them: input order, one event run each."""
+    """Record checked routes as the engine moves them: input order, one event run each.
+
+    A route to an auto-terminated relationship is dropped: a DROP run after its events.
+    """
     now = host.now()
     first = host.take_queue_indices(batch.count)
     events: list[ProvenanceEvent] = []
@@ -413,6 +468,9 @@ def _send(
         for run in route_runs(host, route, before, now, INPUT_QUEUE):  # type: ignore[arg-type]
             events.extend(run.events())
         _move_claimants(host, before, route.batch)
+        if host.is_auto_terminated(route.relationship):
+            events.extend(_dropped(host, route.relationship, before, route.batch, now))
+            continue
         queued = attrs.evolve(route.batch, queue_date=now, queue_date_indices=first + rows)
         placed.extend(
             zip(rows.tolist(), [route.relationship] * len(rows), queued.flowfiles(), strict=True)
@@ -528,6 +586,10 @@ def _merge(
     events: list[ProvenanceEvent] = []
     outputs: list[tuple[str, FlowFile]] = []
     for cut in cuts:
+        if host.is_auto_terminated(relationship):  # dropped as they came, as the engine does
+            events.extend(_dropped(host, relationship, cut, cut, now))
+            host.batch_use.whole += cut.count
+            continue
         changed = cut.with_attributes(changes)
         events.extend(_attribute_events(host, cut, changed, now))
         queued = changed.queued(now, host.take_queue_indices(changed.count))

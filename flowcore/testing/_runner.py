@@ -17,7 +17,6 @@ from __future__ import annotations
 import itertools
 import logging
 import os
-import pickle
 import time
 from collections import deque
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -25,13 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from flowcore.clock import now_ms
-from flowcore.errors import ConfigurationError, InvalidProcessorError
+from flowcore.errors import ConfigurationError, InvalidProcessorError, RelationshipError
 from flowcore.flowfile import FlowFile, ResourceClaim
 from flowcore.parameters import Parameter, ParameterContext
 from flowcore.process_context import ProcessContext, lowest_logged_level
 from flowcore.processor import Processor, ProcessorKind
 from flowcore.properties import PropertyDescriptor
-from flowcore.provenance_events import ProvenanceEvent
+from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun
 from flowcore.relationship import Relationship
 from flowcore.services import MapCache, MapCacheService
 from flowcore.session._effects import emit
@@ -47,13 +46,8 @@ from flowcore.session.host import (
     StateMap,
 )
 from flowcore.session.process_session import ProcessSession
-from flowcore.testing._agreement import (
-    RunRecord,
-    SeenFlowFile,
-    assert_agreement,
-    event_contents,
-)
-from flowcore.testing._batches import INPUT_QUEUE, BatchUse, drain, trigger_batches
+from flowcore.testing._agreement import assert_agreement, record_of, twin_of
+from flowcore.testing._batches import INPUT_QUEUE, BatchUse, drain, trigger_batches, unfolded
 from flowcore.testing._mock_flowfile import MockFlowFile
 from flowcore.validators import ValidationResult
 from repositories.disposals import dispose
@@ -113,6 +107,8 @@ class TestRunner:
         self.batches = batches
         #: How batch-mode triggers used the batch forms: FlowFiles taken whole, and declines.
         self.batch_use = BatchUse()
+        self._auto_terminated: set[str] = set()
+        self._dropped: dict[str, tuple[int, int]] = {}  # auto-terminated: FlowFiles, bytes
         self.uuid_salt = ""  # the harness queue is not committed input: replays are not tested
         self.uuid_sequences: dict[str, list] = {}
         self._spills: list[SessionSpill] = []
@@ -200,13 +196,17 @@ class TestRunner:
         return self.processor.relationship_names()
 
     def destinations(self, relationship: str) -> int:
-        """Every declared relationship has one destination in the harness: its transfer list."""
-        return 1 if relationship in self.relationships() else 0
+        """How many places *relationship* leads to: its transfer list, or none.
+
+        A declared relationship has one destination in the harness unless it is
+        auto-terminated (:meth:`auto_terminate`).
+        """
+        declared = relationship in self.relationships()
+        return 1 if declared and relationship not in self._auto_terminated else 0
 
     def is_auto_terminated(self, relationship: str) -> bool:
-        """Nothing is auto-terminated in the harness (transfers are recorded)."""
-        del relationship
-        return False
+        """Whether FlowFiles sent to *relationship* are dropped (:meth:`auto_terminate`)."""
+        return relationship in self._auto_terminated
 
     def get_state(self) -> StateMap:
         """The processor's committed state."""
@@ -246,7 +246,7 @@ class TestRunner:
         self._spills.clear()
 
     def apply_commit(self, commit: SessionCommit) -> None:
-        """Record transfers, events, state and counters; settle claimant counts."""
+        """Record transfers, drops, events, state and counters; settle claimant counts."""
         spills, self._spills = self._spills, []
         for batch in spills:
             self._apply_outputs(batch.outputs)
@@ -257,6 +257,11 @@ class TestRunner:
             queued = batch.queued(now, self.take_queue_indices(batch.count))
             self.record_transfers([(relationship, f) for f in queued.flowfiles()], claimants=True)
             self.batch_use.forked += batch.count
+        for relationship, (count, size) in commit.auto_terminated.items():
+            self.record_drops(relationship, count, size)
+        # a session's runs are the DROPs of batches it forked and auto-terminated whole
+        runs = [e for e in commit.events if isinstance(e, ProvenanceEventRun)]
+        self.batch_use.forked += sum(run.count for run in runs)
         content = self.content
         candidates = set()
         for consumed in commit.consumed:
@@ -267,7 +272,7 @@ class TestRunner:
                     candidates.add(resource_claim)
         candidates.update(c.resource_claim for c in commit.transient_claims)
         self.remove_unclaimed(candidates)
-        self.provenance.register(commit.events)
+        self.provenance.register(unfolded(commit.events))
         if commit.state is not None:
             self._state = StateMap(self._state.version + 1, commit.state)
         for name, delta in commit.counters.items():
@@ -350,6 +355,11 @@ class TestRunner:
         self._next_queue_index += count
         return first
 
+    def record_drops(self, relationship: str, count: int, size: int) -> None:
+        """Count *count* FlowFiles of *size* bytes in all as dropped on *relationship*."""
+        before = self._dropped.get(relationship, (0, 0))
+        self._dropped[relationship] = (before[0] + count, before[1] + size)
+
     def record_transfers(self, outputs: Sequence[tuple[str, FlowFile]], *, claimants: bool) -> None:
         """Record FlowFiles as transferred, in order; *claimants*: they hold new claim counts."""
         for relationship, flowfile in outputs:
@@ -390,6 +400,35 @@ class TestRunner:
     def remove_property(self, name: PropertyDescriptor | str) -> bool:
         """Unset a property; return whether it was set."""
         return self.processor.remove_property(name)
+
+    def auto_terminate(
+        self, relationships: Relationship | str | Iterable[Relationship | str]
+    ) -> None:
+        """Drop what goes to *relationships*, as ``flow.auto_terminate`` does in a flow.
+
+        FlowFiles sent there are not transferred (``flowfiles_for`` stays empty): each gets a
+        DROP event "Auto-Terminated by <relationship> Relationship" and is counted
+        (:meth:`auto_terminated_count`); ``context.is_auto_terminated`` says so.
+
+        Raises:
+            RelationshipError: the processor does not declare one of them.
+        """
+        given = [relationships] if isinstance(relationships, Relationship | str) else relationships
+        names = [self._relationship_name(r) for r in given]
+        declared = self.relationships()
+        unknown = [n for n in names if n not in declared]
+        if unknown:
+            msg = (
+                f"{type(self.processor).__name__} has no relationship {unknown[0]!r} to "
+                f"auto-terminate; its relationships are: {', '.join(sorted(declared))}"
+            )
+            raise RelationshipError(msg)
+        self._auto_terminated.update(names)
+        self._context = None  # made again, saying which relationships are auto-terminated
+
+    def auto_terminated_count(self, relationship: Relationship | str) -> int:
+        """How many FlowFiles were dropped on auto-terminated *relationship*."""
+        return self._dropped.get(self._relationship_name(relationship), (0, 0))[0]
 
     def set_parameter(self, name: str, value: str, *, sensitive: bool = False) -> None:
         """Define (or redefine) parameter *name*, which ``#{name}`` references read.
@@ -473,6 +512,7 @@ class TestRunner:
             clock=self.now,
             state=self.get_state,
             set_state=self.set_state,
+            auto_terminated=self._auto_terminated,
         )
 
     @property
@@ -571,11 +611,12 @@ class TestRunner:
                 *allow_decline*), a batch form returned routes the engine would not take, or
                 the runs differ: every difference listed, naming the FlowFile.
         """
-        twin = self._twin()
+        twin = twin_of(self)
         for name, value in (twin_properties or {}).items():
             twin.set_property(name, value)
         inputs = tuple(f.uuid for f in self.queued_flowfiles)
         since = (len(self._transfer_order), len(self.provenance.events()))
+        dropped = dict(self._dropped)
         used = BatchUse(self.batch_use.whole, self.batch_use.forked)
         declined = len(self.batch_use.declined)
         batches, self.batches = self.batches, True
@@ -593,54 +634,11 @@ class TestRunner:
         finally:
             twin.stop()
         try:
-            single, batched = twin._record(inputs, (0, 0)), self._record(inputs, since)
+            single = record_of(twin, inputs, (0, 0))
+            batched = record_of(self, inputs, since, dropped)
         finally:
             self._keep_contents = False
         assert_agreement(self.processor, single, batched, used, allow_decline=allow_decline)
-
-    def _twin(self) -> TestRunner:
-        """A runner of a pickled copy of the processor, with this one's queue, state and clock."""
-        twin = TestRunner(pickle.loads(pickle.dumps(self.processor)), name=self.component.name)
-        twin.component = self.component
-        twin.penalization_ms = self.penalization_ms
-        twin.retry_policy = self.retry_policy
-        twin._clock_start, twin._clock_offset = self._clock_start, self._clock_offset
-        twin._next_id, twin._next_queue_index = self._next_id, self._next_queue_index
-        twin._state, twin._counters = self._state, dict(self._counters)
-        twin.uuid_sequences = {k: list(v) for k, v in self.uuid_sequences.items()}
-        for flowfile in [*self._queue, *self._penalized]:
-            claim = None
-            if flowfile.content is not None:
-                claim = twin.content.write_bytes(self.content.read(flowfile.content))
-            copy = flowfile.replace(content=claim)
-            twin._count_claims(copy)
-            twin._put(copy)
-        return twin
-
-    def _record(self, inputs: tuple[str, ...], since: tuple[int, int]) -> RunRecord:
-        """What this runner produced after *since* (transfers, events), for a comparison."""
-
-        def seen(flowfile: FlowFile, content: bytes) -> SeenFlowFile:
-            return SeenFlowFile(flowfile.uuid, dict(flowfile.attributes), content)
-
-        transfers: dict[str, list[SeenFlowFile]] = {}
-        for relationship, mock in self._transfer_order[since[0] :]:
-            transfers.setdefault(relationship, []).append(seen(mock.flowfile, mock.content))
-        # By queue position: FlowFiles of bins a stop rolls back return bin after bin.
-        left = sorted(self.queued_flowfiles, key=lambda f: (f.queue_date, f.queue_date_index))
-        queued = [
-            seen(f, self.content.read(f.content) if f.content is not None else b"") for f in left
-        ]
-        events = self.provenance.events()[since[1] :]
-        return RunRecord(
-            inputs=inputs,
-            transfers={r: tuple(f) for r, f in transfers.items()},
-            events=tuple(events),
-            event_contents=tuple(event_contents(events, self.content)),
-            queued=tuple(queued),
-            state=self.state,
-            counters=dict(self._counters),
-        )
 
     # --- assertions -------------------------------------------------------------------------
 

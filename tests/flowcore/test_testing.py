@@ -501,3 +501,49 @@ def test_the_harness_takes_parameters() -> None:
     out.assert_attribute_equals("n", "7")
     out.assert_attribute_equals("g", "hello!")
     assert "hunter2" not in repr(runner.processor)
+
+
+def test_an_auto_terminated_relationship_drops_what_goes_there() -> None:
+    """auto_terminate: FlowFiles sent there are dropped with NiFi's DROP and counted, not
+    transferred, and the context says the relationship is auto-terminated."""
+    runner = TestRunner(SplitText(line_split_count=1))
+    runner.auto_terminate("splits")
+    assert runner.context.is_auto_terminated("splits")
+    runner.enqueue(b"a\nbb\n")
+    runner.run()
+    assert runner.flowfiles_for("splits") == []
+    runner.assert_all_flowfiles_transferred("original", 1)
+    assert runner.auto_terminated_count("splits") == 2
+    drops = [e for e in runner.provenance_events if e.event_type.value == "DROP"]
+    assert [(e.details, e.file_size) for e in drops] == [
+        ("Auto-Terminated by splits Relationship", 1),
+        ("Auto-Terminated by splits Relationship", 2),
+    ]
+    with pytest.raises(ValueError, match="has no relationship 'nope' to auto-terminate"):
+        runner.auto_terminate(["original", "nope"])
+
+
+@pytest.mark.parametrize(
+    ("processor", "dropped"),
+    [
+        (lambda: SplitText(line_split_count=1), ["splits"]),
+        (lambda: SplitText(line_split_count=2), ["splits", "original"]),
+        (lambda: UpdateAttribute(tag="${fragment.index:mod(2)}"), ["success"]),
+        (lambda: RouteOnAttribute(low="${fragment.index:lt(3)}"), ["unmatched"]),
+        (lambda: MergeContent(minimum_number_of_entries=2), ["original"]),
+    ],
+    ids=["splits", "splits-and-original", "update", "route", "merge-originals"],
+)
+def test_batch_forms_dropping_whole_agree_with_one_by_one(
+    processor: Any, dropped: list[str]
+) -> None:
+    """Batch forms whose FlowFiles go to auto-terminated relationships drop them whole: the
+    same FlowFiles, events and drop counts as one by one, and the batch form was used."""
+    runner = TestRunner(processor())
+    runner.auto_terminate(dropped)
+    if isinstance(runner.processor, MergeContent):
+        runner.auto_terminate("failure")
+    _enqueue_lines(runner, 5)
+    runner.enqueue(b"six\nseven\n\neight", {"fragment.index": "6"})
+    runner.assert_batch_form_agrees()  # and a batch form was used (whole, or forked)
+    assert sum(runner.auto_terminated_count(r) for r in dropped) > 0

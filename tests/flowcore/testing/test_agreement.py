@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import attrs
+
 from flowcore.testing._agreement import RunRecord, SeenFlowFile, disagreements
 
 _INPUT = "00000000-0000-4000-8000-000000000001"
@@ -41,4 +43,16 @@ def test_a_uuid_naming_another_flowfile_is_a_difference() -> None:
     assert disagreements(one, other) == [
         "original[0] (a): attribute 'merge.uuid' is '<uuid of merged[0]>' one by one, "
         "'<uuid of queued[0]>' in the batch form"
+    ]
+
+
+def test_flowfiles_dropped_apart_are_a_difference() -> None:
+    """Runs that dropped different numbers of FlowFiles on a relationship are told apart."""
+    same = _record(_INPUT, _INPUT, _INPUT)
+    one = attrs.evolve(same, dropped={"splits": (3, 9)})
+    other = attrs.evolve(same, dropped={"splits": (2, 6)})
+    assert disagreements(one, attrs.evolve(one)) == []
+    assert disagreements(one, other) == [
+        "auto-terminated 'splits': 3 FlowFiles (9 B) dropped one by one, "
+        "2 FlowFiles (6 B) dropped in the batch form"
     ]
