@@ -47,7 +47,7 @@ from repositories._provenance_rows import (
 )
 from repositories._wal_codec import pack, unpack
 
-__all__ = ["MAX_RUN", "EventFolder", "row_events", "run_positions", "unfold"]
+__all__ = ["MAX_RUN", "EventFolder", "kept_records", "row_events", "run_positions", "unfold"]
 
 #: Events folded into one run at most (a bucket's worth).
 MAX_RUN = 1 << BUCKET_BITS
@@ -504,3 +504,26 @@ def row_events(
     if count == 1:
         return [first]
     return unfold(first, row["run_data"], count, row["uuid_first"], offsets)
+
+
+def kept_records(
+    row: Mapping[str, Any], kept: Sequence[int], indexed: Collection[str]
+) -> list[tuple[int, list[list[Any]]]]:
+    """What stays of a stored run when only the events at positions *kept* (ascending) do.
+
+    Each stretch of neighbouring positions is folded again, as ``(event id of its first
+    event, records)``: inserted from that id on, every event keeps its id. Retention uses it
+    to expire part of a run, the events it would expire had each been stored alone.
+    """
+    stretches: list[list[int]] = []
+    for position in kept:
+        if stretches and stretches[-1][-1] == position - 1:
+            stretches[-1].append(position)
+        else:
+            stretches.append([position])
+    cut = []
+    for stretch in stretches:
+        folder = EventFolder(indexed)
+        folder.add(row_events(row, stretch))
+        cut.append((row["event_id"] + stretch[0], folder.finish()))
+    return cut

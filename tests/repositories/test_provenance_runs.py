@@ -489,3 +489,57 @@ def test_a_run_naming_a_transit_uri_per_event_gives_each_event_its_own(
         rows = conn.execute(select(func.count()).select_from(EVENTS)).scalar()
     assert rows == (1 if start == 0 else 2)  # runs, not a row per event
     repo.close()
+
+
+# --- retention: runs expire event by event, as if each event had its own row ----------------
+
+
+def _folded_and_alone(root: Path, events: list, **limits: str) -> tuple:
+    """The events in a repository that folds them into runs and in one storing each alone."""
+    folded = SqlProvenanceRepository(root / "folded.db", **limits)  # type: ignore[arg-type]
+    writer = folded.writer("t")
+    writer.append(events)
+    name = writer.close(sync=False)
+    assert name is not None
+    folded.index_files([name])
+    alone = SqlProvenanceRepository(root / "alone.db", **limits)  # type: ignore[arg-type]
+    for each in events:
+        for single in each.events() if isinstance(each, ProvenanceEventRun) else [each]:
+            alone.register([single])
+    return folded, alone
+
+
+def _assert_alike(folded: SqlProvenanceRepository, alone: SqlProvenanceRepository) -> None:
+    """The same events, found the same way by uuid, filename and lineage."""
+    survivors = alone.search(limit=100_000)
+    assert folded.search(limit=100_000) == survivors
+    assert folded.count() == alone.count() == len(survivors)
+    for probe in survivors[:: max(1, len(survivors) // 5)]:
+        assert folded.get(probe.event_id) == probe
+        for query in ({"flowfile_uuid": probe.flowfile_uuid}, {"filename": probe.filename}):
+            assert folded.search(**query) == alone.search(**query), query  # type: ignore[arg-type]
+        assert set(folded.lineage(probe.flowfile_uuid).edges) == set(
+            alone.lineage(probe.flowfile_uuid).edges
+        )
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(events=event_runs(), data=st.data())
+def test_retention_by_age_expires_the_old_events_of_a_run_that_straddles_the_cutoff(
+    tmp_path_factory: pytest.TempPathFactory, events: list[ProvenanceEvent], data: st.DataObject
+) -> None:
+    """A run whose events are older and younger than the cutoff loses the older ones only:
+    the survivors, their ids and every query over them are those of events stored alone."""
+    times = sorted({e.event_time for e in events})
+    cutoff = data.draw(st.sampled_from([times[0] - 1, *times, times[-1] + 1]))
+    folded, alone = _folded_and_alone(
+        tmp_path_factory.mktemp("age"), events, max_storage_time="1 sec"
+    )
+    removed = alone.purge(now=cutoff + 1_000)
+    assert folded.purge(now=cutoff + 1_000) == removed
+    assert all(e.event_time >= cutoff for e in alone.search(limit=100_000))
+    _assert_alike(folded, alone)
+    folded.close()
+    alone.close()
