@@ -43,7 +43,7 @@ from flowcore.errors import ReplayError, RepositoryError
 from flowcore.flowfile import FlowFile, new_uuid
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
 from flowcore.units import parse_data_size, parse_time_period
-from repositories._provenance_rows import ROW_COLUMNS, decode_event_file
+from repositories._provenance_rows import ROW_COLUMNS, decode_event_file, event_record
 from repositories._provenance_runs import EventFolder, kept_records, row_events
 from repositories._provenance_schema import (
     ATTRIBUTES,
@@ -79,6 +79,7 @@ INSERT_BATCH = 5_000  # rows per executemany
 _FILES_PER_TRANSACTION = 64  # event files indexed per SQL transaction
 _NEXT_EVENT_ID = "next_event_id"
 _RUN_COUNT = ROW_COLUMNS.index("run_count")
+_SIZE = ROW_COLUMNS.index("size_bytes")
 
 
 def _insert_statement(table: Table, paramstyle: str) -> str:
@@ -570,14 +571,31 @@ class SqlProvenanceRepository:
                     break
                 ids = []
                 for event_id, size, count in oldest:
+                    if size > excess and count > 1:  # just the oldest events of this run
+                        removed += self._expire_oldest(conn, event_id, excess)
+                        excess = 0
+                        break
                     ids.append(event_id)
                     removed += count
                     excess -= size
                     if excess <= 0:
                         break
                 self._delete_ids(conn, ids)
-                after = ids[-1]
+                after = ids[-1] if ids else after
         return removed
+
+    def _expire_oldest(self, conn: Any, event_id: int, excess: int) -> int:
+        """Delete the oldest events of the run at *event_id* until they make up *excess* bytes.
+
+        Each is counted as stored alone; returns how many went.
+        """
+        row = conn.execute(select(EVENTS).where(EVENTS.c.event_id == event_id)).one()._mapping
+        sizes = [event_record(e, ())[0][_SIZE] for e in row_events(row)]
+        gone = 0
+        while excess > 0:
+            excess -= sizes[gone]
+            gone += 1
+        return self._keep_only(conn, row, range(gone, len(sizes)))
 
     def check(self, *, fix: bool = False) -> list[Finding]:
         """Report event files on disk that were indexed (removable) or never committed (orphans)."""
