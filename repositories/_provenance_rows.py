@@ -38,10 +38,12 @@ from repositories._wal_codec import pack, unpack
 __all__ = [
     "BUCKET_BITS",
     "ROW_COLUMNS",
+    "ROW_OVERHEAD",
     "decode_event_file",
     "encode_event_file",
     "event_from_row",
     "event_record",
+    "json_text",
     "link_ranges",
     "uuid_at",
     "uuid_position",
@@ -155,8 +157,8 @@ def link_ranges(uuids: Iterable[str]) -> list[tuple[str, int, int]]:
 def uuids_text(uuids: Sequence[str]) -> str:
     """Parent or child uuids for their JSON column: a list, or ``{"runs": ...}`` for runs."""
     if isinstance(uuids, CountedUuids):
-        return _json_text({"runs": uuids.runs})
-    return _json_text(uuids)
+        return json_text({"runs": uuids.runs})
+    return json_text(uuids)
 
 
 def uuids_from_text(text: str) -> Sequence[str]:
@@ -167,7 +169,7 @@ def uuids_from_text(text: str) -> Sequence[str]:
     return tuple(value)
 
 
-def _json_text(value: Any) -> str:
+def json_text(value: Any) -> str:
     """Compact JSON text with non-ASCII kept, as ``json`` writes it with ``ensure_ascii=False``.
 
     orjson: with the standard encoder these four per event took over half of building a row.
@@ -193,7 +195,9 @@ def _valid_text(value: Any) -> Any:
     return value
 
 
-_ROW_OVERHEAD = 200  # bytes counted per event beyond its attribute maps, for size retention
+#: Bytes counted per event beyond its attribute maps as JSON text: an event's size for
+#: retention, the same whether it is stored alone or in a run.
+ROW_OVERHEAD = 200
 
 
 def _piece_text(claim: ContentClaim) -> str:
@@ -216,7 +220,7 @@ def claim_text(claim: Content | None) -> str | None:
     if claim is None:
         return None
     if isinstance(claim, Rope):
-        return _json_text([_piece_text(p) for p in claim.pieces])
+        return json_text([_piece_text(p) for p in claim.pieces])
     return _valid_text(_piece_text(claim))
 
 
@@ -235,8 +239,8 @@ def event_record(event: ProvenanceEvent, indexed_attributes: Collection[str]) ->
     Parents and children are :func:`link_ranges`; the row is a run of one event.
     """
     before, changed = event.previous_attributes._data, event.updated_attributes._data
-    previous = _json_text(before)
-    updated = _json_text(changed)
+    previous = json_text(before)
+    updated = json_text(changed)
     key, number = uuid_position(event.flowfile_uuid)
     row = (
         event.event_time,
@@ -263,7 +267,7 @@ def event_record(event: ProvenanceEvent, indexed_attributes: Collection[str]) ->
         uuids_text(event.child_uuids),
         previous,
         updated,
-        _ROW_OVERHEAD + len(previous) + len(updated),
+        ROW_OVERHEAD + len(previous) + len(updated),
         key,  # uuid_key
         number,  # uuid_first
         number,  # uuid_last

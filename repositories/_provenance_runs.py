@@ -35,19 +35,29 @@ from flowcore.flowfile import (
     ResourceClaim,
     sequence_uuid,
 )
-from flowcore.flowfile_batch.columns import apply_row, column_from_wire
+from flowcore.flowfile_batch.columns import Column, apply_row, column_from_wire
 from flowcore.provenance_events import TEXT_FIELDS, ProvenanceEvent, ProvenanceEventRun
 from repositories._provenance_rows import (
     BUCKET_BITS,
     ROW_COLUMNS,
+    ROW_OVERHEAD,
     event_from_row,
     event_record,
+    json_text,
     uuid_at,
     uuid_position,
 )
 from repositories._wal_codec import pack, unpack
 
-__all__ = ["MAX_RUN", "EventFolder", "row_events", "run_positions", "unfold"]
+__all__ = [
+    "MAX_RUN",
+    "EventFolder",
+    "kept_records",
+    "row_events",
+    "run_positions",
+    "single_sizes",
+    "unfold",
+]
 
 #: Events folded into one run at most (a bucket's worth).
 MAX_RUN = 1 << BUCKET_BITS
@@ -188,7 +198,9 @@ class _Run:
                 varying[name] = _packed_column(values)
         varying["uuid_named"] = [list(self.previous[0]), list(self.updated[0])]
         times = self.columns["event_time"]
-        return _as_run(record, varying, count, min(times), max(times))
+        # the events differ only in uuids of one length: each is the first one's size
+        size = count * record[0][_SIZE]
+        return _as_run(record, varying, count, (min(times), max(times)), size)
 
 
 def _packed_column(values: list[Any]) -> Any:
@@ -201,21 +213,62 @@ def _packed_column(values: list[Any]) -> Any:
     return values
 
 
+_SIZE = ROW_COLUMNS.index("size_bytes")
+
+
 def _as_run(
-    record: list[Any], varying: dict[str, Any], count: int, low: int, high: int
+    record: list[Any], varying: dict[str, Any], count: int, times: tuple[int, int], size: int
 ) -> list[Any]:
-    """A one-event record turned into a run's: its range, times and packed columns."""
+    """A one-event record turned into a run's: its range, times, packed columns and size.
+
+    The size is its events' as each would be stored alone (:func:`single_sizes`), so
+    retention by size expires the same events however they were folded.
+    """
     row = list(record[0])
-    data = pack(varying)
-    row[ROW_COLUMNS.index("event_time")] = low
-    row[ROW_COLUMNS.index("last_event_time")] = high
+    row[ROW_COLUMNS.index("event_time")], row[ROW_COLUMNS.index("last_event_time")] = times
     row[ROW_COLUMNS.index("uuid_last")] = row[ROW_COLUMNS.index("uuid_first")] + count - 1
     row[ROW_COLUMNS.index("run_count")] = count
-    row[ROW_COLUMNS.index("run_data")] = data
-    size = ROW_COLUMNS.index("size_bytes")
-    row[size] = row[size] + len(data)
+    row[ROW_COLUMNS.index("run_data")] = pack(varying)
+    row[_SIZE] = size
     record[0] = tuple(row)
     return record
+
+
+def _map_sizes(
+    first: Mapping[str, str], columns: Mapping[str, Column], named: Collection[str], count: int
+) -> np.ndarray:
+    """The length of each event's attribute map as JSON text, as :func:`event_record` writes it.
+
+    Counted from the first event's map and the columns, without writing any map:
+    ``{"k":"v","k2":"v2"}`` is two braces plus each entry and a comma between entries; the
+    uuid-named values are uuids, all of one length.
+    """
+    varying = {n: c for n, c in columns.items() if n not in named}
+    entries = [
+        len(json_text(k)) + 2 + len(json_text(v)) for k, v in first.items() if k not in varying
+    ]
+    lengths = np.full(count, 2 + sum(entries), dtype=np.int64)  # each entry with a comma
+    present = np.full(count, len(entries), dtype=np.int64)
+    for name, column in varying.items():
+        codes, values = column.encoded()
+        key = len(json_text(name)) + 2  # the quoted name, a colon and a comma
+        lengths += np.array(
+            [0 if v is None else key + len(json_text(v)) for v in values], dtype=np.int64
+        )[codes]
+        present += np.array([v is not None for v in values], dtype=np.int64)[codes]
+    return lengths - (present > 0)  # n entries have n - 1 commas
+
+
+def single_sizes(run: ProvenanceEventRun) -> np.ndarray:
+    """Each event's size as :func:`event_record` counts it for an event stored alone."""
+    previous_named, updated_named = run.uuid_named
+    previous = _map_sizes(
+        run.first.previous_attributes._data, run.previous_columns, previous_named, run.count
+    )
+    updated = _map_sizes(
+        run.first.updated_attributes._data, run.updated_columns, updated_named, run.count
+    )
+    return ROW_OVERHEAD + previous + updated
 
 
 def _packed_array(values: np.ndarray) -> Any:
@@ -253,6 +306,7 @@ def _batch_records(run: ProvenanceEventRun, indexed: Collection[str]) -> list[li
         folder.add(run.events())
         return folder.finish()
     records = []
+    sizes = single_sizes(run)
     for start, stop in _bucket_pieces(run.uuid_numbers):
         piece = run.cut(start, stop) if start or stop < run.count else run
         record = event_record(piece.first, indexed)
@@ -299,7 +353,8 @@ def _batch_records(run: ProvenanceEventRun, indexed: Collection[str]) -> list[li
             if piece.transit_uris is not None:
                 varying["transit_uri"] = piece.transit_uris.to_wire()
             moment = piece.first.event_time
-            record = _as_run(record, varying, piece.count, moment, moment)
+            stored = int(sizes[start:stop].sum())
+            record = _as_run(record, varying, piece.count, (moment, moment), stored)
             row = list(record[0])
             row[ROW_COLUMNS.index("uuid_first")] = int(numbers.min())
             row[ROW_COLUMNS.index("uuid_last")] = int(numbers.max())
@@ -504,3 +559,26 @@ def row_events(
     if count == 1:
         return [first]
     return unfold(first, row["run_data"], count, row["uuid_first"], offsets)
+
+
+def kept_records(
+    row: Mapping[str, Any], kept: Sequence[int], indexed: Collection[str]
+) -> list[tuple[int, list[list[Any]]]]:
+    """What stays of a stored run when only the events at positions *kept* (ascending) do.
+
+    Each stretch of neighbouring positions is folded again, as ``(event id of its first
+    event, records)``: inserted from that id on, every event keeps its id. Retention uses it
+    to expire part of a run, the events it would expire had each been stored alone.
+    """
+    stretches: list[list[int]] = []
+    for position in kept:
+        if stretches and stretches[-1][-1] == position - 1:
+            stretches[-1].append(position)
+        else:
+            stretches.append([position])
+    cut = []
+    for stretch in stretches:
+        folder = EventFolder(indexed)
+        folder.add(row_events(row, stretch))
+        cut.append((row["event_id"] + stretch[0], folder.finish()))
+    return cut

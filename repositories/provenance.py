@@ -43,8 +43,8 @@ from flowcore.errors import ReplayError, RepositoryError
 from flowcore.flowfile import FlowFile, new_uuid
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
 from flowcore.units import parse_data_size, parse_time_period
-from repositories._provenance_rows import ROW_COLUMNS, decode_event_file
-from repositories._provenance_runs import EventFolder
+from repositories._provenance_rows import ROW_COLUMNS, decode_event_file, event_record
+from repositories._provenance_runs import EventFolder, kept_records, row_events
 from repositories._provenance_schema import (
     ATTRIBUTES,
     COUNTERS,
@@ -79,6 +79,7 @@ INSERT_BATCH = 5_000  # rows per executemany
 _FILES_PER_TRANSACTION = 64  # event files indexed per SQL transaction
 _NEXT_EVENT_ID = "next_event_id"
 _RUN_COUNT = ROW_COLUMNS.index("run_count")
+_SIZE = ROW_COLUMNS.index("size_bytes")
 
 
 def _insert_statement(table: Table, paramstyle: str) -> str:
@@ -215,11 +216,20 @@ class SqlProvenanceRepository:
     # --- ingest -------------------------------------------------------------------------------
 
     def _insert_records(self, conn: Any, records: Sequence[Sequence[Any]]) -> int:
-        """Insert records (events or runs of them); return how many events they hold.
+        """Insert records (events or runs of them) under new ids; return their events' count."""
+        first = self._next_id
+        self._next_id = self._insert_at(conn, records, first)
+        conn.execute(
+            update(COUNTERS).where(COUNTERS.c.name == _NEXT_EVENT_ID).values(value=self._next_id)
+        )
+        return self._next_id - first
+
+    def _insert_at(self, conn: Any, records: Sequence[Sequence[Any]], first: int) -> int:
+        """Insert records with ids from *first* on; return the id after the last.
 
         A run of ``run_count`` events takes that many ids, so every event keeps an id of its own.
         """
-        first = event_id = self._next_id
+        event_id = first
         rows, links, attributes = [], [], []
         for row, parents, children, pairs in records:
             rows.append((event_id, *row))
@@ -237,11 +247,7 @@ class SqlProvenanceRepository:
         ):
             for start in range(0, len(batch), INSERT_BATCH):
                 conn.exec_driver_sql(statement, batch[start : start + INSERT_BATCH])
-        self._next_id = event_id
-        conn.execute(
-            update(COUNTERS).where(COUNTERS.c.name == _NEXT_EVENT_ID).values(value=self._next_id)
-        )
-        return event_id - first
+        return event_id
 
     @contextlib.contextmanager
     def _inserting(self) -> Iterator[Any]:
@@ -512,10 +518,21 @@ class SqlProvenanceRepository:
             conn.execute(delete(table).where(table.c.event_id.in_(ids)))
         conn.execute(delete(EVENTS).where(EVENTS.c.event_id.in_(ids)))
 
+    def _keep_only(self, conn: Any, row: Mapping[str, Any], kept: Sequence[int]) -> int:
+        """Delete the events of the stored run *row* but those at positions *kept*.
+
+        The kept ones stay under their ids; returns how many went.
+        """
+        self._delete_ids(conn, [row["event_id"]])
+        for first, records in kept_records(row, kept, self.indexed_attributes):
+            self._insert_at(conn, records, first)
+        return int(row["run_count"]) - len(kept)
+
     def purge(self, now: int | None = None) -> int:
         """Delete events older than the storage time, then the oldest while over the size limit.
 
-        Deletes in batches of :data:`PURGE_BATCH`; returns how many events were removed.
+        Deletes in batches of :data:`PURGE_BATCH`; returns how many events were removed. A run
+        loses the events that would go had each been stored alone (:func:`kept_records`).
         """
         moment = now if now is not None else now_ms()
         cutoff = moment - self.max_storage_ms
@@ -530,6 +547,14 @@ class SqlProvenanceRepository:
                     break
                 self._delete_ids(conn, [event_id for event_id, _ in rows])
                 removed += sum(count for _, count in rows)
+        with self.engine.begin() as conn:  # runs with events on both sides of the cutoff
+            straddling = select(EVENTS).where(
+                EVENTS.c.event_time < cutoff, EVENTS.c.last_event_time >= cutoff
+            )
+            for row in conn.execute(straddling).all():
+                times = [e.event_time for e in row_events(row._mapping)]
+                kept = [i for i, time in enumerate(times) if time >= cutoff]
+                removed += self._keep_only(conn, row._mapping, kept)
         with self.engine.connect() as conn:
             total = conn.execute(select(func.coalesce(func.sum(EVENTS.c.size_bytes), 0))).scalar()
         excess = int(total or 0) - self.max_storage_bytes
@@ -546,14 +571,31 @@ class SqlProvenanceRepository:
                     break
                 ids = []
                 for event_id, size, count in oldest:
+                    if size > excess and count > 1:  # just the oldest events of this run
+                        removed += self._expire_oldest(conn, event_id, excess)
+                        excess = 0
+                        break
                     ids.append(event_id)
                     removed += count
                     excess -= size
                     if excess <= 0:
                         break
                 self._delete_ids(conn, ids)
-                after = ids[-1]
+                after = ids[-1] if ids else after
         return removed
+
+    def _expire_oldest(self, conn: Any, event_id: int, excess: int) -> int:
+        """Delete the oldest events of the run at *event_id* until they make up *excess* bytes.
+
+        Each is counted as stored alone; returns how many went.
+        """
+        row = conn.execute(select(EVENTS).where(EVENTS.c.event_id == event_id)).one()._mapping
+        sizes = [event_record(e, ())[0][_SIZE] for e in row_events(row)]
+        gone = 0
+        while excess > 0:
+            excess -= sizes[gone]
+            gone += 1
+        return self._keep_only(conn, row, range(gone, len(sizes)))
 
     def check(self, *, fix: bool = False) -> list[Finding]:
         """Report event files on disk that were indexed (removable) or never committed (orphans)."""

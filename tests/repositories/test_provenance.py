@@ -8,6 +8,7 @@ as well; its provenance tables are dropped before and after each test.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import tests.repositories._batch_runs as batch_runs
+from flowcore.cli.provenance import replay_queues
 from flowcore.errors import ReplayError, RepositoryError, WalCorruptionError
 from flowcore.flowfile import ContentClaim, ResourceClaim, Rope
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
@@ -571,4 +574,105 @@ def _read_only_event(uuid: str) -> ProvenanceEvent:
         component_id="c",
         component_type="GenerateFlowFile",
         event_time=1,
+    )
+
+
+# --- replay over batch runs: the same as over the one-by-one path's events ------------------
+
+
+def _replayed(place: Path, event_id: int, lines_per_split: int) -> tuple:
+    """Replay *event_id* of a path's repository: the copy, its content and queue, the REPLAY
+    event; or the refusal with its ids and claims written out."""
+    made = batch_runs.flow(place.parent / "in", place / "out", lines_per_split)
+    with batch_runs.opened(place) as repos:
+        try:
+            copy = repos.provenance.replay(
+                event_id,
+                content=repos.content,
+                flowfiles=repos.flowfiles,
+                queues=replay_queues(made),
+                now=7_000,
+            )
+        except ReplayError as refused:
+            text = str(refused).replace(f"event {event_id}:", "event <id>:")
+            return ("refused", re.sub(r"Repository \(.*\);", "Repository (<claim>);", text))
+        (replay,) = repos.provenance.search(flowfile_uuid=copy.uuid)
+        queued = {q for q in repos.flowfiles.queue_ids() if copy in iter_queue(repos.flowfiles, q)}
+        data = None if copy.content is None else repos.content.read(copy.content)
+    return ("replayed", copy, data, queued, replay)
+
+
+def _replays_agree(places: dict, picks: list[tuple], lines_per_split: int, pairs: dict) -> int:
+    """Replay each ``(batch event, its twin)`` in both repositories; the outcomes must agree.
+    Returns how many were replayed (not refused)."""
+    replayed = 0
+    for ours, theirs in picks:
+        mine = _replayed(places["batches"], ours.event_id, lines_per_split)
+        other = _replayed(places["single"], theirs.event_id, lines_per_split)
+        assert mine[0] == other[0], (ours, mine, other)
+        if mine[0] == "refused":
+            assert mine == other
+            continue
+        replayed += 1
+        (_, copy, data, queued, replay), (_, twin, twin_data, twin_queued, twin_replay) = (
+            mine,
+            other,
+        )
+        paired = {**pairs, copy.uuid: twin.uuid}
+        assert (data, queued, copy.size) == (twin_data, twin_queued, twin.size)
+        unread = dict.fromkeys(("file.lastAccessTime", "merge.bin.age"), "")
+        attributes = {k: paired.get(v, v) for k, v in copy.attributes.items()}
+        assert attributes | unread == dict(twin.attributes) | unread
+        ours_replay = batch_runs.canonical(replay, paired, places["batches"])
+        assert ours_replay == batch_runs.canonical(twin_replay, {}, places["single"])
+    return replayed
+
+
+def _middle_of_each_kind(batches: list, single: list, pairs: dict, root: dict) -> list[tuple]:
+    """The middle event of each component's events of each type in the batch run (the middle
+    of a run), each with its twin in the one-by-one run."""
+    twins = {batch_runs.canonical(e, {}, root["single"]): e for e in single}
+    kinds: dict[tuple, list] = {}
+    for found in batches:
+        kinds.setdefault((found.component_id, found.event_type), []).append(found)
+    picks = []
+    for group in kinds.values():
+        middle = group[len(group) // 2]
+        picks.append((middle, twins[batch_runs.canonical(middle, pairs, root["batches"])]))
+    return picks
+
+
+@settings(
+    max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    files=st.lists(
+        st.lists(st.text(st.sampled_from("ab 5"), max_size=6).map(str.encode), max_size=12),
+        min_size=3,
+        max_size=4,
+    ),
+    lines_per_split=st.integers(1, 3),
+)
+def test_replaying_events_of_a_batch_run_gives_what_the_one_by_one_run_gives(
+    tmp_path_factory: pytest.TempPathFactory, files: list[list[bytes]], lines_per_split: int
+) -> None:
+    """The middle event of each kind (a split's ATTRIBUTES_MODIFIED, a ROUTE, a DROP, a SEND,
+    a merged JOIN ...) replays as its one-by-one twin: the same content, attributes, queue and
+    REPLAY event, or the same refusal; with the content gone, the same refusals."""
+    root = tmp_path_factory.mktemp("replay")
+    batch_runs.write_inputs(root / "in", files)
+    places = batch_runs.run_both(root, lines_per_split)
+    batches = batch_runs.all_events(places["batches"])
+    single = batch_runs.all_events(places["single"])
+    pairs = batch_runs.uuid_map(batches, single)
+    picks = _middle_of_each_kind(batches, single, pairs, places)
+    assert _replays_agree(places, picks, lines_per_split, pairs) == sum(
+        e.source_queue_identifier is not None and e.event_type is not ProvenanceEventType.JOIN
+        for e, _ in picks
+    )
+    for place in places.values():
+        for claim in (place / "repo" / "content").rglob("*.claim"):
+            claim.unlink()
+    assert _replays_agree(places, picks, lines_per_split, pairs) == sum(
+        e.source_queue_identifier is not None and e.content_claim is None for e, _ in picks
     )

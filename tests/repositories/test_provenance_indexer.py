@@ -7,8 +7,11 @@ from pathlib import Path
 
 import pytest
 
+import tests.repositories._batch_runs as batch_runs
+from flowcore.clock import now_ms
 from flowcore.errors import RepositoryError
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
+from repositories._provenance_rows import ROW_COLUMNS, event_record
 from repositories.provenance import SqlProvenanceRepository
 from repositories.provenance_indexer import ProvenanceIndexer
 
@@ -64,3 +67,43 @@ def test_retention_runs_at_start_and_then_every_maintenance_period(tmp_path: Pat
     indexer.close()
     assert (indexer.events, indexer.purged, repository.count()) == (3, 5, 0)
     repository.close()
+
+
+@pytest.mark.parametrize("limit", ["max_storage_time", "max_storage_size"])
+def test_retention_leaves_the_same_events_of_a_batch_run_as_of_its_one_by_one_twin(
+    tmp_path: Path, limit: str
+) -> None:
+    """A flow run twice on batches and twice one by one; retention at the indexer's start,
+    by an age or a size that leaves just the second run, leaves the same events on both
+    paths, and every search and lineage over them agrees."""
+    files = [[b"a %d" % i for i in range(n)] for n in (90, 50, 70)]
+    batch_runs.write_inputs(tmp_path / "in", files)
+    places = batch_runs.run_both(tmp_path, 2)
+    time.sleep(0.005)
+    since = now_ms()
+    (tmp_path / "in" / "late.log").write_bytes(b"".join(b"late %d\n" % i for i in range(60)))
+    batch_runs.run_both(tmp_path, 2)
+    batches = batch_runs.all_events(places["batches"])
+    single = batch_runs.all_events(places["single"])
+    pairs = batch_runs.uuid_map(batches, single)
+    later = [e for e in single if e.event_time >= since]
+    size = sum(event_record(e, ())[0][ROW_COLUMNS.index("size_bytes")] for e in later)
+    for place in places.values():
+        times = sorted(e.event_time for e in batch_runs.all_events(place))
+        gap = max(i for i, t in enumerate(times) if t < since)  # the last of the first run
+        options = {"max_storage_time": f"{now_ms() - (times[gap] + times[gap + 1]) // 2} ms"}
+        if limit == "max_storage_size":
+            options = {"max_storage_size": f"{size} B"}
+        repository = SqlProvenanceRepository(
+            place / "repo" / "provenance" / "provenance.db",
+            indexed_attributes=("source",),
+            **options,  # type: ignore[arg-type]
+        )
+        ProvenanceIndexer(repository).close()
+        repository.close()
+    survivors = batch_runs.all_events(places["batches"])
+    assert sorted(batch_runs.canonical_all(survivors, pairs, places["batches"])) == sorted(
+        batch_runs.canonical_all(later, {}, places["single"])
+    )
+    assert batch_runs.all_events(places["single"]) == later
+    batch_runs.assert_queries_agree(places, since, pairs)

@@ -489,3 +489,130 @@ def test_a_run_naming_a_transit_uri_per_event_gives_each_event_its_own(
         rows = conn.execute(select(func.count()).select_from(EVENTS)).scalar()
     assert rows == (1 if start == 0 else 2)  # runs, not a row per event
     repo.close()
+
+
+# --- retention: runs expire event by event, as if each event had its own row ----------------
+
+
+def _folded_and_alone(root: Path, events: list, **limits: str) -> tuple:
+    """The events in a repository that folds them into runs and in one storing each alone."""
+    folded = SqlProvenanceRepository(root / "folded.db", **limits)  # type: ignore[arg-type]
+    writer = folded.writer("t")
+    writer.append(events)
+    name = writer.close(sync=False)
+    assert name is not None
+    folded.index_files([name])
+    alone = SqlProvenanceRepository(root / "alone.db", **limits)  # type: ignore[arg-type]
+    for each in events:
+        for single in each.events() if isinstance(each, ProvenanceEventRun) else [each]:
+            alone.register([single])
+    return folded, alone
+
+
+def _assert_alike(folded: SqlProvenanceRepository, alone: SqlProvenanceRepository) -> None:
+    """The same events, found the same way by uuid, filename and lineage."""
+    survivors = alone.search(limit=100_000)
+    assert folded.search(limit=100_000) == survivors
+    assert folded.count() == alone.count() == len(survivors)
+    for probe in survivors[:: max(1, len(survivors) // 5)]:
+        assert folded.get(probe.event_id) == probe
+        for query in ({"flowfile_uuid": probe.flowfile_uuid}, {"filename": probe.filename}):
+            assert folded.search(**query) == alone.search(**query), query  # type: ignore[arg-type]
+        assert set(folded.lineage(probe.flowfile_uuid).edges) == set(
+            alone.lineage(probe.flowfile_uuid).edges
+        )
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(events=event_runs(), data=st.data())
+def test_retention_by_age_expires_the_old_events_of_a_run_that_straddles_the_cutoff(
+    tmp_path_factory: pytest.TempPathFactory, events: list[ProvenanceEvent], data: st.DataObject
+) -> None:
+    """A run whose events are older and younger than the cutoff loses the older ones only:
+    the survivors, their ids and every query over them are those of events stored alone."""
+    times = sorted({e.event_time for e in events})
+    cutoff = data.draw(st.sampled_from([times[0] - 1, *times, times[-1] + 1]))
+    folded, alone = _folded_and_alone(
+        tmp_path_factory.mktemp("age"), events, max_storage_time="1 sec"
+    )
+    removed = alone.purge(now=cutoff + 1_000)
+    assert folded.purge(now=cutoff + 1_000) == removed
+    assert all(e.event_time >= cutoff for e in alone.search(limit=100_000))
+    _assert_alike(folded, alone)
+    folded.close()
+    alone.close()
+
+
+def _size_of(event: ProvenanceEvent) -> int:
+    return int(event_record(event, ())[0][ROW_COLUMNS.index("size_bytes")])
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(events=event_runs(), share=st.floats(0, 1))
+def test_retention_by_size_counts_each_event_of_a_run_as_stored_alone(
+    tmp_path_factory: pytest.TempPathFactory, events: list[ProvenanceEvent], share: float
+) -> None:
+    """The oldest events go while the store is over its size, each counted as if stored alone:
+    a run loses just its oldest events, and the same events survive as stored one a row."""
+    limit = int(share * sum(_size_of(e) for e in events))
+    folded, alone = _folded_and_alone(
+        tmp_path_factory.mktemp("size"), events, max_storage_size=f"{limit} B"
+    )
+    removed = alone.purge(now=0)
+    assert folded.purge(now=0) == removed
+    _assert_alike(folded, alone)
+    folded.close()
+    alone.close()
+
+
+@pytest.mark.parametrize("start", [0, MAX_RUN - 3])
+def test_a_batch_run_counts_the_size_of_each_event_and_expires_by_size_event_by_event(
+    tmp_path: Path, start: int
+) -> None:
+    """A batch's run, its attributes varying by column (a number, a text, one absent), is
+    counted as its events stored alone, and retention by size cuts it where they would."""
+    steps = np.arange(9)
+    first = ProvenanceEvent(
+        event_type=ProvenanceEventType.ATTRIBUTES_MODIFIED,
+        flowfile_uuid=canonical(0, start),
+        component_id="tag-1",
+        component_type="UpdateAttribute",
+        event_time=1_000,
+        file_size=100,
+        previous_attributes={"filename": "a.log", "uuid": canonical(0, start), "n": "0"},
+        updated_attributes={"group": "x", "note": "é\n"},
+        content_claim=ContentClaim(RESOURCES[0], 0, 100),
+    )
+    run = ProvenanceEventRun(
+        first,
+        start + 2 * steps,
+        uuid_named=(("uuid",), ()),
+        offsets=100 * steps,
+        sizes=np.full(9, 100),
+        resource=RESOURCES[0],
+        previous_columns={"n": column_of([str(10**i) for i in range(9)])},
+        updated_columns={
+            "group": column_of(["x", "yy", "x", "zzz"] * 2 + ["x"]),
+            "note": column_of(["é\n", None, '"q"'] * 3),
+        },
+    )
+    sizes = [_size_of(e) for e in run.events()]
+    folded, alone = _folded_and_alone(tmp_path, [run])
+    with folded.engine.connect() as conn:
+        stored = conn.execute(select(func.sum(EVENTS.c.size_bytes))).scalar()
+    assert stored == sum(sizes)
+    folded.close()
+    alone.close()
+    for keep in (1, 4, 8):
+        limit = sum(sizes[-keep:])
+        folded, alone = _folded_and_alone(
+            tmp_path / str(keep), [run], max_storage_size=f"{limit} B"
+        )
+        assert folded.purge(now=0) == alone.purge(now=0) == 9 - keep
+        _assert_alike(folded, alone)
+        folded.close()
+        alone.close()

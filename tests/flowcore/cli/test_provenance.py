@@ -4,6 +4,7 @@ component name and as JSON, content of events, lineage drawn compactly, unknown 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -186,3 +187,47 @@ def test_unknown_ids_are_one_line_naming_them(ran: Path, command: list[str], nam
     assert named in done.stderr
     assert b"flowcore provenance search" in done.stderr
     assert b"Traceback" not in done.stderr
+
+
+ONE_BY_ONE = """
+from flowcore.engine._member import TaskMember
+from processors import PutFile, UpdateAttribute
+
+TaskMember.accepts_batches = False  # the per-FlowFile path the batch forms must equal
+UpdateAttribute.transform_batch = PutFile.transform_batch = lambda *_: None
+"""
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
+_VARYING = ("event_id", "event_time", "entry_date", "lineage_start_date", "event_duration")
+
+
+def _printed(event: dict, directory: Path) -> str:
+    """A searched event as JSON, without what differs between two runs of a flow: ids, times,
+    uuids, where content sits, the output directory, the input's access time, the merge's
+    nanosecond name."""
+    kept = {k: v for k, v in event.items() if k not in _VARYING}
+    for key in ("content_claim", "previous_content_claim"):
+        kept[key] = None if kept[key] is None else kept[key].rsplit("[", 1)[1]
+    for key in ("attributes", "previous_attributes", "updated_attributes"):
+        kept[key] = {
+            k: v for k, v in kept[key].items() if k not in {"file.lastAccessTime", "merge.bin.age"}
+        }
+    text = json.dumps(kept, sort_keys=True).replace(f"{directory}/out", "<out>")
+    return re.sub(r'"\d{10,}"', '"<nanos>"', _UUID.sub("<uuid>", text))
+
+
+def test_search_of_a_batch_run_prints_what_a_one_by_one_run_prints(
+    ran: Path, tmp_path: Path
+) -> None:
+    """The same flow forced one FlowFile at a time: `provenance search --json` prints the same
+    events (in the same order per component and type), `show` the same fields."""
+    flow = FLOW.format(inbox=str(ran / "in"), outbox=str(tmp_path / "out"))
+    (tmp_path / "flow.py").write_text(ONE_BY_ONE + flow)
+    done = flowcore("run", "flow.py", "--runner", "direct", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    printed = []
+    for directory in (ran, tmp_path):
+        events = search(directory, "--limit", "10000")
+        events.sort(key=lambda e: (e["component_name"], e["event_type"]))
+        printed.append([_printed(e, directory) for e in events])
+    assert printed[0] == printed[1]
+    assert len(printed[0]) > 2 * LINES
