@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
+
+import attrs
 
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import column_of
 from flowcore.patterns import FlowPattern, compile_pattern
 from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor
+from flowcore.processor import BatchRoute, Processor
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
@@ -189,17 +192,20 @@ class AttributesToJSON(Processor):
 
     def transform_batch(
         self, context: ProcessContext, batch: FlowFileBatch
-    ) -> tuple[str, FlowFileBatch] | None:
-        """``JSONAttributes`` for a whole batch, as a column (Destination flowfile-attribute).
+    ) -> list[BatchRoute] | None:
+        """The JSON of a whole batch: the ``JSONAttributes`` column, or the new contents.
 
         Each FlowFile's JSON is assembled from pieces made once per distinct value: a shared
         attribute's ``"name":"value"`` once for the batch, a column's once per value in its
-        dictionary. Returns None (one by one) when the FlowFiles would not all have the same
-        keys (an attribute chosen by the regex or taken as one of all that only some hold); a
-        ``Nested`` value that does not parse raises, so that batch goes one by one too (to
-        ``failure`` for that FlowFile).
+        dictionary. With Destination ``flowfile-content`` (compact or pretty-printed) the texts
+        are written with ``context.write_contents`` and ``mime.type`` becomes
+        ``application/json`` (a CONTENT_MODIFIED each). Returns None (one by one) when the
+        FlowFiles would not all have the same keys (an attribute chosen by the regex or taken
+        as one of all that only some hold); a ``Nested`` value that does not parse raises, so
+        that batch goes one by one too (to ``failure`` for that FlowFile, with its error).
         """
-        if context.get_property(self.DESTINATION).value != DESTINATION_ATTRIBUTE:
+        to_content = context.get_property(self.DESTINATION).value == DESTINATION_CONTENT
+        if to_content and not hasattr(context, "write_contents"):
             return None
         present = {*batch.attributes, *batch.columns, *batch.uuid_named, "uuid"}
         # the keys of a FlowFile that holds every attribute present in the batch
@@ -207,14 +213,43 @@ class AttributesToJSON(Processor):
         listed = set(_listed(context.get_property(self.ATTRIBUTES_LIST).value) or ())
         if any(k not in listed and _partial(batch, k) for k in keys):
             return None
+        pretty = to_content and bool(context.get_property(self.PRETTY_PRINT).as_boolean())
+        layout = _PRETTY if pretty else _COMPACT
         nested = context.get_property(self.JSON_HANDLING_STRATEGY).value == NESTED.value
         missing = None if context.get_property(self.NULL_VALUE).as_boolean() else ""
-        piece = _nested_piece if nested else _piece
+        piece = functools.partial(_nested_piece if nested else _piece, pretty=pretty)
         per_key = [_pieces(batch, key, piece, missing) for key in keys]
-        texts = ["{" + ",".join(row) + "}" for row in zip(*per_key, strict=True)]
         if not keys:
-            texts = ["{}"] * batch.count
-        return REL_SUCCESS.name, batch.with_columns({JSON_ATTRIBUTE_NAME: column_of(texts)})
+            texts: Sequence[str] = [layout.empty] * batch.count
+        else:
+            texts = [
+                layout.start + layout.between.join(row) + layout.end
+                for row in zip(*per_key, strict=True)
+            ]
+        if not to_content:
+            column = column_of(texts)
+            return [
+                BatchRoute(
+                    REL_SUCCESS.name, None, batch.with_columns({JSON_ATTRIBUTE_NAME: column})
+                )
+            ]
+        typed = batch.with_attributes({"mime.type": APPLICATION_JSON})
+        written = context.write_contents(typed, (t.encode("utf-8") for t in texts))  # type: ignore[attr-defined]  # a BatchContext
+        return written.routes(REL_SUCCESS.name)
+
+
+@attrs.frozen
+class _Layout:
+    """How a JSON object's members join: Jackson's compact form or its default pretty printer."""
+
+    start: str
+    between: str
+    end: str
+    empty: str
+
+
+_COMPACT = _Layout("{", ",", "}", "{}")
+_PRETTY = _Layout("{\n  ", ",\n  ", "\n}", "{ }")
 
 
 def _partial(batch: FlowFileBatch, name: str) -> bool:
@@ -244,11 +279,19 @@ def _pieces(
     ]
 
 
-def _piece(name: str, value: str | None) -> str:
-    return f"{quote(name)}:{'null' if value is None else quote(value)}"
+def _piece(name: str, value: str | None, *, pretty: bool) -> str:
+    """The member ``"name":"value"`` (``"name" : "value"`` pretty-printed)."""
+    return f"{quote(name)}{' : ' if pretty else ':'}{'null' if value is None else quote(value)}"
 
 
-def _nested_piece(name: str, value: str | None) -> str:
+def _nested_piece(name: str, value: str | None, *, pretty: bool) -> str:
+    """The member of *name* with a value that may be nested JSON, as :func:`to_json` writes it.
+
+    Raises:
+        InvalidJsonError: the value looks like JSON but does not parse.
+    """
+    if pretty:  # '{\n  "name" : value\n}', its members indented one level
+        return to_json({name: _nested(value)}, pretty=True)[4:-2]
     return to_json({name: _nested(value)})[1:-1]
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import logging
+from collections.abc import Callable, Mapping
 from typing import ClassVar
 
 import attrs
@@ -70,6 +71,15 @@ def _json_path(value: str) -> str | None:
 
 
 JSON_PATH_VALIDATOR = Validator("JsonPathValidator", _json_path)
+
+
+@attrs.frozen
+class _Log:
+    """A line :meth:`EvaluateJsonPath.on_trigger` logs for one FlowFile."""
+
+    level: int
+    message: str
+    arguments: tuple[object, ...]
 
 
 @attrs.frozen
@@ -190,7 +200,8 @@ class EvaluateJsonPath(Processor):
         if flowfile is None:
             return
         settings = self._settings(context)
-        outcome = _evaluate(context, settings, session.read_bytes(flowfile), str(flowfile))
+        log = _logger(context)
+        outcome = _evaluate(settings, session.read_bytes(flowfile), str(flowfile), log)
         if outcome.content is not None:
             # the session records CONTENT_MODIFIED; NiFi's explicit report would add a second
             flowfile = session.write(flowfile, outcome.content.encode("utf-8"))
@@ -201,19 +212,27 @@ class EvaluateJsonPath(Processor):
     def transform_batch(
         self, context: ProcessContext, batch: FlowFileBatch
     ) -> list[BatchRoute] | None:
-        """Evaluate the paths for a whole batch, the results as attribute columns.
+        """Evaluate the paths for a whole batch: attribute columns, or new contents.
 
-        Only for Destination ``flowfile-attribute``: each FlowFile's content is read from the
-        batch's claim and evaluated exactly as :meth:`on_trigger` does; those that fail go to
-        ``failure`` unchanged, the others to ``matched`` with one column per attribute set.
+        Each FlowFile's content is read from the batch's claim and evaluated exactly as
+        :meth:`on_trigger` does. Destination ``flowfile-attribute``: those that fail go to
+        ``failure`` unchanged (their lines logged), the others to ``matched`` with one column
+        per attribute set. Destination ``flowfile-content``: the results are written with
+        ``context.write_contents`` (a CONTENT_MODIFIED each) and go to ``matched``, a path not
+        found sends the FlowFile to ``unmatched`` unchanged; a batch in which a FlowFile would
+        log (go to ``failure``, or warn of a path not found) is declined, so each line is
+        logged one by one, with its FlowFile.
         """
-        settings = self._settings(context)
-        if not settings.to_attribute or not hasattr(context, "contents"):
+        if not hasattr(context, "contents"):
             return None
+        settings = self._settings(context)
+        if not settings.to_attribute:
+            return _content_routes(context, settings, batch)
         uuids = batch.uuids()
+        log = _logger(context)
         outcomes = [
-            _evaluate(context, settings, b"".join(pieces), uuids[row])
-            for row, pieces in enumerate(context.contents(batch))
+            _evaluate(settings, b"".join(pieces), uuids[row], log)
+            for row, pieces in enumerate(context.contents(batch))  # type: ignore[attr-defined]  # a BatchContext
         ]
         matched = np.array([o.relationship == REL_MATCH.name for o in outcomes], dtype=bool)
         routes = []
@@ -237,8 +256,41 @@ class EvaluateJsonPath(Processor):
         return routes
 
 
-def _evaluate(context: ProcessContext, settings: _Settings, data: bytes, label: str) -> _Outcome:
+def _content_routes(
+    context: ProcessContext, settings: _Settings, batch: FlowFileBatch
+) -> list[BatchRoute] | None:
+    """Destination ``flowfile-content`` over *batch*; None when a FlowFile would log."""
+    if not hasattr(context, "write_contents"):
+        return None
+    uuids = batch.uuids()
+    lines: list[_Log] = []
+    results: list[str | None] = []  # the new content; None: unmatched
+    for row, pieces in enumerate(context.contents(batch)):  # type: ignore[attr-defined]  # a BatchContext
+        outcome = _evaluate(settings, b"".join(pieces), uuids[row], lines.append)
+        if lines:
+            return None
+        results.append(outcome.content)
+    found = np.fromiter((r is not None for r in results), dtype=bool, count=batch.count)
+    routes = []
+    rows = np.flatnonzero(found)
+    if len(rows):
+        part = batch if len(rows) == batch.count else batch.take(rows)
+        contents = (results[row].encode("utf-8") for row in rows.tolist())  # type: ignore[union-attr]
+        written = context.write_contents(part, contents)  # type: ignore[attr-defined]  # a BatchContext
+        routes.extend(written.routes(REL_MATCH.name, rows))
+    missed = np.flatnonzero(~found)
+    if len(missed):
+        routes.append(BatchRoute(REL_NO_MATCH.name, missed, batch.take(missed)))
+    return routes
+
+
+def _evaluate(
+    settings: _Settings, data: bytes, label: str, log: Callable[[_Log], None]
+) -> _Outcome:
     """Where one FlowFile with content *data* goes, with its new attributes or content.
+
+    The lines NiFi logs go to *log* as they come (:func:`_logger` logs them; a batch form that
+    would rather decline than log them collects them).
 
     Raises:
         ProcessException: a function at the end of a path cannot apply to what it found
@@ -247,10 +299,9 @@ def _evaluate(context: ProcessContext, settings: _Settings, data: bytes, label: 
     try:
         document = read_json(data, settings.max_string_length)
     except InvalidJsonError:
-        context.logger.error("FlowFile %s did not have valid JSON content.", label)
-        return _Outcome(REL_FAILURE.name)
-    if document is None:  # Jayway cannot read a document that is JSON null
-        context.logger.error("FlowFile %s did not have valid JSON content.", label)
+        document = None
+    if document is None:  # not JSON, or JSON null, which Jayway cannot read as a document
+        log(_Log(logging.ERROR, "FlowFile %s did not have valid JSON content.", (label,)))
         return _Outcome(REL_FAILURE.name)
     results: dict[str, str] = {}
     for name, query in settings.queries:
@@ -258,12 +309,8 @@ def _evaluate(context: ProcessContext, settings: _Settings, data: bytes, label: 
             found = query.read(document)
         except PathNotFoundError:
             if settings.not_found == NOT_FOUND_WARN:
-                context.logger.warning(
-                    "FlowFile %s could not find path %s for attribute key %s.",
-                    label,
-                    query.text,
-                    name,
-                )
+                why = "FlowFile %s could not find path %s for attribute key %s."
+                log(_Log(logging.WARNING, why, (label, query.text, name)))
             if not settings.to_attribute:
                 return _Outcome(REL_NO_MATCH.name)
             if settings.not_found != NOT_FOUND_SKIP:
@@ -273,16 +320,24 @@ def _evaluate(context: ProcessContext, settings: _Settings, data: bytes, label: 
             msg = f"could not evaluate {query.text!r} ({name!r}) for {label}: {ex}"
             raise ProcessException(msg) from None
         if settings.scalar and not is_scalar(found):
-            context.logger.error(
+            why = (
                 "Unable to return a scalar value for the expression %s for FlowFile %s. "
-                "Evaluated value was %s. Transferring to failure.",
-                query.text,
-                label,
-                representation(found, settings.null_value),
+                "Evaluated value was %s. Transferring to failure."
             )
+            shown = representation(found, settings.null_value)
+            log(_Log(logging.ERROR, why, (query.text, label, shown)))
             return _Outcome(REL_FAILURE.name)
         text = representation(found, settings.null_value)
         if not settings.to_attribute:
             return _Outcome(REL_MATCH.name, content=text)
         results[name] = text
     return _Outcome(REL_MATCH.name, attributes=results)
+
+
+def _logger(context: ProcessContext) -> Callable[[_Log], None]:
+    """What logs a line on the processor's logger at once, as NiFi's ``onTrigger`` does."""
+
+    def log(line: _Log) -> None:
+        context.logger.log(line.level, line.message, *line.arguments)
+
+    return log

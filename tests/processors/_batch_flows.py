@@ -27,14 +27,17 @@ _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 
 
 class BatchOnly:
-    """Mixed into a processor: a FlowFile that reaches ``on_trigger`` goes on marked, so a run
-    the batch form was meant to take whole but did not shows in its events."""
+    """Mixed into a processor: a FlowFile that reaches ``on_trigger`` goes on marked (to
+    ``marked_to``), so a run the batch form was meant to take whole but did not shows in its
+    events."""
+
+    marked_to = "success"
 
     def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
         """Mark the FlowFile as having gone one by one."""
         flowfile = session.get()
         if flowfile is not None:
-            session.transfer(session.put_attribute(flowfile, "went", "one by one"), "success")
+            session.transfer(session.put_attribute(flowfile, "went", "one by one"), self.marked_to)
 
 
 class OneByOne:

@@ -14,6 +14,7 @@ from flowcore.driver.controller import run_flow
 from flowcore.settings import Settings
 from flowcore.testing import TestRunner
 from processors import AttributesToJSON, GetFile, PutFile
+from tests.processors._batch_flows import BatchOnly, OneByOne, agree_in_a_flow
 
 
 def convert(attributes: dict[str, str] | None = None, **properties: str) -> TestRunner:
@@ -191,3 +192,114 @@ def test_pretty_print_only_applies_to_content(destination: str) -> None:
     (out,) = runner.flowfiles_for("success")
     text = out.attributes.get("JSONAttributes") or out.content.decode()
     assert ("\n" in text) == (destination == "flowfile-content")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    maps=st.lists(ATTRIBUTE_MAPS, min_size=1, max_size=6),
+    listed=st.sampled_from([None, "a,b", "b,missing,a,j"]),
+    regex=st.sampled_from([None, "x.*", "[ab]"]),
+    null=st.sampled_from(["true", "false"]),
+    strategy=st.sampled_from(["ESCAPED", "NESTED"]),
+    pretty=st.sampled_from(["true", "false"]),
+)
+def test_content_batch_form_agrees_with_on_trigger(  # noqa: PLR0917 - hypothesis passes them by name
+    maps: list[dict[str, str]],
+    listed: str | None,
+    regex: str | None,
+    null: str,
+    strategy: str,
+    pretty: str,
+) -> None:
+    """Destination flowfile-content: the batch form writes each FlowFile the JSON on_trigger
+    writes (compact or pretty), mime.type application/json, a CONTENT_MODIFIED each."""
+    properties = {
+        "destination": "flowfile-content",
+        "null_value": null,
+        "json_handling_strategy": strategy,
+        "pretty_print": pretty,
+    }
+    if listed:
+        properties["attributes_list"] = listed
+    if regex:
+        properties["attributes_regular_expression"] = regex
+    runner = TestRunner(AttributesToJSON(**properties))
+    for attributes in maps:
+        runner.enqueue(b"old content", {"mime.type": "text/plain", **attributes})
+    runner.assert_batch_form_agrees(allow_decline=True)
+
+
+@pytest.mark.parametrize("pretty", ["true", "false"])
+@pytest.mark.parametrize(
+    "selection",
+    [{"attributes_list": "n,kind,j,missing", "attributes_regular_expression": "k.*"}, {}],
+)
+def test_content_batch_form_takes_uniform_batches_whole(
+    pretty: str, selection: dict[str, str]
+) -> None:
+    """FlowFiles with the same attribute names go whole to content, nested JSON and an empty
+    selection (``{}``, or ``{ }`` pretty-printed) included."""
+    runner = TestRunner(
+        AttributesToJSON(
+            destination="flowfile-content",
+            json_handling_strategy="NESTED",
+            pretty_print=pretty,
+            **(selection or {"attributes_regular_expression": "^$"}),
+        )
+    )
+    for index in range(20):
+        attributes = {"n": str(index), "kind": "odd" if index % 2 else "even"}
+        runner.enqueue(b"x" * index, {**attributes, "j": f'{{"v": [{index}, null]}}'})
+    runner.assert_batch_form_agrees()
+    assert runner.batch_use.whole == 20
+    out = runner.flowfiles_for("success")[3]
+    out.assert_attribute_equals("mime.type", "application/json")
+    expected = {"n": "3", "kind": "odd", "j": {"v": [3, None]}, "missing": ""} if selection else {}
+    assert json.loads(out.content) == expected
+
+
+class _BatchOnlyAttributesToJSON(BatchOnly, AttributesToJSON):
+    """AttributesToJSON whose FlowFiles must all go through its batch form."""
+
+
+class _OneByOneAttributesToJSON(OneByOne, AttributesToJSON):
+    """AttributesToJSON with its batch form declined."""
+
+
+#: no uuid in the JSON: the contents of the two runs compared must not differ by their uuids
+_FLOW_CONFIG = {
+    "destination": "flowfile-content",
+    "attributes_list": "filename,fragment.index,fragment.count,absent",
+    "null_value": "true",
+}
+
+
+def test_content_batch_form_in_a_flow_agrees_with_one_by_one(tmp_path: Path) -> None:
+    """GetFile -> SplitText -> AttributesToJSON (content) on the direct runner: the batch form
+    records the same events (CONTENT_MODIFIED with mime.type and the bytes before and after,
+    DROP) and transfers as on_trigger."""
+    lines = [f"line {i}\n".encode() for i in range(300)]
+    shapes, transfers = agree_in_a_flow(
+        tmp_path,
+        lines,
+        _BatchOnlyAttributesToJSON(**_FLOW_CONFIG),
+        _OneByOneAttributesToJSON(**_FLOW_CONFIG),
+    )
+    assert transfers["step"]["success"][0] == 300
+    modified = [s for s in shapes.elements() if s[0] == "CONTENT_MODIFIED"]
+    assert len(modified) == 300
+    expected = b'{"filename":"lines.txt","fragment.index":"8","fragment.count":"300","absent":null}'
+    assert (expected, b"line 7\n") in {s[8:10] for s in modified}
+    assert all(("mime.type", "application/json") in s[7] for s in modified)
+
+
+@pytest.mark.spark
+def test_content_batch_form_on_spark_agrees_with_one_by_one(tmp_path: Path) -> None:
+    """The same on Spark: contents written as batches in executors, events as one by one."""
+    agree_in_a_flow(
+        tmp_path,
+        [f"line {i}\n".encode() for i in range(50)],
+        _BatchOnlyAttributesToJSON(**_FLOW_CONFIG),
+        _OneByOneAttributesToJSON(**_FLOW_CONFIG),
+        runner="spark",
+    )

@@ -16,6 +16,7 @@ from flowcore.errors import ProcessException
 from flowcore.settings import Settings
 from flowcore.testing import TestRunner
 from processors import AttributesToJSON, EvaluateJsonPath, GetFile, PutFile
+from tests.processors._batch_flows import BatchOnly, OneByOne, agree_in_a_flow
 
 PEOPLE = json.dumps(
     [
@@ -251,3 +252,128 @@ def test_in_a_flow(tmp_path: Path) -> None:
     finally:
         repos.close()
     assert sorted(events) == ["ATTRIBUTES_MODIFIED", "ATTRIBUTES_MODIFIED", "DROP"]
+
+
+CONTENT_DOCUMENTS = st.sampled_from(
+    [
+        b'{"a": 1, "b": {"c": [1, 2]}}',
+        b'{"a": "\\u00e9\\n\\u0001", "b": {"c": "x"}}',
+        b'{"a": null, "b": 2.5}',
+        b'{"a": "", "b": {"c": null}}',
+        b'{"a": 1.0E10, "b": {"c": {"d": [true, false]}}}',
+        b'  {"a": {"k": [1, "two"]}}  trailing',
+        b"[1,2]",
+        b'{"b": {}}',
+    ]
+)
+FAILING_DOCUMENTS = st.sampled_from([b"not json", b"null"])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    documents=st.lists(CONTENT_DOCUMENTS, min_size=1, max_size=8),
+    path=st.sampled_from(["$.a", "$.b.c", "$", "$..c", "$.b[*]", "$.b.c.length()", "$['a','b']"]),
+    return_type=st.sampled_from(["auto-detect", "json"]),
+    null=st.sampled_from(["empty string", "the string 'null'"]),
+)
+def test_content_batch_form_agrees_with_on_trigger(
+    documents: list[bytes], path: str, return_type: str, null: str
+) -> None:
+    """Destination flowfile-content: the batch form writes each FlowFile the content on_trigger
+    writes (matched, CONTENT_MODIFIED) or leaves it as it was (unmatched), taking them whole."""
+    runner = TestRunner(
+        EvaluateJsonPath(return_type=return_type, null_value_representation=null, path=path)
+    )
+    for index, document in enumerate(documents):
+        runner.enqueue(document, {"n": str(index)})
+    runner.assert_batch_form_agrees()
+    assert runner.batch_use.whole == len(documents)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    documents=st.lists(st.one_of(CONTENT_DOCUMENTS, FAILING_DOCUMENTS), min_size=1, max_size=8),
+    path=st.sampled_from(["$.a", "$.b.c", "$.b"]),
+    return_type=st.sampled_from(["json", "scalar"]),
+    behavior=st.sampled_from(["ignore", "warn"]),
+)
+def test_content_batch_form_declines_what_would_log(
+    documents: list[bytes], path: str, return_type: str, behavior: str
+) -> None:
+    """A batch in which a FlowFile would go to failure, or warn of a path not found, goes one
+    by one, with the same outcome; the others go whole."""
+    runner = TestRunner(
+        EvaluateJsonPath(return_type=return_type, path_not_found_behavior=behavior, path=path)
+    )
+    for document in documents:
+        runner.enqueue(document)
+    runner.assert_batch_form_agrees(allow_decline=True)
+    assert runner.batch_use.whole in {0, len(documents)}
+    if runner.batch_use.whole:
+        assert not runner.flowfiles_for("failure")
+    if runner.flowfiles_for("failure"):
+        assert runner.batch_use.declined
+
+
+def test_content_batch_logs_each_warning_once(caplog: pytest.LogCaptureFixture) -> None:
+    """Declined for a path not found under warn: one warning per FlowFile, from on_trigger."""
+    runner = TestRunner(EvaluateJsonPath(path_not_found_behavior="warn", path="$.x"), batches=True)
+    for index in range(3):
+        runner.enqueue(f'{{"a": {index}}}'.encode())
+    runner.enqueue(b'{"x": 1}')
+    with caplog.at_level(logging.WARNING):
+        runner.run()
+    assert caplog.text.count("could not find path $.x") == 3
+    assert "FlowFile[" in caplog.text  # the FlowFile as on_trigger names it
+    runner.assert_transfer_count("unmatched", 3)
+    runner.flowfiles_for("matched")[0].assert_content_equals("1")
+    assert runner.batch_use.whole == 0
+
+
+class _BatchOnlyEvaluateJsonPath(BatchOnly, EvaluateJsonPath):
+    """EvaluateJsonPath whose FlowFiles must all go through its batch form."""
+
+    marked_to = "matched"
+
+
+class _OneByOneEvaluateJsonPath(OneByOne, EvaluateJsonPath):
+    """EvaluateJsonPath with its batch form declined."""
+
+
+def _json_lines(count: int) -> list[bytes]:
+    return [
+        (
+            f'{{"id": {i}, "user": {{"name": "u{i % 7}"}}}}\n' if i % 5 else f'{{"id": {i}}}\n'
+        ).encode()
+        for i in range(count)
+    ]
+
+
+def test_content_batch_form_in_a_flow_agrees_with_one_by_one(tmp_path: Path) -> None:
+    """GetFile -> SplitText -> EvaluateJsonPath (content) on the direct runner: the batch form
+    records the same events (CONTENT_MODIFIED with the bytes before and after, DROP) and
+    transfers as on_trigger."""
+    config = {"user": "$.user"}
+    shapes, transfers = agree_in_a_flow(
+        tmp_path,
+        _json_lines(300),
+        _BatchOnlyEvaluateJsonPath(**config),
+        _OneByOneEvaluateJsonPath(**config),
+    )
+    assert (transfers["step"]["matched"][0], transfers["step"]["unmatched"][0]) == (240, 60)
+    modified = {s[8:10] for s in shapes.elements() if s[0] == "CONTENT_MODIFIED"}
+    assert len(modified) == 240
+    assert (b'{"name":"u1"}', b'{"id": 1, "user": {"name": "u1"}}\n') in modified
+
+
+@pytest.mark.spark
+def test_content_batch_form_on_spark_agrees_with_one_by_one(tmp_path: Path) -> None:
+    """The same on Spark: contents written as batches in executors, events as one by one."""
+    config = {"name": "$.user.name"}
+    agree_in_a_flow(
+        tmp_path,
+        _json_lines(50),
+        _BatchOnlyEvaluateJsonPath(**config),
+        _OneByOneEvaluateJsonPath(**config),
+        runner="spark",
+    )
