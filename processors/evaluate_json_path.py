@@ -229,11 +229,14 @@ class EvaluateJsonPath(Processor):
         if not settings.to_attribute:
             return _content_routes(context, settings, batch)
         uuids = batch.uuids()
-        log = _logger(context)
-        outcomes = [
-            _evaluate(settings, b"".join(pieces), uuids[row], log)
+        lines: list[_Log] = []  # logged once every FlowFile is evaluated: a later one may raise,
+        outcomes = [  # and then the batch goes one by one, which logs them again
+            _evaluate(settings, b"".join(pieces), uuids[row], lines.append)
             for row, pieces in enumerate(context.contents(batch))  # type: ignore[attr-defined]  # a BatchContext
         ]
+        log = _logger(context)
+        for line in lines:
+            log(line)
         matched = np.array([o.relationship == REL_MATCH.name for o in outcomes], dtype=bool)
         routes = []
         rows = np.flatnonzero(matched)

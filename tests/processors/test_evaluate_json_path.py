@@ -330,6 +330,24 @@ def test_content_batch_logs_each_warning_once(caplog: pytest.LogCaptureFixture) 
     assert runner.batch_use.whole == 0
 
 
+def test_attribute_batch_logs_each_line_once_when_a_later_flowfile_raises(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A batch form that meets a function that cannot apply after a failure logged nothing:
+    the batch goes one by one, which logs the failure once."""
+    runner = TestRunner(
+        EvaluateJsonPath(destination="flowfile-attribute", total="$[0].name.sum()"),
+        batches=True,
+    )
+    runner.enqueue(b"not json")
+    runner.enqueue(PEOPLE)
+    with caplog.at_level(logging.WARNING), pytest.raises(ProcessException, match="empty array"):
+        runner.run()
+    assert caplog.text.count("did not have valid JSON content") == 1
+    runner.assert_transfer_count("failure", 1)
+    assert runner.queue_size() == 1
+
+
 class _BatchOnlyEvaluateJsonPath(BatchOnly, EvaluateJsonPath):
     """EvaluateJsonPath whose FlowFiles must all go through its batch form."""
 
