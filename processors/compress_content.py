@@ -16,6 +16,7 @@ from flowcore.process_context import ProcessContext
 from flowcore.processor import BatchRoute, Processor
 from flowcore.properties import AllowableValue, PropertyDependency, PropertyDescriptor
 from flowcore.relationship import Relationship
+from flowcore.session.batch_context import HELD_CONTENT_MAX
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import BOOLEAN_VALIDATOR, ValidationResult
 from processors._codecs import (
@@ -235,6 +236,8 @@ class CompressContent(Processor):
         """
         if not hasattr(context, "write_contents"):
             return None
+        if int(batch.sizes.max(initial=0)) > HELD_CONTENT_MAX:
+            return None  # one by one streams it through the codec in bounded memory
         name = context.get_property(self.COMPRESSION_FORMAT).value or FORMAT_ATTRIBUTE
         formats = self._batch_formats(batch, name)
         if formats is None:

@@ -22,6 +22,7 @@ from flowcore.process_context import ProcessContext
 from flowcore.processor import BatchRoute, Processor
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import Relationship
+from flowcore.session.batch_context import HELD_CONTENT_MAX
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     ALWAYS_VALID,
@@ -391,12 +392,11 @@ class ReplaceText(Processor):
         if not hasattr(context, "write_contents"):
             return None
         plan = self._plan(context)
-        if (
-            plan.entire_text
-            and plan.buffers_all
-            and int(batch.sizes.max(initial=0)) > plan.max_buffer
+        largest = int(batch.sizes.max(initial=0))
+        if largest > HELD_CONTENT_MAX or (
+            plan.entire_text and plan.buffers_all and largest > plan.max_buffer
         ):
-            return None
+            return None  # one by one streams it (or routes it to failure, too large to buffer)
         replace = self._batch_replacer(context, batch, plan)
         if replace is None:
             return None

@@ -20,7 +20,7 @@ from typing import BinaryIO
 
 from crc32c import crc32c
 
-from flowcore.errors import ContentCorruptionError
+from flowcore.errors import ContentCorruptionError, ContentNotFoundError
 from flowcore.flowfile import ResourceClaim
 from repositories._claim_checksums import ClaimChecksums
 
@@ -36,8 +36,17 @@ _NO_KERNEL_COPY = frozenset(
 _VERIFY_WINDOW = 1 << 20  # bytes read at a time to verify a range before a kernel copy
 _REMEMBERED_BLOCKS = 16_384  # verified blocks remembered per repository (1 GiB of content)
 
-#: What identifies one version of a claim file: (claim, inode, size, mtime_ns).
-FileIdentity = tuple[ResourceClaim, int, int, int]
+#: What identifies one version of a claim file: (claim, inode, size, mtime_ns, ctime_ns).
+FileIdentity = tuple[ResourceClaim, int, int, int, int]
+
+
+def file_identity(claim: ResourceClaim, info: os.stat_result) -> FileIdentity:
+    """The version of *claim*'s file that *info* describes.
+
+    The change time is in it because no one can set it: a write that keeps the size and puts
+    the modification time back (``touch -r``, ``rsync -t``, a coarse clock) still changes it.
+    """
+    return (claim, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
 def damaged(
@@ -168,6 +177,19 @@ class BlockVerifier:
             position += window
 
 
+def _plain_descriptor(out: BinaryIO) -> int | None:
+    """The descriptor of *out* when writing to it is writing to that file, flushed; else None.
+
+    A compressing or encoding wrapper (``GzipFile``) hands out the descriptor of the file
+    beneath it: bytes copied there would bypass it, so it is written to as a stream.
+    """
+    raw = out.raw if isinstance(out, io.BufferedWriter | io.BufferedRandom) else out
+    if not isinstance(raw, io.FileIO):
+        return None
+    out.flush()
+    return raw.fileno()
+
+
 def _pread(fd: int, count: int, position: int) -> bytes:
     """Up to *count* bytes at *position* (fewer only at the end of the file)."""
     pieces = []
@@ -266,6 +288,7 @@ class RangeReader:
         kernel cannot (another file system on an old kernel, a pipe), it is read and written.
         """
         copied = 0
+        expected = len(self._buffer) - self._start + self._unbuffered
         if self._start < len(self._buffer):
             copied = out.write(self._buffer[self._start :]) or 0
         self._buffer, self._start = b"", 0
@@ -273,9 +296,8 @@ class RangeReader:
         if self._verifier is not None and count > 0:
             self._verifier.verify(self._fd, count, self._next)
         try:
-            out.flush()
-            target = out.fileno()
-            while self._unbuffered > 0:
+            target = _plain_descriptor(out)
+            while target is not None and self._unbuffered > 0:
                 moved = os.copy_file_range(self._fd, target, self._unbuffered, self._next)
                 if moved == 0:
                     break  # the file ends early: the rest is read below, which reports it
@@ -289,6 +311,9 @@ class RangeReader:
                 raise
         while chunk := self.read(_COPY_CHUNK):
             copied += out.write(chunk) or len(chunk)
+        if copied != expected:  # the file was cut short after it was opened
+            msg = f"a content claim's file ended {expected - copied} bytes before its range's end"
+            raise ContentNotFoundError(msg)
         return copied
 
     def readable(self) -> bool:

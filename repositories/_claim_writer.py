@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from flowcore.errors import FlowFileAccessError
 from flowcore.flowfile import ContentClaim, ResourceClaim
 from repositories._claim_checksums import BlockSummer
+from repositories._claim_reader import file_identity
 
 if TYPE_CHECKING:
     from repositories.content import FileContentRepository
@@ -118,7 +119,7 @@ class FileWriter:
             self._repo._writable.pop(claim, None)
             # The checksums were computed from the very bytes written: a reader in this
             # repository instance need not read them back to check them (as after a first read).
-            self._repo._sealed((claim, info.st_ino, info.st_size, info.st_mtime_ns), summer)
+            self._repo._sealed(file_identity(claim, info), summer)
         self._repo._writable.pop(claim, None)
 
     def close(self) -> None:

@@ -60,6 +60,7 @@ from repositories._claim_reader import (
     RangeReader,
     VerifiedBlocks,
     damaged,
+    file_identity,
 )
 from repositories._claim_writer import FileWriter
 from repositories._content_check import (
@@ -344,7 +345,7 @@ class FileContentRepository:
                 msg = f"content {claim} extends past the end of its file ({info.st_size} bytes)"
                 raise ContentNotFoundError(msg)
             return RangeReader(fd, claim.offset, claim.length)
-        identity = (resource, info.st_ino, info.st_size, info.st_mtime_ns)
+        identity = file_identity(resource, info)
         checksums = self._footer_of(identity, fd)
         length = info.st_size if checksums is None else checksums.data_length
         if end > length:
@@ -376,7 +377,7 @@ class FileContentRepository:
         """
         if identity in self._footers:
             return self._footers[identity]
-        resource, _inode, size, _mtime = identity
+        resource, _inode, size, _mtime, _ctime = identity
         try:
             checksums = read_footer(fd, size)
         except FooterDamage as problem:
@@ -446,7 +447,7 @@ class FileContentRepository:
             info = os.fstat(fd)
             if resource_claim in self._writable:
                 return info.st_size
-            identity = (resource_claim, info.st_ino, info.st_size, info.st_mtime_ns)
+            identity = file_identity(resource_claim, info)
             checksums = self._footer_of(identity, fd)
         except ContentCorruptionError:
             return info.st_size

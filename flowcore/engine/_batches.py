@@ -24,6 +24,7 @@ state is dropped and the batch takes the one-by-one path.
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -444,6 +445,7 @@ def drain_batches(member: TaskMember) -> None:
         # Queue positions as the one-by-one path gives them: in input order across the parts.
         first_index = member.task.take_queue_indices(batch.count)
         now = now_ms()
+        onward: list[tuple[str, FlowFileBatch, np.ndarray]] = []
         for route, before in parts:
             dropped = not member.plan.routes.get(route.relationship)
             member.task.events.extend(route_runs(member, route, before, now, queue_id))
@@ -451,7 +453,55 @@ def drain_batches(member: TaskMember) -> None:
                 drop_whole(member, route.relationship, before, route.batch, queue_id)
                 continue
             rows = np.arange(batch.count) if route.rows is None else np.asarray(route.rows)
-            route_whole(member, route.relationship, route.batch, first_index + rows)
+            onward.append((route.relationship, route.batch, rows))
+        route_in_input_order(member, onward, first_index)
+
+
+def route_in_input_order(
+    member: TaskMember, parts: list[tuple[str, FlowFileBatch, np.ndarray]], first_index: int
+) -> None:
+    """Send a batch form's parts on, each FlowFile reaching its next member in input order.
+
+    Each part is ``(relationship, batch, rows)``: its FlowFiles were input rows *rows*. The
+    next member takes its pending batches in turn, and a queue keeps its batches in the order
+    they came, so parts bound for the same place whose rows interleave (ReplaceText's rewritten
+    and unchanged FlowFiles, two relationships on one connection) are cut into runs of
+    consecutive rows, handed on in input order, as one by one hands each FlowFile on.
+    """
+    bound: dict[str, list[tuple[str, FlowFileBatch, np.ndarray]]] = {}
+    for part in parts:
+        route = member.plan.routes[part[0]][0]  # a member's, whatever the connection; or a queue
+        place = route.member if route.member is not None else f"queue {route.connection_id}"
+        bound.setdefault(place, []).append(part)
+    for group in bound.values():
+        if _in_turn(group):
+            for relationship, batch, rows in group:
+                route_whole(member, relationship, batch, first_index + rows)
+            continue
+        owner = np.concatenate([np.full(len(rows), n) for n, (_, _, rows) in enumerate(group)])
+        local = np.concatenate([np.arange(len(rows)) for _, _, rows in group])
+        every = np.concatenate([rows for _, _, rows in group])
+        order = np.argsort(every, kind="stable")
+        owner, local, every = owner[order], local[order], every[order]
+        cuts = [0, *(np.flatnonzero(np.diff(owner)) + 1).tolist(), len(owner)]
+        for start, stop in itertools.pairwise(cuts):
+            relationship, batch, _ = group[int(owner[start])]
+            pick = local[start:stop]
+            whole = len(pick) == batch.count and bool(np.all(pick == np.arange(batch.count)))
+            piece = batch if whole else batch.take(pick)
+            route_whole(member, relationship, piece, first_index + every[start:stop])
+
+
+def _in_turn(group: list[tuple[str, FlowFileBatch, np.ndarray]]) -> bool:
+    """Whether the parts' rows follow each other: each part's after the previous part's."""
+    previous = -1
+    for _, _, rows in group:
+        if not len(rows):
+            continue
+        if rows[0] <= previous or (len(rows) > 1 and bool(np.any(np.diff(rows) <= 0))):
+            return False
+        previous = int(rows[-1])
+    return True
 
 
 def _retries(member: TaskMember, routes: list[BatchRoute]) -> bool:

@@ -38,7 +38,12 @@ if TYPE_CHECKING:
     from flowcore.flowfile_batch import FlowFileBatch
     from flowcore.session.host import LogLine, Publication, SessionHost
 
-__all__ = ["BatchContext", "BatchEffects", "SentRows"]
+__all__ = ["HELD_CONTENT_MAX", "BatchContext", "BatchEffects", "SentRows"]
+
+#: The largest content a batch form that holds its batch's contents in memory takes
+#: (ReplaceText, CompressContent): batch forms are for many small FlowFiles; a batch holding a
+#: larger one goes one by one, which streams it in bounded memory.
+HELD_CONTENT_MAX = 1 << 20
 
 #: Bytes of small contents gathered before one write to the claim writer.
 _WRITE_CHUNK = 1 << 20

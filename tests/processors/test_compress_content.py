@@ -339,3 +339,18 @@ def test_the_batch_form_on_spark_agrees_with_one_by_one(tmp_path: Path) -> None:
         _OneByOneCompressContent(**config),
         runner="spark",
     )
+
+
+def test_a_batch_holding_a_large_content_goes_one_by_one() -> None:
+    """Past HELD_CONTENT_MAX the batch form declines: one by one streams the content through
+    the codec in bounded memory, with the same result."""
+    from flowcore.session.batch_context import HELD_CONTENT_MAX
+
+    runner = TestRunner(CompressContent(mode="compress", compression_format="gzip"))
+    runner.enqueue(b"small")
+    runner.enqueue(bytes(HELD_CONTENT_MAX + 1))
+    runner.assert_batch_form_agrees(allow_decline=True)
+    assert runner.batch_use.whole == 0
+    assert runner.batch_use.declined
+    out = runner.flowfiles_for("success")[1]
+    assert gzip.decompress(out.content) == bytes(HELD_CONTENT_MAX + 1)

@@ -484,3 +484,22 @@ def test_the_batch_form_on_spark_agrees_with_one_by_one(tmp_path: Path) -> None:
         _OneByOneReplaceText(**config),
         runner="spark",
     )
+
+
+def test_a_batch_holding_a_large_content_goes_one_by_one() -> None:
+    """Past HELD_CONTENT_MAX the batch form declines: Line-by-Line streams the content one
+    by one in bounded memory, with the same result."""
+    from flowcore.session.batch_context import HELD_CONTENT_MAX
+
+    runner = TestRunner(
+        ReplaceText(evaluation_mode="Line-by-Line", search_value="a", replacement_value="b")
+    )
+    runner.enqueue(b"a line\n")
+    lines = HELD_CONTENT_MAX // 5 + 1
+    runner.enqueue(b"aaaa\n" * lines)
+    runner.assert_batch_form_agrees(allow_decline=True)
+    assert runner.batch_use.whole == 0
+    assert runner.batch_use.declined
+    runner.flowfiles_for("success")[1].assert_content_equals(
+        b"bbbb\n" * (HELD_CONTENT_MAX // 5 + 1)
+    )

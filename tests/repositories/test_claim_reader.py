@@ -159,3 +159,51 @@ def test_export_falls_back_to_reading_when_the_kernel_cannot_copy(
     with out.open("wb") as target:
         assert FileContentRepository(tmp_path).export(claim, target) == len(data)
     assert out.read_bytes() == data
+
+
+@pytest.mark.parametrize("opener", ["gzip", "bz2", "lzma"])
+def test_export_into_a_compressing_file_goes_through_it(tmp_path: Path, opener: str) -> None:
+    """A wrapper handing out its file's descriptor (GzipFile) gets the bytes as a stream: the
+    kernel must not copy them past it."""
+    import importlib
+
+    module = importlib.import_module(opener)
+    data = os.urandom(100_000)
+    (claim,) = _written(FileContentRepository(tmp_path), [data])
+    out = tmp_path / "out.z"
+    with module.open(out, "wb") as target:
+        FileContentRepository(tmp_path).export(claim, target)
+    with module.open(out, "rb") as written:
+        assert written.read() == data
+
+
+def test_export_of_a_file_cut_short_after_opening_fails(tmp_path: Path) -> None:
+    """A range whose file shrinks under the copy is refused, not exported short."""
+    from flowcore.errors import ContentNotFoundError
+
+    repo = FileContentRepository(tmp_path, max_appendable_size=1 << 30)
+    writer = repo.writer("w")
+    stream = writer.open_stream()  # still being written: read as it is, unverified
+    stream.write(os.urandom(200_000))
+    claim = stream.close()
+    with repo.open(claim) as source:
+        os.truncate(repo.path_of(claim.resource_claim), 100_000)
+        with (tmp_path / "out").open("wb") as target, pytest.raises(ContentNotFoundError):
+            source.copy_to(target)
+    writer.close()
+
+
+def test_a_utime_back_to_the_written_time_does_not_hide_a_change(tmp_path: Path) -> None:
+    """Same size, modification time put back: the change time still tells the new version."""
+    repo = FileContentRepository(tmp_path)
+    (claim,) = _written(repo, [b"a" * 5000])
+    path = repo.path_of(claim.resource_claim)
+    before = path.stat()
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.pwrite(fd, b"b", 100)
+    finally:
+        os.close(fd)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    with pytest.raises(ContentCorruptionError, match="block 0"):
+        repo.read(claim)

@@ -709,3 +709,65 @@ def test_a_sources_batches_dropped_whole_on_each_runner(
     single = _dropped_outcome(tmp_path, "single", _sources(kind, tmp_path, draw))
     assert batched == single
     assert batched[1]["source"]["success"][0] == (75 if kind == "generate" else 4)
+
+
+class _Interleaved(Processor):
+    """Odd lines and even lines as two routes to `success` (as ReplaceText's rewritten and
+    unchanged FlowFiles): the batch form's parts interleave in input order."""
+
+    relationships = (Relationship("success"),)
+
+    def on_trigger(self, context, session):  # type: ignore[no-untyped-def]
+        flowfile = session.get()
+        if flowfile is not None:
+            session.transfer(flowfile, "success")
+
+    def transform_batch(self, context, batch):  # type: ignore[no-untyped-def]
+        index = batch.column("fragment.index").numbers  # type: ignore[union-attr]
+        odd = index % 2 == 1
+        return [
+            BatchRoute("success", np.flatnonzero(odd), batch.where(odd)),
+            BatchRoute("success", np.flatnonzero(~odd), batch.where(~odd)),
+        ]
+
+
+@pytest.mark.parametrize("one_by_one", [False, True])
+def test_interleaved_parts_reach_the_next_member_in_input_order(
+    tmp_path: Path, one_by_one: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch form's parts for one pipelined member go on in input order: the member counts
+    the FlowFiles (stored state) in the order of their lines, as one by one does."""
+    if one_by_one:
+        _one_by_one(monkeypatch)
+        monkeypatch.setattr(_Interleaved, "transform_batch", lambda *_: None)
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "f.txt").write_bytes(b"".join(b"line%d\n" % i for i in range(1, 10)))
+    flow = Flow("order")
+    get = flow.add(GetFile(input_directory=str(tmp_path / "in")), name="get")
+    split = flow.add(SplitText(line_split_count=1), name="split")
+    step = flow.add(_Interleaved(), name="step")
+    count = flow.add(
+        UpdateAttribute(
+            store_state="Store state locally",
+            stateful_variables_initial_value="0",
+            n="${getStateValue('n'):plus(1)}",
+        ),
+        name="count",
+    )
+    flow.connect(get, split)
+    flow.connect(split, step, "splits")
+    flow.connect(step, count)
+    flow.auto_terminate(split, ["original", "failure"])
+    flow.auto_terminate(count, ["success", "set state fail"])
+    run_flow(flow, "direct", repository=tmp_path / "repo", settings=SETTINGS)
+    repos = RepositorySet.open(tmp_path / "repo")
+    try:
+        events = repos.provenance.search(event_type="ATTRIBUTES_MODIFIED", limit=1000)
+        seen = sorted(
+            (int(e.updated_attributes["n"]), int(e.attributes["fragment.index"]))
+            for e in events
+            if e.component_name == "count"
+        )
+    finally:
+        repos.close()
+    assert [index for _, index in seen] == list(range(1, 10))
