@@ -21,6 +21,7 @@ __all__ = [
     "decode",
     "encode",
     "head_bytes",
+    "incremental_encoder",
     "iter_lines",
     "java_trim",
     "line_body",
@@ -39,14 +40,58 @@ class LineTooLongError(ProcessException):
     """A line is longer than the Maximum Buffer Size (NiFi's ``BufferOverflowException``)."""
 
 
+def _is_utf16(charset: str) -> bool:
+    """Whether *charset* is Java's ``UTF-16``: a byte-order mark, else big-endian.
+
+    Python's ``utf-16`` reads bytes without a mark as the machine's order (little-endian
+    here), or refuses them incrementally, and writes little-endian; Java does neither.
+    """
+    try:
+        return codecs.lookup(charset).name == "utf-16"
+    except LookupError:
+        return False
+
+
+def _decoding(charset: str, head: bytes | memoryview) -> str:
+    """The Python codec that reads content starting with *head* as Java's *charset* does."""
+    if _is_utf16(charset) and bytes(head[:2]) not in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
+        return "utf-16-be"
+    return charset
+
+
 def decode(data: bytes | memoryview, charset: str) -> str:
     """*data* as text, malformed bytes as U+FFFD (Java's ``new String(bytes, charset)``)."""
-    return codecs.decode(data, charset, "replace")
+    return codecs.decode(data, _decoding(charset, data), "replace")
 
 
 def encode(text: str, charset: str) -> bytes:
     """*text* as bytes, unmappable characters as ``?`` (Java's ``String.getBytes(charset)``)."""
+    if _is_utf16(charset):  # Java: a big-endian mark, then big-endian; nothing for ""
+        return codecs.BOM_UTF16_BE + text.encode("utf-16-be", "replace") if text else b""
     return codecs.encode(text, charset, "replace")
+
+
+class _JavaUtf16Encoder:
+    """Java's ``UTF-16`` encoder as an incremental one: the mark before the first character."""
+
+    def __init__(self) -> None:
+        self._started = False
+
+    def encode(self, text: str, final: bool = False) -> bytes:
+        if not text:
+            return b""
+        data = text.encode("utf-16-be", "replace")
+        if self._started:
+            return data
+        self._started = True
+        return codecs.BOM_UTF16_BE + data
+
+
+def incremental_encoder(charset: str) -> codecs.IncrementalEncoder | _JavaUtf16Encoder:
+    """An encoder writing text in pieces as Java's *charset* writes it (see :func:`encode`)."""
+    if _is_utf16(charset):
+        return _JavaUtf16Encoder()
+    return codecs.getincrementalencoder(charset)("replace")
 
 
 def head_bytes(pieces: Iterable[bytes | memoryview], limit: int) -> bytes:
@@ -113,10 +158,12 @@ def iter_lines(
     Raises:
         LineTooLongError: a line is longer than *max_length*.
     """
-    decoder = codecs.getincrementaldecoder(charset)("replace")
+    decoder = None
     pending = ""
     while True:
         chunk = stream.read(chunk_size)
+        if decoder is None:  # the first chunk holds any byte-order mark
+            decoder = codecs.getincrementaldecoder(_decoding(charset, chunk))("replace")
         text = pending + decoder.decode(chunk, final=not chunk)
         lines = split_lines(text)
         pending = ""

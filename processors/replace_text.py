@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import codecs
 import io
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, BinaryIO, ClassVar
@@ -44,6 +43,7 @@ from processors._text import (
     LineTooLongError,
     decode,
     encode,
+    incremental_encoder,
     iter_lines,
     line_body,
     line_capacity,
@@ -626,7 +626,7 @@ def _lines_replaced(data: bytes, plan: _Plan, capacity: int, replace: LineReplac
     """
     if len(data) >= _ONE_CHUNK:
         lines: Iterable[str] = iter_lines(io.BytesIO(data), plan.charset, capacity)
-        encoder = codecs.getincrementalencoder(plan.charset)("replace")
+        encoder = incremental_encoder(plan.charset)
         return encoder.encode("".join(_selected(lines, plan.line_mode, replace)), final=True)
     split = split_lines(decode(data, plan.charset))
     if split and max(map(len, split)) > capacity:
@@ -648,7 +648,7 @@ def _rewrite_lines(
     """The content rewritten line by line, streamed: only the lines of the mode replaced."""
 
     def rewrite(source: BinaryIO, out: Any) -> None:
-        encoder = codecs.getincrementalencoder(plan.charset)("replace")
+        encoder = incremental_encoder(plan.charset)
         pending: list[str] = []
         size = 0
         lines = iter_lines(source, plan.charset, line_capacity(plan.max_buffer))

@@ -503,3 +503,20 @@ def test_a_batch_holding_a_large_content_goes_one_by_one() -> None:
     runner.flowfiles_for("success")[1].assert_content_equals(
         b"bbbb\n" * (HELD_CONTENT_MAX // 5 + 1)
     )
+
+
+def test_utf16_content_without_a_mark_is_read_big_endian_on_both_paths() -> None:
+    """As Java reads UTF-16: no byte-order mark means big-endian, one by one and in batches
+    alike (Python's utf-16 would refuse it, or read it little-endian)."""
+    runner = TestRunner(
+        ReplaceText(
+            evaluation_mode="Line-by-Line",
+            replacement_strategy="Append",
+            replacement_value="!",
+            character_set="UTF-16",
+        )
+    )
+    runner.enqueue("a\nb\n".encode("utf-16-be"))
+    runner.assert_batch_form_agrees()
+    expected = b"\xfe\xff" + "a!\nb!\n".encode("utf-16-be")
+    runner.flowfiles_for("success")[0].assert_content_equals(expected)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import io
 
 import pytest
@@ -10,6 +11,9 @@ from hypothesis import strategies as st
 
 from processors._text import (
     LineTooLongError,
+    decode,
+    encode,
+    incremental_encoder,
     iter_lines,
     java_trim,
     line_body,
@@ -50,3 +54,20 @@ def test_java_trim_removes_control_characters_and_spaces_only() -> None:
     """String.trim: characters up to U+0020, not Unicode spaces."""
     assert java_trim("\t\x00 x \r\n") == "x"
     assert java_trim("\u00a0x\u00a0") == "\u00a0x\u00a0"
+
+
+def test_utf16_without_a_mark_is_big_endian_as_in_java() -> None:
+    """Java's UTF-16 reads bytes without a byte-order mark as big-endian, and a mark as such."""
+    assert decode("héllo\n".encode("utf-16-be"), "UTF-16") == "héllo\n"
+    assert decode(codecs.BOM_UTF16_LE + "hé".encode("utf-16-le"), "UTF-16") == "hé"
+    lines = iter_lines(io.BytesIO("a\nb\n".encode("utf-16-be")), "UTF-16", chunk_size=3)
+    assert list(lines) == ["a\n", "b\n"]
+
+
+def test_utf16_is_written_big_endian_after_a_mark_as_in_java() -> None:
+    """``"hé".getBytes("UTF-16")`` is FE FF then big-endian; an empty string is no bytes."""
+    assert encode("hé", "UTF-16") == codecs.BOM_UTF16_BE + "hé".encode("utf-16-be")
+    assert encode("", "UTF-16") == b""
+    encoder = incremental_encoder("UTF-16")
+    pieces = [encoder.encode(""), encoder.encode("h"), encoder.encode("é", final=True)]
+    assert b"".join(pieces) == encode("hé", "UTF-16")
