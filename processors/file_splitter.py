@@ -24,6 +24,7 @@ from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import PendingWork, SourceProcessor, WorkItem, WorkListing
 from flowcore.properties import ExpressionLanguageScope, PropertyDependency, PropertyDescriptor
 from flowcore.relationship import Relationship
+from flowcore.session.external_files import fingerprint_of
 from flowcore.session.process_session import ProcessSession
 from flowcore.units import parse_data_size
 from flowcore.validators import (
@@ -45,7 +46,6 @@ from processors._file_attributes import (
     text_of,
     walk_files,
 )
-from repositories.external import fingerprint_of
 
 __all__ = ["FileSplitter"]
 

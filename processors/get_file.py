@@ -13,6 +13,7 @@ from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import PendingWork, SourceProcessor, WorkItem, WorkListing
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import SUCCESS
+from flowcore.session.external_files import fingerprint_of
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     BOOLEAN_VALIDATOR,
@@ -30,7 +31,6 @@ from processors._file_attributes import (
     path_key,
     readable,
 )
-from repositories.external import fingerprint_of
 
 __all__ = ["GetFile"]
 

@@ -7,7 +7,7 @@ until it reaches the max appendable size, then starts another; a claim file is o
 by the writer that created it, so Spark executors can write to a shared path without locks.
 Reads open the claim file and seek to the range. External claims (zero-copy ingestion) name files
 outside the containers: they are read in place after a fingerprint check and never archived,
-removed or reported as unclaimed (:mod:`repositories.external`).
+removed or reported as unclaimed (:mod:`flowcore.session.external_files`).
 
 Integrity: a writer checksums each claim file in 64 KiB blocks (CRC32C) as it writes and appends
 the checksums as a footer when it retires the file, before any commit can reference it (its name
@@ -43,7 +43,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
-import repositories.external as external_files
 from flowcore.clock import now_ms
 from flowcore.errors import (
     ContentChangedError,
@@ -52,6 +51,8 @@ from flowcore.errors import (
     RepositoryError,
 )
 from flowcore.flowfile import Content, ContentClaim, ResourceClaim, Rope
+from flowcore.session import external_files
+from flowcore.session.external_files import matches, open_external
 from flowcore.units import parse_time_period
 from repositories._claim_checksums import BlockSummer, ClaimChecksums, FooterDamage, read_footer
 from repositories._claim_reader import (
@@ -72,7 +73,6 @@ from repositories._content_check import (
 )
 from repositories._files import file_stem
 from repositories._rope_stream import open_rope
-from repositories.external import matches, open_external
 from repositories.records import Finding
 
 __all__ = [

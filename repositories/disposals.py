@@ -37,8 +37,8 @@ import os
 import shutil
 from pathlib import Path
 
+from flowcore.session.external_files import fingerprint
 from flowcore.session.host import Disposal, MoveConflict
-from repositories.external import fingerprint
 
 __all__ = ["Disposed", "dispose"]
 

@@ -20,7 +20,7 @@ import attrs
 from flowcore.errors import ContentNotFoundError, FlowFileAccessError
 from flowcore.flowfile import Content, ContentClaim, ResourceClaim, Rope
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
-from repositories.external import matches, open_external
+from flowcore.session.external_files import matches, open_external
 from repositories.records import Finding
 
 if TYPE_CHECKING:

@@ -39,7 +39,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "repositories",
             "repositories.records",
             "repositories.protocols",
-            "repositories.external",
+            "flowcore.session.external_files",
             "repositories.locks",
             "repositories._files",
         ),
@@ -239,6 +239,25 @@ def test_importing_flowcore_loads_neither_spark_nor_the_driver() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )
     assert done.stdout.split() == ["[]", "True"]
+
+
+def test_modules_flowcore_loads_import_on_their_own() -> None:
+    """Importing any ``flowcore.x`` runs ``flowcore/__init__`` first, so a module outside the
+    package that it loads would be loaded half-way when imported first (``repositories.external``
+    was, through the session): each of them imports on its own in a fresh interpreter."""
+
+    def run(code: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=ROOT
+        )
+        return done.stdout + done.stderr[-500:]
+
+    loaded = run(
+        "import sys, flowcore; print(' '.join(m for m in sys.modules "
+        "if m.split('.')[0] in ('repositories', 'processors')))"
+    ).split()
+    failed = [f"{m}: {run(f'import {m}')}" for m in loaded if run(f"import {m}").strip()]
+    assert failed == []
 
 
 #: The only modules that may import pyspark: the Spark runner and the Data Sources it registers

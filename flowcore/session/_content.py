@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import attrs
 
-import repositories.external as external_files
 from flowcore.errors import ContentCorruptionError, ContentNotFoundError, FlowFileHandlingError
 from flowcore.flowfile import Content, ContentClaim, FlowFile, ResourceClaim, Rope, content_of
 from flowcore.ropes import DEFAULT_ROPE_POLICY
+from flowcore.session import external_files
 from flowcore.session._ranges import GATHER_WINDOW
 from flowcore.session._support import (
     READ_CHUNK,

@@ -16,8 +16,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from flowcore.session.external_files import fingerprint
 from flowcore.session.host import Disposal, LogLine, MoveConflict, Publication
-from repositories.external import fingerprint
 
 if TYPE_CHECKING:
     from flowcore.session.host import SessionHost

@@ -118,7 +118,7 @@ def test_effect_file_records_moves_and_carries_them_out(source: Path, tmp_path: 
 def test_only_the_version_read_is_deleted_or_moved(source: Path, tmp_path: Path) -> None:
     """A file rewritten since it was read, or a new file of the same name found when a crashed
     run's disposals are finished, was never ingested: it is left, delete or move."""
-    from repositories.external import fingerprint
+    from flowcore.session.external_files import fingerprint
 
     read = fingerprint(source)
     source.unlink()
@@ -134,7 +134,7 @@ def test_only_the_version_read_is_deleted_or_moved(source: Path, tmp_path: Path)
 
 def test_the_version_read_travels_through_the_effect_file(source: Path, tmp_path: Path) -> None:
     """The effect file keeps each disposal's version, so a start-up checks it too."""
-    from repositories.external import fingerprint
+    from flowcore.session.external_files import fingerprint
 
     writer = EffectFileWriter(tmp_path / "effects", "s-t0-2")
     disposals = [

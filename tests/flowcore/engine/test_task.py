@@ -19,9 +19,9 @@ from flowcore.engine.wire import TaskInput, TaskResult, TaskSpec
 from flowcore.flowfile import ContentClaim, FlowFile, ResourceClaim
 from flowcore.processor_kinds import WorkItem
 from flowcore.queues import park_queue_id
+from flowcore.session.external_files import fingerprint
 from flowcore.settings import Settings
 from processors import GenerateFlowFile, MergeContent, PutFile, SplitText, UpdateAttribute
-from repositories.external import fingerprint
 from repositories.repository_set import RepositorySet
 
 SETTINGS = Settings(sync=False, parallelism=1, penalization_period="1 min")

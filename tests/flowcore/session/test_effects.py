@@ -83,7 +83,7 @@ def test_disposals_are_staged_absolute_with_the_version_read(
     """A relative source or target is made absolute when staged (a start-up may finish it
     from another directory), and the version there now is recorded."""
     from flowcore.session._effects import StagedEffects
-    from repositories.external import fingerprint
+    from flowcore.session.external_files import fingerprint
 
     monkeypatch.chdir(tmp_path)
     Path("a.txt").write_text("x")

@@ -9,8 +9,8 @@ import pytest
 
 from flowcore.errors import ContentChangedError, ContentNotFoundError
 from flowcore.flowfile import ContentClaim, ResourceClaim
+from flowcore.session.external_files import fingerprint, matches, open_external
 from repositories.content import FileContentRepository
-from repositories.external import fingerprint, matches, open_external
 from repositories.memory import MemoryContentRepository
 
 
