@@ -17,6 +17,7 @@ from typing import BinaryIO
 from flowcore.errors import ProcessException
 
 __all__ = [
+    "READ_CHUNK",
     "LineTooLongError",
     "decode",
     "encode",
@@ -30,7 +31,7 @@ __all__ = [
 ]
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
-_READ_CHUNK = 1 << 16  # bytes decoded at a time when streaming lines
+READ_CHUNK = 1 << 16  # bytes decoded at a time when streaming lines
 _INITIAL_LINE_BUFFER = 8192  # characters: LineDemarcator's first buffer
 #: Java's ``String.trim`` removes every character up to the space, and nothing else.
 _JAVA_WHITESPACE = "".join(chr(code) for code in range(0x21))
@@ -143,7 +144,7 @@ def iter_lines(
     charset: str,
     max_length: int | None = None,
     *,
-    chunk_size: int = _READ_CHUNK,
+    chunk_size: int = READ_CHUNK,
 ) -> Iterator[str]:
     r"""The lines of *stream* decoded with *charset*, each with its terminator, read in chunks.
 

@@ -40,6 +40,7 @@ from processors._replacement import (
     substitute_variables,
 )
 from processors._text import (
+    READ_CHUNK,
     LineTooLongError,
     decode,
     encode,
@@ -624,7 +625,7 @@ def _lines_replaced(data: bytes, plan: _Plan, capacity: int, replace: LineReplac
     Content shorter than the line reader's chunk is one chunk to it: decoded whole and split
     whole here, the lines and their length check the same, without a stream per FlowFile.
     """
-    if len(data) >= _ONE_CHUNK:
+    if len(data) >= READ_CHUNK:
         lines: Iterable[str] = iter_lines(io.BytesIO(data), plan.charset, capacity)
         encoder = incremental_encoder(plan.charset)
         return encoder.encode("".join(_selected(lines, plan.line_mode, replace)), final=True)
@@ -638,8 +639,6 @@ def _lines_replaced(data: bytes, plan: _Plan, capacity: int, replace: LineReplac
 
 #: Line-by-Line Evaluation Modes that replace every line.
 _EVERY_LINE = frozenset({ALL.lower(), LINE_BY_LINE.lower()})
-#: Bytes the line reader decodes at once (``iter_lines``' chunk).
-_ONE_CHUNK = 1 << 16
 
 
 def _rewrite_lines(
