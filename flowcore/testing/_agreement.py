@@ -341,13 +341,13 @@ def twin_of(runner: TestRunner) -> TestRunner:
     twin._next_id, twin._next_queue_index = runner._next_id, runner._next_queue_index
     twin._state, twin._counters = runner._state, dict(runner._counters)
     twin.uuid_sequences = {k: list(v) for k, v in runner.uuid_sequences.items()}
-    for flowfile in [*runner._queue, *runner._penalized]:
+    for flowfile in [*runner.input_queue.ready(), *runner.input_queue.penalized()]:
         claim = None
         if flowfile.content is not None:
             claim = twin.content.write_bytes(runner.content.read(flowfile.content))
         copy = flowfile.replace(content=claim)
         twin._count_claims(copy)
-        twin._put(copy)
+        twin.input_queue.put(copy)
     return twin
 
 

@@ -18,7 +18,6 @@ import itertools
 import logging
 import os
 import time
-from collections import deque
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -49,6 +48,7 @@ from flowcore.session.process_session import ProcessSession
 from flowcore.testing._agreement import assert_agreement, record_of, twin_of
 from flowcore.testing._batches import INPUT_QUEUE, BatchUse, drain, trigger_batches, unfolded
 from flowcore.testing._mock_flowfile import MockFlowFile
+from flowcore.testing._queue import InputQueue
 from flowcore.validators import ValidationResult
 from repositories.disposals import dispose
 from repositories.effects import publish, temporary_name
@@ -114,8 +114,7 @@ class TestRunner:
         self._spills: list[SessionSpill] = []
         # Ready FlowFiles in queue order, and penalized ones aside until their penalty expires
         # (NiFi's queues sort penalized FlowFiles last and never hand them out early).
-        self._queue: deque[FlowFile] = deque()
-        self._penalized: list[FlowFile] = []
+        self.input_queue = InputQueue(self.now)
         self._transfers: dict[str, list[MockFlowFile]] = {}
         self._transfer_order: list[tuple[str, MockFlowFile]] = []
         self._state = StateMap()
@@ -153,43 +152,10 @@ class TestRunner:
         self._next_id += count
         return first
 
-    def _release_expired_penalties(self) -> None:
-        if not self._penalized:
-            return
-        now = self.now()
-        expired = [f for f in self._penalized if not f.is_penalized(now)]
-        if expired:
-            self._penalized = [f for f in self._penalized if f.is_penalized(now)]
-            expired.sort(key=lambda f: (f.queue_date, f.queue_date_index))
-            self._queue.extendleft(reversed(expired))
-
-    def _put(self, flowfile: FlowFile, *, front: bool = False) -> None:
-        if flowfile.is_penalized(self.now()):
-            self._penalized.append(flowfile)
-        elif front:
-            self._queue.appendleft(flowfile)
-        else:
-            self._queue.append(flowfile)
-
     def poll(self, max_count: int, flowfile_filter: FlowFileFilter | None) -> list[QueuedFlowFile]:
         """Take queued FlowFiles in order; penalized ones wait until their penalty expires."""
-        self._release_expired_penalties()
-        taken: list[QueuedFlowFile] = []
-        rejected: list[FlowFile] = []
-        while self._queue and len(taken) < max_count:
-            flowfile = self._queue.popleft()
-            if flowfile_filter is None:
-                taken.append(QueuedFlowFile(flowfile, _INPUT_QUEUE))
-                continue
-            verdict = flowfile_filter(flowfile)
-            if verdict.accept:
-                taken.append(QueuedFlowFile(flowfile, _INPUT_QUEUE))
-            else:
-                rejected.append(flowfile)
-            if not verdict.proceed:
-                break
-        self._queue.extendleft(reversed(rejected))
-        return taken
+        taken = self.input_queue.take(max_count, flowfile_filter)
+        return [QueuedFlowFile(flowfile, _INPUT_QUEUE) for flowfile in taken]
 
     def relationships(self) -> Collection[str]:
         """The processor's declared relationships."""
@@ -309,7 +275,7 @@ class TestRunner:
             )
             if output.relationship == SELF:
                 self._count_claims(flowfile)
-                self._put(flowfile)
+                self.input_queue.put(flowfile)
                 continue
             self.record_transfers([(output.relationship, flowfile)], claimants=True)
 
@@ -334,20 +300,15 @@ class TestRunner:
 
     def ready_count(self) -> int:
         """How many queued FlowFiles are ready (not penalized)."""
-        self._release_expired_penalties()
-        return len(self._queue)
+        return len(self.input_queue.ready())
 
     def take_ready(self) -> list[FlowFile]:
         """Take every ready FlowFile off the queue, in queue order."""
-        self._release_expired_penalties()
-        taken = list(self._queue)
-        self._queue.clear()
-        return taken
+        return self.input_queue.take_ready()
 
     def requeue(self, flowfiles: Sequence[FlowFile]) -> None:
         """Put FlowFiles back at the front of the queue, in the order given."""
-        for flowfile in reversed(flowfiles):
-            self._put(flowfile, front=True)
+        self.input_queue.put_back(flowfiles)
 
     def take_queue_indices(self, count: int) -> int:
         """*count* consecutive queue positions; the first."""
@@ -371,8 +332,7 @@ class TestRunner:
 
     def restore(self, flowfiles: Sequence[QueuedFlowFile]) -> None:
         """Return rolled-back FlowFiles to the front of the queue, in order."""
-        for queued in reversed(flowfiles):
-            self._put(queued.flowfile, front=True)
+        self.input_queue.put_back([queued.flowfile for queued in flowfiles])
 
     # --- configuration ----------------------------------------------------------------------
 
@@ -500,7 +460,7 @@ class TestRunner:
         flowfile = flowfile.replace(queue_date_index=self.take_queue_indices(1))
         if claim is not None:
             self.content.increment_claimant_count(claim.resource_claim)
-        self._put(flowfile)
+        self.input_queue.put(flowfile)
         return MockFlowFile(flowfile, data)
 
     # --- running ----------------------------------------------------------------------------
@@ -682,7 +642,7 @@ class TestRunner:
 
     def queue_size(self) -> int:
         """How many FlowFiles are queued for the processor (penalized ones included)."""
-        return len(self._queue) + len(self._penalized)
+        return len(self.input_queue)
 
     def assert_queue_empty(self) -> None:
         """Assert nothing is queued."""
@@ -699,14 +659,12 @@ class TestRunner:
     @property
     def queued_flowfiles(self) -> list[FlowFile]:
         """The queued FlowFiles: ready ones in order, then penalized ones."""
-        self._release_expired_penalties()
-        return [*self._queue, *self._penalized]
+        return [*self.input_queue.ready(), *self.input_queue.penalized()]
 
     @property
     def penalized_flowfiles(self) -> list[FlowFile]:
         """Queued FlowFiles still under penalty."""
-        self._release_expired_penalties()
-        return list(self._penalized)
+        return self.input_queue.penalized()
 
     @property
     def provenance_events(self) -> list[ProvenanceEvent]:
