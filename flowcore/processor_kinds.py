@@ -232,6 +232,9 @@ class SourceProcessor(Processor):
     :meth:`read_work` runs in a task and turns one item into FlowFiles. The engine commits the
     new listing state in the same transaction as the FlowFiles, so a crash neither skips nor
     repeats an item. In the test harness, :meth:`on_trigger` does both in one session.
+
+    Batch forms make the FlowFiles without a session each: :meth:`read_work_batches` (all of a
+    task's items at once) or :meth:`read_work_batch` (one item); see ``docs/writing-processors.md``.
     """
 
     kind: ClassVar[ProcessorKind] = ProcessorKind.SOURCE

@@ -50,6 +50,7 @@ from flowcore.faults import storage_fault
 from flowcore.flowfile import Attributes, ContentClaim, ResourceClaim, new_uuids, sequence_uuid
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import column_of
+from flowcore.processor_kinds import SourceProcessor
 from flowcore.provenance_events import ProvenanceEventRun, ProvenanceEventType
 from flowcore.session._effects import StagedEffects
 from flowcore.session._support import ContentSource, WriteStream, emit
@@ -114,7 +115,8 @@ class TaskBatchMaker:
     def __init__(self, member: TaskMember, items: Sequence[Any] = ()) -> None:
         self.member = member
         self._uuids: UuidSource | None = None
-        if items and getattr(member.processor, "identifies_work", False):
+        source = member.processor
+        if items and isinstance(source, SourceProcessor) and source.identifies_work:
             self._uuids = UuidSource(member)
             self._uuids.derive_uuids_from(_items_identity(items))
         #: the batches made, (uuid key, ids), to know the returned batch for one of them
@@ -445,20 +447,24 @@ def _routes_apart(member: TaskMember) -> bool:
 
 def read_work_batches(member: TaskMember, items: Sequence[Any]) -> bool:
     """Read a task's work items for a source as batches, if the source can; whether it did."""
-    if not items or not _routes_apart(member):
+    source = member.processor
+    if not items or not isinstance(source, SourceProcessor) or not _routes_apart(member):
         return False
     maker = TaskBatchMaker(member, items)
-    reader = member.processor.read_work_batches  # type: ignore[attr-defined]
-    return _take(member, maker, lambda: reader(member.context, items, maker), items[0].key)
+    return _take(
+        member, maker, lambda: source.read_work_batches(member.context, items, maker), items[0].key
+    )
 
 
 def read_work_batch(member: TaskMember, item: Any) -> bool:
     """Read one source work item as batches, if the source can; whether it did."""
-    if not _routes_apart(member):
+    source = member.processor
+    if not isinstance(source, SourceProcessor) or not _routes_apart(member):
         return False
     maker = TaskBatchMaker(member, (item,))
-    reader = member.processor.read_work_batch  # type: ignore[attr-defined]
-    return _take(member, maker, lambda: reader(member.context, item, maker), item.key)
+    return _take(
+        member, maker, lambda: source.read_work_batch(member.context, item, maker), item.key
+    )
 
 
 def _take(member: TaskMember, maker: TaskBatchMaker, read: Any, named: str) -> bool:
