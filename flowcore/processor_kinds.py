@@ -232,6 +232,9 @@ class SourceProcessor(Processor):
     :meth:`read_work` runs in a task and turns one item into FlowFiles. The engine commits the
     new listing state in the same transaction as the FlowFiles, so a crash neither skips nor
     repeats an item. In the test harness, :meth:`on_trigger` does both in one session.
+
+    Batch forms make the FlowFiles without a session each: :meth:`read_work_batches` (all of a
+    task's items at once) or :meth:`read_work_batch` (one item); see ``docs/writing-processors.md``.
     """
 
     kind: ClassVar[ProcessorKind] = ProcessorKind.SOURCE
@@ -300,6 +303,28 @@ class SourceProcessor(Processor):
         one by one.
         """
         del context, item, maker
+        return None
+
+    def read_work_batches(
+        self, context: ProcessContext, items: Sequence[WorkItem], maker: BatchMaker
+    ) -> Sequence[tuple[str, FlowFileBatch]] | None:
+        """Create the FlowFiles of all of a task's *items* as batches, without a session each.
+
+        The batch form of a source whose items are small (GetFile's files): what
+        :meth:`read_work` does for each item, in order, for all of them at once. *maker*
+        writes contents (``write``, ``reference``), makes the FlowFiles with their attributes
+        (``create_rows``: one batch per content claim) and takes what a session would take:
+        RECEIVE reports (``report_receive``; the other FlowFiles get a CREATE), source files
+        to delete after the commit (``delete_after_commit``) and items that could not be read
+        (``unread``: listed again later, as a rolled-back session's item is). Return
+        ``(relationship, batch)`` pairs, or None (the default) to have each item read by
+        :meth:`read_work_batch` or :meth:`read_work`. Raising does the same, but what the
+        batch form logged stays logged: decline before reading.
+
+        The items stay one per unit of listing state (a file), so a file that fails is put
+        back alone, and a source's listing is the same whichever way its items are read.
+        """
+        del context, items, maker
         return None
 
     def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:

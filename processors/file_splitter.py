@@ -17,8 +17,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+import attrs
+
 from flowcore.errors import ContentNotFoundError
 from flowcore.expression import contains_expression
+from flowcore.flowfile import ContentClaim
+from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
 from flowcore.patterns import compile_pattern
 from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import PendingWork, SourceProcessor, WorkItem, WorkListing
@@ -352,52 +356,37 @@ class FileSplitter(SourceProcessor):
             restored[path] = json.dumps(entry, sort_keys=True)
         return restored
 
-    # --- the task: one block ----------------------------------------------------------------
+    # --- the task: blocks -------------------------------------------------------------------
+
+    def _reading(self, context: ProcessContext) -> tuple[RecordReader, int]:
+        """The Record Reader and its record length (1 unless Fixed Length)."""
+        reader = RecordReader(context.get_property(self.RECORD_READER).value)
+        record_length = 1
+        if reader is RecordReader.FIXED_LENGTH:
+            record_length = int(context.get_property(self.RECORD_LENGTH).as_data_size("B") or 1)
+        return reader, record_length
 
     def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
         """Emit the block (and, for a file's first block, the file's FlowFile)."""
         job = item.payload
         path = key_path(job["path"])
         index, count, first = int(job["index"]), int(job["count"]), int(job["first"])
-        identity = {
-            "filename": text_of(path.name),
-            "file.path": text_of(str(path)),
-            "fragment.identifier": job["id"],
-            "block.id": str(first + index),
-            "fragment.index": str(index + 1),
-            "fragment.count": str(count),
-        }
+        identity = _identity(job, path)
         try:
             fd = os.open(path, os.O_RDONLY)
         except FileNotFoundError:
-            _fail(session, identity, f"{path} disappeared before it was split")
+            _fail(session, identity, _gone(path))
             return
         try:
             info = os.fstat(fd)
             if fingerprint_of(info) != job["fp"]:
-                _fail(
-                    session,
-                    identity,
-                    f"{path} changed after it was listed (size:mtime_ns:inode was {job['fp']}, "
-                    f"is {fingerprint_of(info)}); the new version is split again",
-                )
+                _fail(session, identity, _changed(path, job["fp"], info))
                 return
-            described = {
-                **file_attributes(path, Path(job["root"]), info),
-                "file.path": text_of(str(path)),
-                "fragment.identifier": job["id"],
-            }
+            described = _described(job, path, info)
             if index == 0:
                 _emit_file(session, described, count, first)
             started = time.monotonic()
-            offset, length = nominal_block(info.st_size, int(job["block_size"]), index)
-            reader = RecordReader(context.get_property(self.RECORD_READER).value)
-            record_length = 1
-            if reader is RecordReader.FIXED_LENGTH:
-                record_length = int(context.get_property(self.RECORD_LENGTH).as_data_size("B") or 1)
-            start, end = aligned_range(
-                fd, offset, length, info.st_size, reader=reader, record_length=record_length
-            )
+            start, end = self._aligned(context, fd, job, info)
             block = session.create()
             if context.get_property(self.COPY).as_boolean():
                 block = session.write(block, _range_copier(fd, start, end))
@@ -407,33 +396,181 @@ class FileSplitter(SourceProcessor):
                 )
         finally:
             os.close(fd)
-        attributes = {
-            **described,
-            **identity,
-            **{
-                "block.offset": str(start),
-                "block.length": str(end - start),
-                "segment.original.filename": text_of(path.name),
-            },
-        }
-        block = session.put_all_attributes(block, attributes)
+        block = session.put_all_attributes(
+            block, _block_attributes(described, identity, start, end)
+        )
         elapsed_ms = int((time.monotonic() - started) * 1000)
         session.provenance.receive(
-            block,
-            path.as_uri(),
-            details=f"block {index + 1} of {count}: bytes {start}-{end}",
-            duration_ms=elapsed_ms,
+            block, path.as_uri(), details=_details(index, count, start, end), duration_ms=elapsed_ms
         )
         session.transfer(block, BLOCKS)
+
+    def _aligned(
+        self, context: ProcessContext, fd: int, job: Mapping[str, Any], info: os.stat_result
+    ) -> tuple[int, int]:
+        """The block's byte range, its ends moved to record boundaries."""
+        offset, length = nominal_block(info.st_size, int(job["block_size"]), int(job["index"]))
+        reader, record_length = self._reading(context)
+        return aligned_range(
+            fd, offset, length, info.st_size, reader=reader, record_length=record_length
+        )
+
+    def read_work_batches(
+        self, context: ProcessContext, items: Sequence[WorkItem], maker: BatchMaker
+    ) -> list[tuple[str, FlowFileBatch]]:
+        """A task's blocks as batches: :meth:`read_work`'s FlowFiles, without a session each.
+
+        Blocks (zero-copy ranges, or copied into the task's appendable claims with Copy Into
+        Repository) with a RECEIVE event each, the FlowFiles of files whose first block is
+        among them, and blocks that failed, each as :meth:`read_work` makes them. A block whose
+        read raises is listed again, with its file's FlowFile, as one by one.
+        """
+        copy = bool(context.get_property(self.COPY).as_boolean())
+        blocks: list[_Block] = []
+        files: list[dict[str, str]] = []
+        failures: list[dict[str, str]] = []
+        for item in items:
+            try:
+                read = self._read_block(context, item, maker, copy=copy)
+            except Exception as error:  # a rolled-back session's item: listed again
+                maker.unread(item, error)
+                continue
+            if isinstance(read, dict):
+                failures.append(read)
+                continue
+            if read.file is not None:
+                files.append(read.file)
+            blocks.append(read)
+        made = maker.create_rows([b.content for b in blocks], [b.attributes for b in blocks])
+        at = 0
+        for batch in made:
+            part = blocks[at : at + batch.count]
+            maker.report_receive(
+                batch,
+                [b.uri for b in part],
+                details=[b.details for b in part],
+                durations_ms=[b.duration_ms for b in part],
+            )
+            at += batch.count
+        routes = [(BLOCKS.name, batch) for batch in made]
+        for relationship, rows in ((FILES, files), (FAILURE, failures)):
+            routes.extend(
+                (relationship.name, b) for b in maker.create_rows([None] * len(rows), rows)
+            )
+        return routes
+
+    def _read_block(
+        self, context: ProcessContext, item: WorkItem, maker: BatchMaker, *, copy: bool
+    ) -> _Block | dict[str, str]:
+        """One block as :meth:`read_work` reads it; a failed block's attributes instead."""
+        job = item.payload
+        path = key_path(job["path"])
+        index, count, first = int(job["index"]), int(job["count"]), int(job["first"])
+        identity = _identity(job, path)
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            return {**identity, "block.failure.reason": _gone(path)}
+        try:
+            info = os.fstat(fd)
+            if fingerprint_of(info) != job["fp"]:
+                return {**identity, "block.failure.reason": _changed(path, job["fp"], info)}
+            described = _described(job, path, info)
+            started = time.monotonic()
+            start, end = self._aligned(context, fd, job, info)
+            if copy:
+                content = maker.write(_range_copier(fd, start, end))
+            else:
+                content = maker.reference(path, start, end - start, job["fp"])
+        finally:
+            os.close(fd)
+        return _Block(
+            file=_file_flowfile_attributes(described, count, first) if index == 0 else None,
+            content=content,
+            attributes=_block_attributes(described, identity, start, end),
+            uri=path.as_uri(),
+            details=_details(index, count, start, end),
+            duration_ms=int((time.monotonic() - started) * 1000),
+        )
+
+
+@attrs.frozen
+class _Block:
+    """One block read by the batch form: its FlowFile's makings, and its file's when first."""
+
+    file: dict[str, str] | None
+    content: ContentClaim | None
+    attributes: dict[str, str]
+    uri: str
+    details: str
+    duration_ms: int
+
+
+def _identity(job: Mapping[str, Any], path: Path) -> dict[str, str]:
+    """The attributes naming a block: on it, and on its failure FlowFile."""
+    index, count, first = int(job["index"]), int(job["count"]), int(job["first"])
+    return {
+        "filename": text_of(path.name),
+        "file.path": text_of(str(path)),
+        "fragment.identifier": job["id"],
+        "block.id": str(first + index),
+        "fragment.index": str(index + 1),
+        "fragment.count": str(count),
+    }
+
+
+def _described(job: Mapping[str, Any], path: Path, info: os.stat_result) -> dict[str, str]:
+    """The file's attributes, on its FlowFile and on each of its blocks."""
+    return {
+        **file_attributes(path, Path(job["root"]), info),
+        "file.path": text_of(str(path)),
+        "fragment.identifier": job["id"],
+    }
+
+
+def _block_attributes(
+    described: Mapping[str, str], identity: Mapping[str, str], start: int, end: int
+) -> dict[str, str]:
+    """A block FlowFile's attributes."""
+    return {
+        **described,
+        **identity,
+        "block.offset": str(start),
+        "block.length": str(end - start),
+        "segment.original.filename": identity["filename"],
+    }
+
+
+def _details(index: int, count: int, start: int, end: int) -> str:
+    """A block's RECEIVE details."""
+    return f"block {index + 1} of {count}: bytes {start}-{end}"
+
+
+def _gone(path: Path) -> str:
+    return f"{path} disappeared before it was split"
+
+
+def _changed(path: Path, listed: str, info: os.stat_result) -> str:
+    return (
+        f"{path} changed after it was listed (size:mtime_ns:inode was {listed}, "
+        f"is {fingerprint_of(info)}); the new version is split again"
+    )
+
+
+def _file_flowfile_attributes(
+    attributes: Mapping[str, str], count: int, first: int
+) -> dict[str, str]:
+    """The file's own FlowFile's attributes: its metadata and its block ids."""
+    ids = ",".join(str(i) for i in range(first, first + count))
+    return {**attributes, "block.count": str(count), "block.ids": ids}
 
 
 def _emit_file(
     session: ProcessSession, attributes: Mapping[str, str], count: int, first: int
 ) -> None:
     """The file's own FlowFile: its metadata and its block ids, no content."""
-    ids = ",".join(str(i) for i in range(first, first + count))
     metadata = session.put_all_attributes(
-        session.create(), {**attributes, "block.count": str(count), "block.ids": ids}
+        session.create(), _file_flowfile_attributes(attributes, count, first)
     )
     session.transfer(metadata, FILES)
 

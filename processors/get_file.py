@@ -9,6 +9,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import ClassVar
 
+from flowcore.flowfile import ContentClaim
+from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
 from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import PendingWork, SourceProcessor, WorkItem, WorkListing
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
@@ -33,6 +35,8 @@ from processors._file_attributes import (
 )
 
 __all__ = ["GetFile"]
+
+_READ_CHUNK = 1 << 20  # bytes of a file read at once by the batch form
 
 
 class GetFile(SourceProcessor):
@@ -324,3 +328,55 @@ class GetFile(SourceProcessor):
         elapsed_ms = int((time.monotonic() - started) * 1000)
         session.provenance.receive(flowfile, path.as_uri(), duration_ms=elapsed_ms)
         session.transfer(flowfile, SUCCESS)
+
+    def read_work_batches(
+        self, context: ProcessContext, items: Sequence[WorkItem], maker: BatchMaker
+    ) -> list[tuple[str, FlowFileBatch]]:
+        """Import a task's files as batches: :meth:`read_work`'s FlowFiles, a session's effects.
+
+        Each file is copied into the task's appendable claims (one batch per claim), with
+        NiFi's attributes as columns and a RECEIVE event each (one run, each event with its
+        file's URI). As one by one: a file gone before it is read is skipped with a warning;
+        one that fails to read is put back in the listing, read again later; without Keep
+        Source File each file read is deleted once the commit is durable.
+        """
+        keep = bool(context.get_property(self.KEEP_SOURCE_FILE).as_boolean())
+        contents: list[ContentClaim | None] = []
+        rows: list[dict[str, str]] = []
+        uris: list[str] = []
+        durations: list[int] = []
+        for item in items:
+            path = key_path(item.key)
+            try:
+                info = path.stat()
+            except FileNotFoundError:
+                context.logger.warning("%s disappeared before it could be read; skipping it", path)
+                continue
+            started = time.monotonic()
+            try:
+                claim = maker.write(_file_chunks(path))
+                attributes = file_attributes(path, Path(item.payload["root"]), info)
+                uri = path.as_uri()
+            except Exception as error:  # a rolled-back session's item: read again later
+                maker.unread(item, error)
+                continue
+            if not keep:
+                maker.delete_after_commit(path)
+            contents.append(claim)
+            rows.append(attributes)
+            uris.append(uri)
+            durations.append(int((time.monotonic() - started) * 1000))
+        made = maker.create_rows(contents, rows)
+        at = 0
+        for batch in made:
+            stop = at + batch.count
+            maker.report_receive(batch, uris[at:stop], durations_ms=durations[at:stop])
+            at = stop
+        return [(SUCCESS.name, batch) for batch in made]
+
+
+def _file_chunks(path: Path) -> Iterator[bytes]:
+    """The bytes of the file at *path*, in chunks (opened when the first is asked for)."""
+    with open(path, "rb") as source:
+        while chunk := source.read(_READ_CHUNK):
+            yield chunk

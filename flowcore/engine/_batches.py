@@ -1,8 +1,7 @@
 """FlowFile batches inside a task: made by sources, passed whole between members, queued as one.
 
-A source that can make a work item's FlowFiles as a :class:`~flowcore.flowfile_batch.FlowFileBatch`
-(``read_work_batch``) gets a :class:`TaskBatchMaker`; a member that can process a batch whole
-(``transform_batch``) gets it whole, and its provenance is recorded as one
+Sources make batches (:mod:`flowcore.engine._source_batches`); a member that can process a batch
+whole (``transform_batch``) gets it whole, and its provenance is recorded as one
 :class:`~flowcore.provenance_events.ProvenanceEventRun`; a durable queue stores it as one segment
 record. A batch goes whole only where a relationship has exactly one destination (no fan-out
 clones), or none and is auto-terminated (dropped whole: counted, and a DROP for each FlowFile as
@@ -26,7 +25,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -35,7 +34,6 @@ import numpy as np
 import flowcore.session._runs as runs
 from flowcore.clock import now_ms
 from flowcore.engine._held import QueuedBatch
-from flowcore.flowfile import Attributes, ContentClaim, new_uuids
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import Column, IntColumn, column_of
 from flowcore.processor import BatchRoute
@@ -48,7 +46,6 @@ if TYPE_CHECKING:
     from flowcore.engine._member import TaskMember
 
 __all__ = [
-    "TaskBatchMaker",
     "attribute_runs",
     "attributes_changed",
     "batch_run",
@@ -57,7 +54,6 @@ __all__ = [
     "drop_whole",
     "event_of",
     "kept_flowfiles",
-    "read_work_batch",
     "record_attribute_changes",
     "record_effects",
     "route_runs",
@@ -68,113 +64,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-#: Bytes written to the content repository per call when a batch's content is repeated.
-_WRITE_CHUNK = 1 << 20
-
-
-class TaskBatchMaker:
-    """Creates FlowFile batches for a source member: ids, uuids and content.
-
-    The batch the source returns gets its CREATE events (:func:`read_work_batch`), so the run
-    names the attributes it ends with, as a session's CREATE does.
-    """
-
-    def __init__(self, member: TaskMember) -> None:
-        self.member = member
-        #: uuid key -> the ids of the batches made, to know the returned batch for one of them
-        self.made: dict[str, np.ndarray] = {}
-
-    def create(
-        self, count: int, attributes: Mapping[str, str], content: bytes | None
-    ) -> FlowFileBatch:
-        """*count* new FlowFiles sharing *attributes* and each holding *content*."""
-        size = len(content) if content else 0
-        claim = None
-        if content and count:
-            per_write = max(1, _WRITE_CHUNK // size)
-            claim = self._write(
-                content * min(per_write, count - start) for start in range(0, count, per_write)
-            )
-        return self._batch(count, attributes, claim, size)
-
-    def create_each(
-        self, count: int, attributes: Mapping[str, str], size: int, contents: Iterable[bytes]
-    ) -> list[FlowFileBatch]:
-        """*count* new FlowFiles of *size* bytes each, their bytes *contents* back to back.
-
-        One batch per content claim, each claim at most the repository's maximum appendable
-        size (and at least one FlowFile), as writing them one by one would fill claim files.
-        """
-        if not size or not count:
-            return [self._batch(count, attributes, None, size)]
-        member = self.member
-        per_claim = max(1, member.content.max_appendable_size // size)
-        chunks, pending = iter(contents), memoryview(b"")
-        batches = []
-        for start in range(0, count, per_claim):
-            made = min(per_claim, count - start)
-            want = made * size
-            stream = member.content.writer(member.component.id).open_stream()
-            try:
-                while want:
-                    if not pending:
-                        pending = memoryview(next(chunks, b""))
-                        if not pending:
-                            msg = f"too few bytes of contents for {count} FlowFiles of {size} B"
-                            raise ValueError(msg)
-                    taken = pending[:want]
-                    stream.write(bytes(taken))
-                    want -= len(taken)
-                    pending = pending[len(taken) :]
-            finally:  # sealed even when the contents fall short: the claim file stays whole
-                claim = stream.close()
-            batches.append(self._batch(made, attributes, claim, size))
-        if pending or next(chunks, b""):
-            msg = f"more than {count * size} bytes of contents for {count} FlowFiles of {size}"
-            raise ValueError(msg)
-        return batches
-
-    def _write(self, chunks: Iterable[bytes]) -> ContentClaim:
-        member = self.member
-        stream = member.content.writer(member.component.id).open_stream()
-        for chunk in chunks:
-            stream.write(chunk)
-        claim = stream.close()
-        assert claim is not None
-        return claim
-
-    def _batch(
-        self, count: int, attributes: Mapping[str, str], claim: ContentClaim | None, size: int
-    ) -> FlowFileBatch:
-        member, now = self.member, now_ms()
-        first_id = member.task.take_ids(count)
-        key, first_uuid = new_uuids(count)
-        shared = {"path": "./", **attributes}
-        shared.pop("uuid", None)
-        named = () if "filename" in shared else ("filename",)
-        batch = FlowFileBatch.alike(
-            count=count,
-            first_id=first_id,
-            uuid_key=key,
-            uuid_first=first_uuid,
-            attributes=Attributes(shared),
-            uuid_named=named,
-            resource_claim=claim.resource_claim if claim is not None else None,
-            offset=claim.offset if claim is not None else 0,
-            stride=size,
-            size=size,
-            entry_date=now,
-            lineage_start_date=now,
-            queue_date=now,
-        )
-        self.made[key] = batch.ids
-        return batch
-
-    def made_it(self, batch: FlowFileBatch) -> bool:
-        """Whether *batch* holds the FlowFiles of a batch made here (attributes aside)."""
-        ids = self.made.get(batch.uuid_key)
-        return ids is not None and np.array_equal(ids, batch.ids)
 
 
 def event_of(
@@ -207,41 +96,6 @@ def route_whole(
         task.members[route.member].pending_batches.append(QueuedBatch(queued, route.connection_id))
     else:
         task.enqueue_batch(route.connection_id, queued)
-
-
-def read_work_batch(member: TaskMember, item: Any) -> bool:
-    """Read one source work item as a batch, if the source can; whether it did.
-
-    Its FlowFiles get their CREATEs, then go on whole, or are dropped whole where their
-    relationship is auto-terminated: the DROPs after every CREATE, as a session records them.
-    """
-    if not member.plan.routes_or_drops_whole:
-        return False
-    maker = TaskBatchMaker(member)
-    try:
-        made = member.processor.read_work_batch(member.context, item, maker)  # type: ignore[attr-defined]
-    except Exception:  # the one-by-one path reads it again and reports what goes wrong
-        log.debug(
-            "reading %s as a batch failed; reading it FlowFile by FlowFile", item.key, exc_info=True
-        )
-        return False
-    if not made:  # None, or no batch at all: the one-by-one path reads the item
-        return False
-    routes = [made] if isinstance(made[0], str) else list(made)
-    if not all(maker.made_it(batch) for _, batch in routes):
-        log.debug("%s returned a batch it did not make; reading it one by one", item.key)
-        return False
-    for _, batch in routes:
-        if batch.count:
-            member.task.events.append(
-                batch_run(member, ProvenanceEventType.CREATE, None, batch, batch.entry_date)
-            )
-    for relationship, batch in routes:
-        if member.plan.routes.get(relationship):
-            route_whole(member, relationship, batch)
-        else:
-            drop_whole(member, relationship, None, batch, None)
-    return True
 
 
 def _same_flowfiles(before: FlowFileBatch, after: FlowFileBatch) -> bool:

@@ -9,7 +9,6 @@ the members and writes what they leave behind.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import logging
 from collections import defaultdict, deque
@@ -23,10 +22,11 @@ import attrs
 from flowcore.binning import Bin, BinLimits, EvictionReason
 from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan
-from flowcore.engine._batches import drain_batches, read_work_batch, route_whole
+from flowcore.engine._batches import drain_batches, route_whole
 from flowcore.engine._bins import bins_batches, merge_batch_bin, takes_batches
 from flowcore.engine._held import QueuedBatch, ReturnedBatch, ReturnedFlowFile
 from flowcore.engine._sink_batches import write_sink_batches
+from flowcore.engine._source_batches import read_work_batch, read_work_batches, work_identity
 from flowcore.engine.wire import NEVER, ReadyBin
 from flowcore.errors import FlowcoreError, HandedOverError
 from flowcore.faults import storage_fault
@@ -100,18 +100,6 @@ class _FunnelProcessor(Processor):
         flowfiles = session.get(MAX_SEGMENT_RECORDS)
         if flowfiles:
             session.transfer(flowfiles, FUNNEL_RELATIONSHIP)
-
-
-def _work_identity(item: Any) -> str:
-    """What a source work item is, as text: the seed of the uuids of the FlowFiles it makes.
-
-    The payload goes in as a digest: the seed is part of every derived uuid's scope, and a
-    payload listing 10,000 files (ListFile's) would make each uuid hash a megabyte.
-    """
-    payload = getattr(item, "payload", {}) or {}
-    described = repr(sorted(payload.items(), key=lambda kv: kv[0]))
-    digest = hashlib.blake2b(described.encode("utf-8", "surrogatepass"), digest_size=16)
-    return f"{item.key}\0{digest.hexdigest()}"
 
 
 class TaskMember:
@@ -472,32 +460,48 @@ class TaskMember:
         return True
 
     def read_work(self, items: Iterable[Any]) -> None:
-        """Turn source work items into FlowFiles, one session per item."""
+        """Turn source work items into FlowFiles: all as batches, else each, else a session each.
+
+        See :mod:`flowcore.engine._source_batches` for the batch forms.
+        """
         reader = getattr(self.processor, "read_work", None)
         assert reader is not None
+        items = list(items)
+        if read_work_batches(self, items):
+            return
         for item in items:
             if read_work_batch(self, item):
                 continue
             session = self.session()
             if getattr(self.processor, "identifies_work", False):
-                session.derive_uuids_from(_work_identity(item))
+                session.derive_uuids_from(work_identity(item))
             try:
                 reader(self.context, session, item)
                 session.commit()
             except Exception as error:
                 session.rollback()
-                fault = storage_fault(error)
-                if fault is not None:
-                    raise fault from error  # see _failed: the run stops, nothing is lost
-                if isinstance(error, EffectFileError):
-                    raise
-                # Listed but not read: the driver puts it back in the listing state, so it
-                # is not taken as ingested (nor its source deleted) and is read again later.
-                self.task.unread.append((self.plan.component_id, item.key))
-                self.bulletin(
-                    f"{self.plan.type_name} '{self.plan.name}' could not read {item.key}: "
-                    f"{type(error).__name__}: {error}; it will be read again"
-                )
+                self.not_read(item, error)
+
+    def not_read(self, item: Any, error: Exception) -> None:
+        """Source work item *item* could not be read (*error*): it is read again later.
+
+        Raises:
+            OSError: a full disk or a read-only file system behind *error*: the run stops
+                (see ``_failed``), nothing is lost.
+            EffectFileError: *error* itself.
+        """
+        fault = storage_fault(error)
+        if fault is not None:
+            raise fault from error
+        if isinstance(error, EffectFileError):
+            raise error
+        # Listed but not read: the driver puts it back in the listing state, so it is not
+        # taken as ingested (nor its source deleted) and is read again later.
+        self.task.unread.append((self.plan.component_id, item.key))
+        self.bulletin(
+            f"{self.plan.type_name} '{self.plan.name}' could not read {item.key}: "
+            f"{type(error).__name__}: {error}; it will be read again"
+        )
 
     def _merges_apart(self) -> bool:
         """Whether the processor can merge a bin in another task than the one binning it."""

@@ -386,9 +386,9 @@ _HEX_DIGITS = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
 
 
 class BatchMaker(Protocol):
-    """What a source's ``read_work_batch`` is given.
+    """What a source's ``read_work_batch`` and ``read_work_batches`` are given.
 
-    See :meth:`~flowcore.processor_kinds.SourceProcessor.read_work_batch`.
+    See :meth:`~flowcore.processor_kinds.SourceProcessor.read_work_batches`.
     """
 
     def create(
@@ -410,6 +410,60 @@ class BatchMaker(Protocol):
         any length: a generator of unique FlowFiles writes them without holding them all. They
         come as one batch per content claim (a claim holds at most the content repository's
         maximum appendable size): return them all.
+        """
+        ...
+
+    def write(self, content: Any) -> ContentClaim | None:
+        """Write one FlowFile's content (bytes, byte chunks or a callback given a stream).
+
+        As ``session.write`` writes it: consecutive contents pack into the task's appendable
+        claims. Returns its claim, None when empty; pass it to :meth:`create_rows`.
+        """
+        ...
+
+    def reference(
+        self, path: Any, offset: int, length: int, fingerprint: str
+    ) -> ContentClaim | None:
+        """A byte range of a file as content, not copied (``session.import_by_reference``).
+
+        Raises ``ContentChangedError`` when the file is no longer the version *fingerprint*
+        (``size:mtime_ns:inode``) names.
+        """
+        ...
+
+    def create_rows(
+        self, contents: Sequence[ContentClaim | None], attributes: Sequence[Mapping[str, str]]
+    ) -> list[FlowFileBatch]:
+        """New FlowFiles, FlowFile *i* with content ``contents[i]`` and ``attributes[i]``.
+
+        Attributes over the defaults ``filename`` (the uuid) and ``path`` (``./``); they come
+        as one batch per resource claim, in order: return them all.
+        """
+        ...
+
+    def report_receive(
+        self,
+        batch: FlowFileBatch,
+        transit_uri: str | Sequence[str],
+        *,
+        details: str | Sequence[str | None] | None = None,
+        durations_ms: Sequence[int] | None = None,
+    ) -> None:
+        """``session.provenance.receive`` for each FlowFile of a made *batch* (no CREATE then).
+
+        *transit_uri* and *details* are one value, or one per FlowFile; *durations_ms* one per
+        FlowFile.
+        """
+        ...
+
+    def delete_after_commit(self, path: Any) -> None:
+        """Delete the source file *path* once the commit is durable (``import_from``'s way)."""
+        ...
+
+    def unread(self, item: Any, error: Exception) -> None:
+        """Work item *item* could not be read: it is listed and read again later.
+
+        A full disk or read-only repository behind *error* raises it again (the run stops).
         """
         ...
 

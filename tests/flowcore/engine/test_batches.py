@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import flowcore.engine._batches as task_batches
+import flowcore.engine._source_batches as source_batches
 import processors._merge_batches as merge_batches
 from flowcore import Flow
 from flowcore.driver.controller import run_flow
@@ -684,7 +685,7 @@ def test_a_sources_batches_dropped_whole_give_the_one_by_one_events_in_order(
         real(member, relationship, before, after, queue)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(task_batches, "drop_whole", counted)
+        patch.setattr(source_batches, "drop_whole", counted)  # what a source's batches call
         batched = _dropped_outcome(root, "batches", _sources(kind, root, draw))
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(source, "read_work_batch", lambda *_: None)

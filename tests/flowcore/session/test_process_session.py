@@ -872,7 +872,7 @@ class FileRunner(TestRunner):
         writer.close()
         for flowfile in flowfiles:
             self.content.increment_claimant_count(flowfile.content.resource_claim)
-            self._put(flowfile)
+            self.input_queue.put(flowfile)
         return flowfiles
 
 

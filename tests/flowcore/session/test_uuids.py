@@ -15,9 +15,11 @@ def _split_uuids(content: bytes, parent_uuid: str, attribute: str = "uuid") -> l
     would hold)."""
     runner = TestRunner(SplitText(line_split_count=1))
     runner.enqueue(content)
-    runner._queue[0] = runner._queue[0].replace(
-        uuid=parent_uuid,
-        attributes=runner._queue[0].attributes.updated({"uuid": parent_uuid}),
+    (parent,) = runner.input_queue.take_ready()
+    runner.input_queue.put(
+        parent.replace(
+            uuid=parent_uuid, attributes=parent.attributes.updated({"uuid": parent_uuid})
+        )
     )
     runner.run()
     return [f.attributes[attribute] for f in runner.flowfiles_for("splits")]
@@ -67,10 +69,12 @@ def test_merge_content_default_name_is_derived_from_its_entries() -> None:
         runner = TestRunner(MergeContent(minimum_number_of_entries=2, maximum_number_of_entries=2))
         for value in uuids:
             runner.enqueue(b"x")
-            last = runner._queue[-1]
-            runner._queue[-1] = last.replace(
-                uuid=value, attributes=last.attributes.updated({"uuid": value})
-            )
+            *earlier, last = runner.input_queue.take_ready()
+            for flowfile in [
+                *earlier,
+                last.replace(uuid=value, attributes=last.attributes.updated({"uuid": value})),
+            ]:
+                runner.input_queue.put(flowfile)
         runner.run()
         (merged,) = runner.flowfiles_for("merged")
         return merged.attributes["filename"]
