@@ -83,10 +83,17 @@ def route_whole(
 
     *positions* are the FlowFiles' queue positions, when already reserved.
     """
-    task = member.task
     counted = member.transfers[relationship]
     counted[0] += batch.count
     counted[1] += batch.bytes
+    _hand_on(member, relationship, batch, positions)
+
+
+def _hand_on(
+    member: TaskMember, relationship: str, batch: FlowFileBatch, positions: np.ndarray | None
+) -> None:
+    """:func:`route_whole` without counting the transfer."""
+    task = member.task
     route = member.plan.routes[relationship][0]
     if positions is None:
         queued = batch.queued(task.spec.batch_time, task.take_queue_indices(batch.count))
@@ -320,7 +327,9 @@ def route_in_input_order(
     next member takes its pending batches in turn, and a queue keeps its batches in the order
     they came, so parts bound for the same place whose rows interleave (ReplaceText's rewritten
     and unchanged FlowFiles, two relationships on one connection) are cut into runs of
-    consecutive rows, handed on in input order, as one by one hands each FlowFile on.
+    consecutive rows, handed on in input order, as one by one hands each FlowFile on. Parts of
+    one connection cut from one batch (RouteOnAttribute's relationships on one connection)
+    become one batch again instead.
     """
     bound: dict[str, list[tuple[str, FlowFileBatch, np.ndarray]]] = {}
     for part in parts:
@@ -332,6 +341,16 @@ def route_in_input_order(
             for relationship, batch, rows in group:
                 route_whole(member, relationship, batch, first_index + rows)
             continue
+        if _one_connection(member, group):  # one batch again, in input order (RouteOnAttribute's)
+            joined = FlowFileBatch.interleaved([b for _, b, _ in group], [r for _, _, r in group])
+            if joined is not None:
+                for relationship, batch, _ in group:
+                    counted = member.transfers[relationship]
+                    counted[0] += batch.count
+                    counted[1] += batch.bytes
+                every = np.sort(np.concatenate([rows for _, _, rows in group]))
+                _hand_on(member, group[0][0], joined, first_index + every)
+                continue
         owner = np.concatenate([np.full(len(rows), n) for n, (_, _, rows) in enumerate(group)])
         local = np.concatenate([np.arange(len(rows)) for _, _, rows in group])
         every = np.concatenate([rows for _, _, rows in group])
@@ -344,6 +363,11 @@ def route_in_input_order(
             whole = len(pick) == batch.count and bool(np.all(pick == np.arange(batch.count)))
             piece = batch if whole else batch.take(pick)
             route_whole(member, relationship, piece, first_index + every[start:stop])
+
+
+def _one_connection(member: TaskMember, group: list[tuple[str, FlowFileBatch, np.ndarray]]) -> bool:
+    """Whether the parts' relationships share one connection (``connect(a, b, [r1, r2])``)."""
+    return len({member.plan.routes[r][0].connection_id for r, _, _ in group}) == 1
 
 
 def _in_turn(group: list[tuple[str, FlowFileBatch, np.ndarray]]) -> bool:

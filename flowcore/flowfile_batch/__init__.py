@@ -27,6 +27,7 @@ from flowcore.flowfile_batch.columns import (
     IntColumn,
     TextColumn,
     column_from_wire,
+    concat_columns,
     constant_column,
 )
 
@@ -272,6 +273,69 @@ class FlowFileBatch:
         """The FlowFiles at *indices*, in that order."""
         picked = np.asarray(indices, dtype=_INT64)
         return self._rows(picked, {n: c.take(picked) for n, c in self.columns.items()})
+
+    @classmethod
+    def interleaved(
+        cls, parts: Sequence[FlowFileBatch], rows: Sequence[np.ndarray]
+    ) -> FlowFileBatch | None:
+        """The FlowFiles of *parts* as one batch, in the order of their *rows*.
+
+        Part *p*'s FlowFile *i* was row ``rows[p][i]`` of one input batch; the parts are the
+        routes a batch form cut it into. An attribute shared by all parts with one value stays
+        shared; any other becomes a column. None when the parts are not of one batch (other
+        uuid keys, claims or dates), so they cannot be one.
+        """
+        first = parts[0]
+        same = (
+            "uuid_key",
+            "resource_claim",
+            "uuid_named",
+            "entry_date",
+            "lineage_start_date",
+            "queue_date",
+        )
+        if any(getattr(p, name) != getattr(first, name) for p in parts[1:] for name in same):
+            return None
+        order = np.argsort(np.concatenate(rows), kind="stable")
+
+        def joined(name: str) -> np.ndarray:
+            return np.concatenate([getattr(p, name) for p in parts])[order]
+
+        names = dict.fromkeys(n for p in parts for n in (*p.attributes, *p.columns))
+        shared: dict[str, str] = {}
+        columns: dict[str, Column] = {}
+        for name in names:
+            values = {p.attributes.get(name) for p in parts if name not in p.columns}
+            if (
+                len(values) == 1
+                and None not in values
+                and not any(name in p.columns for p in parts)
+            ):
+                shared[name] = values.pop()  # type: ignore[assignment]
+                continue
+            pieces = [
+                p.columns[name]
+                if name in p.columns
+                else constant_column(p.attributes.get(name), p.count)
+                for p in parts
+            ]
+            columns[name] = concat_columns(pieces).take(order)
+        return cls(
+            ids=joined("ids"),
+            uuid_key=first.uuid_key,
+            uuid_numbers=joined("uuid_numbers"),
+            attributes=Attributes(shared),
+            uuid_named=first.uuid_named,
+            resource_claim=first.resource_claim,
+            offsets=joined("offsets"),
+            sizes=joined("sizes"),
+            entry_date=first.entry_date,
+            lineage_start_date=first.lineage_start_date,
+            lineage_start_indices=joined("lineage_start_indices"),
+            queue_date=first.queue_date,
+            queue_date_indices=joined("queue_date_indices"),
+            columns=columns,
+        )
 
     def where(self, mask: np.ndarray) -> FlowFileBatch:
         """The FlowFiles where *mask* is true, in order."""

@@ -88,3 +88,37 @@ def test_uuid_bytes_are_the_uuids_back_to_back(numbers: list[int], past_32_bits:
         numbers = [n % 2**32 for n in numbers]
     made = attrs.evolve(batch(len(numbers)), uuid_numbers=np.array(numbers, dtype=np.int64))
     assert made.uuid_bytes() == "".join(made.uuids()).encode()
+
+
+@given(st.lists(st.integers(0, 2), min_size=1, max_size=12))
+def test_interleaved_parts_are_the_batch_they_were_cut_from(routes: list[int]) -> None:
+    """Parts cut by mask and given different attributes join back in row order, each
+    FlowFile as it was in its part."""
+    from flowcore.flowfile_batch.columns import column_of
+
+    whole = batch(count=len(routes)).with_columns(
+        {"n": column_of([str(i) for i in range(len(routes))])}
+    )
+    labels = np.array(routes)
+    parts, rows = [], []
+    for route in sorted(set(routes)):
+        picked = np.flatnonzero(labels == route)
+        parts.append(whole.take(picked).with_attributes({"route": f"r{route}", "kind": "x"}))
+        rows.append(picked)
+    joined = FlowFileBatch.interleaved(parts, rows)
+    assert joined is not None
+    expected = [None] * len(routes)
+    for part, picked in zip(parts, rows, strict=True):
+        for position, row in enumerate(picked.tolist()):
+            expected[row] = part.flowfile(position)
+    assert joined.flowfiles() == expected
+    assert joined.attributes.get("kind") == "x"  # one value in every part: still shared
+
+
+def test_parts_of_different_batches_do_not_join() -> None:
+    """Other claims or uuid keys cannot make one batch."""
+    other = attrs.evolve(batch(count=2), resource_claim=ResourceClaim("default", "1", "d"))
+    assert (
+        FlowFileBatch.interleaved([batch(count=2), other], [np.array([0, 2]), np.array([1, 3])])
+        is None
+    )
