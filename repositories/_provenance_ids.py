@@ -66,7 +66,7 @@ def pack_ids(relative: np.ndarray, numbers: np.ndarray) -> Any:
     steps = np.diff(relative)
     if (steps == steps[0]).all():
         return {"start": 0, "step": int(steps[0])}
-    most = max(2, count // 8)  # pairs worth packing instead of 8 bytes an id
+    most = max(2, count // 2)  # numbers worth packing instead of 8 bytes an id
     pairs = _step_pairs(steps)
     if len(pairs) <= most:
         return {"steps": pairs}
