@@ -20,9 +20,10 @@ the uuid, so unfolding is exact.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import operator
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -58,6 +59,7 @@ from repositories._wal_codec import pack, unpack
 __all__ = [
     "MAX_RUN",
     "EventFolder",
+    "events_by_id",
     "kept_records",
     "row_events",
     "run_positions",
@@ -611,6 +613,29 @@ def row_events(
     if count == 1:
         return [first]
     return unfold(first, row["run_data"], count, row["uuid_first"], offsets)
+
+
+def events_by_id(
+    rows: Iterable[Any], positions: Callable[[Mapping[str, Any]], Sequence[int] | None]
+) -> Iterator[ProvenanceEvent]:
+    """The events of stored *rows* (read by first id), by id; *positions* picks each row's.
+
+    Rows whose events interleave (:mod:`repositories._provenance_ids`) hold events with ids
+    past the next row's first one: their events wait until no later row can come before them.
+    """
+    waiting: list[tuple[int, ProvenanceEvent]] = []  # a heap, by id
+    for row in rows:
+        mapping = row._mapping
+        while waiting and waiting[0][0] < mapping["event_id"]:
+            yield heapq.heappop(waiting)[1]
+        events = row_events(mapping, positions(mapping))
+        if mapping["event_group"] is None and not waiting:  # nothing can come between them
+            yield from events
+            continue
+        for event in events:
+            heapq.heappush(waiting, (event.event_id, event))
+    while waiting:
+        yield heapq.heappop(waiting)[1]
 
 
 def kept_records(

@@ -10,10 +10,9 @@ events breadth first, bounded as NiFi bounds it.
 
 from __future__ import annotations
 
-import heapq
 import itertools
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import networkx as nx
@@ -23,7 +22,7 @@ from sqlalchemy import Engine, Table, and_, or_, select
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
 from repositories._provenance_ids import row_ids
 from repositories._provenance_rows import uuid_at, uuid_position
-from repositories._provenance_runs import row_events, run_positions
+from repositories._provenance_runs import events_by_id, row_events, run_positions
 from repositories._provenance_schema import ATTRIBUTES, EVENTS, LINKS
 
 __all__ = ["MAX_LINEAGE_NODES", "component_ids", "get_event", "lineage_graph", "search_events"]
@@ -145,38 +144,21 @@ def search_events(
             and all(found.attributes.get(k) == v for k, v in unindexed.items())
         )
 
-    with engine.connect() as conn:
-        rows = conn.execution_options(stream_results=True).execute(query)
-        return _in_id_order(rows, number, matches, limit)
+    def positions(row: Mapping[str, Any]) -> list[int] | None:
+        return None if number is None else run_positions(row, [number])
 
-
-def _in_id_order(
-    rows: Iterable[Any], number: int | None, matches: Callable[[ProvenanceEvent], bool], limit: int
-) -> list[ProvenanceEvent]:
-    """The first *limit* matching events of *rows* (read by first id), by id.
-
-    Rows whose events interleave (:mod:`repositories._provenance_ids`) hold events with ids
-    past the next row's first one: their events wait until no later row can come before them.
-    """
     result: list[ProvenanceEvent] = []
-    waiting: list[tuple[int, ProvenanceEvent]] = []  # a heap, by id
-    for row in rows:
-        mapping = row._mapping
-        while waiting and waiting[0][0] < row.event_id:
-            result.append(heapq.heappop(waiting)[1])
-            if len(result) >= limit:
-                return result
-        wanted = None if number is None else run_positions(mapping, [number])
-        found = [e for e in row_events(mapping, wanted) if matches(e)]
-        if row.event_group is None and not waiting:  # nothing can come between them
-            result.extend(found[: limit - len(result)])
-            if len(result) >= limit:
-                return result
-            continue
-        for event in found:
-            heapq.heappush(waiting, (event.event_id, event))
-    while waiting and len(result) < limit:
-        result.append(heapq.heappop(waiting)[1])
+    if limit <= 0:
+        return result
+    with engine.connect() as conn:
+        # Read as they come, no SQL limit: a row's events may come after the next rows' (ids
+        # of interleaved runs), and every row the query selects may match none of its events.
+        rows = conn.execution_options(stream_results=True).execute(query)
+        for found in events_by_id(rows, positions):
+            if matches(found):
+                result.append(found)
+                if len(result) >= limit:
+                    break
     return result
 
 
