@@ -118,6 +118,9 @@ def _placed(
     parts of its session, then those of its part for earlier FlowFiles of the session, then
     those of earlier runs of its part for its own FlowFile.
     """
+    used = sorted({part for _, _, part in entries})
+    if _each_once(entries, rows, used):
+        return _placed_once(entries, rows, filled, per_session, used)
     counts = np.zeros((_PARTS, rows), dtype=np.int64)
     for _, flowfiles, part in entries:
         counts[part, flowfiles] += 1
@@ -135,6 +138,52 @@ def _placed(
             place = place + before[earlier, stop] - before[earlier, start]
         place = place + before[part, flowfiles] - before[part, start] + seen[part, flowfiles]
         seen[part, flowfiles] += 1
+        placed.extend(_rising(run, place))
+    return placed
+
+
+def _each_once(
+    entries: list[tuple[ProvenanceEventRun, np.ndarray, int]], rows: int, used: list[int]
+) -> bool:
+    """Whether each part's runs hold one event of every FlowFile.
+
+    PutFile's SENDs and DROPs, a ROUTE run per route: the common case, placed without counting.
+    """
+    for part in used:
+        runs = [flowfiles for _, flowfiles, each in entries if each == part]
+        if sum(len(f) for f in runs) != rows:
+            return False
+        if len(runs) > 1:  # together exactly once each (a run names a FlowFile once)
+            seen = np.zeros(rows, dtype=bool)
+            for flowfiles in runs:
+                if seen[flowfiles].any():
+                    return False
+                seen[flowfiles] = True
+    return True
+
+
+def _placed_once(
+    entries: list[tuple[ProvenanceEventRun, np.ndarray, int]],
+    rows: int,
+    filled: int,
+    per_session: int,
+    used: list[int],
+) -> list[tuple[ProvenanceEventRun, np.ndarray]]:
+    """:func:`_placed` when each part has one event per FlowFile.
+
+    A session of *n* FlowFiles then holds *n* events of each part, in turn.
+    """
+    width = len(used)
+    placed = []
+    for run, flowfiles, part in entries:
+        before = used.index(part)
+        if per_session == 1:
+            place = flowfiles * width + before
+        else:
+            session_start = (flowfiles + filled) // per_session * per_session - filled
+            start = np.maximum(session_start, 0)
+            stop = np.minimum(session_start + per_session, rows)
+            place = start * width + before * (stop - start) + (flowfiles - start)
         placed.extend(_rising(run, place))
     return placed
 
