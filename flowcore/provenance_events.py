@@ -26,7 +26,13 @@ from flowcore.flowfile import (
 )
 from flowcore.flowfile_batch.columns import Column, apply_row
 
-__all__ = ["TEXT_FIELDS", "ProvenanceEvent", "ProvenanceEventRun", "ProvenanceEventType"]
+__all__ = [
+    "TEXT_FIELDS",
+    "InterleavedRuns",
+    "ProvenanceEvent",
+    "ProvenanceEventRun",
+    "ProvenanceEventType",
+]
 
 
 class ProvenanceEventType(enum.Enum):
@@ -269,6 +275,35 @@ class ProvenanceEventRun:
             updated_columns={n: c.cut(start, stop) for n, c in self.updated_columns.items()},
             transit_uris=None if self.transit_uris is None else self.transit_uris.cut(start, stop),
         )
+
+
+@attrs.frozen(eq=False)
+class InterleavedRuns:
+    """Runs whose events come interleaved, as one by one's sessions record them.
+
+    A member recording a batch makes a run per kind of event (a SEND run, then a DROP run);
+    one by one, a session per FlowFile records SEND, DROP, SEND, DROP ... and NiFi's run-duration
+    sessions each kind in turn for up to 1,000 FlowFiles. Event *j* of ``runs[i]`` is the
+    ``positions[i][j]``-th event of the group: the positions of all runs together are
+    ``0 .. count-1``, each once, and rise within a run. The provenance repository gives the
+    group consecutive ids in that order and still stores each run as a run.
+    """
+
+    runs: tuple[ProvenanceEventRun, ...]
+    positions: tuple[np.ndarray, ...]
+
+    @property
+    def count(self) -> int:
+        """How many events, in all runs."""
+        return sum(run.count for run in self.runs)
+
+    def events(self) -> list[ProvenanceEvent]:
+        """Every event, in the group's order."""
+        placed: list[ProvenanceEvent | None] = [None] * self.count
+        for run, positions in zip(self.runs, self.positions, strict=True):
+            for event, position in zip(run.events(), positions.tolist(), strict=True):
+                placed[position] = event
+        return placed  # type: ignore[return-value]  # every position is filled
 
 
 def _row_map(

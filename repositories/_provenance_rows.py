@@ -84,11 +84,12 @@ ROW_COLUMNS = (
     "run_count",
     "last_event_time",
     "run_data",
+    "event_group",
 )
 FILE_MAGIC = b"FLOWCORE-PROV"
-FILE_VERSION = 2  # 2: rows may be runs, links are uuid ranges
+FILE_VERSION = 3  # 2: rows may be runs, links are uuid ranges; 3: rows may interleave
 _HEADER = struct.Struct(">HI")  # version, crc32
-_FORMAT = FileFormat("provenance event file", FILE_MAGIC, _HEADER, FILE_VERSION, frozenset({1}))
+_FORMAT = FileFormat("provenance event file", FILE_MAGIC, _HEADER, FILE_VERSION, frozenset({1, 2}))
 
 
 #: A run and a link range stay within 2**BUCKET_BITS neighbouring uuids (one key).
@@ -274,6 +275,7 @@ def event_record(event: ProvenanceEvent, indexed_attributes: Collection[str]) ->
         1,  # run_count
         event.event_time,  # last_event_time
         None,  # run_data
+        None,  # event_group: its events follow the record before's (see _provenance_ids)
     )
     pairs = [  # the attributes after the event: previous overlaid with updated
         (name, value)
@@ -311,6 +313,8 @@ def decode_event_file(path: Path, data: bytes) -> list[tuple[Any, ...]]:
         raise WalCorruptionError(msg) from None
     if version == 1:  # one row per event, links as uuids: left by a crash before an upgrade
         return [_from_version_1(record) for record in records]
+    if version == 2:  # rows without event_group: none interleaves
+        return [((*row, None), *rest) for row, *rest in records]
     return records  # type: ignore[no-any-return]
 
 
@@ -319,7 +323,7 @@ def _from_version_1(record: tuple[Any, ...]) -> tuple[Any, ...]:
     row, parents, children, pairs = record
     key, number = uuid_position(row[ROW_COLUMNS.index("flowfile_uuid")])
     event_time = row[ROW_COLUMNS.index("event_time")]
-    row = (*row, key, number, number, 1, event_time, None)
+    row = (*row, key, number, number, 1, event_time, None, None)
     return (row, link_ranges(parents), link_ranges(children), pairs)
 
 

@@ -20,9 +20,10 @@ the uuid, so unfolding is exact.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import operator
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -36,7 +37,13 @@ from flowcore.flowfile import (
     sequence_uuid,
 )
 from flowcore.flowfile_batch.columns import Column, apply_row, column_from_wire
-from flowcore.provenance_events import TEXT_FIELDS, ProvenanceEvent, ProvenanceEventRun
+from flowcore.provenance_events import (
+    TEXT_FIELDS,
+    InterleavedRuns,
+    ProvenanceEvent,
+    ProvenanceEventRun,
+)
+from repositories._provenance_ids import GROUP, IDS, pack_ids, relative_ids, row_ids, with_ids
 from repositories._provenance_rows import (
     BUCKET_BITS,
     ROW_COLUMNS,
@@ -52,6 +59,7 @@ from repositories._wal_codec import pack, unpack
 __all__ = [
     "MAX_RUN",
     "EventFolder",
+    "events_by_id",
     "kept_records",
     "row_events",
     "run_positions",
@@ -299,23 +307,45 @@ def _bucket_pieces(numbers: np.ndarray) -> list[tuple[int, int]]:
     return list(itertools.pairwise(edges))
 
 
-def _batch_records(run: ProvenanceEventRun, indexed: Collection[str]) -> list[list[Any]]:
-    """A batch's events as run records, one per stretch of uuids within a bucket."""
+def _batch_records(
+    run: ProvenanceEventRun, indexed: Collection[str], places: np.ndarray | None = None
+) -> list[list[Any]]:
+    """A batch's events as run records, one per stretch of uuids within a bucket.
+
+    *places* are the events' places in their group (:mod:`repositories._provenance_ids`):
+    each record then holds its events' id offsets and its first event's place.
+    """
     if _varies_where_searched(run, indexed):
         folder = EventFolder(indexed)
         folder.add(run.events())
-        return folder.finish()
+        records = folder.finish()
+        if places is None:
+            return records
+        placed, start = [], 0
+        for record in records:
+            held = places[start : start + _record_count(record)]
+            placed.append(with_ids(record, held - held[0], int(held[0])))
+            start += len(held)
+        return placed
     records = []
     sizes = single_sizes(run)
     for start, stop in _bucket_pieces(run.uuid_numbers):
         piece = run.cut(start, stop) if start or stop < run.count else run
         record = event_record(piece.first, indexed)
+        if places is not None:
+            row = list(record[0])
+            row[GROUP] = int(places[start])
+            record[0] = tuple(row)
         if piece.count > 1:
             numbers = piece.uuid_numbers
             varying: dict[str, Any] = {
                 "uuid_named": [list(n) for n in piece.uuid_named],
                 "numbers": _packed_array(numbers),
             }
+            if places is not None:
+                ids = pack_ids(places[start:stop] - places[start], numbers)
+                if ids is not None:
+                    varying[IDS] = ids
             for name, values, size in (
                 ("offset", piece.offsets, None),
                 ("length", piece.sizes, "file_size"),
@@ -392,14 +422,21 @@ class EventFolder:
         self._run: _Run | None = None
         self.records: list[list[Any]] = []
 
-    def add(self, events: Iterable[ProvenanceEvent | ProvenanceEventRun]) -> None:
-        """Fold *events*, in order; a batch's run of events is stored as it is."""
+    def add(self, events: Iterable[ProvenanceEvent | ProvenanceEventRun | InterleavedRuns]) -> None:
+        """Fold *events*, in order.
+
+        A batch's run of events is stored as it is, and so is each run of interleaved ones,
+        its records placed in their group.
+        """
         for event in events:
-            if isinstance(event, ProvenanceEventRun):
+            if isinstance(event, ProvenanceEventRun | InterleavedRuns):
                 if self._run is not None:
                     self.records.append(self._run.record())
                     self._run = None
-                self.records.extend(_batch_records(event, self._indexed))
+                if isinstance(event, ProvenanceEventRun):
+                    self.records.extend(_batch_records(event, self._indexed))
+                else:
+                    self.records.extend(_group_records(event, self._indexed))
                 continue
             run = self._run
             if run is not None and run.extend(event):
@@ -429,6 +466,17 @@ class EventFolder:
 
 def _record_count(record: list[Any]) -> int:
     return int(record[0][ROW_COLUMNS.index("run_count")])
+
+
+def _group_records(group: InterleavedRuns, indexed: Collection[str]) -> list[list[Any]]:
+    """The records of interleaved runs, in the order of their first events (the first: 0)."""
+    records = [
+        record
+        for run, places in zip(group.runs, group.positions, strict=True)
+        for record in _batch_records(run, indexed, places)
+    ]
+    records.sort(key=lambda record: record[0][GROUP])
+    return records
 
 
 # --- unfolding runs (on the driver) -------------------------------------------------------------
@@ -473,6 +521,12 @@ def unfold(
     numbers = column("numbers", None)
     if isinstance(numbers, _Constant):
         numbers = _Steps(first_number, 1)
+    held = numbers
+    ids = (
+        _Steps(0, 1)
+        if IDS not in columns
+        else relative_ids(columns[IDS], count, lambda: [held[i] for i in range(count)])
+    )
     previous_columns = {
         n: column_from_wire(c) for n, c in columns.get("previous_columns", {}).items()
     }
@@ -507,7 +561,7 @@ def unfold(
             ProvenanceEvent(
                 **shared,
                 flowfile_uuid=flowfile_uuid,
-                event_id=event.event_id + i,
+                event_id=event.event_id + int(ids[i]),
                 **{name: values[i] for name, values in varying.items()},
                 previous_attributes=_ordered(previous, event.previous_attributes),
                 updated_attributes=_ordered(updated, event.updated_attributes),
@@ -561,14 +615,38 @@ def row_events(
     return unfold(first, row["run_data"], count, row["uuid_first"], offsets)
 
 
+def events_by_id(
+    rows: Iterable[Any], positions: Callable[[Mapping[str, Any]], Sequence[int] | None]
+) -> Iterator[ProvenanceEvent]:
+    """The events of stored *rows* (read by first id), by id; *positions* picks each row's.
+
+    Rows whose events interleave (:mod:`repositories._provenance_ids`) hold events with ids
+    past the next row's first one: their events wait until no later row can come before them.
+    """
+    waiting: list[tuple[int, ProvenanceEvent]] = []  # a heap, by id
+    for row in rows:
+        mapping = row._mapping
+        while waiting and waiting[0][0] < mapping["event_id"]:
+            yield heapq.heappop(waiting)[1]
+        events = row_events(mapping, positions(mapping))
+        if mapping["event_group"] is None and not waiting:  # nothing can come between them
+            yield from events
+            continue
+        for event in events:
+            heapq.heappush(waiting, (event.event_id, event))
+    while waiting:
+        yield heapq.heappop(waiting)[1]
+
+
 def kept_records(
     row: Mapping[str, Any], kept: Sequence[int], indexed: Collection[str]
-) -> list[tuple[int, list[list[Any]]]]:
+) -> list[tuple[int, list[Any]]]:
     """What stays of a stored run when only the events at positions *kept* (ascending) do.
 
-    Each stretch of neighbouring positions is folded again, as ``(event id of its first
-    event, records)``: inserted from that id on, every event keeps its id. Retention uses it
-    to expire part of a run, the events it would expire had each been stored alone.
+    Each stretch of neighbouring positions is folded again, each record as ``(event id of its
+    first event, record)``: every event keeps its id, and a row of interleaved events its
+    group. Retention uses it to expire part of a run, the events it would expire had each been
+    stored alone.
     """
     stretches: list[list[int]] = []
     for position in kept:
@@ -576,9 +654,17 @@ def kept_records(
             stretches[-1].append(position)
         else:
             stretches.append([position])
-    cut = []
+    ids = row_ids(row)
+    group = row.get("event_group")
+    placed = []
     for stretch in stretches:
         folder = EventFolder(indexed)
         folder.add(row_events(row, stretch))
-        cut.append((row["event_id"] + stretch[0], folder.finish()))
-    return cut
+        start = stretch[0]
+        for record in folder.finish():
+            held = ids[start : start + _record_count(record)]
+            if group is not None:
+                record = with_ids(record, held - held[0], group)  # noqa: PLW2901
+            placed.append((int(held[0]), record))
+            start += len(held)
+    return placed

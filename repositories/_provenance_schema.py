@@ -74,6 +74,9 @@ EVENTS = Table(
     Column("run_count", Integer, nullable=False),  # events in the row
     Column("last_event_time", BigInteger, nullable=False),  # the run's latest event time
     Column("run_data", LargeBinary),  # what varies in the run, packed (msgpack)
+    # the first id of the block of rows whose events interleave (NULL: none does), see
+    # repositories._provenance_ids
+    Column("event_group", BigInteger),
     Index("ix_provenance_event_position", "uuid_key", "uuid_first"),
     Index("ix_provenance_event_time", "event_time"),
     Index("ix_provenance_event_last_time", "last_event_time"),
@@ -124,17 +127,25 @@ _COPY_BATCH = 5_000
 
 
 def create_or_upgrade(engine: Engine) -> None:
-    """Create the tables, or bring a database made before runs existed to this schema.
+    """Create the tables, or bring a database of an earlier schema to this one.
 
-    Such a database has one row per event and per link uuid; they are copied into the new
-    tables as runs and ranges of one, so no event is lost and every id stays.
+    A database made before runs existed has one row per event and per link uuid; they are
+    copied into the new tables as runs and ranges of one, so no event is lost and every id
+    stays. One made before runs could interleave gets the ``event_group`` column, empty: its
+    rows each hold consecutive ids, as they did.
     """
     inspector = inspect(engine)
-    old = inspector.has_table(EVENTS.name) and "run_count" not in {
-        c["name"] for c in inspector.get_columns(EVENTS.name)
-    }
+    columns = (
+        {c["name"] for c in inspector.get_columns(EVENTS.name)}
+        if inspector.has_table(EVENTS.name)
+        else set()
+    )
+    old = bool(columns) and "run_count" not in columns
     if not old:
         METADATA.create_all(engine)
+        if columns and "event_group" not in columns:
+            with engine.begin() as conn:
+                conn.execute(text(f"ALTER TABLE {EVENTS.name} ADD COLUMN event_group BIGINT"))
         return
     with engine.begin() as conn:
         for table in (EVENTS, LINKS):
@@ -164,6 +175,7 @@ def _event_row(row: dict[str, Any]) -> dict[str, Any]:
         "run_count": 1,
         "last_event_time": row["event_time"],
         "run_data": None,
+        "event_group": None,
     }
 
 

@@ -43,6 +43,7 @@ from flowcore.errors import ReplayError, RepositoryError
 from flowcore.flowfile import FlowFile, new_uuid
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
 from flowcore.units import parse_data_size, parse_time_period
+from repositories._provenance_ids import placed_records, row_ids
 from repositories._provenance_rows import ROW_COLUMNS, decode_event_file, event_record
 from repositories._provenance_runs import EventFolder, kept_records, row_events
 from repositories._provenance_schema import (
@@ -128,6 +129,34 @@ def _read_only_sqlite_url(path: Path) -> str:
         raise RepositoryError(msg)
     query = urlencode({"mode": "ro", "uri": "true", "timeout": READ_BUSY_TIMEOUT})
     return f"sqlite:///file:{quote(str(path.resolve()))}?{query}"
+
+
+_GROUP_READ = 64  # rows of a group read per query
+
+
+def _row(conn: Any, event_id: int) -> Mapping[str, Any]:
+    """The stored row whose first event is *event_id*."""
+    return conn.execute(select(EVENTS).where(EVENTS.c.event_id == event_id)).one()._mapping  # type: ignore[no-any-return]
+
+
+def _group_rows(conn: Any, event_id: int, group: int) -> list[Mapping[str, Any]]:
+    """The rows of *group* from the one at *event_id* on (they follow one another by id)."""
+    rows: list[Mapping[str, Any]] = []
+    after = event_id - 1
+    while True:
+        read = conn.execute(
+            select(EVENTS)
+            .where(EVENTS.c.event_id > after)
+            .order_by(EVENTS.c.event_id)
+            .limit(_GROUP_READ)
+        ).all()
+        for row in read:
+            if row.event_group != group:
+                return rows
+            rows.append(row._mapping)
+        if len(read) < _GROUP_READ:
+            return rows
+        after = read[-1].event_id
 
 
 class SqlProvenanceRepository:
@@ -227,11 +256,17 @@ class SqlProvenanceRepository:
     def _insert_at(self, conn: Any, records: Sequence[Sequence[Any]], first: int) -> int:
         """Insert records with ids from *first* on; return the id after the last.
 
-        A run of ``run_count`` events takes that many ids, so every event keeps an id of its own.
+        A run of ``run_count`` events takes that many ids, so every event keeps an id of its own;
+        interleaved runs share theirs (:func:`~repositories._provenance_ids.placed_records`).
         """
-        event_id = first
+        placed, next_id = placed_records(records, first)
+        self._insert_placed(conn, placed)
+        return next_id
+
+    def _insert_placed(self, conn: Any, placed: Sequence[tuple[int, Sequence[Any]]]) -> None:
+        """Insert records, each under the id of its first event."""
         rows, links, attributes = [], [], []
-        for row, parents, children, pairs in records:
+        for event_id, (row, parents, children, pairs) in placed:
             rows.append((event_id, *row))
             if parents:
                 links.extend((event_id, key, lo, hi, "p") for key, lo, hi in parents)
@@ -239,7 +274,6 @@ class SqlProvenanceRepository:
                 links.extend((event_id, key, lo, hi, "c") for key, lo, hi in children)
             if pairs:
                 attributes.extend((event_id, name, value) for name, value in pairs)
-            event_id += row[_RUN_COUNT]
         for statement, batch in (
             (self._insert_sql[EVENTS.name], rows),
             (self._insert_sql[LINKS.name], links),
@@ -247,7 +281,6 @@ class SqlProvenanceRepository:
         ):
             for start in range(0, len(batch), INSERT_BATCH):
                 conn.exec_driver_sql(statement, batch[start : start + INSERT_BATCH])
-        return event_id
 
     @contextlib.contextmanager
     def _inserting(self) -> Iterator[Any]:
@@ -524,8 +557,7 @@ class SqlProvenanceRepository:
         The kept ones stay under their ids; returns how many went.
         """
         self._delete_ids(conn, [row["event_id"]])
-        for first, records in kept_records(row, kept, self.indexed_attributes):
-            self._insert_at(conn, records, first)
+        self._insert_placed(conn, kept_records(row, kept, self.indexed_attributes))
         return int(row["run_count"]) - len(kept)
 
     def purge(self, now: int | None = None) -> int:
@@ -562,7 +594,12 @@ class SqlProvenanceRepository:
         while excess > 0:  # by size: the oldest events, just enough of them
             with self.engine.begin() as conn:
                 oldest = conn.execute(
-                    select(EVENTS.c.event_id, EVENTS.c.size_bytes, EVENTS.c.run_count)
+                    select(
+                        EVENTS.c.event_id,
+                        EVENTS.c.size_bytes,
+                        EVENTS.c.run_count,
+                        EVENTS.c.event_group,
+                    )
                     .where(EVENTS.c.event_id > after)
                     .order_by(EVENTS.c.event_id)
                     .limit(PURGE_BATCH)
@@ -570,32 +607,51 @@ class SqlProvenanceRepository:
                 if not oldest:
                     break
                 ids = []
-                for event_id, size, count in oldest:
-                    if size > excess and count > 1:  # just the oldest events of this run
-                        removed += self._expire_oldest(conn, event_id, excess)
+                for event_id, row_size, row_count, group in oldest:
+                    size, count, rows = row_size, row_count, None
+                    if group is not None:  # rows whose events interleave go together
+                        rows = _group_rows(conn, event_id, group)
+                        size = sum(r["size_bytes"] for r in rows)
+                        count = sum(r["run_count"] for r in rows)
+                    if size > excess and count > 1:  # just the oldest events of these
+                        if rows is None:
+                            rows = [_row(conn, event_id)]
+                        removed += self._expire_oldest(conn, rows, excess)
                         excess = 0
                         break
-                    ids.append(event_id)
+                    ids.extend([event_id] if rows is None else [r["event_id"] for r in rows])
                     removed += count
                     excess -= size
-                    if excess <= 0:
+                    if excess <= 0 or rows is not None:  # a group may reach past this batch
                         break
                 self._delete_ids(conn, ids)
                 after = ids[-1] if ids else after
         return removed
 
-    def _expire_oldest(self, conn: Any, event_id: int, excess: int) -> int:
-        """Delete the oldest events of the run at *event_id* until they make up *excess* bytes.
+    def _expire_oldest(self, conn: Any, rows: Sequence[Mapping[str, Any]], excess: int) -> int:
+        """Delete the oldest events of *rows* (a run, or a group's) until they make up *excess*.
 
-        Each is counted as stored alone; returns how many went.
+        Each event is counted as stored alone, oldest first by id across the rows; returns how
+        many went.
         """
-        row = conn.execute(select(EVENTS).where(EVENTS.c.event_id == event_id)).one()._mapping
-        sizes = [event_record(e, ())[0][_SIZE] for e in row_events(row)]
+        held = []  # (id, size) of every event
+        for row in rows:
+            ids = row_ids(row).tolist()
+            sizes = [event_record(e, ())[0][_SIZE] for e in row_events(row)]
+            held.extend(zip(ids, sizes, strict=True))
+        held.sort()
         gone = 0
         while excess > 0:
-            excess -= sizes[gone]
+            excess -= held[gone][1]
             gone += 1
-        return self._keep_only(conn, row, range(gone, len(sizes)))
+        last = held[gone - 1][0]  # the youngest event that goes
+        removed = 0
+        for row in rows:
+            ids = row_ids(row).tolist()
+            kept = [position for position, event_id in enumerate(ids) if event_id > last]
+            if len(kept) < len(ids):
+                removed += self._keep_only(conn, row, kept)
+        return removed
 
     def check(self, *, fix: bool = False) -> list[Finding]:
         """Report event files on disk that were indexed (removable) or never committed (orphans)."""

@@ -16,11 +16,13 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import networkx as nx
+import numpy as np
 from sqlalchemy import Engine, Table, and_, or_, select
 
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
+from repositories._provenance_ids import row_ids
 from repositories._provenance_rows import uuid_at, uuid_position
-from repositories._provenance_runs import row_events, run_positions
+from repositories._provenance_runs import events_by_id, row_events, run_positions
 from repositories._provenance_schema import ATTRIBUTES, EVENTS, LINKS
 
 __all__ = ["MAX_LINEAGE_NODES", "component_ids", "get_event", "lineage_graph", "search_events"]
@@ -58,10 +60,27 @@ def get_event(engine: Engine, event_id: int) -> ProvenanceEvent:
             .order_by(EVENTS.c.event_id.desc())
             .limit(1)
         ).first()
-    if row is None or event_id >= row.event_id + row.run_count:
-        msg = f"no provenance event with id {event_id}"
-        raise KeyError(msg)
-    return row_events(row._mapping, [event_id - row.event_id])[0]
+        candidates = [] if row is None else [row]
+        if row is not None and row.event_group is not None:
+            # Rows whose events interleave: the one holding the id starts between the group's
+            # first id and it (the group's block of ids is its rows' alone).
+            candidates += conn.execute(
+                select(EVENTS)
+                .where(EVENTS.c.event_id >= row.event_group, EVENTS.c.event_id < row.event_id)
+                .order_by(EVENTS.c.event_id.desc())
+            ).all()
+    for candidate in candidates:
+        mapping = candidate._mapping
+        if candidate.event_group is None:  # consecutive ids
+            if event_id < candidate.event_id + candidate.run_count:
+                return row_events(mapping, [event_id - candidate.event_id])[0]
+            continue
+        ids = row_ids(mapping)
+        position = int(np.searchsorted(ids, event_id))
+        if position < len(ids) and ids[position] == event_id:
+            return row_events(mapping, [position])[0]
+    msg = f"no provenance event with id {event_id}"
+    raise KeyError(msg)
 
 
 def search_events(
@@ -115,9 +134,6 @@ def search_events(
         else:
             unindexed[name] = value
     query = query.order_by(EVENTS.c.event_id)
-    exact = not unindexed and start is None and end is None
-    if exact:  # every row selected then holds at least one match
-        query = query.limit(limit)
 
     def matches(found: ProvenanceEvent) -> bool:
         return (
@@ -128,16 +144,21 @@ def search_events(
             and all(found.attributes.get(k) == v for k, v in unindexed.items())
         )
 
+    def positions(row: Mapping[str, Any]) -> list[int] | None:
+        return None if number is None else run_positions(row, [number])
+
     result: list[ProvenanceEvent] = []
+    if limit <= 0:
+        return result
     with engine.connect() as conn:
-        rows = conn.execution_options(stream_results=not exact).execute(query)
-        for row in rows:
-            wanted = None if number is None else run_positions(row._mapping, [number])
-            for found in row_events(row._mapping, wanted):
-                if matches(found):
-                    result.append(found)
-                    if len(result) >= limit:
-                        return result
+        # Read as they come, no SQL limit: a row's events may come after the next rows' (ids
+        # of interleaved runs), and every row the query selects may match none of its events.
+        rows = conn.execution_options(stream_results=True).execute(query)
+        for found in events_by_id(rows, positions):
+            if matches(found):
+                result.append(found)
+                if len(result) >= limit:
+                    break
     return result
 
 
@@ -185,8 +206,8 @@ def _lineage_events(
                 linked[row.event_id].extend(uuid_at(row.uuid_key, n) for n in numbers)
                 continue
             offsets = run_positions(row._mapping, numbers)
-            for offset, subject in zip(offsets, row_events(row._mapping, offsets), strict=True):
-                found[row.event_id + offset] = _lineage_entry(subject)
+            for subject in row_events(row._mapping, offsets):
+                found[subject.event_id] = _lineage_entry(subject)
     maybe = set(linked) - set(found)
     if maybe:
         for row in conn.execute(select(EVENTS).where(EVENTS.c.event_id.in_(maybe))):

@@ -19,7 +19,7 @@ from sqlalchemy import create_engine, func, select
 from flowcore.errors import RepositoryError
 from flowcore.provenance_events import ProvenanceEvent
 from repositories._provenance_rows import claim_text
-from repositories._provenance_runs import row_events
+from repositories._provenance_runs import events_by_id
 from repositories._provenance_schema import EVENTS
 
 __all__ = ["claim_texts", "event_id_range", "provenance_url", "read_events"]
@@ -77,8 +77,8 @@ def read_events(url: str, low: int, high: int) -> Iterator[ProvenanceEvent]:
     )
     try:
         with engine.connect() as conn:
-            for row in conn.execution_options(stream_results=True).execute(query):
-                yield from row_events(row._mapping)
+            rows = conn.execution_options(stream_results=True).execute(query)
+            yield from events_by_id(rows, lambda _: None)  # interleaved runs' too
     finally:
         engine.dispose()
 

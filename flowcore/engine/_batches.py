@@ -33,6 +33,7 @@ import numpy as np
 
 import flowcore.session._runs as runs
 from flowcore.clock import now_ms
+from flowcore.engine._event_order import DROPPED, RECORDED, REPORTED, SessionOrder
 from flowcore.engine._held import QueuedBatch
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import Column, IntColumn, column_of
@@ -52,6 +53,7 @@ __all__ = [
     "content_changed",
     "drain_batches",
     "drop_whole",
+    "dropped_run",
     "event_of",
     "kept_flowfiles",
     "record_attribute_changes",
@@ -59,6 +61,7 @@ __all__ = [
     "route_runs",
     "route_whole",
     "send_run",
+    "sent_runs",
     "unpacks",
     "write_deferred",
 ]
@@ -274,6 +277,7 @@ def drain_batches(member: TaskMember) -> None:
     whole = member.plan.routes_or_drops_whole
     staged: list[Mapping[str, str]] = []
     context = BatchContext(member.context, member, staged.append)
+    order = SessionOrder(member.session_flowfiles(), member.session_filled)
     for waiting in pending:
         batch, queue_id = waiting.batch, waiting.queue_id
         routes = None
@@ -301,7 +305,8 @@ def drain_batches(member: TaskMember) -> None:
         if staged:  # stored as a session's commit stores it: with the output
             member.state = StateMap(member.state.version + 1, dict(staged[-1]))
             member.new_state = dict(staged[-1])
-        record_effects(member, context.take(), {id(batch): queue_id})
+        order.start(batch)
+        order.add(sent_runs(member, context.take(), {id(batch): queue_id}), REPORTED)
         member.consumed += batch.count
         # Queue positions as the one-by-one path gives them: in input order across the parts.
         first_index = member.task.take_queue_indices(batch.count)
@@ -309,13 +314,22 @@ def drain_batches(member: TaskMember) -> None:
         onward: list[tuple[str, FlowFileBatch, np.ndarray]] = []
         for route, before in parts:
             dropped = not member.plan.routes.get(route.relationship)
-            member.task.events.extend(route_runs(member, route, before, now, queue_id))
+            made = route_runs(member, route, before, now, queue_id)
+            reported = int(route.reported) + int(route.content_modified)  # route_runs' first
+            order.add(made[:reported], REPORTED)
+            order.add(made[reported:], RECORDED)
             if dropped:
-                drop_whole(member, route.relationship, before, route.batch, queue_id)
+                order.add(
+                    [dropped_run(member, route.relationship, before, route.batch, queue_id)],
+                    DROPPED,
+                )
                 continue
             rows = np.arange(batch.count) if route.rows is None else np.asarray(route.rows)
             onward.append((route.relationship, route.batch, rows))
         route_in_input_order(member, onward, first_index)
+    # The events in the order the one-by-one path's sessions record them (SEND, DROP, SEND ...)
+    events, member.session_filled = order.close()
+    member.task.events.extend(events)
 
 
 def route_in_input_order(
@@ -422,10 +436,16 @@ def record_effects(member: TaskMember, effects: BatchEffects, queues: Mapping[in
     write-ahead log transaction; SEND events become runs. *queues* names the queue of each
     batch the batch form was given (by ``id``).
     """
+    member.task.events.extend(sent_runs(member, effects, queues))
+
+
+def sent_runs(
+    member: TaskMember, effects: BatchEffects, queues: Mapping[int, str]
+) -> list[ProvenanceEventRun]:
+    """:func:`record_effects`, the SEND runs returned instead of recorded."""
     member.carry_out_after_commit(effects.publications, effects.logs)
     now = now_ms()
-    for sent in effects.sends:
-        member.task.events.append(send_run(member, sent, now, queues.get(id(sent.batch))))
+    return [send_run(member, sent, now, queues.get(id(sent.batch))) for sent in effects.sends]
 
 
 def drop_whole(
@@ -440,21 +460,33 @@ def drop_whole(
     *before* is the FlowFiles as they were taken from queue *queue_id* (None, None: made
     here, by a source).
     """
+    run = dropped_run(member, relationship, before, after, queue_id)
+    if run is not None:
+        member.task.events.append(run)
+
+
+def dropped_run(
+    member: TaskMember,
+    relationship: str,
+    before: FlowFileBatch | None,
+    after: FlowFileBatch,
+    queue_id: str | None,
+) -> ProvenanceEventRun | None:
+    """:func:`drop_whole`, the DROP run returned instead of recorded (None: no FlowFile)."""
     counted = member.transfers[relationship]
     counted[0] += after.count
     counted[1] += after.bytes
-    if after.count:
-        member.task.events.append(
-            batch_run(
-                member,
-                ProvenanceEventType.DROP,
-                before,
-                after,
-                now_ms(),
-                details=runs.auto_terminated_details(relationship),
-                source_queue_identifier=queue_id,
-            )
-        )
+    if not after.count:
+        return None
+    return batch_run(
+        member,
+        ProvenanceEventType.DROP,
+        before,
+        after,
+        now_ms(),
+        details=runs.auto_terminated_details(relationship),
+        source_queue_identifier=queue_id,
+    )
 
 
 def record_attribute_changes(

@@ -142,6 +142,9 @@ class TaskMember:
         self.uuid_sequences: dict[str, list] = {}  # see flowcore.session._uuids
         self.uuid_salt = task.uuid_salt
         self.consumed = 0
+        #: FlowFiles of batches in the run-duration session their events left open (see
+        #: flowcore.engine._event_order): the next batches' events go on in that session
+        self.session_filled = 0
         self.context = ProcessContext(
             self.processor,
             component=self.component,
@@ -544,6 +547,10 @@ class TaskMember:
 
     def _batchable(self) -> bool:
         return type(self.processor).capabilities.run_batching
+
+    def session_flowfiles(self) -> int:
+        """FlowFiles one session of the one-by-one path holds: all of a run-duration batch."""
+        return BATCH_TRIGGERS if self._batchable() else 1
 
     def _drain_batched(self) -> None:
         """NiFi's run-duration batching: many triggers in one session, one commit.

@@ -40,7 +40,12 @@ from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.patterns import set_time_limit
 from flowcore.process_context import ProcessContext
 from flowcore.processor import ProcessorKind
-from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun, ProvenanceEventType
+from flowcore.provenance_events import (
+    InterleavedRuns,
+    ProvenanceEvent,
+    ProvenanceEventRun,
+    ProvenanceEventType,
+)
 from flowcore.queues import expired, park_queue_id, prioritized, queue_order
 from flowcore.services import MapCache
 from flowcore.session._content import CONTENT_FAILURE_REASON
@@ -105,7 +110,7 @@ class _Task:
         self.segment_dir = Path(spec.paths.segments)
         self._ids = itertools.count(spec.first_id)
         self._positions = itertools.count(spec.index << _INDEX_SHIFT)
-        self.events: list[ProvenanceEvent | ProvenanceEventRun] = []
+        self.events: list[ProvenanceEvent | ProvenanceEventRun | InterleavedRuns] = []
         self.event_files: list[str] = []  # written as events fill them (see pump)
         self._reached: dict[str, frozenset[str]] = {}  # see _downstream
         self.bulletins: list[Bulletin] = []
@@ -228,7 +233,7 @@ class _Task:
 
         Only when they are *at_least* (counting each event of a run).
         """
-        held = sum(e.count if isinstance(e, ProvenanceEventRun) else 1 for e in self.events)
+        held = sum(1 if isinstance(e, ProvenanceEvent) else e.count for e in self.events)
         if not held or held < at_least:
             return
         writer = EventFileWriter(

@@ -20,7 +20,7 @@ _VARIES = re.compile(
     r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}|^\d{10,}$"
 )
 
-Outcome = tuple[Counter, Counter, dict]
+Outcome = tuple[Counter | list, Counter, dict]
 
 
 def event_shape(event: ProvenanceEvent) -> tuple:
@@ -49,10 +49,13 @@ def event_shape(event: ProvenanceEvent) -> tuple:
     )
 
 
-def run_outcome(root: Path, flow: Flow, settings: Settings, source: str = "gen") -> Outcome:
+def run_outcome(
+    root: Path, flow: Flow, settings: Settings, source: str = "gen", *, ordered: bool = False
+) -> Outcome:
     """Run *flow*; return its events' shapes, the files in ``root/out`` and the transfers.
 
-    It also checks that each FlowFile was created once and that events are found by uuid.
+    The shapes are a multiset, or with *ordered* a list in the order of the events' ids. It
+    also checks that each FlowFile was created once and that events are found by uuid.
     """
     result = run_flow(flow, "direct", repository=root / "repo", settings=settings)
     repos = RepositorySet.open(root / "repo")
@@ -66,7 +69,15 @@ def run_outcome(root: Path, flow: Flow, settings: Settings, source: str = "gen")
         repos.close()
     out = root / "out"
     contents = Counter(p.read_bytes() for p in out.iterdir()) if out.exists() else Counter()
-    return Counter(event_shape(e) for e in events), contents, dict(result.transfers)
+    if ordered:
+        shapes: Counter | list = [event_shape(e) for e in sorted(events, key=_event_id)]
+    else:
+        shapes = Counter(event_shape(e) for e in events)
+    return shapes, contents, dict(result.transfers)
+
+
+def _event_id(event: ProvenanceEvent) -> int:
+    return event.event_id
 
 
 @pytest.fixture

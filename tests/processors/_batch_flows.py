@@ -1,10 +1,10 @@
 """Helpers for comparing a processor's batch form with its one-by-one form inside a real flow.
 
 GetFile -> SplitText (one line each) -> the processor, every relationship auto-terminated, on
-a runner; the outcome is the provenance events as shapes (with the bytes each event's content
-and previous content name, read back from the content repository, live or archived) and the
-transfer counts. Running the processor and a subclass whose ``transform_batch`` declines gives
-two outcomes that must be equal.
+a runner; the outcome is the provenance events as shapes in the order of their ids (with the
+bytes each event's content and previous content name, read back from the content repository,
+live or archived) and the transfer counts. Running the processor and a subclass whose
+``transform_batch`` declines gives two outcomes that must be equal, events in the same order.
 """
 
 from __future__ import annotations
@@ -67,8 +67,9 @@ def _plain(attributes: object) -> tuple:
     return tuple(sorted((k, _UUID.sub("<uuid>", v)) for k, v in kept.items()))
 
 
-def flow_outcome(root: Path, flow: Flow, runner: str = "direct") -> tuple[Counter, dict]:
-    """Run *flow*; its events' shapes (contents read back) and its transfer counts."""
+def flow_outcome(root: Path, flow: Flow, runner: str = "direct") -> tuple[list, dict]:
+    """Run *flow*; its events' shapes in the order of their ids (contents read back) and its
+    transfer counts."""
     result = run_flow(flow, runner, repository=root / "repo", settings=SETTINGS)
     assert not result.bulletins, result.bulletins
     repos = RepositorySet.open(root / "repo")
@@ -95,7 +96,7 @@ def flow_outcome(root: Path, flow: Flow, runner: str = "direct") -> tuple[Counte
             )
 
         events = repos.provenance.search(limit=1_000_000)
-        shapes = Counter(shape(e) for e in events)
+        shapes = [shape(e) for e in sorted(events, key=lambda e: e.event_id)]
     finally:
         repos.close()
     return shapes, {name: dict(counts) for name, counts in result.transfers.items()}
@@ -105,14 +106,19 @@ def agree_in_a_flow(
     root: Path, lines: list[bytes], batched: Processor, single: Processor, runner: str = "direct"
 ) -> tuple[Counter, dict]:
     """Run *lines* through *batched* and through *single* (its batch form declined); assert
-    both flows record the same events and transfers, and return the batch form's."""
+    both flows record the same events in the same order and the same transfers, and return
+    the batch form's (events as a multiset)."""
     source = root / "in"
     source.mkdir(parents=True)
     (source / "lines.txt").write_bytes(b"".join(lines))
     whole = flow_outcome(root / "whole", line_flow(source, batched), runner)
     one_by_one = flow_outcome(root / "single", line_flow(source, single), runner)
     assert whole[1] == one_by_one[1]
-    missing, extra = one_by_one[0] - whole[0], whole[0] - one_by_one[0]
+    expected, got = Counter(one_by_one[0]), Counter(whole[0])
+    missing, extra = expected - got, got - expected
     assert not missing, list(missing)[:5]
     assert not extra, list(extra)[:5]
-    return whole
+    pairs = enumerate(zip(whole[0], one_by_one[0], strict=True))  # as many: same multiset
+    at = next((i for i, (a, b) in pairs if a != b), None)
+    assert at is None, (at, whole[0][at], one_by_one[0][at])
+    return got, whole[1]

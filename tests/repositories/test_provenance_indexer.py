@@ -69,13 +69,14 @@ def test_retention_runs_at_start_and_then_every_maintenance_period(tmp_path: Pat
     repository.close()
 
 
-@pytest.mark.parametrize("limit", ["max_storage_time", "max_storage_size"])
+@pytest.mark.parametrize("limit", ["max_storage_time", "max_storage_size", "size_mid_run"])
 def test_retention_leaves_the_same_events_of_a_batch_run_as_of_its_one_by_one_twin(
     tmp_path: Path, limit: str
 ) -> None:
     """A flow run twice on batches and twice one by one; retention at the indexer's start,
-    by an age or a size that leaves just the second run, leaves the same events on both
-    paths, and every search and lineage over them agrees."""
+    by an age or a size that leaves just the second run, or a size that cuts the first run
+    between a FlowFile's SEND and its DROP (PutFile's, interleaved), leaves the same events
+    on both paths in the same order, and every search and lineage over them agrees."""
     files = [[b"a %d" % i for i in range(n)] for n in (90, 50, 70)]
     batch_runs.write_inputs(tmp_path / "in", files)
     places = batch_runs.run_both(tmp_path, 2)
@@ -87,12 +88,17 @@ def test_retention_leaves_the_same_events_of_a_batch_run_as_of_its_one_by_one_tw
     single = batch_runs.all_events(places["single"])
     pairs = batch_runs.uuid_map(batches, single)
     later = [e for e in single if e.event_time >= since]
+    if limit == "size_mid_run":  # the oldest events go up to a SEND, its DROP stays
+        stored = [i for i, e in enumerate(single) if e.component_name == "store"]
+        drops = [i for i in stored if single[i].event_type is ProvenanceEventType.DROP]
+        later = single[drops[len(drops) // 2] :]
+        assert later[0].flowfile_uuid == single[single.index(later[0]) - 1].flowfile_uuid
     size = sum(event_record(e, ())[0][ROW_COLUMNS.index("size_bytes")] for e in later)
     for place in places.values():
         times = sorted(e.event_time for e in batch_runs.all_events(place))
         gap = max(i for i, t in enumerate(times) if t < since)  # the last of the first run
         options = {"max_storage_time": f"{now_ms() - (times[gap] + times[gap + 1]) // 2} ms"}
-        if limit == "max_storage_size":
+        if limit != "max_storage_time":
             options = {"max_storage_size": f"{size} B"}
         repository = SqlProvenanceRepository(
             place / "repo" / "provenance" / "provenance.db",
@@ -102,7 +108,7 @@ def test_retention_leaves_the_same_events_of_a_batch_run_as_of_its_one_by_one_tw
         ProvenanceIndexer(repository).close()
         repository.close()
     survivors = batch_runs.all_events(places["batches"])
-    assert sorted(batch_runs.canonical_all(survivors, pairs, places["batches"])) == sorted(
+    assert batch_runs.canonical_all(survivors, pairs, places["batches"]) == (
         batch_runs.canonical_all(later, {}, places["single"])
     )
     assert batch_runs.all_events(places["single"]) == later

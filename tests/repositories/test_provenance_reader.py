@@ -5,6 +5,8 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
+import attrs
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -12,7 +14,12 @@ from sqlalchemy import create_engine, func, select
 
 from flowcore.errors import RepositoryError
 from flowcore.flowfile import ContentClaim, ResourceClaim
-from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
+from flowcore.provenance_events import (
+    InterleavedRuns,
+    ProvenanceEvent,
+    ProvenanceEventRun,
+    ProvenanceEventType,
+)
 from repositories._provenance_schema import EVENTS
 from repositories.provenance import SqlProvenanceRepository
 from repositories.provenance_reader import (
@@ -113,3 +120,33 @@ def test_an_empty_database_has_an_empty_range(tmp_path: Path) -> None:
 def test_claims_are_given_as_sql_stores_them() -> None:
     """A content claim reads ``container/section/id:offset:length``; none is None."""
     assert claim_texts(_created(2)) == ("default/1/a:20:10", None)
+
+
+@settings(max_examples=15, deadline=None)
+@given(cuts=st.lists(st.integers(0, 30), max_size=4))
+def test_ranges_read_each_event_of_interleaved_runs_once_in_id_order(
+    tmp_path_factory: pytest.TempPathFactory, cuts: list[int]
+) -> None:
+    """Runs whose events interleave (PutFile's SEND, DROP, SEND ...) belong to the range of
+    their row's first id: every event once, each range's in id order."""
+    root = tmp_path_factory.mktemp("group")
+    store = SqlProvenanceRepository(root / "provenance" / "provenance.db")
+    writer = store.writer("t")
+    runs = tuple(
+        ProvenanceEventRun(attrs.evolve(make(0), event_time=5_000), np.arange(10))
+        for make in (_created, _dropped)
+    )
+    writer.append([_created(99), InterleavedRuns(runs, (np.arange(0, 20, 2), np.arange(1, 20, 2)))])
+    name = writer.close(sync=False)
+    assert name is not None
+    store.index_files([name])
+    url = provenance_url(root)
+    low, high = event_id_range(url)
+    bounds = sorted({low, high, *(min(max(c, low), high) for c in cuts)})
+    parts = [list(read_events(url, a, b)) for a, b in itertools.pairwise(bounds)]
+    for part in parts:
+        assert [e.event_id for e in part] == sorted(e.event_id for e in part)
+    read = sorted((e for part in parts for e in part), key=lambda e: e.event_id)
+    assert read == store.search(limit=100)
+    assert [e.event_id for e in read] == list(range(21))
+    store.close()

@@ -414,7 +414,7 @@ def test_a_batch_run_is_stored_as_it_is_and_unfolds_into_each_flowfile_event(
 def test_an_event_file_of_version_1_left_by_a_crash_is_still_indexed(tmp_path: Path) -> None:
     """Event files written before runs (a row per event, links as uuids) index as before."""
     join = joined([canonical(0, 1), canonical(0, 2)])
-    old_columns = len(ROW_COLUMNS) - 6
+    old_columns = ROW_COLUMNS.index("uuid_key")  # the columns before runs
     records = [
         [event_record(e, ())[0][:old_columns], list(e.parent_uuids), list(e.child_uuids), []]
         for e in (created(canonical(0, 1)), join)

@@ -77,11 +77,14 @@ def _flow(out: Path, fan_out: bool = False, **generate: object) -> Flow:
 def test_whole_batches_give_the_flowfiles_and_events_of_the_one_by_one_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, generate: dict, outcome: Callable
 ) -> None:
-    """GenerateFlowFile and UpdateAttribute on batches: same outputs, counts and provenance."""
-    whole = outcome(tmp_path / "whole", _flow(tmp_path / "whole" / "out", **generate), SETTINGS)
+    """GenerateFlowFile and UpdateAttribute on batches: same outputs, counts and provenance,
+    events in the same order."""
+    flow = _flow(tmp_path / "whole" / "out", **generate)
+    whole = outcome(tmp_path / "whole", flow, SETTINGS, ordered=True)
     monkeypatch.setattr(GenerateFlowFile, "read_work_batch", lambda *_: None)
     monkeypatch.setattr(UpdateAttribute, "transform_batch", lambda *_: None)
-    single = outcome(tmp_path / "single", _flow(tmp_path / "single" / "out", **generate), SETTINGS)
+    flow = _flow(tmp_path / "single" / "out", **generate)
+    single = outcome(tmp_path / "single", flow, SETTINGS, ordered=True)
     if "file_size" in generate:  # random content: each run draws its own bytes
         assert sorted(len(c) for c in whole[1].elements()) == sorted(
             len(c) for c in single[1].elements()
@@ -148,10 +151,10 @@ def test_a_task_unpacks_at_most_the_flowfile_limit_and_defers_the_other_batches(
 ) -> None:
     """Batches a processor takes one by one are unpacked up to batch_max_flowfiles per task;
     the others wait whole in its queue: the same FlowFiles and events, over more
-    micro-batches."""
+    micro-batches (so each component's events in the same order)."""
     settings = attrs.evolve(SETTINGS, batch_max_flowfiles=7)
     flow = _flow(tmp_path / "whole" / "out", custom_text="x")
-    whole = outcome(tmp_path / "whole", flow, settings)
+    whole = outcome(tmp_path / "whole", flow, settings, ordered=True)
     monkeypatch.setattr(UpdateAttribute, "transform_batch", lambda *_: None)
     held: list[int] = []
     real = task_batches.unpacks
@@ -163,9 +166,12 @@ def test_a_task_unpacks_at_most_the_flowfile_limit_and_defers_the_other_batches(
 
     monkeypatch.setattr(task_batches, "unpacks", spying)
     deferred = outcome(
-        tmp_path / "deferred", _flow(tmp_path / "deferred" / "out", custom_text="x"), settings
+        tmp_path / "deferred",
+        _flow(tmp_path / "deferred" / "out", custom_text="x"),
+        settings,
+        ordered=True,
     )
-    assert deferred == whole
+    assert _per_component(deferred) == _per_component(whole)
     # Three batches of 7 met UpdateAttribute whole in the first task, which unpacked one and
     # deferred two; the deferred ones come back whole from the queue: the next task unpacks
     # one of the two, the last the third. Each task holds at most 7 unpacked.
@@ -208,9 +214,10 @@ def _split_flow(root: Path, out: Path, lines_per_split: int) -> Flow:
 def _run_outcome(
     root: Path, name: str, flow: Flow, runner: str = "direct", settings: Settings = SETTINGS
 ) -> tuple:
-    """Events (shapes), written files and transfers of *flow*, run with *root*/*name* as its
-    repository (outputs in *root*/*name*/out); the input stays, one set of file attributes for
-    every run. Events are checked to be found again by their uuids."""
+    """Events (shapes, in the order of their ids), written files and transfers of *flow*, run
+    with *root*/*name* as its repository (outputs in *root*/*name*/out); the input stays, one
+    set of file attributes for every run. Events are checked to be found again by their
+    uuids."""
     result = run_flow(flow, runner, repository=root / name / "repo", settings=settings)
     repos = RepositorySet.open(root / name / "repo")
     try:
@@ -220,10 +227,23 @@ def _run_outcome(
     finally:
         repos.close()
     _assert_made_before_used(events)
-    events = _one_fork_per_parent(events)
+    events = _one_fork_per_parent(sorted(events, key=lambda e: e.event_id))
     out = root / name / "out"
     files = {p.name: p.read_bytes() for p in out.iterdir()} if out.exists() else {}
-    return Counter(_unread(event_shape(e)) for e in events), files, dict(result.transfers)
+    return [_unread(event_shape(e)) for e in events], files, dict(result.transfers)
+
+
+def _per_component(outcome: tuple) -> tuple:
+    """An outcome with its events apart per component, each component's in their order.
+
+    What a run whose batches were handed on before their session's commit (a large split,
+    ``batch_hand_over_flowfiles``) shares with the one-by-one run: the next members process
+    each part before the split makes the next, so components' events come interleaved.
+    """
+    events: dict[str, list] = {}
+    for shape in outcome[0]:
+        events.setdefault(shape[1], []).append(shape)
+    return (events, *outcome[1:])
 
 
 def _assert_made_before_used(events: list) -> None:
@@ -238,20 +258,23 @@ def _assert_made_before_used(events: list) -> None:
 
 
 def _one_fork_per_parent(events: list) -> list:
-    """The events with each parent's FORKs as one: a split handed on in parts (a session
-    holding more than HAND_OVER_AT children) records a FORK per part."""
+    """The events with each parent's FORKs as one, where the first was: a split handed on in
+    parts (a session holding more than HAND_OVER_AT children) records a FORK per part."""
     forks: dict[str, list] = {}
-    others = []
     for event in events:
         if event.event_type is ProvenanceEventType.FORK:
             forks.setdefault(event.flowfile_uuid, []).append(event)
-        else:
-            others.append(event)
-    joined = [
-        attrs.evolve(group[0], child_uuids=tuple(c for e in group for c in e.child_uuids))
+    joined = {
+        id(group[0]): attrs.evolve(
+            group[0], child_uuids=tuple(c for e in group for c in e.child_uuids)
+        )
         for group in forks.values()
+    }
+    return [
+        joined.get(id(e), e)
+        for e in events
+        if e.event_type is not ProvenanceEventType.FORK or id(e) in joined
     ]
-    return others + joined
 
 
 def _split_outcome(
@@ -303,8 +326,9 @@ def test_distinct_splits_as_batches_give_the_one_by_one_flowfiles_and_events(
     batch_splits: int,
 ) -> None:
     """SplitText, UpdateAttribute and RouteOnAttribute on batches: same files, transfers and
-    provenance (empty lines, unterminated last lines, groups of lines and inputs split into
-    several batches included)."""
+    provenance, events in the same order (empty lines, unterminated last lines, groups of
+    lines and inputs split into several batches included); handed on part by part, each
+    component's events in the same order."""
     root = tmp_path_factory.mktemp("splits")
     (root / "in").mkdir()
     for number, lines in enumerate(files):
@@ -318,14 +342,18 @@ def test_distinct_splits_as_batches_give_the_one_by_one_flowfiles_and_events(
     with pytest.MonkeyPatch.context() as patch:
         _one_by_one(patch)
         single = _split_outcome(root, "single", lines_per_split)
-    assert batched == single
+    if hand_over_at:
+        assert batched == single
+    else:
+        assert _per_component(batched) == _per_component(single)
 
 
 def test_distinct_splits_as_batches_on_each_runner(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runner: str
 ) -> None:
-    """The batch path on this runner, its splits handed on before the commit or not, gives
-    the direct one-by-one path's outcome."""
+    """The batch path on this runner gives the direct one-by-one path's outcome, events in
+    the same order; its splits handed on before the commit, each component's in the same
+    order."""
     lines = [f"10.0.0.{i % 7} GET /p/{i} {(200, 404, 500)[i % 3]}".encode() for i in range(500)]
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "access.log").write_bytes(b"\n".join(lines) + b"\n")
@@ -335,7 +363,7 @@ def test_distinct_splits_as_batches_on_each_runner(
     _one_by_one(monkeypatch)
     single = _split_outcome(tmp_path, "single", 1)
     assert batched == single
-    assert handed == single
+    assert _per_component(handed) == _per_component(single)
     assert batched[2]["split"]["splits"][0] == 500
 
 
