@@ -352,6 +352,9 @@ class GetFile(SourceProcessor):
             except FileNotFoundError:
                 context.logger.warning("%s disappeared before it could be read; skipping it", path)
                 continue
+            except OSError as error:  # as read_work's session rolls back: read again later
+                maker.unread(item, error)
+                continue
             started = time.monotonic()
             try:
                 claim = maker.write(_file_chunks(path))

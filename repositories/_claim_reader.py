@@ -177,6 +177,25 @@ class BlockVerifier:
             position += window
 
 
+def _write_all(out: BinaryIO, data: bytes) -> int:
+    """Write all of *data* to *out*; returns ``len(data)``, the bytes of the range copied.
+
+    A raw file may take part of a write (it is written again from there); any other stream
+    takes it whole, whatever count it returns (a compressing wrapper may count its output).
+    """
+    if isinstance(out, io.RawIOBase):
+        view = memoryview(data)
+        while view:
+            written = out.write(view)
+            if not written:
+                msg = f"{out!r} took no bytes of a write"
+                raise OSError(errno.EIO, msg)
+            view = view[written:]
+    else:
+        out.write(data)
+    return len(data)
+
+
 def _plain_descriptor(out: BinaryIO) -> int | None:
     """The descriptor of *out* when writing to it is writing to that file, flushed; else None.
 
@@ -290,7 +309,7 @@ class RangeReader:
         copied = 0
         expected = len(self._buffer) - self._start + self._unbuffered
         if self._start < len(self._buffer):
-            copied = out.write(self._buffer[self._start :]) or 0
+            copied = _write_all(out, self._buffer[self._start :])
         self._buffer, self._start = b"", 0
         count = self._unbuffered
         if self._verifier is not None and count > 0:
@@ -310,7 +329,7 @@ class RangeReader:
             ):
                 raise
         while chunk := self.read(_COPY_CHUNK):
-            copied += out.write(chunk) or len(chunk)
+            copied += _write_all(out, chunk)
         if copied != expected:  # the file was cut short after it was opened
             msg = f"a content claim's file ended {expected - copied} bytes before its range's end"
             raise ContentNotFoundError(msg)

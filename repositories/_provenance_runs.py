@@ -36,7 +36,7 @@ from flowcore.flowfile import (
     ResourceClaim,
     sequence_uuid,
 )
-from flowcore.flowfile_batch.columns import Column, apply_row, column_from_wire
+from flowcore.flowfile_batch.columns import Column, IntColumn, apply_row, column_from_wire
 from flowcore.provenance_events import (
     TEXT_FIELDS,
     InterleavedRuns,
@@ -258,13 +258,31 @@ def _map_sizes(
     lengths = np.full(count, 2 + sum(entries), dtype=np.int64)  # each entry with a comma
     present = np.full(count, len(entries), dtype=np.int64)
     for name, column in varying.items():
-        codes, values = column.encoded()
         key = len(json_text(name)) + 2  # the quoted name, a colon and a comma
+        if isinstance(column, IntColumn):  # "-123": the digits, the sign, two quotes
+            lengths += key + 2 + _decimal_lengths(column.numbers)
+            present += 1
+            continue
+        codes, values = column.encoded()
         lengths += np.array(
             [0 if v is None else key + len(json_text(v)) for v in values], dtype=np.int64
         )[codes]
         present += np.array([v is not None for v in values], dtype=np.int64)[codes]
     return lengths - (present > 0)  # n entries have n - 1 commas
+
+
+def _decimal_lengths(numbers: np.ndarray) -> np.ndarray:
+    """The length of each number's decimal text, sign included, without writing any.
+
+    A column of a million distinct numbers (``fragment.index``) would be a million strings.
+    """
+    negative = numbers < 0
+    magnitude = np.where(negative, -(numbers + 1), numbers).astype(np.uint64) + negative
+    return 1 + np.searchsorted(_POWERS_OF_TEN, magnitude, side="right") + negative
+
+
+#: 10 to 10**19: a number has one digit more than the powers it reaches.
+_POWERS_OF_TEN = np.array([10**power for power in range(1, 20)], dtype=np.uint64)
 
 
 def single_sizes(run: ProvenanceEventRun) -> np.ndarray:

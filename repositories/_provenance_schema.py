@@ -29,13 +29,25 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    create_engine,
     inspect,
     text,
 )
+from sqlalchemy.exc import DatabaseError
 
 from repositories._provenance_rows import uuid_position
 
-__all__ = ["ATTRIBUTES", "COUNTERS", "EVENTS", "FILES", "LINKS", "METADATA", "create_or_upgrade"]
+__all__ = [
+    "ATTRIBUTES",
+    "COUNTERS",
+    "EVENTS",
+    "FILES",
+    "LINKS",
+    "METADATA",
+    "add_event_group",
+    "create_or_upgrade",
+    "upgraded_in_place",
+]
 
 METADATA = MetaData()
 
@@ -124,6 +136,38 @@ COUNTERS = Table(
 
 
 _COPY_BATCH = 5_000
+
+
+def add_event_group(engine: Engine) -> None:
+    """Give a database made before runs could interleave its empty ``event_group`` column.
+
+    What a read-only open does before reading (``flowcore provenance`` on the repository of an
+    earlier flowcore): an empty column is what such a database means, and adding it is one
+    statement. A database that is not ours to change, or is still of the schema before runs,
+    is left as it is; reading it then fails, saying so.
+    """
+    inspector = inspect(engine)
+    if not inspector.has_table(EVENTS.name):
+        return
+    columns = {c["name"] for c in inspector.get_columns(EVENTS.name)}
+    if "run_count" in columns and "event_group" not in columns:
+        with engine.begin() as conn:
+            conn.execute(text(f"ALTER TABLE {EVENTS.name} ADD COLUMN event_group BIGINT"))
+
+
+def upgraded_in_place(url: str) -> None:
+    """Add what a reader needs to a database of an earlier flowcore (:func:`add_event_group`).
+
+    Through a connection of its own: a read-only one may not. A database that cannot be
+    changed is left for the reading to report.
+    """
+    engine = create_engine(url)
+    try:
+        add_event_group(engine)
+    except DatabaseError:
+        pass
+    finally:
+        engine.dispose()
 
 
 def create_or_upgrade(engine: Engine) -> None:

@@ -53,6 +53,7 @@ from repositories._provenance_schema import (
     FILES,
     LINKS,
     create_or_upgrade,
+    upgraded_in_place,
 )
 from repositories.event_files import EventFileWriter
 from repositories.protocols import ContentRepository, FlowFileRepository
@@ -187,9 +188,11 @@ class SqlProvenanceRepository:
     ) -> None:
         text = os.fspath(url)
         self.read_only = read_only
+        writable = text  # what an upgrade in place opens (a read-only open may not change it)
         if "://" not in text:
             path = Path(text)
             event_directory = event_directory or path.parent / "events"
+            writable = f"sqlite:///{path}"
             if read_only:
                 text = _read_only_sqlite_url(path)
             else:
@@ -205,7 +208,9 @@ class SqlProvenanceRepository:
             pragmas = _read_only_pragmas if read_only else _sqlite_pragmas
             event.listen(self.engine, "connect", pragmas)
         try:
-            if not read_only:
+            if read_only:
+                upgraded_in_place(writable)
+            else:
                 create_or_upgrade(self.engine)
             with self.engine.connect() as conn:
                 self._next_id = self._load_next_id(conn)

@@ -20,7 +20,7 @@ from flowcore.errors import RepositoryError
 from flowcore.provenance_events import ProvenanceEvent
 from repositories._provenance_rows import claim_text
 from repositories._provenance_runs import events_by_id
-from repositories._provenance_schema import EVENTS
+from repositories._provenance_schema import EVENTS, upgraded_in_place
 
 __all__ = ["claim_texts", "event_id_range", "provenance_url", "read_events"]
 
@@ -69,6 +69,7 @@ def event_id_range(url: str) -> tuple[int, int]:
 
 def read_events(url: str, low: int, high: int) -> Iterator[ProvenanceEvent]:
     """The events of the rows whose first id is in ``low..high - 1``, in id order."""
+    upgraded_in_place(url)  # a repository of an earlier flowcore
     engine = create_engine(url)
     query = (
         select(EVENTS)

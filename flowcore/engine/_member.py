@@ -473,7 +473,7 @@ class TaskMember:
         if read_work_batches(self, items):
             return
         for item in items:
-            if read_work_batch(self, item):
+            if (len(items) > 1 and read_work_batches(self, [item])) or read_work_batch(self, item):
                 continue
             session = self.session()
             if getattr(self.processor, "identifies_work", False):

@@ -435,14 +435,17 @@ def _routes_apart(member: TaskMember) -> bool:
     """Whether the member's batches can go on whole: the same FlowFiles as its sessions'.
 
     Each relationship leads to one connection or is auto-terminated (nothing is cloned), and
-    no two relationships share a connection (a session's outputs to one connection interleave
-    in the order it transferred them, which batches per relationship would not keep).
+    no two relationships share a connection or lead to one member of the task (a session's
+    outputs there interleave in the order it transferred them, which batches per relationship
+    would not keep).
     """
     plan = member.plan
     if not plan.routes_or_drops_whole:
         return False
-    connections = [routes[0].connection_id for routes in plan.routes.values() if routes]
-    return len(connections) == len(set(connections))
+    places = [
+        routes[0].member or routes[0].connection_id for routes in plan.routes.values() if routes
+    ]
+    return len(places) == len(set(places))
 
 
 def read_work_batches(member: TaskMember, items: Sequence[Any]) -> bool:
@@ -450,6 +453,8 @@ def read_work_batches(member: TaskMember, items: Sequence[Any]) -> bool:
     source = member.processor
     if not items or not isinstance(source, SourceProcessor) or not _routes_apart(member):
         return False
+    if len(items) > 1 and not _one_route(member):
+        return False  # each item is then read as a batch of its own
     maker = TaskBatchMaker(member, items)
     return _take(
         member, maker, lambda: source.read_work_batches(member.context, items, maker), items[0].key
@@ -500,6 +505,20 @@ def _take(member: TaskMember, maker: TaskBatchMaker, read: Any, named: str) -> b
         else:
             drop_whole(member, relationship, None, batch, None)
     return True
+
+
+def _one_route(member: TaskMember) -> bool:
+    """Whether the source has one relationship, connected: what several items in one batch need.
+
+    One by one, each item is a session, which records its RECEIVE or CREATE and then the DROPs
+    of what it auto-terminated before the next item's: GetFile's files dropped give RECEIVE,
+    DROP, RECEIVE, DROP, and FileSplitter's blocks and file FlowFiles alternate item by item.
+    Batches of several items record each kind at once, so they are made only where every item's
+    FlowFiles go one way; otherwise each item is a batch of its own.
+    """
+    plan = member.plan
+    relationships = member.processor.relationship_names()
+    return len(relationships) == 1 and bool(plan.routes.get(next(iter(relationships))))
 
 
 def _origin_events(

@@ -616,3 +616,12 @@ def test_a_batch_run_counts_the_size_of_each_event_and_expires_by_size_event_by_
         _assert_alike(folded, alone)
         folded.close()
         alone.close()
+
+
+@given(st.lists(st.integers(-(1 << 63), (1 << 63) - 1), min_size=1, max_size=50))
+def test_decimal_lengths_are_the_lengths_of_the_numbers_text(numbers: list[int]) -> None:
+    """The sizes of a whole-number column are counted without writing its values."""
+    from repositories._provenance_runs import _decimal_lengths
+
+    got = _decimal_lengths(np.array(numbers, dtype=np.int64))
+    assert got.tolist() == [len(str(n)) for n in numbers]

@@ -240,17 +240,29 @@ def _stored_events(workdir: Path) -> tuple[Counter, Counter]:
     database = sqlite3.connect(workdir / ".flowcore" / "provenance" / "provenance.db")
     try:
         rows = database.execute(
-            "select event_type, component_name, event_id, run_count, run_data"
+            "select event_type, component_name, event_id, run_count, run_data, event_group"
             " from provenance_event order by event_id"
         ).fetchall()
     finally:
         database.close()
     stored: Counter = Counter()
     columnar: Counter = Counter()
+    # Rows of an event group share one block of ids, interleaved in the one-by-one order;
+    # blocks, and rows outside groups, never overlap.
+    groups: Counter = Counter()
+    blocks = []  # (first id, ids): a row outside groups, or a whole group
+    for _, _, event_id, count, _, group in rows:
+        if group is None:
+            blocks.append((event_id, count))
+        else:
+            groups[group] += count
     next_id = -1
-    for kind, component, event_id, count, data in rows:
-        assert event_id >= next_id, f"event id {event_id} is inside the run before it"
-        next_id = event_id + count
+    for start, length in sorted([*blocks, *groups.items()]):
+        assert start >= next_id, f"event id {start} is inside the block before it"
+        next_id = start + length
+    for kind, component, event_id, count, data, group in rows:
+        if group is not None:
+            assert group <= event_id < group + groups[group], (event_id, group)
         stored[kind, component] += count
         if count > 1 and "numbers" in unpack(data):
             columnar[kind, component] += count

@@ -415,7 +415,7 @@ def _check_file_splitter(root: Path, case: dict[str, Any], runner: str) -> dict[
         return _splitter_flow(root, case["dropped"], processor, **properties)
 
     settings = attrs.evolve(SETTINGS, parallelism=2)
-    outcome, read = _compare(root, flow, FileSplitter, runner, settings=settings, ordered=False)
+    outcome, read = _compare(root, flow, FileSplitter, runner, settings=settings)
     assert read or runner != "direct"
     unread = [m for _, m in outcome["bulletins"] if "could not read" in m]
     assert bool(unread) == ("z.bad" in case["racing"])

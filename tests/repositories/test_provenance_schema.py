@@ -1,0 +1,57 @@
+"""Tests for the provenance database's schema and its upgrades."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
+from repositories.provenance import SqlProvenanceRepository
+from repositories.provenance_reader import read_events
+
+
+def _event(uuid: str) -> ProvenanceEvent:
+    return ProvenanceEvent(
+        event_type=ProvenanceEventType.CREATE,
+        flowfile_uuid=uuid,
+        component_id="gen-1",
+        component_type="GenerateFlowFile",
+        event_time=1_000,
+        file_size=10,
+    )
+
+
+def _earlier_database(path: Path) -> None:
+    """A database as a flowcore before interleaved runs left it: no ``event_group`` column."""
+    writer = SqlProvenanceRepository(path)
+    writer.register([_event("a"), _event("b")])
+    writer.close()
+    database = sqlite3.connect(path)
+    try:
+        for (name,) in database.execute(
+            "select name from sqlite_master where type = 'index' and sql like '%event_group%'"
+        ).fetchall():
+            database.execute(f"drop index {name}")
+        database.execute("alter table provenance_event drop column event_group")
+        database.commit()
+    finally:
+        database.close()
+
+
+def test_a_read_only_open_reads_a_database_of_an_earlier_flowcore(tmp_path: Path) -> None:
+    """`flowcore provenance` on an older repository: the empty column is added, then read."""
+    path = tmp_path / "provenance.db"
+    _earlier_database(path)
+    reader = SqlProvenanceRepository(path, read_only=True)
+    try:
+        assert [e.flowfile_uuid for e in reader.search()] == ["a", "b"]
+    finally:
+        reader.close()
+
+
+def test_the_spark_reader_reads_a_database_of_an_earlier_flowcore(tmp_path: Path) -> None:
+    """The DataFrame reader's rows come from an older database too."""
+    path = tmp_path / "provenance.db"
+    _earlier_database(path)
+    events = list(read_events(f"sqlite:///{path}", 0, 10))
+    assert [e.flowfile_uuid for e in events] == ["a", "b"]
