@@ -368,10 +368,7 @@ class FileSplitter(SourceProcessor):
 
     def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
         """Emit the block (and, for a file's first block, the file's FlowFile)."""
-        job = item.payload
-        path = key_path(job["path"])
-        index, count, first = int(job["index"]), int(job["count"]), int(job["first"])
-        identity = _identity(job, path)
+        job, path, index, count, first, identity = _block_job(item)
         try:
             fd = os.open(path, os.O_RDONLY)
         except FileNotFoundError:
@@ -463,10 +460,7 @@ class FileSplitter(SourceProcessor):
         self, context: ProcessContext, item: WorkItem, maker: BatchMaker, *, copy: bool
     ) -> _Block | dict[str, str]:
         """One block as :meth:`read_work` reads it; a failed block's attributes instead."""
-        job = item.payload
-        path = key_path(job["path"])
-        index, count, first = int(job["index"]), int(job["count"]), int(job["first"])
-        identity = _identity(job, path)
+        job, path, index, count, first, identity = _block_job(item)
         try:
             fd = os.open(path, os.O_RDONLY)
         except FileNotFoundError:
@@ -504,6 +498,17 @@ class _Block:
     uri: str
     details: str
     duration_ms: int
+
+
+def _block_job(item: WorkItem) -> tuple[Mapping[str, Any], Path, int, int, int, dict[str, str]]:
+    """What a block's work item names, where both of its readers start.
+
+    Its job, file, index, block count, first block, and the file's identifying attributes.
+    """
+    job = item.payload
+    path = key_path(job["path"])
+    index, count, first = int(job["index"]), int(job["count"]), int(job["first"])
+    return job, path, index, count, first, _identity(job, path)
 
 
 def _identity(job: Mapping[str, Any], path: Path) -> dict[str, str]:
