@@ -13,7 +13,6 @@ Prints one JSON line and a table.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -25,6 +24,8 @@ HERE = Path(__file__).resolve().parents[1]
 #: the tree whose code a single run imports (``--once``): this one unless told otherwise
 TREE = Path(os.environ.get("FLOWCORE_TREE", HERE))
 sys.path.insert(0, str(TREE))  # before bench/'s repositories.py
+
+from durable_queues import report_times, write_lines
 
 
 def _run(root: Path, lines: int) -> float:
@@ -66,32 +67,16 @@ def main() -> None:
     if args.once is not None:
         print(_run(args.once, args.lines))
         return
+    # Not above: durable_queues imports this checkout's flowcore, and --once runs another's.
     trees = {"before": args.before, "now": HERE} if args.before else {"now": HERE}
     with tempfile.TemporaryDirectory(prefix="flowcore-dropped-") as tmp:
         root = Path(tmp)
-        (root / "in").mkdir()
-        text = "".join(f"line {i} of the input\n" for i in range(args.lines))
-        (root / "in" / "lines.txt").write_text(text)
+        write_lines(root, args.lines)
         times: dict[str, list[float]] = {name: [] for name in trees}
         for _ in range(args.repeat):
             for name, tree in trees.items():
                 times[name].append(_in_process(tree, root, args.lines))
-    report = {
-        name: {
-            "best_seconds": round(min(t), 3),
-            "slowest_seconds": round(max(t), 3),
-            "per_second": int(args.lines / min(t)),
-        }
-        for name, t in times.items()
-    }
-    print(json.dumps({"lines": args.lines, **report}))
-    columns = ("best s", "slowest s", "splits/s")
-    print(f"{'code':8} {columns[0]:>8} {columns[1]:>10} {columns[2]:>12}")
-    for name, row in report.items():
-        print(
-            f"{name:8} {row['best_seconds']:8.3f} {row['slowest_seconds']:10.3f} "
-            f"{row['per_second']:12,}"
-        )
+    report_times(times, args.lines, "code", "splits/s")
 
 
 if __name__ == "__main__":

@@ -55,29 +55,37 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="flowcore-durable-") as tmp:
         root = Path(tmp)
-        (root / "in").mkdir()
-        text = "".join(f"line {i} of the input\n" for i in range(args.lines))
-        (root / "in" / "lines.txt").write_text(text)
+        write_lines(root, args.lines)
         times: dict[str, list[float]] = {"pipelined": [], "durable": []}
         for _ in range(args.repeat):
             for name, taken in times.items():
                 taken.append(_run(root, args.lines, durable=name == "durable"))
+    report_times(times, args.lines, "connection into UpdateAttribute", "FlowFiles/s")
+
+
+def write_lines(root: Path, lines: int) -> None:
+    """*lines* distinct lines in ``root/in/lines.txt``, the input of a split."""
+    (root / "in").mkdir()
+    text = "".join(f"line {i} of the input\n" for i in range(lines))
+    (root / "in" / "lines.txt").write_text(text)
+
+
+def report_times(times: dict[str, list[float]], count: int, label: str, unit: str) -> None:
+    """Print each variant's best and slowest time over *count* items: JSON, then a table."""
     report = {
         name: {
             "best_seconds": round(min(t), 3),
             "slowest_seconds": round(max(t), 3),
-            "per_second": int(args.lines / min(t)),
+            "per_second": int(count / min(t)),
         }
         for name, t in times.items()
     }
-    print(json.dumps({"lines": args.lines, **report}))
-    columns = ("best s", "slowest s", "FlowFiles/s")
-    print(
-        f"{'connection into UpdateAttribute':32} {columns[0]:>8} {columns[1]:>10} {columns[2]:>12}"
-    )
+    print(json.dumps({"lines": count, **report}))
+    width = max(8, len(label))
+    print(f"{label:{width}} {'best s':>8} {'slowest s':>10} {unit:>12}")
     for name, row in report.items():
         print(
-            f"{name:32} {row['best_seconds']:8.3f} {row['slowest_seconds']:10.3f} "
+            f"{name:{width}} {row['best_seconds']:8.3f} {row['slowest_seconds']:10.3f} "
             f"{row['per_second']:12,}"
         )
 

@@ -54,8 +54,10 @@ def provenance_url(location: str | os.PathLike[str]) -> str:
 def event_id_range(url: str) -> tuple[int, int]:
     """``(first, past_last)``: the first ids of the stored rows lie in ``first..past_last - 1``.
 
-    ``(0, 0)`` when there is no event.
+    ``(0, 0)`` when there is no event. Run once, on the driver, before the ranges are read: a
+    repository of an earlier flowcore gets what the readers need here, not in every task.
     """
+    upgraded_in_place(url)
     engine = create_engine(url)
     try:
         with engine.connect() as conn:
@@ -69,7 +71,6 @@ def event_id_range(url: str) -> tuple[int, int]:
 
 def read_events(url: str, low: int, high: int) -> Iterator[ProvenanceEvent]:
     """The events of the rows whose first id is in ``low..high - 1``, in id order."""
-    upgraded_in_place(url)  # a repository of an earlier flowcore
     engine = create_engine(url)
     query = (
         select(EVENTS)

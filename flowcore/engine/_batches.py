@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -63,6 +63,7 @@ __all__ = [
     "send_run",
     "sent_runs",
     "unpacks",
+    "with_transit_uris",
     "write_deferred",
 ]
 
@@ -424,9 +425,17 @@ def send_run(
         details=sent.details,
         source_queue_identifier=queue_id,
     )
+    return with_transit_uris(run, uris)
+
+
+def with_transit_uris(run: ProvenanceEventRun, uris: str | Sequence[str]) -> ProvenanceEventRun:
+    """*run* with each event's own transit URI, a column, when they differ.
+
+    One URI for all is the run's already (its first event's).
+    """
     if isinstance(uris, str) or all(u == uris[0] for u in uris):
         return run
-    return attrs.evolve(run, transit_uris=column_of(uris))
+    return attrs.evolve(run, transit_uris=column_of(list(uris)))
 
 
 def record_effects(member: TaskMember, effects: BatchEffects, queues: Mapping[int, str]) -> None:

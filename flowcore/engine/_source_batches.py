@@ -44,7 +44,7 @@ import attrs
 import numpy as np
 
 from flowcore.clock import now_ms
-from flowcore.engine._batches import batch_run, drop_whole, route_whole
+from flowcore.engine._batches import batch_run, drop_whole, route_whole, with_transit_uris
 from flowcore.faults import storage_fault
 from flowcore.flowfile import Attributes, ContentClaim, ResourceClaim, new_uuids, sequence_uuid
 from flowcore.flowfile_batch import FlowFileBatch
@@ -545,9 +545,7 @@ def _origin_events(
             details=details if details is None or isinstance(details, str) else details[start],
             event_duration=durations[start],
         )
-        if not isinstance(uris, str) and any(u != uris[start] for u in uris[start:stop]):
-            run = attrs.evolve(run, transit_uris=column_of(list(uris[start:stop])))
-        runs.append(run)
+        runs.append(with_transit_uris(run, uris if isinstance(uris, str) else uris[start:stop]))
     return runs
 
 
