@@ -567,6 +567,10 @@ class SparkRunner:
         assert shuffle is not None
         specs = {spec.index: spec for spec in job.specs}
         partitions = shuffle.partitions
+        # A Spark task costs tens of milliseconds of scheduling whatever it does, so the
+        # partitions (one flowcore task each, as on every runner) are run a core's share per
+        # Spark task: partition p in Spark task p % tasks.
+        tasks = max(1, min(partitions, self.default_parallelism))
         sc = self.context
 
         def keyed(pair: tuple[str, str]) -> list[tuple[int, tuple]]:
@@ -575,14 +579,18 @@ class SparkRunner:
 
         def run(index: int, records: Iterator[tuple[int, tuple]]) -> Iterator[TaskResult]:
             _deaf_to_terminal_interrupts()
-            yield run_partition(specs[index], [record for _, record in records])
+            held: dict[int, list[tuple]] = {}
+            for partition, record in records:
+                held.setdefault(partition, []).append(record)
+            for partition in range(index, partitions, tasks):
+                yield run_partition(specs[partition], held.pop(partition, []))
 
         segments = list(shuffle.segments)
         if segments:
             source = sc.parallelize(segments, min(len(segments), max(1, self.default_parallelism)))
-            grouped = source.flatMap(keyed).partitionBy(partitions, lambda key: key)
+            grouped = source.flatMap(keyed).partitionBy(tasks, lambda key: key % tasks)
         else:
-            grouped = sc.parallelize([], partitions)
+            grouped = sc.parallelize([], tasks)
         return grouped.mapPartitionsWithIndex(run).collect()
 
     def _describe(self, stage_id: str, group: str) -> None:
