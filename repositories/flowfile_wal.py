@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import shutil
 import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -86,6 +87,9 @@ class WriteAheadFlowFileRepository:
         self.losses: list[str] = []
         self.journals = self.directory / "journals"
         self.segment_dir = self.directory / "segments"
+        #: Where a binning stage's shuffle map tasks leave their records for the reduce tasks
+        #: of the same Spark job (one directory per stage run, removed when the job ends).
+        self.shuffle_dir = self.directory / "shuffle"
         self.sync = sync
         self.checkpoint_every = checkpoint_every
         self.max_journal_bytes = max_journal_bytes
@@ -222,6 +226,8 @@ class WriteAheadFlowFileRepository:
             raise WalCorruptionError(msg) from None
 
     def _sweep_orphan_segments(self) -> None:
+        # A shuffle's records live only as long as its job: any left were a crashed run's.
+        shutil.rmtree(self.shuffle_dir, ignore_errors=True)
         for path in self.segment_dir.iterdir():
             name = path.name
             if name.endswith(".part") or (

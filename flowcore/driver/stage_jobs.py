@@ -159,5 +159,10 @@ class StageJobs:
         )
         if work:
             specs[0] = attrs.evolve(specs[0], input=TaskInput(work=tuple(work)))
-        shuffle = ShuffleInput(tuple(pairs), str(self.repos.flowfiles.segment_dir), partitions)
+        shuffle = ShuffleInput(
+            tuple(pairs),
+            str(self.repos.flowfiles.segment_dir),
+            partitions,
+            spill_dir=str(self.repos.flowfiles.shuffle_dir / run),
+        )
         return StageJob(plan, tuple(specs), shuffle)

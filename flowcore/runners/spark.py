@@ -26,6 +26,7 @@ import itertools
 import logging
 import os
 import re
+import shutil
 import signal
 import socket
 import sys
@@ -39,7 +40,7 @@ from typing import Any
 from flowcore.engine.task import run_task
 from flowcore.engine.wire import TaskResult, TaskSpec
 from flowcore.errors import ConfigurationError
-from flowcore.runners.jobs import StageJob, run_partition, shuffle_map
+from flowcore.runners.jobs import StageJob, run_partition, shuffle_map, spill_map, unspilled
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
@@ -573,9 +574,11 @@ class SparkRunner:
         tasks = max(1, min(partitions, self.default_parallelism))
         sc = self.context
 
+        spill = shuffle.spill_dir is not None
+
         def keyed(pair: tuple[str, str]) -> list[tuple[int, tuple]]:
             _deaf_to_terminal_interrupts()
-            return shuffle_map(job, pair[0], pair[1])
+            return (spill_map if spill else shuffle_map)(job, pair[0], pair[1])
 
         def run(index: int, records: Iterator[tuple[int, tuple]]) -> Iterator[TaskResult]:
             _deaf_to_terminal_interrupts()
@@ -583,15 +586,20 @@ class SparkRunner:
             for partition, record in records:
                 held.setdefault(partition, []).append(record)
             for partition in range(index, partitions, tasks):
-                yield run_partition(specs[partition], held.pop(partition, []))
+                yield run_partition(specs[partition], unspilled(held.pop(partition, [])))
 
         segments = list(shuffle.segments)
-        if segments:
-            source = sc.parallelize(segments, min(len(segments), max(1, self.default_parallelism)))
-            grouped = source.flatMap(keyed).partitionBy(tasks, lambda key: key % tasks)
-        else:
-            grouped = sc.parallelize([], tasks)
-        return grouped.mapPartitionsWithIndex(run).collect()
+        try:
+            if segments:
+                cores = max(1, self.default_parallelism)
+                source = sc.parallelize(segments, min(len(segments), cores))
+                grouped = source.flatMap(keyed).partitionBy(tasks, lambda key: key % tasks)
+            else:
+                grouped = sc.parallelize([], tasks)
+            return grouped.mapPartitionsWithIndex(run).collect()
+        finally:
+            if shuffle.spill_dir is not None:
+                shutil.rmtree(shuffle.spill_dir, ignore_errors=True)
 
     def _describe(self, stage_id: str, group: str) -> None:
         tracker = self.context.statusTracker()

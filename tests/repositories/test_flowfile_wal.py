@@ -93,6 +93,21 @@ def test_orphan_segments_are_swept_at_start(tmp_path: Path) -> None:
     assert recovered.check() == []
 
 
+def test_a_crashed_runs_shuffle_spills_are_removed_at_start(tmp_path: Path) -> None:
+    """Records a shuffle's map tasks left for a job that never ended go when the repository
+    starts; read-only opens leave them."""
+    repo = WriteAheadFlowFileRepository(tmp_path)
+    kept = enqueue(repo, "q")
+    spilled = repo.shuffle_dir / "0123456789abcdef" / "seg-1"
+    spilled.parent.mkdir(parents=True)
+    spilled.write_bytes(b"records")
+    WriteAheadFlowFileRepository(tmp_path, read_only=True)
+    assert spilled.exists()
+    recovered = WriteAheadFlowFileRepository(tmp_path)
+    assert not recovered.shuffle_dir.exists()
+    assert sorted(p.name for p in recovered.segment_dir.iterdir()) == [f"{kept}.seg"]
+
+
 def test_checkpoint_and_partial_both_present(tmp_path: Path) -> None:
     """With checkpoint and checkpoint.partial, the partial is discarded (old snapshot wins)."""
     repo = WriteAheadFlowFileRepository(tmp_path)

@@ -77,6 +77,9 @@ def test_web_logs_example_gives_the_same_files_on_both_runners(tmp_path: Path, s
         outputs[name] = _tree(data / "out")
         assert result.count("parse", "success") == expected
     assert outputs["spark"] == outputs["direct"]
+    shuffle = tmp_path / "spark" / "repo" / "flowfile" / "shuffle"
+    assert shuffle.is_dir()  # its merge stage's records went through spill files ...
+    assert list(shuffle.iterdir()) == []  # ... removed when each job ended
     assert set(outputs["spark"]) == {
         "client_error.log",
         "redirect.log",
