@@ -43,6 +43,7 @@ from flowcore.session._effects import StagedEffects
 from flowcore.session._ledger import Ledger
 from flowcore.session._provenance import EventBuilder, ProvenanceReporter
 from flowcore.session._retry import apply_retries
+from flowcore.session._routing import Router, check_commit
 from flowcore.session._spill import Spiller
 from flowcore.session._state import StagedState
 from flowcore.session._support import NOT_INHERITED, PendingEvent, Record
@@ -96,18 +97,18 @@ class ProcessSession:
 
     It is composed of parts, each with the state it alone changes: a :class:`Ledger` of what
     it holds (records, open streams, pending events) that the others share, and the content
-    (:class:`SessionContent`), provenance (:class:`EventBuilder`), spilling (:class:`Spiller`),
-    batch (:class:`BatchWork`), uuid (:class:`UuidSource`), staged state
-    (:class:`StagedState`) and staged effects (:class:`StagedEffects`) parts. The FlowFile
-    methods (get, create, clone, attributes, transfer, remove, migrate, commit, rollback) are
-    here; the others are the parts' own, under the same names.
+    (:class:`SessionContent`), provenance (:class:`EventBuilder`), routing at commit
+    (:class:`Router`), spilling (:class:`Spiller`), batch (:class:`BatchWork`), uuid
+    (:class:`UuidSource`), staged state (:class:`StagedState`) and staged effects
+    (:class:`StagedEffects`) parts. The FlowFile methods (get, create, clone, attributes,
+    transfer, remove, migrate, commit, rollback) are here; the others are the parts' own, under
+    the same names.
     """
 
     def __init__(self, host: SessionHost) -> None:
         self._host = host
         self._relationships = frozenset(host.relationships())
         self._ledger = Ledger(host.now())
-        self._dropped: dict[str, tuple[int, int]] = {}  # auto-terminated: FlowFiles, bytes
         # Resource claims shared with another session through migrate(): never destroyed on
         # rollback here, since the other session's FlowFiles may point into them.
         self._shared_claims: set[object] = set()
@@ -126,7 +127,8 @@ class ProcessSession:
             events=self._events,
             outputs=outputs,
         )
-        self._spiller = Spiller(host, self._ledger, self._events, self._route)
+        self._router = Router(host, self._uuids)
+        self._spiller = Spiller(host, self._ledger, self._events, self._router.route)
         self._staged_state = StagedState(host)
         self._caches = StagedCaches(host)
         self.provenance = ProvenanceReporter(self._events)
@@ -514,39 +516,6 @@ class ProcessSession:
 
     # --- commit and rollback -----------------------------------------------------------------
 
-    def _check_commit(self) -> None:
-        if self._ledger.readers or self._ledger.writers:
-            msg = "Cannot commit session while a FlowFile stream is open; close it first"
-            raise FlowFileAccessError(msg)
-        if untransferred := self._batches.outputs.untransferred():
-            msg = (
-                f"{untransferred} FlowFiles of a batch made by fork_batch were "
-                "not transferred to any Relationship via ProcessSession.transfer_batch()"
-            )
-            raise FlowFileHandlingError(msg)
-        for record in self._ledger.records.values():
-            if record.removed:
-                continue
-            if record.relationship is None:
-                created = "was created" if record.created else "was not created"
-                msg = (
-                    f"{record.current} transfer relationship not specified. This FlowFile "
-                    f"{created} in this session and was not transferred to any Relationship "
-                    "via ProcessSession.transfer()"
-                )
-                raise FlowFileHandlingError(msg, flowfile_uuid=record.current.uuid)
-            name = record.relationship
-            if (
-                name != SELF
-                and self._host.destinations(name) == 0
-                and not self._host.is_auto_terminated(name)
-            ):
-                msg = (
-                    f"Relationship '{name}' does not have any destinations for "
-                    f"{self.component.type}; connect it or auto-terminate it"
-                )
-                raise FlowFileHandlingError(msg, flowfile_uuid=record.current.uuid)
-
     def commit(self) -> SessionCommit:
         """Commit every change at once; the host makes it effective.
 
@@ -555,13 +524,13 @@ class ProcessSession:
                 relationship without destinations; the session was rolled back.
         """
         try:
-            self._check_commit()
+            check_commit(self._host, self._ledger, self._batches.outputs)
         except Exception:
             self.rollback()
             raise
         now = self._now()
         yield_ms = apply_retries(self._host, self._ledger, self._batches.outputs, now)
-        outputs, removed, auto_drops, fan_out_clones = self._route(
+        outputs, removed, auto_drops, fan_out_clones = self._router.route(
             self._ledger.records.values(), now
         )
         events = self._events.build(now, auto_drops, fan_out_clones)
@@ -588,7 +557,7 @@ class ProcessSession:
                 c for c in self._content.written if c.resource_claim not in referenced
             ),
             disposals=disposals,
-            auto_terminated=self._auto_terminated_counts(),
+            auto_terminated=self._router.auto_terminated_counts(self._batches.outputs),
             publications=publications,
             logs=logs,
             batches=self._batches.outputs.routed(),
@@ -598,59 +567,6 @@ class ProcessSession:
         self._host.apply_commit(result)
         self._reset()
         return result
-
-    def _auto_terminated_counts(self) -> dict[str, tuple[int, int]]:
-        """FlowFiles and bytes auto-terminated per relationship: one by one, and in batches."""
-        counts = dict(self._dropped)
-        for name, (count, size) in self._batches.outputs.drop_counts().items():
-            before = counts.get(name, (0, 0))
-            counts[name] = (before[0] + count, before[1] + size)
-        return counts
-
-    def _route(
-        self, records: Iterable[Record], now: int
-    ) -> tuple[list[SessionOutput], list[FlowFile], list[PendingEvent], list[PendingEvent]]:
-        """Where each record goes: outputs (with fan-out clones), removals, and their events."""
-        outputs: list[SessionOutput] = []
-        removed: list[FlowFile] = []
-        auto_drops: list[PendingEvent] = []
-        fan_out_clones: list[PendingEvent] = []
-        for record in records:
-            current = record.current
-            if record.removed:
-                removed.append(current)
-                continue
-            name = record.relationship
-            assert name is not None
-            if name == SELF:
-                outputs.append(SessionOutput(current, SELF, 0, record.queue_id))
-                continue
-            if self._host.destinations(name) == 0 and self._host.is_auto_terminated(name):
-                removed.append(current)
-                count, size = self._dropped.get(name, (0, 0))
-                self._dropped[name] = (count + 1, size + current.size)
-                auto_drops.append(
-                    PendingEvent(
-                        ProvenanceEventType.DROP,
-                        current.uuid,
-                        now,
-                        fields={"details": f"Auto-Terminated by {name} Relationship"},
-                    )
-                )
-                continue
-            count = self._host.destinations(name)
-            for index in range(count - 1):
-                clone_id = self._host.next_flowfile_id()
-                clone_uuid = self._uuids.next("fan-out", current.uuid)
-                clone = current.replace(
-                    id=clone_id,
-                    uuid=clone_uuid,
-                    attributes=current.attributes.updated({"uuid": clone_uuid}),
-                )
-                outputs.append(SessionOutput(clone, name, index))
-                fan_out_clones.append(PendingEvent.clone(current, clone_uuid, now))
-            outputs.append(SessionOutput(current, name, count - 1))
-        return outputs, removed, auto_drops, fan_out_clones
 
     def rollback(self, *, penalize: bool = False) -> None:
         """Undo everything.
@@ -705,5 +621,5 @@ class ProcessSession:
         self._spiller.clear()
         self._batches.outputs.clear()
         self._staged_state.clear()
-        self._dropped.clear()
+        self._router.clear()
         self._shared_claims.clear()

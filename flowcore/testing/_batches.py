@@ -22,18 +22,19 @@ when FlowFiles arrive as :class:`~flowcore.flowfile_batch.FlowFileBatch` values
 * whatever a batch form declines (returns None, or raises) is triggered one FlowFile at a time,
   as the engine does, and :class:`BatchUse` says why.
 
+The FlowFiles reach the batch forms as batches laid out by :mod:`flowcore.testing._as_batches`.
 The engine quietly takes the one-by-one path when a batch form returns routes that do not hold
 each FlowFile exactly once, or that change more than attributes and contents written through
-the batch form's context; the harness fails with an
-``AssertionError`` naming the problem instead, since such a form is a bug that a flow would only
-show as lost speed. :mod:`flowcore.testing._agreement` compares a batch-form run with the
+the batch form's context; the harness fails with an ``AssertionError`` naming the problem
+instead (:mod:`flowcore.testing._route_checks`), since such a form is a bug that a flow would
+only show as lost speed. :mod:`flowcore.testing._agreement` compares a batch-form run with the
 one-by-one run of the same input (``TestRunner.assert_batch_form_agrees``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import attrs
 import numpy as np
@@ -46,15 +47,8 @@ from flowcore.engine._batches import (
     route_runs,
     send_run,
 )
-from flowcore.flowfile import (
-    Attributes,
-    ContentClaim,
-    FlowFile,
-    ResourceClaim,
-    uuid_in_sequence,
-)
+from flowcore.flowfile import FlowFile, ResourceClaim
 from flowcore.flowfile_batch import FlowFileBatch
-from flowcore.flowfile_batch.columns import Column, column_of
 from flowcore.processor import BatchRoute, Processor, ProcessorKind
 from flowcore.processor_kinds import HARNESS_WRITE
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun, ProvenanceEventType
@@ -62,6 +56,8 @@ from flowcore.relationship import SUCCESS
 from flowcore.session._effects import emit
 from flowcore.session._runs import auto_terminated_details
 from flowcore.session.batch_context import BatchContext, BatchEffects, SentRows
+from flowcore.testing._as_batches import batches_of
+from flowcore.testing._route_checks import checked_routes
 from repositories.effects import publish
 
 if TYPE_CHECKING:
@@ -174,7 +170,7 @@ class BatchHost(Protocol):
         ...
 
 
-# --- FlowFiles as batches ---------------------------------------------------------------------
+# --- events -----------------------------------------------------------------------------------
 
 
 def unfolded(events: Sequence[ProvenanceEvent | ProvenanceEventRun]) -> list[ProvenanceEvent]:
@@ -209,102 +205,6 @@ def _dropped(
         source_queue_identifier=INPUT_QUEUE,
     )
     return run.events()
-
-
-def batches_of(
-    flowfiles: Sequence[FlowFile], content: MemoryContentRepository
-) -> list[tuple[FlowFileBatch, list[FlowFile]]]:
-    """The FlowFiles as batches, in order, each with the FlowFiles it holds.
-
-    A batch holds a run of FlowFiles sharing a uuid prefix and dates (FlowFiles enqueued before
-    and after ``advance_time`` make two). Its contents lie in one resource claim: when theirs lie
-    in several (each ``enqueue`` writes its own), the bytes are first copied into one new claim,
-    as a queue segment holds them, and the FlowFiles returned point there.
-
-    Raises:
-        AssertionError: a FlowFile's uuid is not a counted uuid, so no batch can hold it.
-    """
-    runs: list[tuple[tuple[Any, ...], list[FlowFile]]] = []
-    for flowfile in flowfiles:
-        position = uuid_in_sequence(flowfile.uuid)
-        if position is None:
-            msg = f"{flowfile} cannot be held in a FlowFile batch: its uuid is not a counted uuid"
-            raise AssertionError(msg)
-        key = (position[0], flowfile.entry_date, flowfile.lineage_start_date, flowfile.queue_date)
-        if runs and runs[-1][0] == key:
-            runs[-1][1].append(flowfile)
-        else:
-            runs.append((key, [flowfile]))
-    made = []
-    for _, run in runs:
-        laid = _in_one_claim(run, content)
-        made.append((_batch(laid), laid))
-    return made
-
-
-def _in_one_claim(run: list[FlowFile], content: MemoryContentRepository) -> list[FlowFile]:
-    """*run* with every content in one resource claim (copied there when it is not)."""
-    claims = {f.content.resource_claim for f in run if isinstance(f.content, ContentClaim)}
-    if len(claims) <= 1 and all(
-        f.content is None or isinstance(f.content, ContentClaim) for f in run
-    ):
-        return run
-    stream = content.writer().open_stream()
-    starts = []
-    for flowfile in run:
-        starts.append(stream.bytes_written)
-        if flowfile.content is not None:
-            stream.write(content.read(flowfile.content))
-    written = stream.close()
-    assert written is not None  # some FlowFile had content, or there was one claim at most
-    laid = []
-    for flowfile, start in zip(run, starts, strict=True):
-        old = flowfile.content
-        if old is None:
-            laid.append(flowfile)
-            continue
-        content.increment_claimant_count(written.resource_claim)
-        laid.append(
-            flowfile.replace(
-                content=ContentClaim(written.resource_claim, written.offset + start, flowfile.size)
-            )
-        )
-        for resource_claim in old.resource_claims:
-            if content.decrement_claimant_count(resource_claim) == 0:
-                content.remove(resource_claim)
-    return laid
-
-
-def _batch(run: Sequence[FlowFile]) -> FlowFileBatch:
-    """FlowFiles that share a uuid prefix, dates and (at most) one resource claim, as a batch."""
-    first = run[0]
-    names = dict.fromkeys(n for f in run for n in f.attributes if n != "uuid")
-    shared: dict[str, str] = {}
-    columns: dict[str, Column] = {}
-    for name in names:
-        values = [f.attributes.get(name) for f in run]
-        if values[0] is not None and values.count(values[0]) == len(values):
-            shared[name] = values[0]
-        else:
-            columns[name] = column_of(values)
-    claims = [f.content for f in run if isinstance(f.content, ContentClaim)]
-    numbers = [uuid_in_sequence(f.uuid) for f in run]
-    return FlowFileBatch(
-        ids=[f.id for f in run],
-        uuid_key=numbers[0][0],  # type: ignore[index]
-        uuid_numbers=[n[1] for n in numbers],  # type: ignore[index]
-        attributes=Attributes(shared),
-        uuid_named=(),
-        resource_claim=claims[0].resource_claim if claims else None,
-        offsets=[f.content.offset if isinstance(f.content, ContentClaim) else 0 for f in run],
-        sizes=[f.size for f in run],
-        entry_date=first.entry_date,
-        lineage_start_date=first.lineage_start_date,
-        lineage_start_indices=[f.lineage_start_index for f in run],
-        queue_date=first.queue_date,
-        queue_date_indices=[f.queue_date_index for f in run],
-        columns=columns,
-    )
 
 
 # --- triggers ---------------------------------------------------------------------------------
@@ -597,104 +497,3 @@ def _merge(
     host.provenance.register(events)
     host.record_transfers(outputs, claimants=False)
     host.batch_use.whole += len(outputs)
-
-
-# --- checking a batch form's result -----------------------------------------------------------
-
-#: The fields of a batch a batch form must keep: everything but the attributes.
-_KEPT = (
-    "ids",
-    "uuid_key",
-    "uuid_numbers",
-    "resource_claim",
-    "offsets",
-    "sizes",
-    "entry_date",
-    "lineage_start_date",
-    "lineage_start_indices",
-    "queue_date",
-    "queue_date_indices",
-)
-
-
-#: The fields a batch form changes by writing contents (``BatchContext.write_contents``).
-_CONTENT = {"resource_claim", "offsets", "sizes"}
-
-
-def _name(batch: FlowFileBatch, row: int) -> str:
-    """FlowFile *row* of *batch*, as a message names it."""
-    return f"#{row} ({batch.flowfile(row).attributes.get('filename', '')})"
-
-
-def checked_routes(
-    processor: Processor,
-    batch: FlowFileBatch,
-    result: Any,
-    context: BatchContext | None = None,
-) -> list[tuple[BatchRoute, np.ndarray, FlowFileBatch]]:
-    """A ``transform_batch`` result as ``(route, rows, the input's FlowFiles at rows)``.
-
-    *context* is the batch form's: contents it wrote (``write_contents``) may replace the
-    input's.
-
-    Raises:
-        AssertionError: the result is not one the engine takes whole, with every problem named:
-            a route to an undeclared relationship, rows and FlowFiles that do not match, a
-            FlowFile in no route or in several, or a change beyond attributes and contents
-            written through the context.
-    """
-    if isinstance(result, tuple) and len(result) == 2 and isinstance(result[0], str):
-        routes = [BatchRoute(result[0], None, result[1])]
-    else:
-        routes = list(result)
-    declared = processor.relationship_names()
-    problems = []
-    held = np.zeros(batch.count, dtype=np.int64)
-    checked = []
-    for route in routes:
-        where = f"route to {route.relationship!r}"
-        if route.relationship not in declared:
-            problems.append(f"{where}: no such relationship (it declares {sorted(declared)!r})")
-        rows = np.arange(batch.count) if route.rows is None else np.asarray(route.rows, np.int64)
-        if len(rows) != route.batch.count:
-            problems.append(f"{where}: {len(rows)} rows but {route.batch.count} FlowFiles")
-            continue
-        if len(rows) and (rows.min() < 0 or rows.max() >= batch.count):
-            problems.append(f"{where}: rows outside the {batch.count} FlowFiles given")
-            continue
-        np.add.at(held, rows, 1)
-        before = batch.take(rows)
-        changed = _changed_fields(before, route.batch)
-        if changed and set(changed) <= _CONTENT and context is not None:
-            if context.wrote(route.batch):
-                changed = []
-            else:
-                changed.append("(contents change only through context.write_contents)")
-        if changed:
-            problems.append(f"{where}: changes more than attributes: {', '.join(changed)}")
-        checked.append((route, rows, before))
-    missing = np.flatnonzero(held == 0).tolist()
-    twice = np.flatnonzero(held > 1).tolist()
-    if missing:
-        problems.append("in no route: " + ", ".join(_name(batch, r) for r in missing[:10]))
-    if twice:
-        problems.append("in several routes: " + ", ".join(_name(batch, r) for r in twice[:10]))
-    if problems:
-        listed = "\n  ".join(problems)
-        msg = (
-            f"{type(processor).__name__}.transform_batch returned a result the engine would not "
-            f"take whole (a flow would run these {batch.count} FlowFiles one by one):\n  {listed}"
-        )
-        raise AssertionError(msg)
-    return checked
-
-
-def _changed_fields(before: FlowFileBatch, after: FlowFileBatch) -> list[str]:
-    """The fields other than attributes in which *after* differs from *before*."""
-    changed = []
-    for name in _KEPT:
-        old, new = getattr(before, name), getattr(after, name)
-        same = np.array_equal(old, new) if isinstance(old, np.ndarray) else old == new
-        if not same:
-            changed.append(name)
-    return changed

@@ -17,7 +17,7 @@ from flowcore.properties import PropertyDescriptor
 from flowcore.testing import TestRunner
 from flowcore.validators import POSITIVE_INTEGER_VALIDATOR
 from processors import MergeContent, RouteOnAttribute, SplitText, UpdateAttribute
-from tests.flowcore.engine.test_batches import _Tag  # docs/writing-processors.md's example
+from tests.flowcore.engine._batch_outcomes import _Tag  # docs/writing-processors.md's example
 
 SUCCESS = Relationship("success")
 

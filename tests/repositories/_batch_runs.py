@@ -6,8 +6,8 @@ The flow is GetFile -> SplitText -> UpdateAttribute -> RouteOnAttribute, whose `
 written by PutFile, the rest merged by MergeContent: on batches it records FORKs with child
 ranges, ATTRIBUTES_MODIFIED, ROUTE, DROP and SEND runs (interleaved: the ROUTEs of every
 route in input order, PutFile's SEND and DROP per FlowFile) and JOINs of counted parents. Its
-twin run has every batch form turned off, as tests/flowcore/engine/test_batches.py forces the
-per-FlowFile path; both record the same events in the same order. Uuids, ids and times differ
+twin run has every batch form turned off, as tests/flowcore/engine/_batch_outcomes.py forces
+the per-FlowFile path; both record the same events in the same order. Uuids, ids and times differ
 between the two runs; :func:`uuid_map` pairs the
 FlowFiles by lineage (inputs by name, a split by its parent and place, a merge by its parents)
 and :func:`canonical` writes an event with the other run's uuids, without what differs

@@ -19,7 +19,7 @@ from flowcore.settings import Settings
 from processors import GetFile, LogAttribute, PutDataset, PutFile, SplitText, UpdateAttribute
 from repositories.repository_set import RepositorySet
 from tests.flowcore.conftest import event_shape
-from tests.flowcore.engine.test_batches import _unread
+from tests.flowcore.engine._batch_outcomes import _unread
 
 SETTINGS = Settings(sync=False, parallelism=1, driver_run_max_flowfiles=0)
 SINKS = ("PutFile", "PutDataset", "LogAttribute")

@@ -1,0 +1,114 @@
+"""Tests for where ProcessSession's FlowFiles go at commit and the provenance events they get:
+back to their queue, removed (DROP), cloned to fan out, auto-terminated, modified, reported."""
+
+from __future__ import annotations
+
+import pytest
+
+from flowcore.errors import FlowFileHandlingError
+from flowcore.session.process_session import ProcessSession
+from flowcore.testing import TestRunner
+from tests.flowcore.session._session_runner import FAILURE, SUCCESS, Dummy, E, session_for, types
+
+
+class FanOutRunner(TestRunner):
+    """A harness whose 'success' has two connections and whose 'failure' is auto-terminated."""
+
+    def destinations(self, relationship: str) -> int:
+        return {"success": 2, "failure": 0}.get(relationship, 0)
+
+    def is_auto_terminated(self, relationship: str) -> bool:
+        return relationship == "failure"
+
+
+# a Dummy's harness; why not in a conftest.py: see _session_runner.py
+@pytest.fixture
+def runner() -> TestRunner:
+    return TestRunner(Dummy())
+
+
+def test_transfer_to_self_returns_to_queue(runner: TestRunner) -> None:
+    """transfer(ff) with no relationship puts it back on its queue; created ones cannot."""
+    runner.enqueue(b"x")
+    session = session_for(runner)
+    session.transfer(session.get())
+    with pytest.raises(FlowFileHandlingError, match="back to self"):
+        session.transfer(session.create())
+
+
+def test_remove_dequeued_emits_drop_with_reason(runner: TestRunner) -> None:
+    """Removing a dequeued FlowFile emits DROP with its discard.reason as details."""
+    runner.enqueue(b"x", {"discard.reason": "duplicate"})
+    session = session_for(runner)
+    session.remove(session.get())
+    session.commit()
+    (event,) = runner.provenance_events
+    assert event.event_type is E.DROP
+    assert event.details == "duplicate"
+
+
+def test_removed_child_leaves_no_trace(runner: TestRunner) -> None:
+    """A FlowFile created and removed in one session leaves no events; its FORK is dropped."""
+    runner.enqueue(b"x")
+    session = session_for(runner)
+    parent = session.get()
+    child = session.create(parent)
+    session.provenance.route(child, SUCCESS)
+    session.remove(child)
+    session.transfer(parent, SUCCESS)
+    session.commit()
+    assert runner.provenance_events == []
+
+
+def test_fan_out_clones_and_auto_termination_drops() -> None:
+    """Two connections on a relationship clone the FlowFile; auto-terminated ones DROP last."""
+    runner = FanOutRunner(Dummy())
+    runner.enqueue(b"a")
+    runner.enqueue(b"b")
+    session = ProcessSession(runner)
+    first, second = session.get(2)
+    session.transfer(second, FAILURE)
+    session.transfer(first, SUCCESS)
+    session.commit()
+    assert types(runner) == [E.CLONE, E.DROP]
+    assert runner.provenance_events[-1].details == "Auto-Terminated by failure Relationship"
+    outputs = runner.flowfiles_for("success")
+    assert [o.content for o in outputs] == [b"a", b"a"]
+    assert outputs[0].uuid != outputs[1].uuid
+
+
+def test_attributes_modified_only_when_nothing_else_explains_it(runner: TestRunner) -> None:
+    """ATTRIBUTES_MODIFIED is emitted alone; with a ROUTE or content change it is not."""
+    for _ in range(3):
+        runner.enqueue(b"x")
+    session = session_for(runner)
+    a, b, c = session.get(3)
+    a = session.put_attribute(a, "k", "v")
+    b = session.put_attribute(b, "k", "v")
+    session.provenance.route(b, SUCCESS)
+    c = session.write(session.put_attribute(c, "k", "v"), b"y")
+    session.transfer([a, b, c], SUCCESS)
+    session.commit()
+    # Per-record events follow record order: a's ATTRIBUTES_MODIFIED, then c's CONTENT_MODIFIED.
+    assert types(runner) == [E.ROUTE, E.ATTRIBUTES_MODIFIED, E.CONTENT_MODIFIED]
+    modified = runner.provenance_events[1]
+    assert modified.updated_attributes == {"k": "v"}
+    assert modified.flowfile_uuid == a.uuid
+
+
+def test_reported_events_carry_processor_fields(runner: TestRunner) -> None:
+    """RECEIVE, SEND and ROUTE carry transit URI, relationship and component identity."""
+    session = session_for(runner)
+    flowfile = session.write(session.create(), b"data")
+    session.provenance.receive(flowfile, "file:///in/data", details="picked up")
+    session.provenance.send(flowfile, "https://example.org/upload")
+    session.transfer(flowfile, SUCCESS)
+    session.commit()
+    receive, send = runner.provenance_events
+    assert receive.event_type is E.RECEIVE
+    assert receive.transit_uri == "file:///in/data"
+    assert receive.details == "picked up"
+    assert receive.component_type == "Dummy"
+    assert send.event_type is E.SEND
+    assert send.content_claim == flowfile.content
+    assert [e.event_id for e in runner.provenance_events] == [0, 1]
