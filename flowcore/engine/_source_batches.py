@@ -49,7 +49,7 @@ from flowcore.faults import storage_fault
 from flowcore.flowfile import Attributes, ContentClaim, ResourceClaim, new_uuids, sequence_uuid
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import column_of
-from flowcore.processor_kinds import SourceProcessor
+from flowcore.processor_kinds import SourceProcessor, WorkItem
 from flowcore.provenance_events import ProvenanceEventRun, ProvenanceEventType
 from flowcore.session import external_files
 from flowcore.session._effects import StagedEffects
@@ -67,14 +67,13 @@ log = logging.getLogger(__name__)
 _WRITE_CHUNK = 1 << 20
 
 
-def work_identity(item: Any) -> str:
+def work_identity(item: WorkItem) -> str:
     """What a source work item is, as text: the seed of the uuids of the FlowFiles it makes.
 
     The payload goes in as a digest: the seed is part of every derived uuid's scope, and a
     payload listing 10,000 files (ListFile's) would make each uuid hash a megabyte.
     """
-    payload = getattr(item, "payload", {}) or {}
-    described = repr(sorted(payload.items(), key=lambda kv: kv[0]))
+    described = repr(sorted(item.payload.items(), key=lambda kv: kv[0]))
     digest = hashlib.blake2b(described.encode("utf-8", "surrogatepass"), digest_size=16)
     return f"{item.key}\0{digest.hexdigest()}"
 
@@ -115,8 +114,7 @@ class TaskBatchMaker:
     def __init__(self, member: TaskMember, items: Sequence[Any] = ()) -> None:
         self.member = member
         self._uuids: UuidSource | None = None
-        source = member.processor
-        if items and isinstance(source, SourceProcessor) and source.identifies_work:
+        if items and type(member.processor).capabilities.identifies_work:
             self._uuids = UuidSource(member)
             self._uuids.derive_uuids_from(_items_identity(items))
         #: the batches made, (uuid key, ids), to know the returned batch for one of them
