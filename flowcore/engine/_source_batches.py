@@ -20,7 +20,8 @@ A source reads its work items in a task one by one, a session each (``read_work`
   details or durations differ, so each event keeps its own), a CREATE run for the others, a DROP
   run on an auto-terminated relationship; the disposals, bulletins and unread items; then the
   batches go on whole. When it returns None or raises, nothing of it is kept and the items are
-  read the next way.
+  read the next way. When it made a batch it did not return (its FlowFiles would be lost), the
+  task fails with :class:`~flowcore.errors.FlowFileHandlingError` naming the processor.
 
 Uuids. A session reading one item derives its FlowFiles' uuids from the item (its key and a
 digest of its payload: a file's path and fingerprint), so a replayed task attempt makes the same
@@ -45,6 +46,7 @@ import numpy as np
 
 from flowcore.clock import now_ms
 from flowcore.engine._batches import batch_run, drop_whole, route_whole, with_transit_uris
+from flowcore.errors import FlowFileHandlingError
 from flowcore.faults import storage_fault
 from flowcore.flowfile import Attributes, ContentClaim, ResourceClaim, new_uuids, sequence_uuid
 from flowcore.flowfile_batch import FlowFileBatch
@@ -378,6 +380,20 @@ class TaskBatchMaker:
             key == batch.uuid_key and np.array_equal(ids, batch.ids) for key, ids in self._made
         )
 
+    def left_out(self, returned: Sequence[FlowFileBatch]) -> tuple[int, int]:
+        """The batches made here that are not among *returned*, and their FlowFiles.
+
+        A source that forgets one would lose it: its contents written, its FlowFiles never
+        queued. Batches of no FlowFile do not count.
+        """
+        missing = [
+            ids
+            for key, ids in self._made
+            if len(ids)
+            and not any(b.uuid_key == key and np.array_equal(b.ids, ids) for b in returned)
+        ]
+        return len(missing), sum(len(ids) for ids in missing)
+
     def take_disposals(self) -> tuple[Any, ...]:
         """The source files to delete after the commit, taken (the maker forgets them)."""
         _, _, disposals = self._effects.take()
@@ -455,7 +471,11 @@ def read_work_batches(member: TaskMember, items: Sequence[Any]) -> bool:
         return False  # each item is then read as a batch of its own
     maker = TaskBatchMaker(member, items)
     return _take(
-        member, maker, lambda: source.read_work_batches(member.context, items, maker), items[0].key
+        member,
+        maker,
+        lambda: source.read_work_batches(member.context, items, maker),
+        items[0].key,
+        "read_work_batches",
     )
 
 
@@ -466,12 +486,22 @@ def read_work_batch(member: TaskMember, item: Any) -> bool:
         return False
     maker = TaskBatchMaker(member, (item,))
     return _take(
-        member, maker, lambda: source.read_work_batch(member.context, item, maker), item.key
+        member,
+        maker,
+        lambda: source.read_work_batch(member.context, item, maker),
+        item.key,
+        "read_work_batch",
     )
 
 
-def _take(member: TaskMember, maker: TaskBatchMaker, read: Any, named: str) -> bool:
-    """Run a batch form (*read*) and take its batches, as its sessions' commits would."""
+def _take(member: TaskMember, maker: TaskBatchMaker, read: Any, named: str, form: str) -> bool:
+    """Run a batch form (*read*: the source's method *form*) and take its batches.
+
+    They are taken as its sessions' commits would take their FlowFiles.
+
+    Raises:
+        FlowFileHandlingError: the batch form made a batch it did not return.
+    """
     try:
         made = read()
     except Exception as error:  # the one-by-one path reads it again and reports what goes wrong
@@ -489,6 +519,7 @@ def _take(member: TaskMember, maker: TaskBatchMaker, read: Any, named: str) -> b
         log.debug("%s: the source returned a batch it did not make; one by one", named)
         maker.discard()
         return False
+    _check_all_returned(member, maker, [batch for _, batch in routes], form)
     for item, error in maker.unread_items:
         member.not_read(item, error)
     member.carry_out_after_commit((), (), maker.take_disposals())
@@ -503,6 +534,29 @@ def _take(member: TaskMember, maker: TaskBatchMaker, read: Any, named: str) -> b
         else:
             drop_whole(member, relationship, None, batch, None)
     return True
+
+
+def _check_all_returned(
+    member: TaskMember, maker: TaskBatchMaker, returned: Sequence[FlowFileBatch], form: str
+) -> None:
+    """Fail the task when the batch form made a batch it did not return (see ``left_out``).
+
+    Nothing of the batch form is kept and the task fails, as a session's commit fails with a
+    FlowFile not transferred (NiFi's FlowFileHandlingException): reading the items one by one
+    instead would hide the mistake, and every task would pay for a wasted read.
+    """
+    batches, flowfiles = maker.left_out(returned)
+    if not batches:
+        return
+    maker.discard()
+    plan = member.plan
+    msg = (
+        f"{plan.type_name} '{plan.name}': {form} made {flowfiles} FlowFile(s) in {batches} "
+        "batch(es) it did not return, so they would be lost; return every batch the maker "
+        "made, each as (relationship, batch) (create_rows and create_each make one batch per "
+        "content claim), or return None to have the items read one by one"
+    )
+    raise FlowFileHandlingError(msg, processor=plan.name)
 
 
 def _one_route(member: TaskMember) -> bool:

@@ -20,8 +20,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from flowcore import Flow
+from flowcore import Flow, SourceProcessor, WorkItem, WorkListing
 from flowcore.driver.controller import run_flow
+from flowcore.errors import FlowFileHandlingError
 from flowcore.flowfile import FlowFile
 from flowcore.processor import Processor
 from flowcore.settings import Settings
@@ -463,3 +464,38 @@ def test_file_splitter_batches_on_each_runner(tmp_path: Path, runner: str) -> No
     outcome = _check_file_splitter(tmp_path, case, runner)
     blocks = outcome["transfers"]["split"]["blocks"][0]
     assert blocks == sum(-(-len(c) // 100) for c in lines)
+
+
+# --- a user's source ----------------------------------------------------------------------------
+
+
+class Forgetful(SourceProcessor):
+    """A user's source whose batch form makes a batch per item and returns only the first."""
+
+    def list_work(self, context, state):  # type: ignore[no-untyped-def]
+        if state:
+            return WorkListing((), state)
+        return WorkListing([WorkItem(k) for k in ("a", "b")], {"listed": "yes"})
+
+    def read_work(self, context, session, item):  # type: ignore[no-untyped-def]
+        session.transfer(session.write(session.create(), item.key), "success")
+
+    def read_work_batches(self, context, items, maker):  # type: ignore[no-untyped-def]
+        made = [maker.create(1, {}, item.key.encode()) for item in items]
+        return [("success", made[0])]
+
+
+def test_a_batch_made_and_not_returned_fails_naming_the_source_and_the_fix(
+    tmp_path: Path,
+) -> None:
+    """A batch form that forgets a batch it made would lose its FlowFiles: the run fails with
+    a FlowFileHandlingError naming the processor, the method and what to return."""
+    flow = Flow("forgetful")
+    source = flow.add(Forgetful(), name="mine")
+    _held(flow, source, "success", "hold")
+    with pytest.raises(FlowFileHandlingError) as raised:
+        run_flow(flow, "direct", repository=tmp_path / "repo", settings=SETTINGS)
+    message = str(raised.value)
+    assert message.startswith("Forgetful 'mine': read_work_batches made 1 FlowFile(s) in 1 ")
+    assert "return every batch the maker made" in message
+    assert raised.value.processor == "mine"
