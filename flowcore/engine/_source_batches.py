@@ -30,7 +30,10 @@ items derives it from all of them: the digest of every item's identity, in order
 same task (a Spark retry, a speculative attempt, the same listing after a crash) reads the same
 items and makes the same uuids; another grouping of the same files makes other uuids, which is
 harmless since an attempt's FlowFiles, and names made from their uuids, become visible only with
-its commit. One item alone gets exactly the uuids its session would give it.
+its commit. One item alone gets exactly the uuids its session would give it: the batch form
+makes FlowFiles in the order its ``read_work`` creates them (FileSplitter: a file's FlowFile
+before its first block's), and numbers taken by a batch form that declined or raised are not
+the member's, so the session then reading the item numbers from where one by one would.
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ from flowcore.session import external_files
 from flowcore.session._effects import StagedEffects
 from flowcore.session._support import ContentSource, WriteStream, emit
 from flowcore.session._uuids import UuidSource
+from flowcore.session.host import ComponentInfo
 
 if TYPE_CHECKING:
     from flowcore.engine._member import TaskMember
@@ -116,8 +120,9 @@ class TaskBatchMaker:
     def __init__(self, member: TaskMember, items: Sequence[Any] = ()) -> None:
         self.member = member
         self._uuids: UuidSource | None = None
+        self._sequences = _OwnSequences(member.component, member.uuid_salt)
         if items and type(member.processor).capabilities.identifies_work:
-            self._uuids = UuidSource(member)
+            self._uuids = UuidSource(self._sequences)
             self._uuids.derive_uuids_from(_items_identity(items))
         #: the batches made, (uuid key, ids), to know the returned batch for one of them
         self._made: list[tuple[str, np.ndarray]] = []
@@ -394,6 +399,10 @@ class TaskBatchMaker:
         ]
         return len(missing), sum(len(ids) for ids in missing)
 
+    def keep_uuids(self) -> None:
+        """The batches are taken: the uuids they hold are the member's (see ``_OwnSequences``)."""
+        self.member.uuid_sequences.update(self._sequences.uuid_sequences)
+
     def take_disposals(self) -> tuple[Any, ...]:
         """The source files to delete after the commit, taken (the maker forgets them)."""
         _, _, disposals = self._effects.take()
@@ -404,6 +413,20 @@ class TaskBatchMaker:
         self._effects.discard()
         self.received.clear()
         self.unread_items.clear()
+
+
+@attrs.frozen
+class _OwnSequences:
+    """A member's uuid scope with numbers of its own, for a batch form's uuids.
+
+    They become the member's only when its batches are taken (``keep_uuids``): an item whose
+    batch form declined or raised is read by a session that numbers its FlowFiles from where
+    one by one would, so it gets one by one's uuids.
+    """
+
+    component: ComponentInfo
+    uuid_salt: str
+    uuid_sequences: dict[str, list] = attrs.field(factory=dict)
 
 
 def _claim_runs(
@@ -520,6 +543,7 @@ def _take(member: TaskMember, maker: TaskBatchMaker, read: Any, named: str, form
         maker.discard()
         return False
     _check_all_returned(member, maker, [batch for _, batch in routes], form)
+    maker.keep_uuids()
     for item, error in maker.unread_items:
         member.not_read(item, error)
     member.carry_out_after_commit((), (), maker.take_disposals())
