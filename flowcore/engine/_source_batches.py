@@ -244,20 +244,7 @@ class TaskBatchMaker:
             ContentChangedError: the file is no longer the version *fingerprint* names.
             ValueError: the range does not lie inside the file.
         """
-        absolute = os.path.abspath(path)
-        info = os.stat(absolute)
-        taken = external_files.fingerprint_of(info)
-        if fingerprint != taken:
-            raise external_files.changed(absolute, fingerprint, taken)
-        if offset < 0 or length < 0 or offset + length > info.st_size:
-            msg = (
-                f"cannot reference {length} bytes at offset {offset} of {absolute}, which holds "
-                f"{info.st_size} bytes; the range must lie inside the file"
-            )
-            raise ValueError(msg)
-        if not length:
-            return None
-        return ContentClaim(ResourceClaim.external(absolute, taken), offset, length)
+        return external_files.range_claim(path, offset, length, fingerprint)
 
     def create_rows(
         self, contents: Sequence[ContentClaim | None], attributes: Sequence[Mapping[str, str]]
