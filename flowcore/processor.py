@@ -178,12 +178,16 @@ class Capabilities:
             state per FlowFile, so each stage run of its stage is one task that sees the state
             the previous stage run committed (parallel tasks would each start from the same
             state and all but one update would be lost at the commit).
+        identifies_work: a source whose work items name the data they read (a file's path
+            and fingerprint): the FlowFiles an item makes get uuids derived from it, so a
+            replayed read makes the same ones (``SourceProcessor.identifies_work``).
     """
 
     run_batching: bool = False
     bins_batches: bool = False
     merges_apart: bool = False
     triggers_serially: bool = False
+    identifies_work: bool = False
 
 
 class Processor:

@@ -252,6 +252,11 @@ class SourceProcessor(Processor):
     #: whose items do not (a generator's "make N") keep random uuids.
     identifies_work: ClassVar[bool] = False
 
+    @classmethod
+    def _capabilities(cls) -> Capabilities:
+        """A source's: whether its items seed its FlowFiles' uuids, settled with the class."""
+        return attrs.evolve(super()._capabilities(), identifies_work=cls.identifies_work)
+
     def list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
         """List the work available now, given the committed listing *state*."""
         msg = f"{type(self).__name__} must implement list_work"

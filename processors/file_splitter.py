@@ -438,6 +438,9 @@ class FileSplitter(SourceProcessor):
             if read.file is not None:
                 files.append(read.file)
             blocks.append(read)
+        # Made in read_work's order, file before its first block, so that a block read alone
+        # gets its session's uuids; returned block batches first, in its events' order.
+        made_files = maker.create_rows([None] * len(files), files)
         made = maker.create_rows([b.content for b in blocks], [b.attributes for b in blocks])
         at = 0
         for batch in made:
@@ -449,12 +452,12 @@ class FileSplitter(SourceProcessor):
                 durations_ms=[b.duration_ms for b in part],
             )
             at += batch.count
-        routes = [(BLOCKS.name, batch) for batch in made]
-        for relationship, rows in ((FILES, files), (FAILURE, failures)):
-            routes.extend(
-                (relationship.name, b) for b in maker.create_rows([None] * len(rows), rows)
-            )
-        return routes
+        made_failures = maker.create_rows([None] * len(failures), failures)
+        return [
+            *((BLOCKS.name, batch) for batch in made),
+            *((FILES.name, batch) for batch in made_files),
+            *((FAILURE.name, batch) for batch in made_failures),
+        ]
 
     def _read_block(
         self, context: ProcessContext, item: WorkItem, maker: BatchMaker, *, copy: bool

@@ -15,7 +15,7 @@ from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import PendingWork, SourceProcessor, WorkItem, WorkListing
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import SUCCESS
-from flowcore.session.external_files import fingerprint_of
+from flowcore.session.external_files import file_chunks, fingerprint_of
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     BOOLEAN_VALIDATOR,
@@ -357,7 +357,7 @@ class GetFile(SourceProcessor):
                 continue
             started = time.monotonic()
             try:
-                claim = maker.write(_file_chunks(path))
+                claim = maker.write(file_chunks(path, _READ_CHUNK))
                 attributes = file_attributes(path, Path(item.payload["root"]), info)
                 uri = path.as_uri()
             except Exception as error:  # a rolled-back session's item: read again later
@@ -376,10 +376,3 @@ class GetFile(SourceProcessor):
             maker.report_receive(batch, uris[at:stop], durations_ms=durations[at:stop])
             at = stop
         return [(SUCCESS.name, batch) for batch in made]
-
-
-def _file_chunks(path: Path) -> Iterator[bytes]:
-    """The bytes of the file at *path*, in chunks (opened when the first is asked for)."""
-    with open(path, "rb") as source:
-        while chunk := source.read(_READ_CHUNK):
-            yield chunk

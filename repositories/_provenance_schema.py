@@ -16,6 +16,7 @@ has deleted every event.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from sqlalchemy import (
@@ -31,6 +32,7 @@ from sqlalchemy import (
     Text,
     create_engine,
     inspect,
+    make_url,
     text,
 )
 from sqlalchemy.exc import DatabaseError
@@ -138,32 +140,62 @@ COUNTERS = Table(
 _COPY_BATCH = 5_000
 
 
-def add_event_group(engine: Engine) -> None:
+def add_event_group(engine: Engine) -> bool:
     """Give a database made before runs could interleave its empty ``event_group`` column.
 
     What a read-only open does before reading (``flowcore provenance`` on the repository of an
     earlier flowcore): an empty column is what such a database means, and adding it is one
     statement. A database that is not ours to change, or is still of the schema before runs,
-    is left as it is; reading it then fails, saying so.
+    is left as it is; reading it then fails, saying so. Returns whether its events table now
+    has this schema's columns.
     """
     inspector = inspect(engine)
     if not inspector.has_table(EVENTS.name):
-        return
+        return False
     columns = {c["name"] for c in inspector.get_columns(EVENTS.name)}
-    if "run_count" in columns and "event_group" not in columns:
+    if "run_count" not in columns:
+        return False
+    if "event_group" not in columns:
         with engine.begin() as conn:
             conn.execute(text(f"ALTER TABLE {EVENTS.name} ADD COLUMN event_group BIGINT"))
+    return True
+
+
+#: The databases a reader of this process found of this schema (or brought to it), as
+#: :func:`_identity` names them: each is inspected once, not at every read-only open.
+_CURRENT: set[tuple[str, tuple[int, int] | None]] = set()
+
+
+def _identity(url: str) -> tuple[str, tuple[int, int] | None]:
+    """*url*, with a SQLite file's device and inode.
+
+    A file put in its place (a backup of an earlier flowcore restored) is then inspected anew.
+    """
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return url, None
+    try:
+        info = os.stat(parsed.database)
+    except OSError:
+        return url, None
+    return url, (info.st_dev, info.st_ino)
 
 
 def upgraded_in_place(url: str) -> None:
     """Add what a reader needs to a database of an earlier flowcore (:func:`add_event_group`).
 
-    Through a connection of its own: a read-only one may not. A database that cannot be
-    changed is left for the reading to report.
+    Once per database in a process: read-only opens and the Spark reader's plans of a database
+    already found of this schema skip the inspection. Through a connection of its own: a
+    read-only one may not change the database. One that cannot be changed is left for the
+    reading to report.
     """
+    known = _identity(url)
+    if known in _CURRENT:
+        return
     engine = create_engine(url)
     try:
-        add_event_group(engine)
+        if add_event_group(engine):
+            _CURRENT.add(known)
     except DatabaseError:
         pass
     finally:

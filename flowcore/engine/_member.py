@@ -467,8 +467,8 @@ class TaskMember:
 
         See :mod:`flowcore.engine._source_batches` for the batch forms.
         """
-        reader = getattr(self.processor, "read_work", None)
-        assert reader is not None
+        source = self.processor  # a source: the task reads work for its source members only
+        derives_uuids = type(source).capabilities.identifies_work
         items = list(items)
         if read_work_batches(self, items):
             return
@@ -476,10 +476,10 @@ class TaskMember:
             if (len(items) > 1 and read_work_batches(self, [item])) or read_work_batch(self, item):
                 continue
             session = self.session()
-            if getattr(self.processor, "identifies_work", False):
+            if derives_uuids:
                 session.derive_uuids_from(work_identity(item))
             try:
-                reader(self.context, session, item)
+                source.read_work(self.context, session, item)  # type: ignore[attr-defined]
                 session.commit()
             except Exception as error:
                 session.rollback()

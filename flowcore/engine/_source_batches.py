@@ -20,7 +20,8 @@ A source reads its work items in a task one by one, a session each (``read_work`
   details or durations differ, so each event keeps its own), a CREATE run for the others, a DROP
   run on an auto-terminated relationship; the disposals, bulletins and unread items; then the
   batches go on whole. When it returns None or raises, nothing of it is kept and the items are
-  read the next way.
+  read the next way. When it made a batch it did not return (its FlowFiles would be lost), the
+  task fails with :class:`~flowcore.errors.FlowFileHandlingError` naming the processor.
 
 Uuids. A session reading one item derives its FlowFiles' uuids from the item (its key and a
 digest of its payload: a file's path and fingerprint), so a replayed task attempt makes the same
@@ -29,7 +30,10 @@ items derives it from all of them: the digest of every item's identity, in order
 same task (a Spark retry, a speculative attempt, the same listing after a crash) reads the same
 items and makes the same uuids; another grouping of the same files makes other uuids, which is
 harmless since an attempt's FlowFiles, and names made from their uuids, become visible only with
-its commit. One item alone gets exactly the uuids its session would give it.
+its commit. One item alone gets exactly the uuids its session would give it: the batch form
+makes FlowFiles in the order its ``read_work`` creates them (FileSplitter: a file's FlowFile
+before its first block's), and numbers taken by a batch form that declined or raised are not
+the member's, so the session then reading the item numbers from where one by one would.
 """
 
 from __future__ import annotations
@@ -45,16 +49,18 @@ import numpy as np
 
 from flowcore.clock import now_ms
 from flowcore.engine._batches import batch_run, drop_whole, route_whole, with_transit_uris
+from flowcore.errors import FlowFileHandlingError
 from flowcore.faults import storage_fault
 from flowcore.flowfile import Attributes, ContentClaim, ResourceClaim, new_uuids, sequence_uuid
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import column_of
-from flowcore.processor_kinds import SourceProcessor
+from flowcore.processor_kinds import SourceProcessor, WorkItem
 from flowcore.provenance_events import ProvenanceEventRun, ProvenanceEventType
 from flowcore.session import external_files
 from flowcore.session._effects import StagedEffects
 from flowcore.session._support import ContentSource, WriteStream, emit
 from flowcore.session._uuids import UuidSource
+from flowcore.session.host import ComponentInfo
 
 if TYPE_CHECKING:
     from flowcore.engine._member import TaskMember
@@ -67,14 +73,13 @@ log = logging.getLogger(__name__)
 _WRITE_CHUNK = 1 << 20
 
 
-def work_identity(item: Any) -> str:
+def work_identity(item: WorkItem) -> str:
     """What a source work item is, as text: the seed of the uuids of the FlowFiles it makes.
 
     The payload goes in as a digest: the seed is part of every derived uuid's scope, and a
     payload listing 10,000 files (ListFile's) would make each uuid hash a megabyte.
     """
-    payload = getattr(item, "payload", {}) or {}
-    described = repr(sorted(payload.items(), key=lambda kv: kv[0]))
+    described = repr(sorted(item.payload.items(), key=lambda kv: kv[0]))
     digest = hashlib.blake2b(described.encode("utf-8", "surrogatepass"), digest_size=16)
     return f"{item.key}\0{digest.hexdigest()}"
 
@@ -115,9 +120,9 @@ class TaskBatchMaker:
     def __init__(self, member: TaskMember, items: Sequence[Any] = ()) -> None:
         self.member = member
         self._uuids: UuidSource | None = None
-        source = member.processor
-        if items and isinstance(source, SourceProcessor) and source.identifies_work:
-            self._uuids = UuidSource(member)
+        self._sequences = _OwnSequences(member.component, member.uuid_salt)
+        if items and type(member.processor).capabilities.identifies_work:
+            self._uuids = UuidSource(self._sequences)
             self._uuids.derive_uuids_from(_items_identity(items))
         #: the batches made, (uuid key, ids), to know the returned batch for one of them
         self._made: list[tuple[str, np.ndarray]] = []
@@ -239,20 +244,7 @@ class TaskBatchMaker:
             ContentChangedError: the file is no longer the version *fingerprint* names.
             ValueError: the range does not lie inside the file.
         """
-        absolute = os.path.abspath(path)
-        info = os.stat(absolute)
-        taken = external_files.fingerprint_of(info)
-        if fingerprint != taken:
-            raise external_files.changed(absolute, fingerprint, taken)
-        if offset < 0 or length < 0 or offset + length > info.st_size:
-            msg = (
-                f"cannot reference {length} bytes at offset {offset} of {absolute}, which holds "
-                f"{info.st_size} bytes; the range must lie inside the file"
-            )
-            raise ValueError(msg)
-        if not length:
-            return None
-        return ContentClaim(ResourceClaim.external(absolute, taken), offset, length)
+        return external_files.range_claim(path, offset, length, fingerprint)
 
     def create_rows(
         self, contents: Sequence[ContentClaim | None], attributes: Sequence[Mapping[str, str]]
@@ -380,6 +372,24 @@ class TaskBatchMaker:
             key == batch.uuid_key and np.array_equal(ids, batch.ids) for key, ids in self._made
         )
 
+    def left_out(self, returned: Sequence[FlowFileBatch]) -> tuple[int, int]:
+        """The batches made here that are not among *returned*, and their FlowFiles.
+
+        A source that forgets one would lose it: its contents written, its FlowFiles never
+        queued. Batches of no FlowFile do not count.
+        """
+        missing = [
+            ids
+            for key, ids in self._made
+            if len(ids)
+            and not any(b.uuid_key == key and np.array_equal(b.ids, ids) for b in returned)
+        ]
+        return len(missing), sum(len(ids) for ids in missing)
+
+    def keep_uuids(self) -> None:
+        """The batches are taken: the uuids they hold are the member's (see ``_OwnSequences``)."""
+        self.member.uuid_sequences.update(self._sequences.uuid_sequences)
+
     def take_disposals(self) -> tuple[Any, ...]:
         """The source files to delete after the commit, taken (the maker forgets them)."""
         _, _, disposals = self._effects.take()
@@ -390,6 +400,20 @@ class TaskBatchMaker:
         self._effects.discard()
         self.received.clear()
         self.unread_items.clear()
+
+
+@attrs.frozen
+class _OwnSequences:
+    """A member's uuid scope with numbers of its own, for a batch form's uuids.
+
+    They become the member's only when its batches are taken (``keep_uuids``): an item whose
+    batch form declined or raised is read by a session that numbers its FlowFiles from where
+    one by one would, so it gets one by one's uuids.
+    """
+
+    component: ComponentInfo
+    uuid_salt: str
+    uuid_sequences: dict[str, list] = attrs.field(factory=dict)
 
 
 def _claim_runs(
@@ -457,7 +481,11 @@ def read_work_batches(member: TaskMember, items: Sequence[Any]) -> bool:
         return False  # each item is then read as a batch of its own
     maker = TaskBatchMaker(member, items)
     return _take(
-        member, maker, lambda: source.read_work_batches(member.context, items, maker), items[0].key
+        member,
+        maker,
+        lambda: source.read_work_batches(member.context, items, maker),
+        items[0].key,
+        "read_work_batches",
     )
 
 
@@ -468,12 +496,22 @@ def read_work_batch(member: TaskMember, item: Any) -> bool:
         return False
     maker = TaskBatchMaker(member, (item,))
     return _take(
-        member, maker, lambda: source.read_work_batch(member.context, item, maker), item.key
+        member,
+        maker,
+        lambda: source.read_work_batch(member.context, item, maker),
+        item.key,
+        "read_work_batch",
     )
 
 
-def _take(member: TaskMember, maker: TaskBatchMaker, read: Any, named: str) -> bool:
-    """Run a batch form (*read*) and take its batches, as its sessions' commits would."""
+def _take(member: TaskMember, maker: TaskBatchMaker, read: Any, named: str, form: str) -> bool:
+    """Run a batch form (*read*: the source's method *form*) and take its batches.
+
+    They are taken as its sessions' commits would take their FlowFiles.
+
+    Raises:
+        FlowFileHandlingError: the batch form made a batch it did not return.
+    """
     try:
         made = read()
     except Exception as error:  # the one-by-one path reads it again and reports what goes wrong
@@ -491,6 +529,8 @@ def _take(member: TaskMember, maker: TaskBatchMaker, read: Any, named: str) -> b
         log.debug("%s: the source returned a batch it did not make; one by one", named)
         maker.discard()
         return False
+    _check_all_returned(member, maker, [batch for _, batch in routes], form)
+    maker.keep_uuids()
     for item, error in maker.unread_items:
         member.not_read(item, error)
     member.carry_out_after_commit((), (), maker.take_disposals())
@@ -505,6 +545,29 @@ def _take(member: TaskMember, maker: TaskBatchMaker, read: Any, named: str) -> b
         else:
             drop_whole(member, relationship, None, batch, None)
     return True
+
+
+def _check_all_returned(
+    member: TaskMember, maker: TaskBatchMaker, returned: Sequence[FlowFileBatch], form: str
+) -> None:
+    """Fail the task when the batch form made a batch it did not return (see ``left_out``).
+
+    Nothing of the batch form is kept and the task fails, as a session's commit fails with a
+    FlowFile not transferred (NiFi's FlowFileHandlingException): reading the items one by one
+    instead would hide the mistake, and every task would pay for a wasted read.
+    """
+    batches, flowfiles = maker.left_out(returned)
+    if not batches:
+        return
+    maker.discard()
+    plan = member.plan
+    msg = (
+        f"{plan.type_name} '{plan.name}': {form} made {flowfiles} FlowFile(s) in {batches} "
+        "batch(es) it did not return, so they would be lost; return every batch the maker "
+        "made, each as (relationship, batch) (create_rows and create_each make one batch per "
+        "content claim), or return None to have the items read one by one"
+    )
+    raise FlowFileHandlingError(msg, processor=plan.name)
 
 
 def _one_route(member: TaskMember) -> bool:

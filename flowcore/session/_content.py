@@ -489,9 +489,7 @@ class SessionContent:
         record = self._resolve(flowfile)
 
         def produce(out: WriteStream) -> None:
-            with open(path, "rb") as source:
-                while chunk := source.read(READ_CHUNK):
-                    out.write(chunk)
+            emit(out, external_files.file_chunks(path, READ_CHUNK))
 
         claim = self._write_new_claim(record.current.id, produce)
         if not keep_source:
@@ -522,21 +520,7 @@ class SessionContent:
                 omitted. Passing the listing's fingerprint makes a change since then an error.
         """
         record = self._resolve(flowfile)
-        absolute = os.path.abspath(path)
-        info = os.stat(absolute)
-        taken = external_files.fingerprint_of(info)
-        if fingerprint is not None and fingerprint != taken:
-            raise external_files.changed(absolute, fingerprint, taken)
-        size = info.st_size if length is None else length
-        if offset < 0 or size < 0 or offset + size > info.st_size:
-            msg = (
-                f"cannot reference {size} bytes at offset {offset} of {absolute}, which holds "
-                f"{info.st_size} bytes; the range must lie inside the file"
-            )
-            raise ValueError(msg)
-        claim = None
-        if size:
-            claim = ContentClaim(ResourceClaim.external(absolute, taken), offset, size)
+        claim = external_files.range_claim(path, offset, length, fingerprint)
         return record.become(record.current.with_content(claim))
 
     def export_to(

@@ -6,16 +6,29 @@ file was listed; every open checks it against the open descriptor, so a file tha
 in place is refused instead of read as the wrong bytes. A file replaced by a new one (a new
 inode) is refused too, unless a descriptor opened before the change is still cached: that one
 still reads the old, correct bytes.
+
+Ingestion that copies a file instead reads it in chunks (:func:`file_chunks`): the session's
+``import_from`` and GetFile's batch form both do.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 from flowcore.errors import ContentChangedError, ContentNotFoundError
-from flowcore.flowfile import ResourceClaim
+from flowcore.flowfile import ContentClaim, ResourceClaim
 
-__all__ = ["changed", "checked", "fingerprint", "fingerprint_of", "matches", "open_external"]
+__all__ = [
+    "changed",
+    "checked",
+    "file_chunks",
+    "fingerprint",
+    "fingerprint_of",
+    "matches",
+    "open_external",
+    "range_claim",
+]
 
 
 def fingerprint_of(info: os.stat_result) -> str:
@@ -78,3 +91,47 @@ def changed(
         "with Copy Into Repository set to true"
     )
     return ContentChangedError(msg, external=claim)
+
+
+def range_claim(
+    path: str | os.PathLike[str], offset: int, length: int | None, fingerprint: str | None
+) -> ContentClaim | None:
+    """The claim of *length* bytes at *offset* of a file, read in place (None: no bytes).
+
+    What ``session.import_by_reference`` and a source's batch form point a FlowFile at.
+
+    Args:
+        path: the file; made absolute, since every executor reads it by that path.
+        offset: where the range starts.
+        length: how many bytes (None: to the end of the file).
+        fingerprint: ``size:mtime_ns:inode`` when the file was listed (None: taken now).
+
+    Raises:
+        ContentChangedError: the file is no longer the version *fingerprint* names.
+        ValueError: the range does not lie inside the file.
+    """
+    absolute = os.path.abspath(path)
+    info = os.stat(absolute)
+    taken = fingerprint_of(info)
+    if fingerprint is not None and fingerprint != taken:
+        raise changed(absolute, fingerprint, taken)
+    size = info.st_size - offset if length is None else length
+    if offset < 0 or size < 0 or offset + size > info.st_size:
+        msg = (
+            f"cannot reference {size} bytes at offset {offset} of {absolute}, which holds "
+            f"{info.st_size} bytes; the range must lie inside the file"
+        )
+        raise ValueError(msg)
+    if not size:
+        return None
+    return ContentClaim(ResourceClaim.external(absolute, taken), offset, size)
+
+
+def file_chunks(path: str | os.PathLike[str], chunk_size: int) -> Iterator[bytes]:
+    """The bytes of the file at *path*, *chunk_size* at a time, to copy it without holding it.
+
+    The file is opened when the first chunk is asked for, and closed after the last.
+    """
+    with open(path, "rb") as source:
+        while chunk := source.read(chunk_size):
+            yield chunk

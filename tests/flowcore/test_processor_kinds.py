@@ -16,6 +16,7 @@ from flowcore import (
     WorkItem,
     WorkListing,
 )
+from flowcore.processor import Capabilities
 from flowcore.relationship import FAILURE, ORIGINAL, SUCCESS
 from flowcore.testing import TestRunner
 from flowcore.validators import POSITIVE_INTEGER_VALIDATOR
@@ -91,6 +92,19 @@ def test_source_commits_its_listing_state_with_its_output() -> None:
     runner.run(2)
     assert [f.content for f in runner.flowfiles_for("success")] == [b"0", b"1", b"2"]
     assert runner.state == {"next": "3"}
+
+
+def test_a_source_that_identifies_its_work_has_the_capability() -> None:
+    """``identifies_work`` is a source's capability, settled with the class: the engine
+    derives uuids from the items of a source that declares it, and of no other."""
+
+    class Named(Counter):
+        identifies_work = True
+
+    assert Named.capabilities.identifies_work
+    assert Named.capabilities == Capabilities(identifies_work=True)
+    assert not Counter.capabilities.identifies_work
+    assert not Shout.capabilities.identifies_work
 
 
 class Collect(TwoPhaseSink):

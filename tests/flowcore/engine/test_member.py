@@ -9,12 +9,21 @@ from pathlib import Path
 
 import pytest
 
-from flowcore import Flow, FlowFileTransform, Processor, Relationship, TransformResult
+from flowcore import (
+    Flow,
+    FlowFileTransform,
+    Processor,
+    Relationship,
+    SourceProcessor,
+    TransformResult,
+    WorkItem,
+    WorkListing,
+)
 from flowcore.driver.controller import Controller, RunResult, run_flow
 from flowcore.flowfile import FlowFile
 from flowcore.runners.direct import DirectRunner
 from flowcore.settings import Settings
-from processors import GenerateFlowFile, GetFile, MergeContent, PutFile, SplitText
+from processors import GenerateFlowFile, GetFile, MergeContent, PutFile, SplitText, UpdateAttribute
 from repositories.flowfile_wal import iter_queue
 from repositories.repository_set import RepositorySet
 
@@ -262,3 +271,48 @@ def test_a_yield_waits_the_processors_yield_duration(
     finally:
         controller.close()
         repos.close()
+
+
+class Letters(SourceProcessor):
+    """Lists the letters a to c once, and makes a FlowFile of each, one session an item."""
+
+    def list_work(self, context, state):  # type: ignore[no-untyped-def]
+        if state:
+            return WorkListing((), state)
+        return WorkListing([WorkItem(k, {"letter": k}) for k in "abc"], {"listed": "yes"})
+
+    def read_work(self, context, session, item):  # type: ignore[no-untyped-def]
+        made = session.write(session.create(), item.payload["letter"])
+        session.transfer(made, "success")
+
+
+class NamedLetters(Letters):
+    """Letters whose items name what they read: its FlowFiles' uuids derive from them."""
+
+    identifies_work = True
+
+
+def _letter_uuids(repository: Path, source: SourceProcessor) -> dict[str, str]:
+    """The uuid of each letter *source* made in a run, by its content."""
+    flow = Flow("letters")
+    letters = flow.add(source, name="letters")
+    hold = flow.add(UpdateAttribute(), name="hold", disabled=True)
+    flow.connect(letters, hold, durable=True)
+    run_flow(flow, "direct", repository=repository, settings=SETTINGS)
+    repos = RepositorySet.open(repository, SETTINGS)
+    try:
+        (queue,) = repos.flowfiles.queue_ids()
+        return {repos.content.read(f.content): f.uuid for f in iter_queue(repos.flowfiles, queue)}
+    finally:
+        repos.close()
+
+
+def test_a_source_read_one_by_one_derives_uuids_from_its_items(tmp_path: Path) -> None:
+    """A source that identifies its work makes the same uuids when the same items are read
+    again (a replay); one that does not keeps NiFi's random uuids."""
+    named = [_letter_uuids(tmp_path / f"named{n}", NamedLetters()) for n in range(2)]
+    plain = [_letter_uuids(tmp_path / f"plain{n}", Letters()) for n in range(2)]
+    assert sorted(named[0]) == [b"a", b"b", b"c"]
+    assert named[0] == named[1]
+    assert sorted(plain[0]) == [b"a", b"b", b"c"]
+    assert not set(plain[0].values()) & set(plain[1].values())

@@ -20,8 +20,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from flowcore import Flow
+from flowcore import Flow, SourceProcessor, WorkItem, WorkListing
 from flowcore.driver.controller import run_flow
+from flowcore.errors import FlowFileHandlingError
 from flowcore.flowfile import FlowFile
 from flowcore.processor import Processor
 from flowcore.settings import Settings
@@ -463,3 +464,120 @@ def test_file_splitter_batches_on_each_runner(tmp_path: Path, runner: str) -> No
     outcome = _check_file_splitter(tmp_path, case, runner)
     blocks = outcome["transfers"]["split"]["blocks"][0]
     assert blocks == sum(-(-len(c) // 100) for c in lines)
+
+
+# --- a user's source ----------------------------------------------------------------------------
+
+
+class Forgetful(SourceProcessor):
+    """A user's source whose batch form makes a batch per item and returns only the first."""
+
+    def list_work(self, context, state):  # type: ignore[no-untyped-def]
+        if state:
+            return WorkListing((), state)
+        return WorkListing([WorkItem(k) for k in ("a", "b")], {"listed": "yes"})
+
+    def read_work(self, context, session, item):  # type: ignore[no-untyped-def]
+        session.transfer(session.write(session.create(), item.key), "success")
+
+    def read_work_batches(self, context, items, maker):  # type: ignore[no-untyped-def]
+        made = [maker.create(1, {}, item.key.encode()) for item in items]
+        return [("success", made[0])]
+
+
+def test_a_batch_made_and_not_returned_fails_naming_the_source_and_the_fix(
+    tmp_path: Path,
+) -> None:
+    """A batch form that forgets a batch it made would lose its FlowFiles: the run fails with
+    a FlowFileHandlingError naming the processor, the method and what to return."""
+    flow = Flow("forgetful")
+    source = flow.add(Forgetful(), name="mine")
+    _held(flow, source, "success", "hold")
+    with pytest.raises(FlowFileHandlingError) as raised:
+        run_flow(flow, "direct", repository=tmp_path / "repo", settings=SETTINGS)
+    message = str(raised.value)
+    assert message.startswith("Forgetful 'mine': read_work_batches made 1 FlowFile(s) in 1 ")
+    assert "return every batch the maker made" in message
+    assert raised.value.processor == "mine"
+
+
+def _queued_uuids(repository: Path) -> dict[str, list[str]]:
+    """Each durable queue's FlowFiles' uuids, in queue order."""
+    repos = RepositorySet.open(repository)
+    try:
+        return {
+            queue: [
+                flowfile.uuid
+                for summary in repos.flowfiles.segments(queue)
+                for flowfile in repos.flowfiles.read_segment(summary.segment_id)
+            ]
+            for queue in sorted(repos.flowfiles.queue_ids())
+        }
+    finally:
+        repos.close()
+
+
+def test_an_item_read_alone_as_a_batch_gets_its_sessions_uuids(tmp_path: Path) -> None:
+    """Items read as a batch each (FileSplitter's blocks, with a file's FlowFile beside its first
+    block and a vanished file's failure) and a lone GetFile file get exactly the uuids one by
+    one's sessions give them."""
+    files = [("a.log", b"one\ntwo\nthree\nfour\n"), ("b.log", b"five\nsix\n"), ("x.gone", b"z\n")]
+
+    def splitter() -> Flow:
+        _write_inputs(tmp_path / "split", files)
+        return _splitter_flow(tmp_path / "split", (), RacingFileSplitter, block_size="6 B")
+
+    def lone_file() -> Flow:
+        _write_inputs(tmp_path / "get", files[:1])
+        return _get_flow(tmp_path / "get", keep_source_file=True)
+
+    for name, make_flow, kind in (("split", splitter, FileSplitter), ("get", lone_file, GetFile)):
+        uuids = {}
+        for way in ("batches", "single"):
+            with pytest.MonkeyPatch.context() as patch:
+                read = _counted(patch, kind)
+                if way == "single":
+                    patch.setattr(kind, "read_work_batches", lambda *_: None)
+                repository = tmp_path / name / way
+                run_flow(make_flow(), "direct", repository=repository, settings=SETTINGS)
+            assert bool(read) == (way == "batches")
+            uuids[way] = _queued_uuids(repository)
+        assert uuids["batches"] == uuids["single"]
+        # 6 blocks, 2 files and a failure; 1 file
+        assert sum(map(len, uuids["single"].values())) == (9 if name == "split" else 1)
+
+
+class Hesitant(SourceProcessor):
+    """A user's source naming its work whose batch form makes a batch, then raises: each item
+    is then read in a session."""
+
+    identifies_work = True
+
+    def list_work(self, context, state):  # type: ignore[no-untyped-def]
+        if state:
+            return WorkListing((), state)
+        return WorkListing([WorkItem(k, {"letter": k}) for k in ("a", "b")], {"listed": "yes"})
+
+    def read_work(self, context, session, item):  # type: ignore[no-untyped-def]
+        session.transfer(session.write(session.create(), item.key), "success")
+
+    def read_work_batches(self, context, items, maker):  # type: ignore[no-untyped-def]
+        maker.create(1, {}, b"made, then given up")
+        msg = "changed its mind"
+        raise RuntimeError(msg)
+
+
+def test_an_item_whose_batch_form_raised_gets_one_by_ones_uuids(tmp_path: Path) -> None:
+    """The uuids a batch form took before it raised are not the member's: the sessions that
+    read its items then give the FlowFiles one by one's uuids."""
+    uuids = {}
+    for way in ("batches", "single"):
+        flow = Flow("hesitant")
+        _held(flow, flow.add(Hesitant(), name="mine"), "success", "hold")
+        with pytest.MonkeyPatch.context() as patch:
+            if way == "single":
+                patch.setattr(Hesitant, "read_work_batches", lambda *_: None)
+            run_flow(flow, "direct", repository=tmp_path / way, settings=SETTINGS)
+        uuids[way] = _queued_uuids(tmp_path / way)
+    assert uuids["batches"] == uuids["single"]
+    assert [len(queue) for queue in uuids["single"].values()] == [2]

@@ -9,7 +9,13 @@ import pytest
 
 from flowcore.errors import ContentChangedError, ContentNotFoundError
 from flowcore.flowfile import ContentClaim, ResourceClaim
-from flowcore.session.external_files import fingerprint, matches, open_external
+from flowcore.session.external_files import (
+    file_chunks,
+    fingerprint,
+    matches,
+    open_external,
+    range_claim,
+)
 from repositories.content import FileContentRepository
 from repositories.memory import MemoryContentRepository
 
@@ -98,3 +104,26 @@ def test_the_repository_never_archives_or_deletes_an_outside_file(
     (finding,) = repo.check(fix=True)
     assert "outside file changed or is gone" in finding.problem
     assert outside.exists()
+
+
+def test_a_range_claim_checks_the_version_and_the_range(outside: Path) -> None:
+    """range_claim points at a range of the file as listed (to its end when no length is
+    given, None when empty) and refuses a changed file or a range outside it."""
+    listed = fingerprint(outside)
+    relative = os.path.relpath(outside)
+    assert range_claim(relative, 2, 5, listed) == claim_on(outside)
+    assert range_claim(outside, 4, None, None) == claim_on(outside, 4, 6)
+    assert range_claim(outside, 10, 0, listed) is None
+    with pytest.raises(ValueError, match="the range must lie inside the file"):
+        range_claim(outside, 8, 3, listed)
+    rewrite_in_place(outside)
+    with pytest.raises(ContentChangedError, match="changed after it was listed"):
+        range_claim(outside, 2, 5, listed)
+
+
+def test_file_chunks_copy_a_file_a_chunk_at_a_time(outside: Path) -> None:
+    """file_chunks gives the file's bytes in chunks of the size asked, opening it lazily."""
+    assert list(file_chunks(outside, 4)) == [b"0123", b"4567", b"89"]
+    gone = file_chunks(outside.with_name("gone"), 4)  # nothing is opened yet
+    with pytest.raises(FileNotFoundError):
+        next(gone)
