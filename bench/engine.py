@@ -20,8 +20,10 @@ Scenarios (each in a child process, so every Spark run starts a fresh JVM):
 * ``queued``: COUNT FlowFiles left queued (only the source stage runs) on Spark: the driver's
   peak RSS, which holds segment summaries only.
 * ``scaling``: the reference flow on ``local[1]`` and on ``local[2]``: the speedup, beside the
-  hand-written PySpark job's own and that of four pure-Python tasks (the ceiling the cores give
-  when they share nothing); the six runs interleaved, round after round.
+  hand-written PySpark job's own, the byte floor's (the flow's bytes alone: what any
+  implementation gains from the second core when it spends nothing but the copies, the one
+  bin's pack and copy-out staying on one core) and that of four pure-Python tasks (the ceiling
+  the cores give when they share nothing); the eight runs interleaved, round after round.
 
 Distinct small FlowFiles (issue 18, the columnar engine); not in the default set, pick them with
 ``--scenario``:
@@ -1064,15 +1066,18 @@ def main() -> None:
                     ("two", "reference", "local[2]"),
                     ("pyspark-one", "pyspark", "local[1]"),
                     ("pyspark-two", "pyspark", "local[2]"),
+                    ("floor-one", "floor", "local[1]"),
+                    ("floor-two", "floor", "local[2]"),
                     ("cpu-one", "cpu", "local[1]"),
                     ("cpu-two", "cpu", "local[2]"),
                 ):
                     workdir = fresh(root, name, None if scenario == "cpu" else size)
                     got = child(scenario, workdir, master=master)
                     rounds.setdefault(name, []).append(got)
-            one, two, base_one, base_two, cpu_one, cpu_two = (
+            names = ("one", "two", "pyspark-one", "pyspark-two", "floor-one", "floor-two")
+            one, two, base_one, base_two, floor_one, floor_two, cpu_one, cpu_two = (
                 min(rounds[name], key=lambda r: r["seconds"])
-                for name in ("one", "two", "pyspark-one", "pyspark-two", "cpu-one", "cpu-two")
+                for name in (*names, "cpu-one", "cpu-two")
             )
             results.update(
                 local1_s=one["seconds"],
@@ -1081,6 +1086,9 @@ def main() -> None:
                 pyspark_local1_s=base_one["seconds"],
                 pyspark_local2_s=base_two["seconds"],
                 pyspark_speedup=base_one["seconds"] / base_two["seconds"],
+                floor_local1_s=floor_one["seconds"],
+                floor_local2_s=floor_two["seconds"],
+                floor_speedup=floor_one["seconds"] / floor_two["seconds"],
                 cpu_speedup=cpu_one["seconds"] / cpu_two["seconds"],
             )
         if {"distinct", "transform"} & set(scenarios):
