@@ -6,10 +6,7 @@ Both runners execute the same functions of :mod:`flowcore.engine.task` on the sa
 
 from __future__ import annotations
 
-import os
-import pickle
-import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import attrs
@@ -18,16 +15,7 @@ from flowcore.compiler.plan import StagePlan
 from flowcore.engine.task import group_records, record_order, run_task
 from flowcore.engine.wire import TaskInput, TaskResult, TaskSpec
 
-__all__ = [
-    "Runner",
-    "ShuffleInput",
-    "SpilledRecord",
-    "StageJob",
-    "run_partition",
-    "shuffle_map",
-    "spill_map",
-    "unspilled",
-]
+__all__ = ["Runner", "ShuffleInput", "StageJob", "run_partition", "shuffle_map"]
 
 
 @attrs.frozen
@@ -38,29 +26,15 @@ class ShuffleInput:
         segments: ``(queue_id, segment_id)`` pairs.
         segment_dir: where the segments are.
         partitions: how many groups (one task each).
-        spill_dir: where :func:`spill_map` leaves the records of this stage run, for a runner
-            whose shuffle would copy them through another process; removed when the job ends.
+        spill_dir: where a runner whose shuffle would copy records through another process
+            leaves this stage run's records instead (:mod:`flowcore.runners.spill`); removed
+            when its jobs end.
     """
 
     segments: tuple[tuple[str, str], ...]
     segment_dir: str
     partitions: int
     spill_dir: str | None = None
-
-
-@attrs.frozen
-class SpilledRecord:
-    """A shuffled record its map task left in a file: only this reference travels.
-
-    Attributes:
-        path: the map task's spill file.
-        offset: where the record's bytes start in it.
-        length: how many bytes it has.
-    """
-
-    path: str
-    offset: int
-    length: int
 
 
 @attrs.frozen
@@ -96,49 +70,6 @@ def shuffle_map(job: StageJob, queue_id: str, segment_id: str) -> list[tuple[int
     return group_records(
         job.plan, job.shuffle.segment_dir, queue_id, segment_id, job.shuffle.partitions
     )
-
-
-def spill_map(job: StageJob, queue_id: str, segment_id: str) -> list[tuple[int, tuple]]:
-    """:func:`shuffle_map`, with the records written to a file and references returned.
-
-    Spark's shuffle copies what it moves from the Python worker into the JVM, onto its shuffle
-    files, and back into another worker: some 90 bytes a FlowFile of batch columns, which
-    cost its JVM more CPU than the workers spent grouping them. Written once into the stage
-    run's spill directory (in the repository, which every executor reaches) and read once by
-    the reduce task, they do not pass through the JVM at all. The file's name is unique to
-    this attempt, so a retried map task writes its own.
-    """
-    assert job.shuffle is not None
-    assert job.shuffle.spill_dir is not None
-    keyed = shuffle_map(job, queue_id, segment_id)
-    os.makedirs(job.shuffle.spill_dir, exist_ok=True)
-    path = os.path.join(job.shuffle.spill_dir, f"{segment_id}-{uuid.uuid4().hex}")
-    spilled: list[tuple[int, tuple]] = []
-    with open(path, "wb") as out:
-        for partition, (queue, record) in keyed:
-            data = pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
-            spilled.append((partition, (queue, SpilledRecord(path, out.tell(), len(data)))))
-            out.write(data)
-    return spilled
-
-
-def unspilled(records: Iterable[tuple[str, object]]) -> list[tuple[str, object]]:
-    """*records* with each :class:`SpilledRecord` read back from its map task's file."""
-    files: dict[str, int] = {}
-    read: list[tuple[str, object]] = []
-    try:
-        for queue, record in records:
-            if not isinstance(record, SpilledRecord):
-                read.append((queue, record))
-                continue
-            if record.path not in files:
-                files[record.path] = os.open(record.path, os.O_RDONLY)
-            data = os.pread(files[record.path], record.length, record.offset)
-            read.append((queue, pickle.loads(data)))  # written by this job's map task
-    finally:
-        for descriptor in files.values():
-            os.close(descriptor)
-    return read
 
 
 class Runner(Protocol):

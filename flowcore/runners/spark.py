@@ -40,7 +40,8 @@ from typing import Any
 from flowcore.engine.task import run_task
 from flowcore.engine.wire import TaskResult, TaskSpec
 from flowcore.errors import ConfigurationError
-from flowcore.runners.jobs import StageJob, run_partition, shuffle_map, spill_map, unspilled
+from flowcore.runners.jobs import StageJob, run_partition, shuffle_map
+from flowcore.runners.spill import balanced_groups, spill_segments, unspilled
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
@@ -564,42 +565,66 @@ class SparkRunner:
         return sorted(results, key=lambda r: r.index)
 
     def _shuffled(self, job: StageJob) -> list[TaskResult]:
+        """A binning stage's run on Spark, its records shuffled by reference.
+
+        See :mod:`flowcore.runners.spill`. A stage run without a spill directory goes through
+        Spark's own shuffle, a task a partition.
+        """
+        shuffle = job.shuffle
+        assert shuffle is not None
+        if shuffle.spill_dir is None:
+            return self._shuffled_by_spark(job)
+        specs = {spec.index: spec for spec in job.specs}
+        cores = max(1, self.default_parallelism)
+        segments = list(shuffle.segments)
+        sc = self.context
+
+        def spill(pairs: list[tuple[str, str]]) -> list[tuple[int, tuple]]:
+            _deaf_to_terminal_interrupts()
+            return spill_segments(job, pairs)  # type: ignore[return-value]
+
+        def run(group: list[tuple[int, list[tuple]]]) -> Iterator[TaskResult]:
+            _deaf_to_terminal_interrupts()
+            for partition, references in group:
+                yield run_partition(specs[partition], unspilled(references))
+
+        try:
+            shares = [segments[i::cores] for i in range(min(len(segments), cores))]
+            spilled = sc.parallelize(shares, len(shares)).flatMap(spill).collect() if shares else []
+            held: dict[int, list[tuple]] = {}
+            for partition, reference in spilled:
+                held.setdefault(partition, []).append(reference)
+            loads = [sum(r.count for _, r in held.get(p, ())) for p in range(shuffle.partitions)]
+            groups = [
+                [(p, held.get(p, [])) for p in group]
+                for group in balanced_groups(loads, min(shuffle.partitions, cores))
+            ]
+            return sc.parallelize(groups, len(groups)).flatMap(run).collect()
+        finally:
+            shutil.rmtree(shuffle.spill_dir, ignore_errors=True)
+
+    def _shuffled_by_spark(self, job: StageJob) -> list[TaskResult]:
         shuffle = job.shuffle
         assert shuffle is not None
         specs = {spec.index: spec for spec in job.specs}
         partitions = shuffle.partitions
-        # A Spark task costs tens of milliseconds of scheduling whatever it does, so the
-        # partitions (one flowcore task each, as on every runner) are run a core's share per
-        # Spark task: partition p in Spark task p % tasks.
-        tasks = max(1, min(partitions, self.default_parallelism))
         sc = self.context
-
-        spill = shuffle.spill_dir is not None
 
         def keyed(pair: tuple[str, str]) -> list[tuple[int, tuple]]:
             _deaf_to_terminal_interrupts()
-            return (spill_map if spill else shuffle_map)(job, pair[0], pair[1])
+            return shuffle_map(job, pair[0], pair[1])
 
         def run(index: int, records: Iterator[tuple[int, tuple]]) -> Iterator[TaskResult]:
             _deaf_to_terminal_interrupts()
-            held: dict[int, list[tuple]] = {}
-            for partition, record in records:
-                held.setdefault(partition, []).append(record)
-            for partition in range(index, partitions, tasks):
-                yield run_partition(specs[partition], unspilled(held.pop(partition, [])))
+            yield run_partition(specs[index], [record for _, record in records])
 
         segments = list(shuffle.segments)
-        try:
-            if segments:
-                cores = max(1, self.default_parallelism)
-                source = sc.parallelize(segments, min(len(segments), cores))
-                grouped = source.flatMap(keyed).partitionBy(tasks, lambda key: key % tasks)
-            else:
-                grouped = sc.parallelize([], tasks)
-            return grouped.mapPartitionsWithIndex(run).collect()
-        finally:
-            if shuffle.spill_dir is not None:
-                shutil.rmtree(shuffle.spill_dir, ignore_errors=True)
+        if segments:
+            source = sc.parallelize(segments, min(len(segments), max(1, self.default_parallelism)))
+            grouped = source.flatMap(keyed).partitionBy(partitions, lambda key: key)
+        else:
+            grouped = sc.parallelize([], partitions)
+        return grouped.mapPartitionsWithIndex(run).collect()
 
     def _describe(self, stage_id: str, group: str) -> None:
         tracker = self.context.statusTracker()
