@@ -9,6 +9,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import ClassVar
 
+import attrs
+
 from flowcore.flowfile import ContentClaim
 from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
 from flowcore.process_context import ProcessContext
@@ -37,6 +39,27 @@ from processors._file_attributes import (
 __all__ = ["GetFile"]
 
 _READ_CHUNK = 1 << 20  # bytes of a file read at once by the batch form
+
+
+@attrs.frozen
+class _ListedFile:
+    """A file of GetFile's listing, with its state key and fingerprint derived once.
+
+    The listing is asked what it has left after every micro-batch (``pending_work``): deriving
+    20,000 files' keys and fingerprints there each time cost more than listing them.
+    """
+
+    path: Path
+    info: os.stat_result
+    # The path as listed, links not resolved: a link is ingested with its target's content
+    # (as NiFi does), but only the link itself is ever deleted.
+    key: str
+    fingerprint: str
+
+    @classmethod
+    def of(cls, path: Path, info: os.stat_result) -> _ListedFile:
+        """The listed file at *path*, as *info* (its stat when listed) found it."""
+        return cls(path, info, path_key(os.path.abspath(path)), fingerprint_of(info))
 
 
 class GetFile(SourceProcessor):
@@ -187,7 +210,7 @@ class GetFile(SourceProcessor):
         self._last_poll_ms: int | None = None
         # NiFi's file queue: one directory listing hands out Batch Size files per trigger
         # until it is used up, so 20,000 files are listed once, not once per 10 files.
-        self._listed: deque[tuple[Path, os.stat_result]] = deque()
+        self._listed: deque[_ListedFile] = deque()
         # Files handed out in this run (key -> fingerprint) whose FlowFiles may still be in
         # flight: a new listing must not hand them out twice.
         self._handed: dict[str, str] = {}
@@ -204,12 +227,11 @@ class GetFile(SourceProcessor):
         text = context.get_property(self.DIRECTORY).evaluate_attribute_expressions().value
         return Path(os.path.abspath(text or "."))
 
-    def _candidates(
-        self, context: ProcessContext, root: Path
-    ) -> Iterator[tuple[Path, os.stat_result]]:
+    def _candidates(self, context: ProcessContext, root: Path) -> Iterator[_ListedFile]:
+        """The readable files under *root* the filters select, in listing order."""
         for path, info in FileSelection.of(context).files(root, context.now()):
             if readable(path, context.logger):
-                yield path, info
+                yield _ListedFile.of(path, info)
 
     def list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
         """Hand out up to Batch Size new or changed files, and the listing state after them.
@@ -229,11 +251,8 @@ class GetFile(SourceProcessor):
         items: list[WorkItem] = []
         new_state: dict[str, str] = {}
         while self._listed and len(items) < batch:
-            path, info = self._listed.popleft()
-            # The path as listed, links not resolved: a link is ingested with its target's
-            # content (as NiFi does), but only the link itself is ever deleted.
-            key = path_key(os.path.abspath(path))
-            fingerprint = fingerprint_of(info)
+            listed = self._listed.popleft()
+            key, fingerprint = listed.key, listed.fingerprint
             if self._handed.get(key) == fingerprint:
                 continue  # handed out earlier in this run
             if state.get(key) == fingerprint:
@@ -241,7 +260,7 @@ class GetFile(SourceProcessor):
                     new_state[key] = fingerprint
                 elif first:
                     # Ingested by a committed run that crashed before deleting the source.
-                    path.unlink(missing_ok=True)
+                    listed.path.unlink(missing_ok=True)
                 continue
             self._handed[key] = fingerprint
             if keep:
@@ -253,7 +272,7 @@ class GetFile(SourceProcessor):
                     key,
                     {"root": str(root), "fingerprint": fingerprint},
                     flowfiles=1,
-                    size=info.st_size,
+                    size=listed.info.st_size,
                 )
             )
         if keep:
@@ -266,18 +285,19 @@ class GetFile(SourceProcessor):
         """The files of the current listing not handed out yet, and their sizes.
 
         Unknown (None) before the first listing. Files an earlier run ingested and kept (Keep
-        Source File) are skipped when handed out, so they are not counted.
+        Source File) are skipped when handed out, so they are not counted. Asked after every
+        micro-batch, it looks each file up by the key and fingerprint derived when it was listed.
         """
         del context
         if self._last_poll_ms is None:
             return None
         count = size = 0
-        for path, info in self._listed:
-            key = path_key(os.path.abspath(path))
-            fingerprint = fingerprint_of(info)
-            if fingerprint not in (state.get(key), self._handed.get(key)):
+        handed = self._handed
+        for listed in self._listed:
+            key, fingerprint = listed.key, listed.fingerprint
+            if state.get(key) != fingerprint and handed.get(key) != fingerprint:
                 count += 1
-                size += info.st_size
+                size += listed.info.st_size
         return PendingWork(count, size)
 
     def _list(self, context: ProcessContext, root: Path) -> bool:
@@ -291,8 +311,9 @@ class GetFile(SourceProcessor):
             context.logger.error("Input Directory %s does not exist or is not a directory", root)
             return False
         self._listed.extend(self._candidates(context, root))
-        listed = {path_key(os.path.abspath(path)) for path, _ in self._listed}
-        self._handed = {k: v for k, v in self._handed.items() if k in listed}  # gone: done
+        if self._handed:  # forget the handed-out files that are gone: they are done
+            listed = {entry.key for entry in self._listed}
+            self._handed = {k: v for k, v in self._handed.items() if k in listed}
         return bool(self._listed)
 
     def requeue_work(

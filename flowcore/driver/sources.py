@@ -29,7 +29,8 @@ __all__ = ["MAX_SOURCE_TRIGGERS", "SourceLister"]
 
 log = logging.getLogger(__name__)
 
-#: Triggers of an unbounded source in one micro-batch, at most, when filling it.
+#: Triggers of a source in one micro-batch, at most, when filling it; past them a source that
+#: fills micro-batches (GetFile) only hands out what it has already listed.
 MAX_SOURCE_TRIGGERS = 64
 
 
@@ -94,7 +95,13 @@ class SourceLister:
         again while its items make fewer than ``room[0]`` FlowFiles (at most
         :data:`MAX_SOURCE_TRIGGERS` times; in a batch run ``unbounded_source_batches``
         triggers in all, as ever): a micro-batch of one 10,000-FlowFile trigger would spend
-        more on scheduling its Spark jobs than on its FlowFiles. Items made as whole batches
+        more on scheduling its Spark jobs than on its FlowFiles. A source that fills
+        micro-batches (``fills_micro_batch``: GetFile, ListFile) is triggered the same way, and
+        past :data:`MAX_SOURCE_TRIGGERS` triggers goes on handing out what it had listed by
+        then (its ``pending_work``), as NiFi's GetFile takes Batch Size files per trigger as
+        often as the scheduler allows: 20,000 files at Batch Size 10 are one micro-batch, not
+        33, each with its commit; it does not list anew until the next micro-batch, so a
+        directory that keeps changing cannot hold a micro-batch open. Items made as whole batches
         (``WorkItem.batched``) by a source whose relationships each lead to one place (or are
         auto-terminated) fill up to ``room[1]`` instead (see the controller's ``_room``). In a
         continuous run a source with a Run Schedule is triggered ``concurrent_tasks`` times once
@@ -121,6 +128,7 @@ class SourceLister:
             made_bytes = 0
             limit = room[1] if member.routes_or_drops_whole else room[0]
             triggers = 0
+            listed_until = 0  # past MAX_SOURCE_TRIGGERS: FlowFiles made once the listing is out
             # Concurrent tasks: each trigger lists from the state the one before it left.
             while triggers < member.concurrent_tasks or (
                 (processor.unbounded or processor.fills_micro_batch)
@@ -128,7 +136,7 @@ class SourceLister:
                 and made is not None
                 and made < limit
                 and made_bytes < self.settings.batch_max_bytes_value
-                and triggers < MAX_SOURCE_TRIGGERS
+                and (triggers < MAX_SOURCE_TRIGGERS or made < listed_until)
             ):
                 if not self.active(member, continuous):
                     break
@@ -150,9 +158,28 @@ class SourceLister:
                     made_bytes += item.size
                     if not item.batched:
                         limit = room[0]
+                if triggers == MAX_SOURCE_TRIGGERS and made is not None:
+                    listed_until = made + self._listed_ahead(member, state)
             if len(work) > listed or dict(state) != dict(committed):
                 states[member.component_id] = dict(state)
         return work, states
+
+    def _listed_ahead(self, member: MemberPlan, state: Mapping[str, str]) -> int:
+        """What a source that fills micro-batches has listed and not handed out yet, after *state*.
+
+        Its ``pending_work`` (files, for GetFile and ListFile: the FlowFiles they make); 0 for
+        any other source, or one that cannot say.
+        """
+        processor = member.processor
+        assert isinstance(processor, SourceProcessor)
+        if not processor.fills_micro_batch:
+            return 0
+        try:
+            left = processor.pending_work(self._context_of(member), state)
+        except Exception:  # then it stops at MAX_SOURCE_TRIGGERS, as before it could say
+            log.debug("%s cannot say what it has listed", member.name, exc_info=True)
+            return 0
+        return 0 if left is None else left.items
 
     def _scheduled(self, member: MemberPlan) -> bool:
         """Whether *member* is scheduled on the driver, scheduling it now if it is time.

@@ -217,3 +217,31 @@ def test_links_never_lead_to_changes_outside_the_directory(tmp_path: Path) -> No
     assert (outside / "precious.txt").read_bytes() == b"keep me"
     assert (outside / "sub" / "deep.txt").read_bytes() == b"not mine"
     assert sorted(p.name for p in inputs.iterdir()) == ["dangling.txt", "dir"]
+
+
+def test_pending_work_counts_what_is_left_as_the_state_changes(tree: Path) -> None:
+    """pending_work counts the listed files not handed out, not in flight and not kept before,
+    exactly, as files are handed out, committed, requeued and listed again."""
+    from flowcore.processor_kinds import PendingWork
+    from flowcore.session.external_files import fingerprint
+
+    runner = TestRunner(GetFile(input_directory=str(tree), keep_source_file=True, batch_size=1))
+    processor, context = runner.processor, runner.context
+    assert processor.pending_work(context, {}) is None  # nothing listed yet
+    first = processor.list_work(context, {})
+    assert [i.key for i in first.items] == [str(tree / "a.txt")]
+    assert processor.pending_work(context, first.state) == PendingWork(3, 9)
+    kept = {str(tree / "b.log"): fingerprint(tree / "b.log")}  # an earlier run's, committed
+    assert processor.pending_work(context, kept) == PendingWork(2, 7)
+    second = processor.list_work(context, kept)
+    assert [i.key for i in second.items] == [str(tree / "sub" / "c.txt")]
+    assert processor.pending_work(context, second.state) == PendingWork(1, 4)
+    state = processor.requeue_work(second.state, first.items, {})  # a.txt's read failed
+    assert processor.pending_work(context, state) == PendingWork(1, 4)  # listed again later
+    third = processor.list_work(context, state)
+    assert processor.pending_work(context, third.state) == PendingWork(0, 0)
+    fourth = processor.list_work(context, third.state)  # a new listing: a.txt again
+    assert [i.key for i in fourth.items] == [str(tree / "a.txt")]
+    # b.log is kept, c.txt and d.txt are in flight (not committed): none is left to read.
+    assert processor.pending_work(context, fourth.state) == PendingWork(0, 0)
+    assert processor.pending_work(context, {}) == PendingWork(1, 2)  # b.log, if not kept

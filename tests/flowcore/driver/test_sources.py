@@ -6,6 +6,7 @@ from pathlib import Path
 
 from flowcore.builder import Flow
 from flowcore.driver.controller import Controller, run_flow
+from flowcore.driver.sources import MAX_SOURCE_TRIGGERS
 from flowcore.runners.direct import DirectRunner
 from flowcore.settings import Settings
 from processors import GenerateFlowFile, GetFile, UpdateAttribute
@@ -95,3 +96,66 @@ def test_a_source_whose_on_scheduled_raises_lists_nothing_and_the_run_says_so(
     )
     assert again.count("tag", "success") == 2
     assert again.finished
+
+
+def _listed_keys(
+    inputs: Path, source: GetFile, room: tuple[int, int], **settings: str
+) -> list[str]:
+    """The file names one micro-batch lists from *source* (in a GetFile -> UpdateAttribute flow)."""
+    flow = Flow("filling")
+    get = flow.add(source, name="get")
+    tag = flow.add(UpdateAttribute(k="v"), name="tag")
+    flow.connect(get, tag)
+    flow.auto_terminate(tag, "success")
+    repos = RepositorySet.open(inputs.parent / "repo")
+    try:
+        controller = Controller(flow, DirectRunner(), repos, Settings(sync=False, **settings))
+        plan = next(p for p in controller.plans.values() if p.source_members)
+        work, _ = controller.sources.list_work(plan, False, room)
+        return [item.key.rsplit("/", 1)[-1] for _, item in work]
+    finally:
+        repos.close()
+
+
+def test_a_filling_source_hands_out_its_listing_past_the_trigger_cap_within_the_budgets(
+    tmp_path: Path,
+) -> None:
+    """GetFile at Batch Size 1 over 100 files fills one micro-batch (past MAX_SOURCE_TRIGGERS
+    triggers), as far as the room left by back pressure and the micro-batch's byte budget."""
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    for number in range(100):
+        (inputs / f"f{number:03d}").write_text("x")
+
+    def get() -> GetFile:
+        return GetFile(input_directory=str(inputs), keep_source_file=True, batch_size=1)
+
+    assert MAX_SOURCE_TRIGGERS < 100
+    assert _listed_keys(inputs, get(), (1000, 1000)) == [f"f{n:03d}" for n in range(100)]
+    assert len(_listed_keys(inputs, get(), (80, 80))) == 80  # back pressure's room
+    assert len(_listed_keys(inputs, get(), (1000, 1000), batch_max_bytes="70 B")) == 70
+
+
+class ArrivingGet(GetFile):
+    """GetFile over a directory where five new files arrive before each listing."""
+
+    listings = 0
+
+    def _list(self, context, root):  # type: ignore[no-untyped-def]
+        for number in range(5):
+            (root / f"f{ArrivingGet.listings * 5 + number:03d}").write_text("x")
+        ArrivingGet.listings += 1
+        return super()._list(context, root)
+
+
+def test_past_the_trigger_cap_a_filling_source_does_not_list_anew(tmp_path: Path) -> None:
+    """Past MAX_SOURCE_TRIGGERS triggers a filling source only hands out what it had listed: a
+    directory that keeps getting files cannot hold a micro-batch open."""
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    ArrivingGet.listings = 0
+    source = ArrivingGet(input_directory=str(inputs), keep_source_file=True, batch_size=1)
+    keys = _listed_keys(inputs, source, (1000, 1000))
+    # 64 triggers take 13 listings of 5 files; the last listing's 65th file is handed out too
+    assert MAX_SOURCE_TRIGGERS == 64
+    assert (len(keys), ArrivingGet.listings) == (65, 13)
