@@ -63,6 +63,7 @@ Prints one JSON line and a table.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -411,17 +412,43 @@ def child_reference(args: argparse.Namespace) -> dict[str, float]:
     warm_up(runner.context)
     cores = int(args.master.removeprefix("local[").removesuffix("]") or "1")
     settings = Settings(parallelism=cores, sync=REFERENCE_SYNC)
-    started = time.perf_counter()
-    flow = reference_flow(data, zero_copy=args.zero_copy)
-    result = run_flow(flow, runner, repository=data / "repo", settings=settings)
-    elapsed = time.perf_counter() - started
+    with _stage_clock() as stages:
+        started = time.perf_counter()
+        flow = reference_flow(data, zero_copy=args.zero_copy)
+        result = run_flow(flow, runner, repository=data / "repo", settings=settings)
+        elapsed = time.perf_counter() - started
     written = sum(p.stat().st_size for p in (data / "out").iterdir())
     return {
         "seconds": elapsed,
+        # The first stage (read, split, tag: parallel tasks) and everything else (the driver's
+        # start and commits, MergeContent's bins and PutFile, in one task when there is one bin)
+        "split_stage_s": stages.get("stage-1", 0.0),
         "output_bytes": written,
         "merged": result.count("merge", "merged"),
         "driver_rss_mb": peak_rss_mb(),
     }
+
+
+@contextlib.contextmanager
+def _stage_clock():  # type: ignore[no-untyped-def]
+    """Seconds each stage's runs took in all (a stage run: its Spark jobs and its commit)."""
+    from flowcore.driver.controller import Controller
+
+    seconds: dict[str, float] = {}
+    original = Controller.run_stage
+
+    def timed(self, stage, **kwargs):  # type: ignore[no-untyped-def]
+        started = time.perf_counter()
+        try:
+            return original(self, stage, **kwargs)
+        finally:
+            seconds[stage.id] = seconds.get(stage.id, 0.0) + time.perf_counter() - started
+
+    Controller.run_stage = timed  # type: ignore[method-assign]
+    try:
+        yield seconds
+    finally:
+        Controller.run_stage = original  # type: ignore[method-assign]
 
 
 def _copy_and_cut(path: str, staging: str) -> list[tuple[str, int, int]]:
@@ -1101,6 +1128,13 @@ def main() -> None:
                 floor_local1_s=floor_one["seconds"],
                 floor_local2_s=floor_two["seconds"],
                 floor_speedup=floor_one["seconds"] / floor_two["seconds"],
+                split_stage_local1_s=one["split_stage_s"],
+                split_stage_local2_s=two["split_stage_s"],
+                rest_local1_s=one["seconds"] - one["split_stage_s"],
+                rest_local2_s=two["seconds"] - two["split_stage_s"],
+                # were the split stage's time halved on two cores and the rest as on two cores
+                ceiling_speedup=one["seconds"]
+                / (two["seconds"] - two["split_stage_s"] + one["split_stage_s"] / 2),
                 cpu_speedup=cpu_one["seconds"] / cpu_two["seconds"],
             )
         if {"distinct", "transform"} & set(scenarios):
