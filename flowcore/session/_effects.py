@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,6 +32,7 @@ class StagedEffects:
     def __init__(self, host: SessionHost) -> None:
         self._host = host
         self._publications: list[Publication] = []  # files staged to appear after the commit
+        self._targets: Counter[str] = Counter()  # their targets: a task may stage thousands
         self._logs: list[LogLine] = []  # log lines to emit after the commit
         self._disposals: list[Disposal] = []  # source files to delete or move after the commit
 
@@ -63,12 +65,16 @@ class StagedEffects:
             raise FileExistsError(errno.EEXIST, msg, os.fsdecode(final))
         temporary = self._host.stage_file(final.parent)
         self._publications.append(Publication(os.fsdecode(temporary), os.fsdecode(final), replace))
+        self._targets[os.fsdecode(final)] += 1
         return temporary
 
     def cancel_staged(self, temporary: str | os.PathLike[str]) -> None:
         """Give up a staged file (writing it failed): it is deleted and never published."""
         name = os.fsdecode(temporary)
-        self._publications = [p for p in self._publications if p.temporary != name]
+        kept = [p for p in self._publications if p.temporary != name]
+        self._targets.subtract(p.target for p in self._publications if p.temporary == name)
+        self._targets = +self._targets  # drop the targets no longer staged
+        self._publications = kept
         Path(name).unlink(missing_ok=True)
 
     def is_staged(self, target: str | os.PathLike[str]) -> bool:
@@ -78,7 +84,7 @@ class StagedEffects:
         same name meet its conflict rule as they would if the first were already written.
         """
         name = os.fsdecode(target)
-        return any(p.target == name for p in self._publications) or self._host.staged(name)
+        return name in self._targets or self._host.staged(name)
 
     def will_log(self, logger: str, level: int) -> bool:
         """Whether a line at *level* on *logger* would be emitted after the commit.
@@ -134,6 +140,7 @@ class StagedEffects:
         for publication in self._publications:
             Path(publication.temporary).unlink(missing_ok=True)
         self._publications = []
+        self._targets.clear()
         self._logs = []
         self._disposals = []
 
@@ -141,6 +148,7 @@ class StagedEffects:
         """A commit: the staged effects, handed to the host, and a clean slate."""
         taken = tuple(self._publications), tuple(self._logs), tuple(self._disposals)
         self._publications = []
+        self._targets.clear()
         self._logs = []
         self._disposals = []
         return taken

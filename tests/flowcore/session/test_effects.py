@@ -94,3 +94,39 @@ def test_disposals_are_staged_absolute_with_the_version_read(
     assert delete.source == str(tmp_path / "a.txt")
     assert move.target == str(tmp_path / "done" / "a.txt")
     assert delete.fingerprint == move.fingerprint == fingerprint(tmp_path / "a.txt")
+
+
+class _StageTwiceCancelOne(Processor):
+    """Stages one target twice, gives up the first temporary, and records what is_staged says."""
+
+    relationships: ClassVar = (SUCCESS,)
+    DIRECTORY: ClassVar = Path()
+    seen: ClassVar[list[bool]] = []
+
+    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
+        flowfile = session.get()
+        if flowfile is None:
+            return
+        target = self.DIRECTORY / "same.txt"
+        seen = _StageTwiceCancelOne.seen
+        seen.append(session.is_staged(target))
+        first = session.stage_file(target)
+        second = session.stage_file(target)
+        seen.append(session.is_staged(target))
+        session.cancel_staged(first)
+        seen.append(session.is_staged(target))
+        session.cancel_staged(second)
+        seen.append(session.is_staged(target))
+        session.transfer(flowfile, SUCCESS)
+
+
+def test_is_staged_follows_targets_staged_and_given_up(tmp_path: Path) -> None:
+    """A target stays staged while one of its temporaries remains, and not after the last is
+    given up."""
+    _StageTwiceCancelOne.DIRECTORY = tmp_path
+    _StageTwiceCancelOne.seen = []
+    runner = TestRunner(_StageTwiceCancelOne())
+    runner.enqueue(b"a")
+    runner.run()
+    assert _StageTwiceCancelOne.seen == [False, True, True, False]
+    assert list(tmp_path.iterdir()) == []
