@@ -524,6 +524,7 @@ def child_pyspark(args: argparse.Namespace) -> dict[str, float]:
         .flatMap(lambda p: _cut(p) if zero_copy else _copy_and_cut(p, str(staging)))
         .collect()
     )
+    cut = time.perf_counter() - started
     bins: list[list[tuple[str, int, int]]] = [[]]
     filled = 0
     for item in ranges:
@@ -537,7 +538,9 @@ def child_pyspark(args: argparse.Namespace) -> dict[str, float]:
         .map(lambda b: _pack(b, str(out), staged=not zero_copy))
         .collect()
     )
-    return {"seconds": time.perf_counter() - started, "output_bytes": sum(sizes)}
+    elapsed = time.perf_counter() - started
+    # its parallel phase (a task per file: copy and cut) and the rest (binning, packing)
+    return {"seconds": elapsed, "output_bytes": sum(sizes), "cut_s": cut, "pack_s": elapsed - cut}
 
 
 def _floor_copy(path: str, staging: str) -> str:
@@ -1128,6 +1131,10 @@ def main() -> None:
                 floor_local1_s=floor_one["seconds"],
                 floor_local2_s=floor_two["seconds"],
                 floor_speedup=floor_one["seconds"] / floor_two["seconds"],
+                pyspark_cut_local1_s=base_one["cut_s"],
+                pyspark_cut_local2_s=base_two["cut_s"],
+                pyspark_pack_local1_s=base_one["pack_s"],
+                pyspark_pack_local2_s=base_two["pack_s"],
                 split_stage_local1_s=one["split_stage_s"],
                 split_stage_local2_s=two["split_stage_s"],
                 rest_local1_s=one["seconds"] - one["split_stage_s"],
