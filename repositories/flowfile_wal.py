@@ -88,7 +88,7 @@ class WriteAheadFlowFileRepository:
         self.journals = self.directory / "journals"
         self.segment_dir = self.directory / "segments"
         #: Where a binning stage's shuffle map tasks leave their records for the reduce tasks
-        #: of the same Spark job (one directory per stage run, removed when the job ends).
+        #: of the same stage run (a directory per stage run, removed when its jobs end).
         self.shuffle_dir = self.directory / "shuffle"
         self.sync = sync
         self.checkpoint_every = checkpoint_every
@@ -226,7 +226,7 @@ class WriteAheadFlowFileRepository:
             raise WalCorruptionError(msg) from None
 
     def _sweep_orphan_segments(self) -> None:
-        # A shuffle's records live only as long as its job: any left were a crashed run's.
+        # A shuffle's records live only as long as its stage run: any left were a crashed run's.
         shutil.rmtree(self.shuffle_dir, ignore_errors=True)
         for path in self.segment_dir.iterdir():
             name = path.name
