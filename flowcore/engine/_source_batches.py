@@ -368,9 +368,7 @@ class TaskBatchMaker:
 
     def made_it(self, batch: FlowFileBatch) -> bool:
         """Whether *batch* holds the FlowFiles of a batch made here (attributes aside)."""
-        return any(
-            key == batch.uuid_key and np.array_equal(ids, batch.ids) for key, ids in self._made
-        )
+        return any(_holds(batch, key, ids) for key, ids in self._made)
 
     def left_out(self, returned: Sequence[FlowFileBatch]) -> tuple[int, int]:
         """The batches made here that are not among *returned*, and their FlowFiles.
@@ -381,8 +379,7 @@ class TaskBatchMaker:
         missing = [
             ids
             for key, ids in self._made
-            if len(ids)
-            and not any(b.uuid_key == key and np.array_equal(b.ids, ids) for b in returned)
+            if len(ids) and not any(_holds(batch, key, ids) for batch in returned)
         ]
         return len(missing), sum(len(ids) for ids in missing)
 
@@ -400,6 +397,11 @@ class TaskBatchMaker:
         self._effects.discard()
         self.received.clear()
         self.unread_items.clear()
+
+
+def _holds(batch: FlowFileBatch, key: str, ids: np.ndarray) -> bool:
+    """Whether *batch* holds the FlowFiles a maker made as (*key*, *ids*)."""
+    return key == batch.uuid_key and np.array_equal(ids, batch.ids)
 
 
 @attrs.frozen
