@@ -145,20 +145,65 @@ class BlockVerifier:
         view = memoryview(data)
         for block in unverified:
             lo, hi = self._sums.block_span(block)
-            actual = crc32c(view[lo - start : hi - start])
-            if actual != self._sums.crcs[block]:
-                raise damaged(
-                    self._identity[0],
-                    self._locate(),
-                    f"block {block} (bytes {lo} to {hi - 1}) has CRC32C {actual:#010x} but "
-                    f"{self._sums.crcs[block]:#010x} was recorded when the file was written",
-                    lo,
-                    hi - lo,
-                )
-            self._verified.add((self._identity, block))
+            self._check(block, view[lo - start : hi - start], lo)
         if start == position and end - start == count:
             return data
         return bytes(view[position - start : position - start + count])
+
+    def pread_into(self, fd: int, view: memoryview, position: int) -> int:
+        """Fill *view* with the bytes at *position*, every block they touch verified.
+
+        The bytes go straight into the caller's buffer (a merge reuses one window for all its
+        reads, instead of a fresh allocation per window). A block the range only partly
+        covers is read whole on the side, checked, and its covered part copied from there,
+        so every byte handed out was checked. Returns ``len(view)``.
+
+        Raises:
+            ContentCorruptionError: as :meth:`pread`.
+        """
+        if not view:
+            return 0
+        got = _preadv(fd, view, position)
+        if got < len(view):  # the footer says the data goes on: the file was cut short
+            raise damaged(
+                self._identity[0],
+                self._locate(),
+                f"the file ends at byte {position + got}, inside the {len(view)} bytes at "
+                f"offset {position} its checksum footer covers",
+                position + got,
+                None,
+            )
+        size = self._sums.block_size
+        end = position + got
+        for block in range(position // size, (end - 1) // size + 1):
+            if (self._identity, block) in self._verified:
+                continue
+            lo, hi = self._sums.block_span(block)
+            if position <= lo and hi <= end:
+                self._check(block, view[lo - position : hi - position], lo)
+                continue
+            whole = memoryview(self.pread(fd, hi - lo, lo))  # checks the block whole
+            first, last = max(lo, position), min(hi, end)
+            view[first - position : last - position] = whole[first - lo : last - lo]
+        return got
+
+    def _check(self, block: int, data: memoryview, lo: int) -> None:
+        """Verify one whole block's bytes and remember it.
+
+        Raises:
+            ContentCorruptionError: the bytes do not match the block's checksum.
+        """
+        actual = crc32c(data)
+        if actual != self._sums.crcs[block]:
+            raise damaged(
+                self._identity[0],
+                self._locate(),
+                f"block {block} (bytes {lo} to {lo + len(data) - 1}) has CRC32C {actual:#010x} "
+                f"but {self._sums.crcs[block]:#010x} was recorded when the file was written",
+                lo,
+                len(data),
+            )
+        self._verified.add((self._identity, block))
 
     def verify(self, fd: int, count: int, position: int) -> None:
         """Check every block *count* bytes at *position* touch, reading only unverified ones.
@@ -207,6 +252,17 @@ def _plain_descriptor(out: BinaryIO) -> int | None:
         return None
     out.flush()
     return raw.fileno()
+
+
+def _preadv(fd: int, view: memoryview, position: int) -> int:
+    """Fill *view* from *position*; returns the bytes read (fewer only at the end of the file)."""
+    got = 0
+    while got < len(view):
+        read = os.preadv(fd, [view[got : got + _MAX_PREAD]], position + got)
+        if not read:
+            break
+        got += read
+    return got
 
 
 def _pread(fd: int, count: int, position: int) -> bytes:
@@ -288,6 +344,33 @@ class RangeReader:
         wanted = self._unbuffered if size < 0 else size - available
         tail = self._take(wanted)  # large reads skip the buffer: no repeated copying
         return rest + tail if rest else tail
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:
+        """Fill *buffer* with the next bytes of the range; returns how many (0 at its end).
+
+        Large reads go straight from the file into *buffer* (verified there), with no
+        intermediate bytes object: a caller that reuses one buffer touches no new memory.
+        """
+        view = memoryview(buffer).cast("B")
+        given = 0
+        available = len(self._buffer) - self._start
+        if available:
+            given = min(available, len(view))
+            view[:given] = self._buffer[self._start : self._start + given]
+            self._start += given
+            if self._start == len(self._buffer):
+                self._buffer, self._start = b"", 0
+        wanted = min(len(view) - given, self._unbuffered)
+        if wanted <= 0:
+            return given
+        target = view[given : given + wanted]
+        if self._verifier is not None:
+            got = self._verifier.pread_into(self._fd, target, self._next)
+        else:
+            got = _preadv(self._fd, target, self._next)
+        self._next += got
+        self._unbuffered = 0 if got < wanted else self._unbuffered - got
+        return given + got
 
     def readline(self, size: int = -1) -> bytes:
         while True:

@@ -47,7 +47,7 @@ class _FileStream:
     def bytes_written(self) -> int:
         return self._written
 
-    def write(self, data: bytes) -> int:
+    def write(self, data: bytes | memoryview) -> int:
         if self._closed:
             msg = f"cannot write to a closed content stream on {self._claim}"
             raise FlowFileAccessError(msg)

@@ -52,7 +52,7 @@ class _MemoryStream:
     def bytes_written(self) -> int:
         return len(self._buffer) - self._offset
 
-    def write(self, data: bytes) -> int:
+    def write(self, data: bytes | memoryview) -> int:
         if self._closed:
             msg = f"cannot write to a closed content stream on {self._claim}"
             raise FlowFileAccessError(msg)

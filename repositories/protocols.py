@@ -30,8 +30,8 @@ __all__ = [
 class ContentOutputStream(Protocol):
     """A stream that writes one new content claim; ``close()`` returns it."""
 
-    def write(self, data: bytes) -> int:
-        """Append *data*; return the number of bytes written."""
+    def write(self, data: bytes | memoryview) -> int:
+        """Append *data* (bytes, or a view of bytes it must copy, not keep); return its length."""
         ...
 
     def close(self) -> ContentClaim | None:

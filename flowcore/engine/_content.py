@@ -26,7 +26,7 @@ class _Stream:
     def bytes_written(self) -> int:
         return self._inner.bytes_written
 
-    def write(self, data: bytes) -> int:
+    def write(self, data: bytes | memoryview) -> int:
         return self._inner.write(data)
 
     def close(self) -> ContentClaim | None:

@@ -30,6 +30,7 @@ from flowcore.compiler.plan import MemberPlan, StagePlan
 from flowcore.engine._batches import drain_batches, unpacks, write_deferred
 from flowcore.engine._bulletins import running
 from flowcore.engine._content import TaskContent
+from flowcore.engine._heap import keep_freed_memory
 from flowcore.engine._held import QueuedBatch, ReturnedFlowFile
 from flowcore.engine._member import TaskMember
 from flowcore.engine.wire import ReadyBin, TaskResult, TaskSpec
@@ -564,6 +565,7 @@ def run_task(spec: TaskSpec) -> TaskResult:
     was_enabled = gc.isenabled()
     gc.disable()
     apply_limits(spec.settings)
+    keep_freed_memory()
     try:
         task = _Task(spec)
         try:

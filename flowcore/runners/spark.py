@@ -65,6 +65,7 @@ _WARMED: set[int] = set()  # ids of SparkContexts whose workers imported the tas
 _LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
 _JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 _WORKER_PYTHONPATH = "spark.executorEnv.PYTHONPATH"
+_UNIX_SOCKETS = "spark.python.unix.domain.socket.enabled"
 _PACKAGES = ("flowcore", "processors", "repositories")
 
 
@@ -121,6 +122,11 @@ def _session_defaults(master: str) -> dict[str, str]:
         **({_WORKER_PYTHONPATH: os.pathsep.join(roots)} if (roots := _package_roots()) else {}),
         # Task results are small; task specs carry processors, so keep closures unlimited.
         "spark.driver.maxResultSize": "1g",
+        # Over TCP, a reused Python worker's task waited about 40 ms for its input (Nagle's
+        # algorithm holding the JVM's second small write for the worker's delayed ACK): a
+        # stage run's Spark job took 0.07-0.09 s instead of 0.03 s. A Unix domain socket has
+        # neither (Spark 4.1 and later; earlier versions ignore the setting).
+        **({_UNIX_SOCKETS: "true"} if hasattr(socket, "AF_UNIX") else {}),
     }
 
 

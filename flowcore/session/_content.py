@@ -25,7 +25,7 @@ from flowcore.errors import ContentCorruptionError, ContentNotFoundError, FlowFi
 from flowcore.flowfile import Content, ContentClaim, FlowFile, ResourceClaim, Rope, content_of
 from flowcore.ropes import DEFAULT_ROPE_POLICY
 from flowcore.session import external_files
-from flowcore.session._ranges import GATHER_WINDOW
+from flowcore.session._ranges import GATHER_WINDOW, RangeReader
 from flowcore.session._support import (
     READ_CHUNK,
     ContentSource,
@@ -148,6 +148,8 @@ class SessionContent:
         self._delete_after_commit = delete_after_commit
         #: FlowFile id -> content.failure.reason, for FlowFiles a read found damaged
         self.damaged: dict[int, str] = {}
+        #: reads merges' ranges in windows, into one buffer kept for the session's life
+        self._gatherer: RangeReader | None = None
 
     def clear(self) -> None:
         """A new unit of work: nothing written, no content writer open."""
@@ -328,58 +330,19 @@ class SessionContent:
                 self._gather(RangeGather(first.resource_claim, offsets, sizes), out)
             index = stop
 
-    def _window(self, claim: ContentClaim) -> memoryview | None:
-        """The bytes of *claim* (a window around the ranges to copy); None if it cannot be read.
-
-        Damage between the ranges wanted must not fail them: the caller then copies each range
-        on its own, and only a damaged range fails.
-        """
-        try:
-            with self._host.content.open(claim) as source:
-                return memoryview(source.read())
-        except (ContentCorruptionError, ContentNotFoundError):
-            return None
-
     def _gather(self, gather: RangeGather, out: WriteStream) -> None:
         """Copy a gather's ranges, its demarcator between them.
 
-        Windows of the claim are read once; the ranges are picked by a mask, or joined from
-        views of the window when a demarcator goes between them.
+        The claim is read in windows, each into the same buffer (a merge of a large bin
+        touches no new memory per window), and written out as views of it or, for small
+        ranges, joined in pieces: :meth:`RangeReader.joined`.
         """
-        import numpy as np  # noqa: PLC0415 - only batch merges need it
-
-        offsets, sizes, demarcator = gather.offsets, gather.sizes, gather.demarcator
-        ends = offsets + sizes
-        index, count = 0, len(offsets)
-        while index < count:
-            if index and demarcator:
-                out.write(demarcator)
-            low = int(offsets[index])
-            stop = max(int(np.searchsorted(ends, low + GATHER_WINDOW, side="right")), index + 1)
-            high = int(ends[stop - 1])
-            read = None
-            dense = int(sizes[index:stop].sum()) * 64 >= high - low
-            if stop - index > 1 and dense:  # else a lone or sparse range: streamed on its own
-                read = self._window(ContentClaim(gather.resource_claim, low, high - low))
-            if read is None:
-                for number, (offset, size) in enumerate(
-                    zip(offsets[index:stop].tolist(), sizes[index:stop].tolist(), strict=True)
-                ):
-                    if number and demarcator:
-                        out.write(demarcator)
-                    if size:
-                        self._copy_claim(ContentClaim(gather.resource_claim, offset, size), out)
-            elif demarcator:
-                starts = (offsets[index:stop] - low).tolist()
-                stops = (ends[index:stop] - low).tolist()
-                out.write(demarcator.join(read[a:b] for a, b in zip(starts, stops, strict=True)))
-            else:
-                window = np.frombuffer(read, dtype=np.uint8)
-                span = high - low
-                marks = np.bincount(offsets[index:stop] - low, minlength=span + 1)
-                marks -= np.bincount(ends[index:stop] - low, minlength=span + 1)
-                out.write(window[np.cumsum(marks[:-1]) > 0].tobytes())
-            index = stop
+        if self._gatherer is None:
+            self._gatherer = RangeReader(self._host.content, GATHER_WINDOW, reuse=True)
+        for piece in self._gatherer.joined(
+            gather.resource_claim, gather.offsets, gather.sizes, gather.demarcator
+        ):
+            out.write(piece)
 
     def merge(
         self,
@@ -551,8 +514,8 @@ class SessionContent:
 class RangeGather:
     """Ranges of one resource claim to copy one after the other: a batch's contents in a merge.
 
-    The ranges increase and do not overlap (a split file's lines in order), so the bytes to
-    keep of a window read at once are picked with one numpy mask instead of a copy each.
+    The ranges increase and do not overlap (a split file's lines in order), so a window of
+    the claim read at once holds many of them, and touching ones are written as one piece.
     """
 
     resource_claim: ResourceClaim

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
 
@@ -25,7 +25,7 @@ from flowcore.flowfile import ContentClaim, ResourceClaim
 if TYPE_CHECKING:
     from repositories.protocols import ContentRepository
 
-__all__ = ["GATHER_WINDOW", "RangeReader", "window_spans"]
+__all__ = ["GATHER_WINDOW", "RangeReader", "window_pieces", "window_spans"]
 
 #: The most bytes of one claim read at once to copy the small ranges inside them.
 GATHER_WINDOW = 8 << 20
@@ -33,6 +33,35 @@ GATHER_WINDOW = 8 << 20
 _SPARSE = 64
 #: Bytes read at a time from a range streamed on its own.
 _STREAM_CHUNK = 1 << 20
+#: Small ranges are joined into pieces of about this many bytes (few writes, little new memory).
+_PIECE = 64 * 1024
+
+
+def window_pieces(
+    window: memoryview, starts: np.ndarray, ends: np.ndarray, demarcator: bytes = b""
+) -> Iterator[bytes | memoryview]:
+    """The ranges ``window[starts[i]:ends[i]]`` one after the other, *demarcator* between two.
+
+    Ranges that touch (and no demarcator goes between) are one view; a range of at least
+    :data:`_PIECE` bytes is a view of its own; smaller ones are joined into pieces of about
+    that size, which the allocator reuses, rather than one copy of the window.
+    """
+    if not len(starts):
+        return
+    if not demarcator:
+        apart = np.flatnonzero(starts[1:] != ends[:-1])
+        starts = starts[np.concatenate(([0], apart + 1))]
+        ends = ends[np.concatenate((apart, [len(ends) - 1]))]
+    mean = max(1, int((ends - starts).sum()) // len(starts))
+    step = max(1, _PIECE // mean)
+    for index in range(0, len(starts), step):
+        if index and demarcator:
+            yield demarcator
+        lows, highs = starts[index : index + step].tolist(), ends[index : index + step].tolist()
+        if len(lows) == 1:
+            yield window[lows[0] : highs[0]]
+        else:
+            yield demarcator.join([window[a:b] for a, b in zip(lows, highs, strict=True)])
 
 
 def window_spans(
@@ -72,9 +101,14 @@ class RangeReader:
         window: the most bytes read at once.
     """
 
-    def __init__(self, content: ContentRepository, window: int = GATHER_WINDOW) -> None:
+    def __init__(
+        self, content: ContentRepository, window: int = GATHER_WINDOW, *, reuse: bool = False
+    ) -> None:
         self._content = content
         self._window_size = window
+        #: read every window into one buffer (pieces then valid only until the next is asked for)
+        self._reuse = reuse
+        self._buffer: bytearray | None = None
 
     def each(
         self, resource: ResourceClaim | None, offsets: np.ndarray, sizes: np.ndarray
@@ -103,17 +137,20 @@ class RangeReader:
         sizes: np.ndarray,
         demarcator: bytes = b"",
     ) -> Iterator[bytes | memoryview]:
-        """The ranges one after the other, *demarcator* between two: pieces of about a window."""
+        """The ranges one after the other, *demarcator* between two, in pieces.
+
+        A large range is a piece of its own (a view of the window), small ones are joined into
+        pieces of about :data:`_PIECE` bytes: no copy of a whole window is made. With *reuse*,
+        a piece is valid only until the next one is asked for.
+        """
         first = True
         for start, stop in window_spans(offsets, sizes, self._window_size):
             window, low = self._window(resource, offsets, sizes, start, stop)
             if window is not None:
-                starts = (offsets[start:stop] - low).tolist()
-                ends = (offsets[start:stop] + sizes[start:stop] - low).tolist()
-                views = [window[a:b] if b > a else b"" for a, b in zip(starts, ends, strict=True)]
                 if not first and demarcator:
                     yield demarcator
-                yield demarcator.join(views)
+                starts = offsets[start:stop] - low
+                yield from window_pieces(window, starts, starts + sizes[start:stop], demarcator)
                 first = False
                 continue
             for offset, size in zip(
@@ -150,9 +187,28 @@ class RangeReader:
             return None, 0
         try:
             with self._content.open(ContentClaim(resource, low, high - low)) as source:
-                return memoryview(source.read()), low
+                if not self._reuse:
+                    return memoryview(source.read()), low
+                return self._read_into_buffer(source, high - low), low
         except (ContentCorruptionError, ContentNotFoundError):
             return None, 0
+
+    def _read_into_buffer(self, source: BinaryIO, size: int) -> memoryview:
+        """*size* bytes of *source* in the reused buffer: no new memory touched per window.
+
+        Raises:
+            ContentNotFoundError: the source ends early.
+        """
+        if self._buffer is None or len(self._buffer) < size:
+            self._buffer = bytearray(size)  # a new one: views of the old may still be alive
+        view = memoryview(self._buffer)[:size]
+        got = 0
+        while got < size and (read := source.readinto(view[got:])):
+            got += read
+        if got < size:
+            msg = f"a content claim's range ended {size - got} bytes early"
+            raise ContentNotFoundError(msg)
+        return view
 
     def _stream(self, claim: ContentClaim) -> Iterator[bytes]:
         with self._content.open(claim) as source:

@@ -148,7 +148,10 @@ class WriteStream:
     def write(self, data: bytes | bytearray | memoryview | str) -> int:
         if isinstance(data, str):
             data = data.encode("utf-8")
-        return self._target.write(bytes(data))
+        elif not isinstance(data, bytes):  # a view of bytes goes as it is: no copy of a window
+            view = memoryview(data)
+            data = view if view.format == "B" and view.c_contiguous else view.tobytes()
+        return self._target.write(data)  # type: ignore[arg-type]
 
     def writable(self) -> bool:
         return True

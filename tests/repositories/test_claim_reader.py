@@ -6,9 +6,13 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import repositories._claim_reader as claim_reader
 from flowcore.errors import ContentCorruptionError
+from flowcore.flowfile import ContentClaim
+from repositories._claim_checksums import BLOCK_SIZE
 from repositories.content import FileContentRepository
 
 
@@ -207,3 +211,57 @@ def test_a_utime_back_to_the_written_time_does_not_hide_a_change(tmp_path: Path)
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
     with pytest.raises(ContentCorruptionError, match="block 0"):
         repo.read(claim)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_readinto_hands_out_what_read_does(tmp_path_factory, data) -> None:  # type: ignore[no-untyped-def]
+    """Whatever the range and the buffer sizes, readinto fills buffers with exactly the bytes
+    read() returns, each block verified, partly covered ones included."""
+    root = tmp_path_factory.mktemp("claims")
+    content = bytes(range(251)) * (3 * BLOCK_SIZE // 251 + 2)
+    (claim,) = _written(FileContentRepository(root, max_appendable_size=1 << 30), [content])
+    offset = data.draw(st.integers(0, len(content) - 1))
+    length = data.draw(st.integers(0, len(content) - offset))
+    ranged = ContentClaim(claim.resource_claim, claim.offset + offset, length)
+    repo = FileContentRepository(root)  # another process's: it verifies what it reads
+    got = bytearray()
+    with repo.open(ranged) as stream:
+        if data.draw(st.booleans()):  # a small read first leaves bytes in the stream's buffer
+            got += stream.read(data.draw(st.integers(0, 100)))
+        buffer = bytearray(data.draw(st.integers(1, 2 * BLOCK_SIZE + 7)))
+        while count := stream.readinto(buffer):
+            got += buffer[:count]
+    assert bytes(got) == content[offset : offset + length]
+
+
+def test_readinto_refuses_a_damaged_block(tmp_path: Path) -> None:
+    """A flipped byte in a block readinto covers, whole or in part, raises naming the block;
+    the bytes around it still read."""
+    content = os.urandom(3 * BLOCK_SIZE)
+    (claim,) = _written(FileContentRepository(tmp_path, max_appendable_size=1 << 30), [content])
+    path = FileContentRepository(tmp_path).path_of(claim.resource_claim)
+    damaged = bytearray(path.read_bytes())
+    damaged[BLOCK_SIZE + 5] ^= 0xFF
+    path.write_bytes(bytes(damaged))
+    for offset, length in ((0, 3 * BLOCK_SIZE), (BLOCK_SIZE + 100, 50), (BLOCK_SIZE - 10, 20)):
+        repo = FileContentRepository(tmp_path)
+        ranged = ContentClaim(claim.resource_claim, offset, length)
+        with repo.open(ranged) as stream, pytest.raises(ContentCorruptionError, match="block 1"):
+            stream.readinto(bytearray(length))
+    repo = FileContentRepository(tmp_path)
+    buffer = bytearray(BLOCK_SIZE)
+    with repo.open(ContentClaim(claim.resource_claim, 2 * BLOCK_SIZE, BLOCK_SIZE)) as stream:
+        assert stream.readinto(buffer) == BLOCK_SIZE
+    assert bytes(buffer) == content[2 * BLOCK_SIZE :]
+
+
+def test_readinto_a_cut_short_file_is_damage(tmp_path: Path) -> None:
+    """A claim file cut short after its range was opened is reported, not read as shorter."""
+    content = os.urandom(2 * BLOCK_SIZE)
+    (claim,) = _written(FileContentRepository(tmp_path, max_appendable_size=1 << 30), [content])
+    repo = FileContentRepository(tmp_path)
+    with repo.open(claim) as stream:
+        os.truncate(repo.path_of(claim.resource_claim), BLOCK_SIZE)
+        with pytest.raises(ContentCorruptionError, match="ends at byte"):
+            stream.readinto(bytearray(2 * BLOCK_SIZE))

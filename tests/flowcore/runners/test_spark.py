@@ -170,6 +170,19 @@ def test_session_conf_keeps_flowcores_java_options_before_the_users() -> None:
     assert merged["spark.ui.enabled"] == "true"
 
 
+def test_python_workers_talk_to_the_jvm_over_a_unix_socket(spark) -> None:  # type: ignore[no-untyped-def]
+    """Over TCP a reused worker's task input waited for a delayed ACK (about 40 ms a stage
+    run); the sessions flowcore starts use a Unix domain socket, and a user's conf wins."""
+    from flowcore.runners.spark import session_conf
+
+    assert session_conf("local[2]")["spark.python.unix.domain.socket.enabled"] == "true"
+    assert session_conf("spark://127.0.0.1:7077")["spark.python.unix.domain.socket.enabled"]
+    mine = session_conf("local[2]", {"spark.python.unix.domain.socket.enabled": "false"})
+    assert mine["spark.python.unix.domain.socket.enabled"] == "false"
+    conf = spark.context.getConf()
+    assert conf.get("spark.python.unix.domain.socket.enabled") == "true"
+
+
 def test_warmed_workers_keep_the_task_path_out_of_the_collectors_walk(spark) -> None:  # type: ignore[no-untyped-def]
     """The warm-up's imports are frozen on the worker, so the full collection PySpark's daemon
     runs after every task of a reused worker does not walk them each time."""

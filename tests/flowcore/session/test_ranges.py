@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flowcore.errors import ContentCorruptionError
-from flowcore.session._ranges import RangeReader, window_spans
+from flowcore.session._ranges import RangeReader, window_pieces, window_spans
 from repositories._claim_checksums import BLOCK_SIZE
 from repositories.content import FileContentRepository
 from repositories.memory import MemoryContentRepository
@@ -57,6 +57,34 @@ def test_each_range_and_the_joined_ranges_are_the_claim_s_bytes(
         bytes(p) for p in reader.joined(claim.resource_claim, offsets, sizes, demarcator)
     )
     assert joined == demarcator.join(wanted)
+    reusing = RangeReader(repo, window, reuse=True)  # each piece copied before the next
+    pieces = reusing.joined(claim.resource_claim, offsets, sizes, demarcator)
+    assert b"".join(bytes(p) for p in pieces) == demarcator.join(wanted)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 3), st.integers(0, 70_000)), max_size=30),
+    st.sampled_from([b"", b"\n", b"--"]),
+)
+def test_window_pieces_are_the_ranges_with_the_demarcator_between(
+    steps: list[tuple[int, int]], demarcator: bytes
+) -> None:
+    """Touching, apart, empty, small and large ranges: the pieces in order are the ranges with
+    the demarcator between two, and a large range is a view, not a copy."""
+    starts, ends, position = [], [], 0
+    for gap, size in steps:
+        starts.append(position + gap)
+        ends.append(position + gap + size)
+        position = ends[-1]
+    window = memoryview(bytes(i % 251 for i in range(position)))
+    pieces = list(
+        window_pieces(window, np.array(starts, np.int64), np.array(ends, np.int64), demarcator)
+    )
+    expected = demarcator.join(bytes(window[a:b]) for a, b in zip(starts, ends, strict=True))
+    assert b"".join(bytes(p) for p in pieces) == expected
+    if len(steps) > 1 and min(b - a for a, b in zip(starts, ends, strict=True)) >= 64 * 1024:
+        assert all(isinstance(p, memoryview) for p in pieces if p != demarcator)
 
 
 @settings(max_examples=100, deadline=None)
