@@ -20,6 +20,8 @@ a typo or a master that is down ends in one line, not a JVM trace or a minute of
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import functools
 import importlib
 import itertools
@@ -278,7 +280,37 @@ def _start_session(master: str, conf: Mapping[str, str] | None) -> Any:
         raise ConfigurationError(msg) from error
     _keep_sigint_handler(handler)
     session.sparkContext.setLogLevel(os.environ.get("FLOWCORE_SPARK_LOG_LEVEL", "ERROR"))
+    if session.sparkContext.getConf().get(_UNIX_SOCKETS, "false") == "true":
+        atexit.register(_stop_workers, session.sparkContext)
     return session
+
+
+def _stop_workers(context: Any) -> None:
+    """At exit, kill the Python workers of a session flowcore started, before its JVM goes.
+
+    When this process exits its JVM stops at once. A worker still finishing its last task
+    (the end-of-task handshake, the collection before its next task) then writes to a Unix
+    socket the JVM closed, and PySpark's daemon prints that BrokenPipeError as a traceback
+    under the run's summary (over TCP the write succeeds and the worker exits quietly). Every
+    task's output is committed by then, so the workers go first: the daemon's process group,
+    found under ``/proc`` (elsewhere, nothing is done).
+    """
+    jvm = getattr(getattr(context, "_gateway", None), "proc", None)
+    if jvm is None or not os.path.isdir("/proc"):
+        return
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                parent = int(stat.read().rsplit(b")", 1)[1].split()[1])
+            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                command = cmdline.read()
+        except (OSError, ValueError, IndexError):
+            continue  # gone meanwhile, or not ours to read
+        if parent == jvm.pid and b"pyspark.daemon" in command:
+            with contextlib.suppress(OSError):
+                os.killpg(int(entry), signal.SIGKILL)  # the daemon leads its workers' group
 
 
 def _worker_reason(error: BaseException) -> str:

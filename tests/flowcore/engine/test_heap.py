@@ -35,9 +35,10 @@ def _faults(mode: str) -> int:
 @pytest.mark.skipif(not keep_freed_memory(), reason="glibc's mallopt only")
 def test_freed_windows_are_reused_without_faulting_pages_in_again() -> None:
     """Rounds of a window and a few arrays, all freed at the end of each, fault fresh pages
-    in every round with glibc's defaults (17 MB freed at the top of the heap is trimmed), and
+    in again round after round with glibc's defaults (17 MB freed at the top of the heap is
+    trimmed: 22,000-86,000 faults over 20 rounds here, as its adaptive thresholds go), and
     only the first round's once the process keeps freed memory."""
     default, kept = _faults("default"), _faults("keep")
     per_round = (8 + 3 * 3) * 256  # 4 KiB pages
-    assert default > 10 * per_round  # faulted in again round after round
     assert kept < 2 * per_round  # the first round's, then reused
+    assert default > 2 * kept  # the defaults fault in the same memory again

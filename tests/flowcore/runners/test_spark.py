@@ -183,6 +183,50 @@ def test_python_workers_talk_to_the_jvm_over_a_unix_socket(spark) -> None:  # ty
     assert conf.get("spark.python.unix.domain.socket.enabled") == "true"
 
 
+_EXIT_SCRIPT = """
+import os, sys
+from flowcore.runners.spark import SparkRunner, _stop_workers
+context = SparkRunner(master="local[2]").context
+context.parallelize(range(4), 2).map(lambda x: x).collect()
+jvm = context._gateway.proc.pid
+def daemons():
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                parent = int(stat.read().rsplit(b")", 1)[1].split()[1])
+            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                if parent == jvm and b"pyspark.daemon" in cmdline.read():
+                    found.append(entry)
+        except OSError:
+            pass
+    return found
+before = daemons()
+_stop_workers(context)
+os.waitpid(-1, os.WNOHANG)
+import time; time.sleep(0.5)
+print(len(before), len(daemons()))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the workers under /proc")
+def test_a_session_flowcore_started_loses_its_workers_before_the_jvm_at_exit() -> None:
+    """The exit hook kills the Python workers' daemon (and with it the workers) while the JVM
+    still runs, so none writes to a closed Unix socket and prints a traceback."""
+    done = subprocess.run(
+        [sys.executable, "-c", _EXIT_SCRIPT],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    before, after = (int(n) for n in done.stdout.split())
+    assert before >= 1
+    assert after == 0
+    assert "Traceback" not in done.stderr
+
+
 def test_warmed_workers_keep_the_task_path_out_of_the_collectors_walk(spark) -> None:  # type: ignore[no-untyped-def]
     """The warm-up's imports are frozen on the worker, so the full collection PySpark's daemon
     runs after every task of a reused worker does not walk them each time."""
