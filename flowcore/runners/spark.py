@@ -281,11 +281,11 @@ def _start_session(master: str, conf: Mapping[str, str] | None) -> Any:
     _keep_sigint_handler(handler)
     session.sparkContext.setLogLevel(os.environ.get("FLOWCORE_SPARK_LOG_LEVEL", "ERROR"))
     if session.sparkContext.getConf().get(_UNIX_SOCKETS, "false") == "true":
-        atexit.register(_stop_workers, session.sparkContext)
+        atexit.register(_stop_workers, session.sparkContext, os.getpid())
     return session
 
 
-def _stop_workers(context: Any) -> None:
+def _stop_workers(context: Any, owner: int) -> None:
     """At exit, kill the Python workers of a session flowcore started, before its JVM goes.
 
     When this process exits its JVM stops at once. A worker still finishing its last task
@@ -293,10 +293,14 @@ def _stop_workers(context: Any) -> None:
     socket the JVM closed, and PySpark's daemon prints that BrokenPipeError as a traceback
     under the run's summary (over TCP the write succeeds and the worker exits quietly). Every
     task's output is committed by then, so the workers go first: the daemon's process group,
-    found under ``/proc`` (elsewhere, nothing is done).
+    found under ``/proc`` (elsewhere, nothing is done). Only in the process that started the
+    session (*owner*: a forked child inherits the hook, not the workers), and only while its
+    JVM runs (once it has gone its pid may be another's).
     """
     jvm = getattr(getattr(context, "_gateway", None), "proc", None)
-    if jvm is None or not os.path.isdir("/proc"):
+    if os.getpid() != owner or jvm is None or jvm.poll() is not None:
+        return
+    if not os.path.isdir("/proc"):
         return
     for entry in os.listdir("/proc"):
         if not entry.isdigit():

@@ -46,22 +46,28 @@ def window_pieces(
     :data:`_PIECE` bytes is a view of its own; smaller ones are joined into pieces of about
     that size, which the allocator reuses, rather than one copy of the window.
     """
-    if not len(starts):
+    count = len(starts)
+    if not count:
         return
     if not demarcator:
         apart = np.flatnonzero(starts[1:] != ends[:-1])
         starts = starts[np.concatenate(([0], apart + 1))]
-        ends = ends[np.concatenate((apart, [len(ends) - 1]))]
-    mean = max(1, int((ends - starts).sum()) // len(starts))
-    step = max(1, _PIECE // mean)
-    for index in range(0, len(starts), step):
-        if index and demarcator:
+        ends = ends[np.concatenate((apart, [count - 1]))]
+        count = len(starts)
+    sizes = ends - starts
+    large = sizes >= _PIECE
+    filled = np.cumsum(sizes) // _PIECE  # a new piece where the bytes so far pass a multiple
+    cuts = np.flatnonzero((filled[1:] != filled[:-1]) | large[1:] | large[:-1]) + 1
+    lows, highs = starts.tolist(), ends.tolist()
+    for first, stop in itertools.pairwise([0, *cuts.tolist(), count]):
+        if first and demarcator:
             yield demarcator
-        lows, highs = starts[index : index + step].tolist(), ends[index : index + step].tolist()
-        if len(lows) == 1:
-            yield window[lows[0] : highs[0]]
+        if stop - first == 1:
+            yield window[lows[first] : highs[first]]
         else:
-            yield demarcator.join([window[a:b] for a, b in zip(lows, highs, strict=True)])
+            yield demarcator.join(
+                [window[a:b] for a, b in zip(lows[first:stop], highs[first:stop], strict=True)]
+            )
 
 
 def window_spans(

@@ -148,9 +148,9 @@ class WriteStream:
     def write(self, data: bytes | bytearray | memoryview | str) -> int:
         if isinstance(data, str):
             data = data.encode("utf-8")
-        elif not isinstance(data, bytes):  # a view of bytes goes as it is: no copy of a window
+        elif not isinstance(data, bytes):  # a buffer goes as a flat view: no copy of a window
             view = memoryview(data)
-            data = view if view.format == "B" and view.c_contiguous else view.tobytes()
+            data = view.cast("B") if view.c_contiguous else view.tobytes()  # len() = its bytes
         return self._target.write(data)  # type: ignore[arg-type]
 
     def writable(self) -> bool:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+import platform
 import subprocess
 import sys
 
 import pytest
-
-from flowcore.engine._heap import keep_freed_memory
 
 _CHURN = """
 import resource, sys
@@ -32,7 +31,7 @@ def _faults(mode: str) -> int:
     return int(done.stdout)
 
 
-@pytest.mark.skipif(not keep_freed_memory(), reason="glibc's mallopt only")
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc's mallopt only")
 def test_freed_windows_are_reused_without_faulting_pages_in_again() -> None:
     """Rounds of a window and a few arrays, all freed at the end of each, fault fresh pages
     in again round after round with glibc's defaults (17 MB freed at the top of the heap is

@@ -15,7 +15,9 @@ import flowcore.session._ranges as session_ranges
 from flowcore.errors import ContentChangedError, FlowFileAccessError
 from flowcore.flowfile import ContentClaim, Rope
 from flowcore.session._content import RangeGather
+from flowcore.session._support import WriteStream
 from flowcore.testing import TestRunner
+from repositories.content import FileContentRepository
 from tests.flowcore.session._session_runner import SUCCESS, Dummy, E, session_for, types
 
 
@@ -54,6 +56,40 @@ def test_write_accepts_bytes_text_chunks_and_callbacks(runner: TestRunner, sourc
     session = session_for(runner)
     flowfile = session.write(session.get(), source)  # type: ignore[arg-type]
     assert session.read_bytes(flowfile) == b"abc"
+
+
+@pytest.mark.parametrize(
+    "buffer",
+    [
+        np.arange(6, dtype=np.uint8).reshape(2, 3),
+        np.arange(3, dtype=np.int16),
+        memoryview(bytearray(b"abcdef")).cast("B", (2, 3)),
+        memoryview(b"a-b-c-")[::2],  # not contiguous
+    ],
+    ids=["2-d bytes", "int16", "2-d view", "strided"],
+)
+def test_write_counts_a_buffer_by_its_bytes(
+    runner: TestRunner, tmp_path: Path, buffer: object
+) -> None:
+    """A buffer of any shape or item size is written as its bytes, on both repositories: the
+    claim's length is its byte count, and the content written after it stays readable."""
+    data = memoryview(buffer).tobytes()  # type: ignore[arg-type]
+    runner.enqueue(b"")
+    session = session_for(runner)
+    written = session.write(session.get(), lambda out: out.write(buffer))
+    after = session.write(session.create(), b"NEXT")
+    assert (written.size, session.read_bytes(written)) == (len(data), data)
+    assert session.read_bytes(after) == b"NEXT"
+    repo = FileContentRepository(tmp_path)
+    writer = repo.writer("w")
+    claims = []
+    for content in (buffer, b"NEXT"):
+        stream = writer.open_stream()
+        WriteStream(stream).write(content)  # type: ignore[arg-type]
+        claims.append(stream.close())
+    writer.close()
+    fresh = FileContentRepository(tmp_path)  # reads verify the sealed footer
+    assert [fresh.read(c) for c in claims] == [data, b"NEXT"]
 
 
 def test_empty_write_gives_no_claim(runner: TestRunner) -> None:
