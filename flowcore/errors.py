@@ -28,6 +28,7 @@ __all__ = [
     "FlowDefinitionError",
     "FlowFileAccessError",
     "FlowFileHandlingError",
+    "FlowIdentityError",
     "FlowValidationError",
     "FlowcoreError",
     "InvalidProcessorError",
@@ -281,6 +282,14 @@ class ContentCorruptionError(RepositoryError):
         # errors between processes).
         fields = (str(self), self.claim, self.offset, self.length, self.reason)
         return _rebuild_corruption, fields
+
+
+class FlowIdentityError(FlowcoreError, ValueError):
+    """A flow cannot run on a repository: another flow owns it, or queued FlowFiles lost their way.
+
+    The message names both flows, or each queue by its endpoints with its FlowFile count, and
+    the fix that applies (DESIGN §9c); nothing in the repository was changed.
+    """
 
 
 class ReplayError(FlowcoreError, ValueError):

@@ -14,7 +14,6 @@ connection with any queue setting given is durable, as is one marked ``durable=T
 from __future__ import annotations
 
 import enum
-import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +49,7 @@ __all__ = [
     "QueueSettings",
     "RetrySettings",
     "SchedulingStrategy",
+    "connection_id",
 ]
 
 DEFAULT_BACK_PRESSURE_OBJECTS = 10_000  # nifi.queue.backpressure.count
@@ -193,7 +193,9 @@ class Component:
     """A processor or funnel placed in a flow; the handle ``Flow.add`` returns.
 
     Attributes:
-        id: unique within the flow (the component id of provenance events).
+        id: unique within the flow: what its state, park queue and provenance events are kept
+            under in a repository. Its name unless given (``id=``) or kept through a rename
+            (:meth:`FlowDefinition.reidentified`).
         name: the user's name, unique within the flow.
         kind: processor or funnel.
         processor: the configured processor (None for a funnel).
@@ -263,7 +265,8 @@ class Connection:
     """FlowFiles routed to any of *relationships* of *source* queue for *destination*.
 
     Attributes:
-        id: unique within the flow (the queue id of provenance events and of the log).
+        id: unique within the flow: what its queue is kept under in a repository. Derived from
+            source, relationships and destination (:func:`connection_id`) unless given.
         source: id of the component FlowFiles leave.
         relationships: the source's relationships this connection carries.
         destination: id of the component FlowFiles enter.
@@ -291,6 +294,16 @@ class Connection:
     def queue_settings(self) -> QueueSettings:
         """The effective settings (NiFi's defaults when none were given)."""
         return self.settings or QueueSettings()
+
+
+def connection_id(source: str, relationships: Iterable[str], destination: str) -> str:
+    """A connection's derived id: its source, relationships (sorted) and destination.
+
+    ``connection_id("get", ["success"], "split")`` is ``"get:success->split"``. A connection's
+    identity is what it joins, so reordering ``connect()`` calls, or the relationships in one,
+    keeps every queue where it was; changing what it joins makes it another connection.
+    """
+    return f"{source}:{','.join(sorted(set(relationships)))}->{destination}"
 
 
 class FlowDefinition:
@@ -321,7 +334,6 @@ class FlowDefinition:
         self._connections: dict[str, Connection] = {}
         self._auto_terminated: dict[str, set[str]] = {}
         self._services: dict[str, MapCacheService] = {}
-        self._ids = itertools.count(1)
 
     # --- building -------------------------------------------------------------------------------
 
@@ -338,17 +350,30 @@ class FlowDefinition:
             candidate = f"{default}-{n}"
         return candidate
 
-    def _unique_id(self, wanted: str | None, kind: str) -> str:
-        """*wanted* when no component or connection has it yet; else a new ``kind-n``."""
-        if wanted is None:
-            return f"{kind}-{next(self._ids)}"
-        if not isinstance(wanted, str) or not wanted:
+    def _unique_id(self, wanted: str | None, derived: str, what: str) -> str:
+        """*wanted*, or else *derived* (from the name or the endpoints), when no one has it yet.
+
+        Identity is data (DESIGN §9c): queues, state and provenance in a repository hang on these
+        ids, so they come from what the user names, never from the order of calls.
+        """
+        if wanted is not None and (not isinstance(wanted, str) or not wanted):
             msg = f"an id must be a non-empty string, got {wanted!r}"
             raise FlowDefinitionError(msg)
-        if wanted in self._components or wanted in self._connections:
-            msg = f"flow '{self.name}' already has a component or connection with id {wanted!r}"
+        chosen = derived if wanted is None else wanted
+        if chosen in self._components or chosen in self._connections:
+            if wanted is None:
+                msg = (
+                    f"flow '{self.name}': the id {chosen!r} of {what} (derived from its name) "
+                    "is another component's or connection's explicit id; give one of them "
+                    "another name or id="
+                )
+            else:
+                msg = (
+                    f"flow '{self.name}' already has a component or connection with id "
+                    f"{chosen!r}; give {what} another id="
+                )
             raise FlowDefinitionError(msg)
-        return wanted
+        return chosen
 
     def add(
         self,
@@ -384,8 +409,11 @@ class FlowDefinition:
             retry: NiFi's relationship retry, e.g.
                 ``RetrySettings(relationships=["failure"], count=3)``.
             comments: NiFi's Comments.
-            id: the component id (default: the class name and a number); an import from NiFi
-                keeps NiFi's identifier, so provenance shows NiFi's ids.
+            id: the component id, what its queues, state and provenance are kept under in a
+                repository (default: its name). Give one to keep that identity through a
+                rename that also changes the processor's properties (a plain rename keeps it
+                anyway, see docs/operations.md "Identity"); an import from NiFi keeps NiFi's
+                identifier, so provenance shows NiFi's ids.
 
         Raises:
             FlowDefinitionError: the processor instance is already in the flow, or the name is,
@@ -409,9 +437,10 @@ class FlowDefinition:
                 )
                 raise FlowDefinitionError(msg)
         kind = type(processor).__name__
+        chosen_name = self._unique_name(name, kind)
         component = Component(
-            id=self._unique_id(id, kind),
-            name=self._unique_name(name, kind),
+            id=self._unique_id(id, chosen_name, f"{kind} '{chosen_name}'"),
+            name=chosen_name,
             kind=ComponentKind.PROCESSOR,
             processor=processor,
             concurrent_tasks=concurrent_tasks,
@@ -462,9 +491,10 @@ class FlowDefinition:
         *disabled* stands for a disabled port of an imported NiFi flow: nothing passes it,
         FlowFiles wait queued before it.
         """
+        chosen_name = self._unique_name(name, "funnel")
         component = Component(
-            id=self._unique_id(id, "Funnel"),
-            name=self._unique_name(name, "funnel"),
+            id=self._unique_id(id, chosen_name, f"funnel '{chosen_name}'"),
+            name=chosen_name,
             kind=ComponentKind.FUNNEL,
             disabled=disabled,
         )
@@ -504,8 +534,10 @@ class FlowDefinition:
         With no relationships, the source's only one is used (a funnel's, or a processor with a
         single relationship); otherwise validation asks which. Any queue setting makes the
         connection durable. *name*, *load_balance_strategy* and *partitioning_attribute* are
-        NiFi's connection settings of the same names; *id* the connection's id (default:
-        ``connection-n``).
+        NiFi's connection settings of the same names; *id* the connection's id, what its queue
+        is kept under in a repository (default: derived from its source, relationships and
+        destination, ``source:rel1,rel2->destination`` with the component ids, so the order of
+        ``connect()`` calls never matters; see :func:`connection_id`).
         """
         self._own(source, "source")
         self._own(destination, "destination")
@@ -523,8 +555,12 @@ class FlowDefinition:
             "prioritizers": prioritizers,
         }
         given = {k: v for k, v in given.items() if v is not None}
+        derived = connection_id(source.id, chosen, destination.id)
+        twins = sum(1 for c in self._connections.values() if c.id.split("#")[0] == derived)
+        if twins:  # the same source, relationships and destination again: a parallel copy
+            derived = f"{derived}#{twins + 1}"
         connection = Connection(
-            id=self._unique_id(id, "connection"),
+            id=self._unique_id(id, derived, f"the connection {derived}"),
             source=source.id,
             relationships=chosen,
             destination=destination.id,
@@ -548,6 +584,41 @@ class FlowDefinition:
             else [str(r) for r in relationships]
         )
         self._auto_terminated.setdefault(component.id, set()).update(names)
+
+    def reidentified(self, kept: Mapping[str, str]) -> FlowDefinition:
+        """A copy whose components in *kept* (id -> the id to keep) carry their kept ids.
+
+        A repository recognises a renamed component and hands its old id back, so its state,
+        queues and provenance stay its own (:mod:`flowcore.driver.identity`). Connections whose
+        ids were derived are derived again from the new endpoints; given ids stay.
+        """
+        if not kept:
+            return self
+        copy = object.__new__(type(self))
+        copy.__dict__.update(self.__dict__)
+        copy._components = {}
+        for component in self._components.values():
+            moved = attrs.evolve(component, id=kept.get(component.id, component.id))
+            copy._components[moved.id] = moved
+        copy._connections = {}
+        for connection in self._connections.values():
+            source = kept.get(connection.source, connection.source)
+            destination = kept.get(connection.destination, connection.destination)
+            derived = connection_id(
+                connection.source, connection.relationships, connection.destination
+            )
+            cid = connection.id
+            if cid == derived or cid.startswith(derived + "#"):
+                cid = (
+                    connection_id(source, connection.relationships, destination)
+                    + cid[len(derived) :]
+                )
+            moved = attrs.evolve(connection, id=cid, source=source, destination=destination)
+            copy._connections[moved.id] = moved
+        copy._auto_terminated = {
+            kept.get(cid, cid): set(names) for cid, names in self._auto_terminated.items()
+        }
+        return copy
 
     # --- reading ------------------------------------------------------------------------------
 

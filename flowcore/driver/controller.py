@@ -22,6 +22,7 @@ from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan, StagePlan
 from flowcore.compiler.stages import CompiledFlow, Stage, compile_flow, explain
 from flowcore.driver.commit import commit_stage_run
+from flowcore.driver.identity import claim_repository
 from flowcore.driver.live_status import (
     RunTracker,
     Waiting,
@@ -59,7 +60,8 @@ class Controller:
     """Owns the repositories of a run and drives the micro-batches.
 
     Args:
-        flow: the flow (validated and compiled here).
+        flow: the flow (validated and compiled here). The repository is claimed for it
+            (:func:`~flowcore.driver.identity.claim_repository`).
         runner: where tasks execute.
         repositories: the opened repositories (the controller does not close them).
         settings: engine settings.
@@ -72,7 +74,12 @@ class Controller:
         repositories: RepositorySet,
         settings: Settings | None = None,
     ) -> None:
-        self.compiled = flow if isinstance(flow, CompiledFlow) else compile_flow(flow)
+        compiled = flow if isinstance(flow, CompiledFlow) else compile_flow(flow)
+        # The repository must be this flow's; a renamed component keeps its recorded id.
+        claimed, self.renamed = claim_repository(
+            compiled.flow, repositories.flowfiles, repositories.directory
+        )
+        self.compiled = compiled if claimed is compiled.flow else compile_flow(claimed)
         self.flow = self.compiled.flow
         self.runner = runner
         self.repos = repositories
@@ -653,6 +660,8 @@ def run_flow(
 
     Raises:
         FlowValidationError: the flow is invalid (every problem listed); nothing ran.
+        FlowIdentityError: the repository belongs to another flow, or holds FlowFiles in a
+            queue whose connection the flow no longer has; nothing ran.
         RepositoryError: the repository is in use or damaged.
         ConfigurationError: Spark cannot start on the master, or the runner's options clash.
     """

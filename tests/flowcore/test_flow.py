@@ -41,11 +41,70 @@ def test_ids_can_be_given_and_stay_unique() -> None:
     funnel = flow.funnel("f", id="0b7e-funnel")
     link = flow.connect(gen, funnel, id="0b7e-link")
     assert (gen.id, funnel.id, link.id) == ("0b7e-gen", "0b7e-funnel", "0b7e-link")
-    assert flow.add(LogAttribute()).id.startswith("LogAttribute-")
+    assert flow.add(LogAttribute()).id == "LogAttribute"  # by default, its name
     with pytest.raises(FlowDefinitionError, match="already has a component or connection"):
         flow.add(UpdateAttribute(), id="0b7e-link")
     with pytest.raises(FlowDefinitionError, match="non-empty string"):
         flow.funnel(id="")
+
+
+def test_ids_come_from_names_and_endpoints_not_from_the_order_of_calls() -> None:
+    """The same flow built in another order has the same component and connection ids."""
+
+    def build(reverse: bool) -> Flow:
+        flow = Flow("f")
+        names = ["gen", "split", "log"]
+        made = {}
+        for name in reversed(names) if reverse else names:
+            made[name] = flow.add(
+                {"gen": GenerateFlowFile, "split": SplitText, "log": LogAttribute}[name](),
+                name=name,
+            )
+        links = [
+            (made["gen"], made["split"], None),
+            (made["split"], made["log"], ["splits", "original"]),
+        ]
+        for source, destination, rels in reversed(links) if reverse else links:
+            given = list(reversed(rels)) if rels is not None and reverse else rels
+            flow.connect(source, destination, given)
+        return flow
+
+    forward, backward = build(False), build(True)
+    assert {c.id for c in forward.components} == {"gen", "split", "log"}
+    assert {c.id for c in forward.connections} == {
+        "gen:success->split",
+        "split:original,splits->log",
+    }
+    assert {c.id for c in forward.connections} == {c.id for c in backward.connections}
+
+
+def test_a_parallel_connection_gets_its_own_id_and_a_name_cannot_take_a_given_id() -> None:
+    """A second identical connection is numbered; a name equal to another's id= is refused."""
+    flow = Flow("f")
+    gen = flow.add(GenerateFlowFile(), name="gen")
+    log = flow.add(LogAttribute(), name="log", id="x")
+    first = flow.connect(gen, log)
+    second = flow.connect(gen, log)
+    assert (first.id, second.id) == ("gen:success->x", "gen:success->x#2")
+    with pytest.raises(FlowDefinitionError, match="derived from its name"):
+        flow.add(LogAttribute(), name="x")
+
+
+def test_reidentified_keeps_old_ids_for_renamed_components() -> None:
+    """A kept id replaces the new one; derived connection ids follow, given ones stay."""
+    flow = Flow("f")
+    gen = flow.add(GenerateFlowFile(), name="generate")
+    log = flow.add(LogAttribute(), name="log")
+    flow.connect(gen, log)
+    flow.connect(gen, log, id="given")
+    flow.auto_terminate(log, "success")
+    moved = flow.reidentified({"generate": "gen"})
+    assert [c.id for c in moved.components] == ["gen", "log"]
+    assert [c.name for c in moved.components] == ["generate", "log"]
+    assert [c.id for c in moved.connections] == ["gen:success->log", "given"]
+    assert all(c.source == "gen" for c in moved.connections)
+    assert moved.auto_terminated(moved.component("log")) == {"success"}
+    assert [c.id for c in flow.components] == ["generate", "log"]  # the original is untouched
 
 
 def test_the_same_processor_instance_cannot_be_added_twice() -> None:

@@ -6,9 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import attrs
+import pytest
 
 from flowcore import Flow, Processor, Relationship
 from flowcore.driver.controller import RunResult, run_flow
+from flowcore.errors import FlowIdentityError
 from flowcore.settings import Settings
 from processors import (
     GenerateFlowFile,
@@ -65,8 +67,8 @@ def test_penalized_flowfiles_are_not_blamed_on_processor_errors(tmp_path: Path) 
     }
 
 
-def test_a_queue_no_connection_reads_any_more_says_so(tmp_path: Path) -> None:
-    """Run a flow, drop the connection that holds FlowFiles, run again: the queue is named."""
+def test_a_queue_no_connection_reads_any_more_refuses_the_run(tmp_path: Path) -> None:
+    """Run a flow, drop the connection that holds FlowFiles, run again: refused, queue named."""
     repository = tmp_path / "repo"
     flow = Flow("changed")
     gen = flow.add(GenerateFlowFile(custom_text="x"), name="gen")
@@ -77,8 +79,8 @@ def test_a_queue_no_connection_reads_any_more_says_so(tmp_path: Path) -> None:
     later = Flow("changed")
     gen2 = later.add(GenerateFlowFile(custom_text="x"), name="gen2")
     later.auto_terminate(gen2, "success")
-    result = run_flow(later, "direct", repository=repository, settings=SETTINGS)
-    assert any("no connection of the flow reads this queue" in r for r in result.stuck.values())
+    with pytest.raises(FlowIdentityError, match=r"gen -\[success\]-> boom holds 1 FlowFile"):
+        run_flow(later, "direct", repository=repository, settings=SETTINGS)
 
 
 def test_a_full_queue_fed_by_an_exhausted_source_does_not_stop_the_end_of_input(

@@ -1,0 +1,288 @@
+"""Which flow a repository belongs to, and what its queues and state belong to (DESIGN §9c).
+
+A repository keeps queues under connection ids, and state and park queues under component ids.
+Those ids come from what the user names (:mod:`flowcore.flow`), and the repository records the
+flow that owns it, with every component and connection it had, in the write-ahead log (a state
+entry under :data:`IDENTITY_KEY`, committed like any other). Each run starts by
+:func:`claim_repository`:
+
+- a repository another flow owns is refused, naming both flows and the ways out;
+- a component renamed since the last run (same type, same properties, a new name) keeps its
+  old id, so its state, queues and provenance stay its own, as a NiFi component keeps its id
+  through a rename;
+- a queue holding FlowFiles whose connection the flow no longer has is never re-attached to
+  another: the run is refused, naming the queue by its endpoints, how many FlowFiles wait there,
+  and the fix that applies (as NiFi refuses to delete a connection that holds data).
+
+``flowcore adopt`` hands a repository to another flow on purpose (:func:`adopt_repository`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import attrs
+
+from flowcore.errors import FlowIdentityError
+from flowcore.flow import Component, FlowDefinition
+from flowcore.queues import parked_component
+from repositories.flowfile_wal import WriteAheadFlowFileRepository
+from repositories.records import Transaction
+
+__all__ = [
+    "IDENTITY_KEY",
+    "FlowRecord",
+    "OrphanQueue",
+    "adopt_repository",
+    "claim_repository",
+    "orphan_queues",
+]
+
+#: The state entry holding the owner record (no component id can be it: names never hold NUL).
+IDENTITY_KEY = "\x00flow"
+_VERSION = "1"
+
+
+def _fingerprint(component: Component) -> str:
+    """What a component is apart from its name: its type and its properties as written.
+
+    Sensitive properties hold only ``#{parameter}`` references (validation insists), so no
+    secret enters the digest.
+    """
+    processor = component.processor
+    values = sorted(processor.raw_configured.items()) if processor is not None else []
+    text = json.dumps([component.type_name, values], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+@attrs.frozen
+class FlowRecord:
+    """The flow a repository belongs to, as its last run left it.
+
+    Attributes:
+        flow: the flow's name.
+        components: component id -> ``(name, type, fingerprint)``.
+        connections: connection id -> ``(source id, relationships, destination id)``.
+    """
+
+    flow: str
+    components: Mapping[str, tuple[str, str, str]]
+    connections: Mapping[str, tuple[str, tuple[str, ...], str]]
+
+    @classmethod
+    def of(cls, flow: FlowDefinition) -> FlowRecord:
+        """The record of *flow* as it is defined now."""
+        return cls(
+            flow.name,
+            {c.id: (c.name, c.type_name, _fingerprint(c)) for c in flow.components},
+            {c.id: (c.source, tuple(c.relationships), c.destination) for c in flow.connections},
+        )
+
+    def to_state(self) -> dict[str, str]:
+        """The record as a state map (strings only, as every state is)."""
+        return {
+            "version": _VERSION,
+            "flow": self.flow,
+            "components": json.dumps({k: list(v) for k, v in self.components.items()}),
+            "connections": json.dumps(
+                {k: [s, list(r), d] for k, (s, r, d) in self.connections.items()}
+            ),
+        }
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, str]) -> FlowRecord | None:
+        """The record kept in *state*; None when the repository has none (new, or older)."""
+        if not state or "flow" not in state:
+            return None
+        components = json.loads(state.get("components", "{}"))
+        connections = json.loads(state.get("connections", "{}"))
+        return cls(
+            state["flow"],
+            {k: (v[0], v[1], v[2]) for k, v in components.items()},
+            {k: (v[0], tuple(v[1]), v[2]) for k, v in connections.items()},
+        )
+
+    def name_of(self, component_id: str) -> str:
+        """A recorded component's name (its id when the record does not know it)."""
+        known = self.components.get(component_id)
+        return known[0] if known is not None else component_id
+
+
+def read_record(wal: WriteAheadFlowFileRepository) -> FlowRecord | None:
+    """The owner record of the repository *wal* belongs to, if it has one."""
+    return FlowRecord.from_state(wal.state(IDENTITY_KEY))
+
+
+def _renames(record: FlowRecord, flow: FlowDefinition) -> dict[str, str]:
+    """New component id -> recorded id, for components renamed since the record.
+
+    A recorded component gone from the flow, and a new one of the same type and the same
+    properties, is the same component renamed, when exactly one of each matches: anything
+    less certain starts fresh (``id=`` keeps an identity through any edit).
+    """
+    gone: dict[str, list[str]] = defaultdict(list)
+    for cid, (_, type_name, fingerprint) in record.components.items():
+        if cid not in {c.id for c in flow.components}:
+            gone[f"{type_name}/{fingerprint}"].append(cid)
+    new: dict[str, list[str]] = defaultdict(list)
+    for component in flow.components:
+        if component.id not in record.components:
+            new[f"{component.type_name}/{_fingerprint(component)}"].append(component.id)
+    return {
+        ids[0]: gone[key][0]
+        for key, ids in new.items()
+        if len(ids) == 1 and len(gone.get(key, ())) == 1
+    }
+
+
+@attrs.frozen
+class OrphanQueue:
+    """A queue holding FlowFiles that no connection of the flow reads.
+
+    Attributes:
+        queue_id: the queue's id in the repository.
+        label: the queue as people read it, ``source -[relationships]-> destination``.
+        count: FlowFiles waiting in it.
+        fix: what the user can do, in one clause.
+    """
+
+    queue_id: str
+    label: str
+    count: int
+    fix: str
+
+
+def orphan_queues(
+    record: FlowRecord | None, flow: FlowDefinition, wal: WriteAheadFlowFileRepository
+) -> list[OrphanQueue]:
+    """Queues in *wal* holding FlowFiles that *flow* has no connection or component for."""
+    record = record or FlowRecord(flow.name, {}, {})
+    connections = {c.id for c in flow.connections}
+    components = {c.id: c for c in flow.components}
+    orphans = []
+    for queue_id in wal.queue_ids():
+        count = wal.queue_size(queue_id)[0]
+        if not count or queue_id in connections:
+            continue
+        parked = parked_component(queue_id)
+        if parked is not None:
+            if parked in components:
+                continue
+            name = record.name_of(parked)
+            label = f"{name} (returned after errors)"
+            fix = f"add {name!r} back (a component with that name or id={parked!r})"
+        else:
+            label, fix = _orphan_fix(record, flow, queue_id)
+        orphans.append(OrphanQueue(queue_id, label, count, fix))
+    return orphans
+
+
+def _orphan_fix(record: FlowRecord, flow: FlowDefinition, queue_id: str) -> tuple[str, str]:
+    """A lost connection's label and the fix that applies to it."""
+    recorded = record.connections.get(queue_id)
+    if recorded is None:
+        return queue_id, "run the flow that made it on this repository"
+    source, relationships, destination = recorded
+    label = f"{record.name_of(source)} -[{','.join(relationships)}]-> {record.name_of(destination)}"
+    ids = {c.id for c in flow.components}
+    missing = [record.name_of(x) for x in dict.fromkeys((source, destination)) if x not in ids]
+    if missing:
+        return label, f"add back {' and '.join(map(repr, missing))}, with the connection"
+    same_ends = [c for c in flow.connections if (c.source, c.destination) == (source, destination)]
+    if same_ends:
+        return label, (
+            f"give the connection {flow.describe(same_ends[0])} id={queue_id!r} to carry "
+            f"these FlowFiles over to it, or connect {','.join(relationships)} again"
+        )
+    rels = relationships[0] if len(relationships) == 1 else list(relationships)
+    return label, (
+        f"connect them again: flow.connect({record.name_of(source)}, "
+        f"{record.name_of(destination)}, {rels!r})"
+    )
+
+
+def _describe_orphans(orphans: Iterable[OrphanQueue], directory: Path, flow: str) -> str:
+    parts = [f"{o.label} holds {o.count:,} FlowFile(s): {o.fix}" for o in orphans]
+    return (
+        f"repository {directory}: {'; '.join(parts)}; or drop them with "
+        f"`flowcore adopt FLOW --repository {directory} --drop-orphaned` (flow {flow!r})"
+    )
+
+
+def claim_repository(
+    flow: FlowDefinition, wal: WriteAheadFlowFileRepository, directory: str | Path
+) -> tuple[FlowDefinition, dict[str, str]]:
+    """Check that *flow* may run on the repository; record it as the repository's flow.
+
+    Returns:
+        The flow to run (renamed components carry their recorded ids) and the renames found,
+        old name -> new name.
+
+    Raises:
+        FlowIdentityError: another flow owns the repository, or a queue holding FlowFiles
+            belongs to a connection the flow no longer has; nothing was changed.
+    """
+    record = read_record(wal)
+    directory = Path(directory)
+    if record is not None and record.flow != flow.name:
+        msg = (
+            f"repository {directory} belongs to flow {record.flow!r}, not {flow.name!r}: run "
+            f"{flow.name!r} with another --repository, or hand this one over with "
+            f"`flowcore adopt FLOW --repository {directory}`"
+        )
+        raise FlowIdentityError(msg)
+    renamed: dict[str, str] = {}
+    if record is not None:
+        kept = _renames(record, flow)
+        if kept:
+            names = {c.id: c.name for c in flow.components}
+            renamed = {record.name_of(old): names[new] for new, old in kept.items()}
+            flow = flow.reidentified(kept)
+    orphans = orphan_queues(record, flow, wal)
+    if orphans:
+        raise FlowIdentityError(_describe_orphans(orphans, directory, flow.name))
+    _record(flow, wal, record)
+    return flow, renamed
+
+
+def _record(
+    flow: FlowDefinition, wal: WriteAheadFlowFileRepository, previous: FlowRecord | None
+) -> None:
+    """Commit *flow*'s record, when it differs from what the repository holds."""
+    record = FlowRecord.of(flow)
+    if record != previous:
+        wal.commit(Transaction(state={IDENTITY_KEY: record.to_state()}))
+
+
+def adopt_repository(
+    flow: FlowDefinition,
+    wal: WriteAheadFlowFileRepository,
+    directory: str | Path,
+    *,
+    drop_orphaned: bool = False,
+) -> tuple[str | None, list[OrphanQueue]]:
+    """Hand the repository to *flow*: ``flowcore adopt``.
+
+    Its queues and state stay under their ids; those *flow* has (the same names, or ids
+    given) become its own. Queues it has no connection for are refused, or with
+    *drop_orphaned* emptied (their FlowFiles' content is released at the next start).
+
+    Returns:
+        The flow that owned the repository before (None: none recorded), and the queues
+        dropped.
+
+    Raises:
+        FlowIdentityError: queues hold FlowFiles *flow* has no connection for, and
+            *drop_orphaned* is not set.
+    """
+    record = read_record(wal)
+    orphans = orphan_queues(record, flow, wal)
+    if orphans and not drop_orphaned:
+        raise FlowIdentityError(_describe_orphans(orphans, Path(directory), flow.name))
+    dropped = [s.segment_id for o in orphans for s in wal.segments(o.queue_id)]
+    wal.commit(Transaction(dequeued=dropped, state={IDENTITY_KEY: FlowRecord.of(flow).to_state()}))
+    return (record.flow if record is not None else None), orphans
