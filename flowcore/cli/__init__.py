@@ -1,8 +1,8 @@
-"""The ``flowcore`` command: run, explain, convert, status, provenance, check, dataset, processors.
+"""The ``flowcore`` command: run, explain, convert, status, provenance, check, adopt, dataset, ...
 
 One module per command (``run``, ``explain``, ``convert``, ``status``, ``provenance``, ``check``,
-``datasets``, ``catalog``), each adding its parser with ``add_command``; what they share is in
-:mod:`flowcore.cli._common`.
+``adopt``, ``datasets``, ``catalog``), each adding its parser with ``add_command``; what they
+share is in :mod:`flowcore.cli._common`.
 
 Mistakes a user can make (a bad flow, a missing file, a repository in use) print one clear
 message and exit with status 2; only flowcore's own bugs show a traceback. A batch ``run`` that
@@ -20,7 +20,17 @@ from collections.abc import Sequence
 
 from rich.markup import escape
 
-from flowcore.cli import catalog, check, convert, datasets, explain, provenance, run, status
+from flowcore.cli import (
+    adopt,
+    catalog,
+    check,
+    convert,
+    datasets,
+    explain,
+    provenance,
+    run,
+    status,
+)
 from flowcore.cli._common import CLOSED_OUTPUT, USER_ERROR, errors, load_flow
 from flowcore.cli.run import print_result
 from flowcore.errors import FlowcoreError
@@ -29,7 +39,7 @@ from flowcore.faults import describe_storage_fault, storage_fault
 __all__ = ["load_flow", "main", "print_result"]
 
 #: The commands, in the order ``flowcore --help`` lists them.
-COMMANDS = (run, explain, convert, status, provenance, check, datasets, catalog)
+COMMANDS = (run, explain, convert, status, provenance, check, adopt, datasets, catalog)
 
 
 def _parser() -> argparse.ArgumentParser:

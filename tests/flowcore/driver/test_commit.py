@@ -36,12 +36,12 @@ def test_a_commit_records_states_and_the_provenance_mark_then_releases_names(
             plan=plan,
             taken=[],
             results=[],
-            source_states={"GenerateFlowFile-1": {"listed": "3"}},
+            source_states={"GenerateFlowFile": {"listed": "3"}},
             run="run-1",
             now=0,
             expire_archive=False,
         )
-        assert repos.flowfiles.state("GenerateFlowFile-1") == {"listed": "3"}
+        assert repos.flowfiles.state("GenerateFlowFile") == {"listed": "3"}
         mark = repos.flowfiles.state(PROVENANCE_STATE)["next_event_id"]
         assert int(mark) == repos.provenance.next_event_id
         assert reserve_target(repos.paths.effects, "run-1", str(tmp_path / "out" / "a"), 1)

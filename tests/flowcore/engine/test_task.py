@@ -96,11 +96,11 @@ def test_pipelined_members_run_in_one_task(repos: RepositorySet) -> None:
     queue = flow.connect(tag, sink, durable=True)
     flow.auto_terminate(split, ["original", "failure"])
     flow.auto_terminate(sink, "success")
-    result = _run(repos, flow, work=(("GenerateFlowFile-1", WorkItem("batch", {"count": 1})),))
+    result = _run(repos, flow, work=(("gen", WorkItem("batch", {"count": 1})),))
     out = _outputs(repos, result, queue.id)
     assert [repos.content.read(f.content) for f in out] == [b"a", b"b", b"c"]
     assert all(f.attributes["tagged"] == "yes" for f in out)
-    assert result.transfers["SplitText-2"]["splits"] == (3, 3)
+    assert result.transfers["split"]["splits"] == (3, 3)
     assert result.provenance_files
     assert result.written_claims
 
@@ -115,7 +115,7 @@ def test_fan_out_clones_to_every_connection(repos: RepositorySet) -> None:
     second = flow.connect(gen, right, durable=True)
     flow.auto_terminate(left, "success")
     flow.auto_terminate(right, "success")
-    result = _run(repos, flow, work=(("GenerateFlowFile-1", WorkItem("batch", {"count": 2})),))
+    result = _run(repos, flow, work=(("gen", WorkItem("batch", {"count": 2})),))
     a, b = _outputs(repos, result, first.id), _outputs(repos, result, second.id)
     assert len(a) == len(b) == 2
     assert {f.uuid for f in a}.isdisjoint(f.uuid for f in b)
@@ -150,7 +150,7 @@ def test_processor_error_parks_the_flowfile_penalized_with_a_bulletin(repos: Rep
     (bulletin,) = result.bulletins
     assert "cannot handle f2" in bulletin.message
     assert bulletin.component_name == "boom"
-    assert result.transfers["UpdateAttribute-3"]["success"][0] == 2
+    assert result.transfers["end"]["success"][0] == 2
 
 
 def test_error_after_a_pipelined_connection_parks_in_the_park_queue(repos: RepositorySet) -> None:
@@ -160,9 +160,9 @@ def test_error_after_a_pipelined_connection_parks_in_the_park_queue(repos: Repos
     boom = flow.add(Explode(), name="boom")
     flow.connect(gen, boom)
     flow.auto_terminate(boom, "success")
-    result = _run(repos, flow, work=(("GenerateFlowFile-1", WorkItem("batch", {"count": 1})),))
+    result = _run(repos, flow, work=(("gen", WorkItem("batch", {"count": 1})),))
     (summary,) = result.enqueued
-    assert summary.queue_id == park_queue_id("Explode-2")
+    assert summary.queue_id == park_queue_id("boom")
     assert len(result.bulletins) == 1
 
 
@@ -223,8 +223,8 @@ def test_expired_flowfiles_are_dropped_with_an_expire_event(repos: RepositorySet
     flow.auto_terminate(end, "success")
     old = _flowfile(1).replace(entry_date=0)
     result = _run(repos, flow, 1, records=((queue.id, old), (queue.id, _flowfile(2))))
-    assert result.consumed["UpdateAttribute-2"] == 2
-    assert result.transfers["UpdateAttribute-2"]["success"][0] == 1
+    assert result.consumed["end"] == 2
+    assert result.transfers["end"]["success"][0] == 1
     assert _event_types(repos, result).count("EXPIRE") == 1
 
 
@@ -252,7 +252,7 @@ def test_source_read_error_becomes_a_bulletin(repos: RepositorySet, tmp_path: Pa
     put = flow.add(PutFile(directory=str(tmp_path / "out")), name="put")
     flow.connect(gen, put)
     flow.auto_terminate(put, ["success", "failure"])
-    result = _run(repos, flow, work=(("GenerateFlowFile-1", WorkItem("batch", {})),))
+    result = _run(repos, flow, work=(("gen", WorkItem("batch", {})),))
     (bulletin,) = result.bulletins
     assert "could not read batch" in bulletin.message
 
@@ -303,8 +303,8 @@ def test_a_member_whose_on_scheduled_raises_keeps_its_input_for_later(
     flow.auto_terminate(down, "success")
     flow.auto_terminate(tag, "success")
     before = time.time_ns() // 1_000_000
-    result = _run(repos, flow, work=(("GenerateFlowFile-1", WorkItem("batch", {"count": 2})),))
-    component = "Unreachable-2"
+    result = _run(repos, flow, work=(("gen", WorkItem("batch", {"count": 2})),))
+    component = down.id
     assert result.unscheduled == {component: "on_scheduled raised OSError: no route to host"}
     assert len(_outputs(repos, result, kept.id)) == 2
     parked = [s for s in result.enqueued if s.queue_id == park_queue_id(component)]

@@ -1,0 +1,229 @@
+"""Tests for a repository's flow, and the identity of its queues and state across edits."""
+
+from __future__ import annotations
+
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from flowcore import Flow
+from flowcore.driver.controller import run_flow
+from flowcore.driver.identity import (
+    IDENTITY_KEY,
+    FlowRecord,
+    adopt_repository,
+    claim_repository,
+    read_record,
+)
+from flowcore.errors import FlowIdentityError
+from flowcore.settings import Settings
+from processors import (
+    GenerateFlowFile,
+    GetFile,
+    LogAttribute,
+    PutFile,
+    SplitText,
+    UpdateAttribute,
+)
+from repositories.flowfile_wal import WriteAheadFlowFileRepository
+from repositories.repository_set import RepositorySet
+from tests.flowcore.driver._controller_runs import Explode
+
+SETTINGS = Settings(sync=False)
+
+
+def _files(directory: Path) -> dict[str, str]:
+    return (
+        {p.name: p.read_text() for p in sorted(directory.iterdir())} if directory.exists() else {}
+    )
+
+
+def _copy_flow(name: str, inputs: Path, out: Path, *, get_name: str = "get") -> Flow:
+    flow = Flow(name)
+    get = flow.add(GetFile(input_directory=str(inputs), keep_source_file=True), name=get_name)
+    put = flow.add(PutFile(directory=str(out)), name="put")
+    flow.connect(get, put)
+    flow.auto_terminate(put, ["success", "failure"])
+    return flow
+
+
+def test_another_flow_on_a_repository_is_refused_naming_both_and_the_way_out(
+    tmp_path: Path,
+) -> None:
+    """Flow B on flow A's repository: refused before anything runs; A's state is untouched."""
+    inputs, repository = tmp_path / "in", tmp_path / "repo"
+    inputs.mkdir()
+    (inputs / "a.txt").write_text("a")
+    run_flow(_copy_flow("A", inputs, tmp_path / "out-a"), "direct", repository=repository)
+    with pytest.raises(FlowIdentityError) as refused:
+        run_flow(_copy_flow("B", inputs, tmp_path / "out-b"), "direct", repository=repository)
+    message = str(refused.value)
+    assert "belongs to flow 'A', not 'B'" in message
+    assert "--repository" in message
+    assert "flowcore adopt" in message
+    assert "\n" not in message
+    assert not (tmp_path / "out-b").exists()  # B wrote nothing, and did not inherit A's state
+    result = run_flow(
+        _copy_flow("B", inputs, tmp_path / "out-b"), "direct", repository=tmp_path / "repo-b"
+    )
+    assert _files(tmp_path / "out-b") == {"a.txt": "a"}
+    assert result.finished
+
+
+def test_a_renamed_component_keeps_its_state(tmp_path: Path) -> None:
+    """GetFile renamed between runs (same properties) keeps its listing: nothing is read twice."""
+    inputs, repository, out = tmp_path / "in", tmp_path / "repo", tmp_path / "out"
+    inputs.mkdir()
+    (inputs / "a.txt").write_text("a")
+    run_flow(_copy_flow("f", inputs, out), "direct", repository=repository, settings=SETTINGS)
+    (out / "a.txt").unlink()
+    renamed = _copy_flow("f", inputs, out, get_name="fetch-logs")
+    result = run_flow(renamed, "direct", repository=repository, settings=SETTINGS)
+    assert _files(out) == {}  # a.txt was listed under the old name: not read again
+    assert result.transfers.get("fetch-logs", {}).get("success") is None
+    with closing(RepositorySet.open(repository)) as repos:
+        record = read_record(repos.flowfiles)
+    assert record is not None
+    assert record.components["get"][0] == "fetch-logs"  # the old id, the new name
+
+
+def test_a_rename_that_changes_properties_starts_fresh_unless_the_id_is_kept(
+    tmp_path: Path,
+) -> None:
+    """Renamed and reconfigured: a new component, unless ``id=`` names the old one."""
+    inputs, repository, out = tmp_path / "in", tmp_path / "repo", tmp_path / "out"
+    inputs.mkdir()
+    (inputs / "a.txt").write_text("a")
+    run_flow(_copy_flow("f", inputs, out), "direct", repository=repository, settings=SETTINGS)
+    (out / "a.txt").unlink()
+
+    def changed(name: str, batch_size: int, id: str | None = None) -> Flow:
+        flow = Flow("f")
+        get = flow.add(
+            GetFile(input_directory=str(inputs), keep_source_file=True, batch_size=batch_size),
+            name=name,
+            id=id,
+        )
+        put = flow.add(PutFile(directory=str(out)), name="put")
+        flow.connect(get, put)
+        flow.auto_terminate(put, ["success", "failure"])
+        return flow
+
+    run_flow(changed("fetch", 5), "direct", repository=repository, settings=SETTINGS)
+    assert _files(out) == {"a.txt": "a"}  # a new component: it lists afresh
+    (out / "a.txt").unlink()
+    run_flow(changed("fetch-2", 6, id="fetch"), "direct", repository=repository, settings=SETTINGS)
+    assert _files(out) == {}  # id="fetch" kept fetch's listing through the rename and change
+
+
+def _stuck_flow(order: list[int]) -> Flow:
+    """gen -> boom (fails, so FlowFiles stay queued) and gen -> log, connected in *order*."""
+    flow = Flow("stuck")
+    gen = flow.add(GenerateFlowFile(custom_text="x"), name="gen")
+    tag = flow.add(UpdateAttribute(k="v"), name="tag")
+    boom = flow.add(Explode(), name="boom")
+    log = flow.add(LogAttribute(), name="log")
+    links = [(gen, tag, {}), (tag, boom, {"durable": True}), (tag, log, {"durable": True})]
+    for index in order:
+        source, destination, options = links[index]
+        flow.connect(source, destination, **options)
+    flow.auto_terminate(boom, "success")
+    flow.auto_terminate(log, "success")
+    return flow
+
+
+def test_connect_calls_in_another_order_keep_every_queue_on_its_connection(
+    tmp_path: Path,
+) -> None:
+    """FlowFiles queued for 'boom' stay boom's when the flow's connect() calls are reordered."""
+    repository = tmp_path / "repo"
+    first = run_flow(_stuck_flow([0, 1, 2]), "direct", repository=repository, settings=SETTINGS)
+    assert list(first.queued) == ["tag -[success]-> boom"]
+    second = run_flow(_stuck_flow([2, 1, 0]), "direct", repository=repository, settings=SETTINGS)
+    assert list(second.queued) == ["tag -[success]-> boom"]
+    assert second.transfers["log"]["success"][0] == 1  # log got only the new FlowFile
+    with closing(RepositorySet.open(repository)) as repos:
+        queues = {q: repos.flowfiles.queue_size(q)[0] for q in repos.flowfiles.queue_ids()}
+    assert queues == {"tag:success->boom": 2}
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.permutations([0, 1, 2]))
+def test_ids_do_not_depend_on_the_order_of_connect_calls(order: list[int]) -> None:
+    """Any order of the same connect() calls gives the same connection ids."""
+    assert {c.id for c in _stuck_flow(order).connections} == {
+        c.id for c in _stuck_flow([0, 1, 2]).connections
+    }
+
+
+def test_a_removed_connection_holding_flowfiles_refuses_the_run_and_names_it(
+    tmp_path: Path,
+) -> None:
+    """The queue is named by its endpoints and count; nothing is re-attached; adopt drops it."""
+    repository = tmp_path / "repo"
+    run_flow(_stuck_flow([0, 1, 2]), "direct", repository=repository, settings=SETTINGS)
+    edited = Flow("stuck")
+    gen = edited.add(GenerateFlowFile(custom_text="x"), name="gen")
+    tag = edited.add(UpdateAttribute(k="v"), name="tag")
+    log = edited.add(LogAttribute(), name="log")
+    edited.connect(gen, tag)
+    edited.connect(tag, log, durable=True)
+    edited.auto_terminate(log, "success")
+    with pytest.raises(FlowIdentityError) as refused:
+        run_flow(edited, "direct", repository=repository, settings=SETTINGS)
+    message = str(refused.value)
+    assert "tag -[success]-> boom holds 1 FlowFile(s)" in message
+    assert "add back 'boom'" in message
+    assert "--drop-orphaned" in message
+    with closing(RepositorySet.open(repository)) as repos:  # nothing changed, nothing moved
+        assert repos.flowfiles.queue_size("tag:success->boom")[0] == 1
+        assert repos.flowfiles.queue_size("tag:success->log")[0] == 0
+        with pytest.raises(FlowIdentityError):
+            adopt_repository(edited, repos.flowfiles, repository)
+        before, dropped = adopt_repository(edited, repos.flowfiles, repository, drop_orphaned=True)
+        assert before == "stuck"
+        assert [(o.label, o.count) for o in dropped] == [("tag -[success]-> boom", 1)]
+    result = run_flow(edited, "direct", repository=repository, settings=SETTINGS)
+    assert result.finished
+
+
+def test_a_changed_connection_offers_its_id_and_the_id_carries_the_queue(tmp_path: Path) -> None:
+    """Relationships changed on a connection holding FlowFiles: id= of the old one carries them."""
+    repository = tmp_path / "repo"
+
+    def split_flow(relationships: list[str], id: str | None = None) -> Flow:
+        flow = Flow("split")
+        gen = flow.add(GenerateFlowFile(custom_text="a\nb"), name="gen")
+        split = flow.add(SplitText(line_split_count=1), name="split")
+        boom = flow.add(Explode(), name="boom")
+        flow.connect(gen, split)
+        flow.connect(split, boom, relationships, durable=True, id=id)
+        for relationship in {"splits", "original", "failure"} - set(relationships):
+            flow.auto_terminate(split, relationship)
+        flow.auto_terminate(boom, "success")
+        return flow
+
+    first = run_flow(split_flow(["splits"]), "direct", repository=repository, settings=SETTINGS)
+    assert first.queued == {"split -[splits]-> boom": (2, 2)}
+    with pytest.raises(FlowIdentityError, match=r"id='split:splits->boom' to carry"):
+        run_flow(split_flow(["splits", "failure"]), "direct", repository=repository)
+    carried = split_flow(["splits", "failure"], id="split:splits->boom")
+    result = run_flow(carried, "direct", repository=repository, settings=SETTINGS)
+    assert result.queued == {"split -[splits,failure]-> boom": (4, 4)}
+
+
+def test_claim_records_the_flow_once_and_reads_it_back(tmp_path: Path) -> None:
+    """The record is a state entry of the log: written when it changes, read after a restart."""
+    flow = _stuck_flow([0, 1, 2])
+    with WriteAheadFlowFileRepository(tmp_path / "wal", sync=False) as wal:
+        claimed, renamed = claim_repository(flow, wal, tmp_path)
+        assert claimed is flow
+        assert renamed == {}
+        assert read_record(wal) == FlowRecord.of(flow)
+        assert claim_repository(flow, wal, tmp_path) == (flow, {})
+    with WriteAheadFlowFileRepository(tmp_path / "wal", sync=False) as wal:
+        assert read_record(wal) == FlowRecord.of(flow)
+        assert set(wal.state(IDENTITY_KEY)) == {"version", "flow", "components", "connections"}
