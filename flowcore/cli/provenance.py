@@ -223,7 +223,10 @@ def _lineage(provenance: Any, args: argparse.Namespace) -> None:
 
 
 def _replay(repos: Any, args: argparse.Namespace) -> None:
-    flow = load_flow(args.flow)
+    from flowcore.driver.identity import claim_repository  # noqa: PLC0415
+
+    # The repository must be this flow's, and its renamed components carry their kept ids.
+    flow, _ = claim_repository(load_flow(args.flow), repos.flowfiles, repos.directory)
     _event(repos.provenance, args.target)
     replayed = repos.provenance.replay(
         int(args.target),
