@@ -31,6 +31,7 @@ from flowcore.flow import (
     FlowDefinition,
     QueueSettings,
     SchedulingStrategy,
+    connection_id,
 )
 from flowcore.parameters import Parameter, ParameterContext
 from flowcore.processor import Processor
@@ -211,9 +212,11 @@ def _variables(flow: FlowDefinition, reserved: set[str]) -> dict[str, str]:
 
 def _add(writer: _Writer, component: Component, variable: str) -> str:
     """``variable = flow.add(...)`` or ``flow.funnel(...)`` for *component*."""
+    # An id other than the name (NiFi's identifier) is written: queues and state hang on it.
+    given_id = f", id={_quote(component.id)}" if component.id != component.name else ""
     if component.kind is ComponentKind.FUNNEL:
         disabled = ", disabled=True" if component.disabled else ""
-        return f"{variable} = flow.funnel({_quote(component.name)}{disabled})"
+        return f"{variable} = flow.funnel({_quote(component.name)}{disabled}{given_id})"
     processor = component.processor
     assert processor is not None
     cls = writer.use(_processor_module(type(processor)), type(processor).__name__)
@@ -234,6 +237,8 @@ def _add(writer: _Writer, component: Component, variable: str) -> str:
     for name, (value, default) in settings.items():
         if value != default:
             items.append((_kw(name), writer.literal(value)))
+    if given_id:
+        items.append((_kw("id"), _quote(component.id)))
     return _format(_Call(f"{variable} = flow.add(", tuple(items)))
 
 
@@ -274,6 +279,9 @@ def _connect(
     for name, (value, default) in extras.items():
         if value != default:
             items.append((_kw(name), writer.literal(value)))
+    derived = connection_id(connection.source, connection.relationships, connection.destination)
+    if connection.id.split("#")[0] != derived:  # NiFi's identifier: its queue hangs on it
+        items.append((_kw("id"), _quote(connection.id)))
     return _format(_Call("flow.connect(", tuple(items)))
 
 

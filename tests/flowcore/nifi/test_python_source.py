@@ -152,3 +152,20 @@ def test_services_are_declared_before_the_processors_that_name_them() -> None:
     written = executed(source)
     assert written.services == flow.services
     assert written.describe_structure() == flow.describe_structure()
+
+
+def test_ids_other_than_the_derived_ones_are_written() -> None:
+    """NiFi's identifiers survive a conversion (queues hang on them); derived ids are left out."""
+    flow = Flow("ids")
+    split = flow.add(SplitText(line_split_count=1), name="split", id="0b7e-split")
+    join = flow.funnel("join", id="0b7e-join")
+    put = flow.add(PutFile(directory="/tmp/out"), name="put")
+    flow.connect(split, join, "splits", id="0b7e-link")
+    flow.connect(join, put)
+    flow.auto_terminate(split, ["original", "failure"])
+    flow.auto_terminate(put, ["success", "failure"])
+    source = flow_to_python(flow)
+    written = executed(source)
+    assert [c.id for c in written.components] == ["0b7e-split", "0b7e-join", "put"]
+    assert [c.id for c in written.connections] == ["0b7e-link", "0b7e-join:success->put"]
+    assert source.count("id=") == 3
