@@ -184,8 +184,12 @@ def orphan_queues(
 def _orphan_fix(record: FlowRecord, flow: FlowDefinition, queue_id: str) -> tuple[str, str]:
     """A lost connection's label and the fix that applies to it."""
     recorded = record.connections.get(queue_id)
-    if recorded is None:
-        return queue_id, "run the flow that made it on this repository"
+    if recorded is None:  # a repository of a flowcore that numbered its connections
+        return queue_id, (
+            "it was queued by an earlier flowcore, whose ids came from the order of connect() "
+            "calls; finish it with that version, or give its connection id="
+            f"{queue_id!r}"
+        )
     source, relationships, destination = recorded
     label = f"{record.name_of(source)} -[{','.join(relationships)}]-> {record.name_of(destination)}"
     ids = {c.id for c in flow.components}

@@ -19,6 +19,7 @@ from flowcore.driver.identity import (
     read_record,
 )
 from flowcore.errors import FlowIdentityError
+from flowcore.flowfile import FlowFile
 from flowcore.settings import Settings
 from processors import (
     GenerateFlowFile,
@@ -29,6 +30,7 @@ from processors import (
     UpdateAttribute,
 )
 from repositories.flowfile_wal import WriteAheadFlowFileRepository
+from repositories.records import Transaction
 from repositories.repository_set import RepositorySet
 from tests.flowcore.driver._controller_runs import Explode
 
@@ -227,3 +229,20 @@ def test_claim_records_the_flow_once_and_reads_it_back(tmp_path: Path) -> None:
     with WriteAheadFlowFileRepository(tmp_path / "wal", sync=False) as wal:
         assert read_record(wal) == FlowRecord.of(flow)
         assert set(wal.state(IDENTITY_KEY)) == {"version", "flow", "components", "connections"}
+
+
+def test_a_queue_of_an_older_repository_without_a_record_is_named_with_its_way_out(
+    tmp_path: Path,
+) -> None:
+    """A numbered queue id from before stable ids: refused, naming the id to give or to drop."""
+    repository = tmp_path / "repo"
+    with closing(RepositorySet.open(repository)) as repos:
+        wal = repos.flowfiles
+        summary = wal.write_segment("connection-2", [FlowFile.create(1, 0, {"filename": "x"})])
+        wal.commit(Transaction(enqueued=[summary]))
+    with pytest.raises(FlowIdentityError) as refused:
+        run_flow(_stuck_flow([0, 1, 2]), "direct", repository=repository, settings=SETTINGS)
+    message = str(refused.value)
+    assert "connection-2 holds 1 FlowFile(s)" in message
+    assert "id='connection-2'" in message
+    assert "--drop-orphaned" in message
