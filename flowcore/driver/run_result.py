@@ -46,6 +46,8 @@ EXIT_FAILED = 4
 FAILURE = "failure"
 #: Reasons a count line shows per processor; the rest are summed in one more line.
 MAX_REASON_LINES = 5
+#: Distinct bulletins a summary shows per component; the rest are summed in one more line.
+MAX_BULLETIN_LINES = 10
 
 
 @attrs.frozen
@@ -417,12 +419,24 @@ class RunResult:
                     lines.append(f"  bulletin: {name}: {reason.message}{times}")
         return "\n".join(lines)
 
-    def bulletin_reasons(self) -> dict[str, tuple[LoggedReason, ...]]:
-        """Per component name, its bulletins of the run as distinct reasons with counts."""
+    def bulletin_reasons(
+        self, limit: int = MAX_BULLETIN_LINES
+    ) -> dict[str, tuple[LoggedReason, ...]]:
+        """Per component name, its bulletins of the run as distinct reasons with counts.
+
+        At most *limit* reasons each, first seen first; the rest are summed into one more,
+        whose message is None (what a report prints as "of other reasons").
+        """
         names: dict[str, list[Bulletin]] = {}
         for bulletin in self.bulletins:
             names.setdefault(bulletin.component_name, []).append(bulletin)
-        return {name: logged_reasons(bulletins) for name, bulletins in names.items()}
+        kept = {}
+        for name, bulletins in names.items():
+            reasons = logged_reasons(bulletins)
+            shown = [r for r in reasons if r.message is not None][:limit]
+            rest = sum(r.count for r in reasons if r not in shown)
+            kept[name] = (*shown, LoggedReason(None, rest)) if rest else tuple(shown)
+        return kept
 
 
 def stage_summary(result: RunResult) -> dict[str, Any]:

@@ -9,6 +9,7 @@ import pytest
 from flowcore import Flow
 from flowcore.compiler.plan import MemberPlan, Route
 from flowcore.driver.run_result import (
+    MAX_BULLETIN_LINES,
     MAX_REASON_LINES,
     FailedFlowFiles,
     LoggedReason,
@@ -284,3 +285,15 @@ def test_a_run_reports_what_went_to_an_auto_terminated_failure(tmp_path: Path) -
     assert result.count("mark", "success") == 1452
     assert result.failed == {}
     assert result.finished
+
+
+def test_a_summary_shows_a_bounded_number_of_distinct_bulletins() -> None:
+    """Bulletins all different (a file name in each): MAX_BULLETIN_LINES of them, then one
+    line summing the others."""
+    bulletins = tuple(_bulletins(*(f"cannot read '{chr(97 + n)}.txt'" for n in range(26))))
+    reasons = _result(bulletins=bulletins).bulletin_reasons()["put"]
+    assert len(reasons) == MAX_BULLETIN_LINES + 1
+    assert reasons[-1] == LoggedReason(None, 26 - MAX_BULLETIN_LINES)
+    text = _result(bulletins=bulletins).summary()
+    assert f"  bulletin: put: {26 - MAX_BULLETIN_LINES} more, of other reasons" in text
+    assert text.count("bulletin:") == MAX_BULLETIN_LINES + 1
