@@ -58,10 +58,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     from flowcore.driver.run_result import EXIT_FAILED, EXIT_STUCK, stage_summary  # noqa: PLC0415
 
-    status = 0
-    if not args.continuous:
-        # Unfinished work first: a rerun may finish it; what went to failure is done with.
-        status = EXIT_STUCK if not result.finished else EXIT_FAILED if result.failed else 0
+    status = 0  # a continuous run stopped on request: what follows is a report
+    if not args.continuous and not result.finished:
+        status = EXIT_STUCK  # first: a later run may finish that work; failure is done with
+    elif not args.continuous and result.failed:
+        status = EXIT_FAILED
     if stop.is_set() and not args.continuous:
         status = EXIT_INTERRUPTED  # stopped early: what is queued waits for the next run
     if args.json:

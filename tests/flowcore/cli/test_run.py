@@ -640,3 +640,47 @@ def test_a_continuous_run_reports_failures_and_still_exits_0(tmp_path: Path) -> 
     assert len(failed) == 1
     assert re.fullmatch(r"failed: PutFile 'put': \d+ FlowFile\(s\) to failure: .*", failed[0])
     assert "failed PutFile 'put'" in out
+
+
+STUCK_AND_FAILING_FLOW = """
+from flowcore import Flow, Processor, Relationship
+from processors import GenerateFlowFile, PutFile
+
+
+class Boom(Processor):
+    relationships = (Relationship("success"),)
+
+    def on_trigger(self, context, session):
+        if session.get() is not None:
+            raise RuntimeError("boom")
+
+
+flow = Flow("both")
+gen = flow.add(GenerateFlowFile(custom_text="x", batch_size=3), name="gen")
+put = flow.add(PutFile(directory={directory!r}), name="put")
+boom = flow.add(Boom(), name="boom")
+flow.connect(gen, put)
+flow.connect(gen, boom)
+flow.auto_terminate(put, ["success", "failure"])
+flow.auto_terminate(boom, "success")
+"""
+
+
+def test_unfinished_work_wins_over_failures_for_the_exit_status(
+    tmp_path: Path, flowcore_cmd: Flowcore
+) -> None:
+    """A run that both left FlowFiles stuck and dropped some at failure exits 3 (a later run
+    may finish the stuck ones) and still gives both the `stuck:` and the `failed:` line."""
+    (tmp_path / "file").write_text("not a directory")
+    flow = tmp_path / "flow.py"
+    flow.write_text(STUCK_AND_FAILING_FLOW.format(directory=str(tmp_path / "file" / "sub")))
+    done = flowcore_cmd(
+        "run", str(flow), "--runner", "direct", "--repository", str(tmp_path / "repo")
+    )
+    assert done.returncode == 3, done.stderr
+    assert [line[:25] for line in done.stderr.splitlines() if line.startswith("stuck:")] == [
+        "stuck: 3 FlowFile(s), 3 b"
+    ]
+    failed = [line for line in done.stderr.splitlines() if line.startswith("failed:")]
+    assert len(failed) == 1
+    assert failed[0].startswith("failed: PutFile 'put': 3 FlowFile(s) to failure: Cannot write")
