@@ -15,7 +15,8 @@ percentage and ETA are shown when the sources know what they have left to read (
 listed files and bytes, FileSplitter's blocks).
 
 Ctrl-C (or SIGTERM) asks the run to stop after the micro-batch in progress, which then ends as a
-run does: the summary is printed and the status is 0. A second Ctrl-C stops at once, like a
+run does: the summary is printed, and a continuous run exits with 0, a batch run (stopped early,
+its work left queued) with :data:`EXIT_INTERRUPTED`. A second Ctrl-C stops at once, like a
 crash: nothing committed is lost, and the micro-batch in progress is redone at the next start.
 """
 
@@ -40,7 +41,8 @@ from flowcore.cli.status import duration
 
 __all__ = ["EXIT_INTERRUPTED", "ProgressDisplay", "ProgressView", "StopRequest"]
 
-#: The exit status after a second Ctrl-C stopped a run at once (128 + SIGINT, as shells use).
+#: The exit status of a batch run stopped early by Ctrl-C or SIGTERM, and after a second Ctrl-C
+#: stopped any run at once (128 + SIGINT, as shells use).
 EXIT_INTERRUPTED = 130
 _REFRESH_PER_SECOND = 4
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)

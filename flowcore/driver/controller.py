@@ -30,7 +30,13 @@ from flowcore.driver.live_status import (
     replayed_since_last_run,
     status_document,
 )
-from flowcore.driver.run_result import RunProgress, RunResult, stage_summary, why_stuck
+from flowcore.driver.run_result import (
+    RunProgress,
+    RunResult,
+    failed_flowfiles,
+    stage_summary,
+    why_stuck,
+)
 from flowcore.driver.scheduler import BatchLimits, select_segments
 from flowcore.driver.schedules import Schedules
 from flowcore.driver.sinks import Sinks
@@ -578,6 +584,10 @@ class Controller:
                     continue
                 stuck[label] = self._why_queued(queue_id)
                 readers.add(self._reader(queue_id))
+        transfers = {
+            k: {r: (v[0], v[1]) for r, v in rels.items()} for k, rels in self._transfers.items()
+        }
+        members = [m for plan in self.plans.values() for m in plan.members]
         return RunResult(
             flow=self.flow.name,
             runner=self.runner.name,
@@ -585,9 +595,7 @@ class Controller:
             micro_batches=micro_batches,
             stage_runs=self._stage_runs,
             elapsed_seconds=elapsed,
-            transfers={
-                k: {r: (v[0], v[1]) for r, v in rels.items()} for k, rels in self._transfers.items()
-            },
+            transfers=transfers,
             received=dict(self._received),
             provenance_events=events,
             queued=queued,
@@ -602,6 +610,7 @@ class Controller:
             plan=self.explain(),
             sinks={k: dict(v) for k, v in self.sinks.reports.items()},
             master=self.runner.master,
+            failed=failed_flowfiles(members, transfers, self._bulletins),
         )
 
     def _reader(self, queue_id: str) -> str | None:

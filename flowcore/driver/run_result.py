@@ -6,19 +6,29 @@ read these values without needing the controller's machinery.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from flowcore.engine._bulletins import brief, reason_key, repeated
 from repositories.records import Bulletin
 
+if TYPE_CHECKING:
+    from flowcore.compiler.plan import MemberPlan
+
 __all__ = [
+    "EXIT_FAILED",
     "EXIT_STUCK",
+    "FAILURE",
+    "FailedFlowFiles",
     "InputProgress",
+    "LoggedReason",
     "RunProgress",
     "RunResult",
     "StageProgress",
+    "failed_flowfiles",
+    "logged_reasons",
     "stage_summary",
     "why_stuck",
 ]
@@ -26,6 +36,139 @@ __all__ = [
 #: ``flowcore run``'s exit status when a batch run ends with FlowFiles it could not finish
 #: (2 is a user's mistake, 1 an internal error).
 EXIT_STUCK = 3
+#: ``flowcore run``'s exit status when a batch run finished but dropped FlowFiles at an
+#: auto-terminated ``failure`` (:attr:`RunResult.failed`); :data:`EXIT_STUCK` comes first.
+EXIT_FAILED = 4
+#: The relationship whose auto-terminated FlowFiles a run reports as lost: NiFi's convention
+#: for "this FlowFile could not be processed". Other relationships some processors route
+#: problems to (FetchFile's ``not.found``, ``permission.denied``; ``unmatched``, ``retry``)
+#: are outcomes a flow may expect, and are not counted.
+FAILURE = "failure"
+#: Reasons a count line shows per processor; the rest are summed in one more line.
+MAX_REASON_LINES = 5
+#: Distinct bulletins a summary shows per component; the rest are summed in one more line.
+MAX_BULLETIN_LINES = 10
+
+
+@attrs.frozen
+class LoggedReason:
+    """One reason a processor logged (WARNING or above) in a run, and how many times.
+
+    Records alike once the FlowFile they name is masked share a reason (see
+    :func:`~flowcore.engine._bulletins.reason_key`).
+
+    Attributes:
+        message: the first record's message, naming its FlowFile; None for records of other
+            reasons that a task counted together past its bulletin limit.
+        count: the records with this reason, including those past the bulletin limit.
+    """
+
+    message: str | None
+    count: int
+
+
+def logged_reasons(bulletins: Iterable[Bulletin]) -> tuple[LoggedReason, ...]:
+    """*bulletins* (one component's) as distinct reasons with their counts, first seen first.
+
+    A bulletin a task made past its limit counts the records it stands for
+    (:func:`~flowcore.engine._bulletins.repeated`); the rest count one each.
+    """
+    counts: dict[str | None, list[Any]] = {}
+    for bulletin in bulletins:
+        said = repeated(bulletin.message)
+        message, count = (bulletin.message, 1) if said is None else (said.message, said.count)
+        key = None if message is None else reason_key(message)
+        seen = counts.setdefault(key, [message, 0])
+        seen[1] += count
+    return tuple(LoggedReason(message, count) for message, count in counts.values())
+
+
+@attrs.frozen
+class FailedFlowFiles:
+    """What one processor dropped at its auto-terminated ``failure`` in a run, and why.
+
+    NiFi's routing is unchanged (they were dropped, with a DROP event each); this is the
+    report. A ``failure`` connected to another processor is handled by the flow, not lost,
+    and not reported here.
+
+    Attributes:
+        processor_type: the processor's type (``PutFile``).
+        count: FlowFiles it sent to ``failure``.
+        size: their bytes.
+        reasons: what it logged (WARNING or above) in the run, by distinct reason, first seen
+            first; empty when it logged nothing.
+    """
+
+    processor_type: str
+    count: int
+    size: int
+    reasons: tuple[LoggedReason, ...] = ()
+
+    @property
+    def reason(self) -> str | None:
+        """The first reason the processor gave (its first bulletin of the run), if any."""
+        return next((r.message for r in self.reasons if r.message is not None), None)
+
+    @property
+    def one_per_flowfile(self) -> bool:
+        """Whether it logged one record per FlowFile sent to failure (counts are FlowFiles)."""
+        return sum(r.count for r in self.reasons) == self.count
+
+    def lines(self, name: str) -> list[str]:
+        """One line per distinct reason, with its count (at most :data:`MAX_REASON_LINES`+1).
+
+        When the processor logged one record per failed FlowFile, a reason's count is its
+        FlowFiles; otherwise each line gives the FlowFiles and how often the reason was logged.
+        """
+        who = f"{self.processor_type} '{name}'"
+        lost = f"{self.count} FlowFile(s) to failure"
+        if not self.reasons:
+            return [f"{who}: {lost} (it logged no reason; their DROP events are in provenance)"]
+        exact = self.one_per_flowfile
+        shown = [r for r in self.reasons if r.message is not None][:MAX_REASON_LINES]
+        lines = []
+        for reason in shown:
+            text = brief(reason.message or "")
+            lines.append(
+                f"{who}: {reason.count} FlowFile(s) to failure: {text}"
+                if exact
+                else f"{who}: {lost}; it logged {reason.count} time(s): {text}"
+            )
+        rest = [r for r in self.reasons if r not in shown]
+        if rest:
+            count = sum(r.count for r in rest)
+            what = (
+                f"{count} FlowFile(s) to failure" if exact else f"{lost}; it logged {count} time(s)"
+            )
+            lines.append(f"{who}: {what} for other reasons: see the bulletins (flowcore status)")
+        return lines
+
+
+def failed_flowfiles(
+    members: Iterable[MemberPlan],
+    transfers: Mapping[str, Mapping[str, tuple[int, int]]],
+    bulletins: Sequence[Bulletin],
+) -> dict[str, FailedFlowFiles]:
+    """Per component name, what it dropped at an auto-terminated ``failure`` in a run.
+
+    Args:
+        members: the flow's members (their auto-terminated, unconnected relationships).
+        transfers: per component name, per relationship: ``(FlowFiles, bytes)`` of the run.
+        bulletins: the run's bulletins; each processor's give its reasons.
+    """
+    failed = {}
+    for member in members:
+        if FAILURE not in member.dropped:
+            continue  # connected: the flow handles its failures
+        count, size = transfers.get(member.name, {}).get(FAILURE, (0, 0))
+        if count:
+            failed[member.name] = FailedFlowFiles(
+                member.type_name,
+                count,
+                size,
+                logged_reasons(b for b in bulletins if b.component_id == member.component_id),
+            )
+    return failed
 
 
 def why_stuck(
@@ -192,6 +335,11 @@ class RunResult:
             count and auto-merge figures).
         master: the Spark master the run's session ran on (its SparkContext's, whoever started
             it); None for the direct runner.
+        failed: per component name, the FlowFiles it dropped at an auto-terminated
+            ``failure``, with the reasons it logged. A batch run that did so did not lose
+            track of them (NiFi drops them so), but did not do that work either:
+            ``flowcore run`` says so, one line per reason, and exits with
+            :data:`EXIT_FAILED`.
     """
 
     flow: str
@@ -211,6 +359,11 @@ class RunResult:
     unscheduled: dict[str, str] = attrs.field(factory=dict)
     master: str | None = None
     disabled: dict[str, str] = attrs.field(factory=dict)
+    failed: dict[str, FailedFlowFiles] = attrs.field(factory=dict)
+
+    def failure_lines(self) -> list[str]:
+        """One line per processor and distinct reason it dropped FlowFiles at ``failure``."""
+        return [line for name, failed in self.failed.items() for line in failed.lines(name)]
 
     @property
     def finished(self) -> bool:
@@ -256,8 +409,34 @@ class RunResult:
             f"  {name} never ran: it could not be scheduled: {why}"
             for name, why in self.unscheduled.items()
         )
-        lines.extend(f"  bulletin: {b.component_name}: {b.message}" for b in self.bulletins)
+        lines.extend(f"  failed: {line}" for line in self.failure_lines())
+        for name, reasons in self.bulletin_reasons().items():
+            for reason in reasons:
+                if reason.message is None:
+                    lines.append(f"  bulletin: {name}: {reason.count} more, of other reasons")
+                else:
+                    times = f" ({reason.count} like this)" if reason.count > 1 else ""
+                    lines.append(f"  bulletin: {name}: {reason.message}{times}")
         return "\n".join(lines)
+
+    def bulletin_reasons(
+        self, limit: int = MAX_BULLETIN_LINES
+    ) -> dict[str, tuple[LoggedReason, ...]]:
+        """Per component name, its bulletins of the run as distinct reasons with counts.
+
+        At most *limit* reasons each, first seen first; the rest are summed into one more,
+        whose message is None (what a report prints as "of other reasons").
+        """
+        names: dict[str, list[Bulletin]] = {}
+        for bulletin in self.bulletins:
+            names.setdefault(bulletin.component_name, []).append(bulletin)
+        kept = {}
+        for name, bulletins in names.items():
+            reasons = logged_reasons(bulletins)
+            shown = [r for r in reasons if r.message is not None][:limit]
+            rest = sum(r.count for r in reasons if r not in shown)
+            kept[name] = (*shown, LoggedReason(None, rest)) if rest else tuple(shown)
+        return kept
 
 
 def stage_summary(result: RunResult) -> dict[str, Any]:

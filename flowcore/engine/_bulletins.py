@@ -6,6 +6,19 @@ bulletin board, not only in a log file. flowcore's processors log through their 
 (``flowcore.processors.<Type>``); a task marks which member is running (:func:`running`), and
 one handler on ``flowcore.processors`` turns such records into that member's bulletins, which
 the task returns with its result (so they reach ``flowcore status`` from Spark executors too).
+
+A processor that fails the same way for every FlowFile (a PutFile into a directory it cannot
+write: 1,452 identical errors) must neither bury the run's output nor lose count. So:
+
+- each record has a *reason*, :func:`reason_key`: its message with FlowFile names, uuids and
+  numbers masked, so "Cannot write FlowFile[id=7, ...]" and "... id=8 ..." are one reason;
+- a member (one task) makes a bulletin of each of its first :data:`MAX_LOG_BULLETINS` records;
+  past them it counts records by reason, and each time it stops running it makes one bulletin
+  per reason saying how many more there were (:func:`repeated`), so every record is counted
+  in the bulletins alone (``flowcore run`` sums them into one line per reason);
+- of the records Python would write to stderr for want of any logging configured
+  (``logging.lastResort``), only the first of each reason in a process is written: the rest are
+  bulletins. An application that configures logging gets every record, as before.
 """
 
 from __future__ import annotations
@@ -13,56 +26,151 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
+import re
 import weakref
 from collections.abc import Iterator
 from typing import Protocol
 
-__all__ = ["BULLETIN_LEVEL", "running"]
+import attrs
+
+__all__ = ["BULLETIN_LEVEL", "Repeated", "brief", "reason_key", "repeated", "running"]
 
 #: NiFi's default bulletin level: WARN and above.
 BULLETIN_LEVEL = logging.WARNING
 #: Log bulletins one member makes in one task; past them, a processor that warns about every
-#: FlowFile (a million failing writes) keeps its lines in the log only. NiFi's bulletin board
-#: keeps the last few per component too.
+#: FlowFile (a million failing writes) has its records counted by reason instead. NiFi's
+#: bulletin board keeps the last few per component too.
 MAX_LOG_BULLETINS = 100
+#: Reasons one member counts apart past :data:`MAX_LOG_BULLETINS` in one task; records of
+#: further reasons are counted together, as "other reasons".
+MAX_REASONS = 10
+#: Reasons a process remembers having written to stderr; past them it forgets them all and
+#: writes each again once (memory stays bounded whatever the messages).
+MAX_WRITTEN_REASONS = 10_000
+
+#: How :class:`~flowcore.flowfile.FlowFile` prints itself (``FlowFile.__str__``).
+_FLOWFILE = re.compile(r"FlowFile\[id=\d+, uuid=[^,\]]*, filename=.*?, size=\d+\]")
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
+_NUMBER = re.compile(r"\d+")
+_OVER = f"more than {MAX_LOG_BULLETINS} warnings in one task; "
+_REPEATED = re.compile(
+    re.escape(_OVER) + r"(\d+) more (?:like this: (.*)|with other reasons)", re.DOTALL
+)
+
+
+def reason_key(message: str) -> str:
+    """What *message* says once the FlowFile it names is masked: records alike share it.
+
+    FlowFiles as they print, uuids and numbers become ``#``: "Cannot write FlowFile[id=7, ...]:
+    [Errno 13] Permission denied: '/out/7.txt'" and the same for FlowFile 8 are one reason.
+    """
+    return _NUMBER.sub("#", _UUID.sub("#", _FLOWFILE.sub("FlowFile", message)))
+
+
+def brief(message: str) -> str:
+    """*message* with the FlowFiles it names shortened to ``FlowFile[...]`` (for a count line)."""
+    return _FLOWFILE.sub("FlowFile[...]", message)
+
+
+@attrs.frozen
+class Repeated:
+    """What a bulletin made past :data:`MAX_LOG_BULLETINS` counts.
+
+    Attributes:
+        count: records it stands for.
+        message: the first of them, or None for records of other reasons than those counted
+            apart (:data:`MAX_REASONS`).
+    """
+
+    count: int
+    message: str | None
+
+
+def repeated(message: str) -> Repeated | None:
+    """The records a bulletin's *message* stands for, when it counts them (else None)."""
+    found = _REPEATED.fullmatch(message)
+    if found is None:
+        return None
+    return Repeated(int(found[1]), found[2])
 
 
 class _Bulletins(Protocol):
     def bulletin(self, message: str, level: str = "ERROR") -> None: ...
 
 
+@attrs.define
+class _Counted:
+    """Records of one reason past the cap, since the member last said how many."""
+
+    message: str
+    count: int = 0
+    level: str = "WARNING"
+
+
+@attrs.define
+class _Made:
+    """What one member's records made so far (a member lives for one task)."""
+
+    bulletins: int = 0
+    counted: dict[str | None, _Counted] = attrs.field(factory=dict)
+
+    def count(self, key: str, message: str, level: str) -> None:
+        """Count a record past the cap under its reason (or with the other reasons)."""
+        slot: str | None = key
+        if key not in self.counted and len(self.counted) >= MAX_REASONS:
+            slot = None
+        counted = self.counted.setdefault(slot, _Counted(message))
+        counted.count += 1
+        if level == "ERROR":
+            counted.level = level
+
+    def say(self, member: _Bulletins) -> None:
+        """One bulletin per reason counted since the last time."""
+        for slot, counted in self.counted.items():
+            what = "with other reasons" if slot is None else f"like this: {counted.message}"
+            member.bulletin(f"{_OVER}{counted.count} more {what}", counted.level)
+        self.counted.clear()
+
+
 _RUNNING: contextvars.ContextVar[_Bulletins | None] = contextvars.ContextVar(
     "flowcore_running_member", default=None
 )
-#: Log bulletins made so far by each member (a member lives for one task).
-_MADE: weakref.WeakKeyDictionary[_Bulletins, int] = weakref.WeakKeyDictionary()
+_MADE: weakref.WeakKeyDictionary[_Bulletins, _Made] = weakref.WeakKeyDictionary()
+#: (logger, reason) of the records this process wrote to stderr (see the module docstring).
+_WRITTEN: set[tuple[str, str]] = set()
 
 
 class _ToBulletins(logging.Handler):
     """Hands a processor's log record to the member running in this thread, as a bulletin."""
 
     def emit(self, record: logging.LogRecord) -> None:
+        try:
+            message = record.getMessage()
+        except Exception:  # a bad format string must not fail the processor
+            message = str(record.msg)
+        key = reason_key(message)
         member = _RUNNING.get()
-        made = _MADE.get(member, 0) if member is not None else MAX_LOG_BULLETINS + 1
-        if made < MAX_LOG_BULLETINS:
-            try:
-                message = record.getMessage()
-            except Exception:  # a bad format string must not fail the processor
-                message = str(record.msg)
-            level = "ERROR" if record.levelno >= logging.ERROR else "WARNING"
-            member.bulletin(message, level)  # type: ignore[union-attr]
-        elif made == MAX_LOG_BULLETINS:
-            member.bulletin(  # type: ignore[union-attr]
-                f"more than {MAX_LOG_BULLETINS} warnings in one task: the rest are in the log only",
-                "WARNING",
-            )
         if member is not None:
-            _MADE[member] = made + 1
+            made = _MADE.setdefault(member, _Made())
+            level = "ERROR" if record.levelno >= logging.ERROR else "WARNING"
+            if made.bulletins < MAX_LOG_BULLETINS:
+                made.bulletins += 1
+                member.bulletin(message, level)
+            else:
+                made.count(key, message, level)
         # Being a handler, this one would keep Python from writing the record to stderr when
-        # nothing else handles it (``logging.lastResort``): do that as Python would have.
+        # nothing else handles it (``logging.lastResort``): do that as Python would have, once
+        # per reason for a running member's records (the bulletins have every one).
         last = logging.lastResort
-        if last is not None and record.levelno >= last.level and not _handled_elsewhere(record):
-            last.handle(record)
+        if last is None or record.levelno < last.level or _handled_elsewhere(record):
+            return
+        if member is not None:
+            if (record.name, key) in _WRITTEN:
+                return
+            if len(_WRITTEN) >= MAX_WRITTEN_REASONS:
+                _WRITTEN.clear()
+            _WRITTEN.add((record.name, key))
+        last.handle(record)
 
 
 def _handled_elsewhere(record: logging.LogRecord) -> bool:
@@ -84,10 +192,17 @@ def _install() -> None:
 
 @contextlib.contextmanager
 def running(member: _Bulletins) -> Iterator[None]:
-    """While the block runs, what processors log at WARNING or above is *member*'s bulletin."""
+    """While the block runs, what processors log at WARNING or above is *member*'s bulletin.
+
+    When it ends, the member says how many records it counted past :data:`MAX_LOG_BULLETINS`
+    since it last did, one bulletin per reason.
+    """
     _install()
     token = _RUNNING.set(member)
     try:
         yield
     finally:
         _RUNNING.reset(token)
+        made = _MADE.get(member)
+        if made is not None and made.counted:
+            made.say(member)

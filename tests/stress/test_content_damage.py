@@ -43,7 +43,8 @@ def test_check_reports_damage_and_a_run_fails_only_the_damaged_flowfile(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A flipped byte: check names claim and queue (exit 1), the run sends that FlowFile to
-    failure and writes the others, and neither prints a traceback."""
+    failure (auto-terminated: exit 4 and one `failed:` line) and writes the others, and
+    neither prints a traceback."""
     monkeypatch.chdir(tmp_path)  # the flow's directories are relative to it, as for the CLI
     (tmp_path / "in").mkdir()
     contents = {}
@@ -78,7 +79,10 @@ def test_check_reports_damage_and_a_run_fails_only_the_damaged_flowfile(
     assert claim.read_bytes() == bytes(raw)  # check without --fix wrote nothing
 
     run = _flowcore(tmp_path, "run", "flow.py", "--runner", "direct")
-    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.returncode == 4, run.stdout + run.stderr
+    (failed,) = [line for line in run.stderr.splitlines() if line.startswith("failed:")]
+    assert failed.startswith("failed: SplitText 'split': 1 FlowFile(s) to failure: ")
+    assert claim.name in failed
     assert "Traceback" not in run.stdout + run.stderr
     written = {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()}
     damaged = {name for name, data in contents.items() if name not in written}

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -514,3 +517,170 @@ def test_flowfiles_left_for_a_disabled_processor_are_a_note_not_a_failure(
     explained = flowcore_cmd("explain", str(flow))
     assert "PutFile 'put' DISABLED (never runs; its input waits queued)" in explained.stdout
     assert "durable: feeds a disabled processor" in explained.stdout
+
+
+FAILING_FLOW = """
+from flowcore import Flow
+from processors import GenerateFlowFile, PutFile, UpdateAttribute
+
+flow = Flow("fails")
+put = flow.add(PutFile(directory={directory!r}), name="put", penalty_duration=0)
+for name, count in {batches!r}.items():
+    gen = flow.add(GenerateFlowFile(custom_text="x", batch_size=count), name="gen-" + name)
+    tag = flow.add(UpdateAttribute(sub=name), name="tag-" + name)
+    flow.connect(gen, tag)
+    flow.connect(tag, put)
+flow.auto_terminate(put, "success")
+if {connected!r}:
+    mark = flow.add(UpdateAttribute(handled="yes"), name="mark")
+    flow.connect(put, mark, "failure")
+    flow.auto_terminate(mark, "success")
+else:
+    flow.auto_terminate(put, "failure")
+"""
+
+
+def _failing_flow(
+    tmp_path: Path, batches: dict[str, int], *, connected: bool = False
+) -> tuple[Path, Path]:
+    """A flow whose PutFile cannot write (its directory is under a file): the flow file and
+    that file. Each batch's FlowFiles go to a directory of their own, one reason each."""
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    flow = tmp_path / "flow.py"
+    flow.write_text(
+        FAILING_FLOW.format(
+            directory=str(blocker) + "/${sub}", batches=batches, connected=connected
+        )
+    )
+    return flow, blocker
+
+
+@pytest.mark.parametrize("runner", ["direct", pytest.param("spark", marks=pytest.mark.spark)])
+def test_flowfiles_dropped_at_failure_are_one_line_and_exit_status_4(
+    tmp_path: Path, flowcore_cmd: Flowcore, runner: str
+) -> None:
+    """1,452 FlowFiles PutFile cannot write, failure auto-terminated: not 1,452 stderr lines
+    but the first as logged and one `failed:` line with the count and reason; the summary
+    says so and the status is 4 (the routing is NiFi's: they were dropped)."""
+    flow, blocker = _failing_flow(tmp_path, {"a": 1452})
+    done = flowcore_cmd(
+        "run", str(flow), "--runner", runner, "--repository", str(tmp_path / "repo")
+    )
+    assert done.returncode == 4, done.stderr
+    lines = done.stderr.strip().splitlines()
+    reason = f"{blocker}/a exists and is not a directory; routing to failure"
+    assert [line for line in lines if line.startswith("failed:")] == [
+        f"failed: PutFile 'put': 1452 FlowFile(s) to failure: Cannot write FlowFile[...]: {reason}"
+    ]
+    logged = [line for line in lines if line.startswith("Cannot write FlowFile[id=")]
+    assert 1 <= len(logged) <= 2, lines  # once per process that ran it (Spark: per worker)
+    assert all(line.endswith(reason) for line in logged)
+    others = [line for line in lines if line not in logged and not line.startswith("failed:")]
+    assert all(line.startswith("WARNING: Using incubator modules") for line in others), lines
+    assert "failed PutFile 'put': 1,452 FlowFiles (1,452 bytes) dropped at its" in done.stdout
+    assert "(1,452 like this)" in done.stdout
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+def test_each_distinct_reason_has_its_own_line_and_count(
+    tmp_path: Path, flowcore_cmd: Flowcore
+) -> None:
+    """Two ways to fail (two unwritable directories) give two `failed:` lines whose counts
+    add up to the FlowFiles dropped; --json carries the same figures."""
+    flow, blocker = _failing_flow(tmp_path, {"a": 1000, "b": 452})
+    done = flowcore_cmd(
+        "run", str(flow), "--runner", "direct", "--repository", str(tmp_path / "repo"), "--json"
+    )
+    assert done.returncode == 4, done.stderr
+    failed = sorted(line for line in done.stderr.splitlines() if line.startswith("failed:"))
+    assert failed == [
+        f"failed: PutFile 'put': {count} FlowFile(s) to failure: Cannot write FlowFile[...]: "
+        f"{blocker}/{sub} exists and is not a directory; routing to failure"
+        for sub, count in (("a", 1000), ("b", 452))
+    ]
+    assert len(done.stderr.strip().splitlines()) == 4  # and the first of each, as logged
+    report = json.loads(done.stdout)["failed"]["put"]
+    assert (report["processor_type"], report["count"]) == ("PutFile", 1452)
+    assert sorted(r["count"] for r in report["reasons"]) == [452, 1000]
+
+
+def test_a_failure_connected_to_another_processor_is_handled_and_exits_0(
+    tmp_path: Path, flowcore_cmd: Flowcore
+) -> None:
+    """The same failures with `failure` connected onward: the flow handles them, so no
+    `failed:` line and status 0 (the processor's first error is still logged once)."""
+    flow, _ = _failing_flow(tmp_path, {"a": 1200}, connected=True)
+    done = flowcore_cmd(
+        "run", str(flow), "--runner", "direct", "--repository", str(tmp_path / "repo")
+    )
+    assert done.returncode == 0, done.stderr
+    assert "failed:" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert "│ mark      │ success      │     1,200 │" in done.stdout
+
+
+def test_a_continuous_run_reports_failures_and_still_exits_0(tmp_path: Path) -> None:
+    """A continuous run stopped by SIGTERM reports what went to failure and exits 0, as it
+    does without failures."""
+    flow, _ = _failing_flow(tmp_path, {"a": 300})
+    environment = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "100"}
+    command = [sys.executable, "-m", "flowcore", "run", str(flow), "--runner", "direct"]
+    command += ["--continuous", "--repository", str(tmp_path / "repo")]
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment
+    ) as running:
+        assert running.stderr is not None
+        first = running.stderr.readline()  # the first failure, as logged: it runs
+        running.send_signal(signal.SIGTERM)
+        out, err = running.communicate(timeout=120)
+    assert running.returncode == 0, first + err
+    assert first.startswith("Cannot write FlowFile[id=")
+    failed = [line for line in err.splitlines() if line.startswith("failed:")]
+    assert len(failed) == 1
+    assert re.fullmatch(r"failed: PutFile 'put': \d+ FlowFile\(s\) to failure: .*", failed[0])
+    assert "failed PutFile 'put'" in out
+
+
+STUCK_AND_FAILING_FLOW = """
+from flowcore import Flow, Processor, Relationship
+from processors import GenerateFlowFile, PutFile
+
+
+class Boom(Processor):
+    relationships = (Relationship("success"),)
+
+    def on_trigger(self, context, session):
+        if session.get() is not None:
+            raise RuntimeError("boom")
+
+
+flow = Flow("both")
+gen = flow.add(GenerateFlowFile(custom_text="x", batch_size=3), name="gen")
+put = flow.add(PutFile(directory={directory!r}), name="put")
+boom = flow.add(Boom(), name="boom")
+flow.connect(gen, put)
+flow.connect(gen, boom)
+flow.auto_terminate(put, ["success", "failure"])
+flow.auto_terminate(boom, "success")
+"""
+
+
+def test_unfinished_work_wins_over_failures_for_the_exit_status(
+    tmp_path: Path, flowcore_cmd: Flowcore
+) -> None:
+    """A run that both left FlowFiles stuck and dropped some at failure exits 3 (a later run
+    may finish the stuck ones) and still gives both the `stuck:` and the `failed:` line."""
+    (tmp_path / "file").write_text("not a directory")
+    flow = tmp_path / "flow.py"
+    flow.write_text(STUCK_AND_FAILING_FLOW.format(directory=str(tmp_path / "file" / "sub")))
+    done = flowcore_cmd(
+        "run", str(flow), "--runner", "direct", "--repository", str(tmp_path / "repo")
+    )
+    assert done.returncode == 3, done.stderr
+    assert [line[:25] for line in done.stderr.splitlines() if line.startswith("stuck:")] == [
+        "stuck: 3 FlowFile(s), 3 b"
+    ]
+    failed = [line for line in done.stderr.splitlines() if line.startswith("failed:")]
+    assert len(failed) == 1
+    assert failed[0].startswith("failed: PutFile 'put': 3 FlowFile(s) to failure: Cannot write")
