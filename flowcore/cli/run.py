@@ -106,6 +106,8 @@ def print_result(result: Any) -> None:
         f"{f' ({result.master})' if result.master else ''}: {result.micro_batches} "
         f"micro-batch(es), {result.stage_runs} stage run(s), {result.elapsed_seconds:.2f} s"
     )
+    for old, new in result.renamed.items():
+        console.print(f"renamed: {escape(old)} -> {escape(new)} (its state and queues kept)")
     table = Table(title="FlowFiles per relationship")
     for column in ("component", "relationship", "FlowFiles", "bytes"):
         table.add_column(column, justify="right" if column in ("FlowFiles", "bytes") else "left")

@@ -611,6 +611,7 @@ class Controller:
             sinks={k: dict(v) for k, v in self.sinks.reports.items()},
             master=self.runner.master,
             failed=failed_flowfiles(members, transfers, self._bulletins),
+            renamed=dict(self.renamed),
         )
 
     def _reader(self, queue_id: str) -> str | None:

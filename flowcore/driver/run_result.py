@@ -340,6 +340,8 @@ class RunResult:
             track of them (NiFi drops them so), but did not do that work either:
             ``flowcore run`` says so, one line per reason, and exits with
             :data:`EXIT_FAILED`.
+        renamed: components renamed since the repository's last run, old name -> new name:
+            each kept its id, so its state, queues and provenance (DESIGN §9c).
     """
 
     flow: str
@@ -360,6 +362,7 @@ class RunResult:
     master: str | None = None
     disabled: dict[str, str] = attrs.field(factory=dict)
     failed: dict[str, FailedFlowFiles] = attrs.field(factory=dict)
+    renamed: dict[str, str] = attrs.field(factory=dict)
 
     def failure_lines(self) -> list[str]:
         """One line per processor and distinct reason it dropped FlowFiles at ``failure``."""
@@ -393,6 +396,10 @@ class RunResult:
             f"{self.micro_batches} micro-batch(es), "
             f"{self.stage_runs} stage run(s) in {self.elapsed_seconds:.2f} s",
         ]
+        lines.extend(
+            f"  renamed: {old} -> {new} (its state and queues kept)"
+            for old, new in self.renamed.items()
+        )
         for component, relationships in self.transfers.items():
             for relationship, (count, size) in sorted(relationships.items()):
                 lines.append(f"  {component} -> {relationship}: {count} FlowFiles, {size} bytes")

@@ -86,6 +86,8 @@ def test_a_renamed_component_keeps_its_state(tmp_path: Path) -> None:
     result = run_flow(renamed, "direct", repository=repository, settings=SETTINGS)
     assert _files(out) == {}  # a.txt was listed under the old name: not read again
     assert result.transfers.get("fetch-logs", {}).get("success") is None
+    assert result.renamed == {"get": "fetch-logs"}
+    assert "renamed: get -> fetch-logs (its state and queues kept)" in result.summary()
     with closing(RepositorySet.open(repository)) as repos:
         record = read_record(repos.flowfiles)
     assert record is not None
