@@ -20,17 +20,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
-from flowcore.errors import ContentCorruptionError, ContentNotFoundError
-from flowcore.flowfile import CORE_ATTRIBUTES, FlowFile
+from flowcore.errors import ContentCorruptionError, ContentNotFoundError, ProcessException
+from flowcore.flowfile import FlowFile
 from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
-from flowcore.flowfile_batch.columns import Column, column_of
+from flowcore.flowfile_batch.columns import Column
 from flowcore.process_context import ProcessContext
-from flowcore.relationship import FAILURE, ORIGINAL, SUCCESS, Relationship
-
-if TYPE_CHECKING:
-    from flowcore.binning import BatchBinning, Bin
-    from flowcore.session.batch_context import BatchContext
-    from flowcore.session.process_session import ProcessSession
 from flowcore.processor import (
     BatchRoute,
     Capabilities,
@@ -38,6 +32,14 @@ from flowcore.processor import (
     Processor,
     ProcessorKind,
 )
+from flowcore.relationship import FAILURE, ORIGINAL, SUCCESS, Relationship
+from flowcore.session._content import CONTENT_FAILURE_REASON
+from flowcore.session._transform import Decided, FlowFileView, damage_reason, decided_routes
+from flowcore.session.batch_context import BatchContext
+
+if TYPE_CHECKING:
+    from flowcore.binning import BatchBinning, Bin
+    from flowcore.session.process_session import ProcessSession
 
 __all__ = [
     "HARNESS_WRITE",
@@ -457,72 +459,49 @@ class TransformResult:
     """What :meth:`FlowFileTransform.transform` decides for one FlowFile.
 
     Attributes:
-        relationship: where the FlowFile goes.
+        relationship: where the FlowFile goes (a name, or a declared :class:`Relationship`).
         contents: new content (bytes, or str written as UTF-8); ``None`` keeps the content.
-        attributes: attributes to set.
+        attributes: attributes to set (str values).
         remove_attributes: attributes to remove (core attributes are kept).
     """
 
-    relationship: str = "success"
+    relationship: str = attrs.field(
+        default="success",
+        converter=lambda r: r.name if isinstance(r, Relationship) else r,
+    )
     contents: bytes | str | None = None
     attributes: Mapping[str, str] | None = None
     remove_attributes: tuple[str, ...] = attrs.field(default=(), converter=tuple)
 
 
-class _ContentBlind:
-    """Stands for the session in a batch transform: any content access declines the batch."""
+@attrs.frozen
+class _Outcome:
+    """What :meth:`FlowFileTransform.transform` made of one FlowFile: results, or its error."""
 
-    def __getattr__(self, name: str) -> Any:
-        msg = "a batch transform cannot read content"
-        raise _NeedsContentError(msg)
-
-
-class _NeedsContentError(Exception):
-    """A transform read content: the batch takes the per-FlowFile path."""
+    results: tuple[TransformResult, ...] = ()
+    error: Exception | None = None
 
 
-class FlowFileView:
-    """The FlowFile as a transform sees it: attributes at hand, content read on demand."""
-
-    def __init__(self, flowfile: FlowFile, session: ProcessSession) -> None:
-        self.flowfile = flowfile
-        self._session = session
-
-    @property
-    def attributes(self) -> Mapping[str, str]:
-        """The FlowFile's attributes."""
-        return self.flowfile.attributes
-
-    @property
-    def size(self) -> int:
-        """The content size in bytes."""
-        return self.flowfile.size
-
-    def get_attribute(self, name: str) -> str | None:
-        """One attribute, or ``None``."""
-        return self.flowfile.attributes.get(name)
-
-    def read(self) -> bytes:
-        """The whole content."""
-        return self._session.read_bytes(self.flowfile)
-
-    def text(self, encoding: str = "utf-8") -> str:
-        """The whole content, decoded."""
-        return self.read().decode(encoding)
-
-    def open(self) -> Any:
-        """A stream over the content: ``with view.open() as stream: ...``."""
-        return self._session.read(self.flowfile)
+#: Content bytes a batch of transform results may hold before the batch stops calling
+#: ``transform`` and the FlowFiles it has not reached go on one by one (bounded memory).
+TRANSFORM_BATCH_BYTES = 32 << 20
 
 
 class FlowFileTransform(Processor):
-    """A per-FlowFile processor written as a pure function of one FlowFile.
+    """A per-FlowFile processor written as a function of one FlowFile.
 
     Implement :meth:`transform` returning a :class:`TransformResult` (or several: the first applies
-    to the incoming FlowFile, each further one to a clone taken before any change). As in NiFi's
-    Python ``FlowFileTransform``, an exception in ``transform`` sends the unchanged FlowFile to
-    ``failure`` when the processor declares it, with the error logged. Declare ``original`` to
-    also receive a clone of the input.
+    to the incoming FlowFile, each further one to a clone taken before any change; none removes
+    it). As in NiFi's Python ``FlowFileTransform``, an exception in ``transform`` sends the
+    unchanged FlowFile to ``failure`` when the processor declares it, with the error logged;
+    without ``failure`` the FlowFile is rolled back to its queue, penalized, with a bulletin.
+    Declare ``original`` to also receive a clone of the input.
+
+    The engine calls :meth:`transform` exactly once per FlowFile per attempt, whichever path
+    the FlowFile takes (a whole batch, one by one, or a batch that stops part way), so a
+    transform may have effects outside flowcore (an HTTP call, a database insert). Only a
+    crash or a Spark task retry runs an attempt again, as NiFi's at-least-once toward external
+    systems (``docs/writing-processors.md``).
     """
 
     supports_batching: ClassVar[bool] = True
@@ -536,77 +515,140 @@ class FlowFileTransform(Processor):
         msg = f"{type(self).__name__} must implement transform"
         raise NotImplementedError(msg)
 
-    def transform_batch(
-        self, context: ProcessContext, batch: FlowFileBatch
-    ) -> Sequence[BatchRoute] | None:
-        """Apply :meth:`transform` to each FlowFile of a batch, the results made columns again.
+    def batches_triggers(self) -> bool:
+        """Many triggers in one session only when ``failure`` takes the errors.
 
-        The engine's boundary for transforms written per FlowFile: each FlowFile is made an
-        object for :meth:`transform`, and what it decides (a relationship, attributes set or
-        removed) becomes the batch's columns, so the FlowFiles travel on as batches. A
-        transform that reads content, writes content, returns several results (clones), or
-        raises takes the per-FlowFile path instead, which does all of that as always.
+        A trigger whose :meth:`transform` raises without a ``failure`` relationship fails its
+        session; in a session of many triggers that would roll back the others, whose
+        transforms already ran. So without ``failure`` each FlowFile has a session of its own.
         """
-        names = self.relationship_names()
-        if ORIGINAL.name in names:
-            return None
-        where: dict[str, list[int]] = {}
-        changes: list[tuple[Mapping[str, str] | None, tuple[str, ...]]] = []
-        blind = _ContentBlind()
-        try:
-            for index, flowfile in enumerate(batch.flowfiles()):
-                outcome = self.transform(context, FlowFileView(flowfile, blind))  # type: ignore[arg-type]
-                if not isinstance(outcome, TransformResult) or outcome.contents is not None:
-                    return None
-                where.setdefault(outcome.relationship, []).append(index)
-                changes.append((outcome.attributes, outcome.remove_attributes))
-        except Exception:
-            return None
-        if any(r not in names for r in where):
-            return None
-        routes = []
-        for relationship, rows in where.items():
-            part = batch.take(rows)
-            touched = {n for i in rows for n in (changes[i][0] or {})} | {
-                n for i in rows for n in changes[i][1] if n not in CORE_ATTRIBUTES
-            }
-            columns = {}
-            for name in touched - {"uuid"}:
-                current = part.column(name)
-                values = []
-                for position, row in enumerate(rows):
-                    updates, removed = changes[row]
-                    if updates and name in updates:
-                        values.append(updates[name])
-                    elif name in removed:
-                        values.append(None)
-                    else:
-                        values.append(None if current is None else current.value(position))
-                columns[name] = column_of(values)
-            routes.append(BatchRoute(relationship, rows, part.with_columns(columns)))
-        return routes
+        return super().batches_triggers() and FAILURE.name in self.relationship_names()
 
-    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
-        """Apply :meth:`transform` to one queued FlowFile."""
-        flowfile = session.get()
-        if flowfile is None:
-            return
-        names = self.relationship_names()
+    # --- calling transform once -------------------------------------------------------------
+
+    def _outcome(self, context: ProcessContext, view: FlowFileView) -> _Outcome:
+        """Call :meth:`transform` for one FlowFile: its checked results, or what it raised."""
         try:
-            outcome = self.transform(context, FlowFileView(flowfile, session))
+            made = self.transform(context, view)
         except Exception as error:
-            if FAILURE.name not in names:
-                raise
+            outcome = _Outcome(error=error)
+        else:
+            try:
+                outcome = _Outcome(results=self._checked(made, view.flowfile))
+            except ProcessException as error:
+                outcome = _Outcome(error=error)
+        if outcome.error is not None and FAILURE.name in self.relationship_names():
+            error = outcome.error
             context.logger.error(  # damaged content is told by its message: no traceback
                 "%s failed to transform %s; routing to failure: %s",
                 self,
-                flowfile,
+                view.flowfile,
                 error,
                 exc_info=not isinstance(error, ContentCorruptionError | ContentNotFoundError),
             )
+        return outcome
+
+    def _checked(self, made: object, flowfile: FlowFile) -> tuple[TransformResult, ...]:
+        """*made* as results, or a :class:`ProcessException` naming the broken contract."""
+        name = type(self).__name__
+        contract = (
+            f"{name}.transform must return a TransformResult, or a list of them (one per "
+            "FlowFile it makes; an empty list removes the FlowFile)"
+        )
+        if isinstance(made, TransformResult):
+            results: tuple[Any, ...] = (made,)
+        elif isinstance(made, list | tuple):
+            results = tuple(made)
+        else:
+            msg = f"{contract}, but it returned {type(made).__name__} {made!r}"
+            raise ProcessException(msg, flowfile_uuid=flowfile.uuid, processor=name)
+        names = self.relationship_names()
+        for result in results:
+            problem = _result_problem(result, names)
+            if problem is not None:
+                msg = f"{contract}; {problem}"
+                raise ProcessException(msg, flowfile_uuid=flowfile.uuid, processor=name)
+        return results
+
+    # --- the batch form -----------------------------------------------------------------------
+
+    def transform_batch(
+        self, context: ProcessContext, batch: FlowFileBatch
+    ) -> Sequence[BatchRoute] | None:
+        """Call :meth:`transform` once for each FlowFile of a batch; results become columns.
+
+        The engine's boundary for transforms written per FlowFile: each FlowFile is made an
+        object for :meth:`transform` (its content read on demand), and what it decides (a
+        relationship, attributes set or removed, new contents, an error sent to ``failure``)
+        becomes the batch's columns and contents, so the FlowFiles travel on as batches.
+
+        Results a batch cannot hold (several results, none, an error without ``failure``), or
+        more new content than :data:`TRANSFORM_BATCH_BYTES`, stop the batch there: it declines,
+        and the FlowFiles go one by one, those already transformed with the results they got
+        (``context.carried_outcome``), never calling :meth:`transform` again.
+        """
+        names = self.relationship_names()
+        if ORIGINAL.name in names or not isinstance(context, BatchContext):
+            return None  # before any user code runs: one by one calls transform instead
+        flowfiles = batch.flowfiles()
+        outcomes: list[_Outcome] = []
+        held = 0
+        failure = FAILURE.name in names
+        for flowfile in flowfiles:
+            outcome = self._outcome(context, FlowFileView(flowfile, context))
+            outcomes.append(outcome)
+            if outcome.error is not None:
+                if not failure:
+                    break
+                continue
+            if len(outcome.results) != 1:
+                break
+            contents = outcome.results[0].contents
+            held += 0 if contents is None else len(contents)
+            if held > TRANSFORM_BATCH_BYTES:
+                break
+        # Carried to the one-by-one path if the batch does not go whole, whatever the reason.
+        context.carry_outcomes(flowfiles[: len(outcomes)], outcomes)
+        if len(outcomes) < batch.count or (held > TRANSFORM_BATCH_BYTES):
+            return None
+        decided = []
+        for flowfile, outcome in zip(flowfiles, outcomes, strict=True):
+            if outcome.error is not None:
+                reason = damage_reason(outcome.error, flowfile)
+                marked = {CONTENT_FAILURE_REASON: reason} if reason else None
+                decided.append(Decided(FAILURE.name, marked))
+                continue
+            result = outcome.results[0]
+            decided.append(
+                Decided(
+                    result.relationship,
+                    result.attributes,
+                    result.remove_attributes,
+                    result.contents,
+                )
+            )
+        return decided_routes(context, batch, decided)
+
+    # --- one by one ---------------------------------------------------------------------------
+
+    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
+        """Apply :meth:`transform` to one queued FlowFile (or the result it already had)."""
+        flowfile = session.get()
+        if flowfile is None:
+            return
+        outcome = context.carried_outcome(flowfile)
+        if not isinstance(outcome, _Outcome):
+            outcome = self._outcome(context, FlowFileView(flowfile, session))
+        names = self.relationship_names()
+        if outcome.error is not None:
+            if FAILURE.name not in names:
+                raise outcome.error
+            reason = damage_reason(outcome.error, flowfile)
+            if reason is not None:  # read outside this session (a batch): the session would
+                flowfile = session.put_attribute(flowfile, CONTENT_FAILURE_REASON, reason)
             session.transfer(flowfile, FAILURE)
             return
-        results = [outcome] if isinstance(outcome, TransformResult) else list(outcome)
+        results = outcome.results
         if not results:
             session.remove(flowfile)
             return
@@ -622,3 +664,24 @@ class FlowFileTransform(Processor):
             if result.contents is not None:
                 updated = session.write(updated, result.contents)
             session.transfer(updated, result.relationship)
+
+
+def _result_problem(result: object, relationships: Sequence[str]) -> str | None:
+    """What is wrong with one result of ``transform``, or None."""
+    if not isinstance(result, TransformResult):
+        return f"one of the results is {type(result).__name__} {result!r}"
+    if result.relationship not in relationships:
+        return (
+            f"a result names relationship {result.relationship!r}, which is not declared "
+            f"(declared: {sorted(relationships)!r})"
+        )
+    if result.contents is not None and not isinstance(result.contents, bytes | str):
+        kind = type(result.contents).__name__
+        return f"a result's contents must be bytes or str, not {kind}"
+    for key, value in (result.attributes or {}).items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            return (
+                f"attribute {key!r} must be a str, got {type(value).__name__} {value!r}; "
+                "convert it with str() first"
+            )
+    return None

@@ -546,7 +546,7 @@ class TaskMember:
                 self._failed(error, since=mark)
 
     def _batchable(self) -> bool:
-        return type(self.processor).capabilities.run_batching
+        return self.processor.batches_triggers()
 
     def session_flowfiles(self) -> int:
         """FlowFiles one session of the one-by-one path holds: all of a run-duration batch."""
