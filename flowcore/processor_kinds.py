@@ -544,7 +544,9 @@ class FlowFileTransform(Processor):
                 self,
                 view.flowfile,
                 error,
-                exc_info=not isinstance(error, ContentCorruptionError | ContentNotFoundError),
+                exc_info=None
+                if isinstance(error, ContentCorruptionError | ContentNotFoundError)
+                else error,
             )
         return outcome
 

@@ -76,14 +76,12 @@ class FlowFileView:
         return f"FlowFileView({self.flowfile})"
 
 
-
 def damage_reason(error: BaseException, flowfile: FlowFile) -> str | None:
     """``content.failure.reason`` for *flowfile* when *error* is damage to its content."""
     damage = damage_of(error)
     if damage is None or not damage.hits(flowfile.content):
         return None
     return damage.reason
-
 
 
 @attrs.frozen
