@@ -329,3 +329,36 @@ def test_a_transform_returning_the_wrong_thing_is_told_the_contract(
     with pytest.raises(ProcessException, match=message):
         runner.run()
     assert runner.queue_size() == 1
+
+
+class _Mixed(FlowFileTransform):
+    """Contents (some empty), attributes set and removed, errors and two relationships."""
+
+    relationships = (SUCCESS, FAILURE, Relationship("odd"))
+
+    def transform(self, context: Any, flowfile: Any) -> TransformResult:
+        n = int(flowfile.attributes["i"])
+        if n % 7 == 0:
+            msg = f"{n} fails"
+            raise ValueError(msg)
+        relationship = "odd" if n % 2 else "success"
+        if n % 3 == 0:
+            contents = flowfile.text().upper() if n % 9 else ""
+            return TransformResult(relationship, contents=contents, attributes={"n": str(n)})
+        return TransformResult(
+            relationship, attributes={"len": str(flowfile.size)}, remove_attributes=("gone",)
+        )
+
+
+@pytest.mark.parametrize("drop_failures", [False, True])
+def test_the_transform_batch_form_takes_contents_and_failures_whole(drop_failures: bool) -> None:
+    """New contents, reads, errors sent to failure and several relationships all go through
+    the batch form, with the FlowFiles, events and order of one by one."""
+    runner = TestRunner(_Mixed())
+    if drop_failures:
+        runner.auto_terminate("failure")
+    for i in range(1, 40):
+        runner.enqueue("" if i % 10 == 0 else f"line {i}", {"i": str(i), "gone": "g"})
+    runner.assert_batch_form_agrees()
+    assert runner.batch_use.whole == 39
+    runner.flowfiles_for("odd")[1].assert_content_equals("LINE 3")
