@@ -15,7 +15,7 @@ them apart by :attr:`~flowcore.processor.Processor.kind`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
@@ -34,7 +34,7 @@ from flowcore.processor import (
 )
 from flowcore.relationship import FAILURE, ORIGINAL, SUCCESS, Relationship
 from flowcore.session._content import CONTENT_FAILURE_REASON
-from flowcore.session._transform import Decided, FlowFileView, damage_reason, decided_routes
+from flowcore.session._transform import FlowFileView, damage_reason, decided_routes
 from flowcore.session.batch_context import BatchContext
 
 if TYPE_CHECKING:
@@ -459,27 +459,28 @@ class TransformResult:
     """What :meth:`FlowFileTransform.transform` decides for one FlowFile.
 
     Attributes:
-        relationship: where the FlowFile goes (a name, or a declared :class:`Relationship`).
+        relationship: where the FlowFile goes (a name; a declared :class:`Relationship` too).
         contents: new content (bytes, or str written as UTF-8); ``None`` keeps the content.
         attributes: attributes to set (str values).
         remove_attributes: attributes to remove (core attributes are kept).
     """
 
-    relationship: str = attrs.field(
-        default="success",
-        converter=lambda r: r.name if isinstance(r, Relationship) else r,
-    )
+    relationship: str = "success"
     contents: bytes | str | None = None
     attributes: Mapping[str, str] | None = None
     remove_attributes: tuple[str, ...] = attrs.field(default=(), converter=tuple)
 
 
 @attrs.frozen
-class _Outcome:
-    """What :meth:`FlowFileTransform.transform` made of one FlowFile: results, or its error."""
+class _Failed:
+    """What :meth:`FlowFileTransform.transform` raised for one FlowFile (or a broken result)."""
 
-    results: tuple[TransformResult, ...] = ()
-    error: Exception | None = None
+    error: Exception
+
+
+#: What ``transform`` made of one FlowFile, checked: one result (the fast path, the value
+#: itself: a batch holds one per FlowFile), several (a tuple), or its error.
+_Outcome = TransformResult | tuple[TransformResult, ...] | _Failed
 
 
 #: Content bytes a batch of transform results may hold before the batch stops calling
@@ -526,19 +527,28 @@ class FlowFileTransform(Processor):
 
     # --- calling transform once -------------------------------------------------------------
 
-    def _outcome(self, context: ProcessContext, view: FlowFileView) -> _Outcome:
-        """Call :meth:`transform` for one FlowFile: its checked results, or what it raised."""
+    def _outcome(
+        self, context: ProcessContext, view: FlowFileView, names: Collection[str]
+    ) -> _Outcome:
+        """Call :meth:`transform` for one FlowFile: its checked results, or what it raised.
+
+        *names* are the relationships (looked up once per batch, not per FlowFile).
+        """
         try:
             made = self.transform(context, view)
         except Exception as error:
-            outcome = _Outcome(error=error)
+            failed = _Failed(error)
         else:
+            if type(made) is TransformResult and _plainly_valid(made, names):
+                return made  # the fast path: one valid result
             try:
-                outcome = _Outcome(results=self._checked(made, view.flowfile))
+                results = self._checked(made, view.flowfile, names)
             except ProcessException as error:
-                outcome = _Outcome(error=error)
-        if outcome.error is not None and FAILURE.name in self.relationship_names():
-            error = outcome.error
+                failed = _Failed(error)
+            else:
+                return results[0] if len(results) == 1 else results
+        if FAILURE.name in names:
+            error = failed.error
             context.logger.error(  # damaged content is told by its message: no traceback
                 "%s failed to transform %s; routing to failure: %s",
                 self,
@@ -548,9 +558,11 @@ class FlowFileTransform(Processor):
                 if isinstance(error, ContentCorruptionError | ContentNotFoundError)
                 else error,
             )
-        return outcome
+        return failed
 
-    def _checked(self, made: object, flowfile: FlowFile) -> tuple[TransformResult, ...]:
+    def _checked(
+        self, made: object, flowfile: FlowFile, names: Collection[str]
+    ) -> tuple[TransformResult, ...]:
         """*made* as results, or a :class:`ProcessException` naming the broken contract."""
         name = type(self).__name__
         contract = (
@@ -558,13 +570,16 @@ class FlowFileTransform(Processor):
             "FlowFile it makes; an empty list removes the FlowFile)"
         )
         if isinstance(made, TransformResult):
-            results: tuple[Any, ...] = (made,)
-        elif isinstance(made, list | tuple):
-            results = tuple(made)
-        else:
+            made = (made,)
+        if not isinstance(made, list | tuple):
             msg = f"{contract}, but it returned {type(made).__name__} {made!r}"
             raise ProcessException(msg, flowfile_uuid=flowfile.uuid, processor=name)
-        names = self.relationship_names()
+        results = tuple(
+            attrs.evolve(r, relationship=r.relationship.name)
+            if isinstance(r, TransformResult) and isinstance(r.relationship, Relationship)
+            else r
+            for r in made
+        )
         for result in results:
             problem = _result_problem(result, names)
             if problem is not None:
@@ -589,46 +604,40 @@ class FlowFileTransform(Processor):
         and the FlowFiles go one by one, those already transformed with the results they got
         (``context.carried_outcome``), never calling :meth:`transform` again.
         """
-        names = self.relationship_names()
+        names = frozenset(self.relationship_names())
         if ORIGINAL.name in names or not isinstance(context, BatchContext):
             return None  # before any user code runs: one by one calls transform instead
         flowfiles = batch.flowfiles()
         outcomes: list[_Outcome] = []
         held = 0
         failure = FAILURE.name in names
+        failed = False
+        decide = self._outcome
         for flowfile in flowfiles:
-            outcome = self._outcome(context, FlowFileView(flowfile, context))
+            outcome = decide(context, FlowFileView(flowfile, context), names)
             outcomes.append(outcome)
-            if outcome.error is not None:
-                if not failure:
-                    break
-                continue
-            if len(outcome.results) != 1:
-                break
-            contents = outcome.results[0].contents
-            held += 0 if contents is None else len(contents)
-            if held > TRANSFORM_BATCH_BYTES:
-                break
+            if type(outcome) is TransformResult:
+                contents = outcome.contents
+                if contents is not None:
+                    held += len(contents)
+                    if held > TRANSFORM_BATCH_BYTES:
+                        break
+            elif failure and type(outcome) is _Failed:
+                failed = True
+            else:
+                break  # several results or none, or an error without failure
         # Carried to the one-by-one path if the batch does not go whole, whatever the reason.
         context.carry_outcomes(flowfiles[: len(outcomes)], outcomes)
-        if len(outcomes) < batch.count or (held > TRANSFORM_BATCH_BYTES):
+        if len(outcomes) < batch.count or held > TRANSFORM_BATCH_BYTES:
             return None
-        decided = []
-        for flowfile, outcome in zip(flowfiles, outcomes, strict=True):
-            if outcome.error is not None:
-                reason = damage_reason(outcome.error, flowfile)
+        if not failed:
+            return decided_routes(context, batch, outcomes)  # type: ignore[arg-type]
+        decided: list[TransformResult] = list(outcomes)  # type: ignore[arg-type]
+        for row, outcome in enumerate(outcomes):
+            if type(outcome) is _Failed:
+                reason = damage_reason(outcome.error, flowfiles[row])
                 marked = {CONTENT_FAILURE_REASON: reason} if reason else None
-                decided.append(Decided(FAILURE.name, marked))
-                continue
-            result = outcome.results[0]
-            decided.append(
-                Decided(
-                    result.relationship,
-                    result.attributes,
-                    result.remove_attributes,
-                    result.contents,
-                )
-            )
+                decided[row] = TransformResult(FAILURE.name, attributes=marked)
         return decided_routes(context, batch, decided)
 
     # --- one by one ---------------------------------------------------------------------------
@@ -639,10 +648,10 @@ class FlowFileTransform(Processor):
         if flowfile is None:
             return
         outcome = context.carried_outcome(flowfile)
-        if not isinstance(outcome, _Outcome):
-            outcome = self._outcome(context, FlowFileView(flowfile, session))
         names = self.relationship_names()
-        if outcome.error is not None:
+        if outcome is None:
+            outcome = self._outcome(context, FlowFileView(flowfile, session), names)
+        if isinstance(outcome, _Failed):
             if FAILURE.name not in names:
                 raise outcome.error
             reason = damage_reason(outcome.error, flowfile)
@@ -650,7 +659,7 @@ class FlowFileTransform(Processor):
                 flowfile = session.put_attribute(flowfile, CONTENT_FAILURE_REASON, reason)
             session.transfer(flowfile, FAILURE)
             return
-        results = outcome.results
+        results = (outcome,) if isinstance(outcome, TransformResult) else outcome
         if not results:
             session.remove(flowfile)
             return
@@ -668,7 +677,25 @@ class FlowFileTransform(Processor):
             session.transfer(updated, result.relationship)
 
 
-def _result_problem(result: object, relationships: Sequence[str]) -> str | None:
+def _plainly_valid(result: TransformResult, relationships: Collection[str]) -> bool:
+    """Whether *result* keeps the contract, checked cheaply (a batch checks each FlowFile's).
+
+    False sends it to the full check (:func:`_result_problem`), which names what is wrong.
+    """
+    if result.relationship not in relationships:
+        return False
+    contents = result.contents
+    if contents is not None and type(contents) is not bytes and type(contents) is not str:
+        return False
+    attributes = result.attributes
+    if attributes:
+        for key, value in attributes.items():
+            if type(value) is not str or type(key) is not str:
+                return False
+    return True
+
+
+def _result_problem(result: object, relationships: Collection[str]) -> str | None:
     """What is wrong with one result of ``transform``, or None."""
     if not isinstance(result, TransformResult):
         return f"one of the results is {type(result).__name__} {result!r}"

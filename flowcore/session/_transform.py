@@ -14,9 +14,7 @@ contents, each FlowFile changed exactly as a session would change it one by one.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
-
-import attrs
+from typing import TYPE_CHECKING, Any, Protocol
 
 from flowcore.flowfile import CORE_ATTRIBUTES
 from flowcore.flowfile_batch.columns import Column, column_of
@@ -84,21 +82,27 @@ def damage_reason(error: BaseException, flowfile: FlowFile) -> str | None:
     return damage.reason
 
 
-@attrs.frozen
-class Decided:
-    """What happens to one FlowFile of a batch.
+class Decided(Protocol):
+    """What happens to one FlowFile of a batch (a ``TransformResult`` is one).
 
     Attributes:
         relationship: where it goes.
         attributes: attributes to set (``uuid`` ignored), or None.
-        removed: attributes to remove (core attributes are kept).
+        remove_attributes: attributes to remove (core attributes are kept).
         contents: its new content (str as UTF-8), or None to keep it.
     """
 
-    relationship: str
-    attributes: Mapping[str, str] | None = None
-    removed: tuple[str, ...] = attrs.field(default=(), converter=tuple)
-    contents: bytes | str | None = None
+    @property
+    def relationship(self) -> str: ...
+
+    @property
+    def attributes(self) -> Mapping[str, str] | None: ...
+
+    @property
+    def remove_attributes(self) -> tuple[str, ...]: ...
+
+    @property
+    def contents(self) -> bytes | str | None: ...
 
 
 def decided_routes(
@@ -130,7 +134,7 @@ def _changed_columns(
 ) -> dict[str, Column]:
     """The attributes *decided* sets or removes at *rows*, as columns of *part* (those rows)."""
     touched = {n for i in rows for n in (decided[i].attributes or {})} | {
-        n for i in rows for n in decided[i].removed if n not in CORE_ATTRIBUTES
+        n for i in rows for n in decided[i].remove_attributes if n not in CORE_ATTRIBUTES
     }
     columns = {}
     for name in touched - {"uuid"}:
@@ -140,7 +144,7 @@ def _changed_columns(
             one = decided[row]
             if one.attributes and name in one.attributes:
                 values.append(one.attributes[name])
-            elif name in one.removed:
+            elif name in one.remove_attributes:
                 values.append(None)
             else:
                 values.append(None if current is None else current.value(position))
