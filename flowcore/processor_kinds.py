@@ -1,7 +1,8 @@
 """The processor kinds beside a plain per-FlowFile processor: transform, binning, source, sink.
 
 * **per-FlowFile transform** (:class:`FlowFileTransform`): one FlowFile in, a
-  :class:`TransformResult` out, with a batch form for free when it leaves content alone;
+  :class:`TransformResult` out, ``transform`` called once per FlowFile per attempt, with a batch
+  form for free (its results made columns and contents again);
 * **binning** (:class:`BinningProcessor`): FlowFiles grouped by a key and merged when a bin is
   ready (MergeContent), a shuffle in Spark;
 * **source** (:class:`SourceProcessor`): lists work on the driver and reads each item in a task,
