@@ -557,7 +557,9 @@ class TaskMember:
 
         If a trigger fails, the whole session rolls back (its FlowFiles return to the front of
         the input) and those FlowFiles are retried one session each, so only the FlowFile that
-        fails is parked.
+        fails is parked. The triggers before it then run again: only processors whose triggers
+        have no effect outside their session batch them (``Processor.batches_triggers``; a
+        ``FlowFileTransform`` only with ``failure``, where its errors go, never raising).
         """
         processor, context = self.processor, self.context
         while self.pending:

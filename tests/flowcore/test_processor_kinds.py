@@ -362,3 +362,22 @@ def test_the_transform_batch_form_takes_contents_and_failures_whole(drop_failure
     runner.assert_batch_form_agrees()
     assert runner.batch_use.whole == 39
     runner.flowfiles_for("odd")[1].assert_content_equals("LINE 3")
+
+
+class _WrongWithFailure(_Wrong):
+    """The same, with ``failure``: where a broken result goes."""
+
+    relationships = (SUCCESS, FAILURE)
+
+
+def test_a_wrong_result_goes_to_failure_with_the_contract_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """With ``failure`` declared, a result against the contract sends the FlowFile there, as an
+    exception in ``transform`` does, and the log names the contract."""
+    runner = TestRunner(_WrongWithFailure())
+    runner.enqueue("dict")
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    assert "must return a TransformResult, or a list of them" in caplog.text
+    assert "AttributeError" not in caplog.text
