@@ -35,7 +35,13 @@ from flowcore.processor import (
 )
 from flowcore.relationship import FAILURE, ORIGINAL, SUCCESS, Relationship
 from flowcore.session._content import CONTENT_FAILURE_REASON
-from flowcore.session._transform import FlowFileView, damage_reason, decided_routes
+from flowcore.session._transform import (
+    FlowFileView,
+    damage_reason,
+    decided_routes,
+    decision_problem,
+    plainly_valid,
+)
 from flowcore.session.batch_context import BatchContext
 
 if TYPE_CHECKING:
@@ -540,7 +546,7 @@ class FlowFileTransform(Processor):
         except Exception as error:
             failed = _Failed(error)
         else:
-            if type(made) is TransformResult and _plainly_valid(made, names):
+            if type(made) is TransformResult and plainly_valid(made, names):
                 return made  # the fast path: one valid result
             try:
                 results = self._checked(made, view.flowfile, names)
@@ -582,7 +588,11 @@ class FlowFileTransform(Processor):
             for r in made
         )
         for result in results:
-            problem = _result_problem(result, names)
+            problem = (
+                decision_problem(result, names)
+                if isinstance(result, TransformResult)
+                else f"one of the results is {type(result).__name__} {result!r}"
+            )
             if problem is not None:
                 msg = f"{contract}; {problem}"
                 raise ProcessException(msg, flowfile_uuid=flowfile.uuid, processor=name)
@@ -676,42 +686,3 @@ class FlowFileTransform(Processor):
             if result.contents is not None:
                 updated = session.write(updated, result.contents)
             session.transfer(updated, result.relationship)
-
-
-def _plainly_valid(result: TransformResult, relationships: Collection[str]) -> bool:
-    """Whether *result* keeps the contract, checked cheaply (a batch checks each FlowFile's).
-
-    False sends it to the full check (:func:`_result_problem`), which names what is wrong.
-    """
-    if result.relationship not in relationships:
-        return False
-    contents = result.contents
-    if contents is not None and type(contents) is not bytes and type(contents) is not str:
-        return False
-    attributes = result.attributes
-    if attributes:
-        for key, value in attributes.items():
-            if type(value) is not str or type(key) is not str:
-                return False
-    return True
-
-
-def _result_problem(result: object, relationships: Collection[str]) -> str | None:
-    """What is wrong with one result of ``transform``, or None."""
-    if not isinstance(result, TransformResult):
-        return f"one of the results is {type(result).__name__} {result!r}"
-    if result.relationship not in relationships:
-        return (
-            f"a result names relationship {result.relationship!r}, which is not declared "
-            f"(declared: {sorted(relationships)!r})"
-        )
-    if result.contents is not None and not isinstance(result.contents, bytes | str):
-        kind = type(result.contents).__name__
-        return f"a result's contents must be bytes or str, not {kind}"
-    for key, value in (result.attributes or {}).items():
-        if not isinstance(key, str) or not isinstance(value, str):
-            return (
-                f"attribute {key!r} must be a str, got {type(value).__name__} {value!r}; "
-                "convert it with str() first"
-            )
-    return None

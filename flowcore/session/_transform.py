@@ -13,7 +13,7 @@ contents, each FlowFile changed exactly as a session would change it one by one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from flowcore.flowfile import CORE_ATTRIBUTES
@@ -27,7 +27,14 @@ if TYPE_CHECKING:
     from flowcore.session.batch_context import BatchContext
     from flowcore.session.process_session import ProcessSession
 
-__all__ = ["Decided", "FlowFileView", "damage_reason", "decided_routes"]
+__all__ = [
+    "Decided",
+    "FlowFileView",
+    "damage_reason",
+    "decided_routes",
+    "decision_problem",
+    "plainly_valid",
+]
 
 
 class FlowFileView:
@@ -150,3 +157,40 @@ def _changed_columns(
                 values.append(None if current is None else current.value(position))
         columns[name] = column_of(values)
     return columns
+
+
+def plainly_valid(result: Decided, relationships: Collection[str]) -> bool:
+    """Whether *result* keeps the contract, checked cheaply (a batch checks each FlowFile's).
+
+    False sends it to the full check (:func:`decision_problem`), which names what is wrong.
+    """
+    if result.relationship not in relationships:
+        return False
+    contents = result.contents
+    if contents is not None and type(contents) is not bytes and type(contents) is not str:
+        return False
+    attributes = result.attributes
+    if attributes:
+        for key, value in attributes.items():
+            if type(value) is not str or type(key) is not str:
+                return False
+    return True
+
+
+def decision_problem(result: Decided, relationships: Collection[str]) -> str | None:
+    """What is wrong with one result of ``transform`` (a decision), or None."""
+    if result.relationship not in relationships:
+        return (
+            f"a result names relationship {result.relationship!r}, which is not declared "
+            f"(declared: {sorted(relationships)!r})"
+        )
+    if result.contents is not None and not isinstance(result.contents, bytes | str):
+        kind = type(result.contents).__name__
+        return f"a result's contents must be bytes or str, not {kind}"
+    for key, value in (result.attributes or {}).items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            return (
+                f"attribute {key!r} must be a str, got {type(value).__name__} {value!r}; "
+                "convert it with str() first"
+            )
+    return None
