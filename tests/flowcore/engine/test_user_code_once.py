@@ -214,15 +214,42 @@ class _OwnBatch(_Plain):
         return "success", batch.with_attributes({"seen": "yes"})
 
 
-@pytest.mark.parametrize("kind", [_Plain, _OwnBatch])
+class _Carrying(_Plain):
+    """A user batch form that runs its per-FlowFile code, then declines batches holding line 13
+    and hands what it decided to ``on_trigger`` (``carry_outcomes``/``carried_outcome``)."""
+
+    def on_trigger(self, context: Any, session: Any) -> None:
+        flowfile = session.get()
+        if flowfile is None:
+            return
+        seen = context.carried_outcome(flowfile)
+        if seen is None:
+            _note(self.log, flowfile, "on_trigger")
+            seen = "yes"
+        session.transfer(session.put_attribute(flowfile, "seen", seen), SUCCESS)
+
+    def transform_batch(self, context: Any, batch: Any) -> Any:
+        flowfiles = batch.flowfiles()
+        for flowfile in flowfiles:
+            _note(self.log, flowfile, "batch")
+        context.carry_outcomes(flowfiles, ["yes"] * len(flowfiles))
+        if any(f.attributes["fragment.index"] == "13" for f in flowfiles):
+            return None
+        return "success", batch.with_attributes({"seen": "yes"})
+
+
+@pytest.mark.parametrize("kind", [_Plain, _OwnBatch, _Carrying])
 def test_a_user_processor_runs_once_per_flowfile(
     tmp_path: Path, runner: str, kind: type[_Plain]
 ) -> None:
-    """``on_trigger`` (and a user batch form beside it) runs once per FlowFile."""
+    """``on_trigger`` (and a user batch form beside it, declining before its code runs or
+    carrying what it decided) runs once per FlowFile."""
     log = tmp_path / "calls.log"
     result = _flow(tmp_path, kind(str(log))).run(runner, repository=str(tmp_path / "repo"))
     _every_line_once(log)
     assert result.transfers["user"]["success"][0] == FILES * LINES
+    if kind is _Carrying:  # every batch declined after its code ran: none ran it again
+        assert {line.split(" ")[0] for line in log.read_text().splitlines()} == {"batch"}
 
 
 @pytest.mark.parametrize("batches", [False, True])
