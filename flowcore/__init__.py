@@ -41,7 +41,6 @@ from flowcore.processor import InputRequirement, Processor, ProcessorKind
 from flowcore.processor_kinds import (
     BinningProcessor,
     FlowFileTransform,
-    FlowFileView,
     SinkJobs,
     SourceProcessor,
     TransformResult,
@@ -58,6 +57,7 @@ from flowcore.properties import (
 )
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
 from flowcore.relationship import FAILURE, ORIGINAL, SUCCESS, Relationship
+from flowcore.session._transform import FlowFileView
 from flowcore.session.host import StateMap
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import ValidationResult

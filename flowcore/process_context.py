@@ -17,6 +17,7 @@ from flowcore.relationship import Relationship
 
 if TYPE_CHECKING:
     from flowcore.binning import Bin
+    from flowcore.flowfile import FlowFile
     from flowcore.processor import Processor
     from flowcore.session.host import ComponentInfo, StateMap
     from flowcore.session.process_session import ProcessSession
@@ -71,6 +72,9 @@ class ProcessContext:
         #: Set by :meth:`yield_until`: when the processor will take its queued FlowFiles.
         self.held_until: int | None = None
         self.logger = processor_logger(component.type)
+        #: FlowFile id -> (the FlowFile as seen, what user code decided for it): see
+        #: :meth:`carry_outcome`.
+        self._carried: dict[int, tuple[FlowFile, object]] = {}
 
     @property
     def name(self) -> str:
@@ -146,3 +150,27 @@ class ProcessContext:
         """
         self.yielded = True
         self.held_until = epoch_ms if self.held_until is None else min(self.held_until, epoch_ms)
+
+    # --- user code runs once per FlowFile -------------------------------------------------
+
+    def carry_outcome(self, flowfile: FlowFile, outcome: object) -> None:
+        """Keep what user code decided for *flowfile*, for its trigger later in this attempt.
+
+        A batch form that ran per-FlowFile user code (``FlowFileTransform.transform``) and
+        then declines leaves each FlowFile's outcome here, so the one-by-one path applies it
+        instead of running the code again: user code runs once per FlowFile per attempt.
+        """
+        self._carried[flowfile.id] = (flowfile, outcome)
+
+    def carried_outcome(self, flowfile: FlowFile) -> object | None:
+        """The outcome carried for *flowfile* (taken: given once), or None.
+
+        Only for the FlowFile as it was seen (same attributes and content): a FlowFile that
+        changed since is another attempt.
+        """
+        kept = self._carried.pop(flowfile.id, None)
+        if kept is None:
+            return None
+        seen, outcome = kept
+        same = seen.content == flowfile.content and seen.attributes == flowfile.attributes
+        return outcome if same else None

@@ -216,7 +216,8 @@ class Processor:
     input_requirement: ClassVar[InputRequirement] = InputRequirement.INPUT_REQUIRED
     kind: ClassVar[ProcessorKind] = ProcessorKind.PER_FLOWFILE
     #: NiFi's ``@SupportsBatching``: the engine may run many triggers in one session and commit
-    #: once. Only for processors whose triggers have no side effects outside the session.
+    #: once. Only for processors whose triggers have no side effects outside the session: if
+    #: one trigger fails, the session rolls back and the others run again, one session each.
     supports_batching: ClassVar[bool] = False
     #: NiFi's ``@TriggerSerially``: never triggered by two tasks at once (see
     #: :attr:`Capabilities.triggers_serially`); :meth:`runs_serially` may narrow it to some
@@ -257,6 +258,17 @@ class Processor:
         state) narrows it here. The compiler makes every stage holding such a member serial.
         """
         return type(self).capabilities.triggers_serially
+
+    def batches_triggers(self) -> bool:
+        """Whether the engine may run many triggers of this configured processor in one session.
+
+        The class's :attr:`Capabilities.run_batching` (NiFi's ``@SupportsBatching``) by
+        default. A failing trigger rolls back its whole session, and the triggers before it run
+        again one session each: only for triggers with no effect outside their session. A
+        processor whose triggers fail only in some configurations narrows it here
+        (``FlowFileTransform`` without ``failure``).
+        """
+        return type(self).capabilities.run_batching
 
     def __init__(self, **properties: Any) -> None:
         self._values: dict[str, str] = {}

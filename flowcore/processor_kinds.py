@@ -1,7 +1,8 @@
 """The processor kinds beside a plain per-FlowFile processor: transform, binning, source, sink.
 
 * **per-FlowFile transform** (:class:`FlowFileTransform`): one FlowFile in, a
-  :class:`TransformResult` out, with a batch form for free when it leaves content alone;
+  :class:`TransformResult` out, ``transform`` called once per FlowFile per attempt, with a batch
+  form for free (its results made columns and contents again);
 * **binning** (:class:`BinningProcessor`): FlowFiles grouped by a key and merged when a bin is
   ready (MergeContent), a shuffle in Spark;
 * **source** (:class:`SourceProcessor`): lists work on the driver and reads each item in a task,
@@ -15,22 +16,16 @@ them apart by :attr:`~flowcore.processor.Processor.kind`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
-from flowcore.errors import ContentCorruptionError, ContentNotFoundError
-from flowcore.flowfile import CORE_ATTRIBUTES, FlowFile
+from flowcore.errors import ContentCorruptionError, ContentNotFoundError, ProcessException
+from flowcore.flowfile import FlowFile
 from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
-from flowcore.flowfile_batch.columns import Column, column_of
+from flowcore.flowfile_batch.columns import Column
 from flowcore.process_context import ProcessContext
-from flowcore.relationship import FAILURE, ORIGINAL, SUCCESS, Relationship
-
-if TYPE_CHECKING:
-    from flowcore.binning import BatchBinning, Bin
-    from flowcore.session.batch_context import BatchContext
-    from flowcore.session.process_session import ProcessSession
 from flowcore.processor import (
     BatchRoute,
     Capabilities,
@@ -38,6 +33,20 @@ from flowcore.processor import (
     Processor,
     ProcessorKind,
 )
+from flowcore.relationship import FAILURE, ORIGINAL, SUCCESS, Relationship
+from flowcore.session._content import CONTENT_FAILURE_REASON
+from flowcore.session._transform import (
+    FlowFileView,
+    damage_reason,
+    decided_routes,
+    decision_problem,
+    plainly_valid,
+)
+from flowcore.session.batch_context import BatchContext
+
+if TYPE_CHECKING:
+    from flowcore.binning import BatchBinning, Bin
+    from flowcore.session.process_session import ProcessSession
 
 __all__ = [
     "HARNESS_WRITE",
@@ -457,9 +466,9 @@ class TransformResult:
     """What :meth:`FlowFileTransform.transform` decides for one FlowFile.
 
     Attributes:
-        relationship: where the FlowFile goes.
+        relationship: where the FlowFile goes (a name; a declared :class:`Relationship` too).
         contents: new content (bytes, or str written as UTF-8); ``None`` keeps the content.
-        attributes: attributes to set.
+        attributes: attributes to set (str values).
         remove_attributes: attributes to remove (core attributes are kept).
     """
 
@@ -469,60 +478,38 @@ class TransformResult:
     remove_attributes: tuple[str, ...] = attrs.field(default=(), converter=tuple)
 
 
-class _ContentBlind:
-    """Stands for the session in a batch transform: any content access declines the batch."""
+@attrs.frozen
+class _Failed:
+    """What :meth:`FlowFileTransform.transform` raised for one FlowFile (or a broken result)."""
 
-    def __getattr__(self, name: str) -> Any:
-        msg = "a batch transform cannot read content"
-        raise _NeedsContentError(msg)
-
-
-class _NeedsContentError(Exception):
-    """A transform read content: the batch takes the per-FlowFile path."""
+    error: Exception
 
 
-class FlowFileView:
-    """The FlowFile as a transform sees it: attributes at hand, content read on demand."""
+#: What ``transform`` made of one FlowFile, checked: one result (the fast path, the value
+#: itself: a batch holds one per FlowFile), several (a tuple), or its error.
+_Outcome = TransformResult | tuple[TransformResult, ...] | _Failed
 
-    def __init__(self, flowfile: FlowFile, session: ProcessSession) -> None:
-        self.flowfile = flowfile
-        self._session = session
 
-    @property
-    def attributes(self) -> Mapping[str, str]:
-        """The FlowFile's attributes."""
-        return self.flowfile.attributes
-
-    @property
-    def size(self) -> int:
-        """The content size in bytes."""
-        return self.flowfile.size
-
-    def get_attribute(self, name: str) -> str | None:
-        """One attribute, or ``None``."""
-        return self.flowfile.attributes.get(name)
-
-    def read(self) -> bytes:
-        """The whole content."""
-        return self._session.read_bytes(self.flowfile)
-
-    def text(self, encoding: str = "utf-8") -> str:
-        """The whole content, decoded."""
-        return self.read().decode(encoding)
-
-    def open(self) -> Any:
-        """A stream over the content: ``with view.open() as stream: ...``."""
-        return self._session.read(self.flowfile)
+#: Content bytes a batch of transform results may hold before the batch stops calling
+#: ``transform`` and the FlowFiles it has not reached go on one by one (bounded memory).
+TRANSFORM_BATCH_BYTES = 32 << 20
 
 
 class FlowFileTransform(Processor):
-    """A per-FlowFile processor written as a pure function of one FlowFile.
+    """A per-FlowFile processor written as a function of one FlowFile.
 
     Implement :meth:`transform` returning a :class:`TransformResult` (or several: the first applies
-    to the incoming FlowFile, each further one to a clone taken before any change). As in NiFi's
-    Python ``FlowFileTransform``, an exception in ``transform`` sends the unchanged FlowFile to
-    ``failure`` when the processor declares it, with the error logged. Declare ``original`` to
-    also receive a clone of the input.
+    to the incoming FlowFile, each further one to a clone taken before any change; none removes
+    it). As in NiFi's Python ``FlowFileTransform``, an exception in ``transform`` sends the
+    unchanged FlowFile to ``failure`` when the processor declares it, with the error logged;
+    without ``failure`` the FlowFile is rolled back to its queue, penalized, with a bulletin.
+    Declare ``original`` to also receive a clone of the input.
+
+    The engine calls :meth:`transform` exactly once per FlowFile per attempt, whichever path
+    the FlowFile takes (a whole batch, one by one, or a batch that stops part way), so a
+    transform may have effects outside flowcore (an HTTP call, a database insert). Only a
+    crash or a Spark task retry runs an attempt again, as NiFi's at-least-once toward external
+    systems (``docs/writing-processors.md``).
     """
 
     supports_batching: ClassVar[bool] = True
@@ -536,77 +523,154 @@ class FlowFileTransform(Processor):
         msg = f"{type(self).__name__} must implement transform"
         raise NotImplementedError(msg)
 
-    def transform_batch(
-        self, context: ProcessContext, batch: FlowFileBatch
-    ) -> Sequence[BatchRoute] | None:
-        """Apply :meth:`transform` to each FlowFile of a batch, the results made columns again.
+    def batches_triggers(self) -> bool:
+        """Many triggers in one session only when ``failure`` takes the errors.
 
-        The engine's boundary for transforms written per FlowFile: each FlowFile is made an
-        object for :meth:`transform`, and what it decides (a relationship, attributes set or
-        removed) becomes the batch's columns, so the FlowFiles travel on as batches. A
-        transform that reads content, writes content, returns several results (clones), or
-        raises takes the per-FlowFile path instead, which does all of that as always.
+        A trigger whose :meth:`transform` raises without a ``failure`` relationship fails its
+        session; in a session of many triggers that would roll back the others, whose
+        transforms already ran. So without ``failure`` each FlowFile has a session of its own.
         """
-        names = self.relationship_names()
-        if ORIGINAL.name in names:
-            return None
-        where: dict[str, list[int]] = {}
-        changes: list[tuple[Mapping[str, str] | None, tuple[str, ...]]] = []
-        blind = _ContentBlind()
-        try:
-            for index, flowfile in enumerate(batch.flowfiles()):
-                outcome = self.transform(context, FlowFileView(flowfile, blind))  # type: ignore[arg-type]
-                if not isinstance(outcome, TransformResult) or outcome.contents is not None:
-                    return None
-                where.setdefault(outcome.relationship, []).append(index)
-                changes.append((outcome.attributes, outcome.remove_attributes))
-        except Exception:
-            return None
-        if any(r not in names for r in where):
-            return None
-        routes = []
-        for relationship, rows in where.items():
-            part = batch.take(rows)
-            touched = {n for i in rows for n in (changes[i][0] or {})} | {
-                n for i in rows for n in changes[i][1] if n not in CORE_ATTRIBUTES
-            }
-            columns = {}
-            for name in touched - {"uuid"}:
-                current = part.column(name)
-                values = []
-                for position, row in enumerate(rows):
-                    updates, removed = changes[row]
-                    if updates and name in updates:
-                        values.append(updates[name])
-                    elif name in removed:
-                        values.append(None)
-                    else:
-                        values.append(None if current is None else current.value(position))
-                columns[name] = column_of(values)
-            routes.append(BatchRoute(relationship, rows, part.with_columns(columns)))
-        return routes
+        return super().batches_triggers() and FAILURE.name in self.relationship_names()
 
-    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
-        """Apply :meth:`transform` to one queued FlowFile."""
-        flowfile = session.get()
-        if flowfile is None:
-            return
-        names = self.relationship_names()
+    # --- calling transform once -------------------------------------------------------------
+
+    def _outcome(
+        self, context: ProcessContext, view: FlowFileView, names: Collection[str]
+    ) -> _Outcome:
+        """Call :meth:`transform` for one FlowFile: its checked results, or what it raised.
+
+        *names* are the relationships (looked up once per batch, not per FlowFile).
+        """
         try:
-            outcome = self.transform(context, FlowFileView(flowfile, session))
+            made = self.transform(context, view)
         except Exception as error:
-            if FAILURE.name not in names:
-                raise
+            failed = _Failed(error)
+        else:
+            if type(made) is TransformResult and plainly_valid(made, names):
+                return made  # the fast path: one valid result
+            try:
+                results = self._checked(made, view.flowfile, names)
+            except ProcessException as error:
+                failed = _Failed(error)
+            else:
+                return results[0] if len(results) == 1 else results
+        if FAILURE.name in names:
+            error = failed.error
             context.logger.error(  # damaged content is told by its message: no traceback
                 "%s failed to transform %s; routing to failure: %s",
                 self,
-                flowfile,
+                view.flowfile,
                 error,
-                exc_info=not isinstance(error, ContentCorruptionError | ContentNotFoundError),
+                exc_info=None
+                if isinstance(error, ContentCorruptionError | ContentNotFoundError)
+                else error,
             )
+        return failed
+
+    def _checked(
+        self, made: object, flowfile: FlowFile, names: Collection[str]
+    ) -> tuple[TransformResult, ...]:
+        """*made* as results, or a :class:`ProcessException` naming the broken contract."""
+        name = type(self).__name__
+        contract = (
+            f"{name}.transform must return a TransformResult, or a list of them (one per "
+            "FlowFile it makes; an empty list removes the FlowFile)"
+        )
+        if isinstance(made, TransformResult):
+            made = (made,)
+        if not isinstance(made, list | tuple):
+            msg = f"{contract}, but it returned {type(made).__name__} {made!r}"
+            raise ProcessException(msg, flowfile_uuid=flowfile.uuid, processor=name)
+        results = tuple(
+            attrs.evolve(r, relationship=r.relationship.name)
+            if isinstance(r, TransformResult) and isinstance(r.relationship, Relationship)
+            else r
+            for r in made
+        )
+        for result in results:
+            problem = (
+                decision_problem(result, names)
+                if isinstance(result, TransformResult)
+                else f"one of the results is {type(result).__name__} {result!r}"
+            )
+            if problem is not None:
+                msg = f"{contract}; {problem}"
+                raise ProcessException(msg, flowfile_uuid=flowfile.uuid, processor=name)
+        return results
+
+    # --- the batch form -----------------------------------------------------------------------
+
+    def transform_batch(
+        self, context: ProcessContext, batch: FlowFileBatch
+    ) -> Sequence[BatchRoute] | None:
+        """Call :meth:`transform` once for each FlowFile of a batch; results become columns.
+
+        The engine's boundary for transforms written per FlowFile: each FlowFile is made an
+        object for :meth:`transform` (its content read on demand), and what it decides (a
+        relationship, attributes set or removed, new contents, an error sent to ``failure``)
+        becomes the batch's columns and contents, so the FlowFiles travel on as batches.
+
+        Results a batch cannot hold (several results, none, an error without ``failure``), or
+        more new content than :data:`TRANSFORM_BATCH_BYTES`, stop the batch there: it declines,
+        and the FlowFiles go one by one, those already transformed with the results they got
+        (``context.carried_outcome``), never calling :meth:`transform` again.
+        """
+        names = frozenset(self.relationship_names())
+        if ORIGINAL.name in names or not isinstance(context, BatchContext):
+            return None  # before any user code runs: one by one calls transform instead
+        flowfiles = batch.flowfiles()
+        outcomes: list[_Outcome] = []
+        held = 0
+        failure = FAILURE.name in names
+        failed = False
+        decide = self._outcome
+        for flowfile in flowfiles:
+            outcome = decide(context, FlowFileView(flowfile, context), names)
+            outcomes.append(outcome)
+            if type(outcome) is TransformResult:
+                contents = outcome.contents
+                if contents is not None:
+                    held += len(contents)
+                    if held > TRANSFORM_BATCH_BYTES:
+                        break
+            elif failure and type(outcome) is _Failed:
+                failed = True
+            else:
+                break  # several results or none, or an error without failure
+        # Carried to the one-by-one path if the batch does not go whole, whatever the reason.
+        context.carry_outcomes(flowfiles[: len(outcomes)], outcomes)
+        if len(outcomes) < batch.count or held > TRANSFORM_BATCH_BYTES:
+            return None
+        if not failed:
+            return decided_routes(context, batch, outcomes)  # type: ignore[arg-type]
+        decided: list[TransformResult] = list(outcomes)  # type: ignore[arg-type]
+        for row, outcome in enumerate(outcomes):
+            if type(outcome) is _Failed:
+                reason = damage_reason(outcome.error, flowfiles[row])
+                marked = {CONTENT_FAILURE_REASON: reason} if reason else None
+                decided[row] = TransformResult(FAILURE.name, attributes=marked)
+        return decided_routes(context, batch, decided)
+
+    # --- one by one ---------------------------------------------------------------------------
+
+    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
+        """Apply :meth:`transform` to one queued FlowFile (or the result it already had)."""
+        flowfile = session.get()
+        if flowfile is None:
+            return
+        outcome = context.carried_outcome(flowfile)
+        names = self.relationship_names()
+        if outcome is None:
+            outcome = self._outcome(context, FlowFileView(flowfile, session), names)
+        if isinstance(outcome, _Failed):
+            if FAILURE.name not in names:
+                raise outcome.error
+            reason = damage_reason(outcome.error, flowfile)
+            if reason is not None:  # read outside this session (a batch): the session would
+                flowfile = session.put_attribute(flowfile, CONTENT_FAILURE_REASON, reason)
             session.transfer(flowfile, FAILURE)
             return
-        results = [outcome] if isinstance(outcome, TransformResult) else list(outcome)
+        results = (outcome,) if isinstance(outcome, TransformResult) else outcome
         if not results:
             session.remove(flowfile)
             return

@@ -18,7 +18,7 @@ import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
 
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AllowableValue",
     "ExpressionLanguageScope",
+    "HoldsFlowFile",
     "PropertyDependency",
     "PropertyDescriptor",
     "PropertyValue",
@@ -260,6 +261,37 @@ class PropertyDescriptor:
         return tuple(r for r in (v(subject, value) for v in self.validators) if not r.valid)
 
 
+@runtime_checkable
+class HoldsFlowFile(Protocol):
+    """A FlowFile's wrapper the API hands out (``FlowFileView``, ``MockFlowFile``)."""
+
+    @property
+    def flowfile(self) -> FlowFile:
+        """The FlowFile value it wraps."""
+        ...
+
+
+def _evaluated_against(
+    given: FlowFile | HoldsFlowFile | Mapping[str, str] | None,
+) -> tuple[FlowFile | None, Mapping[str, str]]:
+    """The FlowFile (if any) and the attributes Expression Language reads from *given*."""
+    from flowcore.flowfile import FlowFile  # noqa: PLC0415 - avoids a cycle at import
+
+    if given is None:
+        return None, {}
+    if isinstance(given, FlowFile):
+        return given, given.attributes
+    if isinstance(given, HoldsFlowFile) and isinstance(given.flowfile, FlowFile):
+        return given.flowfile, given.flowfile.attributes
+    if isinstance(given, Mapping):
+        return None, given
+    msg = (
+        "evaluate_attribute_expressions takes a FlowFile, the FlowFileView a transform gets, "
+        f"a MockFlowFile or a mapping of attributes, not {type(given).__name__} {given!r}"
+    )
+    raise TypeError(msg)
+
+
 @functools.lru_cache(maxsize=4096)
 def _names(display_name: str, name: str, aliases: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(dict.fromkeys((display_name, name, property_key(display_name), *aliases)))
@@ -349,26 +381,27 @@ class PropertyValue:
 
     def evaluate_attribute_expressions(
         self,
-        flowfile: FlowFile | Mapping[str, str] | None = None,
+        flowfile: FlowFile | HoldsFlowFile | Mapping[str, str] | None = None,
         variables: Mapping[str, str] | None = None,
     ) -> PropertyValue:
         """Return a value with Expression Language evaluated against *flowfile* (or a map).
 
-        Without a FlowFile, attribute references are null (NiFi's environment scope). A
-        sensitive parameter's value is taken as it is, never evaluated.
+        *flowfile* is any form the API hands out: a :class:`~flowcore.flowfile.FlowFile` (a
+        session's), the ``FlowFileView`` a ``FlowFileTransform.transform`` gets, a harness's
+        ``MockFlowFile`` (anything holding one as ``.flowfile``), or a mapping of attributes.
+        Without one, attribute references are null (NiFi's environment scope). A sensitive
+        parameter's value is taken as it is, never evaluated.
 
         Raises:
             ExpressionEvaluationError: evaluation failed (e.g. an invalid regex at run time).
+            TypeError: *flowfile* is none of those forms.
         """
+        ff, attributes = _evaluated_against(flowfile)
         if self.value is None or "{" not in self.value or isinstance(self.value, SensitiveText):
             return self
         if self.descriptor is not None and not self.descriptor.supports_expressions:
             return self
         expression = compile_expression(self.value)
-        from flowcore.flowfile import FlowFile  # noqa: PLC0415 - avoids a cycle at import
-
-        ff = flowfile if isinstance(flowfile, FlowFile) else None
-        attributes = ff.attributes if ff is not None else (flowfile or {})
         ctx = EvaluationContext(
             attributes=attributes,  # type: ignore[arg-type]
             flowfile=ff,

@@ -299,8 +299,12 @@ def drain_batches(member: TaskMember) -> None:
             if not all(kept_flowfiles(before, r.batch, context) for r, before in parts):
                 parts = None
         if parts is None:
-            context.discard()
-            if unpacks(member, batch, queue_id):
+            # User code that ran for this batch must not run again in a later attempt: a
+            # batch whose outcomes are carried is unpacked now, over the limit if need be.
+            if context.discard():
+                member.task.unpacked += batch.count
+                member.pending.extend(QueuedFlowFile(f, queue_id) for f in batch)
+            elif unpacks(member, batch, queue_id):
                 member.pending.extend(QueuedFlowFile(f, queue_id) for f in batch)
             continue
         if staged:  # stored as a session's commit stores it: with the output

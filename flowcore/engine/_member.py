@@ -546,7 +546,7 @@ class TaskMember:
                 self._failed(error, since=mark)
 
     def _batchable(self) -> bool:
-        return type(self.processor).capabilities.run_batching
+        return self.processor.batches_triggers()
 
     def session_flowfiles(self) -> int:
         """FlowFiles one session of the one-by-one path holds: all of a run-duration batch."""
@@ -557,7 +557,9 @@ class TaskMember:
 
         If a trigger fails, the whole session rolls back (its FlowFiles return to the front of
         the input) and those FlowFiles are retried one session each, so only the FlowFile that
-        fails is parked.
+        fails is parked. The triggers before it then run again: only processors whose triggers
+        have no effect outside their session batch them (``Processor.batches_triggers``; a
+        ``FlowFileTransform`` only with ``failure``, where its errors go, never raising).
         """
         processor, context = self.processor, self.context
         while self.pending:

@@ -20,6 +20,8 @@ the FlowFiles go one by one, which stage their effects again.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -34,7 +36,7 @@ from flowcore.session._effects import StagedEffects
 from flowcore.session._ranges import RangeReader
 
 if TYPE_CHECKING:
-    from flowcore.flowfile import ContentClaim
+    from flowcore.flowfile import ContentClaim, FlowFile
     from flowcore.flowfile_batch import FlowFileBatch
     from flowcore.session.host import LogLine, Publication, SessionHost
 
@@ -113,6 +115,9 @@ class BatchContext(ProcessContext):
         self._host = host
         #: the parts write_contents made, by (first id, count): routes may carry them on
         self._written: dict[tuple[int, int], FlowFileBatch] = {}
+        self._parent = context
+        #: (FlowFiles, outcomes) user code decided in this batch (see carry_outcomes)
+        self._outcomes: list[tuple[Sequence[FlowFile], Sequence[object]]] = []
 
     # --- external effects, as a session stages them ------------------------------------------
 
@@ -186,6 +191,22 @@ class BatchContext(ProcessContext):
                 declines, and the FlowFile fails one by one).
         """
         return self._reader.each(batch.resource_claim, batch.offsets, batch.sizes)
+
+    def read_bytes(self, flowfile: FlowFile) -> bytes:
+        """One FlowFile's whole content, as ``session.read_bytes`` gives it.
+
+        For per-FlowFile code a batch form calls (a ``FlowFileTransform``'s view of its
+        FlowFile); a batch form's own reads go through :meth:`contents` in windows.
+        """
+        if flowfile.content is None:
+            return b""
+        return self._host.content.read(flowfile.content)
+
+    @contextlib.contextmanager
+    def read(self, flowfile: FlowFile) -> Iterator[io.BytesIO]:
+        """A stream over one FlowFile's content: ``with context.read(flowfile) as stream``."""
+        with io.BytesIO(self.read_bytes(flowfile)) as stream:
+            yield stream
 
     def joined_contents(
         self, batch: FlowFileBatch, demarcator: bytes = b""
@@ -292,6 +313,19 @@ class BatchContext(ProcessContext):
             and np.array_equal(part.sizes, batch.sizes)
         )
 
+    # --- user code runs once per FlowFile ------------------------------------------------------
+
+    def carry_outcomes(self, flowfiles: Sequence[FlowFile], outcomes: Sequence[object]) -> None:
+        """What per-FlowFile user code decided for *flowfiles*, should the batch not go whole.
+
+        Call it before building the routes, once the code ran: if the batch form then declines
+        or raises, or the host takes the one-by-one path after all, :meth:`discard` hands each
+        outcome to the processor's context (``carried_outcome``), so the FlowFile's trigger
+        applies it instead of running the code again. When the batch goes whole they are
+        forgotten (:meth:`take`).
+        """
+        self._outcomes.append((flowfiles, outcomes))
+
     # --- the host's side ----------------------------------------------------------------------
 
     @property
@@ -304,10 +338,26 @@ class BatchContext(ProcessContext):
         publications, logs, _ = self._effects.take()  # a batch form stages no disposal
         sends, self._sends = tuple(self._sends), []
         self._written.clear()
+        self._outcomes.clear()
         return BatchEffects(publications, logs, sends)
 
-    def discard(self) -> None:
-        """The batch goes one by one: its temporaries deleted, its lines and events forgotten."""
+    def discard(self) -> bool:
+        """The batch goes one by one: its temporaries deleted, its lines and events forgotten.
+
+        Outcomes of user code (:meth:`carry_outcomes`) go to the processor's context, for the
+        FlowFiles' triggers.
+
+        Returns:
+            Whether any outcome was carried: the host must then trigger those FlowFiles in
+            this attempt (not defer them to a later one, which would run the code again).
+        """
         self._effects.discard()
         self._sends = []
         self._written.clear()
+        carried = False
+        for flowfiles, outcomes in self._outcomes:
+            for flowfile, outcome in zip(flowfiles, outcomes, strict=True):
+                self._parent.carry_outcome(flowfile, outcome)
+                carried = True
+        self._outcomes.clear()
+        return carried

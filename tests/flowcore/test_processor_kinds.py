@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import os
-from typing import ClassVar
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
 
 from flowcore import (
+    ExpressionLanguageScope,
+    Flow,
     FlowFileTransform,
     Processor,
     PropertyDescriptor,
@@ -235,3 +240,144 @@ def test_an_item_whose_read_failed_is_not_marked_done_and_comes_again(tmp_path) 
     second = run_flow(flow, "direct", repository=tmp_path / "repo", settings=settings)
     assert second.count("source", "success") == 1
     assert sorted(p.read_text() for p in (tmp_path / "out").iterdir()) == ["a", "b", "c"]
+
+
+class _Prefix(FlowFileTransform):
+    """NiFi's idiom: a property with Expression Language, evaluated against the FlowFile."""
+
+    PREFIX = PropertyDescriptor(
+        "Prefix",
+        default="${filename}-${fileSize}",
+        el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES,
+    )
+    property_descriptors = (PREFIX,)
+
+    def transform(self, context: Any, flowfile: Any) -> TransformResult:
+        prefix = context.get_property(self.PREFIX).evaluate_attribute_expressions(flowfile)
+        return TransformResult(attributes={"prefix": prefix.get_value()})
+
+
+@pytest.mark.parametrize("batches", [False, True])
+def test_a_transform_evaluates_expressions_against_its_flowfile_in_the_harness(
+    batches: bool,
+) -> None:
+    """``evaluate_attribute_expressions(flowfile)`` takes the view a transform gets."""
+    runner = TestRunner(_Prefix(), batches=batches)
+    runner.enqueue("abc", {"filename": "a.txt"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    runner.flowfiles_for("success")[0].assert_attribute_equals("prefix", "a.txt-3")
+
+
+def test_a_transform_evaluates_expressions_against_its_flowfile_in_a_flow(tmp_path: Path) -> None:
+    """The same idiom in a flow: every FlowFile gets its value (here its file's name), none
+    goes to failure."""
+    from processors import GetFile, PutFile, SplitText, UpdateAttribute
+
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.txt").write_text("x\nyy\n")
+    flow = Flow("prefix")
+    get = flow.add(GetFile(input_directory=str(tmp_path / "in"), keep_source_file=True))
+    split = flow.add(SplitText(line_split_count=1), name="split")
+    prefix = flow.add(_Prefix(prefix="${fragment.index}-${fileSize}"), name="prefix")
+    name = flow.add(UpdateAttribute(filename="${prefix}"), name="name")
+    put = flow.add(PutFile(directory=str(tmp_path / "out")), name="put")
+    flow.connect(get, split)
+    flow.connect(split, prefix, "splits")
+    flow.connect(prefix, name, "success")
+    flow.connect(name, put)
+    flow.auto_terminate(split, ["original", "failure"])
+    flow.auto_terminate(prefix, "failure")
+    flow.auto_terminate(put, ["success", "failure"])
+    result = flow.run("direct", repository=str(tmp_path / "repo"))
+    assert result.transfers["prefix"].get("failure", (0, 0))[0] == 0
+    written = {p.name: p.read_text() for p in (tmp_path / "out").iterdir()}
+    assert written == {"1-1": "x", "2-2": "yy"}
+
+
+class _Wrong(FlowFileTransform):
+    """Returns what its FlowFile's content names: not a TransformResult."""
+
+    relationships = (SUCCESS,)
+
+    def transform(self, context: Any, flowfile: Any) -> Any:
+        wrong = {
+            "dict": {"relationship": "success"},
+            "rel": TransformResult("nowhere"),
+            "int": TransformResult(attributes={"n": 1}),  # type: ignore[dict-item]
+        }
+        return wrong[flowfile.text()]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("dict", r"_Wrong.transform must return a TransformResult.*returned dict"),
+        ("rel", r"relationship 'nowhere', which is not declared \(declared: \['success'\]\)"),
+        ("int", r"attribute 'n' must be a str, got int 1"),
+    ],
+)
+def test_a_transform_returning_the_wrong_thing_is_told_the_contract(
+    content: str, message: str
+) -> None:
+    """A result against the contract fails with a message naming it, not an AttributeError;
+    without ``failure`` the FlowFile is rolled back, penalized."""
+    from flowcore.errors import ProcessException
+
+    runner = TestRunner(_Wrong())
+    runner.enqueue(content)
+    with pytest.raises(ProcessException, match=message):
+        runner.run()
+    assert runner.queue_size() == 1
+
+
+class _Mixed(FlowFileTransform):
+    """Contents (some empty), attributes set and removed, errors and two relationships."""
+
+    relationships = (SUCCESS, FAILURE, Relationship("odd"))
+
+    def transform(self, context: Any, flowfile: Any) -> TransformResult:
+        n = int(flowfile.attributes["i"])
+        if n % 7 == 0:
+            msg = f"{n} fails"
+            raise ValueError(msg)
+        relationship = "odd" if n % 2 else "success"
+        if n % 3 == 0:
+            contents = flowfile.text().upper() if n % 9 else ""
+            return TransformResult(relationship, contents=contents, attributes={"n": str(n)})
+        return TransformResult(
+            relationship, attributes={"len": str(flowfile.size)}, remove_attributes=("gone",)
+        )
+
+
+@pytest.mark.parametrize("drop_failures", [False, True])
+def test_the_transform_batch_form_takes_contents_and_failures_whole(drop_failures: bool) -> None:
+    """New contents, reads, errors sent to failure and several relationships all go through
+    the batch form, with the FlowFiles, events and order of one by one."""
+    runner = TestRunner(_Mixed())
+    if drop_failures:
+        runner.auto_terminate("failure")
+    for i in range(1, 40):
+        runner.enqueue("" if i % 10 == 0 else f"line {i}", {"i": str(i), "gone": "g"})
+    runner.assert_batch_form_agrees()
+    assert runner.batch_use.whole == 39
+    runner.flowfiles_for("odd")[1].assert_content_equals("LINE 3")
+
+
+class _WrongWithFailure(_Wrong):
+    """The same, with ``failure``: where a broken result goes."""
+
+    relationships = (SUCCESS, FAILURE)
+
+
+def test_a_wrong_result_goes_to_failure_with_the_contract_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """With ``failure`` declared, a result against the contract sends the FlowFile there, as an
+    exception in ``transform`` does, and the log names the contract."""
+    runner = TestRunner(_WrongWithFailure())
+    runner.enqueue("dict")
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    assert "must return a TransformResult, or a list of them" in caplog.text
+    assert "AttributeError" not in caplog.text

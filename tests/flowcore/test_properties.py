@@ -139,6 +139,21 @@ def test_evaluate_attribute_expressions() -> None:
     assert literal.evaluate_attribute_expressions({"a": "1"}).value == "${a}"
 
 
+def test_evaluate_attribute_expressions_takes_every_flowfile_form() -> None:
+    """A FlowFile, a transform's FlowFileView and a harness's MockFlowFile are evaluated alike,
+    FlowFile fields (``fileSize``) included; anything else is a TypeError naming the forms."""
+    from flowcore.flowfile import FlowFile
+    from flowcore.processor_kinds import FlowFileView
+    from flowcore.testing import MockFlowFile
+
+    flowfile = FlowFile.create(1, 0, {"filename": "a.txt"}).replace(size=5)
+    value = PropertyValue("${filename}:${fileSize}", PropertyDescriptor("P", el_scope=EL))
+    for form in (flowfile, FlowFileView(flowfile, None), MockFlowFile(flowfile)):  # type: ignore[arg-type]
+        assert value.evaluate_attribute_expressions(form).value == "a.txt:5"
+    with pytest.raises(TypeError, match=r"FlowFileView a transform gets.*not int 3"):
+        value.evaluate_attribute_expressions(3)  # type: ignore[arg-type]
+
+
 def test_sensitive_values_are_masked_and_never_evaluated() -> None:
     """A sensitive property's problems show ********; a sensitive value is not evaluated as EL."""
     secret = SensitiveText("${x}-abc", Parameter("pw", "${x}-abc", sensitive=True))
