@@ -44,6 +44,7 @@ from processors._packaging import (
 __all__ = [
     "EXPANSION_ALLOWANCE",
     "MAX_EXPANSION",
+    "ZIP_DATA_ERRORS",
     "Entry",
     "SeekableContent",
     "UnpackError",
@@ -60,6 +61,20 @@ EXPANSION_ALLOWANCE = 100 << 20  # bytes any archive may unpack to, whatever its
 OCTET_STREAM = "application/octet-stream"
 _AES_EXTRA = 0x9901  # WinZip AES
 _TIME_EXTRA = 0x5455  # extended timestamp
+
+#: What ``zipfile`` and ``pyzipper`` raise for a damaged or foreign ZIP, in its directory or
+#: while an entry is read (a bad CRC, a bad AES HMAC, a corrupt extra field). pyzipper (used
+#: with a Password) carries its own copy of zipfile: its BadZipFile is not zipfile's.
+ZIP_DATA_ERRORS: tuple[type[BaseException], ...] = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    pyzipper.BadZipFile,
+    pyzipper.LargeZipFile,
+    NotImplementedError,  # a compression method the library lacks
+    EOFError,
+    KeyError,  # pyzipper's AES strength of a damaged extra field
+    struct.error,
+)
 
 
 class UnpackError(ValueError):
@@ -273,7 +288,7 @@ def zip_entries(
                     raise UnpackError(msg)
                 with archive.open(info) as stream:
                     yield Entry(_zip_attributes(info, name), stream, info.file_size)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError) as ex:
+    except ZIP_DATA_ERRORS as ex:
         msg = f"not a readable ZIP: {ex}"
         raise UnpackError(msg) from None
     except RuntimeError as ex:  # zipfile's "password required" and "Bad password"

@@ -22,6 +22,7 @@ from processors._json_path_common import (
 from processors._json_text import InvalidJsonError, read_json
 from processors._jsonpath import (
     JsonPathEvaluationError,
+    JsonPathLimitError,
     PathNotFoundError,
     compile_json_path,
 )
@@ -101,12 +102,13 @@ class SplitJson(Processor):
         if original is None:
             return
         query = compile_json_path(context.get_property(self.JSON_PATH_EXPRESSION).value or "")
+        why = "it is JSON null"  # Jayway cannot read JSON null either
         try:
             document = read_json(session.read_bytes(original), max_string_length(context))
-        except InvalidJsonError:
-            document = None
-        if document is None:  # Jayway cannot read JSON null either
-            context.logger.error("FlowFile %s did not have valid JSON content.", original)
+        except InvalidJsonError as ex:
+            document, why = None, str(ex)
+        if document is None:
+            context.logger.error("FlowFile %s did not have valid JSON content: %s.", original, why)
             session.transfer(original, REL_FAILURE)
             return
         try:
@@ -114,6 +116,10 @@ class SplitJson(Processor):
         except JsonPathEvaluationError as ex:  # NiFi's JsonPathException: the session rolls back
             msg = f"could not evaluate {query.text!r} for {original}: {ex}"
             raise ProcessException(msg) from None
+        except JsonPathLimitError as ex:  # the library's own failure: the FlowFile's
+            context.logger.error("Unable to split %s: %s; routing to failure", original, ex)
+            session.transfer(original, REL_FAILURE)
+            return
         except PathNotFoundError:
             context.logger.warning(
                 "JsonPath %s could not be found for FlowFile %s", query.text, original

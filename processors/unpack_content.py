@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import lzma
 import tarfile
-import zipfile
 import zlib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -26,6 +25,7 @@ from flowcore.validators import (
 )
 from processors._packaging import CHUNK, PackagingError
 from processors._unpackers import (
+    ZIP_DATA_ERRORS,
     Entry,
     SeekableContent,
     UnpackError,
@@ -65,11 +65,12 @@ FRAGMENT_INDEX = "fragment.index"
 FRAGMENT_COUNT = "fragment.count"
 SEGMENT_ORIGINAL_FILENAME = "segment.original.filename"
 
-#: What a broken archive raises while an entry is read (outside the readers' own checks).
+#: What a broken archive raises while an entry is read (outside the readers' own checks): the
+#: archive libraries' own errors are the FlowFile's failure, never an error that keeps it queued.
 _ENTRY_ERRORS: tuple[type[BaseException], ...] = (
     UnpackError,
     PackagingError,
-    zipfile.BadZipFile,
+    *ZIP_DATA_ERRORS,
     tarfile.TarError,
     EOFError,
     zlib.error,
