@@ -11,7 +11,8 @@ Entry names are made safe before they become attributes (:func:`~processors._pac
 no entry can steer a later PutFile outside its directory. The File Filter still sees the name as
 the archive holds it, as in NiFi.
 
-Compression bombs are bounded: :func:`expansion_limit` caps the bytes one archive may unpack to
+Compression bombs are bounded: :func:`~processors._expansion.expansion_limit` (shared with
+CompressContent) caps the bytes one archive may unpack to
 (:data:`MAX_EXPANSION` times its size plus :data:`EXPANSION_ALLOWANCE`), ZIP entries whose data
 overlap (the trick that makes a 10 MB ZIP unpack to terabytes) are refused, and ``zipfile``
 never reads past an entry's declared size.
@@ -33,6 +34,7 @@ import attrs
 import pyzipper
 
 from flowcore.patterns import FlowPattern
+from processors._expansion import EXPANSION_ALLOWANCE, MAX_EXPANSION, expansion_limit
 from processors._file_attributes import stamp
 from processors._packaging import (
     PackagingError,
@@ -56,8 +58,6 @@ __all__ = [
     "zip_entries",
 ]
 
-MAX_EXPANSION = 1_000  # unpacked bytes per archive byte (deflate's own ceiling is about 1,032)
-EXPANSION_ALLOWANCE = 100 << 20  # bytes any archive may unpack to, whatever its size
 OCTET_STREAM = "application/octet-stream"
 _AES_EXTRA = 0x9901  # WinZip AES
 _TIME_EXTRA = 0x5455  # extended timestamp
@@ -94,11 +94,6 @@ class Entry:
     attributes: dict[str, str]
     content: Any
     size: int | None = None
-
-
-def expansion_limit(archive_size: int) -> int:
-    """The most bytes an archive of *archive_size* bytes may unpack to."""
-    return MAX_EXPANSION * archive_size + EXPANSION_ALLOWANCE
 
 
 def _check_expansion(total: int, archive_size: int) -> None:

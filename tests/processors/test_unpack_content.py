@@ -375,3 +375,25 @@ def test_unpack_in_a_flow_then_put_file(tmp_path: Path) -> None:
         repos.close()
     assert len(forks) == 1
     assert len(forks[0].child_uuids) == 3
+
+
+def test_a_password_on_foreign_or_damaged_bytes_fails_not_stuck() -> None:
+    """With a Password (pyzipper), bytes that are not a ZIP, a cut ZIP and a ZIP whose data or
+    directory is damaged each go to failure with the reason; nothing escapes as an error."""
+    buf = io.BytesIO()
+    with pyzipper.AESZipFile(
+        buf, "w", compression=pyzipper.ZIP_DEFLATED, encryption=pyzipper.WZ_AES
+    ) as archive:
+        archive.setpassword(b"pw")
+        archive.writestr("a.txt", b"hello" * 50)
+    good = buf.getvalue()
+    bad_data = bytearray(good)
+    bad_data[60] ^= 0xFF  # inside the entry: its HMAC or CRC fails while it is read
+    bad_directory = bytearray(good)
+    start = good.rindex(b"PK\x01\x02")
+    bad_directory[start : start + 4] = b"XXXX"
+    for content in (b"not a zip at all", good[:-10], bytes(bad_data), bytes(bad_directory)):
+        runner = _run(content, packaging_format="zip", password="pw")
+        runner.assert_all_flowfiles_transferred("failure", 1)
+        runner.flowfiles_for("failure")[0].assert_content_equals(content)
+    _run(good, packaging_format="zip", password="pw").assert_transfer_count("success", 1)
