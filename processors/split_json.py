@@ -34,6 +34,11 @@ FRAGMENT_INDEX = "fragment.index"
 FRAGMENT_COUNT = "fragment.count"
 SEGMENT_ORIGINAL_FILENAME = "segment.original.filename"
 
+#: The most splits made from one FlowFile. Every split is held (about 5 KB of objects each)
+#: until the FlowFile's session commits, so a 100 MB array of a million objects took over 6 GB;
+#: past this bound the FlowFile goes to failure before any split is made (about 600 MB at it).
+MAX_SPLITS = 100_000
+
 REL_ORIGINAL = Relationship(
     "original",
     "The original FlowFile that was split into segments. If the FlowFile fails processing, "
@@ -59,6 +64,11 @@ class SplitJson(Processor):
     Content that is not JSON, a path that finds nothing, or a result that is not an array sends
     the FlowFile to ``failure`` and makes no split. The splits are children of the original
     (one FORK event).
+
+    Memory: as NiFi's SplitJson, this reads the whole document into memory; and every split is
+    held until the session commits. So an array of more than :data:`MAX_SPLITS` elements goes
+    to ``failure`` (a bulletin says how many it holds and how to split it in parts), where
+    NiFi would try and run out of heap.
     """
 
     JSON_PATH_EXPRESSION = PropertyDescriptor(
@@ -132,6 +142,20 @@ class SplitJson(Processor):
                 "be split.",
                 representation(found, "null"),
                 query.text,
+            )
+            session.transfer(original, REL_FAILURE)
+            return
+        if len(found) > MAX_SPLITS:
+            context.logger.error(
+                "Unable to split %s: %s found an array of %d elements, more than the %d "
+                "SplitJson makes from one FlowFile (each split is held in memory until the "
+                "FlowFile is done); split the array in parts first, for instance with slices "
+                "such as $[0:%d] in several SplitJson; routing to failure",
+                original,
+                query.text,
+                len(found),
+                MAX_SPLITS,
+                MAX_SPLITS,
             )
             session.transfer(original, REL_FAILURE)
             return

@@ -30,6 +30,7 @@ from processors._unpackers import (
     SeekableContent,
     UnpackError,
     ZipOptions,
+    check_entry_count,
     flowfile_stream_entries,
     flowfile_tar_entries,
     tar_entries,
@@ -110,7 +111,9 @@ class UnpackContent(Processor):
 
     Unlike NiFi, an entry name is made safe before it becomes ``path`` and ``filename``
     (``../x`` and ``/x`` are ``x``), and an archive may unpack to at most
-    :func:`~processors._unpackers.expansion_limit` bytes (``processors/_unpackers.py``).
+    :func:`~processors._unpackers.expansion_limit` bytes and
+    :data:`~processors._unpackers.MAX_ENTRIES` entries (``processors/_unpackers.py``); past
+    either it goes to ``failure`` with nothing unpacked.
     """
 
     PACKAGING_FORMAT = PropertyDescriptor(
@@ -249,6 +252,7 @@ class UnpackContent(Processor):
         try:
             with self._entries(context, session, flowfile, chosen) as entries:
                 for entry in entries:
+                    check_entry_count(len(children) + 1)  # TAR, packages: counted as read
                     child = session.create(flowfile)
                     children.append(child)
                     attributes = dict(entry.attributes)
