@@ -15,7 +15,7 @@ from flowcore import Flow, ProvenanceEventType
 from flowcore.driver.controller import run_flow
 from flowcore.settings import Settings
 from flowcore.testing import TestRunner
-from processors import GetFile, MergeContent, PutFile, UnpackContent
+from processors import GetFile, MergeContent, PutFile, UnpackContent, _unpackers
 from processors._packaging import flowfile_stream_header, properties_xml
 from repositories.repository_set import RepositorySet
 
@@ -397,3 +397,22 @@ def test_a_password_on_foreign_or_damaged_bytes_fails_not_stuck() -> None:
         runner.assert_all_flowfiles_transferred("failure", 1)
         runner.flowfiles_for("failure")[0].assert_content_equals(content)
     _run(good, packaging_format="zip", password="pw").assert_transfer_count("success", 1)
+
+
+@pytest.mark.parametrize("fmt", ["tar", "zip"])
+def test_more_entries_than_the_bound_fail_with_nothing_unpacked(
+    fmt: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past MAX_ENTRIES (lowered to 2 here) the archive goes to failure, saying so, unpacked
+    into nothing; at the bound it unpacks."""
+    monkeypatch.setattr(_unpackers, "MAX_ENTRIES", 2)
+    files = {"a.txt": b"a", "b.txt": b"b", "c.txt": b"c"}
+    three = _tar(files) if fmt == "tar" else _zip(files)
+    runner = _run(three, packaging_format=fmt)
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    assert all(e.event_type is not ProvenanceEventType.FORK for e in runner.provenance_events)
+    assert "holds more than 2 entries" in caplog.text
+    two = (
+        _tar(dict(list(files.items())[:2])) if fmt == "tar" else _zip(dict(list(files.items())[:2]))
+    )
+    _run(two, packaging_format=fmt).assert_transfer_count("success", 2)

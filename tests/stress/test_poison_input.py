@@ -230,7 +230,7 @@ flow = Flow("memory")
 get = flow.add(processors.GetFile(input_directory=str(root / "in")), name="get")
 processor = flow.add(getattr(processors, name)(**properties), name="fan-out")
 flow.connect(get, processor)
-flow.auto_terminate(processor, sorted(processor.relationship_names))
+flow.auto_terminate(processor, sorted(processor.relationship_names()))
 result = flow.run("direct", repository=root / "repo", settings=Settings(sync=False))
 print(json.dumps(result.transfers["fan-out"]))
 """
