@@ -86,9 +86,10 @@ class CompressContent(Processor):
 
     Unlike NiFi, decompression is bounded as UnpackContent's is: content may decompress to at
     most :func:`~processors._expansion.expansion_limit` bytes of its size (1,000 times it plus
-    100 MB); past it the FlowFile goes to ``failure`` unchanged, the bytes written so far are
-    released, and the rest of the run goes on (a few hundred bytes of bzip2 would otherwise
-    fill the content repository, and every later run would stop on it again).
+    100 MB); past it the FlowFile goes to ``failure`` unchanged, the bytes written so far go
+    back to the content repository (archived or removed as its settings say), and the run goes
+    on (a few hundred bytes of bzip2 would otherwise fill the content repository, and every
+    later run would stop on it again).
 
     NiFi 2 marks CompressContent deprecated in favour of ModifyCompression; its behaviour is
     unchanged, and so is this one's.
