@@ -27,6 +27,7 @@ import brotli
 import lz4.frame
 
 from flowcore.errors import FlowcoreError
+from processors._expansion import EXPANSION_ALLOWANCE, MAX_EXPANSION
 from processors._packaging import CHUNK
 from processors._snappy import (
     SnappyFormatError,
@@ -42,7 +43,7 @@ try:  # the standard library's from Python 3.14
 except ImportError:  # pragma: no cover - depends on the Python version
     from backports import zstd  # type: ignore[no-redef]
 
-__all__ = ["CODECS", "OUT_CHUNK", "Codec", "CodecError"]
+__all__ = ["CODECS", "OUT_CHUNK", "Codec", "CodecError", "ExpansionLimitError"]
 
 OUT_CHUNK = 1 << 20  # bytes of output a decoder hands on at a time
 
@@ -63,6 +64,10 @@ _DATA_ERRORS: tuple[type[BaseException], ...] = (
 
 class CodecError(ValueError):
     """The content cannot be compressed or decompressed in this format (the message says why)."""
+
+
+class ExpansionLimitError(CodecError):
+    """The content decompresses to more than it may (a compression bomb?)."""
 
 
 @attrs.frozen
@@ -93,18 +98,43 @@ class Codec:
             msg = f"{self.name} compression failed: {ex}"
             raise CodecError(msg) from None
 
-    def run_decompress(self, source: Any, write: Write) -> None:
-        """Decompress *source* to *write*; :class:`CodecError` when it is not in this format."""
+    def run_decompress(self, source: Any, write: Write, limit: int | None = None) -> None:
+        """Decompress *source* to *write*; :class:`CodecError` when it is not in this format.
+
+        With *limit*, at most that many bytes are written: :class:`ExpansionLimitError` past
+        it, raised as the output crosses it, so a bomb stops after *limit* bytes.
+        """
         if self.decompress is None:
             msg = f"data compressed with {self.name} cannot be decompressed"
             raise CodecError(msg)
+        if limit is not None:
+            write = _bounded(write, limit, self.name)
         try:
             self.decompress(source, write)
-        except FlowcoreError:
+        except (FlowcoreError, ExpansionLimitError):
             raise
         except (*_DATA_ERRORS, SnappyFormatError) as ex:
             msg = f"the content is not valid {self.name} data: {ex}"
             raise CodecError(msg) from None
+
+
+def _bounded(write: Write, limit: int, name: str) -> Write:
+    """*write*, refusing to take more than *limit* bytes in all."""
+    written = 0
+
+    def bounded(data: bytes) -> object:
+        nonlocal written
+        written += len(data)
+        if written > limit:
+            msg = (
+                f"the {name} data decompresses to more than {limit} bytes, the most its size "
+                f"allows ({MAX_EXPANSION} times it plus {EXPANSION_ALLOWANCE} bytes): a "
+                "compression bomb?"
+            )
+            raise ExpansionLimitError(msg)
+        return write(data)
+
+    return bounded
 
 
 def _chunks(source: Any) -> Any:
@@ -173,6 +203,12 @@ def _brotli_decompress(source: Any, write: Write) -> None:
         write(decoder.process(chunk, output_buffer_limit=OUT_CHUNK))
         while not decoder.can_accept_more_data():
             write(decoder.process(b"", output_buffer_limit=OUT_CHUNK))
+    # Output may still be held once all input is in (highly compressed data: can_accept says
+    # yes while megabytes wait): drain it, or the content would be cut short.
+    while not decoder.is_finished() and (
+        out := decoder.process(b"", output_buffer_limit=OUT_CHUNK)
+    ):
+        write(out)
     if not decoder.is_finished():
         msg = "the content ends before the compressed data does"
         raise EOFError(msg)

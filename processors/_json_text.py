@@ -10,18 +10,28 @@ Reading follows Jackson's defaults too: UTF-8 text (malformed bytes replaced), n
 ``Infinity`` literals, the first JSON value taken and anything after it ignored (Jackson does
 not fail on trailing tokens by default), and strings no longer than a limit (NiFi's Max String
 Length). The parser itself is the standard library's.
+
+Documents may nest arrays and objects :data:`MAX_DEPTH` (1,024) levels deep, as orjson reads
+them (Jackson's own default limit is 1,000). The standard library's parser recurses once per
+level and would run out of Python's recursion limit a little short of 1,000 levels, failing
+valid JSON as invalid: a document it cannot read at the stack depth it is called from is read
+again with :data:`MAX_DEPTH` levels of head room, and refused, naming the limit, when it is
+deeper. The writer walks values with a stack of its own, so any value read is written back.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from flowcore.expression._values import java_double_to_string
 
-__all__ = ["InvalidJsonError", "quote", "read_json", "read_json_text", "to_json"]
+__all__ = ["MAX_DEPTH", "InvalidJsonError", "quote", "read_json", "read_json_text", "to_json"]
+
+MAX_DEPTH = 1_024  # levels of nested arrays and objects a document may hold (orjson's limit)
 
 _WHITESPACE = " \t\n\r"
 _ESCAPES = {i: f"\\u{i:04X}" for i in range(0x20)}
@@ -67,9 +77,56 @@ def read_json_text(text: str) -> Any:
     except json.JSONDecodeError as ex:
         raise InvalidJsonError(str(ex)) from None
     except RecursionError:
-        msg = "the document nests too deeply"
-        raise InvalidJsonError(msg) from None
+        return _read_deep(text, start)
     return value
+
+
+def _too_deep(depth: str) -> InvalidJsonError:
+    msg = (
+        f"the document nests arrays and objects {depth} levels deep, more than the "
+        f"{MAX_DEPTH} levels a JSON document may hold"
+    )
+    return InvalidJsonError(msg)
+
+
+def _read_deep(text: str, start: int) -> Any:
+    """Read a document that nests deeper than the caller's stack left room for.
+
+    The parser is given :data:`MAX_DEPTH` levels (and some) above whatever the stack already
+    holds; the value read is then measured, so the limit is exact whatever the head room.
+    Tasks run one at a time in their process: the raised limit is restored before anything
+    else runs.
+    """
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit + MAX_DEPTH + 64)
+    try:
+        value, _ = _DECODER.raw_decode(text, start)
+    except json.JSONDecodeError as ex:
+        raise InvalidJsonError(str(ex)) from None
+    except RecursionError:
+        deeper = f"more than {MAX_DEPTH}"
+        raise _too_deep(deeper) from None
+    finally:
+        sys.setrecursionlimit(limit)
+    depth = _depth(value)
+    if depth > MAX_DEPTH:
+        raise _too_deep(str(depth))
+    return value
+
+
+def _depth(value: Any) -> int:
+    """How many levels of arrays and objects *value* nests (a scalar: 0), without recursing."""
+    deepest = 0
+    pending = [(value, 1)]
+    while pending:
+        item, level = pending.pop()
+        children = item.values() if isinstance(item, dict) else item
+        if isinstance(item, dict | list):
+            deepest = max(deepest, level)
+            pending.extend(
+                (child, level + 1) for child in children if isinstance(child, dict | list)
+            )
+    return deepest
 
 
 def _check_strings(value: Any, limit: int) -> None:
@@ -117,45 +174,70 @@ def _scalar(value: Any) -> str:
 
 
 def _write(value: Any, out: list[str], level: int | None) -> None:
-    """Append *value*; *level* is the pretty printer's object nesting, None when compact."""
-    if isinstance(value, Mapping):
-        if level is None:
-            out.append("{")
-            for index, (key, item) in enumerate(value.items()):
-                out.append(',"' if index else '"')
-                out.append(str(key).translate(_ESCAPES))
-                out.append('":')
-                _write(item, out, None)
-            out.append("}")
-            return
-        if not value:
-            out.append("{ }")
-            return
-        inner = "\n" + "  " * (level + 1)
-        out.append("{")
+    """Append *value*; *level* is the pretty printer's object nesting, None when compact.
+
+    A stack of pending work instead of recursion, so a value nested as deep as a document may
+    be (:data:`MAX_DEPTH`) is written at any stack depth. Each entry is text to append (a
+    1-tuple) or a value to write at a level (a 2-tuple); a container's parts are pushed in
+    reverse, so they come off in order.
+    """
+    pending: list[tuple[str] | tuple[Any, int | None]] = [(value, level)]
+    while pending:
+        entry = pending.pop()
+        if len(entry) == 1:
+            out.append(entry[0])  # type: ignore[misc]
+            continue
+        item, depth = entry  # type: ignore[misc]
+        if isinstance(item, Mapping):
+            parts = _mapping_parts(item, depth)
+        elif isinstance(item, Sequence) and not isinstance(item, str | bytes):
+            parts = _sequence_parts(item, depth)
+        else:
+            out.append(_scalar(item))
+            continue
+        pending.extend(reversed(parts))
+
+
+def _mapping_parts(value: Mapping[Any, Any], level: int | None) -> list[Any]:
+    """An object's text and members, in order, as :func:`_write`'s stack entries."""
+    if level is None:
+        parts: list[Any] = [("{",)]
         for index, (key, item) in enumerate(value.items()):
-            out.append("," + inner if index else inner)
-            out.append(quote(str(key)))
-            out.append(" : ")
-            _write(item, out, level + 1)
-        out.append("\n" + "  " * level + "}")
-    elif isinstance(value, Sequence) and not isinstance(value, str | bytes):
-        if level is None:
-            out.append("[")
-            for index, item in enumerate(value):
-                if index:
-                    out.append(",")
-                _write(item, out, None)
-            out.append("]")
-            return
-        if not value:
-            out.append("[ ]")
-            return
-        out.append("[ ")
+            name = str(key).translate(_ESCAPES)
+            parts.append((f',"{name}":' if index else f'"{name}":',))
+            parts.append((item, None))
+        parts.append(("}",))
+        return parts
+    if not value:
+        return [("{ }",)]
+    inner = "\n" + "  " * (level + 1)
+    parts = [("{",)]
+    for index, (key, item) in enumerate(value.items()):
+        parts.append((("," + inner if index else inner) + quote(str(key)) + " : ",))
+        parts.append((item, level + 1))
+    parts.append(("\n" + "  " * level + "}",))
+    return parts
+
+
+def _sequence_parts(value: Sequence[Any], level: int | None) -> list[Any]:
+    """An array's text and items, in order, as :func:`_write`'s stack entries.
+
+    Pretty arrays are inline: their items stay at the array's level.
+    """
+    if level is None:
+        parts: list[Any] = [("[",)]
         for index, item in enumerate(value):
             if index:
-                out.append(", ")
-            _write(item, out, level)  # arrays are inline: they add no indentation
-        out.append(" ]")
-    else:
-        out.append(_scalar(value))
+                parts.append((",",))
+            parts.append((item, None))
+        parts.append(("]",))
+        return parts
+    if not value:
+        return [("[ ]",)]
+    parts = [("[ ",)]
+    for index, item in enumerate(value):
+        if index:
+            parts.append((", ",))
+        parts.append((item, level))
+    parts.append((" ]",))
+    return parts

@@ -16,6 +16,10 @@ deep scan ``..``; slices; unions) and adds what Jayway does on top:
   those members (Jayway's property merge), not a list of values.
 - ``=~`` and the ``match``/``search`` filter functions run through
   :mod:`flowcore.patterns`, so no document or path can hang a run.
+- A deep scan ``..`` walks the document with a stack of its own: python-jsonpath's walk
+  recurses and stops at 100 levels (``JSONPathRecursionError``), while a document may nest
+  :data:`~processors._json_text.MAX_DEPTH` levels. Whatever else the library raises while a
+  path is evaluated is a :class:`JsonPathLimitError`, which the processors route to failure.
 
 Not supported (an invalid path, or another result): Jayway's filter operators ``nin``,
 ``subsetof``, ``anyof``, ``noneof``, ``size``, ``empty``; functions inside filters
@@ -27,13 +31,15 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
 import jsonpath
 from jsonpath.function_extensions.match import Match
 from jsonpath.function_extensions.search import Search
+from jsonpath.match import JSONPathMatch
+from jsonpath.parse import Parser
 from jsonpath.path import CompoundJSONPath, JSONPath
 from jsonpath.segments import JSONPathChildSegment, JSONPathRecursiveDescentSegment
 from jsonpath.selectors import NameSelector
@@ -41,7 +47,13 @@ from jsonpath.selectors import NameSelector
 from flowcore.patterns import compile_pattern
 from processors._json_text import InvalidJsonError, read_json_text, to_json
 
-__all__ = ["JsonPathEvaluationError", "PathNotFoundError", "compile_json_path", "is_scalar"]
+__all__ = [
+    "JsonPathEvaluationError",
+    "JsonPathLimitError",
+    "PathNotFoundError",
+    "compile_json_path",
+    "is_scalar",
+]
 
 _FLAGS = re.IGNORECASE | re.MULTILINE | re.DOTALL
 _TAIL_FUNCTION = re.compile(r"^(?P<base>.*)\.(?P<name>[A-Za-z]+)\((?P<args>[^()]*)\)\s*$", re.S)
@@ -57,6 +69,10 @@ class PathNotFoundError(LookupError):
 
 class JsonPathEvaluationError(ValueError):
     """A function cannot be applied to what the path found (Jayway's JsonPathException)."""
+
+
+class JsonPathLimitError(ValueError):
+    """The JsonPath library cannot evaluate the path over this document (the FlowFile fails)."""
 
 
 def is_scalar(value: Any) -> bool:
@@ -82,8 +98,53 @@ class _Search(Search):
         return compile_pattern(pattern).search(value) is not None
 
 
+class _Descent(JSONPathRecursiveDescentSegment):
+    """The deep scan ``..``, walking the document with a stack instead of recursion.
+
+    The same nodes in the same (depth-first, pre-order) order as python-jsonpath's walk, with
+    no depth limit of its own: the parser bounds a document's depth.
+    """
+
+    __slots__ = ()
+
+    def _visit(self, node: JSONPathMatch, depth: int = 1) -> Iterable[JSONPathMatch]:
+        del depth
+        pending = [node]
+        while pending:
+            current = pending.pop()
+            yield current
+            pending.extend(reversed(list(_children(current))))
+
+
+def _children(node: JSONPathMatch) -> Iterator[JSONPathMatch]:
+    """The nodes python-jsonpath's walk visits under *node* (strings too: they are Sequences)."""
+    obj = node.obj
+    if isinstance(obj, Mapping):
+        for name, value in obj.items():
+            if isinstance(value, Mapping | Sequence):
+                yield node.new_child(value, name)
+    elif isinstance(obj, Sequence) and not isinstance(obj, str):
+        for index, item in enumerate(obj):
+            if isinstance(item, Mapping | Sequence):
+                yield node.new_child(item, index)
+
+
+class _Parser(Parser):
+    """python-jsonpath's parser, making :class:`_Descent` for ``..`` (in filters too)."""
+
+    def parse_query(self, stream: Any) -> Iterable[Any]:
+        """The library's segments, each deep scan replaced by :class:`_Descent`."""
+        for segment in super().parse_query(stream):
+            if type(segment) is JSONPathRecursiveDescentSegment:
+                yield _Descent(env=segment.env, token=segment.token, selectors=segment.selectors)
+            else:
+                yield segment
+
+
 class _Environment(jsonpath.JSONPathEnvironment):
-    """python-jsonpath with flowcore's time-limited regular expressions."""
+    """python-jsonpath with flowcore's time-limited regular expressions and stackless ``..``."""
+
+    parser_class = _Parser
 
     def setup_function_extensions(self) -> None:
         """RFC 9535's functions, with ``match`` and ``search`` bounded."""
@@ -142,6 +203,7 @@ class JsonPathQuery:
         Raises:
             PathNotFoundError: a definite path found nothing.
             JsonPathEvaluationError: a tail function cannot apply to what was found.
+            JsonPathLimitError: the JsonPath library failed on the document.
         """
         if self._steps is not None:
             return _walk(self._steps, document, self.text)
@@ -189,9 +251,20 @@ def _steps(path: JSONPath) -> tuple[str | int, ...] | None:
 
 
 def _find(path: JSONPath, document: Any) -> list[Any]:
+    """What *path* finds in *document*.
+
+    Raises:
+        JsonPathLimitError: the library failed on the document (its own error, or Python's
+            recursion limit): the FlowFile's failure, never an error that keeps it queued.
+    """
     if isinstance(document, str):  # python-jsonpath would read a string as JSON text
         return [document] if not path.segments else []
-    return path.findall(document)
+    try:
+        return path.findall(document)
+    except (jsonpath.JSONPathError, RecursionError) as ex:
+        message = " ".join(str(ex).split()) or type(ex).__name__
+        msg = f"python-jsonpath cannot evaluate {str(path)!r} over this document: {message}"
+        raise JsonPathLimitError(msg) from None
 
 
 @functools.lru_cache(maxsize=1024)

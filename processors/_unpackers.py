@@ -11,7 +11,8 @@ Entry names are made safe before they become attributes (:func:`~processors._pac
 no entry can steer a later PutFile outside its directory. The File Filter still sees the name as
 the archive holds it, as in NiFi.
 
-Compression bombs are bounded: :func:`expansion_limit` caps the bytes one archive may unpack to
+Compression bombs are bounded: :func:`~processors._expansion.expansion_limit` (shared with
+CompressContent) caps the bytes one archive may unpack to
 (:data:`MAX_EXPANSION` times its size plus :data:`EXPANSION_ALLOWANCE`), ZIP entries whose data
 overlap (the trick that makes a 10 MB ZIP unpack to terabytes) are refused, and ``zipfile``
 never reads past an entry's declared size.
@@ -33,6 +34,7 @@ import attrs
 import pyzipper
 
 from flowcore.patterns import FlowPattern
+from processors._expansion import EXPANSION_ALLOWANCE, MAX_EXPANSION, expansion_limit
 from processors._file_attributes import stamp
 from processors._packaging import (
     PackagingError,
@@ -43,11 +45,14 @@ from processors._packaging import (
 
 __all__ = [
     "EXPANSION_ALLOWANCE",
+    "MAX_ENTRIES",
     "MAX_EXPANSION",
+    "ZIP_DATA_ERRORS",
     "Entry",
     "SeekableContent",
     "UnpackError",
     "ZipOptions",
+    "check_entry_count",
     "expansion_limit",
     "flowfile_stream_entries",
     "flowfile_tar_entries",
@@ -55,11 +60,28 @@ __all__ = [
     "zip_entries",
 ]
 
-MAX_EXPANSION = 1_000  # unpacked bytes per archive byte (deflate's own ceiling is about 1,032)
-EXPANSION_ALLOWANCE = 100 << 20  # bytes any archive may unpack to, whatever its size
 OCTET_STREAM = "application/octet-stream"
+#: The most entries unpacked from one FlowFile. Each unpacked FlowFile is held (about 5 KB of
+#: objects) until the input's session commits: a ZIP of 100,000 tiny entries peaks near 600 MB
+#: over the process's own, a million would take gigabytes. A ZIP's count is read from its end
+#: record before anything else; a TAR or a FlowFile package fails when it reaches the bound.
+MAX_ENTRIES = 100_000
 _AES_EXTRA = 0x9901  # WinZip AES
 _TIME_EXTRA = 0x5455  # extended timestamp
+
+#: What ``zipfile`` and ``pyzipper`` raise for a damaged or foreign ZIP, in its directory or
+#: while an entry is read (a bad CRC, a bad AES HMAC, a corrupt extra field). pyzipper (used
+#: with a Password) carries its own copy of zipfile: its BadZipFile is not zipfile's.
+ZIP_DATA_ERRORS: tuple[type[BaseException], ...] = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    pyzipper.BadZipFile,
+    pyzipper.LargeZipFile,
+    NotImplementedError,  # a compression method the library lacks
+    EOFError,
+    KeyError,  # pyzipper's AES strength of a damaged extra field
+    struct.error,
+)
 
 
 class UnpackError(ValueError):
@@ -81,11 +103,6 @@ class Entry:
     size: int | None = None
 
 
-def expansion_limit(archive_size: int) -> int:
-    """The most bytes an archive of *archive_size* bytes may unpack to."""
-    return MAX_EXPANSION * archive_size + EXPANSION_ALLOWANCE
-
-
 def _check_expansion(total: int, archive_size: int) -> None:
     limit = expansion_limit(archive_size)
     if total > limit:
@@ -93,6 +110,17 @@ def _check_expansion(total: int, archive_size: int) -> None:
             f"the entries would unpack to {total} bytes, more than the {limit} allowed for an "
             f"archive of {archive_size} bytes ({MAX_EXPANSION} times its size plus "
             f"{EXPANSION_ALLOWANCE} bytes): a compression bomb?"
+        )
+        raise UnpackError(msg)
+
+
+def check_entry_count(count: int) -> None:
+    """Raise :class:`UnpackError` when an archive holds more than :data:`MAX_ENTRIES` entries."""
+    if count > MAX_ENTRIES:
+        msg = (
+            f"the archive holds more than {MAX_ENTRIES} entries ({count} at least), the most "
+            "UnpackContent unpacks from one FlowFile (each is held in memory until the "
+            "FlowFile is done): split the archive into smaller ones"
         )
         raise UnpackError(msg)
 
@@ -249,6 +277,12 @@ def zip_entries(
     """
     opener = pyzipper.AESZipFile if options.password is not None else zipfile.ZipFile
     try:
+        # The directory's entry count, before zipfile reads every entry of it into objects
+        # (a private helper, unchanged in CPython for two decades; None: not a ZIP, which
+        # the opener says in its words).
+        end = zipfile._EndRecData(content)  # type: ignore[attr-defined]
+        if end is not None:
+            check_entry_count(end[zipfile._ECD_ENTRIES_TOTAL])  # type: ignore[attr-defined]
         with opener(content) as archive:  # type: ignore[arg-type]
             if options.password is not None:
                 archive.setpassword(options.password.encode("utf-8"))
@@ -273,7 +307,7 @@ def zip_entries(
                     raise UnpackError(msg)
                 with archive.open(info) as stream:
                     yield Entry(_zip_attributes(info, name), stream, info.file_size)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError) as ex:
+    except ZIP_DATA_ERRORS as ex:
         msg = f"not a readable ZIP: {ex}"
         raise UnpackError(msg) from None
     except RuntimeError as ex:  # zipfile's "password required" and "Bad password"

@@ -35,6 +35,7 @@ from processors._codecs import (
     Codec,
     CodecError,
 )
+from processors._expansion import expansion_limit
 
 __all__ = ["CompressContent"]
 
@@ -82,6 +83,13 @@ class CompressContent(Processor):
     through NiFi's table: a FlowFile without one goes to ``failure``, one whose type names no
     format passes to ``success`` untouched. Content that is not valid data of the format goes
     to ``failure`` unchanged. A changed FlowFile gets a CONTENT_MODIFIED event.
+
+    Unlike NiFi, decompression is bounded as UnpackContent's is: content may decompress to at
+    most :func:`~processors._expansion.expansion_limit` bytes of its size (1,000 times it plus
+    100 MB); past it the FlowFile goes to ``failure`` unchanged, the bytes written so far go
+    back to the content repository (archived or removed as its settings say), and the run goes
+    on (a few hundred bytes of bzip2 would otherwise fill the content repository, and every
+    later run would stop on it again).
 
     NiFi 2 marks CompressContent deprecated in favour of ModifyCompression; its behaviour is
     unchanged, and so is this one's.
@@ -196,7 +204,8 @@ class CompressContent(Processor):
         size_before = flowfile.size
         started = time.monotonic()
         try:
-            flowfile = session.rewrite(flowfile, _Rewrite(codec, compressing, level or 0))
+            rewrite = _Rewrite(codec, compressing, level or 0, expansion_limit(flowfile.size))
+            flowfile = session.rewrite(flowfile, rewrite)
         except CodecError as ex:
             context.logger.error(
                 "Unable to %s %s using %s compression format due to %s; routing to failure",
@@ -344,7 +353,9 @@ def _coded(run: _Rewrite, pieces: Iterable[bytes | memoryview]) -> bytes:
             raise _BatchOutputTooLarge
         out.append(data)
 
-    run(io.BytesIO(b"".join(pieces)), _Writer(write))
+    data = b"".join(pieces)
+    bounded = _Rewrite(run.codec, run.compressing, run.level, expansion_limit(len(data)))
+    bounded(io.BytesIO(data), _Writer(write))
     return b"".join(out)
 
 
@@ -380,15 +391,19 @@ def _changed_attributes(
 
 
 class _Rewrite:
-    """The session's rewrite callback: the codec from the old content to the new."""
+    """The session's rewrite callback: the codec from the old content to the new.
 
-    def __init__(self, codec: Codec, compressing: bool, level: int) -> None:
-        self._codec = codec
-        self._compressing = compressing
-        self._level = level
+    Decompression writes at most *limit* bytes (None: no bound).
+    """
+
+    def __init__(self, codec: Codec, compressing: bool, level: int, limit: int | None = None):
+        self.codec = codec
+        self.compressing = compressing
+        self.level = level
+        self.limit = limit
 
     def __call__(self, source: Any, out: Any) -> None:
-        if self._compressing:
-            self._codec.run_compress(source, out.write, self._level)
+        if self.compressing:
+            self.codec.run_compress(source, out.write, self.level)
         else:
-            self._codec.run_decompress(source, out.write)
+            self.codec.run_decompress(source, out.write, self.limit)

@@ -28,6 +28,7 @@ from processors._json_path_common import (
 from processors._json_text import InvalidJsonError, read_json
 from processors._jsonpath import (
     JsonPathEvaluationError,
+    JsonPathLimitError,
     JsonPathQuery,
     PathNotFoundError,
     compile_json_path,
@@ -299,12 +300,13 @@ def _evaluate(
         ProcessException: a function at the end of a path cannot apply to what it found
             (NiFi's JsonPathException: the session rolls back, the FlowFile is penalized).
     """
+    why = "it is JSON null"  # which Jayway cannot read as a document
     try:
         document = read_json(data, settings.max_string_length)
-    except InvalidJsonError:
-        document = None
-    if document is None:  # not JSON, or JSON null, which Jayway cannot read as a document
-        log(_Log(logging.ERROR, "FlowFile %s did not have valid JSON content.", (label,)))
+    except InvalidJsonError as ex:
+        document, why = None, str(ex)
+    if document is None:
+        log(_Log(logging.ERROR, "FlowFile %s did not have valid JSON content: %s.", (label, why)))
         return _Outcome(REL_FAILURE.name)
     results: dict[str, str] = {}
     for name, query in settings.queries:
@@ -322,6 +324,10 @@ def _evaluate(
         except JsonPathEvaluationError as ex:
             msg = f"could not evaluate {query.text!r} ({name!r}) for {label}: {ex}"
             raise ProcessException(msg) from None
+        except JsonPathLimitError as ex:  # the library's own failure: the FlowFile's
+            why = "Unable to evaluate %s for FlowFile %s: %s; routing to failure"
+            log(_Log(logging.ERROR, why, (name, label, ex)))
+            return _Outcome(REL_FAILURE.name)
         if settings.scalar and not is_scalar(found):
             why = (
                 "Unable to return a scalar value for the expression %s for FlowFile %s. "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import re
 import shutil
@@ -304,9 +306,8 @@ class PutFile(Processor):
                 raise _Refused(msg)
             try:
                 parent.mkdir(parents=True, exist_ok=True)
-            except (FileExistsError, NotADirectoryError):
-                msg = f"{parent} exists and is not a directory"
-                raise _Refused(msg) from None
+            except OSError as ex:
+                raise _Refused(_cannot_create(parent, ex)) from None
         name_max = _name_max(parent)
         if len(os.fsencode(target.name)) > name_max:
             msg = (
@@ -339,12 +340,22 @@ class PutFile(Processor):
         try:
             # Made durable with the task's other staged files before the commit names them
             # (one sync per file system per task, not an fsync per file).
-            with open(temporary, "wb") as out:
+            try:
+                out = open(temporary, "wb")  # noqa: SIM115 - closed by the with below
+            except OSError as ex:
+                if ex.errno not in _REFUSED_ERRNOS:
+                    raise
+                raise _Refused(_cannot_write_in(parent, ex)) from None
+            with out:
                 assert order.write is not None
                 order.write(out)
             self._apply_attributes(context, order, temporary)
         except BaseException:
-            session.cancel_staged(temporary)
+            # Given up before its bytes went anywhere; a read-only file system refuses even
+            # to delete the name never made (EROFS, not ENOENT), which must not replace the
+            # reason this one gives (the staging is forgotten before the delete).
+            with contextlib.suppress(OSError):
+                session.cancel_staged(temporary)
             raise
         return target, True
 
@@ -364,6 +375,51 @@ class PutFile(Processor):
                 shutil.chown(path, user=owner or None, group=group or None)
             except (LookupError, PermissionError, OSError) as ex:
                 context.logger.warning("Could not set owner/group on %s: %s", path, ex)
+
+
+#: What a directory answers when it takes no new file: permissions, the immutable attribute
+#: (EPERM, even for root), a read-only file system.
+_REFUSED_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
+_FIX = "make it writable for the user running flowcore, or change Directory"
+
+
+def _why(error: OSError) -> str:
+    """*error*'s reason in words, with what permission means for a directory."""
+    reason = error.strerror or type(error).__name__
+    if error.errno in (errno.EACCES, errno.EPERM):
+        return f"{reason} (no permission to create files in it)"
+    return reason
+
+
+def _cannot_write_in(directory: Path, error: OSError) -> str:
+    """Why no file can be written in the existing *directory*: it, not the file, named."""
+    return f"cannot write in the directory {directory}: {_why(error)}; {_FIX}"
+
+
+def _cannot_create(directory: Path, error: OSError) -> str:
+    """Why *directory* cannot be made, naming the component of its path at fault.
+
+    A file where a directory should be is named as that file; a directory that refuses the
+    next one is named with the permission it lacks; only what neither explains falls back to
+    the error as it came.
+    """
+    existing = directory
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    for component in (*reversed(directory.parents), directory):
+        if component.exists() and not component.is_dir():
+            return f"{component} is a file, not a directory, so {directory} cannot be made"
+        if component == existing:
+            break
+    if error.errno in _REFUSED_ERRNOS:
+        missing = directory
+        while missing.parent != existing:
+            missing = missing.parent
+        return (
+            f"cannot create the directory {missing.name!r} in {existing}: {_why(error)}; "
+            f"make {existing} writable for the user running flowcore, or change Directory"
+        )
+    return f"cannot create the directory {directory}: {_why(error)}"
 
 
 class _Staging(Protocol):

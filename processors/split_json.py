@@ -22,6 +22,7 @@ from processors._json_path_common import (
 from processors._json_text import InvalidJsonError, read_json
 from processors._jsonpath import (
     JsonPathEvaluationError,
+    JsonPathLimitError,
     PathNotFoundError,
     compile_json_path,
 )
@@ -32,6 +33,11 @@ FRAGMENT_ID = "fragment.identifier"
 FRAGMENT_INDEX = "fragment.index"
 FRAGMENT_COUNT = "fragment.count"
 SEGMENT_ORIGINAL_FILENAME = "segment.original.filename"
+
+#: The most splits made from one FlowFile. Every split is held (about 5 KB of objects each)
+#: until the FlowFile's session commits, so a 100 MB array of a million objects took over 6 GB;
+#: past this bound the FlowFile goes to failure before any split is made (about 600 MB at it).
+MAX_SPLITS = 100_000
 
 REL_ORIGINAL = Relationship(
     "original",
@@ -58,6 +64,11 @@ class SplitJson(Processor):
     Content that is not JSON, a path that finds nothing, or a result that is not an array sends
     the FlowFile to ``failure`` and makes no split. The splits are children of the original
     (one FORK event).
+
+    Memory: as NiFi's SplitJson, this reads the whole document into memory; and every split is
+    held until the session commits. So an array of more than :data:`MAX_SPLITS` elements goes
+    to ``failure`` (a bulletin says how many it holds and how to split it in parts), where
+    NiFi would try and run out of heap.
     """
 
     JSON_PATH_EXPRESSION = PropertyDescriptor(
@@ -101,12 +112,13 @@ class SplitJson(Processor):
         if original is None:
             return
         query = compile_json_path(context.get_property(self.JSON_PATH_EXPRESSION).value or "")
+        why = "it is JSON null"  # Jayway cannot read JSON null either
         try:
             document = read_json(session.read_bytes(original), max_string_length(context))
-        except InvalidJsonError:
-            document = None
-        if document is None:  # Jayway cannot read JSON null either
-            context.logger.error("FlowFile %s did not have valid JSON content.", original)
+        except InvalidJsonError as ex:
+            document, why = None, str(ex)
+        if document is None:
+            context.logger.error("FlowFile %s did not have valid JSON content: %s.", original, why)
             session.transfer(original, REL_FAILURE)
             return
         try:
@@ -114,6 +126,10 @@ class SplitJson(Processor):
         except JsonPathEvaluationError as ex:  # NiFi's JsonPathException: the session rolls back
             msg = f"could not evaluate {query.text!r} for {original}: {ex}"
             raise ProcessException(msg) from None
+        except JsonPathLimitError as ex:  # the library's own failure: the FlowFile's
+            context.logger.error("Unable to split %s: %s; routing to failure", original, ex)
+            session.transfer(original, REL_FAILURE)
+            return
         except PathNotFoundError:
             context.logger.warning(
                 "JsonPath %s could not be found for FlowFile %s", query.text, original
@@ -126,6 +142,20 @@ class SplitJson(Processor):
                 "be split.",
                 representation(found, "null"),
                 query.text,
+            )
+            session.transfer(original, REL_FAILURE)
+            return
+        if len(found) > MAX_SPLITS:
+            context.logger.error(
+                "Unable to split %s: %s found an array of %d elements, more than the %d "
+                "SplitJson makes from one FlowFile (each split is held in memory until the "
+                "FlowFile is done); split the array in parts first, for instance with slices "
+                "such as $[0:%d] in several SplitJson; routing to failure",
+                original,
+                query.text,
+                len(found),
+                MAX_SPLITS,
+                MAX_SPLITS,
             )
             session.transfer(original, REL_FAILURE)
             return

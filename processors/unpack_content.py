@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import lzma
 import tarfile
-import zipfile
 import zlib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -26,10 +25,12 @@ from flowcore.validators import (
 )
 from processors._packaging import CHUNK, PackagingError
 from processors._unpackers import (
+    ZIP_DATA_ERRORS,
     Entry,
     SeekableContent,
     UnpackError,
     ZipOptions,
+    check_entry_count,
     flowfile_stream_entries,
     flowfile_tar_entries,
     tar_entries,
@@ -65,11 +66,12 @@ FRAGMENT_INDEX = "fragment.index"
 FRAGMENT_COUNT = "fragment.count"
 SEGMENT_ORIGINAL_FILENAME = "segment.original.filename"
 
-#: What a broken archive raises while an entry is read (outside the readers' own checks).
+#: What a broken archive raises while an entry is read (outside the readers' own checks): the
+#: archive libraries' own errors are the FlowFile's failure, never an error that keeps it queued.
 _ENTRY_ERRORS: tuple[type[BaseException], ...] = (
     UnpackError,
     PackagingError,
-    zipfile.BadZipFile,
+    *ZIP_DATA_ERRORS,
     tarfile.TarError,
     EOFError,
     zlib.error,
@@ -109,7 +111,9 @@ class UnpackContent(Processor):
 
     Unlike NiFi, an entry name is made safe before it becomes ``path`` and ``filename``
     (``../x`` and ``/x`` are ``x``), and an archive may unpack to at most
-    :func:`~processors._unpackers.expansion_limit` bytes (``processors/_unpackers.py``).
+    :func:`~processors._unpackers.expansion_limit` bytes and
+    :data:`~processors._unpackers.MAX_ENTRIES` entries (``processors/_unpackers.py``); past
+    either it goes to ``failure`` with nothing unpacked.
     """
 
     PACKAGING_FORMAT = PropertyDescriptor(
@@ -248,6 +252,7 @@ class UnpackContent(Processor):
         try:
             with self._entries(context, session, flowfile, chosen) as entries:
                 for entry in entries:
+                    check_entry_count(len(children) + 1)  # TAR, packages: counted as read
                     child = session.create(flowfile)
                     children.append(child)
                     attributes = dict(entry.attributes)

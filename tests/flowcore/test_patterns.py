@@ -144,3 +144,21 @@ def test_java_line_terminators_keep_plain_word_boundaries() -> None:
     assert copy.search("xy") is not None
     assert copy.search("x y") is None
     assert copy.search("x") is None
+
+
+def test_a_linear_pattern_is_not_refused_for_the_size_of_its_input(short_limit: None) -> None:
+    """[a-z]+ over 10 MB takes longer than the 0.2 s limit yet runs to the end: a match may
+    take the limit plus a second per million characters; a catastrophic pattern over a large
+    input still stops, after about that allowance."""
+    text = "".join(f"line {i} of a log, value={i}\n" for i in range(350_000))
+    assert len(text) > 10_000_000
+    started = time.monotonic()
+    replaced, count = compile_pattern("[a-z]+").subn("w", text)
+    assert count == 5 * 350_000
+    assert replaced.startswith("w 0 w w w, w=0\n")
+    assert len(compile_pattern("[a-z]+").findall(text)) == count
+    assert time.monotonic() - started > 0.2  # longer than the limit alone allows
+    started = time.monotonic()
+    with pytest.raises(RegexTimeoutError, match=r"0\.2 s limit.*1000001-character input"):
+        compile_pattern(CATASTROPHIC).search("a" * 1_000_000 + "!")
+    assert time.monotonic() - started < 10

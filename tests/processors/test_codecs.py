@@ -14,7 +14,7 @@ import cramjam
 import lz4.frame
 import pytest
 
-from processors._codecs import CODECS, OUT_CHUNK, CodecError
+from processors._codecs import CODECS, OUT_CHUNK, CodecError, ExpansionLimitError
 
 try:
     from compression import zstd
@@ -121,3 +121,18 @@ def test_framed_snappy_checks_every_chunk_crc() -> None:
     packed[-1] ^= 0xFF
     with pytest.raises(CodecError, match="CRC"):
         _decompress("snappy framed", bytes(packed))
+
+
+@pytest.mark.parametrize("name", ["gzip", "bzip2", "xz-lzma2", "zstd", "lz4-framed", "brotli"])
+def test_decompression_stops_at_its_limit(name: str) -> None:
+    """Past the limit a decoder stops, having written no more than it, with the reason."""
+    codec = CODECS[name]
+    packed = io.BytesIO()
+    codec.run_compress(io.BytesIO(b"\0" * (4 << 20)), packed.write, 6)
+    written: list[bytes] = []
+    with pytest.raises(ExpansionLimitError, match=r"more than 1000000 bytes.*compression bomb"):
+        codec.run_decompress(io.BytesIO(packed.getvalue()), written.append, 1_000_000)
+    assert sum(map(len, written)) <= 1_000_000
+    whole = io.BytesIO()
+    codec.run_decompress(io.BytesIO(packed.getvalue()), whole.write, 4 << 20)
+    assert whole.getvalue() == b"\0" * (4 << 20)

@@ -395,3 +395,21 @@ def test_content_batch_form_on_spark_agrees_with_one_by_one(tmp_path: Path) -> N
         _OneByOneEvaluateJsonPath(**config),
         runner="spark",
     )
+
+
+def test_json_nested_deep_is_evaluated_not_stuck() -> None:
+    """$..a over 150 levels and $ over 990 levels match; 1,025 levels go to failure."""
+    deep = '{"a":' * 150 + "1" + "}" * 150
+    runner = TestRunner(EvaluateJsonPath(destination="flowfile-content", found="$..a"))
+    runner.enqueue(deep)
+    runner.run()
+    runner.assert_all_flowfiles_transferred("matched", 1)
+    assert runner.flowfiles_for("matched")[0].content.endswith(b',{"a":1},1]')
+    valid = "[" * 990 + "1" + "]" * 990
+    runner = TestRunner(EvaluateJsonPath(destination="flowfile-content", found="$"))
+    runner.enqueue(valid)
+    runner.enqueue("[" * 1_025 + "]" * 1_025)
+    runner.run(2)
+    runner.assert_transfer_count("matched", 1)
+    runner.flowfiles_for("matched")[0].assert_content_equals(valid)
+    runner.assert_transfer_count("failure", 1)

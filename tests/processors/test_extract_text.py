@@ -276,3 +276,28 @@ def test_dynamic_property_must_be_a_regex(value: str) -> None:
     """An invalid regex is refused with the property named."""
     problems = ExtractText(r=value).validate()
     assert [p.subject for p in problems] == (["r"] if value == "(" else [])
+
+
+def test_a_linear_regex_over_a_large_content_extracts_not_refused() -> None:
+    """A linear pattern over 10 MB matches although it takes longer than the regex_time_limit
+    (0.2 s here): the limit scales with the content."""
+    from flowcore.patterns import set_time_limit, time_limit
+
+    text = "".join(f"line {i} of a log, value={i}\n" for i in range(350_000))
+    before = time_limit()
+    set_time_limit(0.2)
+    try:
+        runner = TestRunner(
+            ExtractText(
+                maximum_buffer_size="20 MB",
+                enable_repeating_capture_group="true",
+                last=r"value=(\d+)\n\z",
+                words="([a-z]+)",
+            )
+        )
+        runner.enqueue(text)
+        runner.run()
+    finally:
+        set_time_limit(before)
+    runner.assert_all_flowfiles_transferred("matched", 1)
+    runner.flowfiles_for("matched")[0].assert_attribute_equals("last", "349999")

@@ -67,3 +67,29 @@ def test_strings_longer_than_the_limit_are_refused() -> None:
         read_json(b'{"ab": ["abc"]}', max_string_length=2)
     with pytest.raises(InvalidJsonError):
         read_json_text('{"abc": 1')
+
+
+def _nested(depth: int) -> str:
+    return '{"a":' * depth + "1" + "}" * depth
+
+
+def _at_stack_depth(frames: int, call):  # type: ignore[no-untyped-def]
+    """*call()* with *frames* Python frames below it, as deep in a task's stack as a processor."""
+    return call() if frames == 0 else _at_stack_depth(frames - 1, call)
+
+
+@pytest.mark.parametrize("depth", [990, 1_024])
+def test_documents_nested_up_to_1024_levels_are_valid_json(depth: int) -> None:
+    """Valid JSON nested 990 and 1,024 deep reads at a deep stack and writes back unchanged."""
+    text = _nested(depth)
+    value = _at_stack_depth(150, lambda: read_json(text.encode()))
+    assert _at_stack_depth(150, lambda: to_json(value)) == text
+    pretty = _at_stack_depth(150, lambda: to_json(value, pretty=True))
+    assert pretty.count("\n") == 2 * depth
+
+
+def test_deeper_documents_fail_naming_the_depth_limit() -> None:
+    """1,025 levels, or far more, is invalid with a reason naming the 1,024-level limit."""
+    for text in (_nested(1_025), "[" * 100_000):
+        with pytest.raises(InvalidJsonError, match="more than the 1024 levels"):
+            read_json_text(text)

@@ -8,6 +8,7 @@ import pytest
 
 from flowcore.errors import RegexTimeoutError
 from flowcore.patterns import set_time_limit, time_limit
+from processors._json_text import read_json_text
 from processors._jsonpath import (
     JsonPathEvaluationError,
     PathNotFoundError,
@@ -129,3 +130,13 @@ def test_a_hostile_regex_is_stopped_by_the_time_limit() -> None:
         assert time.monotonic() - started < 10
     finally:
         set_time_limit(before)
+
+
+def test_a_deep_scan_walks_a_document_nested_past_the_library_s_100_levels() -> None:
+    """$..a over JSON nested 150 (and 1,024) deep finds every level, in document order."""
+    for depth in (150, 1_024):
+        document = read_json_text('{"a":' * depth + "1" + "}" * depth)
+        found = compile_json_path("$..a").read(document)
+        assert len(found) == depth
+        assert found[-1] == 1
+        assert found[0] == document["a"]

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import stat
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -196,6 +200,61 @@ def test_a_nul_in_the_name_goes_to_failure(tmp_path: Path) -> None:
     runner.run()
     runner.assert_all_flowfiles_transferred("failure", 1)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_file_in_the_directory_path_is_named(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A file where a directory of the path should be: the failure names that file."""
+    (tmp_path / "a").write_bytes(b"a file")
+    runner = put(tmp_path / "a" / "b" / "c")
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    assert f"{tmp_path / 'a'} is a file, not a directory" in caplog.text
+    assert "exists and is not a directory" not in caplog.text
+
+
+@contextlib.contextmanager
+def unwritable(directory: Path) -> Iterator[None]:
+    """*directory* made so that no file can be created in it, for root too.
+
+    Mode 555 is enough for other users; root ignores permission bits, so it gets the immutable
+    attribute (``chattr +i``), and the test is skipped where neither works.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    if os.geteuid() != 0:
+        directory.chmod(0o555)
+        try:
+            yield
+        finally:
+            directory.chmod(0o755)
+        return
+    chattr = shutil.which("chattr")
+    if chattr is None:
+        pytest.skip("running as root without chattr: no way to make a directory unwritable")
+    done = subprocess.run([chattr, "+i", str(directory)], capture_output=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"running as root and chattr +i fails here: {done.stderr.decode().strip()}")
+    try:
+        yield
+    finally:
+        subprocess.run([chattr, "-i", str(directory)], check=True)
+
+
+def test_an_unwritable_directory_fails_naming_it_and_the_permission(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Writing in, or creating a directory under, an unwritable one goes to failure, naming
+    that directory and the permission (not a hidden temporary, not the full target)."""
+    locked = tmp_path / "locked"
+    with unwritable(locked):
+        put(locked).assert_all_flowfiles_transferred("failure", 1)
+        assert f"cannot write in the directory {locked}: " in caplog.text
+        assert "permission" in caplog.text
+        assert ".part" not in caplog.text
+        caplog.clear()
+        put(locked / "sub" / "deeper").assert_all_flowfiles_transferred("failure", 1)
+        assert f"cannot create the directory 'sub' in {locked}: " in caplog.text
+    assert list(locked.iterdir()) == []
 
 
 def test_a_failed_write_leaves_no_temporary(tmp_path: Path) -> None:

@@ -520,3 +520,28 @@ def test_utf16_content_without_a_mark_is_read_big_endian_on_both_paths() -> None
     runner.assert_batch_form_agrees()
     expected = b"\xfe\xff" + "a!\nb!\n".encode("utf-16-be")
     runner.flowfiles_for("success")[0].assert_content_equals(expected)
+
+
+def test_a_linear_regex_over_a_large_content_is_replaced_not_refused() -> None:
+    """[a-z]+ over 10 MB in Entire text mode is replaced although it takes longer than the
+    regex_time_limit (0.2 s here): the limit scales with the content."""
+    from flowcore.patterns import set_time_limit, time_limit
+
+    text = "".join(f"line {i} of a log, value={i}\n" for i in range(350_000))
+    before = time_limit()
+    set_time_limit(0.2)
+    try:
+        runner = TestRunner(
+            ReplaceText(
+                search_value="[a-z]+",
+                replacement_value="w",
+                evaluation_mode="Entire text",
+                maximum_buffer_size="20 MB",
+            )
+        )
+        runner.enqueue(text)
+        runner.run()
+    finally:
+        set_time_limit(before)
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert runner.flowfiles_for("success")[0].content.startswith(b"w 0 w w w, w=0\nw 1 w")

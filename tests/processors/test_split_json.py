@@ -11,7 +11,8 @@ from flowcore import Flow, ProvenanceEventType
 from flowcore.driver.controller import run_flow
 from flowcore.settings import Settings
 from flowcore.testing import TestRunner
-from processors import GetFile, PutFile, SplitJson
+from processors import GetFile, PutFile, SplitJson, split_json
+from processors.split_json import MAX_SPLITS
 
 PEOPLE = json.dumps(
     [
@@ -127,3 +128,36 @@ def test_in_a_flow(tmp_path: Path) -> None:
         repos.close()
     assert len(forks) == 1
     assert len(list(forks[0].child_uuids)) == 3
+
+
+def test_a_deep_scan_of_json_nested_150_deep_splits() -> None:
+    """$..a over JSON nested 150 deep splits its 150 matches (python-jsonpath stopped at 100)."""
+    runner = split("$..a", ('{"a":' * 150 + "1" + "}" * 150).encode())
+    runner.assert_transfer_count("failure", 0)
+    splits = runner.flowfiles_for("split")
+    assert len(splits) == 150
+    splits[-1].assert_content_equals("1")
+
+
+def test_json_nested_990_deep_is_valid_and_deeper_than_1024_fails_naming_the_limit(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """990 levels split as valid JSON; 1,025 go to failure with a bulletin naming the limit."""
+    runner = split("$", ("[" * 990 + "1" + "]" * 990).encode())
+    runner.assert_transfer_count("failure", 0)
+    runner.flowfiles_for("split")[0].assert_content_equals("[" * 989 + "1" + "]" * 989)
+    split("$", ("[" * 1_025 + "]" * 1_025).encode()).assert_all_flowfiles_transferred("failure", 1)
+    assert "more than the 1024 levels" in caplog.text
+
+
+def test_an_array_past_the_split_bound_fails_before_any_split(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An array of more than MAX_SPLITS elements goes to failure, saying how many and how to
+    split it in parts; at the bound it splits (the bound lowered to 3 for the second part)."""
+    runner = split("$", json.dumps(list(range(MAX_SPLITS + 1))).encode())
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    assert f"array of {MAX_SPLITS + 1} elements, more than the {MAX_SPLITS}" in caplog.text
+    monkeypatch.setattr(split_json, "MAX_SPLITS", 3)
+    split("$", b"[1,2,3]").assert_transfer_count("split", 3)
+    split("$", b"[1,2,3,4]").assert_all_flowfiles_transferred("failure", 1)

@@ -15,7 +15,7 @@ from flowcore import Flow, ProvenanceEventType
 from flowcore.driver.controller import run_flow
 from flowcore.settings import Settings
 from flowcore.testing import TestRunner
-from processors import GetFile, MergeContent, PutFile, UnpackContent
+from processors import GetFile, MergeContent, PutFile, UnpackContent, _unpackers
 from processors._packaging import flowfile_stream_header, properties_xml
 from repositories.repository_set import RepositorySet
 
@@ -375,3 +375,44 @@ def test_unpack_in_a_flow_then_put_file(tmp_path: Path) -> None:
         repos.close()
     assert len(forks) == 1
     assert len(forks[0].child_uuids) == 3
+
+
+def test_a_password_on_foreign_or_damaged_bytes_fails_not_stuck() -> None:
+    """With a Password (pyzipper), bytes that are not a ZIP, a cut ZIP and a ZIP whose data or
+    directory is damaged each go to failure with the reason; nothing escapes as an error."""
+    buf = io.BytesIO()
+    with pyzipper.AESZipFile(
+        buf, "w", compression=pyzipper.ZIP_DEFLATED, encryption=pyzipper.WZ_AES
+    ) as archive:
+        archive.setpassword(b"pw")
+        archive.writestr("a.txt", b"hello" * 50)
+    good = buf.getvalue()
+    bad_data = bytearray(good)
+    bad_data[60] ^= 0xFF  # inside the entry: its HMAC or CRC fails while it is read
+    bad_directory = bytearray(good)
+    start = good.rindex(b"PK\x01\x02")
+    bad_directory[start : start + 4] = b"XXXX"
+    for content in (b"not a zip at all", good[:-10], bytes(bad_data), bytes(bad_directory)):
+        runner = _run(content, packaging_format="zip", password="pw")
+        runner.assert_all_flowfiles_transferred("failure", 1)
+        runner.flowfiles_for("failure")[0].assert_content_equals(content)
+    _run(good, packaging_format="zip", password="pw").assert_transfer_count("success", 1)
+
+
+@pytest.mark.parametrize("fmt", ["tar", "zip"])
+def test_more_entries_than_the_bound_fail_with_nothing_unpacked(
+    fmt: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past MAX_ENTRIES (lowered to 2 here) the archive goes to failure, saying so, unpacked
+    into nothing; at the bound it unpacks."""
+    monkeypatch.setattr(_unpackers, "MAX_ENTRIES", 2)
+    files = {"a.txt": b"a", "b.txt": b"b", "c.txt": b"c"}
+    three = _tar(files) if fmt == "tar" else _zip(files)
+    runner = _run(three, packaging_format=fmt)
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    assert all(e.event_type is not ProvenanceEventType.FORK for e in runner.provenance_events)
+    assert "holds more than 2 entries" in caplog.text
+    two = (
+        _tar(dict(list(files.items())[:2])) if fmt == "tar" else _zip(dict(list(files.items())[:2]))
+    )
+    _run(two, packaging_format=fmt).assert_transfer_count("success", 2)
