@@ -128,6 +128,7 @@ class RepositorySet:
                 max_storage_time=settings.provenance_max_storage_time,
                 max_storage_size=settings.provenance_max_storage_size,
                 indexed_attributes=settings.provenance_indexed_attributes,
+                max_attribute_length=settings.provenance_max_attribute_length,
             )
             if provenance.next_event_id < mark:
                 if not accept_loss:

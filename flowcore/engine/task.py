@@ -237,8 +237,12 @@ class _Task:
         held = sum(1 if isinstance(e, ProvenanceEvent) else e.count for e in self.events)
         if not held or held < at_least:
             return
+        settings = self.spec.settings
         writer = EventFileWriter(
-            self.spec.paths.events, self.attempt, self.spec.settings.provenance_indexed_attributes
+            self.spec.paths.events,
+            self.attempt,
+            settings.provenance_indexed_attributes,
+            settings.provenance_max_attribute_length,
         )
         writer.append(self.events)
         self.events = []
