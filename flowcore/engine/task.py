@@ -128,13 +128,15 @@ class _Task:
         self.ready_bins: list[ReadyBin] = []
         self.sink_messages: list[tuple[str, bytes]] = []
         self.effects = EffectFileWriter(spec.paths.effects, self.attempt)
-        # Segments and event files are made durable together when the task ends (see
-        # FileSystemFlush), or, where the system has no syncfs that reports lost writes, each
-        # as it is written.
+        # Segments, event files and content claim files are made durable together when the
+        # task ends (see FileSystemFlush), each on its own file system: the commit names them
+        # all, and the sources are deleted after it (issue 31: content on another disk than
+        # the queues). Where the system has no syncfs that reports lost writes, segments and
+        # event files are also fsynced as they are written.
         self._sync_each = spec.settings.sync and not can_sync_whole_file_systems()
         self._flush = (
-            FileSystemFlush([self.segment_dir, spec.paths.events])
-            if spec.settings.sync and not self._sync_each
+            FileSystemFlush([self.segment_dir, spec.paths.events, *spec.paths.content])
+            if spec.settings.sync
             else None
         )
         self.staged_targets: set[str] = set()  # files committed sessions staged (not yet visible)
@@ -249,7 +251,7 @@ class _Task:
         name = writer.close(sync=self._sync_each)
         if name is not None:
             self.event_files.append(name)
-            if self._flush is not None:
+            if self._flush is not None and not self._sync_each:
                 self._flush.add(Path(self.spec.paths.events) / name)
 
     def enqueue_batch(self, queue_id: str, batch: FlowFileBatch) -> None:
@@ -271,7 +273,7 @@ class _Task:
         summary = segment_files.write_segment(
             self.segment_dir, queue_id, flowfiles, owner=self.attempt, sync=self._sync_each
         )
-        if self._flush is not None:
+        if self._flush is not None and not self._sync_each:
             self._flush.add(segment_files.segment_path(self.segment_dir, summary.segment_id))
         self.enqueued.append(summary)
         return summary
@@ -512,6 +514,8 @@ class _Task:
         self.write_events()
         if self._flush is not None:
             try:
+                for claim in self.content.written:
+                    self._flush.add(self.content.repository.path_of(claim))
                 self._flush.flush()
             finally:
                 self._flush.close()
