@@ -43,6 +43,7 @@ from flowcore.engine.task import run_task
 from flowcore.engine.wire import TaskResult, TaskSpec
 from flowcore.errors import ConfigurationError
 from flowcore.runners.jobs import StageJob, run_partition, shuffle_map
+from flowcore.runners.places import DriverPlace, at_driver_place
 from flowcore.runners.spill import balanced_groups, spill_segments, unspilled
 
 __all__ = [
@@ -505,10 +506,21 @@ def _deaf_to_terminal_interrupts() -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _run_specs(specs: Iterable[TaskSpec]) -> Iterator[TaskResult]:
+def _run_specs(place: DriverPlace, specs: Iterable[TaskSpec]) -> Iterator[TaskResult]:
     _deaf_to_terminal_interrupts()
-    for spec in specs:
-        yield run_task(spec)
+    with at_driver_place(place):
+        for spec in specs:
+            yield run_task(spec)
+
+
+def _at_place(place: DriverPlace, function: Callable[[Any], Any], item: Any) -> Any:
+    with at_driver_place(place):
+        return function(item)
+
+
+def _place_of(job: StageJob) -> DriverPlace:
+    """The driver's place for *job*'s tasks: its working directory and the queue segments'."""
+    return DriverPlace.here(job.specs[0].paths.segments if job.specs else None)
 
 
 class SparkRunner:
@@ -598,7 +610,8 @@ class SparkRunner:
         try:
             if job.shuffle is None:
                 specs = list(job.specs)
-                rdd = sc.parallelize(specs, len(specs)).mapPartitions(_run_specs)
+                run = functools.partial(_run_specs, _place_of(job))
+                rdd = sc.parallelize(specs, len(specs)).mapPartitions(run)
                 results = rdd.collect()
             else:
                 results = self._shuffled(job)
@@ -620,15 +633,18 @@ class SparkRunner:
         cores = max(1, self.default_parallelism)
         segments = list(shuffle.segments)
         sc = self.context
+        place = _place_of(job)
 
         def spill(pairs: list[tuple[str, str]]) -> list[tuple[int, tuple]]:
             _deaf_to_terminal_interrupts()
-            return spill_segments(job, pairs)  # type: ignore[return-value]
+            with at_driver_place(place):
+                return spill_segments(job, pairs)  # type: ignore[return-value]
 
         def run(group: list[tuple[int, list[tuple]]]) -> Iterator[TaskResult]:
             _deaf_to_terminal_interrupts()
-            for partition, references in group:
-                yield run_partition(specs[partition], unspilled(references))
+            with at_driver_place(place):
+                for partition, references in group:
+                    yield run_partition(specs[partition], unspilled(references))
 
         try:
             shares = [segments[i::cores] for i in range(min(len(segments), cores))]
@@ -651,14 +667,18 @@ class SparkRunner:
         specs = {spec.index: spec for spec in job.specs}
         partitions = shuffle.partitions
         sc = self.context
+        place = _place_of(job)
 
         def keyed(pair: tuple[str, str]) -> list[tuple[int, tuple]]:
             _deaf_to_terminal_interrupts()
-            return shuffle_map(job, pair[0], pair[1])
+            with at_driver_place(place):
+                return shuffle_map(job, pair[0], pair[1])
 
         def run(index: int, records: Iterator[tuple[int, tuple]]) -> Iterator[TaskResult]:
             _deaf_to_terminal_interrupts()
-            yield run_partition(specs[index], [record for _, record in records])
+            given = [record for _, record in records]  # read before the directory changes
+            with at_driver_place(place):
+                yield run_partition(specs[index], given)
 
         segments = list(shuffle.segments)
         if segments:
@@ -686,7 +706,7 @@ class SparkRunner:
         if not items:
             return []
         rdd = self.context.parallelize(list(items), len(items))
-        return rdd.map(function).collect()
+        return rdd.map(functools.partial(_at_place, DriverPlace.here(), function)).collect()
 
     def describe(self, stage_id: str) -> str | None:
         """The Spark stages and tasks of the stage's last run."""
