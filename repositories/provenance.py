@@ -43,6 +43,7 @@ from flowcore.errors import ReplayError, RepositoryError
 from flowcore.flowfile import FlowFile, new_uuid
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
 from flowcore.units import parse_data_size, parse_time_period
+from repositories._database_faults import named_faults, with_named_faults
 from repositories._provenance_caps import MAX_ATTRIBUTE_LENGTH
 from repositories._provenance_ids import placed_records, row_ids
 from repositories._provenance_rows import ROW_COLUMNS, decode_event_file, event_record
@@ -213,13 +214,17 @@ class SqlProvenanceRepository:
             pragmas = _read_only_pragmas if read_only else _sqlite_pragmas
             event.listen(self.engine, "connect", pragmas)
         try:
-            if read_only:
-                upgraded_in_place(writable)
-            else:
-                create_or_upgrade(self.engine)
-            with self.engine.connect() as conn:
-                self._next_id = self._load_next_id(conn)
+            with named_faults(self.engine):  # locked by another program, or a full disk
+                if read_only:
+                    upgraded_in_place(writable)
+                else:
+                    create_or_upgrade(self.engine)
+                with self.engine.connect() as conn:
+                    self._next_id = self._load_next_id(conn)
             self._durable_next_id = self._next_id
+        except OSError:
+            self.engine.dispose()
+            raise
         except exc.DatabaseError as error:
             self.engine.dispose()
             msg = (
@@ -313,6 +318,7 @@ class SqlProvenanceRepository:
             raise
         self._durable_next_id = self._next_id
 
+    @with_named_faults
     def register(self, events: Iterable[ProvenanceEvent]) -> list[ProvenanceEvent]:
         """Store events directly (no event file), assigning ids; return them."""
         batch = list(events)
@@ -329,6 +335,7 @@ class SqlProvenanceRepository:
         """Act as a session's event sink (used when the driver itself runs the session)."""
         self.register(events)
 
+    @with_named_faults
     def index_files(self, names: Iterable[str]) -> int:
         """Index committed event files, each exactly once; return how many events were added.
 
@@ -444,6 +451,7 @@ class SqlProvenanceRepository:
         """
         return self._durable_next_id
 
+    @with_named_faults
     def continue_ids_from(self, next_id: int) -> None:
         """Never give an id below *next_id* (an empty database after a loss keeps the sequence)."""
         if next_id <= self._next_id:
@@ -572,6 +580,7 @@ class SqlProvenanceRepository:
         self._insert_placed(conn, kept_records(row, kept, self.indexed_attributes))
         return int(row["run_count"]) - len(kept)
 
+    @with_named_faults
     def purge(self, now: int | None = None) -> int:
         """Delete events older than the storage time, then the oldest while over the size limit.
 
