@@ -151,7 +151,7 @@ class EffectFileWriter:
     def _append(self, record: dict[str, Any]) -> None:
         try:
             if self._out is None:
-                self.directory.mkdir(parents=True, exist_ok=True)
+                self.directory.mkdir(exist_ok=True)  # under the repository: never made again
                 self._out = open(self.path, "a", encoding="utf-8", errors="surrogateescape")  # noqa: SIM115
             self._out.write(json.dumps(record, ensure_ascii=True) + "\n")
             self._out.flush()  # a kill -9 keeps what was flushed: the sweep must see it all

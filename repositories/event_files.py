@@ -66,6 +66,6 @@ class EventFileWriter:
         records = self._folder.finish()
         if not records:
             return None
-        self.directory.mkdir(parents=True, exist_ok=True)
+        self.directory.mkdir(exist_ok=True)  # its parent gone: the repository was moved
         write_atomically(self.directory / self.name, encode_event_file(records), sync=sync)
         return self.name

@@ -15,6 +15,7 @@ from __future__ import annotations
 import gc
 import itertools
 import logging
+import os
 import uuid
 import zlib
 from collections.abc import Sequence
@@ -34,7 +35,12 @@ from flowcore.engine._heap import keep_freed_memory
 from flowcore.engine._held import QueuedBatch, ReturnedFlowFile
 from flowcore.engine._member import TaskMember
 from flowcore.engine.wire import ReadyBin, TaskResult, TaskSpec
-from flowcore.errors import ConfigurationError, FlowcoreError, HandedOverError
+from flowcore.errors import (
+    ConfigurationError,
+    FlowcoreError,
+    HandedOverError,
+    RepositoryError,
+)
 from flowcore.expression._values import set_max_length
 from flowcore.flowfile import FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
@@ -100,6 +106,12 @@ class _Task:
     """One task attempt of a stage."""
 
     def __init__(self, spec: TaskSpec) -> None:
+        if not os.path.isdir(spec.paths.segments):  # before any directory is made there
+            msg = (
+                f"the repository's queue directory {spec.paths.segments} is gone: the "
+                "repository was moved or deleted while the run used it; the task wrote nothing"
+            )
+            raise RepositoryError(msg)
         self.spec = spec
         self.attempt = f"{spec.plan.stage_id}-t{spec.index}-{uuid.uuid4().hex[:12]}"
         repository = FileContentRepository(

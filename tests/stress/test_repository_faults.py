@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import errno
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -209,3 +211,54 @@ def test_provenance_locked_by_another_sqlite_writer_is_one_line(tmp_path: Path) 
         assert repositories.provenance.count() >= 3 * 2 * 2000
     finally:
         repositories.close()
+
+
+def _start_run(tmp_path: Path, repository: Path) -> subprocess.Popen:
+    script = Path(sys.executable).parent / "flowcore"
+    return subprocess.Popen(
+        [
+            str(script), "run", "flow.py", "--runner", "direct", "--repository", str(repository),
+            "--setting", "unbounded_source_batches=400",
+        ],
+        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+
+
+def _wait_for_commits(repository: Path, run: subprocess.Popen) -> None:
+    for _ in range(600):
+        if (repository / "status.json").exists() or run.poll() is not None:
+            break
+        time.sleep(0.05)
+    time.sleep(0.5)
+    assert run.poll() is None, "the run ended before the repository could be moved"
+
+
+@pytest.mark.parametrize("how", ["moved", "deleted"])
+def test_a_repository_moved_or_deleted_mid_run_stops_it_in_one_line(
+    tmp_path: Path, how: str
+) -> None:
+    """Moving (or deleting) the repository under a run ends it with one line naming the
+    repository, exit 2; nothing is made again at the old path, and a run at the new place
+    finishes the work."""
+    (tmp_path / "flow.py").write_text(BUSY_FLOW)
+    repository, moved = tmp_path / "repo", tmp_path / "repo.moved"
+    run = _start_run(tmp_path, repository)
+    _wait_for_commits(repository, run)
+    if how == "moved":
+        repository.rename(moved)
+    else:
+        shutil.rmtree(repository)
+    run.wait(timeout=300)
+    assert run.stderr is not None
+    err = run.stderr.read().decode()
+    assert run.returncode == 2, err
+    assert "Traceback" not in err
+    assert len([line for line in err.splitlines() if line.strip()]) == 1, err
+    assert f"the repository {repository} was moved or deleted" in err
+    assert not repository.exists()
+    if how == "moved":
+        again = _flowcore(
+            "run", "flow.py", "--runner", "direct", "--repository", str(moved), cwd=tmp_path
+        )
+        assert again.returncode == 0, again.stderr.decode()
+        assert not repository.exists()
