@@ -38,6 +38,7 @@ __all__ = [
     "RelationshipError",
     "ReplayError",
     "RepositoryError",
+    "RunnerError",
     "StorageFaultError",
     "UnknownProcessorError",
     "WalCorruptionError",
@@ -281,6 +282,13 @@ class ContentCorruptionError(RepositoryError):
         # errors between processes).
         fields = (str(self), self.claim, self.offset, self.length, self.reason)
         return _rebuild_corruption, fields
+
+
+class RunnerError(FlowcoreError, RuntimeError):
+    """The runner lost what ran a stage's tasks: the Spark JVM or a Python worker died.
+
+    Nothing committed is lost; the interrupted micro-batch is redone by the next run.
+    """
 
 
 class ReplayError(FlowcoreError, ValueError):

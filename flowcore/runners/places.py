@@ -21,13 +21,15 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import attrs
 
+from flowcore.engine.wire import TaskSpec
 from flowcore.errors import ConfigurationError
 
-__all__ = ["DriverPlace", "at_driver_place"]
+__all__ = ["DriverPlace", "at_driver_place", "call_at"]
 
 #: The start of the message of a task that cannot see the driver's directories; the driver finds
 #: it in the text Spark relays from the executor.
@@ -51,6 +53,11 @@ class DriverPlace:
     def here(cls, repository: str | None = None) -> DriverPlace:
         """The place of this process (the driver), with *repository* made absolute."""
         return cls(os.getcwd(), None if repository is None else os.path.abspath(repository))
+
+    @classmethod
+    def of(cls, specs: Sequence[TaskSpec]) -> DriverPlace:
+        """The place of a stage run's tasks: here, and the queue segments they write."""
+        return cls.here(specs[0].paths.segments if specs else None)
 
 
 _REPOSITORY = "the repository directory"
@@ -96,3 +103,9 @@ def at_driver_place(place: DriverPlace) -> Iterator[None]:
         if before is not None:
             with contextlib.suppress(OSError):
                 os.chdir(before)
+
+
+def call_at(place: DriverPlace, function: Callable[[Any], Any], item: Any) -> Any:
+    """``function(item)`` in the driver's working directory (see :func:`at_driver_place`)."""
+    with at_driver_place(place):
+        return function(item)
