@@ -39,6 +39,7 @@ __all__ = [
     "RelationshipError",
     "ReplayError",
     "RepositoryError",
+    "RunnerError",
     "StorageFaultError",
     "UnknownProcessorError",
     "WalCorruptionError",
@@ -289,6 +290,13 @@ class FlowIdentityError(FlowcoreError, ValueError):
 
     The message names both flows, or each queue by its endpoints with its FlowFile count, and
     the fix that applies (DESIGN §9c); nothing in the repository was changed.
+    """
+
+
+class RunnerError(FlowcoreError, RuntimeError):
+    """The runner lost what ran a stage's tasks: the Spark JVM or a Python worker died.
+
+    Nothing committed is lost; the interrupted micro-batch is redone by the next run.
     """
 
 

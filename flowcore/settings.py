@@ -118,6 +118,10 @@ class Settings:
             always is. As in NiFi, which indexes events as they are written, a search by a
             listed attribute finds the events recorded while it was listed; ``flowcore
             provenance search --attribute`` matches the stored attributes and finds them all.
+        provenance_max_attribute_length: provenance stores each attribute value cut to this
+            many characters (NiFi's ``nifi.provenance.repository.max.attribute.length``,
+            ``65536``; at least 36, so a uuid stays whole), as NiFi's event writers do: large
+            values would otherwise be stored again on every event. FlowFiles keep them whole.
         regex_time_limit: how long one match of a flow's regular expression may take
             (Expression Language, File Filter ...; see :mod:`flowcore.patterns`). Over it the
             processor's session rolls back, its FlowFile stays queued (penalized) and a
@@ -153,6 +157,9 @@ class Settings:
     provenance_max_storage_size: str = attrs.field(default="10 GB", validator=_data_size)
     provenance_indexed_attributes: tuple[str, ...] = attrs.field(
         default=(), converter=lambda names: (names,) if isinstance(names, str) else tuple(names)
+    )
+    provenance_max_attribute_length: int = attrs.field(
+        default=65_536, validator=attrs.validators.ge(36)
     )
     regex_time_limit: str = attrs.field(default="1 sec", validator=_time_period)
     expression_max_length: str = attrs.field(default="64 MB", validator=_data_size)

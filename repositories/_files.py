@@ -49,13 +49,22 @@ def write_atomically(
     """Write *data* under *partial* (default ``<final>.part``), fsync it, rename it to *final*.
 
     A crash leaves either the old *final* or the new one, never a torn file under that name.
+    A write the file system refuses (a full disk) names the file, and leaves no partial file
+    taking space.
     """
     partial = partial or final.with_name(final.name + ".part")
-    with open(partial, "wb") as out:
-        out.write(data)
-        out.flush()
-        if sync:
-            os.fsync(out.fileno())
+    try:
+        with open(partial, "wb") as out:
+            out.write(data)
+            out.flush()
+            if sync:
+                os.fsync(out.fileno())
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            partial.unlink()
+        if error.filename is not None:
+            raise
+        raise OSError(error.errno, error.strerror, str(partial)) from error
     os.replace(partial, final)
     if sync_directory:
         fsync_directory(final.parent)

@@ -43,6 +43,7 @@ from flowcore.provenance_events import (
     ProvenanceEvent,
     ProvenanceEventRun,
 )
+from repositories._provenance_caps import MAX_ATTRIBUTE_LENGTH, capped
 from repositories._provenance_ids import GROUP, IDS, pack_ids, relative_ids, row_ids, with_ids
 from repositories._provenance_rows import (
     BUCKET_BITS,
@@ -433,10 +434,15 @@ class EventFolder:
 
     Args:
         indexed: attribute names the repository indexes by value.
+        max_attribute_length: attribute values longer than this many characters are cut to it
+            (:mod:`repositories._provenance_caps`).
     """
 
-    def __init__(self, indexed: Collection[str] = ()) -> None:
+    def __init__(
+        self, indexed: Collection[str] = (), max_attribute_length: int = MAX_ATTRIBUTE_LENGTH
+    ) -> None:
         self._indexed = tuple(indexed)
+        self._limit = max_attribute_length
         self._run: _Run | None = None
         self.records: list[list[Any]] = []
 
@@ -446,7 +452,8 @@ class EventFolder:
         A batch's run of events is stored as it is, and so is each run of interleaved ones,
         its records placed in their group.
         """
-        for event in events:
+        for given in events:
+            event = capped(given, self._limit)
             if isinstance(event, ProvenanceEventRun | InterleavedRuns):
                 if self._run is not None:
                     self.records.append(self._run.record())

@@ -192,7 +192,7 @@ class FileContentRepository:
         )
         directory = (container, section)
         if directory not in self._sections:  # mkdir is a slow metadata operation: once each
-            self.path_of(claim).parent.mkdir(parents=True, exist_ok=True)
+            self.path_of(claim).parent.mkdir(exist_ok=True)  # in a container made at start
             self._sections.add(directory)
         self._writable[claim] = None
         return claim

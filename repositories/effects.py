@@ -151,7 +151,7 @@ class EffectFileWriter:
     def _append(self, record: dict[str, Any]) -> None:
         try:
             if self._out is None:
-                self.directory.mkdir(parents=True, exist_ok=True)
+                self.directory.mkdir(exist_ok=True)  # under the repository: never made again
                 self._out = open(self.path, "a", encoding="utf-8", errors="surrogateescape")  # noqa: SIM115
             self._out.write(json.dumps(record, ensure_ascii=True) + "\n")
             self._out.flush()  # a kill -9 keeps what was flushed: the sweep must see it all
@@ -260,17 +260,21 @@ FSYNC_EACH_MAX = 32
 class FileSystemFlush:
     """Files written without an fsync each, made durable together later.
 
-    A task opens its segment and event directories when it starts, writes its files there
-    without an fsync each (:meth:`add` names them), and flushes them all before it returns. A
-    few files are fsynced one by one, with their directories: ``syncfs`` would also write back
-    everything else the file system holds unwritten (the content a task copied in, which is
-    never synced), which costs more. Hundreds of files (a task of a million small FlowFiles)
-    take one ``syncfs`` instead of hundreds of fsyncs; the directories were opened first, so
-    an error in writing back any of them since is reported to that flush, whoever else syncs
-    meanwhile.
+    A task opens its segment, event and content directories when it starts, writes its files
+    there without an fsync each (:meth:`add` names them), and flushes them all before it
+    returns: the commit will name every one, so each must be durable whatever disk it is on
+    (content on another disk than the queues was left to chance before, issue 31). A few files
+    are fsynced one by one, with the directories that name them: ``syncfs`` would also write
+    back everything else the file system holds unwritten, which costs more. Hundreds of files
+    (a task of a million small FlowFiles) take one ``syncfs`` per file system instead of
+    hundreds of fsyncs; the directories were opened first, so an error in writing back any of
+    them since is reported to that flush, whoever else syncs meanwhile. Where ``syncfs`` cannot
+    report lost writes (:func:`can_sync_whole_file_systems`), files are always fsynced one by
+    one.
 
     Args:
-        directories: where the files will be (missing ones are created).
+        directories: where the files will be, or the roots they are under (one per file
+            system is kept open; missing ones are created).
     """
 
     def __init__(self, directories: Iterable[str | os.PathLike[str]]) -> None:
@@ -292,12 +296,11 @@ class FileSystemFlush:
         """
         if not self._files:
             return
-        if len(self._files) <= FSYNC_EACH_MAX:
+        if len(self._files) <= FSYNC_EACH_MAX or not can_sync_whole_file_systems():
             for path in self._files:
                 _fsync_path(path)
-            for _, fd in self._opened:  # the renames that named them
-                with contextlib.suppress(OSError):  # some file systems refuse it on directories
-                    os.fsync(fd)
+            for directory in dict.fromkeys(Path(p).parent for p in self._files):
+                fsync_directory(directory)  # the creations and renames that named them
         else:
             syncfs = _syncfs()
             for directory, fd in self._opened:

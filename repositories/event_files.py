@@ -13,6 +13,7 @@ from pathlib import Path
 
 from flowcore.provenance_events import ProvenanceEvent
 from repositories._files import file_stem, write_atomically
+from repositories._provenance_caps import MAX_ATTRIBUTE_LENGTH
 from repositories._provenance_rows import encode_event_file
 from repositories._provenance_runs import EventFolder
 
@@ -35,6 +36,8 @@ class EventFileWriter:
         directory: the repository's event directory (shared by all executors).
         owner: the task attempt, used in the file name.
         indexed_attributes: attribute names the repository indexes by value.
+        max_attribute_length: attribute values are stored cut to this many characters
+            (``Settings.provenance_max_attribute_length``).
     """
 
     def __init__(
@@ -42,12 +45,13 @@ class EventFileWriter:
         directory: str | os.PathLike[str],
         owner: str = "",
         indexed_attributes: Collection[str] = (),
+        max_attribute_length: int = MAX_ATTRIBUTE_LENGTH,
     ) -> None:
         stem = file_stem(owner, "events")
         self.directory = Path(directory)
         self.name = f"{stem}-{uuid.uuid4().hex}{EVENT_SUFFIX}"
         self.indexed_attributes = tuple(indexed_attributes)
-        self._folder = EventFolder(self.indexed_attributes)
+        self._folder = EventFolder(self.indexed_attributes, max_attribute_length)
 
     def append(self, events: Sequence[ProvenanceEvent]) -> None:
         """Buffer *events*, in order."""
@@ -62,6 +66,6 @@ class EventFileWriter:
         records = self._folder.finish()
         if not records:
             return None
-        self.directory.mkdir(parents=True, exist_ok=True)
+        self.directory.mkdir(exist_ok=True)  # its parent gone: the repository was moved
         write_atomically(self.directory / self.name, encode_event_file(records), sync=sync)
         return self.name

@@ -29,6 +29,20 @@ def try_lock(path: Path) -> BinaryIO | None:
     return handle
 
 
+def holds(handle: BinaryIO, path: Path) -> bool:
+    """Whether the lock file open as *handle* is still the file at *path*.
+
+    Not so once its directory was moved or deleted (or another put in its place): the lock
+    then guards nothing at *path*.
+    """
+    try:
+        here = path.stat()
+    except OSError:
+        return False
+    held = os.fstat(handle.fileno())
+    return (here.st_dev, here.st_ino) == (held.st_dev, held.st_ino)
+
+
 #: The kernel's table of file locks (Linux): who holds what, without touching the locks.
 PROC_LOCKS = Path("/proc/locks")
 

@@ -43,6 +43,8 @@ from flowcore.errors import ReplayError, RepositoryError
 from flowcore.flowfile import FlowFile, new_uuid
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
 from flowcore.units import parse_data_size, parse_time_period
+from repositories._database_faults import named_faults, with_named_faults
+from repositories._provenance_caps import MAX_ATTRIBUTE_LENGTH
 from repositories._provenance_ids import placed_records, row_ids
 from repositories._provenance_rows import ROW_COLUMNS, decode_event_file, event_record
 from repositories._provenance_runs import EventFolder, kept_records, row_events
@@ -170,6 +172,8 @@ class SqlProvenanceRepository:
         max_storage_size: the oldest events are purged while the store is larger.
         indexed_attributes: attribute names searchable by value (NiFi's ``indexed.attributes``);
             ``filename`` is always searchable.
+        max_attribute_length: attribute values are stored cut to this many characters
+            (NiFi's ``max.attribute.length``), so the store does not grow with their size.
         read_only: query only, beside the run that writes (``flowcore provenance search``
             while a run holds the repository): nothing is created or changed, and a SQLite
             file is opened read-only. Its WAL journal lets readers see every committed
@@ -184,6 +188,7 @@ class SqlProvenanceRepository:
         max_storage_time: str = DEFAULT_MAX_STORAGE_TIME,
         max_storage_size: str = DEFAULT_MAX_STORAGE_SIZE,
         indexed_attributes: Collection[str] = (),
+        max_attribute_length: int = MAX_ATTRIBUTE_LENGTH,
         read_only: bool = False,
     ) -> None:
         text = os.fspath(url)
@@ -203,18 +208,23 @@ class SqlProvenanceRepository:
         self.max_storage_ms = int(parse_time_period(max_storage_time, "ms"))
         self.max_storage_bytes = int(parse_data_size(max_storage_size, "B"))
         self.indexed_attributes = frozenset(indexed_attributes)
+        self.max_attribute_length = max_attribute_length
         self.engine: Engine = create_engine(text)
         if self.engine.dialect.name == "sqlite":
             pragmas = _read_only_pragmas if read_only else _sqlite_pragmas
             event.listen(self.engine, "connect", pragmas)
         try:
-            if read_only:
-                upgraded_in_place(writable)
-            else:
-                create_or_upgrade(self.engine)
-            with self.engine.connect() as conn:
-                self._next_id = self._load_next_id(conn)
+            with named_faults(self.engine):  # locked by another program, or a full disk
+                if read_only:
+                    upgraded_in_place(writable)
+                else:
+                    create_or_upgrade(self.engine)
+                with self.engine.connect() as conn:
+                    self._next_id = self._load_next_id(conn)
             self._durable_next_id = self._next_id
+        except OSError:
+            self.engine.dispose()
+            raise
         except exc.DatabaseError as error:
             self.engine.dispose()
             msg = (
@@ -245,7 +255,9 @@ class SqlProvenanceRepository:
 
     def writer(self, owner: str = "") -> EventFileWriter:
         """An event file writer for a task attempt."""
-        return EventFileWriter(self.event_directory, owner, self.indexed_attributes)
+        return EventFileWriter(
+            self.event_directory, owner, self.indexed_attributes, self.max_attribute_length
+        )
 
     # --- ingest -------------------------------------------------------------------------------
 
@@ -306,12 +318,13 @@ class SqlProvenanceRepository:
             raise
         self._durable_next_id = self._next_id
 
+    @with_named_faults
     def register(self, events: Iterable[ProvenanceEvent]) -> list[ProvenanceEvent]:
         """Store events directly (no event file), assigning ids; return them."""
         batch = list(events)
         if not batch:
             return []
-        folder = EventFolder(self.indexed_attributes)
+        folder = EventFolder(self.indexed_attributes, self.max_attribute_length)
         folder.add(batch)
         with self._inserting() as conn:
             first = self._next_id
@@ -322,6 +335,7 @@ class SqlProvenanceRepository:
         """Act as a session's event sink (used when the driver itself runs the session)."""
         self.register(events)
 
+    @with_named_faults
     def index_files(self, names: Iterable[str]) -> int:
         """Index committed event files, each exactly once; return how many events were added.
 
@@ -437,6 +451,7 @@ class SqlProvenanceRepository:
         """
         return self._durable_next_id
 
+    @with_named_faults
     def continue_ids_from(self, next_id: int) -> None:
         """Never give an id below *next_id* (an empty database after a loss keeps the sequence)."""
         if next_id <= self._next_id:
@@ -565,6 +580,7 @@ class SqlProvenanceRepository:
         self._insert_placed(conn, kept_records(row, kept, self.indexed_attributes))
         return int(row["run_count"]) - len(kept)
 
+    @with_named_faults
     def purge(self, now: int | None = None) -> int:
         """Delete events older than the storage time, then the oldest while over the size limit.
 

@@ -39,7 +39,7 @@ from repositories._content_check import claim_references
 from repositories._files import write_atomically
 from repositories.content import FileContentRepository
 from repositories.flowfile_wal import WriteAheadFlowFileRepository
-from repositories.locks import lock_holder, try_lock
+from repositories.locks import holds, lock_holder, try_lock
 from repositories.provenance import SqlProvenanceRepository
 from repositories.records import Bulletin, Finding, RepositoryPaths, Transaction
 
@@ -128,6 +128,7 @@ class RepositorySet:
                 max_storage_time=settings.provenance_max_storage_time,
                 max_storage_size=settings.provenance_max_storage_size,
                 indexed_attributes=settings.provenance_indexed_attributes,
+                max_attribute_length=settings.provenance_max_attribute_length,
             )
             if provenance.next_event_id < mark:
                 if not accept_loss:
@@ -191,14 +192,37 @@ class RepositorySet:
         if self.flowfiles.state(PROVENANCE_STATE).get("next_event_id") != mark:
             self.flowfiles.commit(Transaction(state={PROVENANCE_STATE: {"next_event_id": mark}}))
 
+    def check_in_place(self) -> None:
+        """Refuse to go on when the repository directory was moved or deleted under the run.
+
+        Its files are then elsewhere, or gone: a run going on would write a new, partial
+        repository at the old path.
+
+        Raises:
+            RepositoryError: the directory's lock file is no longer the one this run holds.
+        """
+        if self._lock_file is not None and not holds(self._lock_file, self.directory / LOCK_FILE):
+            msg = (
+                f"the repository {self.directory} was moved or deleted while this run used it; "
+                "the run stopped without writing there again. Everything it committed is in "
+                "the repository where it is now: run again with --repository naming that place"
+            )
+            raise RepositoryError(msg)
+
     def close(self) -> None:
         """Checkpoint the log and release the lock.
 
         The lock is released whatever fails: a full disk may refuse the checkpoint, and the
-        next run recovers from the journal instead.
+        next run recovers from the journal instead. A repository moved or deleted under the
+        run is not checkpointed (that would make files at the old path): the journal it took
+        along holds every commit.
+
+        Raises:
+            RepositoryError: the repository was moved or deleted (see :meth:`check_in_place`).
         """
         try:
             try:
+                self.check_in_place()
                 self._record_provenance_mark()
                 self.flowfiles.checkpoint()
             finally:

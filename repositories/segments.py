@@ -270,7 +270,7 @@ def write_segment(
     body = pack(records)
     crc = zlib.crc32(body, zlib.crc32(header))
     data = SEGMENT_MAGIC + _HEAD.pack(SEGMENT_VERSION, len(header), crc) + header + body
-    directory.mkdir(parents=True, exist_ok=True)
+    directory.mkdir(exist_ok=True)  # never its parents: a moved repository is not made again
     write_atomically(segment_path(directory, summary.segment_id), data, sync=sync)
     return summary
 

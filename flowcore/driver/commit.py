@@ -54,7 +54,12 @@ def commit_stage_run(
         run: the stage run's name (its sinks' target reservations are released), or None.
         now: the commit's clock, epoch ms (content cleanup).
         expire_archive: whether to age off archived content now.
+
+    Raises:
+        RepositoryError: the repository was moved or deleted during the stage run (nothing is
+            committed; the run stops).
     """
+    repos.check_in_place()  # moved or deleted: commit nothing more, make nothing at its path
     wal, content, provenance = repos.flowfiles, repos.content, repos.provenance
     enqueued = [s for r in results for s in r.enqueued]
     states: dict[str, dict[str, str]] = {k: dict(v) for k, v in source_states.items()}

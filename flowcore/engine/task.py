@@ -15,6 +15,7 @@ from __future__ import annotations
 import gc
 import itertools
 import logging
+import os
 import uuid
 import zlib
 from collections.abc import Sequence
@@ -34,7 +35,12 @@ from flowcore.engine._heap import keep_freed_memory
 from flowcore.engine._held import QueuedBatch, ReturnedFlowFile
 from flowcore.engine._member import TaskMember
 from flowcore.engine.wire import ReadyBin, TaskResult, TaskSpec
-from flowcore.errors import ConfigurationError, FlowcoreError, HandedOverError
+from flowcore.errors import (
+    ConfigurationError,
+    FlowcoreError,
+    HandedOverError,
+    RepositoryError,
+)
 from flowcore.expression._values import set_max_length
 from flowcore.flowfile import FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
@@ -100,6 +106,12 @@ class _Task:
     """One task attempt of a stage."""
 
     def __init__(self, spec: TaskSpec) -> None:
+        if not os.path.isdir(spec.paths.segments):  # before any directory is made there
+            msg = (
+                f"the repository's queue directory {spec.paths.segments} is gone: the "
+                "repository was moved or deleted while the run used it; the task wrote nothing"
+            )
+            raise RepositoryError(msg)
         self.spec = spec
         self.attempt = f"{spec.plan.stage_id}-t{spec.index}-{uuid.uuid4().hex[:12]}"
         repository = FileContentRepository(
@@ -128,13 +140,15 @@ class _Task:
         self.ready_bins: list[ReadyBin] = []
         self.sink_messages: list[tuple[str, bytes]] = []
         self.effects = EffectFileWriter(spec.paths.effects, self.attempt)
-        # Segments and event files are made durable together when the task ends (see
-        # FileSystemFlush), or, where the system has no syncfs that reports lost writes, each
-        # as it is written.
+        # Segments, event files and content claim files are made durable together when the
+        # task ends (see FileSystemFlush), each on its own file system: the commit names them
+        # all, and the sources are deleted after it (issue 31: content on another disk than
+        # the queues). Where the system has no syncfs that reports lost writes, segments and
+        # event files are also fsynced as they are written.
         self._sync_each = spec.settings.sync and not can_sync_whole_file_systems()
         self._flush = (
-            FileSystemFlush([self.segment_dir, spec.paths.events])
-            if spec.settings.sync and not self._sync_each
+            FileSystemFlush([self.segment_dir, spec.paths.events, *spec.paths.content])
+            if spec.settings.sync
             else None
         )
         self.staged_targets: set[str] = set()  # files committed sessions staged (not yet visible)
@@ -237,15 +251,19 @@ class _Task:
         held = sum(1 if isinstance(e, ProvenanceEvent) else e.count for e in self.events)
         if not held or held < at_least:
             return
+        settings = self.spec.settings
         writer = EventFileWriter(
-            self.spec.paths.events, self.attempt, self.spec.settings.provenance_indexed_attributes
+            self.spec.paths.events,
+            self.attempt,
+            settings.provenance_indexed_attributes,
+            settings.provenance_max_attribute_length,
         )
         writer.append(self.events)
         self.events = []
         name = writer.close(sync=self._sync_each)
         if name is not None:
             self.event_files.append(name)
-            if self._flush is not None:
+            if self._flush is not None and not self._sync_each:
                 self._flush.add(Path(self.spec.paths.events) / name)
 
     def enqueue_batch(self, queue_id: str, batch: FlowFileBatch) -> None:
@@ -267,7 +285,7 @@ class _Task:
         summary = segment_files.write_segment(
             self.segment_dir, queue_id, flowfiles, owner=self.attempt, sync=self._sync_each
         )
-        if self._flush is not None:
+        if self._flush is not None and not self._sync_each:
             self._flush.add(segment_files.segment_path(self.segment_dir, summary.segment_id))
         self.enqueued.append(summary)
         return summary
@@ -508,6 +526,8 @@ class _Task:
         self.write_events()
         if self._flush is not None:
             try:
+                for claim in self.content.written:
+                    self._flush.add(self.content.repository.path_of(claim))
                 self._flush.flush()
             finally:
                 self._flush.close()

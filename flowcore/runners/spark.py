@@ -43,6 +43,14 @@ from flowcore.engine.task import run_task
 from flowcore.engine.wire import TaskResult, TaskSpec
 from flowcore.errors import ConfigurationError
 from flowcore.runners.jobs import StageJob, run_partition, shuffle_map
+from flowcore.runners.places import DriverPlace, at_driver_place, call_at
+from flowcore.runners.spark_failures import (
+    jvm_exit,
+    quiet_when_the_jvm_goes,
+    reason,
+    spark_failure,
+    worker_reason,
+)
 from flowcore.runners.spill import balanced_groups, spill_segments, unspilled
 
 __all__ = [
@@ -276,9 +284,10 @@ def _start_session(master: str, conf: Mapping[str, str] | None) -> Any:
     try:
         session = builder.getOrCreate()
     except Exception as error:  # py4j's and PySpark's errors: the JVM's reason is inside
-        msg = f"Spark could not start on master {master}: {_reason(error)}"
+        msg = f"Spark could not start on master {master}: {reason(error)}"
         raise ConfigurationError(msg) from error
     _keep_sigint_handler(handler)
+    quiet_when_the_jvm_goes(session.sparkContext)
     session.sparkContext.setLogLevel(os.environ.get("FLOWCORE_SPARK_LOG_LEVEL", "ERROR"))
     if session.sparkContext.getConf().get(_UNIX_SOCKETS, "false") == "true":
         atexit.register(_stop_workers, session.sparkContext, os.getpid())
@@ -317,16 +326,6 @@ def _stop_workers(context: Any, owner: int) -> None:
                 os.killpg(int(entry), signal.SIGKILL)  # the daemon leads its workers' group
 
 
-def _worker_reason(error: BaseException) -> str:
-    """The Python exception a worker raised, from the text Spark relays (its last such line)."""
-    raised = [
-        line.strip()
-        for line in str(error).splitlines()
-        if re.match(r"\s*[\w.]+(Error|Exception): ", line)
-    ]
-    return raised[-1] if raised else _reason(error)
-
-
 def _start_within(master: str, conf: Mapping[str, str] | None, timeout: float) -> Any:
     """:func:`_start_session`, given up after *timeout* seconds on a cluster's master.
 
@@ -361,13 +360,6 @@ def _start_within(master: str, conf: Mapping[str, str] | None, timeout: float) -
         )
         raise ConfigurationError(msg)
     return outcome["session"]
-
-
-def _reason(error: BaseException) -> str:
-    """The first telling line of a Spark error (py4j puts the Java exception after a colon)."""
-    lines = [line.strip().lstrip(": ") for line in str(error).splitlines() if line.strip()]
-    told = [line for line in lines if not line.startswith("An error occurred while calling")]
-    return (told or lines or [type(error).__name__])[0]
 
 
 def spark_session(
@@ -505,10 +497,11 @@ def _deaf_to_terminal_interrupts() -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _run_specs(specs: Iterable[TaskSpec]) -> Iterator[TaskResult]:
+def _run_specs(place: DriverPlace, specs: Iterable[TaskSpec]) -> Iterator[TaskResult]:
     _deaf_to_terminal_interrupts()
-    for spec in specs:
-        yield run_task(spec)
+    with at_driver_place(place):
+        for spec in specs:
+            yield run_task(spec)
 
 
 class SparkRunner:
@@ -575,9 +568,11 @@ class SparkRunner:
         try:
             context.parallelize(range(cores), cores).map(warm).collect()
         except Exception as error:  # the worker's exception arrives as Spark's, as text
+            if jvm_exit(context) is not None:  # not the workers' Python: the JVM is gone
+                raise spark_failure(error, context, "warm-up") from None
             msg = (
                 f"Spark's Python workers on {self.master} cannot run flowcore "
-                f"({_worker_reason(error)}); start the session with "
+                f"({worker_reason(error)}); start the session with "
                 f"PYSPARK_PYTHON={sys.executable} (spark.pyspark.python on a cluster) and "
                 "flowcore importable there (installed, or on spark.executorEnv.PYTHONPATH)"
             )
@@ -598,12 +593,19 @@ class SparkRunner:
         try:
             if job.shuffle is None:
                 specs = list(job.specs)
-                rdd = sc.parallelize(specs, len(specs)).mapPartitions(_run_specs)
+                run = functools.partial(_run_specs, DriverPlace.of(job.specs))
+                rdd = sc.parallelize(specs, len(specs)).mapPartitions(run)
                 results = rdd.collect()
             else:
                 results = self._shuffled(job)
+        except Exception as error:  # py4j's and PySpark's: a dead JVM or worker, a task's error
+            told = spark_failure(error, sc, job.plan.stage_id)
+            if told is None:
+                raise
+            raise told from None
         finally:
-            self._describe(job.plan.stage_id, group)
+            with contextlib.suppress(Exception):  # the JVM may be gone: then nothing to tell
+                self._describe(job.plan.stage_id, group)
         return sorted(results, key=lambda r: r.index)
 
     def _shuffled(self, job: StageJob) -> list[TaskResult]:
@@ -620,15 +622,18 @@ class SparkRunner:
         cores = max(1, self.default_parallelism)
         segments = list(shuffle.segments)
         sc = self.context
+        place = DriverPlace.of(job.specs)
 
         def spill(pairs: list[tuple[str, str]]) -> list[tuple[int, tuple]]:
             _deaf_to_terminal_interrupts()
-            return spill_segments(job, pairs)  # type: ignore[return-value]
+            with at_driver_place(place):
+                return spill_segments(job, pairs)  # type: ignore[return-value]
 
         def run(group: list[tuple[int, list[tuple]]]) -> Iterator[TaskResult]:
             _deaf_to_terminal_interrupts()
-            for partition, references in group:
-                yield run_partition(specs[partition], unspilled(references))
+            with at_driver_place(place):
+                for partition, references in group:
+                    yield run_partition(specs[partition], unspilled(references))
 
         try:
             shares = [segments[i::cores] for i in range(min(len(segments), cores))]
@@ -651,14 +656,18 @@ class SparkRunner:
         specs = {spec.index: spec for spec in job.specs}
         partitions = shuffle.partitions
         sc = self.context
+        place = DriverPlace.of(job.specs)
 
         def keyed(pair: tuple[str, str]) -> list[tuple[int, tuple]]:
             _deaf_to_terminal_interrupts()
-            return shuffle_map(job, pair[0], pair[1])
+            with at_driver_place(place):
+                return shuffle_map(job, pair[0], pair[1])
 
         def run(index: int, records: Iterator[tuple[int, tuple]]) -> Iterator[TaskResult]:
             _deaf_to_terminal_interrupts()
-            yield run_partition(specs[index], [record for _, record in records])
+            given = [record for _, record in records]  # read before the directory changes
+            with at_driver_place(place):
+                yield run_partition(specs[index], given)
 
         segments = list(shuffle.segments)
         if segments:
@@ -686,7 +695,13 @@ class SparkRunner:
         if not items:
             return []
         rdd = self.context.parallelize(list(items), len(items))
-        return rdd.map(function).collect()
+        try:
+            return rdd.map(functools.partial(call_at, DriverPlace.here(), function)).collect()
+        except Exception as error:
+            told = spark_failure(error, self.context, "merge jobs")
+            if told is None:
+                raise
+            raise told from None
 
     def describe(self, stage_id: str) -> str | None:
         """The Spark stages and tasks of the stage's last run."""

@@ -84,3 +84,19 @@ def test_lock_holder_names_the_holder_without_taking_the_lock(
         holder.kill()
         holder.wait()
     assert lock_holder(path) is None
+
+
+def test_a_held_lock_knows_when_its_directory_moved(tmp_path: Path) -> None:
+    """`holds` is true while the lock file is at its path, false once moved or replaced."""
+    path = tmp_path / "repo" / "lock"
+    held = try_lock(path)
+    assert held is not None
+    try:
+        assert locks.holds(held, path)
+        (tmp_path / "repo").rename(tmp_path / "moved")
+        assert not locks.holds(held, path)
+        path.parent.mkdir()
+        path.write_bytes(b"")  # another file in its place
+        assert not locks.holds(held, path)
+    finally:
+        held.close()

@@ -225,3 +225,17 @@ def test_check_beside_a_live_run_reads_only_and_refuses_fix(tmp_path: Path) -> N
         held.close()
     findings = check_repositories(repository)
     assert [f.problem for f in findings] == ["orphan segment file (no queue references it)"]
+
+
+def test_a_moved_repository_refuses_commits_and_is_not_made_again(tmp_path: Path) -> None:
+    """Once the directory is moved, check_in_place and close name it, and close writes
+    nothing at the old path; the moved repository opens at its new place."""
+    repos = RepositorySet.open(tmp_path / "repo")
+    repos.check_in_place()
+    (tmp_path / "repo").rename(tmp_path / "moved")
+    with pytest.raises(RepositoryError, match=r"repository .*repo was moved or deleted"):
+        repos.check_in_place()
+    with pytest.raises(RepositoryError, match="moved or deleted"):
+        repos.close()
+    assert not (tmp_path / "repo").exists()
+    RepositorySet.open(tmp_path / "moved").close()

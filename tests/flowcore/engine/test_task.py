@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 import time
 from pathlib import Path
 
+import attrs
 import pytest
 
 from flowcore import Flow, Prioritizer, Processor, Relationship
@@ -22,6 +26,7 @@ from flowcore.queues import park_queue_id
 from flowcore.session.external_files import fingerprint
 from flowcore.settings import Settings
 from processors import GenerateFlowFile, MergeContent, PutFile, SplitText, UpdateAttribute
+from repositories import effects
 from repositories.repository_set import RepositorySet
 
 SETTINGS = Settings(sync=False, parallelism=1, penalization_period="1 min")
@@ -314,3 +319,84 @@ def test_a_member_whose_on_scheduled_raises_keeps_its_input_for_later(
     assert all(result.retry_at[s.segment_id] >= before + yield_ms for s in parked)
     [bulletin] = result.bulletins
     assert bulletin.message.startswith("Unreachable 'down' failed to schedule: on_scheduled raised")
+
+
+def _synced_paths(monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[str]]:
+    """Record the paths os.fsync and syncfs are called on, as the task flushes its files."""
+    fsynced: list[str] = []
+    whole: list[str] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        fsynced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real_fsync(fd)
+
+    def syncfs(fd: int) -> int:
+        whole.append(os.readlink(f"/proc/self/fd/{fd}"))
+        return 0
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(effects, "_syncfs", lambda: syncfs)
+    monkeypatch.setattr(effects, "can_sync_whole_file_systems", lambda: True)
+    return fsynced, whole
+
+
+def _run_with_content_in(
+    content: Path, tmp_path: Path, repos: RepositorySet, flowfiles: int
+) -> tuple[TaskResult, Path]:
+    flow = Flow("f")
+    gen = flow.add(
+        GenerateFlowFile(batch_size=flowfiles, file_size="3 KB", unique_flowfiles=True), name="gen"
+    )
+    sink = flow.add(UpdateAttribute(), name="sink")
+    flow.connect(gen, sink, durable=True)
+    flow.auto_terminate(sink, "success")
+    compiled = compile_flow(flow)
+    plan = compiled.plans[compiled.stages[0].id]
+    paths = attrs.evolve(repos.paths, content=(str(content),))
+    spec = TaskSpec(
+        plan=plan,
+        index=0,
+        input=TaskInput(work=(("GenerateFlowFile-1", WorkItem("batch", {"count": 1})),)),
+        paths=paths,
+        settings=attrs.evolve(SETTINGS, sync=True, content_claim_max_appendable_size="1 KB"),
+        batch_time=time.time_ns() // 1_000_000,
+        first_id=1,
+    )
+    return run_task(spec), content
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc to name fds")
+def test_content_claims_on_another_directory_are_fsynced_before_the_task_returns(
+    repos: RepositorySet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With content in a directory of its own, every claim file the task wrote is fsynced
+    (and the directories naming them), as its segments are: the commit will name them."""
+    fsynced, _ = _synced_paths(monkeypatch)
+    result, content = _run_with_content_in(tmp_path / "other" / "content", tmp_path, repos, 4)
+    claims = {str(p) for p in content.rglob("*") if p.is_file()}
+    assert len(claims) == len(result.written_claims) >= 1
+    assert claims <= set(fsynced)
+    assert {str(Path(c).parent) for c in claims} <= set(fsynced)
+    assert set(fsynced) & {str(p) for p in Path(repos.paths.segments).iterdir()}
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc to name fds")
+def test_many_files_sync_the_content_file_system_too(
+    repos: RepositorySet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past FSYNC_EACH_MAX files a task flushes whole file systems: the content's one too
+    when it is another (content under /dev/shm, a tmpfs, beside a repository on disk)."""
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or shm.stat().st_dev == tmp_path.stat().st_dev:
+        pytest.skip("needs /dev/shm on a file system of its own")
+    _, whole = _synced_paths(monkeypatch)
+    monkeypatch.setattr(effects, "FSYNC_EACH_MAX", 0)
+    content = Path(tempfile.mkdtemp(dir=shm)) / "content"
+    try:
+        result, _ = _run_with_content_in(content, tmp_path, repos, 40)
+        assert result.written_claims
+        assert str(content) in whole
+        assert any(Path(p).is_relative_to(tmp_path) for p in whole)  # the segments' disk
+    finally:
+        shutil.rmtree(content.parent, ignore_errors=True)
