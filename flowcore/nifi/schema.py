@@ -8,7 +8,7 @@ expected an object, got a list``, not with a traceback from deep in the importer
 for each of NiFi's versioned classes (``org.apache.nifi.flow`` in nifi-api), the fields the
 importer reads and the JSON type NiFi writes each in. Fields not listed are not read (layout,
 bulletin levels ...) and may hold anything; ``null`` is allowed everywhere, as NiFi leaves unset
-fields out or null. The importer may then read every listed field at the type given here.
+fields out or null, except in the identifiers of the components connections join. The importer may then read every listed field at the type given here.
 
 The walk is a loop over a stack, not recursion, and measures the nesting of the whole document
 (known fields or not): a flow nested deeper than :data:`MAX_DEPTH` is refused, as the groups
@@ -17,7 +17,8 @@ walk and the messages that quote JSON would otherwise recurse without bound.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import attrs
@@ -54,13 +55,16 @@ class MapOf:
 #: The primitive types, by the name the tables use, and what NiFi writes for each.
 _PRIMITIVES = {
     "string": (str,),
+    "identifier": (str,),  # and not empty, nor null: see _fits
     "integer": (int,),  # a Long or Integer in nifi-api; bool is excluded below
     "boolean": (bool,),
 }
 
 _COMPONENT = {"identifier": "string", "name": "string", "comments": "string"}
+#: A component the import makes a node of: found by its identifier, so it must have one.
+_CONNECTABLE = {**_COMPONENT, "identifier": "identifier"}
 _EXTENSION = {
-    **_COMPONENT,
+    **_COMPONENT,  # a controller service without an identifier is one no processor can name
     "type": "string",
     "bundle": "Bundle",
     "properties": MapOf("string"),
@@ -101,6 +105,7 @@ OBJECTS: Mapping[str, Mapping[str, str | ListOf | MapOf]] = {
     },
     "VersionedProcessor": {
         **_EXTENSION,
+        "identifier": "identifier",
         "annotationData": "string",
         "schedulingPeriod": "string",
         "schedulingStrategy": "string",
@@ -122,15 +127,15 @@ OBJECTS: Mapping[str, Mapping[str, str | ListOf | MapOf]] = {
         "sensitive": "boolean",
     },
     "VersionedControllerService": {**_EXTENSION, "scheduledState": "string"},
-    "VersionedPort": {**_COMPONENT, "allowRemoteAccess": "boolean", "scheduledState": "string"},
-    "VersionedFunnel": _COMPONENT,
+    "VersionedPort": {**_CONNECTABLE, "allowRemoteAccess": "boolean", "scheduledState": "string"},
+    "VersionedFunnel": _CONNECTABLE,
     "VersionedRemoteProcessGroup": {
-        **_COMPONENT,
+        **_CONNECTABLE,
         "targetUris": "string",
         "inputPorts": ListOf("VersionedRemoteGroupPort"),
         "outputPorts": ListOf("VersionedRemoteGroupPort"),
     },
-    "VersionedRemoteGroupPort": _COMPONENT,
+    "VersionedRemoteGroupPort": _CONNECTABLE,
     "VersionedConnection": {
         **_COMPONENT,
         "source": "ConnectableComponent",
@@ -184,11 +189,12 @@ def json_path(path: str, key: str | int) -> str:
         return f"{path}[{key}]"
     if key.isidentifier():
         return f"{path}.{key}" if path else key
-    return f"{path}[{key!r}]"
+    return f"{path}[{json.dumps(key, ensure_ascii=False)}]"
 
 
 _EXPECTED = {
     "string": "a string",
+    "identifier": "an identifier (a string that is not empty)",
     "integer": "a whole number",
     "boolean": "true or false",
 }
@@ -205,6 +211,8 @@ def _expected(spec: str | ListOf | MapOf) -> str:
 
 
 def _fits(value: Any, spec: str | ListOf | MapOf) -> bool:
+    if spec == "identifier":
+        return isinstance(value, str) and bool(value)
     if value is None:
         return True
     if isinstance(spec, ListOf):
@@ -226,8 +234,55 @@ def _wrong(source: str, path: str, spec: str | ListOf | MapOf, value: Any) -> Ni
     return NiFiFormatError(msg)
 
 
+#: Where a value is: None for the document, else (where its container is, its key or index).
+_Trail = tuple[Any, str | int] | None
+#: What a field holds: a primitive's or an object class's name, a list or a map.
+_Spec = str | ListOf | MapOf
+#: A value to check, with its spec (None: not read) and where it is.
+_Item = tuple[Any, "_Spec | None", _Trail]
+
+
+def _path(trail: _Trail) -> str:
+    """The JSON path a trail spells (``flowContents.processors[3].properties``)."""
+    keys: list[str | int] = []
+    while trail is not None:
+        trail, key = trail
+        keys.append(key)
+    path = ""
+    for key in reversed(keys):
+        path = json_path(path, key)
+    return path
+
+
+def _children(value: Any, spec: _Spec | None, trail: _Trail, source: str) -> Iterator[_Item]:
+    """The values in the list or object *value* to check: those flowcore reads, and the
+    lists and objects (whose depth counts) of the rest."""
+    if isinstance(value, list):
+        item = spec.item if isinstance(spec, ListOf) else None
+        if isinstance(spec, MapOf):  # or_list: the values listed
+            item = spec.value
+        for index, child in enumerate(value):
+            if item is not None or isinstance(child, Mapping | list):
+                yield child, item, (trail, index)
+        return
+    fields = OBJECTS.get(spec) if isinstance(spec, str) else None
+    for key, required in (fields or {}).items():
+        if required == "identifier" and key not in value:
+            raise _wrong(source, _path((trail, key)), required, None)
+    for key, child in value.items():
+        if isinstance(spec, MapOf):
+            child_spec: _Spec | None = spec.value
+        else:
+            child_spec = fields.get(key) if fields is not None else None
+        if child_spec is not None or isinstance(child, Mapping | list):
+            yield child, child_spec, (trail, str(key))
+
+
 def check_flow(document: Any, kind: str, source: str) -> None:
     """Check the types of every field flowcore reads in *document*, and its nesting depth.
+
+    Depth first, a generator of children per open list or object: memory grows with the depth
+    (at most :data:`MAX_DEPTH`), not with the size of the document.
 
     Args:
         document: the parsed JSON.
@@ -238,34 +293,24 @@ def check_flow(document: Any, kind: str, source: str) -> None:
         NiFiFormatError: the first field (in document order) whose value has the wrong type,
             named by its JSON path, or the first place nested deeper than :data:`MAX_DEPTH`.
     """
-    # (value, its spec or None when not read, its JSON path, its depth)
-    stack: list[tuple[Any, str | ListOf | MapOf | None, str, int]] = [(document, kind, "", 1)]
+    # The path is spelled only for a message, as most flows have none to give.
+    stack: list[Iterator[_Item]] = [iter([(document, kind, None)])]
     while stack:
-        value, spec, path, depth = stack.pop()
-        if not isinstance(value, Mapping | list):
-            if spec is not None and not _fits(value, spec):
-                raise _wrong(source, path, spec, value)
+        found = next(stack[-1], None)
+        if found is None:
+            stack.pop()
             continue
+        value, spec, trail = found
         if spec is not None and not _fits(value, spec):
-            raise _wrong(source, path, spec, value)
-        if depth > MAX_DEPTH:
+            raise _wrong(source, _path(trail), spec, value)
+        if not isinstance(value, Mapping | list):
+            continue
+        if len(stack) > MAX_DEPTH:  # the open lists and objects above, and this one
+            where = _path(trail)
+            where = where if len(where) <= 80 else f"{where[:80]}..."
             msg = (
-                f"NiFi flow {source}: {path} is nested more than {MAX_DEPTH} levels deep, "
-                "deeper than flowcore reads; NiFi does not write such flows: export it again"
+                f"NiFi flow {source}: {where} is nested more than {MAX_DEPTH} levels "
+                "deep, deeper than flowcore reads; NiFi does not write such flows: export it again"
             )
             raise NiFiFormatError(msg)
-        children: list[tuple[Any, str | ListOf | MapOf | None, str, int]] = []
-        if isinstance(value, list):
-            item = spec.item if isinstance(spec, ListOf) else None
-            if isinstance(spec, MapOf):  # or_list: the values listed
-                item = spec.value
-            children = [(v, item, json_path(path, i), depth + 1) for i, v in enumerate(value)]
-        else:
-            fields = OBJECTS.get(spec) if isinstance(spec, str) else None
-            for key, child in value.items():
-                if isinstance(spec, MapOf):
-                    child_spec: str | ListOf | MapOf | None = spec.value
-                else:
-                    child_spec = fields.get(key) if fields is not None else None
-                children.append((child, child_spec, json_path(path, str(key)), depth + 1))
-        stack.extend(reversed(children))
+        stack.append(_children(value, spec, trail, source))
