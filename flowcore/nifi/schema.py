@@ -8,7 +8,8 @@ expected an object, got a list``, not with a traceback from deep in the importer
 for each of NiFi's versioned classes (``org.apache.nifi.flow`` in nifi-api), the fields the
 importer reads and the JSON type NiFi writes each in. Fields not listed are not read (layout,
 bulletin levels ...) and may hold anything; ``null`` is allowed everywhere, as NiFi leaves unset
-fields out or null, except in the identifiers of the components connections join. The importer may then read every listed field at the type given here.
+fields out or null, except in the identifiers of the components connections join. The importer
+may then read every listed field at the type given here.
 
 The walk is a loop over a stack, not recursion, and measures the nesting of the whole document
 (known fields or not): a flow nested deeper than :data:`MAX_DEPTH` is refused, as the groups
@@ -149,7 +150,12 @@ OBJECTS: Mapping[str, Mapping[str, str | ListOf | MapOf]] = {
         "partitioningAttribute": "string",
         "loadBalanceCompression": "string",
     },
-    "ConnectableComponent": {"id": "string", "groupId": "string", "name": "string", "type": "string"},
+    "ConnectableComponent": {
+        "id": "string",
+        "groupId": "string",
+        "name": "string",
+        "type": "string",
+    },
     "VersionedParameterContext": {
         "name": "string",
         "description": "string",
@@ -255,8 +261,10 @@ def _path(trail: _Trail) -> str:
 
 
 def _children(value: Any, spec: _Spec | None, trail: _Trail, source: str) -> Iterator[_Item]:
-    """The values in the list or object *value* to check: those flowcore reads, and the
-    lists and objects (whose depth counts) of the rest."""
+    """The values in the list or object *value* to check.
+
+    Those flowcore reads, and the lists and objects (whose depth counts) of the rest.
+    """
     if isinstance(value, list):
         item = spec.item if isinstance(spec, ListOf) else None
         if isinstance(spec, MapOf):  # or_list: the values listed

@@ -150,7 +150,7 @@ def test_every_field_of_every_sample_mistyped_loads_or_fails_in_one_line(tmp_pat
             outcomes[status] += 1
             if error is not None:
                 _check_error(text, error, path, value)
-    print(f"{sum(outcomes.values())} mutations: {outcomes}")  # noqa: T201 - the figure to report
+    print(f"{sum(outcomes.values())} mutations: {outcomes}")
     assert sum(outcomes.values()) == len(TARGETS) * len(WRONG) > 5_000
 
 
@@ -256,7 +256,7 @@ def test_a_flow_nested_deeper_than_the_limit_is_refused_in_one_line(
 
 def test_a_deep_dict_from_python_is_refused(tmp_path: Path) -> None:
     """Flow.from_nifi of a dict nested 200,000 deep: NiFiFormatError, no RecursionError."""
-    from flowcore import Flow  # noqa: PLC0415
+    from flowcore import Flow
 
     inner: dict[str, Any] = {}
     top = inner
@@ -323,7 +323,7 @@ def test_a_gzip_bomb_is_refused_with_memory_bounded_by_the_limit(tmp_path: Path)
     small.write_text('{"processors": []}')
     _, base = _peak(small)
     said, peak = _peak(bomb)
-    print(f"gzip bomb of {bomb.stat().st_size:,} bytes: peak {peak} MB, base {base} MB")  # noqa: T201
+    print(f"gzip bomb of {bomb.stat().st_size:,} bytes: peak {peak} MB, base {base} MB")
     assert f"inflates to more than {MAX_DEFINITION_BYTES // 2**20} MiB" in said
     assert peak < base + MAX_DEFINITION_BYTES // 2**20 + 100
 
@@ -338,6 +338,6 @@ def test_the_densest_json_under_the_limits_parses_within_the_documented_bound(
     with gzip.open(dense, "wb") as out:
         out.write(b'{"processors": [' + b"{}," * 1_999_990 + b"{}]}")
     said, peak = _peak(dense)
-    print(f"2 million empty objects: peak {peak} MB")  # noqa: T201
+    print(f"2 million empty objects: peak {peak} MB")
     assert "identifier" in said  # read, then refused: processors without identifiers
     assert peak < 1024
