@@ -216,7 +216,21 @@ def _expected(spec: str | ListOf | MapOf) -> str:
     return _EXPECTED[spec]
 
 
+#: The types of JSON's scalars, as parsed.
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _is_container(value: Any) -> bool:
+    """Whether *value* is a JSON object or list (a parsed file's are dicts: checked first)."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return False
+    return kind is dict or kind is list or isinstance(value, Mapping | list)
+
+
 def _fits(value: Any, spec: str | ListOf | MapOf) -> bool:
+    if type(value) is str and spec == "string":  # the common case, first
+        return True
     if spec == "identifier":
         return isinstance(value, str) and bool(value)
     if value is None:
@@ -224,9 +238,9 @@ def _fits(value: Any, spec: str | ListOf | MapOf) -> bool:
     if isinstance(spec, ListOf):
         return isinstance(value, list)
     if isinstance(spec, MapOf) and spec.or_list:
-        return isinstance(value, Mapping | list)
+        return _is_container(value)
     if isinstance(spec, MapOf) or spec in OBJECTS:
-        return isinstance(value, Mapping)
+        return type(value) is dict or isinstance(value, Mapping)
     if isinstance(value, bool):
         return spec == "boolean"
     return isinstance(value, _PRIMITIVES[spec])
@@ -270,7 +284,9 @@ def _children(value: Any, spec: _Spec | None, trail: _Trail, source: str) -> Ite
         if isinstance(spec, MapOf):  # or_list: the values listed
             item = spec.value
         for index, child in enumerate(value):
-            if item is not None or isinstance(child, Mapping | list):
+            if item is not None and child is None:  # NiFi lists hold no nulls
+                raise _wrong(source, _path((trail, index)), item, None)
+            if item is not None or _is_container(child):
                 yield child, item, (trail, index)
         return
     fields = OBJECTS.get(spec) if isinstance(spec, str) else None
@@ -282,7 +298,7 @@ def _children(value: Any, spec: _Spec | None, trail: _Trail, source: str) -> Ite
             child_spec: _Spec | None = spec.value
         else:
             child_spec = fields.get(key) if fields is not None else None
-        if child_spec is not None or isinstance(child, Mapping | list):
+        if child_spec is not None or _is_container(child):
             yield child, child_spec, (trail, str(key))
 
 
@@ -311,7 +327,7 @@ def check_flow(document: Any, kind: str, source: str) -> None:
         value, spec, trail = found
         if spec is not None and not _fits(value, spec):
             raise _wrong(source, _path(trail), spec, value)
-        if not isinstance(value, Mapping | list):
+        if not _is_container(value):
             continue
         if len(stack) > MAX_DEPTH:  # the open lists and objects above, and this one
             where = _path(trail)
