@@ -24,22 +24,42 @@ parsed JSON, tells the shape and returns a :class:`NiFiDefinition`.
 from __future__ import annotations
 
 import enum
-import gzip
 import json
 import os
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import attrs
 
 from flowcore.errors import NiFiFormatError
+from flowcore.nifi.schema import MAX_DEPTH, check_flow, json_type
 
-__all__ = ["FlowShape", "NiFiDefinition", "read_definition"]
+__all__ = [
+    "MAX_DEFINITION_BYTES",
+    "MAX_DEFINITION_VALUES",
+    "FlowShape",
+    "NiFiDefinition",
+    "read_definition",
+]
 
 #: The first two bytes of a gzip stream.
 _GZIP_MAGIC = b"\x1f\x8b"
+
+#: The most JSON text a flow may hold (after gunzipping): 64 MiB, some fifty times the largest
+#: flow definitions seen. Reading stops there, so a small ``.json.gz`` that inflates to
+#: gigabytes is refused having held 64 MiB.
+MAX_DEFINITION_BYTES = 64 * 2**20
+
+#: The most JSON values (objects, lists, strings, numbers ...) a flow may hold: about 40 bytes
+#: of NiFi's indented JSON make one, so 64 MiB of it is some 1.7 million. Parsed, a value costs
+#: up to some 200 bytes (an object holding a few fields), so this bounds the parse of the
+#: densest JSON (``[{},{},...]``) to about 1 GB, and that of NiFi's own to a few hundred MB.
+MAX_DEFINITION_VALUES = 4_000_000
+
+#: How much of a file is read or inflated at a time.
+_CHUNK = 2**20
 
 
 class FlowShape(enum.Enum):
@@ -78,16 +98,59 @@ class NiFiDefinition:
     source: str
 
 
-def _load(path: Path) -> Any:
-    """The JSON in *path*, gunzipped first when it is gzip (by its first bytes, not its name).
+def _inflated(path: Path, head: bytes, file: BinaryIO) -> bytearray:
+    """The gzip stream in *file* (*head* its first bytes, read already), inflated.
+
+    Inflated a chunk at a time and refused past :data:`MAX_DEFINITION_BYTES`, so a small file
+    that inflates to gigabytes (a "gzip bomb") costs no more than the limit. Concatenated gzip
+    members are read one after the other, as :func:`gzip.decompress` does.
+    """
+    inflated = bytearray()  # grown in place: no second copy of the whole, as a join makes
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    pending = head
+    while True:
+        if inflater.eof:  # a member ended: another may follow
+            pending = inflater.unused_data + pending
+            if not pending:
+                pending = file.read(_CHUNK)
+                if not pending:
+                    break
+            inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        elif not pending:
+            pending = file.read(_CHUNK)
+            if not pending:
+                msg = "the stream ends before its end marker"
+                raise EOFError(msg)
+        # At most what the limit leaves, plus one byte to know it was passed.
+        inflated += inflater.decompress(pending, MAX_DEFINITION_BYTES + 1 - len(inflated))
+        pending = inflater.unconsumed_tail
+        if len(inflated) > MAX_DEFINITION_BYTES:
+            raise _too_large(path, "inflates to")
+    return inflated
+
+
+def _too_large(path: Path, what: str) -> NiFiFormatError:
+    limit = MAX_DEFINITION_BYTES // 2**20
+    msg = (
+        f"NiFi flow {path} {what} more than {limit} MiB of JSON, more than flowcore reads "
+        f"(flowcore.nifi.formats.MAX_DEFINITION_BYTES); export a smaller process group"
+    )
+    return NiFiFormatError(msg)
+
+
+def _read(path: Path) -> bytes | bytearray:
+    """The bytes of *path*, gunzipped when they are gzip (by the first bytes, not the name).
 
     Raises:
-        NiFiFormatError: the file cannot be read, is not gzip when it says so, or is not JSON.
+        NiFiFormatError: the file cannot be read, is not whole gzip, or holds more than
+            :data:`MAX_DEFINITION_BYTES` (compressed or not).
     """
     try:
-        data = path.read_bytes()
-        if data[:2] == _GZIP_MAGIC:
-            data = gzip.decompress(data)
+        with path.open("rb") as file:
+            head = file.read(_CHUNK)
+            if head[:2] == _GZIP_MAGIC:
+                return _inflated(path, head, file)
+            data = head + file.read(MAX_DEFINITION_BYTES + 1 - len(head))
     except OSError as error:
         why = error.strerror or str(error)
         msg = f"NiFi flow {path} cannot be read: {why}"
@@ -95,14 +158,47 @@ def _load(path: Path) -> Any:
     except (EOFError, zlib.error) as error:
         msg = f"NiFi flow {path} is not a whole gzip file ({error}); copy it again"
         raise NiFiFormatError(msg) from None
+    if len(data) > MAX_DEFINITION_BYTES:
+        raise _too_large(path, "holds")
+    return data
+
+
+def _load(path: Path) -> Any:
+    """The JSON in *path*, gunzipped first when it is gzip (by its first bytes, not its name).
+
+    The text is held to :data:`MAX_DEFINITION_BYTES` and its values to
+    :data:`MAX_DEFINITION_VALUES` before it is parsed, which bounds what the parse holds; JSON
+    nested too deeply for Python's parser is refused in one line.
+
+    Raises:
+        NiFiFormatError: the file cannot be read, is not gzip when it says so, is too large or
+            nested too deeply, or is not JSON.
+    """
+    data = _read(path)
     if data.lstrip()[:1] == b"<":
         msg = (
             f"{path} is XML (a NiFi template or a 1.x flow.xml.gz), which flowcore does not "
             "read; in NiFi, download the process group as a flow definition (JSON) instead"
         )
         raise NiFiFormatError(msg)
+    # Each value of the JSON is at most one comma, colon-less container or the first value:
+    # counting the bytes that open one bounds the values (strings holding them count too).
+    values = data.count(b",") + data.count(b"{") + data.count(b"[") + 1
+    if values > MAX_DEFINITION_VALUES:
+        msg = (
+            f"NiFi flow {path} holds more than {MAX_DEFINITION_VALUES:,} JSON values (about "
+            f"{values:,}), more than flowcore reads (flowcore.nifi.formats."
+            "MAX_DEFINITION_VALUES); export a smaller process group"
+        )
+        raise NiFiFormatError(msg)
     try:
         return json.loads(data)
+    except RecursionError:
+        msg = (
+            f"NiFi flow {path} is nested more than {MAX_DEPTH} levels deep, deeper than "
+            "flowcore reads; NiFi does not write such flows: export it again"
+        )
+        raise NiFiFormatError(msg) from None
     except (ValueError, UnicodeDecodeError) as error:
         msg = f"NiFi flow {path} is not valid JSON: {error}"
         raise NiFiFormatError(msg) from None
@@ -110,7 +206,7 @@ def _load(path: Path) -> Any:
 
 def _object(value: Any, where: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
-        msg = f"{where} must be a JSON object, got {type(value).__name__}"
+        msg = f"{where} must be a JSON object, got {json_type(value)}"
         raise NiFiFormatError(msg)
     return value
 
@@ -177,6 +273,15 @@ def _shape(data: Mapping[str, Any]) -> FlowShape | None:
     return None
 
 
+#: The NiFi class of each shape's top object, whose fields :func:`check_flow` checks.
+_TOP_CLASS = {
+    FlowShape.DOWNLOAD: "RegisteredFlowSnapshot",
+    FlowShape.REGISTRY_SNAPSHOT: "RegisteredFlowSnapshot",
+    FlowShape.INSTANCE_FLOW: "VersionedDataflow",
+    FlowShape.PROCESS_GROUP: "VersionedProcessGroup",
+}
+
+
 def _flow_name(data: Mapping[str, Any], root: Mapping[str, Any]) -> str:
     registered = data.get("flow")
     if isinstance(registered, Mapping) and registered.get("name"):
@@ -208,6 +313,7 @@ def read_definition(source: str | os.PathLike[str] | Mapping[str, Any]) -> NiFiD
             "flow.json.gz) or processors/processGroups (a process group)"
         )
         raise NiFiFormatError(msg)
+    check_flow(data, _TOP_CLASS[shape], where)
     if shape is FlowShape.INSTANCE_FLOW:
         root = _object(data["rootGroup"], f"{where}: rootGroup")
     elif shape is FlowShape.PROCESS_GROUP:
