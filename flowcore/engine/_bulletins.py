@@ -33,7 +33,15 @@ from typing import Protocol
 
 import attrs
 
-__all__ = ["BULLETIN_LEVEL", "Repeated", "brief", "reason_key", "repeated", "running"]
+__all__ = [
+    "BULLETIN_LEVEL",
+    "Repeated",
+    "brief",
+    "log_once_per_reason",
+    "reason_key",
+    "repeated",
+    "running",
+]
 
 #: NiFi's default bulletin level: WARN and above.
 BULLETIN_LEVEL = logging.WARNING
@@ -181,6 +189,25 @@ def _handled_elsewhere(record: logging.LogRecord) -> bool:
             return True
         logger = logger.parent if logger.propagate else None
     return False
+
+
+def log_once_per_reason(log: logging.Logger, message: str, detail: str = "") -> None:
+    """Log *message* (and *detail*, a traceback) at ERROR, but not 1,452 times to stderr.
+
+    The engine's own record of a processor that raised goes with a bulletin, which keeps
+    every one. When the application configured logging, every record goes to it as before;
+    when only Python's ``lastResort`` would write it to stderr, only the first record of each
+    reason (:func:`reason_key` of *message*) in this process is written.
+    """
+    record = log.makeRecord(log.name, logging.ERROR, "", 0, "%s", (message,), None)
+    if log.isEnabledFor(logging.ERROR) and not _handled_elsewhere(record):
+        key = (log.name, reason_key(message))
+        if key in _WRITTEN:
+            return
+        if len(_WRITTEN) >= MAX_WRITTEN_REASONS:
+            _WRITTEN.clear()
+        _WRITTEN.add(key)
+    log.error("%s", message + detail)
 
 
 def _install() -> None:

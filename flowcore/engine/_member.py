@@ -24,6 +24,7 @@ from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan
 from flowcore.engine._batches import drain_batches, route_whole
 from flowcore.engine._bins import bins_batches, merge_batch_bin, takes_batches
+from flowcore.engine._bulletins import log_once_per_reason
 from flowcore.engine._held import QueuedBatch, ReturnedBatch, ReturnedFlowFile
 from flowcore.engine._sink_batches import write_sink_batches
 from flowcore.engine._source_batches import read_work_batch, read_work_batches, work_identity
@@ -397,7 +398,8 @@ class TaskMember:
             "its FlowFiles were returned to its input queue, penalized"
         )
         trace = "" if isinstance(error, FlowcoreError) else "\n" + "".join(format_exception(error))
-        log.error("%s", self._redacted(message + trace))
+        # Every one is a bulletin; stderr gets the first of each reason (no 1,452 tracebacks).
+        log_once_per_reason(log, self._redacted(message), self._redacted(trace))
         self.bulletin(message)
 
     def _redacted(self, text: str) -> str:

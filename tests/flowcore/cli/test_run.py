@@ -684,3 +684,41 @@ def test_unfinished_work_wins_over_failures_for_the_exit_status(
     failed = [line for line in done.stderr.splitlines() if line.startswith("failed:")]
     assert len(failed) == 1
     assert failed[0].startswith("failed: PutFile 'put': 3 FlowFile(s) to failure: Cannot write")
+
+
+RAISING_FLOW = """
+from flowcore import Flow, Processor, Relationship
+from processors import GenerateFlowFile
+
+
+class Raises(Processor):
+    relationships = (Relationship("success"),)
+
+    def on_trigger(self, context, session):
+        flowfile = session.get()
+        if flowfile is not None:
+            raise ValueError(f"cannot parse {flowfile.attributes['uuid']}")
+
+
+flow = Flow("raising")
+gen = flow.add(GenerateFlowFile(batch_size=300), name="gen")
+parse = flow.add(Raises(), name="parse")
+flow.connect(gen, parse)
+flow.auto_terminate(parse, "success")
+"""
+
+
+def test_a_processor_raising_on_every_flowfile_writes_one_traceback(
+    tmp_path: Path, flowcore_cmd: Flowcore
+) -> None:
+    """300 FlowFiles that each raise: one traceback on stderr (the bulletins keep every one),
+    and the run ends stuck (status 3) with them queued."""
+    flow = tmp_path / "flow.py"
+    flow.write_text(RAISING_FLOW)
+    done = flowcore_cmd(
+        "run", str(flow), "--runner", "direct", "--repository", str(tmp_path / "repo")
+    )
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.count("Traceback") == 1, done.stderr
+    assert done.stderr.count("Raises 'parse' failed: ValueError: cannot parse") == 1
+    assert "300 FlowFiles" in done.stderr + done.stdout
