@@ -32,6 +32,8 @@ from flowcore.expression._values import java_double_to_string
 __all__ = ["MAX_DEPTH", "InvalidJsonError", "quote", "read_json", "read_json_text", "to_json"]
 
 MAX_DEPTH = 1_024  # levels of nested arrays and objects a document may hold (orjson's limit)
+#: Whether the parser's C recursion is bounded apart from Python's recursion limit (3.12 on).
+_C_RECURSION_APART = sys.version_info >= (3, 12)
 
 _WHITESPACE = " \t\n\r"
 _ESCAPES = {i: f"\\u{i:04X}" for i in range(0x20)}
@@ -78,7 +80,18 @@ def read_json_text(text: str) -> Any:
         raise InvalidJsonError(str(ex)) from None
     except RecursionError:
         return _read_deep(text, start)
+    # From Python 3.12 the parser's C recursion has a bound of its own (1,500 levels or more),
+    # not Python's recursion limit: a document past MAX_DEPTH may read at once. Only one with
+    # more brackets than MAX_DEPTH can be; it is measured.
+    if _C_RECURSION_APART and text.count("[") + text.count("{") > MAX_DEPTH:
+        _check_depth(value)
     return value
+
+
+def _check_depth(value: Any) -> None:
+    depth = _depth(value)
+    if depth > MAX_DEPTH:
+        raise _too_deep(str(depth))
 
 
 def _too_deep(depth: str) -> InvalidJsonError:
@@ -108,9 +121,7 @@ def _read_deep(text: str, start: int) -> Any:
         raise _too_deep(deeper) from None
     finally:
         sys.setrecursionlimit(limit)
-    depth = _depth(value)
-    if depth > MAX_DEPTH:
-        raise _too_deep(str(depth))
+    _check_depth(value)
     return value
 
 
