@@ -209,12 +209,12 @@ def why_stuck(
             "back-pressure threshold and nothing drained it; raise the threshold or fix what "
             "holds that queue"
         )
-    if parked or (returned and failed):
+    if failed and (parked or returned):
         return (
             f"returned after processor errors in {reader} (see the bulletins); a later run "
             "retries them"
         )
-    if returned:
+    if parked or returned:  # no error in the reader: penalized upstream (a routed failure)
         return "penalized past the end of the run; a later run takes them"
     if in_bins:
         return f"held in open bins of {reader} that cannot complete"

@@ -569,7 +569,9 @@ def test_flowfiles_dropped_at_failure_are_one_line_and_exit_status_4(
     )
     assert done.returncode == 4, done.stderr
     lines = done.stderr.strip().splitlines()
-    reason = f"{blocker}/a exists and is not a directory; routing to failure"
+    reason = (
+        f"{blocker} is a file, not a directory, so {blocker}/a cannot be made; routing to failure"
+    )
     assert [line for line in lines if line.startswith("failed:")] == [
         f"failed: PutFile 'put': 1452 FlowFile(s) to failure: Cannot write FlowFile[...]: {reason}"
     ]
@@ -596,7 +598,8 @@ def test_each_distinct_reason_has_its_own_line_and_count(
     failed = sorted(line for line in done.stderr.splitlines() if line.startswith("failed:"))
     assert failed == [
         f"failed: PutFile 'put': {count} FlowFile(s) to failure: Cannot write FlowFile[...]: "
-        f"{blocker}/{sub} exists and is not a directory; routing to failure"
+        f"{blocker} is a file, not a directory, so {blocker}/{sub} cannot be made; "
+        "routing to failure"
         for sub, count in (("a", 1000), ("b", 452))
     ]
     assert len(done.stderr.strip().splitlines()) == 4  # and the first of each, as logged

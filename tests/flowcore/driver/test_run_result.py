@@ -86,7 +86,9 @@ def test_a_run_with_flowfiles_left_is_not_finished_and_says_why() -> None:
         ({"reader": None}, "no connection of the flow reads this queue"),
         ({"reader": "put", "full_outputs": ["put -> log"]}, "put could not run: its output queue"),
         ({"reader": "put", "full_outputs": ["q"], "in_bins": True}, "its open bins included"),
-        ({"reader": "put", "parked": True}, "processor errors in put (see the bulletins)"),
+        ({"reader": "put", "parked": True, "failed": True}, "processor errors in put (see the"),
+        # parked without an error of its reader: penalized upstream (a failure routed to it)
+        ({"reader": "mark", "parked": True}, "penalized past the end of the run"),
         ({"reader": "put", "returned": True, "failed": True}, "processor errors in put"),
         ({"reader": "put", "returned": True}, "penalized past the end of the run"),
         ({"reader": "merge", "in_bins": True}, "held in open bins of merge"),
@@ -274,11 +276,12 @@ def test_a_run_reports_what_went_to_an_auto_terminated_failure(tmp_path: Path) -
     assert (failed.processor_type, failed.count, failed.size) == ("PutFile", 1452, 1452)
     assert failed.reason is not None
     assert failed.reason.startswith("Cannot write FlowFile[id=1, ")
-    assert failed.reason.endswith("sub exists and is not a directory; routing to failure")
+    assert failed.reason.endswith("file/sub cannot be made; routing to failure")
     assert [r.count for r in failed.reasons] == [1452]
     assert result.failure_lines() == [
         f"PutFile 'put': 1452 FlowFile(s) to failure: Cannot write FlowFile[...]: "
-        f"{tmp_path / 'a' / 'file' / 'sub'} exists and is not a directory; routing to failure"
+        f"{tmp_path / 'a' / 'file'} is a file, not a directory, so "
+        f"{tmp_path / 'a' / 'file' / 'sub'} cannot be made; routing to failure"
     ]
     handled = _failing_flow(tmp_path / "b", connected=True)
     result = handled.run("direct", repository=tmp_path / "b" / "repo")
