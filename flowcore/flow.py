@@ -296,14 +296,39 @@ class Connection:
         return self.settings or QueueSettings()
 
 
-def connection_id(source: str, relationships: Iterable[str], destination: str) -> str:
+def connection_id(
+    source: str, relationships: Iterable[str], destination: str, *, copy: int = 1
+) -> str:
     """A connection's derived id: its source, relationships (sorted) and destination.
 
     ``connection_id("get", ["success"], "split")`` is ``"get:success->split"``. A connection's
     identity is what it joins, so reordering ``connect()`` calls, or the relationships in one,
-    keeps every queue where it was; changing what it joins makes it another connection.
+    keeps every queue where it was; changing what it joins makes it another connection. A
+    second connection joining the same ends the same way (*copy* 2) is ``...#2``.
     """
-    return f"{source}:{','.join(sorted(set(relationships)))}->{destination}"
+    derived = f"{source}:{','.join(sorted(set(relationships)))}->{destination}"
+    return derived if copy == 1 else f"{derived}#{copy}"
+
+
+def _ends(source: str, relationships: Iterable[str], destination: str) -> tuple[Any, ...]:
+    return (source, tuple(sorted(set(relationships))), destination)
+
+
+def _ends_of(connection: Connection) -> tuple[Any, ...]:
+    return _ends(connection.source, connection.relationships, connection.destination)
+
+
+#: Prefixes of the repository's own state and queue keys, which share the ids' namespace.
+_RESERVED_PREFIXES = ("$", "service:", "park:")
+
+
+def _reserved(identifier: str) -> str | None:
+    """Why *identifier* cannot be an id (it would be taken for the repository's own keys)."""
+    if "\x00" in identifier:
+        return "holds a NUL character"
+    if identifier == "park" or identifier.startswith(_RESERVED_PREFIXES):
+        return "is kept for flowcore's own keys ('$...', 'service:...', 'park', 'park:...')"
+    return None
 
 
 class FlowDefinition:
@@ -360,6 +385,14 @@ class FlowDefinition:
             msg = f"an id must be a non-empty string, got {wanted!r}"
             raise FlowDefinitionError(msg)
         chosen = derived if wanted is None else wanted
+        reserved = _reserved(chosen)
+        if reserved is not None:
+            source = "derived from its name" if wanted is None else "given"
+            msg = (
+                f"flow '{self.name}': the id {chosen!r} of {what} ({source}) {reserved}; "
+                "give it another name or id="
+            )
+            raise FlowDefinitionError(msg)
         if chosen in self._components or chosen in self._connections:
             if wanted is None:
                 msg = (
@@ -555,10 +588,9 @@ class FlowDefinition:
             "prioritizers": prioritizers,
         }
         given = {k: v for k, v in given.items() if v is not None}
-        derived = connection_id(source.id, chosen, destination.id)
-        twins = sum(1 for c in self._connections.values() if c.id.split("#")[0] == derived)
-        if twins:  # the same source, relationships and destination again: a parallel copy
-            derived = f"{derived}#{twins + 1}"
+        ends = _ends(source.id, chosen, destination.id)
+        twins = sum(1 for c in self._connections.values() if _ends_of(c) == ends)
+        derived = connection_id(source.id, chosen, destination.id, copy=twins + 1)
         connection = Connection(
             id=self._unique_id(id, derived, f"the connection {derived}"),
             source=source.id,
@@ -601,17 +633,17 @@ class FlowDefinition:
             moved = attrs.evolve(component, id=kept.get(component.id, component.id))
             copy._components[moved.id] = moved
         copy._connections = {}
+        derived = self.derived_connection_ids()
+        copies: dict[tuple[Any, ...], int] = {}
         for connection in self._connections.values():
             source = kept.get(connection.source, connection.source)
             destination = kept.get(connection.destination, connection.destination)
-            derived = connection_id(
-                connection.source, connection.relationships, connection.destination
-            )
+            ends = _ends(source, connection.relationships, destination)
+            copies[ends] = copies.get(ends, 0) + 1
             cid = connection.id
-            if cid == derived or cid.startswith(derived + "#"):
-                cid = (
-                    connection_id(source, connection.relationships, destination)
-                    + cid[len(derived) :]
+            if cid == derived[cid]:
+                cid = connection_id(
+                    source, connection.relationships, destination, copy=copies[ends]
                 )
             moved = attrs.evolve(connection, id=cid, source=source, destination=destination)
             copy._connections[moved.id] = moved
@@ -619,6 +651,21 @@ class FlowDefinition:
             kept.get(cid, cid): set(names) for cid, names in self._auto_terminated.items()
         }
         return copy
+
+    def derived_connection_ids(self) -> dict[str, str]:
+        """Each connection's id -> the id it would have been given (``id=`` unset)."""
+        copies: dict[tuple[Any, ...], int] = {}
+        derived = {}
+        for connection in self._connections.values():
+            ends = _ends_of(connection)
+            copies[ends] = copies.get(ends, 0) + 1
+            derived[connection.id] = connection_id(
+                connection.source,
+                connection.relationships,
+                connection.destination,
+                copy=copies[ends],
+            )
+        return derived
 
     # --- reading ------------------------------------------------------------------------------
 

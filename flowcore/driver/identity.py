@@ -48,14 +48,18 @@ _VERSION = "1"
 
 
 def _fingerprint(component: Component) -> str:
-    """What a component is apart from its name: its type and its properties as written.
+    """What a component is apart from its name: its type and its properties' values.
 
-    Sensitive properties hold only ``#{parameter}`` references (validation insists), so no
-    secret enters the digest.
+    Values as written, with defaults filled in (``batch_size=10`` is GetFile's default, so
+    writing it out, as a NiFi import does, changes nothing). Sensitive properties hold only
+    ``#{parameter}`` references (validation insists), so no secret enters the digest.
     """
     processor = component.processor
-    values = sorted(processor.raw_configured.items()) if processor is not None else []
-    text = json.dumps([component.type_name, values], sort_keys=True)
+    values: dict[str, str] = {}
+    if processor is not None:
+        values = {d.name: d.default for d in processor.descriptors() if d.default is not None}
+        values.update(processor.raw_configured)
+    text = json.dumps([component.type_name, sorted(values.items())], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
@@ -117,26 +121,99 @@ def read_record(wal: WriteAheadFlowFileRepository) -> FlowRecord | None:
     return FlowRecord.from_state(wal.state(IDENTITY_KEY))
 
 
-def _renames(record: FlowRecord, flow: FlowDefinition) -> dict[str, str]:
-    """New component id -> recorded id, for components renamed since the record.
+def _kept_ids(record: FlowRecord, flow: FlowDefinition) -> dict[str, str]:
+    """Component id in *flow* -> the id the repository knows it by, where they differ.
 
-    A recorded component gone from the flow, and a new one of the same type and the same
-    properties, is the same component renamed, when exactly one of each matches: anything
-    less certain starts fresh (``id=`` keeps an identity through any edit).
+    In order: an id given (``id=``) that the record knows keeps itself; a name the record
+    knows takes that component's recorded id (a component renamed once keeps its old id for
+    good); components that swapped names, as unnamed ones of one class do when their ``add()``
+    calls are reordered, take the ids their properties match; a name the record never saw,
+    of the same type and properties as exactly one recorded component whose name is gone, is
+    that component renamed. Anything else is new, and never takes an id the record gave to
+    another component.
     """
-    gone: dict[str, list[str]] = defaultdict(list)
-    for cid, (_, type_name, fingerprint) in record.components.items():
-        if cid not in {c.id for c in flow.components}:
-            gone[f"{type_name}/{fingerprint}"].append(cid)
-    new: dict[str, list[str]] = defaultdict(list)
+    recorded = record.components
+    by_name = {name: rid for rid, (name, _, _) in recorded.items()}
+    names = {c.name for c in flow.components}
+    kind = {c.id: (c.type_name, _fingerprint(c)) for c in flow.components}
+    final: dict[str, str] = {}
+    for component in flow.components:  # ids given, which the record knows
+        if component.id != component.name and component.id in recorded:
+            final[component.id] = component.id
+    claimed = set(final.values())
+    for component in flow.components:  # names the record knows
+        rid = by_name.get(component.name)
+        if component.id in final or rid is None or rid in claimed:
+            continue
+        if recorded[rid][1] == component.type_name:
+            final[component.id] = rid
+            claimed.add(rid)
+    _swap(final, recorded, kind)
+    gone: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for rid, (name, type_name, fingerprint) in recorded.items():
+        if rid not in claimed and name not in names:
+            gone[(type_name, fingerprint)].append(rid)
+    new: dict[tuple[str, str], list[str]] = defaultdict(list)
     for component in flow.components:
-        if component.id not in record.components:
-            new[f"{component.type_name}/{_fingerprint(component)}"].append(component.id)
-    return {
-        ids[0]: gone[key][0]
-        for key, ids in new.items()
-        if len(ids) == 1 and len(gone.get(key, ())) == 1
+        if component.id not in final and component.name not in by_name:
+            new[kind[component.id]].append(component.id)
+    for key, ids in new.items():  # renamed: the same type and properties, a new name
+        if len(ids) == 1 and len(gone.get(key, ())) == 1:
+            final[ids[0]] = gone[key][0]
+    taken = set(final.values()) | set(recorded) | {c.id for c in flow.components}
+    for component in flow.components:  # new: never an id the record gave another
+        if component.id in final:
+            continue
+        fresh, n = component.id, 1
+        while fresh in recorded or (fresh != component.id and fresh in taken):
+            n += 1
+            fresh = f"{component.id}#{n}"
+        final[component.id] = fresh
+        taken.add(fresh)
+    return {cid: rid for cid, rid in final.items() if cid != rid}
+
+
+def _swap(
+    final: dict[str, str],
+    recorded: Mapping[str, tuple[str, str, str]],
+    kind: Mapping[str, tuple[str, str]],
+) -> None:
+    """Give components matched by name the ids their properties match, when names swapped.
+
+    Only a whole permutation is taken (every component that moves lands on an id another
+    one left), so no id is ever given twice; otherwise the names stand.
+    """
+    changed = [c for c, rid in final.items() if recorded[rid][1:] != kind[c]]
+    if len(changed) < 2:
+        return
+    pool: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for cid in changed:
+        pool[recorded[final[cid]][1:]].append(final[cid])
+    wanted: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for cid in changed:
+        wanted[kind[cid]].append(cid)
+    moves = {
+        cids[0]: pool[key][0]
+        for key, cids in wanted.items()
+        if len(cids) == 1 and len(pool.get(key, ())) == 1
     }
+    if moves and sorted(moves.values()) == sorted(final[c] for c in moves):
+        final.update(moves)
+
+
+def _reconcile(
+    record: FlowRecord | None, flow: FlowDefinition
+) -> tuple[FlowDefinition, dict[str, str]]:
+    """*flow* with the ids the repository knows its components by, and the renames found."""
+    if record is None:
+        return flow, {}
+    kept = _kept_ids(record, flow)
+    renamed = {}
+    for component in flow.components:
+        rid = kept.get(component.id, component.id)
+        if rid in record.components and record.components[rid][0] != component.name:
+            renamed[record.components[rid][0]] = component.name
+    return flow.reidentified(kept), renamed
 
 
 @attrs.frozen
@@ -239,13 +316,7 @@ def claim_repository(
             f"`flowcore adopt FLOW --repository {directory}`"
         )
         raise FlowIdentityError(msg)
-    renamed: dict[str, str] = {}
-    if record is not None:
-        kept = _renames(record, flow)
-        if kept:
-            names = {c.id: c.name for c in flow.components}
-            renamed = {record.name_of(old): names[new] for new, old in kept.items()}
-            flow = flow.reidentified(kept)
+    flow, renamed = _reconcile(record, flow)
     orphans = orphan_queues(record, flow, wal)
     if orphans:
         raise FlowIdentityError(_describe_orphans(orphans, directory, flow.name))
@@ -284,6 +355,7 @@ def adopt_repository(
             *drop_orphaned* is not set.
     """
     record = read_record(wal)
+    flow, _ = _reconcile(record, flow)  # what the flow keeps, as a run would see it
     orphans = orphan_queues(record, flow, wal)
     if orphans and not drop_orphaned:
         raise FlowIdentityError(_describe_orphans(orphans, Path(directory), flow.name))

@@ -31,7 +31,6 @@ from flowcore.flow import (
     FlowDefinition,
     QueueSettings,
     SchedulingStrategy,
-    connection_id,
 )
 from flowcore.parameters import Parameter, ParameterContext
 from flowcore.processor import Processor
@@ -279,9 +278,8 @@ def _connect(
     for name, (value, default) in extras.items():
         if value != default:
             items.append((_kw(name), writer.literal(value)))
-    derived = connection_id(connection.source, connection.relationships, connection.destination)
-    if connection.id.split("#")[0] != derived:  # NiFi's identifier: its queue hangs on it
-        items.append((_kw("id"), _quote(connection.id)))
+    if connection.id != flow.derived_connection_ids()[connection.id]:  # NiFi's identifier:
+        items.append((_kw("id"), _quote(connection.id)))  # its queue hangs on it
     return _format(_Call("flow.connect(", tuple(items)))
 
 

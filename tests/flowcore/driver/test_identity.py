@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from flowcore import Flow
-from flowcore.driver.controller import run_flow
+from flowcore.driver.controller import RunResult, run_flow
 from flowcore.driver.identity import (
     IDENTITY_KEY,
     FlowRecord,
@@ -18,7 +18,7 @@ from flowcore.driver.identity import (
     claim_repository,
     read_record,
 )
-from flowcore.errors import FlowIdentityError
+from flowcore.errors import FlowDefinitionError, FlowIdentityError
 from flowcore.flowfile import FlowFile
 from flowcore.settings import Settings
 from processors import (
@@ -248,3 +248,142 @@ def test_a_queue_of_an_older_repository_without_a_record_is_named_with_its_way_o
     assert "connection-2 holds 1 FlowFile(s)" in message
     assert "id='connection-2'" in message
     assert "--drop-orphaned" in message
+
+
+def _get_put(name: str, inputs: Path, out: Path, *, get_name: str, batch_size: int = 10) -> Flow:
+    flow = Flow(name)
+    get = flow.add(
+        GetFile(input_directory=str(inputs), keep_source_file=True, batch_size=batch_size),
+        name=get_name,
+    )
+    put = flow.add(PutFile(directory=str(out)), name="put")
+    flow.connect(get, put)
+    flow.auto_terminate(put, ["success", "failure"])
+    return flow
+
+
+def test_a_renamed_component_keeps_its_id_through_later_edits(tmp_path: Path) -> None:
+    """Renamed once, then reconfigured: still the same component (its name is recorded now),
+    reported renamed once; a new component given the old name starts fresh."""
+    inputs, repository, out = tmp_path / "in", tmp_path / "repo", tmp_path / "out"
+    inputs.mkdir()
+    (inputs / "a.txt").write_text("a")
+
+    def run(flow: Flow) -> RunResult:
+        return run_flow(flow, "direct", repository=repository, settings=SETTINGS)
+
+    run(_get_put("f", inputs, out, get_name="get"))
+    (out / "a.txt").unlink()
+    assert run(_get_put("f", inputs, out, get_name="ingest")).renamed == {"get": "ingest"}
+    again = run(_get_put("f", inputs, out, get_name="ingest", batch_size=5))
+    assert again.renamed == {}
+    assert _files(out) == {}  # still get's listing: nothing read again
+    (inputs / "b.txt").write_text("b")
+    second = Flow("f")  # 'ingest' stays, and a new GetFile takes the name 'get'
+    ingest = second.add(
+        GetFile(input_directory=str(inputs), keep_source_file=True, batch_size=5),
+        name="ingest",
+    )
+    fresh = second.add(GetFile(input_directory=str(inputs), keep_source_file=True), name="get")
+    put = second.add(
+        PutFile(directory=str(out), conflict_resolution_strategy="replace"), name="put"
+    )
+    second.connect(ingest, put)
+    second.connect(fresh, put)
+    second.auto_terminate(put, ["success", "failure"])
+    result = run(second)
+    assert result.transfers["get"]["success"][0] == 2  # new: it lists both files afresh
+    assert result.transfers["ingest"]["success"][0] == 1  # only b.txt is new to it
+
+
+def test_unnamed_components_of_one_class_keep_their_state_when_reordered(tmp_path: Path) -> None:
+    """Two unnamed GetFiles added in the other order swap default names, not identities."""
+    repository, out = tmp_path / "repo", tmp_path / "out"
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / f"{name}.txt").write_text(name)
+
+    def flow(order: list[str]) -> Flow:
+        built = Flow("two")
+        put = built.add(PutFile(directory=str(out)), name="put")
+        for name in order:
+            get = built.add(GetFile(input_directory=str(tmp_path / name), keep_source_file=True))
+            built.connect(get, put)
+        built.auto_terminate(put, ["success", "failure"])
+        return built
+
+    run_flow(flow(["a", "b"]), "direct", repository=repository, settings=SETTINGS)
+    assert sorted(_files(out)) == ["a.txt", "b.txt"]
+    for path in out.iterdir():
+        path.unlink()
+    run_flow(flow(["b", "a"]), "direct", repository=repository, settings=SETTINGS)
+    assert _files(out) == {}  # neither file is read again
+
+
+def test_writing_a_default_out_is_no_change_of_properties(tmp_path: Path) -> None:
+    """GetFile(batch_size=10) is GetFile(): a rename that spells out a default keeps state."""
+    inputs, repository, out = tmp_path / "in", tmp_path / "repo", tmp_path / "out"
+    inputs.mkdir()
+    (inputs / "a.txt").write_text("a")
+    run_flow(_copy_flow("f", inputs, out), "direct", repository=repository, settings=SETTINGS)
+    (out / "a.txt").unlink()
+    spelled = _get_put("f", inputs, out, get_name="fetch", batch_size=10)
+    result = run_flow(spelled, "direct", repository=repository, settings=SETTINGS)
+    assert result.renamed == {"get": "fetch"}
+    assert _files(out) == {}
+
+
+def test_adopt_drops_only_the_queues_the_refusal_named_and_keeps_renames(
+    tmp_path: Path,
+) -> None:
+    """boom renamed and 'other' removed: the refusal names other's queue; adopt drops it alone."""
+    repository = tmp_path / "repo"
+
+    def flow(boom_name: str, *, with_other: bool) -> Flow:
+        built = Flow("stuck")
+        gen = built.add(GenerateFlowFile(custom_text="x"), name="gen")
+        tag = built.add(UpdateAttribute(k="v"), name="tag")
+        boom = built.add(Explode(), name=boom_name)
+        built.connect(gen, tag)
+        built.connect(tag, boom, durable=True)
+        built.auto_terminate(boom, "success")
+        if with_other:
+            other = built.add(LogAttribute(), name="other", disabled=True)
+            built.connect(tag, other, durable=True)
+            built.auto_terminate(other, "success")
+        return built
+
+    run_flow(flow("boom", with_other=True), "direct", repository=repository, settings=SETTINGS)
+    edited = flow("kaboom", with_other=False)
+    with pytest.raises(FlowIdentityError) as refused:
+        run_flow(edited, "direct", repository=repository, settings=SETTINGS)
+    assert "tag -[success]-> other holds 1 FlowFile(s)" in str(refused.value)
+    assert "boom holds" not in str(refused.value)
+    with closing(RepositorySet.open(repository)) as repos:
+        _, dropped = adopt_repository(edited, repos.flowfiles, repository, drop_orphaned=True)
+    assert [o.label for o in dropped] == ["tag -[success]-> other"]
+    result = run_flow(edited, "direct", repository=repository, settings=SETTINGS)
+    assert result.queued == {"tag -[success]-> kaboom": (2, 2)}  # boom's, and a new one
+
+
+@pytest.mark.parametrize("name", ["$provenance", "$effects", "service:dedupe", "park", "park:x"])
+def test_names_that_would_be_taken_for_the_repositorys_own_keys_are_refused(name: str) -> None:
+    """A component named like the log's own state or park queues is refused at add()."""
+    flow = Flow("f")
+    with pytest.raises(FlowDefinitionError, match="kept for flowcore's own keys"):
+        flow.add(GenerateFlowFile(), name=name)
+    flow.add(GenerateFlowFile(), name=name, id="gen")  # an id= of its own is the way out
+
+
+def test_a_hash_in_names_does_not_make_ids_depend_on_order() -> None:
+    """'a' and 'a#2' connected from one source, in either order: the same ids, no refusal."""
+
+    def build(order: list[str]) -> set[str]:
+        flow = Flow("h")
+        gen = flow.add(GenerateFlowFile(), name="gen")
+        made = {n: flow.add(LogAttribute(), name=n) for n in order}
+        for name in order:
+            flow.connect(gen, made[name])
+        return {c.id for c in flow.connections}
+
+    assert build(["a", "a#2"]) == build(["a#2", "a"]) == {"gen:success->a", "gen:success->a#2"}
