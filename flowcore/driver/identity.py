@@ -30,6 +30,7 @@ import attrs
 from flowcore.errors import FlowIdentityError
 from flowcore.flow import Component, FlowDefinition
 from flowcore.queues import parked_component
+from flowcore.services import MapCacheService
 from repositories.flowfile_wal import WriteAheadFlowFileRepository
 from repositories.records import Transaction
 
@@ -63,6 +64,28 @@ def _fingerprint(component: Component) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
+def _service_fingerprint(service: MapCacheService) -> str:
+    """A service's settings apart from its name."""
+    return f"{type(service).__name__}/{service.maximum_cache_entries}/{service.eviction_strategy}"
+
+
+def _service_moves(record: FlowRecord, flow: FlowDefinition) -> dict[str, str]:
+    """Recorded service name -> its new name, for services renamed (same settings) since."""
+    gone: dict[str, list[str]] = defaultdict(list)
+    for name, fingerprint in record.services.items():
+        if name not in flow.services:
+            gone[fingerprint].append(name)
+    new: dict[str, list[str]] = defaultdict(list)
+    for name, service in flow.services.items():
+        if name not in record.services:
+            new[_service_fingerprint(service)].append(name)
+    return {
+        gone[key][0]: names[0]
+        for key, names in new.items()
+        if len(names) == 1 and len(gone.get(key, ())) == 1
+    }
+
+
 @attrs.frozen
 class FlowRecord:
     """The flow a repository belongs to, as its last run left it.
@@ -76,6 +99,7 @@ class FlowRecord:
     flow: str
     components: Mapping[str, tuple[str, str, str]]
     connections: Mapping[str, tuple[str, tuple[str, ...], str]]
+    services: Mapping[str, str] = attrs.field(factory=dict)
 
     @classmethod
     def of(cls, flow: FlowDefinition) -> FlowRecord:
@@ -84,6 +108,7 @@ class FlowRecord:
             flow.name,
             {c.id: (c.name, c.type_name, _fingerprint(c)) for c in flow.components},
             {c.id: (c.source, tuple(c.relationships), c.destination) for c in flow.connections},
+            {name: _service_fingerprint(s) for name, s in flow.services.items()},
         )
 
     def to_state(self) -> dict[str, str]:
@@ -95,6 +120,7 @@ class FlowRecord:
             "connections": json.dumps(
                 {k: [s, list(r), d] for k, (s, r, d) in self.connections.items()}
             ),
+            "services": json.dumps(dict(self.services)),
         }
 
     @classmethod
@@ -108,6 +134,7 @@ class FlowRecord:
             state["flow"],
             {k: (v[0], v[1], v[2]) for k, v in components.items()},
             {k: (v[0], tuple(v[1]), v[2]) for k, v in connections.items()},
+            json.loads(state.get("services", "{}")),
         )
 
     def name_of(self, component_id: str) -> str:
@@ -320,17 +347,27 @@ def claim_repository(
     orphans = orphan_queues(record, flow, wal)
     if orphans:
         raise FlowIdentityError(_describe_orphans(orphans, directory, flow.name))
-    _record(flow, wal, record)
+    # A renamed service (a map cache) takes its entries along, in the record's transaction.
+    moves = _service_moves(record, flow) if record is not None else {}
+    state: dict[str, dict[str, str] | None] = {}
+    for old, new in moves.items():
+        state[flow.services[new].state_key] = dict(wal.state(MapCacheService(old).state_key))
+        state[MapCacheService(old).state_key] = None
+        renamed[f"service {old}"] = f"service {new}"
+    _record(flow, wal, record, state)
     return flow, renamed
 
 
 def _record(
-    flow: FlowDefinition, wal: WriteAheadFlowFileRepository, previous: FlowRecord | None
+    flow: FlowDefinition,
+    wal: WriteAheadFlowFileRepository,
+    previous: FlowRecord | None,
+    state: Mapping[str, dict[str, str] | None] | None = None,
 ) -> None:
-    """Commit *flow*'s record, when it differs from what the repository holds."""
+    """Commit *flow*'s record, when it differs from what the repository holds (with *state*)."""
     record = FlowRecord.of(flow)
-    if record != previous:
-        wal.commit(Transaction(state={IDENTITY_KEY: record.to_state()}))
+    if record != previous or state:
+        wal.commit(Transaction(state={**(state or {}), IDENTITY_KEY: record.to_state()}))
 
 
 def adopt_repository(

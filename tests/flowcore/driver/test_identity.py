@@ -20,8 +20,10 @@ from flowcore.driver.identity import (
 )
 from flowcore.errors import FlowDefinitionError, FlowIdentityError
 from flowcore.flowfile import FlowFile
+from flowcore.services import MapCacheService
 from flowcore.settings import Settings
 from processors import (
+    DetectDuplicate,
     GenerateFlowFile,
     GetFile,
     LogAttribute,
@@ -230,7 +232,13 @@ def test_claim_records_the_flow_once_and_reads_it_back(tmp_path: Path) -> None:
         assert claim_repository(flow, wal, tmp_path) == (flow, {})
     with WriteAheadFlowFileRepository(tmp_path / "wal", sync=False) as wal:
         assert read_record(wal) == FlowRecord.of(flow)
-        assert set(wal.state(IDENTITY_KEY)) == {"version", "flow", "components", "connections"}
+        assert set(wal.state(IDENTITY_KEY)) == {
+            "version",
+            "flow",
+            "components",
+            "connections",
+            "services",
+        }
 
 
 def test_a_queue_of_an_older_repository_without_a_record_is_named_with_its_way_out(
@@ -387,3 +395,26 @@ def test_a_hash_in_names_does_not_make_ids_depend_on_order() -> None:
         return {c.id for c in flow.connections}
 
     assert build(["a", "a#2"]) == build(["a#2", "a"]) == {"gen:success->a", "gen:success->a#2"}
+
+
+def _dedupe_flow(service: str) -> Flow:
+    flow = Flow("dedupe")
+    flow.add_service(MapCacheService(service))
+    gen = flow.add(GenerateFlowFile(custom_text="x"), name="gen")
+    dedupe = flow.add(
+        DetectDuplicate(cache_entry_identifier="same", distributed_cache_service=service),
+        name="dedupe",
+    )
+    flow.connect(gen, dedupe)
+    flow.auto_terminate(dedupe, ["duplicate", "non-duplicate", "failure"])
+    return flow
+
+
+def test_a_renamed_map_cache_service_keeps_its_entries(tmp_path: Path) -> None:
+    """The cache DetectDuplicate filled survives a rename of its service: no duplicate passes."""
+    repository = tmp_path / "repo"
+    first = run_flow(_dedupe_flow("seen"), "direct", repository=repository, settings=SETTINGS)
+    assert first.transfers["dedupe"] == {"non-duplicate": (1, 1)}
+    second = run_flow(_dedupe_flow("orders seen"), "direct", repository=repository)
+    assert second.renamed == {"service seen": "service orders seen"}
+    assert second.transfers["dedupe"] == {"duplicate": (1, 1)}
