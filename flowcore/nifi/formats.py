@@ -26,6 +26,7 @@ from __future__ import annotations
 import enum
 import json
 import os
+import re
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
@@ -57,6 +58,9 @@ MAX_DEFINITION_BYTES = 64 * 2**20
 #: up to some 200 bytes (an object holding a few fields), so this bounds the parse of the
 #: densest JSON (``[{},{},...]``) to about 1 GB, and that of NiFi's own to a few hundred MB.
 MAX_DEFINITION_VALUES = 4_000_000
+
+#: A document that starts as XML does (looked for without copying the text, as lstrip would).
+_XML = re.compile(rb"\s*<")
 
 #: How much of a file is read or inflated at a time.
 _CHUNK = 2**20
@@ -175,7 +179,7 @@ def _load(path: Path) -> Any:
             nested too deeply, or is not JSON.
     """
     data = _read(path)
-    if data.lstrip()[:1] == b"<":
+    if _XML.match(data):
         msg = (
             f"{path} is XML (a NiFi template or a 1.x flow.xml.gz), which flowcore does not "
             "read; in NiFi, download the process group as a flow definition (JSON) instead"
