@@ -55,8 +55,8 @@ MAX_DEFINITION_BYTES = 64 * 2**20
 
 #: The most JSON values (objects, lists, strings, numbers ...) a flow may hold: about 40 bytes
 #: of NiFi's indented JSON make one, so 64 MiB of it is some 1.7 million. Parsed, a value costs
-#: up to some 200 bytes (an object holding a few fields), so this bounds the parse of the
-#: densest JSON (``[{},{},...]``) to about 1 GB, and that of NiFi's own to a few hundred MB.
+#: up to some 200 bytes (an object holding a field), so the densest JSON under both limits
+#: (``[{"a":0},...]``, two million objects) peaks at about 450 MB, measured.
 MAX_DEFINITION_VALUES = 4_000_000
 
 #: A document that starts as XML does (looked for without copying the text, as lstrip would).
