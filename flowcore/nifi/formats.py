@@ -154,7 +154,7 @@ def _read(path: Path) -> bytes | bytearray:
             head = file.read(_CHUNK)
             if head[:2] == _GZIP_MAGIC:
                 return _inflated(path, head, file)
-            data = head + file.read(MAX_DEFINITION_BYTES + 1 - len(head))
+            data = head + file.read(max(0, MAX_DEFINITION_BYTES + 1 - len(head)))
     except OSError as error:
         why = error.strerror or str(error)
         msg = f"NiFi flow {path} cannot be read: {why}"
