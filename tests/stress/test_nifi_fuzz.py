@@ -340,7 +340,8 @@ def _bomb(file: Path, size: int) -> None:
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads VmHWM from /proc")
 def test_a_gzip_bomb_is_refused_with_memory_bounded_by_the_limit(tmp_path: Path) -> None:
     """A ~2 MB .json.gz inflating to 2 GiB is refused once MAX_DEFINITION_BYTES are inflated:
-    peak RSS stays under the interpreter, the limit and 100 MB of slack."""
+    peak RSS stays under the interpreter's, twice the limit (the buffer and its copy as it
+    grows) and 50 MB of slack; it was 4.2 GB before the limit."""
     bomb = tmp_path / "bomb.json.gz"
     _bomb(bomb, 2 * 2**30)
     assert bomb.stat().st_size < 3 * 2**20
@@ -350,7 +351,7 @@ def test_a_gzip_bomb_is_refused_with_memory_bounded_by_the_limit(tmp_path: Path)
     said, peak = _peak(bomb)
     print(f"gzip bomb of {bomb.stat().st_size:,} bytes: peak {peak} MB, base {base} MB")
     assert f"inflates to more than {MAX_DEFINITION_BYTES // 2**20} MiB" in said
-    assert peak < base + MAX_DEFINITION_BYTES // 2**20 + 100
+    assert peak < base + 2 * MAX_DEFINITION_BYTES // 2**20 + 50
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads VmHWM from /proc")
