@@ -310,7 +310,9 @@ def read_definition(source: str | os.PathLike[str] | Mapping[str, Any]) -> NiFiD
         data = _object(_load(Path(source)), f"NiFi flow {where}")
     shape = _shape(data)
     if shape is None:
-        keys = ", ".join(sorted(map(str, data))[:8]) or "nothing"
+        # Escaped as JSON escapes them, so that a key holding a line break keeps this one line
+        keys = ", ".join(json.dumps(str(k))[1:-1] for k in sorted(map(str, data))[:8])
+        keys = keys or "nothing"
         msg = (
             f"{where} is not a NiFi flow definition: it has {keys} but none of flowContents "
             "(a downloaded flow definition or a registry snapshot), rootGroup (an instance's "
