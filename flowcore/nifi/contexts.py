@@ -15,13 +15,14 @@ validation names each one still missing. The user's parameters win over the file
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from flowcore.errors import ConfigurationError
 from flowcore.nifi.groups import Group
+from flowcore.nifi.schema import MAX_DEPTH
 from flowcore.parameters import Parameter, ParameterContext, context_from_json
 from flowcore.validation import FlowProblem
 
@@ -48,6 +49,42 @@ def _cleaned(context: Mapping[str, Any]) -> dict[str, Any]:
             parameter = {**parameter, "value": None}  # noqa: PLW2901 - the cleaned copy
         parameters.append(parameter)
     return {**context, "parameters": parameters}
+
+
+def _inheritance_problem(name: str, contexts: Mapping[str, Mapping[str, Any]]) -> str:
+    """What is wrong with the contexts *name* inherits: a cycle, a chain too long; or nothing.
+
+    Walked with a stack, not recursion: the file may chain contexts as long as it likes, and
+    :func:`flowcore.parameters.context_from_json` recurses along the chain.
+    """
+    path: list[str] = []
+    on_path: set[str] = set()
+    done: set[str] = set()
+    stack: list[tuple[str, Iterator[Any]]] = []
+
+    def enter(context: str) -> None:
+        path.append(context)
+        on_path.add(context)
+        inherited = contexts.get(context, {}).get("inheritedParameterContexts") or ()
+        stack.append((context, iter(inherited)))
+
+    enter(name)
+    while stack:
+        context, inherited = stack[-1]
+        parent = next(inherited, None)
+        if parent is None:
+            stack.pop()
+            path.pop()
+            on_path.discard(context)
+            done.add(context)
+        elif isinstance(parent, str) and parent in on_path:
+            cycle = [*path[path.index(parent) :], parent]
+            return f"inherits itself ({' -> '.join(map(repr, cycle))})"
+        elif len(path) >= MAX_DEPTH:
+            return f"inherits contexts more than {MAX_DEPTH} deep, more than flowcore reads"
+        elif isinstance(parent, str) and parent in contexts and parent not in done:
+            enter(parent)
+    return ""
 
 
 def _bound_names(groups: Sequence[Group]) -> dict[str, list[str]]:
@@ -133,6 +170,16 @@ def flow_parameters(
                     f"process group {binders[0]}",
                     f"binds parameter context {name!r}, which the file does not hold",
                     "export the flow with its parameter contexts, or pass the parameters",
+                )
+            )
+            continue
+        wrong = _inheritance_problem(name, named)
+        if wrong:
+            problems.append(
+                FlowProblem(
+                    f"parameter context {name!r}",
+                    wrong,
+                    "remove one of those inherited contexts in NiFi, then export again",
                 )
             )
             continue

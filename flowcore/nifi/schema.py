@@ -178,6 +178,8 @@ def json_type(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, int) and value.bit_length() > 64:  # too long to print whole
+        return f"a number of {value.bit_length()} bits"
     if isinstance(value, int | float):
         return f"the number {value}"
     if isinstance(value, str):

@@ -3,6 +3,7 @@ subprocess."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import textwrap
 from pathlib import Path
@@ -78,6 +79,20 @@ def test_unsupported_types_exit_2_in_one_error_without_a_traceback(tmp_path: Pat
     assert lines[0].startswith("error: NiFi flow 'Greetings' (")
     assert lines[1].startswith("  - processor type com.example.nifi.SignContent:")
     assert "Traceback" not in done.stderr
+    assert not (tmp_path / ".flowcore").exists()
+
+
+def test_a_mistyped_field_exits_2_in_one_line_naming_its_path(tmp_path: Path) -> None:
+    """``flowcore run`` on a hand-edited definition whose properties became a list: one line
+    naming the field's JSON path, exit 2, nothing run."""
+    document = json.loads((SAMPLES / "download-1x.json").read_text())
+    document["flowContents"]["processors"][0]["properties"] = ["oops"]
+    flow = tmp_path / "flow.json"
+    flow.write_text(json.dumps(document))
+    done = run_flowcore("run", str(flow), "--runner", "direct")
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "flowContents.processors[0].properties must be an object, got a list" in done.stderr
     assert not (tmp_path / ".flowcore").exists()
 
 

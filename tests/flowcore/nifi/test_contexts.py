@@ -103,3 +103,22 @@ def test_a_context_fed_by_a_parameter_provider_is_noted() -> None:
     [(subject, note)] = flow_parameters("flow", contexts, _bound("c"), None).notes
     assert subject == "parameter context 'c'"
     assert "parameter provider" in note
+
+
+def test_a_context_that_inherits_itself_is_a_problem_not_a_recursion() -> None:
+    """A cycle of inherited contexts is reported with its chain."""
+    looped = {
+        "a": _context("a", [_p("x", "1")], ["b"]),
+        "b": _context("b", [], ["a"]),
+    }
+    imported = flow_parameters("flow", looped, _bound("a"), None)
+    assert [p.subject for p in imported.problems] == ["parameter context 'a'"]
+    assert "inherits itself ('a' -> 'b' -> 'a')" in imported.problems[0].problem
+
+
+def test_a_chain_of_inherited_contexts_past_the_limit_is_a_problem() -> None:
+    """3,000 contexts each inheriting the next: one problem naming the limit."""
+    chain = {f"c{i}": _context(f"c{i}", [], [f"c{i + 1}"]) for i in range(3_000)}
+    imported = flow_parameters("flow", chain, _bound("c0"), None)
+    assert len(imported.problems) == 1
+    assert "more than 128 deep" in imported.problems[0].problem

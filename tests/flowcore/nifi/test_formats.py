@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from flowcore.errors import NiFiFormatError
+from flowcore.nifi import formats
 from flowcore.nifi.formats import FlowShape, read_definition
 
 
@@ -100,3 +101,62 @@ def test_samples_hold_nifis_field_names(samples: Path) -> None:
     root = json.loads((samples / "download-2x.json").read_text())["flowContents"]
     assert {"flowFileConcurrency", "flowFileOutboundPolicy", "parameterContextName"} <= set(root)
     assert "zIndex" in root["connections"][0]
+
+
+def test_a_gzip_file_past_the_limit_is_refused_as_it_inflates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Inflating stops at MAX_DEFINITION_BYTES (scaled down here); the message names it."""
+    monkeypatch.setattr(formats, "MAX_DEFINITION_BYTES", 1000)
+    path = tmp_path / "flow.json.gz"
+    path.write_bytes(gzip.compress(b'{"processors": []}' + b" " * 1000))
+    with pytest.raises(NiFiFormatError, match="inflates to more than 0 MiB"):
+        read_definition(path)
+    path.write_bytes(gzip.compress(b'{"processors": []}' + b" " * 900))
+    assert read_definition(path).shape is FlowShape.PROCESS_GROUP
+
+
+def test_a_plain_file_past_the_limit_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A .json holding more than MAX_DEFINITION_BYTES is refused without being parsed."""
+    monkeypatch.setattr(formats, "MAX_DEFINITION_BYTES", 100)
+    path = tmp_path / "flow.json"
+    path.write_text('{"processors": []}' + " " * 100)
+    with pytest.raises(NiFiFormatError, match="holds more than 0 MiB"):
+        read_definition(path)
+
+
+def test_too_many_values_are_refused_before_the_parse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """More values than MAX_DEFINITION_VALUES (counted from the text) are refused."""
+    monkeypatch.setattr(formats, "MAX_DEFINITION_VALUES", 10)
+    path = tmp_path / "flow.json"
+    path.write_text('{"processors": [' + "{}," * 10 + "{}]}")
+    with pytest.raises(NiFiFormatError, match="more than 10 JSON values"):
+        read_definition(path)
+
+
+def test_concatenated_gzip_members_are_read_as_one(tmp_path: Path) -> None:
+    """gzip files made of several members read as gzip.decompress reads them."""
+    path = tmp_path / "flow.json.gz"
+    path.write_bytes(gzip.compress(b'{"processors": ') + gzip.compress(b'[], "name": "G"}'))
+    assert read_definition(path).name == "G"
+
+
+def test_a_truncated_gzip_file_is_refused(tmp_path: Path) -> None:
+    """A gzip stream cut short says the file is not whole."""
+    path = tmp_path / "flow.json.gz"
+    path.write_bytes(gzip.compress(b'{"processors": []}' * 100)[:-20])
+    with pytest.raises(NiFiFormatError, match="not a whole gzip file"):
+        read_definition(path)
+
+
+def test_json_nested_past_the_parser_is_refused_in_one_line(tmp_path: Path) -> None:
+    """200,000 nested lists (past Python's parser): one line naming the limit."""
+    path = tmp_path / "flow.json"
+    path.write_text('{"processors": ' + "[" * 200_000 + "]" * 200_000 + "}")
+    with pytest.raises(NiFiFormatError, match="nested more than 128 levels deep") as raised:
+        read_definition(path)
+    assert "\n" not in str(raised.value)
