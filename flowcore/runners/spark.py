@@ -46,6 +46,7 @@ from flowcore.runners.jobs import StageJob, run_partition, shuffle_map
 from flowcore.runners.places import DriverPlace, at_driver_place, call_at
 from flowcore.runners.spark_failures import (
     jvm_exit,
+    quiet_task_failures,
     quiet_when_the_jvm_goes,
     reason,
     spark_failure,
@@ -289,6 +290,8 @@ def _start_session(master: str, conf: Mapping[str, str] | None) -> Any:
     _keep_sigint_handler(handler)
     quiet_when_the_jvm_goes(session.sparkContext)
     session.sparkContext.setLogLevel(os.environ.get("FLOWCORE_SPARK_LOG_LEVEL", "ERROR"))
+    if "FLOWCORE_SPARK_LOG_LEVEL" not in os.environ:
+        quiet_task_failures(session.sparkContext)
     if session.sparkContext.getConf().get(_UNIX_SOCKETS, "false") == "true":
         atexit.register(_stop_workers, session.sparkContext, os.getpid())
     return session

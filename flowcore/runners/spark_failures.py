@@ -27,7 +27,14 @@ from typing import Any
 
 from flowcore.errors import ConfigurationError, FlowcoreError, RepositoryError, RunnerError
 
-__all__ = ["jvm_exit", "quiet_when_the_jvm_goes", "reason", "spark_failure", "worker_reason"]
+__all__ = [
+    "jvm_exit",
+    "quiet_task_failures",
+    "quiet_when_the_jvm_goes",
+    "reason",
+    "spark_failure",
+    "worker_reason",
+]
 
 #: The end of every "nothing is lost" message.
 _REDO = (
@@ -149,3 +156,31 @@ def quiet_when_the_jvm_goes(context: Any) -> None:
             printed(request, client_address)
 
     server.handle_error = handle_error
+
+
+#: Spark's loggers that print a failed task's Java stack trace (a local master's executor runs
+#: in the driver's JVM): the run tells the failure itself, in one line.
+TASK_FAILURE_LOGGERS = (
+    "org.apache.spark.executor.Executor",
+    "org.apache.spark.scheduler.TaskSetManager",
+)
+
+
+def quiet_task_failures(context: Any) -> None:
+    """Silence :data:`TASK_FAILURE_LOGGERS` in a session flowcore started with quiet logs.
+
+    A task fails only when what runs it failed (a processor's own exceptions become bulletins):
+    a Python worker that died, a task's own one-line error. :func:`spark_failure` says which;
+    Spark's ERROR lines with a Java stack trace under it told nothing more.
+    ``FLOWCORE_SPARK_LOG_LEVEL`` set shows them again.
+    """
+    jvm = getattr(context, "_jvm", None)
+    if jvm is None:
+        return
+    try:
+        configurator = jvm.org.apache.logging.log4j.core.config.Configurator
+        off = jvm.org.apache.logging.log4j.Level.OFF
+        for name in TASK_FAILURE_LOGGERS:
+            configurator.setLevel(name, off)
+    except Exception:  # another logging backend: its lines stay
+        return
