@@ -4,7 +4,10 @@ Mapping (DESIGN §6): a stage without binning members is one ``mapPartitions`` p
 partition per task, each running the whole narrow chain in one Python pass. A stage with binning
 members is a shuffle: segments are read and their FlowFile records (metadata and claims, never
 content) keyed by group; ``partitionBy`` brings each group to one partition, where the task runs
-in queue order. Repositories must be on a path every executor can reach.
+in queue order. Repositories must be on a path every executor can reach; every task runs in the
+driver's working directory, so relative paths mean the same there (:mod:`flowcore.runners.places`).
+A job that fails because the JVM or a Python worker died, or because a task raised one of
+flowcore's own errors, is told in one line (:mod:`flowcore.runners.spark_failures`).
 
 Sessions follow ``SparkSession.builder.getOrCreate()``: a session given to ``flow.run(spark=...)``
 is used as it is; otherwise the process's active (or default) session, started by the user or by
