@@ -60,15 +60,23 @@ class DriverPlace:
         return cls.here(specs[0].paths.segments if specs else None)
 
 
-_REPOSITORY = "the repository directory"
-_WORKING_DIRECTORY = "the driver's working directory"
+_REPOSITORY = (
+    "the repository directory",
+    "put the repository and the flow's directories on a file system every executor mounts at "
+    "the same path",
+)
+_WORKING_DIRECTORY = (
+    "the driver's working directory",
+    "run flowcore from a directory every executor mounts at the same path (relative paths "
+    "mean that directory)",
+)
 
 
-def _unreachable(what: str, path: str) -> ConfigurationError:
+def _unreachable(what: tuple[str, str], path: str) -> ConfigurationError:
+    name, fix = what
     msg = (
-        f"{UNREACHABLE} {socket.gethostname()} cannot see {what} {path}: put the repository and "
-        "the flow's directories on a file system every executor mounts at the same path (or "
-        "run on a local master); nothing was read or written"
+        f"{UNREACHABLE} {socket.gethostname()} cannot see {name} {path}: {fix} (or run on a "
+        "local master); nothing was read or written"
     )
     return ConfigurationError(msg)
 

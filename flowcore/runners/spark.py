@@ -4,7 +4,10 @@ Mapping (DESIGN §6): a stage without binning members is one ``mapPartitions`` p
 partition per task, each running the whole narrow chain in one Python pass. A stage with binning
 members is a shuffle: segments are read and their FlowFile records (metadata and claims, never
 content) keyed by group; ``partitionBy`` brings each group to one partition, where the task runs
-in queue order. Repositories must be on a path every executor can reach.
+in queue order. Repositories must be on a path every executor can reach; every task runs in the
+driver's working directory, so relative paths mean the same there (:mod:`flowcore.runners.places`).
+A job that fails because the JVM or a Python worker died, or because a task raised one of
+flowcore's own errors, is told in one line (:mod:`flowcore.runners.spark_failures`).
 
 Sessions follow ``SparkSession.builder.getOrCreate()``: a session given to ``flow.run(spark=...)``
 is used as it is; otherwise the process's active (or default) session, started by the user or by
@@ -46,6 +49,7 @@ from flowcore.runners.jobs import StageJob, run_partition, shuffle_map
 from flowcore.runners.places import DriverPlace, at_driver_place, call_at
 from flowcore.runners.spark_failures import (
     jvm_exit,
+    quiet_task_failures,
     quiet_when_the_jvm_goes,
     reason,
     spark_failure,
@@ -289,6 +293,8 @@ def _start_session(master: str, conf: Mapping[str, str] | None) -> Any:
     _keep_sigint_handler(handler)
     quiet_when_the_jvm_goes(session.sparkContext)
     session.sparkContext.setLogLevel(os.environ.get("FLOWCORE_SPARK_LOG_LEVEL", "ERROR"))
+    if "FLOWCORE_SPARK_LOG_LEVEL" not in os.environ:
+        quiet_task_failures(session.sparkContext)
     if session.sparkContext.getConf().get(_UNIX_SOCKETS, "false") == "true":
         atexit.register(_stop_workers, session.sparkContext, os.getpid())
     return session

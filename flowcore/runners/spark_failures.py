@@ -19,6 +19,7 @@ types are recognised by name), so it is tested without a JVM.
 
 from __future__ import annotations
 
+import logging
 import re
 import signal
 import subprocess
@@ -27,7 +28,14 @@ from typing import Any
 
 from flowcore.errors import ConfigurationError, FlowcoreError, RepositoryError, RunnerError
 
-__all__ = ["jvm_exit", "quiet_when_the_jvm_goes", "reason", "spark_failure", "worker_reason"]
+__all__ = [
+    "jvm_exit",
+    "quiet_task_failures",
+    "quiet_when_the_jvm_goes",
+    "reason",
+    "spark_failure",
+    "worker_reason",
+]
 
 #: The end of every "nothing is lost" message.
 _REDO = (
@@ -108,7 +116,10 @@ def spark_failure(error: BaseException, context: Any, stage: str) -> FlowcoreErr
     """
     chain = _chain(error)
     lost = any(type(e).__name__ in _CONNECTION_LOST for e in chain)
-    ended = jvm_exit(context, wait=_REAP_WAIT if lost else 0.0)
+    # py4j logs a lost connection and raises a bare Py4JError ("An error occurred while
+    # calling ..."), without the Java exception a live JVM would have sent.
+    bare = any(type(e).__name__ == "Py4JError" for e in chain)
+    ended = jvm_exit(context, wait=_REAP_WAIT if lost or bare else 0.0)
     if ended is not None or lost:
         how = f" ({ended})" if ended else ""
         msg = f"the Spark JVM died{how} while running stage {stage}; {_REDO}"
@@ -132,13 +143,16 @@ def spark_failure(error: BaseException, context: Any, stage: str) -> FlowcoreErr
 
 
 def quiet_when_the_jvm_goes(context: Any) -> None:
-    """Keep PySpark's accumulator server from printing a traceback when the JVM dies.
+    """Keep PySpark and py4j from printing tracebacks when the JVM dies.
 
-    The server's thread reads each task's accumulator updates from the JVM; when the JVM is
-    killed its read ends early and :mod:`socketserver` prints the ``EOFError`` under the run's
-    one line. The run reports the JVM's death itself (:func:`spark_failure`); other errors of
-    the server are printed as before.
+    The accumulator server's thread reads each task's accumulator updates from the JVM; when
+    the JVM is killed its read ends early and :mod:`socketserver` prints the ``EOFError`` under
+    the run's one line; py4j logs the lost connection with its traceback on the root logger.
+    The run reports the JVM's death itself (:func:`spark_failure`); other errors of the server
+    and other log records are printed as before.
     """
+    if not any(isinstance(f, _LostConnectionFilter) for f in logging.getLogger().filters):
+        logging.getLogger().addFilter(_LostConnectionFilter())
     server = getattr(context, "_accumulatorServer", None)
     if server is None:
         return
@@ -149,3 +163,38 @@ def quiet_when_the_jvm_goes(context: Any) -> None:
             printed(request, client_address)
 
     server.handle_error = handle_error
+
+
+class _LostConnectionFilter(logging.Filter):
+    """Drops py4j's "Exception while sending command." records (a dead JVM, told otherwise)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.msg == "Exception while sending command." and "py4j" in record.pathname)
+
+
+#: Spark's loggers that print a failed task's Java stack trace (a local master's executor runs
+#: in the driver's JVM): the run tells the failure itself, in one line.
+TASK_FAILURE_LOGGERS = (
+    "org.apache.spark.executor.Executor",
+    "org.apache.spark.scheduler.TaskSetManager",
+)
+
+
+def quiet_task_failures(context: Any) -> None:
+    """Silence :data:`TASK_FAILURE_LOGGERS` in a session flowcore started with quiet logs.
+
+    A task fails only when what runs it failed (a processor's own exceptions become bulletins):
+    a Python worker that died, a task's own one-line error. :func:`spark_failure` says which;
+    Spark's ERROR lines with a Java stack trace under it told nothing more.
+    ``FLOWCORE_SPARK_LOG_LEVEL`` set shows them again.
+    """
+    jvm = getattr(context, "_jvm", None)
+    if jvm is None:
+        return
+    try:
+        configurator = jvm.org.apache.logging.log4j.core.config.Configurator
+        off = jvm.org.apache.logging.log4j.Level.OFF
+        for name in TASK_FAILURE_LOGGERS:
+            configurator.setLevel(name, off)
+    except Exception:  # another logging backend: its lines stay
+        return

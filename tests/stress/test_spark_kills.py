@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -112,3 +113,53 @@ def test_a_killed_jvm_is_one_line_and_the_next_run_completes(tmp_path: Path) -> 
     finally:
         repositories.close()
     assert queued == 0
+
+
+def _workers_of(pid: int) -> list[int]:
+    """Python workers forked by PySpark's daemon under the run's JVM."""
+    jvm = _jvm_of(pid)
+    daemons = [
+        child
+        for child in (_children(jvm) if jvm is not None else [])
+        if b"pyspark.daemon" in Path(f"/proc/{child}/cmdline").read_bytes()
+    ]
+    return [worker for daemon in daemons for worker in _children(daemon)]
+
+
+def test_a_killed_python_worker_is_one_line_and_the_next_run_completes(tmp_path: Path) -> None:
+    """SIGKILL to Spark's Python workers mid-run, until one dies busy: exit 2 and one line
+    saying a worker died and nothing committed is lost; the next run finishes the queues."""
+    (tmp_path / "flow.py").write_text(FLOW)
+    script = Path(sys.executable).parent / "flowcore"
+    run = subprocess.Popen(
+        [str(script), "run", "flow.py", *ARGS, "--setting", "unbounded_source_batches=400"],
+        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        for _ in range(1200):
+            if (tmp_path / ".flowcore" / "status.json").exists() or run.poll() is not None:
+                break
+            time.sleep(0.1)
+        while run.poll() is None:  # an idle worker killed is replaced: kill until a busy one
+            for worker in _workers_of(run.pid):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(worker, signal.SIGKILL)
+            time.sleep(0.3)
+        run.wait(timeout=300)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.stderr is not None
+    err = run.stderr.read().decode()
+    if run.returncode == 0:
+        pytest.skip("every kill hit an idle worker, which Spark replaced")
+    assert run.returncode == 2, err
+    assert "Traceback" not in err
+    (line,) = _error_lines(err)
+    assert line.startswith("error: a Spark Python worker died")
+    assert "nothing committed is lost" in line
+    again = subprocess.run(
+        [str(script), "run", "flow.py", *ARGS],
+        cwd=tmp_path, capture_output=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert again.returncode == 0, again.stderr.decode()

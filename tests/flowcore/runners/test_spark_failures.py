@@ -7,7 +7,7 @@ import subprocess
 from types import SimpleNamespace
 
 import pytest
-from py4j.protocol import Py4JNetworkError
+from py4j.protocol import Py4JError, Py4JNetworkError
 
 from flowcore.errors import ConfigurationError, RepositoryError, RunnerError
 from flowcore.runners.spark_failures import jvm_exit, spark_failure
@@ -48,6 +48,17 @@ def test_a_lost_connection_is_a_dead_jvm_even_unreaped(jvm) -> None:  # type: ig
         told = spark_failure(error, no_jvm, "stage-1")
     assert isinstance(told, RunnerError)
     assert str(told).startswith("the Spark JVM died while running stage stage-1;")
+
+
+def test_a_bare_py4j_error_from_a_dying_jvm_waits_for_its_exit(jvm) -> None:  # type: ignore[no-untyped-def]
+    """py4j's bare 'An error occurred while calling' (it logged the lost connection) is a dead
+    JVM once the JVM is found ended; with the JVM alive it is left to the caller."""
+    error = Py4JError("An error occurred while calling z:PythonRDD.readRDDFromFile")
+    assert spark_failure(error, SimpleNamespace(), "stage-1") is None
+    jvm._gateway.proc.send_signal(signal.SIGKILL)
+    told = spark_failure(error, jvm, "stage-1")
+    assert isinstance(told, RunnerError)
+    assert "the Spark JVM died (killed by signal 9, SIGKILL)" in str(told)
 
 
 def test_a_crashed_worker_is_told_with_its_exit(jvm) -> None:  # type: ignore[no-untyped-def]
