@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from flowcore.errors import FlowDefinitionError
+from flowcore.ids import connection_id, ends_key, ends_of, reserved_id
 from flowcore.parameters import Parameter, ParameterContext
 from flowcore.processor import Processor
 from flowcore.relationship import Relationship
@@ -49,7 +50,6 @@ __all__ = [
     "QueueSettings",
     "RetrySettings",
     "SchedulingStrategy",
-    "connection_id",
 ]
 
 DEFAULT_BACK_PRESSURE_OBJECTS = 10_000  # nifi.queue.backpressure.count
@@ -296,41 +296,6 @@ class Connection:
         return self.settings or QueueSettings()
 
 
-def connection_id(
-    source: str, relationships: Iterable[str], destination: str, *, copy: int = 1
-) -> str:
-    """A connection's derived id: its source, relationships (sorted) and destination.
-
-    ``connection_id("get", ["success"], "split")`` is ``"get:success->split"``. A connection's
-    identity is what it joins, so reordering ``connect()`` calls, or the relationships in one,
-    keeps every queue where it was; changing what it joins makes it another connection. A
-    second connection joining the same ends the same way (*copy* 2) is ``...#2``.
-    """
-    derived = f"{source}:{','.join(sorted(set(relationships)))}->{destination}"
-    return derived if copy == 1 else f"{derived}#{copy}"
-
-
-def _ends(source: str, relationships: Iterable[str], destination: str) -> tuple[Any, ...]:
-    return (source, tuple(sorted(set(relationships))), destination)
-
-
-def _ends_of(connection: Connection) -> tuple[Any, ...]:
-    return _ends(connection.source, connection.relationships, connection.destination)
-
-
-#: Prefixes of the repository's own state and queue keys, which share the ids' namespace.
-_RESERVED_PREFIXES = ("$", "service:", "park:")
-
-
-def _reserved(identifier: str) -> str | None:
-    """Why *identifier* cannot be an id (it would be taken for the repository's own keys)."""
-    if "\x00" in identifier:
-        return "holds a NUL character"
-    if identifier == "park" or identifier.startswith(_RESERVED_PREFIXES):
-        return "is kept for flowcore's own keys ('$...', 'service:...', 'park', 'park:...')"
-    return None
-
-
 class FlowDefinition:
     """A flow under construction: add components, connect them, auto-terminate exits.
 
@@ -385,7 +350,7 @@ class FlowDefinition:
             msg = f"an id must be a non-empty string, got {wanted!r}"
             raise FlowDefinitionError(msg)
         chosen = derived if wanted is None else wanted
-        reserved = _reserved(chosen)
+        reserved = reserved_id(chosen)
         if reserved is not None:
             source = "derived from its name" if wanted is None else "given"
             msg = (
@@ -588,8 +553,8 @@ class FlowDefinition:
             "prioritizers": prioritizers,
         }
         given = {k: v for k, v in given.items() if v is not None}
-        ends = _ends(source.id, chosen, destination.id)
-        twins = sum(1 for c in self._connections.values() if _ends_of(c) == ends)
+        ends = ends_key(source.id, chosen, destination.id)
+        twins = sum(1 for c in self._connections.values() if ends_of(c) == ends)
         derived = connection_id(source.id, chosen, destination.id, copy=twins + 1)
         connection = Connection(
             id=self._unique_id(id, derived, f"the connection {derived}"),
@@ -638,7 +603,7 @@ class FlowDefinition:
         for connection in self._connections.values():
             source = kept.get(connection.source, connection.source)
             destination = kept.get(connection.destination, connection.destination)
-            ends = _ends(source, connection.relationships, destination)
+            ends = ends_key(source, connection.relationships, destination)
             copies[ends] = copies.get(ends, 0) + 1
             cid = connection.id
             if cid == derived[cid]:
@@ -657,7 +622,7 @@ class FlowDefinition:
         copies: dict[tuple[Any, ...], int] = {}
         derived = {}
         for connection in self._connections.values():
-            ends = _ends_of(connection)
+            ends = ends_of(connection)
             copies[ends] = copies.get(ends, 0) + 1
             derived[connection.id] = connection_id(
                 connection.source,

@@ -35,6 +35,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "flowcore.patterns",
             "flowcore.parameters",
             "flowcore.services",
+            "flowcore.ids",
             "flowcore.datasets.*",
             "repositories",
             "repositories.records",
