@@ -357,7 +357,7 @@ def _run_with_content_in(
     spec = TaskSpec(
         plan=plan,
         index=0,
-        input=TaskInput(work=(("GenerateFlowFile-1", WorkItem("batch", {"count": 1})),)),
+        input=TaskInput(work=((gen.id, WorkItem("batch", {"count": 1})),)),
         paths=paths,
         settings=attrs.evolve(SETTINGS, sync=True, content_claim_max_appendable_size="1 KB"),
         batch_time=time.time_ns() // 1_000_000,
