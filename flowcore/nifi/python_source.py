@@ -256,9 +256,17 @@ def _queue_items(writer: _Writer, settings: QueueSettings) -> list[tuple[str | N
 
 
 def _connect(
-    writer: _Writer, flow: FlowDefinition, connection: Connection, variables: Mapping[str, str]
+    writer: _Writer,
+    flow: FlowDefinition,
+    connection: Connection,
+    variables: Mapping[str, str],
+    derived: Mapping[str, str],
 ) -> str:
-    """``flow.connect(source, destination, relationships, settings...)``."""
+    """``flow.connect(source, destination, relationships, settings...)``.
+
+    *derived* is each connection's derived id (``flow.derived_connection_ids()``): an id
+    other than that one is written as ``id=``.
+    """
     items: list[tuple[str | None, Any]] = [
         (None, variables[connection.source]),
         (None, variables[connection.destination]),
@@ -278,7 +286,7 @@ def _connect(
     for name, (value, default) in extras.items():
         if value != default:
             items.append((_kw(name), writer.literal(value)))
-    if connection.id != flow.derived_connection_ids()[connection.id]:  # NiFi's identifier:
+    if connection.id != derived[connection.id]:  # NiFi's identifier:
         items.append((_kw("id"), _quote(connection.id)))  # its queue hangs on it
     return _format(_Call("flow.connect(", tuple(items)))
 
@@ -353,7 +361,8 @@ def flow_to_python(flow: FlowDefinition, *, origin: str | None = None) -> str:
     body.extend(_add(writer, c, variables[c.id]) for c in flow.components)
     if flow.connections:
         body.append("")
-        body.extend(_connect(writer, flow, c, variables) for c in flow.connections)
+        derived = flow.derived_connection_ids()
+        body.extend(_connect(writer, flow, c, variables, derived) for c in flow.connections)
     terminated = [(c, sorted(flow.auto_terminated(c))) for c in flow.components]
     terminated = [(c, names) for c, names in terminated if names]
     if terminated:
