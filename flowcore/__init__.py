@@ -133,8 +133,8 @@ def register_spark_sources(spark: Any) -> None:
     """Let *spark* (a SparkSession) read flowcore's datasets and provenance as DataFrames.
 
     Registers the ``flowcore-dataset`` and ``flowcore-provenance`` formats (PySpark's Python
-    Data Source API): ``spark.read.format("flowcore-dataset").load(path)``. Sessions flowcore's
-    Spark runner uses have them already; call this for a session of your own.
+    Data Source API): ``spark.read.format("flowcore-dataset").load(path)``. Sessions flowcore
+    starts find them by themselves; call this for a session of your own.
 
     Raises:
         ConfigurationError: pyarrow is missing.

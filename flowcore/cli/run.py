@@ -103,8 +103,7 @@ def print_result(result: Any) -> None:
     """A run's summary as tables (used by the CLI and ``make demo``)."""
     console.print(
         f"[bold]{escape(result.flow)}[/] on [bold]{escape(result.runner)}[/]"
-        f"{f' ({result.master})' if result.master else ''}: {result.micro_batches} "
-        f"micro-batch(es), {result.stage_runs} stage run(s), {result.elapsed_seconds:.2f} s"
+        f"{f' ({result.master})' if result.master else ''}: {escape(result.work_and_time())}"
     )
     for old, new in result.renamed.items():
         console.print(f"renamed: {escape(old)} -> {escape(new)} (its state and queues kept)")

@@ -207,8 +207,8 @@ class Dataset:
 
         ``spark.read.format("flowcore-dataset")`` with this path, a version and *options*
         (``binary``, ``lineSep``, ``wholetext``: see :mod:`flowcore.runners.spark_sources`).
-        The format is registered on every session flowcore's Spark runner uses; register it
-        on another with ``flowcore.register_spark_sources(spark)``. Spark is driven through
+        Sessions flowcore starts find the format by themselves; register it on another with
+        ``flowcore.register_spark_sources(spark)``. Spark is driven through
         *spark* alone: nothing here imports pyspark.
 
         Raises:

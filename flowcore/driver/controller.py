@@ -612,6 +612,7 @@ class Controller:
             master=self.runner.master,
             failed=failed_flowfiles(members, transfers, self._bulletins),
             renamed=dict(self.renamed),
+            start_seconds=getattr(self.runner, "start_seconds", None),
         )
 
     def _reader(self, queue_id: str) -> str | None:

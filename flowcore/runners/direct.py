@@ -28,6 +28,7 @@ class DirectRunner:
 
     name = "direct"
     master: str | None = None
+    start_seconds: float | None = None
 
     def __init__(self) -> None:
         self._described: dict[str, str] = {}

@@ -78,6 +78,9 @@ class Runner(Protocol):
     name: str
     #: The Spark master tasks run on, as the SparkContext reports it; None in-process.
     master: str | None
+    #: Seconds the runner took to start (a Spark session and its workers' imports); 0.0 when
+    #: it reused a started session, None for a runner with nothing to start.
+    start_seconds: float | None
 
     def execute(self, job: StageJob) -> list[TaskResult]:
         """Run every task of *job*; results in task order."""

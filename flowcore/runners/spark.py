@@ -37,6 +37,7 @@ import socket
 import sys
 import sysconfig
 import threading
+import time
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -46,6 +47,7 @@ from flowcore.engine.task import run_task
 from flowcore.engine.wire import TaskResult, TaskSpec
 from flowcore.errors import ConfigurationError
 from flowcore.runners.jobs import StageJob, run_partition, shuffle_map
+from flowcore.runners import static_sources
 from flowcore.runners.places import DriverPlace, at_driver_place, call_at
 from flowcore.runners.spark_failures import (
     jvm_exit,
@@ -286,7 +288,8 @@ def _start_session(master: str, conf: Mapping[str, str] | None) -> Any:
         builder = builder.config(key, value)
     handler = signal.getsignal(signal.SIGINT)
     try:
-        session = builder.getOrCreate()
+        with _static_sources_on_path():
+            session = builder.getOrCreate()
     except Exception as error:  # py4j's and PySpark's errors: the JVM's reason is inside
         msg = f"Spark could not start on master {master}: {reason(error)}"
         raise ConfigurationError(msg) from error
@@ -298,6 +301,25 @@ def _start_session(master: str, conf: Mapping[str, str] | None) -> Any:
     if session.sparkContext.getConf().get(_UNIX_SOCKETS, "false") == "true":
         atexit.register(_stop_workers, session.sparkContext, os.getpid())
     return session
+
+
+@contextlib.contextmanager
+def _static_sources_on_path() -> Iterator[None]:
+    """Start the JVM with flowcore's data sources on its Python processes' path.
+
+    Spark's static data source lookup (see :mod:`flowcore.runners.static_sources`) runs in a
+    Python process the JVM starts, whose path comes from the JVM's own environment; the JVM is
+    started with a copy of this process's environment, which is put back at once.
+    """
+    before = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (before, static_sources.DIRECTORY) if p)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = before
 
 
 def _stop_workers(context: Any, owner: int) -> None:
@@ -521,6 +543,11 @@ class SparkRunner:
             and *conf* must then be left out, or *master* name its master.
         connect_timeout: seconds to wait for a cluster's master (``spark_connect_timeout``).
 
+    Attributes:
+        start_seconds: what starting took: the session (when this runner started it) and
+            its workers' imports (the first time a session is used). A run reports it apart
+            from the run's own time.
+
     Raises:
         ConfigurationError: see :func:`spark_session`; or *conf* given with *session*.
     """
@@ -535,6 +562,7 @@ class SparkRunner:
         session: Any = None,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
     ) -> None:
+        started = time.perf_counter()
         self.conf = dict(conf or {})
         if session is None:
             session = spark_session(master, self.conf, connect_timeout=connect_timeout)
@@ -550,10 +578,8 @@ class SparkRunner:
         self.context = session.sparkContext
         self.master = str(self.context.master)  # what runs, not what was asked
         self._described: dict[str, str] = {}
-        from flowcore.runners.spark_sources import register  # noqa: PLC0415 - on demand
-
-        register(session, check=False)  # a run needs no pyarrow; reading a DataFrame does
         self._warm_up()
+        self.start_seconds = time.perf_counter() - started
 
     def _warm_up(self) -> None:
         """Have every core's Python worker import the task path, once per SparkContext.

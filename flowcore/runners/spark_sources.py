@@ -6,8 +6,9 @@
     spark.read.format("flowcore-dataset").option("version", 7).load(path)  # a retained version
     spark.read.format("flowcore-provenance").load(".flowcore")             # a repository's events
 
-Both formats are registered on a session by :func:`register`: flowcore does it on every session
-its Spark runner uses; ``flowcore.register_spark_sources(spark)`` does it for any other. With
+Sessions flowcore starts find both formats by PySpark's static lookup on their first read (see
+:mod:`flowcore.runners.static_sources`), so a run registers nothing; :func:`register`
+(``flowcore.register_spark_sources(spark)``) registers them on any other session. With
 its sibling :mod:`flowcore.runners.spark`, the only modules importing pyspark; it needs pyarrow
 (rows travel to Spark as Arrow batches).
 
@@ -72,9 +73,9 @@ _BATCH_BYTES = 32 << 20  # ... or fewer, once their values hold this much
 def register(spark: Any, *, check: bool = True) -> None:
     """Register the ``flowcore-dataset`` and ``flowcore-provenance`` formats on a SparkSession.
 
-    Registration lasts for the session; repeating it is harmless (and cheap). The Spark runner
-    registers with ``check=False``: a run needs no pyarrow, only reading does (the readers then
-    refuse with the same message).
+    Registration lasts for the session; repeating it is harmless (and cheap after the first,
+    which has Spark build its SQL session state: about a second, which is why sessions flowcore
+    starts rely on the static lookup instead).
 
     Raises:
         ConfigurationError: pyarrow is missing (with *check*).

@@ -65,6 +65,19 @@ def test_summary_lists_transfers_queues_and_bulletins() -> None:
     assert "  bulletin: tag: boom" in text
 
 
+def test_a_spark_run_reports_the_session_start_apart_from_the_run() -> None:
+    """On Spark the first line gives the session's start and the flow's own time apart, and
+    says when the session was reused."""
+    started = _result(runner="spark", master="local[2]", start_seconds=2.9).summary()
+    assert started.splitlines()[0] == (
+        "flow 'logs' on spark (local[2]): session started in 2.90 s; flow ran in 1.50 s: "
+        "2 micro-batch(es), 3 stage run(s)"
+    )
+    reused = _result(runner="spark", master="local[2]", start_seconds=0.0).summary()
+    assert reused.splitlines()[0].endswith("session reused; flow ran in 1.50 s: "
+        "2 micro-batch(es), 3 stage run(s)")
+
+
 def test_stage_summary_is_json_ready_data() -> None:
     """stage_summary() turns the result into plain dicts, for --json and the benchmarks."""
     data = stage_summary(_result())

@@ -534,6 +534,11 @@ from processors import GenerateFlowFile, PutDataset
 
 spark = SparkSession.builder.master("local[1]").appName("mine").getOrCreate()
 (before := Dataset("before")).add_file(__file__)
+try:
+    before.to_spark(spark)
+    unregistered = "read"
+except Exception as error:
+    unregistered = f"{type(error).__name__}: {error}"
 flowcore.register_spark_sources(spark)  # a session of one's own reads datasets once registered
 read_before = spark.read.format("flowcore-dataset").load("before").count()
 flow = Flow("users-session")
@@ -549,7 +554,7 @@ print(json.dumps({
     "given": given.master, "plan": given.plan, "summary": given.summary(),
     "active": active.master, "again": again.master,
     "alive": spark.range(3).count(), "app": spark.sparkContext.appName,
-    "read_before": read_before,
+    "read_before": read_before, "unregistered": unregistered,
     "rows": spark.read.format("flowcore-dataset").load("ds").count(),
 }))
 """
@@ -558,7 +563,7 @@ print(json.dumps({
 def test_a_users_session_is_used_reported_and_left_running(tmp_path: Path) -> None:
     """`flow.run(spark=session)` on the user's local[1] session: the plan and the result say
     local[1], the session still runs afterwards and reads the dataset through the registered
-    format; a run without `spark=` reuses the active session, with one note on stderr."""
+    format (and is told to register it before); a run without `spark=` reuses the active session, with one note on stderr."""
     (tmp_path / "script.py").write_text(USERS_SESSION)
     done = subprocess.run(
         [sys.executable, "script.py"],
@@ -575,6 +580,10 @@ def test_a_users_session_is_used_reported_and_left_running(tmp_path: Path) -> No
     assert "on spark (local[1])" in report["summary"]
     assert (report["alive"], report["app"]) == (3, "mine")
     assert report["read_before"] == 1
+    assert report["unregistered"] == (  # before flowcore.register_spark_sources(spark)
+        "DatasetError: this SparkSession cannot read format 'flowcore-dataset': register it "
+        "with flowcore.register_spark_sources(spark)"
+    )
     assert report["rows"] == 15  # three runs of 5 records
     after = done.stderr.split("--- then without spark=", 1)[1]
     assert after.count("flowcore uses the Spark session already running on local[1]") == 1
