@@ -404,9 +404,9 @@ class RunResult:
         if self.start_seconds is None:
             return f"{work} in {self.elapsed_seconds:.2f} s"
         start = (
-            "session reused"
-            if self.start_seconds < 0.005
-            else f"session started in {self.start_seconds:.2f} s"
+            f"session started in {self.start_seconds:.2f} s"
+            if self.start_seconds
+            else "session reused"
         )
         return f"{start}; flow ran in {self.elapsed_seconds:.2f} s: {work}"
 

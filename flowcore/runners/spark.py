@@ -545,8 +545,8 @@ class SparkRunner:
 
     Attributes:
         start_seconds: what starting took: the session (when this runner started it) and
-            its workers' imports (the first time a session is used). A run reports it apart
-            from the run's own time.
+            its workers' imports, the first time flowcore uses a session; 0.0 for a session
+            used before. A run reports it apart from the run's own time.
 
     Raises:
         ConfigurationError: see :func:`spark_session`; or *conf* given with *session*.
@@ -578,11 +578,13 @@ class SparkRunner:
         self.context = session.sparkContext
         self.master = str(self.context.master)  # what runs, not what was asked
         self._described: dict[str, str] = {}
-        self._warm_up()
-        self.start_seconds = time.perf_counter() - started
+        warmed = self._warm_up()
+        self.start_seconds = time.perf_counter() - started if warmed else 0.0
 
-    def _warm_up(self) -> None:
+    def _warm_up(self) -> bool:
         """Have every core's Python worker import the task path, once per SparkContext.
+
+        Returns whether it did now (the session's first use by flowcore).
 
         Workers are reused from task to task, but each imports flowcore and the processors
         (about half a second) on its first task. Done here, when the session starts, that cost
@@ -594,7 +596,7 @@ class SparkRunner:
         """
         context = self.context
         if id(context) in _WARMED:
-            return
+            return False
         cores = max(1, self.default_parallelism)
         warm = functools.partial(_import_task_path, expected=_driver_package_files())
         try:
@@ -610,6 +612,7 @@ class SparkRunner:
             )
             raise ConfigurationError(msg) from error
         _WARMED.add(id(context))
+        return True
 
     @property
     def default_parallelism(self) -> int:

@@ -552,7 +552,7 @@ active = flow.run(repository="active")  # the active session, with a note
 again = flow.run(repository="again")  # the note is not repeated
 print(json.dumps({
     "given": given.master, "plan": given.plan, "summary": given.summary(),
-    "active": active.master, "again": again.master,
+    "active": active.master, "again": again.master, "again_summary": again.summary(),
     "alive": spark.range(3).count(), "app": spark.sparkContext.appName,
     "read_before": read_before, "unregistered": unregistered,
     "rows": spark.read.format("flowcore-dataset").load("ds").count(),
@@ -577,7 +577,8 @@ def test_a_users_session_is_used_reported_and_left_running(tmp_path: Path) -> No
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["given"] == report["active"] == report["again"] == "local[1]"
     assert "task(s) on local[1]" in report["plan"]
-    assert "on spark (local[1])" in report["summary"]
+    assert "on spark (local[1]): session started in " in report["summary"]  # workers warmed
+    assert "on spark (local[1]): session reused; flow ran in " in report["again_summary"]
     assert (report["alive"], report["app"]) == (3, "mine")
     assert report["read_before"] == 1
     assert report["unregistered"] == (  # before flowcore.register_spark_sources(spark)
