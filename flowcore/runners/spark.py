@@ -46,8 +46,8 @@ from typing import Any
 from flowcore.engine.task import run_task
 from flowcore.engine.wire import TaskResult, TaskSpec
 from flowcore.errors import ConfigurationError
-from flowcore.runners.jobs import StageJob, run_partition, shuffle_map
 from flowcore.runners import static_sources
+from flowcore.runners.jobs import StageJob, run_partition, shuffle_map
 from flowcore.runners.places import DriverPlace, at_driver_place, call_at
 from flowcore.runners.spark_failures import (
     jvm_exit,

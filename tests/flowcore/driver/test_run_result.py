@@ -74,8 +74,9 @@ def test_a_spark_run_reports_the_session_start_apart_from_the_run() -> None:
         "2 micro-batch(es), 3 stage run(s)"
     )
     reused = _result(runner="spark", master="local[2]", start_seconds=0.0).summary()
-    assert reused.splitlines()[0].endswith("session reused; flow ran in 1.50 s: "
-        "2 micro-batch(es), 3 stage run(s)")
+    assert reused.splitlines()[0].endswith(
+        "session reused; flow ran in 1.50 s: 2 micro-batch(es), 3 stage run(s)"
+    )
 
 
 def test_stage_summary_is_json_ready_data() -> None:

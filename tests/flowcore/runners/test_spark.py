@@ -563,7 +563,8 @@ print(json.dumps({
 def test_a_users_session_is_used_reported_and_left_running(tmp_path: Path) -> None:
     """`flow.run(spark=session)` on the user's local[1] session: the plan and the result say
     local[1], the session still runs afterwards and reads the dataset through the registered
-    format (and is told to register it before); a run without `spark=` reuses the active session, with one note on stderr."""
+    format (and is told to register it before); a run without `spark=` reuses the active
+    session, with one note on stderr."""
     (tmp_path / "script.py").write_text(USERS_SESSION)
     done = subprocess.run(
         [sys.executable, "script.py"],
