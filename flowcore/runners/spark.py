@@ -46,7 +46,6 @@ from typing import Any
 from flowcore.engine.task import run_task
 from flowcore.engine.wire import TaskResult, TaskSpec
 from flowcore.errors import ConfigurationError
-from flowcore.runners import static_sources
 from flowcore.runners.jobs import StageJob, run_partition, shuffle_map
 from flowcore.runners.places import DriverPlace, at_driver_place, call_at
 from flowcore.runners.spark_failures import (
@@ -58,6 +57,7 @@ from flowcore.runners.spark_failures import (
     worker_reason,
 )
 from flowcore.runners.spill import balanced_groups, spill_segments, unspilled
+from flowcore.runners.static_sources import DIRECTORY as STATIC_SOURCES
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
@@ -312,7 +312,7 @@ def _static_sources_on_path() -> Iterator[None]:
     started with a copy of this process's environment, which is put back at once.
     """
     before = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (before, static_sources.DIRECTORY) if p)
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (before, STATIC_SOURCES) if p)
     try:
         yield
     finally:
