@@ -54,6 +54,7 @@ from flowcore.expression._columns_typed import (
     truth,
     typed_chain,
 )
+from flowcore.expression._columns_way import ALL_ATTRIBUTES, VOLATILE
 from flowcore.expression._evaluate import EvaluationContext
 from flowcore.expression._nodes import AttributeRef, Call, Chain, ParameterRef, walk
 from flowcore.expression._values import max_length, render, to_boolean
@@ -71,19 +72,6 @@ if TYPE_CHECKING:
 
 __all__ = ["evaluate_boolean_column", "evaluate_column"]
 
-#: Functions whose result changes from one call to the next: never evaluated once for many.
-_VOLATILE = frozenset({"now", "UUID", "nextInt", "random", "thread", "math"})
-#: Functions that read every attribute (``allAttributes`` ...): each FlowFile's own map.
-_ALL_ATTRIBUTES = frozenset(
-    {
-        "allAttributes",
-        "anyAttribute",
-        "allMatchingAttributes",
-        "anyMatchingAttribute",
-        "allDelineatedValues",
-        "anyDelineatedValue",
-    }
-)
 #: FlowFile properties a name can resolve to before its attributes.
 _VIRTUAL = frozenset(
     {"fileSize", "flowFileId", "entryDate", "lineageStartDate", "lastQueueDate", "queueDateIndex"}
@@ -189,9 +177,7 @@ def _names(expression: Expression) -> tuple[frozenset[str], bool]:
         for node in walk(part):
             if isinstance(node, AttributeRef):
                 names.add(node.name)
-            elif isinstance(node, Call) and (
-                node.name in _VOLATILE or node.name in _ALL_ATTRIBUTES
-            ):
+            elif isinstance(node, Call) and (node.name in VOLATILE or node.name in ALL_ATTRIBUTES):
                 volatile = True
     return frozenset(names), volatile
 
