@@ -10,7 +10,7 @@
 * ``[-+]?``, digits with a point or an exponent (``12.50``, ``.5``, ``1e3``), at most 40
   characters, is a decimal: Arrow's cast to float64 (fast_float) and Python's ``float`` both
   round correctly, so they give the same double;
-* text without a digit, ``NaN`` or ``Infinity`` in it is no number at all (null);
+* text without a digit (of any script), ``NaN`` or ``Infinity`` in it is no number (null);
 * anything else (blanks to trim, hex, ``NaN``, ``1.5d``, a 19-digit whole number, ``+7``) is
   given to ``to_number`` itself, one value at a time: there are few of those.
 
@@ -48,8 +48,9 @@ _DECIMAL = (
 _ANY_DECIMAL = r"^[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]{1,4})?$"
 #: The longest text read by Arrow's float cast: far inside what both parsers round exactly.
 _DECIMAL_CHARS = 40
-#: Text that may be a number in some form ``to_number`` reads; the rest is none.
-_MAYBE = r"[0-9]|NaN|Infinity"
+#: Text that may be a number in some form ``to_number`` reads (Python's ``\d`` and ``int`` take
+#: any Unicode digit, ``"٣"`` is 3); the rest is none.
+_MAYBE = r"\p{Nd}|NaN|Infinity"
 #: The range where Java's ``Double.toString`` writes plain digits, as Python's ``repr`` does.
 _PLAIN_LOW, _PLAIN_HIGH = 1e-3, 1e7
 
