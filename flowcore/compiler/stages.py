@@ -27,6 +27,7 @@ from collections.abc import Mapping
 import attrs
 import networkx as nx
 
+from flowcore.compiler.expression_notes import expression_notes
 from flowcore.compiler.plan import MemberPlan, Route, StagePlan, serial
 from flowcore.flow import (
     Component,
@@ -437,6 +438,8 @@ def explain(compiled: CompiledFlow) -> str:
         note = serial_note(compiled.plans[stage.id]) if stage.id in compiled.plans else None
         if note is not None:
             lines.append(f"  {note}")
+        if stage.id in compiled.plans:
+            lines.extend(f"  {n}" for n in expression_notes(compiled.plans[stage.id]))
         pipelined = [
             c
             for c in flow.connections

@@ -24,6 +24,7 @@ from flowcore.errors import (
     RegexTimeoutError,
 )
 from flowcore.expression._columns import evaluate_boolean_column, evaluate_column
+from flowcore.expression._columns_way import column_way
 from flowcore.expression._compile import Program, compile_text, compile_value
 from flowcore.expression._evaluate import EvaluationContext
 from flowcore.expression._functions import FUNCTIONS, use_compiler
@@ -40,6 +41,7 @@ __all__ = [
     "EvaluationContext",
     "Expression",
     "ResultType",
+    "column_way",
     "compile_expression",
     "contains_expression",
     "evaluate_boolean_column",

@@ -13,20 +13,29 @@ cheapest way that gives each FlowFile exactly the value the per-FlowFile evaluat
    ``...:endsWith('.log')``): each distinct value of the column goes once through C-level maps
    of the very ``str`` methods the per-FlowFile functions call, however many distinct values
    there are, and the FlowFiles keep their codes (:mod:`~flowcore.expression._columns_text`);
-4. **once per distinct input**, when the attributes it names take few distinct values (a
+4. **typed vectors**, when it is a chain (or text of chains) that reads numbers out of text,
+   does arithmetic, compares, tests for nulls or combines booleans
+   (``${amount:toDecimal():gt(250)}``, ``${size:toNumber():multiply(2)}``,
+   ``${a:isEmpty():or(${b:lt(3)})}``): each distinct value once, in whole-column passes, with
+   NiFi's types and nulls (:mod:`~flowcore.expression._columns_typed`);
+5. **once per distinct input**, when the attributes it names take few distinct values (a
    dictionary-encoded column of group names, a filename shared by the splits of one file):
    evaluated per combination, spread back by the codes;
-5. **per FlowFile**, the compiled evaluation (:mod:`~flowcore.expression._compile`) of each
+6. **per FlowFile**, the compiled evaluation (:mod:`~flowcore.expression._compile`) of each
    one's attributes, otherwise.
 
 Errors are the per-FlowFile evaluation's: the caller routes a batch whose expressions fail
 through the one-by-one path, which reports them FlowFile by FlowFile. A way that cannot be
 exact for some input (a string over the length limit, a quotient that overflows) steps aside
-for the next one rather than guess.
+for the next one rather than guess. Which ways an expression can take is a matter of its text
+alone (:func:`~flowcore.expression._columns_way.column_way`): ``explain`` names those left to
+the last two.
 """
 
 from __future__ import annotations
 
+import operator
+import os
 from collections.abc import Callable, Mapping
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
@@ -35,10 +44,20 @@ import attrs
 import numpy as np
 
 from flowcore.expression._columns_numbers import numeric_calls
-from flowcore.expression._columns_text import ChainValues, text_template
+from flowcore.expression._columns_parse import Numbers
+from flowcore.expression._columns_text import ChainValues, column_entries, text_template
+from flowcore.expression._columns_typed import (
+    Booleans,
+    Texts,
+    Typed,
+    render_vector,
+    truth,
+    typed_chain,
+)
+from flowcore.expression._columns_way import ALL_ATTRIBUTES, VOLATILE
 from flowcore.expression._evaluate import EvaluationContext
 from flowcore.expression._nodes import AttributeRef, Call, Chain, ParameterRef, walk
-from flowcore.expression._values import render, to_boolean
+from flowcore.expression._values import max_length, render, to_boolean
 from flowcore.flowfile_batch.columns import (
     Column,
     IntColumn,
@@ -53,19 +72,6 @@ if TYPE_CHECKING:
 
 __all__ = ["evaluate_boolean_column", "evaluate_column"]
 
-#: Functions whose result changes from one call to the next: never evaluated once for many.
-_VOLATILE = frozenset({"now", "UUID", "nextInt", "random", "thread", "math"})
-#: Functions that read every attribute (``allAttributes`` ...): each FlowFile's own map.
-_ALL_ATTRIBUTES = frozenset(
-    {
-        "allAttributes",
-        "anyAttribute",
-        "allMatchingAttributes",
-        "anyMatchingAttribute",
-        "allDelineatedValues",
-        "anyDelineatedValue",
-    }
-)
 #: FlowFile properties a name can resolve to before its attributes.
 _VIRTUAL = frozenset(
     {"fileSize", "flowFileId", "entryDate", "lineageStartDate", "lastQueueDate", "queueDateIndex"}
@@ -137,6 +143,9 @@ def _evaluate(
     text = _text_vectorised(expression, batch, clock, state, boolean=boolean)
     if text is not None:
         return text
+    typed = _typed_vectorised(expression, batch, boolean=boolean)
+    if typed is not None:
+        return typed
     codes, representatives = _distinct_inputs(batch, varying)
     if codes is not None and len(representatives) <= max(1, int(count * _DISTINCT_SHARE)):
         values = _per_row(
@@ -168,9 +177,7 @@ def _names(expression: Expression) -> tuple[frozenset[str], bool]:
         for node in walk(part):
             if isinstance(node, AttributeRef):
                 names.add(node.name)
-            elif isinstance(node, Call) and (
-                node.name in _VOLATILE or node.name in _ALL_ATTRIBUTES
-            ):
+            elif isinstance(node, Call) and (node.name in VOLATILE or node.name in ALL_ATTRIBUTES):
                 volatile = True
     return frozenset(names), volatile
 
@@ -262,6 +269,109 @@ def _text_vectorised(
         )
         return trues[codes]
     return TextColumn(codes, values)
+
+
+def _typed_vectorised(
+    expression: Expression, batch: FlowFileBatch, *, boolean: bool
+) -> Column | np.ndarray | None:
+    """Typed chains, alone or in text, each attribute's distinct values once.
+
+    See :mod:`~flowcore.expression._columns_typed`. Text joining chains over different
+    attributes is joined FlowFile by FlowFile.
+    """
+    subjects = _Subjects(batch)
+    parts = expression.template.parts
+    if len(parts) == 1 and isinstance(parts[0], Chain):
+        typed = typed_chain(parts[0], subjects)
+        if typed is None:
+            return None
+        vector = typed.vector
+        if boolean:
+            read = truth(vector)
+            return typed.rows(read.values & ~read.null)
+        if isinstance(vector, Numbers) and not (vector.null.any() or vector.decimal.any()):
+            return IntColumn(typed.rows(vector.longs))
+        if isinstance(vector, Booleans) and not vector.null.any():
+            return TextColumn(typed.rows(vector.values.astype(np.int32)), ("false", "true"))
+        return _text_column(render_vector(vector), typed.codes, batch.count)
+    pieces: list[str | Typed] = []
+    for part in parts:
+        if isinstance(part, Chain):
+            typed = typed_chain(part, subjects)
+            if typed is None:
+                return None
+            pieces.append(typed)
+        else:  # a parameter the context has no value for renders as nothing, as per FlowFile
+            pieces.append(part if isinstance(part, str) else "")
+    chains = [piece for piece in pieces if isinstance(piece, Typed)]
+    if not chains:
+        return None
+    codes = chains[0].codes
+    if any(chain.codes is not codes for chain in chains):
+        codes = None  # different attributes: joined FlowFile by FlowFile
+    rendered = [_rendered_piece(piece, codes) for piece in pieces]
+    values = tuple(map("".join, zip(*rendered, strict=False)))  # the repeats never end
+    limit = max_length()
+    if len("".join(values)) > limit and max(map(len, values), default=0) > limit:
+        return None  # the concatenation's per-FlowFile error
+    if boolean:
+        read = truth(Texts(values, np.zeros(len(values), dtype=bool)))
+        return read.values if codes is None else read.values[codes]
+    return _text_column(values, codes, batch.count)
+
+
+def _rendered_piece(piece: str | Typed, codes: np.ndarray | None) -> Any:
+    """A piece of text per entry of *codes* (per FlowFile when None): literal text repeats."""
+    if isinstance(piece, str):
+        return repeat(piece)
+    texts = render_vector(piece.vector)
+    if piece.codes is codes:
+        return texts
+    assert piece.codes is not None
+    return map(texts.__getitem__, piece.codes.tolist())
+
+
+def _text_column(values: tuple[str, ...], codes: np.ndarray | None, count: int) -> TextColumn:
+    return TextColumn(np.arange(count) if codes is None else codes, values)
+
+
+@attrs.define
+class _Subjects:
+    """Each attribute's entries for typed chains, made once per name and use.
+
+    An absent attribute is what the per-FlowFile lookup finds then: the environment variable
+    of that name, else null. A FlowFile property (``fileSize`` ...) and a whole-number column
+    are numbers already, unless the chain starts with a string function.
+    """
+
+    batch: FlowFileBatch
+    made: dict[tuple[str, bool], Typed | None] = attrs.field(factory=dict)
+
+    def __call__(self, name: str, textual: bool) -> Typed | None:
+        key = (name, textual)
+        if key not in self.made:
+            self.made[key] = self._subject(name, textual=textual)
+        return self.made[key]
+
+    def _subject(self, name: str, *, textual: bool) -> Typed:
+        batch = self.batch
+        count = batch.count
+        numbers = _numbers_of(batch, name)
+        if numbers is not None:
+            none = np.zeros(count, dtype=bool)
+            if textual:
+                return Typed(Texts(tuple(map(str, numbers.tolist())), none), None)
+            return Typed(Numbers(numbers, np.zeros(count), none, none), None)
+        column = batch.column(name)
+        if column is None:
+            codes, values = np.zeros(count, dtype=np.int32), (None,)
+        else:
+            codes, values = column_entries(column)
+        if None in values:
+            found = os.environ.get(name)
+            values = tuple(found if value is None else value for value in values)
+        null = np.fromiter(map(operator.is_, values, repeat(None)), bool, len(values))
+        return Typed(Texts(tuple(values), null), codes)
 
 
 def _with_absent(

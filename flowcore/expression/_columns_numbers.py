@@ -20,7 +20,7 @@ from flowcore.expression._nodes import Literal
 if TYPE_CHECKING:
     from flowcore.expression._nodes import Call, Node
 
-__all__ = ["numeric_calls"]
+__all__ = ["numeric_calls", "whole_arithmetic"]
 
 #: Whole-number functions numpy computes exactly as the per-FlowFile evaluation does.
 _ARITHMETIC = frozenset({"plus", "minus", "multiply", "mod", "divide"})
@@ -58,7 +58,7 @@ def numeric_calls(values: np.ndarray, calls: Sequence[Call]) -> np.ndarray | Non
         if call.name in _COMPARISONS:
             values = _COMPARISONS[call.name](values, argument)
         elif call.name in _ARITHMETIC:
-            computed = _arithmetic(call.name, values, argument)
+            computed = whole_arithmetic(call.name, values, argument)
             if computed is None:
                 return None
             values = computed
@@ -67,8 +67,12 @@ def numeric_calls(values: np.ndarray, calls: Sequence[Call]) -> np.ndarray | Non
     return values
 
 
-def _arithmetic(name: str, values: np.ndarray, argument: int) -> np.ndarray | None:
-    """Java long arithmetic on *values*; None where numpy would not match it exactly."""
+def whole_arithmetic(name: str, values: np.ndarray, argument: int) -> np.ndarray | None:
+    """Java long arithmetic on *values*; None where numpy would not match it exactly.
+
+    Raises:
+        ExpressionEvaluationError: ``mod(0)`` or ``divide(0)``.
+    """
     if not _LONG_MIN <= argument <= _LONG_MAX:
         return None
     with np.errstate(over="ignore"):

@@ -36,7 +36,7 @@ from flowcore.expression._nodes import Call, Chain, Literal
 from flowcore.expression._values import Value, max_length, to_number, to_string
 from flowcore.flowfile_batch.columns import Column, IntColumn
 
-__all__ = ["TEXT_STEPS", "ChainValues", "text_chain", "text_template"]
+__all__ = ["TEXT_STEPS", "ChainValues", "column_entries", "text_chain", "text_template"]
 
 #: What ``java_trim`` strips: every character up to U+0020.
 _JAVA_BLANKS = "".join(map(chr, range(33)))
@@ -213,7 +213,7 @@ def text_chain(chain: Chain, column: Column) -> ChainValues | None:
     if plan is None:
         return None
     pipes, bounds, kind, rest = plan
-    codes, entries = _entries(column)
+    codes, entries = column_entries(column)
     try:
         longest = len("".join(entries))  # the total is a bound on every value's length
         present, absent = entries, ()
@@ -306,7 +306,7 @@ def _longest_result(bounds: list[tuple[_Step, tuple[Value, ...]]], longest: int)
     return longest
 
 
-def _entries(column: Column) -> tuple[np.ndarray, Sequence[str | None]]:
+def column_entries(column: Column) -> tuple[np.ndarray, Sequence[str | None]]:
     """``(codes, entries)`` of *column*: its dictionary, without most unused values."""
     if isinstance(column, IntColumn):
         numbers = column.numbers

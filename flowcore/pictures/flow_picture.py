@@ -15,6 +15,7 @@ from typing import Any
 
 import attrs
 
+from flowcore.compiler.expression_notes import expression_notes
 from flowcore.compiler.stages import CompiledFlow, Stage, scheduling_note, serial_note
 from flowcore.flow import (
     DEFAULT_FLOWFILE_EXPIRATION,
@@ -208,6 +209,8 @@ def _cluster(compiled: CompiledFlow, stage: Stage, members: list[str]) -> Cluste
     serial = serial_note(compiled.plans[stage.id]) if stage.id in compiled.plans else None
     if serial is not None:
         notes.append(serial)
+    if stage.id in compiled.plans:
+        notes.extend(expression_notes(compiled.plans[stage.id]))
     return Cluster(stage.id, stage.id, tuple(members), tuple(notes))
 
 
