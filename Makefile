@@ -62,8 +62,12 @@ graphviz:
 	  echo "  brew install graphviz                   (macOS)"; \
 	fi
 
+# Two pytest workers: most tests wait on subprocesses, a JVM or the disk more than they compute,
+# so two share two cores well (TEST_WORKERS=0 runs them in this process, one after another).
+TEST_WORKERS ?= 2
+
 test: setup
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS)
 
 demo: setup
 	$(BIN)/python examples/web_logs.py demo-output --runner spark
