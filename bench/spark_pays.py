@@ -352,7 +352,8 @@ def spark_job_times(sc) -> dict[str, list[float]]:  # type: ignore[no-untyped-de
         if not (submitted.isDefined() and completed.isDefined()):
             continue
         group = job.jobGroup().get() if job.jobGroup().isDefined() else "(no group)"
-        stage = group.split("-")[1] if group.startswith("flowcore-") else group
+        # flowcore-STAGE-PID-N; the stage id has dashes of its own
+        stage = group.removeprefix("flowcore-").rsplit("-", 2)[0] if "flowcore-" in group else group
         seconds = (completed.get().getTime() - submitted.get().getTime()) / 1000
         times.setdefault(stage, []).append(seconds)
     return times
@@ -381,7 +382,8 @@ def child_profile(args: argparse.Namespace) -> dict[str, object]:
     lap("session_start_s")
     runner = SparkRunner(master=args.master)
     lap("runner_start_s")  # the workers' warm-up (and, before bc22609, the data sources)
-    jobs_before = sum(len(v) for v in spark_job_times(session.sparkContext).values())
+    started = spark_job_times(session.sparkContext)  # the warm-up: every core imports flowcore
+    warm_up = sum(sum(v) for v in started.values())
     with _stage_clock() as stages:
         result = run_flow(flow, runner, repository=Path(args.workdir) / "repo", settings=Settings())
     lap("run_flow_s")
@@ -389,11 +391,17 @@ def child_profile(args: argparse.Namespace) -> dict[str, object]:
     stage_total = sum(sum(v) for v in stages.values())
     figures: dict[str, object] = {
         **phases,
+        "warm_up_jobs_s": warm_up,
+        # the runner's start beyond its warm-up job (before bc22609: the data sources' registration)
+        "runner_rest_s": phases["runner_start_s"] - warm_up,
         "stage_runs_s": stage_total,
         "run_rest_s": phases["run_flow_s"] - stage_total,
         "stages": {k: [len(v), sum(v)] for k, v in sorted(stages.items())},
-        "spark_jobs": {k: [len(v), sum(v)] for k, v in sorted(spark_jobs.items())},
-        "spark_jobs_before_run": jobs_before,
+        "spark_jobs_in_run": {
+            k: [len(v) - len(started.get(k, ())), sum(v) - sum(started.get(k, ()))]
+            for k, v in sorted(spark_jobs.items())
+            if len(v) > len(started.get(k, ()))
+        },
         "result_elapsed_s": result.elapsed_seconds,
         "result_start_s": getattr(result, "start_seconds", None),
     }
