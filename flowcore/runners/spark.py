@@ -312,7 +312,8 @@ def _static_sources_on_path() -> Iterator[None]:
     started with a copy of this process's environment, which is put back at once.
     """
     before = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (before, STATIC_SOURCES) if p)
+    paths = (before, *_package_roots(), STATIC_SOURCES)  # the sources import flowcore
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
     try:
         yield
     finally:

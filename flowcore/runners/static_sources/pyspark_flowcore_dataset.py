@@ -1,5 +1,12 @@
-"""The ``flowcore-dataset`` format, found by PySpark's static data source lookup."""
+"""The ``flowcore-dataset`` format, found by PySpark's static data source lookup.
 
-from flowcore.runners.spark_sources import DatasetSource as DefaultSource
+A Python that cannot import flowcore leaves the name out rather than fail the lookup: the
+lookup is every data source's, and one module raising would make Spark's own formats fail too.
+"""
 
-__all__ = ["DefaultSource"]
+try:
+    from flowcore.runners.spark_sources import DatasetSource as DefaultSource
+except ImportError:  # not this Python's: no format, and nothing else broken
+    pass
+else:
+    __all__ = ["DefaultSource"]
