@@ -26,9 +26,11 @@ def cmd_check(args: argparse.Namespace) -> int:
             "its micro-batch in progress are not judged",
             highlight=False,
             markup=False,
+            soft_wrap=True,
         )
     for finding in findings:
-        console.print(str(finding), highlight=False, markup=False)
+        # one line per finding, however long its paths: a log or grep reads it whole
+        console.print(str(finding), highlight=False, markup=False, soft_wrap=True)
     unfixed = [f for f in findings if not f.fixed]
     console.print(f"{len(findings)} finding(s), {len(unfixed)} not fixed")
     return 1 if unfixed else 0
