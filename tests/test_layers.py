@@ -4,6 +4,7 @@ used internally (function-level imports included; imports under ``TYPE_CHECKING`
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -121,9 +122,15 @@ def _type_checking(node: ast.If) -> bool:
     )
 
 
+@functools.cache
+def _tree(module: str) -> ast.Module:
+    """*module*'s syntax tree, parsed once for every test here."""
+    return ast.parse(MODULES[module].read_text())
+
+
 def _imports(module: str) -> Iterator[tuple[ast.ImportFrom | ast.Import, str]]:
     """Each import statement of *module* (not under TYPE_CHECKING), with what it names."""
-    tree = ast.parse(MODULES[module].read_text())
+    tree = _tree(module)
     skipped = {
         id(sub)
         for node in ast.walk(tree)
@@ -173,9 +180,10 @@ def _graph() -> nx.DiGraph:
     return graph
 
 
-def _reexported(module: str) -> set[str]:
+@functools.cache
+def _reexported(module: str) -> frozenset[str]:
     """Names *module* only imports from elsewhere (bound by an import, not defined there)."""
-    tree = ast.parse(MODULES[module].read_text())
+    tree = _tree(module)
     imported = {
         (alias.asname or alias.name).split(".")[0]
         for node in ast.walk(tree)
@@ -190,7 +198,7 @@ def _reexported(module: str) -> set[str]:
             defined.update(t.id for t in node.targets if isinstance(t, ast.Name))
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             defined.add(node.target.id)
-    return imported - defined
+    return frozenset(imported - defined)
 
 
 def test_every_module_has_a_layer() -> None:
