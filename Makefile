@@ -63,11 +63,12 @@ graphviz:
 	fi
 
 # Two pytest workers: most tests wait on subprocesses, a JVM or the disk more than they compute,
-# so two share two cores well (TEST_WORKERS=0 runs them in this process, one after another).
+# so two share two cores well; an idle worker takes tests queued for the other (worksteal), so
+# the long crash tests do not leave one waiting at the end. TEST_WORKERS=0 runs them serially.
 TEST_WORKERS ?= 2
 
 test: setup
-	$(BIN)/python -m pytest -n $(TEST_WORKERS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal
 
 demo: setup
 	$(BIN)/python examples/web_logs.py demo-output --runner spark
