@@ -54,10 +54,8 @@ def make_runner(
 
         return DirectRunner()
     if name == "spark":
-        from flowcore.runners.spark import (  # noqa: PLC0415 - pyspark only here
-            DEFAULT_CONNECT_TIMEOUT,
-            SparkRunner,
-        )
+        from flowcore.runners.masters import DEFAULT_CONNECT_TIMEOUT  # noqa: PLC0415
+        from flowcore.runners.spark import SparkRunner  # noqa: PLC0415 - pyspark only here
 
         return SparkRunner(
             master=master,

@@ -30,7 +30,6 @@ import importlib
 import itertools
 import logging
 import os
-import re
 import shutil
 import signal
 import socket
@@ -38,7 +37,6 @@ import sys
 import sysconfig
 import threading
 import time
-import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -47,6 +45,12 @@ from flowcore.engine.task import run_task
 from flowcore.engine.wire import TaskResult, TaskSpec
 from flowcore.errors import ConfigurationError
 from flowcore.runners.jobs import StageJob, run_partition, shuffle_map
+from flowcore.runners.masters import (
+    DEFAULT_CONNECT_TIMEOUT,
+    check_master,
+    master_addresses,
+    reach_master,
+)
 from flowcore.runners.places import DriverPlace, at_driver_place, call_at
 from flowcore.runners.spark_failures import (
     jvm_exit,
@@ -57,20 +61,16 @@ from flowcore.runners.spark_failures import (
     worker_reason,
 )
 from flowcore.runners.spill import balanced_groups, spill_segments, unspilled
-from flowcore.runners.static_sources import DIRECTORY as STATIC_SOURCES
+from flowcore.runners.static_sources import on_jvm_path
 
 __all__ = [
-    "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_MASTER",
     "SparkRunner",
-    "check_master",
-    "reach_master",
     "session_conf",
     "spark_session",
 ]
 
 DEFAULT_MASTER = "local[*]"
-DEFAULT_CONNECT_TIMEOUT = 30.0  # seconds: Settings.spark_connect_timeout's "30 sec"
 log = logging.getLogger(__name__)
 _SESSION_LOCK = threading.Lock()
 _KNOWN: set[int] = set()  # ids of SparkContexts flowcore started, or used already with a note
@@ -162,90 +162,6 @@ def session_conf(master: str, conf: Mapping[str, str] | None = None) -> dict[str
     return merged
 
 
-# The master URLs Spark accepts (SparkContext's master patterns; spark-submit refuses the rest).
-_MASTER_FORMS = tuple(
-    re.compile(form)
-    for form in (
-        r"local",
-        r"local\[([0-9]+|\*)\]",
-        r"local\[([0-9]+|\*)\s*,\s*([0-9]+)\]",
-        r"local-cluster\[\s*[0-9]+\s*,\s*[0-9]+\s*,\s*[0-9]+\s*\]",
-        r"spark://.+",
-        r"k8s://.+",
-        r"yarn",
-    )
-)
-_MASTER_HINT = (
-    "use local[*] (local[N] for N cores), spark://HOST:7077 for a standalone cluster, yarn, "
-    "or k8s://https://HOST:PORT"
-)
-
-
-def check_master(master: str) -> None:
-    """Refuse a master URL Spark would refuse, before a JVM prints its stack trace.
-
-    Raises:
-        ConfigurationError: *master* has none of Spark's forms, or a ``spark://`` URL lacks a
-            port.
-    """
-    if not any(form.fullmatch(master) for form in _MASTER_FORMS):
-        msg = f"{master!r} is not a Spark master URL; {_MASTER_HINT}"
-        raise ConfigurationError(msg)
-    _master_addresses(master)  # a spark:// URL's host:port list must parse
-
-
-def _master_addresses(master: str) -> list[tuple[str, int]]:
-    """The network addresses of a cluster's master(s); none for local and YARN masters."""
-    if master.startswith("spark://"):
-        addresses = []
-        for part in master.removeprefix("spark://").split(","):
-            host, _, port = part.strip().rpartition(":")
-            if not host or not port.isdigit():
-                msg = f"Spark master {master!r} needs HOST:PORT after spark://; {_MASTER_HINT}"
-                raise ConfigurationError(msg)
-            addresses.append((host.strip("[]"), int(port)))
-        return addresses
-    if master.startswith("k8s://"):
-        url = master.removeprefix("k8s://")
-        parts = urllib.parse.urlsplit(url if "://" in url else f"https://{url}")
-        try:
-            port = parts.port or (80 if parts.scheme == "http" else 443)
-        except ValueError:  # a port that is no number
-            msg = f"Spark master {master!r} has a bad port; {_MASTER_HINT}"
-            raise ConfigurationError(msg) from None
-        return [(parts.hostname, port)] if parts.hostname else []
-    return []
-
-
-def reach_master(master: str, timeout: float = DEFAULT_CONNECT_TIMEOUT) -> None:
-    """Check that a cluster's master accepts connections, waiting at most *timeout* seconds each.
-
-    Spark itself retries an unreachable standalone master for over a minute, then fails with a
-    trace; this tells the user at once (a refused connection) or after *timeout* (no answer).
-    With several masters (``spark://a:7077,b:7077``, standby masters), one answering is enough.
-
-    Raises:
-        ConfigurationError: no master answered, naming each address and why.
-    """
-    addresses = _master_addresses(master)
-    reasons = []
-    for host, port in addresses:
-        try:
-            with socket.create_connection((host, port), timeout=timeout):
-                return
-        except OSError as error:
-            timed_out = isinstance(error, TimeoutError)
-            why = f"no answer in {timeout:g} s" if timed_out else error.strerror or error
-            reasons.append(f"{host}:{port}: {why}")
-    if reasons:
-        msg = (
-            f"cannot reach the Spark master {master} ({'; '.join(reasons)}): start the master "
-            "or correct the URL (a standalone master listens on port 7077), or give a slow "
-            "network more time with the spark_connect_timeout setting"
-        )
-        raise ConfigurationError(msg)
-
-
 def _running_session() -> Any:
     """The session ``SparkSession.builder.getOrCreate()`` would return, or None.
 
@@ -288,7 +204,7 @@ def _start_session(master: str, conf: Mapping[str, str] | None) -> Any:
         builder = builder.config(key, value)
     handler = signal.getsignal(signal.SIGINT)
     try:
-        with _static_sources_on_path():
+        with on_jvm_path(_package_roots()):  # the sources import flowcore, found there
             session = builder.getOrCreate()
     except Exception as error:  # py4j's and PySpark's errors: the JVM's reason is inside
         msg = f"Spark could not start on master {master}: {reason(error)}"
@@ -301,26 +217,6 @@ def _start_session(master: str, conf: Mapping[str, str] | None) -> Any:
     if session.sparkContext.getConf().get(_UNIX_SOCKETS, "false") == "true":
         atexit.register(_stop_workers, session.sparkContext, os.getpid())
     return session
-
-
-@contextlib.contextmanager
-def _static_sources_on_path() -> Iterator[None]:
-    """Start the JVM with flowcore's data sources on its Python processes' path.
-
-    Spark's static data source lookup (see :mod:`flowcore.runners.static_sources`) runs in a
-    Python process the JVM starts, whose path comes from the JVM's own environment; the JVM is
-    started with a copy of this process's environment, which is put back at once.
-    """
-    before = os.environ.get("PYTHONPATH")
-    paths = (before, *_package_roots(), STATIC_SOURCES)  # the sources import flowcore
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop("PYTHONPATH", None)
-        else:
-            os.environ["PYTHONPATH"] = before
 
 
 def _stop_workers(context: Any, owner: int) -> None:
@@ -366,7 +262,7 @@ def _start_within(master: str, conf: Mapping[str, str] | None, timeout: float) -
     Raises:
         ConfigurationError: Spark could not start, or not within *timeout*.
     """
-    if not _master_addresses(master):
+    if not master_addresses(master):
         return _start_session(master, conf)  # local (or YARN): nothing to wait for on a network
     outcome: dict[str, Any] = {}
 

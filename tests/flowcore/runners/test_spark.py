@@ -592,28 +592,6 @@ def test_a_users_session_is_used_reported_and_left_running(tmp_path: Path) -> No
     assert "local[*]" not in done.stderr
 
 
-def test_check_master_takes_sparks_forms_and_refuses_the_rest() -> None:
-    """Every master form Spark accepts passes; others are refused naming the good forms."""
-    from flowcore.errors import ConfigurationError
-    from flowcore.runners.spark import check_master
-
-    for good in (
-        "local",
-        "local[4]",
-        "local[*]",
-        "local[2, 3]",
-        "local-cluster[2,1,1024]",
-        "spark://a:7077",
-        "spark://a:7077,b:7078",
-        "yarn",
-        "k8s://https://api:6443",
-    ):
-        check_master(good)
-    for bad in ("foo://x", "local[x]", "Local", "spark://a", "spark://a:port", "k8s://h:x", ""):
-        with pytest.raises(ConfigurationError, match=r"spark://HOST:7077"):
-            check_master(bad)
-
-
 def test_a_session_given_with_conf_or_another_master_is_refused(spark) -> None:  # type: ignore[no-untyped-def]
     """A session is used as it is: conf (for a session flowcore starts) and another master
     are refused with what to do instead."""
