@@ -521,8 +521,10 @@ class SparkRunner:
         _ship_by_value(job)
         sc = self.context
         group = f"flowcore-{job.plan.stage_id}-{os.getpid()}-{next(_JOB_GROUPS)}"
-        sc.setJobGroup(group, f"flowcore {job.plan.stage_id}")
         try:
+            # The first call to the JVM of a stage run: a JVM killed since the last one fails
+            # here, and is told as any other failed job is.
+            sc.setJobGroup(group, f"flowcore {job.plan.stage_id}")
             if job.shuffle is None:
                 specs = list(job.specs)
                 run = functools.partial(_run_specs, DriverPlace.of(job.specs))

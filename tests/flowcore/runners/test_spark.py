@@ -630,3 +630,45 @@ def test_a_ctrl_c_reaching_a_busy_worker_does_not_fail_its_task(tmp_path: Path, 
     result = run_flow(flow, spark, repository=tmp_path / "repo", settings=SETTINGS)
     assert result.count("hit", "success") == 1
     assert not result.bulletins
+
+
+_JVM_GONE_BEFORE_A_STAGE = """
+import os, signal
+from flowcore import Flow
+from flowcore.driver.controller import run_flow
+from flowcore.errors import FlowcoreError
+from flowcore.runners.spark import SparkRunner
+from flowcore.settings import Settings
+from processors import GenerateFlowFile, UpdateAttribute
+
+flow = Flow("jvm-gone")
+gen = flow.add(GenerateFlowFile(custom_text="x", batch_size=3), name="gen")
+tag = flow.add(UpdateAttribute(tagged="yes"), name="tag")
+flow.connect(gen, tag)
+flow.auto_terminate(tag, "success")
+runner = SparkRunner(master="local[1]")
+jvm = runner.context._gateway.proc
+os.kill(jvm.pid, signal.SIGKILL)
+jvm.wait()
+try:
+    run_flow(flow, runner, repository="repo", settings=Settings(driver_run_max_flowfiles=0))
+except FlowcoreError as error:
+    print(f"{type(error).__name__}: {error}")
+"""
+
+
+def test_a_jvm_gone_between_stage_runs_is_the_same_one_line(tmp_path: Path) -> None:
+    """A JVM killed while the driver is between two stage runs fails the next one's first call
+    to it (setting the job group), told as a JVM lost during a job is, never a Py4J trace."""
+    (tmp_path / "script.py").write_text(_JVM_GONE_BEFORE_A_STAGE)
+    done = subprocess.run(
+        [sys.executable, "script.py"], cwd=tmp_path, capture_output=True, text=True,
+        timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == (
+        "RunnerError: the Spark JVM died (killed by signal 9, SIGKILL) while running stage "
+        "stage-1; nothing committed is lost: run again to redo the interrupted micro-batch (if "
+        "it died of memory, give Spark more, e.g. --conf spark.driver.memory=4g)"
+    )
+    assert "Traceback" not in done.stderr
