@@ -63,11 +63,12 @@ def test_any_value_comes_through_exactly(value: str) -> None:
     values = {"p": value}
     outside = substitute_parameters("<#{p}>", values, expressions=True)
     inside = substitute_parameters("${#{p}:append('!')}", values, expressions=True)
-    expected = compile_expression(outside).evaluate({})
     assert substitute_parameters("<#{p}>", values) == f"<{value}>"
     assert compile_expression(inside).evaluate({}) == value + "!"
-    if "${" not in value and "$$" not in value:  # NiFi evaluates EL in values outside ${}
-        assert expected == f"<{value}>"
+    # NiFi evaluates EL in values outside ${}: a value holding '${' is an expression there
+    # (an unclosed one, '<${>', is an invalid one), so only the others come through as text.
+    if "${" not in value and "$$" not in value:
+        assert compile_expression(outside).evaluate({}) == f"<{value}>"
 
 
 def _contexts(depth: int = 2) -> st.SearchStrategy[ParameterContext]:
