@@ -1,8 +1,8 @@
 """The ``flowcore`` command: run, explain, convert, status, provenance, check, adopt, dataset, ...
 
-One module per command (``run``, ``explain``, ``convert``, ``status``, ``provenance``, ``check``,
-``adopt``, ``datasets``, ``catalog``), each adding its parser with ``add_command``; what they
-share is in :mod:`flowcore.cli._common`.
+One module per command (``run``, ``serve``, ``explain``, ``convert``, ``status``, ``provenance``,
+``check``, ``adopt``, ``datasets``, ``catalog``), each adding its parser with ``add_command``;
+what they share is in :mod:`flowcore.cli._common`.
 
 Mistakes a user can make (a bad flow, a missing file, a repository in use) print one clear
 message and exit with status 2; only flowcore's own bugs show a traceback. A batch ``run`` that
@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from rich.markup import escape
 
@@ -29,6 +29,7 @@ from flowcore.cli import (
     explain,
     provenance,
     run,
+    serve,
     status,
 )
 from flowcore.cli._common import CLOSED_OUTPUT, USER_ERROR, errors, load_flow
@@ -36,10 +37,10 @@ from flowcore.cli.run import print_result
 from flowcore.errors import FlowcoreError
 from flowcore.faults import describe_storage_fault, storage_fault
 
-__all__ = ["load_flow", "main", "print_result"]
+__all__ = ["handled", "load_flow", "main", "parse_args", "print_result"]
 
 #: The commands, in the order ``flowcore --help`` lists them.
-COMMANDS = (run, explain, convert, status, provenance, check, adopt, datasets, catalog)
+COMMANDS = (run, serve, explain, convert, status, provenance, check, adopt, datasets, catalog)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -80,11 +81,24 @@ def _closed_output() -> int:
     return CLOSED_OUTPUT
 
 
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line parsed as ``main`` parses it (``args.handler`` runs the command)."""
+    return _parser().parse_args(argv)
+
+
 def _dispatch(argv: Sequence[str] | None) -> int:
-    """Run the command; a user's mistake becomes one line on stderr and :data:`USER_ERROR`."""
-    args = _parser().parse_args(argv)
+    args = parse_args(argv)
+    return handled(args.handler, args)
+
+
+def handled(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """Run a command; a user's mistake becomes one line on stderr and :data:`USER_ERROR`.
+
+    ``flowcore serve`` runs each request through here too, so that a served run ends as the
+    same command would here.
+    """
     try:
-        return args.handler(args)
+        return handler(args)
     except BrokenPipeError:
         raise
     except Exception as error:
