@@ -74,10 +74,11 @@ def server_directory() -> Path:
 def default_socket(master: str) -> Path:
     """The default socket of a server on *master*: one per user and master.
 
-    The name is the master URL with other characters than letters, digits and dots made
-    dashes (``local[2]`` -> ``local-2.sock``); a long URL keeps its start and a checksum.
+    The name is the master URL with ``*`` spelt ``all`` and other characters than letters,
+    digits and dots made dashes (``local[2]`` -> ``local-2.sock``, ``local[*]`` ->
+    ``local-all.sock``); a long URL keeps its start and a checksum.
     """
-    slug = re.sub(r"[^A-Za-z0-9.]+", "-", master).strip("-") or "master"
+    slug = re.sub(r"[^A-Za-z0-9.]+", "-", master.replace("*", "all")).strip("-") or "master"
     if len(slug) > _SLUG_LIMIT:
         slug = f"{slug[:_SLUG_LIMIT]}-{zlib.crc32(master.encode()):08x}"
     return server_directory() / f"{slug}.sock"
