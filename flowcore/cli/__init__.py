@@ -16,9 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Sequence
-
-from rich.markup import escape
+from collections.abc import Sequence
 
 from flowcore.cli import (
     adopt,
@@ -32,12 +30,11 @@ from flowcore.cli import (
     serve,
     status,
 )
-from flowcore.cli._common import CLOSED_OUTPUT, USER_ERROR, errors, load_flow
+from flowcore.cli._common import CLOSED_OUTPUT, load_flow
+from flowcore.cli._handled import handled
 from flowcore.cli.run import print_result
-from flowcore.errors import FlowcoreError
-from flowcore.faults import describe_storage_fault, storage_fault
 
-__all__ = ["handled", "load_flow", "main", "parse_args", "print_result"]
+__all__ = ["load_flow", "main", "print_result"]
 
 #: The commands, in the order ``flowcore --help`` lists them.
 COMMANDS = (run, serve, explain, convert, status, provenance, check, adopt, datasets, catalog)
@@ -81,36 +78,10 @@ def _closed_output() -> int:
     return CLOSED_OUTPUT
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    """The command line parsed as ``main`` parses it (``args.handler`` runs the command)."""
-    return _parser().parse_args(argv)
-
-
 def _dispatch(argv: Sequence[str] | None) -> int:
-    args = parse_args(argv)
+    """Run the command; a user's mistake becomes one line on stderr and :data:`USER_ERROR`."""
+    args = _parser().parse_args(argv)
     return handled(args.handler, args)
-
-
-def handled(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
-    """Run a command; a user's mistake becomes one line on stderr and :data:`USER_ERROR`.
-
-    ``flowcore serve`` runs each request through here too, so that a served run ends as the
-    same command would here.
-    """
-    try:
-        return handler(args)
-    except BrokenPipeError:
-        raise
-    except Exception as error:
-        fault = storage_fault(error)
-        if fault is not None:  # a full or read-only disk: the user's to fix, in one line
-            text = describe_storage_fault(fault)
-        elif isinstance(error, FlowcoreError):
-            text = error.args[0] if isinstance(error, KeyError) and error.args else str(error)
-        else:
-            raise
-        errors.print(f"[red]error:[/] {escape(text)}", highlight=False, soft_wrap=True)
-        return USER_ERROR
 
 
 if __name__ == "__main__":

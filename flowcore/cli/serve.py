@@ -43,6 +43,7 @@ import attrs
 
 import flowcore
 from flowcore.cli._common import USER_ERROR, UsageError, console, errors, parse_pairs
+from flowcore.cli._handled import handled
 from flowcore.cli._progress import EXIT_INTERRUPTED
 from flowcore.cli._serve_wire import (
     PROTOCOL,
@@ -52,6 +53,8 @@ from flowcore.cli._serve_wire import (
     lock_file,
     peer_credentials,
 )
+from flowcore.cli.run import add_command as add_run
+from flowcore.cli.run import run_here
 
 __all__ = ["add_command", "cmd_serve"]
 
@@ -252,8 +255,6 @@ class _Server:
 
     def _run(self, request: dict[str, Any], channel: Channel, cancel: threading.Event) -> int:
         """Run *request* as its ``flowcore run`` would; its exit status."""
-        from flowcore.cli import handled  # noqa: PLC0415 - the package imports this module
-
         self.requests += 1
         with _as_client(request, channel):
             try:
@@ -264,9 +265,6 @@ class _Server:
                 return 1
 
     def _run_request(self, request: dict[str, Any], cancel: threading.Event) -> int:
-        from flowcore.cli import parse_args  # noqa: PLC0415
-        from flowcore.cli.run import run_here  # noqa: PLC0415
-
         ours = str(Path(flowcore.__file__).resolve().parent)
         if request.get("protocol") != PROTOCOL or request.get("flowcore") != ours:
             msg = (
@@ -279,7 +277,7 @@ class _Server:
         except OSError as error:
             msg = f"the server cannot enter the run's directory {request['cwd']}: {error.strerror}"
             raise UsageError(msg) from None
-        args = parse_args(["run", "flow"])
+        args = _run_defaults()
         options = request.get("options") or {}
         unknown = sorted(set(options) - set(vars(args)))
         if unknown:
@@ -360,6 +358,13 @@ class _Server:
     def _say(line: str, stream: Any) -> None:
         stream.write(line + "\n")
         stream.flush()
+
+
+def _run_defaults() -> argparse.Namespace:
+    """``run``'s options as its parser leaves them when only a flow is given."""
+    parser = argparse.ArgumentParser(prog="flowcore")
+    add_run(parser.add_subparsers())
+    return parser.parse_args(["run", "flow"])
 
 
 def _watch(channel: Channel, cancel: threading.Event) -> None:
