@@ -158,6 +158,8 @@ class _Server:
                 conf=self.conf,
                 connect_timeout=Settings().spark_connect_timeout_seconds,
             )
+            if self.stopping.is_set():  # stopped while the session started
+                return self.status
             self._say(
                 f"serving Spark {self.runner.master} on {self.path}; session started in "
                 f"{self.runner.start_seconds:.1f} s",
