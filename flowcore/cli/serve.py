@@ -196,6 +196,8 @@ class _Server:
             try:
                 connection, _ = listener.accept()
             except TimeoutError:
+                if self.current is None:
+                    self._stop_if_session_gone()
                 continue
             credentials = peer_credentials(connection)
             if credentials is not None and credentials[1] != os.getuid():
@@ -221,11 +223,7 @@ class _Server:
                 self._serve_one(channel)
             finally:
                 channel.close()
-            gone = self._session_gone()
-            if gone is not None:
-                self._say(f"the server's Spark session ended ({gone}); stopping", self._log)
-                self.status = 1
-                self.stopping.set()
+            self._stop_if_session_gone()
 
     def _serve_one(self, channel: Channel) -> None:
         channel.connection.settimeout(_REQUEST_WAIT)
@@ -287,6 +285,13 @@ class _Server:
             raise UsageError(msg)
         vars(args).update(options)
         self._check_session(args)
+        gone = self._session_gone()
+        if gone is not None:  # the JVM died since the last run (killed, out of memory)
+            msg = (
+                f"the Spark session of the flowcore server at {self.path} has ended ({gone}); "
+                "nothing ran: start the server again with flowcore serve"
+            )
+            raise UsageError(msg)
         stem = Path(args.flow).stem.replace("-", "_")
         name = f"flowcore_flow_{stem}_served{self.requests}"
         return run_here(args, cancelled=cancel.is_set, module_name=name)
@@ -324,6 +329,14 @@ class _Server:
         from flowcore.runners.spark_failures import jvm_exit  # noqa: PLC0415
 
         return jvm_exit(self.runner.context)
+
+    def _stop_if_session_gone(self) -> None:
+        """Stop serving (exit status 1) once the session's JVM has ended: nothing can run."""
+        gone = self._session_gone()
+        if gone is not None and not self.stopping.is_set():
+            self._say(f"the server's Spark session ended ({gone}); stopping", self._log)
+            self.status = 1
+            self.stopping.set()
 
     def _on_signal(self, signum: int, _frame: Any) -> None:
         """Stop serving: the run in progress after its micro-batch; at once on a second SIGINT.

@@ -107,3 +107,25 @@ def test_a_server_killed_mid_run_is_one_line_and_a_local_run_finishes(tmp_path: 
     assert "session reused" in nothing.stdout
     assert again.stop() == 0
     assert not again.socket.exists()
+
+
+def test_a_server_whose_jvm_dies_stops_and_removes_its_socket(tmp_path: Path) -> None:
+    """SIGKILL to the server's JVM while it waits: it stops with one line naming the signal,
+    exit status 1, its socket removed; a client is then told there is no server."""
+    server = Server(tmp_path / "s.sock", tmp_path / "serve.err")
+    jvms = [
+        pid for pid in _descendants(server.pid)
+        if Path(f"/proc/{pid}/comm").read_text().strip() == "java"
+    ]  # fmt: skip
+    assert len(jvms) == 1
+    os.kill(jvms[0], signal.SIGKILL)
+    assert server.process.wait(60) == 1
+    log = server.log.read_text()
+    assert "the server's Spark session ended (killed by signal 9, SIGKILL); stopping" in log
+    assert "Traceback" not in log
+    assert not server.socket.exists()
+    (tmp_path / "flow.py").write_text(FLOW)
+    (tmp_path / "in").mkdir()
+    done = run(tmp_path, "flow.py", "--server", str(server.socket))
+    assert done.returncode == 2
+    assert f"no flowcore server at {server.socket}; start one" in done.stderr
