@@ -195,6 +195,31 @@ def test_ctrl_c_stops_a_served_run_and_the_next_waits_its_turn(
     assert _outputs(waiting) == {"b.txt.1": "y!"}
 
 
+def test_a_second_ctrl_c_leaves_and_the_server_stops_the_run(
+    server: Server, tmp_path: Path
+) -> None:
+    """Ctrl-C twice on a continuous run's client: it leaves at once (exit 130, saying the
+    server stops the run); the server, its client gone, stops that run and serves the next."""
+    looping = _workdir(tmp_path / "looping", {"a.txt": "x\n"})
+    first = client(looping, "flow.py", "--server", str(server.socket), "--continuous")
+    deadline = time.monotonic() + 60
+    while not (looping / "out" / "a.txt.1").exists():
+        assert time.monotonic() < deadline, first.stderr.read() if first.poll() else "no output"
+        time.sleep(0.2)
+    first.send_signal(signal.SIGINT)
+    time.sleep(0.5)  # two signals at once would reach Python's handler as one
+    first.send_signal(signal.SIGINT)
+    _, err = first.communicate(timeout=60)
+    assert first.returncode == 130, err
+    assert error_lines(err)[-1] == (
+        "left the run; the server stops it after the current micro-batch"
+    )
+    after = _workdir(tmp_path / "after", {"b.txt": "y\n"})
+    done = run(after, "flow.py", "--server", str(server.socket))
+    assert done.returncode == 0, done.stderr
+    assert _outputs(after) == {"b.txt.1": "y!"}
+
+
 def test_a_second_server_on_the_socket_is_one_line(server: Server) -> None:
     """``flowcore serve`` on a socket a live server holds: exit 2, one line naming its pid."""
     refused = serve("--socket", str(server.socket))
