@@ -1,8 +1,8 @@
 """The ``flowcore`` command: run, explain, convert, status, provenance, check, adopt, dataset, ...
 
-One module per command (``run``, ``explain``, ``convert``, ``status``, ``provenance``, ``check``,
-``adopt``, ``datasets``, ``catalog``), each adding its parser with ``add_command``; what they
-share is in :mod:`flowcore.cli._common`.
+One module per command (``run``, ``serve``, ``explain``, ``convert``, ``status``, ``provenance``,
+``check``, ``adopt``, ``datasets``, ``catalog``), each adding its parser with ``add_command``;
+what they share is in :mod:`flowcore.cli._common`.
 
 Mistakes a user can make (a bad flow, a missing file, a repository in use) print one clear
 message and exit with status 2; only flowcore's own bugs show a traceback. A batch ``run`` that
@@ -18,8 +18,6 @@ import os
 import sys
 from collections.abc import Sequence
 
-from rich.markup import escape
-
 from flowcore.cli import (
     adopt,
     catalog,
@@ -29,17 +27,17 @@ from flowcore.cli import (
     explain,
     provenance,
     run,
+    serve,
     status,
 )
-from flowcore.cli._common import CLOSED_OUTPUT, USER_ERROR, errors, load_flow
+from flowcore.cli._common import CLOSED_OUTPUT, load_flow
+from flowcore.cli._handled import handled
 from flowcore.cli.run import print_result
-from flowcore.errors import FlowcoreError
-from flowcore.faults import describe_storage_fault, storage_fault
 
 __all__ = ["load_flow", "main", "print_result"]
 
 #: The commands, in the order ``flowcore --help`` lists them.
-COMMANDS = (run, explain, convert, status, provenance, check, adopt, datasets, catalog)
+COMMANDS = (run, serve, explain, convert, status, provenance, check, adopt, datasets, catalog)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -83,20 +81,7 @@ def _closed_output() -> int:
 def _dispatch(argv: Sequence[str] | None) -> int:
     """Run the command; a user's mistake becomes one line on stderr and :data:`USER_ERROR`."""
     args = _parser().parse_args(argv)
-    try:
-        return args.handler(args)
-    except BrokenPipeError:
-        raise
-    except Exception as error:
-        fault = storage_fault(error)
-        if fault is not None:  # a full or read-only disk: the user's to fix, in one line
-            text = describe_storage_fault(fault)
-        elif isinstance(error, FlowcoreError):
-            text = error.args[0] if isinstance(error, KeyError) and error.args else str(error)
-        else:
-            raise
-        errors.print(f"[red]error:[/] {escape(text)}", highlight=False, soft_wrap=True)
-        return USER_ERROR
+    return handled(args.handler, args)
 
 
 if __name__ == "__main__":

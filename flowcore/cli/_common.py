@@ -78,13 +78,19 @@ def is_nifi_flow(path: str | Path) -> bool:
     return Path(path).name.lower().endswith((".json", ".json.gz", ".gz", ".xml"))
 
 
-def load_flow(path: str | Path, type_map: Mapping[str, Any] | None = None) -> FlowDefinition:
+def load_flow(
+    path: str | Path,
+    type_map: Mapping[str, Any] | None = None,
+    *,
+    module_name: str | None = None,
+) -> FlowDefinition:
     """Import a flow file and return its module-level ``flow`` (or its only Flow).
 
     A NiFi flow definition (``.json``, ``.json.gz``) is read with
     :meth:`flowcore.builder.Flow.from_nifi` instead, *type_map* mapping NiFi types to
     processor classes. The file runs under its own module name, so an
-    ``if __name__ == "__main__"`` block does not.
+    ``if __name__ == "__main__"`` block does not; *module_name* (starting ``flowcore_flow_``)
+    replaces that name, for a process that imports the same file again (``flowcore serve``).
 
     Raises:
         UsageError: the file is missing, does not compile, raises while it runs (one line
@@ -98,7 +104,7 @@ def load_flow(path: str | Path, type_map: Mapping[str, Any] | None = None) -> Fl
         raise UsageError(msg)
     if is_nifi_flow(file):
         return Flow.from_nifi(file, type_map=type_map)
-    name = f"flowcore_flow_{file.stem.replace('-', '_')}"
+    name = module_name or f"flowcore_flow_{file.stem.replace('-', '_')}"
     spec = importlib.util.spec_from_file_location(name, file)
     if spec is None or spec.loader is None:
         msg = f"{file} is not a Python file"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from typing import Any
 
 from rich.markup import escape
@@ -22,12 +23,30 @@ from flowcore.cli._common import (
 )
 from flowcore.cli._nifi import load_type_map, print_notes, with_type_map
 from flowcore.cli._progress import EXIT_INTERRUPTED, ProgressDisplay
+from flowcore.cli._serve_client import server_of, submit
+from flowcore.cli._serve_wire import SERVER_ENV
 
-__all__ = ["add_command", "cmd_run", "print_result"]
+__all__ = ["add_command", "cmd_run", "print_result", "run_here"]
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    """Run a flow file to completion, or continuously until Ctrl-C.
+    """Run a flow file here, or on a ``flowcore serve`` server (``--server``, ``FLOWCORE_SERVER``).
+
+    See :func:`run_here`; a served run prints and exits the same way (:mod:`flowcore.cli.serve`).
+    """
+    server = server_of(args)
+    if server is not None:
+        return submit(server, args)
+    return run_here(args)
+
+
+def run_here(
+    args: argparse.Namespace,
+    *,
+    cancelled: Callable[[], bool] | None = None,
+    module_name: str | None = None,
+) -> int:
+    """Run a flow file to completion, or continuously until Ctrl-C, in this process.
 
     Ctrl-C or SIGTERM stops the run after the micro-batch in progress (see
     :mod:`flowcore.cli._progress`): a continuous run then prints its summary and exits with 0,
@@ -38,13 +57,24 @@ def cmd_run(args: argparse.Namespace) -> int:
     an auto-terminated ``failure`` with :data:`~flowcore.driver.run_result.EXIT_FAILED`. Either
     way stderr gets one line per queue (``stuck:``) and per processor and distinct reason
     (``failed:``), never one per FlowFile; a continuous run reports the same and exits with 0.
+
+    Args:
+        args: ``run``'s parsed options.
+        cancelled: a second stop switch beside Ctrl-C (a served run's client asking it to stop,
+            or gone); it stops the run the same way.
+        module_name: the name to import the flow file under (a server imports each request's
+            afresh, under a name of its own).
     """
     from flowcore.driver.controller import run_flow  # noqa: PLC0415
 
-    flow = load_flow(args.flow, load_type_map(args.type_map))
+    flow = load_flow(args.flow, load_type_map(args.type_map), module_name=module_name)
     print_notes(flow)
     apply_parameters(flow, args)
     with ProgressDisplay(errors, flow.name, enabled=not args.json) as (report, stop):
+
+        def stopped() -> bool:
+            return stop.is_set() or (cancelled is not None and cancelled())
+
         result = run_flow(
             flow,
             args.runner,
@@ -54,7 +84,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             settings=settings_of(args),
             continuous=args.continuous,
             progress=report,
-            should_stop=stop.is_set,
+            should_stop=stopped,
         )
     from flowcore.driver.run_result import EXIT_FAILED, EXIT_STUCK, stage_summary  # noqa: PLC0415
 
@@ -63,7 +93,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         status = EXIT_STUCK  # first: a later run may finish that work; failure is done with
     elif not args.continuous and result.failed:
         status = EXIT_FAILED
-    if stop.is_set() and not args.continuous:
+    if stopped() and not args.continuous:
         status = EXIT_INTERRUPTED  # stopped early: what is queued waits for the next run
     if args.json:
         console.print_json(json.dumps(stage_summary(result), default=str))
@@ -167,6 +197,14 @@ def add_command(commands: Any) -> None:
         help="an engine setting, e.g. provenance_max_storage_time='7 days' (see Settings)",
     )
     run.add_argument("--json", action="store_true", help="print the result as JSON")
+    run.add_argument(
+        "--server",
+        nargs="?",
+        const="",
+        metavar="SOCKET",
+        help="run on a `flowcore serve` server's warm Spark session: the one at SOCKET, or "
+        f"the default one of the master (also: {SERVER_ENV}=SOCKET or {SERVER_ENV}=default)",
+    )
     with_parameters(run)
     with_type_map(run)
     with_repository(run)
