@@ -14,30 +14,44 @@ with status 141, as ``cat`` killed by SIGPIPE does (docs/operations.md, "Errors 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
-from flowcore.cli import (
-    adopt,
-    catalog,
-    check,
-    convert,
-    datasets,
-    explain,
-    provenance,
-    run,
-    serve,
-    status,
-)
-from flowcore.cli._common import CLOSED_OUTPUT, load_flow
-from flowcore.cli._handled import handled
-from flowcore.cli.run import print_result
+from flowcore.cli._early import start_spark_early
 
 __all__ = ["load_flow", "main", "print_result"]
 
-#: The commands, in the order ``flowcore --help`` lists them.
-COMMANDS = (run, serve, explain, convert, status, provenance, check, adopt, datasets, catalog)
+#: The commands' modules, in the order ``flowcore --help`` lists them. They are imported when
+#: the parser is made, after a ``run`` on Spark has begun its session (:mod:`._early`).
+COMMANDS = (
+    "run",
+    "serve",
+    "explain",
+    "convert",
+    "status",
+    "provenance",
+    "check",
+    "adopt",
+    "datasets",
+    "catalog",
+)
+
+
+def __getattr__(name: str) -> Any:
+    """``load_flow`` and ``print_result``, imported when first asked for."""
+    if name == "load_flow":
+        from flowcore.cli._common import load_flow  # noqa: PLC0415
+
+        return load_flow
+    if name == "print_result":
+        from flowcore.cli.run import print_result  # noqa: PLC0415
+
+        return print_result
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -45,8 +59,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="flowcore", description="NiFi-style flows compiled to Apache Spark."
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    for command in COMMANDS:
-        command.add_command(commands)
+    for name in COMMANDS:
+        importlib.import_module(f"flowcore.cli.{name}").add_command(commands)
     return parser
 
 
@@ -57,6 +71,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         The exit status: 0 done, 2 a user's mistake (one line on stderr), 3 a batch run that
         could not finish its FlowFiles, 141 standard output closed by its reader.
     """
+    if argv is None:  # the process's own command: a run on Spark begins its session now
+        start_spark_early(sys.argv[1:])
     try:
         try:
             status = _dispatch(argv)
@@ -75,12 +91,16 @@ def _closed_output() -> int:
     """
     with open(os.devnull, "wb") as null:
         os.dup2(null.fileno(), sys.stdout.fileno())
+    from flowcore.cli._common import CLOSED_OUTPUT  # noqa: PLC0415
+
     return CLOSED_OUTPUT
 
 
 def _dispatch(argv: Sequence[str] | None) -> int:
     """Run the command; a user's mistake becomes one line on stderr and :data:`USER_ERROR`."""
     args = _parser().parse_args(argv)
+    from flowcore.cli._handled import handled  # noqa: PLC0415
+
     return handled(args.handler, args)
 
 

@@ -185,7 +185,8 @@ def test_python_workers_talk_to_the_jvm_over_a_unix_socket(spark) -> None:  # ty
 
 _EXIT_SCRIPT = """
 import os, sys
-from flowcore.runners.spark import SparkRunner, _stop_workers
+from flowcore.runners.sessions import _stop_workers
+from flowcore.runners.spark import SparkRunner
 context = SparkRunner(master="local[2]").context
 context.parallelize(range(4), 2).map(lambda x: x).collect()
 jvm = context._gateway.proc.pid
@@ -484,7 +485,7 @@ def test_workers_ignore_packages_named_like_ours_in_the_current_directory(tmp_pa
 def test_workers_get_the_drivers_checkout_and_the_users_paths_after_it() -> None:
     """Without the current directory on their path, workers are told where a checkout that is
     not in site-packages lives (an editable install here); a user's PYTHONPATH comes after."""
-    from flowcore.runners.spark import _package_roots, session_conf
+    from flowcore.runners.sessions import _package_roots, session_conf
 
     conf = session_conf("local[2]")
     roots = _package_roots()
