@@ -26,7 +26,7 @@ takes all N in one run; ``sync=False`` (the commit's fsync is the same in both m
 adds noise). Each run's output is checked (N FlowFiles through the stage; N lines in 8 files).
 The load average (``os.getloadavg``) is recorded before and after: the machine is shared.
 
-    .venv/bin/python bench/driver_runs.py [--sizes 1000,5000,20000,50000,200000]
+    .venv/bin/python bench/driver_runs.py [--sizes 1000,5000,20000,30000,40000,50000,100000,200000]
         [--shapes update,merge] [--repeat 3] [--master local[2]]
 
 Prints one JSON line and a table. ``BENCH_DIR`` picks the disk.
@@ -51,7 +51,7 @@ from flowcore.settings import Settings
 from processors import GetFile, MergeContent, PutFile, SplitText, UpdateAttribute
 
 BUCKETS = 8
-SIZES = (1_000, 5_000, 20_000, 50_000, 200_000)
+SIZES = (1_000, 5_000, 20_000, 30_000, 40_000, 50_000, 100_000, 200_000)
 SHAPES = ("update", "merge")
 MODES = {"driver": 10**12, "spark": 0}  # driver_run_max_flowfiles forcing each place
 TIMED = "stage-2"  # the stage fed by the durable queue
