@@ -504,8 +504,9 @@ def explain(
 ) -> str:
     """The plan as text: each stage, its members, where its input comes from and why it is cut.
 
-    Printed by ``flow.explain()`` (and ``flowcore explain``); after a run the runner adds the
-    Spark stages and task counts under each stage.
+    A run's plan (``RunResult.plan``) is this text with what the runner did under each stage;
+    ``flow.explain()`` and ``flowcore explain`` draw the whole graph instead
+    (:mod:`flowcore.pictures.flow_picture`), with the same :func:`stage_notes` on each stage.
 
     Args:
         compiled: the compiled flow.
