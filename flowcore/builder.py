@@ -117,6 +117,8 @@ class Flow(FlowDefinition):
         format: str = "text",
         *,
         repository: str | os.PathLike[str] | None = None,
+        runner: str = "spark",
+        settings: Settings | None = None,
     ) -> str:
         """The flow drawn from its compiled plan: stages, every connection and exit, queues.
 
@@ -130,13 +132,17 @@ class Flow(FlowDefinition):
                 Graphviz's ``dot`` program), ``mermaid`` or ``json``.
             repository: a repository directory whose ``status.json`` (left by a run of this
                 flow) gives the counts; ignored when no run of this flow left one.
+            runner: the runner a run would use, as :meth:`run` takes it: on ``"spark"`` each
+                stage fed by a durable queue says which of its runs go to the driver's process.
+            settings: the settings a run would use (those notes quote their limits).
 
         Raises:
             FlowValidationError: the flow is invalid.
             DrawingError: an unknown format, or ``svg`` without Graphviz installed.
         """
         counts = flow_counts(self, repository) if repository is not None else None
-        return render(flow_picture(compile_flow(self), counts), format)
+        picture = flow_picture(compile_flow(self), counts, runner=runner, settings=settings)
+        return render(picture, format)
 
     def describe_structure(self) -> dict[str, Any]:
         """What the flow means, as a plain value two flows compare by.

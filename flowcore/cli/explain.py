@@ -22,6 +22,7 @@ from flowcore.cli._common import (
     errors,
     load_flow,
     repository_of,
+    settings_of,
     with_parameters,
     with_repository,
 )
@@ -76,8 +77,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
             highlight=False,
             markup=False,
         )
+    settings = settings_of(args)
     compiled, invalid = _compiled(flow)
-    picture = flow_picture(compiled, counts)
+    picture = flow_picture(compiled, counts, runner=args.runner, settings=settings)
     write_output(render(picture, args.format), args.output)
     if invalid is not None:  # drawn all the same, as NiFi shows an invalid processor
         errors.print(f"[red]error:[/] {escape(str(invalid))}", highlight=False, soft_wrap=True)
@@ -108,6 +110,19 @@ def add_command(commands: Any) -> None:
     explain.add_argument("flow", help="a Python flow file or a NiFi flow definition (.json)")
     explain.add_argument("--format", choices=tuple(FORMATS), default="text")
     explain.add_argument("--output", metavar="FILE", help="write to FILE instead of printing")
+    explain.add_argument(
+        "--runner",
+        choices=("direct", "spark"),
+        default="spark",
+        help="the runner a run would use (on spark, small stage runs go to the driver)",
+    )
+    explain.add_argument(
+        "--setting",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an engine setting a run would use, e.g. driver_run_max_flowfiles=0 (see Settings)",
+    )
     with_parameters(explain)
     with_type_map(explain)
     with_repository(explain)

@@ -38,6 +38,7 @@ from flowcore.flow import (
 )
 from flowcore.processor import ProcessorKind
 from flowcore.queues import park_queue_id
+from flowcore.settings import Settings
 from flowcore.units import parse_time_period
 from flowcore.validation import validate_flow
 
@@ -46,6 +47,7 @@ __all__ = [
     "DurableReason",
     "Stage",
     "compile_flow",
+    "driver_note",
     "explain",
     "form_stages",
     "is_scheduled",
@@ -53,6 +55,7 @@ __all__ = [
     "order_stages",
     "scheduling_note",
     "serial_note",
+    "stage_notes",
 ]
 
 
@@ -114,6 +117,10 @@ class CompiledFlow:
 
 def _is_binning(component: Component) -> bool:
     return component.processor is not None and component.processor.kind is ProcessorKind.BINNING
+
+
+def _is_source(component: Component) -> bool:
+    return component.processor is not None and component.processor.kind is ProcessorKind.SOURCE
 
 
 def _cron(component: Component) -> str | None:
@@ -407,39 +414,113 @@ def _balancing(connection: Connection) -> str:
     return f" [load balance {strategy.value}{on}: Spark spreads every stage over its tasks]"
 
 
-def explain(compiled: CompiledFlow) -> str:
-    """The plan as text: each stage, its members, where its input comes from and why it is cut.
+def driver_note(
+    compiled: CompiledFlow, stage: Stage, runner: str | None, settings: Settings | None = None
+) -> str | None:
+    """Which of a stage's runs *runner* leaves to the driver's process, and why (None: none).
 
-    Printed by ``flow.explain()`` (and ``flowcore explain``); after a run the runner adds the
-    Spark stages and task counts under each stage.
+    On Spark, a stage run that takes no source work and at most ``driver_run_max_flowfiles``
+    queued FlowFiles of at most ``driver_run_max_size`` runs in the driver, as the direct runner
+    runs it (``Controller.run_stage``): a Spark job's scheduling costs more than such a run
+    (``bench/driver_runs.py`` measures where Spark starts to pay). Only a stage fed by a
+    durable queue that an enabled member reads can take such a run; the direct runner runs
+    everything in the driver anyway, and a limit of 0 sends every run to the runner.
+
+    Args:
+        compiled: the compiled flow.
+        stage: one of its stages.
+        runner: the runner's name (``"spark"``, ``"direct"``); None when it is not known.
+        settings: the run's settings (their limits are quoted); None for the defaults.
+    """
+    settings = settings or Settings()
+    if runner in {None, "direct"} or not settings.driver_run_max_flowfiles:
+        return None
+    plan = compiled.plans.get(stage.id)
+    read = [q for q in stage.inputs if plan is None or q in plan.queue_members]
+    if not read:
+        return None
+    sources = any(_is_source(compiled.flow.component(m)) for m in stage.members)
+    which = "no source work and " if sources else ""
+    return (
+        f"in the driver: runs taking {which}at most {settings.driver_run_max_flowfiles:,} "
+        f"queued FlowFiles / {settings.driver_run_max_size} (a Spark job's scheduling costs "
+        "more than they do; settings driver_run_max_flowfiles, driver_run_max_size)"
+    )
+
+
+def stage_notes(
+    compiled: CompiledFlow,
+    stage: Stage,
+    *,
+    reasons: bool = True,
+    runner: str | None = None,
+    settings: Settings | None = None,
+) -> list[str]:
+    """What ``explain`` and the flow's picture say about a stage, one line each.
+
+    Its input (source work, with the members' scheduling) or its non-default settings, its
+    durable inputs and outputs, why it runs serially, what its expressions cost, and which of
+    its runs go to the driver's process (:func:`driver_note`). One function, so the text plan
+    and every picture format say the same.
+
+    Args:
+        compiled: the compiled flow.
+        stage: one of its stages.
+        reasons: whether a queue's line says why it is durable (and its load balancing): the
+            text plan's do; a picture's edges say it themselves.
+        runner: the runner's name, for :func:`driver_note`; None when it is not known.
+        settings: the run's settings, for :func:`driver_note`; None for the defaults.
     """
     flow = compiled.flow
-    lines = [f"flow '{flow.name}': {len(compiled.stages)} stage(s)"]
     connections = {c.id: c for c in flow.connections}
 
     def label(connection_id: str) -> str:
         connection = connections[connection_id]
-        reasons = ", ".join(r.value for r in compiled.durable[connection_id])
-        return f"{flow.describe(connection)} (durable: {reasons}){_balancing(connection)}"
+        if not reasons:
+            return flow.describe(connection)
+        why = ", ".join(r.value for r in compiled.durable[connection_id])
+        return f"{flow.describe(connection)} (durable: {why}){_balancing(connection)}"
 
+    notes = []
+    scheduling = "".join(scheduling_note(flow.component(m)) for m in stage.members)
+    if stage.is_source_stage:
+        notes.append(f"input: source work{scheduling}")
+    elif scheduling:
+        notes.append(f"settings: {scheduling.removeprefix(', ')}")
+    notes.extend(f"input: {label(c)}" for c in stage.inputs)
+    notes.extend(f"output: {label(c)}" for c in stage.outputs)
+    plan = compiled.plans.get(stage.id)
+    if plan is not None:
+        serial = serial_note(plan)
+        notes.extend([serial] if serial is not None else [])
+        notes.extend(expression_notes(plan))
+    in_driver = driver_note(compiled, stage, runner, settings)
+    notes.extend([in_driver] if in_driver is not None else [])
+    return notes
+
+
+def explain(
+    compiled: CompiledFlow, *, runner: str | None = None, settings: Settings | None = None
+) -> str:
+    """The plan as text: each stage, its members, where its input comes from and why it is cut.
+
+    A run's plan (``RunResult.plan``) is this text with what the runner did under each stage;
+    ``flow.explain()`` and ``flowcore explain`` draw the whole graph instead
+    (:mod:`flowcore.pictures.flow_picture`), with the same :func:`stage_notes` on each stage.
+
+    Args:
+        compiled: the compiled flow.
+        runner: the runner's name (``"spark"`` adds which runs go to the driver's process);
+            None when it is not known.
+        settings: the run's settings; None for the defaults.
+    """
+    flow = compiled.flow
+    lines = [f"flow '{flow.name}': {len(compiled.stages)} stage(s)"]
     for stage in compiled.stages:
         members = " -> ".join(_member_text(flow.component(m)) for m in stage.members)
         lines.append(f"{stage.id}: {members}")
-        components = [flow.component(m) for m in stage.members]
-        if stage.is_source_stage:
-            tasks = "".join(scheduling_note(c) for c in components)
-            lines.append(f"  input: source work{tasks}")
-        else:
-            notes = "".join(scheduling_note(c) for c in components)
-            if notes:
-                lines.append(f"  settings: {notes.removeprefix(', ')}")
-        lines.extend(f"  input: {label(c)}" for c in stage.inputs)
-        lines.extend(f"  output: {label(c)}" for c in stage.outputs)
-        note = serial_note(compiled.plans[stage.id]) if stage.id in compiled.plans else None
-        if note is not None:
-            lines.append(f"  {note}")
-        if stage.id in compiled.plans:
-            lines.extend(f"  {n}" for n in expression_notes(compiled.plans[stage.id]))
+        notes = stage_notes(compiled, stage, runner=runner, settings=settings)
+        lines.extend(f"  {n}" for n in notes)
         pipelined = [
             c
             for c in flow.connections

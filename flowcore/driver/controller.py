@@ -249,15 +249,13 @@ class Controller:
             return 0
         run = uuid.uuid4().hex[:16]  # the stage run's unique name (TaskSpec.run)
         job = self.jobs.job(plan, taken, work, run=run, end_of_input=end_of_input)
-        small = (
-            not work
-            and sum(s.count for s in taken) <= self.settings.driver_run_max_flowfiles
-            and sum(s.bytes for s in taken) <= self.settings.driver_run_max_bytes
-        )
+        flowfiles, size = sum(s.count for s in taken), sum(s.bytes for s in taken)
+        small = not work and flowfiles <= self.settings.driver_run_max_flowfiles
+        small = small and size <= self.settings.driver_run_max_bytes
         self.tracker.stage_started(stage.id)
         if not small:  # a small run takes milliseconds in the driver: its commit shows it
             self._write_progress()
-        results = self.jobs.execute(job, run=run, small=small)
+        results = self.jobs.execute(job, run=run, small=small, flowfiles=flowfiles)
         unread = self.sources.requeue_unread(plan, work, results, states)
         took = len(work) + sum(sum(r.consumed.values()) for r in results)
         for member in scheduled:

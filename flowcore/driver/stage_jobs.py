@@ -40,7 +40,9 @@ class StageJobs:
         runner: where stage runs execute, small ones aside.
 
     Attributes:
-        described: what the runners did for each stage's last run, for ``explain``.
+        described: what the runners did for each stage's last run, for ``explain``; on Spark,
+            a stage whose runs went both to Spark and to the driver's process (small runs)
+            shows the last of each, with their counts.
     """
 
     def __init__(
@@ -57,6 +59,8 @@ class StageJobs:
         self._in_driver: Runner = runner if runner.name == "direct" else DirectRunner()
         self._single_group = {i: single_group(p) for i, p in plans.items()}
         self.described: dict[str, str] = {}
+        # per stage, per place ("runner" or "driver"): its runs so far and the last one's text
+        self._places: dict[str, dict[str, tuple[int, str]]] = {}
 
     def _specs(
         self,
@@ -101,22 +105,48 @@ class StageJobs:
         inputs = [TaskInput(bins=tuple(c)) for c in chunk(ready, self.settings.parallelism)]
         return StageJob(plan, tuple(self._specs(plan, inputs, run=run, first_index=first_index)))
 
-    def execute(self, job: StageJob, *, run: str, small: bool = False) -> list[TaskResult]:
+    def execute(
+        self, job: StageJob, *, run: str, small: bool = False, flowfiles: int = 0
+    ) -> list[TaskResult]:
         """Run *job*; a binning stage's ready bins are then merged by a second job of run *run*.
 
         A *small* job runs in the driver's process: scheduling a Spark job costs more than
-        running a few thousand FlowFiles through the same task function here.
+        running a few thousand FlowFiles through the same task function here
+        (``bench/driver_runs.py``). *flowfiles*, the queued FlowFiles it takes, goes into its
+        description on a runner other than the direct one.
         """
+        in_driver = small and self.runner.name != "direct"
         runner = self._in_driver if small else self.runner
         results = runner.execute(job)
         described = [runner.describe(job.plan.stage_id) or ""]
+        merged = 0
         ready = [b for r in sorted(results, key=lambda r: r.index) for b in r.ready_bins]
         if ready:
             merge = self._merge_job(job.plan, ready, len(job.specs), run=run)
+            merged = len(merge.specs)
             results = [*results, *runner.execute(merge)]
             described.append(f"then {runner.describe(job.plan.stage_id)} merging bins")
-        self.described[job.plan.stage_id] = ", ".join(d for d in described if d)
+        text = ", ".join(d for d in described if d)
+        if in_driver:
+            then = f", then {merged} task(s) merging bins" if merged else ""
+            text = (
+                f"in the driver ({flowfiles:,} FlowFiles <= driver_run_max_flowfiles): "
+                f"{len(job.specs)} task(s){then}"
+            )
+        self._describe(job.plan.stage_id, "driver" if in_driver else "runner", text)
         return results
+
+    def _describe(self, stage_id: str, place: str, text: str) -> None:
+        """Record a stage run's *text*; a stage run in two places shows the last of each."""
+        places = self._places.setdefault(stage_id, {})
+        runs = places.get(place, (0, ""))[0] + 1
+        places[place] = (runs, text)
+        if len(places) == 1:
+            self.described[stage_id] = text
+        else:
+            self.described[stage_id] = "; ".join(
+                f"{last} ({count} run(s))" for count, last in places.values()
+            )
 
     def job(
         self,

@@ -15,8 +15,7 @@ from typing import Any
 
 import attrs
 
-from flowcore.compiler.expression_notes import expression_notes
-from flowcore.compiler.stages import CompiledFlow, Stage, scheduling_note, serial_note
+from flowcore.compiler.stages import CompiledFlow, Stage, stage_notes
 from flowcore.flow import (
     DEFAULT_FLOWFILE_EXPIRATION,
     Component,
@@ -27,6 +26,7 @@ from flowcore.flow import (
 )
 from flowcore.pictures.model import Cluster, Edge, EdgeKind, Node, NodeKind, Picture
 from flowcore.processor import ProcessorKind
+from flowcore.settings import Settings
 from flowcore.units import parse_time_period
 
 __all__ = ["FlowCounts", "flow_picture", "format_bytes"]
@@ -194,32 +194,34 @@ def _dropped(
     return node, edge
 
 
-def _cluster(compiled: CompiledFlow, stage: Stage, members: list[str]) -> Cluster:
-    """A stage's frame: its input (source work or queues) and its durable outputs."""
-    flow = compiled.flow
-    connections = {c.id: c for c in flow.connections}
-    notes = []
-    settings = "".join(scheduling_note(flow.component(m)) for m in stage.members)
-    if stage.is_source_stage:
-        notes.append(f"input: source work{settings}")
-    elif settings:
-        notes.append(f"settings: {settings.removeprefix(', ')}")
-    notes.extend(f"input: {flow.describe(connections[c])}" for c in stage.inputs)
-    notes.extend(f"output: {flow.describe(connections[c])}" for c in stage.outputs)
-    serial = serial_note(compiled.plans[stage.id]) if stage.id in compiled.plans else None
-    if serial is not None:
-        notes.append(serial)
-    if stage.id in compiled.plans:
-        notes.extend(expression_notes(compiled.plans[stage.id]))
+def _cluster(
+    compiled: CompiledFlow,
+    stage: Stage,
+    members: list[str],
+    runner: str | None,
+    settings: Settings | None,
+) -> Cluster:
+    """A stage's frame with the compiler's notes on it (the edges say why queues are durable)."""
+    notes = stage_notes(compiled, stage, reasons=False, runner=runner, settings=settings)
     return Cluster(stage.id, stage.id, tuple(members), tuple(notes))
 
 
-def flow_picture(compiled: CompiledFlow, counts: FlowCounts | None = None) -> Picture:
+def flow_picture(
+    compiled: CompiledFlow,
+    counts: FlowCounts | None = None,
+    *,
+    runner: str | None = None,
+    settings: Settings | None = None,
+) -> Picture:
     """The picture of *compiled*: one cluster per stage, in execution order.
 
     Args:
         compiled: the compiled flow (``compile_flow(flow)``).
         counts: what the last run moved, to write on the edges; None before any run.
+        runner: the runner a run would use (``"spark"`` notes which stage runs go to the
+            driver's process instead); None when it is not known.
+        settings: the settings a run would use (the limits those notes quote); None for the
+            defaults.
     """
     flow = compiled.flow
     nodes: list[Node] = []
@@ -237,7 +239,7 @@ def flow_picture(compiled: CompiledFlow, counts: FlowCounts | None = None) -> Pi
                 nodes.append(dropped[0])
                 edges.append(dropped[1])
                 members.append(dropped[0].id)
-        clusters.append(_cluster(compiled, stage, members))
+        clusters.append(_cluster(compiled, stage, members, runner, settings))
     processors = sum(1 for c in flow.components if c.kind is ComponentKind.PROCESSOR)
     funnels = len(flow.components) - processors
     parts = [f"{processors} processor(s)"]

@@ -118,3 +118,31 @@ def test_an_invalid_flow_is_drawn_and_its_problems_follow(flow_file: Path) -> No
     assert "is invalid" in done.stderr
     assert str(flow_file.parent / "in") in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_queue_fed_stage_says_which_runs_go_to_the_driver_on_spark(flow_file: Path) -> None:
+    """Spark (run's default runner): one line under the stage after the queue, quoting
+    --setting values; --runner direct: no such line; an unknown setting: one line, exit 2."""
+    done = flowcore("explain", str(flow_file), cwd=flow_file.parent)
+    (note,) = [line for line in done.stdout.splitlines() if "in the driver" in line]
+    assert note.startswith("  in the driver: runs taking at most 20,000 queued FlowFiles / 16 MB")
+    assert "driver_run_max_flowfiles, driver_run_max_size" in note
+    done = flowcore(
+        "explain",
+        str(flow_file),
+        "--setting",
+        "driver_run_max_flowfiles=500",
+        "--setting",
+        "driver_run_max_size=2 MB",
+        cwd=flow_file.parent,
+    )
+    assert "in the driver: runs taking at most 500 queued FlowFiles / 2 MB" in done.stdout
+    direct = flowcore("explain", str(flow_file), "--runner", "direct", cwd=flow_file.parent)
+    assert direct.returncode == 0, direct.stderr
+    assert "in the driver" not in direct.stdout
+    wrong = flowcore(
+        "explain", str(flow_file), "--setting", "driver_run_max=5", cwd=flow_file.parent
+    )
+    assert wrong.returncode == 2
+    assert len(wrong.stderr.strip().splitlines()) == 1
+    assert "did you mean 'driver_run_max_size'?" in wrong.stderr

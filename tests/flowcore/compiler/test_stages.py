@@ -11,9 +11,11 @@ from flowcore.compiler.stages import (
     explain,
     form_stages,
     mark_durable,
+    stage_notes,
 )
 from flowcore.errors import FlowValidationError
 from flowcore.flow import RetrySettings
+from flowcore.settings import Settings
 from processors import (
     ControlRate,
     GenerateFlowFile,
@@ -289,3 +291,66 @@ def test_explain_shows_retry_durations_and_load_balancing() -> None:
         "  pipelined: gen -[success]-> log [load balance PARTITION_BY_ATTRIBUTE on 'k': Spark "
         "spreads every stage over its tasks]"
     ) in explain(compile_flow(flow))
+
+
+DRIVER_NOTE = (
+    "in the driver: runs taking at most 20,000 queued FlowFiles / 16 MB (a Spark job's "
+    "scheduling costs more than they do; settings driver_run_max_flowfiles, driver_run_max_size)"
+)
+
+
+def test_explain_on_spark_says_which_runs_of_a_queue_fed_stage_go_to_the_driver() -> None:
+    """On Spark the stage after the durable queue gets one line: its small runs run in the
+    driver, why, and the settings that change it; the source stage gets none."""
+    flow, _ = web_logs()
+    assert explain(compile_flow(flow), runner="spark") == "\n".join(
+        [
+            "flow 'web-logs': 2 stage(s)",
+            "stage-1: GenerateFlowFile 'gen' -> SplitText 'split' -> UpdateAttribute 'tag'",
+            "  input: source work",
+            "  output: tag -[success]-> merge (durable: feeds a binning processor)",
+            "stage-2: MergeContent 'merge' -> LogAttribute 'log'",
+            "  input: tag -[success]-> merge (durable: feeds a binning processor)",
+            f"  {DRIVER_NOTE}",
+        ]
+    )
+
+
+def test_explain_has_no_driver_note_on_the_direct_runner_nor_without_a_runner() -> None:
+    """The direct runner runs every stage in the driver anyway; an unknown runner says nothing;
+    a limit of 0 sends every run to Spark."""
+    compiled = compile_flow(web_logs()[0])
+    assert "in the driver" not in explain(compiled, runner="direct")
+    assert "in the driver" not in explain(compiled)
+    off = Settings(driver_run_max_flowfiles=0)
+    assert "in the driver" not in explain(compiled, runner="spark", settings=off)
+
+
+def test_the_driver_note_quotes_the_settings_values() -> None:
+    """The limits in the note are the run's settings, not the defaults."""
+    settings = Settings(driver_run_max_flowfiles=5_000, driver_run_max_size="2 MB")
+    text = explain(compile_flow(web_logs()[0]), runner="spark", settings=settings)
+    assert "in the driver: runs taking at most 5,000 queued FlowFiles / 2 MB (" in text
+
+
+def test_a_stage_with_sources_and_a_queue_notes_that_only_runs_without_source_work_qualify() -> (
+    None
+):
+    """A stage that also starts at a source sends a run with source work to Spark whatever its
+    size, and its note says so; a stage whose queue feeds only a disabled processor never
+    runs and gets no note."""
+    flow = Flow("loop")
+    gen = flow.add(GenerateFlowFile(), name="gen")
+    tag = flow.add(UpdateAttribute(), name="tag")
+    route = flow.add(RouteOnAttribute(again="${retry:equals('yes')}"), name="route")
+    off = flow.add(LogAttribute(), name="off", disabled=True)
+    flow.connect(gen, tag)
+    flow.connect(tag, route)
+    flow.connect(route, tag, "again")  # closes a cycle: a durable queue into the source's stage
+    flow.connect(route, off, "unmatched")
+    flow.auto_terminate(off, "success")
+    compiled = compile_flow(flow)
+    notes = stage_notes(compiled, compiled.stage_of(gen), runner="spark")
+    assert "in the driver: runs taking no source work and at most 20,000 queued" in notes[-1]
+    disabled = stage_notes(compiled, compiled.stage_of(off), runner="spark")
+    assert not [n for n in disabled if "in the driver" in n]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -137,3 +138,74 @@ def test_parallel_tasks_would_lose_the_counter_updates(
     count, lines, _ = _count_lines(tmp_path, "direct", settings)
     assert lines == 200
     assert int(count) < 200
+
+
+def _split_into_queue(root: Path, lines: list[int]) -> Flow:
+    """GetFile -> SplitText -> a durable queue -> UpdateAttribute, over one file per entry of
+    *lines* (that many lines each): each split task writes its file's lines as one segment."""
+    (root / "in").mkdir(parents=True)
+    for n, count in enumerate(lines):
+        (root / "in" / f"f{n}.txt").write_text("".join(f"{n}-{i}\n" for i in range(count)))
+    flow = Flow("queued")
+    get = flow.add(GetFile(input_directory=str(root / "in"), keep_source_file=True), name="get")
+    split = flow.add(SplitText(line_split_count=1), name="split")
+    tag = flow.add(UpdateAttribute(tagged="yes"), name="tag")
+    flow.connect(get, split)
+    flow.connect(split, tag, "splits", durable=True)
+    flow.auto_terminate(split, ["original", "failure"])
+    flow.auto_terminate(tag, "success")
+    return flow
+
+
+def _ran_as(plan: str, stage_id: str) -> str:
+    """The ``ran as:`` line of *stage_id* in a run's plan."""
+    lines = plan.splitlines()
+    start = next(n for n, line in enumerate(lines) if line.startswith(f"{stage_id}:"))
+    return next(line.strip() for line in lines[start:] if line.strip().startswith("ran as:"))
+
+
+@pytest.mark.spark
+@pytest.mark.skipif(shutil.which("java") is None, reason="Spark needs a Java runtime")
+def test_a_spark_runs_small_stage_run_says_it_ran_in_the_driver_and_why(tmp_path: Path) -> None:
+    """On Spark, a queue-fed stage run of few FlowFiles is described as run in the driver, with
+    its FlowFile count against driver_run_max_flowfiles; the source stage ran on Spark."""
+    flow = _split_into_queue(tmp_path, [30, 20])
+    settings = Settings(sync=False, parallelism=2)
+    result = run_flow(flow, "spark", repository=tmp_path / "repo", settings=settings)
+    assert result.count("tag", "success") == 50
+    assert _ran_as(result.plan, "stage-2") == (
+        "ran as: in the driver (50 FlowFiles <= driver_run_max_flowfiles): 2 task(s)"
+    )
+    assert "Spark stage(s)" in _ran_as(result.plan, "stage-1")
+
+
+@pytest.mark.spark
+@pytest.mark.skipif(shutil.which("java") is None, reason="Spark needs a Java runtime")
+def test_a_stage_run_both_on_spark_and_in_the_driver_shows_the_last_of_each(
+    tmp_path: Path,
+) -> None:
+    """A stage whose runs went to Spark (a large one) and to the driver (a small one) says
+    both, each with its count of runs."""
+    flow = _split_into_queue(tmp_path, [150, 50])  # two segments: 150 and 50 FlowFiles
+    settings = Settings(  # a stage run takes one segment (splits are batched); 50 is small
+        sync=False,
+        parallelism=2,
+        batch_max_flowfiles=1,
+        batch_max_batched_flowfiles=1,
+        driver_run_max_flowfiles=100,
+    )
+    result = run_flow(flow, "spark", repository=tmp_path / "repo", settings=settings)
+    assert result.count("tag", "success") == 200
+    ran_as = _ran_as(result.plan, "stage-2")
+    assert "Spark stage(s), 1 task(s) on local" in ran_as
+    assert "(1 run(s)); in the driver (50 FlowFiles <= driver_run_max_flowfiles): 1 task(s)" in (
+        ran_as
+    )
+    assert ran_as.endswith("(1 run(s))")
+
+
+def test_the_direct_runner_describes_its_runs_as_before(tmp_path: Path) -> None:
+    """On the direct runner every run is in-process anyway: no driver_run_max_flowfiles note."""
+    flow = _split_into_queue(tmp_path, [30, 20])
+    result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=Settings(sync=False))
+    assert _ran_as(result.plan, "stage-2") == "ran as: 2 task(s) in-process"

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from flowcore.builder import Flow
-from flowcore.compiler.stages import compile_flow
+from flowcore.compiler.stages import compile_flow, stage_notes
 from flowcore.pictures.flow_picture import FlowCounts, flow_picture, format_bytes
 from flowcore.pictures.model import EdgeKind, NodeKind
+from flowcore.settings import Settings
 from processors import GenerateFlowFile, LogAttribute, MergeContent, RouteOnAttribute
 
 
@@ -116,3 +117,23 @@ def test_format_bytes_uses_nifis_binary_units() -> None:
         "1.5 KB",
         "5.0 GB",
     ]
+
+
+def test_stage_frames_carry_the_compilers_notes_with_the_driver_note_on_spark() -> None:
+    """Each frame's notes are the compiler's stage_notes (queues without their reasons, which
+    the edges carry); on Spark the queue-fed stage says which runs go to the driver, with the
+    settings' values, and on the direct runner it does not."""
+    compiled = compile_flow(branching())
+    settings = Settings(driver_run_max_flowfiles=1_000, driver_run_max_size="1 MB")
+    picture = flow_picture(compiled, runner="spark", settings=settings)
+    for cluster, stage in zip(picture.clusters, compiled.stages, strict=True):
+        expected = stage_notes(compiled, stage, reasons=False, runner="spark", settings=settings)
+        assert cluster.notes == tuple(expected)
+    assert picture.clusters[1].notes == (
+        "input: join -[success]-> merge",
+        "in the driver: runs taking at most 1,000 queued FlowFiles / 1 MB (a Spark job's "
+        "scheduling costs more than they do; settings driver_run_max_flowfiles, "
+        "driver_run_max_size)",
+    )
+    direct = flow_picture(compiled, runner="direct")
+    assert direct.clusters[1].notes == ("input: join -[success]-> merge",)

@@ -39,6 +39,9 @@ def test_a_flow_lists_every_exit_of_every_component_stage_by_stage() -> None:
             "    success: auto-terminated",
             "stage-2:",
             "  input: route -[big]-> merge",
+            "  in the driver: runs taking at most 20,000 queued FlowFiles / 16 MB (a Spark job's "
+            "scheduling costs more than they do; settings driver_run_max_flowfiles, "
+            "driver_run_max_size)",
             "  MergeContent 'merge'",
             "    original, merged, failure: auto-terminated",
         ]
