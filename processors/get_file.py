@@ -11,13 +11,16 @@ from typing import ClassVar
 
 import attrs
 
+from flowcore.errors import ProcessException
 from flowcore.flowfile import ContentClaim
 from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
 from flowcore.process_context import ProcessContext
+from flowcore.processor import Processor
 from flowcore.processor_kinds import PendingWork, SourceProcessor, WorkItem, WorkListing
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import SUCCESS
-from flowcore.session.external_files import file_chunks, fingerprint_of
+from flowcore.session import block_views
+from flowcore.session.external_files import file_chunks, fingerprint, fingerprint_of
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     BOOLEAN_VALIDATOR,
@@ -35,6 +38,7 @@ from processors._file_attributes import (
     path_key,
     readable,
 )
+from processors.split_text import block_read_refusal, plan_block_reads
 
 __all__ = ["GetFile"]
 
@@ -328,6 +332,51 @@ class GetFile(SourceProcessor):
         return super().requeue_work(state, items, committed)
 
     @staticmethod
+    def block_refusal(reader: Processor | None, dropped: frozenset[str]) -> str | None:
+        """Why a large file cannot go to *reader* as blocks read in parallel (None: it can)."""
+        return block_read_refusal(reader, dropped)
+
+    def block_reads(
+        self, item: WorkItem, reader: Processor | None, dropped: frozenset[str], parts: int
+    ) -> list[WorkItem] | None:
+        """*item*'s file as up to *parts* items each reading one line-aligned block, or None.
+
+        Asked on the driver for a large file when this GetFile feeds *reader* (with *dropped*
+        relationships) in the same stage: the blocks are read by parallel tasks, and the
+        FlowFiles are exactly those of one task reading the whole file (see
+        :mod:`flowcore.session.block_views`). None (read it whole) when *reader* is not a
+        SplitText that can split blocks, the file changed since it was listed, or it has
+        fewer than two blocks' worth of splits.
+        """
+        if block_read_refusal(reader, dropped) is not None:
+            return None
+        assert reader is not None
+        path = key_path(item.key)
+        try:
+            if fingerprint(path) != item.payload["fingerprint"]:
+                return None
+            planned = plan_block_reads(str(path), item.size, parts, reader)  # type: ignore[arg-type]
+        except OSError:
+            return None  # gone or unreadable: the one-task read reports it as it does
+        if planned is None:
+            return None
+        *blocks, (_, _, count) = planned
+        return [
+            WorkItem(
+                item.key,
+                {
+                    **item.payload,
+                    block_views.PAYLOAD_KEY: block_views.BlockView(
+                        index, len(blocks), start, end, before, count, item.size
+                    ).as_payload(),
+                },
+                flowfiles=1,
+                size=end - start,
+            )
+            for index, (start, end, before) in enumerate(blocks)
+        ]
+
+    @staticmethod
     def _kept(state: Mapping[str, str]) -> dict[str, str]:
         """With Keep Source File: the remembered files still present (the gone are forgotten)."""
         return {key: value for key, value in state.items() if key_path(key).exists()}
@@ -343,7 +392,16 @@ class GetFile(SourceProcessor):
             context.logger.warning("%s disappeared before it could be read; skipping it", path)
             return
         started = time.monotonic()
-        flowfile = session.import_from(path, session.create(), keep_source=keep)
+        view = block_views.BlockView.of_payload(item.payload.get(block_views.PAYLOAD_KEY))
+        if view is None:
+            flowfile = session.import_from(path, session.create(), keep_source=keep)
+        else:
+            flowfile = session.create()
+            if not keep and view.first:
+                # the session's way to delete the file after the commit (its copy is replaced)
+                flowfile = session.import_from(path, flowfile, keep_source=False)
+            flowfile = session.write(flowfile, _BlockCopy(_checked_block(item, view)))
+            block_views.register(flowfile.uuid, view)
         attributes = file_attributes(path, root, info)
         flowfile = session.put_all_attributes(flowfile, attributes)
         elapsed_ms = int((time.monotonic() - started) * 1000)
@@ -366,6 +424,7 @@ class GetFile(SourceProcessor):
         rows: list[dict[str, str]] = []
         uris: list[str] = []
         durations: list[int] = []
+        views: list[block_views.BlockView | None] = []
         for item in items:
             path = key_path(item.key)
             try:
@@ -377,23 +436,87 @@ class GetFile(SourceProcessor):
                 maker.unread(item, error)
                 continue
             started = time.monotonic()
-            try:
-                claim = maker.write(file_chunks(path, _READ_CHUNK))
+            view = block_views.BlockView.of_payload(item.payload.get(block_views.PAYLOAD_KEY))
+            if view is not None:
+                # One block of a file other tasks read the rest of: a read that fails fails
+                # the task (the stage run), so no block's splits commit without the others'.
+                claim = maker.write(_checked_block(item, view).chunks())
                 attributes = file_attributes(path, Path(item.payload["root"]), info)
                 uri = path.as_uri()
-            except Exception as error:  # a rolled-back session's item: read again later
-                maker.unread(item, error)
-                continue
-            if not keep:
+            else:
+                try:
+                    claim = maker.write(file_chunks(path, _READ_CHUNK))
+                    attributes = file_attributes(path, Path(item.payload["root"]), info)
+                    uri = path.as_uri()
+                except Exception as error:  # a rolled-back session's item: read again later
+                    maker.unread(item, error)
+                    continue
+            views.append(view)
+            if not keep and (view is None or view.first):
                 maker.delete_after_commit(path)
             contents.append(claim)
             rows.append(attributes)
             uris.append(uri)
             durations.append(int((time.monotonic() - started) * 1000))
         made = maker.create_rows(contents, rows)
+        if any(v is not None for v in views):
+            made_flowfiles = (f for batch in made for f in batch.flowfiles())
+            for view, flowfile in zip(views, made_flowfiles, strict=True):
+                if view is not None:
+                    block_views.register(flowfile.uuid, view)
         at = 0
         for batch in made:
             stop = at + batch.count
             maker.report_receive(batch, uris[at:stop], durations_ms=durations[at:stop])
             at = stop
         return [(SUCCESS.name, batch) for batch in made]
+
+
+@attrs.frozen
+class _Block:
+    """The byte range of a listed file one block read copies."""
+
+    path: Path
+    start: int
+    end: int
+
+    def chunks(self) -> Iterator[bytes]:
+        """The range's bytes, :data:`_READ_CHUNK` at a time."""
+        with open(self.path, "rb") as source:
+            source.seek(self.start)
+            left = self.end - self.start
+            while left > 0 and (chunk := source.read(min(_READ_CHUNK, left))):
+                left -= len(chunk)
+                yield chunk
+        if left:
+            msg = f"{self.path} is shorter than when it was listed; it is read again whole later"
+            raise ProcessException(msg)
+
+
+@attrs.frozen
+class _BlockCopy:
+    """Writes a block's bytes into a session's new content (the one-by-one read)."""
+
+    block: _Block
+
+    def __call__(self, out: object) -> None:
+        write = out.write  # type: ignore[attr-defined]
+        for chunk in self.block.chunks():
+            write(chunk)
+
+
+def _checked_block(item: WorkItem, view: block_views.BlockView) -> _Block:
+    """The block *view* of *item*'s file, refused if the file changed since it was cut.
+
+    Raises:
+        ProcessException: the file is not the version the driver cut into blocks (the task
+            fails, and with it the stage run, so no block's splits commit without the rest).
+    """
+    path = key_path(item.key)
+    if fingerprint(path) != item.payload["fingerprint"]:
+        msg = (
+            f"{path} changed while its blocks were read by parallel tasks; nothing of it is "
+            "committed, and the changed file is listed again"
+        )
+        raise ProcessException(msg)
+    return _Block(path, view.start, view.end)

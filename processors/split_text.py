@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import os
 from collections.abc import Iterable, Iterator, Mapping
 from typing import ClassVar, NamedTuple
 
@@ -17,6 +18,7 @@ from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
 from flowcore.properties import PropertyDescriptor
 from flowcore.relationship import Relationship
+from flowcore.session import block_views
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     BOOLEAN_VALIDATOR,
@@ -25,6 +27,7 @@ from flowcore.validators import (
     NON_NEGATIVE_INTEGER_VALIDATOR,
     ValidationResult,
 )
+from processors._blocks import line_start_after
 from processors._lines import (
     LineGroup,
     LineSpan,
@@ -34,7 +37,7 @@ from processors._lines import (
     iter_split_lines,
 )
 
-__all__ = ["SplitText"]
+__all__ = ["SplitText", "block_read_refusal", "plan_block_reads"]
 
 #: Splits kept from the counting pass (about 100 bytes each) instead of reading again.
 _REMEMBERED_SPLITS = 100_000
@@ -206,13 +209,16 @@ class SplitText(Processor):
             header, remainder, lines = _read_header(lines, header_count, marker, max_size)
             return header, _iter_splits(lines, remainder, header, line_split_count, max_size)
 
+        # A view of one block of a larger file, read by parallel tasks (block_views): its
+        # splits are numbered after the blocks before it and counted over the whole file.
+        view = block_views.view_of(flowfile)
         if (
             not header_count
             and not marker
             and max_size is None
             and line_split_count > 0
             and session.takes_batches(REL_SPLITS.name)
-            and self._split_as_batch(session, flowfile, line_split_count, remove_trailing)
+            and self._split_as_batch(session, flowfile, line_split_count, remove_trailing, view)
         ):
             return
         # fragment.count is on every split, so the splits are counted before any is emitted.
@@ -236,13 +242,16 @@ class SplitText(Processor):
             context.logger.error("Unable to split %s due to %s; routing to failure", flowfile, ex)
             session.transfer(flowfile, REL_FAILURE)
             return
+        emitted = 0
+        if view is not None:
+            count, emitted = view.count, view.before
+            block_views.skip_children(session, flowfile, emitted)
         fragment_id = session.identifier_for(flowfile, FRAGMENT_ID)
         filename = flowfile.attributes.get("filename", "")
         header_bytes = b""
         if header.lines:
             with session.read(flowfile, 0, header.length) as stream:
                 header_bytes = stream.read()
-        emitted = 0
         with contextlib.ExitStack() as reading:
             if remembered is None:
                 header, splits = plan(reading.enter_context(session.read(flowfile)))
@@ -289,7 +298,11 @@ class SplitText(Processor):
 
     @staticmethod
     def _split_as_batch(
-        session: ProcessSession, flowfile: FlowFile, line_split_count: int, remove_trailing: bool
+        session: ProcessSession,
+        flowfile: FlowFile,
+        line_split_count: int,
+        remove_trailing: bool,
+        view: block_views.BlockView | None = None,
     ) -> bool:
         r"""Make the splits as FlowFile batches (no header, no size limit, ``\n`` lines).
 
@@ -312,6 +325,10 @@ class SplitText(Processor):
                     parts.append(part)
                     if len(parts) > 1:
                         parts = None
+        emitted = 0
+        if view is not None:  # one block of a file: numbered after, and counted with, the rest
+            count, emitted = view.count, view.before
+            block_views.skip_children(session, flowfile, emitted)
         fragment_id = session.identifier_for(flowfile, FRAGMENT_ID)
         # the original's attributes first: its FORK may be recorded as soon as its first
         # children go on (a large input's), and the children carry these values anyway
@@ -329,7 +346,6 @@ class SplitText(Processor):
                 if parts is None:
                     stream = reading.enter_context(session.read(flowfile))
                     found = iter_split_lines(stream, line_split_count, max_splits=BATCH_SPLITS)
-                emitted = 0
                 for part in found:
                     if part is None:
                         msg = f"the content of {flowfile} changed while it was split"
@@ -472,3 +488,113 @@ def _iter_splits(
             trailing_crlf += last_crlf
         yield _Split(start, length, length - trailing_crlf, count - empty_lines)
         remainder = new_remainder
+
+
+def block_read_refusal(splitter: Processor | None, dropped: frozenset[str]) -> str | None:
+    """Why a file feeding *splitter* cannot be read as blocks by parallel tasks (None: it can).
+
+    Args:
+        splitter: the processor the file's FlowFile goes to, in the same stage.
+        dropped: its auto-terminated relationships without a connection.
+    """
+    if not isinstance(splitter, SplitText):
+        return "it does not feed SplitText"
+    values = splitter.effective_values()
+    if int(values.get(SplitText.HEADER_LINE_COUNT.name) or 0) or values.get(
+        SplitText.HEADER_MARKER.name
+    ):
+        return "SplitText copies header lines into every split"
+    if values.get(SplitText.FRAGMENT_MAX_SIZE.name):
+        return "SplitText has a Maximum Fragment Size"
+    if REL_ORIGINAL.name not in dropped:
+        return "SplitText's original relationship is connected (it needs the whole file)"
+    return None
+
+
+def plan_block_reads(
+    path: str, size: int, parts: int, splitter: SplitText
+) -> list[tuple[int, int, int]] | None:
+    r"""Cut a file into at most *parts* blocks at split boundaries, for parallel SplitText tasks.
+
+    Each nominal cut (``size * i / parts``) moves, as Hadoop's line rule moves a block's start,
+    to the first line start after it, then on to the next split boundary (every Line Split
+    Count lines), so no split spans two blocks. The file is scanned once (numpy for ``\n``
+    lines, the exact per-line path when a ``\r`` appears) to count the splits before each
+    block: ``fragment.index`` is a prefix sum of those counts.
+
+    Returns:
+        ``(start, end, splits before)`` of each block, then the file's split count as a last
+        ``(size, size, count)`` entry; None when fewer than two blocks remain.
+    """
+    values = splitter.effective_values()
+    line_split_count = int(values.get(SplitText.LINE_SPLIT_COUNT.name) or 0)
+    remove_trailing = str(values.get(SplitText.REMOVE_TRAILING_NEWLINES.name)).lower() == "true"
+    if line_split_count <= 0 or parts < 2:
+        return None
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        cuts = {line_start_after(fd, size * i // parts, size) for i in range(1, parts)}
+    finally:
+        os.close(fd)
+    targets = sorted(cuts - {0, size})
+    if not targets:
+        return None
+    with open(path, "rb") as stream:
+        scanned = _boundaries(targets, _numpy_parts(stream, line_split_count, remove_trailing))
+    if scanned is None:  # a '\r': the exact per-line path
+        with open(path, "rb") as stream:
+            splits = _splits_of_groups(iter_line_groups(stream, line_split_count))
+            scanned = _boundaries(targets, _exact_parts(splits, remove_trailing))
+    assert scanned is not None
+    found, emitted = scanned
+    found = [(b, n) for b, n in found if 0 < b < size]
+    if not found:
+        return None
+    bounds = [(0, 0), *found]
+    blocks = [
+        (start, (bounds[i + 1][0] if i + 1 < len(bounds) else size), before)
+        for i, (start, before) in enumerate(bounds)
+    ]
+    return [*blocks, (size, size, emitted)]
+
+
+def _boundaries(
+    targets: list[int], parts: Iterable[tuple[np.ndarray, np.ndarray] | None]
+) -> tuple[list[tuple[int, int]], int] | None:
+    r"""The first split start at or after each target, with the splits emitted before it.
+
+    Also the splits emitted in all. None when *parts* gives up (a ``\r`` on the numpy path).
+    """
+    found: list[tuple[int, int]] = []
+    emitted = 0
+    pending = list(targets)
+    for part in parts:
+        if part is None:
+            return None
+        starts, sizes = part
+        while pending and len(starts) and pending[0] <= starts[-1]:
+            at = int(np.searchsorted(starts, pending[0], side="left"))
+            boundary = int(starts[at])
+            if not found or found[-1][0] != boundary:
+                found.append((boundary, emitted + int(np.count_nonzero(sizes[:at]))))
+            pending = [t for t in pending if t > boundary]
+        emitted += int(np.count_nonzero(sizes))
+    return found, emitted
+
+
+def _numpy_parts(
+    stream: object, line_split_count: int, remove_trailing: bool
+) -> Iterator[tuple[np.ndarray, np.ndarray] | None]:
+    r"""Each part's split starts and emitted sizes (0: not emitted), ``\n`` lines only."""
+    for part in iter_split_lines(stream, line_split_count, max_splits=BATCH_SPLITS):  # type: ignore[arg-type]
+        yield None if part is None else (part.starts, _sizes(part, remove_trailing))
+
+
+def _exact_parts(
+    splits: Iterator[_Split], remove_trailing: bool
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    r""":func:`_numpy_parts` from the exact per-line splits (any line terminator)."""
+    while chunk := list(itertools.islice(splits, BATCH_SPLITS)):
+        starts = np.fromiter((s.start for s in chunk), np.int64, len(chunk))
+        kept = (s.trimmed if remove_trailing else s.length for s in chunk)
+        yield starts, np.fromiter(kept, np.int64, len(chunk))

@@ -55,6 +55,7 @@ from flowcore.provenance_events import (
 )
 from flowcore.queues import expired, park_queue_id, prioritized, queue_order
 from flowcore.services import MapCache
+from flowcore.session import block_views
 from flowcore.session._content import CONTENT_FAILURE_REASON
 from flowcore.session.host import (
     ComponentInfo,
@@ -113,6 +114,7 @@ class _Task:
             )
             raise RepositoryError(msg)
         self.spec = spec
+        block_views.clear()  # a failed task's views, should one have run here before
         self.attempt = f"{spec.plan.stage_id}-t{spec.index}-{uuid.uuid4().hex[:12]}"
         repository = FileContentRepository(
             list(spec.paths.content),
@@ -248,6 +250,7 @@ class _Task:
 
         Only when they are *at_least* (counting each event of a run).
         """
+        self.events = _recorded(self.events)
         held = sum(1 if isinstance(e, ProvenanceEvent) else e.count for e in self.events)
         if not held or held < at_least:
             return
@@ -417,7 +420,10 @@ class _Task:
                 except Exception as error:
                     member.bulletin(f"stopping failed: {type(error).__name__}: {error}")
             self.content.close()
-        return self._finish()
+        try:
+            return self._finish()
+        finally:
+            block_views.clear()
 
     def _skip_unscheduled(
         self, member: TaskMember, work: dict[str, list[Any]], bins: dict[str, list[ReadyBin]]
@@ -605,6 +611,29 @@ def run_task(spec: TaskSpec) -> TaskResult:
 def read_segment_records(segment_dir: str | Path, segment_id: str) -> list[FlowFile]:
     """A committed segment's FlowFiles, in order."""
     return segment_files.read_segment(segment_files.segment_path(segment_dir, segment_id))
+
+
+def _recorded(
+    events: list[ProvenanceEvent | ProvenanceEventRun | InterleavedRuns],
+) -> list[ProvenanceEvent | ProvenanceEventRun | InterleavedRuns]:
+    """*events* as this task records them: a block view's own events once for all its blocks.
+
+    Only events of one FlowFile can be a view's (see :mod:`flowcore.session.block_views`).
+    """
+    kept: list[ProvenanceEvent | ProvenanceEventRun | InterleavedRuns] = []
+    for event in events:
+        single = event
+        if isinstance(event, ProvenanceEventRun) and event.count == 1:
+            single = event.event(0)
+        if not isinstance(single, ProvenanceEvent):
+            kept.append(event)
+            continue
+        recorded = block_views.recorded(single)
+        if recorded is single:
+            kept.append(event)
+        elif recorded is not None:
+            kept.append(recorded)
+    return kept
 
 
 def _stable_hash(text: str) -> int:
