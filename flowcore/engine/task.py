@@ -27,7 +27,7 @@ import numpy as np
 
 import repositories.segments as segment_files
 from flowcore.clock import now_ms
-from flowcore.compiler.plan import MemberPlan, StagePlan
+from flowcore.compiler.plan import MemberPlan, StagePlan, block_reader
 from flowcore.engine._batches import drain_batches, unpacks, write_deferred
 from flowcore.engine._bulletins import running
 from flowcore.engine._content import TaskContent
@@ -555,11 +555,7 @@ class _Task:
                 },
                 **{c.service.state_key: c.to_state() for c in self.caches.values() if c.changed},
             },
-            transfers={
-                m.plan.component_id: {k: (v[0], v[1]) for k, v in m.transfers.items()}
-                for m in self.members.values()
-                if m.transfers
-            },
+            transfers=self._counted_once(),
             consumed={m.plan.component_id: m.consumed for m in self.members.values()},
             bulletins=tuple(self.bulletins),
             ready_bins=tuple(self.ready_bins),
@@ -572,6 +568,35 @@ class _Task:
                 if m.unscheduled is not None
             },
         )
+
+
+    def _counted_once(self) -> dict[str, dict[str, tuple[int, int]]]:
+        """Each member's transfers, a block view counted as one FlowFile over all its blocks.
+
+        Every block's task makes the file's FlowFile (a view of its block, see
+        :mod:`flowcore.session.block_views`): the first block's task counts it, the others
+        count only their bytes, so the stage run counts one FlowFile of the file's size.
+        """
+        others = block_views.later_views()
+        transfers = {
+            m.plan.component_id: {k: [v[0], v[1]] for k, v in m.transfers.items()}
+            for m in self.members.values()
+            if m.transfers
+        }
+        if others:
+            for member in self.members.values():
+                reader = block_reader(self.spec.plan, member.plan)
+                if member.plan.kind is not ProcessorKind.SOURCE or reader is None:
+                    continue
+                for counted in transfers.get(member.plan.component_id, {}).values():
+                    counted[0] = max(0, counted[0] - others)
+                original = transfers.get(reader.component_id, {}).get(block_views.ORIGINAL)
+                if original is not None:
+                    original[0] = max(0, original[0] - others)
+                self.members[reader.component_id].consumed -= min(
+                    others, self.members[reader.component_id].consumed
+                )
+        return {c: {k: (v[0], v[1]) for k, v in t.items()} for c, t in transfers.items()}
 
 
 def apply_limits(settings: Settings) -> None:

@@ -31,10 +31,22 @@ if TYPE_CHECKING:
     from flowcore.flowfile import FlowFile
     from flowcore.session.process_session import ProcessSession
 
-__all__ = ["BlockView", "clear", "recorded", "register", "skip_children", "view_of"]
+__all__ = [
+    "ORIGINAL",
+    "PAYLOAD_KEY",
+    "BlockView",
+    "clear",
+    "later_views",
+    "recorded",
+    "register",
+    "skip_children",
+    "view_of",
+]
 
 #: The payload key of a work item that reads one block of a file (a :class:`BlockView`).
 PAYLOAD_KEY = "block"
+#: The relationship the reader routes a view to (SplitText's ``original``, auto-terminated).
+ORIGINAL = "original"
 
 
 @attrs.frozen
@@ -101,6 +113,11 @@ def view_of(flowfile: FlowFile) -> BlockView | None:
     return _views().get(flowfile.uuid)
 
 
+def later_views() -> int:
+    """How many views of this task are not their file's first block (counted by another)."""
+    return sum(1 for view in _views().values() if not view.first)
+
+
 def clear() -> None:
     """Forget this task's views (the task ended)."""
     _views().clear()
@@ -110,7 +127,9 @@ def recorded(event: ProvenanceEvent) -> ProvenanceEvent | None:
     """*event* as this task records it: None when it is a view's left to another block's task.
 
     A view's RECEIVE (first block) and DROP (last block) name the whole file's size and no
-    content: the file is held whole nowhere, only as its blocks (and its splits' ranges).
+    content: the file is held whole nowhere, only as its blocks (and its splits' ranges). A
+    block without splits records an ATTRIBUTES_MODIFIED of the original where a one-task split
+    records its FORK: kept only when the whole file has no splits.
     """
     view = _views().get(event.flowfile_uuid)
     if view is None:
@@ -118,8 +137,12 @@ def recorded(event: ProvenanceEvent) -> ProvenanceEvent | None:
     kind = event.event_type
     if kind in (ProvenanceEventType.RECEIVE, ProvenanceEventType.CREATE):
         keep = view.first
-    elif kind in (ProvenanceEventType.DROP, ProvenanceEventType.ATTRIBUTES_MODIFIED):
+    elif kind is ProvenanceEventType.DROP:
         keep = view.last
+    elif kind is ProvenanceEventType.ATTRIBUTES_MODIFIED:
+        # SplitText's attributes on the original: one task records them only when it forked
+        # nothing (a FORK names them otherwise), so only when no block has splits
+        keep = view.last and view.count == 0
     else:
         return event
     if not keep:
