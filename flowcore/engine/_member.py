@@ -37,6 +37,7 @@ from flowcore.parameters import redact, secrets_of
 from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor, ProcessorKind
 from flowcore.relationship import FAILURE
+from flowcore.session import block_views
 from flowcore.session._content import CONTENT_FAILURE_REASON, damage_of
 from flowcore.session.host import (
     SELF,
@@ -499,6 +500,11 @@ class TaskMember:
         if fault is not None:
             raise fault from error
         if isinstance(error, EffectFileError):
+            raise error
+        if block_views.PAYLOAD_KEY in getattr(item, "payload", {}):
+            # One block of a file whose other blocks other tasks read: putting it back in the
+            # listing would commit those blocks' splits now and the whole file again later.
+            # The task fails instead, and with it the stage run: nothing of the file commits.
             raise error
         # Listed but not read: the driver puts it back in the listing state, so it is not
         # taken as ingested (nor its source deleted) and is read again later.

@@ -569,7 +569,6 @@ class _Task:
             },
         )
 
-
     def _counted_once(self) -> dict[str, dict[str, tuple[int, int]]]:
         """Each member's transfers, a block view counted as one FlowFile over all its blocks.
 
