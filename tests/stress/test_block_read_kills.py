@@ -72,8 +72,7 @@ def _event_counts(repository: Path) -> Counter:
 
 @pytest.mark.slow
 def test_kill_9_during_block_reads_loses_and_repeats_nothing(tmp_path: Path) -> None:
-    """Runs reading files as parallel blocks, SIGKILLed eight times then finished, write
-    every file back whole (Defragment) with the event counts of an undisturbed run."""
+    """Block-reading runs SIGKILLed then finished write each file once, events as undisturbed."""
     reference = _workdir(tmp_path / "reference")
     started = time.monotonic()
     first = _start(reference)

@@ -145,8 +145,7 @@ def test_blocks_give_the_one_task_split(
     trailing: str,
     parallelism: int,
 ) -> None:
-    """Any file shape (CRLF, lone CR, empty and long lines, no final newline) and Line Split
-    Count 1..3: the same splits, attributes, uuids, order and histories as one task."""
+    """Any file shape and Line Split Count 1..3: the one-task splits, uuids, order, histories."""
     root = tmp_path_factory.mktemp("shape")
     try:
         _compare(
