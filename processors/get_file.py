@@ -386,13 +386,15 @@ class GetFile(SourceProcessor):
         path = key_path(item.key)
         root = Path(item.payload["root"])  # absolute, as listed (links kept, as the path)
         keep = bool(context.get_property(self.KEEP_SOURCE_FILE).as_boolean())
+        view = block_views.BlockView.of_payload(item.payload.get(block_views.PAYLOAD_KEY))
         try:
             info = path.stat()
         except FileNotFoundError:
+            if view is not None:  # other tasks read its other blocks: the stage run fails
+                raise
             context.logger.warning("%s disappeared before it could be read; skipping it", path)
             return
         started = time.monotonic()
-        view = block_views.BlockView.of_payload(item.payload.get(block_views.PAYLOAD_KEY))
         if view is None:
             flowfile = session.import_from(path, session.create(), keep_source=keep)
         else:
@@ -427,16 +429,20 @@ class GetFile(SourceProcessor):
         views: list[block_views.BlockView | None] = []
         for item in items:
             path = key_path(item.key)
+            view = block_views.BlockView.of_payload(item.payload.get(block_views.PAYLOAD_KEY))
             try:
                 info = path.stat()
-            except FileNotFoundError:
-                context.logger.warning("%s disappeared before it could be read; skipping it", path)
-                continue
-            except OSError as error:  # as read_work's session rolls back: read again later
-                maker.unread(item, error)
+            except OSError as error:
+                if view is not None:  # other tasks read its other blocks: the stage run fails
+                    raise
+                if isinstance(error, FileNotFoundError):
+                    context.logger.warning(
+                        "%s disappeared before it could be read; skipping it", path
+                    )
+                else:  # as read_work's session rolls back: read again later
+                    maker.unread(item, error)
                 continue
             started = time.monotonic()
-            view = block_views.BlockView.of_payload(item.payload.get(block_views.PAYLOAD_KEY))
             if view is not None:
                 # One block of a file other tasks read the rest of: a read that fails fails
                 # the task (the stage run), so no block's splits commit without the others'.
