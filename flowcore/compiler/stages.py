@@ -45,6 +45,7 @@ __all__ = [
     "CompiledFlow",
     "DurableReason",
     "Stage",
+    "block_notes",
     "compile_flow",
     "explain",
     "form_stages",

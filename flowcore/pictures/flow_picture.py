@@ -16,7 +16,13 @@ from typing import Any
 import attrs
 
 from flowcore.compiler.expression_notes import expression_notes
-from flowcore.compiler.stages import CompiledFlow, Stage, scheduling_note, serial_note
+from flowcore.compiler.stages import (
+    CompiledFlow,
+    Stage,
+    block_notes,
+    scheduling_note,
+    serial_note,
+)
 from flowcore.flow import (
     DEFAULT_FLOWFILE_EXPIRATION,
     Component,
@@ -210,6 +216,7 @@ def _cluster(compiled: CompiledFlow, stage: Stage, members: list[str]) -> Cluste
     if serial is not None:
         notes.append(serial)
     if stage.id in compiled.plans:
+        notes.extend(block_notes(compiled.plans[stage.id]))
         notes.extend(expression_notes(compiled.plans[stage.id]))
     return Cluster(stage.id, stage.id, tuple(members), tuple(notes))
 

@@ -190,10 +190,11 @@ def test_header_lines_read_the_file_in_one_task(tmp_path: Path) -> None:
 
 
 def test_explain_names_block_reads(tmp_path: Path) -> None:
-    """explain says a GetFile feeding SplitText reads large files as blocks."""
+    """The plan and flowcore explain's picture say GetFile reads large files as blocks."""
     (tmp_path / "in").mkdir()
-    text = explain(compile_flow(_flow(tmp_path / "in")))
-    assert "'get' reads large files as line-aligned blocks in parallel tasks for 'split'" in text
+    said = "'get' reads large files as line-aligned blocks in parallel tasks for 'split'"
+    assert said in explain(compile_flow(_flow(tmp_path / "in")))
+    assert said in _flow(tmp_path / "in").explain()
 
 
 def test_without_keep_source_file_the_file_goes_once(tmp_path: Path) -> None:
