@@ -27,8 +27,9 @@ import numpy as np
 
 import repositories.segments as segment_files
 from flowcore.clock import now_ms
-from flowcore.compiler.plan import MemberPlan, StagePlan, block_reader
+from flowcore.compiler.plan import MemberPlan, StagePlan
 from flowcore.engine._batches import drain_batches, unpacks, write_deferred
+from flowcore.engine._block_views import counted_once, recorded_events
 from flowcore.engine._bulletins import running
 from flowcore.engine._content import TaskContent
 from flowcore.engine._heap import keep_freed_memory
@@ -250,7 +251,7 @@ class _Task:
 
         Only when they are *at_least* (counting each event of a run).
         """
-        self.events = _recorded(self.events)
+        self.events = recorded_events(self.events)
         held = sum(1 if isinstance(e, ProvenanceEvent) else e.count for e in self.events)
         if not held or held < at_least:
             return
@@ -555,7 +556,7 @@ class _Task:
                 },
                 **{c.service.state_key: c.to_state() for c in self.caches.values() if c.changed},
             },
-            transfers=self._counted_once(),
+            transfers=counted_once(self.spec.plan, self.members),
             consumed={m.plan.component_id: m.consumed for m in self.members.values()},
             bulletins=tuple(self.bulletins),
             ready_bins=tuple(self.ready_bins),
@@ -568,34 +569,6 @@ class _Task:
                 if m.unscheduled is not None
             },
         )
-
-    def _counted_once(self) -> dict[str, dict[str, tuple[int, int]]]:
-        """Each member's transfers, a block view counted as one FlowFile over all its blocks.
-
-        Every block's task makes the file's FlowFile (a view of its block, see
-        :mod:`flowcore.session.block_views`): the first block's task counts it, the others
-        count only their bytes, so the stage run counts one FlowFile of the file's size.
-        """
-        others = block_views.later_views()
-        transfers = {
-            m.plan.component_id: {k: [v[0], v[1]] for k, v in m.transfers.items()}
-            for m in self.members.values()
-            if m.transfers
-        }
-        if others:
-            for member in self.members.values():
-                reader = block_reader(self.spec.plan, member.plan)
-                if member.plan.kind is not ProcessorKind.SOURCE or reader is None:
-                    continue
-                for counted in transfers.get(member.plan.component_id, {}).values():
-                    counted[0] = max(0, counted[0] - others)
-                original = transfers.get(reader.component_id, {}).get(block_views.ORIGINAL)
-                if original is not None:
-                    original[0] = max(0, original[0] - others)
-                self.members[reader.component_id].consumed -= min(
-                    others, self.members[reader.component_id].consumed
-                )
-        return {c: {k: (v[0], v[1]) for k, v in t.items()} for c, t in transfers.items()}
 
 
 def apply_limits(settings: Settings) -> None:
@@ -635,29 +608,6 @@ def run_task(spec: TaskSpec) -> TaskResult:
 def read_segment_records(segment_dir: str | Path, segment_id: str) -> list[FlowFile]:
     """A committed segment's FlowFiles, in order."""
     return segment_files.read_segment(segment_files.segment_path(segment_dir, segment_id))
-
-
-def _recorded(
-    events: list[ProvenanceEvent | ProvenanceEventRun | InterleavedRuns],
-) -> list[ProvenanceEvent | ProvenanceEventRun | InterleavedRuns]:
-    """*events* as this task records them: a block view's own events once for all its blocks.
-
-    Only events of one FlowFile can be a view's (see :mod:`flowcore.session.block_views`).
-    """
-    kept: list[ProvenanceEvent | ProvenanceEventRun | InterleavedRuns] = []
-    for event in events:
-        single = event
-        if isinstance(event, ProvenanceEventRun) and event.count == 1:
-            single = event.event(0)
-        if not isinstance(single, ProvenanceEvent):
-            kept.append(event)
-            continue
-        recorded = block_views.recorded(single)
-        if recorded is single:
-            kept.append(event)
-        elif recorded is not None:
-            kept.append(recorded)
-    return kept
 
 
 def _stable_hash(text: str) -> int:
