@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from collections import deque
@@ -11,6 +12,7 @@ from typing import ClassVar
 
 import attrs
 
+from flowcore.clock import now_ms
 from flowcore.errors import ProcessException
 from flowcore.flowfile import ContentClaim
 from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
@@ -353,7 +355,8 @@ class GetFile(SourceProcessor):
         assert reader is not None
         path = key_path(item.key)
         try:
-            if fingerprint(path) != item.payload["fingerprint"]:
+            info = path.stat()
+            if fingerprint_of(info) != item.payload["fingerprint"]:
                 return None
             planned = plan_block_reads(str(path), item.size, parts, reader)  # type: ignore[arg-type]
         except OSError:
@@ -361,13 +364,17 @@ class GetFile(SourceProcessor):
         if planned is None:
             return None
         *blocks, (_, _, count) = planned
+        bounds = (*(start for start, _, _ in blocks), item.size)
+        attributes = tuple(sorted(file_attributes(path, Path(item.payload["root"]), info).items()))
+        digest = hashlib.blake2b(f"{item.key}\0{info.st_ino}".encode(), digest_size=8)
+        name = f"{now_ms()}-blocks-{digest.hexdigest()}"
         return [
             WorkItem(
                 item.key,
                 {
                     **item.payload,
                     block_views.PAYLOAD_KEY: block_views.BlockView(
-                        index, len(blocks), start, end, before, count, item.size
+                        index, bounds, before, count, name, attributes
                     ).as_payload(),
                 },
                 flowfiles=1,
@@ -397,14 +404,13 @@ class GetFile(SourceProcessor):
         started = time.monotonic()
         if view is None:
             flowfile = session.import_from(path, session.create(), keep_source=keep)
+            attributes = file_attributes(path, root, info)
         else:
-            flowfile = session.create()
             if not keep and view.first:
-                # the session's way to delete the file after the commit (its copy is replaced)
-                flowfile = session.import_from(path, flowfile, keep_source=False)
-            flowfile = session.write(flowfile, _BlockCopy(_checked_block(item, view)))
-            block_views.register(flowfile.uuid, view)
-        attributes = file_attributes(path, root, info)
+                session.delete_after_commit(path)
+            block = _checked_block(item, view)
+            flowfile = session.import_block(session.create(), view, block.chunks())
+            attributes = dict(view.attributes)
         flowfile = session.put_all_attributes(flowfile, attributes)
         elapsed_ms = int((time.monotonic() - started) * 1000)
         session.provenance.receive(flowfile, path.as_uri(), duration_ms=elapsed_ms)
@@ -421,55 +427,38 @@ class GetFile(SourceProcessor):
         one that fails to read is put back in the listing, read again later; without Keep
         Source File each file read is deleted once the commit is durable.
         """
+        if any(block_views.PAYLOAD_KEY in item.payload for item in items):
+            return None  # a block of a file read in parallel: one by one (read_work)
         keep = bool(context.get_property(self.KEEP_SOURCE_FILE).as_boolean())
         contents: list[ContentClaim | None] = []
         rows: list[dict[str, str]] = []
         uris: list[str] = []
         durations: list[int] = []
-        views: list[block_views.BlockView | None] = []
         for item in items:
             path = key_path(item.key)
-            view = block_views.BlockView.of_payload(item.payload.get(block_views.PAYLOAD_KEY))
             try:
                 info = path.stat()
-            except OSError as error:
-                if view is not None:  # other tasks read its other blocks: the stage run fails
-                    raise
-                if isinstance(error, FileNotFoundError):
-                    context.logger.warning(
-                        "%s disappeared before it could be read; skipping it", path
-                    )
-                else:  # as read_work's session rolls back: read again later
-                    maker.unread(item, error)
+            except FileNotFoundError:
+                context.logger.warning("%s disappeared before it could be read; skipping it", path)
+                continue
+            except OSError as error:  # as read_work's session rolls back: read again later
+                maker.unread(item, error)
                 continue
             started = time.monotonic()
-            if view is not None:
-                # One block of a file other tasks read the rest of: a read that fails fails
-                # the task (the stage run), so no block's splits commit without the others'.
-                claim = maker.write(_checked_block(item, view).chunks())
+            try:
+                claim = maker.write(file_chunks(path, _READ_CHUNK))
                 attributes = file_attributes(path, Path(item.payload["root"]), info)
                 uri = path.as_uri()
-            else:
-                try:
-                    claim = maker.write(file_chunks(path, _READ_CHUNK))
-                    attributes = file_attributes(path, Path(item.payload["root"]), info)
-                    uri = path.as_uri()
-                except Exception as error:  # a rolled-back session's item: read again later
-                    maker.unread(item, error)
-                    continue
-            views.append(view)
-            if not keep and (view is None or view.first):
+            except Exception as error:  # a rolled-back session's item: read again later
+                maker.unread(item, error)
+                continue
+            if not keep:
                 maker.delete_after_commit(path)
             contents.append(claim)
             rows.append(attributes)
             uris.append(uri)
             durations.append(int((time.monotonic() - started) * 1000))
         made = maker.create_rows(contents, rows)
-        if any(v is not None for v in views):
-            made_flowfiles = (f for batch in made for f in batch.flowfiles())
-            for view, flowfile in zip(views, made_flowfiles, strict=True):
-                if view is not None:
-                    block_views.register(flowfile.uuid, view)
         at = 0
         for batch in made:
             stop = at + batch.count
@@ -497,18 +486,6 @@ class _Block:
         if left:
             msg = f"{self.path} is shorter than when it was listed; it is read again whole later"
             raise ProcessException(msg)
-
-
-@attrs.frozen
-class _BlockCopy:
-    """Writes a block's bytes into a session's new content (the one-by-one read)."""
-
-    block: _Block
-
-    def __call__(self, out: object) -> None:
-        write = out.write  # type: ignore[attr-defined]
-        for chunk in self.block.chunks():
-            write(chunk)
 
 
 def _checked_block(item: WorkItem, view: block_views.BlockView) -> _Block:

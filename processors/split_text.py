@@ -18,7 +18,7 @@ from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
 from flowcore.properties import PropertyDescriptor
 from flowcore.relationship import Relationship
-from flowcore.session import block_views
+from flowcore.session.block_views import BlockView
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     BOOLEAN_VALIDATOR,
@@ -211,7 +211,9 @@ class SplitText(Processor):
 
         # A view of one block of a larger file, read by parallel tasks (block_views): its
         # splits are numbered after the blocks before it and counted over the whole file.
-        view = block_views.view_of(flowfile)
+        view = session.block_view(flowfile)
+        # the range of the content split here: the block's, or all of it
+        base, length = (view.start, view.end - view.start) if view is not None else (0, None)
         if (
             not header_count
             and not marker
@@ -227,7 +229,7 @@ class SplitText(Processor):
         remembered: list[_Split] | None = []
         count = 0
         try:
-            with session.read(flowfile) as stream:
+            with session.read(flowfile, base, length) as stream:
                 header, splits = plan(stream)
                 for split in splits:
                     if remembered is not None:
@@ -245,7 +247,7 @@ class SplitText(Processor):
         emitted = 0
         if view is not None:
             count, emitted = view.count, view.before
-            block_views.skip_children(session, flowfile, emitted)
+            session.skip_children(flowfile, emitted)
         fragment_id = session.identifier_for(flowfile, FRAGMENT_ID)
         filename = flowfile.attributes.get("filename", "")
         header_bytes = b""
@@ -254,7 +256,7 @@ class SplitText(Processor):
                 header_bytes = stream.read()
         with contextlib.ExitStack() as reading:
             if remembered is None:
-                header, splits = plan(reading.enter_context(session.read(flowfile)))
+                header, splits = plan(reading.enter_context(session.read(flowfile, base, length)))
             else:
                 splits = iter(remembered)
             for piece in splits:
@@ -262,12 +264,13 @@ class SplitText(Processor):
                 if header.lines:
                     child = session.create(flowfile)
                     if size > 0:
-                        body = _HeaderAndRange(session, flowfile, header_bytes, piece.start, size)
+                        start = base + piece.start
+                        body = _HeaderAndRange(session, flowfile, header_bytes, start, size)
                         child = session.write(child, body)
                     else:
                         child = session.write(child, header_bytes[: header.trimmed_length])
                 elif size > 0:
-                    child = session.clone(flowfile, piece.start, size)
+                    child = session.clone(flowfile, base + piece.start, size)
                 else:
                     continue
                 emitted += 1
@@ -302,7 +305,7 @@ class SplitText(Processor):
         flowfile: FlowFile,
         line_split_count: int,
         remove_trailing: bool,
-        view: block_views.BlockView | None = None,
+        view: BlockView | None = None,
     ) -> bool:
         r"""Make the splits as FlowFile batches (no header, no size limit, ``\n`` lines).
 
@@ -312,11 +315,14 @@ class SplitText(Processor):
         splits are counted first (``fragment.count`` is on every one), then found again part
         by part. False (nothing done) when the content holds a ``\r`` or is not one claim range.
         """
-        if flowfile.content is not None and not isinstance(flowfile.content, ContentClaim):
+        base, length = (view.start, view.end - view.start) if view is not None else (0, None)
+        if view is None and flowfile.content is not None and not isinstance(
+            flowfile.content, ContentClaim
+        ):
             return False
         count = 0
         parts: list[LineSplits] | None = []  # None: too many to hold, found again below
-        with session.read(flowfile) as stream:
+        with session.read(flowfile, base, length) as stream:
             for part in iter_split_lines(stream, line_split_count, max_splits=BATCH_SPLITS):
                 if part is None:
                     return False
@@ -328,7 +334,7 @@ class SplitText(Processor):
         emitted = 0
         if view is not None:  # one block of a file: numbered after, and counted with, the rest
             count, emitted = view.count, view.before
-            block_views.skip_children(session, flowfile, emitted)
+            session.skip_children(flowfile, emitted)
         fragment_id = session.identifier_for(flowfile, FRAGMENT_ID)
         # the original's attributes first: its FORK may be recorded as soon as its first
         # children go on (a large input's), and the children carry these values anyway
@@ -344,7 +350,7 @@ class SplitText(Processor):
             with contextlib.ExitStack() as reading:
                 found: Iterable[LineSplits | None] = parts or ()
                 if parts is None:
-                    stream = reading.enter_context(session.read(flowfile))
+                    stream = reading.enter_context(session.read(flowfile, base, length))
                     found = iter_split_lines(stream, line_split_count, max_splits=BATCH_SPLITS)
                 for part in found:
                     if part is None:
@@ -357,7 +363,7 @@ class SplitText(Processor):
                     chosen = sizes[kept]
                     splits = session.fork_batch(
                         flowfile,
-                        part.starts[kept],
+                        part.starts[kept] + base,
                         chosen,
                         shared,
                         {

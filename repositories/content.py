@@ -38,6 +38,7 @@ import shutil
 import threading
 import time
 import uuid
+import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -196,6 +197,21 @@ class FileContentRepository:
             self._sections.add(directory)
         self._writable[claim] = None
         return claim
+
+    def named_claim(self, name: str) -> ResourceClaim:
+        """The claim a file named *name* is written as (``FileWriter.open_named_stream``).
+
+        Its container and section follow from the name alone, so every task (and the driver)
+        names the same claim without asking anyone. *name* must begin with the creation time in
+        epoch milliseconds and a ``-`` (the archive ages content off by it) and be unique.
+        """
+        digest = zlib.crc32(name.encode("utf-8"))
+        containers = sorted(self.containers)
+        return ResourceClaim(
+            containers[digest % len(containers)],
+            str(digest % SECTIONS_PER_CONTAINER),
+            f"{name}{SEALED_SUFFIX}",
+        )
 
     def _choose_container(self) -> str:
         """The next container round-robin, skipping one over the archive back-pressure mark.

@@ -37,8 +37,8 @@ from flowcore.parameters import redact, secrets_of
 from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor, ProcessorKind
 from flowcore.relationship import FAILURE
-from flowcore.session import block_views
 from flowcore.session._content import CONTENT_FAILURE_REASON, damage_of
+from flowcore.session.block_views import PAYLOAD_KEY, BlockViews
 from flowcore.session.host import (
     SELF,
     ComponentInfo,
@@ -113,6 +113,8 @@ class TaskMember:
         self.processor: Processor = plan.processor or _FunnelProcessor()
         self.component = ComponentInfo(plan.component_id, plan.type_name, plan.name)
         self.content = task.content
+        #: the task's block views (a BlockReadingHost: one task reads one block of a file)
+        self.block_views: BlockViews = task.block_views
         settings = task.spec.settings
         # NiFi's Penalty and Yield Durations: the component's, else the engine settings'
         self.penalization_ms = (
@@ -501,7 +503,7 @@ class TaskMember:
             raise fault from error
         if isinstance(error, EffectFileError):
             raise error
-        if block_views.PAYLOAD_KEY in getattr(item, "payload", {}):
+        if PAYLOAD_KEY in getattr(item, "payload", {}):
             # One block of a file whose other blocks other tasks read: putting it back in the
             # listing would commit those blocks' splits now and the whole file again later.
             # The task fails instead, and with it the stage run: nothing of the file commits.

@@ -56,8 +56,8 @@ from flowcore.provenance_events import (
 )
 from flowcore.queues import expired, park_queue_id, prioritized, queue_order
 from flowcore.services import MapCache
-from flowcore.session import block_views
 from flowcore.session._content import CONTENT_FAILURE_REASON
+from flowcore.session.block_views import BlockViews
 from flowcore.session.host import (
     ComponentInfo,
     QueuedFlowFile,
@@ -115,7 +115,8 @@ class _Task:
             )
             raise RepositoryError(msg)
         self.spec = spec
-        block_views.clear()  # a failed task's views, should one have run here before
+        #: the block views its sessions made (a large file's block read here)
+        self.block_views = BlockViews()
         self.attempt = f"{spec.plan.stage_id}-t{spec.index}-{uuid.uuid4().hex[:12]}"
         repository = FileContentRepository(
             list(spec.paths.content),
@@ -251,7 +252,7 @@ class _Task:
 
         Only when they are *at_least* (counting each event of a run).
         """
-        self.events = recorded_events(self.events)
+        self.events = recorded_events(self.block_views, self.events)
         held = sum(1 if isinstance(e, ProvenanceEvent) else e.count for e in self.events)
         if not held or held < at_least:
             return
@@ -421,10 +422,7 @@ class _Task:
                 except Exception as error:
                     member.bulletin(f"stopping failed: {type(error).__name__}: {error}")
             self.content.close()
-        try:
-            return self._finish()
-        finally:
-            block_views.clear()
+        return self._finish()
 
     def _skip_unscheduled(
         self, member: TaskMember, work: dict[str, list[Any]], bins: dict[str, list[ReadyBin]]
@@ -556,7 +554,7 @@ class _Task:
                 },
                 **{c.service.state_key: c.to_state() for c in self.caches.values() if c.changed},
             },
-            transfers=counted_once(self.spec.plan, self.members),
+            transfers=counted_once(self.block_views, self.spec.plan, self.members),
             consumed={m.plan.component_id: m.consumed for m in self.members.values()},
             bulletins=tuple(self.bulletins),
             ready_bins=tuple(self.ready_bins),

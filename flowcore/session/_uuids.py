@@ -92,6 +92,16 @@ class UuidSource:
         sequence[1] = number + count
         return sequence[0], number
 
+    def skip_children(self, parent: FlowFile, count: int) -> None:
+        """Pass over the uuids of *parent*'s first *count* children made by cloning.
+
+        A task splitting one block of a larger file (:mod:`flowcore.session.block_views`)
+        numbers its children after those the blocks before it make, so each child has the
+        uuid the one-task split gives it.
+        """
+        if count:
+            self.run("clone", count, parent.uuid)
+
     def next(self, how: str, *parents: str) -> str:
         """The next uuid for a FlowFile made *how* from *parents* by this component."""
         if how == "root" and self._seed is None:

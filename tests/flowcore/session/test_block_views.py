@@ -83,8 +83,7 @@ def _outcome(place: Path, flow: Flow, least: str, parallelism: int, runner: str 
                     event.transit_uri,
                     _plain(event.previous_attributes),
                     _plain(event.updated_attributes),
-                    # the file's own RECEIVE and DROP name no content when read as blocks
-                    content if event.component_name == "tag" else None,
+                    content,
                 )
             )
     finally:
