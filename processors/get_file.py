@@ -363,8 +363,7 @@ class GetFile(SourceProcessor):
             return None  # gone or unreadable: the one-task read reports it as it does
         if planned is None:
             return None
-        *blocks, (_, _, count) = planned
-        bounds = (*(start for start, _, _ in blocks), item.size)
+        bounds = (*(start for start, _, _ in planned.blocks), item.size)
         attributes = tuple(sorted(file_attributes(path, Path(item.payload["root"]), info).items()))
         digest = hashlib.blake2b(f"{item.key}\0{info.st_ino}".encode(), digest_size=8)
         name = f"{now_ms()}-blocks-{digest.hexdigest()}"
@@ -374,13 +373,13 @@ class GetFile(SourceProcessor):
                 {
                     **item.payload,
                     block_views.PAYLOAD_KEY: block_views.BlockView(
-                        index, bounds, before, count, name, attributes
+                        index, bounds, before, planned.count, name, attributes, planned.lf_only
                     ).as_payload(),
                 },
                 flowfiles=1,
                 size=end - start,
             )
-            for index, (start, end, before) in enumerate(blocks)
+            for index, (start, end, before) in enumerate(planned.blocks)
         ]
 
     @staticmethod

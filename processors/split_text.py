@@ -37,7 +37,7 @@ from processors._lines import (
     iter_split_lines,
 )
 
-__all__ = ["SplitText", "block_read_refusal", "plan_block_reads"]
+__all__ = ["BlockPlan", "SplitText", "block_read_refusal", "plan_block_reads"]
 
 #: Splits kept from the counting pass (about 100 bytes each) instead of reading again.
 _REMEMBERED_SPLITS = 100_000
@@ -320,21 +320,24 @@ class SplitText(Processor):
             flowfile.content, ContentClaim
         ):
             return False
-        count = 0
+        count, emitted = 0, 0
         parts: list[LineSplits] | None = []  # None: too many to hold, found again below
-        with session.read(flowfile, base, length) as stream:
-            for part in iter_split_lines(stream, line_split_count, max_splits=BATCH_SPLITS):
-                if part is None:
-                    return False
-                count += int(np.count_nonzero(_sizes(part, remove_trailing)))
-                if parts is not None:
-                    parts.append(part)
-                    if len(parts) > 1:
-                        parts = None
-        emitted = 0
+        if view is not None and not view.lf_only:
+            return False  # a '\r' somewhere in the file: the exact per-line path
         if view is not None:  # one block of a file: numbered after, and counted with, the rest
-            count, emitted = view.count, view.before
+            # the driver counted them (a block is read once, below)
+            count, emitted, parts = view.count, view.before, None
             session.skip_children(flowfile, emitted)
+        else:
+            with session.read(flowfile, base, length) as stream:
+                for part in iter_split_lines(stream, line_split_count, max_splits=BATCH_SPLITS):
+                    if part is None:
+                        return False
+                    count += int(np.count_nonzero(_sizes(part, remove_trailing)))
+                    if parts is not None:
+                        parts.append(part)
+                        if len(parts) > 1:
+                            parts = None
         fragment_id = session.identifier_for(flowfile, FRAGMENT_ID)
         # the original's attributes first: its FORK may be recorded as soon as its first
         # children go on (a large input's), and the children carry these values anyway
@@ -517,9 +520,23 @@ def block_read_refusal(splitter: Processor | None, dropped: frozenset[str]) -> s
     return None
 
 
-def plan_block_reads(
-    path: str, size: int, parts: int, splitter: SplitText
-) -> list[tuple[int, int, int]] | None:
+@attrs.frozen
+class BlockPlan:
+    r"""A file cut into blocks at split boundaries, for parallel SplitText tasks.
+
+    Attributes:
+        blocks: ``(start, end, splits before)`` of each block, in order.
+        count: the splits of the whole file (``fragment.count``).
+        lf_only: whether every line ends in ``\n`` alone (no ``\r``): the splits of each
+            block can be found in bulk, without counting them first.
+    """
+
+    blocks: tuple[tuple[int, int, int], ...]
+    count: int
+    lf_only: bool
+
+
+def plan_block_reads(path: str, size: int, parts: int, splitter: SplitText) -> BlockPlan | None:
     r"""Cut a file into at most *parts* blocks at split boundaries, for parallel SplitText tasks.
 
     Each nominal cut (``size * i / parts``) moves, as Hadoop's line rule moves a block's start,
@@ -529,8 +546,7 @@ def plan_block_reads(
     block: ``fragment.index`` is a prefix sum of those counts.
 
     Returns:
-        ``(start, end, splits before)`` of each block, then the file's split count as a last
-        ``(size, size, count)`` entry; None when fewer than two blocks remain.
+        The blocks, or None when fewer than two remain.
     """
     values = splitter.effective_values()
     line_split_count = int(values.get(SplitText.LINE_SPLIT_COUNT.name) or 0)
@@ -547,6 +563,7 @@ def plan_block_reads(
         return None
     with open(path, "rb") as stream:
         scanned = _boundaries(targets, _numpy_parts(stream, line_split_count, remove_trailing))
+    lf_only = scanned is not None
     if scanned is None:  # a '\r': the exact per-line path
         with open(path, "rb") as stream:
             splits = _splits_of_groups(iter_line_groups(stream, line_split_count))
@@ -557,11 +574,11 @@ def plan_block_reads(
     if not found:
         return None
     bounds = [(0, 0), *found]
-    blocks = [
+    blocks = tuple(
         (start, (bounds[i + 1][0] if i + 1 < len(bounds) else size), before)
         for i, (start, before) in enumerate(bounds)
-    ]
-    return [*blocks, (size, size, emitted)]
+    )
+    return BlockPlan(blocks, emitted, lf_only)
 
 
 def _boundaries(

@@ -40,7 +40,7 @@ ORIGINAL = "original"
 
 @attrs.frozen
 class BlockView:
-    """One block of a file being split by parallel tasks.
+    r"""One block of a file being split by parallel tasks.
 
     Attributes:
         index: the block's position among the file's blocks (0 first).
@@ -52,6 +52,8 @@ class BlockView:
             then what makes it unique (the same in every block's task).
         attributes: the FlowFile's attributes as the source took them once, on the driver
             (a file's access time moves as tasks read it: each task would see its own).
+        lf_only: whether every line of the file ends in ``\n`` alone (no ``\r``), so a
+            splitter can find the block's lines in bulk.
     """
 
     index: int
@@ -60,6 +62,7 @@ class BlockView:
     count: int
     name: str
     attributes: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=tuple)
+    lf_only: bool = False
 
     @property
     def blocks(self) -> int:
@@ -104,14 +107,22 @@ class BlockView:
 
     def as_payload(self) -> tuple[object, ...]:
         """The view as a work item's payload value (plain values: it crosses the Spark wire)."""
-        return (self.index, self.bounds, self.before, self.count, self.name, self.attributes)
+        return (
+            self.index,
+            self.bounds,
+            self.before,
+            self.count,
+            self.name,
+            self.attributes,
+            self.lf_only,
+        )
 
     @classmethod
     def of_payload(cls, value: object) -> BlockView | None:
         """The view a work item's payload value names, or None (a whole-file item)."""
         if value is None:
             return None
-        index, bounds, before, count, name, attributes = value  # type: ignore[misc]
+        index, bounds, before, count, name, attributes, lf_only = value  # type: ignore[misc]
         return cls(
             int(index),
             tuple(int(b) for b in bounds),
@@ -119,6 +130,7 @@ class BlockView:
             int(count),
             str(name),
             tuple((str(k), str(v)) for k, v in attributes),
+            bool(lf_only),
         )
 
 

@@ -529,7 +529,8 @@ def test_plan_block_reads_cuts_at_split_boundaries(
     path.write_bytes(data)
     planned = plan_block_reads(str(path), len(data), 4, SplitText(line_split_count=lines))
     assert planned is not None
-    *blocks, (_, _, count) = planned
+    blocks, count = planned.blocks, planned.count
+    assert planned.lf_only == (ending == b"\n")
     assert len(blocks) == 4
     assert blocks[0][0] == 0
     assert blocks[-1][1] == len(data)
