@@ -373,7 +373,15 @@ class GetFile(SourceProcessor):
                 {
                     **item.payload,
                     block_views.PAYLOAD_KEY: block_views.BlockView(
-                        index, bounds, before, planned.count, name, attributes, planned.lf_only
+                        index,
+                        bounds,
+                        before,
+                        planned.count,
+                        name,
+                        attributes,
+                        planned.lf_only,
+                        planned.header,
+                        planned.header_trimmed,
                     ).as_payload(),
                 },
                 flowfiles=1,

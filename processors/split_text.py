@@ -39,6 +39,8 @@ from processors._lines import (
 
 __all__ = ["BlockPlan", "SplitText", "block_read_refusal", "plan_block_reads"]
 
+#: The largest header a file read in parallel blocks may have (each block's task gets a copy).
+_HEADER_MAX = 64 * 1024
 #: Splits kept from the counting pass (about 100 bytes each) instead of reading again.
 _REMEMBERED_SPLITS = 100_000
 #: Splits per FlowFile batch made at once: bounds memory whatever the input's line count.
@@ -200,18 +202,23 @@ class SplitText(Processor):
         marker = marker_text.encode("utf-8") if marker_text and header_count == 0 else None
         remove_trailing = bool(context.get_property(self.REMOVE_TRAILING_NEWLINES).as_boolean())
 
+        # A view of one block of a larger file, read by parallel tasks (block_views): its
+        # splits are numbered after the blocks before it and counted over the whole file.
+        view = session.block_view(flowfile)
+
         def plan(stream: object) -> tuple[_Header, Iterator[_Split]]:
             if not header_count and not marker and max_size is None and line_split_count > 0:
                 # The common case (no header, no size limit): lines counted in bulk.
                 groups = iter_line_groups(stream, line_split_count)  # type: ignore[arg-type]
                 return _Header(), _splits_of_groups(groups)
             lines = iter_lines(stream, prefix_size=len(marker) if marker else 0)  # type: ignore[arg-type]
+            if view is not None and not view.first and header_count:
+                # a later block: the header is the file's first lines, in the first block
+                header = _Header(len(view.header), view.header_trimmed, header_count)
+                return header, _iter_splits(lines, None, header, line_split_count, None, first=0)
             header, remainder, lines = _read_header(lines, header_count, marker, max_size)
             return header, _iter_splits(lines, remainder, header, line_split_count, max_size)
 
-        # A view of one block of a larger file, read by parallel tasks (block_views): its
-        # splits are numbered after the blocks before it and counted over the whole file.
-        view = session.block_view(flowfile)
         # the range of the content split here: the block's, or all of it
         base, length = (view.start, view.end - view.start) if view is not None else (0, None)
         if (
@@ -247,11 +254,14 @@ class SplitText(Processor):
         emitted = 0
         if view is not None:
             count, emitted = view.count, view.before
-            session.skip_children(flowfile, emitted)
+            # children with a header are made (create), the others cut (clone)
+            session.skip_children(flowfile, emitted, "fork" if header.lines else "clone")
         fragment_id = session.identifier_for(flowfile, FRAGMENT_ID)
         filename = flowfile.attributes.get("filename", "")
         header_bytes = b""
-        if header.lines:
+        if header.lines and view is not None:
+            header_bytes = view.header
+        elif header.lines:
             with session.read(flowfile, 0, header.length) as stream:
                 header_bytes = stream.read()
         with contextlib.ExitStack() as reading:
@@ -316,8 +326,10 @@ class SplitText(Processor):
         by part. False (nothing done) when the content holds a ``\r`` or is not one claim range.
         """
         base, length = (view.start, view.end - view.start) if view is not None else (0, None)
-        if view is None and flowfile.content is not None and not isinstance(
-            flowfile.content, ContentClaim
+        if (
+            view is None
+            and flowfile.content is not None
+            and not isinstance(flowfile.content, ContentClaim)
         ):
             return False
         count, emitted = 0, 0
@@ -461,10 +473,15 @@ def _iter_splits(
     header: _Header,
     line_split_count: int,
     max_size: int | None,
+    *,
+    first: int | None = None,
 ) -> Iterator[_Split]:
-    """Yield every split (reference §1.4 step 3), keeping NiFi's counting quirks."""
+    """Yield every split (reference §1.4 step 3), keeping NiFi's counting quirks.
+
+    The first split starts after the header, or at *first* (a block after the header's).
+    """
     limit = max_size if max_size is not None else float("inf")
-    position = header.length
+    position = header.length if first is None else first
     while True:
         length = count = trailing_crlf = empty_lines = last_crlf = 0
         new_remainder = None
@@ -509,10 +526,10 @@ def block_read_refusal(splitter: Processor | None, dropped: frozenset[str]) -> s
     if not isinstance(splitter, SplitText):
         return "it does not feed SplitText"
     values = splitter.effective_values()
-    if int(values.get(SplitText.HEADER_LINE_COUNT.name) or 0) or values.get(
-        SplitText.HEADER_MARKER.name
+    if values.get(SplitText.HEADER_MARKER.name) and not int(
+        values.get(SplitText.HEADER_LINE_COUNT.name) or 0
     ):
-        return "SplitText copies header lines into every split"
+        return "SplitText finds its header by Header Line Marker Characters"
     if values.get(SplitText.FRAGMENT_MAX_SIZE.name):
         return "SplitText has a Maximum Fragment Size"
     if REL_ORIGINAL.name not in dropped:
@@ -529,11 +546,16 @@ class BlockPlan:
         count: the splits of the whole file (``fragment.count``).
         lf_only: whether every line ends in ``\n`` alone (no ``\r``): the splits of each
             block can be found in bulk, without counting them first.
+        header: the header lines' bytes (Header Line Count), which every split begins with.
+        header_trimmed: their length without the last line's terminator (a split of an
+            empty body holds only that much of the header).
     """
 
     blocks: tuple[tuple[int, int, int], ...]
     count: int
     lf_only: bool
+    header: bytes = b""
+    header_trimmed: int = 0
 
 
 def plan_block_reads(path: str, size: int, parts: int, splitter: SplitText) -> BlockPlan | None:
@@ -551,6 +573,7 @@ def plan_block_reads(path: str, size: int, parts: int, splitter: SplitText) -> B
     values = splitter.effective_values()
     line_split_count = int(values.get(SplitText.LINE_SPLIT_COUNT.name) or 0)
     remove_trailing = str(values.get(SplitText.REMOVE_TRAILING_NEWLINES.name)).lower() == "true"
+    header_count = int(values.get(SplitText.HEADER_LINE_COUNT.name) or 0)
     if line_split_count <= 0 or parts < 2:
         return None
     fd = os.open(path, os.O_RDONLY)
@@ -561,16 +584,34 @@ def plan_block_reads(path: str, size: int, parts: int, splitter: SplitText) -> B
     targets = sorted(cuts - {0, size})
     if not targets:
         return None
-    with open(path, "rb") as stream:
-        scanned = _boundaries(targets, _numpy_parts(stream, line_split_count, remove_trailing))
-    lf_only = scanned is not None
-    if scanned is None:  # a '\r': the exact per-line path
+    header = _Header()
+    if header_count:
         with open(path, "rb") as stream:
-            splits = _splits_of_groups(iter_line_groups(stream, line_split_count))
-            scanned = _boundaries(targets, _exact_parts(splits, remove_trailing))
+            lines = iter_lines(stream)
+            try:
+                header, _, lines = _read_header(lines, header_count, None, None)
+            except _HeaderError:
+                return None  # the one-task split routes it to failure
+            if header.length > _HEADER_MAX:
+                return None
+            splits = _iter_splits(lines, None, header, line_split_count, None)
+            # with a header every split is emitted, an empty body too
+            scanned = _boundaries(targets, _exact_parts(splits, remove_trailing, every=True))
+        with open(path, "rb") as stream:
+            header_bytes = stream.read(header.length)
+        lf_only = False
+    else:
+        with open(path, "rb") as stream:
+            scanned = _boundaries(targets, _numpy_parts(stream, line_split_count, remove_trailing))
+        lf_only = scanned is not None
+        if scanned is None:  # a '\r': the exact per-line path
+            with open(path, "rb") as stream:
+                splits = _splits_of_groups(iter_line_groups(stream, line_split_count))
+                scanned = _boundaries(targets, _exact_parts(splits, remove_trailing))
+        header_bytes = b""
     assert scanned is not None
     found, emitted = scanned
-    found = [(b, n) for b, n in found if 0 < b < size]
+    found = [(b, n) for b, n in found if header.length < b < size]  # each block with splits
     if not found:
         return None
     bounds = [(0, 0), *found]
@@ -578,7 +619,7 @@ def plan_block_reads(path: str, size: int, parts: int, splitter: SplitText) -> B
         (start, (bounds[i + 1][0] if i + 1 < len(bounds) else size), before)
         for i, (start, before) in enumerate(bounds)
     )
-    return BlockPlan(blocks, emitted, lf_only)
+    return BlockPlan(blocks, emitted, lf_only, header_bytes, header.trimmed_length)
 
 
 def _boundaries(
@@ -614,10 +655,16 @@ def _numpy_parts(
 
 
 def _exact_parts(
-    splits: Iterator[_Split], remove_trailing: bool
+    splits: Iterator[_Split], remove_trailing: bool, *, every: bool = False
 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    r""":func:`_numpy_parts` from the exact per-line splits (any line terminator)."""
+    r""":func:`_numpy_parts` from the exact per-line splits (any line terminator).
+
+    *every*: each split is emitted (a header makes an empty body a split).
+    """
     while chunk := list(itertools.islice(splits, BATCH_SPLITS)):
         starts = np.fromiter((s.start for s in chunk), np.int64, len(chunk))
+        if every:
+            yield starts, np.ones(len(chunk), np.int64)
+            continue
         kept = (s.trimmed if remove_trailing else s.length for s in chunk)
         yield starts, np.fromiter(kept, np.int64, len(chunk))

@@ -54,6 +54,9 @@ class BlockView:
             (a file's access time moves as tasks read it: each task would see its own).
         lf_only: whether every line of the file ends in ``\n`` alone (no ``\r``), so a
             splitter can find the block's lines in bulk.
+        header: the file's header lines (SplitText's Header Line Count), which a later
+            block's task cannot read (they are in the first block).
+        header_trimmed: the header's length without its last line's terminator.
     """
 
     index: int
@@ -63,6 +66,8 @@ class BlockView:
     name: str
     attributes: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=tuple)
     lf_only: bool = False
+    header: bytes = b""
+    header_trimmed: int = 0
 
     @property
     def blocks(self) -> int:
@@ -115,6 +120,8 @@ class BlockView:
             self.name,
             self.attributes,
             self.lf_only,
+            self.header,
+            self.header_trimmed,
         )
 
     @classmethod
@@ -122,7 +129,7 @@ class BlockView:
         """The view a work item's payload value names, or None (a whole-file item)."""
         if value is None:
             return None
-        index, bounds, before, count, name, attributes, lf_only = value  # type: ignore[misc]
+        index, bounds, before, count, name, attributes, lf_only, header, trimmed = value  # type: ignore[misc]
         return cls(
             int(index),
             tuple(int(b) for b in bounds),
@@ -131,6 +138,8 @@ class BlockView:
             str(name),
             tuple((str(k), str(v)) for k, v in attributes),
             bool(lf_only),
+            bytes(header),
+            int(trimmed),
         )
 
 
