@@ -4,7 +4,10 @@ Layout, as NiFi's FileSystemRepository: ``<container>/<section>/<claim id>`` wit
 per container and containers used round-robin (one per disk). Each writer (one per session or
 task attempt, named by its owner) appends consecutive small contents to one resource claim file
 until it reaches the max appendable size, then starts another; a claim file is only ever written
-by the writer that created it, so Spark executors can write to a shared path without locks.
+by the writer that created it, so Spark executors can write to a shared path without locks. A
+*named* claim (:meth:`FileContentRepository.named_claim`) holds one content whose name every task
+knows before it is written: the blocks of a large file read by parallel tasks, one claim each,
+which together form the file's rope (a retried task writes its block again under the same name).
 Reads open the claim file and seek to the range. External claims (zero-copy ingestion) name files
 outside the containers: they are read in place after a fingerprint check and never archived,
 removed or reported as unclaimed (:mod:`flowcore.session.external_files`).
