@@ -276,7 +276,7 @@ def test_block_reads_cut_a_file_for_split_text(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("splitter", "dropped"),
     [
-        (SplitText(line_split_count=1, header_line_count=1), frozenset({"original"})),
+        (SplitText(line_split_count=1, header_line_marker_characters="#"), frozenset({"original"})),
         (SplitText(line_split_count=1, maximum_fragment_size="1 KB"), frozenset({"original"})),
         (SplitText(line_split_count=1), frozenset({"failure"})),
     ],
@@ -284,9 +284,28 @@ def test_block_reads_cut_a_file_for_split_text(tmp_path: Path) -> None:
 def test_block_reads_refuse_what_blocks_would_change(
     tmp_path: Path, splitter: SplitText, dropped: frozenset[str]
 ) -> None:
-    """Headers, a size limit or a connected original keep the file in one task (None)."""
+    """A header found by its marker, a size limit or a connected original: one task (None)."""
     path = tmp_path / "big.log"
     path.write_bytes(b"".join(b"line %d\n" % i for i in range(1_000)))
     getter = GetFile(input_directory=str(tmp_path))
     assert getter.block_reads(_listed(path), splitter, dropped, 3) is None
     assert getter.block_refusal(splitter, dropped) is not None
+
+
+def test_block_reads_carry_the_header_to_every_block(tmp_path: Path) -> None:
+    """With Header Line Count, each block's item holds the header the driver read once."""
+    path = tmp_path / "big.log"
+    path.write_bytes(b"h1\r\nh2\n" + b"".join(b"line %d\n" % i for i in range(1_000)))
+    items = GetFile(input_directory=str(tmp_path)).block_reads(
+        _listed(path),
+        SplitText(line_split_count=10, header_line_count=2),
+        frozenset({"original", "failure"}),
+        3,
+    )
+    assert items is not None
+    views = [BlockView.of_payload(i.payload[PAYLOAD_KEY]) for i in items]
+    assert [(v.header, v.header_trimmed, v.count) for v in views if v] == [
+        (b"h1\r\nh2\n", 6, 100)
+    ] * 3
+    assert views[1] is not None
+    assert views[1].start > 7
