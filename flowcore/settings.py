@@ -92,6 +92,10 @@ class Settings:
         parallelism: tasks a stage run is cut into; the same for every runner, so plans (and
             outputs) do not depend on where they run. Default: the machine's cores.
         shuffle_partitions: partitions of a binning stage's shuffle by group key.
+        block_read_min_size: the smallest block a large file is read in when GetFile feeds
+            SplitText in one stage: a file of at least two such blocks is read as up to
+            ``parallelism`` line-aligned blocks in parallel tasks, instead of one task reading
+            it whole (the splits are the same). ``"0 B"`` reads every file in one task.
         driver_run_max_flowfiles: a stage run taking at most this many queued FlowFiles, of at
             most ``driver_run_max_size`` of content in all, and no source work runs in the
             driver's process whatever the runner, as the direct runner runs it: scheduling a
@@ -145,6 +149,7 @@ class Settings:
     batch_hand_over_flowfiles: int = attrs.field(default=200_000, validator=attrs.validators.ge(0))
     parallelism: int = attrs.field(factory=lambda: max(1, os.cpu_count() or 1), validator=_positive)
     shuffle_partitions: int = attrs.field(default=8, validator=_positive)
+    block_read_min_size: str = attrs.field(default="8 MB", validator=_data_size)
     driver_run_max_flowfiles: int = attrs.field(default=20_000, validator=attrs.validators.ge(0))
     driver_run_max_size: str = attrs.field(default="16 MB", validator=_data_size)
     penalization_period: str = attrs.field(default="30 sec", validator=_time_period)
@@ -189,6 +194,11 @@ class Settings:
                 raise ValueError(msg)
             values[name] = _from_text(name, str(field.type), text.strip())
         return cls(**values)
+
+    @functools.cached_property
+    def block_read_min_bytes(self) -> int:
+        """:attr:`block_read_min_size` in bytes (0: files are never read in blocks)."""
+        return int(parse_data_size(self.block_read_min_size, "B"))
 
     @functools.cached_property
     def batch_max_bytes_value(self) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from collections import deque
@@ -11,13 +12,17 @@ from typing import ClassVar
 
 import attrs
 
+from flowcore.clock import now_ms
+from flowcore.errors import ProcessException
 from flowcore.flowfile import ContentClaim
 from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
 from flowcore.process_context import ProcessContext
+from flowcore.processor import Processor
 from flowcore.processor_kinds import PendingWork, SourceProcessor, WorkItem, WorkListing
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import SUCCESS
-from flowcore.session.external_files import file_chunks, fingerprint_of
+from flowcore.session import block_views
+from flowcore.session.external_files import file_chunks, fingerprint, fingerprint_of
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     BOOLEAN_VALIDATOR,
@@ -35,6 +40,7 @@ from processors._file_attributes import (
     path_key,
     readable,
 )
+from processors.split_text import block_read_refusal, plan_block_reads
 
 __all__ = ["GetFile"]
 
@@ -328,6 +334,63 @@ class GetFile(SourceProcessor):
         return super().requeue_work(state, items, committed)
 
     @staticmethod
+    def block_refusal(reader: Processor | None, dropped: frozenset[str]) -> str | None:
+        """Why a large file cannot go to *reader* as blocks read in parallel (None: it can)."""
+        return block_read_refusal(reader, dropped)
+
+    def block_reads(
+        self, item: WorkItem, reader: Processor | None, dropped: frozenset[str], parts: int
+    ) -> list[WorkItem] | None:
+        """*item*'s file as up to *parts* items each reading one line-aligned block, or None.
+
+        Asked on the driver for a large file when this GetFile feeds *reader* (with *dropped*
+        relationships) in the same stage: the blocks are read by parallel tasks, and the
+        FlowFiles are exactly those of one task reading the whole file (see
+        :mod:`flowcore.session.block_views`). None (read it whole) when *reader* is not a
+        SplitText that can split blocks, the file changed since it was listed, or it has
+        fewer than two blocks' worth of splits.
+        """
+        if block_read_refusal(reader, dropped) is not None:
+            return None
+        assert reader is not None
+        path = key_path(item.key)
+        try:
+            info = path.stat()
+            if fingerprint_of(info) != item.payload["fingerprint"]:
+                return None
+            planned = plan_block_reads(str(path), item.size, parts, reader)  # type: ignore[arg-type]
+        except OSError:
+            return None  # gone or unreadable: the one-task read reports it as it does
+        if planned is None:
+            return None
+        bounds = (*(start for start, _, _ in planned.blocks), item.size)
+        attributes = tuple(sorted(file_attributes(path, Path(item.payload["root"]), info).items()))
+        digest = hashlib.blake2b(f"{item.key}\0{info.st_ino}".encode(), digest_size=8)
+        name = f"{now_ms()}-blocks-{digest.hexdigest()}"
+        return [
+            WorkItem(
+                item.key,
+                {
+                    **item.payload,
+                    block_views.PAYLOAD_KEY: block_views.BlockView(
+                        index,
+                        bounds,
+                        before,
+                        planned.count,
+                        name,
+                        attributes,
+                        planned.lf_only,
+                        planned.header,
+                        planned.header_trimmed,
+                    ).as_payload(),
+                },
+                flowfiles=1,
+                size=end - start,
+            )
+            for index, (start, end, before) in enumerate(planned.blocks)
+        ]
+
+    @staticmethod
     def _kept(state: Mapping[str, str]) -> dict[str, str]:
         """With Keep Source File: the remembered files still present (the gone are forgotten)."""
         return {key: value for key, value in state.items() if key_path(key).exists()}
@@ -337,14 +400,24 @@ class GetFile(SourceProcessor):
         path = key_path(item.key)
         root = Path(item.payload["root"])  # absolute, as listed (links kept, as the path)
         keep = bool(context.get_property(self.KEEP_SOURCE_FILE).as_boolean())
+        view = block_views.BlockView.of_payload(item.payload.get(block_views.PAYLOAD_KEY))
         try:
             info = path.stat()
         except FileNotFoundError:
+            if view is not None:  # other tasks read its other blocks: the stage run fails
+                raise
             context.logger.warning("%s disappeared before it could be read; skipping it", path)
             return
         started = time.monotonic()
-        flowfile = session.import_from(path, session.create(), keep_source=keep)
-        attributes = file_attributes(path, root, info)
+        if view is None:
+            flowfile = session.import_from(path, session.create(), keep_source=keep)
+            attributes = file_attributes(path, root, info)
+        else:
+            if not keep and view.first:
+                session.delete_after_commit(path)
+            block = _checked_block(item, view)
+            flowfile = session.import_block(session.create(), view, block.chunks())
+            attributes = dict(view.attributes)
         flowfile = session.put_all_attributes(flowfile, attributes)
         elapsed_ms = int((time.monotonic() - started) * 1000)
         session.provenance.receive(flowfile, path.as_uri(), duration_ms=elapsed_ms)
@@ -361,6 +434,8 @@ class GetFile(SourceProcessor):
         one that fails to read is put back in the listing, read again later; without Keep
         Source File each file read is deleted once the commit is durable.
         """
+        if any(block_views.PAYLOAD_KEY in item.payload for item in items):
+            return None  # a block of a file read in parallel: one by one (read_work)
         keep = bool(context.get_property(self.KEEP_SOURCE_FILE).as_boolean())
         contents: list[ContentClaim | None] = []
         rows: list[dict[str, str]] = []
@@ -397,3 +472,41 @@ class GetFile(SourceProcessor):
             maker.report_receive(batch, uris[at:stop], durations_ms=durations[at:stop])
             at = stop
         return [(SUCCESS.name, batch) for batch in made]
+
+
+@attrs.frozen
+class _Block:
+    """The byte range of a listed file one block read copies."""
+
+    path: Path
+    start: int
+    end: int
+
+    def chunks(self) -> Iterator[bytes]:
+        """The range's bytes, :data:`_READ_CHUNK` at a time."""
+        with open(self.path, "rb") as source:
+            source.seek(self.start)
+            left = self.end - self.start
+            while left > 0 and (chunk := source.read(min(_READ_CHUNK, left))):
+                left -= len(chunk)
+                yield chunk
+        if left:
+            msg = f"{self.path} is shorter than when it was listed; it is read again whole later"
+            raise ProcessException(msg)
+
+
+def _checked_block(item: WorkItem, view: block_views.BlockView) -> _Block:
+    """The block *view* of *item*'s file, refused if the file changed since it was cut.
+
+    Raises:
+        ProcessException: the file is not the version the driver cut into blocks (the task
+            fails, and with it the stage run, so no block's splits commit without the rest).
+    """
+    path = key_path(item.key)
+    if fingerprint(path) != item.payload["fingerprint"]:
+        msg = (
+            f"{path} changed while its blocks were read by parallel tasks; nothing of it is "
+            "committed, and the changed file is listed again"
+        )
+        raise ProcessException(msg)
+    return _Block(path, view.start, view.end)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import os
 from collections.abc import Iterable, Iterator, Mapping
 from typing import ClassVar, NamedTuple
 
@@ -17,6 +18,7 @@ from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
 from flowcore.properties import PropertyDescriptor
 from flowcore.relationship import Relationship
+from flowcore.session.block_views import BlockView
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     BOOLEAN_VALIDATOR,
@@ -25,6 +27,7 @@ from flowcore.validators import (
     NON_NEGATIVE_INTEGER_VALIDATOR,
     ValidationResult,
 )
+from processors._blocks import line_start_after
 from processors._lines import (
     LineGroup,
     LineSpan,
@@ -34,8 +37,10 @@ from processors._lines import (
     iter_split_lines,
 )
 
-__all__ = ["SplitText"]
+__all__ = ["BlockPlan", "SplitText", "block_read_refusal", "plan_block_reads"]
 
+#: The largest header a file read in parallel blocks may have (each block's task gets a copy).
+_HEADER_MAX = 64 * 1024
 #: Splits kept from the counting pass (about 100 bytes each) instead of reading again.
 _REMEMBERED_SPLITS = 100_000
 #: Splits per FlowFile batch made at once: bounds memory whatever the input's line count.
@@ -197,22 +202,32 @@ class SplitText(Processor):
         marker = marker_text.encode("utf-8") if marker_text and header_count == 0 else None
         remove_trailing = bool(context.get_property(self.REMOVE_TRAILING_NEWLINES).as_boolean())
 
+        # A view of one block of a larger file, read by parallel tasks (block_views): its
+        # splits are numbered after the blocks before it and counted over the whole file.
+        view = session.block_view(flowfile)
+
         def plan(stream: object) -> tuple[_Header, Iterator[_Split]]:
             if not header_count and not marker and max_size is None and line_split_count > 0:
                 # The common case (no header, no size limit): lines counted in bulk.
                 groups = iter_line_groups(stream, line_split_count)  # type: ignore[arg-type]
                 return _Header(), _splits_of_groups(groups)
             lines = iter_lines(stream, prefix_size=len(marker) if marker else 0)  # type: ignore[arg-type]
+            if view is not None and not view.first and header_count:
+                # a later block: the header is the file's first lines, in the first block
+                header = _Header(len(view.header), view.header_trimmed, header_count)
+                return header, _iter_splits(lines, None, header, line_split_count, None, first=0)
             header, remainder, lines = _read_header(lines, header_count, marker, max_size)
             return header, _iter_splits(lines, remainder, header, line_split_count, max_size)
 
+        # the range of the content split here: the block's, or all of it
+        base, length = (view.start, view.end - view.start) if view is not None else (0, None)
         if (
             not header_count
             and not marker
             and max_size is None
             and line_split_count > 0
             and session.takes_batches(REL_SPLITS.name)
-            and self._split_as_batch(session, flowfile, line_split_count, remove_trailing)
+            and self._split_as_batch(session, flowfile, line_split_count, remove_trailing, view)
         ):
             return
         # fragment.count is on every split, so the splits are counted before any is emitted.
@@ -221,7 +236,7 @@ class SplitText(Processor):
         remembered: list[_Split] | None = []
         count = 0
         try:
-            with session.read(flowfile) as stream:
+            with session.read(flowfile, base, length) as stream:
                 header, splits = plan(stream)
                 for split in splits:
                     if remembered is not None:
@@ -236,16 +251,22 @@ class SplitText(Processor):
             context.logger.error("Unable to split %s due to %s; routing to failure", flowfile, ex)
             session.transfer(flowfile, REL_FAILURE)
             return
+        emitted = 0
+        if view is not None:
+            count, emitted = view.count, view.before
+            # children with a header are made (create), the others cut (clone)
+            session.skip_children(flowfile, emitted, "fork" if header.lines else "clone")
         fragment_id = session.identifier_for(flowfile, FRAGMENT_ID)
         filename = flowfile.attributes.get("filename", "")
         header_bytes = b""
-        if header.lines:
+        if header.lines and view is not None:
+            header_bytes = view.header
+        elif header.lines:
             with session.read(flowfile, 0, header.length) as stream:
                 header_bytes = stream.read()
-        emitted = 0
         with contextlib.ExitStack() as reading:
             if remembered is None:
-                header, splits = plan(reading.enter_context(session.read(flowfile)))
+                header, splits = plan(reading.enter_context(session.read(flowfile, base, length)))
             else:
                 splits = iter(remembered)
             for piece in splits:
@@ -253,12 +274,13 @@ class SplitText(Processor):
                 if header.lines:
                     child = session.create(flowfile)
                     if size > 0:
-                        body = _HeaderAndRange(session, flowfile, header_bytes, piece.start, size)
+                        start = base + piece.start
+                        body = _HeaderAndRange(session, flowfile, header_bytes, start, size)
                         child = session.write(child, body)
                     else:
                         child = session.write(child, header_bytes[: header.trimmed_length])
                 elif size > 0:
-                    child = session.clone(flowfile, piece.start, size)
+                    child = session.clone(flowfile, base + piece.start, size)
                 else:
                     continue
                 emitted += 1
@@ -289,7 +311,11 @@ class SplitText(Processor):
 
     @staticmethod
     def _split_as_batch(
-        session: ProcessSession, flowfile: FlowFile, line_split_count: int, remove_trailing: bool
+        session: ProcessSession,
+        flowfile: FlowFile,
+        line_split_count: int,
+        remove_trailing: bool,
+        view: BlockView | None = None,
     ) -> bool:
         r"""Make the splits as FlowFile batches (no header, no size limit, ``\n`` lines).
 
@@ -299,19 +325,31 @@ class SplitText(Processor):
         splits are counted first (``fragment.count`` is on every one), then found again part
         by part. False (nothing done) when the content holds a ``\r`` or is not one claim range.
         """
-        if flowfile.content is not None and not isinstance(flowfile.content, ContentClaim):
+        base, length = (view.start, view.end - view.start) if view is not None else (0, None)
+        if (
+            view is None
+            and flowfile.content is not None
+            and not isinstance(flowfile.content, ContentClaim)
+        ):
             return False
-        count = 0
+        count, emitted = 0, 0
         parts: list[LineSplits] | None = []  # None: too many to hold, found again below
-        with session.read(flowfile) as stream:
-            for part in iter_split_lines(stream, line_split_count, max_splits=BATCH_SPLITS):
-                if part is None:
-                    return False
-                count += int(np.count_nonzero(_sizes(part, remove_trailing)))
-                if parts is not None:
-                    parts.append(part)
-                    if len(parts) > 1:
-                        parts = None
+        if view is not None and not view.lf_only:
+            return False  # a '\r' somewhere in the file: the exact per-line path
+        if view is not None:  # one block of a file: numbered after, and counted with, the rest
+            # the driver counted them (a block is read once, below)
+            count, emitted, parts = view.count, view.before, None
+            session.skip_children(flowfile, emitted)
+        else:
+            with session.read(flowfile, base, length) as stream:
+                for part in iter_split_lines(stream, line_split_count, max_splits=BATCH_SPLITS):
+                    if part is None:
+                        return False
+                    count += int(np.count_nonzero(_sizes(part, remove_trailing)))
+                    if parts is not None:
+                        parts.append(part)
+                        if len(parts) > 1:
+                            parts = None
         fragment_id = session.identifier_for(flowfile, FRAGMENT_ID)
         # the original's attributes first: its FORK may be recorded as soon as its first
         # children go on (a large input's), and the children carry these values anyway
@@ -327,9 +365,8 @@ class SplitText(Processor):
             with contextlib.ExitStack() as reading:
                 found: Iterable[LineSplits | None] = parts or ()
                 if parts is None:
-                    stream = reading.enter_context(session.read(flowfile))
+                    stream = reading.enter_context(session.read(flowfile, base, length))
                     found = iter_split_lines(stream, line_split_count, max_splits=BATCH_SPLITS)
-                emitted = 0
                 for part in found:
                     if part is None:
                         msg = f"the content of {flowfile} changed while it was split"
@@ -341,7 +378,7 @@ class SplitText(Processor):
                     chosen = sizes[kept]
                     splits = session.fork_batch(
                         flowfile,
-                        part.starts[kept],
+                        part.starts[kept] + base,
                         chosen,
                         shared,
                         {
@@ -436,10 +473,15 @@ def _iter_splits(
     header: _Header,
     line_split_count: int,
     max_size: int | None,
+    *,
+    first: int | None = None,
 ) -> Iterator[_Split]:
-    """Yield every split (reference §1.4 step 3), keeping NiFi's counting quirks."""
+    """Yield every split (reference §1.4 step 3), keeping NiFi's counting quirks.
+
+    The first split starts after the header, or at *first* (a block after the header's).
+    """
     limit = max_size if max_size is not None else float("inf")
-    position = header.length
+    position = header.length if first is None else first
     while True:
         length = count = trailing_crlf = empty_lines = last_crlf = 0
         new_remainder = None
@@ -472,3 +514,157 @@ def _iter_splits(
             trailing_crlf += last_crlf
         yield _Split(start, length, length - trailing_crlf, count - empty_lines)
         remainder = new_remainder
+
+
+def block_read_refusal(splitter: Processor | None, dropped: frozenset[str]) -> str | None:
+    """Why a file feeding *splitter* cannot be read as blocks by parallel tasks (None: it can).
+
+    Args:
+        splitter: the processor the file's FlowFile goes to, in the same stage.
+        dropped: its auto-terminated relationships without a connection.
+    """
+    if not isinstance(splitter, SplitText):
+        return "it does not feed SplitText"
+    values = splitter.effective_values()
+    if values.get(SplitText.HEADER_MARKER.name) and not int(
+        values.get(SplitText.HEADER_LINE_COUNT.name) or 0
+    ):
+        return "SplitText finds its header by Header Line Marker Characters"
+    if values.get(SplitText.FRAGMENT_MAX_SIZE.name):
+        return "SplitText has a Maximum Fragment Size"
+    if REL_ORIGINAL.name not in dropped:
+        return "SplitText's original relationship is connected (it needs the whole file)"
+    return None
+
+
+@attrs.frozen
+class BlockPlan:
+    r"""A file cut into blocks at split boundaries, for parallel SplitText tasks.
+
+    Attributes:
+        blocks: ``(start, end, splits before)`` of each block, in order.
+        count: the splits of the whole file (``fragment.count``).
+        lf_only: whether every line ends in ``\n`` alone (no ``\r``): the splits of each
+            block can be found in bulk, without counting them first.
+        header: the header lines' bytes (Header Line Count), which every split begins with.
+        header_trimmed: their length without the last line's terminator (a split of an
+            empty body holds only that much of the header).
+    """
+
+    blocks: tuple[tuple[int, int, int], ...]
+    count: int
+    lf_only: bool
+    header: bytes = b""
+    header_trimmed: int = 0
+
+
+def plan_block_reads(path: str, size: int, parts: int, splitter: SplitText) -> BlockPlan | None:
+    r"""Cut a file into at most *parts* blocks at split boundaries, for parallel SplitText tasks.
+
+    Each nominal cut (``size * i / parts``) moves, as Hadoop's line rule moves a block's start,
+    to the first line start after it, then on to the next split boundary (every Line Split
+    Count lines), so no split spans two blocks. The file is scanned once (numpy for ``\n``
+    lines, the exact per-line path when a ``\r`` appears) to count the splits before each
+    block: ``fragment.index`` is a prefix sum of those counts.
+
+    Returns:
+        The blocks, or None when fewer than two remain.
+    """
+    values = splitter.effective_values()
+    line_split_count = int(values.get(SplitText.LINE_SPLIT_COUNT.name) or 0)
+    remove_trailing = str(values.get(SplitText.REMOVE_TRAILING_NEWLINES.name)).lower() == "true"
+    header_count = int(values.get(SplitText.HEADER_LINE_COUNT.name) or 0)
+    if line_split_count <= 0 or parts < 2:
+        return None
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        cuts = {line_start_after(fd, size * i // parts, size) for i in range(1, parts)}
+    finally:
+        os.close(fd)
+    targets = sorted(cuts - {0, size})
+    if not targets:
+        return None
+    header = _Header()
+    if header_count:
+        with open(path, "rb") as stream:
+            lines = iter_lines(stream)
+            try:
+                header, _, lines = _read_header(lines, header_count, None, None)
+            except _HeaderError:
+                return None  # the one-task split routes it to failure
+            if header.length > _HEADER_MAX:
+                return None
+            splits = _iter_splits(lines, None, header, line_split_count, None)
+            # with a header every split is emitted, an empty body too
+            scanned = _boundaries(targets, _exact_parts(splits, remove_trailing, every=True))
+        with open(path, "rb") as stream:
+            header_bytes = stream.read(header.length)
+        lf_only = False
+    else:
+        with open(path, "rb") as stream:
+            scanned = _boundaries(targets, _numpy_parts(stream, line_split_count, remove_trailing))
+        lf_only = scanned is not None
+        if scanned is None:  # a '\r': the exact per-line path
+            with open(path, "rb") as stream:
+                splits = _splits_of_groups(iter_line_groups(stream, line_split_count))
+                scanned = _boundaries(targets, _exact_parts(splits, remove_trailing))
+        header_bytes = b""
+    assert scanned is not None
+    found, emitted = scanned
+    found = [(b, n) for b, n in found if header.length < b < size]  # each block with splits
+    if not found:
+        return None
+    bounds = [(0, 0), *found]
+    blocks = tuple(
+        (start, (bounds[i + 1][0] if i + 1 < len(bounds) else size), before)
+        for i, (start, before) in enumerate(bounds)
+    )
+    return BlockPlan(blocks, emitted, lf_only, header_bytes, header.trimmed_length)
+
+
+def _boundaries(
+    targets: list[int], parts: Iterable[tuple[np.ndarray, np.ndarray] | None]
+) -> tuple[list[tuple[int, int]], int] | None:
+    r"""The first split start at or after each target, with the splits emitted before it.
+
+    Also the splits emitted in all. None when *parts* gives up (a ``\r`` on the numpy path).
+    """
+    found: list[tuple[int, int]] = []
+    emitted = 0
+    pending = list(targets)
+    for part in parts:
+        if part is None:
+            return None
+        starts, sizes = part
+        while pending and len(starts) and pending[0] <= starts[-1]:
+            at = int(np.searchsorted(starts, pending[0], side="left"))
+            boundary = int(starts[at])
+            if not found or found[-1][0] != boundary:
+                found.append((boundary, emitted + int(np.count_nonzero(sizes[:at]))))
+            pending = [t for t in pending if t > boundary]
+        emitted += int(np.count_nonzero(sizes))
+    return found, emitted
+
+
+def _numpy_parts(
+    stream: object, line_split_count: int, remove_trailing: bool
+) -> Iterator[tuple[np.ndarray, np.ndarray] | None]:
+    r"""Each part's split starts and emitted sizes (0: not emitted), ``\n`` lines only."""
+    for part in iter_split_lines(stream, line_split_count, max_splits=BATCH_SPLITS):  # type: ignore[arg-type]
+        yield None if part is None else (part.starts, _sizes(part, remove_trailing))
+
+
+def _exact_parts(
+    splits: Iterator[_Split], remove_trailing: bool, *, every: bool = False
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    r""":func:`_numpy_parts` from the exact per-line splits (any line terminator).
+
+    *every*: each split is emitted (a header makes an empty body a split).
+    """
+    while chunk := list(itertools.islice(splits, BATCH_SPLITS)):
+        starts = np.fromiter((s.start for s in chunk), np.int64, len(chunk))
+        if every:
+            yield starts, np.ones(len(chunk), np.int64)
+            continue
+        kept = (s.trimmed if remove_trailing else s.length for s in chunk)
+        yield starts, np.fromiter(kept, np.int64, len(chunk))

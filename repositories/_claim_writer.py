@@ -95,6 +95,23 @@ class FileWriter:
         self._busy.add(claim)
         return _FileStream(self, claim, file, offset, self._files[claim][1])
 
+    def open_named_stream(self, name: str) -> _FileStream:
+        """Start a claim file of its own named *name* (:meth:`FileContentRepository.named_claim`).
+
+        Several tasks can each write one piece of a content whose claims they all know by name
+        before any is written (a large file read as blocks in parallel). The file holds that
+        one content and is sealed when its stream closes; an earlier attempt's leftovers under
+        the name are truncated, since a retried task writes the same bytes again.
+        """
+        claim = self._repo.named_claim(name)
+        path = self._repo.path_of(claim)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        file = open(path, "wb", buffering=_BUFFER)  # noqa: SIM115
+        self._files[claim] = (file, BlockSummer())
+        self._repo._writable[claim] = file
+        self._busy.add(claim)
+        return _FileStream(self, claim, file, 0, self._files[claim][1])
+
     def _stream_closed(self, claim: ResourceClaim, end: int) -> None:
         self._busy.discard(claim)
         if self._current is not None and self._current[0] == claim:

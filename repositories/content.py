@@ -4,7 +4,10 @@ Layout, as NiFi's FileSystemRepository: ``<container>/<section>/<claim id>`` wit
 per container and containers used round-robin (one per disk). Each writer (one per session or
 task attempt, named by its owner) appends consecutive small contents to one resource claim file
 until it reaches the max appendable size, then starts another; a claim file is only ever written
-by the writer that created it, so Spark executors can write to a shared path without locks.
+by the writer that created it, so Spark executors can write to a shared path without locks. A
+*named* claim (:meth:`FileContentRepository.named_claim`) holds one content whose name every task
+knows before it is written: the blocks of a large file read by parallel tasks, one claim each,
+which together form the file's rope (a retried task writes its block again under the same name).
 Reads open the claim file and seek to the range. External claims (zero-copy ingestion) name files
 outside the containers: they are read in place after a fingerprint check and never archived,
 removed or reported as unclaimed (:mod:`flowcore.session.external_files`).
@@ -38,6 +41,7 @@ import shutil
 import threading
 import time
 import uuid
+import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -196,6 +200,21 @@ class FileContentRepository:
             self._sections.add(directory)
         self._writable[claim] = None
         return claim
+
+    def named_claim(self, name: str) -> ResourceClaim:
+        """The claim a file named *name* is written as (``FileWriter.open_named_stream``).
+
+        Its container and section follow from the name alone, so every task (and the driver)
+        names the same claim without asking anyone. *name* must begin with the creation time in
+        epoch milliseconds and a ``-`` (the archive ages content off by it) and be unique.
+        """
+        digest = zlib.crc32(name.encode("utf-8"))
+        containers = sorted(self.containers)
+        return ResourceClaim(
+            containers[digest % len(containers)],
+            str(digest % SECTIONS_PER_CONTAINER),
+            f"{name}{SEALED_SUFFIX}",
+        )
 
     def _choose_container(self) -> str:
         """The next container round-robin, skipping one over the archive back-pressure mark.

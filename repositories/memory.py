@@ -12,6 +12,7 @@ import io
 import itertools
 import os
 import threading
+import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -86,6 +87,13 @@ class _MemoryWriter:
         self._open.add(claim)
         return _MemoryStream(self, claim, self._repo._data[claim])
 
+    def open_named_stream(self, name: str) -> _MemoryStream:
+        """Start a claim of its own named *name* (see the file repository's writer)."""
+        claim = self._repo.named_claim(name)
+        self._repo._data[claim] = bytearray()
+        self._open.add(claim)
+        return _MemoryStream(self, claim, self._repo._data[claim])
+
     def _stream_closed(self, claim: ResourceClaim, buffer: bytearray) -> None:
         self._open.discard(claim)
         if len(buffer) >= self._repo.max_appendable_size and self._appendable == claim:
@@ -111,6 +119,11 @@ class MemoryContentRepository:
             claim = ResourceClaim("memory", str(n % SECTIONS_PER_CONTAINER), f"claim-{n}")
             self._data[claim] = bytearray()
         return claim
+
+    def named_claim(self, name: str) -> ResourceClaim:
+        """The resource claim named *name* (its section follows from the name)."""
+        section = zlib.crc32(name.encode()) % SECTIONS_PER_CONTAINER
+        return ResourceClaim("memory", str(section), name)
 
     def writer(self, owner: str = "") -> _MemoryWriter:
         """Return a writer; *owner* is ignored in memory."""

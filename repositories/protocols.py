@@ -52,6 +52,10 @@ class ContentWriter(Protocol):
         """Start a new claim; several streams may be open at once."""
         ...
 
+    def open_named_stream(self, name: str) -> ContentOutputStream:
+        """Start a claim of its own named *name*, known to others before it is written."""
+        ...
+
     def close(self) -> None:
         """Flush and release the writer's files; claims already returned stay readable."""
         ...
@@ -63,6 +67,10 @@ class ContentRepository(Protocol):
 
     def writer(self, owner: str = "") -> ContentWriter:
         """Return a writer for *owner* (a task attempt id names its files)."""
+        ...
+
+    def named_claim(self, name: str) -> ResourceClaim:
+        """The resource claim a writer's ``open_named_stream(name)`` writes."""
         ...
 
     def open(self, claim: Content) -> BinaryIO:

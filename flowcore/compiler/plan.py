@@ -20,6 +20,7 @@ __all__ = [
     "MemberPlan",
     "Route",
     "StagePlan",
+    "block_reader",
     "serial",
 ]
 
@@ -184,3 +185,23 @@ class StagePlan:
             for m in self.members
             if m.kind is not ProcessorKind.SOURCE and (m.run_schedule_ms > 0 or m.cron)
         )
+
+
+def block_reader(plan: StagePlan, source: MemberPlan) -> MemberPlan | None:
+    """The member *source* feeds alone, in the same stage, or None.
+
+    A source whose every FlowFile goes to one member through one pipelined connection (no
+    fan-out, nothing dropped) may hand that member a large file as blocks read by parallel
+    tasks, when the member can split blocks (GetFile to SplitText: ``block_reads``).
+    """
+    processor = source.processor
+    if processor is None or source.disabled:
+        return None
+    names = processor.relationship_names()
+    if len(names) != 1:
+        return None
+    routes = source.routes.get(names[0], ())
+    if len(routes) != 1 or routes[0].member is None:
+        return None
+    reader = plan.member(routes[0].member)
+    return None if reader.disabled else reader

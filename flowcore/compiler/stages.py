@@ -28,7 +28,7 @@ import attrs
 import networkx as nx
 
 from flowcore.compiler.expression_notes import expression_notes
-from flowcore.compiler.plan import MemberPlan, Route, StagePlan, serial
+from flowcore.compiler.plan import MemberPlan, Route, StagePlan, block_reader, serial
 from flowcore.flow import (
     Component,
     Connection,
@@ -46,6 +46,7 @@ __all__ = [
     "CompiledFlow",
     "DurableReason",
     "Stage",
+    "block_notes",
     "compile_flow",
     "driver_note",
     "explain",
@@ -379,6 +380,28 @@ def serial_note(plan: StagePlan) -> str | None:
     )
 
 
+def block_notes(plan: StagePlan) -> list[str]:
+    """Whether the stage's sources read large files as blocks in parallel tasks, and if not why.
+
+    Only for a source that can (``block_reads``: GetFile) feeding a member in the stage.
+    """
+    notes = []
+    for source in plan.source_members:
+        refusal = getattr(source.processor, "block_refusal", None)
+        reader = block_reader(plan, source)
+        if refusal is None or reader is None or plan.binning_members:
+            continue
+        why = refusal(reader.processor, reader.dropped)
+        if why is None:
+            notes.append(
+                f"blocks: '{source.name}' reads large files as line-aligned blocks in parallel "
+                f"tasks for '{reader.name}' (block_read_min_size)"
+            )
+        elif why != "it does not feed SplitText":
+            notes.append(f"blocks: '{source.name}' reads each file in one task: {why}")
+    return notes
+
+
 def scheduling_note(component: Component) -> str:
     """A component's scheduling settings that differ from NiFi's defaults, as explain shows them."""
     text = ""
@@ -493,6 +516,7 @@ def stage_notes(
     if plan is not None:
         serial = serial_note(plan)
         notes.extend([serial] if serial is not None else [])
+        notes.extend(block_notes(plan))
         notes.extend(expression_notes(plan))
     in_driver = driver_note(compiled, stage, runner, settings)
     notes.extend([in_driver] if in_driver is not None else [])

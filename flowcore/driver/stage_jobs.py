@@ -15,7 +15,7 @@ from collections.abc import Mapping
 import attrs
 
 from flowcore.clock import now_ms
-from flowcore.compiler.plan import StagePlan
+from flowcore.compiler.plan import StagePlan, block_reader
 from flowcore.driver.scheduler import chunk, split_segments
 from flowcore.engine.task import ID_BLOCK, single_group
 from flowcore.engine.wire import ReadyBin, TaskInput, TaskResult, TaskSpec
@@ -172,7 +172,7 @@ class StageJobs:
                 TaskInput(segments=tuple((s.queue_id, s.segment_id) for s in group))
                 for group in split_segments(taken, self.settings.parallelism)
             ]
-            inputs += [TaskInput(work=tuple(c)) for c in chunk(work, self.settings.parallelism)]
+            inputs += self._work_inputs(plan, work)
             specs = self._specs(plan, inputs, run=run, end_of_input=end_of_input)
             return StageJob(plan, tuple(specs))
         if self._single_group[plan.stage_id]:  # a shuffle would gather everything in one task
@@ -196,3 +196,41 @@ class StageJobs:
             spill_dir=str(self.repos.flowfiles.shuffle_dir / run),
         )
         return StageJob(plan, tuple(specs), shuffle)
+
+    def _work_inputs(self, plan: StagePlan, work: list[tuple[str, WorkItem]]) -> list[TaskInput]:
+        """Source work cut into parallel tasks, in listing order.
+
+        Items are cut into ``parallelism`` contiguous runs, except a large file a source can
+        hand its reader as line-aligned blocks (GetFile to SplitText): each of its blocks is a
+        task of its own, so one file keeps every core busy (:meth:`_blocks`).
+        """
+        parts = self.settings.parallelism
+        inputs: list[TaskInput] = []
+        whole: list[tuple[str, WorkItem]] = []
+        for component_id, item in work:
+            blocks = self._blocks(plan, component_id, item)
+            if blocks is None:
+                whole.append((component_id, item))
+                continue
+            inputs += [TaskInput(work=tuple(c)) for c in chunk(whole, parts)]
+            inputs += [TaskInput(work=((component_id, block),)) for block in blocks]
+            whole = []
+        inputs += [TaskInput(work=tuple(c)) for c in chunk(whole, parts)]
+        return inputs
+
+    def _blocks(self, plan: StagePlan, component_id: str, item: WorkItem) -> list[WorkItem] | None:
+        """*item* as blocks read by parallel tasks, or None (it is read whole, in one task).
+
+        A file is read in blocks when it holds at least two of ``block_read_min_size`` and its
+        source and reader can (``block_reads``): up to ``parallelism`` blocks.
+        """
+        least = self.settings.block_read_min_bytes
+        parts = min(self.settings.parallelism, item.size // least) if least else 0
+        if parts < 2:
+            return None
+        source = plan.member(component_id)
+        reads = getattr(source.processor, "block_reads", None)
+        reader = block_reader(plan, source)
+        if reads is None or reader is None:
+            return None
+        return reads(item, reader.processor, reader.dropped, parts)

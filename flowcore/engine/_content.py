@@ -45,6 +45,9 @@ class _SharedWriter:
     def open_stream(self) -> _Stream:
         return _Stream(self._content.writer_impl.open_stream(), self._content.written)
 
+    def open_named_stream(self, name: str) -> _Stream:
+        return _Stream(self._content.writer_impl.open_named_stream(name), self._content.written)
+
     def close(self) -> None:
         """Sessions end; the writer stays open for the rest of the task."""
 
@@ -71,6 +74,9 @@ class TaskContent:
     def writer(self, owner: str = "") -> _SharedWriter:
         del owner
         return _SharedWriter(self)
+
+    def named_claim(self, name: str) -> ResourceClaim:
+        return self.repository.named_claim(name)
 
     def open(self, claim: Content) -> Any:
         return self.repository.open(claim)

@@ -38,6 +38,7 @@ from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor, ProcessorKind
 from flowcore.relationship import FAILURE
 from flowcore.session._content import CONTENT_FAILURE_REASON, damage_of
+from flowcore.session.block_views import PAYLOAD_KEY, BlockViews
 from flowcore.session.host import (
     SELF,
     ComponentInfo,
@@ -112,6 +113,8 @@ class TaskMember:
         self.processor: Processor = plan.processor or _FunnelProcessor()
         self.component = ComponentInfo(plan.component_id, plan.type_name, plan.name)
         self.content = task.content
+        #: the task's block views (a BlockReadingHost: one task reads one block of a file)
+        self.block_views: BlockViews = task.block_views
         settings = task.spec.settings
         # NiFi's Penalty and Yield Durations: the component's, else the engine settings'
         self.penalization_ms = (
@@ -499,6 +502,11 @@ class TaskMember:
         if fault is not None:
             raise fault from error
         if isinstance(error, EffectFileError):
+            raise error
+        if PAYLOAD_KEY in getattr(item, "payload", {}):
+            # One block of a file whose other blocks other tasks read: putting it back in the
+            # listing would commit those blocks' splits now and the whole file again later.
+            # The task fails instead, and with it the stage run: nothing of the file commits.
             raise error
         # Listed but not read: the driver puts it back in the listing state, so it is not
         # taken as ingested (nor its source deleted) and is read again later.

@@ -56,7 +56,7 @@ from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import column_of
 from flowcore.processor_kinds import SourceProcessor, WorkItem
 from flowcore.provenance_events import ProvenanceEventRun, ProvenanceEventType
-from flowcore.session import external_files
+from flowcore.session import block_views, external_files
 from flowcore.session._effects import StagedEffects
 from flowcore.session._support import ContentSource, WriteStream, emit
 from flowcore.session._uuids import UuidSource
@@ -77,9 +77,12 @@ def work_identity(item: WorkItem) -> str:
     """What a source work item is, as text: the seed of the uuids of the FlowFiles it makes.
 
     The payload goes in as a digest: the seed is part of every derived uuid's scope, and a
-    payload listing 10,000 files (ListFile's) would make each uuid hash a megabyte.
+    payload listing 10,000 files (ListFile's) would make each uuid hash a megabyte. A block of
+    a file read by parallel tasks is the whole file's item without its block: every block's
+    task makes the same FlowFile (:mod:`flowcore.session.block_views`).
     """
-    described = repr(sorted(item.payload.items(), key=lambda kv: kv[0]))
+    payload = {k: v for k, v in item.payload.items() if k != block_views.PAYLOAD_KEY}
+    described = repr(sorted(payload.items(), key=lambda kv: kv[0]))
     digest = hashlib.blake2b(described.encode("utf-8", "surrogatepass"), digest_size=16)
     return f"{item.key}\0{digest.hexdigest()}"
 

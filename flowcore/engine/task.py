@@ -29,6 +29,7 @@ import repositories.segments as segment_files
 from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan, StagePlan
 from flowcore.engine._batches import drain_batches, unpacks, write_deferred
+from flowcore.engine._block_views import counted_once, recorded_events
 from flowcore.engine._bulletins import running
 from flowcore.engine._content import TaskContent
 from flowcore.engine._heap import keep_freed_memory
@@ -56,6 +57,7 @@ from flowcore.provenance_events import (
 from flowcore.queues import expired, park_queue_id, prioritized, queue_order
 from flowcore.services import MapCache
 from flowcore.session._content import CONTENT_FAILURE_REASON
+from flowcore.session.block_views import BlockViews
 from flowcore.session.host import (
     ComponentInfo,
     QueuedFlowFile,
@@ -113,6 +115,8 @@ class _Task:
             )
             raise RepositoryError(msg)
         self.spec = spec
+        #: the block views its sessions made (a large file's block read here)
+        self.block_views = BlockViews()
         self.attempt = f"{spec.plan.stage_id}-t{spec.index}-{uuid.uuid4().hex[:12]}"
         repository = FileContentRepository(
             list(spec.paths.content),
@@ -248,6 +252,7 @@ class _Task:
 
         Only when they are *at_least* (counting each event of a run).
         """
+        self.events = recorded_events(self.block_views, self.events)
         held = sum(1 if isinstance(e, ProvenanceEvent) else e.count for e in self.events)
         if not held or held < at_least:
             return
@@ -549,11 +554,7 @@ class _Task:
                 },
                 **{c.service.state_key: c.to_state() for c in self.caches.values() if c.changed},
             },
-            transfers={
-                m.plan.component_id: {k: (v[0], v[1]) for k, v in m.transfers.items()}
-                for m in self.members.values()
-                if m.transfers
-            },
+            transfers=counted_once(self.block_views, self.spec.plan, self.members),
             consumed={m.plan.component_id: m.consumed for m in self.members.values()},
             bulletins=tuple(self.bulletins),
             ready_bins=tuple(self.ready_bins),

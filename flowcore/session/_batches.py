@@ -24,7 +24,7 @@ import attrs
 import numpy as np
 
 from flowcore.errors import FlowFileHandlingError
-from flowcore.flowfile import Attributes, ContentClaim, CountedUuids
+from flowcore.flowfile import Attributes, ContentClaim, CountedUuids, Rope
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.provenance_events import ProvenanceEventRun, ProvenanceEventType
 from flowcore.relationship import Relationship
@@ -352,6 +352,8 @@ def forked_batch(
         msg = f"cannot fork ranges outside the {parent.size} bytes of {parent}"
         raise FlowFileHandlingError(msg, flowfile_uuid=parent.uuid)
     content = parent.content
+    if isinstance(content, Rope) and count:
+        content, starts = _piece_holding(parent, content, starts, sizes)
     if content is not None and not isinstance(content, ContentClaim):
         msg = f"cannot fork a batch of ranges from {parent}: its content is not one claim range"
         raise FlowFileHandlingError(msg, flowfile_uuid=parent.uuid)
@@ -375,3 +377,24 @@ def forked_batch(
         queue_date_indices=np.full(count, parent.queue_date_index, dtype=np.int64),
         columns=dict(columns),
     )
+
+
+def _piece_holding(
+    parent: FlowFile, rope: Rope, starts: np.ndarray, sizes: np.ndarray
+) -> tuple[ContentClaim, np.ndarray]:
+    """The one piece of *rope* holding every range, and the ranges' starts in it.
+
+    A block of a file read by parallel tasks is one piece of the file's rope, and its splits
+    lie in it (:mod:`flowcore.session.block_views`).
+
+    Raises:
+        FlowFileHandlingError: the ranges span more than one piece.
+    """
+    low, high = int(starts.min()), int((starts + sizes).max())
+    at = 0
+    for piece in rope.pieces:
+        if at <= low and high <= at + piece.length:
+            return piece, starts - at
+        at += piece.length
+    msg = f"cannot fork a batch of ranges from {parent}: they span several pieces of its content"
+    raise FlowFileHandlingError(msg, flowfile_uuid=parent.uuid)

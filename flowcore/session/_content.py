@@ -33,6 +33,7 @@ from flowcore.session._support import (
     WriteStream,
     emit,
 )
+from flowcore.session.block_views import BlockReadingHost, BlockView
 
 if TYPE_CHECKING:
     from flowcore.session._ledger import Ledger
@@ -458,6 +459,53 @@ class SessionContent:
         if not keep_source:
             self._delete_after_commit(os.fspath(path))
         return record.become(record.current.with_content(claim))
+
+    def import_block(
+        self, flowfile: FlowFile, view: BlockView, chunks: Iterable[bytes]
+    ) -> FlowFile:
+        """Make *flowfile* the one every block's task makes of a file read in parallel blocks.
+
+        This task's block (*chunks*, exactly ``view.end - view.start`` bytes) goes into its
+        own claim, named as :meth:`BlockView.rope` names it; the FlowFile's content is the
+        whole file, that rope, the same in every block's task. Only this block's range of it
+        may be read here (the other claims are being written by other tasks).
+
+        Raises:
+            FlowFileHandlingError: the session's host does not read blocks (the test
+                harness), or *chunks* are not the block's length (the file changed).
+        """
+        host = self._host
+        if not isinstance(host, BlockReadingHost):
+            msg = "a file can be read as parallel blocks only in an engine task"
+            raise FlowFileHandlingError(msg, flowfile_uuid=flowfile.uuid)
+        record = self._resolve(flowfile)
+        target = self._session_writer().open_named_stream(view.piece_name(view.index))
+        try:
+            emit(WriteStream(target), chunks)
+        finally:
+            claim = target.close()
+            if claim is not None:
+                self.written.append(claim)
+        written = claim.length if claim is not None else 0
+        if written != view.end - view.start:
+            msg = (
+                f"block {view.index} of {flowfile} holds {written} bytes, not the "
+                f"{view.end - view.start} it was cut with: the file changed while it was read"
+            )
+            raise FlowFileHandlingError(msg, flowfile_uuid=flowfile.uuid)
+        host.block_views.register(record.current.uuid, view)
+        return record.become(record.current.with_content(view.rope(host.content)))
+
+    def block_view(self, flowfile: FlowFile) -> BlockView | None:
+        """The block of a larger file *flowfile* stands for in this task, or None (whole).
+
+        A splitter given such a FlowFile splits only the block's range of its content
+        (:mod:`flowcore.session.block_views`).
+        """
+        host = self._host
+        if not isinstance(host, BlockReadingHost):
+            return None
+        return host.block_views.view_of(flowfile.uuid)
 
     def import_by_reference(
         self,

@@ -92,6 +92,18 @@ class UuidSource:
         sequence[1] = number + count
         return sequence[0], number
 
+    def skip_children(self, parent: FlowFile, count: int, how: str = "clone") -> None:
+        """Pass over the uuids of *parent*'s first *count* children made *how*.
+
+        A task splitting one block of a larger file (:mod:`flowcore.session.block_views`)
+        numbers its children after those the blocks before it make, so each child has the
+        uuid the one-task split gives it. *how*: ``"clone"`` for children cut from the
+        parent's content (``clone`` with a range, ``fork_batch``), ``"fork"`` for children
+        made with ``create(parent)``.
+        """
+        if count:
+            self.run(how, count, parent.uuid)
+
     def next(self, how: str, *parents: str) -> str:
         """The next uuid for a FlowFile made *how* from *parents* by this component."""
         if how == "root" and self._seed is None:

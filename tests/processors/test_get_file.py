@@ -8,8 +8,12 @@ from pathlib import Path
 import pytest
 
 from flowcore import ProvenanceEventType
+from flowcore.processor_kinds import WorkItem
+from flowcore.session.block_views import PAYLOAD_KEY, BlockView
+from flowcore.session.external_files import fingerprint
 from flowcore.testing import TestRunner
-from processors import GetFile
+from processors import GetFile, SplitText
+from processors._file_attributes import path_key
 
 
 @pytest.fixture
@@ -245,3 +249,63 @@ def test_pending_work_counts_what_is_left_as_the_state_changes(tree: Path) -> No
     # b.log is kept, c.txt and d.txt are in flight (not committed): none is left to read.
     assert processor.pending_work(context, fourth.state) == PendingWork(0, 0)
     assert processor.pending_work(context, {}) == PendingWork(1, 2)  # b.log, if not kept
+
+
+def _listed(path: Path) -> WorkItem:
+    """The work item GetFile's listing makes for *path*."""
+    key = path_key(os.path.abspath(path))
+    payload = {"root": str(path.parent), "fingerprint": fingerprint(path)}
+    return WorkItem(key, payload, flowfiles=1, size=path.stat().st_size)
+
+
+def test_block_reads_cut_a_file_for_split_text(tmp_path: Path) -> None:
+    """A file for SplitText becomes one item per block, numbered and counted across the file."""
+    path = tmp_path / "big.log"
+    path.write_bytes(b"".join(b"line %d\n" % i for i in range(1_000)))
+    items = GetFile(input_directory=str(tmp_path)).block_reads(
+        _listed(path), SplitText(line_split_count=1), frozenset({"original", "failure"}), 3
+    )
+    assert items is not None
+    views = [BlockView.of_payload(i.payload[PAYLOAD_KEY]) for i in items]
+    assert [(v.index, v.blocks, v.count, v.size) for v in views if v] == [
+        (n, 3, 1_000, path.stat().st_size) for n in range(3)
+    ]
+    assert sum(i.size for i in items) == path.stat().st_size
+
+
+@pytest.mark.parametrize(
+    ("splitter", "dropped"),
+    [
+        (SplitText(line_split_count=1, header_line_marker_characters="#"), frozenset({"original"})),
+        (SplitText(line_split_count=1, maximum_fragment_size="1 KB"), frozenset({"original"})),
+        (SplitText(line_split_count=1), frozenset({"failure"})),
+    ],
+)
+def test_block_reads_refuse_what_blocks_would_change(
+    tmp_path: Path, splitter: SplitText, dropped: frozenset[str]
+) -> None:
+    """A header found by its marker, a size limit or a connected original: one task (None)."""
+    path = tmp_path / "big.log"
+    path.write_bytes(b"".join(b"line %d\n" % i for i in range(1_000)))
+    getter = GetFile(input_directory=str(tmp_path))
+    assert getter.block_reads(_listed(path), splitter, dropped, 3) is None
+    assert getter.block_refusal(splitter, dropped) is not None
+
+
+def test_block_reads_carry_the_header_to_every_block(tmp_path: Path) -> None:
+    """With Header Line Count, each block's item holds the header the driver read once."""
+    path = tmp_path / "big.log"
+    path.write_bytes(b"h1\r\nh2\n" + b"".join(b"line %d\n" % i for i in range(1_000)))
+    items = GetFile(input_directory=str(tmp_path)).block_reads(
+        _listed(path),
+        SplitText(line_split_count=10, header_line_count=2),
+        frozenset({"original", "failure"}),
+        3,
+    )
+    assert items is not None
+    views = [BlockView.of_payload(i.payload[PAYLOAD_KEY]) for i in items]
+    assert [(v.header, v.header_trimmed, v.count) for v in views if v] == [
+        (b"h1\r\nh2\n", 6, 100)
+    ] * 3
+    assert views[1] is not None
+    assert views[1].start > 7

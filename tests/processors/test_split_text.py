@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from flowcore import ProvenanceEventType
 from flowcore.testing import TestRunner
 from processors import SplitText
+from processors.split_text import plan_block_reads
 
 ORIGINAL = "Header Line #1\nHeader Line #2\n" + "\n".join(f"Line #{i}" for i in range(1, 11))
 TEST_INPUT = (
@@ -506,3 +507,48 @@ def test_more_splits_than_are_remembered_read_the_input_again(
         return [[f.attributes[k] for k in keys] for f in result.flowfiles_for("splits")]
 
     assert described(runner) == described(expected)
+
+
+def _emitted_before(data: bytes, at: int, lines: int) -> int:
+    """Splits of *lines* lines the one-task split emits from ``data[:at]`` (trailing trimmed)."""
+    runner = TestRunner(SplitText(line_split_count=lines))
+    runner.enqueue(data[:at])
+    runner.run()
+    return len(runner.flowfiles_for("splits"))
+
+
+@pytest.mark.parametrize("lines", [1, 3])
+@pytest.mark.parametrize("ending", [b"\n", b"\r\n", b"\r"])
+def test_plan_block_reads_cuts_at_split_boundaries(
+    tmp_path: Path, lines: int, ending: bytes
+) -> None:
+    """Blocks start where a split starts, each knowing the splits emitted before it."""
+    rows = [b"" if i % 5 == 0 else b"row %d" % i for i in range(200)]
+    data = b"".join(row + ending for row in rows)
+    path = tmp_path / "f.log"
+    path.write_bytes(data)
+    planned = plan_block_reads(str(path), len(data), 4, SplitText(line_split_count=lines))
+    assert planned is not None
+    blocks, count = planned.blocks, planned.count
+    assert planned.lf_only == (ending == b"\n")
+    assert len(blocks) == 4
+    assert blocks[0][0] == 0
+    assert blocks[-1][1] == len(data)
+    starts = {0}
+    at = 0
+    for index, row in enumerate(rows, 1):
+        at += len(row) + len(ending)
+        if index % lines == 0:
+            starts.add(at)
+    for (start, end, before), following in zip(blocks, [*blocks[1:], (len(data),)], strict=True):
+        assert start in starts
+        assert end == following[0]
+        assert before == _emitted_before(data, start, lines)
+    assert count == _emitted_before(data, len(data), lines)
+
+
+def test_plan_block_reads_leaves_one_long_line_whole(tmp_path: Path) -> None:
+    """A file that is one line (longer than any block) has no second block: None."""
+    path = tmp_path / "f.log"
+    path.write_bytes(b"x" * 10_000 + b"\n")
+    assert plan_block_reads(str(path), 10_001, 4, SplitText(line_split_count=1)) is None

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from flowcore.errors import ContentCorruptionError, ContentNotFoundError, RepositoryError
-from flowcore.flowfile import ContentClaim, ResourceClaim
+from flowcore.flowfile import ContentClaim, ResourceClaim, Rope
 from repositories._claim_checksums import BLOCK_SIZE, MAGIC, footer_size
 from repositories.content import SEALED_SUFFIX, FileContentRepository
 from repositories.protocols import ContentRepository
@@ -622,3 +622,35 @@ def test_a_flipped_byte_anywhere_is_never_delivered(
         assert failed is None or failed.claim == target
     fresh.increment_claimant_count(target)
     assert [f.location for f in fresh.check() if f.location == str(target)] == [str(target)]
+
+
+def test_named_claims_are_known_before_they_are_written(tmp_path: Path) -> None:
+    """Two writers each write a named claim; a rope of both, named beforehand, reads back."""
+    repo = FileContentRepository([tmp_path / "a", tmp_path / "b"])
+    names = ["1795856641328-blocks-x-b0", "1795856641328-blocks-x-b1"]
+    claims = [repo.named_claim(name) for name in names]
+    assert claims == [repo.named_claim(name) for name in names]  # the same, every time
+    rope = Rope(ContentClaim(claim, 0, 5) for claim in claims)
+    for name, data in zip(reversed(names), [b"world", b"hello"], strict=True):
+        writer = repo.writer(f"task-{name}")
+        stream = writer.open_named_stream(name)
+        stream.write(data)
+        assert stream.close() == ContentClaim(repo.named_claim(name), 0, 5)
+        writer.close()
+    assert repo.read(rope) == b"helloworld"
+    for claim in claims:
+        repo.increment_claimant_count(claim)
+    assert not repo.check()  # sealed: every block has its checksum
+
+
+def test_a_named_claim_written_again_holds_the_last_write(tmp_path: Path) -> None:
+    """A retried task writes its named claim again: the earlier attempt's bytes are gone."""
+    repo = FileContentRepository(tmp_path)
+    for data in (b"partial attempt, longer", b"retry"):
+        writer = repo.writer("task")
+        stream = writer.open_named_stream("1795856641328-blocks-y-b0")
+        stream.write(data)
+        claim = stream.close()
+        writer.close()
+    assert repo.read(claim) == b"retry"
+    assert FileContentRepository(tmp_path).read(claim) == b"retry"  # verified from its footer

@@ -96,3 +96,14 @@ def test_provenance_ids_search_and_lineage() -> None:
     graph = repo.lineage("c1")
     assert graph.has_edge("p", "event:1")
     assert graph.has_edge("event:1", "c2")
+
+
+def test_named_claims_in_memory() -> None:
+    """A named claim in memory is the claim its name gives, and reads back."""
+    repo = MemoryContentRepository()
+    stream = repo.writer().open_named_stream("1-blocks-z-b0")
+    stream.write(b"abc")
+    claim = stream.close()
+    assert claim is not None
+    assert claim.resource_claim == repo.named_claim("1-blocks-z-b0")
+    assert repo.read(claim) == b"abc"

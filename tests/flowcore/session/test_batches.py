@@ -15,6 +15,8 @@ import flowcore.session._batches as session_batches
 from flowcore import Flow
 from flowcore.driver.controller import run_flow
 from flowcore.engine._member import TaskMember
+from flowcore.errors import FlowFileHandlingError
+from flowcore.flowfile import ContentClaim, FlowFile, ResourceClaim, Rope
 from flowcore.processor import Processor
 from flowcore.provenance_events import ProvenanceEventType
 from flowcore.relationship import Relationship
@@ -237,3 +239,32 @@ def test_a_retried_relationship_takes_no_batch() -> None:
     assert session.takes_batches("original")
     runner.retry_policy = RetryPolicy("SplitText-1", frozenset({"splits"}), 3, True, 1, 10)
     assert not runner.create_session().takes_batches("splits")
+
+
+def test_a_batch_forks_from_one_piece_of_a_rope() -> None:
+    """Children cut from one piece of a rope point into that piece's claim, offsets shifted."""
+    pieces = [ContentClaim(ResourceClaim("c", "1", name), 10, 100) for name in ("a", "b")]
+    parent = FlowFile.create(1, 0, {"filename": "f"}).with_content(Rope(pieces))
+    batch = session_batches.forked_batch(
+        parent,
+        np.array([100, 150]),
+        np.array([50, 50]),
+        {},
+        {},
+        first_id=2,
+        uuids=("00000000-0000-4000-8000-0000", 0),
+        now=0,
+    )
+    assert batch.resource_claim == pieces[1].resource_claim
+    assert list(batch.offsets) == [10, 60]
+    with pytest.raises(FlowFileHandlingError, match="span several pieces"):
+        session_batches.forked_batch(
+            parent,
+            np.array([90]),
+            np.array([20]),
+            {},
+            {},
+            first_id=2,
+            uuids=("00000000-0000-4000-8000-0000", 0),
+            now=0,
+        )
