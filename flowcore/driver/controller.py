@@ -638,7 +638,7 @@ class Controller:
 
     def explain(self) -> str:
         """The plan, with what the runner did for each stage."""
-        lines = explain(self.compiled).splitlines()
+        lines = explain(self.compiled, runner=self.runner.name, settings=self.settings).splitlines()
         out: list[str] = []
         for line in lines:
             out.append(line)

@@ -177,6 +177,7 @@ def test_a_spark_runs_small_stage_run_says_it_ran_in_the_driver_and_why(tmp_path
         "ran as: in the driver (50 FlowFiles <= driver_run_max_flowfiles): 2 task(s)"
     )
     assert "Spark stage(s)" in _ran_as(result.plan, "stage-1")
+    assert "in the driver: runs taking at most 20,000 queued FlowFiles" in result.plan  # why
 
 
 @pytest.mark.spark
