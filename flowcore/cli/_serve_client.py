@@ -55,7 +55,7 @@ def server_of(args: argparse.Namespace) -> Path | None:
         raise UsageError(msg)
     if given:
         return Path(given)
-    from flowcore.runners.spark import DEFAULT_MASTER  # noqa: PLC0415 - not pyspark itself
+    from flowcore.runners.sessions import DEFAULT_MASTER  # noqa: PLC0415 - no engine, no pyspark
 
     return default_socket(args.master or DEFAULT_MASTER)
 

@@ -74,7 +74,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         UsageError: a server already serves the socket, or its path cannot be one.
         ConfigurationError: Spark cannot start on the master.
     """
-    from flowcore.runners.spark import DEFAULT_MASTER  # noqa: PLC0415 - not pyspark itself
+    from flowcore.runners.sessions import DEFAULT_MASTER  # noqa: PLC0415 - no engine, no pyspark
     from repositories.locks import lock_holder, try_lock  # noqa: PLC0415
 
     conf = parse_pairs(args.conf)
