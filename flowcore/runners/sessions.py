@@ -55,7 +55,7 @@ __all__ = [
 ]
 
 DEFAULT_MASTER = "local[*]"
-log = logging.getLogger(__name__)
+log = logging.getLogger("flowcore.runners.spark")  # the logger users know the session note by
 _SESSION_LOCK = threading.Lock()
 _KNOWN: set[int] = set()  # ids of SparkContexts flowcore started, or used already with a note
 
