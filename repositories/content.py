@@ -326,6 +326,19 @@ class FileContentRepository:
             self._forget_reader(claim)
             raise
 
+    def close(self) -> None:
+        """Close the cached read descriptors (a process may open many repositories in its life).
+
+        Descriptors are plain numbers: dropping the repository would not close them, and a
+        long-lived process (``flowcore serve``, a Spark worker running task after task, a
+        notebook) would run out. The repository stays usable: a later read opens afresh.
+        """
+        with self._lock:
+            opened = list(self._readers.values())
+            self._readers.clear()
+        for fd in opened:
+            os.close(fd)
+
     def _forget_reader(self, claim: ResourceClaim) -> None:
         with self._lock:
             fd = self._readers.pop(claim, None)

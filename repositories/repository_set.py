@@ -229,7 +229,10 @@ class RepositorySet:
                 try:
                     self.flowfiles.close()
                 finally:
-                    self.provenance.close()
+                    try:
+                        self.provenance.close()
+                    finally:
+                        self.content.close()
         finally:
             if self._lock_file is not None:
                 self._lock_file.close()
@@ -460,7 +463,10 @@ def _inspect(
     if content_dir.is_dir():
         # Every block of every claimed file verified against its checksum; nothing written.
         content = FileContentRepository(content_dir)
-        found = content.check(fix=False, references=claim_references(flowfiles))
+        try:
+            found = content.check(fix=False, references=claim_references(flowfiles))
+        finally:
+            content.close()
         if not judge_orphans:
             unclaimed = {str(claim) for claim in content.resource_claims()} - {
                 str(claim) for claim in claims

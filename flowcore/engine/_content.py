@@ -110,4 +110,7 @@ class TaskContent:
         return False
 
     def close(self) -> None:
-        self.writer_impl.close()
+        try:
+            self.writer_impl.close()
+        finally:
+            self.repository.close()  # its read descriptors: a worker runs task after task

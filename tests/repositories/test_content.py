@@ -654,3 +654,16 @@ def test_a_named_claim_written_again_holds_the_last_write(tmp_path: Path) -> Non
         writer.close()
     assert repo.read(claim) == b"retry"
     assert FileContentRepository(tmp_path).read(claim) == b"retry"  # verified from its footer
+
+
+def test_close_releases_the_cached_read_descriptors(tmp_path: Path) -> None:
+    """Reads keep descriptors open for the next read; close gives them back, and reads go on."""
+    repo = FileContentRepository(tmp_path, max_appendable_size=1)
+    claims = write(repo, [b"a", b"b", b"c"])
+    before = len(os.listdir("/proc/self/fd"))
+    assert [repo.read(c) for c in claims] == [b"a", b"b", b"c"]
+    assert len(os.listdir("/proc/self/fd")) == before + 3  # one per claim file, cached
+    repo.close()
+    assert len(os.listdir("/proc/self/fd")) == before
+    assert repo.read(claims[0]) == b"a"  # opened afresh
+    repo.close()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-import select
+import selectors
 import signal
 import subprocess
 import sys
@@ -38,14 +38,23 @@ class Server:
                  "--socket", str(socket), *args],
                 stdout=subprocess.PIPE, stderr=err, env=environment(), cwd=socket.parent,
             )  # fmt: skip
-        self.ready = self._ready_line()
+        try:
+            self.ready = self._ready_line()
+        except BaseException:
+            self.process.kill()  # never a server left behind by a test that failed to start it
+            self.process.wait()
+            raise
 
     def _ready_line(self) -> str:
         stdout = self.process.stdout
         assert stdout is not None
         deadline = time.monotonic() + START_TIMEOUT
+        # a selector, not select(): a test process late in a long run may hold descriptors
+        # numbered past select()'s limit of 1024
+        waiting = selectors.DefaultSelector()
+        waiting.register(stdout, selectors.EVENT_READ)
         while time.monotonic() < deadline:
-            ready, _, _ = select.select([stdout], [], [], 1.0)
+            ready = waiting.select(1.0)
             if ready:
                 line = stdout.readline().decode()
                 if line:

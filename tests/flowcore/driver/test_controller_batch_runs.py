@@ -301,3 +301,31 @@ def test_content_of_finished_flowfiles_is_released(tmp_path: Path, runner: str) 
         assert repos.flowfiles.check() == []
     finally:
         repos.close()
+
+
+def test_runs_in_one_process_leave_no_descriptors_open(tmp_path: Path) -> None:
+    """Run after run in one process (a server, a notebook), descriptors do not pile up: the
+    content repository's cached readers close with the run, the tasks' with each task."""
+    import os  # noqa: PLC0415
+
+    (tmp_path / "in").mkdir()
+    for name in ("a", "b", "c"):
+        (tmp_path / "in" / f"{name}.txt").write_bytes(b"".join(b"%d\n" % i for i in range(50)))
+
+    def once(n: int) -> int:
+        flow = Flow("descriptors")
+        get = flow.add(GetFile(input_directory=str(tmp_path / "in"), keep_source_file=True))
+        split = flow.add(SplitText(line_split_count=7))
+        merge = flow.add(MergeContent(minimum_number_of_entries=2, max_bin_age="1 sec"))
+        put = flow.add(PutFile(directory=str(tmp_path / f"out{n}")))
+        flow.connect(get, split)
+        flow.connect(split, merge, "splits")
+        flow.connect(merge, put, "merged")
+        flow.auto_terminate(split, ["original", "failure"])
+        flow.auto_terminate(merge, ["original", "failure"])
+        flow.auto_terminate(put, ["success", "failure"])
+        run_flow(flow, "direct", repository=tmp_path / f"repo{n}", settings=SETTINGS)
+        return len(os.listdir("/proc/self/fd"))
+
+    first = once(0)
+    assert [once(n) for n in range(1, 4)] == [first] * 3
