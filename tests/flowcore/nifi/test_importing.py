@@ -99,6 +99,24 @@ def test_every_unsupported_type_is_reported_at_once(samples: Path) -> None:
     assert "type_map={'InvokeHTTP': YourProcessor}" in lines[2]
 
 
+def test_a_registry_flow_file_runs_end_to_end(samples: Path, tmp_path: Path) -> None:
+    """A version as NiFi Registry stores it on disk imports as its snapshot would: the nested
+    group flattened, the bound context's parameters used, the order written."""
+    out = tmp_path / "out"
+    imported = import_nifi(
+        samples / "registry-file.snapshot", parameters={"output.dir": str(out)}, into=Flow
+    )
+    assert imported.shape is FlowShape.REGISTRY_FILE
+    flow = imported.flow
+    assert flow.name == "Orders"
+    names = sorted(c.name for c in flow.components)
+    assert names == ["Make order", "Store/Write", "Store/orders in"]
+    flow.validate()
+    result = flow.run("direct", repository=tmp_path / "repo")
+    assert result.transfers["Store/Write"]["success"][0] == 2
+    assert sorted(p.read_text() for p in out.iterdir()) == ["order 1", "order 1"]
+
+
 def test_a_sensitive_parameter_must_come_from_the_user(samples: Path, tmp_path: Path) -> None:
     """An export holds no sensitive value: validation names the parameter until it is given."""
     flow = Flow.from_nifi(
