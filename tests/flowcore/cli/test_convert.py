@@ -12,6 +12,7 @@ import pytest
 from flowcore.cli._common import load_flow
 from tests.flowcore.cli.conftest import run_flowcore
 from tests.flowcore.cli.test_nifi import SAMPLES, TYPES
+from tests.flowcore.nifi._nifi_json import missing_types
 from tests.flowcore.nifi.nifi_schema import schema_problems
 
 FLOW = """
@@ -124,3 +125,23 @@ def test_a_bad_type_map_is_one_line_and_status_2(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0
     assert "--type-map: my_types.py has no dict named 'NOPE'" in done.stderr
+
+
+def test_every_missing_type_is_one_block_and_status_2(tmp_path: Path) -> None:
+    """A NiFi flow using processor and service types flowcore lacks: one error naming each
+    type (a line each, after the count), exit 2, no traceback, nothing written."""
+    flow = tmp_path / "flow.json"
+    flow.write_text(json.dumps(missing_types()))
+    out = tmp_path / "out.json"
+    done = run_flowcore("convert", str(flow), "--to", "nifi", "--output", str(out))
+    assert done.returncode == 2
+    lines = done.stderr.splitlines()
+    assert lines[0] == f"error: NiFi flow 'Top' ({flow}) cannot run in flowcore (4 problems):"
+    subjects = [line.partition(": ")[0] for line in lines[1:]]
+    assert subjects == [
+        "  - processor type org.apache.nifi.processors.standard.ConvertRecord",
+        "  - processor type org.apache.nifi.processors.standard.ExecuteSQL",
+        "  - controller service type org.apache.nifi.csv.CSVReader",
+        "  - controller service type org.apache.nifi.dbcp.DBCPConnectionPool",
+    ]
+    assert not out.exists()
