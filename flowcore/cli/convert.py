@@ -3,7 +3,8 @@
 ``flowcore convert flow.py --to nifi`` writes the JSON NiFi's "Import from JSON" takes (the
 shape of its "Download flow definition"); ``--to python`` writes a Python flow file equal to
 the flow. The flow is read as ``flowcore run`` reads it, so a NiFi flow definition converts to
-Python as a flow file does. What NiFi cannot hold is printed as ``note:`` lines on stderr.
+Python as a flow file does, its types flowcore lacks mapped with ``--type-map`` as ``run``
+takes it. What NiFi cannot hold is printed as ``note:`` lines on stderr.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import json
 from typing import Any
 
 from flowcore.cli._common import errors, load_flow
-from flowcore.cli._nifi import print_notes
+from flowcore.cli._nifi import load_type_map, print_notes, with_type_map
 from flowcore.cli.explain import write_output
 from flowcore.nifi.exporting import export_flow
 from flowcore.nifi.python_source import flow_to_python
@@ -26,7 +27,7 @@ TARGETS = ("nifi", "python")
 
 def cmd_convert(args: argparse.Namespace) -> int:
     """Write the flow in the target form to stdout or ``--output``; notes go to stderr."""
-    flow = load_flow(args.flow)
+    flow = load_flow(args.flow, load_type_map(args.type_map))
     print_notes(flow)  # what reading a NiFi flow kept without effect
     if args.to == "python":
         write_output(flow_to_python(flow, origin=args.flow), args.output)
@@ -51,4 +52,5 @@ def add_command(commands: Any) -> None:
         help="nifi: JSON for NiFi's import; python: a flow file",
     )
     convert.add_argument("--output", metavar="FILE", help="write to FILE instead of printing")
+    with_type_map(convert)
     convert.set_defaults(handler=cmd_convert)

@@ -33,12 +33,12 @@ from flowcore.nifi.criteria import criteria_from_xml
 from flowcore.nifi.findings import Findings
 from flowcore.nifi.groups import Node
 from flowcore.nifi.migrations import is_removed, known_name
-from flowcore.nifi.services import SERVICES, ServiceMapping, ServiceUse
+from flowcore.nifi.services import SERVICES, ServiceMapping, ServiceUse, unavailable
 from flowcore.nifi.types import FLOWCORE_PACKAGE, NIFI_PROCESSORS, simple_name
 from flowcore.processor import Processor
 from flowcore.units import parse_time_period
 
-__all__ = ["ProcessorMaker", "Settings", "TypeMap", "settings_of"]
+__all__ = ["ProcessorMaker", "Settings", "TypeMap", "referenced_services", "settings_of"]
 
 #: The user's processor classes by NiFi type (full or simple name).
 TypeMap = Mapping[str, type[Processor]]
@@ -47,6 +47,20 @@ TypeMap = Mapping[str, type[Processor]]
 _NIFI_PENALTY = "30 sec"
 _NIFI_YIELD = "1 sec"
 _ENCRYPTED = "enc{"
+
+
+def referenced_services(data: Mapping[str, Any], held: Mapping[str, Any]) -> dict[str, str]:
+    """The services in *held* that the component *data* (its JSON) names: property -> identifier.
+
+    A property names a service by the service's identifier, whether or not a descriptor says
+    so (an instance's flow has no descriptors); a reference to a service outside the flow is
+    not among these (:meth:`ProcessorMaker.make` reports it).
+    """
+    found = {}
+    for name, value in (data.get("properties") or {}).items():
+        if value is not None and str(value) in held:
+            found[str(name)] = str(value)
+    return found
 
 
 def processor_class(
@@ -179,6 +193,10 @@ class ProcessorMaker:
     mappings: Mapping[str, ServiceMapping] = SERVICES
     #: Service identifiers some processor uses.
     used: set[str] = attrs.Factory(set)
+    #: Services whose type is reported as one flowcore lacks, by identifier: the import reports
+    #: every such service before making processors (their users all named at once), and a
+    #: service reported is not reported again by each user.
+    reported: set[str] = attrs.Factory(set)
     #: What each service wired so far stands as, by identifier.
     _provided: dict[str, str] = attrs.Factory(dict)
 
@@ -300,12 +318,11 @@ class ProcessorMaker:
         service_name = str(data.get("name") or identifier)
         user = f"{service_name!r} (used by {node.name!r})"
         mapping = self.mappings.get(simple_name(nifi_type))
-        if mapping is None:
-            self.findings.unsupported_service(nifi_type, "flowcore has no equivalent", user)
-            return None
-        if mapping.provide is None:
-            why = f"{mapping.provided_by} stands in for it once {mapping.waits_for} land"
-            self.findings.unsupported_service(nifi_type, why, user)
+        if mapping is None or mapping.provide is None:
+            if identifier not in self.reported:
+                self.reported.add(identifier)
+                why = str(unavailable(mapping))
+                self.findings.unsupported_service(nifi_type or "(no type)", why, user)
             return None
         use = ServiceUse(
             identifier,

@@ -2,7 +2,9 @@
 
 Every problem of a flow is gathered before anything runs and raised once, as one
 :class:`~flowcore.errors.NiFiImportError` listing them all, as flow validation does. Unsupported
-processor and service types are grouped by type, each with every component that uses it. Notes
+processor and service types come first, grouped by type, each with how many components use it,
+which (by group path), and the fix: every type flowcore lacks is named in the first error, so
+one round of mapping or replacing types is enough. Notes
 say what the import kept but flowcore does not act on (cluster settings) or changed on the
 way (a port that leads nowhere): never silently dropped.
 """
@@ -18,7 +20,13 @@ __all__ = ["Findings", "ImportNote"]
 
 _TYPE_MAP_HINT = (
     "map it to a processor class with type_map={{{simple!r}: YourProcessor}} "
-    "(flowcore run --type-map MODULE:DICT), or replace it in NiFi"
+    "(flowcore run, explain or convert --type-map MODULE:DICT), or replace it in NiFi"
+)
+
+#: What a user can do about a service type flowcore lacks, until service types can be mapped.
+_SERVICE_HINT = (
+    "a map of your own service classes (as type_map is for processors) comes with record "
+    "readers and writers (the records issue); until then, replace what uses it in NiFi"
 )
 
 
@@ -42,6 +50,10 @@ def _listed(names: list[str]) -> str:
     return ", ".join(repr(n) for n in names)
 
 
+def _counted(count: int, what: str) -> str:
+    return f"{count} {what}{'' if count == 1 else 's'}"
+
+
 @attrs.define
 class Findings:
     """Problems and notes, gathered while one flow is imported."""
@@ -50,7 +62,8 @@ class Findings:
     notes: list[ImportNote] = attrs.Factory(list)
     #: Unsupported processor types -> the components using them.
     processor_types: dict[str, list[str]] = attrs.Factory(dict)
-    #: Unsupported service types -> (why, the services and their users).
+    #: Unsupported service types -> (why, each service with its users: ``'G/pool' (used by
+    #: 'G/Query')``).
     service_types: dict[str, tuple[str, list[str]]] = attrs.Factory(dict)
 
     def problem(self, subject: str, problem: str, fix: str = "") -> None:
@@ -66,7 +79,13 @@ class Findings:
         self.processor_types.setdefault(nifi_type, []).append(component)
 
     def unsupported_service(self, nifi_type: str, why: str, user: str) -> None:
-        """A service of *nifi_type* that *user* (``service (used by ...)``) needs is missing."""
+        """A service of *nifi_type*, which flowcore lacks (*why*), is needed.
+
+        Args:
+            nifi_type: the service's NiFi type.
+            why: why flowcore cannot provide it.
+            user: the service and what uses it (``'G/pool' (used by 'G/Query', 'Load')``).
+        """
         self.service_types.setdefault(nifi_type, (why, []))[1].append(user)
 
     def all_problems(self) -> list[FlowProblem]:
@@ -74,16 +93,18 @@ class Findings:
         found = []
         for nifi_type, components in sorted(self.processor_types.items()):
             simple = nifi_type.rsplit(".", 1)[-1]
+            used = f"used by {_counted(len(components), 'processor')}: {_listed(components)}"
             found.append(
                 FlowProblem(
                     f"processor type {nifi_type}",
-                    f"flowcore has no such processor; used by {_listed(components)}",
+                    f"flowcore has no such processor; {used}",
                     _TYPE_MAP_HINT.format(simple=simple),
                 )
             )
         for nifi_type, (why, users) in sorted(self.service_types.items()):
+            held = f"{_counted(len(users), 'service')}: {', '.join(users)}"
             found.append(
-                FlowProblem(f"controller service type {nifi_type}", f"{why}; {', '.join(users)}")
+                FlowProblem(f"controller service type {nifi_type}", f"{why}; {held}", _SERVICE_HINT)
             )
         return found + self.problems
 

@@ -1,4 +1,4 @@
-"""The four shapes NiFi writes a flow in, read into one value.
+"""The five shapes NiFi writes a flow in, read into one value.
 
 NiFi keeps a flow as a ``VersionedProcessGroup`` (``org.apache.nifi.flow`` in nifi-api) inside
 one of these wrappers:
@@ -10,6 +10,13 @@ one of these wrappers:
 - **Registry snapshot** (NiFi Registry, and the GitHub/GitLab registry clients' files; NiFi's
   ``RegisteredFlowSnapshot``): the same plus ``snapshotMetadata``, ``flow`` (its name) and
   ``bucket``.
+- **A NiFi Registry flow file** (what the Registry's file-system flow persistence provider keeps
+  of each version, ``{bucket}/{flow}/{version}/{version}.snapshot``; NiFi Registry's
+  ``SerializationContainer``): ``header`` (``dataModelVersion``) and ``content``. Data model 3
+  (NiFi Registry 0.5 on) wraps the snapshot as ``{"flowSnapshot": {...}}`` (a registry
+  snapshot's fields, its ``snapshotMetadata`` left out: the Registry keeps that in its
+  database); data model 2 holds the bare ``VersionedProcessGroup``. Data model 1 is XML, refused
+  as XML is.
 - **An instance's flow** (``conf/flow.json.gz``; NiFi's ``VersionedDataflow``): ``rootGroup``,
   ``parameterContexts`` as a *list*, ``controllerServices`` (controller level),
   ``encodingVersion``. Property descriptors are left out, and sensitive values are encrypted
@@ -72,6 +79,7 @@ class FlowShape(enum.Enum):
     DOWNLOAD = "flow definition"
     REGISTRY_SNAPSHOT = "registry snapshot"
     INSTANCE_FLOW = "instance flow (flow.json.gz)"
+    REGISTRY_FILE = "NiFi Registry flow file"
     PROCESS_GROUP = "process group"
 
 
@@ -266,6 +274,8 @@ def _nifi_major(group: Mapping[str, Any]) -> int | None:
 
 
 def _shape(data: Mapping[str, Any]) -> FlowShape | None:
+    if "header" in data and "content" in data:
+        return FlowShape.REGISTRY_FILE
     if "rootGroup" in data:
         return FlowShape.INSTANCE_FLOW
     if "flowContents" in data:
@@ -284,6 +294,47 @@ _TOP_CLASS = {
     FlowShape.INSTANCE_FLOW: "VersionedDataflow",
     FlowShape.PROCESS_GROUP: "VersionedProcessGroup",
 }
+
+
+def _root(data: Mapping[str, Any], shape: FlowShape, where: str) -> Mapping[str, Any]:
+    """The top process group of a file of *shape* (other than a registry flow file)."""
+    if shape is FlowShape.INSTANCE_FLOW:
+        return _object(data["rootGroup"], f"{where}: rootGroup")
+    if shape is FlowShape.PROCESS_GROUP:
+        return data
+    return _object(data["flowContents"], f"{where}: flowContents")
+
+
+def _registry_content(
+    data: Mapping[str, Any], where: str
+) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+    """A NiFi Registry flow file's snapshot and top group, checked.
+
+    Data model 3 holds a snapshot (``content.flowSnapshot``), data model 2 the group itself
+    (``content``), which then stands for the snapshot too.
+
+    Raises:
+        NiFiFormatError: ``content`` is neither, or a field in it has the wrong type.
+    """
+    content = data.get("content")
+    if isinstance(content, Mapping):
+        snapshot = content.get("flowSnapshot")
+        if isinstance(snapshot, Mapping) and "flowContents" in snapshot:
+            check_flow(data, "RegistryFlowContentFile", where)
+            root = _object(snapshot["flowContents"], f"{where}: content.flowSnapshot.flowContents")
+            return snapshot, root
+        if "flowSnapshot" not in content and _shape(content) is FlowShape.PROCESS_GROUP:
+            check_flow(data, "RegistryProcessGroupFile", where)
+            return content, content
+    header = data.get("header")
+    version = header.get("dataModelVersion") if isinstance(header, Mapping) else None
+    msg = (
+        f"{where} is a NiFi Registry flow file (header, content; dataModelVersion "
+        f"{json.dumps(version)}) whose content is neither a flow snapshot (content.flowSnapshot "
+        "with flowContents, data model 3) nor a process group (data model 2); copy the file "
+        "again from the Registry's flow storage, or download the flow definition from NiFi"
+    )
+    raise NiFiFormatError(msg)
 
 
 def _flow_name(data: Mapping[str, Any], root: Mapping[str, Any]) -> str:
@@ -316,16 +367,15 @@ def read_definition(source: str | os.PathLike[str] | Mapping[str, Any]) -> NiFiD
         msg = (
             f"{where} is not a NiFi flow definition: it has {keys} but none of flowContents "
             "(a downloaded flow definition or a registry snapshot), rootGroup (an instance's "
-            "flow.json.gz) or processors/processGroups (a process group)"
+            "flow.json.gz), header and content (a NiFi Registry flow file) or "
+            "processors/processGroups (a process group)"
         )
         raise NiFiFormatError(msg)
-    check_flow(data, _TOP_CLASS[shape], where)
-    if shape is FlowShape.INSTANCE_FLOW:
-        root = _object(data["rootGroup"], f"{where}: rootGroup")
-    elif shape is FlowShape.PROCESS_GROUP:
-        root = data
+    if shape is FlowShape.REGISTRY_FILE:
+        data, root = _registry_content(data, where)  # the snapshot (or group) inside, checked
     else:
-        root = _object(data["flowContents"], f"{where}: flowContents")
+        check_flow(data, _TOP_CLASS[shape], where)
+        root = _root(data, shape, where)
     return NiFiDefinition(
         shape=shape,
         root=root,

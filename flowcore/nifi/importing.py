@@ -7,8 +7,10 @@ The phases, in order:
 3. check what has no meaning in one Spark application or no equivalent in flowcore: remote
    process groups, site-to-site ports, 1.x variables, group settings;
 4. make the parameter context (:mod:`flowcore.nifi.contexts`);
-5. make each processor with its properties and settings (:mod:`flowcore.nifi.components`), and
-   each funnel;
+5. report every controller service a processor names whose type flowcore lacks, whatever the
+   processor's type, then make each processor with its properties and settings
+   (:mod:`flowcore.nifi.components`; a type flowcore lacks is reported with every processor of
+   it), and each funnel;
 6. connect them, with NiFi's queue settings where they differ from NiFi's defaults (a queue
    setting makes a flowcore connection durable, and NiFi writes the defaults on every one);
 7. auto-terminate what NiFi auto-terminates, and what left through ports that lead nowhere.
@@ -34,12 +36,12 @@ from flowcore.flow import (
     FlowDefinition,
     Prioritizer,
 )
-from flowcore.nifi.components import ProcessorMaker, TypeMap, settings_of
+from flowcore.nifi.components import ProcessorMaker, TypeMap, referenced_services, settings_of
 from flowcore.nifi.contexts import flow_parameters
 from flowcore.nifi.findings import Findings, ImportNote
 from flowcore.nifi.formats import FlowShape, NiFiDefinition, read_definition
 from flowcore.nifi.groups import Edge, FlatFlow, Key, Node, NodeKind, flatten, prune
-from flowcore.nifi.services import SERVICES, ServiceMapping
+from flowcore.nifi.services import SERVICES, ServiceMapping, unavailable
 from flowcore.nifi.types import simple_name
 from flowcore.parameters import Parameter, ParameterContext
 from flowcore.registry import available_processors
@@ -266,6 +268,42 @@ def _services_by_id(
     return {str(s.get("identifier")): (path, s) for path, s in held if s.get("identifier")}
 
 
+def _report_missing_services(
+    flat: FlatFlow,
+    services: Mapping[str, tuple[str, Mapping[str, Any]]],
+    mappings: Mapping[str, ServiceMapping],
+    findings: Findings,
+) -> tuple[set[str], set[str]]:
+    """Report every service a processor names whose type flowcore lacks, with all its users.
+
+    Done before any processor is made, over every processor whatever its type: a processor of
+    a type flowcore lacks is never configured, so its services would otherwise surface only
+    once it is mapped, in a second round of errors.
+
+    Returns:
+        The services some processor names, and those reported, by identifier.
+    """
+    users: dict[str, list[str]] = {}
+    for node in flat.nodes.values():
+        if node.kind is NodeKind.PROCESSOR:
+            for identifier in dict.fromkeys(referenced_services(node.data, services).values()):
+                users.setdefault(identifier, []).append(repr(node.name))
+    reported = set()
+    for identifier, names in users.items():
+        path, data = services[identifier]
+        nifi_type = str(data.get("type") or "")
+        why = unavailable(mappings.get(simple_name(nifi_type)))
+        if why is None:
+            continue
+        name = str(data.get("name") or identifier)
+        label = f"{path}/{name}" if path else name
+        findings.unsupported_service(
+            nifi_type or "(no type)", why, f"{label!r} (used by {', '.join(names)})"
+        )
+        reported.add(identifier)
+    return set(users), reported
+
+
 def _note_unused_services(
     services: Mapping[str, tuple[str, Mapping[str, Any]]],
     used: set[str],
@@ -337,6 +375,7 @@ def import_nifi(
         findings.note(subject, note)
     flow = into(definition.name, parameters=imported.context)
     held = _services_by_id(flat, definition)
+    named, reported = _report_missing_services(flat, held, services, findings)
     maker = ProcessorMaker(
         flow,
         findings,
@@ -345,6 +384,7 @@ def import_nifi(
         held,
         definition.external_services,
         services,
+        reported=reported,
     )
     builder = _Builder(
         flow, flat, findings, maker, stopped_runs=definition.shape is FlowShape.INSTANCE_FLOW
@@ -352,6 +392,6 @@ def import_nifi(
     builder.components()
     builder.connections()
     builder.terminations(pruned.terminate)
-    _note_unused_services(held, maker.used, services, findings)
+    _note_unused_services(held, maker.used | named, services, findings)
     findings.raise_if_any(definition.name, definition.source)
     return ImportedFlow(flow, tuple(findings.notes), definition.shape)

@@ -85,6 +85,10 @@ OBJECTS: Mapping[str, Mapping[str, str | ListOf | MapOf]] = {
         "parameterContexts": MapOf("VersionedParameterContext", or_list=True),
         "controllerServices": ListOf("VersionedControllerService"),
     },
+    # NiFi Registry's flow files (its SerializationContainer): data model 3, then 2.
+    "RegistryFlowContentFile": {"content": "FlowContent"},
+    "FlowContent": {"flowSnapshot": "RegisteredFlowSnapshot"},
+    "RegistryProcessGroupFile": {"content": "VersionedProcessGroup"},
     "VersionedFlow": {"name": "string"},
     "ExternalControllerServiceReference": {"identifier": "string", "name": "string"},
     "Bundle": {"group": "string", "artifact": "string", "version": "string"},

@@ -27,7 +27,7 @@ from flowcore.flow import FlowDefinition
 from flowcore.nifi.types import simple_name
 from flowcore.services import DEFAULT_MAXIMUM_CACHE_ENTRIES, MapCacheService
 
-__all__ = ["SERVICES", "ServiceMapping", "ServiceUse"]
+__all__ = ["SERVICES", "ServiceMapping", "ServiceUse", "unavailable"]
 
 #: NiFi's default ports of the map cache client (``Server Port``) and server (``Port``).
 _DEFAULT_CACHE_PORT = "4557"
@@ -73,6 +73,19 @@ class ServiceMapping:
     provided_by: str
     provide: Provide | None = None
     waits_for: str = ""
+
+
+def unavailable(mapping: ServiceMapping | None) -> str | None:
+    """Why flowcore cannot provide a service of the type *mapping* is for, or None when it can.
+
+    Args:
+        mapping: the type's entry in :data:`SERVICES` (None: the type has none).
+    """
+    if mapping is None:
+        return "flowcore has no equivalent"
+    if mapping.provide is None:
+        return f"{mapping.provided_by} stands in for it once {mapping.waits_for} land"
+    return None
 
 
 def _server_of(use: ServiceUse) -> Mapping[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,8 @@ import pytest
 
 from flowcore.cli._common import load_flow
 from tests.flowcore.cli.conftest import run_flowcore
+from tests.flowcore.cli.test_nifi import SAMPLES, TYPES
+from tests.flowcore.nifi._nifi_json import missing_types
 from tests.flowcore.nifi.nifi_schema import schema_problems
 
 FLOW = """
@@ -90,3 +93,55 @@ def test_to_is_required_and_checked(flow_file: Path) -> None:
     done = run_flowcore("convert", str(flow_file), "--to", "xml")
     assert done.returncode == 2
     assert "invalid choice" in done.stderr
+
+
+def test_type_map_maps_a_nifi_type_flowcore_lacks(tmp_path: Path) -> None:
+    """A NiFi flow with a type flowcore lacks fails in one error (exit 2) without --type-map,
+    and converts with it, the mapped processor in the JSON written."""
+    flow = tmp_path / "download-2x.json"
+    shutil.copy(SAMPLES / "download-2x.json", flow)
+    (tmp_path / "my_types.py").write_text(TYPES)
+    refused = run_flowcore("convert", str(flow), "--to", "nifi", cwd=tmp_path)
+    assert refused.returncode == 2
+    assert "processor type com.example.nifi.SignContent" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    args = ("convert", str(flow), "--to", "nifi", "--type-map", "my_types.py:TYPES")
+    done = run_flowcore(*args, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert schema_problems(document) == []
+    sign = next(p for p in document["flowContents"]["processors"] if p["name"] == "Sign")
+    assert sign["type"] == "io.flowcore.processors.SignContent"
+    assert "note: process groups 'Ingest', 'Ingest/Tagging': flattened" in done.stderr
+
+
+def test_a_bad_type_map_is_one_line_and_status_2(tmp_path: Path) -> None:
+    """--type-map naming no dict is the user's mistake: one line, exit 2."""
+    flow = tmp_path / "download-2x.json"
+    shutil.copy(SAMPLES / "download-2x.json", flow)
+    (tmp_path / "my_types.py").write_text(TYPES)
+    args = ("convert", str(flow), "--to", "python", "--type-map", "my_types.py:NOPE")
+    done = run_flowcore(*args, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0
+    assert "--type-map: my_types.py has no dict named 'NOPE'" in done.stderr
+
+
+def test_every_missing_type_is_one_block_and_status_2(tmp_path: Path) -> None:
+    """A NiFi flow using processor and service types flowcore lacks: one error naming each
+    type (a line each, after the count), exit 2, no traceback, nothing written."""
+    flow = tmp_path / "flow.json"
+    flow.write_text(json.dumps(missing_types()))
+    out = tmp_path / "out.json"
+    done = run_flowcore("convert", str(flow), "--to", "nifi", "--output", str(out))
+    assert done.returncode == 2
+    lines = done.stderr.splitlines()
+    assert lines[0] == f"error: NiFi flow 'Top' ({flow}) cannot run in flowcore (4 problems):"
+    subjects = [line.partition(": ")[0] for line in lines[1:]]
+    assert subjects == [
+        "  - processor type org.apache.nifi.processors.standard.ConvertRecord",
+        "  - processor type org.apache.nifi.processors.standard.ExecuteSQL",
+        "  - controller service type org.apache.nifi.csv.CSVReader",
+        "  - controller service type org.apache.nifi.dbcp.DBCPConnectionPool",
+    ]
+    assert not out.exists()

@@ -127,3 +127,43 @@ class SignContent(FlowFileTransform):
         key = context.get_property(self.KEY).value
         digest = hashlib.sha256(key.encode() + flowfile.read()).hexdigest()[:8]
         return TransformResult(attributes={"signature": digest})
+
+
+def service(identifier: str, name: str, kind: str, *, group: str = "top") -> dict[str, Any]:
+    """A VersionedControllerService of the full type *kind*."""
+    return {
+        "identifier": identifier,
+        "name": name,
+        "type": kind,
+        "bundle": {"group": "org.apache.nifi", "artifact": "nifi-standard-nar", "version": "2.0.0"},
+        "properties": {},
+        "propertyDescriptors": {},
+        "componentType": "CONTROLLER_SERVICE",
+        "groupIdentifier": group,
+    }
+
+
+def missing_types() -> dict[str, Any]:
+    """A download using two processor types and two service types flowcore lacks: ConvertRecord
+    (reading with a CSVReader that LogAttribute names too) at the top, and two ExecuteSQL in
+    group Ingest using its DBCPConnectionPool; a service no processor names stands aside."""
+    uses = {"name": "Record Reader", "identifiesControllerService": True}
+    convert = processor("convert", "Convert", "ConvertRecord", {"Record Reader": "csv"},
+                        descriptors={"Record Reader": uses})  # fmt: skip
+    log = processor("log", "Log", "LogAttribute", {"Record Reader": "csv"})
+    pooled = {"Database Connection Pooling Service": "pool"}
+    queries = [
+        processor(f"q{n}", name, "ExecuteSQL", pooled, group="ingest")
+        for n, name in enumerate(["Query", "Query 2"])
+    ]
+    ingest = group(
+        "ingest", "Ingest", processors=queries, groupIdentifier="top",
+        controllerServices=[service("pool", "Pool", "org.apache.nifi.dbcp.DBCPConnectionPool",
+                                    group="ingest")],
+    )  # fmt: skip
+    top = group(
+        "top", "Top", processors=[convert, log], processGroups=[ingest],
+        controllerServices=[service("csv", "CSV reader", "org.apache.nifi.csv.CSVReader"),
+                            service("aside", "Aside", "com.acme.Unused")],
+    )  # fmt: skip
+    return download(top)

@@ -7,7 +7,12 @@ from typing import Any
 from _nifi_json import UPDATE_ATTRIBUTE, SignContent, processor
 
 from flowcore.flow import BackoffMechanism, FlowDefinition, SchedulingStrategy
-from flowcore.nifi.components import ProcessorMaker, processor_class, settings_of
+from flowcore.nifi.components import (
+    ProcessorMaker,
+    processor_class,
+    referenced_services,
+    settings_of,
+)
 from flowcore.nifi.findings import Findings
 from flowcore.nifi.groups import Node, NodeKind
 from flowcore.nifi.services import ServiceMapping, ServiceUse
@@ -172,6 +177,27 @@ def test_an_unknown_service_type_is_reported() -> None:
     other = {**SERVICE, "type": "com.acme.ConnectionPool"}
     _maker(findings, services={"svc-1": ("", other)}).make(_node(_log_using("svc-1")))
     assert findings.service_types["com.acme.ConnectionPool"][0] == "flowcore has no equivalent"
+
+
+def test_a_service_type_is_reported_once_for_all_its_users() -> None:
+    """A service the import reported already, or the maker did for an earlier user, is not
+    reported again."""
+    findings = Findings()
+    other = {**SERVICE, "type": "com.acme.ConnectionPool"}
+    maker = _maker(findings, services={"svc-1": ("", other), "svc-2": ("", other)})
+    maker.reported.add("svc-1")
+    maker.make(_node(_log_using("svc-1")))
+    assert findings.service_types == {}
+    maker.make(_node(_log_using("svc-2"), "A"))
+    maker.make(_node(_log_using("svc-2"), "B"))
+    assert findings.service_types["com.acme.ConnectionPool"][1] == ["'Cache client' (used by 'A')"]
+    assert maker.reported == {"svc-1", "svc-2"}
+
+
+def test_services_are_named_by_identifier_with_or_without_a_descriptor() -> None:
+    """A property holding a held service's identifier names it; other values do not."""
+    data = processor("p", "P", "LogAttribute", {"A": "svc-1", "B": "svc-9", "C": None, "D": "x"})
+    assert referenced_services(data, {"svc-1": SERVICE, "x2": SERVICE}) == {"A": "svc-1"}
 
 
 def test_a_service_outside_the_flow_is_reported_by_name() -> None:

@@ -9,7 +9,8 @@ from flowcore.nifi.findings import Findings, ImportNote
 
 
 def test_problems_are_raised_once_types_first_one_line_each() -> None:
-    """Unsupported types come first, sorted, each with all its users; then the others."""
+    """Unsupported types come first, sorted, each with how many use it, which, and the fix;
+    then the others."""
     findings = Findings()
     findings.problem("G/Route", "has a bad setting", "fix it")
     findings.unsupported_processor("org.apache.nifi.processors.standard.InvokeHTTP", "G/Call")
@@ -25,11 +26,13 @@ def test_problems_are_raised_once_types_first_one_line_each() -> None:
     lines = str(error).splitlines()
     assert lines[0] == "NiFi flow 'web' (flow.json) cannot run in flowcore (4 problems):"
     assert lines[1].startswith("  - processor type com.acme.Zap: flowcore has no such processor")
-    assert "used by 'G/Call', 'Call 2'" in lines[2]
+    assert "no such processor; used by 2 processors: 'G/Call', 'Call 2'; map it" in lines[2]
     assert "type_map={'InvokeHTTP': YourProcessor}" in lines[2]
     assert lines[3] == (
         "  - controller service type com.acme.Pool: flowcore has no equivalent; "
-        "'pool' (used by 'Zap')"
+        "1 service: 'pool' (used by 'Zap'); a map of your own service classes (as type_map is "
+        "for processors) comes with record readers and writers (the records issue); until then, "
+        "replace what uses it in NiFi"
     )
     assert lines[4] == "  - G/Route: has a bad setting; fix it"
     assert len(error.problems) == 4

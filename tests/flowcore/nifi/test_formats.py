@@ -1,16 +1,18 @@
-"""Tests for flowcore.nifi.formats: the four shapes NiFi writes a flow in."""
+"""Tests for flowcore.nifi.formats: the five shapes NiFi writes a flow in."""
 
 from __future__ import annotations
 
 import gzip
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from flowcore.errors import NiFiFormatError
 from flowcore.nifi import formats
 from flowcore.nifi.formats import FlowShape, read_definition
+from tests.flowcore.nifi.nifi_schema import schema_problems
 
 
 def test_a_2x_download_is_read_with_its_contexts_by_name(samples: Path) -> None:
@@ -35,6 +37,59 @@ def test_a_registry_snapshot_takes_the_registered_flows_name(samples: Path) -> N
     definition = read_definition(samples / "registry-snapshot.json")
     assert definition.shape is FlowShape.REGISTRY_SNAPSHOT
     assert definition.name == "Audit trail"
+
+
+def _registry_file(samples: Path) -> dict[str, Any]:
+    return json.loads((samples / "registry-file.snapshot").read_text())
+
+
+def test_a_registry_flow_file_is_read_through_its_header_and_content(samples: Path) -> None:
+    """NiFi Registry's stored version ({"header", "content": {"flowSnapshot"}}, data model 3)
+    gives the snapshot's group, its name and its parameter contexts."""
+    document = _registry_file(samples)
+    assert document["header"] == {"dataModelVersion": "3"}
+    assert schema_problems(document["content"]["flowSnapshot"]) == []
+    definition = read_definition(samples / "registry-file.snapshot")
+    assert definition.shape is FlowShape.REGISTRY_FILE
+    assert definition.name == "Orders"
+    assert definition.root["processGroups"][0]["name"] == "Store"
+    assert set(definition.parameter_contexts) == {"orders"}
+    assert definition.nifi_major == 2
+
+
+def test_a_data_model_2_registry_file_holds_the_group_itself(samples: Path) -> None:
+    """Data model 2 (NiFi Registry before 0.5) keeps the bare process group as the content."""
+    group = _registry_file(samples)["content"]["flowSnapshot"]["flowContents"]
+    definition = read_definition({"header": {"dataModelVersion": "2"}, "content": group})
+    assert definition.shape is FlowShape.REGISTRY_FILE
+    assert definition.name == "Orders"
+    assert definition.root is group
+    assert definition.parameter_contexts == {}
+
+
+@pytest.mark.parametrize(
+    "content", [None, [], {"flowSnapshot": None}, {"flowSnapshot": {"flow": {}}}, {"other": 1}]
+)
+def test_a_registry_file_holding_no_flow_is_refused_in_one_line(content: Any) -> None:
+    """A header and content that hold neither a snapshot nor a group: one line, naming the
+    data model version and what to do."""
+    with pytest.raises(NiFiFormatError) as raised:
+        read_definition({"header": {"dataModelVersion": "4"}, "content": content})
+    text = str(raised.value)
+    assert text.startswith("<dict> is a NiFi Registry flow file (header, content; ")
+    assert 'dataModelVersion "4"' in text
+    assert "\n" not in text
+
+
+def test_a_mistyped_field_in_a_registry_file_is_named_by_its_whole_path(samples: Path) -> None:
+    """Field paths start at the file's top: content.flowSnapshot.flowContents..."""
+    document = _registry_file(samples)
+    document["content"]["flowSnapshot"]["flowContents"]["processors"][0]["properties"] = []
+    with pytest.raises(NiFiFormatError) as raised:
+        read_definition(document)
+    assert "content.flowSnapshot.flowContents.processors[0].properties must be an object" in str(
+        raised.value
+    )
 
 
 def test_an_instance_flow_is_gunzipped_and_its_context_list_read(samples: Path) -> None:

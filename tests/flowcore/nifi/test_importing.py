@@ -8,7 +8,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _nifi_json import SignContent, connection, download, generate_to_log, group, port, processor
+from _nifi_json import (
+    SignContent,
+    connection,
+    download,
+    generate_to_log,
+    group,
+    missing_types,
+    port,
+    processor,
+)
 from flow_strategies import flows
 from hypothesis import given
 
@@ -90,13 +99,76 @@ def test_every_unsupported_type_is_reported_at_once(samples: Path) -> None:
     lines = str(raised.value).splitlines()
     assert lines[0] == "NiFi flow 'Greetings' (<dict>) cannot run in flowcore (2 problems):"
     assert (
-        "com.example.nifi.SignContent: flowcore has no such processor; used by 'Sign'" in lines[1]
+        "com.example.nifi.SignContent: flowcore has no such processor; used by 1 processor: "
+        "'Sign'; map it" in lines[1]
     )
     assert (
-        "InvokeHTTP: flowcore has no such processor; used by 'Call again', 'Ingest/Call API'"
-        in (lines[2])
+        "InvokeHTTP: flowcore has no such processor; used by 2 processors: 'Call again', "
+        "'Ingest/Call API'; map it" in (lines[2])
     )
     assert "type_map={'InvokeHTTP': YourProcessor}" in lines[2]
+
+
+def test_a_registry_flow_file_runs_end_to_end(samples: Path, tmp_path: Path) -> None:
+    """A version as NiFi Registry stores it on disk imports as its snapshot would: the nested
+    group flattened, the bound context's parameters used, the order written."""
+    out = tmp_path / "out"
+    imported = import_nifi(
+        samples / "registry-file.snapshot", parameters={"output.dir": str(out)}, into=Flow
+    )
+    assert imported.shape is FlowShape.REGISTRY_FILE
+    flow = imported.flow
+    assert flow.name == "Orders"
+    names = sorted(c.name for c in flow.components)
+    assert names == ["Make order", "Store/Write", "Store/orders in"]
+    flow.validate()
+    result = flow.run("direct", repository=tmp_path / "repo")
+    assert result.transfers["Store/Write"]["success"][0] == 2
+    assert sorted(p.read_text() for p in out.iterdir()) == ["order 1", "order 1"]
+
+
+_SERVICE_FIX = (
+    "a map of your own service classes (as type_map is for processors) comes with record "
+    "readers and writers (the records issue); until then, replace what uses it in NiFi"
+)
+
+
+def test_every_missing_processor_and_service_type_is_in_the_first_error() -> None:
+    """Service types come with the processor types, also where only a processor of a missing
+    type names the service: each type once, with its count, its components by group path, and
+    the fix."""
+    with pytest.raises(NiFiImportError) as raised:
+        Flow.from_nifi(missing_types())
+    lines = str(raised.value).splitlines()
+    assert lines == [
+        "NiFi flow 'Top' (<dict>) cannot run in flowcore (4 problems):",
+        "  - processor type org.apache.nifi.processors.standard.ConvertRecord: flowcore has no "
+        "such processor; used by 1 processor: 'Convert'; map it to a processor class with "
+        "type_map={'ConvertRecord': YourProcessor} (flowcore run, explain or convert "
+        "--type-map MODULE:DICT), or replace it in NiFi",
+        "  - processor type org.apache.nifi.processors.standard.ExecuteSQL: flowcore has no "
+        "such processor; used by 2 processors: 'Ingest/Query', 'Ingest/Query 2'; map it to a "
+        "processor class with type_map={'ExecuteSQL': YourProcessor} (flowcore run, explain or "
+        "convert --type-map MODULE:DICT), or replace it in NiFi",
+        "  - controller service type org.apache.nifi.csv.CSVReader: flowcore has no equivalent; "
+        f"1 service: 'CSV reader' (used by 'Convert', 'Log'); {_SERVICE_FIX}",
+        "  - controller service type org.apache.nifi.dbcp.DBCPConnectionPool: flowcore has no "
+        "equivalent; 1 service: 'Ingest/Pool' (used by 'Ingest/Query', 'Ingest/Query 2'); "
+        f"{_SERVICE_FIX}",
+    ]
+    assert len(raised.value.problems) == 4
+
+
+def test_mapped_processors_leave_each_missing_service_reported_once() -> None:
+    """With the processor types mapped, the same service problems remain, each service once
+    with all its users (making the processors reports none again)."""
+    types = {"ConvertRecord": SignContent, "ExecuteSQL": SignContent}
+    with pytest.raises(NiFiImportError) as raised:
+        Flow.from_nifi(missing_types(), type_map=types)
+    lines = str(raised.value).splitlines()
+    assert lines[0] == "NiFi flow 'Top' (<dict>) cannot run in flowcore (2 problems):"
+    assert "1 service: 'CSV reader' (used by 'Convert', 'Log');" in lines[1]
+    assert "1 service: 'Ingest/Pool' (used by 'Ingest/Query', 'Ingest/Query 2');" in lines[2]
 
 
 def test_a_sensitive_parameter_must_come_from_the_user(samples: Path, tmp_path: Path) -> None:

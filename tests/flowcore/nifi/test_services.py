@@ -6,7 +6,7 @@ import pytest
 
 from flowcore.errors import ConfigurationError
 from flowcore.flow import FlowDefinition
-from flowcore.nifi.services import SERVICES, ServiceUse
+from flowcore.nifi.services import SERVICES, ServiceMapping, ServiceUse, unavailable
 from flowcore.services import EvictionStrategy
 
 CLIENT = "org.apache.nifi.distributed.cache.client.MapCacheClientService"
@@ -33,6 +33,14 @@ def test_the_map_cache_services_of_1x_and_2x_are_one_mapping() -> None:
     assert names <= set(SERVICES)
     assert len({id(SERVICES[n]) for n in names}) == 1
     assert SERVICES["MapCacheClientService"].provide is not None
+
+
+def test_unavailable_says_why_a_type_cannot_be_provided() -> None:
+    """No mapping, or one waiting for what it needs, says why; a wired mapping says nothing."""
+    assert unavailable(None) == "flowcore has no equivalent"
+    waiting = ServiceMapping("a record reader", waits_for="record readers")
+    assert unavailable(waiting) == "a record reader stands in for it once record readers land"
+    assert unavailable(SERVICES["MapCacheClientService"]) is None
 
 
 def test_a_client_becomes_a_local_cache_sized_as_its_server() -> None:
