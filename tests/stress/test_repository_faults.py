@@ -233,6 +233,22 @@ def _wait_for_commits(repository: Path, run: subprocess.Popen) -> None:
     assert run.poll() is None, "the run ended before the repository could be moved"
 
 
+def _delete_under_a_run(repository: Path, aside: Path) -> None:
+    """Delete a repository a run is writing to, all at once from the run's view.
+
+    A plain ``rmtree`` races the run: a file the run makes in a directory ``rmtree`` has
+    emptied fails its ``rmdir`` (ENOTEMPTY). The rename takes the whole tree away in one step;
+    what the run still writes through descriptors it held goes with it, removed until none is
+    left.
+    """
+    repository.rename(aside)
+    deadline = time.monotonic() + 60
+    while aside.exists() and time.monotonic() < deadline:
+        shutil.rmtree(aside, ignore_errors=True)
+        time.sleep(0.05)
+    assert not aside.exists(), f"{aside} could not be deleted"
+
+
 @pytest.mark.parametrize("how", ["moved", "deleted"])
 def test_a_repository_moved_or_deleted_mid_run_stops_it_in_one_line(
     tmp_path: Path, how: str
@@ -247,7 +263,7 @@ def test_a_repository_moved_or_deleted_mid_run_stops_it_in_one_line(
     if how == "moved":
         repository.rename(moved)
     else:
-        shutil.rmtree(repository)
+        _delete_under_a_run(repository, tmp_path / "repo.deleting")
     run.wait(timeout=300)
     assert run.stderr is not None
     err = run.stderr.read().decode()
