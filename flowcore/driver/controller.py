@@ -472,7 +472,8 @@ class Controller:
         merged (``END_OF_INPUT``), relationship retries were waited out (their backoffs are
         part of the flow), and what remains queued failed, was penalized, was refused by a
         processor that kept yielding (:data:`MAX_IDLE_WAITS` micro-batches), or waits for a
-        disabled processor; it stays queued for the next run.
+        disabled processor or before a funnel with no outgoing connection; it stays queued for
+        the next run.
         """
         started = time.monotonic()
         self.tracker.continuous = continuous
@@ -570,15 +571,19 @@ class Controller:
         queued = {}
         stuck = {}
         disabled = {}
+        dead_ends = {}
         readers = set()
         waiting_for = {q: m for p in self.plans.values() for q, m in p.disabled_queues.items()}
+        funnels = {c.id for c in self.flow.components if self.flow.is_dead_end(c)}
         for queue_id in wal.queue_ids():
             count, size = wal.queue_size(queue_id)
             if count:
                 label = self._label(queue_id)
                 queued[label] = (count, size)
                 if queue_id in waiting_for:  # intentional: not stuck
-                    disabled[label] = self._component_name(waiting_for[queue_id])
+                    member = waiting_for[queue_id]
+                    waits = dead_ends if member in funnels else disabled
+                    waits[label] = self._component_name(member)
                     continue
                 stuck[label] = self._why_queued(queue_id)
                 readers.add(self._reader(queue_id))
@@ -599,6 +604,7 @@ class Controller:
             queued=queued,
             stuck=stuck,
             disabled=disabled,
+            dead_ends=dead_ends,
             bulletins=tuple(self._bulletins),
             unscheduled={
                 self._component_name(c): why
