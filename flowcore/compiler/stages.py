@@ -22,7 +22,7 @@ records) is the runner's concern and comes with it.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 import attrs
 import networkx as nx
@@ -69,6 +69,7 @@ class DurableReason(enum.Enum):
     QUEUE_SETTINGS = "has queue settings"
     INTO_DISABLED = "feeds a disabled processor"
     INTO_DEAD_END = "feeds a funnel with no outgoing connection"
+    HOLDS_FLOWFILES = "holds FlowFiles an earlier run queued"
     SCHEDULED = "joins a processor run on a schedule"
     SERIAL = "joins a processor that runs serially"
 
@@ -197,8 +198,14 @@ def _cycle_closing(flow: FlowDefinition) -> set[str]:
     return closing
 
 
-def mark_durable(flow: FlowDefinition) -> dict[str, tuple[DurableReason, ...]]:
-    """Phase 1: the durable connections, each with every reason that applies."""
+def mark_durable(
+    flow: FlowDefinition, holding: Collection[str] = ()
+) -> dict[str, tuple[DurableReason, ...]]:
+    """Phase 1: the durable connections, each with every reason that applies.
+
+    *holding* names connections whose queues hold FlowFiles an earlier run left (see
+    :func:`compile_flow`).
+    """
     closing = _cycle_closing(flow)
     durable: dict[str, tuple[DurableReason, ...]] = {}
     for connection in flow.connections:
@@ -221,6 +228,8 @@ def mark_durable(flow: FlowDefinition) -> dict[str, tuple[DurableReason, ...]]:
             reasons.append(DurableReason.SCHEDULED)
         if is_serial(destination) or is_serial(source):
             reasons.append(DurableReason.SERIAL)
+        if connection.id in holding and not reasons:
+            reasons.append(DurableReason.HOLDS_FLOWFILES)
         if reasons:
             durable[connection.id] = tuple(reasons)
     return durable
@@ -276,20 +285,26 @@ def order_stages(
     return tuple(stages)
 
 
-def compile_flow(flow: FlowDefinition, *, validate: bool = True) -> CompiledFlow:
+def compile_flow(
+    flow: FlowDefinition, *, validate: bool = True, holding: Collection[str] = ()
+) -> CompiledFlow:
     """Validate *flow*, then run the phases.
 
     Args:
         flow: the flow.
         validate: False only to draw a flow that is invalid (``flowcore explain`` shows it
             with its problems); such a plan must never run.
+        holding: connections whose queues in the repository hold FlowFiles: they stay
+            durable until those are taken, though nothing else makes them so (they queued
+            before a disabled processor or a funnel with no outgoing connection, since
+            enabled or connected on), so no FlowFile is left behind.
 
     Raises:
         FlowValidationError: the flow is invalid (every problem listed).
     """
     if validate:
         validate_flow(flow)
-    durable = mark_durable(flow)
+    durable = mark_durable(flow, holding)
     groups = form_stages(flow, durable)
     stages = order_stages(flow, groups, durable)
     plans = {stage.id: plan_stage(flow, durable, stage) for stage in stages}

@@ -52,6 +52,7 @@ from flowcore.runners.jobs import Runner
 from flowcore.session.host import ComponentInfo, StateMap
 from flowcore.settings import Settings
 from repositories.content import ARCHIVE_CLEANUP_FREQUENCY_MS
+from repositories.flowfile_wal import WriteAheadFlowFileRepository
 from repositories.provenance_indexer import ProvenanceIndexer
 from repositories.records import Bulletin, SegmentSummary
 from repositories.repository_set import RepositorySet
@@ -85,7 +86,8 @@ class Controller:
         claimed, self.renamed = claim_repository(
             compiled.flow, repositories.flowfiles, repositories.directory
         )
-        self.compiled = compiled if claimed is compiled.flow else compile_flow(claimed)
+        compiled = compiled if claimed is compiled.flow else compile_flow(claimed)
+        self.compiled = _holding_kept(compiled, repositories.flowfiles)
         self.flow = self.compiled.flow
         self.runner = runner
         self.repos = repositories
@@ -654,6 +656,20 @@ class Controller:
                 if described:
                     out.append(f"  ran as: {described}")
         return "\n".join(out)
+
+
+def _holding_kept(compiled: CompiledFlow, wal: WriteAheadFlowFileRepository) -> CompiledFlow:
+    """*compiled* again when a pipelined connection's queue holds FlowFiles of an earlier run.
+
+    They queued while the connection was durable (before a disabled processor or a funnel
+    with no outgoing connection, since enabled or connected on); it stays durable so they
+    are taken (``compile_flow``'s *holding*).
+    """
+    pipelined = {c.id for c in compiled.flow.connections if c.id not in compiled.durable}
+    holding = {q for q in wal.queue_ids() if q in pipelined and wal.queue_size(q)[0]}
+    if not holding:
+        return compiled
+    return compile_flow(compiled.flow, validate=False, holding=holding)  # validated already
 
 
 def run_flow(
