@@ -164,13 +164,13 @@ def check_relationships_handled(flow: FlowDefinition) -> Iterator[FlowProblem]:
     with no outgoing connection is valid, as in NiFi: FlowFiles wait queued before it.
     """
     for component in flow.components:
-        if component.disabled or flow.is_dead_end(component):
+        if component.disabled:
             continue
         connected = {r for c in flow.outgoing(component) for r in c.relationships}
         terminated = flow.auto_terminated(component)
         dropped = flow.terminated(component)
         for name in component.relationship_names():
-            if name not in connected and name not in dropped:
+            if name not in connected and name not in dropped and not flow.is_dead_end(component):
                 yield FlowProblem(
                     str(component),
                     f"Relationship '{name}' is not connected to any component and is not "

@@ -86,6 +86,9 @@ def test_a_dangling_funnel_is_valid_as_in_nifi() -> None:
     hold = flow.funnel("hold")
     flow.connect(flow.component("log"), hold, "success")
     assert problems_of(flow) == []
+    flow.auto_terminate(hold, "nonsense")
+    (problem,) = problems_of(flow)
+    assert problem.problem == "auto-terminates 'nonsense', which it does not have"
 
 
 class _Tee(Processor):
