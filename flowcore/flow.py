@@ -676,6 +676,29 @@ class FlowDefinition:
         """Relationships of *component* the user auto-terminated."""
         return frozenset(self._auto_terminated.get(component.id, ()))
 
+    def terminated(self, component: Component) -> frozenset[str]:
+        """Relationships of *component* dropped unless connected: NiFi's run-time rule.
+
+        Those the user auto-terminated and those its processor declares auto-terminated by
+        default (``Relationship(..., auto_terminated=True)``); a connection overrides either.
+        """
+        processor = component.processor
+        declared = processor.get_relationships() if processor is not None else ()
+        defaults = {r.name for r in declared if r.auto_terminated}
+        return self.auto_terminated(component) | defaults
+
+    def is_dead_end(self, component: Component) -> bool:
+        """Whether *component* is a funnel with no outgoing connection.
+
+        NiFi accepts one: FlowFiles sent to it wait queued before it, as before a disabled
+        processor, until a connection out of it is made.
+        """
+        return (
+            component.kind is ComponentKind.FUNNEL
+            and not self.outgoing(component)
+            and FUNNEL_RELATIONSHIP not in self.auto_terminated(component)
+        )
+
     def describe(self, connection: Connection) -> str:
         """A connection as people read it: ``source -[relationships]-> destination``."""
         source = self.component(connection.source).name

@@ -158,25 +158,19 @@ def check_connection_relationships(flow: FlowDefinition) -> Iterator[FlowProblem
 
 
 def check_relationships_handled(flow: FlowDefinition) -> Iterator[FlowProblem]:
-    """Each relationship is connected or auto-terminated (NiFi's wording)."""
+    """Each relationship is connected or auto-terminated (NiFi's wording).
+
+    Auto-terminated by the user or by the processor's own default (NiFi's rule). A funnel
+    with no outgoing connection is valid, as in NiFi: FlowFiles wait queued before it.
+    """
     for component in flow.components:
         if component.disabled:
             continue
         connected = {r for c in flow.outgoing(component) for r in c.relationships}
         terminated = flow.auto_terminated(component)
-        declared = {}
-        if component.processor is not None:
-            declared = {r.name: r for r in component.processor.get_relationships()}
+        dropped = flow.terminated(component)
         for name in component.relationship_names():
-            by_default = name in declared and declared[name].auto_terminated
-            if name not in connected and name not in terminated and not by_default:
-                if component.kind is ComponentKind.FUNNEL:
-                    yield FlowProblem(
-                        str(component),
-                        "has no outgoing connection",
-                        "connect it to a component or remove it",
-                    )
-                    continue
+            if name not in connected and name not in dropped and not flow.is_dead_end(component):
                 yield FlowProblem(
                     str(component),
                     f"Relationship '{name}' is not connected to any component and is not "
@@ -198,9 +192,7 @@ def check_inputs(flow: FlowDefinition) -> Iterator[FlowProblem]:
             continue
         incoming = flow.incoming(component)
         if component.kind is ComponentKind.FUNNEL:
-            if not incoming:
-                yield FlowProblem(str(component), "has no incoming connection", "connect to it")
-            continue
+            continue  # with no incoming connection it simply never runs, as in NiFi
         assert component.processor is not None
         requirement = component.processor.input_requirement
         if requirement is InputRequirement.INPUT_REQUIRED and not incoming:

@@ -115,6 +115,14 @@ def run_here(
             highlight=False,
             soft_wrap=True,
         )
+    for name, (count, size) in result.waiting_before_funnels().items():
+        errors.print(
+            f"waiting: {count} FlowFile(s), {size} bytes wait before funnel '{name}', which has "
+            "no outgoing connection; connect it to process them",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
     for name, why in result.unscheduled.items():
         if not args.continuous:
             errors.print(
@@ -176,7 +184,8 @@ def add_command(commands: Any) -> None:
         "them (a 'failed:' line per processor and distinct reason gives the count; a failure "
         "connected to another processor is handled, not counted); 3 wins over 4; 130 stopped "
         "by Ctrl-C. FlowFiles left for a disabled processor are no failure: a 'disabled:' line "
-        "says how many wait for it",
+        "says how many wait for it; so are FlowFiles before a funnel with no outgoing connection "
+        "(a 'waiting:' line per funnel)",
     )
     run.add_argument(
         "flow",

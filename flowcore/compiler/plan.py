@@ -59,7 +59,8 @@ class MemberPlan:
         type_name: the processor class name, or ``Funnel``.
         processor: the configured processor (None for a funnel).
         routes: each relationship's connections, in the order they were made.
-        auto_terminated: relationships whose FlowFiles are dropped.
+        auto_terminated: relationships whose FlowFiles are dropped unless connected: those
+            the user auto-terminated and those the processor declares so by default.
         has_input: whether anything feeds the component.
         concurrent_tasks: triggers of a source per micro-batch (NiFi's Concurrent Tasks).
         run_schedule_ms: the Run Schedule in a continuous run (0: as often as there is room
@@ -69,7 +70,8 @@ class MemberPlan:
         penalty_ms: NiFi's Penalty Duration of the component (None: the engine setting).
         yield_ms: NiFi's Yield Duration of the component (None: the engine setting).
         retry: NiFi's relationship retry settings, or None.
-        disabled: NiFi's DISABLED state: the member never runs, its input waits queued.
+        disabled: the member never runs, its input waits queued: NiFi's DISABLED state, or
+            a funnel with no outgoing connection (NiFi keeps its FlowFiles queued too).
     """
 
     component_id: str

@@ -22,7 +22,7 @@ records) is the runner's concern and comes with it.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 import attrs
 import networkx as nx
@@ -68,6 +68,8 @@ class DurableReason(enum.Enum):
     MARKED_DURABLE = "marked durable=True"
     QUEUE_SETTINGS = "has queue settings"
     INTO_DISABLED = "feeds a disabled processor"
+    INTO_DEAD_END = "feeds a funnel with no outgoing connection"
+    HOLDS_FLOWFILES = "holds FlowFiles an earlier run queued"
     SCHEDULED = "joins a processor run on a schedule"
     SERIAL = "joins a processor that runs serially"
 
@@ -196,8 +198,14 @@ def _cycle_closing(flow: FlowDefinition) -> set[str]:
     return closing
 
 
-def mark_durable(flow: FlowDefinition) -> dict[str, tuple[DurableReason, ...]]:
-    """Phase 1: the durable connections, each with every reason that applies."""
+def mark_durable(
+    flow: FlowDefinition, holding: Collection[str] = ()
+) -> dict[str, tuple[DurableReason, ...]]:
+    """Phase 1: the durable connections, each with every reason that applies.
+
+    *holding* names connections whose queues hold FlowFiles an earlier run left (see
+    :func:`compile_flow`).
+    """
     closing = _cycle_closing(flow)
     durable: dict[str, tuple[DurableReason, ...]] = {}
     for connection in flow.connections:
@@ -213,11 +221,15 @@ def mark_durable(flow: FlowDefinition) -> dict[str, tuple[DurableReason, ...]]:
         destination = flow.component(connection.destination)
         if destination.disabled:
             reasons.append(DurableReason.INTO_DISABLED)
+        elif flow.is_dead_end(destination):  # its FlowFiles wait there, as NiFi keeps them
+            reasons.append(DurableReason.INTO_DEAD_END)
         source = flow.component(connection.source)
         if is_scheduled(destination) or is_scheduled(source):
             reasons.append(DurableReason.SCHEDULED)
         if is_serial(destination) or is_serial(source):
             reasons.append(DurableReason.SERIAL)
+        if connection.id in holding and not reasons:
+            reasons.append(DurableReason.HOLDS_FLOWFILES)
         if reasons:
             durable[connection.id] = tuple(reasons)
     return durable
@@ -273,20 +285,26 @@ def order_stages(
     return tuple(stages)
 
 
-def compile_flow(flow: FlowDefinition, *, validate: bool = True) -> CompiledFlow:
+def compile_flow(
+    flow: FlowDefinition, *, validate: bool = True, holding: Collection[str] = ()
+) -> CompiledFlow:
     """Validate *flow*, then run the phases.
 
     Args:
         flow: the flow.
         validate: False only to draw a flow that is invalid (``flowcore explain`` shows it
             with its problems); such a plan must never run.
+        holding: connections whose queues in the repository hold FlowFiles: they stay
+            durable until those are taken, though nothing else makes them so (they queued
+            before a disabled processor or a funnel with no outgoing connection, since
+            enabled or connected on), so no FlowFile is left behind.
 
     Raises:
         FlowValidationError: the flow is invalid (every problem listed).
     """
     if validate:
         validate_flow(flow)
-    durable = mark_durable(flow)
+    durable = mark_durable(flow, holding)
     groups = form_stages(flow, durable)
     stages = order_stages(flow, groups, durable)
     plans = {stage.id: plan_stage(flow, durable, stage) for stage in stages}
@@ -313,7 +331,7 @@ def plan_stage(flow: FlowDefinition, durable: Mapping[str, object], stage: Stage
                 type_name=component.type_name,
                 processor=flow.resolved_processor(component),  # parameters bound here
                 routes={k: tuple(v) for k, v in routes.items()},
-                auto_terminated=flow.auto_terminated(component),
+                auto_terminated=flow.terminated(component),  # the processor's defaults too
                 has_input=bool(flow.incoming(component)),
                 concurrent_tasks=component.concurrent_tasks,
                 run_schedule_ms=_period_ms(component),
@@ -321,7 +339,7 @@ def plan_stage(flow: FlowDefinition, durable: Mapping[str, object], stage: Stage
                 penalty_ms=None if component.disabled else _ms(component.penalty_duration),
                 yield_ms=None if component.disabled else _ms(component.yield_duration),
                 retry=component.retry,
-                disabled=component.disabled,
+                disabled=component.disabled or flow.is_dead_end(component),
             )
         )
     connections = {c.id: c for c in flow.connections}
@@ -402,11 +420,16 @@ def block_notes(plan: StagePlan) -> list[str]:
     return notes
 
 
-def scheduling_note(component: Component) -> str:
-    """A component's scheduling settings that differ from NiFi's defaults, as explain shows them."""
+def scheduling_note(component: Component, flow: FlowDefinition | None = None) -> str:
+    """A component's scheduling settings that differ from NiFi's defaults, as explain shows them.
+
+    With *flow*, a funnel with no outgoing connection is noted too (its input waits queued).
+    """
     text = ""
     if component.disabled:
         return f", {component} DISABLED (never runs; its input waits queued)"
+    if flow is not None and flow.is_dead_end(component):
+        return f", {component} has no outgoing connection (never runs; its input waits queued)"
     if component.concurrent_tasks > 1:
         text += f", {component} x{component.concurrent_tasks} concurrent tasks"
     cron = _cron(component)
@@ -505,8 +528,10 @@ def stage_notes(
         return f"{flow.describe(connection)} (durable: {why}){_balancing(connection)}"
 
     notes = []
-    scheduling = "".join(scheduling_note(flow.component(m)) for m in stage.members)
-    if stage.is_source_stage:
+    scheduling = "".join(scheduling_note(flow.component(m), flow) for m in stage.members)
+    if stage.is_source_stage and all(flow.component(m).processor is None for m in stage.members):
+        notes.append("input: none (a funnel with no incoming connection never runs)")
+    elif stage.is_source_stage:
         notes.append(f"input: source work{scheduling}")
     elif scheduling:
         notes.append(f"settings: {scheduling.removeprefix(', ')}")
@@ -541,7 +566,7 @@ def explain(
     flow = compiled.flow
     lines = [f"flow '{flow.name}': {len(compiled.stages)} stage(s)"]
     for stage in compiled.stages:
-        members = " -> ".join(_member_text(flow.component(m)) for m in stage.members)
+        members = " -> ".join(_member_text(flow, flow.component(m)) for m in stage.members)
         lines.append(f"{stage.id}: {members}")
         notes = stage_notes(compiled, stage, runner=runner, settings=settings)
         lines.extend(f"  {n}" for n in notes)
@@ -554,5 +579,9 @@ def explain(
     return "\n".join(lines)
 
 
-def _member_text(component: Component) -> str:
-    return f"{component} (disabled)" if component.disabled else str(component)
+def _member_text(flow: FlowDefinition, component: Component) -> str:
+    if component.disabled:
+        return f"{component} (disabled)"
+    if flow.is_dead_end(component):
+        return f"{component} (no outgoing connection)"
+    return str(component)

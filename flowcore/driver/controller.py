@@ -52,6 +52,7 @@ from flowcore.runners.jobs import Runner
 from flowcore.session.host import ComponentInfo, StateMap
 from flowcore.settings import Settings
 from repositories.content import ARCHIVE_CLEANUP_FREQUENCY_MS
+from repositories.flowfile_wal import WriteAheadFlowFileRepository
 from repositories.provenance_indexer import ProvenanceIndexer
 from repositories.records import Bulletin, SegmentSummary
 from repositories.repository_set import RepositorySet
@@ -85,7 +86,8 @@ class Controller:
         claimed, self.renamed = claim_repository(
             compiled.flow, repositories.flowfiles, repositories.directory
         )
-        self.compiled = compiled if claimed is compiled.flow else compile_flow(claimed)
+        compiled = compiled if claimed is compiled.flow else compile_flow(claimed)
+        self.compiled = _holding_kept(compiled, repositories.flowfiles)
         self.flow = self.compiled.flow
         self.runner = runner
         self.repos = repositories
@@ -472,7 +474,8 @@ class Controller:
         merged (``END_OF_INPUT``), relationship retries were waited out (their backoffs are
         part of the flow), and what remains queued failed, was penalized, was refused by a
         processor that kept yielding (:data:`MAX_IDLE_WAITS` micro-batches), or waits for a
-        disabled processor; it stays queued for the next run.
+        disabled processor or before a funnel with no outgoing connection; it stays queued for
+        the next run.
         """
         started = time.monotonic()
         self.tracker.continuous = continuous
@@ -570,15 +573,19 @@ class Controller:
         queued = {}
         stuck = {}
         disabled = {}
+        dead_ends = {}
         readers = set()
         waiting_for = {q: m for p in self.plans.values() for q, m in p.disabled_queues.items()}
+        funnels = {c.id for c in self.flow.components if self.flow.is_dead_end(c)}
         for queue_id in wal.queue_ids():
             count, size = wal.queue_size(queue_id)
             if count:
                 label = self._label(queue_id)
                 queued[label] = (count, size)
                 if queue_id in waiting_for:  # intentional: not stuck
-                    disabled[label] = self._component_name(waiting_for[queue_id])
+                    member = waiting_for[queue_id]
+                    waits = dead_ends if member in funnels else disabled
+                    waits[label] = self._component_name(member)
                     continue
                 stuck[label] = self._why_queued(queue_id)
                 readers.add(self._reader(queue_id))
@@ -599,6 +606,7 @@ class Controller:
             queued=queued,
             stuck=stuck,
             disabled=disabled,
+            dead_ends=dead_ends,
             bulletins=tuple(self._bulletins),
             unscheduled={
                 self._component_name(c): why
@@ -648,6 +656,20 @@ class Controller:
                 if described:
                     out.append(f"  ran as: {described}")
         return "\n".join(out)
+
+
+def _holding_kept(compiled: CompiledFlow, wal: WriteAheadFlowFileRepository) -> CompiledFlow:
+    """*compiled* again when a pipelined connection's queue holds FlowFiles of an earlier run.
+
+    They queued while the connection was durable (before a disabled processor or a funnel
+    with no outgoing connection, since enabled or connected on); it stays durable so they
+    are taken (``compile_flow``'s *holding*).
+    """
+    pipelined = {c.id for c in compiled.flow.connections if c.id not in compiled.durable}
+    holding = {q for q in wal.queue_ids() if q in pipelined and wal.queue_size(q)[0]}
+    if not holding:
+        return compiled
+    return compile_flow(compiled.flow, validate=False, holding=holding)  # validated already
 
 
 def run_flow(

@@ -330,6 +330,9 @@ class RunResult:
         disabled: per connection label in *queued*, the name of the disabled processor its
             FlowFiles wait for. That is what the flow says (NiFi's DISABLED state), not work
             the run failed to do: they are in *queued* but not in *stuck*.
+        dead_ends: per connection label in *queued*, the name of the funnel with no outgoing
+            connection its FlowFiles wait before. NiFi keeps them queued there; like
+            *disabled*, they are in *queued* but not in *stuck*.
         plan: the explain plan, with what the runner did per stage.
         sinks: per two-phase sink name, its last published state (a dataset's version, chunk
             count and auto-merge figures).
@@ -363,6 +366,7 @@ class RunResult:
     unscheduled: dict[str, str] = attrs.field(factory=dict)
     master: str | None = None
     disabled: dict[str, str] = attrs.field(factory=dict)
+    dead_ends: dict[str, str] = attrs.field(factory=dict)
     failed: dict[str, FailedFlowFiles] = attrs.field(factory=dict)
     renamed: dict[str, str] = attrs.field(factory=dict)
     start_seconds: float | None = None
@@ -375,14 +379,23 @@ class RunResult:
     def finished(self) -> bool:
         """Whether a batch run did all its work.
 
-        Nothing is left queued but for disabled processors, and every processor ran.
+        Nothing is left queued but for disabled processors and before funnels with no outgoing
+        connection, and every processor ran.
         """
-        return set(self.queued) <= set(self.disabled) and not self.unscheduled
+        waiting = set(self.disabled) | set(self.dead_ends)
+        return set(self.queued) <= waiting and not self.unscheduled
 
     def waiting_for_disabled(self) -> dict[str, tuple[int, int]]:
         """Per disabled processor name, the FlowFiles and bytes queued for it."""
+        return self._totals(self.disabled)
+
+    def waiting_before_funnels(self) -> dict[str, tuple[int, int]]:
+        """Per funnel with no outgoing connection, the FlowFiles and bytes queued before it."""
+        return self._totals(self.dead_ends)
+
+    def _totals(self, waiting: dict[str, str]) -> dict[str, tuple[int, int]]:
         totals: dict[str, tuple[int, int]] = {}
-        for label, name in self.disabled.items():
+        for label, name in waiting.items():
             count, size = self.queued[label]
             before = totals.get(name, (0, 0))
             totals[name] = (before[0] + count, before[1] + size)
@@ -428,6 +441,8 @@ class RunResult:
             why = self.stuck.get(label)
             if label in self.disabled:
                 why = f"waits for disabled {self.disabled[label]}"
+            if label in self.dead_ends:
+                why = f"waits before funnel '{self.dead_ends[label]}', no outgoing connection"
             lines.append(
                 f"  still queued in {label}: {count} FlowFiles, {size} bytes"
                 + (f" ({why})" if why else "")

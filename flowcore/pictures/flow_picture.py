@@ -91,7 +91,7 @@ def _type_line(component: Component) -> str:
     return component.type_name
 
 
-def _node(component: Component) -> Node:
+def _node(component: Component, flow: FlowDefinition) -> Node:
     """A component's node: its name, then its type when the name does not say it."""
     if component.kind is ComponentKind.FUNNEL:
         kind = NodeKind.FUNNEL
@@ -105,6 +105,9 @@ def _node(component: Component) -> Node:
     if component.disabled:
         label = (*label, "DISABLED")
         data["disabled"] = True
+    elif flow.is_dead_end(component):  # valid, as in NiFi: FlowFiles wait queued before it
+        label = (*label, "no outgoing connection")
+        data["dead_end"] = True
     return Node(component.id, label, kind, data=data)
 
 
@@ -180,7 +183,9 @@ def _dropped(
     flow: FlowDefinition, component: Component, counts: FlowCounts | None
 ) -> tuple[Node, Edge] | None:
     """The node and edge of *component*'s auto-terminated relationships, when it has any."""
-    names = [r for r in component.relationship_names() if r in flow.auto_terminated(component)]
+    connected = {r for c in flow.outgoing(component) for r in c.relationships}
+    dropped = flow.terminated(component) - connected  # a processor's defaults too; NiFi's rule
+    names = [r for r in component.relationship_names() if r in dropped]
     if not names:
         return None
     notes = ["auto-terminated"]
@@ -231,7 +236,7 @@ def flow_picture(
         members: list[str] = []
         for component_id in stage.members:
             component = flow.component(component_id)
-            nodes.append(_node(component))
+            nodes.append(_node(component, flow))
             members.append(component.id)
             edges.extend(_connection_edge(compiled, c, counts) for c in flow.outgoing(component))
             dropped = _dropped(flow, component, counts)

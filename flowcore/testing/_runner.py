@@ -168,11 +168,19 @@ class TestRunner:
         auto-terminated (:meth:`auto_terminate`).
         """
         declared = relationship in self.relationships()
-        return 1 if declared and relationship not in self._auto_terminated else 0
+        return 1 if declared and not self.is_auto_terminated(relationship) else 0
 
     def is_auto_terminated(self, relationship: str) -> bool:
-        """Whether FlowFiles sent to *relationship* are dropped (:meth:`auto_terminate`)."""
-        return relationship in self._auto_terminated
+        """Whether FlowFiles sent to *relationship* are dropped.
+
+        Auto-terminated by :meth:`auto_terminate`, or by the processor's own default
+        (``Relationship(..., auto_terminated=True)``), as in an unconnected flow.
+        """
+        return relationship in self._terminated()
+
+    def _terminated(self) -> frozenset[str]:
+        defaults = {r.name for r in self.processor.get_relationships() if r.auto_terminated}
+        return frozenset(self._auto_terminated | defaults)
 
     def get_state(self) -> StateMap:
         """The processor's committed state."""
@@ -472,7 +480,7 @@ class TestRunner:
             clock=self.now,
             state=self.get_state,
             set_state=self.set_state,
-            auto_terminated=self._auto_terminated,
+            auto_terminated=self._terminated(),
         )
 
     @property

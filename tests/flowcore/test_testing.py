@@ -523,6 +523,39 @@ def test_an_auto_terminated_relationship_drops_what_goes_there() -> None:
         runner.auto_terminate(["original", "nope"])
 
 
+class _Tee(Processor):
+    """Sends each FlowFile to success and a clone to ``copies``, auto-terminated by default."""
+
+    relationships = (
+        Relationship("success", "the FlowFile"),
+        Relationship("copies", "a clone, dropped unless connected", auto_terminated=True),
+    )
+
+    def on_trigger(self, context, session):  # type: ignore[no-untyped-def]
+        flowfile = session.get()
+        if flowfile is not None:
+            copy = session.clone(flowfile)
+            session.transfer(flowfile, "success")
+            session.transfer(copy, "copies")
+
+
+def test_a_relationship_auto_terminated_by_default_drops_as_if_auto_terminated() -> None:
+    """A relationship the processor declares auto-terminated drops what goes there, as
+    auto_terminate would: DROP with NiFi's details, counted, and the context says so."""
+    runner = TestRunner(_Tee())
+    assert runner.context.is_auto_terminated("copies")
+    assert not runner.context.is_auto_terminated("success")
+    runner.enqueue(b"hi")
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert runner.flowfiles_for("copies") == []
+    assert runner.auto_terminated_count("copies") == 1
+    drops = [e for e in runner.provenance_events if e.event_type.value == "DROP"]
+    assert [(e.details, e.file_size) for e in drops] == [
+        ("Auto-Terminated by copies Relationship", 2)
+    ]
+
+
 @pytest.mark.parametrize(
     ("processor", "dropped"),
     [

@@ -11,7 +11,9 @@ from flowcore.builder import Flow
 from flowcore.errors import FlowValidationError
 from flowcore.flow import RetrySettings
 from flowcore.parameters import Parameter, ParameterContext
+from flowcore.processor import Processor
 from flowcore.properties import PropertyDescriptor
+from flowcore.relationship import SUCCESS, Relationship
 from flowcore.validation import CHECKS, problems_of
 from flowcore.validators import POSITIVE_INTEGER_VALIDATOR
 from processors import GenerateFlowFile, LogAttribute, SplitText, UpdateAttribute
@@ -77,14 +79,37 @@ def test_an_ambiguous_connection_asks_for_its_relationship() -> None:
     assert problem.fix == "pass the relationship(s) to flow.connect()"
 
 
-def test_funnels_need_a_way_in_and_out() -> None:
-    """A dangling funnel is reported both ways."""
+def test_a_dangling_funnel_is_valid_as_in_nifi() -> None:
+    """A funnel with no outgoing or no incoming connection is no problem (NiFi's rule)."""
     flow = valid_flow()
     flow.funnel("lonely")
+    hold = flow.funnel("hold")
+    flow.connect(flow.component("log"), hold, "success")
+    assert problems_of(flow) == []
+    flow.auto_terminate(hold, "nonsense")
+    (problem,) = problems_of(flow)
+    assert problem.problem == "auto-terminates 'nonsense', which it does not have"
+
+
+class _Tee(Processor):
+    """Sends each FlowFile on and a copy to ``copies``, auto-terminated by default."""
+
+    relationships = (SUCCESS, Relationship("copies", "extra copies", auto_terminated=True))
+
+    def on_trigger(self, context, session):  # type: ignore[no-untyped-def]
+        """Unused: validation never triggers it."""
+
+
+def test_a_relationship_auto_terminated_by_default_needs_no_connection() -> None:
+    """A relationship the processor declares auto-terminated passes; the others still count."""
+    flow = Flow("tee")
+    gen = flow.add(GenerateFlowFile(), name="gen")
+    tee = flow.add(_Tee(), name="tee")
+    flow.connect(gen, tee)
     problems = [str(p) for p in problems_of(flow)]
     assert problems == [
-        "Funnel 'lonely': has no outgoing connection; connect it to a component or remove it",
-        "Funnel 'lonely': has no incoming connection; connect to it",
+        "_Tee 'tee': Relationship 'success' is not connected to any component and is not "
+        "auto-terminated; connect it or call flow.auto_terminate('tee', 'success')"
     ]
 
 

@@ -519,6 +519,43 @@ def test_flowfiles_left_for_a_disabled_processor_are_a_note_not_a_failure(
     assert "durable: feeds a disabled processor" in explained.stdout
 
 
+DEAD_END_FLOW = """
+from flowcore import Flow
+from processors import GenerateFlowFile, UpdateAttribute
+
+flow = Flow("held")
+gen = flow.add(GenerateFlowFile(custom_text="hi", batch_size=2), name="gen")
+tag = flow.add(UpdateAttribute(kind="greeting"), name="tag")
+flow.connect(gen, tag)
+flow.connect(tag, flow.funnel("hold"))
+"""
+
+
+def test_flowfiles_before_a_funnel_with_no_way_out_wait_and_the_run_exits_0(
+    tmp_path: Path, flowcore_cmd: Flowcore
+) -> None:
+    """A batch run whose leftovers wait before a funnel with no outgoing connection exits 0
+    with one `waiting:` line per funnel; explain notes the funnel, status lists its queue."""
+    flow = tmp_path / "flow.py"
+    flow.write_text(DEAD_END_FLOW)
+    repository = tmp_path / "repo"
+    done = flowcore_cmd("run", str(flow), "--runner", "direct", "--repository", str(repository))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "waiting: 2 FlowFile(s), 4 bytes wait before funnel 'hold', which has no outgoing "
+        "connection; connect it to process them"
+    ]
+    assert "still queued: tag -[success]-> hold: 2 FlowFiles (4 bytes)" in done.stdout
+    explained = flowcore_cmd("explain", str(flow))
+    assert "Funnel 'hold' has no outgoing connection (never runs; its input waits queued)" in (
+        explained.stdout
+    )
+    assert "durable: feeds a funnel with no outgoing connection" in explained.stdout
+    status = flowcore_cmd("status", "--json", "--repository", str(repository))
+    queues = {q["label"]: q["flowfiles"] for q in json.loads(status.stdout)["queues"].values()}
+    assert queues["tag -[success]-> hold"] == 2
+
+
 FAILING_FLOW = """
 from flowcore import Flow
 from processors import GenerateFlowFile, PutFile, UpdateAttribute

@@ -25,6 +25,7 @@ from processors import (
     SplitText,
     UpdateAttribute,
 )
+from tests.flowcore.driver._controller_runs import Tee
 
 
 def web_logs() -> tuple[Flow, dict]:
@@ -240,6 +241,44 @@ def test_a_disabled_processor_gets_durable_input_and_shows_in_explain() -> None:
     plan = compiled.plans[compiled.stage_of(tag).id]
     assert plan.disabled_queues == {into.id: tag.id, f"park:{tag.id}": tag.id}
     assert into.id not in plan.queue_members
+
+
+def test_a_funnel_with_no_way_out_holds_its_input_as_a_disabled_processor_does() -> None:
+    """Connections into a funnel with no outgoing connection are queues it never reads; a
+    funnel with no connection at all is a stage with no input; explain says both."""
+    flow = Flow("held")
+    gen = flow.add(GenerateFlowFile(), name="gen")
+    hold = flow.funnel("hold")
+    flow.funnel("lone")
+    into = flow.connect(gen, hold)
+    compiled = compile_flow(flow)
+    assert compiled.durable[into.id] == (DurableReason.INTO_DEAD_END,)
+    plan = compiled.plans[compiled.stage_of(hold).id]
+    assert plan.disabled_queues == {into.id: hold.id, f"park:{hold.id}": hold.id}
+    text = explain(compiled)
+    assert "Funnel 'hold' (no outgoing connection)" in text
+    assert "gen -[success]-> hold (durable: feeds a funnel with no outgoing connection)" in text
+    assert "input: none (a funnel with no incoming connection never runs)" in text
+
+
+def test_a_processors_default_auto_terminated_relationship_is_dropped_unless_connected() -> None:
+    """The plan drops a relationship the processor auto-terminates by default, not one a
+    connection takes; a queue holding FlowFiles is durable though nothing else makes it so."""
+    flow = Flow("tee")
+    gen = flow.add(GenerateFlowFile(), name="gen")
+    tee = flow.add(Tee(), name="tee")
+    flow.connect(gen, tee)
+    flow.auto_terminate(tee, "success")
+    (member,) = [m for p in compile_flow(flow).plans.values() for m in p.members if m.name == "tee"]
+    assert member.dropped == {"success", "copies"}
+    log = flow.add(LogAttribute(), name="log")
+    copies = flow.connect(tee, log, "copies")
+    flow.auto_terminate(log, "success")
+    (member,) = [m for p in compile_flow(flow).plans.values() for m in p.members if m.name == "tee"]
+    assert member.dropped == {"success"}
+    held = compile_flow(flow, holding={copies.id})
+    assert held.durable == {copies.id: (DurableReason.HOLDS_FLOWFILES,)}
+    assert compile_flow(flow).durable == {}
 
 
 def test_a_scheduled_processor_runs_in_a_stage_of_its_own() -> None:

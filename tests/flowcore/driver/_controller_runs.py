@@ -18,3 +18,19 @@ class Explode(Processor):
         if session.get() is not None:
             msg = "this processor always fails"
             raise RuntimeError(msg)
+
+
+class Tee(Processor):
+    """Sends each FlowFile to ``success`` and a clone to ``copies``, auto-terminated by default."""
+
+    relationships = (
+        Relationship("success", "the FlowFile"),
+        Relationship("copies", "a clone, dropped unless connected", auto_terminated=True),
+    )
+
+    def on_trigger(self, context, session):  # type: ignore[no-untyped-def]
+        flowfile = session.get()
+        if flowfile is not None:
+            copy = session.clone(flowfile)
+            session.transfer(flowfile, "success")
+            session.transfer(copy, "copies")

@@ -25,7 +25,7 @@ from processors import (
     UpdateAttribute,
 )
 from repositories.repository_set import RepositorySet, read_bulletins, read_status
-from tests.flowcore.driver._controller_runs import SETTINGS, Explode
+from tests.flowcore.driver._controller_runs import SETTINGS, Explode, Tee
 
 
 class TakeTwo(Processor):
@@ -329,3 +329,40 @@ def test_runs_in_one_process_leave_no_descriptors_open(tmp_path: Path) -> None:
 
     first = once(0)
     assert [once(n) for n in range(1, 4)] == [first] * 3
+
+
+def test_a_relationship_auto_terminated_by_default_drops_unless_connected(
+    tmp_path: Path, runner: str
+) -> None:
+    """Unconnected, a processor's default auto-terminated relationship drops as the user's
+    would (counts, NiFi's DROP details); connected, its connection wins."""
+    flow = Flow("tee")
+    gen = flow.add(GenerateFlowFile(custom_text="hi", batch_size=3), name="gen")
+    tee = flow.add(Tee(), name="tee")
+    flow.connect(gen, tee)
+    flow.auto_terminate(tee, "success")
+    result = run_flow(flow, runner, repository=tmp_path / "repo", settings=SETTINGS)
+    assert result.transfers["tee"] == {"success": (3, 6), "copies": (3, 6)}
+    assert result.finished
+    assert not result.queued
+    repos = RepositorySet.open(tmp_path / "repo")
+    try:
+        drops = repos.provenance.search(event_type="DROP")
+        details = sorted(e.details for e in drops)
+        assert (
+            details
+            == ["Auto-Terminated by copies Relationship"] * 3
+            + ["Auto-Terminated by success Relationship"] * 3
+        )
+    finally:
+        repos.close()
+    kept = Flow("tee-kept")
+    gen = kept.add(GenerateFlowFile(custom_text="hi", batch_size=3), name="gen")
+    tee = kept.add(Tee(), name="tee")
+    log = kept.add(UpdateAttribute(kind="copy"), name="log")
+    kept.connect(gen, tee)
+    kept.connect(tee, log, "copies")
+    kept.auto_terminate(tee, "success")
+    kept.auto_terminate(log, "success")
+    result = run_flow(kept, runner, repository=tmp_path / "kept", settings=SETTINGS)
+    assert result.transfers["log"] == {"success": (3, 6)}

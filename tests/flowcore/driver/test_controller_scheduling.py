@@ -127,3 +127,25 @@ def test_a_disabled_processor_never_runs_and_its_flowfiles_wait_for_it(
     again = run_flow(flow, runner, repository=tmp_path / "repo", settings=SETTINGS)
     assert again.queued["tag -[success]-> put"][0] == 6  # kept, durably, run after run
     assert into.id in compile_flow(flow).durable
+
+
+def test_enabling_a_disabled_processor_takes_what_waited_for_it(tmp_path: Path) -> None:
+    """Enabled, the processor's input is pipelined again, yet stays durable while it holds the
+    FlowFiles earlier runs queued: the next run processes them, none is left behind."""
+
+    def half_off(disabled: bool) -> Flow:
+        flow = Flow("half-off")
+        gen = flow.add(GenerateFlowFile(batch_size=3), name="gen")
+        tag = flow.add(UpdateAttribute(kind="log"), name="tag", disabled=disabled)
+        flow.connect(gen, tag)
+        flow.auto_terminate(tag, "success")
+        return flow
+
+    first = run_flow(half_off(True), "direct", repository=tmp_path / "repo", settings=SETTINGS)
+    assert first.waiting_for_disabled() == {"tag": (3, 0)}
+    enabled = half_off(False)
+    assert compile_flow(enabled).durable == {}
+    again = run_flow(enabled, "direct", repository=tmp_path / "repo", settings=SETTINGS)
+    assert again.count("tag", "success") == 6
+    assert again.queued == {}
+    assert "durable: holds FlowFiles an earlier run queued" in again.plan

@@ -162,3 +162,38 @@ def test_a_batch_run_ends_when_held_flowfiles_cannot_be_taken(tmp_path: Path) ->
     assert results, "the batch run did not end within 60 s"
     assert not results[0].finished
     assert results[0].queued["flaky -[success]-> done"][0] >= 1
+
+
+def _held_by_funnel(connect: bool) -> Flow:
+    """gen -> tag -> funnel 'hold', the funnel connected on to 'done' when *connect*."""
+    flow = Flow("held")
+    gen = flow.add(GenerateFlowFile(custom_text="xy", batch_size=4), name="gen")
+    tag = flow.add(UpdateAttribute(a="b"), name="tag")
+    hold = flow.funnel("hold")
+    flow.funnel("unused")  # no connection at all: never runs
+    flow.connect(gen, tag)
+    flow.connect(tag, hold)
+    if connect:
+        done = flow.add(UpdateAttribute(c="d"), name="done")
+        flow.connect(hold, done)
+        flow.auto_terminate(done, "success")
+    return flow
+
+
+def test_flowfiles_before_a_funnel_with_no_way_out_wait_durably_and_are_not_stuck(
+    tmp_path: Path,
+) -> None:
+    """A dangling funnel keeps what reaches it queued: the run finishes, nothing is stuck, and
+    a later run with the funnel connected takes those FlowFiles on."""
+    result = run_flow(_held_by_funnel(False), "direct", repository=tmp_path / "repo")
+    assert result.finished
+    assert result.stuck == {}
+    assert result.queued == {"tag -[success]-> hold": (4, 8)}
+    assert result.dead_ends == {"tag -[success]-> hold": "hold"}
+    assert result.waiting_before_funnels() == {"hold": (4, 8)}
+    assert result.waiting_for_disabled() == {}
+    assert "(waits before funnel 'hold', no outgoing connection)" in result.summary()
+    assert result.stage_runs == 1  # neither funnel ran
+    again = run_flow(_held_by_funnel(True), "direct", repository=tmp_path / "repo")
+    assert again.transfers["done"] == {"success": (4 + 4, 16)}
+    assert again.queued == {}

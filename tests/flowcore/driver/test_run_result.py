@@ -141,6 +141,21 @@ def test_flowfiles_waiting_for_a_disabled_processor_leave_the_run_finished() -> 
     assert not _result(queued={"q": (1, 1)}, disabled={}).finished
 
 
+def test_flowfiles_before_a_funnel_with_no_way_out_leave_the_run_finished() -> None:
+    """What waits before a dangling funnel is queued as NiFi keeps it: finished, not stuck,
+    totalled per funnel apart from what waits for disabled processors."""
+    result = _result(
+        queued={"tag -[success]-> hold": (2, 10), "a -[x]-> b": (1, 5)},
+        dead_ends={"tag -[success]-> hold": "hold"},
+        disabled={"a -[x]-> b": "b"},
+    )
+    assert result.finished
+    assert result.waiting_before_funnels() == {"hold": (2, 10)}
+    assert result.waiting_for_disabled() == {"b": (1, 5)}
+    assert "(waits before funnel 'hold', no outgoing connection)" in result.summary()
+    assert not _result(queued={"q": (1, 1)}, dead_ends={"r": "hold"}).finished
+
+
 _CANNOT = "Cannot write FlowFile[id={n}, uuid=u{n}, filename=f{n}, size=1]: {why}"
 _OVER = "more than 100 warnings in one task; "
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 from typing import Any
 
-from _nifi_json import connection, funnel, group, port, processor
+from _nifi_json import connection, download, funnel, group, port, processor
 from hypothesis import given
 from hypothesis import strategies as st
 
+from flowcore import Flow
 from flowcore.nifi.groups import FlatFlow, NodeKind, flatten, prune
 
 
@@ -196,3 +198,21 @@ def test_remote_process_groups_and_their_ports_are_kept_for_the_caller() -> None
     flat = flatten(group("top", "T", remoteProcessGroups=[remote]))
     assert [data["name"] for _, data in flat.remote_groups] == ["Edge"]
     assert flat.nodes[("rpg", "rin")].kind is NodeKind.REMOTE_PORT
+
+
+def test_an_imported_funnel_with_no_way_out_holds_its_flowfiles(tmp_path: Path) -> None:
+    """A NiFi flow whose funnel has no outgoing connection (and one with none at all) imports
+    and runs, as NiFi keeps it: FlowFiles wait queued before the funnel, the run finished."""
+    gen = processor("gen", "Generate", "GenerateFlowFile", {"Custom Text": "hi", "Batch Size": "3"})
+    held = funnel("held")
+    lone = funnel("lone")
+    link = connection("c1", ("gen", "PROCESSOR", "top"), ("held", "FUNNEL", "top"), ["success"])
+    root = group("top", "Top", processors=[gen], funnels=[held, lone], connections=[link])
+    flow = Flow.from_nifi(download(root))
+    assert sorted(c.kind.value for c in flow.components) == ["funnel", "funnel", "processor"]
+    result = flow.run("direct", repository=tmp_path / "repo")
+    assert result.finished
+    assert result.stuck == {}
+    [(label, name)] = result.dead_ends.items()
+    assert result.queued == {label: (3, 6)}
+    assert result.waiting_before_funnels() == {name: (3, 6)}

@@ -8,6 +8,7 @@ from flowcore.pictures.flow_picture import FlowCounts, flow_picture, format_byte
 from flowcore.pictures.model import EdgeKind, NodeKind
 from flowcore.settings import Settings
 from processors import GenerateFlowFile, LogAttribute, MergeContent, RouteOnAttribute
+from tests.flowcore.driver._controller_runs import Tee
 
 
 def branching() -> Flow:
@@ -137,3 +138,53 @@ def test_stage_frames_carry_the_compilers_notes_with_the_driver_note_on_spark() 
     )
     direct = flow_picture(compiled, runner="direct")
     assert direct.clusters[1].notes == ("input: join -[success]-> merge",)
+
+
+def test_a_default_auto_terminated_relationship_is_drawn_dropped_unless_connected() -> None:
+    """A relationship the processor auto-terminates by default ends in its drop node; once a
+    connection takes it, only that connection is drawn (NiFi: the connection wins)."""
+
+    def tee(connected: bool) -> Flow:
+        flow = Flow("tee")
+        gen = flow.add(GenerateFlowFile(), name="gen")
+        split = flow.add(Tee(), name="tee")
+        flow.connect(gen, split)
+        flow.auto_terminate(split, "success")
+        if connected:
+            log = flow.add(LogAttribute(), name="log")
+            flow.connect(split, log, "copies")
+            flow.auto_terminate(log, "success")
+        return flow
+
+    picture = flow_picture(compile_flow(tee(False)))
+    dropped = [e for e in picture.edges if e.kind is EdgeKind.DROPPED]
+    assert [(e.label, e.data["relationships"]) for e in dropped] == [
+        ("success, copies", ["success", "copies"])
+    ]
+    picture = flow_picture(compile_flow(tee(True)))
+    labels = {(picture.node(e.source).label[0], e.label) for e in picture.edges}
+    assert ("tee", "success") in labels
+    assert ("tee", "copies") in labels
+    assert ("tee", "success, copies") not in labels
+
+
+def test_a_funnel_with_no_way_out_is_marked_and_its_input_is_durable() -> None:
+    """The funnel's node says it has no outgoing connection; its input queue is durable, why
+    said; its stage notes say its input waits queued."""
+    flow = Flow("held")
+    gen = flow.add(GenerateFlowFile(), name="gen")
+    hold = flow.funnel("hold")
+    flow.connect(gen, hold)
+    compiled = compile_flow(flow)
+    picture = flow_picture(compiled)
+    node = picture.node(hold.id)
+    assert node.label == ("hold", "Funnel", "no outgoing connection")
+    assert node.data["dead_end"] is True
+    (into,) = [e for e in picture.edges if e.target == hold.id]
+    assert into.kind is EdgeKind.DURABLE
+    assert "feeds a funnel with no outgoing connection" in " ".join(into.notes)
+    notes = [n for s in compiled.stages for n in stage_notes(compiled, s)]
+    assert (
+        "settings: Funnel 'hold' has no outgoing connection (never runs; its input waits "
+        "queued)" in notes
+    )
