@@ -8,6 +8,14 @@ importing one of flowcore's modules loads this package too, and must not load th
 
 from typing import TYPE_CHECKING, Any
 
+from flowcore.component_settings import (
+    BackoffMechanism,
+    LoadBalanceStrategy,
+    Prioritizer,
+    QueueSettings,
+    RetrySettings,
+    SchedulingStrategy,
+)
 from flowcore.errors import (
     ConfigurationError,
     ExpressionError,
@@ -24,17 +32,7 @@ from flowcore.errors import (
     RepositoryError,
 )
 from flowcore.expression import Expression, compile_expression
-from flowcore.flow import (
-    BackoffMechanism,
-    Component,
-    Connection,
-    FlowDefinition,
-    LoadBalanceStrategy,
-    Prioritizer,
-    QueueSettings,
-    RetrySettings,
-    SchedulingStrategy,
-)
+from flowcore.flow import Component, Connection, FlowDefinition
 from flowcore.flowfile import Attributes, ContentClaim, FlowFile, ResourceClaim
 from flowcore.process_context import ProcessContext
 from flowcore.processor import InputRequirement, Processor, ProcessorKind

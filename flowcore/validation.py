@@ -17,15 +17,10 @@ from collections.abc import Callable, Iterator
 
 import attrs
 
+from flowcore.component_settings import SchedulingStrategy
 from flowcore.cron import parse_cron
 from flowcore.errors import ConfigurationError, FlowValidationError
-from flowcore.flow import (
-    Component,
-    ComponentKind,
-    Connection,
-    FlowDefinition,
-    SchedulingStrategy,
-)
+from flowcore.flow import Component, ComponentKind, Connection, FlowDefinition
 from flowcore.parameters import SensitiveText, redact
 from flowcore.processor import InputRequirement
 from flowcore.units import parse_data_size, parse_time_period

@@ -62,7 +62,12 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("built-in processors", ("processors.*",)),
     (
         "flow definition and validation",
-        ("flowcore.flow", "flowcore.validation", "flowcore.queues"),
+        (
+            "flowcore.component_settings",
+            "flowcore.flow",
+            "flowcore.validation",
+            "flowcore.queues",
+        ),
     ),
     ("compiler", ("flowcore.compiler.*",)),
     ("pictures of flows and lineage", ("flowcore.pictures.*",)),

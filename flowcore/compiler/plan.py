@@ -12,7 +12,8 @@ from collections.abc import Mapping
 
 import attrs
 
-from flowcore.flow import FUNNEL_RELATIONSHIP, Prioritizer, RetrySettings
+from flowcore.component_settings import Prioritizer, RetrySettings
+from flowcore.flow import FUNNEL_RELATIONSHIP
 from flowcore.processor import Processor, ProcessorKind
 from flowcore.services import MapCacheService
 

@@ -29,13 +29,8 @@ import networkx as nx
 
 from flowcore.compiler.expression_notes import expression_notes
 from flowcore.compiler.plan import MemberPlan, Route, StagePlan, block_reader, serial
-from flowcore.flow import (
-    Component,
-    Connection,
-    FlowDefinition,
-    LoadBalanceStrategy,
-    SchedulingStrategy,
-)
+from flowcore.component_settings import LoadBalanceStrategy, SchedulingStrategy
+from flowcore.flow import Component, Connection, FlowDefinition
 from flowcore.processor import ProcessorKind
 from flowcore.queues import park_queue_id
 from flowcore.settings import Settings

@@ -22,6 +22,7 @@ import attrs
 from flowcore.binning import Bin, BinLimits, EvictionReason
 from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan
+from flowcore.component_settings import BackoffMechanism
 from flowcore.engine._batches import drain_batches, route_whole
 from flowcore.engine._bins import bins_batches, merge_batch_bin, takes_batches
 from flowcore.engine._bulletins import log_once_per_reason
@@ -31,7 +32,7 @@ from flowcore.engine._source_batches import read_work_batch, read_work_batches, 
 from flowcore.engine.wire import NEVER, ReadyBin
 from flowcore.errors import FlowcoreError, HandedOverError
 from flowcore.faults import storage_fault
-from flowcore.flow import FUNNEL_RELATIONSHIP, BackoffMechanism
+from flowcore.flow import FUNNEL_RELATIONSHIP
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.parameters import redact, secrets_of
 from flowcore.process_context import ProcessContext

@@ -20,15 +20,15 @@ from typing import Any
 
 import attrs
 
-from flowcore.errors import FlowcoreError
-from flowcore.flow import (
+from flowcore.component_settings import (
     DEFAULT_MAX_BACKOFF_PERIOD,
     DEFAULT_RETRY_COUNT,
     DEFAULT_RUN_SCHEDULE,
-    FlowDefinition,
     RetrySettings,
     SchedulingStrategy,
 )
+from flowcore.errors import FlowcoreError
+from flowcore.flow import FlowDefinition
 from flowcore.nifi.criteria import criteria_from_xml
 from flowcore.nifi.findings import Findings
 from flowcore.nifi.groups import Node

@@ -26,15 +26,8 @@ from typing import Any
 
 import attrs
 
-from flowcore.flow import (
-    DEFAULT_MAX_BACKOFF_PERIOD,
-    DEFAULT_RETRY_COUNT,
-    Component,
-    ComponentKind,
-    Connection,
-    FlowDefinition,
-    Prioritizer,
-)
+from flowcore.component_settings import DEFAULT_MAX_BACKOFF_PERIOD, DEFAULT_RETRY_COUNT, Prioritizer
+from flowcore.flow import Component, ComponentKind, Connection, FlowDefinition
 from flowcore.nifi.criteria import criteria_xml
 from flowcore.nifi.layout import PROCESSOR_SIZE, Position, layout
 from flowcore.nifi.types import FLOWCORE_PACKAGE, NiFiBundle, nifi_type_of

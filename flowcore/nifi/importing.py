@@ -28,14 +28,13 @@ from typing import Any, TypeVar
 
 import attrs
 
-from flowcore.errors import FlowDefinitionError
-from flowcore.flow import (
+from flowcore.component_settings import (
     DEFAULT_BACK_PRESSURE_DATA_SIZE,
     DEFAULT_BACK_PRESSURE_OBJECTS,
-    Component,
-    FlowDefinition,
     Prioritizer,
 )
+from flowcore.errors import FlowDefinitionError
+from flowcore.flow import Component, FlowDefinition
 from flowcore.nifi.components import ProcessorMaker, TypeMap, referenced_services, settings_of
 from flowcore.nifi.contexts import flow_parameters
 from flowcore.nifi.findings import Findings, ImportNote

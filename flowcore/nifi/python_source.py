@@ -22,16 +22,9 @@ from typing import Any
 import attrs
 
 import flowcore
+from flowcore.component_settings import DEFAULT_RUN_SCHEDULE, QueueSettings, SchedulingStrategy
 from flowcore.errors import FlowDefinitionError
-from flowcore.flow import (
-    DEFAULT_RUN_SCHEDULE,
-    Component,
-    ComponentKind,
-    Connection,
-    FlowDefinition,
-    QueueSettings,
-    SchedulingStrategy,
-)
+from flowcore.flow import Component, ComponentKind, Connection, FlowDefinition
 from flowcore.parameters import Parameter, ParameterContext
 from flowcore.processor import Processor
 from processors import BUILTIN_PROCESSORS

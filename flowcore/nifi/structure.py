@@ -10,14 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from flowcore.flow import (
+from flowcore.component_settings import (
     DEFAULT_FLOWFILE_EXPIRATION,
     DEFAULT_MAX_BACKOFF_PERIOD,
-    Component,
-    Connection,
-    FlowDefinition,
     SchedulingStrategy,
 )
+from flowcore.flow import Component, Connection, FlowDefinition
 from flowcore.parameters import ParameterContext
 from flowcore.processor import Processor
 from flowcore.units import parse_data_size, parse_time_period

@@ -16,14 +16,8 @@ from typing import Any
 import attrs
 
 from flowcore.compiler.stages import CompiledFlow, Stage, stage_notes
-from flowcore.flow import (
-    DEFAULT_FLOWFILE_EXPIRATION,
-    Component,
-    ComponentKind,
-    Connection,
-    FlowDefinition,
-    LoadBalanceStrategy,
-)
+from flowcore.component_settings import DEFAULT_FLOWFILE_EXPIRATION, LoadBalanceStrategy
+from flowcore.flow import Component, ComponentKind, Connection, FlowDefinition
 from flowcore.pictures.model import Cluster, Edge, EdgeKind, Node, NodeKind, Picture
 from flowcore.processor import ProcessorKind
 from flowcore.settings import Settings

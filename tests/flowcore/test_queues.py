@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from flowcore.flow import Connection, Prioritizer, QueueSettings
+from flowcore.component_settings import Prioritizer, QueueSettings
+from flowcore.flow import Connection
 from flowcore.flowfile import FlowFile
 from flowcore.queues import (
     back_pressured,

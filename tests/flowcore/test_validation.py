@@ -8,8 +8,8 @@ import threading
 import pytest
 
 from flowcore.builder import Flow
+from flowcore.component_settings import RetrySettings
 from flowcore.errors import FlowValidationError
-from flowcore.flow import RetrySettings
 from flowcore.parameters import Parameter, ParameterContext
 from flowcore.processor import Processor
 from flowcore.properties import PropertyDescriptor

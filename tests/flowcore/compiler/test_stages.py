@@ -13,8 +13,8 @@ from flowcore.compiler.stages import (
     mark_durable,
     stage_notes,
 )
+from flowcore.component_settings import RetrySettings
 from flowcore.errors import FlowValidationError
-from flowcore.flow import RetrySettings
 from flowcore.settings import Settings
 from processors import (
     ControlRate,

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from flowcore import Flow, FlowFileTransform, Processor, Relationship, TransformResult
-from flowcore.flow import RetrySettings
+from flowcore.component_settings import RetrySettings
 from flowcore.relationship import FAILURE, SUCCESS
 from flowcore.testing import TestRunner
 from processors import GetFile, SplitText

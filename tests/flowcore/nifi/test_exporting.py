@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given
 
 from flowcore.builder import Flow
-from flowcore.flow import RetrySettings
+from flowcore.component_settings import RetrySettings
 from flowcore.nifi.criteria import criteria_from_xml
 from flowcore.nifi.exporting import export_flow, versioned_id
 from flowcore.nifi.types import FLOWCORE_BUNDLE

@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given
 
 from flowcore.builder import Flow
+from flowcore.component_settings import RetrySettings
 from flowcore.errors import FlowDefinitionError
-from flowcore.flow import FlowDefinition, RetrySettings
+from flowcore.flow import FlowDefinition
 from flowcore.nifi.python_source import flow_to_python
 from flowcore.parameters import Parameter, ParameterContext
 from flowcore.processor import Processor

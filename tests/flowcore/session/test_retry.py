@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from flowcore import Flow, FlowFileTransform, Processor, Relationship, TransformResult
+from flowcore.component_settings import BackoffMechanism, RetrySettings
 from flowcore.driver.controller import Controller, run_flow
-from flowcore.flow import BackoffMechanism, RetrySettings
 from flowcore.flowfile import FlowFile
 from flowcore.provenance_events import ProvenanceEventType
 from flowcore.runners.direct import DirectRunner
