@@ -54,8 +54,14 @@ class _Console(Console):
     """A rich console that leaves a closed standard output to :func:`flowcore.cli.main`.
 
     rich's own answer exits with status 1; every command stops the same way instead, with
-    :data:`CLOSED_OUTPUT`.
+    :data:`CLOSED_OUTPUT`. Text is never hard-wrapped (``soft_wrap``): in a pipe or a log rich
+    assumes 80 columns, and a summary line broken there ("2 \nmicro-batch(es)") defeats every
+    ``grep``; a terminal wraps long lines itself. Tables still fit the width.
     """
+
+    def __init__(self, **options: Any) -> None:
+        options.setdefault("soft_wrap", True)
+        super().__init__(**options)
 
     def on_broken_pipe(self) -> None:
         self.quiet = True

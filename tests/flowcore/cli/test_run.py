@@ -486,6 +486,26 @@ def test_bracketed_text_in_messages_and_attributes_prints_as_it_is(tmp_path: Pat
     assert "'odd': '[/oops]'" in shown.stdout
 
 
+LONG_NAMED_FLOW = """
+from flowcore import Flow
+from processors import GenerateFlowFile
+
+flow = Flow("a-flow-whose-name-alone-takes-most-of-the-eighty-columns-a-pipe-is-given")
+gen = flow.add(GenerateFlowFile(custom_text="hi", batch_size=2), name="gen")
+flow.auto_terminate(gen, "success")
+"""
+
+
+def test_the_summary_line_is_one_line_in_a_pipe(tmp_path: Path) -> None:
+    """In a pipe (rich assumes 80 columns) the summary is not hard-wrapped: one grep finds it."""
+    (tmp_path / "flow.py").write_text(LONG_NAMED_FLOW)
+    done = run_flowcore("run", "flow.py", "--runner", "direct", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    first = done.stdout.splitlines()[0]
+    assert first.startswith("a-flow-whose-name-alone-takes-most-of-the-eighty-columns"), first
+    assert "micro-batch(es)" in first, done.stdout
+
+
 DISABLED_FLOW = """
 from flowcore import Flow
 from processors import GenerateFlowFile, PutFile, UpdateAttribute
