@@ -19,6 +19,7 @@ from typing import Any
 from rich.console import Console
 
 from flowcore.builder import Flow
+from flowcore.cli._argv import split_pairs
 from flowcore.errors import FlowcoreError
 from flowcore.flow import FlowDefinition
 from flowcore.parameters import layered, load_parameters
@@ -55,8 +56,8 @@ class _Console(Console):
 
     rich's own answer exits with status 1; every command stops the same way instead, with
     :data:`CLOSED_OUTPUT`. Text is never hard-wrapped (``soft_wrap``): in a pipe or a log rich
-    assumes 80 columns, and a summary line broken there ("2 \nmicro-batch(es)") defeats every
-    ``grep``; a terminal wraps long lines itself. Tables still fit the width.
+    assumes 80 columns, and a summary line broken there defeats every ``grep``; a terminal wraps
+    long lines itself. Tables still fit the width.
     """
 
     def __init__(self, **options: Any) -> None:
@@ -171,13 +172,10 @@ def describe_flow_error(file: Path, error: Exception) -> str:
 
 
 def parse_pairs(pairs: Sequence[str], option: str = "--conf") -> dict[str, str]:
-    conf = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep:
-            msg = f"{option} {pair!r} must look like key=value"
-            raise UsageError(msg)
-        conf[key.strip()] = value.strip()
+    conf, malformed = split_pairs(pairs)
+    if malformed is not None:
+        msg = f"{option} {malformed!r} must look like key=value"
+        raise UsageError(msg)
     return conf
 
 

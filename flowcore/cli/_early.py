@@ -15,15 +15,14 @@ import argparse
 import os
 from collections.abc import Sequence
 
-__all__ = ["start_spark_early"]
+from flowcore.cli._argv import SERVER_ENV, split_pairs
 
-#: ``flowcore run --server`` and this variable send the run to a server (flowcore.cli.serve).
-_SERVER_ENV = "FLOWCORE_SERVER"
+__all__ = ["start_spark_early"]
 
 
 def start_spark_early(argv: Sequence[str]) -> bool:
     """Begin the session ``flowcore run`` *argv* will use; whether it did."""
-    if not argv or argv[0] != "run" or os.environ.get(_SERVER_ENV):
+    if not argv or argv[0] != "run" or os.environ.get(SERVER_ENV):
         return False
     parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     parser.add_argument("--runner", default="spark")
@@ -37,12 +36,9 @@ def start_spark_early(argv: Sequence[str]) -> bool:
         return False
     if known.help or known.server is not None or known.runner != "spark":
         return False
-    conf = {}
-    for pair in known.conf:
-        key, sep, value = pair.partition("=")
-        if not sep:
-            return False  # the real parser names the mistake
-        conf[key.strip()] = value.strip()
+    conf, malformed = split_pairs(known.conf)
+    if malformed is not None:
+        return False  # the real parser names the mistake
     from flowcore.runners.sessions import start_early  # noqa: PLC0415 - light: no engine
 
     return start_early(known.master, conf)

@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import flowcore
+from flowcore.cli._argv import SERVER_ENV
 from flowcore.cli._common import UsageError, console, errors
 from flowcore.cli._progress import EXIT_INTERRUPTED
-from flowcore.cli._serve_wire import PROTOCOL, SERVER_ENV, Channel, connect, default_socket
+from flowcore.cli._serve_wire import PROTOCOL, Channel, connect, default_socket
 
 __all__ = ["LOCAL_ONLY_OPTIONS", "server_of", "submit"]
 

@@ -27,11 +27,11 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+from flowcore.cli._argv import SERVER_ENV
 from flowcore.cli._common import UsageError
 
 __all__ = [
     "PROTOCOL",
-    "SERVER_ENV",
     "Channel",
     "connect",
     "default_socket",
@@ -43,9 +43,6 @@ __all__ = [
 #: The version of the messages; a client and server of other versions refuse each other.
 PROTOCOL = 1
 
-#: The environment variable that sends ``flowcore run`` to a server: a socket path, or
-#: ``default`` for the default socket of the run's master; empty or unset runs here.
-SERVER_ENV = "FLOWCORE_SERVER"
 
 #: The longest path a Unix domain socket may have (``sun_path`` is 108 bytes with its NUL).
 _MAX_SOCKET_PATH = 107

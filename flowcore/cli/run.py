@@ -10,6 +10,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
+from flowcore.cli._argv import SERVER_ENV
 from flowcore.cli._common import (
     apply_parameters,
     console,
@@ -24,7 +25,6 @@ from flowcore.cli._common import (
 from flowcore.cli._nifi import load_type_map, print_notes, with_type_map
 from flowcore.cli._progress import EXIT_INTERRUPTED, ProgressDisplay
 from flowcore.cli._serve_client import server_of, submit
-from flowcore.cli._serve_wire import SERVER_ENV
 
 __all__ = ["add_command", "cmd_run", "print_result", "run_here"]
 
