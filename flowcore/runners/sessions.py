@@ -49,6 +49,7 @@ from flowcore.runners.static_sources import on_jvm_path
 
 __all__ = [
     "DEFAULT_MASTER",
+    "package_files",
     "session_conf",
     "spark_session",
     "start_early",
@@ -131,11 +132,12 @@ def _site_paths() -> set[Path]:
     return {Path(sysconfig.get_paths()[k]).resolve() for k in ("purelib", "platlib")}
 
 
-def _package_files() -> dict[str, str]:
-    """Where this process imports flowcore's packages from, without importing them.
+def package_files() -> dict[str, str]:
+    """Where this process imports flowcore's packages from (their ``__init__`` files).
 
     A session may start before the processors are imported (:func:`start_early`); their files
-    are found as the import will find them.
+    are found as the import will find them, without importing them. The workers' warm-up
+    compares what they imported with these very paths.
     """
     files = {}
     for name in _PACKAGES:
@@ -156,7 +158,7 @@ def _package_roots() -> list[str]:
     """
     site = _site_paths()
     roots: list[str] = []
-    for location in _package_files().values():
+    for location in package_files().values():
         root = Path(location).parent.parent
         if root not in site and str(root) not in roots:
             roots.append(str(root))

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib
 import itertools
 import logging
 import os
@@ -43,6 +42,7 @@ from flowcore.runners.sessions import (
     DEFAULT_MASTER,
     _require_master,
     _site_paths,
+    package_files,
     session_conf,
     spark_session,
 )
@@ -63,15 +63,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 _JOB_GROUPS = itertools.count(1)  # a fresh Spark job group per stage run
 _WARMED: set[int] = set()  # ids of SparkContexts whose workers imported the task path
-
-
-def _driver_package_files() -> dict[str, str]:
-    """Where this process imported flowcore's packages from (their ``__init__`` files)."""
-    files = {}
-    for name in _PACKAGES:
-        module = sys.modules.get(name) or importlib.import_module(name)
-        files[name] = str(Path(module.__file__ or "").resolve())
-    return files
 
 
 def _importable_on_workers(module: Any) -> bool:
@@ -107,9 +98,9 @@ def _import_task_path(index: int, expected: Mapping[str, str] | None = None) -> 
     """On a worker: import what every task needs, check it, then freeze it for the collector.
 
     The built-in processors come with it. With *expected* (the driver's
-    :func:`_driver_package_files`), the worker must have imported those very files: one that
-    imported another copy (a different version on an executor) would run other code against
-    the same repository, so the run stops at once with both places named. PySpark's daemon
+    :func:`~flowcore.runners.sessions.package_files`), the worker must have imported those very
+    files: one that imported another copy (a different version on an executor) would run other
+    code against the same repository, so the run stops at once with both places named. PySpark's daemon
     runs a full ``gc.collect()`` after every task of a reused worker, before the worker takes
     its next task: with flowcore and the processors imported, that walks some 40,000
     long-lived objects each time (10-40 ms on a small VM; a trivial job takes 25-30 ms less
@@ -123,7 +114,7 @@ def _import_task_path(index: int, expected: Mapping[str, str] | None = None) -> 
     import flowcore.engine.task  # noqa: F401, PLC0415
     import processors  # noqa: F401, PLC0415 - the import is the point
 
-    found = _driver_package_files()
+    found = package_files()
     for name, location in (expected or {}).items():
         if found[name] != location:
             msg = (
@@ -221,7 +212,7 @@ class SparkRunner:
         if id(context) in _WARMED:
             return False
         cores = max(1, self.default_parallelism)
-        warm = functools.partial(_import_task_path, expected=_driver_package_files())
+        warm = functools.partial(_import_task_path, expected=package_files())
         try:
             context.parallelize(range(cores), cores).map(warm).collect()
         except Exception as error:  # the worker's exception arrives as Spark's, as text

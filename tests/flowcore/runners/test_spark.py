@@ -500,9 +500,10 @@ def test_workers_get_the_drivers_checkout_and_the_users_paths_after_it() -> None
 def test_a_worker_with_other_copies_of_the_packages_stops_the_run_naming_both() -> None:
     """The warm-up check compares the files each package was imported from."""
     from flowcore.errors import ConfigurationError
-    from flowcore.runners.spark import _driver_package_files, _import_task_path
+    from flowcore.runners.sessions import package_files
+    from flowcore.runners.spark import _import_task_path
 
-    files = _driver_package_files()
+    files = package_files()
     assert _import_task_path(3, files) == 3
     elsewhere = {**files, "processors": "/opt/old/processors/__init__.py"}
     with pytest.raises(ConfigurationError, match=r"/opt/old/processors/__init__\.py"):
