@@ -100,9 +100,9 @@ def _import_task_path(index: int, expected: Mapping[str, str] | None = None) -> 
     The built-in processors come with it. With *expected* (the driver's
     :func:`~flowcore.runners.sessions.package_files`), the worker must have imported those very
     files: one that imported another copy (a different version on an executor) would run other
-    code against the same repository, so the run stops at once with both places named. PySpark's daemon
-    runs a full ``gc.collect()`` after every task of a reused worker, before the worker takes
-    its next task: with flowcore and the processors imported, that walks some 40,000
+    code against the same repository, so the run stops at once with both places named. PySpark's
+    daemon runs a full ``gc.collect()`` after every task of a reused worker, before the worker
+    takes its next task: with flowcore and the processors imported, that walks some 40,000
     long-lived objects each time (10-40 ms on a small VM; a trivial job takes 25-30 ms less
     frozen). Frozen, they are skipped.
 
