@@ -484,12 +484,10 @@ class _Block:
 
     def chunks(self) -> Iterator[bytes]:
         """The range's bytes, :data:`_READ_CHUNK` at a time."""
-        with open(self.path, "rb") as source:
-            source.seek(self.start)
-            left = self.end - self.start
-            while left > 0 and (chunk := source.read(min(_READ_CHUNK, left))):
-                left -= len(chunk)
-                yield chunk
+        left = self.end - self.start
+        for chunk in file_chunks(self.path, _READ_CHUNK, self.start, left):
+            left -= len(chunk)
+            yield chunk
         if left:
             msg = f"{self.path} is shorter than when it was listed; it is read again whole later"
             raise ProcessException(msg)

@@ -127,11 +127,22 @@ def range_claim(
     return ContentClaim(ResourceClaim.external(absolute, taken), offset, size)
 
 
-def file_chunks(path: str | os.PathLike[str], chunk_size: int) -> Iterator[bytes]:
+def file_chunks(
+    path: str | os.PathLike[str], chunk_size: int, offset: int = 0, length: int | None = None
+) -> Iterator[bytes]:
     """The bytes of the file at *path*, *chunk_size* at a time, to copy it without holding it.
 
+    With *offset* and *length*, only that range (a block of a large file); a file shorter than
+    the range ends early, and the caller, who knows what it expected, decides what that means.
     The file is opened when the first chunk is asked for, and closed after the last.
     """
     with open(path, "rb") as source:
-        while chunk := source.read(chunk_size):
+        source.seek(offset)
+        if length is None:
+            while chunk := source.read(chunk_size):
+                yield chunk
+            return
+        left = length
+        while left > 0 and (chunk := source.read(min(chunk_size, left))):
+            left -= len(chunk)
             yield chunk

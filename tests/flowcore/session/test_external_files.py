@@ -127,3 +127,12 @@ def test_file_chunks_copy_a_file_a_chunk_at_a_time(outside: Path) -> None:
     gone = file_chunks(outside.with_name("gone"), 4)  # nothing is opened yet
     with pytest.raises(FileNotFoundError):
         next(gone)
+
+
+def test_file_chunks_of_a_range_stop_at_its_end_or_the_files(tmp_path: Path) -> None:
+    """With offset and length only that range comes, in chunks; a short file just ends early."""
+    path = tmp_path / "f"
+    path.write_bytes(b"0123456789")
+    assert list(file_chunks(path, 4, offset=3, length=6)) == [b"3456", b"78"]
+    assert list(file_chunks(path, 4, offset=8, length=6)) == [b"89"]
+    assert list(file_chunks(path, 4, offset=2, length=0)) == []
