@@ -101,7 +101,9 @@ def start_early(master: str | None, conf: Mapping[str, str] | None = None) -> bo
         check_master(wanted)
     except ConfigurationError:
         return False  # reported where the run asks for its session
-    if _running_session() is not None:
+    # No session can run before pyspark.sql is imported; importing it here (0.3 s) would only
+    # delay the thread that imports it anyway.
+    if "pyspark.sql" in sys.modules and _running_session() is not None:
         return False
     early = _Early(wanted, conf)
     _EARLY.append(early)

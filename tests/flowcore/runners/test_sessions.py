@@ -9,13 +9,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 
 _EARLY = """
+import sys
 from flowcore.runners import sessions
+assert "pyspark.sql" not in sys.modules  # begun early, the session's imports are the thread's
 assert sessions.start_early("local[1]", {"spark.app.name": "early"})
 assert not sessions.start_early("local[1]", {})  # one at a time
 session = sessions.spark_session(None, {"spark.app.name": "early"})
 context = session.sparkContext
 assert context.master == "local[1]" and context.appName == "early", context.appName
 assert sessions.spark_session("local[1]") is session  # the one running, reused
+assert not sessions.start_early("local[1]", {})  # a session runs: nothing to begin
 print("taken")
 """
 
