@@ -159,11 +159,12 @@ def test_convert_a_nifi_flow_to_python_gives_the_same_flow(tmp_path: Path) -> No
     assert load_flow(out).same_as(Flow.from_nifi(flow))
 
 
-def test_a_nifi_template_says_what_to_download_instead(tmp_path: Path) -> None:
-    """A template (``.xml``) is refused in one line pointing to a flow definition (JSON)."""
-    template = tmp_path / "ingest.xml"
-    template.write_text("<template><name>ingest</name></template>")
-    result = run_flowcore("run", str(template), "--runner", "direct")
+def test_xml_that_is_no_nifi_flow_says_what_to_download_instead(tmp_path: Path) -> None:
+    """XML other than a NiFi 1.x template or flow.xml is refused in one line pointing to a
+    flow definition (JSON)."""
+    document = tmp_path / "ingest.xml"
+    document.write_text("<beans><bean/></beans>")
+    result = run_flowcore("run", str(document), "--runner", "direct")
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert "flow definition (JSON)" in result.stderr
