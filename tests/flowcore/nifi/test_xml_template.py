@@ -16,7 +16,7 @@ PARAMETERS = {"writer": "nifi-1"}
 
 
 def _processor(
-    identifier: str, name: str, kind: str, properties: str = "", extra: str = "", state: str = ""
+    identifier: str, name: str, kind: str, properties: str = "", *, extra: str = "", state: str = ""
 ) -> str:
     """A processor as a template holds it (ProcessorDTO, its settings in <config>)."""
     return f"""
@@ -68,7 +68,7 @@ def _nested_template(variables: str = "") -> bytes:
         "Write",
         "standard.PutFile",
         _entry("Directory", "#{output.dir}"),
-        "<autoTerminatedRelationships>success</autoTerminatedRelationships>"
+        extra="<autoTerminatedRelationships>success</autoTerminatedRelationships>"
         "<autoTerminatedRelationships>failure</autoTerminatedRelationships>",
     )
     inner = f"""
@@ -167,7 +167,7 @@ def test_disabled_state_descriptors_and_services_are_read(tmp_path: Path) -> Non
         "Log",
         "standard.LogAttribute",
         _entry("Log prefix", "svc"),
-        "<descriptors><entry><key>Log prefix</key><value><name>Log prefix</name>"
+        extra="<descriptors><entry><key>Log prefix</key><value><name>Log prefix</name>"
         "<identifiesControllerService>org.apache.nifi.dbcp.DBCPService"
         "</identifiesControllerService></value></entry></descriptors>",
         state="DISABLED",
