@@ -58,9 +58,11 @@ def test_run_a_1x_flow_definition(tmp_path: Path) -> None:
     assert (tmp_path / ".flowcore").is_dir()
 
 
-def test_run_an_instances_flow_json_gz(tmp_path: Path) -> None:
-    """A gzipped instance flow runs the same way, its notes one line each."""
-    flow = _copy(tmp_path, "flow.json.gz")
+@pytest.mark.parametrize("name", ["flow.json.gz", "flow.xml.gz"])
+def test_run_an_instances_flow_json_gz(tmp_path: Path, name: str) -> None:
+    """A gzipped instance flow (NiFi 2's flow.json.gz, or 1.x's flow.xml.gz) runs the same
+    way, its notes one line each."""
+    flow = _copy(tmp_path, name)
     out = tmp_path / "out"
     done = run_flowcore("run", str(flow), "--runner", "direct", "--parameter", f"output.dir={out}")
     assert done.returncode == 0, done.stderr
