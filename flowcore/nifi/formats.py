@@ -47,7 +47,8 @@ import attrs
 
 from flowcore.errors import NiFiFormatError
 from flowcore.nifi.schema import MAX_DEPTH, check_flow, json_type
-from flowcore.nifi.xml_flows import XmlFlow, read_xml
+from flowcore.nifi.xml_flows import read_xml
+from flowcore.nifi.xml_parse import XmlFlow
 
 __all__ = [
     "MAX_DEFINITION_BYTES",

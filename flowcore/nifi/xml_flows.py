@@ -12,7 +12,7 @@ from flowcore.nifi.xml_instance import instance_flow
 from flowcore.nifi.xml_parse import XmlFlow, parse_xml
 from flowcore.nifi.xml_template import template_flow
 
-__all__ = ["XmlFlow", "read_xml"]
+__all__ = ["read_xml"]
 
 
 def read_xml(data: bytes | bytearray, where: str) -> XmlFlow:
