@@ -6,7 +6,7 @@ NiFi 1.x keeps a flow in two XML documents: a template (``<template>``, JAXB's r
 before any entity could be declared, let alone expanded (a "billion laughs" of nested
 entities, or an external entity reading a local file): the parser stops at ``<!DOCTYPE``.
 Size is bounded as for JSON: the text by :data:`~flowcore.nifi.formats.MAX_DEFINITION_BYTES`
-(read and inflated by the caller) and the elements by :data:`MAX_XML_ELEMENTS`, counted
+(read and inflated by the caller) and the tags by :data:`MAX_XML_TAGS`, counted
 before parsing.
 """
 
@@ -22,7 +22,7 @@ import attrs
 from flowcore.errors import NiFiFormatError
 
 __all__ = [
-    "MAX_XML_ELEMENTS",
+    "MAX_XML_TAGS",
     "XmlFlow",
     "children",
     "parse_xml",
@@ -31,10 +31,12 @@ __all__ = [
     "whole_number",
 ]
 
-#: The most elements a NiFi XML flow may hold, counted from its ``<`` before parsing: a parsed
-#: element costs some 250 bytes, so the limit bounds the tree at about 500 MB; NiFi writes some
-#: 40 elements a processor, so two million is some 50,000 processors.
-MAX_XML_ELEMENTS = 2_000_000
+#: The most tags (each ``<``: an element's start, end, or both, a comment ...) a NiFi XML flow
+#: may hold, counted before parsing. Parsed and read into JSON shapes, a tag costs up to some
+#: 320 bytes (a ``<funnel/>``: an element and a dict), so the densest XML under the limit peaks
+#: at about 480 MB, measured (the densest JSON at 450 MB); NiFi writes some 40 to 90 tags a
+#: processor (its properties one ``<property>`` each), so this is 15,000 processors or more.
+MAX_XML_TAGS = 1_500_000
 
 
 @attrs.frozen
@@ -69,14 +71,14 @@ def parse_xml(data: bytes | bytearray, where: str) -> ET.Element:
 
     Raises:
         NiFiFormatError: the text holds a ``<!DOCTYPE`` (or an entity declaration), too many
-            elements, or is not well-formed XML; the message names the file.
+            tags, or is not well-formed XML; the message names the file.
     """
-    elements = data.count(b"<")
-    if elements > MAX_XML_ELEMENTS:
+    tags = data.count(b"<")
+    if tags > MAX_XML_TAGS:
         msg = (
-            f"NiFi flow {where} holds more than {MAX_XML_ELEMENTS:,} XML elements (about "
-            f"{elements:,}), more than flowcore reads (flowcore.nifi.xml_parse."
-            "MAX_XML_ELEMENTS); export a smaller process group"
+            f"NiFi flow {where} holds more than {MAX_XML_TAGS:,} XML tags ({tags:,}), more "
+            "than flowcore reads (flowcore.nifi.xml_parse.MAX_XML_TAGS); export a smaller "
+            "process group"
         )
         raise NiFiFormatError(msg)
     builder = ET.TreeBuilder()

@@ -55,10 +55,10 @@ def test_malformed_xml_is_one_line_naming_the_place() -> None:
         parse_xml(b"<template><name></template>", "flow.xml")
 
 
-def test_too_many_elements_are_refused_before_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The element count is bounded from the text, before a tree is built."""
-    monkeypatch.setattr(xml_parse, "MAX_XML_ELEMENTS", 10)
-    with pytest.raises(NiFiFormatError, match="more than 10 XML elements"):
+def test_too_many_tags_are_refused_before_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tags are counted in the text and bounded before a tree is built."""
+    monkeypatch.setattr(xml_parse, "MAX_XML_TAGS", 10)
+    with pytest.raises(NiFiFormatError, match="more than 10 XML tags"):
         parse_xml(b"<a>" + b"<b/>" * 20 + b"</a>", "big.xml")
 
 
