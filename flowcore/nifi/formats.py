@@ -1,4 +1,4 @@
-"""The five shapes NiFi writes a flow in, read into one value.
+"""The shapes NiFi writes a flow in, read into one value.
 
 NiFi keeps a flow as a ``VersionedProcessGroup`` (``org.apache.nifi.flow`` in nifi-api) inside
 one of these wrappers:
