@@ -147,3 +147,20 @@ def test_a_flow_controller_without_a_root_group_is_one_line(tmp_path: Path) -> N
     path.write_bytes(gzip.compress(b"<flowController><registries/></flowController>"))
     with pytest.raises(NiFiFormatError, match="without a <rootGroup>"):
         read_definition(path)
+
+
+def test_groups_nested_deeper_than_flowcore_reads_are_one_line(tmp_path: Path) -> None:
+    """200 nested <processGroup> (NiFi never writes 64) are refused, not recursed into."""
+    depth = 200
+    opening = b"".join(b"<processGroup><id>g%d</id>" % i for i in range(depth))
+    path = tmp_path / "flow.xml.gz"
+    path.write_bytes(
+        gzip.compress(
+            b"<flowController><rootGroup><id>r</id>"
+            + opening
+            + b"</processGroup>" * depth
+            + b"</rootGroup></flowController>"
+        )
+    )
+    with pytest.raises(NiFiFormatError, match="nests process groups more than 64 deep"):
+        read_definition(path)

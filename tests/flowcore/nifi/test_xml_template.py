@@ -189,3 +189,14 @@ def test_a_number_field_holding_text_is_one_line(tmp_path: Path) -> None:
     path.write_bytes(_nested_template().replace(b">1</concurrently", b">two</concurrently", 1))
     with pytest.raises(NiFiFormatError, match="<concurrentlySchedulableTaskCount> must be a whole"):
         read_definition(path)
+
+
+def test_groups_nested_deeper_than_flowcore_reads_are_one_line() -> None:
+    """200 nested <processGroups> (NiFi never writes 64) are refused, not recursed into."""
+    from flowcore.nifi.xml_flows import read_xml
+
+    depth = 200
+    opening = b"".join(b"<processGroups><id>g%d</id><contents>" % i for i in range(depth))
+    data = b"<template><snippet>" + opening + b"</contents></processGroups>" * depth
+    with pytest.raises(NiFiFormatError, match="nests process groups more than 64 deep"):
+        read_xml(data + b"</snippet></template>", "deep.xml")
