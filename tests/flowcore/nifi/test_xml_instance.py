@@ -164,3 +164,25 @@ def test_groups_nested_deeper_than_flowcore_reads_are_one_line(tmp_path: Path) -
     )
     with pytest.raises(NiFiFormatError, match="nests process groups more than 64 deep"):
         read_definition(path)
+
+
+def test_a_remote_process_group_with_a_connection_is_reported_as_in_json(tmp_path: Path) -> None:
+    """A connection into a <remoteProcessGroup>'s port is site-to-site: the JSON rule's problem;
+    the remote group itself is a note."""
+    path = tmp_path / "flow.xml"
+    path.write_text(
+        "<flowController><rootGroup><id>r</id><name>N</name>"
+        "<processor><id>p</id><name>Make</name>"
+        "<class>org.apache.nifi.processors.standard.GenerateFlowFile</class></processor>"
+        "<remoteProcessGroup><id>rpg</id><name>Edge</name><url>https://edge:8443/nifi</url>"
+        "<inputPort><id>rin</id><name>intake</name></inputPort></remoteProcessGroup>"
+        "<connection><id>c</id><sourceId>p</sourceId><sourceGroupId>r</sourceGroupId>"
+        "<sourceType>PROCESSOR</sourceType><destinationId>rin</destinationId>"
+        "<destinationGroupId>rpg</destinationGroupId><destinationType>REMOTE_INPUT_PORT"
+        "</destinationType><relationship>success</relationship></connection>"
+        "</rootGroup></flowController>"
+    )
+    with pytest.raises(NiFiImportError, match="site-to-site") as raised:
+        import_nifi(path)
+    [problem] = raised.value.problems
+    assert "'intake'" in str(problem)
