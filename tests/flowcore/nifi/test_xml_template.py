@@ -200,3 +200,36 @@ def test_groups_nested_deeper_than_flowcore_reads_are_one_line() -> None:
     data = b"<template><snippet>" + opening + b"</contents></processGroups>" * depth
     with pytest.raises(NiFiFormatError, match="nests process groups more than 64 deep"):
         read_xml(data + b"</snippet></template>", "deep.xml")
+
+
+def test_update_attributes_advanced_rules_come_through_escaped_annotation_data(
+    tmp_path: Path,
+) -> None:
+    """<annotationData> holds the criteria XML escaped, as NiFi writes it: the rules are read."""
+    criteria = (
+        "&lt;criteria&gt;&lt;flowFilePolicy&gt;USE_ORIGINAL&lt;/flowFilePolicy&gt;&lt;rules&gt;"
+        "&lt;actions&gt;&lt;attribute&gt;kind&lt;/attribute&gt;&lt;id&gt;a&lt;/id&gt;&lt;value&gt;"
+        "big&lt;/value&gt;&lt;/actions&gt;&lt;conditions&gt;&lt;expression&gt;${fileSize:gt(1)}"
+        "&lt;/expression&gt;&lt;id&gt;c&lt;/id&gt;&lt;/conditions&gt;&lt;id&gt;r&lt;/id&gt;"
+        "&lt;name&gt;Big&lt;/name&gt;&lt;/rules&gt;&lt;/criteria&gt;"
+    )
+    path = tmp_path / "advanced.xml"
+    path.write_text(
+        "<template><name>A</name><snippet>"
+        + _processor(
+            "u",
+            "Tag",
+            "attributes.UpdateAttribute",
+            extra=f"<annotationData>{criteria}</annotationData>",
+        )
+        + "</snippet></template>"
+    )
+    processor = Flow.from_nifi(path).component("Tag").processor
+    assert processor is not None
+    [rule] = dict(processor.advanced_configuration())["rules"]
+    assert (rule.name, rule.conditions, dict(rule.actions)) == (
+        "Big",
+        ("${fileSize:gt(1)}",),
+        {"kind": "big"},
+    )
+    assert dict(processor.advanced_configuration())["flowfile_policy"] == "USE_ORIGINAL"
