@@ -75,7 +75,8 @@ class Flow(FlowDefinition):
         """A flow from a NiFi flow definition, to run as it is.
 
         Reads NiFi 2.x and 1.x "Download flow definition" files, NiFi Registry (and GitHub
-        registry) snapshots and an instance's ``flow.json.gz``: the process groups flattened
+        registry) snapshots, an instance's ``flow.json.gz``, and NiFi 1.x's XML (templates,
+        ``flow.xml.gz``): the process groups flattened
         (names keep the group path, ``Ingest/Split lines``; ports become funnels), connections
         with their relationships and queue settings, scheduling, retry and disabled state,
         parameter contexts, UpdateAttribute's Advanced rules. Settings that only mean
@@ -83,7 +84,8 @@ class Flow(FlowDefinition):
         docs/nifi-interop.md lists what is read and what is reported.
 
         Args:
-            source: a path to a ``.json`` or ``.json.gz`` file, or its parsed JSON.
+            source: a path to a ``.json``, ``.json.gz``, template ``.xml`` or ``flow.xml.gz``
+                file, or its parsed JSON.
             parameters: parameter values that win over the file's contexts: a dict of name
                 -> value or :class:`~flowcore.parameters.Parameter`, or a context. Sensitive
                 parameters have no value in an export: give them, e.g.

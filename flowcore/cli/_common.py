@@ -80,7 +80,7 @@ class UsageError(FlowcoreError):
 def is_nifi_flow(path: str | Path) -> bool:
     """Whether *path* names a NiFi flow (``.json``, ``.json.gz``) rather than a Python file.
 
-    ``.xml`` (a NiFi template) counts too: the reader refuses it, saying what to download.
+    ``.xml`` (a NiFi 1.x template) and ``.xml.gz`` (a 1.x ``flow.xml.gz``) count too.
     """
     return Path(path).name.lower().endswith((".json", ".json.gz", ".gz", ".xml"))
 

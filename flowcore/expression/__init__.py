@@ -227,12 +227,21 @@ def contains_expression(text: str | None) -> bool:
 
 
 def validate_expression(text: str, expected: ResultType | None = None) -> str | None:
-    """Return why *text* is not a valid expression (of the *expected* type), or ``None``."""
+    """Return why *text* is not a valid expression (of the *expected* type), or ``None``.
+
+    A String is what every result becomes, as in NiFi: its validator for a String property
+    (``createAttributeExpressionLanguageValidator(STRING)``, extra characters allowed) takes
+    the result as text whatever its type, and evaluation turns it into text as Java's
+    ``toString`` does (:func:`~flowcore.expression._values.to_string`: a Date as
+    ``Date.toString()``, a Whole Number without ``.0``, a Decimal as ``Double.toString``).
+    So ``${now()}`` or ``${a:length()}`` is a valid String. The numeric types stand for
+    one another; a Boolean, Date or Number expected is checked strictly.
+    """
     try:
         expression = compile_expression(text)
     except ExpressionSyntaxError as ex:
         return str(ex)
-    if expected is not None and expression.has_expressions:
+    if expected is not None and expected is not ResultType.STRING and expression.has_expressions:
         actual = expression.result_type
         numeric = {ResultType.NUMBER, ResultType.WHOLE_NUMBER, ResultType.DECIMAL}
         if actual != expected and not (expected in numeric and actual in numeric):

@@ -1,4 +1,4 @@
-"""The five shapes NiFi writes a flow in, read into one value.
+"""The shapes NiFi writes a flow in, read into one value.
 
 NiFi keeps a flow as a ``VersionedProcessGroup`` (``org.apache.nifi.flow`` in nifi-api) inside
 one of these wrappers:
@@ -23,9 +23,13 @@ one of these wrappers:
   (``enc{...}``) with that instance's key.
 - A bare ``VersionedProcessGroup`` (``processors``, ``connections``, ``processGroups`` ...),
   as some tools keep it.
+- NiFi 1.x's XML: a template (``<template><snippet>``) and an instance's ``flow.xml.gz``
+  (``<flowController>``), read into the shapes above by :mod:`flowcore.nifi.xml_flows` (the
+  template as a download's group, the flow.xml as an instance's flow).
 
 :func:`read_definition` takes a path (``.json``, or gzip-compressed whatever its name) or the
-parsed JSON, tells the shape and returns a :class:`NiFiDefinition`.
+parsed JSON, tells the shape and returns a :class:`NiFiDefinition`; a file that starts as XML
+does is read as NiFi 1.x's XML.
 """
 
 from __future__ import annotations
@@ -43,6 +47,8 @@ import attrs
 
 from flowcore.errors import NiFiFormatError
 from flowcore.nifi.schema import MAX_DEPTH, check_flow, json_type
+from flowcore.nifi.xml_flows import read_xml
+from flowcore.nifi.xml_parse import XmlFlow
 
 __all__ = [
     "MAX_DEFINITION_BYTES",
@@ -81,6 +87,7 @@ class FlowShape(enum.Enum):
     INSTANCE_FLOW = "instance flow (flow.json.gz)"
     REGISTRY_FILE = "NiFi Registry flow file"
     PROCESS_GROUP = "process group"
+    TEMPLATE = "NiFi 1.x template"
 
 
 @attrs.frozen
@@ -178,6 +185,8 @@ def _read(path: Path) -> bytes | bytearray:
 def _load(path: Path) -> Any:
     """The JSON in *path*, gunzipped first when it is gzip (by its first bytes, not its name).
 
+    XML (a NiFi 1.x template or flow.xml.gz) is read as such, into an :class:`XmlFlow`.
+
     The text is held to :data:`MAX_DEFINITION_BYTES` and its values to
     :data:`MAX_DEFINITION_VALUES` before it is parsed, which bounds what the parse holds; JSON
     nested too deeply for Python's parser is refused in one line.
@@ -188,11 +197,7 @@ def _load(path: Path) -> Any:
     """
     data = _read(path)
     if _XML.match(data):
-        msg = (
-            f"{path} is XML (a NiFi template or a 1.x flow.xml.gz), which flowcore does not "
-            "read; in NiFi, download the process group as a flow definition (JSON) instead"
-        )
-        raise NiFiFormatError(msg)
+        return read_xml(data, str(path))
     # Each value of the JSON is at most one comma, colon-less container or the first value:
     # counting the bytes that open one bounds the values (strings holding them count too).
     values = data.count(b",") + data.count(b"{") + data.count(b"[") + 1
@@ -344,11 +349,31 @@ def _flow_name(data: Mapping[str, Any], root: Mapping[str, Any]) -> str:
     return str(root.get("name") or "NiFi Flow")
 
 
+def _from_xml(flow: XmlFlow, where: str) -> NiFiDefinition:
+    """A NiFi 1.x XML flow as the definition its JSON counterpart makes, its fields checked.
+
+    A flow.xml.gz is an instance's flow (stopped processors noted, root ports site-to-site),
+    as its successor flow.json.gz is; a template is read as a download's group.
+    """
+    check_flow(flow.root, "VersionedProcessGroup", where)
+    return NiFiDefinition(
+        shape=FlowShape.TEMPLATE if flow.template else FlowShape.INSTANCE_FLOW,
+        root=flow.root,
+        name=flow.name,
+        parameter_contexts=flow.parameter_contexts,
+        controller_services=flow.controller_services,
+        external_services={},
+        nifi_major=_nifi_major(flow.root),
+        source=where,
+    )
+
+
 def read_definition(source: str | os.PathLike[str] | Mapping[str, Any]) -> NiFiDefinition:
     """Read a NiFi flow in any of its shapes.
 
     Args:
-        source: a path to a ``.json`` or ``.json.gz`` file, or its parsed JSON.
+        source: a path to a ``.json`` or ``.json.gz`` file (or NiFi 1.x XML: a template, a
+            ``flow.xml.gz``), or its parsed JSON.
 
     Raises:
         NiFiFormatError: the file cannot be read, is not JSON, or is none of NiFi's shapes;
@@ -358,7 +383,10 @@ def read_definition(source: str | os.PathLike[str] | Mapping[str, Any]) -> NiFiD
         where, data = "<dict>", source
     else:
         where = str(source)
-        data = _object(_load(Path(source)), f"NiFi flow {where}")
+        loaded = _load(Path(source))
+        if isinstance(loaded, XmlFlow):
+            return _from_xml(loaded, where)
+        data = _object(loaded, f"NiFi flow {where}")
     shape = _shape(data)
     if shape is None:
         # Escaped as JSON escapes them, so that a key holding a line break keeps this one line

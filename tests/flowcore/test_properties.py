@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -116,6 +117,21 @@ def test_expected_type_is_checked() -> None:
     assert condition.validate("${a:equals('b')}") == ()
     (wrong,) = condition.validate("${a}")
     assert "Boolean" in wrong.explanation
+
+
+def test_a_string_property_takes_a_date_or_number_coerced_to_text() -> None:
+    """${now()} and numbers are valid in a String property and evaluate to Java's text: the
+    Date as Date.toString(), a whole number without .0, a decimal as Double.toString."""
+    text = PropertyDescriptor("Id", el_scope=EL, expected_type=ResultType.STRING)
+    for value in ("${now()}", "${a:length()}", "${a:length():divide(2.0)}"):
+        assert text.validate(value) == ()
+    now = PropertyValue("${now()}", text).evaluate_attribute_expressions({}).value
+    assert re.fullmatch(r"[A-Z][a-z]{2} [A-Z][a-z]{2} \d\d \d\d:\d\d:\d\d \S+ \d{4}", now)
+    length = PropertyValue("${a:length()}", text).evaluate_attribute_expressions({"a": "abcd"})
+    assert length.value == "4"
+    half = PropertyValue("${a:length():divide(2.0)}", text)
+    assert half.evaluate_attribute_expressions({"a": "abcd"}).value == "2.0"
+    assert half.evaluate_attribute_expressions({"a": "abc"}).value == "1.5"
 
 
 def test_property_value_accessors() -> None:

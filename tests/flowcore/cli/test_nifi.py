@@ -58,9 +58,11 @@ def test_run_a_1x_flow_definition(tmp_path: Path) -> None:
     assert (tmp_path / ".flowcore").is_dir()
 
 
-def test_run_an_instances_flow_json_gz(tmp_path: Path) -> None:
-    """A gzipped instance flow runs the same way, its notes one line each."""
-    flow = _copy(tmp_path, "flow.json.gz")
+@pytest.mark.parametrize("name", ["flow.json.gz", "flow.xml.gz"])
+def test_run_an_instances_flow_json_gz(tmp_path: Path, name: str) -> None:
+    """A gzipped instance flow (NiFi 2's flow.json.gz, or 1.x's flow.xml.gz) runs the same
+    way, its notes one line each."""
+    flow = _copy(tmp_path, name)
     out = tmp_path / "out"
     done = run_flowcore("run", str(flow), "--runner", "direct", "--parameter", f"output.dir={out}")
     assert done.returncode == 0, done.stderr
@@ -159,11 +161,12 @@ def test_convert_a_nifi_flow_to_python_gives_the_same_flow(tmp_path: Path) -> No
     assert load_flow(out).same_as(Flow.from_nifi(flow))
 
 
-def test_a_nifi_template_says_what_to_download_instead(tmp_path: Path) -> None:
-    """A template (``.xml``) is refused in one line pointing to a flow definition (JSON)."""
-    template = tmp_path / "ingest.xml"
-    template.write_text("<template><name>ingest</name></template>")
-    result = run_flowcore("run", str(template), "--runner", "direct")
+def test_xml_that_is_no_nifi_flow_says_what_to_download_instead(tmp_path: Path) -> None:
+    """XML other than a NiFi 1.x template or flow.xml is refused in one line pointing to a
+    flow definition (JSON)."""
+    document = tmp_path / "ingest.xml"
+    document.write_text("<beans><bean/></beans>")
+    result = run_flowcore("run", str(document), "--runner", "direct")
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert "flow definition (JSON)" in result.stderr

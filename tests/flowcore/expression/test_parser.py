@@ -117,6 +117,33 @@ def test_validate_expression_checks_the_expected_type() -> None:
     assert validate_expression("${a:length()}", ResultType.NUMBER) is None
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "${now()}",
+        "${a:length()}",
+        "${literal(5):divide(2.0)}",
+        "${a:toNumber():toDecimal()}",
+        "${a:equals('b')}",
+        "${now():format('yyyy')}-${a:length()}",
+    ],
+)
+def test_every_result_type_is_a_valid_string(text: str) -> None:
+    """A Date, Number, Whole Number, Decimal or Boolean result is a valid String, as in NiFi."""
+    assert validate_expression(text, ResultType.STRING) is None
+
+
+def test_a_string_expected_still_refuses_bad_syntax() -> None:
+    """Coercion to String does not make malformed EL valid."""
+    assert "position" in (validate_expression("${now(}", ResultType.STRING) or "")
+
+
+def test_types_other_than_string_are_still_checked() -> None:
+    """A Date or Number where a Boolean is expected stays invalid (NiFi's strict validators)."""
+    assert "Boolean" in (validate_expression("${now()}", ResultType.BOOLEAN) or "")
+    assert "Number" in (validate_expression("${a:equals('b')}", ResultType.NUMBER) or "")
+
+
 def test_contains_expression() -> None:
     """contains_expression tells literal text from text with EL."""
     assert contains_expression("${a}")

@@ -121,7 +121,8 @@ def test_a_dict_is_read_as_it_is() -> None:
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        (b"<template><name>t</name></template>", "XML"),
+        (b"<beans><bean/></beans>", "XML whose root is <beans>"),
+        (b"<template><name>t</name></template>", "NiFi template .* has no <snippet>"),
         (b"{not json", "not valid JSON"),
         (b'{"flows": []}', "not a NiFi flow definition: it has flows"),
         (b"[1, 2]", "must be a JSON object"),
@@ -131,7 +132,8 @@ def test_a_dict_is_read_as_it_is() -> None:
 def test_what_is_not_a_flow_is_refused_naming_the_file(
     tmp_path: Path, content: bytes, message: str
 ) -> None:
-    """Templates, broken JSON or gzip and other documents fail in one line naming the file."""
+    """Other XML, an empty template, broken JSON or gzip and other documents fail in one line
+    naming the file."""
     path = tmp_path / "flow.json"
     path.write_bytes(content)
     with pytest.raises(NiFiFormatError, match=message) as raised:
