@@ -253,18 +253,20 @@ def test_an_instance_flows_notes_say_what_was_left_out(samples: Path) -> None:
 
 
 def test_what_flowcore_cannot_run_is_reported_in_one_error() -> None:
-    """1.x variables, a connected site-to-site port and a dangling connection: all at once."""
+    """1.x variables, a connected remote process group port and a dangling connection: all at
+    once."""
     gen = processor("gen", "Generate", "GenerateFlowFile")
-    out = port("s2s", "To edge", "OUTPUT_PORT", allowRemoteAccess=True)
+    remote = {"identifier": "rpg", "name": "Edge", "targetUris": "https://edge:8443/nifi",
+              "inputPorts": [{"identifier": "s2s", "name": "To edge"}], "outputPorts": []}  # fmt: skip
     root = group(
         "top",
         "Old",
         variables={"dir": "/tmp"},
         processors=[gen],
-        outputPorts=[out],
+        remoteProcessGroups=[remote],
         connections=[
             connection(
-                "c1", ("gen", "PROCESSOR", "top"), ("s2s", "OUTPUT_PORT", "top"), ["success"]
+                "c1", ("gen", "PROCESSOR", "top"), ("s2s", "REMOTE_INPUT_PORT", "rpg"), ["success"]
             ),
             connection(
                 "c2", ("gen", "PROCESSOR", "top"), ("gone", "PROCESSOR", "top"), ["success"]
@@ -276,7 +278,7 @@ def test_what_flowcore_cannot_run_is_reported_in_one_error() -> None:
     subjects = [p.subject for p in raised.value.problems]
     assert subjects == [
         "process group (top)",
-        "output port 'To edge'",
+        "remote process group port 'To edge'",
         "connection 'c2' in the top group",
     ]
 
