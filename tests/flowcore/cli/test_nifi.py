@@ -67,7 +67,10 @@ def test_run_an_instances_flow_json_gz(tmp_path: Path) -> None:
     assert len(list(out.iterdir())) == 1
     notes = [line for line in done.stderr.splitlines() if line.startswith("note: ")]
     assert notes[0].startswith("note: process group 'Pipeline': flattened into one flow")
-    assert notes[1] == "note: input port 'From edge': site-to-site port: left out"
+    assert notes[1] == (
+        "note: input port 'From edge': allows remote access (site-to-site), which flowcore does "
+        "not serve: it runs as a port of its group; nothing else feeds it, so it receives nothing"
+    )
     assert len(notes) == 4
 
 
