@@ -79,7 +79,7 @@ def run_here(
     )
     print_notes(flow)
     apply_parameters(flow, args)
-    stopped = print_stopped(flow)
+    invalid = print_stopped(flow)  # left stopped, as NiFi leaves them
     with ProgressDisplay(errors, flow.name, enabled=not args.json) as (report, stop):
 
         def stopped() -> bool:
@@ -118,7 +118,7 @@ def run_here(
                 soft_wrap=True,
             )
     for name, (count, size) in result.waiting_for_disabled().items():
-        if name in stopped:
+        if name in invalid:
             line = (
                 f"stopped: {count} FlowFile(s), {size} bytes wait for invalid processor "
                 f"'{name}'; fix it (see its note) to process them"
