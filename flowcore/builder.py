@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from flowcore.compiler.stages import compile_flow
 from flowcore.driver.controller import run_flow
 from flowcore.driver.run_result import RunResult
@@ -19,6 +21,7 @@ from flowcore.flow import FlowDefinition
 from flowcore.nifi.exporting import export_flow
 from flowcore.nifi.findings import ImportNote
 from flowcore.nifi.importing import import_nifi
+from flowcore.nifi.invalid import invalid_processors
 from flowcore.nifi.structure import flow_structure, same_flow
 from flowcore.pictures.flow_picture import FlowCounts, flow_picture
 from flowcore.pictures.render import render
@@ -64,6 +67,9 @@ class Flow(FlowDefinition):
 
     #: What an import from NiFi has to say about the flow (:meth:`from_nifi`); empty otherwise.
     notes: tuple[ImportNote, ...] = ()
+    #: Whether invalid processors stay stopped rather than fail validation, as in NiFi: set on
+    #: a flow imported from NiFi (:meth:`from_nifi`, unless ``strict``); Python flows fail fast.
+    stops_invalid: bool = False
 
     @classmethod
     def from_nifi(
@@ -71,6 +77,8 @@ class Flow(FlowDefinition):
         source: str | os.PathLike[str] | Mapping[str, Any],
         parameters: ParameterContext | Mapping[str, str | Parameter] | None = None,
         type_map: Mapping[str, type[Processor]] | None = None,
+        *,
+        strict: bool = False,
     ) -> Flow:
         """A flow from a NiFi flow definition, to run as it is.
 
@@ -93,6 +101,10 @@ class Flow(FlowDefinition):
                 (validation names each one missing).
             type_map: your processor classes for NiFi types flowcore lacks, by NiFi type
                 (``"com.example.MyProcessor"`` or ``"MyProcessor"``).
+            strict: report invalid processors as validation errors, all at once, instead of
+                leaving them stopped as NiFi does (:attr:`stopped` lists those, with NiFi's
+                reasons: a required property unset, a value or Expression Language that does
+                not validate, a relationship neither connected nor auto-terminated).
 
         Raises:
             NiFiFormatError: the source is not a NiFi flow definition, or is malformed.
@@ -104,15 +116,46 @@ class Flow(FlowDefinition):
         flow = imported.flow
         assert isinstance(flow, Flow)
         flow.notes = imported.notes
+        flow.stops_invalid = not strict
         return flow
+
+    @property
+    def stopped(self) -> dict[str, tuple[str, ...]]:
+        """The processors an imported NiFi flow leaves stopped: invalid ones, by name, with reasons.
+
+        Judged on the flow as it is now, parameters included (set ``parameters`` and they count).
+        Each runs as a disabled one: FlowFiles queued for it wait, durably, and a later run that
+        finds it valid takes them. Empty for Python flows and for ``from_nifi(strict=True)``.
+        """
+        return invalid_processors(self) if self.stops_invalid else {}
+
+    def runnable(self) -> Flow:
+        """The flow as it runs: this one, or a copy whose :attr:`stopped` processors are disabled.
+
+        The flow itself keeps them as drawn, so an export or conversion writes them unchanged.
+        """
+        stopped = self.stopped
+        if not stopped:
+            return self
+        copy = object.__new__(type(self))
+        copy.__dict__.update(self.__dict__)
+        copy._components = {
+            key: attrs.evolve(c, disabled=True) if c.name in stopped else c
+            for key, c in self._components.items()
+        }
+        copy.stops_invalid = False
+        return copy
 
     def validate(self) -> None:
         """Check the whole flow; raise once with every problem found.
 
+        An imported NiFi flow's invalid processors are left stopped (:attr:`stopped`) instead,
+        unless it was imported with ``strict=True``.
+
         Raises:
             FlowValidationError: listing each problem with the component and how to fix it.
         """
-        validate_flow(self)
+        validate_flow(self.runnable())
 
     def explain(
         self,
@@ -143,7 +186,8 @@ class Flow(FlowDefinition):
             DrawingError: an unknown format, or ``svg`` without Graphviz installed.
         """
         counts = flow_counts(self, repository) if repository is not None else None
-        picture = flow_picture(compile_flow(self), counts, runner=runner, settings=settings)
+        compiled = compile_flow(self.runnable())
+        picture = flow_picture(compiled, counts, runner=runner, settings=settings)
         return render(picture, format)
 
     def describe_structure(self) -> dict[str, Any]:
@@ -207,7 +251,7 @@ class Flow(FlowDefinition):
                 master), or *spark* comes with *conf* or another *master*.
         """
         return run_flow(
-            self,
+            self.runnable(),
             runner,
             repository=repository,
             master=master,

@@ -90,12 +90,14 @@ def load_flow(
     type_map: Mapping[str, Any] | None = None,
     *,
     module_name: str | None = None,
+    strict: bool = False,
 ) -> FlowDefinition:
     """Import a flow file and return its module-level ``flow`` (or its only Flow).
 
     A NiFi flow definition (``.json``, ``.json.gz``) is read with
     :meth:`flowcore.builder.Flow.from_nifi` instead, *type_map* mapping NiFi types to
-    processor classes. The file runs under its own module name, so an
+    processor classes; its invalid processors stay stopped, as in NiFi, unless *strict*
+    (:meth:`flowcore.builder.Flow.from_nifi`). The file runs under its own module name, so an
     ``if __name__ == "__main__"`` block does not; *module_name* (starting ``flowcore_flow_``)
     replaces that name, for a process that imports the same file again (``flowcore serve``).
 
@@ -110,7 +112,7 @@ def load_flow(
         msg = f"flow file {file} does not exist"
         raise UsageError(msg)
     if is_nifi_flow(file):
-        return Flow.from_nifi(file, type_map=type_map)
+        return Flow.from_nifi(file, type_map=type_map, strict=strict)
     name = module_name or f"flowcore_flow_{file.stem.replace('-', '_')}"
     spec = importlib.util.spec_from_file_location(name, file)
     if spec is None or spec.loader is None:

@@ -1,8 +1,10 @@
-"""What ``run`` and ``explain`` add for NiFi flow definitions: ``--type-map`` and ``note:`` lines.
+"""What ``run``, ``explain``, ``convert`` add for NiFi flows: ``--type-map``, ``--strict``, notes.
 
 ``flowcore run FLOW.json`` imports the flow with :meth:`flowcore.builder.Flow.from_nifi`; the
 import's notes (settings kept without effect, ports that lead nowhere) are printed on stderr as
-``note:`` lines before anything runs, and its problems as one error (exit status 2).
+``note:`` lines before anything runs, and its problems as one error (exit status 2). Invalid
+processors stay stopped, as in NiFi, one ``note:`` each once the command line's parameters are
+applied (they count); ``--strict`` makes them validation errors instead.
 """
 
 from __future__ import annotations
@@ -18,8 +20,16 @@ from typing import Any
 from flowcore.builder import Flow
 from flowcore.cli._common import UsageError, errors
 from flowcore.flow import FlowDefinition
+from flowcore.nifi.invalid import stopped_notes
 
-__all__ = ["load_type_map", "print_notes", "with_type_map"]
+__all__ = [
+    "load_type_map",
+    "print_notes",
+    "print_stopped",
+    "runnable",
+    "with_strict",
+    "with_type_map",
+]
 
 
 def with_type_map(sub: argparse.ArgumentParser) -> None:
@@ -29,6 +39,16 @@ def with_type_map(sub: argparse.ArgumentParser) -> None:
         metavar="MODULE:DICT",
         help="for a NiFi flow: a dict of NiFi type -> your processor class, in a module "
         "(my.module:TYPES) or a Python file (types.py:TYPES)",
+    )
+
+
+def with_strict(sub: argparse.ArgumentParser) -> None:
+    """Give a command the ``--strict`` option."""
+    sub.add_argument(
+        "--strict",
+        action="store_true",
+        help="for a NiFi flow: invalid processors are errors (exit 2) instead of staying "
+        "stopped, as NiFi leaves them",
     )
 
 
@@ -91,3 +111,21 @@ def print_notes(flow: FlowDefinition) -> None:
         return
     for note in flow.notes:
         errors.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
+
+
+def print_stopped(flow: FlowDefinition) -> dict[str, tuple[str, ...]]:
+    """Print one ``note:`` per processor an imported NiFi flow leaves stopped; return them.
+
+    Call it once the command line's parameters are applied: they decide what is valid.
+    """
+    if not isinstance(flow, Flow):
+        return {}
+    stopped = flow.stopped
+    for note in stopped_notes(stopped):
+        errors.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
+    return stopped
+
+
+def runnable(flow: FlowDefinition) -> FlowDefinition:
+    """*flow* as it runs: an imported NiFi flow's invalid processors stopped (disabled)."""
+    return flow.runnable() if isinstance(flow, Flow) else flow

@@ -4,7 +4,9 @@
 shape of its "Download flow definition"); ``--to python`` writes a Python flow file equal to
 the flow. The flow is read as ``flowcore run`` reads it, so a NiFi flow definition converts to
 Python as a flow file does, its types flowcore lacks mapped with ``--type-map`` as ``run``
-takes it. What NiFi cannot hold is printed as ``note:`` lines on stderr.
+takes it. What NiFi cannot hold is printed as ``note:`` lines on stderr, and so is each invalid
+processor of a NiFi flow (written as it is, as NiFi keeps it: stopped, not disabled);
+``--strict`` refuses an invalid flow instead, every problem in one error (exit status 2).
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ import json
 from typing import Any
 
 from flowcore.cli._common import errors, load_flow
-from flowcore.cli._nifi import load_type_map, print_notes, with_type_map
+from flowcore.cli._nifi import load_type_map, print_notes, print_stopped, with_strict, with_type_map
 from flowcore.cli.explain import write_output
 from flowcore.nifi.exporting import export_flow
 from flowcore.nifi.python_source import flow_to_python
+from flowcore.validation import validate_flow
 
 __all__ = ["TARGETS", "add_command", "cmd_convert"]
 
@@ -27,8 +30,11 @@ TARGETS = ("nifi", "python")
 
 def cmd_convert(args: argparse.Namespace) -> int:
     """Write the flow in the target form to stdout or ``--output``; notes go to stderr."""
-    flow = load_flow(args.flow, load_type_map(args.type_map))
+    flow = load_flow(args.flow, load_type_map(args.type_map), strict=args.strict)
     print_notes(flow)  # what reading a NiFi flow kept without effect
+    if args.strict:
+        validate_flow(flow)
+    print_stopped(flow)
     if args.to == "python":
         write_output(flow_to_python(flow, origin=args.flow), args.output)
         return 0
@@ -53,4 +59,5 @@ def add_command(commands: Any) -> None:
     )
     convert.add_argument("--output", metavar="FILE", help="write to FILE instead of printing")
     with_type_map(convert)
+    with_strict(convert)
     convert.set_defaults(handler=cmd_convert)

@@ -26,7 +26,14 @@ from flowcore.cli._common import (
     with_parameters,
     with_repository,
 )
-from flowcore.cli._nifi import load_type_map, print_notes, with_type_map
+from flowcore.cli._nifi import (
+    load_type_map,
+    print_notes,
+    print_stopped,
+    runnable,
+    with_strict,
+    with_type_map,
+)
 from flowcore.compiler.stages import CompiledFlow, compile_flow
 from flowcore.errors import FlowValidationError
 from flowcore.pictures.flow_picture import flow_picture
@@ -66,9 +73,10 @@ def cmd_explain(args: argparse.Namespace) -> int:
     An invalid flow is drawn too when its graph allows, and its problems follow on stderr
     (exit status 2): the picture helps to see what is wrong.
     """
-    flow = load_flow(args.flow, load_type_map(args.type_map))
+    flow = load_flow(args.flow, load_type_map(args.type_map), strict=args.strict)
     print_notes(flow)
     apply_parameters(flow, args)
+    print_stopped(flow)
     repository = repository_of(args, args.flow)
     counts = flow_counts(flow, repository)
     if counts is None and args.repository:
@@ -78,7 +86,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
             markup=False,
         )
     settings = settings_of(args)
-    compiled, invalid = _compiled(flow)
+    compiled, invalid = _compiled(runnable(flow))
     picture = flow_picture(compiled, counts, runner=args.runner, settings=settings)
     write_output(render(picture, args.format), args.output)
     if invalid is not None:  # drawn all the same, as NiFi shows an invalid processor
@@ -125,5 +133,6 @@ def add_command(commands: Any) -> None:
     )
     with_parameters(explain)
     with_type_map(explain)
+    with_strict(explain)
     with_repository(explain)
     explain.set_defaults(handler=cmd_explain)

@@ -22,7 +22,14 @@ from flowcore.cli._common import (
     with_parameters,
     with_repository,
 )
-from flowcore.cli._nifi import load_type_map, print_notes, with_type_map
+from flowcore.cli._nifi import (
+    load_type_map,
+    print_notes,
+    print_stopped,
+    runnable,
+    with_strict,
+    with_type_map,
+)
 from flowcore.cli._progress import EXIT_INTERRUPTED, ProgressDisplay
 from flowcore.cli._serve_client import server_of, submit
 
@@ -67,16 +74,19 @@ def run_here(
     """
     from flowcore.driver.controller import run_flow  # noqa: PLC0415
 
-    flow = load_flow(args.flow, load_type_map(args.type_map), module_name=module_name)
+    flow = load_flow(
+        args.flow, load_type_map(args.type_map), module_name=module_name, strict=args.strict
+    )
     print_notes(flow)
     apply_parameters(flow, args)
+    invalid = print_stopped(flow)  # left stopped, as NiFi leaves them
     with ProgressDisplay(errors, flow.name, enabled=not args.json) as (report, stop):
 
         def stopped() -> bool:
             return stop.is_set() or (cancelled is not None and cancelled())
 
         result = run_flow(
-            flow,
+            runnable(flow),
             args.runner,
             repository=repository_of(args, args.flow),
             master=args.master,
@@ -108,13 +118,17 @@ def run_here(
                 soft_wrap=True,
             )
     for name, (count, size) in result.waiting_for_disabled().items():
-        errors.print(
-            f"disabled: {count} FlowFile(s), {size} bytes wait for disabled processor "
-            f"'{name}'; enable it to process them",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
-        )
+        if name in invalid:
+            line = (
+                f"stopped: {count} FlowFile(s), {size} bytes wait for invalid processor "
+                f"'{name}'; fix it (see its note) to process them"
+            )
+        else:
+            line = (
+                f"disabled: {count} FlowFile(s), {size} bytes wait for disabled processor "
+                f"'{name}'; enable it to process them"
+            )
+        errors.print(line, markup=False, highlight=False, soft_wrap=True)
     for name, (count, size) in result.waiting_before_funnels().items():
         errors.print(
             f"waiting: {count} FlowFile(s), {size} bytes wait before funnel '{name}', which has "
@@ -184,8 +198,9 @@ def add_command(commands: Any) -> None:
         "them (a 'failed:' line per processor and distinct reason gives the count; a failure "
         "connected to another processor is handled, not counted); 3 wins over 4; 130 stopped "
         "by Ctrl-C. FlowFiles left for a disabled processor are no failure: a 'disabled:' line "
-        "says how many wait for it; so are FlowFiles before a funnel with no outgoing connection "
-        "(a 'waiting:' line per funnel)",
+        "says how many wait for it; nor are those left for an invalid processor of a NiFi flow, "
+        "which stays stopped (a 'stopped:' line; --strict makes it an error), or FlowFiles "
+        "before a funnel with no outgoing connection (a 'waiting:' line per funnel)",
     )
     run.add_argument(
         "flow",
@@ -216,5 +231,6 @@ def add_command(commands: Any) -> None:
     )
     with_parameters(run)
     with_type_map(run)
+    with_strict(run)
     with_repository(run)
     run.set_defaults(handler=cmd_run)

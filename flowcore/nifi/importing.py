@@ -5,7 +5,8 @@ The phases, in order:
 1. read the file into one value whatever its shape (:mod:`flowcore.nifi.formats`);
 2. flatten the groups, ports and funnels becoming funnels (:mod:`flowcore.nifi.groups`);
 3. check what has no meaning in one Spark application or no equivalent in flowcore: remote
-   process groups, site-to-site ports, 1.x variables, group settings;
+   process groups and their ports, 1.x variables, group settings; ports with remote access
+   stay ports of their group (site-to-site is not served: a note says so);
 4. make the parameter context (:mod:`flowcore.nifi.contexts`);
 5. report every controller service a processor names whose type flowcore lacks, whatever the
    processor's type, then make each processor with its properties and settings
@@ -95,8 +96,29 @@ def _check_groups(flat: FlatFlow, findings: Findings) -> None:
                 )
 
 
+def _remote_access_note(flat: FlatFlow, node: Node) -> str:
+    """What becomes of a port with remote access, which runs as a port of its group."""
+    note = (
+        "allows remote access (site-to-site), which flowcore does not serve: it runs as a "
+        "port of its group"
+    )
+    if node.kind is NodeKind.INPUT_PORT and not flat.incoming(node.key):
+        return f"{note}; nothing else feeds it, so it receives nothing"
+    if node.kind is NodeKind.OUTPUT_PORT and not flat.outgoing(node.key):
+        return (
+            f"{note}; FlowFiles reaching it wait queued before it, durably, as before a funnel "
+            "with no outgoing connection"
+        )
+    return note
+
+
 def _check_remote(flat: FlatFlow, findings: Findings) -> None:
-    """Site-to-site: a problem where FlowFiles cross, a note (and left out) where none do."""
+    """Site-to-site: remote process groups left out, ports with remote access kept as ports.
+
+    A remote process group's port is a problem where FlowFiles cross it (noted and left out
+    otherwise); a port with remote access is a port of its group, and a note says site-to-site
+    is not served.
+    """
     for path, group in flat.remote_groups:
         subject = f"remote process group {group.get('name') or group.get('targetUris')!r}"
         if path:
@@ -104,6 +126,9 @@ def _check_remote(flat: FlatFlow, findings: Findings) -> None:
         findings.note(subject, "sends to or receives from another NiFi instance: left out")
     for node in list(flat.nodes.values()):
         if not node.site_to_site:
+            continue
+        if node.kind is not NodeKind.REMOTE_PORT:  # a port with remote access, kept
+            findings.note(f"{node.kind.value} {node.name!r}", _remote_access_note(flat, node))
             continue
         if flat.incoming(node.key) or flat.outgoing(node.key):
             findings.problem(

@@ -69,7 +69,10 @@ def test_run_an_instances_flow_json_gz(tmp_path: Path, name: str) -> None:
     assert len(list(out.iterdir())) == 1
     notes = [line for line in done.stderr.splitlines() if line.startswith("note: ")]
     assert notes[0].startswith("note: process group 'Pipeline': flattened into one flow")
-    assert notes[1] == "note: input port 'From edge': site-to-site port: left out"
+    assert notes[1] == (
+        "note: input port 'From edge': allows remote access (site-to-site), which flowcore does "
+        "not serve: it runs as a port of its group; nothing else feeds it, so it receives nothing"
+    )
     assert len(notes) == 4
 
 
@@ -170,3 +173,52 @@ def test_xml_that_is_no_nifi_flow_says_what_to_download_instead(tmp_path: Path) 
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert "flow definition (JSON)" in result.stderr
+
+
+def _invalid_flow(tmp_path: Path) -> Path:
+    """The flow with three invalid processors (``with_invalid_processors``) as a file."""
+    from tests.flowcore.nifi._nifi_json import with_invalid_processors
+
+    flow = tmp_path / "flow.json"
+    flow.write_text(json.dumps(with_invalid_processors()))
+    return flow
+
+
+def test_run_leaves_invalid_processors_stopped(tmp_path: Path) -> None:
+    """``flowcore run``: one note per invalid processor with NiFi's reasons, the rest runs, a
+    'stopped:' line per processor whose input waits, exit 0; --strict exits 2 in one error.
+    (test_invalid runs the fixed flow over what waited.)"""
+    flow = _invalid_flow(tmp_path)
+    done = run_flowcore("run", str(flow), "--runner", "direct")
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    notes = [line for line in lines if "so it stays stopped" in line]
+    assert [line.split(":")[1] for line in notes] == [" Split", " Tag", " Route"]
+    assert notes[0].endswith("'Line Split Count' is invalid because Line Split Count is required")
+    assert (
+        "stopped: 1 FlowFile(s), 3 bytes wait for invalid processor 'Split'; fix it (see its "
+        "note) to process them"
+    ) in lines
+    assert not [line for line in lines if line.startswith("disabled:")]
+    strict = run_flowcore("run", str(flow), "--runner", "direct", "--strict")
+    assert strict.returncode == 2
+    assert strict.stderr.startswith("error: flow 'Top' is invalid (3 problems):")
+    assert "Traceback" not in strict.stderr
+
+
+def test_explain_and_convert_note_invalid_processors_and_strict_refuses(tmp_path: Path) -> None:
+    """``explain`` draws the flow with a note per invalid processor (exit 0); ``convert``
+    notes them and writes them as drawn; ``convert --strict`` exits 2 naming them."""
+    flow = _invalid_flow(tmp_path)
+    explained = run_flowcore("explain", str(flow), "--runner", "direct")
+    assert explained.returncode == 0, explained.stderr
+    assert explained.stderr.count("so it stays stopped") == 3
+    out = tmp_path / "flow.py"
+    converted = run_flowcore("convert", str(flow), "--to", "python", "--output", str(out))
+    assert converted.returncode == 0, converted.stderr
+    assert converted.stderr.count("so it stays stopped") == 3
+    assert "disabled=True" not in out.read_text()
+    refused = run_flowcore("convert", str(flow), "--to", "nifi", "--strict")
+    assert refused.returncode == 2
+    assert "SplitText 'Split': 'Line Split Count' is invalid" in refused.stderr
+    assert refused.stdout == ""

@@ -167,3 +167,32 @@ def missing_types() -> dict[str, Any]:
                             service("aside", "Aside", "com.acme.Unused")],
     )  # fmt: skip
     return download(top)
+
+
+def with_invalid_processors(*, fixed: bool = False) -> dict[str, Any]:
+    """Generate ("a\\nb") feeding Log and three processors NiFi finds invalid: Split (SplitText
+    without its required Line Split Count), Tag (UpdateAttribute with a broken expression) and
+    Route (RouteOnAttribute with 'unmatched' neither connected nor auto-terminated); Split's
+    splits go to Log. *fixed*: the three corrected and Generate disabled, so a run only takes
+    what an earlier one left queued."""
+    gen = processor("gen", "Generate", "GenerateFlowFile", {"Custom Text": "a\nb"},
+                    scheduledState="DISABLED" if fixed else "ENABLED")  # fmt: skip
+    split = processor("split", "Split", "SplitText", {"Line Split Count": "1" if fixed else None},
+                      autoTerminatedRelationships=["original", "failure"])  # fmt: skip
+    tag = processor("tag", "Tag", "UpdateAttribute",
+                    {"day": "${now():format('yyyy')}" if fixed else "${now():format(}"},
+                    autoTerminatedRelationships=["success"])  # fmt: skip
+    route = processor("route", "Route", "RouteOnAttribute",
+                      autoTerminatedRelationships=["unmatched"] if fixed else [])  # fmt: skip
+    log = processor("log", "Log", "LogAttribute", autoTerminatedRelationships=["success"])
+
+    def end(identifier: str) -> tuple[str, str, str]:
+        return (identifier, "PROCESSOR", "top")
+
+    links = [
+        connection(f"to-{target}", end("gen"), end(target), ["success"])
+        for target in ("split", "tag", "route", "log")
+    ]
+    links.append(connection("splits", end("split"), end("log"), ["splits"]))
+    return download(group("top", "Top", processors=[gen, split, tag, route, log],
+                          connections=links))  # fmt: skip

@@ -254,18 +254,25 @@ def test_an_instance_flows_notes_say_what_was_left_out(samples: Path) -> None:
 
 
 def test_what_flowcore_cannot_run_is_reported_in_one_error() -> None:
-    """1.x variables, a connected site-to-site port and a dangling connection: all at once."""
+    """1.x variables, a connected remote process group port and a dangling connection: all at
+    once."""
     gen = processor("gen", "Generate", "GenerateFlowFile")
-    out = port("s2s", "To edge", "OUTPUT_PORT", allowRemoteAccess=True)
+    remote = {
+        "identifier": "rpg",
+        "name": "Edge",
+        "targetUris": "https://edge:8443/nifi",
+        "inputPorts": [{"identifier": "s2s", "name": "To edge"}],
+        "outputPorts": [],
+    }
     root = group(
         "top",
         "Old",
         variables={"dir": "/tmp"},
         processors=[gen],
-        outputPorts=[out],
+        remoteProcessGroups=[remote],
         connections=[
             connection(
-                "c1", ("gen", "PROCESSOR", "top"), ("s2s", "OUTPUT_PORT", "top"), ["success"]
+                "c1", ("gen", "PROCESSOR", "top"), ("s2s", "REMOTE_INPUT_PORT", "rpg"), ["success"]
             ),
             connection(
                 "c2", ("gen", "PROCESSOR", "top"), ("gone", "PROCESSOR", "top"), ["success"]
@@ -277,7 +284,7 @@ def test_what_flowcore_cannot_run_is_reported_in_one_error() -> None:
     subjects = [p.subject for p in raised.value.problems]
     assert subjects == [
         "process group (top)",
-        "output port 'To edge'",
+        "remote process group port 'To edge'",
         "connection 'c2' in the top group",
     ]
 
@@ -387,3 +394,50 @@ def test_a_disabled_port_holds_flowfiles_before_it(tmp_path: Path) -> None:
     result = flow.run(runner="direct", repository=tmp_path / "repo")
     assert result.disabled
     assert not (tmp_path / "out").exists()
+
+
+def _remote_access_ports() -> dict[str, Any]:
+    """Ports with remote access: the top group's 'From edge' (nothing feeds it) into Log, its
+    'To edge' (no way out) after Generate, and Inner's 'in', fed by Generate, into Inner/Count."""
+    gen = processor("gen", "Generate", "GenerateFlowFile", {"Custom Text": "hi"})
+    log = processor("log", "Log", "LogAttribute", autoTerminatedRelationships=["success"])
+    count = processor("count", "Count", "LogAttribute", group="inner",
+                      autoTerminatedRelationships=["success"])  # fmt: skip
+    entry = port("from", "From edge", "INPUT_PORT", allowRemoteAccess=True)
+    exit_ = port("to", "To edge", "OUTPUT_PORT", allowRemoteAccess=True)
+    inner_in = port("in", "in", "INPUT_PORT", group="inner", allowRemoteAccess=True)
+    inner = group(
+        "inner", "Inner", processors=[count], inputPorts=[inner_in], groupIdentifier="top",
+        connections=[connection("c4", ("in", "INPUT_PORT", "inner"),
+                                ("count", "PROCESSOR", "inner"), [], group="inner")],
+    )  # fmt: skip
+    links = [
+        connection("c1", ("from", "INPUT_PORT", "top"), ("log", "PROCESSOR", "top"), []),
+        connection("c2", ("gen", "PROCESSOR", "top"), ("to", "OUTPUT_PORT", "top"), ["success"]),
+        connection("c3", ("gen", "PROCESSOR", "top"), ("in", "INPUT_PORT", "inner"), ["success"]),
+    ]
+    top = group("top", "Top", processors=[gen, log], inputPorts=[entry], outputPorts=[exit_],
+                processGroups=[inner], connections=links)  # fmt: skip
+    return download(top)
+
+
+def test_ports_with_remote_access_run_as_ports_of_their_group(tmp_path: Path) -> None:
+    """Nothing reaches 'From edge' (Log is valid and gets nothing), FlowFiles wait before 'To
+    edge', Inner's port passes them on; one note per port says site-to-site is not served."""
+    flow = Flow.from_nifi(_remote_access_ports())
+    remote = {n.subject: n.note for n in flow.notes if "site-to-site" in n.note}
+    assert remote == {
+        "input port 'From edge'": "allows remote access (site-to-site), which flowcore does not "
+        "serve: it runs as a port of its group; nothing else feeds it, so it receives nothing",
+        "output port 'To edge'": "allows remote access (site-to-site), which flowcore does not "
+        "serve: it runs as a port of its group; FlowFiles reaching it wait queued before it, "
+        "durably, as before a funnel with no outgoing connection",
+        "input port 'Inner/in'": "allows remote access (site-to-site), which flowcore does not "
+        "serve: it runs as a port of its group",
+    }
+    assert flow.stopped == {}
+    result = flow.run("direct", repository=tmp_path / "repo")
+    assert result.transfers["Inner/Count"] == {"success": (1, 2)}
+    assert "Log" not in result.transfers
+    assert result.waiting_before_funnels() == {"To edge": (1, 2)}
+    assert result.finished
