@@ -83,6 +83,19 @@ def simple(nifi_type: str) -> str:
     return nifi_type.rsplit(".", 1)[-1] or nifi_type
 
 
+def lacking(nifi_type: str) -> str:
+    """A missing type as the table names it: its simple name, or the whole name when flowcore
+    has a processor of that simple name (the package is what it lacks: MiNiFi C++'s types)."""
+    name = simple(nifi_type)
+    try:
+        from flowcore.registry import available_processors
+
+        known = available_processors()
+    except Exception:
+        known = {}
+    return nifi_type if name in known else name
+
+
 # ---------------------------------------------------------------------------------------------
 # Reading a flow file as data (any shape, whatever flowcore makes of it)
 
@@ -296,7 +309,7 @@ def _missing(pattern: re.Pattern[str], problems: list[str]) -> list[str]:
         if match:
             nifi_type, count, rest = match.groups()
             count = count or str(max(1, len(re.findall(r"'[^']*'", rest or ""))))
-            found.append(f"{simple(nifi_type)} x{count}")
+            found.append(f"{lacking(nifi_type)} x{count}")
     return found
 
 
