@@ -458,26 +458,69 @@ def sources(flows: Path) -> dict[str, str]:
 
 
 def _cell(row: dict[str, Any] | None) -> str:
+    """One tree's result for a flow, in a table cell: loads, runs, and what it lacks."""
     if row is None:
         return "(not measured)"
-    loads = "yes" if row["loads"] else "no"
-    runs = row["runs"] + (f": {row['run_detail']}" if row.get("run_detail") else "")
-    lacks = row["lacks"] or "nothing at import"
-    return f"loads {loads}; runs {runs}; lacks {lacks}".replace("|", "\\|")
+    if not row["loads"]:
+        text = f"does not load: {row['lacks']}"
+    else:
+        detail = row.get("run_detail") or ""
+        runs = row["runs"]
+        if runs == "yes":
+            text = f"loads, runs ({detail})" if detail else "loads, runs"
+        elif runs.startswith("not tried"):
+            text = f"loads; run {runs}"
+        elif runs == "no":
+            text = f"loads; run refused: {detail.removeprefix('error: ')}"
+        else:
+            text = f"loads; run {runs}: {detail}"
+    return text.replace("|", "\\|")
+
+
+def _tally(rows: list[dict[str, Any]]) -> str:
+    loaded = sum(row["loads"] for row in rows)
+    ran = sum(row["runs"] == "yes" for row in rows)
+    return f"{loaded} load, {ran} run to the end"
+
+
+def summary(rows: list[dict[str, Any]], before: dict[str, dict[str, Any]]) -> str:
+    """One paragraph: how many flows, load and run before and now, the types most lacking."""
+    processors = sum(row["processors"] for row in rows)
+    lacking_types: Counter[str] = Counter()
+    for row in rows:
+        for kind in ("processors", "services"):
+            for part in row["lacks"].split("; "):
+                if part.startswith(kind + ": "):
+                    for item in part[len(kind) + 2 :].split(", "):
+                        lacking_types[item.rsplit(" x", 1)[0]] += 1
+    earlier = [before[row["flow"]] for row in rows if row["flow"] in before]
+    text = f"{len(rows)} flows, {processors} processors. "
+    if earlier:
+        text += f"Before issue 33: {_tally(earlier)}. "
+    text += f"Now: {_tally(rows)}."
+    if lacking_types:
+        ranked = ", ".join(f"{name} ({n})" for name, n in lacking_types.most_common(12))
+        text += f" Types still lacking, by the number of flows that use them: {ranked}."
+    return text
 
 
 def markdown(rows: list[dict[str, Any]], before: dict[str, dict[str, Any]], flows: Path) -> str:
     """The docs table: each flow with its source, shape, processors, before and now."""
     repositories = sources(flows)
     lines = [
+        summary(rows, before),
+        "",
         "| Flow | Source | NiFi, shape | Processors | Before issue 33 | Now |",
         "|---|---|---|---|---|---|",
     ]
     for row in rows:
-        types = ", ".join(f"{name} {count}" for name, count in row["types"].items()) or "none"
+        types = ", ".join(
+            f"{name} x{count}" if count > 1 else name for name, count in row["types"].items()
+        )
         lines.append(
             f"| `{row['flow']}` | {repositories.get(row['flow'], '?')} | "
-            f"{row['nifi_version']}, {row['shape']} | {row['processors']}: {types} | "
+            f"{row['nifi_version']}, {row['shape']} | {row['processors']}"
+            f"{': ' + types if types else ''} | "
             f"{_cell(before.get(row['flow']))} | {_cell(row)} |"
         )
     return "\n".join(lines)
@@ -503,9 +546,7 @@ def table(rows: list[dict[str, Any]]) -> None:
         )
     console = Console(width=200)
     console.print(out)
-    loaded = sum(row["loads"] for row in rows)
-    ran = sum(row["runs"] == "yes" for row in rows)
-    console.print(f"{len(rows)} flows: {loaded} load, {ran} run to the end")
+    console.print(f"{len(rows)} flows: {_tally(rows)}")
 
 
 def main() -> None:
