@@ -41,6 +41,8 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
+import attrs
+
 # Scripts run from bench/, where bench/processors.py would shadow the processors package.
 # With PYTHONPATH set (another tree measured), that tree's flowcore is the one imported.
 ROOT = Path(__file__).resolve().parents[1]
@@ -108,14 +110,14 @@ def read_text(path: Path) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+@attrs.frozen
 class Component:
     """A processor or controller service as the file holds it: type, name, properties."""
 
-    def __init__(self, kind: str, nifi_type: str, name: str, properties: dict[str, Any]) -> None:
-        self.kind = kind
-        self.type = nifi_type
-        self.name = name
-        self.properties = properties
+    kind: str
+    type: str
+    name: str
+    properties: dict[str, Any]
 
 
 def _json_components(document: Any) -> tuple[list[Component], list[str], list[str]]:
@@ -188,6 +190,9 @@ def describe(path: Path) -> dict[str, Any]:
     text = read_text(path)
     info: dict[str, Any] = {"shape": "?", "nifi_version": "unknown"}
     if text.lstrip().startswith("<"):
+        if "<!DOCTYPE" in text.upper():  # entities could expand without bound: NiFi writes none
+            msg = f"{path.name} declares a document type, which NiFi never writes"
+            raise ValueError(msg)
         root = ElementTree.fromstring(text.encode("utf-8"))
         info["shape"] = {"template": "XML template", "flowController": "flow.xml"}.get(
             root.tag, f"XML <{root.tag}>"
@@ -415,7 +420,11 @@ def _outcome(status: int, out: str, err: str, stopped: str) -> tuple[str, str]:
 
 def measure(path: Path, timeout: float) -> dict[str, Any]:
     """One flow's row."""
-    info = describe(path)
+    try:
+        info = describe(path)
+    except (ValueError, ElementTree.ParseError, OSError) as error:  # not JSON nor XML at all
+        info = {"shape": "unreadable", "nifi_version": "unknown", "processors": 0, "types": {}}
+        info["unreadable"] = f"not checked, as its text could not be read: {error}"
     started = time.monotonic()
     loads, lacks, notes = load(path)
     row: dict[str, Any] = {
@@ -432,7 +441,7 @@ def measure(path: Path, timeout: float) -> dict[str, Any]:
     if not loads:
         row.update(runs="not tried (does not load)", run_detail="", run_seconds=0.0)
         return row
-    refusal = why_not_run(info)
+    refusal = info.get("unreadable") or why_not_run(info)
     if refusal:
         row.update(runs=f"not tried ({refusal})", run_detail="", run_seconds=0.0)
         return row
