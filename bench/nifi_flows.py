@@ -387,7 +387,7 @@ def run(path: Path, timeout: float) -> tuple[str, str, float]:
             try:
                 out, err = child.communicate(timeout=15)
             except subprocess.TimeoutExpired:
-                child.kill()
+                os.killpg(child.pid, signal.SIGKILL)  # its session: nothing it started survives
                 out, err = child.communicate()
                 stopped += ", killed"
         seconds = time.monotonic() - started
@@ -395,6 +395,12 @@ def run(path: Path, timeout: float) -> tuple[str, str, float]:
 
 
 def _outcome(status: int, out: str, err: str, stopped: str) -> tuple[str, str]:
+    """(runs, detail) from ``flowcore run``'s exit status, JSON summary and stderr lines.
+
+    Exit 0 is "yes"; 3 (FlowFiles it could not finish) "stuck" and 4 (FlowFiles dropped at an
+    auto-terminated failure) "failed", each with the first ``stuck:``/``failed:`` line; any
+    other status "no", with the ``error:`` line (and the first problem under it).
+    """
     lines = [line for line in err.splitlines() if line.strip()]
     told = [line for line in lines if line.startswith(("stuck:", "failed:", "error:"))]
     summary = ""
@@ -409,7 +415,8 @@ def _outcome(status: int, out: str, err: str, stopped: str) -> tuple[str, str]:
     if status == 0:
         return "yes", summary
     if status in (3, 4):
-        return "partly", "; ".join(filter(None, [summary, *told[:1]]))
+        outcome = "stuck" if status == 3 else "failed"
+        return outcome, "; ".join(filter(None, [summary, *told[:1]]))
     first = told[0] if told else (lines[-1] if lines else f"exit status {status}")
     if first.startswith("error:") and len(told) == 1:
         index = lines.index(first)
