@@ -5,6 +5,7 @@ never a traceback. ``bench/nifi_flows.py`` runs them and measures what each lack
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import json
 import re
@@ -19,9 +20,11 @@ from flowcore.flow import FlowDefinition
 
 PUBLIC = Path(__file__).parent / "public_flows"
 FILES = sorted(path for path in PUBLIC.iterdir() if path.name != "sources.md")
-#: A row of sources.md's table of kept files: file, repository, path, commit, licence.
+#: A row of sources.md's table of kept files: file, repository, path, commit, blob, licence.
 SOURCE_ROW = re.compile(
-    r"^\| `([^`]+)` \| ([\w.-]+/[\w.-]+) \| `[^`]+` \| ([0-9a-f]{40}) \| (.+) \|$", re.MULTILINE
+    r"^\| `([^`]+)` \| ([\w.-]+/[\w.-]+) \| `[^`]+` \| ([0-9a-f]{40}) \| "
+    r"`([0-9a-f]{40})` \| (.+) \|$",
+    re.MULTILINE,
 )
 
 
@@ -72,10 +75,14 @@ def test_explain_ends_in_one_error_line_never_a_traceback(path: Path) -> None:
 
 
 def test_the_files_are_kept_unchanged() -> None:
-    """The JSON files parse as NiFi wrote them (nothing reformatted into invalid JSON), and the
-    templates are XML."""
+    """Each file is byte for byte the one its repository holds at the commit named: its git
+    blob id is the one sources.md gives; the JSON ones parse, the templates are templates."""
+    table = (PUBLIC / "sources.md").read_text()
+    blobs = {name: blob for name, _, _, blob, _ in SOURCE_ROW.findall(table)}
     for path in FILES:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
+        assert hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest() == blobs[path.name], path
+        text = data.decode("utf-8")
         if text.lstrip().startswith("<"):
             assert "<template" in text
         else:
