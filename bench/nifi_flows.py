@@ -16,9 +16,11 @@ licences are in ``sources.md`` there), the script
    tried (absolute path ...)"; one that runs scripts or commands is "not tried" too.
 
 It prints one JSON line per flow and a table. ``--save FILE`` keeps the rows (JSON lines);
-``--markdown --before FILE`` prints the "Public NiFi flows" table of ``docs/nifi-interop.md``
-with an earlier tree's rows beside this one's. To measure another tree, run this script with
-``PYTHONPATH`` pointing at it: the child processes run the flowcore the script imported.
+``--markdown`` prints the "Public NiFi flows" table of ``docs/nifi-interop.md`` with an earlier
+tree's rows beside this one's (``--before FILE``; by default ``nifi_flows_before.jsonl`` beside
+this script, measured on the tree before issue 33, ``9428417``). To measure another tree, run
+this script with ``PYTHONPATH`` pointing at it: the child processes run the flowcore the script
+imported.
 
 Run: ``.venv/bin/python bench/nifi_flows.py`` (``--flows DIR``, ``--timeout S``, ``--save FILE``,
 ``--markdown``, ``--before FILE``). About a minute on the 2-core VM.
@@ -55,6 +57,8 @@ from flowcore.builder import Flow
 from flowcore.errors import FlowcoreError
 
 FLOWS = ROOT / "tests" / "flowcore" / "nifi" / "public_flows"
+#: The rows measured on the tree before issue 33 (9428417), for the docs table's first column.
+BEFORE = Path(__file__).resolve().with_name("nifi_flows_before.jsonl")
 LOOPBACK = re.compile(r"^(localhost|127(\.\d{1,3}){3}|\[?::1\]?|0:0:0:0:0:0:0:1)$", re.IGNORECASE)
 URL = re.compile(r"\b([a-z][a-z0-9+.-]*)://(?:[^@/\s]*@)?(\[[^\]]+\]|[^/:\s,;\"'?#]+)", re.I)
 HOST_PROPERTY = re.compile(r"host|server|broker|bootstrap|endpoint|url|uri", re.I)
@@ -571,7 +575,12 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per run")
     parser.add_argument("--save", type=Path, help="write the rows to FILE (JSON lines)")
     parser.add_argument("--markdown", action="store_true", help="print the docs table")
-    parser.add_argument("--before", type=Path, help="rows saved from an earlier tree")
+    parser.add_argument(
+        "--before",
+        type=Path,
+        default=BEFORE,
+        help="rows saved from an earlier tree (default: the tree before issue 33's)",
+    )
     args = parser.parse_args()
     files = sorted(
         path for path in args.flows.iterdir() if path.is_file() and path.name != "sources.md"
@@ -586,7 +595,7 @@ def main() -> None:
     table(rows)
     if args.markdown:
         before = {}
-        if args.before:
+        if args.before and args.before.is_file():
             for line in args.before.read_text().splitlines():
                 if line.strip():
                     earlier = json.loads(line)
