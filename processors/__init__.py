@@ -21,10 +21,13 @@ from processors.generate_flowfile import GenerateFlowFile
 from processors.get_file import GetFile
 from processors.list_file import ListFile
 from processors.log_attribute import LogAttribute
+from processors.log_message import LogMessage
 from processors.merge_content import MergeContent
+from processors.modify_bytes import ModifyBytes
 from processors.put_dataset import PutDataset
 from processors.put_file import PutFile
 from processors.replace_text import ReplaceText
+from processors.retry_flowfile import RetryFlowFile
 from processors.route_on_attribute import RouteOnAttribute
 from processors.route_on_content import RouteOnContent
 from processors.route_text import RouteText
@@ -48,10 +51,13 @@ BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
     "GetFile": GetFile,
     "ListFile": ListFile,
     "LogAttribute": LogAttribute,
+    "LogMessage": LogMessage,
     "MergeContent": MergeContent,
+    "ModifyBytes": ModifyBytes,
     "PutDataset": PutDataset,
     "PutFile": PutFile,
     "ReplaceText": ReplaceText,
+    "RetryFlowFile": RetryFlowFile,
     "RouteOnAttribute": RouteOnAttribute,
     "RouteOnContent": RouteOnContent,
     "RouteText": RouteText,
@@ -77,10 +83,13 @@ __all__ = [
     "GetFile",
     "ListFile",
     "LogAttribute",
+    "LogMessage",
     "MergeContent",
+    "ModifyBytes",
     "PutDataset",
     "PutFile",
     "ReplaceText",
+    "RetryFlowFile",
     "RouteOnAttribute",
     "RouteOnContent",
     "RouteText",
