@@ -14,6 +14,7 @@ from processors.cryptographic_hash_content import CryptographicHashContent
 from processors.detect_duplicate import DetectDuplicate
 from processors.duplicate_flowfile import DuplicateFlowFile
 from processors.evaluate_json_path import EvaluateJsonPath
+from processors.evaluate_xpath import EvaluateXPath
 from processors.extract_text import ExtractText
 from processors.fetch_file import FetchFile
 from processors.file_splitter import FileSplitter
@@ -46,6 +47,7 @@ BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
     "CryptographicHashContent": CryptographicHashContent,
     "DuplicateFlowFile": DuplicateFlowFile,
     "EvaluateJsonPath": EvaluateJsonPath,
+    "EvaluateXPath": EvaluateXPath,
     "FileSplitter": FileSplitter,
     "GenerateFlowFile": GenerateFlowFile,
     "GetFile": GetFile,
@@ -76,6 +78,7 @@ __all__ = [
     "DetectDuplicate",
     "DuplicateFlowFile",
     "EvaluateJsonPath",
+    "EvaluateXPath",
     "ExtractText",
     "FetchFile",
     "FileSplitter",
