@@ -26,6 +26,7 @@ from processors.log_message import LogMessage
 from processors.merge_content import MergeContent
 from processors.modify_bytes import ModifyBytes
 from processors.put_dataset import PutDataset
+from processors.put_email import PutEmail
 from processors.put_file import PutFile
 from processors.replace_text import ReplaceText
 from processors.retry_flowfile import RetryFlowFile
@@ -57,6 +58,7 @@ BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
     "MergeContent": MergeContent,
     "ModifyBytes": ModifyBytes,
     "PutDataset": PutDataset,
+    "PutEmail": PutEmail,
     "PutFile": PutFile,
     "ReplaceText": ReplaceText,
     "RetryFlowFile": RetryFlowFile,
@@ -90,6 +92,7 @@ __all__ = [
     "MergeContent",
     "ModifyBytes",
     "PutDataset",
+    "PutEmail",
     "PutFile",
     "ReplaceText",
     "RetryFlowFile",
