@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import email
+import shutil
 import socket
+import ssl
+import subprocess
 from collections.abc import Iterator
 from email.header import decode_header, make_header
 from email.message import Message
@@ -271,3 +274,79 @@ def test_validation() -> None:
     legacy = PutEmail(**base, to="x@y.z", **{"SMTP TLS": "true", "input-character-set": "UTF-8"})
     assert legacy.effective_value(PutEmail.SMTP_TLS) == "true"
     assert PutEmail.SMTP_PASSWORD.sensitive
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory: pytest.TempPathFactory) -> ssl.SSLContext:
+    """A server TLS context with a fresh self-signed certificate for 127.0.0.1."""
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command to make a certificate")
+    folder = tmp_path_factory.mktemp("tls")
+    key, cert = folder / "key.pem", folder / "cert.pem"
+    command = [
+        "openssl",
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+    ]
+    command += ["-nodes", "-days", "1", "-keyout", str(key), "-out", str(cert)]
+    subprocess.run(
+        [*command, "-subj", "/CN=127.0.0.1"],
+        check=True,
+        capture_output=True,
+    )
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    return context
+
+
+def _serve(inbox: Inbox, **tls: object) -> tuple[Controller, int]:
+    port = _free_port()
+    controller = Controller(
+        inbox, hostname="127.0.0.1", port=port, authenticator=inbox.authenticate, **tls
+    )
+    controller.start()
+    return controller, port
+
+
+def test_starttls(certificate: ssl.SSLContext) -> None:
+    """SMTP START TLS upgrades before logging in; an untrusted certificate is a failure, and a
+    server requiring STARTTLS refuses a client that does not use it."""
+    inbox = Inbox()
+    controller, port = _serve(inbox, tls_context=certificate, require_starttls=True)
+    try:
+        login = {"smtp_username": "nifi", "smtp_password": "s3cret", "message": "m"}
+        runner = runner_for(port, smtp_start_tls="true", **login, **{"mail.smtp.ssl.trust": "*"})
+        runner.enqueue(b"x")
+        runner.run()
+        runner.assert_all_flowfiles_transferred("success", 1)
+        assert inbox.logins == [("nifi", "s3cret")]
+        for properties in ({"smtp_start_tls": "true"}, {"smtp_start_tls": "false"}):
+            runner = runner_for(port, **login, **properties)
+            runner.enqueue(b"x")
+            runner.run()
+            runner.assert_all_flowfiles_transferred("failure", 1)
+    finally:
+        controller.stop()
+    assert len(inbox.messages) == 1
+
+
+def test_implicit_tls(certificate: ssl.SSLContext) -> None:
+    """The default SSL socket factory speaks TLS from the first byte to a port that wants it."""
+    inbox = Inbox()
+    port = _free_port()
+    controller = Controller(
+        inbox, hostname="127.0.0.1", port=port, ssl_context=certificate, auth_require_tls=False
+    )
+    controller.start()
+    try:
+        runner = runner_for(port, message="over TLS", **{"mail.smtp.ssl.trust": "127.0.0.1"})
+        runner.enqueue(b"x")
+        runner.run()
+        runner.assert_all_flowfiles_transferred("success", 1)
+    finally:
+        controller.stop()
+    assert text_of(inbox.messages[0].message) == "over TLS"
