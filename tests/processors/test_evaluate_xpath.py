@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 
 import pytest
 
 from flowcore import ProvenanceEventType
+from flowcore.settings import Settings
 from flowcore.testing import TestRunner
 from processors import EvaluateXPath
 
@@ -208,3 +210,23 @@ def test_many_flowfiles_per_trigger() -> None:
     runner.run()
     values = sorted(int(f.attributes["v"]) for f in runner.flowfiles_for("matched"))
     assert values == list(range(60))
+
+
+def test_a_nifi_flow_with_xpath_retry_and_log_message(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A NiFi 2 flow definition (NiFi 1 property names in it) runs: GenerateFlowFile ->
+    EvaluateXPath -> RetryFlowFile (looping on retry) -> LogMessage."""
+    from flowcore.builder import Flow
+
+    sample = Path(__file__).parent / "samples" / "xpath-retry-log.json"
+    flow = Flow.from_nifi(sample)
+    flow.validate()
+    with caplog.at_level(logging.WARNING, logger="flowcore.processors.LogMessage"):
+        result = flow.run("direct", repository=tmp_path / "repo", settings=Settings(sync=False))
+    assert result.count("Read title", "matched") == 3
+    assert result.count("Retry twice", "retry") == 6  # two retries each, then exceeded
+    assert result.count("Retry twice", "retries_exceeded") == 3
+    assert result.count("Log give-up", "success") == 3
+    lines = [r.getMessage() for r in caplog.records if r.name == "flowcore.processors.LogMessage"]
+    assert lines == ["books: Dune (1966) gave up"] * 3

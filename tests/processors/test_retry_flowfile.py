@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from flowcore import Flow
+from flowcore.settings import Settings
 from flowcore.testing import TestRunner
 from processors import GenerateFlowFile, RetryFlowFile, UpdateAttribute
 
@@ -116,6 +117,6 @@ def test_failure_is_auto_terminated_in_a_flow(tmp_path: Path) -> None:
     flow.connect(retry, retry, "retry")
     flow.connect(retry, mark, "retries_exceeded")
     flow.auto_terminate(mark, "success")
-    result = flow.run(runner="direct", repository=str(tmp_path / "repo"))
+    result = flow.run("direct", repository=tmp_path / "repo", settings=Settings(sync=False))
     assert result.count("mark", "success") == 2
     assert result.count("retry", "retry") == 4
