@@ -16,6 +16,7 @@ to the XPath 1.0 form ``*[local-name()='name']`` outside string literals.
 from __future__ import annotations
 
 import re
+import threading
 
 from lxml import etree
 
@@ -29,7 +30,18 @@ class UnsafeXmlError(ValueError):
     """A document the safe parser refuses: a DTD not allowed, an external DTD, an entity."""
 
 
+_LOCAL = threading.local()  # lxml parsers may not be shared between threads
+
+
 def _parser() -> etree.XMLParser:
+    """This thread's hardened parser (made once: making one costs more than a small parse)."""
+    parser = getattr(_LOCAL, "parser", None)
+    if parser is None:
+        parser = _LOCAL.parser = _new_parser()
+    return parser
+
+
+def _new_parser() -> etree.XMLParser:
     return etree.XMLParser(
         resolve_entities=False,
         no_network=True,

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import copy
+import logging
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import attrs
+import numpy as np
 from lxml import etree
 
-from flowcore.flowfile import FlowFile
+from flowcore.flowfile_batch import FlowFileBatch
+from flowcore.flowfile_batch.columns import column_of
 from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor
+from flowcore.processor import BatchRoute, Processor
 from flowcore.properties import PropertyDescriptor
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
@@ -152,17 +155,13 @@ class EvaluateXPath(Processor):
             return [ValidationResult("XPaths", None, False, why)]
         return []
 
-    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
-        """Evaluate the XPaths against up to 50 FlowFiles."""
-        flowfiles = session.get(BATCH)
-        if not flowfiles:
-            return
+    def _settings(self, context: ProcessContext) -> _Settings:
         to_attribute = context.get_property(self.DESTINATION).value == DESTINATION_ATTRIBUTE
         return_type = context.get_property(self.RETURN_TYPE).value
         if return_type == RETURN_AUTO:
             return_type = RETURN_STRING if to_attribute else RETURN_NODESET
         as_string = return_type == RETURN_STRING
-        settings = _Settings(
+        return _Settings(
             to_attribute=to_attribute,
             as_string=as_string,
             allow_dtd=bool(context.get_property(self.VALIDATE_DTD).as_boolean()),
@@ -171,8 +170,17 @@ class EvaluateXPath(Processor):
                 for name, text in self.dynamic_properties.items()
             ),
         )
+
+    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
+        """Evaluate the XPaths against up to 50 FlowFiles."""
+        flowfiles = session.get(BATCH)
+        if not flowfiles:
+            return
+        settings = self._settings(context)
+        log = _Lines(context.logger)
         for taken in flowfiles:
-            outcome = _evaluate(context, settings, taken, session.read_bytes(taken))
+            outcome = _evaluate(settings, str(taken), session.read_bytes(taken), log)
+            log.flush()
             flowfile = taken
             if outcome.content is not None:
                 # the session records CONTENT_MODIFIED; NiFi's explicit report would add a second
@@ -180,41 +188,106 @@ class EvaluateXPath(Processor):
             elif outcome.attributes:
                 flowfile = session.put_all_attributes(flowfile, outcome.attributes)
             session.transfer(flowfile, outcome.relationship)
-            if to_attribute and outcome.relationship is not REL_FAILURE:
+            if settings.to_attribute and (
+                outcome.relationship is REL_MATCH or not settings.queries
+            ):
+                # NiFi reports it once every XPath is evaluated, even with none (no change)
                 session.provenance.modify_attributes(flowfile)
 
+    def transform_batch(
+        self, context: ProcessContext, batch: FlowFileBatch
+    ) -> list[BatchRoute] | None:
+        """Evaluate the XPaths for a whole batch: attribute columns, or new contents.
 
-def _evaluate(
-    context: ProcessContext, settings: _Settings, flowfile: FlowFile, data: bytes
-) -> _Outcome:
-    """Where one FlowFile goes, with its new attributes or content."""
-    log = context.logger
+        Each FlowFile's content is read from the batch's claim and evaluated exactly as
+        :meth:`on_trigger` does, and the same lines are logged (once every FlowFile is
+        evaluated). Destination ``flowfile-attribute``: those that match go to ``matched`` with
+        one column per XPath; Destination ``flowfile-content``: their results are written with
+        ``context.write_contents`` (a CONTENT_MODIFIED each). The others go to ``unmatched``
+        or ``failure`` unchanged.
+        """
+        if not hasattr(context, "contents"):
+            return None
+        settings = self._settings(context)
+        if not settings.queries:  # NiFi reports an ATTRIBUTES_MODIFIED that changed nothing
+            return None
+        if not settings.to_attribute and not hasattr(context, "write_contents"):
+            return None
+        uuids = batch.uuids()
+        log = _Lines(context.logger)
+        outcomes = [
+            _evaluate(settings, uuids[row], b"".join(pieces), log)
+            for row, pieces in enumerate(context.contents(batch))  # type: ignore[attr-defined]  # a BatchContext
+        ]
+        log.flush()  # after them all: a later one may raise, and the batch go one by one
+        routes = []
+        relationships = np.array([o.relationship.name for o in outcomes], dtype=object)
+        matched = np.flatnonzero(relationships == REL_MATCH.name)
+        if len(matched):
+            part = batch if len(matched) == batch.count else batch.take(matched)
+            if settings.to_attribute:
+                columns = {
+                    name: column_of([outcomes[row].attributes[name] for row in matched.tolist()])
+                    for name, _ in settings.queries
+                }
+                routes.append(BatchRoute(REL_MATCH.name, matched, part.with_columns(columns)))
+            else:
+                contents = (outcomes[row].content or b"" for row in matched.tolist())
+                written = context.write_contents(part, contents)  # type: ignore[attr-defined]  # a BatchContext
+                routes.extend(written.routes(REL_MATCH.name, matched))
+        for relationship in (REL_NO_MATCH, REL_FAILURE):
+            rows = np.flatnonzero(relationships == relationship.name)
+            if len(rows):
+                routes.append(BatchRoute(relationship.name, rows, batch.take(rows)))
+        return routes
+
+
+class _Lines:
+    """The lines NiFi logs for each FlowFile, kept until :meth:`flush` (when the level is on)."""
+
+    def __init__(self, logger: logging.Logger) -> None:
+        self.logger = logger
+        self.pending: list[tuple[int, str, tuple[object, ...]]] = []
+
+    def __call__(self, level: int, message: str, *arguments: object) -> None:
+        if self.logger.isEnabledFor(level):
+            self.pending.append((level, message, arguments))
+
+    def flush(self) -> None:
+        for level, message, arguments in self.pending:
+            self.logger.log(level, message, *arguments)
+        self.pending.clear()
+
+
+def _evaluate(settings: _Settings, label: str, data: bytes, log: _Lines) -> _Outcome:
+    """Where one FlowFile goes, with its new attributes or content; its lines go to *log*."""
     try:
         tree = parse_xml(data, allow_dtd=settings.allow_dtd)
     except (etree.XMLSyntaxError, UnsafeXmlError) as ex:
-        log.error("Input parsing failed %s: %s", flowfile, ex)
+        log(logging.ERROR, "Input parsing failed %s: %s", label, ex)
         return _Outcome(REL_FAILURE)
+    root = tree.getroot()  # an absolute path is evaluated faster from the root than the tree
     results: dict[str, str] = {}
     content: bytes | None = None
     for name, query in settings.queries:
         try:
-            found = query(tree)
+            found = query(root)
         except etree.XPathError as ex:
-            log.error("XPath Property [%s] evaluation on %s failed: %s", name, flowfile, ex)
+            log(logging.ERROR, "XPath Property [%s] evaluation on %s failed: %s", name, label, ex)
             return _Outcome(REL_FAILURE)
         if settings.as_string:
             text = str(found)  # the expression was compiled as string(...)
         else:
             if not isinstance(found, list):  # a string, number or boolean is no node-set
                 why = "XPath Property [%s] evaluation on %s gave %r, not a node-set"
-                log.error(why, name, flowfile, found)
+                log(logging.ERROR, why, name, label, found)
                 return _Outcome(REL_FAILURE)
             if not found:
-                log.info("XPath evaluation on %s produced no results", flowfile)
+                log(logging.INFO, "XPath evaluation on %s produced no results", label)
                 return _Outcome(REL_NO_MATCH)
             if len(found) > 1:
                 why = "XPath evaluation on %s produced unexpected results [%d]"
-                log.error(why, flowfile, len(found))
+                log(logging.ERROR, why, label, len(found))
                 return _Outcome(REL_FAILURE)
             text = _serialize(found[0])
         if settings.to_attribute:
@@ -222,7 +295,7 @@ def _evaluate(
         else:
             content = text.encode("utf-8")
     if not settings.to_attribute:
-        log.info("XPath evaluation on %s completed: content updated", flowfile)
+        log(logging.INFO, "XPath evaluation on %s completed: content updated", label)
         return _Outcome(REL_MATCH, content=content if content is not None else b"")
-    log.info("XPath evaluation on %s completed with results [%d]", flowfile, len(results))
+    log(logging.INFO, "XPath evaluation on %s completed with results [%d]", label, len(results))
     return _Outcome(REL_MATCH if results else REL_NO_MATCH, attributes=results)

@@ -230,3 +230,30 @@ def test_a_nifi_flow_with_xpath_retry_and_log_message(
     assert result.count("Log give-up", "success") == 3
     lines = [r.getMessage() for r in caplog.records if r.name == "flowcore.processors.LogMessage"]
     assert lines == ["books: Dune (1966) gave up"] * 3
+
+
+MIXED = [
+    b"<r><a>1</a></r>",
+    b"<r><a>2</a><a>3</a></r>",
+    b"<r><b/></r>",
+    b"<r><a>broken",
+    b"<!DOCTYPE r [<!ENTITY e 'v'>]><r><a>&e;</a></r>",
+    b"<r><a x='y'>4</a></r>",
+]
+
+
+@pytest.mark.parametrize(
+    "properties",
+    [
+        {"destination": "flowfile-attribute", "a": "/r/a", "n": "count(//a)"},
+        {"destination": "flowfile-attribute", "return_type": "nodeset", "a": "/r/a"},
+        {"destination": "flowfile-content", "a": "/r/a"},
+        {"destination": "flowfile-content", "return_type": "string", "a": "/r/a/@x"},
+    ],
+)
+def test_batch_form_agrees_with_one_by_one(properties: dict[str, str]) -> None:
+    """The batch form routes, writes and records what one by one does, failures included."""
+    runner = TestRunner(EvaluateXPath(**properties), batches=True)
+    for content in MIXED:
+        runner.enqueue(content, {"a": "old"})
+    runner.assert_batch_form_agrees()
