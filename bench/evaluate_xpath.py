@@ -79,8 +79,8 @@ def _plain_seconds(documents: list[bytes]) -> float:
     started = time.perf_counter()
     results = []
     for data in documents:
-        tree = parse_xml(data, allow_dtd=False)
-        results.append({name: str(query(tree)) for name, query in queries})
+        root = parse_xml(data, allow_dtd=False).getroot()  # as EvaluateXPath evaluates
+        results.append({name: str(query(root)) for name, query in queries})
     elapsed = time.perf_counter() - started
     assert results[-1]["title"] == f"Title {len(documents) - 1}"
     return elapsed
@@ -114,19 +114,20 @@ def main() -> None:
     results = {}
     for name, seconds in times.items():
         best = min(seconds)
-        own = best if name == "plain lxml loop" else max(best - base, 1e-3)
         results[name] = {
             "seconds": best,
             "slowest_seconds": max(seconds),
             "per_second": args.docs / best,
-            "own_per_second": args.docs / own,
         }
+        if name.startswith("EvaluateXPath"):  # beyond the split alone
+            results[name]["own_per_second"] = args.docs / max(best - base, 1e-3)
     print(json.dumps({"docs": args.docs, "repeat": args.repeat, **results}))
     header = ("best s", "slowest s", "flow /s", "own /s")
     print(f"{'':<28}" + "".join(f"{h:>13}" for h in header))
     for name, f in results.items():
         cells = [f"{f['seconds']:>13.2f}", f"{f['slowest_seconds']:>13.2f}"]
-        cells += [f"{f['per_second']:>13,.0f}", f"{f['own_per_second']:>13,.0f}"]
+        own = f"{f['own_per_second']:>13,.0f}" if "own_per_second" in f else f"{'-':>13}"
+        cells += [f"{f['per_second']:>13,.0f}", own]
         print(f"{name:<28}" + "".join(cells))
 
 
