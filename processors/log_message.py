@@ -6,7 +6,10 @@ import re
 from typing import ClassVar
 
 from flowcore.errors import ProcessException
+from flowcore.expression import compile_expression
+from flowcore.expression._columns import evaluate_column
 from flowcore.flowfile import FlowFile
+from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
@@ -93,11 +96,57 @@ class LogMessage(Processor):
                 session.log_after_commit(logger, level, self.message(context, flowfile))
             session.transfer(flowfile, REL_SUCCESS)
 
+    def transform_batch(
+        self, context: ProcessContext, batch: FlowFileBatch
+    ) -> tuple[str, FlowFileBatch] | None:
+        """Log every FlowFile's message, evaluated from the batch's columns, and pass them on.
+
+        The lines are exactly ``on_trigger``'s, in the same order, deferred the same way
+        (``context.log_after_commit``), and none is evaluated when the logger emits no level
+        asked for. A Log Level that is not a level declines the batch: one by one, that
+        FlowFile's error names it.
+        """
+        if not hasattr(context, "log_after_commit") or not batch.count:
+            return None
+        logger = context.logger.name
+        names = _column(context, self.LOG_LEVEL, batch)
+        levels = [LEVELS.get((name or "").strip().lower()) for name in names]
+        if None in levels:
+            return None
+        logged = {
+            level: context.will_log(logger, level)  # type: ignore[attr-defined]  # a BatchContext
+            for level in set(levels)
+        }
+        if any(logged.values()):
+            prefixes = _column(context, self.LOG_PREFIX, batch)
+            messages = _column(context, self.LOG_MESSAGE, batch)
+            for row, level in enumerate(levels):
+                if logged[level]:
+                    line = _line(prefixes[row], messages[row])
+                    context.log_after_commit(logger, level, line)  # type: ignore[attr-defined]
+        return REL_SUCCESS.name, batch
+
     def message(self, context: ProcessContext, flowfile: FlowFile) -> str:
         """The line logged for *flowfile*: Log Prefix (when not blank) then Log Message."""
         prefix = context.get_property(self.LOG_PREFIX).evaluate_attribute_expressions(flowfile)
         message = context.get_property(self.LOG_MESSAGE).evaluate_attribute_expressions(flowfile)
-        text = message.value
-        if prefix.value is None or not prefix.value.strip():
-            return "null" if text is None else text  # Java's String.format of a null message
-        return f"{prefix.value}{'null' if text is None else text}"
+        return _line(prefix.value, message.value)
+
+
+def _line(prefix: str | None, message: str | None) -> str:
+    """NiFi's line: the prefix (when not blank) then the message (``null`` when unset)."""
+    text = "null" if message is None else message  # as Java's String.format prints null
+    if prefix is None or not prefix.strip():
+        return text
+    return f"{prefix}{text}"
+
+
+def _column(
+    context: ProcessContext, descriptor: PropertyDescriptor, batch: FlowFileBatch
+) -> list[str | None]:
+    """*descriptor*'s value for each FlowFile of *batch* (None where it is not set)."""
+    text = context.get_property(descriptor).value
+    if text is None or "$" not in text:
+        return [text] * batch.count
+    column = evaluate_column(compile_expression(text), batch, clock=context.now)
+    return list(column.values())

@@ -84,3 +84,31 @@ def test_nothing_logged_below_the_logger_level(caplog: pytest.LogCaptureFixture)
         runner.run()
     runner.assert_all_flowfiles_transferred("success", 1)
     assert caplog.records == []
+
+
+def test_batch_form_logs_the_same_lines(caplog: pytest.LogCaptureFixture) -> None:
+    """The batch form logs exactly on_trigger's lines, in order, and routes alike."""
+    properties = {"log_level": "${lvl}", "log_prefix": "${p}", "log_message": "m ${n}"}
+    lines = {}
+    for batches in (True, False):
+        runner = TestRunner(LogMessage(**properties), batches=batches)
+        for n, (level, prefix) in enumerate([("info", "A:"), ("ERROR", ""), ("debug", " ")]):
+            runner.enqueue("x", {"lvl": level, "p": prefix, "n": str(n)})
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger=LOGGER):
+            if batches:
+                runner.assert_batch_form_agrees()
+            else:
+                runner.run()
+        lines[batches] = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == LOGGER]
+    assert lines[False] == [(logging.INFO, "A:m 0"), (logging.ERROR, "m 1")]
+    assert lines[True] == lines[False] * 2  # the batch form's, then its one-by-one twin's
+
+
+def test_batch_form_declines_a_bad_level() -> None:
+    """A Log Level that is no level sends the batch one by one, where it is an error."""
+    runner = TestRunner(LogMessage(log_level="${lvl}", log_message="m"), batches=True)
+    runner.enqueue("a", {"lvl": "info"})
+    runner.enqueue("b", {"lvl": "loud"})
+    with pytest.raises(ProcessException, match="loud"):
+        runner.run()
