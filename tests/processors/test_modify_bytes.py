@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from flowcore import ProvenanceEventType
+from flowcore import Flow, ProvenanceEventType
 from flowcore.errors import ConfigurationError
+from flowcore.settings import Settings
 from flowcore.testing import TestRunner
-from processors import ModifyBytes
+from processors import GenerateFlowFile, ModifyBytes, PutFile
+from repositories.repository_set import check_repositories
 
 # NiFi's TestModifyBytes/testFile.txt: a 12-byte header and footer around 169 bytes.
 _LINES = b"\nFodo DODO cujo Pojo\nBlue Dew clue hew\nGrampa Riley Huey" * 3
@@ -83,3 +87,22 @@ def test_zero_copy_and_one_content_modified() -> None:
     runner.run()
     types = [e.event_type for e in runner.provenance_events]
     assert types.count(ProvenanceEventType.CONTENT_MODIFIED) == 1  # NiFi rewrites it anyway
+
+
+def test_in_a_flow_slices_are_kept_and_the_repository_checks_clean(tmp_path: Path) -> None:
+    """GenerateFlowFile -> ModifyBytes -> PutFile: the files hold the kept bytes, and the
+    repository's claims and counts stay consistent (``flowcore check`` finds nothing)."""
+    flow = Flow("cut")
+    gen = flow.add(GenerateFlowFile(custom_text="<<abcdef>", batch_size=3), name="gen")
+    cut = flow.add(ModifyBytes(start_offset="2 B", end_offset="1 B"), name="cut")
+    put = flow.add(
+        PutFile(directory=str(tmp_path / "out"), conflict_resolution_strategy="replace"),
+        name="put",
+    )
+    flow.connect(gen, cut)
+    flow.connect(cut, put)
+    flow.auto_terminate(put, ["success", "failure"])
+    result = flow.run("direct", repository=tmp_path / "repo", settings=Settings(sync=False))
+    assert result.count("cut", "success") == 3
+    assert {p.read_bytes() for p in (tmp_path / "out").iterdir()} == {b"abcdef"}
+    assert check_repositories(tmp_path / "repo") == []
