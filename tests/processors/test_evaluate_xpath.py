@@ -222,6 +222,12 @@ def test_a_nifi_flow_with_xpath_retry_and_log_message(
     sample = Path(__file__).parent / "samples" / "xpath-retry-log.json"
     flow = Flow.from_nifi(sample)
     flow.validate()
+    xpath = flow.resolved_processor(flow.component("Read title"))
+    assert xpath.dynamic_properties == {"title": "/book/title", "year": "number(/book/year) + 1"}
+    assert xpath.configured["Allow DTD"] == "false"  # NiFi 1's Validate DTD, not an XPath
+    retry = flow.resolved_processor(flow.component("Retry twice"))
+    assert retry.dynamic_properties == {"gave.up": "${title}"}
+    assert retry.configured["Retry Attribute"] == "tries"
     with caplog.at_level(logging.WARNING, logger="flowcore.processors.LogMessage"):
         result = flow.run("direct", repository=tmp_path / "repo", settings=Settings(sync=False))
     assert result.count("Read title", "matched") == 3
