@@ -236,6 +236,11 @@ def test_a_nifi_flow_with_xpath_retry_and_log_message(
     assert result.count("Log give-up", "success") == 3
     lines = [r.getMessage() for r in caplog.records if r.name == "flowcore.processors.LogMessage"]
     assert lines == ["books: Dune (1966) gave up"] * 3
+    exported = flow.to_nifi()["flowContents"]["processors"]
+    assert {p["type"] for p in exported} == {  # exported under NiFi's own classes
+        f"org.apache.nifi.processors.standard.{name}"
+        for name in ("GenerateFlowFile", "EvaluateXPath", "RetryFlowFile", "LogMessage")
+    }
 
 
 MIXED = [
