@@ -14,6 +14,7 @@ from processors.cryptographic_hash_content import CryptographicHashContent
 from processors.detect_duplicate import DetectDuplicate
 from processors.duplicate_flowfile import DuplicateFlowFile
 from processors.evaluate_json_path import EvaluateJsonPath
+from processors.evaluate_xpath import EvaluateXPath
 from processors.extract_text import ExtractText
 from processors.fetch_file import FetchFile
 from processors.file_splitter import FileSplitter
@@ -21,10 +22,14 @@ from processors.generate_flowfile import GenerateFlowFile
 from processors.get_file import GetFile
 from processors.list_file import ListFile
 from processors.log_attribute import LogAttribute
+from processors.log_message import LogMessage
 from processors.merge_content import MergeContent
+from processors.modify_bytes import ModifyBytes
 from processors.put_dataset import PutDataset
+from processors.put_email import PutEmail
 from processors.put_file import PutFile
 from processors.replace_text import ReplaceText
+from processors.retry_flowfile import RetryFlowFile
 from processors.route_on_attribute import RouteOnAttribute
 from processors.route_on_content import RouteOnContent
 from processors.route_text import RouteText
@@ -43,15 +48,20 @@ BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
     "CryptographicHashContent": CryptographicHashContent,
     "DuplicateFlowFile": DuplicateFlowFile,
     "EvaluateJsonPath": EvaluateJsonPath,
+    "EvaluateXPath": EvaluateXPath,
     "FileSplitter": FileSplitter,
     "GenerateFlowFile": GenerateFlowFile,
     "GetFile": GetFile,
     "ListFile": ListFile,
     "LogAttribute": LogAttribute,
+    "LogMessage": LogMessage,
     "MergeContent": MergeContent,
+    "ModifyBytes": ModifyBytes,
     "PutDataset": PutDataset,
+    "PutEmail": PutEmail,
     "PutFile": PutFile,
     "ReplaceText": ReplaceText,
+    "RetryFlowFile": RetryFlowFile,
     "RouteOnAttribute": RouteOnAttribute,
     "RouteOnContent": RouteOnContent,
     "RouteText": RouteText,
@@ -70,6 +80,7 @@ __all__ = [
     "DetectDuplicate",
     "DuplicateFlowFile",
     "EvaluateJsonPath",
+    "EvaluateXPath",
     "ExtractText",
     "FetchFile",
     "FileSplitter",
@@ -77,10 +88,14 @@ __all__ = [
     "GetFile",
     "ListFile",
     "LogAttribute",
+    "LogMessage",
     "MergeContent",
+    "ModifyBytes",
     "PutDataset",
+    "PutEmail",
     "PutFile",
     "ReplaceText",
+    "RetryFlowFile",
     "RouteOnAttribute",
     "RouteOnContent",
     "RouteText",

@@ -300,6 +300,28 @@ class SessionContent:
         claim = self._write_new_claim(current.id, produce)
         return record.become(current.with_content(claim))
 
+    def keep_range(self, flowfile: FlowFile, offset: int, length: int) -> FlowFile:
+        """Keep only *length* bytes at *offset* of the content, without copying (zero-copy).
+
+        The FlowFile points at a slice of the claim it already has, so no byte is written; the
+        content changed all the same (CONTENT_MODIFIED at commit, as for a write).
+
+        Raises:
+            FlowFileHandlingError: the range does not lie inside the content.
+        """
+        record = self._resolve(flowfile)
+        current = record.current
+        if offset < 0 or length < 0 or offset + length > current.size:
+            msg = (
+                f"cannot keep {length} bytes at offset {offset} of {current}: the range must "
+                f"lie inside its {current.size} bytes"
+            )
+            raise FlowFileHandlingError(msg, flowfile_uuid=current.uuid)
+        claim = None
+        if current.content is not None and length > 0:
+            claim = current.content.slice(offset, length)
+        return record.become(current.with_content(claim))
+
     def _copy_claim(self, claim: ContentClaim, out: WriteStream) -> None:
         with self._host.content.open(claim) as source:
             while chunk := source.read(READ_CHUNK):

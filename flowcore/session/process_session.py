@@ -141,6 +141,7 @@ class ProcessSession:
     write = _part("_content", SessionContent.write)
     rewrite = _part("_content", SessionContent.rewrite)
     append = _part("_content", SessionContent.append)
+    keep_range = _part("_content", SessionContent.keep_range)
     merge = _part("_content", SessionContent.merge)
     merge_contents = _part("_content", SessionContent.merge_contents)
     import_from = _part("_content", SessionContent.import_from)

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import flowcore.session._content as session_content
 import flowcore.session._ranges as session_ranges
-from flowcore.errors import ContentChangedError, FlowFileAccessError
+from flowcore.errors import ContentChangedError, FlowFileAccessError, FlowFileHandlingError
 from flowcore.flowfile import ContentClaim, Rope
 from flowcore.session._content import RangeGather
 from flowcore.session._support import WriteStream
@@ -231,6 +231,24 @@ def test_a_rope_the_policy_refuses_is_copied_instead(runner: TestRunner) -> None
     assert session.read_bytes(bundle) == b"x" * 9
     session.transfer([big, *pieces, bundle], SUCCESS)
     session.commit()
+
+
+def test_keep_range_slices_the_claim_without_copying(runner: TestRunner) -> None:
+    """keep_range() points at part of the same claim (no byte written; CONTENT_MODIFIED at
+    commit); the whole range changes nothing; a range outside the content is refused."""
+    original = runner.enqueue(b"0123456789").flowfile.content
+    session = session_for(runner)
+    flowfile = session.get()
+    kept = session.keep_range(flowfile, 2, 5)
+    assert kept.content == ContentClaim(original.resource_claim, original.offset + 2, 5)
+    assert session.read_bytes(kept) == b"23456"
+    assert session.keep_range(kept, 0, 5).content == kept.content
+    with pytest.raises(FlowFileHandlingError, match="must lie inside"):
+        session.keep_range(kept, 3, 3)
+    assert session.keep_range(kept, 1, 0).content is None
+    session.transfer(kept, SUCCESS)
+    session.commit()
+    assert types(runner) == [E.CONTENT_MODIFIED]
 
 
 def test_read_stream_blocks_other_use_until_closed(runner: TestRunner) -> None:
