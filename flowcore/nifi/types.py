@@ -56,6 +56,7 @@ class NiFiType:
 
 _STANDARD = NiFiBundle("org.apache.nifi", "nifi-standard-nar")
 _UPDATE_ATTRIBUTE = NiFiBundle("org.apache.nifi", "nifi-update-attribute-nar")
+_JOLT = NiFiBundle("org.apache.nifi", "nifi-jolt-nar")  # NiFi 1.x: in the standard NAR
 _STANDARD_PACKAGE = "org.apache.nifi.processors.standard"
 #: What an export names flowcore's own processors under.
 FLOWCORE_PACKAGE = "io.flowcore.processors"
@@ -92,6 +93,7 @@ NIFI_PROCESSORS: dict[str, NiFiType] = {
     "UpdateAttribute": NiFiType(
         "org.apache.nifi.processors.attributes.UpdateAttribute", _UPDATE_ATTRIBUTE
     ),
+    "JoltTransformJSON": NiFiType("org.apache.nifi.processors.jolt.JoltTransformJSON", _JOLT),
 }
 
 
