@@ -15,6 +15,7 @@ from processors.detect_duplicate import DetectDuplicate
 from processors.duplicate_flowfile import DuplicateFlowFile
 from processors.evaluate_json_path import EvaluateJsonPath
 from processors.extract_text import ExtractText
+from processors.fetch_distributed_map_cache import FetchDistributedMapCache
 from processors.fetch_file import FetchFile
 from processors.file_splitter import FileSplitter
 from processors.generate_flowfile import GenerateFlowFile
@@ -24,6 +25,7 @@ from processors.list_file import ListFile
 from processors.log_attribute import LogAttribute
 from processors.merge_content import MergeContent
 from processors.put_dataset import PutDataset
+from processors.put_distributed_map_cache import PutDistributedMapCache
 from processors.put_file import PutFile
 from processors.replace_text import ReplaceText
 from processors.route_on_attribute import RouteOnAttribute
@@ -38,6 +40,7 @@ BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
     "ControlRate": ControlRate,
     "DetectDuplicate": DetectDuplicate,
     "ExtractText": ExtractText,
+    "FetchDistributedMapCache": FetchDistributedMapCache,
     "FetchFile": FetchFile,
     "CompressContent": CompressContent,
     "AttributesToJSON": AttributesToJSON,
@@ -52,6 +55,7 @@ BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
     "LogAttribute": LogAttribute,
     "MergeContent": MergeContent,
     "PutDataset": PutDataset,
+    "PutDistributedMapCache": PutDistributedMapCache,
     "PutFile": PutFile,
     "ReplaceText": ReplaceText,
     "RouteOnAttribute": RouteOnAttribute,
@@ -73,6 +77,7 @@ __all__ = [
     "DuplicateFlowFile",
     "EvaluateJsonPath",
     "ExtractText",
+    "FetchDistributedMapCache",
     "FetchFile",
     "FileSplitter",
     "GenerateFlowFile",
@@ -82,6 +87,7 @@ __all__ = [
     "LogAttribute",
     "MergeContent",
     "PutDataset",
+    "PutDistributedMapCache",
     "PutFile",
     "ReplaceText",
     "RouteOnAttribute",
