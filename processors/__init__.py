@@ -24,6 +24,7 @@ from processors.jolt_transform_json import JoltTransformJSON
 from processors.list_file import ListFile
 from processors.log_attribute import LogAttribute
 from processors.merge_content import MergeContent
+from processors.notify import Notify
 from processors.put_dataset import PutDataset
 from processors.put_distributed_map_cache import PutDistributedMapCache
 from processors.put_file import PutFile
@@ -35,6 +36,7 @@ from processors.split_json import SplitJson
 from processors.split_text import SplitText
 from processors.unpack_content import UnpackContent
 from processors.update_attribute import UpdateAttribute
+from processors.wait import Wait
 
 BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
     "ControlRate": ControlRate,
@@ -54,6 +56,7 @@ BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
     "ListFile": ListFile,
     "LogAttribute": LogAttribute,
     "MergeContent": MergeContent,
+    "Notify": Notify,
     "PutDataset": PutDataset,
     "PutDistributedMapCache": PutDistributedMapCache,
     "PutFile": PutFile,
@@ -65,6 +68,7 @@ BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
     "SplitText": SplitText,
     "UnpackContent": UnpackContent,
     "UpdateAttribute": UpdateAttribute,
+    "Wait": Wait,
 }
 
 __all__ = [
@@ -86,6 +90,7 @@ __all__ = [
     "ListFile",
     "LogAttribute",
     "MergeContent",
+    "Notify",
     "PutDataset",
     "PutDistributedMapCache",
     "PutFile",
@@ -97,4 +102,5 @@ __all__ = [
     "SplitText",
     "UnpackContent",
     "UpdateAttribute",
+    "Wait",
 ]

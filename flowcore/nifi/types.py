@@ -78,6 +78,7 @@ _STANDARD_NAMES = (
     "ListFile",
     "LogAttribute",
     "MergeContent",
+    "Notify",
     "PutDistributedMapCache",
     "PutFile",
     "ReplaceText",
@@ -87,6 +88,7 @@ _STANDARD_NAMES = (
     "SplitJson",
     "SplitText",
     "UnpackContent",
+    "Wait",
 )
 
 #: flowcore's processors that are NiFi's, by the simple name flowcore registers them under.
