@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from flowcore import Flow
+from flowcore.driver.controller import run_flow
 from flowcore.services import MapCache, MapCacheService
+from flowcore.settings import Settings
 from flowcore.testing import MockFlowFile, TestRunner
-from processors import Wait
+from processors import GetFile, Notify, SplitText, UpdateAttribute, Wait
 from processors._wait_notify import get_signal, notify
+from repositories.repository_set import RepositorySet
 
 CACHED = {"both": "notifyValue", "uuid": "notifyUuid", "notify.only": "notifyValue"}
 WAITING = {"releaseSignalAttribute": "key", "wait.only": "waitValue", "both": "waitValue"}
@@ -363,3 +369,73 @@ def test_nifi_1x_property_names() -> None:
     assert processor.effective_value(Wait.WAIT_MODE) == "keep"
     assert processor.effective_value(Wait.RELEASABLE_FLOWFILE_COUNT) == "4"
     assert processor.effective_value(Wait.WAIT_PENALTY_DURATION) == "1 sec"
+
+
+# --- in the engine -----------------------------------------------------------------------------
+
+
+def _fork_join_flow(root: Path) -> Flow:
+    """GetFile -> SplitText: splits -> UpdateAttribute -> Notify; original -> Wait (wait loop)."""
+    flow = Flow("fork-join")
+    flow.add_service(MapCacheService("signals"))
+    get = flow.add(GetFile(input_directory=str(root / "in")), name="get")
+    split = flow.add(SplitText(line_split_count=1), name="split")
+    work = flow.add(UpdateAttribute(processed="yes"), name="work")
+    tell = flow.add(
+        Notify(
+            release_signal_identifier="${fragment.identifier}",
+            distributed_cache_service="signals",
+            attribute_cache_regular_expression="processed",
+        ),
+        name="notify",
+    )
+    wait = flow.add(
+        Wait(
+            release_signal_identifier="${fragment.identifier}",
+            target_signal_count="${fragment.count}",
+            distributed_cache_service="signals",
+        ),
+        name="wait",
+    )
+    flow.connect(get, split)
+    flow.connect(split, work, "splits", durable=True)
+    flow.connect(work, tell)
+    flow.connect(split, wait, "original")
+    flow.connect(wait, wait, "wait")
+    flow.auto_terminate(split, "failure")
+    flow.auto_terminate(tell, ["success", "failure"])
+    flow.auto_terminate(wait, ["success", "expired", "failure"])
+    return flow
+
+
+def test_fork_join_flow_releases_each_original_after_its_splits(tmp_path: Path) -> None:
+    """The classic fork-join, run: each file's original waits for fragment.count Notify signals
+    of its splits, is released once with their counts and attributes, and no signal is left."""
+    (tmp_path / "in").mkdir()
+    sizes = {"a.txt": 3, "b.txt": 7, "c.txt": 12}
+    for name, lines in sizes.items():
+        (tmp_path / "in" / name).write_text("".join(f"{name} {i}\n" for i in range(lines)))
+    flow = _fork_join_flow(tmp_path)
+    settings = Settings(sync=False, batch_max_flowfiles=5, batch_max_batched_flowfiles=5)
+    result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=settings)
+    assert result.transfers["notify"]["success"][0] == sum(sizes.values())
+    assert result.transfers["wait"]["success"][0] == 3
+    assert "expired" not in result.transfers["wait"]
+    assert result.transfers["wait"]["wait"][0] > 0  # Notify lagged (5 a micro-batch): it waited
+    repos = RepositorySet.open(tmp_path / "repo")
+    try:
+        left = repos.flowfiles.state("service:signals")
+        events = repos.provenance.search(limit=10_000)
+    finally:
+        repos.close()
+    assert not left  # every signal was used up and removed
+    released = [
+        e
+        for e in events
+        if e.component_name == "wait"
+        and e.event_type.value == "DROP"  # auto-terminated at success
+        and "wait.counter.total" in e.updated_attributes
+    ]
+    totals = sorted(int(e.updated_attributes["wait.counter.total"]) for e in released)
+    assert totals == sorted(sizes.values())
+    assert all(e.updated_attributes.get("processed") == "yes" for e in released)
