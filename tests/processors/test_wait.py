@@ -439,3 +439,33 @@ def test_fork_join_flow_releases_each_original_after_its_splits(tmp_path: Path) 
     totals = sorted(int(e.updated_attributes["wait.counter.total"]) for e in released)
     assert totals == sorted(sizes.values())
     assert all(e.updated_attributes.get("processed") == "yes" for e in released)
+
+
+def test_a_nifi_1x_wait_notify_flow_imports_and_runs(tmp_path: Path) -> None:
+    """A NiFi 1.x flow definition (legacy property names, DistributedMapCacheClientService and
+    Server) with the fork-join pattern imports with no note and runs: two batches of five
+    orders, each original released once with its even/odd counters and a cached attribute."""
+    flow = Flow.from_nifi(Path(__file__).parent / "nifi_flows" / "wait_notify_fork_join.json")
+    assert flow.notes == ()
+    assert list(flow.services) == ["Order signals"]
+    result = flow.run("direct", repository=tmp_path / "repo")
+    assert result.transfers["Notify order done"]["success"][0] == 10
+    assert result.transfers["Wait for all orders"]["success"][0] == 2
+    repos = RepositorySet.open(tmp_path / "repo")
+    try:
+        left = repos.flowfiles.state("service:Order signals")
+        events = repos.provenance.search(limit=1_000)
+    finally:
+        repos.close()
+    assert not left
+    done = [
+        e
+        for e in events
+        if e.component_name == "Wait for all orders" and e.event_type.value == "ATTRIBUTES_MODIFIED"
+    ]
+    assert len(done) == 2
+    for event in done:
+        attributes = event.updated_attributes
+        assert (attributes["wait.counter.odd"], attributes["wait.counter.even"]) == ("3", "2")
+        assert attributes["wait.counter.total"] == "5"
+        assert attributes["fragment.index"] == "5"  # cached by Notify, absent on the original
