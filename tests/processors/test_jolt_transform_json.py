@@ -421,3 +421,45 @@ def test_jolt_examples_cover_the_wildcards() -> None:
     for token in ('"*"', "&1", "&(", '"$"', "#", "@", "|", "[]", "[&"):
         assert token in shift_specs, token
     assert len(_jolt_cases()) >= 25
+
+
+def test_modify_functions_the_copied_cases_miss() -> None:
+    """toString, firstElement, lastElement, recursivelySquashNulls and friends (Jolt's
+    ModifierTest checks some in Java code, not in its JSON files), through the processor."""
+    spec = {
+        "first": "=firstElement(@(1,arr))",
+        "last": "=lastElement(@(1,arr))",
+        "str": "=toString(@(1,num))",
+        "nested": "=recursivelySquashNulls",
+        "list": "=squashNulls",
+        "upper": "=toUpper(@(1,name))",
+        "joined": "=join('-',@(1,arr))",
+        "n": "=toInteger(@(1,s))",
+        "sum": "=intSum(@(1,arr))",
+        "count": "=size(@(1,arr))",
+    }
+    document = {
+        "arr": [5, 4],
+        "num": 3,
+        "nested": {"a": None, "b": {"c": None, "d": 1}},
+        "list": [1, None, 2],
+        "name": "ab",
+        "s": "12",
+    }
+    runner = _runner(json.dumps(spec), "jolt-transform-modify-overwrite")
+    runner.enqueue(json.dumps(document))
+    runner.run()
+    out = json.loads(runner.flowfiles_for("success")[0].content)
+    assert out == {
+        **document,
+        "nested": {"b": {"d": 1}},
+        "list": [1, 2],
+        "first": 5,
+        "last": 4,
+        "str": "3",
+        "upper": "AB",
+        "joined": "5-4",
+        "n": 12,
+        "sum": 9,
+        "count": 2,
+    }
