@@ -8,6 +8,7 @@ from typing import ClassVar
 
 import attrs
 
+import processors._wait_notify as protocol
 from flowcore.expression._nodes import ResultType
 from flowcore.flowfile import FlowFile
 from flowcore.patterns import compile_pattern
@@ -21,7 +22,6 @@ from flowcore.validators import (
     POSITIVE_INTEGER_VALIDATOR,
     REGULAR_EXPRESSION_VALIDATOR,
 )
-from processors import _wait_notify as protocol
 
 __all__ = ["Notify"]
 

@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import ClassVar
 
+import processors._wait_notify as protocol
 from flowcore.expression._nodes import ResultType
 from flowcore.flowfile import FlowFile
 from flowcore.process_context import ProcessContext
@@ -20,7 +21,6 @@ from flowcore.validators import (
     POSITIVE_INTEGER_VALIDATOR,
     TIME_PERIOD_VALIDATOR,
 )
-from processors import _wait_notify as protocol
 
 __all__ = ["Wait"]
 
