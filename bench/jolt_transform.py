@@ -103,11 +103,13 @@ def main() -> None:
     times: dict[str, list[float]] = {"baseline": [], "jolt": [], "loop": []}
     try:
         _flow_seconds(root, source, LogAttribute(), args.count)  # warms up
-        for _ in range(args.repeat):
+        for round_ in range(args.repeat):
             times["baseline"].append(_flow_seconds(root, source, LogAttribute(), args.count))
             jolt = JoltTransformJSON(jolt_specification=spec)
             times["jolt"].append(_flow_seconds(root, source, jolt, args.count))
             times["loop"].append(_loop_seconds(documents))
+            done = {k: round(v[-1], 3) for k, v in times.items()}
+            print(f"# round {round_ + 1}: seconds {done}", file=sys.stderr, flush=True)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     base = min(times["baseline"])
