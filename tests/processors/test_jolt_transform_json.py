@@ -10,7 +10,7 @@ import pytest
 
 from flowcore.testing import TestRunner
 from processors import JoltTransformJSON
-from processors._jolt import JoltSpecError, build_transform, parse_spec, strip_comments
+from processors._jolt import JoltSpecError, build_transform, parse_spec
 
 FIXTURES = Path(__file__).parent / "jolt_fixtures"
 NIFI = FIXTURES / "nifi"
@@ -359,13 +359,6 @@ def test_transform_cache_builds_each_spec_once() -> None:
     assert outs == [{"x": 1}, {"y": 1}, {"x": 1}]
     cache = runner.processor._cache
     assert cache is None or len(cache._entries) <= 2
-
-
-def test_strip_comments_keeps_strings() -> None:
-    """Comment markers inside JSON strings are text, not comments."""
-    assert json.loads(strip_comments('{"a": "//x /* y */"} // tail')) == {"a": "//x /* y */"}
-    with pytest.raises(JoltSpecError):
-        strip_comments("/* open")
 
 
 # --- Jolt's published examples ---------------------------------------------------------------
