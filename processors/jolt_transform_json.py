@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -374,7 +373,6 @@ class JoltTransformJSON(Processor):
         original = session.get()
         if original is None:
             return
-        started = time.monotonic()
         source = context.get_property(self.JSON_SOURCE).value or FLOW_FILE
         limit = int(context.get_property(self.MAX_STRING_LENGTH).as_data_size("B") or 0)
         pretty = bool(context.get_property(self.PRETTY_PRINT).as_boolean())
@@ -399,12 +397,9 @@ class JoltTransformJSON(Processor):
                     out = self._write(context, value, pretty=pretty).encode("utf-8")
                 flowfile = session.write(original, out)
                 flowfile = session.put_attribute(flowfile, "mime.type", _CONTENT_TYPES[source])
-                elapsed = int((time.monotonic() - started) * 1000)
-                session.provenance.modify_content(
-                    flowfile,
-                    details=context.get_property(self.JOLT_TRANSFORM).value,
-                    duration_ms=elapsed,
-                )
+                # NiFi reports CONTENT_MODIFIED with the Jolt Transform as details; flowcore's
+                # session reports the content change itself, and an explicit report would add
+                # a second event (the session does not merge them), so none is made here.
         except _TransformFailed as ex:
             context.logger.error("Failed to Transform %s: %s", original, ex)
             session.transfer(original, REL_FAILURE.name)
