@@ -7,6 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+import attrs
 from pyjolt import PyJoltError
 from pyjolt.transforms import Transform
 
@@ -105,6 +106,16 @@ def _compact(value: Any) -> str:
         if "\\u00" not in text:
             return text
     return to_json(value)
+
+
+@attrs.frozen
+class _Settings:
+    """The per-run settings, read once when scheduled (not per FlowFile)."""
+
+    source: str
+    limit: int
+    pretty: bool
+    retain_escapes: bool
 
 
 class _TransformFailed(Exception):
@@ -264,11 +275,13 @@ class JoltTransformJSON(Processor):
         super().__init__(**properties)
         self._cache: TransformCache | None = None
         self._fixed: Transform | None = None  # the one transform, when no EL can change it
+        self._settings: _Settings | None = None
 
     def __getstate__(self) -> dict[str, object]:
         state = self.__dict__.copy()
         state["_cache"] = None  # transforms are rebuilt where the processor is scheduled
         state["_fixed"] = None
+        state["_settings"] = None
         return state
 
     # --- validation ---------------------------------------------------------------------------
@@ -303,6 +316,14 @@ class JoltTransformJSON(Processor):
     def on_scheduled(self, context: ProcessContext) -> None:
         """A fresh transform cache of ``Transform Cache Size`` entries."""
         self._fixed = None
+        self._settings = _Settings(
+            source=context.get_property(self.JSON_SOURCE).value or FLOW_FILE,
+            limit=int(context.get_property(self.MAX_STRING_LENGTH).as_data_size("B") or 0),
+            pretty=bool(context.get_property(self.PRETTY_PRINT).as_boolean()),
+            retain_escapes=bool(
+                context.get_property(self.RETAIN_UNICODE_ESCAPE_SEQUENCES).as_boolean()
+            ),
+        )
         self._cache = TransformCache(
             context.get_property(self.TRANSFORM_CACHE_SIZE).as_integer() or 1
         )
@@ -346,11 +367,10 @@ class JoltTransformJSON(Processor):
             self._fixed = transform  # the same for every FlowFile: skip the evaluations
         return transform
 
-    def _write(self, context: ProcessContext, value: Any, *, pretty: bool) -> str:
+    @staticmethod
+    def _write(settings: _Settings, value: Any, *, pretty: bool) -> str:
         text = to_json(value, pretty=True) if pretty else _compact(value)
-        if context.get_property(self.RETAIN_UNICODE_ESCAPE_SEQUENCES).as_boolean():
-            text = _escape_non_ascii(text)
-        return text
+        return _escape_non_ascii(text) if settings.retain_escapes else text
 
     def _apply(self, transform: Transform, value: Any) -> Any:
         try:
@@ -373,9 +393,11 @@ class JoltTransformJSON(Processor):
         original = session.get()
         if original is None:
             return
-        source = context.get_property(self.JSON_SOURCE).value or FLOW_FILE
-        limit = int(context.get_property(self.MAX_STRING_LENGTH).as_data_size("B") or 0)
-        pretty = bool(context.get_property(self.PRETTY_PRINT).as_boolean())
+        if self._settings is None:
+            self.on_scheduled(context)
+        settings = self._settings
+        assert settings is not None
+        source, limit, pretty = settings.source, settings.limit, settings.pretty
         try:
             transform = self._transform(context, original)
             if source == ATTRIBUTE:
@@ -386,15 +408,15 @@ class JoltTransformJSON(Processor):
                     raise _TransformFailed(msg)
                 value = self._apply(transform, self._read(text.encode("utf-8"), limit))
                 flowfile = session.put_attribute(
-                    original, name, self._write(context, value, pretty=pretty)
+                    original, name, self._write(settings, value, pretty=pretty)
                 )
             else:
                 data = session.read_bytes(original)
                 if source == JSON_LINES:
-                    out = self._lines(context, transform, data, limit)
+                    out = self._lines(settings, transform, data)
                 else:
                     value = self._apply(transform, self._read(data, limit))
-                    out = self._write(context, value, pretty=pretty).encode("utf-8")
+                    out = self._write(settings, value, pretty=pretty).encode("utf-8")
                 flowfile = session.write(original, out)
                 flowfile = session.put_attribute(flowfile, "mime.type", _CONTENT_TYPES[source])
                 # NiFi reports CONTENT_MODIFIED with the Jolt Transform as details; flowcore's
@@ -406,16 +428,14 @@ class JoltTransformJSON(Processor):
             return
         session.transfer(flowfile, REL_SUCCESS.name)
 
-    def _lines(
-        self, context: ProcessContext, transform: Transform, data: bytes, limit: int
-    ) -> bytes:
+    def _lines(self, settings: _Settings, transform: Transform, data: bytes) -> bytes:
         """JSON Lines: each non-blank line transformed and written compact, newline-ended."""
         out: list[str] = []
         for line in data.decode("utf-8", "replace").split("\n"):
             if not line.strip():
                 continue
-            value = self._apply(transform, self._read(line.encode("utf-8"), limit))
-            out.append(self._write(context, value, pretty=False))
+            value = self._apply(transform, self._read(line.encode("utf-8"), settings.limit))
+            out.append(self._write(settings, value, pretty=False))
             out.append("\n")
         return "".join(out).encode("utf-8")
 
