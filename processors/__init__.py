@@ -16,16 +16,20 @@ from processors.duplicate_flowfile import DuplicateFlowFile
 from processors.evaluate_json_path import EvaluateJsonPath
 from processors.evaluate_xpath import EvaluateXPath
 from processors.extract_text import ExtractText
+from processors.fetch_distributed_map_cache import FetchDistributedMapCache
 from processors.fetch_file import FetchFile
 from processors.file_splitter import FileSplitter
 from processors.generate_flowfile import GenerateFlowFile
 from processors.get_file import GetFile
+from processors.jolt_transform_json import JoltTransformJSON
 from processors.list_file import ListFile
 from processors.log_attribute import LogAttribute
 from processors.log_message import LogMessage
 from processors.merge_content import MergeContent
 from processors.modify_bytes import ModifyBytes
+from processors.notify import Notify
 from processors.put_dataset import PutDataset
+from processors.put_distributed_map_cache import PutDistributedMapCache
 from processors.put_email import PutEmail
 from processors.put_file import PutFile
 from processors.replace_text import ReplaceText
@@ -37,11 +41,13 @@ from processors.split_json import SplitJson
 from processors.split_text import SplitText
 from processors.unpack_content import UnpackContent
 from processors.update_attribute import UpdateAttribute
+from processors.wait import Wait
 
 BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
     "ControlRate": ControlRate,
     "DetectDuplicate": DetectDuplicate,
     "ExtractText": ExtractText,
+    "FetchDistributedMapCache": FetchDistributedMapCache,
     "FetchFile": FetchFile,
     "CompressContent": CompressContent,
     "AttributesToJSON": AttributesToJSON,
@@ -52,12 +58,15 @@ BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
     "FileSplitter": FileSplitter,
     "GenerateFlowFile": GenerateFlowFile,
     "GetFile": GetFile,
+    "JoltTransformJSON": JoltTransformJSON,
     "ListFile": ListFile,
     "LogAttribute": LogAttribute,
     "LogMessage": LogMessage,
     "MergeContent": MergeContent,
     "ModifyBytes": ModifyBytes,
+    "Notify": Notify,
     "PutDataset": PutDataset,
+    "PutDistributedMapCache": PutDistributedMapCache,
     "PutEmail": PutEmail,
     "PutFile": PutFile,
     "ReplaceText": ReplaceText,
@@ -69,6 +78,7 @@ BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
     "SplitText": SplitText,
     "UnpackContent": UnpackContent,
     "UpdateAttribute": UpdateAttribute,
+    "Wait": Wait,
 }
 
 __all__ = [
@@ -82,16 +92,20 @@ __all__ = [
     "EvaluateJsonPath",
     "EvaluateXPath",
     "ExtractText",
+    "FetchDistributedMapCache",
     "FetchFile",
     "FileSplitter",
     "GenerateFlowFile",
     "GetFile",
+    "JoltTransformJSON",
     "ListFile",
     "LogAttribute",
     "LogMessage",
     "MergeContent",
     "ModifyBytes",
+    "Notify",
     "PutDataset",
+    "PutDistributedMapCache",
     "PutEmail",
     "PutFile",
     "ReplaceText",
@@ -103,4 +117,5 @@ __all__ = [
     "SplitText",
     "UnpackContent",
     "UpdateAttribute",
+    "Wait",
 ]

@@ -56,6 +56,7 @@ class NiFiType:
 
 _STANDARD = NiFiBundle("org.apache.nifi", "nifi-standard-nar")
 _UPDATE_ATTRIBUTE = NiFiBundle("org.apache.nifi", "nifi-update-attribute-nar")
+_JOLT = NiFiBundle("org.apache.nifi", "nifi-jolt-nar")  # NiFi 1.x: in the standard NAR
 _STANDARD_PACKAGE = "org.apache.nifi.processors.standard"
 #: What an export names flowcore's own processors under.
 FLOWCORE_PACKAGE = "io.flowcore.processors"
@@ -71,6 +72,7 @@ _STANDARD_NAMES = (
     "EvaluateJsonPath",
     "EvaluateXPath",
     "ExtractText",
+    "FetchDistributedMapCache",
     "FetchFile",
     "GenerateFlowFile",
     "GetFile",
@@ -79,6 +81,8 @@ _STANDARD_NAMES = (
     "LogMessage",
     "MergeContent",
     "ModifyBytes",
+    "Notify",
+    "PutDistributedMapCache",
     "PutEmail",
     "PutFile",
     "ReplaceText",
@@ -89,6 +93,7 @@ _STANDARD_NAMES = (
     "SplitJson",
     "SplitText",
     "UnpackContent",
+    "Wait",
 )
 
 #: flowcore's processors that are NiFi's, by the simple name flowcore registers them under.
@@ -97,6 +102,7 @@ NIFI_PROCESSORS: dict[str, NiFiType] = {
     "UpdateAttribute": NiFiType(
         "org.apache.nifi.processors.attributes.UpdateAttribute", _UPDATE_ATTRIBUTE
     ),
+    "JoltTransformJSON": NiFiType("org.apache.nifi.processors.jolt.JoltTransformJSON", _JOLT),
 }
 
 
