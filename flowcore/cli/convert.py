@@ -27,7 +27,7 @@ TARGETS = ("nifi", "python")
 
 def cmd_convert(args: argparse.Namespace) -> int:
     """Write the flow in the target form to stdout or ``--output``; notes go to stderr."""
-    flow = load_flow(args.flow, load_type_map(args.type_map))
+    flow = load_flow(args.flow, load_type_map(args.type_map, args))
     print_notes(flow)  # what reading a NiFi flow kept without effect
     if args.to == "python":
         write_output(flow_to_python(flow, origin=args.flow), args.output)

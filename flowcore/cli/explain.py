@@ -66,7 +66,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     An invalid flow is drawn too when its graph allows, and its problems follow on stderr
     (exit status 2): the picture helps to see what is wrong.
     """
-    flow = load_flow(args.flow, load_type_map(args.type_map))
+    flow = load_flow(args.flow, load_type_map(args.type_map, args))
     print_notes(flow)
     apply_parameters(flow, args)
     repository = repository_of(args, args.flow)

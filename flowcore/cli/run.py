@@ -67,7 +67,7 @@ def run_here(
     """
     from flowcore.driver.controller import run_flow  # noqa: PLC0415
 
-    flow = load_flow(args.flow, load_type_map(args.type_map), module_name=module_name)
+    flow = load_flow(args.flow, load_type_map(args.type_map, args), module_name=module_name)
     print_notes(flow)
     apply_parameters(flow, args)
     with ProgressDisplay(errors, flow.name, enabled=not args.json) as (report, stop):

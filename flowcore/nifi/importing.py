@@ -46,6 +46,7 @@ from flowcore.nifi.types import simple_name
 from flowcore.parameters import Parameter, ParameterContext
 from flowcore.registry import available_processors
 from flowcore.units import parse_data_size, parse_time_period
+from nifiapi._loader import loaded_processors
 
 __all__ = ["ImportedFlow", "import_nifi"]
 
@@ -344,7 +345,8 @@ def import_nifi(
     Args:
         source: a ``.json`` / ``.json.gz`` path, or the parsed JSON.
         parameters: values that win over the file's parameter contexts.
-        type_map: the user's processor classes by NiFi type (full or simple name).
+        type_map: the user's processor classes by NiFi type (full or simple name); the NiFi
+            Python processors loaded (``nifiapi._loader.register``) come after it.
         into: the flow class to build.
         services: what flowcore provides for each controller service type.
 
@@ -379,7 +381,8 @@ def import_nifi(
     maker = ProcessorMaker(
         flow,
         findings,
-        type_map or {},
+        # NiFi 2 Python processors (bundle python-extensions) are named by class name
+        {**loaded_processors(), **(type_map or {})},
         available_processors(),
         held,
         definition.external_services,

@@ -36,18 +36,6 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from nifiapi.componentstate import StateException, StateManager
-from nifiapi.flowfilesource import FlowFileSource
-from nifiapi.flowfiletransform import FlowFileTransform as NiFiTransform
-from nifiapi.logging import Logger
-from nifiapi.properties import (
-    ExpressionLanguageScope,
-    ProcessContext,
-    PropertyDescriptor,
-    ValidationContext,
-)
-from nifiapi.relationship import Relationship
-
 from flowcore.errors import ConfigurationError, InvalidProcessorError, ProcessException
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.process_context import ProcessContext as FlowcoreContext
@@ -69,6 +57,17 @@ from flowcore.session._content import CONTENT_FAILURE_REASON
 from flowcore.session._transform import FlowFileView, damage_reason
 from flowcore.validators import ValidationResult as FlowcoreValidation
 from flowcore.validators import Validator
+from nifiapi.componentstate import StateException, StateManager
+from nifiapi.flowfilesource import FlowFileSource
+from nifiapi.flowfiletransform import FlowFileTransform as NiFiTransform
+from nifiapi.logging import Logger
+from nifiapi.properties import (
+    ExpressionLanguageScope,
+    ProcessContext,
+    PropertyDescriptor,
+    ValidationContext,
+)
+from nifiapi.relationship import Relationship
 
 if TYPE_CHECKING:
     from flowcore.flowfile import FlowFile

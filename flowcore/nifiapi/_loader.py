@@ -38,11 +38,11 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from nifiapi._adapter import processor_class
 from packaging.requirements import InvalidRequirement, Requirement
 
 from flowcore.errors import ConfigurationError
 from flowcore.processor import Processor
+from nifiapi._adapter import processor_class
 
 __all__ = [
     "ENVIRONMENT_VARIABLE",

@@ -13,12 +13,11 @@ import enum
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from nifiapi.componentstate import StateManager
-
 import flowcore.validators as _validators
 from flowcore.errors import ConfigurationError
 from flowcore.properties import HoldsFlowFile
 from flowcore.properties import PropertyValue as _FlowcoreValue
+from nifiapi.componentstate import StateManager
 
 if TYPE_CHECKING:
     from flowcore.process_context import ProcessContext as _FlowcoreContext
