@@ -252,3 +252,19 @@ def test_a_flow_using_a_processor_without_its_dependencies_names_the_pip_command
         Flow.from_nifi(_python_flow("NeedsMissingPackage"))
     assert "Python processor NeedsMissingPackage" in str(raised.value)
     assert "pip install 'flowcore-sample-missing-package>=1.0'" in str(raised.value)
+
+
+def test_an_export_names_it_as_nifi_does(
+    extensions: PythonExtensions, registered: dict[str, Any]
+) -> None:
+    """Written back for NiFi, the processor is its class name in bundle python-extensions at
+    its ProcessorDetails version, and reads back as the same class."""
+    from flowcore.nifi.exporting import export_flow
+
+    register(extensions)
+    exported = export_flow(Flow.from_nifi(_python_flow())).document
+    [upper] = [p for p in exported["flowContents"]["processors"] if p["name"] == "Upper"]
+    assert (upper["type"], upper["bundle"]["artifact"]) == ("UpperCase", "python-extensions")
+    assert upper["bundle"]["version"] == "0.0.1-SNAPSHOT"
+    again = Flow.from_nifi(exported)
+    assert type(again.component("Upper").processor) is extensions.processors["UpperCase"]
