@@ -184,8 +184,13 @@ class InputFlowFile:
         return self._view.read()
 
     def getContentsAsReader(self) -> io.TextIOWrapper:
-        """The content as UTF-8 text, read line by line (``readline``, or iterate)."""
-        reader = io.TextIOWrapper(self._view.open(), encoding="utf-8")
+        """The content as UTF-8 text, read line by line (``readLine``, ``readline``, iterate).
+
+        NiFi's reader is closed by the framework when ``transform`` returns; nothing here can
+        tell when a Python reader is done with, so the content is read first (as
+        :meth:`getContentsAsBytes` reads it) and the lines come from memory.
+        """
+        reader = io.TextIOWrapper(io.BytesIO(self._view.read()), encoding="utf-8")
         reader.readLine = reader.readline  # type: ignore[attr-defined] - Java's spelling
         return reader
 

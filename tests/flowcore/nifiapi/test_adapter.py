@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pickle
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,12 +13,14 @@ from flowcore.errors import InvalidProcessorError
 from flowcore.testing import TestRunner
 from nifiapi._adapter import flowcore_descriptor, processor_class
 from nifiapi._loader import PythonExtensions
+from nifiapi.componentstate import Scope
 from nifiapi.flowfiletransform import FlowFileTransform, FlowFileTransformResult
 from nifiapi.properties import (
     ExpressionLanguageScope,
     PropertyDependency,
     PropertyDescriptor,
     StandardValidators,
+    ValidationResult,
 )
 from processors import GenerateFlowFile
 
@@ -266,3 +269,47 @@ def test_a_loaded_processor_runs_on_spark(extensions: PythonExtensions, tmp_path
     result = flow.run("spark", repository=tmp_path, conf={"spark.ui.enabled": "false"})
     assert result.transfers["upper"]["success"] == (2, 20)
     assert result.transfers["route"]["large"] == (2, 20)
+
+
+class _Numbering(FlowFileTransform):
+    """Numbers FlowFiles with a count kept in state, reading lines with NiFi's reader."""
+
+    class Java:
+        implements = ("org.apache.nifi.python.processor.FlowFileTransform",)
+
+    def transform(self, context: Any, flowFile: Any) -> FlowFileTransformResult:
+        manager = context.getStateManager()
+        count = int(manager.getState(Scope.LOCAL).get("count") or "0") + 1
+        manager.setState({"count": count}, Scope.LOCAL)
+        first = flowFile.getContentsAsReader().readLine().strip()
+        return FlowFileTransformResult("success", {"number": str(count), "first": first})
+
+
+class _Refusing(_Numbering):
+    """The same, with a customValidate that always finds a problem."""
+
+    def customValidate(self, context: Any) -> list[ValidationResult]:
+        seen = ",".join(d.name for d in context.getProperties())
+        return [ValidationResult("Numbering", f"checked [{seen}]", valid=False)]
+
+
+def test_a_transform_keeps_state_one_flowfile_at_a_time() -> None:
+    """A transform asking for its state manager runs serially: each FlowFile sees the count
+    the one before set, and the last count is the processor's state."""
+    cls = processor_class(_Numbering)
+    assert cls.capabilities.triggers_serially
+    runner = TestRunner(cls())
+    for text in (b"a\nb", b"c\n", b"d"):
+        runner.enqueue(text)
+    runner.run(3)
+    seen = [
+        (f.attributes["number"], f.attributes["first"]) for f in runner.flowfiles_for("success")
+    ]
+    assert seen == [("1", "a"), ("2", "c"), ("3", "d")]
+    assert runner.state == {"count": "3"}
+
+
+def test_custom_validate_results_are_flowcores() -> None:
+    """customValidate's NiFi ValidationResults become validation problems."""
+    [problem] = processor_class(_Refusing)().validate()
+    assert (problem.subject, problem.explanation) == ("Numbering", "checked []")
