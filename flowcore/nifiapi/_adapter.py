@@ -23,17 +23,26 @@ reads its state from the state committed, and sets it in its FlowFile's session;
 for its state manager at all runs one FlowFile at a time, serially (its source says
 ``getStateManager``), so each sees the last one's state.
 
-Pickling: the adapter class keeps the NiFi class's module (and is an attribute of it), so the
-Spark runner ships a processor loaded from an extensions directory by value, as it ships any
-processor whose module the executors cannot import; the NiFi instance travels with it.
+Pickling: a processor whose NiFi class was loaded from an extensions directory
+(:func:`import_extension`) pickles as that file's path, its module's source and its
+configuration. Unpickled (in a Spark executor), the file is imported again by path, its
+directory on ``sys.path`` so a package's sibling modules import as on the driver (or, where the
+file is not, its source is run), and a new NiFi instance is made and configured, as NiFi makes
+one in each Python process: what ``__init__`` sets is configuration, what ``onScheduled`` opens
+is opened again there. A class defined elsewhere (a test's) pickles as any processor.
 """
 
 from __future__ import annotations
 
+import copyreg
+import hashlib
+import importlib.util
 import inspect
 import io
+import re
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from flowcore.errors import ConfigurationError, InvalidProcessorError, ProcessException
@@ -168,6 +177,64 @@ def instantiate(nifi_class: type) -> Any:
     return nifi_class(jvm=None) if takes else nifi_class()
 
 
+_SAFE = re.compile(r"[^A-Za-z0-9_]")
+#: What a module loaded from an extensions directory is given: where it is, what it holds.
+_ORIGIN = "__flowcore_extension__"
+
+
+def _module_name(path: Path) -> str:
+    digest = hashlib.sha1(str(path).encode(), usedforsecurity=False).hexdigest()[:8]
+    return f"nifi_python_extension_{_SAFE.sub('_', path.stem)}_{digest}"
+
+
+def import_extension(path: Path, search: Path, source: str | None = None) -> Any:
+    """Import the extension module at *path* under a name of its own (once per process).
+
+    *search* (its directory, or its package's) goes on ``sys.path``, as NiFi puts it, so a
+    package's modules import one another by name. Where *path* is not a file (an executor
+    without the directory), *source* is run instead.
+
+    Raises:
+        ConfigurationError: the module fails to import (names it and the error).
+    """
+    name = _module_name(path)
+    found = sys.modules.get(name)
+    if found is not None:
+        return found
+    if search.is_dir() and str(search) not in sys.path:
+        sys.path.append(str(search))
+    text = source
+    if path.is_file():
+        text = path.read_text(encoding="utf-8")
+    if text is None:
+        msg = f"Python extension {path} is not there"
+        raise ConfigurationError(msg)
+    spec = importlib.util.spec_from_loader(name, loader=None, origin=str(path))
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    module.__file__ = str(path)
+    setattr(module, _ORIGIN, (str(path), str(search), text))
+    sys.modules[name] = module
+    try:
+        exec(compile(text, str(path), "exec"), module.__dict__)
+    except Exception as error:
+        del sys.modules[name]
+        msg = f"Python extension {path} failed to load: {type(error).__name__}: {error}"
+        raise ConfigurationError(msg) from error
+    return module
+
+
+def _rebuilt(origin: tuple[str, str, str], class_name: str, state: dict[str, Any]) -> Processor:
+    """A processor unpickled: its extension imported by path, a new NiFi instance configured."""
+    path, search, source = origin
+    module = import_extension(Path(path), Path(search), source)
+    cls = processor_class(getattr(module, class_name))
+    made = cls.__new__(cls)
+    made.__dict__.update(state)
+    made._with_nifi_instance()  # type: ignore[attr-defined]
+    return made
+
+
 class InputFlowFile:
     """The FlowFile ``transform`` is given, with NiFi's ``InputFlowFile`` methods.
 
@@ -236,18 +303,32 @@ class _NiFiProcessor:
     _relationships: tuple[list[Any], tuple[FlowcoreRelationship, ...]] | None = None
 
     def __init__(self, **properties: Any) -> None:
+        self._with_nifi_instance()
+        super().__init__(**properties)  # type: ignore[call-arg]
+
+    def _with_nifi_instance(self) -> None:
+        """Make the NiFi processor this one runs, as NiFi makes it, with its logger."""
         nifi = instantiate(type(self).nifi_class)
         nifi.logger = Logger(f"flowcore.processors.{type(self).__name__}")
         self.nifi = nifi
         own = getattr(nifi, "getPropertyDescriptors", None)
         self._nifi_descriptors = {d.name: d for d in (own() if callable(own) else ())}
-        super().__init__(**properties)  # type: ignore[call-arg]
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         for name in ("_context", "_session_now", "_relationships"):
             state.pop(name, None)
         return state
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """By the extension's path and source when loaded from one (see the module's notes)."""
+        module = sys.modules.get(type(self).nifi_class.__module__)
+        origin = getattr(module, _ORIGIN, None)
+        if origin is None:
+            return (copyreg.__newobj__, (type(self),), self.__getstate__())
+        state = self.__getstate__()
+        del state["nifi"], state["_nifi_descriptors"]
+        return (_rebuilt, (origin, type(self).nifi_class.__name__, state))
 
     # --- configuration ----------------------------------------------------------------------
 
@@ -490,6 +571,9 @@ _ADAPTERS: dict[type, type[Processor]] = {}
 
 def _asks_for_state(nifi_class: type) -> bool:
     """Whether the class's source asks for its state manager."""
+    origin = getattr(sys.modules.get(nifi_class.__module__), _ORIGIN, None)
+    if origin is not None:  # the whole file's source, the same wherever it is imported
+        return "getStateManager" in origin[2]
     try:
         source = inspect.getsource(nifi_class)
     except (OSError, TypeError):

@@ -24,12 +24,10 @@ module executors cannot import.
 from __future__ import annotations
 
 import ast
-import hashlib
 import importlib
 import importlib.metadata
 import importlib.util
 import os
-import re
 import shlex
 import subprocess
 import sys
@@ -42,7 +40,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from flowcore.errors import ConfigurationError
 from flowcore.processor import Processor
-from nifiapi._adapter import processor_class
+from nifiapi._adapter import import_extension, processor_class
 
 __all__ = [
     "ENVIRONMENT_VARIABLE",
@@ -61,7 +59,6 @@ INTERFACES = (
     "org.apache.nifi.python.processor.FlowFileTransform",
     "org.apache.nifi.python.processor.FlowFileSource",
 )
-_SAFE = re.compile(r"[^A-Za-z0-9_]")
 
 
 @attrs.frozen
@@ -216,36 +213,6 @@ def pip_install(requirements: Sequence[str]) -> None:
     importlib.invalidate_caches()
 
 
-def _module_name(path: Path) -> str:
-    digest = hashlib.sha1(str(path).encode(), usedforsecurity=False).hexdigest()[:8]
-    return f"nifi_python_extension_{_SAFE.sub('_', path.stem)}_{digest}"
-
-
-def _import(path: Path, search: Path) -> Any:
-    """Import the module at *path* under its own name, its directory *search* on the path.
-
-    Raises:
-        ConfigurationError: the module fails to import (names it and the error).
-    """
-    name = _module_name(path)
-    if name in sys.modules:
-        return sys.modules[name]
-    if str(search) not in sys.path:  # NiFi's packages import their sibling modules
-        sys.path.append(str(search))
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except Exception as error:
-        del sys.modules[name]
-        msg = f"Python extension {path} failed to load: {type(error).__name__}: {error}"
-        raise ConfigurationError(msg) from error
-    return module
-
-
 def _needs_packages(missing: MissingDependencies) -> type[Processor]:
     """A processor class standing for *missing*'s processor: making one says what is missing."""
 
@@ -327,7 +294,7 @@ def load_python_extensions(
                 for each in short:
                     processors[each.processor] = _needs_packages(each)
                 continue
-            module = _import(path, search)
+            module = import_extension(path, search)
             for processor in declared:
                 processors[processor.name] = processor_class(getattr(module, processor.name))
     return PythonExtensions(processors, tuple(missing), tuple(installed))

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import pickle
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +15,7 @@ from flowcore.builder import Flow
 from flowcore.errors import InvalidProcessorError
 from flowcore.testing import TestRunner
 from nifiapi._adapter import flowcore_descriptor, processor_class
-from nifiapi._loader import PythonExtensions
+from nifiapi._loader import PythonExtensions, load_python_extensions
 from nifiapi.componentstate import Scope
 from nifiapi.flowfiletransform import FlowFileTransform, FlowFileTransformResult
 from nifiapi.properties import (
@@ -23,6 +26,9 @@ from nifiapi.properties import (
     ValidationResult,
 )
 from processors import GenerateFlowFile
+
+SAMPLES = Path(__file__).parent / "samples"
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_a_transform_upper_cases_and_sets_an_el_attribute(extensions: PythonExtensions) -> None:
@@ -158,6 +164,54 @@ def test_a_loaded_processor_pickles_and_runs_after(extensions: PythonExtensions)
     assert runner.flowfiles_for("success")[0].content == b"ABC"
 
 
+_UNPICKLE_AND_RUN = """
+import pickle, sys
+import flowcore
+from flowcore.testing import TestRunner
+processor = pickle.loads(sys.stdin.buffer.read())
+runner = TestRunner(processor)
+runner.enqueue(b"one two three")
+runner.run()
+print(dict(runner.flowfiles_for("success")[0].attributes)["word.count"])
+"""
+
+
+def _in_a_fresh_process(processor: object) -> str:
+    """What a fresh interpreter (an executor) makes of *processor* pickled: the word count."""
+    done = subprocess.run(
+        [sys.executable, "-c", _UNPICKLE_AND_RUN],
+        input=pickle.dumps(processor),
+        capture_output=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    return done.stdout.decode().strip()
+
+
+def test_an_executor_imports_the_extension_by_path(extensions: PythonExtensions) -> None:
+    """Unpickled where nothing was loaded, CountWords is imported again from its file, its
+    package directory on the path so its sibling module imports, and runs."""
+    assert _in_a_fresh_process(extensions.processors["CountWords"]()) == "3"
+
+
+def test_an_executor_without_the_file_runs_its_source(tmp_path: Path) -> None:
+    """A single-file processor unpickled where its file is gone runs from the source pickled."""
+    folder = tmp_path / "extensions"
+    folder.mkdir()
+    (folder / "Counter.py").write_text(
+        (SAMPLES / "word-tools" / "CountWords.py")
+        .read_text()
+        .replace("import word_util\n", "")
+        .replace("class CountWords", "class Counter")
+        .replace("word_util.count_words(", "len(")
+        .replace(".decode())", ".decode().split())")
+    )
+    processor = load_python_extensions([folder]).processors["Counter"]()
+    (folder / "Counter.py").unlink()
+    assert _in_a_fresh_process(processor) == "3"
+
+
 def _flow(extensions: PythonExtensions, *, original_connected: bool) -> Flow:
     flow = Flow("nifi-python")
     gen = flow.add(GenerateFlowFile(batch_size=2, custom_text="hello nifi"), name="gen")
@@ -263,12 +317,14 @@ def test_descriptor_conversion_keeps_display_name_and_scope() -> None:
 
 @pytest.mark.spark
 def test_a_loaded_processor_runs_on_spark(extensions: PythonExtensions, tmp_path: Path) -> None:
-    """The same flow on the Spark runner: the processor from the extensions directory is
-    shipped to the executors by value, and transforms there."""
-    flow = _flow(extensions, original_connected=False)
+    """The flow with original connected to CountWords on the Spark runner: the processors
+    from the extensions directory, a package's among them, are rebuilt in the executors from
+    their files and transform there."""
+    flow = _flow(extensions, original_connected=True)
     result = flow.run("spark", repository=tmp_path, conf={"spark.ui.enabled": "false"})
     assert result.transfers["upper"]["success"] == (2, 20)
     assert result.transfers["route"]["large"] == (2, 20)
+    assert result.transfers["count"]["success"] == (2, 20)
 
 
 class _Numbering(FlowFileTransform):
