@@ -17,8 +17,8 @@ environment only when asked (``install_dependencies=True``, ``--install-dependen
 NiFi's one virtual environment per processor has no counterpart in one Spark application.
 
 Each module is imported under a name of its own (``nifi_python_extension_<file>_<hash>``), kept
-in ``sys.modules``: the Spark runner then ships its processors by value, as any processor whose
-module executors cannot import.
+in ``sys.modules``, by :func:`nifiapi._adapter.import_extension`, which an executor calls again
+when it unpickles one of its processors.
 """
 
 from __future__ import annotations
