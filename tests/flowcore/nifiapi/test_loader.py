@@ -268,3 +268,14 @@ def test_an_export_names_it_as_nifi_does(
     assert upper["bundle"]["version"] == "0.0.1-SNAPSHOT"
     again = Flow.from_nifi(exported)
     assert type(again.component("Upper").processor) is extensions.processors["UpperCase"]
+
+
+def test_the_setting_names_directories_for_the_command_line(registered: dict[str, Any]) -> None:
+    """``--setting python_extensions_source_directory=DIR`` loads as --python-extensions does."""
+    from argparse import Namespace
+
+    from flowcore.cli._nifi import load_python_extensions_of
+
+    setting = f"python_extensions_source_directory={SAMPLES}"
+    load_python_extensions_of(Namespace(setting=[setting], python_extensions=[]))
+    assert "UpperCase" in registered
