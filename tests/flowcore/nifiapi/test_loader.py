@@ -279,3 +279,22 @@ def test_the_setting_names_directories_for_the_command_line(registered: dict[str
     setting = f"python_extensions_source_directory={SAMPLES}"
     load_python_extensions_of(Namespace(setting=[setting], python_extensions=[]))
     assert "UpperCase" in registered
+
+
+def test_a_flow_written_as_python_imports_them_from_nifiapi_extensions(
+    extensions: PythonExtensions, registered: dict[str, Any], tmp_path: Path
+) -> None:
+    """``convert --to python`` writes ``from nifiapi.extensions import UpperCase``, which
+    gives the loaded class, so the written flow runs with the same directory loaded."""
+    from flowcore.nifi.python_source import flow_to_python
+
+    register(extensions)
+    source = flow_to_python(Flow.from_nifi(_python_flow()), origin="flow.json")
+    assert "from nifiapi.extensions import UpperCase" in source
+    namespace: dict[str, Any] = {}
+    exec(compile(source, "flow_py.py", "exec"), namespace)
+    result = namespace["flow"].run("direct", repository=tmp_path)
+    assert result.transfers["Upper"]["success"] == (3, 30)
+    registered.clear()
+    with pytest.raises(ImportError, match="no NiFi Python processor UpperCase is loaded"):
+        exec(compile(source, "flow_py.py", "exec"), {})
