@@ -298,3 +298,15 @@ def test_a_flow_written_as_python_imports_them_from_nifiapi_extensions(
     registered.clear()
     with pytest.raises(ImportError, match="no NiFi Python processor UpperCase is loaded"):
         exec(compile(source, "flow_py.py", "exec"), {})
+
+
+def test_a_python_processor_never_takes_a_java_processors_place(
+    registered: dict[str, Any], tmp_path: Path
+) -> None:
+    """A Python class named GenerateFlowFile does not replace NiFi's GenerateFlowFile."""
+    (tmp_path / "GenerateFlowFile.py").write_text(
+        UPPER.format(name="GenerateFlowFile", dependencies=[])
+    )
+    register(load_python_extensions([tmp_path, SAMPLES]))
+    flow = Flow.from_nifi(_python_flow())
+    assert type(flow.component("Generate").processor).__module__ == "processors.generate_flowfile"
