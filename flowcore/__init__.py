@@ -8,6 +8,7 @@ importing one of flowcore's modules loads this package too, and must not load th
 
 from typing import TYPE_CHECKING, Any
 
+from flowcore import _nifiapi_finder  # noqa: F401 - makes `import nifiapi` work in a source tree
 from flowcore.component_settings import (
     BackoffMechanism,
     LoadBalanceStrategy,

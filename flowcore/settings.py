@@ -141,6 +141,11 @@ class Settings:
             to start on it (the JVM's start included), before it gives up with one line naming
             the master, as NiFi's processors wait on a Connection Timeout (``30 sec``). Spark's
             own wait for an unreachable standalone master is over a minute, then a traceback.
+        python_extensions_source_directory: directories of NiFi 2 Python processors (NiFi's
+            ``nifi.python.extensions.source.directory.*``), loaded before a NiFi flow is
+            imported so its processors of bundle ``python-extensions`` are found by class name
+            (comma-separated as text; ``--python-extensions DIR`` and the environment variable
+            ``FLOWCORE_PYTHON_EXTENSIONS`` add to them).
     """
 
     batch_max_flowfiles: int = attrs.field(default=100_000, validator=_positive)
@@ -170,6 +175,9 @@ class Settings:
     expression_max_length: str = attrs.field(default="64 MB", validator=_data_size)
     content_claim_max_appendable_size: str = attrs.field(default="1 MB", validator=_data_size)
     spark_connect_timeout: str = attrs.field(default="30 sec", validator=_time_period)
+    python_extensions_source_directory: tuple[str, ...] = attrs.field(
+        default=(), converter=lambda dirs: (dirs,) if isinstance(dirs, str) else tuple(dirs)
+    )
 
     @classmethod
     def parse(cls, texts: Mapping[str, str], **values: object) -> Settings:

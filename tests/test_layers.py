@@ -22,6 +22,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "values and storage formats",
         (
             "flowcore.errors",
+            "flowcore._nifiapi_finder",
             "flowcore.clock",
             "flowcore.units",
             "flowcore.cron",
@@ -59,7 +60,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "flowcore.session.*",
         ),
     ),
-    ("built-in processors", ("processors.*",)),
+    ("built-in processors", ("processors.*", "flowcore.nifiapi.*")),
     (
         "flow definition and validation",
         (

@@ -1,5 +1,11 @@
 """What ``run``, ``explain``, ``convert`` add for NiFi flows: ``--type-map``, ``--strict``, notes.
 
+``--python-extensions DIR`` (NiFi's ``nifi.python.extensions.source.directory``; also the setting
+``python_extensions_source_directory`` and the variable ``FLOWCORE_PYTHON_EXTENSIONS``) loads
+NiFi 2 Python processors for the flow (:mod:`nifiapi._loader`); each one whose declared
+dependencies are missing is a ``note:`` naming the ``pip install`` command, and
+``--install-dependencies`` installs them first.
+
 ``flowcore run FLOW.json`` imports the flow with :meth:`flowcore.builder.Flow.from_nifi`; the
 import's notes (settings kept without effect, ports that lead nowhere) are printed on stderr as
 ``note:`` lines before anything runs, and its problems as one error (exit status 2). Invalid
@@ -12,17 +18,21 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from flowcore.builder import Flow
-from flowcore.cli._common import UsageError, errors
+from flowcore.cli._common import UsageError, errors, settings_of
+from flowcore.errors import ConfigurationError
 from flowcore.flow import FlowDefinition
 from flowcore.nifi.invalid import stopped_notes
+from nifiapi._loader import ENVIRONMENT_VARIABLE, load_python_extensions, register
 
 __all__ = [
+    "load_python_extensions_of",
     "load_type_map",
     "print_notes",
     "print_stopped",
@@ -40,6 +50,42 @@ def with_type_map(sub: argparse.ArgumentParser) -> None:
         help="for a NiFi flow: a dict of NiFi type -> your processor class, in a module "
         "(my.module:TYPES) or a Python file (types.py:TYPES)",
     )
+    sub.add_argument(
+        "--python-extensions",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a directory of NiFi 2 Python processors, as NiFi's "
+        f"nifi.python.extensions.source.directory (repeatable; also {ENVIRONMENT_VARIABLE})",
+    )
+    sub.add_argument(
+        "--install-dependencies",
+        action="store_true",
+        help="pip-install the dependencies those processors declare into this environment",
+    )
+
+
+def load_python_extensions_of(args: argparse.Namespace) -> None:
+    """Load and register the NiFi Python processors the command line and settings name.
+
+    Raises:
+        UsageError: a directory is missing, a processor file does not load, or pip fails.
+    """
+    directories = list(getattr(args, "python_extensions", None) or ())
+    if getattr(args, "setting", None):
+        directories += settings_of(args).python_extensions_source_directory
+    directories += [d for d in os.environ.get(ENVIRONMENT_VARIABLE, "").split(os.pathsep) if d]
+    if not directories:
+        return
+    try:
+        found = load_python_extensions(
+            directories, install_dependencies=bool(getattr(args, "install_dependencies", False))
+        )
+    except ConfigurationError as error:
+        raise UsageError(str(error)) from None
+    for missing in found.missing:
+        errors.print(f"note: {missing.message()}", markup=False, highlight=False, soft_wrap=True)
+    register(found)
 
 
 def with_strict(sub: argparse.ArgumentParser) -> None:
@@ -78,13 +124,20 @@ def _module(spec: str) -> Any:
         sys.path.pop(0)
 
 
-def load_type_map(spec: str | None) -> Mapping[str, Any] | None:
+def load_type_map(
+    spec: str | None, args: argparse.Namespace | None = None
+) -> Mapping[str, Any] | None:
     """The dict ``--type-map MODULE:DICT`` names, or None without the option.
+
+    With the command's *args*, the NiFi Python processors it names are loaded first
+    (:func:`load_python_extensions_of`).
 
     Raises:
         UsageError: the spec is not ``MODULE:DICT``, the module does not load, or the name is
             not a dict in it.
     """
+    if args is not None:
+        load_python_extensions_of(args)
     if spec is None:
         return None
     module_name, _, attribute = spec.rpartition(":")

@@ -30,7 +30,7 @@ TARGETS = ("nifi", "python")
 
 def cmd_convert(args: argparse.Namespace) -> int:
     """Write the flow in the target form to stdout or ``--output``; notes go to stderr."""
-    flow = load_flow(args.flow, load_type_map(args.type_map), strict=args.strict)
+    flow = load_flow(args.flow, load_type_map(args.type_map, args), strict=args.strict)
     print_notes(flow)  # what reading a NiFi flow kept without effect
     if args.strict:
         validate_flow(flow)

@@ -73,7 +73,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     An invalid flow is drawn too when its graph allows, and its problems follow on stderr
     (exit status 2): the picture helps to see what is wrong.
     """
-    flow = load_flow(args.flow, load_type_map(args.type_map), strict=args.strict)
+    flow = load_flow(args.flow, load_type_map(args.type_map, args), strict=args.strict)
     print_notes(flow)
     apply_parameters(flow, args)
     print_stopped(flow)

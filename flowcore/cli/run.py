@@ -75,7 +75,10 @@ def run_here(
     from flowcore.driver.controller import run_flow  # noqa: PLC0415
 
     flow = load_flow(
-        args.flow, load_type_map(args.type_map), module_name=module_name, strict=args.strict
+        args.flow,
+        load_type_map(args.type_map, args),
+        module_name=module_name,
+        strict=args.strict,
     )
     print_notes(flow)
     apply_parameters(flow, args)

@@ -30,7 +30,7 @@ from flowcore.component_settings import DEFAULT_MAX_BACKOFF_PERIOD, DEFAULT_RETR
 from flowcore.flow import Component, ComponentKind, Connection, FlowDefinition
 from flowcore.nifi.criteria import criteria_xml
 from flowcore.nifi.layout import PROCESSOR_SIZE, Position, layout
-from flowcore.nifi.types import FLOWCORE_PACKAGE, NiFiBundle, nifi_type_of
+from flowcore.nifi.types import FLOWCORE_PACKAGE, NIFI_VERSION, NiFiBundle, NiFiType, nifi_type_of
 from flowcore.parameters import Parameter, ParameterContext
 from flowcore.processor import Processor
 from flowcore.services import MapCacheService
@@ -266,6 +266,13 @@ def _processor(export: _Export, component: Component) -> dict[str, Any]:
     processor = component.processor
     assert processor is not None
     nifi_type = nifi_type_of(component.type_name)
+    nifi_class = getattr(type(processor), "nifi_class", None)  # a NiFi 2 Python processor
+    if nifi_class is not None:
+        details = getattr(nifi_class, "ProcessorDetails", None)
+        version = getattr(details, "version", None) or NIFI_VERSION
+        version = version[0] if isinstance(version, tuple) else version  # NiFi's `version = 'x',`
+        bundle = NiFiBundle("org.apache.nifi", "python-extensions", str(version))
+        nifi_type = NiFiType(component.type_name, bundle)
     if nifi_type.type.startswith(FLOWCORE_PACKAGE):
         export.notes.append(
             f"{component} is flowcore's own processor, exported as {nifi_type.type}: NiFi shows "

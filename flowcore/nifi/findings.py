@@ -22,6 +22,12 @@ _TYPE_MAP_HINT = (
     "map it to a processor class with type_map={{{simple!r}: YourProcessor}} "
     "(flowcore run, explain or convert --type-map MODULE:DICT), or replace it in NiFi"
 )
+#: What a user can do about a NiFi 2 Python processor (a type without a package) not loaded.
+_PYTHON_HINT = (
+    "it is a NiFi Python processor: give the directory its .py file is in with "
+    "--python-extensions DIR (or FLOWCORE_PYTHON_EXTENSIONS), as NiFi's "
+    "nifi.python.extensions.source.directory"
+)
 
 #: What a user can do about a service type flowcore lacks, until service types can be mapped.
 _SERVICE_HINT = (
@@ -98,7 +104,7 @@ class Findings:
                 FlowProblem(
                     f"processor type {nifi_type}",
                     f"flowcore has no such processor; {used}",
-                    _TYPE_MAP_HINT.format(simple=simple),
+                    _TYPE_MAP_HINT.format(simple=simple) if "." in nifi_type else _PYTHON_HINT,
                 )
             )
         for nifi_type, (why, users) in sorted(self.service_types.items()):

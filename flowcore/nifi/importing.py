@@ -42,10 +42,11 @@ from flowcore.nifi.findings import Findings, ImportNote
 from flowcore.nifi.formats import FlowShape, NiFiDefinition, read_definition
 from flowcore.nifi.groups import Edge, FlatFlow, Key, Node, NodeKind, flatten, prune
 from flowcore.nifi.services import SERVICES, ServiceMapping, unavailable
-from flowcore.nifi.types import simple_name
+from flowcore.nifi.types import NIFI_PROCESSORS, simple_name
 from flowcore.parameters import Parameter, ParameterContext
 from flowcore.registry import available_processors
 from flowcore.units import parse_data_size, parse_time_period
+from nifiapi._loader import loaded_processors
 
 __all__ = ["ImportedFlow", "import_nifi"]
 
@@ -355,6 +356,11 @@ def _note_unused_services(
         )
 
 
+def _python_processors() -> dict[str, Any]:
+    """The NiFi Python processors loaded, but for those named as a NiFi processor flowcore has."""
+    return {n: c for n, c in loaded_processors().items() if n not in NIFI_PROCESSORS}
+
+
 def import_nifi(
     source: str | os.PathLike[str] | Mapping[str, Any],
     *,
@@ -368,7 +374,8 @@ def import_nifi(
     Args:
         source: a ``.json`` / ``.json.gz`` path, or the parsed JSON.
         parameters: values that win over the file's parameter contexts.
-        type_map: the user's processor classes by NiFi type (full or simple name).
+        type_map: the user's processor classes by NiFi type (full or simple name); the NiFi
+            Python processors loaded (``nifiapi._loader.register``) come after it.
         into: the flow class to build.
         services: what flowcore provides for each controller service type.
 
@@ -403,7 +410,9 @@ def import_nifi(
     maker = ProcessorMaker(
         flow,
         findings,
-        type_map or {},
+        # NiFi 2 Python processors (bundle python-extensions) are named by class name; one
+        # named as a NiFi Java processor flowcore has would take that type's place: left out
+        {**_python_processors(), **(type_map or {})},
         available_processors(),
         held,
         definition.external_services,

@@ -137,6 +137,8 @@ class _Writer:
 def _processor_module(cls: type[Processor]) -> str:
     if BUILTIN_PROCESSORS.get(cls.__name__) is cls:
         return "processors"
+    if getattr(cls, "nifi_class", None) is not None:  # a NiFi 2 Python processor, loaded
+        return "nifiapi.extensions"
     if cls.__module__.startswith(_FLOW_FILE_MODULE) or cls.__module__ == "__main__":
         msg = (
             f"processor class {cls.__name__} is defined in the flow file itself, which another "
