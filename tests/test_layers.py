@@ -278,7 +278,12 @@ def test_modules_flowcore_loads_import_on_their_own() -> None:
 #: The only modules that may import pyspark: the Spark runner and the Data Sources it registers
 #: (both load only when Spark is used; ``import flowcore`` stays Spark-free).
 PYSPARK_MODULES = frozenset(
-    {"flowcore.runners.sessions", "flowcore.runners.spark", "flowcore.runners.spark_sources"}
+    {
+        "flowcore.runners.class_archive",
+        "flowcore.runners.sessions",
+        "flowcore.runners.spark",
+        "flowcore.runners.spark_sources",
+    }
 )
 
 

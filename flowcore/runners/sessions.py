@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from flowcore.errors import ConfigurationError
+from flowcore.runners.class_archive import discard, driver_options
 from flowcore.runners.masters import (
     DEFAULT_CONNECT_TIMEOUT,
     check_master,
@@ -295,8 +296,12 @@ def _start_session(master: str, conf: Mapping[str, str] | None) -> Any:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession  # noqa: PLC0415 - slow import, only when used
 
+    settings = session_conf(master, conf)
+    archived, archive = driver_options()
+    if archived:  # first, so the user's Java options still come last and win
+        settings[_JAVA_OPTIONS] = f"{archived} {settings[_JAVA_OPTIONS]}"
     builder = SparkSession.builder.master(master).appName("flowcore")
-    for key, value in session_conf(master, conf).items():
+    for key, value in settings.items():
         builder = builder.config(key, value)
     handler = signal.getsignal(signal.SIGINT)
     _quiet_jvm_start()
@@ -304,6 +309,9 @@ def _start_session(master: str, conf: Mapping[str, str] | None) -> Any:
         with on_jvm_path(_package_roots()):  # the sources import flowcore, found there
             session = builder.getOrCreate()
     except Exception as error:  # py4j's and PySpark's errors: the JVM's reason is inside
+        if archive is not None:  # whatever stopped it, the next try goes without the archive
+            discard(archive)
+            return _start_session(master, conf)
         msg = f"Spark could not start on master {master}: {reason(error)}"
         raise ConfigurationError(msg) from error
     _keep_sigint_handler(handler)
