@@ -19,6 +19,7 @@ from processors.fetch_file import FetchFile
 from processors.file_splitter import FileSplitter
 from processors.generate_flowfile import GenerateFlowFile
 from processors.get_file import GetFile
+from processors.invoke_http import InvokeHTTP
 from processors.list_file import ListFile
 from processors.log_attribute import LogAttribute
 from processors.merge_content import MergeContent
@@ -46,6 +47,7 @@ BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
     "FileSplitter": FileSplitter,
     "GenerateFlowFile": GenerateFlowFile,
     "GetFile": GetFile,
+    "InvokeHTTP": InvokeHTTP,
     "ListFile": ListFile,
     "LogAttribute": LogAttribute,
     "MergeContent": MergeContent,
@@ -75,6 +77,7 @@ __all__ = [
     "FileSplitter",
     "GenerateFlowFile",
     "GetFile",
+    "InvokeHTTP",
     "ListFile",
     "LogAttribute",
     "MergeContent",

@@ -26,6 +26,7 @@ from flowcore.errors import FlowcoreError
 from flowcore.flow import FlowDefinition
 from flowcore.nifi.types import simple_name
 from flowcore.services import DEFAULT_MAXIMUM_CACHE_ENTRIES, MapCacheService
+from flowcore.ssl_context import StandardSSLContextService
 
 __all__ = ["SERVICES", "ServiceMapping", "ServiceUse", "unavailable"]
 
@@ -147,7 +148,31 @@ def _map_cache(flow: FlowDefinition, use: ServiceUse) -> str:
 
 _MAP_CACHE = ServiceMapping("flowcore's local map cache (MapCacheService)", _map_cache)
 
-#: NiFi service types by simple name: the map cache clients and servers of 1.x and 2.x.
+
+def _ssl_context(flow: FlowDefinition, use: ServiceUse) -> str:
+    """Declare the SSL context service *use* stands for; return its name."""
+    if use.name in flow.services:
+        existing = flow.services[use.name]
+        if isinstance(existing, StandardSSLContextService):
+            return use.name
+    name, n = use.name, 1
+    while name in flow.services:
+        n += 1
+        name = f"{use.name}-{n}"
+    properties = {str(k): None if v is None else str(v) for k, v in use.properties.items()}
+    try:
+        service = StandardSSLContextService.from_nifi(name, properties)
+    except FlowcoreError as error:
+        msg = f"controller service {use.name!r} cannot be an SSL context service: {error}"
+        raise type(error)(msg) from None
+    return flow.add_service(service).name
+
+
+_SSL_CONTEXT = ServiceMapping("flowcore's StandardSSLContextService", _ssl_context)
+
+#: NiFi service types by simple name: the map cache clients and servers of 1.x and 2.x, and
+#: the SSL context services.
 SERVICES: Mapping[str, ServiceMapping] = {
-    simple_name(nifi_type): _MAP_CACHE for nifi_type in MapCacheService.NIFI_TYPES
+    **{simple_name(nifi_type): _MAP_CACHE for nifi_type in MapCacheService.NIFI_TYPES},
+    **{simple_name(t): _SSL_CONTEXT for t in StandardSSLContextService.NIFI_TYPES},
 }

@@ -20,6 +20,7 @@ from flowcore.flow import (
 )
 from flowcore.parameters import ParameterContext
 from flowcore.processor import Processor
+from flowcore.services import MapCacheService
 from flowcore.units import parse_data_size, parse_time_period
 
 __all__ = ["flow_structure", "same_flow"]
@@ -56,6 +57,8 @@ def flow_structure(flow: FlowDefinition) -> dict[str, Any]:
         ),
         "services": {  # those processors use: another has no effect
             name: (service.maximum_cache_entries, service.eviction_strategy.value)
+            if isinstance(service, MapCacheService)
+            else service.fingerprint()
             for name, service in sorted(flow.services.items())
             if name in used
         },
