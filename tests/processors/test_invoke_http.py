@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import gzip
 import http.server
+import ipaddress
 import json
 import pickle
 import socket
@@ -38,6 +39,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     """Routes by path: /echo, /status/N, /redirect, /hang, /large, /cookie."""
 
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go in two writes: no delayed-ACK stalls
 
     def log_message(self, *args: object) -> None:
         del args
@@ -450,9 +452,7 @@ def _certificate(
         .not_valid_before(now - datetime.timedelta(days=1))
         .not_valid_after(now + datetime.timedelta(days=1))
         .add_extension(
-            x509.SubjectAlternativeName(
-                [x509.IPAddress(__import__("ipaddress").ip_address("127.0.0.1"))]
-            ),
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
             critical=False,
         )
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
@@ -566,3 +566,102 @@ def test_flow_run_with_the_direct_runner(base: str, tmp_path: Path) -> None:
     written = list((tmp_path / "out").iterdir())
     assert written
     assert json.loads(written[0].read_text())["body"] == "hello"
+
+
+def _nifi_flow(url: str, truststore: Path) -> dict:
+    """A NiFi 1.x download: GenerateFlowFile -> InvokeHTTP (1.x names, an SSL service) -> funnel."""
+    bundle = {"group": "org.apache.nifi", "artifact": "nifi-standard-nar", "version": "1.23.2"}
+
+    def processor(identifier: str, kind: str, properties: dict, terminated: list) -> dict:
+        return {
+            "identifier": identifier,
+            "name": identifier,
+            "type": f"org.apache.nifi.processors.standard.{kind}",
+            "bundle": bundle,
+            "properties": properties,
+            "propertyDescriptors": {},
+            "schedulingPeriod": "0 sec",
+            "schedulingStrategy": "TIMER_DRIVEN",
+            "concurrentlySchedulableTaskCount": 1,
+            "autoTerminatedRelationships": terminated,
+            "scheduledState": "ENABLED",
+            "componentType": "PROCESSOR",
+            "groupIdentifier": "top",
+        }
+
+    def link(identifier: str, source: str, target: tuple[str, str], relationships: list) -> dict:
+        return {
+            "identifier": identifier,
+            "name": "",
+            "source": {"id": source, "type": "PROCESSOR", "groupId": "top"},
+            "destination": {"id": target[0], "type": target[1], "groupId": "top"},
+            "selectedRelationships": relationships,
+            "backPressureObjectThreshold": 10000,
+            "backPressureDataSizeThreshold": "1 GB",
+            "flowFileExpiration": "0 sec",
+            "prioritizers": [],
+            "groupIdentifier": "top",
+            "componentType": "CONNECTION",
+        }
+
+    gen = processor("gen", "GenerateFlowFile", {"Custom Text": "ping", "Batch Size": "2"}, [])
+    call = processor(
+        "call",
+        "InvokeHTTP",
+        {
+            "HTTP Method": "POST",
+            "Remote URL": f"{url}/echo",
+            "Follow Redirects": "True",
+            "Content-Type": "text/plain",
+            "SSL Context Service": "ssl-1",
+            "X-Flow": "nifi",
+        },
+        ["Original", "Retry", "No Retry", "Failure"],
+    )
+    ssl_service = {
+        "identifier": "ssl-1",
+        "name": "TLS",
+        "type": "org.apache.nifi.ssl.StandardSSLContextService",
+        "bundle": {**bundle, "artifact": "nifi-ssl-context-service-nar"},
+        "properties": {
+            "Truststore Filename": str(truststore),
+            "Truststore Type": "PKCS12",
+            "Truststore Password": "changeit",
+            "SSL Protocol": "TLS",
+        },
+        "propertyDescriptors": {},
+        "componentType": "CONTROLLER_SERVICE",
+        "groupIdentifier": "top",
+    }
+    root = {
+        "identifier": "top",
+        "name": "Top",
+        "componentType": "PROCESS_GROUP",
+        "processors": [gen, call],
+        "funnels": [{"identifier": "out", "componentType": "FUNNEL", "groupIdentifier": "top"}],
+        "connections": [
+            link("c1", "gen", ("call", "PROCESSOR"), ["success"]),
+            link("c2", "call", ("out", "FUNNEL"), ["Response"]),
+        ],
+        "controllerServices": [ssl_service],
+    }
+    return {"flowContents": root, "externalControllerServices": {}, "parameterContexts": {},
+            "flowEncodingVersion": "1.0"}  # fmt: skip
+
+
+def test_nifi_flow_with_invoke_http_and_ssl_service_imports_and_runs(
+    tls: tuple[str, Path, Path], tmp_path: Path
+) -> None:
+    """A NiFi 1.x flow (Remote URL, an SSL context service over PKCS12) loads and calls HTTPS."""
+    url, _, p12 = tls
+    flow = Flow.from_nifi(_nifi_flow(url, p12))
+    (service,) = flow.services.values()
+    assert isinstance(service, StandardSSLContextService)
+    assert "changeit" not in repr(service)
+    settings = Settings(sync=False, parallelism=1, unbounded_source_batches=1)
+    result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=settings)
+    assert result.count("call", "Response") == 2
+    assert result.count("call", "Original") == 2
+    exported = json.dumps(flow.to_nifi())
+    assert "changeit" not in exported
+    assert "StandardSSLContextService" in exported
