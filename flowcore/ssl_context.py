@@ -65,7 +65,7 @@ def _check_name(instance: object, attribute: attrs.Attribute, value: str) -> Non
 def _conversion(path: str, kind: str) -> str:
     stem = Path(path).with_suffix(".p12")
     return (
-        f"{kind} {path!r} is a Java {'JKS'} store, which flowcore cannot read; convert it to "
+        f"{kind} {path!r} is a Java JKS store, which flowcore cannot read; convert it to "
         f"PKCS12: keytool -importkeystore -srckeystore {path} -srcstoretype JKS "
         f"-destkeystore {stem} -deststoretype PKCS12"
     )
@@ -137,6 +137,10 @@ class StandardSSLContextService:
             if declared is not None and declared not in allowed:
                 msg = f"{kind}_type {declared!r} of service {self.name!r} is not one of {allowed!r}"
                 raise ConfigurationError(msg)
+        for kind in ("keystore", "truststore"):  # Java's formats are refused at once
+            path = getattr(self, f"{kind}_filename")
+            if path and (getattr(self, f"{kind}_type") in _JAVA_ONLY or _is_jks(path)):
+                self._store_kind(path, getattr(self, f"{kind}_type"), kind)
         if self.tls_protocol not in TLS_PROTOCOLS:
             msg = (
                 f"tls_protocol {self.tls_protocol!r} of service {self.name!r} is not one of "
@@ -201,20 +205,23 @@ class StandardSSLContextService:
 
     def _store_kind(self, path: str, declared: str | None, kind: str) -> str:
         """The store's type, refusing Java's formats in one line."""
+        if declared == "JKS":
+            raise ConfigurationError(_conversion(path, kind))
+        if declared == "BCFKS":
+            msg = (
+                f"{kind} {path!r} is a BCFKS store, which flowcore cannot read; convert it to "
+                f"PKCS12: keytool -importkeystore -srckeystore {path} -srcstoretype BCFKS "
+                f"-destkeystore {Path(path).with_suffix('.p12')} -deststoretype PKCS12"
+            )
+            raise ConfigurationError(msg)
         try:
             with open(path, "rb") as handle:
                 head = handle.read(4)
         except OSError as error:
             msg = f"{kind} {path!r} of service {self.name!r} cannot be read: {error.strerror}"
             raise ConfigurationError(msg) from None
-        if head == _JKS_MAGIC or declared == "JKS":
+        if head == _JKS_MAGIC:
             raise ConfigurationError(_conversion(path, kind))
-        if declared == "BCFKS":
-            msg = (
-                f"{kind} {path!r} is a BCFKS store, which flowcore cannot read; convert it to "
-                f"PKCS12 with keytool -importkeystore ... -deststoretype PKCS12"
-            )
-            raise ConfigurationError(msg)
         if declared is not None:
             return declared
         return "PEM" if head.startswith(b"----") else "PKCS12"
@@ -255,6 +262,15 @@ class StandardSSLContextService:
                 "check its Key Password"
             )
             raise ConfigurationError(msg) from None
+
+
+def _is_jks(path: str) -> bool:
+    """Whether *path* is a JKS file (False when it cannot be read here: checked at use)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(4) == _JKS_MAGIC
+    except OSError:
+        return False
 
 
 def _pem(certificate: object) -> bytes:

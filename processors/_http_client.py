@@ -15,8 +15,10 @@ pooled connection (the connection timeout again).
 
 from __future__ import annotations
 
+import functools
 import http.cookiejar
 import shutil
+import ssl
 import tempfile
 import time
 import zlib
@@ -75,6 +77,18 @@ class _NoCookies(http.cookiejar.DefaultCookiePolicy):
         return False
 
 
+@functools.lru_cache(maxsize=16)
+def _tls_context(service: StandardSSLContextService | None) -> ssl.SSLContext:
+    """The TLS context for *service* (None: the platform's authorities), made once per process.
+
+    Reading the stores (or the default authorities) costs far more than a request; a client
+    context is safe to share between clients and threads.
+    """
+    if service is None:
+        return httpx.create_ssl_context()
+    return service.create_context()
+
+
 def open_client(settings: ClientSettings) -> httpx.Client:
     """A pooled client for *settings*.
 
@@ -93,7 +107,7 @@ def open_client(settings: ClientSettings) -> httpx.Client:
         max_keepalive_connections=min(settings.idle_connections, settings.concurrency),
         keepalive_expiry=settings.idle_timeout,
     )
-    verify = settings.ssl.create_context() if settings.ssl is not None else True
+    verify = _tls_context(settings.ssl)
     cookies = http.cookiejar.CookieJar(policy=None if settings.accept_cookies else _NoCookies())
     client = httpx.Client(
         timeout=timeout,
@@ -160,6 +174,12 @@ class RequestBody:
             self.path.unlink(missing_ok=True)
 
 
+@functools.lru_cache(maxsize=1024)
+def _url(text: str) -> httpx.URL:
+    """*text* parsed once: most flows call one URL, and parsing is a request's largest cost."""
+    return httpx.URL(text)
+
+
 @attrs.frozen
 class Call:
     """One HTTP request, fully evaluated on the trigger's thread.
@@ -194,7 +214,7 @@ class Call:
                 content = self.body.chunks()
                 if not self.chunked:
                     headers.append(("Content-Length", str(self.body.size)))
-        return client.build_request(self.method, self.url, headers=headers, content=content)  # type: ignore[arg-type]
+        return client.build_request(self.method, _url(self.url), headers=headers, content=content)  # type: ignore[arg-type]
 
 
 @attrs.define

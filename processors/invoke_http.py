@@ -20,6 +20,8 @@ idempotency key from ``${uuid}`` in a dynamic-property header) where duplicates 
 from __future__ import annotations
 
 import email.utils
+import functools
+import logging
 import time
 import urllib.parse
 import uuid
@@ -33,12 +35,12 @@ import httpx
 
 import processors._http_properties as p
 from flowcore.errors import ConfigurationError
-from flowcore.patterns import compile_pattern
 from flowcore.processor import Processor
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.ssl_context import StandardSSLContextService
 from flowcore.validators import ValidationResult
 from processors._http_client import Call, ClientSettings, Exchange, HttpRuntime, RequestBody
+from processors._http_options import RequestOptions
 
 if TYPE_CHECKING:
     from flowcore.flowfile import FlowFile
@@ -86,10 +88,12 @@ _RDN_NAMES = {
     "domainComponent": "DC",
     "emailAddress": "EMAILADDRESS",
 }
-#: FlowFiles taken per trigger, per concurrent request.
+#: FlowFiles taken per trigger, per concurrent request, and at least (one session each).
 _TAKEN_PER_REQUEST = 4
+_TAKEN_MINIMUM = 16
 
 
+@functools.lru_cache(maxsize=1024)
 def redact_url(url: str) -> str:
     """*url* without a password in its user information (what attributes and logs show)."""
     try:
@@ -220,6 +224,7 @@ class InvokeHTTP(Processor):
         """Ship the configuration only: a task opens its own client."""
         state = dict(self.__dict__)
         state.pop("_runtime", None)
+        state.pop("_options", None)
         return state
 
     def _settings(self, context: ProcessContext, session: ProcessSession) -> ClientSettings:
@@ -263,7 +268,6 @@ class InvokeHTTP(Processor):
 
     def on_scheduled(self, context: ProcessContext) -> None:
         """Note the settings flowcore does not act on; the client opens at the first trigger."""
-        self._runtime: HttpRuntime | None = None
         if context.get_property(p.RESPONSE_CACHE_ENABLED).as_boolean():
             context.logger.warning(
                 "Response Cache Enabled is true, but flowcore keeps no HTTP response cache: "
@@ -273,33 +277,40 @@ class InvokeHTTP(Processor):
     def on_stopped(self, context: ProcessContext) -> None:
         """Close the task's client and its pool."""
         del context
+        self.__dict__.pop("_options", None)
         runtime = self.__dict__.pop("_runtime", None)
         if runtime is not None:
             runtime.close()
 
-    def _runtime_for(self, context: ProcessContext, session: ProcessSession) -> HttpRuntime:
+    def _runtime_for(
+        self, context: ProcessContext, session: ProcessSession
+    ) -> tuple[HttpRuntime, RequestOptions]:
+        """The task's client and options, made at its first trigger."""
         runtime = self.__dict__.get("_runtime")
         if runtime is None:
+            options = RequestOptions.from_context(context)
             runtime = HttpRuntime(self._settings(context, session))
-            self._runtime = runtime
-        return runtime
+            self.__dict__["_options"] = options
+            self.__dict__["_runtime"] = runtime
+        return runtime, self.__dict__["_options"]
 
     # --- the trigger ------------------------------------------------------------------------
 
     def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
         """Send the FlowFiles taken, a bounded number at once, and route each by its response."""
-        runtime = self._runtime_for(context, session)
-        flowfiles = session.get(runtime.settings.concurrency * _TAKEN_PER_REQUEST)
+        runtime, options = self._runtime_for(context, session)
+        concurrency = runtime.settings.concurrency
+        flowfiles = session.get(max(_TAKEN_MINIMUM, concurrency * _TAKEN_PER_REQUEST))
         if not flowfiles:
             return
         window: deque[_Started] = deque()
         try:
             for flowfile in flowfiles:
-                window.append(self._start(context, session, runtime, flowfile))
-                if len(window) >= runtime.settings.concurrency:
-                    self._finish(context, session, window.popleft())
+                window.append(self._start(session, runtime, options, flowfile))
+                if len(window) >= concurrency:
+                    self._finish(context, session, options, window.popleft())
             while window:
-                self._finish(context, session, window.popleft())
+                self._finish(context, session, options, window.popleft())
         except BaseException:
             for started in window:  # close what was sent; the session rolls back
                 if isinstance(started.call, Future):
@@ -308,79 +319,64 @@ class InvokeHTTP(Processor):
 
     def _start(
         self,
-        context: ProcessContext,
         session: ProcessSession,
         runtime: HttpRuntime,
+        options: RequestOptions,
         flowfile: FlowFile,
     ) -> _Started:
         """Evaluate *flowfile*'s request and start it; an evaluation error is kept for Failure."""
         url = ""
         try:
-            url = (
-                context.get_property(p.HTTP_URL).evaluate_attribute_expressions(flowfile).value
-                or ""
-            ).strip()
-            call = self._call(context, session, flowfile, url)
+            url = (options.url.evaluate_attribute_expressions(flowfile).value or "").strip()
+            call = self._call(session, options, flowfile, url)
         except Exception as error:  # a bad URL or header: Failure, as NiFi's catch-all
             return _Started(flowfile, error, url, sent_body=False)
         return _Started(flowfile, runtime.submit(call), url, sent_body=call.body is not None)
 
+    @staticmethod
     def _call(
-        self, context: ProcessContext, session: ProcessSession, flowfile: FlowFile, url: str
+        session: ProcessSession, options: RequestOptions, flowfile: FlowFile, url: str
     ) -> Call:
-        method_value = context.get_property(p.HTTP_METHOD).evaluate_attribute_expressions(flowfile)
-        method = (method_value.value or "").strip().upper()
+        """The request for *flowfile*: method, headers (NiFi's order) and body."""
+        method = (options.method.evaluate_attribute_expressions(flowfile).value or "").strip()
+        method = method.upper()
         headers: list[tuple[str, str]] = []
-        agent = context.get_property(p.REQUEST_USER_AGENT).evaluate_attribute_expressions(flowfile)
-        if agent.value and agent.value.strip():
-            headers.append(("User-Agent", agent.value.strip()))
-        if context.get_property(p.REQUEST_DATE_HEADER_ENABLED).as_boolean():
+        agent = options.user_agent.evaluate_attribute_expressions(flowfile).value
+        if agent and agent.strip():
+            headers.append(("User-Agent", agent.strip()))
+        if options.date_header:
             headers.append(("Date", email.utils.formatdate(usegmt=True)))
-        for name in context.dynamic_properties:
-            value = context.get_property(name).evaluate_attribute_expressions(flowfile).value
-            headers.append((name, value or ""))
-        pattern_text = context.get_property(p.REQUEST_HEADER_ATTRIBUTES_PATTERN).value
-        if pattern_text:
-            pattern = compile_pattern(pattern_text.strip())
+        for name, value in options.headers:
+            headers.append((name, value.evaluate_attribute_expressions(flowfile).value or ""))
+        if options.attributes_pattern is not None:
             for raw_key, value in flowfile.attributes.items():
                 key = raw_key.strip()
-                if key not in _IGNORED_REQUEST_ATTRIBUTES and pattern.fullmatch(key):
+                if key not in _IGNORED_REQUEST_ATTRIBUTES and options.attributes_pattern.fullmatch(
+                    key
+                ):
                     headers.append((key, value.strip()))
         body = None
-        chunked = False
         if method in p.BODY_METHODS:
-            content_type = (
-                context.get_property(p.REQUEST_CONTENT_TYPE)
-                .evaluate_attribute_expressions(flowfile)
-                .value
-            )
+            content_type = options.content_type.evaluate_attribute_expressions(flowfile).value
             headers.append(("Content-Type", (content_type or "").strip() or DEFAULT_CONTENT_TYPE))
-            compress = context.get_property(p.REQUEST_CONTENT_ENCODING).value == "GZIP"
-            if compress:
+            if options.gzip:
                 headers.append(("Content-Encoding", "gzip"))
-            chunked = bool(
-                context.get_property(p.REQUEST_CHUNKED_TRANSFER_ENCODING_ENABLED).as_boolean()
-            )
-            if context.get_property(p.REQUEST_BODY_ENABLED).as_boolean() is not False:
+            if options.body_enabled:
                 with session.read(flowfile) as stream:
-                    body = RequestBody.spool(stream, flowfile.size, compress=compress)
+                    body = RequestBody.spool(stream, flowfile.size, compress=options.gzip)
             else:
                 body = RequestBody(data=b"")
-        return Call(method, url, headers, body, chunked, self._auth(context))
-
-    @staticmethod
-    def _auth(context: ProcessContext) -> httpx.Auth | None:
-        user = (context.get_property(p.REQUEST_USERNAME).value or "").strip()
-        if not user:
-            return None
-        secret = (context.get_property(p.REQUEST_PASSWORD).value or "").strip()
-        if context.get_property(p.REQUEST_DIGEST_AUTHENTICATION_ENABLED).as_boolean():
-            return httpx.DigestAuth(user, secret)
-        return httpx.BasicAuth(user, secret)
+        return Call(method, url, headers, body, options.chunked, options.auth)
 
     # --- the response -----------------------------------------------------------------------
 
-    def _finish(self, context: ProcessContext, session: ProcessSession, started: _Started) -> None:
+    def _finish(
+        self,
+        context: ProcessContext,
+        session: ProcessSession,
+        options: RequestOptions,
+        started: _Started,
+    ) -> None:
         """Route a request by its exchange, streaming the body into a response FlowFile."""
         request, url = started.flowfile, started.url
         call = started.call
@@ -391,56 +387,58 @@ class InvokeHTTP(Processor):
             self._fail(context, session, request, error, url)
             return
         if started.sent_body:
-            session.provenance.send(request, url)
+            session.provenance.send(request, redact_url(url))
         response = exchange.response
         assert response is not None
         response_ff = None
         try:
-            request, response_ff = self._receive(context, session, request, exchange, url)
+            request, response_ff = self._receive(
+                context, session, options, request=request, exchange=exchange, url=url
+            )
         except Exception as error:  # the body broke off (read timeout, reset): Failure
-            if response_ff is not None:
-                session.remove(response_ff)
             self._fail(context, session, request, error, url)
             return
         finally:
             exchange.close()
-        self._route(context, session, request, response_ff, response.status_code)
+        self._route(session, options, request, response_ff, response.status_code)
 
     def _receive(
         self,
         context: ProcessContext,
         session: ProcessSession,
+        options: RequestOptions,
+        *,
         request: FlowFile,
         exchange: Exchange,
         url: str,
     ) -> tuple[FlowFile, FlowFile | None]:
+        """Write the status attributes, the response FlowFile and the body attribute.
+
+        A body that breaks off leaves no response FlowFile behind (it is removed) and raises.
+        """
         response = exchange.response
         assert response is not None
         status = response.status_code
         success = status // 100 == 2
-        context.logger.info(
-            "Request %s %s HTTP %d", response.request.method, redact_url(url), status
-        )
+        if context.logger.isEnabledFor(logging.INFO):
+            context.logger.info(
+                "Request %s %s HTTP %d", response.request.method, redact_url(url), status
+            )
+        shown_url = redact_url(url)
         attributes = {
             STATUS_CODE: str(status),
             STATUS_MESSAGE: response.reason_phrase,
-            REQUEST_URL: redact_url(url),
+            REQUEST_URL: shown_url,
             REQUEST_DURATION: str(exchange.headers_ms),
             RESPONSE_URL: redact_url(str(response.url)),
             TRANSACTION_ID: str(uuid.uuid4()),
         }
         request = session.put_all_attributes(request, attributes)
-        attribute_name = context.get_property(p.RESPONSE_BODY_ATTRIBUTE_NAME)
-        to_attribute = attribute_name.is_set()
-        limit = (
-            context.get_property(p.RESPONSE_BODY_ATTRIBUTE_SIZE).as_integer()
-            if to_attribute
-            else 256
-        )
+        to_attribute = options.body_attribute.is_set()
+        limit = options.body_attribute_size
         body_to_attribute = not success or to_attribute
-        always = bool(context.get_property(p.RESPONSE_GENERATION_REQUIRED).as_boolean())
-        body_to_content = (success and not to_attribute) or always
-        has_body = not context.get_property(p.RESPONSE_BODY_IGNORED).as_boolean()
+        body_to_content = (success and not to_attribute) or options.always_output
+        has_body = not options.body_ignored
         head = bytearray()
         response_ff = None
         if body_to_content:
@@ -448,8 +446,7 @@ class InvokeHTTP(Processor):
             response_ff = session.put_all_attributes(
                 response_ff, {**attributes, **self._header_attributes(response, "")}
             )
-            naming = context.get_property(p.RESPONSE_FLOW_FILE_NAMING_STRATEGY).value
-            if naming == "URL_PATH" and response.request.method == "GET":
+            if options.url_path_names and response.request.method == "GET":
                 name = urllib.parse.urlsplit(url).path.rstrip("/").rpartition("/")[2]
                 if name:
                     response_ff = session.put_attribute(response_ff, "filename", name)
@@ -458,10 +455,14 @@ class InvokeHTTP(Processor):
                 if content_type:
                     response_ff = session.put_attribute(response_ff, "mime.type", content_type)
                 chunks = self._tee(response.iter_bytes(), head, limit if body_to_attribute else 0)
-                response_ff = session.write(response_ff, chunks)
+                try:
+                    response_ff = session.write(response_ff, chunks)
+                except BaseException:
+                    session.remove(response_ff)
+                    raise
                 session.provenance.fetch(
                     response_ff,
-                    redact_url(url),
+                    shown_url,
                     duration_ms=int((time.monotonic() - exchange.started) * 1000),
                 )
         elif body_to_attribute and has_body:
@@ -470,18 +471,15 @@ class InvokeHTTP(Processor):
                 if len(head) >= limit:
                     break
         if body_to_attribute and has_body:
-            key = attribute_name.evaluate_attribute_expressions(request).value or RESPONSE_BODY
+            key = options.body_attribute.evaluate_attribute_expressions(request).value
+            key = key or RESPONSE_BODY
             text = bytes(head[:limit]).decode(_charset(response), errors="replace")
             request = session.put_attribute(request, key, text)
             duration = int((time.monotonic() - exchange.started) * 1000)
             details = f"Response Body Attribute Added [{key}] Processing Duration [{duration} ms]"
             session.provenance.modify_attributes(request, details=details)
-        if context.get_property(p.RESPONSE_HEADER_REQUEST_ATTRIBUTES_ENABLED).as_boolean():
-            prefix = (
-                context.get_property(p.RESPONSE_HEADER_REQUEST_ATTRIBUTES_PREFIX)
-                .evaluate_attribute_expressions(request)
-                .value
-            )
+        if options.headers_to_request:
+            prefix = options.header_prefix.evaluate_attribute_expressions(request).value
             request = session.put_all_attributes(
                 request, self._header_attributes(response, (prefix or "").strip())
             )
@@ -508,17 +506,17 @@ class InvokeHTTP(Processor):
             attributes[REMOTE_DN] = dn
         return attributes
 
+    @staticmethod
     def _route(
-        self,
-        context: ProcessContext,
         session: ProcessSession,
+        options: RequestOptions,
         request: FlowFile,
         response_ff: FlowFile | None,
         status: int,
     ) -> None:
         """NiFi's ``route``: 2xx Original+Response, 5xx Retry (penalized), else No Retry."""
         sent = False
-        if context.get_property(p.RESPONSE_GENERATION_REQUIRED).as_boolean() and response_ff:
+        if options.always_output and response_ff is not None:
             session.transfer(response_ff, p.RESPONSE)
             sent = True
         if status // 100 == 2:
@@ -528,12 +526,12 @@ class InvokeHTTP(Processor):
         elif status // 100 == 5:
             session.transfer(session.penalize(request), p.RETRY)
         else:
-            if context.get_property(p.REQUEST_FAILURE_PENALIZATION_ENABLED).as_boolean():
+            if options.penalize_no_retry:
                 request = session.penalize(request)
             session.transfer(request, p.NO_RETRY)
 
+    @staticmethod
     def _fail(
-        self,
         context: ProcessContext,
         session: ProcessSession,
         request: FlowFile,

@@ -139,11 +139,8 @@ def test_jks_store_is_refused_with_the_conversion(tmp_path: Path, declared: str 
     """A JKS store (by type or by its magic number) names keytool's conversion to PKCS12."""
     jks = tmp_path / "trust.jks"
     jks.write_bytes(b"\xfe\xed\xfe\xed\x00\x00\x00\x02")
-    service = StandardSSLContextService(
-        "tls", truststore_filename=str(jks), truststore_type=declared
-    )
-    with pytest.raises(ConfigurationError) as caught:
-        service.create_context()
+    with pytest.raises(ConfigurationError) as caught:  # refused when the service is made
+        StandardSSLContextService("tls", truststore_filename=str(jks), truststore_type=declared)
     message = str(caught.value)
     assert "\n" not in message
     assert f"keytool -importkeystore -srckeystore {jks}" in message

@@ -531,11 +531,10 @@ def test_jks_keystore_is_refused_in_one_line(tmp_path: Path) -> None:
     """A JKS store is refused with one line naming keytool's conversion to PKCS12."""
     jks = tmp_path / "keystore.jks"
     jks.write_bytes(b"\xfe\xed\xfe\xed" + b"\x00" * 60)
-    service = StandardSSLContextService(
-        "tls", keystore_filename=str(jks), keystore_password="x", keystore_type="JKS"
-    )
     with pytest.raises(ConfigurationError) as caught:
-        service.create_context()
+        StandardSSLContextService(
+            "tls", keystore_filename=str(jks), keystore_password="x", keystore_type="JKS"
+        )
     message = str(caught.value)
     assert "\n" not in message
     assert "keytool -importkeystore" in message

@@ -1,0 +1,167 @@
+"""InvokeHTTP requests/s against a loopback server, beside a plain httpx loop in the same run.
+
+A small asyncio HTTP/1.1 server (keep-alive, a 2-byte body) runs in its own process, so it
+shares no interpreter lock with the client. Against it, in one run and interleaved:
+
+- ``httpx loop``: one ``httpx.Client``, ``--requests`` GETs one after the other;
+- ``httpx threads``: the same client, the GETs on ``--concurrency`` threads;
+- ``InvokeHTTP 1``: GenerateFlowFile (``--requests`` FlowFiles) -> InvokeHTTP with Concurrent
+  Requests 1 -> everything auto-terminated, on the direct runner (the whole flow run timed:
+  FlowFiles made, requests, response FlowFiles written, provenance, the commit);
+- ``InvokeHTTP N``: the same with Concurrent Requests ``--concurrency``.
+
+``--repeat N`` runs each N times, interleaved; the best rate and the range are reported. The
+issue's targets: InvokeHTTP one by one >= 0.7x the loop; with concurrency, more than the loop.
+
+    .venv/bin/python bench/invoke_http.py [--requests N] [--concurrency N] [--repeat N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing
+import shutil
+import socket
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # before bench/'s repositories.py
+
+import httpx
+
+from flowcore import Flow
+from flowcore.driver.controller import run_flow
+from flowcore.settings import Settings
+from processors import GenerateFlowFile, InvokeHTTP
+
+_RESPONSE = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok"
+
+
+class _Http(asyncio.Protocol):
+    """Answers each request on a connection with 200 ``ok`` (bodies skipped by length)."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport
+        self.buffer = b""
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        while True:
+            head_end = self.buffer.find(b"\r\n\r\n")
+            if head_end < 0:
+                return
+            length = 0
+            for line in self.buffer[:head_end].split(b"\r\n")[1:]:
+                name, _, value = line.partition(b":")
+                if name.strip().lower() == b"content-length":
+                    length = int(value)
+            end = head_end + 4 + length
+            if len(self.buffer) < end:
+                return
+            self.buffer = self.buffer[end:]
+            self.transport.write(_RESPONSE)  # type: ignore[attr-defined]
+
+
+def _serve(listener: socket.socket) -> None:
+    async def main() -> None:
+        server = await asyncio.get_running_loop().create_server(_Http, sock=listener)
+        async with server:
+            await server.serve_forever()
+
+    asyncio.run(main())
+
+
+def _httpx_loop(url: str, requests: int) -> float:
+    with httpx.Client() as client:
+        client.get(url).read()  # connects
+        started = time.perf_counter()
+        for _ in range(requests):
+            client.get(url).read()
+        return time.perf_counter() - started
+
+
+def _httpx_threads(url: str, requests: int, concurrency: int) -> float:
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    with httpx.Client(limits=limits) as client, ThreadPoolExecutor(concurrency) as pool:
+        list(pool.map(lambda _: client.get(url).read(), range(concurrency)))  # connects
+        started = time.perf_counter()
+        list(pool.map(lambda _: client.get(url).read(), range(requests)))
+        return time.perf_counter() - started
+
+
+def _invoke_http(url: str, requests: int, concurrency: int, root: Path) -> float:
+    shutil.rmtree(root / "repo", ignore_errors=True)
+    flow = Flow("bench-http")
+    gen = flow.add(GenerateFlowFile(batch_size=requests, file_size="0 B"), name="gen")
+    call = flow.add(
+        InvokeHTTP(
+            http_url=url,
+            concurrent_requests=concurrency,
+            request_date_header_enabled="False",
+        ),
+        name="call",
+    )
+    flow.connect(gen, call)
+    flow.auto_terminate(call, ["Original", "Response", "Retry", "No Retry", "Failure"])
+    settings = Settings(sync=False, parallelism=1, unbounded_source_batches=1)
+    started = time.perf_counter()
+    result = run_flow(flow, "direct", repository=root / "repo", settings=settings)
+    elapsed = time.perf_counter() - started
+    assert result.count("call", "Response") == requests, result.transfers
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=3000)
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each, interleaved")
+    args = parser.parse_args()
+    listener = socket.create_server(("127.0.0.1", 0), backlog=256)
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/ping"
+    server = multiprocessing.get_context("fork").Process(target=_serve, args=(listener,))
+    server.start()
+    listener.close()
+    root = Path(tempfile.mkdtemp(prefix="bench-http-"))
+    n, c = args.requests, args.concurrency
+    cases = {
+        "httpx loop": lambda: _httpx_loop(url, n),
+        f"httpx threads {c}": lambda: _httpx_threads(url, n, c),
+        "InvokeHTTP 1": lambda: _invoke_http(url, n, 1, root),
+        f"InvokeHTTP {c}": lambda: _invoke_http(url, n, c, root),
+    }
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    try:
+        _invoke_http(url, 100, 1, root)  # warms up imports and the repository code
+        for _ in range(args.repeat):
+            for name, case in cases.items():
+                times[name].append(case())
+    finally:
+        server.kill()
+        server.join()
+        shutil.rmtree(root, ignore_errors=True)
+    loop_best = n / min(times["httpx loop"])
+    results = {
+        name: {
+            "best_per_second": n / min(seconds),
+            "slowest_per_second": n / max(seconds),
+            "vs_httpx_loop": n / min(seconds) / loop_best,
+        }
+        for name, seconds in times.items()
+    }
+    print(json.dumps({"requests": n, "concurrency": c, "repeat": args.repeat, **results}))
+    print(f"{'case':<20}{'best req/s':>14}{'slowest':>12}{'x httpx loop':>14}")
+    for name, f in results.items():
+        print(
+            f"{name:<20}{f['best_per_second']:>14,.0f}{f['slowest_per_second']:>12,.0f}"
+            f"{f['vs_httpx_loop']:>14.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
