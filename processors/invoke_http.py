@@ -205,7 +205,7 @@ class InvokeHTTP(Processor):
                     "Proxy Host and Proxy Port must be set together",
                 )
             )
-        forms = [n for n in values if n.startswith("post:form:") and values.get(n)]
+        forms = [n for n in self.dynamic_properties if n.startswith("post:form:")]
         if values.get(p.REQUEST_FORM_DATA_NAME.name):
             forms.append(p.REQUEST_FORM_DATA_NAME.name)
         if forms:

@@ -265,6 +265,24 @@ def test_gzip_and_chunked_request_bodies(base: str) -> None:
     assert echo["headers"]["Content-Encoding"] == "gzip"
 
 
+def test_proxy_properties_send_through_the_proxy(base: str) -> None:
+    """NiFi 1.x's Proxy Host and Port send the request, absolute URI and all, to the proxy."""
+    port = base.rsplit(":", 1)[1]
+    runner = _runner(
+        "http://upstream.invalid/echo", **{"Proxy Host": "127.0.0.1", "Proxy Port": port}
+    )
+    runner.enqueue(b"")
+    runner.run()
+    assert _echo(runner)["path"] == "http://upstream.invalid/echo"
+
+
+def test_form_data_is_reported_as_not_supported(base: str) -> None:
+    """post:form: properties make the processor invalid with a message saying why."""
+    runner = _runner(f"{base}/echo", **{"HTTP Method": "POST", "post:form:field": "x"})
+    runner.assert_not_valid()
+    assert any("multipart" in str(p) for p in runner.validation_problems())
+
+
 # --- status classes, redirects, timeouts ------------------------------------------------------
 
 
