@@ -682,3 +682,18 @@ def test_nifi_flow_with_invoke_http_and_ssl_service_imports_and_runs(
     exported = json.dumps(flow.to_nifi())
     assert "changeit" not in exported
     assert "StandardSSLContextService" in exported
+
+
+def test_ssl_service_does_not_make_the_stage_serial(tmp_path: Path) -> None:
+    """An SSL context service holds no shared state: InvokeHTTP's stage keeps parallel tasks."""
+    cert = tmp_path / "ca.pem"
+    cert.write_text("-----BEGIN CERTIFICATE-----\n")
+    flow = Flow("tls")
+    flow.add_service(StandardSSLContextService("tls", truststore_filename=str(cert)))
+    gen = flow.add(GenerateFlowFile(), name="gen")
+    call = flow.add(
+        InvokeHTTP(http_url="https://127.0.0.1:1/", ssl_context_service="tls"), name="call"
+    )
+    flow.connect(gen, call)
+    flow.auto_terminate(call, ["Original", "Response", "Retry", "No Retry", "Failure"])
+    assert "serial" not in flow.explain()
