@@ -12,6 +12,7 @@ import socket
 import ssl
 import threading
 import time
+import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -74,13 +75,14 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._reply(302, b"moved", {"Location": "/echo?from=redirect"})
         elif path == "/hang":
             HANG.wait(10)
-        elif path == "/large":
+        elif path.startswith("/large"):
+            size = int(path.partition("?bytes=")[2] or LARGE)
             self.send_response(200)
-            self.send_header("Content-Length", str(LARGE))
+            self.send_header("Content-Length", str(size))
             self.send_header("Content-Type", "application/octet-stream")
             self.end_headers()
             block = bytes(range(256)) * 256  # 64 KiB
-            for _ in range(LARGE // len(block)):
+            for _ in range(size // len(block)):
                 self.wfile.write(block)
         else:
             if self.headers.get("Content-Encoding") == "gzip":
@@ -697,3 +699,23 @@ def test_ssl_service_does_not_make_the_stage_serial(tmp_path: Path) -> None:
     flow.connect(gen, call)
     flow.auto_terminate(call, ["Original", "Response", "Retry", "No Retry", "Failure"])
     assert "serial" not in flow.explain()
+
+
+def test_large_response_memory_stays_bounded_in_a_flow(base: str, tmp_path: Path) -> None:
+    """A 48 MiB response goes to the content repository with Python's peak memory under 8 MiB."""
+    size = 48 * 1024 * 1024
+    flow = Flow("large")
+    gen = flow.add(GenerateFlowFile(), name="gen")
+    call = flow.add(InvokeHTTP(http_url=f"{base}/large?bytes={size}"), name="call")
+    flow.connect(gen, call)
+    flow.auto_terminate(call, ["Original", "Response", "Retry", "No Retry", "Failure"])
+    settings = Settings(sync=False, parallelism=1, unbounded_source_batches=1)
+    tracemalloc.start()
+    try:
+        result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=settings)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result.count("call", "Response") == 1
+    assert result.transfers["call"]["Response"][1] == size
+    assert peak < 8 * 1024 * 1024
