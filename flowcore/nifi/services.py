@@ -16,13 +16,14 @@ but not available: the import reports it (with ``waits_for``) among the flow's p
 
 from __future__ import annotations
 
+import re
 import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
 
-from flowcore.errors import FlowcoreError
+from flowcore.errors import ConfigurationError, FlowcoreError
 from flowcore.flow import FlowDefinition
 from flowcore.nifi.types import simple_name
 from flowcore.services import DEFAULT_MAXIMUM_CACHE_ENTRIES, MapCacheService
@@ -159,13 +160,45 @@ def _ssl_context(flow: FlowDefinition, use: ServiceUse) -> str:
     while name in flow.services:
         n += 1
         name = f"{use.name}-{n}"
-    properties = {str(k): None if v is None else str(v) for k, v in use.properties.items()}
     try:
+        properties = {
+            str(k): None if v is None else _with_parameters(flow, str(k), str(v))
+            for k, v in use.properties.items()
+        }
         service = StandardSSLContextService.from_nifi(name, properties)
     except FlowcoreError as error:
         msg = f"controller service {use.name!r} cannot be an SSL context service: {error}"
         raise type(error)(msg) from None
     return flow.add_service(service).name
+
+
+_REFERENCE = re.compile(r"#\{([^}]+)\}")
+
+
+def _with_parameters(flow: FlowDefinition, key: str, value: str) -> str:
+    """*value* with its ``#{name}`` references replaced by the flow's parameter values.
+
+    A value that is one reference keeps the parameter's own value (a sensitive one stays a
+    ``SensitiveText``, which never shows and travels as its source).
+
+    Raises:
+        ConfigurationError: a referenced parameter has no value here.
+    """
+
+    def lookup(name: str) -> str:
+        found = flow.parameters.values_for([name]).get(name)
+        if found is None:
+            msg = (
+                f"its property {key!r} references parameter {name!r}, which has no value: give "
+                f"it (--parameter-env {name}=ENVVAR)"
+            )
+            raise ConfigurationError(msg)
+        return found
+
+    whole = _REFERENCE.fullmatch(value)
+    if whole is not None:
+        return lookup(whole.group(1))
+    return _REFERENCE.sub(lambda m: lookup(m.group(1)), value)
 
 
 _SSL_CONTEXT = ServiceMapping("flowcore's StandardSSLContextService", _ssl_context)

@@ -27,6 +27,7 @@ from flowcore import Flow
 from flowcore.driver.controller import run_flow
 from flowcore.errors import ConfigurationError
 from flowcore.nifi.migrations import known_name
+from flowcore.parameters import Parameter
 from flowcore.settings import Settings
 from flowcore.ssl_context import StandardSSLContextService
 from flowcore.testing import TestRunner
@@ -645,7 +646,7 @@ def _nifi_flow(url: str, truststore: Path) -> dict:
         "properties": {
             "Truststore Filename": str(truststore),
             "Truststore Type": "PKCS12",
-            "Truststore Password": "changeit",
+            "Truststore Password": "#{trust_pass}",
             "SSL Protocol": "TLS",
         },
         "propertyDescriptors": {},
@@ -669,14 +670,18 @@ def _nifi_flow(url: str, truststore: Path) -> dict:
 
 
 def test_nifi_flow_with_invoke_http_and_ssl_service_imports_and_runs(
-    tls: tuple[str, Path, Path], tmp_path: Path
+    tls: tuple[str, Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A NiFi 1.x flow (Remote URL, an SSL context service over PKCS12) loads and calls HTTPS."""
+    """A NiFi 1.x flow (Remote URL, an SSL context service over PKCS12 whose password is a
+    sensitive parameter) loads and calls HTTPS; the password never travels in a pickle."""
     url, _, p12 = tls
-    flow = Flow.from_nifi(_nifi_flow(url, p12))
+    monkeypatch.setenv("FLOWCORE_TEST_TRUST_PASS", "changeit")
+    secret = Parameter("trust_pass", sensitive=True, value_from_env="FLOWCORE_TEST_TRUST_PASS")
+    flow = Flow.from_nifi(_nifi_flow(url, p12), parameters={"trust_pass": secret})
     (service,) = flow.services.values()
     assert isinstance(service, StandardSSLContextService)
     assert "changeit" not in repr(service)
+    assert b"changeit" not in pickle.dumps(service)
     settings = Settings(sync=False, parallelism=1, unbounded_source_batches=1)
     result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=settings)
     assert result.count("call", "Response") == 2
