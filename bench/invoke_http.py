@@ -13,12 +13,16 @@ shares no interpreter lock with the client. Against it, in one run and interleav
   req/s`` is InvokeHTTP's rate beyond what making, committing and recording the FlowFiles
   costs any processor (as bench/json_processors.py reports beyond its split).
 
+``--latency-ms`` makes the server answer each request that much later (an endpoint's own
+time): concurrency pays where requests wait, as they do on real services.
+
 ``--repeat N`` runs each N times, interleaved; the best rate and the range are reported, with
 the client process's CPU time per request (the server's excluded: on a busy machine the rates
 follow it). The
 issue's targets: InvokeHTTP one by one >= 0.7x the loop; with concurrency, more than the loop.
 
     .venv/bin/python bench/invoke_http.py [--requests N] [--concurrency N] [--repeat N]
+        [--latency-ms MS]
 """
 
 from __future__ import annotations
@@ -48,7 +52,10 @@ _RESPONSE = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r
 
 
 class _Http(asyncio.Protocol):
-    """Answers each request on a connection with 200 ``ok`` (bodies skipped by length)."""
+    """Answers each request on a connection with 200 ``ok`` (bodies skipped by length), after
+    ``latency`` seconds (an endpoint's own time, as a real service has)."""
+
+    latency = 0.0
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport
@@ -69,10 +76,19 @@ class _Http(asyncio.Protocol):
             if len(self.buffer) < end:
                 return
             self.buffer = self.buffer[end:]
-            self.transport.write(_RESPONSE)  # type: ignore[attr-defined]
+            if self.latency:
+                asyncio.get_running_loop().call_later(
+                    self.latency,
+                    self.transport.write,  # type: ignore[attr-defined]
+                    _RESPONSE,
+                )
+            else:
+                self.transport.write(_RESPONSE)  # type: ignore[attr-defined]
 
 
-def _serve(listener: socket.socket) -> None:
+def _serve(listener: socket.socket, latency: float) -> None:
+    _Http.latency = latency
+
     async def main() -> None:
         server = await asyncio.get_running_loop().create_server(_Http, sock=listener)
         async with server:
@@ -130,10 +146,15 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=3000)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--repeat", type=int, default=3, help="runs of each, interleaved")
+    parser.add_argument(
+        "--latency-ms", type=float, default=0.0, help="the server's time per request"
+    )
     args = parser.parse_args()
     listener = socket.create_server(("127.0.0.1", 0), backlog=256)
     url = f"http://127.0.0.1:{listener.getsockname()[1]}/ping"
-    server = multiprocessing.get_context("fork").Process(target=_serve, args=(listener,))
+    server = multiprocessing.get_context("fork").Process(
+        target=_serve, args=(listener, args.latency_ms / 1000)
+    )
     server.start()
     listener.close()
     root = Path(tempfile.mkdtemp(prefix="bench-http-"))
@@ -169,7 +190,17 @@ def main() -> None:
         if name.startswith("InvokeHTTP"):  # the time beyond the same flow without HTTP
             own = n / max(best - base, 1e-3)
             results[name].update(own_per_second=own, own_vs_httpx_loop=own / loop_best)
-    print(json.dumps({"requests": n, "concurrency": c, "repeat": args.repeat, **results}))
+    print(
+        json.dumps(
+            {
+                "requests": n,
+                "concurrency": c,
+                "repeat": args.repeat,
+                "latency_ms": args.latency_ms,
+                **results,
+            }
+        )
+    )
     header = ("best req/s", "slowest", "x loop", "CPU us/req", "own req/s", "own x loop")
     print(f"{'case':<18}" + "".join(f"{h:>12}" for h in header))
     for name, f in results.items():

@@ -36,6 +36,9 @@ __all__ = ["Call", "ClientSettings", "Exchange", "HttpRuntime", "RequestBody", "
 
 #: Bytes read per chunk from a request body file and from a response.
 CHUNK = 64 * 1024
+#: A response body of at most this many bytes (by its Content-Length) is read by the call
+#: itself; a larger or unknown one streams on the trigger's thread into the content repository.
+READ_IN_CALL = 64 * 1024
 #: A request body up to this size is sent from memory; a larger one is spooled to a file.
 BODY_IN_MEMORY = 1024 * 1024
 
@@ -249,6 +252,9 @@ def perform(client: httpx.Client, call: Call) -> Exchange:
     try:
         request = call.request(client)
         response = client.send(request, auth=call.auth, stream=True)
+        length = response.headers.get("content-length", "")
+        if length.isdigit() and int(length) <= READ_IN_CALL:
+            response.read()  # small: read here, off the trigger's thread
     except Exception as error:  # routed to Failure with its class and message
         return Exchange(None, error, started, int((time.monotonic() - started) * 1000))
     finally:
