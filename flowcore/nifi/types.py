@@ -73,6 +73,7 @@ _STANDARD_NAMES = (
     "FetchFile",
     "GenerateFlowFile",
     "GetFile",
+    "InvokeHTTP",
     "ListFile",
     "LogAttribute",
     "MergeContent",

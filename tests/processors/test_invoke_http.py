@@ -689,6 +689,7 @@ def test_nifi_flow_with_invoke_http_and_ssl_service_imports_and_runs(
     exported = json.dumps(flow.to_nifi())
     assert "changeit" not in exported
     assert "StandardSSLContextService" in exported
+    assert "org.apache.nifi.processors.standard.InvokeHTTP" in exported
 
 
 def test_ssl_service_does_not_make_the_stage_serial(tmp_path: Path) -> None:
