@@ -35,6 +35,7 @@ from flowcore.parameters import Parameter, ParameterContext
 from flowcore.processor import Processor
 from flowcore.relationship import Relationship
 from flowcore.services import MapCacheService
+from flowcore.ssl_context import StandardSSLContextService
 from flowcore.units import parse_time_period
 
 if TYPE_CHECKING:
@@ -50,6 +51,9 @@ __all__ = [
 ]
 
 #: A funnel's only exit; connections out of a funnel use it implicitly.
+#: The controller services a flow declares.
+_Service = MapCacheService | StandardSSLContextService
+
 FUNNEL_RELATIONSHIP = "success"
 
 
@@ -195,7 +199,7 @@ class FlowDefinition:
         self._components: dict[str, Component] = {}
         self._connections: dict[str, Connection] = {}
         self._auto_terminated: dict[str, set[str]] = {}
-        self._services: dict[str, MapCacheService] = {}
+        self._services: dict[str, _Service] = {}
 
     # --- building -------------------------------------------------------------------------------
 
@@ -325,18 +329,22 @@ class FlowDefinition:
         self._components[component.id] = component
         return component
 
-    def add_service(self, service: MapCacheService) -> MapCacheService:
+    def add_service(self, service: _Service) -> _Service:
         """Declare a controller service that processors name in a service property.
 
         ``flow.add_service(MapCacheService("dedupe"))``, then
         ``DetectDuplicate(distributed_cache_service="dedupe")``; processors naming the same
-        service share it (NiFi's controller services, scoped to the flow).
+        service share it (NiFi's controller services, scoped to the flow). A
+        ``StandardSSLContextService`` is named by InvokeHTTP's ``SSL Context Service``.
 
         Raises:
             FlowDefinitionError: it is not a service, or the flow has one of that name.
         """
-        if not isinstance(service, MapCacheService):
-            msg = f"Flow.add_service takes a MapCacheService, got {service!r}"
+        if not isinstance(service, MapCacheService | StandardSSLContextService):
+            msg = (
+                "Flow.add_service takes a MapCacheService or a StandardSSLContextService, "
+                f"got {service!r}"
+            )
             raise FlowDefinitionError(msg)
         if service.name in self._services:
             msg = f"flow '{self.name}' already has a service named {service.name!r}; pick another"
@@ -345,7 +353,7 @@ class FlowDefinition:
         return service
 
     @property
-    def services(self) -> Mapping[str, MapCacheService]:
+    def services(self) -> Mapping[str, _Service]:
         """The declared services, by name."""
         return dict(self._services)
 

@@ -21,6 +21,7 @@ from processors.fetch_file import FetchFile
 from processors.file_splitter import FileSplitter
 from processors.generate_flowfile import GenerateFlowFile
 from processors.get_file import GetFile
+from processors.invoke_http import InvokeHTTP
 from processors.jolt_transform_json import JoltTransformJSON
 from processors.list_file import ListFile
 from processors.log_attribute import LogAttribute
@@ -58,6 +59,7 @@ BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
     "FileSplitter": FileSplitter,
     "GenerateFlowFile": GenerateFlowFile,
     "GetFile": GetFile,
+    "InvokeHTTP": InvokeHTTP,
     "JoltTransformJSON": JoltTransformJSON,
     "ListFile": ListFile,
     "LogAttribute": LogAttribute,
@@ -97,6 +99,7 @@ __all__ = [
     "FileSplitter",
     "GenerateFlowFile",
     "GetFile",
+    "InvokeHTTP",
     "JoltTransformJSON",
     "ListFile",
     "LogAttribute",

@@ -37,6 +37,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "flowcore.patterns",
             "flowcore.parameters",
             "flowcore.services",
+            "flowcore.ssl_context",
             "flowcore.ids",
             "flowcore.datasets.*",
             "repositories",

@@ -30,11 +30,9 @@ def serial(processor: Processor | None) -> bool:
     """Whether *processor* must not run in two tasks at once.
 
     It triggers serially (NiFi's ``@TriggerSerially``, or state read and written per FlowFile)
-    or uses a service, whose entries are one shared state.
+    or uses a service whose entries are one shared state (a map cache).
     """
-    return processor is not None and (
-        processor.runs_serially() or bool(processor.referenced_services())
-    )
+    return processor is not None and (processor.runs_serially() or processor.shares_service_state())
 
 
 @attrs.frozen

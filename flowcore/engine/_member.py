@@ -277,6 +277,9 @@ class TaskMember:
     def map_cache(self, name: str) -> MapCache:
         return self.task.map_cache(name)
 
+    def controller_service(self, name: str) -> object:
+        return self.task.controller_service(name)
+
     def staged(self, target: str) -> bool:
         return target in self.task.staged_targets
 

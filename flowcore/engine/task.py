@@ -182,6 +182,19 @@ class _Task:
             self.caches[name] = cache
         return cache
 
+    def controller_service(self, name: str) -> object:
+        """The service *name* as the flow declares it (shipped with the stage's plan).
+
+        Raises:
+            ConfigurationError: the stage's plan has no such service.
+        """
+        service = self.spec.plan.services.get(name)
+        if service is None:
+            known = sorted(self.spec.plan.services)
+            msg = f"no service named {name!r} is declared in the flow (known: {known!r})"
+            raise ConfigurationError(msg)
+        return service
+
     def next_id(self) -> int:
         return next(self._ids)
 

@@ -34,6 +34,7 @@ from flowcore.nifi.types import FLOWCORE_PACKAGE, NIFI_VERSION, NiFiBundle, NiFi
 from flowcore.parameters import Parameter, ParameterContext
 from flowcore.processor import Processor
 from flowcore.services import MapCacheService
+from flowcore.ssl_context import StandardSSLContextService
 from processors.update_attribute import UpdateAttribute
 
 __all__ = ["FLOW_ENCODING_VERSION", "PRIORITIZER_PACKAGE", "NiFiExport", "export_flow"]
@@ -56,6 +57,7 @@ _CACHE_CLIENT_APIS = (
     "org.apache.nifi.distributed.cache.client.DistributedMapCacheClient",
 )
 _FIRST_CACHE_PORT = 4557  # NiFi's default
+_SSL_BUNDLE = NiFiBundle("org.apache.nifi", "nifi-ssl-context-service-nar")
 
 
 @attrs.frozen
@@ -123,7 +125,7 @@ def export_flow(flow: FlowDefinition, *, use_graphviz: bool = True) -> NiFiExpor
             :func:`flowcore.nifi.layout.layout`).
     """
     export = _Export(flow, versioned_id(flow.name), layout(flow, use_graphviz=use_graphviz))
-    services = [s for service in flow.services.values() for s in _map_cache(export, service)]
+    services = [s for service in flow.services.values() for s in _services(export, service)]
     processors = [_processor(export, c) for c in flow.components if c.processor is not None]
     funnels = [_funnel(export, c) for c in flow.components if c.processor is None]
     connections = [_connection(export, c) for c in flow.connections]
@@ -352,6 +354,50 @@ def _service_json(
         "controllerServiceApis": [
             {"type": api, "bundle": _CACHE_API_BUNDLE.to_json()}
             for api in (_CACHE_CLIENT_APIS if nifi_type == _CACHE_CLIENT else ())
+        ],
+        "scheduledState": "ENABLED",
+        "bulletinLevel": "WARN",
+        "componentType": "CONTROLLER_SERVICE",
+        "groupIdentifier": export.group_id,
+    }
+
+
+def _services(
+    export: _Export, service: MapCacheService | StandardSSLContextService
+) -> tuple[dict[str, Any], ...]:
+    """What NiFi holds for one service: a map cache's client and server, or an SSL service."""
+    if isinstance(service, MapCacheService):
+        return _map_cache(export, service)
+    return (_ssl_context(export, service),)
+
+
+def _ssl_context(export: _Export, service: StandardSSLContextService) -> dict[str, Any]:
+    """A StandardSSLContextService without its passwords (NiFi exports no sensitive value)."""
+    properties: dict[str, Any] = {
+        "Keystore Filename": service.keystore_filename,
+        "Keystore Type": service.keystore_type,
+        "Truststore Filename": service.truststore_filename,
+        "Truststore Type": service.truststore_type,
+        "SSL Protocol": service.tls_protocol,
+    }
+    for field in StandardSSLContextService.SENSITIVE:
+        if getattr(service, field):
+            export.notes.append(
+                f"The {field.replace('_', ' ')} of SSL context service {service.name!r} is left "
+                "out: NiFi exports sensitive values only as parameter references."
+            )
+    return {
+        "identifier": export.service_id(service.name, "client"),
+        "name": service.name,
+        "comments": "",
+        "type": StandardSSLContextService.NIFI_TYPES[0],
+        "bundle": _SSL_BUNDLE.to_json(),
+        "properties": properties,
+        "propertyDescriptors": {
+            key: _descriptor_json(key, key, sensitive=False, dynamic=False) for key in properties
+        },
+        "controllerServiceApis": [
+            {"type": "org.apache.nifi.ssl.SSLContextService", "bundle": _CACHE_API_BUNDLE.to_json()}
         ],
         "scheduledState": "ENABLED",
         "bulletinLevel": "WARN",

@@ -119,8 +119,8 @@ class _Writer:
         head = self.use(cls.__module__, cls.__name__)
         items = []
         for field in attrs.fields(cls):
-            if not field.init:
-                continue
+            if not field.init or field.metadata.get("sensitive"):
+                continue  # a secret (an SSL service's password) is never written
             current = getattr(value, field.name)
             default = field.default
             if isinstance(default, attrs.Factory):  # type: ignore[arg-type]

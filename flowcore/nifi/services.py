@@ -16,16 +16,18 @@ but not available: the import reports it (with ``waits_for``) among the flow's p
 
 from __future__ import annotations
 
+import re
 import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
 
-from flowcore.errors import FlowcoreError
+from flowcore.errors import ConfigurationError, FlowcoreError
 from flowcore.flow import FlowDefinition
 from flowcore.nifi.types import simple_name
 from flowcore.services import DEFAULT_MAXIMUM_CACHE_ENTRIES, MapCacheService
+from flowcore.ssl_context import StandardSSLContextService
 
 __all__ = ["SERVICES", "ServiceMapping", "ServiceUse", "unavailable"]
 
@@ -147,7 +149,63 @@ def _map_cache(flow: FlowDefinition, use: ServiceUse) -> str:
 
 _MAP_CACHE = ServiceMapping("flowcore's local map cache (MapCacheService)", _map_cache)
 
-#: NiFi service types by simple name: the map cache clients and servers of 1.x and 2.x.
+
+def _ssl_context(flow: FlowDefinition, use: ServiceUse) -> str:
+    """Declare the SSL context service *use* stands for; return its name."""
+    if use.name in flow.services:
+        existing = flow.services[use.name]
+        if isinstance(existing, StandardSSLContextService):
+            return use.name
+    name, n = use.name, 1
+    while name in flow.services:
+        n += 1
+        name = f"{use.name}-{n}"
+    try:
+        properties = {
+            str(k): None if v is None else _with_parameters(flow, str(k), str(v))
+            for k, v in use.properties.items()
+        }
+        service = StandardSSLContextService.from_nifi(name, properties)
+    except FlowcoreError as error:
+        msg = f"controller service {use.name!r} cannot be an SSL context service: {error}"
+        raise type(error)(msg) from None
+    return flow.add_service(service).name
+
+
+_REFERENCE = re.compile(r"#\{([^}]+)\}")
+
+
+def _with_parameters(flow: FlowDefinition, key: str, value: str) -> str:
+    """*value* with its ``#{name}`` references replaced by the flow's parameter values.
+
+    A value that is one reference keeps the parameter's own value (a sensitive one stays a
+    ``SensitiveText``, which never shows and travels as its source).
+
+    Raises:
+        ConfigurationError: a referenced parameter has no value here.
+    """
+
+    def lookup(name: str) -> str:
+        found = flow.parameters.values_for([name]).get(name)
+        if found is None:
+            msg = (
+                f"its property {key!r} references parameter {name!r}, which has no value: give "
+                f"it (--parameter-env {name}=ENVVAR)"
+            )
+            raise ConfigurationError(msg)
+        return found
+
+    whole = _REFERENCE.fullmatch(value)
+    if whole is not None:
+        return lookup(whole.group(1))
+    return _REFERENCE.sub(lambda m: lookup(m.group(1)), value)
+
+
+_SSL_CONTEXT = ServiceMapping("flowcore's StandardSSLContextService", _ssl_context)
+
+#: NiFi service types by simple name: the map cache clients and servers of 1.x and 2.x, and
+#: the SSL context services.
 SERVICES: Mapping[str, ServiceMapping] = {
-    simple_name(nifi_type): _MAP_CACHE for nifi_type in MapCacheService.NIFI_TYPES
+    **{simple_name(nifi_type): _MAP_CACHE for nifi_type in MapCacheService.NIFI_TYPES},
+    **{simple_name(t): _SSL_CONTEXT for t in StandardSSLContextService.NIFI_TYPES},
 }

@@ -18,6 +18,7 @@ from flowcore.component_settings import (
 from flowcore.flow import Component, Connection, FlowDefinition
 from flowcore.parameters import ParameterContext
 from flowcore.processor import Processor
+from flowcore.services import MapCacheService
 from flowcore.units import parse_data_size, parse_time_period
 
 __all__ = ["flow_structure", "same_flow"]
@@ -54,6 +55,8 @@ def flow_structure(flow: FlowDefinition) -> dict[str, Any]:
         ),
         "services": {  # those processors use: another has no effect
             name: (service.maximum_cache_entries, service.eviction_strategy.value)
+            if isinstance(service, MapCacheService)
+            else service.fingerprint()
             for name, service in sorted(flow.services.items())
             if name in used
         },

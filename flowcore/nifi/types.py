@@ -76,6 +76,7 @@ _STANDARD_NAMES = (
     "FetchFile",
     "GenerateFlowFile",
     "GetFile",
+    "InvokeHTTP",
     "ListFile",
     "LogAttribute",
     "LogMessage",

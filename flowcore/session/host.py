@@ -371,6 +371,14 @@ class SessionHost(Protocol):
         """
         ...
 
+    def controller_service(self, name: str) -> object:
+        """The service *name* the flow declares, as declared (an SSL context service).
+
+        Raises:
+            ConfigurationError: no such service is declared.
+        """
+        ...
+
 
 @runtime_checkable
 class SpillingHost(Protocol):

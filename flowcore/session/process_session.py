@@ -170,6 +170,17 @@ class ProcessSession:
     delete_after_commit = _part("_effects", StagedEffects.delete_after_commit)
     move_after_commit = _part("_effects", StagedEffects.move_after_commit)
 
+    def controller_service(self, name: str) -> object:
+        """The controller service *name* the flow declares (NiFi's ``asControllerService``).
+
+        For services that hold configuration only (StandardSSLContextService); a map cache is
+        reached through :meth:`map_cache`, whose changes commit with the session.
+
+        Raises:
+            ConfigurationError: the flow declares no such service.
+        """
+        return self._host.controller_service(name)
+
     # --- bookkeeping ------------------------------------------------------------------------
 
     @property

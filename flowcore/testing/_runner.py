@@ -45,6 +45,7 @@ from flowcore.session.host import (
     StateMap,
 )
 from flowcore.session.process_session import ProcessSession
+from flowcore.ssl_context import StandardSSLContextService
 from flowcore.testing._agreement import assert_agreement, record_of, twin_of
 from flowcore.testing._batches import INPUT_QUEUE, BatchUse, drain, trigger_batches, unfolded
 from flowcore.testing._mock_flowfile import MockFlowFile
@@ -129,6 +130,7 @@ class TestRunner:
         self._scheduled = False
         self._context: ProcessContext | None = None
         self._caches: dict[str, MapCache] = {}
+        self._services: dict[str, object] = {}
         self._keep_contents = False  # while assert_batch_form_agrees reads events' contents
 
     # --- SessionHost ------------------------------------------------------------------------
@@ -201,15 +203,36 @@ class TestRunner:
             raise ConfigurationError(msg)
         return cache
 
-    def add_service(self, service: MapCacheService) -> MapCache:
+    def add_service(
+        self, service: MapCacheService | StandardSSLContextService
+    ) -> MapCache | StandardSSLContextService:
         """Give the processor a service to name (NiFi's ``addControllerService``).
 
-        Returns the service's cache, on the harness clock, to look into (``len(cache)``,
-        ``cache.get(key)``) or to fill before a run.
+        For a map cache, returns the service's cache, on the harness clock, to look into
+        (``len(cache)``, ``cache.get(key)``) or to fill before a run; for another service,
+        the service.
         """
+        self._services[service.name] = service
+        if not isinstance(service, MapCacheService):
+            return service
         cache = MapCache(service, {}, self.now)
         self._caches[service.name] = cache
         return cache
+
+    def controller_service(self, name: str) -> object:
+        """A service given to :meth:`add_service`.
+
+        Raises:
+            ConfigurationError: no service of that name was added.
+        """
+        service = self._services.get(name)
+        if service is None:
+            msg = (
+                f"the processor names service {name!r}, which the runner does not have; "
+                f"add it: runner.add_service(...)"
+            )
+            raise ConfigurationError(msg)
+        return service
 
     def spill(self, batch: SessionSpill) -> None:
         """Hold finished FlowFiles handed over before commit (only when spill_threshold is set)."""

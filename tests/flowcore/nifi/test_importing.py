@@ -92,9 +92,9 @@ def test_every_unsupported_type_is_reported_at_once(samples: Path) -> None:
     document = json.loads((samples / "download-2x.json").read_text())
     ingest = document["flowContents"]["processGroups"][0]
     ingest["processors"].append(
-        processor("http", "Call API", "InvokeHTTP", group=ingest["identifier"])
+        processor("http", "Call API", "ExecuteSQL", group=ingest["identifier"])
     )
-    document["flowContents"]["processors"].append(processor("http2", "Call again", "InvokeHTTP"))
+    document["flowContents"]["processors"].append(processor("http2", "Call again", "ExecuteSQL"))
     with pytest.raises(NiFiImportError) as raised:
         Flow.from_nifi(document)
     lines = str(raised.value).splitlines()
@@ -104,10 +104,10 @@ def test_every_unsupported_type_is_reported_at_once(samples: Path) -> None:
         "'Sign'; map it" in lines[1]
     )
     assert (
-        "InvokeHTTP: flowcore has no such processor; used by 2 processors: 'Call again', "
+        "ExecuteSQL: flowcore has no such processor; used by 2 processors: 'Call again', "
         "'Ingest/Call API'; map it" in (lines[2])
     )
-    assert "type_map={'InvokeHTTP': YourProcessor}" in lines[2]
+    assert "type_map={'ExecuteSQL': YourProcessor}" in lines[2]
 
 
 def test_a_registry_flow_file_runs_end_to_end(samples: Path, tmp_path: Path) -> None:
