@@ -34,7 +34,7 @@ from flowcore.nifi.findings import Findings
 from flowcore.nifi.groups import Node
 from flowcore.nifi.migrations import is_removed, known_name
 from flowcore.nifi.services import SERVICES, ServiceMapping, ServiceUse, unavailable
-from flowcore.nifi.types import FLOWCORE_PACKAGE, NIFI_PROCESSORS, simple_name
+from flowcore.nifi.types import FLOWCORE_PACKAGE, FORMER_TYPES, NIFI_PROCESSORS, simple_name
 from flowcore.processor import Processor
 from flowcore.units import parse_time_period
 
@@ -77,7 +77,8 @@ def processor_class(
             return type_map[key]
     known = NIFI_PROCESSORS.get(simple)
     ours = nifi_type.startswith(f"{FLOWCORE_PACKAGE}.")
-    if known is not None and known.type != nifi_type and not ours:
+    former = nifi_type in FORMER_TYPES.get(simple, ())
+    if known is not None and known.type != nifi_type and not (ours or former):
         return None
     return registry.get(simple)
 
@@ -203,9 +204,16 @@ class ProcessorMaker:
     def make(self, node: Node) -> Processor | None:
         """The configured processor for *node*, or None (a problem or unsupported type noted)."""
         nifi_type = str(node.data.get("type") or "")
+        if not nifi_type:
+            self.findings.problem(
+                node.name,
+                "the processor has no type in the flow definition",
+                "export the flow again from NiFi, or give the processor its 'type'",
+            )
+            return None
         cls = processor_class(nifi_type, self.type_map, self.registry)
         if cls is None:
-            self.findings.unsupported_processor(nifi_type or "(no type)", node.name)
+            self.findings.unsupported_processor(nifi_type, node.name)
             return None
         if not (inspect.isclass(cls) and issubclass(cls, Processor)):
             self.findings.problem(

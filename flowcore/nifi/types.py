@@ -107,6 +107,13 @@ NIFI_PROCESSORS: dict[str, NiFiType] = {
 }
 
 
+#: Class names NiFi gave a processor before its current one; an import takes them as that
+#: processor (an export writes the current name).
+FORMER_TYPES: dict[str, tuple[str, ...]] = {
+    "JoltTransformJSON": (f"{_STANDARD_PACKAGE}.JoltTransformJSON",),  # NiFi 1.x: standard NAR
+}
+
+
 def simple_name(type_name: str) -> str:
     """``org.apache.nifi.processors.standard.SplitText`` -> ``SplitText``."""
     return type_name.rsplit(".", 1)[-1]

@@ -61,6 +61,29 @@ def test_a_nifi_name_in_another_package_is_another_class() -> None:
     assert processor_class("com.acme.SplitText", {}, REGISTRY) is None
 
 
+def test_a_processor_under_the_class_name_nifi_gave_it_before_is_that_processor() -> None:
+    """NiFi 1.x's JoltTransformJSON lived in the standard NAR's package: it is NiFi 2's."""
+    from processors import JoltTransformJSON
+
+    for name in (
+        "org.apache.nifi.processors.standard.JoltTransformJSON",
+        "org.apache.nifi.processors.jolt.JoltTransformJSON",
+    ):
+        assert processor_class(name, {}, REGISTRY) is JoltTransformJSON
+    assert processor_class("com.acme.JoltTransformJSON", {}, REGISTRY) is None
+
+
+def test_a_processor_without_a_type_is_a_problem_not_a_missing_type() -> None:
+    """No 'type' field: one problem naming the processor, never a type_map hint for '(no type)'."""
+    findings = Findings()
+    data = processor("p", "P", "GenerateFlowFile")
+    del data["type"]
+    assert _maker(findings).make(_node(data)) is None
+    assert findings.processor_types == {}
+    assert [str(p) for p in findings.all_problems()] == [str(p) for p in findings.problems]
+    assert "has no type in the flow definition" in str(findings.problems[0])
+
+
 def test_properties_are_set_null_ones_left_unset() -> None:
     """Declared properties are set by NiFi's name; null leaves the default."""
     findings = Findings()
