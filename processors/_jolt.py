@@ -223,8 +223,25 @@ def _import_class(name: str, module_dirs: tuple[str, ...]) -> type:
     return found
 
 
+def _is_transform_class(cls: type) -> bool:
+    """Whether *cls* is a transform: jolt-py's ``Transform``, or one with ``transform``/``apply``.
+
+    Checked on the class, before it is made: the property may come from a FlowFile's
+    attributes, and making an arbitrary class (``subprocess.Popen``) runs its code.
+    """
+    if issubclass(cls, Transform):
+        return True
+    return any(callable(getattr(cls, method, None)) for method in ("transform", "apply"))
+
+
 def _custom(name: str, spec: Any, module_dirs: tuple[str, ...]) -> Transform:
     cls = _import_class(name, module_dirs)
+    if not _is_transform_class(cls):
+        msg = (
+            f"custom transformation class {name!r} is not a transform: it needs a "
+            "transform(input) or apply(input) method (or to subclass pyjolt's Transform)"
+        )
+        raise JoltSpecError(msg)
     try:
         instance = cls(spec) if spec is not None else cls()
     except TypeError:

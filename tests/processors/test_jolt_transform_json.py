@@ -347,6 +347,19 @@ def test_custom_java_class_is_invalid() -> None:
     _runner(CHAINR_SPEC.read_text(), "jolt-transform-custom").assert_not_valid()
 
 
+def test_a_custom_class_that_is_no_transform_is_never_made(tmp_path: Path) -> None:
+    """A class named by a FlowFile's attribute that is not a transform is refused before it
+    is made: subprocess.Popen never runs its command."""
+    probe = tmp_path / "made"
+    runner = _runner(json.dumps(["touch", str(probe)]), "jolt-transform-custom")
+    runner.set_property("Custom Transformation Class Name", "${class}")
+    runner.enqueue('{"a": 1}', {"class": "subprocess.Popen"})
+    runner.enqueue('{"a": 1}', {"class": "pathlib.Path"})
+    runner.run(2)
+    runner.assert_all_flowfiles_transferred("failure", 2)
+    assert not probe.exists()
+
+
 def test_transform_cache_builds_each_spec_once() -> None:
     """Transform Cache Size keeps built transforms per evaluated spec (LRU)."""
     runner = _runner("${spec}", "jolt-transform-shift")
