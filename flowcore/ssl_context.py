@@ -249,18 +249,28 @@ class StandardSSLContextService:
         password = self.key_password or self.keystore_password
         try:
             if kind == "PEM":
-                context.load_cert_chain(path, password=password or None)
+                # A callable, never None: with None OpenSSL asks a terminal for the pass phrase
+                # (a run would wait on it); with no password an encrypted key just fails.
+                context.load_cert_chain(path, password=lambda: password or "")
                 return
             key, certificate, others = _read_pkcs12(path, self.keystore_password, "keystore")
             if key is None or certificate is None:
                 msg = f"keystore {path!r} of service {self.name!r} holds no private key entry"
                 raise ConfigurationError(msg)
             _load_chain_in_memory(context, key, [certificate, *others])
-        except ssl.SSLError as error:
-            msg = (
-                f"keystore {path!r} of service {self.name!r} is not usable ({error.reason}): "
-                "check its Key Password"
-            )
+        except (ssl.SSLError, OSError) as error:
+            if not password:
+                msg = (
+                    f"keystore {path!r} of service {self.name!r} could not be read without a "
+                    "password: give its Key Password or Keystore Password (NiFi leaves sensitive "
+                    "values out of its exports: --parameter or --parameter-env)"
+                )
+            else:
+                why = getattr(error, "reason", None) or error.strerror or error
+                msg = (
+                    f"keystore {path!r} of service {self.name!r} is not usable ({why}): "
+                    "check its Key Password"
+                )
             raise ConfigurationError(msg) from None
 
 
@@ -294,10 +304,17 @@ def _read_pkcs12(path: str, password: str | None, kind: str) -> tuple[object, ob
     try:
         key, certificate, others = pkcs12.load_key_and_certificates(data, secret)
     except ValueError:
-        msg = (
-            f"{kind} {path!r} cannot be opened as PKCS12: the password is wrong or it is not a "
-            "PKCS12 file (PEM stores need the type PEM)"
-        )
+        if secret is None:
+            msg = (
+                f"{kind} {path!r} cannot be opened as PKCS12 without a password: give its "
+                "password (NiFi leaves sensitive values out of its exports: --parameter or "
+                "--parameter-env), or check that it is a PKCS12 file"
+            )
+        else:
+            msg = (
+                f"{kind} {path!r} cannot be opened as PKCS12: the password is wrong or it is "
+                "not a PKCS12 file (PEM stores need the type PEM)"
+            )
         raise ConfigurationError(msg) from None
     return key, certificate, list(others)
 

@@ -134,6 +134,29 @@ def test_wrong_pkcs12_password_is_one_line(pki: dict[str, Path]) -> None:
     assert "\n" not in str(caught.value)
 
 
+def test_a_store_without_its_password_is_one_line_and_never_asks(
+    pki: dict[str, Path], tmp_path: Path
+) -> None:
+    """An encrypted PEM key or a PKCS12 store without a password (NiFi exports leave it out)
+    is one line saying so: OpenSSL never asks a terminal for a pass phrase."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    encrypted = tmp_path / "encrypted.pem"
+    encrypted.write_bytes(
+        key.private_bytes(
+            _PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.BestAvailableEncryption(b"secret"),
+        )
+        + pki["client"].read_bytes().split(b"-----END PRIVATE KEY-----\n")[1]
+    )
+    stores = [(encrypted, "PEM"), (pki["client.p12"], "PKCS12")]
+    for path, kind in stores:
+        service = StandardSSLContextService("tls", keystore_filename=str(path), keystore_type=kind)
+        with pytest.raises(ConfigurationError, match="without a password") as caught:
+            service.create_context()
+        assert "\n" not in str(caught.value)
+
+
 @pytest.mark.parametrize("declared", ["JKS", "PKCS12", None])
 def test_jks_store_is_refused_with_the_conversion(tmp_path: Path, declared: str | None) -> None:
     """A JKS store (by type or by its magic number) names keytool's conversion to PKCS12."""
