@@ -199,11 +199,15 @@ class SmtpSettings:
         return context
 
 
-def _connect(settings: SmtpSettings) -> smtplib.SMTP:
-    """An open connection, in implicit TLS where asked (with NiFi's fallback to plain)."""
+def _connect(settings: SmtpSettings) -> tuple[smtplib.SMTP, bool]:
+    """An open connection, in implicit TLS where asked, and whether it fell back to plain.
+
+    NiFi's default socket factory tries TLS and falls back to a plain connection when the
+    handshake fails; :func:`send_message` then never sends a password over it.
+    """
     if settings.implicit_tls or settings.require_implicit_tls:
         try:
-            return smtplib.SMTP_SSL(
+            connection = smtplib.SMTP_SSL(
                 settings.host,
                 settings.port,
                 timeout=settings.timeout,
@@ -214,7 +218,10 @@ def _connect(settings: SmtpSettings) -> smtplib.SMTP:
         except (ssl.SSLError, smtplib.SMTPServerDisconnected, ConnectionResetError):
             if settings.require_implicit_tls:
                 raise
-    return smtplib.SMTP(settings.host, settings.port, timeout=settings.timeout)
+        else:
+            return connection, False
+        return smtplib.SMTP(settings.host, settings.port, timeout=settings.timeout), True
+    return smtplib.SMTP(settings.host, settings.port, timeout=settings.timeout), False
 
 
 def send_message(
@@ -227,17 +234,23 @@ def send_message(
         OSError: the server cannot be reached, or the connection broke (``ssl.SSLError``,
             ``TimeoutError`` included).
     """
-    connection = _connect(settings)
+    connection, fell_back = _connect(settings)
     try:
         connection.ehlo_or_helo_if_needed()
-        if (
-            settings.starttls
-            and not isinstance(connection, smtplib.SMTP_SSL)
-            and connection.has_extn("starttls")
-        ):
+        encrypted = isinstance(connection, smtplib.SMTP_SSL)
+        if settings.starttls and not encrypted and connection.has_extn("starttls"):
             connection.starttls(context=settings.tls_context())
             connection.ehlo()
+            encrypted = True
         if settings.auth and settings.username and connection.has_extn("auth"):
+            if fell_back and not encrypted:
+                # A broken TLS handshake (which anyone on the path can cause) must not turn
+                # into the password sent in the clear.
+                msg = (
+                    f"{settings.host}:{settings.port} did not complete TLS and offers no "
+                    "STARTTLS: the password is not sent over a plain connection"
+                )
+                raise smtplib.SMTPException(msg)
             connection.login(settings.username, settings.password or "")
         connection.sendmail(envelope_from, list(recipients), message)
     finally:

@@ -237,18 +237,37 @@ def test_include_all_attributes(smtp: tuple[Inbox, int]) -> None:
 
 
 def test_login_when_auth_and_username(smtp: tuple[Inbox, int]) -> None:
-    """SMTP Auth with a username logs in; a wrong password ends in failure, nothing sent."""
+    """SMTP Auth with a username logs in on a plain connection asked for; a wrong password ends
+    in failure, nothing sent."""
     inbox, port = smtp
-    runner = runner_for(port, message="m", smtp_username="nifi", smtp_password="s3cret")
+    plain = {"smtp_socket_factory": "javax.net.SocketFactory"}
+    runner = runner_for(port, message="m", smtp_username="nifi", smtp_password="s3cret", **plain)
     runner.enqueue(b"x")
     runner.run()
     runner.assert_all_flowfiles_transferred("success", 1)
     assert inbox.logins == [("nifi", "s3cret")]
-    runner = runner_for(port, message="m", smtp_username="nifi", smtp_password="wrong")
+    runner = runner_for(port, message="m", smtp_username="nifi", smtp_password="wrong", **plain)
     runner.enqueue(b"x")
     runner.run()
     runner.assert_all_flowfiles_transferred("failure", 1)
     assert len(inbox.messages) == 1
+
+
+def test_a_tls_handshake_that_fails_never_sends_the_password(smtp: tuple[Inbox, int]) -> None:
+    """NiFi's default socket factory tries TLS and falls back to plain; with no STARTTLS then,
+    the password is not sent in the clear: failure, no login, nothing sent. Without a password
+    the fallback still delivers, as NiFi's does."""
+    inbox, port = smtp
+    runner = runner_for(port, message="m", smtp_username="nifi", smtp_password="s3cret")
+    runner.enqueue(b"x")
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    assert inbox.logins == []
+    assert inbox.messages == []
+    runner = runner_for(port, message="m")
+    runner.enqueue(b"x")
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
 
 
 def test_unreachable_server_fails() -> None:
