@@ -150,6 +150,14 @@ class RequestBody:
             shutil.copyfileobj(stream, handle, CHUNK)
         return cls(path=Path(handle.name), gzip=compress)
 
+    def __iter__(self) -> Iterator[bytes]:
+        """:meth:`chunks` afresh on every pass, so httpx can send the body again.
+
+        Digest authentication answers a 401 and a 307/308 redirect repeats the request: httpx
+        refuses to resend a generator it consumed, not an iterable it can walk again.
+        """
+        return self.chunks()
+
     def chunks(self) -> Iterator[bytes]:
         """The bytes to send, gzipped when asked, a chunk at a time."""
         raw = self._raw_chunks()
@@ -214,7 +222,7 @@ class Call:
                 headers.append(("Content-Length", str(len(packed))))
                 content = packed
             else:
-                content = self.body.chunks()
+                content = self.body  # iterable again for a digest challenge or a redirect
                 if not self.chunked:
                     headers.append(("Content-Length", str(self.body.size)))
         return client.build_request(self.method, _url(self.url), headers=headers, content=content)  # type: ignore[arg-type]

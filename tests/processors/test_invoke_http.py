@@ -74,6 +74,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._reply(code, f"status {code} body".encode(), {"Content-Type": "text/plain"})
         elif path == "/redirect":
             self._reply(302, b"moved", {"Location": "/echo?from=redirect"})
+        elif path == "/redirect307":  # the same method and body again, at the new place
+            self._reply(307, b"moved", {"Location": "/echo?from=307"})
         elif path == "/hang":
             HANG.wait(10)
         elif path.startswith("/large"):
@@ -332,6 +334,16 @@ def test_redirects_followed_or_not(base: str) -> None:
     off.run()
     off.assert_all_flowfiles_transferred("No Retry", 1)
     off.flowfiles_for("No Retry")[0].assert_attribute_equals("invokehttp.status.code", "302")
+
+
+def test_a_body_is_sent_again_after_a_307_redirect(base: str) -> None:
+    """A 307 repeats the POST with its body (httpx resends it: the body can be walked again)."""
+    runner = _runner(f"{base}/redirect307", **{"HTTP Method": "POST"})
+    runner.enqueue(b"hello again")
+    runner.run()
+    runner.assert_transfer_count("Response", 1)
+    echo = _echo(runner)
+    assert (echo["method"], echo["path"], echo["body"]) == ("POST", "/echo?from=307", "hello again")
 
 
 def test_server_that_never_answers_fails_within_the_timeout(base: str) -> None:
