@@ -14,9 +14,10 @@ starts a builder in the background (:mod:`flowcore.runners.archive_builder`, a n
 process): it
 starts a session of its own, runs a small job, and renames the archive into place only after
 its JVM exited cleanly, so a session never maps a half-written archive. A session then passes
-the archive to its JVM; should the JVM not start with it, the archive is removed and the start
-is tried again without (:func:`discard`). ``FLOWCORE_SPARK_CLASS_ARCHIVE=off`` turns it all
-off. The JVM ignores an archive that does not fit (another classpath), silently.
+the archive to its JVM; should the JVM not start with it, the start is tried again without it,
+and the archive is removed (:func:`discard`) only when that second start succeeds: a start that
+fails for another reason (a conf Spark refuses) keeps it. ``FLOWCORE_SPARK_CLASS_ARCHIVE=off``
+turns it all off. The JVM ignores an archive that does not fit (another classpath), silently.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 __all__ = ["QUIET", "SWITCH", "archive_lock", "discard", "driver_options", "failed_marker", "java"]
@@ -34,6 +36,7 @@ __all__ = ["QUIET", "SWITCH", "archive_lock", "discard", "driver_options", "fail
 #: Set to ``off`` (or ``0``, ``false``) to start every JVM without an archive and build none.
 SWITCH = "FLOWCORE_SPARK_CLASS_ARCHIVE"
 _FORMAT = 1  # bumped when what the builder runs changes enough to want a new archive
+_LOCK_GRACE = 60.0  # seconds an empty lock (its builder not yet written its pid) counts as held
 _BUILDERS: list[subprocess.Popen[bytes]] = []  # kept so a running builder is never collected
 #: Java options that skip an archive which does not fit (another classpath) silently.
 QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
@@ -117,10 +120,12 @@ def _locked(path: Path) -> bool:
     """Whether a builder holds *path*'s lock; a lock whose builder died is removed."""
     lock = archive_lock(path)
     try:
-        pid = int(lock.read_text() or "0")
+        text = lock.read_text()
+        pid = int(text or "0")
+        young = time.time() - lock.stat().st_mtime < _LOCK_GRACE
     except (OSError, ValueError):
         return False
-    if pid and _alive(pid):
+    if (pid and _alive(pid)) or (not text and young):  # a builder between open and write
         return True
     with contextlib.suppress(OSError):
         lock.unlink()

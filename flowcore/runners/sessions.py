@@ -286,7 +286,9 @@ def _forward_jvm_errors(stream: Any) -> None:
                 os.write(2, line)
 
 
-def _start_session(master: str, conf: Mapping[str, str] | None) -> Any:
+def _start_session(
+    master: str, conf: Mapping[str, str] | None, *, archived_classes: bool = True
+) -> Any:
     """A new SparkSession on *master* with flowcore's defaults and the user's *conf*.
 
     Raises:
@@ -297,7 +299,7 @@ def _start_session(master: str, conf: Mapping[str, str] | None) -> Any:
     from pyspark.sql import SparkSession  # noqa: PLC0415 - slow import, only when used
 
     settings = session_conf(master, conf)
-    archived, archive = driver_options()
+    archived, archive = driver_options() if archived_classes else ("", None)
     if archived:  # first, so the user's Java options still come last and win
         settings[_JAVA_OPTIONS] = f"{archived} {settings[_JAVA_OPTIONS]}"
     builder = SparkSession.builder.master(master).appName("flowcore")
@@ -309,9 +311,12 @@ def _start_session(master: str, conf: Mapping[str, str] | None) -> Any:
         with on_jvm_path(_package_roots()):  # the sources import flowcore, found there
             session = builder.getOrCreate()
     except Exception as error:  # py4j's and PySpark's errors: the JVM's reason is inside
-        if archive is not None:  # whatever stopped it, the next try goes without the archive
+        if archive is not None:
+            # Tried again without the archive: the second start's error, if any, is the real
+            # one (a conf Spark refuses); when it starts, the archive was what stopped the JVM.
+            session = _start_session(master, conf, archived_classes=False)
             discard(archive)
-            return _start_session(master, conf)
+            return session
         msg = f"Spark could not start on master {master}: {reason(error)}"
         raise ConfigurationError(msg) from error
     _keep_sigint_handler(handler)

@@ -78,25 +78,29 @@ def test_a_lock_whose_builder_died_is_taken_away(cache: Path) -> None:
 
 _DAMAGED = """
 import os, sys
+from flowcore.errors import ConfigurationError
 from flowcore.runners import class_archive, sessions
 path = class_archive._archive_path()
 path.write_bytes(open(sys.argv[1], "rb").read())
 class_archive.archive_lock(path).write_text(str(os.getpid()))  # no builder from this test
-session = sessions.spark_session("local[1]")
-print("outcome", session.range(3).count(), path.exists())
+try:
+    session = sessions.spark_session("local[1]", dict(a.split("=", 1) for a in sys.argv[2:]))
+    print("outcome", session.range(3).count(), path.exists())
+except ConfigurationError:
+    print("outcome refused", path.exists())
 """
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("damage", ["not an archive", "cut short"])
+@pytest.mark.parametrize("damage", ["not an archive", "cut short", "bad conf"])
 def test_a_damaged_archive_never_stops_a_session(cache: Path, damage: str) -> None:
     """An archive the JVM does not take is skipped; one that kills it (cut short by a crash) is
-    removed and the session starts without it."""
+    removed and the session starts without it; a start refused for its conf keeps it."""
     java = class_archive.java()
     if java is None:
         pytest.skip("no Java runtime")
     damaged = cache / "damaged.jsa"
-    if damage == "not an archive":
+    if damage in ("not an archive", "bad conf"):
         damaged.write_bytes(b"not an archive" * 1000)
     else:
         whole = cache / "whole.jsa"
@@ -105,13 +109,19 @@ def test_a_damaged_archive_never_stops_a_session(cache: Path, damage: str) -> No
         damaged.write_bytes(whole.read_bytes()[: whole.stat().st_size // 2])
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
-        [sys.executable, "-c", _DAMAGED, str(damaged)],
+        [sys.executable, "-c", _DAMAGED, str(damaged)]
+        + (["spark.driver.memory=not-a-size"] if damage == "bad conf" else []),
         capture_output=True,
         text=True,
         env=env,
         timeout=600,
         cwd=cache,
+        check=False,
     )
-    kept = damage == "not an archive"
     # a JVM killed by the archive printed its crash report first (to stdout, as HotSpot does)
-    assert done.stdout.splitlines()[-1] == f"outcome 3 {kept}", done.stdout + done.stderr
+    expected = {
+        "not an archive": "outcome 3 True",
+        "cut short": "outcome 3 False",
+        "bad conf": "outcome refused True",
+    }
+    assert done.stdout.splitlines()[-1] == expected[damage], done.stdout + done.stderr
