@@ -22,6 +22,7 @@ from __future__ import annotations
 import email.utils
 import functools
 import logging
+import re
 import time
 import urllib.parse
 import uuid
@@ -105,6 +106,14 @@ def redact_url(url: str) -> str:
     host = parts.hostname or ""
     netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
     return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+
+
+_CREDENTIALS = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:)[^/\s@]*@")
+
+
+def redact_text(text: str) -> str:
+    """*text* (an error's message) with every URL's password replaced by ``***``."""
+    return _CREDENTIALS.sub(r"\g<head>***@", text)
 
 
 def _java_like_name(error: BaseException) -> str:
@@ -543,7 +552,7 @@ class InvokeHTTP(Processor):
         url: str,
     ) -> None:
         """Route *request* to Failure, penalized, with the exception's class and message."""
-        message = redact_url(str(error)) or type(error).__name__
+        message = redact_text(str(error)) or type(error).__name__
         context.logger.error(
             "Request Processing failed: %s %s: %s", request, redact_url(url), message
         )

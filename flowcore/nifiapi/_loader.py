@@ -317,10 +317,10 @@ def loaded_processors() -> dict[str, type[Processor]]:
         ConfigurationError: as :func:`load_python_extensions`, for the variable's directories.
     """
     if not _FROM_ENVIRONMENT:
-        _FROM_ENVIRONMENT.append(True)
         named = [d for d in os.environ.get(ENVIRONMENT_VARIABLE, "").split(os.pathsep) if d]
         if named:
-            found = load_python_extensions(named)
+            found = load_python_extensions(named)  # raises again next time until it loads
             for name, cls in found.processors.items():
                 _REGISTERED.setdefault(name, cls)
+        _FROM_ENVIRONMENT.append(True)
     return dict(_REGISTERED)

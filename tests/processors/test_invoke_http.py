@@ -737,3 +737,14 @@ def test_large_response_memory_stays_bounded_in_a_flow(base: str, tmp_path: Path
     assert result.count("call", "Response") == 1
     assert result.transfers["call"]["Response"][1] == size
     assert peak < 8 * 1024 * 1024
+
+
+def test_an_error_message_naming_a_url_shows_no_password() -> None:
+    """What an exception says (httpx names the URL) reaches attributes and logs without the
+    password of any URL in it."""
+    from processors.invoke_http import redact_text
+
+    said = "Invalid URL 'http://bob:s3cr3t@host:80/x' (also https://a:b@c/d, http://plain/x)"
+    assert redact_text(said) == (
+        "Invalid URL 'http://bob:***@host:80/x' (also https://a:***@c/d, http://plain/x)"
+    )
