@@ -17,7 +17,15 @@ import sys
 from pathlib import Path
 
 from flowcore.runners import sessions
-from flowcore.runners.class_archive import QUIET, archive_lock, discard, failed_marker, java
+from flowcore.runners.class_archive import (
+    QUIET,
+    SWITCH,
+    archive_lock,
+    archive_path,
+    discard,
+    failed_marker,
+    java,
+)
 
 __all__ = ["main"]
 
@@ -77,8 +85,17 @@ def _build(path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Build the archive at ``argv[0]``, once: the builder a session starts in the background."""
-    path = Path((argv if argv is not None else sys.argv[1:])[0])
+    """Build the archive at ``argv[0]`` (by default this environment's), once.
+
+    A session starts it in the background with the path; ``make setup`` runs it without, so the
+    archive is there before the first session.
+    """
+    given = argv if argv is not None else sys.argv[1:]
+    if not given and os.environ.get(SWITCH, "on").strip().lower() in ("off", "0", "false", "no"):
+        return 0
+    path = Path(given[0]) if given else archive_path()
+    if path is None:
+        return 0
     runtime = java()
     with contextlib.suppress(OSError):
         os.nice(19)  # the runs that started it come first

@@ -31,7 +31,16 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["QUIET", "SWITCH", "archive_lock", "discard", "driver_options", "failed_marker", "java"]
+__all__ = [
+    "QUIET",
+    "SWITCH",
+    "archive_lock",
+    "archive_path",
+    "discard",
+    "driver_options",
+    "failed_marker",
+    "java",
+]
 
 #: Set to ``off`` (or ``0``, ``false``) to start every JVM without an archive and build none.
 SWITCH = "FLOWCORE_SPARK_CLASS_ARCHIVE"
@@ -60,7 +69,7 @@ def java() -> Path | None:
     return Path(found).resolve() if found and os.path.exists(found) else None
 
 
-def _archive_path() -> Path | None:
+def archive_path() -> Path | None:
     """Where this (java, pyspark) pair's archive is, or None without a ``java``."""
     runtime = java()
     if runtime is None:
@@ -80,7 +89,7 @@ def driver_options() -> tuple[str, Path | None]:
     """
     if not _enabled():
         return "", None
-    path = _archive_path()
+    path = archive_path()
     if path is None:
         return "", None
     if path.is_file():

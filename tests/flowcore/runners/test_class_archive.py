@@ -23,7 +23,7 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _path() -> Path:
-    path = class_archive._archive_path()
+    path = class_archive.archive_path()
     if path is None:
         pytest.skip("no Java runtime")
     return path
@@ -80,7 +80,7 @@ _DAMAGED = """
 import os, sys
 from flowcore.errors import ConfigurationError
 from flowcore.runners import class_archive, sessions
-path = class_archive._archive_path()
+path = class_archive.archive_path()
 path.write_bytes(open(sys.argv[1], "rb").read())
 class_archive.archive_lock(path).write_text(str(os.getpid()))  # no builder from this test
 try:
