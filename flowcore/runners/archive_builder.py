@@ -59,6 +59,27 @@ def _maps(archive: Path) -> bool:
     return done.returncode == 0
 
 
+#: Archives kept in the cache directory: one per Java runtime and PySpark installation (each
+#: virtual environment is one), about 150 MB each; the least recently used go first.
+KEPT_ARCHIVES = 4
+
+
+def _prune(built: Path) -> None:
+    """Remove all but the :data:`KEPT_ARCHIVES` most recently used archives beside *built*."""
+
+    def last_used(archive: Path) -> float:
+        try:
+            found = archive.stat()
+        except OSError:
+            return 0.0
+        return max(found.st_atime, found.st_mtime)
+
+    archives = sorted(built.parent.glob("spark-driver-*.jsa"), key=last_used, reverse=True)
+    for old in archives[KEPT_ARCHIVES:]:
+        if old != built:
+            discard(old)
+
+
 def _build(path: Path) -> None:
     """Run a small Spark job in a session whose JVM writes its classes to *path* at exit."""
     partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
@@ -78,6 +99,7 @@ def _build(path: Path) -> None:
         jvm.wait(timeout=600)
     if jvm.returncode == 0 and partial.is_file() and _maps(partial):
         os.replace(partial, path)
+        _prune(path)
         return
     discard(partial)
     msg = f"the JVM exited with status {jvm.returncode} and wrote no archive"

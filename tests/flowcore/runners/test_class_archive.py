@@ -125,3 +125,27 @@ def test_a_damaged_archive_never_stops_a_session(cache: Path, damage: str) -> No
         "bad conf": "outcome refused True",
     }
     assert done.stdout.splitlines()[-1] == expected[damage], done.stdout + done.stderr
+
+
+def test_only_the_most_recently_used_archives_are_kept(tmp_path: Path) -> None:
+    """Each virtual environment builds its own archive (150 MB): the builder keeps the four
+    used last, and the one it just built."""
+    import time
+
+    from flowcore.runners import archive_builder
+
+    made = []
+    for n in range(6):
+        archive = tmp_path / f"spark-driver-{n}.jsa"
+        archive.write_bytes(b"a")
+        os.utime(archive, (time.time() - 1000 + n, time.time() - 1000 + n))
+        made.append(archive)
+    os.utime(made[0], None)  # used just now
+    archive_builder._prune(made[1])
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "spark-driver-0.jsa",
+        "spark-driver-1.jsa",
+        "spark-driver-3.jsa",
+        "spark-driver-4.jsa",
+        "spark-driver-5.jsa",
+    ]
