@@ -68,10 +68,11 @@ graphviz:
 	  echo "  brew install graphviz                   (macOS)"; \
 	fi
 
-# Two pytest workers: most tests wait on subprocesses, a JVM or the disk more than they compute,
-# so two share two cores well; an idle worker takes tests queued for the other (worksteal), so
-# the long crash tests do not leave one waiting at the end. TEST_WORKERS=0 runs them serially.
-TEST_WORKERS ?= 2
+# Three pytest workers on two cores: most tests wait on subprocesses, a JVM or the disk more than
+# they compute (with two workers the suite kept the cores 70% busy), so a third fills the waits;
+# an idle worker takes tests queued for another (worksteal), so the long crash tests do not leave
+# one waiting at the end. TEST_WORKERS=0 runs them serially.
+TEST_WORKERS ?= 3
 
 test: setup
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal

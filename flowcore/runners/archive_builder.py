@@ -83,7 +83,8 @@ def _prune(built: Path) -> None:
 def _build(path: Path) -> None:
     """Run a small Spark job in a session whose JVM writes its classes to *path* at exit."""
     partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
-    conf = {"spark.driver.extraJavaOptions": f"-XX:ArchiveClassesAtExit={partial}"}
+    # QUIET: the dump's notes on classes it leaves out (signed jars, ...) are no one's business
+    conf = {"spark.driver.extraJavaOptions": f"-XX:ArchiveClassesAtExit={partial} {QUIET}"}
     session = sessions.spark_session("local[1]", conf)
     context = session.sparkContext
     try:
