@@ -16,7 +16,7 @@ from flowcore.datasets.store import Dataset, write_chunk
 
 settings.register_profile(
     "ci",
-    max_examples=100,
+    max_examples=60,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
     print_blob=True,

@@ -361,7 +361,7 @@ def _check_bundles(workdir: Path, inputs: dict[str, list[str]]) -> dict[str, lis
 def test_kill_9_binning_by_bucket_on_the_columnar_path_loses_and_duplicates_nothing(
     tmp_path: Path,
 ) -> None:
-    """Lines split, tagged, routed and binned by bucket as batches, killed a dozen times:
+    """Lines split, tagged, routed and binned by bucket as batches, killed eight times:
     every routed line is written once, and each event is recorded once, as an undisturbed run."""
     reference = tmp_path / "reference"
     inputs = _workdir(reference, BINNING_FLOW, 48)
@@ -369,7 +369,7 @@ def test_kill_9_binning_by_bucket_on_the_columnar_path_loses_and_duplicates_noth
     crashed = tmp_path / "crashed"
     _workdir(crashed, BINNING_FLOW, 48)
     # start-up and recovery, tasks, commits, indexing, publishing
-    assert _kill_repeatedly(crashed, "direct", _Moments(crashed, commits), kills=12) == 12
+    assert _kill_repeatedly(crashed, "direct", _Moments(crashed, commits), kills=8) == 8
     _finish(crashed, "direct")
     assert not list((crashed / "out").glob(".*"))  # no temporary of a killed attempt is left
     assert _check_bundles(crashed, inputs) == _check_bundles(reference, inputs)
@@ -378,14 +378,14 @@ def test_kill_9_binning_by_bucket_on_the_columnar_path_loses_and_duplicates_noth
 
 @pytest.mark.slow
 def test_kill_9_defragment_on_the_columnar_path_rebuilds_every_file_once(tmp_path: Path) -> None:
-    """Lines split, tagged and routed as batches, then defragmented, killed a dozen times: each
+    """Lines split, tagged and routed as batches, then defragmented, killed eight times: each
     input file is written back byte for byte, and each event is recorded once."""
     reference = tmp_path / "reference"
     _workdir(reference, DEFRAGMENT_FLOW, 48)
     commits = _finish(reference, "direct")
     crashed = tmp_path / "crashed"
     _workdir(crashed, DEFRAGMENT_FLOW, 48)
-    assert _kill_repeatedly(crashed, "direct", _Moments(crashed, commits), kills=12) == 12
+    assert _kill_repeatedly(crashed, "direct", _Moments(crashed, commits), kills=8) == 8
     _finish(crashed, "direct")
     inputs = {p.name: p.read_bytes() for p in (reference / "in").iterdir()}
     for workdir in (reference, crashed):
@@ -409,7 +409,7 @@ def test_kill_9_spark_binning_on_the_columnar_path_loses_and_duplicates_nothing(
     _workdir(crashed, BINNING_FLOW, 12)
     # a Spark start takes seconds: each run is killed in the second after its first commit
     moments = _Moments(crashed, commits, early=False, past=1.0)
-    assert _kill_repeatedly(crashed, "spark", moments, kills=3) == 3
+    assert _kill_repeatedly(crashed, "spark", moments, kills=2) == 2
     _finish(crashed, "spark")
     assert not list((crashed / "out").glob(".*"))
     assert _check_bundles(crashed, inputs) == _check_bundles(reference, inputs)

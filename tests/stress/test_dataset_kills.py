@@ -43,7 +43,7 @@ flow.auto_terminate(put, ["success", "failure"])
 def test_kill_9_during_dataset_writes_loses_and_duplicates_nothing(
     tmp_path: Path, line_inputs: Callable[..., bytes]
 ) -> None:
-    """`flowcore run` writing a dataset, killed with SIGKILL a dozen times and rerun: the
+    """`flowcore run` writing a dataset, killed with SIGKILL eight times and rerun: the
     manifest is always whole, and the final dataset holds every line exactly once."""
     expected = line_inputs(tmp_path, files=1000)  # ~20 s of work: a dozen kills never finish it
     (tmp_path / "flow.py").write_text(SINK_CRASH_FLOW)
@@ -64,9 +64,9 @@ def test_kill_9_during_dataset_writes_loses_and_duplicates_nothing(
         reader = Dataset(tmp_path / "ds")
         data = b"".join(reader.iter_bytes())  # a whole version, never a torn one
         assert len(set(data.splitlines())) == len(data.splitlines())
-        if kills == 12:
+        if kills == 8:
             break
-    assert kills >= 10, f"only {kills} runs were still going when killed"
+    assert kills >= 6, f"only {kills} runs were still going when killed"
     final = subprocess.run(command, cwd=tmp_path, capture_output=True, timeout=180, check=False)
     assert final.returncode == 0, final.stderr.decode()
     reader = Dataset(tmp_path / "ds")

@@ -73,7 +73,7 @@ def _workdir(root: Path) -> Path:
 
 
 def _kill_then_finish(workdir: Path, duration: float) -> int:
-    """SIGKILL `flowcore run` up to a dozen times at random moments, then let one run finish."""
+    """SIGKILL `flowcore run` up to eight times at random moments, then let one run finish."""
     rng = random.Random(33)
     kills = 0
     for _ in range(30):
@@ -84,7 +84,7 @@ def _kill_then_finish(workdir: Path, duration: float) -> int:
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=60)
         kills += 1
-        if kills == 12:
+        if kills == 8:
             break
     final = start_flowcore_run(workdir)
     _, err = final.communicate(timeout=300)
@@ -105,7 +105,7 @@ def _sends(repository: Path) -> Counter:
 def test_kill_9_never_counts_a_signal_twice_nor_releases_an_original_twice(
     tmp_path: Path,
 ) -> None:
-    """Killed up to a dozen times then rerun, the fork-join flow releases every original once,
+    """Killed up to eight times then rerun, the fork-join flow releases every original once,
     with exactly its number of lines counted, and leaves no signal and no queued FlowFile."""
     reference = _workdir(tmp_path / "reference")
     started = time.monotonic()
