@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import copyreg
 import hashlib
+import importlib.abc
 import importlib.util
 import inspect
 import io
@@ -209,19 +210,36 @@ def import_extension(path: Path, search: Path, source: str | None = None) -> Any
     if text is None:
         msg = f"Python extension {path} is not there"
         raise ConfigurationError(msg)
-    spec = importlib.util.spec_from_loader(name, loader=None, origin=str(path))
+    loader = _SourceText(str(path), text)
+    spec = importlib.util.spec_from_loader(name, loader=loader, origin=str(path))
     assert spec is not None
     module = importlib.util.module_from_spec(spec)
     module.__file__ = str(path)
     setattr(module, _ORIGIN, (str(path), str(search), text))
     sys.modules[name] = module
     try:
-        exec(compile(text, str(path), "exec"), module.__dict__)
+        loader.exec_module(module)  # Python's import machinery, as `import` loads a file
     except Exception as error:
         del sys.modules[name]
         msg = f"Python extension {path} failed to load: {type(error).__name__}: {error}"
         raise ConfigurationError(msg) from error
     return module
+
+
+class _SourceText(importlib.abc.SourceLoader):
+    """An import loader for an extension's source text: the file's, or the pickled copy."""
+
+    def __init__(self, path: str, text: str) -> None:
+        self.path = path
+        self.text = text
+
+    def get_filename(self, fullname: str) -> str:
+        del fullname
+        return self.path
+
+    def get_data(self, path: str) -> bytes:
+        del path
+        return self.text.encode("utf-8")
 
 
 def _rebuilt(origin: tuple[str, str, str], class_name: str, state: dict[str, Any]) -> Processor:
