@@ -26,14 +26,14 @@ from __future__ import annotations
 import itertools
 import logging
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 import numpy as np
 
 import flowcore.session._runs as runs
 from flowcore.clock import now_ms
-from flowcore.engine._event_order import DROPPED, RECORDED, REPORTED, SessionOrder
+from flowcore.engine._contracts import Member
 from flowcore.engine._held import QueuedBatch
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import Column, IntColumn, column_of
@@ -42,9 +42,6 @@ from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun, Prov
 from flowcore.queues import park_queue_id
 from flowcore.session.batch_context import BatchContext, BatchEffects, SentRows
 from flowcore.session.host import QueuedFlowFile, StateMap
-
-if TYPE_CHECKING:
-    from flowcore.engine._member import TaskMember
 
 __all__ = [
     "attribute_runs",
@@ -70,15 +67,13 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 
-def event_of(
-    member: TaskMember, kind: ProvenanceEventType, flowfile: Any, now: int
-) -> ProvenanceEvent:
+def event_of(member: Member, kind: ProvenanceEventType, flowfile: Any, now: int) -> ProvenanceEvent:
     """FlowFile *flowfile*'s event as a session would build it (attributes left to the caller)."""
     return runs.event_of(member.component, kind, flowfile, now)
 
 
 def route_whole(
-    member: TaskMember,
+    member: Member,
     relationship: str,
     batch: FlowFileBatch,
     positions: np.ndarray | None = None,
@@ -94,7 +89,7 @@ def route_whole(
 
 
 def _hand_on(
-    member: TaskMember, relationship: str, batch: FlowFileBatch, positions: np.ndarray | None
+    member: Member, relationship: str, batch: FlowFileBatch, positions: np.ndarray | None
 ) -> None:
     """:func:`route_whole` without counting the transfer."""
     task = member.task
@@ -164,7 +159,7 @@ def content_changed(before: FlowFileBatch, after: FlowFileBatch) -> np.ndarray |
 
 
 def route_runs(
-    member: TaskMember, route: BatchRoute, before: FlowFileBatch, now: int, queue_id: str
+    member: Member, route: BatchRoute, before: FlowFileBatch, now: int, queue_id: str
 ) -> list[ProvenanceEventRun]:
     """The events a session's commit records for a route's FlowFiles, as runs, in its order.
 
@@ -244,7 +239,7 @@ def _routes_of(result: Any, batch: FlowFileBatch) -> list[BatchRoute] | None:
     return routes
 
 
-def unpacks(member: TaskMember, batch: FlowFileBatch, queue_id: str) -> bool:
+def unpacks(member: Member, batch: FlowFileBatch, queue_id: str) -> bool:
     """Whether the task may unpack *batch* into FlowFiles for *member*; else it is deferred.
 
     Batches are taken by the larger ``batch_max_batched_flowfiles`` because they cost a task
@@ -261,7 +256,7 @@ def unpacks(member: TaskMember, batch: FlowFileBatch, queue_id: str) -> bool:
     return True
 
 
-def write_deferred(member: TaskMember) -> None:
+def write_deferred(member: Member) -> None:
     """Write the batches *member* deferred back to their queues, one segment each."""
     task = member.task
     queues = task.spec.plan.queue_members
@@ -272,13 +267,13 @@ def write_deferred(member: TaskMember) -> None:
         task.enqueue_batch(kept, deferred.batch)
 
 
-def drain_batches(member: TaskMember) -> None:
+def drain_batches(member: Member) -> None:
     """Process the batches that reached a member whole, or hand their FlowFiles on one by one."""
     pending, member.pending_batches = member.pending_batches, []
     whole = member.plan.routes_or_drops_whole
     staged: list[Mapping[str, str]] = []
     context = BatchContext(member.context, member, staged.append)
-    order = SessionOrder(member.session_flowfiles(), member.session_filled)
+    task = member.task
     for waiting in pending:
         batch, queue_id = waiting.batch, waiting.queue_id
         routes = None
@@ -310,8 +305,10 @@ def drain_batches(member: TaskMember) -> None:
         if staged:  # stored as a session's commit stores it: with the output
             member.state = StateMap(member.state.version + 1, dict(staged[-1]))
             member.new_state = dict(staged[-1])
-        order.start(batch)
-        order.add(sent_runs(member, context.take(), {id(batch): queue_id}), REPORTED)
+        # Each FlowFile's events in its session's order: what was reported (SEND, ROUTE), then
+        # CONTENT_MODIFIED or ATTRIBUTES_MODIFIED, then its DROP. How different FlowFiles'
+        # events interleave is not part of provenance's contract (DESIGN §3).
+        task.events.extend(sent_runs(member, context.take(), {id(batch): queue_id}))
         member.consumed += batch.count
         # Queue positions as the one-by-one path gives them: in input order across the parts.
         first_index = member.task.take_queue_indices(batch.count)
@@ -319,26 +316,19 @@ def drain_batches(member: TaskMember) -> None:
         onward: list[tuple[str, FlowFileBatch, np.ndarray]] = []
         for route, before in parts:
             dropped = not member.plan.routes.get(route.relationship)
-            made = route_runs(member, route, before, now, queue_id)
-            reported = int(route.reported) + int(route.content_modified)  # route_runs' first
-            order.add(made[:reported], REPORTED)
-            order.add(made[reported:], RECORDED)
+            task.events.extend(route_runs(member, route, before, now, queue_id))
             if dropped:
-                order.add(
-                    [dropped_run(member, route.relationship, before, route.batch, queue_id)],
-                    DROPPED,
-                )
+                run = dropped_run(member, route.relationship, before, route.batch, queue_id)
+                if run is not None:
+                    task.events.append(run)
                 continue
             rows = np.arange(batch.count) if route.rows is None else np.asarray(route.rows)
             onward.append((route.relationship, route.batch, rows))
         route_in_input_order(member, onward, first_index)
-    # The events in the order the one-by-one path's sessions record them (SEND, DROP, SEND ...)
-    events, member.session_filled = order.close()
-    member.task.events.extend(events)
 
 
 def route_in_input_order(
-    member: TaskMember, parts: list[tuple[str, FlowFileBatch, np.ndarray]], first_index: int
+    member: Member, parts: list[tuple[str, FlowFileBatch, np.ndarray]], first_index: int
 ) -> None:
     """Send a batch form's parts on, each FlowFile reaching its next member in input order.
 
@@ -384,7 +374,7 @@ def route_in_input_order(
             route_whole(member, relationship, piece, first_index + every[start:stop])
 
 
-def _one_connection(member: TaskMember, group: list[tuple[str, FlowFileBatch, np.ndarray]]) -> bool:
+def _one_connection(member: Member, group: list[tuple[str, FlowFileBatch, np.ndarray]]) -> bool:
     """Whether the parts' relationships share one connection (``connect(a, b, [r1, r2])``)."""
     return len({member.plan.routes[r][0].connection_id for r, _, _ in group}) == 1
 
@@ -401,7 +391,7 @@ def _in_turn(group: list[tuple[str, FlowFileBatch, np.ndarray]]) -> bool:
     return True
 
 
-def _retries(member: TaskMember, routes: list[BatchRoute]) -> bool:
+def _retries(member: Member, routes: list[BatchRoute]) -> bool:
     """Whether a batch form sent FlowFiles to a relationship the member retries."""
     policy = member.retry_policy
     return policy is not None and any(
@@ -409,9 +399,7 @@ def _retries(member: TaskMember, routes: list[BatchRoute]) -> bool:
     )
 
 
-def send_run(
-    member: TaskMember, sent: SentRows, now: int, queue_id: str | None
-) -> ProvenanceEventRun:
+def send_run(member: Member, sent: SentRows, now: int, queue_id: str | None) -> ProvenanceEventRun:
     """The SEND events a batch form reported, as a session's reporter records them: one run.
 
     Each event has the FlowFile as sent (no attribute updated) and its own transit URI when
@@ -442,7 +430,7 @@ def with_transit_uris(run: ProvenanceEventRun, uris: str | Sequence[str]) -> Pro
     return attrs.evolve(run, transit_uris=column_of(list(uris)))
 
 
-def record_effects(member: TaskMember, effects: BatchEffects, queues: Mapping[int, str]) -> None:
+def record_effects(member: Member, effects: BatchEffects, queues: Mapping[int, str]) -> None:
     """Record what a batch form staged and reported, as a session's commit records it.
 
     Files and log lines go to the task's effect file, carried out after the stage run's
@@ -453,7 +441,7 @@ def record_effects(member: TaskMember, effects: BatchEffects, queues: Mapping[in
 
 
 def sent_runs(
-    member: TaskMember, effects: BatchEffects, queues: Mapping[int, str]
+    member: Member, effects: BatchEffects, queues: Mapping[int, str]
 ) -> list[ProvenanceEventRun]:
     """:func:`record_effects`, the SEND runs returned instead of recorded."""
     member.carry_out_after_commit(effects.publications, effects.logs)
@@ -462,7 +450,7 @@ def sent_runs(
 
 
 def drop_whole(
-    member: TaskMember,
+    member: Member,
     relationship: str,
     before: FlowFileBatch | None,
     after: FlowFileBatch,
@@ -479,7 +467,7 @@ def drop_whole(
 
 
 def dropped_run(
-    member: TaskMember,
+    member: Member,
     relationship: str,
     before: FlowFileBatch | None,
     after: FlowFileBatch,
@@ -503,14 +491,14 @@ def dropped_run(
 
 
 def record_attribute_changes(
-    member: TaskMember, before: FlowFileBatch, after: FlowFileBatch, queue_id: str
+    member: Member, before: FlowFileBatch, after: FlowFileBatch, queue_id: str
 ) -> None:
     """ATTRIBUTES_MODIFIED for each FlowFile whose attributes changed, as one run."""
     member.task.events.extend(attribute_runs(member, before, after, now_ms(), queue_id))
 
 
 def attribute_runs(
-    member: TaskMember, before: FlowFileBatch, after: FlowFileBatch, now: int, queue_id: str
+    member: Member, before: FlowFileBatch, after: FlowFileBatch, now: int, queue_id: str
 ) -> list[ProvenanceEventRun]:
     """ATTRIBUTES_MODIFIED for each FlowFile whose attributes changed: one run, or none."""
     if not before.count:
@@ -571,7 +559,7 @@ def _present(column: Column) -> np.ndarray | bool:
 
 
 def batch_run(
-    member: TaskMember,
+    member: Member,
     kind: ProvenanceEventType,
     before: FlowFileBatch | None,
     after: FlowFileBatch,

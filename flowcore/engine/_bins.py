@@ -13,16 +13,14 @@ fails, on a bin gets that bin one FlowFile at a time.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
 from flowcore.binning import Bin, BinLimits, EvictionReason
 from flowcore.engine._batches import drop_whole, record_attribute_changes, route_whole
+from flowcore.engine._contracts import Member
 from flowcore.engine._held import ReturnedBatch
 from flowcore.engine.wire import ReadyBin
 from flowcore.flowfile_batch import FlowFileBatch
-
-if TYPE_CHECKING:
-    from flowcore.engine._member import TaskMember
+from flowcore.processor_kinds import BinningProcessor
 
 __all__ = ["MERGE_APART_BYTES", "bins_batches", "merge_batch_bin", "takes_batches"]
 
@@ -35,7 +33,7 @@ MERGE_APART_BYTES = 128 << 20
 log = logging.getLogger(__name__)
 
 
-def takes_batches(member: TaskMember) -> bool:
+def takes_batches(member: Member) -> bool:
     """Whether the member's processor can bin FlowFile batches (see ``Capabilities``).
 
     Not with a relationship retry: its sessions take FlowFiles back one by one.
@@ -43,7 +41,7 @@ def takes_batches(member: TaskMember) -> bool:
     return type(member.processor).capabilities.bins_batches and member.retry_policy is None
 
 
-def _originals_whole(member: TaskMember) -> bool:
+def _originals_whole(member: Member) -> bool:
     """Whether originals can leave as batches: to exactly one place, or auto-terminated.
 
     A relationship both connected and auto-terminated is connected (NiFi's rule).
@@ -51,14 +49,16 @@ def _originals_whole(member: TaskMember) -> bool:
     return member.plan.routes_or_drops_whole
 
 
-def bins_batches(member: TaskMember, *, end_of_input: bool) -> bool:
+def bins_batches(member: Member, *, end_of_input: bool) -> bool:
     """Bin the member's pending batches whole; whether it did (else they are left pending)."""
     pending = member.pending_batches
+    processor = member.processor
+    if not isinstance(processor, BinningProcessor):
+        return False
     if member.pending or not pending or not _originals_whole(member):
         return False
-    processor = member.processor
     try:
-        binning = processor.bin_batches(  # type: ignore[attr-defined]
+        binning = processor.bin_batches(
             member.context, [p.batch for p in pending], end_of_input=end_of_input
         )
     except Exception:  # the one-by-one path bins them again and reports what goes wrong
@@ -97,16 +97,17 @@ def bins_batches(member: TaskMember, *, end_of_input: bool) -> bool:
     return True
 
 
-def merge_batch_bin(member: TaskMember, ready: ReadyBin) -> None:
+def merge_batch_bin(member: Member, ready: ReadyBin) -> None:
     """Merge a ready bin of batch cuts; on any trouble, merge it one FlowFile at a time."""
     processor = member.processor
+    assert isinstance(processor, BinningProcessor)  # a binning member's
     bin_ = Bin(ready.group, BinLimits(), ready.created_ms)
     bin_.entries = sum(b.count for _, b in ready.batches)
     bin_.size = sum(b.bytes for _, b in ready.batches)
     bin_.reason = EvictionReason(ready.reason)
     session = member.session()
     try:
-        outcome = processor.merge_batches(  # type: ignore[attr-defined]
+        outcome = processor.merge_batches(
             member.context, session, [b for _, b in ready.batches], bin_
         )
         if outcome is not None:

@@ -9,19 +9,14 @@ shared out: the first block's task its RECEIVE and the FlowFile's count, the las
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 from flowcore.compiler.plan import StagePlan, block_reader
+from flowcore.engine._contracts import Member, Recorded
 from flowcore.processor import ProcessorKind
-from flowcore.provenance_events import InterleavedRuns, ProvenanceEvent, ProvenanceEventRun
+from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun
 from flowcore.session.block_views import ORIGINAL, BlockViews
 
-if TYPE_CHECKING:
-    from flowcore.engine._member import TaskMember
-
 __all__ = ["counted_once", "recorded_events"]
-
-Recorded = ProvenanceEvent | ProvenanceEventRun | InterleavedRuns
 
 
 def recorded_events(views: BlockViews, events: list[Recorded]) -> list[Recorded]:
@@ -48,7 +43,7 @@ def recorded_events(views: BlockViews, events: list[Recorded]) -> list[Recorded]
 
 
 def counted_once(
-    views: BlockViews, plan: StagePlan, members: Mapping[str, TaskMember]
+    views: BlockViews, plan: StagePlan, members: Mapping[str, Member]
 ) -> dict[str, dict[str, tuple[int, int]]]:
     """Each member's transfers, a block view counted as one FlowFile over all its blocks.
 

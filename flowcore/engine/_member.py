@@ -26,6 +26,7 @@ from flowcore.component_settings import BackoffMechanism
 from flowcore.engine._batches import drain_batches, route_whole
 from flowcore.engine._bins import bins_batches, merge_batch_bin, takes_batches
 from flowcore.engine._bulletins import log_once_per_reason
+from flowcore.engine._contracts import StageTask
 from flowcore.engine._held import QueuedBatch, ReturnedBatch, ReturnedFlowFile
 from flowcore.engine._sink_batches import write_sink_batches
 from flowcore.engine._source_batches import read_work_batch, read_work_batches, work_identity
@@ -37,6 +38,7 @@ from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.parameters import redact, secrets_of
 from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor, ProcessorKind
+from flowcore.processor_kinds import BinningProcessor, SourceProcessor, TwoPhaseSink
 from flowcore.relationship import FAILURE
 from flowcore.session._content import CONTENT_FAILURE_REASON, damage_of
 from flowcore.session.block_views import PAYLOAD_KEY, BlockViews
@@ -59,7 +61,6 @@ from repositories.effects import EffectFileError, reserve_target
 from repositories.records import MAX_SEGMENT_RECORDS, Bulletin
 
 if TYPE_CHECKING:
-    from flowcore.engine.task import _Task
     from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun
     from flowcore.services import MapCache
 
@@ -108,7 +109,7 @@ class _FunnelProcessor(Processor):
 class TaskMember:
     """Runs one member inside a task: its pending input, sessions, and routing of outputs."""
 
-    def __init__(self, task: _Task, plan: MemberPlan) -> None:
+    def __init__(self, task: StageTask, plan: MemberPlan) -> None:
         self.task = task
         self.plan = plan
         self.processor: Processor = plan.processor or _FunnelProcessor()
@@ -147,9 +148,6 @@ class TaskMember:
         self.uuid_sequences: dict[str, list] = {}  # see flowcore.session._uuids
         self.uuid_salt = task.uuid_salt
         self.consumed = 0
-        #: FlowFiles of batches in the run-duration session their events left open (see
-        #: flowcore.engine._event_order): the next batches' events go on in that session
-        self.session_filled = 0
         self.context = ProcessContext(
             self.processor,
             component=self.component,
@@ -477,6 +475,7 @@ class TaskMember:
         See :mod:`flowcore.engine._source_batches` for the batch forms.
         """
         source = self.processor  # a source: the task reads work for its source members only
+        assert isinstance(source, SourceProcessor)
         derives_uuids = type(source).capabilities.identifies_work
         items = list(items)
         if read_work_batches(self, items):
@@ -488,7 +487,7 @@ class TaskMember:
             if derives_uuids:
                 session.derive_uuids_from(work_identity(item))
             try:
-                source.read_work(self.context, session, item)  # type: ignore[attr-defined]
+                source.read_work(self.context, session, item)
                 session.commit()
             except Exception as error:
                 session.rollback()
@@ -541,6 +540,7 @@ class TaskMember:
     def merge_bins(self, bins: Sequence[ReadyBin]) -> None:
         """Merge bins another task decided, one session each."""
         processor = self.processor
+        assert isinstance(processor, BinningProcessor)  # bins are a binning member's
         for ready in bins:
             if ready.batches:
                 merge_batch_bin(self, ready)
@@ -553,7 +553,7 @@ class TaskMember:
             bin_.reason = EvictionReason(ready.reason)
             mark = len(self.returned)
             try:
-                processor.merge_bin(self.context, session, bin_)  # type: ignore[attr-defined]
+                processor.merge_bin(self.context, session, bin_)
                 session.commit()
             except Exception as error:
                 session.rollback(penalize=True)
@@ -561,10 +561,6 @@ class TaskMember:
 
     def _batchable(self) -> bool:
         return self.processor.batches_triggers()
-
-    def session_flowfiles(self) -> int:
-        """FlowFiles one session of the one-by-one path holds: all of a run-duration batch."""
-        return BATCH_TRIGGERS if self._batchable() else 1
 
     def _drain_batched(self) -> None:
         """NiFi's run-duration batching: many triggers in one session, one commit.
@@ -600,11 +596,12 @@ class TaskMember:
     def _drain_two_phase(self) -> None:
         """A two-phase sink writes all of the task's input at once and returns a message."""
         processor = self.processor
+        assert isinstance(processor, TwoPhaseSink)  # only sinks drain this way
         session = self.session()
         mark = len(self.returned)
         try:
             flowfiles = session.get(len(self.pending))
-            message = processor.write(self.context, session, flowfiles)  # type: ignore[attr-defined]
+            message = processor.write(self.context, session, flowfiles)
             session.commit()
         except Exception as error:
             session.rollback(penalize=True)
@@ -642,13 +639,13 @@ class TaskMember:
 
     def _finish_drain(self, *, end_of_input: bool) -> None:
         processor = self.processor
-        if processor.kind is ProcessorKind.BINNING:
+        if isinstance(processor, BinningProcessor):
             # NiFi triggers binning processors with an empty queue too (@TriggerWhenEmpty):
             # with nothing new binned, bins that reached their minimums are merged.
             try:
                 processor.on_trigger_sessions(self.context, self.session)
                 if end_of_input:
-                    processor.end_of_input(self.context, self.session)  # type: ignore[attr-defined]
+                    processor.end_of_input(self.context, self.session)
             except Exception as error:
                 self._failed(error)
         now = now_ms()
@@ -662,8 +659,8 @@ class TaskMember:
 
     def retry_hint(self) -> int:
         """When FlowFiles this member handed back without a penalty are worth taking again."""
-        if self.processor.kind is ProcessorKind.BINNING:
-            max_age = self.processor.max_bin_age_ms(self.context)  # type: ignore[attr-defined]
+        if isinstance(self.processor, BinningProcessor):
+            max_age = self.processor.max_bin_age_ms(self.context)
             if max_age is None:
                 return NEVER
             oldest = min(

@@ -18,20 +18,21 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from flowcore.engine._batches import drop_whole, record_effects, route_whole, unpacks
+from flowcore.engine._contracts import Member
+from flowcore.processor_kinds import TwoPhaseSink
 from flowcore.relationship import SUCCESS
 from flowcore.session.batch_context import BatchContext
 from flowcore.session.host import QueuedFlowFile
 
 if TYPE_CHECKING:
     from flowcore.engine._held import QueuedBatch
-    from flowcore.engine._member import TaskMember
 
 __all__ = ["write_sink_batches"]
 
 log = logging.getLogger(__name__)
 
 
-def write_sink_batches(member: TaskMember) -> None:
+def write_sink_batches(member: Member) -> None:
     """Write the batches that reached a two-phase sink whole, or hand them on one by one."""
     pending, member.pending_batches = member.pending_batches, []
     message = None
@@ -43,8 +44,10 @@ def write_sink_batches(member: TaskMember) -> None:
         and not retried
     ):
         context = BatchContext(member.context, member)
+        sink = member.processor
+        assert isinstance(sink, TwoPhaseSink)  # a sink member's
         try:
-            message = member.processor.write_batches(context, [p.batch for p in pending])  # type: ignore[attr-defined]
+            message = sink.write_batches(context, [p.batch for p in pending])
         except Exception:  # write() runs them again, with bulletins and penalties
             log.debug("%s declined its batches by failing", member.plan.name, exc_info=True)
         if message is None:
@@ -58,7 +61,7 @@ def write_sink_batches(member: TaskMember) -> None:
             member.pending.extend(QueuedFlowFile(f, waiting.queue_id) for f in waiting.batch)
 
 
-def _written(member: TaskMember, pending: list[QueuedBatch], context: BatchContext) -> None:
+def _written(member: Member, pending: list[QueuedBatch], context: BatchContext) -> None:
     """Record the batches' SEND events, then send them to ``success`` whole (or drop them)."""
     record_effects(member, context.take(), {id(p.batch): p.queue_id for p in pending})
     dropped = not member.plan.routes.get(SUCCESS.name)

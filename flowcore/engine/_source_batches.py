@@ -42,13 +42,14 @@ import hashlib
 import logging
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 import numpy as np
 
 from flowcore.clock import now_ms
 from flowcore.engine._batches import batch_run, drop_whole, route_whole, with_transit_uris
+from flowcore.engine._contracts import Member
 from flowcore.errors import FlowFileHandlingError
 from flowcore.faults import storage_fault
 from flowcore.flowfile import Attributes, ContentClaim, ResourceClaim, new_uuids, sequence_uuid
@@ -61,9 +62,6 @@ from flowcore.session._effects import StagedEffects
 from flowcore.session._support import ContentSource, WriteStream, emit
 from flowcore.session._uuids import UuidSource
 from flowcore.session.host import ComponentInfo
-
-if TYPE_CHECKING:
-    from flowcore.engine._member import TaskMember
 
 __all__ = ["TaskBatchMaker", "read_work_batch", "read_work_batches", "work_identity"]
 
@@ -120,7 +118,7 @@ class TaskBatchMaker:
             (``identifies_work``), the FlowFiles' uuids derive from them.
     """
 
-    def __init__(self, member: TaskMember, items: Sequence[Any] = ()) -> None:
+    def __init__(self, member: Member, items: Sequence[Any] = ()) -> None:
         self.member = member
         self._uuids: UuidSource | None = None
         self._sequences = _OwnSequences(member.component, member.uuid_salt)
@@ -460,7 +458,7 @@ def _shared_and_columns(
 # --- reading ------------------------------------------------------------------------------------
 
 
-def _routes_apart(member: TaskMember) -> bool:
+def _routes_apart(member: Member) -> bool:
     """Whether the member's batches can go on whole: the same FlowFiles as its sessions'.
 
     Each relationship leads to one connection or is auto-terminated (nothing is cloned), and
@@ -477,7 +475,7 @@ def _routes_apart(member: TaskMember) -> bool:
     return len(places) == len(set(places))
 
 
-def read_work_batches(member: TaskMember, items: Sequence[Any]) -> bool:
+def read_work_batches(member: Member, items: Sequence[Any]) -> bool:
     """Read a task's work items for a source as batches, if the source can; whether it did."""
     source = member.processor
     if not items or not isinstance(source, SourceProcessor) or not _routes_apart(member):
@@ -494,7 +492,7 @@ def read_work_batches(member: TaskMember, items: Sequence[Any]) -> bool:
     )
 
 
-def read_work_batch(member: TaskMember, item: Any) -> bool:
+def read_work_batch(member: Member, item: Any) -> bool:
     """Read one source work item as batches, if the source can; whether it did."""
     source = member.processor
     if not isinstance(source, SourceProcessor) or not _routes_apart(member):
@@ -509,7 +507,7 @@ def read_work_batch(member: TaskMember, item: Any) -> bool:
     )
 
 
-def _take(member: TaskMember, maker: TaskBatchMaker, read: Any, named: str, form: str) -> bool:
+def _take(member: Member, maker: TaskBatchMaker, read: Any, named: str, form: str) -> bool:
     """Run a batch form (*read*: the source's method *form*) and take its batches.
 
     They are taken as its sessions' commits would take their FlowFiles.
@@ -553,7 +551,7 @@ def _take(member: TaskMember, maker: TaskBatchMaker, read: Any, named: str, form
 
 
 def _check_all_returned(
-    member: TaskMember, maker: TaskBatchMaker, returned: Sequence[FlowFileBatch], form: str
+    member: Member, maker: TaskBatchMaker, returned: Sequence[FlowFileBatch], form: str
 ) -> None:
     """Fail the task when the batch form made a batch it did not return (see ``left_out``).
 
@@ -575,7 +573,7 @@ def _check_all_returned(
     raise FlowFileHandlingError(msg, processor=plan.name)
 
 
-def _one_route(member: TaskMember) -> bool:
+def _one_route(member: Member) -> bool:
     """Whether the source has one relationship, connected: what several items in one batch need.
 
     One by one, each item is a session, which records its RECEIVE or CREATE and then the DROPs
@@ -590,7 +588,7 @@ def _one_route(member: TaskMember) -> bool:
 
 
 def _origin_events(
-    member: TaskMember, maker: TaskBatchMaker, batch: FlowFileBatch
+    member: Member, maker: TaskBatchMaker, batch: FlowFileBatch
 ) -> list[ProvenanceEventRun]:
     """RECEIVE runs for a batch reported received, else one CREATE run (a session's rule)."""
     received = next((r for r in maker.received if np.array_equal(r.batch.ids, batch.ids)), None)

@@ -23,6 +23,20 @@ _VARIES = re.compile(
 Outcome = tuple[Counter | list, Counter, dict]
 
 
+def by_flowfile(events: list[ProvenanceEvent]) -> list[ProvenanceEvent]:
+    """*events* (in id order) FlowFile by FlowFile, each FlowFile's in the order recorded.
+
+    Provenance promises each FlowFile its events in causal order, not how different FlowFiles'
+    events interleave in one stage run (DESIGN §3). FlowFiles come in the order they were
+    made: a FORK's children in its order, at the FORK.
+    """
+    first: dict[str, int] = {}
+    for event in events:
+        for uuid in (event.flowfile_uuid, *event.child_uuids):
+            first.setdefault(uuid, len(first))
+    return sorted(events, key=lambda e: first[e.flowfile_uuid])
+
+
 def event_shape(event: ProvenanceEvent) -> tuple:
     """An event without what differs between runs: uuids, times, claim places."""
 

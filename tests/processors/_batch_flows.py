@@ -21,6 +21,7 @@ from flowcore.session.process_session import ProcessSession
 from flowcore.settings import Settings
 from processors import GetFile, SplitText
 from repositories.repository_set import RepositorySet
+from tests.flowcore.conftest import by_flowfile
 
 SETTINGS = Settings(sync=False, parallelism=1)
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -68,7 +69,7 @@ def _plain(attributes: object) -> tuple:
 
 
 def flow_outcome(root: Path, flow: Flow, runner: str = "direct") -> tuple[list, dict]:
-    """Run *flow*; its events' shapes in the order of their ids (contents read back) and its
+    """Run *flow*; its events' shapes FlowFile by FlowFile (contents read back) and its
     transfer counts."""
     result = run_flow(flow, runner, repository=root / "repo", settings=SETTINGS)
     assert not result.bulletins, result.bulletins
@@ -96,7 +97,7 @@ def flow_outcome(root: Path, flow: Flow, runner: str = "direct") -> tuple[list, 
             )
 
         events = repos.provenance.search(limit=1_000_000)
-        shapes = [shape(e) for e in sorted(events, key=lambda e: e.event_id)]
+        shapes = [shape(e) for e in by_flowfile(sorted(events, key=lambda e: e.event_id))]
     finally:
         repos.close()
     return shapes, {name: dict(counts) for name, counts in result.transfers.items()}
@@ -106,8 +107,8 @@ def agree_in_a_flow(
     root: Path, lines: list[bytes], batched: Processor, single: Processor, runner: str = "direct"
 ) -> tuple[Counter, dict]:
     """Run *lines* through *batched* and through *single* (its batch form declined); assert
-    both flows record the same events in the same order and the same transfers, and return
-    the batch form's (events as a multiset)."""
+    both flows record the same events, each FlowFile's in the same order, and the same
+    transfers, and return the batch form's (events as a multiset)."""
     source = root / "in"
     source.mkdir(parents=True)
     (source / "lines.txt").write_bytes(b"".join(lines))

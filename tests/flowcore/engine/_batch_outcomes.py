@@ -20,7 +20,7 @@ from flowcore.relationship import Relationship
 from flowcore.settings import Settings
 from processors import RouteOnAttribute, UpdateAttribute
 from repositories.repository_set import RepositorySet
-from tests.flowcore.conftest import event_shape
+from tests.flowcore.conftest import by_flowfile, event_shape
 
 SETTINGS = Settings(
     sync=False, parallelism=1, unbounded_source_batches=3, driver_run_max_flowfiles=0
@@ -43,7 +43,7 @@ def _run_outcome(
     finally:
         repos.close()
     _assert_made_before_used(events)
-    events = _one_fork_per_parent(sorted(events, key=lambda e: e.event_id))
+    events = by_flowfile(_one_fork_per_parent(sorted(events, key=lambda e: e.event_id)))
     out = root / name / "out"
     files = {p.name: p.read_bytes() for p in out.iterdir()} if out.exists() else {}
     return [_unread(event_shape(e)) for e in events], files, dict(result.transfers)
