@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from flowcore.errors import ConfigurationError
 from flowcore.properties import PropertyDescriptor, PropertyValue
@@ -18,11 +18,41 @@ from flowcore.relationship import Relationship
 if TYPE_CHECKING:
     from flowcore.binning import Bin
     from flowcore.flowfile import FlowFile
-    from flowcore.processor import Processor
     from flowcore.session.host import ComponentInfo, StateMap
     from flowcore.session.process_session import ProcessSession
 
-__all__ = ["ProcessContext"]
+__all__ = ["ConfiguredProcessor", "ProcessContext"]
+
+
+class ConfiguredProcessor(Protocol):
+    """What a context needs of its processor: its properties, relationships and last hook.
+
+    A :class:`~flowcore.processor.Processor` is one. Named here, below the Processor API, so
+    that the processor module imports this one and not the other way round (the hooks a
+    processor implements take a context).
+    """
+
+    @property
+    def dynamic_properties(self) -> Mapping[str, str]:
+        """The user-defined properties, by name."""
+
+    def descriptors(self) -> tuple[PropertyDescriptor, ...]:
+        """The supported properties, in declaration order."""
+
+    def resolve_descriptor(self, name: PropertyDescriptor | str) -> PropertyDescriptor | None:
+        """The descriptor *name* spells, or None."""
+
+    def unknown_property_message(self, name: str) -> str:
+        """Why *name* is not a property, with the closest ones."""
+
+    def effective_value(self, descriptor: PropertyDescriptor) -> str | None:
+        """The configured value, else the default."""
+
+    def relationship_names(self) -> tuple[str, ...]:
+        """The relationships in effect."""
+
+    def on_stopped(self, context: ProcessContext) -> None:
+        """Called after the last trigger."""
 
 
 def processor_logger(type_name: str) -> logging.Logger:
@@ -44,7 +74,7 @@ class ProcessContext:
 
     def __init__(
         self,
-        processor: Processor,
+        processor: ConfiguredProcessor,
         *,
         component: ComponentInfo,
         clock: Callable[[], int],

@@ -30,9 +30,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
-import numpy as np
 
-from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.parameters import (
     MASK,
     SENSITIVE_ALONE,
@@ -47,9 +45,11 @@ from flowcore.properties import (
     property_key,
 )
 from flowcore.relationship import Relationship
+from flowcore.session.batch_context import BatchContext, BatchRoute, WrittenBatch
 from flowcore.validators import NON_EMPTY_VALIDATOR, ValidationResult
 
 if TYPE_CHECKING:
+    from flowcore.flowfile_batch import FlowFileBatch
     from flowcore.session.process_session import ProcessSession
 
 __all__ = [
@@ -61,81 +61,6 @@ __all__ = [
     "ProcessorKind",
     "WrittenBatch",
 ]
-
-
-@attrs.frozen
-class BatchRoute:
-    """Part of a batch that a processor's batch form sends to one relationship.
-
-    Attributes:
-        relationship: where the part goes.
-        rows: which FlowFiles of the input batch it holds, in order (as given to
-            :meth:`FlowFileBatch.take`); None for all of them.
-        batch: those FlowFiles, attributes changed as the processor changes them.
-        reported: whether the processor reports a ROUTE event for each (as
-            ``session.provenance.route`` does), which stands for ATTRIBUTES_MODIFIED.
-        content_modified: whether the processor reports a CONTENT_MODIFIED event for each
-            (as ``session.provenance.modify_content`` does: ReplaceText for a FlowFile it
-            leaves as it was), which also stands for ATTRIBUTES_MODIFIED. A FlowFile whose
-            content the batch form changed (:class:`WrittenBatch`) gets its CONTENT_MODIFIED
-            from the engine either way, as from a session.
-    """
-
-    relationship: str
-    rows: Any
-    batch: FlowFileBatch
-    reported: bool = False
-    content_modified: bool = False
-
-
-@attrs.frozen
-class WrittenBatch:
-    """A batch's FlowFiles with the new contents a batch form wrote for them.
-
-    ``BatchContext.write_contents`` writes the bytes into content claims as a session writes
-    them, one claim per part: the parts are consecutive cuts of the batch given, in order, each
-    holding its FlowFiles' contents back to back in one claim of at most about the content
-    repository's maximum appendable size (a small batch is one part). Route them with
-    :meth:`routes`; the engine records a CONTENT_MODIFIED event for each FlowFile whose content
-    changed, as a session's commit does.
-
-    Attributes:
-        parts: the FlowFiles with their new contents, attributes as given.
-    """
-
-    parts: tuple[FlowFileBatch, ...]
-
-    @property
-    def count(self) -> int:
-        """How many FlowFiles."""
-        return sum(part.count for part in self.parts)
-
-    def routes(
-        self, relationship: str, rows: Any = None, *, content_modified: bool = False
-    ) -> list[BatchRoute]:
-        """One :class:`BatchRoute` per part, all to *relationship*.
-
-        Args:
-            relationship: where they go.
-            rows: the rows of the batch form's input that the FlowFiles written stand at, in
-                order (the rows given to ``batch.take`` before writing); None when the batch
-                written is the input itself.
-            content_modified: as :attr:`BatchRoute.content_modified`.
-        """
-        picked = np.arange(self.count) if rows is None else np.asarray(rows, dtype=np.int64)
-        if len(picked) != self.count:
-            msg = f"{len(picked)} rows for the {self.count} FlowFiles written"
-            raise ValueError(msg)
-        routes, start = [], 0
-        for part in self.parts:
-            stop = start + part.count
-            routes.append(
-                BatchRoute(
-                    relationship, picked[start:stop], part, content_modified=content_modified
-                )
-            )
-            start = stop
-        return routes
 
 
 class ProcessorKind(enum.Enum):
@@ -594,16 +519,18 @@ class Processor:
             raise
 
     def transform_batch(
-        self, context: ProcessContext, batch: FlowFileBatch
+        self, context: BatchContext, batch: FlowFileBatch
     ) -> tuple[str, FlowFileBatch] | Sequence[BatchRoute] | None:
         """Process a whole FlowFile batch at once (:mod:`flowcore.flowfile_batch`), if it can.
 
         The batch form of a processor that changes attributes, routes or rewrites content: it
         must do to each FlowFile exactly what :meth:`on_trigger` would, working on columns
         instead of one FlowFile at a time (:meth:`FlowFileBatch.with_columns`,
-        :func:`flowcore.expression.evaluate_column`, :meth:`FlowFileBatch.where`), new contents
-        written as one through the context (``context.write_contents``, a
-        :class:`WrittenBatch`). Return
+        :func:`flowcore.expression.evaluate_column`, :meth:`FlowFileBatch.where`). Engine tasks
+        and the test harness give it a :class:`BatchContext`: the processor's context, plus
+        the batch's contents read in windows (``context.contents``), new contents written as
+        one (``context.write_contents``, a :class:`WrittenBatch`), and a session's external
+        effects (``stage_file``, ``log_after_commit``, ``report_send``). Return
         ``(relationship, batch)`` when every FlowFile goes to one relationship, or one
         :class:`BatchRoute` per part, which together hold every FlowFile exactly once. The
         engine records the provenance as runs (CONTENT_MODIFIED where contents changed,

@@ -26,13 +26,7 @@ from flowcore.flowfile import FlowFile
 from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
 from flowcore.flowfile_batch.columns import Column
 from flowcore.process_context import ProcessContext
-from flowcore.processor import (
-    BatchRoute,
-    Capabilities,
-    InputRequirement,
-    Processor,
-    ProcessorKind,
-)
+from flowcore.processor import Capabilities, InputRequirement, Processor, ProcessorKind
 from flowcore.relationship import FAILURE, ORIGINAL, SUCCESS, Relationship
 from flowcore.session._content import CONTENT_FAILURE_REASON
 from flowcore.session._transform import (
@@ -42,7 +36,7 @@ from flowcore.session._transform import (
     decision_problem,
     plainly_valid,
 )
-from flowcore.session.batch_context import BatchContext
+from flowcore.session.batch_context import BatchContext, BatchRoute
 
 if TYPE_CHECKING:
     from flowcore.binning import BatchBinning, Bin
@@ -601,7 +595,7 @@ class FlowFileTransform(Processor):
     # --- the batch form -----------------------------------------------------------------------
 
     def transform_batch(
-        self, context: ProcessContext, batch: FlowFileBatch
+        self, context: BatchContext, batch: FlowFileBatch
     ) -> Sequence[BatchRoute] | None:
         """Call :meth:`transform` once for each FlowFile of a batch; results become columns.
 
@@ -615,8 +609,13 @@ class FlowFileTransform(Processor):
         and the FlowFiles go one by one, those already transformed with the results they got
         (``context.carried_outcome``), never calling :meth:`transform` again.
         """
-        names = frozenset(self.relationship_names())
-        if ORIGINAL.name in names or not isinstance(context, BatchContext):
+        return self._transform_each(context, batch, frozenset(self.relationship_names()))
+
+    def _transform_each(
+        self, context: BatchContext, batch: FlowFileBatch, names: frozenset[str]
+    ) -> Sequence[BatchRoute] | None:
+        """:meth:`transform_batch` with *names* the relationships the FlowFiles may go to."""
+        if ORIGINAL.name in names:
             return None  # before any user code runs: one by one calls transform instead
         flowfiles = batch.flowfiles()
         outcomes: list[_Outcome] = []

@@ -12,9 +12,10 @@ from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import column_of
 from flowcore.patterns import FlowPattern, compile_pattern
 from flowcore.process_context import ProcessContext
-from flowcore.processor import BatchRoute, Processor
+from flowcore.processor import Processor
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import Relationship
+from flowcore.session.batch_context import BatchContext, BatchRoute
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import BOOLEAN_VALIDATOR, NON_EMPTY_VALIDATOR, REGULAR_EXPRESSION_VALIDATOR
 from processors._json_text import InvalidJsonError, quote, read_json_text, to_json
@@ -191,7 +192,7 @@ class AttributesToJSON(Processor):
         session.transfer(flowfile, REL_SUCCESS)
 
     def transform_batch(
-        self, context: ProcessContext, batch: FlowFileBatch
+        self, context: BatchContext, batch: FlowFileBatch
     ) -> list[BatchRoute] | None:
         """The JSON of a whole batch: the ``JSONAttributes`` column, or the new contents.
 
@@ -205,8 +206,6 @@ class AttributesToJSON(Processor):
         that batch goes one by one too (to ``failure`` for that FlowFile, with its error).
         """
         to_content = context.get_property(self.DESTINATION).value == DESTINATION_CONTENT
-        if to_content and not hasattr(context, "write_contents"):
-            return None
         present = {*batch.attributes, *batch.columns, *batch.uuid_named, "uuid"}
         # the keys of a FlowFile that holds every attribute present in the batch
         keys = list(self._selection(context)(dict.fromkeys(present, "")))
@@ -234,7 +233,7 @@ class AttributesToJSON(Processor):
                 )
             ]
         typed = batch.with_attributes({"mime.type": APPLICATION_JSON})
-        written = context.write_contents(typed, (t.encode("utf-8") for t in texts))  # type: ignore[attr-defined]  # a BatchContext
+        written = context.write_contents(typed, (t.encode("utf-8") for t in texts))
         return written.routes(REL_SUCCESS.name)
 
 

@@ -13,10 +13,10 @@ from flowcore.flowfile import FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import column_of
 from flowcore.process_context import ProcessContext
-from flowcore.processor import BatchRoute, Processor
+from flowcore.processor import Processor
 from flowcore.properties import AllowableValue, PropertyDependency, PropertyDescriptor
 from flowcore.relationship import Relationship
-from flowcore.session.batch_context import HELD_CONTENT_MAX
+from flowcore.session.batch_context import HELD_CONTENT_MAX, BatchContext, BatchRoute
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import BOOLEAN_VALIDATOR, ValidationResult
 from processors._codecs import (
@@ -230,7 +230,7 @@ class CompressContent(Processor):
         session.transfer(flowfile, REL_SUCCESS)
 
     def transform_batch(
-        self, context: ProcessContext, batch: FlowFileBatch
+        self, context: BatchContext, batch: FlowFileBatch
     ) -> list[BatchRoute] | None:
         """Compress or decompress a whole batch: each content through the codec, written as one.
 
@@ -243,8 +243,6 @@ class CompressContent(Processor):
         content is not valid data of its format (or decompresses past
         :data:`_BATCH_OUTPUT_LIMIT`). The success lines one by one logs at INFO are not logged.
         """
-        if not hasattr(context, "write_contents"):
-            return None
         if int(batch.sizes.max(initial=0)) > HELD_CONTENT_MAX:
             return None  # one by one streams it through the codec in bounded memory
         name = context.get_property(self.COMPRESSION_FORMAT).value or FORMAT_ATTRIBUTE
@@ -265,8 +263,8 @@ class CompressContent(Processor):
             codec = CODECS[found.lower()]
             changed = _changed_attributes(part, codec, compressing=compressing, rename=rename)
             run = _Rewrite(codec, compressing, level)
-            contents = context.contents(part)  # type: ignore[attr-defined]  # a BatchContext
-            written = context.write_contents(changed, (_coded(run, p) for p in contents))  # type: ignore[attr-defined]
+            contents = context.contents(part)
+            written = context.write_contents(changed, (_coded(run, p) for p in contents))
             routes.extend(written.routes(REL_SUCCESS.name, rows))
         return routes
 

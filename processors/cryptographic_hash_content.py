@@ -11,9 +11,10 @@ import numpy as np
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import column_of
 from flowcore.process_context import ProcessContext
-from flowcore.processor import BatchRoute, Processor
+from flowcore.processor import Processor
 from flowcore.properties import AllowableValue, PropertyDescriptor
 from flowcore.relationship import Relationship
+from flowcore.session.batch_context import BatchContext, BatchRoute
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import BOOLEAN_VALIDATOR, NON_EMPTY_VALIDATOR, ValidationResult
 
@@ -146,14 +147,12 @@ class CryptographicHashContent(Processor):
         session.transfer(flowfile, REL_SUCCESS)
 
     def transform_batch(
-        self, context: ProcessContext, batch: FlowFileBatch
+        self, context: BatchContext, batch: FlowFileBatch
     ) -> list[BatchRoute] | None:
         """Hash a whole batch: contents read in windows of its claim, digests as a column.
 
         Empty contents go to ``failure`` unchanged when Fail if the content is empty is true.
         """
-        if not hasattr(context, "contents"):
-            return None
         algorithm = context.get_property(self.HASH_ALGORITHM).value or "SHA-256"
         empty = batch.sizes == 0
         if not context.get_property(self.FAIL_WHEN_EMPTY).as_boolean():

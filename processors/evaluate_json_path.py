@@ -13,9 +13,10 @@ from flowcore.errors import ProcessException
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import column_of
 from flowcore.process_context import ProcessContext
-from flowcore.processor import BatchRoute, Processor
+from flowcore.processor import Processor
 from flowcore.properties import PropertyDescriptor
 from flowcore.relationship import Relationship
+from flowcore.session.batch_context import BatchContext, BatchRoute
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import ValidationResult, Validator
 from processors._json_path_common import (
@@ -211,7 +212,7 @@ class EvaluateJsonPath(Processor):
         session.transfer(flowfile, outcome.relationship)
 
     def transform_batch(
-        self, context: ProcessContext, batch: FlowFileBatch
+        self, context: BatchContext, batch: FlowFileBatch
     ) -> list[BatchRoute] | None:
         """Evaluate the paths for a whole batch: attribute columns, or new contents.
 
@@ -224,8 +225,6 @@ class EvaluateJsonPath(Processor):
         log (go to ``failure``, or warn of a path not found) is declined, so each line is
         logged one by one, with its FlowFile.
         """
-        if not hasattr(context, "contents"):
-            return None
         settings = self._settings(context)
         if not settings.to_attribute:
             return _content_routes(context, settings, batch)
@@ -233,7 +232,7 @@ class EvaluateJsonPath(Processor):
         lines: list[_Log] = []  # logged once every FlowFile is evaluated: a later one may raise,
         outcomes = [  # and then the batch goes one by one, which logs them again
             _evaluate(settings, b"".join(pieces), uuids[row], lines.append)
-            for row, pieces in enumerate(context.contents(batch))  # type: ignore[attr-defined]  # a BatchContext
+            for row, pieces in enumerate(context.contents(batch))
         ]
         log = _logger(context)
         for line in lines:
@@ -261,15 +260,13 @@ class EvaluateJsonPath(Processor):
 
 
 def _content_routes(
-    context: ProcessContext, settings: _Settings, batch: FlowFileBatch
+    context: BatchContext, settings: _Settings, batch: FlowFileBatch
 ) -> list[BatchRoute] | None:
     """Destination ``flowfile-content`` over *batch*; None when a FlowFile would log."""
-    if not hasattr(context, "write_contents"):
-        return None
     uuids = batch.uuids()
     lines: list[_Log] = []
     results: list[str | None] = []  # the new content; None: unmatched
-    for row, pieces in enumerate(context.contents(batch)):  # type: ignore[attr-defined]  # a BatchContext
+    for row, pieces in enumerate(context.contents(batch)):
         outcome = _evaluate(settings, b"".join(pieces), uuids[row], lines.append)
         if lines:
             return None
@@ -280,7 +277,7 @@ def _content_routes(
     if len(rows):
         part = batch if len(rows) == batch.count else batch.take(rows)
         contents = (results[row].encode("utf-8") for row in rows.tolist())  # type: ignore[union-attr]
-        written = context.write_contents(part, contents)  # type: ignore[attr-defined]  # a BatchContext
+        written = context.write_contents(part, contents)
         routes.extend(written.routes(REL_MATCH.name, rows))
     missed = np.flatnonzero(~found)
     if len(missed):

@@ -14,9 +14,10 @@ from lxml import etree
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import column_of
 from flowcore.process_context import ProcessContext
-from flowcore.processor import BatchRoute, Processor
+from flowcore.processor import Processor
 from flowcore.properties import PropertyDescriptor
 from flowcore.relationship import Relationship
+from flowcore.session.batch_context import BatchContext, BatchRoute
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import ValidationResult, Validator
 from processors._xml import UnsafeXmlError, compile_xpath, parse_xml, xpath_problem
@@ -195,7 +196,7 @@ class EvaluateXPath(Processor):
                 session.provenance.modify_attributes(flowfile)
 
     def transform_batch(
-        self, context: ProcessContext, batch: FlowFileBatch
+        self, context: BatchContext, batch: FlowFileBatch
     ) -> list[BatchRoute] | None:
         """Evaluate the XPaths for a whole batch: attribute columns, or new contents.
 
@@ -206,18 +207,14 @@ class EvaluateXPath(Processor):
         ``context.write_contents`` (a CONTENT_MODIFIED each). The others go to ``unmatched``
         or ``failure`` unchanged.
         """
-        if not hasattr(context, "contents"):
-            return None
         settings = self._settings(context)
         if not settings.queries:  # NiFi reports an ATTRIBUTES_MODIFIED that changed nothing
-            return None
-        if not settings.to_attribute and not hasattr(context, "write_contents"):
             return None
         uuids = batch.uuids()
         log = _Lines(context.logger)
         outcomes = [
             _evaluate(settings, uuids[row], b"".join(pieces), log)
-            for row, pieces in enumerate(context.contents(batch))  # type: ignore[attr-defined]  # a BatchContext
+            for row, pieces in enumerate(context.contents(batch))
         ]
         log.flush()  # after them all: a later one may raise, and the batch go one by one
         routes = []
@@ -233,7 +230,7 @@ class EvaluateXPath(Processor):
                 routes.append(BatchRoute(REL_MATCH.name, matched, part.with_columns(columns)))
             else:
                 contents = (outcomes[row].content or b"" for row in matched.tolist())
-                written = context.write_contents(part, contents)  # type: ignore[attr-defined]  # a BatchContext
+                written = context.write_contents(part, contents)
                 routes.extend(written.routes(REL_MATCH.name, matched))
         for relationship in (REL_NO_MATCH, REL_FAILURE):
             rows = np.flatnonzero(relationships == relationship.name)

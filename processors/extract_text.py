@@ -15,9 +15,10 @@ from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import column_of
 from flowcore.patterns import JAVA_LINES, FlowPattern, compile_pattern
 from flowcore.process_context import ProcessContext
-from flowcore.processor import BatchRoute, Processor
+from flowcore.processor import Processor
 from flowcore.properties import PropertyDescriptor
 from flowcore.relationship import Relationship
+from flowcore.session.batch_context import BatchContext, BatchRoute
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     CHARACTER_SET_VALIDATOR,
@@ -281,7 +282,7 @@ class ExtractText(Processor):
             session.transfer(flowfile, REL_NO_MATCH)
 
     def transform_batch(
-        self, context: ProcessContext, batch: FlowFileBatch
+        self, context: BatchContext, batch: FlowFileBatch
     ) -> list[BatchRoute] | None:
         """Extract from a whole batch: contents read from windows of its claim, no FlowFiles.
 
@@ -290,7 +291,7 @@ class ExtractText(Processor):
         not set, as one by one.
         """
         config = self._config(context)
-        contents = context.contents(batch)  # type: ignore[attr-defined]  # a BatchContext
+        contents = context.contents(batch)
         found = [_extract(head_bytes(pieces, config.max_buffer), config) for pieces in contents]
         matched = np.fromiter((bool(r) for r in found), dtype=bool, count=batch.count)
         routes = []

@@ -15,6 +15,7 @@ from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import SUCCESS
+from flowcore.session.batch_context import BatchContext
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     BOOLEAN_VALIDATOR,
@@ -153,7 +154,7 @@ class LogAttribute(Processor):
             session.transfer(flowfile, SUCCESS)
 
     def transform_batch(
-        self, context: ProcessContext, batch: FlowFileBatch
+        self, context: BatchContext, batch: FlowFileBatch
     ) -> tuple[str, FlowFileBatch]:
         """Log every FlowFile of the batch, rendered from its columns, and pass them on.
 
@@ -162,12 +163,12 @@ class LogAttribute(Processor):
         """
         level = LEVELS[context.get_property(self.LOG_LEVEL).value or "info"]
         logger = context.logger.name
-        if batch.count and context.will_log(logger, level):  # type: ignore[attr-defined]
+        if batch.count and context.will_log(logger, level):
             for message in self._render_batch(context, batch):
-                context.log_after_commit(logger, level, message)  # type: ignore[attr-defined]
+                context.log_after_commit(logger, level, message)
         return SUCCESS.name, batch
 
-    def _render_batch(self, context: ProcessContext, batch: FlowFileBatch) -> Iterator[str]:
+    def _render_batch(self, context: BatchContext, batch: FlowFileBatch) -> Iterator[str]:
         """Each FlowFile's message, in order, from the batch's columns."""
         count = batch.count
         prefix_text = context.get_property(self.LOG_PREFIX).value or ""
@@ -192,7 +193,7 @@ class LogAttribute(Processor):
         properties = context.get_property(self.LOG_FLOWFILE_PROPERTIES).as_boolean()
         contents = None
         if context.get_property(self.LOG_PAYLOAD).as_boolean():
-            contents = context.contents(batch)  # type: ignore[attr-defined]
+            contents = context.contents(batch)
         charset = context.get_property(self.CHARSET).value or "UTF-8"
         single_line = context.get_property(self.OUTPUT_FORMAT).value == SINGLE_LINE
         sizes = batch.sizes.tolist()

@@ -14,6 +14,7 @@ from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import Relationship
+from flowcore.session.batch_context import BatchContext
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import NON_EMPTY_VALIDATOR, Validator
 from processors.log_attribute import LEVELS
@@ -97,7 +98,7 @@ class LogMessage(Processor):
             session.transfer(flowfile, REL_SUCCESS)
 
     def transform_batch(
-        self, context: ProcessContext, batch: FlowFileBatch
+        self, context: BatchContext, batch: FlowFileBatch
     ) -> tuple[str, FlowFileBatch] | None:
         """Log every FlowFile's message, evaluated from the batch's columns, and pass them on.
 
@@ -106,24 +107,21 @@ class LogMessage(Processor):
         asked for. A Log Level that is not a level declines the batch: one by one, that
         FlowFile's error names it.
         """
-        if not hasattr(context, "log_after_commit") or not batch.count:
+        if not batch.count:
             return None
         logger = context.logger.name
         names = _column(context, self.LOG_LEVEL, batch)
         levels = [LEVELS.get((name or "").strip().lower()) for name in names]
         if None in levels:
             return None
-        logged = {
-            level: context.will_log(logger, level)  # type: ignore[attr-defined]  # a BatchContext
-            for level in set(levels)
-        }
+        logged = {level: context.will_log(logger, level) for level in set(levels)}
         if any(logged.values()):
             prefixes = _column(context, self.LOG_PREFIX, batch)
             messages = _column(context, self.LOG_MESSAGE, batch)
             for row, level in enumerate(levels):
                 if logged[level]:
                     line = _line(prefixes[row], messages[row])
-                    context.log_after_commit(logger, level, line)  # type: ignore[attr-defined]
+                    context.log_after_commit(logger, level, line)
         return REL_SUCCESS.name, batch
 
     def message(self, context: ProcessContext, flowfile: FlowFile) -> str:

@@ -254,7 +254,7 @@ class PutDataset(TwoPhaseSink):
         session.transfer(list(flowfiles), SUCCESS)
         return json.dumps([c.to_json() for c in chunks]).encode()
 
-    def write_batches(self, context: ProcessContext, batches: Sequence[FlowFileBatch]) -> bytes:
+    def write_batches(self, context: BatchContext, batches: Sequence[FlowFileBatch]) -> bytes:
         """:meth:`write` over batches: the same chunks, their records read from claim ranges.
 
         The chunks close where :meth:`write`'s do (at Desired Chunk Size, counted across the
@@ -265,7 +265,7 @@ class PutDataset(TwoPhaseSink):
         owner = context.component.id[:8] if context.component is not None else "task"
         chunks = _write_batch_chunks(
             dataset,
-            context,  # type: ignore[arg-type]
+            context,
             batches,
             owner=owner,
             demarcator=self._demarcator(context),
@@ -274,7 +274,7 @@ class PutDataset(TwoPhaseSink):
         )
         uri = dataset.path.resolve().as_uri()
         for batch in batches:
-            context.report_send(batch, uri)  # type: ignore[attr-defined]
+            context.report_send(batch, uri)
         return json.dumps([c.to_json() for c in chunks]).encode()
 
     # --- the driver -------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import FAILURE, SUCCESS
+from flowcore.session.batch_context import BatchContext
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import BOOLEAN_VALIDATOR, NON_EMPTY_VALIDATOR, POSITIVE_INTEGER_VALIDATOR
 from processors._file_attributes import RAW_FILENAME, exact_name
@@ -174,7 +175,7 @@ class PutFile(Processor):
         session.transfer(flowfile, SUCCESS)
 
     def transform_batch(
-        self, context: ProcessContext, batch: FlowFileBatch
+        self, context: BatchContext, batch: FlowFileBatch
     ) -> tuple[str, FlowFileBatch] | None:
         """Write every FlowFile of the batch, as ``on_trigger`` does, from its claim ranges.
 
@@ -192,16 +193,14 @@ class PutFile(Processor):
         orders = self._batch_orders(context, batch)
         written_rows: list[int] = []
         uris: list[str] = []
-        for row, (planned, pieces) in enumerate(
-            zip(orders, context.contents(batch), strict=True)  # type: ignore[attr-defined]
-        ):
+        for row, (planned, pieces) in enumerate(zip(orders, context.contents(batch), strict=True)):
             order = attrs.evolve(planned, write=_writer(pieces), subject=_Lazy(batch, row))
-            target, written = self._put(context, context, order)  # type: ignore[arg-type]
+            target, written = self._put(context, context, order)
             if written:
                 written_rows.append(row)
                 uris.append(target.as_uri())
         if written_rows:
-            context.report_send(batch, uris, rows=written_rows)  # type: ignore[attr-defined]
+            context.report_send(batch, uris, rows=written_rows)
         return SUCCESS.name, batch
 
     def _order_of(

@@ -18,10 +18,10 @@ from flowcore.flowfile import FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.patterns import JAVA_LINES, FlowPattern, compile_pattern
 from flowcore.process_context import ProcessContext
-from flowcore.processor import BatchRoute, Processor
+from flowcore.processor import Processor
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import Relationship
-from flowcore.session.batch_context import HELD_CONTENT_MAX
+from flowcore.session.batch_context import HELD_CONTENT_MAX, BatchContext, BatchRoute
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     ALWAYS_VALID,
@@ -376,7 +376,7 @@ class ReplaceText(Processor):
         return self._regex_replace(context, session, flowfile, plan, ctx)
 
     def transform_batch(
-        self, context: ProcessContext, batch: FlowFileBatch
+        self, context: BatchContext, batch: FlowFileBatch
     ) -> list[BatchRoute] | None:
         """Replace in a whole batch: each FlowFile's new bytes written as one, no FlowFiles.
 
@@ -390,8 +390,6 @@ class ReplaceText(Processor):
         large, a line too long, an expression or regex that fails), which one by one reports
         with its warning.
         """
-        if not hasattr(context, "write_contents"):
-            return None
         plan = self._plan(context)
         largest = int(batch.sizes.max(initial=0))
         if largest > HELD_CONTENT_MAX or (
@@ -401,7 +399,7 @@ class ReplaceText(Processor):
         replace = self._batch_replacer(context, batch, plan)
         if replace is None:
             return None
-        contents = context.contents(batch)  # type: ignore[attr-defined]  # a BatchContext
+        contents = context.contents(batch)
         new = [replace(row, b"".join(pieces)) for row, pieces in enumerate(contents)]
         kept = np.fromiter(
             (
@@ -415,7 +413,7 @@ class ReplaceText(Processor):
         rows = np.flatnonzero(~kept)
         if len(rows):
             part = batch if len(rows) == batch.count else batch.take(rows)
-            written = context.write_contents(part, [new[row] for row in rows.tolist()])  # type: ignore[attr-defined]
+            written = context.write_contents(part, [new[row] for row in rows.tolist()])
             routes.extend(written.routes(REL_SUCCESS.name, rows))
         same = np.flatnonzero(kept)
         if len(same):

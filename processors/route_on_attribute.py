@@ -13,9 +13,10 @@ from flowcore.expression._columns import evaluate_boolean_column
 from flowcore.expression._nodes import ResultType
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.process_context import ProcessContext
-from flowcore.processor import BatchRoute, Processor
+from flowcore.processor import Processor
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import Relationship
+from flowcore.session.batch_context import BatchContext, BatchRoute
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import NON_EMPTY_VALIDATOR
 
@@ -106,7 +107,7 @@ class RouteOnAttribute(Processor):
         return (REL_MATCH, REL_NO_MATCH)
 
     def transform_batch(
-        self, context: ProcessContext, batch: FlowFileBatch
+        self, context: BatchContext, batch: FlowFileBatch
     ) -> list[BatchRoute] | None:
         """Route a whole batch by masks: each condition evaluated over columns.
 

@@ -13,9 +13,10 @@ from flowcore.flowfile import FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.patterns import JAVA_LINES, compile_pattern
 from flowcore.process_context import ProcessContext
-from flowcore.processor import BatchRoute, Processor
+from flowcore.processor import Processor
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import Relationship
+from flowcore.session.batch_context import BatchContext, BatchRoute
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     CHARACTER_SET_VALIDATOR,
@@ -172,7 +173,7 @@ class RouteOnContent(Processor):
         session.transfer(flowfile, first)
 
     def transform_batch(
-        self, context: ProcessContext, batch: FlowFileBatch
+        self, context: BatchContext, batch: FlowFileBatch
     ) -> list[BatchRoute] | None:
         """Route a whole batch, its contents read from windows of its claim.
 
@@ -186,7 +187,7 @@ class RouteOnContent(Processor):
         patterns = [(n, compile_pattern(t or "", JAVA_LINES)) for n, t in literals.items()]
         size, charset = self._buffer(context)
         destinations = []
-        for pieces in context.contents(batch):  # type: ignore[attr-defined]  # a BatchContext
+        for pieces in context.contents(batch):
             text = decode(head_bytes(pieces, size), charset)
             matching = [
                 name

@@ -21,6 +21,7 @@ from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import SUCCESS, Relationship
+from flowcore.session.batch_context import BatchContext
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     ATTRIBUTE_KEY_PROPERTY_NAME_VALIDATOR,
@@ -335,7 +336,7 @@ class UpdateAttribute(Processor):
         session.transfer(outputs, SUCCESS)
 
     def transform_batch(
-        self, context: ProcessContext, batch: FlowFileBatch
+        self, context: BatchContext, batch: FlowFileBatch
     ) -> tuple[str, FlowFileBatch] | None:
         """Update a whole batch as :meth:`on_trigger` updates each FlowFile, over columns.
 

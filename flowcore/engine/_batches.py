@@ -37,10 +37,9 @@ from flowcore.engine._contracts import Member
 from flowcore.engine._held import QueuedBatch
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import Column, IntColumn, column_of
-from flowcore.processor import BatchRoute
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun, ProvenanceEventType
 from flowcore.queues import park_queue_id
-from flowcore.session.batch_context import BatchContext, BatchEffects, SentRows
+from flowcore.session.batch_context import BatchContext, BatchEffects, BatchRoute, SentRows
 from flowcore.session.host import QueuedFlowFile, StateMap
 
 __all__ = [

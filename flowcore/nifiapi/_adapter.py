@@ -44,12 +44,12 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from flowcore.errors import ConfigurationError, InvalidProcessorError, ProcessException
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.process_context import ProcessContext as FlowcoreContext
-from flowcore.processor import BatchRoute, Processor
+from flowcore.processor import Processor
 from flowcore.processor_kinds import (
     FlowFileTransform,
     SourceProcessor,
@@ -65,6 +65,7 @@ from flowcore.properties import PropertyValue
 from flowcore.relationship import Relationship as FlowcoreRelationship
 from flowcore.session._content import CONTENT_FAILURE_REASON
 from flowcore.session._transform import FlowFileView, damage_reason
+from flowcore.session.host import StateMap
 from flowcore.validators import ValidationResult as FlowcoreValidation
 from flowcore.validators import Validator
 from nifiapi.componentstate import StateException, StateManager
@@ -81,6 +82,7 @@ from nifiapi.relationship import Relationship
 
 if TYPE_CHECKING:
     from flowcore.flowfile import FlowFile
+    from flowcore.session.batch_context import BatchContext, BatchRoute
     from flowcore.session.process_session import ProcessSession
 
 __all__ = [
@@ -302,6 +304,21 @@ def _strings(attributes: Mapping[str, Any] | None) -> dict[str, str] | None:
     return {str(k): "" if v is None else str(v) for k, v in attributes.items()}
 
 
+class _StateSlot(Protocol):
+    """Where NiFi's state manager reads and writes during a call.
+
+    The FlowFile's session (or, in a batch form, its batch context) in ``transform``, the
+    listing's :class:`_ListingState` in a source's ``create``, the processor's context outside
+    them (``onScheduled``): each stages or stores state as that call commits it.
+    """
+
+    def get_state(self) -> StateMap:
+        """The state as this call sees it."""
+
+    def set_state(self, values: Mapping[str, str]) -> None:
+        """Replace the state, as this call commits it."""
+
+
 class _NiFiProcessor:
     """What both adapters share: the NiFi instance, its properties, context and lifecycle."""
 
@@ -317,7 +334,8 @@ class _NiFiProcessor:
 
     # Built when used, and left out of pickles (see __getstate__).
     _context: tuple[FlowcoreContext, ProcessContext] | None = None
-    _session_now: Any = None
+    #: The state slot of the trigger running now (None: the context's, outside triggers).
+    _state_now: _StateSlot | None = None
     _relationships: tuple[list[Any], tuple[FlowcoreRelationship, ...]] | None = None
 
     def __init__(self, **properties: Any) -> None:
@@ -334,7 +352,7 @@ class _NiFiProcessor:
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        for name in ("_context", "_session_now", "_relationships"):
+        for name in ("_context", "_state_now", "_relationships"):
             state.pop(name, None)
         return state
 
@@ -402,27 +420,25 @@ class _NiFiProcessor:
             nifi = self.nifi.getDynamicPropertyDescriptor(name)
             descriptors[name] = nifi or PropertyDescriptor(name, "A user-defined property")
             values[name] = context.get_property(name)
-        state = StateManager(lambda: self._read_state(context), self._write_state)
+        state = StateManager(
+            lambda: self._read_state(context), lambda values: self._write_state(context, values)
+        )
         found = ProcessContext(context, descriptors, values, state)
         self._context = (context, found)
         return found
 
+    def _state_slot(self, context: FlowcoreContext) -> _StateSlot:
+        """Where the state manager reads and writes now: the trigger's, else *context*."""
+        return context if self._state_now is None else self._state_now
+
     def _read_state(self, context: FlowcoreContext) -> tuple[Mapping[str, str], int]:
-        session = self._session_now
-        found = session.get_state() if hasattr(session, "set_state") else context.get_state()
+        found = self._state_slot(context).get_state()
         return found.values, found.version
 
-    def _write_state(self, values: Mapping[str, str]) -> None:
-        session = self._session_now
-        if hasattr(session, "set_state"):
-            session.set_state(values)
-            return
-        made = self._context
+    def _write_state(self, context: FlowcoreContext, values: Mapping[str, str]) -> None:
         try:
-            if made is None:
-                raise ConfigurationError("no context")  # noqa: EM101
-            made[0].set_state(values)
-        except ConfigurationError as error:
+            self._state_slot(context).set_state(values)
+        except ConfigurationError as error:  # the context, where the runner stores none
             msg = f"{type(self).__name__} cannot set its state here: {error}"
             raise StateException(msg) from error
 
@@ -431,38 +447,17 @@ class _NiFiProcessor:
     def on_scheduled(self, context: FlowcoreContext) -> None:
         """NiFi's ``onScheduled(context)``, when the processor has one."""
         self.nifi.identifier = context.component.id
-        self._session_now = None
+        self._state_now = None
         hook = getattr(self.nifi, "onScheduled", None)
         if callable(hook):
             hook(self._nifi_context(context))
 
     def on_stopped(self, context: FlowcoreContext) -> None:
         """NiFi's ``onStopped(context)``, when the processor has one."""
-        self._session_now = None
+        self._state_now = None
         hook = getattr(self.nifi, "onStopped", None)
         if callable(hook):
             hook(self._nifi_context(context))
-
-
-class _WithoutOriginal:
-    """The adapter as the batch form sees it when ``original`` is auto-terminated.
-
-    flowcore's batch form stands aside for processors with ``original`` (each input is cloned
-    there); NiFi clones only when ``original`` is connected, so with it auto-terminated the
-    FlowFiles go on as batches.
-    """
-
-    def __init__(self, adapter: TransformAdapter) -> None:
-        self._adapter = adapter
-
-    def relationship_names(self) -> tuple[str, ...]:
-        return tuple(n for n in self._adapter.relationship_names() if n != ORIGINAL.name)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._adapter, name)
-
-    def __repr__(self) -> str:
-        return repr(self._adapter)
 
 
 class TransformAdapter(_NiFiProcessor, FlowFileTransform):
@@ -473,7 +468,7 @@ class TransformAdapter(_NiFiProcessor, FlowFileTransform):
     def transform(self, context: FlowcoreContext, flowfile: FlowFileView) -> TransformResult:
         """NiFi's ``transform(context, flowFile)``, its result made flowcore's."""
         nifi_context = self._nifi_context(context)
-        self._session_now = flowfile._session
+        self._state_now = flowfile._session
         result = self.nifi.transform(nifi_context, InputFlowFile(flowfile))
         relationship = getattr(result, "relationship", None)
         if not isinstance(relationship, str):
@@ -488,12 +483,18 @@ class TransformAdapter(_NiFiProcessor, FlowFileTransform):
         return TransformResult(relationship, contents=result.contents, attributes=attributes)
 
     def transform_batch(
-        self, context: FlowcoreContext, batch: FlowFileBatch
+        self, context: BatchContext, batch: FlowFileBatch
     ) -> Sequence[BatchRoute] | None:
-        """Flowcore's batch form, when ``original`` is auto-terminated and no state is used."""
+        """Flowcore's batch form, when ``original`` is auto-terminated and no state is used.
+
+        flowcore's batch form stands aside for processors with ``original`` (each input is
+        cloned there); NiFi clones only when ``original`` is connected, so with it
+        auto-terminated the FlowFiles go on as batches.
+        """
         if self.uses_state or not context.is_auto_terminated(ORIGINAL):
             return None
-        return FlowFileTransform.transform_batch(_WithoutOriginal(self), context, batch)  # type: ignore[arg-type]
+        names = frozenset(self.relationship_names()) - {ORIGINAL.name}
+        return self._transform_each(context, batch, names)
 
     def on_trigger(self, context: FlowcoreContext, session: ProcessSession) -> None:
         """One FlowFile, as NiFi's ``FlowFileTransformProxy`` handles it."""
@@ -532,37 +533,26 @@ class SourceAdapter(_NiFiProcessor, SourceProcessor):
 
     def list_work(self, context: FlowcoreContext, state: Mapping[str, str]) -> WorkListing:
         """Call ``create``; its result is the work item, its state the listing's."""
-        staged = dict(state)
-        version = context.get_state().version
-
-        class _Staged:  # the session-like state slot create() reads and writes
-            @staticmethod
-            def get_state() -> Any:
-                return _Snapshot(staged, version)
-
-            @staticmethod
-            def set_state(values: Mapping[str, str]) -> None:
-                staged.clear()
-                staged.update(values)
-
+        staged = _ListingState(state, context.get_state().version)
         nifi_context = self._nifi_context(context)
-        self._session_now = _Staged
+        self._state_now = staged
         try:
             result = self.nifi.create(nifi_context)
         except Exception as error:  # NiFi logs it and makes nothing
             context.logger.error("%s failed to create a FlowFile: %s", self, error, exc_info=error)
             return WorkListing((), state)
         finally:
-            self._session_now = None
+            self._state_now = None
         if result is None:
-            return WorkListing((), staged)
+            return WorkListing((), staged.values)
         contents = result.contents or b""
         payload = {
             "relationship": str(result.relationship),
             "attributes": _strings(result.attributes) or {},
             "contents": contents,
         }
-        return WorkListing((WorkItem("create", payload, flowfiles=1, size=len(contents)),), staged)
+        item = WorkItem("create", payload, flowfiles=1, size=len(contents))
+        return WorkListing((item,), staged.values)
 
     def read_work(self, context: FlowcoreContext, session: ProcessSession, item: WorkItem) -> None:
         """Make the FlowFile ``create`` described."""
@@ -575,12 +565,20 @@ class SourceAdapter(_NiFiProcessor, SourceProcessor):
         session.transfer(flowfile, item.payload["relationship"])
 
 
-class _Snapshot:
-    """A state value with a version, as flowcore's ``StateMap`` reads."""
+class _ListingState:
+    """The state a source's ``create`` reads and writes, staged for the listing it makes."""
 
     def __init__(self, values: Mapping[str, str], version: int) -> None:
-        self.values = values
-        self.version = version
+        self.values = dict(values)
+        self._version = version
+
+    def get_state(self) -> StateMap:
+        """The listing's state, at the version committed."""
+        return StateMap(self._version, self.values)
+
+    def set_state(self, values: Mapping[str, str]) -> None:
+        """Stage *values* as the listing's state."""
+        self.values = dict(values)
 
 
 #: The adapter of each NiFi class made so far.

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from flowcore.flowfile import CORE_ATTRIBUTES
 from flowcore.flowfile_batch.columns import Column, column_of
-from flowcore.processor import BatchRoute
 from flowcore.session._content import damage_of
+from flowcore.session.batch_context import BatchRoute
 
 if TYPE_CHECKING:
     from flowcore.flowfile import FlowFile

@@ -16,6 +16,11 @@ goes whole it takes the effects and reports (:meth:`BatchContext.take`) and reco
 the batch's output; when the batch form declines or fails it discards them
 (:meth:`BatchContext.discard`: the temporaries are deleted, the lines and events forgotten) and
 the FlowFiles go one by one, which stage their effects again.
+
+What a batch form gives back is here too: :class:`BatchRoute` (a part of the batch and its
+relationship) and :class:`WrittenBatch` (what ``write_contents`` made), so that the Processor
+API (:mod:`flowcore.processor`, whose ``transform_batch`` takes a :class:`BatchContext`)
+imports this module and not the other way round.
 """
 
 from __future__ import annotations
@@ -25,13 +30,12 @@ import io
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
 
 from flowcore.process_context import ProcessContext
-from flowcore.processor import WrittenBatch
 from flowcore.session._effects import StagedEffects
 from flowcore.session._ranges import RangeReader
 
@@ -40,7 +44,14 @@ if TYPE_CHECKING:
     from flowcore.flowfile_batch import FlowFileBatch
     from flowcore.session.host import LogLine, Publication, SessionHost
 
-__all__ = ["HELD_CONTENT_MAX", "BatchContext", "BatchEffects", "SentRows"]
+__all__ = [
+    "HELD_CONTENT_MAX",
+    "BatchContext",
+    "BatchEffects",
+    "BatchRoute",
+    "SentRows",
+    "WrittenBatch",
+]
 
 #: The largest content a batch form that holds its batch's contents in memory takes
 #: (ReplaceText, CompressContent): batch forms are for many small FlowFiles; a batch holding a
@@ -49,6 +60,81 @@ HELD_CONTENT_MAX = 1 << 20
 
 #: Bytes of small contents gathered before one write to the claim writer.
 _WRITE_CHUNK = 1 << 20
+
+
+@attrs.frozen
+class BatchRoute:
+    """Part of a batch that a processor's batch form sends to one relationship.
+
+    Attributes:
+        relationship: where the part goes.
+        rows: which FlowFiles of the input batch it holds, in order (as given to
+            :meth:`FlowFileBatch.take`); None for all of them.
+        batch: those FlowFiles, attributes changed as the processor changes them.
+        reported: whether the processor reports a ROUTE event for each (as
+            ``session.provenance.route`` does), which stands for ATTRIBUTES_MODIFIED.
+        content_modified: whether the processor reports a CONTENT_MODIFIED event for each
+            (as ``session.provenance.modify_content`` does: ReplaceText for a FlowFile it
+            leaves as it was), which also stands for ATTRIBUTES_MODIFIED. A FlowFile whose
+            content the batch form changed (:class:`WrittenBatch`) gets its CONTENT_MODIFIED
+            from the engine either way, as from a session.
+    """
+
+    relationship: str
+    rows: Any
+    batch: FlowFileBatch
+    reported: bool = False
+    content_modified: bool = False
+
+
+@attrs.frozen
+class WrittenBatch:
+    """A batch's FlowFiles with the new contents a batch form wrote for them.
+
+    ``BatchContext.write_contents`` writes the bytes into content claims as a session writes
+    them, one claim per part: the parts are consecutive cuts of the batch given, in order, each
+    holding its FlowFiles' contents back to back in one claim of at most about the content
+    repository's maximum appendable size (a small batch is one part). Route them with
+    :meth:`routes`; the engine records a CONTENT_MODIFIED event for each FlowFile whose content
+    changed, as a session's commit does.
+
+    Attributes:
+        parts: the FlowFiles with their new contents, attributes as given.
+    """
+
+    parts: tuple[FlowFileBatch, ...]
+
+    @property
+    def count(self) -> int:
+        """How many FlowFiles."""
+        return sum(part.count for part in self.parts)
+
+    def routes(
+        self, relationship: str, rows: Any = None, *, content_modified: bool = False
+    ) -> list[BatchRoute]:
+        """One :class:`BatchRoute` per part, all to *relationship*.
+
+        Args:
+            relationship: where they go.
+            rows: the rows of the batch form's input that the FlowFiles written stand at, in
+                order (the rows given to ``batch.take`` before writing); None when the batch
+                written is the input itself.
+            content_modified: as :attr:`BatchRoute.content_modified`.
+        """
+        picked = np.arange(self.count) if rows is None else np.asarray(rows, dtype=np.int64)
+        if len(picked) != self.count:
+            msg = f"{len(picked)} rows for the {self.count} FlowFiles written"
+            raise ValueError(msg)
+        routes, start = [], 0
+        for part in self.parts:
+            stop = start + part.count
+            routes.append(
+                BatchRoute(
+                    relationship, picked[start:stop], part, content_modified=content_modified
+                )
+            )
+            start = stop
+        return routes
 
 
 @attrs.frozen(eq=False)

@@ -49,13 +49,13 @@ from flowcore.engine._batches import (
 )
 from flowcore.flowfile import FlowFile, ResourceClaim
 from flowcore.flowfile_batch import FlowFileBatch
-from flowcore.processor import BatchRoute, Processor, ProcessorKind
+from flowcore.processor import Processor, ProcessorKind
 from flowcore.processor_kinds import HARNESS_WRITE
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun, ProvenanceEventType
 from flowcore.relationship import SUCCESS
 from flowcore.session._effects import emit
 from flowcore.session._runs import auto_terminated_details
-from flowcore.session.batch_context import BatchContext, BatchEffects, SentRows
+from flowcore.session.batch_context import BatchContext, BatchEffects, BatchRoute, SentRows
 from flowcore.testing._as_batches import batches_of
 from flowcore.testing._route_checks import checked_routes
 from repositories.effects import publish

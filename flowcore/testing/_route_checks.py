@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from flowcore.processor import BatchRoute, Processor
+from flowcore.processor import Processor
+from flowcore.session.batch_context import BatchRoute
 
 if TYPE_CHECKING:
     from flowcore.flowfile_batch import FlowFileBatch

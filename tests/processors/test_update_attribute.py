@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from flowcore import ProcessException
 from flowcore.flowfile import Attributes
 from flowcore.flowfile_batch import FlowFileBatch
+from flowcore.session.batch_context import BatchContext
 from flowcore.testing import TestRunner
 from processors import UpdateAttribute
 
@@ -292,6 +293,12 @@ def _batch() -> FlowFileBatch:
     )
 
 
+def _batch_context(processor: UpdateAttribute) -> BatchContext:
+    """The context a batch form gets, over a harness as its host (as an engine task makes it)."""
+    runner = TestRunner(processor)
+    return BatchContext(runner.context, runner)
+
+
 @pytest.mark.parametrize(
     ("processor", "whole"),
     [
@@ -315,7 +322,7 @@ def test_values_and_expressions_are_set_on_a_whole_batch(
     """A batch is changed whole, expressions per FlowFile, deletions and rules included; a
     FlowFile that USE_CLONE would clone makes the batch decline."""
     batch = _batch()
-    result = processor.transform_batch(TestRunner(processor).context, batch)
+    result = processor.transform_batch(_batch_context(processor), batch)
     assert (result is not None) is whole
     if result is not None:
         relationship, changed = result
@@ -612,7 +619,7 @@ def test_reading_the_state_sends_the_batch_one_by_one() -> None:
 def test_next_int_with_rules_declines() -> None:
     """nextInt's values follow the order of evaluation, which only the one-by-one path keeps."""
     processor = UpdateAttribute(rules=[BIG], **{"n": "${nextInt()}"})
-    assert processor.transform_batch(TestRunner(processor).context, _batch()) is None
+    assert processor.transform_batch(_batch_context(processor), _batch()) is None
 
 
 # --- in the engine -----------------------------------------------------------------------------
