@@ -1,6 +1,11 @@
 """flowcore: Apache NiFi's flow model in Python, compiled to Apache Spark.
 
-This package re-exports the public API. Importing it never imports pyspark: only
+This package re-exports the public API: what a flow author (``Flow``, queue, scheduling and
+retry settings, prioritizers, the errors a run raises) and a processor author (the processor
+kinds, properties, relationships, the context, session and FlowFile, validators' results,
+provenance values) use. The batch API for batch forms is :mod:`flowcore.batch`; the test
+harness is :mod:`flowcore.testing`. Everything else is internal: import it from the module that
+defines it. Importing this package never imports pyspark: only
 ``flowcore.runners.spark`` does, so definitions, validation and tests stay fast and Spark-free.
 ``Flow`` (with its ``run``, which needs the whole engine) is loaded on first use: a Spark worker
 importing one of flowcore's modules loads this package too, and must not load the driver.
@@ -33,14 +38,12 @@ from flowcore.errors import (
     RepositoryError,
 )
 from flowcore.expression import Expression, compile_expression
-from flowcore.flow import Component, Connection, FlowDefinition
-from flowcore.flowfile import Attributes, ContentClaim, FlowFile, ResourceClaim
+from flowcore.flowfile import FlowFile
 from flowcore.process_context import ProcessContext
-from flowcore.processor import InputRequirement, Processor, ProcessorKind
+from flowcore.processor import InputRequirement, Processor
 from flowcore.processor_kinds import (
     BinningProcessor,
     FlowFileTransform,
-    SinkJobs,
     SourceProcessor,
     TransformResult,
     TwoPhaseSink,
@@ -71,20 +74,15 @@ __all__ = [
     "ORIGINAL",
     "SUCCESS",
     "AllowableValue",
-    "Attributes",
     "BackoffMechanism",
     "BinningProcessor",
-    "Component",
     "ConfigurationError",
-    "Connection",
-    "ContentClaim",
     "Expression",
     "ExpressionError",
     "ExpressionEvaluationError",
     "ExpressionLanguageScope",
     "ExpressionSyntaxError",
     "Flow",
-    "FlowDefinition",
     "FlowDefinitionError",
     "FlowFile",
     "FlowFileAccessError",
@@ -101,7 +99,6 @@ __all__ = [
     "ProcessException",
     "ProcessSession",
     "Processor",
-    "ProcessorKind",
     "PropertyDependency",
     "PropertyDescriptor",
     "PropertyValue",
@@ -111,10 +108,8 @@ __all__ = [
     "Relationship",
     "RelationshipError",
     "RepositoryError",
-    "ResourceClaim",
     "RetrySettings",
     "SchedulingStrategy",
-    "SinkJobs",
     "SourceProcessor",
     "StateMap",
     "TransformResult",

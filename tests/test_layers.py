@@ -82,6 +82,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "faces",
         (
             "flowcore",
+            "flowcore.batch",
             "flowcore.__main__",
             "flowcore.builder",
             "flowcore.cli",

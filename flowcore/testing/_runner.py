@@ -15,50 +15,40 @@ them against the one-by-one form (:mod:`flowcore.testing._agreement`).
 from __future__ import annotations
 
 import itertools
-import logging
 import os
 import time
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from flowcore.clock import now_ms
 from flowcore.errors import ConfigurationError, InvalidProcessorError, RelationshipError
-from flowcore.flowfile import FlowFile, ResourceClaim
+from flowcore.flowfile import FlowFile
 from flowcore.parameters import Parameter, ParameterContext
-from flowcore.process_context import ProcessContext, lowest_logged_level
+from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor, ProcessorKind
 from flowcore.properties import PropertyDescriptor
-from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun
+from flowcore.provenance_events import ProvenanceEvent
 from flowcore.relationship import Relationship
 from flowcore.services import MapCache, MapCacheService
-from flowcore.session._effects import emit
-from flowcore.session.host import (
-    SELF,
-    ComponentInfo,
-    FlowFileFilter,
-    QueuedFlowFile,
-    RetryPolicy,
-    SessionCommit,
-    SessionOutput,
-    SessionSpill,
-    StateMap,
-)
+from flowcore.session.host import ComponentInfo, RetryPolicy, StateMap
 from flowcore.session.process_session import ProcessSession
 from flowcore.ssl_context import StandardSSLContextService
 from flowcore.testing._agreement import assert_agreement, record_of, twin_of
-from flowcore.testing._batches import INPUT_QUEUE, BatchUse, drain, trigger_batches, unfolded
+from flowcore.testing._batches import BatchUse, drain, trigger_batches
+from flowcore.testing._host import HarnessHost
 from flowcore.testing._mock_flowfile import MockFlowFile
 from flowcore.testing._queue import InputQueue
 from flowcore.validators import ValidationResult
-from repositories.disposals import dispose
-from repositories.effects import publish, temporary_name
 from repositories.memory import MemoryContentRepository, MemoryProvenanceRepository
 
 __all__ = ["TestRunner"]
 
 DEFAULT_PENALIZATION_MS = 30_000  # NiFi's default Penalty Duration (30 sec)
-_INPUT_QUEUE = INPUT_QUEUE
+
+#: What sessions (``SessionHost``, ``SpillingHost``) and batch mode (``BatchHost``) ask of the
+#: runner beyond its NiFi surface: defined on :class:`HarnessHost`, forwarded by the runner.
+_HOST_MEMBERS = frozenset(name for name in vars(HarnessHost) if not name.startswith("_"))
 
 
 class TestRunner:
@@ -112,7 +102,6 @@ class TestRunner:
         self._dropped: dict[str, tuple[int, int]] = {}  # auto-terminated: FlowFiles, bytes
         self.uuid_salt = ""  # the harness queue is not committed input: replays are not tested
         self.uuid_sequences: dict[str, list] = {}
-        self._spills: list[SessionSpill] = []
         # Ready FlowFiles in queue order, and penalized ones aside until their penalty expires
         # (NiFi's queues sort penalized FlowFiles last and never hand them out early).
         self.input_queue = InputQueue(self.now)
@@ -124,61 +113,33 @@ class TestRunner:
         self._clock_start = now_ms()
         self._clock_offset = 0
         self._names = itertools.count(1)
-        self._staged = itertools.count()
-        self._attempt = f"harness-{os.urandom(8).hex()}"  # names this runner's temporaries
         self._next_queue_index = 0
         self._scheduled = False
         self._context: ProcessContext | None = None
         self._caches: dict[str, MapCache] = {}
         self._services: dict[str, object] = {}
         self._keep_contents = False  # while assert_batch_form_agrees reads events' contents
+        #: The plumbing its sessions and batch mode ask for (ids, queue, commit).
+        self._host = HarnessHost(self)
 
-    # --- SessionHost ------------------------------------------------------------------------
+    def __getattr__(self, name: str) -> Any:
+        """The plumbing's members, forwarded to :mod:`flowcore.testing._host`.
+
+        Sessions and batch mode run over the runner (``ProcessSession(runner)``), and ask it
+        for ids, queued FlowFiles, routing facts and the commit: those members are not the
+        runner's API (NiFi's ``TestRunner`` has none of them), so they live on its host; a
+        subclass may still override one (``destinations``), and that override is what runs.
+        """
+        if name in _HOST_MEMBERS and "_host" in self.__dict__:
+            return getattr(self._host, name)
+        msg = f"{type(self).__name__!r} object has no attribute {name!r}"
+        raise AttributeError(msg)
+
+    # --- clock, state and services ------------------------------------------------------------
 
     def now(self) -> int:
         """The harness clock in epoch ms: the wall clock at creation plus :meth:`advance_time`."""
         return self._clock_start + self._clock_offset
-
-    @property
-    def accepts_batches(self) -> bool:
-        """Whether batches made by ``fork_batch`` go whole (in batch mode only)."""
-        return self.batches
-
-    def next_flowfile_id(self) -> int:
-        """A new FlowFile id."""
-        return self.take_flowfile_ids(1)
-
-    def take_flowfile_ids(self, count: int) -> int:
-        """*count* consecutive new FlowFile ids; the first."""
-        first = self._next_id
-        self._next_id += count
-        return first
-
-    def poll(self, max_count: int, flowfile_filter: FlowFileFilter | None) -> list[QueuedFlowFile]:
-        """Take queued FlowFiles in order; penalized ones wait until their penalty expires."""
-        taken = self.input_queue.take(max_count, flowfile_filter)
-        return [QueuedFlowFile(flowfile, _INPUT_QUEUE) for flowfile in taken]
-
-    def relationships(self) -> Collection[str]:
-        """The processor's declared relationships."""
-        return self.processor.relationship_names()
-
-    def destinations(self, relationship: str) -> int:
-        """How many places *relationship* leads to: its transfer list, or none.
-
-        A declared relationship has one destination in the harness unless it is
-        auto-terminated (:meth:`auto_terminate`).
-        """
-        declared = relationship in self.relationships()
-        return 1 if declared and not self.is_auto_terminated(relationship) else 0
-
-    def is_auto_terminated(self, relationship: str) -> bool:
-        """Whether FlowFiles sent to *relationship* are dropped.
-
-        Auto-terminated by :meth:`auto_terminate`, or by the processor's own default
-        (``Relationship(..., auto_terminated=True)``), as in an unconnected flow.
-        """
-        return relationship in self._terminated()
 
     def _terminated(self) -> frozenset[str]:
         defaults = {r.name for r in self.processor.get_relationships() if r.auto_terminated}
@@ -187,21 +148,6 @@ class TestRunner:
     def get_state(self) -> StateMap:
         """The processor's committed state."""
         return self._state
-
-    def map_cache(self, name: str) -> MapCache:
-        """The cache of a service given to :meth:`add_service`.
-
-        Raises:
-            ConfigurationError: no service of that name was added.
-        """
-        cache = self._caches.get(name)
-        if cache is None:
-            msg = (
-                f"the processor names service {name!r}, which the runner does not have; "
-                f"add it: runner.add_service(MapCacheService({name!r}))"
-            )
-            raise ConfigurationError(msg)
-        return cache
 
     def add_service(
         self, service: MapCacheService | StandardSSLContextService
@@ -234,136 +180,10 @@ class TestRunner:
             raise ConfigurationError(msg)
         return service
 
-    def spill(self, batch: SessionSpill) -> None:
-        """Hold finished FlowFiles handed over before commit (only when spill_threshold is set)."""
-        self._spills.append(batch)
-
-    def discard_spilled(self) -> None:
-        """Forget spilled FlowFiles: their session rolled back."""
-        self._spills.clear()
-
-    def apply_commit(self, commit: SessionCommit) -> None:
-        """Record transfers, drops, events, state and counters; settle claimant counts."""
-        spills, self._spills = self._spills, []
-        for batch in spills:
-            self._apply_outputs(batch.outputs)
-            self.provenance.register(batch.events)
-        self._apply_outputs(commit.outputs)
-        now = self.now()
-        for batch, relationship in commit.batches:  # children forked as one (batch mode)
-            queued = batch.queued(now, self.take_queue_indices(batch.count))
-            self.record_transfers([(relationship, f) for f in queued.flowfiles()], claimants=True)
-            self.batch_use.forked += batch.count
-        for relationship, (count, size) in commit.auto_terminated.items():
-            self.record_drops(relationship, count, size)
-        # a session's runs are the DROPs of batches it forked and auto-terminated whole
-        runs = [e for e in commit.events if isinstance(e, ProvenanceEventRun)]
-        self.batch_use.forked += sum(run.count for run in runs)
-        content = self.content
-        candidates = set()
-        for consumed in commit.consumed:
-            claim = consumed.flowfile.content
-            if claim is not None:
-                for resource_claim in claim.resource_claims:
-                    content.decrement_claimant_count(resource_claim)
-                    candidates.add(resource_claim)
-        candidates.update(c.resource_claim for c in commit.transient_claims)
-        self.remove_unclaimed(candidates)
-        self.provenance.register(unfolded(commit.events))
-        if commit.state is not None:
-            self._state = StateMap(self._state.version + 1, commit.state)
-        for name, delta in commit.counters.items():
-            self._counters[name] = self._counters.get(name, 0) + delta
-        for disposal in commit.disposals:  # the harness commit is final at once
-            dispose(disposal)
-        for publication in commit.publications:  # the harness commit is final at once
-            publish(publication)
-        emit(commit.logs)
-
-    def stage_file(self, directory: Path) -> Path:
-        """A hidden temporary in *directory* for a sink to write."""
-        return Path(directory) / temporary_name(self._attempt, next(self._staged))
-
-    def staged(self, target: str) -> bool:
-        """Nothing stays staged in the harness: a commit publishes at once."""
-        del target
-        return False
-
-    def lowest_logged_level(self, logger: str) -> int:
-        """The harness emits deferred lines itself, in this process."""
-        return lowest_logged_level(logging.getLogger(logger))
-
-    def reserve(self, target: str) -> bool:
-        """The harness runs one session at a time: nothing runs beside it."""
-        del target
-        return True
-
-    def _apply_outputs(self, outputs: Sequence[SessionOutput]) -> None:
-        now = self.now()
-        for output in outputs:
-            flowfile = output.flowfile.replace(
-                queue_date=now, queue_date_index=self.take_queue_indices(1)
-            )
-            if output.relationship == SELF:
-                self._count_claims(flowfile)
-                self.input_queue.put(flowfile)
-                continue
-            self.record_transfers([(output.relationship, flowfile)], claimants=True)
-
     def _count_claims(self, flowfile: FlowFile) -> None:
         if flowfile.content is not None:
             for resource_claim in flowfile.content.resource_claims:
                 self.content.increment_claimant_count(resource_claim)
-
-    def remove_unclaimed(self, resource_claims: Iterable[ResourceClaim]) -> None:
-        """Remove those of *resource_claims* nothing claims, as a commit does.
-
-        Not while :meth:`assert_batch_form_agrees` compares runs: it reads the contents the
-        events name.
-        """
-        if self._keep_contents:
-            return
-        for resource_claim in resource_claims:
-            if self.content.claimant_count(resource_claim) == 0:
-                self.content.remove(resource_claim)
-
-    # --- BatchHost (flowcore.testing._batches) ------------------------------------------------
-
-    def ready_count(self) -> int:
-        """How many queued FlowFiles are ready (not penalized)."""
-        return len(self.input_queue.ready())
-
-    def take_ready(self) -> list[FlowFile]:
-        """Take every ready FlowFile off the queue, in queue order."""
-        return self.input_queue.take_ready()
-
-    def requeue(self, flowfiles: Sequence[FlowFile]) -> None:
-        """Put FlowFiles back at the front of the queue, in the order given."""
-        self.input_queue.put_back(flowfiles)
-
-    def take_queue_indices(self, count: int) -> int:
-        """*count* consecutive queue positions; the first."""
-        first = self._next_queue_index
-        self._next_queue_index += count
-        return first
-
-    def record_drops(self, relationship: str, count: int, size: int) -> None:
-        """Count *count* FlowFiles of *size* bytes in all as dropped on *relationship*."""
-        before = self._dropped.get(relationship, (0, 0))
-        self._dropped[relationship] = (before[0] + count, before[1] + size)
-
-    def record_transfers(self, outputs: Sequence[tuple[str, FlowFile]], *, claimants: bool) -> None:
-        """Record FlowFiles as transferred, in order; *claimants*: they hold new claim counts."""
-        for relationship, flowfile in outputs:
-            if claimants:
-                self._count_claims(flowfile)
-            mock = MockFlowFile(flowfile, repository=self.content)
-            self._transfers.setdefault(relationship, []).append(mock)
-            self._transfer_order.append((relationship, mock))
-
-    def restore(self, flowfiles: Sequence[QueuedFlowFile]) -> None:
-        """Return rolled-back FlowFiles to the front of the queue, in order."""
-        self.input_queue.put_back([queued.flowfile for queued in flowfiles])
 
     # --- configuration ----------------------------------------------------------------------
 
@@ -406,7 +226,7 @@ class TestRunner:
         """
         given = [relationships] if isinstance(relationships, Relationship | str) else relationships
         names = [self._relationship_name(r) for r in given]
-        declared = self.relationships()
+        declared = self.processor.relationship_names()
         unknown = [n for n in names if n not in declared]
         if unknown:
             msg = (
@@ -550,10 +370,6 @@ class TestRunner:
             trigger_batches(self)
         else:
             self.trigger_per_flowfile()
-
-    def trigger_per_flowfile(self) -> None:
-        """One ordinary trigger, whatever the mode (``on_trigger_sessions``)."""
-        self.processor.on_trigger_sessions(self.context, self.create_session)
 
     def create_session(self) -> ProcessSession:
         """A new session over this harness (the processor's session factory)."""

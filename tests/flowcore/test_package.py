@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 
@@ -27,3 +28,18 @@ def test_all_is_sorted_and_resolves() -> None:
     assert list(flowcore.__all__) == sorted(flowcore.__all__, key=isort_key)
     for name in flowcore.__all__:
         assert hasattr(flowcore, name), name
+
+
+def test_internals_are_not_exported_but_stay_importable() -> None:
+    """Storage and engine values (claims, sink jobs, the definition's parts) are not part of
+    ``flowcore``'s surface; each is still importable from the module that defines it."""
+    internals = {
+        "flowcore.flowfile": ("Attributes", "ContentClaim", "ResourceClaim"),
+        "flowcore.flow": ("Component", "Connection", "FlowDefinition"),
+        "flowcore.processor": ("ProcessorKind",),
+        "flowcore.processor_kinds": ("SinkJobs",),
+    }
+    for module, names in internals.items():
+        for name in names:
+            assert name not in flowcore.__all__, name
+            assert hasattr(importlib.import_module(module), name), f"{module}.{name}"

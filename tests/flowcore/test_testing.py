@@ -226,7 +226,7 @@ def test_batch_mode_is_off_by_default() -> None:
     runner = TestRunner(UpdateAttribute(tag="x"))
     _enqueue_lines(runner, 3)
     runner.run()
-    assert not runner.accepts_batches
+    assert not runner.batches
     runner.assert_transfer_count("success", 1)
     assert runner.batch_use.whole == runner.batch_use.forked == 0
 

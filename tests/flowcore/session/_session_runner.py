@@ -23,7 +23,7 @@ class Dummy(Processor):
 
 
 def session_for(runner: TestRunner) -> ProcessSession:
-    return ProcessSession(runner)
+    return runner.create_session()
 
 
 def types(runner: TestRunner) -> list[E]:

@@ -18,7 +18,7 @@ def _context_and_batch(count: int = 3) -> tuple[BatchContext, TestRunner, object
     runner = TestRunner(LogAttribute())
     for index in range(count):
         runner.enqueue(f"line {index}", {"filename": f"f{index}"})
-    ((batch, _),) = batches_of(runner.take_ready(), runner.content)
+    ((batch, _),) = batches_of(runner._host.take_ready(), runner.content)
     return BatchContext(runner.context, runner), runner, batch
 
 

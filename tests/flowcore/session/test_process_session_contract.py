@@ -8,7 +8,6 @@ import pytest
 
 from flowcore import FlowFile
 from flowcore.errors import FlowFileHandlingError, RelationshipError
-from flowcore.session.process_session import ProcessSession
 from flowcore.testing import TestRunner
 from tests.flowcore.session._session_runner import SUCCESS, Dummy, session_for
 
@@ -102,7 +101,7 @@ def test_relationship_without_destination_fails_commit() -> None:
 
     runner = Unconnected(Dummy())
     runner.enqueue(b"x")
-    session = ProcessSession(runner)
+    session = runner.create_session()
     session.transfer(session.get(), SUCCESS)
     with pytest.raises(FlowFileHandlingError, match="does not have any destinations"):
         session.commit()

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from flowcore import FlowFile
 from flowcore.errors import FlowFileHandlingError
-from flowcore.session.process_session import FlowFileFilterResult, ProcessSession
+from flowcore.session.process_session import FlowFileFilterResult
 from flowcore.testing import TestRunner
 from tests.flowcore.session._session_runner import FAILURE, SUCCESS, Dummy, E, session_for, types
 
@@ -191,7 +191,7 @@ def test_session_operations_never_change_earlier_values(ops: list, start: dict[s
     """Any sequence of operations leaves every earlier FlowFile value and the input untouched."""
     runner = TestRunner(Dummy())
     queued = runner.enqueue(b"seed", start)
-    session = ProcessSession(runner)
+    session = runner.create_session()
     current = session.get()
     seen: list[tuple[FlowFile, dict[str, str]]] = [(current, dict(current.attributes))]
     model = dict(current.attributes)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from flowcore.errors import FlowFileHandlingError
-from flowcore.session.process_session import ProcessSession
 from flowcore.testing import TestRunner
 from tests.flowcore.session._session_runner import FAILURE, SUCCESS, Dummy, E, session_for, types
 
@@ -65,7 +64,7 @@ def test_fan_out_clones_and_auto_termination_drops() -> None:
     runner = FanOutRunner(Dummy())
     runner.enqueue(b"a")
     runner.enqueue(b"b")
-    session = ProcessSession(runner)
+    session = runner.create_session()
     first, second = session.get(2)
     session.transfer(second, FAILURE)
     session.transfer(first, SUCCESS)

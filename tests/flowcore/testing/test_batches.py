@@ -14,7 +14,7 @@ from processors import UpdateAttribute
 
 
 def _queued(runner: TestRunner) -> list:
-    return runner.take_ready()
+    return runner._host.take_ready()
 
 
 def test_queued_flowfiles_become_one_batch_that_gives_them_back() -> None:
