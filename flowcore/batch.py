@@ -19,8 +19,7 @@ from flowcore.expression import compile_expression
 from flowcore.expression._columns import evaluate_boolean_column, evaluate_column
 from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
 from flowcore.flowfile_batch.columns import Column, IntColumn, TextColumn, column_of
-from flowcore.processor import BatchRoute, WrittenBatch
-from flowcore.session.batch_context import BatchContext
+from flowcore.session.batch_context import BatchContext, BatchRoute, WrittenBatch
 
 __all__ = [
     "BatchBinning",
