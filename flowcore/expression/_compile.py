@@ -2,7 +2,7 @@
 
 :func:`compile_text` turns a parsed :class:`~flowcore.expression._nodes.Template` into one
 function of an :class:`~flowcore.expression._evaluate.EvaluationContext`, once per expression.
-Every decision the tree walk (``_evaluate.evaluate_chain``) makes per evaluation is made here
+Every decision the tree walk (``_walk.evaluate_chain``) makes per evaluation is made here
 ahead of time: which function each call is, whether its arguments are literals (then they are
 bound once), whether it is lazy (``and``, ``ifElse``: its arguments become thunks), whether a
 name can be a FlowFile property (``fileSize`` ...) or only a variable, attribute or environment
@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 import flowcore.expression._values as value_rules
 from flowcore.errors import ExpressionEvaluationError, FlowcoreError
-from flowcore.expression._evaluate import _DATA_ERRORS, _evaluate_multi
 from flowcore.expression._functions import FUNCTIONS
 from flowcore.expression._nodes import AttributeRef, Call, Chain, Literal, ParameterRef
 from flowcore.expression._values import Value, check_length, render, shown, to_string
+from flowcore.expression._walk import _DATA_ERRORS, _evaluate_multi
 
 if TYPE_CHECKING:
     from flowcore.expression._evaluate import EvaluationContext
@@ -94,7 +94,7 @@ def _piece(part: str | Chain | ParameterRef) -> Callable[[EvaluationContext], st
 
 
 def _node(node: Node) -> Program:
-    """What ``_evaluate._evaluate_node`` does with *node*, decided once."""
+    """What ``_walk._evaluate_node`` does with *node*, decided once."""
     if isinstance(node, Literal):
         value = node.value
         return lambda _ctx: value
@@ -128,7 +128,7 @@ def _lookup(name: str) -> Program:
 
 
 def _chain(chain: Chain, finish: Callable[[Value], Value] | None = None) -> Program:
-    """``${subject:calls...}`` as ``_evaluate.evaluate_chain`` evaluates it, then *finish*.
+    """``${subject:calls...}`` as ``_walk.evaluate_chain`` evaluates it, then *finish*.
 
     The commonest lengths are unrolled into one closure each: a frame fewer per evaluation.
     """
@@ -164,7 +164,7 @@ def _chain(chain: Chain, finish: Callable[[Value], Value] | None = None) -> Prog
 
 
 def _step(call: Call) -> _Step:
-    """One call applied to its subject, as ``_evaluate._invoke`` applies it."""
+    """One call applied to its subject, as ``_walk._invoke`` applies it."""
     spec = FUNCTIONS[call.name]
     impl, name = spec.impl, call.name
     if spec.lazy:
