@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import flowcore.expression._values as value_rules
 from flowcore.errors import ExpressionEvaluationError, FlowcoreError
@@ -34,10 +34,27 @@ if TYPE_CHECKING:
     from flowcore.expression._evaluate import EvaluationContext
     from flowcore.expression._nodes import Node, Template
 
-__all__ = ["Program", "compile_text", "compile_value"]
+__all__ = ["Compiled", "Program", "compile_text", "compile_value"]
 
 #: A compiled expression: the context in, the value out.
 Program = Callable[["EvaluationContext"], Value]
+
+
+class Compiled(Protocol):
+    """A template with its compiled evaluations: what the column ways need of an expression.
+
+    :class:`~flowcore.expression.Expression` is the one; the package imports the column ways
+    (:mod:`~flowcore.expression._columns`), which so depend on this instead.
+    """
+
+    @property
+    def template(self) -> Template: ...
+
+    def evaluate_in(self, ctx: EvaluationContext) -> str: ...
+
+    def value_in(self, ctx: EvaluationContext) -> Value: ...
+
+
 _Step = Callable[["EvaluationContext", Value], Value]
 #: Names a FlowFile property answers before the attributes (``_evaluate._virtual_property``).
 _VIRTUAL = frozenset(
