@@ -1,5 +1,5 @@
 """Tests for the package layout: layers import only downwards, no import cycles, no re-exports
-used internally (function-level imports included; imports under ``TYPE_CHECKING`` excepted)."""
+used internally (function-level imports and imports under ``TYPE_CHECKING`` included)."""
 
 from __future__ import annotations
 
@@ -135,15 +135,26 @@ def _tree(module: str) -> ast.Module:
     return ast.parse(MODULES[module].read_text())
 
 
-def _imports(module: str) -> Iterator[tuple[ast.ImportFrom | ast.Import, str]]:
-    """Each import statement of *module* (not under TYPE_CHECKING), with what it names."""
+def _imports(
+    module: str, *, type_checking: bool = True
+) -> Iterator[tuple[ast.ImportFrom | ast.Import, str]]:
+    """Each import statement of *module*, with what it names.
+
+    Imports under ``TYPE_CHECKING`` count (a dependency for the reader and the type checker is
+    a dependency); *type_checking* False leaves them out, for what only matters when the
+    import runs.
+    """
     tree = _tree(module)
-    skipped = {
-        id(sub)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.If) and _type_checking(node)
-        for sub in ast.walk(node)
-    }
+    skipped = (
+        set()
+        if type_checking
+        else {
+            id(sub)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and _type_checking(node)
+            for sub in ast.walk(node)
+        }
+    )
     is_package = MODULES[module].name == "__init__.py"
     for node in ast.walk(tree):
         if id(node) in skipped:
@@ -214,7 +225,7 @@ def test_every_module_has_a_layer() -> None:
 
 
 def test_layers_import_only_downwards() -> None:
-    """No module imports one of a higher layer, function-level imports included."""
+    """No module imports one of a higher layer, function-level and TYPE_CHECKING ones included."""
     upward = [
         f"{a} ({LAYERS[_layer_of(a)][0]}) imports {b} ({LAYERS[_layer_of(b)][0]})"
         for a, b in _graph().edges
@@ -223,9 +234,38 @@ def test_layers_import_only_downwards() -> None:
     assert upward == []
 
 
+#: Import cycles being removed on other branches of issue 34 while this test learnt to count
+#: ``TYPE_CHECKING`` imports: each is tolerated, or what is left of it (a cycle among some of
+#: its modules), and nothing else. Delete each entry when its branch lands.
+_CYCLES_BEING_REMOVED: frozenset[frozenset[str]] = frozenset(
+    {
+        # The task member's modules and the task (the lead: one driver per processor kind).
+        frozenset(
+            {
+                "flowcore.engine._batches",
+                "flowcore.engine._bins",
+                "flowcore.engine._block_views",
+                "flowcore.engine._member",
+                "flowcore.engine._sink_batches",
+                "flowcore.engine._source_batches",
+                "flowcore.engine.task",
+            }
+        ),
+        # The harness's runner and its check of batch forms (the lead: the harness's batch mode).
+        frozenset({"flowcore.testing._agreement", "flowcore.testing._runner"}),
+        # The processor and its context (branch wt-probes: no capability probing).
+        frozenset({"flowcore.process_context", "flowcore.processor"}),
+    }
+)
+
+
 def test_there_is_no_import_cycle() -> None:
-    """The import graph is acyclic: every cycle, of any length, is listed."""
-    cycles = [sorted(c) for c in nx.strongly_connected_components(_graph()) if len(c) > 1]
+    """The import graph, ``TYPE_CHECKING`` imports included, is acyclic (but for the above)."""
+    cycles = [
+        sorted(c)
+        for c in nx.strongly_connected_components(_graph())
+        if len(c) > 1 and not any(c <= allowed for allowed in _CYCLES_BEING_REMOVED)
+    ]
     assert cycles == []
 
 
@@ -294,7 +334,7 @@ def test_only_the_spark_runners_modules_import_pyspark() -> None:
     importing = {
         module
         for module in MODULES
-        for _, name in _imports(module)
+        for _, name in _imports(module, type_checking=False)
         if name == "pyspark" or name.startswith("pyspark.")
     }
     assert importing <= PYSPARK_MODULES
