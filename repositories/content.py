@@ -466,10 +466,9 @@ class FileContentRepository:
         identity: FileIdentity | None = None,
         summer: BlockSummer | None = None,
     ) -> None:
-        """A writer of this repository retired *claim*'s file, sealed with *summer*'s checksums.
+        """A writer retired *claim*'s file, sealed with *summer*'s checksums.
 
-        The checksums were computed from the very bytes written: a reader in this repository
-        instance need not read them back to check them (as after a first read).
+        They are of the very bytes written: no reader here reads them back to check them.
         """
         self._writable.pop(claim, None)
         if identity is None or summer is None:
