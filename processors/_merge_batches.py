@@ -31,7 +31,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+import processors._merge_bins as bins
 import processors._merge_formats as formats
+import processors._merge_properties as props
 from flowcore.binning import (
     FRAGMENT_COUNT,
     FRAGMENT_INDEX,
@@ -55,7 +57,6 @@ if TYPE_CHECKING:
     from flowcore.flowfile import Content
     from flowcore.process_context import ProcessContext
     from flowcore.session.process_session import ProcessSession
-    from processors.merge_content import MergeContent
 
 __all__ = [
     "batch_contents",
@@ -68,14 +69,14 @@ __all__ = [
 ]
 
 
-def _bins_batches(processor: MergeContent, context: ProcessContext) -> bool:
+def _bins_batches(context: ProcessContext) -> bool:
     """Whether this configuration's bins can be packed from batches."""
-    check = context.get_property(processor.BIN_TERMINATION_CHECK).value
+    check = context.get_property(props.BIN_TERMINATION_CHECK).value
     if check and "nextInt" in check:
         # nextInt() counts its calls: the one-by-one path calls it group after group, and
         # never for an oversize FlowFile. (Text naming it elsewhere declines too: harmless.)
         return False
-    correlation = context.get_property(processor.CORRELATION_ATTRIBUTE_NAME).value
+    correlation = context.get_property(props.CORRELATION_ATTRIBUTE_NAME).value
     return not (correlation and contains_expression(correlation))  # a name per FlowFile
 
 
@@ -269,7 +270,6 @@ def _offer_ending(
 
 
 def _endings(
-    processor: MergeContent,
     context: ProcessContext,
     batches: Sequence[FlowFileBatch],
     intake: _Intake,
@@ -282,10 +282,10 @@ def _endings(
         ExpressionEvaluationError: the check fails for some FlowFile (the batch form then
             declines, and the one-by-one path meets the failure).
     """
-    text = context.get_property(processor.BIN_TERMINATION_CHECK).value
-    if processor._defragment(context) or not text:
+    text = context.get_property(props.BIN_TERMINATION_CHECK).value
+    if bins.defragments(context) or not text:
         return None, InsertionStrategy.LAST_IN_BIN
-    strategy = InsertionStrategy(context.get_property(processor.FLOWFILE_INSERTION_STRATEGY).value)
+    strategy = InsertionStrategy(context.get_property(props.FLOWFILE_INSERTION_STRATEGY).value)
     expression = compile_expression(text)
     values = [evaluate_boolean_column(expression, b, clock=context.now) for b in batches]
     if not values:
@@ -308,7 +308,6 @@ def _common_size(intake: _Intake, limits: BinLimits) -> int | None:
 
 
 def bin_batches(
-    processor: MergeContent,
     context: ProcessContext,
     batches: Sequence[FlowFileBatch],
     *,
@@ -316,18 +315,16 @@ def bin_batches(
     intake_size: int,
 ) -> BatchBinning | None:
     """The bins MergeContent's triggers make from *batches*, or None when it cannot say."""
-    if not _bins_batches(processor, context):
+    if not _bins_batches(context):
         return None
-    if processor._defragment(context):
-        return _defragment(
-            processor, context, batches, end_of_input=end_of_input, intake_size=intake_size
-        )
-    limits = processor._limits(context)
-    intake = _Intake(batches, context.get_property(processor.CORRELATION_ATTRIBUTE_NAME).value)
-    ending, strategy = _endings(processor, context, batches, intake)
+    if bins.defragments(context):
+        return _defragment(context, batches, end_of_input=end_of_input, intake_size=intake_size)
+    limits = bins.bin_limits(context)
+    intake = _Intake(batches, context.get_property(props.CORRELATION_ATTRIBUTE_NAME).value)
+    ending, strategy = _endings(context, batches, intake)
     size = _common_size(intake, limits) if ending is None else None
     manager = BinManager(limits, age_from_queue_date=context.resumed_bins)
-    max_bins = context.get_property(processor.MAX_BIN_COUNT).as_integer() or 5
+    max_bins = context.get_property(props.MAX_BIN_COUNT).as_integer() or 5
     ready: list[Bin] = []
 
     def trigger() -> int:
@@ -353,7 +350,7 @@ def bin_batches(
             else:
                 _offer(manager, intake, stop, size, context.now())
         ready.extend(
-            processor._take_ready(
+            bins.take_ready(
                 manager, context, relaxed=binned == 0, max_bins=max_bins, could_not_bin=skipped
             )
         )
@@ -387,7 +384,6 @@ def _numbers(batches: Sequence[FlowFileBatch], name: str) -> np.ndarray | None:
 
 
 def _defragment(
-    processor: MergeContent,
     context: ProcessContext,
     batches: Sequence[FlowFileBatch],
     *,
@@ -411,12 +407,12 @@ def _defragment(
     if counts is None or indices is None:
         return None
     counts, indices = counts[intake.order], indices[intake.order]
-    max_bins = context.get_property(processor.MAX_BIN_COUNT).as_integer() or 5
+    max_bins = context.get_property(props.MAX_BIN_COUNT).as_integer() or 5
     codes, first = np.unique(intake.groups, return_index=True)
     wanted_of = dict(zip(codes.tolist(), counts[first].tolist(), strict=True))
     if len(codes) > max_bins and _evicts(intake.groups, wanted_of, max_bins, intake_size):
         return None
-    max_age = processor.max_bin_age_ms(context)
+    max_age = bins.max_bin_age_ms(context)
     now = context.now()
     ready, waiting = [], []
     for code in codes[np.argsort(first)]:
@@ -578,7 +574,6 @@ def uuid_runs(batch: FlowFileBatch) -> list[tuple[str, int, int, int]]:
 
 
 def merge_bundle(
-    processor: MergeContent,
     context: ProcessContext,
     session: ProcessSession,
     batches: Sequence[FlowFileBatch],
@@ -597,7 +592,7 @@ def merge_bundle(
     shown = representatives(batches)
     first = shown[0]
     merger = formats.MERGERS[formats.FORMAT_CONCAT]
-    options = processor._options(context, drop=drop)
+    options = bins.merge_options(context, drop=drop)
     header = merger._delimiter(options.header, first, options)  # type: ignore[attr-defined]
     footer = merger._delimiter(options.footer, first, options)  # type: ignore[attr-defined]
     demarcator = merger._delimiter(options.demarcator, first, options)  # type: ignore[attr-defined]
@@ -611,7 +606,7 @@ def merge_bundle(
     bundle = session.merge_contents(
         contents, bundle, header, footer, demarcator, zero_copy=options.zero_copy
     )
-    attributes = processor._bundle_attributes(
+    attributes = bins.bundle_attributes(
         context, shown, len(parents), merger=merger, merge_format=formats.FORMAT_CONCAT, bin_=bin_
     )
     if len(shown) > 1 and not first.attributes.get(SEGMENT_ORIGINAL_FILENAME):

@@ -10,7 +10,7 @@ of the cuts' ranges when they lie back to back, else one gathered copy) and give
 each entry's bytes from it, reading on from where the last entry ended.
 
 The bundle is made as the one-by-one path makes it: a JOIN of every FlowFile of the bin, the
-attributes of :meth:`~processors.merge_content.MergeContent._merged`. A FlowFile the format
+attributes of :func:`processors._merge_bins.merged`. A FlowFile the format
 cannot take (a ZIP name used twice, an Avro file of another schema) goes to ``failure`` one by
 one, which a batch merge cannot do: the merge raises :class:`MergeDeclined`, the session rolls
 back and the bin is merged one FlowFile at a time. So does any failure (not an Avro file).
@@ -22,6 +22,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING, Any
 
+import processors._merge_bins as bins
 from flowcore.flowfile import CountedUuids, FlowFile
 from processors._merge_batches import batch_contents, representatives, uuid_runs
 from processors._merge_bundles import common_attributes
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
     from flowcore.flowfile_batch import FlowFileBatch
     from flowcore.process_context import ProcessContext
     from flowcore.session.process_session import ProcessSession
-    from processors.merge_content import MergeContent
 
 __all__ = ["BinContents", "MergeDeclined", "merge_entries"]
 
@@ -106,7 +106,6 @@ class BinContents:
 
 
 def merge_entries(
-    processor: MergeContent,
     context: ProcessContext,
     session: ProcessSession,
     batches: Sequence[FlowFileBatch],
@@ -125,7 +124,7 @@ def merge_entries(
     parents = CountedUuids(run for batch in batches for run in uuid_runs(batch))
     bundle = session.create_joined(parents, common_attributes(shown), oldest)
     with BinContents(session, batches, flowfiles) as contents:
-        bundle, unmerged = processor._merged(
+        bundle, unmerged = bins.merged(
             context, session, bundle, flowfiles, bin_, read=contents.read, shown=shown
         )
     if unmerged:

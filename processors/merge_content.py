@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar
 
 import processors._merge_batches as batched
+import processors._merge_bins as bins
 import processors._merge_bundles as bundles
 import processors._merge_entries as entries
 import processors._merge_formats as formats
@@ -13,10 +14,8 @@ import processors._merge_properties as props
 from flowcore.binning import (
     FRAGMENT_COUNT,
     FRAGMENT_INDEX,
-    UNLIMITED,
     BatchBinning,
     Bin,
-    BinLimits,
     BinManager,
     EvictionReason,
     InsertionStrategy,
@@ -28,31 +27,20 @@ from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import Column, constant_column
 from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import BinningProcessor
-from flowcore.properties import PropertyDescriptor
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import ValidationResult
+from processors._merge_bins import DEFRAGMENT_DROPPED, MERGE_BIN_AGE, MERGE_COUNT, MERGE_REASON
 from processors._merge_bundles import FRAGMENT_ID, SEGMENT_ORIGINAL_FILENAME
 from processors._merge_properties import (
-    ATTRIBUTE_STRATEGY_ALL_UNIQUE,
-    DELIMITER_STRATEGY_NONE,
     MERGE_STRATEGY_BIN_PACK,
-    MERGE_STRATEGY_DEFRAGMENT,
 )
 
 __all__ = ["MergeContent"]
 
 
 MERGE_UUID = "merge.uuid"
-MERGE_COUNT = "merge.count"
-MERGE_BIN_AGE = "merge.bin.age"
-MERGE_REASON = "merge.reason"
 BATCH = 1000  # FlowFiles pulled per session.get, as NiFi's BinFiles
-# A reassembled file is whole: current NiFi strips the fragment attributes from it (and from
-# FlowFiles packaged inside it).
-DEFRAGMENT_DROPPED = frozenset(
-    {FRAGMENT_ID, FRAGMENT_INDEX, FRAGMENT_COUNT, SEGMENT_ORIGINAL_FILENAME}
-)
 
 REL_MERGED = Relationship("merged", "The FlowFile containing the merged content")
 REL_ORIGINAL = Relationship("original", "The FlowFiles that were used to create the bundle")
@@ -205,24 +193,9 @@ class MergeContent(BinningProcessor):
 
     # --- configuration helpers ---------------------------------------------------------------
 
-    def _defragment(self, context: ProcessContext) -> bool:
-        return context.get_property(self.MERGE_STRATEGY).value == MERGE_STRATEGY_DEFRAGMENT.value
-
-    def _limits(self, context: ProcessContext) -> BinLimits:
-        if self._defragment(context):
-            return BinLimits(0, UNLIMITED, UNLIMITED, UNLIMITED)
-        max_size = context.get_property(self.MAX_SIZE).as_data_size("B")
-        return BinLimits(
-            min_bytes=int(context.get_property(self.MIN_SIZE).as_data_size("B") or 0),
-            max_bytes=int(max_size) if max_size is not None else UNLIMITED,
-            min_entries=context.get_property(self.MIN_ENTRIES).as_integer() or 1,
-            max_entries=context.get_property(self.MAX_ENTRIES).as_integer() or 1000,
-        )
-
     def max_bin_age_ms(self, context: ProcessContext) -> int | None:
         """Max Bin Age in milliseconds (None when not set)."""
-        age = context.get_property(self.MAX_BIN_AGE).as_time_period("ms")
-        return int(age) if age is not None else None
+        return bins.max_bin_age_ms(context)
 
     def group_key(self, context: ProcessContext, flowfile: FlowFile) -> str | None:
         """The bin group: the correlation attribute's value, or ``fragment.identifier``.
@@ -230,7 +203,7 @@ class MergeContent(BinningProcessor):
         Raises:
             ExpressionEvaluationError: the Correlation Attribute Name cannot be evaluated.
         """
-        if self._defragment(context):
+        if bins.defragments(context):
             return flowfile.attributes.get(FRAGMENT_ID)
         name = (
             context.get_property(self.CORRELATION_ATTRIBUTE_NAME)
@@ -241,7 +214,7 @@ class MergeContent(BinningProcessor):
 
     def group_column(self, context: ProcessContext, batch: FlowFileBatch) -> Column | None:
         """:meth:`group_key` of every FlowFile: a column, when the attribute name is fixed."""
-        if self._defragment(context):
+        if bins.defragments(context):
             name: str | None = FRAGMENT_ID
         else:
             name = context.get_property(self.CORRELATION_ATTRIBUTE_NAME).value
@@ -252,7 +225,7 @@ class MergeContent(BinningProcessor):
 
     def single_group(self, context: ProcessContext) -> bool:
         """Bin packing without a Correlation Attribute Name puts every FlowFile in one group."""
-        if self._defragment(context):
+        if bins.defragments(context):
             return False
         return not context.get_property(self.CORRELATION_ATTRIBUTE_NAME).value
 
@@ -260,7 +233,7 @@ class MergeContent(BinningProcessor):
         self, context: ProcessContext
     ) -> tuple[Callable[[FlowFile], bool] | None, InsertionStrategy]:
         text = context.get_property(self.BIN_TERMINATION_CHECK).value
-        if self._defragment(context) or not text:
+        if bins.defragments(context) or not text:
             return None, InsertionStrategy.LAST_IN_BIN
         expression = compile_expression(text)
         strategy = InsertionStrategy(context.get_property(self.FLOWFILE_INSERTION_STRATEGY).value)
@@ -274,8 +247,8 @@ class MergeContent(BinningProcessor):
         """Bin new FlowFiles, move ready bins out, and merge them."""
         if self._manager is None:
             self._manager = BinManager(
-                self._limits(context),
-                FRAGMENT_COUNT if self._defragment(context) else None,
+                bins.bin_limits(context),
+                FRAGMENT_COUNT if bins.defragments(context) else None,
                 age_from_queue_date=context.resumed_bins,
             )
         max_bins = context.get_property(self.MAX_BIN_COUNT).as_integer() or 5
@@ -343,7 +316,7 @@ class MergeContent(BinningProcessor):
     ) -> None:
         assert self._manager is not None
         self._ready.extend(
-            self._take_ready(
+            bins.take_ready(
                 self._manager,
                 context,
                 relaxed=relaxed,
@@ -351,26 +324,6 @@ class MergeContent(BinningProcessor):
                 could_not_bin=could_not_bin,
             )
         )
-
-    def _take_ready(
-        self,
-        manager: BinManager,
-        context: ProcessContext,
-        *,
-        relaxed: bool,
-        max_bins: int,
-        could_not_bin: bool,
-    ) -> list[Bin]:
-        """NiFi's migrate: the ready bins, or the oldest when the manager is over its count."""
-        ready = manager.remove_ready_bins(
-            relaxed=relaxed, now_ms=context.now(), max_age_ms=self.max_bin_age_ms(context)
-        )
-        count = manager.bin_count
-        if not ready and (count > max_bins or (count == max_bins and could_not_bin)):
-            oldest = manager.remove_oldest_bin()
-            if oldest is not None:
-                ready.append(oldest)
-        return ready
 
     def _process_ready(self, context: ProcessContext) -> None:
         while self._ready:
@@ -400,10 +353,10 @@ class MergeContent(BinningProcessor):
 
     def on_stopped(self, context: ProcessContext) -> None:
         """Purge every bin: its FlowFiles go back to the input queue (NiFi's resetState)."""
-        bins = list(self._ready)
+        held = list(self._ready)
         if self._manager is not None:
-            bins.extend(self._manager.purge())
-        for bin_ in bins:
+            held.extend(self._manager.purge())
+        for bin_ in held:
             session = self._sessions.pop(bin_.id, None)
             if session is not None:
                 session.rollback()
@@ -415,9 +368,7 @@ class MergeContent(BinningProcessor):
         self, context: ProcessContext, batches: Sequence[FlowFileBatch], *, end_of_input: bool
     ) -> BatchBinning | None:
         """The bins the triggers would make from *batches*, packed by count (see the module)."""
-        return batched.bin_batches(
-            self, context, batches, end_of_input=end_of_input, intake_size=BATCH
-        )
+        return batched.bin_batches(context, batches, end_of_input=end_of_input, intake_size=BATCH)
 
     def merge_batches(
         self,
@@ -433,14 +384,14 @@ class MergeContent(BinningProcessor):
         (``_merge_entries``), raising to leave a bin that would send FlowFiles to failure to
         the one-by-one path.
         """
-        defragment = self._defragment(context)
+        defragment = bins.defragments(context)
         if defragment:  # the bundle in fragment.index order; the originals keep queue order
             batches = batched.in_fragment_order(batches)
-        if self._merge_format(context) != formats.FORMAT_CONCAT:
-            bundle = entries.merge_entries(self, context, session, batches, bin_)
+        if bins.merge_format(context) != formats.FORMAT_CONCAT:
+            bundle = entries.merge_entries(context, session, batches, bin_)
         else:
             drop = DEFRAGMENT_DROPPED if defragment else frozenset()
-            bundle = batched.merge_bundle(self, context, session, batches, bin_, drop=drop)
+            bundle = batched.merge_bundle(context, session, batches, bin_, drop=drop)
             if defragment:
                 bundle = session.remove_all_attributes(bundle, DEFRAGMENT_DROPPED)
         session.transfer(bundle, REL_MERGED)
@@ -456,7 +407,7 @@ class MergeContent(BinningProcessor):
 
     def _process_bin(self, context: ProcessContext, session: ProcessSession, bin_: Bin) -> None:
         contents = list(bin_.flowfiles)
-        if self._defragment(context):
+        if bins.defragments(context):
             problem = bundles.defragment_problem(contents)
             if problem is not None:
                 context.logger.error(
@@ -469,7 +420,7 @@ class MergeContent(BinningProcessor):
             contents.sort(key=lambda f: int(f.attributes[FRAGMENT_INDEX]))
         bundle = session.create(contents)
         try:
-            bundle, unmerged = self._merged(context, session, bundle, contents, bin_)
+            bundle, unmerged = bins.merged(context, session, bundle, contents, bin_)
         except ProcessException:
             context.logger.exception(
                 "Failed to merge %d FlowFiles; routing to failure", len(contents)
@@ -486,101 +437,3 @@ class MergeContent(BinningProcessor):
             session.transfer(
                 [session.put_attribute(f, MERGE_UUID, bundle.uuid) for f in contents], REL_ORIGINAL
             )
-
-    def _merge_format(self, context: ProcessContext) -> str:
-        return context.get_property(self.MERGE_FORMAT).value or formats.FORMAT_CONCAT
-
-    def _merged(
-        self,
-        context: ProcessContext,
-        session: ProcessSession,
-        bundle: FlowFile,
-        contents: Sequence[FlowFile],
-        bin_: Bin,
-        *,
-        read: formats.ContentReader | None = None,
-        shown: Sequence[FlowFile] | None = None,
-    ) -> tuple[FlowFile, list[FlowFile]]:
-        """Write *contents* into *bundle* in the Merge Format and give it its attributes.
-
-        Both paths merge here: the one-by-one path with the FlowFiles its session holds, a
-        batch merge with the bin's FlowFiles made from its cuts, their bytes from *read*, and
-        FlowFiles standing for them all in attribute comparisons (*shown*, see
-        :func:`processors._merge_batches.representatives`).
-
-        Returns:
-            The bundle, and the FlowFiles the format left out (they go to failure).
-
-        Raises:
-            ProcessException: the contents cannot be merged (the bin goes to failure).
-        """
-        merge_format = self._merge_format(context)
-        merger = formats.MERGERS[merge_format]
-        defragment = self._defragment(context)
-        options = self._options(context, drop=DEFRAGMENT_DROPPED if defragment else frozenset())
-        bundle, unmerged = merger.merge(session, bundle, contents, options, read=read)
-        attributes = self._bundle_attributes(
-            context,
-            contents if shown is None else shown,
-            len(contents),
-            merger=merger,
-            merge_format=merge_format,
-            bin_=bin_,
-            named=contents,
-        )
-        bundle = session.put_all_attributes(bundle, attributes)
-        if defragment:
-            bundle = session.remove_all_attributes(bundle, DEFRAGMENT_DROPPED)
-        return bundle, unmerged
-
-    def _options(
-        self, context: ProcessContext, drop: frozenset[str] = frozenset()
-    ) -> formats.MergeOptions:
-        active = self.active_values()
-
-        def value(descriptor: PropertyDescriptor) -> str | None:
-            return active.get(descriptor.name)
-
-        return formats.MergeOptions(
-            delimiter_strategy=value(self.DELIMITER_STRATEGY) or DELIMITER_STRATEGY_NONE,
-            header=value(self.HEADER),
-            footer=value(self.FOOTER),
-            demarcator=value(self.DEMARCATOR),
-            keep_path=(value(self.KEEP_PATH) or "false").lower() == "true",
-            compression_level=int(value(self.COMPRESSION_LEVEL) or "1"),
-            tar_modified_time=value(self.TAR_MODIFIED_TIME),
-            metadata_strategy=value(self.METADATA_STRATEGY) or formats.METADATA_DO_NOT_MERGE,
-            zero_copy=(value(self.ZERO_COPY) or "false").lower() == "true",
-            now_ms=context.now(),
-            drop_attributes=drop,
-        )
-
-    def _bundle_attributes(
-        self,
-        context: ProcessContext,
-        contents: Sequence[FlowFile],
-        count: int,
-        *,
-        merger: formats.Merger,
-        merge_format: str,
-        bin_: Bin,
-        named: Sequence[FlowFile] | None = None,
-    ) -> dict[str, str]:
-        """The bundle's attributes from *contents* (or FlowFiles standing for all *count*).
-
-        The default name digests the uuids of *named*: every FlowFile of the bin (*contents*
-        when None).
-        """
-        strategy = context.get_property(self.ATTRIBUTE_STRATEGY).value
-        if strategy == ATTRIBUTE_STRATEGY_ALL_UNIQUE.value:
-            attributes = bundles.all_unique_attributes(contents)
-        else:
-            attributes = bundles.common_attributes(contents)
-        attributes.pop("uuid", None)
-        attributes["mime.type"] = merger.bundle_mime_type(contents)
-        if merge_format != formats.FORMAT_AVRO:
-            attributes["filename"] = bundles.bundle_filename(named or contents, merger.suffix)
-        attributes[MERGE_COUNT] = str(count)
-        attributes[MERGE_BIN_AGE] = str(max(0, context.now() - bin_.created_ms))
-        attributes[MERGE_REASON] = bin_.reason.value if bin_.reason else "UNSET"
-        return attributes

@@ -9,7 +9,7 @@ and the checksums are appended as its footer when the writer retires it
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO, Protocol
 
 from flowcore.errors import FlowFileAccessError
 from flowcore.flowfile import ContentClaim, ResourceClaim
@@ -17,11 +17,38 @@ from repositories._claim_checksums import BlockSummer
 from repositories._claim_reader import file_identity
 
 if TYPE_CHECKING:
-    from repositories.content import FileContentRepository
+    from pathlib import Path
 
-__all__ = ["FileWriter"]
+    from repositories._claim_reader import FileIdentity
+
+__all__ = ["ClaimFiles", "FileWriter"]
 
 _BUFFER = 1 << 20  # write buffer per open claim file
+
+
+class ClaimFiles(Protocol):
+    """What a writer needs of its repository: claims, their paths, word of files opened and retired.
+
+    :class:`~repositories.content.FileContentRepository` is the one; the writer sits below it.
+    """
+
+    max_appendable_size: int
+    always_sync: bool
+
+    def new_claim(self, owner: str) -> ResourceClaim: ...
+
+    def named_claim(self, name: str) -> ResourceClaim: ...
+
+    def path_of(self, claim: ResourceClaim) -> Path: ...
+
+    def writing(self, claim: ResourceClaim, file: BinaryIO) -> None: ...
+
+    def retired(
+        self,
+        claim: ResourceClaim,
+        identity: FileIdentity | None = None,
+        summer: BlockSummer | None = None,
+    ) -> None: ...
 
 
 class _FileStream:
@@ -75,7 +102,7 @@ class FileWriter:
     sealed before any commit can reference it.
     """
 
-    def __init__(self, repo: FileContentRepository, owner: str) -> None:
+    def __init__(self, repo: ClaimFiles, owner: str) -> None:
         self._repo = repo
         self._owner = owner
         self._current: tuple[ResourceClaim, BinaryIO, int] | None = None
@@ -85,10 +112,10 @@ class FileWriter:
     def open_stream(self) -> _FileStream:
         current = self._current
         if current is None or current[0] in self._busy:
-            claim = self._repo._new_claim(self._owner)
+            claim = self._repo.new_claim(self._owner)
             file = open(self._repo.path_of(claim), "ab", buffering=_BUFFER)  # noqa: SIM115
             self._files[claim] = (file, BlockSummer())
-            self._repo._writable[claim] = file
+            self._repo.writing(claim, file)
             current = (claim, file, 0)
             self._current = current
         claim, file, offset = current
@@ -108,7 +135,7 @@ class FileWriter:
         path.parent.mkdir(parents=True, exist_ok=True)
         file = open(path, "wb", buffering=_BUFFER)  # noqa: SIM115
         self._files[claim] = (file, BlockSummer())
-        self._repo._writable[claim] = file
+        self._repo.writing(claim, file)
         self._busy.add(claim)
         return _FileStream(self, claim, file, 0, self._files[claim][1])
 
@@ -125,19 +152,17 @@ class FileWriter:
 
     def _retire(self, claim: ResourceClaim) -> None:
         entry = self._files.pop(claim, None)
-        if entry is not None:
-            file, summer = entry
-            file.write(summer.footer())
-            file.flush()
-            if self._repo.always_sync:
-                os.fsync(file.fileno())
-            info = os.fstat(file.fileno())
-            file.close()
-            self._repo._writable.pop(claim, None)
-            # The checksums were computed from the very bytes written: a reader in this
-            # repository instance need not read them back to check them (as after a first read).
-            self._repo._sealed(file_identity(claim, info), summer)
-        self._repo._writable.pop(claim, None)
+        if entry is None:
+            self._repo.retired(claim)
+            return
+        file, summer = entry
+        file.write(summer.footer())
+        file.flush()
+        if self._repo.always_sync:
+            os.fsync(file.fileno())
+        info = os.fstat(file.fileno())
+        file.close()
+        self._repo.retired(claim, file_identity(claim, info), summer)
 
     def close(self) -> None:
         for claim in list(self._files):

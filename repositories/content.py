@@ -182,7 +182,8 @@ class FileContentRepository:
         self._verified = VerifiedBlocks()
         self._pressure: dict[str, tuple[float, bool]] = {}  # container -> (measured at, verdict)
 
-    def _new_claim(self, owner: str) -> ResourceClaim:
+    def new_claim(self, owner: str) -> ResourceClaim:
+        """A new claim file for *owner*'s writer to append to (being written until retired)."""
         with self._lock:
             n = next(self._next)
         container = self._choose_container()
@@ -455,8 +456,23 @@ class FileContentRepository:
                 copied += stream.copy_to(out)  # type: ignore[attr-defined]
         return copied
 
-    def _sealed(self, identity: FileIdentity, summer: BlockSummer) -> None:
-        """A writer of this repository retired a claim file: its checksums are known."""
+    def writing(self, claim: ResourceClaim, file: BinaryIO) -> None:
+        """A writer opened *claim*'s *file*: its buffered bytes are flushed before a read."""
+        self._writable[claim] = file
+
+    def retired(
+        self,
+        claim: ResourceClaim,
+        identity: FileIdentity | None = None,
+        summer: BlockSummer | None = None,
+    ) -> None:
+        """A writer retired *claim*'s file, sealed with *summer*'s checksums.
+
+        They are of the very bytes written: no reader here reads them back to check them.
+        """
+        self._writable.pop(claim, None)
+        if identity is None or summer is None:
+            return
         checksums = summer.checksums()
         if len(self._footers) >= _FOOTERS_KEPT:
             self._footers.clear()

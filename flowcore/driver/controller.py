@@ -43,7 +43,7 @@ from flowcore.driver.sinks import Sinks
 from flowcore.driver.sources import SourceLister
 from flowcore.driver.stage_jobs import StageJobs
 from flowcore.engine.task import apply_limits
-from flowcore.engine.wire import NEVER, TaskResult
+from flowcore.engine.wire import NEVER, SegmentWait, TaskResult
 from flowcore.flow import Connection, FlowDefinition
 from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import WorkItem
@@ -96,10 +96,7 @@ class Controller:
         self.plans = dict(self.compiled.plans)
         self.jobs = StageJobs(self.plans, repositories, self.settings, runner)
         self._connections = {c.id: c for c in self.flow.connections}
-        self._retry_at: dict[str, int] = {}
-        self._long_waits: set[str] = set()
-        self._in_bins: set[str] = set()
-        self._held: set[str] = set()  # see TaskResult.held
+        self._waits: dict[str, SegmentWait] = {}  # queued segments tasks handed back
         self._indexer: ProvenanceIndexer | None = None
         self._contexts: dict[str, ProcessContext] = {}
         self._unscheduled: dict[str, str] = {}  # component id -> why on_scheduled raised in tasks
@@ -129,11 +126,16 @@ class Controller:
 
     # --- queues -------------------------------------------------------------------------------
 
+    def _in_bins(self, segment_id: str) -> bool:
+        """Whether a queued segment's FlowFiles are held by open bins."""
+        wait = self._waits.get(segment_id)
+        return wait is not None and wait.in_bins
+
     def _queued(self, queue_id: str) -> tuple[int, int]:
         """A queue's size for back pressure: FlowFiles held by open bins do not count."""
         count = size = 0
         for summary in self.repos.flowfiles.segments(queue_id):
-            if summary.segment_id not in self._in_bins:
+            if not self._in_bins(summary.segment_id):
                 count += summary.count
                 size += summary.bytes
         return count, size
@@ -243,8 +245,14 @@ class Controller:
             )
             # A batch run does not retry what failed or was penalized during it: those
             # FlowFiles stay queued for the next run (or a continuous one).
-            skip = frozenset() if continuous else self._long_waits - self._in_bins
-            taken = select_segments(plan, queues, self._retry_at, now, limits, skip=skip)
+            waits = self._waits
+            skip = (
+                frozenset()
+                if continuous
+                else frozenset(s for s, w in waits.items() if w.long and not w.in_bins)
+            )
+            retry_at = {s: w.retry_at for s, w in waits.items()}
+            taken = select_segments(plan, queues, retry_at, now, limits, skip=skip)
         if not work and not taken:
             if states:
                 self._commit(stage, [], [], states)
@@ -320,16 +328,10 @@ class Controller:
             expire_archive=expire,
         )
         for summary in taken:
-            self._retry_at.pop(summary.segment_id, None)
-            self._long_waits.discard(summary.segment_id)
-            self._in_bins.discard(summary.segment_id)
-            self._held.discard(summary.segment_id)
+            self._waits.pop(summary.segment_id, None)
         self._note_scheduling(stage, results)
         for result in results:
-            self._retry_at.update(result.retry_at)
-            self._long_waits.update(result.long_waits)
-            self._in_bins.update(result.in_bins)
-            self._held.update(result.held)
+            self._waits.update(result.waits)
             for component_id, relationships in result.transfers.items():
                 name = self._component_name(component_id)
                 for relationship, (count, size) in relationships.items():
@@ -377,8 +379,10 @@ class Controller:
         now = now_ms()
 
         def waiting(summary: SegmentSummary) -> Waiting:
-            in_bins = summary.segment_id in self._in_bins
-            return Waiting(now < self._retry_at.get(summary.segment_id, 0), in_bins)
+            wait = self._waits.get(summary.segment_id)
+            if wait is None:
+                return Waiting(False, False)
+            return Waiting(now < wait.retry_at, wait.in_bins)
 
         status = status_document(
             self.tracker,
@@ -427,11 +431,12 @@ class Controller:
         """The earliest future time a queued segment becomes worth taking, if any."""
         wal = self.repos.flowfiles
         waits = [
-            at
+            wait.retry_at
             for queue_id in wal.queue_ids()
             for s in wal.segments(queue_id)
-            if now < (at := self._retry_at.get(s.segment_id, 0)) < NEVER
-            and (include_long or s.segment_id not in self._long_waits)
+            if (wait := self._waits.get(s.segment_id)) is not None
+            and now < wait.retry_at < NEVER
+            and (include_long or not wait.long)
         ]
         return min(waits) if waits else None
 
@@ -444,10 +449,10 @@ class Controller:
         """
         wal = self.repos.flowfiles
         times = [
-            self._retry_at.get(s.segment_id, 0)
+            wait.retry_at
             for queue_id in wal.queue_ids()
             for s in wal.segments(queue_id)
-            if s.segment_id in self._held
+            if (wait := self._waits.get(s.segment_id)) is not None and wait.held
         ]
         return max(now, min(times)) if times else None
 
@@ -639,8 +644,8 @@ class Controller:
             parked=parked_component(queue_id) is not None,
             failed=any(b.component_id == component for b in self._bulletins),
             full_outputs=[self._label(c) for c in full],
-            in_bins=bool(segments & self._in_bins),
-            returned=bool(segments & self._long_waits),
+            in_bins=any(self._in_bins(s) for s in segments),
+            returned=any(w.long for s in segments if (w := self._waits.get(s)) is not None),
             unscheduled=self._unscheduled.get(component) if component is not None else None,
         )
 

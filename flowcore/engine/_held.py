@@ -31,9 +31,9 @@ class ReturnedFlowFile:
         queued: the FlowFile as queued, with its queue.
         retry_at: when it is worth taking again (epoch ms).
         long_wait: it waits on a penalty or a bin's age, not just for a later trigger (see
-            ``TaskResult.long_waits``).
+            ``SegmentWait.long``).
         held: it is held until ``retry_at``, which a batch run waits for (see
-            ``TaskResult.held``): its processor will take it then
+            ``SegmentWait.held``): its processor will take it then
             (``ProcessContext.yield_until``), or it waits out a relationship retry's backoff.
     """
 

@@ -35,7 +35,7 @@ from flowcore.engine._content import TaskContent
 from flowcore.engine._heap import keep_freed_memory
 from flowcore.engine._held import QueuedBatch, ReturnedFlowFile
 from flowcore.engine._member import TaskMember
-from flowcore.engine.wire import ReadyBin, TaskResult, TaskSpec
+from flowcore.engine.wire import ReadyBin, SegmentWait, TaskResult, TaskSpec
 from flowcore.errors import (
     ConfigurationError,
     FlowcoreError,
@@ -140,7 +140,7 @@ class _Task:
         self.members = {m.component_id: TaskMember(self, m) for m in spec.plan.members}
         self._outputs: dict[str, list[FlowFile]] = {}
         self.enqueued: list[SegmentSummary] = []
-        self.retry_at: dict[str, int] = {}
+        self.waits: dict[str, SegmentWait] = {}  # segments returned to their queues
         self.ready_bins: list[ReadyBin] = []
         self.sink_messages: list[tuple[str, bytes]] = []
         self.effects = EffectFileWriter(spec.paths.effects, self.attempt)
@@ -156,9 +156,6 @@ class _Task:
             else None
         )
         self.staged_targets: set[str] = set()  # files committed sessions staged (not yet visible)
-        self.long_waits: set[str] = set()
-        self.in_bins: set[str] = set()
-        self.held: set[str] = set()
         self.unpacked = 0  # FlowFiles of batches unpacked into objects (see _task_batches)
         self.caches: dict[str, MapCache] = {}  # the services' caches members used, by name
 
@@ -298,14 +295,20 @@ class _Task:
             self._outputs[queue_id] = []
 
     def _write(
-        self, queue_id: str, flowfiles: Sequence[FlowFile] | FlowFileBatch
+        self,
+        queue_id: str,
+        flowfiles: Sequence[FlowFile] | FlowFileBatch,
+        wait: SegmentWait | None = None,
     ) -> SegmentSummary:
+        """Write a segment of *flowfiles* to *queue_id*; *wait*: why it waits there, if it does."""
         summary = segment_files.write_segment(
             self.segment_dir, queue_id, flowfiles, owner=self.attempt, sync=self._sync_each
         )
         if self._flush is not None and not self._sync_each:
             self._flush.add(segment_files.segment_path(self.segment_dir, summary.segment_id))
         self.enqueued.append(summary)
+        if wait is not None:
+            self.waits[summary.segment_id] = wait
         return summary
 
     # input ---------------------------------------------------------------------------------
@@ -472,9 +475,7 @@ class _Task:
                     queue_id = park_queue_id(member.plan.component_id)
                 for start in range(0, held.batch.count, MAX_SEGMENT_RECORDS):
                     cut = held.batch.cut(start, start + MAX_SEGMENT_RECORDS)
-                    summary = self._write(queue_id, cut)
-                    self.retry_at[summary.segment_id] = retry
-                    self.long_waits.add(summary.segment_id)
+                    self._write(queue_id, cut, SegmentWait(retry, long=True))
 
     def _write_returned_batches(self, member: TaskMember) -> None:
         """Write the batches a binning member returned to its queues, one segment each."""
@@ -487,11 +488,9 @@ class _Task:
                 int(r.batch.queue_date_indices[0]) if r.batch.count else 0,
             )
         )
-        for returned in member.returned_batches:
-            summary = self._write(returned.queue_id, returned.batch)
-            self.retry_at[summary.segment_id] = max(returned.retry_at, hint)
-            self.long_waits.add(summary.segment_id)  # a binning member's: as _finish does
-            self.in_bins.add(summary.segment_id)
+        for returned in member.returned_batches:  # a binning member's: as _finish does
+            wait = SegmentWait(max(returned.retry_at, hint), long=True, in_bins=True)
+            self._write(returned.queue_id, returned.batch, wait)
 
     def _merge_a_lone_bin(self, member: TaskMember) -> None:
         """Merge here a ready bin that has no sibling: a second pass would gain nothing."""
@@ -531,14 +530,9 @@ class _Task:
                 entries.sort(key=lambda e: queue_order(e[0]))
                 for start in range(0, len(entries), MAX_SEGMENT_RECORDS):
                     chunk = entries[start : start + MAX_SEGMENT_RECORDS]
-                    summary = self._write(queue_id, [f for f, _ in chunk])
-                    self.retry_at[summary.segment_id] = min(r for _, r in chunk)
-                    if waits_long:
-                        self.long_waits.add(summary.segment_id)
-                    if held:
-                        self.held.add(summary.segment_id)
-                    if binning:
-                        self.in_bins.add(summary.segment_id)
+                    at = min(r for _, r in chunk)
+                    wait = SegmentWait(at, long=waits_long, in_bins=binning, held=held)
+                    self._write(queue_id, [f for f, _ in chunk], wait)
         for member in self.members.values():  # after what they return: later in queue order
             write_deferred(member)
         self.write_events()
@@ -553,10 +547,7 @@ class _Task:
             index=self.spec.index,
             attempt=self.attempt,
             enqueued=tuple(self.enqueued),
-            retry_at=self.retry_at,
-            long_waits=frozenset(self.long_waits),
-            in_bins=frozenset(self.in_bins),
-            held=frozenset(self.held),
+            waits=self.waits,
             provenance_files=tuple(self.event_files),
             written_claims=tuple(sorted(self.content.written, key=lambda c: (c.section, c.id))),
             states={

@@ -19,7 +19,7 @@ from flowcore.processor_kinds import WorkItem
 from flowcore.settings import Settings
 from repositories.records import Bulletin, RepositoryPaths, SegmentSummary
 
-__all__ = ["NEVER", "ReadyBin", "TaskInput", "TaskResult", "TaskSpec"]
+__all__ = ["NEVER", "ReadyBin", "SegmentWait", "TaskInput", "TaskResult", "TaskSpec"]
 
 #: A queue with no later retry time: run only when new input arrives or the input ends.
 NEVER = 2**62
@@ -114,6 +114,29 @@ class TaskSpec:
 
 
 @attrs.frozen
+class SegmentWait:
+    """Why a segment a task handed back to its queue waits there, and until when.
+
+    Attributes:
+        retry_at: when it is worth taking again (epoch ms; :data:`NEVER`: at the end of input).
+        long: it waits on a penalty (after an error, or penalized by its processor) or on a
+            bin's age. Batch runs do not wait for it: open bins are merged at the end of
+            input, penalized FlowFiles stay queued for the next run.
+        in_bins: its FlowFiles are held by open bins. Back pressure does not count them, as
+            NiFi does not count FlowFiles its bins hold.
+        held: it is held until *retry_at*: its processor takes it then
+            (``ProcessContext.yield_until``: ControlRate's window opening), or it waits out a
+            relationship retry's backoff (or is input of a processor yielding for one). A
+            batch run waits for it: it is part of what the flow does.
+    """
+
+    retry_at: int
+    long: bool = False
+    in_bins: bool = False
+    held: bool = False
+
+
+@attrs.frozen
 class TaskResult:
     """What a task wrote and did; the driver commits it.
 
@@ -121,16 +144,7 @@ class TaskResult:
         index: the task's index.
         attempt: the attempt's unique name (its files carry it).
         enqueued: segments written, in order: outputs, then FlowFiles returned to input queues.
-        retry_at: for returned segments, when they are worth taking again (epoch ms).
-        long_waits: returned segments waiting on a penalty (after an error, or penalized by
-            their processor) or on a bin's age. Batch runs do not wait for them: open bins
-            are merged at the end of input, penalized FlowFiles stay queued for the next run.
-        in_bins: returned segments of FlowFiles held by open bins. Back pressure does not
-            count them, as NiFi does not count FlowFiles its bins hold.
-        held: returned segments held until their ``retry_at``: their processor will take
-            them then (``ProcessContext.yield_until``: ControlRate's window opening), or they
-            wait out a relationship retry's backoff (or are input of a processor yielding for
-            one). A batch run waits for them: they are part of what the flow does.
+        waits: for each segment returned to an input queue, why and until when it waits.
         provenance_files: the event files, in order (none when there were no events).
         written_claims: resource claims the task wrote (unreferenced ones are removed).
         states: new state of members whose sessions changed it.
@@ -150,9 +164,7 @@ class TaskResult:
     index: int
     attempt: str
     enqueued: tuple[SegmentSummary, ...]
-    retry_at: Mapping[str, int]
-    long_waits: frozenset[str]
-    in_bins: frozenset[str]
+    waits: Mapping[str, SegmentWait]
     provenance_files: tuple[str, ...]
     written_claims: tuple[ResourceClaim, ...]
     states: Mapping[str, Mapping[str, str]]
@@ -164,4 +176,3 @@ class TaskResult:
     effects_file: str | None = None
     unread: tuple[tuple[str, str], ...] = ()
     unscheduled: Mapping[str, str] = attrs.field(factory=dict)
-    held: frozenset[str] = frozenset()

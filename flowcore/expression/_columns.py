@@ -67,7 +67,7 @@ from flowcore.flowfile_batch.columns import (
 )
 
 if TYPE_CHECKING:
-    from flowcore.expression import Expression
+    from flowcore.expression._compile import Compiled
     from flowcore.flowfile_batch import FlowFileBatch
 
 __all__ = ["evaluate_boolean_column", "evaluate_column"]
@@ -84,7 +84,7 @@ _DISTINCT_SHARE = 0.5
 
 
 def evaluate_column(
-    expression: Expression,
+    expression: Compiled,
     batch: FlowFileBatch,
     *,
     clock: Callable[[], int] | None = None,
@@ -99,7 +99,7 @@ def evaluate_column(
 
 
 def evaluate_boolean_column(
-    expression: Expression,
+    expression: Compiled,
     batch: FlowFileBatch,
     *,
     clock: Callable[[], int] | None = None,
@@ -114,7 +114,7 @@ def evaluate_boolean_column(
 
 
 def _evaluate(
-    expression: Expression,
+    expression: Compiled,
     batch: FlowFileBatch,
     clock: Callable[[], int] | None,
     state: Mapping[str, str] | None,
@@ -164,7 +164,7 @@ def _evaluate(
     return _per_row(expression, batch, range(count), clock=clock, state=state, boolean=boolean)
 
 
-def _names(expression: Expression) -> tuple[frozenset[str], bool]:
+def _names(expression: Compiled) -> tuple[frozenset[str], bool]:
     """The names the expression reads, and whether its value may change from call to call.
 
     Reading every attribute counts as changing: each FlowFile is then evaluated on its own.
@@ -205,7 +205,7 @@ def _numbers_of(batch: FlowFileBatch, name: str) -> np.ndarray | None:
     return column.numbers if isinstance(column, IntColumn) else None
 
 
-def _vectorised(expression: Expression, batch: FlowFileBatch) -> np.ndarray | None:
+def _vectorised(expression: Compiled, batch: FlowFileBatch) -> np.ndarray | None:
     """The chain computed with numpy, or None when it is not one numpy computes exactly."""
     chain = _lone_chain(expression)
     if chain is None or not isinstance(chain.subject, AttributeRef):
@@ -216,13 +216,13 @@ def _vectorised(expression: Expression, batch: FlowFileBatch) -> np.ndarray | No
     return numeric_calls(values, chain.calls)
 
 
-def _lone_chain(expression: Expression) -> Chain | None:
+def _lone_chain(expression: Compiled) -> Chain | None:
     parts = expression.template.parts
     return parts[0] if len(parts) == 1 and isinstance(parts[0], Chain) else None
 
 
 def _text_vectorised(
-    expression: Expression,
+    expression: Compiled,
     batch: FlowFileBatch,
     clock: Callable[[], int] | None,
     state: Mapping[str, str] | None,
@@ -272,7 +272,7 @@ def _text_vectorised(
 
 
 def _typed_vectorised(
-    expression: Expression, batch: FlowFileBatch, *, boolean: bool
+    expression: Compiled, batch: FlowFileBatch, *, boolean: bool
 ) -> Column | np.ndarray | None:
     """Typed chains, alone or in text, each attribute's distinct values once.
 
@@ -375,7 +375,7 @@ class _Subjects:
 
 
 def _with_absent(
-    expression: Expression,
+    expression: Compiled,
     batch: FlowFileBatch,
     result: ChainValues,
     clock: Callable[[], int] | None,
@@ -447,7 +447,7 @@ def _context(
 
 
 def _evaluate_row(
-    expression: Expression,
+    expression: Compiled,
     batch: FlowFileBatch,
     index: int,
     *,
@@ -462,7 +462,7 @@ def _evaluate_row(
 
 
 def _per_row(
-    expression: Expression,
+    expression: Compiled,
     batch: FlowFileBatch,
     rows: Any,
     *,

@@ -22,7 +22,7 @@ from flowcore.expression._columns_typed import BOOLEAN_STEPS, NUMBER_STEPS
 from flowcore.expression._nodes import AttributeRef, Call, Chain, Literal, walk
 
 if TYPE_CHECKING:
-    from flowcore.expression import Expression
+    from flowcore.expression._compile import Compiled
 
 __all__ = ["ALL_ATTRIBUTES", "VOLATILE", "column_way"]
 
@@ -41,7 +41,7 @@ ALL_ATTRIBUTES = frozenset(
 )
 
 
-def column_way(expression: Expression) -> str | None:
+def column_way(expression: Compiled) -> str | None:
     """Why *expression* is evaluated per FlowFile over distinct values, or None if it is not.
 
     None: it reads no attribute (evaluated once per batch), or each of its chains has a column

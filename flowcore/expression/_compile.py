@@ -2,7 +2,7 @@
 
 :func:`compile_text` turns a parsed :class:`~flowcore.expression._nodes.Template` into one
 function of an :class:`~flowcore.expression._evaluate.EvaluationContext`, once per expression.
-Every decision the tree walk (``_evaluate.evaluate_chain``) makes per evaluation is made here
+Every decision the tree walk (``_walk.evaluate_chain``) makes per evaluation is made here
 ahead of time: which function each call is, whether its arguments are literals (then they are
 bound once), whether it is lazy (``and``, ``ifElse``: its arguments become thunks), whether a
 name can be a FlowFile property (``fileSize`` ...) or only a variable, attribute or environment
@@ -21,23 +21,40 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import flowcore.expression._values as value_rules
 from flowcore.errors import ExpressionEvaluationError, FlowcoreError
-from flowcore.expression._evaluate import _DATA_ERRORS, _evaluate_multi
 from flowcore.expression._functions import FUNCTIONS
 from flowcore.expression._nodes import AttributeRef, Call, Chain, Literal, ParameterRef
 from flowcore.expression._values import Value, check_length, render, shown, to_string
+from flowcore.expression._walk import _DATA_ERRORS, _evaluate_multi
 
 if TYPE_CHECKING:
     from flowcore.expression._evaluate import EvaluationContext
     from flowcore.expression._nodes import Node, Template
 
-__all__ = ["Program", "compile_text", "compile_value"]
+__all__ = ["Compiled", "Program", "compile_text", "compile_value"]
 
 #: A compiled expression: the context in, the value out.
 Program = Callable[["EvaluationContext"], Value]
+
+
+class Compiled(Protocol):
+    """A template with its compiled evaluations: what the column ways need of an expression.
+
+    :class:`~flowcore.expression.Expression` is the one; the package imports the column ways
+    (:mod:`~flowcore.expression._columns`), which so depend on this instead.
+    """
+
+    @property
+    def template(self) -> Template: ...
+
+    def evaluate_in(self, ctx: EvaluationContext) -> str: ...
+
+    def value_in(self, ctx: EvaluationContext) -> Value: ...
+
+
 _Step = Callable[["EvaluationContext", Value], Value]
 #: Names a FlowFile property answers before the attributes (``_evaluate._virtual_property``).
 _VIRTUAL = frozenset(
@@ -94,7 +111,7 @@ def _piece(part: str | Chain | ParameterRef) -> Callable[[EvaluationContext], st
 
 
 def _node(node: Node) -> Program:
-    """What ``_evaluate._evaluate_node`` does with *node*, decided once."""
+    """What ``_walk._evaluate_node`` does with *node*, decided once."""
     if isinstance(node, Literal):
         value = node.value
         return lambda _ctx: value
@@ -128,7 +145,7 @@ def _lookup(name: str) -> Program:
 
 
 def _chain(chain: Chain, finish: Callable[[Value], Value] | None = None) -> Program:
-    """``${subject:calls...}`` as ``_evaluate.evaluate_chain`` evaluates it, then *finish*.
+    """``${subject:calls...}`` as ``_walk.evaluate_chain`` evaluates it, then *finish*.
 
     The commonest lengths are unrolled into one closure each: a frame fewer per evaluation.
     """
@@ -164,7 +181,7 @@ def _chain(chain: Chain, finish: Callable[[Value], Value] | None = None) -> Prog
 
 
 def _step(call: Call) -> _Step:
-    """One call applied to its subject, as ``_evaluate._invoke`` applies it."""
+    """One call applied to its subject, as ``_walk._invoke`` applies it."""
     spec = FUNCTIONS[call.name]
     impl, name = spec.impl, call.name
     if spec.lazy:

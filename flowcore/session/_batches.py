@@ -18,7 +18,7 @@ DROPs where one by one would record them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 import numpy as np
@@ -36,12 +36,23 @@ if TYPE_CHECKING:
     from flowcore.flowfile_batch.columns import Column
     from flowcore.provenance_events import ProvenanceEvent
     from flowcore.session._ledger import Ledger
-    from flowcore.session._provenance import EventBuilder
-    from flowcore.session._support import Resolve
+    from flowcore.session._support import PendingEvent, Record, Resolve
     from flowcore.session._uuids import UuidSource
     from flowcore.session.host import ComponentInfo, SessionHost
 
 __all__ = ["BatchOutputs", "BatchWork", "drop_run", "forked_batch"]
+
+
+class _Enriches(Protocol):
+    """What the batch half needs of the session's event builder: a FORK made whole.
+
+    The builder (``_provenance.EventBuilder``) reads :class:`BatchOutputs` for its FORKs and
+    DROPs, so it sits above this module.
+    """
+
+    def enrich(
+        self, pending: PendingEvent, by_uuid: Mapping[str, Record], now: int
+    ) -> ProvenanceEvent: ...
 
 
 @attrs.define
@@ -181,7 +192,7 @@ class BatchWork:
         *,
         resolve: Resolve,
         uuids: UuidSource,
-        events: EventBuilder,
+        events: _Enriches,
         outputs: BatchOutputs,
     ) -> None:
         self._host = host

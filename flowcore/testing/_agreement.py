@@ -11,7 +11,6 @@ the FlowFile and what differs.
 
 from __future__ import annotations
 
-import pickle
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -22,11 +21,10 @@ import attrs
 from flowcore.errors import ContentNotFoundError
 
 if TYPE_CHECKING:
-    from flowcore.flowfile import Content, FlowFile
+    from flowcore.flowfile import Content
     from flowcore.processor import Processor
     from flowcore.provenance_events import ProvenanceEvent
     from flowcore.testing._batches import BatchUse
-    from flowcore.testing._runner import TestRunner
     from repositories.memory import MemoryContentRepository
 
 __all__ = [
@@ -36,8 +34,6 @@ __all__ = [
     "assert_agreement",
     "disagreements",
     "event_contents",
-    "record_of",
-    "twin_of",
 ]
 
 #: Differences listed in one failure; the rest are counted.
@@ -328,63 +324,3 @@ def assert_agreement(
             f"({len(found)} difference{'s' if len(found) != 1 else ''}):\n  - {shown}{tail}"
         )
         raise AssertionError(msg)
-
-
-def twin_of(runner: TestRunner) -> TestRunner:
-    """A runner of a pickled copy of *runner*'s processor, with its queue, state and clock."""
-    twin = type(runner)(pickle.loads(pickle.dumps(runner.processor)), name=runner.component.name)
-    twin.component = runner.component
-    twin.penalization_ms = runner.penalization_ms
-    twin.retry_policy = runner.retry_policy
-    twin._auto_terminated = set(runner._auto_terminated)
-    twin._clock_start, twin._clock_offset = runner._clock_start, runner._clock_offset
-    twin._next_id, twin._next_queue_index = runner._next_id, runner._next_queue_index
-    twin._state, twin._counters = runner._state, dict(runner._counters)
-    twin.uuid_sequences = {k: list(v) for k, v in runner.uuid_sequences.items()}
-    for flowfile in [*runner.input_queue.ready(), *runner.input_queue.penalized()]:
-        claim = None
-        if flowfile.content is not None:
-            claim = twin.content.write_bytes(runner.content.read(flowfile.content))
-        copy = flowfile.replace(content=claim)
-        twin._count_claims(copy)
-        twin.input_queue.put(copy)
-    return twin
-
-
-def record_of(
-    runner: TestRunner,
-    inputs: tuple[str, ...],
-    since: tuple[int, int],
-    dropped_before: Mapping[str, tuple[int, int]] | None = None,
-) -> RunRecord:
-    """What *runner* produced after *since* (transfers, events), for a comparison.
-
-    *dropped_before* is what was dropped per auto-terminated relationship before (FlowFiles
-    and bytes): the record counts what was dropped since.
-    """
-
-    def seen(flowfile: FlowFile, content: bytes) -> SeenFlowFile:
-        return SeenFlowFile(flowfile.uuid, dict(flowfile.attributes), content)
-
-    transfers: dict[str, list[SeenFlowFile]] = {}
-    dropped = {}
-    for relationship, (count, size) in runner._dropped.items():
-        earlier = (dropped_before or {}).get(relationship, (0, 0))
-        if count > earlier[0]:
-            dropped[relationship] = (count - earlier[0], size - earlier[1])
-    for relationship, mock in runner._transfer_order[since[0] :]:
-        transfers.setdefault(relationship, []).append(seen(mock.flowfile, mock.content))
-    # By queue position: FlowFiles of bins a stop rolls back return bin after bin.
-    left = sorted(runner.queued_flowfiles, key=lambda f: (f.queue_date, f.queue_date_index))
-    queued = [
-        seen(f, runner.content.read(f.content) if f.content is not None else b"") for f in left
-    ]
-    return RunRecord(
-        inputs=inputs,
-        transfers={r: tuple(f) for r, f in transfers.items()},
-        events=tuple(runner.provenance.events()[since[1] :]),
-        queued=tuple(queued),
-        state=runner.state,
-        counters=dict(runner._counters),
-        dropped=dropped,
-    )

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import pickle
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -34,7 +35,7 @@ from flowcore.services import MapCache, MapCacheService
 from flowcore.session.host import ComponentInfo, RetryPolicy, StateMap
 from flowcore.session.process_session import ProcessSession
 from flowcore.ssl_context import StandardSSLContextService
-from flowcore.testing._agreement import assert_agreement, record_of, twin_of
+from flowcore.testing._agreement import RunRecord, SeenFlowFile, assert_agreement
 from flowcore.testing._batches import BatchUse, drain, trigger_batches
 from flowcore.testing._host import HarnessHost
 from flowcore.testing._mock_flowfile import MockFlowFile
@@ -418,7 +419,7 @@ class TestRunner:
                 *allow_decline*), a batch form returned routes the engine would not take, or
                 the runs differ: every difference listed, naming the FlowFile.
         """
-        twin = twin_of(self)
+        twin = self._twin()
         for name, value in (twin_properties or {}).items():
             twin.set_property(name, value)
         inputs = tuple(f.uuid for f in self.queued_flowfiles)
@@ -441,8 +442,8 @@ class TestRunner:
         finally:
             twin.stop()
         try:
-            single = record_of(twin, inputs, (0, 0))
-            batched = record_of(self, inputs, since, dropped)
+            single = twin._record(inputs, (0, 0))
+            batched = self._record(inputs, since, dropped)
         finally:
             self._keep_contents = False
         assert_agreement(self.processor, single, batched, used, allow_decline=allow_decline)
@@ -534,3 +535,61 @@ class TestRunner:
     def get_counter_value(self, name: str) -> int | None:
         """A counter's value, ``None`` when never adjusted."""
         return self._counters.get(name)
+
+    def _twin(self) -> TestRunner:
+        """A runner of a pickled copy of the processor, with this queue, state and clock."""
+        twin = type(self)(pickle.loads(pickle.dumps(self.processor)), name=self.component.name)
+        twin.component = self.component
+        twin.penalization_ms = self.penalization_ms
+        twin.retry_policy = self.retry_policy
+        twin._auto_terminated = set(self._auto_terminated)
+        twin._clock_start, twin._clock_offset = self._clock_start, self._clock_offset
+        twin._next_id, twin._next_queue_index = self._next_id, self._next_queue_index
+        twin._state, twin._counters = self._state, dict(self._counters)
+        twin.uuid_sequences = {k: list(v) for k, v in self.uuid_sequences.items()}
+        for flowfile in [*self.input_queue.ready(), *self.input_queue.penalized()]:
+            claim = None
+            if flowfile.content is not None:
+                claim = twin.content.write_bytes(self.content.read(flowfile.content))
+            copy = flowfile.replace(content=claim)
+            twin._count_claims(copy)
+            twin.input_queue.put(copy)
+        return twin
+
+    def _record(
+        self,
+        inputs: tuple[str, ...],
+        since: tuple[int, int],
+        dropped_before: Mapping[str, tuple[int, int]] | None = None,
+    ) -> RunRecord:
+        """What this runner produced after *since* (transfers, events), for a comparison.
+
+        *dropped_before* is what was dropped per auto-terminated relationship before (FlowFiles
+        and bytes): the record counts what was dropped since.
+        """
+
+        def seen(flowfile: FlowFile, content: bytes) -> SeenFlowFile:
+            return SeenFlowFile(flowfile.uuid, dict(flowfile.attributes), content)
+
+        transfers: dict[str, list[SeenFlowFile]] = {}
+        dropped = {}
+        for relationship, (count, size) in self._dropped.items():
+            earlier = (dropped_before or {}).get(relationship, (0, 0))
+            if count > earlier[0]:
+                dropped[relationship] = (count - earlier[0], size - earlier[1])
+        for relationship, mock in self._transfer_order[since[0] :]:
+            transfers.setdefault(relationship, []).append(seen(mock.flowfile, mock.content))
+        # By queue position: FlowFiles of bins a stop rolls back return bin after bin.
+        left = sorted(self.queued_flowfiles, key=lambda f: (f.queue_date, f.queue_date_index))
+        queued = [
+            seen(f, self.content.read(f.content) if f.content is not None else b"") for f in left
+        ]
+        return RunRecord(
+            inputs=inputs,
+            transfers={r: tuple(f) for r, f in transfers.items()},
+            events=tuple(self.provenance.events()[since[1] :]),
+            queued=tuple(queued),
+            state=self.state,
+            counters=dict(self._counters),
+            dropped=dropped,
+        )

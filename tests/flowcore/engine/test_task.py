@@ -151,7 +151,7 @@ def test_processor_error_parks_the_flowfile_penalized_with_a_bulletin(repos: Rep
     back = _outputs(repos, result, queue)
     assert [f.attributes["filename"] for f in back] == ["f2"]
     assert back[0].penalty_expiration > time.time_ns() // 1_000_000
-    assert result.long_waits == frozenset(s.segment_id for s in result.enqueued)
+    assert all(result.waits[s.segment_id].long for s in result.enqueued)
     (bulletin,) = result.bulletins
     assert "cannot handle f2" in bulletin.message
     assert bulletin.component_name == "boom"
@@ -215,7 +215,7 @@ def test_penalized_input_waits_without_running(repos: RepositorySet) -> None:
     penalized = _flowfile(1).replace(penalty_expiration=later)
     result = _run(repos, flow, 1, records=((queue, penalized),))
     (summary,) = result.enqueued
-    assert result.retry_at[summary.segment_id] == later
+    assert result.waits[summary.segment_id].retry_at == later
     assert not result.bulletins
 
 
@@ -314,9 +314,9 @@ def test_a_member_whose_on_scheduled_raises_keeps_its_input_for_later(
     assert len(_outputs(repos, result, kept.id)) == 2
     parked = [s for s in result.enqueued if s.queue_id == park_queue_id(component)]
     assert sum(s.count for s in parked) == 2
-    assert all(s.segment_id in result.long_waits for s in parked)
+    assert all(result.waits[s.segment_id].long for s in parked)
     yield_ms = SETTINGS.administrative_yield_ms
-    assert all(result.retry_at[s.segment_id] >= before + yield_ms for s in parked)
+    assert all(result.waits[s.segment_id].retry_at >= before + yield_ms for s in parked)
     [bulletin] = result.bulletins
     assert bulletin.message.startswith("Unreachable 'down' failed to schedule: on_scheduled raised")
 

@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from flowcore.errors import ExpressionSyntaxError, FlowcoreError
 from flowcore.expression import EvaluationContext, compile_expression
 from flowcore.expression._compile import _DIRECT, _GENERAL, compile_text, compile_value
-from flowcore.expression._evaluate import _DATA_ERRORS, evaluate_chain
 from flowcore.expression._functions import FUNCTIONS
 from flowcore.expression._nodes import Chain, ParameterRef, Template
 from flowcore.expression._values import Value, check_length, render
+from flowcore.expression._walk import _DATA_ERRORS, evaluate_chain
 from flowcore.flowfile import FlowFile
 
 NAMES = ["a", "b", "n", "fileSize", "missing"]

@@ -1,0 +1,196 @@
+"""MergeContent's bins as both of its paths decide and merge them: one FlowFile or batch at a time.
+
+Functions of the processor's context, read at each use as the processor reads its properties:
+whether it defragments, its bin limits and age, which bins are ready (NiFi's ``migrateBins``),
+and the bundle written from a bin's contents with its attributes (NiFi's ``processBin``, less
+the routing). The processor (``merge_content``) and its batch forms (``_merge_batches``,
+``_merge_entries``) call them alike, so the batch forms never need the processor class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import processors._merge_bundles as bundles
+import processors._merge_formats as formats
+import processors._merge_properties as props
+from flowcore.binning import FRAGMENT_COUNT, FRAGMENT_INDEX, UNLIMITED, BinLimits
+from processors._merge_bundles import FRAGMENT_ID, SEGMENT_ORIGINAL_FILENAME
+
+if TYPE_CHECKING:
+    from flowcore.binning import Bin, BinManager
+    from flowcore.flowfile import FlowFile
+    from flowcore.process_context import ProcessContext
+    from flowcore.properties import PropertyDescriptor
+    from flowcore.session.process_session import ProcessSession
+
+__all__ = [
+    "DEFRAGMENT_DROPPED",
+    "MERGE_BIN_AGE",
+    "MERGE_COUNT",
+    "MERGE_REASON",
+    "bin_limits",
+    "bundle_attributes",
+    "defragments",
+    "max_bin_age_ms",
+    "merge_format",
+    "merge_options",
+    "merged",
+    "take_ready",
+]
+
+MERGE_COUNT = "merge.count"
+MERGE_BIN_AGE = "merge.bin.age"
+MERGE_REASON = "merge.reason"
+# A reassembled file is whole: current NiFi strips the fragment attributes from it (and from
+# FlowFiles packaged inside it).
+DEFRAGMENT_DROPPED = frozenset(
+    {FRAGMENT_ID, FRAGMENT_INDEX, FRAGMENT_COUNT, SEGMENT_ORIGINAL_FILENAME}
+)
+
+
+def defragments(context: ProcessContext) -> bool:
+    """Whether the Merge Strategy is Defragment (else Bin-Packing)."""
+    return context.get_property(props.MERGE_STRATEGY).value == props.MERGE_STRATEGY_DEFRAGMENT.value
+
+
+def bin_limits(context: ProcessContext) -> BinLimits:
+    """The entries and bytes a bin holds before it is full (Defragment's have none)."""
+    if defragments(context):
+        return BinLimits(0, UNLIMITED, UNLIMITED, UNLIMITED)
+    max_size = context.get_property(props.MAX_SIZE).as_data_size("B")
+    return BinLimits(
+        min_bytes=int(context.get_property(props.MIN_SIZE).as_data_size("B") or 0),
+        max_bytes=int(max_size) if max_size is not None else UNLIMITED,
+        min_entries=context.get_property(props.MIN_ENTRIES).as_integer() or 1,
+        max_entries=context.get_property(props.MAX_ENTRIES).as_integer() or 1000,
+    )
+
+
+def max_bin_age_ms(context: ProcessContext) -> int | None:
+    """Max Bin Age in milliseconds (None when not set)."""
+    age = context.get_property(props.MAX_BIN_AGE).as_time_period("ms")
+    return int(age) if age is not None else None
+
+
+def take_ready(
+    manager: BinManager,
+    context: ProcessContext,
+    *,
+    relaxed: bool,
+    max_bins: int,
+    could_not_bin: bool,
+) -> list[Bin]:
+    """NiFi's migrate: the ready bins, or the oldest when the manager is over its count."""
+    ready = manager.remove_ready_bins(
+        relaxed=relaxed, now_ms=context.now(), max_age_ms=max_bin_age_ms(context)
+    )
+    count = manager.bin_count
+    if not ready and (count > max_bins or (count == max_bins and could_not_bin)):
+        oldest = manager.remove_oldest_bin()
+        if oldest is not None:
+            ready.append(oldest)
+    return ready
+
+
+def merge_format(context: ProcessContext) -> str:
+    """The Merge Format's value."""
+    return context.get_property(props.MERGE_FORMAT).value or formats.FORMAT_CONCAT
+
+
+def merged(
+    context: ProcessContext,
+    session: ProcessSession,
+    bundle: FlowFile,
+    contents: Sequence[FlowFile],
+    bin_: Bin,
+    *,
+    read: formats.ContentReader | None = None,
+    shown: Sequence[FlowFile] | None = None,
+) -> tuple[FlowFile, list[FlowFile]]:
+    """Write *contents* into *bundle* in the Merge Format and give it its attributes.
+
+    Both paths merge here: the one-by-one path with the FlowFiles its session holds, a
+    batch merge with the bin's FlowFiles made from its cuts, their bytes from *read*, and
+    FlowFiles standing for them all in attribute comparisons (*shown*, see
+    :func:`processors._merge_batches.representatives`).
+
+    Returns:
+        The bundle, and the FlowFiles the format left out (they go to failure).
+
+    Raises:
+        ProcessException: the contents cannot be merged (the bin goes to failure).
+    """
+    chosen = merge_format(context)
+    merger = formats.MERGERS[chosen]
+    defragment = defragments(context)
+    options = merge_options(context, drop=DEFRAGMENT_DROPPED if defragment else frozenset())
+    bundle, unmerged = merger.merge(session, bundle, contents, options, read=read)
+    attributes = bundle_attributes(
+        context,
+        contents if shown is None else shown,
+        len(contents),
+        merger=merger,
+        merge_format=chosen,
+        bin_=bin_,
+        named=contents,
+    )
+    bundle = session.put_all_attributes(bundle, attributes)
+    if defragment:
+        bundle = session.remove_all_attributes(bundle, DEFRAGMENT_DROPPED)
+    return bundle, unmerged
+
+
+def merge_options(
+    context: ProcessContext, drop: frozenset[str] = frozenset()
+) -> formats.MergeOptions:
+    """The options the mergers take, from the properties in effect (dependencies met)."""
+    active = context.processor.active_values()
+
+    def value(descriptor: PropertyDescriptor) -> str | None:
+        return active.get(descriptor.name)
+
+    return formats.MergeOptions(
+        delimiter_strategy=value(props.DELIMITER_STRATEGY) or props.DELIMITER_STRATEGY_NONE,
+        header=value(props.HEADER),
+        footer=value(props.FOOTER),
+        demarcator=value(props.DEMARCATOR),
+        keep_path=(value(props.KEEP_PATH) or "false").lower() == "true",
+        compression_level=int(value(props.COMPRESSION_LEVEL) or "1"),
+        tar_modified_time=value(props.TAR_MODIFIED_TIME),
+        metadata_strategy=value(props.METADATA_STRATEGY) or formats.METADATA_DO_NOT_MERGE,
+        zero_copy=(value(props.ZERO_COPY) or "false").lower() == "true",
+        now_ms=context.now(),
+        drop_attributes=drop,
+    )
+
+
+def bundle_attributes(
+    context: ProcessContext,
+    contents: Sequence[FlowFile],
+    count: int,
+    *,
+    merger: formats.Merger,
+    merge_format: str,
+    bin_: Bin,
+    named: Sequence[FlowFile] | None = None,
+) -> dict[str, str]:
+    """The bundle's attributes from *contents* (or FlowFiles standing for all *count*).
+
+    The default name digests the uuids of *named*: every FlowFile of the bin (*contents*
+    when None).
+    """
+    strategy = context.get_property(props.ATTRIBUTE_STRATEGY).value
+    if strategy == props.ATTRIBUTE_STRATEGY_ALL_UNIQUE.value:
+        attributes = bundles.all_unique_attributes(contents)
+    else:
+        attributes = bundles.common_attributes(contents)
+    attributes.pop("uuid", None)
+    attributes["mime.type"] = merger.bundle_mime_type(contents)
+    if merge_format != formats.FORMAT_AVRO:
+        attributes["filename"] = bundles.bundle_filename(named or contents, merger.suffix)
+    attributes[MERGE_COUNT] = str(count)
+    attributes[MERGE_BIN_AGE] = str(max(0, context.now() - bin_.created_ms))
+    attributes[MERGE_REASON] = bin_.reason.value if bin_.reason else "UNSET"
+    return attributes
