@@ -17,7 +17,8 @@ import attrs
 from flowcore.clock import now_ms
 from flowcore.compiler.plan import StagePlan, block_reader
 from flowcore.driver.scheduler import chunk, split_segments
-from flowcore.engine.task import ID_BLOCK, single_group
+from flowcore.engine.shuffle import single_group
+from flowcore.engine.task import ID_BLOCK
 from flowcore.engine.wire import ReadyBin, TaskInput, TaskResult, TaskSpec
 from flowcore.process_context import lowest_logged_level, processor_logger
 from flowcore.processor_kinds import WorkItem

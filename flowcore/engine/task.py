@@ -23,11 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import numpy as np
 
 import repositories.segments as segment_files
 from flowcore.clock import now_ms
-from flowcore.compiler.plan import MemberPlan, StagePlan
 from flowcore.engine._batches import drain_batches, unpacks, write_deferred
 from flowcore.engine._block_views import counted_once, recorded_events
 from flowcore.engine._bulletins import running
@@ -38,7 +36,6 @@ from flowcore.engine._member import TaskMember
 from flowcore.engine.wire import ReadyBin, SegmentWait, TaskResult, TaskSpec
 from flowcore.errors import (
     ConfigurationError,
-    FlowcoreError,
     HandedOverError,
     RepositoryError,
 )
@@ -46,7 +43,6 @@ from flowcore.expression._values import set_max_length
 from flowcore.flowfile import FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.patterns import set_time_limit
-from flowcore.process_context import ProcessContext
 from flowcore.processor import ProcessorKind
 from flowcore.provenance_events import (
     InterleavedRuns,
@@ -59,9 +55,7 @@ from flowcore.services import MapCache
 from flowcore.session._content import CONTENT_FAILURE_REASON
 from flowcore.session.block_views import BlockViews
 from flowcore.session.host import (
-    ComponentInfo,
     QueuedFlowFile,
-    StateMap,
 )
 from flowcore.settings import Settings
 from repositories.content import FileContentRepository
@@ -77,10 +71,8 @@ __all__ = [
     "CONTENT_FAILURE_REASON",
     "ID_BLOCK",
     "apply_limits",
-    "group_records",
     "queue_order",
     "read_segment_records",
-    "record_order",
     "run_task",
 ]
 
@@ -610,100 +602,3 @@ def run_task(spec: TaskSpec) -> TaskResult:
 def read_segment_records(segment_dir: str | Path, segment_id: str) -> list[FlowFile]:
     """A committed segment's FlowFiles, in order."""
     return segment_files.read_segment(segment_files.segment_path(segment_dir, segment_id))
-
-
-def _stable_hash(text: str) -> int:
-    """A hash that is the same in every process (Python's ``hash`` is salted per process)."""
-    return zlib.crc32(text.encode("utf-8", "surrogatepass"))
-
-
-def _binning_context(member: MemberPlan) -> ProcessContext:
-    """A context to ask a binning member about groups, outside a task's run."""
-    assert member.processor is not None
-    return ProcessContext(
-        member.processor,
-        component=ComponentInfo(member.component_id, member.type_name, member.name),
-        clock=now_ms,
-        state=StateMap,
-    )
-
-
-def single_group(plan: StagePlan) -> bool:
-    """Whether each binning member of *plan* puts all its FlowFiles in one group.
-
-    Then a shuffle by group key would bring everything to one partition: one task reading the
-    segments itself does the same work without the shuffle.
-    """
-    members = plan.binning_members
-    return bool(members) and all(
-        m.processor.single_group(_binning_context(m))  # type: ignore[union-attr]
-        for m in members
-    )
-
-
-def group_records(
-    plan: StagePlan, segment_dir: str | Path, queue_id: str, segment_id: str, partitions: int
-) -> list[tuple[int, tuple[str, FlowFile | FlowFileBatch]]]:
-    """A binning stage's shuffle map side: a segment's records keyed by partition.
-
-    FlowFiles for a binning member go to the partition of their group key, so a group's
-    FlowFiles meet in one task; others spread by id. Only records travel, never content. A
-    batch travels as one batch per partition when the processor gives its groups as a column
-    (:meth:`~flowcore.processor_kinds.BinningProcessor.group_column`). A group key that
-    cannot be computed sends the FlowFile to partition 0, where the processor meets the same
-    error and routes it to failure.
-    """
-    member = plan.member(plan.queue_members[queue_id])
-    processor = member.processor
-    binning = processor is not None and processor.kind is ProcessorKind.BINNING
-    context = _binning_context(member) if binning else None
-    path = segment_files.segment_path(segment_dir, segment_id)
-    read = segment_files.read_segment_whole(path)
-    if isinstance(read, FlowFileBatch):
-        split = _group_batch(member, context, read, partitions)
-        if split is not None:
-            return [(partition, (queue_id, piece)) for partition, piece in split]
-        read = read.flowfiles()
-    keyed: list[tuple[int, tuple[str, FlowFile | FlowFileBatch]]] = []
-    for flowfile in read:
-        if binning:
-            try:
-                key = processor.group_key(context, flowfile)  # type: ignore[union-attr]
-            except FlowcoreError:
-                key = None
-            partition = _stable_hash(f"{member.component_id}\0{key}") % partitions
-        else:
-            partition = flowfile.id % partitions
-        keyed.append((partition, (queue_id, flowfile)))
-    return keyed
-
-
-def _group_batch(
-    member: MemberPlan, context: ProcessContext | None, batch: FlowFileBatch, partitions: int
-) -> list[tuple[int, FlowFileBatch]] | None:
-    """*batch* cut into one batch per partition, as :func:`group_records` keys FlowFiles."""
-    if context is None:
-        where = batch.ids % partitions
-    else:
-        try:
-            column = member.processor.group_column(context, batch)  # type: ignore[union-attr]
-        except FlowcoreError:
-            column = None
-        if column is None:
-            return None
-        codes, values = column.encoded()
-        targets = np.array(
-            [_stable_hash(f"{member.component_id}\0{v}") % partitions for v in values],
-            dtype=np.int64,
-        )
-        where = targets[codes] if len(targets) else np.zeros(0, dtype=np.int64)
-    return [(int(p), batch.where(where == p)) for p in np.unique(where)]
-
-
-def record_order(record: FlowFile | FlowFileBatch) -> tuple[int, int, int]:
-    """Where a shuffled record (a FlowFile, or a batch by its first FlowFile) is in FIFO order."""
-    if isinstance(record, FlowFileBatch):
-        if not record.count:
-            return (record.queue_date, 0, 0)
-        return (record.queue_date, int(record.queue_date_indices[0]), int(record.ids[0]))
-    return queue_order(record)

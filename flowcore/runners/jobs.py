@@ -12,7 +12,8 @@ from typing import Any, Protocol
 import attrs
 
 from flowcore.compiler.plan import StagePlan
-from flowcore.engine.task import group_records, record_order, run_task
+from flowcore.engine.shuffle import group_records, record_order
+from flowcore.engine.task import run_task
 from flowcore.engine.wire import TaskInput, TaskResult, TaskSpec
 
 __all__ = ["Runner", "ShuffleInput", "StageJob", "run_partition", "shuffle_map"]

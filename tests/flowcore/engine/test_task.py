@@ -17,7 +17,6 @@ from flowcore.engine.task import (
     CONTENT_FAILURE_REASON,
     read_segment_records,
     run_task,
-    single_group,
 )
 from flowcore.engine.wire import TaskInput, TaskResult, TaskSpec
 from flowcore.flowfile import ContentClaim, FlowFile, ResourceClaim
@@ -25,7 +24,7 @@ from flowcore.processor_kinds import WorkItem
 from flowcore.queues import park_queue_id
 from flowcore.session.external_files import fingerprint
 from flowcore.settings import Settings
-from processors import GenerateFlowFile, MergeContent, PutFile, SplitText, UpdateAttribute
+from processors import GenerateFlowFile, PutFile, SplitText, UpdateAttribute
 from repositories import effects
 from repositories.repository_set import RepositorySet
 
@@ -260,24 +259,6 @@ def test_source_read_error_becomes_a_bulletin(repos: RepositorySet, tmp_path: Pa
     result = _run(repos, flow, work=(("gen", WorkItem("batch", {})),))
     (bulletin,) = result.bulletins
     assert "could not read batch" in bulletin.message
-
-
-def test_single_group_asks_every_binning_member() -> None:
-    """A stage is one group when each binning member says so; a narrow stage never is."""
-
-    def plans(**merge: object) -> list:
-        flow = Flow("f")
-        gen = _generated(flow)
-        combine = flow.add(MergeContent(**merge), name="merge")
-        flow.connect(gen, combine)
-        flow.auto_terminate(combine, ["merged", "original", "failure"])
-        compiled = compile_flow(flow)
-        return [compiled.plans[s.id] for s in compiled.stages]
-
-    narrow, binning = plans()
-    assert not single_group(narrow)
-    assert single_group(binning)
-    assert not single_group(plans(correlation_attribute_name="customer")[1])
 
 
 class Unreachable(Processor):
