@@ -74,9 +74,10 @@ def test_retention_leaves_the_same_events_of_a_batch_run_as_of_its_one_by_one_tw
     tmp_path: Path, limit: str
 ) -> None:
     """A flow run twice on batches and twice one by one; retention at the indexer's start,
-    by an age or a size that leaves just the second run, or a size that cuts the first run
-    between a FlowFile's SEND and its DROP (PutFile's, interleaved), leaves the same events
-    on both paths in the same order, and every search and lineage over them agrees."""
+    by an age or a size that leaves just the second run, leaves the same events on both paths
+    (each FlowFile's in the same order), and every search and lineage over them agrees; a size
+    that cuts the first run mid-way (inside PutFile's SEND run, or between a FlowFile's SEND
+    and its DROP one by one) leaves on each path exactly its newest events that fit."""
     files = [[b"a %d" % i for i in range(n)] for n in (90, 50, 70)]
     batch_runs.write_inputs(tmp_path / "in", files)
     places = batch_runs.run_both(tmp_path, 2)
@@ -84,18 +85,31 @@ def test_retention_leaves_the_same_events_of_a_batch_run_as_of_its_one_by_one_tw
     since = now_ms()
     (tmp_path / "in" / "late.log").write_bytes(b"".join(b"late %d\n" % i for i in range(60)))
     batch_runs.run_both(tmp_path, 2)
-    batches = batch_runs.all_events(places["batches"])
-    single = batch_runs.all_events(places["single"])
+    before = {name: batch_runs.all_events(place) for name, place in places.items()}
+    batches, single = before["batches"], before["single"]
     pairs = batch_runs.uuid_map(batches, single)
+
+    def size_of(events: list) -> int:
+        return sum(event_record(e, ())[0][ROW_COLUMNS.index("size_bytes")] for e in events)
+
     later = [e for e in single if e.event_time >= since]
-    if limit == "size_mid_run":  # the oldest events go up to a SEND, its DROP stays
-        stored = [i for i, e in enumerate(single) if e.component_name == "store"]
-        drops = [i for i in stored if single[i].event_type is ProvenanceEventType.DROP]
-        later = single[drops[len(drops) // 2] :]
-        assert later[0].flowfile_uuid == single[single.index(later[0]) - 1].flowfile_uuid
-    size = sum(event_record(e, ())[0][ROW_COLUMNS.index("size_bytes")] for e in later)
-    for place in places.values():
-        times = sorted(e.event_time for e in batch_runs.all_events(place))
+    size = size_of(later)
+    if limit == "size_mid_run":  # the oldest events go up to PutFile's middle SEND
+        sends = [
+            i
+            for i, e in enumerate(batches)
+            if e.component_name == "store" and e.event_type is ProvenanceEventType.SEND
+        ]
+        size = size_of(batches[sends[len(sends) // 2] :])
+    kept = {}
+    for name, events in before.items():  # the newest events that fit, each as if stored alone
+        sizes = [size_of([e]) for e in events]
+        start = len(events)
+        while start and sum(sizes[start - 1 :]) <= size:
+            start -= 1
+        kept[name] = events[start:]
+    for name, place in places.items():
+        times = sorted(e.event_time for e in before[name])
         gap = max(i for i, t in enumerate(times) if t < since)  # the last of the first run
         options = {"max_storage_time": f"{now_ms() - (times[gap] + times[gap + 1]) // 2} ms"}
         if limit != "max_storage_time":
@@ -108,8 +122,13 @@ def test_retention_leaves_the_same_events_of_a_batch_run_as_of_its_one_by_one_tw
         ProvenanceIndexer(repository).close()
         repository.close()
     survivors = batch_runs.all_events(places["batches"])
-    assert batch_runs.canonical_all(survivors, pairs, places["batches"]) == (
-        batch_runs.canonical_all(later, {}, places["single"])
+    if limit == "size_mid_run":
+        assert survivors == kept["batches"]
+        assert any(e.event_type is ProvenanceEventType.SEND for e in survivors[:1])
+        assert batch_runs.all_events(places["single"]) == kept["single"]
+        return
+    assert batch_runs.per_flowfile(survivors, pairs, places["batches"]) == (
+        batch_runs.per_flowfile(later, {}, places["single"])
     )
     assert batch_runs.all_events(places["single"]) == later
     batch_runs.assert_queries_agree(places, since, pairs)
