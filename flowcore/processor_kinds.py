@@ -193,7 +193,7 @@ class WorkItem:
         size: content bytes reading it makes, when known (a file's size): filling a micro-batch
             stops at ``batch_max_bytes``.
         batched: reading it makes its FlowFiles as one batch
-            (:meth:`SourceProcessor.read_work_batch` will not decline), so a micro-batch may
+            (:meth:`SourceProcessor.read_work_batches` will not decline it), so a micro-batch may
             hold ``batch_max_batched_flowfiles`` of them.
     """
 
@@ -236,8 +236,8 @@ class SourceProcessor(Processor):
     new listing state in the same transaction as the FlowFiles, so a crash neither skips nor
     repeats an item. In the test harness, :meth:`on_trigger` does both in one session.
 
-    Batch forms make the FlowFiles without a session each: :meth:`read_work_batches` (all of a
-    task's items at once) or :meth:`read_work_batch` (one item); see ``docs/writing-processors.md``.
+    The batch form makes the FlowFiles without a session each: :meth:`read_work_batches` (a
+    task's items at once, or one at a time); see ``docs/writing-processors.md``.
     """
 
     kind: ClassVar[ProcessorKind] = ProcessorKind.SOURCE
@@ -300,19 +300,6 @@ class SourceProcessor(Processor):
         msg = f"{type(self).__name__} must implement read_work"
         raise NotImplementedError(msg)
 
-    def read_work_batch(
-        self, context: ProcessContext, item: WorkItem, maker: BatchMaker
-    ) -> tuple[str, FlowFileBatch] | Sequence[tuple[str, FlowFileBatch]] | None:
-        """Create one work item's FlowFiles as batches, without a FlowFile object each.
-
-        *maker* creates the batches (ids, uuids, content); the engine records their CREATE
-        events as runs. Return ``(relationship, batch)``, a list of them (``create_each`` makes
-        one batch per content claim), or None (the default) to have :meth:`read_work` make them
-        one by one.
-        """
-        del context, item, maker
-        return None
-
     def read_work_batches(
         self, context: ProcessContext, items: Sequence[WorkItem], maker: BatchMaker
     ) -> Sequence[tuple[str, FlowFileBatch]] | None:
@@ -325,9 +312,10 @@ class SourceProcessor(Processor):
         RECEIVE reports (``report_receive``; the other FlowFiles get a CREATE), source files
         to delete after the commit (``delete_after_commit``) and items that could not be read
         (``unread``: listed again later, as a rolled-back session's item is). Return
-        ``(relationship, batch)`` pairs, or None (the default) to have each item read by
-        :meth:`read_work_batch` or :meth:`read_work`. Raising does the same, but what the
-        batch form logged stays logged: decline before reading.
+        ``(relationship, batch)`` pairs (``create_each`` makes one batch per content claim),
+        or None (the default): given several items, the engine then offers them one at a
+        time, and an item declined alone is read by :meth:`read_work`. Raising does the
+        same, but what the batch form logged stays logged: decline before reading.
 
         The items stay one per unit of listing state (a file), so a file that fails is put
         back alone, and a source's listing is the same whichever way its items are read.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import random
 import string
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import ClassVar
 
 from flowcore.expression import compile_expression
@@ -147,7 +147,7 @@ class GenerateFlowFile(SourceProcessor):
         return WorkListing((item,), state)
 
     def _batched(self) -> bool:
-        """Whether a trigger's FlowFiles always come as one batch (:meth:`read_work_batch`).
+        """Whether a trigger's FlowFiles always come as one batch (:meth:`read_work_batches`).
 
         They do unless a dynamic property holds Expression Language: evaluated over the batch's
         columns, it may fail for some FlowFile, and then they go one by one.
@@ -162,10 +162,13 @@ class GenerateFlowFile(SourceProcessor):
         charset = context.get_property(self.CHARSET).value or "UTF-8"
         return compile_expression(custom).evaluate(clock=context.now).encode(charset)
 
-    def read_work_batch(
-        self, context: ProcessContext, item: WorkItem, maker: BatchMaker
+    def read_work_batches(
+        self, context: ProcessContext, items: Sequence[WorkItem], maker: BatchMaker
     ) -> list[tuple[str, FlowFileBatch]] | None:
         """A trigger's FlowFiles as batches: :meth:`read_work`'s contents and attributes.
+
+        One trigger (one item) at a time: given several, it declines, and the engine hands
+        them over one by one.
 
         Shared content (Custom Text, or random data when FlowFiles need not be unique) is one
         range repeated; unique random contents are written back to back. Dynamic properties with
@@ -173,7 +176,9 @@ class GenerateFlowFile(SourceProcessor):
         evaluates them for each new FlowFile (against its core attributes only); ``nextInt()`` in
         several of them goes one by one (its values follow the order of evaluation).
         """
-        count = int(item.payload["count"])
+        if len(items) != 1:
+            return None
+        count = int(items[0].payload["count"])
         evaluated = {n: t for n, t in self.dynamic_properties.items() if "$" in t}
         if sum("nextInt" in text for text in evaluated.values()) > 1:
             return None

@@ -333,18 +333,24 @@ class ListFile(SourceProcessor):
             flowfile = session.put_all_attributes(session.create(), attributes)
             session.transfer(flowfile, SUCCESS)
 
-    def read_work_batch(
-        self, context: ProcessContext, item: WorkItem, maker: BatchMaker
-    ) -> tuple[str, FlowFileBatch] | None:
-        """The item's FlowFiles as one batch: :meth:`read_work`'s attributes as columns."""
+    def read_work_batches(
+        self, context: ProcessContext, items: Sequence[WorkItem], maker: BatchMaker
+    ) -> list[tuple[str, FlowFileBatch]] | None:
+        """One item's FlowFiles as one batch: :meth:`read_work`'s attributes as columns.
+
+        Given several items (a task's parts of a listing), it declines, and the engine hands
+        them over one by one.
+        """
         del context
-        rows = list(_attributes_of(item))
+        if len(items) != 1:
+            return None
+        rows = list(_attributes_of(items[0]))
         if not rows:
             return None
         names = list(dict.fromkeys(name for row in rows for name in row))
         batch = maker.create(len(rows), {}, None)
         columns = {name: column_of([row.get(name) for row in rows]) for name in names}
-        return SUCCESS.name, batch.with_columns(columns)
+        return [(SUCCESS.name, batch.with_columns(columns))]
 
 
 def _attributes_of(item: WorkItem) -> Iterator[dict[str, str]]:

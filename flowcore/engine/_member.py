@@ -29,7 +29,7 @@ from flowcore.engine._bulletins import log_once_per_reason
 from flowcore.engine._contracts import StageTask
 from flowcore.engine._held import QueuedBatch, ReturnedBatch, ReturnedFlowFile
 from flowcore.engine._sink_batches import write_sink_batches
-from flowcore.engine._source_batches import read_work_batch, read_work_batches, work_identity
+from flowcore.engine._source_batches import read_work_batches, work_identity
 from flowcore.engine.wire import NEVER, ReadyBin
 from flowcore.errors import FlowcoreError, HandedOverError
 from flowcore.faults import storage_fault
@@ -481,7 +481,7 @@ class TaskMember:
         if read_work_batches(self, items):
             return
         for item in items:
-            if (len(items) > 1 and read_work_batches(self, [item])) or read_work_batch(self, item):
+            if len(items) > 1 and read_work_batches(self, [item]):
                 continue
             session = self.session()
             if derives_uuids:

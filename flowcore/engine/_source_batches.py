@@ -5,9 +5,9 @@ A source reads its work items in a task one by one, a session each (``read_work`
 :class:`~flowcore.flowfile_batch.FlowFileBatch` es instead, through a :class:`TaskBatchMaker`:
 
 - ``read_work_batches(context, items, maker)`` gets every item the task holds for it (GetFile's
-  files, FileSplitter's blocks), ``read_work_batch(context, item, maker)`` one item at a time
-  (GenerateFlowFile's "make N", ListFile's part of a listing). The engine tries the first, then
-  the second for each item, then ``read_work``.
+  files, FileSplitter's blocks); a source that reads one item at a time (GenerateFlowFile's
+  "make N", ListFile's part of a listing) declines several, and the engine offers each alone,
+  then reads an item declined alone with ``read_work``.
 - The maker writes contents as a session writes them (:meth:`TaskBatchMaker.write`: one content
   after the other in the task's appendable claims) or points at a file's range
   (:meth:`TaskBatchMaker.reference`), makes the FlowFiles with their attributes as columns
@@ -63,7 +63,7 @@ from flowcore.session._support import ContentSource, WriteStream, emit
 from flowcore.session._uuids import UuidSource
 from flowcore.session.host import ComponentInfo
 
-__all__ = ["TaskBatchMaker", "read_work_batch", "read_work_batches", "work_identity"]
+__all__ = ["TaskBatchMaker", "read_work_batches", "work_identity"]
 
 log = logging.getLogger(__name__)
 
@@ -489,21 +489,6 @@ def read_work_batches(member: Member, items: Sequence[Any]) -> bool:
         lambda: source.read_work_batches(member.context, items, maker),
         items[0].key,
         "read_work_batches",
-    )
-
-
-def read_work_batch(member: Member, item: Any) -> bool:
-    """Read one source work item as batches, if the source can; whether it did."""
-    source = member.processor
-    if not isinstance(source, SourceProcessor) or not _routes_apart(member):
-        return False
-    maker = TaskBatchMaker(member, (item,))
-    return _take(
-        member,
-        maker,
-        lambda: source.read_work_batch(member.context, item, maker),
-        item.key,
-        "read_work_batch",
     )
 
 

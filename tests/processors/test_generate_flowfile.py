@@ -54,7 +54,8 @@ def test_empty_by_default_and_invalid_values() -> None:
 
 def test_a_trigger_is_made_as_one_batch_shared_or_unique() -> None:
     """Same content and plain attributes: one range repeated; unique contents: all written at
-    once, each FlowFile its own bytes; nextInt() in several expressions: one by one."""
+    once, each FlowFile its own bytes; nextInt() in several expressions, or several triggers
+    offered at once: declined (one by one, or one trigger at a time)."""
 
     class Maker:
         def create(self, count, attributes, content):  # type: ignore[no-untyped-def]
@@ -65,15 +66,16 @@ def test_a_trigger_is_made_as_one_batch_shared_or_unique() -> None:
 
     item = WorkItem("batch", {"count": 4})
     plain = GenerateFlowFile(custom_text="hi", mime_type="text/plain", kind="x")
-    made = plain.read_work_batch(TestRunner(plain).context, item, Maker())  # type: ignore[arg-type]
+    made = plain.read_work_batches(TestRunner(plain).context, [item], Maker())  # type: ignore[arg-type]
     assert made == [("success", (4, {"kind": "x", "mime.type": "text/plain"}, b"hi"))]
+    assert plain.read_work_batches(TestRunner(plain).context, [item, item], Maker()) is None  # type: ignore[arg-type]
     unique = GenerateFlowFile(unique_flowfiles=True, file_size="8 B", data_format="Binary")
-    [(_, (count, _, size, data))] = unique.read_work_batch(  # type: ignore[misc]
+    [(_, (count, _, size, data))] = unique.read_work_batches(  # type: ignore[misc]
         TestRunner(unique).context,
-        item,
+        [item],
         Maker(),  # type: ignore[arg-type]
     )
     assert (count, size, len(data)) == (4, 8, 32)
     assert len({data[i : i + 8] for i in range(0, 32, 8)}) == 4
     counting = GenerateFlowFile(a="${nextInt()}", b="${nextInt()}")
-    assert counting.read_work_batch(TestRunner(counting).context, item, Maker()) is None  # type: ignore[arg-type]
+    assert counting.read_work_batches(TestRunner(counting).context, [item], Maker()) is None  # type: ignore[arg-type]

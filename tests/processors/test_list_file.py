@@ -234,7 +234,7 @@ _NAMES = st.text(st.characters(codec="utf-8", exclude_characters="/\0"), min_siz
 def test_the_batch_form_makes_the_one_by_one_flowfiles(
     tmp_path_factory: pytest.TempPathFactory, files: list, include: bool
 ) -> None:
-    """read_work_batch gives each file the attributes read_work gives it, in the same order."""
+    """read_work_batches gives each file the attributes read_work gives it, in the same order."""
     root = tmp_path_factory.mktemp("in")
     for directory, name, size in files:
         target = root / directory / name
@@ -247,7 +247,7 @@ def test_the_batch_form_makes_the_one_by_one_flowfiles(
     for item in listing.items:
         single = TestRunner(processor)
         processor.read_work(single.context, _Session(single), item)
-        _, batch = processor.read_work_batch(runner.context, item, _Maker())  # type: ignore[misc, arg-type]
+        [(_, batch)] = processor.read_work_batches(runner.context, [item], _Maker())  # type: ignore[misc, arg-type]
         whole = [dict(f.attributes) for f in batch.flowfiles()]
         for made in whole:
             made.pop("uuid")
@@ -315,7 +315,7 @@ def test_in_a_flow_batches_and_one_by_one_agree(
         ProvenanceEventType.FETCH,
         ProvenanceEventType.SEND,
     } <= kinds
-    monkeypatch.setattr(ListFile, "read_work_batch", lambda *_: None)
+    monkeypatch.setattr(ListFile, "read_work_batches", lambda *_: None)
     single = _outcome(tree, tmp_path / "single")
     assert (shapes, files) == single[:2]
 

@@ -113,7 +113,7 @@ def one_by_one() -> Iterator[None]:
         patch.setattr(TaskMember, "accepts_batches", False)
         for kind in (UpdateAttribute, RouteOnAttribute, PutFile):
             patch.setattr(kind, "transform_batch", lambda *_: None)
-        patch.setattr(GenerateFlowFile, "read_work_batch", lambda *_: None)
+        patch.setattr(GenerateFlowFile, "read_work_batches", lambda *_: None)
         yield
 
 

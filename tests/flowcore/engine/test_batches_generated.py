@@ -54,7 +54,7 @@ def test_whole_batches_give_the_flowfiles_and_events_of_the_one_by_one_path(
     events in the same order."""
     flow = _flow(tmp_path / "whole" / "out", **generate)
     whole = outcome(tmp_path / "whole", flow, SETTINGS, ordered=True)
-    monkeypatch.setattr(GenerateFlowFile, "read_work_batch", lambda *_: None)
+    monkeypatch.setattr(GenerateFlowFile, "read_work_batches", lambda *_: None)
     monkeypatch.setattr(UpdateAttribute, "transform_batch", lambda *_: None)
     flow = _flow(tmp_path / "single" / "out", **generate)
     single = outcome(tmp_path / "single", flow, SETTINGS, ordered=True)

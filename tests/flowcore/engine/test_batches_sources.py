@@ -95,7 +95,7 @@ def test_a_sources_batches_dropped_whole_give_the_one_by_one_events_in_order(
         patch.setattr(source_batches, "drop_whole", counted)  # what a source's batches call
         batched = _dropped_outcome(root, "batches", _sources(kind, root, draw))
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(source, "read_work_batch", lambda *_: None)
+        patch.setattr(source, "read_work_batches", lambda *_: None)
         single = _dropped_outcome(root, "single", _sources(kind, root, draw))
     if "file_size" in str(draw):  # random content: each run draws its own bytes
         assert [s[:2] for s in batched[0]] == [s[:2] for s in single[0]]
@@ -113,7 +113,7 @@ def test_a_sources_batches_dropped_whole_on_each_runner(
     """On this runner, a source's batches dropped whole give the direct one-by-one outcome."""
     draw = (25, {"custom_text": "x"}) if kind == "generate" else (3, 0, 9, 1)
     batched = _dropped_outcome(tmp_path, "batches", _sources(kind, tmp_path, draw), runner)
-    monkeypatch.setattr(type(_sources(kind, tmp_path, draw)), "read_work_batch", lambda *_: None)
+    monkeypatch.setattr(type(_sources(kind, tmp_path, draw)), "read_work_batches", lambda *_: None)
     single = _dropped_outcome(tmp_path, "single", _sources(kind, tmp_path, draw))
     assert batched == single
     assert batched[1]["source"]["success"][0] == (75 if kind == "generate" else 4)
