@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from flowcore.flowfile import ResourceClaim
 
 __all__ = [
+    "BatchResultError",
     "ConfigurationError",
     "ContentChangedError",
     "ContentCorruptionError",
@@ -184,6 +185,16 @@ class FlowFileHandlingError(ProcessException):
 
     Examples: a FlowFile not known in the session, transferred twice, or not accounted for at
     commit. The session has already been rolled back when this is raised from a FlowFile method.
+    """
+
+
+class BatchResultError(FlowFileHandlingError):
+    """A batch form returned a result that cannot be taken whole, every problem named.
+
+    A route to an undeclared relationship, rows and FlowFiles that do not match, a FlowFile in
+    no route or in several, or a change beyond attributes and contents written through the
+    batch form's context. The engine reports it as a bulletin and runs the batch's FlowFiles
+    one by one; the test harness raises it as the processor's error.
     """
 
 

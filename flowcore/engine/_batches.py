@@ -10,9 +10,10 @@ FlowFiles are materialized and take the one-by-one path, which gives the same Fl
 events.
 
 A batch form changes attributes, and contents only through its context's ``write_contents``
-(:func:`kept_flowfiles` checks both); :func:`route_runs` records what a session's commit would
-for each route: reported ROUTE or CONTENT_MODIFIED events, CONTENT_MODIFIED where a content
-changed (its previous content the one taken, for replay), ATTRIBUTES_MODIFIED elsewhere.
+(:func:`~flowcore.engine._routes.checked_routes` checks both, and names what is wrong);
+:func:`route_runs` records what a session's commit would for each route: reported ROUTE or
+CONTENT_MODIFIED events, CONTENT_MODIFIED where a content changed (its previous content the
+one taken, for replay), ATTRIBUTES_MODIFIED elsewhere.
 
 A batch form that stores state (UpdateAttribute's Store State) sets the state its FlowFiles leave
 with ``context.set_state`` as its last step. :func:`drain_batches` stages it and stores it with
@@ -33,8 +34,11 @@ import numpy as np
 
 import flowcore.session._runs as runs
 from flowcore.clock import now_ms
+from flowcore.engine._bulletins import log_once_per_reason
 from flowcore.engine._contracts import Member
 from flowcore.engine._held import QueuedBatch
+from flowcore.engine._routes import checked_routes
+from flowcore.errors import BatchResultError
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import Column, IntColumn, column_of
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun, ProvenanceEventType
@@ -51,7 +55,6 @@ __all__ = [
     "drop_whole",
     "dropped_run",
     "event_of",
-    "kept_flowfiles",
     "record_attribute_changes",
     "record_effects",
     "route_runs",
@@ -101,39 +104,6 @@ def _hand_on(
         task.members[route.member].pending_batches.append(QueuedBatch(queued, route.connection_id))
     else:
         task.enqueue_batch(route.connection_id, queued)
-
-
-def _same_flowfiles(before: FlowFileBatch, after: FlowFileBatch) -> bool:
-    """Whether *after* is *before* with (at most) other attributes."""
-    return (
-        attrs.evolve(
-            after,
-            attributes=before.attributes,
-            uuid_named=before.uuid_named,
-            columns=before.columns,
-        )
-        == before
-    )
-
-
-def kept_flowfiles(before: FlowFileBatch, after: FlowFileBatch, context: BatchContext) -> bool:
-    """Whether *after* is *before* with other attributes, and maybe contents *context* wrote.
-
-    A batch form may change attributes, and contents only through
-    :meth:`~flowcore.session.batch_context.BatchContext.write_contents`; anything else (other
-    ids, uuids, dates, a claim it made up) sends the batch one by one.
-    """
-    if _same_flowfiles(before, after):
-        return True
-    return context.wrote(after) and _same_flowfiles(
-        before,
-        attrs.evolve(
-            after,
-            resource_claim=before.resource_claim,
-            offsets=before.offsets,
-            sizes=before.sizes,
-        ),
-    )
 
 
 def content_changed(before: FlowFileBatch, after: FlowFileBatch) -> np.ndarray | bool | None:
@@ -217,25 +187,32 @@ def route_runs(
     return runs
 
 
-def _routes_of(result: Any, batch: FlowFileBatch) -> list[BatchRoute] | None:
-    """A batch form's result as routes that hold each FlowFile of *batch* once; else None."""
+def _transformed(
+    member: Member, context: BatchContext, batch: FlowFileBatch
+) -> list[tuple[BatchRoute, np.ndarray, FlowFileBatch]] | None:
+    """The processor's batch form over *batch*, as checked routes; None when it declines.
+
+    A batch form declines by returning None or by raising (the one-by-one path then runs the
+    FlowFiles again, with bulletins and penalties). A result that cannot be taken whole is a
+    bug in the batch form: a bulletin names every problem (:func:`~._routes.checked_routes`),
+    and the FlowFiles go one by one, so nothing is lost or dropped by mistake.
+    """
+    try:
+        result = member.processor.transform_batch(context, batch)
+    except Exception:
+        log.debug("%s declined a batch by failing", member.plan.name, exc_info=True)
+        return None
+    finally:
+        member.context.yielded |= context.yielded
     if result is None:
         return None
-    if isinstance(result, tuple) and len(result) == 2 and isinstance(result[0], str):
-        routes = [BatchRoute(result[0], None, result[1])]
-    else:
-        routes = list(result)
-    taken = [np.arange(batch.count) if r.rows is None else np.asarray(r.rows) for r in routes]
-    if sum(len(t) for t in taken) != batch.count:
+    try:
+        return checked_routes(member.processor, batch, result, context)
+    except BatchResultError as error:
+        message = f"{member.plan.type_name} '{member.plan.name}': {error}"
+        log_once_per_reason(log, message, "")
+        member.bulletin(" ".join(message.split()))
         return None
-    if len(taken) > 1 and not np.array_equal(
-        np.sort(np.concatenate(taken)), np.arange(batch.count)
-    ):
-        return None
-    for route, rows in zip(routes, taken, strict=True):
-        if route.rows is not None and len(rows) != route.batch.count:
-            return None
-    return routes
 
 
 def unpacks(member: Member, batch: FlowFileBatch, queue_id: str) -> bool:
@@ -275,23 +252,14 @@ def drain_batches(member: Member) -> None:
     task = member.task
     for waiting in pending:
         batch, queue_id = waiting.batch, waiting.queue_id
-        routes = None
+        parts = None
         staged.clear()
         # A batch never overtakes FlowFiles waiting to go one by one (a batch declined before
         # it, single FlowFiles ahead in the queue): queue order, and the state each leaves.
         if whole and not member.deferred_batches and not member.pending:
-            try:
-                routes = _routes_of(member.processor.transform_batch(context, batch), batch)
-            except Exception:  # the one-by-one path runs it again, with bulletins and penalties
-                log.debug("%s declined a batch by failing", member.plan.name, exc_info=True)
-            member.context.yielded |= context.yielded
-        parts = None
-        if routes is not None and _retries(member, routes):
-            routes = None  # retried FlowFiles go back one by one, through a session
-        if routes is not None:
-            parts = [(r, batch if r.rows is None else batch.take(r.rows)) for r in routes]
-            if not all(kept_flowfiles(before, r.batch, context) for r, before in parts):
-                parts = None
+            parts = _transformed(member, context, batch)
+        if parts is not None and _retries(member, [route for route, _, _ in parts]):
+            parts = None  # retried FlowFiles go back one by one, through a session
         if parts is None:
             # User code that ran for this batch must not run again in a later attempt: a
             # batch whose outcomes are carried is unpacked now, over the limit if need be.
@@ -313,7 +281,7 @@ def drain_batches(member: Member) -> None:
         first_index = member.task.take_queue_indices(batch.count)
         now = now_ms()
         onward: list[tuple[str, FlowFileBatch, np.ndarray]] = []
-        for route, before in parts:
+        for route, rows, before in parts:
             dropped = not member.plan.routes.get(route.relationship)
             task.events.extend(route_runs(member, route, before, now, queue_id))
             if dropped:
@@ -321,7 +289,6 @@ def drain_batches(member: Member) -> None:
                 if run is not None:
                     task.events.append(run)
                 continue
-            rows = np.arange(batch.count) if route.rows is None else np.asarray(route.rows)
             onward.append((route.relationship, route.batch, rows))
         route_in_input_order(member, onward, first_index)
 

@@ -150,6 +150,10 @@ class Member(Protocol):
         """Record staged files and lines, carried out after the stage run commits."""
         ...
 
+    def bulletin(self, message: str, level: str = "ERROR") -> None:
+        """Report *message* on the processor's bulletin board."""
+        ...
+
     def merge_bins(self, bins: Sequence[ReadyBin]) -> None:
         """Merge ready bins, one session each."""
         ...

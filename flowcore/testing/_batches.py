@@ -23,12 +23,13 @@ when FlowFiles arrive as :class:`~flowcore.flowfile_batch.FlowFileBatch` values
   as the engine does, and :class:`BatchUse` says why.
 
 The FlowFiles reach the batch forms as batches laid out by :mod:`flowcore.testing._as_batches`.
-The engine quietly takes the one-by-one path when a batch form returns routes that do not hold
-each FlowFile exactly once, or that change more than attributes and contents written through
-the batch form's context; the harness fails with an ``AssertionError`` naming the problem
-instead (:mod:`flowcore.testing._route_checks`), since such a form is a bug that a flow would
-only show as lost speed. :mod:`flowcore.testing._agreement` compares a batch-form run with the
-one-by-one run of the same input (``TestRunner.assert_batch_form_agrees``).
+A batch form whose routes do not hold each FlowFile exactly once, name an undeclared
+relationship, or change more than attributes and contents written through the batch form's
+context, fails the engine's own check (:mod:`flowcore.engine._routes`): the engine reports it
+as a bulletin and runs those FlowFiles one by one, the harness raises it as an
+``AssertionError``, as it does the processor's other errors. :mod:`flowcore.testing._agreement`
+compares a batch-form run with the one-by-one run of the same input
+(``TestRunner.assert_batch_form_agrees``).
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ from flowcore.engine._batches import (
     route_runs,
     send_run,
 )
+from flowcore.engine._routes import checked_routes
+from flowcore.errors import BatchResultError
 from flowcore.flowfile import FlowFile, ResourceClaim
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.processor import Processor, ProcessorKind
@@ -57,7 +60,6 @@ from flowcore.session._effects import emit
 from flowcore.session._runs import auto_terminated_details
 from flowcore.session.batch_context import BatchContext, BatchEffects, BatchRoute, SentRows
 from flowcore.testing._as_batches import batches_of
-from flowcore.testing._route_checks import checked_routes
 from repositories.effects import publish
 
 if TYPE_CHECKING:
@@ -71,7 +73,6 @@ __all__ = [
     "BatchHost",
     "BatchUse",
     "batches_of",
-    "checked_routes",
     "drain",
     "trigger_batches",
     "unfolded",
@@ -277,7 +278,10 @@ def _transform(host: BatchHost) -> None:
             _declined(host, "transform_batch returned None", batch.count)
             declined.extend(held)
             continue
-        routes = checked_routes(processor, batch, result, context)
+        try:
+            routes = checked_routes(processor, batch, result, context)
+        except BatchResultError as error:  # the processor's error, as the harness raises one
+            raise AssertionError(str(error)) from error
         _carry_out(host, context.take())
         _send(host, batch, routes)
         host.batch_use.whole += batch.count

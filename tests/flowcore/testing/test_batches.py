@@ -1,15 +1,11 @@
-"""Tests for the harness's batch mode helpers: FlowFiles as batches, and checked routes."""
+"""Tests for the harness's batch mode helpers: FlowFiles as batches."""
 
 from __future__ import annotations
 
-import attrs
-import numpy as np
-import pytest
-
-from flowcore.processor import BatchRoute, Processor
+from flowcore.processor import Processor
 from flowcore.relationship import SUCCESS
 from flowcore.testing import TestRunner
-from flowcore.testing._batches import batches_of, checked_routes
+from flowcore.testing._batches import batches_of
 from processors import UpdateAttribute
 
 
@@ -49,27 +45,6 @@ def test_flowfiles_of_different_dates_make_separate_batches() -> None:
     runner.enqueue("c")
     made = batches_of(_queued(runner), runner.content)
     assert [b.count for b, _ in made] == [1, 2]
-
-
-def test_checked_routes_name_every_problem() -> None:
-    """A route to an undeclared relationship, a changed id and a FlowFile in two routes are all
-    reported at once."""
-    runner = TestRunner(UpdateAttribute)
-    for text in ("a", "b", "c"):
-        runner.enqueue(text)
-    [(batch, _)] = batches_of(_queued(runner), runner.content)
-    moved = batch.take([0, 1])
-    moved = attrs.evolve(moved, ids=moved.ids + 100)
-    routes = [
-        BatchRoute("success", [0, 1], moved),
-        BatchRoute("elsewhere", np.array([1, 2]), batch.take([1, 2])),
-    ]
-    with pytest.raises(AssertionError) as caught:
-        checked_routes(UpdateAttribute(), batch, routes)
-    message = str(caught.value)
-    assert "route to 'elsewhere': no such relationship (it declares ['success'])" in message
-    assert "route to 'success': changes more than attributes: ids" in message
-    assert "in several routes: #1 (" in message
 
 
 class _LastSeen(Processor):

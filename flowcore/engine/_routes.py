@@ -1,10 +1,11 @@
-"""Checking a ``transform_batch`` result as the engine takes it whole, every problem named.
+"""A ``transform_batch`` result checked as the engine takes it whole, every problem named.
 
-The engine quietly takes the one-by-one path when a batch form returns routes that do not hold
-each FlowFile exactly once, or that change more than attributes and contents written through the
-batch form's context; the harness's batch mode (:mod:`flowcore.testing._batches`) fails with an
-``AssertionError`` naming the problem instead, since such a form is a bug that a flow would only
-show as lost speed.
+A batch form's routes must hold each FlowFile of its batch exactly once, go to relationships
+the processor declares, and change only attributes, and contents written through the batch
+form's context (``write_contents``). One check serves the engine (:mod:`._batches`: a bulletin
+names the problems and the batch's FlowFiles go one by one) and the test harness's batch mode
+(which raises it as the processor's error), so a wrong batch form is found the same way in
+both.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from flowcore.errors import BatchResultError
 from flowcore.processor import Processor
 from flowcore.session.batch_context import BatchRoute
 
@@ -59,10 +61,10 @@ def checked_routes(
     input's.
 
     Raises:
-        AssertionError: the result is not one the engine takes whole, with every problem named:
-            a route to an undeclared relationship, rows and FlowFiles that do not match, a
-            FlowFile in no route or in several, or a change beyond attributes and contents
-            written through the context.
+        BatchResultError: the result is not one the engine takes whole, with every problem
+            named: a route to an undeclared relationship, rows and FlowFiles that do not
+            match, a FlowFile in no route or in several, or a change beyond attributes and
+            contents written through the context.
     """
     if isinstance(result, tuple) and len(result) == 2 and isinstance(result[0], str):
         routes = [BatchRoute(result[0], None, result[1])]
@@ -104,9 +106,9 @@ def checked_routes(
         listed = "\n  ".join(problems)
         msg = (
             f"{type(processor).__name__}.transform_batch returned a result the engine would not "
-            f"take whole (a flow would run these {batch.count} FlowFiles one by one):\n  {listed}"
+            f"take whole (its {batch.count} FlowFiles go one by one):\n  {listed}"
         )
-        raise AssertionError(msg)
+        raise BatchResultError(msg)
     return checked
 
 
