@@ -34,10 +34,10 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=2_000)
     args = parser.parse_args()
 
-    from flowcore import Flow  # noqa: PLC0415  (after argparse: --help stays fast)
-    from flowcore.driver.controller import run_flow  # noqa: PLC0415
-    from flowcore.settings import Settings  # noqa: PLC0415
-    from processors import GetFile, MergeContent, PutFile, SplitText, UpdateAttribute  # noqa: PLC0415
+    from flowcore import Flow
+    from flowcore.driver.controller import run_flow
+    from flowcore.settings import Settings
+    from processors import GetFile, MergeContent, PutFile, SplitText, UpdateAttribute
 
     root = Path(tempfile.mkdtemp(prefix="call-path-"))
     (root / "in").mkdir()

@@ -138,11 +138,36 @@ def register_spark_sources(spark: Any) -> None:
     register(spark)
 
 
+#: Names this package exported before issue 34 narrowed it to the public API, with the module
+#: that defines each: still importable from here, with a DeprecationWarning naming that module.
+_MOVED = {
+    "Attributes": "flowcore.flowfile",
+    "Component": "flowcore.flow",
+    "Connection": "flowcore.flow",
+    "ContentClaim": "flowcore.flowfile",
+    "FlowDefinition": "flowcore.flow",
+    "ProcessorKind": "flowcore.processor",
+    "ResourceClaim": "flowcore.flowfile",
+    "SinkJobs": "flowcore.processor_kinds",
+}
+
+
 def __getattr__(name: str) -> Any:
-    """``flowcore.Flow``, imported when first asked for (PEP 562)."""
+    """``flowcore.Flow``, imported when first asked for (PEP 562); moved names, with a warning."""
     if name == "Flow":
         from flowcore.builder import Flow  # noqa: PLC0415 - the engine, only when wanted
 
         return Flow
+    if name in _MOVED:
+        import importlib  # noqa: PLC0415 - only for a moved name
+        import warnings  # noqa: PLC0415
+
+        module = _MOVED[name]
+        warnings.warn(
+            f"flowcore.{name} is internal: import it from {module}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module(module), name)
     msg = f"module 'flowcore' has no attribute {name!r}"
     raise AttributeError(msg)

@@ -193,8 +193,8 @@ class WorkItem:
         size: content bytes reading it makes, when known (a file's size): filling a micro-batch
             stops at ``batch_max_bytes``.
         batched: reading it makes its FlowFiles as one batch
-            (:meth:`SourceProcessor.read_work_batches` will not decline it), so a micro-batch may
-            hold ``batch_max_batched_flowfiles`` of them.
+            (:meth:`SourceProcessor.read_work_batches` will not decline it when offered it
+            alone), so a micro-batch may hold ``batch_max_batched_flowfiles`` of them.
     """
 
     key: str

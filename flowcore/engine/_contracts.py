@@ -41,8 +41,9 @@ from repositories.records import Bulletin
 
 __all__ = ["Member", "Recorded", "StageTask"]
 
-#: What a task records: single events, a batch's runs, and (read back from older event files)
-#: runs whose events interleave.
+#: What a task records: single events and a batch's runs (``InterleavedRuns``, which an earlier
+#: engine made to imitate one-by-one order, no task makes any more; the event files still
+#: carry the type).
 Recorded = ProvenanceEvent | ProvenanceEventRun | InterleavedRuns
 
 

@@ -450,7 +450,7 @@ _HEX_DIGITS = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
 
 
 class BatchMaker(Protocol):
-    """What a source's ``read_work_batch`` and ``read_work_batches`` are given.
+    """What a source's ``read_work_batches`` is given.
 
     See :meth:`~flowcore.processor_kinds.SourceProcessor.read_work_batches`.
     """

@@ -1,8 +1,8 @@
 """Whether a processor's batch form agrees with its one-by-one form, FlowFile by FlowFile.
 
 ``TestRunner.assert_batch_form_agrees`` runs the same input through both forms, the one by one
-on a twin of the runner (:func:`twin_of`), and compares what each run left, as
-:class:`RunRecord` values (:func:`record_of`): the FlowFiles on each relationship (content and
+on a twin of the runner (``TestRunner._twin``), and compares what each run left, as
+:class:`RunRecord` values (``TestRunner._record``): the FlowFiles on each relationship (content and
 attributes), the FlowFiles left queued, the provenance events, the FlowFiles dropped on
 auto-terminated relationships, state and counters. Two runs make different uuids, so uuids
 compare by the FlowFile they name (:class:`_Tokens`). Every difference is listed, each naming

@@ -18,7 +18,7 @@ import logging
 import os
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from flowcore.errors import ConfigurationError
 from flowcore.flowfile import FlowFile, ResourceClaim
@@ -39,9 +39,6 @@ from flowcore.testing._batches import INPUT_QUEUE, unfolded
 from flowcore.testing._mock_flowfile import MockFlowFile
 from repositories.disposals import dispose
 from repositories.effects import publish, temporary_name
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["HarnessHost"]
 

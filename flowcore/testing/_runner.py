@@ -52,6 +52,26 @@ DEFAULT_PENALIZATION_MS = 30_000  # NiFi's default Penalty Duration (30 sec)
 _HOST_MEMBERS = frozenset(name for name in vars(HarnessHost) if not name.startswith("_"))
 
 
+class _Forwarded:
+    """A member of the harness's plumbing, reached through the runner but held by its host.
+
+    Sessions and batch mode run over the runner (``ProcessSession(runner)``) and ask it for
+    ids, queued FlowFiles, routing facts and the commit. Those members are not the runner's
+    API (NiFi's ``TestRunner`` has none of them), so they live on its
+    :class:`~flowcore.testing._host.HarnessHost`; each is a class attribute of the runner that
+    hands over the host's, so ``isinstance`` checks against the session's protocols,
+    ``super()`` in a subclass that overrides one (``destinations``), and ``mock.patch`` see it.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, runner: TestRunner | None, owner: type) -> Any:
+        if runner is None:
+            return self
+        return getattr(runner._host, self.name)
+
+
 class TestRunner:
     """Runs one processor against an in-memory queue, NiFi's ``TestRunner`` in Python.
 
@@ -122,19 +142,6 @@ class TestRunner:
         self._keep_contents = False  # while assert_batch_form_agrees reads events' contents
         #: The plumbing its sessions and batch mode ask for (ids, queue, commit).
         self._host = HarnessHost(self)
-
-    def __getattr__(self, name: str) -> Any:
-        """The plumbing's members, forwarded to :mod:`flowcore.testing._host`.
-
-        Sessions and batch mode run over the runner (``ProcessSession(runner)``), and ask it
-        for ids, queued FlowFiles, routing facts and the commit: those members are not the
-        runner's API (NiFi's ``TestRunner`` has none of them), so they live on its host; a
-        subclass may still override one (``destinations``), and that override is what runs.
-        """
-        if name in _HOST_MEMBERS and "_host" in self.__dict__:
-            return getattr(self._host, name)
-        msg = f"{type(self).__name__!r} object has no attribute {name!r}"
-        raise AttributeError(msg)
 
     # --- clock, state and services ------------------------------------------------------------
 
@@ -227,7 +234,7 @@ class TestRunner:
         """
         given = [relationships] if isinstance(relationships, Relationship | str) else relationships
         names = [self._relationship_name(r) for r in given]
-        declared = self.processor.relationship_names()
+        declared = self.relationships()
         unknown = [n for n in names if n not in declared]
         if unknown:
             msg = (
@@ -593,3 +600,7 @@ class TestRunner:
             counters=dict(self._counters),
             dropped=dropped,
         )
+
+
+for _name in sorted(_HOST_MEMBERS):
+    setattr(TestRunner, _name, _Forwarded(_name))

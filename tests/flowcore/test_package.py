@@ -6,6 +6,8 @@ import importlib
 import subprocess
 import sys
 
+import pytest
+
 import flowcore
 
 
@@ -43,3 +45,13 @@ def test_internals_are_not_exported_but_stay_importable() -> None:
         for name in names:
             assert name not in flowcore.__all__, name
             assert hasattr(importlib.import_module(module), name), f"{module}.{name}"
+
+
+def test_a_name_moved_out_of_the_package_still_imports_with_a_warning() -> None:
+    """Code written against the wider package keeps working: the name resolves to the same
+    object, and a DeprecationWarning names the module to import it from."""
+    from flowcore.processor import ProcessorKind
+
+    with pytest.warns(DeprecationWarning, match=r"import it from flowcore\.processor"):
+        moved = flowcore.ProcessorKind
+    assert moved is ProcessorKind

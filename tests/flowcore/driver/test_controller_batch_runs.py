@@ -306,7 +306,7 @@ def test_content_of_finished_flowfiles_is_released(tmp_path: Path, runner: str) 
 def test_runs_in_one_process_leave_no_descriptors_open(tmp_path: Path) -> None:
     """Run after run in one process (a server, a notebook), descriptors do not pile up: the
     content repository's cached readers close with the run, the tasks' with each task."""
-    import os  # noqa: PLC0415
+    import os
 
     (tmp_path / "in").mkdir()
     for name in ("a", "b", "c"):

@@ -146,6 +146,7 @@ def _files(draw: st.DrawFn) -> bytes:
 )
 def test_blocks_give_the_one_task_split(
     tmp_path_factory: pytest.TempPathFactory,
+    *,
     data: bytes,
     lines: int,
     trailing: str,

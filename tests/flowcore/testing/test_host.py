@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
-
 import pytest
 
 from flowcore import Processor, Relationship
@@ -57,13 +55,35 @@ _PLUMBING = (
 
 def test_the_runner_shows_no_plumbing() -> None:
     """The plumbing is defined on HarnessHost, not on TestRunner, and the runner forwards it
-    (its sessions and batch mode run over the runner)."""
-    public = {name for name, _ in inspect.getmembers(TestRunner) if not name.startswith("_")}
-    assert public.isdisjoint(_PLUMBING)
+    (its sessions and batch mode run over the runner): each forwarded name is a forwarder of
+    the host's, never a method of the runner's own."""
+    forwarded = {
+        name for name, member in vars(TestRunner).items() if type(member).__name__ == "_Forwarded"
+    }
+    own = {
+        name
+        for name, member in vars(TestRunner).items()
+        if not name.startswith("_") and name not in forwarded
+    }
+    assert own.isdisjoint(_PLUMBING)
+    assert forwarded == set(_PLUMBING)
     assert all(hasattr(HarnessHost, name) for name in _PLUMBING)
     runner = TestRunner(_Pass)
     assert runner.relationships() == runner.processor.relationship_names()
     assert runner.accepts_batches is False
+
+
+def test_a_subclass_override_can_call_the_forwarded_member() -> None:
+    """``super()`` reaches the host's member from a subclass that overrides it, and the name
+    is the runner class's, as ``dir`` and ``mock.patch`` expect."""
+
+    class Wider(TestRunner):
+        def destinations(self, relationship: str) -> int:
+            return super().destinations(relationship) + 1
+
+    runner = Wider(_Pass)
+    assert runner.destinations(SUCCESS.name) == 2
+    assert "destinations" in dir(TestRunner)
 
 
 def test_sessions_run_against_the_host_and_the_runner_sees_their_commits() -> None:
