@@ -72,7 +72,7 @@ def checked_routes(
         routes = list(result)
     declared = processor.relationship_names()
     problems = []
-    held = np.zeros(batch.count, dtype=np.int64)
+    taken: list[np.ndarray] = []
     checked = []
     for route in routes:
         where = f"route to {route.relationship!r}"
@@ -85,8 +85,8 @@ def checked_routes(
         if len(rows) and (rows.min() < 0 or rows.max() >= batch.count):
             problems.append(f"{where}: rows outside the {batch.count} FlowFiles given")
             continue
-        np.add.at(held, rows, 1)
-        before = batch.take(rows)
+        taken.append(rows)
+        before = batch if route.rows is None else batch.take(rows)
         changed = _changed_fields(before, route.batch)
         if changed and set(changed) <= _CONTENT and context is not None:
             if context.wrote(route.batch):
@@ -96,6 +96,11 @@ def checked_routes(
         if changed:
             problems.append(f"{where}: changes more than attributes: {', '.join(changed)}")
         checked.append((route, rows, before))
+    held = (
+        np.bincount(np.concatenate(taken), minlength=batch.count)
+        if taken
+        else np.zeros(batch.count, dtype=np.int64)
+    )
     missing = np.flatnonzero(held == 0).tolist()
     twice = np.flatnonzero(held > 1).tolist()
     if missing:
