@@ -209,10 +209,17 @@ def _transformed(
     try:
         return checked_routes(member.processor, batch, result, context)
     except BatchResultError as error:
-        message = f"{member.plan.type_name} '{member.plan.name}': {error}"
-        log_once_per_reason(log, message, "")
-        member.bulletin(" ".join(message.split()))
-        return None
+        problem = str(error)
+    except Exception as error:  # not routes at all (a dict, routes without rows ...)
+        problem = (
+            f"{type(member.processor).__name__}.transform_batch returned a result the engine "
+            f"cannot read ({type(error).__name__}: {error}); its {batch.count} FlowFiles go "
+            "one by one"
+        )
+    message = f"{member.plan.type_name} '{member.plan.name}': {problem}"
+    log_once_per_reason(log, message, "")
+    member.bulletin(" ".join(message.split()))
+    return None
 
 
 def unpacks(member: Member, batch: FlowFileBatch, queue_id: str) -> bool:

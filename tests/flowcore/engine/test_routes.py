@@ -84,3 +84,30 @@ def test_the_harness_raises_what_the_engine_reports() -> None:
     runner.enqueue("a")
     with pytest.raises(AssertionError, match="route to 'sucess': no such relationship"):
         runner.run()
+
+
+class _Garbled(UpdateAttribute):
+    """UpdateAttribute whose batch form returns something that is not routes at all."""
+
+    def transform_batch(self, context: Any, batch: Any) -> Any:
+        return {"success": batch}
+
+
+def test_a_result_that_is_not_routes_goes_one_by_one_with_a_bulletin(tmp_path: Path) -> None:
+    """A batch form returning a dict fails neither the task nor a FlowFile: a bulletin says the
+    result cannot be read, and every FlowFile goes where on_trigger sends it."""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.log").write_bytes(b"".join(b"row %d\n" % i for i in range(5)))
+    flow = Flow("garbled")
+    get = flow.add(GetFile(input_directory=str(tmp_path / "in")), name="get")
+    split = flow.add(SplitText(line_split_count=1), name="split")
+    tag = flow.add(_Garbled(source="web"), name="tag")
+    flow.connect(get, split)
+    flow.connect(split, tag, "splits")
+    flow.auto_terminate(split, ["original", "failure"])
+    flow.auto_terminate(tag, "success")
+    settings = Settings(sync=False, parallelism=1, driver_run_max_flowfiles=0)
+    result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=settings)
+    assert result.count("tag", "success") == 5
+    [bulletin] = [b for b in result.bulletins if b.component_name == "tag"]
+    assert "a result the engine cannot read" in bulletin.message
