@@ -14,7 +14,7 @@ import itertools
 import time
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -251,8 +251,7 @@ class Controller:
                 if continuous
                 else frozenset(s for s, w in waits.items() if w.long and not w.in_bins)
             )
-            retry_at = {s: w.retry_at for s, w in waits.items()}
-            taken = select_segments(plan, queues, retry_at, now, limits, skip=skip)
+            taken = select_segments(plan, queues, _RetryAt(waits), now, limits, skip=skip)
         if not work and not taken:
             if states:
                 self._commit(stage, [], [], states)
@@ -661,6 +660,22 @@ class Controller:
                 if described:
                     out.append(f"  ran as: {described}")
         return "\n".join(out)
+
+
+class _RetryAt(Mapping[str, int]):
+    """When each returned segment is worth taking again, read from its wait (no copy)."""
+
+    def __init__(self, waits: Mapping[str, SegmentWait]) -> None:
+        self._waits = waits
+
+    def __getitem__(self, segment_id: str) -> int:
+        return self._waits[segment_id].retry_at
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._waits)
+
+    def __len__(self) -> int:
+        return len(self._waits)
 
 
 def _holding_kept(compiled: CompiledFlow, wal: WriteAheadFlowFileRepository) -> CompiledFlow:

@@ -483,25 +483,22 @@ def read_work_batches(member: Member, items: Sequence[Any]) -> bool:
     if len(items) > 1 and not _one_route(member):
         return False  # each item is then read as a batch of its own
     maker = TaskBatchMaker(member, items)
-    return _take(
-        member,
-        maker,
-        lambda: source.read_work_batches(member.context, items, maker),
-        items[0].key,
-        "read_work_batches",
-    )
+    return _take(member, maker, source, items)
 
 
-def _take(member: Member, maker: TaskBatchMaker, read: Any, named: str, form: str) -> bool:
-    """Run a batch form (*read*: the source's method *form*) and take its batches.
+def _take(
+    member: Member, maker: TaskBatchMaker, source: SourceProcessor, items: Sequence[Any]
+) -> bool:
+    """Run the source's batch form over *items* and take its batches.
 
     They are taken as its sessions' commits would take their FlowFiles.
 
     Raises:
         FlowFileHandlingError: the batch form made a batch it did not return.
     """
+    named = items[0].key
     try:
-        made = read()
+        made = source.read_work_batches(member.context, items, maker)
     except Exception as error:  # the one-by-one path reads it again and reports what goes wrong
         maker.discard()
         fault = storage_fault(error)
@@ -517,7 +514,7 @@ def _take(member: Member, maker: TaskBatchMaker, read: Any, named: str, form: st
         log.debug("%s: the source returned a batch it did not make; one by one", named)
         maker.discard()
         return False
-    _check_all_returned(member, maker, [batch for _, batch in routes], form)
+    _check_all_returned(member, maker, [batch for _, batch in routes])
     maker.keep_uuids()
     for item, error in maker.unread_items:
         member.not_read(item, error)
@@ -536,7 +533,7 @@ def _take(member: Member, maker: TaskBatchMaker, read: Any, named: str, form: st
 
 
 def _check_all_returned(
-    member: Member, maker: TaskBatchMaker, returned: Sequence[FlowFileBatch], form: str
+    member: Member, maker: TaskBatchMaker, returned: Sequence[FlowFileBatch]
 ) -> None:
     """Fail the task when the batch form made a batch it did not return (see ``left_out``).
 
@@ -550,10 +547,10 @@ def _check_all_returned(
     maker.discard()
     plan = member.plan
     msg = (
-        f"{plan.type_name} '{plan.name}': {form} made {flowfiles} FlowFile(s) in {batches} "
-        "batch(es) it did not return, so they would be lost; return every batch the maker "
-        "made, each as (relationship, batch) (create_rows and create_each make one batch per "
-        "content claim), or return None to have the items read one by one"
+        f"{plan.type_name} '{plan.name}': read_work_batches made {flowfiles} FlowFile(s) in "
+        f"{batches} batch(es) it did not return, so they would be lost; return every batch the "
+        "maker made, each as (relationship, batch) (create_rows and create_each make one batch "
+        "per content claim), or return None to have the items read one by one"
     )
     raise FlowFileHandlingError(msg, processor=plan.name)
 
