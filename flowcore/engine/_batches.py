@@ -33,8 +33,6 @@ import attrs
 import numpy as np
 
 import flowcore.session._runs as runs
-from flowcore.clock import now_ms
-from flowcore.engine._bulletins import log_once_per_reason
 from flowcore.engine._contracts import Member
 from flowcore.engine._held import QueuedBatch
 from flowcore.engine._routes import checked_routes
@@ -42,7 +40,6 @@ from flowcore.errors import BatchResultError
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import Column, IntColumn, column_of
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun, ProvenanceEventType
-from flowcore.queues import park_queue_id
 from flowcore.session.batch_context import BatchContext, BatchEffects, BatchRoute, SentRows
 from flowcore.session.host import QueuedFlowFile, StateMap
 
@@ -63,7 +60,6 @@ __all__ = [
     "sent_runs",
     "unpacks",
     "with_transit_uris",
-    "write_deferred",
 ]
 
 log = logging.getLogger(__name__)
@@ -97,9 +93,9 @@ def _hand_on(
     task = member.task
     route = member.plan.routes[relationship][0]
     if positions is None:
-        queued = batch.queued(task.spec.batch_time, task.take_queue_indices(batch.count))
+        queued = batch.queued(task.batch_time, task.take_queue_indices(batch.count))
     else:
-        queued = attrs.evolve(batch, queue_date=task.spec.batch_time, queue_date_indices=positions)
+        queued = attrs.evolve(batch, queue_date=task.batch_time, queue_date_indices=positions)
     if route.member is not None:
         task.members[route.member].pending_batches.append(QueuedBatch(queued, route.connection_id))
     else:
@@ -199,12 +195,14 @@ def _transformed(
     """
     try:
         result = member.processor.transform_batch(context, batch)
-    except Exception:
+    except Exception as error:
         log.debug("%s declined a batch by failing", member.plan.name, exc_info=True)
+        member.declined(f"transform_batch raised {error!r}", batch.count)
         return None
     finally:
         member.context.yielded |= context.yielded
     if result is None:
+        member.declined("transform_batch returned None", batch.count)
         return None
     try:
         return checked_routes(member.processor, batch, result, context)
@@ -216,9 +214,7 @@ def _transformed(
             f"cannot read ({type(error).__name__}: {error}); its {batch.count} FlowFiles go "
             "one by one"
         )
-    message = f"{member.plan.type_name} '{member.plan.name}': {problem}"
-    log_once_per_reason(log, message, "")
-    member.bulletin(" ".join(message.split()))
+    member.refused(problem)
     return None
 
 
@@ -228,26 +224,15 @@ def unpacks(member: Member, batch: FlowFileBatch, queue_id: str) -> bool:
     Batches are taken by the larger ``batch_max_batched_flowfiles`` because they cost a task
     bytes, not objects. Unpacked, each FlowFile is an object of a few KB, so a task unpacks at
     most ``batch_max_flowfiles`` of them (at least one batch); the others go back to their
-    queue whole (:func:`write_deferred`), ready for the next micro-batch.
+    queue whole (``_Task`` writes them back), ready for the next micro-batch.
     """
     task = member.task
-    limit = task.spec.settings.batch_max_flowfiles
+    limit = task.unpack_limit
     if member.deferred_batches or (task.unpacked and task.unpacked + batch.count > limit):
         member.deferred_batches.append(QueuedBatch(batch, queue_id))
         return False
     task.unpacked += batch.count
     return True
-
-
-def write_deferred(member: Member) -> None:
-    """Write the batches *member* deferred back to their queues, one segment each."""
-    task = member.task
-    queues = task.spec.plan.queue_members
-    for deferred in member.deferred_batches:
-        # a pipelined connection's batches wait in the member's park queue
-        queue_id = deferred.queue_id
-        kept = queue_id if queue_id in queues else park_queue_id(member.plan.component_id)
-        task.enqueue_batch(kept, deferred.batch)
 
 
 def drain_batches(member: Member) -> None:
@@ -263,9 +248,14 @@ def drain_batches(member: Member) -> None:
         staged.clear()
         # A batch never overtakes FlowFiles waiting to go one by one (a batch declined before
         # it, single FlowFiles ahead in the queue): queue order, and the state each leaves.
-        if whole and not member.deferred_batches and not member.pending:
+        if not whole:
+            member.declined("a relationship does not lead to exactly one place", batch.count)
+        elif member.deferred_batches or member.pending:
+            member.declined("an earlier batch went one by one", batch.count)
+        else:
             parts = _transformed(member, context, batch)
         if parts is not None and _retries(member, [route for route, _, _ in parts]):
+            member.declined("a relationship it sent FlowFiles to is retried", batch.count)
             parts = None  # retried FlowFiles go back one by one, through a session
         if parts is None:
             # User code that ran for this batch must not run again in a later attempt: a
@@ -286,7 +276,7 @@ def drain_batches(member: Member) -> None:
         member.consumed += batch.count
         # Queue positions as the one-by-one path gives them: in input order across the parts.
         first_index = member.task.take_queue_indices(batch.count)
-        now = now_ms()
+        now = member.now()
         onward: list[tuple[str, FlowFileBatch, np.ndarray]] = []
         for route, rows, before in parts:
             dropped = not member.plan.routes.get(route.relationship)
@@ -418,7 +408,7 @@ def sent_runs(
 ) -> list[ProvenanceEventRun]:
     """:func:`record_effects`, the SEND runs returned instead of recorded."""
     member.carry_out_after_commit(effects.publications, effects.logs)
-    now = now_ms()
+    now = member.now()
     return [send_run(member, sent, now, queues.get(id(sent.batch))) for sent in effects.sends]
 
 
@@ -457,7 +447,7 @@ def dropped_run(
         ProvenanceEventType.DROP,
         before,
         after,
-        now_ms(),
+        member.now(),
         details=runs.auto_terminated_details(relationship),
         source_queue_identifier=queue_id,
     )
@@ -467,7 +457,7 @@ def record_attribute_changes(
     member: Member, before: FlowFileBatch, after: FlowFileBatch, queue_id: str
 ) -> None:
     """ATTRIBUTES_MODIFIED for each FlowFile whose attributes changed, as one run."""
-    member.task.events.extend(attribute_runs(member, before, after, now_ms(), queue_id))
+    member.task.events.extend(attribute_runs(member, before, after, member.now(), queue_id))
 
 
 def attribute_runs(

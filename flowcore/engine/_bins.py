@@ -57,14 +57,17 @@ def bins_batches(member: Member, *, end_of_input: bool) -> bool:
         return False
     if member.pending or not pending or not _originals_whole(member):
         return False
+    count = sum(p.batch.count for p in pending)
     try:
         binning = processor.bin_batches(
             member.context, [p.batch for p in pending], end_of_input=end_of_input
         )
-    except Exception:  # the one-by-one path bins them again and reports what goes wrong
+    except Exception as error:  # the one-by-one path bins them again and reports what goes wrong
         log.debug("%s could not bin batches", member.plan.name, exc_info=True)
+        member.declined(f"bin_batches raised {error!r}", count)
         return False
     if binning is None:
+        member.declined("bin_batches returned None", count)
         return False
     member.pending_batches = []
 
@@ -106,17 +109,19 @@ def merge_batch_bin(member: Member, ready: ReadyBin) -> None:
     bin_.size = sum(b.bytes for _, b in ready.batches)
     bin_.reason = EvictionReason(ready.reason)
     session = member.session()
+    why = "merge_batches returned None"
     try:
         outcome = processor.merge_batches(
             member.context, session, [b for _, b in ready.batches], bin_
         )
         if outcome is not None:
             session.commit()
-    except Exception:
+    except Exception as error:
         log.debug("%s could not merge a bin of batches", member.plan.name, exc_info=True)
         session.rollback()
-        outcome = None
+        outcome, why = None, f"merge_batches raised {error!r}"
     if outcome is None:
+        member.declined(why, bin_.entries)
         member.merge_bins([ready.materialized()])
         return
     relationship, changes = outcome

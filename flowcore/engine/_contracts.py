@@ -2,11 +2,14 @@
 
 The processor kinds' drivers (:mod:`._batches` per FlowFile, :mod:`._bins` binning,
 :mod:`._source_batches` sources, :mod:`._sink_batches` two-phase sinks) work on a
-:class:`Member` and reach the rest of the task only through its :class:`StageTask`: FlowFile
-ids and queue positions, the events it records, delivery to the next member or a durable queue,
-its content, its effects and the flow's services. :class:`~flowcore.engine._member.TaskMember`
-and :class:`~flowcore.engine.task._Task` implement them; the drivers import neither, so the
-engine's modules import one way only.
+:class:`Member` and reach the rest of the task only through its :class:`BatchTask`: queue
+positions, the events it records, delivery to the next member or a durable queue. A member of
+an engine task has a :class:`StageTask`, which adds FlowFile ids, content, effects and the
+flow's services. :class:`~flowcore.engine._member.TaskMember` and
+:class:`~flowcore.engine.task._Task` implement them; the drivers import neither, so the
+engine's modules import one way only. The test harness implements :class:`Member` and
+:class:`BatchTask` over its in-memory repositories (``flowcore.testing._batches``), so
+``TestRunner(batches=True)`` runs the drivers the engine runs.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from flowcore.session.process_session import ProcessSession
 from repositories.effects import EffectFileWriter
 from repositories.records import Bulletin
 
-__all__ = ["Member", "Recorded", "StageTask"]
+__all__ = ["BatchTask", "Member", "Recorded", "StageTask"]
 
 #: What a task records: single events and a batch's runs (``InterleavedRuns``, which an earlier
 #: engine made to imitate one-by-one order, no task makes any more; the event files still
@@ -47,7 +50,45 @@ __all__ = ["Member", "Recorded", "StageTask"]
 Recorded = ProvenanceEvent | ProvenanceEventRun | InterleavedRuns
 
 
-class StageTask(Protocol):
+class BatchTask(Protocol):
+    """What a processor kind's driver needs from the task its member runs in."""
+
+    #: the events recorded so far (an engine task writes them to event files as they fill)
+    events: list[Recorded]
+    ready_bins: list[ReadyBin]
+    sink_messages: list[tuple[str, bytes]]
+    #: FlowFiles of batches unpacked into objects (bounded by :attr:`unpack_limit`)
+    unpacked: int
+
+    @property
+    def batch_time(self) -> int:
+        """The queue date of what this task hands on (epoch ms)."""
+        ...
+
+    @property
+    def unpack_limit(self) -> int:
+        """How many FlowFiles of batches the task may unpack (``batch_max_flowfiles``)."""
+        ...
+
+    @property
+    def members(self) -> Mapping[str, Member]:
+        """The stage's members by component id, in stage order: where routes deliver."""
+        ...
+
+    def take_ids(self, count: int) -> int:
+        """Reserve *count* consecutive FlowFile ids (a source's batch); return the first."""
+        ...
+
+    def take_queue_indices(self, count: int) -> int:
+        """Reserve *count* consecutive queue positions; return the first."""
+        ...
+
+    def enqueue_batch(self, queue_id: str, batch: FlowFileBatch) -> None:
+        """Add a whole batch to a durable queue."""
+        ...
+
+
+class StageTask(BatchTask, Protocol):
     """What a member needs from its task attempt."""
 
     spec: TaskSpec
@@ -55,45 +96,22 @@ class StageTask(Protocol):
     effects: EffectFileWriter
     block_views: BlockViews
     uuid_salt: str
-    #: the events recorded so far, written to event files as they fill (see ``pump``)
-    events: list[Recorded]
     bulletins: list[Bulletin]
     #: (source component, work item key) listed but not read: back into its listing
     unread: list[tuple[str, str]]
-    ready_bins: list[ReadyBin]
-    sink_messages: list[tuple[str, bytes]]
     #: files committed sessions staged, not yet visible (a sink's conflict check sees them)
     staged_targets: set[str]
-    #: FlowFiles of batches unpacked into objects (bounded by ``batch_max_flowfiles``)
-    unpacked: int
-
-    @property
-    def members(self) -> Mapping[str, Member]:
-        """The stage's members by component id, in stage order: where routes deliver."""
-        ...
 
     def next_id(self) -> int:
         """A new FlowFile id."""
-        ...
-
-    def take_ids(self, count: int) -> int:
-        """Reserve *count* consecutive FlowFile ids; return the first."""
         ...
 
     def next_queue_index(self) -> int:
         """A new queue position."""
         ...
 
-    def take_queue_indices(self, count: int) -> int:
-        """Reserve *count* consecutive queue positions; return the first."""
-        ...
-
     def enqueue(self, queue_id: str, flowfile: FlowFile) -> None:
         """Add a FlowFile to a durable queue."""
-        ...
-
-    def enqueue_batch(self, queue_id: str, batch: FlowFileBatch) -> None:
-        """Add a whole batch to a durable queue."""
         ...
 
     def pump(self, source: Member) -> None:
@@ -112,7 +130,6 @@ class StageTask(Protocol):
 class Member(Protocol):
     """What a processor kind's driver needs of the stage member it runs."""
 
-    task: StageTask
     plan: MemberPlan
     processor: Processor
     component: ComponentInfo
@@ -134,8 +151,17 @@ class Member(Protocol):
     uuid_salt: str
     uuid_sequences: dict[str, list[Any]]
 
+    @property
+    def task(self) -> BatchTask:
+        """The task the member runs in."""
+        ...
+
     def now(self) -> int:
-        """The current time (epoch ms)."""
+        """The current time (epoch ms): of events, bins and retries."""
+        ...
+
+    def declined(self, why: str, count: int) -> None:
+        """A batch form left *count* FlowFiles to the one-by-one path, for reason *why*."""
         ...
 
     def session(self) -> ProcessSession:
@@ -151,8 +177,11 @@ class Member(Protocol):
         """Record staged files and lines, carried out after the stage run commits."""
         ...
 
-    def bulletin(self, message: str, level: str = "ERROR") -> None:
-        """Report *message* on the processor's bulletin board."""
+    def refused(self, problem: str) -> None:
+        """A batch form returned what the engine cannot take: a bulletin names *problem*.
+
+        Its FlowFiles then go one by one; the test harness fails the test instead.
+        """
         ...
 
     def merge_bins(self, bins: Sequence[ReadyBin]) -> None:

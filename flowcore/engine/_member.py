@@ -334,6 +334,16 @@ class TaskMember:
     def session(self) -> ProcessSession:
         return ProcessSession(self)
 
+    def declined(self, why: str, count: int) -> None:
+        """A batch form's decline: its FlowFiles go one by one (the debug log says why)."""
+        del why, count
+
+    def refused(self, problem: str) -> None:
+        """A batch form's result the engine cannot take: logged once, and a bulletin."""
+        message = f"{self.plan.type_name} '{self.plan.name}': {problem}"
+        log_once_per_reason(log, message, "")
+        self.bulletin(" ".join(message.split()))
+
     def bulletin(self, message: str, level: str = "ERROR") -> None:
         self.task.bulletins.append(
             Bulletin(now_ms(), self.plan.component_id, self.plan.name, level, message)

@@ -46,11 +46,14 @@ def write_sink_batches(member: Member) -> None:
         context = BatchContext(member.context, member)
         sink = member.processor
         assert isinstance(sink, TwoPhaseSink)  # a sink member's
+        why = "write_batches returned None"
         try:
             message = sink.write_batches(context, [p.batch for p in pending])
-        except Exception:  # write() runs them again, with bulletins and penalties
+        except Exception as error:  # write() runs them again, with bulletins and penalties
             log.debug("%s declined its batches by failing", member.plan.name, exc_info=True)
+            why = f"write_batches raised {error!r}"
         if message is None:
+            member.declined(why, sum(p.batch.count for p in pending))
             context.discard()
         else:
             _written(member, pending, context)

@@ -26,7 +26,7 @@ import attrs
 
 import repositories.segments as segment_files
 from flowcore.clock import now_ms
-from flowcore.engine._batches import drain_batches, unpacks, write_deferred
+from flowcore.engine._batches import drain_batches, unpacks
 from flowcore.engine._block_views import counted_once, recorded_events
 from flowcore.engine._bulletins import running
 from flowcore.engine._content import TaskContent
@@ -201,6 +201,16 @@ class _Task:
         first = next(self._positions)
         self._positions = itertools.count(first + count)
         return first
+
+    @property
+    def batch_time(self) -> int:
+        """The queue date of what this task hands on (epoch ms)."""
+        return self.spec.batch_time
+
+    @property
+    def unpack_limit(self) -> int:
+        """How many FlowFiles of batches the task may unpack (``batch_max_flowfiles``)."""
+        return self.spec.settings.batch_max_flowfiles
 
     def pump(self, source: TaskMember) -> None:
         """Process the batches *source* handed on now, through the members after it.
@@ -484,6 +494,15 @@ class _Task:
             wait = SegmentWait(max(returned.retry_at, hint), long=True, in_bins=True)
             self._write(returned.queue_id, returned.batch, wait)
 
+    def _write_deferred(self, member: TaskMember) -> None:
+        """Write the batches *member* deferred (over ``unpack_limit``) back, one segment each."""
+        queues = self.spec.plan.queue_members
+        for deferred in member.deferred_batches:
+            # a pipelined connection's batches wait in the member's park queue
+            queue_id = deferred.queue_id
+            kept = queue_id if queue_id in queues else park_queue_id(member.plan.component_id)
+            self.enqueue_batch(kept, deferred.batch)
+
     def _merge_a_lone_bin(self, member: TaskMember) -> None:
         """Merge here a ready bin that has no sibling: a second pass would gain nothing."""
         mine = [b for b in self.ready_bins if b.member == member.plan.component_id]
@@ -526,7 +545,7 @@ class _Task:
                     wait = SegmentWait(at, long=waits_long, in_bins=binning, held=held)
                     self._write(queue_id, [f for f, _ in chunk], wait)
         for member in self.members.values():  # after what they return: later in queue order
-            write_deferred(member)
+            self._write_deferred(member)
         self.write_events()
         if self._flush is not None:
             try:

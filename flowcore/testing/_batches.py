@@ -1,70 +1,78 @@
-"""The test harness's batch mode: a processor's batch forms run as an engine task runs them.
+"""The test harness's batch mode: the engine's own kind drivers, run over the harness.
 
 ``TestRunner(processor, batches=True)`` triggers a processor the way a task of the engine does
-when FlowFiles arrive as :class:`~flowcore.flowfile_batch.FlowFileBatch` values
-(``flowcore/engine/_batches.py`` and ``_bins.py``). Each trigger takes every ready FlowFile:
+when FlowFiles arrive as :class:`~flowcore.flowfile_batch.FlowFileBatch` values. It does not
+copy the engine: each trigger lays the ready FlowFiles out as batches
+(:mod:`flowcore.testing._as_batches`) and hands them to the driver of the processor's kind,
+the code an engine task runs (:func:`~flowcore.engine._batches.drain_batches` per FlowFile,
+:func:`~flowcore.engine._bins.bins_batches` binning,
+:func:`~flowcore.engine._sink_batches.write_sink_batches` two-phase sinks), through a
+:class:`~flowcore.engine._contracts.Member` and
+:class:`~flowcore.engine._contracts.BatchTask` over the runner:
 
-* a per-FlowFile processor gets them through ``transform_batch``; its routes become transfers,
-  with the provenance the engine records for them (ATTRIBUTES_MODIFIED where attributes changed,
-  CONTENT_MODIFIED where the batch form wrote new contents, ROUTE for a reported route),
-  unfolded into per-FlowFile events, and claimant counts move to new contents as a commit
-  moves them;
-* a binning processor gets them through ``bin_batches``; each ready bin is merged by
-  ``merge_batches`` and its originals move on whole; FlowFiles of open bins go back to the queue;
-* a two-phase sink gets them through ``write_batches``, as much at a time as one trigger of
-  its ``on_trigger`` takes, each part committed and published at once; a batch form's staged
-  files, deferred lines and SEND reports (its ``BatchContext``) are carried out when its batch
-  goes whole and deleted when it declines;
+* each declared relationship is one place, the runner's transfer list, unless auto-terminated
+  (then the driver drops what goes there, a DROP for each FlowFile as one run);
+* the events the driver records are registered when the trigger ends, unfolded into single
+  events, and claimant counts settle as a commit settles them: the FlowFiles it took whole
+  release their claims, those it handed on hold theirs;
+* what a batch form staged and reported is carried out at once, as the harness commits a
+  session; its state is the runner's;
+* what a batch form declines is put back at the front of the queue and triggered one
+  FlowFile at a time, as the engine does, and :class:`BatchUse` records why (the driver
+  reports it through ``Member.declined``);
+* a two-phase sink writes as much at a time as one trigger of its ``on_trigger`` takes, each
+  part committed (``commit_at_once``) and published at once;
 * sessions take batches, so a processor that makes its children as one (``fork_batch``, as
-  SplitText does) transfers them whole;
-* what goes to an auto-terminated relationship (``TestRunner.auto_terminate``) is dropped
-  whole, with a DROP for each FlowFile as one run, and counted, as the engine drops it;
-* whatever a batch form declines (returns None, or raises) is triggered one FlowFile at a time,
-  as the engine does, and :class:`BatchUse` says why.
+  SplitText does) transfers them whole; sources are triggered as usual (their batch forms read
+  work items in engine tasks: test those through a flow).
 
-The FlowFiles reach the batch forms as batches laid out by :mod:`flowcore.testing._as_batches`.
 A batch form whose routes do not hold each FlowFile exactly once, name an undeclared
 relationship, or change more than attributes and contents written through the batch form's
-context, fails the engine's own check (:mod:`flowcore.engine._routes`): the engine reports it
-as a bulletin and runs those FlowFiles one by one, the harness raises it as an
-``AssertionError``, as it does the processor's other errors. :mod:`flowcore.testing._agreement`
+context, fails the engine's own check (:mod:`flowcore.engine._routes`): the engine reports
+it as a bulletin and runs those FlowFiles one by one; in the harness a bulletin is an
+``AssertionError``, as the processor's other errors are. :mod:`flowcore.testing._agreement`
 compares a batch-form run with the one-by-one run of the same input
 (``TestRunner.assert_batch_form_agrees``).
 """
 
 from __future__ import annotations
 
+import sys
+from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
-import numpy as np
 
-from flowcore.binning import Bin, BinLimits
-from flowcore.engine._batches import (
-    attributes_changed,
-    batch_run,
-    content_changed,
-    route_runs,
-    send_run,
-)
-from flowcore.engine._routes import checked_routes
-from flowcore.errors import BatchResultError
+from flowcore.binning import Bin, BinLimits, EvictionReason
+from flowcore.compiler.plan import MemberPlan, Route
+from flowcore.engine._batches import drain_batches
+from flowcore.engine._bins import bins_batches
+from flowcore.engine._held import QueuedBatch, ReturnedBatch
+from flowcore.engine._sink_batches import write_sink_batches
 from flowcore.flowfile import FlowFile, ResourceClaim
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.processor import Processor, ProcessorKind
-from flowcore.processor_kinds import HARNESS_WRITE
-from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun, ProvenanceEventType
-from flowcore.relationship import SUCCESS
+from flowcore.processor_kinds import HARNESS_WRITE, BinningProcessor, TwoPhaseSink
+from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun
 from flowcore.session._effects import emit
-from flowcore.session._runs import auto_terminated_details
-from flowcore.session.batch_context import BatchContext, BatchEffects, BatchRoute, SentRows
+from flowcore.session.host import QueuedFlowFile, StateMap
 from flowcore.testing._as_batches import batches_of
+from repositories.disposals import dispose
 from repositories.effects import publish
 
 if TYPE_CHECKING:
+    from flowcore.engine._contracts import Recorded
+    from flowcore.engine.wire import ReadyBin
     from flowcore.process_context import ProcessContext
-    from flowcore.session.host import ComponentInfo, StateMap
+    from flowcore.session.host import (
+        ComponentInfo,
+        Disposal,
+        LogLine,
+        Publication,
+        RetryPolicy,
+    )
     from flowcore.session.process_session import ProcessSession
     from repositories.memory import MemoryContentRepository, MemoryProvenanceRepository
 
@@ -88,7 +96,7 @@ class BatchUse:
 
     Attributes:
         whole: FlowFiles a batch form took whole (``transform_batch`` routes, originals of bins
-            merged by ``merge_batches``).
+            merged by ``merge_batches``, FlowFiles ``write_batches`` wrote).
         forked: FlowFiles made as one batch in a session (``fork_batch``) and transferred whole
             (or dropped whole on an auto-terminated relationship).
         declined: why each batch or bin a batch form declined went one FlowFile at a time.
@@ -112,6 +120,9 @@ class BatchHost(Protocol):
     content: MemoryContentRepository
     provenance: MemoryProvenanceRepository
     batch_use: BatchUse
+    retry_policy: RetryPolicy | None
+    uuid_salt: str
+    uuid_sequences: dict[str, list[Any]]
 
     @property
     def context(self) -> ProcessContext:
@@ -138,12 +149,20 @@ class BatchHost(Protocol):
         """Put FlowFiles back at the front of the queue, in the order given."""
         ...
 
+    def take_flowfile_ids(self, count: int) -> int:
+        """*count* consecutive new FlowFile ids; the first."""
+        ...
+
     def take_queue_indices(self, count: int) -> int:
         """*count* consecutive queue positions; the first."""
         ...
 
     def record_transfers(self, outputs: Sequence[tuple[str, FlowFile]], *, claimants: bool) -> None:
         """Record FlowFiles as transferred, in order (counting their claims when new)."""
+        ...
+
+    def destinations(self, relationship: str) -> int:
+        """How many places *relationship* leads to."""
         ...
 
     def is_auto_terminated(self, relationship: str) -> bool:
@@ -170,8 +189,21 @@ class BatchHost(Protocol):
         """Remove those of *resource_claims* nothing claims any more (as a commit does)."""
         ...
 
+    def reserve(self, target: str) -> bool:
+        """Whether a sink may stage *target* (always, in the harness)."""
+        ...
 
-# --- events -----------------------------------------------------------------------------------
+    def stage_file(self, directory: Path) -> Path:
+        """A hidden temporary in *directory* for a sink to write."""
+        ...
+
+    def staged(self, target: str) -> bool:
+        """Whether *target* is staged and not yet published."""
+        ...
+
+    def lowest_logged_level(self, logger: str) -> int:
+        """The lowest level *logger* emits."""
+        ...
 
 
 def unfolded(events: Sequence[ProvenanceEvent | ProvenanceEventRun]) -> list[ProvenanceEvent]:
@@ -186,48 +218,227 @@ def unfolded(events: Sequence[ProvenanceEvent | ProvenanceEventRun]) -> list[Pro
     ]
 
 
-def _dropped(
-    host: BatchHost, relationship: str, before: FlowFileBatch, after: FlowFileBatch, now: int
-) -> list[ProvenanceEvent]:
-    """Drop *after* (taken as *before*) on auto-terminated *relationship*, as the engine does.
+# --- the driver's task and member, over the runner --------------------------------------------
 
-    They are counted; their DROPs (one run, unfolded) are returned.
+
+class _HarnessTask:
+    """The :class:`~flowcore.engine._contracts.BatchTask` of one trigger: the runner's lists.
+
+    A route's queue is a relationship: what the driver hands on is transferred there.
     """
-    host.record_drops(relationship, after.count, after.bytes)
-    if not after.count:
-        return []
-    run = batch_run(
-        host,  # type: ignore[arg-type]  # batch_run reads only its component
-        ProvenanceEventType.DROP,
-        before,
-        after,
-        now,
-        details=auto_terminated_details(relationship),
-        source_queue_identifier=INPUT_QUEUE,
-    )
-    return run.events()
+
+    #: The harness unpacks every batch a batch form declines: no later micro-batch takes it.
+    unpack_limit = sys.maxsize
+
+    def __init__(self, host: BatchHost) -> None:
+        self._host = host
+        self.events: list[Recorded] = []
+        self.ready_bins: list[ReadyBin] = []
+        self.sink_messages: list[tuple[str, bytes]] = []
+        self.unpacked = 0
+        self.batch_time = host.now()
+        self.members: Mapping[str, _HarnessMember] = {}  # no member follows: routes end here
+
+    def take_ids(self, count: int) -> int:
+        """*count* consecutive FlowFile ids of the runner."""
+        return self._host.take_flowfile_ids(count)
+
+    def take_queue_indices(self, count: int) -> int:
+        """*count* consecutive queue positions of the runner."""
+        return self._host.take_queue_indices(count)
+
+    def enqueue_batch(self, queue_id: str, batch: FlowFileBatch) -> None:
+        """Transfer *batch* to relationship *queue_id*, each FlowFile holding its claim."""
+        self._host.record_transfers([(queue_id, f) for f in batch.flowfiles()], claimants=True)
+
+
+class _HarnessMember:
+    """The :class:`~flowcore.engine._contracts.Member` of one trigger, over the runner.
+
+    Its context, state and sessions are the runner's; its plan routes each declared
+    relationship to the runner's transfers (or to none when auto-terminated). What the
+    driver puts back (declined FlowFiles, open bins) goes back to the runner's queue in
+    :meth:`finish`, which also registers the events and settles claimant counts.
+    """
+
+    def __init__(self, host: BatchHost, flowfiles: Sequence[FlowFile]) -> None:
+        self._host = host
+        self.task = _HarnessTask(host)
+        self.processor = host.processor
+        self.component = host.component
+        self.content = host.content
+        self.context = host.context
+        names = self.processor.relationship_names()
+        self.plan = MemberPlan(
+            component_id=self.component.id,
+            name=self.component.name,
+            type_name=self.component.type,
+            processor=self.processor,
+            routes={n: tuple(Route(n, None) for _ in range(host.destinations(n))) for n in names},
+            auto_terminated=frozenset(n for n in names if host.is_auto_terminated(n)),
+            has_input=True,
+        )
+        self.pending: deque[QueuedFlowFile] = deque()
+        self.deferred_batches: list[QueuedBatch] = []
+        self.returned_batches: list[ReturnedBatch] = []
+        self.transfers: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        self.consumed = 0
+        self.new_state: dict[str, str] | None = None
+        self.retry_policy = host.retry_policy
+        self.yield_ms = 0  # FlowFiles a binning processor did not take are put back at once
+        self.uuid_salt = host.uuid_salt
+        self.uuid_sequences = host.uuid_sequences
+        held = batches_of(flowfiles, host.content)
+        self.pending_batches = [QueuedBatch(batch, INPUT_QUEUE) for batch, _ in held]
+        #: the FlowFiles taken, as laid out in batches: what a whole batch releases
+        self.taken = [f for _, run in held for f in run]
+        #: ids of the taken FlowFiles put back on the queue (declined, in open bins)
+        self._put_back: set[int] = set()
+
+    # --- Member -------------------------------------------------------------------------------
+
+    @property
+    def state(self) -> StateMap:
+        """The runner's state: a batch form's is stored as a session's commit stores it."""
+        return self._host.get_state()
+
+    @state.setter
+    def state(self, value: StateMap) -> None:
+        self._host.set_state(value.values)
+
+    def now(self) -> int:
+        """The harness clock."""
+        return self._host.now()
+
+    def session(self) -> ProcessSession:
+        """A session over the runner."""
+        return self._host.create_session()
+
+    def declined(self, why: str, count: int) -> None:
+        """Record why *count* FlowFiles went one by one (``TestRunner.batch_use``)."""
+        self._host.batch_use.declined.append(f"{why} for {count} FlowFile{'s' * (count != 1)}")
+
+    def refused(self, problem: str) -> None:
+        """What the engine reports as a bulletin fails the test: the batch form has a bug."""
+        raise AssertionError(problem)
+
+    def carry_out_after_commit(
+        self,
+        publications: Sequence[Publication],
+        logs: Sequence[LogLine],
+        disposals: Sequence[Disposal] = (),
+    ) -> None:
+        """Publish, dispose and log at once: the harness commit is final."""
+        for publication in publications:
+            publish(publication)
+        for disposal in disposals:
+            dispose(disposal)
+        emit(logs)
+
+    def merge_bins(self, bins: Sequence[ReadyBin]) -> None:
+        """Merge bins one FlowFile at a time: back on the queue, taken by a session each."""
+        processor = self.processor
+        assert isinstance(processor, BinningProcessor)  # bins are a binning processor's
+        for ready in bins:
+            flowfiles = [f for _, f in ready.records]
+            self.put_back(flowfiles)
+            session = self.session()
+            bin_ = Bin(ready.group, BinLimits(), ready.created_ms)
+            for flowfile in session.get(len(flowfiles)):
+                bin_.add(flowfile)
+            bin_.reason = EvictionReason(ready.reason)
+            try:
+                processor.merge_bin(self.context, session, bin_)
+                session.commit()
+            except BaseException:
+                session.rollback(penalize=True)
+                raise
+
+    def not_read(self, item: Any, error: Exception) -> None:
+        """Sources are triggered one by one in the harness: no work item is read here."""
+        msg = f"source work item {item!r} was not read: {error}"
+        raise AssertionError(msg)
+
+    # --- SessionHost, for the batch form's context ------------------------------------------
+
+    def reserve(self, target: str) -> bool:
+        """Whether a sink may stage *target* (the runner's answer)."""
+        return self._host.reserve(target)
+
+    def stage_file(self, directory: Path) -> Path:
+        """A hidden temporary in *directory* (the runner's)."""
+        return self._host.stage_file(directory)
+
+    def staged(self, target: str) -> bool:
+        """Whether *target* is staged (the runner's answer)."""
+        return self._host.staged(target)
+
+    def lowest_logged_level(self, logger: str) -> int:
+        """The lowest level *logger* emits (the runner's answer)."""
+        return self._host.lowest_logged_level(logger)
+
+    # --- the end of the trigger ---------------------------------------------------------------
+
+    def put_back(self, flowfiles: Sequence[FlowFile]) -> None:
+        """Put taken FlowFiles back at the front of the queue, in the order given."""
+        self._put_back.update(f.id for f in flowfiles)
+        self._host.requeue(flowfiles)
+
+    def finish(self) -> bool:
+        """Settle the trigger as a commit would; whether FlowFiles went back to go one by one.
+
+        Open bins' FlowFiles and those a binning processor did not take go back in queue
+        order; FlowFiles a batch form declined go back ahead of them, in their order.
+        """
+        host = self._host
+        returned = [f for r in self.returned_batches for f in r.batch.flowfiles()]
+        returned.sort(key=lambda f: (f.queue_date, f.queue_date_index))
+        declined = [queued.flowfile for queued in self.pending]
+        self.put_back([*declined, *returned])
+        host.provenance.register(unfolded(self.task.events))  # type: ignore[arg-type]
+        for relationship in self.plan.dropped:
+            count, size = self.transfers.get(relationship, (0, 0))
+            if count:
+                host.record_drops(relationship, count, size)
+        released: set[ResourceClaim] = set()
+        for flowfile in self.taken:
+            if flowfile.id not in self._put_back and flowfile.content is not None:
+                for resource_claim in flowfile.content.resource_claims:
+                    host.content.decrement_claimant_count(resource_claim)
+                    released.add(resource_claim)
+        host.remove_unclaimed(released)
+        host.batch_use.whole += self.consumed
+        return bool(declined)
 
 
 # --- triggers ---------------------------------------------------------------------------------
 
 
 def trigger_batches(host: BatchHost) -> None:
-    """One batch-mode trigger: every ready FlowFile through the processor's batch form.
+    """One batch-mode trigger: every ready FlowFile through the driver of the processor's kind.
 
-    A two-phase sink writes them with ``write_batches``, as much as one trigger of its
-    ``on_trigger`` takes, committed and published at once. Sources are triggered as usual (their
-    batch forms read work items in engine tasks; test those through a flow), their sessions
-    taking batches.
+    Sources, and a trigger with nothing ready, are triggered as usual (their sessions take
+    batches).
     """
     kind = host.processor.kind
-    if kind is ProcessorKind.BINNING:
-        _bin(host)
-    elif kind is ProcessorKind.PER_FLOWFILE:
-        _transform(host)
-    elif kind is ProcessorKind.SINK:
-        _write(host)
-    else:
+    flowfiles = host.take_ready() if kind is not ProcessorKind.SOURCE else []
+    if not flowfiles:
         host.trigger_per_flowfile()
+    elif kind is ProcessorKind.SINK:
+        _write(host, flowfiles)
+    elif kind is ProcessorKind.BINNING:
+        member = _HarnessMember(host, flowfiles)
+        if not bins_batches(member, end_of_input=False):
+            member.put_back(member.taken)
+            member.finish()
+            drain(host, once_more=True)
+            return
+        member.finish()
+    else:
+        member = _HarnessMember(host, flowfiles)
+        drain_batches(member)
+        if member.finish():
+            drain(host, once_more=False)
 
 
 def drain(host: BatchHost, *, once_more: bool) -> None:
@@ -244,260 +455,22 @@ def drain(host: BatchHost, *, once_more: bool) -> None:
         host.trigger_per_flowfile()
 
 
-def _declined(host: BatchHost, why: str, count: int) -> None:
-    host.batch_use.declined.append(f"{why} for {count} FlowFile{'s' if count != 1 else ''}")
-
-
-def _transform(host: BatchHost) -> None:
-    """``transform_batch`` over the ready FlowFiles; what it declines goes one by one.
-
-    Once a batch declines, the batches after it go one by one too, in order: a batch form that
-    sets state must not run ahead of FlowFiles still waiting (the engine holds it back too).
-    """
-    flowfiles = host.take_ready()
-    if not flowfiles:
-        host.trigger_per_flowfile()
-        return
-    processor = host.processor
-    declined: list[FlowFile] = []
-    context = BatchContext(host.context, host, host.set_state)  # type: ignore[arg-type]
-    for batch, held in batches_of(flowfiles, host.content):
-        if declined:  # FlowFiles wait ahead one by one: later ones follow them, as in a task
-            _declined(host, "an earlier batch went one by one", batch.count)
-            declined.extend(held)
-            continue
-        try:
-            result = processor.transform_batch(context, batch)
-        except Exception as error:  # a batch form declines by raising, too
-            context.discard()
-            _declined(host, f"transform_batch raised {error!r}", batch.count)
-            declined.extend(held)
-            continue
-        if result is None:
-            context.discard()
-            _declined(host, "transform_batch returned None", batch.count)
-            declined.extend(held)
-            continue
-        try:
-            routes = checked_routes(processor, batch, result, context)
-        except BatchResultError as error:  # the processor's error, as the harness raises one
-            raise AssertionError(str(error)) from error
-        _carry_out(host, context.take())
-        _send(host, batch, routes)
-        host.batch_use.whole += batch.count
-    if declined:
-        host.requeue(declined)
-        drain(host, once_more=False)
-
-
-def _carry_out(host: BatchHost, effects: BatchEffects) -> None:
-    """What a batch form staged and reported, as the harness commits a session's: at once."""
-    events = [e for sent in effects.sends for e in _sent_events(host, sent)]
-    host.provenance.register(events)
-    for publication in effects.publications:
-        publish(publication)
-    emit(effects.logs)
-
-
-def _sent_events(host: BatchHost, sent: SentRows) -> list[ProvenanceEvent]:
-    return send_run(host, sent, host.now(), INPUT_QUEUE).events()  # type: ignore[arg-type]
-
-
-def _write(host: BatchHost) -> None:
+def _write(host: BatchHost, flowfiles: list[FlowFile]) -> None:
     """A two-phase sink's ``write_batches``, as much at a time as its ``on_trigger`` takes.
 
     Each part is committed and published at once, as ``on_trigger`` does; a part the batch
     form declines is written by one ordinary trigger.
     """
-    flowfiles = host.take_ready()
-    if not flowfiles:
-        host.trigger_per_flowfile()
-        return
+    sink = host.processor
+    assert isinstance(sink, TwoPhaseSink)  # a sink's kind
     host.requeue(flowfiles)
     while host.ready_count():
         taken = host.take_ready()
         host.requeue(taken[HARNESS_WRITE:])
-        _write_part(host, taken[:HARNESS_WRITE])
-
-
-def _write_part(host: BatchHost, flowfiles: list[FlowFile]) -> None:
-    processor = host.processor
-    held = batches_of(flowfiles, host.content)
-    batches = [b for b, _ in held]
-    context = BatchContext(host.context, host)  # type: ignore[arg-type]
-    message = None
-    try:
-        message = processor.write_batches(context, batches)  # type: ignore[attr-defined]
-        why = "write_batches returned None"
-    except Exception as error:  # a batch form declines by raising, too
-        why = f"write_batches raised {error!r}"
-    if message is None:
-        context.discard()
-        _declined(host, why, len(flowfiles))
-        host.requeue([f for _, run in held for f in run])
-        host.trigger_per_flowfile()
-        return
-    _carry_out(host, context.take())
-    now = host.now()
-    outputs = []
-    drops: list[ProvenanceEvent] = []
-    for batch in batches:
-        if host.is_auto_terminated(SUCCESS.name):
-            drops.extend(_dropped(host, SUCCESS.name, batch, batch, now))
+        member = _HarnessMember(host, taken[:HARNESS_WRITE])
+        write_sink_batches(member)
+        if member.finish():
+            host.trigger_per_flowfile()
             continue
-        queued = batch.queued(now, host.take_queue_indices(batch.count))
-        outputs.extend((SUCCESS.name, f) for f in queued.flowfiles())
-    host.provenance.register(drops)
-    host.record_transfers(outputs, claimants=False)
-    host.batch_use.whole += len(flowfiles)
-    state = processor.commit_at_once(host.context, message, host.get_state().values)  # type: ignore[attr-defined]
-    host.set_state(state)
-
-
-def _send(
-    host: BatchHost,
-    batch: FlowFileBatch,
-    routes: Sequence[tuple[BatchRoute, np.ndarray, FlowFileBatch]],
-) -> None:
-    """Record checked routes as the engine moves them: input order, one event run each.
-
-    A route to an auto-terminated relationship is dropped: a DROP run after its events.
-    """
-    now = host.now()
-    first = host.take_queue_indices(batch.count)
-    events: list[ProvenanceEvent] = []
-    placed: list[tuple[int, str, FlowFile]] = []
-    for route, rows, before in routes:
-        # route_runs reads only the host's component of the member it is given
-        for run in route_runs(host, route, before, now, INPUT_QUEUE):  # type: ignore[arg-type]
-            events.extend(run.events())
-        _move_claimants(host, before, route.batch)
-        if host.is_auto_terminated(route.relationship):
-            events.extend(_dropped(host, route.relationship, before, route.batch, now))
-            continue
-        queued = attrs.evolve(route.batch, queue_date=now, queue_date_indices=first + rows)
-        placed.extend(
-            zip(rows.tolist(), [route.relationship] * len(rows), queued.flowfiles(), strict=True)
-        )
-    host.provenance.register(events)
-    placed.sort(key=lambda p: p[0])  # queue positions follow the input order, across routes
-    host.record_transfers([(r, f) for _, r, f in placed], claimants=False)
-
-
-def _move_claimants(host: BatchHost, before: FlowFileBatch, after: FlowFileBatch) -> None:
-    """Claimant counts for FlowFiles given new contents: the new claim's up, the old one's down.
-
-    As a session's commit settles them; the old claim goes once nothing claims it.
-    """
-    changed = content_changed(before, after)
-    if changed is None:
-        return
-    if changed is not True:
-        before, after = before.where(changed), after.where(changed)
-    content = host.content
-    new, old = after.claim_counts(), before.claim_counts()
-    for resource_claim, count in new.items():
-        content.increment_claimant_count(resource_claim, count)
-    for resource_claim, count in old.items():
-        content.decrement_claimant_count(resource_claim, count)
-    host.remove_unclaimed(old)
-
-
-def _attribute_events(
-    host: BatchHost, before: FlowFileBatch, after: FlowFileBatch, now: int
-) -> list[ProvenanceEvent]:
-    """ATTRIBUTES_MODIFIED for each FlowFile whose attributes changed, as the engine records."""
-    changed = attributes_changed(before, after) if before.count else None
-    if changed is None:
-        return []
-    if changed is not True:
-        before, after = before.where(changed), after.where(changed)
-    run = batch_run(
-        host,  # type: ignore[arg-type]  # batch_run reads only its component
-        ProvenanceEventType.ATTRIBUTES_MODIFIED,
-        before,
-        after,
-        now,
-        source_queue_identifier=INPUT_QUEUE,
-    )
-    return run.events()
-
-
-def _bin(host: BatchHost) -> None:
-    """``bin_batches`` over the ready FlowFiles, ready bins merged by ``merge_batches``."""
-    flowfiles = host.take_ready()
-    if not flowfiles:
-        host.trigger_per_flowfile()
-        return
-    processor = host.processor
-    held = batches_of(flowfiles, host.content)
-    laid = [f for _, run in held for f in run]
-    binning = None
-    try:
-        binning = processor.bin_batches(  # type: ignore[attr-defined]
-            host.context, [b for b, _ in held], end_of_input=False
-        )
-        why = "bin_batches returned None"
-    except Exception as error:  # a batch form declines by raising, too
-        why = f"bin_batches raised {error!r}"
-    if binning is None:
-        _declined(host, why, len(flowfiles))
-        host.requeue(laid)
-        drain(host, once_more=True)
-        return
-    for bin_ in binning.ready:
-        _merge(host, held, bin_)
-    back = [held[i][1][row] for bin_ in binning.open for i, rows in bin_.pieces for row in rows]
-    back.extend(held[i][1][row] for i, rows in binning.untaken for row in rows)
-    back.sort(key=lambda f: (f.queue_date, f.queue_date_index))
-    host.requeue(back)
-
-
-def _merge(
-    host: BatchHost, held: Sequence[tuple[FlowFileBatch, list[FlowFile]]], bin_: Bin
-) -> None:
-    """Merge a ready bin of batch cuts; if ``merge_batches`` declines, one FlowFile at a time."""
-    processor, context = host.processor, host.context
-    cuts = [held[i][0].take(rows) for i, rows in bin_.pieces]
-    session = host.create_session()
-    outcome = None
-    try:
-        outcome = processor.merge_batches(context, session, cuts, bin_)  # type: ignore[attr-defined]
-        why = "merge_batches returned None"
-        if outcome is not None:
-            session.commit()
-    except Exception as error:  # a batch form declines by raising, too
-        session.rollback()
-        outcome, why = None, f"merge_batches raised {error!r}"
-    if outcome is None:
-        members = [held[i][1][row] for i, rows in bin_.pieces for row in rows]
-        _declined(host, why, len(members))
-        host.requeue(members)
-        session = host.create_session()
-        merged = Bin(bin_.group, BinLimits(), bin_.created_ms)
-        for flowfile in session.get(len(members)):
-            merged.add(flowfile)
-        merged.reason = bin_.reason
-        try:
-            processor.merge_bin(context, session, merged)  # type: ignore[attr-defined]
-            session.commit()
-        except BaseException:
-            session.rollback(penalize=True)
-            raise
-        return
-    relationship, changes = outcome
-    now = host.now()
-    events: list[ProvenanceEvent] = []
-    outputs: list[tuple[str, FlowFile]] = []
-    for cut in cuts:
-        if host.is_auto_terminated(relationship):  # dropped as they came, as the engine does
-            events.extend(_dropped(host, relationship, cut, cut, now))
-            host.batch_use.whole += cut.count
-            continue
-        changed = cut.with_attributes(changes)
-        events.extend(_attribute_events(host, cut, changed, now))
-        queued = changed.queued(now, host.take_queue_indices(changed.count))
-        outputs.extend((relationship, f) for f in queued.flowfiles())
-    host.provenance.register(events)
-    host.record_transfers(outputs, claimants=False)
-    host.batch_use.whole += len(outputs)
+        for _, message in member.task.sink_messages:
+            host.set_state(sink.commit_at_once(host.context, message, host.get_state().values))

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from flowcore.processor import Processor
 from flowcore.relationship import SUCCESS
+from flowcore.session.host import RetryPolicy
 from flowcore.testing import TestRunner
 from flowcore.testing._batches import batches_of
 from processors import UpdateAttribute
@@ -80,3 +83,51 @@ def test_batches_after_a_declined_one_go_one_by_one_in_order() -> None:
     assert runner.state == {"last": "3"}
     assert runner.batch_use.whole == 0
     assert any("an earlier batch went one by one" in d for d in runner.batch_use.declined)
+
+
+def test_a_retried_relationship_sends_the_batch_one_by_one_as_the_engine_does() -> None:
+    """The engine's driver runs in the harness: a batch routed to a retried relationship goes
+    one by one, so each FlowFile is retried through a session and counts its tries."""
+    runner = TestRunner(UpdateAttribute(), batches=True)
+    runner.retry_policy = RetryPolicy("UpdateAttribute-1", frozenset({"success"}), 3, True, 1, 10)
+    runner.enqueue("a")
+    runner.enqueue("b")
+    runner.run()
+    assert runner.batch_use.whole == 0
+    assert runner.batch_use.declined == [
+        "a relationship it sent FlowFiles to is retried for 2 FlowFiles"
+    ]
+    runner.assert_transfer_count("success", 0)
+    assert [f.attributes["retryCount.UpdateAttribute-1"] for f in runner.queued_flowfiles] == [
+        "1",
+        "1",
+    ]
+
+
+def test_a_batch_dropped_on_an_auto_terminated_relationship_releases_its_contents() -> None:
+    """FlowFiles a batch form sends to an auto-terminated relationship are dropped as a commit
+    drops them: counted, a DROP each, and their content released."""
+    runner = TestRunner(UpdateAttribute(), batches=True)
+    runner.auto_terminate("success")
+    runner.enqueue("a")
+    runner.enqueue("bc")
+    runner.run()
+    assert runner.batch_use.whole == 2
+    assert runner.auto_terminated_count("success") == 2
+    assert [e.event_type.name for e in runner.provenance_events] == ["DROP", "DROP"]
+    assert list(runner.content.resource_claims()) == []
+
+
+def test_a_batch_form_result_that_is_not_routes_fails_the_test() -> None:
+    """What the engine reports as a bulletin (a result that is not routes at all) is an
+    AssertionError in the harness, naming the processor's problem."""
+
+    class _Lossy(UpdateAttribute):
+        def transform_batch(self, context, batch):  # type: ignore[no-untyped-def]
+            return [("success", batch.take([0]))]
+
+    runner = TestRunner(_Lossy(), batches=True)
+    runner.enqueue("a")
+    runner.enqueue("b")
+    with pytest.raises(AssertionError, match=r"_Lossy.transform_batch returned a result the "):
+        runner.run()
