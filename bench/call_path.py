@@ -20,6 +20,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # before bench/'s repositories.py
+
 OURS = ("flowcore", "processors", "repositories")
 
 

@@ -26,7 +26,7 @@ from flowcore.flowfile import FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
-from flowcore.provenance_events import InterleavedRuns, ProvenanceEvent, ProvenanceEventRun
+from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun
 from flowcore.services import MapCache
 from flowcore.session.block_views import BlockViews
 from flowcore.session.host import (
@@ -44,10 +44,8 @@ from repositories.records import Bulletin
 
 __all__ = ["BatchTask", "Member", "Recorded", "StageTask"]
 
-#: What a task records: single events and a batch's runs (``InterleavedRuns``, which an earlier
-#: engine made to imitate one-by-one order, no task makes any more; the event files still
-#: carry the type).
-Recorded = ProvenanceEvent | ProvenanceEventRun | InterleavedRuns
+#: What a task records: single events and a batch's runs.
+Recorded = ProvenanceEvent | ProvenanceEventRun
 
 
 class BatchTask(Protocol):

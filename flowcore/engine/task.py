@@ -45,7 +45,6 @@ from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.patterns import set_time_limit
 from flowcore.processor import ProcessorKind
 from flowcore.provenance_events import (
-    InterleavedRuns,
     ProvenanceEvent,
     ProvenanceEventRun,
     ProvenanceEventType,
@@ -119,7 +118,7 @@ class _Task:
         self.segment_dir = Path(spec.paths.segments)
         self._ids = itertools.count(spec.first_id)
         self._positions = itertools.count(spec.index << _INDEX_SHIFT)
-        self.events: list[ProvenanceEvent | ProvenanceEventRun | InterleavedRuns] = []
+        self.events: list[ProvenanceEvent | ProvenanceEventRun] = []
         self.event_files: list[str] = []  # written as events fill them (see pump)
         self._reached: dict[str, frozenset[str]] = {}  # see _downstream
         self.bulletins: list[Bulletin] = []

@@ -395,7 +395,7 @@ class _HarnessMember:
         returned.sort(key=lambda f: (f.queue_date, f.queue_date_index))
         declined = [queued.flowfile for queued in self.pending]
         self.put_back([*declined, *returned])
-        host.provenance.register(unfolded(self.task.events))  # type: ignore[arg-type]
+        host.provenance.register(unfolded(self.task.events))
         for relationship in self.plan.dropped:
             count, size = self.transfers.get(relationship, (0, 0))
             if count:
