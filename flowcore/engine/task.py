@@ -26,6 +26,7 @@ import attrs
 
 import repositories.segments as segment_files
 from flowcore.clock import now_ms
+from flowcore.controller_service import enabled_service
 from flowcore.engine._batches import drain_batches, unpacks, write_deferred
 from flowcore.engine._block_views import counted_once, recorded_events
 from flowcore.engine._bulletins import running
@@ -172,17 +173,14 @@ class _Task:
         return cache
 
     def controller_service(self, name: str) -> object:
-        """The service *name* as the flow declares it (shipped with the stage's plan).
+        """The service *name*, enabled: shipped with the stage's plan, enabled once per process.
+
+        What it names is enabled first (:func:`~flowcore.controller_service.enabled_service`).
 
         Raises:
-            ConfigurationError: the stage's plan has no such service.
+            ConfigurationError: the stage's plan has no such service, or it cannot be enabled.
         """
-        service = self.spec.plan.services.get(name)
-        if service is None:
-            known = sorted(self.spec.plan.services)
-            msg = f"no service named {name!r} is declared in the flow (known: {known!r})"
-            raise ConfigurationError(msg)
-        return service
+        return enabled_service(name, self.spec.plan.services)
 
     def next_id(self) -> int:
         return next(self._ids)
