@@ -41,6 +41,7 @@ from __future__ import annotations
 import atexit
 import copy
 import difflib
+import json
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
@@ -154,7 +155,9 @@ class ControllerService:
                 f"{type(self).__name__} {getattr(self, 'name', '?')!r} is a frozen definition; "
                 f"set {key!r} in on_enabled (on the enabled copy), or build a new service"
             )
-            raise attrs.exceptions.FrozenInstanceError(msg)
+            error = attrs.exceptions.FrozenInstanceError()
+            error.args = (msg,)
+            raise error
         object.__setattr__(self, key, value)
 
     def __getstate__(self) -> dict[str, Any]:
@@ -201,6 +204,15 @@ class ControllerService:
         clone = copy.copy(self)
         object.__setattr__(clone, "name", check_service_name(name))
         return clone
+
+    def fingerprint(self) -> str:
+        """Its settings apart from its name and its secrets (what a repository records).
+
+        Sensitive values are left out, so a run never writes them.
+        """
+        sensitive = {d.name for d in self.descriptors() if d.sensitive}
+        values = sorted((k, v) for k, v in self.raw_configured.items() if k not in sensitive)
+        return f"{type(self).__module__}.{type(self).__qualname__}/{json.dumps(values)}"
 
     @property
     def type_name(self) -> str:

@@ -136,6 +136,10 @@ class MapCacheService(ControllerService):
             EVICTION_STRATEGY.name: self.eviction_strategy.value,
         }
 
+    def fingerprint(self) -> str:
+        """Its settings apart from its name (what a repository records; keep the format)."""
+        return f"{type(self).__name__}/{self.maximum_cache_entries}/{self.eviction_strategy}"
+
     def renamed(self, name: str) -> MapCacheService:
         """This cache under another name."""
         return attrs.evolve(self, name=name)
