@@ -113,12 +113,15 @@ class ControllerService:
     """
 
     property_descriptors: ClassVar[tuple[PropertyDescriptor, ...]] = ()
-    #: NiFi's interfaces this service implements (simple names), which a processor's service
+    #: NiFi's interfaces this service implements (simple or fully qualified names; exports
+    #: write the qualified ones as its ``controllerServiceApis``), which a processor's service
     #: property may require.
     implements: ClassVar[tuple[str, ...]] = ()
     #: NiFi's fully qualified types this service stands for (import maps them; export writes
     #: the first).
     nifi_types: ClassVar[tuple[str, ...]] = ()
+    #: The NAR of the first NiFi type, as (group, artifact), for exports (empty: flowcore's).
+    nifi_bundle: ClassVar[tuple[str, ...]] = ()
     supports_dynamic_properties: ClassVar[bool] = False
     tags: ClassVar[tuple[str, ...]] = ()
     #: Marks controller services for code below this module (a property value may be one).
