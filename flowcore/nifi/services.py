@@ -228,7 +228,9 @@ _SPECIAL: Mapping[str, ServiceMapping] = {
 #: What each NiFi service being provided stands as, per flow being imported, by identifier;
 #: and the identifiers being provided (to name a cycle).
 _DECLARED: weakref.WeakKeyDictionary[FlowDefinition, dict[str, str]] = weakref.WeakKeyDictionary()
-_PROVIDING: weakref.WeakKeyDictionary[FlowDefinition, list[str]] = weakref.WeakKeyDictionary()
+_PROVIDING: weakref.WeakKeyDictionary[FlowDefinition, list[tuple[str, str]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def _unique(flow: FlowDefinition, wanted: str) -> str:
@@ -259,7 +261,13 @@ def _provide_peer(flow: FlowDefinition, use: ServiceUse, key: str, peer: Mapping
         )
         raise ConfigurationError(msg)
     identifier = str(peer.get("identifier") or "")
-    others = tuple(p for p in use.peers if p is not peer)
+    itself = {
+        "identifier": use.identifier,
+        "name": use.name,
+        "type": use.type,
+        "properties": use.properties,
+    }
+    others = (*(p for p in use.peers if p is not peer), itself)
     nested = ServiceUse(
         identifier, _peer_name(peer), nifi_type, peer.get("properties") or {}, (use.name,), others
     )
@@ -277,11 +285,16 @@ def _declare_registered(cls: type[ControllerService], flow: FlowDefinition, use:
     if use.identifier and use.identifier in declared:
         return declared[use.identifier]
     providing = _PROVIDING.setdefault(flow, [])
-    if use.identifier in providing:
-        around = " -> ".join(repr(i) for i in [*providing[providing.index(use.identifier) :]])
-        msg = f"controller services name each other in a cycle ({around} -> {use.name!r})"
+    ids = [identifier for identifier, _ in providing]
+    if use.identifier in ids:
+        names = [name for _, name in providing[ids.index(use.identifier) :]]
+        around = " -> ".join(repr(n) for n in [*names, use.name])
+        msg = (
+            f"controller services name each other in a cycle ({around}), so none can be "
+            "enabled first; break the cycle in NiFi"
+        )
         raise ConfigurationError(msg)
-    providing.append(use.identifier)
+    providing.append((use.identifier, use.name))
     try:
         peers = {str(p.get("identifier")): p for p in use.peers if p.get("identifier")}
         values: dict[str, str] = {}
@@ -294,7 +307,7 @@ def _declare_registered(cls: type[ControllerService], flow: FlowDefinition, use:
             values[str(key)] = text
         service = cls(_unique(flow, use.name), **values)
     finally:
-        providing.remove(use.identifier)
+        providing.pop()
     unknown = sorted(getattr(service, "_unknown", {}))
     if unknown:
         hint = service.unknown_property_message(unknown[0]).partition("; ")[2]
