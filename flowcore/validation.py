@@ -122,7 +122,7 @@ def check_parameters(flow: FlowDefinition) -> Iterator[FlowProblem]:
 
 
 def _service_label(service: object) -> str:
-    return f"service '{service.name}' ({type(service).__name__})"  # type: ignore[attr-defined]
+    return f"{type(service).__name__} service '{service.name}'"  # type: ignore[attr-defined]
 
 
 def _reference_problems(flow: FlowDefinition, subject: str, owner: object) -> Iterator[FlowProblem]:
