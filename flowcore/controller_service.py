@@ -124,6 +124,9 @@ class ControllerService:
     nifi_bundle: ClassVar[tuple[str, ...]] = ()
     supports_dynamic_properties: ClassVar[bool] = False
     tags: ClassVar[tuple[str, ...]] = ()
+    #: Whether the service holds state every task must see, committed with the sessions of
+    #: the processors using it (the map cache): such processors run one task at a time.
+    holds_shared_state: ClassVar[bool] = False
     #: Marks controller services for code below this module (a property value may be one).
     is_controller_service: ClassVar[bool] = True
 

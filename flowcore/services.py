@@ -120,6 +120,7 @@ class MapCacheService(ControllerService):
     )
     nifi_types = NIFI_TYPES
     implements = ("DistributedMapCacheClient", "AtomicDistributedMapCacheClient")
+    holds_shared_state = True
     property_descriptors = (MAXIMUM_CACHE_ENTRIES, EVICTION_STRATEGY)
     tags = ("distributed", "cache", "state", "map", "cluster")
 
