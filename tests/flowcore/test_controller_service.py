@@ -137,11 +137,14 @@ def test_a_definition_is_frozen_and_hashable(table: Path) -> None:
     assert hash(service) == hash(LookupTable("t", table_file=str(table)))
 
 
-def test_sensitive_values_never_show_in_repr_or_problems() -> None:
-    """A sensitive property's value is masked in repr and in validation problems."""
+def test_sensitive_values_never_show_in_repr_or_the_recorded_fingerprint() -> None:
+    """A sensitive property's value is masked in repr and left out of the fingerprint a
+    repository records of the flow."""
     service = LookupTable("t", table_file="x", password="hunter2")
     assert "hunter2" not in repr(service)
     assert "********" in repr(service)
+    assert "hunter2" not in service.fingerprint()
+    assert "Table File" in service.fingerprint()
 
 
 def test_a_service_property_takes_the_service_itself(table: Path) -> None:
@@ -253,8 +256,8 @@ def test_parameters_are_bound_in_service_properties(table: Path) -> None:
 
 
 def _lookup_flow(root: Path, table: Path) -> Flow:
-    flow = Flow("lookup")
-    service = flow.add_service(LookupTable("codes", table_file=str(table)))
+    flow = Flow("lookup", parameters={"table": Parameter("table", str(table))})
+    service = flow.add_service(LookupTable("codes", table_file="#{table}"))
     gen = flow.add(GenerateFlowFile(batch_size=2, code="b"), name="gen")
     look = flow.add(LookupAttribute(lookup_service=service), name="look")
     out = flow.add(PutFile(directory=str(root / "out")), name="out")
@@ -265,7 +268,8 @@ def _lookup_flow(root: Path, table: Path) -> Flow:
 
 
 def test_a_users_service_runs_in_a_flow_on_the_direct_runner(tmp_path: Path, table: Path) -> None:
-    """A processor gets the enabled service by name; each output holds the looked-up value."""
+    """A processor gets the enabled service by name, its parameter bound; each output holds
+    the looked-up value; the service is enabled once in the process."""
     flow = _lookup_flow(tmp_path, table)
     result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=Settings(sync=False))
     assert result.count("look", "success") == 2
