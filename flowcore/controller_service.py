@@ -105,7 +105,8 @@ class ControllerService:
     (see the module docstring), where attributes may be set freely.
 
     Args:
-        name: how processors' service properties name it.
+        name: how processors' service properties name it (default: the type's name;
+            ``flow.add_service(service, name=...)`` may declare it under another).
         **properties: property values by any of their names (NiFi strings or Python values).
 
     Raises:
@@ -136,9 +137,10 @@ class ControllerService:
     _parameters: Mapping[str, str | None] = {}
     _runtime: bool = False
 
-    def __init__(self, name: str, **properties: Any) -> None:
+    def __init__(self, name: str | None = None, **properties: Any) -> None:
         values: dict[str, str] = {}
         unknown: dict[str, str] = {}
+        name = type(self).__name__ if name is None else name
         object.__setattr__(self, "name", check_service_name(name))
         for key, value in properties.items():
             if value is None:

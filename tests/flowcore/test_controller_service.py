@@ -240,7 +240,8 @@ def test_add_service_takes_any_service_and_refuses_other_values(table: Path) -> 
     """Flow.add_service takes a user's service, renames on request, refuses a non-service."""
     flow = Flow("f")
     flow.add_service(LookupTable("t", table_file=str(table)), name="codes")
-    assert list(flow.services) == ["codes"]
+    flow.add_service(LookupTable(table_file=str(table)))  # named after its type
+    assert list(flow.services) == ["codes", "LookupTable"]
     with pytest.raises(FlowDefinitionError, match="takes a controller service"):
         flow.add_service(object())  # type: ignore[arg-type]
     with pytest.raises(FlowDefinitionError, match="already has a service named 'codes'"):
