@@ -54,6 +54,7 @@ from flowcore.parameters import (
     MASK,
     SENSITIVE_ALONE,
     parameter_references,
+    redact,
     reference_problem,
     substitute_parameters,
 )
@@ -430,13 +431,13 @@ class ControllerService:
         object.__setattr__(runtime, "_runtime", True)
         try:
             runtime.on_enabled(context)
-        except ConfigurationError:
-            raise
-        except Exception as error:
-            secrets = self.sensitive_values()
-            why = f"{type(error).__name__}: {error}"
-            for secret in secrets:
-                why = why.replace(secret, MASK)
+        except Exception as error:  # a user's code: one line, its secrets masked
+            why = (
+                str(error)
+                if isinstance(error, ConfigurationError)
+                else f"{type(error).__name__}: {error}"
+            )
+            why = redact(why, self.sensitive_values())
             msg = f"service {self.name!r} ({self.type_name}) could not be enabled: {why}"
             raise ConfigurationError(msg) from None
         return runtime

@@ -200,6 +200,7 @@ class FlowDefinition:
         self._connections: dict[str, Connection] = {}
         self._auto_terminated: dict[str, set[str]] = {}
         self._services: dict[str, _Service] = {}
+        self._service_ids: dict[str, str] = {}  # NiFi identifiers given (an imported flow's)
 
     # --- building -------------------------------------------------------------------------------
 
@@ -329,7 +330,9 @@ class FlowDefinition:
         self._components[component.id] = component
         return component
 
-    def add_service(self, service: _Service, name: str | None = None) -> _Service:
+    def add_service(
+        self, service: _Service, name: str | None = None, *, id: str | None = None
+    ) -> _Service:
         """Declare a controller service that processors name in a service property.
 
         ``flow.add_service(MapCacheService("dedupe"))``, then
@@ -342,6 +345,8 @@ class FlowDefinition:
         Args:
             service: the service definition.
             name: declare it under this name instead of its own.
+            id: its NiFi identifier (an imported service keeps its own, which an export
+                writes back); by default one is derived from the flow's and service's names.
 
         Returns:
             The service as declared (the handle processors may take).
@@ -361,7 +366,14 @@ class FlowDefinition:
             msg = f"flow '{self.name}' already has a service named {service.name!r}; pick another"
             raise FlowDefinitionError(msg)
         self._services[service.name] = service
+        if id is not None:
+            self._service_ids[service.name] = id
         return service
+
+    @property
+    def service_ids(self) -> Mapping[str, str]:
+        """The NiFi identifiers given to services (:meth:`add_service`), by service name."""
+        return dict(getattr(self, "_service_ids", {}))
 
     @property
     def services(self) -> Mapping[str, _Service]:

@@ -111,8 +111,12 @@ class _Export:
         return versioned_id(self.flow.name, component_id)
 
     def service_id(self, name: str, role: str) -> str:
-        """The identifier of service *name*'s NiFi client or server (*role*)."""
-        return versioned_id(self.flow.name, "service", name, role)
+        """The identifier of service *name*'s NiFi client or server (*role*).
+
+        A service's own NiFi identifier when it has one (an imported flow's), else derived.
+        """
+        given = self.flow.service_ids.get(name) if role == "client" else None
+        return given or versioned_id(self.flow.name, "service", name, role)
 
     def end(self, component_id: str) -> dict[str, Any]:
         """A connection's ``source`` or ``destination`` (NiFi's ``ConnectableComponent``)."""

@@ -369,8 +369,15 @@ def flow_to_python(flow: FlowDefinition, *, origin: str | None = None) -> str:
     if parameters is not None:
         flow_items.append((_kw("parameters"), parameters))
     body = [_format(_Call("flow = Flow(", tuple(flow_items)))]
+    ids = flow.service_ids
     body.extend(
-        _format(_Call("flow.add_service(", ((None, writer.literal(s)),)))
+        _format(
+            _Call(
+                "flow.add_service(",
+                ((None, writer.literal(s)),)
+                + (((_kw("id"), _quote(ids[s.name])),) if s.name in ids else ()),
+            )
+        )
         for s in flow.services.values()
     )
     body.append("")

@@ -316,7 +316,7 @@ def _declare_registered(cls: type[ControllerService], flow: FlowDefinition, use:
             f"flowcore's {cls.__name__} does not have{f' ({hint})' if hint else ''}"
         )
         raise ConfigurationError(msg)
-    name = flow.add_service(service).name
+    name = flow.add_service(service, id=use.identifier or None).name
     if use.identifier:
         declared[use.identifier] = name
     return name

@@ -343,3 +343,7 @@ def test_any_service_exports_under_its_nifi_type_without_its_secrets(
     again = Flow.from_nifi(json.loads(json.dumps(document)), type_map={"LookupUser": LookupUser})
     assert again.same_as(flow), again.describe_structure()
     assert again.services["front"].raw_configured == {"Fallback Lookup": "back", "a": "1"}
+    rewritten = export_flow(again).document["flowContents"]["controllerServices"]
+    assert {s["name"]: s["identifier"] for s in rewritten} == {  # NiFi's ids kept
+        name: s["identifier"] for name, s in services.items()
+    }

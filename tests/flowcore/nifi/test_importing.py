@@ -498,6 +498,7 @@ def test_a_registered_service_type_is_imported_with_the_services_it_names(
     assert sorted(flow.services) == ["Back", "Front"]
     assert flow.services["Front"].raw_configured == {"Fallback Lookup": "Back", "a": "#{code}"}
     assert flow.component("User").processor.configured["Lookup Service"] == "Front"
+    assert flow.service_ids == {"Front": "front", "Back": "back"}  # an export writes them
 
 
 def test_services_naming_each_other_in_a_cycle_fail_the_import(

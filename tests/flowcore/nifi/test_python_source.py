@@ -179,10 +179,11 @@ def test_any_service_is_written_with_its_properties_but_no_secret() -> None:
 
     flow = Flow("lookups")
     flow.add_service(KeyValueLookup("back", token="hunter2", b="2"))
-    flow.add_service(KeyValueLookup("front", fallback_lookup="back", token="#{token}"))
+    flow.add_service(KeyValueLookup("front", fallback_lookup="back", token="#{token}"), id="f1")
     source = flow_to_python(flow)
     assert "hunter2" not in source
     assert "from tests.flowcore.nifi._nifi_json import KeyValueLookup" in source
     assert 'KeyValueLookup("back", **{"b": "2"})' in source
     written = executed(source)
     assert written.services["front"] == flow.services["front"]
+    assert written.service_ids == {"front": "f1"}
