@@ -41,7 +41,13 @@ from flowcore.nifi.contexts import flow_parameters
 from flowcore.nifi.findings import Findings, ImportNote
 from flowcore.nifi.formats import FlowShape, NiFiDefinition, read_definition
 from flowcore.nifi.groups import Edge, FlatFlow, Key, Node, NodeKind, flatten, prune
-from flowcore.nifi.services import SERVICES, ServiceMapping, provided_identifiers, unavailable
+from flowcore.nifi.services import (
+    SERVICES,
+    ServiceMapping,
+    provided_identifiers,
+    stands_with_peers,
+    unavailable,
+)
 from flowcore.nifi.types import NIFI_PROCESSORS, simple_name
 from flowcore.parameters import Parameter, ParameterContext
 from flowcore.registry import available_processors
@@ -385,7 +391,11 @@ def _note_unused_services(
     def mapping_of(identifier: str) -> ServiceMapping | None:
         return mappings.get(simple_name(str(services[identifier][1].get("type") or "")))
 
-    in_use = {id(mapping_of(identifier)) for identifier in used if mapping_of(identifier)}
+    in_use = {
+        id(mapping_of(identifier))
+        for identifier in used
+        if stands_with_peers(mapping_of(identifier))
+    }
     for identifier, (path, data) in services.items():
         if identifier in used or id(mapping_of(identifier)) in in_use:
             continue

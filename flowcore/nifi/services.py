@@ -43,6 +43,7 @@ __all__ = [
     "ServiceUse",
     "provided_identifiers",
     "registered_mapping",
+    "stands_with_peers",
     "unavailable",
 ]
 
@@ -320,6 +321,17 @@ def _declare_registered(cls: type[ControllerService], flow: FlowDefinition, use:
     if use.identifier:
         declared[use.identifier] = name
     return name
+
+
+def stands_with_peers(mapping: ServiceMapping | None) -> bool:
+    """Whether services of *mapping* stand together (a map cache client and its server).
+
+    Hand-written mappings may pair services; a registered type's services are each their own.
+    """
+    if mapping is None:
+        return False
+    provide = mapping.provide
+    return not (isinstance(provide, functools.partial) and provide.func is _declare_registered)
 
 
 def provided_identifiers(flow: FlowDefinition) -> set[str]:

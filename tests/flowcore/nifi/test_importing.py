@@ -490,11 +490,15 @@ def test_a_registered_service_type_is_imported_with_the_services_it_names(
     monkeypatch.setitem(BUILTIN_SERVICES, "KeyValueLookup", KeyValueLookup)
     front = lookup_service("front", "Front", {"Fallback Lookup": "back", "a": "#{code}"})
     back = lookup_service("back", "Back", {"b": "2", "Token": None})
+    aside = lookup_service("aside", "Aside", {})
     user = processor("user", "User", "com.example.LookupUser", {"Lookup Service": "front"},
                      autoTerminatedRelationships=["success"])  # fmt: skip
-    root = group("top", "Top", processors=[user], controllerServices=[front, back])
+    root = group("top", "Top", processors=[user], controllerServices=[front, back, aside])
     flow = Flow.from_nifi(download(root), type_map={"LookupUser": LookupUser})
-    assert flow.notes == ()
+    assert [str(note) for note in flow.notes] == [
+        "controller service 'Aside' (SimpleKeyValueLookupService): is used by no processor: "
+        "left out"
+    ]
     assert sorted(flow.services) == ["Back", "Front"]
     assert flow.services["Front"].raw_configured == {"Fallback Lookup": "Back", "a": "#{code}"}
     assert flow.component("User").processor.configured["Lookup Service"] == "Front"
