@@ -481,10 +481,13 @@ class ServiceContext:
         """
         found = self.services.get(name)
         if found is None:
-            msg = (
-                f"service {self.name!r} asks for service {name!r}, which none of its "
-                f"properties names (it names {sorted(self.services)!r})"
-            )
+            if name in service_dependencies(self.service):
+                msg = f"service {self.name!r} names service {name!r}, which is not declared"
+            else:
+                msg = (
+                    f"service {self.name!r} asks for service {name!r}, which none of its "
+                    f"properties names (it names {sorted(self.services)!r})"
+                )
             raise ConfigurationError(msg)
         return found
 
@@ -566,7 +569,11 @@ class ServiceSet:
             for each in enabling_order(self.declared, [name]):
                 if each not in self.enabled:
                     service = self.declared[each]
-                    needed = {n: self.enabled[n] for n in service_dependencies(service)}
+                    needed = {
+                        n: self.enabled[n]
+                        for n in service_dependencies(service)
+                        if n in self.enabled
+                    }
                     self.enabled[each] = _enable(service, ServiceContext(service, needed))
             return self.enabled[name]
 

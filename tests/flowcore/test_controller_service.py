@@ -315,3 +315,10 @@ def test_the_harness_enables_services_before_run_and_disables_them_after(table: 
     assert enabled.lookup("b") == "beta"  # type: ignore[attr-defined]
     runner.disable_controller_service("codes")
     assert EVENTS[-1] == "disable codes"
+
+
+def test_a_service_naming_an_undeclared_service_fails_to_enable_in_one_line(table: Path) -> None:
+    """Enabling a service whose property names a service not declared names both."""
+    held = ServiceSet({"front": LookupTable("front", table_file=str(table), fallback_service="x")})
+    with pytest.raises(ConfigurationError, match="names service 'x', which is not declared"):
+        held.get("front")
