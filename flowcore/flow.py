@@ -29,13 +29,12 @@ from flowcore.component_settings import (
     enum_member,
     period_text,
 )
+from flowcore.controller_service import ControllerService
 from flowcore.errors import FlowDefinitionError
 from flowcore.ids import connection_id, ends_key, ends_of, reserved_id
 from flowcore.parameters import Parameter, ParameterContext
 from flowcore.processor import Processor
 from flowcore.relationship import Relationship
-from flowcore.services import MapCacheService
-from flowcore.ssl_context import StandardSSLContextService
 from flowcore.units import parse_time_period
 
 if TYPE_CHECKING:
@@ -51,8 +50,9 @@ __all__ = [
 ]
 
 #: A funnel's only exit; connections out of a funnel use it implicitly.
-#: The controller services a flow declares.
-_Service = MapCacheService | StandardSSLContextService
+#: The controller services a flow declares (MapCacheService and StandardSSLContextService
+#: among them).
+_Service = ControllerService
 
 FUNNEL_RELATIONSHIP = "success"
 
@@ -200,6 +200,7 @@ class FlowDefinition:
         self._connections: dict[str, Connection] = {}
         self._auto_terminated: dict[str, set[str]] = {}
         self._services: dict[str, _Service] = {}
+        self._service_ids: dict[str, str] = {}  # NiFi identifiers given (an imported flow's)
 
     # --- building -------------------------------------------------------------------------------
 
@@ -329,33 +330,74 @@ class FlowDefinition:
         self._components[component.id] = component
         return component
 
-    def add_service(self, service: _Service) -> _Service:
+    def add_service(
+        self, service: _Service, name: str | None = None, *, id: str | None = None
+    ) -> _Service:
         """Declare a controller service that processors name in a service property.
 
         ``flow.add_service(MapCacheService("dedupe"))``, then
-        ``DetectDuplicate(distributed_cache_service="dedupe")``; processors naming the same
-        service share it (NiFi's controller services, scoped to the flow). A
-        ``StandardSSLContextService`` is named by InvokeHTTP's ``SSL Context Service``.
+        ``DetectDuplicate(distributed_cache_service="dedupe")`` (or the returned service
+        itself as the value); processors naming the same service share it (NiFi's controller
+        services, scoped to the flow). Any :class:`~flowcore.controller_service.ControllerService`
+        is accepted, built-in or the user's own; ``StandardSSLContextService`` is named by
+        InvokeHTTP's ``SSL Context Service``.
+
+        Args:
+            service: the service definition.
+            name: declare it under this name instead of its own.
+            id: its NiFi identifier (an imported service keeps its own, which an export
+                writes back); by default one is derived from the flow's and service's names.
+
+        Returns:
+            The service as declared (the handle processors may take).
 
         Raises:
             FlowDefinitionError: it is not a service, or the flow has one of that name.
         """
-        if not isinstance(service, MapCacheService | StandardSSLContextService):
+        if not isinstance(service, ControllerService):
             msg = (
-                "Flow.add_service takes a MapCacheService or a StandardSSLContextService, "
-                f"got {service!r}"
+                "Flow.add_service takes a controller service (a ControllerService subclass, "
+                f"e.g. MapCacheService or StandardSSLContextService), got {service!r}"
             )
             raise FlowDefinitionError(msg)
+        if name is not None and name != service.name:
+            service = service.renamed(name)
         if service.name in self._services:
             msg = f"flow '{self.name}' already has a service named {service.name!r}; pick another"
             raise FlowDefinitionError(msg)
         self._services[service.name] = service
+        if id is not None:
+            self._service_ids[service.name] = id
         return service
 
     @property
+    def service_ids(self) -> Mapping[str, str]:
+        """The NiFi identifiers given to services (:meth:`add_service`), by service name."""
+        return dict(getattr(self, "_service_ids", {}))
+
+    @property
     def services(self) -> Mapping[str, _Service]:
-        """The declared services, by name."""
+        """The declared services, by name (as declared: ``#{name}`` references kept)."""
         return dict(self._services)
+
+    def resolved_service(self, name: str) -> _Service:
+        """Service *name* with the parameters it references bound.
+
+        What validation checks and the compiler ships, as :meth:`resolved_processor` is for
+        processors.
+
+        Raises:
+            KeyError: the flow declares no such service.
+        """
+        service = self._services[name]
+        names = {n for names in service.referenced_parameters().values() for n in names}
+        if not names:
+            return service
+        return service.with_parameters(self.parameters.values_for(sorted(names)))
+
+    def resolved_services(self) -> dict[str, _Service]:
+        """Every declared service with its parameters bound, by name."""
+        return {name: self.resolved_service(name) for name in self._services}
 
     def funnel(
         self,

@@ -27,7 +27,6 @@ from flowcore.expression import compile_expression, contains_expression, validat
 from flowcore.expression._evaluate import EvaluationContext
 from flowcore.expression._nodes import ResultType
 from flowcore.parameters import MASK, SensitiveText, redact
-from flowcore.services import MapCacheService
 from flowcore.units import format_time_period, parse_data_size, parse_time_period
 from flowcore.validators import ValidationResult, Validator
 
@@ -129,9 +128,11 @@ class PropertyDescriptor:
         dynamic: whether this describes a user-defined (dynamic) property.
         expected_type: the result type EL must have (e.g. BOOLEAN for a condition).
         aliases: legacy internal names still accepted (NiFi's ``migrateProperties``).
-        identifies_service: the value names a service the flow declares (NiFi's
-            ``identifiesControllerService``), e.g. a :class:`~flowcore.services.MapCacheService`;
-            validation checks the flow has it, and its stage runs serially.
+        identifies_service: the value names a controller service the flow declares (NiFi's
+            ``identifiesControllerService``): ``True``, or the name of the interface the
+            service must implement (NiFi's API name, ``"RecordReaderFactory"``). Validation
+            checks the flow has it (and that it implements the interface), and its stage runs
+            serially. The value may be given as the service object itself (its name is kept).
         flowcore_only: a property flowcore adds to a NiFi processor (MergeContent's Zero
             Copy): an export to NiFi leaves it out, since NiFi would refuse the processor.
     """
@@ -149,8 +150,15 @@ class PropertyDescriptor:
     dynamic: bool = False
     expected_type: ResultType | None = None
     aliases: tuple[str, ...] = attrs.field(default=(), converter=tuple)
-    identifies_service: bool = False
+    identifies_service: bool | str = False
     flowcore_only: bool = False
+
+    @property
+    def service_interface(self) -> str | None:
+        """The interface a service named here must implement (simple name), or None."""
+        if isinstance(self.identifies_service, str) and self.identifies_service:
+            return self.identifies_service.rsplit(".", 1)[-1]
+        return None
 
     @property
     def key(self) -> str:
@@ -188,7 +196,7 @@ class PropertyDescriptor:
         """
         if isinstance(value, str):
             return value
-        if isinstance(value, MapCacheService):  # a service property takes the service's name
+        if getattr(value, "is_controller_service", False):  # a service: its name (the handle)
             return value.name
         if not isinstance(value, bool | int | float | timedelta):
             msg = (

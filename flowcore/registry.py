@@ -1,14 +1,22 @@
-"""The processor registry: built-in processors plus those installed packages register.
+"""The registries: built-in processors and controller services plus those packages register.
 
 A package makes its processors available to flows and to ``flowcore processors`` by declaring
-them in the ``flowcore.processors`` entry-point group::
+them in the ``flowcore.processors`` entry-point group, and its controller services in the
+``flowcore.services`` group::
 
     [project.entry-points."flowcore.processors"]
     ExtractCsvFields = "mypackage.csv:ExtractCsvFields"
 
+    [project.entry-points."flowcore.services"]
+    LookupTable = "mypackage.lookup:LookupTable"
+
 :func:`available_processors` merges those with the built-ins (a plugin may not shadow a built-in);
 :func:`processor_class` looks one up by name, suggesting near names on a typo; and
 :func:`describe` renders a processor's usage page, like NiFi's documentation page.
+:func:`available_services`, :func:`service_class` (by simple name or by any NiFi type the
+service stands for, simple or fully qualified), :func:`service_for_nifi_type` and
+:func:`describe_service` do the same for controller services; a flow imported from NiFi maps a
+service type registered here onto the registered class (see :mod:`flowcore.nifi.services`).
 """
 
 from __future__ import annotations
@@ -18,31 +26,51 @@ import inspect
 import textwrap
 from importlib import metadata
 
+from flowcore.controller_service import ControllerService, interface_name
 from flowcore.errors import InvalidProcessorError, UnknownProcessorError
 from flowcore.processor import Processor
-from flowcore.properties import AllowableValue
+from flowcore.properties import AllowableValue, PropertyDescriptor
 from flowcore.relationship import Relationship
+from flowcore.services import MapCacheService
+from flowcore.ssl_context import StandardSSLContextService
 
 __all__ = [
+    "BUILTIN_SERVICES",
     "ENTRY_POINT_GROUP",
+    "SERVICE_ENTRY_POINT_GROUP",
     "available_processors",
+    "available_services",
     "describe",
+    "describe_service",
     "processor_class",
     "relationships_of",
+    "service_class",
+    "service_for_nifi_type",
 ]
 
 ENTRY_POINT_GROUP = "flowcore.processors"
+SERVICE_ENTRY_POINT_GROUP = "flowcore.services"
+
+#: flowcore's own controller services, by simple type name.
+BUILTIN_SERVICES: dict[str, type[ControllerService]] = {
+    "MapCacheService": MapCacheService,
+    "StandardSSLContextService": StandardSSLContextService,
+}
 
 
-def _load(entry: metadata.EntryPoint) -> type[Processor]:
-    origin = f"entry point {entry.name!r} ({entry.value}) in group {ENTRY_POINT_GROUP!r}"
+def _load(
+    entry: metadata.EntryPoint,
+    group: str = ENTRY_POINT_GROUP,
+    base: type = Processor,
+) -> type:
+    origin = f"entry point {entry.name!r} ({entry.value}) in group {group!r}"
     try:
         loaded = entry.load()
     except Exception as ex:  # a broken plugin: say which, and why
         msg = f"{origin} failed to load: {type(ex).__name__}: {ex}"
         raise InvalidProcessorError(msg) from ex
-    if not (inspect.isclass(loaded) and issubclass(loaded, Processor)):
-        msg = f"{origin} is {loaded!r}, not a flowcore Processor subclass"
+    if not (inspect.isclass(loaded) and issubclass(loaded, base)):
+        msg = f"{origin} is {loaded!r}, not a flowcore {base.__name__} subclass"
         raise InvalidProcessorError(msg)
     return loaded
 
@@ -120,28 +148,7 @@ def _lines(cls: type[Processor]) -> list[tuple[int, str] | tuple[int, str, int]]
         lines.append((0, f"Tags: {', '.join(cls.tags)}"))
     lines.append((0, f"Input: {cls.input_requirement.value}"))
     lines += [(0, ""), (0, "Properties:")]
-    for descriptor in cls.property_descriptors:
-        flags = []
-        if descriptor.required:
-            flags.append("required")
-        if descriptor.supports_expressions:
-            flags.append(f"EL: {descriptor.el_scope.value}")
-        if descriptor.sensitive:
-            flags.append("sensitive")
-        head = f"{descriptor.display_name} ({descriptor.key})"
-        lines.append((2, head + (f" [{', '.join(flags)}]" if flags else "")))
-        if descriptor.name != descriptor.display_name:  # what NiFi's flow JSON calls it
-            lines.append((4, f"NiFi name: {descriptor.name}"))
-        if descriptor.default is not None:
-            lines.append((4, f"default: {descriptor.default}"))
-        if descriptor.allowable_values:
-            values = " | ".join(_allowed(v) for v in descriptor.allowable_values)
-            lines.append((4, f"values: {values}"))
-        for dependency in descriptor.dependencies:
-            when = " or ".join(dependency.values) or "any value"
-            lines.append((4, f"applies when {dependency.property} is {when}"))
-        if descriptor.description:
-            lines.append((4, descriptor.description, 0))
+    lines += _property_lines(cls.property_descriptors)
     if cls.supports_dynamic_properties:
         lines.append((2, "(dynamic properties are supported)"))
     lines += [(0, ""), (0, "Relationships:")]
@@ -158,6 +165,38 @@ def _lines(cls: type[Processor]) -> list[tuple[int, str] | tuple[int, str, int]]
     return lines
 
 
+def _property_lines(
+    descriptors: tuple[PropertyDescriptor, ...],
+) -> list[tuple[int, str] | tuple[int, str, int]]:
+    """The ``Properties:`` section of a usage page."""
+    lines: list[tuple[int, str] | tuple[int, str, int]] = []
+    for descriptor in descriptors:
+        flags = []
+        if descriptor.required:
+            flags.append("required")
+        if descriptor.supports_expressions:
+            flags.append(f"EL: {descriptor.el_scope.value}")
+        if descriptor.sensitive:
+            flags.append("sensitive")
+        if descriptor.identifies_service:
+            flags.append(f"service: {descriptor.service_interface or 'any'}")
+        head = f"{descriptor.display_name} ({descriptor.key})"
+        lines.append((2, head + (f" [{', '.join(flags)}]" if flags else "")))
+        if descriptor.name != descriptor.display_name:  # what NiFi's flow JSON calls it
+            lines.append((4, f"NiFi name: {descriptor.name}"))
+        if descriptor.default is not None:
+            lines.append((4, f"default: {descriptor.default}"))
+        if descriptor.allowable_values:
+            values = " | ".join(_allowed(v) for v in descriptor.allowable_values)
+            lines.append((4, f"values: {values}"))
+        for dependency in descriptor.dependencies:
+            when = " or ".join(dependency.values) or "any value"
+            lines.append((4, f"applies when {dependency.property} is {when}"))
+        if descriptor.description:
+            lines.append((4, descriptor.description, 0))
+    return lines
+
+
 def describe(cls: type[Processor], width: int | None = None) -> str:
     """A processor's usage page: what it does, its properties, relationships and attributes.
 
@@ -167,8 +206,13 @@ def describe(cls: type[Processor], width: int | None = None) -> str:
             would wrap them back to column 0), a ``name: text`` line's rest two columns
             further; ``None`` keeps each line whole.
     """
+    return _render(_lines(cls), width)
+
+
+def _render(lines: list[tuple[int, str] | tuple[int, str, int]], width: int | None) -> str:
+    """Usage page lines as text, wrapped to *width* keeping each line's indentation."""
     out = []
-    for indent, text, *hang in _lines(cls):
+    for indent, text, *hang in lines:
         if width is None or not text:
             out.append(" " * indent + text)
             continue
@@ -182,3 +226,81 @@ def describe(cls: type[Processor], width: int | None = None) -> str:
             )
         )
     return "\n".join(out)
+
+
+# --- controller services ------------------------------------------------------------------------
+
+
+def available_services() -> dict[str, type[ControllerService]]:
+    """Every controller service type by simple name: the built-ins, then installed plugins.
+
+    Raises:
+        InvalidProcessorError: a plugin fails to load, is not a ControllerService, or reuses a
+            built-in's name.
+    """
+    found = dict(BUILTIN_SERVICES)
+    for entry in metadata.entry_points(group=SERVICE_ENTRY_POINT_GROUP):
+        if entry.name in BUILTIN_SERVICES:
+            msg = (
+                f"entry point {entry.name!r} ({entry.value}) reuses the name of a built-in "
+                "controller service; register it under another name"
+            )
+            raise InvalidProcessorError(msg)
+        found[entry.name] = _load(entry, SERVICE_ENTRY_POINT_GROUP, ControllerService)
+    return dict(sorted(found.items()))
+
+
+def service_for_nifi_type(
+    nifi_type: str, known: dict[str, type[ControllerService]] | None = None
+) -> type[ControllerService] | None:
+    """The registered service standing for NiFi type *nifi_type* (fully qualified or simple).
+
+    A type one declares in ``nifi_types`` first; then the simple name of one of those (NiFi
+    moved some services between packages: 1.x's and 2.x's map cache clients); then a
+    registered name (a user's service that declares no NiFi type).
+    """
+    services = available_services() if known is None else known
+    simple = interface_name(nifi_type)
+    for cls in services.values():
+        if nifi_type in cls.nifi_types:
+            return cls
+    for cls in services.values():
+        if simple in map(interface_name, cls.nifi_types):
+            return cls
+    return services.get(simple)
+
+
+def service_class(name: str) -> type[ControllerService]:
+    """The controller service type called *name* (its simple name or a NiFi type it stands for).
+
+    Raises:
+        UnknownProcessorError: no such service; near names are suggested.
+    """
+    known = available_services()
+    found = service_for_nifi_type(name, known)
+    if found is not None:
+        return found
+    near = difflib.get_close_matches(name, known, n=3)
+    hint = f"; did you mean {', '.join(near)}?" if near else ""
+    msg = f"no controller service named {name!r}{hint} (available: {', '.join(known)})"
+    raise UnknownProcessorError(msg)
+
+
+def describe_service(cls: type[ControllerService], width: int | None = None) -> str:
+    """A controller service's usage page: what it does, its interfaces and properties."""
+    lines: list[tuple[int, str] | tuple[int, str, int]] = [
+        (0, cls.__name__),
+        (0, "=" * len(cls.__name__)),
+        (0, _summary(cls), 0),  # type: ignore[arg-type]
+    ]
+    if cls.tags:
+        lines.append((0, f"Tags: {', '.join(cls.tags)}"))
+    if cls.implements:
+        lines.append((0, f"Implements: {', '.join(cls.implements)}"))
+    if cls.nifi_types:
+        lines.append((0, f"NiFi types: {', '.join(cls.nifi_types)}"))
+    lines += [(0, ""), (0, "Properties:")]
+    lines += _property_lines(cls.property_descriptors)
+    if cls.supports_dynamic_properties:
+        lines.append((2, "(dynamic properties are supported)"))
+    return _render(lines, width)

@@ -27,7 +27,10 @@ from collections.abc import Callable, Mapping
 import attrs
 from sortedcontainers import SortedList
 
+from flowcore.controller_service import ControllerService
 from flowcore.errors import ConfigurationError
+from flowcore.properties import AllowableValue, PropertyDescriptor
+from flowcore.validators import POSITIVE_INTEGER_VALIDATOR
 
 __all__ = ["DEFAULT_MAXIMUM_CACHE_ENTRIES", "EvictionStrategy", "MapCache", "MapCacheService"]
 
@@ -68,8 +71,25 @@ def _service_name(instance: object, attribute: attrs.Attribute, value: str) -> N
         raise ConfigurationError(msg)
 
 
+#: NiFi's DistributedMapCacheServer properties, as the service lists them.
+MAXIMUM_CACHE_ENTRIES = PropertyDescriptor(
+    "Maximum Cache Entries",
+    description="The maximum number of cache entries that the cache can hold",
+    default=str(DEFAULT_MAXIMUM_CACHE_ENTRIES),
+    required=True,
+    validators=(POSITIVE_INTEGER_VALIDATOR,),
+)
+EVICTION_STRATEGY = PropertyDescriptor(
+    "Eviction Strategy",
+    description="Determines which strategy should be used to evict values from the cache",
+    default=EvictionStrategy.LFU.value,
+    required=True,
+    allowable_values=tuple(AllowableValue(s.value) for s in EvictionStrategy),
+)
+
+
 @attrs.frozen
-class MapCacheService:
+class MapCacheService(ControllerService):
     """A local map cache that processors name by *name* (NiFi's map cache client and server).
 
     Args:
@@ -98,11 +118,32 @@ class MapCacheService:
         "org.apache.nifi.distributed.cache.server.map.DistributedMapCacheServer",
         "org.apache.nifi.distributed.cache.server.map.MapCacheServer",
     )
+    nifi_types = NIFI_TYPES
+    implements = ("DistributedMapCacheClient", "AtomicDistributedMapCacheClient")
+    holds_shared_state = True
+    property_descriptors = (MAXIMUM_CACHE_ENTRIES, EVICTION_STRATEGY)
+    tags = ("distributed", "cache", "state", "map", "cluster")
 
     @property
     def state_key(self) -> str:
         """The component id its entries are stored under in the repository's state."""
         return f"service:{self.name}"
+
+    @property
+    def raw_configured(self) -> dict[str, str]:
+        """Its settings as NiFi's properties (a frozen value, validated when built)."""
+        return {
+            MAXIMUM_CACHE_ENTRIES.name: str(self.maximum_cache_entries),
+            EVICTION_STRATEGY.name: self.eviction_strategy.value,
+        }
+
+    def fingerprint(self) -> str:
+        """Its settings apart from its name (what a repository records; keep the format)."""
+        return f"{type(self).__name__}/{self.maximum_cache_entries}/{self.eviction_strategy}"
+
+    def renamed(self, name: str) -> MapCacheService:
+        """This cache under another name."""
+        return attrs.evolve(self, name=name)
 
 
 @attrs.define(slots=True)

@@ -25,8 +25,10 @@ from pathlib import Path
 
 import attrs
 
+from flowcore.controller_service import ControllerService
 from flowcore.errors import ConfigurationError
 from flowcore.parameters import MASK
+from flowcore.properties import AllowableValue, PropertyDescriptor
 
 __all__ = ["STORE_TYPES", "TLS_PROTOCOLS", "StandardSSLContextService"]
 
@@ -71,8 +73,42 @@ def _conversion(path: str, kind: str) -> str:
     )
 
 
+def _descriptor(display: str, name: str | None = None, **more: object) -> PropertyDescriptor:
+    return PropertyDescriptor(display, name or display, **more)  # type: ignore[arg-type]
+
+
+_STORE_TYPE_VALUES = tuple(AllowableValue(t) for t in ("PEM", "PKCS12", "JKS", "BCFKS"))
+#: NiFi's StandardSSLContextService properties (display name, internal name), as it lists them.
+SSL_PROPERTIES = (
+    _descriptor("Keystore Filename"),
+    _descriptor("Keystore Password", sensitive=True),
+    _descriptor("Key Password", "key-password", sensitive=True),
+    _descriptor("Keystore Type", allowable_values=_STORE_TYPE_VALUES),
+    _descriptor("Truststore Filename"),
+    _descriptor("Truststore Password", sensitive=True),
+    _descriptor("Truststore Type", allowable_values=_STORE_TYPE_VALUES),
+    _descriptor(
+        "TLS Protocol",
+        "SSL Protocol",
+        default="TLS",
+        allowable_values=tuple(AllowableValue(p) for p in TLS_PROTOCOLS),
+    ),
+)
+#: The keyword each of :data:`SSL_PROPERTIES` maps to, by internal name.
+_KEYWORDS = {
+    "Keystore Filename": "keystore_filename",
+    "Keystore Password": "keystore_password",
+    "key-password": "key_password",
+    "Keystore Type": "keystore_type",
+    "Truststore Filename": "truststore_filename",
+    "Truststore Password": "truststore_password",
+    "Truststore Type": "truststore_type",
+    "SSL Protocol": "tls_protocol",
+}
+
+
 @attrs.frozen(repr=False)
-class StandardSSLContextService:
+class StandardSSLContextService(ControllerService):
     """Key and trust stores for TLS, named by processors (NiFi's StandardSSLContextService).
 
     Args:
@@ -123,6 +159,27 @@ class StandardSSLContextService:
     }
     #: The keywords holding secrets: masked in ``repr``, never exported or logged.
     SENSITIVE = ("keystore_password", "key_password", "truststore_password")
+    nifi_types = NIFI_TYPES
+    implements = ("SSLContextService", "SSLContextProvider", "RestrictedSSLContextService")
+    property_descriptors = SSL_PROPERTIES
+    tags = ("ssl", "tls", "keystore", "truststore", "certificate")
+
+    @property
+    def raw_configured(self) -> dict[str, str]:
+        """Its settings as NiFi's properties, by internal name.
+
+        Secrets included: never write them (exports and listings leave sensitive ones out).
+        """
+        found = {}
+        for name, keyword in _KEYWORDS.items():
+            value = getattr(self, keyword)
+            if value is not None:
+                found[name] = str.__str__(value) if isinstance(value, str) else str(value)
+        return found
+
+    def renamed(self, name: str) -> StandardSSLContextService:
+        """This service under another name."""
+        return attrs.evolve(self, name=name)
 
     def __attrs_post_init__(self) -> None:
         if not self.keystore_filename and not self.truststore_filename:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 import attrs
 
 from flowcore.component_settings import SchedulingStrategy
+from flowcore.controller_service import service_cycles
 from flowcore.cron import parse_cron
 from flowcore.errors import ConfigurationError, FlowValidationError
 from flowcore.flow import Component, ComponentKind, Connection, FlowDefinition
@@ -96,6 +97,11 @@ def check_parameters(flow: FlowDefinition) -> Iterator[FlowProblem]:
         for component in _enabled(flow)
         for names in component.processor.referenced_parameters().values()  # type: ignore[union-attr]
         for name in names
+    } | {
+        name
+        for service in flow.services.values()
+        for names in service.referenced_parameters().values()
+        for name in names
     }
     for name in sorted(referenced):
         parameter = flow.parameters.find(name)
@@ -115,21 +121,80 @@ def check_parameters(flow: FlowDefinition) -> Iterator[FlowProblem]:
             yield FlowProblem(f"parameter {name!r}", why)
 
 
-def check_services(flow: FlowDefinition) -> Iterator[FlowProblem]:
-    """Each service a processor's service property names is one the flow declares."""
+def _service_label(service: object) -> str:
+    return f"{type(service).__name__} service '{service.name}'"  # type: ignore[attr-defined]
+
+
+def _reference_problems(flow: FlowDefinition, subject: str, owner: object) -> Iterator[FlowProblem]:
+    """Problems of *owner*'s service properties (a processor's or a service's).
+
+    Each names a declared service implementing the interface the property asks for.
+    """
     declared = flow.services
+    for descriptor in owner.descriptors():  # type: ignore[attr-defined]
+        if not descriptor.identifies_service:
+            continue
+        name = owner.effective_value(descriptor)  # type: ignore[attr-defined]
+        if not name:
+            continue
+        prop = descriptor.display_name
+        interface = descriptor.service_interface
+        service = declared.get(name)
+        if service is None:
+            known = f"it has {sorted(declared)!r}" if declared else "it declares none"
+            example = (
+                f"MapCacheService({name!r})"
+                if interface in (None, "DistributedMapCacheClient")
+                else f"<a {interface}>({name!r})"
+            )
+            yield FlowProblem(
+                subject,
+                f"{prop!r} names service {name!r}, which flow '{flow.name}' does not "
+                f"declare ({known})",
+                f"declare it: flow.add_service({example})",
+            )
+        elif interface is not None and not service.implements_interface(interface):
+            yield FlowProblem(
+                subject,
+                f"{prop!r} names service {name!r} of type {type(service).__name__}, which is "
+                f"not a {interface}",
+                f"name a service implementing {interface}",
+            )
+
+
+def check_services(flow: FlowDefinition) -> Iterator[FlowProblem]:
+    """Services are declared, of the interface asked for, valid, and name no cycle.
+
+    Each processor's service property names a service the flow declares, implementing the
+    interface the property asks for (NiFi's ``identifiesControllerService(Class)``); each
+    service's own properties are valid (a sensitive value never shows) and the services it
+    names are checked the same way; services naming each other in a cycle are named.
+    """
     for component in _processors(flow):
         processor = flow.resolved_processor(component)
         assert processor is not None
-        for prop, name in processor.referenced_services().items():
-            if name not in declared:
-                known = f"it has {sorted(declared)!r}" if declared else "it declares none"
-                yield FlowProblem(
-                    str(component),
-                    f"{prop!r} names service {name!r}, which flow '{flow.name}' does not "
-                    f"declare ({known})",
-                    f"declare it: flow.add_service(MapCacheService({name!r}))",
-                )
+        yield from _reference_problems(flow, str(component), processor)
+    for name in flow.services:
+        service = flow.resolved_service(name)
+        subject = _service_label(service)
+        secrets = [
+            *service.sensitive_values(),
+            *(
+                v
+                for v in getattr(service, "_parameters", {}).values()
+                if isinstance(v, SensitiveText)
+            ),
+        ]
+        for result in service.validate():
+            yield FlowProblem(subject, redact(str(result), secrets))
+        yield from _reference_problems(flow, subject, service)
+    for cycle in service_cycles(flow.services):
+        around = " -> ".join(repr(n) for n in [*cycle, cycle[0]])
+        yield FlowProblem(
+            f"service {cycle[0]!r}",
+            f"services name each other in a cycle ({around}), so none can be enabled first",
+            "break the cycle: one of them must not name the other",
+        )
 
 
 def check_connection_relationships(flow: FlowDefinition) -> Iterator[FlowProblem]:

@@ -36,8 +36,6 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "flowcore.faults",
             "flowcore.patterns",
             "flowcore.parameters",
-            "flowcore.services",
-            "flowcore.ssl_context",
             "flowcore.ids",
             "flowcore.datasets.*",
             "repositories",
@@ -52,6 +50,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "processor API",
         (
             "flowcore.properties",
+            "flowcore.controller_service",
+            "flowcore.services",
+            "flowcore.ssl_context",
             "flowcore.validators",
             "flowcore.expression.*",
             "flowcore.processor",

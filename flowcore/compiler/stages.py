@@ -30,6 +30,7 @@ import networkx as nx
 from flowcore.compiler.expression_notes import expression_notes
 from flowcore.compiler.plan import MemberPlan, Route, StagePlan, block_reader, serial
 from flowcore.component_settings import LoadBalanceStrategy, SchedulingStrategy
+from flowcore.controller_service import enabling_order
 from flowcore.flow import Component, Connection, FlowDefinition
 from flowcore.processor import ProcessorKind
 from flowcore.queues import park_queue_id
@@ -359,13 +360,14 @@ def plan_stage(flow: FlowDefinition, durable: Mapping[str, object], stage: Stage
         if settings.prioritizers:
             prioritizers[queue_id] = settings.prioritizers
     declared = flow.services
-    services = {
-        name: declared[name]
+    named = {
+        name
         for member in members
         if member.processor is not None
         for name in member.processor.referenced_services().values()
-        if name in declared
     }
+    # The services named, and those they name, parameters bound, dependencies first.
+    services = {name: flow.resolved_service(name) for name in enabling_order(declared, named)}
     return StagePlan(
         stage.id, tuple(members), queue_members, expiration, prioritizers, services, disabled_queues
     )

@@ -27,11 +27,11 @@ from pathlib import Path
 
 import attrs
 
+from flowcore.controller_service import ControllerService
 from flowcore.errors import FlowIdentityError
 from flowcore.flow import Component, FlowDefinition
 from flowcore.queues import parked_component
 from flowcore.services import MapCacheService
-from flowcore.ssl_context import StandardSSLContextService
 from repositories.flowfile_wal import WriteAheadFlowFileRepository
 from repositories.records import Transaction
 
@@ -65,11 +65,9 @@ def _fingerprint(component: Component) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def _service_fingerprint(service: MapCacheService | StandardSSLContextService) -> str:
+def _service_fingerprint(service: ControllerService) -> str:
     """A service's settings apart from its name (and its secrets)."""
-    if isinstance(service, StandardSSLContextService):
-        return service.fingerprint()
-    return f"{type(service).__name__}/{service.maximum_cache_entries}/{service.eviction_strategy}"
+    return service.fingerprint()
 
 
 def _service_moves(record: FlowRecord, flow: FlowDefinition) -> dict[str, str]:

@@ -171,17 +171,16 @@ class _Task:
         return cache
 
     def controller_service(self, name: str) -> object:
-        """The service *name* as the flow declares it (shipped with the stage's plan).
+        """The service *name*, enabled: shipped with the stage's plan, enabled once per process.
+
+        What it names is enabled first (:func:`~flowcore.controller_service.enabled_service`).
 
         Raises:
-            ConfigurationError: the stage's plan has no such service.
+            ConfigurationError: the stage's plan has no such service, or it cannot be enabled.
         """
-        service = self.spec.plan.services.get(name)
-        if service is None:
-            known = sorted(self.spec.plan.services)
-            msg = f"no service named {name!r} is declared in the flow (known: {known!r})"
-            raise ConfigurationError(msg)
-        return service
+        from flowcore.controller_service import enabled_service  # noqa: PLC0415 (one lookup)
+
+        return enabled_service(name, self.spec.plan.services)
 
     def next_id(self) -> int:
         return next(self._ids)

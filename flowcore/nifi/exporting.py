@@ -27,10 +27,18 @@ from typing import Any
 import attrs
 
 from flowcore.component_settings import DEFAULT_MAX_BACKOFF_PERIOD, DEFAULT_RETRY_COUNT, Prioritizer
+from flowcore.controller_service import ControllerService
 from flowcore.flow import Component, ComponentKind, Connection, FlowDefinition
 from flowcore.nifi.criteria import criteria_xml
 from flowcore.nifi.layout import PROCESSOR_SIZE, Position, layout
-from flowcore.nifi.types import FLOWCORE_PACKAGE, NIFI_VERSION, NiFiBundle, NiFiType, nifi_type_of
+from flowcore.nifi.types import (
+    FLOWCORE_BUNDLE,
+    FLOWCORE_PACKAGE,
+    NIFI_VERSION,
+    NiFiBundle,
+    NiFiType,
+    nifi_type_of,
+)
 from flowcore.parameters import Parameter, ParameterContext
 from flowcore.processor import Processor
 from flowcore.services import MapCacheService
@@ -58,6 +66,8 @@ _CACHE_CLIENT_APIS = (
 )
 _FIRST_CACHE_PORT = 4557  # NiFi's default
 _SSL_BUNDLE = NiFiBundle("org.apache.nifi", "nifi-ssl-context-service-nar")
+#: The package flowcore's own services (with no NiFi type) are exported under.
+FLOWCORE_SERVICES_PACKAGE = "io.flowcore.services"
 
 
 @attrs.frozen
@@ -101,8 +111,12 @@ class _Export:
         return versioned_id(self.flow.name, component_id)
 
     def service_id(self, name: str, role: str) -> str:
-        """The identifier of service *name*'s NiFi client or server (*role*)."""
-        return versioned_id(self.flow.name, "service", name, role)
+        """The identifier of service *name*'s NiFi client or server (*role*).
+
+        A service's own NiFi identifier when it has one (an imported flow's), else derived.
+        """
+        given = self.flow.service_ids.get(name) if role == "client" else None
+        return given or versioned_id(self.flow.name, "service", name, role)
 
     def end(self, component_id: str) -> dict[str, Any]:
         """A connection's ``source`` or ``destination`` (NiFi's ``ConnectableComponent``)."""
@@ -225,7 +239,7 @@ def _properties(
                 )
             value = None
         value = descriptor.stored_value(value)
-        service = descriptor.identifies_service
+        service = bool(descriptor.identifies_service)
         if service and value is not None and value in export.flow.services:
             value = export.service_id(value, "client")  # NiFi names services by identifier
         values[descriptor.name] = value
@@ -362,13 +376,82 @@ def _service_json(
     }
 
 
-def _services(
-    export: _Export, service: MapCacheService | StandardSSLContextService
-) -> tuple[dict[str, Any], ...]:
-    """What NiFi holds for one service: a map cache's client and server, or an SSL service."""
+def _services(export: _Export, service: ControllerService) -> tuple[dict[str, Any], ...]:
+    """What NiFi holds for one service.
+
+    A map cache's client and server, an SSL service, or any other service as its NiFi type
+    with its properties (sensitive values left out).
+    """
     if isinstance(service, MapCacheService):
         return _map_cache(export, service)
-    return (_ssl_context(export, service),)
+    if isinstance(service, StandardSSLContextService):
+        return (_ssl_context(export, service),)
+    return (_generic_service(export, service),)
+
+
+def _generic_service(export: _Export, service: ControllerService) -> dict[str, Any]:
+    """A controller service under its NiFi type, properties by NiFi's names.
+
+    A property naming another service names that service's identifier; a sensitive value is
+    left out unless it is a parameter reference (NiFi exports no sensitive value). A service
+    with no NiFi type is flowcore's own (or a plugin's), written under flowcore's package and
+    bundle: NiFi shows it as a missing component.
+    """
+    cls = type(service)
+    if cls.nifi_types:
+        nifi_type = cls.nifi_types[0]
+    else:
+        nifi_type = f"{FLOWCORE_SERVICES_PACKAGE}.{cls.__name__}"
+        export.notes.append(
+            f"service {service.name!r} is {cls.__name__}, which NiFi does not have; exported "
+            f"as {nifi_type}, a missing component in NiFi until a NAR provides that type."
+        )
+    bundle = NiFiBundle(*cls.nifi_bundle) if cls.nifi_bundle else FLOWCORE_BUNDLE
+    raw = service.raw_configured
+    values: dict[str, str | None] = {}
+    descriptors: dict[str, dict[str, Any]] = {}
+    for descriptor in service.descriptors():
+        value = raw.get(descriptor.name, descriptor.default)
+        if descriptor.sensitive and value is not None and not _sole_reference(value):
+            export.notes.append(
+                f"The value of sensitive property {descriptor.display_name!r} of service "
+                f"{service.name!r} is left out: NiFi exports sensitive values only as parameter "
+                "references."
+            )
+            value = None
+        value = descriptor.stored_value(value)
+        names_service = bool(descriptor.identifies_service)
+        if names_service and value is not None and value in export.flow.services:
+            value = export.service_id(value, "client")
+        values[descriptor.name] = value
+        descriptors[descriptor.name] = _descriptor_json(
+            descriptor.name,
+            descriptor.display_name,
+            sensitive=descriptor.sensitive,
+            dynamic=False,
+            service=names_service,
+        )
+    for name, value in service.dynamic_properties.items():
+        values[name] = raw.get(name, value)
+        descriptors[name] = _descriptor_json(name, name, sensitive=False, dynamic=True)
+    return {
+        "identifier": export.service_id(service.name, "client"),
+        "name": service.name,
+        "comments": "",
+        "type": nifi_type,
+        "bundle": bundle.to_json(),
+        "properties": values,
+        "propertyDescriptors": descriptors,
+        "controllerServiceApis": [
+            {"type": api, "bundle": _CACHE_API_BUNDLE.to_json()}
+            for api in cls.implements
+            if "." in api
+        ],
+        "scheduledState": "ENABLED",
+        "bulletinLevel": "WARN",
+        "componentType": "CONTROLLER_SERVICE",
+        "groupIdentifier": export.group_id,
+    }
 
 
 def _ssl_context(export: _Export, service: StandardSSLContextService) -> dict[str, Any]:

@@ -41,7 +41,13 @@ from flowcore.nifi.contexts import flow_parameters
 from flowcore.nifi.findings import Findings, ImportNote
 from flowcore.nifi.formats import FlowShape, NiFiDefinition, read_definition
 from flowcore.nifi.groups import Edge, FlatFlow, Key, Node, NodeKind, flatten, prune
-from flowcore.nifi.services import SERVICES, ServiceMapping, unavailable
+from flowcore.nifi.services import (
+    SERVICES,
+    ServiceMapping,
+    provided_identifiers,
+    stands_with_peers,
+    unavailable,
+)
 from flowcore.nifi.types import NIFI_PROCESSORS, simple_name
 from flowcore.parameters import Parameter, ParameterContext
 from flowcore.registry import available_processors
@@ -293,6 +299,47 @@ def _services_by_id(
     return {str(s.get("identifier")): (path, s) for path, s in held if s.get("identifier")}
 
 
+def _in_scope(user_path: str, service_path: str) -> bool:
+    """Whether a component of group *user_path* may use a service of group *service_path*.
+
+    NiFi's scope: the services of the component's own group and of every group above it.
+    """
+    return not service_path or user_path == service_path or user_path.startswith(f"{service_path}/")
+
+
+def _report_out_of_scope(
+    flat: FlatFlow, services: Mapping[str, tuple[str, Mapping[str, Any]]], findings: Findings
+) -> None:
+    """Report each reference to a service outside the referring component's scope.
+
+    A processor, or a service, may use the services of its own process group and of the
+    groups above it, as in NiFi; a reference to a service of another branch (a sibling group,
+    a child group) would not resolve in NiFi either.
+    """
+    paths = {str(g.data.get("identifier") or ""): g.path for g in flat.groups}
+    referrers: list[tuple[str, str, Mapping[str, Any]]] = [
+        (node.name, paths.get(node.key[0], ""), node.data)
+        for node in flat.nodes.values()
+        if node.kind is NodeKind.PROCESSOR
+    ]
+    for path, data in services.values():
+        name = str(data.get("name") or data.get("identifier"))
+        referrers.append((f"controller service {f'{path}/{name}' if path else name!r}", path, data))
+    for subject, path, data in referrers:
+        for prop, identifier in referenced_services(data, services).items():
+            service_path, service = services[identifier]
+            if _in_scope(path, service_path):
+                continue
+            label = str(service.get("name") or identifier)
+            findings.problem(
+                subject,
+                f"property {prop!r} names controller service {label!r} of process group "
+                f"{service_path!r}, which is outside its scope (a component may use the "
+                f"services of its own group{f' {path!r}' if path else ''} and the groups above it)",
+                "move the service to a group above every component that uses it",
+            )
+
+
 def _report_missing_services(
     flat: FlatFlow,
     services: Mapping[str, tuple[str, Mapping[str, Any]]],
@@ -344,7 +391,11 @@ def _note_unused_services(
     def mapping_of(identifier: str) -> ServiceMapping | None:
         return mappings.get(simple_name(str(services[identifier][1].get("type") or "")))
 
-    in_use = {id(mapping_of(identifier)) for identifier in used if mapping_of(identifier)}
+    in_use = {
+        id(mapping_of(identifier))
+        for identifier in used
+        if stands_with_peers(mapping_of(identifier))
+    }
     for identifier, (path, data) in services.items():
         if identifier in used or id(mapping_of(identifier)) in in_use:
             continue
@@ -406,6 +457,7 @@ def import_nifi(
         findings.note(subject, note)
     flow = into(definition.name, parameters=imported.context)
     held = _services_by_id(flat, definition)
+    _report_out_of_scope(flat, held, findings)
     named, reported = _report_missing_services(flat, held, services, findings)
     maker = ProcessorMaker(
         flow,
@@ -425,6 +477,7 @@ def import_nifi(
     builder.components()
     builder.connections()
     builder.terminations(pruned.terminate)
-    _note_unused_services(held, maker.used | named, services, findings)
+    used = maker.used | named | provided_identifiers(flow)
+    _note_unused_services(held, used, services, findings)
     findings.raise_if_any(definition.name, definition.source)
     return ImportedFlow(flow, tuple(findings.notes), definition.shape)

@@ -23,6 +23,7 @@ import attrs
 
 import flowcore
 from flowcore.component_settings import DEFAULT_RUN_SCHEDULE, QueueSettings, SchedulingStrategy
+from flowcore.controller_service import ControllerService
 from flowcore.errors import FlowDefinitionError
 from flowcore.flow import Component, ComponentKind, Connection, FlowDefinition
 from flowcore.parameters import Parameter, ParameterContext
@@ -106,6 +107,8 @@ class _Writer:
             return _quote(str(value.value))
         if attrs.has(type(value)):
             return self._attrs_value(value)
+        if isinstance(value, ControllerService):
+            return self._service_value(value)
         if isinstance(value, Mapping):
             pairs = ((_flat(self.literal(k)), _flat(self.literal(v))) for k, v in value.items())
             return _Call("{", tuple((None, f"{k}: {v}") for k, v in pairs), "}")
@@ -128,6 +131,28 @@ class _Writer:
             if current == default or (current == () and default in ((), [], None)):
                 continue
             items.append((_kw(field.alias or field.name), self.literal(current)))
+        return _Call(f"{head}(", tuple(items))
+
+    def _service_value(self, service: ControllerService) -> _Call:
+        """``Type("name", key=value, ...)``: a sensitive value only as a parameter reference."""
+        cls = type(service)
+        if cls.__module__.startswith(_FLOW_FILE_MODULE) or cls.__module__ == "__main__":
+            msg = (
+                f"service class {cls.__name__} is defined in the flow file itself, which another "
+                "file cannot import; move it to a module beside the flow and import it from there"
+            )
+            raise FlowDefinitionError(msg)
+        head = self.use(cls.__module__, cls.__name__)
+        items: list[tuple[str | None, Any]] = [(None, _quote(service.name))]
+        dynamic = {}
+        for name, value in service.raw_configured.items():
+            descriptor = service.resolve_descriptor(name)
+            if descriptor is None or descriptor.dynamic:
+                dynamic[name] = value
+            elif not descriptor.sensitive or value.startswith("#{"):
+                items.append((_kw(descriptor.key), self.literal(value)))
+        if dynamic:
+            items.append((None, f"**{_flat(self.literal(dynamic))}"))
         return _Call(f"{head}(", tuple(items))
 
 
@@ -344,8 +369,15 @@ def flow_to_python(flow: FlowDefinition, *, origin: str | None = None) -> str:
     if parameters is not None:
         flow_items.append((_kw("parameters"), parameters))
     body = [_format(_Call("flow = Flow(", tuple(flow_items)))]
+    ids = flow.service_ids
     body.extend(
-        _format(_Call("flow.add_service(", ((None, writer.literal(s)),)))
+        _format(
+            _Call(
+                "flow.add_service(",
+                ((None, writer.literal(s)),)
+                + (((_kw("id"), _quote(ids[s.name])),) if s.name in ids else ()),
+            )
+        )
         for s in flow.services.values()
     )
     body.append("")

@@ -1,9 +1,14 @@
 """How flowcore provides the NiFi controller services that processors of an imported flow use.
 
 A NiFi processor names a controller service by its identifier in a property (one whose
-descriptor ``identifiesControllerService``). flowcore has no general controller services: each
-NiFi service type a supported processor needs is mapped here, explicitly, to what flowcore
-provides instead. :data:`SERVICES` is that table, by the service's simple type name.
+descriptor ``identifiesControllerService``). :data:`SERVICES` says what flowcore provides for
+each NiFi service type, by the service's simple type name: a controller service type registered
+in flowcore (:func:`flowcore.registry.available_services`: the built-ins and those packages
+register) maps generically, by its registered NiFi types: the service is made with its NiFi
+properties by NiFi's names (``#{name}`` references kept, bound when the flow runs), a property
+naming another service of the flow names that service's flowcore counterpart (provided first;
+services naming each other in a cycle are a problem), and it is declared on the flow under
+its NiFi name. A few types keep a hand-written mapping, listed first in the table.
 
 The distributed map cache behind DetectDuplicate (the client and server services of NiFi 1.x and
 2.x) is flowcore's local :class:`~flowcore.services.MapCacheService`: one is declared on the flow
@@ -16,20 +21,31 @@ but not available: the import reports it (with ``waits_for``) among the flow's p
 
 from __future__ import annotations
 
+import functools
 import re
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import attrs
 
+from flowcore.controller_service import ControllerService
 from flowcore.errors import ConfigurationError, FlowcoreError
 from flowcore.flow import FlowDefinition
 from flowcore.nifi.types import simple_name
+from flowcore.registry import available_services, service_for_nifi_type
 from flowcore.services import DEFAULT_MAXIMUM_CACHE_ENTRIES, MapCacheService
 from flowcore.ssl_context import StandardSSLContextService
 
-__all__ = ["SERVICES", "ServiceMapping", "ServiceUse", "unavailable"]
+__all__ = [
+    "SERVICES",
+    "ServiceMapping",
+    "ServiceUse",
+    "provided_identifiers",
+    "registered_mapping",
+    "stands_with_peers",
+    "unavailable",
+]
 
 #: NiFi's default ports of the map cache client (``Server Port``) and server (``Port``).
 _DEFAULT_CACHE_PORT = "4557"
@@ -203,9 +219,164 @@ def _with_parameters(flow: FlowDefinition, key: str, value: str) -> str:
 
 _SSL_CONTEXT = ServiceMapping("flowcore's StandardSSLContextService", _ssl_context)
 
-#: NiFi service types by simple name: the map cache clients and servers of 1.x and 2.x, and
-#: the SSL context services.
-SERVICES: Mapping[str, ServiceMapping] = {
+#: The hand-written mappings: the map cache clients and servers of 1.x and 2.x (a client and
+#: its server are one local cache), and the SSL context services (parameters read at import).
+_SPECIAL: Mapping[str, ServiceMapping] = {
     **{simple_name(nifi_type): _MAP_CACHE for nifi_type in MapCacheService.NIFI_TYPES},
     **{simple_name(t): _SSL_CONTEXT for t in StandardSSLContextService.NIFI_TYPES},
 }
+
+#: What each NiFi service being provided stands as, per flow being imported, by identifier;
+#: and the identifiers being provided (to name a cycle).
+_DECLARED: weakref.WeakKeyDictionary[FlowDefinition, dict[str, str]] = weakref.WeakKeyDictionary()
+_PROVIDING: weakref.WeakKeyDictionary[FlowDefinition, list[tuple[str, str]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _unique(flow: FlowDefinition, wanted: str) -> str:
+    name, n = wanted, 1
+    while name in flow.services:
+        n += 1
+        name = f"{wanted}-{n}"
+    return name
+
+
+def _peer_name(peer: Mapping[str, Any]) -> str:
+    return str(peer.get("name") or peer.get("identifier") or "?")
+
+
+def _provide_peer(flow: FlowDefinition, use: ServiceUse, key: str, peer: Mapping[str, Any]) -> str:
+    """The flowcore name of the service *peer* that *use*'s property *key* names.
+
+    Raises:
+        ConfigurationError: flowcore lacks the peer's type, or the services form a cycle.
+    """
+    nifi_type = str(peer.get("type") or "")
+    mapping = SERVICES.get(simple_name(nifi_type))
+    why = unavailable(mapping)
+    if why is not None or mapping is None or mapping.provide is None:
+        msg = (
+            f"controller service {use.name!r} names service {_peer_name(peer)!r} in {key!r}, "
+            f"of type {simple_name(nifi_type) or '(no type)'}: {why}"
+        )
+        raise ConfigurationError(msg)
+    identifier = str(peer.get("identifier") or "")
+    itself = {
+        "identifier": use.identifier,
+        "name": use.name,
+        "type": use.type,
+        "properties": use.properties,
+    }
+    others = (*(p for p in use.peers if p is not peer), itself)
+    nested = ServiceUse(
+        identifier, _peer_name(peer), nifi_type, peer.get("properties") or {}, (use.name,), others
+    )
+    return mapping.provide(flow, nested)
+
+
+def _declare_registered(cls: type[ControllerService], flow: FlowDefinition, use: ServiceUse) -> str:
+    """Declare the registered service *use* maps onto; return its name in the flow.
+
+    Raises:
+        ConfigurationError: a property flowcore's service lacks, a cycle, or a named service
+            flowcore cannot provide.
+    """
+    declared = _DECLARED.setdefault(flow, {})
+    if use.identifier and use.identifier in declared:
+        return declared[use.identifier]
+    providing = _PROVIDING.setdefault(flow, [])
+    ids = [identifier for identifier, _ in providing]
+    if use.identifier in ids:
+        names = [name for _, name in providing[ids.index(use.identifier) :]]
+        around = " -> ".join(repr(n) for n in [*names, use.name])
+        msg = (
+            f"controller services name each other in a cycle ({around}), so none can be "
+            "enabled first; break the cycle in NiFi"
+        )
+        raise ConfigurationError(msg)
+    providing.append((use.identifier, use.name))
+    try:
+        peers = {str(p.get("identifier")): p for p in use.peers if p.get("identifier")}
+        values: dict[str, str] = {}
+        for key, value in use.properties.items():
+            if value is None:
+                continue  # unset, or a sensitive value NiFi did not export
+            text = str(value)
+            if text in peers:
+                text = _provide_peer(flow, use, str(key), peers[text])
+            values[str(key)] = text
+        service = cls(_unique(flow, use.name), **values)
+    finally:
+        providing.pop()
+    unknown = sorted(getattr(service, "_unknown", {}))
+    if unknown:
+        hint = service.unknown_property_message(unknown[0]).partition("; ")[2]
+        msg = (
+            f"controller service {use.name!r} sets {', '.join(map(repr, unknown))}, which "
+            f"flowcore's {cls.__name__} does not have{f' ({hint})' if hint else ''}"
+        )
+        raise ConfigurationError(msg)
+    name = flow.add_service(service, id=use.identifier or None).name
+    if use.identifier:
+        declared[use.identifier] = name
+    return name
+
+
+def stands_with_peers(mapping: ServiceMapping | None) -> bool:
+    """Whether services of *mapping* stand together (a map cache client and its server).
+
+    Hand-written mappings may pair services; a registered type's services are each their own.
+    """
+    if mapping is None:
+        return False
+    provide = mapping.provide
+    return not (isinstance(provide, functools.partial) and provide.func is _declare_registered)
+
+
+def provided_identifiers(flow: FlowDefinition) -> set[str]:
+    """The NiFi services declared on *flow* through a generic mapping, by identifier.
+
+    A service only another service names (a reader's schema registry) is among them: used.
+    """
+    return set(_DECLARED.get(flow, {}))
+
+
+@functools.cache
+def registered_mapping(cls: type[ControllerService]) -> ServiceMapping:
+    """The generic mapping of a registered service type (one value per type)."""
+    return ServiceMapping(f"flowcore's {cls.__name__}", functools.partial(_declare_registered, cls))
+
+
+class _ServiceTable(Mapping[str, ServiceMapping]):
+    """The hand-written mappings, then every registered service type by its NiFi names."""
+
+    def __init__(self, special: Mapping[str, ServiceMapping]) -> None:
+        self._special = dict(special)
+
+    def _registered(self) -> dict[str, ServiceMapping]:
+        found = {}
+        for name, cls in available_services().items():
+            for key in (name, *(simple_name(t) for t in cls.nifi_types)):
+                found.setdefault(key, registered_mapping(cls))
+        return found
+
+    def __getitem__(self, simple: str) -> ServiceMapping:
+        found = self._special.get(simple)
+        if found is not None:
+            return found
+        cls = service_for_nifi_type(simple)
+        if cls is None:
+            raise KeyError(simple)
+        return registered_mapping(cls)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter({**self._registered(), **self._special})
+
+    def __len__(self) -> int:
+        return len({**self._registered(), **self._special})
+
+
+#: NiFi service types by simple name: the hand-written mappings, then every registered
+#: controller service type (see the module docstring).
+SERVICES: Mapping[str, ServiceMapping] = _ServiceTable(_SPECIAL)

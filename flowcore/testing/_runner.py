@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from flowcore.clock import now_ms
+from flowcore.controller_service import ControllerService, ServiceSet
 from flowcore.errors import ConfigurationError, InvalidProcessorError, RelationshipError
 from flowcore.flowfile import FlowFile
 from flowcore.parameters import Parameter, ParameterContext
@@ -34,7 +35,6 @@ from flowcore.relationship import Relationship
 from flowcore.services import MapCache, MapCacheService
 from flowcore.session.host import ComponentInfo, RetryPolicy, StateMap
 from flowcore.session.process_session import ProcessSession
-from flowcore.ssl_context import StandardSSLContextService
 from flowcore.testing._agreement import RunRecord, SeenFlowFile, assert_agreement
 from flowcore.testing._batches import BatchUse, drain, trigger_batches
 from flowcore.testing._host import HarnessHost
@@ -138,7 +138,8 @@ class TestRunner:
         self._scheduled = False
         self._context: ProcessContext | None = None
         self._caches: dict[str, MapCache] = {}
-        self._services: dict[str, object] = {}
+        self._services: dict[str, ControllerService] = {}
+        self._service_set = ServiceSet({})  # the added services, enabled while it runs
         self._keep_contents = False  # while assert_batch_form_agrees reads events' contents
         #: The plumbing its sessions and batch mode ask for (ids, queue, commit).
         self._host = HarnessHost(self)
@@ -157,36 +158,55 @@ class TestRunner:
         """The processor's committed state."""
         return self._state
 
-    def add_service(
-        self, service: MapCacheService | StandardSSLContextService
-    ) -> MapCache | StandardSSLContextService:
+    def add_service(self, service: ControllerService) -> MapCache | ControllerService:
         """Give the processor a service to name (NiFi's ``addControllerService``).
+
+        Any :class:`~flowcore.controller_service.ControllerService`. It is enabled (its
+        ``on_enabled`` run on a runtime copy, what it names first) before :meth:`run` schedules
+        the processor, or when the processor first asks for it, and disabled when the processor
+        stops; :meth:`enable_controller_service` and :meth:`disable_controller_service` do it
+        by hand, as NiFi's harness does.
 
         For a map cache, returns the service's cache, on the harness clock, to look into
         (``len(cache)``, ``cache.get(key)``) or to fill before a run; for another service,
         the service.
+
+        Raises:
+            ConfigurationError: it is not a controller service.
         """
+        if not isinstance(service, ControllerService):
+            msg = f"add_service takes a controller service (a ControllerService), got {service!r}"
+            raise ConfigurationError(msg)
+        self._service_set.disable(service.name)
         self._services[service.name] = service
+        self._service_set.declared[service.name] = service
         if not isinstance(service, MapCacheService):
             return service
         cache = MapCache(service, {}, self.now)
         self._caches[service.name] = cache
         return cache
 
+    def enable_controller_service(self, service: ControllerService | str) -> ControllerService:
+        """Enable an added service (and what it names) now; the enabled runtime object."""
+        return self.controller_service(service if isinstance(service, str) else service.name)
+
+    def disable_controller_service(self, service: ControllerService | str) -> None:
+        """Disable an added service (``on_disabled``), and first every service naming it."""
+        self._service_set.disable(service if isinstance(service, str) else service.name)
+
     def controller_service(self, name: str) -> object:
-        """A service given to :meth:`add_service`.
+        """The enabled service *name* given to :meth:`add_service` (enabled now if it is not).
 
         Raises:
-            ConfigurationError: no service of that name was added.
+            ConfigurationError: no service of that name was added, or it cannot be enabled.
         """
-        service = self._services.get(name)
-        if service is None:
+        if name not in self._services:
             msg = (
                 f"the processor names service {name!r}, which the runner does not have; "
                 f"add it: runner.add_service(...)"
             )
             raise ConfigurationError(msg)
-        return service
+        return self._service_set.get(name)
 
     def _count_claims(self, flowfile: FlowFile) -> None:
         if flowfile.content is not None:
@@ -359,6 +379,7 @@ class TestRunner:
             raise InvalidProcessorError(msg, problems)
         context = self.context
         if initialize and not self._scheduled:
+            self._service_set.enable_all()  # services before the processor that uses them
             self.processor.on_scheduled(context)
             self._scheduled = True
         try:
@@ -390,6 +411,7 @@ class TestRunner:
             self.processor.on_unscheduled(context)
             self.processor.on_stopped(context)
             self._scheduled = False
+            self._service_set.disable_all()  # after the processor that used them
 
     def advance_time(self, seconds: float) -> None:
         """Move the harness clock forward (ages bins, expires penalties)."""

@@ -1,4 +1,4 @@
-"""Tests for the processor registry: built-ins, entry-point plugins, lookup and usage pages."""
+"""Tests for the registries of processors and services: built-ins, plugins, lookup, usage pages."""
 
 from __future__ import annotations
 
@@ -8,12 +8,20 @@ import pytest
 
 from flowcore.errors import InvalidProcessorError, UnknownProcessorError
 from flowcore.registry import (
+    BUILTIN_SERVICES,
     ENTRY_POINT_GROUP,
+    SERVICE_ENTRY_POINT_GROUP,
     available_processors,
+    available_services,
     describe,
+    describe_service,
     processor_class,
     relationships_of,
+    service_class,
+    service_for_nifi_type,
 )
+from flowcore.services import MapCacheService
+from flowcore.ssl_context import StandardSSLContextService
 from processors import BUILTIN_PROCESSORS, LogAttribute, RouteOnAttribute, SplitText
 
 
@@ -97,3 +105,55 @@ def test_relationships_of_lists_the_dynamic_relationship_last() -> None:
         "<one per dynamic property>",
     ]
     assert relationships_of(SplitText) == SplitText.relationships
+
+
+# --- controller services -----------------------------------------------------------------------
+
+
+def service_plugins(monkeypatch: pytest.MonkeyPatch, **entries: str) -> None:
+    points = [
+        metadata.EntryPoint(name, value, SERVICE_ENTRY_POINT_GROUP)
+        for name, value in entries.items()
+    ]
+
+    def entry_points(*, group: str) -> list[metadata.EntryPoint]:
+        return points if group == SERVICE_ENTRY_POINT_GROUP else []
+
+    monkeypatch.setattr(metadata, "entry_points", entry_points)
+
+
+def test_services_are_found_by_name_and_by_nifi_type() -> None:
+    """Built-in services by simple name, NiFi's qualified type, or a NiFi 1.x type's name."""
+    assert available_services() == BUILTIN_SERVICES
+    assert service_class("MapCacheService") is MapCacheService
+    assert service_class("org.apache.nifi.ssl.StandardSSLContextService") is (
+        StandardSSLContextService
+    )
+    assert service_for_nifi_type("DistributedMapCacheClientService") is MapCacheService
+    assert service_for_nifi_type("org.apache.nifi.json.JsonTreeReader") is None
+    with pytest.raises(UnknownProcessorError, match="did you mean MapCacheService"):
+        service_class("MapCacheServce")
+
+
+def test_installed_services_join_the_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A package's service registered under flowcore.services is listed and found."""
+    service_plugins(monkeypatch, LookupTable="tests.flowcore.test_controller_service:LookupTable")
+    found = service_for_nifi_type("com.example.LookupTable")
+    assert found is not None
+    assert found.__name__ == "LookupTable"
+    assert "LookupTable" in available_services()
+
+
+def test_a_plugin_that_is_no_service_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A registered service that is not a ControllerService fails naming the entry point."""
+    service_plugins(monkeypatch, Bad="processors.log_attribute:LogAttribute")
+    with pytest.raises(InvalidProcessorError, match=r"'Bad'.*not a flowcore ControllerService"):
+        available_services()
+
+
+def test_a_service_usage_page_lists_interfaces_and_properties() -> None:
+    """The page names the interfaces, NiFi types and properties (sensitive ones flagged)."""
+    page = describe_service(StandardSSLContextService)
+    assert "Implements: SSLContextService" in page
+    assert "Keystore Password (keystore_password) [sensitive]" in page
+    assert "NiFi name: key-password" in page

@@ -9,9 +9,10 @@ import pytest
 
 from flowcore.builder import Flow
 from flowcore.component_settings import RetrySettings
+from flowcore.controller_service import ControllerService
 from flowcore.errors import FlowValidationError
 from flowcore.parameters import Parameter, ParameterContext
-from flowcore.processor import Processor
+from flowcore.processor import InputRequirement, Processor
 from flowcore.properties import PropertyDescriptor
 from flowcore.relationship import SUCCESS, Relationship
 from flowcore.validation import CHECKS, problems_of
@@ -290,3 +291,101 @@ def test_what_cloudpickle_ships_by_value_is_not_a_problem() -> None:
     log.guard = threading.Lock()  # type: ignore[attr-defined]
     [problem] = problems_of(_flow_with(log))
     assert "attribute 'guard' holds a _thread.lock" in problem.problem
+
+
+# --- controller services -----------------------------------------------------------------------
+
+
+class _Reader(ControllerService):
+    """A record reader that names a schema registry."""
+
+    implements = ("RecordReaderFactory",)
+    REGISTRY = PropertyDescriptor("Schema Registry", identifies_service="SchemaRegistry")
+    SECRET = PropertyDescriptor("Secret", sensitive=True)
+    LIMIT = PropertyDescriptor("Limit", validators=POSITIVE_INTEGER_VALIDATOR)
+    property_descriptors = (REGISTRY, SECRET, LIMIT)
+
+
+class JsonRecordSetWriter(ControllerService):
+    """A writer (of the wrong interface for a reader's property)."""
+
+    implements = ("RecordSetWriterFactory",)
+
+
+class _Registry(ControllerService):
+    """A schema registry that may name a reader (to make a cycle)."""
+
+    implements = ("SchemaRegistry",)
+    READER = PropertyDescriptor("Reader", identifies_service="RecordReaderFactory")
+    property_descriptors = (READER,)
+
+
+class _ReadRecords(Processor):
+    """Names a record reader."""
+
+    READER = PropertyDescriptor(
+        "Record Reader", required=True, identifies_service="RecordReaderFactory"
+    )
+    property_descriptors = (READER,)
+    relationships = (SUCCESS,)
+    input_requirement = InputRequirement.INPUT_ALLOWED
+
+
+def _service_flow(reader: str, *services: ControllerService) -> Flow:
+    flow = valid_flow()
+    for service in services:
+        flow.add_service(service)
+    read = flow.add(_ReadRecords(record_reader=reader), name="read")
+    flow.auto_terminate(read, "success")
+    return flow
+
+
+def test_a_service_of_the_wrong_interface_is_named_with_its_type() -> None:
+    """A property asking for a RecordReaderFactory naming a writer says so, naming both."""
+    flow = _service_flow("w", JsonRecordSetWriter("w"))
+    assert [str(p) for p in problems_of(flow)] == [
+        "_ReadRecords 'read': 'Record Reader' names service 'w' of type JsonRecordSetWriter, "
+        "which is not a RecordReaderFactory; name a service implementing RecordReaderFactory"
+    ]
+
+
+def test_service_problems_come_all_at_once_with_the_flows_others() -> None:
+    """A missing service, a service's invalid property (its secret masked), a service naming
+    a service it lacks, and the flow's other problems, in one report."""
+    flow = _service_flow(
+        "reader", _Reader("reader", schema_registry="nowhere", secret="hunter2", limit="-1")
+    )
+    flow.add(SplitText(), name="broken")
+    problems = [str(p) for p in problems_of(flow)]
+    text = "\n".join(problems)
+    assert "hunter2" not in text
+    assert "_Reader service 'reader': 'Limit' validated against '-1' is invalid" in text
+    assert (
+        "_Reader service 'reader': 'Schema Registry' names service 'nowhere', which flow "
+        "'ok' does not declare (it has ['reader']); declare it: flow.add_service(<a "
+        "SchemaRegistry>('nowhere'))"
+    ) in problems
+    assert any(p.startswith("SplitText 'broken'") for p in problems)
+
+
+def test_services_naming_each_other_in_a_cycle_are_named() -> None:
+    """A reader naming a registry naming the reader is one problem naming the cycle."""
+    flow = _service_flow(
+        "reader",
+        _Reader("reader", schema_registry="registry"),
+        _Registry("registry", reader="reader"),
+    )
+    assert [str(p) for p in problems_of(flow)] == [
+        "service 'reader': services name each other in a cycle ('reader' -> 'registry' -> "
+        "'reader'), so none can be enabled first; break the cycle: one of them must not name "
+        "the other"
+    ]
+
+
+def test_a_sensitive_service_parameter_is_checked_as_a_processors() -> None:
+    """A service property referencing an undefined parameter is a problem of the service."""
+    flow = _service_flow("reader", _Reader("reader", limit="#{limit}"))
+    assert next(str(p) for p in problems_of(flow)).startswith(
+        "_Reader service 'reader': 'Limit' validated against '#{limit}' is invalid because "
+        "it references parameter 'limit', which is not defined"
+    )

@@ -28,3 +28,17 @@ def test_a_usage_page_keeps_its_indentation_when_wrapped(flowcore_cmd: Flowcore)
     assert description[0].startswith("    If true, the file is not deleted")
     assert all(line.startswith("    ") for line in description)
     assert "  <one per dynamic property>: " in flowcore_cmd("processors", "RouteOnAttribute").stdout
+
+
+def test_services_are_listed_and_have_usage_pages(flowcore_cmd: Flowcore) -> None:
+    """--services lists the controller services; a service's name shows its usage page."""
+    done = flowcore_cmd("processors", "--services")
+    assert done.returncode == 0
+    assert "MapCacheService" in done.stdout
+    assert "StandardSSLContext" in done.stdout
+    page = flowcore_cmd("processors", "MapCacheService")
+    assert page.returncode == 0
+    assert "Implements: DistributedMapCacheClient" in page.stdout
+    missing = flowcore_cmd("processors", "SplitTxt")
+    assert missing.returncode == 2
+    assert "did you mean SplitText" in missing.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any, ClassVar
 
+from flowcore.controller_service import ControllerService
 from flowcore.processor_kinds import FlowFileTransform, TransformResult
 from flowcore.properties import PropertyDescriptor
 from flowcore.relationship import SUCCESS
@@ -196,3 +197,38 @@ def with_invalid_processors(*, fixed: bool = False) -> dict[str, Any]:
     links.append(connection("splits", end("split"), end("log"), ["splits"]))
     return download(group("top", "Top", processors=[gen, split, tag, route, log],
                           connections=links))  # fmt: skip
+
+
+class KeyValueLookup(ControllerService):
+    """A user's lookup service standing for a NiFi type (registered in tests that import it)."""
+
+    implements = ("org.apache.nifi.lookup.StringLookupService", "LookupService")
+    nifi_types = ("org.apache.nifi.lookup.SimpleKeyValueLookupService",)
+    nifi_bundle = ("org.apache.nifi", "nifi-lookup-services-nar")
+    supports_dynamic_properties = True
+    FALLBACK = PropertyDescriptor("Fallback Lookup", identifies_service="LookupService")
+    TOKEN = PropertyDescriptor("Token", sensitive=True)
+    property_descriptors: ClassVar = (FALLBACK, TOKEN)
+
+
+def lookup_service(
+    identifier: str, name: str, properties: dict[str, Any], *, group: str = "top"
+) -> dict[str, Any]:
+    """A VersionedControllerService of KeyValueLookup's NiFi type."""
+    data = service(identifier, name, KeyValueLookup.nifi_types[0], group=group)
+    data["properties"] = properties
+    return data
+
+
+class LookupUser(FlowFileTransform):
+    """A user's processor naming a lookup service (mapped with type_map in tests)."""
+
+    SERVICE = PropertyDescriptor(
+        "Lookup Service", required=True, identifies_service="StringLookupService"
+    )
+    property_descriptors: ClassVar = (SERVICE,)
+    relationships: ClassVar = (SUCCESS,)
+
+    def transform(self, context: Any, flowfile: Any) -> TransformResult:
+        """Pass the FlowFile on."""
+        return TransformResult()

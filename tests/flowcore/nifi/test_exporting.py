@@ -6,6 +6,7 @@ import json
 import uuid
 from typing import Any
 
+import pytest
 from hypothesis import given
 
 from flowcore.builder import Flow
@@ -15,9 +16,11 @@ from flowcore.nifi.exporting import export_flow, versioned_id
 from flowcore.nifi.types import FLOWCORE_BUNDLE
 from flowcore.parameters import Parameter, ParameterContext
 from flowcore.properties import PropertyDescriptor
+from flowcore.registry import BUILTIN_SERVICES
 from flowcore.relationship import SUCCESS
 from processors import FileSplitter, GetFile, PutFile, RouteOnAttribute, SplitText, UpdateAttribute
 from processors.update_attribute import Rule
+from tests.flowcore.nifi._nifi_json import KeyValueLookup, LookupUser
 from tests.flowcore.nifi.flow_strategies import flows
 from tests.flowcore.nifi.nifi_schema import schema_problems
 from tests.flowcore.nifi.test_python_source import Local
@@ -303,3 +306,44 @@ def test_allowed_values_are_written_as_nifi_stores_them() -> None:
     )
     flow.auto_terminate(listing, "success")
     assert by_name(flow.to_nifi())["list"]["properties"]["listing-strategy"] == "timestamps"
+
+
+def test_any_service_exports_under_its_nifi_type_without_its_secrets(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A registered service is written with its NiFi type, bundle and properties by NiFi's
+    names; a service it names is named by identifier; a sensitive value is left out (noted);
+    read back, the flow is the same."""
+    monkeypatch.setitem(BUILTIN_SERVICES, "KeyValueLookup", KeyValueLookup)
+    flow = Flow("lookups")
+    back = flow.add_service(KeyValueLookup("back", token="hunter2", b="2"))
+    front = flow.add_service(KeyValueLookup("front", fallback_lookup=back, a="1"))
+    user = flow.add(LookupUser(lookup_service=front), name="user")
+    flow.auto_terminate(user, "success")
+    exported = export_flow(flow)
+    document = exported.document
+    assert schema_problems(document) == []
+    assert "hunter2" not in json.dumps(document)
+    assert any("'Token' of service 'back' is left out" in note for note in exported.notes)
+    services = {s["name"]: s for s in document["flowContents"]["controllerServices"]}
+    assert services["front"]["type"] == "org.apache.nifi.lookup.SimpleKeyValueLookupService"
+    assert services["front"]["bundle"]["artifact"] == "nifi-lookup-services-nar"
+    assert services["front"]["properties"] == {
+        "Fallback Lookup": services["back"]["identifier"],
+        "Token": None,
+        "a": "1",
+    }
+    assert services["front"]["controllerServiceApis"][0]["type"] == (
+        "org.apache.nifi.lookup.StringLookupService"
+    )
+    assert (
+        by_name(document)["user"]["properties"]["Lookup Service"]
+        == (services["front"]["identifier"])
+    )
+    again = Flow.from_nifi(json.loads(json.dumps(document)), type_map={"LookupUser": LookupUser})
+    assert again.same_as(flow), again.describe_structure()
+    assert again.services["front"].raw_configured == {"Fallback Lookup": "back", "a": "1"}
+    rewritten = export_flow(again).document["flowContents"]["controllerServices"]
+    assert {s["name"]: s["identifier"] for s in rewritten} == {  # NiFi's ids kept
+        name: s["identifier"] for name, s in services.items()
+    }

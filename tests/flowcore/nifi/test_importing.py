@@ -9,11 +9,14 @@ from typing import Any
 
 import pytest
 from _nifi_json import (
+    KeyValueLookup,
+    LookupUser,
     SignContent,
     connection,
     download,
     generate_to_log,
     group,
+    lookup_service,
     missing_types,
     port,
     processor,
@@ -28,6 +31,7 @@ from flowcore.flow import ComponentKind
 from flowcore.nifi.formats import FlowShape
 from flowcore.nifi.importing import import_nifi
 from flowcore.parameters import Parameter
+from flowcore.registry import BUILTIN_SERVICES
 
 TYPES = {"com.example.nifi.SignContent": SignContent}
 
@@ -441,3 +445,75 @@ def test_ports_with_remote_access_run_as_ports_of_their_group(tmp_path: Path) ->
     assert "Log" not in result.transfers
     assert result.waiting_before_funnels() == {"To edge": (1, 2)}
     assert result.finished
+
+
+def _dedupe_in(group_id: str) -> dict[str, Any]:
+    return processor(
+        f"dedupe-{group_id}", "Dedupe", "DetectDuplicate",
+        {"Cache Entry Identifier": "same", "Distributed Cache Service": "client"},
+        group=group_id,
+        autoTerminatedRelationships=["duplicate", "non-duplicate", "failure"],
+    )  # fmt: skip
+
+
+def test_a_processor_uses_the_services_of_the_groups_above_it() -> None:
+    """A service of the top group serves a processor of a child group (NiFi's scope)."""
+    child = group("child", "Child", processors=[_dedupe_in("child")], groupIdentifier="top")
+    root = group(
+        "top", "Top", processGroups=[child], controllerServices=[CACHE_CLIENT, CACHE_SERVER]
+    )
+    flow = Flow.from_nifi(download(root))
+    assert flow.component("Child/Dedupe").processor.configured["Distributed Cache Service"] == (
+        "Dedupe cache"
+    )
+
+
+def test_a_service_outside_a_processors_scope_is_a_problem_naming_both() -> None:
+    """A processor naming a service of a sibling group fails the import, naming its group."""
+    user = group("a", "A", processors=[_dedupe_in("a")], groupIdentifier="top")
+    holder = group("b", "B", groupIdentifier="top", controllerServices=[CACHE_CLIENT, CACHE_SERVER])
+    with pytest.raises(NiFiImportError) as raised:
+        Flow.from_nifi(download(group("top", "Top", processGroups=[user, holder])))
+    assert (
+        "A/Dedupe: property 'Distributed Cache Service' names controller service 'Dedupe cache' "
+        "of process group 'B', which is outside its scope (a component may use the services of "
+        "its own group 'A' and the groups above it); move the service to a group above every "
+        "component that uses it"
+    ) in str(raised.value)
+
+
+def test_a_registered_service_type_is_imported_with_the_services_it_names(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A service type registered in flowcore maps by its NiFi type, properties by NiFi's names;
+    a service it names is declared too (not noted as unused), the property holding its name."""
+    monkeypatch.setitem(BUILTIN_SERVICES, "KeyValueLookup", KeyValueLookup)
+    front = lookup_service("front", "Front", {"Fallback Lookup": "back", "a": "#{code}"})
+    back = lookup_service("back", "Back", {"b": "2", "Token": None})
+    aside = lookup_service("aside", "Aside", {})
+    user = processor("user", "User", "com.example.LookupUser", {"Lookup Service": "front"},
+                     autoTerminatedRelationships=["success"])  # fmt: skip
+    root = group("top", "Top", processors=[user], controllerServices=[front, back, aside])
+    flow = Flow.from_nifi(download(root), type_map={"LookupUser": LookupUser})
+    assert [str(note) for note in flow.notes] == [
+        "controller service 'Aside' (SimpleKeyValueLookupService): is used by no processor: "
+        "left out"
+    ]
+    assert sorted(flow.services) == ["Back", "Front"]
+    assert flow.services["Front"].raw_configured == {"Fallback Lookup": "Back", "a": "#{code}"}
+    assert flow.component("User").processor.configured["Lookup Service"] == "Front"
+    assert flow.service_ids == {"Front": "front", "Back": "back"}  # an export writes them
+
+
+def test_services_naming_each_other_in_a_cycle_fail_the_import(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two registered services naming each other are one problem naming the cycle."""
+    monkeypatch.setitem(BUILTIN_SERVICES, "KeyValueLookup", KeyValueLookup)
+    front = lookup_service("front", "Front", {"Fallback Lookup": "back"})
+    back = lookup_service("back", "Back", {"Fallback Lookup": "front"})
+    user = processor("user", "User", "com.example.LookupUser", {"Lookup Service": "front"},
+                     autoTerminatedRelationships=["success"])  # fmt: skip
+    root = group("top", "Top", processors=[user], controllerServices=[front, back])
+    with pytest.raises(NiFiImportError, match="name each other in a cycle"):
+        Flow.from_nifi(download(root), type_map={"LookupUser": LookupUser})

@@ -170,3 +170,20 @@ def test_ids_other_than_the_derived_ones_are_written() -> None:
     assert [c.id for c in written.components] == ["0b7e-split", "0b7e-join", "put"]
     assert [c.id for c in written.connections] == ["0b7e-link", "0b7e-join:success->put"]
     assert source.count("id=") == 3
+
+
+def test_any_service_is_written_with_its_properties_but_no_secret() -> None:
+    """A user's service is written as its class called with its name and properties (dynamic
+    ones too); a sensitive value is left out, a parameter reference kept."""
+    from tests.flowcore.nifi._nifi_json import KeyValueLookup
+
+    flow = Flow("lookups")
+    flow.add_service(KeyValueLookup("back", token="hunter2", b="2"))
+    flow.add_service(KeyValueLookup("front", fallback_lookup="back", token="#{token}"), id="f1")
+    source = flow_to_python(flow)
+    assert "hunter2" not in source
+    assert "from tests.flowcore.nifi._nifi_json import KeyValueLookup" in source
+    assert 'KeyValueLookup("back", **{"b": "2"})' in source
+    written = executed(source)
+    assert written.services["front"] == flow.services["front"]
+    assert written.service_ids == {"front": "f1"}

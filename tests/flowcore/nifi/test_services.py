@@ -95,3 +95,24 @@ def test_clients_of_one_server_share_one_cache() -> None:
     assert first == second == "G/cache"
     assert third == "G/elsewhere"
     assert set(flow.services) == {"G/cache", "G/elsewhere"}
+
+
+def test_a_registered_service_type_maps_generically_by_its_nifi_names(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A registered type is found by the simple name of its NiFi type, one mapping per type,
+    and declares the service with its NiFi properties; an unknown type has none."""
+    from flowcore.registry import BUILTIN_SERVICES
+    from tests.flowcore.nifi._nifi_json import KeyValueLookup
+
+    monkeypatch.setitem(BUILTIN_SERVICES, "KeyValueLookup", KeyValueLookup)
+    mapping = SERVICES["SimpleKeyValueLookupService"]
+    assert mapping is SERVICES.get("KeyValueLookup")
+    assert "SimpleKeyValueLookupService" in set(SERVICES)
+    assert SERVICES.get("CSVReader") is None
+    flow = FlowDefinition("f")
+    use = ServiceUse("k1", "G/codes", KeyValueLookup.nifi_types[0], {"a": "1", "Token": None})
+    assert mapping.provide is not None
+    assert mapping.provide(flow, use) == "G/codes"
+    assert flow.services["G/codes"].raw_configured == {"a": "1"}
+    assert mapping.provide(flow, use) == "G/codes"  # the same NiFi service: declared once
