@@ -362,14 +362,6 @@ class Processor:
                     found[descriptor.display_name] = value
         return found
 
-    def shares_service_state(self) -> bool:
-        """Whether a service this processor names holds state its tasks share (a map cache).
-
-        Such a processor runs serially, one task per stage run. A processor whose services
-        hold configuration only (InvokeHTTP's SSL context) says False.
-        """
-        return bool(self.referenced_services())
-
     def _evaluates(self, name: str) -> bool:
         descriptor = self.resolve_descriptor(name)
         return descriptor is not None and descriptor.supports_expressions

@@ -229,10 +229,6 @@ class InvokeHTTP(Processor):
             )
         return problems
 
-    def shares_service_state(self) -> bool:
-        """False: its SSL context service is configuration, so its tasks run in parallel."""
-        return False
-
     def __getstate__(self) -> dict[str, Any]:
         """Ship the configuration only: a task opens its own client."""
         state = dict(self.__dict__)

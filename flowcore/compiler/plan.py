@@ -13,9 +13,9 @@ from collections.abc import Mapping
 import attrs
 
 from flowcore.component_settings import Prioritizer, RetrySettings
+from flowcore.controller_service import ControllerService
 from flowcore.flow import FUNNEL_RELATIONSHIP
 from flowcore.processor import Processor, ProcessorKind
-from flowcore.services import MapCacheService
 
 __all__ = [
     "MemberPlan",
@@ -26,13 +26,20 @@ __all__ = [
 ]
 
 
-def serial(processor: Processor | None) -> bool:
+def serial(processor: Processor | None, services: Mapping[str, ControllerService]) -> bool:
     """Whether *processor* must not run in two tasks at once.
 
     It triggers serially (NiFi's ``@TriggerSerially``, or state read and written per FlowFile)
-    or uses a service whose entries are one shared state (a map cache).
+    or names one of *services* whose entries are one shared state (a map cache:
+    ``ControllerService.holds_shared_state``). A service of configuration only (an SSL context,
+    a record reader) leaves its processors' tasks parallel.
     """
-    return processor is not None and (processor.runs_serially() or processor.shares_service_state())
+    if processor is None:
+        return False
+    if processor.runs_serially():
+        return True
+    named = (services.get(name) for name in processor.referenced_services().values())
+    return any(service is not None and service.holds_shared_state for service in named)
 
 
 @attrs.frozen
@@ -144,7 +151,7 @@ class StagePlan:
     queue_members: Mapping[str, str]
     expiration_ms: Mapping[str, int]
     prioritizers: Mapping[str, tuple[Prioritizer, ...]]
-    services: Mapping[str, MapCacheService] = attrs.field(factory=dict)
+    services: Mapping[str, ControllerService] = attrs.field(factory=dict)
     disabled_queues: Mapping[str, str] = attrs.field(factory=dict)
 
     def member(self, component_id: str) -> MemberPlan:
@@ -161,9 +168,11 @@ class StagePlan:
         """Members that must not run in two tasks at once.
 
         Those that trigger serially (NiFi's ``@TriggerSerially``, or state read and written
-        per FlowFile) and those that use a service, whose entries are one shared state.
+        per FlowFile) and those that name a service whose entries are one shared state.
         """
-        return tuple(m for m in self.members if not m.disabled and serial(m.processor))
+        return tuple(
+            m for m in self.members if not m.disabled and serial(m.processor, self.services)
+        )
 
     @property
     def serial(self) -> bool:

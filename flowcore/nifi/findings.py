@@ -31,8 +31,8 @@ _PYTHON_HINT = (
 
 #: What a user can do about a service type flowcore lacks, until service types can be mapped.
 _SERVICE_HINT = (
-    "a map of your own service classes (as type_map is for processors) comes with record "
-    "readers and writers (the records issue); until then, replace what uses it in NiFi"
+    "write a ControllerService for it and register it under the entry point group "
+    "'flowcore.services' (docs/services.md), or replace what uses it in NiFi"
 )
 
 

@@ -30,9 +30,9 @@ def test_problems_are_raised_once_types_first_one_line_each() -> None:
     assert "type_map={'InvokeHTTP': YourProcessor}" in lines[2]
     assert lines[3] == (
         "  - controller service type com.acme.Pool: flowcore has no equivalent; "
-        "1 service: 'pool' (used by 'Zap'); a map of your own service classes (as type_map is "
-        "for processors) comes with record readers and writers (the records issue); until then, "
-        "replace what uses it in NiFi"
+        "1 service: 'pool' (used by 'Zap'); write a ControllerService for it and register it "
+        "under the entry point group 'flowcore.services' (docs/services.md), or replace what "
+        "uses it in NiFi"
     )
     assert lines[4] == "  - G/Route: has a bad setting; fix it"
     assert len(error.problems) == 4

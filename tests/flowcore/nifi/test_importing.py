@@ -133,8 +133,8 @@ def test_a_registry_flow_file_runs_end_to_end(samples: Path, tmp_path: Path) -> 
 
 
 _SERVICE_FIX = (
-    "a map of your own service classes (as type_map is for processors) comes with record "
-    "readers and writers (the records issue); until then, replace what uses it in NiFi"
+    "write a ControllerService for it and register it under the entry point group "
+    "'flowcore.services' (docs/services.md), or replace what uses it in NiFi"
 )
 
 
