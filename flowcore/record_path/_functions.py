@@ -178,7 +178,7 @@ FUNCTIONS["trim"] = _no_arg(_java_trim)
 
 @_function("concat")
 def _concat(args: tuple[Any, ...], ctx: Any, run: Run) -> Iterator[FieldValue]:
-    parts = [str(to_string(fv.value)) for arg in args for fv in run(arg, ctx)]
+    parts = ["null" if fv.value is None else str(to_string(fv.value)) for arg in args for fv in run(arg, ctx)]
     yield FieldValue("".join(parts), RecordField("concat", DataType("string")))
 
 
@@ -228,6 +228,9 @@ FUNCTIONS["padRight"] = _pad(left=False)
 @_function("fieldName")
 def _field_name(args: tuple[Any, ...], ctx: Any, run: Run) -> Iterator[FieldValue]:
     for fv in run(args[0], ctx):
+        if fv.field is None:
+            msg = f"fieldName: the literal {describe(fv.value)} has no field; pass a path such as /name"
+            raise RecordPathEvaluationError(msg)
         yield FieldValue(fv.field_name, fv.field, fv.parent)
 
 

@@ -1,0 +1,263 @@
+"""Tests for RecordPath's standalone functions: NiFi's TestRecordPath StandaloneFunctions and
+MathFunctions cases on its example record."""
+
+from __future__ import annotations
+
+import base64
+import datetime
+from typing import Any
+
+import pytest
+
+from flowcore.record_path import RecordPathError, compile_record_path
+
+# (path, expected values), ported from TestRecordPath.StandaloneFunctions.
+CASES = [
+    ("substringBefore(/name, ' ')", ["John"]),
+    ("substringAfter(substringBefore(/name, 'n'), 'J')", ["oh"]),
+    # Substring
+    ("substring(/name, 2, 6)", ["hn D"]),
+    ("substring(/name, 4, 10000)", [" Doe"]),
+    ("substring(/name, -7, -3)", ["hn D"]),
+    ("substring(/name, 8, 10)", [""]),
+    ("substring(/name, 3, 3)", [""]),
+    ("substring(/missing, 1, 2)", []),
+    ("substring('Bob Bobby Bobson', 4, 9)", ["Bobby"]),
+    # SubstringAfter / AfterLast / Before / BeforeLast
+    ("substringAfter(/name, 'o')", ["hn Doe"]),
+    ("substringAfter(/name, 'x')", ["John Doe"]),
+    ("substringAfter(/name, '')", ["John Doe"]),
+    ("substringAfter(/name, 'e')", [""]),
+    ("substringAfter(/name, 'oh')", ["n Doe"]),
+    ("substringAfter('Bob Bobby Bobson', 'y')", [" Bobson"]),
+    ("substringAfter(/name, /firstName)", [" Doe"]),
+    ("substringAfterLast(/name, 'o')", ["e"]),
+    ("substringAfterLast(/name, 'x')", ["John Doe"]),
+    ("substringAfterLast(/name, '')", ["John Doe"]),
+    ("substringAfterLast(/name, 'e')", [""]),
+    ("substringAfterLast(/name, 'oh')", ["n Doe"]),
+    ("substringAfterLast('Bob Bobby Bobson', 'y')", [" Bobson"]),
+    ("substringAfterLast(/name, /firstName)", [" Doe"]),
+    ("substringBefore(/name, 'x')", ["John Doe"]),
+    ("substringBefore(/name, '')", ["John Doe"]),
+    ("substringBefore(/name, 'J')", [""]),
+    ("substringBefore(/name, 'Do')", ["John "]),
+    ("substringBefore('Bob Bobby Bobson', 'y')", ["Bob Bobb"]),
+    ("substringBefore(/name, /lastName)", ["John "]),
+    ("substringBeforeLast(/name, 'o')", ["John D"]),
+    ("substringBeforeLast(/name, 'x')", ["John Doe"]),
+    ("substringBeforeLast(/name, '')", ["John Doe"]),
+    ("substringBeforeLast(/name, 'J')", [""]),
+    ("substringBeforeLast(/name, 'Do')", ["John "]),
+    ("substringBeforeLast('Bob Bobby Bobson', 'y')", ["Bob Bobb"]),
+    ("substringBeforeLast(/name, /lastName)", ["John "]),
+    # Replace / ReplaceNull / ReplaceRegex
+    ("replace(/name, 'ohn', 'ane')", ["Jane Doe"]),
+    ("replace(/name, 'o', 'X')", ["JXhn DXe"]),
+    ("replace(/name, 'nomatch', 'X')", ["John Doe"]),
+    ("replaceNull(/missing, 14)", [14]),
+    ("replaceNull(/firstName, 17)", ["John"]),
+    ("replaceNull(/missing, /id)", [48]),
+    ("replaceRegex(/name, 'ohn', 'ane')", ["Jane Doe"]),
+    ("replaceRegex(/name, 'o', 'X')", ["JXhn DXe"]),
+    ("replaceRegex(/name, 'nomatch', 'X')", ["John Doe"]),
+    ("replaceRegex(/name, '[aeiou]', 'x')", ["Jxhn Dxx"]),
+    ("replaceRegex(/name, '\\w', 'x')", ["xxxx xxx"]),
+    ("replaceRegex(/name, 'J|D', 'X')", ["Xohn Xoe"]),
+    ("replaceRegex(/name, '([JD])', '$1x')", ["Jxohn Dxoe"]),
+    ("replaceRegex(/name, '(?<hello>[JD])', '${hello}x')", ["Jxohn Dxoe"]),
+    ("replaceRegex('John Doe', 'John', 'Jane')", ["Jane Doe"]),
+    ("replaceRegex(/name, /firstName, 'ane')", ["ane Doe"]),
+    ("replaceRegex(/name, 'oh', /id)", ["J48n Doe"]),
+    # Concat / Join / Coalesce / Count
+    ("concat(/firstName, /attributes['state'])", ["JohnNY"]),
+    ("concat(/id, /mainAccount/balance)", ["48123.45"]),
+    ("concat(/firstName, /missing)", ["Johnnull"]),
+    ("concat('Hello NiFi', ' ', 2)", ["Hello NiFi 2"]),
+    ("join(', ', /firstName, /lastName, /name)", ["John, Doe, John Doe"]),
+    ("join('---', /name)", ["John Doe"]),
+    ("join(' ', 'Nyan', 'Cat')", ["Nyan Cat"]),
+    ("join(' ', /firstName, /friends[1..2], /lastName)", ["John Jane Jacob Doe"]),
+    ("coalesce(/missing, 'default', /firstName)", ["default"]),
+    ("coalesce('single')", ["single"]),
+    ("coalesce(/missing, /missing)", []),
+    ("count(/attributes[*])", [2]),
+    ("count(/friends[0, 1, 3])", [3]),
+    ("count(/*[fieldName(.) = 'bytes'])", [1]),
+    ("count(/missing)", [1]),
+    ("count('hello')", [1]),
+    ("count(56)", [1]),
+    # FieldName
+    ("fieldName(/id)", ["id"]),
+    ("fieldName(/missing)", ["missing"]),
+    ("fieldName(/name[/id != /id])", []),
+    ("fieldName(/mainAccount/*)", ["id", "balance", "address"]),
+    ("fieldName(concat('enate'))", ["concat"]),
+    # PadLeft / PadRight
+    ("padLeft(/name, 11)", ["___John Doe"]),
+    ("padLeft(/name, 10, '@')", ["@@John Doe"]),
+    ("padLeft(/name, 11, 'abc')", ["abcJohn Doe"]),
+    ("padLeft(/name, 9, 'abc')", ["aJohn Doe"]),
+    ("padLeft(/name, 13, 'abc')", ["abcabJohn Doe"]),
+    ("padLeft(/lastName, 7, /firstName)", ["JohnDoe"]),
+    ("padLeft(/name, 11, '')", ["___John Doe"]),
+    ("padLeft(/name, 8)", ["John Doe"]),
+    ("padLeft(/name, 3)", ["John Doe"]),
+    ("padLeft(/missing, 10)", [None]),
+    ("padRight(/name, 11)", ["John Doe___"]),
+    ("padRight(/name, 10, '@')", ["John Doe@@"]),
+    ("padRight(/name, 11, 'abc')", ["John Doeabc"]),
+    ("padRight(/name, 9, 'abc')", ["John Doea"]),
+    ("padRight(/name, 13, 'abc')", ["John Doeabcab"]),
+    ("padRight(/lastName, 7, /firstName)", ["DoeJohn"]),
+    ("padRight(/name, 11, '')", ["John Doe___"]),
+    ("padRight(/name, 8)", ["John Doe"]),
+    ("padRight(/name, 3)", ["John Doe"]),
+    ("padRight(/missing, 10)", [None]),
+    # ToLowerCase / ToUpperCase / Trim
+    ("toLowerCase(/name)", ["john doe"]),
+    ("toLowerCase(/missing)", [""]),
+    ("toLowerCase('UPPER lower')", ["upper lower"]),
+    ("toUpperCase(/name)", ["JOHN DOE"]),
+    ("toUpperCase(/missing)", [""]),
+    ("toUpperCase('UPPER lower')", ["UPPER LOWER"]),
+    ("trim(' John Doe \\t')", ["John Doe"]),
+    ("trim(/missing)", [""]),
+    # EscapeJson
+    ("escapeJson(/name)", ['"John Doe"']),
+    ("escapeJson(/id)", ["48"]),
+    ("escapeJson(/mainAccount/balance)", ["123.45"]),
+    ("escapeJson(/numbers)", ["[0,1,2,3,4,5,6,7,8,9]"]),
+    ("escapeJson(/friends)", ['["John","Jane","Jacob","Judy"]']),
+    ("escapeJson(/attributes)", ['{"city":"New York","state":"NY"}']),
+    (
+        "escapeJson(/mainAccount)",
+        ['{"id":1,"balance":123.45,"address":{"city":"Boston","state":"Massachusetts"}}'],
+    ),
+    # Hash (NiFi's digests of "John Doe")
+    ("hash(/name, 'MD5')", ["4c2a904bafba06591225113ad17b5cec"]),
+    (
+        "hash(/name, 'SHA-384')",
+        ["d0e24ff9f82e2a6b35409aec172e64b363f2dd26d8881d19f63214d5552357a40e32ac874a587d3fcf43ec86299eb001"],
+    ),
+    ("hash(/name, 'SHA-224')", ["20b058bc065abdbbd674123ed539286fa2765589424c38cd9e27b748"]),
+    ("hash(/name, 'SHA-256')", ["6cea57c2fb6cbc2a40411135005760f241fffc3e5e67ab99882726431037f908"]),
+    # Anchored / ArrayOf / MapOf
+    ("anchored(/mainAccount, concat(/id, '->', /balance))", ["1->123.45"]),
+    ("anchored(/accounts, concat(/id, '->', /balance))", ["6->10000.0", "9->48.02"]),
+    ("arrayOf('a', 'b', 'c')", [["a", "b", "c"]]),
+    ("arrayOf(/friends[*], 'Junior')", [["John", "Jane", "Jacob", "Judy", "Junior"]]),
+    ("mapOf('firstName', /firstName, 'lastName', /lastName)", [{"firstName": "John", "lastName": "Doe"}]),
+    # Math (TestRecordPath.MathFunctions)
+    ("add(/id, 2)", [50]),
+    ("add(/mainAccount/balance, 1)", [124.45]),
+    ("subtract(/id, 8)", [40]),
+    ("multiply(/id, 2)", [96]),
+    ("multiply(/id, /mainAccount/balance)", [pytest.approx(5925.6)]),
+    ("divide(/id, 5)", [9]),
+    ("divide(-7, 2)", [-3]),
+    ("add('2', '3')", [5]),
+    ("toNumber('42')", [42]),
+    ("toNumber(/id)", [48]),
+]
+
+
+@pytest.mark.parametrize(("path", "expected"), CASES, ids=[p for p, _ in CASES])
+def test_nifi_function_cases(run: Any, path: str, expected: list[Any]) -> None:
+    """Each ported StandaloneFunctions/MathFunctions case gives NiFi's values."""
+    assert run(path) == expected
+
+
+def test_replace_regex_escaped_metacharacters(run: Any) -> None:
+    """NiFi's replaceRegex case over ``.^$*+?()[{\\|``: each escaped metacharacter matches itself."""
+    target = {"name": ".^$*+?()[{\\|"}
+    for char, expected in ((".", "x^$*+?()[{\\|"), ("^", ".x$*+?()[{\\|"), ("|", ".^$*+?()[{\\x")):
+        assert run(f"replaceRegex(/name, '\\{char}', 'x')", target) == [expected]
+
+
+def test_replace_regex_anchors_and_dot(run: Any) -> None:
+    """``^``, ``$`` and ``.`` behave as Java's: the dot does not match line breaks."""
+    assert run("replaceRegex(/name, '^Bob', 'Hello')", {"name": "Bob Bobby"}) == ["Hello Bobby"]
+    assert run("replaceRegex(/name, 'Bob$', 'Bobson')", {"name": "Bobby Bob"}) == ["Bobby Bobson"]
+    assert run("replaceRegex(/name, '.', 'W')", {"name": "a\n\rb"}) == ["W\n\rW"]
+
+
+def test_coalesce_takes_the_first_present_value(run: Any) -> None:
+    """NiFi's Coalesce cases: the first argument with a non-null value wins."""
+    target = {"name": None, "firstName": "Eve", "lastName": "X"}
+    assert run("coalesce(/name, /firstName, /lastName)", target) == ["Eve"]
+    assert run("coalesce(/name, /firstName, /lastName)", {"name": "Alice"}) == ["Alice"]
+    assert run("coalesce(/name, /firstName, /lastName)", {}) == []
+
+
+def test_base64_round_trip(run: Any) -> None:
+    """base64Encode and base64Decode of text and of bytes, as NiFi's Base64 cases."""
+    assert run("base64Encode(/name)") == [base64.b64encode(b"John Doe").decode()]
+    assert run("base64Decode(/name)", {"name": base64.b64encode(b"John Doe").decode()}) == ["John Doe"]
+    assert run("base64Encode(/b)", {"b": b"Hello"}) == [base64.b64encode(b"Hello")]
+    assert run("base64Decode(/b)", {"b": base64.b64encode(b"Hello")}) == [b"Hello"]
+
+
+def test_to_bytes_and_to_string(run: Any) -> None:
+    """toBytes encodes with the charset; toString decodes an array of bytes (NiFi's cases)."""
+    assert run("toBytes(/name, 'UTF-16LE')") == ["John Doe".encode("utf-16-le")]
+    assert run("toBytes('Hello', 'UTF-8')") == [b"Hello"]
+    assert run("toString(/bytes, 'UTF-8')") == ["Hello World!"]
+    assert run("toString(/b, 'UTF-16')", {"b": list("Hello World!".encode("utf-16"))}) == ["Hello World!"]
+    with pytest.raises(RecordPathError, match="NOT A REAL CHARSET"):
+        run("toBytes(/name, 'NOT A REAL CHARSET')")
+
+
+def test_to_date_and_format(run: Any) -> None:
+    """toDate parses with a Java pattern (and zone); format prints dates and epoch millis."""
+    (parsed,) = run("toDate(/date, \"yyyy-MM-dd'T'HH:mm:ss'Z'\", 'GMT')")
+    assert parsed == datetime.datetime(2017, 10, 20, 11, 0, tzinfo=datetime.UTC)
+    assert run("toDate(/date, 'INVALID')") == ["2017-10-20T11:00:00Z"]
+    assert run("toDate(/id, 'yyyy-MM-dd')") == [48]
+    assert run("format(0, 'yyyy-MM-dd', 'GMT')") == ["1970-01-01"]
+    assert run("format(/t, \"yyyy-MM-dd'T'HH:mm:ss'Z'\", 'GMT')", {"t": 1723939200000}) == ["2024-08-18T00:00:00Z"]
+    assert run("format(toDate('2017-10-20', 'yyyy-MM-dd', 'GMT'), 'yyyy/MM/dd', 'GMT')") == ["2017/10/20"]
+    assert run("format(/name, 'yyyy-MM-dd')") == ["John Doe"]
+
+
+def test_unescape_json(run: Any) -> None:
+    """unescapeJson parses JSON text into values, records and arrays (NiFi's UnescapeJson)."""
+    assert run("unescapeJson(/j)", {"j": '{"id": 5555, "balance": 123.45}'}) == [{"id": 5555, "balance": 123.45}]
+    assert run("unescapeJson(/j)", {"j": "[1, 2]"}) == [[1, 2]]
+    assert run("unescapeJson(/j)", {"j": '"x"'}) == ["x"]
+    with pytest.raises(RecordPathError, match="must be a String"):
+        run("unescapeJson(/id)")
+
+
+def test_record_of_and_array_of_records(run: Any) -> None:
+    """recordOf builds a record; arrayOf appends it to the accounts (NiFi's ArrayOf cases)."""
+    (values,) = run("arrayOf(/accounts[*], recordOf('id', '5555', 'balance', '123.45'))")
+    assert len(values) == 3 and values[2] == {"id": "5555", "balance": "123.45"}
+    (first,) = run("recordOf('mapValue', /attributes, 'name', /name)")
+    assert first == {"mapValue": {"city": "New York", "state": "NY"}, "name": "John Doe"}
+
+
+def test_uuid5(run: Any) -> None:
+    """uuid5 is a name-based UUID of the value, with an optional namespace."""
+    import uuid
+
+    namespace = str(uuid.uuid4())
+    assert run("uuid5(/name)") == [str(uuid.uuid5(uuid.UUID(int=0), "John Doe"))]
+    assert run(f"uuid5(/name, '{namespace}')") == [str(uuid.uuid5(uuid.UUID(namespace), "John Doe"))]
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("divide(/id, 0)", "Division by zero"),
+        ("add(/name, 1)", "cannot coerce field 'name'"),
+        ("hash(/name, 'NOPE')", "Invalid hash algorithm"),
+        ("mapOf('firstName', /firstName, 'lastName')", "even number of arguments"),
+        ("recordOf('firstName', /firstName, 'lastName')", "even number of arguments"),
+        ("fieldName('whoops')", "no field"),
+    ],
+)
+def test_function_errors(run: Any, path: str, message: str) -> None:
+    """NiFi's failing function cases raise our RecordPath error, naming the problem."""
+    with pytest.raises(RecordPathError, match=message):
+        run(path)
