@@ -13,7 +13,8 @@ from typing import Any
 
 import attrs
 
-from flowcore.patterns import compile_pattern
+from flowcore.errors import ExpressionEvaluationError
+from flowcore.patterns import JAVA_LINES, compile_pattern
 from flowcore.record_path._errors import RecordPathEvaluationError
 from flowcore.record_path._functions import FUNCTIONS, first_string
 from flowcore.record_path._nodes import (
@@ -94,7 +95,7 @@ def _step(step: Step, values: Iterator[FieldValue], ctx: Context) -> Iterator[Fi
         yield from _apply(step, fv, ctx)
 
 
-def _apply(step: Step, fv: FieldValue, ctx: Context) -> Iterator[FieldValue]:  # noqa: C901, PLR0911, PLR0912
+def _apply(step: Step, fv: FieldValue, ctx: Context) -> Iterator[FieldValue]:
     match step:
         case Child(None):
             yield from _children(fv)
@@ -120,7 +121,9 @@ def _apply(step: Step, fv: FieldValue, ctx: Context) -> Iterator[FieldValue]:  #
             elif is_map(fv):
                 value_type = getattr(fv.field.type if fv.field else None, "value_type", None)
                 for key, value in list(fv.value.items()):
-                    yield FieldValue(value, RecordField(fv.field_name or "", value_type), fv, key=key)
+                    yield FieldValue(
+                        value, RecordField(fv.field_name or "", value_type), fv, key=key
+                    )
         case Predicate(inner):
             previous = ctx.node
             ctx.node = fv
@@ -187,7 +190,9 @@ def _descendants(fv: FieldValue, name: str | None) -> Iterator[FieldValue]:
         elif type_name(child.field.type if child.field else None) == "map":
             value_type = getattr(child.field.type, "value_type", None)
             for key, entry in list(value.items()):
-                yield FieldValue(entry, RecordField(fv.field_name or "", value_type), child, key=key)
+                yield FieldValue(
+                    entry, RecordField(fv.field_name or "", value_type), child, key=key
+                )
 
 
 def _elements(fv: FieldValue, positions: Any) -> Iterator[FieldValue]:
@@ -200,7 +205,7 @@ def _indices(step: Indices, fv: FieldValue) -> Iterator[FieldValue]:
     length = len(fv.value)
     if step.single:
         index = step.items[0]
-        assert isinstance(index, int)  # noqa: S101 - single means one plain index
+        assert isinstance(index, int)
         position = length + index if index < 0 else index
         if 0 <= position < length:
             yield from _elements(fv, (position,))
@@ -212,7 +217,6 @@ def _indices(step: Indices, fv: FieldValue) -> Iterator[FieldValue]:
         low = length + first if first < 0 else first
         high = length + last if last < 0 else last
         yield from _elements(fv, range(max(low, 0), min(high, length - 1) + 1))
-
 
 
 # -- filters ----------------------------------------------------------------------------------
@@ -256,10 +260,12 @@ def _booleans(node: Expression, ctx: Context) -> Iterator[FieldValue]:
         for fv in evaluate(node.lhs, ctx):
             yield FieldValue(test(fv.value, rhs), RecordField(node.operator, DataType("boolean")))
         return
-    assert isinstance(node, Function)  # noqa: S101 - the parser admits nothing else here
+    assert isinstance(node, Function)
     test_fn = _FILTERS[node.name]
     for fv in evaluate(node.args[0], ctx):
-        yield FieldValue(test_fn(fv, node.args[1:], ctx), RecordField("<function>", DataType("boolean")))
+        yield FieldValue(
+            test_fn(fv, node.args[1:], ctx), RecordField("<function>", DataType("boolean"))
+        )
 
 
 def _is_number(value: Any) -> bool:
@@ -341,7 +347,11 @@ def _regex_test(whole: bool) -> Any:
         text = to_string(fv.value)
         if pattern is None or text is None:
             return False
-        compiled = compile_pattern(pattern)
+        try:
+            compiled = compile_pattern(pattern, JAVA_LINES)
+        except ExpressionEvaluationError as exc:
+            msg = f"{'matchesRegex' if whole else 'containsRegex'}: {exc}"
+            raise RecordPathEvaluationError(msg) from None
         found = compiled.fullmatch(text) if whole else compiled.search(text)
         return found is not None
 

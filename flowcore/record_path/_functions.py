@@ -1,5 +1,6 @@
-"""RecordPath's standalone functions (NiFi 2's set), each as NiFi's class in
-``org.apache.nifi.record.path.functions`` behaves.
+"""RecordPath's standalone functions (NiFi 2's set).
+
+Each behaves as NiFi's class of the same name in ``org.apache.nifi.record.path.functions``.
 
 Each takes its argument trees, the evaluation context and the evaluator (passed in, so this
 module does not import the one that imports it) and yields FieldValues. A function that keeps
@@ -24,7 +25,7 @@ import attrs
 from flowcore.errors import ExpressionEvaluationError, quoted
 from flowcore.expression._dates import format_date, parse_date
 from flowcore.expression._regex import java_replacement
-from flowcore.patterns import compile_pattern
+from flowcore.patterns import JAVA_LINES, compile_pattern
 from flowcore.record_path._errors import RecordPathEvaluationError
 from flowcore.record_path._schema import DataType, RecordSchema, infer_type
 from flowcore.record_path._values import FieldValue, RecordField, describe, root_value, to_string
@@ -139,7 +140,7 @@ def _replace_regex(args: tuple[Any, ...], ctx: Any, run: Run) -> Iterator[FieldV
             yield fv
             continue
         try:
-            compiled = compile_pattern(pattern)
+            compiled = compile_pattern(pattern, JAVA_LINES)
             yield _same(fv, compiled.sub(java_replacement(replacement), to_string(fv.value) or ""))
         except ExpressionEvaluationError as exc:
             msg = f"replaceRegex: {exc}"
@@ -153,7 +154,9 @@ def _replace_null(args: tuple[Any, ...], ctx: Any, run: Run) -> Iterator[FieldVa
             yield fv
             continue
         replacement = next(run(args[1], ctx), None)
-        yield fv if replacement is None or replacement.value is None else _same(fv, replacement.value)
+        yield (
+            fv if replacement is None or replacement.value is None else _same(fv, replacement.value)
+        )
 
 
 def _no_arg(apply: Callable[[str], str]) -> Function:
@@ -178,7 +181,11 @@ FUNCTIONS["trim"] = _no_arg(_java_trim)
 
 @_function("concat")
 def _concat(args: tuple[Any, ...], ctx: Any, run: Run) -> Iterator[FieldValue]:
-    parts = ["null" if fv.value is None else str(to_string(fv.value)) for arg in args for fv in run(arg, ctx)]
+    parts = [
+        "null" if fv.value is None else str(to_string(fv.value))
+        for arg in args
+        for fv in run(arg, ctx)
+    ]
     yield FieldValue("".join(parts), RecordField("concat", DataType("string")))
 
 
@@ -229,7 +236,10 @@ FUNCTIONS["padRight"] = _pad(left=False)
 def _field_name(args: tuple[Any, ...], ctx: Any, run: Run) -> Iterator[FieldValue]:
     for fv in run(args[0], ctx):
         if fv.field is None:
-            msg = f"fieldName: the literal {describe(fv.value)} has no field; pass a path such as /name"
+            msg = (
+                f"fieldName: the literal {describe(fv.value)} has no field; "
+                "pass a path such as /name"
+            )
             raise RecordPathEvaluationError(msg)
         yield FieldValue(fv.field_name, fv.field, fv.parent)
 
@@ -249,7 +259,10 @@ def _charset(name: str | None, function: str) -> str:
     try:
         return codecs.lookup(name or "UTF-8").name
     except LookupError:
-        msg = f"{function}: unknown character set {quoted(name)}; use a name such as 'UTF-8' or 'ISO-8859-1'"
+        msg = (
+            f"{function}: unknown character set {quoted(name)}; "
+            "use a name such as 'UTF-8' or 'ISO-8859-1'"
+        )
         raise RecordPathEvaluationError(msg) from None
 
 
@@ -267,9 +280,11 @@ def _to_bytes(args: tuple[Any, ...], ctx: Any, run: Run) -> Iterator[FieldValue]
     for fv in _present(run(args[0], ctx)):
         charset = _charset(first_string(args[1], ctx, run), "toBytes")
         if not isinstance(fv.value, str):
-            msg = f"toBytes: the value of {fv.field_name!r} must be a string, got {describe(fv.value)}"
+            msg = f"toBytes: {fv.field_name!r} must be a string, got {describe(fv.value)}"
             raise RecordPathEvaluationError(msg)
-        field = RecordField(fv.field_name or "toBytes", DataType("array", element_type=DataType("byte")))
+        field = RecordField(
+            fv.field_name or "toBytes", DataType("array", element_type=DataType("byte"))
+        )
         yield FieldValue(fv.value.encode(charset), field, fv.parent)
 
 
@@ -281,7 +296,7 @@ def _base64_encode(args: tuple[Any, ...], ctx: Any, run: Run) -> Iterator[FieldV
         elif (raw := _bytes_of(fv.value)) is not None:
             yield _same(fv, base64.b64encode(raw))
         else:
-            msg = f"Argument supplied to base64Encode must be a String or byte[], got {describe(fv.value)}"
+            msg = f"base64Encode takes a String or byte[], got {describe(fv.value)}"
             raise RecordPathEvaluationError(msg)
 
 
@@ -290,11 +305,13 @@ def _base64_decode(args: tuple[Any, ...], ctx: Any, run: Run) -> Iterator[FieldV
     for fv in _present(run(args[0], ctx)):
         try:
             if isinstance(fv.value, str):
-                yield _same(fv, base64.b64decode(fv.value, validate=True).decode("utf-8", errors="replace"))
+                yield _same(
+                    fv, base64.b64decode(fv.value, validate=True).decode("utf-8", errors="replace")
+                )
             elif (raw := _bytes_of(fv.value)) is not None:
                 yield _same(fv, base64.b64decode(raw, validate=True))
             else:
-                msg = f"Argument supplied to base64Decode must be a String or byte[], got {describe(fv.value)}"
+                msg = f"base64Decode takes a String or byte[], got {describe(fv.value)}"
                 raise RecordPathEvaluationError(msg)
         except binascii.Error as exc:
             msg = f"base64Decode: {describe(fv.value)} is not Base64 ({exc})"
@@ -316,7 +333,9 @@ def _json_ready(value: Any) -> Any:
 @_function("escapeJson")
 def _escape_json(args: tuple[Any, ...], ctx: Any, run: Run) -> Iterator[FieldValue]:
     for fv in _present(run(args[0], ctx)):
-        text = json.dumps(_json_ready(fv.value), separators=(",", ":"), ensure_ascii=False, default=str)
+        text = json.dumps(
+            _json_ready(fv.value), separators=(",", ":"), ensure_ascii=False, default=str
+        )
         yield _same(fv, text, "string")
 
 
@@ -474,7 +493,13 @@ def _record_of(args: tuple[Any, ...], ctx: Any, run: Run) -> Iterator[FieldValue
 def _anchored(args: tuple[Any, ...], ctx: Any, run: Run) -> Iterator[FieldValue]:
     for fv in run(args[0], ctx):
         value = fv.value
-        anchors = [value] if isinstance(value, Mapping) else value if isinstance(value, (list, tuple)) else []
+        anchors = (
+            [value]
+            if isinstance(value, Mapping)
+            else value
+            if isinstance(value, (list, tuple))
+            else []
+        )
         for anchor in anchors:
             if isinstance(anchor, Mapping):
                 yield from run(args[1], attrs.evolve(ctx, root=root_value(anchor), node=None))
@@ -493,7 +518,8 @@ def _number(fv: FieldValue, function: str) -> int | float:
                 return kind(value.strip())
             except ValueError:
                 continue
-    msg = f"{function}: cannot coerce field {fv.field_name or '<Anonymous Inner Field>'!r} ({describe(value)}) to number"
+    name = fv.field_name or "<Anonymous Inner Field>"
+    msg = f"{function}: cannot coerce field {name!r} ({describe(value)}) to number"
     raise RecordPathEvaluationError(msg)
 
 
@@ -507,7 +533,9 @@ def _math(name: str, operate: Callable[[Any, Any], Any]) -> Function:
         whole = isinstance(left, int) and isinstance(right, int)
         if not whole:
             left, right = float(left), float(right)
-        yield FieldValue(operate(left, right), RecordField(name, DataType("long" if whole else "double")))
+        yield FieldValue(
+            operate(left, right), RecordField(name, DataType("long" if whole else "double"))
+        )
 
     return math
 
@@ -538,4 +566,6 @@ def _to_number(args: tuple[Any, ...], ctx: Any, run: Run) -> Iterator[FieldValue
         yield fv
         return
     number = _number(fv, "toNumber")
-    yield FieldValue(number, RecordField("toNumber", DataType("long" if isinstance(number, int) else "double")))
+    yield FieldValue(
+        number, RecordField("toNumber", DataType("long" if isinstance(number, int) else "double"))
+    )

@@ -72,7 +72,7 @@ class Range:
 
 @attrs.frozen
 class Indices:
-    """``[0]``, ``[-1]``, ``[0, 2]``, ``[1..3]``: array elements (``single`` for one plain index)."""
+    """``[0]``, ``[-1]``, ``[0, 2]``, ``[1..3]``: array elements (``single``: one plain index)."""
 
     items: tuple[int | Range, ...]
 
@@ -101,7 +101,9 @@ class Predicate:
     filter: Expression
 
 
-Step: TypeAlias = Child | Descendant | CurrentStep | ParentStep | Indices | MapKeys | AllIndices | Predicate
+Step: TypeAlias = (
+    Child | Descendant | CurrentStep | ParentStep | Indices | MapKeys | AllIndices | Predicate
+)
 
 
 @attrs.frozen
@@ -144,7 +146,7 @@ _ESCAPES = {"'": "\\'", "\r": "\\r", "\n": "\\n", "\t": "\\t"}
 
 
 def _quote(text: str) -> str:
-    """*text* as a single-quoted literal that lexes back to it.
+    r"""*text* as a single-quoted literal that lexes back to it.
 
     NiFi's lexer reads ``\\\\`` as two backslashes and ``\\x`` (x not a known escape) as a
     backslash and x, so backslashes print as they are, pairs included.

@@ -1,5 +1,7 @@
-"""RecordPath text to a syntax tree: NiFi's ANTLR grammar (RecordPathLexer.g, RecordPathParser.g)
-as a hand-written lexer and recursive-descent parser.
+"""RecordPath text to a syntax tree: NiFi's grammar, hand-written.
+
+NiFi's ANTLR grammar (RecordPathLexer.g, RecordPathParser.g) as a lexer and a recursive-descent
+parser (no ANTLR runtime).
 
 The parser also does what NiFi's ``RecordPathCompiler`` checks before any record is seen:
 function names, argument counts, and that a predicate holds a comparison or a filter function.
@@ -46,7 +48,16 @@ _PUNCTUATION = ("//", "..", "<=", ">=", "!=", "/", "[", "]", "(", ")", ",", ".",
 
 #: Filter functions (true/false of a field), usable in predicates, in ``not`` and standalone.
 FILTER_FUNCTIONS = frozenset(
-    {"contains", "containsRegex", "endsWith", "startsWith", "isBlank", "isEmpty", "matchesRegex", "not"}
+    {
+        "contains",
+        "containsRegex",
+        "endsWith",
+        "startsWith",
+        "isBlank",
+        "isEmpty",
+        "matchesRegex",
+        "not",
+    }
 )
 #: Standalone functions: the argument counts each takes (None: any number), NiFi 2's set.
 STANDALONE_FUNCTIONS: dict[str, tuple[int, ...] | None] = {
@@ -88,7 +99,9 @@ STANDALONE_FUNCTIONS: dict[str, tuple[int, ...] | None] = {
     "divide": (2,),
     "toNumber": (1,),
 }
-_FILTER_ARITY = {name: (1,) if name in ("isBlank", "isEmpty", "not") else (2,) for name in FILTER_FUNCTIONS}
+_FILTER_ARITY = {
+    name: (1,) if name in ("isBlank", "isEmpty", "not") else (2,) for name in FILTER_FUNCTIONS
+}
 
 
 @attrs.frozen
@@ -163,7 +176,9 @@ def _tokens(path: str) -> list[_Token]:
             found.append(_Token("IDENT", path[i:j], i))
             i = j
             continue
-        raise _fail(path, i, f"Unrecognized token {char!r}", "a field reference, a literal or a function")
+        raise _fail(
+            path, i, f"Unrecognized token {char!r}", "a field reference, a literal or a function"
+        )
     found.append(_Token("END", "", end))
     return found
 
@@ -195,7 +210,9 @@ class _Parser:
 
     def unexpected(self, expected: str) -> RecordPathSyntaxError:
         token = self.token
-        what = "Unexpected end of path" if token.kind == "END" else f"Unexpected token {token.text!r}"
+        what = (
+            "Unexpected end of path" if token.kind == "END" else f"Unexpected token {token.text!r}"
+        )
         return _fail(self.path, token.position, what, expected)
 
     # -- expressions ------------------------------------------------------------------------
@@ -221,7 +238,8 @@ class _Parser:
             return Literal(self.take().text)
         if kind == "IDENT" and self.peek().kind == "(":
             return self.function()
-        raise self.unexpected("a path (starting with '/', '.' or '..'), a literal or a function call")
+        expected = "a path (starting with '/', '.' or '..'), a literal or a function call"
+        raise self.unexpected(expected)
 
     def function(self) -> Function:
         token = self.take()
@@ -238,7 +256,10 @@ class _Parser:
         self.check_call(name, len(args), token.position)
         if name == "not" and not _is_filter(args[0]):
             raise _fail(
-                self.path, token.position, "Invalid argument of not", "a comparison or a filter function"
+                self.path,
+                token.position,
+                "Invalid argument of not",
+                "a comparison or a filter function",
             )
         return Function(name, tuple(args))
 
@@ -257,14 +278,23 @@ class _Parser:
             raise _fail(self.path, position, what, f"one of {known}")
         if name in ("mapOf", "recordOf") and count % 2:
             raise _fail(
-                self.path, position, f"The {name} function requires an even number of arguments", "pairs"
+                self.path,
+                position,
+                f"The {name} function requires an even number of arguments",
+                "pairs",
             )
         if name == "join" and count < 2:
-            what = f"Invalid number of arguments: join function takes 2 or more arguments but got {count}"
+            what = (
+                "Invalid number of arguments: join function takes 2 or more arguments "
+                f"but got {count}"
+            )
             raise _fail(self.path, position, what, "a delimiter and at least one value")
         if counts is not None and count not in counts:
             takes = " or ".join(str(c) for c in counts)
-            what = f"Invalid number of arguments: {name} function takes {takes} arguments but got {count}"
+            what = (
+                f"Invalid number of arguments: {name} function takes {takes} arguments "
+                f"but got {count}"
+            )
             raise _fail(self.path, position, what, f"{takes} arguments")
 
     # -- paths ------------------------------------------------------------------------------
@@ -294,7 +324,8 @@ class _Parser:
         if separator == "/" and token.kind in (".", ".."):
             self.take()
             return CurrentStep() if token.kind == "." else ParentStep()
-        raise self.unexpected(f"a field name, '*'{', . or ..' if separator == '/' else ''} after {separator!r}")
+        expected = f"a field name, '*'{', . or ..' if separator == '/' else ''} after {separator!r}"
+        raise self.unexpected(expected)
 
     def sub_paths(self) -> list[Step]:
         steps: list[Step] = []
@@ -324,7 +355,10 @@ class _Parser:
         opening = self.take()
         inner = self.operation()
         if not _is_filter(inner):
-            what = "Expected an Expression of form <value> <operator> <value> or a filter function to follow '[' Token"
+            what = (
+                "Expected an Expression of form <value> <operator> <value> or a filter "
+                "function to follow '[' Token"
+            )
             raise _fail(self.path, opening.position, what, "a comparison or a filter function")
         self.expect("]", "']' closing the predicate")
         return Predicate(inner)
@@ -360,7 +394,9 @@ class _Parser:
 
 
 def _is_filter(node: Expression) -> bool:
-    return isinstance(node, Comparison) or (isinstance(node, Function) and node.name in FILTER_FUNCTIONS)
+    return isinstance(node, Comparison) or (
+        isinstance(node, Function) and node.name in FILTER_FUNCTIONS
+    )
 
 
 def parse(path: str) -> Expression:
@@ -378,5 +414,6 @@ def parse(path: str) -> Expression:
         raise _fail(path, 0, "Empty RecordPath", "a path such as /name")
     tree = parser.operation()
     if parser.token.kind != "END":
-        raise parser.unexpected("the end of the path (or an operator)")
+        expected = "the end of the path (or an operator)"
+        raise parser.unexpected(expected)
     return tree

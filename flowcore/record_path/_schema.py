@@ -30,8 +30,10 @@ __all__ = [
 
 @runtime_checkable
 class DataTypeLike(Protocol):
-    """A NiFi data type: ``name`` is NiFi's type name in lower case (``'string'``, ``'int'``,
-    ``'long'``, ``'double'``, ``'record'``, ``'array'``, ``'map'``, ``'choice'`` ...).
+    """A NiFi data type: ``name`` is NiFi's type name in lower case.
+
+    For example ``'string'``, ``'int'``, ``'long'``, ``'double'``, ``'record'``, ``'array'``,
+    ``'map'``, ``'choice'``.
 
     Nested types are read with ``getattr`` and may be missing: ``schema`` (a record's child
     schema), ``element_type`` (an array's), ``value_type`` (a map's), ``choices`` (a choice's).
@@ -59,7 +61,7 @@ class RecordSchemaLike(Protocol):
 
 @attrs.frozen
 class DataType:
-    """A minimal :class:`DataTypeLike` value (tests, ``recordOf``, processors with no reader schema)."""
+    """A minimal :class:`DataTypeLike` (tests, ``recordOf``, processors without a reader schema)."""
 
     name: str
     schema: RecordSchema | None = None
@@ -70,9 +72,9 @@ class DataType:
 
 @attrs.frozen
 class RecordSchema:
-    """A minimal :class:`RecordSchemaLike` value: ``fields`` maps each name to its type, in order."""
+    """A minimal :class:`RecordSchemaLike`: ``fields`` maps each name to its type, in order."""
 
-    fields: Mapping[str, DataType] = attrs.field(converter=lambda f: dict(f))
+    fields: Mapping[str, DataType] = attrs.field(converter=dict)
 
     @property
     def field_names(self) -> tuple[str, ...]:
@@ -103,8 +105,10 @@ _SCALARS: tuple[tuple[type, str], ...] = (
 
 
 def infer_type(value: Any) -> DataType:
-    """The type of *value* when no schema says (NiFi's ``DataTypeUtils.inferDataType``, roughly):
-    a mapping is a record, a list or tuple an array, bytes an array of bytes."""
+    """The type of *value* when no schema says (NiFi's ``DataTypeUtils.inferDataType``).
+
+    A mapping is a record, a list or tuple an array, bytes an array of bytes.
+    """
     if isinstance(value, Mapping):
         return DataType("record")
     if isinstance(value, (list, tuple)):

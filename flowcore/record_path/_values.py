@@ -122,7 +122,7 @@ class FieldValue:
             raise RecordPathEvaluationError(msg) from None
 
     def remove(self) -> None:
-        """Remove this field from its record, this element from its array, this entry from its map."""
+        """Remove this field from its record, element from its array or entry from its map."""
         parent = self.parent
         if parent is None or parent.value is None:
             return
@@ -187,9 +187,11 @@ def _json_default(value: Any) -> Any:
 
 
 def to_string(value: Any) -> str | None:
-    """NiFi's ``DataTypeUtils.toString(value, null)``: None stays None, booleans are
-    ``true``/``false``, doubles print as Java does, bytes (or an array of byte values) decode
-    as UTF-8, records and maps as JSON."""
+    """NiFi's ``DataTypeUtils.toString(value, null)``.
+
+    None stays None, booleans are ``true``/``false``, doubles print as Java does, bytes (or an
+    array of byte values) decode as UTF-8, records and maps as JSON.
+    """
     if value is None or isinstance(value, str):
         return value
     if isinstance(value, bool):
@@ -199,7 +201,9 @@ def to_string(value: Any) -> str | None:
     if isinstance(value, (bytes, bytearray)):
         return bytes(value).decode("utf-8", errors="replace")
     if isinstance(value, (list, tuple)):
-        if value and all(isinstance(v, int) and not isinstance(v, bool) and -128 <= v < 256 for v in value):
+        if value and all(
+            isinstance(v, int) and not isinstance(v, bool) and -128 <= v < 256 for v in value
+        ):
             return bytes(v & 0xFF for v in value).decode("utf-8", errors="replace")
         return "[" + ", ".join(str(to_string(v)) for v in value) + "]"
     if isinstance(value, Mapping):

@@ -1,4 +1,4 @@
-"""NiFi's TestRecordPath example record and schema, as Python mappings (shared by the tests here)."""
+"""NiFi's TestRecordPath example record and schema as Python mappings (for the tests here)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,11 @@ from flowcore.record_path import DataType, RecordSchema
 
 ADDRESS = RecordSchema({"city": DataType("string"), "state": DataType("string")})
 ACCOUNT = RecordSchema(
-    {"id": DataType("int"), "balance": DataType("double"), "address": DataType("record", schema=ADDRESS)}
+    {
+        "id": DataType("int"),
+        "balance": DataType("double"),
+        "address": DataType("record", schema=ADDRESS),
+    }
 )
 EXAMPLE = RecordSchema(
     {
@@ -33,7 +37,9 @@ EXAMPLE = RecordSchema(
 )
 
 
-def account(id_: int = 1, balance: float = 123.45, city: str = "Boston", state: str = "Massachusetts") -> dict[str, Any]:
+def account(
+    id_: int = 1, balance: float = 123.45, city: str = "Boston", state: str = "Massachusetts"
+) -> dict[str, Any]:
     """NiFi's createAccountRecord."""
     return {"id": id_, "balance": balance, "address": {"city": city, "state": state}}
 
@@ -48,7 +54,10 @@ def example_record() -> dict[str, Any]:
         "date": "2017-10-20T11:00:00Z",
         "attributes": {"city": "New York", "state": "NY"},
         "mainAccount": account(),
-        "accounts": [account(6, 10_000.00, "Las Vegas", "Nevada"), account(9, 48.02, "Austin", "Texas")],
+        "accounts": [
+            account(6, 10_000.00, "Las Vegas", "Nevada"),
+            account(9, 48.02, "Austin", "Texas"),
+        ],
         "numbers": list(range(10)),
         "friends": ["John", "Jane", "Jacob", "Judy"],
         "bytes": list(b"Hello World!"),
@@ -77,6 +86,11 @@ def run(record: dict[str, Any]) -> Any:
 
     def run_path(path: str, target: dict[str, Any] | None = None) -> list[Any]:
         chosen = record if target is None else target
-        return [fv.value for fv in compile_record_path(path).evaluate(chosen, schema=EXAMPLE if target is None else None)]
+        return [
+            fv.value
+            for fv in compile_record_path(path).evaluate(
+                chosen, schema=EXAMPLE if target is None else None
+            )
+        ]
 
     return run_path

@@ -17,8 +17,14 @@ PATHS = [
     ("/mainAccount/././balance", [123.45]),
     ("/missing", [None]),
     ("/mainAccount/*", [1, 123.45, {"city": "Boston", "state": "Massachusetts"}]),
-    ("//city", ["New York", "NY", "Boston", "Las Vegas", "Austin"]),  # NiFi: a map yields every entry
-    ("/mainAccount//*", [1, 123.45, {"city": "Boston", "state": "Massachusetts"}, "Boston", "Massachusetts"]),
+    (
+        "//city",
+        ["New York", "NY", "Boston", "Las Vegas", "Austin"],
+    ),  # NiFi: a map yields every entry
+    (
+        "/mainAccount//*",
+        [1, 123.45, {"city": "Boston", "state": "Massachusetts"}, "Boston", "Massachusetts"],
+    ),
     # ArrayReferences
     ("/friends[0]", ["John"]),
     ("/friends[1, 3]", ["Jane", "Judy"]),
@@ -100,13 +106,16 @@ def test_nifi_path_cases(run: Any, path: str, expected: list[Any]) -> None:
 def test_root_reference_has_no_parent(record: dict[str, Any]) -> None:
     """``/`` is the record itself, field ``root``, without a parent."""
     (root,) = compile_record_path("/").evaluate(record)
-    assert root.value is record and root.parent is None and root.field_name == "root"
+    assert root.value is record
+    assert root.parent is None
+    assert root.field_name == "root"
 
 
 def test_parent_reference(record: dict[str, Any]) -> None:
     """``/mainAccount/balance/..`` is the mainAccount field of the record."""
     (fv,) = compile_record_path("/mainAccount/balance/..").evaluate(record)
-    assert fv.field_name == "mainAccount" and fv.parent_record is record
+    assert fv.field_name == "mainAccount"
+    assert fv.parent_record is record
 
 
 def test_descendant_order_and_parents(record: dict[str, Any]) -> None:
@@ -114,7 +123,11 @@ def test_descendant_order_and_parents(record: dict[str, Any]) -> None:
     reduced = {k: record[k] for k in ("id", "mainAccount", "accounts")}
     found = compile_record_path("//id").evaluate(reduced)
     assert [fv.value for fv in found] == [48, 1, 6, 9]
-    assert [fv.parent_record for fv in found] == [reduced, reduced["mainAccount"], *reduced["accounts"]]
+    assert [fv.parent_record for fv in found] == [
+        reduced,
+        reduced["mainAccount"],
+        *reduced["accounts"],
+    ]
 
 
 def test_descendant_then_child(record: dict[str, Any], schema: Any) -> None:
@@ -126,8 +139,13 @@ def test_descendant_then_child(record: dict[str, Any], schema: Any) -> None:
 
 def test_descendants_inside_an_array_of_records() -> None:
     """``//city`` reaches records held in an array (NiFi's record-inside-array case)."""
-    target = {"array": [{"id": 1, "address": {"city": "Boston"}}, {"city": "Paris", "state": "France"}]}
-    assert [fv.value for fv in compile_record_path("//city").evaluate(target)] == ["Boston", "Paris"]
+    target = {
+        "array": [{"id": 1, "address": {"city": "Boston"}}, {"city": "Paris", "state": "France"}]
+    }
+    assert [fv.value for fv in compile_record_path("//city").evaluate(target)] == [
+        "Boston",
+        "Paris",
+    ]
 
 
 def test_relative_path_from_a_context_node(record: dict[str, Any]) -> None:
@@ -140,10 +158,19 @@ def test_relative_path_from_a_context_node(record: dict[str, Any]) -> None:
 
 def test_escaped_field_names_and_literals(record: dict[str, Any]) -> None:
     """Quoted names, escaped quotes and Java escapes select as NiFi's supportsToEscape* cases."""
-    assert [fv.value for fv in compile_record_path("/'full,name'").evaluate({"full,name": "J"})] == ["J"]
-    record["attributes"] = {"Joe's Lama": "cute", 'Angela "Mutti" Merkel': "powerful", " \t\r\n": "ws"}
+    assert [
+        fv.value for fv in compile_record_path("/'full,name'").evaluate({"full,name": "J"})
+    ] == ["J"]
+    record["attributes"] = {
+        "Joe's Lama": "cute",
+        'Angela "Mutti" Merkel': "powerful",
+        " \t\r\n": "ws",
+    }
     assert compile_record_path("/attributes['Joe\\'s Lama']").evaluate(record)[0].value == "cute"
-    assert compile_record_path('/attributes["Angela \\"Mutti\\" Merkel"]').evaluate(record)[0].value == "powerful"
+    assert (
+        compile_record_path('/attributes["Angela \\"Mutti\\" Merkel"]').evaluate(record)[0].value
+        == "powerful"
+    )
     assert compile_record_path("/attributes[' \\t\\r\\n']").evaluate(record)[0].value == "ws"
 
 
@@ -156,10 +183,16 @@ def test_map_typed_field_is_not_a_record(record: dict[str, Any], schema: Any) ->
 
 def test_update_value_through_paths(record: dict[str, Any], schema: Any) -> None:
     """update_value writes a record field, an array element and a map entry in place."""
-    for path, value in (("/name", "Jane"), ("/friends[1]", "Zoe"), ("/attributes['city']", "Paris")):
+    for path, value in (
+        ("/name", "Jane"),
+        ("/friends[1]", "Zoe"),
+        ("/attributes['city']", "Paris"),
+    ):
         for fv in compile_record_path(path).evaluate(record, schema=schema):
             fv.update_value(value)
-    assert record["name"] == "Jane" and record["friends"][1] == "Zoe" and record["attributes"]["city"] == "Paris"
+    assert record["name"] == "Jane"
+    assert record["friends"][1] == "Zoe"
+    assert record["attributes"]["city"] == "Paris"
 
 
 def test_update_value_from_a_function_result(record: dict[str, Any]) -> None:
@@ -188,7 +221,9 @@ def test_predicate_restores_the_context(record: dict[str, Any]) -> None:
     path = "/accounts[*][./address[./city = 'Austin']]/id"
     with pytest.raises(ValueError, match="comparison or a filter function"):
         compile_record_path(path)
-    found = compile_record_path("/accounts[*][./address/city[. = 'Austin'] = 'Austin']/id").evaluate(record)
+    found = compile_record_path(
+        "/accounts[*][./address/city[. = 'Austin'] = 'Austin']/id"
+    ).evaluate(record)
     assert [fv.value for fv in found] == [9]
 
 

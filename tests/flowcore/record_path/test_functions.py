@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from flowcore.record_path import RecordPathError, compile_record_path
+from flowcore.record_path import RecordPathError
 
 # (path, expected values), ported from TestRecordPath.StandaloneFunctions.
 CASES = [
@@ -138,16 +138,24 @@ CASES = [
     ("hash(/name, 'MD5')", ["4c2a904bafba06591225113ad17b5cec"]),
     (
         "hash(/name, 'SHA-384')",
-        ["d0e24ff9f82e2a6b35409aec172e64b363f2dd26d8881d19f63214d5552357a40e32ac874a587d3fcf43ec86299eb001"],
+        [
+            "d0e24ff9f82e2a6b35409aec172e64b363f2dd26d8881d19f63214d5552357a40e32ac874a587d3fcf43ec86299eb001"
+        ],
     ),
     ("hash(/name, 'SHA-224')", ["20b058bc065abdbbd674123ed539286fa2765589424c38cd9e27b748"]),
-    ("hash(/name, 'SHA-256')", ["6cea57c2fb6cbc2a40411135005760f241fffc3e5e67ab99882726431037f908"]),
+    (
+        "hash(/name, 'SHA-256')",
+        ["6cea57c2fb6cbc2a40411135005760f241fffc3e5e67ab99882726431037f908"],
+    ),
     # Anchored / ArrayOf / MapOf
     ("anchored(/mainAccount, concat(/id, '->', /balance))", ["1->123.45"]),
     ("anchored(/accounts, concat(/id, '->', /balance))", ["6->10000.0", "9->48.02"]),
     ("arrayOf('a', 'b', 'c')", [["a", "b", "c"]]),
     ("arrayOf(/friends[*], 'Junior')", [["John", "Jane", "Jacob", "Judy", "Junior"]]),
-    ("mapOf('firstName', /firstName, 'lastName', /lastName)", [{"firstName": "John", "lastName": "Doe"}]),
+    (
+        "mapOf('firstName', /firstName, 'lastName', /lastName)",
+        [{"firstName": "John", "lastName": "Doe"}],
+    ),
     # Math (TestRecordPath.MathFunctions)
     ("add(/id, 2)", [50]),
     ("add(/mainAccount/balance, 1)", [124.45]),
@@ -169,7 +177,7 @@ def test_nifi_function_cases(run: Any, path: str, expected: list[Any]) -> None:
 
 
 def test_replace_regex_escaped_metacharacters(run: Any) -> None:
-    """NiFi's replaceRegex case over ``.^$*+?()[{\\|``: each escaped metacharacter matches itself."""
+    """NiFi's replaceRegex over ``.^$*+?()[{\\|``: an escaped metacharacter matches itself."""
     target = {"name": ".^$*+?()[{\\|"}
     for char, expected in ((".", "x^$*+?()[{\\|"), ("^", ".x$*+?()[{\\|"), ("|", ".^$*+?()[{\\x")):
         assert run(f"replaceRegex(/name, '\\{char}', 'x')", target) == [expected]
@@ -193,7 +201,9 @@ def test_coalesce_takes_the_first_present_value(run: Any) -> None:
 def test_base64_round_trip(run: Any) -> None:
     """base64Encode and base64Decode of text and of bytes, as NiFi's Base64 cases."""
     assert run("base64Encode(/name)") == [base64.b64encode(b"John Doe").decode()]
-    assert run("base64Decode(/name)", {"name": base64.b64encode(b"John Doe").decode()}) == ["John Doe"]
+    assert run("base64Decode(/name)", {"name": base64.b64encode(b"John Doe").decode()}) == [
+        "John Doe"
+    ]
     assert run("base64Encode(/b)", {"b": b"Hello"}) == [base64.b64encode(b"Hello")]
     assert run("base64Decode(/b)", {"b": base64.b64encode(b"Hello")}) == [b"Hello"]
 
@@ -203,7 +213,9 @@ def test_to_bytes_and_to_string(run: Any) -> None:
     assert run("toBytes(/name, 'UTF-16LE')") == ["John Doe".encode("utf-16-le")]
     assert run("toBytes('Hello', 'UTF-8')") == [b"Hello"]
     assert run("toString(/bytes, 'UTF-8')") == ["Hello World!"]
-    assert run("toString(/b, 'UTF-16')", {"b": list("Hello World!".encode("utf-16"))}) == ["Hello World!"]
+    assert run("toString(/b, 'UTF-16')", {"b": list("Hello World!".encode("utf-16"))}) == [
+        "Hello World!"
+    ]
     with pytest.raises(RecordPathError, match="NOT A REAL CHARSET"):
         run("toBytes(/name, 'NOT A REAL CHARSET')")
 
@@ -215,14 +227,20 @@ def test_to_date_and_format(run: Any) -> None:
     assert run("toDate(/date, 'INVALID')") == ["2017-10-20T11:00:00Z"]
     assert run("toDate(/id, 'yyyy-MM-dd')") == [48]
     assert run("format(0, 'yyyy-MM-dd', 'GMT')") == ["1970-01-01"]
-    assert run("format(/t, \"yyyy-MM-dd'T'HH:mm:ss'Z'\", 'GMT')", {"t": 1723939200000}) == ["2024-08-18T00:00:00Z"]
-    assert run("format(toDate('2017-10-20', 'yyyy-MM-dd', 'GMT'), 'yyyy/MM/dd', 'GMT')") == ["2017/10/20"]
+    assert run("format(/t, \"yyyy-MM-dd'T'HH:mm:ss'Z'\", 'GMT')", {"t": 1723939200000}) == [
+        "2024-08-18T00:00:00Z"
+    ]
+    assert run("format(toDate('2017-10-20', 'yyyy-MM-dd', 'GMT'), 'yyyy/MM/dd', 'GMT')") == [
+        "2017/10/20"
+    ]
     assert run("format(/name, 'yyyy-MM-dd')") == ["John Doe"]
 
 
 def test_unescape_json(run: Any) -> None:
     """unescapeJson parses JSON text into values, records and arrays (NiFi's UnescapeJson)."""
-    assert run("unescapeJson(/j)", {"j": '{"id": 5555, "balance": 123.45}'}) == [{"id": 5555, "balance": 123.45}]
+    assert run("unescapeJson(/j)", {"j": '{"id": 5555, "balance": 123.45}'}) == [
+        {"id": 5555, "balance": 123.45}
+    ]
     assert run("unescapeJson(/j)", {"j": "[1, 2]"}) == [[1, 2]]
     assert run("unescapeJson(/j)", {"j": '"x"'}) == ["x"]
     with pytest.raises(RecordPathError, match="must be a String"):
@@ -232,7 +250,8 @@ def test_unescape_json(run: Any) -> None:
 def test_record_of_and_array_of_records(run: Any) -> None:
     """recordOf builds a record; arrayOf appends it to the accounts (NiFi's ArrayOf cases)."""
     (values,) = run("arrayOf(/accounts[*], recordOf('id', '5555', 'balance', '123.45'))")
-    assert len(values) == 3 and values[2] == {"id": "5555", "balance": "123.45"}
+    assert len(values) == 3
+    assert values[2] == {"id": "5555", "balance": "123.45"}
     (first,) = run("recordOf('mapValue', /attributes, 'name', /name)")
     assert first == {"mapValue": {"city": "New York", "state": "NY"}, "name": "John Doe"}
 
@@ -243,7 +262,9 @@ def test_uuid5(run: Any) -> None:
 
     namespace = str(uuid.uuid4())
     assert run("uuid5(/name)") == [str(uuid.uuid5(uuid.UUID(int=0), "John Doe"))]
-    assert run(f"uuid5(/name, '{namespace}')") == [str(uuid.uuid5(uuid.UUID(namespace), "John Doe"))]
+    assert run(f"uuid5(/name, '{namespace}')") == [
+        str(uuid.uuid5(uuid.UUID(namespace), "John Doe"))
+    ]
 
 
 @pytest.mark.parametrize(
