@@ -16,6 +16,8 @@ import codecs
 import datetime
 import hashlib
 import json
+import math
+import struct
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -508,8 +510,24 @@ def _anchored(args: tuple[Any, ...], ctx: Any, run: Run) -> Iterator[FieldValue]
 # -- numbers ----------------------------------------------------------------------------------
 
 
-def _number(fv: FieldValue, function: str) -> int | float:
+_LONG = 2**64
+
+
+def _wrap_long(number: int) -> int:
+    """*number* as Java's 64-bit ``long`` arithmetic leaves it (overflow wraps)."""
+    number %= _LONG
+    return number - _LONG if number >= 2**63 else number
+
+
+def _number(fv: FieldValue) -> int | float:
+    """NiFi's ``MathTypeUtils.coerceNumber``.
+
+    Numbers stay as they are (a ``float`` field at float precision), text that parses as a
+    whole or decimal number becomes one, anything else is an error.
+    """
     value = fv.value
+    if isinstance(value, float) and fv.type_name == "float":
+        return float(struct.unpack("f", struct.pack("f", value))[0])
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return value
     if isinstance(value, str):
@@ -518,26 +536,41 @@ def _number(fv: FieldValue, function: str) -> int | float:
                 return kind(value.strip())
             except ValueError:
                 continue
-    name = fv.field_name or "<Anonymous Inner Field>"
-    msg = f"{function}: cannot coerce field {name!r} ({describe(value)}) to number"
+    name = fv.field_name if fv.field is not None else "<Anonymous Inner Field>"
+    msg = f"Cannot coerce field {name!r} to number"
     raise RecordPathEvaluationError(msg)
 
 
-def _math(name: str, operate: Callable[[Any, Any], Any]) -> Function:
-    def math(args: tuple[Any, ...], ctx: Any, run: Run) -> Iterator[FieldValue]:
-        lhs, rhs = next(run(args[0], ctx), None), next(run(args[1], ctx), None)
-        if lhs is None or rhs is None:
-            msg = f"{name} function requires two operands that select values"
-            raise RecordPathEvaluationError(msg)
-        left, right = _number(lhs, name), _number(rhs, name)
-        whole = isinstance(left, int) and isinstance(right, int)
-        if not whole:
-            left, right = float(left), float(right)
-        yield FieldValue(
-            operate(left, right), RecordField(name, DataType("long" if whole else "double"))
-        )
+def _operand(args: tuple[Any, ...], index: int, ctx: Any, run: Run, name: str) -> FieldValue:
+    first = next(run(args[index], ctx), None)
+    if first is None:
+        side = "left-hand" if index == 0 else "right-hand"
+        msg = f"{name} function requires a {side} operand"
+        raise RecordPathEvaluationError(msg)
+    return first
 
-    return math
+
+def _math(name: str, operate: Callable[[Any, Any], Any]) -> Function:
+    """NiFi's ``MathBinaryEvaluator`` for *name*.
+
+    Long arithmetic when both operands are whole (wrapping as Java's ``long``), else double; a
+    null operand gives no result, a missing one an error.
+    """
+
+    def apply(args: tuple[Any, ...], ctx: Any, run: Run) -> Iterator[FieldValue]:
+        lhs = _operand(args, 0, ctx, run, name)
+        rhs = _operand(args, 1, ctx, run, name)
+        if lhs.value is None or rhs.value is None:
+            return
+        left, right = _number(lhs), _number(rhs)
+        if isinstance(left, int) and isinstance(right, int):
+            result: int | float = _wrap_long(operate(left, right))
+            kind = "long"
+        else:
+            result, kind = operate(float(left), float(right)), "double"
+        yield FieldValue(result, RecordField(name, DataType(kind)))
+
+    return apply
 
 
 def _divide(left: Any, right: Any) -> Any:
@@ -550,22 +583,34 @@ def _divide(left: Any, right: Any) -> Any:
     return left / right
 
 
+def _float_operation(operate: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """*operate*, with a float overflow giving an infinity as Java's double does."""
+
+    def checked(left: Any, right: Any) -> Any:
+        try:
+            return operate(left, right)
+        except OverflowError:
+            return math.copysign(math.inf, left) * math.copysign(1.0, right)
+
+    return checked
+
+
 FUNCTIONS["add"] = _math("add", lambda a, b: a + b)
 FUNCTIONS["subtract"] = _math("subtract", lambda a, b: a - b)
 FUNCTIONS["multiply"] = _math("multiply", lambda a, b: a * b)
-FUNCTIONS["divide"] = _math("divide", _divide)
+FUNCTIONS["divide"] = _math("divide", _float_operation(_divide))
 
 
 @_function("toNumber")
 def _to_number(args: tuple[Any, ...], ctx: Any, run: Run) -> Iterator[FieldValue]:
     fv = next(run(args[0], ctx), None)
     if fv is None:
-        msg = "toNumber function requires an operand that selects a value"
+        msg = "toNumber function requires an operand"
         raise RecordPathEvaluationError(msg)
     if fv.value is None or (isinstance(fv.value, (int, float)) and not isinstance(fv.value, bool)):
         yield fv
         return
-    number = _number(fv, "toNumber")
+    number = _number(fv)
     yield FieldValue(
         number, RecordField("toNumber", DataType("long" if isinstance(number, int) else "double"))
     )
