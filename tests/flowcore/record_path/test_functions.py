@@ -364,3 +364,44 @@ def test_nifi_math_errors(run: Any, path: str, message: str) -> None:
 def test_to_number_of_null_and_missing(run: Any) -> None:
     """toNumber of a null field is that field, unchanged."""
     assert run("toNumber(/notAField)") == [None]
+
+
+_GMT8 = datetime.timezone(datetime.timedelta(hours=8))
+_LOCAL = datetime.datetime(2017, 10, 20, 12, 30, 45).astimezone()
+
+
+@pytest.mark.parametrize(
+    ("path", "changes", "expected"),
+    [
+        ("toDate(/date, \"yyyy-MM-dd'T'HH:mm:ss\")", {}, _LOCAL),
+        ("toDate(/date, \"yyyy-MM-dd'T'HH:mm:ss\", 'GMT+8:00')", {}, _LOCAL.replace(tzinfo=_GMT8)),
+        ("toDate(/date, /name)", {"name": "yyyy-MM-dd'T'HH:mm:ss"}, _LOCAL),
+        (
+            "toDate(/date, \"yyyy-MM-dd'T'HH:mm:ss\", /name)",
+            {"name": "GMT+8:00"},
+            _LOCAL.replace(tzinfo=_GMT8),
+        ),
+    ],
+)
+def test_nifi_to_date_cases(
+    record: dict[str, Any], run: Any, path: str, changes: dict[str, Any], expected: Any
+) -> None:
+    """TestRecordPath.ToDate: the system zone by default, or the zone given (also by path)."""
+    record["date"] = "2017-10-20T12:30:45"
+    record.update(changes)
+    (value,) = run(path)
+    assert value == expected
+    (fv,) = compile_record_path(path).evaluate(record)
+    assert fv.type_name == "timestamp"
+
+
+@pytest.mark.parametrize("field", ["id", "attributes", "mainAccount", "numbers", "bytes"])
+def test_to_date_leaves_non_text_unchanged(record: dict[str, Any], run: Any, field: str) -> None:
+    """NiFi's yieldsValueUnchangedWhenAppliedOnAFieldWithNonStringValue."""
+    assert run(f"toDate(/{field}, 'yyyy-MM-dd')") == [record[field]]
+
+
+@pytest.mark.parametrize("field", ["name", "attributes", "mainAccount", "numbers", "bytes"])
+def test_format_leaves_non_dates_unchanged(record: dict[str, Any], run: Any, field: str) -> None:
+    """NiFi's Format: a value that is neither a date nor a number stays as it is."""
+    assert run(f"format(/{field}, 'yyyy-MM-dd')") == [record[field]]
