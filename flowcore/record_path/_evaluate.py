@@ -91,6 +91,11 @@ def _path(path: Path, ctx: Context) -> Iterator[FieldValue]:
 
 
 def _step(step: Step, values: Iterator[FieldValue], ctx: Context) -> Iterator[FieldValue]:
+    if type(step) is Child and step.name is not None:  # the common step, without _apply
+        name = step.name
+        for fv in values:
+            yield _child(fv, name)
+        return
     for fv in values:
         yield from _apply(step, fv, ctx)
 
@@ -152,10 +157,20 @@ def _field(fv: FieldValue, name: str) -> RecordField:
 
 
 def _child(fv: FieldValue, name: str) -> FieldValue:
-    """``/name``: always one result, its value None when the field is missing (as NiFi)."""
-    if not is_record(fv) or not isinstance(fv.value, Mapping):
-        return FieldValue(None, _field(fv, name) if is_record(fv) else RecordField(name), fv)
-    return FieldValue(fv.value.get(name), _field(fv, name), fv)
+    """``/name``: always one result, its value None when the field is missing (as NiFi).
+
+    The hot path of every record processor, so written out: a record is a field typed
+    ``record``, or an untyped (or choice) field holding a mapping.
+    """
+    value, field = fv.value, fv.field
+    data_type = None if field is None else field.type
+    kind = None if data_type is None else data_type.name
+    mapping = type(value) is dict or isinstance(value, Mapping)
+    if kind != "record" and (kind not in (None, "choice") or not mapping):
+        return FieldValue(None, RecordField(name), fv)
+    schema = None if data_type is None else getattr(data_type, "schema", None)
+    child = RecordField(name, None if schema is None else schema.field_type(name))
+    return FieldValue(value.get(name) if mapping else None, child, fv)
 
 
 def _children(fv: FieldValue) -> Iterator[FieldValue]:
