@@ -8,6 +8,7 @@ their arguments.
 
 from __future__ import annotations
 
+import decimal
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -284,7 +285,8 @@ def _booleans(node: Expression, ctx: Context) -> Iterator[FieldValue]:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    """A Java ``Number``: ints, floats and decimals (booleans are not numbers in Java)."""
+    return isinstance(value, (int, float, decimal.Decimal)) and not isinstance(value, bool)
 
 
 def _equals(lhs: Any, rhs: Any) -> bool:
@@ -307,9 +309,11 @@ def _not_equals(lhs: Any, rhs: Any) -> bool:
 
 def _numeric(value: Any) -> int | float | None:
     """NiFi's long- or double-compatible value as a number (strings that parse included)."""
+    if isinstance(value, decimal.Decimal):
+        return float(value)
     if _is_number(value):
         return value
-    if isinstance(value, str):
+    if isinstance(value, str) and "_" not in value:  # Python reads 1_000; Java does not
         text = value.strip()
         try:
             return int(text)

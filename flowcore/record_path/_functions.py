@@ -24,7 +24,7 @@ from typing import Any
 
 import attrs
 
-from flowcore.errors import ExpressionEvaluationError, quoted
+from flowcore.errors import ExpressionEvaluationError, RegexTimeoutError, quoted
 from flowcore.expression._dates import format_date, parse_date
 from flowcore.expression._regex import java_replacement
 from flowcore.patterns import JAVA_LINES, compile_pattern
@@ -144,6 +144,8 @@ def _replace_regex(args: tuple[Any, ...], ctx: Any, run: Run) -> Iterator[FieldV
         try:
             compiled = compile_pattern(pattern, JAVA_LINES)
             yield _same(fv, compiled.sub(java_replacement(replacement), to_string(fv.value) or ""))
+        except RegexTimeoutError:
+            raise  # the engine's own handling: penalize, roll back, bulletin
         except ExpressionEvaluationError as exc:
             msg = f"replaceRegex: {exc}"
             raise RecordPathEvaluationError(msg) from None
@@ -320,11 +322,21 @@ def _base64_decode(args: tuple[Any, ...], ctx: Any, run: Run) -> Iterator[FieldV
             raise RecordPathEvaluationError(msg) from None
 
 
-def _json_ready(value: Any) -> Any:
+def _json_ready(value: Any, data_type: Any = None) -> Any:
+    """*value* as JSON-ready data.
+
+    A record with a schema lists every schema field in schema order, null for a missing one
+    (as NiFi writes a ``Record``).
+    """
+    schema = getattr(data_type, "schema", None)
+    if isinstance(value, Mapping) and schema is not None:
+        return {n: _json_ready(value.get(n), schema.field_type(n)) for n in schema.field_names}
     if isinstance(value, Mapping):
-        return {k: _json_ready(v) for k, v in value.items()}
+        value_type = getattr(data_type, "value_type", None)
+        return {k: _json_ready(v, value_type) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_json_ready(v) for v in value]
+        element_type = getattr(data_type, "element_type", None)
+        return [_json_ready(v, element_type) for v in value]
     if isinstance(value, (datetime.date, datetime.time)):
         return value.isoformat()
     if isinstance(value, (bytes, bytearray)):
@@ -336,7 +348,10 @@ def _json_ready(value: Any) -> Any:
 def _escape_json(args: tuple[Any, ...], ctx: Any, run: Run) -> Iterator[FieldValue]:
     for fv in _present(run(args[0], ctx)):
         text = json.dumps(
-            _json_ready(fv.value), separators=(",", ":"), ensure_ascii=False, default=str
+            _json_ready(fv.value, fv.field.type if fv.field else None),
+            separators=(",", ":"),
+            ensure_ascii=False,
+            default=str,
         )
         yield _same(fv, text, "string")
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import base64
 import datetime
+import decimal
 from typing import Any
 
 import pytest
 
-from flowcore.record_path import RecordPathError, compile_record_path
+from flowcore.record_path import DataType, RecordPathError, RecordSchema, compile_record_path
 
 # (path, expected values), ported from TestRecordPath.StandaloneFunctions.
 CASES = [
@@ -405,3 +406,21 @@ def test_to_date_leaves_non_text_unchanged(record: dict[str, Any], run: Any, fie
 def test_format_leaves_non_dates_unchanged(record: dict[str, Any], run: Any, field: str) -> None:
     """NiFi's Format: a value that is neither a date nor a number stays as it is."""
     assert run(f"format(/{field}, 'yyyy-MM-dd')") == [record[field]]
+
+
+def test_escape_json_of_a_record_with_its_schema(record: dict[str, Any]) -> None:
+    """NiFi's escapeJson(/) on the reduced record: schema order, a missing field as null."""
+    schema = RecordSchema(
+        {"id": DataType("int"), "name": DataType("string"), "missing": DataType("string")}
+    )
+    reduced = {"name": record["name"], "id": record["id"]}
+    (fv,) = compile_record_path("escapeJson(/)").evaluate(reduced, schema=schema)
+    assert fv.value == '{"id":48,"name":"John Doe","missing":null}'
+
+
+def test_decimal_values_compare_as_numbers(run: Any) -> None:
+    """A decimal is a Java Number: equal to its text, ordered against numbers."""
+    target = {"d": decimal.Decimal("1.5")}
+    assert run("/d[. = '1.5']", target) == [decimal.Decimal("1.5")]
+    assert run("/d[. > 1]", target) == [decimal.Decimal("1.5")]
+    assert run("/d[. > '1_0']", target) == []  # Java does not read 1_0 as a number
