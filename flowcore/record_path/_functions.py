@@ -300,7 +300,7 @@ def _base64_encode(args: tuple[Any, ...], ctx: Any, run: Run) -> Iterator[FieldV
         elif (raw := _bytes_of(fv.value)) is not None:
             yield _same(fv, base64.b64encode(raw))
         else:
-            msg = f"base64Encode takes a String or byte[], got {describe(fv.value)}"
+            msg = "Argument supplied to base64Encode must be a String or byte[]"
             raise RecordPathEvaluationError(msg)
 
 
@@ -315,7 +315,7 @@ def _base64_decode(args: tuple[Any, ...], ctx: Any, run: Run) -> Iterator[FieldV
             elif (raw := _bytes_of(fv.value)) is not None:
                 yield _same(fv, base64.b64decode(raw, validate=True))
             else:
-                msg = f"base64Decode takes a String or byte[], got {describe(fv.value)}"
+                msg = "Argument supplied to base64Decode must be a String or byte[]"
                 raise RecordPathEvaluationError(msg)
         except binascii.Error as exc:
             msg = f"base64Decode: {describe(fv.value)} is not Base64 ({exc})"
@@ -360,13 +360,13 @@ def _escape_json(args: tuple[Any, ...], ctx: Any, run: Run) -> Iterator[FieldVal
 def _unescape_json(args: tuple[Any, ...], ctx: Any, run: Run) -> Iterator[FieldValue]:
     for fv in _present(run(args[0], ctx)):
         if not isinstance(fv.value, str):
-            msg = f"Argument supplied to unescapeJson must be a String, got {describe(fv.value)}"
+            msg = "Argument supplied to unescapeJson must be a String"
             raise RecordPathEvaluationError(msg)
         try:
             parsed = json.loads(fv.value)
         except json.JSONDecodeError as exc:
-            msg = f"Unable to deserialize JSON String into Record Path value: {exc}"
-            raise RecordPathEvaluationError(msg) from None
+            msg = "Unable to deserialize JSON String into Record Path value"
+            raise RecordPathEvaluationError(msg) from exc
         yield FieldValue(parsed, fv.field, fv.parent)
 
 

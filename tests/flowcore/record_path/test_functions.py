@@ -231,15 +231,46 @@ def test_to_date_and_format(run: Any) -> None:
     assert run("format(/name, 'yyyy-MM-dd')") == ["John Doe"]
 
 
-def test_unescape_json(run: Any) -> None:
-    """unescapeJson parses JSON text into values, records and arrays (NiFi's UnescapeJson)."""
-    assert run("unescapeJson(/j)", {"j": '{"id": 5555, "balance": 123.45}'}) == [
-        {"id": 5555, "balance": 123.45}
-    ]
-    assert run("unescapeJson(/j)", {"j": "[1, 2]"}) == [[1, 2]]
-    assert run("unescapeJson(/j)", {"j": '"x"'}) == ["x"]
-    with pytest.raises(RecordPathError, match="must be a String"):
-        run("unescapeJson(/id)")
+def test_unescape_json(record: dict[str, Any], run: Any) -> None:
+    """TestRecordPath.UnescapeJson: strings, numbers, arrays and objects from JSON text."""
+    record["name"] = '"John Doe"'
+    assert run("unescapeJson(/name)") == ["John Doe"]
+    record["id"] = "48"
+    assert run("unescapeJson(/id)") == [48]
+    record["id"] = "123.45"
+    assert run("unescapeJson(/id)") == [123.45]
+    record["numbers"] = "[0,1,2,3,4,5,6,7,8,9]"
+    assert run("unescapeJson(/numbers)") == [list(range(10))]
+    record["friends"] = '["John","Jane","Jacob","Judy"]'
+    assert run("unescapeJson(/friends)") == [["John", "Jane", "Jacob", "Judy"]]
+    record["name"] = '{"id":1,"balance":2.3,"address":{"city":"New York","state":"NY"}}'
+    expected = {"id": 1, "balance": 2.3, "address": {"city": "New York", "state": "NY"}}
+    for path in (
+        "unescapeJson(/name, 'false')",
+        "unescapeJson(/name)",
+        "unescapeJson(/name, 'true')",
+    ):
+        assert run(path) == [expected]
+    record["name"] = '{"id":1,"balance":2.3,"nested":[{"city":"New York","state":"NY"}]}'
+    nested = {"id": 1, "balance": 2.3, "nested": [{"city": "New York", "state": "NY"}]}
+    assert run("unescapeJson(/name, 'true', 'false')") == [nested]
+    assert run("unescapeJson(/name, 'true', 'true')") == [nested]
+
+
+@pytest.mark.parametrize("field", ["id", "attributes", "mainAccount", "numbers", "bytes"])
+def test_unescape_json_of_non_text(run: Any, field: str) -> None:
+    """NiFi's throwsExceptionWhenAppliedToNonStringValue, with NiFi's message."""
+    with pytest.raises(RecordPathError) as caught:
+        run(f"unescapeJson(/{field})")
+    assert str(caught.value) == "Argument supplied to unescapeJson must be a String"
+
+
+def test_unescape_json_of_non_json(record: dict[str, Any], run: Any) -> None:
+    """NiFi's throwsExceptionWhenAppliedToNonJsonStringValue, with NiFi's message."""
+    record["name"] = "<xml>value</xml>"
+    with pytest.raises(RecordPathError) as caught:
+        run("unescapeJson(/name)")
+    assert str(caught.value) == "Unable to deserialize JSON String into Record Path value"
 
 
 def test_record_of_and_array_of_records(run: Any) -> None:
