@@ -435,10 +435,10 @@ def _format(args: tuple[Any, ...], ctx: Any, run: Run) -> Iterator[FieldValue]:
         pattern = first_string(args[1], ctx, run)
         zone = _zone(args, 2, ctx, run)
         value = fv.value
-        if isinstance(value, datetime.datetime):
-            moment = value if value.tzinfo else value.replace(tzinfo=datetime.UTC)
-        elif isinstance(value, datetime.date):
-            moment = datetime.datetime(value.year, value.month, value.day, tzinfo=datetime.UTC)
+        if isinstance(value, datetime.datetime):  # naive: local time, as a java.sql.Timestamp
+            moment = value if value.tzinfo else value.astimezone()
+        elif isinstance(value, datetime.date):  # local midnight, as a java.sql.Date
+            moment = datetime.datetime(value.year, value.month, value.day).astimezone()
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
             moment = datetime.datetime.fromtimestamp(value / 1000, tz=datetime.UTC)
         else:

@@ -455,3 +455,29 @@ def test_decimal_values_compare_as_numbers(run: Any) -> None:
     assert run("/d[. = '1.5']", target) == [decimal.Decimal("1.5")]
     assert run("/d[. > 1]", target) == [decimal.Decimal("1.5")]
     assert run("/d[. > '1_0']", target) == []  # Java does not read 1_0 as a number
+
+
+_INSTANT = datetime.datetime(2017, 10, 20, 12, 30, 45, tzinfo=datetime.UTC)
+
+
+@pytest.mark.parametrize(
+    "value", [int(_INSTANT.timestamp() * 1000), _INSTANT], ids=["epoch millis", "date"]
+)
+def test_nifi_format_cases(record: dict[str, Any], run: Any, value: Any) -> None:
+    """TestRecordPath.Format: a long (epoch millis) or a date, in the system zone or one given."""
+    record["id"] = value
+    local_day = _INSTANT.astimezone().strftime("%Y-%m-%d")
+    assert run("format(/id, 'yyyy-MM-dd')") == [local_day]
+    assert run("format(/id, \"yyyy-MM-dd'T'HH:mm:ss'Z'\", 'GMT')") == ["2017-10-20T12:30:45Z"]
+    record["name"] = "GMT"
+    assert run("format(/id, \"yyyy-MM-dd'T'HH:mm:ss'Z'\", /name)") == ["2017-10-20T12:30:45Z"]
+    (fv,) = compile_record_path("format(/id, 'yyyy-MM-dd')").evaluate(record)
+    assert fv.type_name == "string"
+
+
+def test_format_of_a_date_by_path_and_an_invalid_pattern(record: dict[str, Any], run: Any) -> None:
+    """NiFi's supportsDefiningFormatAsPathReference and yieldsValueUnchangedWhenFormatIsInvalid."""
+    record["id"] = datetime.date(2024, 8, 18)
+    record["name"] = "yyyy-MM-dd"
+    assert run("format(/id, /name)") == ["2024-08-18"]
+    assert run("format(/id, 'INVALID')") == [datetime.date(2024, 8, 18)]
