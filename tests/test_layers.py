@@ -59,6 +59,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "flowcore.processor_kinds",
             "flowcore.process_context",
             "flowcore.binning",
+            "flowcore.record_path.*",
             "flowcore.session.*",
         ),
     ),
