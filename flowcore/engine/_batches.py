@@ -1,538 +1,135 @@
-"""FlowFile batches inside a task: made by sources, passed whole between members, queued as one.
+"""The per-FlowFile kind's driver: batches through ``transform_batch``, routed whole.
 
-Sources make batches (:mod:`flowcore.engine._source_batches`); a member that can process a batch
-whole (``transform_batch``) gets it whole, and its provenance is recorded as one
-:class:`~flowcore.provenance_events.ProvenanceEventRun`; a durable queue stores it as one segment
-record. A batch goes whole only where a relationship has exactly one destination (no fan-out
-clones), or none and is auto-terminated (dropped whole: counted, and a DROP for each FlowFile as
-one run, :func:`drop_whole`); anywhere else, and whenever a processor declines or fails, its
-FlowFiles are materialized and take the one-by-one path, which gives the same FlowFiles and
-events.
-
-A batch form changes attributes, and contents only through its context's ``write_contents``
-(:func:`~flowcore.engine._routes.checked_routes` checks both, and names what is wrong);
-:func:`route_runs` records what a session's commit would for each route: reported ROUTE or
-CONTENT_MODIFIED events, CONTENT_MODIFIED where a content changed (its previous content the
-one taken, for replay), ATTRIBUTES_MODIFIED elsewhere.
+A per-FlowFile member that gets a batch whole hands it to its processor's
+``transform_batch(BatchContext, batch)``; its routes, checked by
+:func:`~flowcore.engine._routes.checked_routes` (each FlowFile once, declared relationships,
+attributes and contents changed only through the context), go on whole and their provenance is
+recorded as runs (:class:`~flowcore.engine._driver.BatchDriver`). A batch the processor
+declines (None, or an exception) goes one by one, through ``on_trigger`` in sessions.
 
 A batch form that stores state (UpdateAttribute's Store State) sets the state its FlowFiles leave
-with ``context.set_state`` as its last step. :func:`drain_batches` stages it and stores it with
-the batch's output, as a session's commit stores its state, only when the batch goes whole and
-no FlowFile waits ahead of it to go one by one (those must see the state first); otherwise the
-state is dropped and the batch takes the one-by-one path.
+with ``context.set_state`` as its last step. :meth:`PerFlowFileDriver.drain` stages it and stores
+it with the batch's output, as a session's commit stores its state, only when the batch goes
+whole and no FlowFile waits ahead of it to go one by one (those must see the state first);
+otherwise the state is dropped and the batch takes the one-by-one path.
 """
 
 from __future__ import annotations
 
-import itertools
 import logging
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
 
-import attrs
 import numpy as np
 
-import flowcore.session._runs as runs
-from flowcore.engine._contracts import Member
-from flowcore.engine._held import QueuedBatch
+from flowcore.engine._driver import BatchDriver
 from flowcore.engine._routes import checked_routes
 from flowcore.errors import BatchResultError
 from flowcore.flowfile_batch import FlowFileBatch
-from flowcore.flowfile_batch.columns import Column, IntColumn, column_of
-from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun, ProvenanceEventType
-from flowcore.session.batch_context import BatchContext, BatchEffects, BatchRoute, SentRows
+from flowcore.session.batch_context import BatchContext, BatchRoute
 from flowcore.session.host import QueuedFlowFile, StateMap
 
-__all__ = [
-    "attribute_runs",
-    "attributes_changed",
-    "batch_run",
-    "content_changed",
-    "drain_batches",
-    "drop_whole",
-    "dropped_run",
-    "event_of",
-    "record_attribute_changes",
-    "record_effects",
-    "route_runs",
-    "route_whole",
-    "send_run",
-    "sent_runs",
-    "unpacks",
-    "with_transit_uris",
-]
+__all__ = ["PerFlowFileDriver"]
 
 log = logging.getLogger(__name__)
 
 
-def event_of(member: Member, kind: ProvenanceEventType, flowfile: Any, now: int) -> ProvenanceEvent:
-    """FlowFile *flowfile*'s event as a session would build it (attributes left to the caller)."""
-    return runs.event_of(member.component, kind, flowfile, now)
+class PerFlowFileDriver(BatchDriver):
+    """Drives a per-FlowFile member's batches through its processor's ``transform_batch``."""
 
+    def _transformed(
+        self, context: BatchContext, batch: FlowFileBatch
+    ) -> list[tuple[BatchRoute, np.ndarray, FlowFileBatch]] | None:
+        """The processor's batch form over *batch*, as checked routes; None when it declines.
 
-def route_whole(
-    member: Member,
-    relationship: str,
-    batch: FlowFileBatch,
-    positions: np.ndarray | None = None,
-) -> None:
-    """Send a whole batch on: to the next member, or to a durable queue as one segment record.
-
-    *positions* are the FlowFiles' queue positions, when already reserved.
-    """
-    counted = member.transfers[relationship]
-    counted[0] += batch.count
-    counted[1] += batch.bytes
-    _hand_on(member, relationship, batch, positions)
-
-
-def _hand_on(
-    member: Member, relationship: str, batch: FlowFileBatch, positions: np.ndarray | None
-) -> None:
-    """:func:`route_whole` without counting the transfer."""
-    task = member.task
-    route = member.plan.routes[relationship][0]
-    if positions is None:
-        queued = batch.queued(task.batch_time, task.take_queue_indices(batch.count))
-    else:
-        queued = attrs.evolve(batch, queue_date=task.batch_time, queue_date_indices=positions)
-    if route.member is not None:
-        task.members[route.member].pending_batches.append(QueuedBatch(queued, route.connection_id))
-    else:
-        task.enqueue_batch(route.connection_id, queued)
-
-
-def content_changed(before: FlowFileBatch, after: FlowFileBatch) -> np.ndarray | bool | None:
-    """Which FlowFiles' contents differ between *before* and *after* (the same FlowFiles).
-
-    As a session compares a FlowFile's content claim with the one it took: another claim,
-    offset or size, where an empty content has no claim. True when all of them differ, None
-    when none does, else a mask.
-    """
-    same_claim = before.resource_claim == after.resource_claim
-    same_ranges = np.array_equal(before.offsets, after.offsets) and np.array_equal(
-        before.sizes, after.sizes
-    )
-    if same_claim and same_ranges:
-        return None
-    held = after.sizes > 0
-    moved = held if not same_claim else held & (before.offsets != after.offsets)
-    mask = moved | (before.sizes != after.sizes)
-    if mask.all():
-        return True
-    return mask if mask.any() else None
-
-
-def route_runs(
-    member: Member, route: BatchRoute, before: FlowFileBatch, now: int, queue_id: str
-) -> list[ProvenanceEventRun]:
-    """The events a session's commit records for a route's FlowFiles, as runs, in its order.
-
-    Reported events first (ROUTE, CONTENT_MODIFIED: ``route.reported``,
-    ``route.content_modified``), then CONTENT_MODIFIED for each FlowFile whose content changed,
-    then ATTRIBUTES_MODIFIED for each other one whose attributes changed, when nothing was
-    reported for it. *before* is the route's FlowFiles as the batch form was given them.
-    """
-    after = route.batch
-    if not before.count:
-        return []
-    runs = []
-    if route.reported:
-        runs.append(
-            batch_run(
-                member,
-                ProvenanceEventType.ROUTE,
-                before,
-                after,
-                now,
-                relationship=route.relationship,
-                source_queue_identifier=queue_id,
+        A batch form declines by returning None or by raising (the one-by-one path then runs the
+        FlowFiles again, with bulletins and penalties). A result that cannot be taken whole is a
+        bug in the batch form: a bulletin names every problem (:func:`~._routes.checked_routes`),
+        and the FlowFiles go one by one, so nothing is lost or dropped by mistake.
+        """
+        member = self.member
+        try:
+            result = member.processor.transform_batch(context, batch)
+        except Exception as error:
+            log.debug("%s declined a batch by failing", member.plan.name, exc_info=True)
+            member.declined(f"transform_batch raised {error!r}", batch.count)
+            return None
+        finally:
+            member.context.yielded |= context.yielded
+        if result is None:
+            member.declined("transform_batch returned None", batch.count)
+            return None
+        try:
+            return checked_routes(member.processor, batch, result, context)
+        except BatchResultError as error:
+            problem = str(error)
+        except Exception as error:  # not routes at all (a dict, routes without rows ...)
+            problem = (
+                f"{type(member.processor).__name__}.transform_batch returned a result the engine "
+                f"cannot read ({type(error).__name__}: {error}); its {batch.count} FlowFiles go "
+                "one by one"
             )
-        )
-    if route.content_modified:
-        runs.append(
-            batch_run(
-                member,
-                ProvenanceEventType.CONTENT_MODIFIED,
-                before,
-                after,
-                now,
-                source_queue_identifier=queue_id,
-            )
-        )
-    changed = content_changed(before, after)
-    if changed is not None:
-        old, new = (
-            (before, after) if changed is True else (before.where(changed), after.where(changed))
-        )
-        runs.append(
-            batch_run(
-                member,
-                ProvenanceEventType.CONTENT_MODIFIED,
-                old,
-                new,
-                now,
-                source_queue_identifier=queue_id,
-            )
-        )
-    if route.reported or route.content_modified or changed is True:
-        return runs
-    if changed is not None:
-        before, after = before.where(~changed), after.where(~changed)
-    runs.extend(attribute_runs(member, before, after, now, queue_id))
-    return runs
-
-
-def _transformed(
-    member: Member, context: BatchContext, batch: FlowFileBatch
-) -> list[tuple[BatchRoute, np.ndarray, FlowFileBatch]] | None:
-    """The processor's batch form over *batch*, as checked routes; None when it declines.
-
-    A batch form declines by returning None or by raising (the one-by-one path then runs the
-    FlowFiles again, with bulletins and penalties). A result that cannot be taken whole is a
-    bug in the batch form: a bulletin names every problem (:func:`~._routes.checked_routes`),
-    and the FlowFiles go one by one, so nothing is lost or dropped by mistake.
-    """
-    try:
-        result = member.processor.transform_batch(context, batch)
-    except Exception as error:
-        log.debug("%s declined a batch by failing", member.plan.name, exc_info=True)
-        member.declined(f"transform_batch raised {error!r}", batch.count)
+        member.refused(problem)
         return None
-    finally:
-        member.context.yielded |= context.yielded
-    if result is None:
-        member.declined("transform_batch returned None", batch.count)
-        return None
-    try:
-        return checked_routes(member.processor, batch, result, context)
-    except BatchResultError as error:
-        problem = str(error)
-    except Exception as error:  # not routes at all (a dict, routes without rows ...)
-        problem = (
-            f"{type(member.processor).__name__}.transform_batch returned a result the engine "
-            f"cannot read ({type(error).__name__}: {error}); its {batch.count} FlowFiles go "
-            "one by one"
-        )
-    member.refused(problem)
-    return None
 
-
-def unpacks(member: Member, batch: FlowFileBatch, queue_id: str) -> bool:
-    """Whether the task may unpack *batch* into FlowFiles for *member*; else it is deferred.
-
-    Batches are taken by the larger ``batch_max_batched_flowfiles`` because they cost a task
-    bytes, not objects. Unpacked, each FlowFile is an object of a few KB, so a task unpacks at
-    most ``batch_max_flowfiles`` of them (at least one batch); the others go back to their
-    queue whole (``_Task`` writes them back), ready for the next micro-batch.
-    """
-    task = member.task
-    limit = task.unpack_limit
-    if member.deferred_batches or (task.unpacked and task.unpacked + batch.count > limit):
-        member.deferred_batches.append(QueuedBatch(batch, queue_id))
-        return False
-    task.unpacked += batch.count
-    return True
-
-
-def drain_batches(member: Member) -> None:
-    """Process the batches that reached a member whole, or hand their FlowFiles on one by one."""
-    pending, member.pending_batches = member.pending_batches, []
-    whole = member.plan.routes_or_drops_whole
-    staged: list[Mapping[str, str]] = []
-    context = BatchContext(member.context, member, staged.append)
-    task = member.task
-    for waiting in pending:
-        batch, queue_id = waiting.batch, waiting.queue_id
-        parts = None
-        staged.clear()
-        # A batch never overtakes FlowFiles waiting to go one by one (a batch declined before
-        # it, single FlowFiles ahead in the queue): queue order, and the state each leaves.
-        if not whole:
-            member.declined("a relationship does not lead to exactly one place", batch.count)
-        elif member.deferred_batches or member.pending:
-            member.declined("an earlier batch went one by one", batch.count)
-        else:
-            parts = _transformed(member, context, batch)
-        if parts is not None and _retries(member, [route for route, _, _ in parts]):
-            member.declined("a relationship it sent FlowFiles to is retried", batch.count)
-            parts = None  # retried FlowFiles go back one by one, through a session
-        if parts is None:
-            # User code that ran for this batch must not run again in a later attempt: a
-            # batch whose outcomes are carried is unpacked now, over the limit if need be.
-            if context.discard():
-                member.task.unpacked += batch.count
-                member.pending.extend(QueuedFlowFile(f, queue_id) for f in batch)
-            elif unpacks(member, batch, queue_id):
-                member.pending.extend(QueuedFlowFile(f, queue_id) for f in batch)
-            continue
-        if staged:  # stored as a session's commit stores it: with the output
-            member.state = StateMap(member.state.version + 1, dict(staged[-1]))
-            member.new_state = dict(staged[-1])
-        # Each FlowFile's events in its session's order: what was reported (SEND, ROUTE), then
-        # CONTENT_MODIFIED or ATTRIBUTES_MODIFIED, then its DROP. How different FlowFiles'
-        # events interleave is not part of provenance's contract (DESIGN §3).
-        task.events.extend(sent_runs(member, context.take(), {id(batch): queue_id}))
-        member.consumed += batch.count
-        # Queue positions as the one-by-one path gives them: in input order across the parts.
-        first_index = member.task.take_queue_indices(batch.count)
-        now = member.now()
-        onward: list[tuple[str, FlowFileBatch, np.ndarray]] = []
-        for route, rows, before in parts:
-            dropped = not member.plan.routes.get(route.relationship)
-            task.events.extend(route_runs(member, route, before, now, queue_id))
-            if dropped:
-                run = dropped_run(member, route.relationship, before, route.batch, queue_id)
-                if run is not None:
-                    task.events.append(run)
+    def drain(self) -> None:
+        """Process the batches that reached the member whole, or hand their FlowFiles on singly."""
+        member = self.member
+        pending, member.pending_batches = member.pending_batches, []
+        whole = member.plan.routes_or_drops_whole
+        staged: list[Mapping[str, str]] = []
+        context = BatchContext(member.context, member, staged.append)
+        task = member.task
+        for waiting in pending:
+            batch, queue_id = waiting.batch, waiting.queue_id
+            parts = None
+            staged.clear()
+            # A batch never overtakes FlowFiles waiting to go one by one (a batch declined before
+            # it, single FlowFiles ahead in the queue): queue order, and the state each leaves.
+            if not whole:
+                member.declined("a relationship does not lead to exactly one place", batch.count)
+            elif member.deferred_batches or member.pending:
+                member.declined("an earlier batch went one by one", batch.count)
+            else:
+                parts = self._transformed(context, batch)
+            if parts is not None and self._retries([route for route, _, _ in parts]):
+                member.declined("a relationship it sent FlowFiles to is retried", batch.count)
+                parts = None  # retried FlowFiles go back one by one, through a session
+            if parts is None:
+                # User code that ran for this batch must not run again in a later attempt: a
+                # batch whose outcomes are carried is unpacked now, over the limit if need be.
+                if context.discard():
+                    member.task.unpacked += batch.count
+                    member.pending.extend(QueuedFlowFile(f, queue_id) for f in batch)
+                elif self.unpacks(batch, queue_id):
+                    member.pending.extend(QueuedFlowFile(f, queue_id) for f in batch)
                 continue
-            onward.append((route.relationship, route.batch, rows))
-        route_in_input_order(member, onward, first_index)
+            if staged:  # stored as a session's commit stores it: with the output
+                member.state = StateMap(member.state.version + 1, dict(staged[-1]))
+                member.new_state = dict(staged[-1])
+            # Each FlowFile's events in its session's order: what was reported (SEND, ROUTE), then
+            # CONTENT_MODIFIED or ATTRIBUTES_MODIFIED, then its DROP. How different FlowFiles'
+            # events interleave is not part of provenance's contract (DESIGN §3).
+            task.events.extend(self.sent_runs(context.take(), {id(batch): queue_id}))
+            member.consumed += batch.count
+            # Queue positions as the one-by-one path gives them: in input order across the parts.
+            first_index = member.task.take_queue_indices(batch.count)
+            now = member.now()
+            onward: list[tuple[str, FlowFileBatch, np.ndarray]] = []
+            for route, rows, before in parts:
+                dropped = not member.plan.routes.get(route.relationship)
+                task.events.extend(self.route_runs(route, before, now, queue_id))
+                if dropped:
+                    run = self.dropped_run(route.relationship, before, route.batch, queue_id)
+                    if run is not None:
+                        task.events.append(run)
+                    continue
+                onward.append((route.relationship, route.batch, rows))
+            self.route_in_input_order(onward, first_index)
 
-
-def route_in_input_order(
-    member: Member, parts: list[tuple[str, FlowFileBatch, np.ndarray]], first_index: int
-) -> None:
-    """Send a batch form's parts on, each FlowFile reaching its next member in input order.
-
-    Each part is ``(relationship, batch, rows)``: its FlowFiles were input rows *rows*. The
-    next member takes its pending batches in turn, and a queue keeps its batches in the order
-    they came, so parts bound for the same place whose rows interleave (ReplaceText's rewritten
-    and unchanged FlowFiles, two relationships on one connection) are cut into runs of
-    consecutive rows, handed on in input order, as one by one hands each FlowFile on. Parts of
-    one connection cut from one batch (RouteOnAttribute's relationships on one connection)
-    become one batch again instead.
-    """
-    bound: dict[str, list[tuple[str, FlowFileBatch, np.ndarray]]] = {}
-    for part in parts:
-        route = member.plan.routes[part[0]][0]  # a member's, whatever the connection; or a queue
-        place = route.member if route.member is not None else f"queue {route.connection_id}"
-        bound.setdefault(place, []).append(part)
-    for group in bound.values():
-        if _in_turn(group):
-            for relationship, batch, rows in group:
-                route_whole(member, relationship, batch, first_index + rows)
-            continue
-        if _one_connection(member, group):  # one batch again, in input order (RouteOnAttribute's)
-            joined = FlowFileBatch.interleaved([b for _, b, _ in group], [r for _, _, r in group])
-            if joined is not None:
-                for relationship, batch, _ in group:
-                    counted = member.transfers[relationship]
-                    counted[0] += batch.count
-                    counted[1] += batch.bytes
-                every = np.sort(np.concatenate([rows for _, _, rows in group]))
-                _hand_on(member, group[0][0], joined, first_index + every)
-                continue
-        owner = np.concatenate([np.full(len(rows), n) for n, (_, _, rows) in enumerate(group)])
-        local = np.concatenate([np.arange(len(rows)) for _, _, rows in group])
-        every = np.concatenate([rows for _, _, rows in group])
-        order = np.argsort(every, kind="stable")
-        owner, local, every = owner[order], local[order], every[order]
-        cuts = [0, *(np.flatnonzero(np.diff(owner)) + 1).tolist(), len(owner)]
-        for start, stop in itertools.pairwise(cuts):
-            relationship, batch, _ = group[int(owner[start])]
-            pick = local[start:stop]
-            whole = len(pick) == batch.count and bool(np.all(pick == np.arange(batch.count)))
-            piece = batch if whole else batch.take(pick)
-            route_whole(member, relationship, piece, first_index + every[start:stop])
-
-
-def _one_connection(member: Member, group: list[tuple[str, FlowFileBatch, np.ndarray]]) -> bool:
-    """Whether the parts' relationships share one connection (``connect(a, b, [r1, r2])``)."""
-    return len({member.plan.routes[r][0].connection_id for r, _, _ in group}) == 1
-
-
-def _in_turn(group: list[tuple[str, FlowFileBatch, np.ndarray]]) -> bool:
-    """Whether the parts' rows follow each other: each part's after the previous part's."""
-    previous = -1
-    for _, _, rows in group:
-        if not len(rows):
-            continue
-        if rows[0] <= previous or (len(rows) > 1 and bool(np.any(np.diff(rows) <= 0))):
-            return False
-        previous = int(rows[-1])
-    return True
-
-
-def _retries(member: Member, routes: list[BatchRoute]) -> bool:
-    """Whether a batch form sent FlowFiles to a relationship the member retries."""
-    policy = member.retry_policy
-    return policy is not None and any(
-        r.relationship in policy.relationships and r.batch.count for r in routes
-    )
-
-
-def send_run(member: Member, sent: SentRows, now: int, queue_id: str | None) -> ProvenanceEventRun:
-    """The SEND events a batch form reported, as a session's reporter records them: one run.
-
-    Each event has the FlowFile as sent (no attribute updated) and its own transit URI when
-    they differ (a column of the run).
-    """
-    batch = sent.batch if sent.rows is None else sent.batch.take(sent.rows)
-    uris = sent.transit_uris
-    run = batch_run(
-        member,
-        ProvenanceEventType.SEND,
-        batch,
-        batch,
-        now,
-        transit_uri=uris if isinstance(uris, str) else uris[0],
-        details=sent.details,
-        source_queue_identifier=queue_id,
-    )
-    return with_transit_uris(run, uris)
-
-
-def with_transit_uris(run: ProvenanceEventRun, uris: str | Sequence[str]) -> ProvenanceEventRun:
-    """*run* with each event's own transit URI, a column, when they differ.
-
-    One URI for all is the run's already (its first event's).
-    """
-    if isinstance(uris, str) or all(u == uris[0] for u in uris):
-        return run
-    return attrs.evolve(run, transit_uris=column_of(list(uris)))
-
-
-def record_effects(member: Member, effects: BatchEffects, queues: Mapping[int, str]) -> None:
-    """Record what a batch form staged and reported, as a session's commit records it.
-
-    Files and log lines go to the task's effect file, carried out after the stage run's
-    write-ahead log transaction; SEND events become runs. *queues* names the queue of each
-    batch the batch form was given (by ``id``).
-    """
-    member.task.events.extend(sent_runs(member, effects, queues))
-
-
-def sent_runs(
-    member: Member, effects: BatchEffects, queues: Mapping[int, str]
-) -> list[ProvenanceEventRun]:
-    """:func:`record_effects`, the SEND runs returned instead of recorded."""
-    member.carry_out_after_commit(effects.publications, effects.logs)
-    now = member.now()
-    return [send_run(member, sent, now, queues.get(id(sent.batch))) for sent in effects.sends]
-
-
-def drop_whole(
-    member: Member,
-    relationship: str,
-    before: FlowFileBatch | None,
-    after: FlowFileBatch,
-    queue_id: str | None,
-) -> None:
-    """Auto-terminate a part of a batch: counted, and a DROP event for each, as one run.
-
-    *before* is the FlowFiles as they were taken from queue *queue_id* (None, None: made
-    here, by a source).
-    """
-    run = dropped_run(member, relationship, before, after, queue_id)
-    if run is not None:
-        member.task.events.append(run)
-
-
-def dropped_run(
-    member: Member,
-    relationship: str,
-    before: FlowFileBatch | None,
-    after: FlowFileBatch,
-    queue_id: str | None,
-) -> ProvenanceEventRun | None:
-    """:func:`drop_whole`, the DROP run returned instead of recorded (None: no FlowFile)."""
-    counted = member.transfers[relationship]
-    counted[0] += after.count
-    counted[1] += after.bytes
-    if not after.count:
-        return None
-    return batch_run(
-        member,
-        ProvenanceEventType.DROP,
-        before,
-        after,
-        member.now(),
-        details=runs.auto_terminated_details(relationship),
-        source_queue_identifier=queue_id,
-    )
-
-
-def record_attribute_changes(
-    member: Member, before: FlowFileBatch, after: FlowFileBatch, queue_id: str
-) -> None:
-    """ATTRIBUTES_MODIFIED for each FlowFile whose attributes changed, as one run."""
-    member.task.events.extend(attribute_runs(member, before, after, member.now(), queue_id))
-
-
-def attribute_runs(
-    member: Member, before: FlowFileBatch, after: FlowFileBatch, now: int, queue_id: str
-) -> list[ProvenanceEventRun]:
-    """ATTRIBUTES_MODIFIED for each FlowFile whose attributes changed: one run, or none."""
-    if not before.count:
-        return []
-    changed = attributes_changed(before, after)
-    if changed is None:
-        return []
-    if changed is not True:
-        before, after = before.where(changed), after.where(changed)
-    return [
-        batch_run(
-            member,
-            ProvenanceEventType.ATTRIBUTES_MODIFIED,
-            before,
-            after,
-            now,
-            source_queue_identifier=queue_id,
+    def _retries(self, routes: list[BatchRoute]) -> bool:
+        """Whether a batch form sent FlowFiles to a relationship the member retries."""
+        member = self.member
+        policy = member.retry_policy
+        return policy is not None and any(
+            r.relationship in policy.relationships and r.batch.count for r in routes
         )
-    ]
-
-
-def attributes_changed(before: FlowFileBatch, after: FlowFileBatch) -> np.ndarray | bool | None:
-    """Which FlowFiles' attributes differ between *before* and *after* (the same FlowFiles).
-
-    True when all of them do, None when none does, else a mask.
-    """
-    mask = np.zeros(after.count, dtype=bool)
-    for name in {*before.attributes, *before.columns, *after.attributes, *after.columns}:
-        if name == "uuid" or (name in before.uuid_named and name in after.uuid_named):
-            continue
-        old, new = before.column(name), after.column(name)
-        if old is None or new is None:
-            # added or removed: for the FlowFiles that have it on the other side (a column
-            # may leave some of them without it)
-            side = new if old is None else old
-            assert side is not None  # the name comes from one side or the other
-            present = _present(side)
-            if present is True:
-                return True
-            mask |= present
-            continue
-        if name in before.attributes and name in after.attributes:
-            if before.attributes[name] != after.attributes[name]:
-                return True
-            continue
-        mask |= ~new.equals(old)
-    if mask.all():
-        return True
-    return mask if mask.any() else None
-
-
-def _present(column: Column) -> np.ndarray | bool:
-    """Where the FlowFiles have the attribute (True: all of them, as whole numbers always do)."""
-    if isinstance(column, IntColumn) or None not in column.dictionary:
-        return True
-    has = np.array([v is not None for v in column.dictionary], dtype=bool)
-    return has[column.codes]
-
-
-def batch_run(
-    member: Member,
-    kind: ProvenanceEventType,
-    before: FlowFileBatch | None,
-    after: FlowFileBatch,
-    now: int,
-    **fields: Any,
-) -> ProvenanceEventRun:
-    """The events a session would record for each FlowFile of *after*, as one run.
-
-    *before* is the FlowFiles as the session took them (None: created in it): an event's
-    previous attributes and content are *before*'s, its updated attributes what differs
-    (:func:`flowcore.session._runs.run_of`).
-    """
-    return runs.run_of(member.component, kind, before, after, now, **fields)

@@ -23,13 +23,14 @@ from flowcore.binning import Bin, BinLimits, EvictionReason
 from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan
 from flowcore.component_settings import BackoffMechanism
-from flowcore.engine._batches import drain_batches, route_whole
-from flowcore.engine._bins import bins_batches, merge_batch_bin, takes_batches
+from flowcore.engine._batches import PerFlowFileDriver
+from flowcore.engine._bins import BinningDriver, takes_batches
 from flowcore.engine._bulletins import log_once_per_reason
 from flowcore.engine._contracts import StageTask
+from flowcore.engine._driver import BatchDriver
 from flowcore.engine._held import QueuedBatch, ReturnedBatch, ReturnedFlowFile
-from flowcore.engine._sink_batches import write_sink_batches
-from flowcore.engine._source_batches import read_work_batches, work_identity
+from flowcore.engine._sink_batches import SinkDriver
+from flowcore.engine._source_batches import SourceDriver, work_identity
 from flowcore.engine.wire import NEVER, ReadyBin
 from flowcore.errors import FlowcoreError, HandedOverError
 from flowcore.faults import storage_fault
@@ -221,7 +222,7 @@ class TaskMember:
         """
         self.task.events.extend(events)
         if self.plan.routes.get(relationship):
-            route_whole(self, relationship, batch)
+            BatchDriver(self).route_whole(relationship, batch)
             self.task.pump(self)
 
     def carry_out_after_commit(
@@ -258,7 +259,7 @@ class TaskMember:
         for output in commit.outputs:
             self._route(output)
         for batch, relationship in commit.batches:
-            route_whole(self, relationship, batch)
+            BatchDriver(self).route_whole(relationship, batch)
         for relationship, (count, size) in commit.auto_terminated.items():
             counted = self.transfers[relationship]
             counted[0] += count
@@ -488,10 +489,10 @@ class TaskMember:
         assert isinstance(source, SourceProcessor)
         derives_uuids = type(source).capabilities.identifies_work
         items = list(items)
-        if read_work_batches(self, items):
+        if SourceDriver(self).read(items):
             return
         for item in items:
-            if len(items) > 1 and read_work_batches(self, [item]):
+            if len(items) > 1 and SourceDriver(self).read([item]):
                 continue
             session = self.session()
             if derives_uuids:
@@ -553,7 +554,7 @@ class TaskMember:
         assert isinstance(processor, BinningProcessor)  # bins are a binning member's
         for ready in bins:
             if ready.batches:
-                merge_batch_bin(self, ready)
+                BinningDriver(self).merge(ready)
                 continue
             self.pending.extend(QueuedFlowFile(f, q) for q, f in ready.records)
             session = self.session()
@@ -622,9 +623,9 @@ class TaskMember:
     def drain(self, *, end_of_input: bool) -> None:
         """Trigger the processor until its input is used up or it stops taking any."""
         if self.pending_batches and self.processor.kind is ProcessorKind.SINK:
-            write_sink_batches(self)
-        elif self.pending_batches and not bins_batches(self, end_of_input=end_of_input):
-            drain_batches(self)
+            SinkDriver(self).write()
+        elif self.pending_batches and not BinningDriver(self).bin(end_of_input=end_of_input):
+            PerFlowFileDriver(self).drain()
         if self.processor.kind is ProcessorKind.SINK and self.pending:
             self._drain_two_phase()
         if self._batchable():

@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from flowcore.engine._batches import drop_whole, record_effects, route_whole, unpacks
-from flowcore.engine._contracts import Member
+from flowcore.engine._driver import BatchDriver
 from flowcore.processor_kinds import TwoPhaseSink
 from flowcore.relationship import SUCCESS
 from flowcore.session.batch_context import BatchContext
@@ -27,52 +26,58 @@ from flowcore.session.host import QueuedFlowFile
 if TYPE_CHECKING:
     from flowcore.engine._held import QueuedBatch
 
-__all__ = ["write_sink_batches"]
+__all__ = ["SinkDriver"]
 
 log = logging.getLogger(__name__)
 
 
-def write_sink_batches(member: Member) -> None:
-    """Write the batches that reached a two-phase sink whole, or hand them on one by one."""
-    pending, member.pending_batches = member.pending_batches, []
-    message = None
-    retried = member.retry_policy is not None and SUCCESS.name in member.retry_policy.relationships
-    if (
-        not member.pending
-        and not member.deferred_batches
-        and member.plan.routes_or_drops_whole
-        and not retried
-    ):
-        context = BatchContext(member.context, member)
-        sink = member.processor
-        assert isinstance(sink, TwoPhaseSink)  # a sink member's
-        why = "write_batches returned None"
-        try:
-            message = sink.write_batches(context, [p.batch for p in pending])
-        except Exception as error:  # write() runs them again, with bulletins and penalties
-            log.debug("%s declined its batches by failing", member.plan.name, exc_info=True)
-            why = f"write_batches raised {error!r}"
-        if message is None:
-            member.declined(why, sum(p.batch.count for p in pending))
-            context.discard()
-        else:
-            _written(member, pending, context)
-            member.task.sink_messages.append((member.plan.component_id, message))
-            return
-    for waiting in pending:
-        if unpacks(member, waiting.batch, waiting.queue_id):
-            member.pending.extend(QueuedFlowFile(f, waiting.queue_id) for f in waiting.batch)
+class SinkDriver(BatchDriver):
+    """Drives a two-phase sink's batches: ``write_batches`` over all of them at once."""
 
+    def write(self) -> None:
+        """Write the batches that reached a two-phase sink whole, or hand them on one by one."""
+        member = self.member
+        pending, member.pending_batches = member.pending_batches, []
+        message = None
+        retried = (
+            member.retry_policy is not None and SUCCESS.name in member.retry_policy.relationships
+        )
+        if (
+            not member.pending
+            and not member.deferred_batches
+            and member.plan.routes_or_drops_whole
+            and not retried
+        ):
+            context = BatchContext(member.context, member)
+            sink = member.processor
+            assert isinstance(sink, TwoPhaseSink)  # a sink member's
+            why = "write_batches returned None"
+            try:
+                message = sink.write_batches(context, [p.batch for p in pending])
+            except Exception as error:  # write() runs them again, with bulletins and penalties
+                log.debug("%s declined its batches by failing", member.plan.name, exc_info=True)
+                why = f"write_batches raised {error!r}"
+            if message is None:
+                member.declined(why, sum(p.batch.count for p in pending))
+                context.discard()
+            else:
+                self._written(pending, context)
+                member.task.sink_messages.append((member.plan.component_id, message))
+                return
+        for waiting in pending:
+            if self.unpacks(waiting.batch, waiting.queue_id):
+                member.pending.extend(QueuedFlowFile(f, waiting.queue_id) for f in waiting.batch)
 
-def _written(member: Member, pending: list[QueuedBatch], context: BatchContext) -> None:
-    """Record the batches' SEND events, then send them to ``success`` whole (or drop them)."""
-    record_effects(member, context.take(), {id(p.batch): p.queue_id for p in pending})
-    dropped = not member.plan.routes.get(SUCCESS.name)
-    for waiting in pending:
-        batch = waiting.batch
-        member.consumed += batch.count
-        if dropped:
-            drop_whole(member, SUCCESS.name, batch, batch, waiting.queue_id)
-            continue
-        first = member.task.take_queue_indices(batch.count)
-        route_whole(member, SUCCESS.name, batch, first + np.arange(batch.count))
+    def _written(self, pending: list[QueuedBatch], context: BatchContext) -> None:
+        """Record the batches' SEND events, then send them to ``success`` whole (or drop them)."""
+        member = self.member
+        self.record_effects(context.take(), {id(p.batch): p.queue_id for p in pending})
+        dropped = not member.plan.routes.get(SUCCESS.name)
+        for waiting in pending:
+            batch = waiting.batch
+            member.consumed += batch.count
+            if dropped:
+                self.drop_whole(SUCCESS.name, batch, batch, waiting.queue_id)
+                continue
+            first = member.task.take_queue_indices(batch.count)
+            self.route_whole(SUCCESS.name, batch, first + np.arange(batch.count))

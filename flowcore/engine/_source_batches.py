@@ -48,8 +48,8 @@ import attrs
 import numpy as np
 
 from flowcore.clock import now_ms
-from flowcore.engine._batches import batch_run, drop_whole, route_whole, with_transit_uris
 from flowcore.engine._contracts import Member
+from flowcore.engine._driver import BatchDriver, with_transit_uris
 from flowcore.errors import FlowFileHandlingError
 from flowcore.faults import storage_fault
 from flowcore.flowfile import Attributes, ContentClaim, ResourceClaim, new_uuids, sequence_uuid
@@ -63,7 +63,7 @@ from flowcore.session._support import ContentSource, WriteStream, emit
 from flowcore.session._uuids import UuidSource
 from flowcore.session.host import ComponentInfo
 
-__all__ = ["TaskBatchMaker", "read_work_batches", "work_identity"]
+__all__ = ["SourceDriver", "TaskBatchMaker", "work_identity"]
 
 log = logging.getLogger(__name__)
 
@@ -458,143 +458,141 @@ def _shared_and_columns(
 # --- reading ------------------------------------------------------------------------------------
 
 
-def _routes_apart(member: Member) -> bool:
-    """Whether the member's batches can go on whole: the same FlowFiles as its sessions'.
+class SourceDriver(BatchDriver):
+    """Drives a source's work items as batches: ``read_work_batches``, a :class:`TaskBatchMaker`."""
 
-    Each relationship leads to one connection or is auto-terminated (nothing is cloned), and
-    no two relationships share a connection or lead to one member of the task (a session's
-    outputs there interleave in the order it transferred them, which batches per relationship
-    would not keep).
-    """
-    plan = member.plan
-    if not plan.routes_or_drops_whole:
-        return False
-    places = [
-        routes[0].member or routes[0].connection_id for routes in plan.routes.values() if routes
-    ]
-    return len(places) == len(set(places))
+    def _routes_apart(self) -> bool:
+        """Whether the member's batches can go on whole: the same FlowFiles as its sessions'.
 
+        Each relationship leads to one connection or is auto-terminated (nothing is cloned), and
+        no two relationships share a connection or lead to one member of the task (a session's
+        outputs there interleave in the order it transferred them, which batches per relationship
+        would not keep).
+        """
+        member = self.member
+        plan = member.plan
+        if not plan.routes_or_drops_whole:
+            return False
+        places = [
+            routes[0].member or routes[0].connection_id for routes in plan.routes.values() if routes
+        ]
+        return len(places) == len(set(places))
 
-def read_work_batches(member: Member, items: Sequence[Any]) -> bool:
-    """Read a task's work items for a source as batches, if the source can; whether it did."""
-    source = member.processor
-    if not items or not isinstance(source, SourceProcessor) or not _routes_apart(member):
-        return False
-    if len(items) > 1 and not _one_route(member):
-        return False  # each item is then read as a batch of its own
-    maker = TaskBatchMaker(member, items)
-    return _take(member, maker, source, items)
+    def read(self, items: Sequence[Any]) -> bool:
+        """Read a task's work items for a source as batches, if the source can; whether it did."""
+        member = self.member
+        source = member.processor
+        if not items or not isinstance(source, SourceProcessor) or not self._routes_apart():
+            return False
+        if len(items) > 1 and not self._one_route():
+            return False  # each item is then read as a batch of its own
+        maker = TaskBatchMaker(member, items)
+        return self._take(maker, source, items)
 
+    def _take(self, maker: TaskBatchMaker, source: SourceProcessor, items: Sequence[Any]) -> bool:
+        """Run the source's batch form over *items* and take its batches.
 
-def _take(
-    member: Member, maker: TaskBatchMaker, source: SourceProcessor, items: Sequence[Any]
-) -> bool:
-    """Run the source's batch form over *items* and take its batches.
+        They are taken as its sessions' commits would take their FlowFiles.
 
-    They are taken as its sessions' commits would take their FlowFiles.
+        Raises:
+            FlowFileHandlingError: the batch form made a batch it did not return.
+        """
+        member = self.member
+        named = items[0].key
+        try:
+            made = source.read_work_batches(member.context, items, maker)
+        except Exception as error:  # the one-by-one path reads it again and reports what goes wrong
+            maker.discard()
+            fault = storage_fault(error)
+            if fault is not None:
+                raise fault from error  # the run stops, as it does one by one: nothing is lost
+            log.debug("reading %s as batches failed; reading it one by one", named, exc_info=True)
+            return False
+        if made is None:  # declined: the items are read the next way
+            maker.discard()
+            return False
+        routes = [made] if made and isinstance(made[0], str) else list(made)
+        if not all(maker.made_it(batch) for _, batch in routes):
+            log.debug("%s: the source returned a batch it did not make; one by one", named)
+            maker.discard()
+            return False
+        self._check_all_returned(maker, [batch for _, batch in routes])
+        maker.keep_uuids()
+        for item, error in maker.unread_items:
+            member.not_read(item, error)
+        member.carry_out_after_commit((), (), maker.take_disposals())
+        for _, batch in routes:  # every FlowFile's CREATE or RECEIVE, then DROPs: a session's order
+            if batch.count:
+                member.task.events.extend(self._origin_events(maker, batch))
+        for relationship, batch in routes:
+            if not batch.count:
+                continue
+            if member.plan.routes.get(relationship):
+                self.route_whole(relationship, batch)
+            else:
+                self.drop_whole(relationship, None, batch, None)
+        return True
 
-    Raises:
-        FlowFileHandlingError: the batch form made a batch it did not return.
-    """
-    named = items[0].key
-    try:
-        made = source.read_work_batches(member.context, items, maker)
-    except Exception as error:  # the one-by-one path reads it again and reports what goes wrong
+    def _check_all_returned(self, maker: TaskBatchMaker, returned: Sequence[FlowFileBatch]) -> None:
+        """Fail the task when the batch form made a batch it did not return (see ``left_out``).
+
+        Nothing of the batch form is kept and the task fails, as a session's commit fails with a
+        FlowFile not transferred (NiFi's FlowFileHandlingException): reading the items one by one
+        instead would hide the mistake, and every task would pay for a wasted read.
+        """
+        member = self.member
+        batches, flowfiles = maker.left_out(returned)
+        if not batches:
+            return
         maker.discard()
-        fault = storage_fault(error)
-        if fault is not None:
-            raise fault from error  # the run stops, as it does one by one: nothing is lost
-        log.debug("reading %s as batches failed; reading it one by one", named, exc_info=True)
-        return False
-    if made is None:  # declined: the items are read the next way
-        maker.discard()
-        return False
-    routes = [made] if made and isinstance(made[0], str) else list(made)
-    if not all(maker.made_it(batch) for _, batch in routes):
-        log.debug("%s: the source returned a batch it did not make; one by one", named)
-        maker.discard()
-        return False
-    _check_all_returned(member, maker, [batch for _, batch in routes])
-    maker.keep_uuids()
-    for item, error in maker.unread_items:
-        member.not_read(item, error)
-    member.carry_out_after_commit((), (), maker.take_disposals())
-    for _, batch in routes:  # every FlowFile's CREATE or RECEIVE, then DROPs: a session's order
-        if batch.count:
-            member.task.events.extend(_origin_events(member, maker, batch))
-    for relationship, batch in routes:
-        if not batch.count:
-            continue
-        if member.plan.routes.get(relationship):
-            route_whole(member, relationship, batch)
-        else:
-            drop_whole(member, relationship, None, batch, None)
-    return True
-
-
-def _check_all_returned(
-    member: Member, maker: TaskBatchMaker, returned: Sequence[FlowFileBatch]
-) -> None:
-    """Fail the task when the batch form made a batch it did not return (see ``left_out``).
-
-    Nothing of the batch form is kept and the task fails, as a session's commit fails with a
-    FlowFile not transferred (NiFi's FlowFileHandlingException): reading the items one by one
-    instead would hide the mistake, and every task would pay for a wasted read.
-    """
-    batches, flowfiles = maker.left_out(returned)
-    if not batches:
-        return
-    maker.discard()
-    plan = member.plan
-    msg = (
-        f"{plan.type_name} '{plan.name}': read_work_batches made {flowfiles} FlowFile(s) in "
-        f"{batches} batch(es) it did not return, so they would be lost; return every batch the "
-        "maker made, each as (relationship, batch) (create_rows and create_each make one batch "
-        "per content claim), or return None to have the items read one by one"
-    )
-    raise FlowFileHandlingError(msg, processor=plan.name)
-
-
-def _one_route(member: Member) -> bool:
-    """Whether the source has one relationship, connected: what several items in one batch need.
-
-    One by one, each item is a session, which records its RECEIVE or CREATE and then the DROPs
-    of what it auto-terminated before the next item's: GetFile's files dropped give RECEIVE,
-    DROP, RECEIVE, DROP, and FileSplitter's blocks and file FlowFiles alternate item by item.
-    Batches of several items record each kind at once, so they are made only where every item's
-    FlowFiles go one way; otherwise each item is a batch of its own.
-    """
-    plan = member.plan
-    relationships = member.processor.relationship_names()
-    return len(relationships) == 1 and bool(plan.routes.get(next(iter(relationships))))
-
-
-def _origin_events(
-    member: Member, maker: TaskBatchMaker, batch: FlowFileBatch
-) -> list[ProvenanceEventRun]:
-    """RECEIVE runs for a batch reported received, else one CREATE run (a session's rule)."""
-    received = next((r for r in maker.received if np.array_equal(r.batch.ids, batch.ids)), None)
-    if received is None:
-        return [batch_run(member, ProvenanceEventType.CREATE, None, batch, batch.entry_date)]
-    now = now_ms()
-    count = batch.count
-    uris, details = received.transit_uris, received.details
-    durations = received.durations_ms or (0,) * count
-    runs = []
-    for start, stop in _alike_spans(count, details, durations):
-        part = batch.cut(start, stop)
-        run = batch_run(
-            member,
-            ProvenanceEventType.RECEIVE,
-            None,
-            part,
-            now,
-            transit_uri=uris if isinstance(uris, str) else uris[start],
-            details=details if details is None or isinstance(details, str) else details[start],
-            event_duration=durations[start],
+        plan = member.plan
+        msg = (
+            f"{plan.type_name} '{plan.name}': read_work_batches made {flowfiles} FlowFile(s) in "
+            f"{batches} batch(es) it did not return, so they would be lost; return every batch the "
+            "maker made, each as (relationship, batch) (create_rows and create_each make one batch "
+            "per content claim), or return None to have the items read one by one"
         )
-        runs.append(with_transit_uris(run, uris if isinstance(uris, str) else uris[start:stop]))
-    return runs
+        raise FlowFileHandlingError(msg, processor=plan.name)
+
+    def _one_route(self) -> bool:
+        """Whether the source has one relationship, connected: what several items in one batch need.
+
+        One by one, each item is a session, which records its RECEIVE or CREATE and then the DROPs
+        of what it auto-terminated before the next item's: GetFile's files dropped give RECEIVE,
+        DROP, RECEIVE, DROP, and FileSplitter's blocks and file FlowFiles alternate item by item.
+        Batches of several items record each kind at once, so they are made only where every item's
+        FlowFiles go one way; otherwise each item is a batch of its own.
+        """
+        member = self.member
+        plan = member.plan
+        relationships = member.processor.relationship_names()
+        return len(relationships) == 1 and bool(plan.routes.get(next(iter(relationships))))
+
+    def _origin_events(
+        self, maker: TaskBatchMaker, batch: FlowFileBatch
+    ) -> list[ProvenanceEventRun]:
+        """RECEIVE runs for a batch reported received, else one CREATE run (a session's rule)."""
+        received = next((r for r in maker.received if np.array_equal(r.batch.ids, batch.ids)), None)
+        if received is None:
+            return [self.batch_run(ProvenanceEventType.CREATE, None, batch, batch.entry_date)]
+        now = now_ms()
+        count = batch.count
+        uris, details = received.transit_uris, received.details
+        durations = received.durations_ms or (0,) * count
+        runs = []
+        for start, stop in _alike_spans(count, details, durations):
+            part = batch.cut(start, stop)
+            run = self.batch_run(
+                ProvenanceEventType.RECEIVE,
+                None,
+                part,
+                now,
+                transit_uri=uris if isinstance(uris, str) else uris[start],
+                details=details if details is None or isinstance(details, str) else details[start],
+                event_duration=durations[start],
+            )
+            runs.append(with_transit_uris(run, uris if isinstance(uris, str) else uris[start:stop]))
+        return runs
 
 
 def _alike_spans(

@@ -26,7 +26,7 @@ import attrs
 
 import repositories.segments as segment_files
 from flowcore.clock import now_ms
-from flowcore.engine._batches import drain_batches, unpacks
+from flowcore.engine._batches import PerFlowFileDriver
 from flowcore.engine._block_views import counted_once, recorded_events
 from flowcore.engine._bulletins import running
 from flowcore.engine._content import TaskContent
@@ -228,7 +228,7 @@ class _Task:
                 and member.unscheduled is None
             ):
                 with running(member):  # its log records are its bulletins, not the source's
-                    drain_batches(member)
+                    PerFlowFileDriver(member).drain()
         self.write_events(EVENTS_PER_FILE)
 
     def _downstream(self, component_id: str) -> frozenset[str]:
@@ -372,7 +372,7 @@ class _Task:
             for r in read:
                 if not isinstance(r, FlowFileBatch):
                     flowfiles.append(r)
-                elif unpacks(member, r, queue_id):
+                elif PerFlowFileDriver(member).unpacks(r, queue_id):
                     flowfiles.extend(r.flowfiles())
             if spec.input.records:  # shuffled batches: their FlowFiles in FIFO order, as records
                 flowfiles.sort(key=queue_order)

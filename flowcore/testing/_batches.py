@@ -4,9 +4,9 @@
 when FlowFiles arrive as :class:`~flowcore.flowfile_batch.FlowFileBatch` values. It does not
 copy the engine: each trigger lays the ready FlowFiles out as batches
 (:mod:`flowcore.testing._as_batches`) and hands them to the driver of the processor's kind,
-the code an engine task runs (:func:`~flowcore.engine._batches.drain_batches` per FlowFile,
-:func:`~flowcore.engine._bins.bins_batches` binning,
-:func:`~flowcore.engine._sink_batches.write_sink_batches` two-phase sinks), through a
+the code an engine task runs (:class:`~flowcore.engine._batches.PerFlowFileDriver`,
+:class:`~flowcore.engine._bins.BinningDriver`,
+:class:`~flowcore.engine._sink_batches.SinkDriver`), through a
 :class:`~flowcore.engine._contracts.Member` and
 :class:`~flowcore.engine._contracts.BatchTask` over the runner:
 
@@ -47,10 +47,10 @@ import attrs
 
 from flowcore.binning import Bin, BinLimits, EvictionReason
 from flowcore.compiler.plan import MemberPlan, Route
-from flowcore.engine._batches import drain_batches
-from flowcore.engine._bins import bins_batches
+from flowcore.engine._batches import PerFlowFileDriver
+from flowcore.engine._bins import BinningDriver
 from flowcore.engine._held import QueuedBatch, ReturnedBatch
-from flowcore.engine._sink_batches import write_sink_batches
+from flowcore.engine._sink_batches import SinkDriver
 from flowcore.flowfile import FlowFile, ResourceClaim
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.processor import Processor, ProcessorKind
@@ -428,7 +428,7 @@ def trigger_batches(host: BatchHost) -> None:
         _write(host, flowfiles)
     elif kind is ProcessorKind.BINNING:
         member = _HarnessMember(host, flowfiles)
-        if not bins_batches(member, end_of_input=False):
+        if not BinningDriver(member).bin(end_of_input=False):
             member.put_back(member.taken)
             member.finish()
             drain(host, once_more=True)
@@ -436,7 +436,7 @@ def trigger_batches(host: BatchHost) -> None:
         member.finish()
     else:
         member = _HarnessMember(host, flowfiles)
-        drain_batches(member)
+        PerFlowFileDriver(member).drain()
         if member.finish():
             drain(host, once_more=False)
 
@@ -468,7 +468,7 @@ def _write(host: BatchHost, flowfiles: list[FlowFile]) -> None:
         taken = host.take_ready()
         host.requeue(taken[HARNESS_WRITE:])
         member = _HarnessMember(host, taken[:HARNESS_WRITE])
-        write_sink_batches(member)
+        SinkDriver(member).write()
         if member.finish():
             host.trigger_per_flowfile()
             continue

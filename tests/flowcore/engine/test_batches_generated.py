@@ -11,9 +11,9 @@ from typing import Any
 import attrs
 import pytest
 
-import flowcore.engine._batches as task_batches
 from flowcore import Flow
 from flowcore.driver.controller import run_flow
+from flowcore.engine._driver import BatchDriver
 from processors import GenerateFlowFile, MergeContent, PutFile, UpdateAttribute
 from tests.flowcore.engine._batch_outcomes import SETTINGS, _per_component
 
@@ -130,14 +130,14 @@ def test_a_task_unpacks_at_most_the_flowfile_limit_and_defers_the_other_batches(
     whole = outcome(tmp_path / "whole", flow, settings, ordered=True)
     monkeypatch.setattr(UpdateAttribute, "transform_batch", lambda *_: None)
     held: list[int] = []
-    real = task_batches.unpacks
+    real = BatchDriver.unpacks
 
-    def spying(member: Any, batch: Any, queue_id: str) -> bool:
-        unpacked = real(member, batch, queue_id)
-        held.append(member.task.unpacked)
+    def spying(driver: BatchDriver, batch: Any, queue_id: str) -> bool:
+        unpacked = real(driver, batch, queue_id)
+        held.append(driver.member.task.unpacked)
         return unpacked
 
-    monkeypatch.setattr(task_batches, "unpacks", spying)
+    monkeypatch.setattr(BatchDriver, "unpacks", spying)
     deferred = outcome(
         tmp_path / "deferred",
         _flow(tmp_path / "deferred" / "out", custom_text="x"),

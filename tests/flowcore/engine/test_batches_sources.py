@@ -11,10 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import flowcore.engine._batches as task_batches
-import flowcore.engine._source_batches as source_batches
 from flowcore import Flow
 from flowcore.driver.controller import run_flow
+from flowcore.engine._source_batches import SourceDriver
 from flowcore.processor import Processor
 from processors import GenerateFlowFile, ListFile
 from repositories.repository_set import RepositorySet
@@ -85,14 +84,16 @@ def test_a_sources_batches_dropped_whole_give_the_one_by_one_events_in_order(
     root = tmp_path_factory.mktemp("sources")
     source = type(_sources(kind, root, draw))
     dropped: list[int] = []
-    real = task_batches.drop_whole
+    real = SourceDriver.drop_whole
 
-    def counted(member: Any, relationship: str, before: Any, after: Any, queue: Any) -> None:
+    def counted(
+        driver: SourceDriver, relationship: str, before: Any, after: Any, queue: Any
+    ) -> None:
         dropped.append(after.count)
-        real(member, relationship, before, after, queue)
+        real(driver, relationship, before, after, queue)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(source_batches, "drop_whole", counted)  # what a source's batches call
+        patch.setattr(SourceDriver, "drop_whole", counted)  # what a source's batches call
         batched = _dropped_outcome(root, "batches", _sources(kind, root, draw))
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(source, "read_work_batches", lambda *_: None)
