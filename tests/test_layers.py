@@ -58,6 +58,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "flowcore.processor_kinds",
             "flowcore.process_context",
             "flowcore.binning",
+            "flowcore.records.*",
             "flowcore.session.*",
         ),
     ),

@@ -1,0 +1,294 @@
+"""NiFi's JsonRecordSetWriter as a codec: Arrow record batches to JSON, byte for byte as NiFi.
+
+NiFi writes with Jackson (``WriteJsonResult``): no spaces by default (``[{"a":1},{"a":2}]``),
+``One Line Per Object`` puts each record on its own line with no array around them, and
+"Pretty Print JSON" uses Jackson's default pretty printer (``[ {`` / two-space indents /
+``"a" : 1`` / ``} ]``). Numbers are Java's: a double as ``Double.toString``, or its plain form
+when "Allow Scientific Notation" is false (NiFi's default); dates, times and timestamps are
+epoch milliseconds unless a format is set. Strings escape as Jackson does (control characters
+as ``\\uXXXX`` in upper case, non-ASCII kept).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from collections.abc import Iterable
+from decimal import Decimal
+from typing import IO, Any
+
+import attrs
+import pyarrow as pa
+
+from flowcore.records import formats
+from flowcore.records.schema import (
+    ArrayType,
+    ChoiceType,
+    DataType,
+    MapType,
+    RecordSchema,
+    RecordType,
+)
+from flowcore.records.values import batch_rows, choose_option
+
+__all__ = ["JsonRecordWriter", "JsonWriterOptions", "write_json"]
+
+OUTPUT_ARRAY = "output-array"
+OUTPUT_ONELINE = "output-oneline"
+NEVER_SUPPRESS = "never-suppress"
+ALWAYS_SUPPRESS = "always-suppress"
+SUPPRESS_MISSING = "suppress-missing"
+
+
+@attrs.frozen
+class JsonWriterOptions:
+    """JsonRecordSetWriter's properties (NiFi's names and internal values), NiFi's defaults.
+
+    Attributes:
+        output_grouping: "Output Grouping": ``output-array`` (Array) or ``output-oneline``
+            (One Line Per Object).
+        pretty_print: "Pretty Print JSON".
+        suppress_nulls: "Suppress Null Values": ``never-suppress``, ``always-suppress`` or
+            ``suppress-missing`` (here a null counts as present: Arrow cannot tell a missing
+            field from a null one, so it writes nulls as ``never-suppress`` does).
+        allow_scientific_notation: "Allow Scientific Notation".
+        date_format: "Date Format" (None: epoch millis).
+        time_format: "Time Format" (None: millis of the day).
+        timestamp_format: "Timestamp Format" (None: epoch millis).
+        mime_type: the ``mime.type`` the writer reports.
+    """
+
+    output_grouping: str = attrs.field(
+        default=OUTPUT_ARRAY, validator=attrs.validators.in_((OUTPUT_ARRAY, OUTPUT_ONELINE))
+    )
+    pretty_print: bool = False
+    suppress_nulls: str = attrs.field(
+        default=NEVER_SUPPRESS,
+        validator=attrs.validators.in_((NEVER_SUPPRESS, ALWAYS_SUPPRESS, SUPPRESS_MISSING)),
+    )
+    allow_scientific_notation: bool = False
+    date_format: str | None = None
+    time_format: str | None = None
+    timestamp_format: str | None = None
+    mime_type: str = "application/json"
+
+
+class JsonRecordWriter:
+    """Writes record batches to a binary stream as NiFi's WriteJsonResult does.
+
+    Call :meth:`write` for each batch and :meth:`finish` once (it closes the array); the
+    stream stays open (the caller owns it).
+    """
+
+    def __init__(
+        self,
+        stream: IO[bytes],
+        schema: RecordSchema,
+        options: JsonWriterOptions = JsonWriterOptions(),
+    ) -> None:
+        self._stream = stream
+        self._schema = schema
+        self._options = options
+        self._count = 0
+        self._finished = False
+        self._printer = _Printer(options)
+        if options.output_grouping == OUTPUT_ARRAY:
+            self._stream.write(b"[")
+
+    @property
+    def record_count(self) -> int:
+        """Records written so far."""
+        return self._count
+
+    def write(self, batch: pa.RecordBatch | pa.Table) -> None:
+        """Write every record of *batch* (its columns named as the schema's fields)."""
+        parts: list[str] = []
+        for row in batch_rows(batch):
+            if self._count:
+                parts.append(self._printer.record_separator)
+            elif self._options.output_grouping == OUTPUT_ARRAY and self._options.pretty_print:
+                parts.append(" ")
+            self._printer.record(parts, row, self._schema, 0)
+            self._count += 1
+        self._stream.write("".join(parts).encode("utf-8"))
+
+    def finish(self) -> dict[str, str]:
+        """End the record set; returns NiFi's attributes (``record.count``, ``mime.type``)."""
+        if not self._finished:
+            self._finished = True
+            if self._options.output_grouping == OUTPUT_ARRAY:
+                closing = " ]" if self._options.pretty_print else "]"
+                self._stream.write(closing.encode())
+        return {"record.count": str(self._count), "mime.type": self._options.mime_type}
+
+
+def write_json(
+    batches: Iterable[pa.RecordBatch],
+    stream: IO[bytes],
+    options: JsonWriterOptions = JsonWriterOptions(),
+    schema: RecordSchema | None = None,
+) -> dict[str, str]:
+    """Write *batches* to *stream* as one JSON record set; returns NiFi's attributes.
+
+    *schema* defaults to the NiFi schema of the first batch's Arrow schema.
+    """
+    writer: JsonRecordWriter | None = None
+    for batch in batches:
+        if writer is None:
+            writer = JsonRecordWriter(
+                stream, schema or RecordSchema.from_arrow(batch.schema), options
+            )
+        writer.write(batch)
+    if writer is None:
+        writer = JsonRecordWriter(stream, schema or RecordSchema(()), options)
+    return writer.finish()
+
+
+_ESCAPES = re.compile(r"\\\\|\\u00([0-9a-f]{2})")
+
+
+def _upper_escape(match: re.Match[str]) -> str:
+    return match.group(0) if match.group(1) is None else "\\u00" + match.group(1).upper()
+
+
+def json_string(text: str) -> str:
+    """*text* as Jackson writes a JSON string."""
+    out = json.dumps(text, ensure_ascii=False)
+    return _ESCAPES.sub(_upper_escape, out) if "\\u00" in out else out
+
+
+class _Printer:
+    """Jackson's output for one writer's settings: compact, or the default pretty printer."""
+
+    def __init__(self, options: JsonWriterOptions) -> None:
+        self.o = options
+        self.pretty = options.pretty_print
+        self.colon = " : " if self.pretty else ":"
+        if options.output_grouping == OUTPUT_ARRAY:
+            self.record_separator = ", " if self.pretty else ","
+        else:
+            self.record_separator = " " if self.pretty else "\n"
+        self._date = formats.pattern(options.date_format) if options.date_format else None
+        self._time = formats.pattern(options.time_format) if options.time_format else None
+        self._stamp = (
+            formats.pattern(options.timestamp_format) if options.timestamp_format else None
+        )
+
+    def _indent(self, level: int) -> str:
+        return "\n" + "  " * level
+
+    def record(self, out: list[str], row: dict[str, Any], schema: RecordSchema, level: int) -> None:
+        """Append the JSON object of *row* (fields in *schema*'s order)."""
+        out.append("{")
+        entries = 0
+        suppress = self.o.suppress_nulls == ALWAYS_SUPPRESS
+        for field in schema.fields:
+            value = row.get(field.name)
+            if value is None and suppress:
+                continue
+            if entries:
+                out.append(",")
+            if self.pretty:
+                out.append(self._indent(level + 1))
+            out.append(json_string(field.name))
+            out.append(self.colon)
+            self.value(out, value, field.type, level + 1)
+            entries += 1
+        if self.pretty:
+            out.append(self._indent(level) if entries else " ")
+        out.append("}")
+
+    def value(self, out: list[str], value: Any, dtype: DataType | None, level: int) -> None:
+        """Append *value* as NiFi writes a value of type *dtype*."""
+        if value is None:
+            out.append("null")
+            return
+        if isinstance(dtype, ChoiceType):
+            dtype = choose_option(value, dtype)
+        kind = dtype.name if dtype is not None else None
+        if isinstance(dtype, RecordType) and isinstance(value, dict):
+            self.record(out, value, dtype.schema, level)
+        elif isinstance(dtype, MapType) and isinstance(value, dict):
+            self._map(out, value, dtype.value, level)
+        elif isinstance(dtype, ArrayType) and isinstance(value, list):
+            self._array(out, value, dtype.element, level)
+        elif isinstance(value, bool):
+            out.append("true" if value else "false")
+        elif isinstance(value, int):
+            out.append(str(value))
+        elif isinstance(value, float):
+            single = kind == "float"
+            if self.o.allow_scientific_notation:
+                out.append(
+                    formats.java_float_str(value) if single else formats.java_double_str(value)
+                )
+            else:
+                out.append(formats.java_plain_str(value, single=single))
+        elif isinstance(value, Decimal):
+            out.append(str(value) if self.o.allow_scientific_notation else format(value, "f"))
+        elif isinstance(value, dt.datetime):
+            self._temporal(out, value, self._stamp, _millis(value))
+        elif isinstance(value, dt.date):
+            self._temporal(
+                out, value, self._date, _millis(dt.datetime(value.year, value.month, value.day))
+            )
+        elif isinstance(value, dt.time):
+            self._temporal(out, value, self._time, _time_millis(value))
+        elif isinstance(value, bytes):
+            self._array(out, [b - 256 if b > 127 else b for b in value], None, level)
+        elif isinstance(value, dict):
+            self._map(out, value, None, level)
+        elif isinstance(value, list):
+            self._array(out, value, None, level)
+        else:
+            out.append(json_string(str(value)))
+
+    def _temporal(
+        self, out: list[str], value: Any, pattern: formats.DateTimePattern | None, millis: int
+    ) -> None:
+        if pattern is None:
+            out.append(str(millis))
+            return
+        text = pattern.format(value)
+        if re.fullmatch(r"-?\d+", text):  # NiFi: a format giving only digits writes the millis
+            out.append(str(millis))
+        else:
+            out.append(json_string(text))
+
+    def _map(
+        self, out: list[str], value: dict[str, Any], dtype: DataType | None, level: int
+    ) -> None:
+        out.append("{")
+        for index, (key, item) in enumerate(value.items()):
+            if index:
+                out.append(",")
+            if self.pretty:
+                out.append(self._indent(level + 1))
+            out.append(json_string(str(key)))
+            out.append(self.colon)
+            self.value(out, item, dtype, level + 1)
+        if self.pretty:
+            out.append(self._indent(level) if value else " ")
+        out.append("}")
+
+    def _array(self, out: list[str], values: list[Any], dtype: DataType | None, level: int) -> None:
+        out.append("[")
+        if self.pretty:
+            out.append(" ")
+        for index, item in enumerate(values):
+            if index:
+                out.append(", " if self.pretty else ",")
+            self.value(out, item, dtype, level)
+        if self.pretty and values:
+            out.append(" ")
+        out.append("]")
+
+
+def _millis(value: dt.datetime) -> int:
+    delta = value.replace(tzinfo=None) - formats.EPOCH
+    return delta.days * 86_400_000 + delta.seconds * 1000 + delta.microseconds // 1000
+
+
+def _time_millis(value: dt.time) -> int:
+    return ((value.hour * 60 + value.minute) * 60 + value.second) * 1000 + value.microsecond // 1000
