@@ -186,8 +186,13 @@ _SIMPLE_AVRO: dict[str, Any] = {
 def _record_schema(
     avro: dict[str, Any], named: dict[str, Any], namespace: str | None
 ) -> RecordSchema:
+    if not isinstance(avro.get("fields"), list):
+        msg = f"not a valid Avro schema: the record {avro.get('name')!r} has no 'fields' list"
+        raise ConfigurationError(msg)
     namespace = avro.get("namespace", namespace)
     _remember(avro, named, namespace)
+    building: set[str] = named.setdefault(_BUILDING, set())
+    building.add(avro["name"])
     fields = []
     for field in avro["fields"]:
         dtype, nullable = _nifi_type(field["type"], named, namespace)
@@ -200,7 +205,15 @@ def _record_schema(
                 field.get("aliases", ()),
             )
         )
-    return RecordSchema(fields, avro.get("name"), namespace)
+    building.discard(avro["name"])
+    result = RecordSchema(fields, avro.get("name"), namespace)
+    named.setdefault(_BUILT, {})[id(avro)] = result
+    return result
+
+
+#: Keys of the named-types table that hold the records being built and those built.
+_BUILDING = " building"
+_BUILT = " built"
 
 
 def _remember(avro: dict[str, Any], named: dict[str, Any], namespace: str | None) -> None:
@@ -230,8 +243,10 @@ def _plain_type(avro: Any, named: dict[str, Any], namespace: str | None) -> Data
             msg = f"the Avro schema names the type {avro!r} before defining it"
             raise ConfigurationError(msg)
         if target.get("type") == "record":
-            msg = f"the Avro schema's record {avro!r} refers to itself; NiFi's record schemas cannot be recursive here"
-            raise ConfigurationError(msg)
+            if target["name"] in named.get(_BUILDING, ()):
+                msg = f"the Avro schema's record {avro!r} refers to itself; NiFi's record schemas cannot be recursive here"
+                raise ConfigurationError(msg)
+            return RecordType(named[_BUILT][id(target)])
         return _plain_type(target, named, namespace)
     kind = avro["type"]
     logical = avro.get("logicalType")

@@ -154,10 +154,26 @@ def merge_types(this: DataType | None, other: DataType | None) -> DataType | Non
     options: list[DataType] = []
     for dtype in (this, other):
         for option in dtype.options if isinstance(dtype, ChoiceType) else (dtype,):
-            if option not in options:
-                options.append(option)
+            _add_option(options, option)
     options.sort(key=DataType.order)
     return ChoiceType(options)
+
+
+def _add_option(options: list[DataType], dtype: DataType) -> None:
+    """NiFi's ``DataTypeSet.add``: a type an option widens with replaces that option."""
+    if dtype in options:
+        return
+    remove: DataType | None = None
+    add: DataType | None = None
+    for current in options:
+        wider = wider_type(current, dtype)
+        if wider is not None:
+            remove, add = current, wider
+        elif isinstance(current, RecordType) and isinstance(dtype, RecordType):
+            remove, add = current, RecordType(merge_schemas(current.schema, dtype.schema))
+    if remove is not None:
+        options.remove(remove)
+    options.append(add or dtype)
 
 
 def wider_type(this: DataType, other: DataType) -> DataType | None:

@@ -57,6 +57,9 @@ class JsonWriterOptions:
         time_format: "Time Format" (None: millis of the day).
         timestamp_format: "Timestamp Format" (None: epoch millis).
         mime_type: the ``mime.type`` the writer reports.
+        timestamp_representation: "Timestamp Representation": ``AUTO`` (the format when set,
+            else epoch millis), ``FORMATTED_STRING``, ``EPOCH_MILLISECONDS``, ``EPOCH_SECONDS``
+            (a decimal with millisecond precision).
     """
 
     output_grouping: str = attrs.field(
@@ -72,6 +75,12 @@ class JsonWriterOptions:
     time_format: str | None = None
     timestamp_format: str | None = None
     mime_type: str = "application/json"
+    timestamp_representation: str = attrs.field(
+        default="AUTO",
+        validator=attrs.validators.in_(
+            ("AUTO", "FORMATTED_STRING", "EPOCH_MILLISECONDS", "EPOCH_SECONDS")
+        ),
+    )
 
 
 class JsonRecordWriter:
@@ -228,7 +237,7 @@ class _Printer:
         elif isinstance(value, Decimal):
             out.append(str(value) if self.o.allow_scientific_notation else format(value, "f"))
         elif isinstance(value, dt.datetime):
-            self._temporal(out, value, self._stamp, _millis(value))
+            self._timestamp(out, value)
         elif isinstance(value, dt.date):
             self._temporal(
                 out, value, self._date, _millis(dt.datetime(value.year, value.month, value.day))
@@ -243,6 +252,19 @@ class _Printer:
             self._array(out, value, None, level)
         else:
             out.append(json_string(str(value)))
+
+    def _timestamp(self, out: list[str], value: dt.datetime) -> None:
+        representation = self.o.timestamp_representation
+        millis = _millis(value)
+        if representation == "EPOCH_MILLISECONDS":
+            out.append(str(millis))
+        elif representation == "EPOCH_SECONDS":
+            out.append(str(Decimal(millis).scaleb(-3)))
+        elif representation == "FORMATTED_STRING":
+            text = self._stamp.format(value) if self._stamp else str(millis)
+            out.append(json_string(text))
+        else:
+            self._temporal(out, value, self._stamp, millis)
 
     def _temporal(
         self, out: list[str], value: Any, pattern: formats.DateTimePattern | None, millis: int
