@@ -90,7 +90,9 @@ def _flush(
     """One batch of *pending*; when a record does not fit, the batch of the records before it,
     then the error.
     """
-    if fast and all(isinstance(value, dict) for _, _, value in pending):
+    if fast and all(isinstance(value, dict) for _, _, value in pending) and not _bools_in_floats(
+        pending, schema
+    ):
         try:
             yield pa.RecordBatch.from_pylist([value for _, _, value in pending], arrow_schema)
         except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError):
@@ -106,6 +108,30 @@ def _flush(
                 yield pa.RecordBatch.from_pylist(rows, arrow_schema)
             raise record_error(number, line, exc.field or None, str(exc)) from None
     yield pa.RecordBatch.from_pylist(rows, arrow_schema)
+
+
+def _bools_in_floats(pending: list[Parsed], schema: RecordSchema) -> bool:
+    """Whether a boolean sits in a FLOAT/DOUBLE field (of the record or of nested records):
+    Arrow would take it as 1.0, NiFi refuses it, so the batch takes the coercing path."""
+    paths = list(_float_paths(schema, ()))
+    return any(_at(value, path) is not None for path in paths for _, _, value in pending)
+
+
+def _at(value: Any, path: tuple[str, ...]) -> bool | None:
+    """The boolean at *path* in *value*, or None (identity tests: 1 == True must not count)."""
+    for name in path:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(name)
+    return value if value is True or value is False else None
+
+
+def _float_paths(schema: RecordSchema, prefix: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
+    for field in schema.fields:
+        if field.type.name in ("float", "double"):
+            yield (*prefix, field.name)
+        elif isinstance(field.type, RecordType):
+            yield from _float_paths(field.type.schema, (*prefix, field.name))
 
 
 def _plain(schema: RecordSchema) -> bool:

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import codecs
 import csv
+import functools
 import io
+import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 import attrs
@@ -140,26 +142,28 @@ def _read(
         if header is not None:
             header = [_clean(v, dialect, options) or "" for v in header]
             _check_duplicates(header, options)
-        head: list[list[str | None]] = []
+        head: list[list[str]] = []
         if schema is None:
             for row in rows:
-                head.append([_clean(v, dialect, options) for v in row])
+                head.append(row)
                 if len(head) >= options.inference_sample:
                     break
             width = max((len(r) for r in head), default=0)
             names = header if header is not None else [f"field_{i}" for i in range(width)]
-            schema = infer_text_schema(names, head, options.temporal)
+            cleaned = ([_clean(v, dialect, options) for v in row] for row in head)
+            schema = infer_text_schema(names, cleaned, options.temporal)
             header = names
         positions = _positions(schema, header, options)
-        pending: list[list[str | None]] = []
-        for row in _chain(head, rows, dialect, options):
+        clean = functools.partial(_clean_column, dialect=dialect, options=options)
+        pending: list[list[str]] = []
+        for row in itertools.chain(head, rows):
             pending.append(row)
             if len(pending) >= options.batch_size:
-                yield from _batch(pending, positions, schema, options.temporal, number)
+                yield from _batch(pending, positions, schema, options.temporal, number, clean)
                 number += len(pending)
                 pending = []
         if pending:
-            yield from _batch(pending, positions, schema, options.temporal, number)
+            yield from _batch(pending, positions, schema, options.temporal, number, clean)
     except UnicodeDecodeError as exc:
         msg = f"the content is not {options.character_set} text ({exc.reason})"
         raise record_error(number + 1, None, None, msg) from None
@@ -219,7 +223,7 @@ def _commons_escapes(lines: Any, dialect: CsvDialect) -> Iterator[str]:
 
 def _clean(value: str, dialect: CsvDialect, options: CsvReaderOptions) -> str | None:
     if dialect.trim or dialect.ignore_surrounding_spaces:
-        value = value.strip()
+        value = value.strip(_TRIMMED)
     if dialect.null_string is not None and value == dialect.null_string:
         return None
     if options.trim_double_quote and len(value) > 1 and value[0] == value[-1] == '"':
@@ -227,15 +231,19 @@ def _clean(value: str, dialect: CsvDialect, options: CsvReaderOptions) -> str | 
     return value or None
 
 
-def _chain(
-    head: list[list[str | None]],
-    rows: Iterator[list[str]],
-    dialect: CsvDialect,
-    options: CsvReaderOptions,
-) -> Iterator[list[str | None]]:
-    yield from head
-    for row in rows:
-        yield [_clean(v, dialect, options) for v in row]
+def _clean_column(strings: pa.Array, dialect: CsvDialect, options: CsvReaderOptions) -> pa.Array:
+    """:func:`_clean` for a whole column at once, with Arrow's string kernels."""
+    if dialect.trim or dialect.ignore_surrounding_spaces:
+        strings = pc.utf8_trim(strings, _TRIMMED)
+    if dialect.null_string is not None:
+        strings = pc.if_else(pc.equal(strings, dialect.null_string), None, strings)
+    if options.trim_double_quote:
+        strings = pc.replace_substring_regex(strings, r'^"(.+)"$', r"\1")
+    return pc.if_else(pc.equal(strings, ""), None, strings)
+
+
+#: What Commons CSV's trim takes off both ends: every character up to a space.
+_TRIMMED = "".join(chr(c) for c in range(33))
 
 
 def _check_duplicates(header: list[str], options: CsvReaderOptions) -> None:
@@ -278,44 +286,49 @@ class _BadValue(Exception):
 
 
 def _batch(
-    rows: list[list[str | None]],
+    rows: list[list[str]],
     positions: list[int | None],
     schema: RecordSchema,
     temporal: TemporalFormats,
     before: int,
+    clean: Callable[[pa.Array], pa.Array],
 ) -> Iterator[pa.RecordBatch]:
     """The batch of *rows*; when a value does not fit, the rows before it, then the error."""
     try:
-        yield _convert(rows, positions, schema, temporal)
+        yield _convert(rows, positions, schema, temporal, clean)
     except _BadValue as bad:
         if bad.row:
-            yield _convert(rows[: bad.row], positions, schema, temporal)
+            yield _convert(rows[: bad.row], positions, schema, temporal, clean)
         raise record_error(before + bad.row + 1, None, bad.field, str(bad)) from None
 
 
 def _convert(
-    rows: list[list[str | None]],
+    rows: list[list[str]],
     positions: list[int | None],
     schema: RecordSchema,
     temporal: TemporalFormats,
+    clean: Callable[[pa.Array], pa.Array],
 ) -> pa.RecordBatch:
     arrays = []
     for field, position in zip(schema.fields, positions, strict=True):
         if position is None:
-            values: list[str | None] = [None] * len(rows)
+            strings = pa.nulls(len(rows), pa.string())
         else:
-            values = [row[position] if position < len(row) else None for row in rows]
-        arrays.append(_column(values, field, temporal))
+            try:
+                values = [row[position] for row in rows]
+            except IndexError:  # a short row: its missing values are null
+                values = [row[position] if position < len(row) else None for row in rows]
+            strings = clean(pa.array(values, pa.string()))
+        arrays.append(_column(strings, field, temporal))
     return pa.RecordBatch.from_arrays(arrays, schema=schema.to_arrow())
 
 
 _VECTOR_CASTS = frozenset({*INTEGRAL, "float", "double", "decimal"}) - {"bigint"}
 
 
-def _column(values: list[str | None], field: RecordField, temporal: TemporalFormats) -> pa.Array:
+def _column(strings: pa.Array, field: RecordField, temporal: TemporalFormats) -> pa.Array:
     dtype = field.type
     target = arrow_type(dtype)
-    strings = pa.array(values, pa.string())
     if not field.nullable and strings.null_count:
         row = strings.is_null().to_pylist().index(True)
         raise _BadValue(row, field.name, "the field is not nullable but has no value")
@@ -328,14 +341,14 @@ def _column(values: list[str | None], field: RecordField, temporal: TemporalForm
         true = pc.equal(lower, "true")
         bad = pc.and_(pc.invert(pc.or_(true, pc.equal(lower, "false"))), pc.is_valid(strings))
         if pc.any(bad).as_py():
-            _raise_first(values, dtype, field.name, temporal)
+            _raise_first(strings.to_pylist(), dtype, field.name, temporal)
         return true
     if dtype.name in _VECTOR_CASTS:
         try:
             return pc.cast(strings, target)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             pass  # Arrow's cast refused a value: convert one by one (NiFi is more lenient)
-    return pa.array(_coerce_all(values, dtype, field.name, temporal), target)
+    return pa.array(_coerce_all(strings.to_pylist(), dtype, field.name, temporal), target)
 
 
 def _coerce_all(

@@ -280,6 +280,8 @@ def infer_value_type(value: Any, temporal: TemporalFormats = TemporalFormats()) 
         sign, digits, exponent = value.as_tuple()
         return DecimalType(len(digits), max(0, -int(exponent)))
     if isinstance(value, str):
+        if temporal.date is None and temporal.time is None and temporal.timestamp is None:
+            return STRING
         return _TimeInference(temporal).infer(value) or STRING
     if isinstance(value, Mapping):
         return RecordType(infer_record_schema([value], temporal))

@@ -147,7 +147,45 @@ def coerce(value: Any, dtype: DataType, formats_: TemporalFormats, name: str) ->
 
 
 def _mismatch(name: str, value: Any, dtype: DataType) -> FieldError:
-    return FieldError(name, f"cannot convert {_describe(value)} to the type {dtype}")
+    """NiFi's IllegalTypeConversionException message, naming the value, its class and the field."""
+    text = to_text(value)
+    if len(text) > 60:
+        text = text[:45] + "..."
+    target = _JAVA_TARGETS.get(dtype.name, str(dtype))
+    msg = f"Cannot convert value [{text}] of type {_java_class(value)} to {target} for field {name}"
+    return FieldError(name, msg)
+
+
+_JAVA_TARGETS = {
+    "boolean": "Boolean",
+    "byte": "Byte",
+    "short": "Short",
+    "int": "Integer",
+    "long": "Long",
+    "bigint": "BigInteger",
+    "float": "Float",
+    "double": "Double",
+    "decimal": "BigDecimal",
+    "date": "Date",
+    "time": "Time",
+    "timestamp": "Timestamp",
+}
+
+
+def _java_class(value: Any) -> str:
+    if isinstance(value, bool):
+        return "class java.lang.Boolean"
+    if isinstance(value, int):
+        return "class java.lang.Integer" if -(2**31) <= value < 2**31 else "class java.lang.Long"
+    if isinstance(value, float):
+        return "class java.lang.Double"
+    if isinstance(value, str):
+        return "class java.lang.String"
+    if isinstance(value, Mapping):
+        return "class java.util.LinkedHashMap"
+    if isinstance(value, (list, tuple)):
+        return "class [Ljava.lang.Object;"
+    return f"class {type(value).__name__}"
 
 
 def _describe(value: Any) -> str:

@@ -44,11 +44,11 @@ def test_values_convert_as_nifi_converts_them(value: object, dtype: s.DataType, 
 @pytest.mark.parametrize(
     ("value", "dtype", "message"),
     [
-        ("x", s.INT, r"cannot convert 'x' \(str\) to the type INT"),
-        (2**40, s.INT, "cannot convert"),
-        ("maybe", s.BOOLEAN, "BOOLEAN"),
+        ("x", s.INT, r"Cannot convert value \[x\] of type class java.lang.String to Integer"),
+        (2**40, s.INT, "Cannot convert value"),
+        ("maybe", s.BOOLEAN, "to Boolean for field outer.inner"),
         ("C", s.EnumType(["A", "B"]), "not one of the enum's symbols"),
-        ("2017/01/02", s.DATE, "DATE"),
+        ("2017/01/02", s.DATE, "to Date"),
     ],
 )
 def test_values_that_do_not_fit_name_the_field(value: object, dtype: s.DataType, message: str) -> None:
