@@ -45,6 +45,7 @@ def batches_of(
     temporal: TemporalFormats,
     batch_size: int,
     sample: int,
+    *,
     infer: Callable[[list[Any]], RecordSchema] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Record batches of *parsed* records under *schema*, inferring it first when None.
@@ -87,11 +88,14 @@ def _flush(
     temporal: TemporalFormats,
     fast: bool,
 ) -> Iterator[pa.RecordBatch]:
-    """One batch of *pending*; when a record does not fit, the batch of the records before it,
-    then the error.
+    """One batch of *pending*.
+
+    When a record does not fit: the batch of the records before it, then the error.
     """
-    if fast and all(isinstance(value, dict) for _, _, value in pending) and not _bools_in_floats(
-        pending, schema
+    if (
+        fast
+        and all(isinstance(value, dict) for _, _, value in pending)
+        and not _bools_in_floats(pending, schema)
     ):
         try:
             yield pa.RecordBatch.from_pylist([value for _, _, value in pending], arrow_schema)
@@ -111,8 +115,10 @@ def _flush(
 
 
 def _bools_in_floats(pending: list[Parsed], schema: RecordSchema) -> bool:
-    """Whether a boolean sits in a FLOAT/DOUBLE field (of the record or of nested records):
-    Arrow would take it as 1.0, NiFi refuses it, so the batch takes the coercing path."""
+    """Whether a boolean sits in a FLOAT/DOUBLE field (of the record or of nested records).
+
+    Arrow would take it as 1.0, NiFi refuses it, so the batch takes the coercing path.
+    """
     paths = list(_float_paths(schema, ()))
     return any(_at(value, path) is not None for path in paths for _, _, value in pending)
 
@@ -135,9 +141,10 @@ def _float_paths(schema: RecordSchema, prefix: tuple[str, ...]) -> Iterator[tupl
 
 
 def _plain(schema: RecordSchema) -> bool:
-    """Whether Arrow can take *schema*'s records as they are parsed (no defaults, aliases,
-    non-nullable fields, or types that need coercion); Arrow's errors send a batch to the
-    coercing path anyway.
+    """Whether Arrow can take *schema*'s records as they are parsed.
+
+    Not with defaults, aliases, non-nullable fields or types that need coercion; Arrow's errors
+    send a batch to the coercing path anyway.
     """
     return all(
         field.default is None and not field.aliases and field.nullable and _plain_type(field.type)

@@ -1,6 +1,6 @@
-"""NiFi's AvroReader and AvroRecordSetWriter as codecs, on fastavro.
+r"""NiFi's AvroReader and AvroRecordSetWriter as codecs, on fastavro.
 
-Reading: an Avro data file (``Obj\\x01`` header) carries its schema ("Use Embedded Avro Schema");
+Reading: an Avro data file (``Obj\x01`` header) carries its schema ("Use Embedded Avro Schema");
 with a schema given, a data file is read under it (Avro schema resolution) and content without
 the header is read as bare datums one after another (NiFi's ``AvroReaderWithExplicitSchema``).
 fastavro yields one record at a time, so memory stays bounded by the batch.
@@ -65,7 +65,7 @@ class AvroReaderOptions:
 
 def read_avro(
     stream: IO[bytes],
-    options: AvroReaderOptions = AvroReaderOptions(),  # noqa: B008
+    options: AvroReaderOptions = AvroReaderOptions(),
     schema: RecordSchema | None = None,
     avro_schema: dict[str, Any] | None = None,
 ) -> Iterator[pa.RecordBatch]:
@@ -111,7 +111,7 @@ def _numbered(records: Iterator[Any]) -> Iterator[Parsed]:
 
 
 def _plain(value: Any) -> Any:
-    """fastavro's values as the readers' plain values (a UUID as its text, tz-aware as UTC)."""
+    """Fastavro's values as the readers' plain values (a UUID as its text, tz-aware as UTC)."""
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -178,7 +178,7 @@ class AvroWriterOptions:
     sync_interval: int = 16000
 
     def codec(self) -> str:
-        """fastavro's name of the compression."""
+        """Fastavro's name of the compression."""
         if self.compression_format not in CODECS:
             msg = f"Compression Format {self.compression_format!r} is not one of {sorted(CODECS)!r}"
             raise ConfigurationError(msg)
@@ -196,7 +196,7 @@ class AvroRecordWriter:
         self,
         stream: IO[bytes],
         schema: RecordSchema,
-        options: AvroWriterOptions = AvroWriterOptions(),  # noqa: B008
+        options: AvroWriterOptions = AvroWriterOptions(),
         avro_schema: dict[str, Any] | None = None,
     ) -> None:
         self._stream = stream
@@ -247,7 +247,7 @@ class AvroRecordWriter:
 def write_avro(
     batches: Iterable[pa.RecordBatch],
     stream: IO[bytes],
-    options: AvroWriterOptions = AvroWriterOptions(),  # noqa: B008
+    options: AvroWriterOptions = AvroWriterOptions(),
     schema: RecordSchema | None = None,
     avro_schema: dict[str, Any] | None = None,
 ) -> dict[str, str]:

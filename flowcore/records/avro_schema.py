@@ -244,7 +244,10 @@ def _plain_type(avro: Any, named: dict[str, Any], namespace: str | None) -> Data
             raise ConfigurationError(msg)
         if target.get("type") == "record":
             if target["name"] in named.get(_BUILDING, ()):
-                msg = f"the Avro schema's record {avro!r} refers to itself; NiFi's record schemas cannot be recursive here"
+                msg = (
+                    f"the Avro schema's record {avro!r} refers to itself; "
+                    "NiFi's record schemas cannot be recursive here"
+                )
                 raise ConfigurationError(msg)
             return RecordType(named[_BUILT][id(target)])
         return _plain_type(target, named, namespace)

@@ -1,5 +1,6 @@
-"""NiFi's CSV formats (CSVUtils "CSV Format") as values: Apache Commons CSV's predefined
-formats, and the Custom format NiFi builds from its properties.
+r"""NiFi's CSV formats (CSVUtils "CSV Format") as values.
+
+Apache Commons CSV's predefined formats, and the Custom format NiFi builds from its properties.
 
 =======================================  ====  =====  ======  ==========  ===========  ==========
 CSV Format (value)                       sep   quote  escape  record sep  empty lines  null
@@ -8,8 +9,8 @@ Custom Format (``custom``)               prop  prop   prop    prop        ignore
 RFC 4180 (``rfc-4180``)                  ,     "      -       CRLF        kept         -
 Microsoft Excel (``excel``)              ,     "      -       CRLF        kept         -
 Tab-Delimited (``tdf``)                  TAB   "      -       CRLF        ignored      -
-MySQL Format (``mysql``)                 TAB   -      \\       LF          kept         ``\\N``
-Informix Unload (``informix-unload``)    |     "      \\       LF          ignored      -
+MySQL Format (``mysql``)                 TAB   -      \       LF          kept         ``\N``
+Informix Unload (``informix-unload``)    |     "      \       LF          ignored      -
 Informix Unload Escape Disabled          ,     "      -       LF          ignored      -
 (``informix-unload-csv``)
 =======================================  ====  =====  ======  ==========  ===========  ==========
@@ -81,7 +82,7 @@ _DISPLAY = {
 
 
 def unescape(text: str | None) -> str | None:
-    """NiFi's ``CSVUtils.unescape``: ``\\t``, ``\\n``, ``\\r`` written in a property as text."""
+    r"""NiFi's ``CSVUtils.unescape``: ``\t``, ``\n``, ``\r`` written in a property as text."""
     if text is None:
         return None
     return text.replace("\\t", "\t").replace("\\n", "\n").replace("\\r", "\r")
@@ -100,7 +101,7 @@ def _char(name: str, text: str | None, *, optional: bool = True) -> str | None:
     return value
 
 
-def dialect_for(  # noqa: PLR0913
+def dialect_for(
     csv_format: str,
     *,
     value_separator: str = ",",

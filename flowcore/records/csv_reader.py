@@ -47,12 +47,12 @@ FIELD_SIZE_LIMIT = 1 << 26
 
 @attrs.frozen
 class CsvReaderOptions:
-    """CSVReader's properties (NiFi's display names in the field docs), NiFi's defaults.
+    r"""CSVReader's properties (NiFi's display names in the field docs), NiFi's defaults.
 
     Attributes:
         csv_format: "CSV Format": ``custom``, ``rfc-4180``, ``excel``, ``tdf``, ``mysql``,
             ``informix-unload``, ``informix-unload-csv`` (or their display names).
-        value_separator: "Value Separator" (``\\t`` for a tab), Custom only.
+        value_separator: "Value Separator" (``\t`` for a tab), Custom only.
         quote_character: "Quote Character", Custom only.
         escape_character: "Escape Character", Custom only.
         comment_marker: "Comment Marker", Custom only.
@@ -109,12 +109,13 @@ class CsvReaderOptions:
 
 def read_csv(
     stream: IO[bytes],
-    options: CsvReaderOptions = CsvReaderOptions(),  # noqa: B008
+    options: CsvReaderOptions = CsvReaderOptions(),
     schema: RecordSchema | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    """Record batches of the CSV rows of *stream* under *schema* (inferred by NiFi's CSV rules
-    from the first ``options.inference_sample`` rows when None; the columns are then named by
-    the header, or ``field_0``, ``field_1``... without one).
+    """Record batches of the CSV rows of *stream* under *schema*.
+
+    With no schema, NiFi's CSV rules infer one from the first ``options.inference_sample``
+    rows; the columns are then named by the header, or ``field_0``, ``field_1``... without one.
 
     Raises:
         RecordError: a value does not fit its field's type, the content is not in the
@@ -159,11 +160,15 @@ def _read(
         for row in itertools.chain(head, rows):
             pending.append(row)
             if len(pending) >= options.batch_size:
-                yield from _batch(pending, positions, schema, options.temporal, number, clean)
+                yield from _batch(
+                    pending, positions, schema, options.temporal, before=number, clean=clean
+                )
                 number += len(pending)
                 pending = []
         if pending:
-            yield from _batch(pending, positions, schema, options.temporal, number, clean)
+            yield from _batch(
+                pending, positions, schema, options.temporal, before=number, clean=clean
+            )
     except UnicodeDecodeError as exc:
         msg = f"the content is not {options.character_set} text ({exc.reason})"
         raise record_error(number + 1, None, None, msg) from None
@@ -202,9 +207,12 @@ _CONTROL = {"r": "\r", "n": "\n", "t": "\t", "b": "\b", "f": "\f"}
 
 
 def _commons_escapes(lines: Any, dialect: CsvDialect) -> Iterator[str]:
-    """Lines rewritten so the csv module unescapes as Commons CSV does: an escaped delimiter,
+    r"""Lines rewritten so the csv module unescapes as Commons CSV does.
+
+    An escaped delimiter,
     quote or escape is that character, ``\\n`` ``\\r`` ``\\t`` ``\\b`` ``\\f`` are control
-    characters, and an escape before any other character stays (MySQL's ``\\N`` null)."""
+    characters, and an escape before any other character stays (MySQL's ``\\N`` null).
+    """
     escape = dialect.escape or ""
     meta = {dialect.delimiter, escape, dialect.quote or "", dialect.comment or ""} - {""}
     pattern = re.compile(re.escape(escape) + r"(.)", re.DOTALL)
@@ -290,6 +298,7 @@ def _batch(
     positions: list[int | None],
     schema: RecordSchema,
     temporal: TemporalFormats,
+    *,
     before: int,
     clean: Callable[[pa.Array], pa.Array],
 ) -> Iterator[pa.RecordBatch]:

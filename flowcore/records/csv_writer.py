@@ -41,7 +41,7 @@ _NUMERIC = frozenset({"bigint", "byte", "decimal", "double", "float", "long", "i
 
 @attrs.frozen
 class CsvWriterOptions:
-    """CSVRecordSetWriter's properties (NiFi's display names in the field docs), NiFi's defaults.
+    r"""CSVRecordSetWriter's properties (NiFi's display names in the field docs), NiFi's defaults.
 
     Attributes:
         csv_format: "CSV Format" (see :mod:`flowcore.records.csv_format`).
@@ -52,7 +52,7 @@ class CsvWriterOptions:
         null_string: "Null String", Custom only.
         trim_fields: "Trim Fields", Custom only.
         quote_mode: "Quote Mode": ``ALL``, ``MINIMAL``, ``NON_NUMERIC``, ``NONE``, Custom only.
-        record_separator: "Record Separator" (``\\n`` as text), Custom only.
+        record_separator: "Record Separator" (``\n`` as text), Custom only.
         include_header_line: "Include Header Line".
         include_trailing_delimiter: "Include Trailing Delimiter", Custom only.
         character_set: "Character Set".
@@ -99,7 +99,7 @@ class CsvRecordWriter:
         self,
         stream: IO[bytes],
         schema: RecordSchema,
-        options: CsvWriterOptions = CsvWriterOptions(),  # noqa: B008
+        options: CsvWriterOptions = CsvWriterOptions(),
     ) -> None:
         self._stream = stream
         self._schema = schema
@@ -173,7 +173,7 @@ class CsvRecordWriter:
 def write_csv(
     batches: Iterable[pa.RecordBatch],
     stream: IO[bytes],
-    options: CsvWriterOptions = CsvWriterOptions(),  # noqa: B008
+    options: CsvWriterOptions = CsvWriterOptions(),
     schema: RecordSchema | None = None,
 ) -> dict[str, str]:
     """Write *batches* to *stream* as one CSV record set; returns NiFi's attributes."""
@@ -195,7 +195,7 @@ def _temporal(value: dt.date | dt.time, pattern: str | None) -> str:
     if isinstance(value, dt.datetime):
         delta = value - formats.EPOCH
     elif isinstance(value, dt.date):
-        delta = dt.datetime(value.year, value.month, value.day) - formats.EPOCH  # noqa: DTZ001
+        delta = dt.datetime(value.year, value.month, value.day) - formats.EPOCH
     else:
         return str(
             ((value.hour * 60 + value.minute) * 60 + value.second) * 1000
@@ -205,8 +205,10 @@ def _temporal(value: dt.date | dt.time, pattern: str | None) -> str:
 
 
 class CsvPrinter:
-    """Commons CSV's ``CSVPrinter.printRecord`` for one format: a record's text with its
-    record separator."""
+    """Commons CSV's ``CSVPrinter.printRecord`` for one format.
+
+    A record's text, with its record separator.
+    """
 
     def __init__(self, dialect: CsvDialect) -> None:
         self.d = dialect

@@ -66,8 +66,10 @@ def java_decimal_str(value: Decimal) -> str:
 
 
 def java_plain_str(value: float | Decimal, *, single: bool = False) -> str:
-    """``BigDecimal.toPlainString`` of a number, as NiFi's JSON writer writes doubles and floats
-    when "Allow Scientific Notation" is false (``BigDecimal.valueOf(double)``).
+    """``BigDecimal.toPlainString`` of a number.
+
+    NiFi's JSON writer writes doubles and floats so when "Allow Scientific Notation" is false
+    (``BigDecimal.valueOf(double)``).
     """
     if isinstance(value, Decimal):
         return format(value, "f")
@@ -99,8 +101,9 @@ _DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Su
 
 
 class DateTimePattern:
-    """A ``java.time.DateTimeFormatter`` pattern (``yyyy-MM-dd HH:mm:ss.SSS``) that formats and
-    parses Python dates, times and datetimes.
+    """A ``java.time.DateTimeFormatter`` pattern (``yyyy-MM-dd HH:mm:ss.SSS``).
+
+    It formats and parses Python dates, times and datetimes.
 
     The letters NiFi's users write are supported: ``y u M L d D H h k K m s S a E z Z X x`` and
     quoted text; any other letter is refused with a message naming it.
@@ -116,7 +119,10 @@ class DateTimePattern:
             elif match.group(1):
                 letter = match.group(1)
                 if letter not in "yuMLdDHhkKmsSaEzZXx":
-                    msg = f"date/time format {pattern!r}: the letter {letter!r} is not supported; use y M d H h m s S a E Z X"
+                    msg = (
+                        f"date/time format {pattern!r}: the letter {letter!r} is not "
+                        "supported; use y M d H h m s S a E Z X"
+                    )
                     raise ConfigurationError(msg)
                 self._parts.append((letter, len(token)))
             else:
@@ -211,7 +217,7 @@ def _format_field(part: tuple[str, int], value: dt.date | dt.time | dt.datetime)
         return "AM" if value.hour < 12 else "PM"  # type: ignore[union-attr]
     if letter == "X":
         return "Z"
-    if letter == "x" or letter == "Z":
+    if letter in {"x", "Z"}:
         return "+00:00" if width >= 3 and letter == "x" else "+0000"
     return "UTC"  # z
 

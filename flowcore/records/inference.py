@@ -59,6 +59,9 @@ __all__ = [
     "merge_types",
 ]
 
+#: No date, time or timestamp format: text is never a temporal type.
+NO_FORMATS = TemporalFormats()
+
 #: RecordFieldType's narrower types (``isWiderThan``), as NiFi's enum declares them.
 _NARROWER: dict[str, frozenset[str]] = {
     "short": frozenset({"byte"}),
@@ -219,8 +222,9 @@ def wider_type(this: DataType, other: DataType) -> DataType | None:
 
 
 def _record_covers(wide: RecordSchema, narrow: RecordSchema) -> bool:
-    """Whether *wide* has every field of *narrow* with a type at least as wide (NiFi's
-    ``getWiderRecordType``).
+    """Whether *wide* has every field of *narrow* with a type at least as wide.
+
+    NiFi's ``getWiderRecordType``.
     """
     for field in narrow.fields:
         match = wide.field(field.name)
@@ -264,7 +268,7 @@ class _TimeInference:
         return None
 
 
-def infer_value_type(value: Any, temporal: TemporalFormats = TemporalFormats()) -> DataType | None:  # noqa: B008
+def infer_value_type(value: Any, temporal: TemporalFormats = NO_FORMATS) -> DataType | None:
     """The NiFi type of one parsed JSON value (``JsonSchemaInference.getDataType``)."""
     if value is None:
         return None
@@ -277,7 +281,7 @@ def infer_value_type(value: Any, temporal: TemporalFormats = TemporalFormats()) 
     if isinstance(value, float):
         return DOUBLE
     if isinstance(value, Decimal):
-        sign, digits, exponent = value.as_tuple()
+        _, digits, exponent = value.as_tuple()
         return DecimalType(len(digits), max(0, -int(exponent)))
     if isinstance(value, str):
         if temporal.date is None and temporal.time is None and temporal.timestamp is None:
@@ -297,7 +301,7 @@ def infer_value_type(value: Any, temporal: TemporalFormats = TemporalFormats()) 
 
 def infer_record_schema(
     records: Iterable[Mapping[str, Any]],
-    temporal: TemporalFormats = TemporalFormats(),  # noqa: B008
+    temporal: TemporalFormats = NO_FORMATS,
 ) -> RecordSchema:
     """The schema NiFi infers from parsed JSON records (fields in first-seen order, nullable)."""
     fields: dict[str, FieldTypeInference] = {}
@@ -315,9 +319,7 @@ _FLOAT_MAX = 3.4028234663852886e38
 _FLOAT_MIN = 1.401298464324817e-45  # Java's Float.MIN_VALUE: the smallest positive float
 
 
-def infer_text_type(
-    text: str | None, temporal: TemporalFormats = TemporalFormats()
-) -> DataType | None:
+def infer_text_type(text: str | None, temporal: TemporalFormats = NO_FORMATS) -> DataType | None:
     """The NiFi type of one CSV value (``SchemaInferenceUtil.getDataType``); None for empty."""
     if not text:
         return None
@@ -339,7 +341,7 @@ def infer_text_type(
 def infer_text_schema(
     names: Iterable[str],
     rows: Iterable[Iterable[str | None]],
-    temporal: TemporalFormats = TemporalFormats(),  # noqa: B008
+    temporal: TemporalFormats = NO_FORMATS,
 ) -> RecordSchema:
     """The schema NiFi's ``CSVSchemaInference`` gives CSV rows under the header *names*."""
     columns = list(names)

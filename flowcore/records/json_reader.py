@@ -75,8 +75,9 @@ def read_json(
     options: JsonReaderOptions = JsonReaderOptions(),
     schema: RecordSchema | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    """Record batches of the JSON records in *stream*, under *schema* (inferred from the first
-    ``options.inference_sample`` records when None).
+    """Record batches of the JSON records in *stream*, under *schema*.
+
+    With no schema, one is inferred from the first ``options.inference_sample`` records.
 
     Raises:
         RecordError: a record is not JSON, not an object, or does not fit the schema (the
@@ -96,9 +97,10 @@ def json_records(stream: IO[bytes], options: JsonReaderOptions) -> Iterator[Pars
     cursor = _Cursor(stream, options.character_set, options.chunk_size)
     number = 0
     try:
-        if options.starting_field_strategy == NESTED_FIELD:
-            if not cursor.seek_field(options.starting_field_name or ""):
-                return
+        if options.starting_field_strategy == NESTED_FIELD and not cursor.seek_field(
+            options.starting_field_name or ""
+        ):
+            return
         first = cursor.peek()
         if first == "[":
             cursor.take()
@@ -140,8 +142,11 @@ def json_records(stream: IO[bytes], options: JsonReaderOptions) -> Iterator[Pars
 
 
 def _record(value: Any, number: int, cursor: _Cursor) -> Any:
-    """*value*, which must be an object. Lines are counted only for a message: a record's
-    number names it (counting every record's line would cost a fifth of the parse)."""
+    """*value*, which must be an object.
+
+    Lines are counted only for a message: a record's number names it (counting every record's
+    line would cost a fifth of the parse).
+    """
     if not isinstance(value, dict):
         kind = type(value).__name__ if value is not None else "null"
         raise record_error(number, cursor.line(), None, f"expected a JSON object but got a {kind}")
@@ -251,9 +256,11 @@ class _Cursor:
             size = min(size * 2, 1 << 26)
 
     def whole_lines(self, *, array: bool) -> list[Any]:
-        """The records on the buffer's complete lines from here, parsed in bulk by orjson (the
-        fast path of JSON lines and of arrays with a record per line); it stops at the first line
-        that is not one whole record (``{...},`` in an array), left to :meth:`value`."""
+        """The records on the buffer's complete lines from here, parsed in bulk by orjson.
+
+        The fast path of JSON lines and of arrays with a record per line; it stops at the first
+        line that is not one whole record (``{...},`` in an array), left to :meth:`value`.
+        """
         if self.pos < self._no_newline_until:
             return []
         last = self.buf.rfind("\n", self.pos)
@@ -291,8 +298,9 @@ class _Cursor:
         return self._line_base + self.buf.count("\n", 0, pos)
 
     def seek_field(self, name: str) -> bool:
-        """Move to the value of the first field called *name* that holds an object or an array
-        (depth first, as NiFi's reader walks tokens); False when there is none.
+        """Move to the value of the first field called *name* that holds an object or an array.
+
+        Depth first, as NiFi's reader walks tokens; False when there is none.
         """
         first = self.peek()
         if first in ("{", "["):

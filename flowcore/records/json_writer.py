@@ -1,4 +1,4 @@
-"""NiFi's JsonRecordSetWriter as a codec: Arrow record batches to JSON, byte for byte as NiFi.
+r"""NiFi's JsonRecordSetWriter as a codec: Arrow record batches to JSON, byte for byte as NiFi.
 
 NiFi writes with Jackson (``WriteJsonResult``): no spaces by default (``[{"a":1},{"a":2}]``),
 ``One Line Per Object`` puts each record on its own line with no array around them, and
@@ -6,7 +6,7 @@ NiFi writes with Jackson (``WriteJsonResult``): no spaces by default (``[{"a":1}
 ``"a" : 1`` / ``} ]``). Numbers are Java's: a double as ``Double.toString``, or its plain form
 when "Allow Scientific Notation" is false (NiFi's default); dates, times and timestamps are
 epoch milliseconds unless a format is set. Strings escape as Jackson does (control characters
-as ``\\uXXXX`` in upper case, non-ASCII kept).
+as ``\uXXXX`` in upper case, non-ASCII kept).
 """
 
 from __future__ import annotations

@@ -54,11 +54,12 @@ class ParquetReaderOptions:
 
 def read_parquet(
     stream: IO[bytes],
-    options: ParquetReaderOptions = ParquetReaderOptions(),  # noqa: B008
+    options: ParquetReaderOptions = ParquetReaderOptions(),
     schema: RecordSchema | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    """Record batches of the Parquet file in *stream* (seekable: Parquet's footer is at its end),
-    cast to *schema* when given (its fields taken by name).
+    """Record batches of the Parquet file in *stream*, cast to *schema* when given.
+
+    The stream must be seekable (Parquet's footer is at its end); fields are taken by name.
 
     Raises:
         RecordError: the content is not Parquet, or a column does not cast to its field's type.
@@ -119,10 +120,13 @@ class ParquetWriterOptions:
     writer_version: str = "PARQUET_1_0"
 
     def compression(self) -> str:
-        """pyarrow's name of the compression."""
+        """Pyarrow's name of the compression."""
         codec = COMPRESSIONS.get(self.compression_type, "?")
         if codec is None or codec == "?":
-            msg = f"Compression Type {self.compression_type!r} is not one of UNCOMPRESSED, SNAPPY, GZIP, BROTLI, LZ4, ZSTD"
+            msg = (
+                f"Compression Type {self.compression_type!r} is not one of "
+                "UNCOMPRESSED, SNAPPY, GZIP, BROTLI, LZ4, ZSTD"
+            )
             raise ConfigurationError(msg)
         return codec
 
@@ -134,7 +138,7 @@ class ParquetRecordWriter:
         self,
         stream: IO[bytes],
         schema: RecordSchema,
-        options: ParquetWriterOptions = ParquetWriterOptions(),  # noqa: B008
+        options: ParquetWriterOptions = ParquetWriterOptions(),
     ) -> None:
         self._schema = schema.to_arrow()
         self._options = options
@@ -169,7 +173,7 @@ class ParquetRecordWriter:
 def write_parquet(
     batches: Iterable[pa.RecordBatch],
     stream: IO[bytes],
-    options: ParquetWriterOptions = ParquetWriterOptions(),  # noqa: B008
+    options: ParquetWriterOptions = ParquetWriterOptions(),
     schema: RecordSchema | None = None,
 ) -> dict[str, str]:
     """Write *batches* to *stream* as one Parquet file; returns NiFi's attributes."""

@@ -85,7 +85,7 @@ INTEGRAL = ("byte", "short", "int", "long", "bigint")
 
 
 class DataType:
-    """A NiFi record DataType; ``name`` is NiFi's RecordFieldType name (``"int"``, ``"array"``...)."""
+    """A NiFi record DataType; ``name`` is NiFi's RecordFieldType name (``"int"``...)."""
 
     name: str
 
@@ -96,8 +96,10 @@ class DataType:
 
 @attrs.frozen
 class SimpleType(DataType):
-    """A type without parameters: string, boolean, byte, short, int, long, bigint, float, double,
-    date, time, timestamp, uuid, char.
+    """A type without parameters.
+
+    string, boolean, byte, short, int, long, bigint, float, double, date, time, timestamp, uuid,
+    char.
     """
 
     name: str = attrs.field(validator=attrs.validators.in_(SIMPLE_TYPE_NAMES))
@@ -242,14 +244,16 @@ class RecordSchema:
 
     @classmethod
     def from_arrow(cls, schema: pa.Schema) -> RecordSchema:
-        """The NiFi schema of an Arrow schema: metadata written by :meth:`to_arrow` wins, other
-        Arrow types map to their nearest NiFi type (docs/records.md).
+        """The NiFi schema of an Arrow schema.
+
+        Metadata written by :meth:`to_arrow` wins; other Arrow types map to their nearest NiFi
+        type (docs/records.md).
         """
         return cls(RecordField(f.name, _nifi_type(f), f.nullable) for f in schema)
 
     @classmethod
     def of(cls, fields: Iterable[tuple[str, DataType]] | Mapping[str, DataType]) -> RecordSchema:
-        """A schema of nullable fields from ``(name, type)`` pairs (a shorthand for tests and callers)."""
+        """A schema of nullable fields from ``(name, type)`` pairs (a shorthand)."""
         pairs = fields.items() if isinstance(fields, Mapping) else fields
         return cls(RecordField(name, dtype) for name, dtype in pairs)
 

@@ -1,10 +1,10 @@
-"""NiFi's FreeFormTextRecordSetWriter as a codec: one line of text per record.
+r"""NiFi's FreeFormTextRecordSetWriter as a codec: one line of text per record.
 
 NiFi evaluates the "Text" property (Expression Language) once per record, with every field's
 value as text (``Record.getAsString``: numbers as Java prints them, dates ``yyyy-MM-dd``,
 times ``HH:mm:ss``, timestamps ``yyyy-MM-dd HH:mm:ss``) and, under them, the FlowFile's
 attributes (a field wins over an attribute of the same name), and writes the result followed
-by ``\\n`` in the "Character Set".
+by ``\n`` in the "Character Set".
 
 The codec stays below the Expression Language: it takes the template as a callable that gets
 that mapping and returns the text. The service binds it as::
@@ -57,7 +57,7 @@ def write_text(
     variables: Mapping[str, str] | None = None,
     character_set: str = "UTF-8",
 ) -> dict[str, str]:
-    """Write each record of *batches* as ``template(values) + "\\n"``; NiFi's attributes.
+    r"""Write each record of *batches* as ``template(values) + "\n"``; NiFi's attributes.
 
     Args:
         batches: the records.

@@ -54,9 +54,10 @@ class FieldError(ValueError):
 
 @attrs.frozen
 class TemporalFormats:
-    """NiFi's "Date Format", "Time Format" and "Timestamp Format" (``None``: NiFi's defaults
-    ``yyyy-MM-dd``, ``HH:mm:ss``, ``yyyy-MM-dd HH:mm:ss`` when reading; epoch millis when writing
-    JSON).
+    """NiFi's "Date Format", "Time Format" and "Timestamp Format".
+
+    ``None`` is NiFi's defaults ``yyyy-MM-dd``, ``HH:mm:ss``, ``yyyy-MM-dd HH:mm:ss`` when
+    reading, and epoch millis when writing.
     """
 
     date: str | None = None
@@ -350,8 +351,10 @@ def _to_choice(value: Any, dtype: ChoiceType, formats_: TemporalFormats, name: s
 
 
 def choose_option(value: Any, dtype: ChoiceType) -> DataType | None:
-    """The option of *dtype* that *value* takes: the option of the value's own type first, then
-    a wider number type, then the first option that accepts it (NiFi's ``chooseDataType``).
+    """The option of *dtype* that *value* takes (NiFi's ``chooseDataType``).
+
+    The option of the value's own type first, then a wider number type, then the first option
+    that accepts it.
     """
     own = _own_type(value)
     for option in dtype.options:
@@ -423,8 +426,10 @@ def _jsonable(value: Any) -> Any:
 
 
 def batch_rows(batch: pa.RecordBatch | pa.Table) -> Iterator[dict[str, Any]]:
-    """The rows of *batch* as dicts of Python values, CHOICE columns decoded from their JSON
-    text and maps as dicts (the record view the writers and FreeForm templates use).
+    """The rows of *batch* as dicts of Python values.
+
+    CHOICE columns are decoded from their JSON text and maps are dicts: the record view the
+    writers and FreeForm templates use.
     """
     schema = RecordSchema.from_arrow(batch.schema)
     decoders = [(f.name, _decoder(f.type)) for f in schema.fields]

@@ -26,7 +26,9 @@ from flowcore.records.schema import (
 )
 
 NAMES = st.text("abcdefghij_", min_size=1, max_size=6).filter(lambda n: not n[0].isdigit())
-SCALARS = st.sampled_from([BOOLEAN, INT, LONG, DOUBLE, STRING, DATE, TIME, TIMESTAMP, DecimalType(9, 2)])
+SCALARS = st.sampled_from(
+    [BOOLEAN, INT, LONG, DOUBLE, STRING, DATE, TIME, TIMESTAMP, DecimalType(9, 2)]
+)
 
 
 def types(depth: int = 1) -> st.SearchStrategy[DataType]:
@@ -42,12 +44,12 @@ def types(depth: int = 1) -> st.SearchStrategy[DataType]:
 
 def schemas(depth: int = 1) -> st.SearchStrategy[RecordSchema]:
     """Record schemas of 1-4 nullable fields with distinct names."""
-    return st.lists(st.tuples(NAMES, types(depth)), min_size=1, max_size=4, unique_by=lambda p: p[0]).map(
-        lambda pairs: RecordSchema(RecordField(n, t) for n, t in pairs)
-    )
+    return st.lists(
+        st.tuples(NAMES, types(depth)), min_size=1, max_size=4, unique_by=lambda p: p[0]
+    ).map(lambda pairs: RecordSchema(RecordField(n, t) for n, t in pairs))
 
 
-def value_of(dtype: DataType) -> st.SearchStrategy[Any]:  # noqa: PLR0911
+def value_of(dtype: DataType) -> st.SearchStrategy[Any]:
     """A value Arrow stores for *dtype* (None included)."""
     if isinstance(dtype, ArrayType):
         return st.one_of(st.none(), st.lists(value_of(dtype.element), max_size=3))
@@ -61,10 +63,12 @@ def value_of(dtype: DataType) -> st.SearchStrategy[Any]:  # noqa: PLR0911
         "string": st.text(max_size=8),
         "date": st.dates(dt.date(1900, 1, 1), dt.date(2200, 1, 1)),
         "time": st.times().map(lambda t: t.replace(microsecond=t.microsecond // 1000 * 1000)),
-        "timestamp": st.datetimes(dt.datetime(1900, 1, 1), dt.datetime(2200, 1, 1)).map(  # noqa: DTZ001
+        "timestamp": st.datetimes(dt.datetime(1900, 1, 1), dt.datetime(2200, 1, 1)).map(
             lambda t: t.replace(microsecond=t.microsecond // 1000 * 1000)
         ),
-        "decimal": st.decimals(-(10**6), 10**6, places=2).map(lambda d: d.quantize(Decimal("0.01"))),
+        "decimal": st.decimals(-(10**6), 10**6, places=2).map(
+            lambda d: d.quantize(Decimal("0.01"))
+        ),
     }
     return st.one_of(st.none(), inner[dtype.name])
 

@@ -29,8 +29,12 @@ def test_records_round_trip_through_an_avro_data_file(case: tuple[s.RecordSchema
     schema, record = case
     assume(not _null_in_array(record))
     out = io.BytesIO()
-    write_avro([_batch(schema, [record])], out, AvroWriterOptions(compression_format="DEFLATE"), schema)
-    back = [row for b in read_avro(io.BytesIO(out.getvalue()), schema=schema) for row in b.to_pylist()]
+    write_avro(
+        [_batch(schema, [record])], out, AvroWriterOptions(compression_format="DEFLATE"), schema
+    )
+    back = [
+        row for b in read_avro(io.BytesIO(out.getvalue()), schema=schema) for row in b.to_pylist()
+    ]
     assert back == _batch(schema, [record]).to_pylist()
 
 
@@ -51,7 +55,9 @@ def test_a_null_array_element_is_a_record_error() -> None:
 
 def test_bare_datums_carry_the_schema_in_the_attributes() -> None:
     """Any strategy but avro-embedded writes bare datums; avro.schema holds the schema text."""
-    schema = s.RecordSchema([s.RecordField("id", s.INT, nullable=False), s.RecordField("big", s.BIGINT)])
+    schema = s.RecordSchema(
+        [s.RecordField("id", s.INT, nullable=False), s.RecordField("big", s.BIGINT)]
+    )
     out = io.BytesIO()
     attributes = write_avro(
         [_batch(schema, [{"id": 1, "big": 12345678901234567890}, {"id": 2, "big": None}])],
@@ -61,8 +67,11 @@ def test_bare_datums_carry_the_schema_in_the_attributes() -> None:
     )
     assert not out.getvalue().startswith(b"Obj\x01")
     avro = json.loads(attributes["avro.schema"])
-    assert avro == schema_to_avro(schema) and attributes["record.count"] == "2"
-    rows = [r for b in read_avro(io.BytesIO(out.getvalue()), avro_schema=avro) for r in b.to_pylist()]
+    assert avro == schema_to_avro(schema)
+    assert attributes["record.count"] == "2"
+    rows = [
+        r for b in read_avro(io.BytesIO(out.getvalue()), avro_schema=avro) for r in b.to_pylist()
+    ]
     assert rows == [{"id": 1, "big": "12345678901234567890"}, {"id": 2, "big": None}]
 
 
@@ -78,11 +87,21 @@ def test_files_written_elsewhere_read_with_their_schema_and_logical_types() -> N
         ],
     }
     out = io.BytesIO()
-    fastavro.writer(out, avro, [{"kind": "B", "either": "x", "key": "8bb20bf2-ec41-4b94-80a4-922f4dba009c"},
-                                {"kind": "A", "either": 3, "key": "8bb20bf2-ec41-4b94-80a4-922f4dba009c"}])
+    fastavro.writer(
+        out,
+        avro,
+        [
+            {"kind": "B", "either": "x", "key": "8bb20bf2-ec41-4b94-80a4-922f4dba009c"},
+            {"kind": "A", "either": 3, "key": "8bb20bf2-ec41-4b94-80a4-922f4dba009c"},
+        ],
+    )
     (batch,) = read_avro(io.BytesIO(out.getvalue()), AvroReaderOptions(batch_size=10))
     nifi = s.RecordSchema.from_arrow(batch.schema)
-    assert [f.type for f in nifi] == [s.EnumType(["A", "B"]), s.ChoiceType([s.INT, s.STRING]), s.UUID]
+    assert [f.type for f in nifi] == [
+        s.EnumType(["A", "B"]),
+        s.ChoiceType([s.INT, s.STRING]),
+        s.UUID,
+    ]
     assert batch.column("either").to_pylist() == ['"x"', "3"]
 
 
@@ -91,7 +110,15 @@ def test_bad_avro_and_bad_settings_are_named() -> None:
     with pytest.raises(RecordError, match="not an Avro data file"):
         list(read_avro(io.BytesIO(b"hello")))
     with pytest.raises(RecordError, match="record 1"):
-        list(read_avro(io.BytesIO(b"\x02"), avro_schema={"type": "record", "name": "r",
-                                                        "fields": [{"name": "s", "type": "string"}]}))
+        list(
+            read_avro(
+                io.BytesIO(b"\x02"),
+                avro_schema={
+                    "type": "record",
+                    "name": "r",
+                    "fields": [{"name": "s", "type": "string"}],
+                },
+            )
+        )
     with pytest.raises(ConfigurationError, match="LZO"):
         AvroWriterOptions(compression_format="LZO").codec()

@@ -53,7 +53,9 @@ def test_avro_types_map_to_nifi_types() -> None:
     """Logical types, nullable unions, choices, enums, bytes and named references map as NiFi's."""
     schema = parse_schema_text(TEXT)
     types = {f.name: (f.type, f.nullable) for f in schema}
-    address = s.RecordType(s.RecordSchema([s.RecordField("city", s.STRING, False)], "Address", "ns"))
+    address = s.RecordType(
+        s.RecordSchema([s.RecordField("city", s.STRING, False)], "Address", "ns")
+    )
     assert types == {
         "id": (s.LONG, False),
         "name": (s.STRING, True),

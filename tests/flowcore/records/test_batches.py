@@ -24,7 +24,9 @@ def test_batches_are_bounded_and_a_schema_is_inferred_from_a_sample() -> None:
 def test_records_before_a_bad_one_come_first_then_its_error() -> None:
     """A record that does not fit: the good ones of its batch, then a RecordError naming it."""
     schema = s.RecordSchema.of({"a": s.DOUBLE})
-    source = batches_of(_parsed([{"a": 1.5}, {"a": 2}, {"a": True}]), schema, TemporalFormats(), 10, 10)
+    source = batches_of(
+        _parsed([{"a": 1.5}, {"a": 2}, {"a": True}]), schema, TemporalFormats(), 10, 10
+    )
     assert next(source).to_pylist() == [{"a": 1.5}, {"a": 2.0}]
     with pytest.raises(RecordError, match="record 3, field 'a': Cannot convert value \\[true\\]"):
         next(source)

@@ -19,33 +19,54 @@ from flowcore.records.csv_reader import CsvReaderOptions, read_csv
 from flowcore.records.csv_writer import CsvWriterOptions, write_csv
 
 NAMES = ["id", "name", "balance", "address", "city", "state", "zipCode", "country"]
-ACCOUNTS = s.RecordSchema([s.RecordField(n, s.DOUBLE if n == "balance" else s.STRING) for n in NAMES])
+ACCOUNTS = s.RecordSchema(
+    [s.RecordField(n, s.DOUBLE if n == "balance" else s.STRING) for n in NAMES]
+)
 HEADER = CsvReaderOptions(first_line_is_header=True)
 
 
-def _rows(data: bytes, options: CsvReaderOptions = HEADER, schema: s.RecordSchema | None = ACCOUNTS) -> list[dict]:
-    return [row for batch in read_csv(io.BytesIO(data), options, schema) for row in batch.to_pylist()]
+def _rows(
+    data: bytes, options: CsvReaderOptions = HEADER, schema: s.RecordSchema | None = ACCOUNTS
+) -> list[dict]:
+    return [
+        row for batch in read_csv(io.BytesIO(data), options, schema) for row in batch.to_pylist()
+    ]
 
 
 def test_extra_white_space_and_quotes_are_trimmed() -> None:
     """testExtraWhiteSpace / testMissingField: values trimmed, a pair of quotes removed, a short
     row's missing values null."""
-    data = b'id, name, balance, address, city, state, zipCode, country\n1, John, 40.80, "123 My Street", My City, MS, 11111\n'
+    data = (
+        b"id, name, balance, address, city, state, zipCode, country\n"
+        b'1, John, 40.80, "123 My Street", My City, MS, 11111\n'
+    )
     (row,) = _rows(data)
-    assert row == {"id": "1", "name": "John", "balance": 40.8, "address": "123 My Street",
-                   "city": "My City", "state": "MS", "zipCode": "11111", "country": None}
+    assert row == {
+        "id": "1",
+        "name": "John",
+        "balance": 40.8,
+        "address": "123 My Street",
+        "city": "My City",
+        "state": "MS",
+        "zipCode": "11111",
+        "country": None,
+    }
 
 
 def test_quotes_escapes_and_the_excel_format() -> None:
     """testQuote, testExcelFormat and escaped delimiters."""
     one = s.RecordSchema.of({"name": s.STRING})
-    assert _rows(b'"name"\n""""""""\n', CsvReaderOptions(csv_format="rfc-4180", first_line_is_header=True), one) == [
-        {"name": '"'}
-    ]
+    assert _rows(
+        b'"name"\n""""""""\n',
+        CsvReaderOptions(csv_format="rfc-4180", first_line_is_header=True),
+        one,
+    ) == [{"name": '"'}]
     two = s.RecordSchema.of({"fieldA": s.STRING, "fieldB": s.STRING})
-    assert _rows(b"fieldA,fieldB\nvalueA,valueB", CsvReaderOptions(csv_format="excel", first_line_is_header=True), two) == [
-        {"fieldA": "valueA", "fieldB": "valueB"}
-    ]
+    assert _rows(
+        b"fieldA,fieldB\nvalueA,valueB",
+        CsvReaderOptions(csv_format="excel", first_line_is_header=True),
+        two,
+    ) == [{"fieldA": "valueA", "fieldB": "valueB"}]
     assert _rows(b"fieldA,fieldB\na\\,b,c\n", HEADER, two) == [{"fieldA": "a,b", "fieldB": "c"}]
 
 
@@ -67,7 +88,7 @@ def test_duplicate_header_names_are_refused_when_not_allowed() -> None:
 
 
 def test_formats_comments_null_strings_and_character_sets() -> None:
-    """Comment Marker lines are skipped, the Null String is null, MySQL's \\N too, Latin-1 decodes."""
+    """Comment Marker lines are skipped, the Null String is null (MySQL's too), Latin-1 decodes."""
     schema = s.RecordSchema.of({"a": s.STRING, "b": s.STRING})
     options = CsvReaderOptions(first_line_is_header=True, comment_marker="#", null_string="NULL")
     assert _rows(b"# note\na,b\nx,NULL\n", options, schema) == [{"a": "x", "b": None}]
@@ -79,8 +100,12 @@ def test_formats_comments_null_strings_and_character_sets() -> None:
 
 def test_inference_reads_the_header_and_nifis_text_rules() -> None:
     """Without a schema the header names the fields and NiFi's CSV inference types them."""
-    batches = list(read_csv(io.BytesIO(b"id,price,ok,when\n1,1.5,true,2019-01-07\n2,2.5,FALSE,\n"),
-                            CsvReaderOptions(first_line_is_header=True, date_format="yyyy-MM-dd")))
+    batches = list(
+        read_csv(
+            io.BytesIO(b"id,price,ok,when\n1,1.5,true,2019-01-07\n2,2.5,FALSE,\n"),
+            CsvReaderOptions(first_line_is_header=True, date_format="yyyy-MM-dd"),
+        )
+    )
     schema = s.RecordSchema.from_arrow(batches[0].schema)
     assert [f.type for f in schema] == [s.INT, s.FLOAT, s.BOOLEAN, s.DATE]
     assert batches[0].column("ok").to_pylist() == [True, False]
@@ -89,9 +114,13 @@ def test_inference_reads_the_header_and_nifis_text_rules() -> None:
 def test_a_bad_value_names_record_and_field_after_the_good_records() -> None:
     """The records of the batch before the bad one come first, then one RecordError."""
     schema = s.RecordSchema.of({"id": s.INT})
-    batches = read_csv(io.BytesIO(b"id\n1\n2\nx\n4\n"), CsvReaderOptions(first_line_is_header=True), schema)
+    batches = read_csv(
+        io.BytesIO(b"id\n1\n2\nx\n4\n"), CsvReaderOptions(first_line_is_header=True), schema
+    )
     assert next(batches).to_pylist() == [{"id": 1}, {"id": 2}]
-    with pytest.raises(RecordError, match=r"record 3, field 'id': Cannot convert value \[x\]") as caught:
+    with pytest.raises(
+        RecordError, match=r"record 3, field 'id': Cannot convert value \[x\]"
+    ) as caught:
         next(batches)
     assert (caught.value.record, caught.value.field) == (3, "id")
     with pytest.raises(RecordError, match="not UTF-8"):
@@ -110,8 +139,12 @@ def test_rows_round_trip_through_the_csv_writer(rows: list[tuple[str, int, bool]
     schema = s.RecordSchema.of({"text": s.STRING, "number": s.INT, "flag": s.BOOLEAN})
     records = [{"text": t, "number": n, "flag": f} for t, n, f in rows]
     out = io.BytesIO()
-    write_csv([pa.RecordBatch.from_pylist(records, schema.to_arrow())], out, CsvWriterOptions(), schema)
-    back = _rows(out.getvalue(), CsvReaderOptions(first_line_is_header=True, trim_double_quote=False), schema)
+    write_csv(
+        [pa.RecordBatch.from_pylist(records, schema.to_arrow())], out, CsvWriterOptions(), schema
+    )
+    back = _rows(
+        out.getvalue(), CsvReaderOptions(first_line_is_header=True, trim_double_quote=False), schema
+    )
     assert back == [{**r, "text": r["text"] or None} for r in records]
 
 
@@ -121,7 +154,12 @@ def test_a_50_mb_csv_is_read_in_bounded_memory(tmp_path: Path) -> None:
     with path.open("wb") as out:
         out.write(b"id,name,balance,flag\n")
         for start in range(0, 1_300_000, 50_000):
-            out.write(b"".join(b"%d,name number %d,%d.25,true\n" % (i, i, i) for i in range(start, start + 50_000)))
+            out.write(
+                b"".join(
+                    b"%d,name number %d,%d.25,true\n" % (i, i, i)
+                    for i in range(start, start + 50_000)
+                )
+            )
     size = path.stat().st_size
     assert size > 45_000_000
     code = textwrap.dedent(
@@ -133,7 +171,8 @@ def test_a_50_mb_csv_is_read_in_bounded_memory(tmp_path: Path) -> None:
                 if line.startswith("VmHWM"):
                     return int(line.split()[1]) * 1024
         base = hwm()
-        schema = s.RecordSchema.of({{"id": s.INT, "name": s.STRING, "balance": s.DOUBLE, "flag": s.BOOLEAN}})
+        schema = s.RecordSchema.of({{"id": s.INT, "name": s.STRING, "balance": s.DOUBLE,
+                                     "flag": s.BOOLEAN}})
         n = 0
         with open({str(path)!r}, "rb") as f:
             for batch in read_csv(f, CsvReaderOptions(first_line_is_header=True), schema):

@@ -38,7 +38,7 @@ def test_quote_modes(mode: str, expected: bytes) -> None:
 
 
 def test_escape_characters_as_nifis_tests() -> None:
-    """testEscapeCharInValue / ...WithoutEscapeChar: the escape char forces quotes and is escaped."""
+    """testEscapeCharInValue / ...WithoutEscapeChar: the escape char forces quotes, escaped."""
     row = {"id": "1\\", "name": "John Doe"}
     assert _write(ID_NAME, [row]) == b'id,name\n"1\\\\",John Doe\n'
     assert _write(ID_NAME, [row], escape_character=None) == b"id,name\n1\\,John Doe\n"
@@ -70,11 +70,23 @@ def test_numbers_and_temporal_values_print_as_java() -> None:
     schema = s.RecordSchema.of(
         {"f": s.FLOAT, "d": s.DOUBLE, "dec": s.DecimalType(5, 1), "day": s.DATE, "at": s.TIMESTAMP}
     )
-    row = {"f": 8.0, "d": 1e10, "dec": Decimal("8.1"), "day": dt.date(2017, 1, 2),
-           "at": dt.datetime(1970, 1, 1, 0, 0, 1)}  # noqa: DTZ001
-    assert _write(schema, [row], include_header_line=False) == b"8.0,1.0E10,8.1,1483315200000,1000\n"
-    formatted = _write(schema, [row], include_header_line=False, date_format="MM/dd/yyyy",
-                       timestamp_format="yyyy-MM-dd HH:mm:ss")
+    row = {
+        "f": 8.0,
+        "d": 1e10,
+        "dec": Decimal("8.1"),
+        "day": dt.date(2017, 1, 2),
+        "at": dt.datetime(1970, 1, 1, 0, 0, 1),
+    }
+    assert (
+        _write(schema, [row], include_header_line=False) == b"8.0,1.0E10,8.1,1483315200000,1000\n"
+    )
+    formatted = _write(
+        schema,
+        [row],
+        include_header_line=False,
+        date_format="MM/dd/yyyy",
+        timestamp_format="yyyy-MM-dd HH:mm:ss",
+    )
     assert formatted == b"8.0,1.0E10,8.1,01/02/2017,1970-01-01 00:00:01\n"
 
 
@@ -83,4 +95,7 @@ def test_formats_separators_and_null_strings() -> None:
     rows = [{"id": "1", "name": None}]
     assert _write(ID_NAME, rows, csv_format="rfc-4180") == b"id,name\r\n1,\r\n"
     assert _write(ID_NAME, rows, csv_format="mysql") == b"id\tname\n1\t\\N\n"
-    assert _write(ID_NAME, rows, include_trailing_delimiter=True, null_string="NULL") == b"id,name,\n1,NULL,\n"
+    assert (
+        _write(ID_NAME, rows, include_trailing_delimiter=True, null_string="NULL")
+        == b"id,name,\n1,NULL,\n"
+    )

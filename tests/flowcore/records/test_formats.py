@@ -65,14 +65,14 @@ def test_java_float_text_reads_back_to_the_same_float(value: float) -> None:
 def test_patterns_format_and_parse_as_datetimeformatter() -> None:
     """The letters NiFi users write format and parse, literals in quotes."""
     stamp = formats.pattern("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'")
-    value = dt.datetime(2019, 1, 7, 14, 59, 27, 817000)  # noqa: DTZ001
+    value = dt.datetime(2019, 1, 7, 14, 59, 27, 817000)
     assert stamp.format(value) == "2019-01-07T14:59:27.817Z"
     assert stamp.parse_datetime("2019-01-07T14:59:27.817Z") == value
-    assert formats.pattern("MM/dd/yyyy").parse_datetime("01/07/2019") == dt.datetime(2019, 1, 7)  # noqa: DTZ001
+    assert formats.pattern("MM/dd/yyyy").parse_datetime("01/07/2019") == dt.datetime(2019, 1, 7)
     assert formats.pattern("EEE, d MMM yyyy hh:mm a").format(value) == "Mon, 7 Jan 2019 02:59 PM"
     assert formats.pattern("yyyy-MM-dd").parse_datetime("14:59:27") is None
     assert formats.pattern("yyyy-MM-dd HH:mm:ssZ").parse_datetime("2019-01-07 16:00:00+0200") == (
-        dt.datetime(2019, 1, 7, 14)  # noqa: DTZ001
+        dt.datetime(2019, 1, 7, 14)
     )
 
 

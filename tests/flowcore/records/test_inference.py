@@ -37,8 +37,15 @@ def _record(**fields: s.DataType) -> s.RecordType:
         ([s.INT, s.STRING], s.ChoiceType([s.INT, s.STRING])),
         ([s.INT, s.FLOAT, s.STRING], s.ChoiceType([s.FLOAT, s.STRING])),
         (  # testToDataTypeWhenDecimal
-            [s.DecimalType(10, 1), s.DecimalType(10, 3), s.DecimalType(7, 3), s.DecimalType(7, 5),
-             s.DecimalType(7, 7), s.FLOAT, s.DOUBLE],
+            [
+                s.DecimalType(10, 1),
+                s.DecimalType(10, 3),
+                s.DecimalType(7, 3),
+                s.DecimalType(7, 5),
+                s.DecimalType(7, 7),
+                s.FLOAT,
+                s.DOUBLE,
+            ],
             s.DecimalType(10, 7),
         ),
         (  # testToDataTypeWithMultipleRecord
@@ -55,7 +62,11 @@ def test_field_types_merge_in_any_order_as_nifis_field_type_inference(
     types: list[s.DataType], expected: s.DataType
 ) -> None:
     """Every order of the same types infers NiFi's type (records: fields in first-seen order)."""
-    orders = [types] if any(isinstance(t, s.RecordType) for t in types) else itertools.permutations(types)
+    orders = (
+        [types]
+        if any(isinstance(t, s.RecordType) for t in types)
+        else itertools.permutations(types)
+    )
     for order in orders:
         assert _infer(list(order)) == expected, order
 
@@ -112,10 +123,34 @@ def test_csv_text_infers_nifis_types(text: str, expected: s.DataType | None) -> 
 def test_csv_columns_infer_as_nifis_prov_events_case() -> None:
     """TestCSVSchemaInference's case: temporal types by the formats, a CHOICE when text mixes."""
     temporal = TemporalFormats("yyyy-MM-dd", "HH:mm:ss", "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'")
-    names = ["eventOrdinal", "timestampMillis", "timestamp", "eventTime", "maybeTime", "maybeDate", "parentIds"]
+    names = [
+        "eventOrdinal",
+        "timestampMillis",
+        "timestamp",
+        "eventTime",
+        "maybeTime",
+        "maybeDate",
+        "parentIds",
+    ]
     rows = [
-        ["1019405", "1546873167817", "2019-01-07T14:59:27.817Z", "14:59:27", "14:59:27", "2019-01-07", None],
-        ["1019406", "1546873167817", '"2019-01-07T14:59:27.817Z"', "14:59:27", "hello", "2019-04-07", "5"],
+        [
+            "1019405",
+            "1546873167817",
+            "2019-01-07T14:59:27.817Z",
+            "14:59:27",
+            "14:59:27",
+            "2019-01-07",
+            None,
+        ],
+        [
+            "1019406",
+            "1546873167817",
+            '"2019-01-07T14:59:27.817Z"',
+            "14:59:27",
+            "hello",
+            "2019-04-07",
+            "5",
+        ],
     ]
     schema = infer_text_schema(names, rows, temporal)
     assert [f.type for f in schema] == [

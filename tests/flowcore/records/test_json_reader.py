@@ -38,8 +38,10 @@ ACCOUNT_SCHEMA = s.RecordSchema.of(
 )
 
 
-def _rows(data: bytes, options: JsonReaderOptions = JsonReaderOptions(), schema=None) -> list[dict]:  # noqa: ANN001, B008
-    return [row for batch in read_json(io.BytesIO(data), options, schema) for row in batch.to_pylist()]
+def _rows(data: bytes, options: JsonReaderOptions = JsonReaderOptions(), schema=None) -> list[dict]:  # noqa: B008
+    return [
+        row for batch in read_json(io.BytesIO(data), options, schema) for row in batch.to_pylist()
+    ]
 
 
 def test_an_array_lines_and_a_single_object_read_the_same_records() -> None:
@@ -49,8 +51,12 @@ def test_an_array_lines_and_a_single_object_read_the_same_records() -> None:
     assert array[0]["balance"] == 4750.89
     lines = b'{"id": 1, "name": "John Doe"}\n{"id": 2, "name": "Jane Doe"}\n'
     assert _rows(lines) == [{"id": 1, "name": "John Doe"}, {"id": 2, "name": "Jane Doe"}]
-    assert _rows(b'{"id": 1,\n "name": "x"}  {"id": 2}') == [{"id": 1, "name": "x"}, {"id": 2, "name": None}]
-    assert _rows(b"[]") == [] and _rows(b"  ") == []
+    assert _rows(b'{"id": 1,\n "name": "x"}  {"id": 2}') == [
+        {"id": 1, "name": "x"},
+        {"id": 2, "name": None},
+    ]
+    assert _rows(b"[]") == []
+    assert _rows(b"  ") == []
 
 
 def test_a_record_split_across_tiny_chunks_still_parses() -> None:
@@ -62,8 +68,11 @@ def test_a_record_split_across_tiny_chunks_still_parses() -> None:
 def test_a_nested_starting_field_reads_the_array_or_object_there() -> None:
     """testStartFromNestedArray / NestedObject / SimpleFieldReturnsEmptyJson."""
     doc = b"""{"name": "x", "skip": [1, {"deep": true}],
-               "data": {"accounts": [{"id": 42, "balance": 4750.89}, {"id": 43, "balance": 48212.38}]}}"""
-    nested = JsonReaderOptions(starting_field_strategy="NESTED_FIELD", starting_field_name="accounts")
+               "data": {"accounts": [{"id": 42, "balance": 4750.89},
+                                     {"id": 43, "balance": 48212.38}]}}"""
+    nested = JsonReaderOptions(
+        starting_field_strategy="NESTED_FIELD", starting_field_name="accounts"
+    )
     assert _rows(doc, nested) == [{"id": 42, "balance": 4750.89}, {"id": 43, "balance": 48212.38}]
     single = JsonReaderOptions(starting_field_strategy="NESTED_FIELD", starting_field_name="data")
     assert len(_rows(doc, single)) == 1
@@ -76,15 +85,23 @@ def test_a_nested_starting_field_reads_the_array_or_object_there() -> None:
 def test_values_are_coerced_to_the_schema() -> None:
     """testDateCoercedFromString / testTimestampCoercedFromString and numbers in text."""
     schema = s.RecordSchema.of({"d": s.DATE, "t": s.TIMESTAMP, "n": s.INT})
-    options = JsonReaderOptions(date_format="MM/dd/yyyy", timestamp_format="yyyy-MM-dd HH:mm:ss.SSS")
-    (row,) = _rows(b'{"d": "01/02/2017", "t": "2017-01-02 03:04:05.678", "n": "12"}', options, schema)
-    assert str(row["d"]) == "2017-01-02" and row["t"].microsecond == 678000 and row["n"] == 12
+    options = JsonReaderOptions(
+        date_format="MM/dd/yyyy", timestamp_format="yyyy-MM-dd HH:mm:ss.SSS"
+    )
+    (row,) = _rows(
+        b'{"d": "01/02/2017", "t": "2017-01-02 03:04:05.678", "n": "12"}', options, schema
+    )
+    assert str(row["d"]) == "2017-01-02"
+    assert row["t"].microsecond == 678000
+    assert row["n"] == 12
 
 
 def test_a_value_that_does_not_fit_names_record_and_field_after_the_good_records() -> None:
     """testIncorrectSchema: the message names the nested field and the value; records before it
     are delivered first."""
-    schema = s.RecordSchema.of({"id": s.INT, "account": s.RecordType(s.RecordSchema.of({"balance": s.DOUBLE}))})
+    schema = s.RecordSchema.of(
+        {"id": s.INT, "account": s.RecordType(s.RecordSchema.of({"balance": s.DOUBLE}))}
+    )
     data = b'{"id": 1, "account": {"balance": 1.5}}\n{"id": 2, "account": {"balance": true}}\n'
     batches = read_json(io.BytesIO(data), JsonReaderOptions(batch_size=1), schema)
     assert next(batches).to_pylist() == [{"id": 1, "account": {"balance": 1.5}}]
@@ -112,10 +129,13 @@ def test_records_round_trip_through_the_json_writer(case: tuple[s.RecordSchema, 
     schema, record = case
     batch = pa.RecordBatch.from_pylist([record], schema.to_arrow())
     out = io.BytesIO()
-    from flowcore.records.json_writer import JsonWriterOptions  # noqa: PLC0415
+    from flowcore.records.json_writer import JsonWriterOptions
 
-    formats = {"date_format": "yyyy-MM-dd", "time_format": "HH:mm:ss.SSS",
-               "timestamp_format": "yyyy-MM-dd HH:mm:ss.SSS"}
+    formats = {
+        "date_format": "yyyy-MM-dd",
+        "time_format": "HH:mm:ss.SSS",
+        "timestamp_format": "yyyy-MM-dd HH:mm:ss.SSS",
+    }
     write_json([batch], out, JsonWriterOptions(**formats))
     back = _rows(out.getvalue(), JsonReaderOptions(**formats), schema)
     assert back == batch.to_pylist()

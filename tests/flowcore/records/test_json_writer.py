@@ -10,7 +10,12 @@ import pyarrow as pa
 import pytest
 
 from flowcore.records import schema as s
-from flowcore.records.json_writer import JsonRecordWriter, JsonWriterOptions, json_string, write_json
+from flowcore.records.json_writer import (
+    JsonRecordWriter,
+    JsonWriterOptions,
+    json_string,
+    write_json,
+)
 
 
 def _write(schema: s.RecordSchema, rows: list[dict], **options: object) -> str:
@@ -22,12 +27,16 @@ def _write(schema: s.RecordSchema, rows: list[dict], **options: object) -> str:
 
 def test_scientific_notation_as_nifi() -> None:
     """testScientificNotationUsage: Java's forms with it, plain BigDecimal forms without."""
-    schema = s.RecordSchema.of({"float": s.FLOAT, "double": s.DOUBLE, "decimal": s.DecimalType(10, 9)})
+    schema = s.RecordSchema.of(
+        {"float": s.FLOAT, "double": s.DOUBLE, "decimal": s.DecimalType(10, 9)}
+    )
     row = {"float": -4.291032244, "double": 0.000000451, "decimal": Decimal("0.000000080")}
     assert _write(schema, [row], allow_scientific_notation=True) == (
         '[{"float":-4.2910323,"double":4.51E-7,"decimal":8.0E-8}]'
     )
-    assert _write(schema, [row]) == '[{"float":-4.2910323,"double":0.000000451,"decimal":0.000000080}]'
+    assert (
+        _write(schema, [row]) == '[{"float":-4.2910323,"double":0.000000451,"decimal":0.000000080}]'
+    )
 
 
 def test_data_types_pretty_printed_as_nifis_data_types_json() -> None:
@@ -57,11 +66,25 @@ def test_data_types_pretty_printed_as_nifis_data_types_json() -> None:
         ]
     )
     row = {
-        "boolean": True, "byte": 1, "short": 8, "int": 9, "long": 8, "bigint": Decimal(8),
-        "float": 8.0, "double": 8.0, "decimal": Decimal("8.1"),
-        "timestamp": dt.datetime(2017, 1, 1, 17), "date": dt.date(2017, 1, 1),  # noqa: DTZ001
-        "time": dt.time(17), "uuid": "8bb20bf2-ec41-4b94-80a4-922f4dba009c", "char": "c",
-        "enum": None, "string": "string", "record": None, "choice": "48", "array": None,
+        "boolean": True,
+        "byte": 1,
+        "short": 8,
+        "int": 9,
+        "long": 8,
+        "bigint": Decimal(8),
+        "float": 8.0,
+        "double": 8.0,
+        "decimal": Decimal("8.1"),
+        "timestamp": dt.datetime(2017, 1, 1, 17),
+        "date": dt.date(2017, 1, 1),
+        "time": dt.time(17),
+        "uuid": "8bb20bf2-ec41-4b94-80a4-922f4dba009c",
+        "char": "c",
+        "enum": None,
+        "string": "string",
+        "record": None,
+        "choice": "48",
+        "array": None,
         "map": [("height", 48), ("width", 96)],
     }
     expected = """[ {
@@ -89,7 +112,11 @@ def test_data_types_pretty_printed_as_nifis_data_types_json() -> None:
     "width" : 96
   }
 } ]"""
-    formats = {"date_format": "yyyy-MM-dd", "time_format": "HH:mm:ss", "timestamp_format": "yyyy-MM-dd HH:mm:ss"}
+    formats = {
+        "date_format": "yyyy-MM-dd",
+        "time_format": "HH:mm:ss",
+        "timestamp_format": "yyyy-MM-dd HH:mm:ss",
+    }
     assert _write(schema, [row], pretty_print=True, **formats) == expected
 
 
@@ -97,10 +124,16 @@ def test_temporal_values_without_formats_are_epoch_millis() -> None:
     """testTimestampWithNullFormat / testOnelineOutput: millis, one object per line, no array."""
     schema = s.RecordSchema.of({"timestamp": s.TIMESTAMP, "time": s.TIME, "date": s.DATE})
     rows = [
-        {"timestamp": dt.datetime(1970, 1, 1, 10, 21, 33, 723000), "time": dt.time(10, 21, 33, 723000),  # noqa: DTZ001
-         "date": dt.date(1970, 1, 1)},
-        {"timestamp": dt.datetime(1970, 1, 1, 10, 21, 33, 999000), "time": dt.time(10, 21, 33, 999000),  # noqa: DTZ001
-         "date": dt.date(1970, 1, 1)},
+        {
+            "timestamp": dt.datetime(1970, 1, 1, 10, 21, 33, 723000),
+            "time": dt.time(10, 21, 33, 723000),
+            "date": dt.date(1970, 1, 1),
+        },
+        {
+            "timestamp": dt.datetime(1970, 1, 1, 10, 21, 33, 999000),
+            "time": dt.time(10, 21, 33, 999000),
+            "date": dt.date(1970, 1, 1),
+        },
     ]
     assert _write(schema, rows[:1]) == '[{"timestamp":37293723,"time":37293723,"date":0}]'
     assert _write(schema, rows, output_grouping="output-oneline") == (
@@ -119,9 +152,12 @@ def test_temporal_values_without_formats_are_epoch_millis() -> None:
 def test_timestamp_representations(representation: str, expected: str) -> None:
     """testTimestampRepresentations."""
     schema = s.RecordSchema.of({"timestamp": s.TIMESTAMP})
-    row = {"timestamp": dt.datetime(2021, 6, 17, 10, 38, 5, 1000)}  # noqa: DTZ001
+    row = {"timestamp": dt.datetime(2021, 6, 17, 10, 38, 5, 1000)}
     fmt = "'formatted-'SSS" if representation == "FORMATTED_STRING" else None
-    assert _write(schema, [row], timestamp_representation=representation, timestamp_format=fmt) == expected
+    assert (
+        _write(schema, [row], timestamp_representation=representation, timestamp_format=fmt)
+        == expected
+    )
 
 
 def test_null_suppression() -> None:
@@ -139,15 +175,17 @@ def test_empty_record_sets_and_jackson_escapes() -> None:
     assert _write(schema, []) == "[]"
     assert _write(schema, [], pretty_print=True) == "[ ]"
     assert json_string('q"\\\n\x01é') == '"q\\"\\\\\\n\\u0001é"'
-    assert _write(schema, [{"a": "x"}, {"a": "y"}], pretty_print=True, output_grouping="output-oneline") == (
-        '{\n  "a" : "x"\n} {\n  "a" : "y"\n}'
-    )
+    assert _write(
+        schema, [{"a": "x"}, {"a": "y"}], pretty_print=True, output_grouping="output-oneline"
+    ) == ('{\n  "a" : "x"\n} {\n  "a" : "y"\n}')
 
 
 def test_nested_arrays_and_records_pretty_print_as_jackson() -> None:
     """Arrays stay on one line with spaces, objects inside them indent one level deeper."""
     inner = s.RecordSchema.of({"x": s.INT})
-    schema = s.RecordSchema.of({"list": s.ArrayType(s.RecordType(inner)), "empty": s.ArrayType(s.INT)})
+    schema = s.RecordSchema.of(
+        {"list": s.ArrayType(s.RecordType(inner)), "empty": s.ArrayType(s.INT)}
+    )
     text = _write(schema, [{"list": [{"x": 1}, {"x": 2}], "empty": []}], pretty_print=True)
     assert text == (
         '[ {\n  "list" : [ {\n    "x" : 1\n  }, {\n    "x" : 2\n  } ],\n  "empty" : [ ]\n} ]'

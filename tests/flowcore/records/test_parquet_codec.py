@@ -22,7 +22,9 @@ from tests.flowcore.records._strategies import records, schemas
 
 @settings(max_examples=25, deadline=None)
 @given(schemas(depth=2).flatmap(lambda sc: records(sc).map(lambda r: (sc, r))))
-def test_records_and_nifi_types_round_trip_through_parquet(case: tuple[s.RecordSchema, dict]) -> None:
+def test_records_and_nifi_types_round_trip_through_parquet(
+    case: tuple[s.RecordSchema, dict],
+) -> None:
     """Values and the NiFi schema (metadata) come back from a Parquet file."""
     schema, record = case
     batch = pa.RecordBatch.from_pylist([record], schema.to_arrow())
@@ -50,7 +52,7 @@ def test_metadata_only_types_survive_and_batches_are_bounded() -> None:
 
 
 def test_a_given_schema_casts_and_fills_missing_columns() -> None:
-    """Reading under a schema: columns by name, cast; absent ones null; a bad cast names the field."""
+    """Under a schema: columns by name, cast; absent ones null; a bad cast names the field."""
     table = pa.table({"a": ["1", "2"], "b": ["x", "y"]})
     out = io.BytesIO()
     pq.write_table(table, out)

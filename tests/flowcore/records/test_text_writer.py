@@ -15,7 +15,7 @@ def test_each_record_is_the_template_of_its_text_values_and_a_newline() -> None:
     """NiFi's getAsString values; fields win over attributes of the same name."""
     schema = s.RecordSchema.of({"name": s.STRING, "age": s.INT, "at": s.TIMESTAMP, "f": s.FLOAT})
     rows = [
-        {"name": "John", "age": 30, "at": dt.datetime(2017, 1, 1, 17), "f": 8.1},  # noqa: DTZ001
+        {"name": "John", "age": 30, "at": dt.datetime(2017, 1, 1, 17), "f": 8.1},
         {"name": None, "age": None, "at": None, "f": None},
     ]
     out = io.BytesIO()
@@ -26,7 +26,8 @@ def test_each_record_is_the_template_of_its_text_values_and_a_newline() -> None:
         variables={"filename": "people.csv", "name": "not me"},
     )
     assert out.getvalue() == (
-        b"John is 30 at 2017-01-01 17:00:00 (8.1) in people.csv\nNone is None at None (None) in people.csv\n"
+        b"John is 30 at 2017-01-01 17:00:00 (8.1) in people.csv\n"
+        b"None is None at None (None) in people.csv\n"
     )
     assert attributes == {"record.count": "2", "mime.type": "text/plain"}
 

@@ -29,14 +29,16 @@ NO_FORMATS = TemporalFormats()
         ("2017-01-02", s.DATE, dt.date(2017, 1, 2)),
         (86_400_000, s.DATE, dt.date(1970, 1, 2)),
         ("17:00:00", s.TIME, dt.time(17)),
-        ("2017-01-02 03:04:05", s.TIMESTAMP, dt.datetime(2017, 1, 2, 3, 4, 5)),  # noqa: DTZ001
-        ("1000", s.TIMESTAMP, dt.datetime(1970, 1, 1, 0, 0, 1)),  # noqa: DTZ001
+        ("2017-01-02 03:04:05", s.TIMESTAMP, dt.datetime(2017, 1, 2, 3, 4, 5)),
+        ("1000", s.TIMESTAMP, dt.datetime(1970, 1, 1, 0, 0, 1)),
         ({"b": 1}, s.MapType(s.STRING), [("b", "1")]),
         ([1, "2"], s.ArrayType(s.INT), [1, 2]),
         ([1, -1], s.ArrayType(s.BYTE), b"\x01\xff"),
     ],
 )
-def test_values_convert_as_nifi_converts_them(value: object, dtype: s.DataType, expected: object) -> None:
+def test_values_convert_as_nifi_converts_them(
+    value: object, dtype: s.DataType, expected: object
+) -> None:
     """Text, numbers and containers become the field's type as NiFi's convertType does."""
     assert coerce(value, dtype, NO_FORMATS, "f") == expected
 
@@ -51,7 +53,9 @@ def test_values_convert_as_nifi_converts_them(value: object, dtype: s.DataType, 
         ("2017/01/02", s.DATE, "to Date"),
     ],
 )
-def test_values_that_do_not_fit_name_the_field(value: object, dtype: s.DataType, message: str) -> None:
+def test_values_that_do_not_fit_name_the_field(
+    value: object, dtype: s.DataType, message: str
+) -> None:
     """A value that cannot become its type raises FieldError naming the field."""
     with pytest.raises(FieldError, match=message) as caught:
         coerce(value, dtype, NO_FORMATS, "outer.inner")
