@@ -161,6 +161,8 @@ def _unexpected(cursor: _Cursor, number: int, expected: str) -> RecordError:
 
 
 _WS = re.compile(r"[ \t\r\n]*")
+#: The longest line the orjson fast paths take (longer records go to the scanner).
+_LINE_LIMIT = 1 << 16
 #: A JSON error this close to the end of the buffer may only mean the record goes on.
 _NEAR_END = 16
 
@@ -223,9 +225,9 @@ class _Cursor:
         self.peek()
         end = -1
         if self.pos >= self._no_newline_until:
-            end = self.buf.find("\n", self.pos)
-            if end < 0:  # none in the rest of the buffer: do not look again until a refill
-                self._no_newline_until = len(self.buf)
+            end = self.buf.find("\n", self.pos, self.pos + _LINE_LIMIT)
+            if end < 0:  # no line end near: do not look again before there
+                self._no_newline_until = min(len(self.buf), self.pos + _LINE_LIMIT)
         if end > 0:
             line = self.buf[self.pos : end].rstrip()
             if line.endswith(","):  # an array's record per line
@@ -259,18 +261,16 @@ class _Cursor:
         """The records on the buffer's complete lines from here, parsed in bulk by orjson.
 
         The fast path of JSON lines and of arrays with a record per line; it stops at the first
-        line that is not one whole record (``{...},`` in an array), left to :meth:`value`.
+        line that is not one whole record (``{...},`` in an array), left to :meth:`value`. Lines
+        are cut one at a time, so a line that is not a record costs only itself.
         """
-        if self.pos < self._no_newline_until:
-            return []
-        last = self.buf.rfind("\n", self.pos)
-        if last < 0:
-            self._no_newline_until = len(self.buf)
-            return []
         out = []
-        consumed = 0
-        for line in self.buf[self.pos : last].split("\n"):
-            body = line.strip()
+        start = self.pos
+        while True:
+            end = self.buf.find("\n", start, start + _LINE_LIMIT)
+            if end < 0:
+                break
+            body = self.buf[start:end].strip()
             if body:
                 if array:
                     if not body.endswith(","):
@@ -280,8 +280,8 @@ class _Cursor:
                     out.append(orjson.loads(body))
                 except orjson.JSONDecodeError:
                     break
-            consumed += len(line) + 1
-        self.pos += consumed
+            start = end + 1
+        self.pos = start
         return out
 
     def line(self) -> int:
