@@ -26,6 +26,7 @@ import pyarrow as pa
 from flowcore.errors import ConfigurationError
 from flowcore.records._batches import Parsed, batches_of, record_error
 from flowcore.records.avro_schema import schema_from_avro, schema_to_avro
+from flowcore.records.options import nifi
 from flowcore.records.schema import (
     ArrayType,
     ChoiceType,
@@ -173,8 +174,8 @@ class AvroWriterOptions:
         sync_interval: bytes per data file block (fastavro's; NiFi's Avro default is 16000).
     """
 
-    schema_write_strategy: str = EMBEDDED
-    compression_format: str = "NONE"
+    schema_write_strategy: str = nifi("Schema Write Strategy", EMBEDDED)
+    compression_format: str = nifi("Compression Format", "NONE")
     sync_interval: int = 16000
 
     def codec(self) -> str:

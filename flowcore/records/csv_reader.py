@@ -28,6 +28,7 @@ from flowcore.errors import ConfigurationError, RecordError
 from flowcore.records._batches import record_error
 from flowcore.records.csv_format import QUOTE_MINIMAL, CsvDialect, dialect_for
 from flowcore.records.inference import infer_text_schema, infer_text_type
+from flowcore.records.options import nifi
 from flowcore.records.schema import (
     INTEGRAL,
     ChoiceType,
@@ -63,28 +64,28 @@ class CsvReaderOptions:
             schema, in order).
         character_set: "Character Set".
         allow_duplicate_header_names: "Allow Duplicate Header Names" (the last column wins).
-        trim_double_quote: "Trim double quote" (remove one pair of surrounding quotes).
+        trim_double_quote: "Trim Double Quote" (remove one pair of surrounding quotes).
         date_format / time_format / timestamp_format: "Date Format", "Time Format",
             "Timestamp Format" (Java patterns; None: NiFi's defaults).
         batch_size: rows per Arrow batch (memory bound; not a NiFi property).
         inference_sample: rows schema inference reads (not a NiFi property).
     """
 
-    csv_format: str = "custom"
-    value_separator: str = ","
-    quote_character: str = '"'
-    escape_character: str | None = "\\"
-    comment_marker: str | None = None
-    null_string: str | None = None
-    trim_fields: bool = True
-    first_line_is_header: bool = False
-    ignore_header_column_names: bool = False
-    character_set: str = "UTF-8"
-    allow_duplicate_header_names: bool = True
-    trim_double_quote: bool = True
-    date_format: str | None = None
-    time_format: str | None = None
-    timestamp_format: str | None = None
+    csv_format: str = nifi("CSV Format", "custom")
+    value_separator: str = nifi("Value Separator", ",")
+    quote_character: str = nifi("Quote Character", '"')
+    escape_character: str | None = nifi("Escape Character", "\\")
+    comment_marker: str | None = nifi("Comment Marker", None)
+    null_string: str | None = nifi("Null String", None)
+    trim_fields: bool = nifi("Trim Fields", True)
+    first_line_is_header: bool = nifi("Treat First Line as Header", False)
+    ignore_header_column_names: bool = nifi("Ignore CSV Header Column Names", False)
+    character_set: str = nifi("Character Set", "UTF-8")
+    allow_duplicate_header_names: bool = nifi("Allow Duplicate Header Names", True)
+    trim_double_quote: bool = nifi("Trim Double Quote", True)
+    date_format: str | None = nifi("Date Format", None)
+    time_format: str | None = nifi("Time Format", None)
+    timestamp_format: str | None = nifi("Timestamp Format", None)
     batch_size: int = 8192
     inference_sample: int = 10_000
 

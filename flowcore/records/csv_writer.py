@@ -31,6 +31,7 @@ from flowcore.records.csv_format import (
     CsvDialect,
     dialect_for,
 )
+from flowcore.records.options import nifi
 from flowcore.records.schema import RecordSchema
 from flowcore.records.values import batch_rows, to_text
 
@@ -60,21 +61,21 @@ class CsvWriterOptions:
             "Timestamp Format" (None: epoch millis).
     """
 
-    csv_format: str = "custom"
-    value_separator: str = ","
-    quote_character: str = '"'
-    escape_character: str | None = "\\"
-    comment_marker: str | None = None
-    null_string: str | None = None
-    trim_fields: bool = True
-    quote_mode: str = QUOTE_MINIMAL
-    record_separator: str = "\\n"
-    include_header_line: bool = True
-    include_trailing_delimiter: bool = False
-    character_set: str = "UTF-8"
-    date_format: str | None = None
-    time_format: str | None = None
-    timestamp_format: str | None = None
+    csv_format: str = nifi("CSV Format", "custom")
+    value_separator: str = nifi("Value Separator", ",")
+    quote_character: str = nifi("Quote Character", '"')
+    escape_character: str | None = nifi("Escape Character", "\\")
+    comment_marker: str | None = nifi("Comment Marker", None)
+    null_string: str | None = nifi("Null String", None)
+    trim_fields: bool = nifi("Trim Fields", True)
+    quote_mode: str = nifi("Quote Mode", QUOTE_MINIMAL)
+    record_separator: str = nifi("Record Separator", "\\n")
+    include_header_line: bool = nifi("Include Header Line", True)
+    include_trailing_delimiter: bool = nifi("Include Trailing Delimiter", False)
+    character_set: str = nifi("Character Set", "UTF-8")
+    date_format: str | None = nifi("Date Format", None)
+    time_format: str | None = nifi("Time Format", None)
+    timestamp_format: str | None = nifi("Timestamp Format", None)
 
     def dialect(self) -> CsvDialect:
         """The Commons CSV format these options give."""

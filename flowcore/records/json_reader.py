@@ -22,6 +22,7 @@ import pyarrow as pa
 
 from flowcore.errors import ConfigurationError, RecordError
 from flowcore.records._batches import Parsed, batches_of, record_error
+from flowcore.records.options import nifi
 from flowcore.records.schema import RecordSchema
 from flowcore.records.values import TemporalFormats
 
@@ -47,13 +48,15 @@ class JsonReaderOptions:
         chunk_size: characters read at a time.
     """
 
-    starting_field_strategy: str = attrs.field(
-        default=ROOT_NODE, validator=attrs.validators.in_((ROOT_NODE, NESTED_FIELD))
+    starting_field_strategy: str = nifi(
+        "Starting Field Strategy",
+        ROOT_NODE,
+        validator=attrs.validators.in_((ROOT_NODE, NESTED_FIELD)),
     )
-    starting_field_name: str | None = None
-    date_format: str | None = None
-    time_format: str | None = None
-    timestamp_format: str | None = None
+    starting_field_name: str | None = nifi("Starting Field Name", None)
+    date_format: str | None = nifi("Date Format", None)
+    time_format: str | None = nifi("Time Format", None)
+    timestamp_format: str | None = nifi("Timestamp Format", None)
     character_set: str = "UTF-8"
     batch_size: int = 8192
     inference_sample: int = 10_000

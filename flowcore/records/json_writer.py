@@ -22,6 +22,7 @@ import attrs
 import pyarrow as pa
 
 from flowcore.records import formats
+from flowcore.records.options import nifi
 from flowcore.records.schema import (
     ArrayType,
     ChoiceType,
@@ -62,21 +63,25 @@ class JsonWriterOptions:
             (a decimal with millisecond precision).
     """
 
-    output_grouping: str = attrs.field(
-        default=OUTPUT_ARRAY, validator=attrs.validators.in_((OUTPUT_ARRAY, OUTPUT_ONELINE))
+    output_grouping: str = nifi(
+        "Output Grouping",
+        OUTPUT_ARRAY,
+        validator=attrs.validators.in_((OUTPUT_ARRAY, OUTPUT_ONELINE)),
     )
-    pretty_print: bool = False
-    suppress_nulls: str = attrs.field(
-        default=NEVER_SUPPRESS,
+    pretty_print: bool = nifi("Pretty Print JSON", False)
+    suppress_nulls: str = nifi(
+        "Suppress Null Values",
+        NEVER_SUPPRESS,
         validator=attrs.validators.in_((NEVER_SUPPRESS, ALWAYS_SUPPRESS, SUPPRESS_MISSING)),
     )
-    allow_scientific_notation: bool = False
-    date_format: str | None = None
-    time_format: str | None = None
-    timestamp_format: str | None = None
+    allow_scientific_notation: bool = nifi("Allow Scientific Notation", False)
+    date_format: str | None = nifi("Date Format", None)
+    time_format: str | None = nifi("Time Format", None)
+    timestamp_format: str | None = nifi("Timestamp Format", None)
     mime_type: str = "application/json"
-    timestamp_representation: str = attrs.field(
-        default="AUTO",
+    timestamp_representation: str = nifi(
+        "Timestamp Representation",
+        "AUTO",
         validator=attrs.validators.in_(
             ("AUTO", "FORMATTED_STRING", "EPOCH_MILLISECONDS", "EPOCH_SECONDS")
         ),

@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 
 from flowcore.errors import ConfigurationError
 from flowcore.records._batches import record_error
+from flowcore.records.options import nifi
 from flowcore.records.schema import RecordSchema
 
 __all__ = [
@@ -114,10 +115,10 @@ class ParquetWriterOptions:
         writer_version: "Writer Version": PARQUET_1_0 or PARQUET_2_0.
     """
 
-    compression_type: str = "UNCOMPRESSED"
+    compression_type: str = nifi("Compression Type", "UNCOMPRESSED")
     row_group_rows: int = 1 << 20
-    enable_dictionary_encoding: bool = True
-    writer_version: str = "PARQUET_1_0"
+    enable_dictionary_encoding: bool = nifi("Enable Dictionary Encoding", True)
+    writer_version: str = nifi("Writer Version", "PARQUET_1_0")
 
     def compression(self) -> str:
         """Pyarrow's name of the compression."""
