@@ -13,12 +13,14 @@ times and timestamps as epoch milliseconds unless a format is set.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Iterable
 from decimal import Decimal
 from typing import IO, Any
 
 import attrs
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from flowcore.errors import ConfigurationError
 from flowcore.records import formats
@@ -32,8 +34,8 @@ from flowcore.records.csv_format import (
     dialect_for,
 )
 from flowcore.records.options import nifi
-from flowcore.records.schema import RecordSchema
-from flowcore.records.values import batch_rows, to_text
+from flowcore.records.schema import DataType, RecordSchema, arrow_type
+from flowcore.records.values import decoder, to_text
 
 __all__ = ["CsvRecordWriter", "CsvWriterOptions", "write_csv"]
 
@@ -131,22 +133,39 @@ class CsvRecordWriter:
         self._header_written = True
 
     def write(self, batch: pa.RecordBatch | pa.Table) -> None:
-        """Write every record of *batch*."""
+        """Write every record of *batch* (each column rendered to text at once)."""
         out: list[str] = []
         self._header(out)
-        kinds = [f.type.name for f in self._schema.fields]
-        names = self._schema.names
-        for row in batch_rows(batch):
-            cells = []
-            for name, kind in zip(names, kinds, strict=True):
-                value = row.get(name)
-                if value is None:
-                    cells.append((None, False))
-                else:
-                    cells.append((self._text(value, kind), kind in _NUMERIC))
-            out.append(self._printer.record(cells))
+        fields = self._schema.fields
+        columns = [self._column(_column(batch, f.name, f.type), f.type) for f in fields]
+        numeric = [f.type.name in _NUMERIC for f in fields]
+        record = self._printer.record
+        for index in range(batch.num_rows):
+            out.append(
+                record(
+                    [(column[index], flag) for column, flag in zip(columns, numeric, strict=True)]
+                )
+            )
             self._count += 1
         self._stream.write("".join(out).encode(self._options.character_set))
+
+    def _column(self, array: pa.Array, dtype: DataType) -> list[str | None]:
+        """The text of every value of *array* as NiFi's ``Record.getAsString`` gives it."""
+        kind = dtype.name
+        if kind in ("byte", "short", "int", "long"):
+            return pc.cast(array, pa.string()).to_pylist()
+        if kind == "boolean":
+            return pc.if_else(array, "true", "false").to_pylist()
+        if kind in ("string", "uuid", "char", "enum"):
+            return array.to_pylist()
+        if kind == "double":
+            return [None if v is None else _double_text(v) for v in array.to_pylist()]
+        if kind == "float":
+            return formats.java_float_texts(array)
+        if kind in ("date", "time", "timestamp") and not self._temporal.get(kind):
+            return _millis_text(array, kind)
+        decode = decoder(dtype)
+        return [None if v is None else self._text(decode(v), kind) for v in array.to_pylist()]
 
     def _text(self, value: Any, kind: str) -> str:
         if isinstance(value, float):
@@ -190,6 +209,33 @@ def write_csv(
     return writer.finish()
 
 
+def _double_text(value: float) -> str:
+    """Java's Double.toString, with repr where the two agree (10^-3 to 10^7)."""
+    magnitude = abs(value)
+    if 1e-3 <= magnitude < 1e7 or magnitude == 0:
+        return repr(value)
+    return formats.java_double_str(value)
+
+
+def _millis_text(array: pa.Array, kind: str) -> list[str | None]:
+    """Epoch millis (millis of the day for a time) of a temporal column, by Arrow casts."""
+    if kind == "timestamp":
+        return pc.cast(pc.cast(array, pa.int64()), pa.string()).to_pylist()
+    if kind == "date":
+        days = pc.cast(pc.cast(array, pa.int32()), pa.int64())
+        return pc.cast(pc.multiply(days, 86_400_000), pa.string()).to_pylist()
+    return pc.cast(pc.cast(array, pa.int32()), pa.string()).to_pylist()
+
+
+def _column(batch: pa.RecordBatch | pa.Table, name: str, dtype: DataType) -> pa.Array:
+    """The column *name* of *batch* (all null when the batch has none)."""
+    index = batch.schema.get_field_index(name)
+    if index < 0:
+        return pa.nulls(batch.num_rows, arrow_type(dtype))
+    column = batch.column(index)
+    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+
+
 def _temporal(value: dt.date | dt.time, pattern: str | None) -> str:
     if pattern:
         return formats.pattern(pattern).format(value)
@@ -214,6 +260,8 @@ class CsvPrinter:
     def __init__(self, dialect: CsvDialect) -> None:
         self.d = dialect
         self._escape = dialect.escape if dialect.escape else dialect.quote
+        specials = {"\n", "\r", dialect.quote, self._escape, dialect.delimiter} - {None, ""}
+        self._specials = re.compile("|".join(re.escape(c) for c in sorted(specials)))  # type: ignore[arg-type]
 
     def record(self, cells: Iterable[tuple[str | None, bool]]) -> str:
         """One record; each cell is its text (None for null) and whether it is a number."""
@@ -265,12 +313,9 @@ class CsvPrinter:
     def _minimal_needs_quote(self, text: str, new_record: bool) -> bool:
         if not text:
             return new_record
-        if text[0] <= "#":
+        if text[0] <= "#" or text[-1] <= " ":
             return True
-        specials = {"\n", "\r", self.d.quote, self._escape, self.d.delimiter}
-        if any(c in specials for c in text):
-            return True
-        return text[-1] <= " "
+        return self._specials.search(text) is not None
 
     def _with_escapes(self, text: str) -> str:
         escape = self.d.escape
@@ -289,11 +334,10 @@ class CsvPrinter:
         return "".join(out)
 
 
+#: What Commons CSV's trim takes off both ends: every character up to a space.
+_TRIMMED = "".join(chr(c) for c in range(33))
+
+
 def _trim(text: str) -> str:
     """Commons CSV's trim: characters up to a space off both ends."""
-    start, end = 0, len(text)
-    while start < end and text[start] <= " ":
-        start += 1
-    while end > start and text[end - 1] <= " ":
-        end -= 1
-    return text[start:end]
+    return text.strip(_TRIMMED)

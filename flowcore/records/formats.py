@@ -16,6 +16,7 @@ from collections.abc import Callable
 from decimal import Decimal
 
 import numpy as np
+import pyarrow as pa
 
 from flowcore.errors import ConfigurationError
 
@@ -58,6 +59,26 @@ def _java_str(value: float, shortest: str) -> str:
         whole = text[:point].ljust(point, "0")
         return f"{prefix}{whole}.{text[point:] or '0'}"
     return f"{prefix}{text[0]}.{text[1:] or '0'}E{point - 1}"
+
+
+def java_float_texts(array: pa.Array) -> list[str | None]:
+    """``Float.toString`` of every value of a float32 Arrow array (None for null).
+
+    Between 10^-3 and 10^7 numpy's shortest positional text is Java's; outside, the full rule.
+    """
+    values = array.to_numpy(zero_copy_only=False).astype(np.float32)
+    valid = array.is_valid().to_numpy(zero_copy_only=False)
+    out: list[str | None] = []
+    for value, ok in zip(values, valid, strict=True):
+        if not ok:
+            out.append(None)
+            continue
+        magnitude = abs(value)
+        if 1e-3 <= magnitude < 1e7 or magnitude == 0:
+            out.append(str(value))
+        else:
+            out.append(java_float_str(float(value)))
+    return out
 
 
 def java_decimal_str(value: Decimal) -> str:

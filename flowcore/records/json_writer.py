@@ -19,19 +19,24 @@ from decimal import Decimal
 from typing import IO, Any
 
 import attrs
+import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from flowcore.records import formats
 from flowcore.records.options import nifi
 from flowcore.records.schema import (
+    DOUBLE,
+    FLOAT,
     ArrayType,
     ChoiceType,
     DataType,
     MapType,
     RecordSchema,
     RecordType,
+    arrow_type,
 )
-from flowcore.records.values import batch_rows, choose_option
+from flowcore.records.values import choose_option, decoder
 
 __all__ = ["JsonRecordWriter", "JsonWriterOptions", "write_json"]
 
@@ -116,14 +121,35 @@ class JsonRecordWriter:
         return self._count
 
     def write(self, batch: pa.RecordBatch | pa.Table) -> None:
-        """Write every record of *batch* (its columns named as the schema's fields)."""
+        """Write every record of *batch* (its columns named as the schema's fields).
+
+        Each column is rendered to JSON text at once (Arrow casts for numbers, booleans and
+        epoch millis; one C call per string), then the records are joined from the texts.
+        """
+        printer = self._printer
+        fields = self._schema.fields
+        columns = [printer.column(_column(batch, f.name, f.type), f.type, 1) for f in fields]
+        keys = [json_string(f.name) + printer.colon for f in fields]
+        suppress = self._options.suppress_nulls == ALWAYS_SUPPRESS
+        pretty = self._options.pretty_print
+        opening, between, closing = ("{\n  ", ",\n  ", "\n}") if pretty else ("{", ",", "}")
         parts: list[str] = []
-        for row in batch_rows(batch):
+        first = not self._count and batch.num_rows
+        if first and self._options.output_grouping == OUTPUT_ARRAY and pretty:
+            parts.append(" ")
+        separator = printer.record_separator
+        for index in range(batch.num_rows):
+            items = [
+                key + ("null" if column[index] is None else column[index])  # type: ignore[operator]
+                for key, column in zip(keys, columns, strict=True)
+                if not (suppress and column[index] is None)
+            ]
             if self._count:
-                parts.append(self._printer.record_separator)
-            elif self._options.output_grouping == OUTPUT_ARRAY and self._options.pretty_print:
-                parts.append(" ")
-            self._printer.record(parts, row, self._schema, 0)
+                parts.append(separator)
+            if items:
+                parts.append(opening + between.join(items) + closing)
+            else:
+                parts.append("{ }" if pretty else "{}")
             self._count += 1
         self._stream.write("".join(parts).encode("utf-8"))
 
@@ -166,6 +192,32 @@ def _upper_escape(match: re.Match[str]) -> str:
     return match.group(0) if match.group(1) is None else "\\u00" + match.group(1).upper()
 
 
+def _fast_string(text: str) -> str:
+    r""":func:`json_string` with orjson's C encoder.
+
+    Its escapes are Jackson's but for the case of ``\u00XX`` hex digits, fixed when present.
+    """
+    try:
+        out = orjson.dumps(text).decode()
+    except TypeError:  # a lone surrogate: the standard library's encoder takes it
+        return json_string(text)
+    return _ESCAPES.sub(_upper_escape, out) if "\\u00" in out else out
+
+
+def _plain(text: str) -> str:
+    """``BigDecimal.toPlainString`` of Java's scientific text of a number."""
+    return format(Decimal(text.replace("E", "e")), "f")
+
+
+def _column(batch: pa.RecordBatch | pa.Table, name: str, dtype: DataType) -> pa.Array:
+    """The column *name* of *batch* (all null when the batch has none)."""
+    index = batch.schema.get_field_index(name)
+    if index < 0:
+        return pa.nulls(batch.num_rows, arrow_type(dtype))
+    column = batch.column(index)
+    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+
+
 def json_string(text: str) -> str:
     """*text* as Jackson writes a JSON string."""
     out = json.dumps(text, ensure_ascii=False)
@@ -188,6 +240,63 @@ class _Printer:
         self._stamp = (
             formats.pattern(options.timestamp_format) if options.timestamp_format else None
         )
+
+    def column(self, array: pa.Array, dtype: DataType, level: int) -> list[str | None]:
+        """The JSON text of every value of *array* (None for null), values at nesting *level*."""
+        kind = dtype.name
+        if kind in ("byte", "short", "int", "long"):
+            return pc.cast(array, pa.string()).to_pylist()
+        if kind == "boolean":
+            return pc.if_else(array, "true", "false").to_pylist()
+        if kind in ("string", "uuid", "char", "enum"):
+            return [None if v is None else _fast_string(v) for v in array.to_pylist()]
+        if kind == "float":
+            texts = formats.java_float_texts(array)
+            if self.o.allow_scientific_notation:
+                return texts
+            return [t if t is None or "E" not in t else _plain(t) for t in texts]
+        if kind == "double":
+            return [None if v is None else self._number(v, kind) for v in array.to_pylist()]
+        millis = self._epoch_millis(array, kind)
+        if millis is not None:
+            return millis
+        decode = decoder(dtype)
+        out: list[str | None] = []
+        for value in array.to_pylist():
+            if value is None:
+                out.append(None)
+                continue
+            parts: list[str] = []
+            self.value(parts, decode(value), dtype, level)
+            out.append("".join(parts))
+        return out
+
+    def _number(self, value: float, kind: str) -> str:
+        magnitude = abs(value)
+        if (1e-3 <= magnitude < 1e7 or magnitude == 0) and kind == "double":
+            return repr(value)  # Java's Double.toString and its plain form agree with repr here
+        parts: list[str] = []
+        self.value(parts, value, FLOAT if kind == "float" else DOUBLE, 0)
+        return parts[0]
+
+    def _epoch_millis(self, array: pa.Array, kind: str) -> list[str | None] | None:
+        """Epoch millis of a temporal column without a format, by Arrow casts (else None)."""
+        if (
+            kind == "timestamp"
+            and self._stamp is None
+            and self.o.timestamp_representation
+            in (
+                "AUTO",
+                "EPOCH_MILLISECONDS",
+            )
+        ):
+            return pc.cast(pc.cast(array, pa.int64()), pa.string()).to_pylist()
+        if kind == "date" and self._date is None:
+            days = pc.cast(pc.cast(array, pa.int32()), pa.int64())
+            return pc.cast(pc.multiply(days, 86_400_000), pa.string()).to_pylist()
+        if kind == "time" and self._time is None:
+            return pc.cast(pc.cast(array, pa.int32()), pa.string()).to_pylist()
+        return None
 
     def _indent(self, level: int) -> str:
         return "\n" + "  " * level

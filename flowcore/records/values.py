@@ -432,7 +432,7 @@ def batch_rows(batch: pa.RecordBatch | pa.Table) -> Iterator[dict[str, Any]]:
     writers and FreeForm templates use.
     """
     schema = RecordSchema.from_arrow(batch.schema)
-    decoders = [(f.name, _decoder(f.type)) for f in schema.fields]
+    decoders = [(f.name, decoder(f.type)) for f in schema.fields]
     columns = [batch.column(i).to_pylist() for i in range(batch.num_columns)]
     for values in (
         zip(*columns, strict=True) if columns else iter(() for _ in range(batch.num_rows))
@@ -444,19 +444,19 @@ def _identity(value: Any) -> Any:
     return value
 
 
-def _decoder(dtype: DataType) -> Callable[[Any], Any]:
+def decoder(dtype: DataType) -> Callable[[Any], Any]:
     if isinstance(dtype, ChoiceType):
         return lambda v: None if v is None else json.loads(v)
     if isinstance(dtype, MapType):
-        inner = _decoder(dtype.value)
+        inner = decoder(dtype.value)
         return lambda v: None if v is None else {k: inner(x) for k, x in v}
     if isinstance(dtype, ArrayType) and dtype.element is not None and dtype.element.name != "byte":
-        inner = _decoder(dtype.element)
+        inner = decoder(dtype.element)
         if inner is _identity:
             return _identity
         return lambda v: None if v is None else [inner(x) for x in v]
     if isinstance(dtype, RecordType):
-        children = [(f.name, _decoder(f.type)) for f in dtype.schema.fields]
+        children = [(f.name, decoder(f.type)) for f in dtype.schema.fields]
         if all(d is _identity for _, d in children):
             return _identity
         return lambda v: None if v is None else {n: d(v.get(n)) for n, d in children}

@@ -201,3 +201,13 @@ def test_the_writer_counts_records_across_batches() -> None:
         writer.write(pa.RecordBatch.from_pylist([{"a": value}], schema.to_arrow()))
     assert writer.finish() == {"record.count": "2", "mime.type": "application/json"}
     assert out.getvalue() == b'[{"a":1},{"a":2}]'
+
+
+def test_float_and_double_columns_outside_the_plain_range() -> None:
+    """Beyond 10^7 and below 10^-3 both column types follow Java's rules in either notation."""
+    schema = s.RecordSchema.of({"f": s.FLOAT, "d": s.DOUBLE})
+    row = {"f": 1e10, "d": 12345678.0}
+    assert _write(schema, [row]) == '[{"f":10000000000,"d":12345678}]'
+    assert _write(schema, [row], allow_scientific_notation=True) == '[{"f":1.0E10,"d":1.2345678E7}]'
+    small = {"f": 0.0001, "d": 0.0001}
+    assert _write(schema, [small]) == '[{"f":0.00010,"d":0.00010}]'
