@@ -8,11 +8,14 @@ from decimal import Decimal
 
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from flowcore.records import schema as s
 from flowcore.records.json_writer import (
     JsonRecordWriter,
     JsonWriterOptions,
+    _fast_string,
     json_string,
     write_json,
 )
@@ -211,3 +214,10 @@ def test_float_and_double_columns_outside_the_plain_range() -> None:
     assert _write(schema, [row], allow_scientific_notation=True) == '[{"f":1.0E10,"d":1.2345678E7}]'
     small = {"f": 0.0001, "d": 0.0001}
     assert _write(schema, [small]) == '[{"f":0.00010,"d":0.00010}]'
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text())
+def test_the_fast_string_encoder_gives_jacksons_text(text: str) -> None:
+    """orjson's strings, case-fixed, are the standard encoder's Jackson-style strings."""
+    assert _fast_string(text) == json_string(text)
