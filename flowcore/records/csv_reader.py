@@ -136,7 +136,7 @@ def read_csv(
 def _read(
     stream: IO[bytes], options: CsvReaderOptions, dialect: CsvDialect, schema: RecordSchema | None
 ) -> Iterator[pa.RecordBatch]:
-    text = io.TextIOWrapper(stream, encoding=options.character_set, newline="")
+    text = io.TextIOWrapper(stream, encoding=_without_bom(options.character_set), newline="")
     rows = _rows(text, dialect)
     number = 0
     try:
@@ -177,6 +177,11 @@ def _read(
         raise record_error(number + 1, None, None, f"not valid CSV: {exc}") from None
     finally:
         text.detach()
+
+
+def _without_bom(encoding: str) -> str:
+    """The codec that drops a leading UTF-8 byte order mark, as NiFi's BOMInputStream does."""
+    return "utf-8-sig" if codecs.lookup(encoding).name == "utf-8" else encoding
 
 
 def _rows(text: IO[str], dialect: CsvDialect) -> Iterator[list[str]]:

@@ -175,6 +175,8 @@ class _Cursor:
 
     def __init__(self, stream: IO[bytes], encoding: str, chunk_size: int) -> None:
         self._stream = stream
+        if codecs.lookup(encoding).name == "utf-8":
+            encoding = "utf-8-sig"  # a leading byte order mark is dropped, as Jackson does
         self._decoder = codecs.getincrementaldecoder(encoding)("strict")
         self._chunk = chunk_size
         self._decoder_json = json.JSONDecoder()

@@ -94,6 +94,7 @@ def test_formats_comments_null_strings_and_character_sets() -> None:
     assert _rows(b"# note\na,b\nx,NULL\n", options, schema) == [{"a": "x", "b": None}]
     mysql = CsvReaderOptions(csv_format="mysql", first_line_is_header=True)
     assert _rows(b"a\tb\nx\t\\N\n", mysql, schema) == [{"a": "x", "b": None}]
+    assert _rows(b"\xef\xbb\xbfa,b\nx,y\n", HEADER, schema) == [{"a": "x", "b": "y"}]  # a BOM
     latin = CsvReaderOptions(first_line_is_header=True, character_set="ISO-8859-1")
     assert _rows("a,b\ncafé,1\n".encode("latin-1"), latin, schema) == [{"a": "café", "b": "1"}]
 

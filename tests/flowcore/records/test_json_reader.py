@@ -56,6 +56,7 @@ def test_an_array_lines_and_a_single_object_read_the_same_records() -> None:
         {"id": 1, "name": "x"},
         {"id": 2, "name": None},
     ]
+    assert _rows(b'\xef\xbb\xbf[{"id": 1}]') == [{"id": 1}]  # a byte order mark is dropped
     assert _rows(b"[]") == []
     assert _rows(b"  ") == []
 
