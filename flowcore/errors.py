@@ -185,8 +185,9 @@ class RecordError(FlowcoreError, ValueError):
     """A record does not parse or does not fit its schema (NiFi's MalformedRecordException).
 
     ``record`` is the 1-based number of the record in its content, ``line`` the 1-based line
-    where it starts when the format has lines, ``field`` the field's name (dotted for a nested
-    one) when one field is the culprit. Records read before it were delivered first.
+    of the problem when the reader knows it (a JSON syntax error), ``field`` the field's name
+    (dotted for a nested one) when one field is the culprit. Records read before it were
+    delivered first.
     """
 
     def __init__(

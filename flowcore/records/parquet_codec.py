@@ -109,14 +109,16 @@ class ParquetWriterOptions:
     Attributes:
         compression_type: "Compression Type": UNCOMPRESSED (NiFi's default), SNAPPY, GZIP,
             BROTLI, LZ4, ZSTD (LZO is refused).
-        row_group_rows: rows per row group (NiFi's "Row Group Size" is in bytes; pyarrow counts
-            rows).
+        row_group_rows: rows per row group at most.
+        row_group_bytes: Arrow bytes per row group at most (NiFi's "Row Group Size", 128 MB of
+            Parquet, is in bytes; this bounds the writer's memory).
         enable_dictionary_encoding: "Enable Dictionary Encoding".
         writer_version: "Writer Version": PARQUET_1_0 or PARQUET_2_0.
     """
 
     compression_type: str = nifi("Compression Type", "UNCOMPRESSED")
     row_group_rows: int = 1 << 20
+    row_group_bytes: int = 64 << 20
     enable_dictionary_encoding: bool = nifi("Enable Dictionary Encoding", True)
     writer_version: str = nifi("Writer Version", "PARQUET_1_0")
 
@@ -144,6 +146,9 @@ class ParquetRecordWriter:
         self._schema = schema.to_arrow()
         self._options = options
         self._count = 0
+        self._pending: list[pa.Table] = []
+        self._pending_rows = 0
+        self._pending_bytes = 0
         self._writer = pq.ParquetWriter(
             stream,
             self._schema,
@@ -158,15 +163,35 @@ class ParquetRecordWriter:
         return self._count
 
     def write(self, batch: pa.RecordBatch | pa.Table) -> None:
-        """Append *batch* (cast to the writer's schema when its types differ)."""
+        """Append *batch* (cast to the writer's schema when its types differ).
+
+        Batches are held until they fill a row group (``row_group_rows`` rows or
+        ``row_group_bytes`` of Arrow data, whichever comes first), so small batches still make
+        row groups of a useful size while memory stays bounded by one row group.
+        """
         if not batch.schema.equals(self._schema, check_metadata=False):
             batch = batch.select(self._schema.names).cast(self._schema)
         table = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
-        self._writer.write_table(table, row_group_size=self._options.row_group_rows)
-        self._count += batch.num_rows
+        self._pending.append(table)
+        self._pending_rows += table.num_rows
+        self._pending_bytes += table.nbytes
+        self._count += table.num_rows
+        options = self._options
+        if (
+            self._pending_rows >= options.row_group_rows
+            or self._pending_bytes >= options.row_group_bytes
+        ):
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._pending:
+            table = pa.concat_tables(self._pending)
+            self._writer.write_table(table, row_group_size=self._options.row_group_rows)
+        self._pending, self._pending_rows, self._pending_bytes = [], 0, 0
 
     def finish(self) -> dict[str, str]:
-        """Write the footer; NiFi's attributes."""
+        """Write the last row group and the footer; NiFi's attributes."""
+        self._flush()
         self._writer.close()
         return {"record.count": str(self._count), "mime.type": "application/parquet"}
 

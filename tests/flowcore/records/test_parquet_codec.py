@@ -71,3 +71,14 @@ def test_bad_parquet_is_named() -> None:
         read_parquet(io.BytesIO(b"not parquet at all"))
     with pytest.raises(ConfigurationError, match="Compression Type 'LZO'"):
         ParquetWriterOptions(compression_type="LZO").compression()
+
+
+def test_small_batches_are_gathered_into_row_groups() -> None:
+    """Many small batches make row groups of row_group_rows, not one row group each."""
+    schema = s.RecordSchema.of({"a": s.INT})
+    batches = [pa.RecordBatch.from_pylist([{"a": i}] * 10, schema.to_arrow()) for i in range(10)]
+    out = io.BytesIO()
+    write_parquet(batches, out, ParquetWriterOptions(row_group_rows=40), schema)
+    out.seek(0)
+    metadata = pq.ParquetFile(out).metadata
+    assert [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)] == [40, 40, 20]
