@@ -36,6 +36,7 @@ __all__ = [
     "NiFiFormatError",
     "NiFiImportError",
     "ProcessException",
+    "RecordError",
     "RegexTimeoutError",
     "RelationshipError",
     "ReplayError",
@@ -178,6 +179,29 @@ class ProcessException(FlowcoreError, RuntimeError):
         super().__init__(msg)
         self.flowfile_uuid = flowfile_uuid
         self.processor = processor
+
+
+class RecordError(FlowcoreError, ValueError):
+    """A record does not parse or does not fit its schema (NiFi's MalformedRecordException).
+
+    ``record`` is the 1-based number of the record in its content, ``line`` the 1-based line
+    of the problem when the reader knows it (a JSON syntax error), ``field`` the field's name
+    (dotted for a nested one) when one field is the culprit. Records read before it were
+    delivered first.
+    """
+
+    def __init__(
+        self,
+        msg: str,
+        *,
+        record: int | None = None,
+        line: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        super().__init__(msg)
+        self.record = record
+        self.line = line
+        self.field = field
 
 
 class FlowFileHandlingError(ProcessException):

@@ -60,6 +60,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "flowcore.process_context",
             "flowcore.binning",
             "flowcore.record_path.*",
+            "flowcore.records.*",
             "flowcore.session.*",
         ),
     ),

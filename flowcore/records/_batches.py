@@ -1,0 +1,164 @@
+"""Rows to bounded Arrow record batches, shared by the readers.
+
+A reader parses records one at a time into dicts, coerces each to the schema, and hands them here;
+every ``batch_size`` rows become one ``pyarrow.RecordBatch``. A record that does not fit raises one
+:class:`~flowcore.errors.RecordError`, after the batch of the records before it was yielded (NiFi's
+readers return the good records before the bad one, so nothing read is lost).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import pyarrow as pa
+
+from flowcore.errors import RecordError
+from flowcore.records.inference import infer_record_schema
+from flowcore.records.schema import (
+    ArrayType,
+    ChoiceType,
+    DataType,
+    EnumType,
+    MapType,
+    RecordSchema,
+    RecordType,
+)
+from flowcore.records.values import FieldError, TemporalFormats, coerce_record
+
+__all__ = ["Parsed", "batches_of", "record_error"]
+
+#: One parsed record: its number (1-based), its line (or None) and its value.
+Parsed = tuple[int, int | None, Any]
+
+
+def record_error(number: int, line: int | None, field: str | None, reason: str) -> RecordError:
+    """The one error of a bad record, naming it, its line and its field as NiFi's messages do."""
+    where = f"record {number}" + (f" (line {line})" if line is not None else "")
+    what = f", field {field!r}" if field else ""
+    return RecordError(f"{where}{what}: {reason}", record=number, line=line, field=field)
+
+
+def batches_of(
+    parsed: Iterable[Parsed],
+    schema: RecordSchema | None,
+    temporal: TemporalFormats,
+    batch_size: int,
+    sample: int,
+    *,
+    infer: Callable[[list[Any]], RecordSchema] | None = None,
+) -> Iterator[pa.RecordBatch]:
+    """Record batches of *parsed* records under *schema*, inferring it first when None.
+
+    Inference reads the first *sample* records (held in memory, bounded) with *infer* (JSON
+    inference by default) and then streams the rest under that schema.
+    """
+    source = iter(parsed)
+    if schema is None:
+        head: list[Parsed] = []
+        for item in source:
+            head.append(item)
+            if len(head) >= sample:
+                break
+        schema = (infer or (lambda values: infer_record_schema(values, temporal)))(
+            [value for _, _, value in head if isinstance(value, dict)]
+        )
+        source = _chain(head, source)
+    arrow_schema = schema.to_arrow()
+    fast = _plain(schema)
+    pending: list[Parsed] = []
+    for item in source:
+        pending.append(item)
+        if len(pending) >= batch_size:
+            yield from _flush(pending, schema, arrow_schema, temporal, fast)
+            pending = []
+    if pending:
+        yield from _flush(pending, schema, arrow_schema, temporal, fast)
+
+
+def _chain(head: list[Parsed], rest: Iterator[Parsed]) -> Iterator[Parsed]:
+    yield from head
+    yield from rest
+
+
+def _flush(
+    pending: list[Parsed],
+    schema: RecordSchema,
+    arrow_schema: pa.Schema,
+    temporal: TemporalFormats,
+    fast: bool,
+) -> Iterator[pa.RecordBatch]:
+    """One batch of *pending*.
+
+    When a record does not fit: the batch of the records before it, then the error.
+    """
+    if (
+        fast
+        and all(isinstance(value, dict) for _, _, value in pending)
+        and not _bools_in_floats(pending, schema)
+    ):
+        try:
+            yield pa.RecordBatch.from_pylist([value for _, _, value in pending], arrow_schema)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError):
+            pass  # Arrow refused a value: coerce each record, to convert it or to name it
+        else:
+            return
+    rows = []
+    for number, line, value in pending:
+        try:
+            rows.append(coerce_record(value, schema, temporal))
+        except FieldError as exc:
+            if rows:
+                yield pa.RecordBatch.from_pylist(rows, arrow_schema)
+            raise record_error(number, line, exc.field or None, str(exc)) from None
+    yield pa.RecordBatch.from_pylist(rows, arrow_schema)
+
+
+def _bools_in_floats(pending: list[Parsed], schema: RecordSchema) -> bool:
+    """Whether a boolean sits in a FLOAT/DOUBLE field (of the record or of nested records).
+
+    Arrow would take it as 1.0, NiFi refuses it, so the batch takes the coercing path.
+    """
+    paths = list(_float_paths(schema, ()))
+    return any(_at(value, path) is not None for path in paths for _, _, value in pending)
+
+
+def _at(value: Any, path: tuple[str, ...]) -> bool | None:
+    """The boolean at *path* in *value*, or None (identity tests: 1 == True must not count)."""
+    for name in path:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(name)
+    return value if value is True or value is False else None
+
+
+def _float_paths(schema: RecordSchema, prefix: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
+    for field in schema.fields:
+        if field.type.name in ("float", "double"):
+            yield (*prefix, field.name)
+        elif isinstance(field.type, RecordType):
+            yield from _float_paths(field.type.schema, (*prefix, field.name))
+
+
+def _plain(schema: RecordSchema) -> bool:
+    """Whether Arrow can take *schema*'s records as they are parsed.
+
+    Not with defaults, aliases, non-nullable fields or types that need coercion; Arrow's errors
+    send a batch to the coercing path anyway.
+    """
+    return all(
+        field.default is None and not field.aliases and field.nullable and _plain_type(field.type)
+        for field in schema.fields
+    )
+
+
+def _plain_type(dtype: DataType | None) -> bool:
+    if dtype is None or isinstance(dtype, (ChoiceType, EnumType, MapType)):
+        return False
+    if dtype.name in ("date", "time", "timestamp", "decimal", "bigint", "char", "byte"):
+        return False
+    if isinstance(dtype, ArrayType):
+        return _plain_type(dtype.element)
+    if isinstance(dtype, RecordType):
+        return _plain(dtype.schema)
+    return True

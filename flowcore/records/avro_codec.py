@@ -1,0 +1,304 @@
+r"""NiFi's AvroReader and AvroRecordSetWriter as codecs, on fastavro.
+
+Reading: an Avro data file (``Obj\x01`` header) carries its schema ("Use Embedded Avro Schema");
+with a schema given, a data file is read under it (Avro schema resolution) and content without
+the header is read as bare datums one after another (NiFi's ``AvroReaderWithExplicitSchema``).
+fastavro yields one record at a time, so memory stays bounded by the batch.
+
+Writing: "Schema Write Strategy" ``avro-embedded`` writes a data file with the schema in its header
+(NiFi's ``WriteAvroResultWithSchema``); any other strategy writes bare datums
+(``WriteAvroResultWithExternalSchema``) and the schema travels elsewhere (the ``avro.schema``
+attribute for ``full-schema-attribute``: the attributes returned carry it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from decimal import Decimal
+from typing import IO, Any
+from uuid import UUID
+
+import attrs
+import fastavro
+import pyarrow as pa
+
+from flowcore.errors import ConfigurationError
+from flowcore.records._batches import Parsed, batches_of, record_error
+from flowcore.records.avro_schema import schema_from_avro, schema_to_avro
+from flowcore.records.options import nifi
+from flowcore.records.schema import (
+    ArrayType,
+    ChoiceType,
+    DataType,
+    MapType,
+    RecordSchema,
+    RecordType,
+)
+from flowcore.records.values import TemporalFormats, batch_rows
+
+__all__ = ["AvroReaderOptions", "AvroRecordWriter", "AvroWriterOptions", "read_avro", "write_avro"]
+
+_MAGIC = b"Obj\x01"
+
+#: NiFi's "Compression Format" values -> fastavro's codec names.
+CODECS = {
+    "NONE": "null",
+    "DEFLATE": "deflate",
+    "SNAPPY": "snappy",
+    "BZIP2": "bzip2",
+    "XZ": "xz",
+    "ZSTANDARD": "zstandard",
+    "LZO": None,  # fastavro has no LZO: refused with a message
+}
+
+
+@attrs.frozen
+class AvroReaderOptions:
+    """AvroReader's settings.
+
+    Attributes:
+        batch_size: records per Arrow batch (memory bound; not a NiFi property).
+    """
+
+    batch_size: int = 8192
+
+
+def read_avro(
+    stream: IO[bytes],
+    options: AvroReaderOptions = AvroReaderOptions(),
+    schema: RecordSchema | None = None,
+    avro_schema: dict[str, Any] | None = None,
+) -> Iterator[pa.RecordBatch]:
+    """Record batches of the Avro content of *stream*.
+
+    Args:
+        stream: an Avro data file, or bare datums when *avro_schema* is given.
+        options: the reader's settings.
+        schema: the NiFi schema of the batches (default: the Avro schema's).
+        avro_schema: the reader's Avro schema ("Schema Text"); None reads the embedded one.
+
+    Raises:
+        RecordError: the content is not Avro of that schema (the records before it first).
+    """
+    head = stream.read(4)
+    if head == _MAGIC:
+        reader = fastavro.reader(_Prefixed(head, stream), reader_schema=avro_schema)
+        writer_text = reader.metadata.get("avro.schema")
+        written = avro_schema or (json.loads(writer_text) if writer_text else None)
+        records: Iterator[Any] = iter(reader)
+    elif avro_schema is None:
+        msg = "the content is not an Avro data file (no 'Obj' header) and no schema was given"
+        raise record_error(1, None, None, msg)
+    else:
+        written = avro_schema
+        parsed = fastavro.parse_schema(avro_schema)
+        records = _datums(_Prefixed(head, stream), parsed)
+    nifi_schema = schema or schema_from_avro(written)
+    return batches_of(_numbered(records), nifi_schema, TemporalFormats(), options.batch_size, 1)
+
+
+def _numbered(records: Iterator[Any]) -> Iterator[Parsed]:
+    number = 0
+    while True:
+        try:
+            record = next(records)
+        except StopIteration:
+            return
+        except (ValueError, EOFError, TypeError, KeyError, IndexError) as exc:
+            raise record_error(number + 1, None, None, f"not valid Avro: {exc}") from None
+        number += 1
+        yield number, None, _plain(record)
+
+
+def _plain(value: Any) -> Any:
+    """Fastavro's values as the readers' plain values (a UUID as its text, tz-aware as UTC)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, UUID):
+        return str(value)
+    return value
+
+
+def _datums(stream: IO[bytes], parsed: Any) -> Iterator[Any]:
+    while stream.peek_eof() is False:  # type: ignore[attr-defined]
+        yield fastavro.schemaless_reader(stream, parsed, None)
+
+
+class _Prefixed:
+    """A stream with bytes already read put back in front (the 4 magic bytes)."""
+
+    def __init__(self, head: bytes, stream: IO[bytes]) -> None:
+        self._head = head
+        self._stream = stream
+
+    def read(self, size: int = -1) -> bytes:
+        if self._head:
+            if size is None or size < 0:
+                data, self._head = self._head + self._stream.read(), b""
+                return data
+            data, self._head = self._head[:size], self._head[size:]
+            if len(data) < size:
+                data += self._stream.read(size - len(data))
+            return data
+        return self._stream.read(size)
+
+    def peek_eof(self) -> bool:
+        if self._head:
+            return False
+        byte = self._stream.read(1)
+        if not byte:
+            return True
+        self._head = byte
+        return False
+
+
+# ---------------------------------------------------------------------------------------------
+# writing
+
+EMBEDDED = "avro-embedded"
+
+
+@attrs.frozen
+class AvroWriterOptions:
+    """AvroRecordSetWriter's properties.
+
+    Attributes:
+        schema_write_strategy: "Schema Write Strategy": ``avro-embedded`` (Embed Avro Schema)
+            writes a data file; ``no-schema``, ``schema-name``, ``full-schema-attribute``...
+            write bare datums.
+        compression_format: "Compression Format": NONE, DEFLATE, SNAPPY, BZIP2, XZ, ZSTANDARD
+            (LZO is refused: fastavro has none).
+        sync_interval: bytes per data file block (fastavro's; NiFi's Avro default is 16000).
+    """
+
+    schema_write_strategy: str = nifi("Schema Write Strategy", EMBEDDED)
+    compression_format: str = nifi("Compression Format", "NONE")
+    sync_interval: int = 16000
+
+    def codec(self) -> str:
+        """Fastavro's name of the compression."""
+        if self.compression_format not in CODECS:
+            msg = f"Compression Format {self.compression_format!r} is not one of {sorted(CODECS)!r}"
+            raise ConfigurationError(msg)
+        codec = CODECS[self.compression_format]
+        if codec is None:
+            msg = "Compression Format LZO is not supported here; choose SNAPPY or ZSTANDARD"
+            raise ConfigurationError(msg)
+        return codec
+
+
+class AvroRecordWriter:
+    """Writes record batches as Avro (a data file, or bare datums); call :meth:`finish` once."""
+
+    def __init__(
+        self,
+        stream: IO[bytes],
+        schema: RecordSchema,
+        options: AvroWriterOptions = AvroWriterOptions(),
+        avro_schema: dict[str, Any] | None = None,
+    ) -> None:
+        self._stream = stream
+        self._schema = schema
+        self._options = options
+        self._avro = avro_schema or schema_to_avro(schema)
+        self._parsed = fastavro.parse_schema(self._avro)
+        self._count = 0
+        self._writer: Any = None
+        self._adapt = _needs_adapting(schema)
+        if options.schema_write_strategy == EMBEDDED:
+            self._writer = fastavro.write.Writer(
+                stream, self._parsed, codec=options.codec(), sync_interval=options.sync_interval
+            )
+
+    @property
+    def record_count(self) -> int:
+        """Records written so far."""
+        return self._count
+
+    def write(self, batch: pa.RecordBatch | pa.Table) -> None:
+        """Write every record of *batch*."""
+        rows: Iterable[dict[str, Any]] = batch_rows(batch)
+        if self._adapt:
+            rows = (_to_avro_record(row, self._schema) for row in rows)
+        for row in rows:
+            try:
+                if self._writer is not None:
+                    self._writer.write(row)
+                else:
+                    fastavro.schemaless_writer(self._stream, self._parsed, row)
+            except (ValueError, TypeError) as exc:
+                raise record_error(
+                    self._count + 1, None, None, f"does not fit the Avro schema: {exc}"
+                ) from None
+            self._count += 1
+
+    def finish(self) -> dict[str, str]:
+        """Flush the data file; NiFi's attributes (``avro.schema`` unless embedded)."""
+        if self._writer is not None:
+            self._writer.flush()
+        attributes = {"record.count": str(self._count), "mime.type": "application/avro-binary"}
+        if self._options.schema_write_strategy != EMBEDDED:
+            attributes["avro.schema"] = json.dumps(self._avro, separators=(",", ":"))
+        return attributes
+
+
+def write_avro(
+    batches: Iterable[pa.RecordBatch],
+    stream: IO[bytes],
+    options: AvroWriterOptions = AvroWriterOptions(),
+    schema: RecordSchema | None = None,
+    avro_schema: dict[str, Any] | None = None,
+) -> dict[str, str]:
+    """Write *batches* to *stream* as Avro; returns NiFi's attributes."""
+    writer: AvroRecordWriter | None = None
+    for batch in batches:
+        if writer is None:
+            writer = AvroRecordWriter(
+                stream, schema or RecordSchema.from_arrow(batch.schema), options, avro_schema
+            )
+        writer.write(batch)
+    if writer is None:
+        writer = AvroRecordWriter(stream, schema or RecordSchema(()), options, avro_schema)
+    return writer.finish()
+
+
+def _needs_adapting(schema: RecordSchema) -> bool:
+    return any(_adapt_type(f.type) for f in schema.fields)
+
+
+def _adapt_type(dtype: DataType | None) -> bool:
+    if dtype is None:
+        return False
+    if dtype.name == "bigint":
+        return True
+    if isinstance(dtype, ChoiceType):
+        return True
+    if isinstance(dtype, ArrayType):
+        return _adapt_type(dtype.element)
+    if isinstance(dtype, MapType):
+        return _adapt_type(dtype.value)
+    if isinstance(dtype, RecordType):
+        return _needs_adapting(dtype.schema)
+    return False
+
+
+def _to_avro_record(row: dict[str, Any], schema: RecordSchema) -> dict[str, Any]:
+    return {f.name: _to_avro(row.get(f.name), f.type) for f in schema.fields}
+
+
+def _to_avro(value: Any, dtype: DataType | None) -> Any:
+    """A value as the Avro type NiFi gives its NiFi type (BIGINT as a string)."""
+    if value is None or dtype is None:
+        return value
+    if dtype.name == "bigint":
+        return str(int(value)) if isinstance(value, (Decimal, int)) else str(value)
+    if isinstance(dtype, ArrayType) and isinstance(value, list):
+        return [_to_avro(v, dtype.element) for v in value]
+    if isinstance(dtype, MapType) and isinstance(value, dict):
+        return {k: _to_avro(v, dtype.value) for k, v in value.items()}
+    if isinstance(dtype, RecordType) and isinstance(value, dict):
+        return _to_avro_record(value, dtype.schema)
+    return value

@@ -1,0 +1,411 @@
+"""NiFi's CSVReader as a codec: CSV content to bounded Arrow record batches.
+
+Rows are split by Python's C ``csv`` reader (it has every option NiFi's CSVReader has: value
+separator, quote and escape characters, no quote at all for MySQL; comment lines are dropped
+before it), ``batch_size`` rows at a time; each batch's columns are converted to the schema's
+types with Arrow's vectorised casts, so no per-value Python work is done for numbers, booleans
+and strings. As NiFi's reader: values are trimmed ("Trim Fields"), one pair of surrounding
+double quotes is removed, an empty value or the "Null String" is null, a row shorter than the
+header leaves the rest null and a longer one drops the extra values.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import functools
+import io
+import itertools
+import re
+from collections.abc import Callable, Iterator
+from typing import IO, Any
+
+import attrs
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from flowcore.errors import ConfigurationError, RecordError
+from flowcore.records._batches import record_error
+from flowcore.records.csv_format import QUOTE_MINIMAL, CsvDialect, dialect_for
+from flowcore.records.inference import infer_text_schema, infer_text_type
+from flowcore.records.options import nifi
+from flowcore.records.schema import (
+    INTEGRAL,
+    ChoiceType,
+    DataType,
+    RecordField,
+    RecordSchema,
+    SimpleType,
+    arrow_type,
+)
+from flowcore.records.values import FieldError, TemporalFormats, coerce
+
+__all__ = ["CsvReaderOptions", "read_csv"]
+
+#: The longest value the csv module takes (its default, 128 KiB, is below what NiFi reads).
+FIELD_SIZE_LIMIT = 1 << 26
+
+
+@attrs.frozen
+class CsvReaderOptions:
+    r"""CSVReader's properties (NiFi's display names in the field docs), NiFi's defaults.
+
+    Attributes:
+        csv_format: "CSV Format": ``custom``, ``rfc-4180``, ``excel``, ``tdf``, ``mysql``,
+            ``informix-unload``, ``informix-unload-csv`` (or their display names).
+        value_separator: "Value Separator" (``\t`` for a tab), Custom only.
+        quote_character: "Quote Character", Custom only.
+        escape_character: "Escape Character", Custom only.
+        comment_marker: "Comment Marker", Custom only.
+        null_string: "Null String", Custom only.
+        trim_fields: "Trim Fields", Custom only.
+        first_line_is_header: "Treat First Line as Header".
+        ignore_header_column_names: "Ignore CSV Header Column Names" (name columns by the
+            schema, in order).
+        character_set: "Character Set".
+        allow_duplicate_header_names: "Allow Duplicate Header Names" (the last column wins).
+        trim_double_quote: "Trim Double Quote" (remove one pair of surrounding quotes).
+        date_format / time_format / timestamp_format: "Date Format", "Time Format",
+            "Timestamp Format" (Java patterns; None: NiFi's defaults).
+        batch_size: rows per Arrow batch (memory bound; not a NiFi property).
+        inference_sample: rows schema inference reads (not a NiFi property).
+    """
+
+    csv_format: str = nifi("CSV Format", "custom")
+    value_separator: str = nifi("Value Separator", ",")
+    quote_character: str = nifi("Quote Character", '"')
+    escape_character: str | None = nifi("Escape Character", "\\")
+    comment_marker: str | None = nifi("Comment Marker", None)
+    null_string: str | None = nifi("Null String", None)
+    trim_fields: bool = nifi("Trim Fields", True)
+    first_line_is_header: bool = nifi("Treat First Line as Header", False)
+    ignore_header_column_names: bool = nifi("Ignore CSV Header Column Names", False)
+    character_set: str = nifi("Character Set", "UTF-8")
+    allow_duplicate_header_names: bool = nifi("Allow Duplicate Header Names", True)
+    trim_double_quote: bool = nifi("Trim Double Quote", True)
+    date_format: str | None = nifi("Date Format", None)
+    time_format: str | None = nifi("Time Format", None)
+    timestamp_format: str | None = nifi("Timestamp Format", None)
+    batch_size: int = 8192
+    inference_sample: int = 10_000
+
+    def dialect(self) -> CsvDialect:
+        """The Commons CSV format these options give."""
+        return dialect_for(
+            self.csv_format,
+            value_separator=self.value_separator,
+            quote_character=self.quote_character,
+            escape_character=self.escape_character,
+            comment_marker=self.comment_marker,
+            null_string=self.null_string,
+            trim_fields=self.trim_fields,
+            quote_mode=QUOTE_MINIMAL,
+        )
+
+    @property
+    def temporal(self) -> TemporalFormats:
+        """The three formats as one value."""
+        return TemporalFormats(self.date_format, self.time_format, self.timestamp_format)
+
+
+def read_csv(
+    stream: IO[bytes],
+    options: CsvReaderOptions = CsvReaderOptions(),
+    schema: RecordSchema | None = None,
+) -> Iterator[pa.RecordBatch]:
+    """Record batches of the CSV rows of *stream* under *schema*.
+
+    With no schema, NiFi's CSV rules infer one from the first ``options.inference_sample``
+    rows; the columns are then named by the header, or ``field_0``, ``field_1``... without one.
+
+    Raises:
+        RecordError: a value does not fit its field's type, the content is not in the
+            character set, or the header repeats a name it may not.
+    """
+    dialect = options.dialect()
+    try:
+        codecs.lookup(options.character_set)
+    except LookupError:
+        msg = f"Character Set {options.character_set!r} is not a known encoding"
+        raise ConfigurationError(msg) from None
+    if csv.field_size_limit() < FIELD_SIZE_LIMIT:
+        csv.field_size_limit(FIELD_SIZE_LIMIT)
+    return _read(stream, options, dialect, schema)
+
+
+def _read(
+    stream: IO[bytes], options: CsvReaderOptions, dialect: CsvDialect, schema: RecordSchema | None
+) -> Iterator[pa.RecordBatch]:
+    text = io.TextIOWrapper(stream, encoding=_without_bom(options.character_set), newline="")
+    rows = _rows(text, dialect)
+    number = 0
+    try:
+        header = next(rows, None) if options.first_line_is_header else None
+        if header is not None:
+            header = [_clean(v, dialect, options) or "" for v in header]
+            _check_duplicates(header, options)
+        head: list[list[str]] = []
+        if schema is None:
+            for row in rows:
+                head.append(row)
+                if len(head) >= options.inference_sample:
+                    break
+            width = max((len(r) for r in head), default=0)
+            names = header if header is not None else [f"field_{i}" for i in range(width)]
+            cleaned = ([_clean(v, dialect, options) for v in row] for row in head)
+            schema = infer_text_schema(names, cleaned, options.temporal)
+            header = names
+        positions = _positions(schema, header, options)
+        clean = functools.partial(_clean_column, dialect=dialect, options=options)
+        pending: list[list[str]] = []
+        for row in itertools.chain(head, rows):
+            pending.append(row)
+            if len(pending) >= options.batch_size:
+                yield from _batch(
+                    pending, positions, schema, options.temporal, before=number, clean=clean
+                )
+                number += len(pending)
+                pending = []
+        if pending:
+            yield from _batch(
+                pending, positions, schema, options.temporal, before=number, clean=clean
+            )
+    except UnicodeDecodeError as exc:
+        msg = f"the content is not {options.character_set} text ({exc.reason})"
+        raise record_error(number + 1, None, None, msg) from None
+    except csv.Error as exc:
+        raise record_error(number + 1, None, None, f"not valid CSV: {exc}") from None
+    finally:
+        text.detach()
+
+
+def _without_bom(encoding: str) -> str:
+    """The codec that drops a leading UTF-8 byte order mark, as NiFi's BOMInputStream does."""
+    return "utf-8-sig" if codecs.lookup(encoding).name == "utf-8" else encoding
+
+
+def _rows(text: IO[str], dialect: CsvDialect) -> Iterator[list[str]]:
+    lines: Any = text
+    if dialect.comment:
+        marker = dialect.comment
+        lines = (line for line in text if not line.startswith(marker))
+    if dialect.escape:
+        lines = _commons_escapes(lines, dialect)
+    reader = csv.reader(
+        lines,
+        delimiter=dialect.delimiter,
+        quotechar=dialect.quote or '"',
+        quoting=csv.QUOTE_NONE if dialect.quote is None else csv.QUOTE_MINIMAL,
+        escapechar=dialect.escape,
+        doublequote=True,
+        skipinitialspace=dialect.ignore_surrounding_spaces,
+        strict=False,
+    )
+    for row in reader:
+        if not row:
+            if not dialect.ignore_empty_lines:
+                yield [""]
+            continue
+        yield row
+
+
+_CONTROL = {"r": "\r", "n": "\n", "t": "\t", "b": "\b", "f": "\f"}
+
+
+def _commons_escapes(lines: Any, dialect: CsvDialect) -> Iterator[str]:
+    r"""Lines rewritten so the csv module unescapes as Commons CSV does.
+
+    An escaped delimiter,
+    quote or escape is that character, ``\\n`` ``\\r`` ``\\t`` ``\\b`` ``\\f`` are control
+    characters, and an escape before any other character stays (MySQL's ``\\N`` null).
+    """
+    escape = dialect.escape or ""
+    meta = {dialect.delimiter, escape, dialect.quote or "", dialect.comment or ""} - {""}
+    pattern = re.compile(re.escape(escape) + r"(.)", re.DOTALL)
+
+    def rewrite(match: re.Match[str]) -> str:
+        char = match.group(1)
+        if char in meta or char in "\r\n":
+            return match.group(0)
+        if char in _CONTROL:
+            return escape + _CONTROL[char]
+        return escape + escape + char
+
+    for line in lines:
+        yield pattern.sub(rewrite, line) if escape in line else line
+
+
+def _clean(value: str, dialect: CsvDialect, options: CsvReaderOptions) -> str | None:
+    if dialect.trim or dialect.ignore_surrounding_spaces:
+        value = value.strip(_TRIMMED)
+    if dialect.null_string is not None and value == dialect.null_string:
+        return None
+    if options.trim_double_quote and len(value) > 1 and value[0] == value[-1] == '"':
+        value = value[1:-1]
+    return value or None
+
+
+def _clean_column(strings: pa.Array, dialect: CsvDialect, options: CsvReaderOptions) -> pa.Array:
+    """:func:`_clean` for a whole column at once, with Arrow's string kernels."""
+    if dialect.trim or dialect.ignore_surrounding_spaces:
+        strings = pc.utf8_trim(strings, _TRIMMED)
+    if dialect.null_string is not None:
+        strings = pc.if_else(pc.equal(strings, dialect.null_string), None, strings)
+    if options.trim_double_quote:
+        strings = pc.replace_substring_regex(strings, r'^"(.+)"$', r"\1")
+    return pc.if_else(pc.equal(strings, ""), None, strings)
+
+
+#: What Commons CSV's trim takes off both ends: every character up to a space.
+_TRIMMED = "".join(chr(c) for c in range(33))
+
+
+def _check_duplicates(header: list[str], options: CsvReaderOptions) -> None:
+    if options.allow_duplicate_header_names or options.ignore_header_column_names:
+        return
+    seen: set[str] = set()
+    for name in header:
+        if name in seen:
+            msg = (
+                f"the header names the column {name!r} twice; set Allow Duplicate Header Names "
+                "to true or rename the column"
+            )
+            raise RecordError(msg, record=0, line=1, field=name)
+        seen.add(name)
+
+
+def _positions(
+    schema: RecordSchema, header: list[str] | None, options: CsvReaderOptions
+) -> list[int | None]:
+    """For each schema field, the column that holds it (None: no column does)."""
+    if header is None or options.ignore_header_column_names:
+        return list(range(len(schema.fields)))
+    where: dict[str, int] = {}
+    for index, name in enumerate(header):
+        where[name] = index  # duplicates: the last column wins, as Commons CSV's record map
+    positions: list[int | None] = []
+    for field in schema.fields:
+        index = where.get(field.name)
+        if index is None:
+            index = next((where[a] for a in field.aliases if a in where), None)
+        positions.append(index)
+    return positions
+
+
+class _BadValue(Exception):
+    def __init__(self, row: int, field: str, message: str) -> None:
+        super().__init__(message)
+        self.row = row
+        self.field = field
+
+
+def _batch(
+    rows: list[list[str]],
+    positions: list[int | None],
+    schema: RecordSchema,
+    temporal: TemporalFormats,
+    *,
+    before: int,
+    clean: Callable[[pa.Array], pa.Array],
+) -> Iterator[pa.RecordBatch]:
+    """The batch of *rows*; when a value does not fit, the rows before it, then the error."""
+    try:
+        yield _convert(rows, positions, schema, temporal, clean)
+    except _BadValue as bad:
+        if bad.row:
+            yield _convert(rows[: bad.row], positions, schema, temporal, clean)
+        raise record_error(before + bad.row + 1, None, bad.field, str(bad)) from None
+
+
+def _convert(
+    rows: list[list[str]],
+    positions: list[int | None],
+    schema: RecordSchema,
+    temporal: TemporalFormats,
+    clean: Callable[[pa.Array], pa.Array],
+) -> pa.RecordBatch:
+    arrays = []
+    for field, position in zip(schema.fields, positions, strict=True):
+        if position is None:
+            strings = pa.nulls(len(rows), pa.string())
+        else:
+            try:
+                values = [row[position] for row in rows]
+            except IndexError:  # a short row: its missing values are null
+                values = [row[position] if position < len(row) else None for row in rows]
+            strings = clean(pa.array(values, pa.string()))
+        arrays.append(_column(strings, field, temporal))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema.to_arrow())
+
+
+_VECTOR_CASTS = frozenset({*INTEGRAL, "float", "double", "decimal"}) - {"bigint"}
+
+
+def _column(strings: pa.Array, field: RecordField, temporal: TemporalFormats) -> pa.Array:
+    dtype = field.type
+    target = arrow_type(dtype)
+    if not field.nullable and strings.null_count:
+        row = strings.is_null().to_pylist().index(True)
+        raise _BadValue(row, field.name, "the field is not nullable but has no value")
+    if isinstance(dtype, SimpleType) and dtype.name in ("string", "uuid"):
+        return strings
+    if isinstance(dtype, SimpleType) and dtype.name == "char":
+        return pc.utf8_slice_codeunits(strings, 0, 1)
+    if dtype.name == "boolean":
+        lower = pc.utf8_lower(strings)
+        true = pc.equal(lower, "true")
+        bad = pc.and_(pc.invert(pc.or_(true, pc.equal(lower, "false"))), pc.is_valid(strings))
+        if pc.any(bad).as_py():
+            _raise_first(strings.to_pylist(), dtype, field.name, temporal)
+        return true
+    if dtype.name in _VECTOR_CASTS:
+        try:
+            return pc.cast(strings, target)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            pass  # Arrow's cast refused a value: convert one by one (NiFi is more lenient)
+    return pa.array(_coerce_all(strings.to_pylist(), dtype, field.name, temporal), target)
+
+
+def _coerce_all(
+    values: list[str | None], dtype: DataType, name: str, temporal: TemporalFormats
+) -> list[Any]:
+    cache: dict[str, Any] = {}
+    out = []
+    for row, value in enumerate(values):
+        if value is None:
+            out.append(None)
+            continue
+        if value not in cache:
+            try:
+                cache[value] = _coerce_text(value, dtype, name, temporal)
+            except FieldError as exc:
+                raise _BadValue(row, name, str(exc)) from None
+        out.append(cache[value])
+    return out
+
+
+def _coerce_text(value: str, dtype: DataType, name: str, temporal: TemporalFormats) -> Any:
+    if isinstance(dtype, ChoiceType):
+        typed = _typed_text(value, temporal)
+        return coerce(typed, dtype, temporal, name)
+    return coerce(value, dtype, temporal, name)
+
+
+def _typed_text(value: str, temporal: TemporalFormats) -> Any:
+    """A CSV value as the Python value of the type NiFi infers for it (for a CHOICE)."""
+    inferred = infer_text_type(value, temporal)
+    if inferred is None:
+        return value
+    if inferred.name in ("int", "long"):
+        return int(value)
+    if inferred.name in ("float", "double"):
+        return float(value)
+    if inferred.name == "boolean":
+        return value.lower() == "true"
+    return value
+
+
+def _raise_first(
+    values: list[str | None], dtype: DataType, name: str, temporal: TemporalFormats
+) -> None:
+    _coerce_all(values, dtype, name, temporal)

@@ -1,0 +1,296 @@
+"""Java's text forms, as NiFi's readers and writers produce and accept them.
+
+NiFi formats numbers with Java's ``Double.toString``/``Float.toString``/``BigDecimal.toString``
+and dates with ``java.time.DateTimeFormatter`` patterns (the Date Format, Time Format and
+Timestamp Format properties). The writers must give NiFi's bytes, so this module turns those
+rules into Python. Times are taken in UTC (NiFi uses the JVM's zone; flowcore's is UTC).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import math
+import re
+from collections.abc import Callable
+from decimal import Decimal
+
+import numpy as np
+import pyarrow as pa
+
+from flowcore.errors import ConfigurationError
+
+__all__ = [
+    "DateTimePattern",
+    "java_decimal_str",
+    "java_double_str",
+    "java_float_str",
+    "java_plain_str",
+]
+
+EPOCH = dt.datetime(1970, 1, 1)
+EPOCH_DATE = dt.date(1970, 1, 1)
+
+
+def java_double_str(value: float) -> str:
+    """Java's ``Double.toString``: ``8.0``, ``1.0E10``, ``1.0E-4`` (shortest digits)."""
+    return _java_str(value, repr(float(value)))
+
+
+def java_float_str(value: float) -> str:
+    """Java's ``Float.toString`` (the shortest digits that give the same 32-bit float)."""
+    return _java_str(value, np.format_float_scientific(np.float32(value), unique=True, trim="-"))
+
+
+def _java_str(value: float, shortest: str) -> str:
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0:
+        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
+    sign, digits, exponent = Decimal(shortest).as_tuple()
+    text = "".join(map(str, digits)).rstrip("0") or "0"
+    point = len(digits) + int(exponent)  # digits before the decimal point
+    prefix = "-" if sign else ""
+    if 1e-3 <= abs(value) < 1e7:
+        if point <= 0:
+            return f"{prefix}0.{'0' * -point}{text}"
+        whole = text[:point].ljust(point, "0")
+        return f"{prefix}{whole}.{text[point:] or '0'}"
+    return f"{prefix}{text[0]}.{text[1:] or '0'}E{point - 1}"
+
+
+def java_float_texts(array: pa.Array) -> list[str | None]:
+    """``Float.toString`` of every value of a float32 Arrow array (None for null).
+
+    Between 10^-3 and 10^7 numpy's shortest positional text is Java's; outside, the full rule.
+    """
+    values = array.to_numpy(zero_copy_only=False).astype(np.float32)
+    valid = array.is_valid().to_numpy(zero_copy_only=False)
+    out: list[str | None] = []
+    for value, ok in zip(values, valid, strict=True):
+        if not ok:
+            out.append(None)
+            continue
+        magnitude = abs(value)
+        if 1e-3 <= magnitude < 1e7 or magnitude == 0:
+            out.append(str(value))
+        else:
+            out.append(java_float_str(float(value)))
+    return out
+
+
+def java_decimal_str(value: Decimal) -> str:
+    """Java's ``BigDecimal.toString`` (the same scientific-string rule as Python's)."""
+    return str(value)
+
+
+def java_plain_str(value: float | Decimal, *, single: bool = False) -> str:
+    """``BigDecimal.toPlainString`` of a number.
+
+    NiFi's JSON writer writes doubles and floats so when "Allow Scientific Notation" is false
+    (``BigDecimal.valueOf(double)``).
+    """
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    text = java_float_str(value) if single else java_double_str(value)
+    if not math.isfinite(value):
+        return text
+    return format(Decimal(text.replace("E", "e")), "f")
+
+
+# ---------------------------------------------------------------------------------------------
+# DateTimeFormatter patterns
+
+_TOKEN = re.compile(r"'(?:[^']|'')*'|([A-Za-z])\1*|.", re.DOTALL)
+_MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
+_DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+
+
+class DateTimePattern:
+    """A ``java.time.DateTimeFormatter`` pattern (``yyyy-MM-dd HH:mm:ss.SSS``).
+
+    It formats and parses Python dates, times and datetimes.
+
+    The letters NiFi's users write are supported: ``y u M L d D H h k K m s S a E z Z X x`` and
+    quoted text; any other letter is refused with a message naming it.
+    """
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self._parts: list[tuple[str, int] | str] = []
+        for match in _TOKEN.finditer(pattern):
+            token = match.group(0)
+            if token.startswith("'"):
+                self._parts.append(token[1:-1].replace("''", "'") if token != "''" else "'")
+            elif match.group(1):
+                letter = match.group(1)
+                if letter not in "yuMLdDHhkKmsSaEzZXx":
+                    msg = (
+                        f"date/time format {pattern!r}: the letter {letter!r} is not "
+                        "supported; use y M d H h m s S a E Z X"
+                    )
+                    raise ConfigurationError(msg)
+                self._parts.append((letter, len(token)))
+            else:
+                self._parts.append(token)
+        used: dict[str, int] = {}
+        self._regex = re.compile(
+            "".join(self._part_regex(p, used) for p in self._parts) + r"\Z", re.IGNORECASE
+        )
+
+    def __repr__(self) -> str:
+        return f"DateTimePattern({self.pattern!r})"
+
+    def format(self, value: dt.date | dt.time | dt.datetime) -> str:
+        """*value* in this pattern (a time has no date fields, a date no time fields)."""
+        return "".join(p if isinstance(p, str) else _format_field(p, value) for p in self._parts)
+
+    def parse_datetime(self, text: str) -> dt.datetime | None:
+        """The datetime *text* gives in this pattern, or None when it does not match."""
+        match = self._regex.match(text.strip())
+        if match is None:
+            return None
+        fields = {k: v for k, v in match.groupdict().items() if v is not None}
+        try:
+            return _build(fields)
+        except ValueError:
+            return None
+
+    def matches(self, text: str) -> bool:
+        """Whether *text* parses in this pattern (schema inference's date/time test)."""
+        return self.parse_datetime(text) is not None
+
+    @staticmethod
+    def _part_regex(part: tuple[str, int] | str, used: dict[str, int]) -> str:
+        if isinstance(part, str):
+            return re.escape(part)
+        letter, width = part
+        group = {"u": "y", "L": "M", "k": "H", "K": "h"}.get(letter, letter)
+        if letter in "yu":
+            body = r"\d{2}" if width == 2 else r"-?\d{1,9}"
+        elif (letter in "ML" and width >= 3) or letter == "E":
+            body = "[A-Za-z]+"
+        elif letter == "a":
+            body = "AM|PM"
+        elif letter == "S":
+            body = rf"\d{{{width}}}"
+        elif letter in "zZXx":
+            body = r"Z|[+-]\d{2}:?(?:\d{2})?|UTC|GMT"
+        elif width == 1:
+            body = r"\d{1,3}" if letter == "D" else r"\d{1,2}"
+        else:
+            body = rf"\d{{{width}}}"
+        # group names must be unique in a regex: a letter used twice gets a numbered group
+        used[group] = used.get(group, 0) + 1
+        suffix = "" if used[group] == 1 else f"__{used[group]}"
+        return f"(?P<{group}{suffix}>{body})"
+
+
+def _format_field(part: tuple[str, int], value: dt.date | dt.time | dt.datetime) -> str:
+    letter, width = part
+    if letter in "yu":
+        year = value.year  # type: ignore[union-attr]
+        return f"{year % 100:02d}" if width == 2 else str(year).zfill(width)
+    if letter in "ML":
+        month = value.month  # type: ignore[union-attr]
+        if width == 3:
+            return _MONTHS[month - 1][:3]
+        if width >= 4:
+            return _MONTHS[month - 1]
+        return str(month).zfill(width)
+    if letter == "d":
+        return str(value.day).zfill(width)  # type: ignore[union-attr]
+    if letter == "D":
+        return str(value.timetuple().tm_yday).zfill(width)  # type: ignore[union-attr]
+    if letter == "E":
+        name = _DAYS[value.weekday()]  # type: ignore[union-attr]
+        return name if width >= 4 else name[:3]
+    if letter == "H":
+        return str(value.hour).zfill(width)  # type: ignore[union-attr]
+    if letter == "k":
+        return str(value.hour or 24).zfill(width)  # type: ignore[union-attr]
+    if letter == "h":
+        return str(value.hour % 12 or 12).zfill(width)  # type: ignore[union-attr]
+    if letter == "K":
+        return str(value.hour % 12).zfill(width)  # type: ignore[union-attr]
+    if letter == "m":
+        return str(value.minute).zfill(width)  # type: ignore[union-attr]
+    if letter == "s":
+        return str(value.second).zfill(width)  # type: ignore[union-attr]
+    if letter == "S":
+        return f"{value.microsecond:06d}"[:width].ljust(width, "0")  # type: ignore[union-attr]
+    if letter == "a":
+        return "AM" if value.hour < 12 else "PM"  # type: ignore[union-attr]
+    if letter == "X":
+        return "Z"
+    if letter in {"x", "Z"}:
+        return "+00:00" if width >= 3 and letter == "x" else "+0000"
+    return "UTC"  # z
+
+
+def _build(fields: dict[str, str]) -> dt.datetime:
+    def get(name: str, default: int) -> int:
+        return int(fields[name]) if name in fields else default
+
+    year = get("y", 1970)
+    if "y" in fields and len(fields["y"]) == 2:
+        year += 2000
+    month_text = fields.get("M", "1")
+    month = int(month_text) if month_text.isdigit() else _month_number(month_text)
+    if "D" in fields and "d" not in fields:
+        base = dt.datetime(year, 1, 1) + dt.timedelta(days=int(fields["D"]) - 1)
+        month, day = base.month, base.day
+    else:
+        day = get("d", 1)
+    hour = get("H", 0)
+    if "h" in fields:
+        hour = int(fields["h"]) % 12
+        if fields.get("a", "AM").upper() == "PM":
+            hour += 12
+    fraction = fields.get("S", "")
+    micro = int((fraction + "000000")[:6]) if fraction else 0
+    value = dt.datetime(year, month, day, hour, get("m", 0), get("s", 0), micro)
+    zone = fields.get("Z") or fields.get("X") or fields.get("x") or fields.get("z")
+    if zone and zone.upper() not in ("Z", "UTC", "GMT"):
+        sign = -1 if zone[0] == "-" else 1
+        digits = zone[1:].replace(":", "")
+        offset = dt.timedelta(hours=int(digits[:2]), minutes=int(digits[2:4] or 0))
+        value -= sign * offset
+    return value
+
+
+def _month_number(text: str) -> int:
+    for index, name in enumerate(_MONTHS, start=1):
+        if name.lower().startswith(text.lower()[:3]):
+            return index
+    msg = f"not a month: {text!r}"
+    raise ValueError(msg)
+
+
+@functools.lru_cache(maxsize=64)
+def pattern(text: str) -> DateTimePattern:
+    """The compiled :class:`DateTimePattern` for *text* (cached: patterns come from properties)."""
+    return DateTimePattern(text)
+
+
+#: NiFi's default formats of the temporal types (RecordFieldType.DATE/TIME/TIMESTAMP).
+DEFAULT_DATE = "yyyy-MM-dd"
+DEFAULT_TIME = "HH:mm:ss"
+DEFAULT_TIMESTAMP = "yyyy-MM-dd HH:mm:ss"
+
+Formatter = Callable[[object], str]

@@ -1,0 +1,465 @@
+"""Values to and from NiFi types: the coercion NiFi's ``DataTypeUtils.convertType`` does.
+
+Readers turn what they parsed (JSON values, CSV text) into the Python values Arrow takes for a
+field's type with :func:`coerce`; the writers read Arrow values back as Python values with
+:func:`batch_rows`. A value that cannot become its field's type raises :class:`FieldError`,
+which a reader turns into the one :class:`~flowcore.errors.RecordError` naming the record and
+the field.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+from collections.abc import Callable, Iterator, Mapping
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import Any
+
+import attrs
+import pyarrow as pa
+
+from flowcore.records import formats
+from flowcore.records.schema import (
+    INTEGRAL,
+    ArrayType,
+    ChoiceType,
+    DataType,
+    DecimalType,
+    EnumType,
+    MapType,
+    RecordSchema,
+    RecordType,
+    SimpleType,
+)
+
+__all__ = ["FieldError", "TemporalFormats", "batch_rows", "coerce", "coerce_record"]
+
+_RANGES = {
+    "byte": (-(2**7), 2**7 - 1),
+    "short": (-(2**15), 2**15 - 1),
+    "int": (-(2**31), 2**31 - 1),
+    "long": (-(2**63), 2**63 - 1),
+    "bigint": (-(10**38) + 1, 10**38 - 1),
+}
+
+
+class FieldError(ValueError):
+    """A value does not fit its field's type; ``field`` names it (dotted when nested)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+@attrs.frozen
+class TemporalFormats:
+    """NiFi's "Date Format", "Time Format" and "Timestamp Format".
+
+    ``None`` is NiFi's defaults ``yyyy-MM-dd``, ``HH:mm:ss``, ``yyyy-MM-dd HH:mm:ss`` when
+    reading, and epoch millis when writing.
+    """
+
+    date: str | None = None
+    time: str | None = None
+    timestamp: str | None = None
+
+
+def coerce_record(
+    value: Any, schema: RecordSchema, formats_: TemporalFormats, prefix: str = ""
+) -> dict[str, Any]:
+    """*value* (a mapping) as a dict of *schema*'s fields, each coerced to its type.
+
+    A missing field takes its default; extra keys are dropped (NiFi keeps them as raw fields
+    that schema-aware writers do not write).
+    """
+    if not isinstance(value, Mapping):
+        msg = f"expected a record (JSON object) but got {_describe(value)}"
+        raise FieldError(prefix.rstrip("."), msg)
+    out = {}
+    for field in schema.fields:
+        raw = value.get(field.name)
+        if raw is None and field.name not in value:
+            for alias in field.aliases:
+                if alias in value:
+                    raw = value[alias]
+                    break
+            else:
+                raw = field.default
+        name = prefix + field.name
+        if raw is None:
+            if not field.nullable:
+                msg = "the field is not nullable but has no value"
+                raise FieldError(name, msg)
+            out[field.name] = None
+            continue
+        out[field.name] = coerce(raw, field.type, formats_, name)
+    return out
+
+
+def coerce(value: Any, dtype: DataType, formats_: TemporalFormats, name: str) -> Any:
+    """*value* as the Python value Arrow stores for NiFi type *dtype* (None stays None)."""
+    if value is None:
+        return None
+    kind = dtype.name
+    try:
+        if kind == "string":
+            return to_text(value)
+        if kind in ("uuid", "char"):
+            text = to_text(value)
+            return text[:1] if kind == "char" else text
+        if kind == "boolean":
+            return _to_bool(value)
+        if kind in INTEGRAL:
+            return _to_integral(value, kind)
+        if kind in ("float", "double"):
+            return _to_float(value)
+        if isinstance(dtype, DecimalType):
+            return _to_decimal(value, dtype)
+        if kind == "date":
+            return _to_date(value, formats_.date)
+        if kind == "time":
+            return _to_time(value, formats_.time)
+        if kind == "timestamp":
+            return _to_timestamp(value, formats_.timestamp)
+        if isinstance(dtype, EnumType):
+            text = to_text(value)
+            if text not in dtype.symbols:
+                msg = f"{text!r} is not one of the enum's symbols {list(dtype.symbols)!r}"
+                raise FieldError(name, msg)
+            return text
+        if isinstance(dtype, ArrayType):
+            return _to_array(value, dtype, formats_, name)
+        if isinstance(dtype, MapType):
+            if not isinstance(value, Mapping):
+                raise _mismatch(name, value, dtype)
+            return [
+                (str(k), coerce(v, dtype.value, formats_, f"{name}.{k}")) for k, v in value.items()
+            ]
+        if isinstance(dtype, RecordType):
+            return coerce_record(value, dtype.schema, formats_, name + ".")
+        if isinstance(dtype, ChoiceType):
+            return _to_choice(value, dtype, formats_, name)
+    except FieldError:
+        raise
+    except (ValueError, TypeError, ArithmeticError, InvalidOperation):
+        raise _mismatch(name, value, dtype) from None
+    raise _mismatch(name, value, dtype)
+
+
+def _mismatch(name: str, value: Any, dtype: DataType) -> FieldError:
+    """NiFi's IllegalTypeConversionException message, naming the value, its class and the field."""
+    text = to_text(value)
+    if len(text) > 60:
+        text = text[:45] + "..."
+    target = _JAVA_TARGETS.get(dtype.name, str(dtype))
+    msg = f"Cannot convert value [{text}] of type {_java_class(value)} to {target} for field {name}"
+    return FieldError(name, msg)
+
+
+_JAVA_TARGETS = {
+    "boolean": "Boolean",
+    "byte": "Byte",
+    "short": "Short",
+    "int": "Integer",
+    "long": "Long",
+    "bigint": "BigInteger",
+    "float": "Float",
+    "double": "Double",
+    "decimal": "BigDecimal",
+    "date": "Date",
+    "time": "Time",
+    "timestamp": "Timestamp",
+}
+
+
+def _java_class(value: Any) -> str:
+    if isinstance(value, bool):
+        return "class java.lang.Boolean"
+    if isinstance(value, int):
+        return "class java.lang.Integer" if -(2**31) <= value < 2**31 else "class java.lang.Long"
+    if isinstance(value, float):
+        return "class java.lang.Double"
+    if isinstance(value, str):
+        return "class java.lang.String"
+    if isinstance(value, Mapping):
+        return "class java.util.LinkedHashMap"
+    if isinstance(value, (list, tuple)):
+        return "class [Ljava.lang.Object;"
+    return f"class {type(value).__name__}"
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:45] + "..."
+    return f"{text} ({type(value).__name__})"
+
+
+def to_text(value: Any) -> str:
+    """NiFi's ``DataTypeUtils.toString`` of a value (Java's forms of numbers and booleans)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return formats.java_double_str(value)
+    if isinstance(value, (int, Decimal)):
+        return str(value)
+    if isinstance(value, dt.datetime):
+        return formats.pattern(formats.DEFAULT_TIMESTAMP).format(value)
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, dt.time):
+        return value.strftime("%H:%M:%S")
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return json.dumps(value, separators=(",", ":"), default=str)
+
+
+def _to_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise ValueError(value)
+
+
+def _to_integral(value: Any, kind: str) -> int:
+    if isinstance(value, bool):
+        raise TypeError(value)
+    if isinstance(value, str):
+        text = value.strip()
+        number = int(text) if text.lstrip("+-").isdigit() else _whole(float(text))
+    elif isinstance(value, float):
+        number = _whole(value)
+    elif isinstance(value, (int, Decimal)):
+        number = int(value)
+    elif isinstance(value, dt.datetime):
+        number = int((value - formats.EPOCH).total_seconds() * 1000)
+    else:
+        raise TypeError(value)
+    low, high = _RANGES[kind]
+    if not low <= number <= high:
+        msg = f"{number} is out of range for the type {kind.upper()}"
+        raise ValueError(msg)
+    return number
+
+
+def _whole(value: float) -> int:
+    if not math.isfinite(value):
+        raise ValueError(value)
+    return int(value)  # NiFi's Number.intValue()/longValue() truncate
+
+
+def _to_float(value: Any) -> float:
+    if isinstance(value, bool):
+        raise TypeError(value)
+    if isinstance(value, (int, float, Decimal)):
+        return float(value)
+    if isinstance(value, str):
+        return float(value.strip())
+    raise TypeError(value)
+
+
+def _to_decimal(value: Any, dtype: DecimalType) -> Decimal:
+    if isinstance(value, bool):
+        raise TypeError(value)
+    number = Decimal(repr(value)) if isinstance(value, float) else Decimal(str(value).strip())
+    if not number.is_finite():
+        raise ValueError(value)
+    quantum = Decimal(1).scaleb(-dtype.scale)
+    rounded = number.quantize(quantum, rounding=ROUND_HALF_UP)
+    if len(rounded.as_tuple().digits) > dtype.precision and rounded != 0:
+        msg = f"{number} does not fit DECIMAL({dtype.precision}, {dtype.scale})"
+        raise ValueError(msg)
+    return rounded
+
+
+def _to_date(value: Any, pattern: str | None) -> dt.date:
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return (formats.EPOCH + dt.timedelta(milliseconds=value)).date()
+    if isinstance(value, str):
+        parsed = _parse(value, pattern or formats.DEFAULT_DATE)
+        return parsed.date()
+    raise TypeError(value)
+
+
+def _to_time(value: Any, pattern: str | None) -> dt.time:
+    if isinstance(value, dt.datetime):
+        return value.time()
+    if isinstance(value, dt.time):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return (formats.EPOCH + dt.timedelta(milliseconds=value)).time()
+    if isinstance(value, str):
+        return _parse(value, pattern or formats.DEFAULT_TIME).time()
+    raise TypeError(value)
+
+
+def _to_timestamp(value: Any, pattern: str | None) -> dt.datetime:
+    if isinstance(value, dt.datetime):
+        return value.replace(tzinfo=None) - (value.utcoffset() or dt.timedelta())
+    if isinstance(value, dt.date):
+        return dt.datetime(value.year, value.month, value.day)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return formats.EPOCH + dt.timedelta(milliseconds=value)
+    if isinstance(value, str):
+        text = value.strip()
+        if text.lstrip("-").isdigit():
+            return formats.EPOCH + dt.timedelta(milliseconds=int(text))
+        return _parse(text, pattern or formats.DEFAULT_TIMESTAMP)
+    raise TypeError(value)
+
+
+def _parse(text: str, pattern: str) -> dt.datetime:
+    parsed = formats.pattern(pattern).parse_datetime(text)
+    if parsed is None:
+        msg = f"{text!r} does not match the format {pattern!r}"
+        raise ValueError(msg)
+    return parsed
+
+
+def _to_array(value: Any, dtype: ArrayType, formats_: TemporalFormats, name: str) -> Any:
+    if dtype.element is not None and dtype.element.name == "byte":
+        if isinstance(value, (bytes, bytearray)):
+            return bytes(value)
+        if isinstance(value, str):
+            return value.encode()
+        if isinstance(value, list):
+            return bytes(b & 0xFF for b in (_to_integral(v, "byte") for v in value))
+        raise TypeError(value)
+    if not isinstance(value, (list, tuple)):
+        raise TypeError(value)
+    element = dtype.element
+    if element is None:
+        return [None if v is None else to_text(v) for v in value]
+    return [coerce(v, element, formats_, name) for v in value]
+
+
+def _to_choice(value: Any, dtype: ChoiceType, formats_: TemporalFormats, name: str) -> str:
+    """The JSON text of *value* as the CHOICE option NiFi's ``chooseDataType`` would pick."""
+    option = choose_option(value, dtype)
+    if option is None:
+        msg = f"{_describe(value)} fits none of {dtype}"
+        raise FieldError(name, msg)
+    return json.dumps(_jsonable(coerce(value, option, formats_, name)), separators=(",", ":"))
+
+
+def choose_option(value: Any, dtype: ChoiceType) -> DataType | None:
+    """The option of *dtype* that *value* takes (NiFi's ``chooseDataType``).
+
+    The option of the value's own type first, then a wider number type, then the first option
+    that accepts it.
+    """
+    own = _own_type(value)
+    for option in dtype.options:
+        if option.name == own:
+            return option
+    if own in INTEGRAL or own in ("float", "double"):
+        order = ("byte", "short", "int", "long", "bigint", "float", "double", "decimal")
+        for wider in order[order.index(own) :]:
+            for option in dtype.options:
+                if option.name == wider:
+                    return option
+    for option in dtype.options:
+        try:
+            coerce(value, option, TemporalFormats(), "")
+        except (FieldError, ValueError, TypeError):
+            continue
+        return option
+    return None
+
+
+def _own_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return (
+            "int"
+            if -(2**31) <= value < 2**31
+            else "long"
+            if -(2**63) <= value < 2**63
+            else "bigint"
+        )
+    if isinstance(value, float):
+        return "double"
+    if isinstance(value, Decimal):
+        return "decimal"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, Mapping):
+        return "record"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    if isinstance(value, dt.datetime):
+        return "timestamp"
+    if isinstance(value, dt.date):
+        return "date"
+    if isinstance(value, dt.time):
+        return "time"
+    return "string"
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        if value and isinstance(value[0], tuple):  # a map's (key, value) pairs
+            return {k: _jsonable(v) for k, v in value}
+        return [_jsonable(v) for v in value]
+    if isinstance(value, Decimal):
+        return float(value) if value.as_tuple().exponent < 0 else int(value)
+    if isinstance(value, (dt.date, dt.time)):
+        return to_text(value)
+    if isinstance(value, bytes):
+        return list(value)
+    return value
+
+
+# ---------------------------------------------------------------------------------------------
+# Arrow -> Python
+
+
+def batch_rows(batch: pa.RecordBatch | pa.Table) -> Iterator[dict[str, Any]]:
+    """The rows of *batch* as dicts of Python values.
+
+    CHOICE columns are decoded from their JSON text and maps are dicts: the record view the
+    writers and FreeForm templates use.
+    """
+    schema = RecordSchema.from_arrow(batch.schema)
+    decoders = [(f.name, decoder(f.type)) for f in schema.fields]
+    columns = [batch.column(i).to_pylist() for i in range(batch.num_columns)]
+    for values in (
+        zip(*columns, strict=True) if columns else iter(() for _ in range(batch.num_rows))
+    ):
+        yield {name: decode(v) for (name, decode), v in zip(decoders, values, strict=True)}
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def decoder(dtype: DataType) -> Callable[[Any], Any]:
+    if isinstance(dtype, ChoiceType):
+        return lambda v: None if v is None else json.loads(v)
+    if isinstance(dtype, MapType):
+        inner = decoder(dtype.value)
+        return lambda v: None if v is None else {k: inner(x) for k, x in v}
+    if isinstance(dtype, ArrayType) and dtype.element is not None and dtype.element.name != "byte":
+        inner = decoder(dtype.element)
+        if inner is _identity:
+            return _identity
+        return lambda v: None if v is None else [inner(x) for x in v]
+    if isinstance(dtype, RecordType):
+        children = [(f.name, decoder(f.type)) for f in dtype.schema.fields]
+        if all(d is _identity for _, d in children):
+            return _identity
+        return lambda v: None if v is None else {n: d(v.get(n)) for n, d in children}
+    if isinstance(dtype, SimpleType | DecimalType | EnumType | ArrayType):
+        return _identity
+    return _identity

@@ -1,0 +1,188 @@
+"""Tests for the CSVReader codec (cases after NiFi's TestCSVRecordReader)."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from flowcore.errors import RecordError
+from flowcore.records import schema as s
+from flowcore.records.csv_reader import CsvReaderOptions, read_csv
+from flowcore.records.csv_writer import CsvWriterOptions, write_csv
+
+NAMES = ["id", "name", "balance", "address", "city", "state", "zipCode", "country"]
+ACCOUNTS = s.RecordSchema(
+    [s.RecordField(n, s.DOUBLE if n == "balance" else s.STRING) for n in NAMES]
+)
+HEADER = CsvReaderOptions(first_line_is_header=True)
+
+
+def _rows(
+    data: bytes, options: CsvReaderOptions = HEADER, schema: s.RecordSchema | None = ACCOUNTS
+) -> list[dict]:
+    return [
+        row for batch in read_csv(io.BytesIO(data), options, schema) for row in batch.to_pylist()
+    ]
+
+
+def test_extra_white_space_and_quotes_are_trimmed() -> None:
+    """testExtraWhiteSpace / testMissingField: values trimmed, a pair of quotes removed, a short
+    row's missing values null."""
+    data = (
+        b"id, name, balance, address, city, state, zipCode, country\n"
+        b'1, John, 40.80, "123 My Street", My City, MS, 11111\n'
+    )
+    (row,) = _rows(data)
+    assert row == {
+        "id": "1",
+        "name": "John",
+        "balance": 40.8,
+        "address": "123 My Street",
+        "city": "My City",
+        "state": "MS",
+        "zipCode": "11111",
+        "country": None,
+    }
+
+
+def test_quotes_escapes_and_the_excel_format() -> None:
+    """testQuote, testExcelFormat and escaped delimiters."""
+    one = s.RecordSchema.of({"name": s.STRING})
+    assert _rows(
+        b'"name"\n""""""""\n',
+        CsvReaderOptions(csv_format="rfc-4180", first_line_is_header=True),
+        one,
+    ) == [{"name": '"'}]
+    two = s.RecordSchema.of({"fieldA": s.STRING, "fieldB": s.STRING})
+    assert _rows(
+        b"fieldA,fieldB\nvalueA,valueB",
+        CsvReaderOptions(csv_format="excel", first_line_is_header=True),
+        two,
+    ) == [{"fieldA": "valueA", "fieldB": "valueB"}]
+    assert _rows(b"fieldA,fieldB\na\\,b,c\n", HEADER, two) == [{"fieldA": "a,b", "fieldB": "c"}]
+
+
+def test_header_names_map_columns_unless_ignored() -> None:
+    """Columns are taken by header name (schema fields missing from it are null); with "Ignore
+    CSV Header Column Names" by position."""
+    schema = s.RecordSchema.of({"b": s.INT, "a": s.INT, "z": s.STRING})
+    assert _rows(b"a,b\n1,2\n", HEADER, schema) == [{"b": 2, "a": 1, "z": None}]
+    ignore = CsvReaderOptions(first_line_is_header=True, ignore_header_column_names=True)
+    assert _rows(b"a,b\n1,2\n", ignore, schema) == [{"b": 1, "a": 2, "z": None}]
+    assert _rows(b"1,2\n", CsvReaderOptions(), schema) == [{"b": 1, "a": 2, "z": None}]
+
+
+def test_duplicate_header_names_are_refused_when_not_allowed() -> None:
+    """Allow Duplicate Header Names false names the repeated column."""
+    options = CsvReaderOptions(first_line_is_header=True, allow_duplicate_header_names=False)
+    with pytest.raises(RecordError, match="'id' twice"):
+        _rows(b"id,id\n1,2\n", options, s.RecordSchema.of({"id": s.STRING}))
+
+
+def test_formats_comments_null_strings_and_character_sets() -> None:
+    """Comment Marker lines are skipped, the Null String is null (MySQL's too), Latin-1 decodes."""
+    schema = s.RecordSchema.of({"a": s.STRING, "b": s.STRING})
+    options = CsvReaderOptions(first_line_is_header=True, comment_marker="#", null_string="NULL")
+    assert _rows(b"# note\na,b\nx,NULL\n", options, schema) == [{"a": "x", "b": None}]
+    mysql = CsvReaderOptions(csv_format="mysql", first_line_is_header=True)
+    assert _rows(b"a\tb\nx\t\\N\n", mysql, schema) == [{"a": "x", "b": None}]
+    assert _rows(b"\xef\xbb\xbfa,b\nx,y\n", HEADER, schema) == [{"a": "x", "b": "y"}]  # a BOM
+    latin = CsvReaderOptions(first_line_is_header=True, character_set="ISO-8859-1")
+    assert _rows("a,b\ncafé,1\n".encode("latin-1"), latin, schema) == [{"a": "café", "b": "1"}]
+
+
+def test_inference_reads_the_header_and_nifis_text_rules() -> None:
+    """Without a schema the header names the fields and NiFi's CSV inference types them."""
+    batches = list(
+        read_csv(
+            io.BytesIO(b"id,price,ok,when\n1,1.5,true,2019-01-07\n2,2.5,FALSE,\n"),
+            CsvReaderOptions(first_line_is_header=True, date_format="yyyy-MM-dd"),
+        )
+    )
+    schema = s.RecordSchema.from_arrow(batches[0].schema)
+    assert [f.type for f in schema] == [s.INT, s.FLOAT, s.BOOLEAN, s.DATE]
+    assert batches[0].column("ok").to_pylist() == [True, False]
+
+
+def test_a_bad_value_names_record_and_field_after_the_good_records() -> None:
+    """The records of the batch before the bad one come first, then one RecordError."""
+    schema = s.RecordSchema.of({"id": s.INT})
+    batches = read_csv(
+        io.BytesIO(b"id\n1\n2\nx\n4\n"), CsvReaderOptions(first_line_is_header=True), schema
+    )
+    assert next(batches).to_pylist() == [{"id": 1}, {"id": 2}]
+    with pytest.raises(
+        RecordError, match=r"record 3, field 'id': Cannot convert value \[x\]"
+    ) as caught:
+        next(batches)
+    assert (caught.value.record, caught.value.field) == (3, "id")
+    with pytest.raises(RecordError, match="not UTF-8"):
+        _rows(b"id\n\xff\n", HEADER, schema)
+
+
+TEXT = st.text(st.characters(codec="utf-8", exclude_characters="\r\x00"), max_size=8).map(
+    lambda t: t.strip("".join(chr(c) for c in range(33)))
+)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(TEXT, st.integers(-(2**31), 2**31 - 1), st.booleans()), max_size=5))
+def test_rows_round_trip_through_the_csv_writer(rows: list[tuple[str, int, bool]]) -> None:
+    """What the CSV writer writes (any quoting needed) reads back the same; empty text is null."""
+    schema = s.RecordSchema.of({"text": s.STRING, "number": s.INT, "flag": s.BOOLEAN})
+    records = [{"text": t, "number": n, "flag": f} for t, n, f in rows]
+    out = io.BytesIO()
+    write_csv(
+        [pa.RecordBatch.from_pylist(records, schema.to_arrow())], out, CsvWriterOptions(), schema
+    )
+    back = _rows(
+        out.getvalue(), CsvReaderOptions(first_line_is_header=True, trim_double_quote=False), schema
+    )
+    assert back == [{**r, "text": r["text"] or None} for r in records]
+
+
+def test_a_50_mb_csv_is_read_in_bounded_memory(tmp_path: Path) -> None:
+    """A ~50 MB CSV streams in batches: the reader's peak RSS growth stays far below it."""
+    path = tmp_path / "big.csv"
+    with path.open("wb") as out:
+        out.write(b"id,name,balance,flag\n")
+        for start in range(0, 1_300_000, 50_000):
+            out.write(
+                b"".join(
+                    b"%d,name number %d,%d.25,true\n" % (i, i, i)
+                    for i in range(start, start + 50_000)
+                )
+            )
+    size = path.stat().st_size
+    assert size > 45_000_000
+    code = textwrap.dedent(
+        f"""
+        from flowcore.records.csv_reader import read_csv, CsvReaderOptions
+        from flowcore.records import schema as s
+        def hwm():
+            for line in open("/proc/self/status"):
+                if line.startswith("VmHWM"):
+                    return int(line.split()[1]) * 1024
+        base = hwm()
+        schema = s.RecordSchema.of({{"id": s.INT, "name": s.STRING, "balance": s.DOUBLE,
+                                     "flag": s.BOOLEAN}})
+        n = 0
+        with open({str(path)!r}, "rb") as f:
+            for batch in read_csv(f, CsvReaderOptions(first_line_is_header=True), schema):
+                n += batch.num_rows
+        print(n, hwm() - base)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    count, growth = map(int, out.stdout.split())
+    assert count == 1_300_000
+    assert growth < 40_000_000, f"peak grew {growth / 1e6:.1f} MB reading {size / 1e6:.1f} MB"
+    print(f"CSV of {size / 1e6:.1f} MB: peak RSS grew {growth / 1e6:.1f} MB")

@@ -1,0 +1,101 @@
+"""Tests for the CSVRecordSetWriter codec: NiFi's bytes (cases from NiFi's TestWriteCSVResult)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+from decimal import Decimal
+
+import pyarrow as pa
+import pytest
+
+from flowcore.records import schema as s
+from flowcore.records.csv_writer import CsvWriterOptions, write_csv
+
+PERSON = s.RecordSchema.of({"name": s.STRING, "age": s.INT})
+ID_NAME = s.RecordSchema.of({"id": s.STRING, "name": s.STRING})
+
+
+def _write(schema: s.RecordSchema, rows: list[dict], **options: object) -> bytes:
+    out = io.BytesIO()
+    batches = [pa.RecordBatch.from_pylist(rows, schema.to_arrow())] if rows else []
+    attributes = write_csv(batches, out, CsvWriterOptions(**options), schema)
+    assert attributes == {"record.count": str(len(rows)), "mime.type": "text/csv"}
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [
+        ("NON_NUMERIC", b'"name","age"\n"John Doe",30\n'),  # testQuoteNonNumeric
+        ("MINIMAL", b"name,age\nJohn Doe,30\n"),
+        ("ALL", b'"name","age"\n"John Doe","30"\n'),
+    ],
+)
+def test_quote_modes(mode: str, expected: bytes) -> None:
+    """Quote Mode as Commons CSV prints it."""
+    assert _write(PERSON, [{"name": "John Doe", "age": 30}], quote_mode=mode) == expected
+
+
+def test_escape_characters_as_nifis_tests() -> None:
+    """testEscapeCharInValue / ...WithoutEscapeChar: the escape char forces quotes, escaped."""
+    row = {"id": "1\\", "name": "John Doe"}
+    assert _write(ID_NAME, [row]) == b'id,name\n"1\\\\",John Doe\n'
+    assert _write(ID_NAME, [row], escape_character=None) == b"id,name\n1\\,John Doe\n"
+
+
+def test_a_header_alone_with_quote_mode_none_and_a_record_separator() -> None:
+    """testWriteHeaderWithNoRecords: the header is written even with no record."""
+    assert _write(ID_NAME, [], quote_mode="NONE", record_separator=",") == b"id,name,"
+
+
+def test_minimal_quoting_rules() -> None:
+    """Delimiters, quotes, line breaks, a leading char up to '#', a trailing space and an empty
+    first value are quoted; a quote inside is escaped."""
+    schema = s.RecordSchema.of({"a": s.STRING, "b": s.STRING})
+    rows = [
+        {"a": "x,y", "b": 'say "hi"'},
+        {"a": "#tag", "b": "line\nbreak"},
+        {"a": "", "b": ""},
+        {"a": None, "b": "ok"},
+    ]
+    assert _write(schema, rows, trim_fields=False) == (
+        b'a,b\n"x,y","say \\"hi\\""\n"#tag","line\nbreak"\n"",\n,ok\n'
+    )
+    assert _write(schema, [{"a": 'q"', "b": "z"}], escape_character=None) == b'a,b\n"q""",z\n'
+
+
+def test_numbers_and_temporal_values_print_as_java() -> None:
+    """Doubles as Double.toString, decimals as BigDecimal, dates in the format or epoch millis."""
+    schema = s.RecordSchema.of(
+        {"f": s.FLOAT, "d": s.DOUBLE, "dec": s.DecimalType(5, 1), "day": s.DATE, "at": s.TIMESTAMP}
+    )
+    row = {
+        "f": 8.0,
+        "d": 1e10,
+        "dec": Decimal("8.1"),
+        "day": dt.date(2017, 1, 2),
+        "at": dt.datetime(1970, 1, 1, 0, 0, 1),
+    }
+    assert (
+        _write(schema, [row], include_header_line=False) == b"8.0,1.0E10,8.1,1483315200000,1000\n"
+    )
+    formatted = _write(
+        schema,
+        [row],
+        include_header_line=False,
+        date_format="MM/dd/yyyy",
+        timestamp_format="yyyy-MM-dd HH:mm:ss",
+    )
+    assert formatted == b"8.0,1.0E10,8.1,01/02/2017,1970-01-01 00:00:01\n"
+
+
+def test_formats_separators_and_null_strings() -> None:
+    """RFC 4180 ends records with CRLF, MySQL uses tabs and \\N, a trailing delimiter is added."""
+    rows = [{"id": "1", "name": None}]
+    assert _write(ID_NAME, rows, csv_format="rfc-4180") == b"id,name\r\n1,\r\n"
+    assert _write(ID_NAME, rows, csv_format="mysql") == b"id\tname\n1\t\\N\n"
+    assert (
+        _write(ID_NAME, rows, include_trailing_delimiter=True, null_string="NULL")
+        == b"id,name,\n1,NULL,\n"
+    )

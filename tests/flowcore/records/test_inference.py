@@ -1,0 +1,164 @@
+"""Tests for schema inference with NiFi's rules (cases ported from NiFi's TestFieldTypeInference,
+TestJsonSchemaInference and TestCSVSchemaInference)."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from flowcore.records import schema as s
+from flowcore.records.inference import (
+    FieldTypeInference,
+    infer_record_schema,
+    infer_text_schema,
+    infer_text_type,
+)
+from flowcore.records.values import TemporalFormats
+
+
+def _infer(types: list[s.DataType]) -> s.DataType:
+    inference = FieldTypeInference()
+    for dtype in types:
+        inference.add(dtype)
+    return inference.to_type()
+
+
+def _record(**fields: s.DataType) -> s.RecordType:
+    return s.RecordType(s.RecordSchema.of(fields))
+
+
+@pytest.mark.parametrize(
+    ("types", "expected"),
+    [
+        ([s.INT, s.DOUBLE], s.DOUBLE),  # testIntegerCombinedWithDouble
+        ([s.INT, s.FLOAT], s.FLOAT),  # testIntegerCombinedWithFloat
+        ([s.SHORT, s.INT, s.LONG], s.LONG),  # SHORT_INT_LONG -> LONG
+        ([s.INT, s.STRING], s.ChoiceType([s.INT, s.STRING])),
+        ([s.INT, s.FLOAT, s.STRING], s.ChoiceType([s.FLOAT, s.STRING])),
+        (  # testToDataTypeWhenDecimal
+            [
+                s.DecimalType(10, 1),
+                s.DecimalType(10, 3),
+                s.DecimalType(7, 3),
+                s.DecimalType(7, 5),
+                s.DecimalType(7, 7),
+                s.FLOAT,
+                s.DOUBLE,
+            ],
+            s.DecimalType(10, 7),
+        ),
+        (  # testToDataTypeWithMultipleRecord
+            [_record(f=s.INT), _record(f=s.FLOAT), _record(f=s.STRING), _record(f=s.FLOAT)],
+            _record(f=s.ChoiceType([s.FLOAT, s.STRING])),
+        ),
+        (  # testToDataTypeWithMultipleComplexRecord
+            [_record(a=s.INT, b=s.STRING), _record(a=s.INT, c=s.BOOLEAN)],
+            _record(a=s.INT, b=s.STRING, c=s.BOOLEAN),
+        ),
+    ],
+)
+def test_field_types_merge_in_any_order_as_nifis_field_type_inference(
+    types: list[s.DataType], expected: s.DataType
+) -> None:
+    """Every order of the same types infers NiFi's type (records: fields in first-seen order)."""
+    orders = (
+        [types]
+        if any(isinstance(t, s.RecordType) for t in types)
+        else itertools.permutations(types)
+    )
+    for order in orders:
+        assert _infer(list(order)) == expected, order
+
+
+def test_json_values_infer_nifis_types() -> None:
+    """Integers by size, fractions as DOUBLE, text by the formats, nested records and arrays."""
+    temporal = TemporalFormats("yyyy-MM-dd", "HH:mm:ss", "yyyy-MM-dd HH:mm:ss")
+    schema = infer_record_schema(
+        [
+            {"i": 1, "l": 2**40, "b": 2**70, "d": 1.5, "t": True, "s": "x", "n": None},
+            {"date": "2017-01-01", "time": "17:00:00", "ts": "2017-01-01 17:00:00", "e": []},
+            {"r": {"a": 1}, "arr": [1, 2.5], "i": 3},
+            {"r": {"b": "y"}, "e": ["z"]},
+        ],
+        temporal,
+    )
+    assert {f.name: f.type for f in schema} == {
+        "i": s.INT,
+        "l": s.LONG,
+        "b": s.BIGINT,
+        "d": s.DOUBLE,
+        "t": s.BOOLEAN,
+        "s": s.STRING,
+        "n": s.STRING,
+        "date": s.DATE,
+        "time": s.TIME,
+        "ts": s.TIMESTAMP,
+        "e": s.ArrayType(s.STRING),
+        "r": _record(a=s.INT, b=s.STRING),
+        "arr": s.ArrayType(s.DOUBLE),
+    }
+    assert all(f.nullable for f in schema)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", None),
+        ("1019405", s.INT),
+        ("1546873167817", s.LONG),
+        ("1.5", s.FLOAT),
+        ("-1.5", s.DOUBLE),  # NiFi compares with Float.MIN_VALUE, the smallest positive float
+        ("1e400.5", s.STRING),
+        ("True", s.BOOLEAN),
+        ("       16", s.STRING),
+        ("99999999999999999999", s.STRING),
+    ],
+)
+def test_csv_text_infers_nifis_types(text: str, expected: s.DataType | None) -> None:
+    """SchemaInferenceUtil.getDataType's rules, quirks included."""
+    assert infer_text_type(text) == expected
+
+
+def test_csv_columns_infer_as_nifis_prov_events_case() -> None:
+    """TestCSVSchemaInference's case: temporal types by the formats, a CHOICE when text mixes."""
+    temporal = TemporalFormats("yyyy-MM-dd", "HH:mm:ss", "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'")
+    names = [
+        "eventOrdinal",
+        "timestampMillis",
+        "timestamp",
+        "eventTime",
+        "maybeTime",
+        "maybeDate",
+        "parentIds",
+    ]
+    rows = [
+        [
+            "1019405",
+            "1546873167817",
+            "2019-01-07T14:59:27.817Z",
+            "14:59:27",
+            "14:59:27",
+            "2019-01-07",
+            None,
+        ],
+        [
+            "1019406",
+            "1546873167817",
+            '"2019-01-07T14:59:27.817Z"',
+            "14:59:27",
+            "hello",
+            "2019-04-07",
+            "5",
+        ],
+    ]
+    schema = infer_text_schema(names, rows, temporal)
+    assert [f.type for f in schema] == [
+        s.INT,
+        s.LONG,
+        s.TIMESTAMP,
+        s.TIME,
+        s.ChoiceType([s.TIME, s.STRING]),
+        s.DATE,
+        s.INT,
+    ]

@@ -1,0 +1,200 @@
+"""Tests for the JsonTreeReader codec (cases after NiFi's TestJsonTreeRowRecordReader)."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+
+from flowcore.errors import ConfigurationError, RecordError
+from flowcore.records import schema as s
+from flowcore.records.json_reader import JsonReaderOptions, read_json
+from flowcore.records.json_writer import write_json
+from tests.flowcore.records._strategies import records, schemas
+
+ACCOUNTS = b"""[
+    {"id": 1, "name": "John Doe", "balance": 4750.89, "address": "123 My Street",
+     "city": "My City", "state": "MS", "zipCode": "11111", "country": "USA"},
+    {"id": 2, "name": "Jane Doe", "balance": 4820.09, "address": "321 Your Street",
+     "city": "Your City", "state": "NY", "zipCode": "33333", "country": "USA"}
+]"""
+ACCOUNT_SCHEMA = s.RecordSchema.of(
+    {
+        "id": s.INT,
+        "name": s.STRING,
+        "balance": s.DOUBLE,
+        "address": s.STRING,
+        "city": s.STRING,
+        "state": s.STRING,
+        "zipCode": s.STRING,
+        "country": s.STRING,
+    }
+)
+
+
+def _rows(data: bytes, options: JsonReaderOptions = JsonReaderOptions(), schema=None) -> list[dict]:  # noqa: B008
+    return [
+        row for batch in read_json(io.BytesIO(data), options, schema) for row in batch.to_pylist()
+    ]
+
+
+def test_an_array_lines_and_a_single_object_read_the_same_records() -> None:
+    """testReadArray / testReadOneLinePerJSON / testSingleJsonElement: the three layouts."""
+    array = _rows(ACCOUNTS, schema=ACCOUNT_SCHEMA)
+    assert [r["name"] for r in array] == ["John Doe", "Jane Doe"]
+    assert array[0]["balance"] == 4750.89
+    lines = b'{"id": 1, "name": "John Doe"}\n{"id": 2, "name": "Jane Doe"}\n'
+    assert _rows(lines) == [{"id": 1, "name": "John Doe"}, {"id": 2, "name": "Jane Doe"}]
+    assert _rows(b'{"id": 1,\n "name": "x"}  {"id": 2}') == [
+        {"id": 1, "name": "x"},
+        {"id": 2, "name": None},
+    ]
+    assert _rows(b'\xef\xbb\xbf[{"id": 1}]') == [{"id": 1}]  # a byte order mark is dropped
+    assert _rows(b"[]") == []
+    assert _rows(b"  ") == []
+
+
+def test_a_record_split_across_tiny_chunks_still_parses() -> None:
+    """The streaming buffer reads on until a record is complete, whatever the chunk size."""
+    options = JsonReaderOptions(chunk_size=3)
+    assert _rows(ACCOUNTS, options, ACCOUNT_SCHEMA) == _rows(ACCOUNTS, schema=ACCOUNT_SCHEMA)
+
+
+def test_a_nested_starting_field_reads_the_array_or_object_there() -> None:
+    """testStartFromNestedArray / NestedObject / SimpleFieldReturnsEmptyJson."""
+    doc = b"""{"name": "x", "skip": [1, {"deep": true}],
+               "data": {"accounts": [{"id": 42, "balance": 4750.89},
+                                     {"id": 43, "balance": 48212.38}]}}"""
+    nested = JsonReaderOptions(
+        starting_field_strategy="NESTED_FIELD", starting_field_name="accounts"
+    )
+    assert _rows(doc, nested) == [{"id": 42, "balance": 4750.89}, {"id": 43, "balance": 48212.38}]
+    single = JsonReaderOptions(starting_field_strategy="NESTED_FIELD", starting_field_name="data")
+    assert len(_rows(doc, single)) == 1
+    simple = JsonReaderOptions(starting_field_strategy="NESTED_FIELD", starting_field_name="name")
+    assert _rows(doc, simple) == []
+    with pytest.raises(ConfigurationError, match="Starting Field Name"):
+        JsonReaderOptions(starting_field_strategy="NESTED_FIELD")
+
+
+def test_values_are_coerced_to_the_schema() -> None:
+    """testDateCoercedFromString / testTimestampCoercedFromString and numbers in text."""
+    schema = s.RecordSchema.of({"d": s.DATE, "t": s.TIMESTAMP, "n": s.INT})
+    options = JsonReaderOptions(
+        date_format="MM/dd/yyyy", timestamp_format="yyyy-MM-dd HH:mm:ss.SSS"
+    )
+    (row,) = _rows(
+        b'{"d": "01/02/2017", "t": "2017-01-02 03:04:05.678", "n": "12"}', options, schema
+    )
+    assert str(row["d"]) == "2017-01-02"
+    assert row["t"].microsecond == 678000
+    assert row["n"] == 12
+
+
+def test_a_value_that_does_not_fit_names_record_and_field_after_the_good_records() -> None:
+    """testIncorrectSchema: the message names the nested field and the value; records before it
+    are delivered first."""
+    schema = s.RecordSchema.of(
+        {"id": s.INT, "account": s.RecordType(s.RecordSchema.of({"balance": s.DOUBLE}))}
+    )
+    data = b'{"id": 1, "account": {"balance": 1.5}}\n{"id": 2, "account": {"balance": true}}\n'
+    batches = read_json(io.BytesIO(data), JsonReaderOptions(batch_size=1), schema)
+    assert next(batches).to_pylist() == [{"id": 1, "account": {"balance": 1.5}}]
+    with pytest.raises(RecordError) as caught:
+        next(batches)
+    error = caught.value
+    assert (error.record, error.field) == (2, "account.balance")
+    assert "Cannot convert value [true] of type class java.lang.Boolean to Double" in str(error)
+
+
+def test_malformed_json_names_the_record_and_line() -> None:
+    """A syntax error, a non-object record and a bad encoding each raise one RecordError."""
+    with pytest.raises(RecordError, match=r"record 2 \(line 2\): not valid JSON"):
+        _rows(b'{"a": 1}\n{"a": }\n{"a": 3}\n')
+    with pytest.raises(RecordError, match="expected a JSON object but got a int"):
+        _rows(b"[1, 2]")
+    with pytest.raises(RecordError, match="not UTF-8"):
+        _rows(b'{"a": "\xff"}')
+
+
+@settings(max_examples=25, deadline=None)
+@given(schemas(depth=2).flatmap(lambda sc: records(sc).map(lambda r: (sc, r))))
+def test_records_round_trip_through_the_json_writer(case: tuple[s.RecordSchema, dict]) -> None:
+    """Whatever the writer writes, the reader reads back to the same values (ISO formats)."""
+    schema, record = case
+    batch = pa.RecordBatch.from_pylist([record], schema.to_arrow())
+    out = io.BytesIO()
+    from flowcore.records.json_writer import JsonWriterOptions
+
+    formats = {
+        "date_format": "yyyy-MM-dd",
+        "time_format": "HH:mm:ss.SSS",
+        "timestamp_format": "yyyy-MM-dd HH:mm:ss.SSS",
+    }
+    write_json([batch], out, JsonWriterOptions(**formats))
+    back = _rows(out.getvalue(), JsonReaderOptions(**formats), schema)
+    assert back == batch.to_pylist()
+
+
+def test_a_50_mb_json_array_is_read_in_bounded_memory(tmp_path: Path) -> None:
+    """One ~50 MB JSON array document streams: the reader's peak RSS growth stays far below
+    the document (measured in a fresh process, VmHWM)."""
+    path = tmp_path / "big.json"
+    row = b'{"id": %d, "name": "name number %d", "balance": %d.25, "tags": ["a", "b"]}'
+    with path.open("wb") as out:
+        out.write(b"[")
+        for start in range(0, 600_000, 20_000):
+            if start:
+                out.write(b",\n")
+            out.write(b",\n".join(row % (i, i, i) for i in range(start, start + 20_000)))
+        out.write(b"]")
+    size = path.stat().st_size
+    assert size > 45_000_000
+    code = textwrap.dedent(
+        f"""
+        import pyarrow, sys
+        from flowcore.records.json_reader import read_json, JsonReaderOptions
+        from flowcore.records import schema as s
+        def hwm():
+            for line in open("/proc/self/status"):
+                if line.startswith("VmHWM"):
+                    return int(line.split()[1]) * 1024
+        base = hwm()
+        schema = s.RecordSchema.of({{"id": s.INT, "name": s.STRING, "balance": s.DOUBLE,
+                                     "tags": s.ArrayType(s.STRING)}})
+        n = 0
+        with open({str(path)!r}, "rb") as f:
+            for batch in read_json(f, JsonReaderOptions(), schema):
+                n += batch.num_rows
+        print(n, hwm() - base)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    count, growth = map(int, out.stdout.split())
+    assert count == 600_000
+    assert growth < 40_000_000, f"peak grew {growth / 1e6:.1f} MB reading {size / 1e6:.1f} MB"
+    print(f"JSON array of {size / 1e6:.1f} MB: peak RSS grew {growth / 1e6:.1f} MB")
+
+
+@pytest.mark.parametrize("chunk_size", [5, 1 << 20])
+def test_every_layout_of_the_same_records_reads_the_same(chunk_size: int) -> None:
+    """Pretty-printed, single-line (with a final newline), per-line arrays and JSON lines agree,
+    whatever the chunk size (the bulk line path and the scanner hand over cleanly)."""
+    rows = [{"id": i, "name": f"n{i}", "v": [i, None]} for i in range(50)]
+    layouts = [
+        json.dumps(rows, indent=2).encode(),
+        json.dumps(rows).encode() + b"\n",
+        b"[\n" + b",\n".join(json.dumps(r).encode() for r in rows) + b"\n]\n",
+        b"\n".join(json.dumps(r).encode() for r in rows),
+        b"  ".join(json.dumps(r, indent=1).encode() for r in rows),
+    ]
+    schema = s.RecordSchema.of({"id": s.INT, "name": s.STRING, "v": s.ArrayType(s.INT)})
+    for data in layouts:
+        assert _rows(data, JsonReaderOptions(chunk_size=chunk_size), schema) == rows

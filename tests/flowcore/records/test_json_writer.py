@@ -1,0 +1,223 @@
+"""Tests for the JsonRecordSetWriter codec: NiFi's bytes (cases from NiFi's TestWriteJsonResult)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+from decimal import Decimal
+
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from flowcore.records import schema as s
+from flowcore.records.json_writer import (
+    JsonRecordWriter,
+    JsonWriterOptions,
+    _fast_string,
+    json_string,
+    write_json,
+)
+
+
+def _write(schema: s.RecordSchema, rows: list[dict], **options: object) -> str:
+    out = io.BytesIO()
+    batch = pa.RecordBatch.from_pylist(rows, schema.to_arrow())
+    write_json([batch], out, JsonWriterOptions(**options), schema)
+    return out.getvalue().decode()
+
+
+def test_scientific_notation_as_nifi() -> None:
+    """testScientificNotationUsage: Java's forms with it, plain BigDecimal forms without."""
+    schema = s.RecordSchema.of(
+        {"float": s.FLOAT, "double": s.DOUBLE, "decimal": s.DecimalType(10, 9)}
+    )
+    row = {"float": -4.291032244, "double": 0.000000451, "decimal": Decimal("0.000000080")}
+    assert _write(schema, [row], allow_scientific_notation=True) == (
+        '[{"float":-4.2910323,"double":4.51E-7,"decimal":8.0E-8}]'
+    )
+    assert (
+        _write(schema, [row]) == '[{"float":-4.2910323,"double":0.000000451,"decimal":0.000000080}]'
+    )
+
+
+def test_data_types_pretty_printed_as_nifis_data_types_json() -> None:
+    """testDataTypes: every type, Jackson's default pretty printer, NiFi's default formats."""
+    schema = s.RecordSchema(
+        [
+            s.RecordField("boolean", s.BOOLEAN),
+            s.RecordField("byte", s.BYTE),
+            s.RecordField("short", s.SHORT),
+            s.RecordField("int", s.INT),
+            s.RecordField("long", s.LONG),
+            s.RecordField("bigint", s.BIGINT),
+            s.RecordField("float", s.FLOAT),
+            s.RecordField("double", s.DOUBLE),
+            s.RecordField("decimal", s.DecimalType(10, 1)),
+            s.RecordField("timestamp", s.TIMESTAMP),
+            s.RecordField("date", s.DATE),
+            s.RecordField("time", s.TIME),
+            s.RecordField("uuid", s.UUID),
+            s.RecordField("char", s.CHAR),
+            s.RecordField("enum", s.EnumType(["A"])),
+            s.RecordField("string", s.STRING),
+            s.RecordField("record", s.RecordType(s.RecordSchema.of({"x": s.INT}))),
+            s.RecordField("choice", s.ChoiceType([s.INT, s.LONG])),
+            s.RecordField("array", s.ArrayType(s.INT)),
+            s.RecordField("map", s.MapType(s.INT)),
+        ]
+    )
+    row = {
+        "boolean": True,
+        "byte": 1,
+        "short": 8,
+        "int": 9,
+        "long": 8,
+        "bigint": Decimal(8),
+        "float": 8.0,
+        "double": 8.0,
+        "decimal": Decimal("8.1"),
+        "timestamp": dt.datetime(2017, 1, 1, 17),
+        "date": dt.date(2017, 1, 1),
+        "time": dt.time(17),
+        "uuid": "8bb20bf2-ec41-4b94-80a4-922f4dba009c",
+        "char": "c",
+        "enum": None,
+        "string": "string",
+        "record": None,
+        "choice": "48",
+        "array": None,
+        "map": [("height", 48), ("width", 96)],
+    }
+    expected = """[ {
+  "boolean" : true,
+  "byte" : 1,
+  "short" : 8,
+  "int" : 9,
+  "long" : 8,
+  "bigint" : 8,
+  "float" : 8.0,
+  "double" : 8.0,
+  "decimal" : 8.1,
+  "timestamp" : "2017-01-01 17:00:00",
+  "date" : "2017-01-01",
+  "time" : "17:00:00",
+  "uuid" : "8bb20bf2-ec41-4b94-80a4-922f4dba009c",
+  "char" : "c",
+  "enum" : null,
+  "string" : "string",
+  "record" : null,
+  "choice" : 48,
+  "array" : null,
+  "map" : {
+    "height" : 48,
+    "width" : 96
+  }
+} ]"""
+    formats = {
+        "date_format": "yyyy-MM-dd",
+        "time_format": "HH:mm:ss",
+        "timestamp_format": "yyyy-MM-dd HH:mm:ss",
+    }
+    assert _write(schema, [row], pretty_print=True, **formats) == expected
+
+
+def test_temporal_values_without_formats_are_epoch_millis() -> None:
+    """testTimestampWithNullFormat / testOnelineOutput: millis, one object per line, no array."""
+    schema = s.RecordSchema.of({"timestamp": s.TIMESTAMP, "time": s.TIME, "date": s.DATE})
+    rows = [
+        {
+            "timestamp": dt.datetime(1970, 1, 1, 10, 21, 33, 723000),
+            "time": dt.time(10, 21, 33, 723000),
+            "date": dt.date(1970, 1, 1),
+        },
+        {
+            "timestamp": dt.datetime(1970, 1, 1, 10, 21, 33, 999000),
+            "time": dt.time(10, 21, 33, 999000),
+            "date": dt.date(1970, 1, 1),
+        },
+    ]
+    assert _write(schema, rows[:1]) == '[{"timestamp":37293723,"time":37293723,"date":0}]'
+    assert _write(schema, rows, output_grouping="output-oneline") == (
+        '{"timestamp":37293723,"time":37293723,"date":0}\n{"timestamp":37293999,"time":37293999,"date":0}'
+    )
+
+
+@pytest.mark.parametrize(
+    ("representation", "expected"),
+    [
+        ("EPOCH_MILLISECONDS", '[{"timestamp":1623926285001}]'),
+        ("EPOCH_SECONDS", '[{"timestamp":1623926285.001}]'),
+        ("FORMATTED_STRING", '[{"timestamp":"formatted-001"}]'),
+    ],
+)
+def test_timestamp_representations(representation: str, expected: str) -> None:
+    """testTimestampRepresentations."""
+    schema = s.RecordSchema.of({"timestamp": s.TIMESTAMP})
+    row = {"timestamp": dt.datetime(2021, 6, 17, 10, 38, 5, 1000)}
+    fmt = "'formatted-'SSS" if representation == "FORMATTED_STRING" else None
+    assert (
+        _write(schema, [row], timestamp_representation=representation, timestamp_format=fmt)
+        == expected
+    )
+
+
+def test_null_suppression() -> None:
+    """testNullSuppression (a null counts as present, so suppress-missing keeps it)."""
+    schema = s.RecordSchema.of({"id": s.STRING, "name": s.STRING})
+    row = {"id": "1", "name": None}
+    assert _write(schema, [row]) == '[{"id":"1","name":null}]'
+    assert _write(schema, [row], suppress_nulls="always-suppress") == '[{"id":"1"}]'
+    assert _write(schema, [row], suppress_nulls="suppress-missing") == '[{"id":"1","name":null}]'
+
+
+def test_empty_record_sets_and_jackson_escapes() -> None:
+    """No record writes ``[]`` (``[ ]`` pretty); control characters escape in upper-case hex."""
+    schema = s.RecordSchema.of({"a": s.STRING})
+    assert _write(schema, []) == "[]"
+    assert _write(schema, [], pretty_print=True) == "[ ]"
+    assert json_string('q"\\\n\x01é') == '"q\\"\\\\\\n\\u0001é"'
+    assert _write(
+        schema, [{"a": "x"}, {"a": "y"}], pretty_print=True, output_grouping="output-oneline"
+    ) == ('{\n  "a" : "x"\n} {\n  "a" : "y"\n}')
+
+
+def test_nested_arrays_and_records_pretty_print_as_jackson() -> None:
+    """Arrays stay on one line with spaces, objects inside them indent one level deeper."""
+    inner = s.RecordSchema.of({"x": s.INT})
+    schema = s.RecordSchema.of(
+        {"list": s.ArrayType(s.RecordType(inner)), "empty": s.ArrayType(s.INT)}
+    )
+    text = _write(schema, [{"list": [{"x": 1}, {"x": 2}], "empty": []}], pretty_print=True)
+    assert text == (
+        '[ {\n  "list" : [ {\n    "x" : 1\n  }, {\n    "x" : 2\n  } ],\n  "empty" : [ ]\n} ]'
+    )
+
+
+def test_the_writer_counts_records_across_batches() -> None:
+    """Batches written one after another form one record set with NiFi's attributes."""
+    schema = s.RecordSchema.of({"a": s.INT})
+    out = io.BytesIO()
+    writer = JsonRecordWriter(out, schema)
+    for value in (1, 2):
+        writer.write(pa.RecordBatch.from_pylist([{"a": value}], schema.to_arrow()))
+    assert writer.finish() == {"record.count": "2", "mime.type": "application/json"}
+    assert out.getvalue() == b'[{"a":1},{"a":2}]'
+
+
+def test_float_and_double_columns_outside_the_plain_range() -> None:
+    """Beyond 10^7 and below 10^-3 both column types follow Java's rules in either notation."""
+    schema = s.RecordSchema.of({"f": s.FLOAT, "d": s.DOUBLE})
+    row = {"f": 1e10, "d": 12345678.0}
+    assert _write(schema, [row]) == '[{"f":10000000000,"d":12345678}]'
+    assert _write(schema, [row], allow_scientific_notation=True) == '[{"f":1.0E10,"d":1.2345678E7}]'
+    small = {"f": 0.0001, "d": 0.0001}
+    assert _write(schema, [small]) == '[{"f":0.00010,"d":0.00010}]'
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text())
+def test_the_fast_string_encoder_gives_jacksons_text(text: str) -> None:
+    """orjson's strings, case-fixed, are the standard encoder's Jackson-style strings."""
+    assert _fast_string(text) == json_string(text)

@@ -1,0 +1,84 @@
+"""Tests for the ParquetReader and ParquetRecordSetWriter codecs."""
+
+from __future__ import annotations
+
+import io
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+
+from flowcore.errors import ConfigurationError, RecordError
+from flowcore.records import schema as s
+from flowcore.records.parquet_codec import (
+    ParquetReaderOptions,
+    ParquetWriterOptions,
+    read_parquet,
+    write_parquet,
+)
+from tests.flowcore.records._strategies import records, schemas
+
+
+@settings(max_examples=25, deadline=None)
+@given(schemas(depth=2).flatmap(lambda sc: records(sc).map(lambda r: (sc, r))))
+def test_records_and_nifi_types_round_trip_through_parquet(
+    case: tuple[s.RecordSchema, dict],
+) -> None:
+    """Values and the NiFi schema (metadata) come back from a Parquet file."""
+    schema, record = case
+    batch = pa.RecordBatch.from_pylist([record], schema.to_arrow())
+    out = io.BytesIO()
+    write_parquet([batch], out, ParquetWriterOptions(compression_type="SNAPPY"), schema)
+    out.seek(0)
+    (back,) = read_parquet(out)
+    assert back.to_pylist() == batch.to_pylist()
+    assert s.RecordSchema.from_arrow(back.schema) == schema
+
+
+def test_metadata_only_types_survive_and_batches_are_bounded() -> None:
+    """CHOICE/UUID keep their NiFi type through the file; batch_size bounds each batch."""
+    schema = s.RecordSchema.of({"c": s.ChoiceType([s.INT, s.STRING]), "u": s.UUID})
+    rows = [{"c": str(i), "u": "x"} for i in range(10)]
+    out = io.BytesIO()
+    attributes = write_parquet([pa.RecordBatch.from_pylist(rows, schema.to_arrow())], out)
+    assert attributes == {"record.count": "10", "mime.type": "application/parquet"}
+    out.seek(0)
+    batches = list(read_parquet(out, ParquetReaderOptions(batch_size=4)))
+    assert [b.num_rows for b in batches] == [4, 4, 2]
+    assert s.RecordSchema.from_arrow(batches[0].schema) == schema
+    out.seek(0)
+    assert pq.read_table(out).num_rows == 10  # any Parquet reader (Spark, DuckDB) reads it
+
+
+def test_a_given_schema_casts_and_fills_missing_columns() -> None:
+    """Under a schema: columns by name, cast; absent ones null; a bad cast names the field."""
+    table = pa.table({"a": ["1", "2"], "b": ["x", "y"]})
+    out = io.BytesIO()
+    pq.write_table(table, out)
+    out.seek(0)
+    schema = s.RecordSchema.of({"a": s.LONG, "z": s.STRING})
+    (batch,) = read_parquet(out, schema=schema)
+    assert batch.to_pylist() == [{"a": 1, "z": None}, {"a": 2, "z": None}]
+    out.seek(0)
+    with pytest.raises(RecordError, match="field 'b'"):
+        list(read_parquet(out, schema=s.RecordSchema.of({"b": s.INT})))
+
+
+def test_bad_parquet_is_named() -> None:
+    """Content that is not Parquet, and an unknown compression."""
+    with pytest.raises(RecordError, match="not a Parquet file"):
+        read_parquet(io.BytesIO(b"not parquet at all"))
+    with pytest.raises(ConfigurationError, match="Compression Type 'LZO'"):
+        ParquetWriterOptions(compression_type="LZO").compression()
+
+
+def test_small_batches_are_gathered_into_row_groups() -> None:
+    """Many small batches make row groups of row_group_rows, not one row group each."""
+    schema = s.RecordSchema.of({"a": s.INT})
+    batches = [pa.RecordBatch.from_pylist([{"a": i}] * 10, schema.to_arrow()) for i in range(10)]
+    out = io.BytesIO()
+    write_parquet(batches, out, ParquetWriterOptions(row_group_rows=40), schema)
+    out.seek(0)
+    metadata = pq.ParquetFile(out).metadata
+    assert [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)] == [40, 40, 20]
