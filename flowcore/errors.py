@@ -37,6 +37,9 @@ __all__ = [
     "NiFiImportError",
     "ProcessException",
     "RecordError",
+    "RecordPathError",
+    "RecordPathEvaluationError",
+    "RecordPathSyntaxError",
     "RegexTimeoutError",
     "RelationshipError",
     "ReplayError",
@@ -202,6 +205,23 @@ class RecordError(FlowcoreError, ValueError):
         self.record = record
         self.line = line
         self.field = field
+
+
+class RecordPathError(FlowcoreError, ValueError):
+    """A RecordPath error (NiFi's ``RecordPathException``)."""
+
+
+class RecordPathSyntaxError(RecordPathError):
+    """A RecordPath could not be parsed or compiled; ``path`` and 0-based ``position`` say where."""
+
+    def __init__(self, msg: str, path: str, position: int) -> None:
+        super().__init__(msg)
+        self.path = path
+        self.position = position
+
+
+class RecordPathEvaluationError(RecordPathError):
+    """A well-formed RecordPath failed on a record (a value it cannot update, a bad regex)."""
 
 
 class FlowFileHandlingError(ProcessException):

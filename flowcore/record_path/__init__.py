@@ -22,12 +22,12 @@ from typing import Any
 
 import attrs
 
-from flowcore.record_path._columns import child_chain, evaluate_column
-from flowcore.record_path._errors import (
+from flowcore.errors import (
     RecordPathError,
     RecordPathEvaluationError,
     RecordPathSyntaxError,
 )
+from flowcore.record_path._columns import child_chain, evaluate_column
 from flowcore.record_path._evaluate import Context, evaluate
 from flowcore.record_path._nodes import ROOT, Expression, Path, to_text
 from flowcore.record_path._parser import FILTER_FUNCTIONS, STANDALONE_FUNCTIONS, parse

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from flowcore.record_path._errors import RecordPathEvaluationError
+from flowcore.errors import RecordPathEvaluationError
 from flowcore.record_path._nodes import ROOT, Child, Expression, Path
 
 if TYPE_CHECKING:

@@ -14,9 +14,8 @@ from typing import Any
 
 import attrs
 
-from flowcore.errors import ExpressionEvaluationError
+from flowcore.errors import ExpressionEvaluationError, RecordPathEvaluationError
 from flowcore.patterns import JAVA_LINES, compile_pattern
-from flowcore.record_path._errors import RecordPathEvaluationError
 from flowcore.record_path._functions import FUNCTIONS, first_string
 from flowcore.record_path._nodes import (
     CURRENT,

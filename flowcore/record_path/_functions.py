@@ -24,11 +24,15 @@ from typing import Any
 
 import attrs
 
-from flowcore.errors import ExpressionEvaluationError, RegexTimeoutError, quoted
+from flowcore.errors import (
+    ExpressionEvaluationError,
+    RecordPathEvaluationError,
+    RegexTimeoutError,
+    quoted,
+)
 from flowcore.expression._dates import format_date, parse_date
 from flowcore.expression._regex import java_replacement
 from flowcore.patterns import JAVA_LINES, compile_pattern
-from flowcore.record_path._errors import RecordPathEvaluationError
 from flowcore.record_path._schema import DataType, RecordSchema, infer_type
 from flowcore.record_path._values import FieldValue, RecordField, describe, root_value, to_string
 

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import attrs
 
-from flowcore.errors import quoted
-from flowcore.record_path._errors import RecordPathSyntaxError
+from flowcore.errors import RecordPathSyntaxError, quoted
 from flowcore.record_path._nodes import (
     CURRENT,
     OPERATORS,

@@ -17,9 +17,8 @@ from typing import Any
 
 import attrs
 
-from flowcore.errors import quoted
+from flowcore.errors import RecordPathEvaluationError, quoted
 from flowcore.expression._values import java_double_to_string
-from flowcore.record_path._errors import RecordPathEvaluationError
 from flowcore.record_path._schema import DataType, DataTypeLike, type_name
 
 __all__ = [

@@ -12,6 +12,8 @@ def test_errors_subclass_the_builtins_they_behave_like() -> None:
     assert issubclass(errors.ProcessException, RuntimeError)
     assert issubclass(errors.RepositoryError, OSError)
     assert issubclass(errors.UnknownProcessorError, KeyError)
+    assert issubclass(errors.RecordPathSyntaxError, errors.RecordPathError)
+    assert issubclass(errors.RecordPathEvaluationError, ValueError)
     assert all(issubclass(getattr(errors, name), errors.FlowcoreError) for name in errors.__all__)
 
 
@@ -23,3 +25,5 @@ def test_errors_carry_structured_data() -> None:
     assert (failure.flowfile_uuid, failure.processor) == ("u", "P")
     assert errors.FlowValidationError("bad flow", ["p1", "p2"]).problems == ("p1", "p2")
     assert str(errors.UnknownProcessorError("no processor 'X'")) == "no processor 'X'"
+    path = errors.RecordPathSyntaxError("bad path", "/a[0", 4)
+    assert (path.path, path.position) == ("/a[0", 4)
