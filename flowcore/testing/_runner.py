@@ -566,7 +566,7 @@ class TestRunner:
         return self._counters.get(name)
 
     def _twin(self) -> TestRunner:
-        """A runner of a pickled copy of the processor, with this queue, state and clock."""
+        """A runner of a pickled copy of the processor: this queue, state, clock and services."""
         twin = type(self)(pickle.loads(pickle.dumps(self.processor)), name=self.component.name)
         twin.component = self.component
         twin.penalization_ms = self.penalization_ms
@@ -576,6 +576,12 @@ class TestRunner:
         twin._next_id, twin._next_queue_index = self._next_id, self._next_queue_index
         twin._state, twin._counters = self._state, dict(self._counters)
         twin.uuid_sequences = {k: list(v) for k, v in self.uuid_sequences.items()}
+        for service in self._services.values():  # the same services; a map cache's entries too
+            cache = twin.add_service(service)
+            if isinstance(cache, MapCache):
+                twin._caches[service.name] = MapCache(
+                    service, self._caches[service.name].to_state(), twin.now
+                )
         for flowfile in [*self.input_queue.ready(), *self.input_queue.penalized()]:
             claim = None
             if flowfile.content is not None:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from flowcore import Processor, Relationship
+from flowcore.controller_service import ControllerService
 from flowcore.errors import InvalidProcessorError
 from flowcore.processor import BatchRoute
 from flowcore.properties import PropertyDescriptor
@@ -580,3 +581,41 @@ def test_batch_forms_dropping_whole_agree_with_one_by_one(
     runner.enqueue(b"six\nseven\n\neight", {"fragment.index": "6"})
     runner.assert_batch_form_agrees()  # and a batch form was used (whole, or forked)
     assert sum(runner.auto_terminated_count(r) for r in dropped) > 0
+
+
+class _Prefixes(ControllerService):
+    """A service holding one prefix, set when it is enabled."""
+
+    implements = ("PrefixService",)
+    PREFIX = PropertyDescriptor("Prefix", required=True)
+    property_descriptors = (PREFIX,)
+
+    def on_enabled(self, context: Any) -> None:
+        self.prefix = context.get_property(self.PREFIX).value
+
+
+class _Prefix(Processor):
+    """Prefixes each FlowFile's content with its service's prefix (no batch form)."""
+
+    SERVICE = PropertyDescriptor("Prefix Service", required=True, identifies_service=True)
+    property_descriptors = (SERVICE,)
+    relationships = (Relationship("success"),)
+
+    def on_trigger(self, context: Any, session: Any) -> None:
+        flowfile = session.get()
+        if flowfile is None:
+            return
+        service = session.controller_service(context.get_property(self.SERVICE).value)
+        content = service.prefix.encode() + session.read_bytes(flowfile)
+        session.transfer(session.write(flowfile, content), "success")
+
+
+def test_the_agreement_twin_has_the_runners_services() -> None:
+    """assert_batch_form_agrees runs its one-by-one twin with the services added to the runner,
+    so a processor naming a service can be checked."""
+    runner = TestRunner(_Prefix(prefix_service="p"))
+    runner.add_service(_Prefixes("p", prefix=">"))
+    runner.enqueue("a")
+    runner.enqueue("b")
+    runner.assert_batch_form_agrees(allow_decline=True)
+    assert [f.content for f in runner.flowfiles_for("success")] == [b">a", b">b"]
