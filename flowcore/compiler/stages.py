@@ -30,7 +30,7 @@ import networkx as nx
 from flowcore.compiler.expression_notes import expression_notes
 from flowcore.compiler.plan import MemberPlan, Route, StagePlan, block_reader, serial
 from flowcore.component_settings import LoadBalanceStrategy, SchedulingStrategy
-from flowcore.controller_service import ControllerService, enabling_order
+from flowcore.controller_service import enabling_order
 from flowcore.flow import Component, Connection, FlowDefinition
 from flowcore.processor import ProcessorKind
 from flowcore.queues import park_queue_id
@@ -148,13 +148,16 @@ def is_scheduled(component: Component) -> bool:
     return _cron(component) is not None or _period_ms(component) > 0
 
 
-def is_serial(component: Component, services: Mapping[str, ControllerService]) -> bool:
+def is_serial(flow: FlowDefinition, component: Component) -> bool:
     """Whether a processor runs serially: one task per stage run (see ``StagePlan.serial``).
 
     The compiler gives each a stage of its own, so what comes before and after it still runs in
-    parallel tasks: only the serial processor's own work is one task.
+    parallel tasks: only the serial processor's own work is one task. Its services are read
+    with parameters bound (``#{cache}`` naming a map cache), as ``StagePlan.serial`` reads them.
     """
-    return not component.disabled and serial(component.processor, services)
+    if component.disabled or component.processor is None:
+        return False
+    return serial(flow.resolved_processor(component), flow.services)
 
 
 def _ms(period: str | None) -> int | None:
@@ -222,7 +225,7 @@ def mark_durable(
         source = flow.component(connection.source)
         if is_scheduled(destination) or is_scheduled(source):
             reasons.append(DurableReason.SCHEDULED)
-        if is_serial(destination, flow.services) or is_serial(source, flow.services):
+        if is_serial(flow, destination) or is_serial(flow, source):
             reasons.append(DurableReason.SERIAL)
         if connection.id in holding and not reasons:
             reasons.append(DurableReason.HOLDS_FLOWFILES)

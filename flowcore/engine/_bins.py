@@ -59,16 +59,20 @@ class BinningDriver(BatchDriver):
         processor = member.processor
         if not isinstance(processor, BinningProcessor):
             return False
-        if member.pending or not pending or not self._originals_whole():
+        if member.pending or not pending:
             return False
         count = sum(p.batch.count for p in pending)
+        if not self._originals_whole():
+            member.declined("a relationship does not lead to exactly one place", count)
+            return False
+        if not takes_batches(member):  # a retry takes FlowFiles back one by one, in sessions
+            member.declined("a relationship is retried", count)
+            return False
         try:
             binning = processor.bin_batches(
                 member.context, [p.batch for p in pending], end_of_input=end_of_input
             )
-        except (
-            Exception
-        ) as error:  # the one-by-one path bins them again and reports what goes wrong
+        except Exception as error:  # the one-by-one path bins them again, reporting what fails
             log.debug("%s could not bin batches", member.plan.name, exc_info=True)
             member.declined(f"bin_batches raised {error!r}", count)
             return False

@@ -42,12 +42,14 @@ class SinkDriver(BatchDriver):
         retried = (
             member.retry_policy is not None and SUCCESS.name in member.retry_policy.relationships
         )
-        if (
-            not member.pending
-            and not member.deferred_batches
-            and member.plan.routes_or_drops_whole
-            and not retried
-        ):
+        count = sum(p.batch.count for p in pending)
+        if retried:
+            member.declined("success is retried", count)
+        elif not member.plan.routes_or_drops_whole:
+            member.declined("a relationship does not lead to exactly one place", count)
+        elif member.pending or member.deferred_batches:
+            member.declined("FlowFiles ahead of the batches go one by one", count)
+        else:
             context = BatchContext(member.context, member)
             sink = member.processor
             assert isinstance(sink, TwoPhaseSink)  # a sink member's
@@ -58,7 +60,7 @@ class SinkDriver(BatchDriver):
                 log.debug("%s declined its batches by failing", member.plan.name, exc_info=True)
                 why = f"write_batches raised {error!r}"
             if message is None:
-                member.declined(why, sum(p.batch.count for p in pending))
+                member.declined(why, count)
                 context.discard()
             else:
                 self._written(pending, context)

@@ -288,6 +288,8 @@ class _HarnessMember:
         self.yield_ms = 0  # FlowFiles a binning processor did not take are put back at once
         self.uuid_salt = host.uuid_salt
         self.uuid_sequences = host.uuid_sequences
+        #: the claims before this trigger: a new one nothing holds at the end is removed
+        self._claims_before = set(host.content.resource_claims())
         held = batches_of(flowfiles, host.content)
         self.pending_batches = [QueuedBatch(batch, INPUT_QUEUE) for batch, _ in held]
         #: the FlowFiles taken, as laid out in batches: what a whole batch releases
@@ -406,6 +408,8 @@ class _HarnessMember:
                 for resource_claim in flowfile.content.resource_claims:
                     host.content.decrement_claimant_count(resource_claim)
                     released.add(resource_claim)
+        # and contents the batch form wrote for FlowFiles it then dropped, as a commit removes
+        released.update(set(host.content.resource_claims()) - self._claims_before)
         host.remove_unclaimed(released)
         host.batch_use.whole += self.consumed
         return bool(declined)

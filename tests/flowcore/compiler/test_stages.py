@@ -393,3 +393,23 @@ def test_a_stage_with_sources_and_a_queue_notes_that_only_runs_without_source_wo
     assert "in the driver: runs taking no source work and at most 20,000 queued" in notes[-1]
     disabled = stage_notes(compiled, compiled.stage_of(off), runner="spark")
     assert not [n for n in disabled if "in the driver" in n]
+
+
+def test_a_map_cache_named_through_a_parameter_makes_its_processor_serial() -> None:
+    """A processor naming a map cache through ``#{name}`` gets a stage of its own, as when it
+    names it directly; one naming a configuration-only service (SSL) stays in its stage."""
+    from flowcore.services import MapCacheService
+    from processors import DetectDuplicate
+
+    flow = Flow("dedupe", parameters={"cache": "seen"})
+    flow.add_service(MapCacheService("seen"))
+    gen = flow.add(GenerateFlowFile(), name="gen")
+    dedupe = flow.add(
+        DetectDuplicate(distributed_cache_service="#{cache}", cache_entry_identifier="${uuid}"),
+        name="dedupe",
+    )
+    into = flow.connect(gen, dedupe)
+    flow.auto_terminate(dedupe, ["duplicate", "non-duplicate", "failure"])
+    compiled = compile_flow(flow)
+    assert compiled.durable[into.id] == (DurableReason.SERIAL,)
+    assert [compiled.plans[s.id].serial for s in compiled.stages] == [False, True]

@@ -131,3 +131,33 @@ def test_a_batch_form_result_that_is_not_routes_fails_the_test() -> None:
     runner.enqueue("b")
     with pytest.raises(AssertionError, match=r"_Lossy.transform_batch returned a result the "):
         runner.run()
+
+
+def test_contents_a_batch_form_writes_and_then_drops_are_removed() -> None:
+    """New contents of FlowFiles a batch form sends to an auto-terminated relationship are
+    removed when the trigger ends, as a commit removes what nothing claims."""
+    from processors import ReplaceText
+
+    runner = TestRunner(
+        ReplaceText(replacement_value="X", replacement_strategy="Always Replace"), batches=True
+    )
+    runner.auto_terminate("success")
+    runner.enqueue("a")
+    runner.enqueue("b")
+    runner.run()
+    assert runner.auto_terminated_count("success") == 2
+    assert list(runner.content.resource_claims()) == []
+
+
+def test_a_retried_relationship_bins_one_by_one_as_the_engine_does() -> None:
+    """A binning processor with a retried relationship does not bin batches whole (its
+    sessions take FlowFiles back one by one), in the harness as in a task."""
+    from processors import MergeContent
+
+    runner = TestRunner(MergeContent(minimum_number_of_entries=2), batches=True)
+    runner.retry_policy = RetryPolicy("MergeContent-1", frozenset({"original"}), 3, True, 1, 10)
+    runner.enqueue("a")
+    runner.enqueue("b")
+    runner.run()
+    assert runner.batch_use.declined == ["a relationship is retried for 2 FlowFiles"]
+    assert runner.batch_use.whole == 0
