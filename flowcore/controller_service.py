@@ -342,12 +342,21 @@ class ControllerService:
             if d.sensitive and (v := self.effective_value(d))
         ]
 
-    def unknown_property_message(self, name: str) -> str:
-        """Explain that *name* is not a property, suggesting the closest one."""
+    def _closest(self, name: str) -> PropertyDescriptor | None:
+        """The property *name* most likely misspells, if any."""
         choices = {n: d for d in self.descriptors() for n in (d.display_name, d.key)}
         close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
-        if close:
-            found = choices[close[0]]
+        return choices[close[0]] if close else None
+
+    def _may_be_secret(self, name: str) -> bool:
+        """Whether unknown property *name* looks like a misspelled sensitive one (``pasword``)."""
+        found = self._closest(name)
+        return found is not None and found.sensitive
+
+    def unknown_property_message(self, name: str) -> str:
+        """Explain that *name* is not a property, suggesting the closest one."""
+        found = self._closest(name)
+        if found is not None:
             hint = f"; did you mean {found.display_name!r} ({found.key})?"
         elif self.descriptors():
             hint = f"; its properties are {[d.display_name for d in self.descriptors()]!r}"
@@ -379,7 +388,12 @@ class ControllerService:
     def validate(self) -> tuple[ValidationResult, ...]:
         """Every configuration problem at once; empty when valid (sensitive values masked)."""
         problems: list[ValidationResult] = [
-            ValidationResult(name, value, False, self.unknown_property_message(name))
+            ValidationResult(
+                name,
+                MASK if self._may_be_secret(name) else value,
+                False,
+                self.unknown_property_message(name),
+            )
             for name, value in self._unknown.items()
         ]
         unresolved: set[str] = set()

@@ -206,7 +206,28 @@ class TestRunner:
                 f"add it: runner.add_service(...)"
             )
             raise ConfigurationError(msg)
+        self._declare_services()
         return self._service_set.get(name)
+
+    def _declare_services(self) -> None:
+        """The added services as they are enabled: parameters bound, each one valid.
+
+        As NiFi's harness refuses to enable an invalid service.
+
+        Raises:
+            ConfigurationError: a service not yet enabled is invalid (every problem named).
+        """
+        for name, service in self._services.items():
+            if name in self._service_set.enabled:
+                continue
+            names = {p for found in service.referenced_parameters().values() for p in found}
+            bound = service.with_parameters(self.parameters.values_for(names))
+            problems = bound.validate()
+            if problems:
+                listed = "; ".join(str(p) for p in problems)
+                msg = f"service {name!r} cannot be enabled, it is invalid: {listed}"
+                raise ConfigurationError(msg)
+            self._service_set.declared[name] = bound
 
     def _count_claims(self, flowfile: FlowFile) -> None:
         if flowfile.content is not None:
@@ -379,6 +400,7 @@ class TestRunner:
             raise InvalidProcessorError(msg, problems)
         context = self.context
         if initialize and not self._scheduled:
+            self._declare_services()
             self._service_set.enable_all()  # services before the processor that uses them
             self.processor.on_scheduled(context)
             self._scheduled = True

@@ -322,3 +322,26 @@ def test_a_service_naming_an_undeclared_service_fails_to_enable_in_one_line(tabl
     held = ServiceSet({"front": LookupTable("front", table_file=str(table), fallback_service="x")})
     with pytest.raises(ConfigurationError, match="names service 'x', which is not declared"):
         held.get("front")
+
+
+def test_a_misspelled_sensitive_property_is_named_without_its_value(table: Path) -> None:
+    """An unknown property that looks like a misspelled sensitive one is reported masked: a
+    typo never puts a password in a validation message."""
+    service = LookupTable("codes", table_file=str(table), pasword="hunter2")
+    [problem] = service.validate()
+    assert "hunter2" not in str(problem)
+    assert "did you mean 'Password' (password)?" in str(problem)
+
+
+def test_the_harness_binds_parameters_in_services_and_refuses_an_invalid_one(table: Path) -> None:
+    """A service added to TestRunner reads the runner's parameters when enabled, and an invalid
+    one (a required property missing) is refused, naming the property, as NiFi's harness does."""
+    runner = TestRunner(LookupAttribute(lookup_service="codes"), parameters={"t": str(table)})
+    runner.add_service(LookupTable("codes", table_file="#{t}"))
+    runner.enqueue(b"", {"code": "a"})
+    runner.run()
+    assert runner.flowfiles_for("success")[0].content.startswith(b"alpha|")
+    broken = TestRunner(LookupAttribute(lookup_service="codes"))
+    broken.add_service(LookupTable("codes"))
+    with pytest.raises(ConfigurationError, match="'codes' cannot be enabled.*Table File"):
+        broken.enable_controller_service("codes")
