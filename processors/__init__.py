@@ -10,6 +10,7 @@ from flowcore.processor import Processor
 from processors.attributes_to_json import AttributesToJSON
 from processors.compress_content import CompressContent
 from processors.control_rate import ControlRate
+from processors.convert_record import ConvertRecord
 from processors.cryptographic_hash_content import CryptographicHashContent
 from processors.detect_duplicate import DetectDuplicate
 from processors.duplicate_flowfile import DuplicateFlowFile
@@ -46,6 +47,7 @@ from processors.wait import Wait
 
 BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
     "ControlRate": ControlRate,
+    "ConvertRecord": ConvertRecord,
     "DetectDuplicate": DetectDuplicate,
     "ExtractText": ExtractText,
     "FetchDistributedMapCache": FetchDistributedMapCache,
@@ -88,6 +90,7 @@ __all__ = [
     "AttributesToJSON",
     "CompressContent",
     "ControlRate",
+    "ConvertRecord",
     "CryptographicHashContent",
     "DetectDuplicate",
     "DuplicateFlowFile",
