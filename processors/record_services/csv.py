@@ -6,6 +6,7 @@ import csv
 from collections.abc import Iterator, Mapping
 from typing import IO, ClassVar
 
+import attrs
 import pyarrow as pa
 
 from flowcore.controller_service import ServiceContext
@@ -225,7 +226,9 @@ def _all_strings(stream: IO[bytes], options: CsvReaderOptions) -> Iterator[pa.Re
         csv.reader([text], delimiter=dialect.delimiter, quotechar=dialect.quote or '"'), []
     )
     schema = RecordSchema.of([(n.strip(), STRING) for n in names])
-    return read_csv(buffered(stream, head), options, schema)
+    # the header line names the fields: it is not a record
+    header = attrs.evolve(options, first_line_is_header=True)
+    return read_csv(buffered(stream, head), header, schema)
 
 
 class CSVRecordSetWriter(RecordWriterService):
