@@ -40,6 +40,7 @@ from processors.route_on_attribute import RouteOnAttribute
 from processors.route_on_content import RouteOnContent
 from processors.route_text import RouteText
 from processors.split_json import SplitJson
+from processors.split_record import SplitRecord
 from processors.split_text import SplitText
 from processors.unpack_content import UnpackContent
 from processors.update_attribute import UpdateAttribute
@@ -79,6 +80,7 @@ BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
     "RouteOnContent": RouteOnContent,
     "RouteText": RouteText,
     "SplitJson": SplitJson,
+    "SplitRecord": SplitRecord,
     "SplitText": SplitText,
     "UnpackContent": UnpackContent,
     "UpdateAttribute": UpdateAttribute,
@@ -120,6 +122,7 @@ __all__ = [
     "RouteOnContent",
     "RouteText",
     "SplitJson",
+    "SplitRecord",
     "SplitText",
     "UnpackContent",
     "UpdateAttribute",
