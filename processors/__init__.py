@@ -34,6 +34,7 @@ from processors.put_dataset import PutDataset
 from processors.put_distributed_map_cache import PutDistributedMapCache
 from processors.put_email import PutEmail
 from processors.put_file import PutFile
+from processors.query_record import QueryRecord
 from processors.replace_text import ReplaceText
 from processors.retry_flowfile import RetryFlowFile
 from processors.route_on_attribute import RouteOnAttribute
@@ -74,6 +75,7 @@ BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
     "PutDistributedMapCache": PutDistributedMapCache,
     "PutEmail": PutEmail,
     "PutFile": PutFile,
+    "QueryRecord": QueryRecord,
     "ReplaceText": ReplaceText,
     "RetryFlowFile": RetryFlowFile,
     "RouteOnAttribute": RouteOnAttribute,
@@ -116,6 +118,7 @@ __all__ = [
     "PutDistributedMapCache",
     "PutEmail",
     "PutFile",
+    "QueryRecord",
     "ReplaceText",
     "RetryFlowFile",
     "RouteOnAttribute",

@@ -214,18 +214,42 @@ class CSVReader(RecordReaderService):
             options = options_from(self, CsvReaderOptions, attributes)
         if self._header_strings:
             return _all_strings(stream, options)
-        return read_csv(stream, options, schema)
+        return _never_schemaless(stream, options, schema)
 
 
-def _all_strings(stream: IO[bytes], options: CsvReaderOptions) -> Iterator[pa.RecordBatch]:
-    """NiFi's CSVHeaderSchemaStrategy: the header's names, every field a STRING."""
-    head = stream.readline()
+def _header_names(head: bytes, options: CsvReaderOptions) -> list[str]:
     text = head.decode(options.character_set, "replace").lstrip("\ufeff")
     dialect = options.dialect()
     names = next(
         csv.reader([text], delimiter=dialect.delimiter, quotechar=dialect.quote or '"'), []
     )
-    schema = RecordSchema.of([(n.strip(), STRING) for n in names])
+    return [n.strip() for n in names]
+
+
+def _never_schemaless(
+    stream: IO[bytes], options: CsvReaderOptions, schema: RecordSchema | None
+) -> Iterator[pa.RecordBatch]:
+    """The codec's batches; with no record, one empty batch of the schema.
+
+    NiFi's CSV reader still knows the header's fields then, which a query or a writer's header
+    line needs.
+    """
+    head = stream.readline() if schema is None and options.first_line_is_header else b""
+    found = False
+    for batch in read_csv(buffered(stream, head), options, schema):
+        found = True
+        yield batch
+    if found:
+        return
+    if schema is None:
+        schema = RecordSchema.of([(n, STRING) for n in _header_names(head, options) if n])
+    yield pa.RecordBatch.from_pylist([], schema=schema.to_arrow())
+
+
+def _all_strings(stream: IO[bytes], options: CsvReaderOptions) -> Iterator[pa.RecordBatch]:
+    """NiFi's CSVHeaderSchemaStrategy: the header's names, every field a STRING."""
+    head = stream.readline()
+    schema = RecordSchema.of([(n, STRING) for n in _header_names(head, options)])
     # the header line names the fields: it is not a record
     header = attrs.evolve(options, first_line_is_header=True)
     return read_csv(buffered(stream, head), header, schema)
