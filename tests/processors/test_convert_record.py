@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
-from flowcore import ProvenanceEventType
+from flowcore import Flow, ProvenanceEventType
+from flowcore.driver.controller import run_flow
+from flowcore.settings import Settings
 from flowcore.testing import TestRunner
-from processors import ConvertRecord
+from processors import ConvertRecord, GetFile, PutFile
 from processors.record_services import (
     AvroReader,
     AvroRecordSetWriter,
@@ -18,6 +21,8 @@ from processors.record_services import (
     ParquetReader,
     ParquetRecordSetWriter,
 )
+
+FLOWS = Path(__file__).parent / "nifi_flows"
 
 PERSON_SCHEMA = json.dumps(
     {
@@ -196,3 +201,50 @@ def test_free_form_text_writer_evaluates_text_per_record() -> None:
     out = runner.flowfiles_for("success")[0]
     out.assert_content_equals("a:2 (f.json)\nb:3 (f.json)\n")
     out.assert_attribute_equals("mime.type", "text/plain")
+
+
+def test_csv_to_json_in_a_flow(tmp_path: Path) -> None:
+    """GetFile -> ConvertRecord (CSVReader to JsonRecordSetWriter) -> PutFile, direct runner."""
+    inbox = tmp_path / "in"
+    inbox.mkdir()
+    (inbox / "people.csv").write_bytes(b"id,name\n1,John Doe\n2,Jane Doe\n")
+    flow = Flow("csv-to-json")
+    reader = flow.add_service(CSVReader("csv", treat_first_line_as_header="true"))
+    writer = flow.add_service(JsonRecordSetWriter("json"))
+    get = flow.add(GetFile(input_directory=str(inbox)), name="get")
+    convert = flow.add(ConvertRecord(record_reader=reader, record_writer=writer), name="convert")
+    put = flow.add(
+        PutFile(directory=str(tmp_path / "out"), conflict_resolution_strategy="replace"),
+        name="put",
+    )
+    flow.connect(get, convert)
+    flow.connect(convert, put, "success")
+    flow.auto_terminate(convert, ["failure"])
+    flow.auto_terminate(put, ["success", "failure"])
+    result = run_flow(
+        flow, "direct", repository=tmp_path / "repo", settings=Settings(sync=False, parallelism=1)
+    )
+    assert result.count("convert", "success") == 1
+    assert (tmp_path / "out" / "people.csv").read_bytes() == (
+        b'[{"id":1,"name":"John Doe"},{"id":2,"name":"Jane Doe"}]'
+    )
+
+
+def test_a_nifi_flow_with_convert_record_imports_and_runs(tmp_path: Path) -> None:
+    """A NiFi 2 flow definition (tests/processors/nifi_flows/convert_record.json: GetFile ->
+    ConvertRecord with a CSVReader and a JsonRecordSetWriter, NiFi 1 internal names among its
+    properties -> PutFile) imports with Flow.from_nifi and runs."""
+    inbox = tmp_path / "in"
+    inbox.mkdir()
+    (inbox / "orders.csv").write_bytes(b"order;amount\na-1;5\na-2;7.5\n")
+    document = json.loads((FLOWS / "convert_record.json").read_text())
+    flow = Flow.from_nifi(
+        document,
+        parameters={"input.directory": str(inbox), "output.directory": str(tmp_path / "out")},
+    )
+    assert sorted(flow.services) == ["CSV orders", "JSON lines"]
+    result = flow.run("direct", repository=tmp_path / "repo")
+    assert result.transfers["Convert"]["success"][0] == 1
+    assert (tmp_path / "out" / "orders.csv").read_bytes() == (
+        b'{"order":"a-1","amount":5.0}\n{"order":"a-2","amount":7.5}'
+    )
