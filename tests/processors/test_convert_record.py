@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from flowcore import Flow, ProvenanceEventType
+from flowcore.compiler.plan import serial
 from flowcore.driver.controller import run_flow
 from flowcore.settings import Settings
 from flowcore.testing import TestRunner
@@ -248,3 +251,35 @@ def test_a_nifi_flow_with_convert_record_imports_and_runs(tmp_path: Path) -> Non
     assert (tmp_path / "out" / "orders.csv").read_bytes() == (
         b'{"order":"a-1","amount":5.0}\n{"order":"a-2","amount":7.5}'
     )
+
+
+@pytest.mark.spark
+def test_on_spark_services_are_enabled_on_executors_and_tasks_stay_parallel(
+    tmp_path: Path,
+) -> None:
+    """On Spark local[2]: the reader and writer are enabled in the executors (the files
+    convert), and ConvertRecord is not made serial by naming them."""
+    inbox = tmp_path / "in"
+    inbox.mkdir()
+    for n in range(6):
+        (inbox / f"f{n}.csv").write_bytes(b"id,v\n%d,a\n%d,b\n" % (n, n))
+    flow = Flow("csv-to-json-spark")
+    reader = flow.add_service(CSVReader("csv", treat_first_line_as_header="true"))
+    writer = flow.add_service(JsonRecordSetWriter("json", output_grouping="output-oneline"))
+    convert_record = ConvertRecord(record_reader=reader, record_writer=writer)
+    assert not serial(convert_record, flow.services)
+    get = flow.add(GetFile(input_directory=str(inbox)), name="get")
+    convert = flow.add(convert_record, name="convert")
+    put = flow.add(
+        PutFile(directory=str(tmp_path / "out"), conflict_resolution_strategy="replace"),
+        name="put",
+    )
+    flow.connect(get, convert)
+    flow.connect(convert, put, "success")
+    flow.auto_terminate(convert, ["failure"])
+    flow.auto_terminate(put, ["success", "failure"])
+    result = run_flow(
+        flow, "spark", repository=tmp_path / "repo", settings=Settings(sync=False, parallelism=2)
+    )
+    assert result.count("convert", "success") == 6
+    assert (tmp_path / "out" / "f3.csv").read_bytes() == b'{"id":3,"v":"a"}\n{"id":3,"v":"b"}'
