@@ -45,6 +45,7 @@ from processors.split_record import SplitRecord
 from processors.split_text import SplitText
 from processors.unpack_content import UnpackContent
 from processors.update_attribute import UpdateAttribute
+from processors.validate_record import ValidateRecord
 from processors.wait import Wait
 
 BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
@@ -86,6 +87,7 @@ BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
     "SplitText": SplitText,
     "UnpackContent": UnpackContent,
     "UpdateAttribute": UpdateAttribute,
+    "ValidateRecord": ValidateRecord,
     "Wait": Wait,
 }
 
@@ -129,5 +131,6 @@ __all__ = [
     "SplitText",
     "UnpackContent",
     "UpdateAttribute",
+    "ValidateRecord",
     "Wait",
 ]

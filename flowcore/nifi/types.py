@@ -97,6 +97,7 @@ _STANDARD_NAMES = (
     "SplitRecord",
     "SplitText",
     "UnpackContent",
+    "ValidateRecord",
     "Wait",
 )
 
