@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from flowcore import ProvenanceEventType
+from pathlib import Path
+
+from flowcore import Flow, ProvenanceEventType
+from flowcore.driver.controller import run_flow
+from flowcore.settings import Settings
 from flowcore.testing import TestRunner
-from processors import QueryRecord
+from processors import GetFile, PutFile, QueryRecord
 from processors.record_services import (
     CSVReader,
     CSVRecordSetWriter,
@@ -141,3 +145,35 @@ def test_validation() -> None:
     assert [p.subject for p in problems if p.subject == "bad"] == ["bad"]
     runner = query(success="select * from FLOWFILE where name = '${who}'")
     runner.assert_transfer_count("success", 1)
+
+
+def test_queries_route_in_a_flow(tmp_path: Path) -> None:
+    """GetFile -> QueryRecord -> PutFile on the direct runner: a query's relationship connects."""
+    inbox = tmp_path / "in"
+    inbox.mkdir()
+    (inbox / "points.csv").write_bytes(POINTS)
+    flow = Flow("query")
+    reader = flow.add_service(CSVReader("csv", treat_first_line_as_header="true"))
+    writer = flow.add_service(JsonRecordSetWriter("json"))
+    get = flow.add(GetFile(input_directory=str(inbox)), name="get")
+    query_ = flow.add(
+        QueryRecord(
+            record_reader=reader,
+            record_writer=writer,
+            toms="select points from FLOWFILE where name = 'Tom' order by points",
+        ),
+        name="query",
+    )
+    put = flow.add(
+        PutFile(directory=str(tmp_path / "out"), conflict_resolution_strategy="replace"),
+        name="put",
+    )
+    flow.connect(get, query_)
+    flow.connect(query_, put, "toms")
+    flow.auto_terminate(query_, ["original", "failure"])
+    flow.auto_terminate(put, ["success", "failure"])
+    result = run_flow(
+        flow, "direct", repository=tmp_path / "repo", settings=Settings(sync=False, parallelism=1)
+    )
+    assert result.count("query", "toms") == 1
+    assert (tmp_path / "out" / "points.csv").read_bytes() == b'[{"points":1},{"points":99}]'
