@@ -33,6 +33,7 @@ from flowcore.properties import AllowableValue, PropertyDescriptor
 from flowcore.relationship import Relationship
 from flowcore.services import MapCacheService
 from flowcore.ssl_context import StandardSSLContextService
+from processors.record_services import RECORD_SERVICES
 
 __all__ = [
     "BUILTIN_SERVICES",
@@ -55,6 +56,7 @@ SERVICE_ENTRY_POINT_GROUP = "flowcore.services"
 BUILTIN_SERVICES: dict[str, type[ControllerService]] = {
     "MapCacheService": MapCacheService,
     "StandardSSLContextService": StandardSSLContextService,
+    **RECORD_SERVICES,
 }
 
 

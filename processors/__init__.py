@@ -10,6 +10,7 @@ from flowcore.processor import Processor
 from processors.attributes_to_json import AttributesToJSON
 from processors.compress_content import CompressContent
 from processors.control_rate import ControlRate
+from processors.convert_record import ConvertRecord
 from processors.cryptographic_hash_content import CryptographicHashContent
 from processors.detect_duplicate import DetectDuplicate
 from processors.duplicate_flowfile import DuplicateFlowFile
@@ -33,19 +34,23 @@ from processors.put_dataset import PutDataset
 from processors.put_distributed_map_cache import PutDistributedMapCache
 from processors.put_email import PutEmail
 from processors.put_file import PutFile
+from processors.query_record import QueryRecord
 from processors.replace_text import ReplaceText
 from processors.retry_flowfile import RetryFlowFile
 from processors.route_on_attribute import RouteOnAttribute
 from processors.route_on_content import RouteOnContent
 from processors.route_text import RouteText
 from processors.split_json import SplitJson
+from processors.split_record import SplitRecord
 from processors.split_text import SplitText
 from processors.unpack_content import UnpackContent
 from processors.update_attribute import UpdateAttribute
+from processors.validate_record import ValidateRecord
 from processors.wait import Wait
 
 BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
     "ControlRate": ControlRate,
+    "ConvertRecord": ConvertRecord,
     "DetectDuplicate": DetectDuplicate,
     "ExtractText": ExtractText,
     "FetchDistributedMapCache": FetchDistributedMapCache,
@@ -71,15 +76,18 @@ BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
     "PutDistributedMapCache": PutDistributedMapCache,
     "PutEmail": PutEmail,
     "PutFile": PutFile,
+    "QueryRecord": QueryRecord,
     "ReplaceText": ReplaceText,
     "RetryFlowFile": RetryFlowFile,
     "RouteOnAttribute": RouteOnAttribute,
     "RouteOnContent": RouteOnContent,
     "RouteText": RouteText,
     "SplitJson": SplitJson,
+    "SplitRecord": SplitRecord,
     "SplitText": SplitText,
     "UnpackContent": UnpackContent,
     "UpdateAttribute": UpdateAttribute,
+    "ValidateRecord": ValidateRecord,
     "Wait": Wait,
 }
 
@@ -88,6 +96,7 @@ __all__ = [
     "AttributesToJSON",
     "CompressContent",
     "ControlRate",
+    "ConvertRecord",
     "CryptographicHashContent",
     "DetectDuplicate",
     "DuplicateFlowFile",
@@ -111,14 +120,17 @@ __all__ = [
     "PutDistributedMapCache",
     "PutEmail",
     "PutFile",
+    "QueryRecord",
     "ReplaceText",
     "RetryFlowFile",
     "RouteOnAttribute",
     "RouteOnContent",
     "RouteText",
     "SplitJson",
+    "SplitRecord",
     "SplitText",
     "UnpackContent",
     "UpdateAttribute",
+    "ValidateRecord",
     "Wait",
 ]

@@ -130,7 +130,9 @@ def test_services_are_found_by_name_and_by_nifi_type() -> None:
         StandardSSLContextService
     )
     assert service_for_nifi_type("DistributedMapCacheClientService") is MapCacheService
-    assert service_for_nifi_type("org.apache.nifi.json.JsonTreeReader") is None
+    reader = BUILTIN_SERVICES["JsonTreeReader"]
+    assert service_for_nifi_type("org.apache.nifi.json.JsonTreeReader") is reader
+    assert service_for_nifi_type("org.apache.nifi.cef.CEFReader") is None
     with pytest.raises(UnknownProcessorError, match="did you mean MapCacheService"):
         service_class("MapCacheServce")
 

@@ -139,9 +139,9 @@ def test_every_missing_type_is_one_block_and_status_2(tmp_path: Path) -> None:
     assert lines[0] == f"error: NiFi flow 'Top' ({flow}) cannot run in flowcore (4 problems):"
     subjects = [line.partition(": ")[0] for line in lines[1:]]
     assert subjects == [
-        "  - processor type org.apache.nifi.processors.standard.ConvertRecord",
+        "  - processor type org.apache.nifi.processors.standard.CountText",
         "  - processor type org.apache.nifi.processors.standard.ExecuteSQL",
-        "  - controller service type org.apache.nifi.csv.CSVReader",
+        "  - controller service type org.apache.nifi.cef.CEFReader",
         "  - controller service type org.apache.nifi.dbcp.DBCPConnectionPool",
     ]
     assert not out.exists()

@@ -145,11 +145,11 @@ def service(identifier: str, name: str, kind: str, *, group: str = "top") -> dic
 
 
 def missing_types() -> dict[str, Any]:
-    """A download using two processor types and two service types flowcore lacks: ConvertRecord
-    (reading with a CSVReader that LogAttribute names too) at the top, and two ExecuteSQL in
+    """A download using two processor types and two service types flowcore lacks: CountText
+    (reading with a CEFReader that LogAttribute names too) at the top, and two ExecuteSQL in
     group Ingest using its DBCPConnectionPool; a service no processor names stands aside."""
     uses = {"name": "Record Reader", "identifiesControllerService": True}
-    convert = processor("convert", "Convert", "ConvertRecord", {"Record Reader": "csv"},
+    convert = processor("convert", "Convert", "CountText", {"Record Reader": "csv"},
                         descriptors={"Record Reader": uses})  # fmt: skip
     log = processor("log", "Log", "LogAttribute", {"Record Reader": "csv"})
     pooled = {"Database Connection Pooling Service": "pool"}
@@ -164,7 +164,7 @@ def missing_types() -> dict[str, Any]:
     )  # fmt: skip
     top = group(
         "top", "Top", processors=[convert, log], processGroups=[ingest],
-        controllerServices=[service("csv", "CSV reader", "org.apache.nifi.csv.CSVReader"),
+        controllerServices=[service("csv", "CSV reader", "org.apache.nifi.cef.CEFReader"),
                             service("aside", "Aside", "com.acme.Unused")],
     )  # fmt: skip
     return download(top)

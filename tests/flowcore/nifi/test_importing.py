@@ -147,15 +147,16 @@ def test_every_missing_processor_and_service_type_is_in_the_first_error() -> Non
     lines = str(raised.value).splitlines()
     assert lines == [
         "NiFi flow 'Top' (<dict>) cannot run in flowcore (4 problems):",
-        "  - processor type org.apache.nifi.processors.standard.ConvertRecord: flowcore has no "
+        "  - processor type org.apache.nifi.processors.standard.CountText: flowcore has no "
         "such processor; used by 1 processor: 'Convert'; map it to a processor class with "
-        "type_map={'ConvertRecord': YourProcessor} (flowcore run, explain or convert "
+        "type_map={'CountText': YourProcessor} (flowcore run, explain or convert "
         "--type-map MODULE:DICT), or replace it in NiFi",
         "  - processor type org.apache.nifi.processors.standard.ExecuteSQL: flowcore has no "
         "such processor; used by 2 processors: 'Ingest/Query', 'Ingest/Query 2'; map it to a "
         "processor class with type_map={'ExecuteSQL': YourProcessor} (flowcore run, explain or "
         "convert --type-map MODULE:DICT), or replace it in NiFi",
-        "  - controller service type org.apache.nifi.csv.CSVReader: flowcore has no equivalent; "
+        "  - controller service type org.apache.nifi.cef.CEFReader: flowcore has no "
+        "equivalent; "
         f"1 service: 'CSV reader' (used by 'Convert', 'Log'); {_SERVICE_FIX}",
         "  - controller service type org.apache.nifi.dbcp.DBCPConnectionPool: flowcore has no "
         "equivalent; 1 service: 'Ingest/Pool' (used by 'Ingest/Query', 'Ingest/Query 2'); "
@@ -167,7 +168,7 @@ def test_every_missing_processor_and_service_type_is_in_the_first_error() -> Non
 def test_mapped_processors_leave_each_missing_service_reported_once() -> None:
     """With the processor types mapped, the same service problems remain, each service once
     with all its users (making the processors reports none again)."""
-    types = {"ConvertRecord": SignContent, "ExecuteSQL": SignContent}
+    types = {"CountText": SignContent, "ExecuteSQL": SignContent}
     with pytest.raises(NiFiImportError) as raised:
         Flow.from_nifi(missing_types(), type_map=types)
     lines = str(raised.value).splitlines()

@@ -109,7 +109,7 @@ def test_a_registered_service_type_maps_generically_by_its_nifi_names(
     mapping = SERVICES["SimpleKeyValueLookupService"]
     assert mapping is SERVICES.get("KeyValueLookup")
     assert "SimpleKeyValueLookupService" in set(SERVICES)
-    assert SERVICES.get("CSVReader") is None
+    assert SERVICES.get("CEFReader") is None
     flow = FlowDefinition("f")
     use = ServiceUse("k1", "G/codes", KeyValueLookup.nifi_types[0], {"a": "1", "Token": None})
     assert mapping.provide is not None

@@ -1,0 +1,302 @@
+"""QueryRecord: SQL over a FlowFile's records, one relationship per query, run by DuckDB."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import ClassVar
+
+import duckdb
+import pyarrow as pa
+
+from flowcore.flowfile import FlowFile
+from flowcore.process_context import ProcessContext
+from flowcore.processor import Processor
+from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
+from flowcore.records.schema import RecordSchema
+from flowcore.relationship import Relationship
+from flowcore.session.process_session import ProcessSession
+from flowcore.validators import (
+    NON_EMPTY_VALIDATOR,
+    NON_NEGATIVE_INTEGER_VALIDATOR,
+    ValidationResult,
+)
+from processors._record_io import (
+    INCLUDE_ZERO_RECORD_FLOWFILES,
+    RECORD_FAILURES,
+    RECORD_READER,
+    RECORD_WRITER,
+    read_records,
+    services,
+    write_records,
+)
+from processors.record_services.schema_access import RecordReaderService, RecordWriterService
+
+__all__ = ["QueryRecord"]
+
+ROUTE_ATTRIBUTE = "QueryRecord.Route"
+TABLE = "FLOWFILE"
+#: Rows per batch DuckDB hands back to the writer (memory bound of the output side).
+RESULT_BATCH_ROWS = 65536
+
+REL_ORIGINAL = Relationship(
+    "original",
+    "The original FlowFile is routed to this relationship",
+)
+REL_FAILURE = Relationship(
+    "failure",
+    "If a FlowFile fails processing for any reason (for example, the SQL statement contains "
+    "columns not present in input data), the original FlowFile it will be routed to this "
+    "relationship",
+)
+REL_DYNAMIC = Relationship(
+    "<one per dynamic property>",
+    "Each user-defined property defines a new Relationship for this Processor.",
+)
+
+
+class QueryRecord(Processor):
+    """Evaluates SQL over a FlowFile's records (NiFi's QueryRecord), with DuckDB.
+
+    Each dynamic property is a SQL ``SELECT`` over the table ``FLOWFILE`` (the FlowFile's
+    records, streamed to DuckDB as an Arrow RecordBatchReader, so a filter or projection holds
+    one batch at a time) and names a relationship; its result is written by the Record Writer
+    into a new FlowFile (a child of the original: FORK) with ``record.count``, ``mime.type``,
+    the writer's attributes and ``QueryRecord.Route``. The original goes to ``original``
+    (its ``QueryRecord.Route`` ``original``). A
+    query that fails (an unknown column, bad SQL, a record that does not parse) sends the
+    original to ``failure`` and keeps none of the results. DuckDB's SQL differs from NiFi's
+    Calcite in places: see docs/processors.md.
+    """
+
+    CACHE_SCHEMA = PropertyDescriptor(
+        "Cache Schema",
+        description="This property is no longer used. It remains solely for backward "
+        "compatibility in order to avoid making existing Processors invalid upon upgrade.",
+        default="true",
+        allowable_values=("true", "false"),
+        aliases=("cache-schema",),
+    )
+    DEFAULT_PRECISION = PropertyDescriptor(
+        "Default Decimal Precision",
+        description="When a DECIMAL/NUMBER value is written as a 'decimal' Avro logical type, a "
+        "specific 'precision' denoting number of available digits is required. Generally, "
+        "precision is defined by column data type definition or database engines default.",
+        default="10",
+        required=True,
+        validators=(NON_NEGATIVE_INTEGER_VALIDATOR,),
+        el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES,
+        aliases=("dbf-default-precision",),
+    )
+    DEFAULT_SCALE = PropertyDescriptor(
+        "Default Decimal Scale",
+        description="When a DECIMAL/NUMBER value is written as a 'decimal' Avro logical type, a "
+        "specific 'scale' denoting number of available decimal digits is required.",
+        default="0",
+        required=True,
+        validators=(NON_NEGATIVE_INTEGER_VALIDATOR,),
+        el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES,
+        aliases=("dbf-default-scale",),
+    )
+    property_descriptors: ClassVar = (
+        RECORD_READER,
+        RECORD_WRITER,
+        INCLUDE_ZERO_RECORD_FLOWFILES,
+        CACHE_SCHEMA,
+        DEFAULT_PRECISION,
+        DEFAULT_SCALE,
+    )
+    relationships: ClassVar = (REL_ORIGINAL, REL_FAILURE)
+    dynamic_relationship: ClassVar = REL_DYNAMIC
+    supports_dynamic_properties: ClassVar = True
+    tags: ClassVar = (
+        "sql",
+        "query",
+        "calcite",
+        "duckdb",
+        "route",
+        "record",
+        "transform",
+        "select",
+        "update",
+        "modify",
+        "etl",
+        "filter",
+        "record",
+        "csv",
+        "json",
+        "logs",
+        "text",
+        "avro",
+        "aggregate",
+    )
+    writes_attributes: ClassVar[Mapping[str, str]] = {
+        "mime.type": "Sets the mime.type attribute to the MIME Type specified by the Record Writer",
+        "record.count": "The number of records selected by the query",
+        ROUTE_ATTRIBUTE: "The relation to which the FlowFile was routed",
+    }
+
+    def get_dynamic_property_descriptor(self, name: str) -> PropertyDescriptor:
+        """A SQL SELECT over the table FLOWFILE; its name is a relationship."""
+        return PropertyDescriptor(
+            name,
+            description="Each user-defined property specifies a SQL SELECT statement to run "
+            "over the data, with the data that is selected being routed to the relationship "
+            "whose name is the property name",
+            required=False,
+            el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES,
+            validators=(NON_EMPTY_VALIDATOR,),
+            dynamic=True,
+        )
+
+    def get_relationships(self) -> tuple[Relationship, ...]:
+        """original, failure and one relationship per query."""
+        queries = tuple(
+            Relationship(n, f"The results of the query {n!r}") for n in self.dynamic_properties
+        )
+        return (REL_ORIGINAL, REL_FAILURE, *queries)
+
+    def custom_validate(self, values: Mapping[str, str | None]) -> list[ValidationResult]:
+        """At least one query; each without Expression Language must parse as one statement."""
+        del values
+        queries = self.dynamic_properties
+        if not queries:
+            return [
+                ValidationResult(
+                    "User-Defined Properties",
+                    None,
+                    False,
+                    "At least one user-defined property must be specified.",
+                )
+            ]
+        problems = []
+        for name, sql in queries.items():
+            if "${" in sql or "#{" in sql:
+                continue  # known only per FlowFile
+            try:
+                statements = duckdb.extract_statements(sql)
+            except duckdb.Error as error:
+                problems.append(ValidationResult(name, sql, False, f"not valid SQL: {error}"))
+                continue
+            if len(statements) != 1:
+                problems.append(
+                    ValidationResult(name, sql, False, "must be exactly one SELECT statement")
+                )
+        return problems
+
+    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
+        """Run every query over one FlowFile."""
+        original = session.get()
+        if original is None:
+            return
+        reader, writer = services(context, session)
+        assert writer is not None
+        include_zero = context.get_property(INCLUDE_ZERO_RECORD_FLOWFILES).as_boolean()
+        created: list[tuple[FlowFile, str]] = []
+        try:
+            for name in self.dynamic_properties:
+                sql = (
+                    context.get_property(name).evaluate_attribute_expressions(original).value or ""
+                )
+                child, count = self._query(session, original, reader, writer, name=name, sql=sql)
+                if count == 0 and not include_zero:
+                    session.remove(child)
+                    continue
+                created.append((child, name))
+        except (*RECORD_FAILURES, duckdb.Error) as error:
+            context.logger.error(
+                "Unable to query %s due to %s. Routing to failure", original, error
+            )
+            session.remove([child for child, _ in created])
+            failed = session.put_attribute(original, ROUTE_ATTRIBUTE, REL_FAILURE.name)
+            session.transfer(failed, REL_FAILURE)
+            return
+        for child, name in created:
+            session.transfer(child, name)
+        session.transfer(
+            session.put_attribute(original, ROUTE_ATTRIBUTE, REL_ORIGINAL.name), REL_ORIGINAL
+        )
+
+    def _query(
+        self,
+        session: ProcessSession,
+        original: FlowFile,
+        reader: RecordReaderService,
+        writer: RecordWriterService,
+        *,
+        name: str,
+        sql: str,
+    ) -> tuple[FlowFile, int]:
+        """Run *sql* over *original*'s records into a new child; the child and its count.
+
+        The records stream to DuckDB once. A query that scans FLOWFILE more than once (a
+        subquery or self-join over it) cannot scan a stream twice: it runs again over the
+        records held as a table (memory: the whole content's records).
+        """
+        try:
+            return self._run(session, original, reader, writer, name=name, sql=sql, whole=False)
+        except duckdb.Error as error:
+            if "already been consumed" not in str(error):
+                raise
+        return self._run(session, original, reader, writer, name=name, sql=sql, whole=True)
+
+    @staticmethod
+    def _run(
+        session: ProcessSession,
+        original: FlowFile,
+        reader: RecordReaderService,
+        writer: RecordWriterService,
+        *,
+        name: str,
+        sql: str,
+        whole: bool,
+    ) -> tuple[FlowFile, int]:
+        child = session.create(original)
+        try:
+            with read_records(session, original, reader) as records:
+                table = _batch_reader(records)
+                connection = duckdb.connect()
+                try:
+                    connection.execute("SET threads TO 1")  # flowcore runs tasks in parallel
+                    # Calcite compares text with numbers by casting; DuckDB does when asked
+                    connection.execute("SET old_implicit_casting = true")
+                    connection.register(TABLE, table.read_all() if whole else table)
+                    relation = connection.sql(sql)
+                    if relation is None:  # a statement that returns no rows (CREATE, SET ...)
+                        msg = f"the query {name!r} is not a SELECT statement: {sql}"
+                        raise duckdb.InvalidInputException(msg)
+                    stream = getattr(relation, "to_arrow_reader", None)
+                    result = (stream or relation.fetch_arrow_reader)(RESULT_BATCH_ROWS)
+                    child, written = write_records(
+                        session,
+                        child,
+                        writer,
+                        result.schema,
+                        result,
+                        attributes=original.attributes,
+                    )
+                finally:
+                    connection.close()
+        except BaseException:
+            session.remove(child)
+            raise
+        count = int(written.get("record.count", "0"))
+        attributes = {**written, "record.count": str(count), ROUTE_ATTRIBUTE: name}
+        return session.put_all_attributes(child, attributes), count
+
+
+def _batch_reader(records: Iterator[pa.RecordBatch]) -> pa.RecordBatchReader:
+    """The records as a RecordBatchReader (its schema from the first batch, or the reader's)."""
+    batches = iter(records)
+    first = next(batches, None)
+    if first is None:
+        schema = getattr(records, "schema", None) or RecordSchema(())
+        arrow = schema.to_arrow()
+        return pa.RecordBatchReader.from_batches(arrow, iter(()))
+    schema_ = first.schema
+
+    def chained() -> Iterator[pa.RecordBatch]:
+        yield first
+        for batch in batches:
+            yield batch if batch.schema.equals(schema_) else batch.cast(schema_)
+
+    return pa.RecordBatchReader.from_batches(schema_, chained())

@@ -1,0 +1,38 @@
+"""Tests for CSVReader and CSVRecordSetWriter's properties."""
+
+from __future__ import annotations
+
+import io
+
+from flowcore.controller_service import ServiceContext
+from processors.record_services import CSVReader, CSVRecordSetWriter
+
+
+def test_header_derived_schema_is_all_strings() -> None:
+    """Use String Fields From Header: the header names the fields, every one a string."""
+    definition = CSVReader("r", schema_access_strategy="csv-header-derived")
+    reader = definition.enable(ServiceContext(definition))
+    (batch,) = reader.create_reader({}, io.BytesIO(b"id,name\n1,a\n2,b\n"))
+    assert batch.schema.names == ["id", "name"]
+    assert batch.column("id").to_pylist() == ["1", "2"]
+
+
+def test_custom_only_properties_depend_on_the_format() -> None:
+    """Value Separator applies to the Custom Format only, as NiFi's dependency says."""
+    separator = CSVReader("r").resolve_descriptor("Value Separator")
+    assert separator.dependencies[0].property == "CSV Format"
+    assert separator.dependencies[0].values == ("custom",)
+
+
+def test_writer_tab_delimited_format() -> None:
+    """CSV Format tdf writes tab-separated values with the header."""
+    definition = CSVRecordSetWriter("w", csv_format="tdf")
+    writer = definition.enable(ServiceContext(definition))
+    reader = CSVReader("r", treat_first_line_as_header="true")
+    reader = reader.enable(ServiceContext(reader))
+    (batch,) = reader.create_reader({}, io.BytesIO(b"a,b\n1,x\n"))
+    out = io.BytesIO()
+    records = writer.create_writer(batch.schema, {}, out)
+    records.write(batch)
+    assert records.finish()["mime.type"] == "text/csv"
+    assert out.getvalue() == b"a\tb\r\n1\tx\r\n"

@@ -1,0 +1,285 @@
+"""Tests for ConvertRecord, ported from NiFi's TestConvertRecord, plus failure and memory checks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from flowcore import Flow, ProvenanceEventType
+from flowcore.compiler.plan import serial
+from flowcore.driver.controller import run_flow
+from flowcore.settings import Settings
+from flowcore.testing import TestRunner
+from processors import ConvertRecord, GetFile, PutFile
+from processors.record_services import (
+    AvroReader,
+    AvroRecordSetWriter,
+    CSVReader,
+    CSVRecordSetWriter,
+    FreeFormTextRecordSetWriter,
+    JsonRecordSetWriter,
+    JsonTreeReader,
+    ParquetReader,
+    ParquetRecordSetWriter,
+)
+
+FLOWS = Path(__file__).parent / "nifi_flows"
+
+PERSON_SCHEMA = json.dumps(
+    {
+        "type": "record",
+        "name": "person",
+        "fields": [
+            {"name": "id", "type": "int"},
+            {"name": "name", "type": ["string", "null"]},
+        ],
+    }
+)
+
+
+def converter(reader: object, writer: object, **properties: str) -> TestRunner:
+    """A ConvertRecord runner with *reader* and *writer* added as 'reader' and 'writer'."""
+    runner = TestRunner(ConvertRecord(record_reader="reader", record_writer="writer", **properties))
+    runner.add_service(reader)
+    runner.add_service(writer)
+    return runner
+
+
+def test_csv_to_json_gives_records_count_and_mime_type() -> None:
+    """CSV with a header becomes NiFi's JSON array; record.count and mime.type are set."""
+    runner = converter(
+        CSVReader("reader", treat_first_line_as_header="true"), JsonRecordSetWriter("writer")
+    )
+    runner.enqueue(b"id,name\n1,John Doe\n2,Jane Doe\n")
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    out = runner.flowfiles_for("success")[0]
+    out.assert_content_equals('[{"id":1,"name":"John Doe"},{"id":2,"name":"Jane Doe"}]')
+    out.assert_attribute_equals("record.count", "2")
+    out.assert_attribute_equals("mime.type", "application/json")
+    types = [e.event_type for e in runner.provenance_events]
+    assert types == [ProvenanceEventType.CONTENT_MODIFIED]
+
+
+def test_drop_empty() -> None:
+    """NiFi's testDropEmpty: with Include Zero Record FlowFiles false no-record input is dropped."""
+    runner = converter(
+        JsonTreeReader("reader"),
+        JsonRecordSetWriter("writer"),
+        include_zero_record_flowfiles="false",
+    )
+    runner.enqueue(b"[]")
+    runner.run()
+    runner.assert_transfer_count("success", 0)
+    runner.assert_transfer_count("failure", 0)
+    runner.enqueue(b'[{"a":1}]')
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    runner.flowfiles_for("success")[0].assert_attribute_equals("record.count", "1")
+
+
+def test_zero_records_are_kept_by_default() -> None:
+    """By default a FlowFile with no records goes to success with record.count 0 and '[]'."""
+    runner = converter(JsonTreeReader("reader"), JsonRecordSetWriter("writer"))
+    runner.enqueue(b"")
+    runner.run()
+    out = runner.flowfiles_for("success")[0]
+    out.assert_content_equals("[]")
+    out.assert_attribute_equals("record.count", "0")
+
+
+def test_read_failure_routes_the_unchanged_flowfile_to_failure() -> None:
+    """NiFi's testReadFailure: a bad record sends the original content to failure, with the
+    error message naming the record and field."""
+    runner = converter(
+        JsonTreeReader(
+            "reader", schema_access_strategy="schema-text-property", schema_text=PERSON_SCHEMA
+        ),
+        JsonRecordSetWriter("writer"),
+    )
+    content = b'[{"id":1,"name":"a"},{"id":true,"name":"b"}]'
+    runner.enqueue(content)
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    out = runner.flowfiles_for("failure")[0]
+    out.assert_content_equals(content)
+    message = out.attributes["record.error.message"]
+    assert "record 2" in message
+    assert "id" in message
+    assert [e.event_type for e in runner.provenance_events] == [
+        ProvenanceEventType.ATTRIBUTES_MODIFIED
+    ]
+
+
+def test_not_json_goes_to_failure() -> None:
+    """Content that is not JSON goes to failure, unchanged."""
+    runner = converter(JsonTreeReader("reader"), JsonRecordSetWriter("writer"))
+    runner.enqueue(b"hello")
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    runner.flowfiles_for("failure")[0].assert_content_equals("hello")
+
+
+def test_csv_formatting_with_el() -> None:
+    """NiFi's testCSVFormattingWithEL: separators, quotes, escape and comment from attributes."""
+    runner = converter(
+        CSVReader(
+            "reader",
+            treat_first_line_as_header="true",
+            value_separator="${csv.in.delimiter}",
+            quote_character="${csv.in.quote}",
+            escape_character="${csv.in.escape}",
+            comment_marker="${csv.in.comment}",
+        ),
+        CSVRecordSetWriter(
+            "writer",
+            value_separator="${csv.out.delimiter}",
+            quote_character="${csv.out.quote}",
+            quote_mode="ALL",
+        ),
+    )
+    content = "~ comment\nid|username|password\n123|'John'|^|^'^^\n"
+    attributes = {
+        "csv.in.delimiter": "|",
+        "csv.in.quote": "'",
+        "csv.in.escape": "^",
+        "csv.in.comment": "~",
+        "csv.out.delimiter": "\t",
+        "csv.out.quote": "`",
+    }
+    runner.enqueue(content, attributes)
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    runner.flowfiles_for("success")[0].assert_content_equals(
+        "`id`\t`username`\t`password`\n`123`\t`John`\t`|'^`\n"
+    )
+
+
+def test_schema_text_writer_sets_avro_schema_attribute() -> None:
+    """A writer with Schema Write Strategy full-schema-attribute sets avro.schema."""
+    runner = converter(
+        JsonTreeReader("reader"),
+        JsonRecordSetWriter(
+            "writer",
+            schema_access_strategy="schema-text-property",
+            schema_text=PERSON_SCHEMA,
+            schema_write_strategy="full-schema-attribute",
+            pretty_print_json="true",
+        ),
+    )
+    runner.enqueue(b'{"id": 1, "name": "a", "extra": 2}')
+    runner.run()
+    out = runner.flowfiles_for("success")[0]
+    out.assert_content_equals('[ {\n  "id" : 1,\n  "name" : "a"\n} ]')
+    assert json.loads(out.attributes["avro.schema"])["fields"][0]["name"] == "id"
+
+
+def test_json_to_avro_to_parquet_and_back() -> None:
+    """Records survive JSON -> Avro -> Parquet -> JSON through four services."""
+    content = b'[{"id":1,"name":"a"},{"id":2,"name":null}]'
+    hops = [
+        (JsonTreeReader("reader"), AvroRecordSetWriter("writer")),
+        (AvroReader("reader"), ParquetRecordSetWriter("writer")),
+        (ParquetReader("reader"), JsonRecordSetWriter("writer")),
+    ]
+    for reader, writer in hops:
+        runner = converter(reader, writer)
+        runner.enqueue(content)
+        runner.run()
+        runner.assert_all_flowfiles_transferred("success", 1)
+        content = runner.flowfiles_for("success")[0].content
+    assert content == b'[{"id":1,"name":"a"},{"id":2,"name":null}]'
+
+
+def test_free_form_text_writer_evaluates_text_per_record() -> None:
+    """FreeFormTextRecordSetWriter evaluates its Text per record, fields over attributes."""
+    runner = converter(
+        JsonTreeReader("reader"),
+        FreeFormTextRecordSetWriter("writer", text="${name}:${id:plus(1)} (${filename})"),
+    )
+    runner.enqueue(b'[{"id":1,"name":"a"},{"id":2,"name":"b"}]', {"filename": "f.json"})
+    runner.run()
+    out = runner.flowfiles_for("success")[0]
+    out.assert_content_equals("a:2 (f.json)\nb:3 (f.json)\n")
+    out.assert_attribute_equals("mime.type", "text/plain")
+
+
+def test_csv_to_json_in_a_flow(tmp_path: Path) -> None:
+    """GetFile -> ConvertRecord (CSVReader to JsonRecordSetWriter) -> PutFile, direct runner."""
+    inbox = tmp_path / "in"
+    inbox.mkdir()
+    (inbox / "people.csv").write_bytes(b"id,name\n1,John Doe\n2,Jane Doe\n")
+    flow = Flow("csv-to-json")
+    reader = flow.add_service(CSVReader("csv", treat_first_line_as_header="true"))
+    writer = flow.add_service(JsonRecordSetWriter("json"))
+    get = flow.add(GetFile(input_directory=str(inbox)), name="get")
+    convert = flow.add(ConvertRecord(record_reader=reader, record_writer=writer), name="convert")
+    put = flow.add(
+        PutFile(directory=str(tmp_path / "out"), conflict_resolution_strategy="replace"),
+        name="put",
+    )
+    flow.connect(get, convert)
+    flow.connect(convert, put, "success")
+    flow.auto_terminate(convert, ["failure"])
+    flow.auto_terminate(put, ["success", "failure"])
+    result = run_flow(
+        flow, "direct", repository=tmp_path / "repo", settings=Settings(sync=False, parallelism=1)
+    )
+    assert result.count("convert", "success") == 1
+    assert (tmp_path / "out" / "people.csv").read_bytes() == (
+        b'[{"id":1,"name":"John Doe"},{"id":2,"name":"Jane Doe"}]'
+    )
+
+
+def test_a_nifi_flow_with_convert_record_imports_and_runs(tmp_path: Path) -> None:
+    """A NiFi 2 flow definition (tests/processors/nifi_flows/convert_record.json: GetFile ->
+    ConvertRecord with a CSVReader and a JsonRecordSetWriter, NiFi 1 internal names among its
+    properties -> PutFile) imports with Flow.from_nifi and runs."""
+    inbox = tmp_path / "in"
+    inbox.mkdir()
+    (inbox / "orders.csv").write_bytes(b"order;amount\na-1;5\na-2;7.5\n")
+    document = json.loads((FLOWS / "convert_record.json").read_text())
+    flow = Flow.from_nifi(
+        document,
+        parameters={"input.directory": str(inbox), "output.directory": str(tmp_path / "out")},
+    )
+    assert sorted(flow.services) == ["CSV orders", "JSON lines"]
+    result = flow.run("direct", repository=tmp_path / "repo")
+    assert result.transfers["Convert"]["success"][0] == 1
+    assert (tmp_path / "out" / "orders.csv").read_bytes() == (
+        b'{"order":"a-1","amount":5.0}\n{"order":"a-2","amount":7.5}'
+    )
+
+
+@pytest.mark.spark
+def test_on_spark_services_are_enabled_on_executors_and_tasks_stay_parallel(
+    tmp_path: Path,
+) -> None:
+    """On Spark local[2]: the reader and writer are enabled in the executors (the files
+    convert), and ConvertRecord is not made serial by naming them."""
+    inbox = tmp_path / "in"
+    inbox.mkdir()
+    for n in range(6):
+        (inbox / f"f{n}.csv").write_bytes(b"id,v\n%d,a\n%d,b\n" % (n, n))
+    flow = Flow("csv-to-json-spark")
+    reader = flow.add_service(CSVReader("csv", treat_first_line_as_header="true"))
+    writer = flow.add_service(JsonRecordSetWriter("json", output_grouping="output-oneline"))
+    convert_record = ConvertRecord(record_reader=reader, record_writer=writer)
+    assert not serial(convert_record, flow.services)
+    get = flow.add(GetFile(input_directory=str(inbox)), name="get")
+    convert = flow.add(convert_record, name="convert")
+    put = flow.add(
+        PutFile(directory=str(tmp_path / "out"), conflict_resolution_strategy="replace"),
+        name="put",
+    )
+    flow.connect(get, convert)
+    flow.connect(convert, put, "success")
+    flow.auto_terminate(convert, ["failure"])
+    flow.auto_terminate(put, ["success", "failure"])
+    result = run_flow(
+        flow, "spark", repository=tmp_path / "repo", settings=Settings(sync=False, parallelism=2)
+    )
+    assert result.count("convert", "success") == 6
+    assert (tmp_path / "out" / "f3.csv").read_bytes() == b'{"id":3,"v":"a"}\n{"id":3,"v":"b"}'

@@ -1,0 +1,179 @@
+"""Tests for QueryRecord, ported from NiFi's TestQueryRecord (CSV/JSON services for its mocks)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from flowcore import Flow, ProvenanceEventType
+from flowcore.driver.controller import run_flow
+from flowcore.settings import Settings
+from flowcore.testing import TestRunner
+from processors import GetFile, PutFile, QueryRecord
+from processors.record_services import (
+    CSVReader,
+    CSVRecordSetWriter,
+    JsonRecordSetWriter,
+    JsonTreeReader,
+)
+
+POINTS = b"name,points\nTom,1\nJerry,2\nTom,99\n"
+
+
+def query(
+    content: bytes = POINTS, *, reader: object = None, writer: object = None, **properties: str
+) -> TestRunner:
+    """A QueryRecord runner that has run *properties*' queries over *content*."""
+    runner = TestRunner(QueryRecord(record_reader="reader", record_writer="writer", **properties))
+    runner.add_service(reader or CSVReader("reader", treat_first_line_as_header="true"))
+    runner.add_service(writer or CSVRecordSetWriter("writer", quote_mode="ALL"))
+    runner.enqueue(content)
+    runner.run()
+    return runner
+
+
+def test_aggregate_function() -> None:
+    """NiFi's testAggregateFunction: GROUP BY and ORDER BY, byte for byte."""
+    runner = query(
+        success="select name, sum(points) as points from FLOWFILE GROUP BY name "
+        "ORDER BY points DESC"
+    )
+    runner.assert_transfer_count("success", 1)
+    out = runner.flowfiles_for("success")[0]
+    out.assert_attribute_equals("QueryRecord.Route", "success")
+    out.assert_content_equals('"name","points"\n"Tom","100"\n"Jerry","2"\n')
+    original = runner.flowfiles_for("original")[0]
+    original.assert_attribute_equals("QueryRecord.Route", "original")
+    original.assert_content_equals(POINTS)
+
+
+def test_null_value_in_single_field() -> None:
+    """NiFi's testNullValueInSingleField: two queries, two relationships, nulls kept."""
+    content = b"name,points\nTom,1\nJerry,\nTom,\nJerry,3\n"
+    runner = query(
+        content,
+        writer=CSVRecordSetWriter("writer", include_header_line="false"),
+        success="select points from FLOWFILE",
+        count="select count(*) as c from flowfile where points is null",
+    )
+    runner.assert_transfer_count("success", 1)
+    runner.assert_transfer_count("count", 1)
+    runner.flowfiles_for("success")[0].assert_content_equals("1\n\n\n3\n")
+    count = runner.flowfiles_for("count")[0]
+    count.assert_attribute_equals("QueryRecord.Route", "count")
+    count.assert_content_equals("2\n")
+    fork = [e for e in runner.provenance_events if e.event_type is ProvenanceEventType.FORK]
+    assert len(fork) == 1
+    assert len(fork[0].child_uuids) == 2
+
+
+def test_no_records_input() -> None:
+    """NiFi's testNoRecordsInput: a header and no rows still has its columns to query."""
+    runner = query(
+        b"name,age\n",
+        success="select name from FLOWFILE WHERE age > 23",
+        include_zero_record_flowfiles="true",
+    )
+    runner.assert_transfer_count("success", 1)
+    out = runner.flowfiles_for("success")[0]
+    out.assert_content_equals('"name"\n')
+    out.assert_attribute_equals("record.count", "0")
+
+
+def test_zero_record_results_dropped_when_asked() -> None:
+    """Include Zero Record FlowFiles false: an empty result makes no FlowFile."""
+    runner = query(
+        include_zero_record_flowfiles="false",
+        none="select * from FLOWFILE where points > 1000",
+        some="select * from FLOWFILE where points > 1",
+    )
+    runner.assert_transfer_count("none", 0)
+    runner.assert_transfer_count("some", 1)
+    runner.flowfiles_for("some")[0].assert_attribute_equals("record.count", "2")
+
+
+def test_handling_with_invalid_schema() -> None:
+    """NiFi's testHandlingWithInvalidSchema: a failing query fails the original, no results."""
+    content = b"name,favorite_color,address\nTom,blue,\nJerry,red,\n"
+    runner = query(
+        content,
+        include_zero_record_flowfiles="false",
+        rel1="select * from FLOWFILE where address IS NOT NULL",
+        rel2="select name, CAST(favorite_color AS DOUBLE) AS num from FLOWFILE",
+        rel3="select * from FLOWFILE where address IS NOT NULL",
+    )
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    failed = runner.flowfiles_for("failure")[0]
+    failed.assert_attribute_equals("QueryRecord.Route", "failure")
+    failed.assert_content_equals(content)
+
+
+def test_unknown_column_fails() -> None:
+    """A query naming a column the records lack sends the original to failure."""
+    runner = query(success="select nope from FLOWFILE")
+    runner.assert_all_flowfiles_transferred("failure", 1)
+
+
+def test_returns_no_result_with_array_column() -> None:
+    """NiFi's testReturnsNoResultWithArrayColumn: an empty JSON result is '[]'."""
+    runner = query(
+        b'{"status": "starting","myArray": [{"foo": "foo"}]}',
+        reader=JsonTreeReader("reader"),
+        writer=JsonRecordSetWriter("writer"),
+        success="SELECT * from FLOWFILE WHERE status = 'failure'",
+        include_zero_record_flowfiles="true",
+    )
+    runner.assert_transfer_count("success", 1)
+    runner.flowfiles_for("success")[0].assert_content_equals("[]")
+
+
+def test_subquery_over_the_same_table() -> None:
+    """NiFi's testRecordPathInAggregate without RPATH: a subquery reads FLOWFILE again."""
+    rows = b"name,age\n" + b"".join(b"Person %d,%d\n" % (i, i) for i in range(100))
+    runner = query(
+        rows,
+        writer=JsonRecordSetWriter("writer"),
+        success="SELECT name FROM FLOWFILE WHERE age > (SELECT AVG(age) FROM FLOWFILE)",
+    )
+    out = runner.flowfiles_for("success")[0]
+    out.assert_attribute_equals("record.count", "50")
+
+
+def test_validation() -> None:
+    """No query, or SQL that does not parse, is invalid; a query with EL is checked per FlowFile."""
+    assert QueryRecord(record_reader="r", record_writer="w").validate()
+    problems = QueryRecord(record_reader="r", record_writer="w", bad="selec * FROM").validate()
+    assert [p.subject for p in problems if p.subject == "bad"] == ["bad"]
+    runner = query(success="select * from FLOWFILE where name = '${who}'")
+    runner.assert_transfer_count("success", 1)
+
+
+def test_queries_route_in_a_flow(tmp_path: Path) -> None:
+    """GetFile -> QueryRecord -> PutFile on the direct runner: a query's relationship connects."""
+    inbox = tmp_path / "in"
+    inbox.mkdir()
+    (inbox / "points.csv").write_bytes(POINTS)
+    flow = Flow("query")
+    reader = flow.add_service(CSVReader("csv", treat_first_line_as_header="true"))
+    writer = flow.add_service(JsonRecordSetWriter("json"))
+    get = flow.add(GetFile(input_directory=str(inbox)), name="get")
+    query_ = flow.add(
+        QueryRecord(
+            record_reader=reader,
+            record_writer=writer,
+            toms="select points from FLOWFILE where name = 'Tom' order by points",
+        ),
+        name="query",
+    )
+    put = flow.add(
+        PutFile(directory=str(tmp_path / "out"), conflict_resolution_strategy="replace"),
+        name="put",
+    )
+    flow.connect(get, query_)
+    flow.connect(query_, put, "toms")
+    flow.auto_terminate(query_, ["original", "failure"])
+    flow.auto_terminate(put, ["success", "failure"])
+    result = run_flow(
+        flow, "direct", repository=tmp_path / "repo", settings=Settings(sync=False, parallelism=1)
+    )
+    assert result.count("query", "toms") == 1
+    assert (tmp_path / "out" / "points.csv").read_bytes() == b'[{"points":1},{"points":99}]'

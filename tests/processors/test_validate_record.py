@@ -1,0 +1,137 @@
+"""Tests for ValidateRecord (cases after NiFi's TestValidateRecord, on CSV and JSON services)."""
+
+from __future__ import annotations
+
+import json
+
+from flowcore import ProvenanceEventType
+from flowcore.testing import TestRunner
+from processors import ValidateRecord
+from processors.record_services import (
+    CSVReader,
+    CSVRecordSetWriter,
+    JsonRecordSetWriter,
+    JsonTreeReader,
+)
+
+SCHEMA = json.dumps(
+    {
+        "type": "record",
+        "name": "person",
+        "fields": [
+            {"name": "id", "type": "int"},
+            {"name": "name", "type": "string"},
+            {"name": "balance", "type": ["double", "null"]},
+        ],
+    }
+)
+
+
+def validate(content: bytes, reader: object = None, **properties: str) -> TestRunner:
+    """A ValidateRecord runner (schema text SCHEMA) that has validated *content*."""
+    properties.setdefault("schema_access_strategy", "schema-text-property")
+    properties.setdefault("schema_text", SCHEMA)
+    runner = TestRunner(
+        ValidateRecord(record_reader="reader", record_writer="writer", **properties)
+    )
+    runner.add_service(reader or JsonTreeReader("reader"))
+    runner.add_service(JsonRecordSetWriter("writer"))
+    runner.enqueue(content)
+    runner.run()
+    return runner
+
+
+def test_valid_and_invalid_records_are_split() -> None:
+    """Records of the wrong type or missing a required field go to invalid, the rest to valid;
+    the original is dropped."""
+    content = (
+        b'[{"id": 1, "name": "a", "balance": 1.5},'
+        b' {"id": "x", "name": "b", "balance": 2},'
+        b' {"id": 3, "balance": null},'
+        b' {"id": 4, "name": "d", "balance": 4}]'
+    )
+    runner = validate(content, validation_details_attribute_name="why")
+    runner.assert_transfer_count("valid", 1)
+    runner.assert_transfer_count("invalid", 1)
+    runner.assert_transfer_count("failure", 0)
+    valid = runner.flowfiles_for("valid")[0]
+    valid.assert_attribute_equals("record.count", "2")
+    valid.assert_content_equals(
+        '[{"id":1,"name":"a","balance":1.5},{"id":4,"name":"d","balance":4.0}]'
+    )
+    invalid = runner.flowfiles_for("invalid")[0]
+    invalid.assert_attribute_equals("record.count", "2")
+    assert invalid.attributes["why"] == (
+        "Records in this FlowFile were invalid for the following reasons: The following 1 "
+        "fields were missing: [/name]; The following 1 fields had values whose type did not "
+        "match the schema: [/id]"
+    )
+    routes = [e for e in runner.provenance_events if e.event_type is ProvenanceEventType.ROUTE]
+    assert [e.relationship for e in routes] == ["valid", "invalid"]
+    assert routes[1].details == invalid.attributes["why"]
+
+
+def test_all_valid_makes_one_flowfile() -> None:
+    """With every record valid, only valid gets a FlowFile."""
+    runner = validate(b'{"id": 1, "name": "a", "balance": 1.0}')
+    runner.assert_transfer_count("valid", 1)
+    runner.assert_transfer_count("invalid", 0)
+
+
+def test_strict_checking_refuses_an_int_column_for_a_double_field() -> None:
+    """As NiFi's strict checking (an Integer is not a Double), an int column is invalid for a
+    double field; without strict checking it converts."""
+    content = b'{"id": 1, "name": "a", "balance": 1}'
+    validate(content).assert_transfer_count("invalid", 1)
+    validate(content, strict_type_checking="false").assert_transfer_count("valid", 1)
+
+
+def test_extra_fields() -> None:
+    """A field the schema lacks is allowed by default; with Allow Extra Fields false the record
+    is invalid and the details name it (after NiFi's '; ' separator)."""
+    content = b'{"id": 1, "name": "a", "balance": 1.5, "other": true}'
+    validate(content).assert_transfer_count("valid", 1)
+    runner = validate(content, allow_extra_fields="false", validation_details_attribute_name="why")
+    runner.assert_transfer_count("invalid", 1)
+    assert runner.flowfiles_for("invalid")[0].attributes["why"] == (
+        "Records in this FlowFile were invalid for the following reasons: ; The following 1 "
+        "fields were present in the Record but not in the schema: [/other]"
+    )
+
+
+def test_strict_type_checking() -> None:
+    """A CSV value read as text is invalid for an int field when strict, valid when not."""
+    content = b"id,name,balance\n1,a,2.5\n"
+    reader = CSVReader(
+        "reader", treat_first_line_as_header="true", schema_access_strategy="csv-header-derived"
+    )
+    validate(content, reader).assert_transfer_count("invalid", 1)
+    loose = validate(content, reader, strict_type_checking="false")
+    loose.assert_transfer_count("valid", 1)
+    loose.flowfiles_for("valid")[0].assert_content_equals('[{"id":1,"name":"a","balance":2.5}]')
+
+
+def test_unreadable_content_goes_to_failure() -> None:
+    """Content that is not JSON sends the original to failure, unchanged."""
+    runner = validate(b"nonsense")
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    runner.flowfiles_for("failure")[0].assert_content_equals("nonsense")
+
+
+def test_invalid_records_keep_the_readers_format_with_their_own_writer() -> None:
+    """Record Writer for Invalid Records writes the invalid ones (here as CSV)."""
+    runner = TestRunner(
+        ValidateRecord(
+            record_reader="reader",
+            record_writer="writer",
+            record_writer_for_invalid_records="bad",
+            schema_access_strategy="schema-text-property",
+            schema_text=SCHEMA,
+        )
+    )
+    runner.add_service(JsonTreeReader("reader"))
+    runner.add_service(JsonRecordSetWriter("writer"))
+    runner.add_service(CSVRecordSetWriter("bad"))
+    runner.enqueue(b'{"id": "x", "name": "b", "balance": 2}')
+    runner.run()
+    runner.flowfiles_for("invalid")[0].assert_content_equals("id,name,balance\nx,b,2\n")
