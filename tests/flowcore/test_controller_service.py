@@ -343,5 +343,5 @@ def test_the_harness_binds_parameters_in_services_and_refuses_an_invalid_one(tab
     assert runner.flowfiles_for("success")[0].content.startswith(b"alpha|")
     broken = TestRunner(LookupAttribute(lookup_service="codes"))
     broken.add_service(LookupTable("codes"))
-    with pytest.raises(ConfigurationError, match="'codes' cannot be enabled.*Table File"):
+    with pytest.raises(ConfigurationError, match=r"'codes' cannot be enabled.*Table File"):
         broken.enable_controller_service("codes")
