@@ -98,6 +98,12 @@ def test_values_are_coerced_to_the_schema() -> None:
     assert row["n"] == 12
 
 
+def test_an_inferred_choice_of_arrays_reads_the_records_it_was_inferred_from() -> None:
+    """Issue 35: CHOICE[ARRAY[INT], ARRAY[STRING]] and CHOICE[ARRAY[RECORD], ARRAY[INT]] read."""
+    assert _rows(b'[{"a":[1,2]},{"a":["x"]}]') == [{"a": "[1,2]"}, {"a": '["x"]'}]
+    assert _rows(b'[{"a":[{"b":1}]},{"a":[1]}]') == [{"a": '[{"b":1}]'}, {"a": "[1]"}]
+
+
 def test_a_value_that_does_not_fit_names_record_and_field_after_the_good_records() -> None:
     """testIncorrectSchema: the message names the nested field and the value; records before it
     are delivered first."""
