@@ -260,7 +260,8 @@ def _clean_column(strings: pa.Array, dialect: CsvDialect, options: CsvReaderOpti
     if dialect.null_string is not None:
         strings = pc.if_else(pc.equal(strings, dialect.null_string), None, strings)
     if options.trim_double_quote:
-        strings = pc.replace_substring_regex(strings, r'^"(.+)"$', r"\1")
+        # one pair, across lines too; a bare pair leaves "" (null), as NiFi's trim then isEmpty
+        strings = pc.replace_substring_regex(strings, r'(?s)^"(.*)"$', r"\1")
     return pc.if_else(pc.equal(strings, ""), None, strings)
 
 

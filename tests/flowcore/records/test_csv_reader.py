@@ -128,6 +128,16 @@ def test_duplicate_header_names_false_is_commons_csvs_disallow_mode() -> None:
     assert _rows(b"a,a,b\n1,2,3\n", rfc, None) == [{"a": 1, "b": 2}]
 
 
+def test_trim_double_quote_takes_a_pair_around_lines_and_an_empty_pair_is_null() -> None:
+    """AbstractCSVRecordReader.trim: one pair off any value of two or more characters, then an
+    empty value is null; a single quote stays."""
+    schema = s.RecordSchema.of({"a": s.STRING, "b": s.STRING, "c": s.STRING})
+    data = b'a,b,c\n"""x\ny""","""""",""""\n'
+    assert _rows(data, HEADER, schema) == [{"a": "x\ny", "b": None, "c": '"'}]
+    kept = CsvReaderOptions(first_line_is_header=True, trim_double_quote=False)
+    assert _rows(data, kept, schema) == [{"a": '"x\ny"', "b": '""', "c": '"'}]
+
+
 def test_formats_comments_null_strings_and_character_sets() -> None:
     """Comment Marker lines are skipped, the Null String is null (MySQL's too), Latin-1 decodes."""
     schema = s.RecordSchema.of({"a": s.STRING, "b": s.STRING})
