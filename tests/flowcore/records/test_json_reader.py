@@ -204,3 +204,10 @@ def test_every_layout_of_the_same_records_reads_the_same(chunk_size: int) -> Non
     schema = s.RecordSchema.of({"id": s.INT, "name": s.STRING, "v": s.ArrayType(s.INT)})
     for data in layouts:
         assert _rows(data, JsonReaderOptions(chunk_size=chunk_size), schema) == rows
+
+
+def test_a_boolean_in_an_array_of_doubles_is_refused() -> None:
+    """Issue 35: [true] under ARRAY[DOUBLE] is NiFi's conversion error, not [1.0]."""
+    schema = s.RecordSchema.of({"a": s.ArrayType(s.DOUBLE)})
+    with pytest.raises(RecordError, match=r"Cannot convert value \[true\] .*Boolean to Double"):
+        _rows(b'[{"a":[true]}]', schema=schema)
