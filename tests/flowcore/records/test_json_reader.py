@@ -124,7 +124,7 @@ def test_malformed_json_names_the_record_and_line() -> None:
     """A syntax error, a non-object record and a bad encoding each raise one RecordError."""
     with pytest.raises(RecordError, match=r"record 2 \(line 2\): not valid JSON"):
         _rows(b'{"a": 1}\n{"a": }\n{"a": 3}\n')
-    with pytest.raises(RecordError, match="expected a JSON object but got a int"):
+    with pytest.raises(RecordError, match=r"expected a JSON object but got a number$"):
         _rows(b"[1, 2]")
     with pytest.raises(RecordError, match="not UTF-8"):
         _rows(b'{"a": "\xff"}')
@@ -211,3 +211,16 @@ def test_a_boolean_in_an_array_of_doubles_is_refused() -> None:
     schema = s.RecordSchema.of({"a": s.ArrayType(s.DOUBLE)})
     with pytest.raises(RecordError, match=r"Cannot convert value \[true\] .*Boolean to Double"):
         _rows(b'[{"a":[true]}]', schema=schema)
+
+
+def test_a_record_that_is_not_an_object_names_its_json_type() -> None:
+    """Issue 35: the message says "an array", "a string", "a boolean", "null" in JSON's words."""
+    for data, kind in [
+        (b"[[1]]", "an array"),
+        (b'["x"]', "a string"),
+        (b"[true]", "a boolean"),
+        (b"[null]", "null"),
+        (b"[1.5]", "a number"),
+    ]:
+        with pytest.raises(RecordError, match=f"expected a JSON object but got {kind}$"):
+            _rows(data)
