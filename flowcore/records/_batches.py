@@ -66,14 +66,15 @@ def batches_of(
         source = _chain(head, source)
     arrow_schema = schema.to_arrow()
     fast = _plain(schema)
+    bools = _bool_finder(RecordType(schema)) if fast else None
     pending: list[Parsed] = []
     for item in source:
         pending.append(item)
         if len(pending) >= batch_size:
-            yield from _flush(pending, schema, arrow_schema, temporal, fast)
+            yield from _flush(pending, schema, arrow_schema, temporal, fast, bools=bools)
             pending = []
     if pending:
-        yield from _flush(pending, schema, arrow_schema, temporal, fast)
+        yield from _flush(pending, schema, arrow_schema, temporal, fast, bools=bools)
 
 
 def _chain(head: list[Parsed], rest: Iterator[Parsed]) -> Iterator[Parsed]:
@@ -87,6 +88,8 @@ def _flush(
     arrow_schema: pa.Schema,
     temporal: TemporalFormats,
     fast: bool,
+    *,
+    bools: Callable[[Any], bool] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """One batch of *pending*.
 
@@ -95,7 +98,7 @@ def _flush(
     if (
         fast
         and all(isinstance(value, dict) for _, _, value in pending)
-        and not _bools_in_floats(pending, schema)
+        and not (bools is not None and any(bools(value) for _, _, value in pending))
     ):
         try:
             yield pa.RecordBatch.from_pylist([value for _, _, value in pending], arrow_schema)
@@ -114,30 +117,37 @@ def _flush(
     yield pa.RecordBatch.from_pylist(rows, arrow_schema)
 
 
-def _bools_in_floats(pending: list[Parsed], schema: RecordSchema) -> bool:
-    """Whether a boolean sits in a FLOAT/DOUBLE field (of the record or of nested records).
+def _bool_finder(dtype: DataType) -> Callable[[Any], bool] | None:
+    """A test for a boolean where *dtype* has a FLOAT/DOUBLE (None: *dtype* has none).
 
-    Arrow would take it as 1.0, NiFi refuses it, so the batch takes the coercing path.
+    Arrow would take such a boolean as 1.0, NiFi refuses it, so a batch holding one takes the
+    coercing path. The test walks nested records, array elements and map values, and only the
+    parts of a value whose type holds a float. Identity tests: ``1 == True`` must not count.
     """
-    paths = list(_float_paths(schema, ()))
-    return any(_at(value, path) is not None for path in paths for _, _, value in pending)
-
-
-def _at(value: Any, path: tuple[str, ...]) -> bool | None:
-    """The boolean at *path* in *value*, or None (identity tests: 1 == True must not count)."""
-    for name in path:
-        if not isinstance(value, dict):
+    if dtype.name in ("float", "double"):
+        return lambda value: value is True or value is False
+    if isinstance(dtype, RecordType):
+        checks = [
+            (field.name, check)
+            for field in dtype.schema.fields
+            if (check := _bool_finder(field.type)) is not None
+        ]
+        if not checks:
             return None
-        value = value.get(name)
-    return value if value is True or value is False else None
-
-
-def _float_paths(schema: RecordSchema, prefix: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
-    for field in schema.fields:
-        if field.type.name in ("float", "double"):
-            yield (*prefix, field.name)
-        elif isinstance(field.type, RecordType):
-            yield from _float_paths(field.type.schema, (*prefix, field.name))
+        return lambda value: (
+            isinstance(value, dict) and any(check(value.get(name)) for name, check in checks)
+        )
+    if isinstance(dtype, ArrayType) and dtype.element is not None:
+        element = _bool_finder(dtype.element)
+        if element is None:
+            return None
+        return lambda value: isinstance(value, list) and any(element(v) for v in value)
+    if isinstance(dtype, MapType):
+        entry = _bool_finder(dtype.value)
+        if entry is None:
+            return None
+        return lambda value: isinstance(value, dict) and any(entry(v) for v in value.values())
+    return None
 
 
 def _plain(schema: RecordSchema) -> bool:

@@ -63,7 +63,8 @@ class CsvReaderOptions:
         ignore_header_column_names: "Ignore CSV Header Column Names" (name columns by the
             schema, in order).
         character_set: "Character Set".
-        allow_duplicate_header_names: "Allow Duplicate Header Names" (the last column wins).
+        allow_duplicate_header_names: "Allow Duplicate Header Names", Custom only (a repeated
+            name shifts the values left, as NiFi's Commons CSV reader).
         trim_double_quote: "Trim Double Quote" (remove one pair of surrounding quotes).
         date_format / time_format / timestamp_format: "Date Format", "Time Format",
             "Timestamp Format" (Java patterns; None: NiFi's defaults).
@@ -150,11 +151,18 @@ def _read(
                 head.append(row)
                 if len(head) >= options.inference_sample:
                     break
-            width = max((len(r) for r in head), default=0)
-            names = header if header is not None else [f"field_{i}" for i in range(width)]
-            cleaned = ([_clean(v, dialect, options) for v in row] for row in head)
-            schema = infer_text_schema(names, cleaned, options.temporal)
-            header = names
+            if header is None:
+                width = max((len(r) for r in head), default=0)
+                header = [f"field_{i}" for i in range(width)]
+            columns = _header_map(header)  # inference reads each name's last column
+            cleaned = (
+                [
+                    _clean(row[i], dialect, options) if i < len(row) else None
+                    for i in columns.values()
+                ]
+                for row in head
+            )
+            schema = infer_text_schema(list(columns), cleaned, options.temporal)
         positions = _positions(schema, header, options)
         clean = functools.partial(_clean_column, dialect=dialect, options=options)
         pending: list[list[str]] = []
@@ -252,7 +260,8 @@ def _clean_column(strings: pa.Array, dialect: CsvDialect, options: CsvReaderOpti
     if dialect.null_string is not None:
         strings = pc.if_else(pc.equal(strings, dialect.null_string), None, strings)
     if options.trim_double_quote:
-        strings = pc.replace_substring_regex(strings, r'^"(.+)"$', r"\1")
+        # one pair, across lines too; a bare pair leaves "" (null), as NiFi's trim then isEmpty
+        strings = pc.replace_substring_regex(strings, r'(?s)^"(.*)"$', r"\1")
     return pc.if_else(pc.equal(strings, ""), None, strings)
 
 
@@ -261,28 +270,51 @@ _TRIMMED = "".join(chr(c) for c in range(33))
 
 
 def _check_duplicates(header: list[str], options: CsvReaderOptions) -> None:
+    """Commons CSV's DISALLOW mode, for Allow Duplicate Header Names false.
+
+    The property is Custom Format's (the predefined formats allow repeats); blank names count as
+    one name, as Commons CSV counts them.
+    """
     if options.allow_duplicate_header_names or options.ignore_header_column_names:
+        return
+    if options.csv_format not in ("custom", "Custom Format"):
         return
     seen: set[str] = set()
     for name in header:
-        if name in seen:
+        key = name if name.strip() else ""
+        if key in seen:
             msg = (
+                f'The header contains a duplicate name: "{name}" in [{", ".join(header)}]: '
                 f"the header names the column {name!r} twice; set Allow Duplicate Header Names "
                 "to true or rename the column"
             )
             raise RecordError(msg, record=0, line=1, field=name)
-        seen.add(name)
+        seen.add(key)
+
+
+def _header_map(header: list[str]) -> dict[str, int]:
+    """Commons CSV's header map: each name to its last column, names in first-seen order."""
+    where: dict[str, int] = {}
+    for index, name in enumerate(header):
+        where[name] = index
+    return where
 
 
 def _positions(
     schema: RecordSchema, header: list[str] | None, options: CsvReaderOptions
 ) -> list[int | None]:
-    """For each schema field, the column that holds it (None: no column does)."""
+    """For each schema field, the column that holds it (None: no column does).
+
+    As NiFi's CSVRecordReader: the header map's names, ordered by their (last) column, take the
+    columns one by one from the first. With a repeated name the values shift left and the last
+    columns are dropped (``a,a,b`` over ``1,2,3`` is a=1, b=2): NiFi's "unknown_field_index_N"
+    values, which schema-aware writers do not write.
+    """
     if header is None or options.ignore_header_column_names:
         return list(range(len(schema.fields)))
-    where: dict[str, int] = {}
-    for index, name in enumerate(header):
-        where[name] = index  # duplicates: the last column wins, as Commons CSV's record map
+    columns = _header_map(header)
+    names = sorted(columns, key=columns.__getitem__)
+    where = {name: position for position, name in enumerate(names)}
     positions: list[int | None] = []
     for field in schema.fields:
         index = where.get(field.name)

@@ -151,9 +151,22 @@ def _record(value: Any, number: int, cursor: _Cursor) -> Any:
     line would cost a fifth of the parse).
     """
     if not isinstance(value, dict):
-        kind = type(value).__name__ if value is not None else "null"
-        raise record_error(number, cursor.line(), None, f"expected a JSON object but got a {kind}")
+        msg = f"expected a JSON object but got {_json_kind(value)}"
+        raise record_error(number, cursor.line(), None, msg)
     return value
+
+
+def _json_kind(value: Any) -> str:
+    """The JSON type of a parsed *value*, with its article, as a message names it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else f"a {type(value).__name__}"
 
 
 def _unexpected(cursor: _Cursor, number: int, expected: str) -> RecordError:

@@ -354,11 +354,14 @@ def choose_option(value: Any, dtype: ChoiceType) -> DataType | None:
     """The option of *dtype* that *value* takes (NiFi's ``chooseDataType``).
 
     The option of the value's own type first, then a wider number type, then the first option
-    that accepts it.
+    that accepts it. An array or record value takes the first option of its kind its elements
+    or fields fit: NiFi keeps only the options a value is compatible with, so ``["x"]`` under
+    CHOICE[ARRAY[INT], ARRAY[STRING]] is an ARRAY[STRING], not a failed ARRAY[INT].
     """
     own = _own_type(value)
+    nested = own in ("array", "record")
     for option in dtype.options:
-        if option.name == own:
+        if option.name == own and (not nested or _fits(value, option)):
             return option
     if own in INTEGRAL or own in ("float", "double"):
         order = ("byte", "short", "int", "long", "bigint", "float", "double", "decimal")
@@ -367,12 +370,18 @@ def choose_option(value: Any, dtype: ChoiceType) -> DataType | None:
                 if option.name == wider:
                     return option
     for option in dtype.options:
-        try:
-            coerce(value, option, TemporalFormats(), "")
-        except (FieldError, ValueError, TypeError):
-            continue
-        return option
+        if _fits(value, option):
+            return option
     return None
+
+
+def _fits(value: Any, option: DataType) -> bool:
+    """Whether *value* coerces to *option* (NiFi's ``isCompatibleDataType``)."""
+    try:
+        coerce(value, option, TemporalFormats(), "")
+    except (FieldError, ValueError, TypeError):
+        return False
+    return True
 
 
 def _own_type(value: Any) -> str:

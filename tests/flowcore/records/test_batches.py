@@ -30,3 +30,16 @@ def test_records_before_a_bad_one_come_first_then_its_error() -> None:
     assert next(source).to_pylist() == [{"a": 1.5}, {"a": 2.0}]
     with pytest.raises(RecordError, match="record 3, field 'a': Cannot convert value \\[true\\]"):
         next(source)
+
+
+def test_a_boolean_in_a_double_array_or_nested_record_is_refused_not_read_as_one() -> None:
+    """NiFi refuses true as a Double inside arrays and arrays of records; Arrow would read 1.0."""
+    arrays = s.RecordSchema.of({"a": s.ArrayType(s.DOUBLE)})
+    with pytest.raises(RecordError, match=r"java\.lang\.Boolean to Double"):
+        list(batches_of(_parsed([{"a": [1.5, True]}]), arrays, TemporalFormats(), 10, 10))
+    inner = s.RecordType(s.RecordSchema.of({"x": s.DOUBLE}))
+    nested = s.RecordSchema.of({"a": s.ArrayType(s.ArrayType(inner))})
+    with pytest.raises(RecordError, match=r"java\.lang\.Boolean to Double"):
+        list(batches_of(_parsed([{"a": [[{"x": False}]]}]), nested, TemporalFormats(), 10, 10))
+    (batch,) = batches_of(_parsed([{"a": [1, 2.5]}]), arrays, TemporalFormats(), 10, 10)
+    assert batch.to_pylist() == [{"a": [1.0, 2.5]}]

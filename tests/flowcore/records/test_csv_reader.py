@@ -8,6 +8,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import attrs
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
@@ -85,6 +86,56 @@ def test_duplicate_header_names_are_refused_when_not_allowed() -> None:
     options = CsvReaderOptions(first_line_is_header=True, allow_duplicate_header_names=False)
     with pytest.raises(RecordError, match="'id' twice"):
         _rows(b"id,id\n1,2\n", options, s.RecordSchema.of({"id": s.STRING}))
+
+
+def test_duplicate_header_names_shift_the_values_as_nifi_does() -> None:
+    """testDuplicateHeaderNames: the de-duplicated names take the columns in order from the first
+    (values shift left), the last columns are dropped."""
+    header = "id, id, name, name, balance, BALANCE, address, city, state, zipCode, country"
+    row = '1, Another ID, John, Smith, 40.80, 10.20, "123 My Street", My City, MS, 11111, USA'
+    names = [n.strip() for n in header.split(",")]
+    schema = s.RecordSchema.of(dict.fromkeys(dict.fromkeys(names), s.STRING))
+    (record,) = _rows(f"{header}\n{row}".encode(), HEADER, schema)
+    assert record == {
+        "id": "1",
+        "name": "Another ID",
+        "balance": "John",
+        "BALANCE": "Smith",
+        "address": "40.80",
+        "city": "10.20",
+        "state": "123 My Street",
+        "zipCode": "My City",
+        "country": "MS",
+    }
+
+
+def test_duplicate_header_names_read_with_an_inferred_schema() -> None:
+    """Issue 35: inference takes each name's last column, reading shifts as NiFi's reader does."""
+    assert _rows(b"a,a,b\n1,2,3\n", HEADER, None) == [{"a": 1, "b": 2}]
+    assert _rows(b"a,,\n1,2,3\n", HEADER, None) == [{"a": 1, "": 2}]
+    # id is inferred from its last column (2, an int) but reads the first one's "x", as in NiFi
+    with pytest.raises(RecordError, match=r"Cannot convert value \[x\].* to Integer") as caught:
+        _rows(b"id,name,id\n1,x,2\n", HEADER, None)
+    assert (caught.value.record, caught.value.field) == (1, "id")
+
+
+def test_duplicate_header_names_false_is_commons_csvs_disallow_mode() -> None:
+    """Blank names repeat too; the property is Custom Format's, the predefined formats allow all."""
+    options = CsvReaderOptions(first_line_is_header=True, allow_duplicate_header_names=False)
+    with pytest.raises(RecordError, match='The header contains a duplicate name: ""'):
+        _rows(b"a,,\n1,2,3\n", options, None)
+    rfc = attrs.evolve(options, csv_format="rfc-4180")
+    assert _rows(b"a,a,b\n1,2,3\n", rfc, None) == [{"a": 1, "b": 2}]
+
+
+def test_trim_double_quote_takes_a_pair_around_lines_and_an_empty_pair_is_null() -> None:
+    """AbstractCSVRecordReader.trim: one pair off any value of two or more characters, then an
+    empty value is null; a single quote stays."""
+    schema = s.RecordSchema.of({"a": s.STRING, "b": s.STRING, "c": s.STRING})
+    data = b'a,b,c\n"""x\ny""","""""",""""\n'
+    assert _rows(data, HEADER, schema) == [{"a": "x\ny", "b": None, "c": '"'}]
+    kept = CsvReaderOptions(first_line_is_header=True, trim_double_quote=False)
+    assert _rows(data, kept, schema) == [{"a": '"x\ny"', "b": '""', "c": '"'}]
 
 
 def test_formats_comments_null_strings_and_character_sets() -> None:

@@ -98,6 +98,12 @@ def test_values_are_coerced_to_the_schema() -> None:
     assert row["n"] == 12
 
 
+def test_an_inferred_choice_of_arrays_reads_the_records_it_was_inferred_from() -> None:
+    """Issue 35: CHOICE[ARRAY[INT], ARRAY[STRING]] and CHOICE[ARRAY[RECORD], ARRAY[INT]] read."""
+    assert _rows(b'[{"a":[1,2]},{"a":["x"]}]') == [{"a": "[1,2]"}, {"a": '["x"]'}]
+    assert _rows(b'[{"a":[{"b":1}]},{"a":[1]}]') == [{"a": '[{"b":1}]'}, {"a": "[1]"}]
+
+
 def test_a_value_that_does_not_fit_names_record_and_field_after_the_good_records() -> None:
     """testIncorrectSchema: the message names the nested field and the value; records before it
     are delivered first."""
@@ -118,7 +124,7 @@ def test_malformed_json_names_the_record_and_line() -> None:
     """A syntax error, a non-object record and a bad encoding each raise one RecordError."""
     with pytest.raises(RecordError, match=r"record 2 \(line 2\): not valid JSON"):
         _rows(b'{"a": 1}\n{"a": }\n{"a": 3}\n')
-    with pytest.raises(RecordError, match="expected a JSON object but got a int"):
+    with pytest.raises(RecordError, match=r"expected a JSON object but got a number$"):
         _rows(b"[1, 2]")
     with pytest.raises(RecordError, match="not UTF-8"):
         _rows(b'{"a": "\xff"}')
@@ -198,3 +204,23 @@ def test_every_layout_of_the_same_records_reads_the_same(chunk_size: int) -> Non
     schema = s.RecordSchema.of({"id": s.INT, "name": s.STRING, "v": s.ArrayType(s.INT)})
     for data in layouts:
         assert _rows(data, JsonReaderOptions(chunk_size=chunk_size), schema) == rows
+
+
+def test_a_boolean_in_an_array_of_doubles_is_refused() -> None:
+    """Issue 35: [true] under ARRAY[DOUBLE] is NiFi's conversion error, not [1.0]."""
+    schema = s.RecordSchema.of({"a": s.ArrayType(s.DOUBLE)})
+    with pytest.raises(RecordError, match=r"Cannot convert value \[true\] .*Boolean to Double"):
+        _rows(b'[{"a":[true]}]', schema=schema)
+
+
+def test_a_record_that_is_not_an_object_names_its_json_type() -> None:
+    """Issue 35: the message says "an array", "a string", "a boolean", "null" in JSON's words."""
+    for data, kind in [
+        (b"[[1]]", "an array"),
+        (b'["x"]', "a string"),
+        (b"[true]", "a boolean"),
+        (b"[null]", "null"),
+        (b"[1.5]", "a number"),
+    ]:
+        with pytest.raises(RecordError, match=f"expected a JSON object but got {kind}$"):
+            _rows(data)

@@ -10,7 +10,14 @@ import pyarrow as pa
 import pytest
 
 from flowcore.records import schema as s
-from flowcore.records.values import FieldError, TemporalFormats, batch_rows, coerce, coerce_record
+from flowcore.records.values import (
+    FieldError,
+    TemporalFormats,
+    batch_rows,
+    choose_option,
+    coerce,
+    coerce_record,
+)
 
 NO_FORMATS = TemporalFormats()
 
@@ -68,6 +75,17 @@ def test_a_choice_keeps_the_option_the_value_takes_as_json_text() -> None:
     assert coerce(5, choice, NO_FORMATS, "c") == "5"
     assert coerce("5", choice, NO_FORMATS, "c") == '"5"'
     assert coerce(5.5, s.ChoiceType([s.LONG, s.DOUBLE]), NO_FORMATS, "c") == "5.5"
+
+
+def test_a_choice_of_arrays_or_records_takes_the_first_option_the_value_fits() -> None:
+    """chooseDataType keeps only compatible options: elements and fields must fit, not just kind."""
+    arrays = s.ChoiceType([s.ArrayType(s.INT), s.ArrayType(s.STRING)])
+    assert choose_option([1, 2], arrays) == s.ArrayType(s.INT)
+    assert choose_option(["x"], arrays) == s.ArrayType(s.STRING)
+    assert coerce(["x"], arrays, NO_FORMATS, "c") == '["x"]'
+    inner = s.RecordType(s.RecordSchema.of({"b": s.INT}))
+    records_ = s.ChoiceType([s.RecordType(s.RecordSchema.of({"b": s.BOOLEAN})), inner])
+    assert choose_option({"b": 1}, records_) == inner
 
 
 def test_records_take_defaults_and_aliases_and_refuse_a_missing_required_field() -> None:
