@@ -376,9 +376,24 @@ class ControllerService:
         return found
 
     def with_parameters(self, values: Mapping[str, str | None]) -> ControllerService:
-        """This definition with ``#{name}`` values bound (itself when it references none)."""
+        """This definition with ``#{name}`` values bound (itself when it references none).
+
+        A service whose settings are attrs fields (the SSL context, the map cache) reads its
+        fields, not its configured values: it gets the values substituted into those fields,
+        so the bound copy works wherever it is used and pickles whole (attrs' slotted state
+        keeps only fields).
+        """
         if not self.referenced_parameters():
             return self
+        if attrs.has(type(self)):
+            changes = {
+                field.alias: substitute_parameters(getattr(self, field.name), values)
+                for field in attrs.fields(type(self))
+                if field.init
+                and isinstance(getattr(self, field.name), str)
+                and "#{" in getattr(self, field.name)
+            }
+            return attrs.evolve(self, **changes)
         clone = copy.copy(self)
         object.__setattr__(clone, "_parameters", dict(values))
         return clone

@@ -273,15 +273,15 @@ class StandardSSLContextService(ControllerService):
             raise ConfigurationError(msg)
         try:
             with open(path, "rb") as handle:
-                head = handle.read(4)
+                head = handle.read(8192)  # a PEM bundle may open with comments (certifi's)
         except OSError as error:
             msg = f"{kind} {path!r} of service {self.name!r} cannot be read: {error.strerror}"
             raise ConfigurationError(msg) from None
-        if head == _JKS_MAGIC:
+        if head[:4] == _JKS_MAGIC:
             raise ConfigurationError(_conversion(path, kind))
         if declared is not None:
             return declared
-        return "PEM" if head.startswith(b"----") else "PKCS12"
+        return "PEM" if b"-----BEGIN " in head else "PKCS12"
 
     def _load_trust(self, context: ssl.SSLContext) -> None:
         path = str(self.truststore_filename)

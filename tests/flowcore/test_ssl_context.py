@@ -205,3 +205,23 @@ def test_from_nifi_reads_nifi_property_names() -> None:
     assert service.key_password == "b"
     assert service.tls_protocol == "TLSv1.3"
     assert service.truststore_filename is None
+
+
+def test_parameters_in_store_settings_are_bound_and_survive_pickling(
+    pki: dict[str, Path],
+) -> None:
+    """``#{...}`` in the store paths and password reach the context, on the driver and in a
+    pickled copy (as Spark ships it), and a PEM bundle opening with comments is read as PEM."""
+    import pickle
+
+    bundle = pki["server"].with_name("bundle.pem")
+    bundle.write_bytes(b"# Issuer: test\n" + pki["server"].read_bytes())
+    flow = Flow("tls", parameters={"keys": str(pki["client"]), "trust": str(bundle)})
+    flow.add_service(
+        StandardSSLContextService(
+            "tls", keystore_filename="#{keys}", keystore_type="PEM", truststore_filename="#{trust}"
+        )
+    )
+    bound = flow.resolved_service("tls")
+    shipped = pickle.loads(pickle.dumps(bound))
+    assert _handshake(pki, shipped.create_context()) == "client"
