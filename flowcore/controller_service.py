@@ -647,8 +647,9 @@ def _enable(service: ControllerService, context: ServiceContext) -> ControllerSe
 
 # --- one enabled copy per process --------------------------------------------------------------
 
-#: The services this process enabled, by definition (equal definitions share one runtime).
-_PROCESS: dict[ControllerService, ControllerService] = {}
+#: The services this process enabled, by definition and the definitions of everything it names
+#: (equal closures share one runtime; a reader naming a changed registry gets a new one).
+_PROCESS: dict[tuple[ControllerService, ...], ControllerService] = {}
 _PROCESS_LOCK = threading.RLock()
 
 
@@ -671,13 +672,14 @@ def enabled_service(name: str, declared: Mapping[str, Any]) -> Any:
         runtime: Any = None
         for each in enabling_order(declared, [name]):
             definition = declared[each]
-            runtime = _PROCESS.get(definition)
+            key = tuple(declared[n] for n in enabling_order(declared, [each]))
+            runtime = _PROCESS.get(key)
             if runtime is None:
                 needed = {n: enabled_service(n, declared) for n in service_dependencies(definition)}
                 runtime = _enable(definition, ServiceContext(definition, needed))
                 if not _PROCESS:
                     atexit.register(disable_process_services)
-                _PROCESS[definition] = runtime
+                _PROCESS[key] = runtime
         return runtime
 
 

@@ -223,6 +223,22 @@ def test_a_process_enables_an_equal_definition_once(table: Path) -> None:
         enabled_service("u", services)
 
 
+def test_a_process_enables_a_service_again_when_what_it_names_changed(
+    table: Path, tmp_path: Path
+) -> None:
+    """An equal definition naming a changed service (a later run's) is enabled anew over the
+    new one, never handed the runtime built over the old one."""
+    other = tmp_path / "other.json"
+    other.write_text('{"z": "zeta"}')
+    old = {
+        "front": LookupTable("front", table_file=str(table), fallback_service="back"),
+        "back": LookupTable("back", table_file=str(table)),
+    }
+    new = {**old, "back": LookupTable("back", table_file=str(other))}
+    assert enabled_service("front", old).lookup("z") is None
+    assert enabled_service("front", new).lookup("z") == "zeta"
+
+
 def test_the_built_in_services_are_controller_services() -> None:
     """MapCacheService and StandardSSLContextService keep their API and declare interfaces."""
     cache = MapCacheService("c", maximum_cache_entries=3)
