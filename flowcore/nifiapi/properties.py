@@ -240,8 +240,8 @@ class PythonPropertyValue:
         """The controller service the value names.
 
         Raises:
-            ConfigurationError: flowcore has no such service here (it has NiFi's map cache;
-                Java services such as record readers come with the records issue).
+            ConfigurationError: the flow declares no such service (see docs/services.md for
+                the services flowcore has and how to write one).
         """
         if self.value is not None and self._services is not None:
             try:
