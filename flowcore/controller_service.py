@@ -52,13 +52,16 @@ import networkx as nx
 from flowcore.errors import ConfigurationError
 from flowcore.parameters import (
     MASK,
-    SENSITIVE_ALONE,
     parameter_references,
     redact,
-    reference_problem,
     substitute_parameters,
 )
-from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor, PropertyValue
+from flowcore.properties import (
+    ExpressionLanguageScope,
+    PropertyDescriptor,
+    PropertyValue,
+    parameter_problems,
+)
 from flowcore.validators import NON_EMPTY_VALIDATOR, ValidationResult
 
 __all__ = [
@@ -411,21 +414,13 @@ class ControllerService:
             )
             for name, value in self._unknown.items()
         ]
-        unresolved: set[str] = set()
-        for name, names in self.referenced_parameters().items():
-            descriptor = self.resolve_descriptor(name)
-            label = descriptor.display_name if descriptor is not None else name
-            sensitive = descriptor is not None and descriptor.sensitive
-            raw = self.raw_configured[name]
-            for parameter in names:
-                why = reference_problem(parameter, self._parameters, sensitive_property=sensitive)
-                if why is not None:
-                    problems.append(ValidationResult(label, raw, False, why))
-                if why is not None or self._parameters.get(parameter) is None:
-                    unresolved.add(label)
-            if sensitive and raw != f"#{{{names[0]}}}":
-                why = f"{SENSITIVE_ALONE}, e.g. #{{{names[0]}}}"
-                problems.append(ValidationResult(label, raw, False, why))
+        found, unresolved = parameter_problems(
+            self.referenced_parameters(),
+            self.resolve_descriptor,
+            self.raw_configured,
+            self._parameters,
+        )
+        problems.extend(found)
         effective = self.effective_values()
         active = self.active_values()
         for descriptor in self.descriptors():

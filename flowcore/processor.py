@@ -33,15 +33,14 @@ import attrs
 
 from flowcore.parameters import (
     MASK,
-    SENSITIVE_ALONE,
     parameter_references,
-    reference_problem,
     substitute_parameters,
 )
 from flowcore.process_context import ProcessContext
 from flowcore.properties import (
     ExpressionLanguageScope,
     PropertyDescriptor,
+    parameter_problems,
     property_key,
 )
 from flowcore.relationship import Relationship
@@ -383,22 +382,9 @@ class Processor:
 
     def _parameter_problems(self) -> tuple[list[ValidationResult], set[str]]:
         """NiFi's rules for references, and the properties whose references cannot resolve."""
-        problems, unresolved = [], set()
-        for name, names in self.referenced_parameters().items():
-            descriptor = self.resolve_descriptor(name)
-            label = descriptor.display_name if descriptor is not None else name
-            sensitive = descriptor is not None and descriptor.sensitive
-            raw = self._values[name]
-            for parameter in names:
-                why = reference_problem(parameter, self._parameters, sensitive_property=sensitive)
-                if why is not None:
-                    problems.append(ValidationResult(label, raw, False, why))
-                if why is not None or self._parameters.get(parameter) is None:
-                    unresolved.add(label)
-            if sensitive and raw != f"#{{{names[0]}}}":
-                why = f"{SENSITIVE_ALONE}, e.g. #{{{names[0]}}}"
-                problems.append(ValidationResult(label, raw, False, why))
-        return problems, unresolved
+        return parameter_problems(
+            self.referenced_parameters(), self.resolve_descriptor, self._values, self._parameters
+        )
 
     @property
     def configured(self) -> Mapping[str, str]:

@@ -26,7 +26,7 @@ from flowcore.errors import ConfigurationError
 from flowcore.expression import compile_expression, contains_expression, validate_expression
 from flowcore.expression._evaluate import EvaluationContext
 from flowcore.expression._nodes import ResultType
-from flowcore.parameters import MASK, SensitiveText, redact
+from flowcore.parameters import MASK, SENSITIVE_ALONE, SensitiveText, redact, reference_problem
 from flowcore.units import format_time_period, parse_data_size, parse_time_period
 from flowcore.validators import ValidationResult, Validator
 
@@ -40,6 +40,7 @@ __all__ = [
     "PropertyDependency",
     "PropertyDescriptor",
     "PropertyValue",
+    "parameter_problems",
     "property_key",
 ]
 
@@ -421,3 +422,40 @@ class PropertyValue:
 
     def __str__(self) -> str:
         return "" if self.value is None else self.value
+
+
+def parameter_problems(
+    referenced: Mapping[str, tuple[str, ...]],
+    resolve: Callable[[str], PropertyDescriptor | None],
+    raw: Mapping[str, str],
+    parameters: Mapping[str, str | None],
+) -> tuple[list[ValidationResult], set[str]]:
+    """NiFi's rules for ``#{name}`` references, for a processor's or a service's properties.
+
+    Args:
+        referenced: the parameter names each property references, by internal name.
+        resolve: the descriptor of a property name (None: an unknown, dynamic one).
+        raw: the configured values, references kept.
+        parameters: the bound parameter values.
+
+    Returns:
+        The problems, and the display names of the properties whose references cannot resolve
+        (their own validators are not run on them).
+    """
+    problems: list[ValidationResult] = []
+    unresolved: set[str] = set()
+    for name, names in referenced.items():
+        descriptor = resolve(name)
+        label = descriptor.display_name if descriptor is not None else name
+        sensitive = descriptor is not None and descriptor.sensitive
+        value = raw[name]
+        for parameter in names:
+            why = reference_problem(parameter, parameters, sensitive_property=sensitive)
+            if why is not None:
+                problems.append(ValidationResult(label, value, False, why))
+            if why is not None or parameters.get(parameter) is None:
+                unresolved.add(label)
+        if sensitive and value != f"#{{{names[0]}}}":
+            why = f"{SENSITIVE_ALONE}, e.g. #{{{names[0]}}}"
+            problems.append(ValidationResult(label, value, False, why))
+    return problems, unresolved
