@@ -44,10 +44,9 @@ import difflib
 import json
 import threading
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
-import networkx as nx
 
 from flowcore.errors import ConfigurationError
 from flowcore.parameters import (
@@ -63,6 +62,10 @@ from flowcore.properties import (
     parameter_problems,
 )
 from flowcore.validators import NON_EMPTY_VALIDATOR, ValidationResult
+
+if TYPE_CHECKING:  # networkx is imported where services are ordered: a Spark worker's task
+    # path, which names services only by their definitions, never loads it (worker start-up)
+    import networkx as nx
 
 __all__ = [
     "ControllerService",
@@ -527,6 +530,8 @@ def service_dependencies(service: object) -> tuple[str, ...]:
 
 def _graph(declared: Mapping[str, object]) -> nx.DiGraph:
     """Dependency -> dependent edges between the declared services."""
+    import networkx as nx  # noqa: PLC0415  (see the TYPE_CHECKING import)
+
     graph = nx.DiGraph()
     graph.add_nodes_from(declared)
     for name, service in declared.items():
@@ -538,6 +543,8 @@ def _graph(declared: Mapping[str, object]) -> nx.DiGraph:
 
 def service_cycles(declared: Mapping[str, object]) -> list[list[str]]:
     """Each cycle of services naming each other, as the names around it (sorted, stable)."""
+    import networkx as nx  # noqa: PLC0415  (see the TYPE_CHECKING import)
+
     cycles = [sorted(c) for c in nx.simple_cycles(_graph(declared))]
     return sorted(cycles)
 
@@ -550,6 +557,8 @@ def enabling_order(declared: Mapping[str, object], names: Iterable[str] | None =
     Raises:
         ConfigurationError: the services involved name each other in a cycle.
     """
+    import networkx as nx  # noqa: PLC0415  (see the TYPE_CHECKING import)
+
     graph = _graph(declared)
     wanted = set(declared) if names is None else {n for n in names if n in declared}
     for name in list(wanted):
@@ -612,6 +621,8 @@ class ServiceSet:
 
     def disable(self, name: str) -> None:
         """Disable service *name* and, first, every enabled service naming it."""
+        import networkx as nx  # noqa: PLC0415  (see the TYPE_CHECKING import)
+
         with self._lock:
             if name not in self.enabled:
                 return

@@ -62,8 +62,10 @@ class Terminal:
         pytest.fail(f"{pattern!r} not shown within {timeout} s; shown:\n{self.text()[-3000:]}")
 
     def _read(self, wait: float) -> bool:
-        ready, _, _ = select.select([self.fd], [], [], wait)
-        if not ready:
+        # poll, not select: the worker may hold more than 1,024 descriptors by now
+        poller = select.poll()
+        poller.register(self.fd, select.POLLIN)
+        if not poller.poll(wait * 1000):
             return True
         try:
             data = os.read(self.fd, 65536)
