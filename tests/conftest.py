@@ -24,6 +24,7 @@ settings.register_profile(
 settings.register_profile("dev", max_examples=1000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Run the slow crash tests (``tests/stress/``) first.
 
