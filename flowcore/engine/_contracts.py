@@ -1,7 +1,7 @@
 """What a stage's member and its task need of each other, as two narrow protocols.
 
-The processor kinds' drivers (:mod:`._batches` per FlowFile, :mod:`._bins` binning,
-:mod:`._source_batches` sources, :mod:`._sink_batches` two-phase sinks) work on a
+The processor kinds' drivers (the :class:`~flowcore.engine._driver.BatchDriver` classes:
+``PerFlowFileDriver``, ``BinningDriver``, ``SourceDriver``, ``SinkDriver``) work on a
 :class:`Member` and reach the rest of the task only through its :class:`BatchTask`: queue
 positions, the events it records, delivery to the next member or a durable queue. A member of
 an engine task has a :class:`StageTask`, which adds FlowFile ids, content, effects and the

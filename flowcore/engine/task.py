@@ -26,6 +26,7 @@ import attrs
 
 import repositories.segments as segment_files
 from flowcore.clock import now_ms
+from flowcore.controller_service import enabled_service
 from flowcore.engine._batches import PerFlowFileDriver
 from flowcore.engine._block_views import counted_once, recorded_events
 from flowcore.engine._bulletins import running
@@ -178,8 +179,6 @@ class _Task:
         Raises:
             ConfigurationError: the stage's plan has no such service, or it cannot be enabled.
         """
-        from flowcore.controller_service import enabled_service  # noqa: PLC0415 (one lookup)
-
         return enabled_service(name, self.spec.plan.services)
 
     def next_id(self) -> int:
