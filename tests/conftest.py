@@ -25,16 +25,6 @@ settings.register_profile("dev", max_examples=1000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Run the slow crash tests (``tests/stress/``) first.
-
-    ``make test`` runs two workers that steal work from each other. Collected last, the kill
-    tests (a minute or two each) started at the end and one worker finished them alone while the
-    other sat idle; first, they start early and the short tests fill in around them.
-    """
-    items.sort(key=lambda item: not item.nodeid.startswith("tests/stress/"))
-
-
 _SPARK = pytest.param(
     "spark",
     marks=[
