@@ -24,6 +24,7 @@ from __future__ import annotations
 import difflib
 import inspect
 import textwrap
+from collections.abc import Mapping
 from importlib import metadata
 
 from flowcore.controller_service import ControllerService, interface_name
@@ -31,8 +32,7 @@ from flowcore.errors import InvalidProcessorError, UnknownProcessorError
 from flowcore.processor import Processor
 from flowcore.properties import AllowableValue, PropertyDescriptor
 from flowcore.relationship import Relationship
-from flowcore.services import MapCacheService
-from flowcore.ssl_context import StandardSSLContextService
+from processors._lazy_types import LazyTypes
 from processors.record_services import RECORD_SERVICES
 
 __all__ = [
@@ -53,11 +53,13 @@ ENTRY_POINT_GROUP = "flowcore.processors"
 SERVICE_ENTRY_POINT_GROUP = "flowcore.services"
 
 #: flowcore's own controller services, by simple type name.
-BUILTIN_SERVICES: dict[str, type[ControllerService]] = {
-    "MapCacheService": MapCacheService,
-    "StandardSSLContextService": StandardSSLContextService,
-    **RECORD_SERVICES,
-}
+BUILTIN_SERVICES: LazyTypes[type[ControllerService]] = LazyTypes(
+    {
+        "MapCacheService": "flowcore.services",
+        "StandardSSLContextService": "flowcore.ssl_context",
+        **RECORD_SERVICES.modules,
+    }
+)
 
 
 def _load(
@@ -77,8 +79,11 @@ def _load(
     return loaded
 
 
-def available_processors() -> dict[str, type[Processor]]:
+def available_processors() -> LazyTypes[type[Processor]]:
     """Every processor type by name: the built-ins, then installed plugins.
+
+    A built-in's module is imported when its type is looked up (see ``processors._lazy_types``);
+    plugins are loaded here, so a broken one is reported at once.
 
     Raises:
         InvalidProcessorError: a plugin fails to load, is not a Processor, or reuses a
@@ -86,7 +91,7 @@ def available_processors() -> dict[str, type[Processor]]:
     """
     from processors import BUILTIN_PROCESSORS  # noqa: PLC0415 (processors build on flowcore)
 
-    found = dict(BUILTIN_PROCESSORS)
+    found: dict[str, str | type[Processor]] = BUILTIN_PROCESSORS.modules
     for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
         if entry.name in BUILTIN_PROCESSORS:
             msg = (
@@ -95,7 +100,7 @@ def available_processors() -> dict[str, type[Processor]]:
             )
             raise InvalidProcessorError(msg)
         found[entry.name] = _load(entry)
-    return dict(sorted(found.items()))
+    return LazyTypes(dict(sorted(found.items())))
 
 
 def processor_class(name: str) -> type[Processor]:
@@ -233,14 +238,16 @@ def _render(lines: list[tuple[int, str] | tuple[int, str, int]], width: int | No
 # --- controller services ------------------------------------------------------------------------
 
 
-def available_services() -> dict[str, type[ControllerService]]:
+def available_services() -> LazyTypes[type[ControllerService]]:
     """Every controller service type by simple name: the built-ins, then installed plugins.
+
+    As :func:`available_processors`, a built-in's module is imported when it is looked up.
 
     Raises:
         InvalidProcessorError: a plugin fails to load, is not a ControllerService, or reuses a
             built-in's name.
     """
-    found = dict(BUILTIN_SERVICES)
+    found: dict[str, str | type[ControllerService]] = BUILTIN_SERVICES.modules
     for entry in metadata.entry_points(group=SERVICE_ENTRY_POINT_GROUP):
         if entry.name in BUILTIN_SERVICES:
             msg = (
@@ -249,11 +256,11 @@ def available_services() -> dict[str, type[ControllerService]]:
             )
             raise InvalidProcessorError(msg)
         found[entry.name] = _load(entry, SERVICE_ENTRY_POINT_GROUP, ControllerService)
-    return dict(sorted(found.items()))
+    return LazyTypes(dict(sorted(found.items())))
 
 
 def service_for_nifi_type(
-    nifi_type: str, known: dict[str, type[ControllerService]] | None = None
+    nifi_type: str, known: Mapping[str, type[ControllerService]] | None = None
 ) -> type[ControllerService] | None:
     """The registered service standing for NiFi type *nifi_type* (fully qualified or simple).
 

@@ -1,136 +1,73 @@
 """flowcore's built-in processors, with NiFi's names, properties and behaviour.
 
 ``BUILTIN_PROCESSORS`` is the registry the flow loader and ``flowcore processors`` use: one entry
-per processor type, keyed by NiFi's type name.
+per processor type, keyed by NiFi's type name, naming the module that defines it. A module is
+imported when its processor is first asked for (``from processors import SplitText``, a flow
+definition naming it, a listing), so a command or a Spark worker loads only the processors its
+flow uses, not every processor's libraries.
 """
 
-from collections.abc import Mapping
+from __future__ import annotations
 
-from flowcore.processor import Processor
-from processors.attributes_to_json import AttributesToJSON
-from processors.compress_content import CompressContent
-from processors.control_rate import ControlRate
-from processors.convert_record import ConvertRecord
-from processors.cryptographic_hash_content import CryptographicHashContent
-from processors.detect_duplicate import DetectDuplicate
-from processors.duplicate_flowfile import DuplicateFlowFile
-from processors.evaluate_json_path import EvaluateJsonPath
-from processors.evaluate_xpath import EvaluateXPath
-from processors.extract_text import ExtractText
-from processors.fetch_distributed_map_cache import FetchDistributedMapCache
-from processors.fetch_file import FetchFile
-from processors.file_splitter import FileSplitter
-from processors.generate_flowfile import GenerateFlowFile
-from processors.get_file import GetFile
-from processors.invoke_http import InvokeHTTP
-from processors.jolt_transform_json import JoltTransformJSON
-from processors.list_file import ListFile
-from processors.log_attribute import LogAttribute
-from processors.log_message import LogMessage
-from processors.merge_content import MergeContent
-from processors.modify_bytes import ModifyBytes
-from processors.notify import Notify
-from processors.put_dataset import PutDataset
-from processors.put_distributed_map_cache import PutDistributedMapCache
-from processors.put_email import PutEmail
-from processors.put_file import PutFile
-from processors.query_record import QueryRecord
-from processors.replace_text import ReplaceText
-from processors.retry_flowfile import RetryFlowFile
-from processors.route_on_attribute import RouteOnAttribute
-from processors.route_on_content import RouteOnContent
-from processors.route_text import RouteText
-from processors.split_json import SplitJson
-from processors.split_record import SplitRecord
-from processors.split_text import SplitText
-from processors.unpack_content import UnpackContent
-from processors.update_attribute import UpdateAttribute
-from processors.validate_record import ValidateRecord
-from processors.wait import Wait
+from typing import TYPE_CHECKING
 
-BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
-    "ControlRate": ControlRate,
-    "ConvertRecord": ConvertRecord,
-    "DetectDuplicate": DetectDuplicate,
-    "ExtractText": ExtractText,
-    "FetchDistributedMapCache": FetchDistributedMapCache,
-    "FetchFile": FetchFile,
-    "CompressContent": CompressContent,
-    "AttributesToJSON": AttributesToJSON,
-    "CryptographicHashContent": CryptographicHashContent,
-    "DuplicateFlowFile": DuplicateFlowFile,
-    "EvaluateJsonPath": EvaluateJsonPath,
-    "EvaluateXPath": EvaluateXPath,
-    "FileSplitter": FileSplitter,
-    "GenerateFlowFile": GenerateFlowFile,
-    "GetFile": GetFile,
-    "InvokeHTTP": InvokeHTTP,
-    "JoltTransformJSON": JoltTransformJSON,
-    "ListFile": ListFile,
-    "LogAttribute": LogAttribute,
-    "LogMessage": LogMessage,
-    "MergeContent": MergeContent,
-    "ModifyBytes": ModifyBytes,
-    "Notify": Notify,
-    "PutDataset": PutDataset,
-    "PutDistributedMapCache": PutDistributedMapCache,
-    "PutEmail": PutEmail,
-    "PutFile": PutFile,
-    "QueryRecord": QueryRecord,
-    "ReplaceText": ReplaceText,
-    "RetryFlowFile": RetryFlowFile,
-    "RouteOnAttribute": RouteOnAttribute,
-    "RouteOnContent": RouteOnContent,
-    "RouteText": RouteText,
-    "SplitJson": SplitJson,
-    "SplitRecord": SplitRecord,
-    "SplitText": SplitText,
-    "UnpackContent": UnpackContent,
-    "UpdateAttribute": UpdateAttribute,
-    "ValidateRecord": ValidateRecord,
-    "Wait": Wait,
-}
+from processors._lazy_types import LazyTypes
 
-__all__ = [
-    "BUILTIN_PROCESSORS",
-    "AttributesToJSON",
-    "CompressContent",
-    "ControlRate",
-    "ConvertRecord",
-    "CryptographicHashContent",
-    "DetectDuplicate",
-    "DuplicateFlowFile",
-    "EvaluateJsonPath",
-    "EvaluateXPath",
-    "ExtractText",
-    "FetchDistributedMapCache",
-    "FetchFile",
-    "FileSplitter",
-    "GenerateFlowFile",
-    "GetFile",
-    "InvokeHTTP",
-    "JoltTransformJSON",
-    "ListFile",
-    "LogAttribute",
-    "LogMessage",
-    "MergeContent",
-    "ModifyBytes",
-    "Notify",
-    "PutDataset",
-    "PutDistributedMapCache",
-    "PutEmail",
-    "PutFile",
-    "QueryRecord",
-    "ReplaceText",
-    "RetryFlowFile",
-    "RouteOnAttribute",
-    "RouteOnContent",
-    "RouteText",
-    "SplitJson",
-    "SplitRecord",
-    "SplitText",
-    "UnpackContent",
-    "UpdateAttribute",
-    "ValidateRecord",
-    "Wait",
-]
+if TYPE_CHECKING:
+    from flowcore.processor import Processor
+
+BUILTIN_PROCESSORS: LazyTypes[type[Processor]] = LazyTypes(
+    {
+        "AttributesToJSON": "processors.attributes_to_json",
+        "CompressContent": "processors.compress_content",
+        "ControlRate": "processors.control_rate",
+        "ConvertRecord": "processors.convert_record",
+        "CryptographicHashContent": "processors.cryptographic_hash_content",
+        "DetectDuplicate": "processors.detect_duplicate",
+        "DuplicateFlowFile": "processors.duplicate_flowfile",
+        "EvaluateJsonPath": "processors.evaluate_json_path",
+        "EvaluateXPath": "processors.evaluate_xpath",
+        "ExtractText": "processors.extract_text",
+        "FetchDistributedMapCache": "processors.fetch_distributed_map_cache",
+        "FetchFile": "processors.fetch_file",
+        "FileSplitter": "processors.file_splitter",
+        "GenerateFlowFile": "processors.generate_flowfile",
+        "GetFile": "processors.get_file",
+        "InvokeHTTP": "processors.invoke_http",
+        "JoltTransformJSON": "processors.jolt_transform_json",
+        "ListFile": "processors.list_file",
+        "LogAttribute": "processors.log_attribute",
+        "LogMessage": "processors.log_message",
+        "MergeContent": "processors.merge_content",
+        "ModifyBytes": "processors.modify_bytes",
+        "Notify": "processors.notify",
+        "PutDataset": "processors.put_dataset",
+        "PutDistributedMapCache": "processors.put_distributed_map_cache",
+        "PutEmail": "processors.put_email",
+        "PutFile": "processors.put_file",
+        "QueryRecord": "processors.query_record",
+        "ReplaceText": "processors.replace_text",
+        "RetryFlowFile": "processors.retry_flowfile",
+        "RouteOnAttribute": "processors.route_on_attribute",
+        "RouteOnContent": "processors.route_on_content",
+        "RouteText": "processors.route_text",
+        "SplitJson": "processors.split_json",
+        "SplitRecord": "processors.split_record",
+        "SplitText": "processors.split_text",
+        "UnpackContent": "processors.unpack_content",
+        "UpdateAttribute": "processors.update_attribute",
+        "ValidateRecord": "processors.validate_record",
+        "Wait": "processors.wait",
+    }
+)
+
+__all__ = ["BUILTIN_PROCESSORS", *BUILTIN_PROCESSORS]  # noqa: PLE0604 (names resolved below)
+
+
+def __getattr__(name: str) -> type[Processor]:
+    """``processors.SplitText``: the processor, its module imported on first use."""
+    return BUILTIN_PROCESSORS.attribute(__name__, name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

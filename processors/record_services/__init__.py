@@ -2,45 +2,52 @@
 
 Each service wraps a codec of :mod:`flowcore.records` with NiFi's properties (names, internal
 names as aliases, defaults, allowable values, dependencies); ``schema_access`` holds the schema
-properties they share and the reader/writer API record processors call.
+properties they share and the reader/writer API record processors call. As the processors'
+registry, each module is imported when its service is first asked for.
 """
 
-from processors.record_services.avro import AvroReader, AvroRecordSetWriter, AvroSchemaRegistry
-from processors.record_services.csv import CSVReader, CSVRecordSetWriter
-from processors.record_services.json import JsonRecordSetWriter, JsonTreeReader
-from processors.record_services.parquet import ParquetReader, ParquetRecordSetWriter
-from processors.record_services.schema_access import RecordReaderService, RecordWriterService
-from processors.record_services.text import FreeFormTextRecordSetWriter
+from __future__ import annotations
 
-__all__ = [
-    "RECORD_SERVICES",
-    "AvroReader",
-    "AvroRecordSetWriter",
-    "AvroSchemaRegistry",
-    "CSVReader",
-    "CSVRecordSetWriter",
-    "FreeFormTextRecordSetWriter",
-    "JsonRecordSetWriter",
-    "JsonTreeReader",
-    "ParquetReader",
-    "ParquetRecordSetWriter",
-    "RecordReaderService",
-    "RecordWriterService",
-]
+from typing import TYPE_CHECKING
+
+from processors._lazy_types import LazyTypes
+
+if TYPE_CHECKING:
+    from flowcore.controller_service import ControllerService
 
 #: The services by NiFi's simple type name (flowcore.registry's BUILTIN_SERVICES adds them).
-RECORD_SERVICES = {
-    cls.__name__: cls
-    for cls in (
-        JsonTreeReader,
-        CSVReader,
-        AvroReader,
-        ParquetReader,
-        JsonRecordSetWriter,
-        CSVRecordSetWriter,
-        AvroRecordSetWriter,
-        ParquetRecordSetWriter,
-        FreeFormTextRecordSetWriter,
-        AvroSchemaRegistry,
-    )
-}
+RECORD_SERVICES: LazyTypes[type[ControllerService]] = LazyTypes(
+    {
+        "JsonTreeReader": "processors.record_services.json",
+        "CSVReader": "processors.record_services.csv",
+        "AvroReader": "processors.record_services.avro",
+        "ParquetReader": "processors.record_services.parquet",
+        "JsonRecordSetWriter": "processors.record_services.json",
+        "CSVRecordSetWriter": "processors.record_services.csv",
+        "AvroRecordSetWriter": "processors.record_services.avro",
+        "ParquetRecordSetWriter": "processors.record_services.parquet",
+        "FreeFormTextRecordSetWriter": "processors.record_services.text",
+        "AvroSchemaRegistry": "processors.record_services.avro",
+    }
+)
+
+#: The reader and writer bases, for type checks and subclasses of users' own.
+_BASES = LazyTypes(
+    {
+        "RecordReaderService": "processors.record_services.schema_access",
+        "RecordWriterService": "processors.record_services.schema_access",
+    }
+)
+
+__all__ = ["RECORD_SERVICES", *RECORD_SERVICES, *_BASES]  # noqa: PLE0604 (resolved below)
+
+
+def __getattr__(name: str) -> type:
+    """``record_services.JsonTreeReader``: the service, its module imported on first use."""
+    if name in _BASES:
+        return _BASES[name]
+    return RECORD_SERVICES.attribute(__name__, name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
