@@ -32,6 +32,7 @@ BUILTIN_PROCESSORS: LazyTypes[type[Processor]] = LazyTypes(
         "FetchFile": "processors.fetch_file",
         "FileSplitter": "processors.file_splitter",
         "GenerateFlowFile": "processors.generate_flowfile",
+        "GetDataFrame": "processors.get_dataframe",
         "GetFile": "processors.get_file",
         "InvokeHTTP": "processors.invoke_http",
         "JoltTransformJSON": "processors.jolt_transform_json",
