@@ -40,6 +40,7 @@ from flowcore.process_context import ProcessContext
 from flowcore.properties import (
     ExpressionLanguageScope,
     PropertyDescriptor,
+    active_values,
     parameter_problems,
     property_key,
 )
@@ -416,21 +417,8 @@ class Processor:
         return {d.name: self.effective_value(d) for d in self.descriptors()}
 
     def active_values(self) -> dict[str, str | None]:
-        """Effective values, with every property whose dependencies are unmet set to None.
-
-        Dependencies apply transitively, as in NiFi: a property that depends on a disabled
-        property is disabled too (MergeContent's Header depends on Delimiter Strategy, which
-        depends on Merge Format).
-        """
-        active = self.effective_values()
-        changed = True
-        while changed:
-            changed = False
-            for descriptor in self.descriptors():
-                if active[descriptor.name] is not None and not descriptor.is_enabled(active):
-                    active[descriptor.name] = None
-                    changed = True
-        return active
+        """Effective values, with every property whose dependencies are unmet set to None."""
+        return active_values(self.descriptors(), self.effective_values())
 
     # --- validation ------------------------------------------------------------------------
 

@@ -424,6 +424,27 @@ class PropertyValue:
         return "" if self.value is None else self.value
 
 
+def active_values(
+    descriptors: Iterable[PropertyDescriptor], effective: Mapping[str, str | None]
+) -> dict[str, str | None]:
+    """*effective* values with every property whose dependencies are unmet set to None.
+
+    Dependencies apply transitively, as in NiFi: a property that depends on a disabled
+    property is disabled too (MergeContent's Header depends on Delimiter Strategy, which
+    depends on Merge Format). Processors and controller services both judge their values so.
+    """
+    ordered = tuple(descriptors)
+    active = dict(effective)
+    changed = True
+    while changed:
+        changed = False
+        for descriptor in ordered:
+            if active[descriptor.name] is not None and not descriptor.is_enabled(active):
+                active[descriptor.name] = None
+                changed = True
+    return active
+
+
 def parameter_problems(
     referenced: Mapping[str, tuple[str, ...]],
     resolve: Callable[[str], PropertyDescriptor | None],
