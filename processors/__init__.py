@@ -45,6 +45,7 @@ from processors.split_record import SplitRecord
 from processors.split_text import SplitText
 from processors.unpack_content import UnpackContent
 from processors.update_attribute import UpdateAttribute
+from processors.update_record import UpdateRecord
 from processors.validate_record import ValidateRecord
 from processors.wait import Wait
 
@@ -87,6 +88,7 @@ BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
     "SplitText": SplitText,
     "UnpackContent": UnpackContent,
     "UpdateAttribute": UpdateAttribute,
+    "UpdateRecord": UpdateRecord,
     "ValidateRecord": ValidateRecord,
     "Wait": Wait,
 }
@@ -131,6 +133,7 @@ __all__ = [
     "SplitText",
     "UnpackContent",
     "UpdateAttribute",
+    "UpdateRecord",
     "ValidateRecord",
     "Wait",
 ]
