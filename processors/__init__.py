@@ -30,6 +30,7 @@ from processors.log_message import LogMessage
 from processors.merge_content import MergeContent
 from processors.modify_bytes import ModifyBytes
 from processors.notify import Notify
+from processors.partition_record import PartitionRecord
 from processors.put_dataset import PutDataset
 from processors.put_distributed_map_cache import PutDistributedMapCache
 from processors.put_email import PutEmail
@@ -73,6 +74,7 @@ BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
     "MergeContent": MergeContent,
     "ModifyBytes": ModifyBytes,
     "Notify": Notify,
+    "PartitionRecord": PartitionRecord,
     "PutDataset": PutDataset,
     "PutDistributedMapCache": PutDistributedMapCache,
     "PutEmail": PutEmail,
@@ -118,6 +120,7 @@ __all__ = [
     "MergeContent",
     "ModifyBytes",
     "Notify",
+    "PartitionRecord",
     "PutDataset",
     "PutDistributedMapCache",
     "PutEmail",
