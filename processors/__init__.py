@@ -42,6 +42,7 @@ BUILTIN_PROCESSORS: LazyTypes[type[Processor]] = LazyTypes(
         "MergeContent": "processors.merge_content",
         "ModifyBytes": "processors.modify_bytes",
         "Notify": "processors.notify",
+        "PartitionRecord": "processors.partition_record",
         "PutDataset": "processors.put_dataset",
         "PutDistributedMapCache": "processors.put_distributed_map_cache",
         "PutEmail": "processors.put_email",
@@ -57,6 +58,7 @@ BUILTIN_PROCESSORS: LazyTypes[type[Processor]] = LazyTypes(
         "SplitText": "processors.split_text",
         "UnpackContent": "processors.unpack_content",
         "UpdateAttribute": "processors.update_attribute",
+        "UpdateRecord": "processors.update_record",
         "ValidateRecord": "processors.validate_record",
         "Wait": "processors.wait",
     }

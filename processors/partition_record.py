@@ -1,0 +1,357 @@
+"""PartitionRecord: one FlowFile per distinct tuple of RecordPath values, as NiFi's."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pyarrow as pa
+import pyarrow.ipc
+
+from flowcore.errors import RecordPathError, RecordPathEvaluationError
+from flowcore.flowfile import FlowFile
+from flowcore.process_context import ProcessContext
+from flowcore.processor import Processor
+from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
+from flowcore.record_path import RecordPath, compile_record_path, is_valid_record_path
+from flowcore.record_path._columns import child_chain, evaluate_column
+from flowcore.records.schema import RecordSchema, RecordType
+from flowcore.records.values import batch_rows, to_text
+from flowcore.relationship import Relationship
+from flowcore.session.process_session import ProcessSession
+from flowcore.validators import ValidationResult
+from processors._record_io import (
+    RECORD_FAILURES,
+    RECORD_READER,
+    RECORD_WRITER,
+    read_records,
+    services,
+    write_records,
+)
+from processors._record_update import path_schema
+
+__all__ = ["PartitionRecord"]
+
+FRAGMENT_ID = "fragment.identifier"
+FRAGMENT_INDEX = "fragment.index"
+FRAGMENT_COUNT = "fragment.count"
+SEGMENT_ORIGINAL_FILENAME = "segment.original.filename"
+
+#: Records held in memory across all partitions before they are spilled to temporary files.
+SPILL_BYTES = 64 * 1024 * 1024  # bytes of Arrow buffers
+
+REL_SUCCESS = Relationship(
+    "success", "FlowFiles that are successfully partitioned will be routed to this relationship"
+)
+REL_ORIGINAL = Relationship(
+    "original",
+    "Once all records in an incoming FlowFile have been partitioned, the original FlowFile is "
+    "routed to this relationship.",
+)
+REL_FAILURE = Relationship(
+    "failure",
+    "If a FlowFile cannot be partitioned from the configured input format to the configured "
+    "output format, the unchanged FlowFile will be routed to this relationship",
+)
+
+#: A partition's key: per property, the values its RecordPath selected (made hashable).
+Key = tuple[tuple[Any, ...], ...]
+
+
+class PartitionRecord(Processor):
+    """Splits a FlowFile's records into groups with the same values of RecordPaths.
+
+    Each dynamic property is a RecordPath (Expression Language over the FlowFile's attributes
+    first); two records go to the same output FlowFile when every path selects the same values
+    in both. The partitions come out in the order their first record appears. Each is written by
+    the Record Writer and gets ``record.count``, ``mime.type`` (and the writer's attributes),
+    ``fragment.identifier``, ``fragment.index`` (from 0), ``fragment.count``,
+    ``segment.original.filename`` and, for each property whose path selected one scalar value,
+    an attribute of the property's name holding it; the partitions are children of the original
+    (FORK), which goes to ``original``. A record that does not parse, or a path that is not
+    valid, sends the original to ``failure`` and makes no partition.
+
+    A plain child path (``/a/b``) is read as a column of the Arrow batch; others go record by
+    record through RecordPath. Memory: the records wait in Arrow batches per partition and are
+    spilled to temporary files past :data:`SPILL_BYTES`, so a large FlowFile does not have to
+    fit in memory.
+    """
+
+    property_descriptors: ClassVar = (RECORD_READER, RECORD_WRITER)
+    relationships: ClassVar = (REL_SUCCESS, REL_FAILURE, REL_ORIGINAL)
+    supports_dynamic_properties: ClassVar = True
+    tags: ClassVar = (
+        "record",
+        "partition",
+        "recordpath",
+        "rpath",
+        "segment",
+        "split",
+        "group",
+        "bin",
+        "organize",
+    )
+    writes_attributes: ClassVar[Mapping[str, str]] = {
+        "record.count": "The number of records in an outgoing FlowFile",
+        "mime.type": "The MIME Type that the configured Record Writer indicates is appropriate",
+        FRAGMENT_ID: "All partitioned FlowFiles produced from the same parent FlowFile will have "
+        "the same randomly generated UUID added for this attribute",
+        FRAGMENT_INDEX: "A one-up number that indicates the ordering of the partitioned "
+        "FlowFiles that were created from a single parent FlowFile",
+        FRAGMENT_COUNT: "The number of partitioned FlowFiles generated from the parent FlowFile",
+        SEGMENT_ORIGINAL_FILENAME: "The filename of the parent FlowFile",
+        "<dynamic property name>": "For each dynamic property that is added, an attribute may "
+        "be added to the FlowFile. See the description for Dynamic Properties for more "
+        "information.",
+    }
+
+    def get_dynamic_property_descriptor(self, name: str) -> PropertyDescriptor:
+        """An attribute name (the name) and the RecordPath whose value it takes."""
+        return PropertyDescriptor(
+            name,
+            description="A RecordPath that points to a field in the Record.",
+            required=False,
+            el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES,
+            dynamic=True,
+        )
+
+    def custom_validate(self, values: Mapping[str, str | None]) -> list[ValidationResult]:
+        """At least one RecordPath; each without Expression Language must compile."""
+        del values
+        paths = self.dynamic_properties
+        if not paths:
+            return [
+                ValidationResult(
+                    "User-defined Properties",
+                    None,
+                    False,
+                    "At least one RecordPath must be added to this processor by adding a "
+                    "user-defined property",
+                )
+            ]
+        return [
+            ValidationResult(
+                name, text, False, f"'{text}' is not a valid RecordPath; check its syntax"
+            )
+            for name, text in paths.items()
+            if "${" not in text and "#{" not in text and not is_valid_record_path(text)
+        ]
+
+    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
+        """Partition one FlowFile."""
+        original = session.get()
+        if original is None:
+            return
+        reader, writer = services(context, session)
+        assert writer is not None
+        try:
+            paths = {
+                name: compile_record_path(
+                    context.get_property(name).evaluate_attribute_expressions(original).value or ""
+                )
+                for name in self.dynamic_properties
+            }
+        except (*RECORD_FAILURES, RecordPathError) as error:
+            context.logger.error(
+                "Failed to compile RecordPath for %s; routing to failure: %s", original, error
+            )
+            session.transfer(original, REL_FAILURE)
+            return
+        children: list[FlowFile] = []
+        try:
+            with tempfile.TemporaryDirectory(prefix="flowcore-partition-") as spill:
+                partitions = _Partitions(Path(spill))
+                with read_records(session, original, reader) as records:
+                    for batch in records:
+                        _partition(batch, paths, partitions)
+                    schema = records.arrow_schema()
+                children = self._write(session, original, writer, schema, partitions)
+        except (*RECORD_FAILURES, RecordPathError) as error:
+            context.logger.error("Failed to partition %s: %s", original, error)
+            session.remove(children)
+            session.transfer(original, REL_FAILURE)
+            return
+        for child in children:
+            session.transfer(child, REL_SUCCESS)
+        session.transfer(original, REL_ORIGINAL)
+
+    @staticmethod
+    def _write(
+        session: ProcessSession,
+        original: FlowFile,
+        writer: Any,
+        schema: pa.Schema,
+        partitions: _Partitions,
+    ) -> list[FlowFile]:
+        fragment_id = session.identifier_for(original, FRAGMENT_ID)
+        filename = original.attributes.get("filename", "")
+        count = str(len(partitions))
+        children: list[FlowFile] = []
+        partitions.close()
+        for index, attributes in enumerate(partitions.attributes):
+            child, written = write_records(
+                session,
+                session.create(original),
+                writer,
+                schema,
+                partitions.batches(index),
+                attributes=original.attributes,
+            )
+            records = partitions.counts[index]
+            child = session.put_all_attributes(
+                child,
+                {
+                    **attributes,
+                    **written,
+                    "record.count": str(records),
+                    FRAGMENT_INDEX: str(index),
+                    FRAGMENT_ID: fragment_id,
+                    FRAGMENT_COUNT: count,
+                    SEGMENT_ORIGINAL_FILENAME: filename,
+                },
+            )
+            children.append(child)
+            session.adjust_counter("Record Processed", records)
+        return children
+
+
+def _partition(batch: pa.RecordBatch, paths: Mapping[str, RecordPath], out: _Partitions) -> None:
+    """Add *batch*'s records to their partitions, grouped by the values of *paths*."""
+    if batch.num_rows == 0:
+        return
+    schema = RecordSchema.from_arrow(batch.schema)
+    rows: list[dict[str, Any]] | None = None
+    selected: list[Sequence[list[Any]]] = []
+    for path in paths.values():
+        column = _column(path, batch, schema)
+        if column is None:
+            if rows is None:
+                rows = list(batch_rows(batch))
+            view = path_schema(schema)
+            column = [[fv.value for fv in path.evaluate(row, schema=view)] for row in rows]
+        selected.append(column)
+    groups: dict[Key, list[int]] = {}
+    firsts: dict[Key, int] = {}
+    for row, values in enumerate(zip(*selected, strict=True)):
+        key = tuple(tuple(_frozen(v) for v in vs) for vs in values)
+        members = groups.get(key)
+        if members is None:
+            groups[key] = [row]
+            firsts[key] = row
+        else:
+            members.append(row)
+    names = tuple(paths)
+    for key, members in groups.items():
+        first = firsts[key]
+        part = batch if len(members) == batch.num_rows else batch.take(pa.array(members))
+        out.add(key, lambda first=first: _attributes(names, [c[first] for c in selected]), part)
+
+
+def _column(
+    path: RecordPath, batch: pa.RecordBatch, schema: RecordSchema
+) -> list[list[Any]] | None:
+    """The values of a child chain to a scalar field as one column (None: go per record)."""
+    names = child_chain(path.tree)
+    if names is None:
+        return None
+    current = schema
+    for depth, name in enumerate(names):
+        field = current.field(name)
+        if field is None or field.name != name:
+            return None
+        kind = field.type
+        if depth < len(names) - 1:
+            if not isinstance(kind, RecordType):
+                return None
+            current = kind.schema
+        elif kind.name in ("record", "array", "map", "choice"):
+            return None
+    try:
+        values = evaluate_column(path.tree, pa.Table.from_batches([batch])).to_pylist()
+    except RecordPathEvaluationError:
+        return None
+    return [[v] for v in values]
+
+
+def _frozen(value: Any) -> Any:
+    """*value* as a hashable key part (NiFi's ValueWrapper: arrays compare by content)."""
+    if isinstance(value, bool):
+        return (bool, value)
+    if isinstance(value, (list, tuple)):
+        return (list, tuple(_frozen(v) for v in value))
+    if isinstance(value, Mapping):
+        return (dict, tuple(sorted((str(k), _frozen(v)) for k, v in value.items())))
+    return value
+
+
+def _attributes(names: Sequence[str], values: Sequence[list[Any]]) -> dict[str, str]:
+    """An attribute per property that selected exactly one scalar, non-null value."""
+    out = {}
+    for name, selected in zip(names, values, strict=True):
+        if len(selected) != 1:
+            continue
+        value = selected[0]
+        if value is None or isinstance(value, (list, tuple, Mapping)):
+            continue
+        out[name] = to_text(value)
+    return out
+
+
+class _Partitions:
+    """The partitions' records in first-seen order: batches in memory, spilled past a bound."""
+
+    def __init__(self, spill: Path) -> None:
+        self._spill = spill
+        self._index: dict[Key, int] = {}
+        self.attributes: list[dict[str, str]] = []
+        self.counts: list[int] = []
+        self._held: list[list[pa.RecordBatch]] = []
+        self._files: list[tuple[Any, Any] | None] = []
+        self._bytes = 0
+
+    def __len__(self) -> int:
+        return len(self.attributes)
+
+    def add(self, key: Key, attributes: Any, batch: pa.RecordBatch) -> None:
+        """Add *batch* to *key*'s partition (*attributes*: a callable, called for a new one)."""
+        index = self._index.get(key)
+        if index is None:
+            index = self._index[key] = len(self.attributes)
+            self.attributes.append(attributes())
+            self.counts.append(0)
+            self._held.append([])
+            self._files.append(None)
+        self._held[index].append(batch)
+        self.counts[index] += batch.num_rows
+        self._bytes += batch.nbytes
+        if self._bytes > SPILL_BYTES:
+            self._spill_all()
+
+    def _spill_all(self) -> None:
+        for index, held in enumerate(self._held):
+            if not held:
+                continue
+            opened = self._files[index]
+            if opened is None:
+                sink = pa.OSFile(str(self._spill / f"{index}.arrows"), "wb")
+                opened = self._files[index] = (sink, pyarrow.ipc.new_stream(sink, held[0].schema))
+            for batch in held:
+                opened[1].write_batch(batch)
+            self._held[index] = []
+        self._bytes = 0
+
+    def close(self) -> None:
+        """Finish the spill files (before :meth:`batches` reads them)."""
+        for opened in self._files:
+            if opened is not None:
+                opened[1].close()
+                opened[0].close()
+
+    def batches(self, index: int) -> Iterator[pa.RecordBatch]:
+        """Partition *index*'s records: the spilled ones, then those still held."""
+        if self._files[index] is not None:
+            with pa.memory_map(str(self._spill / f"{index}.arrows")) as source:
+                yield from pyarrow.ipc.open_stream(source)
+        yield from self._held[index]
