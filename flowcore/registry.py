@@ -33,6 +33,7 @@ from flowcore.properties import AllowableValue, PropertyDescriptor
 from flowcore.relationship import Relationship
 from flowcore.services import MapCacheService
 from flowcore.ssl_context import StandardSSLContextService
+from processors.lookup_services import LOOKUP_SERVICES
 from processors.record_services import RECORD_SERVICES
 
 __all__ = [
@@ -57,6 +58,7 @@ BUILTIN_SERVICES: dict[str, type[ControllerService]] = {
     "MapCacheService": MapCacheService,
     "StandardSSLContextService": StandardSSLContextService,
     **RECORD_SERVICES,
+    **LOOKUP_SERVICES,
 }
 
 

@@ -27,6 +27,7 @@ from processors.jolt_transform_json import JoltTransformJSON
 from processors.list_file import ListFile
 from processors.log_attribute import LogAttribute
 from processors.log_message import LogMessage
+from processors.lookup_record import LookupRecord
 from processors.merge_content import MergeContent
 from processors.modify_bytes import ModifyBytes
 from processors.notify import Notify
@@ -69,6 +70,7 @@ BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
     "ListFile": ListFile,
     "LogAttribute": LogAttribute,
     "LogMessage": LogMessage,
+    "LookupRecord": LookupRecord,
     "MergeContent": MergeContent,
     "ModifyBytes": ModifyBytes,
     "Notify": Notify,
@@ -113,6 +115,7 @@ __all__ = [
     "ListFile",
     "LogAttribute",
     "LogMessage",
+    "LookupRecord",
     "MergeContent",
     "ModifyBytes",
     "Notify",

@@ -81,6 +81,7 @@ _STANDARD_NAMES = (
     "ListFile",
     "LogAttribute",
     "LogMessage",
+    "LookupRecord",
     "MergeContent",
     "ModifyBytes",
     "Notify",
