@@ -33,6 +33,7 @@ from flowcore.processor import Processor
 from flowcore.properties import AllowableValue, PropertyDescriptor
 from flowcore.relationship import Relationship
 from processors._lazy_types import LazyTypes
+from processors.lookup_services import LOOKUP_SERVICES
 from processors.record_services import RECORD_SERVICES
 
 __all__ = [
@@ -58,6 +59,7 @@ BUILTIN_SERVICES: LazyTypes[type[ControllerService]] = LazyTypes(
         "MapCacheService": "flowcore.services",
         "StandardSSLContextService": "flowcore.ssl_context",
         **RECORD_SERVICES.modules,
+        **LOOKUP_SERVICES.modules,
     }
 )
 

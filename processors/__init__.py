@@ -39,6 +39,7 @@ BUILTIN_PROCESSORS: LazyTypes[type[Processor]] = LazyTypes(
         "ListFile": "processors.list_file",
         "LogAttribute": "processors.log_attribute",
         "LogMessage": "processors.log_message",
+        "LookupRecord": "processors.lookup_record",
         "MergeContent": "processors.merge_content",
         "ModifyBytes": "processors.modify_bytes",
         "Notify": "processors.notify",

@@ -12,7 +12,7 @@ def test_every_nifi_builtin_has_its_nifi_type() -> None:
     update = nifi_type_of("UpdateAttribute")
     assert update.type == "org.apache.nifi.processors.attributes.UpdateAttribute"
     assert update.bundle.artifact == "nifi-update-attribute-nar"
-    flowcore_own = {"FileSplitter", "PutDataset"}
+    flowcore_own = {"FileSplitter", "GetDataFrame", "PutDataset"}
     assert set(BUILTIN_PROCESSORS) - flowcore_own <= set(NIFI_PROCESSORS)
 
 

@@ -1,0 +1,231 @@
+"""LookupRecord's work on one record: coordinates, lookups, the update, the enriched schema.
+
+NiFi's LookupRecord has two strategies (``Record Update Strategy``): *use-property* looks one
+set of coordinates up per (sub-)record and writes the result where ``Result RecordPath``
+points; *replace-existing-values* looks each value its paths select up on its own and
+replaces it. :class:`RecordLookup` does either on records as Python mappings (the
+RecordPath evaluator's form); every distinct set of coordinates is looked up once per FlowFile
+(:class:`Lookups`), so the passes LookupRecord makes over the content agree with each other.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, MutableMapping
+from typing import Any
+
+import attrs
+
+from flowcore.record_path import RecordPath
+from flowcore.record_path._values import FieldValue
+from flowcore.records.inference import infer_value_type
+from flowcore.records.schema import (
+    STRING,
+    ArrayType,
+    DataType,
+    MapType,
+    RecordField,
+    RecordSchema,
+    RecordType,
+)
+from processors.lookup_services.base import LookupFailureError, LookupService
+
+__all__ = ["Lookups", "MatchResult", "RecordLookup", "enriched_schema"]
+
+
+class MatchResult(enum.Enum):
+    """How one (sub-)record's lookups went (NiFi's ``MatchResult``)."""
+
+    ALL_MATCH = "all"
+    NONE_MATCH = "none"
+    SOME_MATCH = "some"
+
+
+def _hashable(value: Any) -> Any:
+    """*value* as a dictionary key (records and arrays by their contents)."""
+    if isinstance(value, Mapping):
+        return tuple((k, _hashable(v)) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return tuple(_hashable(v) for v in value)
+    return value
+
+
+class Lookups:
+    """The lookup service's answers for one FlowFile, each distinct coordinates asked once.
+
+    Args:
+        service: the lookup service (bound to the processor's session).
+        context: the FlowFile's attributes (NiFi passes them as the lookup context).
+    """
+
+    def __init__(self, service: LookupService, context: Mapping[str, str]) -> None:
+        self.service = service
+        self.context = dict(context)
+        self._answers: dict[Any, Any] = {}
+        self.count = 0
+
+    def get(self, coordinates: Mapping[str, Any]) -> Any | None:
+        """The service's value at *coordinates*, or None.
+
+        Raises:
+            LookupFailureError: the service failed (NiFi: "Failed to lookup coordinates").
+        """
+        key = _hashable(coordinates)
+        if key in self._answers:
+            return self._answers[key]
+        try:
+            found = self.service.lookup(dict(coordinates), self.context)
+        except LookupFailureError as error:
+            msg = f"Failed to lookup coordinates {dict(coordinates)} in Lookup Service: {error}"
+            raise LookupFailureError(msg) from None
+        self.count += 1
+        self._answers[key] = found
+        return found
+
+
+def _copy(value: Any) -> Any:
+    """A lookup result as a value of its own (records are changed in place later)."""
+    if isinstance(value, Mapping):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_copy(v) for v in value]
+    return value
+
+
+@attrs.frozen
+class RecordLookup:
+    """The lookups and updates of one FlowFile's records (NiFi's replacement strategies).
+
+    Attributes:
+        paths: the coordinate RecordPaths, by coordinate name (the dynamic properties).
+        result_path: ``Result RecordPath`` (use-property), or None.
+        root_path: ``Root Record Path``, or None.
+        record_fields: ``Record Result Contents`` is ``record-fields``.
+        in_place: the strategy is ``replace-existing-values``.
+        coordinate_key: the service's single required key (in place).
+    """
+
+    paths: Mapping[str, RecordPath]
+    result_path: RecordPath | None
+    root_path: RecordPath | None
+    record_fields: bool
+    in_place: bool
+    coordinate_key: str
+
+    def sub_records(self, record: MutableMapping[str, Any]) -> list[MutableMapping[str, Any]]:
+        """The records the paths evaluate against (NiFi's ``getSubRecords``)."""
+        if self.root_path is None:
+            return [record]
+        found: list[Any] = []
+        for field in self.root_path.evaluate(record):
+            value = field.value
+            if isinstance(value, list | tuple):
+                found.extend(value)
+            else:
+                found.append(value)
+        return [v for v in found if isinstance(v, MutableMapping)]
+
+    def apply(self, record: MutableMapping[str, Any], lookups: Lookups) -> set[MatchResult]:
+        """Look *record*'s (sub-)records up and update them in place; the match results."""
+        strategy = self._in_place if self.in_place else self._use_property
+        return {strategy(sub, lookups) for sub in self.sub_records(record)}
+
+    def coordinates(self, record: Mapping[str, Any]) -> dict[str, Any] | None:
+        """Each path's one non-null value by its name; None when one selects none or several."""
+        found = {}
+        for name, path in self.paths.items():
+            values = [f.value for f in path.evaluate(record) if f.value is not None]
+            if len(values) != 1:
+                return None
+            found[name] = values[0]
+        return found
+
+    def _use_property(self, record: MutableMapping[str, Any], lookups: Lookups) -> MatchResult:
+        coordinates = self.coordinates(record)
+        if coordinates is None:
+            return MatchResult.NONE_MATCH
+        found = lookups.get(coordinates)
+        if found is None:
+            return MatchResult.NONE_MATCH
+        self._write_result(record, found)
+        return MatchResult.ALL_MATCH
+
+    def _write_result(self, record: MutableMapping[str, Any], found: Any) -> None:
+        """NiFi's ``applyLookupResult``: the result at Result RecordPath (or its fields)."""
+        if self.result_path is None:
+            return
+        targets: list[FieldValue] = list(self.result_path.evaluate(record))
+        for target in targets:
+            if self.record_fields and isinstance(found, Mapping):
+                destination = target.value
+                if isinstance(destination, MutableMapping):
+                    destination.update(_copy(found))
+                else:
+                    target.update_value(_copy(found))
+            else:
+                target.update_value(_copy(found))
+
+    def _in_place(self, record: MutableMapping[str, Any], lookups: Lookups) -> MatchResult:
+        unmatched = matched = False
+        for path in self.paths.values():
+            selected = path.evaluate(record)
+            if not selected:
+                continue  # an empty array counts as a match
+            values = [f for f in selected if f.value is not None]
+            if not values:
+                return MatchResult.NONE_MATCH
+            for field in values:
+                found = lookups.get({self.coordinate_key: field.value})
+                if found is None:
+                    unmatched = True
+                    continue
+                matched = True
+                field.update_value(_copy(found))
+        if unmatched and matched:
+            return MatchResult.SOME_MATCH
+        return MatchResult.NONE_MATCH if unmatched else MatchResult.ALL_MATCH
+
+
+# --- the enriched schema ------------------------------------------------------------------
+
+
+def enriched_schema(schema: RecordSchema, record: Mapping[str, Any]) -> RecordSchema:
+    """*schema* with what *record* gained (NiFi's ``incorporateInactiveFields``).
+
+    A field the record has and the schema lacks is added (typed by its value, a STRING when
+    null); a nested record or array of records gains its new fields the same way; a field
+    that now holds a record where its type was not one becomes that record's type. Added
+    fields are nullable: records without a match have none.
+    """
+    fields = [
+        attrs.evolve(field, type=_widened(field.type, record.get(field.name)))
+        for field in schema.fields
+    ]
+    for name, value in record.items():
+        if schema.field(name) is None:
+            fields.append(RecordField(name, _typed(value), nullable=True))
+    return attrs.evolve(schema, fields=fields)
+
+
+def _typed(value: Any) -> DataType:
+    return infer_value_type(value) or STRING
+
+
+def _widened(dtype: DataType, value: Any) -> DataType:
+    if value is None:
+        return dtype
+    if isinstance(dtype, RecordType) and isinstance(value, Mapping):
+        return RecordType(enriched_schema(dtype.schema, value))
+    if (
+        isinstance(dtype, ArrayType)
+        and isinstance(dtype.element, RecordType)
+        and isinstance(value, list | tuple)
+    ):
+        element = dtype.element.schema
+        for item in value:
+            if isinstance(item, Mapping):
+                element = enriched_schema(element, item)
+        return attrs.evolve(dtype, element=RecordType(element))
+    if isinstance(value, Mapping) and not isinstance(dtype, RecordType | MapType):
+        return _typed(value)
+    return dtype

@@ -1,0 +1,42 @@
+"""NiFi's lookup services, and the interfaces LookupRecord calls them through.
+
+``base`` holds the interfaces (``LookupService``, ``StringLookupService``,
+``RecordLookupService``); each other module is one NiFi service. As the processors' registry,
+each module is imported when its service is first asked for.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from processors._lazy_types import LazyTypes
+
+if TYPE_CHECKING:
+    from flowcore.controller_service import ControllerService
+
+#: The services by NiFi's simple type name (flowcore.registry's BUILTIN_SERVICES adds them).
+LOOKUP_SERVICES: LazyTypes[type[ControllerService]] = LazyTypes(
+    {
+        "SimpleKeyValueLookupService": "processors.lookup_services.simple",
+        "CSVRecordLookupService": "processors.lookup_services.csv_lookup",
+        "DistributedMapCacheLookupService": "processors.lookup_services.map_cache",
+    }
+)
+
+#: The interfaces and the lookup error, for type checks and users' own services.
+_BASES = LazyTypes(
+    dict.fromkeys(("LookupFailureError", "LookupService", "RecordLookupService", "StringLookupService"), "processors.lookup_services.base")
+)
+
+__all__ = ["LOOKUP_SERVICES", *LOOKUP_SERVICES, *_BASES]  # noqa: PLE0604 (resolved below)
+
+
+def __getattr__(name: str) -> type:
+    """``lookup_services.SimpleKeyValueLookupService``: imported on first use."""
+    if name in _BASES:
+        return _BASES[name]
+    return LOOKUP_SERVICES.attribute(__name__, name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
