@@ -28,6 +28,7 @@ from processors.list_file import ListFile
 from processors.log_attribute import LogAttribute
 from processors.log_message import LogMessage
 from processors.merge_content import MergeContent
+from processors.merge_record import MergeRecord
 from processors.modify_bytes import ModifyBytes
 from processors.notify import Notify
 from processors.put_dataset import PutDataset
@@ -70,6 +71,7 @@ BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
     "LogAttribute": LogAttribute,
     "LogMessage": LogMessage,
     "MergeContent": MergeContent,
+    "MergeRecord": MergeRecord,
     "ModifyBytes": ModifyBytes,
     "Notify": Notify,
     "PutDataset": PutDataset,
@@ -114,6 +116,7 @@ __all__ = [
     "LogAttribute",
     "LogMessage",
     "MergeContent",
+    "MergeRecord",
     "ModifyBytes",
     "Notify",
     "PutDataset",
