@@ -10,12 +10,14 @@ from flowcore.processor import Processor
 from processors.attributes_to_json import AttributesToJSON
 from processors.compress_content import CompressContent
 from processors.control_rate import ControlRate
+from processors.convert_avro_to_json import ConvertAvroToJSON
 from processors.convert_record import ConvertRecord
 from processors.cryptographic_hash_content import CryptographicHashContent
 from processors.detect_duplicate import DetectDuplicate
 from processors.duplicate_flowfile import DuplicateFlowFile
 from processors.evaluate_json_path import EvaluateJsonPath
 from processors.evaluate_xpath import EvaluateXPath
+from processors.extract_avro_metadata import ExtractAvroMetadata
 from processors.extract_text import ExtractText
 from processors.fetch_distributed_map_cache import FetchDistributedMapCache
 from processors.fetch_file import FetchFile
@@ -51,8 +53,10 @@ from processors.wait import Wait
 
 BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
     "ControlRate": ControlRate,
+    "ConvertAvroToJSON": ConvertAvroToJSON,
     "ConvertRecord": ConvertRecord,
     "DetectDuplicate": DetectDuplicate,
+    "ExtractAvroMetadata": ExtractAvroMetadata,
     "ExtractText": ExtractText,
     "FetchDistributedMapCache": FetchDistributedMapCache,
     "FetchFile": FetchFile,
@@ -98,12 +102,14 @@ __all__ = [
     "AttributesToJSON",
     "CompressContent",
     "ControlRate",
+    "ConvertAvroToJSON",
     "ConvertRecord",
     "CryptographicHashContent",
     "DetectDuplicate",
     "DuplicateFlowFile",
     "EvaluateJsonPath",
     "EvaluateXPath",
+    "ExtractAvroMetadata",
     "ExtractText",
     "FetchDistributedMapCache",
     "FetchFile",
