@@ -57,6 +57,7 @@ class NiFiType:
 _STANDARD = NiFiBundle("org.apache.nifi", "nifi-standard-nar")
 _UPDATE_ATTRIBUTE = NiFiBundle("org.apache.nifi", "nifi-update-attribute-nar")
 _JOLT = NiFiBundle("org.apache.nifi", "nifi-jolt-nar")  # NiFi 1.x: in the standard NAR
+_AVRO = NiFiBundle("org.apache.nifi", "nifi-avro-nar")
 _STANDARD_PACKAGE = "org.apache.nifi.processors.standard"
 #: What an export names flowcore's own processors under.
 FLOWCORE_PACKAGE = "io.flowcore.processors"
@@ -83,6 +84,7 @@ _STANDARD_NAMES = (
     "LogMessage",
     "LookupRecord",
     "MergeContent",
+    "MergeRecord",
     "ModifyBytes",
     "Notify",
     "PartitionRecord",
@@ -111,6 +113,8 @@ NIFI_PROCESSORS: dict[str, NiFiType] = {
         "org.apache.nifi.processors.attributes.UpdateAttribute", _UPDATE_ATTRIBUTE
     ),
     "JoltTransformJSON": NiFiType("org.apache.nifi.processors.jolt.JoltTransformJSON", _JOLT),
+    "ConvertAvroToJSON": NiFiType("org.apache.nifi.processors.avro.ConvertAvroToJSON", _AVRO),
+    "ExtractAvroMetadata": NiFiType("org.apache.nifi.processors.avro.ExtractAvroMetadata", _AVRO),
 }
 
 

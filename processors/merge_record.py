@@ -1,0 +1,556 @@
+"""MergeRecord: merge record FlowFiles of like schema into one, by bin packing or defragmenting."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
+
+import processors._merge_properties as merge_props
+from flowcore.binning import Bin, EvictionReason
+from flowcore.errors import RecordError
+from flowcore.flowfile import FlowFile
+from flowcore.flowfile_batch import FlowFileBatch
+from flowcore.flowfile_batch.columns import Column, constant_column
+from flowcore.process_context import ProcessContext
+from flowcore.processor_kinds import BinningProcessor
+from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
+from flowcore.records.avro_schema import schema_text
+from flowcore.records.schema import RecordSchema
+from flowcore.relationship import Relationship
+from flowcore.session.process_session import ProcessSession
+from flowcore.validators import (
+    ATTRIBUTE_KEY_VALIDATOR,
+    DATA_SIZE_VALIDATOR,
+    POSITIVE_INTEGER_VALIDATOR,
+    ValidationResult,
+    create_time_period_validator,
+)
+from processors._merge_bundles import FRAGMENT_ID, all_unique_attributes, common_attributes
+from processors._merge_record_bins import (
+    COMPLETION_REASONS,
+    RecordBinManager,
+    RecordLimits,
+    fragment_problem,
+)
+from processors._record_io import (
+    RECORD_FAILURES,
+    RECORD_READER,
+    RECORD_WRITER,
+    _Tell,
+    read_records,
+    services,
+)
+from processors.record_services.schema_access import RecordReaderService, RecordWriterService
+
+__all__ = ["MergeRecord"]
+
+MERGE_COUNT = "merge.count"
+MERGE_BIN_AGE = "merge.bin.age"
+MERGE_UUID = "merge.uuid"
+MERGE_COMPLETION_REASON = "merge.completion.reason"
+RECORD_COUNT = "record.count"
+INTAKE = 250  # FlowFiles pulled per session, as NiFi's MergeRecord
+
+MERGE_STRATEGY_BIN_PACK = AllowableValue(
+    "Bin-Packing Algorithm",
+    "Bin-Packing Algorithm",
+    "Generates 'bins' of FlowFiles and fills each bin as full as possible. FlowFiles are placed "
+    "into a bin based on their size and optionally their attributes (if the <Correlation "
+    "Attribute> property is set)",
+)
+MERGE_STRATEGY_DEFRAGMENT = AllowableValue(
+    "Defragment",
+    "Defragment",
+    "Combines fragments that are associated by attributes back into a single cohesive FlowFile. "
+    "If using this strategy, all FlowFiles must have the attributes <fragment.identifier> and "
+    '<fragment.count>. All FlowFiles with the same value for "fragment.identifier" will be '
+    'grouped together. All FlowFiles in this group must have the same value for the "fragment.'
+    'count" attribute. The ordering of the Records that are output is not guaranteed.',
+)
+MERGE_STRATEGY = PropertyDescriptor(
+    "Merge Strategy",
+    description="Specifies the algorithm used to merge records. The 'Defragment' algorithm "
+    "combines fragments that are associated by attributes back into a single cohesive FlowFile. "
+    "The 'Bin-Packing Algorithm' generates a FlowFile populated by arbitrarily chosen FlowFiles",
+    required=True,
+    default=MERGE_STRATEGY_BIN_PACK.value,
+    allowable_values=(MERGE_STRATEGY_BIN_PACK, MERGE_STRATEGY_DEFRAGMENT),
+    aliases=("merge-strategy",),
+)
+CORRELATION_ATTRIBUTE_NAME = PropertyDescriptor(
+    "Correlation Attribute Name",
+    description="If specified, two FlowFiles will be binned together only if they have the same "
+    "value for this Attribute. If not specified, FlowFiles are bundled by the order in which "
+    "they are pulled from the queue.",
+    required=False,
+    validators=(ATTRIBUTE_KEY_VALIDATOR,),
+    aliases=("correlation-attribute-name",),
+)
+MIN_SIZE = PropertyDescriptor(
+    "Minimum Bin Size",
+    description="The minimum size of for the bin",
+    required=True,
+    default="0 B",
+    validators=(DATA_SIZE_VALIDATOR,),
+    aliases=("min-bin-size",),
+)
+MAX_SIZE = PropertyDescriptor(
+    "Maximum Bin Size",
+    description="The maximum size for the bundle. If not specified, there is no maximum. This "
+    "is a 'soft limit' in that if a FlowFile is added to a bin, all records in that FlowFile "
+    "will be added, so this limit may be exceeded by up to the number of bytes in last input "
+    "FlowFile.",
+    required=False,
+    validators=(DATA_SIZE_VALIDATOR,),
+    aliases=("max-bin-size",),
+)
+MIN_RECORDS = PropertyDescriptor(
+    "Minimum Number of Records",
+    description="The minimum number of records to include in a bin",
+    required=True,
+    default="1",
+    validators=(POSITIVE_INTEGER_VALIDATOR,),
+    el_scope=ExpressionLanguageScope.ENVIRONMENT,
+    aliases=("min-records",),
+)
+MAX_RECORDS = PropertyDescriptor(
+    "Maximum Number of Records",
+    description="The maximum number of Records to include in a bin. This is a 'soft limit' in "
+    "that if a FlowFIle is added to a bin, all records in that FlowFile will be added, so this "
+    "limit may be exceeded by up to the number of records in the last input FlowFile.",
+    required=False,
+    default="1000",
+    validators=(POSITIVE_INTEGER_VALIDATOR,),
+    el_scope=ExpressionLanguageScope.ENVIRONMENT,
+    aliases=("max-records",),
+)
+MAX_BIN_COUNT = PropertyDescriptor(
+    "Maximum Number of Bins",
+    description="Specifies the maximum number of bins that can be held in memory at any one "
+    "time. This number should not be smaller than the maximum number of concurrent threads for "
+    "this Processor, or the bins that are created will often consist only of a single incoming "
+    "FlowFile.",
+    required=True,
+    default="10",
+    validators=(POSITIVE_INTEGER_VALIDATOR,),
+    aliases=("max.bin.count",),
+)
+MAX_BIN_AGE = PropertyDescriptor(
+    "Max Bin Age",
+    description="The maximum age of a Bin that will trigger a Bin to be complete. Expected "
+    "format is <duration> <time unit> where <duration> is a positive integer and time unit is "
+    "one of seconds, minutes, hours",
+    required=False,
+    validators=(create_time_period_validator("0 sec", f"{2**31 - 1} secs"),),
+    aliases=("max-bin-age",),
+)
+
+REL_MERGED = Relationship("merged", "The FlowFile containing the merged records")
+REL_ORIGINAL = Relationship("original", "The FlowFiles that were used to create the bundle")
+REL_FAILURE = Relationship(
+    "failure",
+    "If the bundle cannot be created, all FlowFiles that would have been used to created the "
+    "bundle will be transferred to failure",
+)
+
+
+class MergeRecord(BinningProcessor):
+    """Merges record FlowFiles into one FlowFile holding all their records (NiFi's MergeRecord).
+
+    FlowFiles are binned by their schema (as the Record Reader gives it) and, when set, the
+    Correlation Attribute's value; Defragment bins by ``fragment.identifier`` until
+    ``fragment.count`` FlowFiles are in. A bin counts its records from each FlowFile's
+    ``record.count`` attribute, or by reading its records once when absent. Limits are NiFi's
+    soft ones (a bin takes a whole FlowFile). A complete bin's records are read again and
+    written with the Record Writer, batch by batch, into the merged FlowFile (memory bounded
+    by a batch); it gets ``record.count``, ``mime.type``, the writer's attributes,
+    ``merge.count``, ``merge.bin.age`` and ``merge.completion.reason``, each original
+    ``merge.uuid``, and a JOIN event records it. If any record cannot be read or written, every
+    FlowFile of the bin goes to ``failure`` (none of its records half merged).
+    """
+
+    MERGE_STRATEGY = MERGE_STRATEGY
+    CORRELATION_ATTRIBUTE_NAME = CORRELATION_ATTRIBUTE_NAME
+    ATTRIBUTE_STRATEGY = merge_props.ATTRIBUTE_STRATEGY
+    MIN_RECORDS = MIN_RECORDS
+    MAX_RECORDS = MAX_RECORDS
+    MIN_SIZE = MIN_SIZE
+    MAX_SIZE = MAX_SIZE
+    MAX_BIN_AGE = MAX_BIN_AGE
+    MAX_BIN_COUNT = MAX_BIN_COUNT
+
+    property_descriptors: ClassVar = (
+        RECORD_READER,
+        RECORD_WRITER,
+        MERGE_STRATEGY,
+        CORRELATION_ATTRIBUTE_NAME,
+        merge_props.ATTRIBUTE_STRATEGY,
+        MIN_RECORDS,
+        MAX_RECORDS,
+        MIN_SIZE,
+        MAX_SIZE,
+        MAX_BIN_AGE,
+        MAX_BIN_COUNT,
+    )
+    relationships: ClassVar = (REL_ORIGINAL, REL_FAILURE, REL_MERGED)
+    tags: ClassVar = ("merge", "record", "content", "correlation", "stream", "event")
+    reads_attributes: ClassVar[Mapping[str, str]] = {
+        FRAGMENT_ID: "Defragment: all FlowFiles with the same value are bundled together",
+        "fragment.count": "Defragment: how many FlowFiles make the bundle",
+        RECORD_COUNT: "How many records the FlowFile holds (else they are counted)",
+    }
+    writes_attributes: ClassVar[Mapping[str, str]] = {
+        RECORD_COUNT: "The number of records written to the merged FlowFile",
+        "mime.type": "The MIME Type indicated by the Record Writer",
+        MERGE_COUNT: "The number of FlowFiles that were merged into this bundle",
+        MERGE_BIN_AGE: "The age of the bin, in milliseconds, when it was merged and output",
+        MERGE_UUID: "UUID of the merged FlowFile, added to the original FlowFiles",
+        MERGE_COMPLETION_REASON: "Why the bin was completed",
+        "<Attributes from Record Writer>": "Any attribute the Record Writer returns",
+    }
+
+    def __init__(self, **properties: object) -> None:
+        super().__init__(**properties)
+        self._reset()
+
+    def _reset(self) -> None:
+        self._manager: RecordBinManager | None = None
+        self._ready: list[Bin] = []
+        self._sessions: dict[int, ProcessSession] = {}
+
+    def __getstate__(self) -> dict[str, object]:
+        state = self.__dict__.copy()
+        state.update(_manager=None, _ready=[], _sessions={})  # bins never travel
+        return state
+
+    # --- configuration -----------------------------------------------------------------------
+
+    def custom_validate(self, values: Mapping[str, str | None]) -> list[ValidationResult]:
+        """NiFi's checks: Maximum Number of Records >= Minimum, Maximum Bin Size >= Minimum."""
+        from flowcore.units import parse_data_size  # noqa: PLC0415 - only for this check
+
+        problems = []
+        low, high = _integer(values.get(MIN_RECORDS.name)), _integer(values.get(MAX_RECORDS.name))
+        if low is not None and high is not None and high < low:
+            problems.append(
+                ValidationResult(
+                    "Max Records",
+                    str(high),
+                    False,
+                    "<Maximum Number of Records> property cannot be smaller than <Minimum "
+                    "Number of Records> property",
+                )
+            )
+        try:
+            low_size = parse_data_size(values.get(MIN_SIZE.name) or "0 B")
+            high_text = values.get(MAX_SIZE.name)
+            if high_text is not None and parse_data_size(high_text) < low_size:
+                problems.append(
+                    ValidationResult(
+                        "Max Size",
+                        high_text,
+                        False,
+                        "<Maximum Bin Size> property cannot be smaller than <Minimum Bin Size> "
+                        "property",
+                    )
+                )
+        except ValueError:
+            pass  # the property's own validator says so
+        return problems
+
+    def _defragments(self, context: ProcessContext) -> bool:
+        return context.get_property(MERGE_STRATEGY).value == MERGE_STRATEGY_DEFRAGMENT.value
+
+    def _limits(self, context: ProcessContext) -> RecordLimits:
+        max_size = context.get_property(MAX_SIZE).as_data_size("B")
+        return RecordLimits(
+            min_records=context.get_property(MIN_RECORDS)
+            .evaluate_attribute_expressions()
+            .as_integer()
+            or 1,
+            max_records=context.get_property(MAX_RECORDS)
+            .evaluate_attribute_expressions()
+            .as_integer()
+            or 1000,
+            min_bytes=int(context.get_property(MIN_SIZE).as_data_size("B") or 0),
+            max_bytes=int(max_size) if max_size is not None else 2**63 - 1,
+            defragment=self._defragments(context),
+        )
+
+    def max_bin_age_ms(self, context: ProcessContext) -> int | None:
+        """Max Bin Age in milliseconds (None when not set)."""
+        age = context.get_property(MAX_BIN_AGE).as_time_period("ms")
+        return int(age) if age is not None else None
+
+    def group_key(self, context: ProcessContext, flowfile: FlowFile) -> str | None:
+        """The engine's group: the correlation value or ``fragment.identifier``.
+
+        The schema, which needs the content, splits a group further into bins here.
+        """
+        if self._defragments(context):
+            return flowfile.attributes.get(FRAGMENT_ID)
+        name = context.get_property(CORRELATION_ATTRIBUTE_NAME).value
+        return flowfile.attributes.get(name) if name else None
+
+    def group_column(self, context: ProcessContext, batch: FlowFileBatch) -> Column | None:
+        """:meth:`group_key` of every FlowFile of *batch*, as a column."""
+        if self._defragments(context):
+            name: str | None = FRAGMENT_ID
+        else:
+            name = context.get_property(CORRELATION_ATTRIBUTE_NAME).value
+        column = batch.column(name) if name else None
+        return column if column is not None else constant_column(None, batch.count)
+
+    def single_group(self, context: ProcessContext) -> bool:
+        """Bin packing without a correlation attribute: one engine group (schemas split it)."""
+        if self._defragments(context):
+            return False
+        return not context.get_property(CORRELATION_ATTRIBUTE_NAME).value
+
+    def _bin_key(self, context: ProcessContext, flowfile: FlowFile, schema: RecordSchema) -> str:
+        """NiFi's ``getGroupId``: the schema's text, then the correlation value."""
+        if self._defragments(context):
+            return flowfile.attributes.get(FRAGMENT_ID) or ""
+        text = schema_text(schema)
+        name = context.get_property(CORRELATION_ATTRIBUTE_NAME).value
+        value = flowfile.attributes.get(name) if name else None
+        return text if value is None else text + value
+
+    # --- triggering (NiFi's MergeRecord.onTrigger) -------------------------------------------
+
+    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
+        """Not used: MergeRecord manages its own sessions (see on_trigger_sessions)."""
+        del context, session
+
+    def on_trigger_sessions(
+        self, context: ProcessContext, session_factory: Callable[[], ProcessSession]
+    ) -> None:
+        """Bin what is queued, complete expired and full bins, and merge them."""
+        if self._manager is None:
+            max_bins = context.get_property(MAX_BIN_COUNT).as_integer() or 10
+            self._manager = RecordBinManager(
+                self._limits(context), max_bins, age_from_queue_date=context.resumed_bins
+            )
+        manager = self._manager
+        max_age = self.max_bin_age_ms(context)
+        polled = False
+        while True:
+            intake = session_factory()
+            flowfiles = intake.get(INTAKE)
+            if not flowfiles:
+                break
+            polled = True
+            reader = services(context, intake, writer=None)[0]
+            for flowfile in flowfiles:
+                self._bin(context, intake, session_factory, reader, flowfile)
+            intake.commit()
+            self._ready.extend(manager.take_expired(context.now(), max_age))
+            self._process_ready(context)
+        self._ready.extend(manager.take_expired(context.now(), max_age))
+        self._ready.extend(manager.take_full(relaxed=not polled))
+        self._process_ready(context)
+
+    def _bin(
+        self,
+        context: ProcessContext,
+        intake: ProcessSession,
+        session_factory: Callable[[], ProcessSession],
+        reader: RecordReaderService,
+        flowfile: FlowFile,
+    ) -> None:
+        assert self._manager is not None
+        try:
+            schema, count, broken = _inspect(intake, flowfile, reader)
+            key = self._bin_key(context, flowfile, schema)
+        except RECORD_FAILURES as error:
+            context.logger.error("Failed to bin %s due to %s", flowfile, error)
+            intake.transfer(flowfile, REL_FAILURE)
+            return
+        if broken is not None:
+            # As NiFi, whose bin had taken some of its records: the bin it would join fails.
+            context.logger.error(
+                "Failed to create merged FlowFile; routing originals to failure: %s", broken
+            )
+            target = self._manager.target(key)
+            if target is None:
+                intake.transfer(flowfile, REL_FAILURE)
+                return
+            self._manager.fail(target)
+            intake.migrate(self._sessions[target.id], [flowfile])
+            target.add(flowfile)
+            self._ready.append(target)
+            return
+        bin_, completed = self._manager.add(key, flowfile, count, context.now())
+        if bin_.id not in self._sessions:
+            self._sessions[bin_.id] = session_factory()
+        intake.migrate(self._sessions[bin_.id], [flowfile])
+        self._ready.extend(completed)
+
+    def _process_ready(self, context: ProcessContext) -> None:
+        while self._ready:
+            bin_ = self._ready.pop(0)
+            session = self._sessions.pop(bin_.id)
+            if context.bin_sink is not None and not getattr(bin_, "failed", False):
+                context.bin_sink(bin_, session)  # the engine merges it in another task
+                continue
+            try:
+                self._process_bin(context, session, bin_)
+                session.commit()
+            except BaseException:
+                session.rollback()
+                raise
+
+    def end_of_input(
+        self, context: ProcessContext, session_factory: Callable[[], ProcessSession]
+    ) -> None:
+        """Complete every open bin; an incomplete Defragment bin goes to failure."""
+        del session_factory
+        if self._manager is None:
+            return
+        for bin_ in self._manager.purge():
+            bin_.reason = EvictionReason.END_OF_INPUT
+            self._ready.append(bin_)
+        self._process_ready(context)
+
+    def on_stopped(self, context: ProcessContext) -> None:
+        """Roll every open bin back: its FlowFiles return to the queue (NiFi's resetState)."""
+        del context
+        held = list(self._ready)
+        if self._manager is not None:
+            held.extend(self._manager.purge())
+        for bin_ in held:
+            session = self._sessions.pop(bin_.id, None)
+            if session is not None:
+                session.rollback()
+        self._reset()
+
+    def bin_count(self) -> int:
+        """How many bins are open (NiFi's ``getBinCount``)."""
+        return self._manager.bin_count if self._manager is not None else 0
+
+    # --- merging a bin (NiFi's RecordBin.complete) -------------------------------------------
+
+    def merge_bin(self, context: ProcessContext, session: ProcessSession, bin_: Bin) -> None:
+        """Merge a ready bin handed over by the engine (its session holds the FlowFiles)."""
+        self._process_bin(context, session, bin_)
+
+    def _process_bin(self, context: ProcessContext, session: ProcessSession, bin_: Bin) -> None:
+        contents = list(bin_.flowfiles)
+        if getattr(bin_, "failed", False):
+            session.transfer(contents, REL_FAILURE)
+            return
+        if self._defragments(context):
+            problem = fragment_problem(contents)
+            if problem is not None:
+                context.logger.error(
+                    "Could not merge bin with %d FlowFiles because %s", len(contents), problem
+                )
+                session.transfer(contents, REL_FAILURE)
+                return
+        reader, writer = services(context, session)
+        assert writer is not None
+        bundle = session.create(contents)
+        try:
+            bundle, written, count = _write_bundle(session, bundle, contents, reader, writer)
+        except RECORD_FAILURES as error:
+            context.logger.error(
+                "Failed to create merged FlowFile from %d input FlowFiles; routing originals "
+                "to failure: %s",
+                len(contents),
+                error,
+            )
+            session.remove(bundle)
+            session.transfer(contents, REL_FAILURE)
+            return
+        strategy = context.get_property(merge_props.ATTRIBUTE_STRATEGY).value
+        if strategy == merge_props.ATTRIBUTE_STRATEGY_ALL_UNIQUE.value:
+            attributes = all_unique_attributes(contents)
+        else:
+            attributes = common_attributes(contents)
+        attributes.pop("uuid", None)
+        attributes.update(written)
+        reason = bin_.reason or EvictionReason.UNSET
+        attributes[RECORD_COUNT] = str(count)
+        attributes[MERGE_COUNT] = str(len(contents))
+        attributes[MERGE_BIN_AGE] = str(max(0, context.now() - bin_.created_ms))
+        attributes[MERGE_COMPLETION_REASON] = COMPLETION_REASONS[reason]
+        bundle = session.put_all_attributes(bundle, attributes)
+        session.transfer(bundle, REL_MERGED)
+        if context.is_auto_terminated(REL_ORIGINAL):
+            session.transfer(contents, REL_ORIGINAL)
+        else:
+            session.transfer(
+                [session.put_attribute(f, MERGE_UUID, bundle.uuid) for f in contents],
+                REL_ORIGINAL,
+            )
+        session.adjust_counter("Records Merged", count)
+
+
+def _integer(value: str | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None  # an expression, or a value the property's validator refuses
+
+
+def _inspect(
+    session: ProcessSession, flowfile: FlowFile, reader: RecordReaderService
+) -> tuple[RecordSchema, int, RecordError | None]:
+    """*flowfile*'s schema and record count, reading no more of it than needed.
+
+    The count is ``record.count`` when it is a count; otherwise the records are counted (one
+    pass, batch by batch). A record that does not parse after the schema is known comes back
+    as the third value; before it, it raises.
+    """
+    count = _integer(flowfile.attributes.get(RECORD_COUNT))
+    if count is not None and count < 0:
+        count = None
+    schema = reader.configured_schema(flowfile.attributes)
+    if schema is not None and count is not None:
+        return schema, count, None
+    counted = 0
+    with read_records(session, flowfile, reader) as records:
+        try:
+            for batch in records:
+                counted += batch.num_rows
+                if count is not None:
+                    break  # the first batch gave the schema
+        except RecordError as error:
+            if records.schema is None:
+                raise
+            return records.schema, counted, error
+        return records.schema or RecordSchema(()), counted if count is None else count, None
+
+
+def _write_bundle(
+    session: ProcessSession,
+    bundle: FlowFile,
+    contents: list[FlowFile],
+    reader: RecordReaderService,
+    writer: RecordWriterService,
+) -> tuple[FlowFile, dict[str, str], int]:
+    """Every record of *contents*, in order, written as *bundle*'s content (streamed)."""
+    written: dict[str, str] = {}
+    first = contents[0].attributes
+    counted = 0
+
+    def produce(out: Any) -> None:
+        nonlocal counted
+        target = _Tell(out)
+        record_writer = None
+        schema: RecordSchema | None = None
+        for flowfile in contents:
+            with read_records(session, flowfile, reader) as records:
+                for batch in records:
+                    if record_writer is None:
+                        record_writer = writer.create_writer(batch.schema, first, target)
+                    record_writer.write(batch)
+                    counted += batch.num_rows
+                schema = schema or records.schema
+        if record_writer is None:
+            record_writer = writer.create_writer(schema or RecordSchema(()), first, target)
+        written.update(record_writer.finish())
+
+    updated = session.write(bundle, produce)
+    count = int(written.pop(RECORD_COUNT, counted))
+    return updated, written, count
