@@ -25,7 +25,10 @@ LOOKUP_SERVICES: LazyTypes[type[ControllerService]] = LazyTypes(
 
 #: The interfaces and the lookup error, for type checks and users' own services.
 _BASES = LazyTypes(
-    dict.fromkeys(("LookupFailureError", "LookupService", "RecordLookupService", "StringLookupService"), "processors.lookup_services.base")
+    dict.fromkeys(
+        ("LookupFailureError", "LookupService", "RecordLookupService", "StringLookupService"),
+        "processors.lookup_services.base",
+    )
 )
 
 __all__ = ["LOOKUP_SERVICES", *LOOKUP_SERVICES, *_BASES]  # noqa: PLE0604 (resolved below)
