@@ -72,7 +72,8 @@ class PutFile(Processor):
     committed FlowFile's file exactly once. A Directory or filename that would escape the configured
     directory (``..``, an absolute filename, a symlink pointing outside) sends the FlowFile to
     ``failure`` with the reason; the configured directory is the Directory property up to its first
-    Expression Language. Each written file gets a SEND provenance event.
+    Expression Language (up to the last ``/`` before it when the expression completes a name, as
+    in ``out/country=${country}``). Each written file gets a SEND provenance event.
     """
 
     DIRECTORY = PropertyDescriptor(
@@ -256,7 +257,11 @@ class PutFile(Processor):
 
     def _base(self, context: ProcessContext) -> Path:
         configured = context.get_property(self.DIRECTORY).value or "."
-        literal = configured.split("${", 1)[0]
+        literal, expression, _ = configured.partition("${")
+        if expression and not literal.endswith("/"):
+            # "out/country=${country}": the expression completes a name, so the base is the
+            # directory that name is in, not the partial name "country="
+            literal = os.path.dirname(literal)
         return self._resolve(literal or ".")
 
     def _resolve(self, directory: str) -> Path:

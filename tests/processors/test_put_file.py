@@ -131,6 +131,21 @@ def test_escapes_go_to_failure(tmp_path: Path) -> None:
     assert not (tmp_path / "escape.txt").exists()
 
 
+def test_an_expression_completing_a_directory_name_writes_under_its_parent(
+    tmp_path: Path,
+) -> None:
+    """``out/country=${country}`` writes into ``out/country=IT`` (the base is ``out``, not the
+    partial name ``country=``), and still refuses an attribute that climbs out of ``out``."""
+    runner = TestRunner(PutFile(directory=str(tmp_path / "out") + "/country=${country}"))
+    runner.enqueue(b"it", {"filename": "a.parquet", "country": "IT"})
+    runner.enqueue(b"no", {"filename": "b.parquet", "country": "/../../escaped"})
+    runner.run(2)
+    runner.assert_transfer_count("success", 1)
+    runner.assert_transfer_count("failure", 1)
+    assert (tmp_path / "out" / "country=IT" / "a.parquet").read_bytes() == b"it"
+    assert not (tmp_path / "escaped").exists()
+
+
 def test_directory_expression_inside_base(tmp_path: Path) -> None:
     """EL in Directory may create sub-directories under the configured base."""
     runner = TestRunner(PutFile(directory=str(tmp_path) + "/${kind}"))
