@@ -24,6 +24,7 @@ from processors.generate_flowfile import GenerateFlowFile
 from processors.get_file import GetFile
 from processors.invoke_http import InvokeHTTP
 from processors.jolt_transform_json import JoltTransformJSON
+from processors.jolt_transform_record import JoltTransformRecord
 from processors.list_file import ListFile
 from processors.log_attribute import LogAttribute
 from processors.log_message import LogMessage
@@ -68,6 +69,7 @@ BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
     "GetFile": GetFile,
     "InvokeHTTP": InvokeHTTP,
     "JoltTransformJSON": JoltTransformJSON,
+    "JoltTransformRecord": JoltTransformRecord,
     "ListFile": ListFile,
     "LogAttribute": LogAttribute,
     "LogMessage": LogMessage,
@@ -114,6 +116,7 @@ __all__ = [
     "GetFile",
     "InvokeHTTP",
     "JoltTransformJSON",
+    "JoltTransformRecord",
     "ListFile",
     "LogAttribute",
     "LogMessage",
