@@ -109,6 +109,10 @@ class JoltTransformRecord(Processor):
         RECORD_READER,
         RECORD_WRITER,
     )
+    # NiFi's names on the class, as NiFi's tests reach them (JoltTransformRecord.REL_SUCCESS).
+    REL_SUCCESS: ClassVar = REL_SUCCESS
+    REL_FAILURE: ClassVar = REL_FAILURE
+    REL_ORIGINAL: ClassVar = REL_ORIGINAL
     relationships: ClassVar = (REL_SUCCESS, REL_FAILURE, REL_ORIGINAL)
     tags: ClassVar = (
         "record",

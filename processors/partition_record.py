@@ -79,6 +79,12 @@ class PartitionRecord(Processor):
     fit in memory.
     """
 
+    # NiFi's names on the class, as NiFi's tests reach them (PartitionRecord.REL_SUCCESS).
+    RECORD_READER: ClassVar = RECORD_READER
+    RECORD_WRITER: ClassVar = RECORD_WRITER
+    REL_SUCCESS: ClassVar = REL_SUCCESS
+    REL_FAILURE: ClassVar = REL_FAILURE
+    REL_ORIGINAL: ClassVar = REL_ORIGINAL
     property_descriptors: ClassVar = (RECORD_READER, RECORD_WRITER)
     relationships: ClassVar = (REL_SUCCESS, REL_FAILURE, REL_ORIGINAL)
     supports_dynamic_properties: ClassVar = True

@@ -114,6 +114,13 @@ class UpdateRecord(Processor):
         allowable_values=(LITERAL_VALUES, RECORD_PATH_VALUES),
         aliases=("replacement-value-strategy",),
     )
+    # NiFi's names on the class, as NiFi's tests reach them (UpdateRecord.RECORD_PATH_VALUES).
+    RECORD_READER: ClassVar = RECORD_READER
+    RECORD_WRITER: ClassVar = RECORD_WRITER
+    LITERAL_VALUES: ClassVar = LITERAL_VALUES
+    RECORD_PATH_VALUES: ClassVar = RECORD_PATH_VALUES
+    REL_SUCCESS: ClassVar = REL_SUCCESS
+    REL_FAILURE: ClassVar = REL_FAILURE
     property_descriptors: ClassVar = (RECORD_READER, RECORD_WRITER, REPLACEMENT_VALUE_STRATEGY)
     relationships: ClassVar = (REL_SUCCESS, REL_FAILURE)
     supports_dynamic_properties: ClassVar = True
