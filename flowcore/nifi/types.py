@@ -84,6 +84,7 @@ _STANDARD_NAMES = (
     "MergeContent",
     "ModifyBytes",
     "Notify",
+    "PartitionRecord",
     "PutDistributedMapCache",
     "PutEmail",
     "PutFile",
@@ -97,6 +98,7 @@ _STANDARD_NAMES = (
     "SplitRecord",
     "SplitText",
     "UnpackContent",
+    "UpdateRecord",
     "ValidateRecord",
     "Wait",
 )
@@ -108,6 +110,7 @@ NIFI_PROCESSORS: dict[str, NiFiType] = {
         "org.apache.nifi.processors.attributes.UpdateAttribute", _UPDATE_ATTRIBUTE
     ),
     "JoltTransformJSON": NiFiType("org.apache.nifi.processors.jolt.JoltTransformJSON", _JOLT),
+    "JoltTransformRecord": NiFiType("org.apache.nifi.processors.jolt.JoltTransformRecord", _JOLT),
 }
 
 
@@ -115,6 +118,7 @@ NIFI_PROCESSORS: dict[str, NiFiType] = {
 #: processor (an export writes the current name).
 FORMER_TYPES: dict[str, tuple[str, ...]] = {
     "JoltTransformJSON": (f"{_STANDARD_PACKAGE}.JoltTransformJSON",),  # NiFi 1.x: standard NAR
+    "JoltTransformRecord": ("org.apache.nifi.processors.jolt.record.JoltTransformRecord",),
 }
 
 

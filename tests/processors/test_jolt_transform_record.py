@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from flowcore import ProvenanceEventType
+from flowcore.nifi.components import processor_class
+from flowcore.nifi.types import nifi_type_of
 from flowcore.testing import TestRunner
-from processors import JoltTransformRecord
+from processors import BUILTIN_PROCESSORS, JoltTransformRecord
 from processors.record_services import JsonRecordSetWriter, JsonTreeReader
 
 FIXTURES = Path(__file__).parent / "jolt_fixtures"
@@ -338,3 +340,12 @@ def test_inherited_schema_comes_from_the_first_record() -> None:
         {"out": {"a": 1, "b": None}},
         {"out": {"a": 2, "b": "x"}},
     ]
+
+
+def test_nifi_types_import_and_export() -> None:
+    """NiFi 2's class (nifi-jolt-nar) exports; NiFi 1's jolt.record class imports too."""
+    exported = nifi_type_of("JoltTransformRecord")
+    assert exported.type == "org.apache.nifi.processors.jolt.JoltTransformRecord"
+    assert exported.bundle.artifact == "nifi-jolt-nar"
+    for name in (exported.type, "org.apache.nifi.processors.jolt.record.JoltTransformRecord"):
+        assert processor_class(name, {}, BUILTIN_PROCESSORS) is JoltTransformRecord
