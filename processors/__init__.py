@@ -38,6 +38,7 @@ BUILTIN_PROCESSORS: LazyTypes[type[Processor]] = LazyTypes(
         "GetFile": "processors.get_file",
         "InvokeHTTP": "processors.invoke_http",
         "JoltTransformJSON": "processors.jolt_transform_json",
+        "JoltTransformRecord": "processors.jolt_transform_record",
         "ListFile": "processors.list_file",
         "LogAttribute": "processors.log_attribute",
         "LogMessage": "processors.log_message",

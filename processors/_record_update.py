@@ -279,6 +279,13 @@ def rows_to_batch(
     Raises:
         RecordError: a value does not fit its field's type (naming the record and field).
     """
+    rows = list(rows)
+    arrow = schema.to_arrow()
+    if _plain(RecordType(schema)) and all(type(row) is dict for row in rows):
+        try:  # Arrow takes the values as they are: no Python pass per record
+            return pa.RecordBatch.from_pylist(rows, arrow)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError):
+            pass  # a value needs NiFi's coercion (text for a number...), or names the culprit
     out = []
     for number, row in enumerate(rows, start=first):
         try:
@@ -286,7 +293,26 @@ def rows_to_batch(
         except FieldError as exc:
             msg = f"record {number}, field {exc.field!r}: {exc}"
             raise RecordError(msg, record=number, field=exc.field or None) from None
-    return pa.RecordBatch.from_pylist(out, schema.to_arrow())
+    return pa.RecordBatch.from_pylist(out, arrow)
+
+
+def _plain(dtype: DataType | None) -> bool:
+    """Whether Arrow takes values of *dtype* exactly as NiFi's coercion would leave them.
+
+    Not with CHOICE, MAP, ENUM, temporal, decimal, byte, char or bigint types, non-nullable
+    fields or defaults (those need :func:`coerce_record`), nor with a FLOAT or DOUBLE, which
+    Arrow would take a boolean for.
+    """
+    if dtype is None:
+        return False
+    if isinstance(dtype, RecordType):
+        return all(
+            f.nullable and f.default is None and not f.aliases and _plain(f.type)
+            for f in dtype.schema.fields
+        )
+    if isinstance(dtype, ArrayType):
+        return dtype.element is not None and dtype.element.name != "byte" and _plain(dtype.element)
+    return dtype.name in ("string", "boolean", "int", "long", "short")
 
 
 def prefer(value: Any, dtype: DataType) -> Any:

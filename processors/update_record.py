@@ -9,13 +9,13 @@ from typing import Any, ClassVar
 import attrs
 import pyarrow as pa
 
-from flowcore.errors import RecordError, RecordPathError
+from flowcore.errors import RecordError, RecordPathError, RecordPathSyntaxError
 from flowcore.expression import compile_expression, contains_expression
 from flowcore.flowfile import FlowFile
 from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
-from flowcore.record_path import compile_record_path, is_valid_record_path
+from flowcore.record_path import compile_record_path
 from flowcore.record_path._columns import child_chain
 from flowcore.record_path._values import FieldValue
 from flowcore.records.inference import infer_value_type, merge_types
@@ -114,6 +114,13 @@ class UpdateRecord(Processor):
         allowable_values=(LITERAL_VALUES, RECORD_PATH_VALUES),
         aliases=("replacement-value-strategy",),
     )
+    # NiFi's names on the class, as NiFi's tests reach them (UpdateRecord.RECORD_PATH_VALUES).
+    RECORD_READER: ClassVar = RECORD_READER
+    RECORD_WRITER: ClassVar = RECORD_WRITER
+    LITERAL_VALUES: ClassVar = LITERAL_VALUES
+    RECORD_PATH_VALUES: ClassVar = RECORD_PATH_VALUES
+    REL_SUCCESS: ClassVar = REL_SUCCESS
+    REL_FAILURE: ClassVar = REL_FAILURE
     property_descriptors: ClassVar = (RECORD_READER, RECORD_WRITER, REPLACEMENT_VALUE_STRATEGY)
     relationships: ClassVar = (REL_SUCCESS, REL_FAILURE)
     supports_dynamic_properties: ClassVar = True
@@ -161,17 +168,14 @@ class UpdateRecord(Processor):
                     "At least one RecordPath must be specified",
                 )
             ]
-        return [
-            ValidationResult(
-                name,
-                name,
-                False,
-                f"'{name}' is not a valid Record Path; name each property after the RecordPath "
-                "of the fields to update, such as /name",
-            )
-            for name in paths
-            if not is_valid_record_path(name)
-        ]
+        problems = []
+        for name in paths:
+            try:
+                compile_record_path(name)
+            except RecordPathSyntaxError as error:
+                why = f"Property Name is not a valid RecordPath value: {error}"
+                problems.append(ValidationResult(name, paths[name], False, why))
+        return problems
 
     def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
         """Update the records of one FlowFile."""

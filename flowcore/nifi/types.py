@@ -115,6 +115,7 @@ NIFI_PROCESSORS: dict[str, NiFiType] = {
     "JoltTransformJSON": NiFiType("org.apache.nifi.processors.jolt.JoltTransformJSON", _JOLT),
     "ConvertAvroToJSON": NiFiType("org.apache.nifi.processors.avro.ConvertAvroToJSON", _AVRO),
     "ExtractAvroMetadata": NiFiType("org.apache.nifi.processors.avro.ExtractAvroMetadata", _AVRO),
+    "JoltTransformRecord": NiFiType("org.apache.nifi.processors.jolt.JoltTransformRecord", _JOLT),
 }
 
 
@@ -122,6 +123,7 @@ NIFI_PROCESSORS: dict[str, NiFiType] = {
 #: processor (an export writes the current name).
 FORMER_TYPES: dict[str, tuple[str, ...]] = {
     "JoltTransformJSON": (f"{_STANDARD_PACKAGE}.JoltTransformJSON",),  # NiFi 1.x: standard NAR
+    "JoltTransformRecord": ("org.apache.nifi.processors.jolt.record.JoltTransformRecord",),
 }
 
 

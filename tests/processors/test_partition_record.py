@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 import processors.partition_record as partition_module
-from flowcore import ProvenanceEventType
+from flowcore import Flow, ProvenanceEventType
+from flowcore.driver.controller import run_flow
+from flowcore.settings import Settings
 from flowcore.testing import TestRunner
-from processors import PartitionRecord
+from processors import GetFile, PartitionRecord, PutFile, UpdateAttribute, UpdateRecord
 from processors.record_services import CSVRecordSetWriter, JsonRecordSetWriter, JsonTreeReader
 
 SCHEMA = json.dumps(
@@ -235,3 +238,46 @@ def test_many_batches_and_spilling_keep_order(monkeypatch: pytest.MonkeyPatch, s
         names = [json.loads(line)["name"] for line in f.content.decode().splitlines()]
         assert names == [f"n{i}" for i in range(group, 3000, 3)]
         f.assert_attribute_equals("record.count", "1000")
+
+
+def test_update_then_partition_in_a_flow(tmp_path: Path) -> None:
+    """GetFile -> UpdateRecord -> PartitionRecord -> UpdateAttribute -> PutFile, direct runner:
+    one file per city, each record with the added field."""
+    inbox = tmp_path / "in"
+    inbox.mkdir()
+    rows = [
+        {"name": "a", "city": "Oslo"},
+        {"name": "b", "city": "Rome"},
+        {"name": "c", "city": "Oslo"},
+    ]
+    (inbox / "people.json").write_text(json.dumps(rows))
+    flow = Flow("update-partition")
+    reader = flow.add_service(JsonTreeReader("json in"))
+    writer = flow.add_service(JsonRecordSetWriter("json out"))
+    get = flow.add(GetFile(input_directory=str(inbox)), name="get")
+    update = flow.add(
+        UpdateRecord(record_reader=reader, record_writer=writer, **{"/source": "${filename}"}),
+        name="update",
+    )
+    partition = flow.add(
+        PartitionRecord(record_reader=reader, record_writer=writer, city="/city"), name="partition"
+    )
+    rename = flow.add(UpdateAttribute(filename="${city}.json"), name="rename")
+    put = flow.add(PutFile(directory=str(tmp_path / "out")), name="put")
+    flow.connect(get, update)
+    flow.connect(update, partition, "success")
+    flow.connect(partition, rename, "success")
+    flow.connect(rename, put)
+    flow.auto_terminate(update, ["failure"])
+    flow.auto_terminate(partition, ["original", "failure"])
+    flow.auto_terminate(put, ["success", "failure"])
+    result = run_flow(
+        flow, "direct", repository=tmp_path / "repo", settings=Settings(sync=False, parallelism=1)
+    )
+    assert result.count("partition", "success") == 2
+    oslo = json.loads((tmp_path / "out" / "Oslo.json").read_text())
+    assert oslo == [
+        {"name": "a", "city": "Oslo", "source": "people.json"},
+        {"name": "c", "city": "Oslo", "source": "people.json"},
+    ]
+    assert json.loads((tmp_path / "out" / "Rome.json").read_text())[0]["name"] == "b"
