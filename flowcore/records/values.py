@@ -359,6 +359,13 @@ def choose_option(value: Any, dtype: ChoiceType) -> DataType | None:
     CHOICE[ARRAY[INT], ARRAY[STRING]] is an ARRAY[STRING], not a failed ARRAY[INT].
     """
     own = _own_type(value)
+    if own == "string":
+        fitting = [option for option in dtype.options if _fits(value, option)]
+        if len(fitting) > 1:
+            # NiFi's findMostSuitableTypeByStringValue: the narrowest in RecordFieldType's
+            # order, so "35" under CHOICE[STRING, INT] is an INT, as NiFi writes it
+            fitting.sort(key=lambda option: _NIFI_ORDER.get(option.name, len(_NIFI_ORDER)))
+        return fitting[0] if fitting else None
     nested = own in ("array", "record")
     for option in dtype.options:
         if option.name == own and (not nested or _fits(value, option)):
@@ -373,6 +380,17 @@ def choose_option(value: Any, dtype: ChoiceType) -> DataType | None:
         if _fits(value, option):
             return option
     return None
+
+
+#: RecordFieldType's declaration order in NiFi 2, which ranks the options a string fits.
+_NIFI_ORDER = {
+    name: rank
+    for rank, name in enumerate(
+        ("boolean", "byte", "short", "int", "long", "bigint", "float", "double", "decimal",
+         "timestamp", "date", "time", "char", "string", "record", "choice", "array", "map",
+         "enum", "uuid")
+    )
+}  # fmt: skip
 
 
 def _fits(value: Any, option: DataType) -> bool:

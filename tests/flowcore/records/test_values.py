@@ -70,10 +70,14 @@ def test_values_that_do_not_fit_name_the_field(
 
 
 def test_a_choice_keeps_the_option_the_value_takes_as_json_text() -> None:
-    """CHOICE values are stored as JSON text of the option NiFi's chooseDataType picks."""
+    """CHOICE values are stored as JSON text of the option NiFi's chooseDataType picks: a
+    string that fits several options takes the narrowest in RecordFieldType's order, so "5"
+    under CHOICE[INT, STRING] is the INT 5, as NiFi writes it (its findMostSuitableType)."""
     choice = s.ChoiceType([s.INT, s.STRING])
     assert coerce(5, choice, NO_FORMATS, "c") == "5"
-    assert coerce("5", choice, NO_FORMATS, "c") == '"5"'
+    assert coerce("5", choice, NO_FORMATS, "c") == "5"
+    assert coerce("five", choice, NO_FORMATS, "c") == '"five"'
+    assert coerce("true", s.ChoiceType([s.STRING, s.BOOLEAN]), NO_FORMATS, "c") == "true"
     assert coerce(5.5, s.ChoiceType([s.LONG, s.DOUBLE]), NO_FORMATS, "c") == "5.5"
 
 
