@@ -20,9 +20,11 @@ from processors.extract_text import ExtractText
 from processors.fetch_distributed_map_cache import FetchDistributedMapCache
 from processors.fetch_file import FetchFile
 from processors.file_splitter import FileSplitter
+from processors.fork_enrichment import ForkEnrichment
 from processors.generate_flowfile import GenerateFlowFile
 from processors.get_file import GetFile
 from processors.invoke_http import InvokeHTTP
+from processors.join_enrichment import JoinEnrichment
 from processors.jolt_transform_json import JoltTransformJSON
 from processors.list_file import ListFile
 from processors.log_attribute import LogAttribute
@@ -63,9 +65,11 @@ BUILTIN_PROCESSORS: Mapping[str, type[Processor]] = {
     "EvaluateJsonPath": EvaluateJsonPath,
     "EvaluateXPath": EvaluateXPath,
     "FileSplitter": FileSplitter,
+    "ForkEnrichment": ForkEnrichment,
     "GenerateFlowFile": GenerateFlowFile,
     "GetFile": GetFile,
     "InvokeHTTP": InvokeHTTP,
+    "JoinEnrichment": JoinEnrichment,
     "JoltTransformJSON": JoltTransformJSON,
     "ListFile": ListFile,
     "LogAttribute": LogAttribute,
@@ -108,9 +112,11 @@ __all__ = [
     "FetchDistributedMapCache",
     "FetchFile",
     "FileSplitter",
+    "ForkEnrichment",
     "GenerateFlowFile",
     "GetFile",
     "InvokeHTTP",
+    "JoinEnrichment",
     "JoltTransformJSON",
     "ListFile",
     "LogAttribute",

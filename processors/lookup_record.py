@@ -13,13 +13,18 @@ from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.record_path import RecordPath, compile_record_path, is_valid_record_path
-from flowcore.records._batches import batches_of
 from flowcore.records.schema import RecordSchema
-from flowcore.records.values import TemporalFormats, batch_rows
+from flowcore.records.values import batch_rows
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import NON_NEGATIVE_INTEGER_VALIDATOR, ValidationResult, Validator
-from processors._lookup_records import Lookups, MatchResult, RecordLookup, enriched_schema
+from processors._lookup_records import (
+    Lookups,
+    MatchResult,
+    RecordLookup,
+    enriched_schema,
+    rows_to_batch,
+)
 from processors._record_io import (
     RECORD_FAILURES,
     RECORD_READER,
@@ -431,11 +436,4 @@ class LookupRecord(Processor):
                     if self._relationship(lookup.apply(row, lookups)) is relationship:
                         kept.append(row)
                 if kept:
-                    yield _to_batch(kept, schema)
-
-
-def _to_batch(rows: list[dict], schema: RecordSchema) -> pa.RecordBatch:
-    """*rows* as one batch of *schema* (values coerced as a reader coerces them)."""
-    parsed = ((number, None, row) for number, row in enumerate(rows, start=1))
-    batches = list(batches_of(parsed, schema, TemporalFormats(), len(rows), 0))
-    return batches[0] if len(batches) == 1 else pa.Table.from_batches(batches).combine_chunks()
+                    yield rows_to_batch(kept, schema)
