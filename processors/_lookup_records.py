@@ -15,9 +15,11 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 import attrs
+import pyarrow as pa
 
 from flowcore.record_path import RecordPath
 from flowcore.record_path._values import FieldValue
+from flowcore.records._batches import batches_of
 from flowcore.records.inference import infer_value_type
 from flowcore.records.schema import (
     STRING,
@@ -28,9 +30,10 @@ from flowcore.records.schema import (
     RecordSchema,
     RecordType,
 )
+from flowcore.records.values import TemporalFormats
 from processors.lookup_services.base import LookupFailureError, LookupService
 
-__all__ = ["Lookups", "MatchResult", "RecordLookup", "enriched_schema"]
+__all__ = ["Lookups", "MatchResult", "RecordLookup", "enriched_schema", "rows_to_batch"]
 
 
 class MatchResult(enum.Enum):
@@ -189,21 +192,26 @@ class RecordLookup:
 # --- the enriched schema ------------------------------------------------------------------
 
 
-def enriched_schema(schema: RecordSchema, record: Mapping[str, Any]) -> RecordSchema:
+def enriched_schema(
+    schema: RecordSchema, record: Mapping[str, Any], hints: RecordSchema | None = None
+) -> RecordSchema:
     """*schema* with what *record* gained (NiFi's ``incorporateInactiveFields``).
 
     A field the record has and the schema lacks is added (typed by its value, a STRING when
     null); a nested record or array of records gains its new fields the same way; a field
     that now holds a record where its type was not one becomes that record's type. Added
-    fields are nullable: records without a match have none.
+    fields are nullable: records without a match have none. A field *hints* has (the schema
+    the added values came with) takes its type from there, wherever it is added.
     """
     fields = [
-        attrs.evolve(field, type=_widened(field.type, record.get(field.name)))
+        attrs.evolve(field, type=_widened(field.type, record.get(field.name), hints))
         for field in schema.fields
     ]
     for name, value in record.items():
         if schema.field(name) is None:
-            fields.append(RecordField(name, _typed(value), nullable=True))
+            hinted = hints.field(name) if hints is not None else None
+            dtype = hinted.type if hinted is not None else _typed(value)
+            fields.append(RecordField(name, dtype, nullable=True))
     return attrs.evolve(schema, fields=fields)
 
 
@@ -211,11 +219,11 @@ def _typed(value: Any) -> DataType:
     return infer_value_type(value) or STRING
 
 
-def _widened(dtype: DataType, value: Any) -> DataType:
+def _widened(dtype: DataType, value: Any, hints: RecordSchema | None) -> DataType:
     if value is None:
         return dtype
     if isinstance(dtype, RecordType) and isinstance(value, Mapping):
-        return RecordType(enriched_schema(dtype.schema, value))
+        return RecordType(enriched_schema(dtype.schema, value, hints))
     if (
         isinstance(dtype, ArrayType)
         and isinstance(dtype.element, RecordType)
@@ -224,8 +232,23 @@ def _widened(dtype: DataType, value: Any) -> DataType:
         element = dtype.element.schema
         for item in value:
             if isinstance(item, Mapping):
-                element = enriched_schema(element, item)
+                element = enriched_schema(element, item, hints)
         return attrs.evolve(dtype, element=RecordType(element))
     if isinstance(value, Mapping) and not isinstance(dtype, RecordType | MapType):
         return _typed(value)
     return dtype
+
+
+def rows_to_batch(rows: list[dict[str, Any]], schema: RecordSchema) -> pa.RecordBatch:
+    """*rows* as one batch of *schema* (values coerced as a reader coerces them).
+
+    Raises:
+        RecordError: a value does not fit its field (naming the record and field).
+    """
+    if not rows:
+        return pa.RecordBatch.from_pylist([], schema=schema.to_arrow())
+    parsed = ((number, None, row) for number, row in enumerate(rows, start=1))
+    batches = list(batches_of(parsed, schema, TemporalFormats(), max(len(rows), 1), 0))
+    if len(batches) == 1:
+        return batches[0]
+    return pa.Table.from_batches(batches, schema=schema.to_arrow()).combine_chunks().to_batches()[0]

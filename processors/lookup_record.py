@@ -6,6 +6,7 @@ from collections.abc import Iterator, Mapping
 from typing import ClassVar
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from flowcore.errors import RecordPathError
 from flowcore.flowfile import FlowFile
@@ -13,13 +14,19 @@ from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.record_path import RecordPath, compile_record_path, is_valid_record_path
-from flowcore.records._batches import batches_of
 from flowcore.records.schema import RecordSchema
-from flowcore.records.values import TemporalFormats, batch_rows
+from flowcore.records.values import batch_rows
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import NON_NEGATIVE_INTEGER_VALIDATOR, ValidationResult, Validator
-from processors._lookup_records import Lookups, MatchResult, RecordLookup, enriched_schema
+from processors._lookup_columns import columnar_lookup, conform
+from processors._lookup_records import (
+    Lookups,
+    MatchResult,
+    RecordLookup,
+    enriched_schema,
+    rows_to_batch,
+)
 from processors._record_io import (
     RECORD_FAILURES,
     RECORD_READER,
@@ -380,6 +387,12 @@ class LookupRecord(Processor):
             return REL_UNMATCHED
         return REL_MATCHED if MatchResult.ALL_MATCH in results else REL_UNMATCHED
 
+    def _split(self, hits: int, rows: int) -> list[tuple[str, int]]:
+        """Records per relationship of a batch with *hits* of *rows* matched (no root path)."""
+        if not self._routes_matched():
+            return [(REL_SUCCESS.name, rows)]
+        return [(REL_MATCHED.name, hits), (REL_UNMATCHED.name, rows - hits)]
+
     def _relationships_used(self, counts: Mapping[str, int]) -> list[Relationship]:
         if not self._routes_matched():
             return [REL_SUCCESS]
@@ -402,6 +415,15 @@ class LookupRecord(Processor):
         found: RecordSchema | None = None
         with read_records(session, flowfile, reader) as records:  # type: ignore[arg-type]
             for batch in records:
+                fast = columnar_lookup(lookup, batch, lookups)
+                if fast is not None:
+                    updated, matched = fast
+                    hits = pc.sum(matched).as_py() or 0
+                    if found is None and hits:
+                        found = RecordSchema.from_arrow(updated.schema)
+                    for name, count in self._split(hits, batch.num_rows):
+                        counts[name] = counts.get(name, 0) + count
+                    continue
                 schema = RecordSchema.from_arrow(batch.schema)
                 for row in batch_rows(batch):
                     results = lookup.apply(row, lookups)
@@ -426,16 +448,19 @@ class LookupRecord(Processor):
         """The enriched records of *relationship*, batch by batch (a pass over the content)."""
         with read_records(session, flowfile, reader) as records:  # type: ignore[arg-type]
             for batch in records:
+                fast = columnar_lookup(lookup, batch, lookups)
+                if fast is not None:
+                    updated, matched = fast
+                    if relationship is REL_MATCHED:
+                        updated = updated.filter(matched)
+                    elif relationship is REL_UNMATCHED:
+                        updated = updated.filter(pc.invert(matched))
+                    if updated.num_rows:
+                        yield conform(updated, schema)
+                    continue
                 kept = []
                 for row in batch_rows(batch):
                     if self._relationship(lookup.apply(row, lookups)) is relationship:
                         kept.append(row)
                 if kept:
-                    yield _to_batch(kept, schema)
-
-
-def _to_batch(rows: list[dict], schema: RecordSchema) -> pa.RecordBatch:
-    """*rows* as one batch of *schema* (values coerced as a reader coerces them)."""
-    parsed = ((number, None, row) for number, row in enumerate(rows, start=1))
-    batches = list(batches_of(parsed, schema, TemporalFormats(), len(rows), 0))
-    return batches[0] if len(batches) == 1 else pa.Table.from_batches(batches).combine_chunks()
+                    yield rows_to_batch(kept, schema)
