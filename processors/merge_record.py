@@ -449,7 +449,7 @@ class MergeRecord(BinningProcessor):
                 return
         reader, writer = services(context, session)
         assert writer is not None
-        bundle = session.create(contents)
+        bundle = session.create()
         try:
             bundle, written, count = _write_bundle(session, bundle, contents, reader, writer)
         except RECORD_FAILURES as error:
@@ -475,6 +475,11 @@ class MergeRecord(BinningProcessor):
         attributes[MERGE_BIN_AGE] = str(max(0, context.now() - bin_.created_ms))
         attributes[MERGE_COMPLETION_REASON] = COMPLETION_REASONS[reason]
         bundle = session.put_all_attributes(bundle, attributes)
+        session.provenance.join(
+            contents,
+            bundle,
+            details=f"Records Merged due to: {attributes[MERGE_COMPLETION_REASON]}",
+        )
         session.transfer(bundle, REL_MERGED)
         if context.is_auto_terminated(REL_ORIGINAL):
             session.transfer(contents, REL_ORIGINAL)

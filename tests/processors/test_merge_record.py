@@ -68,6 +68,7 @@ def test_merge_simple() -> None:
     joins = [e for e in runner.provenance_events if e.event_type is ProvenanceEventType.JOIN]
     assert len(joins) == 1
     assert len(joins[0].parent_uuids) == 2
+    assert joins[0].details == "Records Merged due to: Bin is full enough"
 
 
 def test_merge_simple_different_write_schema() -> None:
