@@ -53,7 +53,7 @@ __all__ = ["RECORD_PROPERTIES", "SPOOL_BYTES", "RecordTransformRunner"]
 #: NiFi's ``RecordTransformProxy`` properties, before the processor's own.
 RECORD_PROPERTIES = (RECORD_READER, RECORD_WRITER)
 #: Bytes of one key's records kept in memory before they spill to a temporary file.
-SPOOL_BYTES = 16 << 20
+SPOOL_BYTES = 1 << 20
 #: Records a key gathers (as JSON text) before they become one Arrow batch.
 CHUNK_RECORDS = 4096
 _RAW_JSON = JsonWriterOptions(output_grouping="output-array", suppress_nulls="never-suppress")
