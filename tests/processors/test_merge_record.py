@@ -284,14 +284,17 @@ def test_max_records() -> None:
 
 
 def test_max_size() -> None:
-    """NiFi's testMaxSize, in input bytes: 19-byte FlowFiles fill a 100 B bin at six."""
+    """NiFi's testMaxSize: bytes are the writer's (9 for the header, 9 a record), so a 100 B
+    bin is full at 11 FlowFiles: three bins, three FlowFiles left queued."""
     runner = merge_runner(minimum_number_of_records="5", maximum_bin_size="100 B")
-    for _ in range(40):
+    for _ in range(36):
         runner.enqueue("Name, Age\nJohnny, 5")
     runner.run()
-    assert counts(runner) == (6, 36, 0)
-    assert runner.queue_size() == 4
-    runner.flowfiles_for("merged")[0].assert_attribute_equals("merge.count", "6")
+    assert counts(runner) == (3, 33, 0)
+    assert runner.queue_size() == 3
+    merged = runner.flowfiles_for("merged")[0]
+    merged.assert_attribute_equals("merge.count", "11")
+    merged.assert_attribute_equals("merge.completion.reason", "Bin is full")
 
 
 def test_timeout() -> None:
