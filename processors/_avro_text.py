@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import re
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
@@ -277,4 +278,12 @@ def _union_label(option: Any, resolved: Any, names: _Names) -> str:
 
 def _json_string(text: str) -> str:
     r"""Jackson's quoting: control characters as ``\\u00XX``, the rest as is."""
-    return json.dumps(text, ensure_ascii=False)
+    return _LOWER_HEX.sub(_upper_hex, json.dumps(text, ensure_ascii=False))
+
+
+# A \u00xx escape json.dumps wrote (after an even run of backslashes: not an escaped "\").
+_LOWER_HEX = re.compile(r"(?<!\\)((?:\\\\)*)\\u00([0-9a-f]{2})")
+
+
+def _upper_hex(match: re.Match[str]) -> str:
+    return f"{match[1]}\\u00{match[2].upper()}"

@@ -12,13 +12,16 @@ differ from MergeContent's:
   (no ``fragment.index`` check, as NiFi's MergeRecord); a bin with a missing, non-integer or
   conflicting count, or evicted before it is whole, fails.
 
-Bytes are the FlowFiles' content sizes (NiFi counts the bytes its writer wrote so far): the
-merged content is written only when the bin completes, streamed, never held.
+Bytes are what the bin's Record Writer has written, as NiFi counts them: with a byte limit set,
+each FlowFile's records are written through the bin's writer to a counter as it joins (the
+bytes themselves are dropped); the merged content is written when the bin completes, streamed,
+never held.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import attrs
 
@@ -93,12 +96,20 @@ class RecordBin(Bin):
         self.record_limits = limits
         self.records = 0
         self.failed = False  # a FlowFile's records could not be read: the whole bin fails
+        #: The Record Writer this bin's records are written through to count their bytes
+        #: (when a byte limit is set), as NiFi's bin counts what its writer wrote.
+        self.measure: Any = None
 
-    def offer_records(self, flowfile: FlowFile, records: int) -> bool:
-        """Take *flowfile* and its *records* unless the bin is complete; complete it if full."""
+    def offer_records(self, flowfile: FlowFile, records: int, size: int | None = None) -> bool:
+        """Take *flowfile* and its *records* unless the bin is complete; complete it if full.
+
+        *size* is the bytes it adds (the writer's, when measured; else its content's).
+        """
         if self.completed:
             return False
-        self.add(flowfile)
+        self.flowfiles.append(flowfile)
+        self.entries += 1
+        self.size += flowfile.size if size is None else size
         self.records += records
         if self.is_full():
             self.reason = (
@@ -169,32 +180,54 @@ class RecordBinManager:
         """The bin a FlowFile of *group* would join now (None: a new one)."""
         return next((b for b in self._groups.get(group, []) if not b.completed), None)
 
-    def add(
-        self, group: str | None, flowfile: FlowFile, records: int, now_ms: int
-    ) -> tuple[RecordBin, list[RecordBin]]:
-        """Bin *flowfile*; the bin it went to and the bins completed by adding it."""
-        completed: list[RecordBin] = []
-        for bin_ in self._groups.get(group, []):
-            if bin_.offer_records(flowfile, records):
-                if bin_.completed:
-                    self._remove(bin_)
-                    completed.append(bin_)
-                return bin_, completed
+    def bin_for(self, group: str | None, flowfile: FlowFile, now_ms: int) -> RecordBin:
+        """The bin a FlowFile of *group* joins now: the group's open one, else a new one.
+
+        A new bin is not held until :meth:`add` puts the FlowFile in it.
+        """
+        found = self.target(group)
+        if found is not None:
+            return found
         created = now_ms
         if self.age_from_queue_date:
             created = min(now_ms, flowfile.queue_date or now_ms)
-        bin_ = RecordBin(group, self.limits, created)
-        bin_.offer_records(flowfile, records)
-        if bin_.completed:
-            return bin_, [bin_]
-        self._groups.setdefault(group, []).append(bin_)
+        return RecordBin(group, self.limits, created)
+
+    def add(
+        self,
+        group: str | None,
+        flowfile: FlowFile,
+        records: int,
+        now_ms: int,
+        *,
+        size: int | None = None,
+        into: RecordBin | None = None,
+    ) -> tuple[RecordBin, list[RecordBin]]:
+        """Bin *flowfile* (into *into*, from :meth:`bin_for`); the bin and those it completed.
+
+        Held bins are never complete (a bin leaves as it completes), so the group's first bin
+        takes it, as NiFi's first bin that accepts; a new bin past Maximum Number of Bins
+        completes the oldest.
+        """
+        target = into if into is not None else self.bin_for(group, flowfile, now_ms)
+        held = self._groups.get(group, [])
+        target.offer_records(flowfile, records, size)
+        if target in held:
+            if target.completed:
+                self._remove(target)
+                return target, [target]
+            return target, []
+        if target.completed:
+            return target, [target]
+        self._groups.setdefault(group, []).append(target)
+        completed: list[RecordBin] = []
         if self.bin_count > self.max_bins:
             oldest = self.bins()[0]
             oldest.reason = EvictionReason.BIN_MANAGER_FULL
             oldest.completed = True
             self._remove(oldest)
             completed.append(oldest)
-        return bin_, completed
+        return target, completed
 
     def fail(self, bin_: RecordBin) -> None:
         """Take *bin_* out to fail it (a FlowFile's records could not be read)."""

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import processors._merge_properties as merge_props
-from flowcore.binning import Bin, EvictionReason
+from flowcore.binning import UNLIMITED, Bin, EvictionReason
 from flowcore.errors import RecordError
 from flowcore.flowfile import FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
@@ -28,6 +29,7 @@ from flowcore.validators import (
 from processors._merge_bundles import FRAGMENT_ID, all_unique_attributes, common_attributes
 from processors._merge_record_bins import (
     COMPLETION_REASONS,
+    RecordBin,
     RecordBinManager,
     RecordLimits,
     fragment_problem,
@@ -160,13 +162,15 @@ class MergeRecord(BinningProcessor):
     FlowFiles are binned by their schema (as the Record Reader gives it) and, when set, the
     Correlation Attribute's value; Defragment bins by ``fragment.identifier`` until
     ``fragment.count`` FlowFiles are in. A bin counts its records from each FlowFile's
-    ``record.count`` attribute, or by reading its records once when absent. Limits are NiFi's
-    soft ones (a bin takes a whole FlowFile). A complete bin's records are read again and
-    written with the Record Writer, batch by batch, into the merged FlowFile (memory bounded
-    by a batch); it gets ``record.count``, ``mime.type``, the writer's attributes,
-    ``merge.count``, ``merge.bin.age`` and ``merge.completion.reason``, each original
-    ``merge.uuid``, and a JOIN event records it. If any record cannot be read or written, every
-    FlowFile of the bin goes to ``failure`` (none of its records half merged).
+    ``record.count`` attribute, or by reading its records once when absent; with Minimum or
+    Maximum Bin Size set, its bytes are those the bin's Record Writer writes (each FlowFile's
+    records written through it to a counter as the FlowFile joins, as NiFi's bin counts its
+    writer's output). Limits are NiFi's soft ones (a bin takes a whole FlowFile). A complete
+    bin's records are read again and written with the Record Writer, batch by batch, into the
+    merged FlowFile (memory bounded by a batch); it gets ``record.count``, ``mime.type``, the
+    writer's attributes, ``merge.count``, ``merge.bin.age`` and ``merge.completion.reason``,
+    each original ``merge.uuid``, and a JOIN event records it. If any record cannot be read or
+    written, every FlowFile of the bin goes to ``failure`` (none of its records half merged).
     """
 
     MERGE_STRATEGY = MERGE_STRATEGY
@@ -273,7 +277,7 @@ class MergeRecord(BinningProcessor):
             .as_integer()
             or 1000,
             min_bytes=int(context.get_property(MIN_SIZE).as_data_size("B") or 0),
-            max_bytes=int(max_size) if max_size is not None else 2**63 - 1,
+            max_bytes=int(max_size) if max_size is not None else UNLIMITED,
             defragment=self._defragments(context),
         )
 
@@ -340,9 +344,8 @@ class MergeRecord(BinningProcessor):
             if not flowfiles:
                 break
             polled = True
-            reader = services(context, intake, writer=None)[0]
             for flowfile in flowfiles:
-                self._bin(context, intake, session_factory, reader, flowfile)
+                self._bin(context, intake, session_factory, flowfile)
             intake.commit()
             self._ready.extend(manager.take_expired(context.now(), max_age))
             self._process_ready(context)
@@ -355,13 +358,24 @@ class MergeRecord(BinningProcessor):
         context: ProcessContext,
         intake: ProcessSession,
         session_factory: Callable[[], ProcessSession],
-        reader: RecordReaderService,
         flowfile: FlowFile,
     ) -> None:
-        assert self._manager is not None
+        manager = self._manager
+        assert manager is not None
+        limits = manager.limits
+        measured = not limits.defragment and (limits.min_bytes > 0 or limits.max_bytes < UNLIMITED)
+        reader, writer = services(context, intake)
+        assert writer is not None
+        into: RecordBin | None = None
+        size: int | None = None
         try:
-            schema, count, broken = _inspect(intake, flowfile, reader)
-            key = self._bin_key(context, flowfile, schema)
+            if measured:
+                key, into, count, size, broken = self._measure(
+                    context, intake, flowfile, reader, writer
+                )
+            else:
+                schema, count, broken = _inspect(intake, flowfile, reader)
+                key = self._bin_key(context, flowfile, schema)
         except RECORD_FAILURES as error:
             context.logger.error("Failed to bin %s due to %s", flowfile, error)
             intake.transfer(flowfile, REL_FAILURE)
@@ -371,20 +385,54 @@ class MergeRecord(BinningProcessor):
             context.logger.error(
                 "Failed to create merged FlowFile; routing originals to failure: %s", broken
             )
-            target = self._manager.target(key)
+            target = manager.target(key)
             if target is None:
                 intake.transfer(flowfile, REL_FAILURE)
                 return
-            self._manager.fail(target)
+            manager.fail(target)
             intake.migrate(self._sessions[target.id], [flowfile])
             target.add(flowfile)
             self._ready.append(target)
             return
-        bin_, completed = self._manager.add(key, flowfile, count, context.now())
+        bin_, completed = manager.add(key, flowfile, count, context.now(), size=size, into=into)
         if bin_.id not in self._sessions:
             self._sessions[bin_.id] = session_factory()
         intake.migrate(self._sessions[bin_.id], [flowfile])
         self._ready.extend(completed)
+
+    def _measure(
+        self,
+        context: ProcessContext,
+        session: ProcessSession,
+        flowfile: FlowFile,
+        reader: RecordReaderService,
+        writer: RecordWriterService,
+    ) -> tuple[str, RecordBin, int, int, RecordError | None]:
+        """Write *flowfile*'s records through its bin's writer to count the bytes (NiFi's).
+
+        Returns the bin key, the bin, the records, the bytes they added and the error of a
+        record that did not parse after the first (the bin then fails).
+        """
+        assert self._manager is not None
+        with read_records(session, flowfile, reader) as records:
+            batches = iter(records)
+            first = next(batches, None)  # a first batch that fails: the FlowFile fails alone
+            schema = records.schema or RecordSchema(())
+            key = self._bin_key(context, flowfile, schema)
+            bin_ = self._manager.bin_for(key, flowfile, context.now())
+            if bin_.measure is None:
+                bin_.measure = _Measure(
+                    writer, first.schema if first is not None else schema, flowfile
+                )
+            before = bin_.measure.bytes
+            count = 0
+            try:
+                for batch in itertools.chain([first] if first is not None else [], batches):
+                    bin_.measure.write(batch)
+                    count += batch.num_rows
+            except RecordError as error:
+                return key, bin_, count, bin_.measure.bytes - before, error
+        return key, bin_, count, bin_.measure.bytes - before, None
 
     def _process_ready(self, context: ProcessContext) -> None:
         while self._ready:
@@ -449,7 +497,7 @@ class MergeRecord(BinningProcessor):
                 return
         reader, writer = services(context, session)
         assert writer is not None
-        bundle = session.create(contents)
+        bundle = session.create()
         try:
             bundle, written, count = _write_bundle(session, bundle, contents, reader, writer)
         except RECORD_FAILURES as error:
@@ -475,6 +523,11 @@ class MergeRecord(BinningProcessor):
         attributes[MERGE_BIN_AGE] = str(max(0, context.now() - bin_.created_ms))
         attributes[MERGE_COMPLETION_REASON] = COMPLETION_REASONS[reason]
         bundle = session.put_all_attributes(bundle, attributes)
+        session.provenance.join(
+            contents,
+            bundle,
+            details=f"Records Merged due to: {attributes[MERGE_COMPLETION_REASON]}",
+        )
         session.transfer(bundle, REL_MERGED)
         if context.is_auto_terminated(REL_ORIGINAL):
             session.transfer(contents, REL_ORIGINAL)
@@ -484,6 +537,39 @@ class MergeRecord(BinningProcessor):
                 REL_ORIGINAL,
             )
         session.adjust_counter("Records Merged", count)
+
+
+class _Counter:
+    """A stream that keeps only the count of the bytes written to it."""
+
+    def __init__(self) -> None:
+        self.bytes = 0
+
+    def write(self, data: Any) -> int:
+        """Count *data*."""
+        size = len(data) if isinstance(data, bytes) else len(memoryview(data).cast("B"))
+        self.bytes += size
+        return size
+
+    def flush(self) -> None:
+        """Nothing to flush."""
+
+
+class _Measure:
+    """A bin's Record Writer writing to a byte counter (NiFi's ``ByteCountingOutputStream``)."""
+
+    def __init__(self, writer: RecordWriterService, schema: Any, flowfile: FlowFile) -> None:
+        self._counter = _Counter()
+        self._writer = writer.create_writer(schema, flowfile.attributes, _Tell(self._counter))
+
+    @property
+    def bytes(self) -> int:
+        """What the writer has written so far."""
+        return self._counter.bytes
+
+    def write(self, batch: Any) -> None:
+        """Write *batch*'s records (to be counted)."""
+        self._writer.write(batch)
 
 
 def _integer(value: str | None) -> int | None:

@@ -68,6 +68,7 @@ from flowcore.session._transform import FlowFileView, damage_reason
 from flowcore.session.host import StateMap
 from flowcore.validators import ValidationResult as FlowcoreValidation
 from flowcore.validators import Validator
+from nifiapi._record_adapter import RECORD_PROPERTIES, RecordTransformRunner
 from nifiapi.componentstate import StateException, StateManager
 from nifiapi.flowfilesource import FlowFileSource
 from nifiapi.flowfiletransform import FlowFileTransform as NiFiTransform
@@ -78,6 +79,7 @@ from nifiapi.properties import (
     PropertyDescriptor,
     ValidationContext,
 )
+from nifiapi.recordtransform import RecordTransform
 from nifiapi.relationship import Relationship
 
 if TYPE_CHECKING:
@@ -87,6 +89,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "InputFlowFile",
+    "RecordTransformAdapter",
     "SourceAdapter",
     "TransformAdapter",
     "flowcore_descriptor",
@@ -524,6 +527,12 @@ class TransformAdapter(_NiFiProcessor, FlowFileTransform):
             session.transfer(clone, ORIGINAL)
 
 
+class RecordTransformAdapter(_NiFiProcessor, RecordTransformRunner):
+    """A NiFi ``RecordTransform``, as NiFi's ``RecordTransformProxy`` runs it."""
+
+    _implicit: ClassVar[tuple[FlowcoreRelationship, ...]] = (FAILURE, ORIGINAL)
+
+
 class SourceAdapter(_NiFiProcessor, SourceProcessor):
     """A NiFi ``FlowFileSource``, as a flowcore source that never runs out."""
 
@@ -602,10 +611,12 @@ def _kind(nifi_class: type) -> type[_NiFiProcessor]:
         return TransformAdapter
     if issubclass(nifi_class, FlowFileSource):
         return SourceAdapter
+    if issubclass(nifi_class, RecordTransform):
+        return RecordTransformAdapter
     msg = (
         f"{nifi_class.__name__} is not a NiFi Python processor flowcore runs: it must extend "
-        "nifiapi.flowfiletransform.FlowFileTransform or nifiapi.flowfilesource.FlowFileSource "
-        "(RecordTransform comes with flowcore's records)"
+        "nifiapi.flowfiletransform.FlowFileTransform, nifiapi.flowfilesource.FlowFileSource "
+        "or nifiapi.recordtransform.RecordTransform"
     )
     raise InvalidProcessorError(msg)
 
@@ -636,7 +647,9 @@ def processor_class(nifi_class: type) -> type[Processor]:
     except Exception as error:
         msg = f"{name} could not be made: {type(error).__name__}: {error}"
         raise InvalidProcessorError(msg) from error
-    if base is TransformAdapter:
+    if base is RecordTransformAdapter:  # NiFi's RecordTransformProxy: reader and writer first
+        descriptors = RECORD_PROPERTIES + descriptors
+    if base in (TransformAdapter, RecordTransformAdapter):
         relationships = _united(given or [TRANSFORM_SUCCESS], (FAILURE, ORIGINAL))
     else:
         relationships = _united([SOURCE_SUCCESS], given)

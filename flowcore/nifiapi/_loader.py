@@ -58,6 +58,7 @@ ENVIRONMENT_VARIABLE = "FLOWCORE_PYTHON_EXTENSIONS"
 INTERFACES = (
     "org.apache.nifi.python.processor.FlowFileTransform",
     "org.apache.nifi.python.processor.FlowFileSource",
+    "org.apache.nifi.python.processor.RecordTransform",
 )
 
 

@@ -62,3 +62,9 @@ def test_avro_json_of_null_and_numbers() -> None:
     }
     assert to_avro_json({"a": None, "b": 2.5}, schema) == '{"a":null,"b":2.5}'
     assert to_avro_json({"a": 1e-5, "b": 2.5}, schema) == '{"a":{"double":1.0E-5},"b":2.5}'
+
+
+def test_avro_json_strings_escape_as_jackson() -> None:
+    """Control characters as upper-case \\u00XX, an escaped backslash left alone, é kept."""
+    schema = {"type": "record", "name": "R", "fields": [{"name": "s", "type": "string"}]}
+    assert to_avro_json({"s": "a\x1f\\u001fé"}, schema) == '{"s":"a\\u001F\\\\u001fé"}'

@@ -68,6 +68,7 @@ def test_merge_simple() -> None:
     joins = [e for e in runner.provenance_events if e.event_type is ProvenanceEventType.JOIN]
     assert len(joins) == 1
     assert len(joins[0].parent_uuids) == 2
+    assert joins[0].details == "Records Merged due to: Bin is full enough"
 
 
 def test_merge_simple_different_write_schema() -> None:
@@ -283,14 +284,17 @@ def test_max_records() -> None:
 
 
 def test_max_size() -> None:
-    """NiFi's testMaxSize, in input bytes: 19-byte FlowFiles fill a 100 B bin at six."""
+    """NiFi's testMaxSize: bytes are the writer's (9 for the header, 9 a record), so a 100 B
+    bin is full at 11 FlowFiles: three bins, three FlowFiles left queued."""
     runner = merge_runner(minimum_number_of_records="5", maximum_bin_size="100 B")
-    for _ in range(40):
+    for _ in range(36):
         runner.enqueue("Name, Age\nJohnny, 5")
     runner.run()
-    assert counts(runner) == (6, 36, 0)
-    assert runner.queue_size() == 4
-    runner.flowfiles_for("merged")[0].assert_attribute_equals("merge.count", "6")
+    assert counts(runner) == (3, 33, 0)
+    assert runner.queue_size() == 3
+    merged = runner.flowfiles_for("merged")[0]
+    merged.assert_attribute_equals("merge.count", "11")
+    merged.assert_attribute_equals("merge.completion.reason", "Bin is full")
 
 
 def test_timeout() -> None:
@@ -399,3 +403,58 @@ def test_split_then_merge_in_a_flow(tmp_path: Path) -> None:
     assert result.count("merge", "original") == 13
     (written,) = (tmp_path / "out").iterdir()
     assert written.read_text() == "name,age\n" + rows
+
+
+def test_correlated_bins_in_a_flow_split_by_schema(tmp_path: Path) -> None:
+    """On the direct runner, FlowFiles bin by correlation value and by schema: two schemas
+    under one value make two merged FlowFiles; the input's end merges the open bins."""
+    inbox = tmp_path / "in"
+    inbox.mkdir()
+    files = {
+        "a1.csv": "name,age\nann,3\n",
+        "a2.csv": "name,age\nbob,4\n",
+        "c1.csv": "name,color\ncy,red\n",
+        "c2.csv": "name,color\ndee,blue\n",
+    }
+    for name, text in files.items():
+        (inbox / name).write_text(text)
+    flow = Flow("merge-records-by-schema")
+    reader = flow.add_service(CSVReader("csv", treat_first_line_as_header="true"))
+    writer = flow.add_service(CSVRecordSetWriter("out"))
+    get = flow.add(GetFile(input_directory=str(inbox)), name="get")
+    merge = flow.add(
+        MergeRecord(
+            record_reader=reader,
+            record_writer=writer,
+            correlation_attribute_name="path",
+            minimum_number_of_records="100",
+        ),
+        name="merge",
+    )
+    put = flow.add(PutFile(directory=str(tmp_path / "out")), name="put")
+    flow.connect(get, merge)
+    flow.connect(merge, put, "merged")
+    flow.auto_terminate(merge, ["original", "failure"])
+    flow.auto_terminate(put, ["success", "failure"])
+    result = run_flow(
+        flow, "direct", repository=tmp_path / "repo", settings=Settings(sync=False, parallelism=1)
+    )
+    assert result.count("merge", "merged") == 2
+    texts = sorted(p.read_text() for p in (tmp_path / "out").iterdir())
+    assert texts == ["name,age\nann,3\nbob,4\n", "name,color\ncy,red\ndee,blue\n"]
+
+
+def test_keep_all_unique_attributes() -> None:
+    """Attribute Strategy 'Keep All Unique Attributes' keeps attributes only some FlowFiles have."""
+    runner = merge_runner(attribute_strategy="Keep All Unique Attributes")
+    runner.enqueue("Name, Age\nJohn, 35", {"a": "1", "shared": "x"})
+    runner.enqueue("Name, Age\nJane, 34", {"b": "2", "shared": "x"})
+    runner.run(2)
+    merged = runner.flowfiles_for("merged")[0]
+    for key, value in (("a", "1"), ("b", "2"), ("shared", "x")):
+        merged.assert_attribute_equals(key, value)
+    plain = merge_runner()
+    plain.enqueue("Name, Age\nJohn, 35", {"a": "1", "shared": "x"})
+    plain.enqueue("Name, Age\nJane, 34", {"b": "2", "shared": "x"})
+    plain.run(2)
+    plain.flowfiles_for("merged")[0].assert_attribute_not_exists("a")

@@ -69,3 +69,19 @@ def test_fragment_problems() -> None:
     assert "only 1 of 2" in (fragment_problem([flowfile(1, **{"fragment.count": "2"})]) or "")
     whole = [flowfile(1, **{"fragment.count": "2"}), flowfile(2)]
     assert fragment_problem(whole) is None
+
+
+def test_measured_bytes_and_bin_for() -> None:
+    """bin_for gives the open bin or a new one not yet held; a measured size counts, not the
+    content's, toward Maximum Bin Size."""
+    manager = RecordBinManager(RecordLimits(min_records=1, max_bytes=20), max_bins=5)
+    new = manager.bin_for("g", flowfile(1, size=1000), 0)
+    assert manager.bin_count == 0
+    placed, done = manager.add("g", flowfile(1, size=1000), 1, 0, size=9, into=new)
+    assert placed is new
+    assert done == []
+    assert manager.bin_for("g", flowfile(2), 0) is new
+    _, done = manager.add("g", flowfile(2, size=1000), 1, 0, size=12, into=new)
+    assert done == [new]
+    assert new.size == 21
+    assert new.reason is EvictionReason.MAX_BYTES_THRESHOLD_REACHED
