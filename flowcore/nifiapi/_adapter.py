@@ -35,6 +35,7 @@ is opened again there. A class defined elsewhere (a test's) pickles as any proce
 from __future__ import annotations
 
 import copyreg
+import functools
 import hashlib
 import importlib.abc
 import importlib.util
@@ -68,7 +69,6 @@ from flowcore.session._transform import FlowFileView, damage_reason
 from flowcore.session.host import StateMap
 from flowcore.validators import ValidationResult as FlowcoreValidation
 from flowcore.validators import Validator
-from nifiapi._record_adapter import RECORD_PROPERTIES, RecordTransformRunner
 from nifiapi.componentstate import StateException, StateManager
 from nifiapi.flowfilesource import FlowFileSource
 from nifiapi.flowfiletransform import FlowFileTransform as NiFiTransform
@@ -89,7 +89,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "InputFlowFile",
-    "RecordTransformAdapter",
     "SourceAdapter",
     "TransformAdapter",
     "flowcore_descriptor",
@@ -527,10 +526,30 @@ class TransformAdapter(_NiFiProcessor, FlowFileTransform):
             session.transfer(clone, ORIGINAL)
 
 
-class RecordTransformAdapter(_NiFiProcessor, RecordTransformRunner):
-    """A NiFi ``RecordTransform``, as NiFi's ``RecordTransformProxy`` runs it."""
+@functools.cache
+def _record_transform_adapter() -> type[_NiFiProcessor]:
+    """``RecordTransformAdapter``: a NiFi ``RecordTransform``, as ``RecordTransformProxy`` runs it.
 
-    _implicit: ClassVar[tuple[FlowcoreRelationship, ...]] = (FAILURE, ORIGINAL)
+    Made on first use, so that loading NiFi Python processors (at every ``flowcore`` command
+    that reads a flow) does not import the record codecs, pyarrow and the reader services;
+    the module's ``__getattr__`` hands out the same class, so it pickles by name.
+    """
+    from nifiapi._record_adapter import RecordTransformRunner  # noqa: PLC0415 (see above)
+
+    class RecordTransformAdapter(_NiFiProcessor, RecordTransformRunner):
+        """A NiFi ``RecordTransform``, as NiFi's ``RecordTransformProxy`` runs it."""
+
+        _implicit: ClassVar[tuple[FlowcoreRelationship, ...]] = (FAILURE, ORIGINAL)
+
+    RecordTransformAdapter.__qualname__ = "RecordTransformAdapter"
+    return RecordTransformAdapter
+
+
+def __getattr__(name: str) -> Any:
+    if name == "RecordTransformAdapter":
+        return _record_transform_adapter()
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)
 
 
 class SourceAdapter(_NiFiProcessor, SourceProcessor):
@@ -612,7 +631,7 @@ def _kind(nifi_class: type) -> type[_NiFiProcessor]:
     if issubclass(nifi_class, FlowFileSource):
         return SourceAdapter
     if issubclass(nifi_class, RecordTransform):
-        return RecordTransformAdapter
+        return _record_transform_adapter()
     msg = (
         f"{nifi_class.__name__} is not a NiFi Python processor flowcore runs: it must extend "
         "nifiapi.flowfiletransform.FlowFileTransform, nifiapi.flowfilesource.FlowFileSource "
@@ -647,9 +666,12 @@ def processor_class(nifi_class: type) -> type[Processor]:
     except Exception as error:
         msg = f"{name} could not be made: {type(error).__name__}: {error}"
         raise InvalidProcessorError(msg) from error
-    if base is RecordTransformAdapter:  # NiFi's RecordTransformProxy: reader and writer first
+    record_transform = base is not TransformAdapter and base is not SourceAdapter
+    if record_transform:  # NiFi's RecordTransformProxy: reader and writer first
+        from nifiapi._record_adapter import RECORD_PROPERTIES  # noqa: PLC0415 (records: lazy)
+
         descriptors = RECORD_PROPERTIES + descriptors
-    if base in (TransformAdapter, RecordTransformAdapter):
+    if base is TransformAdapter or record_transform:
         relationships = _united(given or [TRANSFORM_SUCCESS], (FAILURE, ORIGINAL))
     else:
         relationships = _united([SOURCE_SUCCESS], given)
