@@ -8,6 +8,7 @@ properties they share and the reader/writer API record processors call.
 from processors.record_services.avro import AvroReader, AvroRecordSetWriter, AvroSchemaRegistry
 from processors.record_services.csv import CSVReader, CSVRecordSetWriter
 from processors.record_services.json import JsonRecordSetWriter, JsonTreeReader
+from processors.record_services.json_path import JsonPathReader
 from processors.record_services.parquet import ParquetReader, ParquetRecordSetWriter
 from processors.record_services.schema_access import RecordReaderService, RecordWriterService
 from processors.record_services.text import FreeFormTextRecordSetWriter
@@ -20,6 +21,7 @@ __all__ = [
     "CSVReader",
     "CSVRecordSetWriter",
     "FreeFormTextRecordSetWriter",
+    "JsonPathReader",
     "JsonRecordSetWriter",
     "JsonTreeReader",
     "ParquetReader",
@@ -42,5 +44,6 @@ RECORD_SERVICES = {
         ParquetRecordSetWriter,
         FreeFormTextRecordSetWriter,
         AvroSchemaRegistry,
+        JsonPathReader,
     )
 }
