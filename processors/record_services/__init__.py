@@ -12,6 +12,7 @@ from processors.record_services.json_path import JsonPathReader
 from processors.record_services.parquet import ParquetReader, ParquetRecordSetWriter
 from processors.record_services.schema_access import RecordReaderService, RecordWriterService
 from processors.record_services.text import FreeFormTextRecordSetWriter
+from processors.record_services.xml import XMLReader, XMLRecordSetWriter
 
 __all__ = [
     "RECORD_SERVICES",
@@ -28,6 +29,8 @@ __all__ = [
     "ParquetRecordSetWriter",
     "RecordReaderService",
     "RecordWriterService",
+    "XMLReader",
+    "XMLRecordSetWriter",
 ]
 
 #: The services by NiFi's simple type name (flowcore.registry's BUILTIN_SERVICES adds them).
@@ -45,5 +48,7 @@ RECORD_SERVICES = {
         FreeFormTextRecordSetWriter,
         AvroSchemaRegistry,
         JsonPathReader,
+        XMLReader,
+        XMLRecordSetWriter,
     )
 }
