@@ -7,6 +7,7 @@ properties they share and the reader/writer API record processors call.
 
 from processors.record_services.avro import AvroReader, AvroRecordSetWriter, AvroSchemaRegistry
 from processors.record_services.csv import CSVReader, CSVRecordSetWriter
+from processors.record_services.grok import GrokReader
 from processors.record_services.json import JsonRecordSetWriter, JsonTreeReader
 from processors.record_services.json_path import JsonPathReader
 from processors.record_services.parquet import ParquetReader, ParquetRecordSetWriter
@@ -22,6 +23,7 @@ __all__ = [
     "CSVReader",
     "CSVRecordSetWriter",
     "FreeFormTextRecordSetWriter",
+    "GrokReader",
     "JsonPathReader",
     "JsonRecordSetWriter",
     "JsonTreeReader",
@@ -50,5 +52,6 @@ RECORD_SERVICES = {
         JsonPathReader,
         XMLReader,
         XMLRecordSetWriter,
+        GrokReader,
     )
 }
