@@ -6,6 +6,7 @@ properties they share and the reader/writer API record processors call.
 """
 
 from processors.record_services.avro import AvroReader, AvroRecordSetWriter, AvroSchemaRegistry
+from processors.record_services.confluent import ConfluentSchemaRegistry
 from processors.record_services.csv import CSVReader, CSVRecordSetWriter
 from processors.record_services.grok import GrokReader
 from processors.record_services.json import JsonRecordSetWriter, JsonTreeReader
@@ -22,6 +23,7 @@ __all__ = [
     "AvroSchemaRegistry",
     "CSVReader",
     "CSVRecordSetWriter",
+    "ConfluentSchemaRegistry",
     "FreeFormTextRecordSetWriter",
     "GrokReader",
     "JsonPathReader",
@@ -53,5 +55,6 @@ RECORD_SERVICES = {
         XMLReader,
         XMLRecordSetWriter,
         GrokReader,
+        ConfluentSchemaRegistry,
     )
 }
