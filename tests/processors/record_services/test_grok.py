@@ -7,7 +7,9 @@ from pathlib import Path
 
 from flowcore.controller_service import ServiceContext
 from flowcore.registry import BUILTIN_SERVICES
-from processors.record_services import GrokReader
+from flowcore.testing import TestRunner
+from processors import ConvertRecord
+from processors.record_services import GrokReader, JsonRecordSetWriter
 
 LOG = b"""2016-08-04 13:26:32,473 INFO [main] o.a.n.A started
 2016-08-04 13:26:32,474 ERROR [main] o.a.n.B failed
@@ -82,3 +84,18 @@ def test_a_schema_text_types_the_fields() -> None:
         schema_text=schema,
     )
     assert _rows(reader, b"12x\n") == [{"n": 12, "_raw": "12x"}]
+
+
+def test_convert_record_log_lines_to_json() -> None:
+    """ConvertRecord with GrokReader: log lines become JSON records."""
+
+    runner = TestRunner(ConvertRecord(record_reader="reader", record_writer="writer"))
+    runner.add_service(GrokReader("reader", grok_expressions="%{LOGLEVEL:level} %{GREEDYDATA:msg}"))
+    runner.add_service(JsonRecordSetWriter("writer", output_grouping="output-oneline"))
+    runner.enqueue(b"INFO one\nWARN two\n")
+    runner.run()
+    (out,) = runner.flowfiles_for("success")
+    out.assert_content_equals(
+        '{"level":"INFO","msg":"one","stackTrace":null,"_raw":"INFO one"}\n'
+        '{"level":"WARN","msg":"two","stackTrace":null,"_raw":"WARN two"}'
+    )

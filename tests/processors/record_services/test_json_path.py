@@ -6,7 +6,9 @@ import io
 
 from flowcore.controller_service import ServiceContext
 from flowcore.registry import BUILTIN_SERVICES
-from processors.record_services import JsonPathReader
+from flowcore.testing import TestRunner
+from processors import ConvertRecord
+from processors.record_services import JsonPathReader, JsonRecordSetWriter
 
 SCHEMA = '{"type": "record", "name": "r", "fields": [{"name": "id", "type": "int"}, '
 SCHEMA += '{"name": "city", "type": ["null", "string"]}]}'
@@ -47,3 +49,23 @@ def test_reads_the_path_fields_with_a_schema_text() -> None:
     content = b'[{"ident": "7", "address": {"city": "Oslo"}}, {"ident": 8}]'
     rows = [r for b in reader.create_reader({}, io.BytesIO(content)) for r in b.to_pylist()]
     assert rows == [{"id": 7, "city": "Oslo"}, {"id": 8, "city": None}]
+
+
+def test_convert_record_with_json_paths() -> None:
+    """ConvertRecord with JsonPathReader: the path fields of each record, as JSON."""
+
+    runner = TestRunner(ConvertRecord(record_reader="reader", record_writer="writer"))
+    runner.add_service(
+        JsonPathReader(
+            "reader",
+            schema_access_strategy="schema-text-property",
+            schema_text=SCHEMA,
+            id="$.ident",
+            city="$.address.city",
+        )
+    )
+    runner.add_service(JsonRecordSetWriter("writer"))
+    runner.enqueue(b'{"ident": 1, "address": {"city": "Oslo"}}\n{"ident": 2}')
+    runner.run()
+    (out,) = runner.flowfiles_for("success")
+    out.assert_content_equals('[{"id":1,"city":"Oslo"},{"id":2,"city":null}]')

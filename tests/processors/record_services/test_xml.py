@@ -9,7 +9,14 @@ import pytest
 from flowcore.controller_service import ServiceContext
 from flowcore.errors import ConfigurationError
 from flowcore.registry import BUILTIN_SERVICES
-from processors.record_services import XMLReader, XMLRecordSetWriter
+from flowcore.testing import TestRunner
+from processors import ConvertRecord
+from processors.record_services import (
+    JsonRecordSetWriter,
+    JsonTreeReader,
+    XMLReader,
+    XMLRecordSetWriter,
+)
 
 PEOPLE = b"""<PEOPLE><PERSON ID="P1"><NAME>Cleve Butler</NAME><AGE>42</AGE></PERSON>
 <PERSON ID="P2"><NAME>Ainslie Fletcher</NAME><AGE>33</AGE></PERSON></PEOPLE>"""
@@ -79,3 +86,37 @@ def test_round_trip_through_both_services() -> None:
         b"<PEOPLE><PERSON><ID>P1</ID><NAME>Cleve Butler</NAME><AGE>42</AGE></PERSON>"
         b"<PERSON><ID>P2</ID><NAME>Ainslie Fletcher</NAME><AGE>33</AGE></PERSON></PEOPLE>"
     )
+
+
+def test_convert_record_xml_to_json_and_back() -> None:
+    """ConvertRecord with the XML services: XML to JSON, JSON to XML, bad XML to failure."""
+
+    runner = TestRunner(ConvertRecord(record_reader="reader", record_writer="writer"))
+    runner.add_service(XMLReader("reader", expect_records_as_array="true"))
+    runner.add_service(JsonRecordSetWriter("writer"))
+    runner.enqueue(PEOPLE)
+    runner.enqueue(b"<PEOPLE><PERSON><NAME>x</NAME></PEOPLE>")
+    runner.run(2)
+    (out,) = runner.flowfiles_for("success")
+    out.assert_content_equals(
+        '[{"ID":"P1","NAME":"Cleve Butler","AGE":42},'
+        '{"ID":"P2","NAME":"Ainslie Fletcher","AGE":33}]'
+    )
+    out.assert_attribute_equals("record.count", "2")
+    runner.assert_transfer_count("failure", 1)
+
+    back = TestRunner(ConvertRecord(record_reader="reader", record_writer="writer"))
+    back.add_service(JsonTreeReader("reader"))
+    back.add_service(
+        XMLRecordSetWriter(
+            "writer", root_tag_name="root", record_tag_name="r", pretty_print_xml="true"
+        )
+    )
+    back.enqueue(b'[{"a": 1, "b": [1, 2]}]')
+    back.run()
+    (xml,) = back.flowfiles_for("success")
+    xml.assert_content_equals(
+        '<?xml version="1.0" ?>\n<root>\n  <r>\n    <a>1</a>\n    <b>1</b>\n    <b>2</b>\n'
+        "  </r>\n</root>\n"
+    )
+    xml.assert_attribute_equals("mime.type", "application/xml")
