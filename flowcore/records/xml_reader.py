@@ -131,14 +131,17 @@ def _fitted(
 
 
 def _record_nodes(stream: IO[bytes], options: XmlReaderOptions) -> Iterator[Parsed]:
-    """Each record element of *stream* as ``(number, line, node)``, freed once converted."""
-    depth = 1 if options.records_as_array else 0
-    level = -1
+    """Each record element of *stream* as ``(number, line, node)``, freed once converted.
+
+    Only end events are asked for (half the events of start and end): a record is the root,
+    or, with records as an array, an element whose parent is the root.
+    """
+    array = options.records_as_array
     number = 0
     checked = False
     events = etree.iterparse(
         stream,
-        events=("start", "end"),
+        events=("end",),
         resolve_entities=False,
         no_network=True,
         load_dtd=False,
@@ -147,20 +150,19 @@ def _record_nodes(stream: IO[bytes], options: XmlReaderOptions) -> Iterator[Pars
         remove_pis=True,
     )
     try:
-        for event, element in events:
-            if event == "start":
-                level += 1
-                if not checked:
-                    checked = True
-                    _check_doctype(element.getroottree().docinfo, number)
-                continue
-            level -= 1
-            if level + 1 != depth:
+        for _, element in events:
+            if not checked:
+                checked = True
+                _check_doctype(element.getroottree().docinfo, number)
+            parent = element.getparent()
+            if array:
+                if parent is None or parent.getparent() is not None:
+                    continue
+            elif parent is not None:
                 continue
             number += 1
             yield number, element.sourceline, _element_value(element, options, top=True)
             element.clear(keep_tail=True)
-            parent = element.getparent()
             if parent is not None:
                 while element.getprevious() is not None:
                     del parent[0]
@@ -185,17 +187,21 @@ def _check_doctype(info: Any, number: int) -> None:
 def _element_value(element: Any, options: XmlReaderOptions, *, top: bool = False) -> Any:
     """The value of *element*: its text, or a node of its attributes, children and text."""
     fields: dict[str, Any] = {}
-    if options.parse_xml_attributes:
+    if options.parse_xml_attributes and len(element.attrib):
         prefix = options.attribute_prefix or ""
         for name, value in element.attrib.items():
             fields[prefix + name] = value
     pieces = []
-    if element.text and not element.text.isspace():
-        pieces.append(element.text)
+    text = element.text
+    if text and not text.isspace():
+        if not len(element) and not fields and not top:
+            return text  # a leaf element's text: the common case
+        pieces.append(text)
     for child in element:
-        if not isinstance(child.tag, str):
+        tag = child.tag
+        if not isinstance(tag, str):
             continue
-        name = etree.QName(child).localname
+        name = tag[tag.index("}") + 1 :] if tag[0] == "{" else tag  # the local name
         value = _element_value(child, options)
         if value is not None:
             if name in fields:
@@ -231,15 +237,33 @@ def _fit_record(node: Any, schema: RecordSchema, content: str | None) -> dict[st
     if not isinstance(node, _Node):
         node = _Node({}, node)
     out: dict[str, Any] = {}
+    by_name = _fields_by_name(schema)
     for name, value in node.fields.items():
-        field = schema.field(name)
+        field = by_name.get(name)
         if field is not None:
             fitted = _fit(value, field.type, content)
             if fitted is not None:
                 out[field.name] = fitted
-    if node.text is not None and content and schema.field(content) is not None:
+    if node.text is not None and content and content in by_name:
         out[content] = node.text
     return out
+
+
+#: Field lookups by name (aliases included) per schema, kept with the schema they describe.
+_BY_NAME: dict[int, tuple[RecordSchema, dict[str, RecordField]]] = {}
+
+
+def _fields_by_name(schema: RecordSchema) -> dict[str, RecordField]:
+    """*schema*'s fields by name and alias (NiFi's ``getField``), made once per schema."""
+    cached = _BY_NAME.get(id(schema))
+    if cached is not None and cached[0] is schema:
+        return cached[1]
+    by_name = {alias: f for f in schema.fields for alias in f.aliases}
+    by_name.update({f.name: f for f in schema.fields})
+    if len(_BY_NAME) > 256:
+        _BY_NAME.clear()
+    _BY_NAME[id(schema)] = (schema, by_name)
+    return by_name
 
 
 def _fit(value: Any, dtype: DataType | None, content: str | None) -> Any:
