@@ -18,16 +18,21 @@ if TYPE_CHECKING:
 #: The services by NiFi's simple type name (flowcore.registry's BUILTIN_SERVICES adds them).
 RECORD_SERVICES: LazyTypes[type[ControllerService]] = LazyTypes(
     {
-        "JsonTreeReader": "processors.record_services.json",
-        "CSVReader": "processors.record_services.csv",
         "AvroReader": "processors.record_services.avro",
-        "ParquetReader": "processors.record_services.parquet",
-        "JsonRecordSetWriter": "processors.record_services.json",
-        "CSVRecordSetWriter": "processors.record_services.csv",
         "AvroRecordSetWriter": "processors.record_services.avro",
-        "ParquetRecordSetWriter": "processors.record_services.parquet",
-        "FreeFormTextRecordSetWriter": "processors.record_services.text",
         "AvroSchemaRegistry": "processors.record_services.avro",
+        "CSVReader": "processors.record_services.csv",
+        "CSVRecordSetWriter": "processors.record_services.csv",
+        "ConfluentSchemaRegistry": "processors.record_services.confluent",
+        "FreeFormTextRecordSetWriter": "processors.record_services.text",
+        "GrokReader": "processors.record_services.grok",
+        "JsonPathReader": "processors.record_services.json_path",
+        "JsonRecordSetWriter": "processors.record_services.json",
+        "JsonTreeReader": "processors.record_services.json",
+        "ParquetReader": "processors.record_services.parquet",
+        "ParquetRecordSetWriter": "processors.record_services.parquet",
+        "XMLReader": "processors.record_services.xml",
+        "XMLRecordSetWriter": "processors.record_services.xml",
     }
 )
 

@@ -15,7 +15,9 @@ from flowcore.records.avro_codec import AvroRecordWriter, AvroWriterOptions, rea
 from flowcore.records.avro_schema import parse_schema_text, schema_to_avro
 from flowcore.records.schema import RecordSchema
 from flowcore.validators import POSITIVE_INTEGER_VALIDATOR, ValidationResult
+from processors.record_services._confluent_wire import read_confluent_header, with_schema_id
 from processors.record_services.schema_access import (
+    CONFLUENT_ENCODED_SCHEMA,
     EMBEDDED_AVRO_SCHEMA,
     READER_STRATEGIES,
     SCHEMA_WRITE_STRATEGY_VALUES,
@@ -54,7 +56,10 @@ class AvroReader(RecordReaderService):
     )
     property_descriptors: ClassVar = (
         *schema_properties(
-            schema_access_strategy((EMBEDDED_AVRO_SCHEMA, *READER_STRATEGIES), EMBEDDED_AVRO_SCHEMA)
+            schema_access_strategy(
+                (EMBEDDED_AVRO_SCHEMA, *READER_STRATEGIES, CONFLUENT_ENCODED_SCHEMA),
+                EMBEDDED_AVRO_SCHEMA,
+            )
         ),
         PropertyDescriptor(
             "Cache Size",
@@ -81,6 +86,12 @@ class AvroReader(RecordReaderService):
     ) -> Iterator[pa.RecordBatch]:
         """As NiFi's: the configured schema's Avro text is the reader's schema."""
         strategy = self._strategy
+        if strategy == CONFLUENT_ENCODED_SCHEMA.value:
+            registered = read_confluent_header(stream, self._registry)
+            batches = read_avro(
+                stream, schema=registered.schema, avro_schema=json.loads(registered.text)
+            )
+            return (with_schema_id(batch, registered.id) for batch in batches)
         if strategy == "schema-text-property":
             text = self._evaluate("Schema Text", attributes) or ""
             avro = json.loads(text) if text else None
@@ -160,9 +171,19 @@ class AvroRecordSetWriter(RecordWriterService):
     def open_writer(
         self, stream: IO[bytes], schema: RecordSchema, attributes: Mapping[str, str]
     ) -> RecordWriter:
-        """The Avro codec's writer."""
-        del attributes
-        return _NoSchemaAttribute(AvroRecordWriter(stream, schema, self._options))
+        """The Avro codec's writer (a schema from a Confluent registry written as registered)."""
+        avro = None
+        registry = self._registry
+        if (
+            self._options.schema_write_strategy == "confluent-encoded"
+            and self._strategy == "schema-name"
+            and hasattr(registry, "registered")
+        ):
+            name = self._evaluate("Schema Name", attributes) or ""
+            registered = registry.registered(name, self._schema_version(attributes))  # type: ignore[union-attr]
+            avro = json.loads(registered.text)
+            schema = registered.schema
+        return _NoSchemaAttribute(AvroRecordWriter(stream, schema, self._options, avro))
 
 
 class _NoSchemaAttribute:

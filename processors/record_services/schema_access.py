@@ -29,6 +29,12 @@ from flowcore.properties import AllowableValue, ExpressionLanguageScope, Propert
 from flowcore.records.avro_schema import parse_schema_text, schema_text
 from flowcore.records.schema import RecordSchema
 from flowcore.validators import NON_EMPTY_VALIDATOR, POSITIVE_INTEGER_VALIDATOR, ValidationResult
+from processors.record_services._confluent_wire import (
+    confluent_header,
+    read_confluent_header,
+    schema_id_of,
+    with_schema_id,
+)
 
 __all__ = [
     "RecordReaderService",
@@ -84,7 +90,11 @@ HWX_CONTENT_ENCODED_SCHEMA = AllowableValue(
 CONFLUENT_ENCODED_SCHEMA = AllowableValue(
     "confluent-encoded",
     "Confluent Content-Encoded Schema Reference",
-    "Not supported by flowcore yet.",
+    "The content of the FlowFile contains a reference to a schema in the Schema Registry "
+    "service. The reference is encoded as a single 'Magic Byte' followed by 4 bytes "
+    "representing the identifier of the schema, as outlined at "
+    "http://docs.confluent.io/current/schema-registry/docs/serializer-formatter.html. This is "
+    "based on version 3.2.x of the Confluent Schema Registry.",
 )
 
 #: Strategies NiFi has that flowcore does not build yet: a validation problem says so.
@@ -93,10 +103,8 @@ UNSUPPORTED = frozenset(
         SCHEMA_REFERENCE_READER_PROPERTY.value,
         HWX_SCHEMA_REF_ATTRIBUTES.value,
         HWX_CONTENT_ENCODED_SCHEMA.value,
-        CONFLUENT_ENCODED_SCHEMA.value,
         "schema-reference-writer",
         "hwx-content-encoded-schema",
-        "confluent-encoded",
     }
 )
 
@@ -119,7 +127,11 @@ def schema_access_strategy(
     )
 
 
-_NAMED = (SCHEMA_NAME_PROPERTY.value, SCHEMA_REFERENCE_READER_PROPERTY.value)
+_NAMED = (
+    SCHEMA_NAME_PROPERTY.value,
+    SCHEMA_REFERENCE_READER_PROPERTY.value,
+    CONFLUENT_ENCODED_SCHEMA.value,
+)
 
 
 def schema_properties(access: PropertyDescriptor) -> tuple[PropertyDescriptor, ...]:
@@ -241,6 +253,17 @@ class _SchemaService(ControllerService):
                     "Schema Registry property be set.",
                 )
             )
+        if strategy == CONFLUENT_ENCODED_SCHEMA.value and not values.get("Schema Registry"):
+            problems.append(
+                ValidationResult(
+                    "Schema Registry",
+                    None,
+                    False,
+                    "The 'Confluent Content-Encoded Schema Reference' Schema Access Strategy "
+                    "requires that the Schema Registry property be set (a "
+                    "ConfluentSchemaRegistry).",
+                )
+            )
         if values.get("Schema Branch") and values.get("Schema Version"):
             problems.append(
                 ValidationResult(
@@ -287,8 +310,26 @@ class _SchemaService(ControllerService):
             if self._registry is None:
                 msg = "Schema Access Strategy 'schema-name' needs a Schema Registry"
                 raise ConfigurationError(msg)
+            version = self._schema_version(attributes)
+            if version is not None:  # a registry of versions (ConfluentSchemaRegistry)
+                return self._registry.retrieve_schema(name, version)
             return self._registry.retrieve_schema(name)
         return None
+
+    def _schema_version(self, attributes: Mapping[str, str]) -> int | None:
+        """The Schema Version for a registry that keeps versions (None: latest, or none kept)."""
+        if not hasattr(self._registry, "registered") or not self.resolve_descriptor(
+            "Schema Version"
+        ):
+            return None
+        text = self._evaluate("Schema Version", attributes)
+        if not text:
+            return None
+        try:
+            return int(text)
+        except ValueError:
+            msg = f"Schema Version must be a whole number, not {text!r}"
+            raise ConfigurationError(msg) from None
 
 
 class RecordReaderService(_SchemaService):
@@ -306,6 +347,10 @@ class RecordReaderService(_SchemaService):
             RecordError: a record does not parse or fit (after the batches before it).
             ConfigurationError: the schema cannot be found for this FlowFile.
         """
+        if self._strategy == CONFLUENT_ENCODED_SCHEMA.value:
+            registered = read_confluent_header(stream, self._registry)
+            batches = self.read(stream, registered.schema, attributes)
+            return (with_schema_id(batch, registered.id) for batch in batches)
         return self.read(stream, self.configured_schema(attributes), attributes)
 
     def read(
@@ -353,7 +398,11 @@ SCHEMA_WRITE_STRATEGY_VALUES = (
         "hwx-content-encoded-schema", "HWX Content-Encoded Schema Reference", "Not supported yet."
     ),
     AllowableValue(
-        "confluent-encoded", "Confluent Schema Registry Reference", "Not supported yet."
+        "confluent-encoded",
+        "Confluent Schema Registry Reference",
+        "The content of the FlowFile will contain a reference to a schema in the Schema "
+        "Registry service. The reference is encoded as a single byte indicating the 'protocol "
+        "version', followed by 4 bytes indicating the schema identifier.",
     ),
     AllowableValue("schema-reference-writer", "Schema Reference Writer", "Not supported yet."),
 )
@@ -408,7 +457,7 @@ class RecordWriterService(_SchemaService):
                     write,
                     False,
                     f"the Schema Write Strategy {write!r} is not supported by flowcore yet; use "
-                    "'no-schema', 'schema-name' or 'full-schema-attribute'",
+                    "'no-schema', 'schema-name', 'full-schema-attribute' or 'confluent-encoded'",
                 )
             )
         return problems
@@ -428,6 +477,8 @@ class RecordWriterService(_SchemaService):
         """
         own = schema if isinstance(schema, RecordSchema) else RecordSchema.from_arrow(schema)
         chosen = self.configured_schema(attributes) or own
+        if self.get_property("Schema Write Strategy").value == "confluent-encoded":
+            stream.write(confluent_header(self._confluent_id(schema, attributes)))
         return _SchemaAttributes(
             self.open_writer(stream, chosen, attributes), self, chosen, attributes
         )
@@ -437,6 +488,28 @@ class RecordWriterService(_SchemaService):
     ) -> RecordWriter:
         """The format's writer."""
         raise NotImplementedError
+
+    def _confluent_id(self, own: RecordSchema | pa.Schema, attributes: Mapping[str, str]) -> int:
+        """The registry id the ``confluent-encoded`` header references.
+
+        The schema named in a ConfluentSchemaRegistry ('schema-name'), else the id the records
+        were read with (a reader's 'confluent-encoded').
+
+        Raises:
+            ConfigurationError: the id is not known (NiFi's message).
+        """
+        if self._strategy == SCHEMA_NAME_PROPERTY.value and hasattr(self._registry, "registered"):
+            name = self._evaluate("Schema Name", attributes) or ""
+            return self._registry.registered(name, self._schema_version(attributes)).id  # type: ignore[union-attr]
+        found = schema_id_of(own)
+        if found is None:
+            msg = (
+                "Cannot write Confluent Schema Registry Reference because the Schema Identifier "
+                "is not known: read the records with 'confluent-encoded', or set Schema Access "
+                "Strategy to 'schema-name' with a ConfluentSchemaRegistry"
+            )
+            raise ConfigurationError(msg)
+        return found
 
     def schema_attributes(
         self, schema: RecordSchema, attributes: Mapping[str, str]

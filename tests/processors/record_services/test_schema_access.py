@@ -73,6 +73,8 @@ def test_writer_write_strategies() -> None:
 
 
 def test_unsupported_write_strategy_is_named() -> None:
-    """Schema Write Strategy confluent-encoded is not built yet: a validation problem says so."""
-    problems = JsonRecordSetWriter("w", schema_write_strategy="confluent-encoded").validate()
+    """Schema Write Strategy hwx-content-encoded-schema is not built yet: a problem says so."""
+    problems = JsonRecordSetWriter(
+        "w", schema_write_strategy="hwx-content-encoded-schema"
+    ).validate()
     assert any("Schema Write Strategy" in p.explanation for p in problems)

@@ -1,0 +1,187 @@
+"""Tests for the XMLReader codec (cases after NiFi's TestXMLRecordReader)."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from flowcore.errors import RecordError
+from flowcore.records import schema as s
+from flowcore.records.xml_reader import XmlReaderOptions, read_xml
+
+PEOPLE = """<PEOPLE attr="attr1">
+  <PERSON ID="P1"><NAME>Cleve Butler</NAME><AGE>42</AGE><COUNTRY>USA</COUNTRY></PERSON>
+  <PERSON ID="P2"><NAME>Ainslie Fletcher</NAME><AGE>33</AGE><COUNTRY>UK</COUNTRY></PERSON>
+  <PERSON ID="P3"><NAME>Amélie Bonfils</NAME><AGE>74</AGE><COUNTRY>FR</COUNTRY></PERSON>
+  <PERSON ID="P4"><NAME>Elenora Scrivens</NAME><AGE>16</AGE><COUNTRY>USA</COUNTRY></PERSON>
+</PEOPLE>""".encode()
+TAG_IN_CHARACTERS = b"""<PEOPLE>
+  <PERSON ID="P1"><NAME ATTR="attr content">Cleve <INNER>inner content</INNER>Butler</NAME>
+    <AGE>42</AGE></PERSON>
+  <PERSON ID="P2"><NAME ATTR="attr content">Ainslie <INNER>inner content</INNER>Fletcher</NAME>
+    <AGE>33</AGE></PERSON>
+  <PERSON ID="P5"><NAME><INNER>inner content</INNER></NAME></PERSON>
+</PEOPLE>"""
+SIMPLE = s.RecordSchema.of({"NAME": s.STRING, "AGE": s.INT, "COUNTRY": s.STRING})
+ARRAY = XmlReaderOptions(records_as_array=True, content_field_name="CONTENT")
+
+
+def _rows(data: bytes, options: XmlReaderOptions = ARRAY, schema=None) -> list[dict]:
+    return [r for b in read_xml(io.BytesIO(data), options, schema) for r in b.to_pylist()]
+
+
+def test_single_record() -> None:
+    """testSingleRecord: without Expect Records as Array the root is the record."""
+    person = (
+        b'<PERSON ID="P1"><NAME>Cleve Butler</NAME><AGE>42</AGE><COUNTRY>USA</COUNTRY></PERSON>'
+    )
+    rows = _rows(person, XmlReaderOptions(content_field_name="CONTENT"), SIMPLE)
+    assert rows == [{"NAME": "Cleve Butler", "AGE": 42, "COUNTRY": "USA"}]
+
+
+def test_simple_record() -> None:
+    """testSimpleRecord: each element inside the wrapper is a record, coerced to the schema."""
+    rows = _rows(PEOPLE, schema=SIMPLE)
+    assert [list(r.values()) for r in rows] == [
+        ["Cleve Butler", 42, "USA"],
+        ["Ainslie Fletcher", 33, "UK"],
+        ["Amélie Bonfils", 74, "FR"],
+        ["Elenora Scrivens", 16, "USA"],
+    ]
+
+
+def test_simple_record_with_attribute() -> None:
+    """testSimpleRecordWithAttribute: an attribute is a field of its name."""
+    schema = s.RecordSchema.of({**{f.name: f.type for f in SIMPLE}, "ID": s.STRING})
+    rows = _rows(PEOPLE, schema=schema)
+    assert rows[0] == {"NAME": "Cleve Butler", "AGE": 42, "COUNTRY": "USA", "ID": "P1"}
+    assert rows[3]["ID"] == "P4"
+
+
+def test_attribute_prefix_and_no_attributes() -> None:
+    """testSimpleRecordWithAttribute2/3: a prefix names attributes; not parsing drops them."""
+    schema = s.RecordSchema.of({"ATTR_ID": s.STRING, "NAME": s.STRING})
+    prefixed = XmlReaderOptions(records_as_array=True, attribute_prefix="ATTR_")
+    assert _rows(PEOPLE, prefixed, schema)[1] == {"ATTR_ID": "P2", "NAME": "Ainslie Fletcher"}
+    inferred = _rows(PEOPLE, XmlReaderOptions(records_as_array=True, parse_xml_attributes=False))
+    assert "ID" not in inferred[0]
+
+
+def test_tag_in_characters_simple_field() -> None:
+    """testTagInCharactersSimpleField: a STRING field takes its element's own text only."""
+    rows = _rows(TAG_IN_CHARACTERS, schema=SIMPLE)
+    assert [list(r.values()) for r in rows] == [
+        ["Cleve Butler", 42, None],
+        ["Ainslie Fletcher", 33, None],
+        [None, None, None],
+    ]
+
+
+def test_tag_in_characters_record() -> None:
+    """testTagInCharactersRecord: a RECORD field keeps its text under Field Name for Content."""
+    name = s.RecordType(
+        s.RecordSchema.of({"ATTR": s.STRING, "INNER": s.STRING, "CONTENT": s.STRING})
+    )
+    schema = s.RecordSchema.of({"NAME": name, "AGE": s.INT})
+    rows = _rows(TAG_IN_CHARACTERS, schema=schema)
+    assert rows[0] == {
+        "NAME": {"ATTR": "attr content", "INNER": "inner content", "CONTENT": "Cleve Butler"},
+        "AGE": 42,
+    }
+    assert rows[2] == {
+        "NAME": {"ATTR": None, "INNER": "inner content", "CONTENT": None},
+        "AGE": None,
+    }
+
+
+def test_map() -> None:
+    """testMap: a MAP field's children are its entries, by element name."""
+    data = b"""<PEOPLE><PERSON ID="P1"><MAP><NAME>Cleve Butler</NAME><AGE>42</AGE></MAP></PERSON>
+      <PERSON ID="P2"><MAP><NAME>Ainslie Fletcher</NAME><AGE>33</AGE></MAP></PERSON></PEOPLE>"""
+    schema = s.RecordSchema.of({"ID": s.STRING, "MAP": s.MapType(s.STRING)})
+    rows = _rows(data, schema=schema)
+    assert rows[0]["ID"] == "P1"
+    assert dict(rows[0]["MAP"]) == {"NAME": "Cleve Butler", "AGE": "42"}
+
+
+def test_map_with_records() -> None:
+    """testMapWithRecords: map values that are records."""
+    data = b"""<PEOPLE><PERSON ID="P1"><MAP>
+      <ENTRY><NAME>Cleve Butler</NAME><AGE>42</AGE></ENTRY>
+      <ENTRY2><NAME>Ainslie Fletcher</NAME><AGE>33</AGE></ENTRY2></MAP></PERSON></PEOPLE>"""
+    entry = s.RecordType(s.RecordSchema.of({"NAME": s.STRING, "AGE": s.INT}))
+    schema = s.RecordSchema.of({"ID": s.STRING, "MAP": s.MapType(entry)})
+    (row,) = _rows(data, schema=schema)
+    assert dict(row["MAP"]) == {
+        "ENTRY": {"NAME": "Cleve Butler", "AGE": 42},
+        "ENTRY2": {"NAME": "Ainslie Fletcher", "AGE": 33},
+    }
+
+
+def test_arrays_of_one_and_of_many() -> None:
+    """testSimpleArray: repeated elements form an array; one element is an array of one."""
+    data = b"""<PEOPLE><PERSON><NAME>A</NAME><CHILD>x</CHILD></PERSON>
+      <PERSON><NAME>B</NAME><CHILD>y</CHILD><CHILD>z</CHILD></PERSON><PERSON><NAME>C</NAME></PERSON></PEOPLE>"""
+    schema = s.RecordSchema.of({"NAME": s.STRING, "CHILD": s.ArrayType(s.STRING)})
+    assert [r["CHILD"] for r in _rows(data, schema=schema)] == [["x"], ["y", "z"], None]
+
+
+def test_inferred_schema_types_text() -> None:
+    """NiFi's XML inference: text typed as INT, FLOAT, BOOLEAN or STRING; nested records."""
+    data = b"""<root><r><n>1</n><f>1.5</f><b>true</b><s>x</s><addr><city>Oslo</city></addr></r>
+      <r><n>2</n><f>2.5</f><b>false</b><s>y</s></r></root>"""
+    (batch,) = list(read_xml(io.BytesIO(data), ARRAY))
+    nifi = s.RecordSchema.from_arrow(batch.schema)
+    assert [f.type for f in nifi.fields][:4] == [s.INT, s.FLOAT, s.BOOLEAN, s.STRING]
+    assert batch.to_pylist()[0]["addr"] == {"city": "Oslo"}
+
+
+def test_whitespace_only_text_is_ignored_and_comments_skipped() -> None:
+    """Whitespace between elements is not content; comments and PIs are not fields."""
+    data = b"<r>\n  <!-- c --><?pi x?>\n  <a> v </a>\n</r>"
+    assert _rows(data, XmlReaderOptions()) == [{"a": " v "}]
+
+
+def test_entities_and_external_dtds_are_refused() -> None:
+    """Hardened as processors/_xml.py: declared entities and external DTDs are refused."""
+    bomb = b'<!DOCTYPE r [<!ENTITY a "aaaa"><!ENTITY b "&a;&a;">]><r><x>&b;</x></r>'
+    with pytest.raises(RecordError, match="entities"):
+        _rows(bomb, XmlReaderOptions())
+    external = b'<!DOCTYPE r SYSTEM "http://example.invalid/r.dtd"><r><x>1</x></r>'
+    with pytest.raises(RecordError, match="external DTD"):
+        _rows(external, XmlReaderOptions())
+
+
+def test_malformed_xml_names_the_line_after_the_records_before() -> None:
+    """Not well-formed XML: a RecordError naming its line, after the batches read before it."""
+    good = b"".join(b"<r><a>%d</a></r>\n" % n for n in range(4_000))
+    data = b"<root>\n" + good + b"<r><a>3</b></r></root>"
+    options = XmlReaderOptions(records_as_array=True, batch_size=100)
+    batches = read_xml(io.BytesIO(data), options, s.RecordSchema.of({"a": s.INT}))
+    assert next(batches).to_pylist()[0] == {"a": 0}
+    with pytest.raises(RecordError, match=r"line 4002.*not well-formed XML"):
+        list(batches)
+
+
+def test_memory_is_one_batch_not_the_document() -> None:
+    """Records are streamed: the peak is a fraction of what all the records would hold."""
+    import tracemalloc
+
+    name = b"x" * 60
+    body = b"".join(b"<r><id>%d</id><name>%s %d</name></r>" % (n, name, n) for n in range(3_000))
+    data = b"<root>" + body + b"</root>"
+    options = XmlReaderOptions(records_as_array=True, batch_size=100)
+    schema = s.RecordSchema.of({"id": s.INT, "name": s.STRING})
+    tracemalloc.start()
+    count = 0
+    for batch in read_xml(io.BytesIO(data), options, schema):
+        count += batch.num_rows
+    streamed = tracemalloc.get_traced_memory()[1]
+    tracemalloc.reset_peak()
+    before = tracemalloc.get_traced_memory()[0]
+    held = [{"id": n, "name": f"{name.decode()} {n}"} for n in range(3_000)]
+    whole = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    assert count == len(held)
+    assert streamed < whole / 2
