@@ -15,7 +15,6 @@ import codecs
 import csv
 import functools
 import io
-import itertools
 import re
 from collections.abc import Callable, Iterator
 from typing import IO, Any
@@ -25,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from flowcore.errors import ConfigurationError, RecordError
+from flowcore.records import formats
 from flowcore.records._batches import record_error
 from flowcore.records.csv_format import QUOTE_MINIMAL, CsvDialect, dialect_for
 from flowcore.records.inference import infer_text_schema, infer_text_type
@@ -166,7 +166,7 @@ def _read(
         positions = _positions(schema, header, options)
         clean = functools.partial(_clean_column, dialect=dialect, options=options)
         pending: list[list[str]] = []
-        for row in itertools.chain(head, rows):
+        for row in _then(head, rows):
             pending.append(row)
             if len(pending) >= options.batch_size:
                 yield from _batch(
@@ -185,6 +185,16 @@ def _read(
         raise record_error(number + 1, None, None, f"not valid CSV: {exc}") from None
     finally:
         text.detach()
+
+
+def _then(head: list[list[str]], rest: Iterator[list[str]]) -> Iterator[list[str]]:
+    """*head*'s rows, then *rest*'s.
+
+    *head* is emptied once read: the inference sample is not held for the whole content.
+    """
+    yield from head
+    head.clear()
+    yield from rest
 
 
 def _without_bom(encoding: str) -> str:
@@ -395,7 +405,39 @@ def _column(strings: pa.Array, field: RecordField, temporal: TemporalFormats) ->
             return pc.cast(strings, target)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             pass  # Arrow's cast refused a value: convert one by one (NiFi is more lenient)
+    if dtype.name in ("timestamp", "date"):
+        return _temporal_column(strings, field, temporal, target)
     return pa.array(_coerce_all(strings.to_pylist(), dtype, field.name, temporal), target)
+
+
+def _temporal_column(
+    strings: pa.Array, field: RecordField, temporal: TemporalFormats, target: pa.DataType
+) -> pa.Array:
+    """A DATE or TIMESTAMP column, vectorised where that is exact, else value by value.
+
+    Arrow parses the values it parses exactly as NiFi's rules would
+    (:meth:`formats.DateTimePattern.parse_column`); the rest go through :func:`coerce`.
+    """
+    kind = field.type.name
+    text = (
+        (temporal.timestamp or formats.DEFAULT_TIMESTAMP)
+        if kind == "timestamp"
+        else (temporal.date or formats.DEFAULT_DATE)
+    )
+    parsed = formats.pattern(text).parse_column(strings)
+    if parsed is None:
+        return pa.array(_coerce_all(strings.to_pylist(), field.type, field.name, temporal), target)
+    if kind == "date":
+        parsed = pc.cast(pc.floor_temporal(parsed, unit="day"), pa.date32())
+    missing = pc.and_(pc.is_null(parsed), pc.is_valid(strings))
+    if not pc.any(missing).as_py():
+        return parsed.cast(target)
+    rows = pc.indices_nonzero(missing)
+    try:
+        rest = _coerce_all(strings.take(rows).to_pylist(), field.type, field.name, temporal)
+    except _BadValue as bad:
+        raise _BadValue(rows[bad.row].as_py(), bad.field, str(bad)) from None
+    return pc.replace_with_mask(parsed.cast(target), missing, pa.array(rest, target))
 
 
 def _coerce_all(

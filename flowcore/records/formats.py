@@ -17,6 +17,7 @@ from decimal import Decimal
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from flowcore.errors import ConfigurationError
 
@@ -171,6 +172,27 @@ class DateTimePattern:
         except ValueError:
             return None
 
+    def parse_column(self, strings: pa.Array) -> pa.Array | None:
+        """Every value of *strings* Arrow parses exactly as :meth:`parse_datetime` would.
+
+        A ``timestamp[ms]`` array: null for null values and for the values left to
+        :meth:`parse_datetime` (other widths, surrounding spaces, invalid dates). None when
+        this pattern has no vectorised form.
+
+        Only patterns of ``yyyy``/``uuuu``, ``MM``, ``dd``, ``HH``, ``mm``, ``ss`` and
+        punctuation have one (NiFi's defaults among them). A value takes it when it has
+        exactly the pattern's widths (RE2), and its parse formats back to the same text (so
+        Arrow's normalising of ``02-30`` to ``03-01`` is left to the exact path).
+        """
+        plan = _vector_plan(self.pattern)
+        if plan is None:
+            return None
+        regex, strptime, seconds = plan
+        candidates = pc.if_else(pc.match_substring_regex(strings, regex), strings, None)
+        parsed = pc.strptime(candidates, format=strptime, unit="ms", error_is_null=True)
+        back = pc.strftime(pc.cast(parsed, pa.timestamp("s")), format=seconds)
+        return pc.if_else(pc.equal(back, candidates), parsed, None)
+
     def matches(self, text: str) -> bool:
         """Whether *text* parses in this pattern (schema inference's date/time test)."""
         return self.parse_datetime(text) is not None
@@ -280,6 +302,47 @@ def _month_number(text: str) -> int:
             return index
     msg = f"not a month: {text!r}"
     raise ValueError(msg)
+
+
+#: The pattern letters a vectorised parse takes: (letter, width) -> (RE2, strptime directive).
+_VECTOR_FIELDS = {
+    ("y", 4): ("[1-9][0-9]{3}", "%Y"),
+    ("u", 4): ("[1-9][0-9]{3}", "%Y"),
+    ("M", 2): ("[0-9]{2}", "%m"),
+    ("d", 2): ("[0-9]{2}", "%d"),
+    ("H", 2): ("[0-9]{2}", "%H"),
+    ("m", 2): ("[0-9]{2}", "%M"),
+    ("s", 2): ("[0-9]{2}", "%S"),
+}
+_VECTOR_LITERALS = frozenset(" -/:.T,_")
+
+
+@functools.lru_cache(maxsize=64)
+def _vector_plan(text: str) -> tuple[str, str, str] | None:
+    """(RE2 regex, strptime format, the format to print seconds back) of a Java pattern.
+
+    None when the pattern has a letter or width not in :data:`_VECTOR_FIELDS`, a literal
+    beyond plain punctuation, or no literal at all (a digits-only timestamp is epoch millis).
+    """
+    regex, directives = ["^"], []
+    literal = False
+    for part in DateTimePattern(text)._parts:
+        if isinstance(part, str):
+            if not part or not set(part) <= _VECTOR_LITERALS:
+                return None
+            literal = True
+            regex.append(r"\Q" + part + r"\E")
+            directives.append(part)
+        elif part in _VECTOR_FIELDS:
+            body, directive = _VECTOR_FIELDS[part]
+            regex.append(body)
+            directives.append(directive)
+        else:
+            return None
+    if not literal:
+        return None
+    strptime = "".join(directives)
+    return "".join(regex) + "$", strptime, strptime
 
 
 @functools.lru_cache(maxsize=64)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import subprocess
 import sys
@@ -237,3 +238,30 @@ def test_a_50_mb_csv_is_read_in_bounded_memory(tmp_path: Path) -> None:
     assert count == 1_300_000
     assert growth < 40_000_000, f"peak grew {growth / 1e6:.1f} MB reading {size / 1e6:.1f} MB"
     print(f"CSV of {size / 1e6:.1f} MB: peak RSS grew {growth / 1e6:.1f} MB")
+
+
+def test_timestamps_and_dates_parse_vectorised_with_the_odd_values_one_by_one() -> None:
+    """Dates and timestamps with spaces or as epoch millis read as NiFi reads them, in the same
+    column as values Arrow parses; an invalid date (Arrow: March 1st) names its record."""
+    rows = [
+        ("2024-02-28 10:00:00", "2024-02-28"),
+        (" 2024-02-08 01:02:03", "2024-02-08 "),
+        ("1700000000000", " 2024-01-01"),
+        ("", ""),
+    ]
+    content = "\n".join(f"{a},{b}" for a, b in rows).encode()
+    schema = s.RecordSchema.of([("stamp", s.TIMESTAMP), ("day", s.DATE)])
+    options = CsvReaderOptions(trim_fields=False)
+    (batch,) = read_csv(io.BytesIO(content), options, schema)
+    assert batch.to_pylist() == [
+        {"stamp": dt.datetime(2024, 2, 28, 10), "day": dt.date(2024, 2, 28)},
+        {"stamp": dt.datetime(2024, 2, 8, 1, 2, 3), "day": dt.date(2024, 2, 8)},
+        {"stamp": dt.datetime(2023, 11, 14, 22, 13, 20), "day": dt.date(2024, 1, 1)},
+        {"stamp": None, "day": None},
+    ]
+    bad = b"2024-02-28 10:00:00\n2024-02-30 10:00:00\n"
+    stamps = s.RecordSchema.of([("stamp", s.TIMESTAMP)])
+    with pytest.raises(RecordError) as error:
+        list(read_csv(io.BytesIO(bad), CsvReaderOptions(), stamps))
+    assert error.value.record == 2
+    assert error.value.field == "stamp"
