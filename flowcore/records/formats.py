@@ -157,6 +157,11 @@ class DateTimePattern:
     def __repr__(self) -> str:
         return f"DateTimePattern({self.pattern!r})"
 
+    @property
+    def regex(self) -> re.Pattern[str]:
+        """The compiled regex :meth:`parse_datetime` matches the stripped text with."""
+        return self._regex
+
     def format(self, value: dt.date | dt.time | dt.datetime) -> str:
         """*value* in this pattern (a time has no date fields, a date no time fields)."""
         return "".join(p if isinstance(p, str) else _format_field(p, value) for p in self._parts)

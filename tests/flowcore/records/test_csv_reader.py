@@ -16,9 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flowcore.errors import RecordError
+from flowcore.records import csv_reader
 from flowcore.records import schema as s
 from flowcore.records.csv_reader import CsvReaderOptions, read_csv
 from flowcore.records.csv_writer import CsvWriterOptions, write_csv
+from flowcore.records.inference import infer_text_schema
 
 NAMES = ["id", "name", "balance", "address", "city", "state", "zipCode", "country"]
 ACCOUNTS = s.RecordSchema(
@@ -265,3 +267,62 @@ def test_timestamps_and_dates_parse_vectorised_with_the_odd_values_one_by_one() 
         list(read_csv(io.BytesIO(bad), CsvReaderOptions(), stamps))
     assert error.value.record == 2
     assert error.value.field == "stamp"
+
+
+_CELLS = st.sampled_from(
+    [
+        "",
+        "0",
+        "-0",
+        "12",
+        "-2147483649",
+        "2147483647",
+        "9223372036854775808",
+        "1.5",
+        "-1.5",
+        ".5",
+        "0.0",
+        "1" + "0" * 40 + ".5",
+        "true",
+        "FALSE",
+        "tru",
+        "x",
+        "é",
+        "١٢",
+        '"7"',
+        '""',
+        '"',
+        "2024-01-02 03:04:05",
+        " 2024-01-02 03:04:05",
+        "2024-01-02",
+        "01/02/2024",
+        "03:04:05",
+        "1700000000000",
+        "NaN",
+        "1e5",
+        "+1",
+    ]
+)
+
+
+@given(st.lists(st.lists(_CELLS, min_size=0, max_size=4), min_size=1, max_size=12))
+@settings(max_examples=80, deadline=None)
+def test_column_wise_inference_is_the_row_wise_inference(rows: list[list[str]]) -> None:
+    """The reader's column-wise inference gives infer_text_schema's schema on tricky text."""
+    for temporal in (
+        CsvReaderOptions(),
+        CsvReaderOptions(timestamp_format="yyyy-MM-dd HH:mm:ss", date_format="MM/dd/yyyy"),
+        CsvReaderOptions(time_format="HH:mm:ss", date_format="yyyy-MM-dd"),
+    ):
+        options = attrs.evolve(temporal, trim_fields=False)
+        dialect = options.dialect()
+        columns = {f"f{i}": i for i in range(4)}
+        cleaned = [
+            [
+                csv_reader._clean(row[i], dialect, options) if i < len(row) else None
+                for i in columns.values()
+            ]
+            for row in rows
+        ]
+        expected = infer_text_schema(list(columns), cleaned, options.temporal)
+        assert csv_reader._infer_schema(columns, rows, dialect, options) == expected, rows
