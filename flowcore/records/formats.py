@@ -63,23 +63,34 @@ def _java_str(value: float, shortest: str) -> str:
 
 
 def java_float_texts(array: pa.Array) -> list[str | None]:
-    """``Float.toString`` of every value of a float32 Arrow array (None for null).
+    """``Float.toString`` of every value of a float32 Arrow array (None for null)."""
+    return java_number_column(array, single=True).to_pylist()
 
-    Between 10^-3 and 10^7 numpy's shortest positional text is Java's; outside, the full rule.
+
+def java_number_column(array: pa.Array, *, single: bool) -> pa.Array:
+    """``Float.toString`` (*single*) or ``Double.toString`` of every value, as Arrow strings.
+
+    Between 10^-3 and 10^7 (and for zero) Java prints the shortest digits plainly with at
+    least one decimal: Arrow's cast prints the same shortest digits plainly, so only ``.0`` is
+    added to whole numbers. Other values (scientific notation, NaN, infinities) take
+    :func:`java_float_str` / :func:`java_double_str` one by one.
     """
-    values = array.to_numpy(zero_copy_only=False).astype(np.float32)
-    valid = array.is_valid().to_numpy(zero_copy_only=False)
-    out: list[str | None] = []
-    for value, ok in zip(values, valid, strict=True):
-        if not ok:
-            out.append(None)
-            continue
-        magnitude = abs(value)
-        if 1e-3 <= magnitude < 1e7 or magnitude == 0:
-            out.append(str(value))
-        else:
-            out.append(java_float_str(float(value)))
-    return out
+    values = array.cast(pa.float32() if single else pa.float64())
+    text = pc.cast(values, pa.string())
+    magnitude = pc.abs(pc.cast(values, pa.float64()))
+    plain = pc.or_(
+        pc.and_(pc.greater_equal(magnitude, 1e-3), pc.less(magnitude, 1e7)),
+        pc.equal(magnitude, 0),
+    )
+    whole = pc.invert(pc.match_substring(text, "."))
+    text = pc.if_else(whole, pc.binary_join_element_wise(text, ".0", ""), text)
+    other = pc.fill_null(pc.invert(plain), False)
+    if not pc.any(other).as_py():
+        return text
+    rows = pc.indices_nonzero(other)
+    show = java_float_str if single else java_double_str
+    rest = [show(v) for v in values.take(rows).to_pylist()]
+    return pc.replace_with_mask(text, other, pa.array(rest, pa.string()))
 
 
 def java_decimal_str(value: Decimal) -> str:
