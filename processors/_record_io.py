@@ -124,6 +124,18 @@ class Records:
                 self.schema = RecordSchema.from_arrow(batch.schema)
             self.count += batch.num_rows
             yield batch
+            release_unused()
+
+
+def release_unused() -> None:
+    """Hand the memory Arrow's pool freed for the last batch back to the system.
+
+    Arrow's default pool (mimalloc) keeps freed pages for a while: a reader's string kernels
+    free a few batch-sized buffers per column per batch, so without this a 100 MB CSV through
+    ConvertRecord peaked about 20 MB higher (measured in ``tests/stress/test_record_memory.py``)
+    than the records held at once. It costs about half a millisecond a batch.
+    """
+    pa.default_memory_pool().release_unused()
 
     def arrow_schema(self) -> pa.Schema:
         """The schema as Arrow (an empty one when no record came and none was configured)."""
@@ -170,6 +182,7 @@ def write_records(
         record_writer = writer.create_writer(schema, seen, _Tell(out))
         for batch in batches:
             record_writer.write(batch)
+            release_unused()
         written.update(record_writer.finish())
 
     updated = session.write(flowfile, produce)

@@ -78,7 +78,9 @@ def batches_of(
 
 
 def _chain(head: list[Parsed], rest: Iterator[Parsed]) -> Iterator[Parsed]:
+    """*head*, emptied once read (the inference sample is not held to the end), then *rest*."""
     yield from head
+    head.clear()
     yield from rest
 
 

@@ -15,22 +15,32 @@ import codecs
 import csv
 import functools
 import io
-import itertools
 import re
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 import attrs
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from flowcore.errors import ConfigurationError, RecordError
+from flowcore.records import formats
 from flowcore.records._batches import record_error
 from flowcore.records.csv_format import QUOTE_MINIMAL, CsvDialect, dialect_for
-from flowcore.records.inference import infer_text_schema, infer_text_type
+from flowcore.records.inference import FieldTypeInference, infer_text_type
 from flowcore.records.options import nifi
 from flowcore.records.schema import (
+    BOOLEAN,
+    DATE,
+    DOUBLE,
+    FLOAT,
+    INT,
     INTEGRAL,
+    LONG,
+    STRING,
+    TIME,
+    TIMESTAMP,
     ChoiceType,
     DataType,
     RecordField,
@@ -155,18 +165,11 @@ def _read(
                 width = max((len(r) for r in head), default=0)
                 header = [f"field_{i}" for i in range(width)]
             columns = _header_map(header)  # inference reads each name's last column
-            cleaned = (
-                [
-                    _clean(row[i], dialect, options) if i < len(row) else None
-                    for i in columns.values()
-                ]
-                for row in head
-            )
-            schema = infer_text_schema(list(columns), cleaned, options.temporal)
+            schema = _infer_schema(columns, head, dialect, options)
         positions = _positions(schema, header, options)
         clean = functools.partial(_clean_column, dialect=dialect, options=options)
         pending: list[list[str]] = []
-        for row in itertools.chain(head, rows):
+        for row in _then(head, rows):
             pending.append(row)
             if len(pending) >= options.batch_size:
                 yield from _batch(
@@ -185,6 +188,127 @@ def _read(
         raise record_error(number + 1, None, None, f"not valid CSV: {exc}") from None
     finally:
         text.detach()
+
+
+def _then(head: list[list[str]], rest: Iterator[list[str]]) -> Iterator[list[str]]:
+    """*head*'s rows, then *rest*'s.
+
+    *head* is emptied once read: the inference sample is not held for the whole content.
+    """
+    yield from head
+    head.clear()
+    yield from rest
+
+
+def _infer_schema(
+    columns: dict[str, int], head: list[list[str]], dialect: CsvDialect, options: CsvReaderOptions
+) -> RecordSchema:
+    """NiFi's ``CSVSchemaInference`` over the sample *head*, a column at a time.
+
+    The same schema as :func:`~flowcore.records.inference.infer_text_schema` over the cleaned
+    rows: a field's type depends only on which value types occur and in which order they
+    first occur, so each column's types are found with Arrow's kernels and added once each.
+    """
+    fields = []
+    for name, index in columns.items():
+        try:
+            values = [row[index] for row in head]
+        except IndexError:  # a short row: its missing values are null
+            values = [row[index] if index < len(row) else None for row in head]
+        strings = _clean_column(pa.array(values, pa.string()), dialect, options)
+        inference = FieldTypeInference()
+        for dtype in _text_types(strings, options.temporal):
+            inference.add(dtype)
+        fields.append(RecordField(name, inference.to_type(), True))
+    return RecordSchema(fields)
+
+
+#: The types :func:`infer_text_type` gives, by the codes :func:`_text_types` uses.
+_TEXT_TYPES = (INT, LONG, FLOAT, DOUBLE, BOOLEAN, TIMESTAMP, DATE, TIME, STRING)
+_NONE = len(_TEXT_TYPES)
+_NUMBER = r"^-?(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)$"
+_FLOAT_MAX = 3.4028234663852886e38
+_FLOAT_MIN = 1.401298464324817e-45  # Java's Float.MIN_VALUE, as NiFi compares with it
+#: What Python's ``str.strip()`` takes off ASCII text (the temporal test strips so).
+_PY_SPACE = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
+
+
+def _text_types(strings: pa.Array, temporal: TemporalFormats) -> list[DataType]:
+    r"""The types :func:`infer_text_type` gives *strings*' values, each once, in first order.
+
+    ASCII values are classified by Arrow's kernels (RE2's ``[0-9]`` is Python's ``\d`` on
+    them); other values, and ASCII values that may be a date, time or timestamp, by
+    :func:`infer_text_type` itself.
+    """
+    # CSVSchemaInference takes one more pair of quotes off than the reader does
+    text = pc.replace_substring_regex(strings, r'(?s)^"(.*)"$', r"\1")
+    codes = np.full(len(text), _NONE, dtype=np.int8)
+    ascii_ = pc.fill_null(pc.and_(pc.string_is_ascii(text), pc.not_equal(text, "")), False)
+    numeric = pc.and_(ascii_, pc.fill_null(pc.match_substring_regex(text, _NUMBER), False))
+    point = pc.and_(numeric, pc.match_substring(text, "."))
+    whole = pc.and_(numeric, pc.invert(point))
+    try:
+        floats = pc.cast(pc.if_else(point, text, None), pa.float64())
+        ints = pc.cast(pc.if_else(whole, text, None), pa.int64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # beyond a long: one by one
+        return _types_one_by_one(text.to_pylist(), temporal)
+    wide = pc.or_(pc.greater(floats, _FLOAT_MAX), pc.less(floats, _FLOAT_MIN))
+    small = pc.and_(pc.greater_equal(ints, -(2**31)), pc.less(ints, 2**31))
+    lower = pc.utf8_lower(text)
+    boolean = pc.and_(ascii_, pc.or_(pc.equal(lower, "true"), pc.equal(lower, "false")))
+    rest = pc.and_(ascii_, pc.invert(pc.or_(numeric, pc.fill_null(boolean, False))))
+    for mask, code in (
+        (pc.and_(whole, small), 0),
+        (pc.and_(whole, pc.invert(small)), 1),
+        (pc.and_(point, pc.invert(wide)), 2),
+        (pc.and_(point, wide), 3),
+        (boolean, 4),
+        (rest, 8),
+    ):
+        codes[pc.fill_null(mask, False).to_numpy(zero_copy_only=False)] = code
+    # one by one: non-ASCII values, and what may match a date/time/timestamp format
+    slow = pc.and_(pc.is_valid(text), pc.invert(ascii_))
+    slow = pc.and_(pc.not_equal(text, ""), slow)
+    maybe = _maybe_temporal(text, temporal)
+    if maybe is not None:
+        slow = pc.or_(slow, pc.and_(rest, maybe))
+    slow_rows = pc.indices_nonzero(pc.fill_null(slow, False)).to_numpy()
+    if len(slow_rows):
+        for row, value in zip(slow_rows, text.take(slow_rows).to_pylist(), strict=True):
+            dtype = infer_text_type(value, temporal)
+            codes[row] = _NONE if dtype is None else _TEXT_TYPES.index(dtype)
+    found = pc.unique(pa.array(codes)).to_pylist()  # in order of first occurrence
+    return [_TEXT_TYPES[code] for code in found if code != _NONE]
+
+
+def _maybe_temporal(text: pa.Array, temporal: TemporalFormats) -> pa.Array | None:
+    """Which ASCII values may match a configured format (None: no format is configured).
+
+    The formats' own regexes, run by RE2 over the stripped values: a value none matches is
+    not temporal; one that matches is tested by :func:`infer_text_type`.
+    """
+    patterns = [p for p in (temporal.timestamp, temporal.date, temporal.time) if p]
+    if not patterns:
+        return None
+    stripped = pc.utf8_trim(text, _PY_SPACE)
+    maybe = None
+    for java in patterns:
+        regex = formats.pattern(java).regex.pattern
+        try:
+            found = pc.match_substring_regex(stripped, "(?i)^" + regex.replace(r"\Z", "$"))
+        except pa.ArrowInvalid:  # not RE2 syntax: every value is tested one by one
+            return pc.is_valid(text)
+        maybe = found if maybe is None else pc.or_(maybe, found)
+    return maybe
+
+
+def _types_one_by_one(values: list[str | None], temporal: TemporalFormats) -> list[DataType]:
+    seen: dict[DataType, None] = {}
+    for value in values:
+        dtype = infer_text_type(value, temporal)
+        if dtype is not None:
+            seen.setdefault(dtype)
+    return list(seen)
 
 
 def _without_bom(encoding: str) -> str:
@@ -395,7 +519,39 @@ def _column(strings: pa.Array, field: RecordField, temporal: TemporalFormats) ->
             return pc.cast(strings, target)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             pass  # Arrow's cast refused a value: convert one by one (NiFi is more lenient)
+    if dtype.name in ("timestamp", "date"):
+        return _temporal_column(strings, field, temporal, target)
     return pa.array(_coerce_all(strings.to_pylist(), dtype, field.name, temporal), target)
+
+
+def _temporal_column(
+    strings: pa.Array, field: RecordField, temporal: TemporalFormats, target: pa.DataType
+) -> pa.Array:
+    """A DATE or TIMESTAMP column, vectorised where that is exact, else value by value.
+
+    Arrow parses the values it parses exactly as NiFi's rules would
+    (:meth:`formats.DateTimePattern.parse_column`); the rest go through :func:`coerce`.
+    """
+    kind = field.type.name
+    text = (
+        (temporal.timestamp or formats.DEFAULT_TIMESTAMP)
+        if kind == "timestamp"
+        else (temporal.date or formats.DEFAULT_DATE)
+    )
+    parsed = formats.pattern(text).parse_column(strings)
+    if parsed is None:
+        return pa.array(_coerce_all(strings.to_pylist(), field.type, field.name, temporal), target)
+    if kind == "date":
+        parsed = pc.cast(pc.floor_temporal(parsed, unit="day"), pa.date32())
+    missing = pc.and_(pc.is_null(parsed), pc.is_valid(strings))
+    if not pc.any(missing).as_py():
+        return parsed.cast(target)
+    rows = pc.indices_nonzero(missing)
+    try:
+        rest = _coerce_all(strings.take(rows).to_pylist(), field.type, field.name, temporal)
+    except _BadValue as bad:
+        raise _BadValue(rows[bad.row].as_py(), bad.field, str(bad)) from None
+    return pc.replace_with_mask(parsed.cast(target), missing, pa.array(rest, target))
 
 
 def _coerce_all(

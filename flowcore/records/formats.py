@@ -17,6 +17,7 @@ from decimal import Decimal
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from flowcore.errors import ConfigurationError
 
@@ -62,23 +63,34 @@ def _java_str(value: float, shortest: str) -> str:
 
 
 def java_float_texts(array: pa.Array) -> list[str | None]:
-    """``Float.toString`` of every value of a float32 Arrow array (None for null).
+    """``Float.toString`` of every value of a float32 Arrow array (None for null)."""
+    return java_number_column(array, single=True).to_pylist()
 
-    Between 10^-3 and 10^7 numpy's shortest positional text is Java's; outside, the full rule.
+
+def java_number_column(array: pa.Array, *, single: bool) -> pa.Array:
+    """``Float.toString`` (*single*) or ``Double.toString`` of every value, as Arrow strings.
+
+    Between 10^-3 and 10^7 (and for zero) Java prints the shortest digits plainly with at
+    least one decimal: Arrow's cast prints the same shortest digits plainly, so only ``.0`` is
+    added to whole numbers. Other values (scientific notation, NaN, infinities) take
+    :func:`java_float_str` / :func:`java_double_str` one by one.
     """
-    values = array.to_numpy(zero_copy_only=False).astype(np.float32)
-    valid = array.is_valid().to_numpy(zero_copy_only=False)
-    out: list[str | None] = []
-    for value, ok in zip(values, valid, strict=True):
-        if not ok:
-            out.append(None)
-            continue
-        magnitude = abs(value)
-        if 1e-3 <= magnitude < 1e7 or magnitude == 0:
-            out.append(str(value))
-        else:
-            out.append(java_float_str(float(value)))
-    return out
+    values = array.cast(pa.float32() if single else pa.float64())
+    text = pc.cast(values, pa.string())
+    magnitude = pc.abs(pc.cast(values, pa.float64()))
+    plain = pc.or_(
+        pc.and_(pc.greater_equal(magnitude, 1e-3), pc.less(magnitude, 1e7)),
+        pc.equal(magnitude, 0),
+    )
+    whole = pc.invert(pc.match_substring(text, "."))
+    text = pc.if_else(whole, pc.binary_join_element_wise(text, ".0", ""), text)
+    other = pc.fill_null(pc.invert(plain), False)
+    if not pc.any(other).as_py():
+        return text
+    rows = pc.indices_nonzero(other)
+    show = java_float_str if single else java_double_str
+    rest = [show(v) for v in values.take(rows).to_pylist()]
+    return pc.replace_with_mask(text, other, pa.array(rest, pa.string()))
 
 
 def java_decimal_str(value: Decimal) -> str:
@@ -156,6 +168,11 @@ class DateTimePattern:
     def __repr__(self) -> str:
         return f"DateTimePattern({self.pattern!r})"
 
+    @property
+    def regex(self) -> re.Pattern[str]:
+        """The compiled regex :meth:`parse_datetime` matches the stripped text with."""
+        return self._regex
+
     def format(self, value: dt.date | dt.time | dt.datetime) -> str:
         """*value* in this pattern (a time has no date fields, a date no time fields)."""
         return "".join(p if isinstance(p, str) else _format_field(p, value) for p in self._parts)
@@ -170,6 +187,27 @@ class DateTimePattern:
             return _build(fields)
         except ValueError:
             return None
+
+    def parse_column(self, strings: pa.Array) -> pa.Array | None:
+        """Every value of *strings* Arrow parses exactly as :meth:`parse_datetime` would.
+
+        A ``timestamp[ms]`` array: null for null values and for the values left to
+        :meth:`parse_datetime` (other widths, surrounding spaces, invalid dates). None when
+        this pattern has no vectorised form.
+
+        Only patterns of ``yyyy``/``uuuu``, ``MM``, ``dd``, ``HH``, ``mm``, ``ss`` and
+        punctuation have one (NiFi's defaults among them). A value takes it when it has
+        exactly the pattern's widths (RE2), and its parse formats back to the same text (so
+        Arrow's normalising of ``02-30`` to ``03-01`` is left to the exact path).
+        """
+        plan = _vector_plan(self.pattern)
+        if plan is None:
+            return None
+        regex, strptime, seconds = plan
+        candidates = pc.if_else(pc.match_substring_regex(strings, regex), strings, None)
+        parsed = pc.strptime(candidates, format=strptime, unit="ms", error_is_null=True)
+        back = pc.strftime(pc.cast(parsed, pa.timestamp("s")), format=seconds)
+        return pc.if_else(pc.equal(back, candidates), parsed, None)
 
     def matches(self, text: str) -> bool:
         """Whether *text* parses in this pattern (schema inference's date/time test)."""
@@ -280,6 +318,47 @@ def _month_number(text: str) -> int:
             return index
     msg = f"not a month: {text!r}"
     raise ValueError(msg)
+
+
+#: The pattern letters a vectorised parse takes: (letter, width) -> (RE2, strptime directive).
+_VECTOR_FIELDS = {
+    ("y", 4): ("[1-9][0-9]{3}", "%Y"),
+    ("u", 4): ("[1-9][0-9]{3}", "%Y"),
+    ("M", 2): ("[0-9]{2}", "%m"),
+    ("d", 2): ("[0-9]{2}", "%d"),
+    ("H", 2): ("[0-9]{2}", "%H"),
+    ("m", 2): ("[0-9]{2}", "%M"),
+    ("s", 2): ("[0-9]{2}", "%S"),
+}
+_VECTOR_LITERALS = frozenset(" -/:.T,_")
+
+
+@functools.lru_cache(maxsize=64)
+def _vector_plan(text: str) -> tuple[str, str, str] | None:
+    """(RE2 regex, strptime format, the format to print seconds back) of a Java pattern.
+
+    None when the pattern has a letter or width not in :data:`_VECTOR_FIELDS`, a literal
+    beyond plain punctuation, or no literal at all (a digits-only timestamp is epoch millis).
+    """
+    regex, directives = ["^"], []
+    literal = False
+    for part in DateTimePattern(text)._parts:
+        if isinstance(part, str):
+            if not part or not set(part) <= _VECTOR_LITERALS:
+                return None
+            literal = True
+            regex.append(r"\Q" + part + r"\E")
+            directives.append(part)
+        elif part in _VECTOR_FIELDS:
+            body, directive = _VECTOR_FIELDS[part]
+            regex.append(body)
+            directives.append(directive)
+        else:
+            return None
+    if not literal:
+        return None
+    strptime = "".join(directives)
+    return "".join(regex) + "$", strptime, strptime
 
 
 @functools.lru_cache(maxsize=64)

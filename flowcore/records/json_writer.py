@@ -123,35 +123,44 @@ class JsonRecordWriter:
     def write(self, batch: pa.RecordBatch | pa.Table) -> None:
         """Write every record of *batch* (its columns named as the schema's fields).
 
-        Each column is rendered to JSON text at once (Arrow casts for numbers, booleans and
-        epoch millis; one C call per string), then the records are joined from the texts.
+        Each column is rendered to JSON text at once (Arrow casts and string kernels for
+        numbers, booleans, plain strings and epoch millis), each field's ``"key":value`` text is
+        a string kernel's join, and so is each record's; the batch's bytes are the joined
+        records' Arrow buffer, written as it is.
         """
+        rows = batch.num_rows
+        if not rows:
+            return
         printer = self._printer
-        fields = self._schema.fields
-        columns = [printer.column(_column(batch, f.name, f.type), f.type, 1) for f in fields]
-        keys = [json_string(f.name) + printer.colon for f in fields]
         suppress = self._options.suppress_nulls == ALWAYS_SUPPRESS
         pretty = self._options.pretty_print
         opening, between, closing = ("{\n  ", ",\n  ", "\n}") if pretty else ("{", ",", "}")
-        parts: list[str] = []
-        first = not self._count and batch.num_rows
-        if first and self._options.output_grouping == OUTPUT_ARRAY and pretty:
-            parts.append(" ")
+        items = []
+        for field in self._schema.fields:
+            text = printer.column_array(_column(batch, field.name, field.type), field.type, 1)
+            if not suppress:
+                text = pc.fill_null(text, "null")
+            key = json_string(field.name) + printer.colon
+            items.append(pc.binary_join_element_wise(key, text, ""))
+        if not items:
+            records = pa.array(["{ }" if pretty else "{}"] * rows, pa.string())
+        else:
+            inner = pc.binary_join_element_wise(*items, between, null_handling="skip")
+            records = pc.binary_join_element_wise(opening, inner, closing, "")
+            if suppress:
+                records = pc.if_else(pc.equal(inner, ""), "{ }" if pretty else "{}", records)
         separator = printer.record_separator
-        for index in range(batch.num_rows):
-            items = [
-                key + ("null" if column[index] is None else column[index])  # type: ignore[operator]
-                for key, column in zip(keys, columns, strict=True)
-                if not (suppress and column[index] is None)
-            ]
-            if self._count:
-                parts.append(separator)
-            if items:
-                parts.append(opening + between.join(items) + closing)
-            else:
-                parts.append("{ }" if pretty else "{}")
-            self._count += 1
-        self._stream.write("".join(parts).encode("utf-8"))
+        records = pc.binary_join_element_wise(separator, records, "")
+        head = b""
+        if not self._count:
+            first = len(separator.encode())  # the first record of the set has none before it
+            if self._options.output_grouping == OUTPUT_ARRAY and pretty:
+                head = b" "
+            self._stream.write(head)
+            self._stream.write(_string_bytes(records)[first:])
+        else:
+            self._stream.write(_string_bytes(records))
+        self._count += rows
 
     def finish(self) -> dict[str, str]:
         """End the record set; returns NiFi's attributes (``record.count``, ``mime.type``)."""
@@ -209,6 +218,15 @@ def _plain(text: str) -> str:
     return format(Decimal(text.replace("E", "e")), "f")
 
 
+def _string_bytes(strings: pa.Array) -> memoryview:
+    """The UTF-8 bytes of every value of a string array with no nulls, one after another."""
+    offsets = strings.buffers()[1]
+    data = strings.buffers()[2]
+    where = memoryview(offsets).cast("i")
+    start, stop = where[strings.offset], where[strings.offset + len(strings)]
+    return memoryview(data)[start:stop] if data is not None else memoryview(b"")
+
+
 def _column(batch: pa.RecordBatch | pa.Table, name: str, dtype: DataType) -> pa.Array:
     """The column *name* of *batch* (all null when the batch has none)."""
     index = batch.schema.get_field_index(name)
@@ -240,6 +258,36 @@ class _Printer:
         self._stamp = (
             formats.pattern(options.timestamp_format) if options.timestamp_format else None
         )
+
+    def column_array(self, array: pa.Array, dtype: DataType, level: int) -> pa.Array:
+        """:meth:`column` as an Arrow string array, vectorised for the common types."""
+        kind = dtype.name
+        if kind in ("string", "uuid", "char", "enum"):
+            strings = array.cast(pa.string())
+            plain = pc.invert(pc.match_substring_regex(strings, r'["\\\x00-\x1f]'))
+            quoted = pc.binary_join_element_wise('"', strings, '"', "")
+            if pc.all(pc.fill_null(plain, True)).as_py():
+                return quoted
+            slow = pc.fill_null(pc.invert(plain), False)
+            rest = [_fast_string(v) for v in strings.filter(slow).to_pylist()]
+            return pc.replace_with_mask(quoted, slow, pa.array(rest, pa.string()))
+        if kind in ("float", "double"):
+            texts = formats.java_number_column(array, single=kind == "float")
+            if self.o.allow_scientific_notation:
+                return texts
+            scientific = pc.fill_null(pc.match_substring(texts, "E"), False)
+            if not pc.any(scientific).as_py():
+                return texts
+            plain = [_plain(t) if "E" in t else t for t in texts.filter(scientific).to_pylist()]
+            return pc.replace_with_mask(texts, scientific, pa.array(plain, pa.string()))
+        if kind in ("byte", "short", "int", "long"):
+            return pc.cast(array, pa.string())
+        if kind == "boolean":
+            return pc.if_else(array, "true", "false")
+        millis = self._epoch_millis_array(array, kind)
+        if millis is not None:
+            return millis
+        return pa.array(self.column(array, dtype, level), pa.string())
 
     def column(self, array: pa.Array, dtype: DataType, level: int) -> list[str | None]:
         """The JSON text of every value of *array* (None for null), values at nesting *level*."""
@@ -280,22 +328,23 @@ class _Printer:
         return parts[0]
 
     def _epoch_millis(self, array: pa.Array, kind: str) -> list[str | None] | None:
+        """Epoch millis of a temporal column without a format (else None)."""
+        millis = self._epoch_millis_array(array, kind)
+        return None if millis is None else millis.to_pylist()
+
+    def _epoch_millis_array(self, array: pa.Array, kind: str) -> pa.Array | None:
         """Epoch millis of a temporal column without a format, by Arrow casts (else None)."""
         if (
             kind == "timestamp"
             and self._stamp is None
-            and self.o.timestamp_representation
-            in (
-                "AUTO",
-                "EPOCH_MILLISECONDS",
-            )
+            and self.o.timestamp_representation in ("AUTO", "EPOCH_MILLISECONDS")
         ):
-            return pc.cast(pc.cast(array, pa.int64()), pa.string()).to_pylist()
+            return pc.cast(pc.cast(array, pa.int64()), pa.string())
         if kind == "date" and self._date is None:
             days = pc.cast(pc.cast(array, pa.int32()), pa.int64())
-            return pc.cast(pc.multiply(days, 86_400_000), pa.string()).to_pylist()
+            return pc.cast(pc.multiply(days, 86_400_000), pa.string())
         if kind == "time" and self._time is None:
-            return pc.cast(pc.cast(array, pa.int32()), pa.string()).to_pylist()
+            return pc.cast(pc.cast(array, pa.int32()), pa.string())
         return None
 
     def _indent(self, level: int) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import subprocess
 import sys
@@ -15,9 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flowcore.errors import RecordError
+from flowcore.records import csv_reader
 from flowcore.records import schema as s
 from flowcore.records.csv_reader import CsvReaderOptions, read_csv
 from flowcore.records.csv_writer import CsvWriterOptions, write_csv
+from flowcore.records.inference import infer_text_schema
 
 NAMES = ["id", "name", "balance", "address", "city", "state", "zipCode", "country"]
 ACCOUNTS = s.RecordSchema(
@@ -237,3 +240,89 @@ def test_a_50_mb_csv_is_read_in_bounded_memory(tmp_path: Path) -> None:
     assert count == 1_300_000
     assert growth < 40_000_000, f"peak grew {growth / 1e6:.1f} MB reading {size / 1e6:.1f} MB"
     print(f"CSV of {size / 1e6:.1f} MB: peak RSS grew {growth / 1e6:.1f} MB")
+
+
+def test_timestamps_and_dates_parse_vectorised_with_the_odd_values_one_by_one() -> None:
+    """Dates and timestamps with spaces or as epoch millis read as NiFi reads them, in the same
+    column as values Arrow parses; an invalid date (Arrow: March 1st) names its record."""
+    rows = [
+        ("2024-02-28 10:00:00", "2024-02-28"),
+        (" 2024-02-08 01:02:03", "2024-02-08 "),
+        ("1700000000000", " 2024-01-01"),
+        ("", ""),
+    ]
+    content = "\n".join(f"{a},{b}" for a, b in rows).encode()
+    schema = s.RecordSchema.of([("stamp", s.TIMESTAMP), ("day", s.DATE)])
+    options = CsvReaderOptions(trim_fields=False)
+    (batch,) = read_csv(io.BytesIO(content), options, schema)
+    assert batch.to_pylist() == [
+        {"stamp": dt.datetime(2024, 2, 28, 10), "day": dt.date(2024, 2, 28)},
+        {"stamp": dt.datetime(2024, 2, 8, 1, 2, 3), "day": dt.date(2024, 2, 8)},
+        {"stamp": dt.datetime(2023, 11, 14, 22, 13, 20), "day": dt.date(2024, 1, 1)},
+        {"stamp": None, "day": None},
+    ]
+    bad = b"2024-02-28 10:00:00\n2024-02-30 10:00:00\n"
+    stamps = s.RecordSchema.of([("stamp", s.TIMESTAMP)])
+    with pytest.raises(RecordError) as error:
+        list(read_csv(io.BytesIO(bad), CsvReaderOptions(), stamps))
+    assert error.value.record == 2
+    assert error.value.field == "stamp"
+
+
+_CELLS = st.sampled_from(
+    [
+        "",
+        "0",
+        "-0",
+        "12",
+        "-2147483649",
+        "2147483647",
+        "9223372036854775808",
+        "1.5",
+        "-1.5",
+        ".5",
+        "0.0",
+        "1" + "0" * 40 + ".5",
+        "true",
+        "FALSE",
+        "tru",
+        "x",
+        "é",
+        "١٢",
+        '"7"',
+        '""',
+        '"',
+        "2024-01-02 03:04:05",
+        " 2024-01-02 03:04:05",
+        "2024-01-02",
+        "01/02/2024",
+        "03:04:05",
+        "1700000000000",
+        "NaN",
+        "1e5",
+        "+1",
+    ]
+)
+
+
+@given(st.lists(st.lists(_CELLS, min_size=0, max_size=4), min_size=1, max_size=12))
+@settings(max_examples=80, deadline=None)
+def test_column_wise_inference_is_the_row_wise_inference(rows: list[list[str]]) -> None:
+    """The reader's column-wise inference gives infer_text_schema's schema on tricky text."""
+    for temporal in (
+        CsvReaderOptions(),
+        CsvReaderOptions(timestamp_format="yyyy-MM-dd HH:mm:ss", date_format="MM/dd/yyyy"),
+        CsvReaderOptions(time_format="HH:mm:ss", date_format="yyyy-MM-dd"),
+    ):
+        options = attrs.evolve(temporal, trim_fields=False)
+        dialect = options.dialect()
+        columns = {f"f{i}": i for i in range(4)}
+        cleaned = [
+            [
+                csv_reader._clean(row[i], dialect, options) if i < len(row) else None
+                for i in columns.values()
+            ]
+            for row in rows
+        ]
+        expected = infer_text_schema(list(columns), cleaned, options.temporal)
+        assert csv_reader._infer_schema(columns, rows, dialect, options) == expected, rows

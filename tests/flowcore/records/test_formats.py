@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import struct
 
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -80,3 +81,56 @@ def test_unsupported_pattern_letters_are_named() -> None:
     """A letter the pattern engine does not know is refused by name."""
     with pytest.raises(ConfigurationError, match="'Q'"):
         formats.DateTimePattern("yyyy-QQ")
+
+
+_TRICKY_STAMPS = [
+    "2024-02-28 10:00:00",
+    "2024-02-30 10:00:00",  # Arrow would make it March 1st
+    "2024-2-28 1:00:00",  # other widths
+    " 2024-02-28 10:00:00",
+    "0999-01-01 00:00:00",
+    "2024-12-31 23:59:60",
+    "2024-13-01 00:00:00",
+    "1700000000000",
+    "2024-02-28T10:00:00",
+    "",
+    None,
+]
+
+
+@pytest.mark.parametrize(
+    "java", ["yyyy-MM-dd HH:mm:ss", "yyyy-MM-dd", "MM/dd/yyyy", "dd.MM.uuuu HH:mm"]
+)
+def test_a_vectorised_parse_gives_parse_datetimes_values_or_leaves_the_value(java: str) -> None:
+    """parse_column parses a value exactly as parse_datetime does, or leaves it null."""
+    pattern = formats.pattern(java)
+    samples = [
+        *_TRICKY_STAMPS,
+        pattern.format(dt.datetime(2023, 7, 4, 5, 6, 7)),
+        pattern.format(dt.datetime(2024, 2, 29)),
+    ]
+    parsed = pattern.parse_column(pa.array(samples, pa.string()))
+    assert parsed is not None
+    fast = parsed.to_pylist()
+    for text, value in zip(samples, fast, strict=True):
+        if value is not None:
+            assert value == pattern.parse_datetime(text), text
+    assert fast[-1] == dt.datetime(2024, 2, 29)
+    assert fast[1:4] == [None, None, None]
+
+
+@given(st.datetimes(min_value=dt.datetime(1000, 1, 1), max_value=dt.datetime(9999, 12, 31)))
+@settings(max_examples=60, deadline=None)
+def test_every_date_the_pattern_prints_parses_vectorised(moment: dt.datetime) -> None:
+    """A timestamp printed in NiFi's default pattern comes back, to the second, vectorised."""
+    pattern = formats.pattern("yyyy-MM-dd HH:mm:ss")
+    text = pattern.format(moment)
+    parsed = pattern.parse_column(pa.array([text]))
+    assert parsed is not None
+    assert parsed.to_pylist() == [pattern.parse_datetime(text)]
+
+
+def test_patterns_without_a_vectorised_form_say_so() -> None:
+    """Letters beyond y M d H m s, other widths and digits-only patterns keep the exact path."""
+    for java in ("yyyyMMddHHmmss", "yyyy-MM-dd HH:mm:ss.SSS", "MMM d, yyyy", "yy-MM-dd"):
+        assert formats.pattern(java).parse_column(pa.array(["x"])) is None

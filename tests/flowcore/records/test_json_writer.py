@@ -16,6 +16,7 @@ from flowcore.records.json_writer import (
     JsonRecordWriter,
     JsonWriterOptions,
     _fast_string,
+    _Printer,
     json_string,
     write_json,
 )
@@ -221,3 +222,53 @@ def test_float_and_double_columns_outside_the_plain_range() -> None:
 def test_the_fast_string_encoder_gives_jacksons_text(text: str) -> None:
     """orjson's strings, case-fixed, are the standard encoder's Jackson-style strings."""
     assert _fast_string(text) == json_string(text)
+
+
+_ROW_VALUES = st.fixed_dictionaries(
+    {
+        "s": st.none() | st.text(max_size=6),
+        "f": st.none() | st.floats(width=32),
+        "d": st.none() | st.floats(),
+        "i": st.none() | st.integers(-(2**63), 2**63 - 1),
+        "b": st.none() | st.booleans(),
+    }
+)
+_ROW_SCHEMA = s.RecordSchema.of(
+    [("s", s.STRING), ("f", s.FLOAT), ("d", s.DOUBLE), ("i", s.LONG), ("b", s.BOOLEAN)]
+)
+
+
+@given(
+    st.lists(_ROW_VALUES, max_size=8),
+    st.booleans(),
+    st.sampled_from(["never-suppress", "always-suppress"]),
+    st.sampled_from(["output-array", "output-oneline"]),
+    st.booleans(),
+)
+@settings(max_examples=80, deadline=None)
+def test_vectorised_records_are_the_value_by_value_printers_bytes(
+    rows: list[dict[str, object]], pretty: bool, suppress: str, grouping: str, scientific: bool
+) -> None:
+    """Columns rendered by Arrow kernels give the bytes the value-by-value printer gives."""
+    options = JsonWriterOptions(
+        pretty_print=pretty,
+        suppress_nulls=suppress,
+        output_grouping=grouping,
+        allow_scientific_notation=scientific,
+    )
+    batch = pa.RecordBatch.from_pylist(rows, _ROW_SCHEMA.to_arrow())
+    out = io.BytesIO()
+    writer = JsonRecordWriter(out, _ROW_SCHEMA, options)
+    writer.write(batch.slice(0, len(rows) // 2))
+    writer.write(batch.slice(len(rows) // 2))
+    writer.finish()
+    printer = _Printer(options)
+    texts = []
+    for row in batch.to_pylist():
+        parts: list[str] = []
+        printer.record(parts, row, _ROW_SCHEMA, 0)
+        texts.append("".join(parts))
+    body = printer.record_separator.join(texts)
+    if grouping == "output-array":
+        body = ("[ " + body + " ]" if rows else "[ ]") if pretty else "[" + body + "]"
+    assert out.getvalue().decode() == body
