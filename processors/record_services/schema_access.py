@@ -477,7 +477,8 @@ class RecordWriterService(_SchemaService):
         """
         own = schema if isinstance(schema, RecordSchema) else RecordSchema.from_arrow(schema)
         chosen = self.configured_schema(attributes) or own
-        if self.get_property("Schema Write Strategy").value == "confluent-encoded":
+        strategy = self.resolve_descriptor("Schema Write Strategy")  # FreeFormText has none
+        if strategy is not None and self.get_property(strategy).value == "confluent-encoded":
             stream.write(confluent_header(self._confluent_id(schema, attributes)))
         return _SchemaAttributes(
             self.open_writer(stream, chosen, attributes), self, chosen, attributes
