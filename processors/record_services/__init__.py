@@ -6,7 +6,11 @@ properties they share and the reader/writer API record processors call.
 """
 
 from processors.record_services.avro import AvroReader, AvroRecordSetWriter, AvroSchemaRegistry
-from processors.record_services.confluent import ConfluentSchemaRegistry
+from processors.record_services.confluent import (
+    ConfluentEncodedSchemaReferenceReader,
+    ConfluentEncodedSchemaReferenceWriter,
+    ConfluentSchemaRegistry,
+)
 from processors.record_services.csv import CSVReader, CSVRecordSetWriter
 from processors.record_services.grok import GrokReader
 from processors.record_services.json import JsonRecordSetWriter, JsonTreeReader
@@ -23,6 +27,8 @@ __all__ = [
     "AvroSchemaRegistry",
     "CSVReader",
     "CSVRecordSetWriter",
+    "ConfluentEncodedSchemaReferenceReader",
+    "ConfluentEncodedSchemaReferenceWriter",
     "ConfluentSchemaRegistry",
     "FreeFormTextRecordSetWriter",
     "GrokReader",
@@ -56,5 +62,7 @@ RECORD_SERVICES = {
         XMLRecordSetWriter,
         GrokReader,
         ConfluentSchemaRegistry,
+        ConfluentEncodedSchemaReferenceReader,
+        ConfluentEncodedSchemaReferenceWriter,
     )
 }
