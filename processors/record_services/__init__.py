@@ -23,6 +23,8 @@ RECORD_SERVICES: LazyTypes[type[ControllerService]] = LazyTypes(
         "AvroSchemaRegistry": "processors.record_services.avro",
         "CSVReader": "processors.record_services.csv",
         "CSVRecordSetWriter": "processors.record_services.csv",
+        "ConfluentEncodedSchemaReferenceReader": "processors.record_services.confluent",
+        "ConfluentEncodedSchemaReferenceWriter": "processors.record_services.confluent",
         "ConfluentSchemaRegistry": "processors.record_services.confluent",
         "FreeFormTextRecordSetWriter": "processors.record_services.text",
         "GrokReader": "processors.record_services.grok",

@@ -15,7 +15,11 @@ from flowcore.records.avro_codec import AvroRecordWriter, AvroWriterOptions, rea
 from flowcore.records.avro_schema import parse_schema_text, schema_to_avro
 from flowcore.records.schema import RecordSchema
 from flowcore.validators import POSITIVE_INTEGER_VALIDATOR, ValidationResult
-from processors.record_services._confluent_wire import read_confluent_header, with_schema_id
+from processors.record_services._confluent_wire import (
+    RegisteredRecordSchema,
+    registered_schema_of,
+    with_schema_id,
+)
 from processors.record_services.schema_access import (
     CONFLUENT_ENCODED_SCHEMA,
     EMBEDDED_AVRO_SCHEMA,
@@ -86,12 +90,12 @@ class AvroReader(RecordReaderService):
     ) -> Iterator[pa.RecordBatch]:
         """As NiFi's: the configured schema's Avro text is the reader's schema."""
         strategy = self._strategy
-        if strategy == CONFLUENT_ENCODED_SCHEMA.value:
-            registered = read_confluent_header(stream, self._registry)
+        registered = self.content_schema(attributes, stream)
+        if registered is not None:  # confluent-encoded, or a Schema Reference Reader's
             batches = read_avro(
                 stream, schema=registered.schema, avro_schema=json.loads(registered.text)
             )
-            return (with_schema_id(batch, registered.id) for batch in batches)
+            return (with_schema_id(batch, registered) for batch in batches)
         if strategy == "schema-text-property":
             text = self._evaluate("Schema Text", attributes) or ""
             avro = json.loads(text) if text else None
@@ -168,14 +172,23 @@ class AvroRecordSetWriter(RecordWriterService):
         )
         self._options.codec()  # a bad compression fails at enable time
 
+    def create_writer(
+        self, schema: RecordSchema | pa.Schema, attributes: Mapping[str, str], stream: IO[bytes]
+    ) -> RecordWriter:
+        """As the other writers'; records read with a registry's schema keep its Avro text."""
+        registered = registered_schema_of(schema) if isinstance(schema, pa.Schema) else None
+        return super().create_writer(registered or schema, attributes, stream)
+
     def open_writer(
         self, stream: IO[bytes], schema: RecordSchema, attributes: Mapping[str, str]
     ) -> RecordWriter:
         """The Avro codec's writer (a schema from a Confluent registry written as registered)."""
         avro = None
+        if isinstance(schema, RegisteredRecordSchema) and schema.avro_text:
+            avro = json.loads(schema.avro_text)
         registry = self._registry
         if (
-            self._options.schema_write_strategy == "confluent-encoded"
+            self._options.schema_write_strategy in ("confluent-encoded", "schema-reference-writer")
             and self._strategy == "schema-name"
             and hasattr(registry, "registered")
         ):

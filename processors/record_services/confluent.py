@@ -16,11 +16,11 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Iterable, Mapping
-from typing import Any, ClassVar
+from typing import IO, Any, ClassVar
 
 import httpx
 
-from flowcore.controller_service import ServiceContext
+from flowcore.controller_service import ControllerService, ServiceContext
 from flowcore.errors import ConfigurationError
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.records.avro_schema import parse_schema_text
@@ -33,10 +33,18 @@ from flowcore.validators import (
     ValidationResult,
     Validator,
 )
-from processors.record_services._confluent_wire import RegisteredSchema
+from processors.record_services._confluent_wire import (
+    RegisteredSchema,
+    confluent_header,
+    read_confluent_id,
+)
 from processors.record_services.schema_access import SchemaRegistryService
 
-__all__ = ["ConfluentSchemaRegistry"]
+__all__ = [
+    "ConfluentEncodedSchemaReferenceReader",
+    "ConfluentEncodedSchemaReferenceWriter",
+    "ConfluentSchemaRegistry",
+]
 
 REQUEST_HEADER_PREFIX = "request.header."
 _ACCEPT = "application/vnd.schemaregistry.v1+json"
@@ -342,3 +350,46 @@ class ConfluentSchemaRegistry(SchemaRegistryService):
             + " (check Schema Registry URLs and the registry's availability)"
         )
         raise ConfigurationError(msg)
+
+
+class ConfluentEncodedSchemaReferenceReader(ControllerService):
+    """Reads the schema id of Confluent's content header: a 0 byte and a 4-byte integer.
+
+    NiFi 2's way to read Confluent-encoded content: a reader with "Schema Access Strategy"
+    ``schema-reference-reader`` names this service and a ConfluentSchemaRegistry.
+    """
+
+    implements: ClassVar = ("org.apache.nifi.schemaregistry.services.SchemaReferenceReader",)
+    nifi_types: ClassVar = (
+        "org.apache.nifi.confluent.schemaregistry.ConfluentEncodedSchemaReferenceReader",
+    )
+    nifi_bundle: ClassVar = ("org.apache.nifi", "nifi-confluent-platform-nar")
+    tags: ClassVar = ("confluent", "schema", "registry", "kafka", "avro")
+
+    def schema_reference(self, attributes: Mapping[str, str], stream: IO[bytes]) -> int:
+        """The schema id at the start of *stream* (NiFi's ``getSchemaIdentifier``).
+
+        Raises:
+            RecordError: the content does not start with Confluent's header.
+        """
+        del attributes
+        return read_confluent_id(stream)
+
+
+class ConfluentEncodedSchemaReferenceWriter(ControllerService):
+    """Writes the schema id as Confluent's content header: a 0 byte and a 4-byte integer.
+
+    NiFi 2's way to write Confluent-encoded content: a writer with "Schema Write Strategy"
+    ``schema-reference-writer`` names this service.
+    """
+
+    implements: ClassVar = ("org.apache.nifi.schemaregistry.services.SchemaReferenceWriter",)
+    nifi_types: ClassVar = (
+        "org.apache.nifi.confluent.schemaregistry.ConfluentEncodedSchemaReferenceWriter",
+    )
+    nifi_bundle: ClassVar = ("org.apache.nifi", "nifi-confluent-platform-nar")
+    tags: ClassVar = ("confluent", "schema", "registry", "kafka", "avro")
+
+    def header(self, schema_id: int) -> bytes:
+        """The header referencing *schema_id* (NiFi's ``writeHeader``)."""
+        return confluent_header(schema_id)

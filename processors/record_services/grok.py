@@ -114,6 +114,13 @@ def _resource_text(value: str, name: str) -> str:
         except OSError as exc:
             msg = f"{name}: cannot read {value}: {exc.strerror}"
             raise ConfigurationError(msg) from None
+    if name == "Grok Patterns" and value.strip() and " " not in value.strip():
+        # a pattern definition is "NAME regex": one word is a file name (NiFi 1's Grok Pattern File)
+        msg = (
+            f"Grok Patterns names the file {value!r}, which does not exist; give its path or "
+            "the patterns"
+        )
+        raise ConfigurationError(msg)
     return value
 
 

@@ -30,7 +30,9 @@ from flowcore.records.avro_schema import parse_schema_text, schema_text
 from flowcore.records.schema import RecordSchema
 from flowcore.validators import NON_EMPTY_VALIDATOR, POSITIVE_INTEGER_VALIDATOR, ValidationResult
 from processors.record_services._confluent_wire import (
+    RegisteredSchema,
     confluent_header,
+    lookup_schema_id,
     read_confluent_header,
     schema_id_of,
     with_schema_id,
@@ -61,7 +63,7 @@ SCHEMA_REFERENCE_READER_PROPERTY = AllowableValue(
     "schema-reference-reader",
     "Schema Reference Reader",
     "The schema reference information will be provided through a configured Schema Reference "
-    "Reader service implementation (not supported by flowcore yet).",
+    "Reader service implementation.",
 )
 INHERIT_RECORD_SCHEMA = AllowableValue(
     "inherit-record-schema",
@@ -100,10 +102,8 @@ CONFLUENT_ENCODED_SCHEMA = AllowableValue(
 #: Strategies NiFi has that flowcore does not build yet: a validation problem says so.
 UNSUPPORTED = frozenset(
     {
-        SCHEMA_REFERENCE_READER_PROPERTY.value,
         HWX_SCHEMA_REF_ATTRIBUTES.value,
         HWX_CONTENT_ENCODED_SCHEMA.value,
-        "schema-reference-writer",
         "hwx-content-encoded-schema",
     }
 )
@@ -184,7 +184,7 @@ def schema_properties(access: PropertyDescriptor) -> tuple[PropertyDescriptor, .
         PropertyDescriptor(
             "Schema Reference Reader",
             description="Service implementation responsible for reading FlowFile attributes or "
-            "content to determine the Schema Reference Identifier (not supported by flowcore yet)",
+            "content to determine the Schema Reference Identifier",
             identifies_service="SchemaReferenceReader",
             dependencies=((access, SCHEMA_REFERENCE_READER_PROPERTY.value),),
             aliases=("schema-reference-reader",),
@@ -253,6 +253,18 @@ class _SchemaService(ControllerService):
                     "Schema Registry property be set.",
                 )
             )
+        if strategy == SCHEMA_REFERENCE_READER_PROPERTY.value:
+            for needed in ("Schema Reference Reader", "Schema Registry"):
+                if not values.get(needed):
+                    problems.append(
+                        ValidationResult(
+                            needed,
+                            None,
+                            False,
+                            "The 'Schema Reference Reader' Schema Access Strategy requires that "
+                            f"the {needed} property be set.",
+                        )
+                    )
         if strategy == CONFLUENT_ENCODED_SCHEMA.value and not values.get("Schema Registry"):
             problems.append(
                 ValidationResult(
@@ -285,6 +297,11 @@ class _SchemaService(ControllerService):
         )
         registry = self.get_property("Schema Registry").value if has("Schema Registry") else None
         self._registry = context.controller_service(registry) if registry else None
+        self._references: dict[str, Any] = {}
+        for name in ("Schema Reference Reader", "Schema Reference Writer"):
+            reference = self.get_property(name).value if has(name) else None
+            if reference:
+                self._references[name] = context.controller_service(reference)
 
     def _evaluate(self, name: str, attributes: Mapping[str, str]) -> str | None:
         return self.get_property(name).evaluate_attribute_expressions(dict(attributes)).value
@@ -347,11 +364,36 @@ class RecordReaderService(_SchemaService):
             RecordError: a record does not parse or fit (after the batches before it).
             ConfigurationError: the schema cannot be found for this FlowFile.
         """
-        if self._strategy == CONFLUENT_ENCODED_SCHEMA.value:
-            registered = read_confluent_header(stream, self._registry)
+        registered = self.content_schema(attributes, stream)
+        if registered is not None:
             batches = self.read(stream, registered.schema, attributes)
-            return (with_schema_id(batch, registered.id) for batch in batches)
+            return (with_schema_id(batch, registered) for batch in batches)
         return self.read(stream, self.configured_schema(attributes), attributes)
+
+    def content_schema(
+        self, attributes: Mapping[str, str], stream: IO[bytes]
+    ) -> RegisteredSchema | None:
+        """The registry's schema a reference at the start of *stream* names.
+
+        'confluent-encoded', or a Schema Reference Reader's ('schema-reference-reader'); None
+        for the other strategies.
+
+        Raises:
+            RecordError: the content does not start with the reference.
+            ConfigurationError: the registry does not have the schema.
+        """
+        if self._strategy == CONFLUENT_ENCODED_SCHEMA.value:
+            return read_confluent_header(stream, self._registry)
+        if self._strategy == SCHEMA_REFERENCE_READER_PROPERTY.value:
+            reader = self._references.get("Schema Reference Reader")
+            if reader is None or self._registry is None:
+                msg = (
+                    "Schema Access Strategy 'schema-reference-reader' needs a Schema Reference "
+                    "Reader and a Schema Registry"
+                )
+                raise ConfigurationError(msg)
+            return lookup_schema_id(self._registry, reader.schema_reference(attributes, stream))
+        return None
 
     def read(
         self,
@@ -404,7 +446,12 @@ SCHEMA_WRITE_STRATEGY_VALUES = (
         "Registry service. The reference is encoded as a single byte indicating the 'protocol "
         "version', followed by 4 bytes indicating the schema identifier.",
     ),
-    AllowableValue("schema-reference-writer", "Schema Reference Writer", "Not supported yet."),
+    AllowableValue(
+        "schema-reference-writer",
+        "Schema Reference Writer",
+        "The schema reference information will be written through a configured Schema "
+        "Reference Writer service implementation.",
+    ),
 )
 
 
@@ -432,7 +479,7 @@ def writer_properties(
         PropertyDescriptor(
             "Schema Reference Writer",
             description="Service implementation responsible for writing FlowFile attributes or "
-            "content header with Schema reference information (not supported by flowcore yet)",
+            "content header with Schema reference information",
             identifies_service="SchemaReferenceWriter",
             dependencies=(("Schema Write Strategy", "schema-reference-writer"),),
         ),
@@ -450,6 +497,26 @@ class RecordWriterService(_SchemaService):
         """As the readers', plus a write strategy flowcore lacks."""
         problems = list(super().custom_validate(values))
         write = values.get("Schema Write Strategy")
+        if write == "schema-reference-writer" and not values.get("Schema Reference Writer"):
+            problems.append(
+                ValidationResult(
+                    "Schema Reference Writer",
+                    None,
+                    False,
+                    "The 'Schema Reference Writer' Schema Write Strategy requires that the "
+                    "Schema Reference Writer property be set.",
+                )
+            )
+        if values.get("Schema Access Strategy") == SCHEMA_REFERENCE_READER_PROPERTY.value:
+            problems.append(
+                ValidationResult(
+                    "Schema Access Strategy",
+                    SCHEMA_REFERENCE_READER_PROPERTY.value,
+                    False,
+                    "a writer cannot read a schema reference from content; use "
+                    "'inherit-record-schema', 'schema-name' or 'schema-text-property'",
+                )
+            )
         if write in UNSUPPORTED or write == "hwx-schema-ref-attributes":
             problems.append(
                 ValidationResult(
@@ -477,9 +544,16 @@ class RecordWriterService(_SchemaService):
         """
         own = schema if isinstance(schema, RecordSchema) else RecordSchema.from_arrow(schema)
         chosen = self.configured_schema(attributes) or own
-        strategy = self.resolve_descriptor("Schema Write Strategy")  # FreeFormText has none
-        if strategy is not None and self.get_property(strategy).value == "confluent-encoded":
+        has_write = self.resolve_descriptor("Schema Write Strategy") is not None
+        write = self.get_property("Schema Write Strategy").value if has_write else None
+        if write == "confluent-encoded":
             stream.write(confluent_header(self._confluent_id(schema, attributes)))
+        elif write == "schema-reference-writer":
+            stream.write(
+                self._references["Schema Reference Writer"].header(
+                    self._confluent_id(schema, attributes)
+                )
+            )
         return _SchemaAttributes(
             self.open_writer(stream, chosen, attributes), self, chosen, attributes
         )

@@ -119,12 +119,9 @@ class XMLReader(RecordReaderService):
     )
 
     def on_enabled(self, context: ServiceContext) -> None:
-        """Keep the schema access and the parsing of attributes."""
+        """Keep the schema access and the parsing of attributes (its value, any strategy)."""
         super().on_enabled(context)
-        self._parse_attributes = (
-            self._strategy != INFER_SCHEMA.value
-            or self.get_property("Parse XML Attributes").value != "false"
-        )
+        self._parse_attributes = self.get_property("Parse XML Attributes").value != "false"
 
     def _options(self, attributes: Mapping[str, str]) -> XmlReaderOptions:
         """The options for one FlowFile (three properties take its attributes).

@@ -185,3 +185,51 @@ def test_memory_is_one_batch_not_the_document() -> None:
     tracemalloc.stop()
     assert count == len(held)
     assert streamed < whole / 2
+
+
+def _inferred(data: bytes, options: XmlReaderOptions) -> s.RecordSchema:
+    (batch,) = list(read_xml(io.BytesIO(data), options))
+    return s.RecordSchema.from_arrow(batch.schema)
+
+
+def test_infer_flat_xml_with_temporal_formats() -> None:
+    """TestInferXmlSchema.testFlatXml: text typed by the date, time and timestamp formats."""
+    person = b"""<PERSON ID="P1"><NAME>Cleve Butler</NAME><AGE>42</AGE><COUNTRY>USA</COUNTRY>
+      <DOB>11/30/1983</DOB><TOB>10:30:00</TOB><TSOB>11/30/1983 10:30:00.000</TSOB></PERSON>"""
+    options = XmlReaderOptions(
+        date_format="MM/dd/yyyy", time_format="HH:mm:ss", timestamp_format="MM/dd/yyyy HH:mm:ss.SSS"
+    )
+    schema = _inferred(person, options)
+    assert [(f.name, f.type) for f in schema.fields] == [
+        ("ID", s.STRING),
+        ("NAME", s.STRING),
+        ("AGE", s.INT),
+        ("COUNTRY", s.STRING),
+        ("DOB", s.DATE),
+        ("TOB", s.TIME),
+        ("TSOB", s.TIMESTAMP),
+    ]
+
+
+TEXT_WITH_ATTRIBUTE = b"""<root><record><num>123</num><name>John Doe</name>
+  <software favorite="true">Apache NiFi</software></record></root>"""
+
+
+def test_infer_string_field_with_attributes() -> None:
+    """testStringFieldWithAttributes / ...Ignored: text beside attributes makes a RECORD."""
+    options = XmlReaderOptions(records_as_array=True, content_field_name="contentfield")
+    schema = _inferred(TEXT_WITH_ATTRIBUTE, options)
+    assert [(f.name, f.type.name) for f in schema.fields] == [
+        ("num", "int"),
+        ("name", "string"),
+        ("software", "record"),
+    ]
+    software = schema.field("software").type.schema
+    assert [(f.name, f.type) for f in software.fields] == [
+        ("favorite", s.BOOLEAN),
+        ("contentfield", s.STRING),
+    ]
+    (row,) = _rows(TEXT_WITH_ATTRIBUTE, options)
+    assert row["software"] == {"favorite": True, "contentfield": "Apache NiFi"}
+    ignored = XmlReaderOptions(records_as_array=True, parse_xml_attributes=False)
+    assert _inferred(TEXT_WITH_ATTRIBUTE, ignored).field("software").type == s.STRING

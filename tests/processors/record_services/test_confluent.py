@@ -23,6 +23,8 @@ from flowcore.registry import BUILTIN_SERVICES
 from processors.record_services import (
     AvroReader,
     AvroRecordSetWriter,
+    ConfluentEncodedSchemaReferenceReader,
+    ConfluentEncodedSchemaReferenceWriter,
     ConfluentSchemaRegistry,
     JsonRecordSetWriter,
 )
@@ -268,3 +270,39 @@ def test_writers_write_the_confluent_reference(server: str) -> None:
     assert out.getvalue() == b'\x00\x00\x00\x00\x07[{"id":1,"name":"a"}]'
     with pytest.raises(ConfigurationError, match="Schema Identifier is not known"):
         json_writer.create_writer(batch.schema, {}, io.BytesIO())
+
+
+def test_nifi_2_schema_reference_reader_and_writer(server: str) -> None:
+    """NiFi 2's ConfluentEncodedSchemaReference{Reader,Writer}: the same header, by service."""
+    registry = _registry(server)
+    references = {
+        "reg": registry,
+        "refs": ConfluentEncodedSchemaReferenceReader("refs"),
+        "refw": ConfluentEncodedSchemaReferenceWriter("refw"),
+    }
+    reader_definition = AvroReader(
+        "r",
+        schema_access_strategy="schema-reference-reader",
+        schema_registry="reg",
+        schema_reference_reader="refs",
+    )
+    assert not reader_definition.validate()
+    reader = reader_definition.enable(ServiceContext(reader_definition, references))
+    content = b"\x00" + struct.pack(">I", 7) + _datums(V2, [{"id": 9, "name": "z"}])
+    (batch,) = list(reader.create_reader({}, io.BytesIO(content)))
+    assert batch.to_pylist() == [{"id": 9, "name": "z"}]
+
+    writer_definition = AvroRecordSetWriter(
+        "w", schema_write_strategy="schema-reference-writer", schema_reference_writer="refw"
+    )
+    assert not writer_definition.validate()
+    writer = writer_definition.enable(ServiceContext(writer_definition, references))
+    out = io.BytesIO()
+    sink = writer.create_writer(batch.schema, {}, out)
+    sink.write(batch)
+    sink.finish()
+    assert out.getvalue()[:5] == b"\x00\x00\x00\x00\x07"
+    (again,) = list(reader.create_reader({}, io.BytesIO(out.getvalue())))
+    assert again.to_pylist() == [{"id": 9, "name": "z"}]
+    missing = AvroRecordSetWriter("w", schema_write_strategy="schema-reference-writer").validate()
+    assert any(p.subject == "Schema Reference Writer" for p in missing)

@@ -99,3 +99,10 @@ def test_convert_record_log_lines_to_json() -> None:
         '{"level":"INFO","msg":"one","stackTrace":null,"_raw":"INFO one"}\n'
         '{"level":"WARN","msg":"two","stackTrace":null,"_raw":"WARN two"}'
     )
+
+
+def test_a_missing_pattern_file_is_named(tmp_path: Path) -> None:
+    """NiFi 1's Grok Pattern File naming no file is a validation problem naming it."""
+    missing = str(tmp_path / "nope.txt")
+    problems = GrokReader("g", grok_expressions="%{WORD:w}", grok_patterns=missing).validate()
+    assert any("does not exist" in p.explanation for p in problems)

@@ -23,11 +23,13 @@ def test_nifi_1_internal_names_are_accepted() -> None:
     assert reader.validate() == ()
 
 
-def test_unsupported_strategies_are_named() -> None:
-    """A strategy flowcore lacks (Confluent, schema reference reader) is a validation problem."""
+def test_schema_reference_reader_needs_its_services() -> None:
+    """NiFi's check: the Schema Reference Reader strategy needs that service and a registry."""
     reader = JsonTreeReader("r", schema_access_strategy="schema-reference-reader")
-    problems = [p.explanation for p in reader.validate()]
-    assert any("not supported by flowcore yet" in p for p in problems)
+    assert sorted(p.subject for p in reader.validate()) == [
+        "Schema Reference Reader",
+        "Schema Registry",
+    ]
 
 
 def test_schema_name_needs_a_registry() -> None:
