@@ -23,6 +23,8 @@ BUILTIN_PROCESSORS: LazyTypes[type[Processor]] = LazyTypes(
         "ControlRate": "processors.control_rate",
         "ConvertAvroToJSON": "processors.convert_avro_to_json",
         "ConvertRecord": "processors.convert_record",
+        "ExecuteSQL": "processors.sql.execute_sql",
+        "ExecuteSQLRecord": "processors.sql.execute_sql_record",
         "CryptographicHashContent": "processors.cryptographic_hash_content",
         "DetectDuplicate": "processors.detect_duplicate",
         "DuplicateFlowFile": "processors.duplicate_flowfile",

@@ -73,6 +73,8 @@ _STANDARD_NAMES = (
     "DuplicateFlowFile",
     "EvaluateJsonPath",
     "EvaluateXPath",
+    "ExecuteSQL",
+    "ExecuteSQLRecord",
     "ExtractText",
     "FetchDistributedMapCache",
     "FetchFile",
