@@ -54,6 +54,8 @@ BUILTIN_PROCESSORS: LazyTypes[type[Processor]] = LazyTypes(
         "PutDistributedMapCache": "processors.put_distributed_map_cache",
         "PutEmail": "processors.put_email",
         "PutFile": "processors.put_file",
+        "QueryDatabaseTable": "processors.sql.query_database_table",
+        "QueryDatabaseTableRecord": "processors.sql.query_database_table_record",
         "QueryRecord": "processors.query_record",
         "ReplaceText": "processors.replace_text",
         "RetryFlowFile": "processors.retry_flowfile",

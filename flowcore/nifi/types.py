@@ -93,6 +93,8 @@ _STANDARD_NAMES = (
     "PutDistributedMapCache",
     "PutEmail",
     "PutFile",
+    "QueryDatabaseTable",
+    "QueryDatabaseTableRecord",
     "QueryRecord",
     "ReplaceText",
     "RetryFlowFile",
