@@ -53,6 +53,7 @@ BUILTIN_PROCESSORS: LazyTypes[type[Processor]] = LazyTypes(
         "PutDataset": "processors.put_dataset",
         "PutDistributedMapCache": "processors.put_distributed_map_cache",
         "PutEmail": "processors.put_email",
+        "PutDatabaseRecord": "processors.sql.put_database_record",
         "PutFile": "processors.put_file",
         "QueryDatabaseTable": "processors.sql.query_database_table",
         "QueryDatabaseTableRecord": "processors.sql.query_database_table_record",

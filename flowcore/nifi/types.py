@@ -90,6 +90,7 @@ _STANDARD_NAMES = (
     "ModifyBytes",
     "Notify",
     "PartitionRecord",
+    "PutDatabaseRecord",
     "PutDistributedMapCache",
     "PutEmail",
     "PutFile",
