@@ -55,6 +55,7 @@ BUILTIN_PROCESSORS: LazyTypes[type[Processor]] = LazyTypes(
         "PutEmail": "processors.put_email",
         "PutDatabaseRecord": "processors.sql.put_database_record",
         "PutFile": "processors.put_file",
+        "PutSQL": "processors.sql.put_sql",
         "QueryDatabaseTable": "processors.sql.query_database_table",
         "QueryDatabaseTableRecord": "processors.sql.query_database_table_record",
         "QueryRecord": "processors.query_record",

@@ -94,6 +94,7 @@ _STANDARD_NAMES = (
     "PutDistributedMapCache",
     "PutEmail",
     "PutFile",
+    "PutSQL",
     "QueryDatabaseTable",
     "QueryDatabaseTableRecord",
     "QueryRecord",
