@@ -36,6 +36,7 @@ BUILTIN_PROCESSORS: LazyTypes[type[Processor]] = LazyTypes(
         "FetchFile": "processors.fetch_file",
         "FileSplitter": "processors.file_splitter",
         "GenerateFlowFile": "processors.generate_flowfile",
+        "GenerateTableFetch": "processors.sql.generate_table_fetch",
         "GetDataFrame": "processors.get_dataframe",
         "GetFile": "processors.get_file",
         "InvokeHTTP": "processors.invoke_http",

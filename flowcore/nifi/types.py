@@ -79,6 +79,7 @@ _STANDARD_NAMES = (
     "FetchDistributedMapCache",
     "FetchFile",
     "GenerateFlowFile",
+    "GenerateTableFetch",
     "GetFile",
     "InvokeHTTP",
     "ListFile",
