@@ -44,7 +44,10 @@ def _column(values: Sequence[Any], atype: pa.DataType | None) -> pa.Array:
     if atype is None:
         return pa.array(values)
     if atype == pa.string():
-        values = [v if v is None or isinstance(v, str) else str(v) for v in values]
+        try:
+            return pa.array(values, type=atype)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):  # UUIDs, JSON...: their text
+            values = [v if v is None or isinstance(v, str) else str(v) for v in values]
     if pa.types.is_timestamp(atype):
         values = [
             v.astimezone(__import__("datetime").UTC).replace(tzinfo=None)
