@@ -153,10 +153,10 @@ def test_every_missing_processor_and_service_type_is_in_the_first_error() -> Non
         "such processor; used by 1 processor: 'Convert'; map it to a processor class with "
         "type_map={'CountText': YourProcessor} (flowcore run, explain or convert "
         "--type-map MODULE:DICT), or replace it in NiFi",
-        "  - processor type org.apache.nifi.processors.standard.ListDatabaseTables: flowcore has no "
-        "such processor; used by 2 processors: 'Ingest/Query', 'Ingest/Query 2'; map it to a "
-        "processor class with type_map={'ListDatabaseTables': YourProcessor} (flowcore run, explain or "
-        "convert --type-map MODULE:DICT), or replace it in NiFi",
+        "  - processor type org.apache.nifi.processors.standard.ListDatabaseTables: flowcore "
+        "has no such processor; used by 2 processors: 'Ingest/Query', 'Ingest/Query 2'; map it "
+        "to a processor class with type_map={'ListDatabaseTables': YourProcessor} (flowcore "
+        "run, explain or convert --type-map MODULE:DICT), or replace it in NiFi",
         "  - controller service type org.apache.nifi.cef.CEFReader: flowcore has no "
         "equivalent; "
         f"1 service: 'CSV reader' (used by 'Convert', 'Log'); {_SERVICE_FIX}",
