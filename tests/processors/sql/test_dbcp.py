@@ -93,3 +93,39 @@ def test_unmapped_url_is_a_configuration_error() -> None:
     """A database flowcore has no driver for fails enabling, with the mapped ones named."""
     with pytest.raises(ConfigurationError, match="no Python driver"):
         _enable(**{"Database Connection URL": "jdbc:h2:mem:x"})
+
+
+def test_export_and_import_leave_the_password_out(tmp_path) -> None:
+    """A flow's export to NiFi names DBCPConnectionPool's type, never its password; the
+    export imports back with ExecuteSQL naming the pool."""
+    import json
+
+    from flowcore import Flow
+    from processors.sql.execute_sql import ExecuteSQL
+
+    flow = Flow("sql-export")
+    flow.add_service(
+        DBCPConnectionPool(
+            "pool",
+            **{
+                "Database Connection URL": "jdbc:postgresql://db:5432/sales",
+                "Database User": "u",
+                "Password": "hunter2-secret",
+            },
+        )
+    )
+    flow.add(
+        ExecuteSQL(**{"Database Connection Pooling Service": "pool", "SQL Query": "select 1"}),
+        name="query",
+    )
+    exported = flow.to_nifi()
+    text = json.dumps(exported)
+    assert "hunter2-secret" not in text
+    assert "org.apache.nifi.dbcp.DBCPConnectionPool" in text
+    assert "org.apache.nifi.processors.standard.ExecuteSQL" in text
+    back = Flow.from_nifi(exported)
+    [service] = back.services.values()
+    assert type(service).__name__ == "DBCPConnectionPool"
+    assert service.get_property("Database Connection URL").value == (
+        "jdbc:postgresql://db:5432/sales"
+    )
