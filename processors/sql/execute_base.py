@@ -441,7 +441,7 @@ def _set_timeout(raw: Any, seconds: int) -> None:
     module = type(raw.driver_connection).__module__
     if module.startswith("psycopg"):
         with raw.cursor() as cursor:
-            cursor.execute(f"SET statement_timeout = {int(seconds) * 1000}")
+            cursor.execute(f"SET LOCAL statement_timeout = {int(seconds) * 1000}")
 
 
 def _next_set(cursor: Any) -> bool:

@@ -125,7 +125,7 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
         del values
         return []
 
-    def list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
+    def _list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
         """Count the rows past the committed maxima; one item for the pages, new maxima."""
         table = context.get_property(q.TABLE_NAME).value or ""
         max_columns = q._columns(context.get_property(q.MAX_VALUE_COLUMN_NAMES).value)

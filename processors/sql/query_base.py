@@ -279,6 +279,23 @@ class AbstractQueryDatabaseTable(SourceProcessor):
     # --- listing (the driver) --------------------------------------------------------------
 
     def list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
+        """The listing, or none while the database cannot answer (logged; NiFi yields)."""
+        from flowcore.errors import ConfigurationError  # noqa: PLC0415
+        from processors.sql.statements import describe_error  # noqa: PLC0415
+
+        try:
+            return self._list_work(context, state)
+        except ConfigurationError:
+            raise
+        except Exception as error:  # the database's: unreachable, refused, no such table
+            table = context.get_property(TABLE_NAME).value
+            context.logger.error(
+                "Unable to list new rows of %s: %s", table, describe_error(error, "database")
+            )
+            context.yield_()
+            return WorkListing((), state)
+
+    def _list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
         """One item reading the rows past the committed maxima, up to the current maximum."""
         table, source = self._source(context)
         max_columns = _columns(context.get_property(MAX_VALUE_COLUMN_NAMES).value)

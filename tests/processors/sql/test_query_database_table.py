@@ -151,3 +151,13 @@ def test_postgres_incremental_with_timestamps(postgres) -> None:
     assert [r["id"] for o in runner.flowfiles_for("success") for r in _rows(o)] == [3]
     event = runner.provenance_events[-1]
     assert event.transit_uri == f"postgresql://127.0.0.1:{postgres.port}/postgres"
+
+
+def test_missing_table_lists_nothing_and_yields(tmp_path: Path, caplog) -> None:
+    """A table that does not exist: no FlowFile, no state, an error naming the cause."""
+    runner = _runner(_db(tmp_path), **{"Table Name": "NOWHERE", "Maximum-value Columns": "id"})
+    runner.run()
+    runner.assert_transfer_count("success", 0)
+    assert runner.state == {}
+    assert "no such table: NOWHERE" in caplog.text
+    assert runner.context.yielded
