@@ -6,13 +6,14 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JAVA_PACKAGE := openjdk-17-jre-headless
 GRAPHVIZ_PACKAGE := graphviz
+POSTGRES_PACKAGE := postgresql
 
 # The first interpreter on PATH that is Python 3.11 or newer.
 PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do \
 	  if command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then \
 	    echo $$p; break; fi; done)
 
-.PHONY: spark-classes help setup java graphviz test demo demo-nifi lint bench clean
+.PHONY: spark-classes help setup java graphviz postgresql test demo demo-nifi lint bench clean
 
 help:
 	@echo "make demo   set up and run the example flow"
@@ -29,7 +30,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 
-setup: $(STAMP) java graphviz spark-classes
+setup: $(STAMP) java graphviz postgresql spark-classes
 
 # Spark runs on the JVM: require Java 17+. Install it when we can (root with apt-get), else say how.
 java:
@@ -66,6 +67,17 @@ graphviz:
 	  echo "Graphviz's dot is not installed; pictures will be DOT text, not SVG. For SVG:"; \
 	  echo "  sudo apt-get install -y $(GRAPHVIZ_PACKAGE)      (Debian/Ubuntu)"; \
 	  echo "  brew install graphviz                   (macOS)"; \
+	fi
+
+# The SQL tests start a throwaway PostgreSQL cluster (initdb, pg_ctl): install it when we can.
+postgresql:
+	@if command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then exit 0; fi; \
+	if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "Installing $(POSTGRES_PACKAGE) with apt-get (the SQL tests' server) ..."; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(POSTGRES_PACKAGE) >/dev/null \
+	    || echo "apt-get could not install $(POSTGRES_PACKAGE); the PostgreSQL tests will skip"; \
+	else \
+	  echo "PostgreSQL is not installed; its tests will skip. sudo apt-get install -y $(POSTGRES_PACKAGE)"; \
 	fi
 
 # Two pytest workers: the suite keeps both cores busy (a third made it slower: 22m36s against

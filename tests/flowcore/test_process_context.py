@@ -57,3 +57,12 @@ def test_relationships_input_clock_and_yield_are_reported_as_configured() -> Non
     assert (context.name, context.now(), context.yielded) == ("tag", 1_000, False)
     context.yield_()
     assert context.yielded
+
+
+def test_controller_services_only_where_the_runner_gives_them() -> None:
+    """A source's listing context looks services up; elsewhere asking names the component."""
+    context = _context()
+    with pytest.raises(ConfigurationError, match=r"UpdateAttribute: no controller services"):
+        context.controller_service("pool")
+    context.service_lookup = {"pool": "the pool"}.__getitem__
+    assert context.controller_service("pool") == "the pool"

@@ -140,8 +140,8 @@ def test_every_missing_type_is_one_block_and_status_2(tmp_path: Path) -> None:
     subjects = [line.partition(": ")[0] for line in lines[1:]]
     assert subjects == [
         "  - processor type org.apache.nifi.processors.standard.CountText",
-        "  - processor type org.apache.nifi.processors.standard.ExecuteSQL",
+        "  - processor type org.apache.nifi.processors.standard.ListDatabaseTables",
         "  - controller service type org.apache.nifi.cef.CEFReader",
-        "  - controller service type org.apache.nifi.dbcp.DBCPConnectionPool",
+        "  - controller service type org.apache.nifi.dbcp.HikariCPConnectionPool",
     ]
     assert not out.exists()

@@ -146,7 +146,7 @@ def service(identifier: str, name: str, kind: str, *, group: str = "top") -> dic
 
 def missing_types() -> dict[str, Any]:
     """A download using two processor types and two service types flowcore lacks: CountText
-    (reading with a CEFReader that LogAttribute names too) at the top, and two ExecuteSQL in
+    (reading with a CEFReader that LogAttribute names too) at the top, and two ListDatabaseTables in
     group Ingest using its DBCPConnectionPool; a service no processor names stands aside."""
     uses = {"name": "Record Reader", "identifiesControllerService": True}
     convert = processor("convert", "Convert", "CountText", {"Record Reader": "csv"},
@@ -154,12 +154,12 @@ def missing_types() -> dict[str, Any]:
     log = processor("log", "Log", "LogAttribute", {"Record Reader": "csv"})
     pooled = {"Database Connection Pooling Service": "pool"}
     queries = [
-        processor(f"q{n}", name, "ExecuteSQL", pooled, group="ingest")
+        processor(f"q{n}", name, "ListDatabaseTables", pooled, group="ingest")
         for n, name in enumerate(["Query", "Query 2"])
     ]
     ingest = group(
         "ingest", "Ingest", processors=queries, groupIdentifier="top",
-        controllerServices=[service("pool", "Pool", "org.apache.nifi.dbcp.DBCPConnectionPool",
+        controllerServices=[service("pool", "Pool", "org.apache.nifi.dbcp.HikariCPConnectionPool",
                                     group="ingest")],
     )  # fmt: skip
     top = group(

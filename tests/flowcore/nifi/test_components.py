@@ -53,7 +53,10 @@ def test_types_resolve_through_the_type_map_then_the_registry() -> None:
         SignContent
     )
     assert processor_class(standard, {standard: LogAttribute}, REGISTRY) is LogAttribute
-    assert processor_class("org.apache.nifi.processors.standard.ExecuteSQL", {}, REGISTRY) is None
+    assert (
+        processor_class("org.apache.nifi.processors.standard.ListDatabaseTables", {}, REGISTRY)
+        is None
+    )
 
 
 def test_a_nifi_name_in_another_package_is_another_class() -> None:

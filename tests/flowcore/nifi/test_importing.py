@@ -96,9 +96,11 @@ def test_every_unsupported_type_is_reported_at_once(samples: Path) -> None:
     document = json.loads((samples / "download-2x.json").read_text())
     ingest = document["flowContents"]["processGroups"][0]
     ingest["processors"].append(
-        processor("http", "Call API", "ExecuteSQL", group=ingest["identifier"])
+        processor("http", "Call API", "ListDatabaseTables", group=ingest["identifier"])
     )
-    document["flowContents"]["processors"].append(processor("http2", "Call again", "ExecuteSQL"))
+    document["flowContents"]["processors"].append(
+        processor("http2", "Call again", "ListDatabaseTables")
+    )
     with pytest.raises(NiFiImportError) as raised:
         Flow.from_nifi(document)
     lines = str(raised.value).splitlines()
@@ -108,10 +110,10 @@ def test_every_unsupported_type_is_reported_at_once(samples: Path) -> None:
         "'Sign'; map it" in lines[1]
     )
     assert (
-        "ExecuteSQL: flowcore has no such processor; used by 2 processors: 'Call again', "
+        "ListDatabaseTables: flowcore has no such processor; used by 2 processors: 'Call again', "
         "'Ingest/Call API'; map it" in (lines[2])
     )
-    assert "type_map={'ExecuteSQL': YourProcessor}" in lines[2]
+    assert "type_map={'ListDatabaseTables': YourProcessor}" in lines[2]
 
 
 def test_a_registry_flow_file_runs_end_to_end(samples: Path, tmp_path: Path) -> None:
@@ -151,14 +153,14 @@ def test_every_missing_processor_and_service_type_is_in_the_first_error() -> Non
         "such processor; used by 1 processor: 'Convert'; map it to a processor class with "
         "type_map={'CountText': YourProcessor} (flowcore run, explain or convert "
         "--type-map MODULE:DICT), or replace it in NiFi",
-        "  - processor type org.apache.nifi.processors.standard.ExecuteSQL: flowcore has no "
-        "such processor; used by 2 processors: 'Ingest/Query', 'Ingest/Query 2'; map it to a "
-        "processor class with type_map={'ExecuteSQL': YourProcessor} (flowcore run, explain or "
-        "convert --type-map MODULE:DICT), or replace it in NiFi",
+        "  - processor type org.apache.nifi.processors.standard.ListDatabaseTables: flowcore "
+        "has no such processor; used by 2 processors: 'Ingest/Query', 'Ingest/Query 2'; map it "
+        "to a processor class with type_map={'ListDatabaseTables': YourProcessor} (flowcore "
+        "run, explain or convert --type-map MODULE:DICT), or replace it in NiFi",
         "  - controller service type org.apache.nifi.cef.CEFReader: flowcore has no "
         "equivalent; "
         f"1 service: 'CSV reader' (used by 'Convert', 'Log'); {_SERVICE_FIX}",
-        "  - controller service type org.apache.nifi.dbcp.DBCPConnectionPool: flowcore has no "
+        "  - controller service type org.apache.nifi.dbcp.HikariCPConnectionPool: flowcore has no "
         "equivalent; 1 service: 'Ingest/Pool' (used by 'Ingest/Query', 'Ingest/Query 2'); "
         f"{_SERVICE_FIX}",
     ]
@@ -168,7 +170,7 @@ def test_every_missing_processor_and_service_type_is_in_the_first_error() -> Non
 def test_mapped_processors_leave_each_missing_service_reported_once() -> None:
     """With the processor types mapped, the same service problems remain, each service once
     with all its users (making the processors reports none again)."""
-    types = {"CountText": SignContent, "ExecuteSQL": SignContent}
+    types = {"CountText": SignContent, "ListDatabaseTables": SignContent}
     with pytest.raises(NiFiImportError) as raised:
         Flow.from_nifi(missing_types(), type_map=types)
     lines = str(raised.value).splitlines()

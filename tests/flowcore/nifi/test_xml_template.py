@@ -161,7 +161,7 @@ def test_disabled_state_descriptors_and_services_are_read(tmp_path: Path) -> Non
     flowcore lacks is reported with it, as in JSON."""
     service = """<controllerServices><id>svc</id><parentGroupId>G</parentGroupId>
       <name>Pool</name><properties/><state>ENABLED</state>
-      <type>org.apache.nifi.dbcp.DBCPConnectionPool</type></controllerServices>"""
+      <type>org.apache.nifi.dbcp.HikariCPConnectionPool</type></controllerServices>"""
     log = _processor(
         "log",
         "Log",
@@ -174,7 +174,7 @@ def test_disabled_state_descriptors_and_services_are_read(tmp_path: Path) -> Non
     )
     path = tmp_path / "svc.xml"
     path.write_text(f"<template><name>S</name><snippet>{service}{log}</snippet></template>")
-    with pytest.raises(NiFiImportError, match="DBCPConnectionPool") as raised:
+    with pytest.raises(NiFiImportError, match="HikariCPConnectionPool") as raised:
         import_nifi(path)
     assert "'Pool' (used by 'Log')" in str(raised.value)
     definition = read_definition(path)

@@ -1,0 +1,97 @@
+"""Driver rows as Arrow record batches, one column at a time (ExecuteSQLRecord, QDTR).
+
+DB-API drivers hand out tuples; each fetch becomes one ``pyarrow.RecordBatch`` built column
+by column with the type the column's JDBC kind names (:mod:`processors.sql.avro_types`), so
+every batch of a result set has the first one's schema and record writers see Arrow only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from processors.sql.avro_types import column_kinds, normalize_name
+
+__all__ = ["arrow_batches", "arrow_type"]
+
+_TYPES = {
+    "BIGINT": pa.int64(),
+    "INTEGER": pa.int32(),
+    "SMALLINT": pa.int16(),
+    "TINYINT": pa.int8(),
+    "BOOLEAN": pa.bool_(),
+    "BIT": pa.bool_(),
+    "DOUBLE": pa.float64(),
+    "FLOAT": pa.float64(),
+    "REAL": pa.float32(),
+    "DATE": pa.date32(),
+    "TIME": pa.time64("us"),
+    "TIMESTAMP": pa.timestamp("us"),
+    "BINARY": pa.binary(),
+}
+
+
+def arrow_type(kind: str) -> pa.DataType | None:
+    """The Arrow type of a JDBC kind; None where the values decide (DECIMAL's scale)."""
+    if kind in ("NUMERIC", "DECIMAL"):
+        return None
+    return _TYPES.get(kind, pa.string())
+
+
+def _column(values: Sequence[Any], atype: pa.DataType | None) -> pa.Array:
+    if atype is None:
+        return pa.array(values)
+    if atype == pa.string():
+        try:
+            return pa.array(values, type=atype)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):  # UUIDs, JSON...: their text
+            values = [v if v is None or isinstance(v, str) else str(v) for v in values]
+    if pa.types.is_timestamp(atype):
+        values = [
+            v.astimezone(__import__("datetime").UTC).replace(tzinfo=None)
+            if v is not None and v.tzinfo is not None
+            else v
+            for v in values
+        ]
+    return pa.array(values, type=atype)
+
+
+def arrow_batches(
+    description: Sequence[Any], rows: Iterator[list[tuple]], *, normalize: bool = False
+) -> Iterator[pa.RecordBatch]:
+    """Each list of rows as a record batch; all with the first batch's schema."""
+    schema: pa.Schema | None = None
+    types: list[pa.DataType | None] = []
+    names = [normalize_name(column[0], normalize) for column in description]
+    for chunk in rows:
+        if schema is None:
+            kinds = column_kinds(description, chunk)
+            types = [arrow_type(kind) for kind in kinds]
+        columns = list(zip(*chunk, strict=True)) if chunk else [() for _ in names]
+        arrays = [_column(col, t) for col, t in zip(columns, types, strict=True)]
+        if schema is None:
+            arrays = [
+                a.cast(pa.decimal128(38, a.type.scale)) if pa.types.is_decimal(a.type) else a
+                for a in arrays
+            ]
+            schema = pa.schema([pa.field(n, a.type) for n, a in zip(names, arrays, strict=True)])
+            types = [f.type if t is None else t for f, t in zip(schema, types, strict=True)]
+        else:
+            arrays = [
+                a.cast(f.type) if a.type != f.type else a
+                for a, f in zip(arrays, schema, strict=True)
+            ]
+        yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def empty_schema(description: Sequence[Any], *, normalize: bool = False) -> pa.Schema:
+    """The schema of a result set with no rows (types from the description alone)."""
+    kinds = column_kinds(description, [])
+    return pa.schema(
+        [
+            pa.field(normalize_name(c[0], normalize), arrow_type(k) or pa.decimal128(38, 0))
+            for c, k in zip(description, kinds, strict=True)
+        ]
+    )

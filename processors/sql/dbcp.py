@@ -1,0 +1,268 @@
+"""DBCPConnectionPool: NiFi's JDBC connection pool, as a pooled SQLAlchemy engine per process.
+
+A NiFi flow's pool holds a JDBC URL, a Java driver class and jar locations; flowcore maps the
+URL onto SQLAlchemy's with a Python driver (:mod:`processors.sql.jdbc_url`), keeps the driver
+class and locations as NiFi wrote them (they are not used), and opens one pooled engine in each
+process that enables the service (the driver, each Spark executor). ``Max Total Connections``
+bounds the pool, ``Max Wait Time`` how long a checkout waits for a free connection, and a
+``Validation Query`` is run on every checkout (a failing connection is replaced, as DBCP's
+``testOnBorrow``). The password is sensitive: masked in every message and never exported.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from flowcore.controller_service import ControllerService, ServiceContext
+from flowcore.errors import ConfigurationError
+from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
+from flowcore.validators import INTEGER_VALIDATOR, NON_NEGATIVE_INTEGER_VALIDATOR
+from processors.sql.jdbc_url import check_driver, sqlalchemy_url, transit_uri
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection, Engine
+
+__all__ = ["DBCPConnectionPool", "DBCPService"]
+
+_ENV = ExpressionLanguageScope.ENVIRONMENT
+#: How long a new connection may take before the attempt fails (NiFi leaves it to the driver;
+#: flowcore bounds every network call).
+CONNECT_TIMEOUT_S = 10
+
+DATABASE_URL = PropertyDescriptor(
+    "Database Connection URL",
+    description="A database connection URL used to connect to a database: a JDBC URL "
+    "(jdbc:postgresql://host:port/db) mapped to SQLAlchemy's, or a SQLAlchemy URL",
+    required=True,
+    el_scope=_ENV,
+)
+DB_DRIVERNAME = PropertyDescriptor(
+    "Database Driver Class Name",
+    description="Database driver class name (kept from NiFi flows; flowcore picks the Python "
+    "driver from the URL)",
+    el_scope=_ENV,
+)
+DB_DRIVER_LOCATION = PropertyDescriptor(
+    "Database Driver Location(s)",
+    description="Comma-separated list of files/folders and/or URLs containing the driver JAR "
+    "(kept from NiFi flows, not used)",
+    el_scope=_ENV,
+    aliases=("database-driver-locations",),
+)
+DB_USER = PropertyDescriptor("Database User", description="Database user name", el_scope=_ENV)
+DB_PASSWORD = PropertyDescriptor(
+    "Password",
+    description="The password for the database user",
+    sensitive=True,
+    el_scope=_ENV,
+)
+MAX_WAIT_TIME = PropertyDescriptor(
+    "Max Wait Time",
+    description="The maximum amount of time that the pool will wait (when there are no "
+    "available connections) for a connection to be returned before failing, or -1 to wait "
+    "indefinitely.",
+    default="500 millis",
+    required=True,
+    el_scope=_ENV,
+)
+MAX_TOTAL_CONNECTIONS = PropertyDescriptor(
+    "Max Total Connections",
+    description="The maximum number of active connections that can be allocated from this "
+    "pool at the same time, or negative for no limit.",
+    default="8",
+    required=True,
+    validators=(INTEGER_VALIDATOR,),
+    el_scope=_ENV,
+)
+VALIDATION_QUERY = PropertyDescriptor(
+    "Validation Query",
+    description="Validation query used to validate connections before returning them.",
+    el_scope=_ENV,
+    aliases=("Validation-query",),
+)
+MIN_IDLE = PropertyDescriptor(
+    "Minimum Idle Connections",
+    default="0",
+    validators=(NON_NEGATIVE_INTEGER_VALIDATOR,),
+    el_scope=_ENV,
+    aliases=("dbcp-min-idle-conns",),
+)
+MAX_IDLE = PropertyDescriptor(
+    "Maximum Idle Connections",
+    default="8",
+    validators=(INTEGER_VALIDATOR,),
+    el_scope=_ENV,
+    aliases=("dbcp-max-idle-conns",),
+)
+MAX_CONN_LIFETIME = PropertyDescriptor(
+    "Maximum Connection Lifetime", default="-1", el_scope=_ENV, aliases=("dbcp-max-conn-lifetime",)
+)
+EVICTION_RUN_PERIOD = PropertyDescriptor(
+    "Time Between Eviction Runs",
+    default="-1",
+    el_scope=_ENV,
+    aliases=("dbcp-time-between-eviction-runs",),
+)
+MIN_EVICTABLE_IDLE_TIME = PropertyDescriptor(
+    "Minimum Evictable Idle Time",
+    default="30 mins",
+    el_scope=_ENV,
+    aliases=("dbcp-min-evictable-idle-time",),
+)
+SOFT_MIN_EVICTABLE_IDLE_TIME = PropertyDescriptor(
+    "Soft Minimum Evictable Idle Time",
+    default="-1",
+    el_scope=_ENV,
+    aliases=("dbcp-soft-min-evictable-idle-time",),
+)
+KERBEROS_USER_SERVICE = PropertyDescriptor(
+    "Kerberos User Service",
+    identifies_service="KerberosUserService",
+    aliases=("kerberos-user-service",),
+)
+
+
+def _seconds(value: str | None, default: float | None) -> float | None:
+    """A DBCP time period: ``-1`` is infinite (None)."""
+    from flowcore.units import parse_time_period  # noqa: PLC0415 (a small, leaf module)
+
+    if value is None or value.strip() in ("", "-1"):
+        return default
+    return parse_time_period(value)
+
+
+class DBCPService(ControllerService):
+    """NiFi's ``DBCPService`` interface: hands out pooled connections to one database."""
+
+    implements: ClassVar = ("DBCPService",)
+
+    def engine(self) -> Engine:
+        """The process's pooled SQLAlchemy engine."""
+        raise NotImplementedError
+
+    @contextlib.contextmanager
+    def connection(self) -> Iterator[Connection]:
+        """A connection from the pool, returned to it at the end of the block."""
+        with self.engine().connect() as connection:
+            yield connection
+
+    def transit_uri(self) -> str:
+        """NiFi's provenance transit URI for this database."""
+        raise NotImplementedError
+
+
+class DBCPConnectionPool(DBCPService):
+    """Provides a Database Connection Pooling Service (NiFi's DBCPConnectionPool).
+
+    Connections can be asked from the pool and returned after usage. One SQLAlchemy engine
+    per process, opened when the service is enabled there and disposed when it is disabled.
+    """
+
+    nifi_types: ClassVar = ("org.apache.nifi.dbcp.DBCPConnectionPool",)
+    nifi_bundle: ClassVar = ("org.apache.nifi", "nifi-dbcp-service-nar")
+    supports_dynamic_properties: ClassVar = True
+    tags: ClassVar = ("dbcp", "jdbc", "database", "connection", "pooling", "store")
+    property_descriptors: ClassVar = (
+        DATABASE_URL,
+        DB_DRIVERNAME,
+        DB_DRIVER_LOCATION,
+        KERBEROS_USER_SERVICE,
+        DB_USER,
+        DB_PASSWORD,
+        MAX_WAIT_TIME,
+        MAX_TOTAL_CONNECTIONS,
+        VALIDATION_QUERY,
+        MIN_IDLE,
+        MAX_IDLE,
+        MAX_CONN_LIFETIME,
+        EVICTION_RUN_PERIOD,
+        MIN_EVICTABLE_IDLE_TIME,
+        SOFT_MIN_EVICTABLE_IDLE_TIME,
+    )
+
+    def dynamic_descriptor(self, name: str) -> PropertyDescriptor:
+        """A JDBC driver property (NiFi's dynamic properties): passed to the Python driver."""
+        return PropertyDescriptor(
+            name, description="A driver connection property", el_scope=_ENV, dynamic=True
+        )
+
+    def on_enabled(self, context: ServiceContext) -> None:
+        """Open the process's pooled engine (connections are made on first use)."""
+        import sqlalchemy  # noqa: PLC0415 (imported where the service is enabled)
+        from sqlalchemy import event  # noqa: PLC0415
+
+        raw = context.get_property(DATABASE_URL).value or ""
+        user = context.get_property(DB_USER).value
+        password = context.get_property(DB_PASSWORD).value
+        url = sqlalchemy_url(raw, user, password)
+        check_driver(url)
+        self._transit = transit_uri(raw)
+        total = context.get_property(MAX_TOTAL_CONNECTIONS).as_integer() or 8
+        wait = _seconds(context.get_property(MAX_WAIT_TIME).value, None)
+        lifetime = _seconds(context.get_property(MAX_CONN_LIFETIME).value, None)
+        options: dict[str, Any] = {}
+        connect_args: dict[str, Any] = {
+            name: context.get_property(name).value for name in self.dynamic_properties
+        }
+        if url.startswith("sqlite"):
+            connect_args.setdefault("timeout", wait if wait is not None else 5.0)
+        else:
+            connect_args.setdefault("connect_timeout", CONNECT_TIMEOUT_S)
+            options["pool_size"] = total if total > 0 else 8
+            options["max_overflow"] = 0 if total > 0 else -1
+            options["pool_timeout"] = wait if wait is not None else 1e9
+            options["pool_recycle"] = lifetime if lifetime and lifetime > 0 else -1
+        try:
+            engine = sqlalchemy.create_engine(url, connect_args=connect_args, **options)
+        except Exception as error:  # a malformed URL or an unknown dialect
+            msg = f"DBCPConnectionPool: cannot use {self._transit!r}: {_clean(error, password)}"
+            raise ConfigurationError(msg) from None
+        query = context.get_property(VALIDATION_QUERY).value
+        if query:
+            event.listen(engine, "checkout", _validator(query))
+        self._engine = engine
+
+    def on_disabled(self) -> None:
+        """Close the pool's connections."""
+        engine = getattr(self, "_engine", None)
+        if engine is not None:
+            engine.dispose()
+            self._engine = None
+
+    def engine(self) -> Engine:
+        """The process's pooled SQLAlchemy engine."""
+        engine = getattr(self, "_engine", None)
+        if engine is None:
+            msg = f"DBCPConnectionPool {self.name!r} is not enabled"
+            raise ConfigurationError(msg)
+        return engine
+
+    def transit_uri(self) -> str:
+        """NiFi's provenance transit URI: the connection URL without ``jdbc:``."""
+        return self._transit
+
+
+def _validator(query: str) -> Any:
+    def validate(dbapi_connection: Any, record: Any, proxy: Any) -> None:
+        del record, proxy
+        from sqlalchemy.exc import DisconnectionError  # noqa: PLC0415
+
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute(query)
+        except Exception as error:
+            raise DisconnectionError(str(error)) from error
+        finally:
+            cursor.close()
+
+    return validate
+
+
+def _clean(error: BaseException, password: str | None) -> str:
+    """An error's text with the password masked (drivers echo URLs)."""
+    from flowcore.parameters import MASK  # noqa: PLC0415
+
+    text = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return text.replace(password, MASK) if password else text

@@ -1,0 +1,454 @@
+"""NiFi's AbstractExecuteSQL: run a query from a property or the content, results as FlowFiles.
+
+ExecuteSQL writes each result set as Avro (:mod:`processors.sql.avro_types`), ExecuteSQLRecord
+through a Record Writer; both share this trigger: pre-queries, the query with ``sql.args.N``
+parameters, result sets cut by Max Rows Per Flow File into fragments, post-queries, NiFi's
+attributes (``executesql.row.count``, ``executesql.query.duration`` ...) and provenance
+(FETCH with an input, RECEIVE without), failure with ``executesql.error.message``.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, ClassVar
+
+from flowcore.errors import ProcessException
+from flowcore.flowfile import FlowFile
+from flowcore.process_context import ProcessContext
+from flowcore.processor import InputRequirement, Processor
+from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
+from flowcore.relationship import Relationship
+from flowcore.session.process_session import ProcessSession
+from flowcore.validators import NON_NEGATIVE_INTEGER_VALIDATOR, TIME_PERIOD_VALIDATOR
+from processors.sql.statements import (
+    named_args,
+    split_statements,
+    sql_args,
+    to_paramstyle,
+)
+
+__all__ = ["DBCP_SERVICE", "AbstractExecuteSQL", "ResultWriter", "fetch_batches"]
+
+_FF = ExpressionLanguageScope.FLOWFILE_ATTRIBUTES
+
+RESULT_ROW_COUNT = "executesql.row.count"
+RESULT_QUERY_DURATION = "executesql.query.duration"
+RESULT_QUERY_EXECUTION_TIME = "executesql.query.executiontime"
+RESULT_QUERY_FETCH_TIME = "executesql.query.fetchtime"
+RESULTSET_INDEX = "executesql.resultset.index"
+RESULT_ERROR_MESSAGE = "executesql.error.message"
+INPUT_FLOWFILE_UUID = "input.flowfile.uuid"
+
+REL_SUCCESS = Relationship("success", "Successfully created FlowFile from SQL query result set.")
+REL_FAILURE = Relationship(
+    "failure",
+    "SQL query execution failed. Incoming FlowFile will be penalized and routed to this "
+    "relationship",
+)
+
+DBCP_SERVICE = PropertyDescriptor(
+    "Database Connection Pooling Service",
+    description="The Controller Service that is used to obtain connection to database",
+    required=True,
+    identifies_service="DBCPService",
+)
+SQL_PRE_QUERY = PropertyDescriptor(
+    "SQL Pre-Query",
+    description="A semicolon-delimited list of queries executed before the main SQL query is "
+    "executed. Results/outputs from these queries will be suppressed if there are no errors.",
+    el_scope=_FF,
+    aliases=("sql-pre-query",),
+)
+SQL_QUERY = PropertyDescriptor(
+    "SQL Query",
+    description="The SQL query to execute. If this property is empty, the content of the "
+    "incoming FlowFile is expected to contain a valid SQL query.",
+    el_scope=_FF,
+    aliases=("SQL select query",),
+)
+SQL_POST_QUERY = PropertyDescriptor(
+    "SQL Post-Query",
+    description="A semicolon-delimited list of queries executed after the main SQL query is "
+    "executed.",
+    el_scope=_FF,
+    aliases=("sql-post-query",),
+)
+QUERY_TIMEOUT = PropertyDescriptor(
+    "Max Wait Time",
+    description="The maximum amount of time allowed for a running SQL select query, zero means "
+    "there is no limit. Max time less than 1 second will be equal to zero.",
+    default="0 seconds",
+    required=True,
+    validators=(TIME_PERIOD_VALIDATOR,),
+    el_scope=_FF,
+)
+MAX_ROWS_PER_FLOW_FILE = PropertyDescriptor(
+    "Max Rows Per Flow File",
+    description="The maximum number of result rows that will be included in a single FlowFile. "
+    "If the value specified is zero, then all rows are returned in a single FlowFile.",
+    default="0",
+    required=True,
+    validators=(NON_NEGATIVE_INTEGER_VALIDATOR,),
+    el_scope=_FF,
+    aliases=("esql-max-rows", "Max Rows Per FlowFile"),
+)
+OUTPUT_BATCH_SIZE = PropertyDescriptor(
+    "Output Batch Size",
+    description="The number of output FlowFiles to queue before committing the process "
+    "session. NOTE: The fragment.count attribute will not be set on FlowFiles when this "
+    "property is set.",
+    default="0",
+    required=True,
+    validators=(NON_NEGATIVE_INTEGER_VALIDATOR,),
+    el_scope=_FF,
+    aliases=("esql-output-batch-size",),
+)
+FETCH_SIZE = PropertyDescriptor(
+    "Fetch Size",
+    description="The number of result rows to be fetched from the result set at a time. If "
+    "the value specified is zero, then the hint is ignored.",
+    default="0",
+    required=True,
+    validators=(NON_NEGATIVE_INTEGER_VALIDATOR,),
+    el_scope=_FF,
+    aliases=("esql-fetch-size",),
+)
+AUTO_COMMIT = PropertyDescriptor(
+    "Set Auto Commit",
+    description="Enables or disables the auto commit functionality of the DB connection.",
+    default="true",
+    required=True,
+    allowable_values=("true", "false"),
+    aliases=("esql-auto-commit",),
+)
+CONTENT_OUTPUT_STRATEGY = PropertyDescriptor(
+    "Content Output Strategy",
+    description="Specifies the strategy for writing FlowFile content when processing input "
+    "FlowFiles. The strategy applies when handling queries that do not produce results.",
+    default="EMPTY",
+    required=True,
+    allowable_values=(
+        AllowableValue(
+            "EMPTY", "Empty", "Overwrite the input FlowFile content with an empty result set"
+        ),
+        AllowableValue("ORIGINAL", "Original", "Retain the input FlowFile content without changes"),
+    ),
+)
+
+#: Rows fetched from the driver at a time when Fetch Size is 0.
+DEFAULT_FETCH = 10_000
+
+
+class ResultWriter:
+    """How one processor writes a result set (Avro, or a Record Writer)."""
+
+    mime_type = "application/avro-binary"
+
+    def write(self, out: Any, description: Sequence[Any], rows: Iterator[list[tuple]]) -> int:
+        """Write the rows of *rows* (lists of tuples) to *out*; the row count."""
+        raise NotImplementedError
+
+    def attributes(self) -> dict[str, str]:
+        """Attributes to add to the FlowFile just written."""
+        return {"mime.type": self.mime_type}
+
+
+def fetch_batches(cursor: Any, fetch: int, limit: int) -> Iterator[list[tuple]]:
+    """Rows from *cursor* in lists of at most *fetch*, *limit* rows in all (0: no limit)."""
+    taken = 0
+    while limit <= 0 or taken < limit:
+        size = fetch if limit <= 0 else min(fetch, limit - taken)
+        rows = cursor.fetchmany(size)
+        if not rows:
+            return
+        taken += len(rows)
+        yield rows
+
+
+class AbstractExecuteSQL(Processor):
+    """The trigger ExecuteSQL and ExecuteSQLRecord share (NiFi's AbstractExecuteSQL)."""
+
+    input_requirement: ClassVar = InputRequirement.INPUT_ALLOWED
+    relationships: ClassVar = (REL_SUCCESS, REL_FAILURE)
+    supports_dynamic_properties: ClassVar = True
+    writes_attributes: ClassVar[Mapping[str, str]] = {
+        RESULT_ROW_COUNT: "Contains the number of rows returned by the query.",
+        RESULT_QUERY_DURATION: "Combined duration of the query execution time and fetch time "
+        "in milliseconds.",
+        RESULT_QUERY_EXECUTION_TIME: "Duration of the query execution time in milliseconds.",
+        RESULT_QUERY_FETCH_TIME: "Duration of the result set fetch time in milliseconds.",
+        RESULTSET_INDEX: "Assuming multiple result sets are returned, the zero based index of "
+        "this result set.",
+        RESULT_ERROR_MESSAGE: "If processing an incoming flow file causes an Exception, the "
+        "Flow File is routed to failure and this attribute is set to the exception message.",
+        "fragment.identifier": "If 'Max Rows Per Flow File' is set then all FlowFiles from the "
+        "same query result set will have the same value for the fragment.identifier attribute.",
+        "fragment.count": "If 'Max Rows Per Flow File' is set then this is the total number of "
+        "FlowFiles produced by a single ResultSet.",
+        "fragment.index": "If 'Max Rows Per Flow File' is set the position of this FlowFile in "
+        "the list of outgoing FlowFiles that were all derived from the same result set FlowFile.",
+        INPUT_FLOWFILE_UUID: "If the processor has an incoming connection, outgoing FlowFiles "
+        "will have this attribute set to the value of the input FlowFile's UUID.",
+    }
+
+    def result_writer(
+        self, context: ProcessContext, session: ProcessSession, flowfile: FlowFile | None
+    ) -> ResultWriter:
+        """The writer for this trigger's result sets."""
+        raise NotImplementedError
+
+    def dynamic_descriptor(self, name: str) -> PropertyDescriptor:
+        """``sql.args.N.type`` / ``.value`` given as properties (NiFi's dynamic properties)."""
+        return PropertyDescriptor(name, el_scope=_FF, dynamic=True)
+
+    def validate_context(self, context: ProcessContext) -> None:
+        """NiFi's @OnScheduled check: a query, or an incoming connection carrying one."""
+        if not context.get_property(SQL_QUERY).is_set() and not context.has_incoming_connection():
+            msg = (
+                "Either the Select Query must be specified or there must be an incoming "
+                "connection providing flowfile(s) containing a SQL select query"
+            )
+            raise ProcessException(msg)
+
+    def on_scheduled(self, context: ProcessContext) -> None:
+        """Refuse a processor that has no query to run."""
+        self.validate_context(context)
+
+    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
+        """Run the query once (for one FlowFile, or on schedule without input)."""
+        flowfile: FlowFile | None = None
+        if context.has_incoming_connection():
+            flowfile = session.get()
+            if flowfile is None:
+                return
+        pool = session.controller_service(context.get_property(DBCP_SERVICE).value or "")
+        props = {
+            d: context.get_property(d).evaluate_attribute_expressions(flowfile or {})
+            for d in (QUERY_TIMEOUT, MAX_ROWS_PER_FLOW_FILE, OUTPUT_BATCH_SIZE, FETCH_SIZE)
+        }
+        max_rows = props[MAX_ROWS_PER_FLOW_FILE].as_integer() or 0
+        fetch = props[FETCH_SIZE].as_integer() or 0
+        timeout_s = int(props[QUERY_TIMEOUT].as_time_period("s") or 0)
+        pre = split_statements(
+            context.get_property(SQL_PRE_QUERY).evaluate_attribute_expressions(flowfile or {}).value
+        )
+        post = split_statements(
+            context.get_property(SQL_POST_QUERY)
+            .evaluate_attribute_expressions(flowfile or {})
+            .value
+        )
+        if context.get_property(SQL_QUERY).is_set():
+            query = (
+                context.get_property(SQL_QUERY).evaluate_attribute_expressions(flowfile or {}).value
+                or ""
+            )
+        else:
+            assert flowfile is not None
+            query = session.read_bytes(flowfile).decode()
+        attributes = dict(flowfile.attributes) if flowfile is not None else {}
+        arguments = {**context.dynamic_properties, **attributes}
+        outputs: list[FlowFile] = []
+        failing_query = query
+        try:
+            args = sql_args(arguments)
+            raw = pool.engine().raw_connection()
+            try:
+                _set_timeout(raw, timeout_s)
+                cursor = raw.cursor()
+                for statement in pre:
+                    failing_query = statement
+                    cursor.execute(statement)
+                failing_query = query
+                outputs = self._run_query(
+                    context, session, flowfile, pool, raw, cursor, query, args, max_rows, fetch
+                )
+                for statement in post:
+                    failing_query = statement
+                    cursor.execute(statement)
+                raw.commit()
+            finally:
+                raw.close()
+        except Exception as error:  # the database's, a parameter's: to failure as NiFi
+            for made in outputs:
+                session.remove(made)
+            self._fail(context, session, flowfile, failing_query, error, pool)
+            return
+        self._finish(context, session, flowfile, outputs)
+
+    def _run_query(  # noqa: PLR0917 (the trigger's pieces, passed along)
+        self,
+        context: ProcessContext,
+        session: ProcessSession,
+        flowfile: FlowFile | None,
+        pool: Any,
+        raw: Any,
+        cursor: Any,
+        query: str,
+        args: list[Any],
+        max_rows: int,
+        fetch: int,
+    ) -> list[FlowFile]:
+        writer = self.result_writer(context, session, flowfile)
+        paramstyle = pool.engine().dialect.paramstyle
+        started = time.monotonic()
+        if args:
+            cursor.execute(to_paramstyle(query, paramstyle), named_args(args, paramstyle))
+        else:
+            cursor.execute(query)
+        execution_ms = int((time.monotonic() - started) * 1000)
+        outputs: list[FlowFile] = []
+        result_index = 0
+        fragment_id = str(uuid.uuid4())
+        batch = max(1, fetch or DEFAULT_FETCH)
+        transit = pool.transit_uri()
+        self._result_sets = 0
+        while True:
+            if cursor.description is not None:
+                fragment = 0
+                made_here: list[FlowFile] = []
+                while True:
+                    fetch_started = time.monotonic()
+                    out = session.create(flowfile) if flowfile is not None else session.create()
+                    counted: list[int] = []
+                    description = cursor.description
+                    rows = fetch_batches(cursor, batch, max_rows)
+                    out = session.write(
+                        out,
+                        lambda stream, r=rows, c=counted, d=description: c.append(
+                            writer.write(stream, d, r)
+                        ),
+                    )
+                    count = counted[0] if counted else 0
+                    if max_rows > 0 and count == 0 and fragment > 0:
+                        session.remove(out)
+                        break
+                    fetch_ms = int((time.monotonic() - fetch_started) * 1000)
+                    added = dict(flowfile.attributes) if flowfile is not None else {}
+                    added.update(
+                        {
+                            RESULT_ROW_COUNT: str(count),
+                            RESULT_QUERY_DURATION: str(execution_ms + fetch_ms),
+                            RESULT_QUERY_EXECUTION_TIME: str(execution_ms),
+                            RESULT_QUERY_FETCH_TIME: str(fetch_ms),
+                            RESULTSET_INDEX: str(result_index),
+                        }
+                    )
+                    if flowfile is not None:
+                        added[INPUT_FLOWFILE_UUID] = flowfile.attributes["uuid"]
+                    if max_rows > 0:
+                        added["fragment.identifier"] = fragment_id
+                        added["fragment.index"] = str(fragment)
+                    added.update(writer.attributes())
+                    added.pop("uuid", None)
+                    added.pop("filename", None)
+                    added.pop("path", None)
+                    out = session.put_all_attributes(out, added)
+                    details = f"Retrieved {count} rows"
+                    if context.has_incoming_connection():
+                        session.provenance.fetch(
+                            out, transit, details=details, duration_ms=execution_ms + fetch_ms
+                        )
+                    else:
+                        session.provenance.receive(
+                            out, transit, details=details, duration_ms=execution_ms + fetch_ms
+                        )
+                    context.logger.info(
+                        "%s contains %d records; transferring to 'success'", out, count
+                    )
+                    made_here.append(out)
+                    fragment += 1
+                    if not (max_rows > 0 and count == max_rows):
+                        break
+                output_batch = context.get_property(OUTPUT_BATCH_SIZE).as_integer() or 0
+                if output_batch == 0 and max_rows > 0:
+                    made_here = [
+                        session.put_attribute(f, "fragment.count", str(fragment)) for f in made_here
+                    ]
+                outputs.extend(made_here)
+                result_index += 1
+            if not _next_set(cursor):
+                break
+        self._result_sets = result_index
+        return outputs
+
+    def _finish(
+        self,
+        context: ProcessContext,
+        session: ProcessSession,
+        flowfile: FlowFile | None,
+        outputs: list[FlowFile],
+    ) -> None:
+        for out in outputs:
+            session.transfer(out, REL_SUCCESS)
+        result_sets = getattr(self, "_result_sets", 0)
+        if flowfile is not None:
+            if result_sets > 0:
+                session.remove(flowfile)
+                return
+            if context.get_property(CONTENT_OUTPUT_STRATEGY).value == "ORIGINAL":
+                session.transfer(flowfile, REL_SUCCESS)
+                return
+            session.transfer(self._empty(context, session, flowfile), REL_SUCCESS)
+        elif result_sets == 0:
+            session.transfer(self._empty(context, session, session.create()), REL_SUCCESS)
+
+    def _empty(
+        self, context: ProcessContext, session: ProcessSession, flowfile: FlowFile
+    ) -> FlowFile:
+        writer = self.result_writer(context, session, flowfile)
+        flowfile = session.write(flowfile, lambda out: writer.write(out, (), iter(())))
+        return session.put_all_attributes(
+            flowfile, {RESULT_ROW_COUNT: "0", "mime.type": writer.mime_type}
+        )
+
+    def _fail(  # noqa: PLR0917
+        self,
+        context: ProcessContext,
+        session: ProcessSession,
+        flowfile: FlowFile | None,
+        query: str,
+        error: BaseException,
+        pool: Any,
+    ) -> None:
+        from processors.sql.statements import describe_error  # noqa: PLC0415
+
+        message = describe_error(error, pool.transit_uri() if hasattr(pool, "_transit") else "SQL")
+        if flowfile is None:  # NiFi: nothing to route, the processor yields
+            context.logger.error(
+                "Unable to execute SQL select query [%s]. No FlowFile to route to failure: %s",
+                query,
+                message,
+            )
+            context.yield_()
+            return
+            context.logger.error(
+                "Unable to execute SQL select query [%s] for %s routing to failure: %s",
+                query,
+                flowfile,
+                message,
+            )
+        failed = session.penalize(flowfile)
+        failed = session.put_attribute(failed, RESULT_ERROR_MESSAGE, message)
+        session.transfer(failed, REL_FAILURE)
+
+
+def _set_timeout(raw: Any, seconds: int) -> None:
+    """Bound the statement's run time where the driver allows (PostgreSQL's statement_timeout)."""
+    if seconds <= 0:
+        return
+    module = type(raw.driver_connection).__module__
+    if module.startswith("psycopg"):
+        with raw.cursor() as cursor:
+            cursor.execute(f"SET LOCAL statement_timeout = {int(seconds) * 1000}")
+
+
+def _next_set(cursor: Any) -> bool:
+    nextset = getattr(cursor, "nextset", None)
+    if nextset is None:
+        return False
+    try:
+        return bool(nextset())
+    except Exception:  # drivers without multiple result sets
+        return False

@@ -1,0 +1,140 @@
+"""JDBC connection URLs (what NiFi flows hold) mapped onto SQLAlchemy URLs and Python drivers.
+
+NiFi's DBCPConnectionPool takes a JDBC URL and a Java driver class; flowcore connects through
+SQLAlchemy with a Python DB-API driver instead. :func:`sqlalchemy_url` maps the URLs of the
+databases NiFi flows use most (PostgreSQL, MySQL, MariaDB, SQLite, Oracle, SQL Server) and
+:data:`DRIVERS` names the pip package each dialect needs, so a missing one is one line saying
+what to install. A URL that already is SQLAlchemy's (``postgresql+psycopg://...``) is taken
+as it is, for flows written in Python.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from urllib.parse import parse_qsl, quote, urlsplit
+
+import attrs
+
+from flowcore.errors import ConfigurationError
+
+__all__ = ["DRIVERS", "Driver", "check_driver", "sqlalchemy_url", "transit_uri"]
+
+
+@attrs.frozen
+class Driver:
+    """A SQLAlchemy dialect+driver, the module it imports and the package that provides it."""
+
+    dialect: str
+    module: str
+    package: str
+
+
+#: The Python driver for each database, by the JDBC subprotocol.
+DRIVERS: dict[str, Driver] = {
+    "postgresql": Driver("postgresql+psycopg", "psycopg", "psycopg[binary]"),
+    "mysql": Driver("mysql+pymysql", "pymysql", "pymysql"),
+    "mariadb": Driver("mariadb+pymysql", "pymysql", "pymysql"),
+    "sqlite": Driver("sqlite", "sqlite3", "(built in)"),
+    "oracle": Driver("oracle+oracledb", "oracledb", "oracledb"),
+    "sqlserver": Driver("mssql+pymssql", "pymssql", "pymssql"),
+}
+
+_ORACLE = re.compile(
+    r"^jdbc:oracle:thin:@(?://)?(?P<host>[^:/]+)(?::(?P<port>\d+))?(?:(?P<sep>[:/])(?P<name>.+))?$"
+)
+
+
+def _credentials(user: str | None, password: str | None) -> str:
+    if not user:
+        return ""
+    secret = f":{quote(password, safe='')}" if password else ""
+    return f"{quote(user, safe='')}{secret}@"
+
+
+def _jdbc_subprotocol(url: str) -> str:
+    if not url.startswith("jdbc:"):
+        msg = (
+            f"Database Connection URL {url!r} is not a JDBC URL (jdbc:postgresql://host:port/db) "
+            "nor a SQLAlchemy URL (postgresql+psycopg://host/db)"
+        )
+        raise ConfigurationError(msg)
+    return url[5:].split(":", 1)[0].lower()
+
+
+def sqlalchemy_url(url: str, user: str | None = None, password: str | None = None) -> str:
+    """The SQLAlchemy URL for a JDBC (or SQLAlchemy) *url*, with *user* and *password*.
+
+    Raises:
+        ConfigurationError: a database flowcore has no driver mapping for, naming the ones it
+            has.
+    """
+    url = url.strip()
+    if "://" in url and not url.startswith("jdbc:"):
+        return url  # already SQLAlchemy's
+    protocol = _jdbc_subprotocol(url)
+    if protocol not in DRIVERS:
+        msg = (
+            f"Database Connection URL {url!r}: flowcore has no Python driver for JDBC "
+            f"'{protocol}'; it maps {', '.join(sorted(DRIVERS))} (or give a SQLAlchemy URL)"
+        )
+        raise ConfigurationError(msg)
+    dialect = DRIVERS[protocol].dialect
+    creds = _credentials(user, password)
+    if protocol == "sqlite":
+        path = url[len("jdbc:sqlite:") :]
+        return "sqlite://" if path in ("", ":memory:") else f"sqlite:///{path}"
+    if protocol == "oracle":
+        match = _ORACLE.match(url)
+        if match is None:
+            msg = f"Database Connection URL {url!r}: expected jdbc:oracle:thin:@host:port/service"
+            raise ConfigurationError(msg)
+        port = f":{match['port']}" if match["port"] else ""
+        name = match["name"] or ""
+        query = f"?service_name={name}" if match["sep"] == "/" and name else ""
+        sid = name if match["sep"] == ":" else ""
+        return f"{dialect}://{creds}{match['host']}{port}/{sid}{query}"
+    if protocol == "sqlserver":
+        # jdbc:sqlserver://host:port;databaseName=db;encrypt=false
+        rest = url[len("jdbc:sqlserver://") :]
+        hostport, *props = rest.split(";")
+        settings = dict(p.split("=", 1) for p in props if "=" in p)
+        lowered = {k.lower(): v for k, v in settings.items()}
+        database = lowered.get("databasename") or lowered.get("database") or ""
+        return f"{dialect}://{creds}{hostport}/{database}"
+    parts = urlsplit(url[5:])
+    query = dict(parse_qsl(parts.query))
+    query.pop("user", None)
+    query.pop("password", None)
+    tail = "?" + "&".join(f"{k}={quote(v, safe='')}" for k, v in query.items()) if query else ""
+    return f"{dialect}://{creds}{parts.netloc}{parts.path}{tail}"
+
+
+def check_driver(url: str) -> None:
+    """Raise, naming the package to install, when the driver for SQLAlchemy *url* is missing."""
+    scheme = url.split("://", 1)[0]
+    for protocol, driver in DRIVERS.items():
+        if driver.dialect == scheme or (protocol == "sqlite" and scheme.startswith("sqlite")):
+            if importlib.util.find_spec(driver.module) is None:
+                extra = " (pip install 'flowcore[sql]')" if protocol == "postgresql" else ""
+                msg = (
+                    f"the {protocol} database needs the Python driver {driver.module!r}, which is "
+                    f"not installed: pip install '{driver.package}'{extra}"
+                )
+                raise ConfigurationError(msg)
+            return
+
+
+def transit_uri(url: str) -> str:
+    """NiFi's provenance transit URI for a connection: ``postgresql://host:port/db``.
+
+    NiFi strips ``jdbc:`` from the connection URL; credentials and query are left out here.
+    """
+    url = url.strip()
+    if url.startswith("jdbc:"):
+        url = url[5:]
+    if "://" in url:
+        scheme, rest = url.split("://", 1)
+        rest = rest.rsplit("@", 1)[-1].split("?", 1)[0].split(";", 1)[0]
+        return f"{scheme.split('+', 1)[0]}://{rest}"
+    return url

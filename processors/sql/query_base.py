@@ -1,0 +1,421 @@
+"""NiFi's AbstractQueryDatabaseTable as a flowcore source: incremental reads, exactly once.
+
+NiFi's QueryDatabaseTable selects the rows whose Maximum-value Columns exceed the maxima it
+kept in state, then stores the new maxima. flowcore splits that in two so a crash neither
+skips nor repeats a row:
+
+* :meth:`list_work` (the driver) asks the database for the current maximum of the first
+  Maximum-value Column above the committed one and returns one work item holding both
+  bounds; the listing state (NiFi's keys, ``<table>@!@<column>`` in lower case) holds the new
+  maxima and is committed in the same WAL transaction as the FlowFiles the item makes.
+* :meth:`read_work` (a task) reads exactly the rows between the bounds (``col > lower AND col
+  <= upper``), so a replayed item reads the same rows again.
+
+Rows inserted later with a value at or below a committed maximum are not read (as in NiFi).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from flowcore.process_context import ProcessContext
+from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
+from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
+from flowcore.relationship import Relationship
+from flowcore.session.process_session import ProcessSession
+from flowcore.validators import NON_NEGATIVE_INTEGER_VALIDATOR, TIME_PERIOD_VALIDATOR
+from processors.sql import execute_base as base
+from processors.sql.execute_base import fetch_batches
+
+__all__ = ["AbstractQueryDatabaseTable", "state_key"]
+
+_ENV = ExpressionLanguageScope.ENVIRONMENT
+NAMESPACE_DELIMITER = "@!@"
+INITIAL_MAX_VALUE_PROP_START = "initial.maxvalue."
+RESULT_TABLENAME = "tablename"
+RESULT_ROW_COUNT = "querydbtable.row.count"
+
+REL_SUCCESS = Relationship("success", "Successfully created FlowFile from SQL query result set.")
+
+DB_TYPE = PropertyDescriptor(
+    "Database Type",
+    description="The type/flavor of database, used for generating database-specific code "
+    "(flowcore's statements are the same for all).",
+    default="Generic",
+    aliases=("db-fetch-db-type",),
+)
+TABLE_NAME = PropertyDescriptor(
+    "Table Name",
+    description="The name of the database table to be queried. When a custom query is used, "
+    "this property is used to alias the query and appears as an attribute on the FlowFile.",
+    required=True,
+    el_scope=_ENV,
+)
+COLUMN_NAMES = PropertyDescriptor(
+    "Columns to Return",
+    description="A comma-separated list of column names to be used in the query. If no "
+    "column names are supplied, all columns in the specified table will be returned.",
+    el_scope=_ENV,
+)
+WHERE_CLAUSE = PropertyDescriptor(
+    "Additional WHERE clause",
+    description="A custom clause to be added in the WHERE condition when building SQL queries.",
+    el_scope=_ENV,
+    aliases=("db-fetch-where-clause",),
+)
+SQL_QUERY = PropertyDescriptor(
+    "Custom Query",
+    description="A custom SQL query used to retrieve data. Instead of building a SQL query "
+    "from other properties, this query will be wrapped as a sub-query.",
+    el_scope=_ENV,
+    aliases=("db-fetch-sql-query",),
+)
+MAX_VALUE_COLUMN_NAMES = PropertyDescriptor(
+    "Maximum-value Columns",
+    description="A comma-separated list of column names. The processor will keep track of "
+    "the maximum value for each column that has been returned since the processor started "
+    "running.",
+    el_scope=_ENV,
+)
+INITIAL_LOAD_STRATEGY = PropertyDescriptor(
+    "Initial Load Strategy",
+    description="How to handle existing rows in the database table when the processor is "
+    "started for the first time (or its state has been cleared).",
+    default="Start at Beginning",
+    required=True,
+    allowable_values=(
+        AllowableValue(
+            "Start at Beginning",
+            "Start at Beginning",
+            "Loads all existing rows from the database table.",
+        ),
+        AllowableValue(
+            "Start at Current Maximum Values",
+            "Start at Current Maximum Values",
+            "Loads only the newly inserted or updated rows based on the maximum "
+            "value(s) of the column(s) configured in the 'Maximum-value Columns' "
+            "property.",
+        ),
+    ),
+)
+QUERY_TIMEOUT = PropertyDescriptor(
+    "Max Wait Time",
+    description="The maximum amount of time allowed for a running SQL select query, zero "
+    "means there is no limit.",
+    default="0 seconds",
+    required=True,
+    validators=(TIME_PERIOD_VALIDATOR,),
+    el_scope=_ENV,
+)
+FETCH_SIZE = PropertyDescriptor(
+    "Fetch Size",
+    description="The number of result rows to be fetched from the result set at a time.",
+    default="0",
+    required=True,
+    validators=(NON_NEGATIVE_INTEGER_VALIDATOR,),
+    el_scope=_ENV,
+)
+AUTO_COMMIT = PropertyDescriptor(
+    "Set Auto Commit",
+    description="Allows enabling or disabling the auto commit functionality of the DB connection.",
+    allowable_values=("true", "false"),
+    el_scope=_ENV,
+)
+MAX_ROWS_PER_FLOW_FILE = PropertyDescriptor(
+    "Max Rows Per Flow File",
+    description="The maximum number of result rows that will be included in a single "
+    "FlowFile. If the value specified is zero, then all rows are returned in a single FlowFile.",
+    default="0",
+    required=True,
+    validators=(NON_NEGATIVE_INTEGER_VALIDATOR,),
+    el_scope=_ENV,
+    aliases=("qdbt-max-rows", "Max Rows Per FlowFile"),
+)
+OUTPUT_BATCH_SIZE = PropertyDescriptor(
+    "Output Batch Size",
+    description="The number of output FlowFiles to queue before committing the process "
+    "session (flowcore commits them with the listing state in any case).",
+    default="0",
+    required=True,
+    validators=(NON_NEGATIVE_INTEGER_VALIDATOR,),
+    el_scope=_ENV,
+    aliases=("qdbt-output-batch-size",),
+)
+MAX_FRAGMENTS = PropertyDescriptor(
+    "Maximum Number of Fragments",
+    description="The maximum number of fragments. If the value specified is zero, then all "
+    "fragments are returned.",
+    default="0",
+    required=True,
+    validators=(NON_NEGATIVE_INTEGER_VALIDATOR,),
+    el_scope=_ENV,
+    aliases=("qdbt-max-frags",),
+)
+TRANS_ISOLATION_LEVEL = PropertyDescriptor(
+    "Transaction Isolation Level",
+    description="This setting will set the transaction isolation level for the database "
+    "connection for drivers that support this setting",
+    allowable_values=(
+        AllowableValue("0", "TRANSACTION_NONE"),
+        AllowableValue("2", "TRANSACTION_READ_COMMITTED"),
+        AllowableValue("1", "TRANSACTION_READ_UNCOMMITTED"),
+        AllowableValue("4", "TRANSACTION_REPEATABLE_READ"),
+        AllowableValue("8", "TRANSACTION_SERIALIZABLE"),
+    ),
+)
+
+
+def state_key(table: str, column: str) -> str:
+    """NiFi's state key for a column's maximum: ``<table>@!@<column>``, lower case."""
+    return f"{table.lower()}{NAMESPACE_DELIMITER}{column.lower()}"
+
+
+def _columns(text: str | None) -> list[str]:
+    return [c.strip() for c in (text or "").split(",") if c.strip()]
+
+
+def _text(value: Any) -> str:
+    return str(value)
+
+
+class AbstractQueryDatabaseTable(SourceProcessor):
+    """What QueryDatabaseTable and QueryDatabaseTableRecord share (the result writer differs)."""
+
+    relationships: ClassVar = (REL_SUCCESS,)
+    supports_dynamic_properties: ClassVar = True
+    identifies_work: ClassVar = True
+
+    def result_writer(self, context: ProcessContext, session: ProcessSession) -> Any:
+        """The writer for this read's FlowFiles."""
+        raise NotImplementedError
+
+    def dynamic_descriptor(self, name: str) -> PropertyDescriptor:
+        """``initial.maxvalue.<column>``: a column's maximum before any state exists."""
+        return PropertyDescriptor(name, el_scope=_ENV, dynamic=True)
+
+    def custom_validate(self, values: Mapping[str, str | None]) -> list[Any]:
+        """NiFi's check: Start at Current Maximum Values needs Maximum-value Columns."""
+        from flowcore.validators import ValidationResult  # noqa: PLC0415
+
+        strategy = values.get(INITIAL_LOAD_STRATEGY.name) or INITIAL_LOAD_STRATEGY.default
+        if strategy == "Start at Current Maximum Values" and not values.get(
+            MAX_VALUE_COLUMN_NAMES.name
+        ):
+            return [
+                ValidationResult(
+                    INITIAL_LOAD_STRATEGY.display_name,
+                    "Start at Current Maximum Values",
+                    False,
+                    "'Start at Current Maximum Values' strategy can only be used "
+                    "when 'Maximum-value Columns' property is also configured",
+                )
+            ]
+        return []
+
+    # --- statements ------------------------------------------------------------------------
+
+    def _source(self, context: ProcessContext) -> tuple[str, str]:
+        table = context.get_property(TABLE_NAME).value or ""
+        custom = context.get_property(SQL_QUERY).value
+        source = f"({custom}) AS {table}" if custom else table
+        return table, source
+
+    def _where(
+        self,
+        context: ProcessContext,
+        max_columns: list[str],
+        lower: Mapping[str, str],
+        upper: str | None,
+    ) -> tuple[str, list[str]]:
+        clauses: list[str] = []
+        params: list[str] = []
+        for index, column in enumerate(max_columns):
+            if column in lower:
+                clauses.append(f"{column} {'>' if index == 0 else '>='} ?")
+                params.append(lower[column])
+        if upper is not None and max_columns:
+            clauses.append(f"{max_columns[0]} <= ?")
+            params.append(upper)
+        extra = context.get_property(WHERE_CLAUSE).value
+        if extra:
+            clauses.append(f"({extra})")
+        return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
+
+    def _lower(
+        self, context: ProcessContext, state: Mapping[str, str], table: str, max_columns: list[str]
+    ) -> dict[str, str]:
+        lower: dict[str, str] = {}
+        dynamic = context.dynamic_properties
+        for column in max_columns:
+            key = state_key(table, column)
+            if key in state:
+                lower[column] = state[key]
+                continue
+            initial = next(
+                (
+                    v
+                    for k, v in dynamic.items()
+                    if k.lower() == f"{INITIAL_MAX_VALUE_PROP_START}{column}".lower()
+                ),
+                None,
+            )
+            if initial is not None:
+                lower[column] = initial
+        return lower
+
+    @staticmethod
+    def _execute(pool: Any, cursor: Any, sql: str, params: list[str]) -> None:
+        from processors.sql.statements import named_args, to_paramstyle  # noqa: PLC0415
+
+        style = pool.engine().dialect.paramstyle
+        if params:
+            cursor.execute(to_paramstyle(sql, style), named_args(params, style))
+        else:
+            cursor.execute(sql)
+
+    # --- listing (the driver) --------------------------------------------------------------
+
+    def list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
+        """The listing, or none while the database cannot answer (logged; NiFi yields)."""
+        from flowcore.errors import ConfigurationError  # noqa: PLC0415
+        from processors.sql.statements import describe_error  # noqa: PLC0415
+
+        try:
+            return self._list_work(context, state)
+        except ConfigurationError:
+            raise
+        except Exception as error:  # the database's: unreachable, refused, no such table
+            table = context.get_property(TABLE_NAME).value
+            context.logger.error(
+                "Unable to list new rows of %s: %s", table, describe_error(error, "database")
+            )
+            context.yield_()
+            return WorkListing((), state)
+
+    def _list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
+        """One item reading the rows past the committed maxima, up to the current maximum."""
+        table, source = self._source(context)
+        max_columns = _columns(context.get_property(MAX_VALUE_COLUMN_NAMES).value)
+        if not max_columns:
+            # No position to keep: the table is read once until the state is cleared.
+            if state.get(f"{table.lower()}{NAMESPACE_DELIMITER}") == "read":
+                return WorkListing((), state)
+            item = WorkItem(key=f"{table}@full", payload={"lower": {}, "upper": None})
+            return WorkListing((item,), {**state, f"{table.lower()}{NAMESPACE_DELIMITER}": "read"})
+        pool = context.controller_service(context.get_property(base.DBCP_SERVICE).value or "")
+        lower = self._lower(context, state, table, max_columns)
+        where, params = self._where(context, max_columns, lower, None)
+        maxima = ", ".join(f"MAX({c})" for c in max_columns)
+        raw = pool.engine().raw_connection()
+        try:
+            cursor = raw.cursor()
+            self._execute(pool, cursor, f"SELECT {maxima} FROM {source}{where}", params)
+            row = cursor.fetchone()
+            raw.commit()
+        finally:
+            raw.close()
+        if row is None or row[0] is None:
+            return WorkListing((), state)
+        new_state = dict(state)
+        for column, value in zip(max_columns, row, strict=True):
+            if value is not None:
+                new_state[state_key(table, column)] = _text(value)
+        first_time = state_key(table, max_columns[0]) not in state and not lower
+        if first_time and context.get_property(INITIAL_LOAD_STRATEGY).value == (
+            "Start at Current Maximum Values"
+        ):
+            return WorkListing((), new_state)
+        upper = _text(row[0])
+        key = f"{table}@{max_columns[0]}:{lower.get(max_columns[0], '')}..{upper}"
+        item = WorkItem(key=key, payload={"lower": lower, "upper": upper})
+        return WorkListing((item,), new_state)
+
+    def requeue_work(
+        self,
+        state: Mapping[str, str],
+        items: Any,
+        committed: Mapping[str, str],
+    ) -> Mapping[str, str]:
+        """A failed read leaves the maxima as committed: the rows are read again later."""
+        del state, items
+        return dict(committed)
+
+    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
+        """List and read in one session (the harness), the services the session's."""
+        if context.service_lookup is None:
+            context.service_lookup = session.controller_service
+        super().on_trigger(context, session)
+
+    # --- reading (a task) ------------------------------------------------------------------
+
+    def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
+        """Read the item's rows into FlowFiles (fragments of Max Rows Per Flow File)."""
+        table, source = self._source(context)
+        max_columns = _columns(context.get_property(MAX_VALUE_COLUMN_NAMES).value)
+        columns = context.get_property(COLUMN_NAMES).value or "*"
+        lower = dict(item.payload.get("lower") or {})
+        upper = item.payload.get("upper")
+        where, params = self._where(context, max_columns, lower, upper)
+        order = f" ORDER BY {', '.join(max_columns)}" if max_columns else ""
+        sql = f"SELECT {columns} FROM {source}{where}{order}"
+        pool = session.controller_service(context.get_property(base.DBCP_SERVICE).value or "")
+        max_rows = context.get_property(MAX_ROWS_PER_FLOW_FILE).as_integer() or 0
+        max_fragments = context.get_property(MAX_FRAGMENTS).as_integer() or 0
+        fetch = context.get_property(FETCH_SIZE).as_integer() or base.DEFAULT_FETCH
+        transit = pool.transit_uri()
+        fragment_id = str(uuid.uuid5(uuid.NAMESPACE_URL, item.key))
+        made = []
+        raw = pool.engine().raw_connection()
+        try:
+            cursor = raw.cursor()
+            started = time.monotonic()
+            self._execute(pool, cursor, sql, params)
+            index = 0
+            while True:
+                writer = self.result_writer(context, session)
+                flowfile = session.create()
+                counted: list[int] = []
+                description = cursor.description
+                rows = fetch_batches(cursor, max(1, fetch), max_rows)
+                flowfile = session.write(
+                    flowfile,
+                    lambda out, r=rows, c=counted, d=description, w=writer: c.append(
+                        w.write(out, d, r)
+                    ),
+                )
+                count = counted[0] if counted else 0
+                if count == 0 and (index > 0 or not made):
+                    session.remove(flowfile)
+                    break
+                attributes = {RESULT_TABLENAME: table, RESULT_ROW_COUNT: str(count)}
+                attributes.update(writer.attributes())
+                if max_rows > 0:
+                    attributes["fragment.identifier"] = fragment_id
+                    attributes["fragment.index"] = str(index)
+                flowfile = session.put_all_attributes(flowfile, attributes)
+                made.append(flowfile)
+                index += 1
+                if max_rows <= 0 or count < max_rows:
+                    break
+                if max_fragments and index >= max_fragments:
+                    break
+            raw.commit()
+        finally:
+            raw.close()
+        elapsed = int((time.monotonic() - started) * 1000)
+        if not made:
+            return
+        if max_columns and upper is not None:
+            name = f"maxvalue.{max_columns[0].lower()}"
+            made = [session.put_attribute(f, name, upper) for f in made]
+        if max_rows > 0:
+            made = [session.put_attribute(f, "fragment.count", str(len(made))) for f in made]
+        for flowfile in made:
+            session.provenance.receive(flowfile, transit, duration_ms=elapsed)
+            session.transfer(flowfile, REL_SUCCESS)
+        context.logger.info(
+            "%s created %d FlowFiles from %s", type(self).__name__, len(made), table
+        )

@@ -1,0 +1,196 @@
+"""What the SQL processors share: JDBC-style parameters, statement splitting, query execution.
+
+NiFi binds ``?`` placeholders from ``sql.args.N.type`` / ``sql.args.N.value`` attributes
+(JDBC type codes, :data:`JDBC_TYPES`); Python drivers take their own paramstyle, so
+:func:`to_paramstyle` rewrites the ``?`` outside quotes and comments. Database errors become
+:class:`SQLFailure` with a message naming the database and the cause, never the password.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from flowcore.errors import ProcessException
+
+__all__ = [
+    "JDBC_TYPES",
+    "SQLFailure",
+    "bind_value",
+    "is_retryable",
+    "split_statements",
+    "sql_args",
+    "to_paramstyle",
+]
+
+#: java.sql.Types codes NiFi's attributes carry, by value.
+JDBC_TYPES = {
+    -7: "BIT",
+    -6: "TINYINT",
+    -5: "BIGINT",
+    -4: "LONGVARBINARY",
+    -3: "VARBINARY",
+    -2: "BINARY",
+    -1: "LONGVARCHAR",
+    1: "CHAR",
+    2: "NUMERIC",
+    3: "DECIMAL",
+    4: "INTEGER",
+    5: "SMALLINT",
+    6: "FLOAT",
+    7: "REAL",
+    8: "DOUBLE",
+    12: "VARCHAR",
+    16: "BOOLEAN",
+    91: "DATE",
+    92: "TIME",
+    93: "TIMESTAMP",
+    -9: "NVARCHAR",
+    -15: "NCHAR",
+    -16: "LONGNVARCHAR",
+    2004: "BLOB",
+    2005: "CLOB",
+}
+
+_ARG = re.compile(r"^sql\.args\.(\d+)\.value$")
+
+
+class SQLFailure(ProcessException):
+    """A statement the database refused or could not run; the message names the cause."""
+
+    def __init__(self, message: str, *, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
+
+def is_retryable(error: BaseException) -> bool:
+    """Whether a DB-API error is transient (connection lost, timeout): NiFi's ``retry``."""
+    from sqlalchemy import exc  # noqa: PLC0415
+
+    original = getattr(error, "orig", error)
+    name = type(original).__name__
+    if isinstance(error, exc.DisconnectionError | exc.TimeoutError):
+        return True
+    return name in ("OperationalError", "InterfaceError", "ConnectionTimeout", "QueryCanceled")
+
+
+def _bool(text: str) -> bool:
+    return text.strip().lower() in ("true", "1", "t", "y", "yes")
+
+
+def bind_value(jdbc_type: int, text: str | None, fmt: str | None = None) -> Any:
+    """The Python value for a ``sql.args.N.value`` of JDBC *jdbc_type* (NiFi's setParameter)."""
+    del fmt
+    if text is None:
+        return None
+    name = JDBC_TYPES.get(jdbc_type, "VARCHAR")
+    if name in ("BIT", "BOOLEAN"):
+        return _bool(text)
+    if name in ("TINYINT", "SMALLINT", "INTEGER", "BIGINT"):
+        return int(text)
+    if name in ("FLOAT", "REAL", "DOUBLE"):
+        return float(text)
+    if name in ("NUMERIC", "DECIMAL"):
+        return decimal.Decimal(text)
+    if name == "DATE":
+        return _date(text)
+    if name == "TIME":
+        return dt.time.fromisoformat(text) if ":" in text else _from_millis(text).time()
+    if name == "TIMESTAMP":
+        return _from_millis(text) if text.isdigit() else dt.datetime.fromisoformat(text)
+    if name in ("BINARY", "VARBINARY", "LONGVARBINARY", "BLOB"):
+        return text.encode("latin-1")
+    return text
+
+
+def _date(text: str) -> dt.date:
+    if text.isdigit():
+        return _from_millis(text).date()
+    return dt.date.fromisoformat(text)
+
+
+def _from_millis(text: str) -> dt.datetime:
+    return dt.datetime.fromtimestamp(int(text) / 1000, dt.UTC).replace(tzinfo=None)
+
+
+def sql_args(attributes: Mapping[str, str]) -> list[Any]:
+    """The parameters ``sql.args.1..N`` give, in order (NiFi's ``setParameters``).
+
+    Raises:
+        SQLFailure: an argument without its ``.type`` or with a value that does not parse.
+    """
+    indexed: dict[int, Any] = {}
+    for key, value in attributes.items():
+        match = _ARG.match(key)
+        if match is None:
+            continue
+        index = int(match[1])
+        type_text = attributes.get(f"sql.args.{index}.type")
+        if type_text is None or not type_text.lstrip("-").isdigit():
+            msg = f"Value of the sql.args.{index}.type attribute is not a valid JDBC type code"
+            raise SQLFailure(msg)
+        try:
+            indexed[index] = bind_value(
+                int(type_text), value, attributes.get(f"sql.args.{index}.format")
+            )
+        except (ValueError, decimal.InvalidOperation) as error:
+            msg = (
+                f"The value of the sql.args.{index}.value is '{value}', which cannot be "
+                f"converted to {JDBC_TYPES.get(int(type_text), type_text)}: {error}"
+            )
+            raise SQLFailure(msg) from None
+    return [indexed[i] for i in sorted(indexed)]
+
+
+_TOKENS = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"])*\"|--[^\n]*|/\*.*?\*/|\?", re.S)
+
+
+def to_paramstyle(sql: str, paramstyle: str) -> str:
+    """*sql* with each JDBC ``?`` outside quotes and comments in the driver's *paramstyle*."""
+    if paramstyle == "qmark":
+        return sql
+    counter = iter(range(1, 1_000_000))
+
+    def place(match: re.Match[str]) -> str:
+        token = match.group(0)
+        if token != "?":
+            return token.replace("%", "%%") if paramstyle in ("format", "pyformat") else token
+        if paramstyle in ("format", "pyformat"):
+            return "%s"
+        if paramstyle == "numeric":
+            return f":{next(counter)}"
+        return f":p{next(counter)}"  # named
+
+    text = _TOKENS.sub(place, sql)
+    if paramstyle in ("format", "pyformat"):
+        # a literal % outside quotes (modulo) must be doubled for format drivers
+        text = re.sub(r"%(?!s|%)", "%%", text)
+    return text
+
+
+def named_args(args: Sequence[Any], paramstyle: str) -> Any:
+    """*args* as the driver wants them (a dict for ``named``)."""
+    if paramstyle == "named":
+        return {f"p{i}": value for i, value in enumerate(args, 1)}
+    return tuple(args)
+
+
+def split_statements(text: str | None) -> list[str]:
+    r"""NiFi's ``getQueries``: ``;``-separated statements, ``\\;`` an escaped semicolon."""
+    if not text:
+        return []
+    parts = re.split(r"(?<!\\);", text)
+    return [part.replace("\\;", ";").strip() for part in parts if part.strip()]
+
+
+def describe_error(error: BaseException, system: str, password: str | None = None) -> str:
+    """One line naming the database and the cause (the driver's own first line)."""
+    original = getattr(error, "orig", None) or error
+    text = str(original).strip().splitlines()
+    line = text[0] if text else type(original).__name__
+    if password:
+        line = line.replace(password, "********")
+    return f"{system}: {line}"

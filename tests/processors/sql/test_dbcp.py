@@ -1,0 +1,131 @@
+"""DBCPConnectionPool: NiFi's names, a pooled engine per enabling, secrets masked."""
+
+from __future__ import annotations
+
+import pytest
+import sqlalchemy as sa
+
+from flowcore.controller_service import ServiceContext
+from flowcore.errors import ConfigurationError
+from flowcore.registry import service_class
+from processors.sql.dbcp import DBCPConnectionPool
+
+
+def _enable(**props: str) -> DBCPConnectionPool:
+    service = DBCPConnectionPool("db", **props)
+    return service.enable(ServiceContext(service))
+
+
+def test_registered_with_nifi_names_and_defaults() -> None:
+    """The service is found by name; NiFi 1 internal names are accepted."""
+    assert service_class("DBCPConnectionPool") is DBCPConnectionPool
+    service = DBCPConnectionPool(
+        "db",
+        **{
+            "Database Connection URL": "jdbc:sqlite::memory:",
+            "Validation-query": "select 1",
+            "dbcp-max-idle-conns": "4",
+        },
+    )
+    assert not service.validate() or all(r.valid for r in service.validate())
+    assert service.get_property("Max Wait Time").value == "500 millis"
+    assert service.get_property("Max Total Connections").value == "8"
+    assert service.get_property("Validation Query").value == "select 1"
+
+
+def test_postgres_pool_with_validation_query(postgres) -> None:
+    """A JDBC URL reaches PostgreSQL through the pool; each checkout is validated."""
+    pool = _enable(
+        **{
+            "Database Connection URL": postgres.jdbc_url,
+            "Database User": "postgres",
+            "Validation Query": "select 1",
+            "Max Total Connections": "2",
+        }
+    )
+    try:
+        with pool.connection() as connection:
+            assert connection.execute(sa.text("select 41 + 1")).scalar() == 42
+        assert pool.engine().pool.size() == 2
+        assert pool.transit_uri() == f"postgresql://127.0.0.1:{postgres.port}/postgres"
+    finally:
+        pool.on_disabled()
+
+
+def test_unreachable_server_fails_in_bounded_time() -> None:
+    """A closed port: the connection attempt fails quickly naming the cause."""
+    pool = _enable(
+        **{
+            "Database Connection URL": "jdbc:postgresql://127.0.0.1:1/x",
+            "Database User": "u",
+            "Password": "hunter2-secret",
+        }
+    )
+    with pytest.raises(sa.exc.OperationalError) as caught, pool.connection():
+        pass
+    assert "hunter2-secret" not in str(caught.value)
+
+
+def test_refused_credentials(postgres) -> None:
+    """A user the server does not know is refused, the password never in the message."""
+    pool = _enable(
+        **{
+            "Database Connection URL": postgres.jdbc_url,
+            "Database User": "nobody",
+            "Password": "hunter2-secret",
+        }
+    )
+    with pytest.raises(sa.exc.OperationalError, match="nobody") as caught, pool.connection():
+        pass
+    assert "hunter2-secret" not in str(caught.value)
+
+
+def test_password_is_masked_and_not_exported() -> None:
+    """The sensitive Password never shows in repr or validation messages."""
+    service = DBCPConnectionPool(
+        "db", **{"Database Connection URL": "jdbc:sqlite::memory:", "Password": "hunter2-secret"}
+    )
+    assert "hunter2-secret" not in repr(service)
+    assert "hunter2-secret" in service.sensitive_values()
+
+
+def test_unmapped_url_is_a_configuration_error() -> None:
+    """A database flowcore has no driver for fails enabling, with the mapped ones named."""
+    with pytest.raises(ConfigurationError, match="no Python driver"):
+        _enable(**{"Database Connection URL": "jdbc:h2:mem:x"})
+
+
+def test_export_and_import_leave_the_password_out(tmp_path) -> None:
+    """A flow's export to NiFi names DBCPConnectionPool's type, never its password; the
+    export imports back with ExecuteSQL naming the pool."""
+    import json
+
+    from flowcore import Flow
+    from processors.sql.execute_sql import ExecuteSQL
+
+    flow = Flow("sql-export")
+    flow.add_service(
+        DBCPConnectionPool(
+            "pool",
+            **{
+                "Database Connection URL": "jdbc:postgresql://db:5432/sales",
+                "Database User": "u",
+                "Password": "hunter2-secret",
+            },
+        )
+    )
+    flow.add(
+        ExecuteSQL(**{"Database Connection Pooling Service": "pool", "SQL Query": "select 1"}),
+        name="query",
+    )
+    exported = flow.to_nifi()
+    text = json.dumps(exported)
+    assert "hunter2-secret" not in text
+    assert "org.apache.nifi.dbcp.DBCPConnectionPool" in text
+    assert "org.apache.nifi.processors.standard.ExecuteSQL" in text
+    back = Flow.from_nifi(exported)
+    [service] = back.services.values()
+    assert type(service).__name__ == "DBCPConnectionPool"
+    assert service.get_property("Database Connection URL").value == (
+        "jdbc:postgresql://db:5432/sales"
+    )

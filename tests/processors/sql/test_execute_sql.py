@@ -1,0 +1,207 @@
+"""ExecuteSQL: NiFi's TestExecuteSQL cases on SQLite (no server) and on PostgreSQL."""
+
+from __future__ import annotations
+
+import io
+import sqlite3
+from pathlib import Path
+
+import fastavro
+import pytest
+
+from flowcore.testing import TestRunner
+from processors.sql.dbcp import DBCPConnectionPool
+from processors.sql.execute_sql import ExecuteSQL
+
+
+def _sqlite(tmp_path: Path, rows: int = 3) -> str:
+    path = tmp_path / "db.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("create table persons (id integer, name varchar(100), code integer)")
+        db.executemany(
+            "insert into persons values (?, ?, ?)", [(i, f"Joe{i}", i * 10) for i in range(rows)]
+        )
+    return f"jdbc:sqlite:{path}"
+
+
+def _runner(url: str, incoming: bool = True, **props: str) -> TestRunner:
+    runner = TestRunner(ExecuteSQL(**{"Database Connection Pooling Service": "dbcp", **props}))
+    user = {"Database User": "postgres"} if "postgresql" in url else {}
+    runner.add_service(DBCPConnectionPool("dbcp", **{"Database Connection URL": url, **user}))
+    runner.context._has_input = incoming
+    return runner
+
+
+def _records(content: bytes) -> tuple[dict, list[dict]]:
+    reader = fastavro.reader(io.BytesIO(content))
+    return reader.writer_schema, list(reader)
+
+
+def test_query_from_property_without_input(tmp_path: Path) -> None:
+    """No incoming connection: one Avro FlowFile, RECEIVE, NiFi's attributes."""
+    runner = _runner(_sqlite(tmp_path), incoming=False, **{"SQL Query": "select * from persons"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    out = runner.flowfiles_for("success")[0]
+    out.assert_attribute_equals("executesql.row.count", "3")
+    out.assert_attribute_equals("executesql.resultset.index", "0")
+    out.assert_attribute_equals("mime.type", "application/avro-binary")
+    for name in (
+        "executesql.query.duration",
+        "executesql.query.executiontime",
+        "executesql.query.fetchtime",
+    ):
+        assert out.attributes[name].isdigit()
+    schema, records = _records(out.content)
+    assert schema["name"] == "any.data.NiFi_ExecuteSQL_Record"
+    assert records[1] == {"id": 1, "name": "Joe1", "code": 10}
+    assert [e.event_type.value for e in runner.provenance_events] == ["RECEIVE"]
+    assert runner.provenance_events[0].transit_uri.startswith("sqlite:")
+
+
+def test_query_from_content_with_input(tmp_path: Path) -> None:
+    """The query is the content; the input is removed; FETCH and input.flowfile.uuid."""
+    runner = _runner(_sqlite(tmp_path))
+    runner.enqueue(b"select id from persons where id > 0")
+    runner.run()
+    out = runner.flowfiles_for("success")[0]
+    out.assert_attribute_equals("executesql.row.count", "2")
+    assert out.attributes["input.flowfile.uuid"]
+    assert "FETCH" in [e.event_type.value for e in runner.provenance_events]
+
+
+def test_max_rows_per_flowfile_fragments(tmp_path: Path) -> None:
+    """Max Rows Per Flow File cuts the result set; fragment.* set, the empty tail dropped."""
+    runner = _runner(_sqlite(tmp_path, rows=7), **{"Max Rows Per Flow File": "3"})
+    runner.enqueue(b"select * from persons")
+    runner.run()
+    outs = runner.flowfiles_for("success")
+    assert [o.attributes["executesql.row.count"] for o in outs] == ["3", "3", "1"]
+    assert [o.attributes["fragment.index"] for o in outs] == ["0", "1", "2"]
+    assert {o.attributes["fragment.count"] for o in outs} == {"3"}
+    assert len({o.attributes["fragment.identifier"] for o in outs}) == 1
+    runner2 = _runner(
+        _sqlite(tmp_path / "x", rows=6) if (tmp_path / "x").mkdir() is None else "",
+        **{"Max Rows Per Flow File": "3"},
+    )
+    runner2.enqueue(b"select * from persons")
+    runner2.run()
+    assert [o.attributes["executesql.row.count"] for o in runner2.flowfiles_for("success")] == [
+        "3",
+        "3",
+    ]
+
+
+def test_no_result_set_gives_empty_avro_or_original(tmp_path: Path) -> None:
+    """A statement without results: an empty Avro FlowFile (EMPTY) or the input (ORIGINAL)."""
+    url = _sqlite(tmp_path)
+    runner = _runner(url)
+    runner.enqueue(b"update persons set code = 1 where id = 0")
+    runner.run()
+    out = runner.flowfiles_for("success")[0]
+    out.assert_attribute_equals("executesql.row.count", "0")
+    assert _records(out.content)[1] == []
+    runner = _runner(url, **{"Content Output Strategy": "ORIGINAL"})
+    runner.enqueue(b"update persons set code = 2 where id = 0")
+    runner.run()
+    runner.flowfiles_for("success")[0].assert_content_equals(
+        "update persons set code = 2 where id = 0"
+    )
+
+
+def test_bad_query_goes_to_failure_penalized(tmp_path: Path) -> None:
+    """A missing table: failure, penalized, executesql.error.message naming the cause."""
+    runner = _runner(_sqlite(tmp_path))
+    runner.enqueue(b"select * from nowhere")
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    message = runner.flowfiles_for("failure")[0].attributes["executesql.error.message"]
+    assert "no such table: nowhere" in message
+    assert message.startswith("sqlite")
+
+
+def test_sql_args_bind_parameters(tmp_path: Path) -> None:
+    """sql.args.N.type/value bind the query's ? placeholders."""
+    runner = _runner(_sqlite(tmp_path), **{"SQL Query": "select name from persons where id = ?"})
+    runner.enqueue(b"", {"sql.args.1.type": "4", "sql.args.1.value": "2"})
+    runner.run()
+    assert _records(runner.flowfiles_for("success")[0].content)[1] == [{"name": "Joe2"}]
+
+
+def test_pre_and_post_queries(tmp_path: Path) -> None:
+    """Pre- and post-queries run around the query; a failing one fails the FlowFile."""
+    runner = _runner(
+        _sqlite(tmp_path),
+        **{
+            "SQL Pre-Query": "create temp table t (a int); insert into t values (5)",
+            "SQL Query": "select a from t",
+            "SQL Post-Query": "drop table t",
+        },
+    )
+    runner.enqueue(b"")
+    runner.run()
+    assert _records(runner.flowfiles_for("success")[0].content)[1] == [{"a": 5}]
+    runner = _runner(
+        _sqlite(tmp_path / "y") if (tmp_path / "y").mkdir() is None else "",
+        **{"SQL Pre-Query": "select * from nothing", "SQL Query": "select 1"},
+    )
+    runner.enqueue(b"")
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+
+
+def test_no_query_and_no_input_is_refused(tmp_path: Path) -> None:
+    """Neither SQL Query nor an incoming connection: NiFi's scheduling error."""
+    runner = _runner(_sqlite(tmp_path), incoming=False)
+    with pytest.raises(Exception, match="Either the Select Query must be specified"):
+        runner.run()
+
+
+def test_postgres_types_and_logical_types(postgres) -> None:
+    """PostgreSQL columns map as NiFi's JdbcCommon: logical types or Java strings."""
+    postgres.execute("drop table if exists typed")
+    postgres.execute(
+        "create table typed (i int, b bigint, s smallint, f real, d double precision, "
+        "n numeric(10,2), t text, bo boolean, dt date, ts timestamp, by bytea)"
+    )
+    postgres.execute(
+        "insert into typed values (1, 2, 3, 1.5, 2.5, 12.34, 'x', true, '2024-01-02', "
+        "'2024-01-02 03:04:05', '\\x0102')"
+    )
+    postgres.execute(
+        "insert into typed values (null,null,null,null,null,null,null,null,null,null,null)"
+    )
+    runner = _runner(postgres.jdbc_url, **{"SQL Query": "select * from typed"})
+    runner.enqueue(b"")
+    runner.run()
+    schema, records = _records(runner.flowfiles_for("success")[0].content)
+    types = {f["name"]: f["type"][1] for f in schema["fields"]}
+    assert types == {
+        "i": "int",
+        "b": "long",
+        "s": "int",
+        "f": "float",
+        "d": "double",
+        "n": "string",
+        "t": "string",
+        "bo": "boolean",
+        "dt": "string",
+        "ts": "string",
+        "by": "bytes",
+    }
+    assert records[0]["n"] == "12.34"
+    assert records[0]["ts"] == "2024-01-02 03:04:05.0"
+    assert records[0]["dt"] == "2024-01-02"
+    assert records[1] == dict.fromkeys(types)
+    runner = _runner(
+        postgres.jdbc_url,
+        **{"SQL Query": "select n, dt, ts from typed", "Use Avro Logical Types": "true"},
+    )
+    runner.enqueue(b"")
+    runner.run()
+    schema, records = _records(runner.flowfiles_for("success")[0].content)
+    assert schema["fields"][0]["type"][1]["logicalType"] == "decimal"
+    assert schema["fields"][0]["type"][1]["scale"] == 2
+    assert str(records[0]["n"]) == "12.34"
+    fetch = next(e for e in runner.provenance_events if e.event_type.value == "FETCH")
+    assert fetch.transit_uri.startswith("postgresql://127.0.0.1:")

@@ -1,0 +1,54 @@
+"""JDBC URLs of NiFi flows mapped to SQLAlchemy URLs and Python drivers."""
+
+from __future__ import annotations
+
+import pytest
+
+from flowcore.errors import ConfigurationError
+from processors.sql.jdbc_url import check_driver, sqlalchemy_url, transit_uri
+
+
+@pytest.mark.parametrize(
+    ("jdbc", "expected"),
+    [
+        ("jdbc:postgresql://db:5432/sales", "postgresql+psycopg://u:p%40ss@db:5432/sales"),
+        (
+            "jdbc:mysql://db:3306/sales?useSSL=false",
+            "mysql+pymysql://u:p%40ss@db:3306/sales?useSSL=false",
+        ),
+        ("jdbc:mariadb://db/sales", "mariadb+pymysql://u:p%40ss@db/sales"),
+        ("jdbc:oracle:thin:@db:1521:ORCL", "oracle+oracledb://u:p%40ss@db:1521/ORCL"),
+        ("jdbc:oracle:thin:@//db:1521/svc", "oracle+oracledb://u:p%40ss@db:1521/?service_name=svc"),
+        (
+            "jdbc:sqlserver://db:1433;databaseName=sales;encrypt=false",
+            "mssql+pymssql://u:p%40ss@db:1433/sales",
+        ),
+        ("jdbc:sqlite:/tmp/x.db", "sqlite:////tmp/x.db"),
+        ("jdbc:sqlite::memory:", "sqlite://"),
+        ("postgresql+psycopg://a@b/c", "postgresql+psycopg://a@b/c"),
+    ],
+)
+def test_mapping(jdbc: str, expected: str) -> None:
+    """Each database NiFi flows use maps to its SQLAlchemy dialect and driver."""
+    assert sqlalchemy_url(jdbc, "u", "p@ss") == expected
+
+
+def test_unknown_database_names_the_mapped_ones() -> None:
+    """A JDBC database without a mapping is one error listing those flowcore maps."""
+    with pytest.raises(ConfigurationError, match=r"no Python driver for JDBC 'db2'.*postgresql"):
+        sqlalchemy_url("jdbc:db2://h:50000/x")
+    with pytest.raises(ConfigurationError, match="not a JDBC URL"):
+        sqlalchemy_url("host:5432")
+
+
+def test_missing_driver_names_the_package() -> None:
+    """A dialect whose driver is not installed names the pip package to install."""
+    with pytest.raises(ConfigurationError, match="pip install 'oracledb'"):
+        check_driver("oracle+oracledb://u@h/x")
+    check_driver("sqlite://")
+
+
+def test_transit_uri_leaves_out_credentials_and_options() -> None:
+    """NiFi's transit URI: the URL without jdbc:, credentials or query."""
+    assert transit_uri("jdbc:postgresql://h:5432/db?password=x") == "postgresql://h:5432/db"
+    assert transit_uri("postgresql+psycopg://u:pw@h/db") == "postgresql://h/db"

@@ -1,0 +1,183 @@
+"""PutDatabaseRecord: NiFi's statement types, one transaction per FlowFile, routing."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from flowcore.errors import ProcessException
+from flowcore.testing import TestRunner
+from processors.record_services import JsonTreeReader
+from processors.sql.dbcp import DBCPConnectionPool
+from processors.sql.put_database_record import PutDatabaseRecord
+
+
+def _sqlite(tmp_path: Path) -> str:
+    path = tmp_path / "db.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "create table PERSONS (id integer primary key, name varchar(100) not null, "
+            "code integer)"
+        )
+    return str(path)
+
+
+def _runner(url: str, user: str | None = None, **props: str) -> TestRunner:
+    runner = TestRunner(
+        PutDatabaseRecord(
+            **{
+                "Record Reader": "reader",
+                "Database Connection Pooling Service": "dbcp",
+                "Table Name": "PERSONS",
+                "Statement Type": "INSERT",
+                **props,
+            }
+        )
+    )
+    extra = {"Database User": user, "Password": "hunter2-secret"} if user else {}
+    runner.add_service(DBCPConnectionPool("dbcp", **{"Database Connection URL": url, **extra}))
+    runner.add_service(JsonTreeReader("reader"))
+    return runner
+
+
+def _rows(path: str, sql: str = "select id, name, code from PERSONS order by id") -> list:
+    with sqlite3.connect(path) as db:
+        return db.execute(sql).fetchall()
+
+
+def test_insert_translating_field_names(tmp_path: Path) -> None:
+    """NiFi's testInsert: fields matched to columns ignoring case; SEND to the database."""
+    path = _sqlite(tmp_path)
+    runner = _runner(f"jdbc:sqlite:{path}", **{"Maximum Batch Size": "2"})
+    runner.enqueue(
+        b'[{"id": 1, "NAME": "rec1", "code": 101}, {"id": 2, "name": "rec2", '
+        b'"code": 102}, {"id": 3, "name": "rec3", "code": 103}]'
+    )
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert _rows(path) == [(1, "rec1", 101), (2, "rec2", 102), (3, "rec3", 103)]
+    assert [e.event_type.value for e in runner.provenance_events] == ["SEND"]
+
+
+def test_failure_rolls_back_the_whole_flowfile(tmp_path: Path) -> None:
+    """A duplicate key in the third record: nothing of the FlowFile stays; failure, error."""
+    path = _sqlite(tmp_path)
+    runner = _runner(f"jdbc:sqlite:{path}", **{"Maximum Batch Size": "1"})
+    runner.enqueue(b'[{"id": 1, "name": "a"}, {"id": 2, "name": "b"}, {"id": 1, "name": "c"}]')
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    error = runner.flowfiles_for("failure")[0].attributes["putdatabaserecord.error"]
+    assert "UNIQUE constraint failed: PERSONS.id" in error
+    assert "PERSONS" in error
+    assert _rows(path) == []
+
+
+def test_update_upsert_delete_and_statement_type_attribute(tmp_path: Path) -> None:
+    """UPDATE by primary key, UPSERT, INSERT_IGNORE, DELETE, statement.type from attributes."""
+    path = _sqlite(tmp_path)
+    url = f"jdbc:sqlite:{path}"
+    runner = _runner(url, **{"Statement Type": "Use statement.type Attribute"})
+    runner.enqueue(
+        b'[{"id": 1, "name": "a", "code": 1}, {"id": 2, "name": "b", "code": 2}]',
+        {"statement.type": "INSERT"},
+    )
+    runner.enqueue(b'[{"id": 1, "name": "A"}]', {"statement.type": "update"})
+    runner.enqueue(
+        b'[{"id": 2, "name": "B", "code": 20}, {"id": 3, "name": "C", "code": 30}]',
+        {"statement.type": "UPSERT"},
+    )
+    runner.enqueue(
+        b'[{"id": 3, "name": "X", "code": 0}, {"id": 4, "name": "D", "code": 4}]',
+        {"statement.type": "INSERT_IGNORE"},
+    )
+    runner.enqueue(b'[{"id": 4}]', {"statement.type": "DELETE"})
+    runner.run(5)
+    runner.assert_all_flowfiles_transferred("success", 5)
+    assert _rows(path) == [(1, "A", 1), (2, "B", 20), (3, "C", 30)]
+    runner = _runner(url, **{"Statement Type": "Use statement.type Attribute"})
+    runner.enqueue(b'[{"id": 9, "name": "z"}]', {"statement.type": "MERGE"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+
+
+def test_upsert_is_idempotent(tmp_path: Path) -> None:
+    """The same FlowFile upserted twice leaves the table as once (exactly-once results)."""
+    path = _sqlite(tmp_path)
+    runner = _runner(f"jdbc:sqlite:{path}", **{"Statement Type": "UPSERT"})
+    content = b'[{"id": 1, "name": "a", "code": 1}, {"id": 2, "name": "b", "code": 2}]'
+    runner.enqueue(content)
+    runner.enqueue(content)
+    runner.run(2)
+    assert _rows(path) == [(1, "a", 1), (2, "b", 2)]
+
+
+def test_unmatched_fields_and_columns(tmp_path: Path) -> None:
+    """Fail on Unmatched Fields names the field; a missing NOT NULL column fails."""
+    path = _sqlite(tmp_path)
+    url = f"jdbc:sqlite:{path}"
+    runner = _runner(url, **{"Unmatched Field Behavior": "Fail on Unmatched Fields"})
+    runner.enqueue(b'[{"id": 1, "name": "a", "extra": 5}]')
+    runner.run()
+    error = runner.flowfiles_for("failure")[0].attributes["putdatabaserecord.error"]
+    assert "Cannot map field 'extra'" in error
+    runner = _runner(url)
+    runner.enqueue(b'[{"id": 1, "code": 5}]')
+    runner.run()
+    assert (
+        "Required column"
+        in runner.flowfiles_for("failure")[0].attributes["putdatabaserecord.error"]
+    )
+    runner = _runner(url, **{"Unmatched Column Behavior": "Ignore Unmatched Columns"})
+    runner.enqueue(b'[{"id": 1, "name": "n"}]')
+    runner.run()
+    assert _rows(path) == [(1, "n", None)]
+
+
+def test_missing_table_and_rollback_on_failure(tmp_path: Path) -> None:
+    """A table that does not exist fails naming it; Rollback On Failure keeps it queued."""
+    path = _sqlite(tmp_path)
+    runner = _runner(f"jdbc:sqlite:{path}", **{"Table Name": "NOWHERE"})
+    runner.enqueue(b'[{"id": 1}]')
+    runner.run()
+    assert (
+        "table 'NOWHERE' does not exist"
+        in runner.flowfiles_for("failure")[0].attributes["putdatabaserecord.error"]
+    )
+    runner = _runner(
+        f"jdbc:sqlite:{path}", **{"Table Name": "NOWHERE", "Rollback On Failure": "true"}
+    )
+    runner.enqueue(b'[{"id": 1}]')
+    with pytest.raises(ProcessException):
+        runner.run()
+    assert runner.queue_size == 1 or runner.queue_size() == 1
+
+
+def test_postgres_constraint_names_table_and_constraint(postgres) -> None:
+    """PostgreSQL: a unique violation names the constraint; the password never shows."""
+    postgres.execute("drop table if exists persons")
+    postgres.execute("create table persons (id int primary key, name text not null, code int)")
+    runner = _runner(postgres.jdbc_url, user="postgres", **{"Table Name": "persons"})
+    runner.enqueue(b'[{"id": 1, "name": "a"}, {"id": 1, "name": "b"}]')
+    runner.enqueue(b'[{"id": 2, "name": "c", "code": 3}]')
+    runner.run(2)
+    error = runner.flowfiles_for("failure")[0].attributes["putdatabaserecord.error"]
+    assert "persons_pkey" in error
+    assert "table persons" in error
+    assert "hunter2-secret" not in error
+    assert postgres.execute("select id, name, code from persons") == [(2, "c", 3)]
+
+
+def test_postgres_unreachable_goes_to_retry(postgres) -> None:
+    """A server that is not there: retry (transient), with the cause."""
+    runner = _runner(
+        "jdbc:postgresql://127.0.0.1:1/none", user="postgres", **{"Table Name": "persons"}
+    )
+    runner.enqueue(b'[{"id": 1, "name": "a"}]')
+    runner.run()
+    runner.assert_all_flowfiles_transferred("retry", 1)
+    assert (
+        "hunter2-secret"
+        not in runner.flowfiles_for("retry")[0].attributes["putdatabaserecord.error"]
+    )

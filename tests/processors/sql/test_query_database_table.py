@@ -1,0 +1,163 @@
+"""QueryDatabaseTable: incremental reads by Maximum-value Columns, NiFi's state keys."""
+
+from __future__ import annotations
+
+import io
+import sqlite3
+from pathlib import Path
+
+import fastavro
+
+from flowcore.testing import TestRunner
+from processors.sql.dbcp import DBCPConnectionPool
+from processors.sql.query_database_table import QueryDatabaseTable
+
+
+def _db(tmp_path: Path) -> Path:
+    path = tmp_path / "db.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "create table TEST_QUERY_DB_TABLE (id integer, name varchar(100), "
+            "scale float, created_on timestamp)"
+        )
+        db.executemany(
+            "insert into TEST_QUERY_DB_TABLE values (?, ?, ?, ?)",
+            [
+                (0, "Joe Smith", 1.0, "1962-09-23 03:23:34.234"),
+                (1, "Carrie Jones", 5.0, "2000-01-01 03:23:34.234"),
+                (2, None, 2.0, "2012-01-01 03:23:34.234"),
+            ],
+        )
+    return path
+
+
+def _insert(path: Path, *rows: tuple) -> None:
+    with sqlite3.connect(path) as db:
+        db.executemany("insert into TEST_QUERY_DB_TABLE values (?, ?, ?, ?)", rows)
+
+
+def _runner(path: Path, **props: str) -> TestRunner:
+    runner = TestRunner(
+        QueryDatabaseTable(
+            **{
+                "Database Connection Pooling Service": "dbcp",
+                "Table Name": "TEST_QUERY_DB_TABLE",
+                **props,
+            }
+        )
+    )
+    runner.add_service(
+        DBCPConnectionPool("dbcp", **{"Database Connection URL": f"jdbc:sqlite:{path}"})
+    )
+    return runner
+
+
+def _rows(flowfile) -> list[dict]:
+    return list(fastavro.reader(io.BytesIO(flowfile.content)))
+
+
+def test_incremental_by_max_value_column(tmp_path: Path) -> None:
+    """NiFi's testAddedRows: all rows first, then only new ones, state under table@!@column."""
+    path = _db(tmp_path)
+    runner = _runner(path, **{"Maximum-value Columns": "ID", "Max Rows Per Flow File": "2"})
+    runner.run()
+    outs = runner.flowfiles_for("success")
+    assert [o.attributes["querydbtable.row.count"] for o in outs] == ["2", "1"]
+    outs[0].assert_attribute_equals("tablename", "TEST_QUERY_DB_TABLE")
+    outs[0].assert_attribute_equals("maxvalue.id", "2")
+    assert [o.attributes["fragment.index"] for o in outs] == ["0", "1"]
+    assert runner.state == {"test_query_db_table@!@id": "2"}
+    runner.clear_transfer_state()
+    runner.run()
+    runner.assert_transfer_count("success", 0)
+    _insert(path, (3, "Mary West", 15.0, "2000-01-01 03:23:34.234"))
+    runner.run()
+    outs = runner.flowfiles_for("success")
+    assert [r["id"] for o in outs for r in _rows(o)] == [3]
+    assert runner.state == {"test_query_db_table@!@id": "3"}
+    assert {e.event_type.value for e in runner.provenance_events} == {"RECEIVE"}
+
+
+def test_initial_max_value_property(tmp_path: Path) -> None:
+    """initial.maxvalue.<column> starts past the rows below it."""
+    runner = _runner(_db(tmp_path), **{"Maximum-value Columns": "id", "initial.maxvalue.id": "0"})
+    runner.run()
+    assert [r["id"] for o in runner.flowfiles_for("success") for r in _rows(o)] == [1, 2]
+
+
+def test_start_at_current_maximum(tmp_path: Path) -> None:
+    """Start at Current Maximum Values: the first trigger only records the maxima."""
+    path = _db(tmp_path)
+    runner = _runner(
+        path,
+        **{
+            "Maximum-value Columns": "id",
+            "Initial Load Strategy": "Start at Current Maximum Values",
+        },
+    )
+    runner.run()
+    runner.assert_transfer_count("success", 0)
+    assert runner.state == {"test_query_db_table@!@id": "2"}
+    _insert(path, (7, "x", 1.0, "2000-01-01"))
+    runner.run()
+    assert [r["id"] for o in runner.flowfiles_for("success") for r in _rows(o)] == [7]
+    bad = _runner(path, **{"Initial Load Strategy": "Start at Current Maximum Values"})
+    assert not bad.is_valid()
+
+
+def test_columns_and_where_clause(tmp_path: Path) -> None:
+    """Columns to Return and Additional WHERE clause shape the query."""
+    runner = _runner(
+        _db(tmp_path),
+        **{
+            "Maximum-value Columns": "id",
+            "Columns to Return": "id, scale",
+            "Additional WHERE clause": "scale > 1.5",
+        },
+    )
+    runner.run()
+    assert [r for o in runner.flowfiles_for("success") for r in _rows(o)] == [
+        {"id": 1, "scale": 5.0},
+        {"id": 2, "scale": 2.0},
+    ]
+
+
+def test_postgres_incremental_with_timestamps(postgres) -> None:
+    """A timestamp Maximum-value Column on PostgreSQL: state holds its text, reads resume."""
+    postgres.execute("drop table if exists events")
+    postgres.execute("create table events (id int, at timestamp)")
+    postgres.execute(
+        "insert into events values (1, '2024-01-01 00:00:01'), (2, '2024-01-01 00:00:02')"
+    )
+    runner = TestRunner(
+        QueryDatabaseTable(
+            **{
+                "Database Connection Pooling Service": "dbcp",
+                "Table Name": "events",
+                "Maximum-value Columns": "at",
+            }
+        )
+    )
+    runner.add_service(
+        DBCPConnectionPool(
+            "dbcp", **{"Database Connection URL": postgres.jdbc_url, "Database User": "postgres"}
+        )
+    )
+    runner.run()
+    assert runner.state == {"events@!@at": "2024-01-01 00:00:02"}
+    postgres.execute("insert into events values (3, '2024-01-01 00:00:03')")
+    runner.clear_transfer_state()
+    runner.run()
+    assert [r["id"] for o in runner.flowfiles_for("success") for r in _rows(o)] == [3]
+    event = runner.provenance_events[-1]
+    assert event.transit_uri == f"postgresql://127.0.0.1:{postgres.port}/postgres"
+
+
+def test_missing_table_lists_nothing_and_yields(tmp_path: Path, caplog) -> None:
+    """A table that does not exist: no FlowFile, no state, an error naming the cause."""
+    runner = _runner(_db(tmp_path), **{"Table Name": "NOWHERE", "Maximum-value Columns": "id"})
+    runner.run()
+    runner.assert_transfer_count("success", 0)
+    assert runner.state == {}
+    assert "no such table: NOWHERE" in caplog.text
+    assert runner.context.yielded
