@@ -9,7 +9,7 @@ readers return the good records before the bad one, so nothing read is lost).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 
@@ -26,10 +26,41 @@ from flowcore.records.schema import (
 )
 from flowcore.records.values import FieldError, TemporalFormats, coerce_record
 
-__all__ = ["Parsed", "batches_of", "record_error"]
+__all__ = ["Parsed", "RecordWriter", "batches_of", "record_error", "write_all"]
 
 #: One parsed record: its number (1-based), its line (or None) and its value.
 Parsed = tuple[int, int | None, Any]
+
+
+class RecordWriter(Protocol):
+    """What every codec's writer is: batches in, then NiFi's attributes."""
+
+    def write(self, batch: pa.RecordBatch | pa.Table) -> None:
+        """Write every record of *batch*."""
+
+    def finish(self) -> dict[str, str]:
+        """End the record set; NiFi's attributes."""
+
+
+def write_all(
+    batches: Iterable[pa.RecordBatch],
+    schema: RecordSchema | None,
+    make: Callable[[RecordSchema], RecordWriter],
+) -> dict[str, str]:
+    """Write *batches* with the writer *make* builds, one record set; NiFi's attributes.
+
+    The writer is made at the first batch, under *schema* or the NiFi schema of that batch's
+    Arrow schema, or at the end when there is none (an empty record set still has its
+    header, array brackets or file footer).
+    """
+    writer: RecordWriter | None = None
+    for batch in batches:
+        if writer is None:
+            writer = make(schema or RecordSchema.from_arrow(batch.schema))
+        writer.write(batch)
+    if writer is None:
+        writer = make(schema or RecordSchema(()))
+    return writer.finish()
 
 
 def record_error(number: int, line: int | None, field: str | None, reason: str) -> RecordError:
