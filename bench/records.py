@@ -20,7 +20,7 @@ projection; CSV in, CSV out) -> PutFile over 100 CSV files; DuckDB alone runs th
 ``COPY (SELECT ...) TO`` statements over each file. Every scenario runs ``--repeat`` rounds,
 interleaved (the machine's noise hits each alike); the table gives the best time and the range.
 
-    .venv/bin/python bench/records.py [--rows N] [--repeat N] [--only NAME]
+    .venv/bin/python bench/records.py [--rows N] [--repeat N] [--only NAME] [--no-codec]
 """
 
 from __future__ import annotations
@@ -289,12 +289,17 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=3, help="rounds, interleaved")
     parser.add_argument("--only", action="append", help="a scenario: csv->json, query, ...")
+    parser.add_argument("--no-codec", action="store_true", help="skip the codec-only rows")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="bench-records-"))
     times: dict[tuple[str, str], list[float]] = {}
     try:
         _write_inputs(root, args.rows)
-        chosen = [key for key in RUNS if not args.only or key[0] in args.only]
+        chosen = [
+            key
+            for key in RUNS
+            if (not args.only or key[0] in args.only) and not (args.no_codec and key[1] == "codec")
+        ]
         for _ in range(args.repeat):
             for scenario, label in chosen:
                 runner, kind = RUNS[(scenario, label)]

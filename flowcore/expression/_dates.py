@@ -17,9 +17,17 @@ import attrs
 
 from flowcore.errors import ExpressionEvaluationError, quoted
 
-__all__ = ["format_date", "parse_date", "resolve_zone"]
+__all__ = [
+    "DAYS",
+    "MONTHS",
+    "Field",
+    "format_date",
+    "parse_date",
+    "resolve_zone",
+    "tokenize_cached",
+]
 
-_MONTHS = [
+MONTHS = [
     "January",
     "February",
     "March",
@@ -33,7 +41,7 @@ _MONTHS = [
     "November",
     "December",
 ]
-_DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 _PATTERN_LETTERS = set("GuyYDMLdQqwWEeFaBhKkHmsSAnNVvzOXxZ")
 
 # Java's ZoneId.SHORT_IDS: the three-letter ids Java accepts that IANA does not define the same way.
@@ -98,13 +106,15 @@ def resolve_zone(name: str | None) -> tzinfo:
 
 
 @attrs.frozen
-class _Field:
+class Field:
+    """One pattern letter repeated *count* times (``yyyy`` is ``Field("y", 4)``)."""
+
     letter: str
     count: int
 
 
-def _tokenize(pattern: str) -> tuple[str | _Field, ...]:
-    tokens: list[str | _Field] = []
+def _tokenize(pattern: str) -> tuple[str | Field, ...]:
+    tokens: list[str | Field] = []
     i = 0
     while i < len(pattern):
         ch = pattern[i]
@@ -132,7 +142,7 @@ def _tokenize(pattern: str) -> tuple[str | _Field, ...]:
             run = i
             while run < len(pattern) and pattern[run] == ch:
                 run += 1
-            tokens.append(_Field(ch, run - i))
+            tokens.append(Field(ch, run - i))
             i = run
         else:
             tokens.append(ch)
@@ -140,7 +150,8 @@ def _tokenize(pattern: str) -> tuple[str | _Field, ...]:
     return tuple(tokens)
 
 
-_tokenize_cached = functools.lru_cache(maxsize=512)(_tokenize)
+#: A pattern's literal texts and fields, cached (patterns come from properties).
+tokenize_cached = functools.lru_cache(maxsize=512)(_tokenize)
 
 
 def _offset_text(moment: datetime, colon: bool, z_for_zero: bool) -> str:
@@ -153,22 +164,22 @@ def _offset_text(moment: datetime, colon: bool, z_for_zero: bool) -> str:
     return f"{sign}{hours:02d}:{minutes:02d}" if colon else f"{sign}{hours:02d}{minutes:02d}"
 
 
-def _format_field(field: _Field, moment: datetime) -> str:
+def _format_field(field: Field, moment: datetime) -> str:
     letter, count = field.letter, field.count
     if letter in "yuY":
         return f"{moment.year % 100:02d}" if count == 2 else str(moment.year).zfill(count)
     if letter in "ML":
         if count >= 4:
-            return _MONTHS[moment.month - 1]
+            return MONTHS[moment.month - 1]
         if count == 3:
-            return _MONTHS[moment.month - 1][:3]
+            return MONTHS[moment.month - 1][:3]
         return str(moment.month).zfill(count)
     if letter == "d":
         return str(moment.day).zfill(count)
     if letter == "D":
         return str(moment.timetuple().tm_yday).zfill(count)
     if letter in "Ee":
-        name = _DAYS[moment.weekday()]
+        name = DAYS[moment.weekday()]
         return name if count >= 4 else name[:3]
     if letter == "a":
         return "AM" if moment.hour < 12 else "PM"
@@ -216,19 +227,19 @@ def format_date(moment: datetime, pattern: str, zone: str | None) -> str:
     """Format *moment* with a Java date *pattern* in *zone* (local when ``None``)."""
     local = moment.astimezone(resolve_zone(zone))
     parts = []
-    for token in _tokenize_cached(pattern):
+    for token in tokenize_cached(pattern):
         parts.append(token if isinstance(token, str) else _format_field(token, local))
     return "".join(parts)
 
 
-def _field_regex(field: _Field, group: str) -> str:
+def _field_regex(field: Field, group: str) -> str:
     letter, count = field.letter, field.count
     if letter in "yuY":
         body = r"\d{2}" if count == 2 else r"[-+]?\d{4,9}" if count >= 4 else r"[-+]?\d{1,9}"
     elif letter in "ML" and count >= 3:
-        body = "|".join(m if count >= 4 else m[:3] for m in _MONTHS)
+        body = "|".join(m if count >= 4 else m[:3] for m in MONTHS)
     elif letter in "Ee":
-        body = "|".join(d if count >= 4 else d[:3] for d in _DAYS)
+        body = "|".join(d if count >= 4 else d[:3] for d in DAYS)
     elif letter == "a":
         body = "AM|PM|am|pm"
     elif letter == "G":
@@ -245,9 +256,9 @@ def _field_regex(field: _Field, group: str) -> str:
 
 
 @functools.lru_cache(maxsize=512)
-def _parser(pattern: str) -> tuple[re.Pattern[str], tuple[tuple[str, _Field], ...]]:
+def _parser(pattern: str) -> tuple[re.Pattern[str], tuple[tuple[str, Field], ...]]:
     regex = []
-    groups: list[tuple[str, _Field]] = []
+    groups: list[tuple[str, Field]] = []
     for token in _tokenize(pattern):
         if isinstance(token, str):
             regex.append(re.escape(token))
@@ -287,7 +298,7 @@ def parse_date(text: str, pattern: str, zone: str | None) -> datetime:
             values["year"] = 2000 + year if field.count == 2 else year
         elif letter in "ML":
             values["month"] = (
-                [m.lower()[: len(raw)] for m in _MONTHS].index(raw.lower()) + 1
+                [m.lower()[: len(raw)] for m in MONTHS].index(raw.lower()) + 1
                 if field.count >= 3
                 else int(raw)
             )

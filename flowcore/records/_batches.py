@@ -9,11 +9,13 @@ readers return the good records before the bad one, so nothing read is lost).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, Protocol
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from flowcore.errors import RecordError
+from flowcore.records import formats
 from flowcore.records.inference import infer_record_schema
 from flowcore.records.schema import (
     ArrayType,
@@ -23,13 +25,45 @@ from flowcore.records.schema import (
     MapType,
     RecordSchema,
     RecordType,
+    SimpleType,
 )
 from flowcore.records.values import FieldError, TemporalFormats, coerce_record
 
-__all__ = ["Parsed", "batches_of", "record_error"]
+__all__ = ["Parsed", "RecordWriter", "batches_of", "record_error", "write_all"]
 
 #: One parsed record: its number (1-based), its line (or None) and its value.
 Parsed = tuple[int, int | None, Any]
+
+
+class RecordWriter(Protocol):
+    """What every codec's writer is: batches in, then NiFi's attributes."""
+
+    def write(self, batch: pa.RecordBatch | pa.Table) -> None:
+        """Write every record of *batch*."""
+
+    def finish(self) -> dict[str, str]:
+        """End the record set; NiFi's attributes."""
+
+
+def write_all(
+    batches: Iterable[pa.RecordBatch],
+    schema: RecordSchema | None,
+    make: Callable[[RecordSchema], RecordWriter],
+) -> dict[str, str]:
+    """Write *batches* with the writer *make* builds, one record set; NiFi's attributes.
+
+    The writer is made at the first batch, under *schema* or the NiFi schema of that batch's
+    Arrow schema, or at the end when there is none (an empty record set still has its
+    header, array brackets or file footer).
+    """
+    writer: RecordWriter | None = None
+    for batch in batches:
+        if writer is None:
+            writer = make(schema or RecordSchema.from_arrow(batch.schema))
+        writer.write(batch)
+    if writer is None:
+        writer = make(schema or RecordSchema(()))
+    return writer.finish()
 
 
 def record_error(number: int, line: int | None, field: str | None, reason: str) -> RecordError:
@@ -66,15 +100,63 @@ def batches_of(
         source = _chain(head, source)
     arrow_schema = schema.to_arrow()
     fast = _plain(schema)
+    texts = None if fast else _temporal_texts(schema, temporal)
+    fast = fast or texts is not None
     bools = _bool_finder(RecordType(schema)) if fast else None
     pending: list[Parsed] = []
     for item in source:
         pending.append(item)
         if len(pending) >= batch_size:
-            yield from _flush(pending, schema, arrow_schema, temporal, fast, bools=bools)
+            yield from _flush(
+                pending, schema, arrow_schema, temporal, fast, bools=bools, texts=texts
+            )
             pending = []
     if pending:
-        yield from _flush(pending, schema, arrow_schema, temporal, fast, bools=bools)
+        yield from _flush(pending, schema, arrow_schema, temporal, fast, bools=bools, texts=texts)
+
+
+def _temporal_texts(schema: RecordSchema, temporal: TemporalFormats) -> dict[str, str] | None:
+    """Top-level DATE/TIMESTAMP fields to read as text and parse a column at a time.
+
+    Field name -> its Java pattern; None when another field needs coercion or a pattern has no
+    vectorised form (:meth:`formats.DateTimePattern.parse_column`).
+    """
+    texts: dict[str, str] = {}
+    for field in schema.fields:
+        kind = field.type.name
+        if kind in ("date", "timestamp") and isinstance(field.type, SimpleType):
+            if field.default is not None or field.aliases or not field.nullable:
+                return None
+            java = (
+                (temporal.timestamp or formats.DEFAULT_TIMESTAMP)
+                if kind == "timestamp"
+                else (temporal.date or formats.DEFAULT_DATE)
+            )
+            if formats.pattern(java).parse_column(pa.array([], pa.string())) is None:
+                return None
+            texts[field.name] = java
+        elif not _plain(RecordSchema([field])):
+            return None
+    return texts or None
+
+
+def _parse_texts(
+    batch: pa.RecordBatch, texts: dict[str, str], arrow_schema: pa.Schema
+) -> pa.RecordBatch | None:
+    """*batch* with its temporal text columns parsed; None when a value needs the exact path."""
+    arrays = []
+    for name, column in zip(batch.schema.names, batch.columns, strict=True):
+        if name in texts:
+            parsed = formats.pattern(texts[name]).parse_column(column)
+            if parsed is None or parsed.null_count != column.null_count:
+                return None  # a value Arrow does not parse exactly: coerce the batch
+            target = arrow_schema.field(name).type
+            if pa.types.is_date(target):
+                parsed = pc.cast(pc.floor_temporal(parsed, unit="day"), pa.date32())
+            arrays.append(parsed.cast(target))
+        else:
+            arrays.append(column)
+    return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
 
 
 def _chain(head: list[Parsed], rest: Iterator[Parsed]) -> Iterator[Parsed]:
@@ -92,6 +174,7 @@ def _flush(
     fast: bool,
     *,
     bools: Callable[[Any], bool] | None = None,
+    texts: dict[str, str] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """One batch of *pending*.
 
@@ -102,11 +185,19 @@ def _flush(
         and all(isinstance(value, dict) for _, _, value in pending)
         and not (bools is not None and any(bools(value) for _, _, value in pending))
     ):
+        read = arrow_schema
+        if texts:
+            read = pa.schema(
+                [f.with_type(pa.string()) if f.name in texts else f for f in arrow_schema]
+            )
         try:
-            yield pa.RecordBatch.from_pylist([value for _, _, value in pending], arrow_schema)
+            batch = pa.RecordBatch.from_pylist([value for _, _, value in pending], read)
         except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError):
-            pass  # Arrow refused a value: coerce each record, to convert it or to name it
-        else:
+            batch = None  # Arrow refused a value: coerce each record, to convert it or name it
+        if batch is not None and texts:
+            batch = _parse_texts(batch, texts, arrow_schema)
+        if batch is not None:
+            yield batch
             return
     rows = []
     for number, line, value in pending:

@@ -24,7 +24,7 @@ import fastavro
 import pyarrow as pa
 
 from flowcore.errors import ConfigurationError
-from flowcore.records._batches import Parsed, batches_of, record_error
+from flowcore.records._batches import Parsed, batches_of, record_error, write_all
 from flowcore.records.avro_schema import schema_from_avro, schema_to_avro
 from flowcore.records.options import nifi
 from flowcore.records.schema import (
@@ -253,16 +253,9 @@ def write_avro(
     avro_schema: dict[str, Any] | None = None,
 ) -> dict[str, str]:
     """Write *batches* to *stream* as Avro; returns NiFi's attributes."""
-    writer: AvroRecordWriter | None = None
-    for batch in batches:
-        if writer is None:
-            writer = AvroRecordWriter(
-                stream, schema or RecordSchema.from_arrow(batch.schema), options, avro_schema
-            )
-        writer.write(batch)
-    if writer is None:
-        writer = AvroRecordWriter(stream, schema or RecordSchema(()), options, avro_schema)
-    return writer.finish()
+    return write_all(
+        batches, schema, lambda found: AvroRecordWriter(stream, found, options, avro_schema)
+    )
 
 
 def _needs_adapting(schema: RecordSchema) -> bool:

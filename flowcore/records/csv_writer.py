@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 
 from flowcore.errors import ConfigurationError
 from flowcore.records import formats
+from flowcore.records._batches import write_all
 from flowcore.records.csv_format import (
     QUOTE_ALL,
     QUOTE_ALL_NON_NULL,
@@ -197,16 +198,7 @@ def write_csv(
     schema: RecordSchema | None = None,
 ) -> dict[str, str]:
     """Write *batches* to *stream* as one CSV record set; returns NiFi's attributes."""
-    writer: CsvRecordWriter | None = None
-    for batch in batches:
-        if writer is None:
-            writer = CsvRecordWriter(
-                stream, schema or RecordSchema.from_arrow(batch.schema), options
-            )
-        writer.write(batch)
-    if writer is None:
-        writer = CsvRecordWriter(stream, schema or RecordSchema(()), options)
-    return writer.finish()
+    return write_all(batches, schema, lambda found: CsvRecordWriter(stream, found, options))
 
 
 def _double_text(value: float) -> str:

@@ -19,7 +19,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from flowcore.errors import ConfigurationError
+from flowcore.errors import ConfigurationError, ExpressionEvaluationError
+from flowcore.expression._dates import DAYS, MONTHS, tokenize_cached
 
 __all__ = [
     "DateTimePattern",
@@ -115,23 +116,6 @@ def java_plain_str(value: float | Decimal, *, single: bool = False) -> str:
 # ---------------------------------------------------------------------------------------------
 # DateTimeFormatter patterns
 
-_TOKEN = re.compile(r"'(?:[^']|'')*'|([A-Za-z])\1*|.", re.DOTALL)
-_MONTHS = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-]
-_DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
-
 
 class DateTimePattern:
     """A ``java.time.DateTimeFormatter`` pattern (``yyyy-MM-dd HH:mm:ss.SSS``).
@@ -145,21 +129,22 @@ class DateTimePattern:
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
         self._parts: list[tuple[str, int] | str] = []
-        for match in _TOKEN.finditer(pattern):
-            token = match.group(0)
-            if token.startswith("'"):
-                self._parts.append(token[1:-1].replace("''", "'") if token != "''" else "'")
-            elif match.group(1):
-                letter = match.group(1)
-                if letter not in "yuMLdDHhkKmsSaEzZXx":
-                    msg = (
-                        f"date/time format {pattern!r}: the letter {letter!r} is not "
-                        "supported; use y M d H h m s S a E Z X"
-                    )
-                    raise ConfigurationError(msg)
-                self._parts.append((letter, len(token)))
-            else:
+        try:
+            tokens = tokenize_cached(pattern)  # the Expression Language's reading of patterns
+        except ExpressionEvaluationError as exc:
+            msg = f"date/time format {pattern!r}: {exc}"
+            raise ConfigurationError(msg) from None
+        for token in tokens:
+            if isinstance(token, str):
                 self._parts.append(token)
+                continue
+            if token.letter not in "yuMLdDHhkKmsSaEzZXx":
+                msg = (
+                    f"date/time format {pattern!r}: the letter {token.letter!r} is not "
+                    "supported; use y M d H h m s S a E Z X"
+                )
+                raise ConfigurationError(msg)
+            self._parts.append((token.letter, token.count))
         used: dict[str, int] = {}
         self._regex = re.compile(
             "".join(self._part_regex(p, used) for p in self._parts) + r"\Z", re.IGNORECASE
@@ -247,16 +232,16 @@ def _format_field(part: tuple[str, int], value: dt.date | dt.time | dt.datetime)
     if letter in "ML":
         month = value.month  # type: ignore[union-attr]
         if width == 3:
-            return _MONTHS[month - 1][:3]
+            return MONTHS[month - 1][:3]
         if width >= 4:
-            return _MONTHS[month - 1]
+            return MONTHS[month - 1]
         return str(month).zfill(width)
     if letter == "d":
         return str(value.day).zfill(width)  # type: ignore[union-attr]
     if letter == "D":
         return str(value.timetuple().tm_yday).zfill(width)  # type: ignore[union-attr]
     if letter == "E":
-        name = _DAYS[value.weekday()]  # type: ignore[union-attr]
+        name = DAYS[value.weekday()]  # type: ignore[union-attr]
         return name if width >= 4 else name[:3]
     if letter == "H":
         return str(value.hour).zfill(width)  # type: ignore[union-attr]
@@ -313,7 +298,7 @@ def _build(fields: dict[str, str]) -> dt.datetime:
 
 
 def _month_number(text: str) -> int:
-    for index, name in enumerate(_MONTHS, start=1):
+    for index, name in enumerate(MONTHS, start=1):
         if name.lower().startswith(text.lower()[:3]):
             return index
     msg = f"not a month: {text!r}"

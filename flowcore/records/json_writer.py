@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from flowcore.records import formats
+from flowcore.records._batches import write_all
 from flowcore.records.options import nifi
 from flowcore.records.schema import (
     DOUBLE,
@@ -145,7 +146,14 @@ class JsonRecordWriter:
         if not items:
             records = pa.array(["{ }" if pretty else "{}"] * rows, pa.string())
         else:
-            inner = pc.binary_join_element_wise(*items, between, null_handling="skip")
+            if suppress:  # each present item followed by *between*, the last one taken off
+                followed = [pc.binary_join_element_wise(item, between, "") for item in items]
+                whole = pc.binary_join_element_wise(
+                    *(pc.fill_null(item, "") for item in followed), ""
+                )
+                inner = pc.utf8_slice_codeunits(whole, 0, -len(between))
+            else:
+                inner = pc.binary_join_element_wise(*items, between)
             records = pc.binary_join_element_wise(opening, inner, closing, "")
             if suppress:
                 records = pc.if_else(pc.equal(inner, ""), "{ }" if pretty else "{}", records)
@@ -182,16 +190,7 @@ def write_json(
 
     *schema* defaults to the NiFi schema of the first batch's Arrow schema.
     """
-    writer: JsonRecordWriter | None = None
-    for batch in batches:
-        if writer is None:
-            writer = JsonRecordWriter(
-                stream, schema or RecordSchema.from_arrow(batch.schema), options
-            )
-        writer.write(batch)
-    if writer is None:
-        writer = JsonRecordWriter(stream, schema or RecordSchema(()), options)
-    return writer.finish()
+    return write_all(batches, schema, lambda found: JsonRecordWriter(stream, found, options))
 
 
 _ESCAPES = re.compile(r"\\\\|\\u00([0-9a-f]{2})")

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from flowcore.errors import ConfigurationError
-from flowcore.records._batches import record_error
+from flowcore.records._batches import record_error, write_all
 from flowcore.records.options import nifi
 from flowcore.records.schema import RecordSchema
 
@@ -203,13 +203,4 @@ def write_parquet(
     schema: RecordSchema | None = None,
 ) -> dict[str, str]:
     """Write *batches* to *stream* as one Parquet file; returns NiFi's attributes."""
-    writer: ParquetRecordWriter | None = None
-    for batch in batches:
-        if writer is None:
-            writer = ParquetRecordWriter(
-                stream, schema or RecordSchema.from_arrow(batch.schema), options
-            )
-        writer.write(batch)
-    if writer is None:
-        writer = ParquetRecordWriter(stream, schema or RecordSchema(()), options)
-    return writer.finish()
+    return write_all(batches, schema, lambda found: ParquetRecordWriter(stream, found, options))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import json
 import subprocess
@@ -224,3 +225,28 @@ def test_a_record_that_is_not_an_object_names_its_json_type() -> None:
     ]:
         with pytest.raises(RecordError, match=f"expected a JSON object but got {kind}$"):
             _rows(data)
+
+
+def test_timestamp_text_parses_by_column_and_odd_values_as_nifi_reads_them() -> None:
+    """Timestamps and dates as text are parsed a column at a time; a batch with epoch millis,
+    spaces or an invalid date (Arrow: March 1st) takes the exact path, naming the bad record."""
+    schema = s.RecordSchema.of([("id", s.INT), ("at", s.TIMESTAMP), ("day", s.DATE)])
+    plain = b'{"id":1,"at":"2024-02-28 10:00:00","day":"2024-02-28"}\n{"id":2,"at":null}'
+    assert [r["at"] for r in _typed_rows(plain, schema)] == [dt.datetime(2024, 2, 28, 10), None]
+    odd = b'{"id":1,"at":1700000000000,"day":" 2024-01-01"}\n{"id":2,"at":" 2024-02-28 10:00:00"}'
+    assert _typed_rows(odd, schema) == [
+        {"id": 1, "at": dt.datetime(2023, 11, 14, 22, 13, 20), "day": dt.date(2024, 1, 1)},
+        {"id": 2, "at": dt.datetime(2024, 2, 28, 10), "day": None},
+    ]
+    bad = b'{"id":1,"at":"2024-02-28 10:00:00"}\n{"id":2,"at":"2024-02-30 10:00:00"}'
+    with pytest.raises(RecordError) as error:
+        _typed_rows(bad, schema)
+    assert error.value.record == 2
+
+
+def _typed_rows(content: bytes, schema: s.RecordSchema) -> list[dict[str, object]]:
+    return [
+        r
+        for b in read_json(io.BytesIO(content), JsonReaderOptions(), schema)
+        for r in b.to_pylist()
+    ]
