@@ -126,6 +126,10 @@ class Records:
             yield batch
             release_unused()
 
+    def arrow_schema(self) -> pa.Schema:
+        """The schema as Arrow (an empty one when no record came and none was configured)."""
+        return (self.schema or RecordSchema(())).to_arrow()
+
 
 def release_unused() -> None:
     """Hand the memory Arrow's pool freed for the last batch back to the system.
@@ -136,10 +140,6 @@ def release_unused() -> None:
     than the records held at once. It costs about half a millisecond a batch.
     """
     pa.default_memory_pool().release_unused()
-
-    def arrow_schema(self) -> pa.Schema:
-        """The schema as Arrow (an empty one when no record came and none was configured)."""
-        return (self.schema or RecordSchema(())).to_arrow()
 
 
 def _records(reader: RecordReaderService, attributes: Mapping[str, str], raw: IO[bytes]) -> Records:
