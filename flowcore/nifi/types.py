@@ -81,6 +81,7 @@ _STANDARD_NAMES = (
     "GetFile",
     "InvokeHTTP",
     "JoinEnrichment",
+    "ListenHTTP",
     "ListFile",
     "LogAttribute",
     "LogMessage",
