@@ -129,7 +129,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200 if self._path() == self._base() else 404)
 
     def _not_allowed(self) -> None:
-        self._send(405, b"Method Not Allowed")
+        # the body is not read: the connection cannot carry another request
+        self._send(405, b"Method Not Allowed", close=True)
 
     do_PUT = do_DELETE = do_OPTIONS = do_TRACE = do_PATCH = _not_allowed
 

@@ -1,0 +1,143 @@
+"""Tests for ListenHTTP: real HTTP clients (httpx) against a continuous run on loopback."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import httpx
+
+from flowcore import Flow
+from flowcore.driver.controller import run_flow
+from flowcore.settings import Settings
+from processors import ListenHTTP
+from processors.http_server._inbox import Held, Inbox, Throttle
+from repositories.repository_set import RepositorySet
+from tests.processors.http_server._listening import free_port, listening
+
+
+def test_a_post_becomes_a_flowfile_answered_200_after_its_commit(tmp_path: Path) -> None:
+    """Each POST is answered 200 once its FlowFile is committed; PutFile writes its content."""
+    with listening(tmp_path) as run:
+        with httpx.Client(timeout=10) as client:
+            codes = [
+                client.post(run.url, content=f"body {i}".encode()).status_code for i in range(3)
+            ]
+        assert codes == [200, 200, 200]
+        deadline = time.monotonic() + 10
+        while len(run.written()) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert sorted(run.written().values()) == [b"body 0", b"body 1", b"body 2"]
+    assert run.result is not None
+    assert run.result.count("listen", "success") == 3
+
+
+def test_headers_matching_the_regex_become_attributes(tmp_path: Path) -> None:
+    """Headers the regex keeps are attributes beside NiFi's restlistener.* ones."""
+    properties = {
+        "HTTP Headers to receive as Attributes (Regex)": "X-.*",
+        "Return Code": "201",
+    }
+    with listening(tmp_path, **properties) as run:
+        response = httpx.post(
+            run.url, content=b"x", headers={"X-Id": "42", "Other": "no"}, timeout=10
+        )
+        assert response.status_code == 201
+    assert run.result is not None
+    repo = _last_attributes(tmp_path / "repo")
+    assert repo["X-Id"] == "42"
+    assert "Other" not in repo
+    assert repo["restlistener.remote.source.host"] == "127.0.0.1"
+    assert repo["restlistener.request.uri"] == "/contentListener"
+    assert repo["restlistener.remote.user.dn"] == "none"
+
+
+def _last_attributes(repository: Path) -> dict[str, str]:
+    """The attributes of the RECEIVE event's FlowFile, from the provenance repository."""
+    repos = RepositorySet.open(repository)
+    try:
+        events = repos.provenance.search(event_type="RECEIVE")
+    finally:
+        repos.close()
+    assert events, "no RECEIVE event"
+    event = events[-1]
+    assert event.transit_uri.endswith("/contentListener")
+    assert event.details == "Remote DN=none"
+    return dict(event.attributes)
+
+
+def test_an_oversize_body_is_refused_with_413_and_not_ingested(tmp_path: Path) -> None:
+    """A body over Max Request Body Size gets 413 before it is read; a small one still lands."""
+    with listening(tmp_path, **{"Max Request Body Size": "10 B"}) as run:
+        big = httpx.post(run.url, content=b"x" * 11, timeout=10)
+        small = httpx.post(run.url, content=b"y" * 10, timeout=10)
+    assert (big.status_code, small.status_code) == (413, 200)
+    assert run.result is not None
+    assert run.result.count("listen", "success") == 1
+
+
+def test_a_request_not_committed_in_time_gets_503_and_never_lands(tmp_path: Path) -> None:
+    """Held back by back pressure, a request waits Max Unconfirmed Flowfile Time, gets 503, and
+    is dropped: the client's retry is the only copy."""
+    with listening(tmp_path, threshold=1, **{"Max Unconfirmed Flowfile Time": "500 millis"}) as run:
+        first = httpx.post(run.url, content=b"first", timeout=10)
+        time.sleep(0.3)  # the first commit fills the queue: the stage is held back
+        started = time.monotonic()
+        second = httpx.post(run.url, content=b"second", timeout=10)
+        waited = time.monotonic() - started
+        time.sleep(0.3)
+    assert (first.status_code, second.status_code) == (200, 503)
+    assert 0.4 < waited < 5
+    assert run.result is not None
+    assert run.result.count("listen", "success") == 1
+
+
+def test_only_post_and_head_on_the_base_path_and_get_on_the_health_check(
+    tmp_path: Path,
+) -> None:
+    """GET on the base path is 405, the health check answers OK, another path is 404, a
+    chunked body (no length) is 411."""
+    with listening(tmp_path) as run, httpx.Client(timeout=10) as client:
+        assert client.get(run.url).status_code == 405
+        assert client.put(run.url, content=b"x").status_code == 405
+        health = client.get(run.url + "/healthcheck")
+        assert (health.status_code, health.text) == (200, "OK")
+        assert client.head(run.url).status_code == 200
+        assert client.post(run.url + "x", content=b"x").status_code == 404
+        chunks = client.post(run.url, content=iter([b"a", b"b"]))
+        assert chunks.status_code == 411
+
+
+def test_a_full_inbox_answers_503_at_once() -> None:
+    """Past Maximum Thread Pool Size requests held, the inbox refuses (the handler's 503)."""
+    inbox = Inbox(2)
+    held = [Held(b"", {}, "u", "none", 0) for _ in range(3)]
+    assert [inbox.offer(h) for h in held] == [True, True, False]
+    taken = inbox.take(10)
+    assert taken == held[:2]
+    inbox.put_back([taken[1].key])
+    assert inbox.waiting() == 1
+    inbox.answer([taken[0].key], 200)
+    assert taken[0].done.is_set()
+    assert taken[0].status == 200
+    assert inbox.give_up(taken[1]) is True  # never listed again: dropped, no duplicate
+    inbox.close()
+    assert not inbox.offer(held[2])
+
+
+def test_the_throttle_bounds_the_receive_rate() -> None:
+    """Max Data to Receive per Second: 2,000 bytes at 10,000 B/s take about 0.2 s."""
+    throttle = Throttle(10_000)
+    started = time.monotonic()
+    for _ in range(20):
+        throttle.take(100)
+    assert 0.15 < time.monotonic() - started < 1.0
+
+
+def test_a_batch_run_does_not_wait_for_requests(tmp_path: Path) -> None:
+    """Outside a continuous run the listener finds nothing waiting and the run ends."""
+    flow = Flow("batch")
+    listen = flow.add(ListenHTTP(listening_port=str(free_port())), name="listen")
+    flow.auto_terminate(listen, "success")
+    result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=Settings(sync=False))
+    assert result.count("listen", "success") == 0
