@@ -141,3 +141,27 @@ def test_a_batch_run_does_not_wait_for_requests(tmp_path: Path) -> None:
     flow.auto_terminate(listen, "success")
     result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=Settings(sync=False))
     assert result.count("listen", "success") == 0
+
+
+def test_a_nifi_export_names_nifis_class_and_imports_back() -> None:
+    """ListenHTTP exports as NiFi's standard class with NiFi's internal property names and
+    without flowcore's Max Request Body Size, and the export imports back."""
+    flow = Flow("export")
+    listen = flow.add(
+        ListenHTTP(
+            listening_port="8011",
+            **{"Authorized Subject DN Pattern": "CN=.*", "Max Request Body Size": "1 MB"},
+        ),
+        name="listen",
+    )
+    flow.auto_terminate(listen, "success")
+    document = flow.to_nifi()
+    (exported,) = document["flowContents"]["processors"]
+    assert exported["type"] == "org.apache.nifi.processors.standard.ListenHTTP"
+    assert exported["properties"]["Listening Port"] == "8011"
+    assert exported["properties"]["Authorized DN Pattern"] == "CN=.*"
+    assert "Max Request Body Size" not in exported["properties"]
+    back = Flow.from_nifi(document)
+    imported = back.resolved_processor(back.component("listen"))
+    assert isinstance(imported, ListenHTTP)
+    assert imported.configured["Authorized DN Pattern"] == "CN=.*"
