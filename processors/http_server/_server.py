@@ -20,7 +20,7 @@ import attrs
 
 from processors.http_server._inbox import SERVICE_UNAVAILABLE, Held, Inbox, Throttle
 
-__all__ = ["SOCKET_TIMEOUT_S", "ListenerConfig", "ListenerServer"]
+__all__ = ["NO_DN", "SOCKET_TIMEOUT_S", "ListenerConfig", "ListenerServer", "read_body"]
 
 log = logging.getLogger(__name__)
 
@@ -57,14 +57,22 @@ class ListenerServer:
         config: the request handling settings.
         inbox: where requests wait for their commit.
         throttle: the shared receive rate limit.
+        handler_class: the request handler (ListenHTTP's by default).
     """
 
     def __init__(
-        self, host: str, port: int, config: ListenerConfig, inbox: Inbox, throttle: Throttle
+        self,
+        host: str,
+        port: int,
+        config: Any,
+        inbox: Inbox,
+        throttle: Throttle,
+        *,
+        handler_class: type[BaseHTTPRequestHandler] | None = None,
     ) -> None:
         handler = type(
-            "ListenHTTPHandler",
-            (_Handler,),
+            "ListenerHandler",
+            (handler_class or _Handler,),
             {"config": config, "inbox": inbox, "throttle": throttle},
         )
         self._server = ThreadingHTTPServer((host, port), handler)
@@ -188,23 +196,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _read(self, size: int) -> bytes | None:
         """The body, read at the throttled rate; None when the client went away or stalled."""
-        parts: list[bytes] = []
-        left = size
-        try:
-            while left:
-                self.throttle.take(min(left, _CHUNK))
-                part = self.rfile.read(min(left, _CHUNK))
-                if not part:
-                    break
-                parts.append(part)
-                left -= len(part)
-        except OSError:  # the socket timed out, or the client reset it
-            self.close_connection = True
-            return None
-        if left:
-            self.close_connection = True
-            return None
-        return b"".join(parts)
+        return read_body(self, self.throttle, size)
 
     def _attributes(self) -> dict[str, str]:
         """NiFi's restlistener.* attributes, and the headers the pattern keeps."""
@@ -219,3 +211,24 @@ class _Handler(BaseHTTPRequestHandler):
         attributes["restlistener.remote.user.dn"] = NO_DN
         attributes["restlistener.remote.issuer.dn"] = NO_DN
         return attributes
+
+
+def read_body(handler: BaseHTTPRequestHandler, throttle: Throttle, size: int) -> bytes | None:
+    """*size* bytes of *handler*'s body at *throttle*'s rate; None if the client went away."""
+    parts: list[bytes] = []
+    left = size
+    try:
+        while left:
+            throttle.take(min(left, _CHUNK))
+            part = handler.rfile.read(min(left, _CHUNK))
+            if not part:
+                break
+            parts.append(part)
+            left -= len(part)
+    except OSError:  # the socket timed out, or the client reset it
+        handler.close_connection = True
+        return None
+    if left:
+        handler.close_connection = True
+        return None
+    return b"".join(parts)
