@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import threading
 import time
@@ -51,7 +52,10 @@ def listening(
     """
     port = free_port()
     flow = Flow("listen")
-    listen = flow.add(ListenHTTP(listening_port=str(port), **properties), name="listen")
+    properties.setdefault("Listening Port", str(port))
+    if properties["Listening Port"].startswith("${"):  # NiFi's tests: the port from a variable
+        os.environ[properties["Listening Port"][2:-1]] = str(port)
+    listen = flow.add(ListenHTTP(**properties), name="listen")
     out = tmp_path / "out"
     put = flow.add(
         PutFile(directory=str(out), **{"Conflict Resolution Strategy": "fail"}),
@@ -62,7 +66,9 @@ def listening(
     flow.auto_terminate(put, "success")
     flow.auto_terminate(put, "failure")
     stop = threading.Event()
-    state = Listening(f"http://127.0.0.1:{port}/contentListener", out)
+    base = str(properties.get("Base Path", "contentListener"))
+    base = os.environ.get(base[2:-1], base) if base.startswith("${") else base
+    state = Listening(f"http://127.0.0.1:{port}/{base}", out)
     failure: list[BaseException] = []
 
     def run() -> None:

@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from flowcore import Flow
 from flowcore.driver.controller import run_flow
@@ -165,3 +166,30 @@ def test_a_nifi_export_names_nifis_class_and_imports_back() -> None:
     imported = back.resolved_processor(back.component("listen"))
     assert isinstance(imported, ListenHTTP)
     assert imported.configured["Authorized DN Pattern"] == "CN=.*"
+
+
+def _post_messages(tmp_path: Path, code: int, **properties: str) -> None:
+    """NiFi's testPOSTRequestsReceived: four bodies POSTed, each answered *code*, each a
+    FlowFile with its content, in order."""
+    messages = [b"test 1", b"test 2", b"test 3", b"test 4"]
+    with listening(tmp_path, **properties) as run, httpx.Client(timeout=10) as client:
+        assert run.url.endswith("/basePath")
+        assert [client.post(run.url, content=m).status_code for m in messages] == [code] * 4
+        deadline = time.monotonic() + 10
+        while len(run.written()) < 4 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert sorted(run.written().values()) == messages
+
+
+def test_post_requests_received_return_code_without_el(tmp_path: Path) -> None:
+    """NiFi's testPOSTRequestsReceivedReturnCodeWithoutEL: Return Code 204 on basePath."""
+    _post_messages(tmp_path, 204, **{"Base Path": "basePath", "Return Code": "204"})
+
+
+def test_post_requests_received_with_el(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """NiFi's testPOSTRequestsReceivedWithEL: port and base path from environment variables."""
+    monkeypatch.setenv("HTTP_BASEPATH", "basePath")
+    monkeypatch.setenv("HTTP_PORT", "0")  # the helper sets the free port it chose
+    _post_messages(
+        tmp_path, 200, **{"Listening Port": "${HTTP_PORT}", "Base Path": "${HTTP_BASEPATH}"}
+    )
