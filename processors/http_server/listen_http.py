@@ -26,6 +26,7 @@ from flowcore.validators import (
     PORT_VALIDATOR,
     REGULAR_EXPRESSION_VALIDATOR,
     TIME_PERIOD_VALIDATOR,
+    ValidationResult,
     create_long_validator,
     create_regex_matching_validator,
 )
@@ -222,8 +223,12 @@ class ListenHTTP(SourceProcessor):
         state.pop("_held_requests", None)
         return state
 
-    def on_scheduled(self, context: ProcessContext) -> None:
-        """Refuse what flowcore does not serve yet: HTTPS, a health check port, records."""
+    def custom_validate(self, values: Mapping[str, str | None]) -> list[ValidationResult]:
+        """Refuse what flowcore does not serve yet: HTTPS, a health check port, records.
+
+        Before the run starts, so a flow that needs them fails in one line instead of running
+        without its listener.
+        """
         unsupported = {
             self.SSL_CONTEXT_SERVICE: "flowcore's ListenHTTP does not serve HTTPS yet: "
             "remove the SSL Context Service (or put a TLS proxy in front)",
@@ -232,9 +237,11 @@ class ListenHTTP(SourceProcessor):
             self.RECORD_READER: "flowcore's ListenHTTP does not read records yet: remove the "
             "Record Reader and convert with ConvertRecord after it",
         }
-        for descriptor, message in unsupported.items():
-            if context.get_property(descriptor).value:
-                raise ConfigurationError(message)
+        return [
+            ValidationResult(descriptor.display_name, values.get(descriptor.name), False, why)
+            for descriptor, why in unsupported.items()
+            if values.get(descriptor.name)
+        ]
 
     # --- the driver side: the server and its inbox --------------------------------------------
 
