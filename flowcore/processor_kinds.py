@@ -295,6 +295,17 @@ class SourceProcessor(Processor):
                 restored.pop(item.key, None)
         return restored
 
+    def after_commit(self, context: ProcessContext, items: Sequence[WorkItem]) -> None:
+        """*items*' FlowFiles are durable (their write-ahead log transaction committed).
+
+        Called on the driver right after the commit, with the items this source listed that
+        were read and committed in it. A source that owes its sender an answer (ListenHTTP
+        acknowledges a request only once its FlowFiles cannot be lost) gives it here. Not
+        called after a crash: what was committed but not answered is the sender's to retry.
+        The default does nothing.
+        """
+        del context, items
+
     def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
         """Create and transfer the FlowFiles of one work item."""
         msg = f"{type(self).__name__} must implement read_work"

@@ -44,6 +44,7 @@ BUILTIN_PROCESSORS: LazyTypes[type[Processor]] = LazyTypes(
         "JoinEnrichment": "processors.join_enrichment",
         "JoltTransformJSON": "processors.jolt_transform_json",
         "JoltTransformRecord": "processors.jolt_transform_record",
+        "ListenHTTP": "processors.http_server",
         "ListFile": "processors.list_file",
         "LogAttribute": "processors.log_attribute",
         "LogMessage": "processors.log_message",

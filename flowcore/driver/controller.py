@@ -273,6 +273,7 @@ class Controller:
             self.schedules.ran(member)
         self._track(stage, plan, work, results)
         self._commit(stage, taken, results, unread, run=run)
+        self.sources.after_commit(plan, work, results)
         return took
 
     def _track(

@@ -240,6 +240,29 @@ class SourceLister:
                 adjusted[cid] = dict(processor.requeue_work(adjusted[cid], items, committed))
         return adjusted
 
+    def after_commit(
+        self,
+        plan: StagePlan,
+        work: Sequence[tuple[str, WorkItem]],
+        results: Sequence[TaskResult],
+    ) -> None:
+        """Tell each source which of its items the stage run just committed (``after_commit``).
+
+        An error there is logged: the FlowFiles are durable whatever the source does after.
+        """
+        unread = {entry for result in results for entry in result.unread}
+        for member in plan.source_members:
+            cid = member.component_id
+            items = [item for c, item in work if c == cid and (c, item.key) not in unread]
+            if not items:
+                continue
+            processor = member.processor
+            assert isinstance(processor, SourceProcessor)
+            try:
+                processor.after_commit(self._context_of(member), items)
+            except Exception:
+                log.exception("%s failed after its commit", member.name)
+
     def pending(self) -> PendingWork | None:
         """What the sources have left to read, summed (for progress); None when one cannot say.
 

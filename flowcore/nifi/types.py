@@ -84,6 +84,7 @@ _STANDARD_NAMES = (
     "GetFile",
     "InvokeHTTP",
     "JoinEnrichment",
+    "ListenHTTP",
     "ListFile",
     "LogAttribute",
     "LogMessage",

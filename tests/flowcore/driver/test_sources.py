@@ -159,3 +159,28 @@ def test_past_the_trigger_cap_a_filling_source_does_not_list_anew(tmp_path: Path
     # 64 triggers take 13 listings of 5 files; the last listing's 65th file is handed out too
     assert MAX_SOURCE_TRIGGERS == 64
     assert (len(keys), ArrivingGet.listings) == (65, 13)
+
+
+class CountingGet(GetFile):
+    """GetFile that remembers the items ``after_commit`` was given, on the driver."""
+
+    committed: list[str] = []
+
+    def after_commit(self, context, items):  # type: ignore[no-untyped-def]
+        del context
+        type(self).committed.extend(item.key.rsplit("/", 1)[-1] for item in items)
+
+
+def test_after_commit_gets_the_items_a_stage_run_committed(tmp_path: Path) -> None:
+    """After the stage run's commit, the driver hands the source the items it committed."""
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    for name in ("a", "b"):
+        (inputs / name).write_text(name)
+    flow = Flow("committed")
+    get = flow.add(CountingGet(input_directory=str(inputs), keep_source_file=True), name="get")
+    flow.auto_terminate(get, "success")
+    CountingGet.committed = []
+    result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=Settings(sync=False))
+    assert result.count("get", "success") == 2
+    assert sorted(CountingGet.committed) == ["a", "b"]

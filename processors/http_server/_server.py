@@ -1,0 +1,234 @@
+"""The standard library's threading HTTP server as ListenHTTP runs it on the driver.
+
+Only POST (content) and HEAD are taken on the base path, GET on ``<base>/healthcheck`` (``OK``),
+as NiFi's ListenHTTP; other methods get 405. The body must say its length (Content-Length; a
+chunked body gets 411) and stay within the size limit (413 before a byte of it is read); the
+socket times out after :data:`SOCKET_TIMEOUT_S` without progress, so a stalled client cannot hold
+a thread for ever.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import attrs
+
+from processors.http_server._inbox import SERVICE_UNAVAILABLE, Held, Inbox, Throttle
+
+__all__ = ["NO_DN", "SOCKET_TIMEOUT_S", "ListenerConfig", "ListenerServer", "read_body"]
+
+log = logging.getLogger(__name__)
+
+#: Seconds a connection may go without progress (reading headers or body) before it is closed.
+SOCKET_TIMEOUT_S = 30.0
+_CHUNK = 64 * 1024
+#: NiFi's subject and issuer DN when the client shows no certificate.
+NO_DN = "none"
+
+
+@attrs.frozen
+class ListenerConfig:
+    """What the request handler needs from ListenHTTP's properties.
+
+    Attributes:
+        base_path: the base path without slashes (``contentListener``).
+        max_body: the largest body taken, bytes.
+        wait_s: how long a request waits for its commit (Max Unconfirmed Flowfile Time).
+        headers: the pattern of header names kept as attributes, or None.
+    """
+
+    base_path: str
+    max_body: int
+    wait_s: float
+    headers: re.Pattern[str] | None = None
+
+
+class ListenerServer:
+    """A threading HTTP server on *port* feeding *inbox*, serving in a daemon thread.
+
+    Args:
+        host: the address to bind ('' for all).
+        port: the port (0: any free one; see :attr:`port`).
+        config: the request handling settings.
+        inbox: where requests wait for their commit.
+        throttle: the shared receive rate limit.
+        handler_class: the request handler (ListenHTTP's by default).
+    """
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        config: Any,
+        inbox: Inbox,
+        throttle: Throttle,
+        *,
+        handler_class: type[BaseHTTPRequestHandler] | None = None,
+    ) -> None:
+        handler = type(
+            "ListenerHandler",
+            (handler_class or _Handler,),
+            {"config": config, "inbox": inbox, "throttle": throttle},
+        )
+        self._server = ThreadingHTTPServer((host, port), handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name=f"ListenHTTP:{self.port}", daemon=True
+        )
+        self._thread.start()
+
+    @property
+    def port(self) -> int:
+        """The port the server listens on."""
+        return int(self._server.server_address[1])
+
+    def close(self) -> None:
+        """Stop taking connections; requests in progress are answered by the inbox's close."""
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=SOCKET_TIMEOUT_S)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """One connection's requests (a thread each, as ThreadingHTTPServer gives)."""
+
+    config: ListenerConfig
+    inbox: Inbox
+    throttle: Throttle
+    timeout = SOCKET_TIMEOUT_S
+    protocol_version = "HTTP/1.1"
+    server_version = "flowcore-ListenHTTP"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        log.debug("%s %s", self.address_string(), format % args)
+
+    def _path(self) -> str:
+        return self.path.split("?", 1)[0]
+
+    def _base(self) -> str:
+        return "/" + self.config.base_path if self.config.base_path else "/"
+
+    def _send(self, status: int, body: bytes = b"", *, close: bool = False) -> None:
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        if body:
+            self.send_header("Content-Type", "text/plain")
+        if close:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        self.end_headers()
+        if body and self.command != "HEAD":
+            self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        """The health check answers OK; content is only POSTed."""
+        if self._path().rstrip("/") == self._base().rstrip("/") + "/healthcheck":
+            self._send(200, b"OK")
+        else:
+            self._send(405, b"Method Not Allowed: POST content to " + self._base().encode())
+
+    def do_HEAD(self) -> None:
+        """NiFi answers HEAD on the base path (a client checking the listener is there)."""
+        self._send(200 if self._path() == self._base() else 404)
+
+    def _not_allowed(self) -> None:
+        # the body is not read: the connection cannot carry another request
+        self._send(405, b"Method Not Allowed", close=True)
+
+    do_PUT = do_DELETE = do_OPTIONS = do_TRACE = do_PATCH = _not_allowed
+
+    def do_POST(self) -> None:
+        """Read the body, hold it until its FlowFile is committed, then answer."""
+        if self._path() != self._base():
+            self._send(404, b"Not Found", close=True)
+            return
+        size = self._length()
+        if size is None:
+            return
+        started = time.monotonic()
+        body = self._read(size)
+        if body is None:
+            return
+        millis = int((time.monotonic() - started) * 1000)
+        host, port = self.server.server_address[:2]
+        held = Held(
+            body=body,
+            attributes=self._attributes(),
+            url=f"http://{self.headers.get('Host') or f'{host}:{port}'}{self.path}",
+            subject=NO_DN,
+            millis=millis,
+        )
+        if not self.inbox.offer(held):
+            self._send(SERVICE_UNAVAILABLE, b"Service Unavailable: too many requests waiting")
+            return
+        if not held.done.wait(self.config.wait_s) and held.status is None:
+            never_listed = self.inbox.give_up(held)
+            why = "" if never_listed else " (it may be committed: a retry may land twice)"
+            log.warning("a request from %s waited too long for its commit%s", host, why)
+            self._send(SERVICE_UNAVAILABLE, b"Service Unavailable: not committed in time")
+            return
+        status = held.status or SERVICE_UNAVAILABLE
+        self._send(status, b"" if status < 300 else b"Service Unavailable")
+
+    def _length(self) -> int | None:
+        """The body's declared length, or None after answering why it cannot be taken."""
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            self._send(411, b"Length Required: send a Content-Length", close=True)
+            return None
+        try:
+            size = int(self.headers.get("Content-Length") or "0")
+        except ValueError:
+            self._send(400, b"Bad Request: Content-Length is not a number", close=True)
+            return None
+        if size < 0:
+            self._send(400, b"Bad Request: negative Content-Length", close=True)
+            return None
+        if size > self.config.max_body:
+            message = f"Payload Too Large: at most {self.config.max_body} bytes"
+            self._send(413, message.encode(), close=True)
+            return None
+        return size
+
+    def _read(self, size: int) -> bytes | None:
+        """The body, read at the throttled rate; None when the client went away or stalled."""
+        return read_body(self, self.throttle, size)
+
+    def _attributes(self) -> dict[str, str]:
+        """NiFi's restlistener.* attributes, and the headers the pattern keeps."""
+        attributes: dict[str, str] = {}
+        pattern = self.config.headers
+        if pattern is not None:
+            for name in self.headers:
+                if pattern.fullmatch(name):
+                    attributes[name] = self.headers[name]
+        attributes["restlistener.remote.source.host"] = self.client_address[0]
+        attributes["restlistener.request.uri"] = self._path()
+        attributes["restlistener.remote.user.dn"] = NO_DN
+        attributes["restlistener.remote.issuer.dn"] = NO_DN
+        return attributes
+
+
+def read_body(handler: BaseHTTPRequestHandler, throttle: Throttle, size: int) -> bytes | None:
+    """*size* bytes of *handler*'s body at *throttle*'s rate; None if the client went away."""
+    parts: list[bytes] = []
+    left = size
+    try:
+        while left:
+            throttle.take(min(left, _CHUNK))
+            part = handler.rfile.read(min(left, _CHUNK))
+            if not part:
+                break
+            parts.append(part)
+            left -= len(part)
+    except OSError:  # the socket timed out, or the client reset it
+        handler.close_connection = True
+        return None
+    if left:
+        handler.close_connection = True
+        return None
+    return b"".join(parts)
