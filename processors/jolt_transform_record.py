@@ -195,9 +195,10 @@ class JoltTransformRecord(Processor):
                 batches = out.batches(iter(records))
                 first = next(batches, None)
                 schema = out.schema or records.arrow_schema()
+                transformed = session.create(original)  # removed if writing fails
                 transformed, written = write_records(
                     session,
-                    session.create(original),
+                    transformed,
                     writer,
                     schema,
                     _chain(first, batches),

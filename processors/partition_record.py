@@ -177,7 +177,7 @@ class PartitionRecord(Processor):
                     for batch in records:
                         _partition(batch, paths, partitions)
                     schema = records.arrow_schema()
-                children = self._write(session, original, writer, schema, partitions)
+                self._write(session, original, writer, schema, partitions, children=children)
         except (*RECORD_FAILURES, RecordPathError) as error:
             context.logger.error("Failed to partition %s: %s", original, error)
             session.remove(children)
@@ -194,16 +194,22 @@ class PartitionRecord(Processor):
         writer: Any,
         schema: pa.Schema,
         partitions: _Partitions,
-    ) -> list[FlowFile]:
+        *,
+        children: list[FlowFile],
+    ) -> None:
+        """Write each partition as a child FlowFile, appended to *children* once created.
+
+        So a failure part-way removes every child made, as NiFi's catch block does.
+        """
         fragment_id = session.identifier_for(original, FRAGMENT_ID)
         filename = original.attributes.get("filename", "")
         count = str(len(partitions))
-        children: list[FlowFile] = []
         partitions.close()
         for index, attributes in enumerate(partitions.attributes):
+            children.append(session.create(original))
             child, written = write_records(
                 session,
-                session.create(original),
+                children[-1],
                 writer,
                 schema,
                 partitions.batches(index),
@@ -222,9 +228,8 @@ class PartitionRecord(Processor):
                     SEGMENT_ORIGINAL_FILENAME: filename,
                 },
             )
-            children.append(child)
+            children[-1] = child
             session.adjust_counter("Record Processed", records)
-        return children
 
 
 def _partition(batch: pa.RecordBatch, paths: Mapping[str, RecordPath], out: _Partitions) -> None:
@@ -289,6 +294,8 @@ def _frozen(value: Any) -> Any:
     """*value* as a hashable key part (NiFi's ValueWrapper: arrays compare by content)."""
     if isinstance(value, bool):
         return (bool, value)
+    if isinstance(value, float) and value != value:  # noqa: PLR0124 - NaN: Double.equals
+        return (float, "NaN")  # NiFi's ValueWrapper: every NaN is one partition
     if isinstance(value, (list, tuple)):
         return (list, tuple(_frozen(v) for v in value))
     if isinstance(value, Mapping):

@@ -349,3 +349,19 @@ def test_nifi_types_import_and_export() -> None:
     assert exported.bundle.artifact == "nifi-jolt-nar"
     for name in (exported.type, "org.apache.nifi.processors.jolt.record.JoltTransformRecord"):
         assert processor_class(name, {}, BUILTIN_PROCESSORS) is JoltTransformRecord
+
+
+def test_a_writer_failure_removes_the_transformed_child_and_fails_the_original() -> None:
+    """A Record Writer that fails once the child exists (its schema text does not parse) sends
+    the original to failure and leaves no child behind."""
+    runner = TestRunner(JoltTransformRecord(record_reader="reader", record_writer="writer"))
+    runner.add_service(JsonTreeReader("reader"))
+    runner.add_service(
+        JsonRecordSetWriter(
+            "writer", schema_access_strategy="schema-text-property", schema_text="${bad}"
+        )
+    )
+    runner.set_property("Jolt Transform", "jolt-transform-sort")
+    runner.enqueue(b'[{"b": 1, "a": 2}]', {"bad": "{not json"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)

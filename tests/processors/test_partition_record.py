@@ -281,3 +281,40 @@ def test_update_then_partition_in_a_flow(tmp_path: Path) -> None:
         {"name": "c", "city": "Oslo", "source": "people.json"},
     ]
     assert json.loads((tmp_path / "out" / "Rome.json").read_text())[0]["name"] == "b"
+
+
+def test_a_writer_failure_removes_every_child_and_fails_the_original() -> None:
+    """A Record Writer that fails (its schema text does not parse) sends the original to
+    failure, its content unchanged, and leaves no partition child behind (NiFi's catch)."""
+    runner = TestRunner(PartitionRecord(record_reader="reader", record_writer="writer"))
+    runner.add_service(
+        JsonTreeReader("reader", schema_access_strategy="schema-text-property", schema_text=SCHEMA)
+    )
+    runner.add_service(
+        JsonRecordSetWriter(
+            "writer", schema_access_strategy="schema-text-property", schema_text="${bad}"
+        )
+    )
+    runner.set_property("n", "/name")
+    content = people(("John", 28, None), ("Jake", 49, None))
+    runner.enqueue(content, {"filename": "p.json", "bad": "{not json"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    runner.flowfiles_for("failure")[0].assert_content_equals(content)
+
+
+def test_every_nan_is_one_partition() -> None:
+    """NaN values group together, as NiFi's ValueWrapper compares doubles with Double.equals."""
+    schema = json.dumps(
+        {"type": "record", "name": "r", "fields": [{"name": "x", "type": ["null", "double"]}]}
+    )
+    runner = TestRunner(PartitionRecord(record_reader="reader", record_writer="writer"))
+    runner.add_service(
+        JsonTreeReader("reader", schema_access_strategy="schema-text-property", schema_text=schema)
+    )
+    runner.add_service(JsonRecordSetWriter("writer", output_grouping="output-oneline"))
+    runner.set_property("x", "/x")
+    runner.enqueue(b'{"x": NaN}\n{"x": NaN}\n{"x": NaN}\n{"x": 1.0}\n{"x": 1.0}')
+    runner.run()
+    counts = [f.attributes["record.count"] for f in runner.flowfiles_for("success")]
+    assert counts == ["3", "2"]
