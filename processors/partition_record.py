@@ -325,7 +325,10 @@ class _Partitions:
         self.attributes: list[dict[str, str]] = []
         self.counts: list[int] = []
         self._held: list[list[pa.RecordBatch]] = []
-        self._files: list[tuple[Any, Any] | None] = []
+        #: each partition's spill files, in order; each written whole and closed at once, so
+        #: thousands of partitions never hold thousands of open files
+        self._files: list[list[Path]] = []
+        self._rounds = 0
         self._bytes = 0
 
     def __len__(self) -> int:
@@ -339,7 +342,7 @@ class _Partitions:
             self.attributes.append(attributes())
             self.counts.append(0)
             self._held.append([])
-            self._files.append(None)
+            self._files.append([])
         self._held[index].append(batch)
         self.counts[index] += batch.num_rows
         self._bytes += batch.nbytes
@@ -347,28 +350,27 @@ class _Partitions:
             self._spill_all()
 
     def _spill_all(self) -> None:
+        self._rounds += 1
         for index, held in enumerate(self._held):
             if not held:
                 continue
-            opened = self._files[index]
-            if opened is None:
-                sink = pa.OSFile(str(self._spill / f"{index}.arrows"), "wb")
-                opened = self._files[index] = (sink, pyarrow.ipc.new_stream(sink, held[0].schema))
-            for batch in held:
-                opened[1].write_batch(batch)
+            path = self._spill / f"{index}.{self._rounds}.arrows"
+            with (
+                pa.OSFile(str(path), "wb") as sink,
+                pyarrow.ipc.new_stream(sink, held[0].schema) as stream,
+            ):
+                for batch in held:
+                    stream.write_batch(batch)
+            self._files[index].append(path)
             self._held[index] = []
         self._bytes = 0
 
     def close(self) -> None:
-        """Finish the spill files (before :meth:`batches` reads them)."""
-        for opened in self._files:
-            if opened is not None:
-                opened[1].close()
-                opened[0].close()
+        """Nothing stays open between spills (kept: callers finish the partitions with it)."""
 
     def batches(self, index: int) -> Iterator[pa.RecordBatch]:
         """Partition *index*'s records: the spilled ones, then those still held."""
-        if self._files[index] is not None:
-            with pa.memory_map(str(self._spill / f"{index}.arrows")) as source:
+        for path in self._files[index]:
+            with pa.memory_map(str(path)) as source:
                 yield from pyarrow.ipc.open_stream(source)
         yield from self._held[index]

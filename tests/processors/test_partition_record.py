@@ -318,3 +318,24 @@ def test_every_nan_is_one_partition() -> None:
     runner.run()
     counts = [f.attributes["record.count"] for f in runner.flowfiles_for("success")]
     assert counts == ["3", "2"]
+
+
+def test_spilling_thousands_of_partitions_keeps_no_file_open(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Spilled partitions are written to files closed at once: 1,500 partitions spilled under
+    a limit of 256 open files all come out, each with its records."""
+    import resource
+
+    monkeypatch.setattr(partition_module, "SPILL_BYTES", 1)
+    runner = partitioner("json", group="/age")
+    runner.enqueue(people(*[(f"n{i}", i % 1500, None) for i in range(3000)]))
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(256, hard), hard))
+    try:
+        runner.run()
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    out = runner.flowfiles_for("success")
+    assert len(out) == 1500
+    assert {f.attributes["record.count"] for f in out} == {"2"}
