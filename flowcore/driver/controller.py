@@ -174,6 +174,7 @@ class Controller:
                 state=lambda: StateMap(0, wal.state(member.component_id)),
                 has_incoming_connection=False,
             )
+            context.services = self.flow.services  # a source's driver side may name services
             member.processor.on_scheduled(context)
             self._contexts[member.component_id] = context
         return context
