@@ -7,6 +7,7 @@ produce (4 partitions).
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 
@@ -42,12 +43,12 @@ class MockCluster:
             for partition in topics.partitions:
                 high = consumer.get_watermark_offsets(TopicPartition(topic, partition), 5)[1]
                 consumer.assign([TopicPartition(topic, partition, 0)])
-                while True:
-                    got = [m for m in consumer.consume(1000, timeout=0.5) if not m.error()]
+                deadline = time.monotonic() + 10
+                position = 0
+                while position < high and time.monotonic() < deadline:
+                    got = [m for m in consumer.consume(1000, timeout=0.2) if not m.error()]
                     messages.extend(got)
                     position = consumer.position([TopicPartition(topic, partition)])[0].offset
-                    if not got and (position >= high or position < 0):
-                        break
             return messages
         finally:
             consumer.close()
