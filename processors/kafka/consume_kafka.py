@@ -331,6 +331,9 @@ class ConsumeKafka(SourceProcessor):
                     "enable.auto.commit": False,
                     "isolation.level": service.isolation_level,
                     "enable.partition.eof": False,
+                    # a range's reader is assigned for that range only: waiting the default
+                    # 500 ms for more data at each assignment's end made reads ~45x slower
+                    "fetch.wait.max.ms": 10,
                 }
             )
             consumer = self._reader = kafka.Consumer(config)

@@ -25,7 +25,7 @@ from tests.processors.kafka.mock_cluster import MockCluster
 
 pytestmark = pytest.mark.stress
 
-MESSAGES = 1500
+MESSAGES = 300
 
 FLOW = """
 from flowcore import Flow
@@ -34,7 +34,7 @@ from processors.kafka.connection_service import Kafka3ConnectionService
 
 flow = Flow("kafka-kills")
 flow.add_service(Kafka3ConnectionService(
-    "kafka", bootstrap_servers="{bootstrap}", max_poll_records="60", client_timeout="10 sec"))
+    "kafka", bootstrap_servers="{bootstrap}", max_poll_records="25", client_timeout="10 sec"))
 consume = flow.add(ConsumeKafka(kafka_connection_service="kafka", group_id="kills",
                                 topics="{topic}", auto_offset_reset="earliest"), name="consume")
 name = flow.add(UpdateAttribute(filename="${{kafka.partition}}-${{kafka.offset}}"), name="name")
@@ -62,7 +62,7 @@ def _run(workdir: Path) -> subprocess.Popen:
     script = Path(sys.executable).parent / "flowcore"
     return subprocess.Popen(
         [str(script), "run", "flow.py", "--runner", "direct", "--json",
-         "--setting", "batch_max_flowfiles=50"],
+         "--setting", "batch_max_flowfiles=20"],
         cwd=workdir,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -109,7 +109,7 @@ def test_kill_9_consumes_every_message_exactly_once(tmp_path: Path, cluster) -> 
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=60)
         killed += 1
-        if killed == 4:
+        if killed == 3:
             break
     assert killed >= 2, f"only {killed} runs were still going when killed"
     final = _run(crashed)
