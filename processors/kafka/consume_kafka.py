@@ -31,7 +31,9 @@ from flowcore.validators import (
     NON_BLANK_VALIDATOR,
     REGULAR_EXPRESSION_VALIDATOR,
     TIME_PERIOD_VALIDATOR,
+    ValidationResult,
 )
+from processors.kafka._legacy import LEGACY_CONNECTION, legacy_problems, legacy_service
 from processors.kafka.connection_service import Kafka3ConnectionService, import_kafka
 
 __all__ = ["ConsumeKafka"]
@@ -39,7 +41,6 @@ __all__ = ["ConsumeKafka"]
 KAFKA_CONNECTION_SERVICE = PropertyDescriptor(
     "Kafka Connection Service",
     description="Provides connections to Kafka Broker for publishing Kafka Records",
-    required=True,
     identifies_service="KafkaConnectionService",
 )
 GROUP_ID = PropertyDescriptor(
@@ -159,6 +160,7 @@ class ConsumeKafka(SourceProcessor):
         KEY_ATTRIBUTE_ENCODING,
         MESSAGE_DEMARCATOR,
         SEPARATE_BY_KEY,
+        *LEGACY_CONNECTION,
     )
     relationships: ClassVar[tuple[Relationship, ...]] = (SUCCESS,)
     identifies_work: ClassVar[bool] = True
@@ -180,14 +182,16 @@ class ConsumeKafka(SourceProcessor):
     def list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
         """Offset ranges per partition after the committed *state*, and the state after them."""
         services = getattr(context, "services", None)
-        if services is None:
+        if services is None and context.get_property(KAFKA_CONNECTION_SERVICE).value:
             msg = "ConsumeKafka's listing needs the flow's services (run it in a flow)"
             raise ConfigurationError(msg)
         service = self._service_from(lambda name: enabled_service(name, services), context)
         return self._list(context, service, state)
 
     def _service_from(self, lookup: Any, context: ProcessContext) -> Kafka3ConnectionService:
-        name = context.get_property(KAFKA_CONNECTION_SERVICE).value or ""
+        name = context.get_property(KAFKA_CONNECTION_SERVICE).value
+        if not name:
+            return legacy_service(self, context)
         service = lookup(name)
         if not hasattr(service, "client_config"):
             msg = (
@@ -285,11 +289,16 @@ class ConsumeKafka(SourceProcessor):
             if consumer is not None:
                 consumer.close()
 
+    def custom_validate(self, values: Mapping[str, str | None]) -> list[ValidationResult]:
+        """A Kafka Connection Service, or a NiFi 1.x flow's Kafka Brokers."""
+        return legacy_problems(values, KAFKA_CONNECTION_SERVICE.name)
+
     def __getstate__(self) -> dict[str, Any]:
         """Pickle without live consumers (Spark ships the processor)."""
         state = dict(self.__dict__)
         state.pop("_lister", None)
         state.pop("_reader", None)
+        state.pop("_legacy_service", None)
         return state
 
     # --- the task side --------------------------------------------------------------------

@@ -20,6 +20,7 @@ import itertools
 import re
 import time
 import uuid
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from flowcore.errors import ConfigurationError
@@ -33,7 +34,9 @@ from flowcore.validators import (
     DATA_SIZE_VALIDATOR,
     NON_BLANK_VALIDATOR,
     REGULAR_EXPRESSION_VALIDATOR,
+    ValidationResult,
 )
+from processors.kafka._legacy import LEGACY_CONNECTION, legacy_problems, legacy_service
 from processors.kafka.connection_service import Kafka3ConnectionService, import_kafka
 
 __all__ = ["PublishKafka"]
@@ -47,10 +50,17 @@ EXPRESSION_PARTITIONER = (
     "org.apache.nifi.processors.kafka.pubsub.Partitioners.ExpressionLanguagePartitioner"
 )
 
+#: NiFi 1.x's partitioner values (PublishKafka_2_6), taken as their NiFi 2 counterparts.
+_PARTITIONERS_1X = {
+    "org.apache.nifi.processors.kafka.pubsub.Partitioners$RoundRobinPartitioner": ROUND_ROBIN,
+    "org.apache.nifi.processors.kafka.pubsub.Partitioners$ExpressionLanguagePartitioner": (
+        EXPRESSION_PARTITIONER
+    ),
+}
+
 KAFKA_CONNECTION_SERVICE = PropertyDescriptor(
     "Kafka Connection Service",
     description="Provides connections to Kafka Broker for publishing Kafka Records",
-    required=True,
     identifies_service="KafkaConnectionService",
 )
 TOPIC_NAME = PropertyDescriptor(
@@ -114,7 +124,7 @@ PARTITIONER_CLASS = PropertyDescriptor(
     description="Specifies which class to use to compute a partition id for a message.",
     default=DEFAULT_PARTITIONER,
     required=True,
-    allowable_values=(ROUND_ROBIN, DEFAULT_PARTITIONER, EXPRESSION_PARTITIONER),
+    allowable_values=(ROUND_ROBIN, DEFAULT_PARTITIONER, EXPRESSION_PARTITIONER, *_PARTITIONERS_1X),
 )
 PARTITION = PropertyDescriptor(
     "Partition",
@@ -185,14 +195,20 @@ class PublishKafka(Processor):
         HEADER_ENCODING,
         KAFKA_KEY,
         KEY_ATTRIBUTE_ENCODING,
+        *LEGACY_CONNECTION,
     )
     relationships: ClassVar[tuple[Relationship, ...]] = (SUCCESS, FAILURE)
     tags: ClassVar[tuple[str, ...]] = ("Apache", "Kafka", "Put", "Send", "Message", "PubSub")
+
+    def custom_validate(self, values: Mapping[str, str | None]) -> list[ValidationResult]:
+        """A Kafka Connection Service, or a NiFi 1.x flow's Kafka Brokers."""
+        return legacy_problems(values, KAFKA_CONNECTION_SERVICE.name)
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickle without the live producer (Spark ships the processor)."""
         state = dict(self.__dict__)
         state.pop("_producer", None)
+        state.pop("_legacy_service", None)
         return state
 
     def on_stopped(self, context: ProcessContext) -> None:
@@ -241,8 +257,8 @@ class PublishKafka(Processor):
         flowfiles = session.get(BATCH)
         if not flowfiles:
             return
-        name = context.get_property(KAFKA_CONNECTION_SERVICE).value or ""
-        service = session.controller_service(name)
+        name = context.get_property(KAFKA_CONNECTION_SERVICE).value
+        service = session.controller_service(name) if name else legacy_service(self, context)
         if not isinstance(service, Kafka3ConnectionService):
             msg = f"Kafka Connection Service {name!r} is not a Kafka3ConnectionService"
             raise ConfigurationError(msg)
@@ -360,6 +376,7 @@ class PublishKafka(Processor):
         self, context: ProcessContext, producer: Any, flowfile: Any, topic: str
     ) -> int | None:
         strategy = context.get_property(PARTITIONER_CLASS).value
+        strategy = _PARTITIONERS_1X.get(strategy or "", strategy)
         if strategy == EXPRESSION_PARTITIONER:
             given = context.get_property(PARTITION).evaluate_attribute_expressions(flowfile).value
             return None if given is None else int(str(given).strip())

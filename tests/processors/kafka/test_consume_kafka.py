@@ -86,3 +86,28 @@ def test_missing_topic_is_an_error_naming_it(kafka_cluster):
     runner = _runner(kafka_cluster, "no-such-topic")
     with pytest.raises(Exception, match="no-such-topic"):
         runner.run()
+
+
+def test_nifi_1x_consume_kafka_2_6_properties_run(kafka_cluster, topic):
+    """A 1.x ConsumeKafka_2_6's own brokers and names (topic, group.id) work without a service."""
+    kafka_cluster.produce(topic, [b"legacy"], partition=0)
+    processor = ConsumeKafka(
+        **{
+            "bootstrap.servers": kafka_cluster.bootstrap,
+            "group.id": "g1x",
+            "topic": topic,
+            "topic_type": "names",
+            "auto.offset.reset": "earliest",
+            "honor-transactions": "true",
+        }
+    )
+    assert processor.validate() == ()
+    runner = TestRunner(processor)
+    runner.run()
+    assert [f.content for f in runner.flowfiles_for("success")] == [b"legacy"]
+
+
+def test_neither_service_nor_brokers_is_invalid():
+    """Without a Kafka Connection Service or 1.x brokers the processor is invalid, saying so."""
+    (problem,) = ConsumeKafka(group_id="g", topics="t").validate()
+    assert "Kafka Connection Service is required" in problem.explanation

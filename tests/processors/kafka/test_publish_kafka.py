@@ -68,3 +68,36 @@ def test_unreachable_brokers_route_to_failure_without_the_password(caplog):
     runner.assert_all_flowfiles_transferred("failure", 1)
     assert "s3cret-pw" not in caplog.text
     assert "s3cret-pw" not in repr(runner.controller_service("kafka"))
+
+
+def test_nifi_1x_publish_kafka_2_6_properties_run(kafka_cluster, topic):
+    """A 1.x PublishKafka_2_6 (brokers on the processor, 1.x partitioner) publishes as NiFi 2's."""
+    processor = PublishKafka(
+        **{
+            "bootstrap.servers": kafka_cluster.bootstrap,
+            "topic": topic,
+            "use-transactions": "false",
+            "partitioner.class": (
+                "org.apache.nifi.processors.kafka.pubsub.Partitioners$RoundRobinPartitioner"
+            ),
+        }
+    )
+    assert processor.validate() == ()
+    runner = TestRunner(processor)
+    for n in range(4):
+        runner.enqueue(f"m{n}".encode())
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 4)
+    messages = kafka_cluster.read_all(topic)
+    assert len({m.partition() for m in messages}) == 4
+
+
+def test_1x_types_import_as_nifi_2_processors():
+    """NiFi 1.x _2_6 types (and their Record variants) map onto ConsumeKafka and PublishKafka."""
+    from flowcore.nifi.types import FORMER_TYPES, NIFI_PROCESSORS
+
+    assert NIFI_PROCESSORS["ConsumeKafka"].type == "org.apache.nifi.kafka.processors.ConsumeKafka"
+    assert (
+        "org.apache.nifi.processors.kafka.pubsub.PublishKafkaRecord_2_6"
+        in (FORMER_TYPES["PublishKafka"])
+    )
