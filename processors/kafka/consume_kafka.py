@@ -16,11 +16,12 @@ from __future__ import annotations
 import contextlib
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from flowcore.controller_service import enabled_service
 from flowcore.errors import ConfigurationError, ProcessException
+from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
 from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
@@ -186,6 +187,8 @@ class ConsumeKafka(SourceProcessor):
             msg = "ConsumeKafka's listing needs the flow's services (run it in a flow)"
             raise ConfigurationError(msg)
         service = self._service_from(lambda name: enabled_service(name, services), context)
+        # the batch form's tasks in this process use it (a pickled copy has none: it declines)
+        self.__dict__["_batch_service"] = service
         return self._list(context, service, state)
 
     def _service_from(self, lookup: Any, context: ProcessContext) -> Kafka3ConnectionService:
@@ -299,6 +302,7 @@ class ConsumeKafka(SourceProcessor):
         state.pop("_lister", None)
         state.pop("_reader", None)
         state.pop("_legacy_service", None)
+        state.pop("_batch_service", None)
         return state
 
     # --- the task side --------------------------------------------------------------------
@@ -307,6 +311,43 @@ class ConsumeKafka(SourceProcessor):
         """Read exactly the item's offset range and make its FlowFiles."""
         service = self._service_from(session.controller_service, context)
         self._read(context, service, session, item)
+
+    def read_work_batches(
+        self, context: ProcessContext, items: Sequence[WorkItem], maker: BatchMaker
+    ) -> Sequence[tuple[str, FlowFileBatch]] | None:
+        """The batch form: each range's messages as FlowFiles made in batches, no session each.
+
+        Declines (the engine then calls :meth:`read_work`) where it has no service at hand
+        (a copy shipped to another process) and for the DEMARCATOR strategy.
+        """
+        if context.get_property(PROCESSING_STRATEGY).value != "FLOW_FILE":
+            return None
+        # The BatchMaker protocol has no controller_service; the engine's maker holds its
+        # member (a SessionHost, which does). Otherwise the driver's service, in its process.
+        lookup = getattr(getattr(maker, "member", None), "controller_service", None)
+        try:
+            service = self._service_from(lookup, context) if lookup else None
+        except ConfigurationError:
+            service = None
+        service = service or self.__dict__.get("_batch_service")
+        if service is None:
+            return None
+        made: list[tuple[str, FlowFileBatch]] = []
+        for item in items:
+            try:
+                messages = self._fetch(context, service, item)
+            except ProcessException as ex:
+                maker.unread(item, ex)
+                continue
+            if not messages:
+                continue
+            contents = [maker.write(m.value() or b"") for m in messages]
+            attributes = [self._attributes(context, m) for m in messages]
+            transit = f"{service.transit_uri_base}/{item.payload['topic']}"
+            for batch in maker.create_rows(contents, attributes):
+                maker.report_receive(batch, transit)
+                made.append((SUCCESS.name, batch))
+        return made
 
     def _read(
         self,
