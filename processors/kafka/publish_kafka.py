@@ -326,14 +326,12 @@ class PublishKafka(Processor):
         """Produce one FlowFile's messages; delivery errors land in ``slot``'s dict at flush."""
         index, errors = slot
         attributes = flowfile.attributes
-        topic = context.get_property(TOPIC_NAME).evaluate_attribute_expressions(flowfile).value
+        topic = _evaluated(context, TOPIC_NAME, flowfile)
         key = self._key(context, flowfile)
         headers = self._headers(context, attributes)
         partition = self._partition(context, producer, flowfile, topic)
         content = session.read_bytes(flowfile)
-        demarcator = (
-            context.get_property(MESSAGE_DEMARCATOR).evaluate_attribute_expressions(flowfile).value
-        )
+        demarcator = _evaluated(context, MESSAGE_DEMARCATOR, flowfile)
         if demarcator:
             values: list[bytes | None] = [v for v in content.split(demarcator.encode()) if v]
         elif not content and attributes.get("kafka.tombstone") == "true":
@@ -384,6 +382,15 @@ class PublishKafka(Processor):
             partitions = producer.list_topics(topic, timeout=5).topics[topic].partitions
             return next(self._round_robin) % max(1, len(partitions))
         return None
+
+
+def _evaluated(context: ProcessContext, descriptor: PropertyDescriptor, flowfile: Any) -> Any:
+    """A property's value for *flowfile*; a value without Expression Language is read once."""
+    value = context.get_property(descriptor)
+    raw = value.value
+    if raw is None or "${" not in raw:
+        return raw
+    return value.evaluate_attribute_expressions(flowfile).value
 
 
 def _cause(ex: BaseException) -> str:

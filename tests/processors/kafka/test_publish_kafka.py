@@ -49,11 +49,11 @@ def test_publishes_each_flowfile_with_key_and_headers(kafka_cluster, topic):
 
 
 def test_demarcator_splits_messages(kafka_cluster, topic):
-    """Message Demarcator sends each part as its own message; msg.count says how many."""
+    """Message Demarcator splits; msg.count says how many; Topic Name takes EL per FlowFile."""
     runner = _runner(
-        kafka_cluster.bootstrap, topic, message_demarcator="\n", transactions_enabled="false"
+        kafka_cluster.bootstrap, "${t}", message_demarcator="\n", transactions_enabled="false"
     )
-    runner.enqueue(b"a\nb\nc")
+    runner.enqueue(b"a\nb\nc", {"t": topic})
     runner.run()
     runner.assert_all_flowfiles_transferred("success", 1)
     runner.flowfiles_for("success")[0].assert_attribute_equals("msg.count", "3")
