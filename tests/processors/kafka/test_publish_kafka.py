@@ -101,3 +101,16 @@ def test_1x_types_import_as_nifi_2_processors():
         "org.apache.nifi.processors.kafka.pubsub.PublishKafkaRecord_2_6"
         in (FORMER_TYPES["PublishKafka"])
     )
+
+
+def test_a_failed_message_rolls_the_transaction_back(kafka_cluster, topic, caplog):
+    """With Transactions Enabled, one refused message aborts the trigger's transaction and
+    sends all its FlowFiles to failure (the mock cluster does not filter aborted messages from
+    read_committed fetches, so what a consumer sees is not asserted here)."""
+    runner = _runner(kafka_cluster.bootstrap, topic, max_request_size="1 KB")
+    runner.enqueue(b"fits")
+    runner.enqueue(b"x" * 5000)
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 2)
+    assert "transaction rolled back: Kafka publish failed" in caplog.text
+    assert "Message size too large" in caplog.text
