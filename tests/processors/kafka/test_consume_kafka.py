@@ -111,3 +111,25 @@ def test_neither_service_nor_brokers_is_invalid():
     """Without a Kafka Connection Service or 1.x brokers the processor is invalid, saying so."""
     (problem,) = ConsumeKafka(group_id="g", topics="t").validate()
     assert "Kafka Connection Service is required" in problem.explanation
+
+
+def test_nifi_export_and_1x_import_round_trip():
+    """A flow exports ConsumeKafka under NiFi 2's type without the password, and a NiFi 1.x
+    ConsumeKafka_2_6 of the same flow imports as ConsumeKafka."""
+    import json
+
+    from flowcore import Flow
+
+    flow = Flow("rt")
+    flow.add_service(Kafka3ConnectionService("kafka", bootstrap_servers="b:9092", password="pw-9"))
+    flow.add(ConsumeKafka(kafka_connection_service="kafka", group_id="g", topics="t"), name="c")
+    text = json.dumps(flow.to_nifi())
+    assert "org.apache.nifi.kafka.processors.ConsumeKafka" in text
+    assert "pw-9" not in text
+    old = text.replace(
+        "org.apache.nifi.kafka.processors.ConsumeKafka",
+        "org.apache.nifi.processors.kafka.pubsub.ConsumeKafka_2_6",
+    )
+    imported = Flow.from_nifi(json.loads(old))
+    (component,) = [c for c in imported.components if getattr(c, "processor", None)]
+    assert type(component.processor) is ConsumeKafka
