@@ -145,7 +145,7 @@ SUCCESS = Relationship("success", "FlowFiles containing one or more serialized K
 
 
 class ConsumeKafka(SourceProcessor):
-    """Consumes messages from Kafka topics, exactly once into the flow (see the module doc)."""
+    """Consumes messages from Kafka topics; offsets are source state: exactly once into the flow."""
 
     property_descriptors: ClassVar[tuple[PropertyDescriptor, ...]] = (
         KAFKA_CONNECTION_SERVICE,

@@ -177,7 +177,7 @@ FAILURE = Relationship(
 
 
 class PublishKafka(Processor):
-    """Publishes FlowFile contents to Kafka (see the module doc for the guarantee)."""
+    """Publishes FlowFile contents to Kafka with an idempotent producer (at-least-once)."""
 
     property_descriptors: ClassVar[tuple[PropertyDescriptor, ...]] = (
         KAFKA_CONNECTION_SERVICE,

@@ -133,3 +133,19 @@ def test_nifi_export_and_1x_import_round_trip():
     imported = Flow.from_nifi(json.loads(old))
     (component,) = [c for c in imported.components if getattr(c, "processor", None)]
     assert type(component.processor) is ConsumeKafka
+
+
+def test_unreachable_brokers_fail_the_listing_in_bounded_time():
+    """Brokers that do not answer end the listing within Max Metadata Wait Time, naming Kafka."""
+    import time
+
+    runner = TestRunner(ConsumeKafka(kafka_connection_service="kafka", group_id="g", topics="t"))
+    runner.add_service(
+        Kafka3ConnectionService(
+            "kafka", bootstrap_servers="127.0.0.1:1", max_metadata_wait_time="1 sec"
+        )
+    )
+    started = time.monotonic()
+    with pytest.raises(Exception, match="Kafka brokers unreachable"):
+        runner.run()
+    assert time.monotonic() - started < 10
