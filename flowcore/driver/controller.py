@@ -174,7 +174,15 @@ class Controller:
                 state=lambda: StateMap(0, wal.state(member.component_id)),
                 has_incoming_connection=False,
             )
-            context.services = self.flow.services  # a source's driver side may name services
+            # a source's driver side (list_work) may name services: its stage's, resolved
+            context.services = next(
+                (
+                    plan.services
+                    for plan in self.plans.values()
+                    if any(m.component_id == member.component_id for m in plan.members)
+                ),
+                {},
+            )
             member.processor.on_scheduled(context)
             self._contexts[member.component_id] = context
         return context
