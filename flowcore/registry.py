@@ -56,6 +56,7 @@ SERVICE_ENTRY_POINT_GROUP = "flowcore.services"
 #: flowcore's own controller services, by simple type name.
 BUILTIN_SERVICES: LazyTypes[type[ControllerService]] = LazyTypes(
     {
+        "Kafka3ConnectionService": "processors.kafka.connection_service",
         "MapCacheService": "flowcore.services",
         "StandardSSLContextService": "flowcore.ssl_context",
         "DBCPConnectionPool": "processors.sql.dbcp",

@@ -75,6 +75,9 @@ def processor_class(
     for key in (nifi_type, simple):
         if key in type_map:
             return type_map[key]
+    renamed = next((name for name, old in FORMER_TYPES.items() if nifi_type in old), None)
+    if renamed is not None and renamed != simple:  # NiFi renamed it (ConsumeKafka_2_6)
+        return registry.get(renamed)
     known = NIFI_PROCESSORS.get(simple)
     ours = nifi_type.startswith(f"{FLOWCORE_PACKAGE}.")
     former = nifi_type in FORMER_TYPES.get(simple, ())

@@ -59,6 +59,9 @@ _UPDATE_ATTRIBUTE = NiFiBundle("org.apache.nifi", "nifi-update-attribute-nar")
 _JOLT = NiFiBundle("org.apache.nifi", "nifi-jolt-nar")  # NiFi 1.x: in the standard NAR
 _AVRO = NiFiBundle("org.apache.nifi", "nifi-avro-nar")
 _STANDARD_PACKAGE = "org.apache.nifi.processors.standard"
+_KAFKA = NiFiBundle("org.apache.nifi", "nifi-kafka-nar")
+_KAFKA_NAMES = ("ConsumeKafka", "PublishKafka")
+_KAFKA_1X = "org.apache.nifi.processors.kafka.pubsub"
 #: What an export names flowcore's own processors under.
 FLOWCORE_PACKAGE = "io.flowcore.processors"
 FLOWCORE_BUNDLE = NiFiBundle("io.flowcore", "flowcore-nar", "0.1.0")
@@ -126,6 +129,7 @@ NIFI_PROCESSORS: dict[str, NiFiType] = {
     "ConvertAvroToJSON": NiFiType("org.apache.nifi.processors.avro.ConvertAvroToJSON", _AVRO),
     "ExtractAvroMetadata": NiFiType("org.apache.nifi.processors.avro.ExtractAvroMetadata", _AVRO),
     "JoltTransformRecord": NiFiType("org.apache.nifi.processors.jolt.JoltTransformRecord", _JOLT),
+    **{n: NiFiType(f"org.apache.nifi.kafka.processors.{n}", _KAFKA) for n in _KAFKA_NAMES},
 }
 
 
@@ -134,6 +138,7 @@ NIFI_PROCESSORS: dict[str, NiFiType] = {
 FORMER_TYPES: dict[str, tuple[str, ...]] = {
     "JoltTransformJSON": (f"{_STANDARD_PACKAGE}.JoltTransformJSON",),  # NiFi 1.x: standard NAR
     "JoltTransformRecord": ("org.apache.nifi.processors.jolt.record.JoltTransformRecord",),
+    **{n: (f"{_KAFKA_1X}.{n}_2_6", f"{_KAFKA_1X}.{n}Record_2_6") for n in _KAFKA_NAMES},
 }
 
 

@@ -1,0 +1,185 @@
+"""Kafka3ConnectionService: the brokers, security and client timeouts a Kafka processor uses.
+
+NiFi 2's ``org.apache.nifi.kafka.service.Kafka3ConnectionService``, with its property names. The
+service turns its properties into a librdkafka configuration (``client_config``) that
+ConsumeKafka and PublishKafka extend; the password never leaves that mapping (not in ``repr``,
+logs or exports: the property is sensitive).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flowcore.controller_service import ControllerService
+from flowcore.errors import ConfigurationError
+from flowcore.properties import PropertyDescriptor
+from flowcore.validators import POSITIVE_INTEGER_VALIDATOR, TIME_PERIOD_VALIDATOR
+
+__all__ = ["Kafka3ConnectionService", "import_kafka"]
+
+
+def import_kafka() -> Any:
+    """The ``confluent_kafka`` module, or one error naming the extra to install."""
+    try:
+        import confluent_kafka  # noqa: PLC0415  (optional: only Kafka flows need it)
+    except ImportError:
+        msg = "Kafka needs confluent-kafka: pip install 'flowcore[kafka]'"
+        raise ConfigurationError(msg) from None
+    return confluent_kafka
+
+
+BOOTSTRAP_SERVERS = PropertyDescriptor(
+    "Bootstrap Servers",
+    "bootstrap.servers",
+    description="Comma-separated list of Kafka Bootstrap Servers in the format host:port",
+    default="localhost:9092",
+    required=True,
+)
+SECURITY_PROTOCOL = PropertyDescriptor(
+    "Security Protocol",
+    "security.protocol",
+    description="Security protocol used to communicate with brokers",
+    default="PLAINTEXT",
+    required=True,
+    allowable_values=("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"),
+)
+SASL_MECHANISM = PropertyDescriptor(
+    "SASL Mechanism",
+    "sasl.mechanism",
+    description="SASL mechanism used for authentication",
+    default="GSSAPI",
+    required=True,
+    allowable_values=("GSSAPI", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "AWS_MSK_IAM"),
+)
+SASL_USERNAME = PropertyDescriptor(
+    "Username", "sasl.username", description="Username provided with configured password"
+)
+SASL_PASSWORD = PropertyDescriptor(
+    "Password",
+    "sasl.password",
+    description="Password provided with configured username",
+    sensitive=True,
+)
+SSL_CONTEXT_SERVICE = PropertyDescriptor(
+    "SSL Context Service",
+    "ssl.context.service",
+    description="Service supporting SSL communication with Kafka brokers",
+    identifies_service="SSLContextService",
+)
+TRANSACTION_ISOLATION_LEVEL = PropertyDescriptor(
+    "Transaction Isolation Level",
+    "isolation.level",
+    description="Which messages a consumer reads: only committed transactions, or all",
+    default="read_committed",
+    required=True,
+    allowable_values=("read_committed", "read_uncommitted"),
+)
+MAX_POLL_RECORDS = PropertyDescriptor(
+    "Max Poll Records",
+    "max.poll.records",
+    description="Maximum number of records Kafka should return in a single poll.",
+    default="10000",
+    required=True,
+    validators=(POSITIVE_INTEGER_VALIDATOR,),
+)
+CLIENT_TIMEOUT = PropertyDescriptor(
+    "Client Timeout",
+    "default.api.timeout.ms",
+    description="Default timeout for Kafka client operations",
+    default="60 sec",
+    required=True,
+    validators=(TIME_PERIOD_VALIDATOR,),
+)
+MAX_METADATA_WAIT_TIME = PropertyDescriptor(
+    "Max Metadata Wait Time",
+    "max.block.ms",
+    description="The amount of time publisher will wait to obtain metadata or wait for the "
+    "buffer to flush during the 'send' call before failing the entire 'send' call.",
+    default="5 sec",
+    required=True,
+    validators=(TIME_PERIOD_VALIDATOR,),
+)
+ACK_WAIT_TIME = PropertyDescriptor(
+    "Acknowledgment Wait Time",
+    "ack.wait.time",
+    description="After sending a message to Kafka, this indicates the amount of time that the "
+    "service will wait for a response from Kafka.",
+    default="5 sec",
+    required=True,
+    validators=(TIME_PERIOD_VALIDATOR,),
+)
+
+
+class Kafka3ConnectionService(ControllerService):
+    """Connections to Kafka brokers (NiFi 2's Kafka3ConnectionService), through librdkafka."""
+
+    implements = ("KafkaConnectionService",)
+    nifi_types = ("org.apache.nifi.kafka.service.Kafka3ConnectionService",)
+    nifi_bundle = ("org.apache.nifi", "nifi-kafka-3-service-nar")
+    tags = ("kafka", "message", "connection")
+    property_descriptors = (
+        BOOTSTRAP_SERVERS,
+        SECURITY_PROTOCOL,
+        SASL_MECHANISM,
+        SASL_USERNAME,
+        SASL_PASSWORD,
+        SSL_CONTEXT_SERVICE,
+        TRANSACTION_ISOLATION_LEVEL,
+        MAX_POLL_RECORDS,
+        CLIENT_TIMEOUT,
+        MAX_METADATA_WAIT_TIME,
+        ACK_WAIT_TIME,
+    )
+
+    def on_enabled(self, context: Any) -> None:
+        """Check the library is there and build the client configuration once."""
+        import_kafka()
+        value = context.get_property
+        protocol = value(SECURITY_PROTOCOL).value or "PLAINTEXT"
+        config: dict[str, Any] = {
+            "bootstrap.servers": value(BOOTSTRAP_SERVERS).value,
+            "security.protocol": protocol.lower(),
+            "socket.timeout.ms": int(value(CLIENT_TIMEOUT).as_time_period("ms") or 60_000),
+            "log_level": 3,
+        }
+        if protocol.startswith("SASL"):
+            config["sasl.mechanism"] = value(SASL_MECHANISM).value
+            username, password = value(SASL_USERNAME).value, value(SASL_PASSWORD).value
+            if username:
+                config["sasl.username"] = username
+            if password:
+                config["sasl.password"] = password
+        ssl_name = value(SSL_CONTEXT_SERVICE).value
+        if ssl_name and protocol in {"SSL", "SASL_SSL"}:
+            config.update(_ssl_config(context.controller_service(ssl_name)))
+        self.config = config
+        self.isolation_level = value(TRANSACTION_ISOLATION_LEVEL).value
+        self.max_poll_records = value(MAX_POLL_RECORDS).as_integer() or 10_000
+        self.client_timeout = (value(CLIENT_TIMEOUT).as_time_period("ms") or 60_000) / 1000
+        self.metadata_wait = (value(MAX_METADATA_WAIT_TIME).as_time_period("ms") or 5000) / 1000
+        self.ack_wait = (value(ACK_WAIT_TIME).as_time_period("ms") or 5000) / 1000
+
+    def client_config(self, **more: Any) -> dict[str, Any]:
+        """A fresh librdkafka configuration: this service's, plus *more*."""
+        return {**self.config, **more}
+
+    @property
+    def transit_uri_base(self) -> str:
+        """``kafka://host:port`` of the first bootstrap server, for provenance transit URIs."""
+        first = str(self.config["bootstrap.servers"]).split(",")[0].strip()
+        return f"kafka://{first}"
+
+
+def _ssl_config(service: Any) -> dict[str, str]:
+    """Librdkafka's SSL settings from a StandardSSLContextService (PEM or PKCS12 stores)."""
+    config: dict[str, str] = {}
+    trust = getattr(service, "truststore_filename", None)
+    if trust:
+        config["ssl.ca.location"] = trust
+    keystore = getattr(service, "keystore_filename", None)
+    if keystore:
+        config["ssl.keystore.location"] = keystore
+        password = getattr(service, "keystore_password", None)
+        if password:
+            config["ssl.keystore.password"] = password
+    return config

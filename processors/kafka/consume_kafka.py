@@ -1,0 +1,498 @@
+"""ConsumeKafka: messages of Kafka topics as FlowFiles, exactly once into the flow.
+
+NiFi 2's ``org.apache.nifi.kafka.processors.ConsumeKafka`` (NiFi 1.x ``ConsumeKafka_2_6`` names
+accepted), as a source. ``list_work`` runs on the driver: it reads each partition's watermarks
+and hands out offset ranges ``[start, end)`` from the SOURCE STATE (the next offset per
+``topic:partition``), the state after them committed by the engine in the same WAL transaction
+as the FlowFiles. ``read_work`` assigns and seeks a consumer in the task and reads exactly that
+range, so a crash re-reads a range the flow never committed and never one it did: no message is
+lost or repeated into the flow. With Commit Offsets, the offsets the flow committed are also
+committed to the consumer group at the next listing, so lag tools see them (they trail the flow
+by one listing; the flow's own position is the source state, never the group's).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from flowcore.errors import ConfigurationError, ProcessException
+from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
+from flowcore.process_context import ProcessContext
+from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
+from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
+from flowcore.relationship import Relationship
+from flowcore.session.process_session import ProcessSession
+from flowcore.validators import (
+    CHARACTER_SET_VALIDATOR,
+    NON_BLANK_VALIDATOR,
+    REGULAR_EXPRESSION_VALIDATOR,
+    TIME_PERIOD_VALIDATOR,
+    ValidationResult,
+)
+from processors.kafka._legacy import LEGACY_CONNECTION, legacy_problems, legacy_service
+from processors.kafka.connection_service import Kafka3ConnectionService, import_kafka
+
+__all__ = ["ConsumeKafka"]
+
+KAFKA_CONNECTION_SERVICE = PropertyDescriptor(
+    "Kafka Connection Service",
+    description="Provides connections to Kafka Broker for publishing Kafka Records",
+    identifies_service="KafkaConnectionService",
+)
+GROUP_ID = PropertyDescriptor(
+    "Group ID",
+    description="Kafka Consumer Group Identifier corresponding to Kafka group.id property",
+    required=True,
+    validators=(NON_BLANK_VALIDATOR,),
+    aliases=("group.id",),
+)
+TOPIC_FORMAT = PropertyDescriptor(
+    "Topic Format",
+    description="Specifies whether the Topics provided are a comma separated list of names or "
+    "a single regular expression",
+    default="names",
+    required=True,
+    allowable_values=("names", "pattern"),
+    aliases=("topic_type",),
+)
+TOPICS = PropertyDescriptor(
+    "Topics",
+    description="The name or pattern of the Kafka Topics from which the Processor consumes "
+    "Kafka Records. More than one can be supplied if comma separated.",
+    required=True,
+    validators=(NON_BLANK_VALIDATOR,),
+    el_scope=ExpressionLanguageScope.ENVIRONMENT,
+    aliases=("topic",),
+)
+AUTO_OFFSET_RESET = PropertyDescriptor(
+    "Auto Offset Reset",
+    "auto.offset.reset",
+    description="Automatic offset configuration applied when no previous consumer offset found "
+    "corresponding to Kafka auto.offset.reset property",
+    default="latest",
+    required=True,
+    allowable_values=("earliest", "latest", "none"),
+)
+COMMIT_OFFSETS = PropertyDescriptor(
+    "Commit Offsets",
+    description="Whether to also commit the offsets the flow committed to the Kafka consumer "
+    "group (for lag tools); the flow's own position is its source state.",
+    default="true",
+    required=True,
+    allowable_values=("true", "false"),
+)
+MAX_UNCOMMITTED_TIME = PropertyDescriptor(
+    "Max Uncommitted Time",
+    description="Accepted for NiFi flows; offsets are committed with each micro-batch.",
+    default="1 s",
+    required=True,
+    validators=(TIME_PERIOD_VALIDATOR,),
+    aliases=("max-uncommit-offset-wait",),
+)
+HEADER_NAME_PATTERN = PropertyDescriptor(
+    "Header Name Pattern",
+    description="Regular Expression Pattern applied to Kafka Record Header Names for selecting "
+    "Header Values to be written as FlowFile attributes",
+    validators=(REGULAR_EXPRESSION_VALIDATOR,),
+    aliases=("header-name-regex",),
+)
+HEADER_ENCODING = PropertyDescriptor(
+    "Header Encoding",
+    description="Character encoding applied when reading Kafka Record Header values and "
+    "writing FlowFile attributes",
+    default="UTF-8",
+    required=True,
+    validators=(CHARACTER_SET_VALIDATOR,),
+    aliases=("message-header-encoding",),
+)
+PROCESSING_STRATEGY = PropertyDescriptor(
+    "Processing Strategy",
+    description="Strategy for processing Kafka Records and writing serialized output to FlowFiles",
+    default="FLOW_FILE",
+    required=True,
+    allowable_values=("FLOW_FILE", "DEMARCATOR"),
+)
+KEY_ATTRIBUTE_ENCODING = PropertyDescriptor(
+    "Key Attribute Encoding",
+    description="Encoding for value of configured FlowFile attribute containing Kafka Record Key.",
+    default="utf-8",
+    required=True,
+    allowable_values=("utf-8", "hex", "do-not-add"),
+    aliases=("key-attribute-encoding",),
+)
+MESSAGE_DEMARCATOR = PropertyDescriptor(
+    "Message Demarcator",
+    description="A string (interpreted as UTF-8) written between the messages of one FlowFile "
+    "(Processing Strategy DEMARCATOR)",
+    aliases=("message-demarcator",),
+)
+SEPARATE_BY_KEY = PropertyDescriptor(
+    "Separate By Key",
+    description="When this property is enabled, two messages will only be added to the same "
+    "FlowFile if both of the Kafka Messages have identical keys.",
+    default="false",
+    required=True,
+    allowable_values=("true", "false"),
+    aliases=("separate-by-key",),
+)
+
+SUCCESS = Relationship("success", "FlowFiles containing one or more serialized Kafka Records")
+
+
+class ConsumeKafka(SourceProcessor):
+    """Consumes messages from Kafka topics; offsets are source state: exactly once into the flow."""
+
+    property_descriptors: ClassVar[tuple[PropertyDescriptor, ...]] = (
+        KAFKA_CONNECTION_SERVICE,
+        GROUP_ID,
+        TOPIC_FORMAT,
+        TOPICS,
+        AUTO_OFFSET_RESET,
+        COMMIT_OFFSETS,
+        MAX_UNCOMMITTED_TIME,
+        HEADER_NAME_PATTERN,
+        HEADER_ENCODING,
+        PROCESSING_STRATEGY,
+        KEY_ATTRIBUTE_ENCODING,
+        MESSAGE_DEMARCATOR,
+        SEPARATE_BY_KEY,
+        *LEGACY_CONNECTION,
+    )
+    relationships: ClassVar[tuple[Relationship, ...]] = (SUCCESS,)
+    identifies_work: ClassVar[bool] = True
+    fills_micro_batch: ClassVar[bool] = True
+    tags: ClassVar[tuple[str, ...]] = ("Kafka", "Get", "Ingest", "Ingress", "Topic", "Consume")
+
+    # --- the driver side ------------------------------------------------------------------
+
+    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
+        """List and read in one session (the test harness), the service from the session."""
+        service = self._service_from(session.controller_service, context)
+        state = session.get_state().values
+        listing = self._list(context, service, state)
+        for item in listing.items:
+            self._read(context, service, session, item)
+        if dict(listing.state) != dict(state):
+            session.set_state(listing.state)
+
+    def list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
+        """Offset ranges per partition after the committed *state*, and the state after them."""
+        service = self._service_from(context.controller_service, context)
+        # the batch form's tasks in this process use it (a pickled copy has none: it declines)
+        self.__dict__["_batch_service"] = service
+        return self._list(context, service, state)
+
+    def _service_from(self, lookup: Any, context: ProcessContext) -> Kafka3ConnectionService:
+        name = context.get_property(KAFKA_CONNECTION_SERVICE).value
+        if not name:
+            return legacy_service(self, context)
+        service = lookup(name)
+        if not hasattr(service, "client_config"):
+            msg = (
+                f"Kafka Connection Service {name!r} is a {type(service).__name__}, "
+                "not a Kafka3ConnectionService"
+            )
+            raise ConfigurationError(msg)
+        return service
+
+    def _admin_consumer(self, context: ProcessContext, service: Kafka3ConnectionService) -> Any:
+        """The driver's consumer (metadata, watermarks, group commits), made once."""
+        consumer = getattr(self, "_lister", None)
+        if consumer is None:
+            kafka = import_kafka()
+            group = context.get_property(GROUP_ID).value
+            consumer = kafka.Consumer(
+                service.client_config(**{"group.id": group, "enable.auto.commit": False})
+            )
+            self._lister = consumer
+        return consumer
+
+    def _topics(self, context: ProcessContext, consumer: Any, timeout: float) -> list[Any]:
+        """The topics' metadata: the names given, or every topic matching the pattern."""
+        spec = context.get_property(TOPICS).evaluate_attribute_expressions({}).value or ""
+        if context.get_property(TOPIC_FORMAT).value == "pattern":
+            pattern = re.compile(spec.strip())
+            metadata = _metadata(consumer, None, timeout)
+            return [t for n, t in sorted(metadata.topics.items()) if pattern.fullmatch(n)]
+        found = []
+        for name in (n.strip() for n in spec.split(",") if n.strip()):
+            topic = _metadata(consumer, name, timeout).topics.get(name)
+            if topic is None or topic.error is not None:
+                cause = topic.error.str() if topic is not None else "not found"
+                msg = f"Kafka topic {name!r} cannot be consumed: {cause}"
+                raise ProcessException(msg)
+            found.append(topic)
+        return found
+
+    def _list(
+        self, context: ProcessContext, service: Kafka3ConnectionService, state: Mapping[str, str]
+    ) -> WorkListing:
+        kafka = import_kafka()
+        consumer = self._admin_consumer(context, service)
+        timeout = service.metadata_wait
+        if state and context.get_property(COMMIT_OFFSETS).as_boolean():
+            _commit_group(kafka, consumer, state)
+        reset = context.get_property(AUTO_OFFSET_RESET).value
+        new_state = dict(state)
+        items = []
+        room = service.max_poll_records
+        for topic in self._topics(context, consumer, timeout):
+            for partition in sorted(topic.partitions):
+                key = f"{topic.topic}:{partition}"
+                tp = kafka.TopicPartition(topic.topic, partition)
+                try:
+                    low, high = consumer.get_watermark_offsets(tp, timeout=timeout)
+                except kafka.KafkaException as ex:
+                    msg = f"Kafka watermarks of {key} could not be read: {ex.args[0].str()}"
+                    raise ProcessException(msg) from None
+                if key in state:
+                    start = max(int(state[key]), low)
+                elif reset == "earliest":
+                    start = low
+                elif reset == "latest":
+                    start = high
+                else:
+                    msg = f"no committed offset for Kafka {key} and Auto Offset Reset is none"
+                    raise ProcessException(msg)
+                end = min(high, start + room)
+                new_state[key] = str(end)
+                if end > start:
+                    payload = {"topic": topic.topic, "partition": partition, "start": start}
+                    payload["end"] = end
+                    items.append(WorkItem(f"{key}@{start}", payload, flowfiles=end - start, size=0))
+        return WorkListing(items, new_state)
+
+    def requeue_work(
+        self,
+        state: Mapping[str, str],
+        items: Any,
+        committed: Mapping[str, str],
+    ) -> Mapping[str, str]:
+        """Put back unread ranges: their partitions' offsets return to the committed ones."""
+        restored = dict(state)
+        for item in items:
+            key = f"{item.payload['topic']}:{item.payload['partition']}"
+            restored[key] = committed.get(key, str(item.payload["start"]))
+        return restored
+
+    def on_stopped(self, context: ProcessContext) -> None:
+        """Close the consumers this copy opened."""
+        del context
+        for name in ("_lister", "_reader"):
+            consumer = self.__dict__.pop(name, None)
+            if consumer is not None:
+                consumer.close()
+
+    def custom_validate(self, values: Mapping[str, str | None]) -> list[ValidationResult]:
+        """A Kafka Connection Service, or a NiFi 1.x flow's Kafka Brokers."""
+        return legacy_problems(values, KAFKA_CONNECTION_SERVICE.name)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle without live consumers (Spark ships the processor)."""
+        state = dict(self.__dict__)
+        state.pop("_lister", None)
+        state.pop("_reader", None)
+        state.pop("_legacy_service", None)
+        state.pop("_batch_service", None)
+        return state
+
+    # --- the task side --------------------------------------------------------------------
+
+    def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
+        """Read exactly the item's offset range and make its FlowFiles."""
+        service = self._service_from(session.controller_service, context)
+        self._read(context, service, session, item)
+
+    def read_work_batches(
+        self, context: ProcessContext, items: Sequence[WorkItem], maker: BatchMaker
+    ) -> Sequence[tuple[str, FlowFileBatch]] | None:
+        """The batch form: each range's messages as FlowFiles made in batches, no session each.
+
+        Declines (the engine then calls :meth:`read_work`) where it has no service at hand
+        (a copy shipped to another process) and for the DEMARCATOR strategy.
+        """
+        if context.get_property(PROCESSING_STRATEGY).value != "FLOW_FILE":
+            return None
+        # The BatchMaker protocol has no controller_service; the engine's maker holds its
+        # member (a SessionHost, which does). Otherwise the driver's service, in its process.
+        lookup = getattr(getattr(maker, "member", None), "controller_service", None)
+        try:
+            service = self._service_from(lookup, context) if lookup else None
+        except ConfigurationError:
+            service = None
+        service = service or self.__dict__.get("_batch_service")
+        if service is None:
+            return None
+        made: list[tuple[str, FlowFileBatch]] = []
+        for item in items:
+            try:
+                messages = self._fetch(context, service, item)
+            except ProcessException as ex:
+                maker.unread(item, ex)
+                continue
+            if not messages:
+                continue
+            contents = [maker.write(m.value() or b"") for m in messages]
+            attributes = [self._attributes(context, m) for m in messages]
+            transit = f"{service.transit_uri_base}/{item.payload['topic']}"
+            for batch in maker.create_rows(contents, attributes):
+                maker.report_receive(batch, transit)
+                made.append((SUCCESS.name, batch))
+        return made
+
+    def _read(
+        self,
+        context: ProcessContext,
+        service: Kafka3ConnectionService,
+        session: ProcessSession,
+        item: WorkItem,
+    ) -> None:
+        messages = self._fetch(context, service, item)
+        transit = f"{service.transit_uri_base}/{item.payload['topic']}"
+        if context.get_property(PROCESSING_STRATEGY).value == "DEMARCATOR":
+            self._demarcated(context, session, messages, transit)
+            return
+        for message in messages:
+            flowfile = session.create()
+            flowfile = session.write(flowfile, message.value() or b"")
+            flowfile = session.put_all_attributes(flowfile, self._attributes(context, message))
+            session.provenance.receive(flowfile, transit)
+            session.transfer(flowfile, SUCCESS)
+
+    def _fetch(
+        self, context: ProcessContext, service: Kafka3ConnectionService, item: WorkItem
+    ) -> list[Any]:
+        """The messages of ``[start, end)`` (control records and aborted ones skipped)."""
+        kafka = import_kafka()
+        consumer = getattr(self, "_reader", None)
+        if consumer is None:
+            config = service.client_config(
+                **{
+                    "group.id": context.get_property(GROUP_ID).value,
+                    "enable.auto.commit": False,
+                    "isolation.level": service.isolation_level,
+                    "enable.partition.eof": False,
+                    # a range's reader is assigned for that range only: waiting the default
+                    # 500 ms for more data at each assignment's end made reads ~45x slower
+                    "fetch.wait.max.ms": 10,
+                }
+            )
+            consumer = self._reader = kafka.Consumer(config)
+        topic, partition = item.payload["topic"], item.payload["partition"]
+        start, end = int(item.payload["start"]), int(item.payload["end"])
+        tp = kafka.TopicPartition(topic, partition, start)
+        consumer.assign([tp])
+        messages: list[Any] = []
+        deadline = time.monotonic() + service.client_timeout
+        try:
+            while True:
+                batch = consumer.consume(min(10_000, end - start), timeout=0.2)
+                for message in batch:
+                    if message.error() is not None:
+                        msg = f"Kafka read of {topic}:{partition} failed: {message.error().str()}"
+                        raise ProcessException(msg)
+                    if message.offset() < end:
+                        messages.append(message)
+                done = messages and messages[-1].offset() >= end - 1
+                if not done:
+                    position = consumer.position([kafka.TopicPartition(topic, partition)])
+                    done = position[0].offset >= end
+                if done:
+                    return messages
+                if time.monotonic() > deadline:
+                    msg = (
+                        f"Kafka read of {topic}:{partition} offsets {start}-{end} timed out "
+                        f"after {service.client_timeout:g} s"
+                    )
+                    raise ProcessException(msg)
+        finally:
+            consumer.unassign()
+
+    def _attributes(self, context: ProcessContext, message: Any) -> dict[str, str]:
+        attributes = {
+            "kafka.topic": message.topic(),
+            "kafka.partition": str(message.partition()),
+            "kafka.offset": str(message.offset()),
+            "kafka.timestamp": str(message.timestamp()[1]),
+        }
+        if message.value() is None:
+            attributes["kafka.tombstone"] = "true"
+        key = _key_attribute(context.get_property(KEY_ATTRIBUTE_ENCODING).value, message.key())
+        if key is not None:
+            attributes["kafka.key"] = key
+        attributes.update(self._headers(context, message))
+        return attributes
+
+    def _headers(self, context: ProcessContext, message: Any) -> dict[str, str]:
+        pattern = context.get_property(HEADER_NAME_PATTERN).value
+        if not pattern or not message.headers():
+            return {}
+        encoding = context.get_property(HEADER_ENCODING).value or "UTF-8"
+        regex = re.compile(pattern)
+        return {
+            name: (value or b"").decode(encoding, "replace")
+            for name, value in message.headers()
+            if regex.fullmatch(name)
+        }
+
+    def _demarcated(
+        self, context: ProcessContext, session: ProcessSession, messages: list[Any], transit: str
+    ) -> None:
+        """One FlowFile per run of messages (per key with Separate By Key, per header values)."""
+        demarcator = (context.get_property(MESSAGE_DEMARCATOR).value or "").encode()
+        by_key = context.get_property(SEPARATE_BY_KEY).as_boolean()
+        groups: dict[tuple[Any, ...], list[Any]] = {}
+        for message in messages:
+            headers = tuple(sorted(self._headers(context, message).items()))
+            groups.setdefault((message.key() if by_key else None, headers), []).append(message)
+        for (key, headers), group in groups.items():
+            flowfile = session.create()
+            flowfile = session.write(flowfile, demarcator.join(m.value() or b"" for m in group))
+            first = group[0]
+            attributes = {
+                "kafka.topic": first.topic(),
+                "kafka.partition": str(first.partition()),
+                "kafka.offset": str(first.offset()),
+                "kafka.max.offset": str(group[-1].offset()),
+                "kafka.timestamp": str(first.timestamp()[1]),
+                "kafka.count": str(len(group)),
+                **dict(headers),
+            }
+            encoded = _key_attribute(context.get_property(KEY_ATTRIBUTE_ENCODING).value, key)
+            if by_key and encoded is not None:
+                attributes["kafka.key"] = encoded
+            flowfile = session.put_all_attributes(flowfile, attributes)
+            session.provenance.receive(flowfile, transit)
+            session.transfer(flowfile, SUCCESS)
+
+
+def _key_attribute(encoding: str | None, key: bytes | None) -> str | None:
+    """The kafka.key attribute as Key Attribute Encoding says (None: not added)."""
+    if key is None or encoding == "do-not-add":
+        return None
+    if encoding == "hex":
+        return key.hex().upper()
+    return key.decode("utf-8", "replace")
+
+
+def _metadata(consumer: Any, topic: str | None, timeout: float) -> Any:
+    kafka = import_kafka()
+    try:
+        return consumer.list_topics(topic, timeout=timeout)
+    except kafka.KafkaException as ex:
+        msg = f"Kafka brokers unreachable (metadata within {timeout:g} s): {ex.args[0].str()}"
+        raise ProcessException(msg) from None
+
+
+def _commit_group(kafka: Any, consumer: Any, state: Mapping[str, str]) -> None:
+    """Commit the flow's committed offsets to the consumer group (best effort, for lag tools)."""
+    offsets = []
+    for key, value in state.items():
+        topic, _, partition = key.rpartition(":")
+        offsets.append(kafka.TopicPartition(topic, int(partition), int(value)))
+    with contextlib.suppress(kafka.KafkaException):  # informational: the flow's is its state
+        consumer.commit(offsets=offsets, asynchronous=False)

@@ -1,0 +1,59 @@
+"""Kafka3ConnectionService: librdkafka configuration, secrets, the missing-library error."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from flowcore import Flow
+from flowcore.controller_service import ServiceSet
+from flowcore.errors import ConfigurationError
+from processors.kafka.connection_service import Kafka3ConnectionService, import_kafka
+
+
+def _enabled(**properties) -> Kafka3ConnectionService:
+    return ServiceSet({"k": Kafka3ConnectionService("k", **properties)}).get("k")
+
+
+def test_sasl_settings_become_librdkafka_configuration():
+    """SASL_SSL with SCRAM gives librdkafka's keys; timeouts come from the properties."""
+    service = _enabled(
+        bootstrap_servers="b1:9092,b2:9092",
+        security_protocol="SASL_SSL",
+        sasl_mechanism="SCRAM-SHA-512",
+        username="u",
+        password="pw-123",
+        client_timeout="7 sec",
+    )
+    config = service.client_config(**{"group.id": "g"})
+    assert config["bootstrap.servers"] == "b1:9092,b2:9092"
+    assert config["security.protocol"] == "sasl_ssl"
+    assert config["sasl.mechanism"] == "SCRAM-SHA-512"
+    assert (config["sasl.username"], config["sasl.password"]) == ("u", "pw-123")
+    assert config["socket.timeout.ms"] == 7000
+    assert service.client_timeout == 7
+    assert service.transit_uri_base == "kafka://b1:9092"
+
+
+def test_plaintext_leaves_credentials_out():
+    """PLAINTEXT (the default) sends no SASL settings even if a password is set."""
+    config = _enabled(bootstrap_servers="b:1", password="x").client_config()
+    assert "sasl.password" not in config
+
+
+def test_password_is_never_exported_or_shown():
+    """The Password is sensitive: not in repr, not in a NiFi export of the flow."""
+    service = Kafka3ConnectionService("kafka", bootstrap_servers="b:1", password="top-secret")
+    assert "top-secret" not in repr(service)
+    flow = Flow("f")
+    flow.add_service(service)
+    assert "top-secret" not in json.dumps(flow.to_nifi())
+
+
+def test_missing_library_names_the_extra(monkeypatch):
+    """Without confluent-kafka, one error names pip install 'flowcore[kafka]'."""
+    monkeypatch.setitem(sys.modules, "confluent_kafka", None)
+    with pytest.raises(ConfigurationError, match=r"pip install 'flowcore\[kafka\]'"):
+        import_kafka()

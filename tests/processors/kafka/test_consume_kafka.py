@@ -1,0 +1,151 @@
+"""ConsumeKafka against librdkafka's mock cluster: ranges from source state, attributes."""
+
+from __future__ import annotations
+
+import pytest
+
+from flowcore.testing import TestRunner
+from processors.kafka.connection_service import Kafka3ConnectionService
+from processors.kafka.consume_kafka import ConsumeKafka
+
+
+def _runner(cluster, topic: str, **properties) -> TestRunner:
+    runner = TestRunner(
+        ConsumeKafka(
+            kafka_connection_service="kafka",
+            group_id="g1",
+            topics=topic,
+            auto_offset_reset=properties.pop("auto_offset_reset", "earliest"),
+            **properties,
+        )
+    )
+    runner.add_service(
+        Kafka3ConnectionService(
+            "kafka", bootstrap_servers=cluster.bootstrap, client_timeout="5 sec"
+        )
+    )
+    return runner
+
+
+def test_each_message_becomes_a_flowfile_once(kafka_cluster, topic):
+    """Every message is read once with NiFi's attributes; a second trigger reads nothing new."""
+    kafka_cluster.produce(topic, [b"a", b"b", b"c"], partition=1, key=b"k1")
+    runner = _runner(kafka_cluster, topic)
+    runner.run()
+    out = runner.flowfiles_for("success")
+    assert [f.content for f in out] == [b"a", b"b", b"c"]
+    out[0].assert_attribute_equals("kafka.topic", topic)
+    out[0].assert_attribute_equals("kafka.partition", "1")
+    out[2].assert_attribute_equals("kafka.offset", "2")
+    out[0].assert_attribute_equals("kafka.key", "k1")
+    assert runner.state[f"{topic}:1"] == "3"
+    runner.clear_transfer_state()
+    kafka_cluster.produce(topic, [b"d"], partition=1)
+    runner.run()
+    assert [f.content for f in runner.flowfiles_for("success")] == [b"d"]
+
+
+def test_latest_skips_what_was_there(kafka_cluster, topic):
+    """Auto Offset Reset latest starts at the end the first listing saw."""
+    kafka_cluster.produce(topic, [b"old"], partition=0)
+    runner = _runner(kafka_cluster, topic, auto_offset_reset="latest")
+    runner.run()
+    runner.assert_transfer_count("success", 0)
+    kafka_cluster.produce(topic, [b"new"], partition=0)
+    runner.run()
+    assert [f.content for f in runner.flowfiles_for("success")] == [b"new"]
+
+
+def test_demarcator_joins_a_range(kafka_cluster, topic):
+    """DEMARCATOR makes one FlowFile per partition range with kafka.count."""
+    kafka_cluster.produce(topic, [b"x", b"y", b"z"], partition=2)
+    runner = _runner(
+        kafka_cluster, topic, processing_strategy="DEMARCATOR", message_demarcator="\n"
+    )
+    runner.run()
+    (out,) = runner.flowfiles_for("success")
+    assert out.content == b"x\ny\nz"
+    out.assert_attribute_equals("kafka.count", "3")
+
+
+def test_headers_and_hex_keys(kafka_cluster, topic):
+    """Header Name Pattern picks headers as attributes; hex keys are upper-case hex."""
+    kafka_cluster.produce(
+        topic, [b"v"], partition=0, key=b"\x01\xff", headers=[("trace", b"t1"), ("x", b"no")]
+    )
+    runner = _runner(kafka_cluster, topic, header_name_pattern="tr.*", key_attribute_encoding="hex")
+    runner.run()
+    (out,) = runner.flowfiles_for("success")
+    out.assert_attribute_equals("trace", "t1")
+    out.assert_attribute_not_exists("x")
+    out.assert_attribute_equals("kafka.key", "01FF")
+
+
+def test_missing_topic_is_an_error_naming_it(kafka_cluster):
+    """A topic that does not exist fails the trigger with a message naming it."""
+    runner = _runner(kafka_cluster, "no-such-topic")
+    with pytest.raises(Exception, match="no-such-topic"):
+        runner.run()
+
+
+def test_nifi_1x_consume_kafka_2_6_properties_run(kafka_cluster, topic):
+    """A 1.x ConsumeKafka_2_6's own brokers and names (topic, group.id) work without a service."""
+    kafka_cluster.produce(topic, [b"legacy"], partition=0)
+    processor = ConsumeKafka(
+        **{
+            "bootstrap.servers": kafka_cluster.bootstrap,
+            "group.id": "g1x",
+            "topic": topic,
+            "topic_type": "names",
+            "auto.offset.reset": "earliest",
+            "honor-transactions": "true",
+        }
+    )
+    assert processor.validate() == ()
+    runner = TestRunner(processor)
+    runner.run()
+    assert [f.content for f in runner.flowfiles_for("success")] == [b"legacy"]
+
+
+def test_neither_service_nor_brokers_is_invalid():
+    """Without a Kafka Connection Service or 1.x brokers the processor is invalid, saying so."""
+    (problem,) = ConsumeKafka(group_id="g", topics="t").validate()
+    assert "Kafka Connection Service is required" in problem.explanation
+
+
+def test_nifi_export_and_1x_import_round_trip():
+    """A flow exports ConsumeKafka under NiFi 2's type without the password, and a NiFi 1.x
+    ConsumeKafka_2_6 of the same flow imports as ConsumeKafka."""
+    import json
+
+    from flowcore import Flow
+
+    flow = Flow("rt")
+    flow.add_service(Kafka3ConnectionService("kafka", bootstrap_servers="b:9092", password="pw-9"))
+    flow.add(ConsumeKafka(kafka_connection_service="kafka", group_id="g", topics="t"), name="c")
+    text = json.dumps(flow.to_nifi())
+    assert "org.apache.nifi.kafka.processors.ConsumeKafka" in text
+    assert "pw-9" not in text
+    old = text.replace(
+        "org.apache.nifi.kafka.processors.ConsumeKafka",
+        "org.apache.nifi.processors.kafka.pubsub.ConsumeKafka_2_6",
+    )
+    imported = Flow.from_nifi(json.loads(old))
+    (component,) = [c for c in imported.components if getattr(c, "processor", None)]
+    assert type(component.processor) is ConsumeKafka
+
+
+def test_unreachable_brokers_fail_the_listing_in_bounded_time():
+    """Brokers that do not answer end the listing within Max Metadata Wait Time, naming Kafka."""
+    import time
+
+    runner = TestRunner(ConsumeKafka(kafka_connection_service="kafka", group_id="g", topics="t"))
+    runner.add_service(
+        Kafka3ConnectionService(
+            "kafka", bootstrap_servers="127.0.0.1:1", max_metadata_wait_time="1 sec"
+        )
+    )
+    started = time.monotonic()
+    with pytest.raises(Exception, match="Kafka brokers unreachable"):
+        runner.run()
+    assert time.monotonic() - started < 10
