@@ -58,6 +58,7 @@ BUILTIN_SERVICES: LazyTypes[type[ControllerService]] = LazyTypes(
     {
         "MapCacheService": "flowcore.services",
         "StandardSSLContextService": "flowcore.ssl_context",
+        "AWSCredentialsProviderControllerService": "processors.aws.credentials",
         **RECORD_SERVICES.modules,
         **LOOKUP_SERVICES.modules,
     }
