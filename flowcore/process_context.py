@@ -105,6 +105,9 @@ class ProcessContext:
         #: FlowFile id -> (the FlowFile as seen, what user code decided for it): see
         #: :meth:`carry_outcome`.
         self._carried: dict[int, tuple[FlowFile, object]] = {}
+        #: Set where a source lists its work (the driver): the flow's enabled services by name,
+        #: for a source that asks a service what there is to read (QueryDatabaseTable).
+        self.service_lookup: Callable[[str], object] | None = None
 
     @property
     def name(self) -> str:
@@ -165,6 +168,17 @@ class ProcessContext:
     def has_incoming_connection(self) -> bool:
         """Whether anything feeds this processor."""
         return self._has_input
+
+    def controller_service(self, name: str) -> object:
+        """The enabled service *name*, where the context has services (a source's listing).
+
+        Raises:
+            ConfigurationError: this context was given no services.
+        """
+        if self.service_lookup is None:
+            msg = f"{self.component.type}: no controller services here (asked for {name!r})"
+            raise ConfigurationError(msg)
+        return self.service_lookup(name)
 
     def yield_(self) -> None:
         """Ask not to be triggered again for the yield duration (1 sec by default)."""

@@ -44,6 +44,7 @@ BUILTIN_PROCESSORS: LazyTypes[type[Processor]] = LazyTypes(
         "JoltTransformJSON": "processors.jolt_transform_json",
         "JoltTransformRecord": "processors.jolt_transform_record",
         "ListFile": "processors.list_file",
+        "ListS3": "processors.aws.list_s3",
         "LogAttribute": "processors.log_attribute",
         "LogMessage": "processors.log_message",
         "LookupRecord": "processors.lookup_record",

@@ -21,6 +21,7 @@ from typing import Any
 from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan, StagePlan
 from flowcore.compiler.stages import CompiledFlow, Stage, compile_flow, explain
+from flowcore.controller_service import enabled_service
 from flowcore.driver.commit import commit_stage_run
 from flowcore.driver.identity import claim_repository
 from flowcore.driver.live_status import (
@@ -174,6 +175,7 @@ class Controller:
                 state=lambda: StateMap(0, wal.state(member.component_id)),
                 has_incoming_connection=False,
             )
+            context.service_lookup = lambda name: enabled_service(name, self.flow.services)
             member.processor.on_scheduled(context)
             self._contexts[member.component_id] = context
         return context

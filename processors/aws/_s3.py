@@ -109,7 +109,11 @@ class S3Client:
         return {"_clients": {}}
 
     def get(self, context: Any, session: Any, flowfile: Any = None) -> Any:
-        """The boto3 S3 client for the processor's properties (and *flowfile*'s region)."""
+        """The boto3 S3 client for the processor's properties (and *flowfile*'s region).
+
+        *session* is whatever gives the enabled services by name (``controller_service``):
+        a task's session, or a source's listing context on the driver.
+        """
         region = context.get_property(REGION).value or "us-west-2"
         if region == _ATTRIBUTE_REGION.value:
             region = (flowfile.attributes.get("s3.region") if flowfile is not None else None) or ""
@@ -120,6 +124,11 @@ class S3Client:
         if client is None:
             client = self._clients[region] = self._make(context, session, region)
         return client
+
+    @staticmethod
+    def region(context: Any) -> str:
+        """The Region property's value (as the listing reports it in ``s3.region``)."""
+        return context.get_property(REGION).value or "us-west-2"
 
     @staticmethod
     def _make(context: Any, session: Any, region: str) -> Any:
