@@ -7,6 +7,7 @@ timeout (Communications Timeout, connect and read) and at most two attempts.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from flowcore.errors import ConfigurationError
@@ -142,22 +143,34 @@ class S3Client:
         if service.anonymous:
             signature = UNSIGNED
         addressing = "path" if context.get_property(PATH_STYLE).as_boolean() else "auto"
-        config = Config(
-            connect_timeout=timeout,
-            read_timeout=timeout,
-            retries={"max_attempts": 2, "mode": "standard"},
-            signature_version=signature,
-            s3={"addressing_style": addressing},
-        )
         endpoint = context.get_property(ENDPOINT).evaluate_attribute_expressions().value
         verify: Any = None
         ssl_name = context.get_property(SSL_CONTEXT).value
         if ssl_name:
             ssl_service = session.controller_service(ssl_name)
             verify = getattr(ssl_service, "truststore_filename", None) or None
-        return service.session(region).client(
-            "s3", endpoint_url=endpoint or None, config=config, verify=verify
-        )
+        key = (service.fingerprint(), region, timeout, str(signature), addressing, endpoint, verify)
+        with _LOCK:
+            client = _PROCESS_CLIENTS.get(key)
+            if client is None:
+                config = Config(
+                    connect_timeout=timeout,
+                    read_timeout=timeout,
+                    retries={"max_attempts": 2, "mode": "standard"},
+                    signature_version=signature,
+                    s3={"addressing_style": addressing},
+                )
+                client = service.session(region).client(
+                    "s3", endpoint_url=endpoint or None, config=config, verify=verify
+                )
+                _PROCESS_CLIENTS[key] = client
+        return client
+
+
+#: Clients by configuration, shared by the tasks of a process (boto3 clients are thread-safe;
+#: making one costs far more than a small request).
+_PROCESS_CLIENTS: dict[tuple[Any, ...], Any] = {}
+_LOCK = threading.Lock()
 
 
 def error_attributes(error: BaseException) -> dict[str, str]:

@@ -182,6 +182,10 @@ class AWSCredentialsProviderControllerService(ControllerService):
         """Whether requests go unsigned (NiFi's anonymous credentials)."""
         return self._value(USE_ANONYMOUS) == "true"
 
+    def fingerprint(self) -> int:
+        """A digest of the configuration (a process's clients are shared by it)."""
+        return hash(tuple(self._value(d) for d in self.property_descriptors))
+
     def _value(self, descriptor: PropertyDescriptor) -> str | None:
         values = getattr(self, "_values", None)
         if values is None:
