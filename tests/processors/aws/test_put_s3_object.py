@@ -5,8 +5,6 @@ from __future__ import annotations
 import io
 from typing import Any
 
-import pytest
-
 from flowcore.testing import TestRunner
 from processors.aws.put_s3_object import PutS3Object, upload_multipart
 from tests.processors.aws.s3_server import configure
@@ -103,26 +101,37 @@ def test_missing_bucket_fails_with_error_attributes(s3_endpoint: str) -> None:
     assert out.is_penalized(runner.now())
 
 
-@pytest.mark.parametrize("secret", ["wrong-secret-value-xyz"])
 def test_refused_credentials_fail_without_logging_the_secret(
-    s3_endpoint: str, bucket: str, secret: str, caplog: Any
+    s3_endpoint: str, bucket: str, caplog: Any
 ) -> None:
-    """A wrong secret key never appears in logs, attributes or provenance."""
+    """moto checking keys (its IAM auth on): InvalidAccessKeyId, 403; the secret never shows."""
+    from moto import settings
+    from moto.core.responses import ActionAuthenticatorMixin
+
     from processors.aws.credentials import AWSCredentialsProviderControllerService
 
+    secret = "wrong-secret-value-xyz"
     runner = TestRunner(PutS3Object())
-    runner.add_service(
-        AWSCredentialsProviderControllerService(
-            "aws", access_key_id="AKIAX", secret_access_key=secret
-        )
+    service = AWSCredentialsProviderControllerService(
+        "aws", access_key_id="AKIAUNKNOWN", secret_access_key=secret
     )
+    runner.add_service(service)
     runner.set_property("AWS Credentials Provider service", "aws")
     runner.set_property("Endpoint Override URL", s3_endpoint)
     runner.set_property("Bucket", bucket)
     runner.enqueue(b"x", {"filename": "k"})
-    runner.run()
-    out = runner.flowfiles_for("success") + runner.flowfiles_for("failure")
-    assert len(out) == 1
+    before = settings.INITIAL_NO_AUTH_ACTION_COUNT
+    settings.INITIAL_NO_AUTH_ACTION_COUNT = 0  # the in-process server checks every request
+    ActionAuthenticatorMixin.request_count = 0
+    try:
+        runner.run()
+    finally:
+        settings.INITIAL_NO_AUTH_ACTION_COUNT = before
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    out = runner.flowfiles_for("failure")[0]
+    out.assert_attribute_equals("s3.errorCode", "InvalidAccessKeyId")
+    out.assert_attribute_equals("s3.statusCode", "403")
     assert secret not in caplog.text
-    assert all(secret not in str(v) for v in out[0].attributes.values())
+    assert "InvalidAccessKeyId" in caplog.text
+    assert all(secret not in str(v) for v in out.attributes.values())
     assert all(secret not in repr(e) for e in runner.provenance_events)
