@@ -51,3 +51,23 @@ def test_export_leaves_the_secrets_out() -> None:
     assert SECRET_KEY not in text
     assert ACCESS_KEY not in text
     assert SECRET_KEY not in repr(service)
+
+
+def test_nifi_flow_with_s3_and_sftp_round_trips() -> None:
+    """Exported, then imported by NiFi's type names: the same processors and service."""
+    from processors.sftp.put_sftp import PutSFTP
+
+    flow = Flow("s3-sftp")
+    flow.add_service(credentials_service())
+    fetch = flow.add(PutS3Object(bucket="b", aws_credentials_provider_service="aws"), name="put")
+    sftp = flow.add(PutSFTP(hostname="h", username="u", password="pw-secret"), name="sftp")
+    flow.connect(fetch, sftp, "success")
+    flow.auto_terminate(fetch, ["failure"])
+    flow.auto_terminate(sftp, ["success", "failure", "reject"])
+    document = export_flow(flow, use_graphviz=False).document
+    assert "pw-secret" not in json.dumps(document)
+    back = Flow.from_nifi(document)
+    assert [(c.name, type(c.processor).__name__) for c in back.components] == [
+        ("put", "PutS3Object"), ("sftp", "PutSFTP"),
+    ]  # fmt: skip
+    assert isinstance(back.services["aws"], AWSCredentialsProviderControllerService)
