@@ -28,8 +28,8 @@ from tests.processors.aws.s3_server import ACCESS_KEY, REGION, SECRET_KEY, clien
 pytestmark = pytest.mark.stress
 
 ROOT = Path(__file__).resolve().parents[2]
-OBJECTS = 30
-KILLS = 4
+OBJECTS = 20
+KILLS = 3
 
 _SERVICE = """
 from flowcore import Flow

@@ -25,8 +25,8 @@ pytestmark = pytest.mark.stress
 __all__ = ["sftp_server"]
 
 ROOT = Path(__file__).resolve().parents[2]
-FILES = 30
-KILLS = 4
+FILES = 20
+KILLS = 3
 
 FLOW = """
 from flowcore import Flow
