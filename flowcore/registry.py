@@ -60,6 +60,7 @@ BUILTIN_SERVICES: LazyTypes[type[ControllerService]] = LazyTypes(
         "MapCacheService": "flowcore.services",
         "StandardSSLContextService": "flowcore.ssl_context",
         "DBCPConnectionPool": "processors.sql.dbcp",
+        "AWSCredentialsProviderControllerService": "processors.aws.credentials",
         **RECORD_SERVICES.modules,
         **LOOKUP_SERVICES.modules,
     }

@@ -130,6 +130,16 @@ NIFI_PROCESSORS: dict[str, NiFiType] = {
     "ExtractAvroMetadata": NiFiType("org.apache.nifi.processors.avro.ExtractAvroMetadata", _AVRO),
     "JoltTransformRecord": NiFiType("org.apache.nifi.processors.jolt.JoltTransformRecord", _JOLT),
     **{n: NiFiType(f"org.apache.nifi.kafka.processors.{n}", _KAFKA) for n in _KAFKA_NAMES},
+    **{
+        n: NiFiType(f"{_STANDARD_PACKAGE}.{n}", _STANDARD)
+        for n in ("FetchSFTP", "ListSFTP", "PutSFTP")
+    },  # noqa: E501
+    **{
+        n: NiFiType(
+            f"org.apache.nifi.processors.aws.s3.{n}", NiFiBundle("org.apache.nifi", "nifi-aws-nar")
+        )
+        for n in ("DeleteS3Object", "FetchS3Object", "ListS3", "PutS3Object", "TagS3Object")
+    },  # noqa: E501
 }
 
 

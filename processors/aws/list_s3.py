@@ -1,0 +1,329 @@
+"""ListS3: list an S3 bucket's objects as zero-content FlowFiles (NiFi's ListS3).
+
+The listing runs where the flow's sources list (the driver) and keeps NiFi's state:
+``currentTimestamp``, the newest last-modified time emitted, and ``key-0``, ``key-1`` ... the
+keys emitted at that time. An object is new when it is newer than that time, or of that time
+and not among those keys. The state is committed in the write-ahead log transaction that
+commits the FlowFiles, so each object is listed once across runs, crashes and restarts.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, ClassVar
+
+from flowcore.process_context import ProcessContext
+from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
+from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
+from flowcore.relationship import SUCCESS
+from flowcore.session.process_session import ProcessSession
+from flowcore.validators import (
+    NON_EMPTY_VALIDATOR,
+    POSITIVE_INTEGER_VALIDATOR,
+    TIME_PERIOD_VALIDATOR,
+    ValidationResult,
+)
+from processors.aws import _s3
+
+__all__ = ["ListS3"]
+
+CURRENT_TIMESTAMP = "currentTimestamp"
+CURRENT_KEY_PREFIX = "key-"
+#: Objects one work item lists, at most (one FlowFile batch each).
+ITEM_OBJECTS = 10_000
+
+BY_TIMESTAMPS = AllowableValue(
+    "timestamps", "Tracking Timestamps",
+    "This strategy tracks the latest timestamp of listed entity to determine new/updated "
+    "entities. Since it only tracks few timestamps, it can manage listing state efficiently.",
+)  # fmt: skip
+BY_ENTITIES = AllowableValue(
+    "entities", "Tracking Entities",
+    "Tracks the listed entities in a DistributedMapCache: not available in flowcore.",
+)  # fmt: skip
+NO_TRACKING = AllowableValue(
+    "none", "No Tracking",
+    "This strategy lists all entities without any tracking. The same entities will be listed "
+    "each time this processor is scheduled (once in a flowcore batch run).",
+)  # fmt: skip
+
+
+def _bool(display: str, old: str, description: str) -> PropertyDescriptor:
+    return PropertyDescriptor(
+        display, description=description, required=True, default="false",
+        allowable_values=("true", "false"), aliases=(old,),
+    )  # fmt: skip
+
+
+LISTING_STRATEGY = PropertyDescriptor(
+    "Listing Strategy", description="Specify how to determine new/updated entities. See each "
+    "strategy descriptions for detail.", required=True, default=BY_TIMESTAMPS.value,
+    allowable_values=(BY_TIMESTAMPS, BY_ENTITIES, NO_TRACKING), aliases=("listing-strategy",),
+)  # fmt: skip
+RECORD_WRITER = PropertyDescriptor(
+    "Record Writer", description="Specifies the Record Writer to use for creating the listing "
+    "(not supported by flowcore's ListS3: leave it unset).",
+    identifies_service="RecordSetWriterFactory", aliases=("record-writer",),
+)  # fmt: skip
+MIN_AGE = PropertyDescriptor(
+    "Minimum Object Age", description="The minimum age that an S3 object must be in order to "
+    "be considered; any object younger than this amount of time (according to last "
+    "modification date) will be ignored", required=True, default="0 sec",
+    validators=(TIME_PERIOD_VALIDATOR,), aliases=("min-age",),
+)  # fmt: skip
+MAX_AGE = PropertyDescriptor(
+    "Maximum Object Age", description="The maximum age that an S3 object can be in order to be "
+    "considered; any object older than this amount of time (according to last modification "
+    "date) will be ignored", validators=(TIME_PERIOD_VALIDATOR,), aliases=("max-age",),
+)  # fmt: skip
+BATCH_SIZE = PropertyDescriptor(
+    "Listing Batch Size", description="How many S3 objects are listed in a single batch (NiFi "
+    "transfers FlowFiles in batches of this size; flowcore commits a listing whole).",
+    default="100", validators=(POSITIVE_INTEGER_VALIDATOR,),
+)  # fmt: skip
+WRITE_OBJECT_TAGS = _bool(
+    "Write Object Tags", "write-s3-object-tags",
+    "If set to 'True', the tags associated with the S3 object will be written as FlowFile "
+    "attributes",
+)  # fmt: skip
+WRITE_USER_METADATA = _bool(
+    "Write User Metadata", "write-s3-user-metadata",
+    "If set to 'True', the user defined metadata associated with the S3 object will be added "
+    "to FlowFile attributes/records",
+)  # fmt: skip
+DELIMITER = PropertyDescriptor(
+    "Delimiter", description="The string used to delimit directories within the bucket. Please "
+    "consult the AWS documentation for the correct use of this field.",
+    validators=(NON_EMPTY_VALIDATOR,), aliases=("delimiter",),
+)  # fmt: skip
+PREFIX = PropertyDescriptor(
+    "Prefix", description="The prefix used to filter the object list. Do not begin with a "
+    "forward slash '/'. In most cases, it should end with a forward slash '/'.",
+    validators=(NON_EMPTY_VALIDATOR,), el_scope=ExpressionLanguageScope.ENVIRONMENT,
+    aliases=("prefix",),
+)  # fmt: skip
+USE_VERSIONS = _bool(
+    "Use Versions", "use-versions",
+    "Specifies whether to use S3 versions, if applicable.  If false, only the latest version "
+    "of each object will be returned.",
+)  # fmt: skip
+LIST_TYPE = PropertyDescriptor(
+    "List Type", description="Specifies whether to use the original List Objects or the newer "
+    "List Objects Version 2 endpoint.", required=True, default="1",
+    allowable_values=(
+        AllowableValue("1", "List Objects V1"), AllowableValue("2", "List Objects V2"),
+    ),
+    aliases=("list-type",),
+)  # fmt: skip
+REQUESTER_PAYS = _bool(
+    "Requester Pays", "requester-pays",
+    "If true, indicates that the requester consents to pay any charges associated with listing "
+    "the S3 bucket.  This sets the 'x-amz-request-payer' header to 'requester'.  Note that "
+    "this setting is not applicable when 'Use Versions' is 'true'.",
+)  # fmt: skip
+
+
+class ListS3(SourceProcessor):
+    """Lists the objects of an S3 bucket, one zero-content FlowFile each (NiFi's ListS3).
+
+    Each FlowFile carries ``s3.bucket``, ``s3.region``, ``filename`` (the key), ``s3.etag``,
+    ``s3.isLatest``, ``s3.lastModified`` (ms), ``s3.length``, ``s3.storeClass``, and with Use
+    Versions ``s3.version``; FetchS3Object's defaults (``${s3.bucket}``, ``${filename}``) read
+    them back. See the module docstring for the state and the exactly-once guarantee. Tracking
+    Entities and a Record Writer are refused.
+    """
+
+    BUCKET = _s3.BUCKET_NO_DEFAULT
+    property_descriptors: ClassVar = (
+        _s3.BUCKET_NO_DEFAULT, *_s3.COMMON[:2], LISTING_STRATEGY, RECORD_WRITER, MIN_AGE,
+        MAX_AGE, BATCH_SIZE, WRITE_OBJECT_TAGS, WRITE_USER_METADATA, *_s3.COMMON[2:], DELIMITER,
+        PREFIX, USE_VERSIONS, LIST_TYPE, REQUESTER_PAYS,
+    )  # fmt: skip
+    relationships: ClassVar = (SUCCESS,)
+    tags: ClassVar = ("Amazon", "S3", "AWS", "list")
+    identifies_work: ClassVar[bool] = True
+    writes_attributes: ClassVar = {
+        "s3.bucket": "The name of the S3 bucket",
+        "s3.region": "The region of the S3 bucket",
+        "filename": "The name of the file",
+        "s3.etag": "The ETag that can be used to see if the file has changed",
+        "s3.isLatest": "A boolean indicating if this is the latest version of the object",
+        "s3.lastModified": "The last modified time in milliseconds since epoch in UTC time",
+        "s3.length": "The size of the object in bytes",
+        "s3.storeClass": "The storage class of the object",
+        "s3.version": "The version of the object, if applicable",
+        "s3.tag.___": "If 'Write Object Tags' is set to 'True', the tags associated to the S3 "
+        "object that is being listed will be written as part of the flowfile attributes",
+        "s3.user.metadata.___": "If 'Write User Metadata' is set to 'True', the user defined "
+        "metadata associated to the S3 object that is being listed will be written as part of "
+        "the flowfile attributes",
+    }
+
+    def __init__(self, **properties: object) -> None:
+        super().__init__(**properties)
+        self._s3 = _s3.S3Client()
+
+    @property
+    def unbounded(self) -> bool:  # type: ignore[override]
+        """No Tracking never runs out: a batch run lists once."""
+        return self.effective_value(LISTING_STRATEGY) == NO_TRACKING.value
+
+    def custom_validate(self, values: Mapping[str, str | None]) -> list[ValidationResult]:
+        """Refuse Tracking Entities and a Record Writer; NiFi's age and Requester Pays checks."""
+        problems = []
+        if values.get(LISTING_STRATEGY.name) == BY_ENTITIES.value:
+            problems.append(
+                ValidationResult(
+                    "Listing Strategy", BY_ENTITIES.display_name, False,
+                    "Tracking Entities needs a distributed map cache, which flowcore has not; "
+                    "use Tracking Timestamps (exactly once here) or No Tracking",
+                )
+            )  # fmt: skip
+        if values.get(RECORD_WRITER.name):
+            problems.append(
+                ValidationResult(
+                    "Record Writer", values.get(RECORD_WRITER.name), False,
+                    "flowcore's ListS3 writes one FlowFile per object; leave Record Writer unset",
+                )
+            )  # fmt: skip
+        if values.get(REQUESTER_PAYS.name) == "true" and values.get(USE_VERSIONS.name) == "true":
+            problems.append(
+                ValidationResult(
+                    "Requester Pays", "true", False,
+                    "'Requester Pays' cannot be used when listing object versions.",
+                )
+            )  # fmt: skip
+        return problems
+
+    # --- the driver's side -------------------------------------------------------------------
+
+    def list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
+        """List the bucket; the new objects in work items, with NiFi's state after them."""
+        client = self._s3.get(context, context)
+        bucket = context.get_property(self.BUCKET).evaluate_attribute_expressions().value or ""
+        now = int(time.time() * 1000)  # S3's times are wall-clock times, as NiFi compares
+        min_age = int(context.get_property(MIN_AGE).as_time_period("ms") or 0)
+        max_age = context.get_property(MAX_AGE).as_time_period("ms")
+        tracking = context.get_property(LISTING_STRATEGY).value == BY_TIMESTAMPS.value
+        current = int(state.get(CURRENT_TIMESTAMP) or 0) if tracking else 0
+        keys = (
+            {v for k, v in state.items() if k.startswith(CURRENT_KEY_PREFIX)} if tracking else set()
+        )
+        found = []
+        for entry in self._objects(context, client, bucket):
+            modified = entry["lastModified"]
+            if modified < current or (modified == current and entry["key"] in keys):
+                continue
+            if modified > now - min_age or (max_age is not None and modified < now - max_age):
+                continue
+            found.append(entry)
+        if not found:
+            return WorkListing((), state)
+        found.sort(key=lambda e: e["lastModified"])  # stable: S3's key order within a time
+        region = self._s3.region(context)
+        items = []
+        for start in range(0, len(found), ITEM_OBJECTS):
+            part = found[start : start + ITEM_OBJECTS]
+            first = part[0]
+            items.append(
+                WorkItem(
+                    f"{bucket}/{first['key']}@{first['lastModified']}+{len(part)}",
+                    {"bucket": bucket, "region": region, "objects": tuple(part)},
+                    flowfiles=len(part),
+                )
+            )
+        if not tracking:
+            return WorkListing(tuple(items), state)
+        latest = found[-1]["lastModified"]
+        newest = [e["key"] for e in found if e["lastModified"] == latest]
+        if latest == current:
+            newest = [*sorted(keys), *newest]
+        new_state = {CURRENT_TIMESTAMP: str(latest)}
+        new_state.update({f"{CURRENT_KEY_PREFIX}{i}": k for i, k in enumerate(newest)})
+        return WorkListing(tuple(items), new_state)
+
+    def _objects(
+        self, context: ProcessContext, client: Any, bucket: str
+    ) -> Iterator[dict[str, Any]]:
+        """Every object (or version) under Prefix, as the work item carries it."""
+        prefix = context.get_property(PREFIX).evaluate_attribute_expressions().value or ""
+        args: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix}
+        delimiter = context.get_property(DELIMITER).value
+        if delimiter:
+            args["Delimiter"] = delimiter
+        if context.get_property(USE_VERSIONS).as_boolean():
+            for page in client.get_paginator("list_object_versions").paginate(**args):
+                for v in page.get("Versions", ()):
+                    yield _entry(v, v.get("VersionId"), bool(v.get("IsLatest")))
+            return
+        if context.get_property(REQUESTER_PAYS).as_boolean():
+            args["RequestPayer"] = "requester"
+        v2 = context.get_property(LIST_TYPE).value == "2"
+        paginator = client.get_paginator("list_objects_v2" if v2 else "list_objects")
+        for page in paginator.paginate(**args):
+            for o in page.get("Contents", ()):
+                yield _entry(o, None, True)
+
+    def requeue_work(
+        self, state: Mapping[str, str], items: Sequence[WorkItem], committed: Mapping[str, str]
+    ) -> Mapping[str, str]:
+        """A failed read leaves the committed state: the bucket is listed again from there."""
+        del state, items
+        return dict(committed)
+
+    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
+        """List and read in one session (the harness), the services the session's."""
+        if getattr(context, "service_lookup", None) is None:
+            context.service_lookup = session.controller_service
+        super().on_trigger(context, session)
+
+    # --- the task's side ---------------------------------------------------------------------
+
+    def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
+        """One FlowFile per listed object, with NiFi's attributes (CREATE events)."""
+        bucket, region = item.payload["bucket"], item.payload["region"]
+        tags = bool(context.get_property(WRITE_OBJECT_TAGS).as_boolean())
+        metadata = bool(context.get_property(WRITE_USER_METADATA).as_boolean())
+        client = self._s3.get(context, session) if tags or metadata else None
+        for entry in item.payload["objects"]:
+            attributes = {
+                "s3.bucket": bucket,
+                "s3.region": region,
+                "filename": entry["key"],
+                "s3.etag": entry["etag"],
+                "s3.isLatest": "true" if entry["isLatest"] else "false",
+                "s3.lastModified": str(entry["lastModified"]),
+                "s3.length": str(entry["size"]),
+                "s3.storeClass": entry["storageClass"],
+            }
+            if entry.get("owner"):
+                attributes["s3.owner"] = entry["owner"]
+            if entry.get("version"):
+                attributes["s3.version"] = entry["version"]
+            target = {"Bucket": bucket, "Key": entry["key"]}
+            if entry.get("version"):
+                target["VersionId"] = entry["version"]
+            if client is not None and tags:
+                for tag in client.get_object_tagging(**target).get("TagSet", ()):
+                    attributes[f"s3.tag.{tag['Key']}"] = tag["Value"]
+            if client is not None and metadata:
+                for name, value in (client.head_object(**target).get("Metadata") or {}).items():
+                    attributes[f"s3.user.metadata.{name}"] = value
+            flowfile = session.put_all_attributes(session.create(), attributes)
+            session.transfer(flowfile, SUCCESS)
+
+
+def _entry(summary: Mapping[str, Any], version: str | None, latest: bool) -> dict[str, Any]:
+    """An object summary as a work item carries it (plain values: it is shipped to tasks)."""
+    owner = summary.get("Owner") or {}
+    return {
+        "key": summary["Key"],
+        "etag": str(summary.get("ETag") or "").strip('"'),
+        "lastModified": int(summary["LastModified"].timestamp() * 1000),
+        "size": int(summary.get("Size") or 0),
+        "storageClass": str(summary.get("StorageClass") or "STANDARD"),
+        "owner": owner.get("DisplayName") or owner.get("ID") or "",
+        "version": version if version and version != "null" else None,
+        "isLatest": latest,
+    }

@@ -1,0 +1,169 @@
+"""What the SFTP processors share: NiFi's connection properties and the connection.
+
+Every connection is bounded by Connection Timeout (TCP connect, SSH handshake and
+authentication) and Data Timeout (each read or write on the channel). Host keys are checked
+against Host Key File (an OpenSSH known_hosts file) when given; Strict Host Key Checking
+refuses a host not in it. Passwords and key passphrases are sensitive properties.
+"""
+
+from __future__ import annotations
+
+import stat
+from typing import Any
+
+from flowcore.errors import ConfigurationError
+from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
+from flowcore.validators import (
+    FILE_EXISTS_VALIDATOR,
+    NON_EMPTY_VALIDATOR,
+    PORT_VALIDATOR,
+    TIME_PERIOD_VALIDATOR,
+)
+
+__all__ = ["CONNECTION", "HOSTNAME", "PORT", "connect", "transit_uri"]
+
+_FLOWFILE = ExpressionLanguageScope.FLOWFILE_ATTRIBUTES
+_ENV = ExpressionLanguageScope.ENVIRONMENT
+
+HOSTNAME = PropertyDescriptor(
+    "Hostname", description="The fully qualified hostname or IP address of the remote system",
+    required=True, validators=(NON_EMPTY_VALIDATOR,), el_scope=_FLOWFILE,
+)  # fmt: skip
+PORT = PropertyDescriptor(
+    "Port", description="The port that the remote system is listening on for file transfers",
+    required=True, default="22", validators=(PORT_VALIDATOR,), el_scope=_FLOWFILE,
+)  # fmt: skip
+USERNAME = PropertyDescriptor(
+    "Username", description="Username", required=True, validators=(NON_EMPTY_VALIDATOR,),
+    el_scope=_FLOWFILE,
+)  # fmt: skip
+PASSWORD = PropertyDescriptor(
+    "Password", description="Password for the user account", sensitive=True,
+    el_scope=_FLOWFILE,
+)  # fmt: skip
+PRIVATE_KEY_PATH = PropertyDescriptor(
+    "Private Key Path", description="The fully qualified path to the Private Key file",
+    validators=(FILE_EXISTS_VALIDATOR,), el_scope=_FLOWFILE,
+)  # fmt: skip
+PRIVATE_KEY_PASSPHRASE = PropertyDescriptor(
+    "Private Key Passphrase", description="Password for the private key", sensitive=True,
+    el_scope=_FLOWFILE,
+)  # fmt: skip
+HOST_KEY_FILE = PropertyDescriptor(
+    "Host Key File", description="If supplied, the given file will be used as the Host Key; "
+    "otherwise, if 'Strict Host Key Checking' property is applied (set to true) then uses the "
+    "'known_hosts' and 'known_hosts2' files from ~/.ssh directory else no host key file will "
+    "be used", validators=(FILE_EXISTS_VALIDATOR,),
+)  # fmt: skip
+STRICT_HOST_KEY_CHECKING = PropertyDescriptor(
+    "Strict Host Key Checking", description="Indicates whether or not strict enforcement of "
+    "hosts keys should be applied", required=True, default="false",
+    allowable_values=("true", "false"),
+)  # fmt: skip
+CONNECTION_TIMEOUT = PropertyDescriptor(
+    "Connection Timeout", description="Amount of time to wait before timing out while creating "
+    "a connection", required=True, default="30 sec", validators=(TIME_PERIOD_VALIDATOR,),
+)  # fmt: skip
+DATA_TIMEOUT = PropertyDescriptor(
+    "Data Timeout", description="When transferring a file between the local and remote system, "
+    "this value specifies how long is allowed to elapse without any data being transferred "
+    "between systems", required=True, default="30 sec", validators=(TIME_PERIOD_VALIDATOR,),
+)  # fmt: skip
+KEEP_ALIVE = PropertyDescriptor(
+    "Send Keep Alive On Timeout", description="Send a Keep Alive message every 5 seconds up to "
+    "5 times for an overall timeout of 25 seconds.", required=True, default="true",
+    allowable_values=("true", "false"),
+)  # fmt: skip
+COMPRESSION = PropertyDescriptor(
+    "Use Compression", description="Indicates whether or not ZLIB compression should be used "
+    "when transferring files", required=True, default="false",
+    allowable_values=("true", "false"),
+)  # fmt: skip
+
+#: The connection properties, in NiFi's order (after each processor's Hostname ... Password).
+CONNECTION = (
+    HOSTNAME, PORT, USERNAME, PASSWORD, PRIVATE_KEY_PATH, PRIVATE_KEY_PASSPHRASE,
+)  # fmt: skip
+TIMEOUTS = (CONNECTION_TIMEOUT, DATA_TIMEOUT, HOST_KEY_FILE, KEEP_ALIVE, STRICT_HOST_KEY_CHECKING,
+            COMPRESSION)  # fmt: skip
+
+
+def require_paramiko() -> Any:
+    """The paramiko module, or one clear error naming the extra to install."""
+    try:
+        import paramiko  # noqa: PLC0415 (optional dependency, imported on use)
+    except ImportError:
+        msg = "the SFTP processors need paramiko: pip install 'flowcore[sftp]'"
+        raise ConfigurationError(msg) from None
+    return paramiko
+
+
+def transit_uri(host: str, port: int | str, path: str) -> str:
+    """NiFi's transit URI of a remote file (``sftp://host:port/path``)."""
+    return f"sftp://{host}:{port}/{path.lstrip('/')}"
+
+
+class Connection:
+    """An open SSH transport and its SFTP client; closed with ``close`` or ``with``."""
+
+    def __init__(self, ssh: Any, sftp: Any, host: str, port: int, user: str) -> None:
+        self.ssh, self.sftp, self.host, self.port, self.user = ssh, sftp, host, port, user
+
+    def __enter__(self) -> Connection:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the SFTP channel and the SSH connection."""
+        try:
+            self.sftp.close()
+        finally:
+            self.ssh.close()
+
+
+def connect(context: Any, flowfile: Any = None) -> Connection:
+    """Connect and authenticate with the processor's properties (evaluated for *flowfile*).
+
+    Raises:
+        OSError, paramiko.SSHException: unreachable host, refused credentials, a host key
+            that does not match (the callers route them to failure with the cause).
+    """
+    paramiko = require_paramiko()
+    value = lambda d: context.get_property(d).evaluate_attribute_expressions(flowfile).value  # noqa: E731
+    host, port, user = value(HOSTNAME) or "", int(value(PORT) or 22), value(USERNAME) or ""
+    connect_timeout = context.get_property(CONNECTION_TIMEOUT).as_time_period("s") or 30
+    data_timeout = context.get_property(DATA_TIMEOUT).as_time_period("s") or 30
+    ssh = paramiko.SSHClient()
+    host_keys = context.get_property(HOST_KEY_FILE).value
+    strict = bool(context.get_property(STRICT_HOST_KEY_CHECKING).as_boolean())
+    if host_keys:
+        ssh.load_host_keys(host_keys)
+    elif strict:
+        ssh.load_system_host_keys()
+    ssh.set_missing_host_key_policy(paramiko.RejectPolicy() if strict else paramiko.AutoAddPolicy())
+    key_path = value(PRIVATE_KEY_PATH)
+    ssh.connect(
+        host, port=port, username=user, password=value(PASSWORD) or None,
+        key_filename=key_path or None, passphrase=value(PRIVATE_KEY_PASSPHRASE) or None,
+        timeout=connect_timeout, banner_timeout=connect_timeout, auth_timeout=connect_timeout,
+        channel_timeout=connect_timeout, look_for_keys=False, allow_agent=False,
+        compress=bool(context.get_property(COMPRESSION).as_boolean()),
+    )  # fmt: skip
+    if context.get_property(KEEP_ALIVE).as_boolean():
+        ssh.get_transport().set_keepalive(5)
+    sftp = ssh.open_sftp()
+    sftp.get_channel().settimeout(data_timeout)
+    return Connection(ssh, sftp, host, port, user)
+
+
+def is_sftp_error(error: BaseException) -> bool:
+    """Paramiko's and the network's errors (not flowcore's)."""
+    module = type(error).__module__ or ""
+    return module.startswith("paramiko") or isinstance(error, (OSError, EOFError))
+
+
+def is_dir(mode: int | None) -> bool:
+    """Whether an SFTP attribute's mode is a directory's."""
+    return mode is not None and stat.S_ISDIR(mode)

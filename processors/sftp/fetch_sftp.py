@@ -1,0 +1,197 @@
+"""FetchSFTP: fetch a remote file's content over SFTP (NiFi's FetchSFTP)."""
+
+from __future__ import annotations
+
+import errno
+import posixpath
+import time
+from typing import Any, ClassVar
+
+from flowcore.process_context import ProcessContext
+from flowcore.processor import Processor
+from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
+from flowcore.relationship import Relationship
+from flowcore.session.process_session import ProcessSession
+from processors.sftp import _sftp
+
+__all__ = ["FetchSFTP"]
+
+_FLOWFILE = ExpressionLanguageScope.FLOWFILE_ATTRIBUTES
+SUCCESS = Relationship("success", "All FlowFiles that are received are routed to success")
+COMMS_FAILURE = Relationship(
+    "comms.failure", "Any FlowFile that could not be fetched from the remote server due to a "
+    "communications failure will be transferred to this Relationship.",
+)  # fmt: skip
+NOT_FOUND = Relationship(
+    "not.found", "Any FlowFile for which we receive a 'Not Found' message from the remote "
+    "server will be transferred to this Relationship.",
+)  # fmt: skip
+PERMISSION_DENIED = Relationship(
+    "permission.denied", "Any FlowFile that could not be fetched from the remote server due "
+    "to insufficient permissions will be transferred to this Relationship.",
+)  # fmt: skip
+
+REMOTE_FILENAME = PropertyDescriptor(
+    "Remote File", description="The fully qualified filename on the remote system",
+    required=True, el_scope=_FLOWFILE,
+)  # fmt: skip
+NONE = AllowableValue("None", "None", "Leave the file as-is")
+MOVE = AllowableValue(
+    "Move File", "Move File", "Move the file to the directory specified by the <Move "
+    "Destination Directory> property",
+)  # fmt: skip
+DELETE = AllowableValue(
+    "Delete File", "Delete File", "Deletes the original file from the remote system"
+)
+COMPLETION_STRATEGY = PropertyDescriptor(
+    "Completion Strategy", description="Specifies what to do with the original file on the "
+    "server once it has been pulled into NiFi. If the Completion Strategy fails, a warning "
+    "will be logged but the data will still be transferred.", required=True,
+    default="None", allowable_values=(NONE, MOVE, DELETE),
+)  # fmt: skip
+MOVE_DESTINATION_DIR = PropertyDescriptor(
+    "Move Destination Directory", description="The directory on the remote server to move the "
+    "original file to once it has been ingested into NiFi. This property is ignored unless the "
+    "Completion Strategy is set to 'Move File'. The specified directory must already exist on "
+    "the remote system if 'Create Directory' is disabled, or the rename will fail.",
+    el_scope=_FLOWFILE,
+)  # fmt: skip
+CREATE_DIRECTORY = PropertyDescriptor(
+    "Create Directory", description="Used when 'Completion Strategy' is 'Move File'. Specifies "
+    "whether or not the remote directory should be created if it does not exist.",
+    required=True, default="false", allowable_values=("true", "false"),
+)  # fmt: skip
+
+
+class FetchSFTP(Processor):
+    """Fetches the content of a file from a remote SFTP server (NiFi's FetchSFTP).
+
+    The file streams into the content repository; ``sftp.remote.host``, ``sftp.remote.port``,
+    ``sftp.listing.user``, ``path`` and ``filename`` are set and a FETCH event names
+    ``sftp://host:port/path``. A missing file goes to ``not.found``, a refused one to
+    ``permission.denied``, an unreachable server, refused credentials or a timeout to
+    ``comms.failure`` (penalized, with ``fetch.failure.reason``). The Completion Strategy runs
+    after the content is read, before the session commits: with Move File or Delete File a
+    crash in between sends the replayed FlowFile to ``not.found`` (see docs/sftp.md); None is
+    exactly once.
+    """
+
+    property_descriptors: ClassVar = (
+        *_sftp.CONNECTION, REMOTE_FILENAME, COMPLETION_STRATEGY, MOVE_DESTINATION_DIR,
+        CREATE_DIRECTORY, *_sftp.TIMEOUTS,
+    )  # fmt: skip
+    relationships: ClassVar = (SUCCESS, COMMS_FAILURE, NOT_FOUND, PERMISSION_DENIED)
+    tags: ClassVar = ("sftp", "get", "retrieve", "files", "fetch", "remote", "ingest", "source",
+                      "input")  # fmt: skip
+    writes_attributes: ClassVar = {
+        "sftp.remote.host": "The hostname or IP address from which the file was pulled",
+        "sftp.remote.port": "The port that was used to communicate with the remote SFTP server",
+        "sftp.remote.filename": "The name of the remote file that was pulled",
+        "filename": "The filename is updated to point to the filename fo the remote file",
+        "path": "If the Remote File contains a directory name, that directory name will be "
+        "added to the FlowFile using the 'path' attribute",
+        "fetch.failure.reason": "The name of the failure relationship applied when routing to "
+        "any failure relationship",
+    }
+
+    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
+        """Fetch one FlowFile's remote file."""
+        flowfile = session.get()
+        if flowfile is None:
+            return
+        started = time.monotonic()
+        remote = (
+            context.get_property(REMOTE_FILENAME).evaluate_attribute_expressions(flowfile).value
+            or ""
+        )
+        try:
+            connection = _sftp.connect(context, flowfile)
+        except Exception as error:
+            if not _sftp.is_sftp_error(error):
+                raise
+            self._fail(context, session, flowfile, COMMS_FAILURE, remote, error)
+            return
+        with connection:
+            try:
+                with connection.sftp.open(remote, "rb") as handle:
+                    handle.prefetch()
+                    flowfile = session.write(flowfile, iter(lambda: handle.read(1 << 20), b""))
+            except Exception as error:
+                if not _sftp.is_sftp_error(error):
+                    raise
+                code = getattr(error, "errno", None)
+                relationship = {errno.ENOENT: NOT_FOUND, errno.EACCES: PERMISSION_DENIED}.get(
+                    code,
+                    COMMS_FAILURE,  # type: ignore[arg-type]
+                )
+                self._fail(context, session, flowfile, relationship, remote, error)
+                return
+            self._complete(context, connection, flowfile, remote)
+        attributes = {
+            "sftp.remote.host": connection.host,
+            "sftp.remote.port": str(connection.port),
+            "sftp.remote.filename": remote,
+            "filename": posixpath.basename(remote),
+        }
+        parent = posixpath.dirname(remote)
+        if parent:
+            attributes["path"] = parent
+        flowfile = session.put_all_attributes(flowfile, attributes)
+        uri = _sftp.transit_uri(connection.host, connection.port, remote)
+        session.provenance.fetch(
+            flowfile, uri, duration_ms=int((time.monotonic() - started) * 1000)
+        )
+        session.transfer(flowfile, SUCCESS)
+
+    @staticmethod
+    def _complete(context: ProcessContext, connection: Any, flowfile: Any, remote: str) -> None:
+        """Move File or Delete File; a failure is a warning, as in NiFi."""
+        strategy = context.get_property(COMPLETION_STRATEGY).value or "None"
+        try:
+            if strategy == DELETE.value:
+                connection.sftp.remove(remote)
+            elif strategy == MOVE.value:
+                target_dir = (
+                    context.get_property(MOVE_DESTINATION_DIR)
+                    .evaluate_attribute_expressions(flowfile).value or ""
+                )  # fmt: skip
+                if context.get_property(CREATE_DIRECTORY).as_boolean():
+                    _make_dirs(connection.sftp, target_dir)
+                connection.sftp.rename(
+                    remote, posixpath.join(target_dir, posixpath.basename(remote))
+                )
+        except Exception as error:
+            if not _sftp.is_sftp_error(error):
+                raise
+            context.logger.warning(
+                "Successfully fetched the content for %s from %s:%s%s but failed to perform "
+                "Completion Action due to %s", flowfile, connection.host, connection.port,
+                remote, error,
+            )  # fmt: skip
+
+    @staticmethod
+    def _fail(  # noqa: PLR0917 (the failure's parts)
+        context: ProcessContext, session: ProcessSession, flowfile: Any,
+        relationship: Relationship, remote: str, error: BaseException,
+    ) -> None:  # fmt: skip
+        """Route to *relationship*, penalized, with fetch.failure.reason; log the cause."""
+        context.logger.error(
+            "Failed to fetch content for %s from SFTP %s; routing to %s: %s: %s",
+            flowfile, remote, relationship.name, type(error).__name__, error,
+        )  # fmt: skip
+        flowfile = session.put_attribute(flowfile, "fetch.failure.reason", relationship.name)
+        session.transfer(session.penalize(flowfile), relationship)
+
+
+def _make_dirs(sftp: Any, directory: str) -> None:
+    """Mkdir -p over SFTP."""
+    parts, current = (
+        [p for p in directory.split("/") if p],
+        "/" if directory.startswith("/") else "",
+    )
+    for part in parts:
+        current = posixpath.join(current, part) if current else part
+        try:
+            sftp.stat(current)
+        except FileNotFoundError:
+            sftp.mkdir(current)

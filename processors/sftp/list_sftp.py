@@ -1,0 +1,225 @@
+"""ListSFTP: list a remote directory's files over SFTP as zero-content FlowFiles (NiFi's).
+
+NiFi's listing by tracked timestamps (``listing.timestamp``, ``processed.timestamp``, ``id.N``;
+processors._listing) runs where sources list (the driver); its state commits with the listed
+FlowFiles in the write-ahead log transaction, so each remote file enters the flow once across
+runs, crashes and restarts (again only when modified later).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import stat
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+from flowcore.process_context import ProcessContext
+from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
+from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
+from flowcore.relationship import SUCCESS
+from flowcore.session.process_session import ProcessSession
+from flowcore.validators import (
+    DATA_SIZE_VALIDATOR,
+    REGULAR_EXPRESSION_VALIDATOR,
+    TIME_PERIOD_VALIDATOR,
+    ValidationResult,
+)
+from processors._listing import Entry, ListingState, track_timestamps
+from processors.sftp import _sftp
+
+__all__ = ["ListSFTP"]
+
+BY_TIMESTAMPS = AllowableValue("timestamps", "Tracking Timestamps", "Tracks the latest "
+                               "timestamp of listed entities")  # fmt: skip
+BY_ENTITIES = AllowableValue("entities", "Tracking Entities", "Needs a distributed map cache: "
+                             "not available in flowcore")  # fmt: skip
+NO_TRACKING = AllowableValue("none", "No Tracking", "Lists every entity each time")
+LISTING_STRATEGY = PropertyDescriptor(
+    "Listing Strategy", required=True, default="timestamps",
+    allowable_values=(BY_TIMESTAMPS, BY_ENTITIES, NO_TRACKING),
+)  # fmt: skip
+REMOTE_PATH = PropertyDescriptor(
+    "Remote Path", description="The path on the remote system from which to pull or push files",
+    default=".", el_scope=ExpressionLanguageScope.ENVIRONMENT,
+)  # fmt: skip
+RECURSIVE = PropertyDescriptor(
+    "Search Recursively", description="If true, will pull files from arbitrarily nested "
+    "subdirectories; otherwise, will not traverse subdirectories", required=True,
+    default="false", allowable_values=("true", "false"),
+)  # fmt: skip
+FILE_FILTER = PropertyDescriptor(
+    "File Filter Regex", description="Provides a Java Regular Expression for filtering "
+    "Filenames; if a filter is supplied, only files whose names match that Regular Expression "
+    "will be fetched", validators=(REGULAR_EXPRESSION_VALIDATOR,),
+)  # fmt: skip
+PATH_FILTER = PropertyDescriptor(
+    "Path Filter Regex", description="When Search Recursively is true, then only "
+    "subdirectories whose path matches the given Regular Expression will be scanned",
+    validators=(REGULAR_EXPRESSION_VALIDATOR,),
+)  # fmt: skip
+IGNORE_DOTTED = PropertyDescriptor(
+    "Ignore Dotted Files", description="If true, files whose names begin with a dot (\".\") "
+    "will be ignored", required=True, default="true", allowable_values=("true", "false"),
+)  # fmt: skip
+PRECISION = PropertyDescriptor(
+    "Target System Timestamp Precision", required=True, default="auto-detect",
+    allowable_values=("auto-detect", "millis", "seconds", "minutes"),
+)  # fmt: skip
+MIN_AGE = PropertyDescriptor(
+    "Minimum File Age", required=True, default="0 sec", validators=(TIME_PERIOD_VALIDATOR,),
+)  # fmt: skip
+MAX_AGE = PropertyDescriptor("Maximum File Age", validators=(TIME_PERIOD_VALIDATOR,))
+MIN_SIZE = PropertyDescriptor(
+    "Minimum File Size", required=True, default="0 B", validators=(DATA_SIZE_VALIDATOR,),
+)  # fmt: skip
+MAX_SIZE = PropertyDescriptor("Maximum File Size", validators=(DATA_SIZE_VALIDATOR,))
+
+
+class ListSFTP(SourceProcessor):
+    """Lists the files on an SFTP server, one zero-content FlowFile each (NiFi's ListSFTP).
+
+    Attributes: ``sftp.remote.host``, ``sftp.remote.port``, ``sftp.listing.user``,
+    ``file.owner``, ``file.group``, ``file.permissions``, ``file.size``,
+    ``file.lastModifiedTime``, ``filename``, ``path``: FetchSFTP's defaults read them back.
+    Tracking Entities and a Record Writer are refused.
+    """
+
+    property_descriptors: ClassVar = (
+        LISTING_STRATEGY, *_sftp.CONNECTION, REMOTE_PATH, RECURSIVE, FILE_FILTER, PATH_FILTER,
+        IGNORE_DOTTED, *_sftp.TIMEOUTS, PRECISION, MIN_AGE, MAX_AGE, MIN_SIZE, MAX_SIZE,
+    )  # fmt: skip
+    relationships: ClassVar = (SUCCESS,)
+    tags: ClassVar = ("list", "sftp", "remote", "ingest", "source", "input", "files")
+    identifies_work: ClassVar[bool] = True
+
+    def __init__(self, **properties: object) -> None:
+        super().__init__(**properties)
+        self._last_run_ms = 0
+
+    @property
+    def unbounded(self) -> bool:  # type: ignore[override]
+        """No Tracking never runs out: a batch run lists once."""
+        return self.effective_value(LISTING_STRATEGY) == NO_TRACKING.value
+
+    def custom_validate(self, values: Mapping[str, str | None]) -> list[ValidationResult]:
+        """Refuse Tracking Entities (no distributed map cache here)."""
+        if values.get(LISTING_STRATEGY.name) == BY_ENTITIES.value:
+            return [
+                ValidationResult(
+                    "Listing Strategy", BY_ENTITIES.display_name, False,
+                    "Tracking Entities needs a distributed map cache, which flowcore has not; "
+                    "use Tracking Timestamps (exactly once here) or No Tracking",
+                )
+            ]  # fmt: skip
+        return []
+
+    def list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
+        """List the remote directory; the new files in one work item with the state after."""
+        with _sftp.connect(context) as connection:
+            entries = list(self._entries(context, connection))
+            host, port, user = connection.host, connection.port, connection.user
+        payload = {"host": host, "port": port, "user": user}
+        if context.get_property(LISTING_STRATEGY).value != BY_TIMESTAMPS.value:
+            return self._listing(entries, payload, state)
+        precision = context.get_property(PRECISION).value or "auto-detect"
+        now = int(time.time() * 1000)
+        decision = track_timestamps(
+            entries, ListingState.of(state), now_ms=now, last_run_ms=self._last_run_ms,
+            precision=precision,
+        )  # fmt: skip
+        if decision.ran:
+            self._last_run_ms = now
+        if decision.retry_after_ms and not decision.entries:
+            time.sleep(decision.retry_after_ms / 1000)  # the held-back files, once the lag passed
+            return self.list_work(context, state)
+        new_state = decision.state.values() if decision.state is not None else state
+        return self._listing(list(decision.entries), payload, new_state)
+
+    @staticmethod
+    def _listing(
+        entries: Sequence[Entry[Any]], payload: dict[str, Any], state: Mapping[str, str]
+    ) -> WorkListing:
+        if not entries:
+            return WorkListing((), state)
+        first = entries[0]
+        item = WorkItem(
+            f"{first.identifier}@{first.timestamp}+{len(entries)}",
+            {**payload, "files": tuple(e.item for e in entries)},
+            flowfiles=len(entries),
+        )
+        return WorkListing((item,), state)
+
+    def _entries(self, context: ProcessContext, connection: Any) -> Iterator[Entry[Any]]:
+        """The files the filters select, as listing entries (identifier: the full path)."""
+        root = context.get_property(REMOTE_PATH).evaluate_attribute_expressions().value or "."
+        recursive = bool(context.get_property(RECURSIVE).as_boolean())
+        file_filter = context.get_property(FILE_FILTER).value
+        path_filter = context.get_property(PATH_FILTER).value
+        dotted = bool(context.get_property(IGNORE_DOTTED).as_boolean())
+        now = int(time.time() * 1000)
+        min_age = context.get_property(MIN_AGE).as_time_period("ms") or 0
+        max_age = context.get_property(MAX_AGE).as_time_period("ms")
+        min_size = context.get_property(MIN_SIZE).as_data_size("B") or 0
+        max_size = context.get_property(MAX_SIZE).as_data_size("B")
+        pending = [root]
+        while pending:
+            directory = pending.pop()
+            for attr in connection.sftp.listdir_attr(directory):
+                name = attr.filename
+                if dotted and name.startswith("."):
+                    continue
+                full = posixpath.join(directory, name)
+                if stat.S_ISDIR(attr.st_mode or 0):
+                    relative = posixpath.relpath(full, root)
+                    if recursive and (not path_filter or re.fullmatch(path_filter, relative)):
+                        pending.append(full)
+                    continue
+                if file_filter and not re.fullmatch(file_filter, name):
+                    continue
+                modified = int(attr.st_mtime or 0) * 1000
+                size = int(attr.st_size or 0)
+                if now - modified < min_age or (max_age is not None and now - modified > max_age):
+                    continue
+                if size < min_size or (max_size is not None and size > max_size):
+                    continue
+                item = (
+                    directory,
+                    name,
+                    size,
+                    modified,
+                    attr.st_mode or 0,
+                    attr.st_uid,
+                    attr.st_gid,
+                )
+                yield Entry(full, modified, item)
+
+    def requeue_work(
+        self, state: Mapping[str, str], items: Sequence[WorkItem], committed: Mapping[str, str]
+    ) -> Mapping[str, str]:
+        """A failed read leaves the committed state: the directory is listed again from there."""
+        del state, items
+        return dict(committed)
+
+    def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
+        """One FlowFile per listed file, with NiFi's attributes (CREATE events)."""
+        del context
+        host, port, user = item.payload["host"], item.payload["port"], item.payload["user"]
+        for directory, name, size, modified, mode, uid, gid in item.payload["files"]:
+            when = datetime.fromtimestamp(modified / 1000, tz=UTC)
+            attributes = {
+                "sftp.remote.host": host,
+                "sftp.remote.port": str(port),
+                "sftp.listing.user": user,
+                "file.owner": str(uid),
+                "file.group": str(gid),
+                "file.permissions": stat.filemode(mode)[1:],
+                "file.size": str(size),
+                "file.lastModifiedTime": when.strftime("%Y-%m-%dT%H:%M:%S+0000"),
+                "filename": name,
+                "path": directory,
+            }
+            flowfile = session.put_all_attributes(session.create(), attributes)
+            session.transfer(flowfile, SUCCESS)

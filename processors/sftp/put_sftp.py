@@ -1,0 +1,203 @@
+"""PutSFTP: send a FlowFile's content to a remote directory over SFTP (NiFi's PutSFTP).
+
+Dot Rename (the default) uploads to ``.<filename>`` and renames it to ``<filename>`` when the
+upload is whole, so a reader on the server never sees a partial file: the rename is the
+publish step. It happens in the task, before the write-ahead log commit; a crash after it
+sends the FlowFile again on restart, and the Conflict Resolution decides what the second
+delivery does (REPLACE rewrites the same bytes: the server holds the file once).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import time
+from typing import Any, ClassVar
+
+from flowcore.process_context import ProcessContext
+from flowcore.processor import Processor
+from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
+from flowcore.relationship import Relationship
+from flowcore.session.process_session import ProcessSession
+from processors.sftp import _sftp
+from processors.sftp.fetch_sftp import _make_dirs
+
+__all__ = ["PutSFTP"]
+
+_FLOWFILE = ExpressionLanguageScope.FLOWFILE_ATTRIBUTES
+SUCCESS = Relationship("success", "FlowFiles that are successfully sent will be routed to success")
+REJECT = Relationship(
+    "reject", "FlowFiles that were rejected by the destination system",
+)  # fmt: skip
+FAILURE = Relationship(
+    "failure", "FlowFiles that failed to send to the remote system; failure is usually looped "
+    "back to this processor",
+)  # fmt: skip
+CONFLICTS = ("REPLACE", "IGNORE", "RENAME", "REJECT", "FAIL", "NONE")
+
+REMOTE_PATH = PropertyDescriptor(
+    "Remote Path", description="The path on the remote system from which to pull or push files",
+    el_scope=_FLOWFILE,
+)  # fmt: skip
+CREATE_DIRECTORY = PropertyDescriptor(
+    "Create Directory", description="Specifies whether or not the remote directory should be "
+    "created if it does not exist.", required=True, default="false",
+    allowable_values=("true", "false"),
+)  # fmt: skip
+BATCH_SIZE = PropertyDescriptor(
+    "Batch Size", description="The maximum number of FlowFiles to send in a single connection",
+    required=True, default="500",
+)  # fmt: skip
+CONFLICT_RESOLUTION = PropertyDescriptor(
+    "Conflict Resolution", description="Determines how to handle the problem of filename "
+    "collisions", required=True, default="NONE", allowable_values=CONFLICTS,
+)  # fmt: skip
+REJECT_ZERO_BYTE = PropertyDescriptor(
+    "Reject Zero-Byte Files", description="Determines whether or not Zero-byte files should be "
+    "rejected without attempting to transfer", default="true",
+    allowable_values=("true", "false"),
+)  # fmt: skip
+DOT_RENAME = PropertyDescriptor(
+    "Dot Rename", description="If true, then the filename of the sent file is prepended with a "
+    "\".\" and then renamed back to the original once the file is completely sent. Otherwise, "
+    "there is no rename. This property is ignored if the Temporary Filename property is set.",
+    default="true", allowable_values=("true", "false"),
+)  # fmt: skip
+TEMP_FILENAME = PropertyDescriptor(
+    "Temporary Filename", description="If set, the filename of the sent file will be equal to "
+    "the value specified during the transfer and after successful completion will be renamed "
+    "to the original filename. If this value is set, the Dot Rename property is ignored.",
+    el_scope=_FLOWFILE,
+)  # fmt: skip
+LAST_MODIFIED_TIME = PropertyDescriptor(
+    "Last Modified Time", description="The lastModifiedTime to assign to the file after "
+    "transferring it, as yyyy-MM-dd'T'HH:mm:ssZ; empty: the time of the transfer.",
+    el_scope=_FLOWFILE,
+)  # fmt: skip
+PERMISSIONS = PropertyDescriptor(
+    "Permissions", description="The permissions to assign to the file after transferring it, "
+    "as octal (e.g. 644) or rwxr-x---; empty: the server's default.", el_scope=_FLOWFILE,
+)  # fmt: skip
+
+
+class PutSFTP(Processor):
+    """Sends FlowFiles to an SFTP Server (NiFi's PutSFTP).
+
+    Conflict Resolution when the file exists: REPLACE overwrites it, IGNORE and NONE leave it
+    (success; NONE tries the upload and lets the server decide, which here overwrites), RENAME
+    sends it as ``1.<filename>``, ``2.<filename>`` ..., REJECT routes to ``reject``, FAIL to
+    ``failure``. A SEND event names ``sftp://host:port/path``. An unreachable server, refused
+    credentials or a timeout route to ``failure``, penalized.
+    """
+
+    property_descriptors: ClassVar = (
+        *_sftp.CONNECTION, REMOTE_PATH, CREATE_DIRECTORY, BATCH_SIZE, CONFLICT_RESOLUTION,
+        REJECT_ZERO_BYTE, DOT_RENAME, TEMP_FILENAME, LAST_MODIFIED_TIME, PERMISSIONS,
+        *_sftp.TIMEOUTS,
+    )  # fmt: skip
+    relationships: ClassVar = (SUCCESS, REJECT, FAILURE)
+    tags: ClassVar = ("remote", "copy", "egress", "put", "sftp", "archive", "files")
+
+    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
+        """Send one FlowFile."""
+        flowfile = session.get()
+        if flowfile is None:
+            return
+        if flowfile.size == 0 and context.get_property(REJECT_ZERO_BYTE).as_boolean():
+            context.logger.warning("Rejecting %s because it is zero bytes", flowfile)
+            session.transfer(session.penalize(flowfile), REJECT)
+            return
+        started = time.monotonic()
+        value = lambda d: context.get_property(d).evaluate_attribute_expressions(flowfile).value  # noqa: E731
+        directory = value(REMOTE_PATH) or ""
+        name = flowfile.attributes.get("filename", "")
+        try:
+            with _sftp.connect(context, flowfile) as connection:
+                outcome, target = self._send(
+                    context, session, connection, flowfile, directory, name
+                )
+        except Exception as error:
+            if not _sftp.is_sftp_error(error):
+                raise
+            context.logger.error(
+                "Unable to transfer %s to remote SFTP host %s due to %s: %s; routing to failure",
+                flowfile, value(_sftp.HOSTNAME), type(error).__name__, error,
+            )  # fmt: skip
+            session.transfer(session.penalize(flowfile), FAILURE)
+            return
+        if outcome is REJECT or outcome is FAILURE:
+            context.logger.warning("Resource %s already exists: routing %s to %s",
+                                   target, flowfile, outcome.name)  # fmt: skip
+            session.transfer(session.penalize(flowfile), outcome)
+            return
+        if target is not None:
+            uri = _sftp.transit_uri(connection.host, connection.port, target)
+            ms = int((time.monotonic() - started) * 1000)
+            session.provenance.send(flowfile, uri, duration_ms=ms)
+        session.transfer(flowfile, SUCCESS)
+
+    @staticmethod
+    def _send(  # noqa: PLR0917 (the upload's parts)
+        context: ProcessContext, session: ProcessSession, connection: Any, flowfile: Any,
+        directory: str, name: str,
+    ) -> tuple[Relationship | None, str | None]:  # fmt: skip
+        """Upload (dot-named, then renamed); the outcome and the final remote path."""
+        sftp = connection.sftp
+        if directory and context.get_property(CREATE_DIRECTORY).as_boolean():
+            _make_dirs(sftp, directory)
+        target = posixpath.join(directory, name) if directory else name
+        conflict = context.get_property(CONFLICT_RESOLUTION).value or "NONE"
+        exists = _exists(sftp, target)
+        if exists:
+            if conflict == "REJECT":
+                return REJECT, target
+            if conflict == "FAIL":
+                return FAILURE, target
+            if conflict in ("IGNORE",):
+                return None, None
+            if conflict == "RENAME":
+                number = 1
+                while _exists(sftp, posixpath.join(directory, f"{number}.{name}")):
+                    number += 1
+                name = f"{number}.{name}"
+                target = posixpath.join(directory, name) if directory else name
+        temporary = (
+            context.get_property(TEMP_FILENAME).evaluate_attribute_expressions(flowfile).value
+        )
+        if not temporary and context.get_property(DOT_RENAME).as_boolean():
+            temporary = f".{name}"
+        upload = posixpath.join(directory, temporary) if temporary else target
+        if directory:
+            upload = posixpath.join(directory, posixpath.basename(upload))
+        with sftp.open(upload, "wb") as handle, session.read(flowfile) as source:
+            handle.set_pipelined(True)
+            while chunk := source.read(1 << 20):
+                handle.write(chunk)
+        permissions = (
+            context.get_property(PERMISSIONS).evaluate_attribute_expressions(flowfile).value
+        )
+        if permissions:
+            sftp.chmod(upload, _mode(permissions))
+        if upload != target:
+            if _exists(sftp, target):  # REPLACE and NONE: SFTP v3's rename does not overwrite
+                sftp.remove(target)
+            sftp.rename(upload, target)
+        return None, target
+
+
+def _exists(sftp: Any, path: str) -> bool:
+    try:
+        sftp.stat(path)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def _mode(text: str) -> int:
+    """NiFi's Permissions: octal digits or rwxrwxrwx."""
+    if text.isdigit():
+        return int(text, 8)
+    bits = 0
+    for i, char in enumerate(text[-9:]):
+        if char != "-":
+            bits |= 1 << (8 - i)
+    return bits

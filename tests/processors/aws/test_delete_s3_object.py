@@ -1,0 +1,43 @@
+"""DeleteS3Object against a real S3 server (moto on loopback)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flowcore.testing import TestRunner
+from processors.aws.delete_s3_object import DeleteS3Object
+from tests.processors.aws.s3_server import configure
+
+
+def _runner(endpoint: str, **more: str) -> TestRunner:
+    runner = TestRunner(DeleteS3Object())
+    configure(runner, endpoint, **more)
+    return runner
+
+
+def test_delete_object(s3_endpoint: str, s3: Any, bucket: str) -> None:
+    """The object is gone; success, a REMOTE_INVOCATION event (NiFi's testDeleteObjectSimple)."""
+    s3.put_object(Bucket=bucket, Key="delete-me", Body=b"x")
+    runner = _runner(s3_endpoint, Bucket=bucket)
+    runner.enqueue(b"", {"filename": "delete-me"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert "Contents" not in s3.list_objects_v2(Bucket=bucket)
+    assert [e.event_type.name for e in runner.provenance_events] == ["REMOTE_INVOCATION"]
+
+
+def test_delete_missing_key_succeeds(s3_endpoint: str, bucket: str) -> None:
+    """S3 deletes are idempotent: a key already gone succeeds (a replay is harmless)."""
+    runner = _runner(s3_endpoint, Bucket=bucket)
+    runner.enqueue(b"", {"filename": "never-there"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+
+
+def test_delete_from_missing_bucket_fails(s3_endpoint: str) -> None:
+    """A missing bucket: failure with s3.errorCode (NiFi's testDeleteObjectS3Exception)."""
+    runner = _runner(s3_endpoint, Bucket="no-such-bucket-del")
+    runner.enqueue(b"", {"filename": "k"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    runner.flowfiles_for("failure")[0].assert_attribute_equals("s3.errorCode", "NoSuchBucket")

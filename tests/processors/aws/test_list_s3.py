@@ -1,0 +1,100 @@
+"""ListS3 against a real S3 server (moto on loopback)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flowcore.testing import TestRunner
+from processors.aws.list_s3 import ListS3
+from tests.processors.aws.s3_server import REGION, configure
+
+
+def _runner(endpoint: str, **more: str) -> TestRunner:
+    runner = TestRunner(ListS3())
+    configure(runner, endpoint, **more)
+    return runner
+
+
+def test_list_objects_with_nifi_attributes_and_state(
+    s3_endpoint: str, s3: Any, bucket: str
+) -> None:
+    """One FlowFile per object with s3.* attributes; NiFi's state keys (NiFi's testList)."""
+    for key in ("a", "b/c", "d"):
+        s3.put_object(Bucket=bucket, Key=key, Body=b"12345")
+    runner = _runner(s3_endpoint, Bucket=bucket)
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 3)
+    out = runner.flowfiles_for("success")
+    assert sorted(f.attributes["filename"] for f in out) == ["a", "b/c", "d"]
+    first = out[0]
+    first.assert_attribute_equals("s3.bucket", bucket)
+    first.assert_attribute_equals("s3.region", REGION)
+    first.assert_attribute_equals("s3.length", "5")
+    first.assert_attribute_equals("s3.storeClass", "STANDARD")
+    first.assert_attribute_equals("s3.isLatest", "true")
+    assert first.attributes["s3.etag"]
+    state = runner.get_state().values
+    newest = max(int(f.attributes["s3.lastModified"]) for f in out)
+    assert state["currentTimestamp"] == str(newest)
+    assert {v for k, v in state.items() if k.startswith("key-")} == {
+        f.attributes["filename"] for f in out if int(f.attributes["s3.lastModified"]) == newest
+    }
+
+
+def test_second_listing_emits_only_new_objects(s3_endpoint: str, s3: Any, bucket: str) -> None:
+    """Listed objects are not listed again; a new one (even of the same second) is."""
+    s3.put_object(Bucket=bucket, Key="one", Body=b"1")
+    runner = _runner(s3_endpoint, Bucket=bucket)
+    runner.run()
+    runner.run()
+    assert len(runner.flowfiles_for("success")) == 1
+    s3.put_object(Bucket=bucket, Key="two", Body=b"2")
+    runner.run()
+    names = [f.attributes["filename"] for f in runner.flowfiles_for("success")]
+    assert names == ["one", "two"]
+
+
+def test_prefix_and_min_age(s3_endpoint: str, s3: Any, bucket: str) -> None:
+    """Prefix filters keys; Minimum Object Age holds back objects younger than it."""
+    s3.put_object(Bucket=bucket, Key="in/x", Body=b"1")
+    s3.put_object(Bucket=bucket, Key="out/y", Body=b"1")
+    runner = _runner(s3_endpoint, Bucket=bucket, Prefix="in/")
+    runner.run()
+    assert [f.attributes["filename"] for f in runner.flowfiles_for("success")] == ["in/x"]
+    young = _runner(s3_endpoint, Bucket=bucket, **{"Minimum Object Age": "1 hour"})
+    young.run()
+    assert young.flowfiles_for("success") == []
+
+
+def test_versions_tags_and_user_metadata(s3_endpoint: str, s3: Any, bucket: str) -> None:
+    """Use Versions lists each version with s3.version; tags and metadata become attributes."""
+    s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    s3.put_object(Bucket=bucket, Key="v", Body=b"1", Tagging="t=1", Metadata={"m": "x"})
+    s3.put_object(Bucket=bucket, Key="v", Body=b"22", Tagging="t=2", Metadata={"m": "y"})
+    runner = _runner(
+        s3_endpoint, Bucket=bucket,
+        **{"Use Versions": "true", "Write Object Tags": "true", "Write User Metadata": "true"},
+    )  # fmt: skip
+    runner.run()
+    out = sorted(runner.flowfiles_for("success"), key=lambda f: f.attributes["s3.length"])
+    assert [f.attributes["s3.isLatest"] for f in out] == ["false", "true"]
+    assert all(f.attributes["s3.version"] for f in out)
+    assert [f.attributes["s3.tag.t"] for f in out] == ["1", "2"]
+    assert [f.attributes["s3.user.metadata.m"] for f in out] == ["x", "y"]
+
+
+def test_tracking_entities_and_record_writer_are_refused() -> None:
+    """Tracking Entities and a Record Writer: invalid, naming what to use instead."""
+    runner = TestRunner(ListS3(bucket="b", listing_strategy="entities", record_writer="w"))
+    problems = [p.explanation for p in runner.processor.validate() if not p.valid]
+    assert any("Tracking Timestamps" in p for p in problems)
+    assert any("Record Writer" in p for p in problems)
+
+
+def test_missing_bucket_raises_a_clear_error(s3_endpoint: str) -> None:
+    """A bucket that does not exist: the listing fails naming S3's NoSuchBucket."""
+    import pytest
+
+    runner = _runner(s3_endpoint, Bucket="no-such-bucket-list")
+    with pytest.raises(Exception, match="NoSuchBucket"):
+        runner.run()

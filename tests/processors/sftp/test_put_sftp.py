@@ -1,0 +1,84 @@
+"""PutSFTP against a real SFTP server (paramiko's, on loopback)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from flowcore.testing import TestRunner
+from processors.sftp.put_sftp import PutSFTP
+from tests.processors.sftp.sftp_server import SftpServer, configure
+
+
+def _runner(server: SftpServer, remote: Path, **more: str) -> TestRunner:
+    runner = TestRunner(PutSFTP())
+    configure(runner, server, **{"Remote Path": f"/{remote.name}", **more})
+    return runner
+
+
+def test_put_with_dot_rename_and_send_event(sftp_server: SftpServer, remote: Path) -> None:
+    """The content lands under its filename, no dot-file left; a SEND event names it."""
+    runner = _runner(sftp_server, remote)
+    runner.enqueue(b"payload", {"filename": "p.txt"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert (remote / "p.txt").read_bytes() == b"payload"
+    assert sorted(p.name for p in remote.iterdir()) == ["p.txt"]
+    send = runner.provenance_events[0]
+    assert send.event_type.name == "SEND"
+    assert send.transit_uri == f"sftp://127.0.0.1:{sftp_server.port}/{remote.name}/p.txt"
+
+
+def test_create_directory_and_permissions(sftp_server: SftpServer, remote: Path) -> None:
+    """Create Directory makes the remote path; Permissions sets the mode."""
+    runner = TestRunner(PutSFTP())
+    configure(
+        runner, sftp_server,
+        **{"Remote Path": f"/{remote.name}/a/b", "Create Directory": "true", "Permissions": "600"},
+    )  # fmt: skip
+    runner.enqueue(b"x", {"filename": "f"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert (remote / "a" / "b" / "f").stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize(
+    ("conflict", "relationship", "content", "names"),
+    [
+        ("REPLACE", "success", b"new", ["c"]),
+        ("IGNORE", "success", b"old", ["c"]),
+        ("REJECT", "reject", b"old", ["c"]),
+        ("FAIL", "failure", b"old", ["c"]),
+        ("RENAME", "success", b"old", ["1.c", "c"]),
+    ],
+)
+def test_conflict_resolution(
+    sftp_server: SftpServer, remote: Path, conflict: str, relationship: str, content: bytes,
+    names: list[str],
+) -> None:  # fmt: skip
+    """Each Conflict Resolution as NiFi's (NiFi's TestPutSFTP conflict cases)."""
+    (remote / "c").write_bytes(b"old")
+    runner = _runner(sftp_server, remote, **{"Conflict Resolution": conflict})
+    runner.enqueue(b"new", {"filename": "c"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred(relationship, 1)
+    assert (remote / "c").read_bytes() == content
+    assert sorted(p.name for p in remote.iterdir()) == names
+
+
+def test_zero_byte_file_is_rejected(sftp_server: SftpServer, remote: Path) -> None:
+    """Reject Zero-Byte Files (true by default) routes an empty FlowFile to reject."""
+    runner = _runner(sftp_server, remote)
+    runner.enqueue(b"", {"filename": "empty"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("reject", 1)
+
+
+def test_refused_password_fails(sftp_server: SftpServer, remote: Path) -> None:
+    """A wrong password: failure, penalized; nothing written."""
+    runner = _runner(sftp_server, remote, Password="nope-password")
+    runner.enqueue(b"x", {"filename": "f"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    assert list(remote.iterdir()) == []
