@@ -133,13 +133,13 @@ NIFI_PROCESSORS: dict[str, NiFiType] = {
     **{
         n: NiFiType(f"{_STANDARD_PACKAGE}.{n}", _STANDARD)
         for n in ("FetchSFTP", "ListSFTP", "PutSFTP")
-    },  # noqa: E501
+    },
     **{
         n: NiFiType(
             f"org.apache.nifi.processors.aws.s3.{n}", NiFiBundle("org.apache.nifi", "nifi-aws-nar")
         )
         for n in ("DeleteS3Object", "FetchS3Object", "ListS3", "PutS3Object", "TagS3Object")
-    },  # noqa: E501
+    },
 }
 
 

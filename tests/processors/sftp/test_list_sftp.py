@@ -52,8 +52,13 @@ def test_file_filter_and_min_size(sftp_server: SftpServer, remote: Path) -> None
     _old(remote / "z.txt", b"12345")
     runner = TestRunner(ListSFTP())
     configure(
-        runner, sftp_server,
-        **{"Remote Path": f"/{remote.name}", "File Filter Regex": r".*\.csv", "Minimum File Size": "3 B"},
-    )  # fmt: skip
+        runner,
+        sftp_server,
+        **{
+            "Remote Path": f"/{remote.name}",
+            "File Filter Regex": r".*\.csv",
+            "Minimum File Size": "3 B",
+        },
+    )
     runner.run()
     assert [f.attributes["filename"] for f in runner.flowfiles_for("success")] == ["x.csv"]

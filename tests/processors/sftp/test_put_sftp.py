@@ -53,7 +53,7 @@ def test_create_directory_and_permissions(sftp_server: SftpServer, remote: Path)
         ("RENAME", "success", b"old", ["1.c", "c"]),
     ],
 )
-def test_conflict_resolution(
+def test_conflict_resolution(  # noqa: PLR0917 (pytest's parameters)
     sftp_server: SftpServer, remote: Path, conflict: str, relationship: str, content: bytes,
     names: list[str],
 ) -> None:  # fmt: skip
