@@ -100,6 +100,7 @@ class Controller:
         self._waits: dict[str, SegmentWait] = {}  # queued segments tasks handed back
         self._indexer: ProvenanceIndexer | None = None
         self._contexts: dict[str, ProcessContext] = {}
+        self._services: dict[str, Any] | None = None  # the flow's services, parameters bound
         self._unscheduled: dict[str, str] = {}  # component id -> why on_scheduled raised in tasks
         self._transfers: dict[str, dict[str, list[int]]] = defaultdict(
             lambda: defaultdict(lambda: [0, 0])
@@ -175,10 +176,21 @@ class Controller:
                 state=lambda: StateMap(0, wal.state(member.component_id)),
                 has_incoming_connection=False,
             )
-            context.service_lookup = lambda name: enabled_service(name, self.flow.services)
+            services = self._resolved_services()
+            context.service_lookup = lambda name: enabled_service(name, services)
             member.processor.on_scheduled(context)
             self._contexts[member.component_id] = context
         return context
+
+    def _resolved_services(self) -> dict[str, Any]:
+        """The flow's services with their parameters bound, as the tasks get them.
+
+        One mapping for the whole run: :func:`enabled_service` keeps a runtime per mapping, and
+        the declared services still hold their ``#{name}`` references.
+        """
+        if self._services is None:
+            self._services = self.flow.resolved_services()
+        return self._services
 
     def _bulletin(self, bulletin: Bulletin) -> None:
         """Record a bulletin the driver made (one a task made comes with its result)."""

@@ -366,3 +366,36 @@ def test_a_relationship_auto_terminated_by_default_drops_unless_connected(
     kept.auto_terminate(log, "success")
     result = run_flow(kept, runner, repository=tmp_path / "kept", settings=SETTINGS)
     assert result.transfers["log"] == {"success": (3, 6)}
+
+
+def test_a_source_listing_gets_services_with_their_parameters_bound(tmp_path: Path) -> None:
+    """A source that lists through a service on the driver (QueryDatabaseTableRecord's
+    DBCPConnectionPool) sees the service's ``#{...}`` references bound to the run's parameters,
+    as its tasks do."""
+    from flowcore.registry import available_services
+    from processors import QueryDatabaseTableRecord
+
+    database = tmp_path / "shop.sqlite"
+    with sqlite3.connect(database) as connection:
+        connection.execute("create table customers (id integer primary key, name text)")
+        connection.executemany("insert into customers values (?, ?)", [(1, "a"), (2, "b")])
+    services = available_services()
+    flow = Flow("parameters-in-services", parameters={"db.url": f"jdbc:sqlite:{database}"})
+    flow.add_service(
+        services["DBCPConnectionPool"](**{"Database Connection URL": "#{db.url}"}), name="db"
+    )
+    flow.add_service(services["JsonRecordSetWriter"](), name="json")
+    query = flow.add(
+        QueryDatabaseTableRecord(
+            **{
+                "Database Connection Pooling Service": "db",
+                "Table Name": "customers",
+                "Maximum-value Columns": "id",
+                "Record Writer": "json",
+            }
+        ),
+        name="query",
+    )
+    flow.auto_terminate(query, "success")
+    result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=Settings(sync=False))
+    assert result.count("query", "success") == 1
