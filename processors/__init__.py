@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from processors._lazy_types import LazyTypes
+from processors._lazy_types import LazyTypes, lazy_module_attributes
 
 if TYPE_CHECKING:
     from flowcore.processor import Processor
@@ -92,10 +92,4 @@ BUILTIN_PROCESSORS: LazyTypes[type[Processor]] = LazyTypes(
 __all__ = ["BUILTIN_PROCESSORS", *BUILTIN_PROCESSORS]  # noqa: PLE0604 (names resolved below)
 
 
-def __getattr__(name: str) -> type[Processor]:
-    """``processors.SplitText``: the processor, its module imported on first use."""
-    return BUILTIN_PROCESSORS.attribute(__name__, name)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_module_attributes(__name__, __all__, BUILTIN_PROCESSORS)

@@ -9,10 +9,11 @@ only the import waits until a flow, a lookup or a listing asks for the type.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator, Mapping, MutableMapping
-from typing import Generic, TypeVar
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
+from typing import Any, Generic, TypeVar
 
-__all__ = ["LazyTypes"]
+__all__ = ["LazyTypes", "lazy_module_attributes"]
 
 T = TypeVar("T")
 
@@ -65,3 +66,30 @@ class LazyTypes(MutableMapping[str, T], Generic[T]):
             msg = f"module {package!r} has no attribute {name!r}"
             raise AttributeError(msg)
         return self[name]
+
+
+def lazy_module_attributes(
+    package: str, exported: Iterable[str], *registries: LazyTypes[Any]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """A package's module ``__getattr__`` and ``__dir__`` over its lazy registries.
+
+    ``processors.SplitText`` then imports SplitText's module on first use, and ``dir()`` and
+    completion still list every exported name.
+
+    Args:
+        package: the package's ``__name__``.
+        exported: its ``__all__``.
+        registries: where names are looked up, in order.
+    """
+    names = tuple(exported)
+
+    def module_getattr(name: str) -> Any:
+        for registry in registries[:-1]:
+            if name in registry:
+                return registry[name]
+        return registries[-1].attribute(package, name)
+
+    def module_dir() -> list[str]:
+        return sorted({*vars(sys.modules[package]), *names})
+
+    return module_getattr, module_dir

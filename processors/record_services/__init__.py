@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from processors._lazy_types import LazyTypes
+from processors._lazy_types import LazyTypes, lazy_module_attributes
 
 if TYPE_CHECKING:
     from flowcore.controller_service import ControllerService
@@ -49,12 +49,4 @@ _BASES = LazyTypes(
 __all__ = ["RECORD_SERVICES", *RECORD_SERVICES, *_BASES]  # noqa: PLE0604 (resolved below)
 
 
-def __getattr__(name: str) -> type:
-    """``record_services.JsonTreeReader``: the service, its module imported on first use."""
-    if name in _BASES:
-        return _BASES[name]
-    return RECORD_SERVICES.attribute(__name__, name)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_module_attributes(__name__, __all__, _BASES, RECORD_SERVICES)

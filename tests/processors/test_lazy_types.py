@@ -65,3 +65,19 @@ def test_every_registered_name_resolves_to_its_class() -> None:
     for types in (processors.BUILTIN_PROCESSORS, BUILTIN_SERVICES):
         for name, cls in types.items():
             assert cls.__name__ == name
+
+
+def test_module_attributes_look_through_the_registries_in_order() -> None:
+    """A package's ``__getattr__`` finds a name in the first registry holding it and raises
+    Python's AttributeError for an unknown one; its ``__dir__`` lists every exported name."""
+    import processors.lookup_services as package
+    from processors._lazy_types import lazy_module_attributes
+
+    first = LazyTypes({"LookupService": "processors.lookup_services.base"})
+    last = LazyTypes({"SimpleKeyValueLookupService": "processors.lookup_services.simple"})
+    getattr_, dir_ = lazy_module_attributes(package.__name__, ["Exported"], first, last)
+    assert getattr_("LookupService").__name__ == "LookupService"
+    assert getattr_("SimpleKeyValueLookupService").__name__ == "SimpleKeyValueLookupService"
+    with pytest.raises(AttributeError, match="has no attribute 'Nope'"):
+        getattr_("Nope")
+    assert {"Exported", "LOOKUP_SERVICES"} <= set(dir_())
