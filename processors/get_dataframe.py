@@ -47,11 +47,10 @@ def _parts(root: Path) -> list[Path]:
     return [path for _, path in sorted(found, key=lambda p: (p[0], str(p[1])))]
 
 
-def _write_id(marker: os.stat_result, parts: list[Path], root: Path) -> str:
+def _write_id(marker: os.stat_result, parts: Mapping[Path, os.stat_result], root: Path) -> str:
     """What tells one committed write from the next in the same directory (an overwrite)."""
     digest = hashlib.sha256(str(marker.st_mtime_ns).encode())
-    for path in parts:
-        info = path.stat()
+    for path, info in parts.items():
         digest.update(f"\0{path.relative_to(root)}\0{info.st_size}\0{info.st_mtime_ns}".encode())
     return digest.hexdigest()[:32]
 
@@ -124,8 +123,9 @@ class GetDataFrame(SourceProcessor):
             )
             self._remaining = 0
             return WorkListing((), state)
-        parts = _parts(root)
-        write = _write_id(marker, parts, root)
+        infos = {path: path.stat() for path in _parts(root)}  # one stat a part per listing
+        parts = list(infos)
+        write = _write_id(marker, infos, root)
         start = int(state.get(NEXT_KEY, "0")) if state.get(WRITE_KEY) == write else 0
         limit = context.get_property(self.PARTS_PER_TRIGGER).as_integer() or 100
         chosen = parts[start : start + limit]
@@ -140,7 +140,7 @@ class GetDataFrame(SourceProcessor):
                     "write": write,
                 },
                 flowfiles=1,
-                size=path.stat().st_size,
+                size=infos[path].st_size,
             )
             for offset, path in enumerate(chosen)
         )
@@ -166,7 +166,7 @@ class GetDataFrame(SourceProcessor):
             "path": "./" if relative == "." else f"{relative}/",
             "absolute.path": f"{path.parent}/",
             "mime.type": MIME_TYPE,
-            "record.count": str(pq.ParquetFile(path).metadata.num_rows),
+            "record.count": str(pq.read_metadata(path).num_rows),
             "spark.partition.index": str(int(match.group(1))) if match else "",
             "fragment.identifier": payload["write"],
             "fragment.index": str(payload["index"]),
