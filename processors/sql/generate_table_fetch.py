@@ -133,20 +133,13 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
         lower = self._lower(context, state, table, max_columns)
         where, params = self._where(context, max_columns, lower, None)
         maxima = "".join(f", MAX({c})" for c in max_columns)
-        raw = pool.engine().raw_connection()
-        try:
-            cursor = raw.cursor()
-            self._execute(pool, cursor, f"SELECT COUNT(*){maxima} FROM {table}{where}", params)
-            row = cursor.fetchone()
-            raw.commit()
-        finally:
-            raw.close()
+        row = self._fetch_one(pool, f"SELECT COUNT(*){maxima} FROM {table}{where}", params)
         count = int(row[0]) if row else 0
         new_state = dict(state)
         upper = None
         for column, value in zip(max_columns, row[1:] if row else (), strict=False):
             if value is not None:
-                new_state[q.state_key(table, column)] = str(value)
+                new_state[q.state_key(table, column)] = q._text(value)
         if max_columns and row and row[1] is not None:
             upper = str(row[1])
         empty = context.get_property(OUTPUT_EMPTY_FLOWFILE_ON_ZERO_RESULTS).as_boolean()

@@ -278,6 +278,19 @@ class AbstractQueryDatabaseTable(SourceProcessor):
 
     # --- listing (the driver) --------------------------------------------------------------
 
+    @classmethod
+    def _fetch_one(cls, pool: Any, sql: str, params: list[str]) -> Any:
+        """The one row a listing query returns (maxima, a count), read on a raw connection."""
+        raw = pool.engine().raw_connection()
+        try:
+            cursor = raw.cursor()
+            cls._execute(pool, cursor, sql, params)
+            row = cursor.fetchone()
+            raw.commit()
+        finally:
+            raw.close()
+        return row
+
     def list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
         """The listing, or none while the database cannot answer (logged; NiFi yields)."""
         from flowcore.errors import ConfigurationError  # noqa: PLC0415
@@ -309,14 +322,7 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         lower = self._lower(context, state, table, max_columns)
         where, params = self._where(context, max_columns, lower, None)
         maxima = ", ".join(f"MAX({c})" for c in max_columns)
-        raw = pool.engine().raw_connection()
-        try:
-            cursor = raw.cursor()
-            self._execute(pool, cursor, f"SELECT {maxima} FROM {source}{where}", params)
-            row = cursor.fetchone()
-            raw.commit()
-        finally:
-            raw.close()
+        row = self._fetch_one(pool, f"SELECT {maxima} FROM {source}{where}", params)
         if row is None or row[0] is None:
             return WorkListing((), state)
         new_state = dict(state)
