@@ -11,7 +11,6 @@ import duckdb
 import pyarrow as pa
 
 from flowcore.binning import Bin, BinLimits, BinManager, EvictionReason
-from flowcore.errors import RecordPathError
 from flowcore.flowfile import FlowFile
 from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import BinningProcessor
@@ -374,7 +373,7 @@ class JoinEnrichment(BinningProcessor):
         joined = session.create([original, enrichment])
         try:
             joined = self._join(context, session, joined, original, enrichment)
-        except (*RECORD_FAILURES, RecordPathError, duckdb.Error) as error:
+        except (*RECORD_FAILURES, duckdb.Error) as error:
             context.logger.error(
                 "Failed to join 'original' FlowFile %s and 'enrichment' FlowFile %s; routing "
                 "to failure: %s",

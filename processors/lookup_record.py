@@ -320,7 +320,7 @@ class LookupRecord(Processor):
                     continue
                 attributes.setdefault("record.count", str(count))
                 outputs.append((session.put_all_attributes(child, attributes), relationship))
-        except (*RECORD_FAILURES, RecordPathError, LookupFailureError) as error:
+        except (*RECORD_FAILURES, LookupFailureError) as error:
             context.logger.error("Failed to process %s: %s", flowfile, error)
             session.remove(created)
             session.transfer(flowfile, REL_FAILURE)

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.ipc
 
-from flowcore.errors import RecordPathError, RecordPathSyntaxError
+from flowcore.errors import RecordPathSyntaxError
 from flowcore.expression import contains_expression
 from flowcore.flowfile import FlowFile
 from flowcore.process_context import ProcessContext
@@ -168,7 +168,7 @@ class PartitionRecord(Processor):
                 )
                 for name in self.dynamic_properties
             }
-        except (*RECORD_FAILURES, RecordPathError) as error:
+        except RECORD_FAILURES as error:
             context.logger.error(
                 "Failed to compile RecordPath for %s; routing to failure: %s", original, error
             )
@@ -183,7 +183,7 @@ class PartitionRecord(Processor):
                         _partition(batch, paths, partitions)
                     schema = records.arrow_schema()
                 self._write(session, original, writer, schema, partitions, children=children)
-        except (*RECORD_FAILURES, RecordPathError) as error:
+        except RECORD_FAILURES as error:
             context.logger.error("Failed to partition %s: %s", original, error)
             session.remove(children)
             session.transfer(original, REL_FAILURE)
