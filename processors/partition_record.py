@@ -322,15 +322,15 @@ def _group_codes(columns: Sequence[pa.Array]) -> np.ndarray | None:
     combined: np.ndarray | None = None
     for column in columns:
         values = column
-        if pa.types.is_dictionary(values.type):
-            values = values.dictionary_decode()
-        if pa.types.is_floating(values.type):
-            nan = pa.scalar(float("nan"), values.type)
-            values = pc.if_else(pc.is_nan(values), nan, values)
         try:
+            if pa.types.is_dictionary(values.type):
+                values = values.dictionary_decode()
+            if pa.types.is_floating(values.type):
+                nan = pa.scalar(float("nan"), values.type)
+                values = pc.if_else(pc.is_nan(values), nan, values)
             encoded = pc.dictionary_encode(values, null_encoding="encode")
-        except pa.ArrowNotImplementedError:
-            return None
+        except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError):
+            return None  # a type Arrow cannot hash (or make a NaN of): per record
         size = len(encoded.dictionary)
         codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
         if combined is None:
