@@ -7,7 +7,8 @@
   fields put into the original record at the Insertion Record Path, paired by index; past the
   original's last record the output ends, past the enrichment's the originals pass unchanged.
 - **SQL** (SqlJoinStrategy): a SELECT over tables ``original`` and ``enrichment``, run by
-  DuckDB (Calcite in NiFi); the enrichment is held as a table, the original streamed.
+  DuckDB (Calcite in NiFi); the enrichment is held as a table, the original streamed (or, when
+  the query scans it more than once, spilled to an Arrow file and memory-mapped).
 
 Wrapper and Insert at ``/`` are columnar (struct columns and column merges, two streams read
 in step); Insert at another path updates records as mappings through RecordPath.
@@ -15,11 +16,13 @@ in step); Insert at another path updates records as mappings through RecordPath.
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Iterator
 from typing import Any
 
 import duckdb
 import pyarrow as pa
+import pyarrow.ipc
 
 from flowcore.record_path import RecordPath
 from flowcore.records.schema import RecordSchema
@@ -212,23 +215,54 @@ def _unique_names(names: list[str]) -> list[str]:
     return out
 
 
+def _scans_of_original(connection: duckdb.DuckDBPyConnection, sql: str) -> int | None:
+    """How many times *sql* names the table ``original`` (None: DuckDB cannot parse it)."""
+    ((tree,),) = connection.execute("SELECT json_serialize_sql(?)", [sql]).fetchall()
+    compact = tree.replace(" ", "").lower()
+    if '"error":true' in compact:
+        return None
+    return compact.count('"table_name":"original"')
+
+
+def _spilled(original: Side, schema: pa.Schema, folder: str) -> pa.Table:
+    """*original*'s batches written to an Arrow IPC file, read back memory-mapped.
+
+    A self-join scans ``original`` twice, and a stream can be read once: the file can be
+    scanned any number of times, and its pages are the OS's, not the heap's.
+    """
+    path = f"{folder}/original.arrow"
+    with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, schema) as out:
+        for batch in original:
+            out.write_batch(batch)
+    return pa.ipc.open_file(pa.memory_map(path)).read_all()
+
+
 def sql_join(
     original: Side, original_schema: pa.Schema, enrichment: pa.Table, sql: str
 ) -> Iterator[pa.RecordBatch]:
-    """Run *sql* over ``original`` (streamed) and ``enrichment`` (a table) in DuckDB.
+    """Run *sql* over ``original`` and ``enrichment`` (a table) in DuckDB.
+
+    ``original`` is streamed when the query names it once; when it names it more than once
+    (a self-join: ``FROM original o1 JOIN original o2``) it is spilled to a temporary Arrow
+    file first, since a stream can be scanned only once.
 
     Raises:
         duckdb.Error: the SQL is invalid or fails on the data.
     """
     connection = duckdb.connect()
+    spill = tempfile.TemporaryDirectory(prefix="flowcore-join-")
     try:
         connection.execute("SET threads TO 1")  # flowcore runs tasks in parallel itself
         connection.execute("SET old_implicit_casting = true")  # Calcite casts text to numbers
         same = (
             b if b.schema.equals(original_schema) else b.cast(original_schema) for b in original
         )
-        reader = pa.RecordBatchReader.from_batches(original_schema, same)
-        connection.register("original", reader)
+        scans = _scans_of_original(connection, sql)
+        if scans is not None and scans > 1:
+            connection.register("original", _spilled(same, original_schema, spill.name))
+        else:
+            reader = pa.RecordBatchReader.from_batches(original_schema, same)
+            connection.register("original", reader)
         connection.register("enrichment", enrichment)
         relation = connection.sql(sql)
         if relation is None:
@@ -241,3 +275,4 @@ def sql_join(
             yield batch.rename_columns(names) if names != batch.schema.names else batch
     finally:
         connection.close()
+        spill.cleanup()

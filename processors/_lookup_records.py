@@ -4,13 +4,14 @@ NiFi's LookupRecord has two strategies (``Record Update Strategy``): *use-proper
 set of coordinates up per (sub-)record and writes the result where ``Result RecordPath``
 points; *replace-existing-values* looks each value its paths select up on its own and
 replaces it. :class:`RecordLookup` does either on records as Python mappings (the
-RecordPath evaluator's form); every distinct set of coordinates is looked up once per FlowFile
-(:class:`Lookups`), so the passes LookupRecord makes over the content agree with each other.
+RecordPath evaluator's form); the service's answers are memoised per FlowFile in a bounded LRU
+(:class:`Lookups`).
 """
 
 from __future__ import annotations
 
 import enum
+from collections import OrderedDict
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
@@ -33,7 +34,14 @@ from flowcore.records.schema import (
 from flowcore.records.values import TemporalFormats
 from processors.lookup_services.base import LookupFailureError, LookupService
 
-__all__ = ["Lookups", "MatchResult", "RecordLookup", "enriched_schema", "rows_to_batch"]
+__all__ = [
+    "MEMO_ENTRIES",
+    "Lookups",
+    "MatchResult",
+    "RecordLookup",
+    "enriched_schema",
+    "rows_to_batch",
+]
 
 
 class MatchResult(enum.Enum):
@@ -53,19 +61,36 @@ def _hashable(value: Any) -> Any:
     return value
 
 
+#: How many answers :class:`Lookups` keeps per FlowFile (least recently used go first): a
+#: FlowFile of a million distinct keys holds this many answers, not a million.
+MEMO_ENTRIES = 10_000
+
+
 class Lookups:
-    """The lookup service's answers for one FlowFile, each distinct coordinates asked once.
+    """The lookup service's answers for one FlowFile, memoised in an LRU of *entries*.
+
+    Records of one FlowFile repeat their keys (a country, a customer): the service is asked
+    once per key while it stays among the *entries* most recently used ones. The bound keeps
+    memory flat on a FlowFile with millions of distinct keys (an evicted key is asked again).
 
     Args:
         service: the lookup service (bound to the processor's session).
         context: the FlowFile's attributes (NiFi passes them as the lookup context).
+        entries: the most answers kept (:data:`MEMO_ENTRIES`).
     """
 
-    def __init__(self, service: LookupService, context: Mapping[str, str]) -> None:
+    def __init__(
+        self, service: LookupService, context: Mapping[str, str], entries: int | None = None
+    ) -> None:
         self.service = service
         self.context = dict(context)
-        self._answers: dict[Any, Any] = {}
+        self.entries = MEMO_ENTRIES if entries is None else entries
+        self._answers: OrderedDict[Any, Any] = OrderedDict()
         self.count = 0
+
+    def __len__(self) -> int:
+        """The answers held now (at most ``entries``)."""
+        return len(self._answers)
 
     def get(self, coordinates: Mapping[str, Any]) -> Any | None:
         """The service's value at *coordinates*, or None.
@@ -75,6 +100,7 @@ class Lookups:
         """
         key = _hashable(coordinates)
         if key in self._answers:
+            self._answers.move_to_end(key)
             return self._answers[key]
         try:
             found = self.service.lookup(dict(coordinates), self.context)
@@ -83,6 +109,8 @@ class Lookups:
             raise LookupFailureError(msg) from None
         self.count += 1
         self._answers[key] = found
+        if len(self._answers) > self.entries:
+            self._answers.popitem(last=False)
         return found
 
 

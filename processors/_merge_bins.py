@@ -1,5 +1,9 @@
 """MergeContent's bins as both of its paths decide and merge them: one FlowFile or batch at a time.
 
+:class:`HeldBins` is the part every processor holding bins in sessions shares (MergeContent,
+MergeRecord, JoinEnrichment): the ready-bin loop, the ``end_of_input`` purge and
+``on_stopped``; each processor keeps only its binning and its merge (``merge_bin``).
+
 Functions of the processor's context, read at each use as the processor reads its properties:
 whether it defragments, its bin limits and age, which bins are ready (NiFi's ``migrateBins``),
 and the bundle written from a bin's contents with its attributes (NiFi's ``processBin``, less
@@ -9,13 +13,14 @@ the routing). The processor (``merge_content``) and its batch forms (``_merge_ba
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import processors._merge_bundles as bundles
 import processors._merge_formats as formats
 import processors._merge_properties as props
-from flowcore.binning import FRAGMENT_COUNT, FRAGMENT_INDEX, UNLIMITED, BinLimits
+from flowcore.binning import FRAGMENT_COUNT, FRAGMENT_INDEX, UNLIMITED, BinLimits, EvictionReason
+from flowcore.processor_kinds import BinningProcessor
 from processors._merge_bundles import FRAGMENT_ID, SEGMENT_ORIGINAL_FILENAME
 
 if TYPE_CHECKING:
@@ -30,6 +35,7 @@ __all__ = [
     "MERGE_BIN_AGE",
     "MERGE_COUNT",
     "MERGE_REASON",
+    "HeldBins",
     "bin_limits",
     "bundle_attributes",
     "defragments",
@@ -48,6 +54,79 @@ MERGE_REASON = "merge.reason"
 DEFRAGMENT_DROPPED = frozenset(
     {FRAGMENT_ID, FRAGMENT_INDEX, FRAGMENT_COUNT, SEGMENT_ORIGINAL_FILENAME}
 )
+
+
+class HeldBins(BinningProcessor):
+    """A binning processor whose open bins each hold their FlowFiles in a session of its own.
+
+    The subclass bins FlowFiles into ``_manager`` (a :class:`~flowcore.binning.BinManager` or
+    one like it: ``purge`` and ``bin_count``), opens a session per bin in ``_sessions`` (by bin
+    id) and appends ready bins to ``_ready``; this class processes the ready bins (handed to
+    the engine's ``bin_sink``, or merged here by ``merge_bin`` and committed), merges the
+    open ones at the end of the input and rolls them all back when stopped. Bins never
+    travel with the processor (pickled to executors: none).
+    """
+
+    def __init__(self, **properties: object) -> None:
+        super().__init__(**properties)
+        self._reset()
+
+    def _reset(self) -> None:
+        self._manager: Any = None
+        self._ready: list[Bin] = []
+        self._sessions: dict[int, ProcessSession] = {}
+
+    def __getstate__(self) -> dict[str, object]:
+        state = self.__dict__.copy()
+        state.update(_manager=None, _ready=[], _sessions={})  # bins never travel
+        return state
+
+    def _merged_here(self, bin_: Bin) -> bool:
+        """Whether *bin_* is merged in this task even when the engine takes bins (``bin_sink``).
+
+        False by default; MergeRecord keeps a bin that already failed.
+        """
+        del bin_
+        return False
+
+    def _process_ready(self, context: ProcessContext) -> None:
+        """Hand each ready bin to the engine, or merge it and commit its session."""
+        while self._ready:
+            bin_ = self._ready.pop(0)
+            session = self._sessions.pop(bin_.id)
+            if context.bin_sink is not None and not self._merged_here(bin_):
+                context.bin_sink(bin_, session)  # the engine merges it in another task
+                continue
+            try:
+                self.merge_bin(context, session, bin_)
+                session.commit()
+            except BaseException:
+                session.rollback()
+                raise
+
+    def end_of_input(
+        self, context: ProcessContext, session_factory: Callable[[], ProcessSession]
+    ) -> None:
+        """Process every open bin (``END_OF_INPUT``): no FlowFile can join it any more."""
+        del session_factory  # each bin already has its session
+        if self._manager is None:
+            return
+        for bin_ in self._manager.purge():
+            bin_.reason = EvictionReason.END_OF_INPUT
+            self._ready.append(bin_)
+        self._process_ready(context)
+
+    def on_stopped(self, context: ProcessContext) -> None:
+        """Roll every held bin back: its FlowFiles return to the queue (NiFi's resetState)."""
+        del context
+        held = list(self._ready)
+        if self._manager is not None:
+            held.extend(self._manager.purge())
+        for bin_ in held:
+            session = self._sessions.pop(bin_.id, None)
+            if session is not None:
+                session.rollback()
+        self._reset()
 
 
 def defragments(context: ProcessContext) -> bool:

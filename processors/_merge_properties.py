@@ -2,9 +2,14 @@
 
 Declarations only, apart from the processor's behaviour in :mod:`processors.merge_content`;
 the class exposes each descriptor under the same name (``MergeContent.MERGE_STRATEGY``).
+MergeRecord's binning descriptors (``RECORD_*``) are here too: NiFi's MergeRecord declares its
+own (other descriptions, old names as aliases, other defaults), sharing MergeContent's
+Bin-Packing value and Max Bin Age but for its bounds and old name.
 """
 
 from __future__ import annotations
+
+import attrs
 
 import processors._merge_formats as formats
 from flowcore.binning import InsertionStrategy
@@ -283,4 +288,90 @@ PROPERTY_DESCRIPTORS = (
     KEEP_PATH,
     TAR_MODIFIED_TIME,
     ZERO_COPY,
+)
+
+
+# --- MergeRecord's binning descriptors (NiFi's MergeRecord declares its own) -----------------
+
+RECORD_MERGE_STRATEGY_DEFRAGMENT = AllowableValue(
+    "Defragment",
+    "Defragment",
+    "Combines fragments that are associated by attributes back into a single cohesive FlowFile. "
+    "If using this strategy, all FlowFiles must have the attributes <fragment.identifier> and "
+    '<fragment.count>. All FlowFiles with the same value for "fragment.identifier" will be '
+    'grouped together. All FlowFiles in this group must have the same value for the "fragment.'
+    'count" attribute. The ordering of the Records that are output is not guaranteed.',
+)
+RECORD_MERGE_STRATEGY = PropertyDescriptor(
+    "Merge Strategy",
+    description="Specifies the algorithm used to merge records. The 'Defragment' algorithm "
+    "combines fragments that are associated by attributes back into a single cohesive FlowFile. "
+    "The 'Bin-Packing Algorithm' generates a FlowFile populated by arbitrarily chosen FlowFiles",
+    required=True,
+    default=MERGE_STRATEGY_BIN_PACK.value,
+    allowable_values=(MERGE_STRATEGY_BIN_PACK, RECORD_MERGE_STRATEGY_DEFRAGMENT),
+    aliases=("merge-strategy",),
+)
+RECORD_CORRELATION_ATTRIBUTE_NAME = PropertyDescriptor(
+    "Correlation Attribute Name",
+    description="If specified, two FlowFiles will be binned together only if they have the same "
+    "value for this Attribute. If not specified, FlowFiles are bundled by the order in which "
+    "they are pulled from the queue.",
+    required=False,
+    validators=(ATTRIBUTE_KEY_VALIDATOR,),
+    aliases=("correlation-attribute-name",),
+)
+RECORD_MIN_SIZE = PropertyDescriptor(
+    "Minimum Bin Size",
+    description="The minimum size of for the bin",
+    required=True,
+    default="0 B",
+    validators=(DATA_SIZE_VALIDATOR,),
+    aliases=("min-bin-size",),
+)
+RECORD_MAX_SIZE = PropertyDescriptor(
+    "Maximum Bin Size",
+    description="The maximum size for the bundle. If not specified, there is no maximum. This "
+    "is a 'soft limit' in that if a FlowFile is added to a bin, all records in that FlowFile "
+    "will be added, so this limit may be exceeded by up to the number of bytes in last input "
+    "FlowFile.",
+    required=False,
+    validators=(DATA_SIZE_VALIDATOR,),
+    aliases=("max-bin-size",),
+)
+RECORD_MIN_RECORDS = PropertyDescriptor(
+    "Minimum Number of Records",
+    description="The minimum number of records to include in a bin",
+    required=True,
+    default="1",
+    validators=(POSITIVE_INTEGER_VALIDATOR,),
+    el_scope=ExpressionLanguageScope.ENVIRONMENT,
+    aliases=("min-records",),
+)
+RECORD_MAX_RECORDS = PropertyDescriptor(
+    "Maximum Number of Records",
+    description="The maximum number of Records to include in a bin. This is a 'soft limit' in "
+    "that if a FlowFIle is added to a bin, all records in that FlowFile will be added, so this "
+    "limit may be exceeded by up to the number of records in the last input FlowFile.",
+    required=False,
+    default="1000",
+    validators=(POSITIVE_INTEGER_VALIDATOR,),
+    el_scope=ExpressionLanguageScope.ENVIRONMENT,
+    aliases=("max-records",),
+)
+RECORD_MAX_BIN_COUNT = PropertyDescriptor(
+    "Maximum Number of Bins",
+    description="Specifies the maximum number of bins that can be held in memory at any one "
+    "time. This number should not be smaller than the maximum number of concurrent threads for "
+    "this Processor, or the bins that are created will often consist only of a single incoming "
+    "FlowFile.",
+    required=True,
+    default="10",
+    validators=(POSITIVE_INTEGER_VALIDATOR,),
+    aliases=("max.bin.count",),
+)
+RECORD_MAX_BIN_AGE = attrs.evolve(
+    MAX_BIN_AGE,
+    validators=(create_time_period_validator("0 sec", f"{2**31 - 1} secs"),),
+    aliases=("max-bin-age",),
 )

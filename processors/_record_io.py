@@ -29,7 +29,12 @@ from typing import IO, Any
 
 import pyarrow as pa
 
-from flowcore.errors import ConfigurationError, ExpressionEvaluationError, RecordError
+from flowcore.errors import (
+    ConfigurationError,
+    ExpressionEvaluationError,
+    RecordError,
+    RecordPathError,
+)
 from flowcore.flowfile import FlowFile
 from flowcore.process_context import ProcessContext
 from flowcore.properties import PropertyDescriptor
@@ -85,6 +90,7 @@ INCLUDE_ZERO_RECORD_FLOWFILES = PropertyDescriptor(
 #: What sends a FlowFile to failure rather than rolling the session back.
 RECORD_FAILURES: tuple[type[BaseException], ...] = (
     RecordError,
+    RecordPathError,
     ConfigurationError,
     ExpressionEvaluationError,
     pa.ArrowException,

@@ -11,10 +11,8 @@ import duckdb
 import pyarrow as pa
 
 from flowcore.binning import Bin, BinLimits, BinManager, EvictionReason
-from flowcore.errors import RecordPathError
 from flowcore.flowfile import FlowFile
 from flowcore.process_context import ProcessContext
-from flowcore.processor_kinds import BinningProcessor
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.record_path import compile_record_path
 from flowcore.relationship import Relationship
@@ -25,6 +23,7 @@ from flowcore.validators import (
     TIME_PERIOD_VALIDATOR,
 )
 from processors._join_strategies import insert_fields, sql_join, wrapper
+from processors._merge_bins import HeldBins
 from processors._merge_properties import MAX_BIN_COUNT as MERGE_MAX_BIN_COUNT
 from processors._record_io import RECORD_FAILURES, RECORD_WRITER, read_records, write_records
 from processors.fork_enrichment import (
@@ -90,7 +89,7 @@ REL_FAILURE = Relationship(
 )
 
 
-class JoinEnrichment(BinningProcessor):
+class JoinEnrichment(HeldBins):
     """Joins the records of an 'original' FlowFile and its 'enrichment' (NiFi's JoinEnrichment).
 
     FlowFiles are binned by ``enrichment.group.id`` (ForkEnrichment sets it), two to a bin:
@@ -231,20 +230,6 @@ class JoinEnrichment(BinningProcessor):
         "record.count": "The number of records in the FlowFile",
     }
 
-    def __init__(self, **properties: object) -> None:
-        super().__init__(**properties)
-        self._reset()
-
-    def _reset(self) -> None:
-        self._manager: BinManager | None = None
-        self._ready: list[Bin] = []
-        self._sessions: dict[int, ProcessSession] = {}
-
-    def __getstate__(self) -> dict[str, object]:
-        state = self.__dict__.copy()
-        state.update(_manager=None, _ready=[], _sessions={})  # bins never travel with it
-        return state
-
     # --- binning (NiFi's BinFiles with two entries a bin) -------------------------------------
 
     def max_bin_age_ms(self, context: ProcessContext) -> int | None:
@@ -301,43 +286,6 @@ class JoinEnrichment(BinningProcessor):
         """Not used: JoinEnrichment manages its own sessions (see on_trigger_sessions)."""
         del context, session
 
-    def _process_ready(self, context: ProcessContext) -> None:
-        while self._ready:
-            bin_ = self._ready.pop(0)
-            session = self._sessions.pop(bin_.id)
-            if context.bin_sink is not None:
-                context.bin_sink(bin_, session)  # the engine joins it in another task
-                continue
-            try:
-                self.merge_bin(context, session, bin_)
-                session.commit()
-            except BaseException:
-                session.rollback()
-                raise
-
-    def end_of_input(
-        self, context: ProcessContext, session_factory: Callable[[], ProcessSession]
-    ) -> None:
-        """No partner can come any more: open bins time out (their FlowFile to ``timeout``)."""
-        del session_factory
-        if self._manager is None:
-            return
-        for bin_ in self._manager.purge():
-            bin_.reason = EvictionReason.END_OF_INPUT
-            self._ready.append(bin_)
-        self._process_ready(context)
-
-    def on_stopped(self, context: ProcessContext) -> None:
-        """Purge every bin: its FlowFiles go back to the input queue."""
-        held = list(self._ready)
-        if self._manager is not None:
-            held.extend(self._manager.purge())
-        for bin_ in held:
-            session = self._sessions.pop(bin_.id, None)
-            if session is not None:
-                session.rollback()
-        self._reset()
-
     # --- joining one bin (NiFi's processBin) ---------------------------------------------------
 
     def merge_bin(self, context: ProcessContext, session: ProcessSession, bin_: Bin) -> None:
@@ -374,7 +322,7 @@ class JoinEnrichment(BinningProcessor):
         joined = session.create([original, enrichment])
         try:
             joined = self._join(context, session, joined, original, enrichment)
-        except (*RECORD_FAILURES, RecordPathError, duckdb.Error) as error:
+        except (*RECORD_FAILURES, duckdb.Error) as error:
             context.logger.error(
                 "Failed to join 'original' FlowFile %s and 'enrichment' FlowFile %s; routing "
                 "to failure: %s",

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import ClassVar
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, ClassVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -31,11 +31,12 @@ from processors._record_io import (
     RECORD_FAILURES,
     RECORD_READER,
     RECORD_WRITER,
+    _Tell,
     read_records,
-    write_records,
 )
 from processors._record_io import services as record_services
 from processors.lookup_services.base import LookupFailureError, LookupService
+from processors.record_services.schema_access import RecordWriter, RecordWriterService
 
 __all__ = ["LookupRecord"]
 
@@ -131,10 +132,13 @@ class LookupRecord(Processor):
     record whose sub-records did not all match is unmatched. The output schema is the first
     matched record's (NiFi's rule): when none matches, the added fields are left out.
 
-    Every distinct set of coordinates is looked up once per FlowFile, so the service's
-    answers stay consistent over the passes the processor makes (one to find the schema and
-    count, one per relationship written; memory bounded by a record batch and the distinct
-    answers). ``Cache Size`` is accepted (NiFi's cache across records) and not needed.
+    The content is read twice at most, as NiFi reads it: a first pass finds the schema and
+    stops at the first match (NiFi's ``determineResultSchema``; none when replacing values in
+    place), then ONE pass enriches each batch and routes it to the children of every
+    relationship at once. The service's answers are kept per FlowFile in an LRU of
+    :data:`~processors._lookup_records.MEMO_ENTRIES` coordinates (the columnar path asks each
+    distinct key of a batch once), so memory is bounded by a record batch and that many
+    answers. ``Cache Size`` is accepted (NiFi's cache across records) and not needed.
     """
 
     LOOKUP_SERVICE = PropertyDescriptor(
@@ -291,30 +295,32 @@ class LookupRecord(Processor):
                 raise LookupFailureError(msg)
             lookup = self._record_lookup(context, flowfile, service)
             lookups = Lookups(service.for_session(session), flowfile.attributes)
-            schema, counts = self._survey(session, flowfile, reader, lookup, lookups)
-            outputs = []
-            for relationship in self._relationships_used(counts):
-                child = session.create(flowfile)
-                created.append(child)
-                child, written = write_records(
-                    session,
-                    child,
-                    writer,
-                    schema,
-                    self._routed(
-                        session,
-                        flowfile=flowfile,
-                        reader=reader,
-                        lookup=lookup,
-                        lookups=lookups,
-                        schema=schema,
-                        relationship=relationship,
-                    ),
-                    attributes=flowfile.attributes,
+            schema = (
+                None
+                if lookup.in_place
+                else self._survey(session, flowfile, reader, lookup, lookups)
+            )
+            relationships = (
+                [REL_MATCHED, REL_UNMATCHED] if self._routes_matched() else [REL_SUCCESS]
+            )
+            created.extend(session.create(flowfile) for _ in relationships)
+            children = list(zip(created, relationships, strict=True))
+            routed = _RoutedWrite(session, flowfile, writer, children)
+            written = routed.run(
+                lambda: self._routed(
+                    session, flowfile, reader, lookup=lookup, lookups=lookups, schema=schema
                 )
-                written.setdefault("record.count", str(counts[relationship.name]))
-                outputs.append((session.put_all_attributes(child, written), relationship))
-        except (*RECORD_FAILURES, RecordPathError, LookupFailureError) as error:
+            )
+            outputs = []
+            for relationship, (child, attributes, count) in zip(
+                relationships, written, strict=True
+            ):
+                if relationship is not REL_SUCCESS and not count:
+                    session.remove(child)  # NiFi makes no FlowFile for an unused relationship
+                    continue
+                attributes.setdefault("record.count", str(count))
+                outputs.append((session.put_all_attributes(child, attributes), relationship))
+        except (*RECORD_FAILURES, LookupFailureError) as error:
             context.logger.error("Failed to process %s: %s", flowfile, error)
             session.remove(created)
             session.transfer(flowfile, REL_FAILURE)
@@ -330,7 +336,7 @@ class LookupRecord(Processor):
             "Successfully processed %s, creating %d derivative FlowFiles and processing %d records",
             flowfile,
             len(outputs),
-            sum(counts.values()),
+            routed.records,
         )
 
     def _record_lookup(
@@ -387,17 +393,6 @@ class LookupRecord(Processor):
             return REL_UNMATCHED
         return REL_MATCHED if MatchResult.ALL_MATCH in results else REL_UNMATCHED
 
-    def _split(self, hits: int, rows: int) -> list[tuple[str, int]]:
-        """Records per relationship of a batch with *hits* of *rows* matched (no root path)."""
-        if not self._routes_matched():
-            return [(REL_SUCCESS.name, rows)]
-        return [(REL_MATCHED.name, hits), (REL_UNMATCHED.name, rows - hits)]
-
-    def _relationships_used(self, counts: Mapping[str, int]) -> list[Relationship]:
-        if not self._routes_matched():
-            return [REL_SUCCESS]
-        return [r for r in (REL_MATCHED, REL_UNMATCHED) if counts.get(r.name)]
-
     def _survey(
         self,
         session: ProcessSession,
@@ -405,62 +400,147 @@ class LookupRecord(Processor):
         reader: object,
         lookup: RecordLookup,
         lookups: Lookups,
-    ) -> tuple[RecordSchema, dict[str, int]]:
-        """The output schema and the records per relationship (a first pass over the content).
+    ) -> RecordSchema:
+        """The output schema: the reader's, enriched by the first record that matched.
 
-        The schema is the reader's, enriched by the first record that matched (NiFi's
-        ``determineResultSchema``; replacing values in place keeps the reader's).
+        NiFi's ``determineResultSchema``: a first pass that stops at the first match (the
+        whole content only when no record matches).
         """
-        counts: dict[str, int] = {}
         found: RecordSchema | None = None
         with read_records(session, flowfile, reader) as records:  # type: ignore[arg-type]
             for batch in records:
                 fast = columnar_lookup(lookup, batch, lookups)
                 if fast is not None:
                     updated, matched = fast
-                    hits = pc.sum(matched).as_py() or 0
-                    if found is None and hits:
+                    if pc.any(matched).as_py():
                         found = RecordSchema.from_arrow(updated.schema)
-                    for name, count in self._split(hits, batch.num_rows):
-                        counts[name] = counts.get(name, 0) + count
+                        break
                     continue
                 schema = RecordSchema.from_arrow(batch.schema)
                 for row in batch_rows(batch):
-                    results = lookup.apply(row, lookups)
-                    if found is None and not lookup.in_place and MatchResult.ALL_MATCH in results:
+                    if MatchResult.ALL_MATCH in lookup.apply(row, lookups):
                         found = enriched_schema(schema, row)
-                    relationship = self._relationship(results)
-                    counts[relationship.name] = counts.get(relationship.name, 0) + 1
+                        break
+                if found is not None:
+                    break
             base = records.schema or RecordSchema(())
-        return found or base, counts
+        return found or base
 
     def _routed(
         self,
         session: ProcessSession,
-        *,
         flowfile: FlowFile,
         reader: object,
+        *,
         lookup: RecordLookup,
         lookups: Lookups,
-        schema: RecordSchema,
-        relationship: Relationship,
-    ) -> Iterator[pa.RecordBatch]:
-        """The enriched records of *relationship*, batch by batch (a pass over the content)."""
+        schema: RecordSchema | None,
+    ) -> Iterator[tuple[Relationship | None, pa.RecordBatch | RecordSchema]]:
+        """The enriched records, batch by batch, each with its relationship: ONE pass.
+
+        Yields ``(relationship, batch)`` pairs, then ``(None, schema)``: the schema written
+        (*schema*, or the reader's when None: replacing values in place keeps it).
+        """
         with read_records(session, flowfile, reader) as records:  # type: ignore[arg-type]
             for batch in records:
+                target = schema or records.schema or RecordSchema.from_arrow(batch.schema)
                 fast = columnar_lookup(lookup, batch, lookups)
                 if fast is not None:
                     updated, matched = fast
-                    if relationship is REL_MATCHED:
-                        updated = updated.filter(matched)
-                    elif relationship is REL_UNMATCHED:
-                        updated = updated.filter(pc.invert(matched))
-                    if updated.num_rows:
-                        yield conform(updated, schema)
+                    if not self._routes_matched():
+                        yield REL_SUCCESS, conform(updated, target)
+                        continue
+                    for relationship, mask in (
+                        (REL_MATCHED, matched),
+                        (REL_UNMATCHED, pc.invert(matched)),
+                    ):
+                        piece = updated.filter(mask)
+                        if piece.num_rows:
+                            yield relationship, conform(piece, target)
                     continue
-                kept = []
+                kept: dict[str, list[dict]] = {}
                 for row in batch_rows(batch):
-                    if self._relationship(lookup.apply(row, lookups)) is relationship:
-                        kept.append(row)
-                if kept:
-                    yield rows_to_batch(kept, schema)
+                    relationship = self._relationship(lookup.apply(row, lookups))
+                    kept.setdefault(relationship.name, []).append(row)
+                for relationship in (REL_SUCCESS, REL_MATCHED, REL_UNMATCHED):
+                    if relationship.name in kept:
+                        yield relationship, rows_to_batch(kept[relationship.name], target)
+            yield None, schema or records.schema or RecordSchema(())
+
+
+class _RoutedWrite:
+    """One child FlowFile per relationship, all written in one pass over routed batches.
+
+    The session's content writer takes several open streams: each child's write callback
+    opens the next child's, and the innermost runs the pass, so the content is read (and
+    looked up) once whatever the number of relationships. A record writer is made at the
+    first batch for its relationship (or at the end, empty, with the final schema).
+    """
+
+    def __init__(
+        self,
+        session: ProcessSession,
+        flowfile: FlowFile,
+        writer: RecordWriterService,
+        children: list[tuple[FlowFile, Relationship]],
+    ) -> None:
+        self._session = session
+        self._attributes = flowfile.attributes
+        self._writer = writer
+        self._children = children
+        self._streams: dict[str, _Tell] = {}
+        self._writers: dict[str, RecordWriter] = {}
+        self._counts = {relationship.name: 0 for _, relationship in children}
+        self._written: dict[str, dict[str, str]] = {}
+        self.records = 0
+
+    def run(
+        self,
+        batches: Callable[[], Iterator[tuple[Relationship | None, pa.RecordBatch | RecordSchema]]],
+    ) -> list[tuple[FlowFile, dict[str, str], int]]:
+        """Write the children; each one's new version, writer attributes and record count."""
+        updated = [child for child, _ in self._children]
+
+        def nest(index: int) -> None:
+            if index == len(self._children):
+                self._pass(batches())
+                return
+            child, relationship = self._children[index]
+
+            def produce(out: Any) -> None:
+                self._streams[relationship.name] = _Tell(out)
+                nest(index + 1)
+
+            updated[index] = self._session.write(child, produce)
+
+        nest(0)
+        return [
+            (updated[index], self._written[relationship.name], self._counts[relationship.name])
+            for index, (_, relationship) in enumerate(self._children)
+        ]
+
+    def _pass(
+        self, batches: Iterator[tuple[Relationship | None, pa.RecordBatch | RecordSchema]]
+    ) -> None:
+        final: RecordSchema = RecordSchema(())
+        for relationship, item in batches:
+            if relationship is None:
+                assert isinstance(item, RecordSchema)
+                final = item
+                continue
+            assert isinstance(item, pa.RecordBatch)
+            name = relationship.name
+            record_writer = self._writers.get(name)
+            if record_writer is None:
+                record_writer = self._writer.create_writer(
+                    item.schema, self._attributes, self._streams[name]
+                )
+                self._writers[name] = record_writer
+            record_writer.write(item)
+            self._counts[name] += item.num_rows
+            self.records += item.num_rows
+        for name, stream in self._streams.items():
+            record_writer = self._writers.get(name)
+            if record_writer is None:
+                record_writer = self._writer.create_writer(final, self._attributes, stream)
+            self._written[name] = dict(record_writer.finish())

@@ -17,7 +17,6 @@ from flowcore.binning import (
     BatchBinning,
     Bin,
     BinManager,
-    EvictionReason,
     InsertionStrategy,
 )
 from flowcore.errors import ExpressionEvaluationError, ProcessException
@@ -26,11 +25,16 @@ from flowcore.flowfile import FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import Column, constant_column
 from flowcore.process_context import ProcessContext
-from flowcore.processor_kinds import BinningProcessor
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import ValidationResult
-from processors._merge_bins import DEFRAGMENT_DROPPED, MERGE_BIN_AGE, MERGE_COUNT, MERGE_REASON
+from processors._merge_bins import (
+    DEFRAGMENT_DROPPED,
+    MERGE_BIN_AGE,
+    MERGE_COUNT,
+    MERGE_REASON,
+    HeldBins,
+)
 from processors._merge_bundles import FRAGMENT_ID, SEGMENT_ORIGINAL_FILENAME
 from processors._merge_properties import (
     MERGE_STRATEGY_BIN_PACK,
@@ -51,7 +55,7 @@ REL_FAILURE = Relationship(
 )
 
 
-class MergeContent(BinningProcessor):
+class MergeContent(HeldBins):
     """Merges a group of FlowFiles into one bundle (NiFi's MergeContent).
 
     Bin-Packing fills bins by entries and bytes, per Correlation Attribute value; Defragment
@@ -119,20 +123,6 @@ class MergeContent(BinningProcessor):
         MERGE_UUID: "On each original: the uuid of the merged FlowFile",
         "mime.type": "The MIME type of the merged content",
     }
-
-    def __init__(self, **properties: object) -> None:
-        super().__init__(**properties)
-        self._reset()
-
-    def _reset(self) -> None:
-        self._manager: BinManager | None = None
-        self._ready: list[Bin] = []
-        self._sessions: dict[int, ProcessSession] = {}
-
-    def __getstate__(self) -> dict[str, object]:
-        state = self.__dict__.copy()
-        state.update(_manager=None, _ready=[], _sessions={})  # bins never travel with the processor
-        return state
 
     # --- validation -------------------------------------------------------------------------
 
@@ -324,43 +314,6 @@ class MergeContent(BinningProcessor):
                 could_not_bin=could_not_bin,
             )
         )
-
-    def _process_ready(self, context: ProcessContext) -> None:
-        while self._ready:
-            bin_ = self._ready.pop(0)
-            session = self._sessions.pop(bin_.id)
-            if context.bin_sink is not None:
-                context.bin_sink(bin_, session)  # the engine merges it in another task
-                continue
-            try:
-                self._process_bin(context, session, bin_)
-                session.commit()
-            except BaseException:
-                session.rollback()
-                raise
-
-    def end_of_input(
-        self, context: ProcessContext, session_factory: Callable[[], ProcessSession]
-    ) -> None:
-        """Merge every open bin (``END_OF_INPUT``); incomplete Defragment bins go to failure."""
-        del session_factory  # each bin already has its session
-        if self._manager is None:
-            return
-        for bin_ in self._manager.purge():
-            bin_.reason = EvictionReason.END_OF_INPUT
-            self._ready.append(bin_)
-        self._process_ready(context)
-
-    def on_stopped(self, context: ProcessContext) -> None:
-        """Purge every bin: its FlowFiles go back to the input queue (NiFi's resetState)."""
-        held = list(self._ready)
-        if self._manager is not None:
-            held.extend(self._manager.purge())
-        for bin_ in held:
-            session = self._sessions.pop(bin_.id, None)
-            if session is not None:
-                session.rollback()
-        self._reset()
 
     # --- whole FlowFile batches (processors/_merge_batches.py) -------------------------------
 

@@ -13,19 +13,14 @@ from flowcore.flowfile import FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import Column, constant_column
 from flowcore.process_context import ProcessContext
-from flowcore.processor_kinds import BinningProcessor
-from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.records.avro_schema import schema_text
 from flowcore.records.schema import RecordSchema
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
-    ATTRIBUTE_KEY_VALIDATOR,
-    DATA_SIZE_VALIDATOR,
-    POSITIVE_INTEGER_VALIDATOR,
     ValidationResult,
-    create_time_period_validator,
 )
+from processors._merge_bins import HeldBins
 from processors._merge_bundles import FRAGMENT_ID, all_unique_attributes, common_attributes
 from processors._merge_record_bins import (
     COMPLETION_REASONS,
@@ -46,106 +41,24 @@ from processors.record_services.schema_access import RecordReaderService, Record
 
 __all__ = ["MergeRecord"]
 
+# NiFi's MergeRecord descriptors, declared beside MergeContent's (processors/_merge_properties.py)
+MERGE_STRATEGY_BIN_PACK = merge_props.MERGE_STRATEGY_BIN_PACK
+MERGE_STRATEGY_DEFRAGMENT = merge_props.RECORD_MERGE_STRATEGY_DEFRAGMENT
+MERGE_STRATEGY = merge_props.RECORD_MERGE_STRATEGY
+CORRELATION_ATTRIBUTE_NAME = merge_props.RECORD_CORRELATION_ATTRIBUTE_NAME
+MIN_SIZE = merge_props.RECORD_MIN_SIZE
+MAX_SIZE = merge_props.RECORD_MAX_SIZE
+MIN_RECORDS = merge_props.RECORD_MIN_RECORDS
+MAX_RECORDS = merge_props.RECORD_MAX_RECORDS
+MAX_BIN_COUNT = merge_props.RECORD_MAX_BIN_COUNT
+MAX_BIN_AGE = merge_props.RECORD_MAX_BIN_AGE
+
 MERGE_COUNT = "merge.count"
 MERGE_BIN_AGE = "merge.bin.age"
 MERGE_UUID = "merge.uuid"
 MERGE_COMPLETION_REASON = "merge.completion.reason"
 RECORD_COUNT = "record.count"
 INTAKE = 250  # FlowFiles pulled per session, as NiFi's MergeRecord
-
-MERGE_STRATEGY_BIN_PACK = AllowableValue(
-    "Bin-Packing Algorithm",
-    "Bin-Packing Algorithm",
-    "Generates 'bins' of FlowFiles and fills each bin as full as possible. FlowFiles are placed "
-    "into a bin based on their size and optionally their attributes (if the <Correlation "
-    "Attribute> property is set)",
-)
-MERGE_STRATEGY_DEFRAGMENT = AllowableValue(
-    "Defragment",
-    "Defragment",
-    "Combines fragments that are associated by attributes back into a single cohesive FlowFile. "
-    "If using this strategy, all FlowFiles must have the attributes <fragment.identifier> and "
-    '<fragment.count>. All FlowFiles with the same value for "fragment.identifier" will be '
-    'grouped together. All FlowFiles in this group must have the same value for the "fragment.'
-    'count" attribute. The ordering of the Records that are output is not guaranteed.',
-)
-MERGE_STRATEGY = PropertyDescriptor(
-    "Merge Strategy",
-    description="Specifies the algorithm used to merge records. The 'Defragment' algorithm "
-    "combines fragments that are associated by attributes back into a single cohesive FlowFile. "
-    "The 'Bin-Packing Algorithm' generates a FlowFile populated by arbitrarily chosen FlowFiles",
-    required=True,
-    default=MERGE_STRATEGY_BIN_PACK.value,
-    allowable_values=(MERGE_STRATEGY_BIN_PACK, MERGE_STRATEGY_DEFRAGMENT),
-    aliases=("merge-strategy",),
-)
-CORRELATION_ATTRIBUTE_NAME = PropertyDescriptor(
-    "Correlation Attribute Name",
-    description="If specified, two FlowFiles will be binned together only if they have the same "
-    "value for this Attribute. If not specified, FlowFiles are bundled by the order in which "
-    "they are pulled from the queue.",
-    required=False,
-    validators=(ATTRIBUTE_KEY_VALIDATOR,),
-    aliases=("correlation-attribute-name",),
-)
-MIN_SIZE = PropertyDescriptor(
-    "Minimum Bin Size",
-    description="The minimum size of for the bin",
-    required=True,
-    default="0 B",
-    validators=(DATA_SIZE_VALIDATOR,),
-    aliases=("min-bin-size",),
-)
-MAX_SIZE = PropertyDescriptor(
-    "Maximum Bin Size",
-    description="The maximum size for the bundle. If not specified, there is no maximum. This "
-    "is a 'soft limit' in that if a FlowFile is added to a bin, all records in that FlowFile "
-    "will be added, so this limit may be exceeded by up to the number of bytes in last input "
-    "FlowFile.",
-    required=False,
-    validators=(DATA_SIZE_VALIDATOR,),
-    aliases=("max-bin-size",),
-)
-MIN_RECORDS = PropertyDescriptor(
-    "Minimum Number of Records",
-    description="The minimum number of records to include in a bin",
-    required=True,
-    default="1",
-    validators=(POSITIVE_INTEGER_VALIDATOR,),
-    el_scope=ExpressionLanguageScope.ENVIRONMENT,
-    aliases=("min-records",),
-)
-MAX_RECORDS = PropertyDescriptor(
-    "Maximum Number of Records",
-    description="The maximum number of Records to include in a bin. This is a 'soft limit' in "
-    "that if a FlowFIle is added to a bin, all records in that FlowFile will be added, so this "
-    "limit may be exceeded by up to the number of records in the last input FlowFile.",
-    required=False,
-    default="1000",
-    validators=(POSITIVE_INTEGER_VALIDATOR,),
-    el_scope=ExpressionLanguageScope.ENVIRONMENT,
-    aliases=("max-records",),
-)
-MAX_BIN_COUNT = PropertyDescriptor(
-    "Maximum Number of Bins",
-    description="Specifies the maximum number of bins that can be held in memory at any one "
-    "time. This number should not be smaller than the maximum number of concurrent threads for "
-    "this Processor, or the bins that are created will often consist only of a single incoming "
-    "FlowFile.",
-    required=True,
-    default="10",
-    validators=(POSITIVE_INTEGER_VALIDATOR,),
-    aliases=("max.bin.count",),
-)
-MAX_BIN_AGE = PropertyDescriptor(
-    "Max Bin Age",
-    description="The maximum age of a Bin that will trigger a Bin to be complete. Expected "
-    "format is <duration> <time unit> where <duration> is a positive integer and time unit is "
-    "one of seconds, minutes, hours",
-    required=False,
-    validators=(create_time_period_validator("0 sec", f"{2**31 - 1} secs"),),
-    aliases=("max-bin-age",),
-)
 
 REL_MERGED = Relationship("merged", "The FlowFile containing the merged records")
 REL_ORIGINAL = Relationship("original", "The FlowFiles that were used to create the bundle")
@@ -156,7 +69,7 @@ REL_FAILURE = Relationship(
 )
 
 
-class MergeRecord(BinningProcessor):
+class MergeRecord(HeldBins):
     """Merges record FlowFiles into one FlowFile holding all their records (NiFi's MergeRecord).
 
     FlowFiles are binned by their schema (as the Record Reader gives it) and, when set, the
@@ -212,20 +125,6 @@ class MergeRecord(BinningProcessor):
         MERGE_COMPLETION_REASON: "Why the bin was completed",
         "<Attributes from Record Writer>": "Any attribute the Record Writer returns",
     }
-
-    def __init__(self, **properties: object) -> None:
-        super().__init__(**properties)
-        self._reset()
-
-    def _reset(self) -> None:
-        self._manager: RecordBinManager | None = None
-        self._ready: list[Bin] = []
-        self._sessions: dict[int, ProcessSession] = {}
-
-    def __getstate__(self) -> dict[str, object]:
-        state = self.__dict__.copy()
-        state.update(_manager=None, _ready=[], _sessions={})  # bins never travel
-        return state
 
     # --- configuration -----------------------------------------------------------------------
 
@@ -434,43 +333,9 @@ class MergeRecord(BinningProcessor):
                 return key, bin_, count, bin_.measure.bytes - before, error
         return key, bin_, count, bin_.measure.bytes - before, None
 
-    def _process_ready(self, context: ProcessContext) -> None:
-        while self._ready:
-            bin_ = self._ready.pop(0)
-            session = self._sessions.pop(bin_.id)
-            if context.bin_sink is not None and not getattr(bin_, "failed", False):
-                context.bin_sink(bin_, session)  # the engine merges it in another task
-                continue
-            try:
-                self._process_bin(context, session, bin_)
-                session.commit()
-            except BaseException:
-                session.rollback()
-                raise
-
-    def end_of_input(
-        self, context: ProcessContext, session_factory: Callable[[], ProcessSession]
-    ) -> None:
-        """Complete every open bin; an incomplete Defragment bin goes to failure."""
-        del session_factory
-        if self._manager is None:
-            return
-        for bin_ in self._manager.purge():
-            bin_.reason = EvictionReason.END_OF_INPUT
-            self._ready.append(bin_)
-        self._process_ready(context)
-
-    def on_stopped(self, context: ProcessContext) -> None:
-        """Roll every open bin back: its FlowFiles return to the queue (NiFi's resetState)."""
-        del context
-        held = list(self._ready)
-        if self._manager is not None:
-            held.extend(self._manager.purge())
-        for bin_ in held:
-            session = self._sessions.pop(bin_.id, None)
-            if session is not None:
-                session.rollback()
-        self._reset()
+    def _merged_here(self, bin_: Bin) -> bool:
+        """A bin that already failed (a record that did not fit) is routed here, not handed on."""
+        return bool(getattr(bin_, "failed", False))
 
     def bin_count(self) -> int:
         """How many bins are open (NiFi's ``getBinCount``)."""

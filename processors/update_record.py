@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 import attrs
 import pyarrow as pa
 
-from flowcore.errors import RecordError, RecordPathError, RecordPathSyntaxError
+from flowcore.errors import RecordError, RecordPathSyntaxError
 from flowcore.expression import compile_expression, contains_expression
 from flowcore.flowfile import FlowFile
 from flowcore.process_context import ProcessContext
@@ -194,7 +194,7 @@ class UpdateRecord(Processor):
             else:
                 transform = _RecordUpdate(rules, as_path, writer, flowfile)
             updated, written, count = convert(session, flowfile, reader, writer, transform)
-        except (*RECORD_FAILURES, RecordPathError) as error:
+        except RECORD_FAILURES as error:
             route_failure(context, session, flowfile, error, REL_FAILURE)
             return
         updated = session.put_all_attributes(updated, written)
@@ -324,7 +324,11 @@ class _RecordUpdate:
             view = path_schema(schema)
             selected = path.evaluate(record, schema=view)
             if self._as_path:
-                record, schema = self._by_path(record, schema, selected, rule, updates)
+                try:
+                    record, schema = self._by_path(record, schema, selected, rule, updates)
+                except RecordError as exc:
+                    msg = f"record {self._index}, property {rule.path!r}: {exc}"
+                    raise RecordError(msg, record=self._index, field=exc.field) from None
             elif rule.per_field:
                 expression = self._expressions[rule.path]
                 for fv in selected:
@@ -378,11 +382,24 @@ def _update_field(fv: FieldValue, selected: tuple[FieldValue, ...], updates: Upd
 
 
 def _built_record(selected: tuple[FieldValue, ...]) -> tuple[dict[str, Any], RecordSchema]:
-    """A record of the selected fields (NiFi's MapRecord over their fields)."""
+    """A record of the selected fields (NiFi's MapRecord over their fields).
+
+    Raises:
+        RecordError: two selected values share a field name (the elements of one array, the
+            same field of several records): NiFi's SimpleRecordSchema refuses such a schema,
+            so the FlowFile fails rather than keep only the last value under the name.
+    """
     fields: dict[str, RecordField] = {}
     values: dict[str, Any] = {}
     for fv in selected:
         name = fv.field_name or "value"
+        if name in fields:
+            msg = (
+                f"Two fields are given with the same name (or alias) of '{name}': the "
+                f"Record Path Value selected {len(selected)} values for one field, so they "
+                "cannot make one record; select one value (an index or a predicate)"
+            )
+            raise RecordError(msg, field=name)
         fields[name] = RecordField(name, nifi_type(fv))
         values[name] = fv.value
     return values, RecordSchema(fields.values())

@@ -75,10 +75,21 @@ class FieldValue:
 
     @property
     def parent_record(self) -> Mapping[str, Any] | None:
-        """The nearest record holding this value (NiFi's ``getParentRecord``), or None."""
+        """The nearest record holding this value (NiFi's ``getParentRecord``), or None.
+
+        As NiFi, the walk up stops at the first holder that is a record, even when that
+        record is null: a field under a null record has no parent record (None), it does not
+        belong to the record above. A holder typed a record is one; an untyped holder is one
+        when it holds a mapping, or when it is a null field present in its own record (what
+        a schema would type a record; a field missing from its record walks on, as NiFi's
+        missing child, typed a choice, does).
+        """
         holder = self.parent
         while holder is not None:
-            if is_record(holder) and isinstance(holder.value, Mapping):
+            name = holder.type_name
+            if name == "record" or (name is None and _null_field(holder)):
+                return holder.value if isinstance(holder.value, Mapping) else None
+            if name in (None, "choice") and isinstance(holder.value, Mapping):
                 return holder.value
             holder = holder.parent
         return None
@@ -109,7 +120,7 @@ class FieldValue:
             record = self.parent_record
             if record is None or self.field is None:
                 if self.value is None:
-                    return  # as NiFi: nothing to update
+                    return  # as NiFi: nothing to update (a null literal, a null parent record)
                 msg = (
                     f"cannot update {self!r}: the value is not associated with any record "
                     "(a literal or a value a function built); select a field instead"
@@ -145,6 +156,20 @@ class FieldValue:
 def root_value(record: Mapping[str, Any], schema: Any = None) -> FieldValue:
     """The FieldValue of a whole record (NiFi's ``RootPath``: field ``root``, no parent)."""
     return FieldValue(record, RecordField("root", DataType("record", schema=schema)))
+
+
+def _null_field(fv: FieldValue) -> bool:
+    """*fv* is a null field present in the record that holds it."""
+    holder = fv.parent
+    return (
+        fv.value is None
+        and fv.index is None
+        and fv.key is None
+        and fv.field is not None
+        and holder is not None
+        and isinstance(holder.value, Mapping)
+        and fv.field.name in holder.value
+    )
 
 
 def _writable(holder: Any) -> MutableMapping[str, Any]:

@@ -22,6 +22,7 @@ from processors.record_services.schema_access import (
     RecordWriterService,
     date_time_properties,
     schema_access_strategy,
+    schema_inference_cache,
     schema_properties,
     writer_properties,
 )
@@ -30,14 +31,7 @@ __all__ = ["JsonRecordSetWriter", "JsonTreeReader"]
 
 _ACCESS = schema_access_strategy((INFER_SCHEMA, *READER_STRATEGIES), INFER_SCHEMA)
 
-SCHEMA_INFERENCE_CACHE = PropertyDescriptor(
-    "Schema Inference Cache",
-    description="Specifies a Schema Cache to use when inferring the schema (not used by "
-    "flowcore: it infers from a bounded sample of each FlowFile).",
-    identifies_service="RecordSchemaCacheService",
-    dependencies=((_ACCESS, INFER_SCHEMA.value),),
-    aliases=("schema-inference-cache",),
-)
+SCHEMA_INFERENCE_CACHE = schema_inference_cache(_ACCESS)
 STARTING_FIELD_STRATEGY = PropertyDescriptor(
     "Starting Field Strategy",
     description="Start processing from the root node or from a specified nested node.",

@@ -192,6 +192,18 @@ def schema_properties(access: PropertyDescriptor) -> tuple[PropertyDescriptor, .
     )
 
 
+def schema_inference_cache(access: PropertyDescriptor) -> PropertyDescriptor:
+    """NiFi's "Schema Inference Cache" of an inferring reader, shown when *access* infers."""
+    return PropertyDescriptor(
+        "Schema Inference Cache",
+        description="Specifies a Schema Cache to use when inferring the schema (not used by "
+        "flowcore: it infers from a bounded sample of each FlowFile).",
+        identifies_service="RecordSchemaCacheService",
+        dependencies=((access, INFER_SCHEMA.value),),
+        aliases=("schema-inference-cache",),
+    )
+
+
 def date_time_properties() -> tuple[PropertyDescriptor, ...]:
     """NiFi's DateTimeUtils properties: Date Format, Time Format, Timestamp Format."""
     return tuple(

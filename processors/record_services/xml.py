@@ -23,6 +23,7 @@ from processors.record_services.schema_access import (
     RecordWriterService,
     date_time_properties,
     schema_access_strategy,
+    schema_inference_cache,
     schema_properties,
     writer_properties,
 )
@@ -87,14 +88,7 @@ PARSE_XML_ATTRIBUTES = PropertyDescriptor(
     dependencies=((_ACCESS, INFER_SCHEMA.value),),
     aliases=("parse_xml_attributes",),
 )
-SCHEMA_INFERENCE_CACHE = PropertyDescriptor(
-    "Schema Inference Cache",
-    description="Specifies a Schema Cache to use when inferring the schema (not used by "
-    "flowcore: it infers from a bounded sample of each FlowFile).",
-    identifies_service="RecordSchemaCacheService",
-    dependencies=((_ACCESS, INFER_SCHEMA.value),),
-    aliases=("schema-inference-cache",),
-)
+SCHEMA_INFERENCE_CACHE = schema_inference_cache(_ACCESS)
 
 
 class XMLReader(RecordReaderService):

@@ -7,6 +7,8 @@ import io
 import json
 from pathlib import Path
 
+import pytest
+
 from flowcore import Flow
 from flowcore.driver.controller import run_flow
 from flowcore.settings import Settings
@@ -82,6 +84,40 @@ def test_simple_sql_join() -> None:
     joined.assert_content_equals("id,name\n5,John Doe\n")
     joined.assert_attribute_equals("record.count", "1")
     joined.assert_attribute_equals("mime.type", "text/csv")
+
+
+def test_sql_self_join_of_original() -> None:
+    """A self-join of ``original`` (it scans the original twice) joins, its records spilled
+    to a file rather than read from a stream twice; and the enrichment joined after it."""
+    runner = csv_runner(
+        join_strategy="SQL",
+        sql="SELECT o1.id, o2.name AS manager, e.dept FROM original o1 "
+        "JOIN original o2 ON o1.manager_id = o2.id "
+        "LEFT OUTER JOIN enrichment e ON o1.id = e.id ORDER BY o1.id",
+    )
+    runner.enqueue(b"id,name,manager_id\n1,Ann,\n2,Bob,1\n3,Cy,1\n4,Di,2", ORIGINAL)
+    runner.enqueue(b"id,dept\n2,sales\n4,ops", ENRICHMENT)
+    runner.run()
+    runner.assert_transfer_count("failure", 0)
+    joined = runner.flowfiles_for("joined")[0]
+    joined.assert_content_equals("id,manager,dept\n2,Ann,sales\n3,Ann,\n4,Bob,ops\n")
+    joined.assert_attribute_equals("record.count", "3")
+
+
+def test_sql_naming_original_once_streams_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A query that scans ``original`` once reads it as a stream: nothing is spilled."""
+    import processors._join_strategies as strategies
+
+    monkeypatch.setattr(strategies, "_spilled", None)
+    runner = csv_runner(
+        join_strategy="SQL",
+        sql="SELECT original.id, enrichment.name FROM original JOIN enrichment "
+        "ON original.id = enrichment.id",
+    )
+    runner.enqueue(b"id\n5", ORIGINAL)
+    runner.enqueue(b"id,name\n5,John Doe", ENRICHMENT)
+    runner.run()
+    runner.flowfiles_for("joined")[0].assert_content_equals("id,name\n5,John Doe\n")
 
 
 def test_el_referencing_attribute() -> None:

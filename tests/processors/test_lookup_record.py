@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+import pytest
+
 from flowcore.controller_service import ServiceContext
 from flowcore.testing import TestRunner
 from processors import LookupRecord
@@ -614,3 +616,85 @@ def test_a_nifi_flow_with_lookup_record_imports(tmp_path: Path) -> None:
     assert flow.services["Sports"].dynamic_properties == {"John Doe": "Soccer"}
     flow.validate()  # raises listing every problem
     assert not flow.stopped
+
+
+class CountingLookup(MapLookup):
+    """A lookup that counts the coordinates it was asked and answers each with its key."""
+
+    asked: ClassVar[list[str]] = []
+
+    def lookup(self, coordinates: Mapping[str, Any], context: Mapping[str, str] | None = None):
+        """Count, then answer."""
+        CountingLookup.asked.append(str(coordinates.get("lookup")))
+        return str(coordinates.get("lookup"))
+
+
+def test_the_memo_of_answers_is_a_bounded_lru() -> None:
+    """The answers kept per FlowFile are an LRU of ``entries``: ten distinct keys leave three
+    held, the most recent is answered from memory and an evicted one is asked again."""
+    from processors._lookup_records import MEMO_ENTRIES, Lookups
+
+    CountingLookup.asked.clear()
+    lookups = Lookups(CountingLookup("lookup"), {}, entries=3)
+    for n in range(10):
+        lookups.get({"lookup": f"k{n}"})
+    assert len(lookups) == 3
+    lookups.get({"lookup": "k9"})
+    lookups.get({"lookup": "k0"})
+    assert CountingLookup.asked == [*(f"k{n}" for n in range(10)), "k0"]
+    assert Lookups(CountingLookup("lookup"), {}).entries == MEMO_ENTRIES
+
+
+def test_a_flowfile_of_many_distinct_keys_keeps_at_most_the_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """5,000 distinct names (columnar path) with a bound of 100: every record still enriched
+    and routed, and never more than 100 answers held."""
+    import processors._lookup_records as memo
+
+    monkeypatch.setattr(memo, "MEMO_ENTRIES", 100)
+    held: list[int] = []
+    get = memo.Lookups.get
+
+    def watched(self: memo.Lookups, coordinates: Mapping[str, Any]) -> Any:
+        held.append(len(self))
+        return get(self, coordinates)
+
+    monkeypatch.setattr(memo.Lookups, "get", watched)
+    values = {f"n{i}": f"s{i}" for i in range(0, 5_000, 2)}
+    content = json.dumps([{"name": f"n{i}", "age": 1} for i in range(5_000)]).encode()
+    runner = run_once(people_runner(values), content)
+    assert max(held) <= 100
+    runner.flowfiles_for("matched")[0].assert_attribute_equals("record.count", "2500")
+    runner.flowfiles_for("unmatched")[0].assert_attribute_equals("record.count", "2500")
+
+
+def test_matched_and_unmatched_come_from_one_parse(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Routing to matched and unmatched parses the content once (plus NiFi's schema pass,
+    which stops at the first match); replacing values in place parses it once."""
+    import processors.lookup_record as module
+
+    parses: list[int] = []
+    read = module.read_records
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        parses.append(1)
+        return read(*args, **kwargs)
+
+    monkeypatch.setattr(module, "read_records", counted)
+    runner = run_once(people_runner({"John Doe": "Soccer", "Jimmy Doe": "Football"}))
+    runner.assert_transfer_count("matched", 1)
+    runner.assert_transfer_count("unmatched", 1)
+    assert len(parses) == 2
+    parses.clear()
+    runner = run_once(
+        people_runner(
+            {"John Doe": "Soccer"},
+            service=InPlaceLookup("lookup", **{"John Doe": "JD"}),
+            result_recordpath=None,
+            record_update_strategy="replace-existing-values",
+        )
+    )
+    runner.flowfiles_for("matched")[0].assert_content_equals("JD,48,\n")
+    runner.flowfiles_for("unmatched")[0].assert_attribute_equals("record.count", "2")
+    assert len(parses) == 1

@@ -62,3 +62,16 @@ def test_take_ready_evicts_the_oldest_bin_only_when_over_the_count() -> None:
     assert take_ready(manager, context, relaxed=False, max_bins=2, could_not_bin=False) == []
     (evicted,) = take_ready(manager, context, relaxed=False, max_bins=1, could_not_bin=False)
     assert (evicted.group, evicted.reason) == ("a", EvictionReason.BIN_MANAGER_FULL)
+
+
+def test_every_bin_holding_processor_shares_one_ready_loop() -> None:
+    """MergeContent, MergeRecord and JoinEnrichment take the ready-bin loop, the end-of-input
+    purge and on_stopped from HeldBins; each keeps only its binning and its merge."""
+    from processors import JoinEnrichment, MergeContent, MergeRecord
+    from processors._merge_bins import HeldBins
+
+    for processor in (MergeContent, MergeRecord, JoinEnrichment):
+        assert issubclass(processor, HeldBins)
+        for name in ("_process_ready", "end_of_input", "on_stopped", "_reset", "__getstate__"):
+            assert name not in vars(processor), (processor.__name__, name)
+        assert "merge_bin" in vars(processor)

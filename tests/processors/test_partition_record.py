@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import processors.partition_record as partition_module
 from flowcore import Flow, ProvenanceEventType
 from flowcore.driver.controller import run_flow
+from flowcore.record_path import compile_record_path
 from flowcore.settings import Settings
 from flowcore.testing import TestRunner
 from processors import GetFile, PartitionRecord, PutFile, UpdateAttribute, UpdateRecord
@@ -339,3 +343,98 @@ def test_spilling_thousands_of_partitions_keeps_no_file_open(
     out = runner.flowfiles_for("success")
     assert len(out) == 1500
     assert {f.attributes["record.count"] for f in out} == {"2"}
+
+
+_SCALARS = st.one_of(
+    st.none(), st.sampled_from([0.0, -0.0, 1.5, float("nan"), float("-nan"), float("inf")])
+)
+_ROWS = st.lists(
+    st.fixed_dictionaries(
+        {
+            "s": st.one_of(st.none(), st.sampled_from(["a", "b", "é", ""])),
+            "i": st.one_of(st.none(), st.integers(-2, 2)),
+            "d": _SCALARS,
+            "t": st.one_of(st.none(), st.booleans()),
+            "r": st.one_of(
+                st.none(), st.fixed_dictionaries({"b": st.one_of(st.none(), st.integers(0, 2))})
+            ),
+        }
+    ),
+    max_size=40,
+)
+_ROW_TYPE = pa.schema(
+    [
+        ("s", pa.string()),
+        ("i", pa.int64()),
+        ("d", pa.float64()),
+        ("t", pa.bool_()),
+        ("r", pa.struct([("b", pa.int32())])),
+    ]
+)
+
+
+def _partitioned(
+    batches: list[pa.RecordBatch], texts: dict[str, str], tmp: Path
+) -> list[tuple[dict[str, str], int, list[dict[str, object]]]]:
+    """The partitions *texts*' paths make of *batches*: attributes, count, records."""
+    paths = {name: compile_record_path(text) for name, text in texts.items()}
+    out = partition_module._Partitions(tmp)
+    for batch in batches:
+        partition_module._partition(batch, paths, out)
+    return [
+        (
+            out.attributes[index],
+            out.counts[index],
+            [repr(row) for batch in out.batches(index) for row in batch.to_pylist()],
+        )
+        for index in range(len(out))
+    ]
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    rows=_ROWS,
+    split=st.integers(1, 40),
+    keys=st.lists(
+        st.sampled_from(["/s", "/i", "/d", "/t", "/r/b"]), min_size=1, max_size=3, unique=True
+    ),
+)
+def test_column_grouping_matches_the_per_record_path(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    rows: list[dict[str, object]],
+    split: int,
+    keys: list[str],
+) -> None:
+    """Arrow's grouping of plain scalar paths makes the same partitions (first-seen order,
+    every NaN one partition, -0.0 apart from 0.0, nulls and null parents, attributes,
+    records in order) as the per-record RecordPath grouping, over several batches."""
+    table = pa.Table.from_pylist(rows, schema=_ROW_TYPE)
+    batches = table.to_batches(max_chunksize=split)
+    texts = {f"k{n}": key for n, key in enumerate(keys)}
+    columnar = _partitioned(batches, texts, tmp_path)
+    with monkeypatch.context() as patch:
+        patch.setattr(partition_module, "_scalar_column", lambda *_: None)
+        per_record = _partitioned(batches, texts, tmp_path)
+    assert columnar == per_record
+
+
+def test_plain_paths_make_one_python_key_per_group_not_per_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Plain scalar paths are grouped by Arrow: 20,000 records in 3 groups build 3 Python keys
+    (the per-record path built 20,000) and never a Python record."""
+    calls = []
+    frozen = partition_module._frozen
+    monkeypatch.setattr(partition_module, "_frozen", lambda v: calls.append(v) or frozen(v))
+    monkeypatch.setattr(partition_module, "batch_rows", None)
+    table = pa.table({"c": [f"c{i % 3}" for i in range(20_000)], "n": range(20_000)})
+    out = _partitioned(table.to_batches(), {"c": "/c"}, tmp_path)
+    assert [(a, n) for a, n, _ in out] == [
+        ({"c": "c0"}, 6667),
+        ({"c": "c1"}, 6667),
+        ({"c": "c2"}, 6666),
+    ]
+    assert len(calls) == 3

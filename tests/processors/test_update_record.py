@@ -778,3 +778,38 @@ def test_many_batches_share_the_first_record_schema() -> None:
     runner.run()
     out = json.loads(only_success(runner))
     assert [r["i"] for r in out] == list(range(1, 2501))
+
+
+def test_record_path_value_of_same_named_values_fails_naming_them() -> None:
+    """A Record Path Value selecting several values of one field name (an array's elements)
+    cannot make one record (NiFi's SimpleRecordSchema: "Two fields are given with the same
+    name"): the FlowFile fails, the message naming the field and record; it used to keep the
+    last element alone as the value."""
+    schema = avro(
+        "r", [("id", "int"), ("numbers", {"type": "array", "items": "int"}), ("n", ["null", "int"])]
+    )
+    runner = json_runner(schema, schema, **{"/n": "/numbers[*]"})
+    runner.set_property("Replacement Value Strategy", "record-path-value")
+    runner.enqueue(
+        json.dumps([{"id": 1, "numbers": [7], "n": None}, {"id": 2, "numbers": [1, 2], "n": None}])
+    )
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    message = runner.flowfiles_for("failure")[0].attributes["record.error.message"]
+    assert message.startswith("record 2, property '/n': Two fields are given with the same name")
+    assert "'numbers'" in message
+
+
+def test_record_path_errors_are_record_failures() -> None:
+    """RecordPathError is one of the shared RECORD_FAILURES (no processor adds it itself): a
+    Record Path Value from EL that does not compile fails the FlowFile with its message."""
+    from flowcore.errors import RecordPathError
+    from processors._record_io import RECORD_FAILURES
+
+    assert RecordPathError in RECORD_FAILURES
+    runner = json_runner(PERSON_WITH_NAME_RECORD, None, **{"/name/first": "${path}"})
+    runner.set_property("Replacement Value Strategy", "record-path-value")
+    runner.enqueue(PERSON, {"path": "/name["})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    assert runner.flowfiles_for("failure")[0].attributes["record.error.message"]

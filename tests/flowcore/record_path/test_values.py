@@ -15,6 +15,7 @@ from flowcore.record_path import (
     RecordPathEvaluationError,
     compile_record_path,
 )
+from flowcore.record_path._schema import RecordSchema as PathSchema
 from flowcore.record_path._values import is_array, is_map, is_record, root_value, to_string
 
 
@@ -54,6 +55,28 @@ def test_update_of_a_literal_is_an_error() -> None:
 def test_update_of_a_null_literal_is_ignored() -> None:
     """A value-less FieldValue with no record updates nothing, as NiFi."""
     FieldValue(None).update_value("x")
+
+
+@pytest.mark.parametrize("typed", [True, False])
+def test_update_through_a_null_parent_record_updates_nothing(typed: bool) -> None:
+    """``/a/b`` where record ``a`` is null: b's parent record is null, so the update does
+    nothing (NiFi's StandardFieldValue: getParentRecord stops at the null record and a null
+    value updates nothing); it used to write ``b`` into the root record."""
+    inner = PathSchema({"b": DataType("string")})
+    schema = PathSchema({"id": DataType("long"), "a": DataType("record", schema=inner)})
+    record: dict[str, Any] = {"id": 1, "a": None}
+    (fv,) = compile_record_path("/a/b").evaluate(record, schema=schema if typed else None)
+    assert fv.parent_record is None
+    fv.update_value("x")
+    assert record == {"id": 1, "a": None}
+
+
+def test_update_under_a_missing_child_walks_up_as_nifi() -> None:
+    """``/a/b/c`` where ``b`` is missing from record ``a``: b is NiFi's missing child (a
+    choice, not a record), so c's parent record is ``a``, as NiFi's getParentRecord walks."""
+    record: dict[str, Any] = {"a": {"x": 1}}
+    (fv,) = compile_record_path("/a/b/c").evaluate(record)
+    assert fv.parent_record is record["a"]
 
 
 def test_update_of_a_read_only_record_is_our_error() -> None:

@@ -80,3 +80,17 @@ def test_unsupported_write_strategy_is_named() -> None:
         "w", schema_write_strategy="hwx-content-encoded-schema"
     ).validate()
     assert any("Schema Write Strategy" in p.explanation for p in problems)
+
+
+def test_inferring_readers_share_the_schema_inference_cache_descriptor() -> None:
+    """JsonTreeReader and XMLReader take NiFi's Schema Inference Cache from schema_access,
+    shown only when their Schema Access Strategy infers."""
+    from processors.record_services import JsonTreeReader, XMLReader
+    from processors.record_services.schema_access import INFER_SCHEMA, schema_inference_cache
+
+    for reader in (JsonTreeReader, XMLReader):
+        access = next(d for d in reader.property_descriptors if d.name == "Schema Access Strategy")
+        cache = next(d for d in reader.property_descriptors if d.name == "Schema Inference Cache")
+        assert cache == schema_inference_cache(access)
+        assert cache.aliases == ("schema-inference-cache",)
+        assert [(dep.values) for dep in cache.dependencies] == [(INFER_SCHEMA.value,)]
