@@ -85,6 +85,7 @@ _STANDARD_NAMES = (
     "GenerateFlowFile",
     "GenerateTableFetch",
     "GetFile",
+    "HandleHttpRequest",
     "InvokeHTTP",
     "JoinEnrichment",
     "ListenHTTP",
