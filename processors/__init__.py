@@ -45,6 +45,7 @@ BUILTIN_PROCESSORS: LazyTypes[type[Processor]] = LazyTypes(
         "GetDataFrame": "processors.get_dataframe",
         "GetFile": "processors.get_file",
         "HandleHttpRequest": "processors.http_server",
+        "HandleHttpResponse": "processors.http_server",
         "InvokeHTTP": "processors.invoke_http",
         "JoinEnrichment": "processors.join_enrichment",
         "JoltTransformJSON": "processors.jolt_transform_json",

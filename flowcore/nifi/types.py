@@ -86,6 +86,7 @@ _STANDARD_NAMES = (
     "GenerateTableFetch",
     "GetFile",
     "HandleHttpRequest",
+    "HandleHttpResponse",
     "InvokeHTTP",
     "JoinEnrichment",
     "ListenHTTP",

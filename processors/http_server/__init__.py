@@ -5,6 +5,7 @@ Requests are answered only once their FlowFiles are durable (see ``docs/http-ser
 
 from processors.http_server.context_map import StandardHttpContextMap
 from processors.http_server.handle_http_request import HandleHttpRequest
+from processors.http_server.handle_http_response import HandleHttpResponse
 from processors.http_server.listen_http import ListenHTTP
 
-__all__ = ["HandleHttpRequest", "ListenHTTP", "StandardHttpContextMap"]
+__all__ = ["HandleHttpRequest", "HandleHttpResponse", "ListenHTTP", "StandardHttpContextMap"]
