@@ -31,6 +31,7 @@ __all__ = ["Container", "ContainerQueue", "RequestConfig", "RequestServer"]
 log = logging.getLogger(__name__)
 
 _CHUNK_LINE_MAX = 1024  # bytes of one chunk-size line
+SHUTDOWN_POLL_S = 0.05  # seconds between the server loop's looks for a shutdown
 
 
 @attrs.frozen
@@ -173,7 +174,10 @@ class RequestServer:
         handler = type("RequestHandler", (_Handler,), {"config": config, "queue": queue})
         self._server = _BoundedServer((host, port), handler, threads)
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name=f"HandleHttpRequest:{self.port}", daemon=True
+            target=self._server.serve_forever,
+            args=(SHUTDOWN_POLL_S,),
+            name=f"HandleHttpRequest:{self.port}",
+            daemon=True,
         )
         self._thread.start()
 
