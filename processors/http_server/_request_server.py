@@ -140,10 +140,16 @@ class _BoundedServer(ThreadingHTTPServer):
 
     def __init__(self, address: tuple[str, int], handler: type, threads: int) -> None:
         self._slots = threading.BoundedSemaphore(threads)
+        self.closing = False
         super().__init__(address, handler)
 
     def process_request(self, request: Any, client_address: Any) -> None:
-        self._slots.acquire()  # more connections wait in the listen backlog
+        # Every thread busy: this connection waits (and later ones in the listen backlog),
+        # unless the server is stopping, when it is dropped.
+        while not self._slots.acquire(timeout=SHUTDOWN_POLL_S):
+            if self.closing:
+                self.shutdown_request(request)
+                return
         try:
             super().process_request(request, client_address)
         except BaseException:
@@ -188,6 +194,7 @@ class RequestServer:
 
     def close(self) -> None:
         """Stop taking connections (requests held are answered by whoever stops them)."""
+        self._server.closing = True
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=SOCKET_TIMEOUT_S)

@@ -288,3 +288,29 @@ def test_a_nifi_export_names_nifis_classes_and_imports_back() -> None:
     imported = back.resolved_processor(back.component("request"))
     assert isinstance(imported, HandleHttpRequest)
     assert imported.configured["Allowed Paths"] == "/a.*"
+
+
+def test_a_full_container_queue_answers_503(runner: TestRunner) -> None:
+    """Past Container Queue Size requests waiting to be taken, a request gets 503 'Request
+    Queue Full' at once; the waiting one is answered 503 'Stopping Server' when the
+    processor stops."""
+    runner.set_property("Container Queue Size", "1")
+    runner.run(1, stop_on_finish=False)
+    processor = runner.processor
+    assert isinstance(processor, HandleHttpRequest)
+    url = f"http://127.0.0.1:{processor.port}/q"
+    first: list[httpx.Response] = []
+    waiting = threading.Thread(
+        target=lambda: first.append(httpx.post(url, content=b"1", timeout=10))
+    )
+    waiting.start()
+    queue = processor.__dict__["_containers"]
+    deadline = time.monotonic() + 10
+    while not len(queue) and time.monotonic() < deadline:  # the first request is read
+        time.sleep(0.02)
+    refused = httpx.post(url, content=b"2", timeout=10)
+    assert (refused.status_code, refused.reason_phrase) == (503, "Request Queue Full")
+    processor.on_stopped(runner.context)
+    waiting.join(timeout=10)
+    assert [(r.status_code, r.reason_phrase) for r in first] == [(503, "Stopping Server")]
+    runner.assert_transfer_count("success", 0)
