@@ -223,18 +223,20 @@ class _Handler(BaseHTTPRequestHandler):
         log.debug("%s %s", self.address_string(), format % args)
 
     def _send(self, answer: Answer, *, close: bool = False) -> None:
+        # RFC 9110: a 1xx, 204 or 304 response has no content, and a 1xx or 204 no length
+        bodiless = answer.status < 200 or answer.status in (204, 304)
         try:
             self.send_response(answer.status, answer.reason)
             named = {name.lower() for name, _ in answer.headers}
             for name, value in answer.headers:
                 self.send_header(name, value)
-            if "content-length" not in named:
+            if "content-length" not in named and not bodiless:
                 self.send_header("Content-Length", str(len(answer.body)))
             if close:
                 self.send_header("Connection", "close")
                 self.close_connection = True
             self.end_headers()
-            if answer.body and self.command != "HEAD":
+            if answer.body and self.command != "HEAD" and not bodiless:
                 self.wfile.write(answer.body)
             self.wfile.flush()
         except OSError as error:  # the client went away: nothing more to tell it

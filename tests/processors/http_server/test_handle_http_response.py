@@ -243,15 +243,23 @@ def test_request_flow_response_round_trip(tmp_path: Path) -> None:
 
 def test_disallowed_path_and_method_answer_404_and_405(tmp_path: Path) -> None:
     """Allowed Paths refuses other paths with 404, a method not allowed gets 405, and neither
-    makes a FlowFile; an allowed one goes round."""
+    makes a FlowFile; allowed ones go round (a 204 without content)."""
     request = {"Allowed Paths": "/api/.*", "Allow PUT": "false"}
-    with handling(tmp_path, request=request) as run, httpx.Client(timeout=10) as client:
+    response = {"HTTP Status Code": "${http.query.param.status:replaceEmpty('200')}"}
+    with (
+        handling(tmp_path, request=request, response=response) as run,
+        httpx.Client(timeout=10) as client,
+    ):
         assert client.get(run.url + "/other").status_code == 404
         assert client.put(run.url + "/api/x", content=b"x").status_code == 405
         assert client.head(run.url + "/api/x").status_code == 405  # Allow HEAD: false
         assert client.delete(run.url + "/api/x").status_code == 200
+        empty = client.post(run.url + "/api/x?status=204", content=b"ignored")
+        assert (empty.status_code, empty.content) == (204, b"")
+        assert "content-length" not in empty.headers
+        assert client.get(run.url + "/api/again").status_code == 200  # the connection goes on
     assert run.result is not None
-    assert run.result.count("request", "success") == 1
+    assert run.result.count("request", "success") == 3
 
 
 def test_an_unanswered_request_expires_503_and_its_flowfile_fails_later(tmp_path: Path) -> None:
