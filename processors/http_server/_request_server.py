@@ -275,6 +275,7 @@ class _Handler(BaseHTTPRequestHandler):
             local=self.connection.getsockname()[:2],
             millis=int((time.monotonic() - started) * 1000),
         )
+        del body  # the container's goes once its FlowFile is committed: this thread waits on
         container.exchange.remote = self.client_address[0]
         if not self.queue.offer(container):
             self._error(503, "Request Queue Full", close=False)

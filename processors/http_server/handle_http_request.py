@@ -44,7 +44,7 @@ from processors.http_server._request_server import (
     RequestServer,
     handler_wait_s,
 )
-from processors.http_server.context_map import Answer, HttpContextMap
+from processors.http_server.context_map import Answer, Exchange, HttpContextMap
 
 __all__ = ["HandleHttpRequest"]
 
@@ -325,8 +325,10 @@ class HandleHttpRequest(SourceProcessor):
         """The requests that arrived, registered in the context map, one work item each."""
         queue = self._start(context)
         context_map = self._context_map(context)
-        held: dict[str, Container] = self.__dict__["_held"]
-        for identifier in [i for i, c in held.items() if c.exchange.answered]:
+        # Held requests by identifier: their exchanges only (a body goes once its FlowFiles are
+        # committed, so memory holds the bodies of requests not yet committed, not all held).
+        held: dict[str, Exchange] = self.__dict__["_held"]
+        for identifier in [i for i, e in held.items() if e.answered]:
             del held[identifier]  # answered: nothing to answer when the server stops
         value = context.get_property
         charset = value(self.URL_CHARACTER_SET).value or "UTF-8"
@@ -348,7 +350,7 @@ class HandleHttpRequest(SourceProcessor):
                     container.exchange.unavailable("Request Registration Failed")
                     continue
                 container.registered = True
-                held[container.identifier] = container
+                held[container.identifier] = container.exchange
             self.__dict__["_listed"][container.identifier] = container
             items.append(item)
         return WorkListing(items, state)
@@ -412,24 +414,26 @@ class HandleHttpRequest(SourceProcessor):
         del context
         listed: dict[str, Container] = self.__dict__.get("_listed", {})
         for item in items:
-            listed.pop(item.key, None)
+            container = listed.pop(item.key, None)
+            if container is not None:
+                container.body = b""  # in the content repository now; its handler still waits
 
     def on_stopped(self, context: ProcessContext) -> None:
         """Stop the server; requests queued or held unanswered get 503 ``Stopping Server``."""
         del context
         server = self.__dict__.pop("_http_server", None)
         queue = self.__dict__.pop("_containers", None)
-        held: dict[str, Container] = self.__dict__.pop("_held", {})
+        held: dict[str, Exchange] = self.__dict__.pop("_held", {})
         context_map = self.__dict__.pop("_map", None)
         self.__dict__.pop("_listed", None)
         if queue is not None:
             for container in queue.close():
                 container.exchange.unavailable("Stopping Server")
-        for identifier, container in held.items():
-            if context_map is not None and not container.exchange.answered:
+        for identifier, exchange in held.items():
+            if context_map is not None and not exchange.answered:
                 with contextlib.suppress(ProcessException):  # answered meanwhile, or expired
                     context_map.complete(identifier)
-            container.exchange.unavailable("Stopping Server")
+            exchange.unavailable("Stopping Server")
         if server is not None:
             server.close()
 
