@@ -43,6 +43,8 @@ __all__ = ["HandleHttpResponse", "StagedResponse"]
 
 #: The sink state entry naming the batch of staged responses a commit made durable.
 STAGED_KEY = "staged"
+#: RFC 9110's header field name (a token).
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 
 
 @attrs.frozen
@@ -178,6 +180,13 @@ class HandleHttpResponse(TwoPhaseSink):
             for key, value in flowfile.attributes.items():
                 if pattern.fullmatch(key) and value.strip():
                     headers[key.lower()] = (key, value)
+        for key, (name, value) in list(headers.items()):
+            if not _TOKEN.fullmatch(name) or "\r" in value or "\n" in value:
+                # a line break would end the header block (response splitting): not sent
+                context.logger.warning(
+                    "not sending header %r for %s: not a valid header", name, flowfile
+                )
+                del headers[key]
         return StagedResponse(
             identifier, Answer(int(status), tuple(headers.values())), str(flowfile)
         )

@@ -138,6 +138,24 @@ def test_regex_headers() -> None:
     assert answer == Answer(201, (("my-attr", "hello"),), b"TESTING")
 
 
+def test_headers_that_would_split_the_response_are_not_sent() -> None:
+    """A header value with a line break, or a name that is no HTTP token, is left out."""
+    runner = _runner(**{"Attributes for HTTP Response": "x.*", "X-Ok": "fine"})
+    context_map = _map(runner)
+    attributes = {
+        "http.context.identifier": HTTP_REQUEST_ID,
+        "status.code": "200",
+        "x-evil": "a\r\nSet-Cookie: owned=1",
+        "x bad": "space in the name",
+    }
+    runner.enqueue(FLOW_FILE_CONTENT, attributes)
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    answer = context_map.exchange.wait(0)
+    assert answer is not None
+    assert answer.headers == (("X-Ok", "fine"),)
+
+
 def test_status_code_empty() -> None:
     """NiFi's testStatusCodeEmpty: a status code that is not a number sends to failure and
     answers nothing."""
