@@ -59,6 +59,7 @@ BUILTIN_SERVICES: LazyTypes[type[ControllerService]] = LazyTypes(
         "Kafka3ConnectionService": "processors.kafka.connection_service",
         "MapCacheService": "flowcore.services",
         "StandardSSLContextService": "flowcore.ssl_context",
+        "StandardHttpContextMap": "processors.http_server.context_map",
         "DBCPConnectionPool": "processors.sql.dbcp",
         "AWSCredentialsProviderControllerService": "processors.aws.credentials",
         **RECORD_SERVICES.modules,

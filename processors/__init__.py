@@ -44,6 +44,8 @@ BUILTIN_PROCESSORS: LazyTypes[type[Processor]] = LazyTypes(
         "GenerateTableFetch": "processors.sql.generate_table_fetch",
         "GetDataFrame": "processors.get_dataframe",
         "GetFile": "processors.get_file",
+        "HandleHttpRequest": "processors.http_server",
+        "HandleHttpResponse": "processors.http_server",
         "InvokeHTTP": "processors.invoke_http",
         "JoinEnrichment": "processors.join_enrichment",
         "JoltTransformJSON": "processors.jolt_transform_json",

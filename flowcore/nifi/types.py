@@ -85,6 +85,8 @@ _STANDARD_NAMES = (
     "GenerateFlowFile",
     "GenerateTableFetch",
     "GetFile",
+    "HandleHttpRequest",
+    "HandleHttpResponse",
     "InvokeHTTP",
     "JoinEnrichment",
     "ListenHTTP",

@@ -1,0 +1,293 @@
+"""HandleHttpResponse: answers the request HandleHttpRequest held, once its FlowFile is durable.
+
+NiFi writes the response, then transfers the FlowFile to success and commits. flowcore turns
+that around so a client told "200" never loses what it sent: HandleHttpResponse is a two-phase
+sink. Its task (:meth:`HandleHttpResponse.write`) decides each FlowFile as NiFi does (no
+``http.context.identifier``, a status code that is not a number, a request the context map no
+longer holds: ``failure``), reads the content, evaluates the headers, reports SEND and transfers
+to ``success``; the response itself is *staged* in the task's commit message. The driver keeps
+the staged responses (:meth:`~HandleHttpResponse.commit`), the write-ahead log transaction makes
+the FlowFiles' transfer durable, and only then :meth:`~HandleHttpResponse.publish` hands each
+response to its held request through the HTTP Context Map.
+
+A run that dies between the commit and the answer has the FlowFile in ``success`` and leaves
+the client without an answer (its connection drops): the client retries, as it would with NiFi
+killed mid-request. A request the map expired between the task and the commit has been
+answered 503 already; its staged response is dropped with NiFi's error message, so no request
+is answered twice.
+"""
+
+from __future__ import annotations
+
+import pickle
+import re
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import attrs
+
+from flowcore.errors import ConfigurationError, ProcessException
+from flowcore.flowfile import FlowFile
+from flowcore.process_context import ProcessContext
+from flowcore.processor_kinds import HARNESS_WRITE, SinkJobs, TwoPhaseSink
+from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
+from flowcore.relationship import FAILURE, SUCCESS
+from flowcore.session.process_session import ProcessSession
+from flowcore.validators import NON_NEGATIVE_INTEGER_VALIDATOR, REGULAR_EXPRESSION_VALIDATOR
+from processors.http_server._request_attributes import HTTP_CONTEXT_ID, transit_uri
+from processors.http_server.context_map import Answer, HttpContextMap
+
+__all__ = ["HandleHttpResponse", "StagedResponse"]
+
+#: The sink state entry naming the batch of staged responses a commit made durable.
+STAGED_KEY = "staged"
+#: RFC 9110's header field name (a token).
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
+@attrs.frozen
+class StagedResponse:
+    """A response decided in a task, sent by the driver after the FlowFile's commit.
+
+    Attributes:
+        identifier: the request's ``http.context.identifier``.
+        answer: what the client gets.
+        flowfile: the FlowFile, as log lines name it.
+    """
+
+    identifier: str
+    answer: Answer
+    flowfile: str
+
+
+class HandleHttpResponse(TwoPhaseSink):
+    """Sends the HTTP response for a FlowFile's request, after the FlowFile is durable.
+
+    NiFi's HandleHttpResponse: HTTP Status Code (Expression Language), headers from dynamic
+    properties and from the attributes Attributes for HTTP Response matches, the content as
+    the body; a SEND event with NiFi's transit URI. Continuous runs only (the request must
+    still be held by HandleHttpRequest's run).
+    """
+
+    supports_dynamic_properties: ClassVar[bool] = True
+    relationships: ClassVar = (SUCCESS, FAILURE)
+    tags: ClassVar = ("http", "https", "response", "egress", "web service")
+
+    STATUS_CODE = PropertyDescriptor(
+        "HTTP Status Code",
+        description="The HTTP Status Code to use when responding to the HTTP Request. See "
+        "Section 10 of RFC 2616 for more information.",
+        required=True,
+        el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES,
+        validators=(NON_NEGATIVE_INTEGER_VALIDATOR,),
+    )
+    HTTP_CONTEXT_MAP = PropertyDescriptor(
+        "HTTP Context Map",
+        description="The HTTP Context Map Controller Service to use for caching the HTTP "
+        "Request Information",
+        required=True,
+        identifies_service="HttpContextMap",
+    )
+    ATTRIBUTES_AS_HEADERS_REGEX = PropertyDescriptor(
+        "Attributes for HTTP Response",
+        description="Specifies the Regular Expression that determines the names of FlowFile "
+        "attributes that should be added to the HTTP response",
+        validators=(REGULAR_EXPRESSION_VALIDATOR,),
+        aliases=("Attributes to add to the HTTP Response (Regex)",),
+    )
+    property_descriptors: ClassVar = (STATUS_CODE, HTTP_CONTEXT_MAP, ATTRIBUTES_AS_HEADERS_REGEX)
+
+    def get_dynamic_property_descriptor(self, name: str) -> PropertyDescriptor | None:
+        """A response header *name*, its value evaluated against each FlowFile."""
+        descriptor = super().get_dynamic_property_descriptor(name)
+        if descriptor is None:
+            return None
+        return attrs.evolve(
+            descriptor, description=f"Specifies the value to send for the '{name}' HTTP Header"
+        )
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Ship the configuration only: staged responses stay on the driver."""
+        state = dict(self.__dict__)
+        state.pop("_staged", None)
+        return state
+
+    # --- the task side --------------------------------------------------------------------------
+
+    def write(
+        self, context: ProcessContext, session: ProcessSession, flowfiles: Sequence[FlowFile]
+    ) -> bytes:
+        """Decide each FlowFile's response, transfer it, and stage the responses."""
+        name = context.get_property(self.HTTP_CONTEXT_MAP).value or ""
+        context_map = _as_map(session.controller_service(name), name)
+        local = context_map.holds_requests()
+        regex = context.get_property(self.ATTRIBUTES_AS_HEADERS_REGEX).value
+        pattern = re.compile(regex) if regex else None
+        staged: list[StagedResponse] = []
+        for flowfile in flowfiles:
+            started = time.monotonic()
+            response = self._decide(context, flowfile, context_map if local else None, pattern)
+            if response is None:
+                session.transfer(flowfile, FAILURE)
+                continue
+            answer = attrs.evolve(response.answer, body=session.read_bytes(flowfile))
+            staged.append(attrs.evolve(response, answer=answer))
+            millis = int((time.monotonic() - started) * 1000)
+            session.provenance.send(flowfile, transit_uri(flowfile.attributes), duration_ms=millis)
+            session.transfer(flowfile, SUCCESS)
+        return pickle.dumps(tuple(staged), protocol=pickle.HIGHEST_PROTOCOL)
+
+    def _decide(
+        self,
+        context: ProcessContext,
+        flowfile: FlowFile,
+        context_map: HttpContextMap | None,
+        pattern: re.Pattern[str] | None,
+    ) -> StagedResponse | None:
+        """The response for *flowfile* (body not read yet), or None when it goes to failure."""
+        identifier = flowfile.attributes.get(HTTP_CONTEXT_ID)
+        if identifier is None:
+            context.logger.warning(
+                "Failed to respond to HTTP request for %s because FlowFile did not have an "
+                "'%s' attribute",
+                flowfile,
+                HTTP_CONTEXT_ID,
+            )
+            return None
+        status = (
+            context.get_property(self.STATUS_CODE).evaluate_attribute_expressions(flowfile).value
+            or ""
+        )
+        if not (status.isascii() and status.isdigit()):
+            context.logger.error(
+                "Failed to respond to HTTP request for %s because status code was '%s', which "
+                "is not a valid number",
+                flowfile,
+                status,
+            )
+            return None
+        if context_map is not None and context_map.get_response(identifier) is None:
+            _missing(context, flowfile, identifier)
+            return None
+        headers: dict[str, tuple[str, str]] = {}  # setHeader: the last value of a name wins
+        for name in context.dynamic_properties:
+            value = context.get_property(name).evaluate_attribute_expressions(flowfile).value
+            if value is not None and value.strip():
+                headers[name.lower()] = (name, value)
+        if pattern is not None:
+            for key, value in flowfile.attributes.items():
+                if pattern.fullmatch(key) and value.strip():
+                    headers[key.lower()] = (key, value)
+        for key, (name, value) in list(headers.items()):
+            if not _TOKEN.fullmatch(name) or "\r" in value or "\n" in value:
+                # a line break would end the header block (response splitting): not sent
+                context.logger.warning(
+                    "not sending header %r for %s: not a valid header", name, flowfile
+                )
+                del headers[key]
+        return StagedResponse(
+            identifier, Answer(int(status), tuple(headers.values())), str(flowfile)
+        )
+
+    # --- the driver side ------------------------------------------------------------------------
+
+    def commit(
+        self,
+        context: ProcessContext,
+        messages: Sequence[bytes],
+        state: Mapping[str, str],
+        jobs: SinkJobs,
+    ) -> Mapping[str, str]:
+        """Keep the tasks' responses until the transaction is durable; name them in the state."""
+        del jobs
+        token = uuid.uuid4().hex
+        responses = [r for message in messages for r in pickle.loads(message)]
+        self.__dict__["_staged"] = (token, responses)
+        return {**state, STAGED_KEY: token}
+
+    def publish(self, context: ProcessContext, state: Mapping[str, str]) -> None:
+        """Send the responses the committed *state* names; drop anything staged beyond it.
+
+        At start-up (a previous run's state) nothing is staged here: the requests of a dead
+        run are gone with it, so there is nothing to answer, and the map learns that this
+        process, the driver, is where requests are held.
+        """
+        token, responses = self.__dict__.pop("_staged", (None, []))
+        name = context.get_property(self.HTTP_CONTEXT_MAP).value or ""
+        try:
+            lookup = context.controller_service
+            context_map = _as_map(lookup(name), name)
+        except ConfigurationError as error:
+            context.logger.error("cannot answer HTTP requests: %s", error)
+            return
+        context_map.serve_here()
+        if token is not None and token == state.get(STAGED_KEY):
+            self._send(context, context_map, responses)
+
+    def _send(
+        self, context: ProcessContext, context_map: HttpContextMap, responses: list[StagedResponse]
+    ) -> None:
+        """Hand each response to its held request; a request gone is logged as NiFi does."""
+        for response in responses:
+            try:
+                exchange = context_map.complete(response.identifier)
+            except ProcessException as error:
+                context.logger.error(
+                    "Failed to respond to HTTP request for %s because FlowFile had an '%s' "
+                    "attribute of %s but could not find an HTTP Response Object for this "
+                    "identifier (%s)",
+                    response.flowfile,
+                    HTTP_CONTEXT_ID,
+                    response.identifier,
+                    error,
+                )
+                continue
+            except Exception as error:  # a map of another kind failing: the run goes on
+                context.logger.error(
+                    "Failed to complete HTTP Transaction for %s: %s", response.flowfile, error
+                )
+                continue
+            if exchange.answer(response.answer):
+                context.logger.info(
+                    "Successfully responded to HTTP Request for %s with status code %s",
+                    response.flowfile,
+                    response.answer.status,
+                )
+
+    def release(self, context: ProcessContext) -> None:
+        """Forget responses staged by a commit that never became durable."""
+        del context
+        self.__dict__.pop("_staged", None)
+
+    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
+        """Write, then answer at once (the test harness: its commit is durable at once)."""
+        flowfiles = session.get(HARNESS_WRITE)
+        if not flowfiles:
+            return
+        message = self.write(context, session, flowfiles)
+        name = context.get_property(self.HTTP_CONTEXT_MAP).value or ""
+        context_map = _as_map(session.controller_service(name), name)
+        self._send(context, context_map, list(pickle.loads(message)))
+
+
+def _as_map(service: object, name: str) -> HttpContextMap:
+    """*service* as an HTTP context map, or a one-line error naming what it is."""
+    if not isinstance(service, HttpContextMap):
+        msg = (
+            f"HTTP Context Map {name!r} is a {type(service).__name__}, not an HTTP context "
+            "map: name a StandardHttpContextMap"
+        )
+        raise ConfigurationError(msg)
+    return service
+
+
+def _missing(context: ProcessContext, flowfile: object, identifier: str) -> None:
+    context.logger.error(
+        "Failed to respond to HTTP request for %s because FlowFile had an '%s' attribute of %s "
+        "but could not find an HTTP Response Object for this identifier",
+        flowfile,
+        HTTP_CONTEXT_ID,
+        identifier,
+    )
