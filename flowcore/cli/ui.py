@@ -52,7 +52,7 @@ def _document(args: argparse.Namespace, directory: Path) -> dict[str, Any]:
     record = read_record(WriteAheadFlowFileRepository(directory / "flowfile", read_only=True))
     if args.flow is None:
         if record is None:
-            msg = f"repository {directory} records no flow yet; give the flow file: flowcore ui FLOW"
+            msg = f"repository {directory} records no flow yet; name the flow: flowcore ui FLOW"
             raise UsageError(msg)
         return recorded_document(record)
     flow = load_flow(args.flow)
@@ -63,7 +63,8 @@ def _document(args: argparse.Namespace, directory: Path) -> dict[str, Any]:
         )
         raise UsageError(msg)
     runnable = flow.runnable() if hasattr(flow, "runnable") else flow
-    positions = nifi_positions(args.flow) if str(args.flow).lower().endswith((".json", ".gz")) else {}
+    nifi = str(args.flow).lower().endswith((".json", ".gz"))
+    positions = nifi_positions(args.flow) if nifi else {}
     return flow_document(runnable, positions)
 
 

@@ -149,9 +149,7 @@ def flow_document(
     placed = dict(positions or {})
     if any(c.id not in placed for c in flow.components):
         placed = layout(flow)
-    components = [
-        _component(flow, compiled, c, problems, placed[c.id]) for c in flow.components
-    ]
+    components = [_component(flow, compiled, c, problems, placed[c.id]) for c in flow.components]
     connections = []
     for connection in flow.connections:
         settings = connection.queue_settings

@@ -51,6 +51,7 @@ class TokenGate:
         return request.cookies.get(COOKIE), False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass the request on when it carries the token (setting the cookie), else 401."""
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
