@@ -3,10 +3,11 @@
 Read from the run's ``status.json`` (:mod:`flowcore.driver.live_status`), which counts this
 run's FlowFiles per processor and relationship and what is queued per connection. NiFi's boxes
 show five-minute windows; flowcore's status counts the run, so the numbers here are the run's
-(the UI says "this run"). Per processor: **out** is what it sent to any relationship, **in**
-what its incoming connections carried, **tasks** its stage's runs. Per connection: queued
-FlowFiles and bytes, and the back-pressure fill NiFi draws (the fuller of the two thresholds,
-in percent).
+(the UI says "this run"). Per processor: **out** is what it sent to any relationship (a
+relationship led to several connections counts each clone, as NiFi does), **in** what its
+incoming connections carried (each its share of such a fan-out), **tasks** its stage's runs.
+Per connection: queued FlowFiles and bytes, and the back-pressure fill NiFi draws (the fuller
+of the two thresholds, in percent).
 """
 
 from __future__ import annotations
@@ -54,10 +55,19 @@ def status_for_ui(flow: Mapping[str, Any], status: Mapping[str, Any]) -> dict[st
         queued[entry.get("id")] = entry
     connections = {}
     received: dict[str, list[int]] = {}
+    # A relationship led to several connections sends each a clone: split its count evenly.
+    fan_out: dict[tuple[str, str], int] = {}
+    for connection in flow["connections"]:
+        for relationship in connection["relationships"]:
+            key = (connection["source"], relationship)
+            fan_out[key] = fan_out.get(key, 0) + 1
     for connection in flow["connections"]:
         entry = queued.get(connection["id"], {}) if same_flow else {}
         mine = transfers.get(names.get(connection["source"], ""), {}) if same_flow else {}
-        carried = [_pair(mine.get(r)) for r in connection["relationships"]]
+        carried = [
+            tuple(v // fan_out[(connection["source"], r)] for v in _pair(mine.get(r)))
+            for r in connection["relationships"]
+        ]
         count, size = sum(c for c, _ in carried), sum(s for _, s in carried)
         into = received.setdefault(connection["destination"], [0, 0])
         into[0] += count

@@ -61,20 +61,47 @@ function processorBox(c) {
   return { g, texts: { state: stateText, in: rows[0][3], rw: rows[1][3], out: rows[2][3], tasks: rows[3][3] } };
 }
 
-function connectionShape(connection, index, siblings, byId) {
+// Where a connection's label sits: the middle of the line (beside it for parallel ones), or
+// right of a box for a self-loop.
+function labelPoint(connection, index, siblings, byId) {
+  const a = byId.get(connection.source), b = byId.get(connection.destination);
+  if (a === b) return { x: a.position.x + a.size.width + 150, y: centre(a).y };
+  const ca = centre(a), cb = centre(b);
+  const dx = cb.x - ca.x, dy = cb.y - ca.y, len = Math.hypot(dx, dy) || 1;
+  const bend = (index - (siblings - 1) / 2) * 70;
+  return { x: (ca.x + cb.x) / 2 - (dy / len) * bend, y: (ca.y + cb.y) / 2 + (dx / len) * bend };
+}
+
+// Labels that would overlap are pushed apart sideways (fan-outs from one box meet there).
+function separate(points, height) {
+  const list = [...points.values()];
+  for (let pass = 0; pass < 8; pass++) {
+    let moved = false;
+    for (let i = 0; i < list.length; i++) {
+      for (let j = i + 1; j < list.length; j++) {
+        const p = list[i], q = list[j];
+        const overlapX = LABEL_W + 12 - Math.abs(p.x - q.x);
+        if (overlapX > 0 && Math.abs(p.y - q.y) < height) {
+          const sign = p.x <= q.x ? -1 : 1;
+          p.x += (sign * overlapX) / 2;
+          q.x -= (sign * overlapX) / 2;
+          moved = true;
+        }
+      }
+    }
+    if (!moved) return;
+  }
+}
+
+function connectionShape(connection, mid, byId) {
   const a = byId.get(connection.source), b = byId.get(connection.destination);
   const g = svg("g", { class: `connection ${connection.durable ? "durable" : "pipelined"}`, "data-id": connection.id });
-  let mid, path;
+  let path;
   if (a === b) {
     const m = centre(a);
     const top = a.position.y;
-    mid = { x: a.position.x + a.size.width + 150, y: m.y };
     path = `M${a.position.x + a.size.width} ${m.y - 30} C ${mid.x} ${top - 60}, ${mid.x} ${top + a.size.height + 60}, ${a.position.x + a.size.width} ${m.y + 30}`;
   } else {
-    const ca = centre(a), cb = centre(b);
-    const dx = cb.x - ca.x, dy = cb.y - ca.y, len = Math.hypot(dx, dy) || 1;
-    const bend = (index - (siblings - 1) / 2) * 70;
-    mid = { x: (ca.x + cb.x) / 2 - (dy / len) * bend, y: (ca.y + cb.y) / 2 + (dx / len) * bend };
     const from = border(a, mid), to = border(b, mid);
     path = `M${from.x} ${from.y} L${mid.x} ${mid.y} L${to.x} ${to.y}`;
   }
@@ -176,14 +203,17 @@ export function drawCanvas(flow, onSelect) {
     const key = [c.source, c.destination].sort().join("\u0000");
     pairs.set(key, [...(pairs.get(key) || []), c]);
   }
+  const mids = new Map();
   for (const group of pairs.values()) {
-    group.forEach((connection, index) => {
-      const shape = connectionShape(connection, index, group.length, byId);
-      shape.g.querySelector(".connection-label").addEventListener("click", () => onSelect({ connection }));
-      shape.g.addEventListener("contextmenu", (e) => { e.preventDefault(); onSelect({ connection, listQueue: true }); });
-      refs.connections.set(connection.id, shape.texts);
-      lines.append(shape.g);
-    });
+    group.forEach((connection, index) => mids.set(connection.id, labelPoint(connection, index, group.length, byId)));
+  }
+  separate(mids, 70);
+  for (const connection of flow.connections) {
+    const shape = connectionShape(connection, mids.get(connection.id), byId);
+    shape.g.querySelector(".connection-label").addEventListener("click", () => onSelect({ connection }));
+    shape.g.addEventListener("contextmenu", (e) => { e.preventDefault(); onSelect({ connection, listQueue: true }); });
+    refs.connections.set(connection.id, shape.texts);
+    lines.append(shape.g);
   }
   for (const c of flow.components) {
     const box = processorBox(c);

@@ -51,7 +51,7 @@ export function showProcessor(component, status, bulletins) {
     el("div", { class: "panel-head" },
       el("div", {}, el("div", { class: "panel-title" }, component.name), el("div", { class: "muted" }, `${component.type} \u00b7 ${s.state || component.state}`)),
       el("button", { class: "close", onclick: () => { panel.hidden = true; } }, "\u00d7")),
-    component.validation_errors.length ? el("ul", { class: "problems" }, component.validation_errors.map((p) => el("li", {}, p))) : null,
+    el("ul", { class: "problems" }, component.validation_errors.map((p) => el("li", {}, p))),
     body);
   panel.hidden = false;
 }

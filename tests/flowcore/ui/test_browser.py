@@ -132,7 +132,9 @@ def test_the_canvas_shows_every_processor_with_its_counts(page) -> None:
     split = page.locator("g.processor[data-id='split']")
     assert split.locator(".stat-in").text_content() == "4 (53 bytes)"
     assert split.locator(".stat-out").text_content() == "10 (100 bytes)"
-    assert "state-disabled" in page.locator("g.processor[data-id='put']").get_attribute("class")
+    put = page.locator("g.processor[data-id='put']")
+    assert "state-disabled" in put.get_attribute("class")
+    assert put.locator(".stat-in").text_content() == "6 (47 bytes)"  # its share of tag's clones
     queued = page.locator("g.connection[data-id='tag:success->put'] .queued").text_content()
     assert queued == "Queued 6 (47 bytes)"
     page.check("#stages")

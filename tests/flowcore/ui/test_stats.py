@@ -47,3 +47,28 @@ def test_no_run_and_another_flows_status_show_zeros() -> None:
         assert shown["processors"]["a"]["out_count"] == 0
         assert shown["connections"]["a:success->b"]["queued_count"] == 0
         assert shown["processors"]["a"]["state"] == "STOPPED"
+
+
+def test_a_fan_out_splits_the_clones_between_its_connections() -> None:
+    """Two connections on one relationship each carried half of what it counted (the clones)."""
+    flow = {
+        "name": "f",
+        "components": [
+            {"id": n, "name": n, "state": "STOPPED", "stage": None} for n in ("a", "b", "c")
+        ],
+        "connections": [
+            {
+                "id": f"a:success->{d}",
+                "source": "a",
+                "destination": d,
+                "relationships": ["success"],
+                "back_pressure_object_threshold": 0,
+                "back_pressure_data_size_threshold": None,
+            }
+            for d in ("b", "c")
+        ],
+    }
+    shown = status_for_ui(flow, {"flow": "f", "transfers": {"a": {"success": [12, 94]}}})
+    assert shown["processors"]["a"]["out_count"] == 12
+    assert (shown["processors"]["b"]["in_count"], shown["processors"]["b"]["in_bytes"]) == (6, 47)
+    assert shown["connections"]["a:success->c"]["carried_count"] == 6
