@@ -4,7 +4,8 @@ Everything is opened read-only and no lock is taken, so the UI works beside a ru
 the repository (another process) and after it ended, as ``flowcore status`` and ``flowcore
 provenance`` do. The FlowFile log is recovered read-only (:class:`WriteAheadFlowFileRepository`
 with ``read_only=True`` changes nothing on disk) and kept until its files change; a queue listing
-reads only the segments its page falls in, found from the segment summaries' counts. A segment
+reads only the segments its page falls in, found from the segment summaries' counts, and makes
+FlowFiles of the page's records alone. A segment
 the run consumes between the log read and the segment read is missing: the log is read again
 once and the page retried.
 """
@@ -26,6 +27,7 @@ from repositories.content import FileContentRepository
 from repositories.flowfile_wal import WriteAheadFlowFileRepository
 from repositories.provenance import SqlProvenanceRepository
 from repositories.repository_set import live_run, read_bulletins, read_status
+from repositories.segments import read_segment_range, segment_path
 
 __all__ = ["QueuePage", "QueuedFlowFile", "RepositoryView", "UnknownItemError"]
 
@@ -153,13 +155,11 @@ class RepositoryView:
             if skipped + summary.count <= offset:
                 skipped += summary.count
                 continue
-            for index, flowfile in enumerate(log.read_segment(summary.segment_id)):
-                position = skipped + index
-                if position < offset:
-                    continue
-                if len(rows) >= limit:
-                    break
-                rows.append(_row(flowfile, position + 1, summary.segment_id, now))
+            start = max(0, offset - skipped)
+            stop = start + limit - len(rows)
+            path = segment_path(log.segment_dir, summary.segment_id)
+            for index, flowfile in enumerate(read_segment_range(path, start, stop), start):
+                rows.append(_row(flowfile, skipped + index + 1, summary.segment_id, now))
                 self._remember(flowfile.uuid, queue_id, summary.segment_id)
             skipped += summary.count
         return QueuePage(queue_id, total[0], total[1], offset, tuple(rows))

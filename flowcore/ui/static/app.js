@@ -59,12 +59,17 @@ function follow() {
 }
 
 async function main() {
-  app.flow = await api("/api/flow");
+  const [flow, status, bulletins] = await Promise.all(
+    [api("/api/flow"), api("/api/status"), api("/api/bulletins?limit=200")]);
+  performance.mark("flowcore:data");
+  app.flow = flow;
+  app.bulletins = bulletins;
   document.getElementById("flow-name").textContent = app.flow.name + (app.flow.read_only ? " (from the repository's record)" : "");
   document.title = `${app.flow.name} \u00b7 flowcore`;
   drawCanvas(app.flow, select);
-  showStatus(await api("/api/status"));
-  app.bulletins = await api("/api/bulletins?limit=200");
+  performance.mark("flowcore:drawn");
+  showStatus(status);
+  performance.mark("flowcore:status");
   setUpProvenance();
   window.addEventListener("hashchange", () => showView(location.hash.slice(1) || "canvas"));
   showView(location.hash.slice(1) || "canvas");

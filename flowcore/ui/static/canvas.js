@@ -5,7 +5,7 @@
 import { svg, count, bytes } from "./util.js";
 
 const LABEL_W = 240;
-const state = { scale: 1, x: 40, y: 40, flow: null, status: null, onSelect: null };
+const state = { scale: 1, x: 40, y: 40, flow: null, status: null, onSelect: null, mids: new Map() };
 const refs = { processors: new Map(), connections: new Map() };
 
 function centre(c) {
@@ -40,8 +40,7 @@ function processorBox(c) {
   const stat = (label, row) => {
     const yy = 58 + row * 17;
     const value = svg("text", { x: 92, y: yy, class: `stat-value stat-${label.toLowerCase().replace(/[^a-z]/g, "")}` });
-    const window = svg("text", { x: w - 10, y: yy, class: "stat-window", "text-anchor": "end", text: "this run" });
-    return [svg("text", { x: 10, y: yy, class: "stat-label", text: label }), value, window, value];
+    return [svg("text", { x: 10, y: yy, class: "stat-label", text: label }), value, null, value];
   };
   const rows = [stat("In", 0), stat("Read/Write", 1), stat("Out", 2), stat("Tasks", 3)];
   const stateText = svg("text", { x: 14, y: 30, class: "run-icon", text: stateIcon(c.state) });
@@ -52,13 +51,13 @@ function processorBox(c) {
     stateText,
     svg("text", { x: 40, y: 18, class: "name", text: c.name }),
     svg("text", { x: 40, y: 33, class: "type", text: c.type + (c.source ? "  (source)" : "") }),
-    ...rows.map((r) => r.slice(0, 3)).flat(),
+    ...rows.map((r) => r.slice(0, 2)).flat(),
     svg("title", { text: `${c.name} (${c.type}): ${c.state}${c.validation_errors.length ? "\n" + c.validation_errors.join("\n") : ""}` }),
   );
   if (c.validation_errors.length) {
     g.append(svg("text", { x: w - 12, y: 24, class: "invalid-mark", "text-anchor": "end", text: "\u26a0" }));
   }
-  return { g, texts: { state: stateText, in: rows[0][3], rw: rows[1][3], out: rows[2][3], tasks: rows[3][3] } };
+  return { g, texts: { g, state: stateText, in: rows[0][3], rw: rows[1][3], out: rows[2][3], tasks: rows[3][3] } };
 }
 
 // Where a connection's label sits: the middle of the line (beside it for parallel ones), or
@@ -143,12 +142,28 @@ function applyTransform() {
   document.getElementById("viewport").setAttribute("transform", `translate(${state.x},${state.y}) scale(${state.scale})`);
 }
 
+// The drawing's extent, from the positions (no layout read: getBBox would lay out every text).
+function extent() {
+  const flow = state.flow;
+  const xs = [], ys = [];
+  for (const c of flow.components) {
+    xs.push(c.position.x - 30, c.position.x + c.size.width + 30);
+    ys.push(c.position.y - 40, c.position.y + c.size.height + 30);
+  }
+  for (const mid of state.mids.values()) {
+    xs.push(mid.x - LABEL_W / 2, mid.x + LABEL_W / 2);
+    ys.push(mid.y - 40, mid.y + 40);
+  }
+  if (!xs.length) return { x: 0, y: 0, width: 0, height: 0 };
+  const x = Math.min(...xs), y = Math.min(...ys);
+  return { x, y, width: Math.max(...xs) - x, height: Math.max(...ys) - y };
+}
+
 export function fit() {
-  const viewport = document.getElementById("viewport");
-  const box = viewport.getBBox();
+  const box = extent();
   const area = document.getElementById("canvas").getBoundingClientRect();
   if (!box.width || !area.width) return;
-  state.scale = Math.min(2, Math.max(0.1, Math.min((area.width - 60) / box.width, (area.height - 60) / box.height)));
+  state.scale = Math.min(2, Math.max(0.02, Math.min((area.width - 60) / box.width, (area.height - 60) / box.height)));
   state.x = (area.width - box.width * state.scale) / 2 - box.x * state.scale;
   state.y = (area.height - box.height * state.scale) / 2 - box.y * state.scale;
   applyTransform();
@@ -208,6 +223,7 @@ export function drawCanvas(flow, onSelect) {
     group.forEach((connection, index) => mids.set(connection.id, labelPoint(connection, index, group.length, byId)));
   }
   separate(mids, 70);
+  state.mids = mids;
   for (const connection of flow.connections) {
     const shape = connectionShape(connection, mids.get(connection.id), byId);
     shape.g.querySelector(".connection-label").addEventListener("click", () => onSelect({ connection }));
@@ -239,8 +255,8 @@ export function updateCanvas(status) {
     texts.out.textContent = `${count(s.out_count)} (${bytes(s.out_bytes)})`;
     texts.tasks.textContent = count(s.tasks);
     texts.state.textContent = stateIcon(s.state);
-    const g = texts.in.closest("g.processor");
-    g.setAttribute("class", `processor state-${s.state.toLowerCase()}`);
+    const wanted = `processor state-${s.state.toLowerCase()}`;
+    if (texts.g.getAttribute("class") !== wanted) texts.g.setAttribute("class", wanted);
   }
   for (const [id, texts] of refs.connections) {
     const s = status.connections[id];

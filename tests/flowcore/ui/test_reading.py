@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from flowcore.flowfile import FlowFile
+from flowcore.ui import reading
 from flowcore.ui.reading import RepositoryView, UnknownItemError
 from repositories.flowfile_wal import WriteAheadFlowFileRepository
 from repositories.locks import try_lock
@@ -37,13 +38,13 @@ def test_a_page_reads_only_the_segments_it_falls_in(queued: Path, monkeypatch) -
     """Offset 85 of 3 x 40 reads the third segment alone, and returns positions 86..90."""
     view = RepositoryView(queued)
     read: list[str] = []
-    original = WriteAheadFlowFileRepository.read_segment
+    original = reading.read_segment_range
 
-    def counting(self, segment_id):
-        read.append(segment_id)
-        return original(self, segment_id)
+    def counting(path, start, stop):
+        read.append(path.name)
+        return original(path, start, stop)
 
-    monkeypatch.setattr(WriteAheadFlowFileRepository, "read_segment", counting)
+    monkeypatch.setattr(reading, "read_segment_range", counting)
     page = view.list_queue("q", offset=85, limit=5)
     assert [f.position for f in page.flowfiles] == [86, 87, 88, 89, 90]
     assert [f.filename for f in page.flowfiles] == [f"f{n}" for n in range(85, 90)]
