@@ -4,9 +4,10 @@ Processors with their type, properties (sensitive ones masked as NiFi shows them
 value set"), scheduling, relationships, run state and validation problems; funnels; connections
 with their queue settings and whether they are durable; flowcore's stages; and every
 component's position. Positions are NiFi's own for an imported NiFi flow that has them
-(components of nested groups offset by their groups' positions), otherwise Graphviz's layout of
-NiFi-sized boxes (:func:`flowcore.nifi.layout.layout`): no layout is computed here. flowcore's
-flows are flat; the process groups of an imported flow live on in the components' names
+(components of nested groups offset by their groups' positions) unless two boxes would then
+overlap (a flattened nested group), otherwise Graphviz's layout of NiFi-sized boxes
+(:func:`flowcore.nifi.layout.layout`): no layout is computed here. flowcore's flows are flat;
+the process groups of an imported flow live on in the components' names
 (``Ingest/Split lines``), and the document lists them from there.
 """
 
@@ -147,7 +148,7 @@ def flow_document(
     except Exception:  # a graph the compiler cannot cut: drawn without stages
         compiled = None
     placed = dict(positions or {})
-    if any(c.id not in placed for c in flow.components):
+    if any(c.id not in placed for c in flow.components) or _overlapping(flow, placed):
         placed = layout(flow)
     components = [_component(flow, compiled, c, problems, placed[c.id]) for c in flow.components]
     connections = []
@@ -246,6 +247,28 @@ def recorded_document(record: Any) -> dict[str, Any]:
         "stages": [],
         "problems": [],
     }
+
+
+def _overlapping(flow: FlowDefinition, placed: Mapping[str, Position]) -> bool:
+    """Whether two boxes overlap.
+
+    A flattened nested group's components land on the canvas around its group's box, where
+    NiFi draws only the group; Graphviz places them instead.
+    """
+    boxes = []
+    for component in flow.components:
+        funnel = component.kind is ComponentKind.FUNNEL
+        width, height = FUNNEL_SIZE if funnel else PROCESSOR_SIZE
+        where = placed[component.id]
+        boxes.append((where.x, where.y, where.x + width, where.y + height))
+    boxes.sort()
+    for index, (_, y0, x1, y1) in enumerate(boxes):
+        for u0, v0, _, v1 in boxes[index + 1 :]:
+            if u0 >= x1:
+                break  # sorted by left edge: no later box reaches this one
+            if v0 < y1 and y0 < v1:
+                return True
+    return False
 
 
 def _walk(group: Mapping[str, Any], dx: float, dy: float, found: dict[str, Position]) -> None:

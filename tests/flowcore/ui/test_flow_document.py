@@ -69,11 +69,11 @@ def test_given_positions_are_used_when_every_component_has_one() -> None:
     flow = _flow()
     from flowcore.nifi.layout import Position
 
-    placed = {c.id: Position(5.0 * n, 7.0) for n, c in enumerate(flow.components)}
+    placed = {c.id: Position(400.0 * n, 7.0) for n, c in enumerate(flow.components)}
     document = flow_document(flow, placed)
     assert [c["position"] for c in document["components"]] == [
         {"x": 0.0, "y": 7.0},
-        {"x": 5.0, "y": 7.0},
+        {"x": 400.0, "y": 7.0},
     ]
 
 
@@ -84,3 +84,16 @@ def test_the_repository_record_gives_a_read_only_document() -> None:
     assert document["read_only"] is True
     assert {c["name"] for c in document["components"]} == {"Ingest/tag", "unpack"}
     assert len(document["connections"]) == 1
+
+
+def test_overlapping_positions_give_way_to_graphviz() -> None:
+    """Positions that would put two boxes on one another are replaced by the layout."""
+    flow = _flow()
+    from flowcore.nifi.layout import Position
+
+    placed = {c.id: Position(10.0 * n, 10.0 * n) for n, c in enumerate(flow.components)}
+    document = flow_document(flow, placed)
+    assert [c["position"] for c in document["components"]] != [
+        {"x": 0.0, "y": 0.0},
+        {"x": 10.0, "y": 10.0},
+    ]
