@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 import attrs
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -43,11 +44,15 @@ def _error(status: int, text: str) -> JSONResponse:
 
 
 def _handled(handler: Callable[[Request], Any]) -> Callable[[Request], Any]:
-    """*handler* with the caller's mistakes answered as JSON errors (404, 400)."""
+    """*handler* in a worker thread, the caller's mistakes answered as JSON errors (404, 400).
+
+    Handlers read files and the database; in a worker thread the event loop, which streams the
+    status to every page, never waits on them.
+    """
 
     async def endpoint(request: Request) -> Response:
         try:
-            return await handler(request)
+            return await run_in_threadpool(handler, request)
         except UnknownItemError as error:
             return _error(404, error.args[0] if error.args else str(error))
         except BadQueryError as error:
@@ -87,18 +92,18 @@ def _time(request: Request, name: str) -> int | None:
         raise BadQueryError(msg) from None
 
 
-async def flow(request: Request) -> Response:
+def flow(request: Request) -> Response:
     """The flow: groups, components (properties masked), connections, stages, positions."""
     return JSONResponse(request.app.state.flow_document)
 
 
-async def status(request: Request) -> Response:
+def status(request: Request) -> Response:
     """Per-processor and per-connection status, from the run's ``status.json``."""
     view = _view(request)
     return JSONResponse(status_for_ui(request.app.state.flow_document, view.status()))
 
 
-async def bulletins(request: Request) -> Response:
+def bulletins(request: Request) -> Response:
     """The bulletin board: the last bulletins, oldest first."""
     limit = _int(request, "limit", 100) or 100
     return JSONResponse(_view(request).bulletins(limit))
@@ -132,7 +137,7 @@ async def events(request: Request) -> Response:
     return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
 
 
-async def queue_listing(request: Request) -> Response:
+def queue_listing(request: Request) -> Response:
     """A connection's queue, in queue order: NiFi's "List queue"."""
     connection = request.path_params["connection_id"]
     known = {c["id"] for c in request.app.state.flow_document["connections"]}
@@ -163,7 +168,7 @@ def _flowfile_json(queue_id: str, flowfile: Any) -> dict[str, Any]:
     }
 
 
-async def flowfile(request: Request) -> Response:
+def flowfile(request: Request) -> Response:
     """A queued FlowFile's details and attributes."""
     queue_id, found = _view(request).flowfile(request.path_params["uuid"])
     return JSONResponse(_flowfile_json(queue_id, found))
@@ -202,7 +207,7 @@ def _content(
     return StreamingResponse(_chunks(stream, limit), media_type=media, headers=headers)
 
 
-async def flowfile_content(request: Request) -> Response:
+def flowfile_content(request: Request) -> Response:
     """A queued FlowFile's content (``?download=1``: all of it, as an attachment)."""
     view = _view(request)
     _, found = view.flowfile(request.path_params["uuid"])
@@ -210,7 +215,7 @@ async def flowfile_content(request: Request) -> Response:
     return _content(request, view, found.content, name, found.attributes.get("mime.type"))
 
 
-async def event_content(request: Request) -> Response:
+def event_content(request: Request) -> Response:
     """The content before (``input``) or after (``output``) a provenance event."""
     view = _view(request)
     which = request.path_params["which"]
@@ -228,7 +233,7 @@ async def event_content(request: Request) -> Response:
     )
 
 
-async def provenance_search(request: Request) -> Response:
+def provenance_search(request: Request) -> Response:
     """Events by component (id or name), type, uuid, filename, attribute and time range."""
     query = request.query_params
     kind = query.get("type") or None
@@ -259,7 +264,7 @@ async def provenance_search(request: Request) -> Response:
     return JSONResponse({"events": [event_json(e) for e in found]})
 
 
-async def provenance_event(request: Request) -> Response:
+def provenance_event(request: Request) -> Response:
     """One event with its attributes before and after, and whether its content is still held."""
     view = _view(request)
     found = view.event(request.path_params["event_id"])
@@ -275,7 +280,7 @@ async def provenance_event(request: Request) -> Response:
     return JSONResponse(body)
 
 
-async def lineage(request: Request) -> Response:
+def lineage(request: Request) -> Response:
     """A FlowFile's lineage around the FlowFiles asked to be expanded, laid out by Graphviz."""
     uuid = request.path_params["uuid"]
     expand = [u for u in request.query_params.get("expand", "").split(",") if u]
