@@ -35,6 +35,8 @@ __all__ = ["QueuePage", "QueuedFlowFile", "RepositoryView", "UnknownItemError"]
 MAX_PAGE = 1_000
 #: uuid -> (queue, segment) entries kept from listings, for the FlowFile dialog.
 MAX_REMEMBERED = 100_000
+#: Queued FlowFiles a lookup by uuid reads at most when no listing has shown it (20 segments).
+MAX_SCANNED = 200_000
 
 
 class UnknownItemError(FlowcoreError, KeyError):
@@ -172,10 +174,11 @@ class RepositoryView:
     def flowfile(self, uuid: str) -> tuple[str, FlowFile]:
         """The queued FlowFile *uuid* and its queue id.
 
-        Looked up where a listing saw it; otherwise every queue is read, segment by segment.
+        Looked up where a listing saw it; otherwise the queues are read, segment by segment,
+        up to :data:`MAX_SCANNED` FlowFiles.
 
         Raises:
-            UnknownItemError: no queue holds it (now).
+            UnknownItemError: no queue holds it (now), or none of the FlowFiles read.
         """
         log = self._flowfile_log()
         known = self._where.get(uuid)
@@ -183,8 +186,16 @@ class RepositoryView:
             for flowfile in self._segment(log, known[1]):
                 if flowfile.uuid == uuid:
                     return known[0], flowfile
+        scanned = 0
         for queue_id in log.queue_ids():
             for summary in log.segments(queue_id):
+                if scanned >= MAX_SCANNED:
+                    msg = (
+                        f"FlowFile {uuid} is not among the first {MAX_SCANNED:,} queued "
+                        "FlowFiles; list its queue first (the UI then knows where it is)"
+                    )
+                    raise UnknownItemError(msg)
+                scanned += summary.count
                 for flowfile in self._segment(log, summary.segment_id):
                     if flowfile.uuid == uuid:
                         return queue_id, flowfile

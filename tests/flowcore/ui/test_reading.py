@@ -94,3 +94,11 @@ def test_reads_beside_a_run_holding_the_lock(ran) -> None:
         view.close()
     finally:
         lock.close()
+
+
+def test_a_lookup_without_a_listing_reads_a_bounded_number(queued: Path, monkeypatch) -> None:
+    """Past MAX_SCANNED FlowFiles a lookup stops and says to list the queue first."""
+    monkeypatch.setattr(reading, "MAX_SCANNED", PER_SEGMENT)
+    last = RepositoryView(queued).list_queue("q", offset=110, limit=1).flowfiles[0].uuid
+    with pytest.raises(UnknownItemError, match="list its queue first"):
+        RepositoryView(queued).flowfile(last)  # a new view: no listing has shown it
