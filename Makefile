@@ -7,13 +7,14 @@ STAMP  := $(VENV)/.installed
 JAVA_PACKAGE := openjdk-17-jre-headless
 GRAPHVIZ_PACKAGE := graphviz
 POSTGRES_PACKAGE := postgresql
+CHROMIUM_PACKAGE := chromium
 
 # The first interpreter on PATH that is Python 3.11 or newer.
 PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do \
 	  if command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then \
 	    echo $$p; break; fi; done)
 
-.PHONY: spark-classes help setup java graphviz postgresql test demo demo-nifi lint bench clean
+.PHONY: spark-classes help setup java graphviz postgresql chromium test demo demo-nifi lint bench clean
 
 help:
 	@echo "make demo   set up and run the example flow"
@@ -30,7 +31,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 
-setup: $(STAMP) java graphviz postgresql spark-classes
+setup: $(STAMP) java graphviz postgresql chromium spark-classes
 
 # Spark runs on the JVM: require Java 17+. Install it when we can (root with apt-get), else say how.
 java:
@@ -78,6 +79,18 @@ postgresql:
 	    || echo "apt-get could not install $(POSTGRES_PACKAGE); the PostgreSQL tests will skip"; \
 	else \
 	  echo "PostgreSQL is not installed; its tests will skip. sudo apt-get install -y $(POSTGRES_PACKAGE)"; \
+	fi
+
+# The web UI's browser tests (tests/flowcore/ui) drive Debian's chromium through Playwright's
+# executable_path: no browser download. Install it when we can (root with apt-get).
+chromium:
+	@if [ -x /usr/bin/chromium ]; then exit 0; fi; \
+	if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "Installing $(CHROMIUM_PACKAGE) with apt-get (the web UI's browser tests) ..."; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(CHROMIUM_PACKAGE) >/dev/null \
+	    || echo "apt-get could not install $(CHROMIUM_PACKAGE); the browser tests will skip"; \
+	else \
+	  echo "Chromium is not installed; the UI's browser tests will skip. sudo apt-get install -y $(CHROMIUM_PACKAGE)"; \
 	fi
 
 # Two pytest workers: the suite keeps both cores busy (a third made it slower: 22m36s against

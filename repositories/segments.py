@@ -33,6 +33,7 @@ __all__ = [
     "decode_records",
     "encode_records",
     "read_segment",
+    "read_segment_range",
     "read_segment_whole",
     "read_summary",
     "segment_path",
@@ -305,6 +306,25 @@ def read_segment(path: Path) -> list[FlowFile]:
     """
     read = read_segment_whole(path)
     return read.flowfiles() if isinstance(read, FlowFileBatch) else read
+
+
+def read_segment_range(path: Path, start: int, stop: int) -> list[FlowFile]:
+    """The FlowFiles at positions *start* to *stop* (exclusive) of a segment, in order.
+
+    Only those records become FlowFiles (a queue listing's page of a 10,000-record segment);
+    the file is read and verified whole, as :func:`read_segment` does.
+
+    Raises:
+        RepositoryError: the file is missing.
+        WalCorruptionError: the file is damaged.
+    """
+    _, _, body = _parse(path)
+    records = unpack(body)
+    if isinstance(records, dict):
+        batch = batch_from_wire(records)
+        return batch.take(range(max(0, start), min(stop, len(batch)))).flowfiles()
+    table, *columns = records
+    return decode_records([table, *(column[start:stop] for column in columns)])
 
 
 def read_segment_whole(path: Path) -> FlowFileBatch | list[FlowFile]:

@@ -93,6 +93,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "flowcore.registry",
             "flowcore.testing.*",
             "flowcore.nifi.*",
+            "flowcore.ui.*",
         ),
     ),
 )

@@ -37,6 +37,7 @@ COMMANDS = (
     "adopt",
     "datasets",
     "catalog",
+    "ui",
 )
 
 

@@ -1,0 +1,269 @@
+// The canvas: processors as NiFi's boxes, funnels, connections with their queues and a
+// back-pressure bar, stages (flowcore's plan) as frames; pan, zoom and fit. Positions come
+// from the API (NiFi's own, or Graphviz's layout): nothing is laid out here.
+
+import { svg, count, bytes } from "./util.js";
+
+const LABEL_W = 240;
+const state = { scale: 1, x: 40, y: 40, flow: null, status: null, onSelect: null, mids: new Map() };
+const refs = { processors: new Map(), connections: new Map() };
+
+function centre(c) {
+  return { x: c.position.x + c.size.width / 2, y: c.position.y + c.size.height / 2 };
+}
+
+// Where the line from a's centre towards b leaves a's box.
+function border(c, towards) {
+  const m = centre(c);
+  const dx = towards.x - m.x, dy = towards.y - m.y;
+  if (!dx && !dy) return m;
+  const hw = c.size.width / 2, hh = c.size.height / 2;
+  const t = Math.min(dx ? hw / Math.abs(dx) : Infinity, dy ? hh / Math.abs(dy) : Infinity);
+  return { x: m.x + dx * t, y: m.y + dy * t };
+}
+
+function stateIcon(value) {
+  return { RUNNING: "\u25b6", STOPPED: "\u25a0", DISABLED: "\u2298", INVALID: "\u26a0" }[value] || "\u25a0";
+}
+
+function processorBox(c) {
+  const { x, y } = c.position;
+  const { width: w, height: h } = c.size;
+  const g = svg("g", { class: `processor state-${c.state.toLowerCase()}`, "data-id": c.id, transform: `translate(${x},${y})` });
+  if (c.kind === "funnel") {
+    g.setAttribute("class", "funnel");
+    g.append(svg("rect", { width: w, height: h, rx: 6, class: "funnel-body" }),
+      svg("path", { d: `M10 12 L${w - 10} 12 L${w / 2 + 5} ${h - 12} L${w / 2 - 5} ${h - 12} Z`, class: "funnel-icon" }),
+      svg("title", { text: c.name }));
+    return { g, texts: {} };
+  }
+  const stat = (label, row) => {
+    const yy = 58 + row * 17;
+    const value = svg("text", { x: 92, y: yy, class: `stat-value stat-${label.toLowerCase().replace(/[^a-z]/g, "")}` });
+    return [svg("text", { x: 10, y: yy, class: "stat-label", text: label }), value, null, value];
+  };
+  const rows = [stat("In", 0), stat("Read/Write", 1), stat("Out", 2), stat("Tasks", 3)];
+  const stateText = svg("text", { x: 14, y: 30, class: "run-icon", text: stateIcon(c.state) });
+  g.append(
+    svg("rect", { width: w, height: h, class: "box" }),
+    svg("rect", { width: w, height: 40, class: "box-head" }),
+    svg("rect", { x: 0, y: 0, width: 4, height: h, class: "box-edge" }),
+    stateText,
+    svg("text", { x: 40, y: 18, class: "name", text: c.name }),
+    svg("text", { x: 40, y: 33, class: "type", text: c.type + (c.source ? "  (source)" : "") }),
+    ...rows.map((r) => r.slice(0, 2)).flat(),
+    svg("title", { text: `${c.name} (${c.type}): ${c.state}${c.validation_errors.length ? "\n" + c.validation_errors.join("\n") : ""}` }),
+  );
+  if (c.validation_errors.length) {
+    g.append(svg("text", { x: w - 12, y: 24, class: "invalid-mark", "text-anchor": "end", text: "\u26a0" }));
+  }
+  return { g, texts: { g, state: stateText, in: rows[0][3], rw: rows[1][3], out: rows[2][3], tasks: rows[3][3] } };
+}
+
+// Where a connection's label sits: the middle of the line (beside it for parallel ones), or
+// right of a box for a self-loop.
+function labelPoint(connection, index, siblings, byId) {
+  const a = byId.get(connection.source), b = byId.get(connection.destination);
+  if (a === b) return { x: a.position.x + a.size.width + 150, y: centre(a).y };
+  const ca = centre(a), cb = centre(b);
+  const dx = cb.x - ca.x, dy = cb.y - ca.y, len = Math.hypot(dx, dy) || 1;
+  const bend = (index - (siblings - 1) / 2) * 70;
+  return { x: (ca.x + cb.x) / 2 - (dy / len) * bend, y: (ca.y + cb.y) / 2 + (dx / len) * bend };
+}
+
+// Labels that would overlap are pushed apart sideways (fan-outs from one box meet there).
+function separate(points, height) {
+  const list = [...points.values()];
+  for (let pass = 0; pass < 8; pass++) {
+    let moved = false;
+    for (let i = 0; i < list.length; i++) {
+      for (let j = i + 1; j < list.length; j++) {
+        const p = list[i], q = list[j];
+        const overlapX = LABEL_W + 12 - Math.abs(p.x - q.x);
+        if (overlapX > 0 && Math.abs(p.y - q.y) < height) {
+          const sign = p.x <= q.x ? -1 : 1;
+          p.x += (sign * overlapX) / 2;
+          q.x -= (sign * overlapX) / 2;
+          moved = true;
+        }
+      }
+    }
+    if (!moved) return;
+  }
+}
+
+function connectionShape(connection, mid, byId) {
+  const a = byId.get(connection.source), b = byId.get(connection.destination);
+  const g = svg("g", { class: `connection ${connection.durable ? "durable" : "pipelined"}`, "data-id": connection.id });
+  let path;
+  if (a === b) {
+    const m = centre(a);
+    const top = a.position.y;
+    path = `M${a.position.x + a.size.width} ${m.y - 30} C ${mid.x} ${top - 60}, ${mid.x} ${top + a.size.height + 60}, ${a.position.x + a.size.width} ${m.y + 30}`;
+  } else {
+    const from = border(a, mid), to = border(b, mid);
+    path = `M${from.x} ${from.y} L${mid.x} ${mid.y} L${to.x} ${to.y}`;
+  }
+  const relationships = connection.relationships.join(", ");
+  const lines = [connection.name, relationships].filter(Boolean);
+  const h = 20 + lines.length * 15 + 26;
+  const label = svg("g", { class: "connection-label", transform: `translate(${mid.x - LABEL_W / 2},${mid.y - h / 2})` });
+  const queued = svg("text", { x: 10, y: 20 + lines.length * 15, class: "queued" });
+  const fill = svg("rect", { x: 10, y: h - 14, width: 0, height: 6, class: "bp-fill" });
+  label.append(
+    svg("rect", { width: LABEL_W, height: h, class: "label-box" }),
+    ...lines.map((line, i) => svg("text", { x: 10, y: 16 + i * 15, class: i === lines.length - 1 ? "rel" : "cname", text: line })),
+    queued,
+    svg("rect", { x: 10, y: h - 14, width: LABEL_W - 20, height: 6, class: "bp-track" }),
+    fill,
+    svg("title", { text: `${relationships}\n${connection.durable ? "durable queue: " + connection.durable_reasons.join(", ") : "pipelined (FlowFiles pass by reference inside one task)"}` }),
+  );
+  g.append(svg("path", { d: path, class: "line", "marker-end": "url(#arrow)" }), label);
+  return { g, texts: { queued, fill } };
+}
+
+function stageFrames(flow, byId) {
+  const layer = svg("g", { id: "stage-layer", class: "stages" });
+  for (const stage of flow.stages) {
+    const members = stage.members.map((m) => byId.get(m)).filter(Boolean);
+    if (!members.length) continue;
+    const x0 = Math.min(...members.map((c) => c.position.x)) - 24;
+    const y0 = Math.min(...members.map((c) => c.position.y)) - 34;
+    const x1 = Math.max(...members.map((c) => c.position.x + c.size.width)) + 24;
+    const y1 = Math.max(...members.map((c) => c.position.y + c.size.height)) + 20;
+    layer.append(svg("g", { class: "stage", "data-id": stage.id },
+      svg("rect", { x: x0, y: y0, width: x1 - x0, height: y1 - y0, rx: 12 }),
+      svg("text", { x: x0 + 12, y: y0 + 18, text: `${stage.id}${stage.inputs.length ? "" : " (sources)"}` })));
+  }
+  return layer;
+}
+
+function applyTransform() {
+  document.getElementById("viewport").setAttribute("transform", `translate(${state.x},${state.y}) scale(${state.scale})`);
+}
+
+// The drawing's extent, from the positions (no layout read: getBBox would lay out every text).
+function extent() {
+  const flow = state.flow;
+  const xs = [], ys = [];
+  for (const c of flow.components) {
+    xs.push(c.position.x - 30, c.position.x + c.size.width + 30);
+    ys.push(c.position.y - 40, c.position.y + c.size.height + 30);
+  }
+  for (const mid of state.mids.values()) {
+    xs.push(mid.x - LABEL_W / 2, mid.x + LABEL_W / 2);
+    ys.push(mid.y - 40, mid.y + 40);
+  }
+  if (!xs.length) return { x: 0, y: 0, width: 0, height: 0 };
+  const x = Math.min(...xs), y = Math.min(...ys);
+  return { x, y, width: Math.max(...xs) - x, height: Math.max(...ys) - y };
+}
+
+export function fit() {
+  const box = extent();
+  const area = document.getElementById("canvas").getBoundingClientRect();
+  if (!box.width || !area.width) return;
+  state.scale = Math.min(2, Math.max(0.02, Math.min((area.width - 60) / box.width, (area.height - 60) / box.height)));
+  state.x = (area.width - box.width * state.scale) / 2 - box.x * state.scale;
+  state.y = (area.height - box.height * state.scale) / 2 - box.y * state.scale;
+  applyTransform();
+}
+
+function zoomAt(factor, cx, cy) {
+  const next = Math.min(4, Math.max(0.05, state.scale * factor));
+  state.x = cx - ((cx - state.x) * next) / state.scale;
+  state.y = cy - ((cy - state.y) * next) / state.scale;
+  state.scale = next;
+  applyTransform();
+}
+
+function enablePanZoom(canvas) {
+  let drag = null;
+  canvas.addEventListener("mousedown", (e) => {
+    if (e.target.closest(".processor, .funnel, .connection-label")) return;
+    drag = { x: e.clientX - state.x, y: e.clientY - state.y };
+    canvas.classList.add("panning");
+  });
+  window.addEventListener("mousemove", (e) => {
+    if (!drag) return;
+    state.x = e.clientX - drag.x;
+    state.y = e.clientY - drag.y;
+    applyTransform();
+  });
+  window.addEventListener("mouseup", () => { drag = null; canvas.classList.remove("panning"); });
+  canvas.addEventListener("wheel", (e) => {
+    e.preventDefault();
+    const r = canvas.getBoundingClientRect();
+    zoomAt(e.deltaY < 0 ? 1.15 : 1 / 1.15, e.clientX - r.left, e.clientY - r.top);
+  }, { passive: false });
+  document.getElementById("fit").onclick = fit;
+  document.getElementById("zoom-in").onclick = () => { const r = canvas.getBoundingClientRect(); zoomAt(1.25, r.width / 2, r.height / 2); };
+  document.getElementById("zoom-out").onclick = () => { const r = canvas.getBoundingClientRect(); zoomAt(0.8, r.width / 2, r.height / 2); };
+}
+
+export function drawCanvas(flow, onSelect) {
+  state.flow = flow;
+  state.onSelect = onSelect;
+  const canvas = document.getElementById("canvas");
+  const viewport = document.getElementById("viewport");
+  const byId = new Map(flow.components.map((c) => [c.id, c]));
+  const defs = svg("defs", {}, svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 8, markerHeight: 8, orient: "auto-start-reverse" },
+    svg("path", { d: "M0 0 L10 5 L0 10 z", class: "arrow" })));
+  const stages = stageFrames(flow, byId);
+  stages.style.display = document.getElementById("stages").checked ? "" : "none";
+  const lines = svg("g", { class: "connections" });
+  const boxes = svg("g", { class: "components" });
+  const pairs = new Map();
+  for (const c of flow.connections) {
+    const key = [c.source, c.destination].sort().join("\u0000");
+    pairs.set(key, [...(pairs.get(key) || []), c]);
+  }
+  const mids = new Map();
+  for (const group of pairs.values()) {
+    group.forEach((connection, index) => mids.set(connection.id, labelPoint(connection, index, group.length, byId)));
+  }
+  separate(mids, 70);
+  state.mids = mids;
+  for (const connection of flow.connections) {
+    const shape = connectionShape(connection, mids.get(connection.id), byId);
+    shape.g.querySelector(".connection-label").addEventListener("click", () => onSelect({ connection }));
+    shape.g.addEventListener("contextmenu", (e) => { e.preventDefault(); onSelect({ connection, listQueue: true }); });
+    refs.connections.set(connection.id, shape.texts);
+    lines.append(shape.g);
+  }
+  for (const c of flow.components) {
+    const box = processorBox(c);
+    box.g.addEventListener("click", () => onSelect({ component: c }));
+    refs.processors.set(c.id, box.texts);
+    boxes.append(box.g);
+  }
+  viewport.replaceChildren(defs, stages, lines, boxes);
+  document.getElementById("stages").onchange = (e) => {
+    document.getElementById("stage-layer").style.display = e.target.checked ? "" : "none";
+  };
+  if (!canvas.dataset.ready) { enablePanZoom(canvas); canvas.dataset.ready = "1"; }
+  fit();
+}
+
+export function updateCanvas(status) {
+  state.status = status;
+  for (const [id, texts] of refs.processors) {
+    const s = status.processors[id];
+    if (!s || !texts.in) continue;
+    texts.in.textContent = `${count(s.in_count)} (${bytes(s.in_bytes)})`;
+    texts.rw.textContent = "\u2013";
+    texts.out.textContent = `${count(s.out_count)} (${bytes(s.out_bytes)})`;
+    texts.tasks.textContent = count(s.tasks);
+    texts.state.textContent = stateIcon(s.state);
+    const wanted = `processor state-${s.state.toLowerCase()}`;
+    if (texts.g.getAttribute("class") !== wanted) texts.g.setAttribute("class", wanted);
+  }
+  for (const [id, texts] of refs.connections) {
+    const s = status.connections[id];
+    if (!s) continue;
+    texts.queued.textContent = `Queued ${count(s.queued_count)} (${bytes(s.queued_bytes)})`;
+    const track = LABEL_W - 20;
+    texts.fill.setAttribute("width", String((track * s.back_pressure_fill) / 100));
+    texts.fill.setAttribute("class", `bp-fill ${s.back_pressure_fill >= 100 || s.over_back_pressure ? "full" : s.back_pressure_fill >= 60 ? "high" : ""}`);
+  }
+}

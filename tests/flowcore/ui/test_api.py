@@ -1,0 +1,171 @@
+"""The UI's JSON API over a repository a real run produced (Starlette's TestClient)."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Iterator
+from urllib.parse import quote
+
+import pytest
+
+from flowcore.cli.ui import prepare
+from tests.flowcore.ui.conftest import FILES, SECRET
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # Starlette suggests httpx2; httpx is what is installed
+    from starlette.testclient import TestClient
+
+QUEUE = "tag:success->put"
+
+
+@pytest.fixture(scope="module")
+def client(ran) -> Iterator[TestClient]:
+    app, token = prepare(ran)
+    assert token is None  # loopback
+    with TestClient(app) as client:
+        yield client
+
+
+def _queue_url(connection: str) -> str:
+    return f"/api/connections/{quote(connection, safe='')}/flowfiles"
+
+
+def test_flow_lists_components_connections_stages_and_positions(client) -> None:
+    """/api/flow has every processor with type, state, scheduling, relationships and position."""
+    flow = client.get("/api/flow").json()
+    by_name = {c["name"]: c for c in flow["components"]}
+    assert set(by_name) == {"get", "split", "tag", "put", "unpack"}
+    assert by_name["split"]["type"] == "SplitText"
+    assert by_name["put"]["state"] == "DISABLED"
+    assert by_name["get"]["source"] is True
+    assert by_name["get"]["scheduling"]["concurrent_tasks"] == 1
+    assert {r["name"] for r in by_name["split"]["relationships"]} >= {"splits", "original"}
+    assert all(c["size"]["width"] == 352.0 for c in flow["components"])
+    positions = {(c["position"]["x"], c["position"]["y"]) for c in flow["components"]}
+    assert len(positions) == len(flow["components"])  # laid out: no two boxes on one spot
+    durable = {c["id"]: c["durable"] for c in flow["connections"]}
+    assert durable[QUEUE] is True
+    assert durable["get:success->split"] is False
+    assert flow["stages"]
+    assert all(c["stage"] for c in flow["components"])
+
+
+def test_sensitive_values_never_reach_the_browser(client) -> None:
+    """A sensitive property shows NiFi's 'Sensitive value set'; no response holds the secret."""
+    flow = client.get("/api/flow").json()
+    unpack = next(c for c in flow["components"] if c["name"] == "unpack")
+    password = next(p for p in unpack["properties"] if p["name"] == "Password")
+    assert password == {**password, "value": "Sensitive value set", "sensitive": True}
+    bodies = [
+        client.get(path).text
+        for path in ("/api/flow", "/api/status", "/api/provenance?limit=1000", "/api/bulletins")
+    ]
+    assert not any(SECRET in body or "#{zip password}" in body for body in bodies)
+
+
+def test_status_counts_per_processor_and_queue_with_back_pressure_fill(client) -> None:
+    """/api/status has the run's in/out per processor, queued counts and the fill NiFi draws."""
+    status = client.get("/api/status").json()
+    assert status["flow"] == "ui-test"
+    assert status["live"] is False
+    split = status["processors"]["split"]
+    assert (split["in_count"], split["out_count"]) == (4, 10)  # 4 files; 6 splits + 4 originals
+    queue = status["connections"][QUEUE]
+    assert (queue["queued_count"], queue["queued_bytes"]) == (6, 47)
+    assert queue["back_pressure_fill"] == 6.0  # 6 of the 100 FlowFiles threshold
+    assert status["processors"]["put"]["state"] == "DISABLED"
+
+
+def test_queue_listing_pages_in_queue_order(client) -> None:
+    """A queue lists position, uuid, filename, size, durations and penalized, page by page."""
+    first = client.get(_queue_url(QUEUE), params={"limit": 4}).json()
+    assert (first["total_flowfiles"], first["total_bytes"]) == (6, 47)
+    assert [f["position"] for f in first["flowfiles"]] == [1, 2, 3, 4]
+    assert set(first["flowfiles"][0]) == {
+        "position", "uuid", "filename", "size", "queued_duration_ms", "lineage_duration_ms",
+        "penalized",
+    }  # fmt: skip
+    rest = client.get(_queue_url(QUEUE), params={"offset": 4, "limit": 4}).json()
+    assert [f["position"] for f in rest["flowfiles"]] == [5, 6]
+    uuids = [f["uuid"] for f in first["flowfiles"] + rest["flowfiles"]]
+    assert len(set(uuids)) == 6
+    assert {f["filename"] for f in first["flowfiles"] + rest["flowfiles"]} == set(FILES)
+
+
+def test_queue_listing_of_an_unknown_connection_is_404(client) -> None:
+    """A connection the flow does not have answers 404 with one message."""
+    response = client.get(_queue_url("nope"))
+    assert response.status_code == 404
+    assert "nope" in response.json()["error"]
+
+
+def test_flowfile_attributes_and_content(client) -> None:
+    """A listed FlowFile's attributes and its content bytes, inline or as a download."""
+    listed = client.get(_queue_url(QUEUE)).json()["flowfiles"]
+    row = next(f for f in listed if f["filename"] == "doc.json")
+    details = client.get(f"/api/flowfiles/{row['uuid']}").json()
+    assert details["attributes"]["kind"] == "line"
+    assert details["queue"] == QUEUE
+    content = client.get(f"/api/flowfiles/{row['uuid']}/content")
+    assert content.content == FILES["doc.json"].rstrip(b"\n")
+    assert content.headers["content-disposition"].startswith("inline")
+    download = client.get(f"/api/flowfiles/{row['uuid']}/content", params={"download": 1})
+    assert download.headers["content-disposition"] == 'attachment; filename="doc.json"'
+    assert client.get("/api/flowfiles/not-a-uuid").status_code == 404
+
+
+def test_provenance_search_event_content_and_lineage(client) -> None:
+    """Search by filename and type, an event's details and content, a FlowFile's lineage."""
+    found = client.get("/api/provenance", params={"filename": "page.xml"}).json()["events"]
+    types = {e["event_type"] for e in found}
+    assert {"RECEIVE", "FORK"} <= types
+    by_component = client.get("/api/provenance", params={"component": "tag"}).json()["events"]
+    assert by_component
+    assert {e["component_name"] for e in by_component} == {"tag"}
+    cloned = client.get(
+        "/api/provenance", params={"type": "clone", "attribute": "kind=line"}
+    ).json()["events"]  # tag's fan-out to two connections clones (NiFi's CLONE)
+    assert len(cloned) == 6
+    assert all(e["event_type"] == "CLONE" for e in cloned)
+    event = client.get(f"/api/provenance/{cloned[0]['event_id']}").json()
+    assert event["attributes"]["kind"] == "line"
+    assert "previous_attributes" in event
+    assert event["content_available"] == {"input": True, "output": True}
+    output = client.get(f"/api/content/{event['event_id']}/output").content
+    assert output + b"\n" in FILES.values()
+    lineage = client.get(f"/api/lineage/{event['flowfile_uuid']}").json()
+    events = {n["event_type"] for n in lineage["nodes"] if n["kind"] == "event"}
+    assert {"FORK", "CLONE"} <= events
+    parent = next(n for n in lineage["nodes"] if n["kind"] == "flowfile" and n["more"])
+    grown = client.get(
+        f"/api/lineage/{event['flowfile_uuid']}", params={"expand": parent["id"]}
+    ).json()
+    assert len(grown["nodes"]) > len(lineage["nodes"])  # the parent's RECEIVE, DROP appear
+
+
+def test_provenance_mistakes_are_400_or_404(client) -> None:
+    """A bad type or attribute is 400; an unknown event or FlowFile is 404."""
+    assert client.get("/api/provenance", params={"type": "NOPE"}).status_code == 400
+    assert client.get("/api/provenance", params={"attribute": "x"}).status_code == 400
+    assert client.get("/api/provenance", params={"start": "yesterday"}).status_code == 400
+    assert client.get("/api/provenance/999999").status_code == 404
+    assert client.get("/api/lineage/no-such-uuid").status_code == 404
+    assert client.get("/api/content/1/sideways").status_code == 404
+
+
+def test_events_stream_sends_the_status(client) -> None:
+    """/api/events is a server-sent event stream whose first event is the status."""
+    response = client.get("/api/events", params={"once": 1})
+    assert response.headers["content-type"].startswith("text/event-stream")
+    kind, data = response.text.strip().split("\n", 1)
+    assert kind == "event: status"
+    assert json.loads(data.removeprefix("data: "))["connections"][QUEUE]["queued_count"] == 6
+
+
+def test_pages_are_served(client) -> None:
+    """The index page and its ES modules are served from the package."""
+    assert "app.js" in client.get("/").text
+    script = client.get("/static/app.js")
+    assert script.status_code == 200
+    assert "javascript" in script.headers["content-type"]
