@@ -44,6 +44,7 @@ BUILTIN_PROCESSORS: LazyTypes[type[Processor]] = LazyTypes(
         "GenerateTableFetch": "processors.sql.generate_table_fetch",
         "GetDataFrame": "processors.get_dataframe",
         "GetFile": "processors.get_file",
+        "GetSFTP": "processors.sftp.get_sftp",
         "InvokeHTTP": "processors.invoke_http",
         "JoinEnrichment": "processors.join_enrichment",
         "JoltTransformJSON": "processors.jolt_transform_json",

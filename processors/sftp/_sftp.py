@@ -8,8 +8,10 @@ refuses a host not in it. Passwords and key passphrases are sensitive properties
 
 from __future__ import annotations
 
+import contextlib
+import posixpath
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -23,7 +25,10 @@ from flowcore.validators import (
     TIME_PERIOD_VALIDATOR,
 )
 
-__all__ = ["CONNECTION", "HOSTNAME", "PORT", "Address", "address", "connect", "transit_uri"]
+__all__ = [
+    "CONNECTION", "HOSTNAME", "PORT", "Address", "address", "complete_remotely", "connect",
+    "make_dirs", "transit_uri",
+]  # fmt: skip
 
 _FLOWFILE = ExpressionLanguageScope.FLOWFILE_ATTRIBUTES
 _ENV = ExpressionLanguageScope.ENVIRONMENT
@@ -218,3 +223,81 @@ def is_sftp_error(error: BaseException) -> bool:
 def is_dir(mode: int | None) -> bool:
     """Whether an SFTP attribute's mode is a directory's."""
     return mode is not None and stat.S_ISDIR(mode)
+
+
+def complete_remotely(
+    context: Any,
+    actions: Sequence[Mapping[str, Any]],
+    warn: Callable[[Any, Mapping[str, Any], BaseException], None],
+) -> None:
+    """Carry out recorded remote deletes and moves, one connection per address.
+
+    Each action is an :meth:`Address.payload` plus ``remote`` (the file) and, for a move,
+    ``move_to`` (its new path) and ``create`` (make the directory). Idempotent, as a start-up
+    may do it again: a file already deleted, or already at its target, is done. *warn* is
+    called with ``(context, action, error)`` for one that fails (NiFi's wording differs
+    between FetchSFTP's Completion Strategy and GetSFTP's Delete Original).
+    """
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for action in actions:
+        key = repr(sorted(Address.of(action).payload().items()))
+        groups.setdefault(key, []).append(action)
+    for group in groups.values():
+        to = Address.of(group[0])
+        try:
+            connection = connect(context, to=to)
+        except Exception as error:
+            if not is_sftp_error(error):
+                raise
+            for action in group:
+                warn(context, action, error)
+            continue
+        with connection:
+            for action in group:
+                try:
+                    _complete_one(connection.sftp, action)
+                except Exception as error:
+                    if not is_sftp_error(error):
+                        raise
+                    warn(context, action, error)
+
+
+def _complete_one(sftp: Any, action: Mapping[str, Any]) -> None:
+    """Delete or move one remote file; one already gone (or already moved) is done."""
+    remote = action["remote"]
+    target = action.get("move_to")
+    if target is None:
+        with contextlib.suppress(FileNotFoundError):  # deleted before a crash: done
+            sftp.remove(remote)
+        return
+    if action.get("create"):
+        make_dirs(sftp, posixpath.dirname(target))
+    try:
+        sftp.rename(remote, target)
+    except OSError:
+        if _exists(sftp, remote) or not _exists(sftp, target):
+            raise
+        # moved before a crash: done
+
+
+def _exists(sftp: Any, path: str) -> bool:
+    """Whether *path* exists on the server."""
+    try:
+        sftp.stat(path)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def make_dirs(sftp: Any, directory: str) -> None:
+    """Mkdir -p over SFTP."""
+    parts, current = (
+        [p for p in directory.split("/") if p],
+        "/" if directory.startswith("/") else "",
+    )
+    for part in parts:
+        current = posixpath.join(current, part) if current else part
+        try:
+            sftp.stat(current)
+        except FileNotFoundError:
+            sftp.mkdir(current)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import posixpath
 import time
@@ -175,7 +174,7 @@ class FetchSFTP(Processor):
         Idempotent, as a start-up may do it again: a file already deleted, or already at
         its move target, is done. A failure is a warning, as in NiFi: the data is kept.
         """
-        complete_remotely(context, actions, "perform Completion Action")
+        _sftp.complete_remotely(context, actions, _warn)
 
     @staticmethod
     def _fail(  # noqa: PLR0917 (the failure's parts)
@@ -191,84 +190,10 @@ class FetchSFTP(Processor):
         session.transfer(session.penalize(flowfile), relationship)
 
 
-def complete_remotely(
-    context: ProcessContext, actions: Sequence[Mapping[str, Any]], what: str
-) -> None:
-    """Carry out recorded remote deletes and moves, grouped into one connection per address.
-
-    *what* names the work in the warning a failure logs (NiFi's wording differs between
-    FetchSFTP's Completion Strategy and GetSFTP's Delete Original).
-    """
-    groups: dict[str, list[Mapping[str, Any]]] = {}
-    for action in actions:
-        key = repr(sorted(_sftp.Address.of(action).payload().items()))
-        groups.setdefault(key, []).append(action)
-    for group in groups.values():
-        to = _sftp.Address.of(group[0])
-        try:
-            connection = _sftp.connect(context, to=to)
-        except Exception as error:
-            if not _sftp.is_sftp_error(error):
-                raise
-            for action in group:
-                _warn(context, action, to, what, error)
-            continue
-        with connection:
-            for action in group:
-                try:
-                    _complete_one(connection.sftp, action)
-                except Exception as error:
-                    if not _sftp.is_sftp_error(error):
-                        raise
-                    _warn(context, action, to, what, error)
-
-
-def _complete_one(sftp: Any, action: Mapping[str, Any]) -> None:
-    """Delete or move one remote file; one already gone (or already moved) is done."""
-    remote = action["remote"]
-    target = action.get("move_to")
-    if target is None:
-        with contextlib.suppress(FileNotFoundError):  # deleted before a crash: done
-            sftp.remove(remote)
-        return
-    if action.get("create"):
-        _make_dirs(sftp, posixpath.dirname(target))
-    try:
-        sftp.rename(remote, target)
-    except OSError:
-        if _exists(sftp, remote) or not _exists(sftp, target):
-            raise
-        # moved before a crash: done
-
-
-def _exists(sftp: Any, path: str) -> bool:
-    """Whether *path* exists on the server."""
-    try:
-        sftp.stat(path)
-    except FileNotFoundError:
-        return False
-    return True
-
-
-def _warn(
-    context: ProcessContext, action: Mapping[str, Any], to: Any, what: str, error: BaseException
-) -> None:
+def _warn(context: ProcessContext, action: Mapping[str, Any], error: BaseException) -> None:
     """NiFi's warning: the data was kept, the remote file was not completed."""
     context.logger.warning(
-        "Successfully fetched the content for %s from %s:%s%s but failed to %s due to %s",
-        action.get("flowfile", ""), to.host, to.port, action["remote"], what, error,
+        "Successfully fetched the content for %s from %s:%s%s but failed to perform "
+        "Completion Action due to %s", action.get("flowfile", ""), action["host"],
+        action["port"], action["remote"], error,
     )  # fmt: skip
-
-
-def _make_dirs(sftp: Any, directory: str) -> None:
-    """Mkdir -p over SFTP."""
-    parts, current = (
-        [p for p in directory.split("/") if p],
-        "/" if directory.startswith("/") else "",
-    )
-    for part in parts:
-        current = posixpath.join(current, part) if current else part
-        try:
-            sftp.stat(current)
-        except FileNotFoundError:
-            sftp.mkdir(current)
