@@ -1,4 +1,4 @@
-"""kill -9 of real `flowcore run`s of ListSFTP -> FetchSFTP -> PutFile.
+"""kill -9 of real `flowcore run`s of ListSFTP -> FetchSFTP -> PutFile and GetSFTP -> PutFile.
 
 The SFTP server (paramiko's) lives in the test process and outlives the killed runs.
 ListSFTP's listing state commits with its FlowFiles, so each remote file enters the flow once
@@ -186,3 +186,60 @@ def test_kill_9_moves_each_source_file_only_once_its_flowfile_is_durable(
     assert [p.name for p in remote.iterdir() if p.is_file()] == []
     assert {p.name: p.read_bytes() for p in (remote / "done").iterdir()} == data
     assert _fetches(crashed) == FILES
+
+
+GET = """
+from flowcore import Flow
+from processors import PutFile
+from processors.sftp.get_sftp import GetSFTP
+
+flow = Flow("get-sftp-kills")
+get = flow.add(GetSFTP(**{{"Hostname": "127.0.0.1", "Port": "{port}", "Username": "{user}",
+                          "Password": "{password}", "Remote Path": "/{directory}",
+                          "Max Selects": "4", "Connection Timeout": "5 sec"}}), name="get")
+put = flow.add(PutFile(directory="out"), name="put")
+flow.connect(get, put, durable=True)
+flow.auto_terminate(put, ["success", "failure"])
+"""
+
+
+@pytest.mark.slow
+def test_kill_9_get_sftp_pulls_each_file_once(sftp_server: SftpServer, tmp_path: Path) -> None:
+    """GetSFTP (Delete Original) killed just after a remote file was deleted, 3 times, then a
+    rerun: every file written once to out/, received once, and gone from the server."""
+    rng = random.Random(29)
+    data = {f"g{n:03d}.txt": f"{n} {rng.random()}\n".encode() * 20 for n in range(12)}
+    name = f"get-{tmp_path.name}"
+    remote = sftp_server.root / name
+    remote.mkdir()
+    workdir = tmp_path / "crashed"
+    workdir.mkdir()
+    text = GET.format(port=sftp_server.port, user=USER, password=PASSWORD, directory=name)
+    (workdir / "flow.py").write_text(text)
+    _write(remote, data, sorted(data))
+    killed = 0
+    for _ in range(3 * KILLS):
+        process = _run(workdir)
+        left = len(os.listdir(remote))
+        deadline = time.monotonic() + 20
+        while len(os.listdir(remote)) == left and process.poll() is None:
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.002)
+        if process.poll() is not None:
+            break
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=60)
+        killed += 1
+        if killed == KILLS:
+            break
+    print(f"killed {killed} runs")
+    _finish(workdir)
+    assert {p.name: p.read_bytes() for p in (workdir / "out").iterdir()} == data
+    assert list(remote.iterdir()) == []
+    repos = RepositorySet.open(workdir / ".flowcore")
+    try:
+        events = repos.provenance.search(limit=1_000_000)
+    finally:
+        repos.close()
+    assert sum(e.event_type.value == "RECEIVE" for e in events) == len(data)
