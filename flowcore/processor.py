@@ -462,6 +462,23 @@ class Processor:
     def on_scheduled(self, context: ProcessContext) -> None:
         """Called once before the first trigger; open resources here."""
 
+    def run_after_commit_actions(
+        self, context: ProcessContext, actions: Sequence[Mapping[str, Any]]
+    ) -> None:
+        """Carry out the after-commit actions this processor's sessions recorded.
+
+        ``session.after_commit(action)`` records remote work (delete the fetched remote file,
+        complete an upload) that may happen only once the session's FlowFiles are durable.
+        The engine calls this on the driver after the write-ahead log transaction that made
+        them durable, with one task's actions in the order recorded, and again at start-up
+        when a crash came in between: so each action must be idempotent (a file already
+        gone is done). A failure is the processor's to report (a warning, as NiFi's
+        completion strategies); what it raises becomes a bulletin and is not retried.
+        """
+        del context, actions
+        msg = f"{type(self).__name__} records after-commit actions but does not carry them out"
+        raise NotImplementedError(msg)
+
     def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
         """Do one unit of work with *session*; the caller commits it."""
         msg = f"{type(self).__name__} must implement on_trigger"

@@ -44,6 +44,7 @@ BUILTIN_PROCESSORS: LazyTypes[type[Processor]] = LazyTypes(
         "GenerateTableFetch": "processors.sql.generate_table_fetch",
         "GetDataFrame": "processors.get_dataframe",
         "GetFile": "processors.get_file",
+        "GetSFTP": "processors.sftp.get_sftp",
         "HandleHttpRequest": "processors.http_server.handle_http_request",
         "HandleHttpResponse": "processors.http_server.handle_http_response",
         "InvokeHTTP": "processors.invoke_http",

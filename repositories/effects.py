@@ -24,6 +24,11 @@ never committed) is simply ignored::
     {"log": ["flowcore.processors.LogAttribute", 20, "message"]}
     {"delete": "/in/a.txt"}                  a source file ingested, deleted after the commit
     {"move": ["/in/a.txt", "/done/a.txt", "Rename", "a-<uuid>.txt"]}   moved after the commit
+    {"after_commit": ["<component id>", {"op": "delete", ...}]}   a processor's remote work
+
+After-commit actions (:class:`~flowcore.session.host.AfterCommitAction`: FetchSFTP deleting the
+remote file it fetched) are handed back to the caller of :func:`carry_out` (the driver, which
+has the processors), after the renames and disposals.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ import logging
 import os
 import re
 import shutil
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -47,7 +52,7 @@ import attrs
 
 from flowcore.errors import RepositoryError, StorageFaultError
 from flowcore.faults import storage_fault
-from flowcore.session.host import Disposal, LogLine, MoveConflict, Publication
+from flowcore.session.host import AfterCommitAction, Disposal, LogLine, MoveConflict, Publication
 from repositories._files import file_stem, fsync_directory
 from repositories.disposals import dispose
 from repositories.records import Finding
@@ -177,8 +182,9 @@ class EffectFileWriter:
         publications: Sequence[Publication],
         logs: Sequence[LogLine],
         disposals: Sequence[Disposal] = (),
+        actions: Sequence[AfterCommitAction] = (),
     ) -> None:
-        """A session committed: record its publications, log lines and source disposals."""
+        """A session committed: record its publications, lines, disposals and actions."""
         for p in publications:
             self._append({"publish": [p.temporary, p.target, p.replace]})
         for line in logs:
@@ -189,6 +195,8 @@ class EffectFileWriter:
             else:
                 move = [d.source, d.target, d.conflict.value, d.alternative]
                 self._append({"move": move, "version": d.fingerprint})
+        for action in actions:
+            self._append({"after_commit": [action.component_id, dict(action.payload)]})
 
     def close(self, *, sync: bool = True) -> str | None:
         """Make the staged files, then this file, durable; its path (None: nothing staged).
@@ -354,6 +362,7 @@ class _Effects:
     publications: tuple[Publication, ...]
     logs: tuple[LogLine, ...]
     disposals: tuple[Disposal, ...] = ()
+    actions: tuple[AfterCommitAction, ...] = ()
 
 
 def read_effects(path: str | os.PathLike[str]) -> _Effects:
@@ -362,6 +371,7 @@ def read_effects(path: str | os.PathLike[str]) -> _Effects:
     publications: list[Publication] = []
     logs: list[LogLine] = []
     disposals: list[Disposal] = []
+    actions: list[AfterCommitAction] = []
     with open(path, encoding="utf-8", errors="surrogateescape") as lines:
         for line in lines:
             try:
@@ -384,7 +394,12 @@ def read_effects(path: str | os.PathLike[str]) -> _Effects:
                         source, target, MoveConflict(conflict), alternative, record.get("version")
                     )
                 )
-    return _Effects(tuple(staged), tuple(publications), tuple(logs), tuple(disposals))
+            elif "after_commit" in record:
+                component_id, payload = record["after_commit"]
+                actions.append(AfterCommitAction(component_id, payload))
+    return _Effects(
+        tuple(staged), tuple(publications), tuple(logs), tuple(disposals), tuple(actions)
+    )
 
 
 class Outcome(enum.Enum):
@@ -423,7 +438,11 @@ def publish(publication: Publication) -> Outcome:
     return Outcome.PUBLISHED
 
 
-def carry_out(path: str | os.PathLike[str], blocked: Iterable[str] = ()) -> EffectReport:
+def carry_out(
+    path: str | os.PathLike[str],
+    blocked: Iterable[str] = (),
+    act: Callable[[Sequence[AfterCommitAction]], None] | None = None,
+) -> EffectReport:
     """Do what a committed effect file stages, then delete it (idempotent; a missing file is done).
 
     Renames come first, in the order the tasks' sessions committed them; the target
@@ -436,6 +455,9 @@ def carry_out(path: str | os.PathLike[str], blocked: Iterable[str] = ()) -> Effe
     that an older file never lands over a newer one, a publication whose target is in
     *blocked* (targets of earlier publications still waiting) waits behind it, in the same
     retry file. Deletions and log lines never wait for a rename.
+
+    The processors' after-commit actions go to *act* (the driver's, which reaches the
+    processors) after the disposals; without one they are left undone, with an error.
     """
     try:
         effects = read_effects(path)
@@ -493,6 +515,12 @@ def carry_out(path: str | os.PathLike[str], blocked: Iterable[str] = ()) -> Effe
     for directory in sorted(changed):  # a power cut must not bring an ingested file back
         with contextlib.suppress(FileNotFoundError):
             fsync_directory(directory)
+    if effects.actions:
+        if act is not None:
+            act(effects.actions)
+        else:
+            LOG.error("%d after-commit action(s) in %s have nobody to carry them out",
+                      len(effects.actions), path)  # fmt: skip
     for line in effects.logs:
         logging.getLogger(line.logger).log(line.level, "%s", line.message)
     if not waiting or Path(path).suffix != RETRY_SUFFIX:

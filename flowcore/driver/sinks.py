@@ -18,13 +18,19 @@ an effect file (:mod:`repositories.effects`), the transaction names the stage ru
 under the state entry :data:`EFFECTS_STATE`, and :meth:`Sinks.carry_out` renames and logs after it.
 At start-up the effect files the log names are carried out again (idempotent) and the others, of
 attempts that never committed, are swept with their temporaries.
+
+Any processor's after-commit actions (``session.after_commit``: FetchSFTP's remote delete or move)
+travel in the same effect files; :meth:`Sinks.carry_out` hands each task's to its processor's
+``run_after_commit_actions``, after the commit and again at start-up.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -35,11 +41,14 @@ from flowcore.process_context import ProcessContext
 from flowcore.processor import ProcessorKind
 from flowcore.processor_kinds import SinkJobs, TwoPhaseSink
 from flowcore.runners.jobs import Runner
+from flowcore.session.host import AfterCommitAction
 from repositories.effects import EffectReport, carry_out, release_targets, retries, sweep
 from repositories.records import Bulletin, Finding, Transaction
 from repositories.repository_set import RepositorySet
 
 __all__ = ["EFFECTS_STATE", "Sinks", "effects_state"]
+
+LOG = logging.getLogger("flowcore.driver.sinks")
 
 #: The write-ahead log state entry naming the effect files of the last commit that had any.
 EFFECTS_STATE = "$effects"
@@ -72,6 +81,7 @@ class Sinks:
         context_of: Callable[[MemberPlan], ProcessContext],
     ) -> None:
         self.members = [m for plan in plans for m in plan.members if m.kind is ProcessorKind.SINK]
+        self._all = {m.component_id: m for plan in plans for m in plan.members}
         self.repos = repositories
         self.runner = runner
         self._context_of = context_of
@@ -120,10 +130,10 @@ class Sinks:
         report = EffectReport()
         if self._waiting:
             for path in retries(self.repos.paths.effects):
-                report += carry_out(path, blocked=report.waiting)
+                report += carry_out(path, blocked=report.waiting, act=self._act)
             report = attrs.evolve(report, failed=())  # already reported when first refused
         for path in files:
-            report += carry_out(path, blocked=report.waiting)
+            report += carry_out(path, blocked=report.waiting, act=self._act)
         self._waiting = bool(report.waiting)
         now = now_ms()
         bulletins = [
@@ -150,6 +160,39 @@ class Sinks:
         )
         self.repos.add_bulletins(bulletins)
         return report
+
+    def _act(self, actions: Sequence[AfterCommitAction]) -> None:
+        """Hand one task's after-commit actions to their processors, in order, per processor.
+
+        What a processor raises is not retried (its FlowFiles are committed): an error
+        bulletin names it, as a warning does an action whose processor left the flow.
+        """
+        by_component: dict[str, list[Mapping[str, Any]]] = {}
+        for action in actions:
+            by_component.setdefault(action.component_id, []).append(action.payload)
+        for component_id, payloads in by_component.items():
+            member = self._all.get(component_id)
+            if member is None or member.processor is None:
+                problem = (
+                    f"{len(payloads)} after-commit action(s) of component {component_id}, "
+                    "which is no longer in the flow, were not carried out"
+                )
+                LOG.warning("%s", problem)
+                self.repos.add_bulletins(
+                    [Bulletin(now_ms(), component_id, component_id, "WARNING", problem)]
+                )
+                continue
+            try:
+                member.processor.run_after_commit_actions(self._context_of(member), payloads)
+            except Exception as error:  # the FlowFiles are committed: report, go on
+                problem = (
+                    f"{member.name or member.type_name} could not carry out "
+                    f"{len(payloads)} after-commit action(s): {type(error).__name__}: {error}"
+                )
+                LOG.error("%s", problem, exc_info=error)
+                self.repos.add_bulletins(
+                    [Bulletin(now_ms(), component_id, member.name, "ERROR", problem)]
+                )
 
     def sweep_attempts(self) -> list[Finding]:
         """Remove what task attempts that were not committed staged (between stage runs).

@@ -30,6 +30,7 @@ from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun
 from flowcore.services import MapCache
 from flowcore.session.block_views import BlockViews
 from flowcore.session.host import (
+    AfterCommitAction,
     ComponentInfo,
     Disposal,
     LogLine,
@@ -171,8 +172,9 @@ class Member(Protocol):
         publications: Sequence[Publication],
         logs: Sequence[LogLine],
         disposals: Sequence[Disposal] = (),
+        actions: Sequence[AfterCommitAction] = (),
     ) -> None:
-        """Record staged files and lines, carried out after the stage run commits."""
+        """Record staged files, lines and actions, carried out after the stage run commits."""
         ...
 
     def refused(self, problem: str) -> None:

@@ -45,6 +45,7 @@ from flowcore.session._content import CONTENT_FAILURE_REASON, damage_of
 from flowcore.session.block_views import PAYLOAD_KEY, BlockViews
 from flowcore.session.host import (
     SELF,
+    AfterCommitAction,
     ComponentInfo,
     Disposal,
     FlowFileFilter,
@@ -230,12 +231,14 @@ class TaskMember:
         publications: Sequence[Publication],
         logs: Sequence[LogLine],
         disposals: Sequence[Disposal] = (),
+        actions: Sequence[AfterCommitAction] = (),
     ) -> None:
         """Record a sink's staged files and lines: carried out after the stage run commits."""
-        if publications or logs or disposals:
-            # Source files to delete or move go with the sinks' effects: carried out after
-            # the commit, and again at start-up should a crash come between the two.
-            self.task.effects.commit(publications, logs, disposals)
+        if publications or logs or disposals or actions:
+            # Source files to delete or move, and the processors' after-commit actions, go
+            # with the sinks' effects: carried out after the commit, and again at start-up
+            # should a crash come between the two.
+            self.task.effects.commit(publications, logs, disposals, actions)
             self.task.staged_targets.update(p.target for p in publications)
 
     def waiting(self, queued: QueuedFlowFile, now: int) -> ReturnedFlowFile:
@@ -254,7 +257,9 @@ class TaskMember:
         if commit.yield_ms:  # a retry's YIELD_PROCESSOR backoff
             self.context.yielded = True
             self.backoff_until = max(self.backoff_until, now_ms() + commit.yield_ms)
-        self.carry_out_after_commit(commit.publications, commit.logs, commit.disposals)
+        self.carry_out_after_commit(
+            commit.publications, commit.logs, commit.disposals, commit.actions
+        )
         self.consumed += len(commit.consumed)
         for output in commit.outputs:
             self._route(output)

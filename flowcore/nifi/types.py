@@ -134,7 +134,7 @@ NIFI_PROCESSORS: dict[str, NiFiType] = {
     **{n: NiFiType(f"org.apache.nifi.kafka.processors.{n}", _KAFKA) for n in _KAFKA_NAMES},
     **{
         n: NiFiType(f"{_STANDARD_PACKAGE}.{n}", _STANDARD)
-        for n in ("FetchSFTP", "ListSFTP", "PutSFTP")
+        for n in ("FetchSFTP", "GetSFTP", "ListSFTP", "PutSFTP")
     },
     **{
         n: NiFiType(

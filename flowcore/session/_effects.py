@@ -11,14 +11,17 @@ the engine after the stage run's write-ahead log transaction (see
 from __future__ import annotations
 
 import errno
+import json
 import logging
 import os
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from flowcore.errors import ProcessException
 from flowcore.session.external_files import fingerprint
-from flowcore.session.host import Disposal, LogLine, MoveConflict, Publication
+from flowcore.session.host import AfterCommitAction, Disposal, LogLine, MoveConflict, Publication
 
 if TYPE_CHECKING:
     from flowcore.session.host import SessionHost
@@ -35,6 +38,7 @@ class StagedEffects:
         self._targets: Counter[str] = Counter()  # their targets: a task may stage thousands
         self._logs: list[LogLine] = []  # log lines to emit after the commit
         self._disposals: list[Disposal] = []  # source files to delete or move after the commit
+        self._actions: list[AfterCommitAction] = []  # the processor's remote work after it
 
     def stage_file(self, target: str | os.PathLike[str], *, replace: bool = True) -> Path:
         """A hidden temporary to write; it becomes *target* only once the commit is durable.
@@ -130,10 +134,37 @@ class StagedEffects:
             Disposal(path, os.path.abspath(os.fsdecode(target)), conflict, alternative, version)
         )
 
+    def after_commit(self, action: Mapping[str, Any]) -> None:
+        """Have the processor carry out *action* once the commit is durable, never before.
+
+        The driver hands the actions of a committed task to the processor's
+        ``run_after_commit_actions`` (after the commit, and again at start-up after a crash
+        in between: the processor makes them idempotent); a rollback forgets them. See
+        :class:`~flowcore.session.host.AfterCommitAction`.
+
+        Args:
+            action: JSON values (it is written to the task's effect file): what to do, and
+                where, without secrets.
+
+        Raises:
+            ProcessException: *action* is not JSON.
+        """
+        try:
+            payload = json.loads(json.dumps(dict(action)))
+        except (TypeError, ValueError) as error:
+            msg = f"an after-commit action must be JSON values: {error}"
+            raise ProcessException(msg, processor=self._host.component.type) from error
+        self._actions.append(AfterCommitAction(self._host.component.id, payload))
+
+    def take_actions(self) -> tuple[AfterCommitAction, ...]:
+        """A commit: the recorded after-commit actions, handed to the host."""
+        taken, self._actions = tuple(self._actions), []
+        return taken
+
     @property
     def holds_effects(self) -> bool:
-        """Whether a file, a move or a line is staged."""
-        return bool(self._publications or self._logs or self._disposals)
+        """Whether a file, a move, a line or an after-commit action is staged."""
+        return bool(self._publications or self._logs or self._disposals or self._actions)
 
     def discard(self) -> None:
         """A rollback: staged temporaries are deleted, deferred lines and moves forgotten."""
@@ -143,6 +174,7 @@ class StagedEffects:
         self._targets.clear()
         self._logs = []
         self._disposals = []
+        self._actions = []
 
     def take(self) -> tuple[tuple[Publication, ...], tuple[LogLine, ...], tuple[Disposal, ...]]:
         """A commit: the staged effects, handed to the host, and a clean slate."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
 
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SELF",
+    "AfterCommitAction",
     "ComponentInfo",
     "Disposal",
     "FlowFileFilter",
@@ -237,6 +238,30 @@ class Disposal:
 
 
 @attrs.frozen
+class AfterCommitAction:
+    """Remote work a processor owes once its session's FlowFiles are durable.
+
+    FetchSFTP deletes or moves the remote file it fetched; GetSFTP deletes what it pulled;
+    PutS3Object completes a multipart upload. Done in the task, such work could not be undone
+    should the attempt never commit (a kill, a failed task): the file would be gone while its
+    FlowFile was never kept. So the session records the action (:meth:`ProcessSession.after_commit
+    <flowcore.session.process_session.ProcessSession.after_commit>`), the engine names it in the
+    write-ahead log transaction (in the task's effect file), and the driver hands it to the
+    processor's :meth:`~flowcore.processor.Processor.run_after_commit_actions` after the commit,
+    and again at start-up should a crash come between the two: the action must be idempotent
+    (a file already deleted or moved is done).
+
+    Attributes:
+        component_id: the processor that recorded it, and will carry it out.
+        payload: what it needs, as JSON values (never a secret: the processor's driver-side
+            configuration supplies those).
+    """
+
+    component_id: str
+    payload: Mapping[str, Any]
+
+
+@attrs.frozen
 class LogLine:
     """A log record a sink emits once the commit is durable (LogAttribute's lines).
 
@@ -273,6 +298,7 @@ class SessionCommit:
             relationship (those dropped are counted in *auto_terminated*).
         yield_ms: how long the processor yields after this commit: a retry's backoff under
             YIELD_PROCESSOR (0: it does not).
+        actions: the processor's remote work to do once the commit is durable.
     """
 
     consumed: tuple[QueuedFlowFile, ...]
@@ -288,6 +314,7 @@ class SessionCommit:
     logs: tuple[LogLine, ...] = ()
     batches: tuple[tuple[FlowFileBatch, str], ...] = ()
     yield_ms: int = 0
+    actions: tuple[AfterCommitAction, ...] = ()
 
 
 class SessionHost(Protocol):

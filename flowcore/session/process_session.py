@@ -169,6 +169,7 @@ class ProcessSession:
     log_after_commit = _part("_effects", StagedEffects.log_after_commit)
     delete_after_commit = _part("_effects", StagedEffects.delete_after_commit)
     move_after_commit = _part("_effects", StagedEffects.move_after_commit)
+    after_commit = _part("_effects", StagedEffects.after_commit)
 
     def controller_service(self, name: str) -> object:
         """The controller service *name* the flow declares (NiFi's ``asControllerService``).
@@ -577,6 +578,7 @@ class ProcessSession:
             logs=logs,
             batches=self._batches.outputs.routed(),
             yield_ms=yield_ms,
+            actions=self._effects.take_actions(),
         )
         self._caches.keep()
         self._host.apply_commit(result)

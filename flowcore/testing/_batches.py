@@ -57,7 +57,7 @@ from flowcore.processor import Processor, ProcessorKind
 from flowcore.processor_kinds import HARNESS_WRITE, BinningProcessor, TwoPhaseSink
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun
 from flowcore.session._effects import emit
-from flowcore.session.host import QueuedFlowFile, StateMap
+from flowcore.session.host import AfterCommitAction, QueuedFlowFile, StateMap
 from flowcore.testing._as_batches import batches_of
 from repositories.disposals import dispose
 from repositories.effects import publish
@@ -329,13 +329,16 @@ class _HarnessMember:
         publications: Sequence[Publication],
         logs: Sequence[LogLine],
         disposals: Sequence[Disposal] = (),
+        actions: Sequence[AfterCommitAction] = (),
     ) -> None:
-        """Publish, dispose and log at once: the harness commit is final."""
+        """Publish, dispose, log and act at once: the harness commit is final."""
         for publication in publications:
             publish(publication)
         for disposal in disposals:
             dispose(disposal)
         emit(logs)
+        if actions:
+            self.processor.run_after_commit_actions(self.context, [a.payload for a in actions])
 
     def merge_bins(self, bins: Sequence[ReadyBin]) -> None:
         """Merge bins one FlowFile at a time: back on the queue, taken by a session each."""

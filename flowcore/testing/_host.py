@@ -165,6 +165,10 @@ class HarnessHost:
         for publication in commit.publications:  # the harness commit is final at once
             publish(publication)
         emit(commit.logs)
+        if commit.actions:  # a processor's after-commit actions, at once too
+            self._runner.processor.run_after_commit_actions(
+                self._runner.context, [a.payload for a in commit.actions]
+            )
 
     def stage_file(self, directory: Path) -> Path:
         """A hidden temporary in *directory* for a sink to write."""

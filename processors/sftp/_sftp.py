@@ -8,8 +8,13 @@ refuses a host not in it. Passwords and key passphrases are sensitive properties
 
 from __future__ import annotations
 
+import contextlib
+import posixpath
 import stat
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+import attrs
 
 from flowcore.errors import ConfigurationError
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
@@ -20,7 +25,10 @@ from flowcore.validators import (
     TIME_PERIOD_VALIDATOR,
 )
 
-__all__ = ["CONNECTION", "HOSTNAME", "PORT", "connect", "transit_uri"]
+__all__ = [
+    "CONNECTION", "HOSTNAME", "PORT", "Address", "address", "complete_remotely", "connect",
+    "make_dirs", "transit_uri",
+]  # fmt: skip
 
 _FLOWFILE = ExpressionLanguageScope.FLOWFILE_ATTRIBUTES
 _ENV = ExpressionLanguageScope.ENVIRONMENT
@@ -123,16 +131,65 @@ class Connection:
             self.ssh.close()
 
 
-def connect(context: Any, flowfile: Any = None) -> Connection:
+@attrs.frozen
+class Address:
+    """Where a connection goes and as whom, without its secrets (an after-commit action keeps it).
+
+    Attributes:
+        host, port, user: the evaluated Hostname, Port and Username.
+        key_path: the evaluated Private Key Path ('' for none).
+        attributes: the FlowFile attributes the Password and Private Key Passphrase are
+            evaluated against on the driver (only when one of them uses Expression Language).
+    """
+
+    host: str
+    port: int
+    user: str
+    key_path: str = ""
+    attributes: Mapping[str, str] = attrs.field(factory=dict)
+
+    def payload(self) -> dict[str, Any]:
+        """As JSON values."""
+        return {"host": self.host, "port": self.port, "user": self.user,
+                "key_path": self.key_path, "attributes": dict(self.attributes)}  # fmt: skip
+
+    @classmethod
+    def of(cls, payload: Mapping[str, Any]) -> Address:
+        """From :meth:`payload`."""
+        return cls(payload["host"], int(payload["port"]), payload["user"],
+                   payload.get("key_path") or "", payload.get("attributes") or {})  # fmt: skip
+
+
+def address(context: Any, flowfile: Any = None) -> Address:
+    """The connection's address for *flowfile* (its attributes kept only if secrets need them)."""
+    value = lambda d: context.get_property(d).evaluate_attribute_expressions(flowfile).value  # noqa: E731
+    secrets = (
+        context.get_property(PASSWORD).value,
+        context.get_property(PRIVATE_KEY_PASSPHRASE).value,
+    )
+    uses_attributes = flowfile is not None and any(s and "${" in str(s) for s in secrets)
+    attributes = getattr(flowfile, "attributes", flowfile) if uses_attributes else {}
+    return Address(
+        value(HOSTNAME) or "", int(value(PORT) or 22), value(USERNAME) or "",
+        value(PRIVATE_KEY_PATH) or "", dict(attributes or {}),
+    )  # fmt: skip
+
+
+def connect(context: Any, flowfile: Any = None, *, to: Address | None = None) -> Connection:
     """Connect and authenticate with the processor's properties (evaluated for *flowfile*).
+
+    *to* gives the address instead (an after-commit action on the driver, where the
+    FlowFile is gone): the secrets are evaluated against its attributes.
 
     Raises:
         OSError, paramiko.SSHException: unreachable host, refused credentials, a host key
             that does not match (the callers route them to failure with the cause).
     """
     paramiko = require_paramiko()
-    value = lambda d: context.get_property(d).evaluate_attribute_expressions(flowfile).value  # noqa: E731
-    host, port, user = value(HOSTNAME) or "", int(value(PORT) or 22), value(USERNAME) or ""
+    if to is None:
+        to = address(context, flowfile)
+    secret = lambda d: context.get_property(d).evaluate_attribute_expressions(to.attributes).value  # noqa: E731
+    host, port, user = to.host, to.port, to.user
     connect_timeout = context.get_property(CONNECTION_TIMEOUT).as_time_period("s") or 30
     data_timeout = context.get_property(DATA_TIMEOUT).as_time_period("s") or 30
     ssh = paramiko.SSHClient()
@@ -143,10 +200,9 @@ def connect(context: Any, flowfile: Any = None) -> Connection:
     elif strict:
         ssh.load_system_host_keys()
     ssh.set_missing_host_key_policy(paramiko.RejectPolicy() if strict else paramiko.AutoAddPolicy())
-    key_path = value(PRIVATE_KEY_PATH)
     ssh.connect(
-        host, port=port, username=user, password=value(PASSWORD) or None,
-        key_filename=key_path or None, passphrase=value(PRIVATE_KEY_PASSPHRASE) or None,
+        host, port=port, username=user, password=secret(PASSWORD) or None,
+        key_filename=to.key_path or None, passphrase=secret(PRIVATE_KEY_PASSPHRASE) or None,
         timeout=connect_timeout, banner_timeout=connect_timeout, auth_timeout=connect_timeout,
         channel_timeout=connect_timeout, look_for_keys=False, allow_agent=False,
         compress=bool(context.get_property(COMPRESSION).as_boolean()),
@@ -167,3 +223,81 @@ def is_sftp_error(error: BaseException) -> bool:
 def is_dir(mode: int | None) -> bool:
     """Whether an SFTP attribute's mode is a directory's."""
     return mode is not None and stat.S_ISDIR(mode)
+
+
+def complete_remotely(
+    context: Any,
+    actions: Sequence[Mapping[str, Any]],
+    warn: Callable[[Any, Mapping[str, Any], BaseException], None],
+) -> None:
+    """Carry out recorded remote deletes and moves, one connection per address.
+
+    Each action is an :meth:`Address.payload` plus ``remote`` (the file) and, for a move,
+    ``move_to`` (its new path) and ``create`` (make the directory). Idempotent, as a start-up
+    may do it again: a file already deleted, or already at its target, is done. *warn* is
+    called with ``(context, action, error)`` for one that fails (NiFi's wording differs
+    between FetchSFTP's Completion Strategy and GetSFTP's Delete Original).
+    """
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for action in actions:
+        key = repr(sorted(Address.of(action).payload().items()))
+        groups.setdefault(key, []).append(action)
+    for group in groups.values():
+        to = Address.of(group[0])
+        try:
+            connection = connect(context, to=to)
+        except Exception as error:
+            if not is_sftp_error(error):
+                raise
+            for action in group:
+                warn(context, action, error)
+            continue
+        with connection:
+            for action in group:
+                try:
+                    _complete_one(connection.sftp, action)
+                except Exception as error:
+                    if not is_sftp_error(error):
+                        raise
+                    warn(context, action, error)
+
+
+def _complete_one(sftp: Any, action: Mapping[str, Any]) -> None:
+    """Delete or move one remote file; one already gone (or already moved) is done."""
+    remote = action["remote"]
+    target = action.get("move_to")
+    if target is None:
+        with contextlib.suppress(FileNotFoundError):  # deleted before a crash: done
+            sftp.remove(remote)
+        return
+    if action.get("create"):
+        make_dirs(sftp, posixpath.dirname(target))
+    try:
+        sftp.rename(remote, target)
+    except OSError:
+        if _exists(sftp, remote) or not _exists(sftp, target):
+            raise
+        # moved before a crash: done
+
+
+def _exists(sftp: Any, path: str) -> bool:
+    """Whether *path* exists on the server."""
+    try:
+        sftp.stat(path)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def make_dirs(sftp: Any, directory: str) -> None:
+    """Mkdir -p over SFTP."""
+    parts, current = (
+        [p for p in directory.split("/") if p],
+        "/" if directory.startswith("/") else "",
+    )
+    for part in parts:
+        current = posixpath.join(current, part) if current else part
+        try:
+            sftp.stat(current)
+        except FileNotFoundError:
+            sftp.mkdir(current)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import posixpath
 import time
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from flowcore.process_context import ProcessContext
@@ -70,10 +71,11 @@ class FetchSFTP(Processor):
     ``sftp.listing.user``, ``path`` and ``filename`` are set and a FETCH event names
     ``sftp://host:port/path``. A missing file goes to ``not.found``, a refused one to
     ``permission.denied``, an unreachable server, refused credentials or a timeout to
-    ``comms.failure`` (penalized, with ``fetch.failure.reason``). The Completion Strategy runs
-    after the content is read, before the session commits: with Move File or Delete File a
-    crash in between sends the replayed FlowFile to ``not.found`` (see docs/sftp.md); None is
-    exactly once.
+    ``comms.failure`` (penalized, with ``fetch.failure.reason``). The Completion Strategy
+    (Move File, Delete File) runs once the FlowFile is durable, as NiFi's ``commitAsync``: the
+    session records it as an after-commit action, and the engine carries it out after the
+    write-ahead log commit, and again at start-up after a crash in between. So the remote
+    file is removed only once its content is kept, and each file is fetched once.
     """
 
     property_descriptors: ClassVar = (
@@ -126,7 +128,7 @@ class FetchSFTP(Processor):
                 )
                 self._fail(context, session, flowfile, relationship, remote, error)
                 return
-            self._complete(context, connection, flowfile, remote)
+            self._complete(context, session, flowfile, remote)
         attributes = {
             "sftp.remote.host": connection.host,
             "sftp.remote.port": str(connection.port),
@@ -144,30 +146,35 @@ class FetchSFTP(Processor):
         session.transfer(flowfile, SUCCESS)
 
     @staticmethod
-    def _complete(context: ProcessContext, connection: Any, flowfile: Any, remote: str) -> None:
-        """Move File or Delete File; a failure is a warning, as in NiFi."""
+    def _complete(
+        context: ProcessContext, session: ProcessSession, flowfile: Any, remote: str
+    ) -> None:
+        """Record Move File or Delete File, carried out once the FlowFile is durable."""
         strategy = context.get_property(COMPLETION_STRATEGY).value or "None"
-        try:
-            if strategy == DELETE.value:
-                connection.sftp.remove(remote)
-            elif strategy == MOVE.value:
-                target_dir = (
-                    context.get_property(MOVE_DESTINATION_DIR)
-                    .evaluate_attribute_expressions(flowfile).value or ""
-                )  # fmt: skip
-                if context.get_property(CREATE_DIRECTORY).as_boolean():
-                    _make_dirs(connection.sftp, target_dir)
-                connection.sftp.rename(
-                    remote, posixpath.join(target_dir, posixpath.basename(remote))
-                )
-        except Exception as error:
-            if not _sftp.is_sftp_error(error):
-                raise
-            context.logger.warning(
-                "Successfully fetched the content for %s from %s:%s%s but failed to perform "
-                "Completion Action due to %s", flowfile, connection.host, connection.port,
-                remote, error,
+        if strategy not in {DELETE.value, MOVE.value}:
+            return
+        action: dict[str, Any] = {
+            **_sftp.address(context, flowfile).payload(), "remote": remote,
+            "flowfile": str(flowfile),
+        }  # fmt: skip
+        if strategy == MOVE.value:
+            target_dir = (
+                context.get_property(MOVE_DESTINATION_DIR)
+                .evaluate_attribute_expressions(flowfile).value or ""
             )  # fmt: skip
+            action["move_to"] = posixpath.join(target_dir, posixpath.basename(remote))
+            action["create"] = bool(context.get_property(CREATE_DIRECTORY).as_boolean())
+        session.after_commit(action)
+
+    def run_after_commit_actions(
+        self, context: ProcessContext, actions: Sequence[Mapping[str, Any]]
+    ) -> None:
+        """Delete or move the fetched remote files, one connection per server.
+
+        Idempotent, as a start-up may do it again: a file already deleted, or already at
+        its move target, is done. A failure is a warning, as in NiFi: the data is kept.
+        """
+        _sftp.complete_remotely(context, actions, _warn)
 
     @staticmethod
     def _fail(  # noqa: PLR0917 (the failure's parts)
@@ -183,15 +190,10 @@ class FetchSFTP(Processor):
         session.transfer(session.penalize(flowfile), relationship)
 
 
-def _make_dirs(sftp: Any, directory: str) -> None:
-    """Mkdir -p over SFTP."""
-    parts, current = (
-        [p for p in directory.split("/") if p],
-        "/" if directory.startswith("/") else "",
-    )
-    for part in parts:
-        current = posixpath.join(current, part) if current else part
-        try:
-            sftp.stat(current)
-        except FileNotFoundError:
-            sftp.mkdir(current)
+def _warn(context: ProcessContext, action: Mapping[str, Any], error: BaseException) -> None:
+    """NiFi's warning: the data was kept, the remote file was not completed."""
+    context.logger.warning(
+        "Successfully fetched the content for %s from %s:%s%s but failed to perform "
+        "Completion Action due to %s", action.get("flowfile", ""), action["host"],
+        action["port"], action["remote"], error,
+    )  # fmt: skip

@@ -19,7 +19,6 @@ from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from processors.sftp import _sftp
-from processors.sftp.fetch_sftp import _make_dirs
 
 __all__ = ["PutSFTP"]
 
@@ -143,7 +142,7 @@ class PutSFTP(Processor):
         """Upload (dot-named, then renamed); the outcome and the final remote path."""
         sftp = connection.sftp
         if directory and context.get_property(CREATE_DIRECTORY).as_boolean():
-            _make_dirs(sftp, directory)
+            _sftp.make_dirs(sftp, directory)
         target = posixpath.join(directory, name) if directory else name
         conflict = context.get_property(CONFLICT_RESOLUTION).value or "NONE"
         exists = _exists(sftp, target)

@@ -4,17 +4,20 @@ throws away what was only staged."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 
-from flowcore import Flow
+from flowcore import Flow, ProcessContext, Processor, ProcessSession
 from flowcore.datasets import Chunk, Dataset, Manifest
 from flowcore.datasets.store import write_chunk
 from flowcore.driver.controller import Controller
 from flowcore.driver.sinks import EFFECTS_STATE
+from flowcore.relationship import SUCCESS
 from flowcore.runners.direct import DirectRunner
-from flowcore.session.host import Publication
+from flowcore.session.host import AfterCommitAction, Publication
 from flowcore.settings import Settings
 from processors import GenerateFlowFile, PutDataset, PutFile, UpdateAttribute
 from repositories.effects import TARGETS_DIRECTORY, EffectFileWriter
@@ -271,3 +274,90 @@ def test_a_dead_attempt_s_temporaries_go_at_the_next_commit(tmp_path: Path) -> N
     assert runner.orphans
     assert not any(o.exists() for o in runner.orphans)
     assert len(list(out.iterdir())) == result.count("put", "success") == 4
+
+
+class _Touch(Processor):
+    """Records an after-commit action per FlowFile: create a marker file (idempotently)."""
+
+    relationships: ClassVar = (SUCCESS,)
+    DIRECTORY: ClassVar = Path()
+
+    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
+        flowfile = session.get()
+        if flowfile is None:
+            return
+        session.after_commit({"marker": flowfile.attributes["uuid"]})
+        session.transfer(flowfile, SUCCESS)
+
+    def run_after_commit_actions(
+        self, context: ProcessContext, actions: Sequence[Mapping[str, Any]]
+    ) -> None:
+        del context
+        for action in actions:
+            if action["marker"] == "boom":
+                msg = "the remote server went away"
+                raise OSError(msg)
+            (self.DIRECTORY / action["marker"]).touch()
+
+
+def _touch_flow(tmp_path: Path) -> Flow:
+    _Touch.DIRECTORY = tmp_path / "markers"
+    _Touch.DIRECTORY.mkdir(exist_ok=True)
+    flow = Flow("touch")
+    gen = flow.add(
+        GenerateFlowFile(batch_size=5, file_size="1 B", unique_flowfiles=True), name="gen"
+    )
+    touch = flow.add(_Touch(), name="touch")
+    flow.connect(gen, touch)
+    flow.auto_terminate(touch, ["success"])
+    return flow
+
+
+def test_after_commit_actions_are_carried_out_after_the_commit(tmp_path: Path) -> None:
+    """Each committed FlowFile's action is carried out once, on the driver, after the
+    transaction that made it durable; no effect file stays."""
+    flow = _touch_flow(tmp_path)
+    repos = RepositorySet.open(tmp_path / "repo")
+    try:
+        result = Controller(flow, DirectRunner(), repos).run()
+    finally:
+        repos.close()
+    assert len(list(_Touch.DIRECTORY.iterdir())) == result.count("touch", "success") == 5
+    assert list(Path(repos.paths.effects).glob("*.effects")) == []
+
+
+def test_recovery_carries_out_committed_actions_and_drops_uncommitted_ones(
+    tmp_path: Path,
+) -> None:
+    """A crash between the commit and the actions: the committed action runs at start-up;
+    an attempt that never committed never acts; a failing action becomes a bulletin."""
+    flow = _touch_flow(tmp_path)
+    touch_id = flow.component("touch").id
+    repos = RepositorySet.open(tmp_path / "repo")
+    try:
+        effects = repos.paths.effects
+        committed = EffectFileWriter(effects, "touch-t0-committed")
+        committed.commit(
+            [], [], [],
+            [AfterCommitAction(touch_id, {"marker": "kept"}),
+             AfterCommitAction(touch_id, {"marker": "boom"}),
+             AfterCommitAction("gone-component", {"marker": "orphan"})],
+        )  # fmt: skip
+        committed_path = committed.close()
+        dead = EffectFileWriter(effects, "touch-t0-dead")
+        dead.commit([], [], [], [AfterCommitAction(touch_id, {"marker": "never"})])
+        dead.close()
+        repos.flowfiles.commit(
+            Transaction(state={EFFECTS_STATE: {"files": json.dumps([committed_path])}})
+        )
+        controller = Controller(flow, DirectRunner(), repos)
+        controller.sinks.recover()
+        controller.sinks.release()
+        bulletins = read_bulletins(repos.directory)
+    finally:
+        repos.close()
+    assert sorted(p.name for p in _Touch.DIRECTORY.iterdir()) == ["kept"]
+    messages = [b.message for b in bulletins]
+    assert any("could not carry out 2 after-commit action(s)" in m for m in messages)
+    assert any("gone-component" in m and "no longer in the flow" in m for m in messages)
+    assert list(Path(effects).iterdir()) == []

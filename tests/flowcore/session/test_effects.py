@@ -10,6 +10,7 @@ import pytest
 
 from flowcore import Flow, ProcessContext, Processor, ProcessSession
 from flowcore.driver.controller import Controller
+from flowcore.errors import ProcessException
 from flowcore.relationship import SUCCESS
 from flowcore.runners.direct import DirectRunner
 from flowcore.testing import TestRunner
@@ -130,3 +131,51 @@ def test_is_staged_follows_targets_staged_and_given_up(tmp_path: Path) -> None:
     runner.run()
     assert _StageTwiceCancelOne.seen == [False, True, True, False]
     assert list(tmp_path.iterdir()) == []
+
+
+class _Acts(Processor):
+    """Records one after-commit action per FlowFile (touch a marker file), then may fail."""
+
+    relationships: ClassVar = (SUCCESS,)
+    DONE: ClassVar[list[list[dict[str, str]]]] = []
+
+    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
+        flowfile = session.get()
+        if flowfile is None:
+            return
+        session.after_commit({"name": flowfile.attributes["filename"]})
+        if flowfile.attributes.get("fail") == "yes":
+            msg = "asked to fail"
+            raise RuntimeError(msg)
+        session.transfer(flowfile, SUCCESS)
+
+    def run_after_commit_actions(self, context: ProcessContext, actions) -> None:  # type: ignore[no-untyped-def]
+        del context
+        self.DONE.append([dict(a) for a in actions])
+
+
+def test_after_commit_actions_run_once_committed_and_never_after_a_rollback() -> None:
+    """The harness hands a committed session's actions to the processor at once; a session
+    that rolls back hands over nothing."""
+    _Acts.DONE = []
+    runner = TestRunner(_Acts())
+    runner.enqueue(b"a", {"filename": "a.txt", "fail": "yes"})
+    with pytest.raises(RuntimeError):
+        runner.run()
+    assert _Acts.DONE == []
+    runner = TestRunner(_Acts())
+    runner.enqueue(b"b", {"filename": "b.txt"})
+    runner.run()
+    assert _Acts.DONE == [[{"name": "b.txt"}]]
+
+
+def test_an_after_commit_action_must_be_json() -> None:
+    """An action that is not JSON fails in the task, naming the rule, not after the commit."""
+
+    class _Bad(_Acts):
+        def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
+            session.after_commit({"when": object()})
+
+    runner = TestRunner(_Bad())
+    with pytest.raises(ProcessException, match="must be JSON"):
+        runner.run()

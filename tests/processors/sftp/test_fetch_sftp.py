@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -115,3 +117,64 @@ def test_key_auth_and_strict_host_key_checking(sftp_server: SftpServer, remote: 
     runner.enqueue(b"", {"path": f"/{remote.name}", "filename": "k.txt"})
     runner.run()
     runner.assert_all_flowfiles_transferred("comms.failure", 1)
+
+
+def test_completion_waits_for_the_commit_and_a_rollback_keeps_the_file(
+    sftp_server: SftpServer, remote: Path
+) -> None:
+    """Delete File happens only when the session commits (NiFi's commitAsync): fetched but
+    rolled back (a crash, a failed task), the remote file stays for the replay."""
+    (remote / "r.txt").write_bytes(b"r")
+    runner = _runner(sftp_server, **{"Completion Strategy": "Delete File"})
+    runner.enqueue(b"", {"path": f"/{remote.name}", "filename": "r.txt"})
+    session = runner.create_session()
+    runner.processor.on_trigger(runner.context, session)
+    assert (remote / "r.txt").exists()
+    session.rollback()
+    assert (remote / "r.txt").exists()
+    session = runner.create_session()
+    runner.processor.on_trigger(runner.context, session)
+    session.commit()
+    assert not (remote / "r.txt").exists()
+
+
+def test_completion_actions_are_idempotent_and_hold_no_secret(
+    sftp_server: SftpServer, remote: Path, caplog: Any
+) -> None:
+    """Carried out again (a start-up after a crash), a delete or move already done is done,
+    without a warning; the recorded action names no password, even one from an attribute."""
+    (remote / "m.txt").write_bytes(b"m")
+    runner = _runner(
+        sftp_server, Password="${secret}",
+        **{"Completion Strategy": "Move File", "Create Directory": "true",
+           "Move Destination Directory": f"/{remote.name}/done"},
+    )  # fmt: skip
+    runner.enqueue(b"", {"path": f"/{remote.name}", "filename": "m.txt", "secret": PASSWORD})
+    session = runner.create_session()
+    runner.processor.on_trigger(runner.context, session)
+    actions = [dict(a.payload) for a in session._effects._actions]
+    assert [a["move_to"] for a in actions] == [f"/{remote.name}/done/m.txt"]
+    assert PASSWORD not in json.dumps({k: v for k, v in actions[0].items() if k != "attributes"})
+    session.commit()
+    assert (remote / "done" / "m.txt").read_bytes() == b"m"
+    with caplog.at_level(logging.WARNING):
+        runner.processor.run_after_commit_actions(runner.context, actions)
+        delete = {**actions[0], "remote": f"/{remote.name}/gone.txt"}
+        del delete["move_to"]
+        runner.processor.run_after_commit_actions(runner.context, [delete])
+    assert "failed to perform" not in caplog.text
+    assert (remote / "done" / "m.txt").exists()
+
+
+def test_a_completion_that_fails_is_a_warning(sftp_server: SftpServer, remote: Path) -> None:
+    """Move File into a directory that does not exist (Create Directory false): the FlowFile
+    still goes to success, the file stays, a warning names the cause (NiFi's)."""
+    (remote / "w.txt").write_bytes(b"w")
+    runner = _runner(
+        sftp_server, **{"Completion Strategy": "Move File",
+                        "Move Destination Directory": f"/{remote.name}/missing"},
+    )  # fmt: skip
+    runner.enqueue(b"", {"path": f"/{remote.name}", "filename": "w.txt"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert (remote / "w.txt").exists()
