@@ -36,8 +36,14 @@ from flowcore.validators import (
     REGULAR_EXPRESSION_VALIDATOR,
     ValidationResult,
 )
-from processors.kafka._legacy import LEGACY_CONNECTION, legacy_problems, legacy_service
-from processors.kafka.connection_service import Kafka3ConnectionService, import_kafka
+from processors.kafka.connection_service import (
+    KAFKA_CONNECTION_SERVICE,
+    LEGACY_CONNECTION,
+    Kafka3ConnectionService,
+    connection_for,
+    import_kafka,
+    legacy_problems,
+)
 
 __all__ = ["PublishKafka"]
 
@@ -58,11 +64,6 @@ _PARTITIONERS_1X = {
     ),
 }
 
-KAFKA_CONNECTION_SERVICE = PropertyDescriptor(
-    "Kafka Connection Service",
-    description="Provides connections to Kafka Broker for publishing Kafka Records",
-    identifies_service="KafkaConnectionService",
-)
 TOPIC_NAME = PropertyDescriptor(
     "Topic Name",
     description="Name of the Kafka Topic to which the Processor publishes Kafka Records",
@@ -202,7 +203,7 @@ class PublishKafka(Processor):
 
     def custom_validate(self, values: Mapping[str, str | None]) -> list[ValidationResult]:
         """A Kafka Connection Service, or a NiFi 1.x flow's Kafka Brokers."""
-        return legacy_problems(values, KAFKA_CONNECTION_SERVICE.name)
+        return legacy_problems(values)
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickle without the live producer (Spark ships the processor)."""
@@ -257,11 +258,7 @@ class PublishKafka(Processor):
         flowfiles = session.get(BATCH)
         if not flowfiles:
             return
-        name = context.get_property(KAFKA_CONNECTION_SERVICE).value
-        service = session.controller_service(name) if name else legacy_service(self, context)
-        if not isinstance(service, Kafka3ConnectionService):
-            msg = f"Kafka Connection Service {name!r} is not a Kafka3ConnectionService"
-            raise ConfigurationError(msg)
+        service = connection_for(self, context, session.controller_service)
         kafka = import_kafka()
         producer = self._producer_for(context, service)
         transactional = context.get_property(TRANSACTIONS_ENABLED).as_boolean()
