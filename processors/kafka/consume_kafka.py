@@ -25,8 +25,12 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+import numpy as np
+
 from flowcore.errors import ProcessException
+from flowcore.flowfile import ContentClaim
 from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
+from flowcore.flowfile_batch.columns import Column, IntColumn, column_of
 from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
@@ -365,13 +369,55 @@ class ConsumeKafka(SourceProcessor):
                 continue
             if not messages:
                 continue
-            contents = [maker.write(m.value() or b"") for m in messages]
-            attributes = [self._attributes(context, m) for m in messages]
+            contents = _contents(maker, [m.value() for m in messages])
+            shared, columns = self._columns(context, messages)
             transit = f"{service.transit_uri_base}/{item.payload['topic']}"
-            for batch in maker.create_rows(contents, attributes):
+            start = 0
+            for made_batch in maker.create_rows(contents, [{}] * len(messages)):
+                stop = start + made_batch.count
+                batch = made_batch.with_attributes(shared).with_columns(
+                    {name: column.cut(start, stop) for name, column in columns.items()}
+                )
+                start = stop
                 maker.report_receive(batch, transit)
                 made.append((SUCCESS.name, batch))
         return made
+
+    def _columns(
+        self, context: ProcessContext, messages: Sequence[Any]
+    ) -> tuple[dict[str, str], dict[str, Column]]:
+        """A range's attributes (``_attributes`` of each message) as shared values and columns.
+
+        Topic and partition are one value for a range; offsets and timestamps are integer
+        columns made at once; keys, tombstones and selected headers are columns only when
+        some message has them.
+        """
+        first = messages[0]
+        shared = {"kafka.topic": first.topic(), "kafka.partition": str(first.partition())}
+        count = len(messages)
+        columns: dict[str, Column] = {
+            "kafka.offset": IntColumn(np.fromiter((m.offset() for m in messages), np.int64, count)),
+            "kafka.timestamp": IntColumn(
+                np.fromiter((m.timestamp()[1] for m in messages), np.int64, count)
+            ),
+        }
+        values = [m.value() for m in messages]
+        if any(v is None for v in values):
+            columns["kafka.tombstone"] = column_of(["true" if v is None else None for v in values])
+        encoding = context.get_property(KEY_ATTRIBUTE_ENCODING).value
+        keys = [_key_attribute(encoding, m.key()) for m in messages]
+        if any(k is not None for k in keys):
+            columns["kafka.key"] = column_of(keys)
+        if context.get_property(HEADER_NAME_PATTERN).value:
+            rows = [self._headers(context, m) for m in messages]
+            for name in dict.fromkeys(n for row in rows for n in row):
+                columns[name] = column_of([row.get(name) for row in rows])
+        for name, column in list(columns.items()):  # one value for all: shared, as a session's
+            found = column.values()
+            if found[0] is not None and found.count(found[0]) == count:
+                shared[name] = found[0]
+                del columns[name]
+        return shared, columns
 
     def _read(
         self,
@@ -519,6 +565,20 @@ class ConsumeKafka(SourceProcessor):
             flowfile = session.put_all_attributes(flowfile, attributes)
             session.provenance.receive(flowfile, transit)
             session.transfer(flowfile, SUCCESS)
+
+
+def _contents(maker: BatchMaker, values: Sequence[bytes | None]) -> list[ContentClaim | None]:
+    """Each message's content as a range of one claim, written once (None: empty)."""
+    claim = maker.write(b"".join(v for v in values if v))
+    if claim is None:
+        return [None] * len(values)
+    resource, offset = claim.resource_claim, claim.offset
+    contents: list[ContentClaim | None] = []
+    for value in values:
+        size = len(value) if value else 0
+        contents.append(ContentClaim(resource, offset, size) if size else None)
+        offset += size
+    return contents
 
 
 def _key_attribute(encoding: str | None, key: bytes | None) -> str | None:

@@ -363,29 +363,49 @@ class PublishKafka(Processor):
         tombstones = batch.column("kafka.tombstone")
         tombstone = tombstones.values() if tombstones is not None else None
         contents = context.contents(batch)
+        sent_counts = [0] * count
 
-        def order(row: int) -> _Order:
-            content = b"".join(next(contents))
-            values = _values(
-                content,
-                demarcators[row] if demarcators is not None else None,
-                tombstone is not None and tombstone[row] == "true",
-            )
-            return _Order(topics[row] or "", partitions[row], keys[row], headers[row], values)
+        def produce_all(producer: Any, errors: dict[int, str]) -> range:
+            kafka = import_kafka()
+            produce, poll = producer.produce, producer.poll
+            delivered = functools.partial(_delivered, errors)
+            for row in range(count):
+                try:
+                    content = b"".join(next(contents))
+                    values = _values(
+                        content,
+                        demarcators[row] if demarcators is not None else None,
+                        tombstone is not None and tombstone[row] == "true",
+                    )
+                    options: dict[str, Any] = {"on_delivery": functools.partial(delivered, row)}
+                    if keys[row] is not None:
+                        options["key"] = keys[row]
+                    if headers[row]:
+                        options["headers"] = headers[row]
+                    if partitions[row] is not None:
+                        options["partition"] = partitions[row]
+                    topic = topics[row] or ""
+                    for value in values:
+                        _produce(produce, poll, topic, value, options)
+                        sent_counts[row] += 1
+                except (ValueError, BufferError, kafka.KafkaException) as ex:
+                    errors.setdefault(row, f"Kafka publish failed: {_cause(ex)}")
+            return range(count)
 
-        orders = ((row, functools.partial(order, row)) for row in range(count))
-        outcomes = self._publish(context, service, orders)
-        if any(o.error is not None for o in outcomes.values()):
-            flowfiles = batch.flowfiles()
-            context.carry_outcomes(flowfiles, [outcomes[row] for row in range(count)])
+        errors, elapsed = self._send(context, service, produce_all)
+        if errors:
+            outcomes = [
+                _Outcome(topics[row] or "", sent_counts[row], elapsed, errors.get(row))
+                for row in range(count)
+            ]
+            context.carry_outcomes(batch.flowfiles(), outcomes)
             return None
-        sent_counts = [outcomes[row].count for row in range(count)]
         if len(set(sent_counts)) == 1:
             done = batch.with_attributes({"msg.count": str(sent_counts[0])})
         else:
             done = batch.with_columns({"msg.count": column_of([str(n) for n in sent_counts])})
         base = service.transit_uri_base
-        uris = [f"{base}/{outcomes[row].topic}" for row in range(count)]
+        uris = [f"{base}/{topic or ''}" for topic in topics]
         context.report_send(batch, uris[0] if len(set(uris)) == 1 else uris)
         return SUCCESS.name, done
 
@@ -400,17 +420,41 @@ class PublishKafka(Processor):
         An order is made when its turn comes (its content read then), so one FlowFile's
         content is held at a time; a record FlowFile's messages are produced as they are read.
         """
+        counts: dict[int, int] = {}
+        topics: dict[int, str] = {}
+
+        def produce_all(producer: Any, errors: dict[int, str]) -> Iterable[int]:
+            self._produce_orders(producer, orders, errors, counts, topics)
+            return counts
+
+        errors, elapsed = self._send(context, service, produce_all)
+        return {
+            index: _Outcome(topics.get(index, ""), counts[index], elapsed, errors.get(index))
+            for index in counts
+        }
+
+    def _send(
+        self,
+        context: ProcessContext,
+        service: Kafka3ConnectionService,
+        produce_all: Callable[[Any, dict[int, str]], Iterable[int]],
+    ) -> tuple[dict[int, str], int]:
+        """One trigger's publishing: the transaction, *produce_all*, one flush; errors by index.
+
+        *produce_all(producer, errors)* produces and returns the indexes it produced for;
+        delivery failures and refusals land in *errors*. Unacknowledged messages after the
+        flush fail every index; with Transactions Enabled any failure aborts them all.
+        Returns the errors and the milliseconds it took.
+        """
         kafka = import_kafka()
         producer = self._producer_for(context, service)
         transactional = context.get_property(TRANSACTIONS_ENABLED).as_boolean()
         errors: dict[int, str] = {}
-        counts: dict[int, int] = {}
-        topics: dict[int, str] = {}
         started = time.monotonic()
         if transactional:
             producer.begin_transaction()
         try:
-            self._produce_orders(producer, orders, errors, counts, topics)
+            indexes = list(produce_all(producer, errors))
         except BaseException:  # an unexpected failure: nothing of the trigger stays in Kafka
             if transactional:
                 with contextlib.suppress(kafka.KafkaException):
@@ -418,15 +462,11 @@ class PublishKafka(Processor):
             raise
         left = producer.flush(service.ack_wait + service.metadata_wait)
         if left:
-            for index in counts:
+            for index in indexes:
                 errors.setdefault(index, f"Kafka did not acknowledge {left} message(s) in time")
         if transactional:
-            errors = self._end_transaction(producer, service, errors, list(counts))
-        elapsed = int((time.monotonic() - started) * 1000)
-        return {
-            index: _Outcome(topics.get(index, ""), counts[index], elapsed, errors.get(index))
-            for index in counts
-        }
+            errors = self._end_transaction(producer, service, errors, indexes)
+        return errors, int((time.monotonic() - started) * 1000)
 
     def _produce_orders(
         self,
@@ -441,13 +481,7 @@ class PublishKafka(Processor):
         produce, poll = producer.produce, producer.poll
         for index, make in orders:
             counts[index] = 0
-
-            def delivered(error: Any, message: Any, index: int = index) -> None:
-                if error is not None:
-                    errors.setdefault(
-                        index, f"Kafka rejected a message for {message.topic()!r}: {error.str()}"
-                    )
-
+            delivered = functools.partial(_delivered, errors, index)
             try:
                 order = make()
                 topics[index] = order.topic
@@ -462,9 +496,8 @@ class PublishKafka(Processor):
                         partition = order.partition
                     if partition is not None:
                         options["partition"] = partition
-                    produce(message.topic or order.topic, message.value, **options)
+                    _produce(produce, poll, message.topic or order.topic, message.value, options)
                     counts[index] += 1
-                    poll(0)
             except (ValueError, BufferError, kafka.KafkaException, *RECORD_FAILURES) as ex:
                 errors.setdefault(index, f"Kafka publish failed: {_cause(ex)}")
 
@@ -664,6 +697,29 @@ class _Outcome:
     count: int
     duration_ms: int
     error: str | None
+
+
+def _delivered(errors: dict[int, str], row: int, error: Any, message: Any) -> None:
+    """A delivery report: a refused message fails its FlowFile (row *row*)."""
+    if error is not None:
+        errors.setdefault(row, f"Kafka rejected a message for {message.topic()!r}: {error.str()}")
+
+
+def _produce(produce: Any, poll: Any, topic: str, value: bytes | None, options: Any) -> None:
+    """``produce``, waiting for room when librdkafka's queue is full (then ``poll(0)``).
+
+    A full queue (BufferError) is waited out by serving delivery reports, up to about 30
+    seconds; then the BufferError stands (the FlowFile fails).
+    """
+    for _ in range(300):
+        try:
+            produce(topic, value, **options)
+            break
+        except BufferError:
+            poll(0.1)
+    else:
+        produce(topic, value, **options)
+    poll(0)
 
 
 def _values(content: bytes, demarcator: str | None, tombstone: bool) -> list[bytes | None]:
