@@ -29,6 +29,7 @@ from flowcore.properties import PropertyDescriptor
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from processors._record_io import RECORD_FAILURES
+from processors.record_services.json import JsonTreeReader
 
 __all__ = [
     "KEY_FORMAT",
@@ -141,6 +142,11 @@ def write_record_groups(
 ) -> None:
     """Make the FlowFiles of a range's *messages* under the RECORD strategy (module doc)."""
     groups: dict[tuple[Any, ...], _Group] = {}
+    if _whole_range(options) and messages:
+        group = _read_range(options, messages)
+        if group is not None:
+            _write_group(session, group, options, transit, success)
+            return
     for message in messages:
         attributes = options.attributes(message)
         try:
@@ -164,6 +170,48 @@ def write_record_groups(
             group.count += batch.num_rows
     for group in groups.values():
         _write_group(session, group, options, transit, success)
+
+
+def _whole_range(options: RecordOptions) -> bool:
+    """Whether a range's values can be read as one JSON text (records one after another).
+
+    USE_VALUE without header grouping, with a JsonTreeReader: the values joined by newlines
+    are JSON records one after another, read in one pass instead of a reader per message.
+    """
+    return (
+        not options.wrapper
+        and options.header_pattern is None
+        and isinstance(options.reader, JsonTreeReader)
+    )
+
+
+def _read_range(options: RecordOptions, messages: Sequence[Any]) -> _Group | None:
+    """All of a range's records as one group, read at once.
+
+    None when some value does not parse (the messages are then read one by one, to send the
+    bad ones to ``parse failure``) or the records do not share one schema.
+    """
+    attributes = options.attributes(messages[0])
+    joined = b"\n".join(v for v in (m.value() for m in messages) if v)
+    try:
+        batches = [b for b in _parse(options.reader, attributes, joined) if b.num_rows]
+    except RECORD_FAILURES:
+        return None
+    if not batches:
+        return None
+    schema = batches[0].schema
+    if any(not b.schema.equals(schema) for b in batches):
+        return None
+    offsets = [m.offset() for m in messages]
+    return _Group(
+        schema,
+        (),
+        attributes,
+        batches,
+        min(offsets),
+        max(offsets),
+        sum(b.num_rows for b in batches),
+    )
 
 
 def _parse(reader: Any, attributes: Mapping[str, str], value: bytes) -> list[pa.RecordBatch]:

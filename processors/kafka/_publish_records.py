@@ -16,6 +16,7 @@ carries its header line when the writer includes one.
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
@@ -118,8 +119,8 @@ def record_messages(
         keys = (
             _field_bytes(batch, key_field, flowfile_attributes, key_writer) if key_field else None
         )
-        for row in range(batch.num_rows):
-            value = _write_one(writer, batch.slice(row, 1), flowfile_attributes)
+        values = _write_each(writer, batch, flowfile_attributes)
+        for row, value in enumerate(values):
             yield RecordMessage(None, None, keys[row] if keys is not None else None, value, None)
 
 
@@ -179,12 +180,10 @@ def _field_bytes(
                 "key, the 'Record Key Writer' property must be set."
             )
             raise RecordError(msg)
-        records = pa.RecordBatch.from_struct_array(column)
-        valid = column.is_valid().to_pylist()
-        return [
-            _write_one(writer, records.slice(row, 1), attributes) if valid[row] else None
-            for row in range(batch.num_rows)
-        ]
+        valid = column.is_valid()
+        records = pa.RecordBatch.from_struct_array(column).filter(valid)
+        written = iter(_write_each(writer, records, attributes))
+        return [next(written) if ok else None for ok in valid.to_pylist()]
     values = column.to_pylist()
     if pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
         return values
@@ -200,6 +199,51 @@ def _text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+def _write_each(writer: Any, batch: pa.RecordBatch, attributes: Mapping[str, str]) -> list[bytes]:
+    """Each record of *batch* written alone (see :func:`_write_one`), in one write if it can.
+
+    A JSON writer writes the whole batch once and its array is cut at its top-level objects
+    (the same bytes as one writer per record, at a fraction of the cost); other writers, or an
+    array that does not cut into one object per record, write record by record.
+    """
+    if batch.num_rows > 1:
+        out = io.BytesIO()
+        record_writer = writer.create_writer(batch.schema, attributes, out)
+        record_writer.write(batch)
+        if record_writer.finish().get("mime.type") == "application/json":
+            cut = _json_objects(out.getvalue())
+            if cut is not None and len(cut) == batch.num_rows:
+                return cut
+    return [_write_one(writer, batch.slice(row, 1), attributes) for row in range(batch.num_rows)]
+
+
+#: A JSON string (escapes included) or a brace: what cutting an array into objects looks at.
+_JSON_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}]')
+
+
+def _json_objects(data: bytes) -> list[bytes] | None:
+    """The top-level objects of a JSON array of objects (None: not one)."""
+    stripped = data.strip()
+    if not (stripped.startswith(b"[") and stripped.endswith(b"]")):
+        return None
+    objects: list[bytes] = []
+    depth = 0
+    start = 0
+    for token in _JSON_TOKENS.finditer(stripped):
+        mark = token.group()
+        if mark == b"{":
+            if depth == 0:
+                start = token.start()
+            depth += 1
+        elif mark == b"}":
+            depth -= 1
+            if depth == 0:
+                objects.append(stripped[start : token.end()])
+            elif depth < 0:
+                return None
+    return objects if depth == 0 else None
 
 
 def _write_one(writer: Any, one: pa.RecordBatch, attributes: Mapping[str, str]) -> bytes:
