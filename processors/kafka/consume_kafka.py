@@ -543,7 +543,9 @@ class ConsumeKafka(SourceProcessor):
         demarcator = (context.get_property(MESSAGE_DEMARCATOR).value or "").encode()
         by_key = context.get_property(SEPARATE_BY_KEY).as_boolean()
         groups: dict[tuple[Any, ...], list[Any]] = {}
-        for message in messages:
+        if not by_key and not context.get_property(HEADER_NAME_PATTERN).value:
+            groups[None, ()] = list(messages)  # one run: no key or header to tell apart
+        for message in messages if not groups else ():
             headers = tuple(sorted(self._headers(context, message).items()))
             groups.setdefault((message.key() if by_key else None, headers), []).append(message)
         for (key, headers), group in groups.items():
