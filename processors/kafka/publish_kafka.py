@@ -34,18 +34,34 @@ from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import column_of
 from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
-from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
+from flowcore.properties import PropertyDescriptor
 from flowcore.relationship import Relationship
 from flowcore.session.batch_context import BatchContext
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
-    CHARACTER_SET_VALIDATOR,
-    DATA_SIZE_VALIDATOR,
-    NON_BLANK_VALIDATOR,
-    REGULAR_EXPRESSION_VALIDATOR,
     ValidationResult,
 )
 from processors._record_io import RECORD_FAILURES
+from processors.kafka._publish_properties import (
+    ATTRIBUTE_HEADER_PATTERN,
+    BATCH,
+    COMPRESSION_TYPE,
+    DELIVERY_GUARANTEE,
+    EXPRESSION_PARTITIONER,
+    FAILURE_STRATEGY,
+    HEADER_ENCODING,
+    KAFKA_KEY,
+    KEY_ATTRIBUTE_ENCODING,
+    MAX_REQUEST_SIZE,
+    MESSAGE_DEMARCATOR,
+    PARTITION,
+    PARTITIONER_CLASS,
+    PARTITIONERS_1X,
+    ROUND_ROBIN,
+    TOPIC_NAME,
+    TRANSACTIONAL_ID_PREFIX,
+    TRANSACTIONS_ENABLED,
+)
 from processors.kafka._publish_records import (
     MESSAGE_KEY_FIELD,
     PUBLISH_STRATEGY,
@@ -66,130 +82,6 @@ from processors.kafka.connection_service import (
 )
 
 __all__ = ["PublishKafka"]
-
-#: FlowFiles one trigger publishes (and waits for) together.
-BATCH = 1000
-
-DEFAULT_PARTITIONER = "org.apache.kafka.clients.producer.internals.DefaultPartitioner"
-ROUND_ROBIN = "org.apache.kafka.clients.producer.RoundRobinPartitioner"
-EXPRESSION_PARTITIONER = (
-    "org.apache.nifi.processors.kafka.pubsub.Partitioners.ExpressionLanguagePartitioner"
-)
-
-#: NiFi 1.x's partitioner values (PublishKafka_2_6), taken as their NiFi 2 counterparts.
-_PARTITIONERS_1X = {
-    "org.apache.nifi.processors.kafka.pubsub.Partitioners$RoundRobinPartitioner": ROUND_ROBIN,
-    "org.apache.nifi.processors.kafka.pubsub.Partitioners$ExpressionLanguagePartitioner": (
-        EXPRESSION_PARTITIONER
-    ),
-}
-
-TOPIC_NAME = PropertyDescriptor(
-    "Topic Name",
-    description="Name of the Kafka Topic to which the Processor publishes Kafka Records",
-    required=True,
-    validators=(NON_BLANK_VALIDATOR,),
-    el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES,
-    aliases=("topic",),
-)
-FAILURE_STRATEGY = PropertyDescriptor(
-    "Failure Strategy",
-    description="Specifies how the processor handles a FlowFile if it is unable to publish the "
-    "data to Kafka",
-    default="Route to Failure",
-    required=True,
-    allowable_values=("Route to Failure", "Rollback"),
-)
-DELIVERY_GUARANTEE = PropertyDescriptor(
-    "Delivery Guarantee",
-    "acks",
-    description="Specifies the requirement for guaranteeing that a message is sent to Kafka. "
-    "Corresponds to Kafka Client acks property.",
-    default="all",
-    required=True,
-    allowable_values=("all", "1", "0"),
-)
-COMPRESSION_TYPE = PropertyDescriptor(
-    "Compression Type",
-    "compression.type",
-    description="Specifies the compression strategy for records sent to Kafka.",
-    default="none",
-    required=True,
-    allowable_values=("none", "gzip", "snappy", "lz4"),
-)
-MAX_REQUEST_SIZE = PropertyDescriptor(
-    "Max Request Size",
-    "max.request.size",
-    description="The maximum size of a request in bytes.",
-    default="1 MB",
-    required=True,
-    validators=(DATA_SIZE_VALIDATOR,),
-)
-TRANSACTIONS_ENABLED = PropertyDescriptor(
-    "Transactions Enabled",
-    description="Whether a trigger's messages are one Kafka transaction, rolled back on failure",
-    default="true",
-    required=True,
-    allowable_values=("true", "false"),
-    aliases=("use-transactions",),
-)
-TRANSACTIONAL_ID_PREFIX = PropertyDescriptor(
-    "Transactional ID Prefix",
-    description="The producer's transactional.id is a generated UUID prefixed with this string.",
-    el_scope=ExpressionLanguageScope.ENVIRONMENT,
-    aliases=("transactional-id-prefix",),
-)
-PARTITIONER_CLASS = PropertyDescriptor(
-    "Partitioner Class",
-    "partitioner.class",
-    description="Specifies which class to use to compute a partition id for a message.",
-    default=DEFAULT_PARTITIONER,
-    required=True,
-    allowable_values=(ROUND_ROBIN, DEFAULT_PARTITIONER, EXPRESSION_PARTITIONER, *_PARTITIONERS_1X),
-)
-PARTITION = PropertyDescriptor(
-    "Partition",
-    "partition",
-    description="Specifies the Kafka Partition destination for Records.",
-    el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES,
-)
-MESSAGE_DEMARCATOR = PropertyDescriptor(
-    "Message Demarcator",
-    description="A string (interpreted as UTF-8) splitting a FlowFile's content into messages; "
-    "unset: the whole content is one message.",
-    el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES,
-    aliases=("message-demarcator",),
-)
-ATTRIBUTE_HEADER_PATTERN = PropertyDescriptor(
-    "FlowFile Attribute Header Pattern",
-    description="A Regular Expression that is matched against all FlowFile attribute names. Any "
-    "attribute whose name matches the pattern will be added to the Kafka messages as a Header.",
-    validators=(REGULAR_EXPRESSION_VALIDATOR,),
-    aliases=("attribute-name-regex",),
-)
-HEADER_ENCODING = PropertyDescriptor(
-    "Header Encoding",
-    description="The Character Encoding used to serialize the headers.",
-    default="UTF-8",
-    required=True,
-    validators=(CHARACTER_SET_VALIDATOR,),
-    aliases=("message-header-encoding",),
-)
-KAFKA_KEY = PropertyDescriptor(
-    "Kafka Key",
-    description="The Key to use for the Message. If not specified, the FlowFile attribute "
-    "'kafka.key' is used as the message key, if it is present.",
-    el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES,
-    aliases=("kafka-key",),
-)
-KEY_ATTRIBUTE_ENCODING = PropertyDescriptor(
-    "Kafka Key Attribute Encoding",
-    description="How the key is encoded: utf-8, hex, or not added",
-    default="utf-8",
-    required=True,
-    allowable_values=("utf-8", "hex", "do-not-add"),
-    aliases=("key-attribute-encoding",),
-)
 
 SUCCESS = Relationship("success", "FlowFiles for which all content was sent to Kafka.")
 FAILURE = Relationship(
@@ -620,7 +512,7 @@ class PublishKafka(Processor):
     ) -> list[int | None]:
         """Each FlowFile's partition as Partitioner Class says (None: librdkafka's)."""
         strategy = context.get_property(PARTITIONER_CLASS).value
-        strategy = _PARTITIONERS_1X.get(strategy or "", strategy)
+        strategy = PARTITIONERS_1X.get(strategy or "", strategy)
         if strategy == EXPRESSION_PARTITIONER:
             given = _column_values(context, batch, PARTITION)
             return [None if g is None or g == "" else int(str(g).strip()) for g in given]
@@ -657,7 +549,7 @@ class PublishKafka(Processor):
         self, context: ProcessContext, producer: Any, flowfile: Any, topic: str
     ) -> int | None:
         strategy = context.get_property(PARTITIONER_CLASS).value
-        strategy = _PARTITIONERS_1X.get(strategy or "", strategy)
+        strategy = PARTITIONERS_1X.get(strategy or "", strategy)
         if strategy == EXPRESSION_PARTITIONER:
             given = context.get_property(PARTITION).evaluate_attribute_expressions(flowfile).value
             return None if given is None else int(str(given).strip())

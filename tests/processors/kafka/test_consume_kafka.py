@@ -290,3 +290,35 @@ def test_record_strategy_without_writer_is_invalid():
     )
     (problem,) = processor.validate()
     assert "Record Writer" in problem.explanation
+
+
+def test_batch_form_in_a_flow_makes_each_message_once(kafka_cluster, topic, tmp_path):
+    """In a flow the batch form reads each range as one batch (its service found through the
+    batch maker): contents, offsets and keys land as one by one would write them."""
+    from flowcore import Flow
+    from flowcore.driver.controller import run_flow
+    from processors import PutFile, UpdateAttribute
+
+    kafka_cluster.produce(topic, [b"a", b"bb", b""], partition=2, key=b"k")
+    flow = Flow("batch-form")
+    flow.add_service(Kafka3ConnectionService("kafka", bootstrap_servers=kafka_cluster.bootstrap))
+    consume = flow.add(
+        ConsumeKafka(
+            kafka_connection_service="kafka",
+            group_id="gf",
+            topics=topic,
+            auto_offset_reset="earliest",
+        ),
+        name="consume",
+    )
+    name = flow.add(
+        UpdateAttribute(filename="${kafka.partition}-${kafka.offset}-${kafka.key}"), name="name"
+    )
+    put = flow.add(PutFile(directory=str(tmp_path / "out")), name="put")
+    flow.connect(consume, name)
+    flow.connect(name, put)
+    flow.auto_terminate(put, ["success", "failure"])
+    result = run_flow(flow, "direct", repository=tmp_path / "repo")
+    assert result.count("consume", "success") == 3
+    written = {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()}
+    assert written == {"2-0-k": b"a", "2-1-k": b"bb", "2-2-k": b""}
