@@ -213,21 +213,30 @@ def _write_each(writer: Any, batch: pa.RecordBatch, attributes: Mapping[str, str
         record_writer = writer.create_writer(batch.schema, attributes, out)
         record_writer.write(batch)
         if record_writer.finish().get("mime.type") == "application/json":
-            cut = _json_objects(out.getvalue())
+            cut = _json_objects(out.getvalue(), batch.num_rows)
             if cut is not None and len(cut) == batch.num_rows:
                 return cut
     return [_write_one(writer, batch.slice(row, 1), attributes) for row in range(batch.num_rows)]
 
 
 #: A JSON string (escapes included) or a brace: what cutting an array into objects looks at.
-_JSON_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}]')
+_JSON_TOKENS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[{}]')
 
 
-def _json_objects(data: bytes) -> list[bytes] | None:
-    """The top-level objects of a JSON array of objects (None: not one)."""
+def _json_objects(data: bytes, count: int) -> list[bytes] | None:
+    """The top-level objects of a JSON array of *count* objects (None: not one).
+
+    Compact output separates its records by ``},{``, and any other ``},{`` (in a string, or
+    between the records of a nested array) only adds pieces: when splitting there gives exactly
+    *count* pieces, they are the records. Otherwise the strings and braces are followed.
+    """
     stripped = data.strip()
     if not (stripped.startswith(b"[") and stripped.endswith(b"]")):
         return None
+    if stripped.startswith(b"[{") and stripped.endswith(b"}]"):
+        parts = stripped[2:-2].split(b"},{")
+        if len(parts) == count:
+            return [b"{" + part + b"}" for part in parts]
     objects: list[bytes] = []
     depth = 0
     start = 0

@@ -275,3 +275,19 @@ def test_batch_form_failure_routes_one_by_one_without_sending_again(kafka_cluste
     runner.assert_transfer_count("success", 1)
     runner.assert_transfer_count("failure", 1)
     assert [m.value() for m in kafka_cluster.read_all(topic)] == [b"fits"]
+
+
+def test_record_values_are_each_record_alone_whatever_their_text(kafka_cluster, topic):
+    """Each message is exactly its record's JSON object, also when a string holds '},{' or a
+    record holds an array of records (the batch's array is cut only where records end)."""
+    records = [
+        {"id": 1, "text": "a},{b", "items": [{"x": 1}, {"x": 2}]},
+        {"id": 2, "text": 'q"}', "items": []},
+    ]
+    runner = _record_runner(kafka_cluster.bootstrap, topic, transactions_enabled="false")
+    runner.enqueue(json.dumps(records).encode())
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    values = sorted(m.value() for m in kafka_cluster.read_all(topic))
+    assert [json.loads(v) for v in values] == records
+    assert all(v.startswith(b"{") and v.endswith(b"}") for v in values)
