@@ -332,6 +332,11 @@ class ConsumeKafka(SourceProcessor):
             if not values.get(needed.name):
                 why = f"Processing Strategy RECORD needs a {needed.name}"
                 problems.append(ValidationResult(needed.name, None, False, why))
+        wrapper = values.get(OUTPUT_STRATEGY.name) == "USE_WRAPPER"
+        keyed = record and wrapper and values.get(KEY_FORMAT.name) == "record"
+        if keyed and not values.get(KEY_RECORD_READER.name):
+            why = "Key Format 'record' needs a Key Record Reader"
+            problems.append(ValidationResult(KEY_RECORD_READER.name, None, False, why))
         return problems
 
     def __getstate__(self) -> dict[str, Any]:

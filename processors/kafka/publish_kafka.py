@@ -239,7 +239,7 @@ class PublishKafka(Processor):
         the failed) without sending anything again. Record Reader configurations decline
         (their FlowFiles hold many records each: one by one costs little per message).
         """
-        if context.get_property(RECORD_READER).value:
+        if _record_mode(context):
             return None
         service = connection_for(self, context, context.controller_service)
         count = batch.count
@@ -417,8 +417,7 @@ class PublishKafka(Processor):
         attributes = flowfile.attributes
         topic = _evaluated(context, TOPIC_NAME, flowfile)
         partition = self._partition(context, self._producer, flowfile, topic)
-        reader_name = context.get_property(RECORD_READER).value
-        if reader_name:
+        if _record_mode(context):
             return self._record_order(context, session, flowfile, topic, partition)
         key = self._key(context, flowfile)
         headers = self._headers(context, attributes)
@@ -442,9 +441,6 @@ class PublishKafka(Processor):
             return session.controller_service(name) if name else None
 
         writer = service(RECORD_WRITER)
-        if writer is None:
-            msg = "PublishKafka: a Record Reader needs a Record Writer"
-            raise ConfigurationError(msg)
         wrapper = context.get_property(PUBLISH_STRATEGY).value == "USE_WRAPPER"
         key_field = (
             None
@@ -589,6 +585,12 @@ class _Outcome:
     count: int
     duration_ms: int
     error: str | None
+
+
+def _record_mode(context: ProcessContext) -> bool:
+    """Whether records are published: a Record Reader and a Record Writer (NiFi's test)."""
+    value = context.get_property
+    return bool(value(RECORD_READER).value and value(RECORD_WRITER).value)
 
 
 def _delivered(errors: dict[int, str], row: int, error: Any, message: Any) -> None:

@@ -322,3 +322,19 @@ def test_batch_form_in_a_flow_makes_each_message_once(kafka_cluster, topic, tmp_
     assert result.count("consume", "success") == 3
     written = {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()}
     assert written == {"2-0-k": b"a", "2-1-k": b"bb", "2-2-k": b""}
+
+
+def test_record_key_format_without_key_reader_is_invalid():
+    """USE_WRAPPER with Key Format record needs a Key Record Reader, named in the problem."""
+    processor = ConsumeKafka(
+        kafka_connection_service="k",
+        group_id="g",
+        topics="t",
+        processing_strategy="RECORD",
+        record_reader="r",
+        record_writer="w",
+        output_strategy="USE_WRAPPER",
+        key_format="record",
+    )
+    (problem,) = processor.validate()
+    assert "Key Record Reader" in problem.explanation

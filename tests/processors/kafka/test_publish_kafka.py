@@ -291,3 +291,18 @@ def test_record_values_are_each_record_alone_whatever_their_text(kafka_cluster, 
     values = sorted(m.value() for m in kafka_cluster.read_all(topic))
     assert [json.loads(v) for v in values] == records
     assert all(v.startswith(b"{") and v.endswith(b"}") for v in values)
+
+
+def test_record_reader_without_writer_publishes_the_content(kafka_cluster, topic):
+    """A Record Reader without a Record Writer is not record mode (NiFi's test): the content is
+    one message."""
+    from processors.record_services import JsonTreeReader
+
+    runner = _runner(
+        kafka_cluster.bootstrap, topic, record_reader="reader", transactions_enabled="false"
+    )
+    runner.add_service(JsonTreeReader("reader"))
+    runner.enqueue(b'[{"a": 1}, {"a": 2}]')
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert [m.value() for m in kafka_cluster.read_all(topic)] == [b'[{"a": 1}, {"a": 2}]']
