@@ -1,18 +1,29 @@
 """PublishKafka and ConsumeKafka messages/s on librdkafka's mock cluster, beside plain loops.
 
-One mock cluster (three brokers on loopback, in this process) serves, interleaved:
+One mock cluster (three brokers on loopback, in this process) serves every case; the rounds are
+interleaved (each round runs every case once) and each case reports its best round and the range
+of its rounds. Messages are JSON objects of ``--size`` bytes (so the RECORD cases parse them).
 
-- ``produce loop``: an idempotent ``confluent_kafka.Producer``, ``--messages`` messages of
-  ``--size`` bytes, then ``flush``;
-- ``PublishKafka``: GenerateFlowFile (``--messages`` FlowFiles of ``--size`` bytes) ->
-  PublishKafka (Transactions Enabled false, as the loop has none) on the direct runner, the
-  whole flow run timed (FlowFiles made, messages sent and acknowledged, provenance, commit);
+Baselines (plain confluent-kafka):
+
+- ``produce loop``: an idempotent ``Producer``, ``--messages`` messages, then ``flush``;
 - ``consume loop``: a ``Consumer`` assigned to every partition from offset 0, polling until it
-  has every message;
-- ``ConsumeKafka``: ConsumeKafka (earliest) with its output auto-terminated, on the direct
-  runner, the whole run timed.
+  has every message.
 
-The issue's target: each processor at least 0.5x its loop. ``--repeat N`` reports the best.
+flowcore, on the direct runner, the whole flow run timed (repositories opened, FlowFiles made,
+messages sent and acknowledged, provenance, the WAL commits):
+
+- ``PublishKafka FLOW_FILE``: GenerateFlowFile (``--messages`` FlowFiles) -> PublishKafka
+  (Transactions Enabled false, as the loop has none): one FlowFile per message, the hard case;
+- ``PublishKafka demarcated``: FlowFiles of 1,000 lines -> PublishKafka, Message Demarcator
+  ``\\n``: one message per line;
+- ``PublishKafka RECORD``: FlowFiles of 1,000 JSON records -> PublishKafka with JsonTreeReader
+  and JsonRecordSetWriter: one message per record;
+- ``ConsumeKafka FLOW_FILE`` (one FlowFile per message), ``ConsumeKafka DEMARCATOR`` (a
+  FlowFile per partition range) and ``ConsumeKafka RECORD`` (JsonTreeReader ->
+  JsonRecordSetWriter, a FlowFile per range), each output auto-terminated.
+
+The issue's target: each processor at least 0.5x its loop.
 
     .venv/bin/python bench/kafka.py [--messages N] [--size BYTES] [--repeat N]
 """
@@ -25,6 +36,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -36,14 +48,24 @@ from flowcore.driver.controller import run_flow
 from flowcore.settings import Settings
 from processors import ConsumeKafka, GenerateFlowFile, PublishKafka
 from processors.kafka.connection_service import Kafka3ConnectionService
+from processors.record_services import JsonRecordSetWriter, JsonTreeReader
 from tests.processors.kafka.mock_cluster import MockCluster
 
 _SETTINGS = Settings(sync=False, parallelism=1, unbounded_source_batches=1)
 
+#: Lines (records) per FlowFile in the demarcated and RECORD publishing cases.
+_PER_FLOWFILE = 1000
+
+
+def _message(size: int) -> bytes:
+    """A JSON object of *size* bytes (at least its fields')."""
+    head = b'{"id":12345,"pad":"'
+    return head + b"x" * max(0, size - len(head) - 2) + b'"}'
+
 
 def _produce_loop(bootstrap: str, topic: str, messages: int, size: int) -> float:
     producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
-    value = b"x" * size
+    value = _message(size)
     started = time.perf_counter()
     for _ in range(messages):
         while True:
@@ -70,79 +92,121 @@ def _consume_loop(bootstrap: str, topic: str, messages: int) -> float:
     return elapsed
 
 
-def _service(bootstrap: str) -> Kafka3ConnectionService:
-    return Kafka3ConnectionService("kafka", bootstrap_servers=bootstrap)
+def _flow(bootstrap: str, name: str, record: bool) -> Flow:
+    flow = Flow(name)
+    flow.add_service(Kafka3ConnectionService("kafka", bootstrap_servers=bootstrap))
+    if record:
+        flow.add_service(JsonTreeReader("reader"))
+        flow.add_service(JsonRecordSetWriter("writer"))
+    return flow
 
 
-def _publish_flow(bootstrap: str, topic: str, messages: int, size: int, root: Path) -> float:
+def _timed(flow: Flow, root: Path, check: Callable[[object], None]) -> float:
     shutil.rmtree(root / "repo", ignore_errors=True)
-    flow = Flow("bench-publish")
-    flow.add_service(_service(bootstrap))
-    gen = flow.add(GenerateFlowFile(batch_size=messages, file_size=f"{size} B"), name="gen")
-    publish = flow.add(
-        PublishKafka(
-            kafka_connection_service="kafka", topic_name=topic, transactions_enabled=False
-        ),
-        name="publish",
-    )
+    started = time.perf_counter()
+    result = run_flow(flow, "direct", repository=root / "repo", settings=_SETTINGS)
+    elapsed = time.perf_counter() - started
+    check(result)
+    return elapsed
+
+
+def _publish(
+    bootstrap: str, topic: str, messages: int, size: int, root: Path, *, how: str
+) -> float:
+    """GenerateFlowFile -> PublishKafka; *how*: FLOW_FILE, demarcated or RECORD."""
+    flow = _flow(bootstrap, f"bench-publish-{how}", how == "RECORD")
+    options: dict[str, object] = {"kafka_connection_service": "kafka", "topic_name": topic}
+    options["transactions_enabled"] = False
+    if how == "FLOW_FILE":
+        generate = GenerateFlowFile(batch_size=messages, file_size=f"{size} B")
+        flowfiles = messages
+    else:
+        text = b"\n".join([_message(size)] * _PER_FLOWFILE).decode()
+        flowfiles = messages // _PER_FLOWFILE
+        generate = GenerateFlowFile(batch_size=flowfiles, data_format="Text", custom_text=text)
+        if how == "RECORD":
+            options.update(record_reader="reader", record_writer="writer")
+        else:
+            options["message_demarcator"] = "\n"
+    gen = flow.add(generate, name="gen")
+    publish = flow.add(PublishKafka(**options), name="publish")
     flow.connect(gen, publish)
     flow.auto_terminate(publish, ["success", "failure"])
-    started = time.perf_counter()
-    result = run_flow(flow, "direct", repository=root / "repo", settings=_SETTINGS)
-    elapsed = time.perf_counter() - started
-    assert result.count("publish", "success") == messages, result.transfers
-    return elapsed
+
+    def check(result: object) -> None:
+        sent = result.count("publish", "success")  # type: ignore[attr-defined]
+        assert sent == flowfiles, result.transfers  # type: ignore[attr-defined]
+
+    return _timed(flow, root, check)
 
 
-def _consume_flow(bootstrap: str, topic: str, messages: int, root: Path, group: str) -> float:
-    shutil.rmtree(root / "repo", ignore_errors=True)
-    flow = Flow("bench-consume")
-    flow.add_service(_service(bootstrap))
-    consume = flow.add(
-        ConsumeKafka(
-            kafka_connection_service="kafka",
-            group_id=group,
-            topics=topic,
-            auto_offset_reset="earliest",
-            commit_offsets=False,
-        ),
-        name="consume",
-    )
-    flow.auto_terminate(consume, ["success"])
-    started = time.perf_counter()
-    result = run_flow(flow, "direct", repository=root / "repo", settings=_SETTINGS)
-    elapsed = time.perf_counter() - started
-    assert result.count("consume", "success") == messages, result.transfers
-    return elapsed
+def _consume(
+    bootstrap: str, topic: str, messages: int, root: Path, *, group: str, how: str
+) -> float:
+    """ConsumeKafka (earliest) of *topic*, Processing Strategy *how*."""
+    flow = _flow(bootstrap, f"bench-consume-{how}", how == "RECORD")
+    options: dict[str, object] = {
+        "kafka_connection_service": "kafka",
+        "group_id": group,
+        "topics": topic,
+        "auto_offset_reset": "earliest",
+        "commit_offsets": False,
+        "processing_strategy": how,
+    }
+    if how == "RECORD":
+        options.update(record_reader="reader", record_writer="writer")
+    if how == "DEMARCATOR":
+        options["message_demarcator"] = "\n"
+    consume = flow.add(ConsumeKafka(**options), name="consume")
+    flow.auto_terminate(consume, ["success", "parse failure"] if how == "RECORD" else ["success"])
+
+    def check(result: object) -> None:
+        if how == "FLOW_FILE":
+            got = result.count("consume", "success")  # type: ignore[attr-defined]
+            assert got == messages, result.transfers  # type: ignore[attr-defined]
+
+    return _timed(flow, root, check)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--messages", type=int, default=20_000)
+    parser.add_argument("--messages", type=int, default=50_000)
     parser.add_argument("--size", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     cluster = MockCluster()
+    boot, n, size = cluster.bootstrap, args.messages, args.size
     rates: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         for run in range(args.repeat):
-            n = args.messages
-            timings = {
-                "produce loop": _produce_loop(cluster.bootstrap, f"loop{run}", n, args.size),
-                "PublishKafka": _publish_flow(cluster.bootstrap, f"flow{run}", n, args.size, root),
-                "consume loop": _consume_loop(cluster.bootstrap, f"loop{run}", n),
-                "ConsumeKafka": _consume_flow(cluster.bootstrap, f"flow{run}", n, root, f"g{run}"),
+            source = f"loop{run}"
+            cases: dict[str, Callable[[], float]] = {
+                "produce loop": lambda t=source: _produce_loop(boot, t, n, size),
+                "consume loop": lambda t=source: _consume_loop(boot, t, n),
             }
-            for name, seconds in timings.items():
-                rates.setdefault(name, []).append(n / seconds)
+            for how in ("FLOW_FILE", "demarcated", "RECORD"):
+                cases[f"PublishKafka {how}"] = lambda how=how, t=f"pub-{how}-{run}": _publish(
+                    boot, t, n, size, root, how=how
+                )
+            for how in ("FLOW_FILE", "DEMARCATOR", "RECORD"):
+                cases[f"ConsumeKafka {how}"] = lambda how=how, t=source, g=f"g-{how}-{run}": (
+                    _consume(boot, t, n, root, group=g, how=how)
+                )
+            for name, case in cases.items():
+                rates.setdefault(name, []).append(n / case())
     best = {name: max(values) for name, values in rates.items()}
     report = {
-        "messages": args.messages,
-        "size": args.size,
-        "msgs_per_s": {k: round(v) for k, v in best.items()},
-        "publish_vs_loop": round(best["PublishKafka"] / best["produce loop"], 2),
-        "consume_vs_loop": round(best["ConsumeKafka"] / best["consume loop"], 2),
+        "messages": n,
+        "size": size,
+        "rounds": args.repeat,
+        "msgs_per_s_best": {k: round(v) for k, v in best.items()},
+        "msgs_per_s_range": {k: [round(min(v)), round(max(v))] for k, v in rates.items()},
+        "vs_loop_best": {
+            k: round(v / best["produce loop" if k.startswith("Publish") else "consume loop"], 2)
+            for k, v in best.items()
+            if "Kafka" in k
+        },
     }
     print(json.dumps(report, indent=2))
     cluster.close()

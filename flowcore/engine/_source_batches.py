@@ -365,6 +365,10 @@ class TaskBatchMaker:
             raise error
         self.unread_items.append((item, error))
 
+    def controller_service(self, name: str) -> object:
+        """The enabled controller service *name* (the task's, as the member's context has)."""
+        return self.member.task.controller_service(name)
+
     # --- the engine's side --------------------------------------------------------------------
 
     def made_it(self, batch: FlowFileBatch) -> bool:

@@ -531,5 +531,9 @@ class BatchMaker(Protocol):
         """
         ...
 
+    def controller_service(self, name: str) -> object:
+        """The enabled controller service *name*, as ``ProcessContext.controller_service``."""
+        ...
+
 
 __all__ += ["Column", "IntColumn", "TextColumn"]

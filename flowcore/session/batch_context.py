@@ -205,6 +205,10 @@ class BatchContext(ProcessContext):
         #: (FlowFiles, outcomes) user code decided in this batch (see carry_outcomes)
         self._outcomes: list[tuple[Sequence[FlowFile], Sequence[object]]] = []
 
+    def controller_service(self, name: str) -> object:
+        """The enabled controller service *name*, as the session's (through the host)."""
+        return self._host.controller_service(name)
+
     # --- external effects, as a session stages them ------------------------------------------
 
     def stage_file(self, target: str | os.PathLike[str], *, replace: bool = True) -> Path:

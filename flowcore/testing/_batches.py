@@ -137,6 +137,10 @@ class BatchHost(Protocol):
         """A new session over the harness."""
         ...
 
+    def controller_service(self, name: str) -> object:
+        """The enabled controller service *name*."""
+        ...
+
     def ready_count(self) -> int:
         """How many queued FlowFiles are ready (not penalized)."""
         ...
@@ -377,6 +381,10 @@ class _HarnessMember:
     def staged(self, target: str) -> bool:
         """Whether *target* is staged (the runner's answer)."""
         return self._host.staged(target)
+
+    def controller_service(self, name: str) -> object:
+        """The enabled controller service *name* (the runner's, as its sessions')."""
+        return self._host.controller_service(name)
 
     def lowest_logged_level(self, logger: str) -> int:
         """The lowest level *logger* emits (the runner's answer)."""

@@ -1,21 +1,41 @@
-"""Kafka3ConnectionService: the brokers, security and client timeouts a Kafka processor uses.
+"""Kafka connections: Kafka3ConnectionService, and how a Kafka processor finds its connection.
 
 NiFi 2's ``org.apache.nifi.kafka.service.Kafka3ConnectionService``, with its property names. The
 service turns its properties into a librdkafka configuration (``client_config``) that
 ConsumeKafka and PublishKafka extend; the password never leaves that mapping (not in ``repr``,
 logs or exports: the property is sensitive).
+
+This module is the one home of a Kafka processor's connection: the ``Kafka Connection Service``
+descriptor both processors declare, the NiFi 1.x connection properties (``bootstrap.servers``,
+``sasl.*``... carried on the 1.x processors themselves, flowcore-only here) and
+:func:`connection_for`, which gives a processor its enabled service: the one it names, or a
+private one made from its 1.x properties, so the librdkafka configuration is built in one place
+(:meth:`Kafka3ConnectionService.on_enabled`) for both.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from flowcore.controller_service import ControllerService
+from flowcore.controller_service import ControllerService, ServiceSet
 from flowcore.errors import ConfigurationError
+from flowcore.process_context import ProcessContext
 from flowcore.properties import PropertyDescriptor
-from flowcore.validators import POSITIVE_INTEGER_VALIDATOR, TIME_PERIOD_VALIDATOR
+from flowcore.validators import (
+    POSITIVE_INTEGER_VALIDATOR,
+    TIME_PERIOD_VALIDATOR,
+    ValidationResult,
+)
 
-__all__ = ["Kafka3ConnectionService", "import_kafka"]
+__all__ = [
+    "KAFKA_CONNECTION_SERVICE",
+    "LEGACY_CONNECTION",
+    "Kafka3ConnectionService",
+    "connection_for",
+    "import_kafka",
+    "legacy_problems",
+]
 
 
 def import_kafka() -> Any:
@@ -183,3 +203,92 @@ def _ssl_config(service: Any) -> dict[str, str]:
         if password:
             config["ssl.keystore.password"] = password
     return config
+
+
+# --- a processor's connection ------------------------------------------------------------------
+
+KAFKA_CONNECTION_SERVICE = PropertyDescriptor(
+    "Kafka Connection Service",
+    description="Provides connections to Kafka Broker for publishing Kafka Records",
+    identifies_service="KafkaConnectionService",
+)
+
+
+def _legacy(display: str, name: str, **more: Any) -> PropertyDescriptor:
+    return PropertyDescriptor(display, name, flowcore_only=True, **more)
+
+
+#: 1.x property (internal name) -> the Kafka3ConnectionService property it becomes.
+_TO_SERVICE = {
+    "bootstrap.servers": "bootstrap.servers",
+    "security.protocol": "security.protocol",
+    "sasl.mechanism": "sasl.mechanism",
+    "sasl.username": "sasl.username",
+    "sasl.password": "sasl.password",
+    "max.block.ms": "max.block.ms",
+    "ack.wait.time": "ack.wait.time",
+    "Communications Timeout": "default.api.timeout.ms",
+    "max.poll.records": "max.poll.records",
+}
+
+#: The NiFi 1.x ``_2_6`` processors' own connection properties (flowcore-only: not exported).
+LEGACY_CONNECTION = (
+    _legacy("Kafka Brokers", "bootstrap.servers", description="1.x: the brokers"),
+    _legacy("Security Protocol (1.x)", "security.protocol"),
+    _legacy("SASL Mechanism (1.x)", "sasl.mechanism"),
+    _legacy("Username (1.x)", "sasl.username"),
+    _legacy("Password (1.x)", "sasl.password", sensitive=True),
+    _legacy("Max Metadata Wait Time (1.x)", "max.block.ms"),
+    _legacy("Acknowledgment Wait Time (1.x)", "ack.wait.time"),
+    _legacy("Communications Timeout", "Communications Timeout"),
+    _legacy("Max Poll Records (1.x)", "max.poll.records"),
+    _legacy("Honor Transactions", "honor-transactions"),
+)
+
+
+def legacy_problems(values: Any) -> list[ValidationResult]:
+    """A processor names neither a connection service nor 1.x Kafka Brokers: one problem."""
+    if values.get(KAFKA_CONNECTION_SERVICE.name) or values.get("bootstrap.servers"):
+        return []
+    why = "a Kafka Connection Service is required (or a NiFi 1.x flow's Kafka Brokers)"
+    return [ValidationResult(KAFKA_CONNECTION_SERVICE.name, None, False, why)]
+
+
+def connection_for(
+    processor: Any, context: ProcessContext, lookup: Callable[[str], object]
+) -> Kafka3ConnectionService:
+    """The enabled service *processor* connects through.
+
+    The one its Kafka Connection Service names (found with *lookup*: a session's, a context's
+    or a batch maker's ``controller_service``), else a private one made once from its NiFi 1.x
+    properties (kept on the processor, left out of its pickled state).
+
+    Raises:
+        ConfigurationError: the service named is not a Kafka3ConnectionService, or there are
+            neither a service nor 1.x brokers.
+    """
+    name = context.get_property(KAFKA_CONNECTION_SERVICE).value
+    if name:
+        service = lookup(name)
+        if not isinstance(service, Kafka3ConnectionService):
+            msg = (
+                f"Kafka Connection Service {name!r} is a {type(service).__name__}, "
+                "not a Kafka3ConnectionService"
+            )
+            raise ConfigurationError(msg)
+        return service
+    made = processor.__dict__.get("_legacy_service")
+    if made is not None:
+        return made
+    settings = {}
+    for legacy, target in _TO_SERVICE.items():
+        value = context.get_property(legacy).value
+        if value:
+            settings[target] = value
+    if "bootstrap.servers" not in settings:
+        msg = f"{type(processor).__name__} names no Kafka Connection Service"
+        raise ConfigurationError(msg)
+    label = f"{context.component.name or type(processor).__name__}-kafka"
+    made = ServiceSet({label: Kafka3ConnectionService(label, **settings)}).get(label)
+    processor.__dict__["_legacy_service"] = made
+    return made

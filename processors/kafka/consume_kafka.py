@@ -9,6 +9,12 @@ range, so a crash re-reads a range the flow never committed and never one it did
 lost or repeated into the flow. With Commit Offsets, the offsets the flow committed are also
 committed to the consumer group at the next listing, so lag tools see them (they trail the flow
 by one listing; the flow's own position is the source state, never the group's).
+
+Processing Strategy: ``FLOW_FILE`` (a FlowFile per message; the batch form makes a range's
+FlowFiles as one columnar batch, contents back to back in one claim, attributes as columns),
+``DEMARCATOR`` (a FlowFile per run of messages) or ``RECORD`` (Record Reader / Writer, a
+FlowFile per write schema of a range: :mod:`processors.kafka._consume_records`). A NiFi 1.x
+``ConsumeKafkaRecord_2_6`` (no Processing Strategy, a Record Reader and Writer) is ``RECORD``.
 """
 
 from __future__ import annotations
@@ -19,8 +25,12 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from flowcore.errors import ConfigurationError, ProcessException
+import numpy as np
+
+from flowcore.errors import ProcessException
+from flowcore.flowfile import ContentClaim
 from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
+from flowcore.flowfile_batch.columns import Column, IntColumn, column_of
 from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
@@ -33,16 +43,27 @@ from flowcore.validators import (
     TIME_PERIOD_VALIDATOR,
     ValidationResult,
 )
-from processors.kafka._legacy import LEGACY_CONNECTION, legacy_problems, legacy_service
-from processors.kafka.connection_service import Kafka3ConnectionService, import_kafka
+from processors.kafka._consume_records import (
+    KEY_FORMAT,
+    KEY_RECORD_READER,
+    OUTPUT_STRATEGY,
+    PARSE_FAILURE,
+    RECORD_READER,
+    RECORD_WRITER,
+    RecordOptions,
+    write_record_groups,
+)
+from processors.kafka.connection_service import (
+    KAFKA_CONNECTION_SERVICE,
+    LEGACY_CONNECTION,
+    Kafka3ConnectionService,
+    connection_for,
+    import_kafka,
+    legacy_problems,
+)
 
 __all__ = ["ConsumeKafka"]
 
-KAFKA_CONNECTION_SERVICE = PropertyDescriptor(
-    "Kafka Connection Service",
-    description="Provides connections to Kafka Broker for publishing Kafka Records",
-    identifies_service="KafkaConnectionService",
-)
 GROUP_ID = PropertyDescriptor(
     "Group ID",
     description="Kafka Consumer Group Identifier corresponding to Kafka group.id property",
@@ -114,7 +135,7 @@ PROCESSING_STRATEGY = PropertyDescriptor(
     description="Strategy for processing Kafka Records and writing serialized output to FlowFiles",
     default="FLOW_FILE",
     required=True,
-    allowable_values=("FLOW_FILE", "DEMARCATOR"),
+    allowable_values=("FLOW_FILE", "DEMARCATOR", "RECORD"),
 )
 KEY_ATTRIBUTE_ENCODING = PropertyDescriptor(
     "Key Attribute Encoding",
@@ -157,7 +178,12 @@ class ConsumeKafka(SourceProcessor):
         HEADER_NAME_PATTERN,
         HEADER_ENCODING,
         PROCESSING_STRATEGY,
+        RECORD_READER,
+        RECORD_WRITER,
+        OUTPUT_STRATEGY,
         KEY_ATTRIBUTE_ENCODING,
+        KEY_FORMAT,
+        KEY_RECORD_READER,
         MESSAGE_DEMARCATOR,
         SEPARATE_BY_KEY,
         *LEGACY_CONNECTION,
@@ -165,13 +191,39 @@ class ConsumeKafka(SourceProcessor):
     relationships: ClassVar[tuple[Relationship, ...]] = (SUCCESS,)
     identifies_work: ClassVar[bool] = True
     fills_micro_batch: ClassVar[bool] = True
-    tags: ClassVar[tuple[str, ...]] = ("Kafka", "Get", "Ingest", "Ingress", "Topic", "Consume")
+    tags: ClassVar[tuple[str, ...]] = (
+        "Kafka",
+        "Get",
+        "Record",
+        "csv",
+        "avro",
+        "json",
+        "Ingest",
+        "Ingress",
+        "Topic",
+        "PubSub",
+        "Consume",
+    )
+
+    def get_relationships(self) -> tuple[Relationship, ...]:
+        """``success``, and ``parse failure`` once a Record Reader is set (NiFi's)."""
+        if self.configured.get(RECORD_READER.name):
+            return (SUCCESS, PARSE_FAILURE)
+        return (SUCCESS,)
+
+    def strategy(self, context: ProcessContext) -> str:
+        """The Processing Strategy; RECORD for a NiFi 1.x ConsumeKafkaRecord_2_6's settings."""
+        chosen = context.get_property(PROCESSING_STRATEGY).value or "FLOW_FILE"
+        configured = self.configured
+        if PROCESSING_STRATEGY.name not in configured and configured.get(RECORD_READER.name):
+            return "RECORD"
+        return chosen
 
     # --- the driver side ------------------------------------------------------------------
 
     def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
         """List and read in one session (the test harness), the service from the session."""
-        service = self._service_from(session.controller_service, context)
+        service = connection_for(self, context, session.controller_service)
         state = session.get_state().values
         listing = self._list(context, service, state)
         for item in listing.items:
@@ -181,23 +233,8 @@ class ConsumeKafka(SourceProcessor):
 
     def list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
         """Offset ranges per partition after the committed *state*, and the state after them."""
-        service = self._service_from(context.controller_service, context)
-        # the batch form's tasks in this process use it (a pickled copy has none: it declines)
-        self.__dict__["_batch_service"] = service
+        service = connection_for(self, context, context.controller_service)
         return self._list(context, service, state)
-
-    def _service_from(self, lookup: Any, context: ProcessContext) -> Kafka3ConnectionService:
-        name = context.get_property(KAFKA_CONNECTION_SERVICE).value
-        if not name:
-            return legacy_service(self, context)
-        service = lookup(name)
-        if not hasattr(service, "client_config"):
-            msg = (
-                f"Kafka Connection Service {name!r} is a {type(service).__name__}, "
-                "not a Kafka3ConnectionService"
-            )
-            raise ConfigurationError(msg)
-        return service
 
     def _admin_consumer(self, context: ProcessContext, service: Kafka3ConnectionService) -> Any:
         """The driver's consumer (metadata, watermarks, group commits), made once."""
@@ -289,7 +326,18 @@ class ConsumeKafka(SourceProcessor):
 
     def custom_validate(self, values: Mapping[str, str | None]) -> list[ValidationResult]:
         """A Kafka Connection Service, or a NiFi 1.x flow's Kafka Brokers."""
-        return legacy_problems(values, KAFKA_CONNECTION_SERVICE.name)
+        problems = legacy_problems(values)
+        record = values.get(PROCESSING_STRATEGY.name) == "RECORD"
+        for needed in (RECORD_READER, RECORD_WRITER) if record else ():
+            if not values.get(needed.name):
+                why = f"Processing Strategy RECORD needs a {needed.name}"
+                problems.append(ValidationResult(needed.name, None, False, why))
+        wrapper = values.get(OUTPUT_STRATEGY.name) == "USE_WRAPPER"
+        keyed = record and wrapper and values.get(KEY_FORMAT.name) == "record"
+        if keyed and not values.get(KEY_RECORD_READER.name):
+            why = "Key Format 'record' needs a Key Record Reader"
+            problems.append(ValidationResult(KEY_RECORD_READER.name, None, False, why))
+        return problems
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickle without live consumers (Spark ships the processor)."""
@@ -297,14 +345,13 @@ class ConsumeKafka(SourceProcessor):
         state.pop("_lister", None)
         state.pop("_reader", None)
         state.pop("_legacy_service", None)
-        state.pop("_batch_service", None)
         return state
 
     # --- the task side --------------------------------------------------------------------
 
     def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
         """Read exactly the item's offset range and make its FlowFiles."""
-        service = self._service_from(session.controller_service, context)
+        service = connection_for(self, context, session.controller_service)
         self._read(context, service, session, item)
 
     def read_work_batches(
@@ -312,21 +359,12 @@ class ConsumeKafka(SourceProcessor):
     ) -> Sequence[tuple[str, FlowFileBatch]] | None:
         """The batch form: each range's messages as FlowFiles made in batches, no session each.
 
-        Declines (the engine then calls :meth:`read_work`) where it has no service at hand
-        (a copy shipped to another process) and for the DEMARCATOR strategy.
+        Declines (the engine then calls :meth:`read_work`) for the DEMARCATOR and RECORD
+        strategies: they make a FlowFile per range (or per schema), a session each is cheap.
         """
-        if context.get_property(PROCESSING_STRATEGY).value != "FLOW_FILE":
+        if self.strategy(context) != "FLOW_FILE":
             return None
-        # The BatchMaker protocol has no controller_service; the engine's maker holds its
-        # member (a SessionHost, which does). Otherwise the driver's service, in its process.
-        lookup = getattr(getattr(maker, "member", None), "controller_service", None)
-        try:
-            service = self._service_from(lookup, context) if lookup else None
-        except ConfigurationError:
-            service = None
-        service = service or self.__dict__.get("_batch_service")
-        if service is None:
-            return None
+        service = connection_for(self, context, maker.controller_service)
         made: list[tuple[str, FlowFileBatch]] = []
         for item in items:
             try:
@@ -336,13 +374,55 @@ class ConsumeKafka(SourceProcessor):
                 continue
             if not messages:
                 continue
-            contents = [maker.write(m.value() or b"") for m in messages]
-            attributes = [self._attributes(context, m) for m in messages]
+            contents = _contents(maker, [m.value() for m in messages])
+            shared, columns = self._columns(context, messages)
             transit = f"{service.transit_uri_base}/{item.payload['topic']}"
-            for batch in maker.create_rows(contents, attributes):
+            start = 0
+            for made_batch in maker.create_rows(contents, [{}] * len(messages)):
+                stop = start + made_batch.count
+                batch = made_batch.with_attributes(shared).with_columns(
+                    {name: column.cut(start, stop) for name, column in columns.items()}
+                )
+                start = stop
                 maker.report_receive(batch, transit)
                 made.append((SUCCESS.name, batch))
         return made
+
+    def _columns(
+        self, context: ProcessContext, messages: Sequence[Any]
+    ) -> tuple[dict[str, str], dict[str, Column]]:
+        """A range's attributes (``_attributes`` of each message) as shared values and columns.
+
+        Topic and partition are one value for a range; offsets and timestamps are integer
+        columns made at once; keys, tombstones and selected headers are columns only when
+        some message has them.
+        """
+        first = messages[0]
+        shared = {"kafka.topic": first.topic(), "kafka.partition": str(first.partition())}
+        count = len(messages)
+        columns: dict[str, Column] = {
+            "kafka.offset": IntColumn(np.fromiter((m.offset() for m in messages), np.int64, count)),
+            "kafka.timestamp": IntColumn(
+                np.fromiter((m.timestamp()[1] for m in messages), np.int64, count)
+            ),
+        }
+        values = [m.value() for m in messages]
+        if any(v is None for v in values):
+            columns["kafka.tombstone"] = column_of(["true" if v is None else None for v in values])
+        encoding = context.get_property(KEY_ATTRIBUTE_ENCODING).value
+        keys = [_key_attribute(encoding, m.key()) for m in messages]
+        if any(k is not None for k in keys):
+            columns["kafka.key"] = column_of(keys)
+        if context.get_property(HEADER_NAME_PATTERN).value:
+            rows = [self._headers(context, m) for m in messages]
+            for name in dict.fromkeys(n for row in rows for n in row):
+                columns[name] = column_of([row.get(name) for row in rows])
+        for name, column in list(columns.items()):  # one value for all: shared, as a session's
+            found = column.values()
+            if found[0] is not None and found.count(found[0]) == count:
+                shared[name] = found[0]
+                del columns[name]
+        return shared, columns
 
     def _read(
         self,
@@ -353,8 +433,13 @@ class ConsumeKafka(SourceProcessor):
     ) -> None:
         messages = self._fetch(context, service, item)
         transit = f"{service.transit_uri_base}/{item.payload['topic']}"
-        if context.get_property(PROCESSING_STRATEGY).value == "DEMARCATOR":
+        strategy = self.strategy(context)
+        if strategy == "DEMARCATOR":
             self._demarcated(context, session, messages, transit)
+            return
+        if strategy == "RECORD":
+            options = self._record_options(context, session)
+            write_record_groups(session, messages, options, transit, SUCCESS)
             return
         for message in messages:
             flowfile = session.create()
@@ -412,6 +497,23 @@ class ConsumeKafka(SourceProcessor):
         finally:
             consumer.unassign()
 
+    def _record_options(self, context: ProcessContext, session: ProcessSession) -> RecordOptions:
+        def service(descriptor: PropertyDescriptor) -> Any:
+            name = context.get_property(descriptor).value
+            return session.controller_service(name) if name else None
+
+        pattern = context.get_property(HEADER_NAME_PATTERN).value
+        return RecordOptions(
+            reader=service(RECORD_READER),
+            writer=service(RECORD_WRITER),
+            wrapper=context.get_property(OUTPUT_STRATEGY).value == "USE_WRAPPER",
+            key_format=context.get_property(KEY_FORMAT).value or "byte-array",
+            key_reader=service(KEY_RECORD_READER),
+            header_pattern=re.compile(pattern) if pattern else None,
+            header_encoding=context.get_property(HEADER_ENCODING).value or "UTF-8",
+            attributes=lambda message: self._attributes(context, message),
+        )
+
     def _attributes(self, context: ProcessContext, message: Any) -> dict[str, str]:
         attributes = {
             "kafka.topic": message.topic(),
@@ -446,7 +548,9 @@ class ConsumeKafka(SourceProcessor):
         demarcator = (context.get_property(MESSAGE_DEMARCATOR).value or "").encode()
         by_key = context.get_property(SEPARATE_BY_KEY).as_boolean()
         groups: dict[tuple[Any, ...], list[Any]] = {}
-        for message in messages:
+        if not by_key and not context.get_property(HEADER_NAME_PATTERN).value:
+            groups[None, ()] = list(messages)  # one run: no key or header to tell apart
+        for message in messages if not groups else ():
             headers = tuple(sorted(self._headers(context, message).items()))
             groups.setdefault((message.key() if by_key else None, headers), []).append(message)
         for (key, headers), group in groups.items():
@@ -468,6 +572,20 @@ class ConsumeKafka(SourceProcessor):
             flowfile = session.put_all_attributes(flowfile, attributes)
             session.provenance.receive(flowfile, transit)
             session.transfer(flowfile, SUCCESS)
+
+
+def _contents(maker: BatchMaker, values: Sequence[bytes | None]) -> list[ContentClaim | None]:
+    """Each message's content as a range of one claim, written once (None: empty)."""
+    claim = maker.write(b"".join(v for v in values if v))
+    if claim is None:
+        return [None] * len(values)
+    resource, offset = claim.resource_claim, claim.offset
+    contents: list[ContentClaim | None] = []
+    for value in values:
+        size = len(value) if value else 0
+        contents.append(ContentClaim(resource, offset, size) if size else None)
+        offset += size
+    return contents
 
 
 def _key_attribute(encoding: str | None, key: bytes | None) -> str | None:

@@ -16,159 +16,72 @@ FlowFiles again (documented in docs/kafka.md).
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import itertools
 import re
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
+import attrs
+
 from flowcore.errors import ConfigurationError
+from flowcore.expression import compile_expression
+from flowcore.expression._columns import evaluate_column
+from flowcore.flowfile_batch import FlowFileBatch
+from flowcore.flowfile_batch.columns import column_of
 from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
-from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
+from flowcore.properties import PropertyDescriptor
 from flowcore.relationship import Relationship
+from flowcore.session.batch_context import BatchContext
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
-    CHARACTER_SET_VALIDATOR,
-    DATA_SIZE_VALIDATOR,
-    NON_BLANK_VALIDATOR,
-    REGULAR_EXPRESSION_VALIDATOR,
     ValidationResult,
 )
-from processors.kafka._legacy import LEGACY_CONNECTION, legacy_problems, legacy_service
-from processors.kafka.connection_service import Kafka3ConnectionService, import_kafka
+from processors._record_io import RECORD_FAILURES
+from processors.kafka._publish_properties import (
+    ATTRIBUTE_HEADER_PATTERN,
+    BATCH,
+    COMPRESSION_TYPE,
+    DELIVERY_GUARANTEE,
+    EXPRESSION_PARTITIONER,
+    FAILURE_STRATEGY,
+    HEADER_ENCODING,
+    KAFKA_KEY,
+    KEY_ATTRIBUTE_ENCODING,
+    MAX_REQUEST_SIZE,
+    MESSAGE_DEMARCATOR,
+    PARTITION,
+    PARTITIONER_CLASS,
+    PARTITIONERS_1X,
+    ROUND_ROBIN,
+    TOPIC_NAME,
+    TRANSACTIONAL_ID_PREFIX,
+    TRANSACTIONS_ENABLED,
+)
+from processors.kafka._publish_records import (
+    MESSAGE_KEY_FIELD,
+    PUBLISH_STRATEGY,
+    RECORD_KEY_WRITER,
+    RECORD_METADATA_STRATEGY,
+    RECORD_READER,
+    RECORD_WRITER,
+    RecordMessage,
+    record_messages,
+)
+from processors.kafka.connection_service import (
+    KAFKA_CONNECTION_SERVICE,
+    LEGACY_CONNECTION,
+    Kafka3ConnectionService,
+    connection_for,
+    import_kafka,
+    legacy_problems,
+)
 
 __all__ = ["PublishKafka"]
-
-#: FlowFiles one trigger publishes (and waits for) together.
-BATCH = 1000
-
-DEFAULT_PARTITIONER = "org.apache.kafka.clients.producer.internals.DefaultPartitioner"
-ROUND_ROBIN = "org.apache.kafka.clients.producer.RoundRobinPartitioner"
-EXPRESSION_PARTITIONER = (
-    "org.apache.nifi.processors.kafka.pubsub.Partitioners.ExpressionLanguagePartitioner"
-)
-
-#: NiFi 1.x's partitioner values (PublishKafka_2_6), taken as their NiFi 2 counterparts.
-_PARTITIONERS_1X = {
-    "org.apache.nifi.processors.kafka.pubsub.Partitioners$RoundRobinPartitioner": ROUND_ROBIN,
-    "org.apache.nifi.processors.kafka.pubsub.Partitioners$ExpressionLanguagePartitioner": (
-        EXPRESSION_PARTITIONER
-    ),
-}
-
-KAFKA_CONNECTION_SERVICE = PropertyDescriptor(
-    "Kafka Connection Service",
-    description="Provides connections to Kafka Broker for publishing Kafka Records",
-    identifies_service="KafkaConnectionService",
-)
-TOPIC_NAME = PropertyDescriptor(
-    "Topic Name",
-    description="Name of the Kafka Topic to which the Processor publishes Kafka Records",
-    required=True,
-    validators=(NON_BLANK_VALIDATOR,),
-    el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES,
-    aliases=("topic",),
-)
-FAILURE_STRATEGY = PropertyDescriptor(
-    "Failure Strategy",
-    description="Specifies how the processor handles a FlowFile if it is unable to publish the "
-    "data to Kafka",
-    default="Route to Failure",
-    required=True,
-    allowable_values=("Route to Failure", "Rollback"),
-)
-DELIVERY_GUARANTEE = PropertyDescriptor(
-    "Delivery Guarantee",
-    "acks",
-    description="Specifies the requirement for guaranteeing that a message is sent to Kafka. "
-    "Corresponds to Kafka Client acks property.",
-    default="all",
-    required=True,
-    allowable_values=("all", "1", "0"),
-)
-COMPRESSION_TYPE = PropertyDescriptor(
-    "Compression Type",
-    "compression.type",
-    description="Specifies the compression strategy for records sent to Kafka.",
-    default="none",
-    required=True,
-    allowable_values=("none", "gzip", "snappy", "lz4"),
-)
-MAX_REQUEST_SIZE = PropertyDescriptor(
-    "Max Request Size",
-    "max.request.size",
-    description="The maximum size of a request in bytes.",
-    default="1 MB",
-    required=True,
-    validators=(DATA_SIZE_VALIDATOR,),
-)
-TRANSACTIONS_ENABLED = PropertyDescriptor(
-    "Transactions Enabled",
-    description="Whether a trigger's messages are one Kafka transaction, rolled back on failure",
-    default="true",
-    required=True,
-    allowable_values=("true", "false"),
-    aliases=("use-transactions",),
-)
-TRANSACTIONAL_ID_PREFIX = PropertyDescriptor(
-    "Transactional ID Prefix",
-    description="The producer's transactional.id is a generated UUID prefixed with this string.",
-    el_scope=ExpressionLanguageScope.ENVIRONMENT,
-    aliases=("transactional-id-prefix",),
-)
-PARTITIONER_CLASS = PropertyDescriptor(
-    "Partitioner Class",
-    "partitioner.class",
-    description="Specifies which class to use to compute a partition id for a message.",
-    default=DEFAULT_PARTITIONER,
-    required=True,
-    allowable_values=(ROUND_ROBIN, DEFAULT_PARTITIONER, EXPRESSION_PARTITIONER, *_PARTITIONERS_1X),
-)
-PARTITION = PropertyDescriptor(
-    "Partition",
-    "partition",
-    description="Specifies the Kafka Partition destination for Records.",
-    el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES,
-)
-MESSAGE_DEMARCATOR = PropertyDescriptor(
-    "Message Demarcator",
-    description="A string (interpreted as UTF-8) splitting a FlowFile's content into messages; "
-    "unset: the whole content is one message.",
-    el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES,
-    aliases=("message-demarcator",),
-)
-ATTRIBUTE_HEADER_PATTERN = PropertyDescriptor(
-    "FlowFile Attribute Header Pattern",
-    description="A Regular Expression that is matched against all FlowFile attribute names. Any "
-    "attribute whose name matches the pattern will be added to the Kafka messages as a Header.",
-    validators=(REGULAR_EXPRESSION_VALIDATOR,),
-    aliases=("attribute-name-regex",),
-)
-HEADER_ENCODING = PropertyDescriptor(
-    "Header Encoding",
-    description="The Character Encoding used to serialize the headers.",
-    default="UTF-8",
-    required=True,
-    validators=(CHARACTER_SET_VALIDATOR,),
-    aliases=("message-header-encoding",),
-)
-KAFKA_KEY = PropertyDescriptor(
-    "Kafka Key",
-    description="The Key to use for the Message. If not specified, the FlowFile attribute "
-    "'kafka.key' is used as the message key, if it is present.",
-    el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES,
-    aliases=("kafka-key",),
-)
-KEY_ATTRIBUTE_ENCODING = PropertyDescriptor(
-    "Kafka Key Attribute Encoding",
-    description="How the key is encoded: utf-8, hex, or not added",
-    default="utf-8",
-    required=True,
-    allowable_values=("utf-8", "hex", "do-not-add"),
-    aliases=("key-attribute-encoding",),
-)
 
 SUCCESS = Relationship("success", "FlowFiles for which all content was sent to Kafka.")
 FAILURE = Relationship(
@@ -191,18 +104,36 @@ class PublishKafka(Processor):
         PARTITIONER_CLASS,
         PARTITION,
         MESSAGE_DEMARCATOR,
+        RECORD_READER,
+        RECORD_WRITER,
+        PUBLISH_STRATEGY,
+        MESSAGE_KEY_FIELD,
         ATTRIBUTE_HEADER_PATTERN,
         HEADER_ENCODING,
         KAFKA_KEY,
         KEY_ATTRIBUTE_ENCODING,
+        RECORD_KEY_WRITER,
+        RECORD_METADATA_STRATEGY,
         *LEGACY_CONNECTION,
     )
     relationships: ClassVar[tuple[Relationship, ...]] = (SUCCESS, FAILURE)
-    tags: ClassVar[tuple[str, ...]] = ("Apache", "Kafka", "Put", "Send", "Message", "PubSub")
+    tags: ClassVar[tuple[str, ...]] = (
+        "Apache",
+        "Kafka",
+        "Record",
+        "csv",
+        "json",
+        "avro",
+        "logs",
+        "Put",
+        "Send",
+        "Message",
+        "PubSub",
+    )
 
     def custom_validate(self, values: Mapping[str, str | None]) -> list[ValidationResult]:
         """A Kafka Connection Service, or a NiFi 1.x flow's Kafka Brokers."""
-        return legacy_problems(values, KAFKA_CONNECTION_SERVICE.name)
+        return legacy_problems(values)
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickle without the live producer (Spark ships the processor)."""
@@ -253,103 +184,343 @@ class PublishKafka(Processor):
         return producer
 
     def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
-        """Publish up to BATCH FlowFiles, wait for Kafka's acknowledgements, route each."""
+        """Publish up to BATCH FlowFiles, wait for Kafka's acknowledgements, route each.
+
+        FlowFiles whose batch form already published them (an outcome carried from
+        :meth:`transform_batch`) are routed as it decided, never sent again.
+        """
         flowfiles = session.get(BATCH)
         if not flowfiles:
             return
-        name = context.get_property(KAFKA_CONNECTION_SERVICE).value
-        service = session.controller_service(name) if name else legacy_service(self, context)
-        if not isinstance(service, Kafka3ConnectionService):
-            msg = f"Kafka Connection Service {name!r} is not a Kafka3ConnectionService"
-            raise ConfigurationError(msg)
-        kafka = import_kafka()
-        producer = self._producer_for(context, service)
-        transactional = context.get_property(TRANSACTIONS_ENABLED).as_boolean()
-        errors: dict[int, str] = {}
-        counts: dict[int, int] = {}
-        topics: dict[int, str] = {}
-        started = time.monotonic()
-        if transactional:
-            producer.begin_transaction()
+        service = connection_for(self, context, session.controller_service)
+        outcomes: dict[int, _Outcome] = {}
+        fresh = []
         for index, flowfile in enumerate(flowfiles):
-            try:
-                topics[index], counts[index] = self._produce(
-                    context, session, producer, flowfile, (index, errors)
-                )
-            except (ValueError, BufferError, kafka.KafkaException) as ex:
-                errors.setdefault(index, f"Kafka publish failed: {_cause(ex)}")
-        left = producer.flush(service.ack_wait + service.metadata_wait)
-        if left:
-            for index in range(len(flowfiles)):
-                errors.setdefault(index, f"Kafka did not acknowledge {left} message(s) in time")
-        if transactional:
-            errors = self._end_transaction(producer, service, errors, len(flowfiles))
-        elapsed = int((time.monotonic() - started) * 1000)
+            carried = context.carried_outcome(flowfile)
+            if isinstance(carried, _Outcome):
+                outcomes[index] = carried
+            else:
+                fresh.append(index)
+        if fresh:
+            orders = (
+                (index, lambda i=index: self._order(context, session, flowfiles[i]))
+                for index in fresh
+            )
+            outcomes.update(self._publish(context, service, orders))
+        failed = [i for i, o in outcomes.items() if o.error is not None]
         rollback = context.get_property(FAILURE_STRATEGY).value == "Rollback"
-        if errors and rollback:
+        if failed and rollback:
             session.rollback(penalize=True)
             context.yield_()
             return
         base = service.transit_uri_base
         for index, flowfile in enumerate(flowfiles):
-            if index in errors:
-                context.logger.error(f"Failed to send {flowfile} to Kafka: {errors[index]}")
+            outcome = outcomes[index]
+            if outcome.error is not None:
+                context.logger.error(f"Failed to send {flowfile} to Kafka: {outcome.error}")
                 session.transfer(session.penalize(flowfile), FAILURE)
                 continue
-            sent = session.put_attribute(flowfile, "msg.count", str(counts[index]))
-            session.provenance.send(sent, f"{base}/{topics[index]}", duration_ms=elapsed)
+            sent = session.put_attribute(flowfile, "msg.count", str(outcome.count))
+            session.provenance.send(
+                sent, f"{base}/{outcome.topic}", duration_ms=outcome.duration_ms
+            )
             session.transfer(sent, SUCCESS)
 
+    def transform_batch(
+        self, context: BatchContext, batch: FlowFileBatch
+    ) -> tuple[str, FlowFileBatch] | None:
+        """Publish a whole batch: one produce loop, one flush, SEND events as one run.
+
+        Each FlowFile's message is made from the batch's columns (Topic Name, Kafka Key and
+        Partition evaluated over them) and its content read from windows of its claim, so no
+        FlowFile object or session is made. When every message is acknowledged the batch goes
+        to ``success`` whole with ``msg.count``; otherwise the outcomes (sent or failed, per
+        FlowFile) are carried to :meth:`on_trigger`, which routes them one by one (penalizing
+        the failed) without sending anything again. Record Reader configurations decline
+        (their FlowFiles hold many records each: one by one costs little per message).
+        """
+        if _record_mode(context):
+            return None
+        service = connection_for(self, context, context.controller_service)
+        count = batch.count
+        topics = _column_values(context, batch, TOPIC_NAME)
+        keys = self._batch_keys(context, batch)
+        headers = self._batch_headers(context, batch)
+        partitions = self._batch_partitions(context, batch, topics)
+        demarcators = (
+            _column_values(context, batch, MESSAGE_DEMARCATOR)
+            if context.get_property(MESSAGE_DEMARCATOR).value
+            else None
+        )
+        tombstones = batch.column("kafka.tombstone")
+        tombstone = tombstones.values() if tombstones is not None else None
+        contents = context.contents(batch)
+        sent_counts = [0] * count
+
+        def produce_all(producer: Any, errors: dict[int, str]) -> range:
+            kafka = import_kafka()
+            produce, poll = producer.produce, producer.poll
+            delivered = functools.partial(_delivered, errors)
+            for row in range(count):
+                try:
+                    content = b"".join(next(contents))
+                    values = _values(
+                        content,
+                        demarcators[row] if demarcators is not None else None,
+                        tombstone is not None and tombstone[row] == "true",
+                    )
+                    options: dict[str, Any] = {"on_delivery": functools.partial(delivered, row)}
+                    if keys[row] is not None:
+                        options["key"] = keys[row]
+                    if headers[row]:
+                        options["headers"] = headers[row]
+                    if partitions[row] is not None:
+                        options["partition"] = partitions[row]
+                    topic = topics[row] or ""
+                    for value in values:
+                        _produce(produce, poll, topic, value, options)
+                        sent_counts[row] += 1
+                except (ValueError, BufferError, kafka.KafkaException) as ex:
+                    errors.setdefault(row, f"Kafka publish failed: {_cause(ex)}")
+            return range(count)
+
+        errors, elapsed = self._send(context, service, produce_all)
+        if errors:
+            outcomes = [
+                _Outcome(topics[row] or "", sent_counts[row], elapsed, errors.get(row))
+                for row in range(count)
+            ]
+            context.carry_outcomes(batch.flowfiles(), outcomes)
+            return None
+        if len(set(sent_counts)) == 1:
+            done = batch.with_attributes({"msg.count": str(sent_counts[0])})
+        else:
+            done = batch.with_columns({"msg.count": column_of([str(n) for n in sent_counts])})
+        base = service.transit_uri_base
+        uris = [f"{base}/{topic or ''}" for topic in topics]
+        context.report_send(batch, uris[0] if len(set(uris)) == 1 else uris)
+        return SUCCESS.name, done
+
+    def _publish(
+        self,
+        context: ProcessContext,
+        service: Kafka3ConnectionService,
+        orders: Iterable[tuple[int, Callable[[], _Order]]],
+    ) -> dict[int, _Outcome]:
+        """Produce every order's messages, flush once, end the transaction: each outcome.
+
+        An order is made when its turn comes (its content read then), so one FlowFile's
+        content is held at a time; a record FlowFile's messages are produced as they are read.
+        """
+        counts: dict[int, int] = {}
+        topics: dict[int, str] = {}
+
+        def produce_all(producer: Any, errors: dict[int, str]) -> Iterable[int]:
+            self._produce_orders(producer, orders, errors, counts, topics)
+            return counts
+
+        errors, elapsed = self._send(context, service, produce_all)
+        return {
+            index: _Outcome(topics.get(index, ""), counts[index], elapsed, errors.get(index))
+            for index in counts
+        }
+
+    def _send(
+        self,
+        context: ProcessContext,
+        service: Kafka3ConnectionService,
+        produce_all: Callable[[Any, dict[int, str]], Iterable[int]],
+    ) -> tuple[dict[int, str], int]:
+        """One trigger's publishing: the transaction, *produce_all*, one flush; errors by index.
+
+        *produce_all(producer, errors)* produces and returns the indexes it produced for;
+        delivery failures and refusals land in *errors*. Unacknowledged messages after the
+        flush fail every index; with Transactions Enabled any failure aborts them all.
+        Returns the errors and the milliseconds it took.
+        """
+        kafka = import_kafka()
+        producer = self._producer_for(context, service)
+        transactional = context.get_property(TRANSACTIONS_ENABLED).as_boolean()
+        errors: dict[int, str] = {}
+        started = time.monotonic()
+        if transactional:
+            producer.begin_transaction()
+        try:
+            indexes = list(produce_all(producer, errors))
+        except BaseException:  # an unexpected failure: nothing of the trigger stays in Kafka
+            if transactional:
+                with contextlib.suppress(kafka.KafkaException):
+                    producer.abort_transaction(service.client_timeout)
+            raise
+        left = producer.flush(service.ack_wait + service.metadata_wait)
+        if left:
+            for index in indexes:
+                errors.setdefault(index, f"Kafka did not acknowledge {left} message(s) in time")
+        if transactional:
+            errors = self._end_transaction(producer, service, errors, indexes)
+        return errors, int((time.monotonic() - started) * 1000)
+
+    def _produce_orders(
+        self,
+        producer: Any,
+        orders: Iterable[tuple[int, Callable[[], _Order]]],
+        errors: dict[int, str],
+        counts: dict[int, int],
+        topics: dict[int, str],
+    ) -> None:
+        """Produce each order's messages; a FlowFile's failure is kept in *errors*."""
+        kafka = import_kafka()
+        produce, poll = producer.produce, producer.poll
+        for index, make in orders:
+            counts[index] = 0
+            delivered = functools.partial(_delivered, errors, index)
+            try:
+                order = make()
+                topics[index] = order.topic
+                for message in order.messages():
+                    options: dict[str, Any] = {"on_delivery": delivered}
+                    if message.key is not None:
+                        options["key"] = message.key
+                    if message.headers:
+                        options["headers"] = message.headers
+                    partition = message.partition
+                    if partition is None:
+                        partition = order.partition
+                    if partition is not None:
+                        options["partition"] = partition
+                    _produce(produce, poll, message.topic or order.topic, message.value, options)
+                    counts[index] += 1
+            except (ValueError, BufferError, kafka.KafkaException, *RECORD_FAILURES) as ex:
+                errors.setdefault(index, f"Kafka publish failed: {_cause(ex)}")
+
     def _end_transaction(
-        self, producer: Any, service: Kafka3ConnectionService, errors: dict[int, str], count: int
+        self,
+        producer: Any,
+        service: Kafka3ConnectionService,
+        errors: dict[int, str],
+        indexes: Sequence[int],
     ) -> dict[int, str]:
         kafka = import_kafka()
         try:
             if errors:
                 producer.abort_transaction(service.client_timeout)
                 cause = next(iter(errors.values()))
-                return {i: errors.get(i, f"transaction rolled back: {cause}") for i in range(count)}
+                return {i: errors.get(i, f"transaction rolled back: {cause}") for i in indexes}
             producer.commit_transaction(service.client_timeout)
         except kafka.KafkaException as ex:
             self.__dict__.pop("_producer", None)  # a fenced or broken producer: start anew
-            return {i: f"Kafka transaction failed: {_cause(ex)}" for i in range(count)}
+            return {i: f"Kafka transaction failed: {_cause(ex)}" for i in indexes}
         return errors
 
-    def _produce(
+    def _order(self, context: ProcessContext, session: ProcessSession, flowfile: Any) -> _Order:
+        """One FlowFile's messages: its content whole, demarcated, or its records."""
+        attributes = flowfile.attributes
+        topic = _evaluated(context, TOPIC_NAME, flowfile)
+        partition = self._partition(context, self._producer, flowfile, topic)
+        if _record_mode(context):
+            return self._record_order(context, session, flowfile, topic, partition)
+        key = self._key(context, flowfile)
+        headers = self._headers(context, attributes)
+        demarcator = _evaluated(context, MESSAGE_DEMARCATOR, flowfile)
+        content = session.read_bytes(flowfile)
+        tombstone = attributes.get("kafka.tombstone") == "true"
+        return _Order(topic, partition, key, headers, _values(content, demarcator, tombstone))
+
+    def _record_order(
         self,
         context: ProcessContext,
         session: ProcessSession,
-        producer: Any,
         flowfile: Any,
-        slot: tuple[int, dict[int, str]],
-    ) -> tuple[str, int]:
-        """Produce one FlowFile's messages; delivery errors land in ``slot``'s dict at flush."""
-        index, errors = slot
-        attributes = flowfile.attributes
-        topic = _evaluated(context, TOPIC_NAME, flowfile)
-        key = self._key(context, flowfile)
-        headers = self._headers(context, attributes)
-        partition = self._partition(context, producer, flowfile, topic)
-        content = session.read_bytes(flowfile)
-        demarcator = _evaluated(context, MESSAGE_DEMARCATOR, flowfile)
-        if demarcator:
-            values: list[bytes | None] = [v for v in content.split(demarcator.encode()) if v]
-        elif not content and attributes.get("kafka.tombstone") == "true":
-            values = [None]
+        topic: str,
+        partition: int | None,
+    ) -> _Order:
+        """A record FlowFile's messages, read and written as they are produced."""
+
+        def service(descriptor: PropertyDescriptor) -> Any:
+            name = context.get_property(descriptor).value
+            return session.controller_service(name) if name else None
+
+        writer = service(RECORD_WRITER)
+        wrapper = context.get_property(PUBLISH_STRATEGY).value == "USE_WRAPPER"
+        key_field = (
+            None
+            if wrapper
+            else context.get_property(MESSAGE_KEY_FIELD)
+            .evaluate_attribute_expressions(flowfile)
+            .value
+        )
+        key = None if wrapper or key_field else self._key(context, flowfile)
+        headers = None if wrapper else self._headers(context, flowfile.attributes)
+        from_record = context.get_property(RECORD_METADATA_STRATEGY).value == "FROM_RECORD"
+
+        def messages() -> Iterator[RecordMessage]:
+            with session.read(flowfile) as raw:
+                for message in record_messages(
+                    flowfile.attributes,
+                    raw,
+                    reader=service(RECORD_READER),
+                    writer=writer,
+                    key_writer=service(RECORD_KEY_WRITER),
+                    wrapper=wrapper,
+                    key_field=key_field,
+                    from_record=from_record,
+                ):
+                    if wrapper:
+                        yield message
+                    else:
+                        yield message._replace(
+                            key=message.key if key_field else key, headers=headers
+                        )
+
+        return _Order(topic, partition, None, None, messages)
+
+    def _batch_keys(self, context: ProcessContext, batch: FlowFileBatch) -> list[bytes | None]:
+        """Each FlowFile's key: Kafka Key evaluated over the batch, else ``kafka.key``."""
+        given = context.get_property(KAFKA_KEY)
+        if given.is_set():
+            texts: list[str | None] = _column_values(context, batch, KAFKA_KEY)
         else:
-            values = [content]
+            column = batch.column("kafka.key")
+            texts = column.values() if column is not None else [None] * batch.count
+        hexed = context.get_property(KEY_ATTRIBUTE_ENCODING).value == "hex"
+        return [None if t is None else (bytes.fromhex(t) if hexed else t.encode()) for t in texts]
 
-        def delivered(error: Any, _message: Any) -> None:
-            if error is not None:
-                errors.setdefault(index, f"Kafka rejected a message for {topic!r}: {error.str()}")
+    def _batch_headers(
+        self, context: ProcessContext, batch: FlowFileBatch
+    ) -> list[list[tuple[str, bytes]]]:
+        """Each FlowFile's headers: its attributes the header pattern matches."""
+        pattern = context.get_property(ATTRIBUTE_HEADER_PATTERN).value
+        if not pattern:
+            return [[]] * batch.count
+        encoding = context.get_property(HEADER_ENCODING).value or "UTF-8"
+        regex = re.compile(pattern)
+        names = dict.fromkeys([*batch.attributes, *batch.columns, *batch.uuid_named, "uuid"])
+        matched = [n for n in names if regex.fullmatch(n)]
+        columns = [(n, batch.column(n)) for n in matched]
+        values = [(n, c.values()) for n, c in columns if c is not None]
+        return [
+            [(n, v[row].encode(encoding)) for n, v in values if v[row] is not None]
+            for row in range(batch.count)
+        ]
 
-        for value in values:
-            options: dict[str, Any] = {"key": key, "headers": headers, "on_delivery": delivered}
-            if partition is not None:
-                options["partition"] = partition
-            producer.produce(topic, value, **options)
-            producer.poll(0)
-        return topic, len(values)
+    def _batch_partitions(
+        self, context: ProcessContext, batch: FlowFileBatch, topics: Sequence[str | None]
+    ) -> list[int | None]:
+        """Each FlowFile's partition as Partitioner Class says (None: librdkafka's)."""
+        strategy = context.get_property(PARTITIONER_CLASS).value
+        strategy = PARTITIONERS_1X.get(strategy or "", strategy)
+        if strategy == EXPRESSION_PARTITIONER:
+            given = _column_values(context, batch, PARTITION)
+            return [None if g is None or g == "" else int(str(g).strip()) for g in given]
+        if strategy == ROUND_ROBIN:
+            service = connection_for(self, context, context.controller_service)
+            producer = self._producer_for(context, service)
+            spread = []
+            for topic in topics:
+                partitions = producer.list_topics(topic, timeout=5).topics[topic].partitions
+                spread.append(next(self._round_robin) % max(1, len(partitions)))
+            return spread
+        return [None] * batch.count
 
     def _key(self, context: ProcessContext, flowfile: Any) -> bytes | None:
         given = context.get_property(KAFKA_KEY)
@@ -374,7 +545,7 @@ class PublishKafka(Processor):
         self, context: ProcessContext, producer: Any, flowfile: Any, topic: str
     ) -> int | None:
         strategy = context.get_property(PARTITIONER_CLASS).value
-        strategy = _PARTITIONERS_1X.get(strategy or "", strategy)
+        strategy = PARTITIONERS_1X.get(strategy or "", strategy)
         if strategy == EXPRESSION_PARTITIONER:
             given = context.get_property(PARTITION).evaluate_attribute_expressions(flowfile).value
             return None if given is None else int(str(given).strip())
@@ -382,6 +553,90 @@ class PublishKafka(Processor):
             partitions = producer.list_topics(topic, timeout=5).topics[topic].partitions
             return next(self._round_robin) % max(1, len(partitions))
         return None
+
+
+@attrs.frozen
+class _Order:
+    """One FlowFile's messages to produce.
+
+    Its topic, partition, key and headers, and values: a list of message values, or a callable
+    yielding record messages of their own.
+    """
+
+    topic: str
+    partition: int | None
+    key: bytes | None
+    headers: list[tuple[str, bytes]] | None
+    values: list[bytes | None] | Callable[[], Iterator[RecordMessage]]
+
+    def messages(self) -> Iterable[RecordMessage]:
+        """The messages, made as they are produced."""
+        if callable(self.values):
+            return self.values()
+        key, headers = self.key, self.headers
+        return [RecordMessage(None, None, key, value, headers) for value in self.values]
+
+
+@attrs.frozen
+class _Outcome:
+    """What publishing one FlowFile came to: its topic, messages sent, time, or the error."""
+
+    topic: str
+    count: int
+    duration_ms: int
+    error: str | None
+
+
+def _record_mode(context: ProcessContext) -> bool:
+    """Whether records are published: a Record Reader and a Record Writer (NiFi's test)."""
+    value = context.get_property
+    return bool(value(RECORD_READER).value and value(RECORD_WRITER).value)
+
+
+def _delivered(errors: dict[int, str], row: int, error: Any, message: Any) -> None:
+    """A delivery report: a refused message fails its FlowFile (row *row*)."""
+    if error is not None:
+        errors.setdefault(row, f"Kafka rejected a message for {message.topic()!r}: {error.str()}")
+
+
+def _produce(produce: Any, poll: Any, topic: str, value: bytes | None, options: Any) -> None:
+    """``produce``, waiting for room when librdkafka's queue is full (then ``poll(0)``).
+
+    A full queue (BufferError) is waited out by serving delivery reports, up to about 30
+    seconds; then the BufferError stands (the FlowFile fails).
+    """
+    for _ in range(300):
+        try:
+            produce(topic, value, **options)
+            break
+        except BufferError:
+            poll(0.1)
+    else:
+        produce(topic, value, **options)
+    poll(0)
+
+
+def _values(content: bytes, demarcator: str | None, tombstone: bool) -> list[bytes | None]:
+    """A FlowFile's message values: split on the demarcator, else the content.
+
+    An empty content with ``kafka.tombstone`` true is a tombstone, a null value.
+    """
+    if demarcator:
+        return [v for v in content.split(demarcator.encode()) if v]
+    if not content and tombstone:
+        return [None]
+    return [content]
+
+
+def _column_values(
+    context: ProcessContext, batch: FlowFileBatch, descriptor: PropertyDescriptor
+) -> list[str | None]:
+    """A property's value for each FlowFile of *batch* (Expression Language over columns)."""
+    raw = context.get_property(descriptor).value
+    if raw is None or "${" not in raw:
+        return [raw] * batch.count
+    column = evaluate_column(compile_expression(raw), batch, clock=context.now)
+    return column.values()
 
 
 def _evaluated(context: ProcessContext, descriptor: PropertyDescriptor, flowfile: Any) -> Any:

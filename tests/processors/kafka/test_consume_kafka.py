@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from flowcore.testing import TestRunner
@@ -149,3 +151,190 @@ def test_unreachable_brokers_fail_the_listing_in_bounded_time():
     with pytest.raises(Exception, match="Kafka brokers unreachable"):
         runner.run()
     assert time.monotonic() - started < 10
+
+
+def _record_runner(cluster, topic: str, **properties) -> TestRunner:
+    from processors.record_services import JsonRecordSetWriter, JsonTreeReader
+
+    runner = _runner(cluster, topic, record_reader="reader", record_writer="writer", **properties)
+    runner.add_service(JsonTreeReader("reader"))
+    runner.add_service(JsonRecordSetWriter("writer"))
+    return runner
+
+
+def test_record_strategy_groups_a_range_and_routes_bad_messages_to_parse_failure(
+    kafka_cluster, topic
+):
+    """RECORD: a range's records are one FlowFile with record.count, kafka.offset/max.offset
+    and the writer's mime.type; a message that does not parse goes to parse failure as is."""
+    values = [b'{"id": 1, "name": "A"}', b"{not json", b'[{"id": 2, "name": "B"}, {"id": 3}]']
+    kafka_cluster.produce(topic, values, partition=3, key=b"k")
+    runner = _record_runner(kafka_cluster, topic, processing_strategy="RECORD")
+    assert "parse failure" in runner.processor.relationship_names()
+    runner.run()
+    (out,) = runner.flowfiles_for("success")
+    assert json.loads(out.content) == [
+        {"id": 1, "name": "A"},
+        {"id": 2, "name": "B"},
+        {"id": 3, "name": None},
+    ]
+    out.assert_attribute_equals("record.count", "3")
+    out.assert_attribute_equals("kafka.count", "3")
+    out.assert_attribute_equals("kafka.offset", "0")
+    out.assert_attribute_equals("kafka.max.offset", "2")
+    out.assert_attribute_equals("kafka.partition", "3")
+    out.assert_attribute_equals("mime.type", "application/json")
+    (bad,) = runner.flowfiles_for("parse failure")
+    assert bad.content == b"{not json"
+    bad.assert_attribute_equals("kafka.offset", "1")
+    bad.assert_attribute_equals("kafka.key", "k")
+    receives = [e for e in runner.provenance_events if e.event_type.name == "RECEIVE"]
+    assert len(receives) == 1
+
+
+def test_record_strategy_splits_by_selected_header_values(kafka_cluster, topic):
+    """RECORD with Header Name Pattern: records of different header values never share a
+    FlowFile, and the header becomes an attribute (NiFi's grouping)."""
+    kafka_cluster.produce(topic, [b'{"a": 1}'], partition=0, headers=[("tenant", b"x")])
+    kafka_cluster.produce(topic, [b'{"a": 2}'], partition=0, headers=[("tenant", b"y")])
+    kafka_cluster.produce(topic, [b'{"a": 3}'], partition=0, headers=[("tenant", b"x")])
+    runner = _record_runner(
+        kafka_cluster, topic, processing_strategy="RECORD", header_name_pattern="ten.*"
+    )
+    runner.run()
+    out = {f.attributes["tenant"]: f for f in runner.flowfiles_for("success")}
+    assert json.loads(out["x"].content) == [{"a": 1}, {"a": 3}]
+    assert json.loads(out["y"].content) == [{"a": 2}]
+    out["x"].assert_attribute_equals("kafka.max.offset", "2")
+
+
+MESSAGE_KEY = '{"id": 0,"name": "K"}'
+
+
+@pytest.mark.parametrize(
+    ("key_format", "expected"),
+    [
+        ("record", {"id": 0, "name": "K"}),
+        ("string", MESSAGE_KEY),
+        ("byte-array", list(MESSAGE_KEY.encode())),
+    ],
+)
+def test_wrapper_output_per_key_format(kafka_cluster, topic, key_format, expected):
+    """NiFi's ConsumeKafkaWrapperRecordIT: USE_WRAPPER writes metadata, headers, key (as Key
+    Format says) and value per record; one RECEIVE."""
+    from processors.record_services import JsonTreeReader
+
+    message = b'[{"id": 1, "name": "A"}, {"id": 2, "name": "B"}, {"id": 3, "name": "C"}]'
+    kafka_cluster.produce(
+        topic, [message], partition=0, key=MESSAGE_KEY.encode(), headers=[("header1", b"value1")]
+    )
+    runner = _record_runner(
+        kafka_cluster,
+        topic,
+        processing_strategy="RECORD",
+        output_strategy="USE_WRAPPER",
+        key_format=key_format,
+        key_record_reader="key-reader",
+        header_name_pattern="header*",
+    )
+    runner.add_service(JsonTreeReader("key-reader"))
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    (out,) = runner.flowfiles_for("success")
+    out.assert_attribute_equals("record.count", "3")
+    wrappers = json.loads(out.content)
+    assert len(wrappers) == 3
+    assert list(wrappers[0]) == ["metadata", "headers", "key", "value"]
+    for wrapper in wrappers:
+        assert wrapper["key"] == expected
+        assert wrapper["value"]["name"] in {"A", "B", "C"}
+        assert wrapper["headers"] == {"header1": "value1"}
+        metadata = wrapper["metadata"]
+        assert (metadata["topic"], metadata["partition"], metadata["offset"]) == (topic, 0, 0)
+        assert isinstance(metadata["timestamp"], int)
+    assert [e.event_type.name for e in runner.provenance_events] == ["RECEIVE"]
+
+
+def test_nifi_1x_consume_kafka_record_2_6_reads_records(kafka_cluster, topic):
+    """A 1.x ConsumeKafkaRecord_2_6 (record-reader, record-writer, no Processing Strategy)
+    consumes as the RECORD strategy."""
+    from processors.record_services import JsonRecordSetWriter, JsonTreeReader
+
+    kafka_cluster.produce(topic, [b'{"v": 1}', b'{"v": 2}'], partition=1)
+    processor = ConsumeKafka(
+        **{
+            "bootstrap.servers": kafka_cluster.bootstrap,
+            "group.id": "g1x-record",
+            "topic": topic,
+            "auto.offset.reset": "earliest",
+            "record-reader": "reader",
+            "record-writer": "writer",
+        }
+    )
+    runner = TestRunner(processor)
+    runner.add_service(JsonTreeReader("reader"))
+    runner.add_service(JsonRecordSetWriter("writer"))
+    runner.run()
+    (out,) = runner.flowfiles_for("success")
+    assert json.loads(out.content) == [{"v": 1}, {"v": 2}]
+
+
+def test_record_strategy_without_writer_is_invalid():
+    """Processing Strategy RECORD without a Record Writer is invalid, naming it."""
+    processor = ConsumeKafka(
+        kafka_connection_service="k",
+        group_id="g",
+        topics="t",
+        processing_strategy="RECORD",
+        record_reader="r",
+    )
+    (problem,) = processor.validate()
+    assert "Record Writer" in problem.explanation
+
+
+def test_batch_form_in_a_flow_makes_each_message_once(kafka_cluster, topic, tmp_path):
+    """In a flow the batch form reads each range as one batch (its service found through the
+    batch maker): contents, offsets and keys land as one by one would write them."""
+    from flowcore import Flow
+    from flowcore.driver.controller import run_flow
+    from processors import PutFile, UpdateAttribute
+
+    kafka_cluster.produce(topic, [b"a", b"bb", b""], partition=2, key=b"k")
+    flow = Flow("batch-form")
+    flow.add_service(Kafka3ConnectionService("kafka", bootstrap_servers=kafka_cluster.bootstrap))
+    consume = flow.add(
+        ConsumeKafka(
+            kafka_connection_service="kafka",
+            group_id="gf",
+            topics=topic,
+            auto_offset_reset="earliest",
+        ),
+        name="consume",
+    )
+    name = flow.add(
+        UpdateAttribute(filename="${kafka.partition}-${kafka.offset}-${kafka.key}"), name="name"
+    )
+    put = flow.add(PutFile(directory=str(tmp_path / "out")), name="put")
+    flow.connect(consume, name)
+    flow.connect(name, put)
+    flow.auto_terminate(put, ["success", "failure"])
+    result = run_flow(flow, "direct", repository=tmp_path / "repo")
+    assert result.count("consume", "success") == 3
+    written = {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()}
+    assert written == {"2-0-k": b"a", "2-1-k": b"bb", "2-2-k": b""}
+
+
+def test_record_key_format_without_key_reader_is_invalid():
+    """USE_WRAPPER with Key Format record needs a Key Record Reader, named in the problem."""
+    processor = ConsumeKafka(
+        kafka_connection_service="k",
+        group_id="g",
+        topics="t",
+        processing_strategy="RECORD",
+        record_reader="r",
+        record_writer="w",
+        output_strategy="USE_WRAPPER",
+        key_format="record",
+    )
+    (problem,) = processor.validate()
+    assert "Key Record Reader" in problem.explanation
