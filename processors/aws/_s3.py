@@ -109,27 +109,11 @@ class S3Client:
         """Ship empty: a client is made where it is used."""
         return {"_clients": {}}
 
-    def get(
-        self, context: Any, session: Any, flowfile: Any = None, *, region: str | None = None
-    ) -> Any:
+    def get(self, context: Any, session: Any, flowfile: Any = None) -> Any:
         """The boto3 S3 client for the processor's properties (and *flowfile*'s region).
 
         *session* is whatever gives the enabled services by name (``controller_service``):
-        a task's session, or a source's listing context on the driver. *region* overrides
-        the Region (an after-commit action keeps the one its FlowFile had).
-        """
-        region = region or self.region_of(context, flowfile)
-        client = self._clients.get(region)
-        if client is None:
-            client = self._clients[region] = self._make(context, session, region)
-        return client
-
-    @staticmethod
-    def region_of(context: Any, flowfile: Any = None) -> str:
-        """The Region, or *flowfile*'s ``s3.region`` under Use 's3.region' Attribute.
-
-        Raises:
-            ConfigurationError: the FlowFile has no s3.region to use.
+        a task's session, or a source's listing context on the driver.
         """
         region = context.get_property(REGION).value or "us-west-2"
         if region == _ATTRIBUTE_REGION.value:
@@ -137,7 +121,10 @@ class S3Client:
             if not region:
                 msg = "Region is Use 's3.region' Attribute but the FlowFile has no s3.region"
                 raise ConfigurationError(msg)
-        return region
+        client = self._clients.get(region)
+        if client is None:
+            client = self._clients[region] = self._make(context, session, region)
+        return client
 
     @staticmethod
     def region(context: Any) -> str:

@@ -2,24 +2,16 @@
 
 Delivery: the object key is deterministic (Object Key, ``${filename}`` by default), so a
 FlowFile delivered again after a crash (its session not committed) overwrites the same object
-with the same bytes: the bucket holds each object once. A single PUT happens in the task, before
-the write-ahead log commit (at-least-once toward S3, idempotent by key). A multipart upload
-uploads its parts in the task and is *completed* after the commit (an after-commit action:
-``CompleteMultipartUpload`` on the driver once the FlowFile is durable, and again at start-up
-should a crash come in between; an upload already completed is done), so a large object
-appears only for a committed FlowFile, once. The uploads a crashed attempt left incomplete are
-aborted when the replayed FlowFile's upload of the same key completes, and by the Multipart
-Upload AgeOff check (uploads older than the Max Age Threshold), as NiFi's.
+with the same bytes: the bucket holds each object once. A multipart upload is completed in the
+task, before the write-ahead log commit (at-least-once toward S3, idempotent by key); an upload
+a crash left incomplete is aborted by S3's lifecycle or the Multipart Upload AgeOff check.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import tempfile
-import threading
 import time
-from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from flowcore.process_context import ProcessContext
@@ -32,10 +24,6 @@ from processors.aws import _s3
 from processors.aws.fetch_s3_object import _is_s3_error
 
 __all__ = ["PutS3Object"]
-
-#: When each bucket's multipart uploads were last aged off in this process (epoch seconds).
-_AGED_OFF: dict[str, float] = {}
-_AGE_OFF_LOCK = threading.Lock()
 
 _FLOWFILE = ExpressionLanguageScope.FLOWFILE_ATTRIBUTES
 MIN_PART = 50 * 1024 * 1024  # NiFi's MIN_S3_PART_SIZE
@@ -162,19 +150,12 @@ class PutS3Object(Processor):
         extra = self._extra_args(context, flowfile)
         try:
             client = self._s3.get(context, session, flowfile)
-            self._age_off(context, client, bucket)
-            threshold, part = self.multipart_sizes(context)
+            threshold = int(context.get_property(MULTIPART_THRESHOLD).as_data_size("B") or MAX_PUT)
+            part = int(context.get_property(MULTIPART_PART_SIZE).as_data_size("B") or MAX_PUT)
             if flowfile.size <= threshold:
                 result = self._put(client, session, flowfile, bucket, key, extra)
             else:
-                begun = time.time()
-                upload_id, parts = upload_parts(client, session, flowfile, bucket, key, extra, part)
-                result = {"ETag": multipart_etag(parts), "UploadId": upload_id}
-                session.after_commit({
-                    "bucket": bucket, "key": key, "upload_id": upload_id, "parts": parts,
-                    "region": self._s3.region_of(context, flowfile), "started": begun,
-                    "flowfile": str(flowfile),
-                })  # fmt: skip
+                result = upload_multipart(client, session, flowfile, bucket, key, extra, part)
         except Exception as error:
             if not _is_s3_error(error):
                 raise
@@ -189,71 +170,6 @@ class PutS3Object(Processor):
         uri = _s3.transit_uri(bucket, key)
         session.provenance.send(flowfile, uri, duration_ms=int((time.monotonic() - started) * 1000))
         session.transfer(flowfile, SUCCESS)
-
-    @staticmethod
-    def multipart_sizes(context: ProcessContext) -> tuple[int, int]:
-        """``(Multipart Threshold, Multipart Part Size)`` in bytes."""
-        threshold = int(context.get_property(MULTIPART_THRESHOLD).as_data_size("B") or MAX_PUT)
-        part = int(context.get_property(MULTIPART_PART_SIZE).as_data_size("B") or MAX_PUT)
-        return threshold, part
-
-    def _age_off(self, context: ProcessContext, client: Any, bucket: str) -> None:
-        """NiFi's age-off: abort the bucket's uploads older than the Max Age Threshold.
-
-        Done at most once per Multipart Upload AgeOff Interval per bucket in a process (as
-        NiFi's one clock per processor: not once per task, whose processor is a copy), so a
-        process's first put ages off before its own uploads begin. A failure to list or abort
-        is logged and the put goes on, as in NiFi.
-        """
-        interval = context.get_property(AGEOFF_INTERVAL).as_time_period("s") or 3600
-        now = time.time()
-        with _AGE_OFF_LOCK:
-            if now < _AGED_OFF.get(bucket, 0.0) + interval:
-                return
-            _AGED_OFF[bucket] = now
-        oldest = now - (context.get_property(MAX_AGE).as_time_period("s") or 7 * 86400)
-        try:
-            listed = client.list_multipart_uploads(Bucket=bucket)
-            for upload in listed.get("Uploads", ()):
-                if upload["Initiated"].timestamp() < oldest:
-                    client.abort_multipart_upload(
-                        Bucket=bucket, Key=upload["Key"], UploadId=upload["UploadId"]
-                    )
-        except Exception as error:
-            if not _is_s3_error(error):
-                raise
-            context.logger.warning(
-                "AgeOff of multipart uploads in S3 bucket %s failed: %s", bucket,
-                _s3.describe(error),
-            )  # fmt: skip
-
-    def run_after_commit_actions(
-        self, context: ProcessContext, actions: Sequence[Mapping[str, Any]]
-    ) -> None:
-        """Complete the committed FlowFiles' multipart uploads (idempotently).
-
-        An upload S3 no longer knows was completed before a crash when the key holds its
-        ETag; then, or once completed now, the key's older incomplete uploads (attempts a
-        crash cut short) are aborted. A failure is an error log: the FlowFile is committed,
-        and its parts stay until the age-off.
-        """
-        for action in actions:
-            bucket, key = action["bucket"], action["key"]
-            try:
-                client = self._s3.get(context, context, region=action["region"])
-                earlier = earlier_uploads(client, action)
-                complete_upload(client, action)
-                for upload_id in earlier:
-                    with contextlib.suppress(Exception):  # gone already: done
-                        client.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload_id)
-            except Exception as error:
-                if not _is_s3_error(error):
-                    raise
-                context.logger.error(
-                    "Failed to complete the multipart upload of %s to Amazon S3 bucket %s "
-                    "key %s after the FlowFile was committed: %s", action.get("flowfile", ""),
-                    bucket, key, _s3.describe(error),
-                )  # fmt: skip
 
     def _extra_args(self, context: ProcessContext, flowfile: Any) -> dict[str, Any]:
         """The object's headers, storage class, metadata and tags from the properties."""
@@ -315,27 +231,14 @@ def upload_multipart(  # noqa: PLR0917 (the upload's seven parts)
     client: Any, session: ProcessSession, flowfile: Any, bucket: str, key: str,
     extra: dict[str, Any], part_size: int,
 ) -> dict[str, Any]:  # fmt: skip
-    """A multipart upload in parts of *part_size* bytes, completed at once (no commit waits)."""
-    upload_id, parts = upload_parts(client, session, flowfile, bucket, key, extra, part_size)
-    action = {"bucket": bucket, "key": key, "upload_id": upload_id, "parts": parts}
-    result = complete_upload(client, action)
-    result["UploadId"] = upload_id
-    return result
+    """A multipart upload in parts of *part_size* bytes, one in memory at a time.
 
-
-def upload_parts(  # noqa: PLR0917 (the upload's seven parts)
-    client: Any, session: ProcessSession, flowfile: Any, bucket: str, key: str,
-    extra: dict[str, Any], part_size: int,
-) -> tuple[str, list[dict[str, Any]]]:  # fmt: skip
-    """Start a multipart upload and send its parts of *part_size* bytes, one in memory at a time.
-
-    Returns the upload id and the parts (``ETag``, ``PartNumber``) to complete it with. An
-    upload that fails part way is aborted (a crash can leave one: the replay's completion,
-    or the age-off, aborts it).
+    An upload that fails part way is aborted (no orphan parts are left by a failure; a crash
+    can leave one, for S3's lifecycle rules to remove).
     """
     upload = client.create_multipart_upload(Bucket=bucket, Key=key, **extra)
     upload_id = upload["UploadId"]
-    parts: list[dict[str, Any]] = []
+    parts = []
     try:
         with session.read(flowfile) as src:
             number = 1
@@ -350,67 +253,17 @@ def upload_parts(  # noqa: PLR0917 (the upload's seven parts)
                 number += 1
                 if len(data) < part_size:
                     break
-    except BaseException:
-        with contextlib.suppress(Exception):  # the first error is the one to report
-            client.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload_id)
-        raise
-    return upload_id, parts
-
-
-def complete_upload(client: Any, action: Mapping[str, Any]) -> dict[str, Any]:
-    """Complete the upload *action* names; one S3 no longer knows is done if the key holds it.
-
-    Raises:
-        botocore's ClientError: S3 refused, or the upload is gone and the key does not hold
-            its object (aborted, or replaced since).
-    """
-    bucket, key, upload_id = action["bucket"], action["key"], action["upload_id"]
-    parts = [{"ETag": p["ETag"], "PartNumber": int(p["PartNumber"])} for p in action["parts"]]
-    try:
-        return dict(
+        result = dict(
             client.complete_multipart_upload(
                 Bucket=bucket, Key=key, UploadId=upload_id, MultipartUpload={"Parts": parts}
             )
         )
-    except Exception as error:
-        code = str(getattr(error, "response", {}).get("Error", {}).get("Code", ""))
-        if code != "NoSuchUpload":
-            raise
-        try:
-            head = client.head_object(Bucket=bucket, Key=key)
-        except Exception:
-            raise error from None
-        if head.get("ETag", "").strip('"') != multipart_etag(parts):
-            raise
-        return dict(head)  # completed before a crash
-
-
-def earlier_uploads(client: Any, action: Mapping[str, Any]) -> list[str]:
-    """The ids of the incomplete uploads of *action*'s key started before its own.
-
-    A FlowFile replayed after a crash uploads its key again: the uploads its cut-short
-    attempts started came before the committed attempt's (S3's initiation time of it, or
-    the task's clock when it started, should S3 no longer list it). Later ones may belong to
-    a FlowFile still on its way, and are left.
-    """
-    bucket, key, upload_id = action["bucket"], action["key"], action["upload_id"]
-    listed = client.list_multipart_uploads(Bucket=bucket, Prefix=key).get("Uploads", ())
-    same = [u for u in listed if u["Key"] == key]
-    ours = next(
-        (u["Initiated"].timestamp() for u in same if u["UploadId"] == upload_id),
-        float(action.get("started", 0)),
-    )
-    return [
-        u["UploadId"]
-        for u in same
-        if u["UploadId"] != upload_id and u["Initiated"].timestamp() <= ours
-    ]
-
-
-def multipart_etag(parts: Sequence[Mapping[str, Any]]) -> str:
-    """The ETag S3 gives a completed multipart object: MD5 of the parts' MD5s, ``-<count>``."""
-    digests = b"".join(bytes.fromhex(str(p["ETag"]).strip('"')) for p in parts)
-    return f"{hashlib.md5(digests, usedforsecurity=False).hexdigest()}-{len(parts)}"
+    except BaseException:
+        with contextlib.suppress(Exception):  # the first error is the one to report
+            client.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload_id)
+        raise
+    result["UploadId"] = upload_id
+    return result
 
 
 def _read_exactly(stream: Any, size: int) -> bytes:

@@ -3,9 +3,7 @@
 The S3 server (moto) lives in the test process, so it outlives the killed runs. ListS3's state
 commits with its FlowFiles, so each object enters the flow once however the run dies, and
 PutFile writes it once. PutS3Object's key is the file's name: a put replayed after a crash
-overwrites the same object with the same bytes, so the bucket ends holding each file once. Its
-multipart uploads complete after the commit: runs killed the moment an object appears never
-show an object whose FlowFile is not committed.
+overwrites the same object with the same bytes, so the bucket ends holding each file once.
 """
 
 from __future__ import annotations
@@ -62,24 +60,6 @@ from processors.aws.put_s3_object import PutS3Object
 
 get = flow.add(GetFile(input_directory="in"), name="get")
 put = flow.add(PutS3Object(**S3, Bucket="{bucket}"), name="put")
-flow.connect(get, put, durable=True)
-flow.auto_terminate(put, ["success", "failure"])
-"""
-#: PutS3Object's multipart path at test sizes: parts of 5 MiB (S3's minimum) from 5 MiB up
-#: (NiFi's property bounds start at 50 MB).
-GET_PUT_MULTIPART = """
-from processors import GetFile
-from processors.aws.put_s3_object import PutS3Object
-
-
-class SmallParts(PutS3Object):
-    @staticmethod
-    def multipart_sizes(context):
-        return 5 << 20, 5 << 20
-
-
-get = flow.add(GetFile(input_directory="in"), name="get")
-put = flow.add(SmallParts(**S3, Bucket="{bucket}"), name="put")
 flow.connect(get, put, durable=True)
 flow.auto_terminate(put, ["success", "failure"])
 """
@@ -233,56 +213,3 @@ def test_kill_9_puts_each_file_once(endpoint: str, tmp_path: Path) -> None:
     assert (
         _events(tmp_path / "crashed")["SEND"] == _events(tmp_path / "reference")["SEND"] == OBJECTS
     )
-
-
-def _sent_keys(workdir: Path) -> set[str]:
-    """The object keys the committed SEND events name."""
-    repos = RepositorySet.open(workdir / ".flowcore")
-    try:
-        events = repos.provenance.search(limit=1_000_000)
-        return {e.transit_uri.rsplit("/", 1)[1] for e in events if e.event_type.value == "SEND"}
-    finally:
-        repos.close()
-
-
-@pytest.mark.slow
-def test_kill_9_multipart_objects_appear_only_for_committed_flowfiles(
-    endpoint: str, tmp_path: Path
-) -> None:
-    """GetFile -> PutS3Object (multipart) killed the moment a new object appears, 3 times:
-    each object then in the bucket has its FlowFile's SEND committed (completed after the
-    commit); a rerun leaves each file once, no incomplete upload, one SEND each."""
-    s3 = client(endpoint)
-    rng = random.Random(19)
-    files = 4
-    data = {f"m{n:02d}.bin": rng.randbytes(5 << 20) + _payload(n, rng) for n in range(files)}
-    bucket = _bucket(s3)
-    workdir = tmp_path / "crashed"
-    _flow(workdir, endpoint, GET_PUT_MULTIPART, bucket)
-    (workdir / "in").mkdir()
-    for key, body in data.items():
-        (workdir / "in" / key).write_bytes(body)
-    killed = 0
-    for _ in range(3 * KILLS):
-        process = _run(workdir)
-        seen = len(s3.list_objects_v2(Bucket=bucket).get("Contents", ()))
-        deadline = time.monotonic() + 20
-        while process.poll() is None and time.monotonic() < deadline:
-            if len(s3.list_objects_v2(Bucket=bucket).get("Contents", ())) > seen:
-                break
-            time.sleep(0.02)
-        if process.poll() is not None:
-            break
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=60)
-        killed += 1
-        visible = set(_objects(s3, bucket))
-        assert visible <= _sent_keys(workdir), "an object appeared before its FlowFile committed"
-        if killed == KILLS:
-            break
-    print(f"killed {killed} runs")
-    assert killed >= 2, f"only {killed} runs were still going when killed"
-    _finish(workdir)
-    assert _objects(s3, bucket) == data
-    assert s3.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
-    assert _events(workdir)["SEND"] == files

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import io
-import logging
-import time
 from typing import Any
 
 from flowcore.testing import TestRunner
@@ -137,80 +135,3 @@ def test_refused_credentials_fail_without_logging_the_secret(
     assert "InvalidAccessKeyId" in caplog.text
     assert all(secret not in str(v) for v in out.attributes.values())
     assert all(secret not in repr(e) for e in runner.provenance_events)
-
-
-class _SmallParts(PutS3Object):
-    """Multipart from 5 MiB in parts of 5 MiB (S3's minimum): NiFi's bounds start at 50 MB."""
-
-    @staticmethod
-    def multipart_sizes(context: Any) -> tuple[int, int]:
-        del context
-        return 5 << 20, 5 << 20
-
-
-_BIG = bytes(range(256)) * (24 * 1024)  # 6 MiB: parts of 5 MiB and 1 MiB
-
-
-def _small_parts(endpoint: str, bucket: str) -> TestRunner:
-    runner = TestRunner(_SmallParts())
-    configure(runner, endpoint, Bucket=bucket)
-    return runner
-
-
-def _uploads(s3: Any, bucket: str) -> list[str]:
-    return [u["UploadId"] for u in s3.list_multipart_uploads(Bucket=bucket).get("Uploads", ())]
-
-
-def test_multipart_completes_only_after_the_commit(s3: Any, s3_endpoint: str, bucket: str) -> None:
-    """The parts go up in the task; the object appears only when the session commits (an
-    after-commit action), with the s3.etag the FlowFile was given, and no upload is left."""
-    runner = _small_parts(s3_endpoint, bucket)
-    runner.enqueue(_BIG, {"filename": "big"})
-    session = runner.create_session()
-    runner.processor.on_trigger(runner.context, session)
-    assert "Contents" not in s3.list_objects_v2(Bucket=bucket)
-    assert len(_uploads(s3, bucket)) == 1
-    session.commit()
-    out = runner.flowfiles_for("success")[0]
-    got = s3.get_object(Bucket=bucket, Key="big")
-    assert got["Body"].read() == _BIG
-    out.assert_attribute_equals("s3.etag", got["ETag"].strip('"'))
-    assert out.attributes["s3.etag"].endswith("-2")
-    assert out.attributes["s3.uploadId"]
-    assert _uploads(s3, bucket) == []
-
-
-def test_a_replay_completes_once_and_aborts_the_cut_short_upload(
-    s3: Any, s3_endpoint: str, bucket: str, caplog: Any
-) -> None:
-    """An attempt that never commits leaves its parts; the replay's completion aborts them,
-    and completing it again (a start-up after a crash) is harmless."""
-    runner = _small_parts(s3_endpoint, bucket)
-    runner.enqueue(_BIG, {"filename": "again"})
-    session = runner.create_session()
-    runner.processor.on_trigger(runner.context, session)
-    session.rollback()  # the attempt that died
-    assert len(_uploads(s3, bucket)) == 1
-    session = runner.create_session()
-    runner.processor.on_trigger(runner.context, session)
-    actions = [dict(a.payload) for a in session._effects._actions]
-    session.commit()
-    assert _uploads(s3, bucket) == []
-    with caplog.at_level(logging.ERROR):
-        runner.processor.run_after_commit_actions(runner.context, actions)
-    assert "Failed to complete" not in caplog.text
-    assert s3.get_object(Bucket=bucket, Key="again")["Body"].read() == _BIG
-    assert [o["Key"] for o in s3.list_objects_v2(Bucket=bucket)["Contents"]] == ["again"]
-
-
-def test_age_off_aborts_uploads_older_than_the_max_age(
-    s3: Any, s3_endpoint: str, bucket: str
-) -> None:
-    """NiFi's AgeOff: a put aborts the bucket's uploads older than the Max Age Threshold."""
-    s3.create_multipart_upload(Bucket=bucket, Key="stale")
-    time.sleep(1.1)
-    runner = _runner(s3_endpoint, Bucket=bucket, **{"Multipart Upload Max Age Threshold": "1 sec"})
-    runner.enqueue(b"small", {"filename": "small"})
-    runner.run()
-    runner.assert_all_flowfiles_transferred("success", 1)
-    assert _uploads(s3, bucket) == []
