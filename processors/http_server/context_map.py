@@ -72,6 +72,20 @@ class Exchange:
         self._lock = threading.Lock()
         self._done = threading.Event()
         self._answer: Answer | None = None
+        self._claimed = False
+
+    def claim(self) -> bool:
+        """Take the request for one response; False when a response has it already.
+
+        A multipart request's FlowFiles share its identifier: the first to claim it is the
+        answer, the others go to failure (NiFi answers with the first and finds no request
+        for the rest).
+        """
+        with self._lock:
+            if self._claimed:
+                return False
+            self._claimed = True
+            return True
 
     def answer(self, answer: Answer) -> bool:
         """Answer the request; False (and nothing sent) if it was answered already."""

@@ -4,7 +4,8 @@ NiFi writes the response, then transfers the FlowFile to success and commits. fl
 that around so a client told "200" never loses what it sent: HandleHttpResponse is a two-phase
 sink. Its task (:meth:`HandleHttpResponse.write`) decides each FlowFile as NiFi does (no
 ``http.context.identifier``, a status code that is not a number, a request the context map no
-longer holds: ``failure``), reads the content, evaluates the headers, reports SEND and transfers
+longer holds or another FlowFile of it claimed (a multipart request): ``failure``), reads the
+content, evaluates the headers, reports SEND and transfers
 to ``success``; the response itself is *staged* in the task's commit message. The driver keeps
 the staged responses (:meth:`~HandleHttpResponse.commit`), the write-ahead log transaction makes
 the FlowFiles' transfer durable, and only then :meth:`~HandleHttpResponse.publish` hands each
@@ -12,7 +13,9 @@ response to its held request through the HTTP Context Map.
 
 A run that dies between the commit and the answer has the FlowFile in ``success`` and leaves
 the client without an answer (its connection drops): the client retries, as it would with NiFi
-killed mid-request. A request the map expired between the task and the commit has been
+killed mid-request. The test harness, whose commit is durable at once, answers and completes
+in the task before routing, as NiFi does (:meth:`HandleHttpResponse.on_trigger`). A request
+the map expired between the task and the commit has been
 answered 503 already; its staged response is dropped with NiFi's error message, so no request
 is answered twice.
 """
@@ -123,8 +126,7 @@ class HandleHttpResponse(TwoPhaseSink):
         name = context.get_property(self.HTTP_CONTEXT_MAP).value or ""
         context_map = _as_map(session.controller_service(name), name)
         local = context_map.holds_requests()
-        regex = context.get_property(self.ATTRIBUTES_AS_HEADERS_REGEX).value
-        pattern = re.compile(regex) if regex else None
+        pattern = self._pattern(context)
         staged: list[StagedResponse] = []
         for flowfile in flowfiles:
             started = time.monotonic()
@@ -138,6 +140,10 @@ class HandleHttpResponse(TwoPhaseSink):
             session.provenance.send(flowfile, transit_uri(flowfile.attributes), duration_ms=millis)
             session.transfer(flowfile, SUCCESS)
         return pickle.dumps(tuple(staged), protocol=pickle.HIGHEST_PROTOCOL)
+
+    def _pattern(self, context: ProcessContext) -> re.Pattern[str] | None:
+        regex = context.get_property(self.ATTRIBUTES_AS_HEADERS_REGEX).value
+        return re.compile(regex) if regex else None
 
     def _decide(
         self,
@@ -168,9 +174,12 @@ class HandleHttpResponse(TwoPhaseSink):
                 status,
             )
             return None
-        if context_map is not None and context_map.get_response(identifier) is None:
-            _missing(context, flowfile, identifier)
-            return None
+        if context_map is not None:
+            exchange = context_map.get_response(identifier)
+            if exchange is None or not exchange.claim():
+                # gone, or claimed by an earlier FlowFile of the same (multipart) request
+                _missing(context, flowfile, identifier)
+                return None
         headers: dict[str, tuple[str, str]] = {}  # setHeader: the last value of a name wins
         for name in context.dynamic_properties:
             value = context.get_property(name).evaluate_attribute_expressions(flowfile).value
@@ -262,14 +271,36 @@ class HandleHttpResponse(TwoPhaseSink):
         self.__dict__.pop("_staged", None)
 
     def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
-        """Write, then answer at once (the test harness: its commit is durable at once)."""
+        """The test harness, whose commit is durable at once: NiFi's order exactly.
+
+        Each request is claimed, answered and completed before its FlowFile is transferred,
+        so a ``complete()`` that fails sends the FlowFile to ``failure`` as NiFi does.
+        """
         flowfiles = session.get(HARNESS_WRITE)
         if not flowfiles:
             return
-        message = self.write(context, session, flowfiles)
         name = context.get_property(self.HTTP_CONTEXT_MAP).value or ""
         context_map = _as_map(session.controller_service(name), name)
-        self._send(context, context_map, list(pickle.loads(message)))
+        pattern = self._pattern(context)
+        for flowfile in flowfiles:
+            started = time.monotonic()
+            response = self._decide(context, flowfile, context_map, pattern)
+            if response is None:
+                session.transfer(flowfile, FAILURE)
+                continue
+            answer = attrs.evolve(response.answer, body=session.read_bytes(flowfile))
+            try:
+                exchange = context_map.complete(response.identifier)
+            except Exception as error:  # NiFi: any failure to complete routes to failure
+                context.logger.error(
+                    "Failed to complete HTTP Transaction for %s: %s", flowfile, error
+                )
+                session.transfer(flowfile, FAILURE)
+                continue
+            exchange.answer(answer)
+            millis = int((time.monotonic() - started) * 1000)
+            session.provenance.send(flowfile, transit_uri(flowfile.attributes), duration_ms=millis)
+            session.transfer(flowfile, SUCCESS)
 
 
 def _as_map(service: object, name: str) -> HttpContextMap:

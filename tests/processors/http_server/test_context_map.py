@@ -102,3 +102,10 @@ def test_a_nifi_export_names_nifis_service_type() -> None:
     """The service is NiFi's StandardHttpContextMap for export and import."""
     assert StandardHttpContextMap.nifi_types == ("org.apache.nifi.http.StandardHttpContextMap",)
     assert StandardHttpContextMap.implements == ("HttpContextMap",)
+
+
+def test_an_exchange_is_claimed_once() -> None:
+    """The first claim of a held request wins; a second (another part of it) is refused."""
+    exchange = Exchange()
+    assert exchange.claim()
+    assert not exchange.claim()

@@ -196,18 +196,44 @@ def test_a_request_the_map_no_longer_holds_goes_to_failure() -> None:
     assert context_map.get_response("held") is None
 
 
-def test_complete_failing_after_the_commit_leaves_the_flowfile_in_success() -> None:
-    """NiFi's testResponseProcessExceptionThenIllegalStateException, in flowcore's order: the
-    FlowFile is committed to success before the response goes out, so a request the map
-    cannot complete then is logged (NiFi's message) and gets no answer from it."""
+def test_response_process_exception_then_illegal_state_exception() -> None:
+    """NiFi's testResponseProcessExceptionThenIllegalStateException: complete() fails, so the
+    FlowFile goes to failure and no completion is counted."""
     runner = _runner(FailingContextMap(CONTEXT_MAP_ID))
     context_map = _map(runner)
-    attributes = {"http.context.identifier": HTTP_REQUEST_ID, "status.code": "201"}
+    attributes = {**REQUEST_ATTRIBUTES, "my-attr": "hello", "status.code": "201"}
+    runner.set_property("my-attr", "${my-attr}")
+    runner.set_property("no-valid-attr", "${no-valid-attr}")
     runner.enqueue(FLOW_FILE_CONTENT, attributes)
     runner.run()
-    runner.assert_all_flowfiles_transferred("success", 1)
+    runner.assert_all_flowfiles_transferred("failure", 1)
     assert context_map.completed == 0
-    assert not context_map.exchange.answered
+
+
+def test_complete_failing_routes_to_failure_as_nifi() -> None:
+    """The reviewer's case: complete() fails, so the FlowFile goes to failure."""
+    runner = _runner(FailingContextMap(CONTEXT_MAP_ID))
+    _map(runner)
+    runner.enqueue(
+        FLOW_FILE_CONTENT, {"http.context.identifier": HTTP_REQUEST_ID, "status.code": "201"}
+    )
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+
+
+def test_a_multipart_request_is_answered_by_its_first_flowfile() -> None:
+    """Several FlowFiles of one request (multipart parts): the first answers it, the others
+    go to failure (the request is claimed), and it is completed once."""
+    runner = _runner()
+    context_map = _map(runner)
+    for part in ("first", "second", "third"):
+        runner.enqueue(part, {"http.context.identifier": HTTP_REQUEST_ID, "status.code": "200"})
+    runner.run()
+    runner.assert_transfer_count("success", 1)
+    runner.assert_transfer_count("failure", 2)
+    runner.flowfiles_for("success")[0].assert_content_equals("first")
+    assert context_map.exchange.wait(0) == Answer(200, (), b"first")
+    assert context_map.completed == 1
 
 
 # --- real round trips -----------------------------------------------------------------------
