@@ -231,17 +231,20 @@ class _Handler(BaseHTTPRequestHandler):
             for name, value in answer.headers:
                 self.send_header(name, value)
             if "content-length" not in named and not bodiless:
-                self.send_header("Content-Length", str(len(answer.body)))
+                self.send_header("Content-Length", str(answer.length))
             if close:
                 self.send_header("Connection", "close")
                 self.close_connection = True
             self.end_headers()
-            if answer.body and self.command != "HEAD" and not bodiless:
-                self.wfile.write(answer.body)
+            if self.command != "HEAD" and not bodiless:
+                for chunk in answer.chunks():  # a large body streams from its file
+                    self.wfile.write(chunk)
             self.wfile.flush()
         except OSError as error:  # the client went away: nothing more to tell it
             log.info("could not answer %s: %s", self.address_string(), error)
             self.close_connection = True
+        finally:
+            answer.close()
 
     def _error(self, status: int, reason: str, *, close: bool = True) -> None:
         plain = (("Content-Type", "text/plain"),)

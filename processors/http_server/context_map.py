@@ -16,8 +16,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping
-from typing import ClassVar
+from collections.abc import Iterator, Mapping
+from typing import BinaryIO, ClassVar
 
 import attrs
 
@@ -30,6 +30,7 @@ __all__ = [
     "SERVICE_UNAVAILABLE",
     "Answer",
     "Exchange",
+    "FileBody",
     "HttpContextMap",
     "StandardHttpContextMap",
 ]
@@ -40,6 +41,42 @@ log = logging.getLogger(__name__)
 SERVICE_UNAVAILABLE = 503
 #: NiFi's longest wait between two sweeps of expired requests, seconds.
 CLEANUP_MAX_DELAY_S = 5.0
+
+
+#: The piece of a :class:`FileBody` read and sent at a time.
+BODY_CHUNK = 1 << 20
+
+
+@attrs.frozen(eq=False)
+class FileBody:
+    """A response body sent from a file, a chunk at a time: never whole in memory.
+
+    HandleHttpResponse copies a large FlowFile's content into an anonymous temporary file (the
+    content repository copies in the kernel) when it claims the request; the request's handler
+    thread sends it from there and closes it, which frees its disk space.
+
+    Attributes:
+        file: the file, its data from offset 0.
+        length: its bytes.
+    """
+
+    file: BinaryIO
+    length: int
+
+    def chunks(self) -> Iterator[bytes]:
+        """The bytes, in pieces of at most :data:`BODY_CHUNK`."""
+        self.file.seek(0)
+        left = self.length
+        while left > 0:
+            chunk = self.file.read(min(BODY_CHUNK, left))
+            if not chunk:
+                return
+            left -= len(chunk)
+            yield chunk
+
+    def close(self) -> None:
+        """Let the file go (its space is freed: it has no name)."""
+        self.file.close()
 
 
 @attrs.frozen
@@ -55,8 +92,25 @@ class Answer:
 
     status: int
     headers: tuple[tuple[str, str], ...] = ()
-    body: bytes = b""
+    body: bytes | FileBody = b""
     reason: str | None = None
+
+    @property
+    def length(self) -> int:
+        """The body's bytes (the Content-Length)."""
+        return self.body.length if isinstance(self.body, FileBody) else len(self.body)
+
+    def chunks(self) -> Iterator[bytes]:
+        """The body in pieces, streamed from its file when it has one."""
+        if isinstance(self.body, FileBody):
+            yield from self.body.chunks()
+        elif self.body:
+            yield self.body
+
+    def close(self) -> None:
+        """Free the body's file, once sent (or never to be sent)."""
+        if isinstance(self.body, FileBody):
+            self.body.close()
 
 
 class Exchange:
@@ -73,13 +127,15 @@ class Exchange:
         self._done = threading.Event()
         self._answer: Answer | None = None
         self._claimed = False
+        #: The body a claim prepared, sent when the response is (see :meth:`claim`).
+        self.body: bytes | FileBody | None = None
 
     def claim(self) -> bool:
         """Take the request for one response; False when a response has it already.
 
         A multipart request's FlowFiles share its identifier: the first to claim it is the
         answer, the others go to failure (NiFi answers with the first and finds no request
-        for the rest).
+        for the rest). The claimant may keep the body it will send in :attr:`body`.
         """
         with self._lock:
             if self._claimed:
@@ -93,6 +149,9 @@ class Exchange:
             if self._answer is not None:
                 return False
             self._answer = answer
+            prepared, self.body = self.body, None
+        if isinstance(prepared, FileBody) and prepared is not answer.body:
+            prepared.close()  # a claimed request expired or stopped: its body is not sent
         self._done.set()
         return True
 

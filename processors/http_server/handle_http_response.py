@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import pickle
 import re
+import tempfile
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -40,12 +41,19 @@ from flowcore.relationship import FAILURE, SUCCESS
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import NON_NEGATIVE_INTEGER_VALIDATOR, REGULAR_EXPRESSION_VALIDATOR
 from processors.http_server._request_attributes import HTTP_CONTEXT_ID, transit_uri
-from processors.http_server.context_map import Answer, HttpContextMap
+from processors.http_server.context_map import Answer, Exchange, FileBody, HttpContextMap
 
 __all__ = ["HandleHttpResponse", "StagedResponse"]
 
 #: The sink state entry naming the batch of staged responses a commit made durable.
 STAGED_KEY = "staged"
+#: Bodies up to this size are read into memory; larger ones go through a temporary file.
+IN_MEMORY_BODY = 1 << 20
+#: The piece of a large content copied into its temporary file at a time.
+COPY_WINDOW = 4 << 20
+#: The largest body a task on a Spark executor can stage in its commit message (flowcore's
+#: Max Request Body Size): such a task cannot reach the driver's requests, so it ships it.
+MAX_SHIPPED_BODY = 16 << 20
 #: RFC 9110's header field name (a token).
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 
@@ -58,11 +66,14 @@ class StagedResponse:
         identifier: the request's ``http.context.identifier``.
         answer: what the client gets.
         flowfile: the FlowFile, as log lines name it.
+        prepared: the body is not in *answer* but kept by the claimed request
+            (:attr:`Exchange.body`): the task ran in the driver's process.
     """
 
     identifier: str
     answer: Answer
     flowfile: str
+    prepared: bool = False
 
 
 class HandleHttpResponse(TwoPhaseSink):
@@ -134,8 +145,17 @@ class HandleHttpResponse(TwoPhaseSink):
             if response is None:
                 session.transfer(flowfile, FAILURE)
                 continue
-            answer = attrs.evolve(response.answer, body=session.read_bytes(flowfile))
-            staged.append(attrs.evolve(response, answer=answer))
+            if local:  # the claimed request keeps the body until the commit is durable
+                exchange = context_map.get_response(response.identifier) or Exchange()
+                exchange.body = _body(session, flowfile)
+                staged.append(attrs.evolve(response, prepared=True))
+            elif flowfile.size > MAX_SHIPPED_BODY:
+                _too_large(context, flowfile)
+                session.transfer(flowfile, FAILURE)
+                continue
+            else:
+                answer = attrs.evolve(response.answer, body=session.read_bytes(flowfile))
+                staged.append(attrs.evolve(response, answer=answer))
             millis = int((time.monotonic() - started) * 1000)
             session.provenance.send(flowfile, transit_uri(flowfile.attributes), duration_ms=millis)
             session.transfer(flowfile, SUCCESS)
@@ -258,7 +278,10 @@ class HandleHttpResponse(TwoPhaseSink):
                     "Failed to complete HTTP Transaction for %s: %s", response.flowfile, error
                 )
                 continue
-            if exchange.answer(response.answer):
+            answer = response.answer
+            if response.prepared:
+                answer = attrs.evolve(answer, body=exchange.body or b"")
+            if exchange.answer(answer):
                 context.logger.info(
                     "Successfully responded to HTTP Request for %s with status code %s",
                     response.flowfile,
@@ -288,13 +311,14 @@ class HandleHttpResponse(TwoPhaseSink):
             if response is None:
                 session.transfer(flowfile, FAILURE)
                 continue
-            answer = attrs.evolve(response.answer, body=session.read_bytes(flowfile))
+            answer = attrs.evolve(response.answer, body=_body(session, flowfile))
             try:
                 exchange = context_map.complete(response.identifier)
             except Exception as error:  # NiFi: any failure to complete routes to failure
                 context.logger.error(
                     "Failed to complete HTTP Transaction for %s: %s", flowfile, error
                 )
+                answer.close()
                 session.transfer(flowfile, FAILURE)
                 continue
             exchange.answer(answer)
@@ -312,6 +336,40 @@ def _as_map(service: object, name: str) -> HttpContextMap:
         )
         raise ConfigurationError(msg)
     return service
+
+
+def _body(session: ProcessSession, flowfile: FlowFile) -> bytes | FileBody:
+    """The FlowFile's content as a response body: small ones read, large ones in a file.
+
+    A large content is copied, a window at a time, into an anonymous temporary file the
+    response is then streamed from: the content is never whole in memory (every content
+    repository, the test harness's in-memory one too, reads a window without the rest), and
+    the body stays readable whatever becomes of its claim once the FlowFile has moved on.
+    """
+    if flowfile.size <= IN_MEMORY_BODY:
+        return session.read_bytes(flowfile)
+    file = tempfile.TemporaryFile(prefix="flowcore-response-")  # noqa: SIM115 (closed when sent)
+    try:
+        for offset in range(0, flowfile.size, COPY_WINDOW):
+            length = min(COPY_WINDOW, flowfile.size - offset)
+            with session.read(flowfile, offset, length) as stream:
+                file.write(stream.read())
+    except BaseException:
+        file.close()
+        raise
+    return FileBody(file, flowfile.size)
+
+
+def _too_large(context: ProcessContext, flowfile: FlowFile) -> None:
+    context.logger.error(
+        "Failed to respond to HTTP request for %s: its content is %s bytes, over the %s "
+        "bytes a response staged in a task on a Spark executor carries to the driver; run "
+        "HandleHttpResponse where the requests are held (the direct runner) or send a "
+        "smaller response",
+        flowfile,
+        flowfile.size,
+        MAX_SHIPPED_BODY,
+    )
 
 
 def _missing(context: ProcessContext, flowfile: object, identifier: str) -> None:

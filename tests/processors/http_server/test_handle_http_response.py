@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import tracemalloc
 from pathlib import Path
 from typing import ClassVar
 
@@ -234,6 +235,28 @@ def test_a_multipart_request_is_answered_by_its_first_flowfile() -> None:
     runner.flowfiles_for("success")[0].assert_content_equals("first")
     assert context_map.exchange.wait(0) == Answer(200, (), b"first")
     assert context_map.completed == 1
+
+
+def test_a_large_response_is_not_held_whole_in_memory() -> None:
+    """A 64 MB FlowFile answered: memory stays well under its size (NiFi streams it)."""
+    runner = _runner()
+    context_map = _map(runner)
+    size = 64 << 20
+    runner.enqueue(b"x" * size, {"http.context.identifier": HTTP_REQUEST_ID, "status.code": "200"})
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    try:
+        runner.run()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert peak < size // 2, f"peak {peak / 2**20:.0f} MiB for a {size >> 20} MiB response"
+    answer = context_map.exchange.wait(0)
+    assert answer is not None
+    assert answer.length == size
+    assert sum(len(c) for c in answer.chunks()) == size
+    answer.close()
 
 
 # --- real round trips -----------------------------------------------------------------------
