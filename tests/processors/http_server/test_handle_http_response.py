@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import time
 import tracemalloc
 from pathlib import Path
@@ -74,6 +75,14 @@ class FailingContextMap(MockHttpContextMap):
     """NiFi's testResponseProcessExceptionThenIllegalStateException's map."""
 
     complete_error: ClassVar[Exception | None] = ProcessException("not registered")
+
+
+class ExecutorContextMap(MockHttpContextMap):
+    """A map as a task on a Spark executor sees it: the requests are held elsewhere."""
+
+    def holds_requests(self) -> bool:
+        """Not here."""
+        return False
 
 
 def _runner(service: HttpContextMap | None = None, **properties: str) -> TestRunner:
@@ -259,6 +268,27 @@ def test_a_large_response_is_not_held_whole_in_memory() -> None:
     answer.close()
 
 
+def test_a_task_away_from_the_requests_ships_bodies_up_to_a_bound() -> None:
+    """Where the map holds no requests (a Spark executor), the task ships the body in its
+    commit message: up to 16 MiB; a larger FlowFile goes to failure with a message that says
+    why, and its request is left to the expiry."""
+    runner = _runner(ExecutorContextMap(CONTEXT_MAP_ID))
+    runner.run(0, stop_on_finish=False)
+    attributes = {"http.context.identifier": HTTP_REQUEST_ID, "status.code": "200"}
+    runner.enqueue(FLOW_FILE_CONTENT, attributes)
+    runner.enqueue(b"y" * ((16 << 20) + 1), attributes)
+    session = runner.create_session()
+    processor = runner.processor
+    assert isinstance(processor, HandleHttpResponse)
+    message = processor.write(runner.context, session, session.get(10))
+    session.commit()
+    runner.assert_transfer_count("success", 1)
+    runner.assert_transfer_count("failure", 1)
+    (staged,) = pickle.loads(message)
+    assert staged.answer.body == b"TESTING"
+    assert not staged.prepared
+
+
 # --- real round trips -----------------------------------------------------------------------
 
 
@@ -356,3 +386,13 @@ def test_chunked_bodies_are_read(tmp_path: Path, size: int) -> None:
             run.url + "/c", content=iter([body[: size // 2], body[size // 2 :]]), timeout=10
         )
     assert (answer.status_code, answer.content) == (200, body)
+
+
+def test_a_large_body_is_streamed_back(tmp_path: Path) -> None:
+    """A 3 MiB body round trip through a continuous run: the response is sent from the
+    claimed request's temporary file, whole and byte for byte."""
+    body = bytes(i % 253 for i in range(3 << 20))
+    with handling(tmp_path) as run:
+        answer = httpx.post(run.url + "/big", content=body, timeout=20)
+    assert (answer.status_code, answer.headers["Content-Length"]) == (200, str(len(body)))
+    assert answer.content == body
