@@ -13,56 +13,12 @@ import pytest
 
 from flowcore.cli import main
 from flowcore.cli.ui import prepare
-from flowcore.nifi.exporting import export_flow
 from flowcore.ui.flow_document import SENSITIVE_VALUE_SET
+from tests.flowcore.ui.conftest import EDIT_SECRET as SECRET
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # Starlette suggests httpx2; httpx is what is installed
     from starlette.testclient import TestClient
-
-SECRET = "hunter2-zip"
-
-
-def _python_flow(data: Path) -> str:
-    return f"""
-from flowcore import Flow
-from flowcore.parameters import Parameter
-from processors import GetFile, PutFile, UnpackContent, UpdateAttribute
-
-flow = Flow("edit-test", parameters={{"pw": Parameter("pw", {SECRET!r}, sensitive=True)}})
-get = flow.add(GetFile(input_directory={str(data / "in")!r}, keep_source_file=True), name="get")
-tag = flow.add(UpdateAttribute(**{{"kind": "line"}}), name="tag")
-put = flow.add(
-    PutFile(directory={str(data / "out")!r}, conflict_resolution_strategy="replace"), name="put"
-)
-unpack = flow.add(
-    UnpackContent(packaging_format="zip", password="#{{pw}}"), name="unpack", disabled=True
-)
-flow.connect(get, tag)
-flow.connect(tag, put)
-flow.connect(tag, unpack)
-flow.auto_terminate(put, ["success", "failure"])
-flow.auto_terminate(unpack, ["success", "failure", "original"])
-"""
-
-
-@pytest.fixture(scope="module")
-def nifi_flow(tmp_path_factory: pytest.TempPathFactory) -> argparse.Namespace:
-    """A NiFi 2.x flow definition (converted from a Python flow) and the repository it ran with."""
-    from flowcore.cli._common import load_flow
-
-    root = tmp_path_factory.mktemp("ui-edit")
-    (root / "data" / "in").mkdir(parents=True)
-    (root / "data" / "in" / "a.txt").write_bytes(b"one\n")
-    (root / "flow.py").write_text(_python_flow(root / "data"))
-    exported = export_flow(load_flow(root / "flow.py"))
-    flow = root / "flow.json"
-    flow.write_text(json.dumps(exported.document, indent=2))
-    repository = root / "repository"
-    assert main(["run", str(flow), "--runner", "direct", "--repository", str(repository)]) == 0
-    return argparse.Namespace(
-        flow=str(flow), repository=str(repository), host="127.0.0.1", port=0, token=None
-    )
 
 
 @pytest.fixture
