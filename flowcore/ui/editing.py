@@ -186,15 +186,15 @@ class FlowEditor:
         if unknown:
             msg = f"cannot set {', '.join(unknown)}; settable: {', '.join(sorted(allowed))}"
             raise EditError(msg)
+        if "state" in body and body["state"] not in ("ENABLED", "DISABLED"):
+            msg = f"state {body['state']!r}: use ENABLED or DISABLED"
+            raise EditError(msg)  # checked first: a refused edit changes nothing
         for field in ("name", "comments", *SCHEDULING):
             if field in body:
                 item[field] = body[field]
         if "autoTerminatedRelationships" in body:
             item["autoTerminatedRelationships"] = sorted(body["autoTerminatedRelationships"])
         if "state" in body:
-            if body["state"] not in ("ENABLED", "DISABLED"):
-                msg = f"state {body['state']!r}: use ENABLED or DISABLED"
-                raise EditError(msg)
             item["scheduledState"] = body["state"]
         if "properties" in body:
             self._set_properties(item, body["properties"])
