@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from flowcore.errors import FlowcoreError
+from flowcore.nifi.exporting import PRIORITIZER_PACKAGE
 from flowcore.nifi.layout import Position
 from flowcore.ui.flow_document import SENSITIVE_VALUE_SET, flow_document
 
@@ -228,7 +229,13 @@ class FlowEditor:
             if unknown:
                 msg = f"cannot set {', '.join(unknown)}; settable: {', '.join(sorted(allowed))}"
                 raise EditError(msg)
-            connection.update(body)
+            changes = dict(body)
+            if "prioritizers" in changes:  # the canvas shows class names; NiFi keeps them whole
+                changes["prioritizers"] = [
+                    p if "." in p else f"{PRIORITIZER_PACKAGE}.{p}"
+                    for p in map(str, changes["prioritizers"])
+                ]
+            connection.update(changes)
             self.dirty = True
 
     def add_processor(self, body: Mapping[str, Any]) -> str:

@@ -83,3 +83,21 @@ def test_a_registry_snapshot_is_not_editable(tmp_path) -> None:
     path.write_text('{"snapshotMetadata": {}}')
     with pytest.raises(EditError, match=r"no NiFi 2\.x flow definition"):
         FlowEditor(path)
+
+
+def test_a_connection_takes_nifi_prioritizer_class_names(gz_flow) -> None:
+    """Prioritizers given by the canvas's short names are saved as NiFi's full class names."""
+    editor = FlowEditor(gz_flow)
+    document = json.loads(gzip.decompress(gz_flow.read_bytes()))
+    connection = document["flowContents"]["connections"][0]["identifier"]
+    editor.update_connection(
+        connection,
+        {"prioritizers": ["OldestFlowFileFirstPrioritizer"], "flowFileExpiration": "1 min"},
+    )
+    assert editor.problems() == []
+    editor.save()
+    saved = json.loads(gzip.decompress(gz_flow.read_bytes()))["flowContents"]["connections"][0]
+    assert saved["prioritizers"] == ["org.apache.nifi.prioritizer.OldestFlowFileFirstPrioritizer"]
+    assert saved["flowFileExpiration"] == "1 min"
+    shown = next(c for c in editor.flow_document()["connections"] if c["id"] == connection)
+    assert shown["prioritizers"] == ["OldestFlowFileFirstPrioritizer"]
