@@ -150,6 +150,19 @@ def palette(_request: Request, _body: dict[str, Any]) -> Response:
     return JSONResponse({"types": sorted(available_processors())})
 
 
+def _scrub(group: dict[str, Any]) -> None:
+    """Sensitive values out of a definition sent to the browser (parameter references stay)."""
+    for item in [*(group.get("processors") or ()), *(group.get("controllerServices") or ())]:
+        properties = item.get("properties") or {}
+        for name, descriptor in (item.get("propertyDescriptors") or {}).items():
+            value = properties.get(name)
+            reference = isinstance(value, str) and value.startswith("#{") and value.endswith("}")
+            if descriptor.get("sensitive") and value is not None and not reference:
+                properties[name] = None
+    for child in group.get("processGroups") or ():
+        _scrub(child)
+
+
 def convert(request: Request, _body: dict[str, Any]) -> Response:
     """A Python flow as a NiFi 2.x flow definition (``flowcore convert --to nifi``), to download."""
     from flowcore.cli._common import load_flow  # noqa: PLC0415
@@ -160,6 +173,7 @@ def convert(request: Request, _body: dict[str, Any]) -> Response:
         msg = "the UI has no flow file to convert: start it as flowcore ui FLOW"
         raise _ReadOnlyError(msg)
     exported = export_flow(load_flow(path))
+    _scrub(exported.document["flowContents"])
     name = f"{exported.document['flowContents'].get('name') or 'flow'}.json"
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
     return JSONResponse(

@@ -82,6 +82,7 @@ def test_untouched_sensitive_property_keeps_its_reference(client, nifi_flow) -> 
     text = client.get("/api/flow").text
     assert SECRET not in text
     assert "#{pw}" not in text
+    assert SECRET not in client.get("/api/flow/convert").text
 
 
 def test_edit_problems_listed_all_at_once_and_discard_reloads(client, nifi_flow) -> None:
@@ -201,3 +202,26 @@ def test_batch_run_from_the_api_then_replay(client, nifi_flow) -> None:
     replayed = client.post(f"/api/provenance/{event['event_id']}/replay", json={})
     assert replayed.status_code == 200, replayed.text
     assert "replayed event" in replayed.json()["message"]
+
+
+def test_a_converted_flow_loses_its_sensitive_values_not_its_references() -> None:
+    """/api/flow/convert's scrub: a sensitive literal (nested too) becomes null; #{refs} stay."""
+    from flowcore.ui.edit_api import _scrub
+
+    def processor(value: str) -> dict:
+        sensitive = {"name": "Password", "sensitive": True}
+        return {
+            "properties": {"Password": value, "Plain": value},
+            "propertyDescriptors": {"Password": sensitive, "Plain": {"sensitive": False}},
+        }
+
+    group = {
+        "processors": [processor("hunter2"), processor("#{pw}")],
+        "processGroups": [{"controllerServices": [processor("s3cret")]}],
+    }
+    _scrub(group)
+    assert [p["properties"] for p in group["processors"]] == [
+        {"Password": None, "Plain": "hunter2"},
+        {"Password": "#{pw}", "Plain": "#{pw}"},
+    ]
+    assert group["processGroups"][0]["controllerServices"][0]["properties"]["Password"] is None
