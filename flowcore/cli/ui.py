@@ -68,6 +68,18 @@ def _document(args: argparse.Namespace, directory: Path) -> dict[str, Any]:
     return flow_document(runnable, positions)
 
 
+def _editor(flow: str | None) -> Any:
+    """The editor of a NiFi 2.x JSON flow definition; None for any other flow (read-only)."""
+    from flowcore.ui.editing import EditError, FlowEditor  # noqa: PLC0415
+
+    if flow is None or not str(flow).lower().endswith((".json", ".json.gz")):
+        return None
+    try:
+        return FlowEditor(flow)
+    except EditError:  # a 1.x export or a registry snapshot: shown, not edited
+        return None
+
+
 def prepare(args: argparse.Namespace) -> tuple[Any, str | None]:
     """The ASGI app the command serves, and the token it requires (None on loopback).
 
@@ -89,10 +101,15 @@ def prepare(args: argparse.Namespace) -> tuple[Any, str | None]:
         )
         raise UsageError(msg)
     document = _document(args, directory)
+    editor = _editor(args.flow)
+    if editor is not None:
+        document = {**document, "editable": True, "dirty": False}
     token = args.token
     if token is None and not is_loopback(args.host):
         token = secrets.token_urlsafe(24)
-    app = create_app(RepositoryView(directory), document, token=token)
+    app = create_app(
+        RepositoryView(directory), document, token=token, flow_path=args.flow, editor=editor
+    )
     return app, token
 
 

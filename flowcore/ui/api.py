@@ -112,7 +112,6 @@ def bulletins(request: Request) -> Response:
 async def events(request: Request) -> Response:
     """Server-sent events: the status each time ``status.json`` changes (and a first one)."""
     view = _view(request)
-    document = request.app.state.flow_document
     path = view.directory / "status.json"
     once = request.query_params.get("once") == "1"
 
@@ -125,6 +124,7 @@ async def events(request: Request) -> Response:
                 stamp = None
             if stamp != last:
                 last = stamp
+                document = request.app.state.flow_document  # as edited since the page opened
                 body = json.dumps(status_for_ui(document, view.status()))
                 yield f"event: status\ndata: {body}\n\n"
                 if once:

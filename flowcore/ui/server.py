@@ -22,6 +22,9 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from flowcore.ui.api import routes
+from flowcore.ui.control import RunControl
+from flowcore.ui.edit_api import write_routes
+from flowcore.ui.editing import FlowEditor
 from flowcore.ui.reading import RepositoryView
 
 __all__ = ["COOKIE", "STATIC", "TokenGate", "create_app"]
@@ -84,11 +87,17 @@ async def _lifespan(app: Starlette) -> AsyncIterator[None]:
     try:
         yield
     finally:
+        app.state.control.close()
         app.state.view.close()
 
 
 def create_app(
-    view: RepositoryView, flow_document: dict[str, Any], *, token: str | None = None
+    view: RepositoryView,
+    flow_document: dict[str, Any],
+    *,
+    token: str | None = None,
+    flow_path: str | Path | None = None,
+    editor: FlowEditor | None = None,
 ) -> ASGIApp:
     """The UI over *view* for the flow *flow_document* describes.
 
@@ -96,9 +105,13 @@ def create_app(
         view: the repository, read-only.
         flow_document: ``/api/flow``'s document (:mod:`flowcore.ui.flow_document`).
         token: required on every request when given (any bind off loopback).
+        flow_path: the flow file, which runs and replays the UI starts use (None: a flow
+            only the repository records; no runs).
+        editor: the flow definition's editor (NiFi JSON flows; None: the flow is read-only).
     """
     app = Starlette(
         routes=[
+            *write_routes(),
             *routes(),
             Route("/", _index),
             Mount("/static", StaticFiles(directory=STATIC), name="static"),
@@ -107,4 +120,7 @@ def create_app(
     )
     app.state.view = view
     app.state.flow_document = flow_document
+    app.state.flow_path = None if flow_path is None else str(flow_path)
+    app.state.editor = editor
+    app.state.control = RunControl(flow_path, view.directory)
     return TokenGate(app, token) if token else app

@@ -5,6 +5,7 @@ import { api, el, time, count, bytes } from "./util.js";
 import { drawCanvas, updateCanvas } from "./canvas.js";
 import { showProcessor, showConnection, listQueue } from "./panel.js";
 import { setUpProvenance } from "./provenance.js";
+import { setUpEditing, configureProcessor, configureConnection } from "./editor.js";
 
 const app = { flow: null, status: null, bulletins: [] };
 
@@ -44,12 +45,28 @@ function showStatus(status) {
     `${count(queued.reduce((a, c) => a + c.queued_count, 0))} queued (${bytes(queued.reduce((a, c) => a + c.queued_bytes, 0))})`;
 }
 
+function configureButton(onclick) {
+  const head = document.querySelector("#panel .panel-head");
+  if (app.flow.editable && head) head.after(el("div", { class: "actions" }, el("button", { id: "configure", onclick }, "Configure")));
+}
+
 function select(what) {
-  if (what.component) showProcessor(what.component, app.status, app.bulletins);
-  else if (what.connection) {
+  if (what.component) {
+    showProcessor(what.component, app.status, app.bulletins);
+    configureButton(() => configureProcessor(what.component));
+  } else if (what.connection) {
     showConnection(what.connection, app.flow, app.status);
+    configureButton(() => configureConnection(what.connection));
     if (what.listQueue && what.connection.durable) listQueue(what.connection, app.flow);
   }
+}
+
+// After an edit: the flow as the server now holds it, drawn again.
+async function reload() {
+  app.flow = await api("/api/flow");
+  document.getElementById("panel").hidden = true;
+  drawCanvas(app.flow, select);
+  if (app.status) updateCanvas(app.status);
 }
 
 function follow() {
@@ -71,6 +88,7 @@ async function main() {
   showStatus(status);
   performance.mark("flowcore:status");
   setUpProvenance();
+  await setUpEditing(app, reload);
   window.addEventListener("hashchange", () => showView(location.hash.slice(1) || "canvas"));
   showView(location.hash.slice(1) || "canvas");
   follow();

@@ -2,7 +2,7 @@
 // after, content in and out with the viewer) and the lineage graph, grown by expanding
 // FlowFiles. The lineage's layout is Graphviz's, computed by the API.
 
-import { api, el, svg, bytes, time, openDialog, tabs, attributeTable } from "./util.js";
+import { api, send, el, svg, bytes, time, openDialog, tabs, attributeTable } from "./util.js";
 import { contentViewer } from "./viewer.js";
 
 const TYPES = ["CREATE", "RECEIVE", "FETCH", "SEND", "UPLOAD", "REMOTE_INVOCATION", "DOWNLOAD", "DROP",
@@ -62,7 +62,12 @@ export async function showEvent(eventId, { second = false } = {}) {
     }
     return holder;
   };
-  openDialog(`Provenance Event ${e.event_id}`, tabs([
+  const replayed = el("span", { class: "replay-result muted" });
+  const replay = el("div", { class: "actions" },
+    el("button", { id: "replay", title: "flowcore provenance replay: the FlowFile back in its queue, as it was before this event", onclick: async () => {
+      try { replayed.textContent = (await send("POST", `/api/provenance/${e.event_id}/replay`, {})).message; } catch (error) { replayed.textContent = error.message; }
+    } }, "Replay"), replayed);
+  openDialog(`Provenance Event ${e.event_id}`, el("div", {}, replay, tabs([
     ["Details", () => el("dl", { class: "pairs" }, [
       ["Time", time(e.event_time)], ["Event Duration", e.event_duration >= 0 ? `${e.event_duration} ms` : "No value set"],
       ["Lineage Duration", `${Math.max(0, e.event_time - e.lineage_start_date)} ms`], ["Type", e.event_type],
@@ -73,7 +78,7 @@ export async function showEvent(eventId, { second = false } = {}) {
     ].flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]))],
     ["Attributes", () => attributeTable(e.attributes, e.previous_attributes)],
     ["Content", contentTab],
-  ]), { second, wide: true });
+  ])), { second, wide: true });
 }
 
 export async function showLineage(uuid) {

@@ -119,3 +119,15 @@ export function attributeTable(attributes, previous) {
     previous ? el("th", {}, "Value before") : null);
   return el("table", { class: "grid attributes" }, el("thead", {}, head), el("tbody", {}, rows));
 }
+
+// A write to the API (JSON, which a page of another site cannot send without CORS's preflight).
+export async function send(method, path, body = {}) {
+  const response = await fetch(path, {
+    method, credentials: "same-origin",
+    headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+  });
+  let answer = {};
+  try { answer = await response.json(); } catch (_) { /* no body */ }
+  if (!response.ok) throw new Error(answer.error || `${response.status} ${response.statusText}`);
+  return answer;
+}

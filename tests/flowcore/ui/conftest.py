@@ -4,11 +4,14 @@ The flow reads three files, splits them into lines, tags them and queues them be
 disabled processors (a PutFile and an UnpackContent whose sensitive Password references a
 sensitive parameter), so after the run the durable queues hold FlowFiles to list, and
 provenance holds RECEIVE, FORK, ATTRIBUTES_MODIFIED and DROP events with parents and children.
+``nifi_flow`` is a NiFi 2.x flow definition (a Python flow converted) and its run's repository,
+for configure-and-save.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 import pytest
@@ -64,6 +67,53 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> argparse.Namespace:
     repository = root / "repository"
     status = main(["run", str(flow), "--runner", "direct", "--repository", str(repository)])
     assert status == 0
+    return argparse.Namespace(
+        flow=str(flow), repository=str(repository), host="127.0.0.1", port=0, token=None
+    )
+
+
+EDIT_SECRET = "hunter2-zip"
+
+
+def _python_flow(data: Path) -> str:
+    return f"""
+from flowcore import Flow
+from flowcore.parameters import Parameter
+from processors import GetFile, PutFile, UnpackContent, UpdateAttribute
+
+flow = Flow("edit-test", parameters={{"pw": Parameter("pw", {EDIT_SECRET!r}, sensitive=True)}})
+get = flow.add(GetFile(input_directory={str(data / "in")!r}, keep_source_file=True), name="get")
+tag = flow.add(UpdateAttribute(**{{"kind": "line"}}), name="tag")
+put = flow.add(
+    PutFile(directory={str(data / "out")!r}, conflict_resolution_strategy="replace"), name="put"
+)
+unpack = flow.add(
+    UnpackContent(packaging_format="zip", password="#{{pw}}"), name="unpack", disabled=True
+)
+flow.connect(get, tag)
+flow.connect(tag, put)
+flow.connect(tag, unpack)
+flow.auto_terminate(put, ["success", "failure"])
+flow.auto_terminate(unpack, ["success", "failure", "original"])
+"""
+
+
+@pytest.fixture(scope="session")
+def nifi_flow(tmp_path_factory: pytest.TempPathFactory) -> argparse.Namespace:
+    """A NiFi 2.x flow definition (converted from a Python flow) and the repository it ran with."""
+    from flowcore.cli import main
+    from flowcore.cli._common import load_flow
+    from flowcore.nifi.exporting import export_flow
+
+    root = tmp_path_factory.mktemp("ui-edit")
+    (root / "data" / "in").mkdir(parents=True)
+    (root / "data" / "in" / "a.txt").write_bytes(b"one\n")
+    (root / "flow.py").write_text(_python_flow(root / "data"))
+    exported = export_flow(load_flow(root / "flow.py"))
+    flow = root / "flow.json"
+    flow.write_text(json.dumps(exported.document, indent=2))
+    repository = root / "repository"
+    assert main(["run", str(flow), "--runner", "direct", "--repository", str(repository)]) == 0
     return argparse.Namespace(
         flow=str(flow), repository=str(repository), host="127.0.0.1", port=0, token=None
     )

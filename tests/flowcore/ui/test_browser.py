@@ -11,6 +11,7 @@ docs/ui.md shows.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -204,3 +205,53 @@ def test_off_loopback_the_page_needs_its_token(browser, server, page) -> None:
     finally:
         context.close()
     assert page.locator("g.processor").count() == 5  # the page with the token's cookie works
+
+
+def test_a_property_edit_is_saved_and_the_saved_file_runs(browser, nifi_flow, tmp_path) -> None:
+    """Configure PutFile's Directory, Apply, Save: the saved file runs into the new directory;
+    Replay in an event's details puts a FlowFile back."""
+    from flowcore.cli import main
+
+    flow = Path(nifi_flow.flow)
+    original = flow.read_bytes()
+    process, url = _serve(nifi_flow.flow, "--repository", nifi_flow.repository)
+    context = browser.new_context(viewport={"width": 1400, "height": 860})
+    problems: list[str] = []
+    try:
+        page = context.new_page()
+        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: problems.append(str(e)))
+        page.goto(url)
+        page.wait_for_selector("body[data-ready='1']")
+        assert page.locator("#save-flow").is_visible()
+        page.locator("g.processor", has=page.locator("text.name", has_text="put")).click()
+        page.click("#configure")
+        page.click("#dialog .tab:has-text('Properties')")
+        page.fill("#dialog input[name='Directory']", str(tmp_path / "edited"))
+        page.click("#apply")
+        page.wait_for_function("document.getElementById('dirty').textContent !== ''")
+        _shot(page, "configure")
+        page.click("#save-flow")
+        page.wait_for_function("document.getElementById('dirty').textContent === ''")
+        saved = json.loads(flow.read_text())["flowContents"]["processors"]
+        put = next(p for p in saved if p["name"] == "put")
+        assert put["properties"]["Directory"] == str(tmp_path / "edited")
+        page.click("nav a[data-view='provenance']")
+        page.select_option("#prov-form select[name=type]", "SEND")
+        page.click("#prov-search")
+        page.locator("#prov-results tbody tr").first.locator("button.info").click()
+        page.click("#replay")
+        page.wait_for_function(
+            "document.querySelector('.replay-result').textContent.includes('replayed event')"
+        )
+    finally:
+        context.close()
+        _stop(process)
+        flow_saved = flow.read_bytes()
+        flow.write_bytes(original)
+    assert problems == []
+    edited = tmp_path / "edited.json"
+    edited.write_bytes(flow_saved)
+    repository = str(tmp_path / "repository")
+    assert main(["run", str(edited), "--runner", "direct", "--repository", repository]) == 0
+    assert (tmp_path / "edited" / "a.txt").read_bytes() == b"one\n"

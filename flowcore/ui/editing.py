@@ -1,0 +1,386 @@
+"""Configure and save: edits to a NiFi flow definition, held in the server until saved.
+
+The editor works on the NiFi 2.x JSON itself, not on flowcore's flow: NiFi's identifiers,
+positions, bundles, and everything flowcore does not read stay as they were, and a sensitive
+property the browser never saw (it shows "Sensitive value set") keeps its value or parameter
+reference unless an edit gives a new one. Each edit is checked by importing the edited
+document as ``flowcore run`` would (:meth:`flowcore.builder.Flow.from_nifi`, strict, then the
+flow's validation): every problem at once, as ``flowcore run`` reports them. An edit with
+problems is kept, as NiFi keeps an invalid processor (it shows invalid, and ``flowcore run``
+would refuse it); saving writes the file atomically (a temporary file beside it, renamed).
+
+Editing the FILE is always allowed, even while a run holds the repository: as a NiFi versioned
+flow, the change takes effect at the next run.
+"""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+import os
+import tempfile
+import threading
+import uuid
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from flowcore.errors import FlowcoreError
+from flowcore.nifi.exporting import PRIORITIZER_PACKAGE
+from flowcore.nifi.layout import Position
+from flowcore.ui.flow_document import SENSITIVE_VALUE_SET, flow_document
+
+__all__ = ["EditError", "FlowEditor", "UnknownComponentError"]
+
+#: Scheduling fields a processor edit may set, NiFi's JSON names.
+SCHEDULING = (
+    "schedulingStrategy",
+    "schedulingPeriod",
+    "concurrentlySchedulableTaskCount",
+    "penaltyDuration",
+    "yieldDuration",
+    "runDurationMillis",
+    "bulletinLevel",
+)
+#: Queue settings a connection edit may set, NiFi's JSON names.
+QUEUE_SETTINGS = (
+    "backPressureObjectThreshold",
+    "backPressureDataSizeThreshold",
+    "flowFileExpiration",
+    "prioritizers",
+    "name",
+)
+
+
+class EditError(FlowcoreError, ValueError):
+    """An edit the flow definition cannot take (a wrong field, a read-only flow)."""
+
+
+class UnknownComponentError(FlowcoreError, LookupError):
+    """An edit names a processor, service or connection the flow does not have."""
+
+
+def _groups(group: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield group
+    for child in group.get("processGroups") or ():
+        yield from _groups(child)
+
+
+def _read(path: Path) -> dict[str, Any]:
+    raw = path.read_bytes()
+    if path.name.endswith(".gz"):
+        raw = gzip.decompress(raw)
+    document = json.loads(raw)
+    if not isinstance(document, dict) or not isinstance(document.get("flowContents"), dict):
+        msg = f"{path} is no NiFi 2.x flow definition (no flowContents): it cannot be edited here"
+        raise EditError(msg)
+    return document
+
+
+def _positions(root: dict[str, Any]) -> dict[str, Position]:
+    found: dict[str, Position] = {}
+
+    def walk(group: Mapping[str, Any], dx: float, dy: float) -> None:
+        for field in ("processors", "funnels", "inputPorts", "outputPorts"):
+            for item in group.get(field) or ():
+                where = item.get("position") or {}
+                if "x" in where:
+                    found[str(item["identifier"])] = Position(where["x"] + dx, where["y"] + dy)
+        for child in group.get("processGroups") or ():
+            where = child.get("position") or {}
+            walk(child, dx + where.get("x", 0.0), dy + where.get("y", 0.0))
+
+    walk(root, 0.0, 0.0)
+    return found
+
+
+class FlowEditor:
+    """A NiFi flow definition's pending edits, its validation and its save.
+
+    Thread-safe: the API's handlers run in worker threads.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self.document = _read(self.path)
+        self.dirty = False
+
+    @property
+    def root(self) -> dict[str, Any]:
+        """The root process group."""
+        return self.document["flowContents"]
+
+    def _find(self, field: str, identifier: str, what: str) -> tuple[dict[str, Any], dict]:
+        for group in _groups(self.root):
+            for item in group.get(field) or ():
+                if item.get("identifier") == identifier:
+                    return group, item
+        msg = f"the flow has no {what} with id {identifier!r}"
+        raise UnknownComponentError(msg)
+
+    # -- checking -------------------------------------------------------------------------
+
+    def problems(self) -> list[str]:
+        """Every problem of the edited flow, as ``flowcore run`` reports them (none: [])."""
+        from flowcore.builder import Flow  # noqa: PLC0415
+        from flowcore.validation import problems_of  # noqa: PLC0415
+
+        try:
+            flow = Flow.from_nifi(copy.deepcopy(self.document), strict=True)
+        except FlowcoreError as error:
+            found = getattr(error, "problems", None)
+            return [str(p) for p in found] if found else [str(error).splitlines()[0]]
+        runnable = flow.runnable() if hasattr(flow, "runnable") else flow
+        return [str(p) for p in problems_of(runnable)]
+
+    def flow_document(self) -> dict[str, Any]:
+        """``/api/flow``'s document for the edited flow (invalid processors stopped)."""
+        from flowcore.builder import Flow  # noqa: PLC0415
+
+        flow = Flow.from_nifi(copy.deepcopy(self.document))
+        runnable = flow.runnable() if hasattr(flow, "runnable") else flow
+        document = flow_document(runnable, _positions(self.root))
+        stopped = flow.stopped
+        for component in document["components"]:
+            if component["name"] in stopped:  # invalid: left stopped, as NiFi does
+                component["state"] = "INVALID"
+                component["validation_errors"] = list(stopped[component["name"]])
+        document["editable"] = True
+        document["dirty"] = self.dirty
+        document["problems"] = self.problems()
+        return document
+
+    # -- edits ----------------------------------------------------------------------------
+
+    def update_processor(self, identifier: str, body: Mapping[str, Any]) -> None:
+        """Set a processor's name, comments, properties, scheduling and auto-termination.
+
+        ``properties`` maps a property's name (or display name) to a value; ``None`` removes
+        it (back to its default, as NiFi's "empty string set" is ``""``). A sensitive
+        property given as "Sensitive value set" keeps what it had.
+
+        Raises:
+            UnknownComponentError: no processor has *identifier*.
+            EditError: a field the editor does not know.
+        """
+        with self._lock:
+            _, processor = self._find("processors", identifier, "processor")
+            self._apply_component(processor, body, scheduling=True)
+            self.dirty = True
+
+    def update_service(self, identifier: str, body: Mapping[str, Any]) -> None:
+        """Set a controller service's name, comments and properties (as a processor's)."""
+        with self._lock:
+            _, service = self._find("controllerServices", identifier, "controller service")
+            self._apply_component(service, body, scheduling=False)
+            self.dirty = True
+
+    def _apply_component(
+        self, item: dict[str, Any], body: Mapping[str, Any], *, scheduling: bool
+    ) -> None:
+        allowed = {"name", "comments", "properties", "autoTerminatedRelationships", "state"}
+        if scheduling:
+            allowed |= set(SCHEDULING)
+        unknown = sorted(set(body) - allowed)
+        if unknown:
+            msg = f"cannot set {', '.join(unknown)}; settable: {', '.join(sorted(allowed))}"
+            raise EditError(msg)
+        if "state" in body and body["state"] not in ("ENABLED", "DISABLED"):
+            msg = f"state {body['state']!r}: use ENABLED or DISABLED"
+            raise EditError(msg)  # checked first: a refused edit changes nothing
+        for field in ("name", "comments", *SCHEDULING):
+            if field in body:
+                item[field] = body[field]
+        if "autoTerminatedRelationships" in body:
+            item["autoTerminatedRelationships"] = sorted(body["autoTerminatedRelationships"])
+        if "state" in body:
+            item["scheduledState"] = body["state"]
+        if "properties" in body:
+            self._set_properties(item, body["properties"])
+
+    @staticmethod
+    def _set_properties(item: dict[str, Any], given: Mapping[str, Any]) -> None:
+        properties = item.setdefault("properties", {})
+        descriptors = item.setdefault("propertyDescriptors", {})
+        by_display = {d.get("displayName", n): n for n, d in descriptors.items()}
+        for shown, value in given.items():
+            name = shown if shown in descriptors else by_display.get(shown, shown)
+            descriptor = descriptors.get(name)
+            if descriptor and descriptor.get("sensitive") and value == SENSITIVE_VALUE_SET:
+                continue  # untouched: keeps its value or parameter reference
+            properties[name] = value if value is None or isinstance(value, str) else str(value)
+            if descriptor is None:
+                descriptors[name] = {
+                    "name": name,
+                    "displayName": name,
+                    "identifiesControllerService": False,
+                    "sensitive": False,
+                    "dynamic": True,
+                }
+
+    def update_connection(self, identifier: str, body: Mapping[str, Any]) -> None:
+        """Set a connection's queue settings (back pressure, expiration, prioritizers, name)."""
+        with self._lock:
+            _, connection = self._find("connections", identifier, "connection")
+            allowed = {*QUEUE_SETTINGS, "selectedRelationships"}
+            unknown = sorted(set(body) - allowed)
+            if unknown:
+                msg = f"cannot set {', '.join(unknown)}; settable: {', '.join(sorted(allowed))}"
+                raise EditError(msg)
+            changes = dict(body)
+            if "prioritizers" in changes:  # the canvas shows class names; NiFi keeps them whole
+                changes["prioritizers"] = [
+                    p if "." in p else f"{PRIORITIZER_PACKAGE}.{p}"
+                    for p in map(str, changes["prioritizers"])
+                ]
+            connection.update(changes)
+            self.dirty = True
+
+    def add_processor(self, body: Mapping[str, Any]) -> str:
+        """Add a processor of a type from the palette; its id (a new UUID).
+
+        Raises:
+            EditError: no ``type``, or a type flowcore does not have.
+        """
+        from flowcore.nifi.types import nifi_type_of  # noqa: PLC0415
+        from flowcore.registry import available_processors  # noqa: PLC0415
+
+        kind = body.get("type")
+        available = available_processors()
+        if not isinstance(kind, str) or kind not in available:
+            msg = f"type {kind!r} is not an available processor (GET /api/palette lists them)"
+            raise EditError(msg)
+        identifier = str(uuid.uuid4())
+        nifi_type = nifi_type_of(kind)
+        where = body.get("position") or {"x": 0.0, "y": 0.0}
+        with self._lock:
+            self.root.setdefault("processors", []).append(
+                {
+                    "identifier": identifier,
+                    "name": str(body.get("name") or kind),
+                    "comments": "",
+                    "position": {"x": float(where["x"]), "y": float(where["y"])},
+                    "type": nifi_type.type,
+                    "bundle": nifi_type.bundle.to_json(),
+                    "properties": {},
+                    "propertyDescriptors": {},
+                    "schedulingPeriod": "0 sec",
+                    "schedulingStrategy": "TIMER_DRIVEN",
+                    "penaltyDuration": "30 sec",
+                    "yieldDuration": "1 sec",
+                    "bulletinLevel": "WARN",
+                    "runDurationMillis": 0,
+                    "concurrentlySchedulableTaskCount": 1,
+                    "autoTerminatedRelationships": [],
+                    "scheduledState": "ENABLED",
+                    "componentType": "PROCESSOR",
+                    "groupIdentifier": self.root.get("identifier"),
+                }
+            )
+            self.dirty = True
+        return identifier
+
+    def delete_processor(self, identifier: str) -> None:
+        """Remove a processor; as NiFi, refused while connections still touch it."""
+        with self._lock:
+            group, processor = self._find("processors", identifier, "processor")
+            touching = [
+                c["identifier"]
+                for g in _groups(self.root)
+                for c in g.get("connections") or ()
+                if identifier in (c["source"]["id"], c["destination"]["id"])
+            ]
+            if touching:
+                msg = f"processor {processor['name']!r} still has connections: delete them first"
+                raise EditError(msg)
+            group["processors"].remove(processor)
+            self.dirty = True
+
+    def _end(self, identifier: str) -> dict[str, Any]:
+        for field, kind in (
+            ("processors", "PROCESSOR"),
+            ("funnels", "FUNNEL"),
+            ("inputPorts", "INPUT_PORT"),
+            ("outputPorts", "OUTPUT_PORT"),
+        ):
+            for group in _groups(self.root):
+                for item in group.get(field) or ():
+                    if item.get("identifier") == identifier:
+                        return {
+                            "id": identifier,
+                            "type": kind,
+                            "groupId": group.get("identifier"),
+                            "name": item.get("name", ""),
+                            "comments": "",
+                        }
+        msg = f"the flow has no component with id {identifier!r}"
+        raise UnknownComponentError(msg)
+
+    def add_connection(self, body: Mapping[str, Any]) -> str:
+        """Connect ``source`` to ``destination`` for ``relationships``; the new id."""
+        relationships = body.get("relationships") or []
+        if not isinstance(relationships, list) or not relationships:
+            msg = "a connection needs relationships: a list of the source's relationship names"
+            raise EditError(msg)
+        identifier = str(uuid.uuid4())
+        with self._lock:
+            source = self._end(str(body.get("source")))
+            destination = self._end(str(body.get("destination")))
+            self.root.setdefault("connections", []).append(
+                {
+                    "identifier": identifier,
+                    "name": str(body.get("name") or ""),
+                    "source": source,
+                    "destination": destination,
+                    "labelIndex": 1,
+                    "zIndex": 0,
+                    "selectedRelationships": [str(r) for r in relationships],
+                    "backPressureObjectThreshold": 10000,
+                    "backPressureDataSizeThreshold": "1 GB",
+                    "flowFileExpiration": "0 sec",
+                    "prioritizers": [],
+                    "bends": [],
+                    "loadBalanceStrategy": "DO_NOT_LOAD_BALANCE",
+                    "partitioningAttribute": "",
+                    "loadBalanceCompression": "DO_NOT_COMPRESS",
+                    "componentType": "CONNECTION",
+                    "groupIdentifier": self.root.get("identifier"),
+                }
+            )
+            self.dirty = True
+        return identifier
+
+    def delete_connection(self, identifier: str) -> None:
+        """Remove a connection (its queued FlowFiles stay in the repository's old queue)."""
+        with self._lock:
+            group, connection = self._find("connections", identifier, "connection")
+            group["connections"].remove(connection)
+            self.dirty = True
+
+    # -- save and discard -----------------------------------------------------------------
+
+    def save(self) -> None:
+        """Write the edited definition over the file: a temporary file beside it, renamed."""
+        with self._lock:
+            data = json.dumps(self.document, indent=2).encode()
+            if self.path.name.endswith(".gz"):
+                data = gzip.compress(data)
+            handle, temporary = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
+            try:
+                with os.fdopen(handle, "wb") as file:
+                    file.write(data)
+                    file.flush()
+                    os.fsync(file.fileno())
+                os.replace(temporary, self.path)
+            except BaseException:
+                Path(temporary).unlink(missing_ok=True)
+                raise
+            self.dirty = False
+
+    def discard(self) -> None:
+        """Forget every edit: read the file again."""
+        with self._lock:
+            self.document = _read(self.path)
+            self.dirty = False

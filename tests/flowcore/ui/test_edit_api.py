@@ -1,0 +1,227 @@
+"""The UI's writing API: configure and save a NiFi flow definition, run control, replay."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from flowcore.cli import main
+from flowcore.cli.ui import prepare
+from flowcore.ui.flow_document import SENSITIVE_VALUE_SET
+from tests.flowcore.ui.conftest import EDIT_SECRET as SECRET
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # Starlette suggests httpx2; httpx is what is installed
+    from starlette.testclient import TestClient
+
+
+@pytest.fixture
+def client(nifi_flow: argparse.Namespace) -> Iterator[TestClient]:
+    """A UI over the NiFi flow, its file restored afterwards."""
+    original = Path(nifi_flow.flow).read_bytes()
+    app, _ = prepare(nifi_flow)
+    with TestClient(app) as client:
+        yield client
+    Path(nifi_flow.flow).write_bytes(original)
+
+
+def _by_name(client: TestClient) -> dict[str, dict]:
+    return {c["name"]: c for c in client.get("/api/flow").json()["components"]}
+
+
+def _nifi_processor(path: str, name: str) -> dict:
+    document = json.loads(Path(path).read_text())
+    return next(p for p in document["flowContents"]["processors"] if p["name"] == name)
+
+
+def test_property_edit_saved_keeps_ids_positions_and_runs(client, nifi_flow, tmp_path) -> None:
+    """PUT a property, save: NiFi's ids and positions kept, and the saved file runs edited."""
+    before = _nifi_processor(nifi_flow.flow, "put")
+    put = _by_name(client)["put"]
+    assert client.get("/api/flow").json()["editable"] is True
+    answer = client.put(
+        f"/api/processors/{put['id']}", json={"properties": {"Directory": str(tmp_path / "new")}}
+    )
+    assert answer.status_code == 200, answer.text
+    assert answer.json() == {"problems": [], "dirty": True}
+    shown = {p["name"]: p["value"] for p in _by_name(client)["put"]["properties"]}
+    assert shown["Directory"] == str(tmp_path / "new")
+    assert _nifi_processor(nifi_flow.flow, "put") == before  # held until saved
+    saved = client.post("/api/flow/save", json={})
+    assert saved.status_code == 200
+    assert saved.json()["dirty"] is False
+    after = _nifi_processor(nifi_flow.flow, "put")
+    assert after["identifier"] == before["identifier"]
+    assert after["position"] == before["position"]
+    assert after["properties"]["Directory"] == str(tmp_path / "new")
+    assert not [p for p in Path(nifi_flow.flow).parent.iterdir() if p.name.startswith(".flow")]
+    repository = tmp_path / "repository"
+    assert main(["run", nifi_flow.flow, "--runner", "direct", "--repository", str(repository)]) == 0
+    assert (tmp_path / "new" / "a.txt").read_bytes() == b"one\n"
+
+
+def test_untouched_sensitive_property_keeps_its_reference(client, nifi_flow) -> None:
+    """An edit that sends 'Sensitive value set' back keeps the parameter reference; never sent."""
+    unpack = _by_name(client)["unpack"]
+    reference = _nifi_processor(nifi_flow.flow, "unpack")["properties"]["Password"]
+    answer = client.put(
+        f"/api/processors/{unpack['id']}",
+        json={"properties": {"Password": SENSITIVE_VALUE_SET}, "comments": "checked"},
+    )
+    assert answer.status_code == 200, answer.text
+    client.post("/api/flow/save", json={})
+    saved = _nifi_processor(nifi_flow.flow, "unpack")
+    assert saved["properties"]["Password"] == reference
+    assert saved["comments"] == "checked"
+    text = client.get("/api/flow").text
+    assert SECRET not in text
+    assert "#{pw}" not in text
+    assert SECRET not in client.get("/api/flow/convert").text
+
+
+def test_edit_problems_listed_all_at_once_and_discard_reloads(client, nifi_flow) -> None:
+    """Two bad values in two processors: both problems in the answer; discard goes back."""
+    put, tag = _by_name(client)["put"], _by_name(client)["tag"]
+    client.put(f"/api/processors/{put['id']}", json={"properties": {"Directory": None}})
+    answer = client.put(
+        f"/api/processors/{tag['id']}", json={"properties": {"Store State": "Sometimes"}}
+    )
+    assert answer.status_code == 200
+    problems = answer.json()["problems"]
+    assert len(problems) == 2, problems
+    assert any("Directory" in p for p in problems)
+    assert any("Store State" in p for p in problems)
+    assert _by_name(client)["put"]["state"] == "INVALID"
+    discarded = client.post("/api/flow/discard", json={})
+    assert discarded.json() == {"problems": [], "dirty": False}
+    assert _by_name(client)["put"]["validation_errors"] == []
+
+
+def test_add_connect_and_delete_processor_and_connection(client) -> None:
+    """POST a palette type and a connection to it, DELETE both; NiFi's refusal order kept."""
+    assert "LogAttribute" in client.get("/api/palette").json()["types"]
+    added = client.post("/api/processors", json={"type": "LogAttribute", "name": "log"})
+    assert added.status_code == 200, added.text
+    log = added.json()["id"]
+    tag = _by_name(client)["tag"]["id"]
+    connected = client.post(
+        "/api/connections", json={"source": tag, "destination": log, "relationships": ["success"]}
+    )
+    assert connected.status_code == 200, connected.text
+    connection = connected.json()["id"]
+    flow = client.get("/api/flow").json()
+    assert any(c["id"] == connection for c in flow["connections"])
+    refused = client.delete(f"/api/processors/{log}", headers={"content-type": "application/json"})
+    assert refused.status_code == 400
+    assert "delete them first" in refused.json()["error"]
+    queue = client.put(
+        f"/api/connections/{connection}",
+        json={"backPressureObjectThreshold": 5, "flowFileExpiration": "1 min"},
+    )
+    assert queue.status_code == 200
+    settings = next(
+        c for c in client.get("/api/flow").json()["connections"] if c["id"] == connection
+    )
+    assert settings["back_pressure_object_threshold"] == 5
+    assert (
+        client.delete(
+            f"/api/connections/{connection}", headers={"content-type": "application/json"}
+        ).status_code
+        == 200
+    )
+    assert (
+        client.delete(
+            f"/api/processors/{log}", headers={"content-type": "application/json"}
+        ).status_code
+        == 200
+    )
+    assert "log" not in _by_name(client)
+
+
+def test_mistakes_answer_one_line(client) -> None:
+    """Unknown ids 404, unknown fields and types 400, a non-JSON write 415."""
+    assert client.put("/api/processors/nope", json={"name": "x"}).status_code == 404
+    tag = _by_name(client)["tag"]["id"]
+    wrong = client.put(f"/api/processors/{tag}", json={"colour": "red"})
+    assert wrong.status_code == 400
+    assert "colour" in wrong.json()["error"]
+    assert client.post("/api/processors", json={"type": "NoSuchThing"}).status_code == 400
+    assert client.post("/api/flow/save", content=b"{}").status_code == 415
+
+
+def test_python_flow_is_read_only_with_a_conversion(nifi_flow) -> None:
+    """A Python flow's edits answer 409; /api/flow/convert gives its NiFi flow definition."""
+    args = argparse.Namespace(
+        **{
+            **vars(nifi_flow),
+            "flow": str(Path(nifi_flow.flow).with_suffix(".py")),
+            "repository": str(Path(nifi_flow.repository).parent / "py-repository"),
+        }
+    )
+    assert main(["run", args.flow, "--runner", "direct", "--repository", args.repository]) == 0
+    app, _ = prepare(args)
+    with TestClient(app) as client:
+        assert client.get("/api/flow").json().get("editable") is not True
+        refused = client.put("/api/processors/tag", json={"name": "x"})
+        assert refused.status_code == 409
+        assert "convert" in refused.json()["error"]
+        converted = client.get("/api/flow/convert")
+        assert converted.status_code == 200
+        assert converted.json()["flowContents"]["name"] == "edit-test"
+        assert "attachment" in converted.headers["content-disposition"]
+
+
+def test_batch_run_from_the_api_then_replay(client, nifi_flow) -> None:
+    """POST /api/run runs the flow (counts appear); a second start while it runs is 409; replay."""
+    (Path(nifi_flow.flow).parent / "data" / "in" / "b.txt").write_bytes(b"two\n")
+    started = client.post("/api/run", json={})
+    assert started.status_code == 200, started.text
+    assert started.json()["mode"] == "batch"
+    again = client.post("/api/run", json={})
+    if client.get("/api/run").json()["running"]:
+        assert again.status_code == 409
+    deadline = time.monotonic() + 60
+    while client.get("/api/run").json()["running"] and time.monotonic() < deadline:
+        time.sleep(0.2)
+    state = client.get("/api/run").json()
+    assert state["exit_status"] == 0, state["output"]
+    status = client.get("/api/status").json()
+    assert status["run"]["pid"] == state["pid"]
+    assert status["processors"][_by_name(client)["get"]["id"]]["out_count"] >= 1
+    received = client.get("/api/provenance", params={"type": "RECEIVE"}).json()["events"][0]
+    refused = client.post(f"/api/provenance/{received['event_id']}/replay", json={})
+    assert refused.status_code == 400
+    assert "Source FlowFile Queue" in refused.json()["error"]
+    event = client.get("/api/provenance", params={"type": "SEND"}).json()["events"][-1]
+    replayed = client.post(f"/api/provenance/{event['event_id']}/replay", json={})
+    assert replayed.status_code == 200, replayed.text
+    assert "replayed event" in replayed.json()["message"]
+
+
+def test_a_converted_flow_loses_its_sensitive_values_not_its_references() -> None:
+    """/api/flow/convert's scrub: a sensitive literal (nested too) becomes null; #{refs} stay."""
+    from flowcore.ui.edit_api import _scrub
+
+    def processor(value: str) -> dict:
+        sensitive = {"name": "Password", "sensitive": True}
+        return {
+            "properties": {"Password": value, "Plain": value},
+            "propertyDescriptors": {"Password": sensitive, "Plain": {"sensitive": False}},
+        }
+
+    group = {
+        "processors": [processor("hunter2"), processor("#{pw}")],
+        "processGroups": [{"controllerServices": [processor("s3cret")]}],
+    }
+    _scrub(group)
+    assert [p["properties"] for p in group["processors"]] == [
+        {"Password": None, "Plain": "hunter2"},
+        {"Password": "#{pw}", "Plain": "#{pw}"},
+    ]
+    assert group["processGroups"][0]["controllerServices"][0]["properties"]["Password"] is None

@@ -1,0 +1,103 @@
+"""The flow definition editor: held edits, every problem at once, atomic saves, gzip kept."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from flowcore.ui.editing import EditError, FlowEditor, UnknownComponentError
+
+
+@pytest.fixture
+def gz_flow(nifi_flow, tmp_path) -> Path:
+    """The NiFi flow definition, gzipped (as NiFi's flow.json.gz), in a directory of its own."""
+    path = tmp_path / "flow.json.gz"
+    path.write_bytes(gzip.compress(Path(nifi_flow.flow).read_bytes()))
+    return path
+
+
+def _processors(path: Path) -> dict[str, dict]:
+    document = json.loads(gzip.decompress(path.read_bytes()))
+    return {p["name"]: p for p in document["flowContents"]["processors"]}
+
+
+def test_a_gzipped_definition_is_saved_gzipped_and_nothing_else_changes(gz_flow) -> None:
+    """Rename and reschedule a processor: the file changes only there, still gzip, no temp file."""
+    before = _processors(gz_flow)
+    editor = FlowEditor(gz_flow)
+    tag = before["tag"]["identifier"]
+    editor.update_processor(tag, {"name": "tagger", "schedulingPeriod": "5 sec"})
+    assert editor.dirty
+    assert _processors(gz_flow) == before  # held until saved
+    editor.save()
+    after = _processors(gz_flow)
+    assert after["tagger"] == {**before["tag"], "name": "tagger", "schedulingPeriod": "5 sec"}
+    assert {k: v for k, v in after.items() if k != "tagger"} == {
+        k: v for k, v in before.items() if k != "tag"
+    }
+    assert [p.name for p in gz_flow.parent.iterdir()] == ["flow.json.gz"]
+    assert not editor.dirty
+
+
+def test_problems_name_every_mistake_and_discard_forgets_them(gz_flow) -> None:
+    """A required property removed and a bad allowable value: both problems; discard: none."""
+    editor = FlowEditor(gz_flow)
+    by_name = _processors(gz_flow)
+    editor.update_processor(by_name["put"]["identifier"], {"properties": {"Directory": None}})
+    editor.update_processor(
+        by_name["tag"]["identifier"], {"properties": {"Store State": "Sometimes"}}
+    )
+    problems = editor.problems()
+    assert len(problems) == 2
+    assert editor.flow_document()["problems"] == problems
+    editor.discard()
+    assert editor.problems() == []
+    assert not editor.dirty
+
+
+def test_mistakes_name_the_culprit(gz_flow) -> None:
+    """Unknown ids, fields, types and relationship-less connections raise one clear error."""
+    editor = FlowEditor(gz_flow)
+    with pytest.raises(UnknownComponentError, match="no controller service with id 'nope'"):
+        editor.update_service("nope", {"name": "x"})
+    with pytest.raises(UnknownComponentError, match="no connection"):
+        editor.update_connection("nope", {})
+    tag = _processors(gz_flow)["tag"]["identifier"]
+    with pytest.raises(EditError, match="cannot set colour"):
+        editor.update_processor(tag, {"colour": "red"})
+    with pytest.raises(EditError, match="state 'ON'"):
+        editor.update_processor(tag, {"state": "ON"})
+    with pytest.raises(EditError, match="not an available processor"):
+        editor.add_processor({"type": "NoSuchProcessor"})
+    with pytest.raises(EditError, match="needs relationships"):
+        editor.add_connection({"source": tag, "destination": tag, "relationships": []})
+    assert not editor.dirty
+
+
+def test_a_registry_snapshot_is_not_editable(tmp_path) -> None:
+    """A JSON file without flowContents is refused with the reason."""
+    path = tmp_path / "snapshot.json"
+    path.write_text('{"snapshotMetadata": {}}')
+    with pytest.raises(EditError, match=r"no NiFi 2\.x flow definition"):
+        FlowEditor(path)
+
+
+def test_a_connection_takes_nifi_prioritizer_class_names(gz_flow) -> None:
+    """Prioritizers given by the canvas's short names are saved as NiFi's full class names."""
+    editor = FlowEditor(gz_flow)
+    document = json.loads(gzip.decompress(gz_flow.read_bytes()))
+    connection = document["flowContents"]["connections"][0]["identifier"]
+    editor.update_connection(
+        connection,
+        {"prioritizers": ["OldestFlowFileFirstPrioritizer"], "flowFileExpiration": "1 min"},
+    )
+    assert editor.problems() == []
+    editor.save()
+    saved = json.loads(gzip.decompress(gz_flow.read_bytes()))["flowContents"]["connections"][0]
+    assert saved["prioritizers"] == ["org.apache.nifi.prioritizer.OldestFlowFileFirstPrioritizer"]
+    assert saved["flowFileExpiration"] == "1 min"
+    shown = next(c for c in editor.flow_document()["connections"] if c["id"] == connection)
+    assert shown["prioritizers"] == ["OldestFlowFileFirstPrioritizer"]
