@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import urllib.parse
 from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import datetime
 from typing import Any
@@ -188,6 +190,29 @@ def _chunks(stream: Any, limit: int | None) -> Iterator[bytes]:
         stream.close()
 
 
+#: A ``type/subtype`` media type with parameters, in HTTP's token characters (a FlowFile's
+#: ``mime.type`` is any text: anything else is sent as ``application/octet-stream``).
+_MEDIA_TYPE = re.compile(
+    r"[\w!#$&^.+-]+/[\w!#$&^.+-]+(\s*;\s*[\w!#$&^.+-]+=[\w!#$&^.+\"-]+)*", re.ASCII
+)
+
+
+def content_disposition(disposition: str, filename: str) -> str:
+    """A Content-Disposition naming *filename*, whatever its characters (RFC 6266).
+
+    HTTP headers are Latin-1: an ASCII fallback goes in ``filename`` (anything else, quotes and
+    control characters replaced by ``_``) and the name itself, percent-encoded UTF-8, in
+    ``filename*`` (RFC 5987), which browsers prefer; a plain ASCII name goes alone.
+    """
+    fallback = (
+        "".join(ch if " " <= ch <= "~" and ch not in '"\\' else "_" for ch in filename) or "content"
+    )
+    if fallback == filename:
+        return f'{disposition}; filename="{fallback}"'
+    encoded = urllib.parse.quote(filename or "content", safe="")
+    return f"{disposition}; filename=\"{fallback}\"; filename*=UTF-8''{encoded}"
+
+
 def _content(
     request: Request, view: RepositoryView, claim: Any, filename: str, mime: str | None
 ) -> Response:
@@ -196,14 +221,14 @@ def _content(
     if claim is None:
         return Response(b"", media_type="application/octet-stream")
     stream = view.open_content(claim)
-    safe = "".join(ch if ch.isprintable() and ch not in '"\\' else "_" for ch in filename)
     disposition = "attachment" if download else "inline"
     headers = {
-        "Content-Disposition": f'{disposition}; filename="{safe or "content"}"',
+        "Content-Disposition": content_disposition(disposition, filename),
         "X-Content-Type-Options": "nosniff",
     }
     limit = None if download else MAX_VIEW
-    media = mime if download and mime else "application/octet-stream"
+    usable = mime is not None and _MEDIA_TYPE.fullmatch(mime) is not None
+    media = mime if download and usable else "application/octet-stream"
     return StreamingResponse(_chunks(stream, limit), media_type=media, headers=headers)
 
 

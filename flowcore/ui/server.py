@@ -27,7 +27,7 @@ from flowcore.ui.edit_api import write_routes
 from flowcore.ui.editing import FlowEditor
 from flowcore.ui.reading import RepositoryView
 
-__all__ = ["COOKIE", "STATIC", "TokenGate", "create_app"]
+__all__ = ["COOKIE", "LOOPBACK_HOSTS", "STATIC", "LoopbackHosts", "TokenGate", "create_app"]
 
 #: The static pages (plain ES modules and SVG: no build step).
 STATIC = Path(__file__).resolve().parent / "static"
@@ -77,6 +77,41 @@ class TokenGate:
         await self.app(scope, receive, with_cookie)
 
 
+#: The names a browser uses for this machine: a loopback UI answers only requests for them.
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+
+
+class LoopbackHosts:
+    """ASGI middleware of a loopback UI (no token): requests naming another host get 421.
+
+    A web page the user visits could otherwise rebind its own domain to 127.0.0.1 (DNS
+    rebinding) and read FlowFiles, save the flow or start runs with the browser's requests,
+    which then name the page's domain in ``Host``.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass the request on when its Host is this machine's loopback, else 421."""
+        if (
+            scope["type"] in ("http", "websocket")
+            and host_name(Request(scope).headers.get("host", "")) not in LOOPBACK_HOSTS
+        ):
+            text = "this flowcore ui answers only http://127.0.0.1 or http://localhost"
+            await JSONResponse({"error": text}, status_code=421)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def host_name(host: str) -> str:
+    """A Host header's name without its port (``[::1]:8080`` -> ``[::1]``), lower case."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[: host.find("]") + 1] if "]" in host else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
 async def _index(_request: Request) -> Response:
     return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
 
@@ -123,4 +158,4 @@ def create_app(
     app.state.flow_path = None if flow_path is None else str(flow_path)
     app.state.editor = editor
     app.state.control = RunControl(flow_path, view.directory)
-    return TokenGate(app, token) if token else app
+    return TokenGate(app, token) if token else LoopbackHosts(app)

@@ -23,7 +23,7 @@ QUEUE = "tag:success->put"
 def client(ran) -> Iterator[TestClient]:
     app, token = prepare(ran)
     assert token is None  # loopback
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://127.0.0.1") as client:
         yield client
 
 
@@ -169,3 +169,21 @@ def test_pages_are_served(client) -> None:
     script = client.get("/static/app.js")
     assert script.status_code == 200
     assert "javascript" in script.headers["content-type"]
+
+
+def test_a_download_names_any_filename_and_sends_only_a_media_type() -> None:
+    """HTTP headers are Latin-1: a filename with other characters (a euro sign, a quote, a line
+    break) gets an ASCII fallback and its UTF-8 name in ``filename*``; a ``mime.type`` that is
+    not a media type (a line break, non-ASCII) is never sent as one."""
+    from flowcore.ui.api import _MEDIA_TYPE, content_disposition
+
+    header = content_disposition("attachment", 'prix "€"\n.txt')
+    header.encode("latin-1")  # what Starlette does with it
+    assert header == (
+        "attachment; filename=\"prix ____.txt\"; filename*=UTF-8''prix%20%22%E2%82%AC%22%0A.txt"
+    )
+    assert content_disposition("inline", "").startswith('inline; filename="content"')
+    assert content_disposition("inline", "a.json") == 'inline; filename="a.json"'
+    assert _MEDIA_TYPE.fullmatch("application/json; charset=UTF-8")
+    for bad in ("text/plain\r\nX-Evil: 1", "tëxt/plain", "plain"):
+        assert not _MEDIA_TYPE.fullmatch(bad), bad
