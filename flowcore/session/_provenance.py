@@ -153,11 +153,10 @@ class EventBuilder:
         original = record.original if record is not None else None
         previous: Mapping[str, str] = original.attributes if original is not None else {}
         current_attrs: Mapping[str, str] = flowfile.attributes if flowfile is not None else {}
+        # A snapshot event (SEND, UPLOAD, CLONE) is enriched when reported, as NiFi's reporter
+        # does: the original attributes, and what had changed by then.
         updated: Mapping[str, str]
-        if pending.snapshot is not None:
-            updated = {}
-            previous = current_attrs
-        elif current_attrs is previous:  # unchanged (a dropped or routed original)
+        if current_attrs is previous:  # unchanged (a dropped or routed original)
             updated = {}
         else:  # str -> str already: no need to check each pair again
             get = previous.get

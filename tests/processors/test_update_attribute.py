@@ -702,3 +702,28 @@ def test_without_state_update_attribute_runs_in_parallel() -> None:
     """Only storing state makes UpdateAttribute serial; otherwise its stage runs in parallel."""
     assert not UpdateAttribute(tag="x").runs_serially()
     assert UpdateAttribute(**STATEFUL, tag="x").runs_serially()
+
+
+class _TwoConnections(TestRunner):
+    """A harness whose ``success`` has two connections (the framework fans out a clone)."""
+
+    def destinations(self, relationship: str) -> int:
+        return 2 if relationship == "success" else 0
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="NiFi's UpdateAttribute reports modifyAttributes for each FlowFile it transfers; "
+    "flowcore's does not, so a fan-out records only the framework's CLONE (issue for processors/)",
+)
+def test_fan_out_records_nifis_attributes_modified_then_clone() -> None:
+    """success on two connections: NiFi records the reported ATTRIBUTES_MODIFIED, then CLONE."""
+    runner = _TwoConnections(UpdateAttribute(tag="yes"))
+    runner.enqueue(b"x", {"a": "1"})
+    runner.run()
+    clone, updated = runner.flowfiles_for("success")
+    events = runner.provenance_events
+    assert [e.event_type.value for e in events] == ["ATTRIBUTES_MODIFIED", "CLONE"]
+    assert {e.flowfile_uuid for e in events} == {updated.uuid}
+    assert list(events[1].child_uuids) == [clone.uuid]
+    assert all(dict(e.updated_attributes) == {"tag": "yes"} for e in events)

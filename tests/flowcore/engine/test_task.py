@@ -381,3 +381,32 @@ def test_many_files_sync_the_content_file_system_too(
         assert any(Path(p).is_relative_to(tmp_path) for p in whole)  # the segments' disk
     finally:
         shutil.rmtree(content.parent, ignore_errors=True)
+
+
+def test_fan_out_of_an_updated_flowfile_records_nifis_events(repos: RepositorySet) -> None:
+    """UpdateAttribute's success on two connections: a CLONE of the updated FlowFile, as NiFi.
+
+    The CLONE is the parent's event (so the framework adds no ATTRIBUTES_MODIFIED) and carries
+    the original attributes and the update; the clone gets no event of its own.
+    """
+    flow = Flow("f")
+    gen = _generated(flow, "x")
+    tag = flow.add(UpdateAttribute(tagged="yes"), name="tag")
+    left = flow.add(UpdateAttribute(), name="left")
+    right = flow.add(UpdateAttribute(), name="right")
+    flow.connect(gen, tag)
+    first = flow.connect(tag, left, durable=True)
+    second = flow.connect(tag, right, durable=True)
+    flow.auto_terminate(left, "success")
+    flow.auto_terminate(right, "success")
+    result = _run(repos, flow, work=(("gen", WorkItem("batch", {"count": 2})),))
+    a, b = _outputs(repos, result, first.id), _outputs(repos, result, second.id)
+    assert all(f.attributes["tagged"] == "yes" for f in a + b)
+    repos.provenance.index_files(result.provenance_files)
+    events = [e for e in repos.provenance.search(limit=100) if e.component_name == "tag"]
+    assert [e.event_type.value for e in events] == ["CLONE", "CLONE"]
+    assert {e.flowfile_uuid for e in events} == {f.uuid for f in b}
+    assert {u for e in events for u in e.child_uuids} == {f.uuid for f in a}
+    for event in events:
+        assert dict(event.updated_attributes) == {"tagged": "yes"}
+        assert "tagged" not in event.previous_attributes

@@ -111,3 +111,77 @@ def test_reported_events_carry_processor_fields(runner: TestRunner) -> None:
     assert send.event_type is E.SEND
     assert send.content_claim == flowfile.content
     assert [e.event_id for e in runner.provenance_events] == [0, 1]
+
+
+def _fan_out_one(change: str) -> tuple[TestRunner, str, str]:
+    """Take one FlowFile ({'a': '1'}), change it as *change* says, send it to two connections.
+
+    Returns the runner, the FlowFile's uuid (it goes to the last connection) and its clone's.
+    """
+    runner = FanOutRunner(Dummy())
+    runner.enqueue(b"x", {"a": "1"})
+    session = runner.create_session()
+    flowfile = session.get()
+    if change in ("attributes", "reported attributes"):
+        flowfile = session.put_attribute(flowfile, "k", "v")
+    if change == "reported attributes":
+        session.provenance.modify_attributes(flowfile)
+    if change == "content":
+        flowfile = session.write(flowfile, b"y")
+    if change == "route":
+        session.provenance.route(flowfile, SUCCESS)
+    session.transfer(flowfile, SUCCESS)
+    session.commit()
+    clone, last = runner.flowfiles_for("success")
+    assert last.uuid == flowfile.uuid
+    return runner, flowfile.uuid, clone.uuid
+
+
+def test_fan_out_of_changed_attributes_records_only_the_clone() -> None:
+    """NiFi: the fan-out CLONE counts as the parent's event, so no ATTRIBUTES_MODIFIED is added."""
+    runner, parent, clone = _fan_out_one("attributes")
+    (event,) = runner.provenance_events
+    assert event.event_type is E.CLONE
+    assert event.flowfile_uuid == parent
+    assert list(event.parent_uuids) == [parent]
+    assert list(event.child_uuids) == [clone]
+
+
+def test_fan_out_clone_carries_original_and_updated_attributes() -> None:
+    """The CLONE is enriched when made, as NiFi's reporter does: original vs. changed attributes."""
+    runner, parent, _ = _fan_out_one("attributes")
+    (event,) = runner.provenance_events
+    assert dict(event.updated_attributes) == {"k": "v"}
+    assert dict(event.previous_attributes)["a"] == "1"
+    assert "k" not in event.previous_attributes
+    assert dict(event.previous_attributes)["uuid"] == parent
+
+
+def test_fan_out_after_reported_attributes_change() -> None:
+    """A reported ATTRIBUTES_MODIFIED comes first, then the CLONE (NiFi's UpdateAttribute case)."""
+    runner, parent, clone = _fan_out_one("reported attributes")
+    assert types(runner) == [E.ATTRIBUTES_MODIFIED, E.CLONE]
+    modified, cloned = runner.provenance_events
+    assert modified.flowfile_uuid == cloned.flowfile_uuid == parent
+    assert dict(modified.updated_attributes) == dict(cloned.updated_attributes) == {"k": "v"}
+    assert list(cloned.child_uuids) == [clone]
+
+
+def test_fan_out_after_content_change() -> None:
+    """CONTENT_MODIFIED is added whatever else was: after the CLONE, which holds the new content."""
+    runner, parent, _ = _fan_out_one("content")
+    assert types(runner) == [E.CLONE, E.CONTENT_MODIFIED]
+    cloned, modified = runner.provenance_events
+    assert cloned.flowfile_uuid == modified.flowfile_uuid == parent
+    assert cloned.content_claim == modified.content_claim
+    assert modified.previous_content_claim != modified.content_claim
+    assert [f.content for f in runner.flowfiles_for("success")] == [b"y", b"y"]
+
+
+def test_fan_out_of_a_routed_flowfile() -> None:
+    """A processor that only routes: its ROUTE, then the CLONE, and nothing for the clone."""
+    runner, _, clone = _fan_out_one("route")
+    assert types(runner) == [E.ROUTE, E.CLONE]
+    cloned = runner.provenance_events[1]
+    assert dict(cloned.updated_attributes) == {}
+    assert clone not in {e.flowfile_uuid for e in runner.provenance_events}
