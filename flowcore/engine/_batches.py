@@ -17,7 +17,7 @@ otherwise the state is dropped and the batch takes the one-by-one path.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -25,7 +25,7 @@ from flowcore.engine._driver import BatchDriver
 from flowcore.engine._routes import checked_routes
 from flowcore.errors import BatchResultError
 from flowcore.flowfile_batch import FlowFileBatch
-from flowcore.session.batch_context import BatchContext, BatchRoute
+from flowcore.session.batch_context import BatchContext, BatchRoute, SentRows
 from flowcore.session.host import QueuedFlowFile, StateMap
 
 __all__ = ["PerFlowFileDriver"]
@@ -109,7 +109,9 @@ class PerFlowFileDriver(BatchDriver):
             # Each FlowFile's events in its session's order: what was reported (SEND, ROUTE), then
             # CONTENT_MODIFIED or ATTRIBUTES_MODIFIED, then its DROP. How different FlowFiles'
             # events interleave is not part of provenance's contract (DESIGN §3).
-            task.events.extend(self.sent_runs(context.take(), {id(batch): queue_id}))
+            effects = context.take()
+            sent = _sent_rows(effects.sends, batch)
+            task.events.extend(self.sent_runs(effects, {id(batch): queue_id}))
             member.consumed += batch.count
             # Queue positions as the one-by-one path gives them: in input order across the parts.
             first_index = member.task.take_queue_indices(batch.count)
@@ -117,7 +119,8 @@ class PerFlowFileDriver(BatchDriver):
             onward: list[tuple[str, FlowFileBatch, np.ndarray]] = []
             for route, rows, before in parts:
                 dropped = not member.plan.routes.get(route.relationship)
-                task.events.extend(self.route_runs(route, before, now, queue_id))
+                reported = None if sent is None else sent[rows]
+                task.events.extend(self.route_runs(route, before, now, queue_id, reported))
                 if dropped:
                     run = self.dropped_run(route.relationship, before, route.batch, queue_id)
                     if run is not None:
@@ -133,3 +136,22 @@ class PerFlowFileDriver(BatchDriver):
         return policy is not None and any(
             r.relationship in policy.relationships and r.batch.count for r in routes
         )
+
+
+def _sent_rows(sends: Sequence[SentRows], batch: FlowFileBatch) -> np.ndarray | None:
+    """Which FlowFiles of *batch* a batch form reported as sent (None: none).
+
+    A SEND is an event registered for its FlowFile: as in NiFi's session, no
+    ATTRIBUTES_MODIFIED is added for a FlowFile with one (PublishKafka's ``msg.count``).
+    """
+    sent = None
+    for each in sends:
+        if each.batch is not batch:
+            continue
+        if sent is None:
+            sent = np.zeros(batch.count, dtype=bool)
+        if each.rows is None:
+            sent[:] = True
+        else:
+            sent[each.rows] = True
+    return sent

@@ -84,14 +84,21 @@ class BatchDriver:
             task.enqueue_batch(route.connection_id, queued)
 
     def route_runs(
-        self, route: BatchRoute, before: FlowFileBatch, now: int, queue_id: str
+        self,
+        route: BatchRoute,
+        before: FlowFileBatch,
+        now: int,
+        queue_id: str,
+        reported: np.ndarray | None = None,
     ) -> list[ProvenanceEventRun]:
         """The events a session's commit records for a route's FlowFiles, as runs, in its order.
 
         Reported events first (ROUTE, CONTENT_MODIFIED: ``route.reported``,
         ``route.content_modified``), then CONTENT_MODIFIED for each FlowFile whose content changed,
         then ATTRIBUTES_MODIFIED for each other one whose attributes changed, when nothing was
-        reported for it. *before* is the route's FlowFiles as the batch form was given them.
+        reported for it. *before* is the route's FlowFiles as the batch form was given them;
+        *reported* marks those with an event reported through the context (a SEND), which get
+        no ATTRIBUTES_MODIFIED either.
         """
         after = route.batch
         if not before.count:
@@ -136,8 +143,11 @@ class BatchDriver:
             )
         if route.reported or route.content_modified or changed is True:
             return runs
-        if changed is not None:
-            before, after = before.where(~changed), after.where(~changed)
+        keep = None if changed is None else ~changed
+        if reported is not None:
+            keep = ~reported if keep is None else keep & ~reported
+        if keep is not None:
+            before, after = before.where(keep), after.where(keep)
         runs.extend(self.attribute_runs(before, after, now, queue_id))
         return runs
 
@@ -217,15 +227,17 @@ class BatchDriver:
     def send_run(self, sent: SentRows, now: int, queue_id: str | None) -> ProvenanceEventRun:
         """The SEND events a batch form reported, as a session's reporter records them: one run.
 
-        Each event has the FlowFile as sent (no attribute updated) and its own transit URI when
-        they differ (a column of the run).
+        Each event has the FlowFile as given and as sent (the attributes the batch form changed
+        before sending, if any) and its own transit URI when they differ (a column of the run).
         """
+        after = sent.batch if sent.as_sent is None else sent.as_sent
         batch = sent.batch if sent.rows is None else sent.batch.take(sent.rows)
+        after = after if sent.rows is None else after.take(sent.rows)
         uris = sent.transit_uris
         run = self.batch_run(
             ProvenanceEventType.SEND,
             batch,
-            batch,
+            after,
             now,
             transit_uri=uris if isinstance(uris, str) else uris[0],
             details=sent.details,

@@ -146,12 +146,15 @@ class SentRows:
         rows: which of its FlowFiles, in order (None: all of them).
         transit_uris: one URI for all of them, or one per FlowFile of *rows*.
         details: the events' details.
+        as_sent: the whole batch as the batch form had changed it when it sent (None:
+            unchanged), so each event says what changed, as a session's SEND does.
     """
 
     batch: FlowFileBatch
     rows: np.ndarray | None
     transit_uris: str | tuple[str, ...]
     details: str | None = None
+    as_sent: FlowFileBatch | None = None
 
 
 @attrs.frozen
@@ -247,6 +250,7 @@ class BatchContext(ProcessContext):
         *,
         rows: np.ndarray | Sequence[int] | None = None,
         details: str | None = None,
+        as_sent: FlowFileBatch | None = None,
     ) -> None:
         """Report that FlowFiles of *batch* were sent: ``session.provenance.send`` for each.
 
@@ -256,6 +260,8 @@ class BatchContext(ProcessContext):
                 file URIs), kept as a column of the event run.
             rows: which FlowFiles (None: all), in order.
             details: the events' details.
+            as_sent: *batch* as the batch form changed it before sending (PublishKafka's
+                ``msg.count``), row for row: the events carry those changes.
         """
         picked = None if rows is None else np.asarray(rows, dtype=np.int64)
         count = batch.count if picked is None else len(picked)
@@ -264,7 +270,7 @@ class BatchContext(ProcessContext):
             msg = f"{len(uris)} transit URIs for {count} FlowFiles sent"
             raise ValueError(msg)
         if count:
-            self._sends.append(SentRows(batch, picked, uris, details))
+            self._sends.append(SentRows(batch, picked, uris, details, as_sent))
 
     # --- content ------------------------------------------------------------------------------
 

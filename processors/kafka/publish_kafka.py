@@ -298,7 +298,7 @@ class PublishKafka(Processor):
             done = batch.with_columns({"msg.count": column_of([str(n) for n in sent_counts])})
         base = service.transit_uri_base
         uris = [f"{base}/{topic or ''}" for topic in topics]
-        context.report_send(batch, uris[0] if len(set(uris)) == 1 else uris)
+        context.report_send(batch, uris[0] if len(set(uris)) == 1 else uris, as_sent=done)
         return SUCCESS.name, done
 
     def _publish(

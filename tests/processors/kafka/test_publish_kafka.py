@@ -256,6 +256,19 @@ def test_batch_form_publishes_a_whole_batch(kafka_cluster, topic):
     assert messages[b"m4"].headers() == [("h", b"v4")]
 
 
+def test_batch_form_records_one_by_ones_events(kafka_cluster, topic):
+    """The batch form's outputs and events agree with one by one's: a SEND per FlowFile and no
+    ATTRIBUTES_MODIFIED for its msg.count (a FlowFile with a SEND gets none, as in NiFi)."""
+    runner = TestRunner(
+        PublishKafka(kafka_connection_service="kafka", topic_name=topic), batches=True
+    )
+    runner.add_service(Kafka3ConnectionService("kafka", bootstrap_servers=kafka_cluster.bootstrap))
+    for n in range(4):
+        runner.enqueue(f"agree {n}".encode(), {"kafka.key": f"k{n}"})
+    runner.assert_batch_form_agrees()
+    assert {e.event_type.name for e in runner.provenance_events} == {"SEND"}
+
+
 def test_batch_form_failure_routes_one_by_one_without_sending_again(kafka_cluster, topic):
     """A refused message in a batch: the batch declines, its FlowFiles are routed one by one
     from the carried outcomes (failure penalized), nothing is published twice."""
