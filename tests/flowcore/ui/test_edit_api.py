@@ -26,7 +26,7 @@ def client(nifi_flow: argparse.Namespace) -> Iterator[TestClient]:
     """A UI over the NiFi flow, its file restored afterwards."""
     original = Path(nifi_flow.flow).read_bytes()
     app, _ = prepare(nifi_flow)
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://127.0.0.1") as client:
         yield client
     Path(nifi_flow.flow).write_bytes(original)
 
@@ -166,7 +166,7 @@ def test_python_flow_is_read_only_with_a_conversion(nifi_flow) -> None:
     )
     assert main(["run", args.flow, "--runner", "direct", "--repository", args.repository]) == 0
     app, _ = prepare(args)
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://127.0.0.1") as client:
         assert client.get("/api/flow").json().get("editable") is not True
         refused = client.put("/api/processors/tag", json={"name": "x"})
         assert refused.status_code == 409
