@@ -341,9 +341,16 @@ def _text_types(strings: pa.Array, temporal: TemporalFormats) -> list[DataType]:
     # one by one: non-ASCII values, and what may match a date/time/timestamp format
     slow = pc.and_(pc.is_valid(text), pc.invert(ascii_))
     slow = pc.and_(pc.not_equal(text, ""), slow)
-    maybe = _maybe_temporal(text, temporal)
-    if maybe is not None:
-        slow = pc.or_(slow, pc.and_(rest, maybe))
+    maybe = _maybe_temporal(text, temporal) if pc.any(rest).as_py() else None
+    if maybe is not None and pc.any(pc.and_(rest, maybe)).as_py():
+        maybe = pc.and_(rest, maybe)
+        first = _first_temporal(text, temporal)
+        if first is not None:  # what the first format Arrow parses exactly is that type
+            parsed, code = first
+            decided = pc.fill_null(pc.and_(maybe, pc.is_valid(parsed)), False)
+            codes[decided.to_numpy(zero_copy_only=False)] = code
+            maybe = pc.and_(maybe, pc.invert(decided))
+        slow = pc.or_(slow, maybe)
     slow_rows = pc.indices_nonzero(pc.fill_null(slow, False)).to_numpy()
     if len(slow_rows):
         for row, value in zip(slow_rows, text.take(slow_rows).to_pylist(), strict=True):
@@ -351,6 +358,24 @@ def _text_types(strings: pa.Array, temporal: TemporalFormats) -> list[DataType]:
             codes[row] = _NONE if dtype is None else _TEXT_TYPES.index(dtype)
     found = pc.unique(pa.array(codes)).to_pylist()  # in order of first occurrence
     return [_TEXT_TYPES[code] for code in found if code != _NONE]
+
+
+def _first_temporal(text: pa.Array, temporal: TemporalFormats) -> tuple[pa.Array, int] | None:
+    """The values the first configured format (timestamp, date, time: NiFi's order) parses.
+
+    :meth:`formats.DateTimePattern.parse_column` parses only what ``parse_datetime`` would
+    (null: not known), and a text value that parses in the first format NiFi tries is of that
+    format's type, so the values it parses need no test one by one.
+    """
+    for dtype, java in (
+        (TIMESTAMP, temporal.timestamp),
+        (DATE, temporal.date),
+        (TIME, temporal.time),
+    ):
+        if java:
+            parsed = formats.pattern(java).parse_column(text)
+            return None if parsed is None else (parsed, _TEXT_TYPES.index(dtype))
+    return None
 
 
 def _maybe_temporal(text: pa.Array, temporal: TemporalFormats) -> pa.Array | None:
