@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Mapping
 from typing import ClassVar
 
@@ -37,6 +38,28 @@ ROUTE_ATTRIBUTE = "QueryRecord.Route"
 TABLE = "FLOWFILE"
 #: Rows per batch DuckDB hands back to the writer (memory bound of the output side).
 RESULT_BATCH_ROWS = 65536
+#: Content bytes up to which a FlowFile's records are read once into a table all its queries
+#: run over; a larger content is streamed to each query (memory: a batch).
+TABLE_BYTES = 16 << 20
+
+_connections = threading.local()
+
+
+def _connection() -> duckdb.DuckDBPyConnection:
+    """This thread's DuckDB connection (made once: ~10 ms each, against ~1 ms a query).
+
+    A connection is not shared between threads; each query registers FLOWFILE and
+    unregisters it after.
+    """
+    connection = getattr(_connections, "connection", None)
+    if connection is None:
+        connection = duckdb.connect()
+        connection.execute("SET threads TO 1")  # flowcore runs tasks in parallel
+        # Calcite compares text with numbers by casting; DuckDB does when asked
+        connection.execute("SET old_implicit_casting = true")
+        _connections.connection = connection
+    return connection
+
 
 REL_ORIGINAL = Relationship(
     "original",
@@ -193,11 +216,20 @@ class QueryRecord(Processor):
         include_zero = context.get_property(INCLUDE_ZERO_RECORD_FLOWFILES).as_boolean()
         created: list[tuple[FlowFile, str]] = []
         try:
+            table = None
+            if len(self.dynamic_properties) > 1 and original.size <= TABLE_BYTES:
+                with read_records(session, original, reader) as records:
+                    table = _batch_reader(records).read_all()
             for name in self.dynamic_properties:
                 sql = (
                     context.get_property(name).evaluate_attribute_expressions(original).value or ""
                 )
-                child, count = self._query(session, original, reader, writer, name=name, sql=sql)
+                if table is not None:
+                    child, count = self._run(session, original, table, writer, name=name, sql=sql)
+                else:
+                    child, count = self._query(
+                        session, original, reader, writer, name=name, sql=sql
+                    )
                 if count == 0 and not include_zero:
                     session.remove(child)
                     continue
@@ -233,49 +265,43 @@ class QueryRecord(Processor):
         records held as a table (memory: the whole content's records).
         """
         try:
-            return self._run(session, original, reader, writer, name=name, sql=sql, whole=False)
+            with read_records(session, original, reader) as records:
+                stream = _batch_reader(records)
+                return self._run(session, original, stream, writer, name=name, sql=sql)
         except duckdb.Error as error:
             if "already been consumed" not in str(error):
                 raise
-        return self._run(session, original, reader, writer, name=name, sql=sql, whole=True)
+        with read_records(session, original, reader) as records:
+            table = _batch_reader(records).read_all()
+        return self._run(session, original, table, writer, name=name, sql=sql)
 
     @staticmethod
     def _run(
         session: ProcessSession,
         original: FlowFile,
-        reader: RecordReaderService,
+        records: pa.Table | pa.RecordBatchReader,
         writer: RecordWriterService,
         *,
         name: str,
         sql: str,
-        whole: bool,
     ) -> tuple[FlowFile, int]:
+        """Run *sql* over *records* (registered as FLOWFILE, not copied) into a new child."""
         child = session.create(original)
+        connection = _connection()
         try:
-            with read_records(session, original, reader) as records:
-                table = _batch_reader(records)
-                connection = duckdb.connect()
-                try:
-                    connection.execute("SET threads TO 1")  # flowcore runs tasks in parallel
-                    # Calcite compares text with numbers by casting; DuckDB does when asked
-                    connection.execute("SET old_implicit_casting = true")
-                    connection.register(TABLE, table.read_all() if whole else table)
-                    relation = connection.sql(sql)
-                    if relation is None:  # a statement that returns no rows (CREATE, SET ...)
-                        msg = f"the query {name!r} is not a SELECT statement: {sql}"
-                        raise duckdb.InvalidInputException(msg)
-                    stream = getattr(relation, "to_arrow_reader", None)
-                    result = (stream or relation.fetch_arrow_reader)(RESULT_BATCH_ROWS)
-                    child, written = write_records(
-                        session,
-                        child,
-                        writer,
-                        result.schema,
-                        result,
-                        attributes=original.attributes,
-                    )
-                finally:
-                    connection.close()
+            connection.register(TABLE, records)
+            try:
+                relation = connection.sql(sql)
+                if relation is None:  # a statement that returns no rows (CREATE, SET ...)
+                    msg = f"the query {name!r} is not a SELECT statement: {sql}"
+                    raise duckdb.InvalidInputException(msg)
+                stream = getattr(relation, "to_arrow_reader", None)
+                result = (stream or relation.fetch_arrow_reader)(RESULT_BATCH_ROWS)
+                child, written = write_records(
+                    session, child, writer, result.schema, result, attributes=original.attributes
+                )
+            finally:
+                connection.unregister(TABLE)
         except BaseException:
             session.remove(child)
             raise

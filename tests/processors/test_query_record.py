@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from flowcore import Flow, ProvenanceEventType
 from flowcore.driver.controller import run_flow
 from flowcore.settings import Settings
 from flowcore.testing import TestRunner
-from processors import GetFile, PutFile, QueryRecord
+from processors import GetFile, PutFile, QueryRecord, query_record
 from processors.record_services import (
     CSVReader,
     CSVRecordSetWriter,
@@ -177,3 +179,25 @@ def test_queries_route_in_a_flow(tmp_path: Path) -> None:
     )
     assert result.count("query", "toms") == 1
     assert (tmp_path / "out" / "points.csv").read_bytes() == b'[{"points":1},{"points":99}]'
+
+
+def test_queries_give_the_same_results_over_the_table_and_over_the_stream(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A small FlowFile's records are read once into a table all its queries share; a large
+    one's are streamed to each query (a self-join re-reads them): the results are the same."""
+    queries = {
+        "big": "select name, points from FLOWFILE where points > 1 order by points",
+        "twice": "select a.name, count(*) as n from FLOWFILE a join FLOWFILE b "
+        "on a.name = b.name group by a.name order by a.name",
+    }
+    results = []
+    for table_bytes in (query_record.TABLE_BYTES, 0):
+        monkeypatch.setattr(query_record, "TABLE_BYTES", table_bytes)
+        runner = query(**queries)
+        runner.assert_transfer_count("big", 1)
+        runner.assert_transfer_count("twice", 1)
+        results.append({n: runner.flowfiles_for(n)[0].content for n in queries})
+    assert results[0] == results[1]
+    assert results[0]["big"] == b'"name","points"\n"Jerry","2"\n"Tom","99"\n'
+    assert results[0]["twice"] == b'"name","n"\n"Jerry","1"\n"Tom","4"\n'

@@ -326,3 +326,16 @@ def test_column_wise_inference_is_the_row_wise_inference(rows: list[list[str]]) 
         ]
         expected = infer_text_schema(list(columns), cleaned, options.temporal)
         assert csv_reader._infer_schema(columns, rows, dialect, options) == expected, rows
+
+
+@pytest.mark.parametrize("data", [b"id,name\n", b"id,name", b"\xef\xbb\xbfid,name\r\n"])
+def test_a_header_alone_gives_an_empty_batch_of_the_headers_fields(data: bytes) -> None:
+    """A CSV of its header line only gives one empty batch whose fields are the header's
+    (strings when inferred, the schema's types when given), not no batch at all."""
+    (inferred,) = list(read_csv(io.BytesIO(data), HEADER))
+    assert inferred.num_rows == 0
+    assert inferred.schema == pa.schema([("id", pa.string()), ("name", pa.string())])
+    given = s.RecordSchema.of({"id": s.INT, "name": s.STRING})
+    (typed,) = list(read_csv(io.BytesIO(data), HEADER, given))
+    assert typed.num_rows == 0
+    assert typed.schema == given.to_arrow()

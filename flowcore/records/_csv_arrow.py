@@ -1,0 +1,324 @@
+r"""CSV rows split by ``pyarrow.csv`` where its split is exactly the ``csv`` module's.
+
+The CSV reader's Python path splits rows with the ``csv`` module (after rewriting Commons CSV's
+escapes), about 1.5 s per million rows; Arrow's parser does it in C++ at a tenth of that. Both
+give every value as a string; the reader then cleans and converts the columns the same way
+whichever split them, so the records are the same when the split is.
+
+When the split is the same (tested with hypothesis in ``tests/flowcore/records``):
+
+- the options: UTF-8 content, no "Comment Marker" (Commons CSV drops a comment line before
+  splitting it, per physical line), no surrounding-space skipping (Tab-Delimited), ASCII
+  separator, quote and escape characters that differ from each other and from line breaks;
+- the content: every row as wide as the first (the Python path pads a short row and drops a
+  longer one's extra values), no escape character right after a quote (after a closing quote
+  the ``csv`` module keeps it as a character), and nothing Arrow refuses (bad UTF-8, an empty
+  content, a row longer than a block). Arrow raises on those, and the reader falls back:
+  :class:`SplitFailed`; the bytes read so far are kept (:attr:`ArrowSplit.replay`) so the Python
+  path can read the content again from its start.
+
+Escapes: Arrow's escape takes the next character as it is; Commons CSV turns ``\n`` ``\r``
+``\t`` ``\b`` ``\f`` into control characters and keeps the escape before any character that is
+not a delimiter, quote or escape (MySQL's ``\N``). The bytes are rewritten as the Python path
+rewrites its lines (the same rule), so Arrow's escape gives Commons CSV's values.
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+import re
+import tempfile
+from collections.abc import Iterator
+from typing import IO
+
+import pyarrow as pa
+import pyarrow.csv as pacsv
+
+from flowcore.records.csv_format import CsvDialect
+
+__all__ = [
+    "ArrowColumns",
+    "ArrowSplit",
+    "Columns",
+    "RowColumns",
+    "SplitFailed",
+    "joined",
+    "usable",
+]
+
+#: Bytes Arrow parses at a time (a row longer than this makes Arrow refuse: then the Python path).
+BLOCK_SIZE = 1 << 16
+#: Columns typed as strings up front (a wider content falls back to the Python path).
+MAX_COLUMNS = 1024
+#: Bytes of the content kept in memory for a fallback before they spill to a temporary file.
+SPOOL_BYTES = 4 << 20
+
+_STRINGS = pacsv.ConvertOptions(
+    column_types={f"f{i}": pa.string() for i in range(MAX_COLUMNS)},
+    strings_can_be_null=False,
+    quoted_strings_can_be_null=False,
+)
+_CONTROL = {b"r": b"\r", b"n": b"\n", b"t": b"\t", b"b": b"\b", b"f": b"\f"}
+
+
+class SplitFailed(Exception):
+    """Arrow cannot split this content as the Python path would: read it that way instead."""
+
+
+def usable(dialect: CsvDialect, character_set: str) -> bool:
+    """Whether Arrow's split of a content under *dialect* can be the Python path's."""
+    try:
+        utf8 = codecs.lookup(character_set).name == "utf-8"
+    except LookupError:
+        return False
+    if not utf8 or dialect.comment is not None or dialect.ignore_surrounding_spaces:
+        return False
+    chars = [c for c in (dialect.delimiter, dialect.quote, dialect.escape) if c is not None]
+    return all(len(c) == 1 and c.isascii() and c not in "\r\n" for c in chars) and len(
+        set(chars)
+    ) == len(chars)
+
+
+class ArrowSplit:
+    """One content's rows split by Arrow, ``batch_size`` rows at a time, as string columns.
+
+    Args:
+        stream: the content.
+        dialect: its CSV format (:func:`usable` said yes).
+        first_line_is_header: take the first row as the header (:attr:`header`).
+        batch_size: rows per chunk (the Python path's batches, so both give the same batches).
+    """
+
+    def __init__(
+        self, stream: IO[bytes], dialect: CsvDialect, *, first_line_is_header: bool, batch_size: int
+    ) -> None:
+        self._source = _Source(stream, dialect)
+        self._batch_size = batch_size
+        self._first_line_is_header = first_line_is_header
+        self.header: list[str] | None = None
+
+    def chunks(self) -> Iterator[list[pa.Array]]:
+        """The rows' columns (after the header), *batch_size* rows a chunk.
+
+        Raises:
+            SplitFailed: Arrow refused the content (the caller reads :attr:`replay` instead).
+        """
+        pending: list[pa.RecordBatch] = []
+        count = 0
+        for block in self._batches():
+            batch = block
+            if self._first_line_is_header and self.header is None:
+                self.header = [column[0].as_py() for column in batch.columns]
+                batch = batch.slice(1)
+            while batch.num_rows:
+                take = min(batch.num_rows, self._batch_size - count)
+                pending.append(batch.slice(0, take))
+                batch = batch.slice(take)
+                count += take
+                if count == self._batch_size:
+                    yield _columns(pending)
+                    pending, count = [], 0
+        if count:
+            yield _columns(pending)
+
+    def _batches(self) -> Iterator[pa.RecordBatch]:
+        dialect = self._source.dialect
+        parse = pacsv.ParseOptions(
+            delimiter=dialect.delimiter,
+            quote_char=dialect.quote or False,
+            escape_char=dialect.escape or False,
+            double_quote=True,
+            newlines_in_values=True,
+            ignore_empty_lines=dialect.ignore_empty_lines,
+        )
+        read = pacsv.ReadOptions(
+            autogenerate_column_names=True, block_size=BLOCK_SIZE, use_threads=False
+        )
+        try:
+            reader = pacsv.open_csv(pa.PythonFile(self._source, mode="r"), read, parse, _STRINGS)
+        except (pa.ArrowException, UnicodeError, ValueError, SplitFailed) as exc:
+            raise SplitFailed(str(exc)) from exc
+        try:
+            if any(t != pa.string() for t in reader.schema.types):
+                msg = f"more than {MAX_COLUMNS} columns"
+                raise SplitFailed(msg)
+            while True:
+                try:
+                    batch = reader.read_next_batch()
+                except StopIteration:
+                    return
+                except (pa.ArrowException, UnicodeError, ValueError, SplitFailed) as exc:
+                    raise SplitFailed(str(exc)) from exc
+                yield batch
+        finally:
+            reader.close()  # Arrow's read-ahead thread must not outlive the content stream
+
+    def replay(self) -> IO[bytes]:
+        """The whole content again from its start (the bytes Arrow read, then the rest)."""
+        return self._source.replay()
+
+
+def _columns(pieces: list[pa.RecordBatch]) -> list[pa.Array]:
+    if len(pieces) == 1:
+        return list(pieces[0].columns)
+    return [pa.concat_arrays([p.column(i) for p in pieces]) for i in range(pieces[0].num_columns)]
+
+
+class Columns:
+    """A run of rows as raw (uncleaned) string columns; a short row's missing values null."""
+
+    num_rows: int
+    width: int
+
+    def column(self, index: int) -> pa.Array:
+        raise NotImplementedError
+
+    def head(self, count: int) -> Columns:
+        raise NotImplementedError
+
+
+class RowColumns(Columns):
+    """Rows the ``csv`` module split."""
+
+    def __init__(self, rows: list[list[str]]) -> None:
+        self.rows = rows
+        self.num_rows = len(rows)
+        self.width = max((len(r) for r in rows), default=0)
+
+    def column(self, index: int) -> pa.Array:
+        try:
+            values = [row[index] for row in self.rows]
+        except IndexError:  # a short row: its missing values are null
+            values = [row[index] if index < len(row) else None for row in self.rows]
+        return pa.array(values, pa.string())
+
+    def head(self, count: int) -> RowColumns:
+        return self if count >= self.num_rows else RowColumns(self.rows[:count])
+
+
+class ArrowColumns(Columns):
+    """Rows Arrow split: every row as wide as the first."""
+
+    def __init__(self, arrays: list[pa.Array]) -> None:
+        self.arrays = arrays
+        self.num_rows = len(arrays[0]) if arrays else 0
+        self.width = len(arrays)
+
+    def column(self, index: int) -> pa.Array:
+        if index < self.width:
+            return self.arrays[index]
+        return pa.nulls(self.num_rows, pa.string())
+
+    def head(self, count: int) -> ArrowColumns:
+        if count >= self.num_rows:
+            return self
+        return ArrowColumns([a.slice(0, count) for a in self.arrays])
+
+
+def joined(chunks: list[Columns]) -> Columns:
+    if len(chunks) == 1:
+        return chunks[0]
+    if not chunks:
+        return RowColumns([])
+    if isinstance(chunks[0], RowColumns):
+        return RowColumns([row for c in chunks for row in c.rows])  # type: ignore[attr-defined]
+    width = chunks[0].width
+    return ArrowColumns([pa.concat_arrays([c.column(i) for c in chunks]) for i in range(width)])
+
+
+class _Source:
+    """The content for Arrow: escapes rewritten, every byte read kept for a fallback."""
+
+    closed = False
+
+    def __init__(self, stream: IO[bytes], dialect: CsvDialect) -> None:
+        self.dialect = dialect
+        self._stream = stream
+        self._spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115
+        self._pending = b""
+        self._end = False
+        self._escape = dialect.escape.encode() if dialect.escape else None
+        self._quote = dialect.quote.encode() if dialect.quote else None
+        self._last = b""
+        if self._escape is not None:
+            meta = {dialect.delimiter, dialect.escape, dialect.quote or ""} - {""}
+            self._meta = {c.encode() for c in meta} | {b"\r", b"\n"}
+            self._pattern = re.compile(re.escape(self._escape) + rb"(.)", re.DOTALL)
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        want = size if size >= 0 else 1 << 62
+        while len(self._pending) < want and not self._end:
+            data = self._stream.read(max(want - len(self._pending), 1 << 16) if size >= 0 else -1)
+            if not data:
+                self._end = True
+                break
+            self._spool.write(data)
+            if self._escape is not None and self._escape in data:
+                self._refuse_after_quote(data)
+                data = self._unescaped(data)
+            self._last = data[-1:]
+            self._pending += data
+        out, self._pending = self._pending[:want], self._pending[want:]
+        return out
+
+    def _refuse_after_quote(self, data: bytes) -> None:
+        """Refuse an escape right after a quote (the Python path then reads the content).
+
+        After a closing quote the ``csv`` module takes an escape as a character, Arrow as an
+        escape; the bytes do not tell an opening quote from a closing one, so both refuse.
+        """
+        if self._quote is None or self._escape is None:
+            return
+        if self._quote + self._escape in data or (
+            self._last == self._quote and data.startswith(self._escape)
+        ):
+            msg = "an escape character follows a quote"
+            raise SplitFailed(msg)
+
+    def _unescaped(self, data: bytes) -> bytes:
+        """*data* with Commons CSV's escapes in Arrow's terms (an escape at its end completed)."""
+        escape = self._escape or b""
+        while (len(data) - len(data.rstrip(escape))) % 2:  # the last escape takes the next byte
+            more = self._stream.read(1)
+            if not more:  # the csv module reads an escape at the end as an escaped line break
+                msg = "the content ends with an escape character"
+                raise SplitFailed(msg)
+            self._spool.write(more)
+            data += more
+
+        def rewrite(match: re.Match[bytes]) -> bytes:
+            char = match.group(1)
+            if char in self._meta:
+                return match.group(0)
+            if char in _CONTROL:
+                return escape + _CONTROL[char]
+            return escape + escape + char
+
+        return self._pattern.sub(rewrite, data)
+
+    def replay(self) -> IO[bytes]:
+        self._spool.seek(0)
+        return io.BufferedReader(_Chain(self._spool, self._stream), buffer_size=1 << 16)
+
+
+class _Chain(io.RawIOBase):
+    """Two byte streams read one after the other."""
+
+    def __init__(self, first: IO[bytes], second: IO[bytes]) -> None:
+        self._streams = [first, second]
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        while self._streams:
+            data = self._streams[0].read(len(buffer))
+            if data:
+                buffer[: len(data)] = data
+                return len(data)
+            self._streams.pop(0)
+        return 0
