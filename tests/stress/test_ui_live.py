@@ -42,7 +42,8 @@ def test_the_event_stream_follows_a_live_run(ran, tmp_path) -> None:  # noqa: F8
             assert time.monotonic() < deadline, "the continuous run wrote no status.json"
             time.sleep(0.1)
         app, _ = prepare(argparse.Namespace(**{**vars(ran), "repository": str(repository)}))
-        with TestClient(app) as live, live.stream("GET", "/api/events") as stream:
+        live = TestClient(app, base_url="http://127.0.0.1")  # a loopback UI checks Host
+        with live, live.stream("GET", "/api/events") as stream:
             numbers: list[int] = []
             for line in stream.iter_lines():
                 if line.startswith("data: "):

@@ -31,8 +31,13 @@ class Handling:
     result: RunResult | None = None
 
     def written(self) -> dict[str, bytes]:
-        """The files PutFile wrote (FlowFiles HandleHttpResponse sent to success), by name."""
-        return {p.name: p.read_bytes() for p in self.out.iterdir()} if self.out.exists() else {}
+        """The files PutFile wrote (FlowFiles HandleHttpResponse sent to success), by name.
+
+        PutFile's hidden temporaries (renamed into place after the commit) are not written yet.
+        """
+        if not self.out.exists():
+            return {}
+        return {p.name: p.read_bytes() for p in self.out.iterdir() if not p.name.startswith(".")}
 
 
 def web_service(

@@ -37,7 +37,10 @@ class Listening:
 
     def written(self) -> dict[str, bytes]:
         """The files PutFile wrote, by name."""
-        return {p.name: p.read_bytes() for p in self.out.iterdir()} if self.out.exists() else {}
+        if not self.out.exists():
+            return {}
+        # PutFile's hidden temporaries are renamed into place after the commit: not written yet.
+        return {p.name: p.read_bytes() for p in self.out.iterdir() if not p.name.startswith(".")}
 
 
 @contextlib.contextmanager
