@@ -15,10 +15,11 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+import processors.http_server._properties as shared
 from flowcore.errors import ConfigurationError, ProcessException
 from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
-from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
+from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import SUCCESS
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
@@ -94,25 +95,8 @@ class HandleHttpRequest(SourceProcessor):
         "by flowcore yet)",
         identifies_service=True,
     )
-    HTTP_PROTOCOL_STRATEGY = PropertyDescriptor(
-        "HTTP Protocols",
-        description="HTTP Protocols supported for Application Layer Protocol Negotiation with TLS",
-        required=True,
-        default="HTTP_1_1",
-        allowable_values=(
-            AllowableValue("HTTP_1_1", "http/1.1"),
-            AllowableValue("H2_HTTP_1_1", "h2 http/1.1"),
-            AllowableValue("H2", "h2"),
-        ),
-        dependencies=("SSL Context Service",),
-    )
-    HTTP_CONTEXT_MAP = PropertyDescriptor(
-        "HTTP Context Map",
-        description="The HTTP Context Map Controller Service to use for caching the HTTP "
-        "Request Information",
-        required=True,
-        identifies_service="HttpContextMap",
-    )
+    HTTP_PROTOCOL_STRATEGY = shared.HTTP_PROTOCOL_STRATEGY
+    HTTP_CONTEXT_MAP = shared.HTTP_CONTEXT_MAP
     PATH_REGEX = PropertyDescriptor(
         "Allowed Paths",
         description="A Regular Expression that specifies the valid HTTP Paths that are allowed "
@@ -194,15 +178,7 @@ class HandleHttpRequest(SourceProcessor):
         validators=(NON_EMPTY_VALIDATOR,),
         aliases=("parameters-to-attributes", "Parameters to Attributes List"),
     )
-    MAX_REQUEST_SIZE = PropertyDescriptor(
-        "Max Request Body Size",
-        description="The largest request body taken; a larger one is refused with 413 before "
-        "it is read (flowcore's bound: a request is held in memory until its commit)",
-        required=True,
-        default="16 MB",
-        validators=(DATA_SIZE_VALIDATOR,),
-        flowcore_only=True,
-    )
+    MAX_REQUEST_SIZE = shared.MAX_REQUEST_SIZE
 
     property_descriptors: ClassVar[tuple[PropertyDescriptor, ...]] = (
         PORT,

@@ -32,6 +32,7 @@ from typing import Any, ClassVar
 
 import attrs
 
+import processors.http_server._properties as shared
 from flowcore.errors import ConfigurationError, ProcessException
 from flowcore.flowfile import FlowFile
 from flowcore.process_context import ProcessContext
@@ -97,13 +98,7 @@ class HandleHttpResponse(TwoPhaseSink):
         el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES,
         validators=(NON_NEGATIVE_INTEGER_VALIDATOR,),
     )
-    HTTP_CONTEXT_MAP = PropertyDescriptor(
-        "HTTP Context Map",
-        description="The HTTP Context Map Controller Service to use for caching the HTTP "
-        "Request Information",
-        required=True,
-        identifies_service="HttpContextMap",
-    )
+    HTTP_CONTEXT_MAP = shared.HTTP_CONTEXT_MAP
     ATTRIBUTES_AS_HEADERS_REGEX = PropertyDescriptor(
         "Attributes for HTTP Response",
         description="Specifies the Regular Expression that determines the names of FlowFile "

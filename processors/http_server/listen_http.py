@@ -14,10 +14,11 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+import processors.http_server._properties as shared
 from flowcore.errors import ConfigurationError
 from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
-from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
+from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import SUCCESS
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
@@ -88,18 +89,7 @@ class ListenHTTP(SourceProcessor):
         description="SSL Context Service enables support for HTTPS (not served by flowcore yet)",
         identifies_service=True,
     )
-    HTTP_PROTOCOL_STRATEGY = PropertyDescriptor(
-        "HTTP Protocols",
-        description="HTTP Protocols supported for Application Layer Protocol Negotiation with TLS",
-        required=True,
-        default="HTTP_1_1",
-        allowable_values=(
-            AllowableValue("HTTP_1_1", "http/1.1"),
-            AllowableValue("H2_HTTP_1_1", "h2 http/1.1"),
-            AllowableValue("H2", "h2"),
-        ),
-        dependencies=("SSL Context Service",),
-    )
+    HTTP_PROTOCOL_STRATEGY = shared.HTTP_PROTOCOL_STRATEGY
     CLIENT_AUTHENTICATION = PropertyDescriptor(
         "Client Authentication",
         name="client-authentication",
@@ -185,15 +175,7 @@ class ListenHTTP(SourceProcessor):
         identifies_service=True,
         dependencies=("Record Reader",),
     )
-    MAX_REQUEST_SIZE = PropertyDescriptor(
-        "Max Request Body Size",
-        description="The largest request body taken; a larger one is refused with 413 before "
-        "it is read (flowcore's bound: a request is held in memory until its commit)",
-        required=True,
-        default="16 MB",
-        validators=(DATA_SIZE_VALIDATOR,),
-        flowcore_only=True,
-    )
+    MAX_REQUEST_SIZE = shared.MAX_REQUEST_SIZE
 
     property_descriptors: ClassVar[tuple[PropertyDescriptor, ...]] = (
         BASE_PATH,
