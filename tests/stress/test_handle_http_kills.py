@@ -8,12 +8,8 @@ no request is answered twice or with another request's response.
 
 from __future__ import annotations
 
-import os
 import random
-import signal
-import socket
 import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -21,6 +17,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+from tests.processors.http_server._serving import answers, free_port
+from tests.stress._flowcore_runs import kill_run, start_continuous_run, stop_run
 
 pytestmark = pytest.mark.stress
 
@@ -47,45 +46,10 @@ flow.auto_terminate(put, ["success", "failure"])
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def _start(workdir: Path, port: int) -> subprocess.Popen:
     """A continuous ``flowcore run`` of the flow, once its server takes connections."""
-    script = Path(sys.executable).parent / "flowcore"
-    process = subprocess.Popen(
-        [str(script), "run", "flow.py", "--runner", "direct", "--continuous",
-         "--setting", "poll_interval=20 millis"],
-        cwd=workdir,
-        env={**os.environ, "PORT": str(port)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )  # fmt: skip
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and process.poll() is None:
-        try:  # OPTIONS is not allowed: 405 at once, nothing queued
-            httpx.options(f"http://127.0.0.1:{port}/", timeout=1)
-            return process
-        except httpx.TransportError:
-            time.sleep(0.05)
-    _, err = process.communicate(timeout=30)
-    msg = f"the run did not start its server: {err.decode()}"
-    raise AssertionError(msg)
-
-
-def _kill(process: subprocess.Popen) -> None:
-    os.killpg(process.pid, signal.SIGKILL)
-    process.wait(timeout=30)
-
-
-def _stop(process: subprocess.Popen) -> None:
-    process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=60)
-    assert process.returncode == 0, err.decode()
+    url = f"http://127.0.0.1:{port}/"  # OPTIONS is not allowed: 405 at once, nothing queued
+    return start_continuous_run(workdir, {"PORT": str(port)}, lambda: answers("OPTIONS", url))
 
 
 def _written(workdir: Path) -> Counter[bytes]:
@@ -100,7 +64,7 @@ def test_kill_9_at_random_moments_loses_no_answered_request(tmp_path: Path) -> N
     once), every body answered is in the output, and only a body whose connection broke at a
     kill may be there twice."""
     (tmp_path / "flow.py").write_text(FLOW)
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}/echo"
     bodies = [b"request %03d" % i for i in range(24)]
     broken: set[bytes] = set()
@@ -136,7 +100,7 @@ def test_kill_9_at_random_moments_loses_no_answered_request(tmp_path: Path) -> N
     rng = random.Random(37)
     for _ in range(3):
         time.sleep(rng.uniform(0.2, 0.8))
-        _kill(run)
+        kill_run(run)
         run = _start(tmp_path, port)
     for client in clients:
         client.join(timeout=60)
@@ -144,7 +108,7 @@ def test_kill_9_at_random_moments_loses_no_answered_request(tmp_path: Path) -> N
     deadline = time.monotonic() + 20
     while set(_written(tmp_path)) < set(bodies) and time.monotonic() < deadline:
         time.sleep(0.05)
-    _stop(run)
+    stop_run(run)
     written = _written(tmp_path)
     assert wrong == []  # every answer carried its own request's body
     assert answered == Counter(dict.fromkeys(bodies, 1))

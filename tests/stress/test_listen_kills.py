@@ -8,12 +8,8 @@ and a request whose connection did not break lands exactly once.
 
 from __future__ import annotations
 
-import os
 import random
-import signal
-import socket
 import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -21,6 +17,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+from tests.processors.http_server._serving import answers, free_port
+from tests.stress._flowcore_runs import kill_run, start_continuous_run, stop_run
 
 pytestmark = pytest.mark.stress
 
@@ -39,47 +38,11 @@ flow.auto_terminate(put, "failure")
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def _start(workdir: Path, port: int, *, held: bool = False) -> subprocess.Popen:
     """A continuous ``flowcore run`` of the flow, once its listener answers."""
-    script = Path(sys.executable).parent / "flowcore"
-    env = {**os.environ, "PORT": str(port), "HELD": "1" if held else "0"}
-    process = subprocess.Popen(
-        [str(script), "run", "flow.py", "--runner", "direct", "--continuous",
-         "--setting", "poll_interval=20 millis"],
-        cwd=workdir,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )  # fmt: skip
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and process.poll() is None:
-        try:
-            health = f"http://127.0.0.1:{port}/contentListener/healthcheck"
-            if httpx.get(health, timeout=1).status_code == 200:
-                return process
-        except httpx.TransportError:
-            time.sleep(0.05)
-    _, err = process.communicate(timeout=30)
-    msg = f"the run did not start listening: {err.decode()}"
-    raise AssertionError(msg)
-
-
-def _kill(process: subprocess.Popen) -> None:
-    os.killpg(process.pid, signal.SIGKILL)
-    process.wait(timeout=30)
-
-
-def _stop(process: subprocess.Popen) -> None:
-    process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=60)
-    assert process.returncode == 0, err.decode()
+    health = f"http://127.0.0.1:{port}/contentListener/healthcheck"
+    env = {"PORT": str(port), "HELD": "1" if held else "0"}
+    return start_continuous_run(workdir, env, lambda: answers("GET", health, 200))
 
 
 def _written(workdir: Path) -> Counter[bytes]:
@@ -101,7 +64,7 @@ def test_a_request_held_when_the_run_dies_fails_and_its_retry_lands_once(
     """A request received but not committed (the flow held back) when the run is killed gets
     a transport error, not a 200; retried against the next run it lands exactly once."""
     (tmp_path / "flow.py").write_text(FLOW)
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}/contentListener"
     held = _start(tmp_path, port, held=True)
     assert httpx.post(url, content=b"first", timeout=10).status_code == 200
@@ -117,14 +80,14 @@ def test_a_request_held_when_the_run_dies_fails_and_its_retry_lands_once(
     client.start()
     time.sleep(1.0)  # received and held: the full queue keeps it from its commit
     assert outcome == []
-    _kill(held)
+    kill_run(held)
     client.join(timeout=30)
     assert len(outcome) == 1
     assert isinstance(outcome[0], httpx.TransportError)
     run = _start(tmp_path, port)
     assert httpx.post(url, content=b"second", timeout=10).status_code == 200
     written = _drained(tmp_path, 2)
-    _stop(run)
+    stop_run(run)
     assert _written(tmp_path) == written == Counter({b"first": 1, b"second": 1})
 
 
@@ -133,7 +96,7 @@ def test_kill_9_at_random_moments_loses_no_acknowledged_request(tmp_path: Path) 
     """A client posts 60 bodies, each retried until 200, while the run is killed 3 times at
     random moments: every body lands; only one whose connection broke may land twice."""
     (tmp_path / "flow.py").write_text(FLOW)
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}/contentListener"
     bodies = [b"body %03d" % i for i in range(60)]
     broken: set[bytes] = set()
@@ -157,12 +120,12 @@ def test_kill_9_at_random_moments_loses_no_acknowledged_request(tmp_path: Path) 
     rng = random.Random(36)
     for _ in range(3):
         time.sleep(rng.uniform(0.2, 1.5))
-        _kill(run)
+        kill_run(run)
         run = _start(tmp_path, port)
     assert finished.wait(timeout=60)
     poster.join()
     written = _drained(tmp_path, len(bodies))
-    _stop(run)
+    stop_run(run)
     assert set(written) == set(bodies)  # every acknowledged body is there
     twice = {body for body, n in written.items() if n > 1}
     assert twice <= broken  # a duplicate only where the connection broke at a kill

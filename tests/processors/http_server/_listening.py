@@ -4,49 +4,19 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import attrs
-import httpx
-
 from flowcore import Flow
-from flowcore.driver.controller import RunResult, run_flow
-from flowcore.settings import Settings
 from processors import ListenHTTP, PutFile
-
-
-def free_port() -> int:
-    """A loopback port free now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@attrs.define
-class Listening:
-    """A running listener: its URL, where PutFile writes, and the run's result once stopped."""
-
-    url: str
-    out: Path
-    result: RunResult | None = None
-
-    def written(self) -> dict[str, bytes]:
-        """The files PutFile wrote, by name."""
-        if not self.out.exists():
-            return {}
-        # PutFile's hidden temporaries are renamed into place after the commit: not written yet.
-        return {p.name: p.read_bytes() for p in self.out.iterdir() if not p.name.startswith(".")}
+from tests.processors.http_server._serving import Serving, answers, free_port, serving
 
 
 @contextlib.contextmanager
 def listening(
     tmp_path: Path, *, threshold: int | None = None, **properties: Any
-) -> Iterator[Listening]:
+) -> Iterator[Serving]:
     """Run ListenHTTP (with *properties*) -> PutFile continuously until the block ends.
 
     *threshold* puts
@@ -68,45 +38,9 @@ def listening(
     flow.connect(listen, put, back_pressure_object_threshold=threshold)
     flow.auto_terminate(put, "success")
     flow.auto_terminate(put, "failure")
-    stop = threading.Event()
     base = str(properties.get("Base Path", "contentListener"))
     base = os.environ.get(base[2:-1], base) if base.startswith("${") else base
-    state = Listening(f"http://127.0.0.1:{port}/{base}", out)
-    failure: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            state.result = run_flow(
-                flow,
-                "direct",
-                repository=tmp_path / "repo",
-                settings=Settings(sync=False, poll_interval="20 millis"),
-                continuous=True,
-                should_stop=stop.is_set,
-            )
-        except BaseException as error:  # reported by the test thread
-            failure.append(error)
-
-    thread = threading.Thread(target=run, name="listen-run")
-    thread.start()
-    try:
-        _wait_for(state.url + "/healthcheck", failure)
-        yield state
-    finally:
-        stop.set()
-        thread.join(timeout=60)
-    if failure:
-        raise failure[0]
-
-
-def _wait_for(url: str, failure: list[BaseException]) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not failure:
-        with contextlib.suppress(httpx.TransportError):
-            if httpx.get(url, timeout=1).status_code == 200:
-                return
-        time.sleep(0.05)
-    if failure:
-        raise failure[0]
-    msg = f"the listener at {url} did not start"
-    raise AssertionError(msg)
+    state = Serving(f"http://127.0.0.1:{port}/{base}", out)
+    health = state.url + "/healthcheck"
+    with serving(flow, tmp_path / "repo", state, lambda: answers("GET", health, 200)) as run:
+        yield run

@@ -19,7 +19,7 @@ from flowcore.testing import TestRunner
 from processors import HandleHttpRequest
 from processors.http_server import StandardHttpContextMap
 from processors.http_server.context_map import Exchange
-from tests.processors.http_server._listening import free_port
+from tests.processors.http_server._serving import free_port
 
 _MAP = "http-context-map"
 

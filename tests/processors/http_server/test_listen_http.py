@@ -15,7 +15,8 @@ from flowcore.settings import Settings
 from processors import ListenHTTP
 from processors.http_server._inbox import Held, Inbox, Throttle
 from repositories.repository_set import RepositorySet
-from tests.processors.http_server._listening import free_port, listening
+from tests.processors.http_server._listening import listening
+from tests.processors.http_server._serving import free_port
 
 
 def test_a_post_becomes_a_flowfile_answered_200_after_its_commit(tmp_path: Path) -> None:
