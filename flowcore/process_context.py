@@ -17,11 +17,11 @@ from flowcore.relationship import Relationship
 
 if TYPE_CHECKING:
     from flowcore.binning import Bin
-    from flowcore.flowfile import FlowFile
+    from flowcore.flowfile import Content, FlowFile
     from flowcore.session.host import ComponentInfo, StateMap
     from flowcore.session.process_session import ProcessSession
 
-__all__ = ["ConfiguredProcessor", "ProcessContext"]
+__all__ = ["CommittedContent", "ConfiguredProcessor", "ProcessContext"]
 
 
 class ConfiguredProcessor(Protocol):
@@ -53,6 +53,30 @@ class ConfiguredProcessor(Protocol):
 
     def on_stopped(self, context: ProcessContext) -> None:
         """Called after the last trigger."""
+
+
+class CommittedContent(Protocol):
+    """Reads committed FlowFile content after its commit, where the commit happens.
+
+    For a processor's driver side that must read a FlowFile's content once the FlowFile has
+    moved on (HandleHttpResponse streams a large body to its client after the commit): a hold
+    keeps the content's claims claimed, so the content repository neither archives nor
+    destroys them, until it is released. The engine's driver and the test harness give one
+    (:attr:`ProcessContext.committed_content`).
+    """
+
+    def hold(self, content: Content) -> None:
+        """Claim *content* once more: it stays readable until :meth:`release`."""
+
+    def read(self, content: Content, offset: int, length: int) -> bytes:
+        """*length* bytes of *content* from *offset* (a window: never the whole of a large one).
+
+        Raises:
+            ContentNotFoundError, ContentCorruptionError: as the content repository's reads.
+        """
+
+    def release(self, content: Content) -> None:
+        """Let go of one :meth:`hold` of *content*."""
 
 
 def processor_logger(type_name: str) -> logging.Logger:
@@ -108,6 +132,9 @@ class ProcessContext:
         #: Set where a source lists its work (the driver): the flow's enabled services by name,
         #: for a source that asks a service what there is to read (QueryDatabaseTable).
         self.service_lookup: Callable[[str], object] | None = None
+        #: Set where a two-phase sink publishes (the driver) and in the test harness: committed
+        #: content to read after the commit (see :class:`CommittedContent`).
+        self.committed_content: CommittedContent | None = None
 
     @property
     def name(self) -> str:

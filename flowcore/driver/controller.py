@@ -54,6 +54,7 @@ from flowcore.session.host import ComponentInfo, StateMap
 from flowcore.settings import Settings
 from repositories.content import ARCHIVE_CLEANUP_FREQUENCY_MS
 from repositories.flowfile_wal import WriteAheadFlowFileRepository
+from repositories.held_content import HeldContent
 from repositories.provenance_indexer import ProvenanceIndexer
 from repositories.records import Bulletin, SegmentSummary
 from repositories.repository_set import RepositorySet
@@ -178,6 +179,7 @@ class Controller:
             )
             services = self._resolved_services()
             context.service_lookup = lambda name: enabled_service(name, services)
+            context.committed_content = HeldContent(self.repos.content)
             member.processor.on_scheduled(context)
             self._contexts[member.component_id] = context
         return context

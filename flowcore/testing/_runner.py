@@ -41,6 +41,7 @@ from flowcore.testing._host import HarnessHost
 from flowcore.testing._mock_flowfile import MockFlowFile
 from flowcore.testing._queue import InputQueue
 from flowcore.validators import ValidationResult
+from repositories.held_content import HeldContent
 from repositories.memory import MemoryContentRepository, MemoryProvenanceRepository
 
 __all__ = ["TestRunner"]
@@ -366,7 +367,7 @@ class TestRunner:
     # --- running ----------------------------------------------------------------------------
 
     def _make_context(self) -> ProcessContext:
-        return ProcessContext(
+        context = ProcessContext(
             self.processor,
             component=self.component,
             clock=self.now,
@@ -374,6 +375,8 @@ class TestRunner:
             set_state=self.set_state,
             auto_terminated=self._terminated(),
         )
+        context.committed_content = HeldContent(self.content)
+        return context
 
     @property
     def context(self) -> ProcessContext:

@@ -22,6 +22,7 @@ from typing import Any
 
 import attrs
 
+from flowcore.errors import FlowcoreError
 from processors.http_server._inbox import Throttle
 from processors.http_server._server import SOCKET_TIMEOUT_S, read_body
 from processors.http_server.context_map import CLEANUP_MAX_DELAY_S, Answer, Exchange
@@ -237,9 +238,14 @@ class _Handler(BaseHTTPRequestHandler):
                 self.close_connection = True
             self.end_headers()
             if self.command != "HEAD" and not bodiless:
-                for chunk in answer.chunks():  # a large body streams from its file
+                for chunk in answer.chunks():  # a large body streams from the content repository
                     self.wfile.write(chunk)
             self.wfile.flush()
+        except FlowcoreError as error:  # its content could not be read: the body is cut short
+            log.error(
+                "could not send the body of the answer to %s: %s", self.address_string(), error
+            )
+            self.close_connection = True
         except OSError as error:  # the client went away: nothing more to tell it
             log.info("could not answer %s: %s", self.address_string(), error)
             self.close_connection = True

@@ -17,7 +17,7 @@ import logging
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from typing import BinaryIO, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import attrs
 
@@ -26,11 +26,15 @@ from flowcore.errors import ProcessException
 from flowcore.properties import PropertyDescriptor
 from flowcore.validators import POSITIVE_INTEGER_VALIDATOR, TIME_PERIOD_VALIDATOR
 
+if TYPE_CHECKING:
+    from flowcore.flowfile import Content
+    from flowcore.process_context import CommittedContent
+
 __all__ = [
     "SERVICE_UNAVAILABLE",
     "Answer",
+    "ContentBody",
     "Exchange",
-    "FileBody",
     "HttpContextMap",
     "StandardHttpContextMap",
 ]
@@ -43,40 +47,52 @@ SERVICE_UNAVAILABLE = 503
 CLEANUP_MAX_DELAY_S = 5.0
 
 
-#: The piece of a :class:`FileBody` read and sent at a time.
+#: The piece of a :class:`ContentBody` read and sent at a time.
 BODY_CHUNK = 1 << 20
 
 
-@attrs.frozen(eq=False)
-class FileBody:
-    """A response body sent from a file, a chunk at a time: never whole in memory.
+class ContentBody:
+    """A response body streamed from the content repository, a window at a time.
 
-    HandleHttpResponse copies a large FlowFile's content into an anonymous temporary file (the
-    content repository copies in the kernel) when it claims the request; the request's handler
-    thread sends it from there and closes it, which frees its disk space.
+    HandleHttpResponse holds a large FlowFile's content when it hands the response over (after
+    the commit that moved the FlowFile on); the request's handler thread reads and sends it a
+    window at a time, and closes it once sent (or never to be sent), which lets the content's
+    claims go. The body is never whole in memory, and never copied.
 
-    Attributes:
-        file: the file, its data from offset 0.
-        length: its bytes.
+    Args:
+        source: where the content is read, and held until :meth:`close`.
+        content: the FlowFile's content, held by the caller already.
     """
 
-    file: BinaryIO
-    length: int
+    def __init__(self, source: CommittedContent, content: Content) -> None:
+        self.source = source
+        self.content = content
+        self.length = content.length
+        self._lock = threading.Lock()
+        self._open = True
+
+    @classmethod
+    def held(cls, source: CommittedContent, content: Content) -> ContentBody:
+        """A body of *content*, held from now until it is closed."""
+        source.hold(content)
+        return cls(source, content)
 
     def chunks(self) -> Iterator[bytes]:
-        """The bytes, in pieces of at most :data:`BODY_CHUNK`."""
-        self.file.seek(0)
-        left = self.length
-        while left > 0:
-            chunk = self.file.read(min(BODY_CHUNK, left))
-            if not chunk:
-                return
-            left -= len(chunk)
-            yield chunk
+        """The bytes, in pieces of at most :data:`BODY_CHUNK`.
+
+        Raises:
+            ContentNotFoundError, ContentCorruptionError: a window could not be read.
+        """
+        for offset in range(0, self.length, BODY_CHUNK):
+            yield self.source.read(self.content, offset, min(BODY_CHUNK, self.length - offset))
 
     def close(self) -> None:
-        """Let the file go (its space is freed: it has no name)."""
-        self.file.close()
+        """Release the content (once, however often it is called)."""
+        with self._lock:
+            if not self._open:
+                return
+            self._open = False
+        self.source.release(self.content)
 
 
 @attrs.frozen
@@ -92,24 +108,24 @@ class Answer:
 
     status: int
     headers: tuple[tuple[str, str], ...] = ()
-    body: bytes | FileBody = b""
+    body: bytes | ContentBody = b""
     reason: str | None = None
 
     @property
     def length(self) -> int:
         """The body's bytes (the Content-Length)."""
-        return self.body.length if isinstance(self.body, FileBody) else len(self.body)
+        return self.body.length if isinstance(self.body, ContentBody) else len(self.body)
 
     def chunks(self) -> Iterator[bytes]:
-        """The body in pieces, streamed from its file when it has one."""
-        if isinstance(self.body, FileBody):
+        """The body in pieces, streamed from the content repository when it is held there."""
+        if isinstance(self.body, ContentBody):
             yield from self.body.chunks()
         elif self.body:
             yield self.body
 
     def close(self) -> None:
-        """Free the body's file, once sent (or never to be sent)."""
-        if isinstance(self.body, FileBody):
+        """Release the body's content, once sent (or never to be sent)."""
+        if isinstance(self.body, ContentBody):
             self.body.close()
 
 
@@ -127,8 +143,8 @@ class Exchange:
         self._done = threading.Event()
         self._answer: Answer | None = None
         self._claimed = False
-        #: The body a claim prepared, sent when the response is (see :meth:`claim`).
-        self.body: bytes | FileBody | None = None
+        #: The (small) body a claim prepared, sent when the response is (see :meth:`claim`).
+        self.body: bytes | None = None
 
     def claim(self) -> bool:
         """Take the request for one response; False when a response has it already.
@@ -144,14 +160,15 @@ class Exchange:
             return True
 
     def answer(self, answer: Answer) -> bool:
-        """Answer the request; False (and nothing sent) if it was answered already."""
+        """Answer the request; False (nothing sent, *answer* closed) if it was answered already."""
         with self._lock:
-            if self._answer is not None:
-                return False
-            self._answer = answer
-            prepared, self.body = self.body, None
-        if isinstance(prepared, FileBody) and prepared is not answer.body:
-            prepared.close()  # a claimed request expired or stopped: its body is not sent
+            taken = self._answer is None
+            if taken:
+                self._answer = answer
+                self.body = None
+        if not taken:
+            answer.close()  # its body's content is let go: it will never be sent
+            return False
         self._done.set()
         return True
 

@@ -4,12 +4,15 @@ NiFi writes the response, then transfers the FlowFile to success and commits. fl
 that around so a client told "200" never loses what it sent: HandleHttpResponse is a two-phase
 sink. Its task (:meth:`HandleHttpResponse.write`) decides each FlowFile as NiFi does (no
 ``http.context.identifier``, a status code that is not a number, a request the context map no
-longer holds or another FlowFile of it claimed (a multipart request): ``failure``), reads the
-content, evaluates the headers, reports SEND and transfers
-to ``success``; the response itself is *staged* in the task's commit message. The driver keeps
-the staged responses (:meth:`~HandleHttpResponse.commit`), the write-ahead log transaction makes
-the FlowFiles' transfer durable, and only then :meth:`~HandleHttpResponse.publish` hands each
-response to its held request through the HTTP Context Map.
+longer holds or another FlowFile of it claimed (a multipart request): ``failure``), reads a
+small content (up to 1 MiB), evaluates the headers, reports SEND and transfers to ``success``;
+the response itself is *staged* in the task's commit message. The driver keeps the staged
+responses (:meth:`~HandleHttpResponse.commit`), the write-ahead log transaction makes the
+FlowFiles' transfer durable, and only then :meth:`~HandleHttpResponse.publish` hands each
+response to its held request through the HTTP Context Map. A larger content is not read by the
+task: the staged response names it, ``publish`` holds it in the content repository (its claims
+stay claimed, though the commit may have dropped the FlowFile) and the request's handler
+streams it from there and lets it go once sent.
 
 A run that dies between the commit and the answer has the FlowFile in ``success`` and leaves
 the client without an answer (its connection drops): the client retries, as it would with NiFi
@@ -24,7 +27,6 @@ from __future__ import annotations
 
 import pickle
 import re
-import tempfile
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -34,7 +36,7 @@ import attrs
 
 import processors.http_server._properties as shared
 from flowcore.errors import ConfigurationError, ProcessException
-from flowcore.flowfile import FlowFile
+from flowcore.flowfile import Content, FlowFile
 from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import HARNESS_WRITE, SinkJobs, TwoPhaseSink
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
@@ -42,16 +44,16 @@ from flowcore.relationship import FAILURE, SUCCESS
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import NON_NEGATIVE_INTEGER_VALIDATOR, REGULAR_EXPRESSION_VALIDATOR
 from processors.http_server._request_attributes import HTTP_CONTEXT_ID, transit_uri
-from processors.http_server.context_map import Answer, Exchange, FileBody, HttpContextMap
+from processors.http_server.context_map import Answer, ContentBody, Exchange, HttpContextMap
 
 __all__ = ["HandleHttpResponse", "StagedResponse"]
 
 #: The sink state entry naming the batch of staged responses a commit made durable.
 STAGED_KEY = "staged"
-#: Bodies up to this size are read into memory; larger ones go through a temporary file.
+#: Bodies up to this size are read into memory; larger ones stream from the content repository.
 IN_MEMORY_BODY = 1 << 20
-#: The piece of a large content copied into its temporary file at a time.
-COPY_WINDOW = 4 << 20
+#: The status a held request gets when its body cannot be read after the commit.
+INTERNAL_SERVER_ERROR = 500
 #: The largest body a task on a Spark executor can stage in its commit message (flowcore's
 #: Max Request Body Size): such a task cannot reach the driver's requests, so it ships it.
 MAX_SHIPPED_BODY = 16 << 20
@@ -69,12 +71,16 @@ class StagedResponse:
         flowfile: the FlowFile, as log lines name it.
         prepared: the body is not in *answer* but kept by the claimed request
             (:attr:`Exchange.body`): the task ran in the driver's process.
+        content: a large body, not in *answer*: the FlowFile's content, which the driver
+            holds in the content repository after the commit and the request's handler
+            streams from there (the task ran in the driver's process).
     """
 
     identifier: str
     answer: Answer
     flowfile: str
     prepared: bool = False
+    content: Content | None = None
 
 
 class HandleHttpResponse(TwoPhaseSink):
@@ -140,9 +146,11 @@ class HandleHttpResponse(TwoPhaseSink):
             if response is None:
                 session.transfer(flowfile, FAILURE)
                 continue
-            if local:  # the claimed request keeps the body until the commit is durable
+            if local and flowfile.size > IN_MEMORY_BODY:  # streamed from its claim, later
+                staged.append(attrs.evolve(response, content=flowfile.content))
+            elif local:  # the claimed request keeps the body until the commit is durable
                 exchange = context_map.get_response(response.identifier) or Exchange()
-                exchange.body = _body(session, flowfile)
+                exchange.body = session.read_bytes(flowfile)
                 staged.append(attrs.evolve(response, prepared=True))
             elif flowfile.size > MAX_SHIPPED_BODY:
                 _too_large(context, flowfile)
@@ -276,6 +284,14 @@ class HandleHttpResponse(TwoPhaseSink):
             answer = response.answer
             if response.prepared:
                 answer = attrs.evolve(answer, body=exchange.body or b"")
+            elif response.content is not None:
+                try:
+                    answer = attrs.evolve(answer, body=_held(context, response.content))
+                except ConfigurationError as error:  # no content repository here
+                    context.logger.error(
+                        "Failed to respond to HTTP request for %s: %s", response.flowfile, error
+                    )
+                    answer = _server_error()
             if exchange.answer(answer):
                 context.logger.info(
                     "Successfully responded to HTTP Request for %s with status code %s",
@@ -306,7 +322,7 @@ class HandleHttpResponse(TwoPhaseSink):
             if response is None:
                 session.transfer(flowfile, FAILURE)
                 continue
-            answer = attrs.evolve(response.answer, body=_body(session, flowfile))
+            answer = attrs.evolve(response.answer, body=_body(context, session, flowfile))
             try:
                 exchange = context_map.complete(response.identifier)
             except Exception as error:  # NiFi: any failure to complete routes to failure
@@ -333,26 +349,35 @@ def _as_map(service: object, name: str) -> HttpContextMap:
     return service
 
 
-def _body(session: ProcessSession, flowfile: FlowFile) -> bytes | FileBody:
-    """The FlowFile's content as a response body: small ones read, large ones in a file.
-
-    A large content is copied, a window at a time, into an anonymous temporary file the
-    response is then streamed from: the content is never whole in memory (every content
-    repository, the test harness's in-memory one too, reads a window without the rest), and
-    the body stays readable whatever becomes of its claim once the FlowFile has moved on.
-    """
-    if flowfile.size <= IN_MEMORY_BODY:
+def _body(
+    context: ProcessContext, session: ProcessSession, flowfile: FlowFile
+) -> bytes | ContentBody:
+    """The FlowFile's content as a response body: a small one read, a large one held."""
+    if flowfile.content is None or flowfile.size <= IN_MEMORY_BODY:
         return session.read_bytes(flowfile)
-    file = tempfile.TemporaryFile(prefix="flowcore-response-")  # noqa: SIM115 (closed when sent)
-    try:
-        for offset in range(0, flowfile.size, COPY_WINDOW):
-            length = min(COPY_WINDOW, flowfile.size - offset)
-            with session.read(flowfile, offset, length) as stream:
-                file.write(stream.read())
-    except BaseException:
-        file.close()
-        raise
-    return FileBody(file, flowfile.size)
+    return _held(context, flowfile.content)
+
+
+def _held(context: ProcessContext, content: Content) -> ContentBody:
+    """*content* as a body streamed from the content repository, held there until sent.
+
+    Never copied and never whole in memory: the request's handler thread reads it a window at
+    a time and closes it once sent, which lets its claims go. Held from here on, so the
+    content stays readable whatever becomes of its FlowFile after the commit (taken before
+    the commit's claimant counts drop: :meth:`HandleHttpResponse.publish` runs first).
+
+    Raises:
+        ConfigurationError: this context reads no committed content (not the driver).
+    """
+    if context.committed_content is None:
+        msg = "HandleHttpResponse cannot read committed content here: only on the driver"
+        raise ConfigurationError(msg)
+    return ContentBody.held(context.committed_content, content)
+
+
+def _server_error() -> Answer:
+    reason = "Internal Server Error"
+    return Answer(INTERNAL_SERVER_ERROR, (("Content-Type", "text/plain"),), reason.encode(), reason)
 
 
 def _too_large(context: ProcessContext, flowfile: FlowFile) -> None:

@@ -16,7 +16,7 @@ from flowcore.errors import ProcessException
 from flowcore.testing import TestRunner
 from processors import HandleHttpResponse
 from processors.http_server import StandardHttpContextMap
-from processors.http_server.context_map import Answer, Exchange, HttpContextMap
+from processors.http_server.context_map import Answer, ContentBody, Exchange, HttpContextMap
 from repositories.repository_set import RepositorySet
 from tests.processors.http_server._handling import handling
 
@@ -289,6 +289,41 @@ def test_a_task_away_from_the_requests_ships_bodies_up_to_a_bound() -> None:
     assert not staged.prepared
 
 
+def test_a_large_body_is_streamed_from_its_claim_held_until_sent() -> None:
+    """Where the task runs in the driver's process, a body over 1 MiB is neither read by the
+    task nor copied: the staged response names the FlowFile's content, publish holds its claim
+    (one claimant more, whatever the commit does with the FlowFile), the request's handler
+    streams it from the content repository, and closing the sent answer lets the claim go."""
+    runner = _runner()
+    runner.run(0, stop_on_finish=False)
+    body = bytes(i % 253 for i in range((1 << 20) + 1))
+    runner.enqueue(body, {"http.context.identifier": HTTP_REQUEST_ID, "status.code": "200"})
+    session = runner.create_session()
+    processor = runner.processor
+    assert isinstance(processor, HandleHttpResponse)
+    (flowfile,) = session.get(10)
+    message = processor.write(runner.context, session, [flowfile])
+    session.commit()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    (staged,) = pickle.loads(message)
+    assert (staged.content, staged.prepared, staged.answer.body) == (flowfile.content, False, b"")
+    assert _map(runner).exchange.body is None  # nothing read for it in the task
+    claim = flowfile.content.resource_claim
+    claimants = runner.content.claimant_count(claim)
+    runner.context.service_lookup = runner.controller_service
+    processor.commit_at_once(runner.context, message, {})
+    assert runner.content.claimant_count(claim) == claimants + 1  # held by the answer
+    answer = _map(runner).exchange.wait(0)
+    assert answer is not None
+    assert isinstance(answer.body, ContentBody)
+    assert answer.body.content == flowfile.content
+    assert (answer.status, answer.length) == (200, len(body))
+    assert b"".join(answer.chunks()) == body
+    answer.close()
+    answer.close()  # the handler's finally after a refused answer: released once
+    assert runner.content.claimant_count(claim) == claimants
+
+
 # --- real round trips -----------------------------------------------------------------------
 
 
@@ -389,8 +424,8 @@ def test_chunked_bodies_are_read(tmp_path: Path, size: int) -> None:
 
 
 def test_a_large_body_is_streamed_back(tmp_path: Path) -> None:
-    """A 3 MiB body round trip through a continuous run: the response is sent from the
-    claimed request's temporary file, whole and byte for byte."""
+    """A 3 MiB body round trip through a continuous run: the response is streamed from the
+    FlowFile's claim in the content repository, whole and byte for byte."""
     body = bytes(i % 253 for i in range(3 << 20))
     with handling(tmp_path) as run:
         answer = httpx.post(run.url + "/big", content=body, timeout=20)
