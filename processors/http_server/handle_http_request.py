@@ -13,12 +13,12 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import processors.http_server._properties as shared
 from flowcore.errors import ConfigurationError, ProcessException
 from flowcore.process_context import ProcessContext
-from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
+from flowcore.processor_kinds import WorkItem, WorkListing
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import SUCCESS
 from flowcore.session.process_session import ProcessSession
@@ -45,6 +45,7 @@ from processors.http_server._request_server import (
     RequestServer,
     handler_wait_s,
 )
+from processors.http_server._source import HttpServerSource
 from processors.http_server.context_map import Answer, Exchange, HttpContextMap
 
 __all__ = ["HandleHttpRequest"]
@@ -65,7 +66,7 @@ def _allow(method: str, default: str) -> PropertyDescriptor:
     )
 
 
-class HandleHttpRequest(SourceProcessor):
+class HandleHttpRequest(HttpServerSource):
     """Starts an HTTP server; each request becomes a FlowFile held for HandleHttpResponse.
 
     NiFi's HandleHttpRequest: the request's content (one FlowFile per part of a
@@ -73,7 +74,7 @@ class HandleHttpRequest(SourceProcessor):
     in the HTTP Context Map until HandleHttpResponse answers it. Only in continuous runs.
     """
 
-    identifies_work: ClassVar[bool] = True
+    driver_state: ClassVar = ("_http_server", "_containers", "_listed", "_held", "_map", "_lookup")
     tags: ClassVar = ("http", "https", "request", "listen", "ingress", "web service")
 
     PORT = PropertyDescriptor(
@@ -205,13 +206,6 @@ class HandleHttpRequest(SourceProcessor):
         MAX_REQUEST_SIZE,
     )
 
-    def __getstate__(self) -> dict[str, Any]:
-        """Ship the configuration only: the server and its requests stay on the driver."""
-        state = dict(self.__dict__)
-        for key in ("_http_server", "_containers", "_listed", "_held", "_map", "_lookup"):
-            state.pop(key, None)
-        return state
-
     def custom_validate(self, values: Mapping[str, str | None]) -> list[ValidationResult]:
         """Refuse HTTPS before the run starts: flowcore does not serve it yet."""
         if values.get(self.SSL_CONTEXT.name):
@@ -227,12 +221,6 @@ class HandleHttpRequest(SourceProcessor):
         return []
 
     # --- the driver side: the server, the queue, the map ------------------------------------------
-
-    @property
-    def port(self) -> int | None:
-        """The port the server listens on, once started (Listening Port 0: a free one)."""
-        server = self.__dict__.get("_http_server")
-        return None if server is None else server.port
 
     def _context_map(self, context: ProcessContext) -> HttpContextMap:
         found = self.__dict__.get("_map")

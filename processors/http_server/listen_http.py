@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import processors.http_server._properties as shared
 from flowcore.errors import ConfigurationError
 from flowcore.process_context import ProcessContext
-from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
+from flowcore.processor_kinds import WorkItem, WorkListing
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import SUCCESS
 from flowcore.session.process_session import ProcessSession
@@ -33,6 +33,7 @@ from flowcore.validators import (
 )
 from processors.http_server._inbox import Inbox, Throttle
 from processors.http_server._server import ListenerConfig, ListenerServer
+from processors.http_server._source import HttpServerSource
 
 __all__ = ["ListenHTTP"]
 
@@ -40,7 +41,7 @@ __all__ = ["ListenHTTP"]
 TAKE_PER_TRIGGER = 10_000
 
 
-class ListenHTTP(SourceProcessor):
+class ListenHTTP(HttpServerSource):
     """Starts an HTTP server and turns POSTed requests into FlowFiles (NiFi's ListenHTTP).
 
     Listens on ``http://{host}:{port}/{Base Path}``; POST content becomes a FlowFile with
@@ -49,7 +50,7 @@ class ListenHTTP(SourceProcessor):
     continuous runs: a batch run lists what has arrived at its first trigger and ends.
     """
 
-    identifies_work: ClassVar[bool] = True
+    driver_state: ClassVar = ("_http_server", "_held_requests")
 
     BASE_PATH = PropertyDescriptor(
         "Base Path",
@@ -198,13 +199,6 @@ class ListenHTTP(SourceProcessor):
         MAX_REQUEST_SIZE,
     )
 
-    def __getstate__(self) -> dict[str, Any]:
-        """Ship the configuration only: the server and its requests stay on the driver."""
-        state = dict(self.__dict__)
-        state.pop("_http_server", None)
-        state.pop("_held_requests", None)
-        return state
-
     def custom_validate(self, values: Mapping[str, str | None]) -> list[ValidationResult]:
         """Refuse what flowcore does not serve yet: HTTPS, a health check port, records.
 
@@ -226,12 +220,6 @@ class ListenHTTP(SourceProcessor):
         ]
 
     # --- the driver side: the server and its inbox --------------------------------------------
-
-    @property
-    def port(self) -> int | None:
-        """The port the server listens on, once started (Listening Port 0: a free one)."""
-        server = self.__dict__.get("_http_server")
-        return None if server is None else server.port
 
     def _inbox(self, context: ProcessContext) -> Inbox:
         """The inbox, with the server started at the first trigger (on the driver)."""
