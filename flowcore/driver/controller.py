@@ -110,7 +110,13 @@ class Controller:
         self._stage_runs = 0
         self._held_back: dict[str, list[str]] = {}
         self._archive_expired_at = 0
-        self.sinks = Sinks(list(self.plans.values()), repositories, runner, self._context)
+        self.sinks = Sinks(
+            list(self.plans.values()),
+            repositories,
+            runner,
+            self._context,
+            after_commit_budget=self.settings.after_commit_budget_seconds,
+        )
         self.schedules = Schedules()  # Run Schedules (periods, crons) of continuous runs
         self.sources = SourceLister(
             list(self.plans.values()),
@@ -119,6 +125,7 @@ class Controller:
             self._context,
             self._bulletin,
             schedules=self.schedules,
+            before_listing=self.sinks.actions.wait_for,
         )
         self.tracker = RunTracker(
             self.compiled, runner=runner.name, continuous=False, name_of=self._component_name
@@ -171,7 +178,9 @@ class Controller:
             wal = self.repos.flowfiles
             context = ProcessContext(
                 member.processor,
-                component=ComponentInfo(member.component_id, member.type_name, member.name),
+                component=ComponentInfo(
+                    member.component_id, member.type_name, member.name, self.repos.repository_id
+                ),
                 clock=now_ms,
                 state=lambda: StateMap(0, wal.state(member.component_id)),
                 has_incoming_connection=False,
