@@ -14,6 +14,12 @@ being random and kept in the repository (:attr:`RepositorySet.repository_id`), t
 of the component's stable id. A sweep touches only its own prefix, so two flows, or two
 repositories running one flow, against one database never roll back each other's work.
 
+Every FlowFile of a stage run holds one prepared transaction until the run's commit, and the
+server holds at most ``max_prepared_transactions`` (for every client together): once they are
+taken, :func:`prepare` raises :class:`PrepareLimitReached`, the processor rolls the FlowFile's
+session back (it stays queued, unpenalized) and yields, and the next stage run, after this
+one's commit has freed them, takes it.
+
 PREPARE needs ``max_prepared_transactions > 0`` (PostgreSQL ships 0). :func:`can_prepare`
 asks the server once per process and pool; where it is 0 the processor commits in the task as
 before (at-least-once for INSERT) and logs one warning naming the setting. Other databases
@@ -32,11 +38,12 @@ import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from flowcore.errors import AfterCommitRetry
+from flowcore.errors import AfterCommitRetry, ProcessException
 from flowcore.session.host import ComponentInfo
 
 __all__ = [
     "COMMIT_ATTEMPTS",
+    "PrepareLimitReached",
     "can_prepare",
     "commit_prepared",
     "gid_prefix",
@@ -51,6 +58,13 @@ COMMIT_ATTEMPTS = 4
 BACKOFF_SECONDS = 0.25  # doubled after each failed try
 _GID = re.compile(r"flowcore-[0-9a-f]{1,32}-[0-9a-f]{12}-[0-9a-f]{32}")
 _UNDEFINED_OBJECT = "42704"  # "prepared transaction with identifier ... does not exist"
+#: "maximum number of prepared transactions reached" (PostgreSQL reports out_of_memory)
+_LIMIT_EXCEEDED = ("53200", "53400")
+
+
+class PrepareLimitReached(ProcessException):
+    """The server holds ``max_prepared_transactions`` already; the transaction was rolled back."""
+
 
 _checked: dict[tuple[int, str], bool] = {}
 _checked_lock = threading.Lock()
@@ -103,7 +117,12 @@ def prepare(connection: Any, gid: str) -> None:
     if not _GID.fullmatch(gid):  # it is spliced into the statement: never anything else
         msg = f"not a flowcore gid: {gid!r}"
         raise ValueError(msg)
-    connection.exec_driver_sql(f"PREPARE TRANSACTION '{gid}'")
+    try:
+        connection.exec_driver_sql(f"PREPARE TRANSACTION '{gid}'")
+    except Exception as error:
+        if _sqlstate(error) in _LIMIT_EXCEEDED and "prepared transactions" in str(error):
+            raise PrepareLimitReached(str(error)) from error
+        raise
 
 
 def commit_prepared(engine: Any, gids: Sequence[str], system: str) -> None:

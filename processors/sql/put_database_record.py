@@ -292,6 +292,13 @@ class PutDatabaseRecord(Processor):
         system = pool.transit_uri()
         try:
             count = self._put(context, session, flowfile, pool, reader, table_name)
+        except prepared.PrepareLimitReached:
+            # The database holds max_prepared_transactions (this stage run's FlowFiles among
+            # them, until its commit): the FlowFile waits in its queue for the next run.
+            context.logger.debug("max_prepared_transactions reached in %s; yielding", system)
+            session.rollback()
+            context.yield_()
+            return
         except Exception as error:  # routed as NiFi routes it
             self._route_error(context, session, flowfile, error, system, table_name)
             return

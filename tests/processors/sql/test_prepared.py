@@ -177,3 +177,21 @@ def test_gids_are_scoped_and_checked() -> None:
     assert prepared.new_gid(one).startswith(one)
     with pytest.raises(ValueError, match="not a flowcore gid"):
         prepared.prepare(None, "x'; drop table persons; --")
+
+
+def test_when_the_server_holds_its_limit_the_flowfile_waits_queued(
+    postgres: PostgresServer, table: str, held: list
+) -> None:
+    """max_prepared_transactions (10 here) taken by FlowFiles not yet committed: the next one
+    is rolled back and stays queued, and the processor yields; nothing fails."""
+    runner = _runner(postgres.jdbc_url)
+    for n in range(12):
+        runner.enqueue(f'[{{"id": {n}, "name": "r{n}"}}]'.encode())
+    runner.run(12, stop_on_finish=False)
+    runner.assert_transfer_count("success", 10)
+    runner.assert_transfer_count("failure", 0)
+    assert runner.queue_size() == 2
+    assert runner.context.yielded
+    _commit(runner, held)
+    assert postgres.execute(f"select count(*) from {table}") == [(10,)]
+    assert _prepared_gids(postgres) == []
