@@ -121,6 +121,9 @@ class AfterCommitRunner:
         The result is what the processors' ``settle_after_commit`` hooks are told is still to
         be carried out (their FlowFiles are committed).
         """
+        if self.directory.is_dir():  # torn writes: their effect file was still there
+            for partial in self.directory.glob(f"*{PENDING_SUFFIX}.partial"):
+                partial.unlink(missing_ok=True)
         jobs = []
         for path in pending_actions(self.directory):
             job = _read(path)

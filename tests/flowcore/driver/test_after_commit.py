@@ -132,11 +132,13 @@ def test_an_action_that_fails_for_good_is_reported_not_kept(tmp_path: Path) -> N
 
 
 def test_a_torn_pending_file_is_skipped(tmp_path: Path) -> None:
-    """An unreadable pending file is left with a warning; readable ones still run."""
+    """An unreadable pending file is left with a warning, a torn partial one removed (its
+    effect file was still there); readable ones still run."""
     (tmp_path / "0-bad.actions").write_text("{not json")
+    (tmp_path / "2-torn.actions.partial").write_text('{"component": "a", "act')
     (tmp_path / "1-good.actions").write_text('{"component": "a", "actions": [{"n": 4}]}')
     remote, reports = _Remote(), []
     runner = _runner(tmp_path, remote, reports)
     runner.resume()
     assert remote.done == [("a", 4)]
-    assert [p.name for p in pending_actions(tmp_path)] == ["0-bad.actions"]
+    assert [p.name for p in tmp_path.iterdir()] == ["0-bad.actions"]
