@@ -22,7 +22,7 @@ one's commit has freed them, takes it.
 
 PREPARE needs ``max_prepared_transactions > 0`` (PostgreSQL ships 0). :func:`can_prepare`
 asks the server once per process and pool; where it is 0 the processor commits in the task as
-before (at-least-once for INSERT) and logs one warning naming the setting. Other databases
+before (at-least-once for INSERT) and logs one warning per database and process naming the setting.
 keep that path too.
 """
 
@@ -67,6 +67,7 @@ class PrepareLimitReached(ProcessException):
 
 
 _checked: dict[tuple[int, str], bool] = {}
+_warned: set[str] = set()  # databases warned about, once per process
 _checked_lock = threading.Lock()
 
 
@@ -84,10 +85,11 @@ def new_gid(prefix: str) -> str:
 
 
 def can_prepare(engine: Any, system: str) -> bool:
-    """Whether *engine*'s database takes PREPARE TRANSACTION (asked once per process).
+    """Whether *engine*'s database takes PREPARE TRANSACTION (asked once per engine).
 
     PostgreSQL with ``max_prepared_transactions > 0`` does; with 0 one warning names the
-    setting; other databases do not (no warning: their path is documented).
+    setting (once per database and process); other databases do not (no warning: their path
+    is documented).
     """
     key = (id(engine), engine.url.render_as_string(hide_password=True))
     with _checked_lock:
@@ -99,7 +101,10 @@ def can_prepare(engine: Any, system: str) -> bool:
         with engine.connect() as connection:
             value = connection.exec_driver_sql("SHOW max_prepared_transactions").scalar()
         able = int(value or 0) > 0
-        if not able:
+        with _checked_lock:
+            warn = not able and key[1] not in _warned
+            _warned.add(key[1])
+        if warn:
             LOG.warning(
                 "PutDatabaseRecord writes into %s at-least-once: its max_prepared_transactions "
                 "is 0, so PREPARE TRANSACTION is refused. Set max_prepared_transactions (for "
