@@ -142,7 +142,7 @@ class Settings:
             the master, as NiFi's processors wait on a Connection Timeout (``30 sec``). Spark's
             own wait for an unreachable standalone master is over a minute, then a traceback.
         after_commit_budget: how long a commit waits for processors' after-commit actions
-            (COMMIT PREPARED, an SFTP delete or move, an S3 upload's completion), which run in
+            (COMMIT PREPARED, an SFTP delete or move), which run in
             the background, one worker per processor; what is not done by then stays recorded
             in the repository and finishes in the background, or at the next start (``5 sec``;
             ``0 sec`` never waits). A slow server so holds up each commit at most this long.

@@ -1,9 +1,9 @@
 """Processors' after-commit actions, run in the background, each commit waiting a time budget.
 
 ``session.after_commit(action)`` records remote work that may happen only once the session's
-FlowFiles are durable: COMMIT PREPARED (PutDatabaseRecord), an SFTP delete or move, an S3
-upload's completion. The driver used to carry them out one after the other inside the commit,
-so one slow server held up every stage. Here each processor has one worker thread (its actions
+FlowFiles are durable: COMMIT PREPARED (PutDatabaseRecord), an SFTP delete or move (FetchSFTP,
+GetSFTP). The driver used to carry them out one after the other inside the commit, so one slow
+server held up every stage. Here each processor has one worker thread (its actions
 stay in the order recorded, and a processor never sees two of its batches at once); a commit
 hands a task's actions over and waits for them at most ``after_commit_budget``:
 
