@@ -195,3 +195,54 @@ def test_when_the_server_holds_its_limit_the_flowfile_waits_queued(
     _commit(runner, held)
     assert postgres.execute(f"select count(*) from {table}") == [(10,)]
     assert _prepared_gids(postgres) == []
+
+
+def test_a_flow_start_rolls_back_its_strays_and_commits_its_rows(
+    postgres: PostgresServer, table: str, tmp_path
+) -> None:
+    """A run on a repository whose earlier run died after PREPARE: its start rolls back that
+    stray (its own prefix), leaves another repository's alone, then writes and commits once."""
+    from flowcore import Flow
+    from flowcore.driver.controller import Controller
+    from flowcore.runners.direct import DirectRunner
+    from flowcore.session.host import ComponentInfo
+    from processors import GenerateFlowFile
+    from repositories.repository_set import RepositorySet
+
+    flow = Flow("prepared")
+    flow.add_service(
+        DBCPConnectionPool("dbcp", **{
+            "Database Connection URL": postgres.jdbc_url, "Database User": postgres.user,
+        })
+    )  # fmt: skip
+    flow.add_service(JsonTreeReader("reader"))
+    gen = flow.add(
+        GenerateFlowFile(**{"Custom Text": '[{"id": 1, "name": "once"}]', "Batch Size": "1"}),
+        name="gen",
+    )
+    put = flow.add(
+        PutDatabaseRecord(**{
+            "Record Reader": "reader", "Database Connection Pooling Service": "dbcp",
+            "Table Name": table, "Statement Type": "INSERT",
+        }),
+        name="put",
+    )  # fmt: skip
+    flow.connect(gen, put)
+    flow.auto_terminate(put, ["success", "failure", "retry"])
+    repos = RepositorySet.open(tmp_path / "repo")
+    try:
+        component = flow.component("put").id
+        own = prepared.gid_prefix(ComponentInfo(component, "", "", repos.repository_id))
+        other = prepared.gid_prefix(ComponentInfo(component, "", "", "0123456789abcdef"))
+        strays = [prepared.new_gid(own), prepared.new_gid(other)]
+        for number, gid in enumerate(strays, start=10):
+            with postgres.connect() as db:
+                db.autocommit = False
+                db.execute(f"insert into {table} values ({number}, 'stray')")
+                db.execute(f"prepare transaction '{gid}'")
+        result = Controller(flow, DirectRunner(), repos).run()
+    finally:
+        repos.close()
+    assert result.count("put", "success") == 1
+    assert postgres.execute(f"select id, name from {table}") == [(1, "once")]
+    assert _prepared_gids(postgres) == [strays[1]]  # another repository's: untouched
