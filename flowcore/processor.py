@@ -487,8 +487,10 @@ class Processor:
     def settle_after_commit_actions(
         self, context: ProcessContext, pending: Sequence[Mapping[str, Any]]
     ) -> None:
-        """At start-up, once every committed action is handed over: undo what was not committed.
+        """Undo what task attempts that never committed left half-done outside flowcore.
 
+        Called on the driver at start-up, once every committed action is handed over, and
+        after each commit of a stage run of this processor (no task of it runs then).
         *pending* holds this processor's after-commit actions whose FlowFiles are committed
         and that are not carried out yet (they will be). A processor whose tasks leave work
         half-done outside flowcore until that action completes it (PutDatabaseRecord's

@@ -129,21 +129,44 @@ class Sinks:
         self.settle(self.actions.resume())
         return findings
 
-    def settle(self, pending: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:
-        """Let each processor undo what uncommitted attempts left outside (start-up only).
+    def settle(
+        self,
+        pending: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+        plan: StagePlan | None = None,
+    ) -> None:
+        """Let processors undo what uncommitted attempts left outside flowcore.
 
-        *pending* holds, by component, the committed actions not carried out yet.
+        At start-up (every processor; a failure is a bulletin) and after each commit of a
+        stage run (*plan*'s members; a failure is a warning, tried again at the next): no
+        task runs then, so what no committed action names belongs to an attempt that will
+        never commit (a Spark task lost after PREPARE, whose rerun would wait on its locks).
+
+        Args:
+            pending: by component, the committed actions not carried out yet (None: the
+                after-commit runner's at this moment).
+            plan: the stage run just committed (None: at start-up).
         """
-        for component_id, member in self._all.items():
+        if pending is None:
+            pending = self.actions.outstanding()
+        members = self._all.values() if plan is None else plan.members
+        for member in members:
             processor = member.processor
             if processor is None or not _overrides(processor, "settle_after_commit_actions"):
                 continue
+            component_id = member.component_id
             try:
                 processor.settle_after_commit_actions(
                     self._context_of(member), list(pending.get(component_id, ()))
                 )
-            except Exception as error:  # the run goes on; what is left waits for a next start
-                self._report(component_id, error, "settle what earlier runs left")
+            except Exception as error:  # the run goes on; what is left waits for the next
+                if plan is None:
+                    self._report(component_id, error, "settle what earlier runs left")
+                else:
+                    LOG.warning(
+                        "%s could not settle what uncommitted attempts left (tried again "
+                        "after the next commit): %s: %s",
+                        member.name, type(error).__name__, error,
+                    )  # fmt: skip
 
     def committed_effects(self) -> list[str]:
         """The effect files the last transaction that had any names."""

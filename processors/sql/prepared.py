@@ -16,9 +16,12 @@ repositories running one flow, against one database never roll back each other's
 
 Every FlowFile of a stage run holds one prepared transaction until the run's commit, and the
 server holds at most ``max_prepared_transactions`` (for every client together): once they are
-taken, :func:`prepare` raises :class:`PrepareLimitReached`, the processor rolls the FlowFile's
-session back (it stays queued, unpenalized) and yields, and the next stage run, after this
-one's commit has freed them, takes it.
+taken, :func:`prepare` raises :class:`TryLater`, the processor rolls the FlowFile's session
+back (it stays queued) and yields, and the next stage run, after this one's commit has freed
+them, takes it. A prepared transaction also keeps its locks: one a dead task attempt left (a
+Spark executor lost after PREPARE) would block the attempt run in its place for ever, so a
+two-phase transaction waits for a lock at most :data:`LOCK_TIMEOUT` and then tries later too;
+the driver rolls back such strays after every commit of the stage (and at start-up).
 
 PREPARE needs ``max_prepared_transactions > 0`` (PostgreSQL ships 0). :func:`can_prepare`
 asks the server once per process and pool; where it is 0 the processor commits in the task as
@@ -43,16 +46,21 @@ from flowcore.session.host import ComponentInfo
 
 __all__ = [
     "COMMIT_ATTEMPTS",
-    "PrepareLimitReached",
+    "LOCK_TIMEOUT",
+    "TryLater",
+    "begin",
     "can_prepare",
     "commit_prepared",
     "gid_prefix",
+    "lock_timed_out",
     "new_gid",
     "prepare",
     "roll_back_strays",
 ]
 
 LOG = logging.getLogger("flowcore.processors.PutDatabaseRecord")
+#: How long a two-phase transaction waits for a row lock before its FlowFile waits queued.
+LOCK_TIMEOUT = "10s"
 #: COMMIT PREPARED tries per after-commit hand-over before the action is kept for later.
 COMMIT_ATTEMPTS = 4
 BACKOFF_SECONDS = 0.25  # doubled after each failed try
@@ -62,8 +70,12 @@ _UNDEFINED_OBJECT = "42704"  # "prepared transaction with identifier ... does no
 _LIMIT_EXCEEDED = ("53200", "53400")
 
 
-class PrepareLimitReached(ProcessException):
-    """The server holds ``max_prepared_transactions`` already; the transaction was rolled back."""
+class TryLater(ProcessException):
+    """The FlowFile's transaction was rolled back for a reason that passes: take it again later.
+
+    The server holds ``max_prepared_transactions`` already, or a lock wait ran past
+    :data:`LOCK_TIMEOUT` (a prepared transaction of a dead attempt may hold the lock).
+    """
 
 
 _checked: dict[tuple[int, str], bool] = {}
@@ -117,6 +129,16 @@ def can_prepare(engine: Any, system: str) -> bool:
     return able
 
 
+def begin(connection: Any) -> None:
+    """Bound the lock waits of *connection*'s transaction (see :data:`LOCK_TIMEOUT`)."""
+    connection.exec_driver_sql(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
+
+
+def lock_timed_out(error: BaseException) -> bool:
+    """Whether *error* is a lock wait past :data:`LOCK_TIMEOUT` (``lock_not_available``)."""
+    return _sqlstate(error) == "55P03"
+
+
 def prepare(connection: Any, gid: str) -> None:
     """End *connection*'s transaction with PREPARE TRANSACTION *gid* (it is then detached)."""
     if not _GID.fullmatch(gid):  # it is spliced into the statement: never anything else
@@ -126,7 +148,7 @@ def prepare(connection: Any, gid: str) -> None:
         connection.exec_driver_sql(f"PREPARE TRANSACTION '{gid}'")
     except Exception as error:
         if _sqlstate(error) in _LIMIT_EXCEEDED and "prepared transactions" in str(error):
-            raise PrepareLimitReached(str(error)) from error
+            raise TryLater(str(error)) from error
         raise
 
 

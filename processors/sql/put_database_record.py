@@ -292,14 +292,18 @@ class PutDatabaseRecord(Processor):
         system = pool.transit_uri()
         try:
             count = self._put(context, session, flowfile, pool, reader, table_name)
-        except prepared.PrepareLimitReached:
-            # The database holds max_prepared_transactions (this stage run's FlowFiles among
-            # them, until its commit): the FlowFile waits in its queue for the next run.
-            context.logger.debug("max_prepared_transactions reached in %s; yielding", system)
-            session.rollback()
-            context.yield_()
-            return
         except Exception as error:  # routed as NiFi routes it
+            if isinstance(error, prepared.TryLater) or (
+                prepared.lock_timed_out(error) and self._two_phase(context, pool)
+            ):
+                # The database holds max_prepared_transactions (this stage run's FlowFiles
+                # among them, until its commit), or a lock that a dead attempt's prepared
+                # transaction may hold (rolled back after the commit): the FlowFile waits
+                # queued for the next stage run.
+                context.logger.debug("%s in %s; yielding", error, system)
+                session.rollback()
+                context.yield_()
+                return
             self._route_error(context, session, flowfile, error, system, table_name)
             return
         session.provenance.send(flowfile, f"{system}", details=f"Put {count} records")
@@ -334,9 +338,7 @@ class PutDatabaseRecord(Processor):
         )
         engine = pool.engine()
         prefix = prepared.gid_prefix(context.component)
-        gid = None
-        if prefix is not None and prepared.can_prepare(engine, pool.transit_uri()):
-            gid = prepared.new_gid(prefix)
+        gid = prepared.new_gid(prefix) if prefix and self._two_phase(context, pool) else None
         limit = context.get_property(TABLE_SCHEMA_CACHE_SIZE).as_integer() or 0
         table = _SCHEMAS.get(engine, schema_name, table_name, limit)
         batch_size = (
@@ -352,6 +354,8 @@ class PutDatabaseRecord(Processor):
             connection.begin(),
             read_records(session, flowfile, reader) as records,
         ):
+            if gid is not None:
+                prepared.begin(connection)
             plan: _Plan | None = None
             for batch in records:
                 if plan is None:
@@ -388,10 +392,11 @@ class PutDatabaseRecord(Processor):
     def settle_after_commit_actions(
         self, context: ProcessContext, pending: Sequence[Mapping[str, Any]]
     ) -> None:
-        """At start-up: roll back this component's prepared transactions no action names.
+        """Roll back this component's prepared transactions that no action names.
 
-        Only gids of this repository and this component are looked at; those of committed
-        FlowFiles (*pending*) are being committed.
+        At start-up and after each commit of its stage run: those of task attempts that
+        never committed. Only gids of this repository and this component are looked at;
+        those of committed FlowFiles (*pending*) are being committed.
         """
         prefix = prepared.gid_prefix(context.component)
         pool = self._driver_pool(context)
@@ -406,6 +411,13 @@ class PutDatabaseRecord(Processor):
                 "FlowFiles are written again",
                 len(strays), pool.transit_uri(),
             )  # fmt: skip
+
+    @staticmethod
+    def _two_phase(context: ProcessContext, pool: Any) -> bool:
+        """Whether this processor prepares its transactions in *pool*'s database."""
+        return prepared.gid_prefix(context.component) is not None and prepared.can_prepare(
+            pool.engine(), pool.transit_uri()
+        )
 
     def _driver_pool(self, context: ProcessContext) -> Any:
         """The connection pool, reached from a driver-side context."""

@@ -197,11 +197,12 @@ def test_when_the_server_holds_its_limit_the_flowfile_waits_queued(
     assert _prepared_gids(postgres) == []
 
 
-def test_a_flow_start_rolls_back_its_strays_and_commits_its_rows(
+def test_a_flow_rolls_back_its_strays_at_start_and_after_each_commit(
     postgres: PostgresServer, table: str, tmp_path
 ) -> None:
     """A run on a repository whose earlier run died after PREPARE: its start rolls back that
-    stray (its own prefix), leaves another repository's alone, then writes and commits once."""
+    stray (its own prefix) and leaves another repository's alone; one a lost attempt leaves
+    during the run goes after the stage run's commit; the row is committed once."""
     from flowcore import Flow
     from flowcore.driver.controller import Controller
     from flowcore.runners.direct import DirectRunner
@@ -229,20 +230,59 @@ def test_a_flow_start_rolls_back_its_strays_and_commits_its_rows(
     )  # fmt: skip
     flow.connect(gen, put)
     flow.auto_terminate(put, ["success", "failure", "retry"])
+
+    def stray(gid: str, number: int) -> None:
+        with postgres.connect() as db:
+            db.autocommit = False
+            db.execute(f"insert into {table} values ({number}, 'stray')")
+            db.execute(f"prepare transaction '{gid}'")
+
     repos = RepositorySet.open(tmp_path / "repo")
     try:
         component = flow.component("put").id
         own = prepared.gid_prefix(ComponentInfo(component, "", "", repos.repository_id))
-        other = prepared.gid_prefix(ComponentInfo(component, "", "", "0123456789abcdef"))
-        strays = [prepared.new_gid(own), prepared.new_gid(other)]
-        for number, gid in enumerate(strays, start=10):
-            with postgres.connect() as db:
-                db.autocommit = False
-                db.execute(f"insert into {table} values ({number}, 'stray')")
-                db.execute(f"prepare transaction '{gid}'")
-        result = Controller(flow, DirectRunner(), repos).run()
+        other = prepared.new_gid(
+            prepared.gid_prefix(ComponentInfo(component, "", "", "0123456789abcdef"))
+        )
+        stray(prepared.new_gid(own), 10)  # an earlier run's attempt that never committed
+        stray(other, 11)  # another repository's, in flight
+        controller = Controller(flow, DirectRunner(), repos)
+        controller.sinks.recover()
+        assert _prepared_gids(postgres) == [other]
+        stray(prepared.new_gid(own), 12)  # an attempt of this run, lost (a Spark executor)
+        for stage in controller.compiled.stages:
+            controller.run_stage(stage)
+        controller.sinks.release()
+        controller.close()
     finally:
         repos.close()
-    assert result.count("put", "success") == 1
     assert postgres.execute(f"select id, name from {table}") == [(1, "once")]
-    assert _prepared_gids(postgres) == [strays[1]]  # another repository's: untouched
+    assert _prepared_gids(postgres) == [other]  # another repository's: untouched
+
+
+def test_a_lock_held_by_a_stray_makes_the_flowfile_wait_not_hang(
+    postgres: PostgresServer, table: str, held: list, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dead attempt's prepared transaction holds the row's lock: the rerun's INSERT waits
+    LOCK_TIMEOUT, then its FlowFile stays queued (the processor yields) instead of hanging;
+    once the stray is rolled back it goes through."""
+    monkeypatch.setattr(prepared, "LOCK_TIMEOUT", "100ms")
+    runner = _runner(postgres.jdbc_url)
+    stray = prepared.new_gid(prepared.gid_prefix(runner.context.component))
+    with postgres.connect() as db:
+        db.autocommit = False
+        db.execute(f"insert into {table} values (1, 'stray')")
+        db.execute(f"prepare transaction '{stray}'")
+    runner.enqueue(b'[{"id": 1, "name": "a"}]')
+    runner.run(stop_on_finish=False)
+    runner.assert_transfer_count("success", 0)
+    runner.assert_transfer_count("failure", 0)
+    runner.assert_transfer_count("retry", 0)
+    assert runner.queue_size() == 1
+    assert runner.context.yielded
+    runner.processor.settle_after_commit_actions(runner.context, [])
+    runner.context.yielded = False
+    runner.run(stop_on_finish=False, initialize=False)
+    runner.assert_all_flowfiles_transferred("success", 1)
+    _commit(runner, held)
+    assert postgres.execute(f"select id, name from {table}") == [(1, "a")]
