@@ -100,18 +100,27 @@ class AfterCommitRunner:
 
     # --- handing over ---------------------------------------------------------------------
 
-    def hand_over(self, actions: Sequence[AfterCommitAction], origin: str = "task") -> None:
-        """Start *actions* (one task's, in order); wait the budget; record what is not done.
+    def hand_over(
+        self,
+        actions: Sequence[AfterCommitAction],
+        origin: str = "task",
+        *,
+        deadline: float | None = None,
+    ) -> None:
+        """Start *actions* (one task's, in order); wait for them; record what is not done.
 
         Called after the write-ahead log transaction that made their FlowFiles durable, and
-        before the effect file naming them is deleted.
+        before the effect file naming them is deleted. The wait ends at *deadline*
+        (``time.monotonic()``; the commit's, shared by its tasks), else after the budget.
         """
         grouped: dict[str, list[Mapping[str, Any]]] = {}
         for action in actions:
             grouped.setdefault(action.component_id, []).append(dict(action.payload))
         jobs = [_Job(component_id, payloads) for component_id, payloads in grouped.items()]
         self._start(jobs)
-        self._wait(jobs, self.budget_seconds)
+        if deadline is None:
+            deadline = time.monotonic() + self.budget_seconds
+        self._wait(jobs, deadline - time.monotonic())
         for job in jobs:
             self._keep(job, origin)
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -96,6 +97,7 @@ class Sinks:
         self._continuous = False
         self.reports: dict[str, Mapping[str, str]] = {}
         self._waiting = False  # whether refused publications wait in retry files
+        self._deadline: float | None = None  # when this commit's after-commit wait ends
         self.actions = AfterCommitRunner(
             repositories.paths.effects,
             self._run_actions,
@@ -181,8 +183,10 @@ class Sinks:
         files in commit order; one still refused holds back later publications of its target
         only. A file that appeared at a target after its FlowFile was committed, where the
         sink's conflict strategy forbids replacing it, is kept; a warning bulletin names it.
+        The after-commit actions of all *files* share one time budget.
         """
         report = EffectReport()
+        self._deadline = time.monotonic() + self.actions.budget_seconds
         if self._waiting:
             for path in retries(self.repos.paths.effects):
                 report += carry_out(path, blocked=report.waiting, act=self._act)
@@ -226,7 +230,7 @@ class Sinks:
             member = self._all.get(component_id)
             if member is not None and member.processor is not None:
                 self._context_of(member)
-        self.actions.hand_over(actions)
+        self.actions.hand_over(actions, deadline=self._deadline)
 
     def _run_actions(self, component_id: str, payloads: Sequence[Mapping[str, Any]]) -> None:
         """Carry out one processor's actions (on its worker thread).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -142,3 +143,19 @@ def test_a_torn_pending_file_is_skipped(tmp_path: Path) -> None:
     runner.resume()
     assert remote.done == [("a", 4)]
     assert [p.name for p in tmp_path.iterdir()] == ["0-bad.actions"]
+
+
+def test_the_tasks_of_one_commit_share_its_deadline(tmp_path: Path) -> None:
+    """A later task's actions handed over past the commit's deadline are not waited for: they
+    are recorded at once (the commit's wait is one budget, not one per task)."""
+    remote, reports = _Remote(), []
+    runner = _runner(tmp_path, remote, reports, budget=3600)
+    remote.gate.clear()
+    deadline = time.monotonic()  # the commit's budget is spent already
+    runner.hand_over([AfterCommitAction("a", {"n": 1})], deadline=deadline)
+    runner.hand_over([AfterCommitAction("b", {"n": 2})], deadline=deadline)
+    assert len(pending_actions(tmp_path)) == 2
+    remote.gate.set()
+    assert runner.wait_for("a", timeout=30)
+    assert runner.wait_for("b", timeout=30)
+    assert pending_actions(tmp_path) == []
