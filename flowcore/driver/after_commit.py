@@ -94,7 +94,6 @@ class AfterCommitRunner:
         self.budget_seconds = budget_seconds
         self._lock = threading.Lock()
         self._workers: dict[str, queue.SimpleQueue[_Job | None]] = {}
-        self._threads: list[threading.Thread] = []
         self._open: list[_Job] = []  # handed over, not finished
         self._sequence = 0
 
@@ -215,7 +214,6 @@ class AfterCommitRunner:
                         daemon=True,
                     )
                     thread.start()
-                    self._threads.append(thread)
             worker.put(job)
 
     def _work(self, jobs: queue.SimpleQueue[_Job | None]) -> None:
