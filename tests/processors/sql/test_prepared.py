@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 
+from flowcore import ProcessContext, Processor, ProcessSession
 from flowcore.errors import AfterCommitRetry
+from flowcore.relationship import SUCCESS
 from flowcore.testing import TestRunner
 from processors.record_services import JsonTreeReader
 from processors.sql import prepared
@@ -286,3 +289,74 @@ def test_a_lock_held_by_a_stray_makes_the_flowfile_wait_not_hang(
     runner.assert_all_flowfiles_transferred("success", 1)
     _commit(runner, held)
     assert postgres.execute(f"select id, name from {table}") == [(1, "a")]
+
+
+class _LoseTheDatabase(Processor):
+    """Cuts the loopback proxy to PostgreSQL in the task, after PutDatabaseRecord's PREPARE."""
+
+    relationships: ClassVar = (SUCCESS,)
+    PROXY: ClassVar[Any] = None
+
+    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
+        flowfile = session.get()
+        if flowfile is None:
+            return
+        type(self).PROXY.cut()
+        session.transfer(flowfile, SUCCESS)
+
+
+def test_a_commit_prepared_lost_after_the_wal_commit_is_committed_at_the_next_start(
+    postgres: PostgresServer, table: str, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The database goes away between the task's PREPARE and the driver's COMMIT PREPARED: the
+    bounded retries fail, the action stays pending in the repository (the transaction stays
+    prepared, not rolled back), and the next start commits it: the row lands once."""
+    from flowcore import Flow
+    from flowcore.driver.controller import Controller
+    from flowcore.runners.direct import DirectRunner
+    from processors import GenerateFlowFile
+    from repositories.repository_set import RepositorySet
+
+    monkeypatch.setattr(prepared, "BACKOFF_SECONDS", 0.01)
+    with tcp_proxy(postgres.host, postgres.port) as proxy:
+        _LoseTheDatabase.PROXY = proxy
+        url = f"jdbc:postgresql://127.0.0.1:{proxy.port}/{postgres.database}"
+        flow = Flow("lost")
+        flow.add_service(
+            DBCPConnectionPool("dbcp", **{
+                "Database Connection URL": url, "Database User": postgres.user,
+            })
+        )  # fmt: skip
+        flow.add_service(JsonTreeReader("reader"))
+        gen = flow.add(
+            GenerateFlowFile(**{"Custom Text": '[{"id": 1, "name": "once"}]', "Batch Size": "1"}),
+            name="gen",
+        )
+        put = flow.add(
+            PutDatabaseRecord(**{
+                "Record Reader": "reader", "Database Connection Pooling Service": "dbcp",
+                "Table Name": table, "Statement Type": "INSERT",
+            }),
+            name="put",
+        )  # fmt: skip
+        lose = flow.add(_LoseTheDatabase(), name="lose")
+        flow.connect(gen, put)
+        flow.connect(put, lose, "success")
+        flow.auto_terminate(put, ["failure", "retry"])
+        flow.auto_terminate(lose, ["success"])
+        repos = RepositorySet.open(tmp_path / "repo")
+        try:
+            result = Controller(flow, DirectRunner(), repos).run()
+            assert result.count("put", "success") == 1
+            assert len(list(Path(repos.paths.effects).glob("*.actions"))) == 1
+            assert len(_prepared_gids(postgres)) == 1  # kept prepared, not rolled back
+            assert postgres.execute(f"select count(*) from {table}") == [(0,)]
+            proxy.restore()
+            restarted = Controller(flow, DirectRunner(), repos)
+            restarted.sinks.recover()  # the next start
+            restarted.sinks.release()
+            assert list(Path(repos.paths.effects).glob("*.actions")) == []
+        finally:
+            repos.close()
+    assert postgres.execute(f"select id, name from {table}") == [(1, "once")]
+    assert _prepared_gids(postgres) == []
