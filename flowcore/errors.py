@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from flowcore.flowfile import ResourceClaim
 
 __all__ = [
+    "AfterCommitRetry",
     "BatchResultError",
     "ConfigurationError",
     "ContentChangedError",
@@ -222,6 +223,16 @@ class RecordPathSyntaxError(RecordPathError):
 
 class RecordPathEvaluationError(RecordPathError):
     """A well-formed RecordPath failed on a record (a value it cannot update, a bad regex)."""
+
+
+class AfterCommitRetry(ProcessException):
+    """An after-commit action could not be done now but must be, later (its FlowFiles are durable).
+
+    Raised by :meth:`~flowcore.processor.Processor.run_after_commit_actions` when the remote
+    system is unreachable (a COMMIT PREPARED whose connection was lost): the engine keeps the
+    actions pending, in the repository, and hands them over again later in the run and at the
+    next start, instead of reporting them as failed.
+    """
 
 
 class FlowFileHandlingError(ProcessException):

@@ -472,12 +472,32 @@ class Processor:
         The engine calls this on the driver after the write-ahead log transaction that made
         them durable, with one task's actions in the order recorded, and again at start-up
         when a crash came in between: so each action must be idempotent (a file already
-        gone is done). A failure is the processor's to report (a warning, as NiFi's
-        completion strategies); what it raises becomes a bulletin and is not retried.
+        gone is done). The actions run on a worker thread of their own (one per processor,
+        so never two calls at once), and a commit waits for them at most the
+        ``after_commit_budget`` setting (:mod:`flowcore.driver.after_commit`). A failure is the
+        processor's to report (a warning, as NiFi's completion strategies); raise
+        :class:`~flowcore.errors.AfterCommitRetry` for actions that must be tried again later
+        (they stay recorded in the repository, across a restart); anything else raised becomes
+        a bulletin and is not retried.
         """
         del context, actions
         msg = f"{type(self).__name__} records after-commit actions but does not carry them out"
         raise NotImplementedError(msg)
+
+    def settle_after_commit_actions(
+        self, context: ProcessContext, pending: Sequence[Mapping[str, Any]]
+    ) -> None:
+        """Undo what task attempts that never committed left half-done outside flowcore.
+
+        Called on the driver at start-up, once every committed action is handed over, and
+        after each commit of a stage run of this processor (no task of it runs then).
+        *pending* holds this processor's after-commit actions whose FlowFiles are committed
+        and that are not carried out yet (they will be). A processor whose tasks leave work
+        half-done outside flowcore until that action completes it (PutDatabaseRecord's
+        prepared transactions) undoes here every such piece that no pending action names:
+        its task attempt never committed. The default does nothing.
+        """
+        del context, pending
 
     def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
         """Do one unit of work with *session*; the caller commits it."""

@@ -141,6 +141,11 @@ class Settings:
             to start on it (the JVM's start included), before it gives up with one line naming
             the master, as NiFi's processors wait on a Connection Timeout (``30 sec``). Spark's
             own wait for an unreachable standalone master is over a minute, then a traceback.
+        after_commit_budget: how long a commit waits for processors' after-commit actions
+            (COMMIT PREPARED, an SFTP delete or move), which run in
+            the background, one worker per processor; what is not done by then stays recorded
+            in the repository and finishes in the background, or at the next start (``5 sec``;
+            ``0 sec`` never waits). A slow server so holds up each commit at most this long.
         python_extensions_source_directory: directories of NiFi 2 Python processors (NiFi's
             ``nifi.python.extensions.source.directory.*``), loaded before a NiFi flow is
             imported so its processors of bundle ``python-extensions`` are found by class name
@@ -175,6 +180,7 @@ class Settings:
     expression_max_length: str = attrs.field(default="64 MB", validator=_data_size)
     content_claim_max_appendable_size: str = attrs.field(default="1 MB", validator=_data_size)
     spark_connect_timeout: str = attrs.field(default="30 sec", validator=_time_period)
+    after_commit_budget: str = attrs.field(default="5 sec", validator=_time_period)
     python_extensions_source_directory: tuple[str, ...] = attrs.field(
         default=(), converter=lambda dirs: (dirs,) if isinstance(dirs, str) else tuple(dirs)
     )
@@ -252,6 +258,11 @@ class Settings:
     def spark_connect_timeout_seconds(self) -> float:
         """:attr:`spark_connect_timeout` in seconds."""
         return parse_time_period(self.spark_connect_timeout, "ms") / 1000
+
+    @functools.cached_property
+    def after_commit_budget_seconds(self) -> float:
+        """:attr:`after_commit_budget` in seconds."""
+        return parse_time_period(self.after_commit_budget, "ms") / 1000
 
     @functools.cached_property
     def poll_interval_seconds(self) -> float:

@@ -137,12 +137,14 @@ class RepositoryPaths:
         segments: the FlowFile repository's segment directory.
         events: the provenance repository's event-file directory.
         effects: where tasks stage sinks' external effects (see :mod:`repositories.effects`).
+        repository_id: the repository's random id (see ``RepositorySet.repository_id``).
     """
 
     content: tuple[str, ...]
     segments: str
     events: str
     effects: str
+    repository_id: str = ""
 
 
 @attrs.frozen

@@ -25,7 +25,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import threading
 import time
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -46,6 +48,7 @@ from repositories.records import Bulletin, Finding, RepositoryPaths, Transaction
 __all__ = [
     "MAX_BULLETINS",
     "PROVENANCE_STATE",
+    "REPOSITORY_ID_KEY",
     "RepositoryReader",
     "RepositorySet",
     "check_repositories",
@@ -63,6 +66,9 @@ LOCK_FILE = "lock"
 LIVE_CHECK_ATTEMPTS = 2  # read-only passes beside a live run; a finding must be in each
 EFFECTS_DIRECTORY = "effects"  # sinks' staged external effects (repositories/effects.py)
 BULLETIN_FILE = "bulletins.jsonl"
+#: The write-ahead log state entry holding the repository's random id (no component id can
+#: be it: names never hold NUL).
+REPOSITORY_ID_KEY = "\x00repository"
 
 
 @attrs.define
@@ -78,6 +84,8 @@ class RepositorySet:
     provenance: SqlProvenanceRepository
     recovery: list[Finding]
     _lock_file: Any = None
+    #: Bulletins come from the driver's thread and from after-commit workers.
+    _bulletin_lock: Any = attrs.field(factory=threading.Lock, init=False, repr=False)
 
     @classmethod
     def open(
@@ -156,6 +164,22 @@ class RepositorySet:
         return cls(root, flowfiles, content, provenance, findings, lock)
 
     @property
+    def repository_id(self) -> str:
+        """This repository's random id, made and committed on first use, then kept.
+
+        What flowcore leaves in an outside system on a repository's behalf (PostgreSQL's
+        prepared transactions) carries it, so that a start-up sweep touches only its own: two
+        flows, or two copies of one flow on two repositories, may share a database. A path or
+        a flow name would not do: a repository can move, and two can run the same flow.
+        """
+        held = self.flowfiles.state(REPOSITORY_ID_KEY).get("id")
+        if held:
+            return held
+        made = uuid.uuid4().hex[:16]
+        self.flowfiles.commit(Transaction(state={REPOSITORY_ID_KEY: {"id": made}}))
+        return made
+
+    @property
     def paths(self) -> RepositoryPaths:
         """Where tasks write."""
         return RepositoryPaths(
@@ -163,6 +187,7 @@ class RepositorySet:
             segments=str(self.flowfiles.segment_dir),
             events=str(self.provenance.event_directory),
             effects=str(self.directory / EFFECTS_DIRECTORY),
+            repository_id=self.repository_id,
         )
 
     def write_status(self, status: dict[str, Any]) -> None:
@@ -179,10 +204,11 @@ class RepositorySet:
         if not bulletins:
             return
         path = self.directory / BULLETIN_FILE
-        kept = read_bulletins(self.directory)[-(MAX_BULLETINS - len(bulletins)) :]
-        kept.extend(bulletins)
-        lines = [json.dumps(attrs.asdict(b)) + "\n" for b in kept[-MAX_BULLETINS:]]
-        write_atomically(path, "".join(lines).encode(), sync=False)
+        with self._bulletin_lock:
+            kept = read_bulletins(self.directory)[-(MAX_BULLETINS - len(bulletins)) :]
+            kept.extend(bulletins)
+            lines = [json.dumps(attrs.asdict(b)) + "\n" for b in kept[-MAX_BULLETINS:]]
+            write_atomically(path, "".join(lines).encode(), sync=False)
 
     def _record_provenance_mark(self) -> None:
         """Keep the next provenance event id with the queues (see :data:`PROVENANCE_STATE`)."""

@@ -5,9 +5,11 @@
    index, and the next provenance event id (so a replaced database is noticed and ids are never
    given twice). The tasks' files all exist by then.
 2. Only once it is durable: sinks publish and carry out their effects (renames, log lines,
-   source deletions), claimant counts settle and unreferenced content is released, and the
-   provenance files go to the background indexer (:mod:`repositories.provenance_indexer`); the
-   next transaction records them as indexed, then they are removed.
+   source deletions, processors' after-commit actions within a time budget:
+   :mod:`flowcore.driver.after_commit`), claimant counts settle and unreferenced content is
+   released, and the provenance files go to the background indexer
+   (:mod:`repositories.provenance_indexer`); the next transaction records them as indexed, then
+   they are removed.
 
 A crash anywhere loses nothing and repeats nothing: the queues are those of the last
 transaction, and everything after it is redone at the next start.
@@ -86,6 +88,8 @@ def commit_stage_run(
     sinks.publish(sink_states)
     if effects is not None:
         sinks.carry_out([r.effects_file for r in results if r.effects_file])
+    sinks.actions.retry_due()  # after-commit actions that asked to be tried again later
+    sinks.settle(plan=plan)  # what this stage's uncommitted attempts left outside (PREPAREd)
     # Attempts a runner retried or superseded (a Spark task that failed and ran again) left
     # effect files no commit names: their temporaries go now, not at the next start.
     sinks.sweep_attempts()

@@ -14,7 +14,7 @@ import itertools
 import time
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,13 +38,21 @@ from flowcore.driver.run_result import (
     stage_summary,
     why_stuck,
 )
-from flowcore.driver.scheduler import BatchLimits, select_segments
+from flowcore.driver.scheduler import (
+    BatchLimits,
+    RetryAt,
+    binning_queued,
+    holding_kept,
+    next_held,
+    next_wait,
+    select_segments,
+)
 from flowcore.driver.schedules import Schedules
 from flowcore.driver.sinks import Sinks
 from flowcore.driver.sources import SourceLister
 from flowcore.driver.stage_jobs import StageJobs
 from flowcore.engine.task import apply_limits
-from flowcore.engine.wire import NEVER, SegmentWait, TaskResult
+from flowcore.engine.wire import SegmentWait, TaskResult
 from flowcore.flow import Connection, FlowDefinition
 from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import WorkItem
@@ -53,7 +61,6 @@ from flowcore.runners.jobs import Runner
 from flowcore.session.host import ComponentInfo, StateMap
 from flowcore.settings import Settings
 from repositories.content import ARCHIVE_CLEANUP_FREQUENCY_MS
-from repositories.flowfile_wal import WriteAheadFlowFileRepository
 from repositories.held_content import HeldContent
 from repositories.provenance_indexer import ProvenanceIndexer
 from repositories.records import Bulletin, SegmentSummary
@@ -89,7 +96,7 @@ class Controller:
             compiled.flow, repositories.flowfiles, repositories.directory
         )
         compiled = compiled if claimed is compiled.flow else compile_flow(claimed)
-        self.compiled = _holding_kept(compiled, repositories.flowfiles)
+        self.compiled = holding_kept(compiled, repositories.flowfiles)
         self.flow = self.compiled.flow
         self.runner = runner
         self.repos = repositories
@@ -111,7 +118,13 @@ class Controller:
         self._stage_runs = 0
         self._held_back: dict[str, list[str]] = {}
         self._archive_expired_at = 0
-        self.sinks = Sinks(list(self.plans.values()), repositories, runner, self._context)
+        self.sinks = Sinks(
+            list(self.plans.values()),
+            repositories,
+            runner,
+            self._context,
+            after_commit_budget=self.settings.after_commit_budget_seconds,
+        )
         self.schedules = Schedules()  # Run Schedules (periods, crons) of continuous runs
         self.sources = SourceLister(
             list(self.plans.values()),
@@ -120,6 +133,7 @@ class Controller:
             self._context,
             self._bulletin,
             schedules=self.schedules,
+            before_listing=self.sinks.actions.wait_for,
         )
         self.tracker = RunTracker(
             self.compiled, runner=runner.name, continuous=False, name_of=self._component_name
@@ -172,7 +186,9 @@ class Controller:
             wal = self.repos.flowfiles
             context = ProcessContext(
                 member.processor,
-                component=ComponentInfo(member.component_id, member.type_name, member.name),
+                component=ComponentInfo(
+                    member.component_id, member.type_name, member.name, self.repos.repository_id
+                ),
                 clock=now_ms,
                 state=lambda: StateMap(0, wal.state(member.component_id)),
                 has_incoming_connection=False,
@@ -267,7 +283,7 @@ class Controller:
                 if continuous
                 else frozenset(s for s, w in waits.items() if w.long and not w.in_bins)
             )
-            taken = select_segments(plan, queues, _RetryAt(waits), now, limits, skip=skip)
+            taken = select_segments(plan, queues, RetryAt(waits), now, limits, skip=skip)
         if not work and not taken:
             if states:
                 self._commit(stage, [], [], states)
@@ -443,45 +459,6 @@ class Controller:
 
     # --- the run ------------------------------------------------------------------------------
 
-    def _next_wait(self, now: int, *, include_long: bool) -> int | None:
-        """The earliest future time a queued segment becomes worth taking, if any."""
-        wal = self.repos.flowfiles
-        waits = [
-            wait.retry_at
-            for queue_id in wal.queue_ids()
-            for s in wal.segments(queue_id)
-            if (wait := self._waits.get(s.segment_id)) is not None
-            and now < wait.retry_at < NEVER
-            and (include_long or not wait.long)
-        ]
-        return min(waits) if waits else None
-
-    def _next_held(self, now: int) -> int | None:
-        """When the first FlowFiles held until a known time go on, if any.
-
-        Held: a processor holds them (ControlRate's window), or they wait out a relationship
-        retry's backoff. A batch run waits for them however long: they are part of what the
-        flow does (retries are bounded by the Number of Retry Attempts).
-        """
-        wal = self.repos.flowfiles
-        times = [
-            wait.retry_at
-            for queue_id in wal.queue_ids()
-            for s in wal.segments(queue_id)
-            if (wait := self._waits.get(s.segment_id)) is not None and wait.held
-        ]
-        return max(now, min(times)) if times else None
-
-    def _binning_queued(self) -> list[Stage]:
-        wal = self.repos.flowfiles
-        stages = []
-        for stage in self.compiled.stages:
-            plan = self.plans[stage.id]
-            binning = {m.component_id for m in plan.binning_members}
-            if any(wal.segments(q) for q, m in plan.queue_members.items() if m in binning):
-                stages.append(stage)
-        return stages
-
     def run(
         self,
         *,
@@ -548,8 +525,9 @@ class Controller:
                 idle = 0
                 continue
             now = now_ms()
-            wait = self._next_wait(now, include_long=continuous)
-            held = None if continuous else self._next_held(now)
+            wal, waits = self.repos.flowfiles, self._waits
+            wait = next_wait(wal, waits, now, include_long=continuous)
+            held = None if continuous else next_held(wal, waits, now)
             if held is not None and (held > now or idle < MAX_IDLE_WAITS):
                 # FlowFiles are held until a known time (ControlRate's window, a retry's
                 # backoff): they go on then, so waiting for it is not idling; the run goes on.
@@ -573,7 +551,9 @@ class Controller:
                 continue
             if not drained and not self._held_back:
                 drained = True
-                ended = sum(self.run_stage(s, end_of_input=True) for s in self._binning_queued())
+                ended = sum(
+                    self.run_stage(s, end_of_input=True) for s in binning_queued(self.compiled, wal)
+                )
                 if ended:
                     continue
             break
@@ -677,36 +657,6 @@ class Controller:
                 if described:
                     out.append(f"  ran as: {described}")
         return "\n".join(out)
-
-
-class _RetryAt(Mapping[str, int]):
-    """When each returned segment is worth taking again, read from its wait (no copy)."""
-
-    def __init__(self, waits: Mapping[str, SegmentWait]) -> None:
-        self._waits = waits
-
-    def __getitem__(self, segment_id: str) -> int:
-        return self._waits[segment_id].retry_at
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._waits)
-
-    def __len__(self) -> int:
-        return len(self._waits)
-
-
-def _holding_kept(compiled: CompiledFlow, wal: WriteAheadFlowFileRepository) -> CompiledFlow:
-    """*compiled* again when a pipelined connection's queue holds FlowFiles of an earlier run.
-
-    They queued while the connection was durable (before a disabled processor or a funnel
-    with no outgoing connection, since enabled or connected on); it stays durable so they
-    are taken (``compile_flow``'s *holding*).
-    """
-    pipelined = {c.id for c in compiled.flow.connections if c.id not in compiled.durable}
-    holding = {q for q in wal.queue_ids() if q in pipelined and wal.queue_size(q)[0]}
-    if not holding:
-        return compiled
-    return compile_flow(compiled.flow, validate=False, holding=holding)  # validated already
 
 
 def run_flow(

@@ -8,17 +8,25 @@ is that cut into tasks. Everything here reads segment summaries only; no FlowFil
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import TypeVar
 
 import attrs
 
 from flowcore.compiler.plan import StagePlan
+from flowcore.compiler.stages import CompiledFlow, Stage, compile_flow
+from flowcore.engine.wire import NEVER, SegmentWait
+from repositories.flowfile_wal import WriteAheadFlowFileRepository
 from repositories.records import SegmentSummary
 
 __all__ = [
     "BatchLimits",
+    "RetryAt",
+    "binning_queued",
     "chunk",
+    "holding_kept",
+    "next_held",
+    "next_wait",
     "select_segments",
     "split_segments",
 ]
@@ -124,3 +132,81 @@ def chunk(items: Sequence[T], parts: int) -> list[list[T]]:
         runs.append(list(items[start:end]))
         start = end
     return runs
+
+
+class RetryAt(Mapping[str, int]):
+    """When each returned segment is worth taking again, read from its wait (no copy)."""
+
+    def __init__(self, waits: Mapping[str, SegmentWait]) -> None:
+        self._waits = waits
+
+    def __getitem__(self, segment_id: str) -> int:
+        return self._waits[segment_id].retry_at
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._waits)
+
+    def __len__(self) -> int:
+        return len(self._waits)
+
+
+def next_wait(
+    wal: WriteAheadFlowFileRepository,
+    waits: Mapping[str, SegmentWait],
+    now: int,
+    *,
+    include_long: bool,
+) -> int | None:
+    """The earliest future time a queued segment becomes worth taking, if any."""
+    times = [
+        wait.retry_at
+        for queue_id in wal.queue_ids()
+        for s in wal.segments(queue_id)
+        if (wait := waits.get(s.segment_id)) is not None
+        and now < wait.retry_at < NEVER
+        and (include_long or not wait.long)
+    ]
+    return min(times) if times else None
+
+
+def next_held(
+    wal: WriteAheadFlowFileRepository, waits: Mapping[str, SegmentWait], now: int
+) -> int | None:
+    """When the first FlowFiles held until a known time go on, if any.
+
+    Held: a processor holds them (ControlRate's window), or they wait out a relationship
+    retry's backoff. A batch run waits for them however long: they are part of what the
+    flow does (retries are bounded by the Number of Retry Attempts).
+    """
+    times = [
+        wait.retry_at
+        for queue_id in wal.queue_ids()
+        for s in wal.segments(queue_id)
+        if (wait := waits.get(s.segment_id)) is not None and wait.held
+    ]
+    return max(now, min(times)) if times else None
+
+
+def binning_queued(compiled: CompiledFlow, wal: WriteAheadFlowFileRepository) -> list[Stage]:
+    """The stages whose binning members have FlowFiles queued (drained at the end of input)."""
+    stages = []
+    for stage in compiled.stages:
+        plan = compiled.plans[stage.id]
+        binning = {m.component_id for m in plan.binning_members}
+        if any(wal.segments(q) for q, m in plan.queue_members.items() if m in binning):
+            stages.append(stage)
+    return stages
+
+
+def holding_kept(compiled: CompiledFlow, wal: WriteAheadFlowFileRepository) -> CompiledFlow:
+    """*compiled* again when a pipelined connection's queue holds FlowFiles of an earlier run.
+
+    They queued while the connection was durable (before a disabled processor or a funnel
+    with no outgoing connection, since enabled or connected on); it stays durable so they
+    are taken (``compile_flow``'s *holding*).
+    """
+    pipelined = {c.id for c in compiled.flow.connections if c.id not in compiled.durable}
+    holding = {q for q in wal.queue_ids() if q in pipelined and wal.queue_size(q)[0]}
+    if not holding:
+        return compiled
+    return compile_flow(compiled.flow, validate=False, holding=holding)  # validated already

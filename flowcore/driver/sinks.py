@@ -19,15 +19,20 @@ under the state entry :data:`EFFECTS_STATE`, and :meth:`Sinks.carry_out` renames
 At start-up the effect files the log names are carried out again (idempotent) and the others, of
 attempts that never committed, are swept with their temporaries.
 
-Any processor's after-commit actions (``session.after_commit``: FetchSFTP's remote delete or move)
-travel in the same effect files; :meth:`Sinks.carry_out` hands each task's to its processor's
-``run_after_commit_actions``, after the commit and again at start-up.
+Any processor's after-commit actions (``session.after_commit``: FetchSFTP's remote delete or move,
+PutDatabaseRecord's COMMIT PREPARED) travel in the same effect files; :meth:`Sinks.carry_out`
+hands each task's to :class:`~flowcore.driver.after_commit.AfterCommitRunner`, which runs them on
+the processor's worker within the commit's time budget (what is not done by then is recorded in
+a pending file and finishes later, or at the next start). At start-up, once every committed
+action is handed over, each processor may undo what uncommitted attempts left outside flowcore
+(``settle_after_commit_actions``).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -36,9 +41,10 @@ import attrs
 
 from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan, StagePlan
+from flowcore.driver.after_commit import AfterCommitRunner
 from flowcore.engine.wire import TaskResult
 from flowcore.process_context import ProcessContext
-from flowcore.processor import ProcessorKind
+from flowcore.processor import Processor, ProcessorKind
 from flowcore.processor_kinds import SinkJobs, TwoPhaseSink
 from flowcore.runners.jobs import Runner
 from flowcore.session.host import AfterCommitAction
@@ -71,6 +77,7 @@ class Sinks:
         repositories: the run's repositories (committed state lives in the FlowFile log).
         runner: where merge jobs run.
         context_of: the driver-side context of a member.
+        after_commit_budget: how long a commit waits for after-commit actions (seconds).
     """
 
     def __init__(
@@ -79,6 +86,8 @@ class Sinks:
         repositories: RepositorySet,
         runner: Runner,
         context_of: Callable[[MemberPlan], ProcessContext],
+        *,
+        after_commit_budget: float = 5.0,
     ) -> None:
         self.members = [m for plan in plans for m in plan.members if m.kind is ProcessorKind.SINK]
         self._all = {m.component_id: m for plan in plans for m in plan.members}
@@ -88,6 +97,13 @@ class Sinks:
         self._continuous = False
         self.reports: dict[str, Mapping[str, str]] = {}
         self._waiting = False  # whether refused publications wait in retry files
+        self._deadline: float | None = None  # when this commit's after-commit wait ends
+        self.actions = AfterCommitRunner(
+            repositories.paths.effects,
+            self._run_actions,
+            self._report_actions,
+            budget_seconds=after_commit_budget,
+        )
 
     def _sink(self, member: MemberPlan) -> TwoPhaseSink:
         processor = member.processor
@@ -111,7 +127,48 @@ class Sinks:
         self._waiting = True  # a previous run may have left refused publications
         self.carry_out(committed)
         release_targets(self.repos.paths.effects)
-        return sweep(self.repos.paths.effects, keep=committed)
+        findings = sweep(self.repos.paths.effects, keep=committed)
+        self.settle(self.actions.resume())
+        return findings
+
+    def settle(
+        self,
+        pending: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+        plan: StagePlan | None = None,
+    ) -> None:
+        """Let processors undo what uncommitted attempts left outside flowcore.
+
+        At start-up (every processor; a failure is a bulletin) and after each commit of a
+        stage run (*plan*'s members; a failure is a warning, tried again at the next): no
+        task runs then, so what no committed action names belongs to an attempt that will
+        never commit (a Spark task lost after PREPARE, whose rerun would wait on its locks).
+
+        Args:
+            pending: by component, the committed actions not carried out yet (None: the
+                after-commit runner's at this moment).
+            plan: the stage run just committed (None: at start-up).
+        """
+        if pending is None:
+            pending = self.actions.outstanding()
+        members = self._all.values() if plan is None else plan.members
+        for member in members:
+            processor = member.processor
+            if processor is None or not _overrides(processor, "settle_after_commit_actions"):
+                continue
+            component_id = member.component_id
+            try:
+                processor.settle_after_commit_actions(
+                    self._context_of(member), list(pending.get(component_id, ()))
+                )
+            except Exception as error:  # the run goes on; what is left waits for the next
+                if plan is None:
+                    self._report(component_id, error, "settle what earlier runs left")
+                else:
+                    LOG.warning(
+                        "%s could not settle what uncommitted attempts left (tried again "
+                        "after the next commit): %s: %s",
+                        member.name, type(error).__name__, error,
+                    )  # fmt: skip
 
     def committed_effects(self) -> list[str]:
         """The effect files the last transaction that had any names."""
@@ -126,8 +183,10 @@ class Sinks:
         files in commit order; one still refused holds back later publications of its target
         only. A file that appeared at a target after its FlowFile was committed, where the
         sink's conflict strategy forbids replacing it, is kept; a warning bulletin names it.
+        The after-commit actions of all *files* share one time budget.
         """
         report = EffectReport()
+        self._deadline = time.monotonic() + self.actions.budget_seconds
         if self._waiting:
             for path in retries(self.repos.paths.effects):
                 report += carry_out(path, blocked=report.waiting, act=self._act)
@@ -162,37 +221,47 @@ class Sinks:
         return report
 
     def _act(self, actions: Sequence[AfterCommitAction]) -> None:
-        """Hand one task's after-commit actions to their processors, in order, per processor.
+        """Hand one task's after-commit actions over (in order, per processor; see the runner).
 
-        What a processor raises is not retried (its FlowFiles are committed): an error
-        bulletin names it, as a warning does an action whose processor left the flow.
+        The processors' driver contexts are made here, on the driver's thread, before their
+        workers use them.
         """
-        by_component: dict[str, list[Mapping[str, Any]]] = {}
-        for action in actions:
-            by_component.setdefault(action.component_id, []).append(action.payload)
-        for component_id, payloads in by_component.items():
+        for component_id in dict.fromkeys(a.component_id for a in actions):
             member = self._all.get(component_id)
-            if member is None or member.processor is None:
-                problem = (
-                    f"{len(payloads)} after-commit action(s) of component {component_id}, "
-                    "which is no longer in the flow, were not carried out"
-                )
-                LOG.warning("%s", problem)
-                self.repos.add_bulletins(
-                    [Bulletin(now_ms(), component_id, component_id, "WARNING", problem)]
-                )
-                continue
-            try:
-                member.processor.run_after_commit_actions(self._context_of(member), payloads)
-            except Exception as error:  # the FlowFiles are committed: report, go on
-                problem = (
-                    f"{member.name or member.type_name} could not carry out "
-                    f"{len(payloads)} after-commit action(s): {type(error).__name__}: {error}"
-                )
-                LOG.error("%s", problem, exc_info=error)
-                self.repos.add_bulletins(
-                    [Bulletin(now_ms(), component_id, member.name, "ERROR", problem)]
-                )
+            if member is not None and member.processor is not None:
+                self._context_of(member)
+        self.actions.hand_over(actions, deadline=self._deadline)
+
+    def _run_actions(self, component_id: str, payloads: Sequence[Mapping[str, Any]]) -> None:
+        """Carry out one processor's actions (on its worker thread).
+
+        An action whose processor left the flow is not carried out: a warning bulletin names
+        it. What the processor raises goes to the runner (retry, or :meth:`_report_actions`).
+        """
+        member = self._all.get(component_id)
+        if member is None or member.processor is None:
+            problem = (
+                f"{len(payloads)} after-commit action(s) of component {component_id}, "
+                "which is no longer in the flow, were not carried out"
+            )
+            LOG.warning("%s", problem)
+            self.repos.add_bulletins(
+                [Bulletin(now_ms(), component_id, component_id, "WARNING", problem)]
+            )
+            return
+        member.processor.run_after_commit_actions(self._context_of(member), payloads)
+
+    def _report_actions(self, component_id: str, error: BaseException, count: int) -> None:
+        """An error bulletin: the FlowFiles are committed, the actions are not retried."""
+        self._report(component_id, error, f"carry out {count} after-commit action(s)")
+
+    def _report(self, component_id: str, error: BaseException, what: str) -> None:
+        """An error bulletin saying what *component_id* could not do."""
+        member = self._all.get(component_id)
+        name = component_id if member is None else member.name or member.type_name
+        problem = f"{name} could not {what}: {type(error).__name__}: {error}"
+        LOG.error("%s", problem, exc_info=error)
+        self.repos.add_bulletins([Bulletin(now_ms(), component_id, name, "ERROR", problem)])
 
     def sweep_attempts(self) -> list[Finding]:
         """Remove what task attempts that were not committed staged (between stage runs).
@@ -242,6 +311,21 @@ class Sinks:
             self.publish({member.component_id: state})
 
     def release(self) -> None:
-        """The run stopped: sinks let go of their locks."""
+        """The run stopped: sinks let go of their locks; after-commit actions get the budget.
+
+        What is not done by then stays in pending files, for the next start.
+        """
+        left = self.actions.close(self.actions.budget_seconds)
+        if left:
+            LOG.warning(
+                "%d after-commit action batch(es) not done at the end of the run; they are "
+                "kept in the repository and carried out at the next start",
+                left,
+            )
         for member in self.members:
             self._sink(member).release(self._context_of(member))
+
+
+def _overrides(processor: object, method: str) -> bool:
+    """Whether *processor*'s class defines *method* itself (not only the Processor default)."""
+    return getattr(type(processor), method, None) is not getattr(Processor, method, None)

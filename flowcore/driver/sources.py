@@ -55,8 +55,12 @@ class SourceLister:
         report: Callable[[Bulletin], None] = lambda _: None,
         *,
         schedules: Schedules | None = None,
+        before_listing: Callable[[str], object] = lambda _: None,
     ) -> None:
         self._plans = list(plans)
+        #: waits for a source's after-commit actions still running (GetSFTP's deletes), so
+        #: it never lists again what its committed FlowFiles already hold
+        self._before_listing = before_listing
         self._flowfiles = flowfiles
         self.settings = settings
         self._context_of = context_of
@@ -116,6 +120,7 @@ class SourceLister:
                 continue
             processor = member.processor
             assert isinstance(processor, SourceProcessor)
+            self._before_listing(member.component_id)
             scheduled = continuous and self.schedules.scheduled(member)
             if scheduled:
                 if not self.schedules.due(member):

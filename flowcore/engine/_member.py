@@ -115,7 +115,9 @@ class TaskMember:
         self.task = task
         self.plan = plan
         self.processor: Processor = plan.processor or _FunnelProcessor()
-        self.component = ComponentInfo(plan.component_id, plan.type_name, plan.name)
+        self.component = ComponentInfo(
+            plan.component_id, plan.type_name, plan.name, task.spec.paths.repository_id
+        )
         self.content = task.content
         #: the task's block views (a BlockReadingHost: one task reads one block of a file)
         self.block_views: BlockViews = task.block_views

@@ -49,11 +49,23 @@ SELF = "__self__"
 
 @attrs.frozen
 class ComponentInfo:
-    """Identifies the processor a session works for (in provenance and errors)."""
+    """Identifies the processor a session works for (in provenance and errors).
+
+    Attributes:
+        id: the component's stable id in its flow.
+        type: the processor type.
+        name: its name in the flow.
+        repository_id: the random id of the repository the run uses (see
+            :attr:`repositories.repository_set.RepositorySet.repository_id`): with *id*, what
+            names this component's work outside flowcore (PutDatabaseRecord's prepared
+            transactions) apart from another flow's or another repository's against the same
+            system. Empty where there is no repository (the test harness gives one per runner).
+    """
 
     id: str
     type: str
     name: str = ""
+    repository_id: str = ""
 
 
 @attrs.frozen

@@ -18,6 +18,7 @@ import itertools
 import os
 import pickle
 import time
+import uuid
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -106,7 +107,10 @@ class TestRunner:
             self._bind_parameters()
         processor_type = type(self.processor).__name__
         self.component = ComponentInfo(
-            id=f"{processor_type}-1", type=processor_type, name=name or processor_type
+            id=f"{processor_type}-1",
+            type=processor_type,
+            name=name or processor_type,
+            repository_id=uuid.uuid4().hex[:16],  # one per runner, as one per repository
         )
         self.content = MemoryContentRepository()
         self.provenance = MemoryProvenanceRepository()

@@ -8,15 +8,19 @@ matched to the record's fields (Translate Field Names: case and underscores igno
 SQLAlchemy Core writes the rows (``insertmanyvalues`` for inserts). A constraint violation
 names the table and the constraint; a lost connection goes to ``retry``.
 
-Guarantees: each FlowFile's rows are committed once per attempt; an attempt replayed after a
-crash writes them again, so INSERT is at-least-once, while UPSERT (and UPDATE/DELETE by key)
-is idempotent: use UPSERT with Update Keys for exactly-once results (docs/sql.md).
+Guarantees: into PostgreSQL with ``max_prepared_transactions > 0`` every statement type is
+exactly-once: the task ends the FlowFile's transaction with PREPARE TRANSACTION and the driver
+commits it (COMMIT PREPARED) only after the write-ahead log transaction that routes the FlowFile
+(:mod:`processors.sql.prepared`); a start-up rolls back what attempts that never committed
+prepared. Elsewhere each FlowFile's rows are committed once per attempt in the task; an attempt
+replayed after a crash writes them again, so INSERT is at-least-once, while UPSERT (and
+UPDATE/DELETE by key) is idempotent (docs/sql.md).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 import pyarrow as pa
@@ -30,6 +34,7 @@ from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import NON_NEGATIVE_INTEGER_VALIDATOR, TIME_PERIOD_VALIDATOR
 from processors._record_io import RECORD_FAILURES, read_records
+from processors.sql import prepared
 from processors.sql.statements import describe_error, is_retryable
 
 __all__ = ["PutDatabaseRecord"]
@@ -277,6 +282,8 @@ class PutDatabaseRecord(Processor):
         flowfile = session.get()
         if flowfile is None:
             return
+        if context.service_lookup is None:  # for the after-commit actions (the harness's)
+            context.service_lookup = session.controller_service
         pool = session.controller_service(context.get_property(DBCP_SERVICE).value or "")
         reader = session.controller_service(context.get_property(RECORD_READER).value or "")
         table_name = (
@@ -286,6 +293,17 @@ class PutDatabaseRecord(Processor):
         try:
             count = self._put(context, session, flowfile, pool, reader, table_name)
         except Exception as error:  # routed as NiFi routes it
+            if isinstance(error, prepared.TryLater) or (
+                prepared.lock_timed_out(error) and self._two_phase(context, pool)
+            ):
+                # The database holds max_prepared_transactions (this stage run's FlowFiles
+                # among them, until its commit), or a lock that a dead attempt's prepared
+                # transaction may hold (rolled back after the commit): the FlowFile waits
+                # queued for the next stage run.
+                context.logger.debug("%s in %s; yielding", error, system)
+                session.rollback()
+                context.yield_()
+                return
             self._route_error(context, session, flowfile, error, system, table_name)
             return
         session.provenance.send(flowfile, f"{system}", details=f"Put {count} records")
@@ -319,6 +337,8 @@ class PutDatabaseRecord(Processor):
             context.get_property(SCHEMA_NAME).evaluate_attribute_expressions(flowfile).value or None
         )
         engine = pool.engine()
+        prefix = prepared.gid_prefix(context.component)
+        gid = prepared.new_gid(prefix) if prefix and self._two_phase(context, pool) else None
         limit = context.get_property(TABLE_SCHEMA_CACHE_SIZE).as_integer() or 0
         table = _SCHEMAS.get(engine, schema_name, table_name, limit)
         batch_size = (
@@ -334,6 +354,8 @@ class PutDatabaseRecord(Processor):
             connection.begin(),
             read_records(session, flowfile, reader) as records,
         ):
+            if gid is not None:
+                prepared.begin(connection)
             plan: _Plan | None = None
             for batch in records:
                 if plan is None:
@@ -348,7 +370,62 @@ class PutDatabaseRecord(Processor):
                 for rows in _chunks(plan.rows(batch), batch_size):
                     plan.execute(connection, rows)
                     count += len(rows)
+            if gid is not None:  # committed after the FlowFile is (run_after_commit_actions)
+                prepared.prepare(connection, gid)
+        if gid is not None:
+            session.after_commit({"op": "commit_prepared", "gid": gid})
         return count
+
+    def run_after_commit_actions(
+        self, context: ProcessContext, actions: Sequence[Mapping[str, Any]]
+    ) -> None:
+        """COMMIT PREPARED the FlowFiles' transactions, now that the FlowFiles are durable.
+
+        Retried with a backoff when the connection is lost, then left pending (raised as
+        :class:`~flowcore.errors.AfterCommitRetry`): committed later, or at the next start.
+        """
+        gids = [a["gid"] for a in actions if a.get("op") == "commit_prepared"]
+        if gids:
+            pool = self._driver_pool(context)
+            prepared.commit_prepared(pool.engine(), gids, pool.transit_uri())
+
+    def settle_after_commit_actions(
+        self, context: ProcessContext, pending: Sequence[Mapping[str, Any]]
+    ) -> None:
+        """Roll back this component's prepared transactions that no action names.
+
+        At start-up and after each commit of its stage run: those of task attempts that
+        never committed. Only gids of this repository and this component are looked at;
+        those of committed FlowFiles (*pending*) are being committed.
+        """
+        prefix = prepared.gid_prefix(context.component)
+        pool = self._driver_pool(context)
+        engine = pool.engine()
+        if prefix is None or not prepared.can_prepare(engine, pool.transit_uri()):
+            return
+        keep = [a["gid"] for a in pending if a.get("op") == "commit_prepared"]
+        strays = prepared.roll_back_strays(engine, prefix, keep)
+        if strays:
+            context.logger.info(
+                "Rolled back %d prepared transaction(s) of uncommitted attempts in %s; their "
+                "FlowFiles are written again",
+                len(strays), pool.transit_uri(),
+            )  # fmt: skip
+
+    @staticmethod
+    def _two_phase(context: ProcessContext, pool: Any) -> bool:
+        """Whether this processor prepares its transactions in *pool*'s database."""
+        return prepared.gid_prefix(context.component) is not None and prepared.can_prepare(
+            pool.engine(), pool.transit_uri()
+        )
+
+    def _driver_pool(self, context: ProcessContext) -> Any:
+        """The connection pool, reached from a driver-side context."""
+        name = context.get_property(DBCP_SERVICE).value or ""
+        if context.service_lookup is None:
+            msg = f"PutDatabaseRecord cannot reach its Database Connection Pooling Service {name}"
+            raise ProcessException(msg)
+        return context.service_lookup(name)
 
     def _route_error(  # noqa: PLR0917
         self,

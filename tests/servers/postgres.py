@@ -78,8 +78,11 @@ def _as_owner(command: list[str]) -> list[str]:
 
 
 @contextlib.contextmanager
-def postgres_server() -> Iterator[PostgresServer]:
-    """Start a cluster, yield it, stop it and remove its directory."""
+def postgres_server(*, max_prepared_transactions: int = 10) -> Iterator[PostgresServer]:
+    """Start a cluster, yield it, stop it and remove its directory.
+
+    *max_prepared_transactions* 0 is PostgreSQL's own default (no PREPARE TRANSACTION).
+    """
     bin_dir = find_bin_dir()
     if bin_dir is None:
         pytest.skip("PostgreSQL is not installed (initdb not found): make installs it")
@@ -116,7 +119,8 @@ def postgres_server() -> Iterator[PostgresServer]:
         )
         options = (
             f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories={sockets} "
-            "-c max_prepared_transactions=10 -c fsync=off -c synchronous_commit=off "
+            f"-c max_prepared_transactions={max_prepared_transactions} -c fsync=off "
+            "-c synchronous_commit=off "
             "-c full_page_writes=off -c max_connections=60"
         )
         subprocess.run(

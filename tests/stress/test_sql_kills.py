@@ -1,9 +1,12 @@
-"""kill -9 of real `flowcore run`s of QueryDatabaseTableRecord -> PutDatabaseRecord (UPSERT).
+"""kill -9 of real `flowcore run`s of QueryDatabaseTableRecord -> PutDatabaseRecord (INSERT).
 
 The source's maximum (``src@!@id``) commits with its FlowFiles, so each row enters the flow
-once however the run dies; PutDatabaseRecord's UPSERT makes a write replayed after a crash
-leave the target as once. The table grows between runs; the target ends equal to an
-uninterrupted run's, and the committed SENDs account for each row exactly once.
+once however the run dies; PutDatabaseRecord prepares each FlowFile's INSERT in the task and
+commits it (COMMIT PREPARED) after the write-ahead log commit, and a start rolls back what
+uncommitted attempts prepared, so a plain INSERT into a table without a key (where a repeat
+would show) lands each row exactly once. The table grows between runs; the target ends equal
+to an uninterrupted run's, no prepared transaction is left, and the committed SENDs account
+for each row exactly once.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ query = flow.add(QueryDatabaseTableRecord(**{{
     "Max Rows Per Flow File": "50"}}), name="query")
 put = flow.add(PutDatabaseRecord(**{{
     "Database Connection Pooling Service": "dbcp", "Record Reader": "reader",
-    "Table Name": "dst", "Statement Type": "UPSERT"}}), name="put")
+    "Table Name": "dst", "Statement Type": "INSERT"}}), name="put")
 flow.connect(query, put, durable=True)
 flow.auto_terminate(put, ["success", "failure", "retry"])
 """
@@ -69,7 +72,7 @@ def _database(server: PostgresServer, name: str, workdir: Path) -> None:
         host=server.host, port=server.port, user=server.user, dbname=name, autocommit=True
     ) as db:
         db.execute("create table src (id int primary key, v text)")
-        db.execute("create table dst (id int primary key, v text)")
+        db.execute("create table dst (id int, v text)")  # no key: a repeat would show
     workdir.mkdir(parents=True)
     url = f"jdbc:postgresql://{server.host}:{server.port}/{name}"
     (workdir / "flow.py").write_text(FLOW.format(url=url))
@@ -119,12 +122,17 @@ def _sent_rows(workdir: Path) -> int:
         repos.close()
 
 
+def _prepared(server: PostgresServer, name: str) -> list[tuple]:
+    return server.execute(f"select gid from pg_prepared_xacts where database = '{name}'")
+
+
 @pytest.mark.slow
-def test_kill_9_reads_each_row_once_and_upserts_equal_rows(
+def test_kill_9_reads_and_inserts_each_row_exactly_once(
     postgres: PostgresServer, tmp_path: Path
 ) -> None:
     """Killed at random moments while the table grows, then rerun: the target holds exactly
-    the uninterrupted run's rows, and the committed writes count each row once."""
+    the uninterrupted run's rows (INSERT, no key), nothing stays prepared, and the committed
+    writes count each row once."""
     _database(postgres, "reference", tmp_path / "reference")
     for step in range(STEPS):
         _grow(postgres, "reference", step)
@@ -153,4 +161,5 @@ def test_kill_9_reads_each_row_once_and_upserts_equal_rows(
     _, err = final.communicate(timeout=120)
     assert final.returncode == 0, err.decode()
     assert _rows(postgres, "crashed") == expected
+    assert _prepared(postgres, "crashed") == _prepared(postgres, "reference") == []
     assert _sent_rows(tmp_path / "crashed") == _sent_rows(tmp_path / "reference") == len(expected)

@@ -4,6 +4,7 @@ throws away what was only staged."""
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -361,3 +362,52 @@ def test_recovery_carries_out_committed_actions_and_drops_uncommitted_ones(
     assert any("could not carry out 2 after-commit action(s)" in m for m in messages)
     assert any("gone-component" in m and "no longer in the flow" in m for m in messages)
     assert list(Path(effects).iterdir()) == []
+
+
+class _SlowTouch(_Touch):
+    """Touches its markers only once its gate opens (a remote server that hangs)."""
+
+    GATE: ClassVar = threading.Event()
+
+    def run_after_commit_actions(
+        self, context: ProcessContext, actions: Sequence[Mapping[str, Any]]
+    ) -> None:
+        assert type(self).GATE.wait(60)
+        super().run_after_commit_actions(context, actions)
+
+
+def test_a_hanging_after_commit_action_holds_the_run_only_its_budget(tmp_path: Path) -> None:
+    """The remote hangs: the run commits and ends anyway, the actions kept in pending files;
+    the next start carries them out (each marker made) before its own, and removes them."""
+    _Touch.DIRECTORY = tmp_path / "markers"
+    _Touch.DIRECTORY.mkdir()
+    hanging = threading.Event()
+    _SlowTouch.GATE = hanging
+
+    def flow() -> Flow:
+        made = Flow("touch")
+        gen = made.add(
+            GenerateFlowFile(batch_size=5, file_size="1 B", unique_flowfiles=True), name="gen"
+        )
+        touch = made.add(_SlowTouch(), name="touch")
+        made.connect(gen, touch)
+        made.auto_terminate(touch, ["success"])
+        return made
+
+    settings = Settings(after_commit_budget="50 millis")
+    repos = RepositorySet.open(tmp_path / "repo", settings)
+    try:
+        first = Controller(flow(), DirectRunner(), repos, settings).run()
+        effects = Path(repos.paths.effects)
+        assert first.count("touch", "success") == 5
+        assert list(_Touch.DIRECTORY.iterdir()) == []
+        assert list(effects.glob("*.actions"))
+        _SlowTouch.GATE = threading.Event()
+        _SlowTouch.GATE.set()
+        second = Controller(flow(), DirectRunner(), repos, settings).run()
+        made = len(list(_Touch.DIRECTORY.iterdir()))  # the first run's, then its own
+        assert made == first.count("touch", "success") + second.count("touch", "success") == 10
+        assert list(effects.glob("*.actions")) == []
+    finally:
+        hanging.set()  # the first run's worker, still waiting, finds its work done
+        repos.close()

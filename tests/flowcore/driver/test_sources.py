@@ -184,3 +184,46 @@ def test_after_commit_gets_the_items_a_stage_run_committed(tmp_path: Path) -> No
     result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=Settings(sync=False))
     assert result.count("get", "success") == 2
     assert sorted(CountingGet.committed) == ["a", "b"]
+
+
+def test_a_source_lists_again_only_once_its_after_commit_actions_are_done(
+    tmp_path: Path,
+) -> None:
+    """A source with an after-commit action still running (GetSFTP deleting what it pulled)
+    waits for it before it lists: it could list the file again otherwise."""
+    import threading
+
+    from flowcore.session.host import AfterCommitAction
+
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    (inputs / "a").write_text("a")
+    repos = RepositorySet.open(tmp_path / "repo")
+    try:
+        controller = Controller(_flow(inputs), DirectRunner(), repos, Settings(sync=False))
+        plan = next(p for p in controller.plans.values() if p.source_members)
+        member = plan.source_members[0]
+        gate, seen = threading.Event(), []
+
+        def remote(component_id: str, payloads: object) -> None:
+            assert gate.wait(30)
+            seen.append(component_id)
+
+        actions = controller.sinks.actions
+        actions._run = remote  # the remote work of this source: a slow delete
+        actions.budget_seconds = 0
+        actions.hand_over([AfterCommitAction(member.component_id, {"remote": "a"})])
+        done_before_listing = []
+
+        def list_work() -> None:
+            work, _ = controller.sources.list_work(plan, False, (9, 9))
+            done_before_listing.append((len(seen), len(work)))
+
+        listing = threading.Thread(target=list_work)
+        listing.start()
+        listing.join(0.2)
+        gate.set()
+        listing.join(30)
+        assert done_before_listing == [(1, 1)]  # the delete, then the listing
+    finally:
+        repos.close()

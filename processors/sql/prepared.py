@@ -1,0 +1,237 @@
+"""PostgreSQL's two-phase commit for PutDatabaseRecord: exactly-once writes across a crash.
+
+A task writes a FlowFile's rows in one transaction and ends it with ``PREPARE TRANSACTION
+'gid'`` instead of COMMIT: the rows are on disk in the database but invisible, and survive a
+crash of either side. The session records an after-commit action naming the gid; after the
+driver's write-ahead log transaction makes the FlowFile durable, ``COMMIT PREPARED 'gid'``
+makes the rows visible (retried with a backoff when the connection is lost, and kept pending
+across a restart: the log says committed). At start-up, once every committed action is handed
+over, :func:`roll_back_strays` rolls back this component's prepared transactions that no
+pending action names: their tasks never committed, so their FlowFiles will be written again.
+
+Scope: a gid is ``flowcore-<repository id>-<component digest>-<random>``, the repository id
+being random and kept in the repository (:attr:`RepositorySet.repository_id`), the digest that
+of the component's stable id. A sweep touches only its own prefix, so two flows, or two
+repositories running one flow, against one database never roll back each other's work.
+
+Every FlowFile of a stage run holds one prepared transaction until the run's commit, and the
+server holds at most ``max_prepared_transactions`` (for every client together): once they are
+taken, :func:`prepare` raises :class:`TryLater`, the processor rolls the FlowFile's session
+back (it stays queued) and yields, and the next stage run, after this one's commit has freed
+them, takes it. A prepared transaction also keeps its locks: one a dead task attempt left (a
+Spark executor lost after PREPARE) would block the attempt run in its place for ever, so a
+two-phase transaction waits for a lock at most :data:`LOCK_TIMEOUT` and then tries later too;
+the driver rolls back such strays after every commit of the stage (and at start-up).
+
+PREPARE needs ``max_prepared_transactions > 0`` (PostgreSQL ships 0). :func:`can_prepare`
+asks the server once per process and pool; where it is 0 the processor commits in the task as
+before (at-least-once for INSERT) and logs one warning per database and process naming the setting.
+keep that path too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import re
+import threading
+import time
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+from flowcore.errors import AfterCommitRetry, ProcessException
+from flowcore.session.host import ComponentInfo
+
+__all__ = [
+    "COMMIT_ATTEMPTS",
+    "LOCK_TIMEOUT",
+    "TryLater",
+    "begin",
+    "can_prepare",
+    "commit_prepared",
+    "gid_prefix",
+    "lock_timed_out",
+    "new_gid",
+    "prepare",
+    "roll_back_strays",
+]
+
+LOG = logging.getLogger("flowcore.processors.PutDatabaseRecord")
+#: How long a two-phase transaction waits for a row lock before its FlowFile waits queued.
+LOCK_TIMEOUT = "10s"
+#: COMMIT PREPARED tries per after-commit hand-over before the action is kept for later.
+COMMIT_ATTEMPTS = 4
+BACKOFF_SECONDS = 0.25  # doubled after each failed try
+_GID = re.compile(r"flowcore-[0-9a-f]{1,32}-[0-9a-f]{12}-[0-9a-f]{32}")
+_UNDEFINED_OBJECT = "42704"  # "prepared transaction with identifier ... does not exist"
+#: "maximum number of prepared transactions reached" (PostgreSQL reports out_of_memory)
+_LIMIT_EXCEEDED = ("53200", "53400")
+
+
+class TryLater(ProcessException):
+    """The FlowFile's transaction was rolled back for a reason that passes: take it again later.
+
+    The server holds ``max_prepared_transactions`` already, or a lock wait ran past
+    :data:`LOCK_TIMEOUT` (a prepared transaction of a dead attempt may hold the lock).
+    """
+
+
+_checked: dict[tuple[int, str], bool] = {}
+_warned: set[str] = set()  # databases warned about, once per process
+_checked_lock = threading.Lock()
+
+
+def gid_prefix(component: ComponentInfo) -> str | None:
+    """The gids of *component* in its repository start so; None without a repository id."""
+    if not component.repository_id or not re.fullmatch(r"[0-9a-f]{1,32}", component.repository_id):
+        return None
+    digest = hashlib.blake2b(component.id.encode("utf-8", "surrogatepass"), digest_size=6)
+    return f"flowcore-{component.repository_id}-{digest.hexdigest()}-"
+
+
+def new_gid(prefix: str) -> str:
+    """A fresh gid under *prefix* (one per FlowFile attempt: a replay prepares anew)."""
+    return prefix + uuid.uuid4().hex
+
+
+def can_prepare(engine: Any, system: str) -> bool:
+    """Whether *engine*'s database takes PREPARE TRANSACTION (asked once per engine).
+
+    PostgreSQL with ``max_prepared_transactions > 0`` does; with 0 one warning names the
+    setting (once per database and process); other databases do not (no warning: their path
+    is documented).
+    """
+    key = (id(engine), engine.url.render_as_string(hide_password=True))
+    with _checked_lock:
+        known = _checked.get(key)
+    if known is not None:
+        return known
+    able = False
+    if engine.dialect.name == "postgresql":
+        with engine.connect() as connection:
+            value = connection.exec_driver_sql("SHOW max_prepared_transactions").scalar()
+        able = int(value or 0) > 0
+        with _checked_lock:
+            warn = not able and key[1] not in _warned
+            _warned.add(key[1])
+        if warn:
+            LOG.warning(
+                "PutDatabaseRecord writes into %s at-least-once: its max_prepared_transactions "
+                "is 0, so PREPARE TRANSACTION is refused. Set max_prepared_transactions (for "
+                "instance to max_connections) in postgresql.conf and restart PostgreSQL for "
+                "exactly-once writes (docs/sql.md)",
+                system,
+            )
+    with _checked_lock:
+        _checked[key] = able
+    return able
+
+
+def begin(connection: Any) -> None:
+    """Bound the lock waits of *connection*'s transaction (see :data:`LOCK_TIMEOUT`)."""
+    connection.exec_driver_sql(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
+
+
+def lock_timed_out(error: BaseException) -> bool:
+    """Whether *error* is a lock wait past :data:`LOCK_TIMEOUT` (``lock_not_available``)."""
+    return _sqlstate(error) == "55P03"
+
+
+def prepare(connection: Any, gid: str) -> None:
+    """End *connection*'s transaction with PREPARE TRANSACTION *gid* (it is then detached)."""
+    if not _GID.fullmatch(gid):  # it is spliced into the statement: never anything else
+        msg = f"not a flowcore gid: {gid!r}"
+        raise ValueError(msg)
+    try:
+        connection.exec_driver_sql(f"PREPARE TRANSACTION '{gid}'")
+    except Exception as error:
+        if _sqlstate(error) in _LIMIT_EXCEEDED and "prepared transactions" in str(error):
+            raise TryLater(str(error)) from error
+        raise
+
+
+def commit_prepared(engine: Any, gids: Sequence[str], system: str) -> None:
+    """COMMIT PREPARED each of *gids*; one already committed is done (idempotent).
+
+    A lost connection is retried :data:`COMMIT_ATTEMPTS` times with a doubling backoff;
+    then :class:`AfterCommitRetry` names the gids left, which stay pending (the engine hands
+    them over again later, and at the next start).
+    """
+    left = [g for g in gids if _GID.fullmatch(g)]
+    delay = BACKOFF_SECONDS
+    error: BaseException | None = None
+    for attempt in range(COMMIT_ATTEMPTS):
+        if attempt:
+            time.sleep(delay)
+            delay *= 2
+        try:
+            with _autocommit(engine) as connection:
+                while left:
+                    _finish(connection, "COMMIT", left[0])
+                    left.pop(0)
+            return
+        except Exception as problem:
+            if not _lost_connection(problem):
+                raise
+            error = problem
+    msg = (
+        f"could not COMMIT PREPARED {len(left)} transaction(s) in {system} after "
+        f"{COMMIT_ATTEMPTS} tries ({type(error).__name__}: {error}); they stay pending and are "
+        "committed when the database is reachable again (at the latest at the next start)"
+    )
+    raise AfterCommitRetry(msg, processor="PutDatabaseRecord")
+
+
+def roll_back_strays(engine: Any, prefix: str, keep: Iterable[str]) -> list[str]:
+    """ROLLBACK PREPARED this component's prepared transactions not in *keep*; those rolled back.
+
+    Only gids under *prefix* (this repository's, this component's) in this database are
+    looked at: another flow's or repository's in-flight work is never touched.
+    """
+    kept = set(keep)
+    with _autocommit(engine) as connection:
+        rows = connection.exec_driver_sql(
+            "SELECT gid FROM pg_prepared_xacts WHERE database = current_database() "
+            "AND starts_with(gid, %(prefix)s) ORDER BY prepared",
+            {"prefix": prefix},
+        ).all()
+        strays = [gid for (gid,) in rows if gid not in kept and _GID.fullmatch(gid)]
+        for gid in strays:
+            _finish(connection, "ROLLBACK", gid)
+    return strays
+
+
+def _finish(connection: Any, verb: str, gid: str) -> None:
+    """``COMMIT PREPARED`` or ``ROLLBACK PREPARED`` *gid*; one already gone is done."""
+    try:
+        connection.exec_driver_sql(f"{verb} PREPARED '{gid}'")
+    except Exception as error:
+        if _sqlstate(error) != _UNDEFINED_OBJECT:
+            raise
+        LOG.debug("prepared transaction %s was already finished", gid)
+
+
+@contextlib.contextmanager
+def _autocommit(engine: Any) -> Iterator[Any]:
+    """A connection outside any transaction block (COMMIT PREPARED refuses to run in one)."""
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+        yield connection
+
+
+def _sqlstate(error: BaseException) -> str | None:
+    original = getattr(error, "orig", error)
+    return getattr(original, "sqlstate", None) or getattr(original, "pgcode", None)
+
+
+def _lost_connection(error: BaseException) -> bool:
+    """Whether *error* is the connection's (worth a retry), not the statement's."""
+    import sqlalchemy as sa  # noqa: PLC0415
+
+    if isinstance(error, sa.exc.DBAPIError) and error.connection_invalidated:
+        return True
+    if isinstance(error, sa.exc.OperationalError | sa.exc.InterfaceError | OSError):
+        return True
+    state = _sqlstate(error) or ""
+    return state.startswith(("08", "57P"))  # connection exception, operator intervention

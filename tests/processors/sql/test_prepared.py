@@ -1,0 +1,362 @@
+"""PutDatabaseRecord's two-phase commit into PostgreSQL (PREPARE TRANSACTION, COMMIT PREPARED)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from flowcore import ProcessContext, Processor, ProcessSession
+from flowcore.errors import AfterCommitRetry
+from flowcore.relationship import SUCCESS
+from flowcore.testing import TestRunner
+from processors.record_services import JsonTreeReader
+from processors.sql import prepared
+from processors.sql.dbcp import DBCPConnectionPool
+from processors.sql.put_database_record import PutDatabaseRecord
+from tests.servers.postgres import PostgresServer, postgres_server
+from tests.servers.tcp_proxy import tcp_proxy
+
+_REAL_ACTIONS = PutDatabaseRecord.run_after_commit_actions
+
+
+@pytest.fixture
+def held(monkeypatch: pytest.MonkeyPatch) -> list[Mapping[str, Any]]:
+    """The harness's after-commit actions, held back (as a crash after the WAL commit would)."""
+    actions: list[Mapping[str, Any]] = []
+
+    def hold(self: Any, context: Any, payloads: Sequence[Mapping[str, Any]]) -> None:
+        del self, context
+        actions.extend(payloads)
+
+    monkeypatch.setattr(PutDatabaseRecord, "run_after_commit_actions", hold)
+    return actions
+
+
+@pytest.fixture
+def table(postgres: PostgresServer) -> Iterator[str]:
+    """An empty ``persons`` table; no prepared transaction left behind."""
+    postgres.execute("drop table if exists persons")
+    postgres.execute("create table persons (id int primary key, name text)")
+    yield "persons"
+    for (gid,) in postgres.execute("select gid from pg_prepared_xacts"):
+        postgres.execute(f"rollback prepared '{gid}'")
+
+
+def _runner(url: str, port_user: str = "postgres") -> TestRunner:
+    runner = TestRunner(
+        PutDatabaseRecord(**{
+            "Record Reader": "reader", "Database Connection Pooling Service": "dbcp",
+            "Table Name": "persons", "Statement Type": "INSERT",
+        })
+    )  # fmt: skip
+    runner.add_service(
+        DBCPConnectionPool("dbcp", **{"Database Connection URL": url, "Database User": port_user})
+    )
+    runner.add_service(JsonTreeReader("reader"))
+    return runner
+
+
+def _prepared_gids(postgres: PostgresServer) -> list[str]:
+    return [g for (g,) in postgres.execute("select gid from pg_prepared_xacts order by gid")]
+
+
+def _commit(runner: TestRunner, actions: Sequence[Mapping[str, Any]]) -> None:
+    _REAL_ACTIONS(runner.processor, runner.context, actions)
+
+
+def test_rows_are_visible_only_after_the_after_commit_action(
+    postgres: PostgresServer, table: str, held: list
+) -> None:
+    """The task prepares; the rows appear with COMMIT PREPARED, once, however often it runs."""
+    runner = _runner(postgres.jdbc_url)
+    runner.enqueue(b'[{"id": 1, "name": "a"}, {"id": 2, "name": "b"}]')
+    runner.run(stop_on_finish=False)
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert [a["op"] for a in held] == ["commit_prepared"]
+    gid = held[0]["gid"]
+    assert gid.startswith(prepared.gid_prefix(runner.context.component))
+    assert _prepared_gids(postgres) == [gid]
+    assert postgres.execute(f"select count(*) from {table}") == [(0,)]
+    _commit(runner, held)
+    _commit(runner, held)  # a start-up after a crash does it again: already done
+    assert postgres.execute(f"select id, name from {table} order by id") == [(1, "a"), (2, "b")]
+    assert _prepared_gids(postgres) == []
+
+
+def test_a_sweep_touches_only_its_own_repository_and_component(
+    postgres: PostgresServer, table: str, held: list
+) -> None:
+    """Two repositories (same component id) against one database: one restarts and rolls back
+    its uncommitted attempt while the other's prepared transaction is in flight, untouched."""
+    first, second = _runner(postgres.jdbc_url), _runner(postgres.jdbc_url)
+    assert first.context.component.id == second.context.component.id
+    first.enqueue(b'[{"id": 1, "name": "first"}]')
+    first.run(stop_on_finish=False)
+    second.enqueue(b'[{"id": 2, "name": "second"}]')
+    second.run(stop_on_finish=False)
+    first_gid, second_gid = (a["gid"] for a in held)
+    assert sorted(_prepared_gids(postgres)) == sorted([first_gid, second_gid])
+    first.processor.settle_after_commit_actions(first.context, [])  # its attempt never committed
+    assert _prepared_gids(postgres) == [second_gid]
+    _commit(second, held[1:])
+    assert postgres.execute(f"select id, name from {table}") == [(2, "second")]
+
+
+def test_a_sweep_keeps_what_the_log_says_was_committed(
+    postgres: PostgresServer, table: str, held: list
+) -> None:
+    """At start-up the pending actions' gids stay prepared (to be committed), others go."""
+    runner = _runner(postgres.jdbc_url)
+    runner.enqueue(b'[{"id": 1, "name": "committed"}]')
+    runner.enqueue(b'[{"id": 2, "name": "never"}]')
+    runner.run(2, stop_on_finish=False)
+    kept, dropped = held
+    runner.processor.settle_after_commit_actions(runner.context, [kept])
+    assert _prepared_gids(postgres) == [kept["gid"]]
+    assert dropped["gid"] != kept["gid"]
+    _commit(runner, [kept])
+    assert postgres.execute(f"select id, name from {table}") == [(1, "committed")]
+
+
+def test_commit_prepared_is_retried_then_left_pending_never_rolled_back(
+    postgres: PostgresServer, table: str, held: list, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The connection is lost after the WAL commit: COMMIT PREPARED is tried a bounded number
+    of times, then AfterCommitRetry keeps it pending; the next start's sweep keeps it and
+    its commit makes the rows visible."""
+    monkeypatch.setattr(prepared, "BACKOFF_SECONDS", 0.01)
+    with tcp_proxy(postgres.host, postgres.port) as proxy:
+        url = f"jdbc:postgresql://127.0.0.1:{proxy.port}/{postgres.database}"
+        runner = _runner(url)
+        runner.enqueue(b'[{"id": 1, "name": "a"}]')
+        runner.run(stop_on_finish=False)
+        proxy.cut()
+        with pytest.raises(AfterCommitRetry, match="after 4 tries"):
+            _commit(runner, held)
+        assert _prepared_gids(postgres) == [held[0]["gid"]]
+        proxy.restore()
+        runner.processor.settle_after_commit_actions(runner.context, held)  # the next start
+        assert _prepared_gids(postgres) == [held[0]["gid"]]
+        _commit(runner, held)
+    assert postgres.execute(f"select id, name from {table}") == [(1, "a")]
+    assert _prepared_gids(postgres) == []
+
+
+def test_without_max_prepared_transactions_it_commits_in_the_task_and_warns_once(
+    caplog: pytest.LogCaptureFixture, held: list
+) -> None:
+    """PostgreSQL's default max_prepared_transactions=0: the old path (rows committed in the
+    task, no action), and one warning naming the setting."""
+    with postgres_server(max_prepared_transactions=0) as server:
+        server.execute("create table persons (id int primary key, name text)")
+        runner = _runner(server.jdbc_url)
+        runner.enqueue(b'[{"id": 1, "name": "a"}]')
+        runner.enqueue(b'[{"id": 2, "name": "b"}]')
+        with caplog.at_level(logging.WARNING):
+            runner.run(2)
+        runner.assert_all_flowfiles_transferred("success", 2)
+        assert held == []
+        assert server.execute("select count(*) from persons") == [(2,)]
+    warnings = [
+        r.getMessage() for r in caplog.records if "max_prepared_transactions" in r.getMessage()
+    ]
+    assert len(warnings) == 1
+    assert "at-least-once" in warnings[0]
+
+
+def test_gids_are_scoped_and_checked() -> None:
+    """A gid carries the repository id and the component's digest; nothing else is spliced."""
+    from flowcore.session.host import ComponentInfo
+
+    one = prepared.gid_prefix(ComponentInfo("put", "PutDatabaseRecord", "put", "ab12"))
+    other = prepared.gid_prefix(ComponentInfo("put", "PutDatabaseRecord", "put", "cd34"))
+    renamed = prepared.gid_prefix(ComponentInfo("put2", "PutDatabaseRecord", "put2", "ab12"))
+    assert len({one, other, renamed}) == 3
+    assert prepared.gid_prefix(ComponentInfo("put", "PutDatabaseRecord", "put")) is None
+    assert prepared.new_gid(one).startswith(one)
+    with pytest.raises(ValueError, match="not a flowcore gid"):
+        prepared.prepare(None, "x'; drop table persons; --")
+
+
+def test_when_the_server_holds_its_limit_the_flowfile_waits_queued(
+    postgres: PostgresServer, table: str, held: list
+) -> None:
+    """max_prepared_transactions (10 here) taken by FlowFiles not yet committed: the next one
+    is rolled back and stays queued, and the processor yields; nothing fails."""
+    runner = _runner(postgres.jdbc_url)
+    for n in range(12):
+        runner.enqueue(f'[{{"id": {n}, "name": "r{n}"}}]'.encode())
+    runner.run(12, stop_on_finish=False)
+    runner.assert_transfer_count("success", 10)
+    runner.assert_transfer_count("failure", 0)
+    assert runner.queue_size() == 2
+    assert runner.context.yielded
+    _commit(runner, held)
+    assert postgres.execute(f"select count(*) from {table}") == [(10,)]
+    assert _prepared_gids(postgres) == []
+
+
+def test_a_flow_rolls_back_its_strays_at_start_and_after_each_commit(
+    postgres: PostgresServer, table: str, tmp_path
+) -> None:
+    """A run on a repository whose earlier run died after PREPARE: its start rolls back that
+    stray (its own prefix) and leaves another repository's alone; one a lost attempt leaves
+    during the run goes after the stage run's commit; the row is committed once."""
+    from flowcore import Flow
+    from flowcore.driver.controller import Controller
+    from flowcore.runners.direct import DirectRunner
+    from flowcore.session.host import ComponentInfo
+    from processors import GenerateFlowFile
+    from repositories.repository_set import RepositorySet
+
+    flow = Flow("prepared")
+    flow.add_service(
+        DBCPConnectionPool("dbcp", **{
+            "Database Connection URL": postgres.jdbc_url, "Database User": postgres.user,
+        })
+    )  # fmt: skip
+    flow.add_service(JsonTreeReader("reader"))
+    gen = flow.add(
+        GenerateFlowFile(**{"Custom Text": '[{"id": 1, "name": "once"}]', "Batch Size": "1"}),
+        name="gen",
+    )
+    put = flow.add(
+        PutDatabaseRecord(**{
+            "Record Reader": "reader", "Database Connection Pooling Service": "dbcp",
+            "Table Name": table, "Statement Type": "INSERT",
+        }),
+        name="put",
+    )  # fmt: skip
+    flow.connect(gen, put)
+    flow.auto_terminate(put, ["success", "failure", "retry"])
+
+    def stray(gid: str, number: int) -> None:
+        with postgres.connect() as db:
+            db.autocommit = False
+            db.execute(f"insert into {table} values ({number}, 'stray')")
+            db.execute(f"prepare transaction '{gid}'")
+
+    repos = RepositorySet.open(tmp_path / "repo")
+    try:
+        component = flow.component("put").id
+        own = prepared.gid_prefix(ComponentInfo(component, "", "", repos.repository_id))
+        other = prepared.new_gid(
+            prepared.gid_prefix(ComponentInfo(component, "", "", "0123456789abcdef"))
+        )
+        stray(prepared.new_gid(own), 10)  # an earlier run's attempt that never committed
+        stray(other, 11)  # another repository's, in flight
+        controller = Controller(flow, DirectRunner(), repos)
+        controller.sinks.recover()
+        assert _prepared_gids(postgres) == [other]
+        stray(prepared.new_gid(own), 12)  # an attempt of this run, lost (a Spark executor)
+        for stage in controller.compiled.stages:
+            controller.run_stage(stage)
+        controller.sinks.release()
+        controller.close()
+    finally:
+        repos.close()
+    assert postgres.execute(f"select id, name from {table}") == [(1, "once")]
+    assert _prepared_gids(postgres) == [other]  # another repository's: untouched
+
+
+def test_a_lock_held_by_a_stray_makes_the_flowfile_wait_not_hang(
+    postgres: PostgresServer, table: str, held: list, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dead attempt's prepared transaction holds the row's lock: the rerun's INSERT waits
+    LOCK_TIMEOUT, then its FlowFile stays queued (the processor yields) instead of hanging;
+    once the stray is rolled back it goes through."""
+    monkeypatch.setattr(prepared, "LOCK_TIMEOUT", "100ms")
+    runner = _runner(postgres.jdbc_url)
+    stray = prepared.new_gid(prepared.gid_prefix(runner.context.component))
+    with postgres.connect() as db:
+        db.autocommit = False
+        db.execute(f"insert into {table} values (1, 'stray')")
+        db.execute(f"prepare transaction '{stray}'")
+    runner.enqueue(b'[{"id": 1, "name": "a"}]')
+    runner.run(stop_on_finish=False)
+    runner.assert_transfer_count("success", 0)
+    runner.assert_transfer_count("failure", 0)
+    runner.assert_transfer_count("retry", 0)
+    assert runner.queue_size() == 1
+    assert runner.context.yielded
+    runner.processor.settle_after_commit_actions(runner.context, [])
+    runner.context.yielded = False
+    runner.run(stop_on_finish=False, initialize=False)
+    runner.assert_all_flowfiles_transferred("success", 1)
+    _commit(runner, held)
+    assert postgres.execute(f"select id, name from {table}") == [(1, "a")]
+
+
+class _LoseTheDatabase(Processor):
+    """Cuts the loopback proxy to PostgreSQL in the task, after PutDatabaseRecord's PREPARE."""
+
+    relationships: ClassVar = (SUCCESS,)
+    PROXY: ClassVar[Any] = None
+
+    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
+        flowfile = session.get()
+        if flowfile is None:
+            return
+        type(self).PROXY.cut()
+        session.transfer(flowfile, SUCCESS)
+
+
+def test_a_commit_prepared_lost_after_the_wal_commit_is_committed_at_the_next_start(
+    postgres: PostgresServer, table: str, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The database goes away between the task's PREPARE and the driver's COMMIT PREPARED: the
+    bounded retries fail, the action stays pending in the repository (the transaction stays
+    prepared, not rolled back), and the next start commits it: the row lands once."""
+    from flowcore import Flow
+    from flowcore.driver.controller import Controller
+    from flowcore.runners.direct import DirectRunner
+    from processors import GenerateFlowFile
+    from repositories.repository_set import RepositorySet
+
+    monkeypatch.setattr(prepared, "BACKOFF_SECONDS", 0.01)
+    with tcp_proxy(postgres.host, postgres.port) as proxy:
+        _LoseTheDatabase.PROXY = proxy
+        url = f"jdbc:postgresql://127.0.0.1:{proxy.port}/{postgres.database}"
+        flow = Flow("lost")
+        flow.add_service(
+            DBCPConnectionPool("dbcp", **{
+                "Database Connection URL": url, "Database User": postgres.user,
+            })
+        )  # fmt: skip
+        flow.add_service(JsonTreeReader("reader"))
+        gen = flow.add(
+            GenerateFlowFile(**{"Custom Text": '[{"id": 1, "name": "once"}]', "Batch Size": "1"}),
+            name="gen",
+        )
+        put = flow.add(
+            PutDatabaseRecord(**{
+                "Record Reader": "reader", "Database Connection Pooling Service": "dbcp",
+                "Table Name": table, "Statement Type": "INSERT",
+            }),
+            name="put",
+        )  # fmt: skip
+        lose = flow.add(_LoseTheDatabase(), name="lose")
+        flow.connect(gen, put)
+        flow.connect(put, lose, "success")
+        flow.auto_terminate(put, ["failure", "retry"])
+        flow.auto_terminate(lose, ["success"])
+        repos = RepositorySet.open(tmp_path / "repo")
+        try:
+            result = Controller(flow, DirectRunner(), repos).run()
+            assert result.count("put", "success") == 1
+            assert len(list(Path(repos.paths.effects).glob("*.actions"))) == 1
+            assert len(_prepared_gids(postgres)) == 1  # kept prepared, not rolled back
+            assert postgres.execute(f"select count(*) from {table}") == [(0,)]
+            proxy.restore()
+            restarted = Controller(flow, DirectRunner(), repos)
+            restarted.sinks.recover()  # the next start
+            restarted.sinks.release()
+            assert list(Path(repos.paths.effects).glob("*.actions")) == []
+        finally:
+            repos.close()
+    assert postgres.execute(f"select id, name from {table}") == [(1, "once")]
+    assert _prepared_gids(postgres) == []
