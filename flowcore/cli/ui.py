@@ -42,11 +42,8 @@ def _document(args: argparse.Namespace, directory: Path) -> dict[str, Any]:
             repository records none.
     """
     from flowcore.driver.identity import read_record  # noqa: PLC0415
-    from flowcore.ui.flow_document import (  # noqa: PLC0415
-        flow_document,
-        nifi_positions,
-        recorded_document,
-    )
+    from flowcore.ui.flow_document import flow_document, recorded_document  # noqa: PLC0415
+    from flowcore.ui.nifi_groups import read_nifi_groups  # noqa: PLC0415
     from repositories.flowfile_wal import WriteAheadFlowFileRepository  # noqa: PLC0415
 
     record = read_record(WriteAheadFlowFileRepository(directory / "flowfile", read_only=True))
@@ -64,8 +61,7 @@ def _document(args: argparse.Namespace, directory: Path) -> dict[str, Any]:
         raise UsageError(msg)
     runnable = flow.runnable() if hasattr(flow, "runnable") else flow
     nifi = str(args.flow).lower().endswith((".json", ".gz"))
-    positions = nifi_positions(args.flow) if nifi else {}
-    return flow_document(runnable, positions)
+    return flow_document(runnable, groups=read_nifi_groups(args.flow) if nifi else None)
 
 
 def _editor(flow: str | None) -> Any:

@@ -8,12 +8,8 @@ from pathlib import Path
 from flowcore import Flow
 from flowcore.driver.identity import FlowRecord
 from flowcore.parameters import Parameter
-from flowcore.ui.flow_document import (
-    SENSITIVE_VALUE_SET,
-    flow_document,
-    nifi_positions,
-    recorded_document,
-)
+from flowcore.ui.flow_document import SENSITIVE_VALUE_SET, flow_document, recorded_document
+from flowcore.ui.nifi_groups import read_nifi_groups
 from processors import UnpackContent, UpdateAttribute
 
 
@@ -39,29 +35,42 @@ def test_sensitive_values_are_masked_and_dynamic_properties_listed() -> None:
     assert {"name": "Group/x", "value": "1"}.items() <= next(
         p for p in tag["properties"] if p["dynamic"]
     ).items()
-    assert tag["group"] == "Ingest"
-    assert document["process_groups"] == [{"id": "Ingest", "name": "Ingest", "path": "Ingest"}]
+    assert tag["group"] == ""  # a Python flow is flat: one canvas
+    assert document["process_groups"] == []
 
 
-def test_nifi_positions_are_kept_and_nested_groups_offset(tmp_path: Path) -> None:
-    """A NiFi flow's positions are read, inner ones offset by their group's position."""
+def test_nifi_groups_give_each_group_its_canvas_and_local_positions(tmp_path: Path) -> None:
+    """Members, kinds and positions in their own group's coordinates; the groups' tree."""
     definition = {
         "flowContents": {
+            "identifier": "root",
             "processors": [{"identifier": "p1", "position": {"x": 10.0, "y": 20.0}}],
+            "connections": [{"identifier": "c1"}],
             "processGroups": [
                 {
+                    "identifier": "g1",
+                    "name": "Ingest",
                     "position": {"x": 100.0, "y": 200.0},
                     "funnels": [{"identifier": "f1", "position": {"x": 1.0, "y": 2.0}}],
+                    "inputPorts": [{"identifier": "i1", "position": {"x": 5.0, "y": 6.0}}],
+                    "connections": [{"identifier": "c2"}],
                 }
             ],
         }
     }
     path = tmp_path / "flow.json"
     path.write_text(json.dumps(definition))
-    positions = nifi_positions(path)
-    assert (positions["p1"].x, positions["p1"].y) == (10.0, 20.0)
-    assert (positions["f1"].x, positions["f1"].y) == (101.0, 202.0)
-    assert nifi_positions(tmp_path / "missing.json") == {}
+    groups = read_nifi_groups(path)
+    assert groups is not None
+    assert groups.root == "root"
+    assert (groups.positions["p1"].x, groups.positions["p1"].y) == (10.0, 20.0)
+    assert (groups.positions["f1"].x, groups.positions["f1"].y) == (1.0, 2.0)  # not offset
+    assert groups.group_of == {"p1": "root", "c1": "root", "f1": "g1", "i1": "g1", "c2": "g1"}
+    assert groups.kinds["i1"] == "INPUT_PORT"
+    assert groups.groups == (
+        {"id": "g1", "name": "Ingest", "parent": "root", "position": {"x": 100.0, "y": 200.0}},
+    )
+    assert read_nifi_groups(tmp_path / "missing.json") is None
 
 
 def test_given_positions_are_used_when_every_component_has_one() -> None:
