@@ -26,7 +26,7 @@ from flowcore.errors import FlowcoreError
 from flowcore.provenance_events import ProvenanceEventType
 from flowcore.ui.lineage import lineage_document
 from flowcore.ui.reading import RepositoryView, UnknownItemError
-from flowcore.ui.stats import status_for_ui
+from flowcore.ui.stats import FiveMinuteWindow, status_for_ui
 
 __all__ = ["STATUS_EVERY", "routes"]
 
@@ -99,10 +99,17 @@ def flow(request: Request) -> Response:
     return JSONResponse(request.app.state.flow_document)
 
 
+def _status(request: Request) -> dict[str, Any]:
+    """The status the canvas draws: this run's counts and NiFi's 5-minute window beside them."""
+    view = _view(request)
+    document = request.app.state.flow_document  # as edited since the page opened
+    window: FiveMinuteWindow = request.app.state.window
+    return window.apply(status_for_ui(document, view.status()), view)
+
+
 def status(request: Request) -> Response:
     """Per-processor and per-connection status, from the run's ``status.json``."""
-    view = _view(request)
-    return JSONResponse(status_for_ui(request.app.state.flow_document, view.status()))
+    return JSONResponse(_status(request))
 
 
 def bulletins(request: Request) -> Response:
@@ -126,8 +133,7 @@ async def events(request: Request) -> Response:
                 stamp = None
             if stamp != last:
                 last = stamp
-                document = request.app.state.flow_document  # as edited since the page opened
-                body = json.dumps(status_for_ui(document, view.status()))
+                body = json.dumps(await run_in_threadpool(_status, request))
                 yield f"event: status\ndata: {body}\n\n"
                 if once:
                     return

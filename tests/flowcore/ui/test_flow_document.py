@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from flowcore import Flow
 from flowcore.driver.identity import FlowRecord
 from flowcore.parameters import Parameter
 from flowcore.ui.flow_document import SENSITIVE_VALUE_SET, flow_document, recorded_document
-from flowcore.ui.nifi_groups import read_nifi_groups
 from processors import UnpackContent, UpdateAttribute
 
 
@@ -37,40 +35,6 @@ def test_sensitive_values_are_masked_and_dynamic_properties_listed() -> None:
     ).items()
     assert tag["group"] == ""  # a Python flow is flat: one canvas
     assert document["process_groups"] == []
-
-
-def test_nifi_groups_give_each_group_its_canvas_and_local_positions(tmp_path: Path) -> None:
-    """Members, kinds and positions in their own group's coordinates; the groups' tree."""
-    definition = {
-        "flowContents": {
-            "identifier": "root",
-            "processors": [{"identifier": "p1", "position": {"x": 10.0, "y": 20.0}}],
-            "connections": [{"identifier": "c1"}],
-            "processGroups": [
-                {
-                    "identifier": "g1",
-                    "name": "Ingest",
-                    "position": {"x": 100.0, "y": 200.0},
-                    "funnels": [{"identifier": "f1", "position": {"x": 1.0, "y": 2.0}}],
-                    "inputPorts": [{"identifier": "i1", "position": {"x": 5.0, "y": 6.0}}],
-                    "connections": [{"identifier": "c2"}],
-                }
-            ],
-        }
-    }
-    path = tmp_path / "flow.json"
-    path.write_text(json.dumps(definition))
-    groups = read_nifi_groups(path)
-    assert groups is not None
-    assert groups.root == "root"
-    assert (groups.positions["p1"].x, groups.positions["p1"].y) == (10.0, 20.0)
-    assert (groups.positions["f1"].x, groups.positions["f1"].y) == (1.0, 2.0)  # not offset
-    assert groups.group_of == {"p1": "root", "c1": "root", "f1": "g1", "i1": "g1", "c2": "g1"}
-    assert groups.kinds["i1"] == "INPUT_PORT"
-    assert groups.groups == (
-        {"id": "g1", "name": "Ingest", "parent": "root", "position": {"x": 100.0, "y": 200.0}},
-    )
-    assert read_nifi_groups(tmp_path / "missing.json") is None
 
 
 def test_given_positions_are_used_when_every_component_has_one() -> None:
@@ -106,3 +70,28 @@ def test_overlapping_positions_give_way_to_graphviz() -> None:
         {"x": 0.0, "y": 0.0},
         {"x": 10.0, "y": 10.0},
     ]
+
+
+def test_a_nested_group_is_its_own_canvas_with_nifi_positions(nested_flow) -> None:
+    """The nested definition: unpack and its port in group 'archive' at NiFi's local positions,
+    the port drawn as a port, the group's box where NiFi put it, each connection in its group."""
+    from flowcore.ui.editing import FlowEditor
+
+    document = FlowEditor(nested_flow.flow).flow_document()
+    by_name = {c["name"]: c for c in document["components"]}
+    assert document["process_groups"] == [
+        {
+            "id": "group-archive",
+            "name": "archive",
+            "parent": "",
+            "position": {"x": 900.0, "y": 600.0},
+            "size": {"width": 384.0, "height": 176.0},
+        }
+    ]
+    assert by_name["archive/unpack"]["group"] == "group-archive"
+    assert by_name["archive/unpack"]["position"] == {"x": 0.0, "y": 200.0}
+    assert by_name["archive/to unpack"]["kind"] == "input_port"
+    assert by_name["tag"]["group"] == ""
+    groups = {c["id"]: c["group"] for c in document["connections"]}
+    assert groups["connection-port-unpack"] == "group-archive"
+    assert sorted(groups.values()).count("") == len(groups) - 1
