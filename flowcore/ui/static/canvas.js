@@ -420,7 +420,7 @@ export function drawCanvas(flow, handlers) {
     refs.processors.set(c.id, box.texts);
     boxes.append(box.g);
   }
-  viewport.replaceChildren(defs, stages, lines, boxes);
+  viewport.replaceChildren(defs, stages, boxes, lines);  // labels above boxes, as NiFi draws them
   document.getElementById("stages").onchange = (e) => {
     document.getElementById("stage-layer").style.display = e.target.checked ? "" : "none";
   };

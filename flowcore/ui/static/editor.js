@@ -38,8 +38,8 @@ export function showProblems(problems, dirty) {
 async function apply(method, path, body, onDone) {
   try {
     const answer = await send(method, path, body);
-    showProblems(answer.problems || [], answer.dirty);
     await context.reload();
+    showProblems(answer.problems || [], answer.dirty);  // after the redraw: the page is settled
     if (onDone) onDone(answer);
     return answer;
   } catch (error) {
