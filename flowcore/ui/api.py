@@ -24,7 +24,7 @@ from starlette.routing import Route
 from flowcore.cli.provenance import event_json
 from flowcore.errors import FlowcoreError
 from flowcore.provenance_events import ProvenanceEventType
-from flowcore.ui.lineage import lineage_document
+from flowcore.ui.lineage import LineageTooLargeError, lineage_document
 from flowcore.ui.reading import RepositoryView, UnknownItemError
 from flowcore.ui.stats import FiveMinuteWindow, status_for_ui
 
@@ -59,6 +59,8 @@ def _handled(handler: Callable[[Request], Any]) -> Callable[[Request], Any]:
             return _error(404, error.args[0] if error.args else str(error))
         except BadQueryError as error:
             return _error(400, str(error))
+        except LineageTooLargeError as error:
+            return _error(503, str(error))
 
     endpoint.__name__ = handler.__name__
     endpoint.__doc__ = handler.__doc__
