@@ -133,8 +133,9 @@ def status_for_ui(flow: Mapping[str, Any], status: Mapping[str, Any]) -> dict[st
 WINDOW_MS = 5 * 60 * 1000
 #: How often the window's bytes read and written are summed from provenance again (ms).
 REFRESH_MS = 5_000
-#: Provenance rows (single events, or runs of alike events) summed per refresh at most.
-MAX_ROWS = 50_000
+#: Events of folded runs (many FlowFiles' alike events in one row) unfolded per refresh at
+#: most; single events are summed by the database, without limit.
+MAX_EVENTS = 200_000
 #: Event types whose FlowFile's content the component wrote (its size) ...
 WRITES = frozenset({"CREATE", "RECEIVE", "FETCH", "CONTENT_MODIFIED", "JOIN"})
 #: ... and read: SEND's and FORK's (the parent split) whole content, CONTENT_MODIFIED's before.
@@ -222,27 +223,47 @@ class FiveMinuteWindow:
         from repositories._provenance_runs import row_events  # noqa: PLC0415
         from repositories._provenance_schema import EVENTS  # noqa: PLC0415
 
-        query = (
-            sqlalchemy.select(EVENTS)
-            .where(EVENTS.c.last_event_time >= cutoff)
-            .order_by(EVENTS.c.event_id.desc())
-            .limit(MAX_ROWS + 1)
+        def add(component: str, kind: str, size: int, before: int) -> None:
+            entry = totals.setdefault(component, [0, 0])
+            if kind in READS:
+                entry[0] += size
+            elif kind == "CONTENT_MODIFIED":
+                entry[0] += before
+            if kind in WRITES:
+                entry[1] += size
+
+        singles = (
+            sqlalchemy.select(
+                EVENTS.c.component_id,
+                EVENTS.c.event_type,
+                sqlalchemy.func.sum(EVENTS.c.file_size),
+                sqlalchemy.func.sum(sqlalchemy.func.coalesce(EVENTS.c.previous_file_size, 0)),
+            )
+            .where(EVENTS.c.run_count == 1, EVENTS.c.event_time >= cutoff)
+            .group_by(EVENTS.c.component_id, EVENTS.c.event_type)
         )
+        runs = (
+            sqlalchemy.select(EVENTS)
+            .where(EVENTS.c.run_count > 1, EVENTS.c.last_event_time >= cutoff)
+            .order_by(EVENTS.c.event_id.desc())
+        )
+        unfolded = 0
         with provenance.engine.connect() as connection:
-            rows = connection.execute(query).fetchall()
-        truncated = len(rows) > MAX_ROWS
-        for row in rows[:MAX_ROWS]:
-            for event in row_events(row._mapping):
-                if event.event_time < cutoff:
-                    continue
-                kind = event.event_type.value
-                entry = totals.setdefault(event.component_id, [0, 0])
-                if kind in READS:
-                    entry[0] += event.file_size
-                elif kind == "CONTENT_MODIFIED" and event.previous_file_size:
-                    entry[0] += event.previous_file_size
-                if kind in WRITES:
-                    entry[1] += event.file_size
+            for component, kind, size, before in connection.execute(singles):
+                add(component, kind, int(size or 0), int(before or 0))
+            for row in connection.execute(runs):  # runs of alike events, unfolded for sizes
+                unfolded += row.run_count
+                if unfolded > MAX_EVENTS:
+                    truncated = True
+                    break
+                for event in row_events(row._mapping):
+                    if event.event_time >= cutoff:
+                        add(
+                            event.component_id,
+                            event.event_type.value,
+                            event.file_size,
+                            event.previous_file_size or 0,
+                        )
         self._io = (now, totals, truncated)
         return totals, truncated
 
@@ -250,7 +271,7 @@ class FiveMinuteWindow:
         """*shown* (:func:`status_for_ui`'s) with each processor's 5-minute ``window``.
 
         Also ``five_minutes``: when the window starts and ends, whether it covers all five
-        minutes, and whether provenance had more rows than :data:`MAX_ROWS` to sum.
+        minutes, and whether provenance had more folded events than :data:`MAX_EVENTS`.
         """
         now = now_ms() if now is None else now
         self._record(shown, now)

@@ -136,3 +136,32 @@ def test_bytes_read_and_written_come_from_the_windows_provenance(ran) -> None:
         assert late == {}
     finally:
         view.close()
+
+
+def test_folded_runs_are_unfolded_for_their_sizes_within_a_limit(tmp_path, monkeypatch) -> None:
+    """1,000 CREATEs of neighbouring FlowFiles stored as one run: each one's own size counts;
+    past MAX_EVENTS the window says it is truncated."""
+    import argparse
+
+    import attrs
+    from sqlalchemy import func, select
+
+    from flowcore.ui import stats
+    from repositories._provenance_schema import EVENTS
+    from repositories.provenance import SqlProvenanceRepository
+    from tests.repositories.test_provenance_runs import canonical, created
+
+    repository = SqlProvenanceRepository(tmp_path / "p.db")
+    try:
+        events = [attrs.evolve(created(canonical(0, i)), file_size=i) for i in range(1_000)]
+        repository.register(events)
+        with repository.engine.connect() as connection:
+            assert connection.execute(select(func.count()).select_from(EVENTS)).scalar() == 1
+        view = argparse.Namespace(provenance=repository)
+        io, truncated = stats.FiveMinuteWindow()._read_written(view, 60_000)
+        assert io == {"gen-1": [0, sum(range(1_000))]}
+        assert truncated is False
+        monkeypatch.setattr(stats, "MAX_EVENTS", 999)
+        assert stats.FiveMinuteWindow()._read_written(view, 60_000) == ({}, True)
+    finally:
+        repository.close()
