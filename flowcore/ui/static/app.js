@@ -2,7 +2,7 @@
 // events, and switches between the canvas, provenance and the bulletin board.
 
 import { api, el, time, count, bytes } from "./util.js";
-import { drawCanvas, updateCanvas, setWindow, enterGroup } from "./canvas.js";
+import { drawCanvas, updateCanvas, setWindow } from "./canvas.js";
 import { showProcessor, showConnection, listQueue } from "./panel.js";
 import { setUpProvenance } from "./provenance.js";
 import { setUpEditing, configureProcessor, configureConnection, deleteConnection, moveTo, createConnection } from "./editor.js";
@@ -64,14 +64,6 @@ function select(what) {
       actions.append(el("button", { id: "delete-connection-panel", title: "delete this connection (the Delete key too)", onclick: () => deleteConnection(what.connection) }, "Delete"));
     }
     if (what.listQueue && what.connection.durable) listQueue(what.connection, app.flow);
-  } else if (what.group) {
-    const panel = document.getElementById("panel");
-    panel.replaceChildren(
-      el("div", { class: "panel-head" },
-        el("div", {}, el("div", { class: "panel-title" }, what.group.name), el("div", { class: "muted" }, "Process Group")),
-        el("button", { class: "close", onclick: () => { panel.hidden = true; } }, "\u00d7")),
-      el("div", { class: "actions" }, el("button", { id: "enter-group", onclick: () => { panel.hidden = true; enterGroup(what.group.id); } }, "Enter group")));
-    panel.hidden = false;
   }
 }
 

@@ -356,7 +356,7 @@ export function enterGroup(id) {
   if (state.status) updateCanvas(state.status);
 }
 
-// Draw the current group's canvas. handlers: onSelect({component} | {connection} | {group}),
+// Draw the current group's canvas. handlers: onSelect({component} | {connection}),
 // and on an editable flow onMove(item, {x, y}) and onConnect(source, target).
 export function drawCanvas(flow, handlers) {
   state.flow = flow;
@@ -408,7 +408,6 @@ export function drawCanvas(flow, handlers) {
   for (const group of flow.process_groups.filter((g) => g.parent === state.group)) {
     const box = groupBox(group, flow);
     box.addEventListener("dblclick", () => enterGroup(group.id));
-    box.addEventListener("click", () => { if (!state.suppressClick) handlers.onSelect({ group }); });
     if (flow.editable) box.append(connector(group.size.width, group.size.height));
     boxes.append(box);
   }

@@ -145,7 +145,7 @@ def nest(document: dict) -> dict:
         "instanceIdentifier": "group-archive",
         "name": "archive",
         "comments": "",
-        "position": {"x": 900.0, "y": 600.0},
+        "position": {"x": 1350.0, "y": 480.0},
         "componentType": "PROCESS_GROUP",
         "groupIdentifier": root["identifier"],
         "processors": [{**unpack, "groupIdentifier": "group-archive"}],

@@ -84,7 +84,7 @@ def test_a_nested_group_is_its_own_canvas_with_nifi_positions(nested_flow) -> No
             "id": "group-archive",
             "name": "archive",
             "parent": "",
-            "position": {"x": 900.0, "y": 600.0},
+            "position": {"x": 1350.0, "y": 480.0},
             "size": {"width": 384.0, "height": 176.0},
         }
     ]
