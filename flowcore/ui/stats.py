@@ -3,10 +3,10 @@
 Read from the run's ``status.json`` (:mod:`flowcore.driver.live_status`), which counts this
 run's FlowFiles per processor and relationship and what is queued per connection. NiFi's boxes
 show five-minute windows; flowcore's status counts the run, so :func:`status_for_ui`'s numbers
-are the run's, and :class:`FiveMinuteWindow` adds NiFi's window beside them.
-Per processor: **out** is what it sent to any relationship (a
-relationship led to several connections counts each clone, as NiFi does), **in** what its
-incoming connections carried (each its share of such a fan-out), **tasks** its stage's runs.
+are the run's, and :class:`FiveMinuteWindow` adds NiFi's window beside them. Per processor:
+**out** is what it sent to any relationship (a relationship led to several connections counts
+each clone, as NiFi does), **in** what its incoming connections carried (each its share of such
+a fan-out), **tasks** its stage's runs.
 Per connection: queued FlowFiles and bytes, and the back-pressure fill NiFi draws (the fuller
 of the two thresholds, in percent).
 """
