@@ -276,6 +276,13 @@ def test_moves_and_canvas_connections_save_a_definition_flowcore_imports(
         c["id"] for c in client.get("/api/flow").json()["connections"] if c["destination"] == put
     )
     assert _json_delete(client, f"/api/connections/{tag_to_put}").status_code == 200
+    added = client.post(
+        "/api/processors",
+        json={"type": "LogAttribute", "group": "group-archive", "position": {"x": 0, "y": 400}},
+    )
+    assert added.status_code == 200, added.text
+    assert _by_name(client)["archive/LogAttribute"]["group"] == "group-archive"
+    assert _json_delete(client, f"/api/processors/{added.json()['id']}").status_code == 200
     assert client.put("/api/positions/nope", json={"x": 1, "y": 2}).status_code == 404
     assert client.put(f"/api/positions/{put}", json={"x": "left"}).status_code == 400
     assert client.post("/api/flow/save", json={}).is_success
