@@ -9,13 +9,17 @@ The flow is GetFile -> 98 UpdateAttributes in a chain -> a disabled PutFile; a d
 one small file leaves one FlowFile queued before PutFile, then 100 segments of 10,000 FlowFiles
 are committed to that queue in the run's FlowFile log, as a run would leave them. One
 ``flowcore ui`` process serves it; each figure is the best of ``--repeat`` tries, with the range.
+With ``--baseline CHECKOUT`` a second ``flowcore ui`` runs that checkout's code (e.g. the main
+branch) over the same repository, measured in the same rounds, interleaved, so a change is
+judged against its baseline on the same (loaded) machine. Prints JSON, then a short table.
 
-    .venv/bin/python bench/ui.py [--flowfiles N] [--repeat N]
+    .venv/bin/python bench/ui.py [--flowfiles N] [--repeat N] [--baseline /path/to/checkout]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -23,6 +27,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # before bench/'s repositories.py
@@ -93,8 +98,8 @@ def _prepare(root: Path, flowfiles: int) -> tuple[Path, Path, str]:
     return flow, repository, queue
 
 
-def _serve(flow: Path, repository: Path) -> tuple[subprocess.Popen[str], str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1", "COLUMNS": "300"}
+def _serve(flow: Path, repository: Path, code: Path = ROOT) -> tuple[subprocess.Popen[str], str]:
+    env = {**os.environ, "PYTHONPATH": str(code), "PYTHONUNBUFFERED": "1", "COLUMNS": "300"}
     command = [sys.executable, "-m", "flowcore", "ui", str(flow), "--repository", str(repository)]
     process = subprocess.Popen(
         [*command, "--port", "0"],
@@ -112,75 +117,127 @@ def _serve(flow: Path, repository: Path) -> tuple[subprocess.Popen[str], str]:
     return process, found.group(1)
 
 
-def _report(name: str, times: list[float], target: float) -> None:
-    best = min(times)
-    verdict = "met" if best < target else "NOT met"
-    print(
-        f"{name:<42} best {best * 1000:7.1f} ms  range {min(times) * 1000:.0f}-"
-        f"{max(times) * 1000:.0f} ms  target < {target * 1000:.0f} ms: {verdict}"
+def _summary(times: list[float], target: float) -> dict[str, object]:
+    return {
+        "best_ms": round(min(times) * 1000, 1),
+        "range_ms": [round(min(times) * 1000), round(max(times) * 1000)],
+        "target_ms": round(target * 1000),
+        "met": min(times) < target,
+    }
+
+
+def _measure(page: Any, url: str, queue: str, flowfiles: int, times: dict[str, list]) -> None:
+    """One round: the canvas load, List queue's first page, the API call alone."""
+    started = time.perf_counter()
+    page.goto(url)
+    page.wait_for_selector("body[data-ready='1']")
+    times["canvas"].append(time.perf_counter() - started)
+    marks = dict(
+        page.evaluate("performance.getEntriesByType('mark').map(m => [m.name, m.startTime])")
     )
+    times["data"].append(marks["flowcore:data"] / 1000)  # navigation to the API's answers in
+    times["drawing"].append((marks["flowcore:status"] - marks["flowcore:data"]) / 1000)
+    assert page.locator("g.processor").count() == PROCESSORS
+    label = f"g.connection[data-id='{queue}'] .connection-label"
+    page.dispatch_event(label, "click")
+    started = time.perf_counter()
+    page.click("#list-queue")
+    page.locator("#queue-table tbody tr").nth(99).wait_for()
+    times["listing"].append(time.perf_counter() - started)
+    summary = page.locator(".queue-listing .summary").inner_text()
+    assert f"of {flowfiles + 1:,}" in summary, summary
+    started = time.perf_counter()
+    page.evaluate(
+        "q => fetch(`/api/connections/${encodeURIComponent(q)}/flowfiles`).then(r => r.json())",
+        queue,
+    )
+    times["api"].append(time.perf_counter() - started)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--flowfiles", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--baseline", type=Path, help="a checkout whose UI to measure alongside")
     parser.add_argument("--verbose", action="store_true", help="the last page load's requests")
     options = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
+    codes = {"this checkout": ROOT}
+    if options.baseline is not None:
+        codes["baseline"] = options.baseline.resolve()
+    results: dict[str, dict[str, list[float]]] = {
+        name: {"canvas": [], "data": [], "drawing": [], "listing": [], "api": []} for name in codes
+    }
     with tempfile.TemporaryDirectory(prefix="flowcore-ui-bench-") as scratch:
         flow, repository, queue = _prepare(Path(scratch), options.flowfiles)
-        process, url = _serve(flow, repository)
+        servers = {name: _serve(flow, repository, code) for name, code in codes.items()}
         try:
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-                page = browser.new_page(viewport={"width": 1400, "height": 860})
-                page.goto(url)  # warm: the server's first requests, the browser's cache
-                page.wait_for_selector("body[data-ready='1']")
-                canvas, listing, api = [], [], []
-                for _ in range(options.repeat):
-                    started = time.perf_counter()
-                    page.goto(url)
-                    page.wait_for_selector("body[data-ready='1']")
-                    canvas.append(time.perf_counter() - started)
-                    assert page.locator("g.processor").count() == PROCESSORS
-                    label = f"g.connection[data-id='{queue}'] .connection-label"
-                    page.dispatch_event(label, "click")
-                    started = time.perf_counter()
-                    page.click("#list-queue")
-                    page.locator("#queue-table tbody tr").nth(99).wait_for()
-                    listing.append(time.perf_counter() - started)
-                    summary = page.locator(".queue-listing .summary").inner_text()
-                    assert f"of {options.flowfiles + 1:,}" in summary, summary
-                    started = time.perf_counter()
-                    page.evaluate(
-                        "q => fetch(`/api/connections/${encodeURIComponent(q)}/flowfiles`)"
-                        ".then(r => r.json())",
-                        queue,
-                    )
-                    api.append(time.perf_counter() - started)
-                entries = page.evaluate(
-                    "performance.getEntriesByType('resource').map(e => "
-                    "[e.name.replace(location.origin, ''), Math.round(e.startTime), "
-                    "Math.round(e.duration), e.transferSize])"
-                )
-                marks = page.evaluate(
-                    "performance.getEntriesByType('mark')"
-                    ".map(m => [m.name, Math.round(m.startTime)])"
-                )
+                pages = {}
+                for name, (_, url) in servers.items():
+                    pages[name] = browser.new_page(viewport={"width": 1400, "height": 860})
+                    pages[name].goto(url)  # warm: the server's first requests, the cache
+                    pages[name].wait_for_selector("body[data-ready='1']")
+                for round_ in range(options.repeat):
+                    order = list(servers) if round_ % 2 == 0 else list(reversed(servers))
+                    for name in order:  # interleaved, alternating who goes first
+                        _measure(
+                            pages[name], servers[name][1], queue, options.flowfiles, results[name]
+                        )
                 if options.verbose:
-                    for name, start in marks:
-                        print(f"  mark {name:<55} at {start:5d} ms")
-                    for name, start, took, size in entries:
-                        print(f"  {name:<60} at {start:5d} ms took {took:5d} ms {size:>8} B")
+                    _verbose(pages["this checkout"])
                 browser.close()
         finally:
-            process.terminate()
-            process.wait(timeout=10)
-    _report(f"canvas of {PROCESSORS} processors (browser)", canvas, 1.0)
-    _report(f"List queue of {options.flowfiles:,}: first page (browser)", listing, 0.5)
-    _report(f"List queue of {options.flowfiles:,}: first page (API)", api, 0.5)
+            for process, _ in servers.values():
+                process.terminate()
+                process.wait(timeout=10)
+    targets = {"canvas": 1.0, "data": 1.0, "drawing": 1.0, "listing": 0.5, "api": 0.5}
+    report = {
+        "processors": PROCESSORS,
+        "flowfiles": options.flowfiles,
+        "repeat": options.repeat,
+        "load_average": os.getloadavg()[0],
+        **{
+            name: {what: _summary(times, targets[what]) for what, times in measured.items()}
+            for name, measured in results.items()
+        },
+    }
+    print(json.dumps(report))
+    labels = {
+        "canvas": f"canvas of {PROCESSORS} processors (browser)",
+        "data": "  of which: page and API answers in",
+        "drawing": "  of which: boxes drawn, counts written",
+        "listing": f"List queue of {options.flowfiles:,}: first page (browser)",
+        "api": f"List queue of {options.flowfiles:,}: first page (API)",
+    }
+    for name in results:
+        print(f"-- {name}")
+        for what, label in labels.items():
+            found = report[name][what]
+            low, high = found["range_ms"]
+            verdict = "met" if found["met"] else "NOT met"
+            print(
+                f"{label:<46} best {found['best_ms']:7.1f} ms  range {low}-{high} ms  "
+                f"target < {found['target_ms']} ms: {verdict}"
+            )
+
+
+def _verbose(page: Any) -> None:
+    """Where the last page load's time went: the page's marks and its requests."""
+    entries = page.evaluate(
+        "performance.getEntriesByType('resource').map(e => "
+        "[e.name.replace(location.origin, ''), Math.round(e.startTime), "
+        "Math.round(e.duration), e.transferSize])"
+    )
+    marks = page.evaluate(
+        "performance.getEntriesByType('mark').map(m => [m.name, Math.round(m.startTime)])"
+    )
+    for name, start in marks:
+        print(f"  mark {name:<55} at {start:5d} ms")
+    for name, start, took, size in entries:
+        print(f"  {name:<60} at {start:5d} ms took {took:5d} ms {size:>8} B")
 
 
 if __name__ == "__main__":

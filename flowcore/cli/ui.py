@@ -2,9 +2,10 @@
 
 It reads the repository without its lock (read-only, as ``status`` and ``provenance`` do), so
 it works while a run holds the repository in another process and after the run ended. It binds
-to loopback unless told otherwise; any other address needs a token on every request (given with
-``--token``, or generated and printed at start). Starlette and uvicorn (the ``ui`` extra) are
-imported only when the command runs, so other commands do not pay for them.
+to loopback unless told otherwise; any other address needs a token on every request (given in
+``FLOWCORE_UI_TOKEN`` or with ``--token``, which ``ps`` shows, or generated and printed at
+start). Starlette and uvicorn (the ``ui`` extra) are imported only when the command runs, so
+other commands do not pay for them.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import errno
 import ipaddress
+import os
 import secrets
 import socket
 from pathlib import Path
@@ -22,6 +24,8 @@ from flowcore.cli._common import UsageError, console, load_flow, repository_of, 
 __all__ = ["add_command", "cmd_ui", "is_loopback", "prepare"]
 
 INSTALL_UI = "flowcore ui needs Starlette and uvicorn: pip install 'flowcore[ui]'"
+#: The environment variable a token may come from: one given with ``--token`` shows in ``ps``.
+TOKEN_VARIABLE = "FLOWCORE_UI_TOKEN"
 
 
 def is_loopback(host: str) -> bool:
@@ -42,11 +46,8 @@ def _document(args: argparse.Namespace, directory: Path) -> dict[str, Any]:
             repository records none.
     """
     from flowcore.driver.identity import read_record  # noqa: PLC0415
-    from flowcore.ui.flow_document import (  # noqa: PLC0415
-        flow_document,
-        nifi_positions,
-        recorded_document,
-    )
+    from flowcore.ui.flow_document import flow_document, recorded_document  # noqa: PLC0415
+    from flowcore.ui.nifi_groups import read_nifi_groups  # noqa: PLC0415
     from repositories.flowfile_wal import WriteAheadFlowFileRepository  # noqa: PLC0415
 
     record = read_record(WriteAheadFlowFileRepository(directory / "flowfile", read_only=True))
@@ -64,8 +65,7 @@ def _document(args: argparse.Namespace, directory: Path) -> dict[str, Any]:
         raise UsageError(msg)
     runnable = flow.runnable() if hasattr(flow, "runnable") else flow
     nifi = str(args.flow).lower().endswith((".json", ".gz"))
-    positions = nifi_positions(args.flow) if nifi else {}
-    return flow_document(runnable, positions)
+    return flow_document(runnable, groups=read_nifi_groups(args.flow) if nifi else None)
 
 
 def _editor(flow: str | None) -> Any:
@@ -104,7 +104,7 @@ def prepare(args: argparse.Namespace) -> tuple[Any, str | None]:
     editor = _editor(args.flow)
     if editor is not None:
         document = {**document, "editable": True, "dirty": False}
-    token = args.token
+    token = args.token or os.environ.get(TOKEN_VARIABLE) or None
     if token is None and not is_loopback(args.host):
         token = secrets.token_urlsafe(24)
     app = create_app(
@@ -177,7 +177,9 @@ def add_command(commands: Any) -> None:
     ui.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback)")
     ui.add_argument("--port", type=int, default=8080, help="port (0: any free one)")
     ui.add_argument(
-        "--token", help="the token required off loopback (default: generated and printed)"
+        "--token",
+        help=f"the token required off loopback (default: ${TOKEN_VARIABLE}, else generated and "
+        "printed; the variable keeps it out of ps)",
     )
     with_repository(ui)
     ui.set_defaults(handler=cmd_ui)

@@ -18,7 +18,7 @@ import networkx as nx
 
 from flowcore.flow import ComponentKind, FlowDefinition
 
-__all__ = ["FUNNEL_SIZE", "PROCESSOR_SIZE", "Position", "layout"]
+__all__ = ["FUNNEL_SIZE", "PROCESSOR_SIZE", "Position", "layout", "parse_plain"]
 
 PROCESSOR_SIZE = (352.0, 128.0)  # px, NiFi's processor box
 FUNNEL_SIZE = (48.0, 48.0)  # px, NiFi's funnel
@@ -84,11 +84,16 @@ def _graphviz_centres(flow: FlowDefinition) -> dict[str, tuple[float, float]] | 
         plain = graph.pipe(format="plain", encoding="utf-8")
     except graphviz.ExecutableNotFound:
         return None
-    return _parse_plain(plain, names)
+    return parse_plain(plain, names)
 
 
-def _parse_plain(plain: str, names: Mapping[str, str]) -> dict[str, tuple[float, float]]:
-    """``dot -Tplain``'s node centres (inches, y upwards) as px with y downwards."""
+def parse_plain(plain: str, names: Mapping[str, str]) -> dict[str, tuple[float, float]]:
+    """``dot -Tplain``'s node centres (inches, y upwards) as px with y downwards.
+
+    Args:
+        plain: Graphviz's plain output (``graph``, ``node``, ``edge`` and ``stop`` lines).
+        names: the node names given to ``dot`` -> what the centres are keyed by.
+    """
     height = 0.0
     centres = {}
     for line in plain.splitlines():

@@ -24,9 +24,9 @@ from starlette.routing import Route
 from flowcore.cli.provenance import event_json
 from flowcore.errors import FlowcoreError
 from flowcore.provenance_events import ProvenanceEventType
-from flowcore.ui.lineage import lineage_document
+from flowcore.ui.lineage import LineageTooLargeError, lineage_document
 from flowcore.ui.reading import RepositoryView, UnknownItemError
-from flowcore.ui.stats import status_for_ui
+from flowcore.ui.stats import FiveMinuteWindow, status_for_ui
 
 __all__ = ["STATUS_EVERY", "routes"]
 
@@ -59,6 +59,8 @@ def _handled(handler: Callable[[Request], Any]) -> Callable[[Request], Any]:
             return _error(404, error.args[0] if error.args else str(error))
         except BadQueryError as error:
             return _error(400, str(error))
+        except LineageTooLargeError as error:
+            return _error(503, str(error))
 
     endpoint.__name__ = handler.__name__
     endpoint.__doc__ = handler.__doc__
@@ -99,10 +101,17 @@ def flow(request: Request) -> Response:
     return JSONResponse(request.app.state.flow_document)
 
 
+def _status(request: Request) -> dict[str, Any]:
+    """The status the canvas draws: this run's counts and NiFi's 5-minute window beside them."""
+    view = _view(request)
+    document = request.app.state.flow_document  # as edited since the page opened
+    window: FiveMinuteWindow = request.app.state.window
+    return window.apply(status_for_ui(document, view.status()), view)
+
+
 def status(request: Request) -> Response:
     """Per-processor and per-connection status, from the run's ``status.json``."""
-    view = _view(request)
-    return JSONResponse(status_for_ui(request.app.state.flow_document, view.status()))
+    return JSONResponse(_status(request))
 
 
 def bulletins(request: Request) -> Response:
@@ -126,8 +135,7 @@ async def events(request: Request) -> Response:
                 stamp = None
             if stamp != last:
                 last = stamp
-                document = request.app.state.flow_document  # as edited since the page opened
-                body = json.dumps(status_for_ui(document, view.status()))
+                body = json.dumps(await run_in_threadpool(_status, request))
                 yield f"event: status\ndata: {body}\n\n"
                 if once:
                     return

@@ -112,6 +112,47 @@ def update_service(request: Request, body: dict[str, Any]) -> Response:
     return _edited(request)
 
 
+def move(request: Request, body: dict[str, Any]) -> Response:
+    """Move a processor, port, funnel or group: ``{"x", "y"}`` in its group (NiFi's position)."""
+    _editor(request).move(request.path_params["id"], body)
+    return _edited(request)
+
+
+def services(request: Request, _body: dict[str, Any]) -> Response:
+    """A group's controller services (``?group=ID``; the root without), sensitive ones masked.
+
+    A NiFi flow's as the editor holds it; a Python flow's as its conversion writes them
+    (read-only); a flow only the repository records has none to show.
+    """
+    from flowcore.ui.services import group_services  # noqa: PLC0415
+
+    editor = request.app.state.editor
+    if editor is not None:
+        root = editor.root
+    elif request.app.state.flow_path is not None:
+        root = _converted(request)["flowContents"]
+    else:
+        return JSONResponse({"services": [], "editable": False})
+    try:
+        found = group_services(root, request.query_params.get("group", ""))
+    except KeyError as error:
+        raise UnknownComponentError(error.args[0]) from None
+    return JSONResponse({"services": found, "editable": editor is not None})
+
+
+def _converted(request: Request) -> dict[str, Any]:
+    """The Python flow as a NiFi flow definition (sensitive values out), made once."""
+    from flowcore.cli._common import load_flow  # noqa: PLC0415
+    from flowcore.nifi.exporting import export_flow  # noqa: PLC0415
+
+    cached = getattr(request.app.state, "converted", None)
+    if cached is None:
+        cached = export_flow(load_flow(request.app.state.flow_path)).document
+        _scrub(cached["flowContents"])
+        request.app.state.converted = cached
+    return cached
+
+
 def update_connection(request: Request, body: dict[str, Any]) -> Response:
     """Set a connection's back pressure, expiration, prioritizers, name, relationships."""
     _editor(request).update_connection(request.path_params["id"], body)
@@ -214,6 +255,8 @@ def write_routes() -> list[Route]:
         Route("/api/processors", _writing(add_processor), methods=["POST"]),
         Route("/api/processors/{id}", _writing(update_processor), methods=["PUT"]),
         Route("/api/processors/{id}", _writing(delete_processor), methods=["DELETE"]),
+        Route("/api/positions/{id}", _writing(move), methods=["PUT"]),
+        Route("/api/services", _writing(services), methods=["GET"]),
         Route("/api/services/{id}", _writing(update_service), methods=["PUT"]),
         Route("/api/connections", _writing(add_connection), methods=["POST"]),
         Route("/api/connections/{id}", _writing(update_connection), methods=["PUT"]),

@@ -28,8 +28,8 @@ from typing import Any
 
 from flowcore.errors import FlowcoreError
 from flowcore.nifi.exporting import PRIORITIZER_PACKAGE
-from flowcore.nifi.layout import Position
 from flowcore.ui.flow_document import SENSITIVE_VALUE_SET, flow_document
+from flowcore.ui.nifi_groups import COMPONENT_FIELDS, nifi_groups
 
 __all__ = ["EditError", "FlowEditor", "UnknownComponentError"]
 
@@ -78,23 +78,6 @@ def _read(path: Path) -> dict[str, Any]:
     return document
 
 
-def _positions(root: dict[str, Any]) -> dict[str, Position]:
-    found: dict[str, Position] = {}
-
-    def walk(group: Mapping[str, Any], dx: float, dy: float) -> None:
-        for field in ("processors", "funnels", "inputPorts", "outputPorts"):
-            for item in group.get(field) or ():
-                where = item.get("position") or {}
-                if "x" in where:
-                    found[str(item["identifier"])] = Position(where["x"] + dx, where["y"] + dy)
-        for child in group.get("processGroups") or ():
-            where = child.get("position") or {}
-            walk(child, dx + where.get("x", 0.0), dy + where.get("y", 0.0))
-
-    walk(root, 0.0, 0.0)
-    return found
-
-
 class FlowEditor:
     """A NiFi flow definition's pending edits, its validation and its save.
 
@@ -141,7 +124,7 @@ class FlowEditor:
 
         flow = Flow.from_nifi(copy.deepcopy(self.document))
         runnable = flow.runnable() if hasattr(flow, "runnable") else flow
-        document = flow_document(runnable, _positions(self.root))
+        document = flow_document(runnable, groups=nifi_groups(self.root))
         stopped = flow.stopped
         for component in document["components"]:
             if component["name"] in stopped:  # invalid: left stopped, as NiFi does
@@ -256,7 +239,8 @@ class FlowEditor:
         nifi_type = nifi_type_of(kind)
         where = body.get("position") or {"x": 0.0, "y": 0.0}
         with self._lock:
-            self.root.setdefault("processors", []).append(
+            group = self._group(body.get("group"))
+            group.setdefault("processors", []).append(
                 {
                     "identifier": identifier,
                     "name": str(body.get("name") or kind),
@@ -276,11 +260,44 @@ class FlowEditor:
                     "autoTerminatedRelationships": [],
                     "scheduledState": "ENABLED",
                     "componentType": "PROCESSOR",
-                    "groupIdentifier": self.root.get("identifier"),
+                    "groupIdentifier": group.get("identifier"),
                 }
             )
             self.dirty = True
         return identifier
+
+    def _group(self, identifier: Any) -> dict[str, Any]:
+        """The group *identifier* names (None or "": the root)."""
+        if not identifier:
+            return self.root
+        for group in _groups(self.root):
+            if group.get("identifier") == identifier:
+                return group
+        msg = f"the flow has no process group with id {identifier!r}"
+        raise UnknownComponentError(msg)
+
+    def move(self, identifier: str, body: Mapping[str, Any]) -> None:
+        """Move a processor, port, funnel or process group: NiFi's ``position`` in its group.
+
+        Raises:
+            UnknownComponentError: nothing on a canvas has *identifier*.
+            EditError: ``x`` and ``y`` are not numbers.
+        """
+        try:
+            x, y = float(body["x"]), float(body["y"])
+        except (KeyError, TypeError, ValueError):
+            msg = 'a move needs numbers x and y: {"x": 120, "y": 80}'
+            raise EditError(msg) from None
+        with self._lock:
+            for group in _groups(self.root):
+                for field in (*COMPONENT_FIELDS, "processGroups", "labels"):
+                    for item in group.get(field) or ():
+                        if item.get("identifier") == identifier:
+                            item["position"] = {"x": x, "y": y}
+                            self.dirty = True
+                            return
+        msg = f"the flow has nothing on its canvas with id {identifier!r}"
+        raise UnknownComponentError(msg)
 
     def delete_processor(self, identifier: str) -> None:
         """Remove a processor; as NiFi, refused while connections still touch it."""
@@ -318,17 +335,64 @@ class FlowEditor:
         msg = f"the flow has no component with id {identifier!r}"
         raise UnknownComponentError(msg)
 
+    def _holder(self, source: Mapping[str, Any], destination: Mapping[str, Any]) -> dict:
+        """The group a new connection belongs to, as NiFi places it.
+
+        Both ends in one group: that group; into a child group's input port, or out of a
+        child's output port: the parent; between two sibling groups' ports: their parent.
+
+        Raises:
+            EditError: the ends are further apart than NiFi connects.
+        """
+        parent = {
+            c.get("identifier"): g.get("identifier")
+            for g in _groups(self.root)
+            for c in g.get("processGroups") or ()
+        }
+        here, there = source["groupId"], destination["groupId"]
+        into_child = destination["type"] == "INPUT_PORT" and parent.get(there) == here
+        out_of_child = source["type"] == "OUTPUT_PORT" and parent.get(here) == there
+        siblings = (
+            source["type"] == "OUTPUT_PORT"
+            and destination["type"] == "INPUT_PORT"
+            and parent.get(here) is not None
+            and parent.get(here) == parent.get(there)
+        )
+        if here == there:
+            return self._group(here)
+        if into_child:
+            return self._group(here)
+        if out_of_child:
+            return self._group(there)
+        if siblings:
+            return self._group(parent[here])
+        msg = (
+            f"{source['name']!r} and {destination['name']!r} are in different process groups: "
+            "connect through the groups' input and output ports, as NiFi does"
+        )
+        raise EditError(msg)
+
     def add_connection(self, body: Mapping[str, Any]) -> str:
-        """Connect ``source`` to ``destination`` for ``relationships``; the new id."""
+        """Connect ``source`` to ``destination`` for ``relationships``; the new id.
+
+        A processor's connection needs relationships (the source's names); a port's or a
+        funnel's has none, as NiFi's.
+        """
         relationships = body.get("relationships") or []
-        if not isinstance(relationships, list) or not relationships:
-            msg = "a connection needs relationships: a list of the source's relationship names"
+        if not isinstance(relationships, list):
+            msg = "relationships must be a list of the source's relationship names"
             raise EditError(msg)
         identifier = str(uuid.uuid4())
         with self._lock:
             source = self._end(str(body.get("source")))
             destination = self._end(str(body.get("destination")))
-            self.root.setdefault("connections", []).append(
+            if source["type"] == "PROCESSOR" and not relationships:
+                msg = "a connection from a processor needs relationships: choose at least one"
+                raise EditError(msg)
+            if source["type"] != "PROCESSOR":
+                relationships = []
+            group = self._holder(source, destination)
+            group.setdefault("connections", []).append(
                 {
                     "identifier": identifier,
                     "name": str(body.get("name") or ""),
@@ -346,7 +410,7 @@ class FlowEditor:
                     "partitioningAttribute": "",
                     "loadBalanceCompression": "DO_NOT_COMPRESS",
                     "componentType": "CONNECTION",
-                    "groupIdentifier": self.root.get("identifier"),
+                    "groupIdentifier": group.get("identifier"),
                 }
             )
             self.dirty = True

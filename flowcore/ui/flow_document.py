@@ -3,29 +3,31 @@
 Processors with their type, properties (sensitive ones masked as NiFi shows them: "Sensitive
 value set"), scheduling, relationships, run state and validation problems; funnels; connections
 with their queue settings and whether they are durable; flowcore's stages; and every
-component's position. Positions are NiFi's own for an imported NiFi flow that has them
-(components of nested groups offset by their groups' positions) unless two boxes would then
-overlap (a flattened nested group), otherwise Graphviz's layout of NiFi-sized boxes
-(:func:`flowcore.nifi.layout.layout`): no layout is computed here. flowcore's flows are flat;
-the process groups of an imported flow live on in the components' names
-(``Ingest/Split lines``), and the document lists them from there.
+component's position. flowcore's flows are flat (an imported flow's groups live on in the
+components' names, ``Ingest/Split lines``), but the canvas shows NiFi's groups one at a time:
+for a NiFi flow definition each component and connection names its group (``group``, "" for
+the root) and ``process_groups`` lists the groups' tree (:mod:`flowcore.ui.nifi_groups`).
+Positions are then NiFi's own, in each group's coordinates, unless one is missing or two boxes
+of a group overlap; otherwise, and for Python flows, Graphviz's layout of NiFi-sized boxes
+(:func:`flowcore.nifi.layout.layout`): no layout is computed here.
 """
 
 from __future__ import annotations
 
-import gzip
-import json
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from flowcore.compiler.stages import CompiledFlow, compile_flow
 from flowcore.flow import Component, ComponentKind, FlowDefinition
 from flowcore.nifi.layout import FUNNEL_SIZE, PROCESSOR_SIZE, Position, layout
 from flowcore.processor import ProcessorKind
+from flowcore.ui.nifi_groups import GroupLayout
 from flowcore.validation import problems_of
 
-__all__ = ["SENSITIVE_VALUE_SET", "flow_document", "nifi_positions", "recorded_document"]
+__all__ = ["PORT_SIZE", "SENSITIVE_VALUE_SET", "flow_document", "recorded_document"]
+
+#: NiFi's input and output port boxes, px.
+PORT_SIZE = (240.0, 48.0)
 
 #: What NiFi's UI shows for a sensitive property that has a value.
 SENSITIVE_VALUE_SET = "Sensitive value set"
@@ -75,8 +77,24 @@ def _properties(component: Component) -> list[dict[str, Any]]:
     return rows
 
 
-def _group_of(name: str) -> str:
-    return name.rsplit("/", 1)[0] if "/" in name else ""
+def _kind(component: Component, groups: GroupLayout | None) -> str:
+    """``processor``, ``funnel``, ``input_port`` or ``output_port`` (ports run as funnels)."""
+    if component.kind is not ComponentKind.FUNNEL:
+        return "processor"
+    nifi = groups.kinds.get(component.id, "FUNNEL") if groups is not None else "FUNNEL"
+    return {"INPUT_PORT": "input_port", "OUTPUT_PORT": "output_port"}.get(nifi, "funnel")
+
+
+def _size(kind: str) -> tuple[float, float]:
+    return {"processor": PROCESSOR_SIZE, "funnel": FUNNEL_SIZE}.get(kind, PORT_SIZE)
+
+
+def _group(identifier: str, groups: GroupLayout | None) -> str:
+    """The group holding *identifier* ("" for the root, and for every part of a flat flow)."""
+    if groups is None:
+        return ""
+    found = groups.group_of.get(identifier, groups.root)
+    return "" if found == groups.root else found
 
 
 def _component(
@@ -85,9 +103,11 @@ def _component(
     component: Component,
     problems: Mapping[str, list[str]],
     position: Position,
+    *,
+    groups: GroupLayout | None,
 ) -> dict[str, Any]:
-    funnel = component.kind is ComponentKind.FUNNEL
-    width, height = FUNNEL_SIZE if funnel else PROCESSOR_SIZE
+    kind = _kind(component, groups)
+    width, height = _size(kind)
     source = component.processor is not None and component.processor.kind is ProcessorKind.SOURCE
     invalid = problems.get(str(component), [])
     if component.disabled:
@@ -101,9 +121,9 @@ def _component(
     return {
         "id": component.id,
         "name": component.name,
-        "kind": "funnel" if funnel else "processor",
+        "kind": kind,
         "type": component.type_name,
-        "group": _group_of(component.name),
+        "group": _group(component.id, groups),
         "source": source,
         "state": state,
         "validation_errors": invalid,
@@ -132,14 +152,20 @@ def _component(
 
 
 def flow_document(
-    flow: FlowDefinition, positions: Mapping[str, Position] | None = None
+    flow: FlowDefinition,
+    positions: Mapping[str, Position] | None = None,
+    groups: GroupLayout | None = None,
 ) -> dict[str, Any]:
     """``/api/flow`` for *flow*: components, connections, stages, groups and positions.
 
     Args:
         flow: the flow (as it runs: an imported flow's invalid processors disabled).
-        positions: NiFi's positions by component id; missing ones are laid out by Graphviz.
+        positions: positions by component id (with *groups*: in each group's coordinates);
+            when one is missing or two boxes of a group overlap, Graphviz lays out them all.
+        groups: a NiFi flow definition's groups (None: a flat flow, one canvas).
     """
+    if positions is None and groups is not None:
+        positions = groups.positions
     problems: dict[str, list[str]] = {}
     for problem in problems_of(flow):
         problems.setdefault(problem.subject, []).append(problem.problem)
@@ -148,9 +174,15 @@ def flow_document(
     except Exception:  # a graph the compiler cannot cut: drawn without stages
         compiled = None
     placed = dict(positions or {})
-    if any(c.id not in placed for c in flow.components) or _overlapping(flow, placed):
+    laid_out = any(c.id not in placed for c in flow.components) or _overlapping(
+        flow, placed, groups
+    )
+    if laid_out:
         placed = layout(flow)
-    components = [_component(flow, compiled, c, problems, placed[c.id]) for c in flow.components]
+    components = [
+        _component(flow, compiled, c, problems, placed[c.id], groups=groups)
+        for c in flow.components
+    ]
     connections = []
     for connection in flow.connections:
         settings = connection.queue_settings
@@ -158,6 +190,7 @@ def flow_document(
         connections.append(
             {
                 "id": connection.id,
+                "group": _group(connection.id, groups),
                 "name": connection.name,
                 "source": connection.source,
                 "destination": connection.destination,
@@ -173,7 +206,6 @@ def flow_document(
                 "load_balance_strategy": connection.load_balance_strategy.value,
             }
         )
-    groups = sorted({c["group"] for c in components if c["group"]})
     stages = (
         [
             {"id": s.id, "members": list(s.members), "inputs": list(s.inputs)}
@@ -185,12 +217,47 @@ def flow_document(
     return {
         "name": flow.name,
         "read_only": False,
-        "process_groups": [{"id": g, "name": g.rsplit("/", 1)[-1], "path": g} for g in groups],
+        "process_groups": _process_groups(components, groups, laid_out=laid_out),
         "components": components,
         "connections": connections,
         "stages": stages,
         "problems": [str(p) for p in problems_of(flow)] if problems else [],
     }
+
+
+def _process_groups(
+    components: list[dict[str, Any]], groups: GroupLayout | None, *, laid_out: bool
+) -> list[dict[str, Any]]:
+    """The groups below the root, each with its box's position in its parent's canvas.
+
+    NiFi's own position when the canvas keeps NiFi's positions; otherwise (laid out by
+    Graphviz, or a group without one) the top-left of the components it holds, at any depth.
+    """
+    if groups is None:
+        return []
+    parent = {g["id"]: g["parent"] for g in groups.groups}
+    inside: dict[str, list[dict[str, float]]] = {}
+    for component in components:
+        group = component["group"]
+        while group and group in parent:
+            inside.setdefault(group, []).append(component["position"])
+            group = parent[group]
+    found = []
+    for group in groups.groups:
+        where = None if laid_out else group["position"]
+        if where is None:
+            members = inside.get(group["id"]) or [{"x": 0.0, "y": 0.0}]
+            where = {"x": min(p["x"] for p in members), "y": min(p["y"] for p in members)}
+        found.append(
+            {
+                "id": group["id"],
+                "name": group["name"],
+                "parent": "" if group["parent"] == groups.root else group["parent"],
+                "position": where,
+                "size": {"width": PROCESSOR_SIZE[0] + 32, "height": PROCESSOR_SIZE[1] + 48},
+            }
+        )
+    return found
 
 
 def recorded_document(record: Any) -> dict[str, Any]:
@@ -207,7 +274,7 @@ def recorded_document(record: Any) -> dict[str, Any]:
                 "name": name,
                 "kind": "funnel" if type_name == "Funnel" else "processor",
                 "type": type_name,
-                "group": _group_of(name),
+                "group": "",
                 "source": False,
                 "state": "STOPPED",
                 "validation_errors": [],
@@ -224,6 +291,7 @@ def recorded_document(record: Any) -> dict[str, Any]:
     connections = [
         {
             "id": connection_id,
+            "group": "",
             "name": "",
             "source": source,
             "destination": destination,
@@ -249,18 +317,20 @@ def recorded_document(record: Any) -> dict[str, Any]:
     }
 
 
-def _overlapping(flow: FlowDefinition, placed: Mapping[str, Position]) -> bool:
-    """Whether two boxes overlap.
-
-    A flattened nested group's components land on the canvas around its group's box, where
-    NiFi draws only the group; Graphviz places them instead.
-    """
-    boxes = []
+def _overlapping(
+    flow: FlowDefinition, placed: Mapping[str, Position], groups: GroupLayout | None
+) -> bool:
+    """Whether two boxes of one group's canvas overlap (then Graphviz places them all)."""
+    by_group: dict[str, list[tuple[float, float, float, float]]] = {}
     for component in flow.components:
-        funnel = component.kind is ComponentKind.FUNNEL
-        width, height = FUNNEL_SIZE if funnel else PROCESSOR_SIZE
+        width, height = _size(_kind(component, groups))
         where = placed[component.id]
-        boxes.append((where.x, where.y, where.x + width, where.y + height))
+        box = (where.x, where.y, where.x + width, where.y + height)
+        by_group.setdefault(_group(component.id, groups), []).append(box)
+    return any(_overlap(boxes) for boxes in by_group.values())
+
+
+def _overlap(boxes: list[tuple[float, float, float, float]]) -> bool:
     boxes.sort()
     for index, (_, y0, x1, y1) in enumerate(boxes):
         for u0, v0, _, v1 in boxes[index + 1 :]:
@@ -269,38 +339,3 @@ def _overlapping(flow: FlowDefinition, placed: Mapping[str, Position]) -> bool:
             if v0 < y1 and y0 < v1:
                 return True
     return False
-
-
-def _walk(group: Mapping[str, Any], dx: float, dy: float, found: dict[str, Position]) -> None:
-    fields = ("processors", "funnels", "inputPorts", "outputPorts")
-    for field in fields:
-        for item in group.get(field) or ():
-            where = item.get("position") or {}
-            if "identifier" in item and "x" in where:
-                found[str(item["identifier"])] = Position(where["x"] + dx, where["y"] + dy)
-    for child in group.get("processGroups") or ():
-        where = child.get("position") or {}
-        _walk(child, dx + where.get("x", 0.0), dy + where.get("y", 0.0), found)
-
-
-def nifi_positions(path: str | Path) -> dict[str, Position]:
-    """NiFi's canvas positions in a NiFi flow definition (``.json``, ``.json.gz``), by id.
-
-    Components of a nested group are offset by the positions of the groups around them, so
-    the flattened flow keeps NiFi's arrangement. A file that cannot be read gives none.
-    """
-    file = Path(path)
-    try:
-        raw = file.read_bytes()
-        if file.name.endswith(".gz"):
-            raw = gzip.decompress(raw)
-        document = json.loads(raw)
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(document, dict):
-        return {}
-    contents = document.get("flowContents") or document.get("rootGroup") or document
-    found: dict[str, Position] = {}
-    if isinstance(contents, dict):
-        _walk(contents, 0.0, 0.0, found)
-    return found

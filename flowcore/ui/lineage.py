@@ -5,22 +5,35 @@ children. Here the provenance repository's lineage graph (FlowFile and event nod
 parent -> event -> child) is cut to the events of the FlowFiles opened so far (the first one,
 and each one the user expanded) and the FlowFiles those events link; Graphviz's ``dot`` places
 them top to bottom, as NiFi draws lineage. A FlowFile whose events are not all shown says so
-(``more``), which the page draws as a FlowFile to expand.
+(``more``), which the page draws as a FlowFile to expand. ``dot`` runs with a time limit
+(:data:`DOT_TIMEOUT`): a lineage too large to lay out in time is refused with one line rather
+than holding the request.
 """
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from collections.abc import Iterable
 from typing import Any
 
 import graphviz
 import networkx as nx
 
-__all__ = ["lineage_document"]
+from flowcore.errors import FlowcoreError
+from flowcore.nifi.layout import parse_plain
 
-_POINTS = 72.0  # Graphviz's inches of 72 points; the page draws in px
+__all__ = ["DOT_TIMEOUT", "LineageTooLargeError", "lineage_document"]
+
+#: Seconds ``dot`` may take to lay out a lineage before the request is refused.
+DOT_TIMEOUT = 10.0
+_MARGIN = 20.0  # px around the drawing
 _EVENT = (1.9, 0.45)  # inches: an event box
 _FLOWFILE = 0.3  # inches: a FlowFile circle
+
+
+class LineageTooLargeError(FlowcoreError, RuntimeError):
+    """``dot`` did not lay the lineage out within :data:`DOT_TIMEOUT` seconds."""
 
 
 def _visible(graph: nx.DiGraph, opened: Iterable[str]) -> tuple[set[str], set[str]]:
@@ -41,7 +54,11 @@ def _visible(graph: nx.DiGraph, opened: Iterable[str]) -> tuple[set[str], set[st
 
 
 def _positions(graph: nx.DiGraph, nodes: list[str]) -> dict[str, tuple[float, float]]:
-    """Node centres in px (y down) as ``dot`` places them; a column without Graphviz."""
+    """Node centres in px (y down) as ``dot`` places them; a column without Graphviz.
+
+    Raises:
+        LineageTooLargeError: ``dot`` took longer than :data:`DOT_TIMEOUT` (it is killed).
+    """
     names = {node: f"n{index}" for index, node in enumerate(nodes)}
     dot = graphviz.Digraph(
         graph_attr={"rankdir": "TB", "nodesep": "0.35", "ranksep": "0.35"},
@@ -56,20 +73,29 @@ def _positions(graph: nx.DiGraph, nodes: list[str]) -> dict[str, tuple[float, fl
     for source, target in graph.edges():
         if source in shown and target in shown:
             dot.edge(names[source], names[target])
-    try:
-        plain = dot.pipe(format="plain", encoding="utf-8")
-    except graphviz.ExecutableNotFound:
+    executable = shutil.which("dot")
+    if executable is None:
         return {node: (200.0, 60.0 + 70.0 * index) for index, node in enumerate(nodes)}
-    back = {name: node for node, name in names.items()}
-    height, found = 0.0, {}
-    for line in plain.splitlines():
-        fields = line.split()
-        if fields and fields[0] == "graph":
-            height = float(fields[3])
-        elif fields and fields[0] == "node":
-            x, y = float(fields[2]), float(fields[3])
-            found[back[fields[1]]] = (x * _POINTS + 20, (height - y) * _POINTS + 20)
-    return found
+    try:
+        done = subprocess.run(
+            [executable, "-Tplain"],
+            input=dot.source,
+            capture_output=True,
+            text=True,
+            timeout=DOT_TIMEOUT,
+            check=True,
+        )
+    except subprocess.TimeoutExpired:
+        msg = (
+            f"the lineage of {len(nodes):,} FlowFiles and events is too large to lay out in "
+            f"{DOT_TIMEOUT:g} s: expand fewer FlowFiles, or search provenance for the events"
+        )
+        raise LineageTooLargeError(msg) from None
+    except subprocess.CalledProcessError as error:
+        msg = f"Graphviz's dot could not lay out the lineage: {error.stderr.strip()[:200]}"
+        raise LineageTooLargeError(msg) from None
+    centres = parse_plain(done.stdout, {name: node for node, name in names.items()})
+    return {node: (x + _MARGIN, y + _MARGIN) for node, (x, y) in centres.items()}
 
 
 def lineage_document(graph: nx.DiGraph, uuid: str, expand: Iterable[str] = ()) -> dict[str, Any]:

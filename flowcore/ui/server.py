@@ -26,6 +26,7 @@ from flowcore.ui.control import RunControl
 from flowcore.ui.edit_api import write_routes
 from flowcore.ui.editing import FlowEditor
 from flowcore.ui.reading import RepositoryView
+from flowcore.ui.stats import FiveMinuteWindow
 
 __all__ = ["COOKIE", "LOOPBACK_HOSTS", "STATIC", "LoopbackHosts", "TokenGate", "create_app"]
 
@@ -158,4 +159,5 @@ def create_app(
     app.state.flow_path = None if flow_path is None else str(flow_path)
     app.state.editor = editor
     app.state.control = RunControl(flow_path, view.directory)
+    app.state.window = FiveMinuteWindow()
     return TokenGate(app, token) if token else LoopbackHosts(app)

@@ -2,10 +2,11 @@
 // events, and switches between the canvas, provenance and the bulletin board.
 
 import { api, el, time, count, bytes } from "./util.js";
-import { drawCanvas, updateCanvas } from "./canvas.js";
+import { drawCanvas, updateCanvas, setWindow } from "./canvas.js";
 import { showProcessor, showConnection, listQueue } from "./panel.js";
 import { setUpProvenance } from "./provenance.js";
-import { setUpEditing, configureProcessor, configureConnection } from "./editor.js";
+import { setUpEditing, configureProcessor, configureConnection, deleteConnection, moveTo, createConnection } from "./editor.js";
+import { showServices } from "./services.js";
 
 const app = { flow: null, status: null, bulletins: [] };
 
@@ -51,21 +52,34 @@ function configureButton(onclick) {
 }
 
 function select(what) {
+  app.selected = what;
   if (what.component) {
     showProcessor(what.component, app.status, app.bulletins);
-    configureButton(() => configureProcessor(what.component));
+    if (what.component.kind === "processor") configureButton(() => configureProcessor(what.component));
   } else if (what.connection) {
     showConnection(what.connection, app.flow, app.status);
     configureButton(() => configureConnection(what.connection));
+    const actions = document.querySelector("#panel .actions");
+    if (app.flow.editable && actions) {
+      actions.append(el("button", { id: "delete-connection-panel", title: "delete this connection (the Delete key too)", onclick: () => deleteConnection(what.connection) }, "Delete"));
+    }
     if (what.listQueue && what.connection.durable) listQueue(what.connection, app.flow);
   }
 }
+
+const handlers = {
+  onSelect: select,
+  onMove: (item, to) => moveTo(item, to),
+  onConnect: (source, target) => createConnection(source, target),
+  onEnter: () => { document.getElementById("panel").hidden = true; app.selected = null; },
+};
 
 // After an edit: the flow as the server now holds it, drawn again.
 async function reload() {
   app.flow = await api("/api/flow");
   document.getElementById("panel").hidden = true;
-  drawCanvas(app.flow, select);
+  app.selected = null;
+  drawCanvas(app.flow, handlers);
   if (app.status) updateCanvas(app.status);
 }
 
@@ -83,12 +97,23 @@ async function main() {
   app.bulletins = bulletins;
   document.getElementById("flow-name").textContent = app.flow.name + (app.flow.read_only ? " (from the repository's record)" : "");
   document.title = `${app.flow.name} \u00b7 flowcore`;
-  drawCanvas(app.flow, select);
+  drawCanvas(app.flow, handlers);
   performance.mark("flowcore:drawn");
   showStatus(status);
   performance.mark("flowcore:status");
   setUpProvenance();
   await setUpEditing(app, reload);
+  document.getElementById("window").onchange = (e) => setWindow(e.target.value);
+  document.getElementById("services").onclick = () => showServices(app);
+  document.getElementById("services").hidden = app.flow.read_only;
+  window.addEventListener("keydown", (e) => {
+    const typing = e.target.closest && e.target.closest("input, textarea, select");
+    const open = [...document.querySelectorAll("dialog")].some((d) => d.open);
+    if ((e.key === "Delete" || e.key === "Backspace") && !typing && !open && app.flow.editable && app.selected && app.selected.connection) {
+      e.preventDefault();
+      deleteConnection(app.selected.connection);
+    }
+  });
   window.addEventListener("hashchange", () => showView(location.hash.slice(1) || "canvas"));
   showView(location.hash.slice(1) || "canvas");
   follow();

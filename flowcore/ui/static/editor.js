@@ -4,6 +4,7 @@
 // Save writes the flow definition; every answer lists the flow's problems, all of them.
 
 import { api, send, el, openDialog, tabs } from "./util.js";
+import { currentGroup, viewCentre } from "./canvas.js";
 
 const SENSITIVE = "Sensitive value set";
 let context = { app: null, reload: null };
@@ -37,8 +38,8 @@ export function showProblems(problems, dirty) {
 async function apply(method, path, body, onDone) {
   try {
     const answer = await send(method, path, body);
-    showProblems(answer.problems || [], answer.dirty);
     await context.reload();
+    showProblems(answer.problems || [], answer.dirty);  // after the redraw: the page is settled
     if (onDone) onDone(answer);
     return answer;
   } catch (error) {
@@ -133,6 +134,67 @@ export function configureConnection(connection) {
     } }, "Delete"))));
 }
 
+export async function deleteConnection(connection) {
+  return apply("DELETE", `/api/connections/${encodeURIComponent(connection.id)}`, {});
+}
+
+// A box dropped at a new place: NiFi's position, in its group's coordinates.
+export async function moveTo(item, to) {
+  return apply("PUT", `/api/positions/${encodeURIComponent(item.id)}`, to);
+}
+
+function shortName(name) {
+  return name.includes("/") ? name.slice(name.lastIndexOf("/") + 1) : name;
+}
+
+// The ports a connection to or from a child group's box may use (NiFi asks which one).
+function groupPorts(group, kind) {
+  return context.app.flow.components.filter((c) => c.group === group.id && c.kind === kind);
+}
+
+// NiFi's "Create Connection": the source's relationships to choose (a processor's), the
+// child group's port when an end is a group box, a name; Add sends it.
+export function createConnection(source, target) {
+  const ports = (item, kind) => {
+    if (item.kind !== "group") return null;
+    const choices = groupPorts(item, kind);
+    return el("select", { name: kind === "input_port" ? "to-port" : "from-port" },
+      choices.map((p) => el("option", { value: p.id }, shortName(p.name))));
+  };
+  const fromPort = ports(source, "output_port");
+  const toPort = ports(target, "input_port");
+  if ((fromPort && !fromPort.options.length) || (toPort && !toPort.options.length)) {
+    showProblems([`${(fromPort ? source : target).name} has no ${fromPort ? "output" : "input"} port to connect: add one in the group first`], true);
+    return;
+  }
+  const relationships = source.kind === "processor" ? source.relationships || [] : [];
+  const form = el("form", { class: "configure create-connection" },
+    field("From", fromPort ? el("span", {}, `${source.name} › `, fromPort) : el("span", {}, shortName(source.name))),
+    field("To", toPort ? el("span", {}, `${target.name} › `, toPort) : el("span", {}, shortName(target.name))),
+    field("Name", input("name", "")),
+    relationships.length ? el("h4", {}, "For relationships") : null,
+    relationships.map((r) => el("label", { class: "field" },
+      el("input", { type: "checkbox", name: r.name, class: "relationship", checked: relationships.length === 1 }), ` ${r.name}`,
+      r.connected ? el("span", { class: "muted" }, " (connected already)") : null)));
+  const add = async () => {
+    const chosen = [...form.querySelectorAll("input.relationship")].filter((b) => b.checked).map((b) => b.name);
+    if (relationships.length && !chosen.length) {
+      showProblems(["choose at least one relationship for the connection"], true);
+      return;
+    }
+    const body = {
+      source: fromPort ? fromPort.value : source.id,
+      destination: toPort ? toPort.value : target.id,
+      relationships: chosen,
+      name: form.querySelector("input[name='name']").value,
+    };
+    if (await apply("POST", "/api/connections", body)) document.getElementById("dialog").close();
+  };
+  openDialog("Create Connection", el("div", {}, form, el("div", { class: "actions" },
+    el("button", { id: "add-connection", class: "primary", onclick: add }, "Add"),
+    el("button", { onclick: () => document.getElementById("dialog").close() }, "Cancel"))));
+}
+
 function showRun(state) {
   const line = document.getElementById("run-control-state");
   if (!line) return;
@@ -172,7 +234,7 @@ export async function setUpEditing(app, reload) {
     const palette = await api("/api/palette");
     const select = el("select", { id: "palette" }, palette.types.map((t) => el("option", { value: t }, t)));
     tools.replaceChildren(runs,
-      el("span", { class: "palette" }, select, el("button", { id: "add-processor", onclick: () => apply("POST", "/api/processors", { type: select.value }) }, "Add processor")),
+      el("span", { class: "palette" }, select, el("button", { id: "add-processor", onclick: () => apply("POST", "/api/processors", { type: select.value, group: currentGroup(), position: viewCentre() }) }, "Add processor")),
       el("button", { id: "save-flow", class: "primary", onclick: () => apply("POST", "/api/flow/save", {}) }, "Save"),
       el("button", { id: "discard-flow", onclick: () => apply("POST", "/api/flow/discard", {}) }, "Discard"),
       el("span", { id: "dirty", class: "dirty" }));

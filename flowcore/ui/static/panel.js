@@ -35,14 +35,23 @@ export function showProcessor(component, status, bulletins) {
         const sent = (s.relationships || {})[r.name] || [0, 0];
         return [r.name, r.connected ? "yes" : "", r.auto_terminate ? "yes" : "", `${count(sent[0])} (${bytes(sent[1])})`];
       }))],
-    ["Status", () => pairs([
-      ["Run state", s.state || component.state],
-      ["In", `${count(s.in_count)} (${bytes(s.in_bytes || 0)})`],
-      ["Out", `${count(s.out_count)} (${bytes(s.out_bytes || 0)})`],
-      ["Tasks (stage runs)", count(s.tasks)],
-      ["Stage", component.stage || ""],
-      ["Window", "this run (flowcore counts per run; NiFi's boxes show 5 minutes)"],
-    ])],
+    ["Status", () => {
+      const w = s.window || {};
+      const five = (status && status.five_minutes) || {};
+      const since = five.complete ? "5 min" : five.start ? `since ${time(five.start)}` : "5 min";
+      return el("div", {},
+        pairs([["Run state", s.state || component.state], ["Stage", component.stage || ""]]),
+        el("table", { class: "grid stats", id: "processor-stats" },
+          el("thead", {}, el("tr", {}, el("th", {}, ""), el("th", {}, `Last ${since}`), el("th", {}, "This run"))),
+          el("tbody", {},
+            el("tr", {}, el("td", {}, "In"), el("td", {}, `${count(w.in_count)} (${bytes(w.in_bytes || 0)})`), el("td", {}, `${count(s.in_count)} (${bytes(s.in_bytes || 0)})`)),
+            el("tr", {}, el("td", {}, "Read"), el("td", {}, bytes(w.read_bytes || 0)), el("td", {}, "\u2013")),
+            el("tr", {}, el("td", {}, "Written"), el("td", {}, bytes(w.written_bytes || 0)), el("td", {}, "\u2013")),
+            el("tr", {}, el("td", {}, "Out"), el("td", {}, `${count(w.out_count)} (${bytes(w.out_bytes || 0)})`), el("td", {}, `${count(s.out_count)} (${bytes(s.out_bytes || 0)})`)),
+            el("tr", {}, el("td", {}, "Tasks (stage runs)"), el("td", {}, count(w.tasks)), el("td", {}, count(s.tasks))),
+            el("tr", {}, el("td", {}, "Time"), el("td", {}, "\u2013"), el("td", {}, "\u2013")))),
+        el("p", { class: "muted" }, "The 5-minute window is this run's counts now less five minutes ago; Read and Written are summed from the window's provenance events. flowcore times stages, not processors: no task time."));
+    }],
     ["Bulletins", () => (mine.length
       ? table(["Time", "Level", "Message"], mine.map((b) => [time(b.time), b.level, b.message]))
       : el("p", { class: "muted" }, "No bulletins"))],

@@ -4,8 +4,10 @@ The flow reads three files, splits them into lines, tags them and queues them be
 disabled processors (a PutFile and an UnpackContent whose sensitive Password references a
 sensitive parameter), so after the run the durable queues hold FlowFiles to list, and
 provenance holds RECEIVE, FORK, ATTRIBUTES_MODIFIED and DROP events with parents and children.
-``nifi_flow`` is a NiFi 2.x flow definition (a Python flow converted) and its run's repository,
-for configure-and-save.
+``nifi_flow`` is a NiFi 2.x flow definition (a Python flow converted: with a controller service
+whose sensitive keys hold values, used by a disabled FetchS3Object) and its run's
+repository, for configure-and-save; ``nested_flow`` is the same definition with unpack moved into
+a child process group behind an input port, as NiFi's canvas nests groups.
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> argparse.Namespace:
 
 
 EDIT_SECRET = "hunter2-zip"
+ACCESS_KEY = "AKIAFLOWCOREUITEST"
 
 
 def _python_flow(data: Path) -> str:
@@ -80,8 +83,11 @@ def _python_flow(data: Path) -> str:
 from flowcore import Flow
 from flowcore.parameters import Parameter
 from processors import GetFile, PutFile, UnpackContent, UpdateAttribute
+from processors.aws.credentials import AWSCredentialsProviderControllerService
+from processors.aws.fetch_s3_object import FetchS3Object
 
 flow = Flow("edit-test", parameters={{"pw": Parameter("pw", {EDIT_SECRET!r}, sensitive=True)}})
+flow.add_service(AWSCredentialsProviderControllerService("aws"))
 get = flow.add(GetFile(input_directory={str(data / "in")!r}, keep_source_file=True), name="get")
 tag = flow.add(UpdateAttribute(**{{"kind": "line"}}), name="tag")
 put = flow.add(
@@ -90,9 +96,14 @@ put = flow.add(
 unpack = flow.add(
     UnpackContent(packaging_format="zip", password="#{{pw}}"), name="unpack", disabled=True
 )
+fetch = flow.add(
+    FetchS3Object(bucket="b", aws_credentials_provider_service="aws"), name="fetch", disabled=True
+)
 flow.connect(get, tag)
 flow.connect(tag, put)
 flow.connect(tag, unpack)
+flow.connect(tag, fetch)
+flow.auto_terminate(fetch, ["success", "failure"])
 flow.auto_terminate(put, ["success", "failure"])
 flow.auto_terminate(unpack, ["success", "failure", "original"])
 """
@@ -110,6 +121,10 @@ def nifi_flow(tmp_path_factory: pytest.TempPathFactory) -> argparse.Namespace:
     (root / "data" / "in" / "a.txt").write_bytes(b"one\n")
     (root / "flow.py").write_text(_python_flow(root / "data"))
     exported = export_flow(load_flow(root / "flow.py"))
+    service = exported.document["flowContents"]["controllerServices"][0]
+    service["properties"].update(
+        {"Access Key ID": ACCESS_KEY, "Secret Access Key": EDIT_SECRET}  # as NiFi's flow.json.gz
+    )
     flow = root / "flow.json"
     flow.write_text(json.dumps(exported.document, indent=2))
     repository = root / "repository"
@@ -117,6 +132,75 @@ def nifi_flow(tmp_path_factory: pytest.TempPathFactory) -> argparse.Namespace:
     return argparse.Namespace(
         flow=str(flow), repository=str(repository), host="127.0.0.1", port=0, token=None
     )
+
+
+def nest(document: dict) -> dict:
+    """*document* with unpack moved into a child group "archive" behind input port "to unpack"."""
+    root = document["flowContents"]
+    unpack = next(p for p in root["processors"] if p["name"] == "unpack")
+    root["processors"].remove(unpack)
+    unpack["position"] = {"x": 0.0, "y": 200.0}
+    group = {
+        "identifier": "group-archive",
+        "instanceIdentifier": "group-archive",
+        "name": "archive",
+        "comments": "",
+        "position": {"x": 1350.0, "y": 480.0},
+        "componentType": "PROCESS_GROUP",
+        "groupIdentifier": root["identifier"],
+        "processors": [{**unpack, "groupIdentifier": "group-archive"}],
+        "inputPorts": [
+            {
+                "identifier": "port-to-unpack",
+                "name": "to unpack",
+                "position": {"x": 0.0, "y": 0.0},
+                "type": "INPUT_PORT",
+                "concurrentlySchedulableTaskCount": 1,
+                "scheduledState": "ENABLED",
+                "allowRemoteAccess": False,
+                "componentType": "INPUT_PORT",
+                "groupIdentifier": "group-archive",
+            }
+        ],
+        "outputPorts": [],
+        "funnels": [],
+        "labels": [],
+        "processGroups": [],
+        "remoteProcessGroups": [],
+        "controllerServices": [],
+        "connections": [],
+        "variables": {},
+        "flowFileConcurrency": "UNBOUNDED",
+        "flowFileOutboundPolicy": "STREAM_WHEN_AVAILABLE",
+    }
+    into = next(c for c in root["connections"] if c["destination"]["id"] == unpack["identifier"])
+    port_end = {
+        "id": "port-to-unpack",
+        "type": "INPUT_PORT",
+        "groupId": "group-archive",
+        "name": "to unpack",
+        "comments": "",
+    }
+    inner = {
+        **into,
+        "identifier": "connection-port-unpack",
+        "source": port_end,
+        "selectedRelationships": [],
+        "groupIdentifier": "group-archive",
+    }
+    into["destination"] = port_end
+    group["connections"].append(inner)
+    root.setdefault("processGroups", []).append(group)
+    return document
+
+
+@pytest.fixture
+def nested_flow(nifi_flow: argparse.Namespace, tmp_path: Path) -> argparse.Namespace:
+    """nifi_flow's definition with a nested group (its own file), over the same repository."""
+    document = nest(json.loads(Path(nifi_flow.flow).read_text()))
+    path = tmp_path / "nested.json"
+    path.write_text(json.dumps(document, indent=2))
+    return args_for(nifi_flow, flow=str(path))
 
 
 def args_for(ran: argparse.Namespace, **changes: object) -> argparse.Namespace:

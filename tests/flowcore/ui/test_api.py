@@ -151,6 +151,17 @@ def test_provenance_mistakes_are_400_or_404(client) -> None:
     assert client.get("/api/provenance", params={"start": "yesterday"}).status_code == 400
     assert client.get("/api/provenance/999999").status_code == 404
     assert client.get("/api/lineage/no-such-uuid").status_code == 404
+
+
+def test_a_lineage_dot_cannot_lay_out_in_time_answers_one_line(client, monkeypatch) -> None:
+    """Past the dot time limit the lineage answers 503 with the reason, not a hung request."""
+    from flowcore.ui import lineage
+
+    event = client.get("/api/provenance", params={"type": "FORK"}).json()["events"][0]
+    monkeypatch.setattr(lineage, "DOT_TIMEOUT", 1e-6)
+    answer = client.get(f"/api/lineage/{event['flowfile_uuid']}")
+    assert answer.status_code == 503
+    assert "too large to lay out" in answer.json()["error"]
     assert client.get("/api/content/1/sideways").status_code == 404
 
 

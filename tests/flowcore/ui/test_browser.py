@@ -127,7 +127,9 @@ def _shot(page: Any, name: str) -> None:
 
 
 def test_the_canvas_shows_every_processor_with_its_counts(page) -> None:
-    """Five boxes with names and types; split's In 4 and Out 10; the put queue holds 6."""
+    """Five boxes with names and types; this run's split In 4 and Out 10, the put queue holds 6;
+    the 5-minute window beside them in the panel."""
+    page.select_option("#window", "run")
     names = page.locator("g.processor text.name").all_text_contents()
     assert sorted(names) == ["get", "put", "split", "tag", "unpack"]
     split = page.locator("g.processor[data-id='split']")
@@ -145,6 +147,13 @@ def test_the_canvas_shows_every_processor_with_its_counts(page) -> None:
     page.click("#panel .tab:has-text('Properties')")
     assert "Sensitive value set" in page.locator("#panel").inner_text()
     _shot(page, "processor")
+    page.click("g.processor[data-id='split']")
+    page.click("#panel .tab:has-text('Status')")
+    stats = page.locator("#processor-stats").inner_text()
+    assert "Last 5 min" in stats or "Last since" in stats
+    assert "4 (53 bytes)" in stats  # this run's In
+    page.select_option("#window", "five")
+    assert split.locator(".stat-window").text_content() == "5 min"
 
 
 def test_a_queue_listing_opens_a_flowfiles_content(page) -> None:
@@ -207,14 +216,82 @@ def test_off_loopback_the_page_needs_its_token(browser, server, page) -> None:
     assert page.locator("g.processor").count() == 5  # the page with the token's cookie works
 
 
-def test_a_property_edit_is_saved_and_the_saved_file_runs(browser, nifi_flow, tmp_path) -> None:
-    """Configure PutFile's Directory, Apply, Save: the saved file runs into the new directory;
-    Replay in an event's details puts a FlowFile back."""
+def _drag(page: Any, start: tuple[float, float], end: tuple[float, float]) -> None:
+    page.mouse.move(*start)
+    page.mouse.down()
+    page.mouse.move((start[0] + end[0]) / 2, (start[1] + end[1]) / 2, steps=4)
+    page.mouse.move(*end, steps=4)
+    page.mouse.up()
+
+
+def _centre(page: Any, selector: str) -> tuple[float, float]:
+    box = page.locator(selector).bounding_box()
+    return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+
+
+def _connector(page: Any, selector: str) -> tuple[float, float]:
+    box = page.locator(f"{selector} > .connector circle").bounding_box()
+    return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+
+
+def _edit_on_the_canvas(page: Any) -> None:
+    """Move a box, drag a connection into the nested group, delete it, enter the group,
+    configure the controller service: NiFi's canvas gestures."""
+    put = "g.processor:has(text.name:text-is('put'))"
+    fetch = "g.processor:has(text.name:text-is('fetch'))"
+    group = "g.process-group[data-id='group-archive']"
+    assert page.locator(group).is_visible()
+    assert page.locator("g.processor text.name:text-is('unpack')").count() == 0  # inside
+    before = page.locator(put).get_attribute("transform")
+    x, y = _centre(page, put)
+    _drag(page, (x, y), (x + 80, y + 60))
+    page.wait_for_function("document.getElementById('dirty').textContent !== ''")
+    assert page.locator(put).get_attribute("transform") != before
+    connections = page.locator("g.connection").count()
+    _drag(page, _connector(page, fetch), _centre(page, group))
+    page.wait_for_selector("#dialog form.create-connection")
+    assert "to unpack" in page.locator("#dialog select[name='to-port']").inner_text()
+    page.check("#dialog input.relationship[name='failure']")
+    _shot(page, "connect")
+    page.click("#add-connection")
+    page.wait_for_function(f"document.querySelectorAll('g.connection').length > {connections}")
+    label = page.locator("g.connection .connection-label", has_text="failure")
+    label.click()
+    assert page.locator("#delete-connection-panel").is_visible()
+    page.keyboard.press("Delete")  # as on NiFi's canvas, the selected connection goes
+    page.wait_for_function(f"document.querySelectorAll('g.connection').length === {connections}")
+    page.dblclick(f"{group} text.name")
+    page.wait_for_selector("#breadcrumb a[data-group='group-archive']")
+    assert page.locator("g.processor text.name").all_text_contents() == ["unpack"]
+    assert page.locator("g.port text.name").all_text_contents() == ["to unpack"]
+    assert page.locator("g.connection").count() == 1
+    _shot(page, "group")
+    page.click("#breadcrumb a[data-group='']")
+    page.wait_for_selector("g.process-group")
+    page.click("#services")
+    row = page.locator("#services-table tr.service-row", has_text="aws")
+    assert "fetch" in row.inner_text()
+    _shot(page, "services")
+    row.locator("button.configure-service").click()
+    page.click("#dialog .tab:has-text('Properties')")
+    secret = page.locator("#dialog input[name='Secret Access Key']")
+    assert secret.get_attribute("type") == "password"
+    assert secret.input_value() == ""
+    assert secret.get_attribute("placeholder") == "Sensitive value set"
+    page.fill("#dialog input[name='Assume Role STS Region']", "eu-west-1")
+    page.click("#apply-service")
+    page.wait_for_selector("#services-table")
+    page.click("#dialog .close")
+
+
+def test_a_property_edit_is_saved_and_the_saved_file_runs(browser, nested_flow, tmp_path) -> None:
+    """Canvas gestures (move, connect into a group, delete, enter the group, a service), then
+    Configure PutFile's Directory, Apply, Save: the saved file imports and runs into the new
+    directory; Replay in an event's details puts a FlowFile back."""
     from flowcore.cli import main
 
-    flow = Path(nifi_flow.flow)
-    original = flow.read_bytes()
-    process, url = _serve(nifi_flow.flow, "--repository", nifi_flow.repository)
+    flow = Path(nested_flow.flow)
+    process, url = _serve(nested_flow.flow, "--repository", nested_flow.repository)
     context = browser.new_context(viewport={"width": 1400, "height": 860})
     problems: list[str] = []
     try:
@@ -224,6 +301,7 @@ def test_a_property_edit_is_saved_and_the_saved_file_runs(browser, nifi_flow, tm
         page.goto(url)
         page.wait_for_selector("body[data-ready='1']")
         assert page.locator("#save-flow").is_visible()
+        _edit_on_the_canvas(page)
         page.locator("g.processor", has=page.locator("text.name", has_text="put")).click()
         page.click("#configure")
         page.click("#dialog .tab:has-text('Properties')")
@@ -233,9 +311,11 @@ def test_a_property_edit_is_saved_and_the_saved_file_runs(browser, nifi_flow, tm
         _shot(page, "configure")
         page.click("#save-flow")
         page.wait_for_function("document.getElementById('dirty').textContent === ''")
-        saved = json.loads(flow.read_text())["flowContents"]["processors"]
-        put = next(p for p in saved if p["name"] == "put")
+        saved = json.loads(flow.read_text())["flowContents"]
+        put = next(p for p in saved["processors"] if p["name"] == "put")
         assert put["properties"]["Directory"] == str(tmp_path / "edited")
+        service = saved["controllerServices"][0]["properties"]
+        assert service["Assume Role STS Region"] == "eu-west-1"
         page.click("nav a[data-view='provenance']")
         page.select_option("#prov-form select[name=type]", "SEND")
         page.click("#prov-search")
@@ -247,11 +327,7 @@ def test_a_property_edit_is_saved_and_the_saved_file_runs(browser, nifi_flow, tm
     finally:
         context.close()
         _stop(process)
-        flow_saved = flow.read_bytes()
-        flow.write_bytes(original)
     assert problems == []
-    edited = tmp_path / "edited.json"
-    edited.write_bytes(flow_saved)
     repository = str(tmp_path / "repository")
-    assert main(["run", str(edited), "--runner", "direct", "--repository", repository]) == 0
+    assert main(["run", str(flow), "--runner", "direct", "--repository", repository]) == 0
     assert (tmp_path / "edited" / "a.txt").read_bytes() == b"one\n"

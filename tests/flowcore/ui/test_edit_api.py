@@ -175,6 +175,9 @@ def test_python_flow_is_read_only_with_a_conversion(nifi_flow) -> None:
         assert converted.status_code == 200
         assert converted.json()["flowContents"]["name"] == "edit-test"
         assert "attachment" in converted.headers["content-disposition"]
+        services = client.get("/api/services").json()
+        assert services["editable"] is False
+        assert [s["name"] for s in services["services"]] == ["aws"]
 
 
 def test_batch_run_from_the_api_then_replay(client, nifi_flow) -> None:
@@ -225,3 +228,112 @@ def test_a_converted_flow_loses_its_sensitive_values_not_its_references() -> Non
         {"Password": "#{pw}", "Plain": "#{pw}"},
     ]
     assert group["processGroups"][0]["controllerServices"][0]["properties"]["Password"] is None
+
+
+@pytest.fixture
+def nested_client(nested_flow: argparse.Namespace) -> Iterator[TestClient]:
+    """A UI over the definition with a nested group (a file of the test's own)."""
+    app, _ = prepare(nested_flow)
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        yield client
+
+
+def _json_delete(client: TestClient, path: str) -> object:
+    return client.delete(path, headers={"content-type": "application/json"})
+
+
+def test_moves_and_canvas_connections_save_a_definition_flowcore_imports(
+    nested_client, nested_flow
+) -> None:
+    """Move a box and the group, connect into the group's input port, delete a connection:
+    the saved file keeps NiFi's places (positions in the group, connections in their
+    group) and imports, strictly, without problems."""
+    from flowcore.builder import Flow
+    from flowcore.validation import problems_of
+
+    client = nested_client
+    by_name = _by_name(client)
+    put, tag, fetch = by_name["put"]["id"], by_name["tag"]["id"], by_name["fetch"]["id"]
+    moved = client.put(f"/api/positions/{put}", json={"x": 12.5, "y": -40})
+    assert moved.status_code == 200, moved.text
+    assert _by_name(client)["put"]["position"] == {"x": 12.5, "y": -40.0}
+    assert client.put("/api/positions/group-archive", json={"x": 1500, "y": 700}).is_success
+    into = client.post(
+        "/api/connections",
+        json={"source": fetch, "destination": "port-to-unpack", "relationships": ["success"]},
+    )
+    assert into.status_code == 200, into.text
+    unpack = by_name["archive/unpack"]["id"]
+    apart = client.post(
+        "/api/connections",
+        json={"source": fetch, "destination": unpack, "relationships": ["failure"]},
+    )
+    assert apart.status_code == 400
+    assert "ports" in apart.json()["error"]
+    no_relationship = client.post("/api/connections", json={"source": tag, "destination": put})
+    assert no_relationship.status_code == 400
+    tag_to_put = next(
+        c["id"] for c in client.get("/api/flow").json()["connections"] if c["destination"] == put
+    )
+    assert _json_delete(client, f"/api/connections/{tag_to_put}").status_code == 200
+    added = client.post(
+        "/api/processors",
+        json={"type": "LogAttribute", "group": "group-archive", "position": {"x": 0, "y": 400}},
+    )
+    assert added.status_code == 200, added.text
+    assert _by_name(client)["archive/LogAttribute"]["group"] == "group-archive"
+    assert _json_delete(client, f"/api/processors/{added.json()['id']}").status_code == 200
+    assert client.put("/api/positions/nope", json={"x": 1, "y": 2}).status_code == 404
+    assert client.put(f"/api/positions/{put}", json={"x": "left"}).status_code == 400
+    assert client.post("/api/flow/save", json={}).is_success
+    saved = json.loads(Path(nested_flow.flow).read_text())
+    root = saved["flowContents"]
+    assert next(p for p in root["processors"] if p["name"] == "put")["position"] == {
+        "x": 12.5,
+        "y": -40.0,
+    }
+    (group,) = root["processGroups"]
+    assert group["position"] == {"x": 1500.0, "y": 700.0}
+    new = next(c for c in root["connections"] if c["identifier"] == into.json()["id"])
+    assert new["destination"] == {**new["destination"], "type": "INPUT_PORT"}
+    assert new["groupIdentifier"] == root["identifier"]
+    assert tag_to_put not in {c["identifier"] for c in root["connections"]}
+    flow = Flow.from_nifi(saved, strict=True)
+    runnable = flow.runnable() if hasattr(flow, "runnable") else flow
+    problems = [str(p) for p in problems_of(runnable)]
+    assert len(problems) == 1  # put lost its only input, as NiFi would say
+    assert problems[0].startswith("PutFile 'put': Upstream Connections is invalid")
+
+
+def test_services_are_listed_configured_and_never_sent(client, nifi_flow) -> None:
+    """GET /api/services: the credentials service, its referencing FetchS3Object, its keys
+    masked; a PUT changes a plain property and keeps the untouched secrets; save writes it."""
+    from tests.flowcore.ui.conftest import ACCESS_KEY
+
+    listed = client.get("/api/services")
+    assert listed.status_code == 200, listed.text
+    assert listed.json()["editable"] is True
+    (service,) = listed.json()["services"]
+    assert (service["name"], service["type"]) == ("aws", "AWSCredentialsProviderControllerService")
+    assert [c["name"] for c in service["referencing_components"]] == ["fetch"]
+    values = {p["name"]: p["value"] for p in service["properties"]}
+    assert values["Secret Access Key"] == SENSITIVE_VALUE_SET
+    assert SECRET not in listed.text
+    assert ACCESS_KEY not in listed.text
+    answer = client.put(
+        f"/api/services/{service['id']}",
+        json={
+            "properties": {
+                "Assume Role STS Region": "eu-west-1",
+                "Secret Access Key": SENSITIVE_VALUE_SET,
+            }
+        },
+    )
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["problems"] == []
+    assert client.post("/api/flow/save", json={}).is_success
+    saved = json.loads(Path(nifi_flow.flow).read_text())["flowContents"]["controllerServices"][0]
+    assert saved["properties"]["Assume Role STS Region"] == "eu-west-1"
+    assert saved["properties"]["Secret Access Key"] == SECRET
+    assert client.get("/api/services", params={"group": "nope"}).status_code == 404
+    assert SECRET not in client.get("/api/services").text

@@ -3,17 +3,11 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from flowcore import Flow
 from flowcore.driver.identity import FlowRecord
 from flowcore.parameters import Parameter
-from flowcore.ui.flow_document import (
-    SENSITIVE_VALUE_SET,
-    flow_document,
-    nifi_positions,
-    recorded_document,
-)
+from flowcore.ui.flow_document import SENSITIVE_VALUE_SET, flow_document, recorded_document
 from processors import UnpackContent, UpdateAttribute
 
 
@@ -39,29 +33,8 @@ def test_sensitive_values_are_masked_and_dynamic_properties_listed() -> None:
     assert {"name": "Group/x", "value": "1"}.items() <= next(
         p for p in tag["properties"] if p["dynamic"]
     ).items()
-    assert tag["group"] == "Ingest"
-    assert document["process_groups"] == [{"id": "Ingest", "name": "Ingest", "path": "Ingest"}]
-
-
-def test_nifi_positions_are_kept_and_nested_groups_offset(tmp_path: Path) -> None:
-    """A NiFi flow's positions are read, inner ones offset by their group's position."""
-    definition = {
-        "flowContents": {
-            "processors": [{"identifier": "p1", "position": {"x": 10.0, "y": 20.0}}],
-            "processGroups": [
-                {
-                    "position": {"x": 100.0, "y": 200.0},
-                    "funnels": [{"identifier": "f1", "position": {"x": 1.0, "y": 2.0}}],
-                }
-            ],
-        }
-    }
-    path = tmp_path / "flow.json"
-    path.write_text(json.dumps(definition))
-    positions = nifi_positions(path)
-    assert (positions["p1"].x, positions["p1"].y) == (10.0, 20.0)
-    assert (positions["f1"].x, positions["f1"].y) == (101.0, 202.0)
-    assert nifi_positions(tmp_path / "missing.json") == {}
+    assert tag["group"] == ""  # a Python flow is flat: one canvas
+    assert document["process_groups"] == []
 
 
 def test_given_positions_are_used_when_every_component_has_one() -> None:
@@ -97,3 +70,28 @@ def test_overlapping_positions_give_way_to_graphviz() -> None:
         {"x": 0.0, "y": 0.0},
         {"x": 10.0, "y": 10.0},
     ]
+
+
+def test_a_nested_group_is_its_own_canvas_with_nifi_positions(nested_flow) -> None:
+    """The nested definition: unpack and its port in group 'archive' at NiFi's local positions,
+    the port drawn as a port, the group's box where NiFi put it, each connection in its group."""
+    from flowcore.ui.editing import FlowEditor
+
+    document = FlowEditor(nested_flow.flow).flow_document()
+    by_name = {c["name"]: c for c in document["components"]}
+    assert document["process_groups"] == [
+        {
+            "id": "group-archive",
+            "name": "archive",
+            "parent": "",
+            "position": {"x": 1350.0, "y": 480.0},
+            "size": {"width": 384.0, "height": 176.0},
+        }
+    ]
+    assert by_name["archive/unpack"]["group"] == "group-archive"
+    assert by_name["archive/unpack"]["position"] == {"x": 0.0, "y": 200.0}
+    assert by_name["archive/to unpack"]["kind"] == "input_port"
+    assert by_name["tag"]["group"] == ""
+    groups = {c["id"]: c["group"] for c in document["connections"]}
+    assert groups["connection-port-unpack"] == "group-archive"
+    assert sorted(groups.values()).count("") == len(groups) - 1

@@ -43,3 +43,26 @@ def test_expanding_the_parent_and_a_sibling_shows_their_events() -> None:
     assert events == {"RECEIVE", "FORK", "DROP"}
     assert {"source": "child1", "target": "event:3"} in document["edges"]
     assert not any(n.get("more") for n in document["nodes"])
+
+
+def test_dot_past_its_time_limit_refuses_the_lineage(monkeypatch) -> None:
+    """A layout that outlasts DOT_TIMEOUT ends with one line naming the size and the way out;
+    dot is not left running."""
+    import pytest
+
+    from flowcore.ui import lineage
+
+    monkeypatch.setattr(lineage, "DOT_TIMEOUT", 1e-6)
+    with pytest.raises(lineage.LineageTooLargeError, match="too large to lay out") as raised:
+        lineage_document(_graph(), "child2", ["parent", "child1"])
+    assert "expand fewer FlowFiles" in str(raised.value)
+
+
+def test_the_layout_is_graphvizs_plain_output_parsed_once() -> None:
+    """The lineage's centres are flowcore.nifi.layout.parse_plain's, 20 px in from the edge."""
+    from flowcore.nifi.layout import parse_plain
+
+    plain = "graph 1 2 3\nnode n0 1 1 0.3 0.3 x solid circle black lightgrey\nstop\n"
+    assert parse_plain(plain, {"n0": "a"}) == {"a": (72.0, 144.0)}
+    document = lineage_document(_graph(), "child2")
+    assert min(n["x"] for n in document["nodes"]) >= 20

@@ -66,3 +66,18 @@ def test_host_names_drop_their_port() -> None:
     assert host_name("[::1]:8080") == "[::1]"
     assert host_name("127.0.0.1") == "127.0.0.1"
     assert host_name("") == ""
+
+
+def test_the_token_comes_from_the_environment(ran, monkeypatch) -> None:
+    """FLOWCORE_UI_TOKEN gives the token (kept out of ps); --token wins; empty means generate."""
+    monkeypatch.setenv("FLOWCORE_UI_TOKEN", "from-the-env")
+    app, token = prepare(args_for(ran, host="0.0.0.0"))
+    assert token == "from-the-env"
+    client = TestClient(app, base_url="http://127.0.0.1")
+    assert client.get("/api/flow", headers={"X-Flowcore-Token": "from-the-env"}).is_success
+    assert client.get("/api/flow").status_code == 401
+    assert prepare(args_for(ran, host="0.0.0.0", token="given"))[1] == "given"
+    monkeypatch.setenv("FLOWCORE_UI_TOKEN", "")
+    generated = prepare(args_for(ran, host="0.0.0.0"))[1]
+    assert generated
+    assert generated != "from-the-env"
