@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from flowcore.flowfile import ResourceClaim
 from repositories._claim_checksums import ClaimChecksums, FooterDamage, read_footer
 from repositories._claim_reader import FileIdentity, damaged
 
@@ -55,14 +56,14 @@ class FooterCache:
             self._entries.clear()
 
     def footer_of(
-        self, identity: FileIdentity, fd: int, where: Callable[[], Path]
+        self, identity: FileIdentity, fd: int, where: Callable[[ResourceClaim], Path]
     ) -> ClaimChecksums | None:
         """The checksums of one version of a claim file; None for a file of an older flowcore.
 
         Args:
             identity: the version of the file *fd* reads.
             fd: a descriptor open on it.
-            where: the file's path, for an error message (looked up only then).
+            where: the path of a claim's file, for an error message (asked only then).
 
         Raises:
             ContentCorruptionError: a sealed claim file without a footer (cut short or
@@ -75,11 +76,11 @@ class FooterCache:
         try:
             checksums = read_footer(fd, size)
         except FooterDamage as problem:
-            raise damaged(resource, where(), str(problem), None, None) from None
+            raise damaged(resource, where(resource), str(problem), None, None) from None
         if checksums is None and resource.id.endswith(SEALED_SUFFIX):
             raise damaged(
                 resource,
-                where(),
+                where(resource),
                 f"it has no checksum footer, so it was cut short or overwritten after it was "
                 f"written ({size} bytes remain)",
                 None,

@@ -61,7 +61,7 @@ from flowcore.flowfile import Content, ContentClaim, ResourceClaim, Rope
 from flowcore.session import external_files
 from flowcore.session.external_files import matches, open_external
 from flowcore.units import parse_time_period
-from repositories._claim_checksums import BlockSummer, ClaimChecksums
+from repositories._claim_checksums import BlockSummer
 from repositories._claim_footers import SEALED_SUFFIX, FooterCache
 from repositories._claim_reader import (
     BlockVerifier,
@@ -348,7 +348,7 @@ class FileContentRepository:
                 raise ContentNotFoundError(msg)
             return RangeReader(fd, claim.offset, claim.length)
         identity = file_identity(resource, info)
-        checksums = self._footer_of(identity, fd)
+        checksums = self._footers.footer_of(identity, fd, self._path_for_message)
         length = info.st_size if checksums is None else checksums.data_length
         if end > length:
             holds = "holds" if checksums is None else "records in its footer"
@@ -369,10 +369,6 @@ class FileContentRepository:
 
     def _path_for_message(self, resource: ResourceClaim) -> Path:
         return self._located(resource) or self.path_of(resource)
-
-    def _footer_of(self, identity: FileIdentity, fd: int) -> ClaimChecksums | None:
-        """The checksums of one version of a claim file (:meth:`FooterCache.footer_of`)."""
-        return self._footers.footer_of(identity, fd, lambda: self._path_for_message(identity[0]))
 
     def _flush(self, resource_claim: ResourceClaim) -> None:
         """Hand a writer's buffered bytes of *resource_claim* to the OS before reading it."""
@@ -438,7 +434,7 @@ class FileContentRepository:
             if resource_claim in self._writable:
                 return info.st_size
             identity = file_identity(resource_claim, info)
-            checksums = self._footer_of(identity, fd)
+            checksums = self._footers.footer_of(identity, fd, self._path_for_message)
         except ContentCorruptionError:
             return info.st_size
         finally:
