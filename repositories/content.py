@@ -29,6 +29,11 @@ after the FlowFile repository has durably stopped referencing the claim; a claim
 archived or destroyed by :meth:`FileContentRepository.cleanup`. The archive keeps content for
 replay and is aged off as NiFi does: older than the max retention period (3 hours), or oldest
 first while the disk is fuller than the max usage percentage (90%).
+
+The repository class is here; its parts by concept are apart: the footers read per claim file
+version (:mod:`repositories._claim_footers`, where :data:`SEALED_SUFFIX` is defined), the read
+descriptors kept open (:mod:`repositories._read_descriptors`) and the archive's age-off
+(:mod:`repositories._content_archive`). Their public names stay importable from here.
 """
 
 from __future__ import annotations
@@ -36,13 +41,11 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
-import re
 import shutil
 import threading
 import time
 import uuid
 import zlib
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO
@@ -58,7 +61,8 @@ from flowcore.flowfile import Content, ContentClaim, ResourceClaim, Rope
 from flowcore.session import external_files
 from flowcore.session.external_files import matches, open_external
 from flowcore.units import parse_time_period
-from repositories._claim_checksums import BlockSummer, ClaimChecksums, FooterDamage, read_footer
+from repositories._claim_checksums import BlockSummer
+from repositories._claim_footers import SEALED_SUFFIX, FooterCache
 from repositories._claim_reader import (
     BlockVerifier,
     FileIdentity,
@@ -68,6 +72,16 @@ from repositories._claim_reader import (
     file_identity,
 )
 from repositories._claim_writer import FileWriter
+from repositories._content_archive import (
+    ARCHIVE,
+    ARCHIVE_CLEANUP_FREQUENCY_MS,
+    DEFAULT_ARCHIVE_MAX_RETENTION,
+    DEFAULT_ARCHIVE_MAX_USAGE,
+    archived,
+    created_ms,
+    expire,
+    percentage,
+)
 from repositories._content_check import (
     ClaimReferences,
     claim_references,
@@ -76,6 +90,7 @@ from repositories._content_check import (
     verify_file,
 )
 from repositories._files import file_stem
+from repositories._read_descriptors import ReadDescriptors
 from repositories._rope_stream import open_rope
 from repositories.records import Finding
 
@@ -91,34 +106,7 @@ __all__ = [
 ]
 
 DEFAULT_MAX_APPENDABLE_SIZE = 1024 * 1024  # bytes per claim file before a new one starts
-#: Ends the name of every claim file written with a checksum footer: such a file without a
-#: footer was cut short. Files of older flowcores lack both (read unverified; check reports them).
-SEALED_SUFFIX = ".claim"
-_FOOTERS_KEPT = 4096  # footers remembered per repository instance
 SECTIONS_PER_CONTAINER = 1024  # sub-directories per container, as NiFi
-_OPEN_READERS = 64  # claim file descriptors kept open for reading
-DEFAULT_ARCHIVE_MAX_RETENTION = "3 hours"  # nifi.content.repository.archive.max.retention.period
-DEFAULT_ARCHIVE_MAX_USAGE = "90%"  # nifi.content.repository.archive.max.usage.percentage
-ARCHIVE = "archive"  # per-section directory of archived claim files, as NiFi
-_PERCENT = re.compile(r"(\d{1,2})%")
-#: How often a driver ages off the archive (NiFi's ``archive.cleanup.frequency``: 1 min).
-ARCHIVE_CLEANUP_FREQUENCY_MS = 60_000
-
-
-def _percentage(value: str, name: str) -> float:
-    match = _PERCENT.fullmatch(value.strip())
-    if match is None:
-        msg = f"{name} must be a whole percentage below 100 such as '90%', not {value!r}"
-        raise RepositoryError(msg)
-    return int(match.group(1)) / 100
-
-
-def _created_ms(claim_id: str, path: Path) -> int:
-    """A claim's creation time: its id's millisecond prefix, else the file's mtime."""
-    head = claim_id.split("-", 1)[0]
-    if head.isdigit():
-        return int(head)
-    return path.stat().st_mtime_ns // 1_000_000
 
 
 class FileContentRepository:
@@ -173,12 +161,12 @@ class FileContentRepository:
         self._lock = threading.Lock()
         self.archive = archive
         self.archive_max_retention_ms = int(parse_time_period(archive_max_retention, "ms"))
-        self.archive_max_usage = _percentage(archive_max_usage, "archive_max_usage")
+        self.archive_max_usage = percentage(archive_max_usage, "archive_max_usage")
         self._disk_usage = disk_usage
         self._destructable: set[ResourceClaim] = set()
         self._sections: set[tuple[str, str]] = set()  # section directories known to exist
-        self._readers: OrderedDict[ResourceClaim, int] = OrderedDict()
-        self._footers: dict[FileIdentity, ClaimChecksums | None] = {}  # read footers
+        self._readers = ReadDescriptors()
+        self._footers = FooterCache()
         self._verified = VerifiedBlocks()
         self._pressure: dict[str, tuple[float, bool]] = {}  # container -> (measured at, verdict)
 
@@ -290,12 +278,8 @@ class FileContentRepository:
         return FileWriter(self, owner)
 
     def _descriptor(self, claim: ResourceClaim) -> int:
-        """A private duplicate of the cached read descriptor of a claim file (LRU of 64)."""
-        with self._lock:
-            fd = self._readers.get(claim)
-            if fd is not None:
-                self._readers.move_to_end(claim)
-                fd = os.dup(fd)
+        """A private duplicate of the kept read descriptor of a claim file (LRU of 64)."""
+        fd = self._readers.duplicate(claim)
         if fd is not None:
             return self._checked(claim, fd)
         if claim.is_external:
@@ -307,15 +291,7 @@ class FileContentRepository:
             except FileNotFoundError:
                 msg = f"content of {claim} is no longer in the content repository ({path} is gone)"
                 raise ContentNotFoundError(msg) from None
-        with self._lock:
-            if claim in self._readers:
-                os.close(fd)
-                fd = self._readers[claim]
-            else:
-                self._readers[claim] = fd
-                while len(self._readers) > _OPEN_READERS:
-                    os.close(self._readers.popitem(last=False)[1])
-            return os.dup(fd)
+        return self._readers.keep(claim, fd)
 
     def _checked(self, claim: ResourceClaim, fd: int) -> int:
         """*fd* itself, unless it is an external file rewritten in place since it was opened."""
@@ -334,17 +310,10 @@ class FileContentRepository:
         long-lived process (``flowcore serve``, a Spark worker running task after task, a
         notebook) would run out. The repository stays usable: a later read opens afresh.
         """
-        with self._lock:
-            opened = list(self._readers.values())
-            self._readers.clear()
-        for fd in opened:
-            os.close(fd)
+        self._readers.close()
 
     def _forget_reader(self, claim: ResourceClaim) -> None:
-        with self._lock:
-            fd = self._readers.pop(claim, None)
-        if fd is not None:
-            os.close(fd)
+        self._readers.forget(claim)
 
     def open(self, claim: Content) -> BinaryIO:
         """A stream over exactly the claim's bytes (from the archive when it was archived).
@@ -379,7 +348,7 @@ class FileContentRepository:
                 raise ContentNotFoundError(msg)
             return RangeReader(fd, claim.offset, claim.length)
         identity = file_identity(resource, info)
-        checksums = self._footer_of(identity, fd)
+        checksums = self._footers.footer_of(identity, fd, self._path_for_message)
         length = info.st_size if checksums is None else checksums.data_length
         if end > length:
             holds = "holds" if checksums is None else "records in its footer"
@@ -400,35 +369,6 @@ class FileContentRepository:
 
     def _path_for_message(self, resource: ResourceClaim) -> Path:
         return self._located(resource) or self.path_of(resource)
-
-    def _footer_of(self, identity: FileIdentity, fd: int) -> ClaimChecksums | None:
-        """The checksums of one version of a claim file; None for a file of an older flowcore.
-
-        Raises:
-            ContentCorruptionError: a sealed claim file without a footer (cut short or
-                overwritten), or a footer that does not add up.
-        """
-        if identity in self._footers:
-            return self._footers[identity]
-        resource, _inode, size, _mtime, _ctime = identity
-        try:
-            checksums = read_footer(fd, size)
-        except FooterDamage as problem:
-            path = self._path_for_message(resource)
-            raise damaged(resource, path, str(problem), None, None) from None
-        if checksums is None and resource.id.endswith(SEALED_SUFFIX):
-            raise damaged(
-                resource,
-                self._path_for_message(resource),
-                f"it has no checksum footer, so it was cut short or overwritten after it was "
-                f"written ({size} bytes remain)",
-                None,
-                None,
-            )
-        if len(self._footers) >= _FOOTERS_KEPT:
-            self._footers.clear()
-        self._footers[identity] = checksums
-        return checksums
 
     def _flush(self, resource_claim: ResourceClaim) -> None:
         """Hand a writer's buffered bytes of *resource_claim* to the OS before reading it."""
@@ -474,9 +414,7 @@ class FileContentRepository:
         if identity is None or summer is None:
             return
         checksums = summer.checksums()
-        if len(self._footers) >= _FOOTERS_KEPT:
-            self._footers.clear()
-        self._footers[identity] = checksums
+        self._footers.remember(identity, checksums)
         self._verified.add_file(identity, len(checksums.crcs))
 
     def size_of(self, resource_claim: ResourceClaim) -> int | None:
@@ -496,7 +434,7 @@ class FileContentRepository:
             if resource_claim in self._writable:
                 return info.st_size
             identity = file_identity(resource_claim, info)
-            checksums = self._footer_of(identity, fd)
+            checksums = self._footers.footer_of(identity, fd, self._path_for_message)
         except ContentCorruptionError:
             return info.st_size
         finally:
@@ -596,12 +534,7 @@ class FileContentRepository:
         return len(ready)
 
     def _archived(self, container: str) -> Iterable[tuple[int, Path]]:
-        root = self.containers[container]
-        for section in root.iterdir():
-            archive = section / ARCHIVE
-            if section.name.isdigit() and archive.is_dir():
-                for path in archive.iterdir():
-                    yield _created_ms(path.name, path), path
+        return archived(self.containers[container])
 
     def _delete_archived(self, container: str, path: Path) -> None:
         self._forget_reader(ResourceClaim(container, path.parent.parent.name, path.name))
@@ -609,22 +542,14 @@ class FileContentRepository:
 
     def _expire_archive(self, container: str, now: int) -> int:
         """Delete archived files past retention, then the oldest while the disk is too full."""
-        removed = 0
-        remaining = []
-        for created, path in self._archived(container):
-            if now - created > self.archive_max_retention_ms:
-                self._delete_archived(container, path)
-                removed += 1
-            else:
-                remaining.append((created, path))
-        target = self.archive_max_usage - 0.02
-        if remaining and self._usage(container) > target:
-            for _created, path in sorted(remaining):
-                self._delete_archived(container, path)
-                removed += 1
-                if self._usage(container) <= target:
-                    break
-        return removed
+        return expire(
+            self._archived(container),
+            now,
+            retention_ms=self.archive_max_retention_ms,
+            max_usage=self.archive_max_usage,
+            usage=lambda: self._usage(container),
+            delete=lambda path: self._delete_archived(container, path),
+        )
 
     def recover(self, claimant_counts: Mapping[ResourceClaim, int]) -> list[Finding]:
         """Start-up: adopt the claimant counts rebuilt from the FlowFile repository.
@@ -654,7 +579,7 @@ class FileContentRepository:
         """
         findings = []
         for claim in self._unclaimed():
-            if _created_ms(claim.id, self.path_of(claim)) < created_before:
+            if created_ms(claim.id, self.path_of(claim)) < created_before:
                 self._archive_or_remove(claim)
                 findings.append(
                     Finding("content", str(claim), "orphan of an uncommitted task", fixed=True)

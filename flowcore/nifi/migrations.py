@@ -111,6 +111,8 @@ RENAMED: Mapping[str, Mapping[str, str]] = {
 REMOVED: Mapping[str, frozenset[str]] = {
     # AbstractListProcessor: listing state lives in the processor's own state since 1.x.
     "ListFile": frozenset({"Distributed Cache Service"}),
+    # NiFi 2 removed ListenHTTP's rate limit (its migrateProperties logs a warning).
+    "ListenHTTP": frozenset({"Max Data to Receive per Second"}),
 }
 
 

@@ -1,10 +1,12 @@
 """The standard library's threading HTTP server as ListenHTTP runs it on the driver.
 
 Only POST (content) and HEAD are taken on the base path, GET on ``<base>/healthcheck`` (``OK``),
-as NiFi's ListenHTTP; other methods get 405. The body must say its length (Content-Length; a
-chunked body gets 411) and stay within the size limit (413 before a byte of it is read); the
-socket times out after :data:`SOCKET_TIMEOUT_S` without progress, so a stalled client cannot hold
-a thread for ever.
+as NiFi's ListenHTTP; other methods get 405. The request line and headers together stay within
+Request Header Maximum Size, as Jetty bounds them in NiFi: past it, 431 (414 when the request
+line alone is too long), and the connection is closed. The body must say its length
+(Content-Length; a chunked body gets 411) and stay within the size limit (413 before a byte of
+it is read); the socket times out after :data:`SOCKET_TIMEOUT_S` without progress, so a stalled
+client cannot hold a thread for ever.
 """
 
 from __future__ import annotations
@@ -40,12 +42,15 @@ class ListenerConfig:
         max_body: the largest body taken, bytes.
         wait_s: how long a request waits for its commit (Max Unconfirmed Flowfile Time).
         headers: the pattern of header names kept as attributes, or None.
+        max_header: the most bytes of request line and headers taken (Request Header Maximum
+            Size, Jetty's ``requestHeaderSize``).
     """
 
     base_path: str
     max_body: int
     wait_s: float
     headers: re.Pattern[str] | None = None
+    max_header: int = 8 * 1024
 
 
 class ListenerServer:
@@ -106,6 +111,26 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("%s %s", self.address_string(), format % args)
+
+    def parse_request(self) -> bool:
+        """The request line and headers, refused (431, or 414) past Request Header Maximum Size.
+
+        The headers are read through a counting reader, so an over-large block is refused as
+        soon as it passes the limit, without holding more than one line of it.
+        """
+        budget = self.config.max_header - len(self.raw_requestline)
+        rfile = self.rfile
+        self.rfile = _HeaderBudget(rfile, budget)  # type: ignore[assignment]
+        try:
+            return super().parse_request()
+        except _HeadersTooLarge:
+            if budget < 0:
+                self.send_error(414, "URI Too Long")
+            else:
+                self.send_error(431, "Request Header Fields Too Large")
+            return False
+        finally:
+            self.rfile = rfile
 
     def _path(self) -> str:
         return self.path.split("?", 1)[0]
@@ -211,6 +236,28 @@ class _Handler(BaseHTTPRequestHandler):
         attributes["restlistener.remote.user.dn"] = NO_DN
         attributes["restlistener.remote.issuer.dn"] = NO_DN
         return attributes
+
+
+class _HeadersTooLarge(Exception):
+    """The request line and headers passed Request Header Maximum Size."""
+
+
+class _HeaderBudget:
+    """The connection's reader while headers are parsed: it counts what they take."""
+
+    def __init__(self, rfile: Any, budget: int) -> None:
+        self._rfile = rfile
+        self._left = budget
+
+    def readline(self, limit: int = -1) -> bytes:
+        """One header line; raises :class:`_HeadersTooLarge` once the budget is spent."""
+        if self._left < 0:
+            raise _HeadersTooLarge
+        line = self._rfile.readline(limit)
+        self._left -= len(line)
+        if self._left < 0:
+            raise _HeadersTooLarge
+        return bytes(line)
 
 
 def read_body(handler: BaseHTTPRequestHandler, throttle: Throttle, size: int) -> bytes | None:

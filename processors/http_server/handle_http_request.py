@@ -24,7 +24,6 @@ from flowcore.relationship import SUCCESS
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     CHARACTER_SET_VALIDATOR,
-    DATA_SIZE_VALIDATOR,
     NON_EMPTY_VALIDATOR,
     PORT_VALIDATOR,
     POSITIVE_INTEGER_VALIDATOR,
@@ -126,13 +125,7 @@ class HandleHttpRequest(HttpServerSource):
         default="200",
         validators=(create_long_validator(8, 1000),),
     )
-    REQUEST_HEADER_MAX_SIZE = PropertyDescriptor(
-        "Request Header Maximum Size",
-        description="The maximum supported size of HTTP headers in requests sent to this processor",
-        required=True,
-        default="8 KB",
-        validators=(DATA_SIZE_VALIDATOR,),
-    )
+    REQUEST_HEADER_MAX_SIZE = shared.REQUEST_HEADER_MAX_SIZE
     ADDITIONAL_METHODS = PropertyDescriptor(
         "Additional HTTP Methods",
         description="A comma-separated list of non-standard HTTP Methods that should be allowed",
@@ -154,24 +147,8 @@ class HandleHttpRequest(HttpServerSource):
         validators=(POSITIVE_INTEGER_VALIDATOR,),
         aliases=("container-queue-size",),
     )
-    MULTIPART_REQUEST_MAX_SIZE = PropertyDescriptor(
-        "Multipart Request Max Size",
-        description="The max size of the request. Only applies for requests with "
-        "Content-Type: multipart/form-data",
-        required=True,
-        default="1 MB",
-        validators=(DATA_SIZE_VALIDATOR,),
-        aliases=("multipart-request-max-size",),
-    )
-    MULTIPART_READ_BUFFER_SIZE = PropertyDescriptor(
-        "Multipart Read Buffer Size",
-        description="The threshold size, at which the contents of an incoming file would be "
-        "written to disk (flowcore holds a request in memory until its commit)",
-        required=True,
-        default="512 KB",
-        validators=(DATA_SIZE_VALIDATOR,),
-        aliases=("multipart-read-buffer-size",),
-    )
+    MULTIPART_REQUEST_MAX_SIZE = shared.MULTIPART_REQUEST_MAX_SIZE
+    MULTIPART_READ_BUFFER_SIZE = shared.MULTIPART_READ_BUFFER_SIZE
     PARAMETERS_TO_ATTRIBUTES = PropertyDescriptor(
         "Parameters to Attributes",
         description="A comma-separated list of HTTP parameters or form data to output as "

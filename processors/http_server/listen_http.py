@@ -6,6 +6,11 @@ FlowFile is committed, and only then answered with the Return Code (``after_comm
 that got its 200 never loses the data; a run killed before the commit drops the connection, and
 the client retries. A request not committed within Max Unconfirmed Flowfile Time gets 503; one
 that finds the listener's inbox full (the flow is held back by back pressure) gets 503 at once.
+
+Properties carry NiFi 2's names; the NiFi 1.x names NiFi's ``migrateProperties`` renames
+(``health-check-port``, ``Authorized DN Pattern``, ``HTTP Headers to receive as Attributes
+(Regex)``, ...) are aliases, so a 1.x flow loads. Max Data to Receive per Second, which NiFi 2
+removes, is left out of an imported flow (:mod:`flowcore.nifi.migrations`).
 """
 
 from __future__ import annotations
@@ -18,11 +23,10 @@ import processors.http_server._properties as shared
 from flowcore.errors import ConfigurationError
 from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import WorkItem, WorkListing
-from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
+from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import SUCCESS
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
-    DATA_SIZE_VALIDATOR,
     NON_NEGATIVE_INTEGER_VALIDATOR,
     PORT_VALIDATOR,
     REGULAR_EXPRESSION_VALIDATOR,
@@ -39,6 +43,27 @@ __all__ = ["ListenHTTP"]
 
 #: Requests handed out per trigger at most (each is a work item of one FlowFile).
 TAKE_PER_TRIGGER = 10_000
+#: NiFi 2 dropped Max Data to Receive per Second: bodies are read as fast as they come.
+_UNTHROTTLED = Throttle(0)
+#: NiFi's ``ListenHTTP.ClientAuthentication`` values, with its descriptions.
+_CLIENT_AUTHENTICATION = (
+    AllowableValue(
+        "AUTO",
+        description="Inferred based on SSL Context Service properties. The presence of Trust "
+        "Store properties implies REQUIRED, otherwise NONE is configured.",
+    ),
+    AllowableValue(
+        "WANT",
+        description="Requests the client certificate on handshake and validates if present but "
+        "does not require it",
+    ),
+    AllowableValue(
+        "REQUIRED",
+        description="Requests the client certificate on handshake and rejects the connection if "
+        "it is not present and valid",
+    ),
+    AllowableValue("NONE", description="Does not request the client certificate on handshake"),
+)
 
 
 class ListenHTTP(HttpServerSource):
@@ -73,17 +98,12 @@ class ListenHTTP(HttpServerSource):
     )
     HEALTH_CHECK_PORT = PropertyDescriptor(
         "Listening Port for Health Check Requests",
-        name="health-check-port",
-        description="The port for health check requests; flowcore answers them on the "
-        "Listening Port (GET <base path>/healthcheck) and refuses a separate one",
+        description="The port to listen on for incoming health check requests; if set, it must "
+        "be different from the Listening Port (flowcore answers health checks on the Listening "
+        "Port, GET <base path>/healthcheck, and refuses a separate one)",
         el_scope=ExpressionLanguageScope.ENVIRONMENT,
         validators=(PORT_VALIDATOR,),
-    )
-    MAX_DATA_RATE = PropertyDescriptor(
-        "Max Data to Receive per Second",
-        description="The maximum amount of data to receive per second; if not specified, the "
-        "data rate is not throttled",
-        validators=(DATA_SIZE_VALIDATOR,),
+        aliases=("health-check-port",),
     )
     SSL_CONTEXT_SERVICE = PropertyDescriptor(
         "SSL Context Service",
@@ -93,88 +113,81 @@ class ListenHTTP(HttpServerSource):
     HTTP_PROTOCOL_STRATEGY = shared.HTTP_PROTOCOL_STRATEGY
     CLIENT_AUTHENTICATION = PropertyDescriptor(
         "Client Authentication",
-        name="client-authentication",
-        description="Client Authentication policy for TLS connections",
+        description="Client Authentication policy for TLS connections. Required when SSL "
+        "Context Service configured.",
         default="AUTO",
-        allowable_values=("AUTO", "WANT", "REQUIRED", "NONE"),
+        allowable_values=_CLIENT_AUTHENTICATION,
         dependencies=("SSL Context Service",),
+        aliases=("client-authentication",),
     )
     AUTHORIZED_DN_PATTERN = PropertyDescriptor(
         "Authorized Subject DN Pattern",
-        name="Authorized DN Pattern",
         description="A Regular Expression to apply against the Subject's Distinguished Name of "
-        "incoming connections (with HTTPS)",
+        "incoming connections. If the Pattern does not match the Subject DN, the processor "
+        "will respond with a status of HTTP 403 Forbidden.",
         required=True,
         default=".*",
         validators=(REGULAR_EXPRESSION_VALIDATOR,),
+        aliases=("Authorized DN Pattern",),
     )
     AUTHORIZED_ISSUER_DN_PATTERN = PropertyDescriptor(
         "Authorized Issuer DN Pattern",
-        name="authorized-issuer-dn-pattern",
         description="A Regular Expression to apply against the Issuer's Distinguished Name of "
-        "incoming connections (with HTTPS)",
+        "incoming connections. If the Pattern does not match the Issuer DN, the processor will "
+        "respond with a status of HTTP 403 Forbidden.",
         default=".*",
         validators=(REGULAR_EXPRESSION_VALIDATOR,),
+        aliases=("authorized-issuer-dn-pattern",),
     )
     MAX_UNCONFIRMED_TIME = PropertyDescriptor(
         "Max Unconfirmed Flowfile Time",
-        description="The maximum amount of time to wait for a FlowFile to be confirmed "
-        "(committed) before the request is answered 503",
+        description="The maximum amount of time to wait for a FlowFile to be confirmed before it "
+        "is removed from the cache (flowcore: before the request is answered 503)",
         required=True,
         default="60 secs",
         validators=(TIME_PERIOD_VALIDATOR,),
     )
     HEADERS_AS_ATTRIBUTES_REGEX = PropertyDescriptor(
-        "HTTP Headers to receive as Attributes (Regex)",
+        "HTTP Headers for Attributes",
         description="Specifies the Regular Expression that determines the names of HTTP Headers "
         "that should be passed along as FlowFile attributes",
         validators=(REGULAR_EXPRESSION_VALIDATOR,),
+        aliases=("HTTP Headers to receive as Attributes (Regex)",),
     )
+    REQUEST_HEADER_MAX_SIZE = shared.REQUEST_HEADER_MAX_SIZE
     RETURN_CODE = PropertyDescriptor(
         "Return Code",
         description="The HTTP return code returned after every HTTP call",
         default="200",
         validators=(NON_NEGATIVE_INTEGER_VALIDATOR,),
     )
-    MULTIPART_REQUEST_MAX_SIZE = PropertyDescriptor(
-        "Multipart Request Max Size",
-        name="multipart-request-max-size",
-        description="The max size of a multipart/form-data request (flowcore takes a multipart "
-        "body whole, as one FlowFile)",
-        required=True,
-        default="1 MB",
-        validators=(DATA_SIZE_VALIDATOR,),
-    )
-    MULTIPART_READ_BUFFER_SIZE = PropertyDescriptor(
-        "Multipart Read Buffer Size",
-        name="multipart-read-buffer-size",
-        description="The threshold size at which a multipart file would be written to disk",
-        required=True,
-        default="512 KB",
-        validators=(DATA_SIZE_VALIDATOR,),
-    )
+    MULTIPART_REQUEST_MAX_SIZE = shared.MULTIPART_REQUEST_MAX_SIZE
+    MULTIPART_READ_BUFFER_SIZE = shared.MULTIPART_READ_BUFFER_SIZE
     MAX_THREAD_POOL_SIZE = PropertyDescriptor(
         "Maximum Thread Pool Size",
-        name="max-thread-pool-size",
-        description="Requests held at most (waiting for their commit); more get 503",
+        description="The maximum number of threads to be used by the embedded Jetty server. The "
+        "value can be set between 8 and 1000 (flowcore: the requests held at most, waiting for "
+        "their commit; more get 503)",
         required=True,
         default="200",
         validators=(create_long_validator(8, 1000),),
+        aliases=("max-thread-pool-size",),
     )
     RECORD_READER = PropertyDescriptor(
         "Record Reader",
-        name="record-reader",
         description="The Record Reader to use parsing the incoming FlowFile into Records "
         "(not supported by flowcore's ListenHTTP yet)",
         identifies_service=True,
+        aliases=("record-reader",),
     )
     RECORD_WRITER = PropertyDescriptor(
         "Record Writer",
-        name="record-writer",
-        description="The Record Writer to use for serializing Records",
+        description="The Record Writer to use for serializing Records after they have been "
+        "transformed",
         required=True,
         identifies_service=True,
         dependencies=("Record Reader",),
+        aliases=("record-writer",),
     )
     MAX_REQUEST_SIZE = shared.MAX_REQUEST_SIZE
 
@@ -182,7 +195,6 @@ class ListenHTTP(HttpServerSource):
         BASE_PATH,
         PORT,
         HEALTH_CHECK_PORT,
-        MAX_DATA_RATE,
         SSL_CONTEXT_SERVICE,
         HTTP_PROTOCOL_STRATEGY,
         CLIENT_AUTHENTICATION,
@@ -190,6 +202,7 @@ class ListenHTTP(HttpServerSource):
         AUTHORIZED_ISSUER_DN_PATTERN,
         MAX_UNCONFIRMED_TIME,
         HEADERS_AS_ATTRIBUTES_REGEX,
+        REQUEST_HEADER_MAX_SIZE,
         RETURN_CODE,
         MULTIPART_REQUEST_MAX_SIZE,
         MULTIPART_READ_BUFFER_SIZE,
@@ -233,12 +246,12 @@ class ListenHTTP(HttpServerSource):
             max_body=int(value(self.MAX_REQUEST_SIZE).as_data_size("B") or 0),
             wait_s=float(value(self.MAX_UNCONFIRMED_TIME).as_time_period("ms") or 0) / 1000,
             headers=re.compile(headers) if headers else None,
+            max_header=int(value(self.REQUEST_HEADER_MAX_SIZE).as_data_size("B") or 0),
         )
         port = int(value(self.PORT).evaluate_attribute_expressions().value or 0)
         inbox = Inbox(int(value(self.MAX_THREAD_POOL_SIZE).as_integer() or 200))
-        throttle = Throttle(int(value(self.MAX_DATA_RATE).as_data_size("B") or 0))
         try:
-            server = ListenerServer("", port, config, inbox, throttle)
+            server = ListenerServer("", port, config, inbox, _UNTHROTTLED)
         except OSError as error:
             msg = f"ListenHTTP cannot listen on port {port}: {error.strerror or error}"
             raise ConfigurationError(msg) from error

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import time
 from pathlib import Path
 
@@ -11,9 +12,11 @@ import pytest
 from flowcore import Flow
 from flowcore.driver.controller import run_flow
 from flowcore.errors import FlowValidationError
+from flowcore.nifi.importing import import_nifi
 from flowcore.settings import Settings
-from processors import ListenHTTP
+from processors import HandleHttpRequest, ListenHTTP
 from processors.http_server._inbox import Held, Inbox, Throttle
+from processors.http_server._server import ListenerConfig, ListenerServer
 from repositories.repository_set import RepositorySet
 from tests.processors.http_server._listening import listening
 from tests.processors.http_server._serving import free_port
@@ -38,7 +41,7 @@ def test_a_post_becomes_a_flowfile_answered_200_after_its_commit(tmp_path: Path)
 def test_headers_matching_the_regex_become_attributes(tmp_path: Path) -> None:
     """Headers the regex keeps are attributes beside NiFi's restlistener.* ones."""
     properties = {
-        "HTTP Headers to receive as Attributes (Regex)": "X-.*",
+        "HTTP Headers for Attributes": "X-.*",
         "Return Code": "201",
     }
     with listening(tmp_path, **properties) as run:
@@ -147,8 +150,8 @@ def test_a_batch_run_does_not_wait_for_requests(tmp_path: Path) -> None:
 
 
 def test_a_nifi_export_names_nifis_class_and_imports_back() -> None:
-    """ListenHTTP exports as NiFi's standard class with NiFi's internal property names and
-    without flowcore's Max Request Body Size, and the export imports back."""
+    """ListenHTTP exports as NiFi's standard class with NiFi 2's property names and without
+    flowcore's Max Request Body Size, and the export imports back."""
     flow = Flow("export")
     listen = flow.add(
         ListenHTTP(
@@ -162,12 +165,167 @@ def test_a_nifi_export_names_nifis_class_and_imports_back() -> None:
     (exported,) = document["flowContents"]["processors"]
     assert exported["type"] == "org.apache.nifi.processors.standard.ListenHTTP"
     assert exported["properties"]["Listening Port"] == "8011"
-    assert exported["properties"]["Authorized DN Pattern"] == "CN=.*"
+    assert exported["properties"]["Authorized Subject DN Pattern"] == "CN=.*"
+    assert "Authorized DN Pattern" not in exported["properties"]
     assert "Max Request Body Size" not in exported["properties"]
     back = Flow.from_nifi(document)
     imported = back.resolved_processor(back.component("listen"))
     assert isinstance(imported, ListenHTTP)
-    assert imported.configured["Authorized DN Pattern"] == "CN=.*"
+    assert imported.configured["Authorized Subject DN Pattern"] == "CN=.*"
+
+
+#: NiFi 1.x's internal names of the properties NiFi 2's migrateProperties renames.
+_NIFI_1_NAMES = {
+    "health-check-port": "Listening Port for Health Check Requests",
+    "Authorized DN Pattern": "Authorized Subject DN Pattern",
+    "authorized-issuer-dn-pattern": "Authorized Issuer DN Pattern",
+    "multipart-request-max-size": "Multipart Request Max Size",
+    "multipart-read-buffer-size": "Multipart Read Buffer Size",
+    "client-authentication": "Client Authentication",
+    "max-thread-pool-size": "Maximum Thread Pool Size",
+    "record-reader": "Record Reader",
+    "record-writer": "Record Writer",
+    "HTTP Headers to receive as Attributes (Regex)": "HTTP Headers for Attributes",
+}
+
+
+def test_nifi_2_names_defaults_and_order() -> None:
+    """The descriptors are NiFi 2's: its names, order, defaults and Client Authentication values,
+    without Max Data to Receive per Second, with Request Header Maximum Size (8 KB)."""
+    names = [d.name for d in ListenHTTP.property_descriptors]
+    assert names == [
+        "Base Path",
+        "Listening Port",
+        "Listening Port for Health Check Requests",
+        "SSL Context Service",
+        "HTTP Protocols",
+        "Client Authentication",
+        "Authorized Subject DN Pattern",
+        "Authorized Issuer DN Pattern",
+        "Max Unconfirmed Flowfile Time",
+        "HTTP Headers for Attributes",
+        "Request Header Maximum Size",
+        "Return Code",
+        "Multipart Request Max Size",
+        "Multipart Read Buffer Size",
+        "Maximum Thread Pool Size",
+        "Record Reader",
+        "Record Writer",
+        "Max Request Body Size",
+    ]
+    assert all(d.display_name == d.name for d in ListenHTTP.property_descriptors)
+    defaults = ListenHTTP(listening_port="1").effective_values()
+    assert defaults["Request Header Maximum Size"] == "8 KB"
+    assert defaults["Multipart Request Max Size"] == "1 MB"
+    assert defaults["Multipart Read Buffer Size"] == "512 KB"
+    assert defaults["Maximum Thread Pool Size"] == "200"
+    auth = ListenHTTP.CLIENT_AUTHENTICATION
+    assert [v.value for v in auth.allowable_values] == ["AUTO", "WANT", "REQUIRED", "NONE"]
+    assert auth.default == "AUTO"
+    assert ListenHTTP.MULTIPART_READ_BUFFER_SIZE is HandleHttpRequest.MULTIPART_READ_BUFFER_SIZE
+    assert ListenHTTP.MULTIPART_REQUEST_MAX_SIZE is HandleHttpRequest.MULTIPART_REQUEST_MAX_SIZE
+    assert ListenHTTP.REQUEST_HEADER_MAX_SIZE is HandleHttpRequest.REQUEST_HEADER_MAX_SIZE
+
+
+def test_nifi_1_names_are_aliases_of_nifi_2_ones() -> None:
+    """Each property NiFi 2 renamed is still set by its NiFi 1.x name, under the 2.x name."""
+    for old, new in _NIFI_1_NAMES.items():
+        value = "2" if "size" in old or "port" in old else "x"
+        assert ListenHTTP.resolve_descriptor(ListenHTTP(), old) is not None, old
+        configured = ListenHTTP(**{old: value}).configured
+        assert dict(configured) == {new: value}, old
+
+
+def test_a_nifi_1_flow_imports_renamed_names_and_leaves_the_rate_limit_out() -> None:
+    """A NiFi 1.x ListenHTTP (1.x names, Max Data to Receive per Second) imports: the renamed
+    properties take their 2.x names, the dropped one is left out with a note."""
+    flow = Flow("old")
+    listen = flow.add(ListenHTTP(listening_port="8011"), name="listen")
+    flow.auto_terminate(listen, "success")
+    document = flow.to_nifi()
+    (exported,) = document["flowContents"]["processors"]
+    exported["properties"].update(
+        {
+            "Authorized DN Pattern": "CN=.*",
+            "HTTP Headers to receive as Attributes (Regex)": "X-.*",
+            "max-thread-pool-size": "50",
+            "multipart-request-max-size": "2 MB",
+            "Max Data to Receive per Second": "1 MB",
+        }
+    )
+    imported = import_nifi(document)
+    processor = imported.flow.resolved_processor(imported.flow.component("listen"))
+    assert isinstance(processor, ListenHTTP)
+    assert processor.configured["Authorized Subject DN Pattern"] == "CN=.*"
+    assert processor.configured["HTTP Headers for Attributes"] == "X-.*"
+    assert processor.configured["Maximum Thread Pool Size"] == "50"
+    assert processor.configured["Multipart Request Max Size"] == "2 MB"
+    assert "Max Data to Receive per Second" not in processor.configured
+    notes = [str(note) for note in imported.notes]
+    assert any("Max Data to Receive per Second" in n and "gone in NiFi 2" in n for n in notes)
+
+
+def test_max_data_to_receive_per_second_is_no_property_any_more() -> None:
+    """Set in Python, the dropped rate limit makes the processor invalid (NiFi 2 has none)."""
+    listen = ListenHTTP(listening_port="1", **{"Max Data to Receive per Second": "1 MB"})
+    (problem,) = listen.validate()
+    assert problem.subject == "Max Data to Receive per Second"
+    assert "is not a supported property of ListenHTTP" in problem.explanation
+
+
+def _raw_head(port: int, header: bytes) -> tuple[int, bytes]:
+    """The status of a HEAD on the base path sent with *header* as one X-Big header."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+        request = b"HEAD /contentListener HTTP/1.1\r\nHost: x\r\nX-Big: " + header + b"\r\n\r\n"
+        connection.sendall(request)
+        reply = b""
+        while b"\r\n\r\n" not in reply:
+            part = connection.recv(4096)
+            if not part:
+                break
+            reply += part
+    status_line, _, rest = reply.partition(b"\r\n")
+    return int(status_line.split()[1]), rest
+
+
+@pytest.mark.parametrize("limit", [1024, 8192])
+def test_request_header_maximum_size_bounds_the_header_block(limit: int) -> None:
+    """Request Header Maximum Size: a header block past it is refused 431 and the connection
+    closed (Jetty's answer in NiFi); one within it is served."""
+    inbox = Inbox(8)
+    config = ListenerConfig(base_path="contentListener", max_body=10, wait_s=1, max_header=limit)
+    server = ListenerServer("127.0.0.1", 0, config, inbox, Throttle(0))
+    try:
+        within = _raw_head(server.port, b"x" * (limit - 100))
+        past = _raw_head(server.port, b"x" * (limit + 1))
+    finally:
+        inbox.close()
+        server.close()
+    assert (within[0], past[0]) == (200, 431)
+    assert b"Connection: close" in past[1]
+
+
+def test_a_request_line_past_the_header_limit_is_414() -> None:
+    """A request line longer than Request Header Maximum Size is 414 URI Too Long, as Jetty."""
+    inbox = Inbox(8)
+    config = ListenerConfig(base_path="contentListener", max_body=10, wait_s=1, max_header=256)
+    server = ListenerServer("127.0.0.1", 0, config, inbox, Throttle(0))
+    try:
+        with httpx.Client(timeout=10) as client:
+            long = client.head(f"http://127.0.0.1:{server.port}/contentListener?q={'a' * 300}")
+            short = client.head(f"http://127.0.0.1:{server.port}/contentListener")
+    finally:
+        inbox.close()
+        server.close()
+    assert (long.status_code, short.status_code) == (414, 200)
+
+
+def test_request_header_maximum_size_reaches_the_listener(tmp_path: Path) -> None:
+    """Set on ListenHTTP in a run, the limit refuses a 2 KB header with 431 and serves 1 KB."""
+    with listening(tmp_path, **{"Request Header Maximum Size": "1.5 KB"}) as run:
+        port = int(run.url.split(":")[2].split("/")[0])
+        assert _raw_head(port, b"x" * 1024)[0] == 200
+        assert _raw_head(port, b"x" * 2048)[0] == 431
 
 
 def _post_messages(tmp_path: Path, code: int, **properties: str) -> None:
