@@ -405,7 +405,7 @@ class ConsumeKafka(SourceProcessor):
         if None in values:
             columns["kafka.tombstone"] = column_of(["true" if v is None else None for v in values])
         raw_keys = [m.key() for m in messages]
-        encoding = context.get_property(KEY_ATTRIBUTE_ENCODING).value
+        encoding = self._key_encoding(context)
         if raw_keys.count(None) < count and encoding != "do-not-add":
             columns["kafka.key"] = column_of([_key_attribute(encoding, k) for k in raw_keys])
         if context.get_property(HEADER_NAME_PATTERN).value:
@@ -521,11 +521,25 @@ class ConsumeKafka(SourceProcessor):
         }
         if message.value() is None:
             attributes["kafka.tombstone"] = "true"
-        key = _key_attribute(context.get_property(KEY_ATTRIBUTE_ENCODING).value, message.key())
+        key = _key_attribute(self._key_encoding(context), message.key())
         if key is not None:
             attributes["kafka.key"] = key
         attributes.update(self._headers(context, message))
         return attributes
+
+    def _key_encoding(self, context: ProcessContext) -> str | None:
+        """Key Attribute Encoding; ``HEX`` (upper case) for a NiFi 1.x flow's processor.
+
+        NiFi 2 writes hex keys with ``HexFormat`` (lower case); NiFi 1.x's ConsumeKafka_2_6
+        with ``DatatypeConverter.printHexBinary`` (upper case). A processor with its own
+        brokers and no Kafka Connection Service came from a 1.x flow.
+        """
+        encoding = context.get_property(KEY_ATTRIBUTE_ENCODING).value
+        configured = self.configured
+        legacy = not configured.get(KAFKA_CONNECTION_SERVICE.name) and configured.get(
+            "bootstrap.servers"
+        )
+        return "HEX" if encoding == "hex" and legacy else encoding
 
     def _headers(self, context: ProcessContext, message: Any) -> dict[str, str]:
         pattern = context.get_property(HEADER_NAME_PATTERN).value
@@ -564,7 +578,7 @@ class ConsumeKafka(SourceProcessor):
                 "kafka.count": str(len(group)),
                 **dict(headers),
             }
-            encoded = _key_attribute(context.get_property(KEY_ATTRIBUTE_ENCODING).value, key)
+            encoded = _key_attribute(self._key_encoding(context), key)
             if by_key and encoded is not None:
                 attributes["kafka.key"] = encoded
             flowfile = session.put_all_attributes(flowfile, attributes)
@@ -573,10 +587,15 @@ class ConsumeKafka(SourceProcessor):
 
 
 def _key_attribute(encoding: str | None, key: bytes | None) -> str | None:
-    """The kafka.key attribute as Key Attribute Encoding says (None: not added)."""
+    """The kafka.key attribute as Key Attribute Encoding says (None: not added).
+
+    ``hex`` is lower-case hex (NiFi 2), ``HEX`` upper case (NiFi 1.x, see ``_key_encoding``).
+    """
     if key is None or encoding == "do-not-add":
         return None
     if encoding == "hex":
+        return key.hex()
+    if encoding == "HEX":
         return key.hex().upper()
     return key.decode("utf-8", "replace")
 
