@@ -342,3 +342,44 @@ def test_record_key_format_without_key_reader_is_invalid():
     )
     (problem,) = processor.validate()
     assert "Key Record Reader" in problem.explanation
+
+
+def test_nifi_1x_record_parse_failure_relationship_imports_as_nifi_2s():
+    """A NiFi 1.x ConsumeKafkaRecord_2_6's ``parse.failure`` connection (and auto-termination)
+    imports as NiFi 2's ``parse failure``."""
+    from flowcore import Flow
+    from processors import LogAttribute
+    from processors.record_services import JsonRecordSetWriter, JsonTreeReader
+
+    flow = Flow("rec")
+    flow.add_service(Kafka3ConnectionService("kafka", bootstrap_servers="b:9092"))
+    flow.add_service(JsonTreeReader("reader"))
+    flow.add_service(JsonRecordSetWriter("writer"))
+    consume = flow.add(
+        ConsumeKafka(
+            kafka_connection_service="kafka",
+            group_id="g",
+            topics="t",
+            processing_strategy="RECORD",
+            record_reader="reader",
+            record_writer="writer",
+        ),
+        name="c",
+    )
+    log = flow.add(LogAttribute(), name="log")
+    flow.connect(consume, log, "parse failure")
+    flow.auto_terminate(consume, ["success"])
+    flow.auto_terminate(log, ["success"])
+    text = json.dumps(flow.to_nifi())
+    consume_type = "org.apache.nifi.kafka.processors.ConsumeKafka"
+    assert '"parse failure"' in text
+    old = json.loads(
+        text.replace('"parse failure"', '"parse.failure"').replace(
+            consume_type, "org.apache.nifi.processors.kafka.pubsub.ConsumeKafkaRecord_2_6"
+        )
+    )
+    imported = Flow.from_nifi(old)
+    (component,) = [c for c in imported.components if c.name == "c"]
+    (connection,) = [c for c in imported.connections if c.source == component.id]
+    assert connection.relationships == ("parse failure",)
+    assert type(component.processor) is ConsumeKafka
