@@ -392,12 +392,21 @@ class ConsumeKafka(SourceProcessor):
         some message has them.
         """
         first = messages[0]
-        shared = {"kafka.topic": first.topic(), "kafka.partition": str(first.partition())}
+        shared = {
+            "kafka.topic": first.topic(),
+            "kafka.partition": str(first.partition()),
+            "kafka.consumer.offsets.committed": self._committed(context),
+        }
         count = len(messages)
         offsets = np.fromiter((m.offset() for m in messages), np.int64, count)
         stamps = np.fromiter((m.timestamp()[1] for m in messages), np.int64, count)
+        headers = np.fromiter((len(m.headers() or ()) for m in messages), np.int64, count)
         columns: dict[str, Column] = {}
-        for name, numbers in (("kafka.offset", offsets), ("kafka.timestamp", stamps)):
+        for name, numbers in (
+            ("kafka.offset", offsets),
+            ("kafka.timestamp", stamps),
+            ("kafka.header.count", headers),
+        ):
             if (numbers == numbers[0]).all():  # one value for all: shared, as a session's
                 shared[name] = str(int(numbers[0]))
             else:
@@ -517,7 +526,9 @@ class ConsumeKafka(SourceProcessor):
             "kafka.topic": message.topic(),
             "kafka.partition": str(message.partition()),
             "kafka.offset": str(message.offset()),
+            "kafka.consumer.offsets.committed": self._committed(context),
             "kafka.timestamp": str(message.timestamp()[1]),
+            "kafka.header.count": str(len(message.headers() or ())),
         }
         if message.value() is None:
             attributes["kafka.tombstone"] = "true"
@@ -526,6 +537,13 @@ class ConsumeKafka(SourceProcessor):
             attributes["kafka.key"] = key
         attributes.update(self._headers(context, message))
         return attributes
+
+    def _committed(self, context: ProcessContext) -> str:
+        """``kafka.consumer.offsets.committed``: Commit Offsets, as NiFi 2's KafkaUtils writes it.
+
+        The flow's own offsets are committed with its FlowFiles either way (module doc).
+        """
+        return "true" if context.get_property(COMMIT_OFFSETS).as_boolean() else "false"
 
     def _key_encoding(self, context: ProcessContext) -> str | None:
         """Key Attribute Encoding; ``HEX`` (upper case) for a NiFi 1.x flow's processor.

@@ -30,7 +30,8 @@ def _runner(cluster, topic: str, **properties) -> TestRunner:
 
 
 def test_each_message_becomes_a_flowfile_once(kafka_cluster, topic):
-    """Every message is read once with NiFi's attributes; a second trigger reads nothing new."""
+    """Every message is read once with NiFi 2's attributes (KafkaUtils.toAttributes: header
+    count, offsets committed); a second trigger reads nothing new."""
     kafka_cluster.produce(topic, [b"a", b"b", b"c"], partition=1, key=b"k1")
     runner = _runner(kafka_cluster, topic)
     runner.run()
@@ -40,6 +41,8 @@ def test_each_message_becomes_a_flowfile_once(kafka_cluster, topic):
     out[0].assert_attribute_equals("kafka.partition", "1")
     out[2].assert_attribute_equals("kafka.offset", "2")
     out[0].assert_attribute_equals("kafka.key", "k1")
+    out[0].assert_attribute_equals("kafka.header.count", "0")
+    out[0].assert_attribute_equals("kafka.consumer.offsets.committed", "true")
     assert runner.state[f"{topic}:1"] == "3"
     runner.clear_transfer_state()
     kafka_cluster.produce(topic, [b"d"], partition=1)
@@ -82,6 +85,7 @@ def test_headers_and_hex_keys(kafka_cluster, topic):
     out.assert_attribute_equals("trace", "t1")
     out.assert_attribute_not_exists("x")
     out.assert_attribute_equals("kafka.key", "01ff")
+    out.assert_attribute_equals("kafka.header.count", "2")  # every header, selected or not
 
 
 def test_missing_topic_is_an_error_naming_it(kafka_cluster):
@@ -303,7 +307,7 @@ def test_batch_form_in_a_flow_makes_each_message_once(kafka_cluster, topic, tmp_
     from flowcore.driver.controller import run_flow
     from processors import PutFile, UpdateAttribute
 
-    kafka_cluster.produce(topic, [b"a", b"bb", b""], partition=2, key=b"k")
+    kafka_cluster.produce(topic, [b"a", b"bb", b""], partition=2, key=b"k", headers=[("h", b"")])
     flow = Flow("batch-form")
     flow.add_service(Kafka3ConnectionService("kafka", bootstrap_servers=kafka_cluster.bootstrap))
     consume = flow.add(
@@ -316,7 +320,11 @@ def test_batch_form_in_a_flow_makes_each_message_once(kafka_cluster, topic, tmp_
         name="consume",
     )
     name = flow.add(
-        UpdateAttribute(filename="${kafka.partition}-${kafka.offset}-${kafka.key}"), name="name"
+        UpdateAttribute(
+            filename="${kafka.partition}-${kafka.offset}-${kafka.key}-${kafka.header.count}"
+            "-${kafka.consumer.offsets.committed}"
+        ),
+        name="name",
     )
     put = flow.add(PutFile(directory=str(tmp_path / "out")), name="put")
     flow.connect(consume, name)
@@ -325,7 +333,7 @@ def test_batch_form_in_a_flow_makes_each_message_once(kafka_cluster, topic, tmp_
     result = run_flow(flow, "direct", repository=tmp_path / "repo")
     assert result.count("consume", "success") == 3
     written = {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()}
-    assert written == {"2-0-k": b"a", "2-1-k": b"bb", "2-2-k": b""}
+    assert written == {"2-0-k-1-true": b"a", "2-1-k-1-true": b"bb", "2-2-k-1-true": b""}
 
 
 def test_record_key_format_without_key_reader_is_invalid():
