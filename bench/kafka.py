@@ -240,8 +240,11 @@ def main() -> None:
         "msgs_per_s_range": {k: [round(min(v)), round(max(v))] for k, v in rates.items()},
         "fixed_cost_s_best_range": [round(min(fixed), 3), round(max(fixed), 3)],
         # a consume case's best time less the best fixed cost, vs the consume loop's best
+        # (None: the case took no longer than a run of one message)
         "consume_vs_loop_without_fixed_cost": {
-            k: round(n / max(1e-9, n / v - min(fixed)) / best["consume loop"], 2)
+            k: round(n / (n / v - min(fixed)) / best["consume loop"], 2)
+            if n / v > min(fixed)
+            else None
             for k, v in best.items()
             if k.startswith("ConsumeKafka")
         },

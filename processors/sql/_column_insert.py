@@ -20,9 +20,10 @@ with the same effect as one INSERT per row with those values:
 - Triggers, rules, defaults of the columns not given, constraints and their errors (the
   constraint's name, the failing key) are the INSERT's own.
 
-Used only where it is that same statement: PostgreSQL, INSERT, every value a scalar Arrow type
-above, and no SQLAlchemy type of the columns processing its values (JSON, enums of Python
-objects...); other cases keep the executemany. Not COPY: COPY skips rules and refuses views.
+Used only where it is that same statement: PostgreSQL through psycopg, INSERT, every value a
+scalar Arrow type above, and no SQLAlchemy type of the columns processing its values (JSON,
+enums of Python objects...); other cases keep the executemany. Not COPY: COPY skips rules and
+refuses views.
 """
 
 from __future__ import annotations
@@ -58,8 +59,8 @@ def array_type(kind: pa.DataType) -> str | None:
 
 def usable(dialect: Any, table: Any, kinds: Mapping[str, pa.DataType]) -> bool:
     """Whether *table*'s INSERT of columns of Arrow types *kinds* can go column-wise."""
-    if dialect.name != "postgresql" or dialect.paramstyle not in ("format", "pyformat"):
-        return False
+    if dialect.name != "postgresql" or dialect.driver != "psycopg":
+        return False  # psycopg (3) adapts a list to an array parameter, as the SQL needs
     return all(_plain(dialect, table.columns[c].type, kind) for c, kind in kinds.items())
 
 
