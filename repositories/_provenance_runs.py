@@ -590,10 +590,15 @@ def unfold(
                 **{name: values[i] for name, values in varying.items()},
                 previous_attributes=_ordered(previous, event.previous_attributes),
                 updated_attributes=_ordered(updated, event.updated_attributes),
-                content_claim=ContentClaim(resource, starts[i], lengths[i]) if resource else None,
+                # an empty FlowFile has no claim, as a session's event says (_moved's rule)
+                content_claim=(
+                    ContentClaim(resource, starts[i], lengths[i])
+                    if resource and lengths[i]
+                    else None
+                ),
                 previous_content_claim=(
                     ContentClaim(previous_resource, previous_offsets[i], previous_lengths[i])
-                    if previous_resource
+                    if previous_resource and previous_lengths[i]
                     else None
                 ),
             )

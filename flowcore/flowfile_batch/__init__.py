@@ -505,6 +505,15 @@ class BatchMaker(Protocol):
         """
         ...
 
+    def create_spans(self, claim: Any, sizes: Any, attributes: Mapping[str, str]) -> FlowFileBatch:
+        """New FlowFiles whose contents lie back to back in one written *claim* (one batch).
+
+        FlowFile *i* holds the next ``sizes[i]`` bytes (none when 0): many small contents
+        written at once with :meth:`write`, without a ``ContentClaim`` each. Every FlowFile
+        has *attributes* (over ``filename`` and ``path``); add columns to the batch returned.
+        """
+        ...
+
     def report_receive(
         self,
         batch: FlowFileBatch,

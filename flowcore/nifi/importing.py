@@ -41,6 +41,7 @@ from flowcore.nifi.contexts import flow_parameters
 from flowcore.nifi.findings import Findings, ImportNote
 from flowcore.nifi.formats import FlowShape, NiFiDefinition, read_definition
 from flowcore.nifi.groups import Edge, FlatFlow, Key, Node, NodeKind, flatten, prune
+from flowcore.nifi.migrations import relationship_name
 from flowcore.nifi.services import (
     SERVICES,
     ServiceMapping,
@@ -216,7 +217,10 @@ class _Builder:
     def _connect(self, edge: Edge, source: Component, destination: Component) -> None:
         data = edge.data
         from_processor = self.flat.nodes[edge.source].kind is NodeKind.PROCESSOR
-        relationships = sorted(map(str, data.get("selectedRelationships") or ()))
+        nifi_type = str(self.flat.nodes[edge.source].data.get("type") or "")
+        relationships = sorted(
+            relationship_name(nifi_type, str(r)) for r in data.get("selectedRelationships") or ()
+        )
         label = f"connection {source.name} -> {destination.name}"
         queue = _queue_settings(data, label, self.findings)
         if queue is None:
@@ -247,7 +251,11 @@ class _Builder:
             node = self.flat.nodes[key]
             if node.kind is not NodeKind.PROCESSOR:
                 continue
-            names = {str(n) for n in node.data.get("autoTerminatedRelationships") or ()}
+            nifi_type = str(node.data.get("type") or "")
+            names = {
+                relationship_name(nifi_type, str(n))
+                for n in node.data.get("autoTerminatedRelationships") or ()
+            }
             carried = {r for c in self.flow.outgoing(component) for r in c.relationships}
             names |= set(extra.get(key, frozenset())) - carried
             if names:

@@ -143,3 +143,16 @@ def known_name(nifi_type: str, name: str, declares: Callable[[str], bool]) -> st
 def is_removed(nifi_type: str, name: str) -> bool:
     """Whether NiFi 2.x removes property *name* of *nifi_type* when it migrates a flow."""
     return name in REMOVED.get(nifi_type, frozenset())
+
+
+#: Relationships a 1.x processor names otherwise than the 2.x processor it imports as, by the
+#: 1.x simple type name: old name -> 2.x name (connections and auto-termination follow).
+RENAMED_RELATIONSHIPS: Mapping[str, Mapping[str, str]] = {
+    # ConsumeKafkaRecord_2_6's REL_PARSE_FAILURE; NiFi 2's ConsumeKafka says "parse failure"
+    "ConsumeKafkaRecord_2_6": {"parse.failure": "parse failure"},
+}
+
+
+def relationship_name(nifi_type: str, name: str) -> str:
+    """The 2.x name of relationship *name* of a processor of NiFi type *nifi_type*."""
+    return RENAMED_RELATIONSHIPS.get(nifi_type.rpartition(".")[2], {}).get(name, name)

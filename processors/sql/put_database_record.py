@@ -35,6 +35,7 @@ from flowcore.session.process_session import ProcessSession
 from flowcore.validators import NON_NEGATIVE_INTEGER_VALIDATOR, TIME_PERIOD_VALIDATOR
 from processors._record_io import RECORD_FAILURES, read_records
 from processors.sql import prepared
+from processors.sql._column_insert import column_insert, usable
 from processors.sql.statements import describe_error, is_retryable
 
 __all__ = ["PutDatabaseRecord"]
@@ -367,9 +368,7 @@ class PutDatabaseRecord(Processor):
                         keys_text,
                         engine.dialect.name,
                     )
-                for rows in _chunks(plan.rows(batch), batch_size):
-                    plan.execute(connection, rows)
-                    count += len(rows)
+                count += plan.write(connection, batch, batch_size)
             if gid is not None:  # committed after the FlowFile is (run_after_commit_actions)
                 prepared.prepare(connection, gid)
         if gid is not None:
@@ -533,8 +532,44 @@ class _Plan:
                 raise ProcessException(msg)
         return cls(table, fields, statement_type, keys, dialect)
 
+    def write(self, connection: Any, batch: pa.RecordBatch, batch_size: int) -> int:
+        """Run the statement for the batch's rows, *batch_size* at a time (0: all); the count.
+
+        A PostgreSQL INSERT of scalar values goes column-wise (:mod:`._column_insert`: one
+        statement per *batch_size* rows, the same effect); others are executemany of dicts.
+        """
+        kinds = self.kinds(batch)
+        if self.statement_type == "INSERT" and usable(connection.dialect, self.table, kinds):
+            columns = self.columns(batch)
+            size = batch_size if batch_size > 0 else max(1, batch.num_rows)
+            for start in range(0, batch.num_rows, size):
+                part = {name: values[start : start + size] for name, values in columns.items()}
+                column_insert(connection, self.table, part, kinds)
+            return batch.num_rows
+        count = 0
+        for rows in _chunks(self.rows(batch), batch_size):
+            self.execute(connection, rows)
+            count += len(rows)
+        return count
+
+    def kinds(self, batch: pa.RecordBatch) -> dict[str, pa.DataType]:
+        """Each column written and the Arrow type of its values (null: fields that differ)."""
+        kinds: dict[str, pa.DataType] = {}
+        for field in batch.schema:
+            column = self.fields.get(field.name)
+            if column is not None:  # two fields of other types for one column: no kind
+                found = kinds.setdefault(column, field.type)
+                kinds[column] = found if found == field.type else pa.null()
+        return kinds
+
     def rows(self, batch: pa.RecordBatch) -> list[dict[str, Any]]:
-        """The batch's rows as bind parameters, column by column (one list per column)."""
+        """The batch's rows as bind parameters (dicts of :meth:`columns`)."""
+        merged = self.columns(batch)
+        names = list(merged)
+        return [dict(zip(names, row, strict=True)) for row in zip(*merged.values(), strict=True)]
+
+    def columns(self, batch: pa.RecordBatch) -> dict[str, list[Any]]:
+        """The batch's values per column written, column by column (one list per column)."""
         merged: dict[str, list[Any]] = {}
         for name in batch.schema.names:
             column = self.fields.get(name)
@@ -546,8 +581,7 @@ class _Plan:
                     a if a is not None else b for a, b in zip(merged[column], values, strict=True)
                 ]
             merged[column] = values
-        names = list(merged)
-        return [dict(zip(names, row, strict=True)) for row in zip(*merged.values(), strict=True)]
+        return merged
 
     def _statement(self) -> Any:
         import sqlalchemy as sa  # noqa: PLC0415

@@ -24,6 +24,7 @@ from flowcore import Flow, SourceProcessor, WorkItem, WorkListing
 from flowcore.driver.controller import run_flow
 from flowcore.errors import FlowFileHandlingError
 from flowcore.flowfile import FlowFile
+from flowcore.flowfile_batch.columns import IntColumn
 from flowcore.processor import Processor
 from flowcore.settings import Settings
 from processors import FileSplitter, GetFile, PutFile, UpdateAttribute
@@ -581,3 +582,72 @@ def test_an_item_whose_batch_form_raised_gets_one_by_ones_uuids(tmp_path: Path) 
         uuids[way] = _queued_uuids(tmp_path / way)
     assert uuids["batches"] == uuids["single"]
     assert [len(queue) for queue in uuids["single"].values()] == [2]
+
+
+class Spans(SourceProcessor):
+    """A source of small contents (some empty) with numbered attributes: its batch form writes
+    them at once and makes the FlowFiles with ``create_spans`` and a column."""
+
+    identifies_work = True
+    contents = (b"one", b"", b"three", b"4", b"")
+
+    def list_work(self, context, state):  # type: ignore[no-untyped-def]
+        if state:
+            return WorkListing((), state)
+        return WorkListing([WorkItem("spans", {"n": 5})], {"listed": "yes"})
+
+    def read_work(self, context, session, item):  # type: ignore[no-untyped-def]
+        for index, content in enumerate(self.contents):
+            flowfile = session.write(session.create(), content)
+            flowfile = session.put_all_attributes(flowfile, {"kind": "span", "n": str(index)})
+            session.provenance.receive(flowfile, "test://spans")
+            session.transfer(flowfile, "success")
+
+    def read_work_batches(self, context, items, maker):  # type: ignore[no-untyped-def]
+        claim = maker.write(b"".join(self.contents))
+        sizes = [len(c) for c in self.contents]
+        batch = maker.create_spans(claim, sizes, {"kind": "span"})
+        batch = batch.with_columns({"n": IntColumn(list(range(len(sizes))))})
+        maker.report_receive(batch, "test://spans")
+        return [("success", batch)]
+
+
+def test_create_spans_gives_the_one_by_one_flowfiles_and_events(tmp_path: Path) -> None:
+    """FlowFiles made by create_spans over one written claim (empty contents among them) have
+    the contents, attributes, uuids and RECEIVE events (no claim for an empty one) of one
+    session writing each."""
+    outcomes = {}
+    for way in ("batches", "single"):
+        flow = Flow("spans")
+        _held(flow, flow.add(Spans(), name="mine"), "success", "hold")
+        with pytest.MonkeyPatch.context() as patch:
+            if way == "single":
+                patch.setattr(Spans, "read_work_batches", lambda *_: None)
+            outcomes[way] = _outcome(tmp_path, way, flow)
+        outcomes[way]["uuids"] = _queued_uuids(tmp_path / way / "repo")
+    assert outcomes["batches"].pop("batched") == 1
+    assert outcomes["single"].pop("batched") == 0
+    assert outcomes["batches"] == outcomes["single"]
+    (queue,) = outcomes["single"]["queues"].values()
+    assert [content for _, content, _, _ in queue] == list(Spans.contents)
+
+
+class Short(Spans):
+    """A batch form giving create_spans sizes short of its claim (then declining)."""
+
+    refused = ""
+
+    def read_work_batches(self, context, items, maker):  # type: ignore[no-untyped-def]
+        claim = maker.write(b"abc")
+        try:
+            maker.create_spans(claim, [1, 1], {})
+        except ValueError as error:
+            Short.refused = str(error)
+
+
+def test_create_spans_refuses_sizes_that_do_not_fill_the_claim(tmp_path: Path) -> None:
+    """Sizes adding up to more or less than the claim written are a ValueError naming both."""
+    flow = Flow("short")
+    _held(flow, flow.add(Short(), name="mine"), "success", "hold")
+    run_flow(flow, "direct", repository=tmp_path / "repo", settings=SETTINGS)
+    assert Short.refused == "2 contents of 2 bytes in all for a claim of 3 bytes"

@@ -30,7 +30,8 @@ def _runner(cluster, topic: str, **properties) -> TestRunner:
 
 
 def test_each_message_becomes_a_flowfile_once(kafka_cluster, topic):
-    """Every message is read once with NiFi's attributes; a second trigger reads nothing new."""
+    """Every message is read once with NiFi 2's attributes (KafkaUtils.toAttributes: header
+    count, offsets committed); a second trigger reads nothing new."""
     kafka_cluster.produce(topic, [b"a", b"b", b"c"], partition=1, key=b"k1")
     runner = _runner(kafka_cluster, topic)
     runner.run()
@@ -40,6 +41,8 @@ def test_each_message_becomes_a_flowfile_once(kafka_cluster, topic):
     out[0].assert_attribute_equals("kafka.partition", "1")
     out[2].assert_attribute_equals("kafka.offset", "2")
     out[0].assert_attribute_equals("kafka.key", "k1")
+    out[0].assert_attribute_equals("kafka.header.count", "0")
+    out[0].assert_attribute_equals("kafka.consumer.offsets.committed", "true")
     assert runner.state[f"{topic}:1"] == "3"
     runner.clear_transfer_state()
     kafka_cluster.produce(topic, [b"d"], partition=1)
@@ -71,7 +74,8 @@ def test_demarcator_joins_a_range(kafka_cluster, topic):
 
 
 def test_headers_and_hex_keys(kafka_cluster, topic):
-    """Header Name Pattern picks headers as attributes; hex keys are upper-case hex."""
+    """Header Name Pattern picks headers as attributes; hex keys are lower-case hex (NiFi 2's
+    HexFormat)."""
     kafka_cluster.produce(
         topic, [b"v"], partition=0, key=b"\x01\xff", headers=[("trace", b"t1"), ("x", b"no")]
     )
@@ -80,7 +84,8 @@ def test_headers_and_hex_keys(kafka_cluster, topic):
     (out,) = runner.flowfiles_for("success")
     out.assert_attribute_equals("trace", "t1")
     out.assert_attribute_not_exists("x")
-    out.assert_attribute_equals("kafka.key", "01FF")
+    out.assert_attribute_equals("kafka.key", "01ff")
+    out.assert_attribute_equals("kafka.header.count", "2")  # every header, selected or not
 
 
 def test_missing_topic_is_an_error_naming_it(kafka_cluster):
@@ -91,8 +96,9 @@ def test_missing_topic_is_an_error_naming_it(kafka_cluster):
 
 
 def test_nifi_1x_consume_kafka_2_6_properties_run(kafka_cluster, topic):
-    """A 1.x ConsumeKafka_2_6's own brokers and names (topic, group.id) work without a service."""
-    kafka_cluster.produce(topic, [b"legacy"], partition=0)
+    """A 1.x ConsumeKafka_2_6's own brokers and names (topic, group.id) work without a service;
+    its hex keys are upper case, as 1.x's printHexBinary writes them."""
+    kafka_cluster.produce(topic, [b"legacy"], partition=0, key=b"\x01\xff")
     processor = ConsumeKafka(
         **{
             "bootstrap.servers": kafka_cluster.bootstrap,
@@ -101,12 +107,14 @@ def test_nifi_1x_consume_kafka_2_6_properties_run(kafka_cluster, topic):
             "topic_type": "names",
             "auto.offset.reset": "earliest",
             "honor-transactions": "true",
+            "key-attribute-encoding": "hex",
         }
     )
     assert processor.validate() == ()
     runner = TestRunner(processor)
     runner.run()
     assert [f.content for f in runner.flowfiles_for("success")] == [b"legacy"]
+    runner.flowfiles_for("success")[0].assert_attribute_equals("kafka.key", "01FF")
 
 
 def test_neither_service_nor_brokers_is_invalid():
@@ -299,7 +307,7 @@ def test_batch_form_in_a_flow_makes_each_message_once(kafka_cluster, topic, tmp_
     from flowcore.driver.controller import run_flow
     from processors import PutFile, UpdateAttribute
 
-    kafka_cluster.produce(topic, [b"a", b"bb", b""], partition=2, key=b"k")
+    kafka_cluster.produce(topic, [b"a", b"bb", b""], partition=2, key=b"k", headers=[("h", b"")])
     flow = Flow("batch-form")
     flow.add_service(Kafka3ConnectionService("kafka", bootstrap_servers=kafka_cluster.bootstrap))
     consume = flow.add(
@@ -312,7 +320,11 @@ def test_batch_form_in_a_flow_makes_each_message_once(kafka_cluster, topic, tmp_
         name="consume",
     )
     name = flow.add(
-        UpdateAttribute(filename="${kafka.partition}-${kafka.offset}-${kafka.key}"), name="name"
+        UpdateAttribute(
+            filename="${kafka.partition}-${kafka.offset}-${kafka.key}-${kafka.header.count}"
+            "-${kafka.consumer.offsets.committed}"
+        ),
+        name="name",
     )
     put = flow.add(PutFile(directory=str(tmp_path / "out")), name="put")
     flow.connect(consume, name)
@@ -321,7 +333,7 @@ def test_batch_form_in_a_flow_makes_each_message_once(kafka_cluster, topic, tmp_
     result = run_flow(flow, "direct", repository=tmp_path / "repo")
     assert result.count("consume", "success") == 3
     written = {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()}
-    assert written == {"2-0-k": b"a", "2-1-k": b"bb", "2-2-k": b""}
+    assert written == {"2-0-k-1-true": b"a", "2-1-k-1-true": b"bb", "2-2-k-1-true": b""}
 
 
 def test_record_key_format_without_key_reader_is_invalid():
@@ -338,3 +350,44 @@ def test_record_key_format_without_key_reader_is_invalid():
     )
     (problem,) = processor.validate()
     assert "Key Record Reader" in problem.explanation
+
+
+def test_nifi_1x_record_parse_failure_relationship_imports_as_nifi_2s():
+    """A NiFi 1.x ConsumeKafkaRecord_2_6's ``parse.failure`` connection (and auto-termination)
+    imports as NiFi 2's ``parse failure``."""
+    from flowcore import Flow
+    from processors import LogAttribute
+    from processors.record_services import JsonRecordSetWriter, JsonTreeReader
+
+    flow = Flow("rec")
+    flow.add_service(Kafka3ConnectionService("kafka", bootstrap_servers="b:9092"))
+    flow.add_service(JsonTreeReader("reader"))
+    flow.add_service(JsonRecordSetWriter("writer"))
+    consume = flow.add(
+        ConsumeKafka(
+            kafka_connection_service="kafka",
+            group_id="g",
+            topics="t",
+            processing_strategy="RECORD",
+            record_reader="reader",
+            record_writer="writer",
+        ),
+        name="c",
+    )
+    log = flow.add(LogAttribute(), name="log")
+    flow.connect(consume, log, "parse failure")
+    flow.auto_terminate(consume, ["success"])
+    flow.auto_terminate(log, ["success"])
+    text = json.dumps(flow.to_nifi())
+    consume_type = "org.apache.nifi.kafka.processors.ConsumeKafka"
+    assert '"parse failure"' in text
+    old = json.loads(
+        text.replace('"parse failure"', '"parse.failure"').replace(
+            consume_type, "org.apache.nifi.processors.kafka.pubsub.ConsumeKafkaRecord_2_6"
+        )
+    )
+    imported = Flow.from_nifi(old)
+    (component,) = [c for c in imported.components if c.name == "c"]
+    (connection,) = [c for c in imported.connections if c.source == component.id]
+    assert connection.relationships == ("parse failure",)
+    assert type(component.processor) is ConsumeKafka

@@ -181,3 +181,97 @@ def test_postgres_unreachable_goes_to_retry(postgres) -> None:
         "hunter2-secret"
         not in runner.flowfiles_for("retry")[0].attributes["putdatabaserecord.error"]
     )
+
+
+_KINDS_TABLE = (
+    "create table kinds (id int primary key, name varchar(5), day date, at timestamp, "
+    "atz timestamptz, price numeric(6,2), ok boolean, blob bytea, ratio real, small smallint, "
+    "mood kinds_mood, note text default 'none')"
+)
+
+
+def _kinds_parquet(names: list[str | None]) -> bytes:
+    """Rows of every scalar kind the column-wise INSERT sends (nulls among them), as Parquet."""
+    import datetime as dt
+    import decimal
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    count = len(names)
+    at = dt.datetime(2024, 2, 29, 12, 30, 15, 123456)
+    table = pa.table(
+        {
+            "id": pa.array(range(count), pa.int64()),
+            "name": pa.array(names, pa.string()),
+            "day": pa.array(["2024-02-29", None, "1999-12-31"][:count] * (count // 3 + 1))[:count],
+            "at": pa.array([at, None] * count, pa.timestamp("us"))[:count],
+            "atz": pa.array([at] * count, pa.timestamp("us", tz="UTC")),
+            "price": pa.array([decimal.Decimal("1234.565"), None] * count, pa.decimal128(10, 3))[
+                :count
+            ],
+            "ok": pa.array([True, False, None] * count, pa.bool_())[:count],
+            "blob": pa.array([b"\x00\xff", None] * count, pa.binary())[:count],
+            "ratio": pa.array([0.1, 2.5] * count, pa.float64())[:count],
+            "small": pa.array([7, None] * count, pa.int64())[:count],
+            "mood": pa.array(["happy", "sad"] * count, pa.string())[:count],
+        }
+    )
+    out = io.BytesIO()
+    pq.write_table(table, out)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("names", "routed"),
+    [(["a", None, "ccccc", "d"], "success"), (["a", "too long"], "failure")],
+)
+def test_postgres_column_wise_insert_matches_executemany(postgres, monkeypatch, names, routed):
+    """PostgreSQL INSERT goes column-wise (one statement of arrays per batch): the rows it
+    leaves, text cast to the column's type (a date, an enum), numbers rounded to the scale,
+    defaults, and its failures (a value too long fails, nothing is kept) are executemany's."""
+    from processors.record_services import ParquetReader
+    from processors.sql import _column_insert, put_database_record
+
+    postgres.execute("drop table if exists kinds")
+    postgres.execute("drop type if exists kinds_mood")
+    postgres.execute("create type kinds_mood as enum ('happy', 'sad')")
+    postgres.execute(_KINDS_TABLE)
+    calls: list[int] = []
+    original = _column_insert.column_insert
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(put_database_record, "column_insert", counted)
+    outcomes = []
+    for column_wise in (True, False):
+        if not column_wise:
+            monkeypatch.setattr(put_database_record, "usable", lambda *_: False)
+        postgres.execute("delete from kinds")
+        runner = _runner(
+            postgres.jdbc_url,
+            user="postgres",
+            **{"Table Name": "kinds", "Maximum Batch Size": "3"},
+        )
+        runner.add_service(ParquetReader("reader"))
+        runner.enqueue(_kinds_parquet(names))
+        runner.run()
+        (flowfile,) = runner.flowfiles_for(routed)
+        error = flowfile.attributes.get("putdatabaserecord.error", "")
+        rows = postgres.execute(
+            "select *, price::text, atz at time zone 'UTC' from kinds order by id"
+        )
+        outcomes.append((rows, error.split("\n")[0]))
+    assert calls
+    assert outcomes[0] == outcomes[1]
+    if routed == "failure":
+        assert "value too long for type character varying(5)" in outcomes[0][1]
+        assert outcomes[0][0] == []
+    else:
+        assert len(outcomes[0][0]) == len(names)
+        first = outcomes[0][0][0]
+        assert first[-2] == "1234.57"
+        assert first[-3] == "none"
