@@ -186,3 +186,16 @@ def test_a_connection_whose_queue_holds_flowfiles_is_not_deleted(tmp_path) -> No
     assert not editor.dirty
     editor.delete_connection("c1", queued=lambda _queue: (0, 0))
     assert editor.root["connections"] == []
+
+
+def test_a_dynamic_property_the_file_marks_sensitive_is_masked_on_the_canvas(gz_flow) -> None:
+    """NiFi 2.x's sensitive dynamic property (flowcore's UpdateAttribute has none): masked."""
+    from flowcore.ui.flow_document import SENSITIVE_VALUE_SET
+
+    editor = FlowEditor(gz_flow)
+    tag = next(p for p in editor.root["processors"] if p["name"] == "tag")
+    tag["propertyDescriptors"]["kind"]["sensitive"] = True
+    shown = next(c for c in editor.flow_document()["components"] if c["name"] == "tag")
+    row = next(p for p in shown["properties"] if p["name"] == "kind")
+    assert (row["value"], row["sensitive"]) == (SENSITIVE_VALUE_SET, True)
+    assert "line" not in json.dumps(shown["properties"])
