@@ -10,6 +10,7 @@ holds the repository they answer 409 with one line.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +21,7 @@ from starlette.routing import Route
 
 from flowcore.ui.control import ReplayError, RunConflictError, RunControl
 from flowcore.ui.editing import EditError, FlowEditor, UnknownComponentError
+from flowcore.ui.known_properties import is_sensitive
 
 __all__ = ["write_routes"]
 
@@ -30,6 +32,21 @@ def _error(status: int, text: str) -> JSONResponse:
 
 class _ReadOnlyError(Exception):
     """The flow is a Python file (or recorded only): shown, not edited."""
+
+
+def _not_json(constant: str) -> float:
+    """Python's json reads NaN and Infinity; JSON (and NiFi's Jackson) has neither."""
+    msg = f"{constant} is not JSON"
+    raise ValueError(msg)
+
+
+def _finite(text: str) -> float:
+    """A JSON number, refused when it overflows to infinity (``1e999``)."""
+    number = float(text)
+    if not math.isfinite(number):
+        msg = f"{text} is out of range"
+        raise ValueError(msg)
+    return number
 
 
 def _editor(request: Request) -> FlowEditor:
@@ -61,9 +78,9 @@ def _writing(handler: Callable[[Request, Any], Any]) -> Callable[[Request], Any]
         raw = await request.body()
         if raw:
             try:
-                body = json.loads(raw)
-            except ValueError:
-                return _error(400, "the request body must be JSON")
+                body = json.loads(raw, parse_constant=_not_json, parse_float=_finite)
+            except ValueError as error:
+                return _error(400, f"the request body must be JSON with finite numbers: {error}")
         if not isinstance(body, dict):
             return _error(400, "the request body must be a JSON object")
         try:
@@ -166,8 +183,9 @@ def add_connection(request: Request, body: dict[str, Any]) -> Response:
 
 
 def delete_connection(request: Request, _body: dict[str, Any]) -> Response:
-    """Remove a connection."""
-    _editor(request).delete_connection(request.path_params["id"])
+    """Remove a connection; refused, as NiFi, while its queue in the repository is not empty."""
+    view = request.app.state.view
+    _editor(request).delete_connection(request.path_params["id"], queued=view.queue_size)
     return _edited(request)
 
 
@@ -192,13 +210,19 @@ def palette(_request: Request, _body: dict[str, Any]) -> Response:
 
 
 def _scrub(group: dict[str, Any]) -> None:
-    """Sensitive values out of a definition sent to the browser (parameter references stay)."""
-    for item in [*(group.get("processors") or ()), *(group.get("controllerServices") or ())]:
+    """Sensitive values out of a definition sent to the browser (parameter references stay).
+
+    Sensitive as the item's descriptor or flowcore's class for its type says.
+    """
+    items = [
+        *((p, False) for p in group.get("processors") or ()),
+        *((s, True) for s in group.get("controllerServices") or ()),
+    ]
+    for item, service in items:
         properties = item.get("properties") or {}
-        for name, descriptor in (item.get("propertyDescriptors") or {}).items():
-            value = properties.get(name)
+        for name, value in properties.items():
             reference = isinstance(value, str) and value.startswith("#{") and value.endswith("}")
-            if descriptor.get("sensitive") and value is not None and not reference:
+            if value is not None and not reference and is_sensitive(item, name, service=service):
                 properties[name] = None
     for child in group.get("processGroups") or ():
         _scrub(child)

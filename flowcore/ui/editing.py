@@ -8,6 +8,10 @@ document as ``flowcore run`` would (:meth:`flowcore.builder.Flow.from_nifi`, str
 flow's validation): every problem at once, as ``flowcore run`` reports them. An edit with
 problems is kept, as NiFi keeps an invalid processor (it shows invalid, and ``flowcore run``
 would refuse it); saving writes the file atomically (a temporary file beside it, renamed).
+A property is sensitive when the file's descriptor or flowcore's class for the component's
+NiFi type says so (:mod:`flowcore.ui.known_properties`): a property set here gets flowcore's
+descriptor, so a secret typed into a definition that lacked the descriptor is never marked
+dynamic and non-sensitive (and so never listed in clear afterwards).
 
 Editing the FILE is always allowed, even while a run holds the repository: as a NiFi versioned
 flow, the change takes effect at the next run.
@@ -18,17 +22,19 @@ from __future__ import annotations
 import copy
 import gzip
 import json
+import math
 import os
 import tempfile
 import threading
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from flowcore.errors import FlowcoreError
 from flowcore.nifi.exporting import PRIORITIZER_PACKAGE
 from flowcore.ui.flow_document import SENSITIVE_VALUE_SET, flow_document
+from flowcore.ui.known_properties import KnownProperties, is_sensitive, known_properties
 from flowcore.ui.nifi_groups import COMPONENT_FIELDS, nifi_groups
 
 __all__ = ["EditError", "FlowEditor", "UnknownComponentError"]
@@ -78,6 +84,98 @@ def _read(path: Path) -> dict[str, Any]:
     return document
 
 
+def _property_name(
+    shown: str,
+    properties: Mapping[str, Any],
+    descriptors: Mapping[str, Any],
+    known: KnownProperties,
+) -> str:
+    """The name the file keeps property *shown* (a name or display name) under.
+
+    The file's descriptor's name first; else flowcore's declared property, under the spelling
+    the file already uses or NiFi's name; else *shown* (a dynamic property).
+    """
+    if shown in descriptors:
+        return shown
+    by_display = {d.get("displayName", n): n for n, d in descriptors.items()}
+    if shown in by_display:
+        return by_display[shown]
+    ours = known.find(shown)
+    if ours is None or ours.dynamic:
+        return shown
+    return next((n for n in ours.names() if n in properties), ours.name)
+
+
+def _set_properties(item: dict[str, Any], given: Mapping[str, Any], *, service: bool) -> None:
+    """Set *given* properties on *item* (NiFi JSON), its descriptors made from flowcore's.
+
+    A sensitive property (as the file or flowcore says) given as "Sensitive value set" is
+    untouched; one the file has no descriptor for gets flowcore's (sensitive stays sensitive),
+    and a file's descriptor that calls a property flowcore knows as sensitive non-sensitive is
+    corrected, so the value is masked from then on.
+    """
+    properties = item.setdefault("properties", {})
+    descriptors = item.setdefault("propertyDescriptors", {})
+    known = known_properties(item, service=service)
+    for shown, value in given.items():
+        name = _property_name(str(shown), properties, descriptors, known)
+        sensitive = is_sensitive(item, name, service=service, known=known)
+        if sensitive and value == SENSITIVE_VALUE_SET:
+            continue  # untouched: keeps its value or parameter reference
+        properties[name] = value if value is None or isinstance(value, str) else str(value)
+        descriptor = descriptors.get(name)
+        if descriptor is None:
+            ours = known.find(name)
+            descriptors[name] = {
+                "name": name,
+                "displayName": ours.display_name if ours is not None and not ours.dynamic else name,
+                "identifiesControllerService": bool(ours is not None and ours.identifies_service),
+                "sensitive": sensitive,
+                "dynamic": ours is None or ours.dynamic,
+            }
+        elif sensitive and not descriptor.get("sensitive"):
+            descriptor["sensitive"] = True
+
+
+def _mask_file_sensitive(document: dict[str, Any], root: dict[str, Any]) -> None:
+    """Mask in *document* what the file's descriptors call sensitive and flowcore does not.
+
+    The canvas masks by flowcore's descriptors; a NiFi processor's dynamic property the file
+    marks sensitive (NiFi 2.x has them) is masked too: either source is enough.
+    """
+    marked: dict[str, dict[str, bool]] = {}  # processor id -> spelling -> has a value
+    for group in _groups(root):
+        for processor in group.get("processors") or ():
+            values = processor.get("properties") or {}
+            for name, descriptor in (processor.get("propertyDescriptors") or {}).items():
+                if descriptor.get("sensitive"):
+                    held = values.get(name) is not None
+                    for spelling in (name, str(descriptor.get("displayName") or name)):
+                        marked.setdefault(str(processor.get("identifier")), {})[spelling] = held
+    for component in document["components"]:
+        spellings = marked.get(component["id"]) or {}
+        for row in component.get("properties") or ():
+            if row["name"] in spellings and not row["sensitive"]:
+                shown = SENSITIVE_VALUE_SET if spellings[row["name"]] else None
+                row.update(sensitive=True, default=None, value=shown)
+
+
+def _position(where: Any) -> dict[str, float]:
+    """NiFi's ``position`` from *where* ({"x", "y"}): finite numbers, as NiFi's JSON holds.
+
+    Raises:
+        EditError: x or y is missing, not a number, or not finite ("nan", 1e999).
+    """
+    try:
+        x, y = float(where["x"]), float(where["y"])
+    except (KeyError, TypeError, ValueError):
+        x = y = math.nan
+    if not (math.isfinite(x) and math.isfinite(y)):
+        msg = 'a position needs finite numbers x and y: {"x": 120, "y": 80}'
+        raise EditError(msg)
+    return {"x": x, "y": y}
+
+
 class FlowEditor:
     """A NiFi flow definition's pending edits, its validation and its save.
 
@@ -125,6 +223,7 @@ class FlowEditor:
         flow = Flow.from_nifi(copy.deepcopy(self.document))
         runnable = flow.runnable() if hasattr(flow, "runnable") else flow
         document = flow_document(runnable, groups=nifi_groups(self.root))
+        _mask_file_sensitive(document, self.root)
         stopped = flow.stopped
         for component in document["components"]:
             if component["name"] in stopped:  # invalid: left stopped, as NiFi does
@@ -181,27 +280,10 @@ class FlowEditor:
         if "state" in body:
             item["scheduledState"] = body["state"]
         if "properties" in body:
-            self._set_properties(item, body["properties"])
-
-    @staticmethod
-    def _set_properties(item: dict[str, Any], given: Mapping[str, Any]) -> None:
-        properties = item.setdefault("properties", {})
-        descriptors = item.setdefault("propertyDescriptors", {})
-        by_display = {d.get("displayName", n): n for n, d in descriptors.items()}
-        for shown, value in given.items():
-            name = shown if shown in descriptors else by_display.get(shown, shown)
-            descriptor = descriptors.get(name)
-            if descriptor and descriptor.get("sensitive") and value == SENSITIVE_VALUE_SET:
-                continue  # untouched: keeps its value or parameter reference
-            properties[name] = value if value is None or isinstance(value, str) else str(value)
-            if descriptor is None:
-                descriptors[name] = {
-                    "name": name,
-                    "displayName": name,
-                    "identifiesControllerService": False,
-                    "sensitive": False,
-                    "dynamic": True,
-                }
+            if not isinstance(body["properties"], Mapping):
+                msg = 'properties must be an object: {"Property Name": "value"}'
+                raise EditError(msg)
+            _set_properties(item, body["properties"], service=not scheduling)
 
     def update_connection(self, identifier: str, body: Mapping[str, Any]) -> None:
         """Set a connection's queue settings (back pressure, expiration, prioritizers, name)."""
@@ -237,7 +319,7 @@ class FlowEditor:
             raise EditError(msg)
         identifier = str(uuid.uuid4())
         nifi_type = nifi_type_of(kind)
-        where = body.get("position") or {"x": 0.0, "y": 0.0}
+        where = _position(body.get("position") or {"x": 0.0, "y": 0.0})
         with self._lock:
             group = self._group(body.get("group"))
             group.setdefault("processors", []).append(
@@ -245,7 +327,7 @@ class FlowEditor:
                     "identifier": identifier,
                     "name": str(body.get("name") or kind),
                     "comments": "",
-                    "position": {"x": float(where["x"]), "y": float(where["y"])},
+                    "position": where,
                     "type": nifi_type.type,
                     "bundle": nifi_type.bundle.to_json(),
                     "properties": {},
@@ -281,19 +363,15 @@ class FlowEditor:
 
         Raises:
             UnknownComponentError: nothing on a canvas has *identifier*.
-            EditError: ``x`` and ``y`` are not numbers.
+            EditError: ``x`` and ``y`` are not finite numbers (NiFi's JSON holds no NaN).
         """
-        try:
-            x, y = float(body["x"]), float(body["y"])
-        except (KeyError, TypeError, ValueError):
-            msg = 'a move needs numbers x and y: {"x": 120, "y": 80}'
-            raise EditError(msg) from None
+        where = _position(body)
         with self._lock:
             for group in _groups(self.root):
                 for field in (*COMPONENT_FIELDS, "processGroups", "labels"):
                     for item in group.get(field) or ():
                         if item.get("identifier") == identifier:
-                            item["position"] = {"x": x, "y": y}
+                            item["position"] = where
                             self.dirty = True
                             return
         msg = f"the flow has nothing on its canvas with id {identifier!r}"
@@ -416,10 +494,34 @@ class FlowEditor:
             self.dirty = True
         return identifier
 
-    def delete_connection(self, identifier: str) -> None:
-        """Remove a connection (its queued FlowFiles stay in the repository's old queue)."""
+    def delete_connection(
+        self, identifier: str, queued: Callable[[str], tuple[int, int]] | None = None
+    ) -> None:
+        """Remove a connection; as NiFi, refused while its queue holds FlowFiles.
+
+        Args:
+            identifier: the connection's identifier (its queue's id in the repository).
+            queued: FlowFiles and bytes the repository holds in a queue (read-only, as the
+                queue listing reads it); None: no repository to ask.
+
+        Raises:
+            UnknownComponentError: no connection has *identifier*.
+            EditError: its queue holds FlowFiles (the saved flow would not start: its
+                FlowFiles would have no connection).
+        """
         with self._lock:
             group, connection = self._find("connections", identifier, "connection")
+            count = queued(identifier)[0] if queued is not None else 0
+            if count:
+                source, destination = connection["source"], connection["destination"]
+                relationships = ",".join(connection.get("selectedRelationships") or ())
+                label = f"{source.get('name')} -[{relationships}]-> {destination.get('name')}"
+                msg = (
+                    f"Queue not empty for {identifier}: connection {label} holds {count:,} "
+                    "FlowFile(s) in the repository; as NiFi, delete it once its queue is empty "
+                    "(run the flow with its destination enabled to empty it)"
+                )
+                raise EditError(msg)
             group["connections"].remove(connection)
             self.dirty = True
 
@@ -428,7 +530,11 @@ class FlowEditor:
     def save(self) -> None:
         """Write the edited definition over the file: a temporary file beside it, renamed."""
         with self._lock:
-            data = json.dumps(self.document, indent=2).encode()
+            try:  # NiFi's Jackson refuses NaN and Infinity: never write them
+                data = json.dumps(self.document, indent=2, allow_nan=False).encode()
+            except ValueError as error:
+                msg = f"the edited flow holds a number JSON cannot hold ({error}): discard the edit"
+                raise EditError(msg) from None
             if self.path.name.endswith(".gz"):
                 data = gzip.compress(data)
             handle, temporary = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)

@@ -4,8 +4,10 @@ Read from the NiFi flow definition (the editor's, with its pending edits; a Pyth
 what ``flowcore convert --to nifi`` writes): each service's name, type, bundle, state, the
 components that reference it, and its properties, sensitive ones masked as NiFi shows them
 ("Sensitive value set"), so neither a secret nor the parameter a sensitive property references
-reaches the browser. As NiFi's tab, a group lists its own services and those of the groups
-around it (``scope``), which its components may use too.
+reaches the browser. A property is sensitive when its descriptor in the flow says so OR
+flowcore's class for the service's NiFi type does (:mod:`flowcore.ui.known_properties`): a
+definition without descriptors masks its secrets too. As NiFi's tab, a group lists its own
+services and those of the groups around it (``scope``), which its components may use too.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from flowcore.ui.flow_document import SENSITIVE_VALUE_SET
+from flowcore.ui.known_properties import is_sensitive, known_properties
 
 __all__ = ["group_services"]
 
@@ -30,25 +33,33 @@ def _short(kind: str) -> str:
 
 
 def _properties(service: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The service's properties, every descriptor's, sensitive values masked."""
+    """The service's properties, every descriptor's, sensitive values masked.
+
+    Sensitive as the flow's descriptor or flowcore's class says (either is enough).
+    """
     values = service.get("properties") or {}
     descriptors = service.get("propertyDescriptors") or {}
+    known = known_properties(service, service=True)
     rows = []
     for name in [*descriptors, *(n for n in values if n not in descriptors)]:
         descriptor = descriptors.get(name) or {}
+        ours = known.find(name)
         value = values.get(name)
-        sensitive = bool(descriptor.get("sensitive"))
+        sensitive = is_sensitive(service, name, service=True, known=known)
         rows.append(
             {
                 "name": name,
-                "display_name": descriptor.get("displayName") or name,
+                "display_name": descriptor.get("displayName")
+                or (ours.display_name if ours is not None else name),
                 "value": (SENSITIVE_VALUE_SET if value is not None else None)
                 if sensitive
                 else value,
                 "sensitive": sensitive,
-                "dynamic": bool(descriptor.get("dynamic")) or name not in descriptors,
+                "dynamic": bool(descriptor.get("dynamic"))
+                or (name not in descriptors and (ours is None or ours.dynamic)),
                 "identifies_controller_service": bool(
                     descriptor.get("identifiesControllerService")
+                    or (ours is not None and ours.identifies_service)
                 ),
             }
         )

@@ -48,6 +48,19 @@ async function apply(method, path, body, onDone) {
   }
 }
 
+// What a processor's connection can reach, as NiFi's canvas offers it: the components of its
+// own group (not that group's input ports, which only feed it) and the input ports of its
+// child groups ("group › port"); another group's components are not on its canvas.
+function reachable(flow, component) {
+  const here = component.group || "";
+  const children = new Map((flow.process_groups || []).filter((g) => (g.parent || "") === here).map((g) => [g.id, g]));
+  const own = flow.components.filter((c) => (c.group || "") === here && c.id !== component.id && c.kind !== "input_port")
+    .map((c) => [c, shortName(c.name)]);
+  const ports = flow.components.filter((c) => c.kind === "input_port" && children.has(c.group))
+    .map((c) => [c, `${children.get(c.group).name} \u203a ${shortName(c.name)}`]);
+  return [...own, ...ports];
+}
+
 export function configureProcessor(component) {
   const flow = context.app.flow;
   const settings = el("form", { class: "configure settings" },
@@ -76,7 +89,7 @@ export function configureProcessor(component) {
       ` ${r.name}`, r.connected ? el("span", { class: "muted" }, " (connected)") : " auto-terminate")),
     el("h4", {}, "Connect to"),
     el("select", { name: "connect-to", "data-skip": "1" }, el("option", { value: "" }, "\u2013"),
-      flow.components.filter((c) => c.id !== component.id).map((c) => el("option", { value: c.id }, c.name))),
+      reachable(flow, component).map(([c, label]) => el("option", { value: c.id }, label))),
     el("button", { type: "button", class: "connect", onclick: () => {
       const target = relationships.querySelector("select[name='connect-to']").value;
       const chosen = [...relationships.querySelectorAll("input[type=checkbox]")].filter((b) => b.checked && !b.disabled).map((b) => b.name);

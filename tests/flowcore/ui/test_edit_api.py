@@ -337,3 +337,80 @@ def test_services_are_listed_configured_and_never_sent(client, nifi_flow) -> Non
     assert saved["properties"]["Secret Access Key"] == SECRET
     assert client.get("/api/services", params={"group": "nope"}).status_code == 404
     assert SECRET not in client.get("/api/services").text
+
+
+def test_non_finite_numbers_and_positions_answer_400(client, nifi_flow) -> None:
+    """ "nan", 1e999, NaN and a position without x are refused in one line; the file stays JSON."""
+    put = _by_name(client)["put"]["id"]
+    for body in ({"x": "nan", "y": 0}, {"x": 1, "y": "1e999"}):
+        refused = client.put(f"/api/positions/{put}", json=body)
+        assert refused.status_code == 400
+        assert "finite" in refused.json()["error"]
+    for raw in (b'{"x": NaN, "y": 1}', b'{"x": 1e999, "y": 1}'):
+        refused = client.put(
+            f"/api/positions/{put}", content=raw, headers={"content-type": "application/json"}
+        )
+        assert refused.status_code == 400
+        assert "finite numbers" in refused.json()["error"]
+    added = client.post("/api/processors", json={"type": "LogAttribute", "position": {"y": 3}})
+    assert added.status_code == 400
+    assert "x and y" in added.json()["error"]
+    assert client.post("/api/flow/save", json={}).is_success
+    json.loads(Path(nifi_flow.flow).read_text(), parse_constant=pytest.fail)
+
+
+def test_a_connection_whose_queue_holds_flowfiles_is_not_deleted(client) -> None:
+    """tag -> unpack holds FlowFiles in the repository: DELETE answers NiFi's refusal, keeps it."""
+    unpack = _by_name(client)["unpack"]["id"]
+    queue = next(
+        c["id"] for c in client.get("/api/flow").json()["connections"] if c["destination"] == unpack
+    )
+    queued = client.get(f"/api/connections/{queue}/flowfiles").json()["total_flowfiles"]
+    assert queued >= 1  # one per run (another test runs the flow again)
+    refused = _json_delete(client, f"/api/connections/{queue}")
+    assert refused.status_code == 400
+    assert refused.json()["error"].startswith(f"Queue not empty for {queue}: ")
+    assert f"tag -[success]-> unpack holds {queued} FlowFile(s)" in refused.json()["error"]
+    flow = client.get("/api/flow").json()
+    assert queue in {c["id"] for c in flow["connections"]}
+    assert flow["dirty"] is False
+
+
+def test_secrets_without_descriptors_stay_masked_and_kept(nifi_flow, tmp_path) -> None:
+    """The definition's service and processor lose their descriptors: GET /api/services still
+    masks the keys (flowcore's class says sensitive); a PUT of a new secret is described
+    sensitive; 'Sensitive value set' sent back keeps the processor's parameter reference."""
+    from tests.flowcore.ui.conftest import ACCESS_KEY, args_for
+
+    document = json.loads(Path(nifi_flow.flow).read_text())
+    root = document["flowContents"]
+    for item in [*root["controllerServices"], *root["processors"]]:
+        item.pop("propertyDescriptors", None)
+    path = tmp_path / "bare.json"
+    path.write_text(json.dumps(document))
+    app, _ = prepare(args_for(nifi_flow, flow=str(path)))
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        listed = client.get("/api/services")
+        assert listed.status_code == 200, listed.text
+        assert SECRET not in listed.text
+        assert ACCESS_KEY not in listed.text
+        (service,) = listed.json()["services"]
+        rows = {p["name"]: p for p in service["properties"]}
+        assert rows["Secret Access Key"]["value"] == SENSITIVE_VALUE_SET
+        assert rows["Secret Access Key"]["sensitive"] is True
+        answer = client.put(
+            f"/api/services/{service['id']}", json={"properties": {"Secret Access Key": "n3w"}}
+        )
+        assert answer.status_code == 200, answer.text
+        assert "n3w" not in client.get("/api/services").text
+        unpack = _by_name(client)["unpack"]["id"]
+        kept = client.put(
+            f"/api/processors/{unpack}", json={"properties": {"Password": SENSITIVE_VALUE_SET}}
+        )
+        assert kept.status_code == 200, kept.text
+        assert client.post("/api/flow/save", json={}).is_success
+    saved = json.loads(path.read_text())["flowContents"]
+    descriptor = saved["controllerServices"][0]["propertyDescriptors"]["Secret Access Key"]
+    assert (descriptor["sensitive"], descriptor["dynamic"]) == (True, False)
+    unpack_saved = next(p for p in saved["processors"] if p["name"] == "unpack")
+    assert unpack_saved["properties"]["Password"] == "#{pw}"

@@ -101,3 +101,101 @@ def test_a_connection_takes_nifi_prioritizer_class_names(gz_flow) -> None:
     assert saved["flowFileExpiration"] == "1 min"
     shown = next(c for c in editor.flow_document()["connections"] if c["id"] == connection)
     assert shown["prioritizers"] == ["OldestFlowFileFirstPrioritizer"]
+
+
+def _bare_flow(tmp_path: Path) -> Path:
+    """A definition whose service and processor lack descriptors (hand-written, or trimmed)."""
+    root = {
+        "identifier": "root",
+        "name": "bare",
+        "controllerServices": [
+            {
+                "identifier": "svc-1",
+                "name": "pg",
+                "type": "org.apache.nifi.dbcp.DBCPConnectionPool",
+                "properties": {"Database Connection URL": "postgresql://h/db"},
+            }
+        ],
+        "processors": [
+            {
+                "identifier": "p1",
+                "name": "unpack",
+                "type": "org.apache.nifi.processors.standard.UnpackContent",
+                "position": {"x": 0.0, "y": 0.0},
+                "properties": {"Packaging Format": "zip", "Password": "#{pw}"},
+            }
+        ],
+        "connections": [
+            {
+                "identifier": "c1",
+                "source": {"id": "p1", "name": "unpack"},
+                "destination": {"id": "p1", "name": "unpack"},
+                "selectedRelationships": ["failure"],
+            }
+        ],
+    }
+    path = tmp_path / "bare.json"
+    path.write_text(json.dumps({"flowContents": root}))
+    return path
+
+
+def test_a_secret_set_without_its_descriptor_gets_flowcores_sensitive_one(tmp_path) -> None:
+    """A Password typed for a service lacking descriptors is described sensitive (not dynamic),
+    listed masked; sent back as 'Sensitive value set' it keeps its value (a processor's too)."""
+    from flowcore.ui.flow_document import SENSITIVE_VALUE_SET
+    from flowcore.ui.services import group_services
+
+    editor = FlowEditor(_bare_flow(tmp_path))
+    editor.update_service("svc-1", {"properties": {"Password": "s3cret"}})
+    service = editor.root["controllerServices"][0]
+    assert service["propertyDescriptors"]["Password"] == {
+        "name": "Password",
+        "displayName": "Password",
+        "identifiesControllerService": False,
+        "sensitive": True,
+        "dynamic": False,
+    }
+    listed = {p["name"]: p["value"] for p in group_services(editor.root)[0]["properties"]}
+    assert listed["Password"] == SENSITIVE_VALUE_SET
+    editor.update_service("svc-1", {"properties": {"Password": SENSITIVE_VALUE_SET}})
+    assert service["properties"]["Password"] == "s3cret"
+    editor.update_processor("p1", {"properties": {"Password": SENSITIVE_VALUE_SET}})
+    processor = editor.root["processors"][0]
+    assert processor["properties"]["Password"] == "#{pw}"
+    editor.update_processor("p1", {"properties": {"Password": "#{other}"}})
+    assert processor["propertyDescriptors"]["Password"]["sensitive"] is True
+
+
+def test_non_finite_positions_are_refused(tmp_path) -> None:
+    """A move to "nan" or 1e999, or a new processor's position without x: one clear error."""
+    editor = FlowEditor(_bare_flow(tmp_path))
+    for where in ({"x": "nan", "y": 0}, {"x": 1, "y": "1e999"}, {"x": "-inf", "y": 1}):
+        with pytest.raises(EditError, match="finite numbers x and y"):
+            editor.move("p1", where)
+    with pytest.raises(EditError, match="finite numbers x and y"):
+        editor.add_processor({"type": "LogAttribute", "position": {"y": 3}})
+    assert not editor.dirty
+
+
+def test_a_connection_whose_queue_holds_flowfiles_is_not_deleted(tmp_path) -> None:
+    """NiFi's 'Queue not empty' while the repository holds FlowFiles there; deleted once empty."""
+    editor = FlowEditor(_bare_flow(tmp_path))
+    with pytest.raises(EditError, match=r"Queue not empty for c1: .*unpack -\[failure\]-> unpack"):
+        editor.delete_connection("c1", queued=lambda queue: (3, 12) if queue == "c1" else (0, 0))
+    assert editor.root["connections"]
+    assert not editor.dirty
+    editor.delete_connection("c1", queued=lambda _queue: (0, 0))
+    assert editor.root["connections"] == []
+
+
+def test_a_dynamic_property_the_file_marks_sensitive_is_masked_on_the_canvas(gz_flow) -> None:
+    """NiFi 2.x's sensitive dynamic property (flowcore's UpdateAttribute has none): masked."""
+    from flowcore.ui.flow_document import SENSITIVE_VALUE_SET
+
+    editor = FlowEditor(gz_flow)
+    tag = next(p for p in editor.root["processors"] if p["name"] == "tag")
+    tag["propertyDescriptors"]["kind"]["sensitive"] = True
+    shown = next(c for c in editor.flow_document()["components"] if c["name"] == "tag")
+    row = next(p for p in shown["properties"] if p["name"] == "kind")
+    assert (row["value"], row["sensitive"]) == (SENSITIVE_VALUE_SET, True)
+    assert "line" not in json.dumps(shown["properties"])

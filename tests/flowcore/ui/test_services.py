@@ -60,3 +60,22 @@ def test_a_child_group_lists_its_ancestors_services_and_unknown_groups_fail() ->
     assert found["scope"] == "flow"
     with pytest.raises(KeyError, match="no process group"):
         group_services(_root(), "nope")
+
+
+def test_a_service_without_descriptors_is_masked_by_its_type() -> None:
+    """A DBCPConnectionPool whose JSON has no descriptors: its Password masked, as flowcore's
+    class for the NiFi type says it is sensitive; the plain URL shown."""
+    service = {
+        "identifier": "svc-1",
+        "name": "pg",
+        "type": "org.apache.nifi.dbcp.DBCPConnectionPool",
+        "properties": {"Database Connection URL": "postgresql://h/db", "Password": "hunter2"},
+    }
+    root = {"identifier": "root", "name": "flow", "controllerServices": [service]}
+    (found,) = group_services(root)
+    rows = {p["name"]: p for p in found["properties"]}
+    assert rows["Password"]["value"] == SENSITIVE_VALUE_SET
+    assert rows["Password"]["sensitive"] is True
+    assert rows["Password"]["dynamic"] is False
+    assert rows["Database Connection URL"]["value"] == "postgresql://h/db"
+    assert "hunter2" not in json.dumps(found)
