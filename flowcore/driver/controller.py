@@ -60,7 +60,7 @@ from flowcore.queues import full_connections, parked_component
 from flowcore.runners.jobs import Runner
 from flowcore.session.host import ComponentInfo, StateMap
 from flowcore.settings import Settings
-from repositories.content import ARCHIVE_CLEANUP_FREQUENCY_MS
+from repositories._content_archive import ARCHIVE_CLEANUP_FREQUENCY_MS
 from repositories.held_content import HeldContent
 from repositories.provenance_indexer import ProvenanceIndexer
 from repositories.records import Bulletin, SegmentSummary
