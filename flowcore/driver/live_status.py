@@ -17,7 +17,9 @@ rewrites when a micro-batch starts, when a stage run starts and after every comm
   connections); ``penalized``: FlowFiles waiting out a penalty anywhere;
 * ``replayed``: FlowFiles replayed from provenance since the run before (REPLAY events), which
   this run picks up;
-* ``stages`` and ``input``: the progress totals; ``transfers``: per processor and relationship.
+* ``stages`` and ``input``: the progress totals; ``transfers``: per processor and relationship;
+* ``tasks_duration_nanos``: per processor, the nanoseconds its tasks ran this run (NiFi's task
+  time: a fused stage's members each their own share, parallel tasks summed).
 
 The keys ``flow``, ``updated``, ``queues``, ``held_back`` and ``transfers`` keep the meaning
 they had before the live status.
@@ -188,6 +190,7 @@ def status_document(
     held_back: Mapping[str, Collection[str]],
     transfers: Mapping[str, Mapping[str, Any]],
     replayed: int,
+    tasks_duration_nanos: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     """The live status (``status.json``) of the run *tracker* follows.
 
@@ -199,6 +202,7 @@ def status_document(
         waiting: why a segment is not taken now.
         held_back: per stage id, the connections over their thresholds that hold it back.
         transfers: per processor name and relationship, ``[FlowFiles, bytes]`` this run.
+        tasks_duration_nanos: per processor name, the nanoseconds its tasks ran this run.
         replayed: FlowFiles replayed from provenance since the run before.
     """
     flow = compiled.flow
@@ -247,6 +251,7 @@ def status_document(
             for queue_id, s in sizes.items()
         },
         "transfers": {k: dict(v) for k, v in transfers.items()},
+        "tasks_duration_nanos": dict(tasks_duration_nanos or {}),
     }
 
 
