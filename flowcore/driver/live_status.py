@@ -49,6 +49,7 @@ __all__ = [
     "renew_progress",
     "replayed_since_last_run",
     "status_document",
+    "task_duration",
 ]
 
 #: ``status.json``'s layout version (1: the last commit's queues only, before live status).
@@ -253,6 +254,19 @@ def status_document(
         "transfers": {k: dict(v) for k, v in transfers.items()},
         "tasks_duration_nanos": dict(tasks_duration_nanos or {}),
     }
+
+
+def task_duration(nanos: int) -> str:
+    """*nanos* of task time as NiFi shows Tasks/Time: ``HH:MM:SS.mmm`` (``00:00:00.345``).
+
+    The milliseconds are cut, not rounded, and the hours grow past two digits, as NiFi's
+    ``FormatUtils.formatHoursMinutesSeconds`` does.
+    """
+    millis = max(0, int(nanos)) // 1_000_000
+    hours, millis = divmod(millis, 3_600_000)
+    minutes, millis = divmod(millis, 60_000)
+    seconds, millis = divmod(millis, 1000)
+    return f"{hours:02d}:{minutes:02d}:{seconds:02d}.{millis:03d}"
 
 
 def renew_progress(status: dict[str, Any], tracker: RunTracker) -> dict[str, Any]:
