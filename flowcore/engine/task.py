@@ -612,7 +612,12 @@ def run_task(spec: TaskSpec) -> TaskResult:
             # its session commits, where that failure rolls back, penalizes and reports its
             # FlowFile as any other does.
             task.discard_outputs()
-            return _Task(attrs.evolve(spec, hand_over=False)).run()
+            result = _Task(attrs.evolve(spec, hand_over=False)).run()
+            # The first attempt's time was spent all the same (NiFi counts a rolled back task's).
+            spent = dict(result.nanos)
+            for component_id, nanos in task.clock.nanos.items():
+                spent[component_id] = spent.get(component_id, 0) + nanos
+            return attrs.evolve(result, nanos=spent)
     finally:
         if was_enabled:
             gc.enable()
