@@ -3,7 +3,8 @@
 The running controller rewrites ``status.json`` at every micro-batch, stage run and commit
 (:mod:`flowcore.driver.live_status`); this command reads it without taking the repository's
 lock, and says whether the run that wrote it is live (its process holds the lock) or when it
-ended. ``--json`` prints the same for scripts.
+ended. Per processor it shows its FlowFiles per relationship and its task time (NiFi's
+Tasks/Time, ``HH:MM:SS.mmm``). ``--json`` prints the same for scripts.
 """
 
 from __future__ import annotations
@@ -123,12 +124,30 @@ def _print_status(status: dict[str, Any], live: bool) -> None:
             highlight=False,
         )
     _print_stages(status)
-    counts = Table(title="FlowFiles per relationship (this run)")
-    for column in ("component", "relationship", "FlowFiles", "bytes"):
-        counts.add_column(column)
-    for component, relationships in status.get("transfers", {}).items():
-        for relationship, (count, size) in sorted(relationships.items()):
-            counts.add_row(escape(component), escape(relationship), f"{count:,}", f"{size:,}")
+    _print_processors(status)
+
+
+def _print_processors(status: dict[str, Any]) -> None:
+    """Per processor: FlowFiles and bytes per relationship, and its task time (NiFi's)."""
+    from flowcore.driver.live_status import task_duration  # noqa: PLC0415
+
+    transfers = status.get("transfers", {})
+    nanos = status.get("tasks_duration_nanos", {})
+    counts = Table(title="FlowFiles per relationship and task time (this run)")
+    for column in ("component", "relationship", "FlowFiles", "bytes", "task time"):
+        counts.add_column(column, justify="right" if column == "task time" else "left")
+    for component in [*transfers, *(c for c in nanos if c not in transfers)]:
+        spent = task_duration(nanos[component]) if component in nanos else ""
+        relationships = sorted(transfers.get(component, {}).items()) or [("", ("", ""))]
+        for relationship, (count, size) in relationships:
+            counts.add_row(
+                escape(component),
+                escape(relationship),
+                f"{count:,}" if count != "" else "",
+                f"{size:,}" if size != "" else "",
+                spent,
+            )
+            spent = ""  # on the component's first row only
     console.print(counts)
 
 

@@ -114,6 +114,7 @@ class Controller:
             lambda: defaultdict(lambda: [0, 0])
         )
         self._received: Counter[str] = Counter()
+        self._nanos: Counter[str] = Counter()  # per component name: its tasks' time
         self._bulletins: list[Bulletin] = []
         self._stage_runs = 0
         self._held_back: dict[str, list[str]] = {}
@@ -372,6 +373,8 @@ class Controller:
                     totals[1] += size
             for component_id, count in result.consumed.items():
                 self._received[self._component_name(component_id)] += count
+            for component_id, nanos in result.nanos.items():
+                self._nanos[self._component_name(component_id)] += nanos
             self._bulletins.extend(result.bulletins)
         self._stage_runs += 1
         if self.plans[stage.id].source_members:  # after the commit: its listing state
@@ -424,6 +427,7 @@ class Controller:
             waiting=waiting,
             held_back=self._held_back,
             transfers=self._transfers,
+            tasks_duration_nanos=self._nanos,
             replayed=self._replayed,
         )
         self._status = status
@@ -620,6 +624,7 @@ class Controller:
             failed=failed_flowfiles(members, transfers, self._bulletins),
             renamed=dict(self.renamed),
             start_seconds=getattr(self.runner, "start_seconds", None),
+            tasks_duration_nanos=dict(self._nanos),
         )
 
     def _reader(self, queue_id: str) -> str | None:

@@ -17,7 +17,9 @@ rewrites when a micro-batch starts, when a stage run starts and after every comm
   connections); ``penalized``: FlowFiles waiting out a penalty anywhere;
 * ``replayed``: FlowFiles replayed from provenance since the run before (REPLAY events), which
   this run picks up;
-* ``stages`` and ``input``: the progress totals; ``transfers``: per processor and relationship.
+* ``stages`` and ``input``: the progress totals; ``transfers``: per processor and relationship;
+* ``tasks_duration_nanos``: per processor, the nanoseconds its tasks ran this run (NiFi's task
+  time: a fused stage's members each their own share, parallel tasks summed).
 
 The keys ``flow``, ``updated``, ``queues``, ``held_back`` and ``transfers`` keep the meaning
 they had before the live status.
@@ -47,6 +49,7 @@ __all__ = [
     "renew_progress",
     "replayed_since_last_run",
     "status_document",
+    "task_duration",
 ]
 
 #: ``status.json``'s layout version (1: the last commit's queues only, before live status).
@@ -188,6 +191,7 @@ def status_document(
     held_back: Mapping[str, Collection[str]],
     transfers: Mapping[str, Mapping[str, Any]],
     replayed: int,
+    tasks_duration_nanos: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     """The live status (``status.json``) of the run *tracker* follows.
 
@@ -199,6 +203,7 @@ def status_document(
         waiting: why a segment is not taken now.
         held_back: per stage id, the connections over their thresholds that hold it back.
         transfers: per processor name and relationship, ``[FlowFiles, bytes]`` this run.
+        tasks_duration_nanos: per processor name, the nanoseconds its tasks ran this run.
         replayed: FlowFiles replayed from provenance since the run before.
     """
     flow = compiled.flow
@@ -247,7 +252,21 @@ def status_document(
             for queue_id, s in sizes.items()
         },
         "transfers": {k: dict(v) for k, v in transfers.items()},
+        "tasks_duration_nanos": dict(tasks_duration_nanos or {}),
     }
+
+
+def task_duration(nanos: int) -> str:
+    """*nanos* of task time as NiFi shows Tasks/Time: ``HH:MM:SS.mmm`` (``00:00:00.345``).
+
+    The milliseconds are cut, not rounded, and the hours grow past two digits, as NiFi's
+    ``FormatUtils.formatHoursMinutesSeconds`` does.
+    """
+    millis = max(0, int(nanos)) // 1_000_000
+    hours, millis = divmod(millis, 3_600_000)
+    minutes, millis = divmod(millis, 60_000)
+    seconds, millis = divmod(millis, 1000)
+    return f"{hours:02d}:{minutes:02d}:{seconds:02d}.{millis:03d}"
 
 
 def renew_progress(status: dict[str, Any], tracker: RunTracker) -> dict[str, Any]:

@@ -347,6 +347,8 @@ class RunResult:
             each kept its id, so its state, queues and provenance (DESIGN §9c).
         start_seconds: what the runner took to start before the run (a Spark session and its
             workers), apart from *elapsed_seconds*; None for the direct runner.
+        tasks_duration_nanos: per component name, the nanoseconds its tasks ran (NiFi's
+            task time, summed over parallel tasks as NiFi sums its threads').
     """
 
     flow: str
@@ -370,6 +372,7 @@ class RunResult:
     failed: dict[str, FailedFlowFiles] = attrs.field(factory=dict)
     renamed: dict[str, str] = attrs.field(factory=dict)
     start_seconds: float | None = None
+    tasks_duration_nanos: dict[str, int] = attrs.field(factory=dict)
 
     def failure_lines(self) -> list[str]:
         """One line per processor and distinct reason it dropped FlowFiles at ``failure``."""

@@ -34,6 +34,7 @@ from flowcore.engine._content import TaskContent
 from flowcore.engine._heap import keep_freed_memory
 from flowcore.engine._held import QueuedBatch, ReturnedFlowFile
 from flowcore.engine._member import TaskMember
+from flowcore.engine._timing import MemberClock
 from flowcore.engine.wire import ReadyBin, SegmentWait, TaskResult, TaskSpec
 from flowcore.errors import (
     ConfigurationError,
@@ -150,6 +151,7 @@ class _Task:
         self.staged_targets: set[str] = set()  # files committed sessions staged (not yet visible)
         self.unpacked = 0  # FlowFiles of batches unpacked into objects (see _task_batches)
         self.caches: dict[str, MapCache] = {}  # the services' caches members used, by name
+        self.clock = MemberClock()  # each member's task time (NiFi's Tasks/Time)
 
     def map_cache(self, name: str) -> MapCache:
         """The cache of service *name*, loaded from its committed state when first used.
@@ -226,8 +228,8 @@ class _Task:
                 and member.processor.kind is ProcessorKind.PER_FLOWFILE
                 and member.unscheduled is None
             ):
-                with running(member):  # its log records are its bulletins, not the source's
-                    PerFlowFileDriver(member).drain()
+                with running(member), self.clock.timing(member.plan.component_id):
+                    PerFlowFileDriver(member).drain()  # its log records: its bulletins
         self.write_events(EVENTS_PER_FILE)
 
     def _downstream(self, component_id: str) -> frozenset[str]:
@@ -421,7 +423,7 @@ class _Task:
                 if member.unscheduled is not None:
                     self._skip_unscheduled(member, work, bins)
                     continue
-                with running(member):
+                with running(member), self.clock.timing(member.plan.component_id):
                     if member.plan.kind is ProcessorKind.SOURCE:
                         member.read_work(work.get(member.plan.component_id, ()))
                         continue
@@ -568,6 +570,7 @@ class _Task:
             },
             transfers=counted_once(self.block_views, self.spec.plan, self.members),
             consumed={m.plan.component_id: m.consumed for m in self.members.values()},
+            nanos=dict(self.clock.nanos),
             bulletins=tuple(self.bulletins),
             ready_bins=tuple(self.ready_bins),
             sink_messages=tuple(self.sink_messages),
@@ -609,7 +612,12 @@ def run_task(spec: TaskSpec) -> TaskResult:
             # its session commits, where that failure rolls back, penalizes and reports its
             # FlowFile as any other does.
             task.discard_outputs()
-            return _Task(attrs.evolve(spec, hand_over=False)).run()
+            result = _Task(attrs.evolve(spec, hand_over=False)).run()
+            # The first attempt's time was spent all the same (NiFi counts a rolled back task's).
+            spent = dict(result.nanos)
+            for component_id, nanos in task.clock.nanos.items():
+                spent[component_id] = spent.get(component_id, 0) + nanos
+            return attrs.evolve(result, nanos=spent)
     finally:
         if was_enabled:
             gc.enable()

@@ -150,6 +150,8 @@ class TaskResult:
         states: new state of members whose sessions changed it.
         transfers: per component, per relationship: ``[FlowFiles, bytes]``.
         consumed: per component, FlowFiles taken from its input.
+        nanos: per component, the nanoseconds it ran in this task, without the members after
+            it that ran inside its calls (NiFi's task time; see :mod:`flowcore.engine._timing`).
         bulletins: processor errors.
         ready_bins: bins handed over for merging elsewhere (with ``defer_bins``).
         sink_messages: ``(component id, message)`` of each two-phase sink write, in order.
@@ -176,3 +178,4 @@ class TaskResult:
     effects_file: str | None = None
     unread: tuple[tuple[str, str], ...] = ()
     unscheduled: Mapping[str, str] = attrs.field(factory=dict)
+    nanos: Mapping[str, int] = attrs.field(factory=dict)

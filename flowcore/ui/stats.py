@@ -6,7 +6,9 @@ show five-minute windows; flowcore's status counts the run, so :func:`status_for
 are the run's, and :class:`FiveMinuteWindow` adds NiFi's window beside them. Per processor:
 **out** is what it sent to any relationship (a relationship led to several connections counts
 each clone, as NiFi does), **in** what its incoming connections carried (each its share of such
-a fan-out), **tasks** its stage's runs.
+a fan-out), **tasks** its stage's runs, **tasks_duration_nanos** the time its tasks ran (its own
+share of a fused stage's, as :mod:`flowcore.engine._timing` measures it; ``tasks_duration`` the
+same as NiFi writes it, ``HH:MM:SS.mmm``).
 Per connection: queued FlowFiles and bytes, and the back-pressure fill NiFi draws (the fuller
 of the two thresholds, in percent).
 """
@@ -22,6 +24,7 @@ import attrs
 import sqlalchemy
 
 from flowcore.clock import now_ms
+from flowcore.driver.live_status import task_duration
 from flowcore.errors import FlowcoreError
 from flowcore.units import parse_data_size
 
@@ -58,6 +61,7 @@ def status_for_ui(flow: Mapping[str, Any], status: Mapping[str, Any]) -> dict[st
     live = bool(status.get("live"))
     same_flow = status.get("flow") in (None, flow["name"])
     names = {c["id"]: c["name"] for c in flow["components"]}
+    nanos = (status.get("tasks_duration_nanos") or {}) if same_flow else {}
     queued = {}
     for entry in status.get("connections") or ():
         queued[entry.get("id")] = entry
@@ -112,6 +116,8 @@ def status_for_ui(flow: Mapping[str, Any], status: Mapping[str, Any]) -> dict[st
             "out_count": sum(c for c, _ in sent),
             "out_bytes": sum(s for _, s in sent),
             "tasks": int(stage.get("runs", 0)),
+            "tasks_duration_nanos": int(nanos.get(component["name"], 0)),
+            "tasks_duration": task_duration(nanos.get(component["name"], 0)),
             "relationships": {r: list(_pair(v)) for r, v in mine.items()},
         }
     run = status.get("run") or {}
@@ -151,13 +157,20 @@ class _Snapshot:
 
 def _counts(shown: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
     return {
-        pid: (p["in_count"], p["in_bytes"], p["out_count"], p["out_bytes"], p["tasks"])
+        pid: (
+            p["in_count"],
+            p["in_bytes"],
+            p["out_count"],
+            p["out_bytes"],
+            p["tasks"],
+            p["tasks_duration_nanos"],
+        )
         for pid, p in shown["processors"].items()
     }
 
 
 class FiveMinuteWindow:
-    """NiFi's 5-minute statistics (In, Read/Write, Out, Tasks) from what the repository records.
+    """NiFi's 5-minute statistics (In, Read/Write, Out, Tasks/Time) from the repository's records.
 
     ``status.json`` counts the run so far; the window is its counts now less its counts five
     minutes ago, from the snapshots this server has seen (each status it serves is one). A run
@@ -166,7 +179,7 @@ class FiveMinuteWindow:
     its first snapshot and says so (``start``). Bytes read and written are summed from the
     provenance events of the window: content written by CREATE, RECEIVE, FETCH, JOIN and
     CONTENT_MODIFIED, read by SEND, FORK (the parent split) and CONTENT_MODIFIED (before).
-    flowcore times stages, not processors, so there is no task time.
+    Task time is the run's ``tasks_duration_nanos`` now less five minutes ago, as counts are.
     """
 
     def __init__(self) -> None:
@@ -278,7 +291,7 @@ class FiveMinuteWindow:
         baseline, start = self._baseline(shown, now)
         io, truncated = self._read_written(view, now)
         for pid, counts in _counts(shown).items():
-            base = (baseline or {}).get(pid, (0,) * 5)
+            base = (baseline or {}).get(pid, (0,) * len(counts))
             delta = [max(0, a - b) for a, b in zip(counts, base, strict=True)]
             read, written = io.get(pid, [0, 0])
             shown["processors"][pid]["window"] = {
@@ -287,6 +300,8 @@ class FiveMinuteWindow:
                 "out_count": delta[2],
                 "out_bytes": delta[3],
                 "tasks": delta[4],
+                "tasks_duration_nanos": delta[5],
+                "tasks_duration": task_duration(delta[5]),
                 "read_bytes": read,
                 "written_bytes": written,
             }

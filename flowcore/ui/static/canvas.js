@@ -56,7 +56,7 @@ function processorBox(c) {
     const value = svg("text", { x: 92, y: yy, class: `stat-value stat-${label.toLowerCase().replace(/[^a-z]/g, "")}` });
     return [svg("text", { x: 10, y: yy, class: "stat-label", text: label }), value, null, value];
   };
-  const rows = [stat("In", 0), stat("Read/Write", 1), stat("Out", 2), stat("Tasks", 3)];
+  const rows = [stat("In", 0), stat("Read/Write", 1), stat("Out", 2), stat("Tasks/Time", 3)];
   const stateText = svg("text", { x: 14, y: 30, class: "run-icon", text: stateIcon(c.state) });
   g.append(
     svg("rect", { width: w, height: h, class: "box" }),
@@ -446,13 +446,13 @@ export function updateCanvas(status) {
       texts.in.textContent = `${count(w.in_count)} (${bytes(w.in_bytes)})`;
       texts.rw.textContent = `${bytes(w.read_bytes)} / ${bytes(w.written_bytes)}`;
       texts.out.textContent = `${count(w.out_count)} (${bytes(w.out_bytes)})`;
-      texts.tasks.textContent = count(w.tasks);
+      texts.tasks.textContent = `${count(w.tasks)} / ${w.tasks_duration}`;
       texts.window.textContent = "5 min";
     } else {
       texts.in.textContent = `${count(s.in_count)} (${bytes(s.in_bytes)})`;
       texts.rw.textContent = s.read_bytes === undefined ? "\u2013" : `${bytes(s.read_bytes)} / ${bytes(s.written_bytes)}`;
       texts.out.textContent = `${count(s.out_count)} (${bytes(s.out_bytes)})`;
-      texts.tasks.textContent = count(s.tasks);
+      texts.tasks.textContent = `${count(s.tasks)} / ${s.tasks_duration}`;
       texts.window.textContent = "this run";
     }
     texts.state.textContent = stateIcon(s.state);

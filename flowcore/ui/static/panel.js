@@ -49,8 +49,8 @@ export function showProcessor(component, status, bulletins) {
             el("tr", {}, el("td", {}, "Written"), el("td", {}, bytes(w.written_bytes || 0)), el("td", {}, "\u2013")),
             el("tr", {}, el("td", {}, "Out"), el("td", {}, `${count(w.out_count)} (${bytes(w.out_bytes || 0)})`), el("td", {}, `${count(s.out_count)} (${bytes(s.out_bytes || 0)})`)),
             el("tr", {}, el("td", {}, "Tasks (stage runs)"), el("td", {}, count(w.tasks)), el("td", {}, count(s.tasks))),
-            el("tr", {}, el("td", {}, "Time"), el("td", {}, "\u2013"), el("td", {}, "\u2013")))),
-        el("p", { class: "muted" }, "The 5-minute window is this run's counts now less five minutes ago; Read and Written are summed from the window's provenance events. flowcore times stages, not processors: no task time."));
+            el("tr", {}, el("td", {}, "Time"), el("td", {}, w.tasks_duration || "\u2013"), el("td", {}, s.tasks_duration || "\u2013")))),
+        el("p", { class: "muted" }, "The 5-minute window is this run's counts now less five minutes ago; Read and Written are summed from the window's provenance events. Time is the time this processor's tasks ran, its own share of its stage's (HH:MM:SS.mmm)."));
     }],
     ["Bulletins", () => (mine.length
       ? table(["Time", "Level", "Message"], mine.map((b) => [time(b.time), b.level, b.message]))

@@ -85,8 +85,9 @@ def _micro_batch(repository: Path) -> int:
 
 def test_status_and_provenance_show_a_live_run(live_run: Any) -> None:
     """While a continuous run holds the repository, status shows it live (micro-batches
-    growing, every connection listed, zeros included), provenance search and check read beside
-    it, check --fix is refused in one line; SIGTERM then ends the run with its summary and 0."""
+    growing, every connection listed, zeros included, each processor's task time growing),
+    provenance search and check read beside it, check --fix is refused in one line; SIGTERM
+    then ends the run with its summary and 0."""
     process, repository = live_run
     first = wait_for(lambda: _micro_batch(repository) >= 2 and status_json(repository))
     assert first["live"] is True
@@ -106,12 +107,16 @@ def test_status_and_provenance_show_a_live_run(live_run: Any) -> None:
         )
     )
     assert later["stages"]["stage-2"]["flowfiles_in"] >= first["stages"]["stage-2"]["flowfiles_in"]
+    spent, grown = first["tasks_duration_nanos"], later["tasks_duration_nanos"]
+    assert set(spent) == {"gen", "tag", "end"}
+    assert all(grown[name] >= spent[name] > 0 for name in spent)
 
     text = flowcore("status", "--repository", str(repository), cwd=repository.parent)
     assert text.returncode == 0, text.stderr
     assert f"live: run pid {process.pid} on direct (continuous)" in text.stdout
     assert "tag -[success]-> end (pipelined)" in text.stdout
     assert "micro-batch" in text.stdout
+    assert "task time" in text.stdout
 
     search = flowcore(
         "provenance", "search", "--type", "CREATE", "--repository", str(repository), cwd=ROOT
@@ -147,3 +152,34 @@ def test_status_of_a_repository_no_run_used_is_one_line(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1
     assert "no flowcore run has used repository" in done.stderr
+
+
+def test_status_shows_each_processors_task_time_as_nifi_does(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """The table per processor has its task time, HH:MM:SS.mmm on its first row; a processor
+    that sent nothing (a sink) has a row of its own for it."""
+    from flowcore.cli import main
+
+    repository = tmp_path / "repository"
+    repository.mkdir()
+    status = {
+        "version": 2,
+        "flow": "timed",
+        "updated": 1_700_000_000_000,
+        "run": {"pid": 1, "runner": "direct", "started": 1, "ended": 2, "elapsed_seconds": 1},
+        "transfers": {"split": {"splits": [6, 47], "original": [4, 53]}},
+        "tasks_duration_nanos": {"split": 3_723_456_789_000, "put": 345_000_000},
+    }
+    (repository / "status.json").write_text(json.dumps(status))
+    assert main(["status", "--repository", str(repository)]) == 0
+    out = capsys.readouterr().out
+    assert "task time" in out
+    rows = [
+        [cell.strip() for cell in line.strip("│").split("│")]
+        for line in out.splitlines()
+        if "split" in line or "put" in line
+    ]
+    assert rows == [
+        ["split", "original", "4", "53", "01:02:03.456"],  # the milliseconds cut
+        ["split", "splits", "6", "47", ""],
+        ["put", "", "", "", "00:00:00.345"],
+    ]

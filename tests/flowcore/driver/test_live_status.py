@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from flowcore import Flow, Processor, Relationship
@@ -170,3 +171,67 @@ def test_a_replayed_flowfile_is_counted_by_the_next_run(tmp_path: Path) -> None:
     result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=SETTINGS)
     assert result.count("tag", "success") == 2  # a new one and the replayed one
     assert read_status(tmp_path / "repo")["replayed"] == 1  # type: ignore[index]
+
+
+class Slow(Processor):
+    """Takes SLOW_SECONDS per FlowFile: a task time no clock can read short."""
+
+    relationships = (Relationship("success", "all"),)
+
+    def on_trigger(self, context, session):  # type: ignore[no-untyped-def]
+        flowfile = session.get()
+        if flowfile is not None:
+            time.sleep(SLOW_SECONDS)
+            session.transfer(flowfile, "success")
+
+
+SLOW_SECONDS = 0.001
+
+
+def test_task_time_is_written_per_processor_and_grows_with_work(tmp_path: Path) -> None:
+    """Each processor of a fused stage has its own task time in status.json (NiFi's
+    Tasks/Time): the slow member at least its sleeps, growing with each stage run."""
+    flow = _timed_flow()
+    repos = RepositorySet.open(tmp_path / "repo", SETTINGS)
+    try:
+        controller = Controller(flow, DirectRunner(), repos, SETTINGS)
+        (stage,) = controller.compiled.stages  # one fused stage: three members, one task
+        controller.run_stage(stage, continuous=True)
+        first = read_status(tmp_path / "repo")
+        controller.run_stage(stage, continuous=True)
+        second = read_status(tmp_path / "repo")
+        controller.close()
+    finally:
+        repos.close()
+    assert first is not None
+    assert second is not None
+    times = first["tasks_duration_nanos"]
+    assert set(times) == {"gen", "slow", "tag"}
+    assert all(n > 0 for n in times.values())
+    before = first["transfers"]["slow"]["success"][0]
+    assert times["slow"] >= before * SLOW_SECONDS * 1e9 > 0
+    grown = second["tasks_duration_nanos"]
+    more = second["transfers"]["slow"]["success"][0] - before
+    assert grown["slow"] - times["slow"] >= more * SLOW_SECONDS * 1e9 > 0
+    assert all(grown[name] > times[name] for name in times)
+
+
+def test_the_run_result_keeps_the_task_times_status_json_shows(tmp_path: Path) -> None:
+    """A run's result carries the same per-processor task times as its last status.json."""
+    result = run_flow(_timed_flow(), "direct", repository=tmp_path / "repo", settings=SETTINGS)
+    status = read_status(tmp_path / "repo")
+    assert status is not None
+    assert result.tasks_duration_nanos == status["tasks_duration_nanos"]
+    slept = result.transfers["slow"]["success"][0] * SLOW_SECONDS * 1e9
+    assert result.tasks_duration_nanos["slow"] >= slept > 0
+
+
+def _timed_flow() -> Flow:
+    flow = Flow("timed")
+    gen = flow.add(GenerateFlowFile(custom_text="x", batch_size=2), name="gen")
+    slow = flow.add(Slow(), name="slow")
+    tag = flow.add(UpdateAttribute(), name="tag")
+    flow.connect(gen, slow)
+    flow.connect(slow, tag)
+    flow.auto_terminate(tag, "success")
+    return flow

@@ -3,6 +3,7 @@ is rolled back as any other."""
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -86,3 +87,40 @@ def test_a_session_failing_after_its_batches_went_on_is_rolled_back_as_any_other
         settings=SETTINGS,
     )
     assert result.count("tag", "success") == 6  # three generations of two, one child each
+
+
+class _Sleepy(Processor):
+    """Takes SLEEP seconds per batch it is handed (its batch form) or FlowFile."""
+
+    relationships = (Relationship("success"),)
+
+    def on_trigger(self, context, session):  # type: ignore[no-untyped-def]
+        flowfile = session.get()
+        if flowfile is not None:
+            time.sleep(SLEEP)
+            session.transfer(flowfile, "success")
+
+    def transform_batch(self, context, batch):  # type: ignore[no-untyped-def]
+        time.sleep(SLEEP)
+        return "success", batch
+
+
+SLEEP = 0.02
+
+
+def test_the_time_of_an_attempt_run_again_after_a_hand_over_counts(tmp_path: Path) -> None:
+    """The member after a session that failed after handing its batches on ran in the first
+    attempt only (the second holds the batches, which then roll back): its task time still
+    counts that run, as NiFi counts a rolled back task's time."""
+    flow = Flow("handed-time")
+    gen = flow.add(GenerateFlowFile(batch_size=2, custom_text="ab"), name="gen")
+    fork = flow.add(_ForkThenFail(fail=True), name="fork")
+    sleepy = flow.add(_Sleepy(), name="sleepy")
+    flow.connect(gen, fork, durable=True)
+    flow.connect(fork, sleepy, "splits")
+    flow.auto_terminate(fork, "original")
+    flow.auto_terminate(sleepy, "success")
+    settings = attrs.evolve(SETTINGS, batch_hand_over_flowfiles=0)
+    result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=settings)
+    assert result.count("sleepy", "success") == 0  # nothing it did was committed
+    assert result.tasks_duration_nanos["sleepy"] >= SLEEP * 1e9  # but it ran

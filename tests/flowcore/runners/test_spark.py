@@ -110,7 +110,8 @@ def test_custom_processor_example_runs_on_spark(tmp_path: Path, spark) -> None: 
 
 def test_file_splitter_blocks_are_read_in_place_by_the_executors(tmp_path: Path, spark) -> None:  # type: ignore[no-untyped-def]
     """FileSplitter's zero-copy blocks, defragmented on Spark, give every file back; only the
-    merged outputs were written to the content repository, never a copy of the input."""
+    merged outputs were written to the content repository, never a copy of the input; each
+    processor's task time comes back from the executors."""
     defragment = _example("defragment_roundtrip")
     defragment.generate(tmp_path / "in", files=3)
     flow = Flow("split-on-spark")
@@ -127,6 +128,8 @@ def test_file_splitter_blocks_are_read_in_place_by_the_executors(tmp_path: Path,
     result = run_flow(flow, spark, repository=tmp_path / "repo", settings=SETTINGS)
     assert _tree(tmp_path / "out") == _tree(tmp_path / "in")
     assert result.count("split", "blocks") > 3
+    # each processor's task time came back with its tasks' results, from the executors too
+    assert all(result.tasks_duration_nanos[name] > 0 for name in ("split", "merge", "put"))
     written = sum(
         _content_bytes(p) for p in (tmp_path / "repo" / "content").rglob("*") if p.is_file()
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from collections.abc import Iterator
 from urllib.parse import quote
@@ -75,6 +76,20 @@ def test_status_counts_per_processor_and_queue_with_back_pressure_fill(client) -
     assert (queue["queued_count"], queue["queued_bytes"]) == (6, 47)
     assert queue["back_pressure_fill"] == 6.0  # 6 of the 100 FlowFiles threshold
     assert status["processors"]["put"]["state"] == "DISABLED"
+
+
+def test_status_has_each_processors_task_time_as_nifi_shows_it(client) -> None:
+    """Tasks/Time: the nanoseconds each processor's tasks ran and NiFi's HH:MM:SS.mmm, for
+    the run and its last five minutes (the run ended within them: the same); none for a
+    disabled processor."""
+    status = client.get("/api/status").json()
+    split = status["processors"]["split"]
+    assert split["tasks_duration_nanos"] > 0
+    assert re.fullmatch(r"\d\d:\d\d:\d\d\.\d\d\d", split["tasks_duration"])
+    assert split["window"]["tasks_duration_nanos"] == split["tasks_duration_nanos"]
+    assert split["window"]["tasks_duration"] == split["tasks_duration"]
+    put = status["processors"]["put"]
+    assert (put["tasks_duration_nanos"], put["tasks_duration"]) == (0, "00:00:00.000")
 
 
 def test_queue_listing_pages_in_queue_order(client) -> None:

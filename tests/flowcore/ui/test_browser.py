@@ -127,8 +127,8 @@ def _shot(page: Any, name: str) -> None:
 
 
 def test_the_canvas_shows_every_processor_with_its_counts(page) -> None:
-    """Five boxes with names and types; this run's split In 4 and Out 10, the put queue holds 6;
-    the 5-minute window beside them in the panel."""
+    """Five boxes with names and types; this run's split In 4 and Out 10 and its Tasks/Time,
+    the put queue holds 6; the 5-minute window beside them in the panel."""
     page.select_option("#window", "run")
     names = page.locator("g.processor text.name").all_text_contents()
     assert sorted(names) == ["get", "put", "split", "tag", "unpack"]
@@ -138,6 +138,8 @@ def test_the_canvas_shows_every_processor_with_its_counts(page) -> None:
     put = page.locator("g.processor[data-id='put']")
     assert "state-disabled" in put.get_attribute("class")
     assert put.locator(".stat-in").text_content() == "6 (47 bytes)"  # its share of tag's clones
+    tasks = split.locator(".stat-taskstime").text_content()  # NiFi's Tasks/Time
+    assert re.fullmatch(r"1 / \d\d:\d\d:\d\d\.\d{3}", tasks), tasks
     queued = page.locator("g.connection[data-id='tag:success->put'] .queued").text_content()
     assert queued == "Queued 6 (47 bytes)"
     page.check("#stages")
@@ -152,6 +154,7 @@ def test_the_canvas_shows_every_processor_with_its_counts(page) -> None:
     stats = page.locator("#processor-stats").inner_text()
     assert "Last 5 min" in stats or "Last since" in stats
     assert "4 (53 bytes)" in stats  # this run's In
+    assert re.search(r"Time\s+\d\d:\d\d:\d\d\.\d{3}\s+\d\d:\d\d:\d\d\.\d{3}", stats), stats
     page.select_option("#window", "five")
     assert split.locator(".stat-window").text_content() == "5 min"
 

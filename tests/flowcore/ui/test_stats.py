@@ -24,12 +24,14 @@ FLOW = {
 
 
 def test_fill_is_the_fuller_threshold_and_counts_flow_through() -> None:
-    """The fill is the larger of objects and bytes; b's in is what a sent it."""
+    """The fill is the larger of objects and bytes; b's in is what a sent it; task time as
+    NiFi writes it."""
     status = {
         "flow": "f",
         "live": True,
         "transfers": {"a": {"success": [3, 900]}},
         "stages": {"stage-1": {"runs": 2}},
+        "tasks_duration_nanos": {"a": 3_723_456_789_000},
         "connections": [{"id": "a:success->b", "flowfiles": 3, "bytes": 768}],
     }
     shown = status_for_ui(FLOW, status)
@@ -37,6 +39,10 @@ def test_fill_is_the_fuller_threshold_and_counts_flow_through() -> None:
     assert shown["processors"]["b"]["in_count"] == 3
     assert shown["processors"]["a"] == {**shown["processors"]["a"], "out_bytes": 900, "tasks": 2}
     assert shown["processors"]["a"]["state"] == "RUNNING"  # live
+    # NiFi's Tasks/Time: 1 h 2 min 3.456789 s, the milliseconds cut
+    assert shown["processors"]["a"]["tasks_duration_nanos"] == 3_723_456_789_000
+    assert shown["processors"]["a"]["tasks_duration"] == "01:02:03.456"
+    assert shown["processors"]["b"]["tasks_duration"] == "00:00:00.000"
     assert shown["processors"]["b"]["state"] == "DISABLED"
 
 
@@ -90,13 +96,15 @@ def _shown(updated: int, started: int, count: int, ended: int | None = None) -> 
         "run": {"pid": 7, "started": started, "ended": ended},
         "transfers": {"a": {"success": [count, count * 10]}},
         "stages": {"stage-1": {"runs": count}},
+        "tasks_duration_nanos": {"a": count * 1_000_000, "b": count * 2_000_000},
     }
     return status_for_ui(FLOW, status)
 
 
 def test_the_five_minute_window_is_now_less_five_minutes_ago() -> None:
     """A run older than five minutes: the window counts what came since the snapshot from
-    five minutes ago; a run that started within it counts whole; one that ended before, zero."""
+    five minutes ago (task time too); a run that started within it counts whole; one that
+    ended before, zero."""
     from flowcore.ui.stats import WINDOW_MS, FiveMinuteWindow
 
     minute = WINDOW_MS // 5
@@ -107,6 +115,9 @@ def test_the_five_minute_window_is_now_less_five_minutes_ago() -> None:
     later = window.apply(_shown(7 * minute, 0, 100), view, now=7 * minute)
     assert later["processors"]["a"]["window"]["out_count"] == 70  # 100 now, 30 at minute 2
     assert later["processors"]["a"]["window"]["tasks"] == 70
+    assert later["processors"]["b"]["window"]["tasks_duration_nanos"] == 140_000_000
+    assert later["processors"]["b"]["window"]["tasks_duration"] == "00:00:00.140"
+    assert later["processors"]["b"]["tasks_duration"] == "00:00:00.200"  # the run's
     assert later["processors"]["b"]["window"]["in_count"] == 70
     assert later["five_minutes"]["complete"] is True
     fresh = FiveMinuteWindow().apply(_shown(7 * minute, 6 * minute, 5), view, now=7 * minute)
@@ -114,6 +125,7 @@ def test_the_five_minute_window_is_now_less_five_minutes_ago() -> None:
     over = _shown(20 * minute, 0, 9, ended=10 * minute)
     ended = FiveMinuteWindow().apply(over, view, now=20 * minute)
     assert ended["processors"]["a"]["window"]["out_count"] == 0
+    assert ended["processors"]["a"]["window"]["tasks_duration_nanos"] == 0
     late = FiveMinuteWindow().apply(_shown(9 * minute, 0, 50), view, now=9 * minute)
     assert late["processors"]["a"]["window"]["out_count"] == 0  # no older snapshot: from now
     assert late["five_minutes"] == {**late["five_minutes"], "start": 9 * minute, "complete": False}
