@@ -55,6 +55,9 @@ __all__ = ["CsvReaderOptions", "read_csv"]
 
 #: The longest value the csv module takes (its default, 128 KiB, is below what NiFi reads).
 FIELD_SIZE_LIMIT = 1 << 26
+#: Rows per batch the ``csv`` module's split gives at most: its rows are Python lists of
+#: strings (about 60 bytes a value), so it holds far fewer than Arrow's compact columns.
+PYTHON_BATCH_ROWS = 8192
 
 
 @attrs.frozen
@@ -79,7 +82,11 @@ class CsvReaderOptions:
         trim_double_quote: "Trim Double Quote" (remove one pair of surrounding quotes).
         date_format / time_format / timestamp_format: "Date Format", "Time Format",
             "Timestamp Format" (Java patterns; None: NiFi's defaults).
-        batch_size: rows per Arrow batch (memory bound; not a NiFi property).
+        batch_size: rows per Arrow batch at most (not a NiFi property). Rows the ``csv``
+            module splits (the Python path) come at most :data:`PYTHON_BATCH_ROWS` a batch.
+        batch_bytes: bytes of values per batch at most where Arrow splits the rows (the
+            memory bound; not a NiFi property): a batch ends at the Arrow block (64 KiB of
+            content) that reaches it, so its rows depend on their width, not their number.
         inference_sample: rows schema inference reads (not a NiFi property).
     """
 
@@ -98,7 +105,8 @@ class CsvReaderOptions:
     date_format: str | None = nifi("Date Format", None)
     time_format: str | None = nifi("Time Format", None)
     timestamp_format: str | None = nifi("Timestamp Format", None)
-    batch_size: int = 8192
+    batch_size: int = 1 << 16
+    batch_bytes: int = 1 << 20
     inference_sample: int = 10_000
 
     def dialect(self) -> CsvDialect:
@@ -161,6 +169,7 @@ def _read(
         dialect,
         first_line_is_header=options.first_line_is_header,
         batch_size=options.batch_size,
+        batch_bytes=options.batch_bytes,
     )
     progress = _Progress()
     chunks = (_csv_arrow.ArrowColumns(columns) for columns in split.chunks())
@@ -196,7 +205,7 @@ def _read_python(
         skip = progress.given
         if skip:
             next(itertools.islice(rows, skip - 1, skip), None)
-        chunks = _row_chunks(rows, options.batch_size)
+        chunks = _row_chunks(rows, min(options.batch_size, PYTHON_BATCH_ROWS))
         yield from _records(lambda: header, chunks, options, dialect, schema, progress=progress)
     except UnicodeDecodeError as exc:
         msg = f"the content is not {options.character_set} text ({exc.reason})"
@@ -248,13 +257,17 @@ def _records(
         schema = _infer_schema(columns, sample, dialect, options)
     progress.schema = schema
     positions = _positions(schema, header, options)
-    clean = functools.partial(_clean_column, dialect=dialect, options=options)
+    convert = functools.partial(
+        _convert,
+        schema=schema,
+        arrow=schema.to_arrow(),
+        temporal=options.temporal,
+        clean=functools.partial(_clean_column, dialect=dialect, options=options),
+    )
     empty = True
     for chunk in _then(head, chunks):
         empty = False
-        yield from _batch(
-            chunk, positions, schema, options.temporal, before=progress.given, clean=clean
-        )
+        yield from _batch(chunk, positions, before=progress.given, convert=convert)
         progress.given += chunk.num_rows
     if empty and schema.fields:  # a header alone still names the fields (NiFi's reader knows them)
         yield pa.RecordBatch.from_pylist([], schema=schema.to_arrow())
@@ -571,25 +584,25 @@ class _BadValue(Exception):
 def _batch(
     rows: _csv_arrow.Columns,
     positions: list[int | None],
-    schema: RecordSchema,
-    temporal: TemporalFormats,
     *,
     before: int,
-    clean: Callable[[pa.Array], pa.Array],
+    convert: Callable[[_csv_arrow.Columns, list[int | None]], pa.RecordBatch],
 ) -> Iterator[pa.RecordBatch]:
     """The batch of *rows*; when a value does not fit, the rows before it, then the error."""
     try:
-        yield _convert(rows, positions, schema, temporal, clean)
+        yield convert(rows, positions)
     except _BadValue as bad:
         if bad.row:
-            yield _convert(rows.head(bad.row), positions, schema, temporal, clean)
+            yield convert(rows.head(bad.row), positions)
         raise record_error(before + bad.row + 1, None, bad.field, str(bad)) from None
 
 
 def _convert(
     rows: _csv_arrow.Columns,
     positions: list[int | None],
+    *,
     schema: RecordSchema,
+    arrow: pa.Schema,
     temporal: TemporalFormats,
     clean: Callable[[pa.Array], pa.Array],
 ) -> pa.RecordBatch:
@@ -600,7 +613,7 @@ def _convert(
         else:
             strings = clean(rows.column(position))
         arrays.append(_column(strings, field, temporal))
-    return pa.RecordBatch.from_arrays(arrays, schema=schema.to_arrow())
+    return pa.RecordBatch.from_arrays(arrays, schema=arrow)
 
 
 _VECTOR_CASTS = frozenset({*INTEGRAL, "float", "double", "decimal"}) - {"bigint"}
