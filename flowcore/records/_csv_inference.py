@@ -150,9 +150,13 @@ def _column_of_one_kind(text: pa.Array, temporal: TemporalFormats) -> list[DataT
     booleans = _count(pc.or_(pc.equal(lower, "true"), pc.equal(lower, "false")))
     if booleans:
         return [BOOLEAN] if booleans == count else None
-    first = _first_temporal(text, temporal)
-    if first is not None and first[0].null_count == text.null_count:
-        return [_TEXT_TYPES[first[1]]]
+    # a column all of the first temporal format: its first value must be (one regex tells)
+    java = next((p for p in (temporal.timestamp, temporal.date, temporal.time) if p), None)
+    head = text.drop_null()[0].as_py()
+    if java is not None and formats.pattern(java).matches(head):
+        first = _first_temporal(text, temporal)
+        if first is not None and first[0].null_count == text.null_count:
+            return [_TEXT_TYPES[first[1]]]
     maybe = _maybe_temporal(text, temporal)
     if maybe is None or not pc.any(maybe).as_py():
         return [STRING]
