@@ -41,7 +41,7 @@ from flowcore.properties import PropertyDescriptor
 from flowcore.records.schema import RecordSchema
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
-from processors.record_services._streams import buffered
+from processors.record_services._streams import TellingWriter, buffered
 from processors.record_services.schema_access import (
     RecordReaderService,
     RecordWriter,
@@ -185,7 +185,7 @@ def write_records(
     seen = dict(flowfile.attributes if attributes is None else attributes)
 
     def produce(out: Any) -> None:
-        record_writer = writer.create_writer(schema, seen, _Tell(out))
+        record_writer = writer.create_writer(schema, seen, TellingWriter(out))
         for batch in batches:
             record_writer.write(batch)
             release_unused()
@@ -213,7 +213,7 @@ def convert(
     def callback(source: Any, out: Any) -> None:
         records = _records(reader, attributes, source)
         record_writer: RecordWriter | None = None
-        target = _Tell(out)
+        target = TellingWriter(out)
         for batch in records:
             piece = transform(batch) if transform is not None else batch
             if record_writer is None:
@@ -228,39 +228,6 @@ def convert(
 
     updated = session.rewrite(flowfile, callback)
     return updated, written, int(written.get("record.count", "0"))
-
-
-class _Tell:
-    """The session's output stream with ``tell`` (pyarrow's Parquet writer asks for it)."""
-
-    def __init__(self, out: Any) -> None:
-        self._out = out
-        self._position = 0
-        self.closed = False
-
-    def write(self, data: Any) -> int:
-        size = len(memoryview(data).cast("B")) if not isinstance(data, bytes) else len(data)
-        self._out.write(data)
-        self._position += size
-        return size
-
-    def tell(self) -> int:
-        return self._position
-
-    def flush(self) -> None:
-        return None
-
-    def writable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return False
-
-    def readable(self) -> bool:
-        return False
-
-    def close(self) -> None:
-        self.closed = True
 
 
 def failure_message(error: BaseException) -> str:

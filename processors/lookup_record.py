@@ -31,11 +31,11 @@ from processors._record_io import (
     RECORD_FAILURES,
     RECORD_READER,
     RECORD_WRITER,
-    _Tell,
     read_records,
 )
 from processors._record_io import services as record_services
 from processors.lookup_services.base import LookupFailureError, LookupService
+from processors.record_services._streams import TellingWriter
 from processors.record_services.schema_access import RecordWriter, RecordWriterService
 
 __all__ = ["LookupRecord"]
@@ -488,7 +488,7 @@ class _RoutedWrite:
         self._attributes = flowfile.attributes
         self._writer = writer
         self._children = children
-        self._streams: dict[str, _Tell] = {}
+        self._streams: dict[str, TellingWriter] = {}
         self._writers: dict[str, RecordWriter] = {}
         self._counts = {relationship.name: 0 for _, relationship in children}
         self._written: dict[str, dict[str, str]] = {}
@@ -508,7 +508,7 @@ class _RoutedWrite:
             child, relationship = self._children[index]
 
             def produce(out: Any) -> None:
-                self._streams[relationship.name] = _Tell(out)
+                self._streams[relationship.name] = TellingWriter(out)
                 nest(index + 1)
 
             updated[index] = self._session.write(child, produce)

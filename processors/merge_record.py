@@ -33,10 +33,10 @@ from processors._record_io import (
     RECORD_FAILURES,
     RECORD_READER,
     RECORD_WRITER,
-    _Tell,
     read_records,
     services,
 )
+from processors.record_services._streams import TellingWriter
 from processors.record_services.schema_access import RecordReaderService, RecordWriterService
 
 __all__ = ["MergeRecord"]
@@ -425,7 +425,9 @@ class _Measure:
 
     def __init__(self, writer: RecordWriterService, schema: Any, flowfile: FlowFile) -> None:
         self._counter = _Counter()
-        self._writer = writer.create_writer(schema, flowfile.attributes, _Tell(self._counter))
+        self._writer = writer.create_writer(
+            schema, flowfile.attributes, TellingWriter(self._counter)
+        )
 
     @property
     def bytes(self) -> int:
@@ -487,7 +489,7 @@ def _write_bundle(
 
     def produce(out: Any) -> None:
         nonlocal counted
-        target = _Tell(out)
+        target = TellingWriter(out)
         record_writer = None
         schema: RecordSchema | None = None
         for flowfile in contents:

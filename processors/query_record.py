@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Iterator, Mapping
 from typing import ClassVar
 
@@ -42,23 +43,42 @@ RESULT_BATCH_ROWS = 65536
 #: run over; a larger content is streamed to each query (memory: a batch).
 TABLE_BYTES = 16 << 20
 
-_connections = threading.local()
 
+class DuckConnections:
+    """One DuckDB connection per thread for one QueryRecord, all closed when it stops.
 
-def _connection() -> duckdb.DuckDBPyConnection:
-    """This thread's DuckDB connection (made once: ~10 ms each, against ~1 ms a query).
-
-    A connection is not shared between threads; each query registers FLOWFILE and
-    unregisters it after.
+    A connection costs ~10 ms to open against ~1 ms a query, so a thread keeps its own (a
+    connection is not shared between threads; each query registers FLOWFILE and unregisters
+    it after). :meth:`close` (the processor's ``on_stopped``, or the processor being
+    collected, as on a Spark executor that drops its copy) closes every one.
     """
-    connection = getattr(_connections, "connection", None)
-    if connection is None:
-        connection = duckdb.connect()
-        connection.execute("SET threads TO 1")  # flowcore runs tasks in parallel
-        # Calcite compares text with numbers by casting; DuckDB does when asked
-        connection.execute("SET old_implicit_casting = true")
-        _connections.connection = connection
-    return connection
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_thread: dict[int, duckdb.DuckDBPyConnection] = {}
+
+    def __len__(self) -> int:
+        return len(self._by_thread)
+
+    def get(self) -> duckdb.DuckDBPyConnection:
+        """This thread's connection (opened at its first query)."""
+        thread = threading.get_ident()
+        connection = self._by_thread.get(thread)
+        if connection is None:
+            connection = duckdb.connect()
+            connection.execute("SET threads TO 1")  # flowcore runs tasks in parallel
+            # Calcite compares text with numbers by casting; DuckDB does when asked
+            connection.execute("SET old_implicit_casting = true")
+            with self._lock:
+                self._by_thread[thread] = connection
+        return connection
+
+    def close(self) -> None:
+        """Close every thread's connection (the next query opens a new one)."""
+        with self._lock:
+            connections, self._by_thread = list(self._by_thread.values()), {}
+        for connection in connections:
+            connection.close()
 
 
 REL_ORIGINAL = Relationship(
@@ -206,6 +226,28 @@ class QueryRecord(Processor):
                 )
         return problems
 
+    def _duck(self) -> DuckConnections:
+        """This processor's DuckDB connections (made at the first query, closed when stopped)."""
+        connections = self.__dict__.get("_connections")
+        if connections is None:
+            connections = DuckConnections()
+            self.__dict__["_connections"] = connections
+            weakref.finalize(self, connections.close)
+        return connections
+
+    def on_stopped(self, context: ProcessContext) -> None:
+        """Close the DuckDB connection of every thread that ran a query."""
+        del context
+        connections = self.__dict__.get("_connections")
+        if connections is not None:
+            connections.close()
+
+    def __getstate__(self) -> dict[str, object]:
+        """Pickled without the DuckDB connections (each copy opens its own)."""
+        state = self.__dict__.copy()
+        state.pop("_connections", None)
+        return state
+
     def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
         """Run every query over one FlowFile."""
         original = session.get()
@@ -275,8 +317,8 @@ class QueryRecord(Processor):
             table = _batch_reader(records).read_all()
         return self._run(session, original, table, writer, name=name, sql=sql)
 
-    @staticmethod
     def _run(
+        self,
         session: ProcessSession,
         original: FlowFile,
         records: pa.Table | pa.RecordBatchReader,
@@ -287,7 +329,7 @@ class QueryRecord(Processor):
     ) -> tuple[FlowFile, int]:
         """Run *sql* over *records* (registered as FLOWFILE, not copied) into a new child."""
         child = session.create(original)
-        connection = _connection()
+        connection = self._duck().get()
         try:
             connection.register(TABLE, records)
             try:

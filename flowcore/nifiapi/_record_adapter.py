@@ -40,7 +40,8 @@ from flowcore.records.json_reader import JsonReaderOptions, read_json
 from flowcore.records.json_writer import JsonWriterOptions, write_json
 from flowcore.records.schema import RecordSchema
 from nifiapi.recordtransform import CachingAttributeMap
-from processors._record_io import RECORD_READER, RECORD_WRITER, _Tell, read_records, services
+from processors._record_io import RECORD_READER, RECORD_WRITER, read_records, services
+from processors.record_services._streams import TellingWriter
 
 if TYPE_CHECKING:
     from flowcore.flowfile import FlowFile
@@ -152,7 +153,7 @@ class _Destination:
         schema = self.schema or RecordSchema(())
 
         def produce(out: Any) -> None:
-            record_writer = writer.create_writer(schema, attributes, _Tell(out))
+            record_writer = writer.create_writer(schema, attributes, TellingWriter(out))
             for batch in self.batches():
                 record_writer.write(batch)
             written.update(record_writer.finish())

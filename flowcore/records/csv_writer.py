@@ -12,6 +12,7 @@ times and timestamps as epoch milliseconds unless a format is set.
 
 from __future__ import annotations
 
+import codecs
 import datetime as dt
 import re
 from collections.abc import Iterable
@@ -117,6 +118,7 @@ class CsvRecordWriter:
         except LookupError:
             msg = f"Character Set {options.character_set!r} is not a known encoding"
             raise ConfigurationError(msg) from None
+        self._utf8 = codecs.lookup(options.character_set).name == "utf-8"
         self._temporal = {
             "date": options.date_format,
             "time": options.time_format,
@@ -134,7 +136,55 @@ class CsvRecordWriter:
         self._header_written = True
 
     def write(self, batch: pa.RecordBatch | pa.Table) -> None:
-        """Write every record of *batch* (each column rendered to text at once)."""
+        """Write every record of *batch*.
+
+        Each column is rendered to text, quoted or escaped and joined into records with Arrow's
+        string kernels (:meth:`CsvPrinter.column`); a format whose escaping the kernels cannot
+        say exactly (:meth:`CsvPrinter.vectorised`) prints record by record.
+        """
+        fields = self._schema.fields
+        if not fields or not self._printer.vectorised:
+            self._write_records(batch)
+            return
+        out: list[str] = []
+        self._header(out)
+        printer = self._printer
+        cells = [
+            printer.column(
+                self._texts(_column(batch, f.name, f.type), f.type),
+                numeric=f.type.name in _NUMERIC,
+                new_record=index == 0,
+            )
+            for index, f in enumerate(fields)
+        ]
+        if printer.d.trailing_delimiter:
+            cells.append(pa.array([""] * batch.num_rows, pa.string()))
+        lines = pc.binary_join_element_wise(*cells, printer.d.delimiter)
+        lines = pc.binary_join_element_wise(lines, printer.d.record_separator, "")
+        head = "".join(out).encode(self._options.character_set)
+        body = _string_bytes(lines)
+        if self._utf8:
+            self._stream.write(head + bytes(body) if head else body)
+        else:
+            text = bytes(body).decode("utf-8")
+            self._stream.write(head + text.encode(self._options.character_set))
+        self._count += batch.num_rows
+
+    def _texts(self, array: pa.Array, dtype: DataType) -> pa.Array:
+        """:meth:`_column` as an Arrow string array, by Arrow's kernels where they can."""
+        kind = dtype.name
+        if kind in ("byte", "short", "int", "long"):
+            return pc.cast(array, pa.string())
+        if kind == "boolean":
+            return pc.if_else(array, "true", "false")
+        if kind in ("string", "uuid", "char", "enum"):
+            return array.cast(pa.string())
+        if kind in ("float", "double"):
+            return formats.java_number_column(array, single=kind == "float")
+        return pa.array(self._column(array, dtype), pa.string())
+
+    def _write_records(self, batch: pa.RecordBatch | pa.Table) -> None:
+        """:meth:`write` record by record through :meth:`CsvPrinter.record`."""
         out: list[str] = []
         self._header(out)
         fields = self._schema.fields
@@ -228,6 +278,14 @@ def _column(batch: pa.RecordBatch | pa.Table, name: str, dtype: DataType) -> pa.
     return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
 
 
+def _string_bytes(strings: pa.Array) -> memoryview:
+    """The UTF-8 bytes of every value of a string array with no nulls, one after another."""
+    offsets = memoryview(strings.buffers()[1]).cast("i")
+    start, stop = offsets[strings.offset], offsets[strings.offset + len(strings)]
+    data = strings.buffers()[2]
+    return memoryview(data)[start:stop] if data is not None else memoryview(b"")
+
+
 def _temporal(value: dt.date | dt.time, pattern: str | None) -> str:
     if pattern:
         return formats.pattern(pattern).format(value)
@@ -254,6 +312,85 @@ class CsvPrinter:
         self._escape = dialect.escape if dialect.escape else dialect.quote
         specials = {"\n", "\r", dialect.quote, self._escape, dialect.delimiter} - {None, ""}
         self._specials = re.compile("|".join(re.escape(c) for c in sorted(specials)))  # type: ignore[arg-type]
+
+    @property
+    def vectorised(self) -> bool:
+        """Whether :meth:`column` gives :meth:`record`'s text for this format.
+
+        Its replacements run one after another, so the characters they insert must not be
+        ones a later replacement takes: the delimiter, quote and escape must be single,
+        distinct characters, none a line break, ``n`` or ``r``.
+        """
+        d = self.d
+        chars = [c for c in (d.delimiter, d.quote, d.escape) if c is not None]
+        return all(len(c) == 1 and c not in "\r\nnr" for c in chars) and len(set(chars)) == len(
+            chars
+        )
+
+    def column(self, texts: pa.Array, *, numeric: bool, new_record: bool) -> pa.Array:
+        """:meth:`_value` of every text of a column at once (no nulls in the result).
+
+        Args:
+            texts: each value's text, null for a null value.
+            numeric: the column is a number's (``NON_NUMERIC`` leaves it unquoted).
+            new_record: the column is the record's first (an empty value is quoted).
+        """
+        d = self.d
+        nulls = pc.is_null(texts)
+        if d.trim:
+            texts = pc.utf8_trim(texts, _TRIMMED)
+        if d.quote and d.quote_mode != QUOTE_NONE:
+            mode = d.quote_mode
+            if mode in (QUOTE_ALL, QUOTE_ALL_NON_NULL) or (
+                mode == QUOTE_NON_NUMERIC and not numeric
+            ):
+                quote: pa.Array | bool = True
+            elif mode == QUOTE_NON_NUMERIC:
+                quote = False
+            else:
+                quote = self._needs_quotes(texts, new_record)
+            if quote is not False:
+                quoted = self._quoted(texts)
+                texts = quoted if quote is True else pc.if_else(quote, quoted, texts)
+        elif d.escape:
+            texts = self._escaped(texts)
+        if d.null_string is None:
+            null = ""
+        elif d.quote_mode == QUOTE_ALL and d.quote:
+            null = d.quote + d.null_string + d.quote
+        else:
+            null = d.null_string
+        return pc.if_else(nulls, null, texts) if pc.any(nulls).as_py() else texts
+
+    def _needs_quotes(self, texts: pa.Array, new_record: bool) -> pa.Array:
+        """:meth:`_minimal_needs_quote` of every text."""
+        first = pc.utf8_slice_codeunits(texts, 0, 1)
+        last = pc.utf8_slice_codeunits(texts, -1, 1 << 30)
+        needs = pc.or_(pc.less_equal(first, "#"), pc.less_equal(last, " "))
+        specials = {"\n", "\r", self.d.quote, self._escape, self.d.delimiter} - {None, ""}
+        for char in sorted(specials):  # type: ignore[type-var]
+            needs = pc.or_(needs, pc.match_substring(texts, char))
+        return pc.fill_null(pc.if_else(pc.equal(texts, ""), new_record, needs), False)
+
+    def _quoted(self, texts: pa.Array) -> pa.Array:
+        """The texts in quotes, the quote and escape characters escaped (:meth:`_with_quotes`)."""
+        q = self.d.quote or '"'
+        escape = self._escape or q
+        if escape != q:
+            texts = pc.replace_substring(texts, escape, escape + escape)
+        texts = pc.replace_substring(texts, q, escape + q)
+        return pc.binary_join_element_wise(q, texts, q, "")
+
+    def _escaped(self, texts: pa.Array) -> pa.Array:
+        """:meth:`_with_escapes` of every text (the escape first: later ones insert it)."""
+        d = self.d
+        escape = d.escape or ""
+        texts = pc.replace_substring(texts, escape, escape + escape)
+        texts = pc.replace_substring(texts, "\n", escape + "n")
+        texts = pc.replace_substring(texts, "\r", escape + "r")
+        for char in {d.delimiter, d.quote} - {None, "", escape}:
+            texts = pc.replace_substring(texts, char, escape + char)  # type: ignore[arg-type]
+        return texts
 
     def record(self, cells: Iterable[tuple[str | None, bool]]) -> str:
         """One record; each cell is its text (None for null) and whether it is a number."""

@@ -148,8 +148,17 @@ def coerce(value: Any, dtype: DataType, formats_: TemporalFormats, name: str) ->
 
 
 def _mismatch(name: str, value: Any, dtype: DataType) -> FieldError:
-    """NiFi's IllegalTypeConversionException message, naming the value, its class and the field."""
-    text = to_text(value)
+    """NiFi's IllegalTypeConversionException message, naming the value, its class and the field.
+
+    A nested record prints as NiFi's ``MapRecord.toString``: its serialized form, the JSON text
+    its reader read (``{"a":1}``, as Jackson's ``JsonNode.toString``), which is what NiFi's
+    JSON readers attach; NiFi prints ``MapRecord[{a=1}]`` only for a record without one.
+    """
+    text = (
+        json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+        if isinstance(value, Mapping)
+        else to_text(value)
+    )
     if len(text) > 60:
         text = text[:45] + "..."
     target = _JAVA_TARGETS.get(dtype.name, str(dtype))
@@ -183,7 +192,8 @@ def _java_class(value: Any) -> str:
     if isinstance(value, str):
         return "class java.lang.String"
     if isinstance(value, Mapping):
-        return "class java.util.LinkedHashMap"
+        # a JSON object read for a field that is not a MAP is a record (AbstractJsonRowRecordReader)
+        return "class org.apache.nifi.serialization.record.MapRecord"
     if isinstance(value, (list, tuple)):
         return "class [Ljava.lang.Object;"
     return f"class {type(value).__name__}"

@@ -1,11 +1,11 @@
-"""Byte streams the codecs can read: buffered, with bytes put back, or seekable."""
+"""Byte streams for the codecs: buffered, with bytes put back, seekable, or telling."""
 
 from __future__ import annotations
 
 import io
 import shutil
 import tempfile
-from typing import IO
+from typing import IO, Any
 
 #: Bytes a seekable copy keeps in memory before it spills to a temporary file.
 SPOOL_BYTES = 32 << 20
@@ -50,3 +50,42 @@ def seekable(stream: IO[bytes]) -> IO[bytes]:
     shutil.copyfileobj(stream, copy, 1 << 20)  # type: ignore[misc]
     copy.seek(0)
     return copy  # type: ignore[return-value]
+
+
+class TellingWriter:
+    """A session's output stream with ``tell`` (pyarrow's Parquet writer asks for it).
+
+    Every record processor hands its writer one: ``WriteStream`` neither seeks nor tells.
+    """
+
+    def __init__(self, out: Any) -> None:
+        self._out = out
+        self._position = 0
+        self.closed = False
+
+    def write(self, data: Any) -> int:
+        """Write *data* (bytes or any buffer); its size in bytes."""
+        size = len(memoryview(data).cast("B")) if not isinstance(data, bytes) else len(data)
+        self._out.write(data)
+        self._position += size
+        return size
+
+    def tell(self) -> int:
+        """Bytes written so far."""
+        return self._position
+
+    def flush(self) -> None:
+        """Nothing to flush: the session's stream buffers."""
+
+    def writable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return False
+
+    def readable(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        """Mark closed; the session's stream stays open (NiFi's rule)."""
+        self.closed = True

@@ -14,13 +14,13 @@ from flowcore.properties import AllowableValue, ExpressionLanguageScope, Propert
 from flowcore.records.csv_reader import CsvReaderOptions, read_csv
 from flowcore.records.csv_writer import CsvRecordWriter, CsvWriterOptions
 from flowcore.records.schema import STRING, RecordSchema
+from processors.record_services._codec_writer import CodecWriterService
 from processors.record_services._options import options_from
 from processors.record_services._streams import buffered
 from processors.record_services.schema_access import (
     INFER_SCHEMA,
     READER_STRATEGIES,
     RecordReaderService,
-    RecordWriter,
     RecordWriterService,
     date_time_properties,
     schema_access_strategy,
@@ -255,10 +255,12 @@ def _all_strings(stream: IO[bytes], options: CsvReaderOptions) -> Iterator[pa.Re
     return read_csv(buffered(stream, head), header, schema)
 
 
-class CSVRecordSetWriter(RecordWriterService):
+class CSVRecordSetWriter(CodecWriterService):
     """Writes records as CSV (NiFi's CSVRecordSetWriter: Commons CSV's printing, NiFi's bytes)."""
 
     nifi_types: ClassVar = ("org.apache.nifi.csv.CSVRecordSetWriter",)
+    options_type: ClassVar = CsvWriterOptions
+    writer_type: ClassVar = CsvRecordWriter
     tags: ClassVar = ("csv", "result", "set", "recordset", "record", "writer", "serializer", "row")
     property_descriptors: ClassVar = (
         *writer_properties(),
@@ -317,17 +319,6 @@ class CSVRecordSetWriter(RecordWriterService):
         CHARACTER_SET,
     )
 
-    def on_enabled(self, context: ServiceContext) -> None:
-        """Build the codec's options once."""
-        super().on_enabled(context)
-        self._options = options_from(self, CsvWriterOptions)
-        self._per_flowfile = _uses_attributes(self)
-
-    def open_writer(
-        self, stream: IO[bytes], schema: RecordSchema, attributes: Mapping[str, str]
-    ) -> RecordWriter:
-        """The CSV codec's writer."""
-        options = self._options
-        if self._per_flowfile:
-            options = options_from(self, CsvWriterOptions, attributes)
-        return CsvRecordWriter(stream, schema, options)
+    def options_per_flowfile(self) -> bool:
+        """Whether a separator, quote, escape or comment takes Expression Language."""
+        return _uses_attributes(self)

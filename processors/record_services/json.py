@@ -13,13 +13,12 @@ from flowcore.records.json_reader import JsonReaderOptions, read_json
 from flowcore.records.json_writer import JsonRecordWriter, JsonWriterOptions
 from flowcore.records.schema import RecordSchema
 from flowcore.validators import ValidationResult
+from processors.record_services._codec_writer import CodecWriterService
 from processors.record_services._options import options_from
 from processors.record_services.schema_access import (
     INFER_SCHEMA,
     READER_STRATEGIES,
     RecordReaderService,
-    RecordWriter,
-    RecordWriterService,
     date_time_properties,
     schema_access_strategy,
     schema_inference_cache,
@@ -134,10 +133,12 @@ class JsonTreeReader(RecordReaderService):
         return read_json(stream, self._options, schema)
 
 
-class JsonRecordSetWriter(RecordWriterService):
+class JsonRecordSetWriter(CodecWriterService):
     """Writes records as a JSON array or one object per line (NiFi's JsonRecordSetWriter)."""
 
     nifi_types: ClassVar = ("org.apache.nifi.json.JsonRecordSetWriter",)
+    options_type: ClassVar = JsonWriterOptions
+    writer_type: ClassVar = JsonRecordWriter
     tags: ClassVar = ("json", "resultset", "writer", "serialize", "record", "recordset", "row")
     property_descriptors: ClassVar = (
         *writer_properties(),
@@ -254,15 +255,3 @@ class JsonRecordSetWriter(RecordWriterService):
                 )
             )
         return problems
-
-    def on_enabled(self, context: ServiceContext) -> None:
-        """Build the codec's options once."""
-        super().on_enabled(context)
-        self._options = options_from(self, JsonWriterOptions)
-
-    def open_writer(
-        self, stream: IO[bytes], schema: RecordSchema, attributes: Mapping[str, str]
-    ) -> RecordWriter:
-        """The JSON codec's writer."""
-        del attributes
-        return JsonRecordWriter(stream, schema, self._options)

@@ -7,7 +7,6 @@ from typing import IO, ClassVar
 
 import pyarrow as pa
 
-from flowcore.controller_service import ServiceContext
 from flowcore.properties import PropertyDescriptor
 from flowcore.records.parquet_codec import (
     ParquetRecordWriter,
@@ -15,12 +14,10 @@ from flowcore.records.parquet_codec import (
     read_parquet,
 )
 from flowcore.records.schema import RecordSchema
-from processors.record_services._options import options_from
+from processors.record_services._codec_writer import CodecWriterService
 from processors.record_services._streams import seekable
 from processors.record_services.schema_access import (
     RecordReaderService,
-    RecordWriter,
-    RecordWriterService,
     writer_properties,
 )
 
@@ -73,10 +70,12 @@ class ParquetReader(RecordReaderService):
 _COMPRESSIONS = ("UNCOMPRESSED", "SNAPPY", "GZIP", "LZO", "BROTLI", "LZ4", "ZSTD", "LZ4_RAW")
 
 
-class ParquetRecordSetWriter(RecordWriterService):
+class ParquetRecordSetWriter(CodecWriterService):
     """Writes records as one Parquet file (NiFi's ParquetRecordSetWriter); Spark reads it."""
 
     nifi_types: ClassVar = ("org.apache.nifi.parquet.ParquetRecordSetWriter",)
+    options_type: ClassVar = ParquetWriterOptions
+    writer_type: ClassVar = ParquetRecordWriter
     nifi_bundle: ClassVar = _BUNDLE
     tags: ClassVar = (
         "parquet",
@@ -145,15 +144,6 @@ class ParquetRecordSetWriter(RecordWriterService):
         ),
     )
 
-    def on_enabled(self, context: ServiceContext) -> None:
-        """Build the codec's options once (a bad compression fails here)."""
-        super().on_enabled(context)
-        self._options = options_from(self, ParquetWriterOptions)
-        self._options.compression()
-
-    def open_writer(
-        self, stream: IO[bytes], schema: RecordSchema, attributes: Mapping[str, str]
-    ) -> RecordWriter:
-        """The Parquet codec's writer."""
-        del attributes
-        return ParquetRecordWriter(stream, schema, self._options)
+    def check_options(self, options: ParquetWriterOptions) -> None:
+        """A compression flowcore lacks (LZO) fails at enable time, naming the property."""
+        options.compression()

@@ -14,13 +14,11 @@ from flowcore.records.schema import RecordSchema
 from flowcore.records.xml_reader import XmlReaderOptions, read_xml
 from flowcore.records.xml_writer import XmlRecordWriter, XmlWriterOptions
 from flowcore.validators import CHARACTER_SET_VALIDATOR, NON_EMPTY_VALIDATOR, ValidationResult
-from processors.record_services._options import options_from
+from processors.record_services._codec_writer import CodecWriterService
 from processors.record_services.schema_access import (
     INFER_SCHEMA,
     READER_STRATEGIES,
     RecordReaderService,
-    RecordWriter,
-    RecordWriterService,
     date_time_properties,
     schema_access_strategy,
     schema_inference_cache,
@@ -152,10 +150,12 @@ class XMLReader(RecordReaderService):
         return read_xml(stream, self._options(attributes), schema)
 
 
-class XMLRecordSetWriter(RecordWriterService):
+class XMLRecordSetWriter(CodecWriterService):
     """Writes records as XML (NiFi's XMLRecordSetWriter), byte for byte as NiFi does."""
 
     nifi_types: ClassVar = ("org.apache.nifi.xml.XMLRecordSetWriter",)
+    options_type: ClassVar = XmlWriterOptions
+    writer_type: ClassVar = XmlRecordWriter
     tags: ClassVar = ("xml", "resultset", "writer", "serialize", "record", "recordset", "row")
     property_descriptors: ClassVar = (
         *writer_properties(),
@@ -277,15 +277,3 @@ class XMLRecordSetWriter(RecordWriterService):
                 )
             )
         return problems
-
-    def on_enabled(self, context: ServiceContext) -> None:
-        """Build the codec's options once."""
-        super().on_enabled(context)
-        self._options = options_from(self, XmlWriterOptions)
-
-    def open_writer(
-        self, stream: IO[bytes], schema: RecordSchema, attributes: Mapping[str, str]
-    ) -> RecordWriter:
-        """The XML codec's writer."""
-        del attributes
-        return XmlRecordWriter(stream, schema, self._options)

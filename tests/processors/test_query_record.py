@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from flowcore import Flow, ProvenanceEventType
@@ -19,6 +21,7 @@ from processors.record_services import (
 )
 
 POINTS = b"name,points\nTom,1\nJerry,2\nTom,99\n"
+QUERY_ALL = "SELECT * FROM FLOWFILE"
 
 
 def query(
@@ -201,3 +204,22 @@ def test_queries_give_the_same_results_over_the_table_and_over_the_stream(
     assert results[0] == results[1]
     assert results[0]["big"] == b'"name","points"\n"Jerry","2"\n"Tom","99"\n'
     assert results[0]["twice"] == b'"name","n"\n"Jerry","1"\n"Tom","4"\n'
+
+
+def test_the_duckdb_connections_close_when_the_processor_stops() -> None:
+    """Each thread's connection lives across triggers and is closed by on_stopped."""
+    runner = TestRunner(QueryRecord(record_reader="reader", record_writer="writer", q=QUERY_ALL))
+    runner.add_service(CSVReader("reader", treat_first_line_as_header="true"))
+    runner.add_service(CSVRecordSetWriter("writer"))
+    runner.enqueue(POINTS)
+    runner.enqueue(POINTS)
+    runner.run(2, stop_on_finish=False)
+    processor = runner.processor
+    connections = processor._duck()
+    assert len(connections) == 1
+    connection = connections.get()  # this thread's, the one both triggers used
+    assert pickle.loads(pickle.dumps(processor))._duck() is not connections
+    runner.stop()
+    assert len(connections) == 0
+    with pytest.raises(duckdb.ConnectionException):
+        connection.execute("SELECT 1")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 
+import attrs
 import pyarrow as pa
 import pyarrow.csv
 import pytest
@@ -169,6 +170,33 @@ def test_a_late_refusal_falls_back_without_losing_or_repeating_records(
     data = ("a,b\n" + "\n".join(lines) + "\n").encode()
     options = CsvReaderOptions(first_line_is_header=True, batch_size=2, inference_sample=3)
     _assert_same(*_both(data, options, None, 5))
+
+
+@given(_table(), _SCHEMA, st.sampled_from([1, 40, 300, 1 << 20]), st.integers(1, 5))
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_the_records_are_the_same_whatever_the_batch_budget(
+    table: tuple[CsvReaderOptions, str], schema: s.RecordSchema | None, budget: int, repeat: int
+) -> None:
+    """Batches cut by bytes (Arrow blocks of 64 bytes here) give the same records and failure."""
+    options, text = table
+    data = (text * repeat).encode()
+    saved = _csv_arrow.BLOCK_SIZE
+    _csv_arrow.BLOCK_SIZE = 64
+    try:
+        outcomes = [
+            _outcome(read_csv(io.BytesIO(data), attrs.evolve(options, **sizes), schema))
+            for sizes in ({"batch_bytes": budget, "batch_size": 1 << 16}, {"batch_bytes": 1 << 30})
+        ]
+    finally:
+        _csv_arrow.BLOCK_SIZE = saved
+    (budgeted, budget_error), (whole, whole_error) = outcomes
+    assert budget_error == whole_error
+    if whole:
+        mine, theirs = pa.Table.from_batches(budgeted), pa.Table.from_batches(whole)
+        assert mine.schema == theirs.schema
+        assert mine.equals(theirs), (mine.to_pylist(), theirs.to_pylist())
+    else:
+        assert not budgeted
 
 
 def test_common_content_is_split_by_arrow() -> None:

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flowcore.errors import RecordError
-from flowcore.records import csv_reader
+from flowcore.records import _csv_inference, _csv_values
 from flowcore.records import schema as s
 from flowcore.records.csv_reader import CsvReaderOptions, read_csv
 from flowcore.records.csv_writer import CsvWriterOptions, write_csv
@@ -319,13 +319,22 @@ def test_column_wise_inference_is_the_row_wise_inference(rows: list[list[str]]) 
         columns = {f"f{i}": i for i in range(4)}
         cleaned = [
             [
-                csv_reader._clean(row[i], dialect, options) if i < len(row) else None
+                _csv_values.clean(row[i], dialect, trim_double_quote=options.trim_double_quote)
+                if i < len(row)
+                else None
                 for i in columns.values()
             ]
             for row in rows
         ]
         expected = infer_text_schema(list(columns), cleaned, options.temporal)
-        assert csv_reader._infer_schema(columns, rows, dialect, options) == expected, rows
+        inferred = _csv_inference.infer_schema(
+            columns,
+            rows,
+            dialect,
+            trim_double_quote=options.trim_double_quote,
+            temporal=options.temporal,
+        )
+        assert inferred == expected, rows
 
 
 @pytest.mark.parametrize("data", [b"id,name\n", b"id,name", b"\xef\xbb\xbfid,name\r\n"])

@@ -8,9 +8,11 @@ from decimal import Decimal
 
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from flowcore.records import schema as s
-from flowcore.records.csv_writer import CsvWriterOptions, write_csv
+from flowcore.records.csv_writer import CsvRecordWriter, CsvWriterOptions, write_csv
 
 PERSON = s.RecordSchema.of({"name": s.STRING, "age": s.INT})
 ID_NAME = s.RecordSchema.of({"id": s.STRING, "name": s.STRING})
@@ -99,3 +101,46 @@ def test_formats_separators_and_null_strings() -> None:
         _write(ID_NAME, rows, include_trailing_delimiter=True, null_string="NULL")
         == b"id,name,\n1,NULL,\n"
     )
+
+
+_TEXT = st.text(st.sampled_from([*'a1 ,;"\\\t\n\r#!\x01é', "\u2028"]), max_size=6)
+
+
+@given(
+    st.lists(
+        st.tuples(st.one_of(st.none(), _TEXT), st.one_of(st.none(), st.integers(-99, 99))),
+        max_size=6,
+    ),
+    st.builds(
+        CsvWriterOptions,
+        csv_format=st.sampled_from(
+            ["custom", "rfc-4180", "excel", "tdf", "mysql", "informix-unload"]
+        ),
+        value_separator=st.sampled_from([",", ";", "\t", "|"]),
+        quote_character=st.sampled_from(['"', "'"]),
+        escape_character=st.sampled_from(["\\", None, "'"]),
+        null_string=st.sampled_from([None, "", "NULL"]),
+        trim_fields=st.booleans(),
+        quote_mode=st.sampled_from(["MINIMAL", "ALL", "NON_NUMERIC", "NONE"]),
+        record_separator=st.sampled_from(["\\n", "\\r\\n"]),
+        include_trailing_delimiter=st.booleans(),
+        character_set=st.sampled_from(["UTF-8", "UTF-16LE"]),
+    ),
+)
+@settings(max_examples=300, deadline=None)
+def test_columns_printed_at_once_are_the_record_printers_bytes(
+    rows: list[tuple[str | None, int | None]], options: CsvWriterOptions
+) -> None:
+    """The vectorised writer gives the record-by-record printer's bytes for any format."""
+    schema = s.RecordSchema.of({"t": s.STRING, "n": s.INT, "f": s.DOUBLE})
+    table = pa.RecordBatch.from_pylist(
+        [{"t": t, "n": n, "f": None if n is None else n / 8} for t, n in rows], schema.to_arrow()
+    )
+    outputs = []
+    for vectorised in (True, False):
+        out = io.BytesIO()
+        writer = CsvRecordWriter(out, schema, options)
+        (writer.write if vectorised else writer._write_records)(table)
+        writer.finish()
+        outputs.append(out.getvalue())
+    assert outputs[0] == outputs[1]

@@ -130,6 +130,36 @@ def test_every_date_the_pattern_prints_parses_vectorised(moment: dt.datetime) ->
     assert parsed.to_pylist() == [pattern.parse_datetime(text)]
 
 
+_STAMP_CHARS = st.sampled_from("0123456789012345678901234567890123456789-: T/.x\u00e9")
+_MOMENTS = st.datetimes(min_value=dt.datetime(1000, 1, 1), max_value=dt.datetime(9999, 12, 31))
+
+
+@given(
+    st.sampled_from(["yyyy-MM-dd HH:mm:ss", "yyyy-MM-dd", "MM/dd/yyyy", "dd.MM.uuuu HH:mm"]),
+    st.lists(
+        st.one_of(st.none(), st.text(_STAMP_CHARS, min_size=8, max_size=21), _MOMENTS),
+        min_size=1,
+        max_size=12,
+    ),
+    st.integers(0, 3),
+)
+@settings(max_examples=300, deadline=None)
+def test_the_vectorised_parse_never_disagrees_with_parse_datetime(
+    java: str, items: list[str | dt.datetime | None], skip: int
+) -> None:
+    """A vectorised value is parse_datetime's; a moment's own text always takes that path."""
+    pattern = formats.pattern(java)
+    texts = [pattern.format(i) if isinstance(i, dt.datetime) else i for i in items]
+    column = pa.array([None] * skip + texts, pa.string()).slice(skip)
+    parsed = pattern.parse_column(column)
+    assert parsed is not None
+    for item, text, value in zip(items, texts, parsed.to_pylist(), strict=True):
+        if value is not None:
+            assert text is not None
+            assert value == pattern.parse_datetime(text), text
+        assert value is not None or not isinstance(item, dt.datetime), text
+
+
 def test_patterns_without_a_vectorised_form_say_so() -> None:
     """Letters beyond y M d H m s, other widths and digits-only patterns keep the exact path."""
     for java in ("yyyyMMddHHmmss", "yyyy-MM-dd HH:mm:ss.SSS", "MMM d, yyyy", "yy-MM-dd"):

@@ -121,6 +121,19 @@ def test_a_value_that_does_not_fit_names_record_and_field_after_the_good_records
     assert "Cannot convert value [true] of type class java.lang.Boolean to Double" in str(error)
 
 
+def test_an_object_where_a_number_belongs_is_named_as_nifis_map_record() -> None:
+    """A JSON object for a DOUBLE prints as NiFi's MapRecord: its JSON text, class MapRecord."""
+    schema = s.RecordSchema.of({"id": s.INT, "amount": s.DOUBLE})
+    data = '{"id": 1, "amount": {"value": 1.5, "unit": "€"}}'.encode()
+    with pytest.raises(RecordError) as caught:
+        list(read_json(io.BytesIO(data), JsonReaderOptions(), schema))
+    assert caught.value.field == "amount"
+    assert (
+        'Cannot convert value [{"value":1.5,"unit":"€"}] of type class '
+        "org.apache.nifi.serialization.record.MapRecord to Double for field amount"
+    ) in str(caught.value)
+
+
 def test_malformed_json_names_the_record_and_line() -> None:
     """A syntax error, a non-object record and a bad encoding each raise one RecordError."""
     with pytest.raises(RecordError, match=r"record 2 \(line 2\): not valid JSON"):
