@@ -267,10 +267,18 @@ def _child(args: argparse.Namespace) -> None:
 
 
 def _records_in(out: Path, scenario: str) -> int:
-    """How many records a run wrote (JSON lines, or Parquet rows)."""
+    """How many records a run wrote (JSON lines, Parquet rows or Avro records)."""
     files = [p for p in out.rglob("*") if p.is_file() and not p.name.startswith((".", "_"))]
     if scenario.endswith("parquet"):
         return sum(pq.ParquetFile(p).metadata.num_rows for p in files if p.stat().st_size)
+    if scenario.endswith("avro"):
+        import fastavro
+
+        total = 0
+        for path in files:
+            with path.open("rb") as data:
+                total += sum(block.num_records for block in fastavro.block_reader(data))
+        return total
     total = 0
     for path in files:
         last = b"\n"
@@ -400,7 +408,7 @@ def _report(
         ratio = f"{entry['vs_pyspark']:>14.2f}" if "vs_pyspark" in entry else f"{'':>14}"
         print(
             f"{name:<34}{entry['seconds']:>9.1f}{entry['slowest_seconds']:>9.1f}"
-            f"{size / 1e6 / entry['seconds']:>8.0f}{ratio}"
+            f"{size / 1e6 / entry['seconds']:>8.1f}{ratio}"
         )
 
 
