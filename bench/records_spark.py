@@ -19,7 +19,8 @@ imports, the Spark session's start, the work, the session's stop), as a user wai
 
 JSON -> Avro: Spark writes Avro only with the external ``spark-avro`` package, which pyspark's
 wheel does not ship and cannot be fetched offline here, so that row has no baseline and is left
-out (``--json-avro`` times the flow alone over NDJSON, split by lines with no header).
+out (``--json-avro`` times the flow alone over NDJSON, split by lines with no header; without
+``--only``, nothing else).
 
 What bounds the flow is measured in the same rounds: ``codec / 2`` is flowcore's own CSV reader
 and writer called directly over the big file in one process, halved (the conversion's work
@@ -330,7 +331,7 @@ def _run(root: Path, kind: str, scenario: str, label: str, rows: int) -> dict[st
 
 def _plan(args: argparse.Namespace) -> list[tuple[str, str, str]]:
     """(scenario, kind, label) of every run of a round."""
-    scenarios = args.only or ["csv->json", "csv->parquet"]
+    scenarios = args.only or ([] if args.json_avro else ["csv->json", "csv->parquet"])
     plan = []
     for scenario in scenarios:
         for kind in ("one", "many"):
@@ -349,7 +350,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2, help="rounds, interleaved")
     parser.add_argument("--only", action="append", help="csv->json or csv->parquet")
     parser.add_argument("--no-codec", action="store_true", help="skip the codec / 2 bound")
-    parser.add_argument("--json-avro", action="store_true", help="time JSON -> Avro (flow only)")
+    parser.add_argument(
+        "--json-avro",
+        action="store_true",
+        help="time JSON -> Avro (flow only; alone without --only)",
+    )
     parser.add_argument("--child", choices=("flow", "pyspark", "codec"), help=argparse.SUPPRESS)
     parser.add_argument("--scenario", help=argparse.SUPPRESS)
     parser.add_argument("--input", help=argparse.SUPPRESS)
@@ -367,6 +372,8 @@ def main() -> None:
         rows = _write_inputs(root, size)
         if args.json_avro:
             _ndjson(root)
+            ndjson = (root / "json-one" / "records.json").stat().st_size
+            print(f"NDJSON: {ndjson / 1e6:,.0f} MB", flush=True)
         made = time.perf_counter() - started
         print(f"input: {rows:,} records, {size / 1e6:,.0f} MB, made in {made:.0f} s", flush=True)
         plan = _plan(args)
