@@ -16,6 +16,11 @@ to exactly one block and the blocks, in order, are the file:
 
 Only the bytes between a nominal boundary and the next line end are read, so finding the range
 of a 64 MB block costs one small read at each end.
+
+With header lines (FileSplitter's Header Line Count, for CSV files), the file's first N lines
+are the header (:func:`header_end`) and every block reads as the header followed by its own
+lines after the header (:func:`split_header`), so each block parses alone, as Spark's CSV source
+reads every split with ``header=true``; the header's lines are no block's records.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ __all__ = [
     "RecordReader",
     "aligned_range",
     "block_count",
+    "header_end",
     "line_start_after",
     "nominal_block",
     "nominal_blocks",
@@ -78,7 +84,11 @@ def line_start_after(fd: int, position: int, size: int) -> int:
     """
     if position <= 0:
         return 0
-    at = position
+    return _line_end_from(fd, position, size)
+
+
+def _line_end_from(fd: int, at: int, size: int) -> int:
+    """The end of the first line terminator at or after *at* (*size* when there is none)."""
     while at < size:
         # One byte more than the chunk, so a '\r' at the chunk's end sees what follows it.
         chunk = os.pread(fd, _SCAN_CHUNK + 1, at)
@@ -123,3 +133,38 @@ def aligned_range(
             min(size, -(-end // record_length) * record_length),
         )
     return offset, end
+
+
+def header_end(fd: int, lines: int, size: int) -> int:
+    """Where the first *lines* lines of the file open as *fd* end: the first record's start.
+
+    The whole file (*size*) when it has fewer lines; 0 for no header lines.
+    """
+    at = 0
+    for _ in range(lines):
+        if at >= size:
+            break
+        at = _line_end_from(fd, at, size)
+    return at
+
+
+def split_header(start: int, end: int, header: int) -> tuple[int, int, int]:
+    """``(header_length, data_start, data_end)``: what a block ``[start, end)`` reads with a header.
+
+    The header is ``[0, header)`` of the file and comes first in every block but the first,
+    which holds it already: the first block reads ``[0, max(end, header))``, the others their
+    own lines after the header, ``[max(start, header), max(end, header))``, behind it. A block
+    left with no line of its own (its lines were all header, or a long line took them) reads
+    nothing, not even the header, so every block that has content has records.
+
+    Args:
+        start: the block's line-aligned start (0 only for the first block).
+        end: the block's line-aligned end.
+        header: where the header ends (:func:`header_end`).
+    """
+    if start == 0:
+        return 0, 0, max(end, header)
+    data_start, data_end = max(start, header), max(end, header)
+    if data_end == data_start:
+        return 0, data_start, data_start
+    return header, data_start, data_end

@@ -4,7 +4,9 @@ Modelled on Apex Malhar's FileSplitter and BlockReader, in NiFi's terms: a sourc
 side lists files and cuts them into nominal blocks without opening them, and whose task side
 turns one block into a FlowFile. With the ``Lines`` record reader the task reads a few bytes at
 each end of its block to move the ends to line boundaries (Hadoop's rule, in
-:mod:`processors._blocks`), so every line is in exactly one block.
+:mod:`processors._blocks`), so every line is in exactly one block. With a Header Line Count
+(CSV files), every block's content starts with the file's header lines, zero-copy, so each block
+parses on its own.
 """
 
 from __future__ import annotations
@@ -28,20 +30,28 @@ from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import PendingWork, SourceProcessor, WorkItem, WorkListing
 from flowcore.properties import ExpressionLanguageScope, PropertyDependency, PropertyDescriptor
 from flowcore.relationship import Relationship
-from flowcore.session.external_files import fingerprint_of
+from flowcore.session.external_files import fingerprint_of, range_claim
 from flowcore.session.process_session import ProcessSession
 from flowcore.units import parse_data_size
 from flowcore.validators import (
     BOOLEAN_VALIDATOR,
     DATA_SIZE_VALIDATOR,
     NON_EMPTY_VALIDATOR,
+    NON_NEGATIVE_INTEGER_VALIDATOR,
     POSITIVE_INTEGER_VALIDATOR,
     REGULAR_EXPRESSION_VALIDATOR,
     TIME_PERIOD_VALIDATOR,
     ValidationResult,
     missing_directory,
 )
-from processors._blocks import RecordReader, aligned_range, block_count, nominal_block
+from processors._blocks import (
+    RecordReader,
+    aligned_range,
+    block_count,
+    header_end,
+    nominal_block,
+    split_header,
+)
 from processors._file_attributes import (
     file_attributes,
     key_path,
@@ -60,8 +70,9 @@ _FRAGMENT_NAMESPACE = uuid.UUID("7d1f8a52-54f4-4a57-9d0e-2f8a6c3b9e11")
 FILES = Relationship("files", "One FlowFile per file listed, without content: its metadata")
 BLOCKS = Relationship(
     "blocks",
-    "One FlowFile per block; its content is the block's byte range of the file (zero-copy "
-    "unless Copy Into Repository is true)",
+    "One FlowFile per block; its content is the block's byte range of the file, after the "
+    "file's header lines when Header Line Count is set (zero-copy unless Copy Into Repository "
+    "is true)",
 )
 FAILURE = Relationship(
     "failure",
@@ -151,6 +162,16 @@ class FileSplitter(SourceProcessor):
         validators=(DATA_SIZE_VALIDATOR,),
         dependencies=(PropertyDependency("Record Reader", (RecordReader.FIXED_LENGTH.value,)),),
     )
+    HEADER_LINE_COUNT = PropertyDescriptor(
+        "Header Line Count",
+        description="The number of lines at the start of each file that are its header (a CSV "
+        "file's column names: 1); every block's content starts with them, so each block parses "
+        "alone, and they are no block's records. SplitText's property of the same name",
+        required=True,
+        default="0",
+        validators=(NON_NEGATIVE_INTEGER_VALIDATOR,),
+        dependencies=(PropertyDependency("Record Reader", (RecordReader.LINES.value,)),),
+    )
     COPY = PropertyDescriptor(
         "Copy Into Repository",
         description="Copy each block into the content repository instead of pointing at the "
@@ -170,6 +191,7 @@ class FileSplitter(SourceProcessor):
         BLOCKS_THRESHOLD,
         RECORD_READER,
         RECORD_LENGTH,
+        HEADER_LINE_COUNT,
         COPY,
     )
     relationships: ClassVar = (FILES, BLOCKS, FAILURE)
@@ -185,7 +207,11 @@ class FileSplitter(SourceProcessor):
         "block.ids": "(files) The ids of the file's blocks, comma-separated",
         "block.id": "(blocks) The block's id, unique in this processor's state",
         "block.offset": "(blocks) Where the block's bytes start in the file",
-        "block.length": "(blocks) How many bytes of the file the block holds",
+        "block.length": "(blocks) How many bytes of the file the block holds (its header not "
+        "counted)",
+        "block.header.length": "(blocks, with Header Line Count) How many bytes of header lines "
+        "come before the block's own bytes in its content (0 for the first block, which holds "
+        "them, and for a block with no line of its own)",
         "fragment.identifier": "The same for the file and all its blocks (one per file version)",
         "fragment.index": "(blocks) The block's position in the file, from 1",
         "fragment.count": "(blocks) How many blocks the file has",
@@ -366,8 +392,18 @@ class FileSplitter(SourceProcessor):
             record_length = int(context.get_property(self.RECORD_LENGTH).as_data_size("B") or 1)
         return reader, record_length
 
+    def _header_lines(self, context: ProcessContext) -> int:
+        """Header Line Count, which only the Lines reader reads by (0 otherwise)."""
+        if RecordReader(context.get_property(self.RECORD_READER).value) is not RecordReader.LINES:
+            return 0
+        return context.get_property(self.HEADER_LINE_COUNT).as_integer() or 0
+
     def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
-        """Emit the block (and, for a file's first block, the file's FlowFile)."""
+        """Emit the block (and, for a file's first block, the file's FlowFile).
+
+        With header lines, a block other than the first reads as the header followed by its own
+        lines: a rope of two ranges of the file (zero-copy), or both copied.
+        """
         job, path, index, count, first, identity = _block_job(item)
         try:
             fd = os.open(path, os.O_RDONLY)
@@ -384,18 +420,30 @@ class FileSplitter(SourceProcessor):
                 _emit_file(session, described, count, first)
             started = time.monotonic()
             start, end = self._aligned(context, fd, job, info)
+            headers = self._header_lines(context)
+            header = 0
+            if headers:
+                found = header_end(fd, headers, info.st_size)
+                header, start, end = split_header(start, end, found)
             block = session.create()
             if context.get_property(self.COPY).as_boolean():
-                block = session.write(block, _range_copier(fd, start, end))
+                block = session.write(block, _range_copier(fd, ((0, header), (start, end))))
+            elif header:
+                pieces = [
+                    range_claim(path, 0, header, job["fp"]),
+                    range_claim(path, start, end - start, job["fp"]),
+                ]
+                block = session.merge_contents(pieces, block, zero_copy=True)
             else:
                 block = session.import_by_reference(
                     path, block, offset=start, length=end - start, fingerprint=job["fp"]
                 )
         finally:
             os.close(fd)
-        block = session.put_all_attributes(
-            block, _block_attributes(described, identity, start, end)
-        )
+        attributes = _block_attributes(described, identity, start, end)
+        if headers:
+            attributes["block.header.length"] = str(header)
+        block = session.put_all_attributes(block, attributes)
         elapsed_ms = int((time.monotonic() - started) * 1000)
         session.provenance.receive(
             block, path.as_uri(), details=_details(index, count, start, end), duration_ms=elapsed_ms
@@ -420,8 +468,11 @@ class FileSplitter(SourceProcessor):
         Blocks (zero-copy ranges, or copied into the task's appendable claims with Copy Into
         Repository) with a RECEIVE event each, the FlowFiles of files whose first block is
         among them, and blocks that failed, each as :meth:`read_work` makes them. A block whose
-        read raises is listed again, with its file's FlowFile, as one by one.
+        read raises is listed again, with its file's FlowFile, as one by one. Declined with
+        header lines: a batch's FlowFiles point into one claim range each, not a rope.
         """
+        if self._header_lines(context):
+            return None
         copy = bool(context.get_property(self.COPY).as_boolean())
         blocks: list[_Block] = []
         files: list[dict[str, str]] = []
@@ -476,7 +527,7 @@ class FileSplitter(SourceProcessor):
             started = time.monotonic()
             start, end = self._aligned(context, fd, job, info)
             if copy:
-                content = maker.write(_range_copier(fd, start, end))
+                content = maker.write(_range_copier(fd, ((start, end),)))
             else:
                 content = maker.reference(path, start, end - start, job["fp"])
         finally:
@@ -591,17 +642,18 @@ def _fail(session: ProcessSession, identity: Mapping[str, str], reason: str) -> 
     session.transfer(failed, FAILURE)
 
 
-def _range_copier(fd: int, start: int, end: int) -> Any:
-    """A write callback copying ``[start, end)`` of *fd* in chunks."""
+def _range_copier(fd: int, ranges: Sequence[tuple[int, int]]) -> Any:
+    """A write callback copying each ``[start, end)`` of *fd* in turn, in chunks."""
 
     def copy(out: Any) -> None:
-        at = start
-        while at < end:
-            chunk = os.pread(fd, min(_COPY_CHUNK, end - at), at)
-            if not chunk:
-                msg = f"the file ended at byte {at}, before the block's end at {end}"
-                raise ContentNotFoundError(msg)
-            out.write(chunk)
-            at += len(chunk)
+        for start, end in ranges:
+            at = start
+            while at < end:
+                chunk = os.pread(fd, min(_COPY_CHUNK, end - at), at)
+                if not chunk:
+                    msg = f"the file ended at byte {at}, before the block's end at {end}"
+                    raise ContentNotFoundError(msg)
+                out.write(chunk)
+                at += len(chunk)
 
     return copy

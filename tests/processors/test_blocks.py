@@ -18,9 +18,11 @@ from processors._blocks import (
     RecordReader,
     aligned_range,
     block_count,
+    header_end,
     line_start_after,
     nominal_block,
     nominal_blocks,
+    split_header,
 )
 from processors._lines import iter_lines
 
@@ -124,3 +126,49 @@ def test_none_keeps_the_nominal_blocks(tmp_path: Path) -> None:
     """Raw blocks are the nominal blocks, unread."""
     with opened(tmp_path, b"0123456789") as fd:
         assert ranges(fd, 10, 4, RecordReader.NONE) == [(0, 4), (4, 8), (8, 10)]
+
+
+def test_the_header_ends_after_its_lines_or_at_the_end_of_a_short_file(tmp_path: Path) -> None:
+    """header_end counts \n, \r\n and lone \r lines; a file with fewer lines is all header."""
+    with opened(tmp_path, b"a,b\r\nc\rd\n1,2\n") as fd:
+        assert [header_end(fd, n, 14) for n in range(5)] == [0, 5, 7, 9, 13]
+        assert header_end(fd, 9, 14) == 14
+
+
+def test_a_block_left_without_a_line_of_its_own_reads_nothing() -> None:
+    """The first block reads the header even when it ends inside it; the others only behind
+    lines of their own."""
+    assert split_header(0, 3, 10) == (0, 0, 10)
+    assert split_header(0, 14, 10) == (0, 0, 14)
+    assert split_header(4, 10, 10) == (0, 10, 10)
+    assert split_header(4, 12, 10) == (10, 10, 12)
+    assert split_header(12, 12, 10) == (0, 12, 12)
+    assert split_header(12, 20, 10) == (10, 12, 20)
+
+
+@given(
+    data=CONTENTS,
+    block_size=st.integers(1, 50),
+    headers=st.integers(0, 4),
+    chunk=st.integers(1, 8),
+)
+def test_with_a_header_every_line_after_it_is_in_exactly_one_block(
+    tmp_path_factory: pytest.TempPathFactory, data: bytes, block_size: int, headers: int, chunk: int
+) -> None:
+    """Behind the header, the blocks' own ranges are the rest of the file, in order, whole
+    lines only; every block with content but the first starts with the header."""
+    tmp = tmp_path_factory.mktemp("header")
+    size = len(data)
+    with opened(tmp, data) as fd, scan_chunk(chunk):
+        header = header_end(fd, headers, size)
+        found = [
+            split_header(s, e, header) for s, e in ranges(fd, size, block_size, RecordReader.LINES)
+        ]
+    assert lines(data[:header]) == lines(data)[:headers]
+    first_length, first_start, first_end = found[0]
+    assert (first_length, first_start) == (0, 0)
+    own = [data[header:first_end], *(data[s:e] for _, s, e in found[1:])]
+    assert b"".join(own) == data[header:]
+    assert [line for part in own for line in lines(part)] == lines(data)[headers:]
+    for length, start, end in found[1:]:
+        assert length == (header if end > start else 0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 from pathlib import Path
 
@@ -10,11 +11,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from flowcore import ProvenanceEventType
+from flowcore import Flow, ProvenanceEventType
 from flowcore.errors import ContentChangedError
+from flowcore.flowfile import Rope
+from flowcore.settings import Settings
 from flowcore.testing import TestRunner
-from processors import FileSplitter, MergeContent
+from processors import ConvertRecord, FileSplitter, MergeContent, PutFile, UpdateAttribute
 from processors._lines import iter_lines
+from processors.record_services import CSVReader, JsonRecordSetWriter
 
 _PIECES = st.sampled_from([b"a", b"bcd", b"y" * 70, b"\n", b"\r\n", b"\r", b"\n\n"])
 CONTENTS = st.lists(_PIECES, max_size=80).map(b"".join)
@@ -240,3 +244,118 @@ def test_every_input_must_exist(inputs: Path, tmp_path: Path) -> None:
     splitter("${NOT_SET_AT_VALIDATION}").assert_valid()
     one_file = next(p for p in inputs.rglob("*") if p.is_file())
     splitter(f"{one_file}").assert_valid()
+
+
+def test_header_lines_start_every_block_zero_copy(tmp_path: Path) -> None:
+    """With Header Line Count, a block after the first is the header then its own lines: a
+    rope of two ranges of the file, no bytes copied; block.offset and block.length name its
+    own range."""
+    path = tmp_path / "a.csv"
+    path.write_bytes(b"id,name\n1,a\n2,b\n3,c\n4,d")
+    runner = splitter(path, block_size="9 B", header_line_count=1)
+    runner.run()
+    blocks = runner.flowfiles_for("blocks")
+    assert [b.content for b in blocks] == [
+        b"id,name\n1,a\n",
+        b"id,name\n2,b\n3,c\n",
+        b"id,name\n4,d",
+    ]
+    assert [b.attributes["block.offset"] for b in blocks] == ["0", "12", "20"]
+    assert [b.attributes["block.length"] for b in blocks] == ["12", "8", "3"]
+    assert [b.attributes["block.header.length"] for b in blocks] == ["0", "8", "8"]
+    rope = blocks[1].flowfile.content
+    assert isinstance(rope, Rope)
+    assert all(p.resource_claim.is_external for p in rope.pieces)
+
+
+def test_a_block_with_no_line_of_its_own_is_empty_even_with_a_header(tmp_path: Path) -> None:
+    """A header longer than a block leaves the first block all header; a long line leaves
+    blocks with no line of their own, which carry nothing, not even the header."""
+    path = tmp_path / "a.csv"
+    path.write_bytes(b"a,b,c,d\n" + b"x" * 30 + b"\n1\n")
+    runner = splitter(path, block_size="4 B", header_line_count=1, blocks_threshold=100)
+    runner.run()
+    contents = [b.content for b in runner.flowfiles_for("blocks")]
+    assert contents[0] == b"a,b,c,d\n"
+    assert contents[1] == b"a,b,c,d\n" + b"x" * 30 + b"\n"
+    assert contents[-1] == b""
+    assert contents.count(b"a,b,c,d\n1\n") == 1
+    assert set(contents[2:]) == {b"", b"a,b,c,d\n1\n"}
+
+
+def test_header_line_count_applies_to_the_lines_reader_only(inputs: Path) -> None:
+    """Header Line Count must be a non-negative integer, and is ignored by the other readers."""
+    splitter(inputs, header_line_count="-1").assert_not_valid()
+    splitter(inputs, header_line_count="x").assert_not_valid()
+    raw = splitter(inputs / "a.log", block_size="8 B", record_reader="None", header_line_count=1)
+    raw.run()
+    assert [b.content for b in raw.flowfiles_for("blocks")] == [
+        b"one\ntwo\n",
+        b"three\nfo",
+        b"ur\n",
+    ]
+
+
+@given(
+    data=CONTENTS,
+    block_size=st.integers(1, 64),
+    headers=st.integers(0, 3),
+    copy=st.booleans(),
+)
+def test_with_header_lines_every_record_is_in_exactly_one_block(
+    tmp_path_factory: pytest.TempPathFactory, data: bytes, block_size: int, headers: int, copy: bool
+) -> None:
+    """Whatever the block size, header count and line ends (\n, \r\n, lone \r, no final
+    one), each block with content starts with the header and the lines after it are the
+    file's records, each once; zero-copy and copied blocks are alike."""
+    path = tmp_path_factory.mktemp("header") / "random.csv"
+    path.write_bytes(data)
+    runner = splitter(
+        path,
+        block_size=f"{block_size} B",
+        blocks_threshold=10_000,
+        header_line_count=headers,
+        copy_into_repository=str(copy).lower(),
+    )
+    runner.run()
+    header = b"".join(lines(data)[:headers])
+    records = []
+    for block in runner.flowfiles_for("blocks"):
+        if not block.content:
+            continue
+        assert block.content.startswith(header)
+        records.extend(lines(block.content[len(header) :]))
+    assert records == lines(data)[headers:]
+
+
+def test_a_csv_file_converts_block_by_block_with_every_record_once(tmp_path: Path) -> None:
+    """FileSplitter (header) -> ConvertRecord (CSV -> JSON) -> PutFile on the direct runner
+    writes one part file per block, and the parts hold each record of the file once."""
+    (tmp_path / "in").mkdir()
+    rows = [f"{i},name {i},{i / 4}" for i in range(1, 1001)]
+    (tmp_path / "in" / "big.csv").write_text("id,name,amount\r\n" + "\r\n".join(rows))
+    flow = Flow("csv-blocks")
+    flow.add_service(CSVReader("reader", treat_first_line_as_header="true"))
+    flow.add_service(JsonRecordSetWriter("writer", output_grouping="output-oneline"))
+    split = flow.add(
+        FileSplitter(input_directory=str(tmp_path / "in"), block_size="2 KB", header_line_count=1),
+        name="split",
+    )
+    convert = flow.add(
+        ConvertRecord(record_reader="reader", record_writer="writer"), name="convert"
+    )
+    name = flow.add(UpdateAttribute(filename="part-${fragment.index}.json"), name="name")
+    put = flow.add(PutFile(directory=str(tmp_path / "out")), name="put")
+    flow.connect(split, convert, "blocks")
+    flow.connect(convert, name, "success")
+    flow.connect(name, put)
+    flow.auto_terminate(split, ["files", "failure"])
+    flow.auto_terminate(convert, "failure")
+    flow.auto_terminate(put, ["success", "failure"])
+    result = flow.run("direct", repository=tmp_path / "repo", settings=Settings(sync=False))
+    parts = sorted((tmp_path / "out").iterdir())
+    assert len(parts) == result.count("split", "blocks") > 1
+    assert result.count("convert", "failure") == 0
+    records = [json.loads(line) for part in parts for line in part.read_text().splitlines()]
+    assert sorted(r["id"] for r in records) == list(range(1, 1001))
+    assert {r["name"] for r in records} == {f"name {i}" for i in range(1, 1001)}
