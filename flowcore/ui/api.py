@@ -224,7 +224,13 @@ def content_disposition(disposition: str, filename: str) -> str:
 def _content(
     request: Request, view: RepositoryView, claim: Any, filename: str, mime: str | None
 ) -> Response:
-    """*claim*'s bytes: inline for the viewer (the first :data:`MAX_VIEW`), or a download."""
+    """*claim*'s bytes: inline for the viewer (the first :data:`MAX_VIEW`), or a download.
+
+    ``?records=1`` answers Avro and Parquet content as records instead (JSON, a
+    :class:`~flowcore.ui.reading.RecordView`): a table and NiFi's formatted JSON.
+    """
+    if request.query_params.get("records") == "1":
+        return JSONResponse(attrs.asdict(view.records(claim, mime, MAX_VIEW)))
     download = request.query_params.get("download") == "1"
     if claim is None:
         return Response(b"", media_type="application/octet-stream")
