@@ -444,13 +444,16 @@ def read_records(data: bytes, kind: str, *, whole: bool = True) -> RecordView:
     try:
         batch, total, damage = _first_records(data, kind, whole)
     except Exception as exc:  # fastavro and pyarrow raise many kinds on bad bytes
-        reason = " ".join(str(exc).split()) or type(exc).__name__
-        return RecordView(kind, message=f"this is not readable {name} content: {reason}")
+        if not whole:  # the viewer's window ends inside the Avro header
+            batch, total, damage = None, None, None
+        else:
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            return RecordView(kind, message=f"this is not readable {name} content: {reason}")
     if batch is None:
         if damage is None and not whole:
             damage = (
-                f"the first {name} block is larger than the {len(data):,} bytes the viewer "
-                "reads; download the content to see its records"
+                f"the first {len(data):,} bytes the viewer reads hold no whole {name} block; "
+                "download the content to see its records"
             )
         message = damage or f"this {name} content holds no records"
         return RecordView(kind, total=total, complete=damage is None, message=message)
