@@ -34,7 +34,14 @@ from flowcore.provenance_events import ProvenanceEvent
 from flowcore.records.avro_codec import AvroReaderOptions, read_avro
 from flowcore.records.json_writer import OUTPUT_ONELINE, JsonWriterOptions, write_json
 from flowcore.records.parquet_codec import ParquetReaderOptions, read_parquet
-from flowcore.records.schema import RecordSchema
+from flowcore.records.schema import (
+    ArrayType,
+    ChoiceType,
+    DataType,
+    DecimalType,
+    MapType,
+    RecordSchema,
+)
 from repositories.content import FileContentRepository
 from repositories.flowfile_wal import WriteAheadFlowFileRepository
 from repositories.provenance import SqlProvenanceRepository
@@ -50,6 +57,7 @@ __all__ = [
     "UnknownItemError",
     "read_records",
     "record_format",
+    "type_label",
 ]
 
 #: FlowFiles a queue listing returns at most per page (NiFi lists the first 100).
@@ -459,7 +467,7 @@ def read_records(data: bytes, kind: str, *, whole: bool = True) -> RecordView:
         return RecordView(kind, total=total, complete=damage is None, message=message)
     shown, json_text = _as_json(batch)
     schema = RecordSchema.from_arrow(batch.schema)
-    columns = tuple(RecordColumn(f.name, str(f.type)) for f in schema.fields)
+    columns = tuple(RecordColumn(f.name, type_label(f.type)) for f in schema.fields)
     complete = damage is None and whole and total is not None and len(shown) == total
     message = damage
     if message is None and not complete:
@@ -468,6 +476,19 @@ def read_records(data: bytes, kind: str, *, whole: bool = True) -> RecordView:
         message = f"the first {len(shown):,}{of} records{where}; download the content for all"
     rows = tuple(tuple(_cell(record.get(c.name)) for c in columns) for record in shown)
     return RecordView(kind, columns, rows, json_text, total, complete, message)
+
+
+def type_label(dtype: DataType | None) -> str:
+    """A NiFi record type as the viewer's header names it: ``LONG``, ``DECIMAL(10,2)``..."""
+    if isinstance(dtype, DecimalType):
+        return f"DECIMAL({dtype.precision},{dtype.scale})"
+    if isinstance(dtype, ArrayType):
+        return f"ARRAY[{type_label(dtype.element)}]"
+    if isinstance(dtype, MapType):
+        return f"MAP<{type_label(dtype.value)}>"
+    if isinstance(dtype, ChoiceType):
+        return f"CHOICE[{', '.join(type_label(o) for o in dtype.options)}]"
+    return "NONE" if dtype is None else dtype.name.upper()  # STRING, RECORD, ENUM...
 
 
 def _first_records(

@@ -234,7 +234,7 @@ def test_queued_avro_shows_as_records_with_nifi_types_and_json(records_client) -
         ("id", "LONG"),
         ("name", "STRING"),
         ("born", "DATE"),
-        ("amount", "DECIMAL102"),
+        ("amount", "DECIMAL(10,2)"),
         ("tags", "ARRAY[STRING]"),
     ]
     assert view["rows"][0] == [str(2**60), "user 0", "1990-01-01", "0.00", '["a","0"]']
@@ -340,3 +340,15 @@ def test_record_format_by_magic_then_mime_type() -> None:
     assert record_format(b"a,b", "text/csv") is None
     bare = read_records(b"\x02\x04", "avro")  # bare datums: no schema to read them by
     assert bare.message.startswith("this is not readable Avro content: ")
+
+
+def test_type_labels_name_nifi_types_with_their_parameters() -> None:
+    """Headers name NiFi's types, a decimal with its precision and scale, nested types inside."""
+    from flowcore.records import schema as s
+
+    assert reading.type_label(s.MapType(s.ArrayType(s.DecimalType(10, 2)))) == (
+        "MAP<ARRAY[DECIMAL(10,2)]>"
+    )
+    assert reading.type_label(s.ChoiceType((s.INT, s.STRING))) == "CHOICE[INT, STRING]"
+    assert reading.type_label(s.EnumType(("a", "b"))) == "ENUM"
+    assert reading.type_label(s.RecordType(s.RecordSchema.of({"a": s.INT}))) == "RECORD"
