@@ -19,7 +19,7 @@ from __future__ import annotations
 import io
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -317,12 +317,14 @@ class RepositoryView:
         except ContentNotFoundError:
             raise UnknownItemError(gone) from None
 
-    def records(self, claim: Any, mime: str | None, window: int) -> RecordView:
+    def records(self, claim: Any, attributes: Mapping[str, str], window: int) -> RecordView:
         """The records of Avro or Parquet content, for the viewer.
 
         Avro is read from the first *window* bytes (the viewer's); Parquet whole, when it is at
-        most :data:`MAX_PARQUET` (its footer is at its end). Content of another format, or
-        damaged, gives a view with a one-line ``message`` rather than an error.
+        most :data:`MAX_PARQUET` (its footer is at its end). Bare Avro datums (no ``Obj``
+        header: AvroRecordSetWriter's "Schema Write Strategy" other than embedded) are read
+        by the FlowFile's ``avro.schema`` attribute. Content of another format, or damaged,
+        gives a view with a one-line ``message`` rather than an error.
 
         Raises:
             UnknownItemError: the content is gone from the repository and its archive.
@@ -333,6 +335,7 @@ class RepositoryView:
         stream = self.open_content(claim)
         try:
             head = stream.read(4)
+            mime = attributes.get("mime.type")
             kind = record_format(head, mime)
             if kind is None:
                 return RecordView(None, message=_not_records(mime))
@@ -349,7 +352,8 @@ class RepositoryView:
             return RecordView(None, message=f"the content cannot be read: {exc}")
         finally:
             stream.close()
-        return read_records(data, kind, whole=len(data) >= size)
+        schema = attributes.get("avro.schema") if kind == "avro" else None
+        return read_records(data, kind, whole=len(data) >= size, avro_schema=schema)
 
     # --- provenance --------------------------------------------------------------------------
 
@@ -439,7 +443,9 @@ def record_format(head: bytes, mime: str | None) -> str | None:
     return None
 
 
-def read_records(data: bytes, kind: str, *, whole: bool = True) -> RecordView:
+def read_records(
+    data: bytes, kind: str, *, whole: bool = True, avro_schema: str | None = None
+) -> RecordView:
     """The first :data:`MAX_RECORDS` records of Avro or Parquet *data*, read by flowcore's readers.
 
     Args:
@@ -447,10 +453,15 @@ def read_records(data: bytes, kind: str, *, whole: bool = True) -> RecordView:
             are not shown and that is no error.
         kind: ``avro`` or ``parquet``.
         whole: *data* is all of the content.
+        avro_schema: the Avro schema's JSON text, to read bare datums by (an ``Obj`` data
+            file carries its own and is read by it).
     """
     name = "Avro" if kind == "avro" else "Parquet"
     try:
-        batch, total, damage = _first_records(data, kind, whole)
+        schema = None
+        if avro_schema and not data.startswith(_AVRO_MAGIC):
+            schema = _schema_of(avro_schema)
+        batch, total, damage = _first_records(data, kind, whole, schema)
     except Exception as exc:  # fastavro and pyarrow raise many kinds on bad bytes
         if not whole:  # the viewer's window ends inside the Avro header
             batch, total, damage = None, None, None
@@ -491,8 +502,16 @@ def type_label(dtype: DataType | None) -> str:
     return "NONE" if dtype is None else dtype.name.upper()  # STRING, RECORD, ENUM...
 
 
+def _schema_of(text: str) -> dict[str, Any]:
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        msg = f"its avro.schema attribute is not JSON ({exc})"
+        raise RecordError(msg) from None
+
+
 def _first_records(
-    data: bytes, kind: str, whole: bool
+    data: bytes, kind: str, whole: bool, schema: dict[str, Any] | None
 ) -> tuple[pa.RecordBatch | None, int | None, str | None]:
     """The first records, the content's record count when known, and what broke off.
 
@@ -502,12 +521,12 @@ def _first_records(
         batches = read_parquet(io.BytesIO(data), ParquetReaderOptions(batch_size=MAX_RECORDS))
         return next(iter(batches), None), pq.read_metadata(pa.BufferReader(data)).num_rows, None
     try:
-        batch = _avro_batch(data, MAX_RECORDS + 1)
+        batch = _avro_batch(data, MAX_RECORDS + 1, schema)
     except RecordError as exc:
         before = exc.record - 1 if isinstance(exc.record, int) else 0
         if whole and not before:
             raise  # not Avro at all, or damaged from its first block
-        batch = _avro_batch(data, before) if before else None
+        batch = _avro_batch(data, before, schema) if before else None
         if not whole:  # the window ends inside a block: what precedes it is all there is to show
             return batch, None, None
         return batch, None, f"the Avro content breaks off after {before:,} records: {exc}"
@@ -515,8 +534,8 @@ def _first_records(
     return batch, rows if whole and rows <= MAX_RECORDS else None, None
 
 
-def _avro_batch(data: bytes, count: int) -> pa.RecordBatch | None:
-    batches = read_avro(io.BytesIO(data), AvroReaderOptions(batch_size=count))
+def _avro_batch(data: bytes, count: int, schema: dict[str, Any] | None) -> pa.RecordBatch | None:
+    batches = read_avro(io.BytesIO(data), AvroReaderOptions(batch_size=count), avro_schema=schema)
     return next(iter(batches), None)
 
 

@@ -352,3 +352,19 @@ def test_type_labels_name_nifi_types_with_their_parameters() -> None:
     assert reading.type_label(s.ChoiceType((s.INT, s.STRING))) == "CHOICE[INT, STRING]"
     assert reading.type_label(s.EnumType(("a", "b"))) == "ENUM"
     assert reading.type_label(s.RecordType(s.RecordSchema.of({"a": s.INT}))) == "RECORD"
+
+
+def test_bare_avro_datums_are_read_by_the_avro_schema_attribute() -> None:
+    """Datums without a header (a writer's schema in avro.schema) read by that schema."""
+    out = io.BytesIO()
+    for n in range(3):
+        fastavro.schemaless_writer(out, fastavro.parse_schema(AVRO_SCHEMA), _user(n))
+    data = out.getvalue()
+    view = read_records(data, "avro", avro_schema=json.dumps(AVRO_SCHEMA))
+    assert [row[1] for row in view.rows] == ["user 0", None, "user 2"]
+    assert (view.total, view.complete, view.message) == (3, True, None)
+    cut = read_records(data[:-3], "avro", avro_schema=json.dumps(AVRO_SCHEMA))
+    assert len(cut.rows) == 2
+    assert cut.message.startswith("the Avro content breaks off after 2 records: ")
+    bad = read_records(data, "avro", avro_schema="{not json")
+    assert bad.message.startswith("this is not readable Avro content: its avro.schema attribute")
