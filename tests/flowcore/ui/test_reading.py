@@ -3,6 +3,7 @@ and Avro and Parquet content as records for the viewer."""
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import io
 import json
@@ -23,7 +24,7 @@ from flowcore.ui.reading import RepositoryView, UnknownItemError, read_records, 
 from repositories.flowfile_wal import WriteAheadFlowFileRepository
 from repositories.locks import try_lock
 from repositories.records import Transaction
-from tests.flowcore.ui.conftest import args_for, repository_of
+from tests.flowcore.ui.conftest import repository_of
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # Starlette suggests httpx2; httpx is what is installed
@@ -195,7 +196,7 @@ def _blocks_cut() -> tuple[bytes, int]:
 
 
 @pytest.fixture(scope="module")
-def records_client(tmp_path_factory: pytest.TempPathFactory, ran) -> Iterator[TestClient]:
+def records_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
     """The UI over a real direct run whose queue holds Avro, Parquet, damaged and text files."""
     from flowcore.cli import main
     from flowcore.cli.ui import prepare
@@ -213,7 +214,8 @@ def records_client(tmp_path_factory: pytest.TempPathFactory, ran) -> Iterator[Te
     flow.write_text(RECORDS_FLOW % str(folder))
     repository = root / "repository"
     assert main(["run", str(flow), "--runner", "direct", "--repository", str(repository)]) == 0
-    app, _ = prepare(args_for(ran, flow=str(flow), repository=str(repository)))
+    ui = {"host": "127.0.0.1", "port": 0, "token": None}
+    app, _ = prepare(argparse.Namespace(flow=str(flow), repository=str(repository), **ui))
     with TestClient(app, base_url="http://127.0.0.1") as client:
         yield client
 
