@@ -349,7 +349,7 @@ class RepositoryView:
             limit = size if kind == "parquet" else min(size, window)
             data = head + stream.read(max(0, limit - len(head)))
         except FlowcoreError as exc:  # damaged content: the repository names the claim file
-            return RecordView(None, message=f"the content cannot be read: {exc}")
+            return RecordView(None, message=f"the content cannot be read: {_one_line(exc)}")
         finally:
             stream.close()
         schema = attributes.get("avro.schema") if kind == "avro" else None
@@ -466,7 +466,7 @@ def read_records(
         if not whole:  # the viewer's window ends inside the Avro header
             batch, total, damage = None, None, None
         else:
-            reason = " ".join(str(exc).split()) or type(exc).__name__
+            reason = _one_line(exc)
             return RecordView(kind, message=f"this is not readable {name} content: {reason}")
     if batch is None:
         if damage is None and not whole:
@@ -529,7 +529,11 @@ def _first_records(
         batch = _avro_batch(data, before, schema) if before else None
         if not whole:  # the window ends inside a block: what precedes it is all there is to show
             return batch, None, None
-        return batch, None, f"the Avro content breaks off after {before:,} records: {exc}"
+        return (
+            batch,
+            None,
+            f"the Avro content breaks off after {before:,} records: {_one_line(exc)}",
+        )
     rows = 0 if batch is None else batch.num_rows
     return batch, rows if whole and rows <= MAX_RECORDS else None, None
 
@@ -583,6 +587,11 @@ def _compact(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ",".join(_compact(v) for v in value) + "]"
     return json.dumps(value, ensure_ascii=False)
+
+
+def _one_line(exc: BaseException) -> str:
+    """*exc*'s message on one line (the viewer shows one), or its type when it has none."""
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def _not_records(mime: str | None) -> str:
