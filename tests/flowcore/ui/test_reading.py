@@ -7,6 +7,7 @@ import argparse
 import datetime as dt
 import io
 import json
+import shutil
 import warnings
 from collections.abc import Iterator
 from decimal import Decimal
@@ -196,10 +197,9 @@ def _blocks_cut() -> tuple[bytes, int]:
 
 
 @pytest.fixture(scope="module")
-def records_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
-    """The UI over a real direct run whose queue holds Avro, Parquet, damaged and text files."""
+def records_run(tmp_path_factory: pytest.TempPathFactory) -> argparse.Namespace:
+    """A real direct run whose queue holds Avro, Parquet, damaged and text files."""
     from flowcore.cli import main
-    from flowcore.cli.ui import prepare
 
     root = tmp_path_factory.mktemp("ui-records")
     folder = root / "in"
@@ -215,7 +215,15 @@ def records_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestCli
     repository = root / "repository"
     assert main(["run", str(flow), "--runner", "direct", "--repository", str(repository)]) == 0
     ui = {"host": "127.0.0.1", "port": 0, "token": None}
-    app, _ = prepare(argparse.Namespace(flow=str(flow), repository=str(repository), **ui))
+    return argparse.Namespace(flow=str(flow), repository=str(repository), **ui)
+
+
+@pytest.fixture(scope="module")
+def records_client(records_run) -> Iterator[TestClient]:
+    """The UI's API over records_run's repository."""
+    from flowcore.cli.ui import prepare
+
+    app, _ = prepare(records_run)
     with TestClient(app, base_url="http://127.0.0.1") as client:
         yield client
 
@@ -370,3 +378,22 @@ def test_bare_avro_datums_are_read_by_the_avro_schema_attribute() -> None:
     assert cut.message.startswith("the Avro content breaks off after 2 records: ")
     bad = read_records(data, "avro", avro_schema="{not json")
     assert bad.message.startswith("this is not readable Avro content: its avro.schema attribute")
+
+
+def test_damaged_content_answers_one_line(records_run, tmp_path: Path) -> None:
+    """A claim file whose bytes changed on disk fails its checksums: one line, not a 500."""
+    copy = tmp_path / "repository"
+    shutil.copytree(records_run.repository, copy)
+    view = RepositoryView(copy)
+    row = next(f for f in view.list_queue(HELD).flowfiles if f.filename == "cities.parquet")
+    _, flowfile = view.flowfile(row.uuid)
+    claim = flowfile.content
+    path = next(p for p in (copy / "content").rglob("*") if p.name == claim.resource_claim.id)
+    with path.open("r+b") as file:
+        file.seek(claim.offset + 100)
+        file.write(b"\xff" * 8)
+    found = view.records(claim, flowfile.attributes, 4 * 1024 * 1024)
+    view.close()
+    assert found.rows == ()
+    assert found.message.startswith("the content cannot be read: ")
+    assert "\n" not in found.message
