@@ -11,7 +11,7 @@ import asyncio
 import json
 import re
 import urllib.parse
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -222,9 +222,16 @@ def content_disposition(disposition: str, filename: str) -> str:
 
 
 def _content(
-    request: Request, view: RepositoryView, claim: Any, filename: str, mime: str | None
+    request: Request, view: RepositoryView, claim: Any, attributes: Mapping[str, str]
 ) -> Response:
-    """*claim*'s bytes: inline for the viewer (the first :data:`MAX_VIEW`), or a download."""
+    """*claim*'s bytes: inline for the viewer (the first :data:`MAX_VIEW`), or a download.
+
+    ``?records=1`` answers Avro and Parquet content as records instead (JSON, a
+    :class:`~flowcore.ui.reading.RecordView`): a table and NiFi's formatted JSON.
+    """
+    if request.query_params.get("records") == "1":
+        return JSONResponse(attrs.asdict(view.records(claim, attributes, MAX_VIEW)))
+    filename, mime = attributes.get("filename", "content"), attributes.get("mime.type")
     download = request.query_params.get("download") == "1"
     if claim is None:
         return Response(b"", media_type="application/octet-stream")
@@ -244,8 +251,7 @@ def flowfile_content(request: Request) -> Response:
     """A queued FlowFile's content (``?download=1``: all of it, as an attachment)."""
     view = _view(request)
     _, found = view.flowfile(request.path_params["uuid"])
-    name = found.attributes.get("filename", "content")
-    return _content(request, view, found.content, name, found.attributes.get("mime.type"))
+    return _content(request, view, found.content, found.attributes)
 
 
 def event_content(request: Request) -> Response:
@@ -260,10 +266,7 @@ def event_content(request: Request) -> Response:
     if claim is None:
         msg = f"event {found.event_id} ({found.event_type.value}) has no {which} content"
         raise UnknownItemError(msg)
-    attributes = found.attributes
-    return _content(
-        request, view, claim, attributes.get("filename", "content"), attributes.get("mime.type")
-    )
+    return _content(request, view, claim, found.attributes)
 
 
 def provenance_search(request: Request) -> Response:

@@ -8,28 +8,57 @@ reads only the segments its page falls in, found from the segment summaries' cou
 FlowFiles of the page's records alone. A segment
 the run consumes between the log read and the segment read is missing: the log is read again
 once and the page retried.
+
+Avro and Parquet content is shown as records (:meth:`RepositoryView.records`): the first
+:data:`MAX_RECORDS` read with flowcore's own readers, as a table whose header names NiFi's record
+types and as the JSON NiFi's content viewer formats Avro into.
 """
 
 from __future__ import annotations
 
+import io
+import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import attrs
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from flowcore.clock import now_ms
-from flowcore.errors import ContentNotFoundError, FlowcoreError, RepositoryError
+from flowcore.errors import ContentNotFoundError, FlowcoreError, RecordError, RepositoryError
 from flowcore.flowfile import FlowFile
 from flowcore.provenance_events import ProvenanceEvent
+from flowcore.records.avro_codec import AvroReaderOptions, read_avro
+from flowcore.records.json_writer import OUTPUT_ONELINE, JsonWriterOptions, write_json
+from flowcore.records.parquet_codec import ParquetReaderOptions, read_parquet
+from flowcore.records.schema import (
+    ArrayType,
+    ChoiceType,
+    DataType,
+    DecimalType,
+    MapType,
+    RecordSchema,
+)
 from repositories.content import FileContentRepository
 from repositories.flowfile_wal import WriteAheadFlowFileRepository
 from repositories.provenance import SqlProvenanceRepository
 from repositories.repository_set import live_run, read_bulletins, read_status
 from repositories.segments import read_segment_range, segment_path
 
-__all__ = ["QueuePage", "QueuedFlowFile", "RepositoryView", "UnknownItemError"]
+__all__ = [
+    "QueuePage",
+    "QueuedFlowFile",
+    "RecordColumn",
+    "RecordView",
+    "RepositoryView",
+    "UnknownItemError",
+    "read_records",
+    "record_format",
+    "type_label",
+]
 
 #: FlowFiles a queue listing returns at most per page (NiFi lists the first 100).
 MAX_PAGE = 1_000
@@ -37,6 +66,29 @@ MAX_PAGE = 1_000
 MAX_REMEMBERED = 100_000
 #: Queued FlowFiles a lookup by uuid reads at most when no listing has shown it (20 segments).
 MAX_SCANNED = 200_000
+#: Records the content viewer shows at most (its CSV table shows 1,000 rows too).
+MAX_RECORDS = 1_000
+#: JSON text of the records shown at most (NiFi's viewer stops formatting Avro past 2 MB).
+MAX_RECORD_JSON = 2 * 1024 * 1024
+#: Parquet content the viewer reads at most: the footer that says where the rows are is at the
+#: end, so the whole file is read; a bigger one is offered for download.
+MAX_PARQUET = 32 * 1024 * 1024
+#: ``mime.type`` values naming Avro (NiFi's content viewer's, and flowcore's AvroRecordSetWriter's).
+AVRO_TYPES = frozenset(
+    {"avro/binary", "application/avro-binary", "application/avro+binary", "application/avro"}
+)
+#: ``mime.type`` values naming Parquet (ParquetRecordSetWriter writes ``application/parquet``).
+PARQUET_TYPES = frozenset(
+    {"application/parquet", "application/vnd.apache.parquet", "application/x-parquet"}
+)
+_AVRO_MAGIC = b"Obj\x01"
+_PARQUET_MAGIC = b"PAR1"
+#: How the viewer writes dates, times and timestamps (NiFi's default formats), not epoch millis.
+_JSON_DATES = {
+    "date_format": "yyyy-MM-dd",
+    "time_format": "HH:mm:ss",
+    "timestamp_format": "yyyy-MM-dd HH:mm:ss.SSS",
+}
 
 
 class UnknownItemError(FlowcoreError, KeyError):
@@ -66,6 +118,39 @@ class QueuePage:
     total_bytes: int
     offset: int
     flowfiles: tuple[QueuedFlowFile, ...]
+
+
+@attrs.frozen
+class RecordColumn:
+    """A column of the record table: a field's name and its NiFi record type (``LONG``...)."""
+
+    name: str
+    type: str
+
+
+@attrs.frozen
+class RecordView:
+    """Avro or Parquet content as the viewer shows it: a table, and the records as NiFi's JSON.
+
+    Attributes:
+        format: ``avro``, ``parquet``, or None when the content is neither.
+        columns: the record schema's fields, in order.
+        rows: one tuple per record shown: each field's value as text (a string as it is,
+            anything else as its JSON), None for null.
+        json: the records shown as a pretty-printed JSON array (NiFi's JsonRecordSetWriter).
+        total: the records the content holds, when known (Parquet's footer says; Avro's
+            blocks must be read to tell).
+        complete: every record of the content is shown.
+        message: one line for the viewer when not all is shown, or the content is unreadable.
+    """
+
+    format: str | None
+    columns: tuple[RecordColumn, ...] = ()
+    rows: tuple[tuple[str | None, ...], ...] = ()
+    json: str = ""
+    total: int | None = None
+    complete: bool = False
+    message: str | None = None
 
 
 def _log_stamp(directory: Path) -> tuple[Any, ...]:
@@ -232,6 +317,44 @@ class RepositoryView:
         except ContentNotFoundError:
             raise UnknownItemError(gone) from None
 
+    def records(self, claim: Any, attributes: Mapping[str, str], window: int) -> RecordView:
+        """The records of Avro or Parquet content, for the viewer.
+
+        Avro is read from the first *window* bytes (the viewer's); Parquet whole, when it is at
+        most :data:`MAX_PARQUET` (its footer is at its end). Bare Avro datums (no ``Obj``
+        header: AvroRecordSetWriter's "Schema Write Strategy" other than embedded) are read
+        by the FlowFile's ``avro.schema`` attribute. Content of another format, or damaged,
+        gives a view with a one-line ``message`` rather than an error.
+
+        Raises:
+            UnknownItemError: the content is gone from the repository and its archive.
+        """
+        if claim is None:
+            return RecordView(None, total=0, complete=True, message="the content is empty")
+        size = claim.length
+        stream = self.open_content(claim)
+        try:
+            head = stream.read(4)
+            mime = attributes.get("mime.type")
+            kind = record_format(head, mime)
+            if kind is None:
+                return RecordView(None, message=_not_records(mime))
+            if kind == "parquet" and size > MAX_PARQUET:
+                msg = (
+                    f"this Parquet file is {size:,} bytes; the viewer reads Parquet up to "
+                    f"{MAX_PARQUET:,} bytes (its footer is at the end): download it to see its "
+                    "records"
+                )
+                return RecordView(kind, message=msg)
+            limit = size if kind == "parquet" else min(size, window)
+            data = head + stream.read(max(0, limit - len(head)))
+        except FlowcoreError as exc:  # damaged content: the repository names the claim file
+            return RecordView(None, message=f"the content cannot be read: {_one_line(exc)}")
+        finally:
+            stream.close()
+        schema = attributes.get("avro.schema") if kind == "avro" else None
+        return read_records(data, kind, whole=len(data) >= size, avro_schema=schema)
+
     # --- provenance --------------------------------------------------------------------------
 
     @property
@@ -295,4 +418,185 @@ def _row(flowfile: FlowFile, position: int, segment_id: str, now: int) -> Queued
         lineage_duration_ms=max(0, now - flowfile.lineage_start_date),
         penalized=flowfile.penalty_expiration > now,
         segment_id=segment_id,
+    )
+
+
+# --- records -----------------------------------------------------------------------------------
+
+
+def record_format(head: bytes, mime: str | None) -> str | None:
+    r"""``avro`` or ``parquet`` when content starting with *head* is one, by its magic or *mime*.
+
+    The magic wins: an Avro object container file starts with ``Obj\x01`` and a Parquet file
+    with ``PAR1``; without it the ``mime.type`` decides (bare Avro datums cannot be read without
+    their schema, and the reader then says so).
+    """
+    if head.startswith(_AVRO_MAGIC):
+        return "avro"
+    if head.startswith(_PARQUET_MAGIC):
+        return "parquet"
+    media = (mime or "").split(";")[0].strip().lower()
+    if media in AVRO_TYPES:
+        return "avro"
+    if media in PARQUET_TYPES:
+        return "parquet"
+    return None
+
+
+def read_records(
+    data: bytes, kind: str, *, whole: bool = True, avro_schema: str | None = None
+) -> RecordView:
+    """The first :data:`MAX_RECORDS` records of Avro or Parquet *data*, read by flowcore's readers.
+
+    Args:
+        data: the content, or (``whole`` False) its first bytes only: Avro blocks past them
+            are not shown and that is no error.
+        kind: ``avro`` or ``parquet``.
+        whole: *data* is all of the content.
+        avro_schema: the Avro schema's JSON text, to read bare datums by (an ``Obj`` data
+            file carries its own and is read by it).
+    """
+    name = "Avro" if kind == "avro" else "Parquet"
+    try:
+        schema = None
+        if avro_schema and not data.startswith(_AVRO_MAGIC):
+            schema = _schema_of(avro_schema)
+        batch, total, damage = _first_records(data, kind, whole, schema)
+    except Exception as exc:  # fastavro and pyarrow raise many kinds on bad bytes
+        if not whole:  # the viewer's window ends inside the Avro header
+            batch, total, damage = None, None, None
+        else:
+            reason = _one_line(exc)
+            return RecordView(kind, message=f"this is not readable {name} content: {reason}")
+    if batch is None:
+        if damage is None and not whole:
+            damage = (
+                f"the first {len(data):,} bytes the viewer reads hold no whole {name} block; "
+                "download the content to see its records"
+            )
+        message = damage or f"this {name} content holds no records"
+        return RecordView(kind, total=total, complete=damage is None, message=message)
+    shown, json_text = _as_json(batch)
+    schema = RecordSchema.from_arrow(batch.schema)
+    columns = tuple(RecordColumn(f.name, type_label(f.type)) for f in schema.fields)
+    complete = damage is None and whole and total is not None and len(shown) == total
+    message = damage
+    if message is None and not complete:
+        of = f" of {total:,}" if total is not None else ""
+        where = "" if whole else f" in the first {len(data):,} bytes"
+        message = f"the first {len(shown):,}{of} records{where}; download the content for all"
+    rows = tuple(tuple(_cell(record.get(c.name)) for c in columns) for record in shown)
+    return RecordView(kind, columns, rows, json_text, total, complete, message)
+
+
+def type_label(dtype: DataType | None) -> str:
+    """A NiFi record type as the viewer's header names it: ``LONG``, ``DECIMAL(10,2)``..."""
+    if isinstance(dtype, DecimalType):
+        return f"DECIMAL({dtype.precision},{dtype.scale})"
+    if isinstance(dtype, ArrayType):
+        return f"ARRAY[{type_label(dtype.element)}]"
+    if isinstance(dtype, MapType):
+        return f"MAP<{type_label(dtype.value)}>"
+    if isinstance(dtype, ChoiceType):
+        return f"CHOICE[{', '.join(type_label(o) for o in dtype.options)}]"
+    return "NONE" if dtype is None else dtype.name.upper()  # STRING, RECORD, ENUM...
+
+
+def _schema_of(text: str) -> dict[str, Any]:
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        msg = f"its avro.schema attribute is not JSON ({exc})"
+        raise RecordError(msg) from None
+
+
+def _first_records(
+    data: bytes, kind: str, whole: bool, schema: dict[str, Any] | None
+) -> tuple[pa.RecordBatch | None, int | None, str | None]:
+    """The first records, the content's record count when known, and what broke off.
+
+    Avro is read one record past :data:`MAX_RECORDS`, which tells whether there are more.
+    """
+    if kind == "parquet":
+        batches = read_parquet(io.BytesIO(data), ParquetReaderOptions(batch_size=MAX_RECORDS))
+        return next(iter(batches), None), pq.read_metadata(pa.BufferReader(data)).num_rows, None
+    try:
+        batch = _avro_batch(data, MAX_RECORDS + 1, schema)
+    except RecordError as exc:
+        before = exc.record - 1 if isinstance(exc.record, int) else 0
+        if whole and not before:
+            raise  # not Avro at all, or damaged from its first block
+        batch = _avro_batch(data, before, schema) if before else None
+        if not whole:  # the window ends inside a block: what precedes it is all there is to show
+            return batch, None, None
+        return (
+            batch,
+            None,
+            f"the Avro content breaks off after {before:,} records: {_one_line(exc)}",
+        )
+    rows = 0 if batch is None else batch.num_rows
+    return batch, rows if whole and rows <= MAX_RECORDS else None, None
+
+
+def _avro_batch(data: bytes, count: int, schema: dict[str, Any] | None) -> pa.RecordBatch | None:
+    batches = read_avro(io.BytesIO(data), AvroReaderOptions(batch_size=count), avro_schema=schema)
+    return next(iter(batches), None)
+
+
+class _Number(str):
+    """A JSON number's text, kept as written (a long past 2**53, a decimal's scale)."""
+
+    __slots__ = ()
+
+
+def _as_json(batch: pa.RecordBatch) -> tuple[list[dict[str, Any]], str]:
+    """The records shown (MAX_RECORDS, MAX_RECORD_JSON of JSON at most), and their NiFi JSON."""
+    lines = io.BytesIO()
+    write_json([batch], lines, JsonWriterOptions(output_grouping=OUTPUT_ONELINE, **_JSON_DATES))
+    records: list[dict[str, Any]] = []
+    length = 0
+    for line in lines.getvalue().decode().split("\n"):  # control characters come escaped
+        if not line:
+            continue
+        length += len(line)
+        if len(records) >= MAX_RECORDS or (records and length > MAX_RECORD_JSON):
+            break
+        records.append(json.loads(line, parse_int=_Number, parse_float=_Number))
+    pretty = io.BytesIO()
+    write_json(
+        [batch.slice(0, len(records))], pretty, JsonWriterOptions(pretty_print=True, **_JSON_DATES)
+    )
+    return records, pretty.getvalue().decode()
+
+
+def _cell(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str) and not isinstance(value, _Number):
+        return value
+    return _compact(value)
+
+
+def _compact(value: Any) -> str:
+    """*value* as compact JSON, numbers as the writer wrote them."""
+    if isinstance(value, _Number):
+        return str(value)
+    if isinstance(value, dict):
+        items = ",".join(f"{_compact(str(k))}:{_compact(v)}" for k, v in value.items())
+        return "{" + items + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(_compact(v) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _one_line(exc: BaseException) -> str:
+    """*exc*'s message on one line (the viewer shows one), or its type when it has none."""
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _not_records(mime: str | None) -> str:
+    said = f" and its mime.type is {mime!r}" if mime else ""
+    return (
+        "this content is neither Avro (an 'Obj' header) nor Parquet ('PAR1')"
+        f"{said}; view it as text or hex"
     )

@@ -1,5 +1,7 @@
 // The content viewer, as NiFi's: original, formatted (JSON and XML pretty-printed, CSV as a
-// table) and hex, with a download link. The API sends the first 4 MB for viewing.
+// table) and hex, with a download link. The API sends the first 4 MB for viewing. Avro and
+// Parquet are read by the server (`?records=1`) and shown as a table of records, with the
+// NiFi record types in its header, and as formatted JSON (NiFi's Avro view).
 
 import { el, bytes } from "./util.js";
 
@@ -83,6 +85,47 @@ function hexDump(data) {
   return lines.join("\n");
 }
 
+const AVRO_TYPES = ["avro/binary", "application/avro-binary", "application/avro+binary", "application/avro"];
+const PARQUET_TYPES = ["application/parquet", "application/vnd.apache.parquet", "application/x-parquet"];
+
+// "Avro" or "Parquet" when the content is one (its magic, else its mime.type), or null.
+function recordKind(data, mime) {
+  const head = String.fromCharCode(...data.subarray(0, 4));
+  if (head === "Obj\x01") return "Avro";
+  if (head === "PAR1") return "Parquet";
+  const media = (mime || "").split(";")[0].trim().toLowerCase();
+  if (AVRO_TYPES.includes(media)) return "Avro";
+  if (PARQUET_TYPES.includes(media)) return "Parquet";
+  return null;
+}
+
+function recordTable(view) {
+  const cell = (value) => el("td", {}, value === null ? el("em", { class: "muted" }, "null") : value);
+  return el("div", { class: "records", style: "max-height: 55vh; overflow: auto" },
+    el("table", { class: "grid records" },
+      el("thead", {}, el("tr", {}, view.columns.map((c) =>
+        el("th", { title: c.type }, c.name, el("br"), el("span", { class: "muted type" }, c.type))))),
+      el("tbody", {}, view.rows.map((r) => el("tr", {}, r.map(cell))))));
+}
+
+// The record modes for Avro or Parquet content: [value, label, render] entries, and the
+// viewer's one line about them (what is not shown, or why nothing is).
+async function recordModes(url, kind) {
+  let view;
+  try {
+    const response = await fetch(`${url}${url.includes("?") ? "&" : "?"}records=1`, { credentials: "same-origin" });
+    view = await response.json();
+    if (!response.ok) return [[], view.error || response.statusText];
+  } catch (error) {
+    return [[], `the ${kind} records could not be read: ${error.message}`];
+  }
+  if (!view.columns.length) return [[], view.message];
+  return [[
+    ["records", `formatted (${kind} records)`, () => recordTable(view)],
+    ["json", `formatted (${kind} as JSON)`, () => el("pre", { class: "content" }, view.json)],
+  ], view.message];
+}
+
 // What "formatted" shows for this content: [kind, Node] or null when it is plain text.
 function formatted(text, filename, mime) {
   const trimmed = text.trimStart();
@@ -113,6 +156,13 @@ export async function contentViewer(url, { filename = "", mime = "", size = null
   const data = new Uint8Array(await response.arrayBuffer());
   const text = decode(data);
   const modes = [];
+  const kind = recordKind(data, mime);
+  let note = null;
+  if (kind !== null) {
+    const [recordViews, line] = await recordModes(url, kind);
+    modes.push(...recordViews);
+    if (line) note = el("p", { class: recordViews.length ? "muted record-note" : "error record-note" }, line);
+  }
   if (text !== null) {
     const pretty = formatted(text, filename, mime);
     modes.push(["formatted", pretty ? `formatted (${pretty[0]})` : "formatted (text)",
@@ -129,7 +179,7 @@ export async function contentViewer(url, { filename = "", mime = "", size = null
   const shown = size !== null && size > data.length ? ` (first ${bytes(data.length)} of ${bytes(size)})` : ` (${bytes(data.length)})`;
   holder.replaceChildren(
     el("div", { class: "viewer-bar" }, el("label", {}, "View as ", select), el("span", { class: "muted" }, shown), download),
-    body);
+    note, body);
   body.append(modes[0][2]());
   return holder;
 }

@@ -1,18 +1,35 @@
-"""Reading a repository for the UI: queue pages from the segments they fall in, no lock taken."""
+"""Reading a repository for the UI: queue pages from the segments they fall in, no lock taken,
+and Avro and Parquet content as records for the viewer."""
 
 from __future__ import annotations
 
+import argparse
+import datetime as dt
+import io
+import json
+import shutil
+import warnings
+from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
+from urllib.parse import quote
 
+import fastavro
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from flowcore.flowfile import FlowFile
 from flowcore.ui import reading
-from flowcore.ui.reading import RepositoryView, UnknownItemError
+from flowcore.ui.reading import RepositoryView, UnknownItemError, read_records, record_format
 from repositories.flowfile_wal import WriteAheadFlowFileRepository
 from repositories.locks import try_lock
 from repositories.records import Transaction
 from tests.flowcore.ui.conftest import repository_of
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # Starlette suggests httpx2; httpx is what is installed
+    from starlette.testclient import TestClient
 
 SEGMENTS = 3
 PER_SEGMENT = 40
@@ -102,3 +119,281 @@ def test_a_lookup_without_a_listing_reads_a_bounded_number(queued: Path, monkeyp
     last = RepositoryView(queued).list_queue("q", offset=110, limit=1).flowfiles[0].uuid
     with pytest.raises(UnknownItemError, match="list its queue first"):
         RepositoryView(queued).flowfile(last)  # a new view: no listing has shown it
+
+
+# --- Avro and Parquet content as records ---------------------------------------------------------
+
+RECORDS_FLOW = """
+from flowcore import Flow
+from processors import GetFile, UpdateAttribute
+
+flow = Flow("records-view")
+get = flow.add(GetFile(input_directory=%r, keep_source_file=True), name="get")
+hold = flow.add(UpdateAttribute(), name="hold", disabled=True)
+flow.connect(get, hold, durable=True)
+"""
+HELD = "get:success->hold"
+AVRO_SCHEMA = {
+    "type": "record",
+    "name": "user",
+    "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "name", "type": ["null", "string"]},
+        {"name": "born", "type": {"type": "int", "logicalType": "date"}},
+        {
+            "name": "amount",
+            "type": {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2},
+        },
+        {"name": "tags", "type": {"type": "array", "items": "string"}},
+    ],
+}
+USERS = 1_200  # past the viewer's 1,000
+
+
+def _user(n: int) -> dict:
+    return {
+        "id": 2**60 + n,  # past 2**53: a browser's JSON.parse would round it
+        "name": None if n % 2 else f"user {n}",
+        "born": dt.date(1990, 1, 1) + dt.timedelta(days=n),
+        "amount": Decimal(n).scaleb(-2),
+        "tags": ["a", str(n)],
+    }
+
+
+def _avro(count: int, sync_interval: int = 16_000) -> bytes:
+    out = io.BytesIO()
+    records = [_user(n) for n in range(count)]
+    fastavro.writer(out, AVRO_SCHEMA, records, sync_interval=sync_interval)
+    return out.getvalue()
+
+
+def _parquet() -> bytes:
+    table = pa.table(
+        {
+            "city": ["Oslo", "Lima", None],
+            "population": pa.array([709_000, 10_000_000, 1], pa.int64()),
+            "area": [454.0, 2672.3, 0.5],
+            "founded": pa.array([dt.date(1040, 1, 1), dt.date(1535, 1, 18), None], pa.date32()),
+        }
+    )
+    out = io.BytesIO()
+    pq.write_table(table, out)
+    return out.getvalue()
+
+
+def _blocks_cut() -> tuple[bytes, int]:
+    """Avro of 40 records in blocks of about 10, cut inside its third block; records before it."""
+    whole = _avro(40, sync_interval=300)
+    reader = fastavro.block_reader(io.BytesIO(whole))
+    sizes = [block.num_records for block in reader]
+    assert len(sizes) > 3
+    data = whole[: len(whole) * 2 // 3]
+    shown = 0
+    for block in fastavro.block_reader(io.BytesIO(whole)):
+        if block.offset + block.size > len(data):
+            break
+        shown += block.num_records
+    return data, shown
+
+
+@pytest.fixture(scope="module")
+def records_run(tmp_path_factory: pytest.TempPathFactory) -> argparse.Namespace:
+    """A real direct run whose queue holds Avro, Parquet, damaged and text files."""
+    from flowcore.cli import main
+
+    root = tmp_path_factory.mktemp("ui-records")
+    folder = root / "in"
+    folder.mkdir()
+    parquet = _parquet()
+    (folder / "users.avro").write_bytes(_avro(USERS))
+    (folder / "cities.parquet").write_bytes(parquet)
+    (folder / "cut.avro").write_bytes(_blocks_cut()[0])
+    (folder / "cut.parquet").write_bytes(parquet[:-20])
+    (folder / "notes.txt").write_bytes(b"plain text, not records\n")
+    flow = root / "flow.py"
+    flow.write_text(RECORDS_FLOW % str(folder))
+    repository = root / "repository"
+    assert main(["run", str(flow), "--runner", "direct", "--repository", str(repository)]) == 0
+    ui = {"host": "127.0.0.1", "port": 0, "token": None}
+    return argparse.Namespace(flow=str(flow), repository=str(repository), **ui)
+
+
+@pytest.fixture(scope="module")
+def records_client(records_run) -> Iterator[TestClient]:
+    """The UI's API over records_run's repository."""
+    from flowcore.cli.ui import prepare
+
+    app, _ = prepare(records_run)
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        yield client
+
+
+def _records(client: TestClient, filename: str) -> dict:
+    listing = client.get(f"/api/connections/{quote(HELD, safe='')}/flowfiles").json()
+    uuid = next(f["uuid"] for f in listing["flowfiles"] if f["filename"] == filename)
+    response = client.get(f"/api/flowfiles/{uuid}/content?records=1")
+    assert response.status_code == 200
+    return response.json()
+
+
+def test_queued_avro_shows_as_records_with_nifi_types_and_json(records_client) -> None:
+    """An Avro file in a queue: the first 1,000 records, NiFi types, exact longs, NiFi's JSON."""
+    view = _records(records_client, "users.avro")
+    assert view["format"] == "avro"
+    assert [(c["name"], c["type"]) for c in view["columns"]] == [
+        ("id", "LONG"),
+        ("name", "STRING"),
+        ("born", "DATE"),
+        ("amount", "DECIMAL(10,2)"),
+        ("tags", "ARRAY[STRING]"),
+    ]
+    assert view["rows"][0] == [str(2**60), "user 0", "1990-01-01", "0.00", '["a","0"]']
+    assert view["rows"][1][1] is None
+    assert len(view["rows"]) == reading.MAX_RECORDS
+    assert (view["complete"], view["message"]) == (
+        False,
+        "the first 1,000 records; download the content for all",
+    )
+    records = json.loads(view["json"])
+    assert len(records) == reading.MAX_RECORDS
+    assert records[7] == {
+        "id": 2**60 + 7,
+        "name": None,
+        "born": "1990-01-08",
+        "amount": 0.07,
+        "tags": ["a", "7"],
+    }
+    assert view["json"].startswith('[ {\n  "id" : 1152921504606846976,')  # Jackson's printer
+
+
+def test_queued_parquet_shows_all_its_records(records_client) -> None:
+    """A Parquet file read whole: every row, its Arrow types as NiFi's, nulls as null."""
+    view = _records(records_client, "cities.parquet")
+    assert view["format"] == "parquet"
+    assert [(c["name"], c["type"]) for c in view["columns"]] == [
+        ("city", "STRING"),
+        ("population", "LONG"),
+        ("area", "DOUBLE"),
+        ("founded", "DATE"),
+    ]
+    assert view["rows"] == [
+        ["Oslo", "709000", "454.0", "1040-01-01"],
+        ["Lima", "10000000", "2672.3", "1535-01-18"],
+        [None, "1", "0.5", None],
+    ]
+    assert (view["total"], view["complete"], view["message"]) == (3, True, None)
+
+
+def test_truncated_avro_shows_the_records_before_the_break(records_client) -> None:
+    """An Avro file cut inside a block: the whole blocks before it, and one line saying so."""
+    view = _records(records_client, "cut.avro")
+    _, shown = _blocks_cut()
+    assert 0 < len(view["rows"]) == shown
+    assert view["complete"] is False
+    assert view["message"].startswith(f"the Avro content breaks off after {shown} records: ")
+    assert "\n" not in view["message"]
+
+
+def test_truncated_parquet_and_text_answer_one_line(records_client) -> None:
+    """A Parquet file without its footer, and text, answer 200 with a one-line message."""
+    cut = _records(records_client, "cut.parquet")
+    assert (cut["format"], cut["rows"]) == ("parquet", [])
+    assert cut["message"].startswith("this is not readable Parquet content: ")
+    assert "magic" in cut["message"]
+    assert "\n" not in cut["message"]
+    text = _records(records_client, "notes.txt")
+    assert text["format"] is None
+    assert "neither Avro" in text["message"]
+
+
+def test_provenance_content_reads_as_records(records_client) -> None:
+    """The output content of GetFile's RECEIVE event of a Parquet file shows as its records."""
+    found = records_client.get("/api/provenance?filename=cities.parquet&type=RECEIVE").json()
+    event_id = found["events"][0]["event_id"]
+    view = records_client.get(f"/api/content/{event_id}/output?records=1").json()
+    assert (view["format"], view["total"], len(view["rows"])) == ("parquet", 3, 3)
+
+
+def test_parquet_past_the_bound_is_offered_for_download(records_client, monkeypatch) -> None:
+    """Parquet larger than MAX_PARQUET is not read: the message says to download it."""
+    monkeypatch.setattr(reading, "MAX_PARQUET", 100)
+    view = _records(records_client, "cities.parquet")
+    assert view["rows"] == []
+    assert "the viewer reads Parquet up to 100 bytes" in view["message"]
+    assert "download it" in view["message"]
+
+
+def test_avro_cut_by_the_viewer_window_is_no_error() -> None:
+    """Avro read from the first bytes of a bigger content shows its whole blocks, no damage."""
+    data, shown = _blocks_cut()
+    view = read_records(data, "avro", whole=False)
+    assert len(view.rows) == shown
+    assert view.message == (
+        f"the first {shown} records in the first {len(data):,} bytes; download the content for all"
+    )
+    first = next(iter(fastavro.block_reader(io.BytesIO(data)))).offset
+    for cut in (first + 5, 20):  # inside the first block; inside the header
+        tiny = read_records(data[:cut], "avro", whole=False)
+        assert tiny.rows == ()
+        assert tiny.message == (
+            f"the first {cut} bytes the viewer reads hold no whole Avro block; "
+            "download the content to see its records"
+        )
+
+
+def test_record_format_by_magic_then_mime_type() -> None:
+    """The magic decides; without it NiFi's Avro and Parquet mime types do; else none."""
+    assert record_format(b"Obj\x01", "text/plain") == "avro"
+    assert record_format(b"PAR1", None) == "parquet"
+    assert record_format(b"{}", "application/avro-binary") == "avro"
+    assert record_format(b"xx", "application/parquet; charset=binary") == "parquet"
+    assert record_format(b"a,b", "text/csv") is None
+    bare = read_records(b"\x02\x04", "avro")  # bare datums: no schema to read them by
+    assert bare.message.startswith("this is not readable Avro content: ")
+
+
+def test_type_labels_name_nifi_types_with_their_parameters() -> None:
+    """Headers name NiFi's types, a decimal with its precision and scale, nested types inside."""
+    from flowcore.records import schema as s
+
+    assert reading.type_label(s.MapType(s.ArrayType(s.DecimalType(10, 2)))) == (
+        "MAP<ARRAY[DECIMAL(10,2)]>"
+    )
+    assert reading.type_label(s.ChoiceType((s.INT, s.STRING))) == "CHOICE[INT, STRING]"
+    assert reading.type_label(s.EnumType(("a", "b"))) == "ENUM"
+    assert reading.type_label(s.RecordType(s.RecordSchema.of({"a": s.INT}))) == "RECORD"
+
+
+def test_bare_avro_datums_are_read_by_the_avro_schema_attribute() -> None:
+    """Datums without a header (a writer's schema in avro.schema) read by that schema."""
+    out = io.BytesIO()
+    for n in range(3):
+        fastavro.schemaless_writer(out, fastavro.parse_schema(AVRO_SCHEMA), _user(n))
+    data = out.getvalue()
+    view = read_records(data, "avro", avro_schema=json.dumps(AVRO_SCHEMA))
+    assert [row[1] for row in view.rows] == ["user 0", None, "user 2"]
+    assert (view.total, view.complete, view.message) == (3, True, None)
+    cut = read_records(data[:-3], "avro", avro_schema=json.dumps(AVRO_SCHEMA))
+    assert len(cut.rows) == 2
+    assert cut.message.startswith("the Avro content breaks off after 2 records: ")
+    bad = read_records(data, "avro", avro_schema="{not json")
+    assert bad.message.startswith("this is not readable Avro content: its avro.schema attribute")
+
+
+def test_damaged_content_answers_one_line(records_run, tmp_path: Path) -> None:
+    """A claim file whose bytes changed on disk fails its checksums: one line, not a 500."""
+    copy = tmp_path / "repository"
+    shutil.copytree(records_run.repository, copy)
+    view = RepositoryView(copy)
+    row = next(f for f in view.list_queue(HELD).flowfiles if f.filename == "cities.parquet")
+    _, flowfile = view.flowfile(row.uuid)
+    claim = flowfile.content
+    path = next(p for p in (copy / "content").rglob("*") if p.name == claim.resource_claim.id)
+    with path.open("r+b") as file:
+        file.seek(claim.offset + 100)
+        file.write(b"\xff" * 8)
+    found = view.records(claim, flowfile.attributes, 4 * 1024 * 1024)
+    view.close()
+    assert found.rows == ()
+    assert found.message.startswith("the content cannot be read: ")
+    assert "\n" not in found.message
