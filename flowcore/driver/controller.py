@@ -426,6 +426,8 @@ class Controller:
             transfers=self._transfers,
             replayed=self._replayed,
         )
+        # Committed FlowFiles whose after-commit actions (COMMIT PREPARED) are not done yet.
+        status["pending_after_commit"] = self.sinks.actions.pending_count()
         self._status = status
         self.repos.write_status(status)
 
@@ -620,6 +622,7 @@ class Controller:
             failed=failed_flowfiles(members, transfers, self._bulletins),
             renamed=dict(self.renamed),
             start_seconds=getattr(self.runner, "start_seconds", None),
+            pending_after_commit=self.sinks.pending_after_commit,
         )
 
     def _reader(self, queue_id: str) -> str | None:

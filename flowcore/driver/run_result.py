@@ -347,6 +347,9 @@ class RunResult:
             each kept its id, so its state, queues and provenance (DESIGN §9c).
         start_seconds: what the runner took to start before the run (a Spark session and its
             workers), apart from *elapsed_seconds*; None for the direct runner.
+        pending_after_commit: after-commit action batches (COMMIT PREPARED, SFTP deletes) of
+            committed FlowFiles not carried out when the run stopped: kept in the repository,
+            carried out at the next start (a warning bulletin says so).
     """
 
     flow: str
@@ -370,6 +373,7 @@ class RunResult:
     failed: dict[str, FailedFlowFiles] = attrs.field(factory=dict)
     renamed: dict[str, str] = attrs.field(factory=dict)
     start_seconds: float | None = None
+    pending_after_commit: int = 0
 
     def failure_lines(self) -> list[str]:
         """One line per processor and distinct reason it dropped FlowFiles at ``failure``."""

@@ -43,6 +43,7 @@ from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan, StagePlan
 from flowcore.driver.after_commit import AfterCommitRunner
 from flowcore.engine.wire import TaskResult
+from flowcore.errors import AfterCommitRetry
 from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor, ProcessorKind
 from flowcore.processor_kinds import SinkJobs, TwoPhaseSink
@@ -98,6 +99,8 @@ class Sinks:
         self.reports: dict[str, Mapping[str, str]] = {}
         self._waiting = False  # whether refused publications wait in retry files
         self._deadline: float | None = None  # when this commit's after-commit wait ends
+        self._missing: set[str] = set()  # components of pending actions not in the flow
+        self.pending_after_commit = 0  # action batches left pending when the run stopped
         self.actions = AfterCommitRunner(
             repositories.paths.effects,
             self._run_actions,
@@ -148,8 +151,23 @@ class Sinks:
                 after-commit runner's at this moment).
             plan: the stage run just committed (None: at start-up).
         """
-        if pending is None:
-            pending = self.actions.outstanding()
+        # Spare every committed action: those the runner holds open and those in pending
+        # files (a batch this run could not carry out: its processor left the flow). One
+        # unreadable pending file could name any gid: then nothing is swept.
+        kept, readable = self.actions.kept_on_disk()
+        if not readable:
+            LOG.warning(
+                "a pending after-commit file in %s cannot be read: nothing is swept (rolled "
+                "back) until it is repaired or removed",
+                self.repos.paths.effects,
+            )
+            return
+        merged = {k: list(v) for k, v in kept.items()}
+        for component_id, payloads in (
+            self.actions.outstanding() if pending is None else pending
+        ).items():
+            merged.setdefault(component_id, []).extend(payloads)
+        pending = merged
         members = self._all.values() if plan is None else plan.members
         for member in members:
             processor = member.processor
@@ -235,20 +253,26 @@ class Sinks:
     def _run_actions(self, component_id: str, payloads: Sequence[Mapping[str, Any]]) -> None:
         """Carry out one processor's actions (on its worker thread).
 
-        An action whose processor left the flow is not carried out: a warning bulletin names
-        it. What the processor raises goes to the runner (retry, or :meth:`_report_actions`).
+        An action whose processor left the flow is not carried out, nor dropped: its
+        FlowFiles are committed (a COMMIT PREPARED dropped would let a later sweep roll back
+        rows the log says were written), so it stays pending, for a start whose flow has the
+        processor again; a warning bulletin names it (once per run and component). What the
+        processor raises goes to the runner (retry, or :meth:`_report_actions`).
         """
         member = self._all.get(component_id)
         if member is None or member.processor is None:
             problem = (
                 f"{len(payloads)} after-commit action(s) of component {component_id}, "
-                "which is no longer in the flow, were not carried out"
+                "which is not in the flow, wait in the repository: they are carried out by "
+                "a run whose flow has it again"
             )
-            LOG.warning("%s", problem)
-            self.repos.add_bulletins(
-                [Bulletin(now_ms(), component_id, component_id, "WARNING", problem)]
-            )
-            return
+            if component_id not in self._missing:
+                self._missing.add(component_id)
+                LOG.warning("%s", problem)
+                self.repos.add_bulletins(
+                    [Bulletin(now_ms(), component_id, component_id, "WARNING", problem)]
+                )
+            raise AfterCommitRetry(problem)
         member.processor.run_after_commit_actions(self._context_of(member), payloads)
 
     def _report_actions(self, component_id: str, error: BaseException, count: int) -> None:
@@ -316,11 +340,15 @@ class Sinks:
         What is not done by then stays in pending files, for the next start.
         """
         left = self.actions.close(self.actions.budget_seconds)
+        self.pending_after_commit = left
         if left:
-            LOG.warning(
-                "%d after-commit action batch(es) not done at the end of the run; they are "
-                "kept in the repository and carried out at the next start",
-                left,
+            problem = (
+                f"{left} after-commit action batch(es) not done at the end of the run; they "
+                "are kept in the repository and carried out at the next start"
+            )
+            LOG.warning("%s", problem)
+            self.repos.add_bulletins(
+                [Bulletin(now_ms(), "after-commit", "after-commit", "WARNING", problem)]
             )
         for member in self.members:
             self._sink(member).release(self._context_of(member))

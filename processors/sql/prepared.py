@@ -66,7 +66,8 @@ COMMIT_ATTEMPTS = 4
 BACKOFF_SECONDS = 0.25  # doubled after each failed try
 _GID = re.compile(r"flowcore-[0-9a-f]{1,32}-[0-9a-f]{12}-[0-9a-f]{32}")
 _UNDEFINED_OBJECT = "42704"  # "prepared transaction with identifier ... does not exist"
-#: "maximum number of prepared transactions reached" (PostgreSQL reports out_of_memory)
+#: "maximum number of prepared transactions reached" in reply to PREPARE TRANSACTION
+#: (PostgreSQL reports out_of_memory; configuration_limit_exceeded is matched too)
 _LIMIT_EXCEEDED = ("53200", "53400")
 
 
@@ -147,7 +148,8 @@ def prepare(connection: Any, gid: str) -> None:
     try:
         connection.exec_driver_sql(f"PREPARE TRANSACTION '{gid}'")
     except Exception as error:
-        if _sqlstate(error) in _LIMIT_EXCEEDED and "prepared transactions" in str(error):
+        # The SQLSTATE in reply to PREPARE TRANSACTION, not the (translated) message text.
+        if _sqlstate(error) in _LIMIT_EXCEEDED:
             raise TryLater(str(error)) from error
         raise
 
@@ -155,9 +157,11 @@ def prepare(connection: Any, gid: str) -> None:
 def commit_prepared(engine: Any, gids: Sequence[str], system: str) -> None:
     """COMMIT PREPARED each of *gids*; one already committed is done (idempotent).
 
-    A lost connection is retried :data:`COMMIT_ATTEMPTS` times with a doubling backoff;
-    then :class:`AfterCommitRetry` names the gids left, which stay pending (the engine hands
-    them over again later, and at the next start).
+    A lost connection is retried :data:`COMMIT_ATTEMPTS` times with a doubling backoff. Every
+    error raises :class:`AfterCommitRetry` naming the gids left, which stay pending (the
+    worker tries again later, and the next start): their FlowFiles are committed, so giving
+    up (42501 permission denied, 57014 statement timeout, a pool disabled in an edited flow)
+    would let a later sweep roll back rows the log says were written.
     """
     left = [g for g in gids if _GID.fullmatch(g)]
     delay = BACKOFF_SECONDS
@@ -173,15 +177,17 @@ def commit_prepared(engine: Any, gids: Sequence[str], system: str) -> None:
                     left.pop(0)
             return
         except Exception as problem:
-            if not _lost_connection(problem):
-                raise
             error = problem
+            if not _lost_connection(problem):
+                break  # the statement's error: tried again after the runner's backoff
+    state = _sqlstate(error) if error is not None else None
     msg = (
-        f"could not COMMIT PREPARED {len(left)} transaction(s) in {system} after "
-        f"{COMMIT_ATTEMPTS} tries ({type(error).__name__}: {error}); they stay pending and are "
-        "committed when the database is reachable again (at the latest at the next start)"
+        f"could not COMMIT PREPARED {len(left)} transaction(s) in {system}"
+        f"{f' (SQLSTATE {state})' if state else ''}: {type(error).__name__}: {error}; they "
+        "stay prepared and pending, and are committed once the database takes it (tried "
+        "again with a backoff, and at the next start)"
     )
-    raise AfterCommitRetry(msg, processor="PutDatabaseRecord")
+    raise AfterCommitRetry(msg, processor="PutDatabaseRecord") from error
 
 
 def roll_back_strays(engine: Any, prefix: str, keep: Iterable[str]) -> list[str]:
@@ -210,7 +216,14 @@ def _finish(connection: Any, verb: str, gid: str) -> None:
     except Exception as error:
         if _sqlstate(error) != _UNDEFINED_OBJECT:
             raise
-        LOG.debug("prepared transaction %s was already finished", gid)
+        if verb == "COMMIT":  # done by an earlier try, or finished by someone else
+            LOG.warning(
+                "COMMIT PREPARED %s: no such prepared transaction (already committed by an "
+                "earlier try, unless someone rolled it back)",
+                gid,
+            )
+        else:
+            LOG.debug("prepared transaction %s was already finished", gid)
 
 
 @contextlib.contextmanager

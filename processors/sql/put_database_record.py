@@ -20,12 +20,13 @@ UPDATE/DELETE by key) is idempotent (docs/sql.md).
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 import pyarrow as pa
 
-from flowcore.errors import ProcessException
+from flowcore.errors import AfterCommitRetry, ProcessException
 from flowcore.flowfile import FlowFile
 from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
@@ -234,6 +235,34 @@ class _Schemas:
 
 _SCHEMAS = _Schemas()
 
+#: At most one TryLater warning (a bulletin) per component and process in this many seconds.
+TRY_LATER_WARNING_SECONDS = 60.0
+_try_later_warned: dict[str, float] = {}
+_try_later_lock = threading.Lock()
+
+
+def _warn_try_later(context: ProcessContext, error: BaseException, system: str) -> None:
+    """Say (a warning bulletin, throttled) why FlowFiles wait queued, debug-log every time.
+
+    FlowFiles that wait for the prepared-transaction slots or a lock can wait for ever (a
+    stray holding the lock, a server whose max_prepared_transactions others use up): the
+    operator must see it, without one bulletin per FlowFile.
+    """
+    now = time.monotonic()
+    with _try_later_lock:
+        last = _try_later_warned.get(context.component.id)
+        due = last is None or now - last >= TRY_LATER_WARNING_SECONDS
+        if due:
+            _try_later_warned[context.component.id] = now
+    if due:
+        context.logger.warning(
+            "FlowFiles wait queued and are taken again later: %s in %s (the prepared-"
+            "transaction slots are taken, or a lock is held past %s; see docs/sql.md)",
+            error, system, prepared.LOCK_TIMEOUT,
+        )  # fmt: skip
+    else:
+        context.logger.debug("%s in %s; yielding", error, system)
+
 
 class PutDatabaseRecord(Processor):
     """Writes a FlowFile's records to a database table (NiFi's PutDatabaseRecord).
@@ -300,7 +329,7 @@ class PutDatabaseRecord(Processor):
                 # among them, until its commit), or a lock that a dead attempt's prepared
                 # transaction may hold (rolled back after the commit): the FlowFile waits
                 # queued for the next stage run.
-                context.logger.debug("%s in %s; yielding", error, system)
+                _warn_try_later(context, error, system)
                 session.rollback()
                 context.yield_()
                 return
@@ -386,8 +415,17 @@ class PutDatabaseRecord(Processor):
         """
         gids = [a["gid"] for a in actions if a.get("op") == "commit_prepared"]
         if gids:
-            pool = self._driver_pool(context)
-            prepared.commit_prepared(pool.engine(), gids, pool.transit_uri())
+            try:
+                pool = self._driver_pool(context)
+                engine = pool.engine()
+            except Exception as error:  # a pool disabled or renamed in an edited flow
+                msg = (
+                    f"PutDatabaseRecord cannot reach its Database Connection Pooling Service "
+                    f"to COMMIT PREPARED {len(gids)} transaction(s) ({error}); they stay "
+                    "pending until it can"
+                )
+                raise AfterCommitRetry(msg, processor="PutDatabaseRecord") from error
+            prepared.commit_prepared(engine, gids, pool.transit_uri())
 
     def settle_after_commit_actions(
         self, context: ProcessContext, pending: Sequence[Mapping[str, Any]]
