@@ -181,8 +181,9 @@ def commit_prepared(engine: Any, gids: Sequence[str], system: str) -> None:
             if not _lost_connection(problem):
                 break  # the statement's error: tried again after the runner's backoff
     state = _sqlstate(error) if error is not None else None
+    tries = f" after {attempt + 1} tries" if attempt else ""
     msg = (
-        f"could not COMMIT PREPARED {len(left)} transaction(s) in {system}"
+        f"could not COMMIT PREPARED {len(left)} transaction(s) in {system}{tries}"
         f"{f' (SQLSTATE {state})' if state else ''}: {type(error).__name__}: {error}; they "
         "stay prepared and pending, and are committed once the database takes it (tried "
         "again with a backoff, and at the next start)"

@@ -425,7 +425,16 @@ class PutDatabaseRecord(Processor):
                     "pending until it can"
                 )
                 raise AfterCommitRetry(msg, processor="PutDatabaseRecord") from error
-            prepared.commit_prepared(engine, gids, pool.transit_uri())
+            try:
+                prepared.commit_prepared(engine, gids, pool.transit_uri())
+            except AfterCommitRetry:
+                raise
+            except Exception as error:  # never given up: see prepared.commit_prepared
+                msg = (
+                    f"could not COMMIT PREPARED {len(gids)} transaction(s) in "
+                    f"{pool.transit_uri()}: {type(error).__name__}: {error}; they stay pending"
+                )
+                raise AfterCommitRetry(msg, processor="PutDatabaseRecord") from error
 
     def settle_after_commit_actions(
         self, context: ProcessContext, pending: Sequence[Mapping[str, Any]]
