@@ -133,7 +133,10 @@ class Controller:
             self._context,
             self._bulletin,
             schedules=self.schedules,
-            before_listing=self.sinks.actions.wait_for,
+            # Bounded: a delete that hangs must not hold the driver (the source lists later).
+            before_listing=lambda component_id: self.sinks.actions.wait_for(
+                component_id, self.settings.after_commit_budget_seconds
+            ),
         )
         self.tracker = RunTracker(
             self.compiled, runner=runner.name, continuous=False, name_of=self._component_name

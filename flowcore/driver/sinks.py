@@ -57,6 +57,9 @@ __all__ = ["EFFECTS_STATE", "Sinks", "effects_state"]
 
 LOG = logging.getLogger("flowcore.driver.sinks")
 
+#: After a failed settle (a sweep) following a commit, the next is tried no sooner than this.
+SETTLE_BACKOFF_SECONDS = 60.0
+
 #: The write-ahead log state entry naming the effect files of the last commit that had any.
 EFFECTS_STATE = "$effects"
 
@@ -99,6 +102,7 @@ class Sinks:
         self.reports: dict[str, Mapping[str, str]] = {}
         self._waiting = False  # whether refused publications wait in retry files
         self._deadline: float | None = None  # when this commit's after-commit wait ends
+        self._settle_after: dict[str, float] = {}  # component -> no settle before (monotonic)
         self._missing: set[str] = set()  # components of pending actions not in the flow
         self.pending_after_commit = 0  # action batches left pending when the run stopped
         self.actions = AfterCommitRunner(
@@ -142,15 +146,31 @@ class Sinks:
         """Let processors undo what uncommitted attempts left outside flowcore.
 
         At start-up (every processor; a failure is a bulletin) and after each commit of a
-        stage run (*plan*'s members; a failure is a warning, tried again at the next): no
-        task runs then, so what no committed action names belongs to an attempt that will
-        never commit (a Spark task lost after PREPARE, whose rerun would wait on its locks).
+        stage run (*plan*'s members; a failure is a warning, and that processor is not asked
+        again for :data:`SETTLE_BACKOFF_SECONDS`, so a hanging database holds up one commit
+        a minute at most, each wait bounded by the processor's own timeouts): no task runs
+        then, so what no committed action names belongs to an attempt that will never commit
+        (a Spark task lost after PREPARE, whose rerun would wait on its locks). That is also
+        why this runs here, on the driver between stage runs, not on the processor's
+        after-commit worker: there it would overlap the next stage run, and roll back the
+        transactions its tasks have just prepared.
 
         Args:
             pending: by component, the committed actions not carried out yet (None: the
                 after-commit runner's at this moment).
             plan: the stage run just committed (None: at start-up).
         """
+        members = self._all.values() if plan is None else plan.members
+        now = time.monotonic()
+        settling = [
+            m
+            for m in members
+            if m.processor is not None
+            and _overrides(m.processor, "settle_after_commit_actions")
+            and (plan is None or now >= self._settle_after.get(m.component_id, 0.0))
+        ]
+        if not settling:
+            return
         # Spare every committed action: those the runner holds open and those in pending
         # files (a batch this run could not carry out: its processor left the flow). One
         # unreadable pending file could name any gid: then nothing is swept.
@@ -168,11 +188,9 @@ class Sinks:
         ).items():
             merged.setdefault(component_id, []).extend(payloads)
         pending = merged
-        members = self._all.values() if plan is None else plan.members
-        for member in members:
+        for member in settling:
             processor = member.processor
-            if processor is None or not _overrides(processor, "settle_after_commit_actions"):
-                continue
+            assert processor is not None
             component_id = member.component_id
             try:
                 processor.settle_after_commit_actions(
@@ -182,11 +200,14 @@ class Sinks:
                 if plan is None:
                     self._report(component_id, error, "settle what earlier runs left")
                 else:
+                    self._settle_after[component_id] = now + SETTLE_BACKOFF_SECONDS
                     LOG.warning(
                         "%s could not settle what uncommitted attempts left (tried again "
-                        "after the next commit): %s: %s",
-                        member.name, type(error).__name__, error,
+                        "after a commit %.0f s from now): %s: %s",
+                        member.name, SETTLE_BACKOFF_SECONDS, type(error).__name__, error,
                     )  # fmt: skip
+            else:
+                self._settle_after.pop(component_id, None)
 
     def committed_effects(self) -> list[str]:
         """The effect files the last transaction that had any names."""

@@ -47,6 +47,7 @@ from flowcore.session.host import ComponentInfo
 __all__ = [
     "COMMIT_ATTEMPTS",
     "LOCK_TIMEOUT",
+    "SWEEP_TIMEOUT",
     "TryLater",
     "begin",
     "can_prepare",
@@ -61,6 +62,8 @@ __all__ = [
 LOG = logging.getLogger("flowcore.processors.PutDatabaseRecord")
 #: How long a two-phase transaction waits for a row lock before its FlowFile waits queued.
 LOCK_TIMEOUT = "10s"
+#: How long one statement of a sweep (:func:`roll_back_strays`) may take.
+SWEEP_TIMEOUT = "5s"
 #: COMMIT PREPARED tries per after-commit hand-over before the action is kept for later.
 COMMIT_ATTEMPTS = 4
 BACKOFF_SECONDS = 0.25  # doubled after each failed try
@@ -199,6 +202,9 @@ def roll_back_strays(engine: Any, prefix: str, keep: Iterable[str]) -> list[str]
     """
     kept = set(keep)
     with _autocommit(engine) as connection:
+        # The driver sweeps between stage runs: a database that hangs may hold it up this
+        # long at most (the connection's own connect_timeout bounds reaching it).
+        connection.exec_driver_sql(f"SET statement_timeout = '{SWEEP_TIMEOUT}'")
         rows = connection.exec_driver_sql(
             "SELECT gid FROM pg_prepared_xacts WHERE database = current_database() "
             "AND starts_with(gid, %(prefix)s) ORDER BY prepared",
@@ -207,6 +213,7 @@ def roll_back_strays(engine: Any, prefix: str, keep: Iterable[str]) -> list[str]
         strays = [gid for (gid,) in rows if gid not in kept and _GID.fullmatch(gid)]
         for gid in strays:
             _finish(connection, "ROLLBACK", gid)
+        connection.exec_driver_sql("RESET statement_timeout")  # the pooled session's default
     return strays
 
 
