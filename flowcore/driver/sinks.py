@@ -43,7 +43,7 @@ from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan, StagePlan
 from flowcore.driver.after_commit import AfterCommitRunner
 from flowcore.engine.wire import TaskResult
-from flowcore.errors import AfterCommitRetry
+from flowcore.errors import AfterCommitRetry, ConfigurationError
 from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor, ProcessorKind
 from flowcore.processor_kinds import SinkJobs, TwoPhaseSink
@@ -196,6 +196,11 @@ class Sinks:
                 processor.settle_after_commit_actions(
                     self._context_of(member), list(pending.get(component_id, ()))
                 )
+            except ConfigurationError as refused:
+                if plan is None:
+                    raise  # the run cannot start so (a copied repository running): refused
+                self._settle_after[component_id] = now + SETTLE_BACKOFF_SECONDS
+                LOG.warning("%s does not settle: %s", member.name, refused)
             except Exception as error:  # the run goes on; what is left waits for the next
                 if plan is None:
                     self._report(component_id, error, "settle what earlier runs left")

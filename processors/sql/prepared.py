@@ -41,7 +41,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from flowcore.errors import AfterCommitRetry, ProcessException
+from flowcore.errors import AfterCommitRetry, ConfigurationError, ProcessException
 from flowcore.session.host import ComponentInfo
 
 __all__ = [
@@ -53,9 +53,11 @@ __all__ = [
     "can_prepare",
     "commit_prepared",
     "gid_prefix",
+    "hold_repository_lock",
     "lock_timed_out",
     "new_gid",
     "prepare",
+    "repository_lock_key",
     "roll_back_strays",
 ]
 
@@ -93,6 +95,54 @@ def gid_prefix(component: ComponentInfo) -> str | None:
         return None
     digest = hashlib.blake2b(component.id.encode("utf-8", "surrogatepass"), digest_size=6)
     return f"flowcore-{component.repository_id}-{digest.hexdigest()}-"
+
+
+_locks: dict[tuple[str, str], Any] = {}  # (database, repository id) -> the holding connection
+_locks_lock = threading.Lock()
+
+
+def repository_lock_key(repository_id: str) -> int:
+    """The advisory lock key (a signed 64-bit int) that says *repository_id* runs two-phase."""
+    digest = hashlib.blake2b(f"flowcore-2pc-{repository_id}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def hold_repository_lock(engine: Any, repository_id: str, system: str) -> None:
+    """Hold the repository's advisory lock in *engine*'s database for this process's life.
+
+    A copied repository (``cp -a``) keeps its id, so the copies' gids share a prefix and one
+    copy's sweep would roll back the other's prepared transactions (rows its FlowFiles say
+    were written). The lock, held on a connection of its own (detached from the pool), lets
+    one process at a time sweep, and so run two-phase, under an id in a database.
+
+    Raises:
+        ConfigurationError: another process holds it (a copy of this repository runs).
+    """
+    key = (engine.url.render_as_string(hide_password=True), repository_id)
+    with _locks_lock:
+        held = _locks.get(key)
+        if held is not None and not held.closed and not held.invalidated:
+            return
+        connection = engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+        try:
+            connection.detach()  # not the pool's: it lives as long as the process
+            taken = connection.exec_driver_sql(
+                "SELECT pg_try_advisory_lock(%(key)s)", {"key": repository_lock_key(repository_id)}
+            ).scalar()
+        except BaseException:
+            connection.close()
+            raise
+        if not taken:
+            connection.close()
+            msg = (
+                f"another process runs a flow on a repository with the id {repository_id} "
+                f"against {system}: a copy of this repository (cp -a keeps its id). Their "
+                "PostgreSQL sweeps would roll back each other's prepared transactions, so "
+                "this one does not start: stop the other, or give the copy a repository of "
+                "its own (a fresh directory) (docs/sql.md)"
+            )
+            raise ConfigurationError(msg)
+        _locks[key] = connection
 
 
 def new_gid(prefix: str) -> str:

@@ -472,3 +472,26 @@ def test_a_committed_row_is_never_rolled_back_by_a_later_sweep(
             repos.close()
     assert postgres.execute(f"select id, name from {table}") == [(1, "once")]
     assert _prepared_gids(postgres) == []
+
+
+def test_a_copied_repository_running_at_once_is_refused_not_swept(
+    postgres: PostgresServer, table: str, held: list
+) -> None:
+    """Two processes with one repository id (cp -a): the one that runs holds an advisory lock;
+    the other's sweep is refused with a ConfigurationError naming the copy, and rolls back
+    nothing of the first's prepared transactions."""
+    from flowcore.errors import ConfigurationError
+
+    runner = _runner(postgres.jdbc_url)
+    runner.enqueue(b'[{"id": 1, "name": "first"}]')
+    runner.run(stop_on_finish=False)  # the first copy's row, prepared, its action pending
+    key = prepared.repository_lock_key(runner.context.component.repository_id)
+    with postgres.connect() as other:  # the first copy's process, which holds the lock
+        other.autocommit = True
+        assert other.execute("select pg_try_advisory_lock(%s)", (key,)).fetchone() == (True,)
+        with pytest.raises(ConfigurationError, match="a copy of this repository"):
+            runner.processor.settle_after_commit_actions(runner.context, [])
+        assert _prepared_gids(postgres) == [held[0]["gid"]]
+    runner.processor.settle_after_commit_actions(runner.context, held)  # it is gone: holds it
+    _commit(runner, held)
+    assert postgres.execute(f"select id, name from {table}") == [(1, "first")]
