@@ -183,10 +183,18 @@ def test_gids_are_scoped_and_checked() -> None:
 
 
 def test_when_the_server_holds_its_limit_the_flowfile_waits_queued(
-    postgres: PostgresServer, table: str, held: list
+    postgres: PostgresServer,
+    table: str,
+    held: list,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """max_prepared_transactions (10 here) taken by FlowFiles not yet committed: the next one
-    is rolled back and stays queued, and the processor yields; nothing fails."""
+    is rolled back and stays queued, and the processor yields; nothing fails; one warning
+    (a bulletin) says why, not one per FlowFile."""
+    from processors.sql import put_database_record
+
+    monkeypatch.setattr(put_database_record, "_try_later_warned", {})
     runner = _runner(postgres.jdbc_url)
     for n in range(12):
         runner.enqueue(f'[{{"id": {n}, "name": "r{n}"}}]'.encode())
@@ -195,6 +203,9 @@ def test_when_the_server_holds_its_limit_the_flowfile_waits_queued(
     runner.assert_transfer_count("failure", 0)
     assert runner.queue_size() == 2
     assert runner.context.yielded
+    warned = [r for r in caplog.records if "wait queued" in r.getMessage()]
+    assert len(warned) == 1
+    assert warned[0].levelno == logging.WARNING
     _commit(runner, held)
     assert postgres.execute(f"select count(*) from {table}") == [(10,)]
     assert _prepared_gids(postgres) == []
