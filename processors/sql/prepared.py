@@ -4,15 +4,19 @@ A task writes a FlowFile's rows in one transaction and ends it with ``PREPARE TR
 'gid'`` instead of COMMIT: the rows are on disk in the database but invisible, and survive a
 crash of either side. The session records an after-commit action naming the gid; after the
 driver's write-ahead log transaction makes the FlowFile durable, ``COMMIT PREPARED 'gid'``
-makes the rows visible (retried with a backoff when the connection is lost, and kept pending
-across a restart: the log says committed). At start-up, once every committed action is handed
-over, :func:`roll_back_strays` rolls back this component's prepared transactions that no
-pending action names: their tasks never committed, so their FlowFiles will be written again.
+makes the rows visible. It is never given up: a lost connection is retried here, and every
+error (the connection's, the statement's, an unreachable pool) keeps the action pending, tried
+again with a backoff and across a restart: the log says committed. At start-up, once every
+committed action is handed over, :func:`roll_back_strays` rolls back this component's
+prepared transactions that no pending action (held open, or in a pending file) names: their
+tasks never committed, so their FlowFiles will be written again.
 
 Scope: a gid is ``flowcore-<repository id>-<component digest>-<random>``, the repository id
 being random and kept in the repository (:attr:`RepositorySet.repository_id`), the digest that
 of the component's stable id. A sweep touches only its own prefix, so two flows, or two
-repositories running one flow, against one database never roll back each other's work.
+repositories running one flow, against one database never roll back each other's work. A
+copied repository keeps its id: :func:`hold_repository_lock` (a PostgreSQL advisory lock held
+by the sweeping process) refuses a second process under the same id at once.
 
 Every FlowFile of a stage run holds one prepared transaction until the run's commit, and the
 server holds at most ``max_prepared_transactions`` (for every client together): once they are
@@ -25,8 +29,8 @@ the driver rolls back such strays after every commit of the stage (and at start-
 
 PREPARE needs ``max_prepared_transactions > 0`` (PostgreSQL ships 0). :func:`can_prepare`
 asks the server once per process and pool; where it is 0 the processor commits in the task as
-before (at-least-once for INSERT) and logs one warning per database and process naming the setting.
-keep that path too.
+before (at-least-once for INSERT) and logs one warning per database and process naming the
+setting.
 """
 
 from __future__ import annotations

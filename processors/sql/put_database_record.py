@@ -11,10 +11,10 @@ names the table and the constraint; a lost connection goes to ``retry``.
 Guarantees: into PostgreSQL with ``max_prepared_transactions > 0`` every statement type is
 exactly-once: the task ends the FlowFile's transaction with PREPARE TRANSACTION and the driver
 commits it (COMMIT PREPARED) only after the write-ahead log transaction that routes the FlowFile
-(:mod:`processors.sql.prepared`); a start-up rolls back what attempts that never committed
-prepared. Elsewhere each FlowFile's rows are committed once per attempt in the task; an attempt
-replayed after a crash writes them again, so INSERT is at-least-once, while UPSERT (and
-UPDATE/DELETE by key) is idempotent (docs/sql.md).
+(:mod:`processors.sql.prepared`), never giving up on it; a start-up rolls back what attempts
+that never committed prepared. Elsewhere each FlowFile's rows are committed once per attempt
+in the task; an attempt replayed after a crash writes them again, so INSERT is at-least-once,
+while UPSERT (and UPDATE/DELETE by key) is idempotent (docs/sql.md).
 """
 
 from __future__ import annotations
@@ -410,8 +410,10 @@ class PutDatabaseRecord(Processor):
     ) -> None:
         """COMMIT PREPARED the FlowFiles' transactions, now that the FlowFiles are durable.
 
-        Retried with a backoff when the connection is lost, then left pending (raised as
-        :class:`~flowcore.errors.AfterCommitRetry`): committed later, or at the next start.
+        Retried with a backoff when the connection is lost; then, and on any other error,
+        left pending (raised as :class:`~flowcore.errors.AfterCommitRetry`): committed later,
+        or at the next start. Never given up: the FlowFiles are committed, and a dropped
+        action's transaction would be rolled back by a later sweep.
         """
         gids = [a["gid"] for a in actions if a.get("op") == "commit_prepared"]
         if gids:
