@@ -456,6 +456,11 @@ class RunResult:
             for name, why in self.unscheduled.items()
         )
         lines.extend(f"  failed: {line}" for line in self.failure_lines())
+        if self.pending_after_commit:
+            lines.append(
+                f"  after-commit: {self.pending_after_commit} action batch(es) of committed "
+                "FlowFiles pending (kept in the repository, carried out at the next start)"
+            )
         for name, reasons in self.bulletin_reasons().items():
             for reason in reasons:
                 if reason.message is None:

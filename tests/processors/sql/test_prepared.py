@@ -463,6 +463,7 @@ def test_a_committed_row_is_never_rolled_back_by_a_later_sweep(
             result = Controller(flow, DirectRunner(), repos, settings).run()
             assert result.count("put", "success") == 1  # the WAL says: written
             assert result.pending_after_commit == 1
+            assert "after-commit: 1 action batch(es)" in result.summary()
             proxy.restore()
             second = flow
             if how == "processor_removed_for_one_start":
