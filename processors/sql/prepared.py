@@ -259,16 +259,29 @@ def roll_back_strays(engine: Any, prefix: str, keep: Iterable[str]) -> list[str]
         # The driver sweeps between stage runs: a database that hangs may hold it up this
         # long at most (the connection's own connect_timeout bounds reaching it).
         connection.exec_driver_sql(f"SET statement_timeout = '{SWEEP_TIMEOUT}'")
-        rows = connection.exec_driver_sql(
-            "SELECT gid FROM pg_prepared_xacts WHERE database = current_database() "
-            "AND starts_with(gid, %(prefix)s) ORDER BY prepared",
-            {"prefix": prefix},
-        ).all()
-        strays = [gid for (gid,) in rows if gid not in kept and _GID.fullmatch(gid)]
-        for gid in strays:
-            _finish(connection, "ROLLBACK", gid)
-        connection.exec_driver_sql("RESET statement_timeout")  # the pooled session's default
+        try:
+            rows = connection.exec_driver_sql(
+                "SELECT gid FROM pg_prepared_xacts WHERE database = current_database() "
+                "AND starts_with(gid, %(prefix)s) ORDER BY prepared",
+                {"prefix": prefix},
+            ).all()
+            strays = [gid for (gid,) in rows if gid not in kept and _GID.fullmatch(gid)]
+            for gid in strays:
+                _finish(connection, "ROLLBACK", gid)
+        finally:
+            _reset_statement_timeout(connection)
     return strays
+
+
+def _reset_statement_timeout(connection: Any) -> None:
+    """Give the pooled session its default back; one that cannot take it is not pooled again.
+
+    The pool's next user may be a task's transaction, which the sweep's timeout must not cut.
+    """
+    try:
+        connection.exec_driver_sql("RESET statement_timeout")
+    except Exception:  # the connection is broken: discard it
+        connection.invalidate()
 
 
 def _finish(connection: Any, verb: str, gid: str) -> None:

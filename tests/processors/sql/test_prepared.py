@@ -117,6 +117,9 @@ def test_a_sweep_keeps_what_the_log_says_was_committed(
     kept, dropped = held
     runner.processor.settle_after_commit_actions(runner.context, [kept])
     assert _prepared_gids(postgres) == [kept["gid"]]
+    engine = runner.context.service_lookup("dbcp").engine()
+    with engine.connect() as pooled:  # the sweep's statement_timeout is not left behind
+        assert pooled.exec_driver_sql("SHOW statement_timeout").scalar() == "0"
     assert dropped["gid"] != kept["gid"]
     _commit(runner, [kept])
     assert postgres.execute(f"select id, name from {table}") == [(1, "committed")]
