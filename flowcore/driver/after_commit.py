@@ -203,6 +203,12 @@ class AfterCommitRunner:
         threads, so a server that never answers cannot keep the process from ending.
         """
         deadline = time.monotonic() + max(timeout, 0)
+        with self._lock:  # what waits out a long backoff is tried once more now
+            for job in self._open:
+                job.retry_at = min(job.retry_at, time.monotonic())
+            workers = list(self._workers.values())
+        for worker in workers:
+            worker.put(_DUE)
         while (left := deadline - time.monotonic()) > 0:
             with self._lock:
                 jobs = list(self._open)

@@ -135,7 +135,7 @@ def test_close_retries_an_action_in_backoff_until_its_timeout(
 ) -> None:
     """The run stops while an action waits out its backoff: close() lets it be tried again
     within its timeout instead of leaving it pending at once."""
-    monkeypatch.setattr(after_commit, "RETRY_BASE_SECONDS", 0.05)
+    monkeypatch.setattr(after_commit, "RETRY_BASE_SECONDS", 3600.0)  # a long backoff
     remote, reports = _Remote(), []
     remote.refuse = 1
     runner = _runner(tmp_path, remote, reports, budget=0.01)
