@@ -176,11 +176,15 @@ class Sinks:
         # unreadable pending file could name any gid: then nothing is swept.
         kept, readable = self.actions.kept_on_disk()
         if not readable:
-            LOG.warning(
-                "a pending after-commit file in %s cannot be read: nothing is swept (rolled "
-                "back) until it is repaired or removed",
-                self.repos.paths.effects,
+            problem = (
+                f"a pending after-commit file in {self.repos.paths.effects} cannot be read: "
+                "nothing is swept (rolled back) until it is repaired or removed"
             )
+            LOG.warning("%s", problem)
+            if plan is None:  # once a start, not at every commit
+                self.repos.add_bulletins(
+                    [Bulletin(now_ms(), "after-commit", "after-commit", "WARNING", problem)]
+                )
             return
         merged = {k: list(v) for k, v in kept.items()}
         for component_id, payloads in (
