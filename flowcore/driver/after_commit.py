@@ -12,8 +12,9 @@ hands a task's actions over and waits for them at most ``after_commit_budget``:
   atomically and fsynced) before the commit deletes the effect file that named it, so the
   action is never lost; its worker goes on, and deletes the pending file when done;
 - an action whose processor raises :class:`~flowcore.errors.AfterCommitRetry` (the server is
-  unreachable) stays pending and is handed over again after a backoff (1 s doubling to a
-  minute, tried at each later commit), and at the next start;
+  unreachable; for an action that must complete, any error) stays pending and its worker
+  tries it again after a backoff (1 s doubling to a minute; no commit needed, so an idle
+  continuous flow finishes it too), and at the next start;
 - at start-up every pending file left is handed over again (actions are idempotent).
 
 So each action is carried out at least once after its commit, never before, and a repeat
@@ -46,6 +47,7 @@ LOG = logging.getLogger("flowcore.driver.after_commit")
 PENDING_SUFFIX = ".actions"
 RETRY_BASE_SECONDS = 1.0
 RETRY_MAX_SECONDS = 60.0
+_CLOSE_POLL_SECONDS = 0.05
 
 
 @attrs.define(eq=False)
@@ -59,6 +61,9 @@ class _Job:
     tries: int = 0
     retry_at: float = 0.0  # time.monotonic() after which a retry may start
     done: threading.Event = attrs.field(factory=threading.Event)  # this try ended
+
+
+_DUE: Any = object()  # a worker's wake-up: a retry's time has come
 
 
 def pending_actions(directory: str | os.PathLike[str]) -> list[Path]:
@@ -149,14 +154,28 @@ class AfterCommitRunner:
                 found.setdefault(job.component_id, []).extend(job.payloads)
             return found
 
-    def retry_due(self) -> None:
-        """Hand over again the actions whose backoff is over (at each commit)."""
-        now = time.monotonic()
+    def pending_count(self) -> int:
+        """How many action batches are handed over and not finished (running or waiting)."""
         with self._lock:
-            due = [
-                j for j in self._open if j.done.is_set() and not j.finished and j.retry_at <= now
-            ]
-        self._start(due)
+            return len(self._open)
+
+    def kept_on_disk(self) -> tuple[dict[str, list[Mapping[str, Any]]], bool]:
+        """The actions the pending files hold, by component; whether every file could be read.
+
+        A sweep that undoes what no committed action names must also spare these: they are
+        committed even where this run's runner does not hold them open.
+        """
+        found: dict[str, list[Mapping[str, Any]]] = {}
+        readable = True
+        for path in pending_actions(self.directory):
+            if not path.exists():  # finished meanwhile
+                continue
+            job = _read(path)
+            if job is None:
+                readable = readable and not path.exists()  # gone: finished meanwhile
+                continue
+            found.setdefault(job.component_id, []).extend(job.payloads)
+        return found, readable
 
     def wait_for(self, component_id: str, timeout: float | None = None) -> bool:
         """Wait until *component_id* has no action running; whether none is.
@@ -167,7 +186,7 @@ class AfterCommitRunner:
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             with self._lock:
-                running = [
+                running = [  # a job waiting out its backoff is not running
                     j for j in self._open if j.component_id == component_id and not j.done.is_set()
                 ]
             if not running:
@@ -178,14 +197,25 @@ class AfterCommitRunner:
             running[0].done.wait(left)
 
     def close(self, timeout: float) -> int:
-        """The run stops: wait up to *timeout* for running actions; how many stay pending.
+        """The run stops: actions go on (retries too) up to *timeout*; how many stay pending.
 
         Those are in pending files, carried out at the next start; the workers are daemon
         threads, so a server that never answers cannot keep the process from ending.
         """
-        with self._lock:
-            jobs = list(self._open)
-        self._wait(jobs, timeout)
+        deadline = time.monotonic() + max(timeout, 0)
+        with self._lock:  # what waits out a long backoff is tried once more now
+            for job in self._open:
+                job.retry_at = min(job.retry_at, time.monotonic())
+            workers = list(self._workers.values())
+        for worker in workers:
+            worker.put(_DUE)
+        while (left := deadline - time.monotonic()) > 0:
+            with self._lock:
+                jobs = list(self._open)
+            if not jobs:
+                break
+            # A job waiting out its backoff has its done event set: look again shortly.
+            self._wait(jobs[:1], min(left, _CLOSE_POLL_SECONDS))
         with self._lock:
             left = [j for j in self._open if not j.finished]
             workers, self._workers = self._workers, {}
@@ -217,8 +247,35 @@ class AfterCommitRunner:
             worker.put(job)
 
     def _work(self, jobs: queue.SimpleQueue[_Job | None]) -> None:
-        while (job := jobs.get()) is not None:
-            self._execute(job)
+        """One processor's worker: its jobs in order, and its retries when their time comes.
+
+        A retry needs no commit: an idle continuous flow would otherwise leave a COMMIT
+        PREPARED (rows invisible, locks held) waiting until data arrives again.
+        """
+        waiting: list[_Job] = []
+        while True:
+            timeout = None
+            if waiting:
+                timeout = max(min(j.retry_at for j in waiting) - time.monotonic(), 0.0)
+            try:
+                job = jobs.get(timeout=timeout)
+            except queue.Empty:
+                job = _DUE
+            if job is None:
+                return
+            if job is not _DUE:
+                self._execute(job)
+                if not job.finished:
+                    waiting.append(job)
+            now = time.monotonic()
+            for due in [j for j in waiting if j.retry_at <= now]:
+                waiting.remove(due)
+                if due.finished:
+                    continue
+                due.done.clear()
+                self._execute(due)
+                if not due.finished:
+                    waiting.append(due)
 
     def _execute(self, job: _Job) -> None:
         retry = False

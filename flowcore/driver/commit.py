@@ -88,7 +88,6 @@ def commit_stage_run(
     sinks.publish(sink_states)
     if effects is not None:
         sinks.carry_out([r.effects_file for r in results if r.effects_file])
-    sinks.actions.retry_due()  # after-commit actions that asked to be tried again later
     sinks.settle(plan=plan)  # what this stage's uncommitted attempts left outside (PREPAREd)
     # Attempts a runner retried or superseded (a Spark task that failed and ran again) left
     # effect files no commit names: their temporaries go now, not at the next start.

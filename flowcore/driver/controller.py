@@ -134,7 +134,10 @@ class Controller:
             self._context,
             self._bulletin,
             schedules=self.schedules,
-            before_listing=self.sinks.actions.wait_for,
+            # Bounded: a delete that hangs must not hold the driver (the source lists later).
+            before_listing=lambda component_id: self.sinks.actions.wait_for(
+                component_id, self.settings.after_commit_budget_seconds
+            ),
         )
         self.tracker = RunTracker(
             self.compiled, runner=runner.name, continuous=False, name_of=self._component_name
@@ -430,6 +433,8 @@ class Controller:
             tasks_duration_nanos=self._nanos,
             replayed=self._replayed,
         )
+        # Committed FlowFiles whose after-commit actions (COMMIT PREPARED) are not done yet.
+        status["pending_after_commit"] = self.sinks.actions.pending_count()
         self._status = status
         self.repos.write_status(status)
 
@@ -625,6 +630,7 @@ class Controller:
             renamed=dict(self.renamed),
             start_seconds=getattr(self.runner, "start_seconds", None),
             tasks_duration_nanos=dict(self._nanos),
+            pending_after_commit=self.sinks.pending_after_commit,
         )
 
     def _reader(self, queue_id: str) -> str | None:

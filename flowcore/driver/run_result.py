@@ -349,6 +349,9 @@ class RunResult:
             workers), apart from *elapsed_seconds*; None for the direct runner.
         tasks_duration_nanos: per component name, the nanoseconds its tasks ran (NiFi's
             task time, summed over parallel tasks as NiFi sums its threads').
+        pending_after_commit: after-commit action batches (COMMIT PREPARED, SFTP deletes) of
+            committed FlowFiles not carried out when the run stopped: kept in the repository,
+            carried out at the next start (a warning bulletin says so).
     """
 
     flow: str
@@ -373,6 +376,7 @@ class RunResult:
     renamed: dict[str, str] = attrs.field(factory=dict)
     start_seconds: float | None = None
     tasks_duration_nanos: dict[str, int] = attrs.field(factory=dict)
+    pending_after_commit: int = 0
 
     def failure_lines(self) -> list[str]:
         """One line per processor and distinct reason it dropped FlowFiles at ``failure``."""
@@ -455,6 +459,11 @@ class RunResult:
             for name, why in self.unscheduled.items()
         )
         lines.extend(f"  failed: {line}" for line in self.failure_lines())
+        if self.pending_after_commit:
+            lines.append(
+                f"  after-commit: {self.pending_after_commit} action batch(es) of committed "
+                "FlowFiles pending (kept in the repository, carried out at the next start)"
+            )
         for name, reasons in self.bulletin_reasons().items():
             for reason in reasons:
                 if reason.message is None:

@@ -43,6 +43,7 @@ from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan, StagePlan
 from flowcore.driver.after_commit import AfterCommitRunner
 from flowcore.engine.wire import TaskResult
+from flowcore.errors import AfterCommitRetry, ConfigurationError
 from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor, ProcessorKind
 from flowcore.processor_kinds import SinkJobs, TwoPhaseSink
@@ -55,6 +56,9 @@ from repositories.repository_set import RepositorySet
 __all__ = ["EFFECTS_STATE", "Sinks", "effects_state"]
 
 LOG = logging.getLogger("flowcore.driver.sinks")
+
+#: After a failed settle (a sweep) following a commit, the next is tried no sooner than this.
+SETTLE_BACKOFF_SECONDS = 60.0
 
 #: The write-ahead log state entry naming the effect files of the last commit that had any.
 EFFECTS_STATE = "$effects"
@@ -98,6 +102,9 @@ class Sinks:
         self.reports: dict[str, Mapping[str, str]] = {}
         self._waiting = False  # whether refused publications wait in retry files
         self._deadline: float | None = None  # when this commit's after-commit wait ends
+        self._settle_after: dict[str, float] = {}  # component -> no settle before (monotonic)
+        self._missing: set[str] = set()  # components of pending actions not in the flow
+        self.pending_after_commit = 0  # action batches left pending when the run stopped
         self.actions = AfterCommitRunner(
             repositories.paths.effects,
             self._run_actions,
@@ -139,36 +146,77 @@ class Sinks:
         """Let processors undo what uncommitted attempts left outside flowcore.
 
         At start-up (every processor; a failure is a bulletin) and after each commit of a
-        stage run (*plan*'s members; a failure is a warning, tried again at the next): no
-        task runs then, so what no committed action names belongs to an attempt that will
-        never commit (a Spark task lost after PREPARE, whose rerun would wait on its locks).
+        stage run (*plan*'s members; a failure is a warning, and that processor is not asked
+        again for :data:`SETTLE_BACKOFF_SECONDS`, so a hanging database holds up one commit
+        a minute at most, each wait bounded by the processor's own timeouts): no task runs
+        then, so what no committed action names belongs to an attempt that will never commit
+        (a Spark task lost after PREPARE, whose rerun would wait on its locks). That is also
+        why this runs here, on the driver between stage runs, not on the processor's
+        after-commit worker: there it would overlap the next stage run, and roll back the
+        transactions its tasks have just prepared.
 
         Args:
             pending: by component, the committed actions not carried out yet (None: the
                 after-commit runner's at this moment).
             plan: the stage run just committed (None: at start-up).
         """
-        if pending is None:
-            pending = self.actions.outstanding()
         members = self._all.values() if plan is None else plan.members
-        for member in members:
+        now = time.monotonic()
+        settling = [
+            m
+            for m in members
+            if m.processor is not None
+            and _overrides(m.processor, "settle_after_commit_actions")
+            and (plan is None or now >= self._settle_after.get(m.component_id, 0.0))
+        ]
+        if not settling:
+            return
+        # Spare every committed action: those the runner holds open and those in pending
+        # files (a batch this run could not carry out: its processor left the flow). One
+        # unreadable pending file could name any gid: then nothing is swept.
+        kept, readable = self.actions.kept_on_disk()
+        if not readable:
+            problem = (
+                f"a pending after-commit file in {self.repos.paths.effects} cannot be read: "
+                "nothing is swept (rolled back) until it is repaired or removed"
+            )
+            LOG.warning("%s", problem)
+            if plan is None:  # once a start, not at every commit
+                self.repos.add_bulletins(
+                    [Bulletin(now_ms(), "after-commit", "after-commit", "WARNING", problem)]
+                )
+            return
+        merged = {k: list(v) for k, v in kept.items()}
+        for component_id, payloads in (
+            self.actions.outstanding() if pending is None else pending
+        ).items():
+            merged.setdefault(component_id, []).extend(payloads)
+        pending = merged
+        for member in settling:
             processor = member.processor
-            if processor is None or not _overrides(processor, "settle_after_commit_actions"):
-                continue
+            assert processor is not None
             component_id = member.component_id
             try:
                 processor.settle_after_commit_actions(
                     self._context_of(member), list(pending.get(component_id, ()))
                 )
+            except ConfigurationError as refused:
+                if plan is None:
+                    raise  # the run cannot start so (a copied repository running): refused
+                self._settle_after[component_id] = now + SETTLE_BACKOFF_SECONDS
+                LOG.warning("%s does not settle: %s", member.name, refused)
             except Exception as error:  # the run goes on; what is left waits for the next
                 if plan is None:
                     self._report(component_id, error, "settle what earlier runs left")
                 else:
+                    self._settle_after[component_id] = now + SETTLE_BACKOFF_SECONDS
                     LOG.warning(
                         "%s could not settle what uncommitted attempts left (tried again "
-                        "after the next commit): %s: %s",
-                        member.name, type(error).__name__, error,
+                        "after a commit %.0f s from now): %s: %s",
+                        member.name, SETTLE_BACKOFF_SECONDS, type(error).__name__, error,
                     )  # fmt: skip
+            else:
+                self._settle_after.pop(component_id, None)
 
     def committed_effects(self) -> list[str]:
         """The effect files the last transaction that had any names."""
@@ -235,20 +283,26 @@ class Sinks:
     def _run_actions(self, component_id: str, payloads: Sequence[Mapping[str, Any]]) -> None:
         """Carry out one processor's actions (on its worker thread).
 
-        An action whose processor left the flow is not carried out: a warning bulletin names
-        it. What the processor raises goes to the runner (retry, or :meth:`_report_actions`).
+        An action whose processor left the flow is not carried out, nor dropped: its
+        FlowFiles are committed (a COMMIT PREPARED dropped would let a later sweep roll back
+        rows the log says were written), so it stays pending, for a start whose flow has the
+        processor again; a warning bulletin names it (once per run and component). What the
+        processor raises goes to the runner (retry, or :meth:`_report_actions`).
         """
         member = self._all.get(component_id)
         if member is None or member.processor is None:
             problem = (
                 f"{len(payloads)} after-commit action(s) of component {component_id}, "
-                "which is no longer in the flow, were not carried out"
+                "which is not in the flow, wait in the repository: they are carried out by "
+                "a run whose flow has it again"
             )
-            LOG.warning("%s", problem)
-            self.repos.add_bulletins(
-                [Bulletin(now_ms(), component_id, component_id, "WARNING", problem)]
-            )
-            return
+            if component_id not in self._missing:
+                self._missing.add(component_id)
+                LOG.warning("%s", problem)
+                self.repos.add_bulletins(
+                    [Bulletin(now_ms(), component_id, component_id, "WARNING", problem)]
+                )
+            raise AfterCommitRetry(problem)
         member.processor.run_after_commit_actions(self._context_of(member), payloads)
 
     def _report_actions(self, component_id: str, error: BaseException, count: int) -> None:
@@ -316,11 +370,15 @@ class Sinks:
         What is not done by then stays in pending files, for the next start.
         """
         left = self.actions.close(self.actions.budget_seconds)
+        self.pending_after_commit = left
         if left:
-            LOG.warning(
-                "%d after-commit action batch(es) not done at the end of the run; they are "
-                "kept in the repository and carried out at the next start",
-                left,
+            problem = (
+                f"{left} after-commit action batch(es) not done at the end of the run; they "
+                "are kept in the repository and carried out at the next start"
+            )
+            LOG.warning("%s", problem)
+            self.repos.add_bulletins(
+                [Bulletin(now_ms(), "after-commit", "after-commit", "WARNING", problem)]
             )
         for member in self.members:
             self._sink(member).release(self._context_of(member))

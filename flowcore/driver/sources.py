@@ -58,8 +58,9 @@ class SourceLister:
         before_listing: Callable[[str], object] = lambda _: None,
     ) -> None:
         self._plans = list(plans)
-        #: waits for a source's after-commit actions still running (GetSFTP's deletes), so
-        #: it never lists again what its committed FlowFiles already hold
+        #: waits (bounded) for a source's after-commit actions still running (GetSFTP's
+        #: deletes), so it never lists again what its committed FlowFiles already hold;
+        #: False: they still run, and the source does not list this time
         self._before_listing = before_listing
         self._flowfiles = flowfiles
         self.settings = settings
@@ -120,7 +121,9 @@ class SourceLister:
                 continue
             processor = member.processor
             assert isinstance(processor, SourceProcessor)
-            self._before_listing(member.component_id)
+            if self._before_listing(member.component_id) is False:
+                log.debug("%s: after-commit actions still running; not listed now", member.name)
+                continue
             scheduled = continuous and self.schedules.scheduled(member)
             if scheduled:
                 if not self.schedules.due(member):

@@ -4,15 +4,19 @@ A task writes a FlowFile's rows in one transaction and ends it with ``PREPARE TR
 'gid'`` instead of COMMIT: the rows are on disk in the database but invisible, and survive a
 crash of either side. The session records an after-commit action naming the gid; after the
 driver's write-ahead log transaction makes the FlowFile durable, ``COMMIT PREPARED 'gid'``
-makes the rows visible (retried with a backoff when the connection is lost, and kept pending
-across a restart: the log says committed). At start-up, once every committed action is handed
-over, :func:`roll_back_strays` rolls back this component's prepared transactions that no
-pending action names: their tasks never committed, so their FlowFiles will be written again.
+makes the rows visible. It is never given up: a lost connection is retried here, and every
+error (the connection's, the statement's, an unreachable pool) keeps the action pending, tried
+again with a backoff and across a restart: the log says committed. At start-up, once every
+committed action is handed over, :func:`roll_back_strays` rolls back this component's
+prepared transactions that no pending action (held open, or in a pending file) names: their
+tasks never committed, so their FlowFiles will be written again.
 
 Scope: a gid is ``flowcore-<repository id>-<component digest>-<random>``, the repository id
 being random and kept in the repository (:attr:`RepositorySet.repository_id`), the digest that
 of the component's stable id. A sweep touches only its own prefix, so two flows, or two
-repositories running one flow, against one database never roll back each other's work.
+repositories running one flow, against one database never roll back each other's work. A
+copied repository keeps its id: :func:`hold_repository_lock` (a PostgreSQL advisory lock held
+by the sweeping process) refuses a second process under the same id at once.
 
 Every FlowFile of a stage run holds one prepared transaction until the run's commit, and the
 server holds at most ``max_prepared_transactions`` (for every client together): once they are
@@ -25,8 +29,8 @@ the driver rolls back such strays after every commit of the stage (and at start-
 
 PREPARE needs ``max_prepared_transactions > 0`` (PostgreSQL ships 0). :func:`can_prepare`
 asks the server once per process and pool; where it is 0 the processor commits in the task as
-before (at-least-once for INSERT) and logs one warning per database and process naming the setting.
-keep that path too.
+before (at-least-once for INSERT) and logs one warning per database and process naming the
+setting.
 """
 
 from __future__ import annotations
@@ -41,32 +45,38 @@ import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from flowcore.errors import AfterCommitRetry, ProcessException
+from flowcore.errors import AfterCommitRetry, ConfigurationError, ProcessException
 from flowcore.session.host import ComponentInfo
 
 __all__ = [
     "COMMIT_ATTEMPTS",
     "LOCK_TIMEOUT",
+    "SWEEP_TIMEOUT",
     "TryLater",
     "begin",
     "can_prepare",
     "commit_prepared",
     "gid_prefix",
+    "hold_repository_lock",
     "lock_timed_out",
     "new_gid",
     "prepare",
+    "repository_lock_key",
     "roll_back_strays",
 ]
 
 LOG = logging.getLogger("flowcore.processors.PutDatabaseRecord")
 #: How long a two-phase transaction waits for a row lock before its FlowFile waits queued.
 LOCK_TIMEOUT = "10s"
+#: How long one statement of a sweep (:func:`roll_back_strays`) may take.
+SWEEP_TIMEOUT = "5s"
 #: COMMIT PREPARED tries per after-commit hand-over before the action is kept for later.
 COMMIT_ATTEMPTS = 4
 BACKOFF_SECONDS = 0.25  # doubled after each failed try
 _GID = re.compile(r"flowcore-[0-9a-f]{1,32}-[0-9a-f]{12}-[0-9a-f]{32}")
 _UNDEFINED_OBJECT = "42704"  # "prepared transaction with identifier ... does not exist"
-#: "maximum number of prepared transactions reached" (PostgreSQL reports out_of_memory)
+#: "maximum number of prepared transactions reached" in reply to PREPARE TRANSACTION
+#: (PostgreSQL reports out_of_memory; configuration_limit_exceeded is matched too)
 _LIMIT_EXCEEDED = ("53200", "53400")
 
 
@@ -89,6 +99,54 @@ def gid_prefix(component: ComponentInfo) -> str | None:
         return None
     digest = hashlib.blake2b(component.id.encode("utf-8", "surrogatepass"), digest_size=6)
     return f"flowcore-{component.repository_id}-{digest.hexdigest()}-"
+
+
+_locks: dict[tuple[str, str], Any] = {}  # (database, repository id) -> the holding connection
+_locks_lock = threading.Lock()
+
+
+def repository_lock_key(repository_id: str) -> int:
+    """The advisory lock key (a signed 64-bit int) that says *repository_id* runs two-phase."""
+    digest = hashlib.blake2b(f"flowcore-2pc-{repository_id}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def hold_repository_lock(engine: Any, repository_id: str, system: str) -> None:
+    """Hold the repository's advisory lock in *engine*'s database for this process's life.
+
+    A copied repository (``cp -a``) keeps its id, so the copies' gids share a prefix and one
+    copy's sweep would roll back the other's prepared transactions (rows its FlowFiles say
+    were written). The lock, held on a connection of its own (detached from the pool), lets
+    one process at a time sweep, and so run two-phase, under an id in a database.
+
+    Raises:
+        ConfigurationError: another process holds it (a copy of this repository runs).
+    """
+    key = (engine.url.render_as_string(hide_password=True), repository_id)
+    with _locks_lock:
+        held = _locks.get(key)
+        if held is not None and not held.closed and not held.invalidated:
+            return
+        connection = engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+        try:
+            connection.detach()  # not the pool's: it lives as long as the process
+            taken = connection.exec_driver_sql(
+                "SELECT pg_try_advisory_lock(%(key)s)", {"key": repository_lock_key(repository_id)}
+            ).scalar()
+        except BaseException:
+            connection.close()
+            raise
+        if not taken:
+            connection.close()
+            msg = (
+                f"another process runs a flow on a repository with the id {repository_id} "
+                f"against {system}: a copy of this repository (cp -a keeps its id). Their "
+                "PostgreSQL sweeps would roll back each other's prepared transactions, so "
+                "this one does not start: stop the other, or give the copy a repository of "
+                "its own (a fresh directory) (docs/sql.md)"
+            )
+            raise ConfigurationError(msg)
+        _locks[key] = connection
 
 
 def new_gid(prefix: str) -> str:
@@ -147,7 +205,8 @@ def prepare(connection: Any, gid: str) -> None:
     try:
         connection.exec_driver_sql(f"PREPARE TRANSACTION '{gid}'")
     except Exception as error:
-        if _sqlstate(error) in _LIMIT_EXCEEDED and "prepared transactions" in str(error):
+        # The SQLSTATE in reply to PREPARE TRANSACTION, not the (translated) message text.
+        if _sqlstate(error) in _LIMIT_EXCEEDED:
             raise TryLater(str(error)) from error
         raise
 
@@ -155,9 +214,11 @@ def prepare(connection: Any, gid: str) -> None:
 def commit_prepared(engine: Any, gids: Sequence[str], system: str) -> None:
     """COMMIT PREPARED each of *gids*; one already committed is done (idempotent).
 
-    A lost connection is retried :data:`COMMIT_ATTEMPTS` times with a doubling backoff;
-    then :class:`AfterCommitRetry` names the gids left, which stay pending (the engine hands
-    them over again later, and at the next start).
+    A lost connection is retried :data:`COMMIT_ATTEMPTS` times with a doubling backoff. Every
+    error raises :class:`AfterCommitRetry` naming the gids left, which stay pending (the
+    worker tries again later, and the next start): their FlowFiles are committed, so giving
+    up (42501 permission denied, 57014 statement timeout, a pool disabled in an edited flow)
+    would let a later sweep roll back rows the log says were written.
     """
     left = [g for g in gids if _GID.fullmatch(g)]
     delay = BACKOFF_SECONDS
@@ -173,15 +234,18 @@ def commit_prepared(engine: Any, gids: Sequence[str], system: str) -> None:
                     left.pop(0)
             return
         except Exception as problem:
-            if not _lost_connection(problem):
-                raise
             error = problem
+            if not _lost_connection(problem):
+                break  # the statement's error: tried again after the runner's backoff
+    state = _sqlstate(error) if error is not None else None
+    tries = f" after {attempt + 1} tries" if attempt else ""
     msg = (
-        f"could not COMMIT PREPARED {len(left)} transaction(s) in {system} after "
-        f"{COMMIT_ATTEMPTS} tries ({type(error).__name__}: {error}); they stay pending and are "
-        "committed when the database is reachable again (at the latest at the next start)"
+        f"could not COMMIT PREPARED {len(left)} transaction(s) in {system}{tries}"
+        f"{f' (SQLSTATE {state})' if state else ''}: {type(error).__name__}: {error}; they "
+        "stay prepared and pending, and are committed once the database takes it (tried "
+        "again with a backoff, and at the next start)"
     )
-    raise AfterCommitRetry(msg, processor="PutDatabaseRecord")
+    raise AfterCommitRetry(msg, processor="PutDatabaseRecord") from error
 
 
 def roll_back_strays(engine: Any, prefix: str, keep: Iterable[str]) -> list[str]:
@@ -192,15 +256,32 @@ def roll_back_strays(engine: Any, prefix: str, keep: Iterable[str]) -> list[str]
     """
     kept = set(keep)
     with _autocommit(engine) as connection:
-        rows = connection.exec_driver_sql(
-            "SELECT gid FROM pg_prepared_xacts WHERE database = current_database() "
-            "AND starts_with(gid, %(prefix)s) ORDER BY prepared",
-            {"prefix": prefix},
-        ).all()
-        strays = [gid for (gid,) in rows if gid not in kept and _GID.fullmatch(gid)]
-        for gid in strays:
-            _finish(connection, "ROLLBACK", gid)
+        # The driver sweeps between stage runs: a database that hangs may hold it up this
+        # long at most (the connection's own connect_timeout bounds reaching it).
+        connection.exec_driver_sql(f"SET statement_timeout = '{SWEEP_TIMEOUT}'")
+        try:
+            rows = connection.exec_driver_sql(
+                "SELECT gid FROM pg_prepared_xacts WHERE database = current_database() "
+                "AND starts_with(gid, %(prefix)s) ORDER BY prepared",
+                {"prefix": prefix},
+            ).all()
+            strays = [gid for (gid,) in rows if gid not in kept and _GID.fullmatch(gid)]
+            for gid in strays:
+                _finish(connection, "ROLLBACK", gid)
+        finally:
+            _reset_statement_timeout(connection)
     return strays
+
+
+def _reset_statement_timeout(connection: Any) -> None:
+    """Give the pooled session its default back; one that cannot take it is not pooled again.
+
+    The pool's next user may be a task's transaction, which the sweep's timeout must not cut.
+    """
+    try:
+        connection.exec_driver_sql("RESET statement_timeout")
+    except Exception:  # the connection is broken: discard it
+        connection.invalidate()
 
 
 def _finish(connection: Any, verb: str, gid: str) -> None:
@@ -210,7 +291,14 @@ def _finish(connection: Any, verb: str, gid: str) -> None:
     except Exception as error:
         if _sqlstate(error) != _UNDEFINED_OBJECT:
             raise
-        LOG.debug("prepared transaction %s was already finished", gid)
+        if verb == "COMMIT":  # done by an earlier try, or finished by someone else
+            LOG.warning(
+                "COMMIT PREPARED %s: no such prepared transaction (already committed by an "
+                "earlier try, unless someone rolled it back)",
+                gid,
+            )
+        else:
+            LOG.debug("prepared transaction %s was already finished", gid)
 
 
 @contextlib.contextmanager

@@ -11,21 +11,22 @@ names the table and the constraint; a lost connection goes to ``retry``.
 Guarantees: into PostgreSQL with ``max_prepared_transactions > 0`` every statement type is
 exactly-once: the task ends the FlowFile's transaction with PREPARE TRANSACTION and the driver
 commits it (COMMIT PREPARED) only after the write-ahead log transaction that routes the FlowFile
-(:mod:`processors.sql.prepared`); a start-up rolls back what attempts that never committed
-prepared. Elsewhere each FlowFile's rows are committed once per attempt in the task; an attempt
-replayed after a crash writes them again, so INSERT is at-least-once, while UPSERT (and
-UPDATE/DELETE by key) is idempotent (docs/sql.md).
+(:mod:`processors.sql.prepared`), never giving up on it; a start-up rolls back what attempts
+that never committed prepared. Elsewhere each FlowFile's rows are committed once per attempt
+in the task; an attempt replayed after a crash writes them again, so INSERT is at-least-once,
+while UPSERT (and UPDATE/DELETE by key) is idempotent (docs/sql.md).
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 import pyarrow as pa
 
-from flowcore.errors import ProcessException
+from flowcore.errors import AfterCommitRetry, ProcessException
 from flowcore.flowfile import FlowFile
 from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
@@ -235,6 +236,34 @@ class _Schemas:
 
 _SCHEMAS = _Schemas()
 
+#: At most one TryLater warning (a bulletin) per component and process in this many seconds.
+TRY_LATER_WARNING_SECONDS = 60.0
+_try_later_warned: dict[str, float] = {}
+_try_later_lock = threading.Lock()
+
+
+def _warn_try_later(context: ProcessContext, error: BaseException, system: str) -> None:
+    """Say (a warning bulletin, throttled) why FlowFiles wait queued, debug-log every time.
+
+    FlowFiles that wait for the prepared-transaction slots or a lock can wait for ever (a
+    stray holding the lock, a server whose max_prepared_transactions others use up): the
+    operator must see it, without one bulletin per FlowFile.
+    """
+    now = time.monotonic()
+    with _try_later_lock:
+        last = _try_later_warned.get(context.component.id)
+        due = last is None or now - last >= TRY_LATER_WARNING_SECONDS
+        if due:
+            _try_later_warned[context.component.id] = now
+    if due:
+        context.logger.warning(
+            "FlowFiles wait queued and are taken again later: %s in %s (the prepared-"
+            "transaction slots are taken, or a lock is held past %s; see docs/sql.md)",
+            error, system, prepared.LOCK_TIMEOUT,
+        )  # fmt: skip
+    else:
+        context.logger.debug("%s in %s; yielding", error, system)
+
 
 class PutDatabaseRecord(Processor):
     """Writes a FlowFile's records to a database table (NiFi's PutDatabaseRecord).
@@ -301,7 +330,7 @@ class PutDatabaseRecord(Processor):
                 # among them, until its commit), or a lock that a dead attempt's prepared
                 # transaction may hold (rolled back after the commit): the FlowFile waits
                 # queued for the next stage run.
-                context.logger.debug("%s in %s; yielding", error, system)
+                _warn_try_later(context, error, system)
                 session.rollback()
                 context.yield_()
                 return
@@ -380,13 +409,33 @@ class PutDatabaseRecord(Processor):
     ) -> None:
         """COMMIT PREPARED the FlowFiles' transactions, now that the FlowFiles are durable.
 
-        Retried with a backoff when the connection is lost, then left pending (raised as
-        :class:`~flowcore.errors.AfterCommitRetry`): committed later, or at the next start.
+        Retried with a backoff when the connection is lost; then, and on any other error,
+        left pending (raised as :class:`~flowcore.errors.AfterCommitRetry`): committed later,
+        or at the next start. Never given up: the FlowFiles are committed, and a dropped
+        action's transaction would be rolled back by a later sweep.
         """
         gids = [a["gid"] for a in actions if a.get("op") == "commit_prepared"]
         if gids:
-            pool = self._driver_pool(context)
-            prepared.commit_prepared(pool.engine(), gids, pool.transit_uri())
+            try:
+                pool = self._driver_pool(context)
+                engine = pool.engine()
+            except Exception as error:  # a pool disabled or renamed in an edited flow
+                msg = (
+                    f"PutDatabaseRecord cannot reach its Database Connection Pooling Service "
+                    f"to COMMIT PREPARED {len(gids)} transaction(s) ({error}); they stay "
+                    "pending until it can"
+                )
+                raise AfterCommitRetry(msg, processor="PutDatabaseRecord") from error
+            try:
+                prepared.commit_prepared(engine, gids, pool.transit_uri())
+            except AfterCommitRetry:
+                raise
+            except Exception as error:  # never given up: see prepared.commit_prepared
+                msg = (
+                    f"could not COMMIT PREPARED {len(gids)} transaction(s) in "
+                    f"{pool.transit_uri()}: {type(error).__name__}: {error}; they stay pending"
+                )
+                raise AfterCommitRetry(msg, processor="PutDatabaseRecord") from error
 
     def settle_after_commit_actions(
         self, context: ProcessContext, pending: Sequence[Mapping[str, Any]]
@@ -402,6 +451,8 @@ class PutDatabaseRecord(Processor):
         engine = pool.engine()
         if prefix is None or not prepared.can_prepare(engine, pool.transit_uri()):
             return
+        # One process per repository id and database sweeps (a copied repository refused).
+        prepared.hold_repository_lock(engine, context.component.repository_id, pool.transit_uri())
         keep = [a["gid"] for a in pending if a.get("op") == "commit_prepared"]
         strays = prepared.roll_back_strays(engine, prefix, keep)
         if strays:

@@ -99,12 +99,22 @@ def test_what_a_stop_leaves_is_carried_out_at_the_next_start(tmp_path: Path) -> 
     remote.gate.set()  # the first run's worker (a crashed run's, in real life) finds it done
 
 
+def _until(predicate, timeout: float = 20.0) -> bool:
+    """Whether *predicate* holds within *timeout* (a bound on waiting, not a timing claim)."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
 def test_retry_is_kept_pending_and_tried_again_after_a_backoff(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """AfterCommitRetry: the action stays pending (in a file, across a stop) and a later
-    commit's retry_due hands it over again once its backoff is over."""
-    monkeypatch.setattr(after_commit, "RETRY_BASE_SECONDS", 0.0)
+    """AfterCommitRetry: the action stays pending (in a file, across a stop) and its worker
+    tries it again once its backoff is over, with no commit to prompt it (an idle flow)."""
+    monkeypatch.setattr(after_commit, "RETRY_BASE_SECONDS", 0.05)
     remote, reports = _Remote(), []
     remote.refuse = 2
     runner = _runner(tmp_path, remote, reports)
@@ -112,24 +122,50 @@ def test_retry_is_kept_pending_and_tried_again_after_a_backoff(
     assert remote.done == []
     assert len(pending_actions(tmp_path)) == 1
     assert runner.outstanding() == {"db": [{"n": 1}]}
-    runner.retry_due()
-    runner.wait_for("db", timeout=30)
-    assert remote.done == []  # refused a second time
-    runner.retry_due()
-    runner.wait_for("db", timeout=30)
-    assert remote.done == [("db", 1)]
-    assert pending_actions(tmp_path) == []
+    assert runner.pending_count() == 1
+    assert _until(lambda: remote.done == [("db", 1)])  # no hand_over, no commit
+    assert _until(lambda: pending_actions(tmp_path) == [])
+    assert runner.outstanding() == {}
+    assert runner.pending_count() == 0
     assert reports == []
 
 
+def test_close_retries_an_action_in_backoff_until_its_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run stops while an action waits out its backoff: close() lets it be tried again
+    within its timeout instead of leaving it pending at once."""
+    monkeypatch.setattr(after_commit, "RETRY_BASE_SECONDS", 3600.0)  # a long backoff
+    remote, reports = _Remote(), []
+    remote.refuse = 1
+    runner = _runner(tmp_path, remote, reports, budget=0.01)
+    runner.hand_over([AfterCommitAction("db", {"n": 1})])
+    assert len(pending_actions(tmp_path)) == 1
+    assert runner.close(30) == 0
+    assert remote.done == [("db", 1)]
+    assert pending_actions(tmp_path) == []
+
+
 def test_an_action_that_fails_for_good_is_reported_not_kept(tmp_path: Path) -> None:
-    """Anything but AfterCommitRetry is reported (a bulletin) and dropped."""
+    """Anything but AfterCommitRetry is reported (a bulletin) and dropped: the processor says
+    which errors are final (an SFTP delete refused for good); one whose action must complete
+    (PutDatabaseRecord's COMMIT PREPARED) raises AfterCommitRetry for every error instead."""
     remote, reports = _Remote(), []
     runner = _runner(tmp_path, remote, reports)
     runner.hand_over([AfterCommitAction("a", {"n": 1, "fail": True})])
     assert reports == [("a", "refused for good", 1)]
     assert pending_actions(tmp_path) == []
     assert runner.outstanding() == {}
+
+
+def test_kept_on_disk_names_what_pending_files_hold(tmp_path: Path) -> None:
+    """kept_on_disk reads the pending files (what a sweep must spare) and says when one cannot
+    be read (then nothing may be swept)."""
+    (tmp_path / "1-good.actions").write_text('{"component": "a", "actions": [{"n": 4}]}')
+    runner = _runner(tmp_path, _Remote(), [])
+    assert runner.kept_on_disk() == ({"a": [{"n": 4}]}, True)
+    (tmp_path / "0-bad.actions").write_text("{not json")
+    assert runner.kept_on_disk() == ({"a": [{"n": 4}]}, False)
 
 
 def test_a_torn_pending_file_is_skipped(tmp_path: Path) -> None:

@@ -331,7 +331,8 @@ def test_recovery_carries_out_committed_actions_and_drops_uncommitted_ones(
     tmp_path: Path,
 ) -> None:
     """A crash between the commit and the actions: the committed action runs at start-up;
-    an attempt that never committed never acts; a failing action becomes a bulletin."""
+    an attempt that never committed never acts; a failing action becomes a bulletin; one of
+    a component not in the flow stays pending (a bulletin says so), never dropped."""
     flow = _touch_flow(tmp_path)
     touch_id = flow.component("touch").id
     repos = RepositorySet.open(tmp_path / "repo")
@@ -351,7 +352,8 @@ def test_recovery_carries_out_committed_actions_and_drops_uncommitted_ones(
         repos.flowfiles.commit(
             Transaction(state={EFFECTS_STATE: {"files": json.dumps([committed_path])}})
         )
-        controller = Controller(flow, DirectRunner(), repos)
+        settings = Settings(after_commit_budget="200 ms")
+        controller = Controller(flow, DirectRunner(), repos, settings)
         controller.sinks.recover()
         controller.sinks.release()
         bulletins = read_bulletins(repos.directory)
@@ -360,8 +362,13 @@ def test_recovery_carries_out_committed_actions_and_drops_uncommitted_ones(
     assert sorted(p.name for p in _Touch.DIRECTORY.iterdir()) == ["kept"]
     messages = [b.message for b in bulletins]
     assert any("could not carry out 2 after-commit action(s)" in m for m in messages)
-    assert any("gone-component" in m and "no longer in the flow" in m for m in messages)
-    assert list(Path(effects).iterdir()) == []
+    assert any("gone-component" in m and "not in the flow" in m for m in messages)
+    left = list(Path(effects).iterdir())
+    assert [p.suffix for p in left] == [".actions"]
+    assert json.loads(left[0].read_text()) == {
+        "component": "gone-component",
+        "actions": [{"marker": "orphan"}],
+    }
 
 
 class _SlowTouch(_Touch):
@@ -410,4 +417,58 @@ def test_a_hanging_after_commit_action_holds_the_run_only_its_budget(tmp_path: P
         assert list(effects.glob("*.actions")) == []
     finally:
         hanging.set()  # the first run's worker, still waiting, finds its work done
+        repos.close()
+
+
+class _Settler(_Touch):
+    """Settles what uncommitted attempts left; its database hangs up (or a copy runs)."""
+
+    CALLS: ClassVar[list[list[Mapping[str, Any]]]] = []
+    ERROR: ClassVar[type[Exception]] = OSError
+
+    def settle_after_commit_actions(
+        self, context: ProcessContext, pending: Sequence[Mapping[str, Any]]
+    ) -> None:
+        del context
+        type(self).CALLS.append(list(pending))
+        msg = "the database does not answer"
+        raise type(self).ERROR(msg)
+
+
+def test_a_failed_settle_is_not_tried_again_after_every_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A settle that failed after a commit waits SETTLE_BACKOFF_SECONDS before the next (a
+    hanging database must not hold every commit); it is told what pending files hold; a
+    ConfigurationError at start-up (a copied repository running) refuses the start."""
+    from flowcore.driver import sinks
+    from flowcore.errors import ConfigurationError
+
+    _Touch.DIRECTORY = tmp_path / "markers"
+    flow = Flow("settle")
+    gen = flow.add(GenerateFlowFile(batch_size=1, file_size="1 B"), name="gen")
+    settler = flow.add(_Settler(), name="settler")
+    flow.connect(gen, settler)
+    flow.auto_terminate(settler, ["success"])
+    repos = RepositorySet.open(tmp_path / "repo")
+    try:
+        (Path(repos.paths.effects)).mkdir(parents=True, exist_ok=True)
+        pending = Path(repos.paths.effects) / "1-kept.actions"
+        component = flow.component("settler").id
+        pending.write_text(json.dumps({"component": component, "actions": [{"marker": "k"}]}))
+        controller = Controller(flow, DirectRunner(), repos)
+        plan = next(p for p in controller.plans.values() if p.members[-1].name == "settler")
+        _Settler.CALLS = []
+        monkeypatch.setattr(sinks, "SETTLE_BACKOFF_SECONDS", 0.0)
+        controller.sinks.settle(plan=plan)
+        controller.sinks.settle(plan=plan)
+        assert _Settler.CALLS == [[{"marker": "k"}]] * 2  # the pending file's action kept
+        monkeypatch.setattr(sinks, "SETTLE_BACKOFF_SECONDS", 3600.0)
+        controller.sinks.settle(plan=plan)
+        controller.sinks.settle(plan=plan)  # within the backoff: not asked
+        assert len(_Settler.CALLS) == 3
+        monkeypatch.setattr(_Settler, "ERROR", ConfigurationError)
+        with pytest.raises(ConfigurationError, match="does not answer"):
+            controller.sinks.settle({})  # at start-up: refused
+    finally:
         repos.close()

@@ -227,3 +227,34 @@ def test_a_source_lists_again_only_once_its_after_commit_actions_are_done(
         assert done_before_listing == [(1, 1)]  # the delete, then the listing
     finally:
         repos.close()
+
+
+def test_a_source_whose_after_commit_action_hangs_skips_its_listing(tmp_path: Path) -> None:
+    """The wait before listing is bounded (the after-commit budget): a delete that hangs does
+    not hold the driver; the source does not list this time (it would list the file again)."""
+    import threading
+
+    from flowcore.session.host import AfterCommitAction
+
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    (inputs / "a").write_text("a")
+    repos = RepositorySet.open(tmp_path / "repo")
+    gate = threading.Event()
+    try:
+        settings = Settings(sync=False, after_commit_budget="50 ms")
+        controller = Controller(_flow(inputs), DirectRunner(), repos, settings)
+        plan = next(p for p in controller.plans.values() if p.source_members)
+        member = plan.source_members[0]
+        actions = controller.sinks.actions
+        actions._run = lambda component_id, payloads: gate.wait(30)  # a delete that hangs
+        actions.hand_over([AfterCommitAction(member.component_id, {"remote": "a"})])
+        work, _ = controller.sources.list_work(plan, False, (9, 9))
+        assert work == []
+        gate.set()
+        assert actions.wait_for(member.component_id, timeout=30)
+        work, _ = controller.sources.list_work(plan, False, (9, 9))
+        assert len(work) == 1
+    finally:
+        gate.set()
+        repos.close()

@@ -117,6 +117,9 @@ def test_a_sweep_keeps_what_the_log_says_was_committed(
     kept, dropped = held
     runner.processor.settle_after_commit_actions(runner.context, [kept])
     assert _prepared_gids(postgres) == [kept["gid"]]
+    engine = runner.context.service_lookup("dbcp").engine()
+    with engine.connect() as pooled:  # the sweep's statement_timeout is not left behind
+        assert pooled.exec_driver_sql("SHOW statement_timeout").scalar() == "0"
     assert dropped["gid"] != kept["gid"]
     _commit(runner, [kept])
     assert postgres.execute(f"select id, name from {table}") == [(1, "committed")]
@@ -183,10 +186,18 @@ def test_gids_are_scoped_and_checked() -> None:
 
 
 def test_when_the_server_holds_its_limit_the_flowfile_waits_queued(
-    postgres: PostgresServer, table: str, held: list
+    postgres: PostgresServer,
+    table: str,
+    held: list,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """max_prepared_transactions (10 here) taken by FlowFiles not yet committed: the next one
-    is rolled back and stays queued, and the processor yields; nothing fails."""
+    is rolled back and stays queued, and the processor yields; nothing fails; one warning
+    (a bulletin) says why, not one per FlowFile."""
+    from processors.sql import put_database_record
+
+    monkeypatch.setattr(put_database_record, "_try_later_warned", {})
     runner = _runner(postgres.jdbc_url)
     for n in range(12):
         runner.enqueue(f'[{{"id": {n}, "name": "r{n}"}}]'.encode())
@@ -195,6 +206,9 @@ def test_when_the_server_holds_its_limit_the_flowfile_waits_queued(
     runner.assert_transfer_count("failure", 0)
     assert runner.queue_size() == 2
     assert runner.context.yielded
+    warned = [r for r in caplog.records if "wait queued" in r.getMessage()]
+    assert len(warned) == 1
+    assert warned[0].levelno == logging.WARNING
     _commit(runner, held)
     assert postgres.execute(f"select count(*) from {table}") == [(10,)]
     assert _prepared_gids(postgres) == []
@@ -360,3 +374,139 @@ def test_a_commit_prepared_lost_after_the_wal_commit_is_committed_at_the_next_st
             repos.close()
     assert postgres.execute(f"select id, name from {table}") == [(1, "once")]
     assert _prepared_gids(postgres) == []
+
+
+def test_commit_prepared_never_gives_up_on_an_error_of_the_statement_or_the_pool(
+    postgres: PostgresServer, table: str, held: list, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An error that is not the connection's (42501, 57014, ...) or an unreachable pool (a
+    service disabled in an edited flow) keeps the action pending (AfterCommitRetry): its
+    FlowFile is committed, so its transaction must never be dropped and then swept."""
+    runner = _runner(postgres.jdbc_url)
+    runner.enqueue(b'[{"id": 1, "name": "a"}]')
+    runner.run(stop_on_finish=False)
+    real = prepared._finish
+
+    def refuse(connection: Any, verb: str, gid: str) -> None:
+        if verb == "COMMIT":
+            msg = "permission denied (42501)"
+            raise RuntimeError(msg)
+        real(connection, verb, gid)
+
+    monkeypatch.setattr(prepared, "_finish", refuse)
+    with pytest.raises(AfterCommitRetry, match="42501"):
+        _commit(runner, held)
+    monkeypatch.setattr(prepared, "_finish", real)
+    lookup, runner.context.service_lookup = runner.context.service_lookup, None
+    with pytest.raises(AfterCommitRetry, match="cannot reach its Database Connection"):
+        _commit(runner, held)
+    runner.context.service_lookup = lookup
+    assert _prepared_gids(postgres) == [held[0]["gid"]]
+    _commit(runner, held)
+    assert postgres.execute(f"select id, name from {table}") == [(1, "a")]
+
+
+def _statement_timeout(*_: Any) -> None:
+    msg = "canceling statement due to statement timeout (57014)"
+    raise RuntimeError(msg)
+
+
+def _lost_flow(url: str, table: str, *, with_put: bool = True) -> Any:
+    """gen -> put -> lose (cuts the database after the PREPARE); without put: gen -> lose."""
+    from flowcore import Flow
+    from processors import GenerateFlowFile
+
+    flow = Flow("lost")
+    flow.add_service(
+        DBCPConnectionPool("dbcp", **{"Database Connection URL": url, "Database User": "postgres"})
+    )
+    flow.add_service(JsonTreeReader("reader"))
+    gen = flow.add(
+        GenerateFlowFile(**{"Custom Text": '[{"id": 1, "name": "once"}]', "Batch Size": "1"}),
+        name="gen",
+    )
+    lose = flow.add(_LoseTheDatabase(), name="lose")
+    flow.auto_terminate(lose, ["success"])
+    if not with_put:
+        flow.connect(gen, lose)
+        return flow
+    put = flow.add(
+        PutDatabaseRecord(**{
+            "Record Reader": "reader", "Database Connection Pooling Service": "dbcp",
+            "Table Name": table, "Statement Type": "INSERT",
+        }),
+        name="put",
+    )  # fmt: skip
+    flow.connect(gen, put)
+    flow.connect(put, lose, "success")
+    flow.auto_terminate(put, ["failure", "retry"])
+    return flow
+
+
+@pytest.mark.parametrize("how", ["processor_removed_for_one_start", "commit_refused_for_a_start"])
+def test_a_committed_row_is_never_rolled_back_by_a_later_sweep(
+    postgres: PostgresServer, table: str, tmp_path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """A COMMIT PREPARED left pending survives a start without the processor in the flow, or
+    one where COMMIT PREPARED fails with a statement error: its pending file stays, the sweeps
+    spare its gid, and a later start commits the row (it was rolled back before the fix)."""
+    from flowcore.driver.controller import Controller
+    from flowcore.runners.direct import DirectRunner
+    from flowcore.settings import Settings
+    from repositories.repository_set import RepositorySet
+
+    monkeypatch.setattr(prepared, "BACKOFF_SECONDS", 0.01)
+    settings = Settings(after_commit_budget="200 ms")
+    with tcp_proxy(postgres.host, postgres.port) as proxy:
+        _LoseTheDatabase.PROXY = proxy
+        url = f"jdbc:postgresql://127.0.0.1:{proxy.port}/{postgres.database}"
+        flow = _lost_flow(url, table)
+        repos = RepositorySet.open(tmp_path / "repo")
+        try:
+            result = Controller(flow, DirectRunner(), repos, settings).run()
+            assert result.count("put", "success") == 1  # the WAL says: written
+            assert result.pending_after_commit == 1
+            assert "after-commit: 1 action batch(es)" in result.summary()
+            proxy.restore()
+            second = flow
+            if how == "processor_removed_for_one_start":
+                second = _lost_flow(url, table, with_put=False)
+            else:
+                monkeypatch.setattr(prepared, "_finish", _statement_timeout)
+            start = Controller(second, DirectRunner(), repos, settings)
+            start.sinks.recover()
+            start.sinks.release()
+            monkeypatch.undo()
+            assert len(list(Path(repos.paths.effects).glob("*.actions"))) == 1
+            assert len(_prepared_gids(postgres)) == 1  # spared by both sweeps
+            start = Controller(flow, DirectRunner(), repos, settings)
+            start.sinks.recover()
+            start.sinks.release()
+            assert list(Path(repos.paths.effects).glob("*.actions")) == []
+        finally:
+            repos.close()
+    assert postgres.execute(f"select id, name from {table}") == [(1, "once")]
+    assert _prepared_gids(postgres) == []
+
+
+def test_a_copied_repository_running_at_once_is_refused_not_swept(
+    postgres: PostgresServer, table: str, held: list
+) -> None:
+    """Two processes with one repository id (cp -a): the one that runs holds an advisory lock;
+    the other's sweep is refused with a ConfigurationError naming the copy, and rolls back
+    nothing of the first's prepared transactions."""
+    from flowcore.errors import ConfigurationError
+
+    runner = _runner(postgres.jdbc_url)
+    runner.enqueue(b'[{"id": 1, "name": "first"}]')
+    runner.run(stop_on_finish=False)  # the first copy's row, prepared, its action pending
+    key = prepared.repository_lock_key(runner.context.component.repository_id)
+    with postgres.connect() as other:  # the first copy's process, which holds the lock
+        other.autocommit = True
+        assert other.execute("select pg_try_advisory_lock(%s)", (key,)).fetchone() == (True,)
+        with pytest.raises(ConfigurationError, match="a copy of this repository"):
+            runner.processor.settle_after_commit_actions(runner.context, [])
+        assert _prepared_gids(postgres) == [held[0]["gid"]]
+    runner.processor.settle_after_commit_actions(runner.context, held)  # it is gone: holds it
+    _commit(runner, held)
+    assert postgres.execute(f"select id, name from {table}") == [(1, "first")]
