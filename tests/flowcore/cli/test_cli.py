@@ -121,6 +121,49 @@ def test_run_takes_engine_settings_by_name(flow_file: Path, capsys) -> None:  # 
     assert [p.read_text() for p in (flow_file.parent / "out").iterdir()] == ["two"]  # replaced
 
 
+#: What a `flowcore run` of a Python flow has no use for: the other commands, NiFi's import and
+#: export, the pictures (Graphviz) and packaging. Every start of the command would pay for them.
+NOT_FOR_A_RUN = (
+    "flowcore.cli.convert",
+    "flowcore.cli.explain",
+    "flowcore.cli.serve",
+    "flowcore.cli.ui",
+    "flowcore.nifi.exporting",
+    "flowcore.nifi.importing",
+    "flowcore.pictures.flow_picture",
+    "graphviz",
+    "packaging",
+)
+
+
+def test_each_command_starts_with_only_what_it_uses(flow_file: Path) -> None:
+    """`flowcore status` starts without the engine (builder, compiler, driver), and a run of a
+    Python flow without the other commands, NiFi's import and export or the pictures."""
+    code = textwrap.dedent(
+        f"""
+        import contextlib, io, sys
+        from flowcore.cli import main
+
+        quiet = io.StringIO()
+        with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
+            main(["status", "--repository", sys.argv[2]])
+        engine = ("flowcore.builder", "flowcore.compiler.stages")
+        print(sorted(m for m in engine if m in sys.modules))
+        with contextlib.redirect_stdout(quiet):
+            status = main(["run", sys.argv[1], "--runner", "direct", "--repository", sys.argv[2]])
+        print(status, sorted(m for m in {NOT_FOR_A_RUN!r} if m in sys.modules))
+        """
+    )
+    repository = str(flow_file.parent / "repo")
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(flow_file), repository],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.stdout.splitlines() == ["[]", "0 []"], done.stderr
+
+
 def test_console_script_reports_without_traceback(tmp_path: Path) -> None:
     """The installed `flowcore` command prints a clear error, never a traceback, for user errors."""
     script = Path(sys.executable).parent / "flowcore"
