@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+import importlib
 import subprocess
 import sys
 import textwrap
@@ -9,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from flowcore.cli import load_flow, main
+from flowcore.cli import COMMANDS, load_flow, main
 from tests.flowcore.cli.conftest import into_closed_pipe
 
 FLOW = """
@@ -119,6 +121,15 @@ def test_run_takes_engine_settings_by_name(flow_file: Path, capsys) -> None:  # 
     settings = ["--setting", "sync=false", "--setting", "provenance_indexed_attributes=filename"]
     assert main(["run", str(flow_file), "--runner", "direct", *settings]) == 0
     assert [p.read_text() for p in (flow_file.parent / "out").iterdir()] == ["two"]  # replaced
+
+
+def test_each_command_is_the_one_its_module_adds() -> None:
+    """COMMANDS names each command as its module adds it: a command line naming one builds
+    that module's parser alone, so another name there would be refused as an invalid choice."""
+    for name, module in COMMANDS.items():
+        commands = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(f"flowcore.cli.{module}").add_command(commands)
+        assert list(commands.choices) == [name]
 
 
 #: What a `flowcore run` of a Python flow has no use for: the other commands, NiFi's import and
