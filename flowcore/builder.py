@@ -18,13 +18,8 @@ from flowcore.compiler.stages import compile_flow
 from flowcore.driver.controller import run_flow
 from flowcore.driver.run_result import RunResult
 from flowcore.flow import FlowDefinition
-from flowcore.nifi.exporting import export_flow
-from flowcore.nifi.findings import ImportNote
-from flowcore.nifi.importing import import_nifi
 from flowcore.nifi.invalid import invalid_processors
 from flowcore.nifi.structure import flow_structure, same_flow
-from flowcore.pictures.flow_picture import FlowCounts, flow_picture
-from flowcore.pictures.render import render
 from flowcore.settings import DEFAULT_REPOSITORY, Settings
 from flowcore.validation import validate_flow
 from repositories.repository_set import read_status
@@ -34,14 +29,21 @@ if TYPE_CHECKING:
 
     from pyspark.sql import SparkSession
 
+    from flowcore.nifi.findings import ImportNote
     from flowcore.parameters import Parameter, ParameterContext
+    from flowcore.pictures.flow_picture import FlowCounts
     from flowcore.processor import Processor
 
 __all__ = ["Flow", "flow_counts"]
 
+# NiFi's import and export and the pictures (with Graphviz's layout) are imported where they are
+# used: `flowcore run` of a Python flow needs none of them, and every start would pay for them.
+
 
 def flow_counts(flow: FlowDefinition, repository: str | os.PathLike[str]) -> FlowCounts | None:
     """The last run's counts in *repository*, when its ``status.json`` is of *flow* (by name)."""
+    from flowcore.pictures.flow_picture import FlowCounts  # noqa: PLC0415 - see above
+
     status = read_status(repository)
     if status is None or status.get("flow") != flow.name:
         return None
@@ -112,6 +114,8 @@ class Flow(FlowDefinition):
                 processor and service type (with the components using it) and every other
                 problem, in one error.
         """
+        from flowcore.nifi.importing import import_nifi  # noqa: PLC0415 - see the top
+
         imported = import_nifi(source, parameters=parameters, type_map=type_map, into=cls)
         flow = imported.flow
         assert isinstance(flow, Flow)
@@ -185,6 +189,9 @@ class Flow(FlowDefinition):
             FlowValidationError: the flow is invalid.
             DrawingError: an unknown format, or ``svg`` without Graphviz installed.
         """
+        from flowcore.pictures.flow_picture import flow_picture  # noqa: PLC0415 - see the top
+        from flowcore.pictures.render import render  # noqa: PLC0415
+
         counts = flow_counts(self, repository) if repository is not None else None
         compiled = compile_flow(self.runnable())
         picture = flow_picture(compiled, counts, runner=runner, settings=settings)
@@ -214,6 +221,8 @@ class Flow(FlowDefinition):
         ``durable=True``) is listed in the root group's comments; ``flowcore convert`` prints
         it (:func:`flowcore.nifi.exporting.export_flow` returns it as notes).
         """
+        from flowcore.nifi.exporting import export_flow  # noqa: PLC0415 - see the top
+
         return export_flow(self).document
 
     def run(

@@ -24,21 +24,23 @@ from flowcore.cli._early import start_spark_early
 
 __all__ = ["load_flow", "main", "print_result"]
 
-#: The commands' modules, in the order ``flowcore --help`` lists them. They are imported when
-#: the parser is made, after a ``run`` on Spark has begun its session (:mod:`._early`).
-COMMANDS = (
-    "run",
-    "serve",
-    "explain",
-    "convert",
-    "status",
-    "provenance",
-    "check",
-    "adopt",
-    "datasets",
-    "catalog",
-    "ui",
-)
+#: Each command's module, by command, in the order ``flowcore --help`` lists them. They are
+#: imported when the parser is made, after a ``run`` on Spark has begun its session
+#: (:mod:`._early`); a command line naming a command imports that command's module alone (the
+#: others' imports, the web UI's and NiFi export's among them, would only slow every start).
+COMMANDS = {
+    "run": "run",
+    "serve": "serve",
+    "explain": "explain",
+    "convert": "convert",
+    "status": "status",
+    "provenance": "provenance",
+    "check": "check",
+    "adopt": "adopt",
+    "dataset": "datasets",
+    "processors": "catalog",
+    "ui": "ui",
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -55,13 +57,18 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(msg)
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
+    """The parser of *argv*: its command's alone when it starts with one, else every command's.
+
+    Every command's is made for ``--help`` and for argparse to name a mistyped command.
+    """
     parser = argparse.ArgumentParser(
         prog="flowcore", description="NiFi-style flows compiled to Apache Spark."
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    for name in COMMANDS:
-        importlib.import_module(f"flowcore.cli.{name}").add_command(commands)
+    named = COMMANDS.get(argv[0]) if argv else None
+    for module in COMMANDS.values() if named is None else (named,):
+        importlib.import_module(f"flowcore.cli.{module}").add_command(commands)
     return parser
 
 
@@ -99,7 +106,8 @@ def _closed_output() -> int:
 
 def _dispatch(argv: Sequence[str] | None) -> int:
     """Run the command; a user's mistake becomes one line on stderr and :data:`USER_ERROR`."""
-    args = _parser().parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    args = _parser(words).parse_args(words)
     from flowcore.cli._handled import handled  # noqa: PLC0415
 
     return handled(args.handler, args)

@@ -18,7 +18,6 @@ from typing import Any
 
 from rich.console import Console
 
-from flowcore.builder import Flow
 from flowcore.cli._argv import split_pairs
 from flowcore.errors import FlowcoreError
 from flowcore.flow import FlowDefinition
@@ -112,6 +111,9 @@ def load_flow(
         msg = f"flow file {file} does not exist"
         raise UsageError(msg)
     if is_nifi_flow(file):
+        # the engine only here: `status`, `provenance`, `check` start without it
+        from flowcore.builder import Flow  # noqa: PLC0415
+
         return Flow.from_nifi(file, type_map=type_map, strict=strict)
     name = module_name or f"flowcore_flow_{file.stem.replace('-', '_')}"
     spec = importlib.util.spec_from_file_location(name, file)

@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from packaging.requirements import InvalidRequirement, Requirement
 
 from flowcore.errors import ConfigurationError
 from flowcore.processor import Processor
@@ -181,6 +180,9 @@ def unmet(requirements: Iterable[str], where: str) -> tuple[str, ...]:
     Raises:
         ConfigurationError: one is not a requirement pip understands (names it and *where*).
     """
+    # imported here: every `flowcore run` imports this module, few read requirements
+    from packaging.requirements import InvalidRequirement, Requirement  # noqa: PLC0415
+
     missing = []
     for text in requirements:
         try:

@@ -20,6 +20,7 @@ import pytest
 
 from repositories._wal_codec import unpack
 from repositories.repository_set import RepositorySet, check_repositories
+from tests.stress._flowcore_runs import Moments, status_time
 
 pytestmark = pytest.mark.stress
 
@@ -142,23 +143,15 @@ def _start(workdir: Path, runner: str, log: Path | None = None) -> subprocess.Po
         )
 
 
-def _status_time(workdir: Path) -> int:
-    """When ``status.json`` was last replaced (after each commit); 0 before the first."""
-    try:
-        return (workdir / ".flowcore" / "status.json").stat().st_mtime_ns
-    except FileNotFoundError:
-        return 0
-
-
 def _finish(workdir: Path, runner: str) -> list[float]:
     """Run the flow to its end; the moments (seconds from its start) its commits were seen."""
     started = time.monotonic()
     log = workdir / "run.log"
     process = _start(workdir, runner, log)
     commits = []
-    last = _status_time(workdir)
+    last = status_time(workdir)
     while process.poll() is None:
-        if (now := _status_time(workdir)) != last:
+        if (now := status_time(workdir)) != last:
             commits.append(time.monotonic() - started)
             last = now
         time.sleep(0.01)
@@ -168,7 +161,7 @@ def _finish(workdir: Path, runner: str) -> list[float]:
     return commits
 
 
-def _kill_repeatedly(workdir: Path, runner: str, moments: _Moments, kills: int) -> int:
+def _kill_repeatedly(workdir: Path, runner: str, moments: Moments, kills: int) -> int:
     """Start the flow in *workdir* and SIGKILL it at one of *moments*, *kills* times or until a
     run ends on its own (the work is then done); how many were killed."""
     rng = random.Random(2026)
@@ -183,55 +176,6 @@ def _kill_repeatedly(workdir: Path, runner: str, moments: _Moments, kills: int) 
         process.wait(timeout=60)
         killed += 1
     return killed
-
-
-class _Moments:
-    """When to kill each run: alternately at any moment from its start to a little past its
-    first commit (start-up, recovery, the first tasks and commit), and a little after its first
-    commit (later tasks, commits, indexing, publishing).
-
-    The moments follow the runs, not the clock: the first commit is expected when the last run
-    that was watched made it (at first, when the undisturbed run did), so a busy machine does
-    not move the kills; a killed run gets little done, and a dozen kills never finish the work.
-
-    Args:
-        workdir: the work directory whose runs are killed.
-        commits: the undisturbed run's commits (seconds from its start).
-        early: whether to kill before the first commit too (not on Spark, whose start takes
-            seconds).
-        past: how long past a first commit a kill comes at most; by default a 24th of the
-            undisturbed run's time from its first commit to its last.
-    """
-
-    def __init__(
-        self,
-        workdir: Path,
-        commits: list[float],
-        *,
-        early: bool = True,
-        past: float | None = None,
-    ) -> None:
-        self.workdir = workdir
-        self.first = commits[0]
-        if past is None:
-            past = min(0.25 * commits[0], (commits[-1] - commits[0]) / 24)
-        self.past = past
-        self.early = early
-        self.turns = 0
-
-    def __call__(self, rng: random.Random, process: subprocess.Popen) -> None:
-        """Return when *process* is to be killed (or has ended)."""
-        self.turns += 1
-        started = time.monotonic()
-        if self.early and self.turns % 2:
-            time.sleep(rng.uniform(0.3 * self.first, self.first + self.past))
-            return
-        before = _status_time(self.workdir)
-        while process.poll() is None and _status_time(self.workdir) == before:
-            assert time.monotonic() - started < 300, "no commit in 300 s"
-            time.sleep(0.005)
-        self.first = time.monotonic() - started
-        time.sleep(rng.uniform(0, self.past))
 
 
 def _stored_events(workdir: Path) -> tuple[Counter, Counter]:
@@ -369,7 +313,7 @@ def test_kill_9_binning_by_bucket_on_the_columnar_path_loses_and_duplicates_noth
     crashed = tmp_path / "crashed"
     _workdir(crashed, BINNING_FLOW, 48)
     # start-up and recovery, tasks, commits, indexing, publishing
-    assert _kill_repeatedly(crashed, "direct", _Moments(crashed, commits), kills=8) == 8
+    assert _kill_repeatedly(crashed, "direct", Moments(crashed, commits), kills=8) == 8
     _finish(crashed, "direct")
     assert not list((crashed / "out").glob(".*"))  # no temporary of a killed attempt is left
     assert _check_bundles(crashed, inputs) == _check_bundles(reference, inputs)
@@ -385,7 +329,7 @@ def test_kill_9_defragment_on_the_columnar_path_rebuilds_every_file_once(tmp_pat
     commits = _finish(reference, "direct")
     crashed = tmp_path / "crashed"
     _workdir(crashed, DEFRAGMENT_FLOW, 48)
-    assert _kill_repeatedly(crashed, "direct", _Moments(crashed, commits), kills=8) == 8
+    assert _kill_repeatedly(crashed, "direct", Moments(crashed, commits), kills=8) == 8
     _finish(crashed, "direct")
     inputs = {p.name: p.read_bytes() for p in (reference / "in").iterdir()}
     for workdir in (reference, crashed):
@@ -408,7 +352,7 @@ def test_kill_9_spark_binning_on_the_columnar_path_loses_and_duplicates_nothing(
     crashed = tmp_path / "crashed"
     _workdir(crashed, BINNING_FLOW, 12)
     # a Spark start takes seconds: each run is killed in the second after its first commit
-    moments = _Moments(crashed, commits, early=False, past=1.0)
+    moments = Moments(crashed, commits, early=False, past=1.0)
     assert _kill_repeatedly(crashed, "spark", moments, kills=2) == 2
     _finish(crashed, "spark")
     assert not list((crashed / "out").glob(".*"))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+import importlib
 import subprocess
 import sys
 import textwrap
@@ -9,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from flowcore.cli import load_flow, main
+from flowcore.cli import COMMANDS, load_flow, main
 from tests.flowcore.cli.conftest import into_closed_pipe
 
 FLOW = """
@@ -119,6 +121,58 @@ def test_run_takes_engine_settings_by_name(flow_file: Path, capsys) -> None:  # 
     settings = ["--setting", "sync=false", "--setting", "provenance_indexed_attributes=filename"]
     assert main(["run", str(flow_file), "--runner", "direct", *settings]) == 0
     assert [p.read_text() for p in (flow_file.parent / "out").iterdir()] == ["two"]  # replaced
+
+
+def test_each_command_is_the_one_its_module_adds() -> None:
+    """COMMANDS names each command as its module adds it: a command line naming one builds
+    that module's parser alone, so another name there would be refused as an invalid choice."""
+    for name, module in COMMANDS.items():
+        commands = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(f"flowcore.cli.{module}").add_command(commands)
+        assert list(commands.choices) == [name]
+
+
+#: What a `flowcore run` of a Python flow has no use for: the other commands, NiFi's import and
+#: export, the pictures (Graphviz) and packaging. Every start of the command would pay for them.
+NOT_FOR_A_RUN = (
+    "flowcore.cli.convert",
+    "flowcore.cli.explain",
+    "flowcore.cli.serve",
+    "flowcore.cli.ui",
+    "flowcore.nifi.exporting",
+    "flowcore.nifi.importing",
+    "flowcore.pictures.flow_picture",
+    "graphviz",
+    "packaging",
+)
+
+
+def test_each_command_starts_with_only_what_it_uses(flow_file: Path) -> None:
+    """`flowcore status` starts without the engine (builder, compiler, driver), and a run of a
+    Python flow without the other commands, NiFi's import and export or the pictures."""
+    code = textwrap.dedent(
+        f"""
+        import contextlib, io, sys
+        from flowcore.cli import main
+
+        quiet = io.StringIO()
+        with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
+            main(["status", "--repository", sys.argv[2]])
+        engine = ("flowcore.builder", "flowcore.compiler.stages")
+        print(sorted(m for m in engine if m in sys.modules))
+        with contextlib.redirect_stdout(quiet):
+            status = main(["run", sys.argv[1], "--runner", "direct", "--repository", sys.argv[2]])
+        print(status, sorted(m for m in {NOT_FOR_A_RUN!r} if m in sys.modules))
+        """
+    )
+    repository = str(flow_file.parent / "repo")
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(flow_file), repository],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.stdout.splitlines() == ["[]", "0 []"], done.stderr
 
 
 def test_console_script_reports_without_traceback(tmp_path: Path) -> None:
