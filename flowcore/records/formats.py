@@ -393,7 +393,8 @@ def _vector_plan(text: str) -> _FixedWidth | None:
     """The fixed-width form of a Java pattern.
 
     None when the pattern has a letter or width not in :data:`_VECTOR_FIELDS`, a literal
-    beyond plain punctuation, or no literal at all (a digits-only timestamp is epoch millis).
+    beyond plain punctuation, no literal at all (a digits-only timestamp is epoch millis), or a
+    field given twice (``yyyy ... yyyy``: the exact parser keeps the first, as it always has).
     """
     literals: list[tuple[int, int]] = []
     fields: list[tuple[int, int, str]] = []
@@ -406,7 +407,10 @@ def _vector_plan(text: str) -> _FixedWidth | None:
             at += len(part)
         elif part in _VECTOR_FIELDS:
             letter, width = part
-            fields.append((at, width, "y" if letter == "u" else letter))
+            letter = "y" if letter == "u" else letter
+            if any(letter == seen for _, _, seen in fields):
+                return None
+            fields.append((at, width, letter))
             at += width
         else:
             return None

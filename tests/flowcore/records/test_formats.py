@@ -161,6 +161,14 @@ def test_the_vectorised_parse_never_disagrees_with_parse_datetime(
 
 
 def test_patterns_without_a_vectorised_form_say_so() -> None:
-    """Letters beyond y M d H m s, other widths and digits-only patterns keep the exact path."""
-    for java in ("yyyyMMddHHmmss", "yyyy-MM-dd HH:mm:ss.SSS", "MMM d, yyyy", "yy-MM-dd"):
+    """Letters beyond y M d H m s, other widths, digits-only patterns and a field given twice
+    (where the exact parser keeps the first) keep the exact path."""
+    for java in (
+        "yyyyMMddHHmmss",
+        "yyyy-MM-dd HH:mm:ss.SSS",
+        "MMM d, yyyy",
+        "yy-MM-dd",
+        "yyyy-MM-dd HH:mm:ss yyyy",
+        "dd.MM.uuuu yyyy",
+    ):
         assert formats.pattern(java).parse_column(pa.array(["x"])) is None
