@@ -16,7 +16,11 @@ with the same effect as one INSERT per row with those values:
 - Text is an untyped parameter row by row (read by the column type's input function): here it
   is cast to the column's type without its modifier (``character varying``, ``numeric``), the
   same input function, and the INSERT then applies the modifier as for a parameter
-  (``value too long for type character varying(5)``, not a silent cut).
+  (``value too long for type character varying(5)``, not a silent cut). The type is read as
+  ``format_type(type, -1)``: ``bpchar`` and ``"bit"`` (no limit), where ``format_type(type,
+  NULL)`` says ``character`` and ``bit``, which a CAST reads as char(1) and bit(1) and an
+  explicit cast cuts silently.
+- Unsigned 64-bit integers go as ``numeric``: above 2^63 they do not fit ``int8``.
 - Triggers, rules, defaults of the columns not given, constraints and their errors (the
   constraint's name, the failing key) are the INSERT's own.
 
@@ -52,6 +56,8 @@ _ARRAY_TYPES: tuple[tuple[Any, str], ...] = (
 
 def array_type(kind: pa.DataType) -> str | None:
     """The element type of a column of Arrow type *kind*'s array (None: not a scalar kept)."""
+    if pa.types.is_uint64(kind):
+        return "numeric"  # 2^63 and above do not fit int8
     if pa.types.is_timestamp(kind):
         return "timestamptz" if kind.tz else "timestamp"
     return next((name for test, name in _ARRAY_TYPES if test(kind)), None)
@@ -86,17 +92,21 @@ def _plain(dialect: Any, sa_type: Any, kind: pa.DataType) -> bool:
 
 
 def _catalog_types(connection: Any, table: Any) -> dict[str, str]:
-    """Each column's type without its modifier (``format_type(type, NULL)``), read once."""
-    found = table.info.get("flowcore.unmodified_types")
+    """Each column's type without its modifier (``format_type(type, -1)``), read once.
+
+    -1, not NULL: with NULL, bpchar and bit read ``character`` and ``bit``, char(1) and
+    bit(1) in a CAST, which would cut longer values silently instead of the INSERT's error.
+    """
+    found = table.info.get("flowcore.unlimited_types")
     if found is None:
         preparer = connection.dialect.identifier_preparer
         name = preparer.format_table(table)
         rows = connection.exec_driver_sql(
-            "SELECT a.attname, format_type(a.atttypid, NULL) FROM pg_catalog.pg_attribute a "
+            "SELECT a.attname, format_type(a.atttypid, -1) FROM pg_catalog.pg_attribute a "
             "WHERE a.attrelid = %s::regclass AND a.attnum > 0 AND NOT a.attisdropped",
             (name,),
         ).all()
-        found = table.info["flowcore.unmodified_types"] = dict(rows)
+        found = table.info["flowcore.unlimited_types"] = dict(rows)
     return found
 
 
