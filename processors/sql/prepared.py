@@ -175,7 +175,7 @@ def _still_held(connection: Any, lock_key: int) -> bool:
                 {"key": lock_key},
             ).scalar()
         )
-    except Exception:  # noqa: BLE001 (a lost session: taken again on a fresh connection)
+    except Exception:  # a lost session: the lock is taken again on a fresh connection
         return False
 
 
