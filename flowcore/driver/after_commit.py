@@ -47,7 +47,6 @@ LOG = logging.getLogger("flowcore.driver.after_commit")
 PENDING_SUFFIX = ".actions"
 RETRY_BASE_SECONDS = 1.0
 RETRY_MAX_SECONDS = 60.0
-_CLOSE_POLL_SECONDS = 0.05
 
 
 @attrs.define(eq=False)
@@ -98,6 +97,7 @@ class AfterCommitRunner:
         self._report = report
         self.budget_seconds = budget_seconds
         self._lock = threading.Lock()
+        self._tried = threading.Condition(self._lock)  # notified when a try ends
         self._workers: dict[str, queue.SimpleQueue[_Job | None]] = {}
         self._open: list[_Job] = []  # handed over, not finished
         self._sequence = 0
@@ -209,14 +209,11 @@ class AfterCommitRunner:
             workers = list(self._workers.values())
         for worker in workers:
             worker.put(_DUE)
-        while (left := deadline - time.monotonic()) > 0:
-            with self._lock:
-                jobs = list(self._open)
-            if not jobs:
-                break
-            # A job waiting out its backoff has its done event set: look again shortly.
-            self._wait(jobs[:1], min(left, _CLOSE_POLL_SECONDS))
         with self._lock:
+            # Woken when a try ends, not polled: a job waiting out its backoff has its done
+            # event set, and waiting on that would spin a core for the whole timeout.
+            while self._open and (remaining := deadline - time.monotonic()) > 0:
+                self._tried.wait(remaining)
             left = [j for j in self._open if not j.finished]
             workers, self._workers = self._workers, {}
         for job in left:
@@ -300,6 +297,7 @@ class AfterCommitRunner:
                 if job.file is not None:
                     job.file.unlink(missing_ok=True)
             job.done.set()
+            self._tried.notify_all()
 
     @staticmethod
     def _wait(jobs: Sequence[_Job], timeout: float) -> None:

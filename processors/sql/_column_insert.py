@@ -16,7 +16,12 @@ with the same effect as one INSERT per row with those values:
 - Text is an untyped parameter row by row (read by the column type's input function): here it
   is cast to the column's type without its modifier (``character varying``, ``numeric``), the
   same input function, and the INSERT then applies the modifier as for a parameter
-  (``value too long for type character varying(5)``, not a silent cut).
+  (``value too long for type character varying(5)``, not a silent cut). The type is read as
+  ``format_type(type, -1)``: ``bpchar`` and ``"bit"`` (no limit), where ``format_type(type,
+  NULL)`` says ``character`` and ``bit``, which a CAST reads as char(1) and bit(1) and an
+  explicit cast cuts silently; a domain's base type for the same reason (the INSERT checks
+  the domain).
+- Unsigned 64-bit integers go as ``numeric``: above 2^63 they do not fit ``int8``.
 - Triggers, rules, defaults of the columns not given, constraints and their errors (the
   constraint's name, the failing key) are the INSERT's own.
 
@@ -52,6 +57,8 @@ _ARRAY_TYPES: tuple[tuple[Any, str], ...] = (
 
 def array_type(kind: pa.DataType) -> str | None:
     """The element type of a column of Arrow type *kind*'s array (None: not a scalar kept)."""
+    if pa.types.is_uint64(kind):
+        return "numeric"  # 2^63 and above do not fit int8
     if pa.types.is_timestamp(kind):
         return "timestamptz" if kind.tz else "timestamp"
     return next((name for test, name in _ARRAY_TYPES if test(kind)), None)
@@ -85,18 +92,33 @@ def _plain(dialect: Any, sa_type: Any, kind: pa.DataType) -> bool:
     return isinstance(sa_type, sa.Boolean) and element == "bool"
 
 
+_UNLIMITED_TYPES = """
+WITH RECURSIVE base (attname, typid) AS (
+    SELECT a.attname, a.atttypid FROM pg_catalog.pg_attribute a
+    WHERE a.attrelid = %s::regclass AND a.attnum > 0 AND NOT a.attisdropped
+  UNION ALL
+    SELECT b.attname, t.typbasetype FROM base b JOIN pg_catalog.pg_type t ON t.oid = b.typid
+    WHERE t.typtype = 'd'
+)
+SELECT b.attname, format_type(b.typid, -1) FROM base b
+JOIN pg_catalog.pg_type t ON t.oid = b.typid WHERE t.typtype <> 'd'
+"""
+
+
 def _catalog_types(connection: Any, table: Any) -> dict[str, str]:
-    """Each column's type without its modifier (``format_type(type, NULL)``), read once."""
-    found = table.info.get("flowcore.unmodified_types")
+    """Each column's type with no length limit to cast text to, read once per table.
+
+    An explicit cast cuts a value to a limit silently, where the INSERT's assignment (as a
+    row's parameter) fails, so the cast must carry none: ``format_type(type, -1)``, not
+    NULL, which reads ``character`` and ``bit`` (char(1) and bit(1) in a CAST) where -1
+    reads ``bpchar`` and ``"bit"``; and a domain's base type, not the domain (a domain over
+    varchar(3) carries its limit into a cast), the INSERT then checks the domain.
+    """
+    found = table.info.get("flowcore.unlimited_types")
     if found is None:
-        preparer = connection.dialect.identifier_preparer
-        name = preparer.format_table(table)
-        rows = connection.exec_driver_sql(
-            "SELECT a.attname, format_type(a.atttypid, NULL) FROM pg_catalog.pg_attribute a "
-            "WHERE a.attrelid = %s::regclass AND a.attnum > 0 AND NOT a.attisdropped",
-            (name,),
-        ).all()
-        found = table.info["flowcore.unmodified_types"] = dict(rows)
+        name = connection.dialect.identifier_preparer.format_table(table)
+        rows = connection.exec_driver_sql(_UNLIMITED_TYPES, (name,)).all()
+        found = table.info["flowcore.unlimited_types"] = dict(rows)
     return found
 
 

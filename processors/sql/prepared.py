@@ -119,19 +119,27 @@ def hold_repository_lock(engine: Any, repository_id: str, system: str) -> None:
     were written). The lock, held on a connection of its own (detached from the pool), lets
     one process at a time sweep, and so run two-phase, under an id in a database.
 
+    Called before every sweep: a lock whose session ended is taken again (or refused), so a
+    sweep runs only while this process holds the lock.
+
     Raises:
         ConfigurationError: another process holds it (a copy of this repository runs).
     """
     key = (engine.url.render_as_string(hide_password=True), repository_id)
+    lock_key = repository_lock_key(repository_id)
     with _locks_lock:
-        held = _locks.get(key)
-        if held is not None and not held.closed and not held.invalidated:
-            return
+        held = _locks.pop(key, None)
+        if held is not None:
+            if _still_held(held, lock_key):
+                _locks[key] = held
+                return
+            with contextlib.suppress(Exception):  # its session ended: the lock went with it
+                held.close()
         connection = engine.connect().execution_options(isolation_level="AUTOCOMMIT")
         try:
             connection.detach()  # not the pool's: it lives as long as the process
             taken = connection.exec_driver_sql(
-                "SELECT pg_try_advisory_lock(%(key)s)", {"key": repository_lock_key(repository_id)}
+                "SELECT pg_try_advisory_lock(%(key)s)", {"key": lock_key}
             ).scalar()
         except BaseException:
             connection.close()
@@ -147,6 +155,28 @@ def hold_repository_lock(engine: Any, repository_id: str, system: str) -> None:
             )
             raise ConfigurationError(msg)
         _locks[key] = connection
+
+
+def _still_held(connection: Any, lock_key: int) -> bool:
+    """Whether *connection*'s session holds the advisory lock *lock_key* at this moment.
+
+    Its session can end under it (a server restart, an idle timeout, a DBA, a proxy) with
+    ``closed`` and ``invalidated`` still False, and the lock is gone with it: a copy could
+    take it. So each sweep asks the server: re-entrant, the lock is taken once more and
+    given back, leaving it held once.
+    """
+    if connection.closed or connection.invalidated:
+        return False
+    try:
+        return bool(
+            connection.exec_driver_sql(
+                "SELECT CASE WHEN pg_try_advisory_lock(%(key)s) "
+                "THEN pg_advisory_unlock(%(key)s) ELSE false END",
+                {"key": lock_key},
+            ).scalar()
+        )
+    except Exception:  # a lost session: the lock is taken again on a fresh connection
+        return False
 
 
 def new_gid(prefix: str) -> str:

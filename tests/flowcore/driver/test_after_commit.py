@@ -146,6 +146,24 @@ def test_close_retries_an_action_in_backoff_until_its_timeout(
     assert pending_actions(tmp_path) == []
 
 
+def test_close_over_an_action_in_backoff_sleeps_not_spins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """close() while an action keeps failing and waits out its backoff waits for the next try
+    asleep: the process's CPU time over close() stays far under its timeout (no busy loop)."""
+    monkeypatch.setattr(after_commit, "RETRY_BASE_SECONDS", 3600.0)
+    remote, reports = _Remote(), []
+    remote.refuse = 10
+    runner = _runner(tmp_path, remote, reports, budget=0.01)
+    runner.hand_over([AfterCommitAction("db", {"n": 1})])
+    timeout = 0.6
+    cpu = time.process_time()
+    assert runner.close(timeout) == 1
+    assert time.process_time() - cpu < timeout / 4
+    assert remote.refuse == 8  # tried at the handover and once more by close()
+    assert len(pending_actions(tmp_path)) == 1
+
+
 def test_an_action_that_fails_for_good_is_reported_not_kept(tmp_path: Path) -> None:
     """Anything but AfterCommitRetry is reported (a bulletin) and dropped: the processor says
     which errors are final (an SFTP delete refused for good); one whose action must complete

@@ -510,3 +510,41 @@ def test_a_copied_repository_running_at_once_is_refused_not_swept(
     runner.processor.settle_after_commit_actions(runner.context, held)  # it is gone: holds it
     _commit(runner, held)
     assert postgres.execute(f"select id, name from {table}") == [(1, "first")]
+
+
+def _end_the_lock_holder(postgres: PostgresServer, key: int) -> None:
+    """End the session holding advisory lock *key* (a restart, an idle timeout, a DBA)."""
+    (ended,) = postgres.execute(
+        "select count(pg_terminate_backend(pid)) from pg_locks where locktype = 'advisory' "
+        "and granted and classid = ((%s >> 32) & 4294967295)::oid "
+        "and objid = (%s & 4294967295)::oid and objsubid = 1",
+        (key, key),
+    )
+    assert ended == (1,)
+
+
+def test_a_repository_lock_lost_with_its_session_is_checked_and_taken_again(
+    postgres: PostgresServer, table: str
+) -> None:
+    """The advisory lock's session ends under it: the next sweep sees the lock gone (the
+    connection does not say so), takes it again so a copy is refused; if a copy took it
+    meanwhile, the sweep is refused instead of running unlocked."""
+    from flowcore.errors import ConfigurationError
+
+    runner = _runner(postgres.jdbc_url)
+    runner.run(stop_on_finish=False)  # started: its pool enabled
+    runner.context.service_lookup = runner.controller_service  # as the driver's context
+    runner.processor.settle_after_commit_actions(runner.context, [])  # takes the lock
+    key = prepared.repository_lock_key(runner.context.component.repository_id)
+    _end_the_lock_holder(postgres, key)
+    runner.processor.settle_after_commit_actions(runner.context, [])  # takes it again
+    with postgres.connect() as other:  # a copy starting now is refused
+        other.autocommit = True
+        assert other.execute("select pg_try_advisory_lock(%s)", (key,)).fetchone() == (False,)
+    _end_the_lock_holder(postgres, key)
+    with postgres.connect() as other:  # a copy takes it while this process's session is gone
+        other.autocommit = True
+        assert other.execute("select pg_try_advisory_lock(%s)", (key,)).fetchone() == (True,)
+        with pytest.raises(ConfigurationError, match="a copy of this repository"):
+            runner.processor.settle_after_commit_actions(runner.context, [])
+    runner.processor.settle_after_commit_actions(runner.context, [])  # the copy is gone

@@ -186,11 +186,12 @@ def test_postgres_unreachable_goes_to_retry(postgres) -> None:
 _KINDS_TABLE = (
     "create table kinds (id int primary key, name varchar(5), day date, at timestamp, "
     "atz timestamptz, price numeric(6,2), ok boolean, blob bytea, ratio real, small smallint, "
-    "mood kinds_mood, note text default 'none')"
+    "mood kinds_mood, code char(10), at2 timestamp(2), said timestamp(1), "
+    "amount numeric(6,2), big numeric(20,0), tag kinds_tag, note text default 'none')"
 )
 
 
-def _kinds_parquet(names: list[str | None]) -> bytes:
+def _kinds_parquet(names: list[str | None], **strings: list[str]) -> bytes:
     """Rows of every scalar kind the column-wise INSERT sends (nulls among them), as Parquet."""
     import datetime as dt
     import decimal
@@ -216,6 +217,12 @@ def _kinds_parquet(names: list[str | None]) -> bytes:
             "ratio": pa.array([0.1, 2.5] * count, pa.float64())[:count],
             "small": pa.array([7, None] * count, pa.int64())[:count],
             "mood": pa.array(["happy", "sad"] * count, pa.string())[:count],
+            "code": pa.array(strings.get("code", ["ABCDEF", "XY"] * count), pa.string())[:count],
+            "tag": pa.array(strings.get("tag", ["abcd", "ab"] * count), pa.string())[:count],
+            "at2": pa.array([at] * count, pa.timestamp("us")),
+            "said": pa.array(["2024-02-29 12:30:15.16"] * count, pa.string()),
+            "amount": pa.array(["12.345", "-0.005"] * count, pa.string())[:count],
+            "big": pa.array([2**64 - 1, 7] * count, pa.uint64())[:count],
         }
     )
     out = io.BytesIO()
@@ -224,19 +231,41 @@ def _kinds_parquet(names: list[str | None]) -> bytes:
 
 
 @pytest.mark.parametrize(
-    ("names", "routed"),
-    [(["a", None, "ccccc", "d"], "success"), (["a", "too long"], "failure")],
+    ("names", "strings", "routed", "error"),
+    [
+        (["a", None, "ccccc", "d"], {}, "success", ""),
+        (["a", "too long"], {}, "failure", "value too long for type character varying(5)"),
+        (
+            ["a", "b"],
+            {"code": ["x", "ABCDEFGHIJK"]},
+            "failure",
+            "value too long for type character(10)",
+        ),
+        (
+            ["a", "b"],
+            {"tag": ["x", "abcde"]},
+            "failure",
+            "value too long for type character varying(4)",
+        ),
+    ],
+    ids=["success", "varchar-too-long", "char-too-long", "domain-too-long"],
 )
-def test_postgres_column_wise_insert_matches_executemany(postgres, monkeypatch, names, routed):
+def test_postgres_column_wise_insert_matches_executemany(  # noqa: PLR0917
+    postgres, monkeypatch, names, strings, routed, error
+):
     """PostgreSQL INSERT goes column-wise (one statement of arrays per batch): the rows it
-    leaves, text cast to the column's type (a date, an enum), numbers rounded to the scale,
-    defaults, and its failures (a value too long fails, nothing is kept) are executemany's."""
+    leaves, text cast to the column's type (a date, an enum, char(n) kept whole),
+    numbers and times rounded to the scale and precision, uint64 above 2^63, defaults, and its
+    failures (a varchar(n), char(n) or domain over varchar(n) value too long fails, nothing
+    is kept) are executemany's."""
     from processors.record_services import ParquetReader
     from processors.sql import _column_insert, put_database_record
 
     postgres.execute("drop table if exists kinds")
     postgres.execute("drop type if exists kinds_mood")
+    postgres.execute("drop domain if exists kinds_tag")
     postgres.execute("create type kinds_mood as enum ('happy', 'sad')")
+    postgres.execute("create domain kinds_tag as varchar(4) check (value <> 'bad')")
     postgres.execute(_KINDS_TABLE)
     calls: list[int] = []
     original = _column_insert.column_insert
@@ -257,7 +286,7 @@ def test_postgres_column_wise_insert_matches_executemany(postgres, monkeypatch, 
             **{"Table Name": "kinds", "Maximum Batch Size": "3"},
         )
         runner.add_service(ParquetReader("reader"))
-        runner.enqueue(_kinds_parquet(names))
+        runner.enqueue(_kinds_parquet(names, **strings))
         runner.run()
         (flowfile,) = runner.flowfiles_for(routed)
         error = flowfile.attributes.get("putdatabaserecord.error", "")
@@ -268,10 +297,19 @@ def test_postgres_column_wise_insert_matches_executemany(postgres, monkeypatch, 
     assert calls
     assert outcomes[0] == outcomes[1]
     if routed == "failure":
-        assert "value too long for type character varying(5)" in outcomes[0][1]
+        assert error in outcomes[0][1]
         assert outcomes[0][0] == []
     else:
         assert len(outcomes[0][0]) == len(names)
         first = outcomes[0][0][0]
         assert first[-2] == "1234.57"
         assert first[-3] == "none"
+        assert postgres.execute(
+            "select code, at2::text, said::text, amount::text, big::text, tag "
+            "from kinds where id in (0, 1) order by id"
+        ) == [
+            ("ABCDEF    ", "2024-02-29 12:30:15.12", "2024-02-29 12:30:15.2", "12.35",
+             str(2**64 - 1), "abcd"),
+            ("XY        ", "2024-02-29 12:30:15.12", "2024-02-29 12:30:15.2", "-0.01",
+             "7", "ab"),
+        ]  # fmt: skip
