@@ -7,6 +7,8 @@ temporal go through :func:`~flowcore.records.inference.infer_text_type` one by o
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -163,6 +165,8 @@ def _column_of_one_kind(text: pa.Array, temporal: TemporalFormats) -> list[DataT
         first = _first_temporal(text, temporal)
         if first is not None and first[0].null_count == text.null_count:
             return [_TEXT_TYPES[first[1]]]
+    if not _may_be_temporal(bounds, temporal):
+        return [STRING]
     maybe = _maybe_temporal(text, temporal, bounds)
     if maybe is None or not pc.any(maybe).as_py():
         return [STRING]
@@ -203,6 +207,32 @@ def _numbers(text: pa.Array) -> list[DataType] | None:
         (index, dtype) for mask, dtype in masks if (index := pc.index(mask, True).as_py()) >= 0
     ]
     return [dtype for _, dtype in sorted(found, key=lambda pair: pair[0])]
+
+
+#: A format's regex that starts with a number field (``(?P<y>-?\d{1,9})``, ``(?P<M>\d{2})``).
+_NUMBER_FIELD_FIRST = re.compile(r"\(\?P<\w+>(-\?)?\\d")
+_DIGITS = np.isin(np.arange(256), np.frombuffer(b"0123456789", dtype=np.uint8))
+_DIGITS_OR_MINUS = np.isin(np.arange(256), np.frombuffer(b"-0123456789", dtype=np.uint8))
+
+
+def _may_be_temporal(bounds: Ends, temporal: TemporalFormats) -> bool:
+    """Whether a value may match a configured format (else its regex need not run).
+
+    A format that starts with a number field (NiFi's defaults do) matches only values whose
+    first byte is a digit (or ``-``, for a year): a column of names has none. Surrounding
+    spaces (which the test strips) or a format starting otherwise: maybe.
+    """
+    patterns = [p for p in (temporal.timestamp, temporal.date, temporal.time) if p]
+    if not bounds.known or bounds.may_have_space():
+        return bool(patterns)
+    for java in patterns:
+        start = _NUMBER_FIELD_FIRST.match(formats.pattern(java).regex.pattern)
+        if start is None:
+            return True
+        table = _DIGITS_OR_MINUS if start.group(1) else _DIGITS
+        if (table[bounds.first] & bounds.has).any():
+            return True
+    return False
 
 
 def _count(mask: pa.Array) -> int:

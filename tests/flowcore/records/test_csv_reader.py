@@ -338,7 +338,11 @@ def test_column_wise_inference_is_the_row_wise_inference(rows: list[list[str]]) 
 
 
 _EDGES = st.sampled_from(
-    ["", "5.", "-", ".", "-.5", "--1", "1-", "1.2.3", "7 ", " 7", "\t", "x1", "True", "nope", "é1"]
+    [
+        *["", "5.", "-", ".", "-.5", "--1", "1-", "1.2.3", "7 ", " 7", "\t", "x1", "True"],
+        *["nope", "é1", "2024-01-02 03:04:05", "-2024-01-02 03:04:05", "a2024-01-02 03:04:05"],
+        "01/02/2024",
+    ]
 )
 
 
@@ -348,7 +352,7 @@ def test_column_wise_inference_skips_kernels_only_where_they_cannot_match(
     rows: list[list[str]],
 ) -> None:
     """Values that almost look like numbers or booleans get infer_text_schema's schema."""
-    options = CsvReaderOptions(timestamp_format="yyyy-MM-dd HH:mm:ss")
+    options = CsvReaderOptions(timestamp_format="yyyy-MM-dd HH:mm:ss", date_format="MM/dd/yyyy")
     dialect = options.dialect()
     columns = {f"f{i}": i for i in range(3)}
     cleaned = [
