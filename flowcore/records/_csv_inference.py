@@ -53,7 +53,12 @@ def infer_schema(
     sample = _csv_arrow.RowColumns(head) if isinstance(head, list) else head
     fields = []
     for name, index in columns.items():
-        strings = clean_column(sample.column(index), dialect, trim_double_quote=trim_double_quote)
+        strings = sample.cleaned.get(index)
+        if strings is None:
+            strings = clean_column(
+                sample.column(index), dialect, trim_double_quote=trim_double_quote
+            )
+            sample.cleaned[index] = strings
         inference = FieldTypeInference()
         for dtype in _text_types(strings, temporal):
             inference.add(dtype)
