@@ -180,10 +180,16 @@ def _columns(pieces: list[pa.RecordBatch]) -> list[pa.Array]:
 
 
 class Columns:
-    """A run of rows as raw (uncleaned) string columns; a short row's missing values null."""
+    """A run of rows as raw (uncleaned) string columns; a short row's missing values null.
+
+    Attributes:
+        cleaned: columns already cleaned (by index), kept by schema inference so the
+            reader's conversion of the same rows does not clean them again.
+    """
 
     num_rows: int
     width: int
+    cleaned: dict[int, pa.Array]
 
     def column(self, index: int) -> pa.Array:
         raise NotImplementedError
@@ -198,6 +204,7 @@ class RowColumns(Columns):
     def __init__(self, rows: list[list[str]]) -> None:
         self.rows = rows
         self.num_rows = len(rows)
+        self.cleaned = {}
         self.width = max((len(r) for r in rows), default=0)
 
     def column(self, index: int) -> pa.Array:
@@ -217,6 +224,7 @@ class ArrowColumns(Columns):
     def __init__(self, arrays: list[pa.Array]) -> None:
         self.arrays = arrays
         self.num_rows = len(arrays[0]) if arrays else 0
+        self.cleaned = {}
         self.width = len(arrays)
 
     def column(self, index: int) -> pa.Array:

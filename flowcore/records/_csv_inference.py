@@ -7,12 +7,14 @@ temporal go through :func:`~flowcore.records.inference.infer_text_type` one by o
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from flowcore.records import _csv_arrow, formats
-from flowcore.records._csv_values import clean_column, unquoted
+from flowcore.records._csv_values import Ends, clean_column, ends, unquoted
 from flowcore.records.csv_format import CsvDialect
 from flowcore.records.inference import FieldTypeInference, infer_text_type
 from flowcore.records.schema import (
@@ -51,7 +53,12 @@ def infer_schema(
     sample = _csv_arrow.RowColumns(head) if isinstance(head, list) else head
     fields = []
     for name, index in columns.items():
-        strings = clean_column(sample.column(index), dialect, trim_double_quote=trim_double_quote)
+        strings = sample.cleaned.get(index)
+        if strings is None:
+            strings = clean_column(
+                sample.column(index), dialect, trim_double_quote=trim_double_quote
+            )
+            sample.cleaned[index] = strings
         inference = FieldTypeInference()
         for dtype in _text_types(strings, temporal):
             inference.add(dtype)
@@ -139,15 +146,21 @@ def _column_of_one_kind(text: pa.Array, temporal: TemporalFormats) -> list[DataT
     count = len(text) - text.null_count
     if count == 0:
         return []
-    if not pc.all(pc.string_is_ascii(text)).as_py() or pc.any(pc.equal(text, "")).as_py():
+    bounds = ends(text)
+    if not bounds.ascii() and not pc.all(pc.string_is_ascii(text)).as_py():
         return None
-    numeric = _count(pc.match_substring_regex(text, _NUMBER))
+    if bounds.any_empty():
+        return None
+    numeric = _count(pc.match_substring_regex(text, _NUMBER)) if _may_be_numbers(bounds) else 0
     if numeric == count:
         return _numbers(text)
     if numeric:
         return None
-    lower = pc.utf8_lower(text)
-    booleans = _count(pc.or_(pc.equal(lower, "true"), pc.equal(lower, "false")))
+    booleans = 0
+    lengths = bounds.lengths
+    if not bounds.known or (((lengths == 4) | (lengths == 5)) & bounds.has).any():
+        lower = pc.utf8_lower(text)
+        booleans = _count(pc.or_(pc.equal(lower, "true"), pc.equal(lower, "false")))
     if booleans:
         return [BOOLEAN] if booleans == count else None
     # a column all of the first temporal format: its first value must be (one regex tells)
@@ -157,10 +170,27 @@ def _column_of_one_kind(text: pa.Array, temporal: TemporalFormats) -> list[DataT
         first = _first_temporal(text, temporal)
         if first is not None and first[0].null_count == text.null_count:
             return [_TEXT_TYPES[first[1]]]
-    maybe = _maybe_temporal(text, temporal)
+    if not _may_be_temporal(bounds, temporal):
+        return [STRING]
+    maybe = _maybe_temporal(text, temporal, bounds)
     if maybe is None or not pc.any(maybe).as_py():
         return [STRING]
     return None
+
+
+#: The bytes a value matching :data:`_NUMBER` may start with, and those it may end with.
+_NUMBER_FIRST = np.isin(np.arange(256), np.frombuffer(b"-.0123456789", dtype=np.uint8))
+_NUMBER_LAST = np.isin(np.arange(256), np.frombuffer(b"0123456789", dtype=np.uint8))
+
+
+def _may_be_numbers(bounds: Ends) -> bool:
+    """Whether a value may match :data:`_NUMBER` (else the regex, the dearest kernel, need not run).
+
+    A number starts with ``-``, ``.`` or a digit and ends with a digit.
+    """
+    if not bounds.known:
+        return True
+    return bool((_NUMBER_FIRST[bounds.first] & _NUMBER_LAST[bounds.last] & bounds.has).any())
 
 
 def _numbers(text: pa.Array) -> list[DataType] | None:
@@ -182,6 +212,32 @@ def _numbers(text: pa.Array) -> list[DataType] | None:
         (index, dtype) for mask, dtype in masks if (index := pc.index(mask, True).as_py()) >= 0
     ]
     return [dtype for _, dtype in sorted(found, key=lambda pair: pair[0])]
+
+
+#: A format's regex that starts with a number field (``(?P<y>-?\d{1,9})``, ``(?P<M>\d{2})``).
+_NUMBER_FIELD_FIRST = re.compile(r"\(\?P<\w+>(-\?)?\\d")
+_DIGITS = np.isin(np.arange(256), np.frombuffer(b"0123456789", dtype=np.uint8))
+_DIGITS_OR_MINUS = np.isin(np.arange(256), np.frombuffer(b"-0123456789", dtype=np.uint8))
+
+
+def _may_be_temporal(bounds: Ends, temporal: TemporalFormats) -> bool:
+    """Whether a value may match a configured format (else its regex need not run).
+
+    A format that starts with a number field (NiFi's defaults do) matches only values whose
+    first byte is a digit (or ``-``, for a year): a column of names has none. Surrounding
+    spaces (which the test strips) or a format starting otherwise: maybe.
+    """
+    patterns = [p for p in (temporal.timestamp, temporal.date, temporal.time) if p]
+    if not bounds.known or bounds.may_have_space():
+        return bool(patterns)
+    for java in patterns:
+        start = _NUMBER_FIELD_FIRST.match(formats.pattern(java).regex.pattern)
+        if start is None:
+            return True
+        table = _DIGITS_OR_MINUS if start.group(1) else _DIGITS
+        if (table[bounds.first] & bounds.has).any():
+            return True
+    return False
 
 
 def _count(mask: pa.Array) -> int:
@@ -207,7 +263,9 @@ def _first_temporal(text: pa.Array, temporal: TemporalFormats) -> tuple[pa.Array
     return None
 
 
-def _maybe_temporal(text: pa.Array, temporal: TemporalFormats) -> pa.Array | None:
+def _maybe_temporal(
+    text: pa.Array, temporal: TemporalFormats, bounds: Ends | None = None
+) -> pa.Array | None:
     """Which ASCII values may match a configured format (None: no format is configured).
 
     The formats' own regexes, run by RE2 over the stripped values: a value none matches is
@@ -216,7 +274,8 @@ def _maybe_temporal(text: pa.Array, temporal: TemporalFormats) -> pa.Array | Non
     patterns = [p for p in (temporal.timestamp, temporal.date, temporal.time) if p]
     if not patterns:
         return None
-    stripped = pc.utf8_trim(text, _PY_SPACE)
+    bounds = bounds or ends(text)
+    stripped = pc.utf8_trim(text, _PY_SPACE) if bounds.may_have_space() else text
     maybe = None
     for java in patterns:
         regex = formats.pattern(java).regex.pattern

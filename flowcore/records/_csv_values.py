@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -26,7 +27,16 @@ from flowcore.records.schema import (
 )
 from flowcore.records.values import FieldError, TemporalFormats, coerce
 
-__all__ = ["TRIMMED", "BadValue", "clean", "clean_column", "column", "unquoted"]
+__all__ = [
+    "TRIMMED",
+    "BadValue",
+    "Ends",
+    "clean",
+    "clean_column",
+    "column",
+    "ends",
+    "unquoted",
+]
 
 
 def clean(value: str, dialect: CsvDialect, *, trim_double_quote: bool) -> str | None:
@@ -42,7 +52,7 @@ def clean(value: str, dialect: CsvDialect, *, trim_double_quote: bool) -> str | 
 
 def clean_column(strings: pa.Array, dialect: CsvDialect, *, trim_double_quote: bool) -> pa.Array:
     """:func:`clean` for a whole column at once, with Arrow's string kernels."""
-    if dialect.trim or dialect.ignore_surrounding_spaces:
+    if (dialect.trim or dialect.ignore_surrounding_spaces) and ends(strings).may_have_space():
         strings = pc.utf8_trim(strings, TRIMMED)
     if dialect.null_string is not None:
         strings = pc.if_else(pc.equal(strings, dialect.null_string), None, strings)
@@ -70,6 +80,68 @@ def unquoted(strings: pa.Array) -> pa.Array:
 
 #: What Commons CSV's trim takes off both ends: every character up to a space.
 TRIMMED = "".join(chr(c) for c in range(33))
+
+
+class Ends:
+    """The first and last byte and the length in bytes of each value of a string column.
+
+    NiFi infers each FlowFile's schema, so a flow of many small FlowFiles pays every kernel
+    call per column per FlowFile; these gathers (one byte per value, from the array's
+    buffers) tell cheaply when a kernel cannot change or match anything: no value starts or
+    ends with a space (nothing to trim), none starts and ends as a number does (no regex).
+
+    Attributes:
+        known: the column is a string column (else every test answers "may").
+        valid: which values are not null.
+        has: which values are valid and not empty (only their bytes mean anything).
+        first: each value's first byte.
+        last: each value's last byte.
+        lengths: each value's length in bytes.
+    """
+
+    def __init__(self, strings: pa.Array) -> None:
+        count = len(strings)
+        self.known = pa.types.is_string(strings.type) or pa.types.is_large_string(strings.type)
+        if not self.known:
+            strings = pa.nulls(count, pa.string())
+        large = pa.types.is_large_string(strings.type)
+        buffers = strings.buffers()
+        offsets = np.frombuffer(buffers[1], dtype=np.int64 if large else np.int32)[
+            strings.offset : strings.offset + count + 1
+        ]
+        self.lengths = np.diff(offsets)
+        self.valid = np.ones(count, dtype=bool)
+        if strings.null_count:
+            self.valid = strings.is_valid().to_numpy(zero_copy_only=False)
+        self.has = (self.lengths > 0) & self.valid
+        data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else None
+        if data is None or not len(data) or not count:
+            self.first = self.last = np.zeros(count, dtype=np.uint8)
+            self._bytes = np.zeros(0, dtype=np.uint8)
+            return
+        self._bytes = data[offsets[0] : offsets[-1]]
+        top = len(data) - 1
+        self.first = data[np.minimum(offsets[:-1], top)]
+        self.last = data[np.clip(offsets[1:] - 1, 0, top)]
+
+    def ascii(self) -> bool:
+        """Whether every byte of the values is ASCII (a null's bytes, if any, count too)."""
+        return self.known and not (len(self._bytes) and self._bytes.max() >= 128)
+
+    def any_empty(self) -> bool:
+        """Whether a valid value is empty."""
+        return not self.known or bool(((self.lengths == 0) & self.valid).any())
+
+    def may_have_space(self) -> bool:
+        """Whether a value may start or end with a character up to a space (ASCII only)."""
+        if not self.known:
+            return True
+        return bool((((self.first <= 32) | (self.last <= 32)) & self.has).any())
+
+
+def ends(strings: pa.Array) -> Ends:
+    """:class:`Ends` of *strings* (a ``string`` or ``large_string`` array)."""
+    return Ends(strings)
 
 
 class BadValue(Exception):

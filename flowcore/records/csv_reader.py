@@ -421,6 +421,8 @@ def _convert(
     for field, position in zip(schema.fields, positions, strict=True):
         if position is None:
             strings = pa.nulls(rows.num_rows, pa.string())
+        elif (cleaned := rows.cleaned.get(position)) is not None:
+            strings = cleaned  # the inference cleaned it (same dialect, same rows)
         else:
             strings = clean(rows.column(position))
         arrays.append(column(strings, field, temporal))

@@ -337,6 +337,65 @@ def test_column_wise_inference_is_the_row_wise_inference(rows: list[list[str]]) 
         assert inferred == expected, rows
 
 
+_EDGES = st.sampled_from(
+    [
+        *["", "5.", "-", ".", "-.5", "--1", "1-", "1.2.3", "7 ", " 7", "\t", "x1", "True"],
+        *["nope", "é1", "2024-01-02 03:04:05", "-2024-01-02 03:04:05", "a2024-01-02 03:04:05"],
+        "01/02/2024",
+    ]
+)
+
+
+@given(st.lists(st.lists(_EDGES, min_size=1, max_size=3), min_size=1, max_size=10))
+@settings(max_examples=60, deadline=None)
+def test_column_wise_inference_skips_kernels_only_where_they_cannot_match(
+    rows: list[list[str]],
+) -> None:
+    """Values that almost look like numbers or booleans get infer_text_schema's schema."""
+    options = CsvReaderOptions(timestamp_format="yyyy-MM-dd HH:mm:ss", date_format="MM/dd/yyyy")
+    dialect = options.dialect()
+    columns = {f"f{i}": i for i in range(3)}
+    cleaned = [
+        [
+            _csv_values.clean(row[i], dialect, trim_double_quote=True) if i < len(row) else None
+            for i in columns.values()
+        ]
+        for row in rows
+    ]
+    expected = infer_text_schema(list(columns), cleaned, options.temporal)
+    inferred = _csv_inference.infer_schema(
+        columns, rows, dialect, trim_double_quote=True, temporal=options.temporal
+    )
+    assert inferred == expected, rows
+
+
+@given(
+    st.lists(st.one_of(st.none(), st.text(max_size=4)), max_size=12),
+    st.integers(0, 3),
+    st.booleans(),
+)
+@settings(max_examples=100, deadline=None)
+def test_column_ends_and_cleaning_are_the_values(
+    values: list[str | None], start: int, trim: bool
+) -> None:
+    """Ends reads each value's bytes (sliced arrays too); clean_column is clean per value."""
+    strings = pa.array(["pad"] * start + values, pa.string()).slice(start)
+    bounds = _csv_values.ends(strings)
+    present = [v.encode() for v in values if v]
+    assert bounds.ascii() == all(v.isascii() for v in values if v is not None)
+    assert bounds.any_empty() == ("" in values)
+    assert bounds.may_have_space() == any(v[0] <= 32 or v[-1] <= 32 for v in present)
+    assert [
+        bytes([f, la]) for f, la, h in zip(bounds.first, bounds.last, bounds.has, strict=True) if h
+    ] == [v[:1] + v[-1:] for v in present]
+    dialect = attrs.evolve(CsvReaderOptions(), trim_fields=trim).dialect()
+    column = _csv_values.clean_column(strings, dialect, trim_double_quote=True)
+    expected = [
+        None if v is None else _csv_values.clean(v, dialect, trim_double_quote=True) for v in values
+    ]
+    assert column.to_pylist() == expected
+
+
 @pytest.mark.parametrize("data", [b"id,name\n", b"id,name", b"\xef\xbb\xbfid,name\r\n"])
 def test_a_header_alone_gives_an_empty_batch_of_the_headers_fields(data: bytes) -> None:
     """A CSV of its header line only gives one empty batch whose fields are the header's
