@@ -65,7 +65,9 @@ def describe_run(status: dict[str, Any], holder: int | None, live: bool) -> str:
     """The first line: the flow, and whether its run is live or when it ended."""
     run = status.get("run") or {}
     flow = escape(status.get("flow", "?"))
-    where = f"on {run['runner']}" + (" (continuous)" if run.get("continuous") else "")
+    where = f"on {run.get('runner', 'an unknown runner')}" + (
+        " (continuous)" if run.get("continuous") else ""
+    )
     if live:
         elapsed = duration(run.get("elapsed_seconds", 0))
         return (

@@ -183,3 +183,12 @@ def test_status_shows_each_processors_task_time_as_nifi_does(tmp_path: Path, cap
         ["split", "splits", "6", "47", ""],
         ["put", "", "", "", "00:00:00.345"],
     ]
+
+
+def test_a_status_without_its_runs_runner_still_describes_the_run() -> None:
+    """A status.json written before its run recorded a runner is described, not a KeyError."""
+    from flowcore.cli.status import describe_run
+
+    ended = {"flow": "f", "updated": 1.0, "run": {"pid": 7, "ended": 2.0, "elapsed_seconds": 1}}
+    assert "on an unknown runner ended" in describe_run(ended, None, live=False)
+    assert "not running (last commit" in describe_run({"flow": "f", "updated": 1.0}, None, False)
