@@ -16,15 +16,19 @@ types and as the JSON NiFi's content viewer formats Avro into.
 
 from __future__ import annotations
 
+import bz2
 import io
 import json
+import lzma
 import threading
+import zlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import attrs
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from flowcore.clock import now_ms
@@ -73,6 +77,12 @@ MAX_RECORD_JSON = 2 * 1024 * 1024
 #: Parquet content the viewer reads at most: the footer that says where the rows are is at the
 #: end, so the whole file is read; a bigger one is offered for download.
 MAX_PARQUET = 32 * 1024 * 1024
+#: Decoded bytes the viewer reads at most to show its records: a few KB of compressed content
+#: can hold gigabytes (one 200 MB string deflates to 200 KB), so Avro blocks' and Parquet row
+#: groups' decompressed sizes are checked before they are decompressed.
+MAX_DECODED = 64 * 1024 * 1024
+#: Characters of one table cell shown at most (a longer value is cut, and the message says so).
+MAX_CELL = 4 * 1024
 #: ``mime.type`` values naming Avro (NiFi's content viewer's, and flowcore's AvroRecordSetWriter's).
 AVRO_TYPES = frozenset(
     {"avro/binary", "application/avro-binary", "application/avro+binary", "application/avro"}
@@ -462,6 +472,8 @@ def read_records(
         if avro_schema and not data.startswith(_AVRO_MAGIC):
             schema = _schema_of(avro_schema)
         batch, total, damage = _first_records(data, kind, whole, schema)
+    except _TooBig as exc:
+        return RecordView(kind, message=str(exc))
     except Exception as exc:  # fastavro and pyarrow raise many kinds on bad bytes
         if not whole:  # the viewer's window ends inside the Avro header
             batch, total, damage = None, None, None
@@ -476,17 +488,38 @@ def read_records(
             )
         message = damage or f"this {name} content holds no records"
         return RecordView(kind, total=total, complete=damage is None, message=message)
-    shown, json_text = _as_json(batch)
+    try:
+        return _view(batch, kind, len(data), whole, total, damage)
+    except Exception as exc:  # values the JSON writer cannot write: durations, far timestamps...
+        reason = _one_line(exc)
+        return RecordView(kind, total=total, message=f"these records cannot be shown: {reason}")
+
+
+def _view(
+    batch: pa.RecordBatch, kind: str, size: int, whole: bool, total: int | None, damage: str | None
+) -> RecordView:
+    """The view of records read: cells and JSON cut to their bounds, the message saying so."""
+    batch, cut = _cut_strings(batch)
+    shown, json_text, json_cut = _as_json(batch)
     schema = RecordSchema.from_arrow(batch.schema)
     columns = tuple(RecordColumn(f.name, type_label(f.type)) for f in schema.fields)
-    complete = damage is None and whole and total is not None and len(shown) == total
-    message = damage
-    if message is None and not complete:
-        of = f" of {total:,}" if total is not None else ""
-        where = "" if whole else f" in the first {len(data):,} bytes"
-        message = f"the first {len(shown):,}{of} records{where}; download the content for all"
     rows = tuple(tuple(_cell(record.get(c.name)) for c in columns) for record in shown)
-    return RecordView(kind, columns, rows, json_text, total, complete, message)
+    cut = cut or any(c is not None and len(c) > MAX_CELL for row in rows for c in row)
+    if cut:
+        rows = tuple(tuple(_clip(c) for c in row) for row in rows)
+    complete = damage is None and whole and total is not None and len(shown) == total
+    complete = complete and not cut and not json_cut
+    message = damage
+    if message is None and (len(shown) != total or not whole):
+        of = f" of {total:,}" if total is not None else ""
+        where = "" if whole else f" in the first {size:,} bytes"
+        message = f"the first {len(shown):,}{of} records{where}; download the content for all"
+    notes = [message] if message else []
+    if cut:
+        notes.append(f"values longer than {MAX_CELL:,} characters are cut")
+    if json_cut:
+        notes.append(f"the JSON is cut at {MAX_RECORD_JSON:,} characters")
+    return RecordView(kind, columns, rows, json_text, total, complete, "; ".join(notes) or None)
 
 
 def type_label(dtype: DataType | None) -> str:
@@ -518,8 +551,10 @@ def _first_records(
     Avro is read one record past :data:`MAX_RECORDS`, which tells whether there are more.
     """
     if kind == "parquet":
+        metadata = pq.read_metadata(pa.BufferReader(data))
+        _check_parquet(metadata)
         batches = read_parquet(io.BytesIO(data), ParquetReaderOptions(batch_size=MAX_RECORDS))
-        return next(iter(batches), None), pq.read_metadata(pa.BufferReader(data)).num_rows, None
+        return next(iter(batches), None), metadata.num_rows, None
     try:
         batch = _avro_batch(data, MAX_RECORDS + 1, schema)
     except RecordError as exc:
@@ -538,9 +573,149 @@ def _first_records(
     return batch, rows if whole and rows <= MAX_RECORDS else None, None
 
 
+def _check_parquet(metadata: pq.FileMetaData) -> None:
+    """Refuse Parquet whose row groups holding the first records decode past MAX_DECODED."""
+    rows = decoded = 0
+    for index in range(metadata.num_row_groups):
+        if rows >= MAX_RECORDS:
+            break
+        group = metadata.row_group(index)
+        rows += group.num_rows
+        decoded += group.total_byte_size  # the footer's total uncompressed size
+    if decoded > MAX_DECODED:
+        msg = (
+            f"this Parquet file's first row groups hold {decoded:,} bytes uncompressed; the "
+            f"viewer decodes up to {MAX_DECODED:,}: download it to see its records"
+        )
+        raise _TooBig(msg)
+
+
 def _avro_batch(data: bytes, count: int, schema: dict[str, Any] | None) -> pa.RecordBatch | None:
+    _check_avro(data, count)
     batches = read_avro(io.BytesIO(data), AvroReaderOptions(batch_size=count), avro_schema=schema)
     return next(iter(batches), None)
+
+
+class _TooBig(FlowcoreError):
+    """Content whose first records decode past :data:`MAX_DECODED`: refused before decoding."""
+
+
+def _long(data: bytes, pos: int) -> tuple[int, int]:
+    """The zig-zag varint long at *pos* (Avro's), and the position after it."""
+    shift = value = 0
+    while True:
+        byte = data[pos]  # IndexError past the end: a header or block cut off
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return (value >> 1) ^ -(value & 1), pos
+        shift += 7
+        if shift > 63:
+            raise IndexError(pos)
+
+
+def _check_avro(data: bytes, count: int) -> None:
+    """Refuse an Avro data file whose blocks up to *count* records decode past MAX_DECODED.
+
+    The container's blocks are walked without decoding them: each states its byte size, and its
+    decompressed size is read from the codec's own header or by decompressing up to the bound
+    (never past it). Bare datums are not compressed, and a damaged header is left to fastavro.
+    """
+    if not data.startswith(_AVRO_MAGIC):
+        return
+    try:
+        pos, codec = 4, b"null"
+        while True:  # the header's metadata map, in blocks
+            entries, pos = _long(data, pos)
+            if entries == 0:
+                break
+            if entries < 0:
+                entries = -entries
+                _, pos = _long(data, pos)
+            for _ in range(entries):
+                length, pos = _long(data, pos)
+                key, pos = data[pos : pos + length], pos + length
+                length, pos = _long(data, pos)
+                if key == b"avro.codec":
+                    codec = data[pos : pos + length]
+                pos += length
+        pos += 16  # the sync marker
+        decoded = records = 0
+        while records < count and pos < len(data):
+            entries, pos = _long(data, pos)
+            length, pos = _long(data, pos)
+            block = data[pos : pos + length]
+            if len(block) < length:
+                return  # cut off by the viewer's window: not read
+            decoded += _decoded_size(codec.decode(errors="replace"), block, MAX_DECODED - decoded)
+            if decoded > MAX_DECODED:
+                msg = (
+                    f"this Avro content's first records decode to more than {MAX_DECODED:,} "
+                    f"bytes (its {codec.decode(errors='replace')} block at byte {pos:,} holds "
+                    "more); the viewer does not decompress it: download the content"
+                )
+                raise _TooBig(msg)
+            records += entries
+            pos += length + 16
+    except IndexError:
+        return  # a header or block cut off: fastavro reads what precedes it or says what broke
+
+
+def _decoded_size(codec: str, block: bytes, room: int) -> int:
+    """*block*'s decompressed size, or more than *room* when it exceeds it (not decompressed)."""
+    limit = max(room, 0) + 1
+    try:
+        if codec == "null":
+            return len(block)
+        if codec == "deflate":
+            inflater = zlib.decompressobj(-15)
+            size = len(inflater.decompress(block, _STEP))
+            while size < limit and inflater.unconsumed_tail:  # a megabyte at a time, counted
+                size += len(inflater.decompress(inflater.unconsumed_tail, _STEP))
+            return size
+        if codec in ("bzip2", "xz"):
+            decompressor = bz2.BZ2Decompressor() if codec == "bzip2" else lzma.LZMADecompressor()
+            size = len(decompressor.decompress(block, _STEP))
+            while size < limit and not decompressor.eof and not decompressor.needs_input:
+                size += len(decompressor.decompress(b"", _STEP))
+            return size
+        if codec == "snappy":  # a raw snappy block starts with its length, as a varint
+            return _uvarint(block)
+        if codec == "lz4":  # lz4.block stores the length first, 4 bytes little-endian
+            return int.from_bytes(block[:4], "little")
+        if codec == "zstandard":
+            return _zstd_size(block, limit)
+    except (zlib.error, lzma.LZMAError, OSError, EOFError):
+        return 0  # not decompressible: fastavro says so when it reads the block
+    return limit  # a codec the viewer cannot bound
+
+
+#: Bytes decompressed at a time while a block's size is counted.
+_STEP = 1 << 20
+
+
+def _uvarint(data: bytes) -> int:
+    shift = value = 0
+    for byte in data[:10]:
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value
+        shift += 7
+    return 0
+
+
+def _zstd_size(block: bytes, unknown: int) -> int:
+    """A zstd frame's content size from its header (*unknown* when the frame omits it)."""
+    if block[:4] != b"\x28\xb5\x2f\xfd" or len(block) < 6:
+        return 0
+    descriptor = block[4]
+    single = descriptor >> 5 & 1
+    pos = 5 + (0 if single else 1) + (0, 1, 2, 4)[descriptor & 3]
+    width = (single, 2, 4, 8)[descriptor >> 6]
+    if not width:
+        return unknown
+    size = int.from_bytes(block[pos : pos + width], "little")
+    return size + 256 if width == 2 else size
 
 
 class _Number(str):
@@ -549,24 +724,61 @@ class _Number(str):
     __slots__ = ()
 
 
-def _as_json(batch: pa.RecordBatch) -> tuple[list[dict[str, Any]], str]:
-    """The records shown (MAX_RECORDS, MAX_RECORD_JSON of JSON at most), and their NiFi JSON."""
-    lines = io.BytesIO()
-    write_json([batch], lines, JsonWriterOptions(output_grouping=OUTPUT_ONELINE, **_JSON_DATES))
+def _cut_strings(batch: pa.RecordBatch) -> tuple[pa.RecordBatch, bool]:
+    """*batch* with its string and binary columns cut to :data:`MAX_CELL`, and whether any was.
+
+    Cut before the JSON is written, so a 200 MB value costs 200 MB once, not again as JSON.
+    """
+    columns, cut = [], False
+    for column in batch.columns:
+        kind = column.type
+        text = pa.types.is_string(kind) or pa.types.is_large_string(kind)
+        if text or pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
+            lengths = pc.binary_length(column)  # bytes: at least the characters
+            if (pc.max(lengths).as_py() or 0) > MAX_CELL:
+                cutter = pc.utf8_slice_codeunits if text else pc.binary_slice
+                column, cut = cutter(column, 0, MAX_CELL + 1), True
+        columns.append(column)
+    return pa.RecordBatch.from_arrays(columns, schema=batch.schema), cut
+
+
+def _as_json(batch: pa.RecordBatch) -> tuple[list[dict[str, Any]], str, bool]:
+    """The records shown (MAX_RECORDS, MAX_RECORD_JSON of JSON at most), their NiFi JSON, and
+    whether that JSON was cut.
+
+    The JSON is written a few records at a time and stops at the bound, so records past it are
+    never written.
+    """
+    options = JsonWriterOptions(output_grouping=OUTPUT_ONELINE, **_JSON_DATES)
     records: list[dict[str, Any]] = []
-    length = 0
-    for line in lines.getvalue().decode().split("\n"):  # control characters come escaped
-        if not line:
-            continue
-        length += len(line)
-        if len(records) >= MAX_RECORDS or (records and length > MAX_RECORD_JSON):
-            break
-        records.append(json.loads(line, parse_int=_Number, parse_float=_Number))
+    length, start, step, full = 0, 0, 8, False
+    while not full and start < min(batch.num_rows, MAX_RECORDS):
+        lines = io.BytesIO()
+        write_json([batch.slice(start, min(step, MAX_RECORDS - start))], lines, options)
+        start, step = start + step, step * 2
+        for line in lines.getvalue().decode().split("\n"):  # control characters come escaped
+            if not line:
+                continue
+            length += len(line)
+            if records and length > MAX_RECORD_JSON:
+                full = True
+                break
+            records.append(json.loads(line, parse_int=_Number, parse_float=_Number))
     pretty = io.BytesIO()
     write_json(
         [batch.slice(0, len(records))], pretty, JsonWriterOptions(pretty_print=True, **_JSON_DATES)
     )
-    return records, pretty.getvalue().decode()
+    text = pretty.getvalue().decode()
+    if len(text) > MAX_RECORD_JSON:
+        return records, text[:MAX_RECORD_JSON], True
+    return records, text, False
+
+
+def _clip(text: str | None) -> str | None:
+    """*text* cut to :data:`MAX_CELL` characters, an ellipsis marking the cut."""
+    if text is None or len(text) <= MAX_CELL:
+        return text
+    return text[:MAX_CELL] + "…"
 
 
 def _cell(value: Any) -> str | None:
