@@ -91,6 +91,7 @@ AVRO_TYPES = frozenset(
 PARQUET_TYPES = frozenset(
     {"application/parquet", "application/vnd.apache.parquet", "application/x-parquet"}
 )
+_GONE = "the content is gone from the content repository and its archive"
 _AVRO_MAGIC = b"Obj\x01"
 _PARQUET_MAGIC = b"PAR1"
 #: How the viewer writes dates, times and timestamps (NiFi's default formats), not epoch millis.
@@ -319,13 +320,12 @@ class RepositoryView:
         Raises:
             UnknownItemError: the content is gone from the repository and its archive.
         """
-        gone = "the content is gone from the content repository and its archive"
         if not all(self.content.exists(c) for c in claim.resource_claims):
-            raise UnknownItemError(gone)
+            raise UnknownItemError(_GONE)
         try:
             return self.content.open(claim)
         except ContentNotFoundError:
-            raise UnknownItemError(gone) from None
+            raise UnknownItemError(_GONE) from None
 
     def records(self, claim: Any, attributes: Mapping[str, str], window: int) -> RecordView:
         """The records of Avro or Parquet content, for the viewer.
@@ -333,17 +333,21 @@ class RepositoryView:
         Avro is read from the first *window* bytes (the viewer's); Parquet whole, when it is at
         most :data:`MAX_PARQUET` (its footer is at its end). Bare Avro datums (no ``Obj``
         header: AvroRecordSetWriter's "Schema Write Strategy" other than embedded) are read
-        by the FlowFile's ``avro.schema`` attribute. Content of another format, or damaged,
-        gives a view with a one-line ``message`` rather than an error.
+        by the FlowFile's ``avro.schema`` attribute. Content of another format, damaged (its
+        claim file cut short or overwritten), too big to decode, or holding values the viewer
+        cannot write gives a view with a one-line ``message`` rather than an error.
 
         Raises:
-            UnknownItemError: the content is gone from the repository and its archive.
+            UnknownItemError: the content is gone from the repository and its archive (its
+                claim file was removed, before or while it was read): the API answers 404, as
+                for the content itself.
         """
         if claim is None:
             return RecordView(None, total=0, complete=True, message="the content is empty")
         size = claim.length
-        stream = self.open_content(claim)
+        stream = None
         try:
+            stream = self.open_content(claim)
             head = stream.read(4)
             mime = attributes.get("mime.type")
             kind = record_format(head, mime)
@@ -358,10 +362,15 @@ class RepositoryView:
                 return RecordView(kind, message=msg)
             limit = size if kind == "parquet" else min(size, window)
             data = head + stream.read(max(0, limit - len(head)))
+        except UnknownItemError:
+            raise
+        except ContentNotFoundError:  # removed since open_content looked
+            raise UnknownItemError(_GONE) from None
         except FlowcoreError as exc:  # damaged content: the repository names the claim file
             return RecordView(None, message=f"the content cannot be read: {_one_line(exc)}")
         finally:
-            stream.close()
+            if stream is not None:
+                stream.close()
         schema = attributes.get("avro.schema") if kind == "avro" else None
         return read_records(data, kind, whole=len(data) >= size, avro_schema=schema)
 
@@ -489,14 +498,20 @@ def read_records(
         message = damage or f"this {name} content holds no records"
         return RecordView(kind, total=total, complete=damage is None, message=message)
     try:
-        return _view(batch, kind, len(data), whole, total, damage)
+        return _view(batch, kind, size=len(data), whole=whole, total=total, damage=damage)
     except Exception as exc:  # values the JSON writer cannot write: durations, far timestamps...
         reason = _one_line(exc)
         return RecordView(kind, total=total, message=f"these records cannot be shown: {reason}")
 
 
 def _view(
-    batch: pa.RecordBatch, kind: str, size: int, whole: bool, total: int | None, damage: str | None
+    batch: pa.RecordBatch,
+    kind: str,
+    *,
+    size: int,
+    whole: bool,
+    total: int | None,
+    damage: str | None,
 ) -> RecordView:
     """The view of records read: cells and JSON cut to their bounds, the message saying so."""
     batch, cut = _cut_strings(batch)
@@ -730,8 +745,8 @@ def _cut_strings(batch: pa.RecordBatch) -> tuple[pa.RecordBatch, bool]:
     Cut before the JSON is written, so a 200 MB value costs 200 MB once, not again as JSON.
     """
     columns, cut = [], False
-    for column in batch.columns:
-        kind = column.type
+    for original in batch.columns:
+        column, kind = original, original.type
         text = pa.types.is_string(kind) or pa.types.is_large_string(kind)
         if text or pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
             lengths = pc.binary_length(column)  # bytes: at least the characters
@@ -743,11 +758,11 @@ def _cut_strings(batch: pa.RecordBatch) -> tuple[pa.RecordBatch, bool]:
 
 
 def _as_json(batch: pa.RecordBatch) -> tuple[list[dict[str, Any]], str, bool]:
-    """The records shown (MAX_RECORDS, MAX_RECORD_JSON of JSON at most), their NiFi JSON, and
-    whether that JSON was cut.
+    """The records shown (MAX_RECORDS, MAX_RECORD_JSON of JSON at most), their JSON, and a cut.
 
-    The JSON is written a few records at a time and stops at the bound, so records past it are
-    never written.
+    The one-line JSON is written a few records at a time and stops at the bound, so records past
+    it are never written; the pretty JSON of those kept is cut at MAX_RECORD_JSON too, and the
+    third value says whether it was.
     """
     options = JsonWriterOptions(output_grouping=OUTPUT_ONELINE, **_JSON_DATES)
     records: list[dict[str, Any]] = []

@@ -442,7 +442,8 @@ def test_an_avro_bomb_is_refused_before_it_is_decompressed() -> None:
     assert peak < 8 * 1024 * 1024
     assert (view.rows, view.json, view.complete) == ((), "", False)
     assert view.message.startswith("this Avro content's first records decode to more than ")
-    assert view.message.endswith("download the content") and "\n" not in view.message
+    assert view.message.endswith("download the content")
+    assert "\n" not in view.message
     small = read_records(_deflate_avro_of_one_string(1 << 20), "avro")  # under it: read, cut
     assert len(small.rows[0][0]) == reading.MAX_CELL + 1
 
@@ -499,3 +500,32 @@ def test_values_the_viewer_cannot_write_answer_one_line(column: pa.Array) -> Non
     assert (view.rows, view.total) == ((), 1)
     assert view.message.startswith("these records cannot be shown: ")
     assert "\n" not in view.message
+
+
+def test_gone_content_is_unknown_and_cut_content_one_line(records_run, tmp_path: Path) -> None:
+    """A claim whose file is gone raises UnknownItemError; one cut short answers one line."""
+    copy = tmp_path / "repository"
+    shutil.copytree(records_run.repository, copy)
+    view = RepositoryView(copy)
+    found = {}
+    for name in ("cities.parquet", "users.avro"):
+        row = next(f for f in view.list_queue(HELD).flowfiles if f.filename == name)
+        found[name] = view.flowfile(row.uuid)[1]
+    paths = {
+        name: next(
+            p for p in (copy / "content").rglob("*") if p.name == f.content.resource_claim.id
+        )
+        for name, f in found.items()
+    }
+    cities, users = found["cities.parquet"], found["users.avro"]
+    with paths["users.avro"].open("r+b") as file:
+        file.truncate(users.content.offset + 10)
+    cut = view.records(users.content, users.attributes, 4 * 1024 * 1024)
+    paths["cities.parquet"].unlink()
+    with pytest.raises(UnknownItemError, match="the content is gone"):
+        view.records(cities.content, cities.attributes, 4 * 1024 * 1024)
+    view.close()
+    assert cut.rows == ()
+    assert cut.message.startswith("the content cannot be read: content claim ")
+    assert "was cut short" in cut.message
+    assert "\n" not in cut.message
