@@ -529,3 +529,22 @@ def test_gone_content_is_unknown_and_cut_content_one_line(records_run, tmp_path:
     assert cut.message.startswith("the content cannot be read: content claim ")
     assert "was cut short" in cut.message
     assert "\n" not in cut.message
+
+
+@pytest.mark.parametrize("codec", ["null", "deflate", "bzip2", "xz", "snappy", "zstandard", "lz4"])
+def test_every_avro_codec_is_bounded_before_it_is_decoded(codec: str, monkeypatch) -> None:
+    """Each codec's block size is known before decoding: past the bound refused, under it read."""
+    monkeypatch.setattr(reading, "MAX_DECODED", 1 << 20, raising=False)
+    schema = {"type": "record", "name": "r", "fields": [{"name": "s", "type": "string"}]}
+    big, small, blocks = io.BytesIO(), io.BytesIO(), io.BytesIO()
+    fastavro.writer(big, schema, [{"s": "0" * (2 << 20)}], codec=codec)
+    fastavro.writer(small, schema, [{"s": "0" * (1 << 19)}], codec=codec)
+    many = [{"s": f"{n % 10}" * 200_000} for n in range(8)]  # blocks under it, past it together
+    fastavro.writer(blocks, schema, many, codec=codec, sync_interval=1)
+    for data in (big.getvalue(), blocks.getvalue()):
+        refused = read_records(data, "avro")
+        assert refused.rows == ()
+        assert refused.message.startswith("this Avro content's first records decode to more than")
+    read = read_records(small.getvalue(), "avro")
+    assert (len(read.rows), read.complete) == (1, False)
+    assert read.message == "values longer than 4,096 characters are cut"
