@@ -16,12 +16,9 @@ types and as the JSON NiFi's content viewer formats Avro into.
 
 from __future__ import annotations
 
-import bz2
 import io
 import json
-import lzma
 import threading
-import zlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -46,6 +43,7 @@ from flowcore.records.schema import (
     MapType,
     RecordSchema,
 )
+from flowcore.ui.decoded_size import TooBigToShowError, check_avro, check_parquet
 from repositories.content import FileContentRepository
 from repositories.flowfile_wal import WriteAheadFlowFileRepository
 from repositories.provenance import SqlProvenanceRepository
@@ -481,7 +479,7 @@ def read_records(
         if avro_schema and not data.startswith(_AVRO_MAGIC):
             schema = _schema_of(avro_schema)
         batch, total, damage = _first_records(data, kind, whole, schema)
-    except _TooBig as exc:
+    except TooBigToShowError as exc:
         return RecordView(kind, message=str(exc))
     except Exception as exc:  # fastavro and pyarrow raise many kinds on bad bytes
         if not whole:  # the viewer's window ends inside the Avro header
@@ -567,7 +565,7 @@ def _first_records(
     """
     if kind == "parquet":
         metadata = pq.read_metadata(pa.BufferReader(data))
-        _check_parquet(metadata)
+        check_parquet(metadata, MAX_RECORDS, MAX_DECODED)
         batches = read_parquet(io.BytesIO(data), ParquetReaderOptions(batch_size=MAX_RECORDS))
         return next(iter(batches), None), metadata.num_rows, None
     try:
@@ -588,149 +586,10 @@ def _first_records(
     return batch, rows if whole and rows <= MAX_RECORDS else None, None
 
 
-def _check_parquet(metadata: pq.FileMetaData) -> None:
-    """Refuse Parquet whose row groups holding the first records decode past MAX_DECODED."""
-    rows = decoded = 0
-    for index in range(metadata.num_row_groups):
-        if rows >= MAX_RECORDS:
-            break
-        group = metadata.row_group(index)
-        rows += group.num_rows
-        decoded += group.total_byte_size  # the footer's total uncompressed size
-    if decoded > MAX_DECODED:
-        msg = (
-            f"this Parquet file's first row groups hold {decoded:,} bytes uncompressed; the "
-            f"viewer decodes up to {MAX_DECODED:,}: download it to see its records"
-        )
-        raise _TooBig(msg)
-
-
 def _avro_batch(data: bytes, count: int, schema: dict[str, Any] | None) -> pa.RecordBatch | None:
-    _check_avro(data, count)
+    check_avro(data, count, MAX_DECODED)
     batches = read_avro(io.BytesIO(data), AvroReaderOptions(batch_size=count), avro_schema=schema)
     return next(iter(batches), None)
-
-
-class _TooBig(FlowcoreError):
-    """Content whose first records decode past :data:`MAX_DECODED`: refused before decoding."""
-
-
-def _long(data: bytes, pos: int) -> tuple[int, int]:
-    """The zig-zag varint long at *pos* (Avro's), and the position after it."""
-    shift = value = 0
-    while True:
-        byte = data[pos]  # IndexError past the end: a header or block cut off
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return (value >> 1) ^ -(value & 1), pos
-        shift += 7
-        if shift > 63:
-            raise IndexError(pos)
-
-
-def _check_avro(data: bytes, count: int) -> None:
-    """Refuse an Avro data file whose blocks up to *count* records decode past MAX_DECODED.
-
-    The container's blocks are walked without decoding them: each states its byte size, and its
-    decompressed size is read from the codec's own header or by decompressing up to the bound
-    (never past it). Bare datums are not compressed, and a damaged header is left to fastavro.
-    """
-    if not data.startswith(_AVRO_MAGIC):
-        return
-    try:
-        pos, codec = 4, b"null"
-        while True:  # the header's metadata map, in blocks
-            entries, pos = _long(data, pos)
-            if entries == 0:
-                break
-            if entries < 0:
-                entries = -entries
-                _, pos = _long(data, pos)
-            for _ in range(entries):
-                length, pos = _long(data, pos)
-                key, pos = data[pos : pos + length], pos + length
-                length, pos = _long(data, pos)
-                if key == b"avro.codec":
-                    codec = data[pos : pos + length]
-                pos += length
-        pos += 16  # the sync marker
-        decoded = records = 0
-        while records < count and pos < len(data):
-            entries, pos = _long(data, pos)
-            length, pos = _long(data, pos)
-            block = data[pos : pos + length]
-            if len(block) < length:
-                return  # cut off by the viewer's window: not read
-            decoded += _decoded_size(codec.decode(errors="replace"), block, MAX_DECODED - decoded)
-            if decoded > MAX_DECODED:
-                msg = (
-                    f"this Avro content's first records decode to more than {MAX_DECODED:,} "
-                    f"bytes (its {codec.decode(errors='replace')} block at byte {pos:,} holds "
-                    "more); the viewer does not decompress it: download the content"
-                )
-                raise _TooBig(msg)
-            records += entries
-            pos += length + 16
-    except IndexError:
-        return  # a header or block cut off: fastavro reads what precedes it or says what broke
-
-
-def _decoded_size(codec: str, block: bytes, room: int) -> int:
-    """*block*'s decompressed size, or more than *room* when it exceeds it (not decompressed)."""
-    limit = max(room, 0) + 1
-    try:
-        if codec == "null":
-            return len(block)
-        if codec == "deflate":
-            inflater = zlib.decompressobj(-15)
-            size = len(inflater.decompress(block, _STEP))
-            while size < limit and inflater.unconsumed_tail:  # a megabyte at a time, counted
-                size += len(inflater.decompress(inflater.unconsumed_tail, _STEP))
-            return size
-        if codec in ("bzip2", "xz"):
-            decompressor = bz2.BZ2Decompressor() if codec == "bzip2" else lzma.LZMADecompressor()
-            size = len(decompressor.decompress(block, _STEP))
-            while size < limit and not decompressor.eof and not decompressor.needs_input:
-                size += len(decompressor.decompress(b"", _STEP))
-            return size
-        if codec == "snappy":  # a raw snappy block starts with its length, as a varint
-            return _uvarint(block)
-        if codec == "lz4":  # lz4.block stores the length first, 4 bytes little-endian
-            return int.from_bytes(block[:4], "little")
-        if codec == "zstandard":
-            return _zstd_size(block, limit)
-    except (zlib.error, lzma.LZMAError, OSError, EOFError):
-        return 0  # not decompressible: fastavro says so when it reads the block
-    return limit  # a codec the viewer cannot bound
-
-
-#: Bytes decompressed at a time while a block's size is counted.
-_STEP = 1 << 20
-
-
-def _uvarint(data: bytes) -> int:
-    shift = value = 0
-    for byte in data[:10]:
-        value |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return value
-        shift += 7
-    return 0
-
-
-def _zstd_size(block: bytes, unknown: int) -> int:
-    """A zstd frame's content size from its header (*unknown* when the frame omits it)."""
-    if block[:4] != b"\x28\xb5\x2f\xfd" or len(block) < 6:
-        return 0
-    descriptor = block[4]
-    single = descriptor >> 5 & 1
-    pos = 5 + (0 if single else 1) + (0, 1, 2, 4)[descriptor & 3]
-    width = (single, 2, 4, 8)[descriptor >> 6]
-    if not width:
-        return unknown
-    size = int.from_bytes(block[pos : pos + width], "little")
-    return size + 256 if width == 2 else size
 
 
 class _Number(str):
