@@ -123,15 +123,21 @@ def decoded_size(codec: str, block: bytes, room: int) -> int:
             return len(block)
         if codec == "deflate":
             inflater = zlib.decompressobj(-15)
-            size = len(inflater.decompress(block, _STEP))
-            while size < limit and inflater.unconsumed_tail:  # a megabyte at a time, counted
-                size += len(inflater.decompress(inflater.unconsumed_tail, _STEP))
+            size, chunk = 0, inflater.decompress(block, _STEP)
+            while chunk:  # a megabyte at a time, counted and dropped
+                size += len(chunk)
+                if size >= limit or inflater.eof:
+                    break
+                chunk = inflater.decompress(inflater.unconsumed_tail, _STEP)
             return size
         if codec in ("bzip2", "xz"):
             decompressor = bz2.BZ2Decompressor() if codec == "bzip2" else lzma.LZMADecompressor()
-            size = len(decompressor.decompress(block, _STEP))
-            while size < limit and not decompressor.eof and not decompressor.needs_input:
-                size += len(decompressor.decompress(b"", _STEP))
+            size, chunk = 0, decompressor.decompress(block, _STEP)
+            while chunk:
+                size += len(chunk)
+                if size >= limit or decompressor.eof:
+                    break
+                chunk = decompressor.decompress(b"", _STEP)
             return size
         if codec == "snappy":  # a raw snappy block starts with its length, as a varint
             return _uvarint(block)

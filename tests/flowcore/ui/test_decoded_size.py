@@ -84,3 +84,11 @@ def test_parquet_row_groups_are_summed_up_to_the_records_asked_for() -> None:
     check_parquet(metadata, 2, 25_000)
     with pytest.raises(TooBigToShowError, match="viewer decodes up to 25,000"):
         check_parquet(metadata, 3, 25_000)
+
+
+@pytest.mark.parametrize("codec", ["deflate", "bzip2", "xz"])
+def test_blocks_past_one_step_are_counted_to_their_end(codec: str) -> None:
+    """A block decoding to several megabytes (several steps) is counted exactly, and ends."""
+    payload = b"0" * (4 << 20) + b"1"
+    assert decoded_size(codec, COMPRESS[codec](payload), 64 << 20) == len(payload)
+    assert decoded_size(codec, COMPRESS[codec](payload), 2 << 20) > 2 << 20
