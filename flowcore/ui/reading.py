@@ -25,6 +25,7 @@ from typing import Any, BinaryIO
 
 import attrs
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from flowcore.clock import now_ms
@@ -42,6 +43,7 @@ from flowcore.records.schema import (
     MapType,
     RecordSchema,
 )
+from flowcore.ui.decoded_size import TooBigToShowError, check_avro, check_parquet
 from repositories.content import FileContentRepository
 from repositories.flowfile_wal import WriteAheadFlowFileRepository
 from repositories.provenance import SqlProvenanceRepository
@@ -73,6 +75,12 @@ MAX_RECORD_JSON = 2 * 1024 * 1024
 #: Parquet content the viewer reads at most: the footer that says where the rows are is at the
 #: end, so the whole file is read; a bigger one is offered for download.
 MAX_PARQUET = 32 * 1024 * 1024
+#: Decoded bytes the viewer reads at most to show its records: a few KB of compressed content
+#: can hold gigabytes (one 200 MB string deflates to 200 KB), so Avro blocks' and Parquet row
+#: groups' decompressed sizes are checked before they are decompressed.
+MAX_DECODED = 64 * 1024 * 1024
+#: Characters of one table cell shown at most (a longer value is cut, and the message says so).
+MAX_CELL = 4 * 1024
 #: ``mime.type`` values naming Avro (NiFi's content viewer's, and flowcore's AvroRecordSetWriter's).
 AVRO_TYPES = frozenset(
     {"avro/binary", "application/avro-binary", "application/avro+binary", "application/avro"}
@@ -81,6 +89,7 @@ AVRO_TYPES = frozenset(
 PARQUET_TYPES = frozenset(
     {"application/parquet", "application/vnd.apache.parquet", "application/x-parquet"}
 )
+_GONE = "the content is gone from the content repository and its archive"
 _AVRO_MAGIC = b"Obj\x01"
 _PARQUET_MAGIC = b"PAR1"
 #: How the viewer writes dates, times and timestamps (NiFi's default formats), not epoch millis.
@@ -309,13 +318,12 @@ class RepositoryView:
         Raises:
             UnknownItemError: the content is gone from the repository and its archive.
         """
-        gone = "the content is gone from the content repository and its archive"
         if not all(self.content.exists(c) for c in claim.resource_claims):
-            raise UnknownItemError(gone)
+            raise UnknownItemError(_GONE)
         try:
             return self.content.open(claim)
         except ContentNotFoundError:
-            raise UnknownItemError(gone) from None
+            raise UnknownItemError(_GONE) from None
 
     def records(self, claim: Any, attributes: Mapping[str, str], window: int) -> RecordView:
         """The records of Avro or Parquet content, for the viewer.
@@ -323,17 +331,21 @@ class RepositoryView:
         Avro is read from the first *window* bytes (the viewer's); Parquet whole, when it is at
         most :data:`MAX_PARQUET` (its footer is at its end). Bare Avro datums (no ``Obj``
         header: AvroRecordSetWriter's "Schema Write Strategy" other than embedded) are read
-        by the FlowFile's ``avro.schema`` attribute. Content of another format, or damaged,
-        gives a view with a one-line ``message`` rather than an error.
+        by the FlowFile's ``avro.schema`` attribute. Content of another format, damaged (its
+        claim file cut short or overwritten), too big to decode, or holding values the viewer
+        cannot write gives a view with a one-line ``message`` rather than an error.
 
         Raises:
-            UnknownItemError: the content is gone from the repository and its archive.
+            UnknownItemError: the content is gone from the repository and its archive (its
+                claim file was removed, before or while it was read): the API answers 404, as
+                for the content itself.
         """
         if claim is None:
             return RecordView(None, total=0, complete=True, message="the content is empty")
         size = claim.length
-        stream = self.open_content(claim)
+        stream = None
         try:
+            stream = self.open_content(claim)
             head = stream.read(4)
             mime = attributes.get("mime.type")
             kind = record_format(head, mime)
@@ -348,10 +360,15 @@ class RepositoryView:
                 return RecordView(kind, message=msg)
             limit = size if kind == "parquet" else min(size, window)
             data = head + stream.read(max(0, limit - len(head)))
+        except UnknownItemError:
+            raise
+        except ContentNotFoundError:  # removed since open_content looked
+            raise UnknownItemError(_GONE) from None
         except FlowcoreError as exc:  # damaged content: the repository names the claim file
             return RecordView(None, message=f"the content cannot be read: {_one_line(exc)}")
         finally:
-            stream.close()
+            if stream is not None:
+                stream.close()
         schema = attributes.get("avro.schema") if kind == "avro" else None
         return read_records(data, kind, whole=len(data) >= size, avro_schema=schema)
 
@@ -462,6 +479,8 @@ def read_records(
         if avro_schema and not data.startswith(_AVRO_MAGIC):
             schema = _schema_of(avro_schema)
         batch, total, damage = _first_records(data, kind, whole, schema)
+    except TooBigToShowError as exc:
+        return RecordView(kind, message=str(exc))
     except Exception as exc:  # fastavro and pyarrow raise many kinds on bad bytes
         if not whole:  # the viewer's window ends inside the Avro header
             batch, total, damage = None, None, None
@@ -476,17 +495,44 @@ def read_records(
             )
         message = damage or f"this {name} content holds no records"
         return RecordView(kind, total=total, complete=damage is None, message=message)
-    shown, json_text = _as_json(batch)
+    try:
+        return _view(batch, kind, size=len(data), whole=whole, total=total, damage=damage)
+    except Exception as exc:  # values the JSON writer cannot write: durations, far timestamps...
+        reason = _one_line(exc)
+        return RecordView(kind, total=total, message=f"these records cannot be shown: {reason}")
+
+
+def _view(
+    batch: pa.RecordBatch,
+    kind: str,
+    *,
+    size: int,
+    whole: bool,
+    total: int | None,
+    damage: str | None,
+) -> RecordView:
+    """The view of records read: cells and JSON cut to their bounds, the message saying so."""
+    batch, cut = _cut_strings(batch)
+    shown, json_text, json_cut = _as_json(batch)
     schema = RecordSchema.from_arrow(batch.schema)
     columns = tuple(RecordColumn(f.name, type_label(f.type)) for f in schema.fields)
-    complete = damage is None and whole and total is not None and len(shown) == total
-    message = damage
-    if message is None and not complete:
-        of = f" of {total:,}" if total is not None else ""
-        where = "" if whole else f" in the first {len(data):,} bytes"
-        message = f"the first {len(shown):,}{of} records{where}; download the content for all"
     rows = tuple(tuple(_cell(record.get(c.name)) for c in columns) for record in shown)
-    return RecordView(kind, columns, rows, json_text, total, complete, message)
+    cut = cut or any(c is not None and len(c) > MAX_CELL for row in rows for c in row)
+    if cut:
+        rows = tuple(tuple(_clip(c) for c in row) for row in rows)
+    complete = damage is None and whole and total is not None and len(shown) == total
+    complete = complete and not cut and not json_cut
+    message = damage
+    if message is None and (len(shown) != total or not whole):
+        of = f" of {total:,}" if total is not None else ""
+        where = "" if whole else f" in the first {size:,} bytes"
+        message = f"the first {len(shown):,}{of} records{where}; download the content for all"
+    notes = [message] if message else []
+    if cut:
+        notes.append(f"values longer than {MAX_CELL:,} characters are cut")
+    if json_cut:
+        notes.append(f"the JSON is cut at {MAX_RECORD_JSON:,} characters")
+    return RecordView(kind, columns, rows, json_text, total, complete, "; ".join(notes) or None)
 
 
 def type_label(dtype: DataType | None) -> str:
@@ -518,8 +564,10 @@ def _first_records(
     Avro is read one record past :data:`MAX_RECORDS`, which tells whether there are more.
     """
     if kind == "parquet":
+        metadata = pq.read_metadata(pa.BufferReader(data))
+        check_parquet(metadata, MAX_RECORDS, MAX_DECODED)
         batches = read_parquet(io.BytesIO(data), ParquetReaderOptions(batch_size=MAX_RECORDS))
-        return next(iter(batches), None), pq.read_metadata(pa.BufferReader(data)).num_rows, None
+        return next(iter(batches), None), metadata.num_rows, None
     try:
         batch = _avro_batch(data, MAX_RECORDS + 1, schema)
     except RecordError as exc:
@@ -539,6 +587,7 @@ def _first_records(
 
 
 def _avro_batch(data: bytes, count: int, schema: dict[str, Any] | None) -> pa.RecordBatch | None:
+    check_avro(data, count, MAX_DECODED)
     batches = read_avro(io.BytesIO(data), AvroReaderOptions(batch_size=count), avro_schema=schema)
     return next(iter(batches), None)
 
@@ -549,24 +598,61 @@ class _Number(str):
     __slots__ = ()
 
 
-def _as_json(batch: pa.RecordBatch) -> tuple[list[dict[str, Any]], str]:
-    """The records shown (MAX_RECORDS, MAX_RECORD_JSON of JSON at most), and their NiFi JSON."""
-    lines = io.BytesIO()
-    write_json([batch], lines, JsonWriterOptions(output_grouping=OUTPUT_ONELINE, **_JSON_DATES))
+def _cut_strings(batch: pa.RecordBatch) -> tuple[pa.RecordBatch, bool]:
+    """*batch* with its string and binary columns cut to :data:`MAX_CELL`, and whether any was.
+
+    Cut before the JSON is written, so a 200 MB value costs 200 MB once, not again as JSON.
+    """
+    columns, cut = [], False
+    for original in batch.columns:
+        column, kind = original, original.type
+        text = pa.types.is_string(kind) or pa.types.is_large_string(kind)
+        if text or pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
+            lengths = pc.binary_length(column)  # bytes: at least the characters
+            if (pc.max(lengths).as_py() or 0) > MAX_CELL:
+                cutter = pc.utf8_slice_codeunits if text else pc.binary_slice
+                column, cut = cutter(column, 0, MAX_CELL + 1), True
+        columns.append(column)
+    return pa.RecordBatch.from_arrays(columns, schema=batch.schema), cut
+
+
+def _as_json(batch: pa.RecordBatch) -> tuple[list[dict[str, Any]], str, bool]:
+    """The records shown (MAX_RECORDS, MAX_RECORD_JSON of JSON at most), their JSON, and a cut.
+
+    The one-line JSON is written a few records at a time and stops at the bound, so records past
+    it are never written; the pretty JSON of those kept is cut at MAX_RECORD_JSON too, and the
+    third value says whether it was.
+    """
+    options = JsonWriterOptions(output_grouping=OUTPUT_ONELINE, **_JSON_DATES)
     records: list[dict[str, Any]] = []
-    length = 0
-    for line in lines.getvalue().decode().split("\n"):  # control characters come escaped
-        if not line:
-            continue
-        length += len(line)
-        if len(records) >= MAX_RECORDS or (records and length > MAX_RECORD_JSON):
-            break
-        records.append(json.loads(line, parse_int=_Number, parse_float=_Number))
+    length, start, step, full = 0, 0, 8, False
+    while not full and start < min(batch.num_rows, MAX_RECORDS):
+        lines = io.BytesIO()
+        write_json([batch.slice(start, min(step, MAX_RECORDS - start))], lines, options)
+        start, step = start + step, step * 2
+        for line in lines.getvalue().decode().split("\n"):  # control characters come escaped
+            if not line:
+                continue
+            length += len(line)
+            if records and length > MAX_RECORD_JSON:
+                full = True
+                break
+            records.append(json.loads(line, parse_int=_Number, parse_float=_Number))
     pretty = io.BytesIO()
     write_json(
         [batch.slice(0, len(records))], pretty, JsonWriterOptions(pretty_print=True, **_JSON_DATES)
     )
-    return records, pretty.getvalue().decode()
+    text = pretty.getvalue().decode()
+    if len(text) > MAX_RECORD_JSON:
+        return records, text[:MAX_RECORD_JSON], True
+    return records, text, False
+
+
+def _clip(text: str | None) -> str | None:
+    """*text* cut to :data:`MAX_CELL` characters, an ellipsis marking the cut."""
+    if text is None or len(text) <= MAX_CELL:
+        return text
+    return text[:MAX_CELL] + "…"
 
 
 def _cell(value: Any) -> str | None:

@@ -8,7 +8,9 @@ import datetime as dt
 import io
 import json
 import shutil
+import tracemalloc
 import warnings
+import zlib
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
@@ -397,3 +399,152 @@ def test_damaged_content_answers_one_line(records_run, tmp_path: Path) -> None:
     assert found.rows == ()
     assert found.message.startswith("the content cannot be read: ")
     assert "\n" not in found.message
+
+
+def _deflate_avro_of_one_string(size: int) -> bytes:
+    """An Avro data file whose one record is a *size*-byte string, deflated without building it.
+
+    The block is compressed a megabyte at a time, so the test holds the compressed bytes only.
+    """
+    header = io.BytesIO()
+    schema = {"type": "record", "name": "r", "fields": [{"name": "s", "type": "string"}]}
+    fastavro.writer(header, schema, [], codec="deflate")
+    sync = header.getvalue()[-16:]  # a file without records is its header: it ends in the sync
+    compressor = zlib.compressobj(1, zlib.DEFLATED, -15)
+    parts = [compressor.compress(_avro_long(size))]
+    chunk = b"0" * (1 << 20)
+    for _ in range(size >> 20):
+        parts.append(compressor.compress(chunk))
+    parts.append(compressor.compress(b"0" * (size & ((1 << 20) - 1))) + compressor.flush())
+    block = b"".join(parts)
+    return header.getvalue() + _avro_long(1) + _avro_long(len(block)) + block + sync
+
+
+def _avro_long(value: int) -> bytes:
+    value = (value << 1) ^ (value >> 63)
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    return bytes(out) + bytes([value])
+
+
+def test_an_avro_bomb_is_refused_before_it_is_decompressed() -> None:
+    """A deflated block decoding past the bound answers one line and never decompresses whole."""
+    data = _deflate_avro_of_one_string(reading.MAX_DECODED + (1 << 20))
+    assert len(data) < 400_000  # a 65 MB value in 300 KB
+    tracemalloc.start()
+    try:
+        view = read_records(data, "avro", whole=True)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 1024 * 1024
+    assert (view.rows, view.json, view.complete) == ((), "", False)
+    assert view.message.startswith("this Avro content's first records decode to more than ")
+    assert view.message.endswith("download the content")
+    assert "\n" not in view.message
+    small = read_records(_deflate_avro_of_one_string(1 << 20), "avro")  # under it: read, cut
+    assert len(small.rows[0][0]) == reading.MAX_CELL + 1
+
+
+def test_a_parquet_bomb_is_refused_by_its_footer(monkeypatch) -> None:
+    """Parquet whose first row group is bigger uncompressed than the bound is not decoded."""
+    monkeypatch.setattr(reading, "MAX_DECODED", 1 << 20, raising=False)
+    out = io.BytesIO()
+    pq.write_table(pa.table({"s": ["0" * (2 << 20)]}), out, compression="zstd")
+    assert len(out.getvalue()) < 10_000
+    size = pq.read_metadata(pa.BufferReader(out.getvalue())).row_group(0).total_byte_size
+    view = read_records(out.getvalue(), "parquet")
+    assert (view.rows, view.json) == ((), "")
+    assert view.message == (
+        f"this Parquet file's first row groups hold {size:,} bytes uncompressed; the "
+        "viewer decodes up to 1,048,576: download it to see its records"
+    )
+
+
+def test_long_values_are_cut_and_the_json_is_bounded(monkeypatch) -> None:
+    """Cells are cut to MAX_CELL, the JSON to MAX_RECORD_JSON, and the message says both."""
+    monkeypatch.setattr(reading, "MAX_RECORD_JSON", 20_000)
+    out = io.BytesIO()
+    pq.write_table(pa.table({"s": ["x" * 300_000] + [f"{n}" * 3_000 for n in range(40)]}), out)
+    view = read_records(out.getvalue(), "parquet")
+    assert view.rows[0][0] == "x" * reading.MAX_CELL + "\u2026"
+    assert 1 < len(view.rows) < 10
+    assert len(view.json) <= 20_000
+    assert view.complete is False
+    assert view.message == (
+        f"the first {len(view.rows)} of 41 records; download the content for all; values longer "
+        "than 4,096 characters are cut"
+    )
+    monkeypatch.setattr(reading, "MAX_RECORD_JSON", 1_000)  # the first record alone is past it
+    one = read_records(out.getvalue(), "parquet")
+    assert (len(one.rows), len(one.json)) == (1, 1_000)
+    assert one.message.endswith("are cut; the JSON is cut at 1,000 characters")
+
+
+@pytest.mark.parametrize(
+    "column",
+    [
+        pa.array([5], pa.duration("s")),
+        pa.array([1], pa.timestamp("ns", "UTC")),
+        pa.array([2**62], pa.timestamp("ms")),
+    ],
+    ids=["duration", "nanoseconds", "out-of-range"],
+)
+def test_values_the_viewer_cannot_write_answer_one_line(column: pa.Array) -> None:
+    """Durations, nanosecond and far timestamps: a one-line message, not an error (a 500)."""
+    out = io.BytesIO()
+    pq.write_table(pa.table({"v": column}), out)
+    view = read_records(out.getvalue(), "parquet")
+    assert (view.rows, view.total) == ((), 1)
+    assert view.message.startswith("these records cannot be shown: ")
+    assert "\n" not in view.message
+
+
+def test_gone_content_is_unknown_and_cut_content_one_line(records_run, tmp_path: Path) -> None:
+    """A claim whose file is gone raises UnknownItemError; one cut short answers one line."""
+    copy = tmp_path / "repository"
+    shutil.copytree(records_run.repository, copy)
+    view = RepositoryView(copy)
+    found = {}
+    for name in ("cities.parquet", "users.avro"):
+        row = next(f for f in view.list_queue(HELD).flowfiles if f.filename == name)
+        found[name] = view.flowfile(row.uuid)[1]
+    paths = {
+        name: next(
+            p for p in (copy / "content").rglob("*") if p.name == f.content.resource_claim.id
+        )
+        for name, f in found.items()
+    }
+    cities, users = found["cities.parquet"], found["users.avro"]
+    with paths["users.avro"].open("r+b") as file:
+        file.truncate(users.content.offset + 10)
+    cut = view.records(users.content, users.attributes, 4 * 1024 * 1024)
+    paths["cities.parquet"].unlink()
+    with pytest.raises(UnknownItemError, match="the content is gone"):
+        view.records(cities.content, cities.attributes, 4 * 1024 * 1024)
+    view.close()
+    assert cut.rows == ()
+    assert cut.message.startswith("the content cannot be read: content claim ")
+    assert "was cut short" in cut.message
+    assert "\n" not in cut.message
+
+
+@pytest.mark.parametrize("codec", ["null", "deflate", "bzip2", "xz", "snappy", "zstandard", "lz4"])
+def test_every_avro_codec_is_bounded_before_it_is_decoded(codec: str, monkeypatch) -> None:
+    """Each codec's block size is known before decoding: past the bound refused, under it read."""
+    monkeypatch.setattr(reading, "MAX_DECODED", 1 << 20, raising=False)
+    schema = {"type": "record", "name": "r", "fields": [{"name": "s", "type": "string"}]}
+    big, small, blocks = io.BytesIO(), io.BytesIO(), io.BytesIO()
+    fastavro.writer(big, schema, [{"s": "0" * (2 << 20)}], codec=codec)
+    fastavro.writer(small, schema, [{"s": "0" * (1 << 19)}], codec=codec)
+    many = [{"s": f"{n % 10}" * 200_000} for n in range(8)]  # blocks under it, past it together
+    fastavro.writer(blocks, schema, many, codec=codec, sync_interval=1)
+    for data in (big.getvalue(), blocks.getvalue()):
+        refused = read_records(data, "avro")
+        assert refused.rows == ()
+        assert refused.message.startswith("this Avro content's first records decode to more than")
+    read = read_records(small.getvalue(), "avro")
+    assert (len(read.rows), read.complete) == (1, False)
+    assert read.message == "values longer than 4,096 characters are cut"
