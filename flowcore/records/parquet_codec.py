@@ -15,6 +15,7 @@ from typing import IO
 
 import attrs
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from flowcore.errors import ConfigurationError
@@ -102,6 +103,20 @@ def _cast(batch: pa.RecordBatch, target: pa.Schema, before: int) -> pa.RecordBat
     return pa.RecordBatch.from_arrays(arrays, schema=target)
 
 
+def _conformed(batch: pa.RecordBatch | pa.Table, schema: pa.Schema) -> pa.RecordBatch | pa.Table:
+    """*batch*'s columns cast to *schema*, finer times truncated.
+
+    NiFi writes a TIMESTAMP as Avro's timestamp-millis, so a PostgreSQL ``timestamp(6)`` loses
+    its microseconds there too; any other cast that would lose data still fails.
+    """
+    picked = batch.select(schema.names)
+    columns = [
+        pc.cast(picked.column(index), options=pc.CastOptions(field.type, allow_time_truncate=True))
+        for index, field in enumerate(schema)
+    ]
+    return type(picked).from_arrays(columns, schema=schema)
+
+
 @attrs.frozen
 class ParquetWriterOptions:
     """ParquetRecordSetWriter's properties.
@@ -170,7 +185,7 @@ class ParquetRecordWriter:
         row groups of a useful size while memory stays bounded by one row group.
         """
         if not batch.schema.equals(self._schema, check_metadata=False):
-            batch = batch.select(self._schema.names).cast(self._schema)
+            batch = _conformed(batch, self._schema)
         table = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
         self._pending.append(table)
         self._pending_rows += table.num_rows

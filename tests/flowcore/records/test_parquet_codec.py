@@ -13,6 +13,7 @@ from flowcore.errors import ConfigurationError, RecordError
 from flowcore.records import schema as s
 from flowcore.records.parquet_codec import (
     ParquetReaderOptions,
+    ParquetRecordWriter,
     ParquetWriterOptions,
     read_parquet,
     write_parquet,
@@ -82,3 +83,23 @@ def test_small_batches_are_gathered_into_row_groups() -> None:
     out.seek(0)
     metadata = pq.ParquetFile(out).metadata
     assert [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)] == [40, 40, 20]
+
+
+def test_microsecond_timestamps_are_written_to_the_millisecond_as_nifi_does() -> None:
+    """A timestamp[us] column (a PostgreSQL timestamp(6)) is truncated to NiFi's millis; a
+    value that would not fit its column still fails."""
+    import datetime as dt
+
+    moment = dt.datetime(2024, 1, 2, 3, 4, 5, 123456)
+    batch = pa.record_batch([pa.array([moment], pa.timestamp("us"))], names=["t"])
+    out = io.BytesIO()
+    writer = ParquetRecordWriter(out, s.RecordSchema.from_arrow(batch.schema))
+    writer.write(batch)
+    writer.finish()
+    rows = pq.read_table(io.BytesIO(out.getvalue())).to_pylist()
+    assert rows == [{"t": moment.replace(microsecond=123000)}]
+    narrow = s.RecordSchema.from_arrow(pa.schema([("n", pa.int32())]))
+    with pytest.raises(pa.ArrowInvalid):
+        ParquetRecordWriter(io.BytesIO(), narrow).write(
+            pa.record_batch([pa.array([2**40], pa.int64())], names=["n"])
+        )
