@@ -11,14 +11,13 @@ client that retries it does not land it twice.
 from __future__ import annotations
 
 import threading
-import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 
 import attrs
 
-__all__ = ["SERVICE_UNAVAILABLE", "Held", "Inbox", "Throttle"]
+__all__ = ["SERVICE_UNAVAILABLE", "Held", "Inbox"]
 
 #: Answered when the inbox is full, a request waits too long, or the listener stops.
 SERVICE_UNAVAILABLE = 503
@@ -125,28 +124,3 @@ class Inbox:
         for one in held:
             one.status = SERVICE_UNAVAILABLE
             one.done.set()
-
-
-class Throttle:
-    """A shared byte rate limit (Max Data to Receive per Second), a leaky bucket in time.
-
-    Args:
-        rate: bytes per second, or 0 for none.
-    """
-
-    def __init__(self, rate: int) -> None:
-        self._rate = rate
-        self._lock = threading.Lock()
-        self._free_at = time.monotonic()
-
-    def take(self, size: int) -> None:
-        """Wait until *size* more bytes may be received."""
-        if self._rate <= 0 or size <= 0:
-            return
-        with self._lock:
-            now = time.monotonic()
-            start = max(now, self._free_at)
-            self._free_at = start + size / self._rate
-            wait = start - now
-        if wait > 0:
-            time.sleep(wait)

@@ -23,7 +23,6 @@ from typing import Any
 import attrs
 
 from flowcore.errors import FlowcoreError
-from processors.http_server._inbox import Throttle
 from processors.http_server._server import SOCKET_TIMEOUT_S, read_body
 from processors.http_server.context_map import CLEANUP_MAX_DELAY_S, Answer, Exchange
 
@@ -201,9 +200,6 @@ class RequestServer:
         self._thread.join(timeout=SOCKET_TIMEOUT_S)
 
 
-_UNTHROTTLED = Throttle(0)
-
-
 class _Handler(BaseHTTPRequestHandler):
     """One connection's requests; every method comes to :meth:`_serve`."""
 
@@ -315,7 +311,7 @@ class _Handler(BaseHTTPRequestHandler):
         if size > limit:
             self._error(413, f"Payload Too Large: at most {limit} bytes")
             return None
-        body = read_body(self, _UNTHROTTLED, size)
+        body = read_body(self, size)
         if body is None:
             self.close_connection = True
         return body

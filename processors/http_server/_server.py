@@ -20,7 +20,7 @@ from typing import Any
 
 import attrs
 
-from processors.http_server._inbox import SERVICE_UNAVAILABLE, Held, Inbox, Throttle
+from processors.http_server._inbox import SERVICE_UNAVAILABLE, Held, Inbox
 
 __all__ = ["NO_DN", "SOCKET_TIMEOUT_S", "ListenerConfig", "ListenerServer", "read_body"]
 
@@ -61,7 +61,6 @@ class ListenerServer:
         port: the port (0: any free one; see :attr:`port`).
         config: the request handling settings.
         inbox: where requests wait for their commit.
-        throttle: the shared receive rate limit.
         handler_class: the request handler (ListenHTTP's by default).
     """
 
@@ -71,14 +70,13 @@ class ListenerServer:
         port: int,
         config: Any,
         inbox: Inbox,
-        throttle: Throttle,
         *,
         handler_class: type[BaseHTTPRequestHandler] | None = None,
     ) -> None:
         handler = type(
             "ListenerHandler",
             (handler_class or _Handler,),
-            {"config": config, "inbox": inbox, "throttle": throttle},
+            {"config": config, "inbox": inbox},
         )
         self._server = ThreadingHTTPServer((host, port), handler)
         self._server.daemon_threads = True
@@ -104,7 +102,6 @@ class _Handler(BaseHTTPRequestHandler):
 
     config: ListenerConfig
     inbox: Inbox
-    throttle: Throttle
     timeout = SOCKET_TIMEOUT_S
     protocol_version = "HTTP/1.1"
     server_version = "flowcore-ListenHTTP"
@@ -220,8 +217,8 @@ class _Handler(BaseHTTPRequestHandler):
         return size
 
     def _read(self, size: int) -> bytes | None:
-        """The body, read at the throttled rate; None when the client went away or stalled."""
-        return read_body(self, self.throttle, size)
+        """The body; None when the client went away or stalled."""
+        return read_body(self, size)
 
     def _attributes(self) -> dict[str, str]:
         """NiFi's restlistener.* attributes, and the headers the pattern keeps."""
@@ -260,13 +257,12 @@ class _HeaderBudget:
         return bytes(line)
 
 
-def read_body(handler: BaseHTTPRequestHandler, throttle: Throttle, size: int) -> bytes | None:
-    """*size* bytes of *handler*'s body at *throttle*'s rate; None if the client went away."""
+def read_body(handler: BaseHTTPRequestHandler, size: int) -> bytes | None:
+    """*size* bytes of *handler*'s body; None if the client went away."""
     parts: list[bytes] = []
     left = size
     try:
         while left:
-            throttle.take(min(left, _CHUNK))
             part = handler.rfile.read(min(left, _CHUNK))
             if not part:
                 break

@@ -35,7 +35,7 @@ from flowcore.validators import (
     create_long_validator,
     create_regex_matching_validator,
 )
-from processors.http_server._inbox import Inbox, Throttle
+from processors.http_server._inbox import Inbox
 from processors.http_server._server import ListenerConfig, ListenerServer
 from processors.http_server._source import HttpServerSource
 
@@ -44,7 +44,6 @@ __all__ = ["ListenHTTP"]
 #: Requests handed out per trigger at most (each is a work item of one FlowFile).
 TAKE_PER_TRIGGER = 10_000
 #: NiFi 2 dropped Max Data to Receive per Second: bodies are read as fast as they come.
-_UNTHROTTLED = Throttle(0)
 #: NiFi's ``ListenHTTP.ClientAuthentication`` values, with its descriptions.
 _CLIENT_AUTHENTICATION = (
     AllowableValue(
@@ -251,7 +250,7 @@ class ListenHTTP(HttpServerSource):
         port = int(value(self.PORT).evaluate_attribute_expressions().value or 0)
         inbox = Inbox(int(value(self.MAX_THREAD_POOL_SIZE).as_integer() or 200))
         try:
-            server = ListenerServer("", port, config, inbox, _UNTHROTTLED)
+            server = ListenerServer("", port, config, inbox)
         except OSError as error:
             msg = f"ListenHTTP cannot listen on port {port}: {error.strerror or error}"
             raise ConfigurationError(msg) from error

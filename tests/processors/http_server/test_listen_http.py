@@ -15,7 +15,7 @@ from flowcore.errors import FlowValidationError
 from flowcore.nifi.importing import import_nifi
 from flowcore.settings import Settings
 from processors import HandleHttpRequest, ListenHTTP
-from processors.http_server._inbox import Held, Inbox, Throttle
+from processors.http_server._inbox import Held, Inbox
 from processors.http_server._server import ListenerConfig, ListenerServer
 from repositories.repository_set import RepositorySet
 from tests.processors.http_server._listening import listening
@@ -129,15 +129,6 @@ def test_a_full_inbox_answers_503_at_once() -> None:
     assert inbox.give_up(taken[1]) is True  # never listed again: dropped, no duplicate
     inbox.close()
     assert not inbox.offer(held[2])
-
-
-def test_the_throttle_bounds_the_receive_rate() -> None:
-    """Max Data to Receive per Second: 2,000 bytes at 10,000 B/s take about 0.2 s."""
-    throttle = Throttle(10_000)
-    started = time.monotonic()
-    for _ in range(20):
-        throttle.take(100)
-    assert 0.15 < time.monotonic() - started < 1.0
 
 
 def test_a_batch_run_does_not_wait_for_requests(tmp_path: Path) -> None:
@@ -294,7 +285,7 @@ def test_request_header_maximum_size_bounds_the_header_block(limit: int) -> None
     closed (Jetty's answer in NiFi); one within it is served."""
     inbox = Inbox(8)
     config = ListenerConfig(base_path="contentListener", max_body=10, wait_s=1, max_header=limit)
-    server = ListenerServer("127.0.0.1", 0, config, inbox, Throttle(0))
+    server = ListenerServer("127.0.0.1", 0, config, inbox)
     try:
         within = _raw_head(server.port, b"x" * (limit - 100))
         past = _raw_head(server.port, b"x" * (limit + 1))
@@ -309,7 +300,7 @@ def test_a_request_line_past_the_header_limit_is_414() -> None:
     """A request line longer than Request Header Maximum Size is 414 URI Too Long, as Jetty."""
     inbox = Inbox(8)
     config = ListenerConfig(base_path="contentListener", max_body=10, wait_s=1, max_header=256)
-    server = ListenerServer("127.0.0.1", 0, config, inbox, Throttle(0))
+    server = ListenerServer("127.0.0.1", 0, config, inbox)
     try:
         with httpx.Client(timeout=10) as client:
             long = client.head(f"http://127.0.0.1:{server.port}/contentListener?q={'a' * 300}")
