@@ -25,6 +25,7 @@ import pytest
 
 from repositories.repository_set import RepositorySet
 from tests.servers.postgres import PostgresServer, postgres_server
+from tests.stress._flowcore_runs import Moments, commits_of
 
 pytestmark = pytest.mark.stress
 
@@ -130,27 +131,30 @@ def _prepared(server: PostgresServer, name: str) -> list[tuple]:
 def test_kill_9_reads_and_inserts_each_row_exactly_once(
     postgres: PostgresServer, tmp_path: Path
 ) -> None:
-    """Killed at random moments while the table grows, then rerun: the target holds exactly
-    the uninterrupted run's rows (INSERT, no key), nothing stays prepared, and the committed
-    writes count each row once."""
+    """Killed at moments that follow the runs (before and after a first commit) while the table
+    grows, then rerun: the target holds exactly the uninterrupted run's rows (INSERT, no key),
+    nothing stays prepared, and the committed writes count each row once."""
     _database(postgres, "reference", tmp_path / "reference")
     for step in range(STEPS):
         _grow(postgres, "reference", step)
     started = time.monotonic()
     done = _run(tmp_path / "reference")
+    commits = commits_of(done, tmp_path / "reference")
     _, err = done.communicate(timeout=120)
     assert done.returncode == 0, err.decode()
+    assert commits, "the undisturbed run committed nothing"
     duration = time.monotonic() - started
     expected = _rows(postgres, "reference")
     assert len(expected) == STEPS * ROWS_PER_STEP
 
     _database(postgres, "crashed", tmp_path / "crashed")
     rng = random.Random(5)
+    moments = Moments(tmp_path / "crashed", commits)  # following the runs, not the clock
     killed = 0
     for step in range(STEPS):
         _grow(postgres, "crashed", step)
         process = _run(tmp_path / "crashed")
-        time.sleep(rng.uniform(0.2, max(0.3, duration * 0.9)))
+        moments(rng, process)
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=60)
