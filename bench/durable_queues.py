@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -68,6 +70,15 @@ def write_lines(root: Path, lines: int) -> None:
     (root / "in").mkdir()
     text = "".join(f"line {i} of the input\n" for i in range(lines))
     (root / "in" / "lines.txt").write_text(text)
+
+
+def run_in_tree(script: str, tree: Path, root: Path, lines: int) -> float:
+    """Seconds *script* ``--once root --lines N`` printed last, run in a fresh process that
+    imports *tree*'s code (how a bench compares another checkout with this one)."""
+    env = {**os.environ, "FLOWCORE_TREE": str(tree), "PYTHONPATH": str(tree)}
+    command = [sys.executable, script, "--once", str(root), "--lines", str(lines)]
+    done = subprocess.run(command, env=env, check=True, capture_output=True, text=True)
+    return float(done.stdout.split()[-1])
 
 
 def report_times(times: dict[str, list[float]], count: int, label: str, unit: str) -> None:

@@ -21,7 +21,6 @@ import contextlib
 import itertools
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,7 +32,7 @@ HERE = Path(__file__).resolve().parents[1]
 TREE = Path(os.environ.get("FLOWCORE_TREE", HERE))
 sys.path.insert(0, str(TREE))  # before bench/'s repositories.py
 
-from durable_queues import report_times, write_lines
+from durable_queues import report_times, run_in_tree, write_lines
 
 
 def _entry(rounds: int) -> dict[str, dict[str, float]]:
@@ -99,14 +98,6 @@ def _run(root: Path, lines: int, count_entries: bool = False) -> tuple[float, in
     return seconds, next(entries)
 
 
-def _in_process(tree: Path, root: Path, lines: int) -> float:
-    """Seconds for one run in a fresh process importing *tree*'s code."""
-    env = {**os.environ, "FLOWCORE_TREE": str(tree), "PYTHONPATH": str(tree)}
-    command = [sys.executable, __file__, "--once", str(root), "--lines", str(lines)]
-    done = subprocess.run(command, env=env, check=True, capture_output=True, text=True)
-    return float(done.stdout.split()[-1])
-
-
 def main() -> None:
     """The entry's cost, the clock's entries in a run, and the trees' runs interleaved."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -145,7 +136,7 @@ def main() -> None:
             times: dict[str, list[float]] = {name: [] for name in trees}
             for _ in range(args.repeat):
                 for name, tree in trees.items():
-                    times[name].append(_in_process(tree, root, args.lines))
+                    times[name].append(run_in_tree(__file__, tree, root, args.lines))
             report_times(times, args.lines, "code", "lines/s")
 
 
