@@ -143,6 +143,9 @@ Expression: TypeAlias = Path | Literal | Function | Comparison
 #: A field name printable without quotes: what NiFi's lexer reads as one IDENTIFIER.
 _RAW_NAME = re.compile(r"[^/\[\]*\"',\t\r\n0-9 .\-=?<>()\\!\x0c][^/\[\]*\"',\t\r\n=?<> ()\\!\x0c]*")
 _ESCAPES = {"'": "\\'", "\r": "\\r", "\n": "\\n", "\t": "\\t"}
+#: What the lexer reads as one identifier (``_parser._NOT_FIRST`` / ``_NOT_REST``): a name with
+#: backslashes prints raw when it can, since a quoted one may end in one or hold an escape.
+_LEXED_NAME = re.compile(r"[^/\[\]*\"',\t\r\n0-9 .\-=?<>()!\x0c][^/\[\]*\"',\t\r\n=?<> ()!\x0c]*")
 
 
 def _quote(text: str) -> str:
@@ -160,7 +163,11 @@ def _quote(text: str) -> str:
 def _name(name: str | None) -> str:
     if name is None:
         return "*"
-    return name if _RAW_NAME.fullmatch(name) else _quote(name)
+    if _RAW_NAME.fullmatch(name):
+        return name
+    if "\\" in name and _LEXED_NAME.fullmatch(name):  # a quoted \ or \n would lex otherwise
+        return name
+    return _quote(name)
 
 
 def _index_item(item: int | Range) -> str:
