@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import threading
 import time
@@ -59,6 +60,7 @@ __all__ = [
     "read_status",
 ]
 
+LOG = logging.getLogger("flowcore.repositories")
 PROVENANCE_STATE = "$provenance"  # the log's record of the next provenance event id
 MAX_BULLETINS = 1_000  # kept in bulletins.jsonl (NiFi's board keeps the last few per component)
 STATUS_FILE = "status.json"
@@ -86,6 +88,7 @@ class RepositorySet:
     _lock_file: Any = None
     #: Bulletins come from the driver's thread and from after-commit workers.
     _bulletin_lock: Any = attrs.field(factory=threading.Lock, init=False, repr=False)
+    _repository_id: str | None = attrs.field(default=None, init=False, repr=False)
 
     @classmethod
     def open(
@@ -165,18 +168,66 @@ class RepositorySet:
 
     @property
     def repository_id(self) -> str:
-        """This repository's random id, made and committed on first use, then kept.
+        """This repository's random id, made on first use and kept while it stays in place.
 
         What flowcore leaves in an outside system on a repository's behalf (PostgreSQL's
         prepared transactions) carries it, so that a start-up sweep touches only its own: two
         flows, or two copies of one flow on two repositories, may share a database. A path or
         a flow name would not do: a repository can move, and two can run the same flow.
+
+        The id is kept with the directory's identity (device and inode): a start in another
+        directory (a copy, ``cp -r``; a move across file systems; a restore from a backup)
+        makes a new one, since the directory it came from may still run under the old id and
+        commit what this one would take for its own strays. The old id is remembered
+        (:attr:`former_repository_ids`), never used for new work. A rename within the file
+        system keeps the inode, so the id; so does a device number that changed with a
+        remount (same path, same inode). See docs/sql.md.
         """
-        held = self.flowfiles.state(REPOSITORY_ID_KEY).get("id")
-        if held:
+        if self._repository_id is None:
+            self._repository_id = self._claim_repository_id()
+        return self._repository_id
+
+    @property
+    def former_repository_ids(self) -> tuple[str, ...]:
+        """The ids this repository had in the directories it was copied or moved from.
+
+        Oldest first: its pending work may still name them, a sweep must not (see
+        :attr:`repository_id`).
+        """
+        self.repository_id  # noqa: B018 - claims the id in this directory first
+        former = json.loads(self.flowfiles.state(REPOSITORY_ID_KEY).get("former", "[]"))
+        return tuple(str(entry["id"]) for entry in former)
+
+    def _claim_repository_id(self) -> str:
+        """The id for this directory: the recorded one, or a new one in another directory.
+
+        The record then names the old one as former (with the path it was recorded at).
+        """
+        recorded = dict(self.flowfiles.state(REPOSITORY_ID_KEY))
+        here = os.stat(self.directory)
+        identity = {
+            "device": str(here.st_dev),
+            "inode": str(here.st_ino),
+            "path": str(self.directory),
+        }
+        held = recorded.get("id")
+        if held and _same_directory(recorded, identity):
+            if any(recorded.get(k) != v for k, v in identity.items()):  # renamed, remounted
+                self.flowfiles.commit(Transaction(state={REPOSITORY_ID_KEY: recorded | identity}))
             return held
+        former = json.loads(recorded.get("former", "[]"))
         made = uuid.uuid4().hex[:16]
-        self.flowfiles.commit(Transaction(state={REPOSITORY_ID_KEY: {"id": made}}))
+        if held:
+            former.append({"id": held, "path": recorded.get("path", "")})
+            LOG.warning(
+                "the repository %s was copied or moved from %s: it takes a new id, %s in place "
+                "of %s, so that what it sweeps in outside systems (PostgreSQL's prepared "
+                "transactions) is never the other directory's; work the old id left pending "
+                "is still carried out (docs/sql.md)",
+                self.directory, recorded.get("path") or "another directory", made, held,
+            )  # fmt: skip
+        entry = {"id": made, **identity, "former": json.dumps(former)}
+        self.flowfiles.commit(Transaction(state={REPOSITORY_ID_KEY: entry}))
         return made
 
     @property
@@ -334,6 +385,21 @@ def open_for_queries(
         read_only=True,
     )
     return RepositoryReader(root, provenance, holder)
+
+
+def _same_directory(recorded: dict[str, str], identity: dict[str, str]) -> bool:
+    """Whether the directory *identity* describes is the one the id was *recorded* in.
+
+    The same device and inode: the same directory, wherever it is mounted or renamed to. The
+    same inode at the same path: the same too, its device number changed (a remount, a
+    reboot: NFS's and overlay file systems' numbers are given at mount time). No identity
+    recorded (a repository from before identities were kept): taken as the same.
+    """
+    if "inode" not in recorded:
+        return True
+    if recorded["inode"] != identity["inode"]:
+        return False
+    return recorded.get("device") == identity["device"] or recorded.get("path") == identity["path"]
 
 
 def _log_gone(root: Path, *, accept_loss: bool) -> list[Finding]:

@@ -191,7 +191,11 @@ class Controller:
             context = ProcessContext(
                 member.processor,
                 component=ComponentInfo(
-                    member.component_id, member.type_name, member.name, self.repos.repository_id
+                    member.component_id,
+                    member.type_name,
+                    member.name,
+                    self.repos.repository_id,
+                    self.repos.former_repository_ids,
                 ),
                 clock=now_ms,
                 state=lambda: StateMap(0, wal.state(member.component_id)),

@@ -60,12 +60,16 @@ class ComponentInfo:
             names this component's work outside flowcore (PutDatabaseRecord's prepared
             transactions) apart from another flow's or another repository's against the same
             system. Empty where there is no repository (the test harness gives one per runner).
+        former_repository_ids: the ids the repository had in directories it was copied or
+            moved from (``RepositorySet.former_repository_ids``); given to the driver's
+            contexts only: what they named is never swept, only told.
     """
 
     id: str
     type: str
     name: str = ""
     repository_id: str = ""
+    former_repository_ids: tuple[str, ...] = ()
 
 
 @attrs.frozen

@@ -56,6 +56,7 @@ __all__ = [
     "begin",
     "can_prepare",
     "commit_prepared",
+    "former_prefixes",
     "gid_prefix",
     "hold_repository_lock",
     "lock_timed_out",
@@ -63,6 +64,7 @@ __all__ = [
     "prepare",
     "repository_lock_key",
     "roll_back_strays",
+    "tell_former_strays",
 ]
 
 LOG = logging.getLogger("flowcore.processors.PutDatabaseRecord")
@@ -99,6 +101,16 @@ def gid_prefix(component: ComponentInfo) -> str | None:
         return None
     digest = hashlib.blake2b(component.id.encode("utf-8", "surrogatepass"), digest_size=6)
     return f"flowcore-{component.repository_id}-{digest.hexdigest()}-"
+
+
+def former_prefixes(component: ComponentInfo) -> list[str]:
+    """The gid prefixes *component* had under its repository's former ids (never swept)."""
+    found = []
+    for former in component.former_repository_ids:
+        prefix = gid_prefix(ComponentInfo(component.id, component.type, "", former))
+        if prefix is not None:
+            found.append(prefix)
+    return found
 
 
 _locks: dict[tuple[str, str], Any] = {}  # (database, repository id) -> the holding connection
@@ -301,6 +313,54 @@ def roll_back_strays(engine: Any, prefix: str, keep: Iterable[str]) -> list[str]
         finally:
             _reset_statement_timeout(connection)
     return strays
+
+
+_told: set[tuple[str, tuple[str, ...]]] = set()  # (database, prefixes) looked at, per process
+_told_lock = threading.Lock()
+
+
+def tell_former_strays(
+    engine: Any, prefixes: Sequence[str], keep: Iterable[str], system: str
+) -> int:
+    """Warn (once per process and database) of prepared transactions under *prefixes*.
+
+    They are the repository's under an id it had in the directory it was copied or moved
+    from: that directory may run again and commit them (its log may say committed), so they
+    are never rolled back here; those of attempts that never committed hold their locks
+    until the other directory starts, or until someone rolls them back (docs/sql.md). Those
+    in *keep* (committed actions of this repository's pending files) are being committed.
+
+    Returns:
+        How many are left so (0 when already looked at in this process).
+    """
+    key = (engine.url.render_as_string(hide_password=True), tuple(prefixes))
+    with _told_lock:
+        if not prefixes or key in _told:
+            return 0
+        _told.add(key)
+    kept = set(keep)
+    with _autocommit(engine) as connection:
+        connection.exec_driver_sql(f"SET statement_timeout = '{SWEEP_TIMEOUT}'")
+        try:
+            rows = connection.exec_driver_sql(
+                "SELECT gid FROM pg_prepared_xacts WHERE database = current_database() "
+                "AND gid ^@ ANY(%(prefixes)s)",
+                {"prefixes": list(prefixes)},
+            ).all()
+        finally:
+            _reset_statement_timeout(connection)
+    left = sorted(gid for (gid,) in rows if gid not in kept)
+    if left:
+        LOG.warning(
+            "%d prepared transaction(s) in %s belong to this repository under an id it had in "
+            "the directory it was copied or moved from (%s): they are not rolled back here, "
+            "since that directory may still commit them. It rolls back those of its uncommitted "
+            "attempts when it starts; if it is gone for good (moved across file systems, "
+            "restored from a backup), ROLLBACK PREPARED them (their locks block writes of the "
+            "same rows; docs/sql.md)",
+            len(left), system, ", ".join(left[:5]) + (", ..." if len(left) > 5 else ""),
+        )  # fmt: skip
+    return len(left)
 
 
 def _reset_statement_timeout(connection: Any) -> None:

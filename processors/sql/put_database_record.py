@@ -455,6 +455,11 @@ class PutDatabaseRecord(Processor):
         prepared.hold_repository_lock(engine, context.component.repository_id, pool.transit_uri())
         keep = [a["gid"] for a in pending if a.get("op") == "commit_prepared"]
         strays = prepared.roll_back_strays(engine, prefix, keep)
+        # A copied or moved repository's former id: its pending commits go on (by gid), its
+        # other prepared transactions may be the original directory's to commit: only told.
+        prepared.tell_former_strays(
+            engine, prepared.former_prefixes(context.component), keep, pool.transit_uri()
+        )
         if strays:
             context.logger.info(
                 "Rolled back %d prepared transaction(s) of uncommitted attempts in %s; their "

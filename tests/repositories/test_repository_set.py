@@ -1,8 +1,9 @@
-"""Tests for repositories/repository_set.py: starts that tell new from damaged, and `check`."""
+"""Tests for repositories/repository_set.py: starts that tell new from damaged, `check`, the id."""
 
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,9 @@ from flowcore.driver.controller import run_flow
 from flowcore.errors import RepositoryError, WalCorruptionError
 from flowcore.settings import Settings
 from processors import GenerateFlowFile, UpdateAttribute
+from repositories.records import Transaction
 from repositories.repository_set import (
+    REPOSITORY_ID_KEY,
     RepositoryReader,
     RepositorySet,
     check_repositories,
@@ -240,3 +243,61 @@ def test_a_moved_repository_refuses_commits_and_is_not_made_again(tmp_path: Path
         repos.close()
     assert not (tmp_path / "repo").exists()
     RepositorySet.open(tmp_path / "moved").close()
+
+
+def _ids(directory: Path) -> tuple[str, tuple[str, ...]]:
+    """The repository's id and former ids, as a start in *directory* claims them."""
+    repos = RepositorySet.open(directory)
+    try:
+        return repos.repository_id, repos.former_repository_ids
+    finally:
+        repos.close()
+
+
+def test_a_copy_takes_a_new_id_and_a_rename_keeps_it(tmp_path: Path) -> None:
+    """A copy (another inode) takes a new id and names the old as former; the original keeps
+    its id; a rename within the file system keeps the id; a copy of the copy adds its own."""
+    original, _ = _ids(tmp_path / "repo")
+    shutil.copytree(tmp_path / "repo", tmp_path / "copy")
+    copied, former = _ids(tmp_path / "copy")
+    assert copied != original
+    assert former == (original,)
+    assert _ids(tmp_path / "repo") == (original, ())
+    (tmp_path / "copy").rename(tmp_path / "renamed")
+    assert _ids(tmp_path / "renamed") == (copied, (original,))
+    shutil.copytree(tmp_path / "renamed", tmp_path / "again")
+    again, former = _ids(tmp_path / "again")
+    assert again not in {original, copied}
+    assert former == (original, copied)
+
+
+def test_a_restore_in_place_takes_a_new_id_a_remount_keeps_it(tmp_path: Path) -> None:
+    """The same path with another inode (restored from a backup) is another directory; the
+    same path and inode with another device number (a remount) is the same one; a repository
+    recorded without an identity (an older flowcore) keeps its id and records one."""
+    first, _ = _ids(tmp_path / "repo")
+    shutil.copytree(tmp_path / "repo", tmp_path / "backup")
+    # set aside, not deleted: a deleted directory's inode may be given to the restore (the
+    # same directory then, which is right: the one that held the id is gone)
+    (tmp_path / "repo").rename(tmp_path / "damaged")
+    shutil.copytree(tmp_path / "backup", tmp_path / "repo")
+    restored, former = _ids(tmp_path / "repo")
+    assert restored != first
+    assert former == (first,)
+    assert _ids(tmp_path / "damaged") == (first, ())  # the one set aside: still itself
+    repos = RepositorySet.open(tmp_path / "repo")
+    try:
+        recorded = dict(repos.flowfiles.state(REPOSITORY_ID_KEY))
+        remounted = {**recorded, "device": str(int(recorded["device"]) + 1)}
+        repos.flowfiles.commit(Transaction(state={REPOSITORY_ID_KEY: remounted}))
+    finally:
+        repos.close()
+    assert _ids(tmp_path / "repo") == (restored, (first,))
+    repos = RepositorySet.open(tmp_path / "older")
+    try:
+        repos.flowfiles.commit(Transaction(state={REPOSITORY_ID_KEY: {"id": "0123456789abcdef"}}))
+    finally:
+        repos.close()
+    assert _ids(tmp_path / "older") == ("0123456789abcdef", ())
+    shutil.copytree(tmp_path / "older", tmp_path / "older-copy")
+    assert _ids(tmp_path / "older-copy")[1] == ("0123456789abcdef",)
