@@ -548,3 +548,58 @@ def test_a_repository_lock_lost_with_its_session_is_checked_and_taken_again(
         with pytest.raises(ConfigurationError, match="a copy of this repository"):
             runner.processor.settle_after_commit_actions(runner.context, [])
     runner.processor.settle_after_commit_actions(runner.context, [])  # the copy is gone
+
+
+def test_a_copy_of_a_repository_never_rolls_back_what_the_original_will_commit(
+    postgres: PostgresServer, table: str, tmp_path, monkeypatch: pytest.MonkeyPatch, caplog
+) -> None:
+    """cp -r of a crashed run's repository, started after the original ran on: the copy takes a
+    new id, commits what its own pending file names (the original's old id), and leaves the
+    original's later prepared transaction (pending in the original only) alone, with a
+    warning; the original's next start commits it: each of its rows lands once."""
+    import shutil
+
+    from flowcore.driver.controller import Controller
+    from flowcore.runners.direct import DirectRunner
+    from flowcore.settings import Settings
+    from repositories.repository_set import RepositorySet
+
+    del table  # its teardown rolls back what a failure leaves prepared
+    postgres.execute("drop table if exists copied")
+    postgres.execute("create table copied (id int, name text)")  # no key: duplicates show
+    monkeypatch.setattr(prepared, "BACKOFF_SECONDS", 0.01)
+    settings = Settings(after_commit_budget="200 ms")
+    original, copy = tmp_path / "original", tmp_path / "copy"
+
+    def start(directory: Path, flow: Any, *, run: bool) -> str:
+        repos = RepositorySet.open(directory)
+        try:
+            controller = Controller(flow, DirectRunner(), repos, settings)
+            if run:
+                assert controller.run().pending_after_commit == 1  # the database cut
+            else:
+                controller.sinks.recover()
+                controller.sinks.release()
+            return repos.repository_id
+        finally:
+            repos.close()
+
+    with tcp_proxy(postgres.host, postgres.port) as proxy:
+        _LoseTheDatabase.PROXY = proxy
+        url = f"jdbc:postgresql://127.0.0.1:{proxy.port}/{postgres.database}"
+        flow = _lost_flow(url, "copied")
+        first_id = start(original, flow, run=True)  # crashes with a COMMIT PREPARED pending
+        shutil.copytree(original, copy)
+        proxy.restore()
+        assert start(original, flow, run=True) == first_id  # commits it; one more pending
+        proxy.restore()
+        [later] = _prepared_gids(postgres)
+        assert later.startswith(f"flowcore-{first_id}-")
+        with caplog.at_level(logging.WARNING, logger="flowcore"):
+            copy_id = start(copy, flow, run=False)
+        assert copy_id != first_id
+        assert _prepared_gids(postgres) == [later]  # the original's: not the copy's to judge
+        assert any(later in r.getMessage() for r in caplog.records)
+        assert start(original, flow, run=False) == first_id  # commits it
+    assert postgres.execute("select id, name from copied") == [(1, "once"), (1, "once")]
+    assert _prepared_gids(postgres) == []
