@@ -15,8 +15,13 @@ Scope: a gid is ``flowcore-<repository id>-<component digest>-<random>``, the re
 being random and kept in the repository (:attr:`RepositorySet.repository_id`), the digest that
 of the component's stable id. A sweep touches only its own prefix, so two flows, or two
 repositories running one flow, against one database never roll back each other's work. A
-copied repository keeps its id: :func:`hold_repository_lock` (a PostgreSQL advisory lock held
-by the sweeping process) refuses a second process under the same id at once.
+copy of a repository (another directory: ``cp -r``, a move across file systems, a restore)
+takes a new id at its first start and keeps the old one as *former*: what its pending files
+name under it is committed (by gid), the rest is the original directory's, so never swept,
+only told (:func:`tell_former_strays`). Where two processes still share an id (one directory
+mounted on two hosts, a copy made before ids were kept with their directory),
+:func:`hold_repository_lock` (a PostgreSQL advisory lock held by the sweeping process)
+refuses the second at once.
 
 Every FlowFile of a stage run holds one prepared transaction until the run's commit, and the
 server holds at most ``max_prepared_transactions`` (for every client together): once they are
@@ -126,10 +131,11 @@ def repository_lock_key(repository_id: str) -> int:
 def hold_repository_lock(engine: Any, repository_id: str, system: str) -> None:
     """Hold the repository's advisory lock in *engine*'s database for this process's life.
 
-    A copied repository (``cp -a``) keeps its id, so the copies' gids share a prefix and one
-    copy's sweep would roll back the other's prepared transactions (rows its FlowFiles say
-    were written). The lock, held on a connection of its own (detached from the pool), lets
-    one process at a time sweep, and so run two-phase, under an id in a database.
+    Two processes under one repository id (one directory mounted on two hosts, a copy made
+    before a repository kept its directory's identity) share a gid prefix, and one's sweep
+    would roll back the other's prepared transactions (rows its FlowFiles say were written).
+    The lock, held on a connection of its own (detached from the pool), lets one process at a
+    time sweep, and so run two-phase, under an id in a database.
 
     Called before every sweep: a lock whose session ended is taken again (or refused), so a
     sweep runs only while this process holds the lock.
@@ -160,10 +166,11 @@ def hold_repository_lock(engine: Any, repository_id: str, system: str) -> None:
             connection.close()
             msg = (
                 f"another process runs a flow on a repository with the id {repository_id} "
-                f"against {system}: a copy of this repository (cp -a keeps its id). Their "
-                "PostgreSQL sweeps would roll back each other's prepared transactions, so "
-                "this one does not start: stop the other, or give the copy a repository of "
-                "its own (a fresh directory) (docs/sql.md)"
+                f"against {system}: this repository from another host, or a copy of this "
+                "repository made before flowcore kept a repository's directory identity. "
+                "Their PostgreSQL sweeps would roll back each other's prepared transactions, "
+                "so this one does not start: stop the other, or give the copy a repository "
+                "of its own (a fresh directory) (docs/sql.md)"
             )
             raise ConfigurationError(msg)
         _locks[key] = connection
@@ -352,12 +359,12 @@ def tell_former_strays(
     left = sorted(gid for (gid,) in rows if gid not in kept)
     if left:
         LOG.warning(
-            "%d prepared transaction(s) in %s belong to this repository under an id it had in "
-            "the directory it was copied or moved from (%s): they are not rolled back here, "
-            "since that directory may still commit them. It rolls back those of its uncommitted "
-            "attempts when it starts; if it is gone for good (moved across file systems, "
-            "restored from a backup), ROLLBACK PREPARED them (their locks block writes of the "
-            "same rows; docs/sql.md)",
+            "%d prepared transaction(s) in %s carry an id this repository had in the directory "
+            "it was copied or moved from, and no pending commit of this one names them: %s. "
+            "They are not rolled back here, since that directory may still commit them; it "
+            "rolls back those of its attempts that never committed when it starts. If it is "
+            "gone for good (moved across file systems, restored from a backup), ROLLBACK "
+            "PREPARED them: meanwhile they hold their rows' locks (docs/sql.md)",
             len(left), system, ", ".join(left[:5]) + (", ..." if len(left) > 5 else ""),
         )  # fmt: skip
     return len(left)

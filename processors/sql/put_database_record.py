@@ -451,7 +451,7 @@ class PutDatabaseRecord(Processor):
         engine = pool.engine()
         if prefix is None or not prepared.can_prepare(engine, pool.transit_uri()):
             return
-        # One process per repository id and database sweeps (a copied repository refused).
+        # One process per repository id and database sweeps (a second one refused).
         prepared.hold_repository_lock(engine, context.component.repository_id, pool.transit_uri())
         keep = [a["gid"] for a in pending if a.get("op") == "commit_prepared"]
         strays = prepared.roll_back_strays(engine, prefix, keep)
