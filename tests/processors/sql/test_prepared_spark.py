@@ -29,8 +29,8 @@ STALL_SECONDS = 60.0  # the attempt is killed long before; a bound, should the k
 
 
 class _LostOnce(Processor):
-    """Holds up each Spark task's first attempt after PutDatabaseRecord's PREPARE, for the test
-    to kill it (its Python worker is then destroyed); a retried attempt passes its FlowFiles on.
+    """Holds up the first Spark task's first attempt after PutDatabaseRecord's PREPARE, for the
+    test to kill it (its Python worker is then destroyed); others pass their FlowFiles on.
 
     Spark retries a killed attempt whatever ``spark.task.maxFailures`` says (a local master
     fails a job at the first failure), so the test shares the suite's session.
@@ -46,7 +46,7 @@ class _LostOnce(Processor):
         from pyspark import TaskContext  # in a Spark worker only
 
         task = TaskContext.get()
-        if task is not None and task.attemptNumber() == 0:
+        if task is not None and task.attemptNumber() == 0 and not any(Path(self.MARKS).iterdir()):
             mark = Path(self.MARKS) / f"{task.taskAttemptId()}.tid"
             mark.write_text(str(task.taskAttemptId()))
             time.sleep(STALL_SECONDS)  # killed meanwhile
