@@ -338,24 +338,32 @@ def tell_former_strays(
     in *keep* (committed actions of this repository's pending files) are being committed.
 
     Returns:
-        How many are left so (0 when already looked at in this process).
+        How many are left so (0 when already looked at in this process, or when the
+        database cannot be asked: the sweep just done reports that; asked again next time).
     """
     key = (engine.url.render_as_string(hide_password=True), tuple(prefixes))
     with _told_lock:
         if not prefixes or key in _told:
             return 0
-        _told.add(key)
     kept = set(keep)
-    with _autocommit(engine) as connection:
-        connection.exec_driver_sql(f"SET statement_timeout = '{SWEEP_TIMEOUT}'")
-        try:
-            rows = connection.exec_driver_sql(
-                "SELECT gid FROM pg_prepared_xacts WHERE database = current_database() "
-                "AND gid ^@ ANY(%(prefixes)s)",
-                {"prefixes": list(prefixes)},
-            ).all()
-        finally:
-            _reset_statement_timeout(connection)
+    try:
+        with _autocommit(engine) as connection:
+            connection.exec_driver_sql(f"SET statement_timeout = '{SWEEP_TIMEOUT}'")
+            try:
+                rows = connection.exec_driver_sql(
+                    "SELECT gid FROM pg_prepared_xacts WHERE database = current_database() "
+                    "AND gid ^@ ANY(%(prefixes)s)",
+                    {"prefixes": list(prefixes)},
+                ).all()
+            finally:
+                _reset_statement_timeout(connection)
+    except Exception as error:  # only a warning's worth: never in the way of the sweep
+        LOG.debug("could not look for prepared transactions under former ids: %s", error)
+        return 0
+    with _told_lock:
+        if key in _told:
+            return 0
+        _told.add(key)
     left = sorted(gid for (gid,) in rows if gid not in kept)
     if left:
         LOG.warning(
