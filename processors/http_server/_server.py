@@ -22,7 +22,14 @@ import attrs
 
 from processors.http_server._inbox import SERVICE_UNAVAILABLE, Held, Inbox
 
-__all__ = ["NO_DN", "SOCKET_TIMEOUT_S", "ListenerConfig", "ListenerServer", "read_body"]
+__all__ = [
+    "NO_DN",
+    "SOCKET_TIMEOUT_S",
+    "BoundedHeadersHandler",
+    "ListenerConfig",
+    "ListenerServer",
+    "read_body",
+]
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +83,7 @@ class ListenerServer:
         handler = type(
             "ListenerHandler",
             (handler_class or _Handler,),
-            {"config": config, "inbox": inbox},
+            {"config": config, "inbox": inbox, "max_header": config.max_header},
         )
         self._server = ThreadingHTTPServer((host, port), handler)
         self._server.daemon_threads = True
@@ -97,17 +104,20 @@ class ListenerServer:
         self._thread.join(timeout=SOCKET_TIMEOUT_S)
 
 
-class _Handler(BaseHTTPRequestHandler):
-    """One connection's requests (a thread each, as ThreadingHTTPServer gives)."""
+class BoundedHeadersHandler(BaseHTTPRequestHandler):
+    """A request handler whose request line and headers stay within ``max_header`` bytes.
 
-    config: ListenerConfig
-    inbox: Inbox
-    timeout = SOCKET_TIMEOUT_S
-    protocol_version = "HTTP/1.1"
-    server_version = "flowcore-ListenHTTP"
+    NiFi's Jetty bounds them (``requestHeaderSize``, Request Header Maximum Size on ListenHTTP
+    and HandleHttpRequest) while it parses, before any servlet sees the request: past it 431,
+    or 414 when the request line alone is too long. ListenHTTP's and HandleHttpRequest's
+    handlers both take the bound here, before the method, the path or a header is looked at.
 
-    def log_message(self, format: str, *args: Any) -> None:
-        log.debug("%s %s", self.address_string(), format % args)
+    Attributes:
+        max_header: the most bytes of request line and headers taken (set on the handler class
+            each server makes).
+    """
+
+    max_header: int = 8 * 1024
 
     def parse_request(self) -> bool:
         """The request line and headers, refused (431, or 414) past Request Header Maximum Size.
@@ -115,7 +125,7 @@ class _Handler(BaseHTTPRequestHandler):
         The headers are read through a counting reader, so an over-large block is refused as
         soon as it passes the limit, without holding more than one line of it.
         """
-        budget = self.config.max_header - len(self.raw_requestline)
+        budget = self.max_header - len(self.raw_requestline)
         rfile = self.rfile
         self.rfile = _HeaderBudget(rfile, budget)  # type: ignore[assignment]
         try:
@@ -128,6 +138,19 @@ class _Handler(BaseHTTPRequestHandler):
             return False
         finally:
             self.rfile = rfile
+
+
+class _Handler(BoundedHeadersHandler):
+    """One connection's requests (a thread each, as ThreadingHTTPServer gives)."""
+
+    config: ListenerConfig
+    inbox: Inbox
+    timeout = SOCKET_TIMEOUT_S
+    protocol_version = "HTTP/1.1"
+    server_version = "flowcore-ListenHTTP"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        log.debug("%s %s", self.address_string(), format % args)
 
     def _path(self) -> str:
         return self.path.split("?", 1)[0]
