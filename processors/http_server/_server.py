@@ -4,8 +4,9 @@ Only POST (content) and HEAD are taken on the base path, GET on ``<base>/healthc
 as NiFi's ListenHTTP; other methods get 405. The request line and headers together stay within
 Request Header Maximum Size, as Jetty bounds them in NiFi: past it, 431 (414 when the request
 line alone is too long), and the connection is closed. The body must say its length
-(Content-Length; a chunked body gets 411) and stay within the size limit (413 before a byte of
-it is read); the socket times out after :data:`SOCKET_TIMEOUT_S` without progress, so a stalled
+(Content-Length; a chunked body gets 411) and stay within the size limit, and a
+multipart/form-data body within Multipart Request Max Size too (413 before a byte of it is
+read); the socket times out after :data:`SOCKET_TIMEOUT_S` without progress, so a stalled
 client cannot hold a thread for ever.
 """
 
@@ -51,6 +52,8 @@ class ListenerConfig:
         headers: the pattern of header names kept as attributes, or None.
         max_header: the most bytes of request line and headers taken (Request Header Maximum
             Size, Jetty's ``requestHeaderSize``).
+        max_multipart: the largest multipart/form-data body taken (Multipart Request Max Size,
+            the ``maxRequestSize`` NiFi gives Jetty's multipart parser).
     """
 
     base_path: str
@@ -58,6 +61,7 @@ class ListenerConfig:
     wait_s: float
     headers: re.Pattern[str] | None = None
     max_header: int = 8 * 1024
+    max_multipart: int = 1024 * 1024
 
 
 class ListenerServer:
@@ -232,6 +236,13 @@ class _Handler(BoundedHeadersHandler):
             return None
         if size < 0:
             self._send(400, b"Bad Request: negative Content-Length", close=True)
+            return None
+        multipart = "multipart/form-data" in (self.headers.get("Content-Type") or "").lower()
+        if multipart and size > self.config.max_multipart:
+            # Jetty's words for NiFi's MultipartConfigElement(maxRequestSize), which NiFi's
+            # servlet passes on; here before a byte of the body is read, not once it has been
+            message = f"Request exceeds maxRequestSize ({self.config.max_multipart})"
+            self._send(413, message.encode(), close=True)
             return None
         if size > self.config.max_body:
             message = f"Payload Too Large: at most {self.config.max_body} bytes"
