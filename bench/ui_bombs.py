@@ -8,7 +8,7 @@ Avro file (1,200 records, the viewer's first 1,000 shown) is the baseline of wha
 Bombs past ``--before-max`` items are not run on the other tree (10^7 takes it ~30 s and ~900 MB;
 10^9 would take an hour and 80 GB). Prints JSON, then a table of best-of-N seconds and MB.
 
-    .venv/bin/python bench/ui_bombs.py [--before DIR] [--repeat N] [--before-max N]
+    .venv/bin/python bench/ui_bombs.py [--before DIR] [--repeat N] [--before-max N] [--case TEXT]
 """
 
 from __future__ import annotations
@@ -119,25 +119,27 @@ def main() -> None:
     parser.add_argument("--before", type=Path, help="another checkout to run beside this one")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--before-max", type=int, default=10**7)
+    parser.add_argument("--case", default="", help="run only the cases whose name has this")
     parser.add_argument("--once", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.once:
         _once(args.once)
         return
     trees = {"this": ROOT, **({"before": args.before.resolve()} if args.before else {})}
-    results: dict[str, dict[str, list[dict]]] = {name: {} for name in CASES}
+    cases = {name: case for name, case in CASES.items() if args.case in name}
+    results: dict[str, dict[str, list[dict]]] = {name: {} for name in cases}
     with tempfile.TemporaryDirectory() as tmp:
         files = {}
-        for name, (kind, items) in CASES.items():
+        for name, (kind, items) in cases.items():
             files[name] = Path(tmp) / f"{len(files)}.bin"
             files[name].write_bytes(_content(kind, items))
         for _ in range(args.repeat):
-            for name, (_, items) in CASES.items():
+            for name, (_, items) in cases.items():
                 for tree_name, tree in trees.items():
                     if tree_name == "before" and items > args.before_max:
                         continue
                     results[name].setdefault(tree_name, []).append(_run(tree, files[name]))
-        sizes = {name: files[name].stat().st_size for name in CASES}
+        sizes = {name: files[name].stat().st_size for name in cases}
     report = {
         name: {
             "bytes": sizes[name],
