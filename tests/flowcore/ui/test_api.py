@@ -241,7 +241,8 @@ def big_run(tmp_path_factory: pytest.TempPathFactory) -> argparse.Namespace:
     (root / "in" / "big.bin").write_bytes(BIG)
     (root / "flow.py").write_text(BIG_FLOW % str(root / "in"))
     repository = root / "repository"
-    assert main(["run", str(root / "flow.py"), "--repository", str(repository)]) == 0
+    flow = str(root / "flow.py")
+    assert main(["run", flow, "--runner", "direct", "--repository", str(repository)]) == 0
     ui = {"host": "127.0.0.1", "port": 0, "token": None}
     return argparse.Namespace(flow=str(root / "flow.py"), repository=str(repository), **ui)
 
