@@ -22,7 +22,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from flowcore.cli.provenance import event_json
-from flowcore.errors import FlowcoreError
+from flowcore.errors import ContentCorruptionError, FlowcoreError
 from flowcore.provenance_events import ProvenanceEventType
 from flowcore.ui.lineage import LineageTooLargeError, lineage_document
 from flowcore.ui.reading import RepositoryView, UnknownItemError
@@ -184,9 +184,17 @@ def flowfile(request: Request) -> Response:
     return JSONResponse(_flowfile_json(queue_id, found))
 
 
-def _chunks(stream: Any, limit: int | None) -> Iterator[bytes]:
-    left = limit
+def _chunks(stream: Any, first: bytes, limit: int | None) -> Iterator[bytes]:
+    """*first* (read and verified before the status line), then the rest of *stream*.
+
+    A block failing its checksum past *first* raises here, after the status was sent: the
+    server then breaks the body off (no closing chunk), so a client never takes a truncated
+    download for a whole one.
+    """
+    left = None if limit is None else limit - len(first)
     try:
+        if first:
+            yield first
         while left is None or left > 0:
             data = stream.read(_CHUNK if left is None else min(_CHUNK, left))
             if not data:
@@ -228,6 +236,11 @@ def _content(
 
     ``?records=1`` answers Avro and Parquet content as records instead (JSON, a
     :class:`~flowcore.ui.reading.RecordView`): a table and NiFi's formatted JSON.
+
+    What the viewer shows (at most :data:`MAX_VIEW`) is read, and so checked against the claim
+    file's checksums, before the status line; a download only its first chunk (it streams: a
+    1 GB claim is never held). Damage found then answers 500 with one line naming the claim;
+    damage found later breaks the download off.
     """
     if request.query_params.get("records") == "1":
         return JSONResponse(attrs.asdict(view.records(claim, attributes, MAX_VIEW)))
@@ -235,16 +248,25 @@ def _content(
     download = request.query_params.get("download") == "1"
     if claim is None:
         return Response(b"", media_type="application/octet-stream")
-    stream = view.open_content(claim)
+    limit = None if download else MAX_VIEW
+    try:  # the viewer's range whole (it is bounded), a download's first chunk: verified here
+        stream = view.open_content(claim)
+        try:
+            first = stream.read(_CHUNK if limit is None else limit)
+        except BaseException:
+            stream.close()
+            raise
+    except ContentCorruptionError as error:  # before the status line: an error, not 200
+        reason = " ".join(error.reason.split())
+        return _error(500, f"the content {claim} cannot be read: {reason}")
     disposition = "attachment" if download else "inline"
     headers = {
         "Content-Disposition": content_disposition(disposition, filename),
         "X-Content-Type-Options": "nosniff",
     }
-    limit = None if download else MAX_VIEW
     usable = mime is not None and _MEDIA_TYPE.fullmatch(mime) is not None
     media = mime if download and usable else "application/octet-stream"
-    return StreamingResponse(_chunks(stream, limit), media_type=media, headers=headers)
+    return StreamingResponse(_chunks(stream, first, limit), media_type=media, headers=headers)
 
 
 def flowfile_content(request: Request) -> Response:

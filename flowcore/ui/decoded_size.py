@@ -4,21 +4,40 @@ A few KB of compressed Avro or Parquet can hold gigabytes (one 200 MB string def
 zstd does better), and a reader decodes a whole block or row group at once. The viewer first
 reads the sizes the formats state, and decompresses, a megabyte at a time and only counting,
 what states none, stopping at the bound: content past it is refused with one line.
+
+Bytes alone do not bound what decoding builds: an Avro array of nulls costs no byte per item
+(five bytes declare 10^9 items, which fastavro builds as a 8 GB list), and a Parquet list of
+nulls costs a few bits of definition levels. So the values the first records hold (array items,
+map entries, record fields; Parquet's repeated values) are counted too, against their own bound,
+before anything is decoded: Avro's by walking the datums with their schema, a block's item count
+charged before its items are walked (a 10^9-item block is refused at once), Parquet's from the
+footer's value counts.
 """
 
 from __future__ import annotations
 
 import bz2
+import io
 import lzma
 import zlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import fastavro
 
 from flowcore.errors import FlowcoreError
 
 if TYPE_CHECKING:
     import pyarrow.parquet as pq
 
-__all__ = ["TooBigToShowError", "check_avro", "check_parquet", "decoded_size"]
+__all__ = [
+    "TooBigToShowError",
+    "check_avro",
+    "check_avro_values",
+    "check_parquet",
+    "check_parquet_values",
+    "decoded_size",
+]
 
 _AVRO_MAGIC = b"Obj\x01"
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -176,3 +195,238 @@ def _zstd_size(block: bytes, unknown: int) -> int:
         return unknown
     size = int.from_bytes(block[pos : pos + width], "little")
     return size + 256 if width == 2 else size
+
+
+# --- values: what decoding builds, counted before it is built ----------------------------------
+
+
+def check_parquet_values(metadata: pq.FileMetaData, count: int, bound: int) -> None:
+    """Refuse Parquet whose row groups holding its first *count* records repeat past *bound*.
+
+    A list or map column (a repetition level above 0) holds any number of values per row, and
+    nulls in it cost a few bits: the footer's value count of each such column chunk is charged
+    whole (where in the group its values lie is not told). Flat columns hold one value per row,
+    and only the rows read are decoded: they are bounded by *count*.
+    """
+    repeated = [
+        index
+        for index in range(metadata.num_columns)
+        if metadata.schema.column(index).max_repetition_level > 0
+    ]
+    rows = values = 0
+    for group_index in range(metadata.num_row_groups):
+        if rows >= count:
+            break
+        group = metadata.row_group(group_index)
+        rows += group.num_rows
+        values += sum(group.column(index).num_values for index in repeated)
+    if values > bound:
+        msg = (
+            f"this Parquet file's first row groups hold {values:,} list and map values; the "
+            f"viewer decodes up to {bound:,}: download it to see its records"
+        )
+        raise TooBigToShowError(msg)
+
+
+def check_avro_values(
+    data: bytes, count: int, bound: int, schema: dict[str, Any] | None = None
+) -> None:
+    """Refuse Avro whose first *count* records hold more than *bound* values.
+
+    Every array item, map entry and record field counts one, whatever its bytes: an item of
+    ``null`` (or of an empty record) costs no byte, so bytes do not bound them. The datums are
+    walked with their writer's schema, without building them; an array or map block's count is
+    charged before its items are walked, and items of a constant width are skipped in one step.
+    Call it after :func:`check_avro`: a container's blocks are decompressed to be walked.
+    Damaged or cut-off content stops the walk silently (fastavro says what broke).
+
+    Args:
+        data: an Avro data file (``Obj`` header), or bare datums when *schema* is given.
+        count: the records the viewer reads.
+        bound: the values they may hold.
+        schema: the bare datums' schema (the ``avro.schema`` attribute, parsed JSON).
+
+    Raises:
+        TooBigToShowError: the records hold more than *bound* values.
+    """
+    walker = _Walker(bound)
+    try:
+        if data.startswith(_AVRO_MAGIC):
+            reader = fastavro.block_reader(io.BytesIO(data))
+            root = walker.compile(reader.writer_schema)
+            left = count
+            for block in reader:
+                body = block.bytes_.getvalue()
+                pos = 0
+                for _ in range(min(left, block.num_records)):
+                    pos = walker.skip(root, body, pos)
+                    if pos > len(body):
+                        return  # damaged: fastavro says so
+                left -= block.num_records
+                if left <= 0:
+                    break
+        elif schema is not None:
+            root = walker.compile(schema)
+            pos = 0
+            for _ in range(count):
+                if pos >= len(data):
+                    break
+                pos = walker.skip(root, data, pos)
+    except _TooManyValuesError:
+        msg = (
+            f"this Avro content's first records hold more than {bound:,} values (array items, "
+            "map entries and fields); the viewer does not decode them: download the content"
+        )
+        raise TooBigToShowError(msg) from None
+    except RecursionError:
+        msg = "this Avro content's first records nest too deep for the viewer: download the content"
+        raise TooBigToShowError(msg) from None
+    except Exception:  # damaged or cut off: fastavro reads what precedes it, or says what broke
+        return
+
+
+class _TooManyValuesError(Exception):
+    """The walk charged more values than its bound (caught in this module)."""
+
+
+@attrs.define
+class _Node:
+    """An Avro schema compiled for the walk.
+
+    Not frozen: a named type's node is made before its fields are compiled, so a recursive
+    record can point at it, and is filled in after.
+
+    Attributes:
+        kind: ``null``, ``varint`` (int, long, enum), ``fixed`` (boolean, float, double,
+            fixed), ``bytes`` (bytes, string), ``record``, ``array``, ``map``, ``union``.
+        size: a fixed kind's bytes.
+        children: a record's fields, an array's or map's items, a union's branches.
+        width: the bytes every datum takes when constant (None when it varies).
+        values: the values every datum holds when constant (a record's fields).
+    """
+
+    kind: str
+    size: int = 0
+    children: list[_Node] = attrs.Factory(list)
+    width: int | None = None
+    values: int = 0
+
+
+_FIXED = {"boolean": 1, "float": 4, "double": 8}
+_VARINT = frozenset({"int", "long", "enum"})
+
+
+class _Walker:
+    """Walks Avro datums as fastavro would decode them, counting values, building none."""
+
+    def __init__(self, bound: int) -> None:
+        self.left = bound
+        self._named: dict[str, _Node] = {}
+
+    def compile(self, schema: Any) -> _Node:
+        """*schema* (any Avro schema JSON) as a walkable tree, named types resolved."""
+        named: dict[str, Any] = {}
+        parsed = fastavro.parse_schema(schema, named_schemas=named)
+        self._named = {}
+        for name in named:  # placeholders first: records may recurse
+            self._named[name] = _Node("record")
+        for name, definition in named.items():
+            filled = self._compile(definition, named, set())
+            node = self._named[name]
+            node.kind, node.size, node.children = filled.kind, filled.size, filled.children
+            node.width, node.values = filled.width, filled.values
+        return self._compile(parsed, named, set())
+
+    def _compile(self, schema: Any, named: dict[str, Any], seen: set[str]) -> _Node:
+        if isinstance(schema, str):
+            if schema in named:
+                return self._named[schema]
+            return _primitive(schema)
+        if isinstance(schema, list):
+            return _Node("union", children=[self._compile(s, named, seen) for s in schema])
+        kind = schema["type"]
+        if kind in {"record", "error"}:
+            name = schema["name"]
+            if name in seen:
+                return self._named[name]  # a recursive record: not constant
+            fields = [self._compile(f["type"], named, seen | {name}) for f in schema["fields"]]
+            node = _Node("record", children=fields, values=len(fields))
+            if all(f.width is not None for f in fields):
+                node.width = sum(f.width or 0 for f in fields)
+                node.values += sum(f.values for f in fields)
+            return node
+        if kind in {"array", "map"}:
+            item = self._compile(schema["items" if kind == "array" else "values"], named, seen)
+            return _Node(kind, children=[item])
+        if kind == "fixed":
+            return _Node("fixed", size=schema["size"], width=schema["size"])
+        if kind == "enum":
+            return _Node("varint")
+        return self._compile(kind, named, seen)  # {"type": "long", "logicalType": ...}
+
+    def charge(self, values: int) -> None:
+        self.left -= values
+        if self.left < 0:
+            raise _TooManyValuesError
+
+    def skip(self, node: _Node, data: bytes, pos: int) -> int:
+        """The position after the datum of *node* at *pos*, its values charged."""
+        kind = node.kind
+        if node.width is not None:
+            self.charge(node.values)
+            return pos + node.width
+        if kind == "varint":
+            while data[pos] & 0x80:
+                pos += 1
+            return pos + 1
+        if kind == "bytes":
+            length, pos = _long(data, pos)
+            if length < 0 or pos + length > len(data):
+                raise IndexError(pos)
+            return pos + length
+        if kind == "record":
+            self.charge(len(node.children))
+            for child in node.children:
+                pos = self.skip(child, data, pos)
+            return pos
+        if kind == "union":
+            branch, pos = _long(data, pos)
+            return self.skip(node.children[branch], data, pos)
+        return self._blocks(node, data, pos)
+
+    def _blocks(self, node: _Node, data: bytes, pos: int) -> int:
+        """An array's or map's blocks: each block's count charged before its items are walked."""
+        item = node.children[0]
+        keyed = node.kind == "map"
+        while True:
+            items, pos = _long(data, pos)
+            if items == 0:
+                return pos
+            if items < 0:
+                items = -items
+                _, pos = _long(data, pos)  # the block's byte size
+            self.charge(items)
+            if item.width is not None and not keyed:
+                self.charge(items * item.values)
+                pos += items * item.width
+                if pos > len(data):
+                    raise IndexError(pos)
+                continue
+            for _ in range(items):
+                if keyed:
+                    length, pos = _long(data, pos)
+                    pos += length
+                pos = self.skip(item, data, pos)
+
+
+def _primitive(name: str) -> _Node:
+    if name == "null":
+        return _Node("fixed", width=0)
+    if name in _FIXED:
+        return _Node("fixed", size=_FIXED[name], width=_FIXED[name])
+    if name in _VARINT:
+        return _Node("varint")
+    if name in ("bytes", "string"):
+        return _Node("bytes")
+    msg = f"not an Avro type: {name!r}"
+    raise ValueError(msg)

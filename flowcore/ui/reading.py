@@ -43,7 +43,13 @@ from flowcore.records.schema import (
     MapType,
     RecordSchema,
 )
-from flowcore.ui.decoded_size import TooBigToShowError, check_avro, check_parquet
+from flowcore.ui.decoded_size import (
+    TooBigToShowError,
+    check_avro,
+    check_avro_values,
+    check_parquet,
+    check_parquet_values,
+)
 from repositories.content import FileContentRepository
 from repositories.flowfile_wal import WriteAheadFlowFileRepository
 from repositories.provenance import SqlProvenanceRepository
@@ -79,6 +85,11 @@ MAX_PARQUET = 32 * 1024 * 1024
 #: can hold gigabytes (one 200 MB string deflates to 200 KB), so Avro blocks' and Parquet row
 #: groups' decompressed sizes are checked before they are decompressed.
 MAX_DECODED = 64 * 1024 * 1024
+#: Values (array items, map entries, record fields) the viewer decodes at most to show its
+#: records: an Avro array of nulls costs no byte per item, so 10 bytes can declare 10^9 of them
+#: (each a Python object, ~80 bytes with the table and JSON built from it). A million is ~1,000
+#: per record shown.
+MAX_VALUES = 1_000_000
 #: Characters of one table cell shown at most (a longer value is cut, and the message says so).
 MAX_CELL = 4 * 1024
 #: ``mime.type`` values naming Avro (NiFi's content viewer's, and flowcore's AvroRecordSetWriter's).
@@ -566,6 +577,7 @@ def _first_records(
     if kind == "parquet":
         metadata = pq.read_metadata(pa.BufferReader(data))
         check_parquet(metadata, MAX_RECORDS, MAX_DECODED)
+        check_parquet_values(metadata, MAX_RECORDS, MAX_VALUES)
         batches = read_parquet(io.BytesIO(data), ParquetReaderOptions(batch_size=MAX_RECORDS))
         return next(iter(batches), None), metadata.num_rows, None
     try:
@@ -588,6 +600,7 @@ def _first_records(
 
 def _avro_batch(data: bytes, count: int, schema: dict[str, Any] | None) -> pa.RecordBatch | None:
     check_avro(data, count, MAX_DECODED)
+    check_avro_values(data, count, MAX_VALUES, schema)
     batches = read_avro(io.BytesIO(data), AvroReaderOptions(batch_size=count), avro_schema=schema)
     return next(iter(batches), None)
 
@@ -599,21 +612,52 @@ class _Number(str):
 
 
 def _cut_strings(batch: pa.RecordBatch) -> tuple[pa.RecordBatch, bool]:
-    """*batch* with its string and binary columns cut to :data:`MAX_CELL`, and whether any was.
+    """*batch* with its strings and binaries cut to :data:`MAX_CELL`, and whether any was.
 
-    Cut before the JSON is written, so a 200 MB value costs 200 MB once, not again as JSON.
+    Cut before the JSON is written, so a 200 MB value costs 200 MB once, not again as JSON;
+    strings nested in lists, structs and maps are cut as top-level cells are (else only the
+    64 MiB decode bound holds them).
     """
     columns, cut = [], False
     for original in batch.columns:
-        column, kind = original, original.type
-        text = pa.types.is_string(kind) or pa.types.is_large_string(kind)
-        if text or pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
-            lengths = pc.binary_length(column)  # bytes: at least the characters
-            if (pc.max(lengths).as_py() or 0) > MAX_CELL:
-                cutter = pc.utf8_slice_codeunits if text else pc.binary_slice
-                column, cut = cutter(column, 0, MAX_CELL + 1), True
+        column, was_cut = _cut_array(original)
         columns.append(column)
+        cut = cut or was_cut
     return pa.RecordBatch.from_arrays(columns, schema=batch.schema), cut
+
+
+def _cut_array(array: pa.Array) -> tuple[pa.Array, bool]:
+    """*array* with every string and binary in it, however nested, cut to MAX_CELL + 1."""
+    kind = array.type
+    text = pa.types.is_string(kind) or pa.types.is_large_string(kind)
+    if text or pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
+        lengths = pc.binary_length(array)  # bytes: at least the characters
+        if (pc.max(lengths).as_py() or 0) <= MAX_CELL:
+            return array, False
+        cutter = pc.utf8_slice_codeunits if text else pc.binary_slice
+        return cutter(array, 0, MAX_CELL + 1), True
+    mask = array.is_null() if array.null_count else None
+    if pa.types.is_map(kind):
+        keys, key_cut = _cut_array(array.keys)
+        items, item_cut = _cut_array(array.items)
+        if not (key_cut or item_cut):
+            return array, False
+        rebuilt = pa.MapArray.from_arrays(array.offsets, keys, items, type=kind, mask=mask)
+        return rebuilt, True
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        values, cut = _cut_array(array.values)  # the offsets index the unsliced values
+        if not cut:
+            return array, False
+        factory = pa.ListArray if pa.types.is_list(kind) else pa.LargeListArray
+        return factory.from_arrays(array.offsets, values, type=kind, mask=mask), True
+    if pa.types.is_struct(kind):
+        children = [_cut_array(child) for child in array.flatten()]
+        if not any(cut for _, cut in children):
+            return array, False
+        fields = [kind.field(index) for index in range(kind.num_fields)]
+        rebuilt = pa.StructArray.from_arrays([c for c, _ in children], fields=fields, mask=mask)
+        return rebuilt, True
+    return array, False
 
 
 def _as_json(batch: pa.RecordBatch) -> tuple[list[dict[str, Any]], str, bool]:

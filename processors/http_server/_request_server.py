@@ -17,13 +17,13 @@ import re
 import threading
 import time
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 
 import attrs
 
 from flowcore.errors import FlowcoreError
-from processors.http_server._server import SOCKET_TIMEOUT_S, read_body
+from processors.http_server._server import SOCKET_TIMEOUT_S, BoundedHeadersHandler, read_body
 from processors.http_server.context_map import CLEANUP_MAX_DELAY_S, Answer, Exchange
 
 __all__ = ["Container", "ContainerQueue", "RequestConfig", "RequestServer"]
@@ -177,7 +177,11 @@ class RequestServer:
     def __init__(
         self, host: str, port: int, config: RequestConfig, queue: ContainerQueue, threads: int
     ) -> None:
-        handler = type("RequestHandler", (_Handler,), {"config": config, "queue": queue})
+        handler = type(
+            "RequestHandler",
+            (_Handler,),
+            {"config": config, "queue": queue, "max_header": config.max_header},
+        )
         self._server = _BoundedServer((host, port), handler, threads)
         self._thread = threading.Thread(
             target=self._server.serve_forever,
@@ -200,8 +204,12 @@ class RequestServer:
         self._thread.join(timeout=SOCKET_TIMEOUT_S)
 
 
-class _Handler(BaseHTTPRequestHandler):
-    """One connection's requests; every method comes to :meth:`_serve`."""
+class _Handler(BoundedHeadersHandler):
+    """One connection's requests; every method comes to :meth:`_serve`.
+
+    Request Header Maximum Size is enforced as the request is parsed (431 or 414, the
+    connection closed), before the method, the path or the body are looked at.
+    """
 
     config: RequestConfig
     queue: ContainerQueue
@@ -261,10 +269,6 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0]
         if config.paths is not None and not config.paths.fullmatch(path):
             self._error(404, "Path Not Found")
-            return
-        header_size = sum(len(k) + len(v) + 4 for k, v in self.headers.items())
-        if header_size > config.max_header:
-            self._error(431, "Request Header Fields Too Large")
             return
         started = time.monotonic()
         body = self._body()

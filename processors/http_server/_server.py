@@ -4,8 +4,9 @@ Only POST (content) and HEAD are taken on the base path, GET on ``<base>/healthc
 as NiFi's ListenHTTP; other methods get 405. The request line and headers together stay within
 Request Header Maximum Size, as Jetty bounds them in NiFi: past it, 431 (414 when the request
 line alone is too long), and the connection is closed. The body must say its length
-(Content-Length; a chunked body gets 411) and stay within the size limit (413 before a byte of
-it is read); the socket times out after :data:`SOCKET_TIMEOUT_S` without progress, so a stalled
+(Content-Length; a chunked body gets 411) and stay within the size limit, and a
+multipart/form-data body within Multipart Request Max Size too (413 before a byte of it is
+read); the socket times out after :data:`SOCKET_TIMEOUT_S` without progress, so a stalled
 client cannot hold a thread for ever.
 """
 
@@ -22,7 +23,14 @@ import attrs
 
 from processors.http_server._inbox import SERVICE_UNAVAILABLE, Held, Inbox
 
-__all__ = ["NO_DN", "SOCKET_TIMEOUT_S", "ListenerConfig", "ListenerServer", "read_body"]
+__all__ = [
+    "NO_DN",
+    "SOCKET_TIMEOUT_S",
+    "BoundedHeadersHandler",
+    "ListenerConfig",
+    "ListenerServer",
+    "read_body",
+]
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +52,8 @@ class ListenerConfig:
         headers: the pattern of header names kept as attributes, or None.
         max_header: the most bytes of request line and headers taken (Request Header Maximum
             Size, Jetty's ``requestHeaderSize``).
+        max_multipart: the largest multipart/form-data body taken (Multipart Request Max Size,
+            the ``maxRequestSize`` NiFi gives Jetty's multipart parser).
     """
 
     base_path: str
@@ -51,6 +61,7 @@ class ListenerConfig:
     wait_s: float
     headers: re.Pattern[str] | None = None
     max_header: int = 8 * 1024
+    max_multipart: int = 1024 * 1024
 
 
 class ListenerServer:
@@ -76,7 +87,7 @@ class ListenerServer:
         handler = type(
             "ListenerHandler",
             (handler_class or _Handler,),
-            {"config": config, "inbox": inbox},
+            {"config": config, "inbox": inbox, "max_header": config.max_header},
         )
         self._server = ThreadingHTTPServer((host, port), handler)
         self._server.daemon_threads = True
@@ -97,17 +108,20 @@ class ListenerServer:
         self._thread.join(timeout=SOCKET_TIMEOUT_S)
 
 
-class _Handler(BaseHTTPRequestHandler):
-    """One connection's requests (a thread each, as ThreadingHTTPServer gives)."""
+class BoundedHeadersHandler(BaseHTTPRequestHandler):
+    """A request handler whose request line and headers stay within ``max_header`` bytes.
 
-    config: ListenerConfig
-    inbox: Inbox
-    timeout = SOCKET_TIMEOUT_S
-    protocol_version = "HTTP/1.1"
-    server_version = "flowcore-ListenHTTP"
+    NiFi's Jetty bounds them (``requestHeaderSize``, Request Header Maximum Size on ListenHTTP
+    and HandleHttpRequest) while it parses, before any servlet sees the request: past it 431,
+    or 414 when the request line alone is too long. ListenHTTP's and HandleHttpRequest's
+    handlers both take the bound here, before the method, the path or a header is looked at.
 
-    def log_message(self, format: str, *args: Any) -> None:
-        log.debug("%s %s", self.address_string(), format % args)
+    Attributes:
+        max_header: the most bytes of request line and headers taken (set on the handler class
+            each server makes).
+    """
+
+    max_header: int = 8 * 1024
 
     def parse_request(self) -> bool:
         """The request line and headers, refused (431, or 414) past Request Header Maximum Size.
@@ -115,7 +129,7 @@ class _Handler(BaseHTTPRequestHandler):
         The headers are read through a counting reader, so an over-large block is refused as
         soon as it passes the limit, without holding more than one line of it.
         """
-        budget = self.config.max_header - len(self.raw_requestline)
+        budget = self.max_header - len(self.raw_requestline)
         rfile = self.rfile
         self.rfile = _HeaderBudget(rfile, budget)  # type: ignore[assignment]
         try:
@@ -128,6 +142,19 @@ class _Handler(BaseHTTPRequestHandler):
             return False
         finally:
             self.rfile = rfile
+
+
+class _Handler(BoundedHeadersHandler):
+    """One connection's requests (a thread each, as ThreadingHTTPServer gives)."""
+
+    config: ListenerConfig
+    inbox: Inbox
+    timeout = SOCKET_TIMEOUT_S
+    protocol_version = "HTTP/1.1"
+    server_version = "flowcore-ListenHTTP"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        log.debug("%s %s", self.address_string(), format % args)
 
     def _path(self) -> str:
         return self.path.split("?", 1)[0]
@@ -209,6 +236,13 @@ class _Handler(BaseHTTPRequestHandler):
             return None
         if size < 0:
             self._send(400, b"Bad Request: negative Content-Length", close=True)
+            return None
+        multipart = "multipart/form-data" in (self.headers.get("Content-Type") or "").lower()
+        if multipart and size > self.config.max_multipart:
+            # Jetty's words for NiFi's MultipartConfigElement(maxRequestSize), which NiFi's
+            # servlet passes on; here before a byte of the body is read, not once it has been
+            message = f"Request exceeds maxRequestSize ({self.config.max_multipart})"
+            self._send(413, message.encode(), close=True)
             return None
         if size > self.config.max_body:
             message = f"Payload Too Large: at most {self.config.max_body} bytes"

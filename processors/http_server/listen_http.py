@@ -246,6 +246,7 @@ class ListenHTTP(HttpServerSource):
             wait_s=float(value(self.MAX_UNCONFIRMED_TIME).as_time_period("ms") or 0) / 1000,
             headers=re.compile(headers) if headers else None,
             max_header=int(value(self.REQUEST_HEADER_MAX_SIZE).as_data_size("B") or 0),
+            max_multipart=int(value(self.MULTIPART_REQUEST_MAX_SIZE).as_data_size("B") or 0),
         )
         port = int(value(self.PORT).evaluate_attribute_expressions().value or 0)
         inbox = Inbox(int(value(self.MAX_THREAD_POOL_SIZE).as_integer() or 200))

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import argparse
 import json
+import random
 import re
+import shutil
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
 from urllib.parse import quote
 
 import pytest
 
 from flowcore.cli.ui import prepare
-from tests.flowcore.ui.conftest import FILES, SECRET
+from tests.flowcore.ui.conftest import FILES, SECRET, args_for
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # Starlette suggests httpx2; httpx is what is installed
@@ -213,3 +217,88 @@ def test_a_download_names_any_filename_and_sends_only_a_media_type() -> None:
     assert _MEDIA_TYPE.fullmatch("application/json; charset=UTF-8")
     for bad in ("text/plain\r\nX-Evil: 1", "tëxt/plain", "plain"):
         assert not _MEDIA_TYPE.fullmatch(bad), bad
+
+
+BIG_FLOW = """
+from flowcore import Flow
+from processors import GetFile, UpdateAttribute
+
+flow = Flow("ui-big")
+get = flow.add(GetFile(input_directory=%r, keep_source_file=True), name="get")
+hold = flow.add(UpdateAttribute(), name="hold", disabled=True)
+flow.connect(get, hold, durable=True)
+"""
+BIG = random.Random(7).randbytes(300_000)  # past four 64 KiB checksum blocks, distinct bytes
+
+
+@pytest.fixture(scope="module")
+def big_run(tmp_path_factory: pytest.TempPathFactory) -> argparse.Namespace:
+    """A direct run that left one 300 KB FlowFile queued (its content spans five blocks)."""
+    from flowcore.cli import main
+
+    root = tmp_path_factory.mktemp("ui-big")
+    (root / "in").mkdir()
+    (root / "in" / "big.bin").write_bytes(BIG)
+    (root / "flow.py").write_text(BIG_FLOW % str(root / "in"))
+    repository = root / "repository"
+    flow = str(root / "flow.py")
+    assert main(["run", flow, "--runner", "direct", "--repository", str(repository)]) == 0
+    ui = {"host": "127.0.0.1", "port": 0, "token": None}
+    return argparse.Namespace(flow=str(root / "flow.py"), repository=str(repository), **ui)
+
+
+def _damaged(big_run: argparse.Namespace, tmp_path: Path, at: int) -> tuple[TestClient, str, str]:
+    """A client over a copy of big_run's repository whose claim has 8 bytes changed at *at*."""
+    from flowcore.ui.reading import RepositoryView
+
+    copy = tmp_path / "repository"
+    shutil.copytree(big_run.repository, copy)
+    view = RepositoryView(copy)
+    row = view.list_queue("get:success->hold").flowfiles[0]
+    claim = view.flowfile(row.uuid)[1].content
+    view.close()
+    path = next(p for p in (copy / "content").rglob("*") if p.name == claim.resource_claim.id)
+    with path.open("r+b") as file:
+        file.seek(claim.offset + at)
+        file.write(bytes(b ^ 0xFF for b in BIG[at : at + 8]))
+    app, _ = prepare(args_for(big_run, repository=str(copy)))
+    return TestClient(app, base_url="http://127.0.0.1"), row.uuid, str(claim)
+
+
+def test_content_failing_its_first_checksum_answers_an_error_naming_the_claim(
+    big_run, tmp_path: Path
+) -> None:
+    """Damage in the first block: 500 and one line naming the claim, never an empty 200."""
+    client, uuid, claim = _damaged(big_run, tmp_path, 100)
+    with client:
+        for query in ({}, {"download": 1}):
+            response = client.get(f"/api/flowfiles/{uuid}/content", params=query)
+            assert response.status_code == 500
+            error = response.json()["error"]
+            assert error.startswith(f"the content {claim} cannot be read: content claim ")
+            assert "is damaged: " in error
+            assert "\n" not in error
+
+
+def test_the_viewer_verifies_what_it_shows_and_a_download_streams(
+    big_run, tmp_path: Path, monkeypatch
+) -> None:
+    """Damage past the first block: the viewer's range is verified whole before its status;
+    a download streams from its first verified block and breaks off at the damage."""
+    from flowcore.errors import ContentCorruptionError
+    from flowcore.ui import api
+
+    client, uuid, claim = _damaged(big_run, tmp_path, 200_000)
+    with client:
+        viewed = client.get(f"/api/flowfiles/{uuid}/content")
+        assert viewed.status_code == 500
+        assert viewed.json()["error"].startswith(f"the content {claim} cannot be read: ")
+        monkeypatch.setattr(api, "MAX_VIEW", 128 * 1024)  # the damage lies past what is shown
+        shown = client.get(f"/api/flowfiles/{uuid}/content")
+        assert (shown.status_code, shown.content) == (200, BIG[: 128 * 1024])
+        with pytest.raises(ContentCorruptionError):  # the body breaks off: never a clean end
+            client.get(f"/api/flowfiles/{uuid}/content", params={"download": 1})
+    intact, _ = prepare(big_run)
+    with TestClient(intact, base_url="http://127.0.0.1") as whole:
+        download = whole.get(f"/api/flowfiles/{uuid}/content", params={"download": 1})
+        assert (download.status_code, download.content) == (200, BIG)

@@ -463,6 +463,75 @@ def test_a_parquet_bomb_is_refused_by_its_footer(monkeypatch) -> None:
     )
 
 
+def test_an_array_of_nulls_bomb_is_refused_before_it_is_decoded() -> None:
+    """Ten bytes declaring 10^9 null items (Avro, bare or not) or 2M nulls (Parquet): one line."""
+    schema = {
+        "type": "record",
+        "name": "r",
+        "fields": [{"name": "a", "type": {"type": "array", "items": "null"}}],
+    }
+    header = io.BytesIO()
+    fastavro.writer(header, schema, [])
+    datum = _avro_long(10**9) + _avro_long(0)
+    block = _avro_long(1) + _avro_long(len(datum)) + datum + header.getvalue()[-16:]
+    tracemalloc.start()
+    try:
+        views = [
+            read_records(header.getvalue() + block, "avro"),
+            read_records(datum, "avro", avro_schema=json.dumps(schema)),
+        ]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 1024 * 1024
+    for view in views:
+        assert (view.rows, view.json, view.complete) == ((), "", False)
+        assert view.message == (
+            f"this Avro content's first records hold more than {reading.MAX_VALUES:,} values "
+            "(array items, map entries and fields); the viewer does not decode them: download "
+            "the content"
+        )
+    items = reading.MAX_VALUES + 1
+    nulls = pa.ListArray.from_arrays(pa.array([0, items], pa.int32()), pa.nulls(items))
+    out = io.BytesIO()
+    pq.write_table(pa.table({"a": nulls}), out, compression="zstd")
+    parquet = read_records(out.getvalue(), "parquet")
+    assert (parquet.rows, parquet.total) == ((), None)
+    assert parquet.message == (
+        f"this Parquet file's first row groups hold {items:,} list and map values; the viewer "
+        f"decodes up to {reading.MAX_VALUES:,}: download it to see its records"
+    )
+
+
+def test_strings_nested_in_lists_structs_and_maps_are_cut_like_cells() -> None:
+    """A long string inside a list, a struct or a map is cut to MAX_CELL as a top-level one."""
+    long = "y" * 100_000
+    table = pa.table(
+        {
+            "l": pa.array([[long, "a"], None, []], pa.list_(pa.string())),
+            "s": pa.array([{"x": long, "n": 1}, None, {"x": "b", "n": 2}]),
+            "m": pa.array([[("k", long)], None, []], pa.map_(pa.string(), pa.string())),
+            "b": pa.array([[long.encode()], None, [b"z"]], pa.large_list(pa.binary())),
+        }
+    )
+    out = io.BytesIO()
+    pq.write_table(table, out)
+    view = read_records(out.getvalue(), "parquet")
+    cut = "y" * (reading.MAX_CELL + 1)
+    records = json.loads(view.json)
+    assert records[0]["l"] == [cut, "a"]
+    assert records[0]["s"] == {"x": cut, "n": 1}
+    assert records[0]["m"] == {"k": cut}
+    assert len(records[0]["b"][0]) == reading.MAX_CELL + 1  # bytes, written as numbers
+    assert records[2] == {"l": [], "s": {"x": "b", "n": 2}, "m": {}, "b": [[122]]}
+    assert records[1] == {"l": None, "s": None, "m": None, "b": None}
+    assert len(view.json) < 50_000  # uncut: past 400,000
+    assert all(
+        cell is None or len(cell) <= reading.MAX_CELL + 1 for row in view.rows for cell in row
+    )
+    assert view.message == "values longer than 4,096 characters are cut"
+
+
 def test_long_values_are_cut_and_the_json_is_bounded(monkeypatch) -> None:
     """Cells are cut to MAX_CELL, the JSON to MAX_RECORD_JSON, and the message says both."""
     monkeypatch.setattr(reading, "MAX_RECORD_JSON", 20_000)

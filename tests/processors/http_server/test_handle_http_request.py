@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -313,4 +314,46 @@ def test_a_full_container_queue_answers_503(runner: TestRunner) -> None:
     processor.on_stopped(runner.context)
     waiting.join(timeout=10)
     assert [(r.status_code, r.reason_phrase) for r in first] == [(503, "Stopping Server")]
+    runner.assert_transfer_count("success", 0)
+
+
+def _raw_status(port: int, request: bytes) -> tuple[int, bytes]:
+    """The status and the rest of the head of the answer to *request*, sent raw."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+        connection.sendall(request)
+        reply = b""
+        while b"\r\n\r\n" not in reply:
+            part = connection.recv(4096)
+            if not part:
+                break
+            reply += part
+    status_line, _, rest = reply.partition(b"\r\n")
+    return int(status_line.split()[1]), rest
+
+
+def test_request_header_maximum_size_is_enforced_before_the_request_is_parsed(
+    runner: TestRunner,
+) -> None:
+    """As Jetty in NiFi (and ListenHTTP): the request line and headers past Request Header
+    Maximum Size get 431 (414 for the line alone) before the method or path are looked at,
+    the connection closed; a request within it is taken."""
+    runner.set_property("Request Header Maximum Size", "1 KB")
+    runner.set_property("Allow GET", "false")
+    runner.run(1, stop_on_finish=False)
+    processor = runner.processor
+    assert isinstance(processor, HandleHttpRequest)
+    port = processor.port
+    big = b"x" * 1100
+    try:
+        headers = _raw_status(port, b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + big + b"\r\n\r\n")
+        line = _raw_status(port, b"GET /" + big + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+        many = b"".join(b"X-%d: y\r\n" % n for n in range(150))  # 1,500 bytes in short lines
+        counted = _raw_status(port, b"GET / HTTP/1.1\r\nHost: x\r\n" + many + b"\r\n")
+        within = _raw_status(
+            port, b"GET / HTTP/1.1\r\nHost: x\r\nX-Small: " + b"x" * 800 + b"\r\n\r\n"
+        )
+    finally:
+        processor.on_stopped(runner.context)
+    assert (headers[0], line[0], counted[0], within[0]) == (431, 414, 431, 405)
+    assert b"Connection: close" in headers[1]
     runner.assert_transfer_count("success", 0)
