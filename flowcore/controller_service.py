@@ -591,6 +591,9 @@ class ServiceSet:
             known = sorted(self.declared)
             msg = f"no service named {name!r} is declared in the flow (known: {known!r})"
             raise ConfigurationError(msg)
+        enabled = self.enabled.get(name)
+        if enabled is not None:  # every lookup after the first: no graph to sort
+            return enabled
         with self._lock:
             for each in enabling_order(self.declared, [name]):
                 if each not in self.enabled:
