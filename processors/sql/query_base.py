@@ -20,6 +20,7 @@ import time
 import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from itertools import islice
 from typing import Any, ClassVar
 
 from flowcore.process_context import ProcessContext
@@ -278,31 +279,54 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         return lower
 
     @staticmethod
-    def _execute(
-        pool: Any, cursor: Any, sql: str, params: list[str], *, binary: bool = False
-    ) -> None:
+    def _statement(pool: Any, sql: str, params: list[str]) -> tuple[str, Any]:
+        """*sql* and *params* as the pool's driver takes them."""
         from processors.sql.statements import named_args, to_paramstyle  # noqa: PLC0415
 
+        if not params:
+            return sql, None
         style = pool.engine().dialect.paramstyle
-        options = {"binary": True} if binary else {}
-        if params:
-            cursor.execute(to_paramstyle(sql, style), named_args(params, style), **options)
-        else:
-            cursor.execute(sql, **options)
+        return to_paramstyle(sql, style), named_args(params, style)
 
     @classmethod
-    def _binary_rows(cls, pool: Any, cursor: Any, sql: str, params: list[str]) -> bool:
-        """Whether to read the rows in PostgreSQL's binary format (psycopg only).
+    def _execute(
+        cls, pool: Any, cursor: Any, sql: str, params: list[str], *, binary: bool = False
+    ) -> None:
+        query, args = cls._statement(pool, sql, params)
+        options = {"binary": True} if binary else {}
+        if args is None:
+            cursor.execute(query, **options)
+        else:
+            cursor.execute(query, args, **options)
 
-        Binary results skip printing every value as text on the server and parsing it back in
-        the driver (a fifth of a plain fetch's time); the query's columns, described by the
-        same query with ``LIMIT 0``, must all be of types psycopg loads into the same Python
-        values either way (:data:`BINARY_SAME_TYPES`), else the rows come as text as before.
+    @classmethod
+    def _open_rows(cls, pool: Any, cursor: Any, sql: str, params: list[str], fetch: int) -> Any:
+        """The rows of *sql*, as an object with ``description`` and ``fetchmany``.
+
+        With psycopg the query is first described (the same query with ``LIMIT 0``), and its
+        rows come in PostgreSQL's binary format when every column's type is one psycopg loads
+        into the same Python values either way (:data:`BINARY_SAME_TYPES`): binary results
+        skip printing each value as text on the server and parsing it back in the driver (a
+        fifth of a plain fetch). With libpq 17 or later they are streamed (:class:`_Streamed`).
+        Other drivers execute on *cursor*, as before.
         """
-        if type(cursor).__module__.split(".")[0] != "psycopg":
-            return False
+        if not _is_psycopg(cursor):
+            cls._execute(pool, cursor, sql, params)
+            return cursor
         cls._execute(pool, cursor, f"{sql} LIMIT 0", params)
-        return _binary_same(cursor.description)
+        described = cursor.description
+        binary = _binary_same(described)
+        if not _chunked_rows():
+            cls._execute(pool, cursor, sql, params, binary=binary)
+            if binary and not _binary_same(cursor.description):
+                cls._execute(pool, cursor, sql, params)  # the table changed since LIMIT 0
+            return cursor
+        query, args = cls._statement(pool, sql, params)
+        rows = _Streamed(cursor, query, args, described, binary=binary, size=fetch)
+        if binary and not _binary_same(rows.description):
+            rows.close()  # the table changed since LIMIT 0 (autocommit): as text then
+            rows = _Streamed(cursor, query, args, described, binary=False, size=fetch)
+        return rows
 
     # --- listing (the driver) --------------------------------------------------------------
 
@@ -402,18 +426,18 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         sql = f"SELECT {columns} FROM {source}{where}{order}"
         pool = session.controller_service(context.get_property(base.DBCP_SERVICE).value or "")
         max_rows = context.get_property(MAX_ROWS_PER_FLOW_FILE).as_integer() or 0
+        fetch = context.get_property(FETCH_SIZE).as_integer() or base.DEFAULT_FETCH
         transit = pool.transit_uri()
         raw = pool.engine().raw_connection()
         try:
             with _reading(raw, autocommit=_autocommit(context)):
                 started = time.monotonic()
-                cursor = raw.cursor()
-                binary = self._binary_rows(pool, cursor, sql, params)
-                self._execute(pool, cursor, sql, params, binary=binary)
-                if binary and not _binary_same(cursor.description):
-                    # the table changed between the statements (autocommit): read it as text
-                    self._execute(pool, cursor, sql, params)
-                made = self._write_rows(context, session, item, cursor)
+                rows = self._open_rows(pool, raw.cursor(), sql, params, max(1, fetch))
+                try:
+                    made = self._write_rows(context, session, item, rows)
+                finally:
+                    if isinstance(rows, _Streamed):
+                        rows.close()
         finally:
             raw.close()
         elapsed = int((time.monotonic() - started) * 1000)
@@ -434,7 +458,7 @@ class AbstractQueryDatabaseTable(SourceProcessor):
     def _write_rows(
         self, context: ProcessContext, session: ProcessSession, item: WorkItem, cursor: Any
     ) -> list[Any]:
-        """The executed cursor's rows as FlowFiles, cut by Max Rows Per Flow File."""
+        """The rows of *cursor* (:meth:`_open_rows`) as FlowFiles (Max Rows Per Flow File)."""
         table, _ = self._source(context)
         max_rows = context.get_property(MAX_ROWS_PER_FLOW_FILE).as_integer() or 0
         max_fragments = context.get_property(MAX_FRAGMENTS).as_integer() or 0
@@ -480,6 +504,50 @@ def _autocommit(context: ProcessContext) -> bool:
 
 def _binary_same(description: Any) -> bool:
     return all(column[1] in BINARY_SAME_TYPES for column in description or ())
+
+
+def _is_psycopg(cursor: Any) -> bool:
+    return type(cursor).__module__.split(".")[0] == "psycopg"
+
+
+def _chunked_rows() -> bool:
+    """Whether libpq streams rows in chunks (17 and later): else one per message, slower."""
+    import psycopg  # noqa: PLC0415 (a psycopg cursor is at hand: it is installed)
+
+    return psycopg.pq.version() >= 170000
+
+
+class _Streamed:
+    """A query's rows as psycopg streams them, behind the cursor methods the writers use.
+
+    ``Cursor.stream`` reads Fetch Size rows at a time as the server sends them, so converting
+    and writing one chunk overlaps the server making the next (a plain ``execute`` waits for
+    the whole result, and holds all of it in the client's memory). The first row is read at
+    once: its chunk sets ``description``. :meth:`close` cancels what is left unread (Maximum
+    Number of Fragments reached).
+    """
+
+    def __init__(
+        self, cursor: Any, query: str, args: Any, described: Any, *, binary: bool, size: int
+    ) -> None:
+        self._cursor = cursor
+        self._described = described
+        self._rows = cursor.stream(query, args, binary=binary, size=size)
+        self._first = list(islice(self._rows, 1))
+
+    @property
+    def description(self) -> Any:
+        """The result's columns: the first chunk's, or the ``LIMIT 0``'s when there is none."""
+        return self._cursor.description or self._described
+
+    def fetchmany(self, size: int) -> list[tuple]:
+        """The next *size* rows at most; none at the end."""
+        first, self._first = self._first, []
+        return first + list(islice(self._rows, size - len(first)))
+
+    def close(self) -> None:
+        """End the stream (a query still running is cancelled)."""
+        self._rows.close()
 
 
 @contextmanager
