@@ -565,6 +565,7 @@ def _reading(raw: Any, *, autocommit: bool) -> Iterator[None]:
         yield
         raw.commit()
         return
+    raw.commit()  # a Validation Query's transaction, if any (none: no round trip)
     driver.autocommit = True
     try:
         yield

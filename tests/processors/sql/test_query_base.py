@@ -58,7 +58,9 @@ def _table(postgres, name: str, columns: list[tuple[str, str, list[str]]], rows:
     postgres.execute(f"insert into {name} (id) values ({rows})")
 
 
-def _runner(postgres, table: str, writer: Any, **props: str) -> TestRunner:
+def _runner(
+    postgres, table: str, writer: Any, pool: dict[str, str] | None = None, **props: str
+) -> TestRunner:
     runner = TestRunner(
         QueryDatabaseTableRecord(
             **{
@@ -73,7 +75,11 @@ def _runner(postgres, table: str, writer: Any, **props: str) -> TestRunner:
     runner.add_service(
         DBCPConnectionPool(
             "dbcp",
-            **{"Database Connection URL": postgres.jdbc_url, "Database User": postgres.user},
+            **{
+                "Database Connection URL": postgres.jdbc_url,
+                "Database User": postgres.user,
+                **(pool or {}),
+            },
         )
     )
     runner.add_service(writer)
@@ -226,3 +232,18 @@ def test_set_auto_commit_as_nifi(postgres, opened, auto_commit, autocommit) -> N
     ((content, _),) = _read(postgres, "clock", JsonRecordSetWriter, **props)
     assert json.loads(content) == [{"id": 1}]
     assert opened == [(True, autocommit)]
+
+
+def test_a_validation_query_before_an_autocommit_read(postgres, opened) -> None:
+    """A pool's Validation Query leaves its checkout in a transaction: the read ends it before
+    turning autocommit on."""
+    postgres.execute("drop table if exists checked")
+    postgres.execute("create table checked (id int primary key)")
+    postgres.execute("insert into checked values (1), (2)")
+    runner = _runner(
+        postgres, "checked", JsonRecordSetWriter("writer"), pool={"Validation Query": "select 1"}
+    )
+    runner.run()
+    (out,) = runner.flowfiles_for("success")
+    assert json.loads(out.content) == [{"id": 1}, {"id": 2}]
+    assert opened == [(True, True)]
