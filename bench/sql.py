@@ -25,10 +25,13 @@ rounds, what bounds each:
 
 ``--reads`` runs only the read rows (the table filled once by the executemany).
 
-Every case starts after a ``gc.collect()`` (a full collection falling in one case or another
-moved single rounds by 0.1-0.2 s); rounds are interleaved, best and range reported.
+Each row also gives this process's CPU time (``time.process_time``, the server's not
+included): on a shared machine a case's wall time is mostly its share of the cores, so the CPU
+a case spends is the steadier figure of what it costs. Every case starts after a
+``gc.collect()`` (a full collection falling in one case or another moved single rounds by
+0.1-0.2 s); rounds are interleaved, best and range reported.
 
-    .venv/bin/python bench/sql.py [--rows N] [--repeat N]
+    .venv/bin/python bench/sql.py [--rows N] [--repeat N] [--reads]
 """
 
 from __future__ import annotations
@@ -203,6 +206,7 @@ def main() -> None:
     rows = _rows(args.rows)
     content = json.dumps(rows).encode()
     times: dict[str, list[float]] = {}
+    cpu: dict[str, list[float]] = {}  # this process's: what a loaded machine divides
     with postgres_server() as server:
         _reset(server, "t_one")
         server.execute("insert into t_one values (1, 'one', 0.5, 1)")
@@ -224,14 +228,19 @@ def main() -> None:
             )
             for name, run in reads if args.reads else writes + reads:
                 gc.collect()
+                started = time.process_time()
                 times.setdefault(name, []).append(run())
+                cpu.setdefault(name, []).append(time.process_time() - started)
     best = {name: min(values) for name, values in times.items()}
     for name, values in times.items():
+        used = f"; this process's CPU {min(cpu[name]):.3f}-{max(cpu[name]):.3f} s"
         if name.endswith("1 row"):
-            print(f"{name:34s} {min(values):.3f}-{max(values):.3f} s")
+            print(f"{name:34s} {min(values):.3f}-{max(values):.3f} s{used}")
             continue
         rates = sorted(args.rows / v for v in values)
-        print(f"{name:34s} {rates[-1]:12,.0f} rows/s (rounds {rates[0]:,.0f}-{rates[-1]:,.0f})")
+        print(
+            f"{name:34s} {rates[-1]:12,.0f} rows/s (rounds {rates[0]:,.0f}-{rates[-1]:,.0f}){used}"
+        )
     for name, base in (
         ("PutDatabaseRecord", "executemany"),
         ("PutDatabaseRecord, executemany", "executemany"),
@@ -251,6 +260,7 @@ def main() -> None:
             f"per round {ratios[0]:.2f}-{ratios[-1]:.2f}x, median {ratios[len(ratios) // 2]:.2f}x"
         )
     print(json.dumps({k: [round(v, 4) for v in vs] for k, vs in times.items()}))
+    print(json.dumps({f"{k}, CPU": [round(v, 4) for v in vs] for k, vs in cpu.items()}))
 
 
 if __name__ == "__main__":
