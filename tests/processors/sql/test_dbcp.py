@@ -135,7 +135,11 @@ def test_an_engine_serves_the_next_enabling_of_the_same_pool(postgres) -> None:
     """A disabled pool's engine, its connections closed, serves the next pool enabled with the
     same configuration (SQLAlchemy's dialect initialized once); never two pools at once, nor a
     pool of another configuration."""
-    props = {"Database Connection URL": postgres.jdbc_url, "Database User": postgres.user}
+    props = {
+        "Database Connection URL": postgres.jdbc_url,
+        "Database User": postgres.user,
+        "application_name": "reused",  # a driver argument: a configuration no other test has
+    }
     first = _enable(**props)
     engine = first.engine()
     initialized: list[object] = []
