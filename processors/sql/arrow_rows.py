@@ -151,7 +151,7 @@ def _rowwise(chunk: Sequence[tuple], schema: pa.Schema) -> pa.RecordBatch | None
         return None  # the column path names the widths
     try:
         array = pa.array(chunk, type=pa.struct(schema))
-    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):  # the column path decides
         return None
     return pa.RecordBatch.from_struct_array(array)
 
