@@ -552,8 +552,14 @@ def enabling_order(declared: Mapping[str, object], names: Iterable[str] | None =
     """
     import networkx as nx  # noqa: PLC0415  (see the TYPE_CHECKING import)
 
-    graph = _graph(declared)
     wanted = set(declared) if names is None else {n for n in names if n in declared}
+    if not any(
+        needed in declared
+        for service in declared.values()
+        for needed in service_dependencies(service)
+    ):  # no service names another (the usual case): the graph's order is the names' own
+        return sorted(wanted)
+    graph = _graph(declared)
     for name in list(wanted):
         wanted |= nx.ancestors(graph, name)
     sub = graph.subgraph(wanted)
@@ -591,6 +597,9 @@ class ServiceSet:
             known = sorted(self.declared)
             msg = f"no service named {name!r} is declared in the flow (known: {known!r})"
             raise ConfigurationError(msg)
+        enabled = self.enabled.get(name)
+        if enabled is not None:  # every lookup after the first: no graph to sort
+            return enabled
         with self._lock:
             for each in enabling_order(self.declared, [name]):
                 if each not in self.enabled:

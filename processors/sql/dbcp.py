@@ -12,6 +12,7 @@ bounds the pool, ``Max Wait Time`` how long a checkout waits for a free connecti
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -214,22 +215,27 @@ class DBCPConnectionPool(DBCPService):
             options["max_overflow"] = 0 if total > 0 else -1
             options["pool_timeout"] = wait if wait is not None else 1e9
             options["pool_recycle"] = lifetime if lifetime and lifetime > 0 else -1
-        try:
-            engine = sqlalchemy.create_engine(url, connect_args=connect_args, **options)
-        except Exception as error:  # a malformed URL or an unknown dialect
-            msg = f"DBCPConnectionPool: cannot use {self._transit!r}: {_clean(error, password)}"
-            raise ConfigurationError(msg) from None
         query = context.get_property(VALIDATION_QUERY).value
-        if query:
-            event.listen(engine, "checkout", _validator(query))
+        key = repr((url, sorted(connect_args.items()), sorted(options.items()), query))
+        engine = _take_idle(key)
+        if engine is None:
+            try:
+                engine = sqlalchemy.create_engine(url, connect_args=connect_args, **options)
+            except Exception as error:  # a malformed URL or an unknown dialect
+                msg = f"DBCPConnectionPool: cannot use {self._transit!r}: {_clean(error, password)}"
+                raise ConfigurationError(msg) from None
+            if query:
+                event.listen(engine, "checkout", _validator(query))
         self._engine = engine
+        self._engine_key = key
 
     def on_disabled(self) -> None:
-        """Close the pool's connections."""
+        """Close the pool's connections (the engine, holding none, waits for a next enabling)."""
         engine = getattr(self, "_engine", None)
         if engine is not None:
             engine.dispose()
             self._engine = None
+            _put_idle(self._engine_key, engine)
 
     def engine(self) -> Engine:
         """The process's pooled SQLAlchemy engine."""
@@ -242,6 +248,30 @@ class DBCPConnectionPool(DBCPService):
     def transit_uri(self) -> str:
         """NiFi's provenance transit URI: the connection URL without ``jdbc:``."""
         return self._transit
+
+
+#: Engines of disabled pools by their configuration (URL, password included, driver arguments,
+#: pool options, Validation Query), each disposed: no connection open. A pool enabled again
+#: with the same configuration in the process takes one instead of a new engine, whose first
+#: connection SQLAlchemy spends initializing its dialect (on PostgreSQL nine round trips: the
+#: server's version, schema, isolation level, hstore's type...), a disposed engine keeping it.
+#: Two pools enabled at once never share one; at most _IDLE_PER_KEY wait per configuration.
+_IDLE: dict[str, list[Engine]] = {}
+_IDLE_LOCK = threading.Lock()
+_IDLE_PER_KEY = 4
+
+
+def _take_idle(key: str) -> Engine | None:
+    with _IDLE_LOCK:
+        engines = _IDLE.get(key)
+        return engines.pop() if engines else None
+
+
+def _put_idle(key: str, engine: Engine) -> None:
+    with _IDLE_LOCK:
+        engines = _IDLE.setdefault(key, [])
+        if len(engines) < _IDLE_PER_KEY:
+            engines.append(engine)
 
 
 def _validator(query: str) -> Any:

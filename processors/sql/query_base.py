@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from itertools import islice
 from typing import Any, ClassVar
 
 from flowcore.process_context import ProcessContext
@@ -30,7 +32,7 @@ from flowcore.validators import NON_NEGATIVE_INTEGER_VALIDATOR, TIME_PERIOD_VALI
 from processors.sql import execute_base as base
 from processors.sql.execute_base import fetch_batches
 
-__all__ = ["AbstractQueryDatabaseTable", "state_key"]
+__all__ = ["BINARY_SAME_TYPES", "AbstractQueryDatabaseTable", "state_key"]
 
 _ENV = ExpressionLanguageScope.ENVIRONMENT
 NAMESPACE_DELIMITER = "@!@"
@@ -167,6 +169,17 @@ TRANS_ISOLATION_LEVEL = PropertyDescriptor(
     ),
 )
 
+#: PostgreSQL type OIDs whose binary results psycopg loads into the values their text gives
+#: (bool, bytea, name, int8, int2, int4, text, oid, json, float8, inet, int4[], text[], bpchar,
+#: varchar, date, time, timestamp, timestamptz, interval, timetz, numeric, uuid, jsonb;
+#: tests/processors/sql/test_query_base.py compares both on a table of each). Not real: its
+#: text is the shortest decimal (1.5e-07), its binary the float widened (1.500000053056283e-07);
+#: nor enums, xml, money and other types psycopg has no binary loader for (bytes).
+BINARY_SAME_TYPES = frozenset({
+    16, 17, 19, 20, 21, 23, 25, 26, 114, 701, 869, 1007, 1009, 1042, 1043, 1082, 1083, 1114,
+    1184, 1186, 1266, 1700, 2950, 3802,
+})  # fmt: skip
+
 
 def state_key(table: str, column: str) -> str:
     """NiFi's state key for a column's maximum: ``<table>@!@<column>``, lower case."""
@@ -267,26 +280,66 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         return lower
 
     @staticmethod
-    def _execute(pool: Any, cursor: Any, sql: str, params: list[str]) -> None:
+    def _statement(pool: Any, sql: str, params: list[str]) -> tuple[str, Any]:
+        """*sql* and *params* as the pool's driver takes them."""
         from processors.sql.statements import named_args, to_paramstyle  # noqa: PLC0415
 
+        if not params:
+            return sql, None
         style = pool.engine().dialect.paramstyle
-        if params:
-            cursor.execute(to_paramstyle(sql, style), named_args(params, style))
+        return to_paramstyle(sql, style), named_args(params, style)
+
+    @classmethod
+    def _execute(
+        cls, pool: Any, cursor: Any, sql: str, params: list[str], *, binary: bool = False
+    ) -> None:
+        query, args = cls._statement(pool, sql, params)
+        options = {"binary": True} if binary else {}
+        if args is None:
+            cursor.execute(query, **options)
         else:
-            cursor.execute(sql)
+            cursor.execute(query, args, **options)
+
+    @classmethod
+    def _open_rows(cls, pool: Any, cursor: Any, sql: str, params: list[str], fetch: int) -> Any:
+        """The rows of *sql*, as an object with ``description`` and ``fetchmany``.
+
+        With psycopg the query is first described (the same query with ``LIMIT 0``), and its
+        rows come in PostgreSQL's binary format when every column's type is one psycopg loads
+        into the same Python values either way (:data:`BINARY_SAME_TYPES`): binary results
+        skip printing each value as text on the server and parsing it back in the driver (a
+        fifth of a plain fetch). With libpq 17 or later they are streamed (:class:`_Streamed`).
+        Other drivers execute on *cursor*, as before.
+        """
+        if not _is_psycopg(cursor):
+            cls._execute(pool, cursor, sql, params)
+            return cursor
+        cls._execute(pool, cursor, f"{sql} LIMIT 0", params)
+        described = cursor.description
+        binary = _binary_same(described)
+        if not _chunked_rows():
+            cls._execute(pool, cursor, sql, params, binary=binary)
+            if binary and not _binary_same(cursor.description):
+                cls._execute(pool, cursor, sql, params)  # the table changed since LIMIT 0
+            return cursor
+        query, args = cls._statement(pool, sql, params)
+        rows = _Streamed(cursor, query, args, described, binary=binary, size=fetch)
+        if binary and not _binary_same(rows.description):
+            rows.close()  # the table changed since LIMIT 0 (autocommit): as text then
+            rows = _Streamed(cursor, query, args, described, binary=False, size=fetch)
+        return rows
 
     # --- listing (the driver) --------------------------------------------------------------
 
     @classmethod
-    def _fetch_one(cls, pool: Any, sql: str, params: list[str]) -> Any:
+    def _fetch_one(cls, pool: Any, sql: str, params: list[str], *, autocommit: bool = False) -> Any:
         """The one row a listing query returns (maxima, a count), read on a raw connection."""
         raw = pool.engine().raw_connection()
         try:
-            cursor = raw.cursor()
-            cls._execute(pool, cursor, sql, params)
-            row = cursor.fetchone()
-            raw.commit()
+            with _reading(raw, autocommit=autocommit):
+                cursor = raw.cursor()
+                cls._execute(pool, cursor, sql, params)
+                row = cursor.fetchone()
         finally:
             raw.close()
         return row
@@ -322,7 +375,12 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         lower = self._lower(context, state, table, max_columns)
         where, params = self._where(context, max_columns, lower, None)
         maxima = ", ".join(f"MAX({c})" for c in max_columns)
-        row = self._fetch_one(pool, f"SELECT {maxima} FROM {source}{where}", params)
+        row = self._fetch_one(
+            pool,
+            f"SELECT {maxima} FROM {source}{where}",
+            params,
+            autocommit=_autocommit(context),
+        )
         if row is None or row[0] is None:
             return WorkListing((), state)
         new_state = dict(state)
@@ -369,46 +427,18 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         sql = f"SELECT {columns} FROM {source}{where}{order}"
         pool = session.controller_service(context.get_property(base.DBCP_SERVICE).value or "")
         max_rows = context.get_property(MAX_ROWS_PER_FLOW_FILE).as_integer() or 0
-        max_fragments = context.get_property(MAX_FRAGMENTS).as_integer() or 0
         fetch = context.get_property(FETCH_SIZE).as_integer() or base.DEFAULT_FETCH
         transit = pool.transit_uri()
-        fragment_id = str(uuid.uuid5(uuid.NAMESPACE_URL, item.key))
-        made = []
         raw = pool.engine().raw_connection()
         try:
-            cursor = raw.cursor()
-            started = time.monotonic()
-            self._execute(pool, cursor, sql, params)
-            index = 0
-            while True:
-                writer = self.result_writer(context, session)
-                flowfile = session.create()
-                counted: list[int] = []
-                description = cursor.description
-                rows = fetch_batches(cursor, max(1, fetch), max_rows)
-                flowfile = session.write(
-                    flowfile,
-                    lambda out, r=rows, c=counted, d=description, w=writer: c.append(
-                        w.write(out, d, r)
-                    ),
-                )
-                count = counted[0] if counted else 0
-                if count == 0 and (index > 0 or not made):
-                    session.remove(flowfile)
-                    break
-                attributes = {RESULT_TABLENAME: table, RESULT_ROW_COUNT: str(count)}
-                attributes.update(writer.attributes())
-                if max_rows > 0:
-                    attributes["fragment.identifier"] = fragment_id
-                    attributes["fragment.index"] = str(index)
-                flowfile = session.put_all_attributes(flowfile, attributes)
-                made.append(flowfile)
-                index += 1
-                if max_rows <= 0 or count < max_rows:
-                    break
-                if max_fragments and index >= max_fragments:
-                    break
-            raw.commit()
+            with _reading(raw, autocommit=_autocommit(context)):
+                started = time.monotonic()
+                rows = self._open_rows(pool, raw.cursor(), sql, params, max(1, fetch))
+                try:
+                    made = self._write_rows(context, session, item, rows)
+                finally:
+                    if isinstance(rows, _Streamed):
+                        rows.close()
         finally:
             raw.close()
         elapsed = int((time.monotonic() - started) * 1000)
@@ -425,3 +455,122 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         context.logger.info(
             "%s created %d FlowFiles from %s", type(self).__name__, len(made), table
         )
+
+    def _write_rows(
+        self, context: ProcessContext, session: ProcessSession, item: WorkItem, cursor: Any
+    ) -> list[Any]:
+        """The rows of *cursor* (:meth:`_open_rows`) as FlowFiles (Max Rows Per Flow File)."""
+        table, _ = self._source(context)
+        max_rows = context.get_property(MAX_ROWS_PER_FLOW_FILE).as_integer() or 0
+        max_fragments = context.get_property(MAX_FRAGMENTS).as_integer() or 0
+        fetch = context.get_property(FETCH_SIZE).as_integer() or base.DEFAULT_FETCH
+        fragment_id = str(uuid.uuid5(uuid.NAMESPACE_URL, item.key))
+        made: list[Any] = []
+        index = 0
+        while True:
+            writer = self.result_writer(context, session)
+            flowfile = session.create()
+            counted: list[int] = []
+            description = cursor.description
+            rows = fetch_batches(cursor, max(1, fetch), max_rows)
+            flowfile = session.write(
+                flowfile,
+                lambda out, r=rows, c=counted, d=description, w=writer: c.append(
+                    w.write(out, d, r)
+                ),
+            )
+            count = counted[0] if counted else 0
+            if count == 0 and (index > 0 or not made):
+                session.remove(flowfile)
+                break
+            attributes = {RESULT_TABLENAME: table, RESULT_ROW_COUNT: str(count)}
+            attributes.update(writer.attributes())
+            if max_rows > 0:
+                attributes["fragment.identifier"] = fragment_id
+                attributes["fragment.index"] = str(index)
+            flowfile = session.put_all_attributes(flowfile, attributes)
+            made.append(flowfile)
+            index += 1
+            if max_rows <= 0 or count < max_rows:
+                break
+            if max_fragments and index >= max_fragments:
+                break
+        return made
+
+
+def _autocommit(context: ProcessContext) -> bool:
+    """NiFi's Set Auto Commit: unset leaves the driver's default, which JDBC's is (true)."""
+    return context.get_property(AUTO_COMMIT).value != "false"
+
+
+def _binary_same(description: Any) -> bool:
+    return all(column[1] in BINARY_SAME_TYPES for column in description or ())
+
+
+def _is_psycopg(cursor: Any) -> bool:
+    return type(cursor).__module__.split(".")[0] == "psycopg"
+
+
+def _chunked_rows() -> bool:
+    """Whether libpq streams rows in chunks (17 and later): else one per message, slower."""
+    import psycopg  # noqa: PLC0415 (a psycopg cursor is at hand: it is installed)
+
+    return psycopg.pq.version() >= 170000
+
+
+class _Streamed:
+    """A query's rows as psycopg streams them, behind the cursor methods the writers use.
+
+    ``Cursor.stream`` reads Fetch Size rows at a time as the server sends them, so converting
+    and writing one chunk overlaps the server making the next (a plain ``execute`` waits for
+    the whole result, and holds all of it in the client's memory). The first row is read at
+    once: its chunk sets ``description``. :meth:`close` cancels what is left unread (Maximum
+    Number of Fragments reached).
+    """
+
+    def __init__(
+        self, cursor: Any, query: str, args: Any, described: Any, *, binary: bool, size: int
+    ) -> None:
+        self._cursor = cursor
+        self._described = described
+        self._rows = cursor.stream(query, args, binary=binary, size=size)
+        self._first = list(islice(self._rows, 1))
+
+    @property
+    def description(self) -> Any:
+        """The result's columns: the first chunk's, or the ``LIMIT 0``'s when there is none."""
+        return self._cursor.description or self._described
+
+    def fetchmany(self, size: int) -> list[tuple]:
+        """The next *size* rows at most; none at the end."""
+        first, self._first = self._first, []
+        return first + list(islice(self._rows, size - len(first)))
+
+    def close(self) -> None:
+        """End the stream (a query still running is cancelled)."""
+        self._rows.close()
+
+
+@contextmanager
+def _reading(raw: Any, *, autocommit: bool) -> Iterator[None]:
+    """A read on *raw*: in autocommit when asked and psycopg's, else a transaction committed.
+
+    Autocommit spares PostgreSQL's BEGIN and COMMIT, two of a read's few round trips (what a
+    short read mostly waits for on a loaded machine). The pool's connections are not in
+    autocommit (SQLAlchemy expects transactions), so the mode is set back before the
+    connection returns, and a connection that cannot be set back is dropped from the pool.
+    """
+    driver = getattr(raw, "driver_connection", None)
+    if not autocommit or type(driver).__module__.split(".")[0] != "psycopg":
+        yield
+        raw.commit()
+        return
+    raw.commit()  # a Validation Query's transaction, if any (none: no round trip)
+    driver.autocommit = True
+    try:
+        yield
+    finally:
+        try:
+            driver.autocommit = False
+        except Exception:  # a broken connection: not back into the pool in autocommit
+            raw.invalidate()

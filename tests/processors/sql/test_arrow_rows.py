@@ -1,12 +1,16 @@
-"""Driver rows as Arrow batches (processors/sql/arrow_rows.py): columns, types, ragged rows."""
+"""Driver rows as Arrow batches (processors/sql/arrow_rows.py): columns, types, ragged rows,
+later chunks by rows."""
 
 from __future__ import annotations
 
 import datetime as dt
+import decimal
+import uuid
 
 import pyarrow as pa
 import pytest
 
+from processors.sql import arrow_rows
 from processors.sql.arrow_rows import arrow_batches
 
 #: (name, PostgreSQL type OID) as a DB-API description gives them
@@ -35,3 +39,71 @@ def test_a_row_of_another_width_is_an_error_naming_both():
     """A row whose width is not the description's is a ValueError naming the widths."""
     with pytest.raises(ValueError, match=r"rows of \[2, 3\] values for 3 columns"):
         list(arrow_batches(_DESCRIPTION, iter([[(1, "a", None), (2, "b")]])))
+
+
+def _column_path(monkeypatch, description, chunks) -> list[pa.RecordBatch]:
+    """The batches with every chunk built column by column."""
+    monkeypatch.setattr(arrow_rows, "_rowwise", lambda chunk, schema: None)
+    try:
+        return list(arrow_batches(description, iter(chunks)))
+    finally:
+        monkeypatch.undo()
+
+
+def test_later_chunks_by_rows_equal_the_column_path(monkeypatch):
+    """Chunks after the first, converted row by row into a struct, are the batches the column
+    path builds: every type it takes, NULLs, a repeated column name."""
+    description = [
+        ("i8", 20),
+        ("i2", 21),
+        ("i4", 23),
+        ("b", 16),
+        ("f8", 701),
+        ("f4", 700),
+        ("t", 25),
+        ("by", 17),
+        ("n", 1700),
+        ("d", 1082),
+        ("tm", 1083),
+        ("t", 1043),
+    ]
+    row = (
+        2**62,
+        -3,
+        7,
+        True,
+        0.1,
+        1.5,
+        "é",
+        b"\x00",
+        decimal.Decimal("1.25"),
+        dt.date(2024, 2, 29),
+        dt.time(12, 30, 1, 5),
+        "again",
+    )
+    chunks = [[row, (None,) * 12], [(None,) * 12, row], [row]]
+    made: list[object] = []
+    rowwise = arrow_rows._rowwise
+    monkeypatch.setattr(arrow_rows, "_rowwise", lambda *a: made.append(rowwise(*a)) or made[-1])
+    by_rows = list(arrow_batches(description, iter(chunks)))
+    assert len(made) == 2
+    assert all(batch is not None for batch in made)
+    assert by_rows == _column_path(monkeypatch, description, chunks)
+    assert by_rows[2].column(8).type == pa.decimal128(38, 2)
+
+
+def test_a_value_the_rows_cannot_take_goes_by_columns(monkeypatch):
+    """A later chunk whose text column holds another value (a UUID) is built by columns, its
+    text written; the chunks after it too."""
+    description = [("id", 20), ("name", 25)]
+    value = uuid.UUID(int=1)
+    chunks = [[(1, "a")], [(2, value)], [(3, "c")]]
+    batches = list(arrow_batches(description, iter(chunks)))
+    assert pa.Table.from_batches(batches).column("name").to_pylist() == ["a", str(value), "c"]
+    assert batches == _column_path(monkeypatch, description, chunks)
+
+
+def test_a_later_row_of_another_width_is_an_error_naming_both():
+    """A ragged row in a later chunk is the same ValueError as in the first."""
+    with pytest.raises(ValueError, match=r"rows of \[2, 3\] values for 3 columns"):
+        list(arrow_batches(_DESCRIPTION, iter([[(1, "a", None)], [(2, "b"), (3, "c", None)]])))

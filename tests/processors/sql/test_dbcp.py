@@ -129,3 +129,34 @@ def test_export_and_import_leave_the_password_out(tmp_path) -> None:
     assert service.get_property("Database Connection URL").value == (
         "jdbc:postgresql://db:5432/sales"
     )
+
+
+def test_an_engine_serves_the_next_enabling_of_the_same_pool(postgres) -> None:
+    """A disabled pool's engine, its connections closed, serves the next pool enabled with the
+    same configuration (SQLAlchemy's dialect initialized once); never two pools at once, nor a
+    pool of another configuration."""
+    props = {
+        "Database Connection URL": postgres.jdbc_url,
+        "Database User": postgres.user,
+        "application_name": "reused",  # a driver argument: a configuration no other test has
+    }
+    first = _enable(**props)
+    engine = first.engine()
+    initialized: list[object] = []
+    initialize = engine.dialect.initialize
+    engine.dialect.initialize = lambda c: initialized.append(c) or initialize(c)
+    with engine.connect() as connection:
+        assert connection.exec_driver_sql("select 1").scalar() == 1
+    first.on_disabled()
+    assert engine.pool.checkedin() == 0
+    second = _enable(**props)
+    other = _enable(**props)
+    validated = _enable(**props, **{"Validation Query": "select 2"})
+    assert second.engine() is engine
+    assert other.engine() is not engine
+    assert validated.engine() is not engine
+    with engine.connect() as connection:
+        assert connection.exec_driver_sql("select 1").scalar() == 1
+    assert len(initialized) == 1
+    for pool in (second, other, validated):
+        pool.on_disabled()
