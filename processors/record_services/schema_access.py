@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any, ClassVar, Protocol
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from flowcore.controller_service import ControllerService, ServiceContext
 from flowcore.errors import ConfigurationError
@@ -646,7 +647,12 @@ class _SchemaAttributes:
 
 
 def _conform(batch: pa.RecordBatch | pa.Table, target: pa.Schema) -> Any:
-    """*batch* with *target*'s columns (missing ones null), cast to its types."""
+    """*batch* with *target*'s columns (missing ones null), cast to its types.
+
+    Finer times are truncated: NiFi's TIMESTAMP and TIME hold milliseconds, so a database's
+    microseconds (PostgreSQL's ``timestamp(6)``) are cut as NiFi's writers cut them; any other
+    cast that would lose data still fails.
+    """
     arrays = []
     for field in target:
         index = batch.schema.get_field_index(field.name)
@@ -654,7 +660,11 @@ def _conform(batch: pa.RecordBatch | pa.Table, target: pa.Schema) -> Any:
             arrays.append(pa.nulls(batch.num_rows, field.type))
         else:
             column = batch.column(index)
-            arrays.append(column if column.type == field.type else column.cast(field.type))
+            arrays.append(
+                column
+                if column.type == field.type
+                else pc.cast(column, options=pc.CastOptions(field.type, allow_time_truncate=True))
+            )
     if isinstance(batch, pa.Table):
         return pa.Table.from_arrays(arrays, schema=target)
     return pa.RecordBatch.from_arrays(arrays, schema=target)

@@ -85,3 +85,44 @@ def test_in_a_flow_reads_each_row_once(tmp_path: Path) -> None:
         json.loads(line)["id"] for f in out.iterdir() for line in f.read_text().splitlines()
     )
     assert ids == list(range(8))
+
+
+def test_postgres_microseconds_are_cut_to_nifi_milliseconds(postgres) -> None:
+    """A timestamp(6)/time(6) column reads with its microseconds cut, as NiFi's TIMESTAMP and TIME
+    hold milliseconds (the JSON writer's cast refused the read before)."""
+    postgres.execute("drop table if exists t_micro")
+    postgres.execute("create table t_micro (id int, ts timestamp, tt time)")
+    postgres.execute(
+        "insert into t_micro values (1, '2024-01-02 03:04:05.123456', '01:02:03.654321')"
+    )
+    runner = TestRunner(
+        QueryDatabaseTableRecord(
+            **{
+                "Database Connection Pooling Service": "dbcp",
+                "Table Name": "t_micro",
+                "Maximum-value Columns": "id",
+                "Record Writer": "json",
+            }
+        )
+    )
+    runner.add_service(
+        DBCPConnectionPool(
+            "dbcp",
+            **{"Database Connection URL": postgres.jdbc_url, "Database User": postgres.user},
+        )
+    )
+    runner.add_service(
+        JsonRecordSetWriter(
+            "json",
+            output_grouping="output-oneline",
+            timestamp_format="yyyy-MM-dd HH:mm:ss.SSS",
+            time_format="HH:mm:ss.SSS",
+        )
+    )
+    runner.run()
+    (out,) = runner.flowfiles_for("success")
+    assert json.loads(out.content) == {
+        "id": 1,
+        "ts": "2024-01-02 03:04:05.123",
+        "tt": "01:02:03.654",
+    }
