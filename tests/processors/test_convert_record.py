@@ -113,6 +113,25 @@ def test_read_failure_routes_the_unchanged_flowfile_to_failure() -> None:
     ]
 
 
+def test_a_csv_cut_inside_a_quoted_value_goes_to_failure() -> None:
+    """A CSV that ends inside a quoted value goes to failure unchanged, as NiFi's Commons CSV
+    reader raises there, with a message naming the record and the value's line."""
+    runner = converter(
+        CSVReader("reader", treat_first_line_as_header="true"), JsonRecordSetWriter("writer")
+    )
+    content = b'id,name\n1,"John"\n2,"Jane\nDo'
+    runner.enqueue(content)
+    runner.enqueue(b'id,name\n1,"John"\n2,"Jane\nDoe"\n')
+    runner.run(2)
+    runner.assert_transfer_count("success", 1)
+    runner.assert_transfer_count("failure", 1)
+    out = runner.flowfiles_for("failure")[0]
+    out.assert_content_equals(content)
+    message = out.attributes["record.error.message"]
+    assert "record 2 (line 3)" in message
+    assert "EOF reached before encapsulated token finished" in message
+
+
 def test_not_json_goes_to_failure() -> None:
     """Content that is not JSON goes to failure, unchanged."""
     runner = converter(JsonTreeReader("reader"), JsonRecordSetWriter("writer"))
