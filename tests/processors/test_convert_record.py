@@ -90,6 +90,22 @@ def test_zero_records_are_kept_by_default() -> None:
     out.assert_attribute_equals("record.count", "0")
 
 
+def test_one_line_per_object_ends_without_a_newline() -> None:
+    """With One Line Per Object the records are joined by newlines, none after the last, and
+    an empty record set is an empty content (NiFi's WriteJsonResult)."""
+    runner = converter(
+        CSVReader("reader", treat_first_line_as_header="true"),
+        JsonRecordSetWriter("writer", output_grouping="output-oneline"),
+    )
+    runner.enqueue(b"id,name\n1,a\n2,b\n")
+    runner.enqueue(b"id,name\n")
+    runner.run(2)
+    first, empty = runner.flowfiles_for("success")
+    first.assert_content_equals('{"id":1,"name":"a"}\n{"id":2,"name":"b"}')
+    empty.assert_content_equals("")
+    empty.assert_attribute_equals("record.count", "0")
+
+
 def test_read_failure_routes_the_unchanged_flowfile_to_failure() -> None:
     """NiFi's testReadFailure: a bad record sends the original content to failure, with the
     error message naming the record and field."""
