@@ -332,7 +332,7 @@ class _Source:
         if self._quote is None:
             return False
         text = last.encode()
-        if text and not b"".join(self._tail[-1:]).endswith(text[-1:]):
+        if not self._tail or (text and not self._tail[-1].endswith(text[-1:])):
             return False  # the quoted form of *last* ends with its last byte
         tail = b"".join(self._tail)
         whole = self._given == len(tail)  # the tail is the whole content
