@@ -165,8 +165,22 @@ _TEXT = st.text(
     ),
     max_size=6,
 )
-_NAMES = _TEXT.filter(lambda n: _quotable(n) or _lexed(n))
-_STRINGS = _TEXT.filter(_quotable)
+
+
+def _written(text: str) -> str:
+    """*text* with a backslash added to each odd run before an escape or the end: quotable."""
+    return re.sub(
+        r"\\+(?=(.?))",
+        lambda m: (
+            m.group() + ("\\" if len(m.group()) % 2 and m.group(1) in ("", *"'\"rnt") else "")
+        ),
+        text,
+        flags=re.DOTALL,
+    )
+
+
+_NAMES = _TEXT.map(_written)
+_STRINGS = _NAMES
 _INTS = st.integers(min_value=-(2**40), max_value=2**40)
 _LITERALS = st.builds(Literal, st.one_of(_STRINGS, _INTS))
 
