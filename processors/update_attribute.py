@@ -21,7 +21,7 @@ from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import SUCCESS, Relationship
-from flowcore.session.batch_context import BatchContext
+from flowcore.session.batch_context import BatchContext, BatchRoute
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     ATTRIBUTE_KEY_PROPERTY_NAME_VALIDATOR,
@@ -121,6 +121,10 @@ class UpdateAttribute(Processor):
     With ``Store State`` = ``Store state locally``, each variable's latest value is kept in the
     processor's state and ``${getStateValue('name')}`` reads the state as it was at the start of
     the trigger. A FlowFile whose state cannot be stored goes to ``set state fail``.
+
+    Provenance: as NiFi's, an ATTRIBUTES_MODIFIED event is reported for every FlowFile sent to
+    ``success`` (``modifyAttributes``), its attributes changed or not; the batch form records
+    them as one run (:attr:`~flowcore.session.batch_context.BatchRoute.attributes_modified`).
 
     Advanced rules (NiFi's Advanced UI) are given in Python::
 
@@ -333,11 +337,13 @@ class UpdateAttribute(Processor):
                 session.remove(outputs[1:])
                 session.transfer(outputs[0], REL_FAILED_SET_STATE)
                 return
+        for output in outputs:  # NiFi reports it for each, whether or not an attribute changed
+            session.provenance.modify_attributes(output)
         session.transfer(outputs, SUCCESS)
 
     def transform_batch(
         self, context: BatchContext, batch: FlowFileBatch
-    ) -> tuple[str, FlowFileBatch] | None:
+    ) -> list[BatchRoute] | None:
         """Update a whole batch as :meth:`on_trigger` updates each FlowFile, over columns.
 
         Values, conditions and Delete Attributes Expressions are evaluated against the incoming
@@ -392,7 +398,7 @@ class UpdateAttribute(Processor):
             left = final_state(state, groups, updates, batch.count)
             if left != dict(start.values):
                 context.set_state(left)  # last: nothing may decline after it
-        return SUCCESS.name, changed
+        return [BatchRoute(SUCCESS.name, None, changed, attributes_modified=True)]
 
     def _declines_batches(self) -> bool:
         """Whether the configuration has what the batch form cannot do over columns."""

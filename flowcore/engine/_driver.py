@@ -93,12 +93,12 @@ class BatchDriver:
     ) -> list[ProvenanceEventRun]:
         """The events a session's commit records for a route's FlowFiles, as runs, in its order.
 
-        Reported events first (ROUTE, CONTENT_MODIFIED: ``route.reported``,
-        ``route.content_modified``), then CONTENT_MODIFIED for each FlowFile whose content changed,
-        then ATTRIBUTES_MODIFIED for each other one whose attributes changed, when nothing was
-        reported for it. *before* is the route's FlowFiles as the batch form was given them;
-        *reported* marks those with an event reported through the context (a SEND), which get
-        no ATTRIBUTES_MODIFIED either.
+        Reported events first (ROUTE, CONTENT_MODIFIED, ATTRIBUTES_MODIFIED: ``route.reported``,
+        ``route.content_modified``, ``route.attributes_modified``), then CONTENT_MODIFIED for each
+        FlowFile whose content changed, then ATTRIBUTES_MODIFIED for each other one whose
+        attributes changed, when nothing was reported for it. *before* is the route's FlowFiles
+        as the batch form was given them; *reported* marks those with an event reported through
+        the context (a SEND), which get no ATTRIBUTES_MODIFIED either.
         """
         after = route.batch
         if not before.count:
@@ -125,6 +125,16 @@ class BatchDriver:
                     source_queue_identifier=queue_id,
                 )
             )
+        if route.attributes_modified:
+            runs.append(
+                self.batch_run(
+                    ProvenanceEventType.ATTRIBUTES_MODIFIED,
+                    before,
+                    after,
+                    now,
+                    source_queue_identifier=queue_id,
+                )
+            )
         changed = content_changed(before, after)
         if changed is not None:
             old, new = (
@@ -141,7 +151,7 @@ class BatchDriver:
                     source_queue_identifier=queue_id,
                 )
             )
-        if route.reported or route.content_modified or changed is True:
+        if route.reported or route.content_modified or route.attributes_modified or changed is True:
             return runs
         keep = None if changed is None else ~changed
         if reported is not None:

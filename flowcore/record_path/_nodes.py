@@ -12,6 +12,8 @@ from typing import TypeAlias
 
 import attrs
 
+from flowcore.errors import RecordPathError
+
 __all__ = [
     "ROOT",
     "AllIndices",
@@ -143,21 +145,54 @@ Expression: TypeAlias = Path | Literal | Function | Comparison
 #: A field name printable without quotes: what NiFi's lexer reads as one IDENTIFIER.
 _RAW_NAME = re.compile(r"[^/\[\]*\"',\t\r\n0-9 .\-=?<>()\\!\x0c][^/\[\]*\"',\t\r\n=?<> ()\\!\x0c]*")
 _ESCAPES = {"'": "\\'", "\r": "\\r", "\n": "\\n", "\t": "\\t"}
-#: What the lexer reads as one identifier (``_parser._NOT_FIRST`` / ``_NOT_REST``): a name with
-#: backslashes prints raw when it can, since a quoted one may end in one or hold an escape.
-_LEXED_NAME = re.compile(r"[^/\[\]*\"',\t\r\n0-9 .\-=?<>()!\x0c][^/\[\]*\"',\t\r\n=?<> ()!\x0c]*")
+#: What the lexer reads as one identifier (``_parser._NOT_FIRST`` / ``_NOT_REST``, ``!`` and a
+#: form feed in its rest included): a name with backslashes prints raw when it can, since a
+#: quoted one may not be written at all (:func:`_quote`).
+_LEXED_NAME = re.compile(r"[^/\[\]*\"',\t\r\n0-9 .\-=?<>()\x0c][^/\[\]*\"',\t\r\n=?<> ()]*")
+#: The characters NiFi's lexer reads as an escape after a backslash in a quoted text (the
+#: backslash is then gone), beside the backslash itself (``\\\\`` is two backslashes there).
+_ESCAPED = frozenset("'\"rnt")
 
 
-def _quote(text: str) -> str:
+def _quote(text: str, what: str = "literal") -> str:
     r"""*text* as a single-quoted literal that lexes back to it.
 
-    NiFi's lexer reads ``\\\\`` as two backslashes and ``\\x`` (x not a known escape) as a
-    backslash and x, so backslashes print as they are, pairs included.
+    NiFi's lexer reads ``\\`` in a quoted text as two backslashes and ``\x`` (x not a known
+    escape, any other character: a line break too) as a backslash and x, so backslashes print as
+    they are, pairs included, and a character after an odd run of them prints raw. A text in
+    which an odd run is last, or before a quote, ``r``, ``n`` or ``t``, has no quoted form: the
+    lexer reads its last backslash as an escape.
+
+    Raises:
+        RecordPathError: *text* has no quoted form (*what* names it in the message).
     """
     out = []
+    run = 0  # backslashes right before the character
     for char in text:
-        out.append(_ESCAPES.get(char, char))
+        if char == "\\":
+            run += 1
+            out.append(char)
+            continue
+        escaped, run = run % 2 == 1, 0
+        if not escaped:
+            out.append(_ESCAPES.get(char, char))
+        elif char in _ESCAPED:
+            raise _unwritable(text, what, f"a single backslash before {char!r}")
+        else:
+            out.append(char)
+    if run % 2:
+        raise _unwritable(text, what, "a single backslash at its end")
     return "'" + "".join(out) + "'"
+
+
+def _unwritable(text: str, what: str, why: str) -> RecordPathError:
+    unquoted = ", and the lexer does not read it unquoted" if what == "field name" else ""
+    msg = (
+        f"the {what} {text!r} has no RecordPath text: quoted, it holds {why}, which NiFi's "
+        f"lexer reads as an escape (a quoted text holds a single backslash only before another "
+        f"character){unquoted}; use a {what} without it"
+    )
+    return RecordPathError(msg)
 
 
 def _name(name: str | None) -> str:
@@ -165,9 +200,9 @@ def _name(name: str | None) -> str:
         return "*"
     if _RAW_NAME.fullmatch(name):
         return name
-    if "\\" in name and _LEXED_NAME.fullmatch(name):  # a quoted \ or \n would lex otherwise
+    if "\\" in name and _LEXED_NAME.fullmatch(name):  # quoted, a \ or \n could not be written
         return name
-    return _quote(name)
+    return _quote(name, "field name")
 
 
 def _index_item(item: int | Range) -> str:
@@ -187,7 +222,7 @@ def _step(step: Step) -> str:
         case Indices(items):
             return "[" + ", ".join(_index_item(i) for i in items) + "]"
         case MapKeys(keys):
-            return "[" + ", ".join(_quote(k) for k in keys) + "]"
+            return "[" + ", ".join(_quote(k, "map key") for k in keys) + "]"
         case AllIndices():
             return "[*]"
         case Predicate(inner):
@@ -197,7 +232,13 @@ def _step(step: Step) -> str:
 
 
 def to_text(node: Expression) -> str:
-    """*node* printed as RecordPath text that parses back to an equal tree."""
+    """*node* printed as RecordPath text that parses back to an equal tree.
+
+    Raises:
+        RecordPathError: a name, literal or map key that no RecordPath text gives (NiFi's
+            lexer cannot read a single backslash before a quote, ``r``, ``n``, ``t`` or the
+            end of a quoted text), named in the message.
+    """
     match node:
         case Path(start, steps):
             head = {ROOT: "", CURRENT: ".", PARENT: ".."}[start]

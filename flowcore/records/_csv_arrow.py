@@ -53,6 +53,9 @@ BLOCK_SIZE = 1 << 16
 MAX_COLUMNS = 1024
 #: Bytes of the content kept in memory for a fallback before they spill to a temporary file.
 SPOOL_BYTES = 4 << 20
+#: Bytes of the content's end kept to tell whether it ends inside a quoted value (Arrow takes
+#: a row longer than a block only as the last, so the end of an open one is within two).
+TAIL_BYTES = 2 * BLOCK_SIZE
 
 _STRINGS = pacsv.ConvertOptions(
     column_types={f"f{i}": pa.string() for i in range(MAX_COLUMNS)},
@@ -164,9 +167,26 @@ class ArrowSplit:
                     return
                 except (pa.ArrowException, UnicodeError, ValueError, SplitFailed) as exc:
                     raise SplitFailed(str(exc)) from exc
+                if batch.num_rows and self._source.ended:  # Arrow's last batch is among these
+                    self._check_end(batch)
                 yield batch
         finally:
             reader.close()  # Arrow's read-ahead thread must not outlive the content stream
+
+    def _check_end(self, batch: pa.RecordBatch) -> None:
+        """Refuse a content that may end inside a quoted value (Arrow closes it silently).
+
+        Commons CSV raises there; the Python path tells it from a whole value and gives NiFi's
+        error. The content's end is checked against the last value of *batch*, which is the
+        content's last value when *batch* is Arrow's last.
+
+        Raises:
+            SplitFailed: the content may end inside a quoted value.
+        """
+        last = batch.column(batch.num_columns - 1)[batch.num_rows - 1].as_py()
+        if self._source.may_end_open(last or ""):
+            msg = "the content may end inside a quoted value"
+            raise SplitFailed(msg)
 
     def replay(self) -> IO[bytes]:
         """The whole content again from its start (the bytes Arrow read, then the rest)."""
@@ -263,6 +283,10 @@ class _Source:
         self._escape = dialect.escape.encode() if dialect.escape else None
         self._quote = dialect.quote.encode() if dialect.quote else None
         self._last = b""
+        self._tail: list[bytes] = []  # the last bytes Arrow was given, TAIL_BYTES or more
+        self._tail_bytes = 0
+        self._given = 0
+        self.ended = False
         if self._escape is not None:
             meta = {dialect.delimiter, dialect.escape, dialect.quote or ""} - {""}
             self._meta = {c.encode() for c in meta} | {b"\r", b"\n"}
@@ -276,7 +300,7 @@ class _Source:
         while len(self._pending) < want and not self._end:
             data = self._stream.read(max(want - len(self._pending), 1 << 16) if size >= 0 else -1)
             if not data:
-                self._end = True
+                self._end = self.ended = True
                 break
             self._spool.write(data)
             if self._escape is not None and self._escape in data:
@@ -284,8 +308,46 @@ class _Source:
                 data = self._unescaped(data)
             self._last = data[-1:]
             self._pending += data
+            self._keep(data)
         out, self._pending = self._pending[:want], self._pending[want:]
         return out
+
+    def _keep(self, data: bytes) -> None:
+        """Keep *data* as the newest of the tail (the oldest dropped past :data:`TAIL_BYTES`)."""
+        self._tail.append(data)
+        self._tail_bytes += len(data)
+        self._given += len(data)
+        while self._tail_bytes - len(self._tail[0]) >= TAIL_BYTES:
+            self._tail_bytes -= len(self._tail.pop(0))
+
+    def may_end_open(self, last: str) -> bool:
+        """Whether the content (read to its end) may end inside a quoted value whose text is *last*.
+
+        Arrow takes an open quoted value to the end as its last value, so the content then
+        ends with a quote at a field's start and, after it, *last* in quoted form (a quote
+        doubled, any character escaped) with no closing quote. No valid content's end reads
+        that way but in contrived cases; a yes costs the Python path's reading, which decides.
+        A value longer than the bytes kept says yes.
+        """
+        if self._quote is None:
+            return False
+        text = last.encode()
+        if not self._tail or (text and not self._tail[-1].endswith(text[-1:])):
+            return False  # the quoted form of *last* ends with its last byte
+        tail = b"".join(self._tail)
+        whole = self._given == len(tail)  # the tail is the whole content
+        lowest = len(tail) - 2 * len(text) - 1  # each byte of *last* takes one or two
+        if lowest < 0 and not whole:
+            return True
+        quoted = _QuotedForm(self._quote, self._escape)
+        start = max(lowest, 0)
+        while (at := tail.find(self._quote, start, len(tail) - len(text))) >= 0:
+            if _field_start(tail, at, whole, self.dialect.delimiter.encode()) and (
+                quoted.decode(tail[at + 1 :]) == text
+            ):
+                return True
+            start = at + 1
+        return False
 
     def _refuse_after_quote(self, data: bytes) -> None:
         """Refuse an escape right after a quote (the Python path then reads the content).
@@ -325,6 +387,33 @@ class _Source:
     def replay(self) -> IO[bytes]:
         self._spool.seek(0)
         return io.BufferedReader(_Chain(self._spool, self._stream), buffer_size=1 << 16)
+
+
+def _field_start(data: bytes, at: int, whole: bool, delimiter: bytes) -> bool:
+    """Whether *at* may start a field of *data* (after a separator, a line break, the start)."""
+    if at == 0 or (at == 3 and data.startswith(codecs.BOM_UTF8)):
+        return whole
+    return data[at - 1 : at] in (delimiter, b"\n", b"\r")
+
+
+class _QuotedForm:
+    """The inside of a quoted value as Arrow reads it: a quote doubled, any byte escaped."""
+
+    def __init__(self, quote: bytes, escape: bytes | None) -> None:
+        q = re.escape(quote)
+        if escape is None:
+            self._whole = re.compile(rb"(?:[^" + q + rb"]|" + q + q + rb")*")
+            self._pairs = re.compile(b"(" + q + b")" + q)
+        else:
+            e = re.escape(escape)
+            self._whole = re.compile(rb"(?:[^" + q + e + rb"]|" + q + q + b"|" + e + rb"[\s\S])*")
+            self._pairs = re.compile(b"(" + q + b")" + q + b"|" + e + rb"([\s\S])")
+
+    def decode(self, raw: bytes) -> bytes | None:
+        """The value *raw* holds, or None when a quote closes it (or an escape ends it)."""
+        if self._whole.fullmatch(raw) is None:
+            return None
+        return self._pairs.sub(lambda m: m.group(1) or m.group(2), raw)
 
 
 class _Chain(io.RawIOBase):

@@ -198,12 +198,28 @@ def _read_python(
         raise record_error(progress.given + 1, None, None, msg) from None
     except csv.Error as exc:
         raise record_error(progress.given + 1, None, None, f"not valid CSV: {exc}") from None
+    except Unfinished as exc:
+        raise record_error(progress.given + 1, exc.line, None, f"not valid CSV: {exc}") from None
     finally:
         text.detach()
 
 
 def _row_chunks(rows: Iterator[list[str]], size: int) -> Iterator[_csv_arrow.RowColumns]:
-    while chunk := list(itertools.islice(rows, size)):
+    """*rows* in chunks of *size*; on a bad row, the rows before it, then its error.
+
+    So the error's record number counts every record given before it (NiFi's readers return
+    the records before a bad one).
+    """
+    while True:
+        chunk: list[list[str]] = []
+        try:
+            chunk.extend(itertools.islice(rows, size))  # keeps the rows read before a failure
+        except (csv.Error, UnicodeDecodeError, Unfinished):
+            if chunk:
+                yield _csv_arrow.RowColumns(chunk)
+            raise
+        if not chunk:
+            return
         yield _csv_arrow.RowColumns(chunk)
 
 
@@ -218,8 +234,11 @@ def _records(
 ) -> Iterator[pa.RecordBatch]:
     """The records of *chunks* (the header's, once the first chunk is read) under *schema*.
 
-    With no schema, NiFi's CSV inference over the first ``inference_sample`` rows.
+    With no schema, NiFi's CSV inference over the first ``inference_sample`` rows; a row the
+    ``csv`` module cannot give inside them ends the sample: the records before it come first,
+    then its error (so the error counts them).
     """
+    failed: Exception | None = None
     head: list[_csv_arrow.Columns] = []
     first = next(chunks, None)
     if first is not None:
@@ -233,7 +252,11 @@ def _records(
     if schema is None:
         count = sum(c.num_rows for c in head)
         while head and count < options.inference_sample:
-            chunk = next(chunks, None)
+            try:
+                chunk = next(chunks, None)
+            except (csv.Error, UnicodeDecodeError, Unfinished) as exc:
+                failed = exc
+                break
             if chunk is None:
                 break
             head.append(chunk)
@@ -261,10 +284,12 @@ def _records(
         ),
     )
     empty = True
-    for chunk in _then(head, chunks):
+    for chunk in _then(head, chunks if failed is None else iter(())):
         empty = False
         yield from _batch(chunk, positions, before=progress.given, convert=convert)
         progress.given += chunk.num_rows
+    if failed is not None:
+        raise failed
     if empty and schema.fields:  # a header alone still names the fields (NiFi's reader knows them)
         yield pa.RecordBatch.from_pylist([], schema=schema.to_arrow())
 
@@ -291,10 +316,11 @@ def _rows(text: IO[str], dialect: CsvDialect) -> Iterator[list[str]]:
     if dialect.comment:
         marker = dialect.comment
         lines = (line for line in text if not line.startswith(marker))
+    end = _End(dialect)
     if dialect.escape:
-        lines = _commons_escapes(lines, dialect)
+        lines = _commons_escapes(lines, dialect, end)
     reader = csv.reader(
-        lines,
+        itertools.chain(lines, end),
         delimiter=dialect.delimiter,
         quotechar=dialect.quote or '"',
         quoting=csv.QUOTE_NONE if dialect.quote is None else csv.QUOTE_MINIMAL,
@@ -303,7 +329,10 @@ def _rows(text: IO[str], dialect: CsvDialect) -> Iterator[list[str]]:
         skipinitialspace=dialect.ignore_surrounding_spaces,
         strict=False,
     )
-    for row in reader:
+    for read in reader:
+        row = end.judge(read, reader.line_num) if end.reached else read  # the probe's: the last
+        if row is None:
+            return
         if not row:
             if not dialect.ignore_empty_lines:
                 yield [""]
@@ -311,10 +340,96 @@ def _rows(text: IO[str], dialect: CsvDialect) -> Iterator[list[str]]:
         yield row
 
 
+class Unfinished(Exception):
+    """The content ends inside a quoted value, or right after an escape character.
+
+    NiFi's readers raise there (Commons CSV: "EOF reached before encapsulated token finished",
+    "EOF whilst processing escape sequence"; Jackson CSV: "Missing closing quote"), so a cut
+    content goes to failure rather than converting its last record silently.
+
+    Attributes:
+        line: the line (1-based) of the open quoted value, or of the escape character.
+    """
+
+    def __init__(self, msg: str, line: int) -> None:
+        super().__init__(msg)
+        self.line = line
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+#: The probe's value (a private-use character: :class:`_End` never mistakes content for it).
+_MARK = "\ue000"
+
+
+class _End:
+    """A probe line after the content's last, and what the row it ends was.
+
+    The ``csv`` module (not strict) gives a row that the content's end cut as if it were
+    whole: a quoted value left open, an escape character as the last one. Commons CSV raises on
+    both. The module also keeps a record open past the end of its last line when an unquoted
+    value there holds an escaped line break; Commons CSV ends it at the content's end. The
+    probe, a separator and :data:`_MARK`, tells these apart: after a whole record it is a row of
+    its own (``["", MARK]``); after an open unquoted value it is the row's next value; inside an
+    open quoted value, the value's last characters.
+
+    Attributes:
+        reached: the module asked for a line past the last (and was given the probe).
+        last_line: the content's last line, escapes rewritten (kept where there are escapes).
+    """
+
+    def __init__(self, dialect: CsvDialect) -> None:
+        self.dialect = dialect
+        self.reached = False
+        self.last_line = ""
+
+    def __iter__(self) -> _End:
+        return self
+
+    def __next__(self) -> str:
+        if self.reached:
+            raise StopIteration
+        self.reached = True
+        return self.dialect.delimiter + _MARK
+
+    def judge(self, row: list[str], line_num: int) -> list[str] | None:
+        """*row*, the one the probe ended, as Commons CSV reads it: None for the probe's own.
+
+        Raises:
+            Unfinished: Commons CSV raises on the content's end.
+        """
+        dialect = self.dialect
+        line_num -= 1  # the probe's line
+        if _odd_escapes(self.last_line, dialect.escape):
+            msg = (
+                "EOF whilst processing escape sequence: the content ends with the escape "
+                f"character {dialect.escape!r} on line {line_num}; the content is cut short, "
+                "or the escape character should itself be escaped"
+            )
+            raise Unfinished(msg, line_num)
+        if row[-1] == _MARK:
+            return None if row == ["", _MARK] else row[:-1]
+        # Inside an open quoted value, from its first line to the end: its line breaks say where.
+        value = row[-1][: -len(dialect.delimiter + _MARK)]
+        first = line_num - len(_LINE_BREAK.findall(value)) + value.endswith(("\n", "\r"))
+        msg = (
+            "EOF reached before encapsulated token finished: the value quoted on line "
+            f"{first} has no closing {dialect.quote!r}; the content is cut short, or a quote "
+            "is missing"
+        )
+        raise Unfinished(msg, first)
+
+
+def _odd_escapes(text: str, escape: str | None) -> bool:
+    """Whether *text* ends with an escape character that escapes nothing."""
+    if not escape or not text.endswith(escape):
+        return False
+    return (len(text) - len(text.rstrip(escape))) % 2 == 1
+
+
 _CONTROL = {"r": "\r", "n": "\n", "t": "\t", "b": "\b", "f": "\f"}
 
 
-def _commons_escapes(lines: Any, dialect: CsvDialect) -> Iterator[str]:
+def _commons_escapes(lines: Any, dialect: CsvDialect, end: _End) -> Iterator[str]:
     r"""Lines rewritten so the csv module unescapes as Commons CSV does.
 
     An escaped delimiter,
@@ -333,8 +448,11 @@ def _commons_escapes(lines: Any, dialect: CsvDialect) -> Iterator[str]:
             return escape + _CONTROL[char]
         return escape + escape + char
 
+    out = ""
     for line in lines:
-        yield pattern.sub(rewrite, line) if escape in line else line
+        out = pattern.sub(rewrite, line) if escape in line else line
+        yield out
+    end.last_line = out  # as the csv module read it
 
 
 def _check_duplicates(header: list[str], options: CsvReaderOptions) -> None:

@@ -78,6 +78,9 @@ class BatchRoute:
             leaves as it was), which also stands for ATTRIBUTES_MODIFIED. A FlowFile whose
             content the batch form changed (:class:`WrittenBatch`) gets its CONTENT_MODIFIED
             from the engine either way, as from a session.
+        attributes_modified: whether the processor reports an ATTRIBUTES_MODIFIED event for
+            each (as ``session.provenance.modify_attributes`` does: UpdateAttribute for every
+            FlowFile it sends on, its attributes changed or not), the one such event each gets.
     """
 
     relationship: str
@@ -85,6 +88,7 @@ class BatchRoute:
     batch: FlowFileBatch
     reported: bool = False
     content_modified: bool = False
+    attributes_modified: bool = False
 
 
 @attrs.frozen

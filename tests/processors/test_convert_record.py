@@ -90,6 +90,22 @@ def test_zero_records_are_kept_by_default() -> None:
     out.assert_attribute_equals("record.count", "0")
 
 
+def test_one_line_per_object_ends_without_a_newline() -> None:
+    """With One Line Per Object the records are joined by newlines, none after the last, and
+    an empty record set is an empty content (NiFi's WriteJsonResult)."""
+    runner = converter(
+        CSVReader("reader", treat_first_line_as_header="true"),
+        JsonRecordSetWriter("writer", output_grouping="output-oneline"),
+    )
+    runner.enqueue(b"id,name\n1,a\n2,b\n")
+    runner.enqueue(b"id,name\n")
+    runner.run(2)
+    first, empty = runner.flowfiles_for("success")
+    first.assert_content_equals('{"id":1,"name":"a"}\n{"id":2,"name":"b"}')
+    empty.assert_content_equals("")
+    empty.assert_attribute_equals("record.count", "0")
+
+
 def test_read_failure_routes_the_unchanged_flowfile_to_failure() -> None:
     """NiFi's testReadFailure: a bad record sends the original content to failure, with the
     error message naming the record and field."""
@@ -111,6 +127,25 @@ def test_read_failure_routes_the_unchanged_flowfile_to_failure() -> None:
     assert [e.event_type for e in runner.provenance_events] == [
         ProvenanceEventType.ATTRIBUTES_MODIFIED
     ]
+
+
+def test_a_csv_cut_inside_a_quoted_value_goes_to_failure() -> None:
+    """A CSV that ends inside a quoted value goes to failure unchanged, as NiFi's Commons CSV
+    reader raises there, with a message naming the record and the value's line."""
+    runner = converter(
+        CSVReader("reader", treat_first_line_as_header="true"), JsonRecordSetWriter("writer")
+    )
+    content = b'id,name\n1,"John"\n2,"Jane\nDo'
+    runner.enqueue(content)
+    runner.enqueue(b'id,name\n1,"John"\n2,"Jane\nDoe"\n')
+    runner.run(2)
+    runner.assert_transfer_count("success", 1)
+    runner.assert_transfer_count("failure", 1)
+    out = runner.flowfiles_for("failure")[0]
+    out.assert_content_equals(content)
+    message = out.attributes["record.error.message"]
+    assert "record 2 (line 3)" in message
+    assert "EOF reached before encapsulated token finished" in message
 
 
 def test_not_json_goes_to_failure() -> None:

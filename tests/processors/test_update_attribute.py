@@ -274,11 +274,6 @@ class _TwoConnections(TestRunner):
         return 2 if relationship == "success" else 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="NiFi's UpdateAttribute reports modifyAttributes for each FlowFile it transfers; "
-    "flowcore's does not, so a fan-out records only the framework's CLONE (issue for processors/)",
-)
 def test_fan_out_records_nifis_attributes_modified_then_clone() -> None:
     """success on two connections: NiFi records the reported ATTRIBUTES_MODIFIED, then CLONE."""
     runner = _TwoConnections(UpdateAttribute(tag="yes"))
@@ -290,3 +285,21 @@ def test_fan_out_records_nifis_attributes_modified_then_clone() -> None:
     assert {e.flowfile_uuid for e in events} == {updated.uuid}
     assert list(events[1].child_uuids) == [clone.uuid]
     assert all(dict(e.updated_attributes) == {"tag": "yes"} for e in events)
+
+
+@pytest.mark.parametrize("properties", [{}, {"same": "${same}"}, {"tag": "yes"}])
+def test_each_flowfile_sent_gets_an_attributes_modified_event_changed_or_not(
+    properties: dict[str, str],
+) -> None:
+    """NiFi's UpdateAttribute reports modifyAttributes for every FlowFile it sends to success,
+    whether or not an attribute changed (none set, or set to its value); the batch form records
+    the same events as one run."""
+    runner = TestRunner(UpdateAttribute(**properties))
+    runner.enqueue(b"x", {"same": "1"})
+    runner.enqueue(b"y", {"same": "2"})
+    runner.assert_batch_form_agrees()
+    events = runner.provenance_events
+    assert [e.event_type.value for e in events] == ["ATTRIBUTES_MODIFIED"] * 2
+    assert [e.flowfile_uuid for e in events] == [f.uuid for f in runner.flowfiles_for("success")]
+    expected = {"tag": "yes"} if "tag" in properties else {}
+    assert all(dict(e.updated_attributes) == expected for e in events)

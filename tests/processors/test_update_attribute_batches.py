@@ -72,8 +72,10 @@ def test_values_and_expressions_are_set_on_a_whole_batch(
     result = processor.transform_batch(_batch_context(processor), batch)
     assert (result is not None) is whole
     if result is not None:
-        relationship, changed = result
+        (route,) = result
+        relationship, changed = route.relationship, route.batch
         assert relationship == "success"
+        assert route.attributes_modified  # NiFi's modifyAttributes for each FlowFile
         for before, after in zip(batch.flowfiles(), changed.flowfiles(), strict=True):
             expected = processor.dynamic_properties["source"].replace(
                 "${filename}", before.filename
@@ -375,13 +377,18 @@ _TWICE = "${filename:equals('a.txt'):and(${fragment.index:equals(1)})}"
 def _engine_run(root: Path, processor: UpdateAttribute) -> tuple[dict, list, dict]:
     """GetFile (a.txt, b.txt) -> SplitText (lines) -> UpdateAttribute, in the engine.
 
+    The input is *root*'s parent's ``in`` (made once, kept: every run reads the same files, so
+    a clone's events, which name all its attributes, agree on their paths and times).
+
     Returns the processor's committed state, its events' updated attributes, and transfers.
     """
-    (root / "in").mkdir(parents=True)
-    (root / "in" / "a.txt").write_text("1\n2\n3\n")
-    (root / "in" / "b.txt").write_text("4\n5\n")
+    source = root.parent / "in"
+    if not source.exists():
+        source.mkdir(parents=True)
+        (source / "a.txt").write_text("1\n2\n3\n")
+        (source / "b.txt").write_text("4\n5\n")
     flow = Flow("tagging")
-    get = flow.add(GetFile(input_directory=str(root / "in"), keep_source_file=True), name="get")
+    get = flow.add(GetFile(input_directory=str(source), keep_source_file=True), name="get")
     split = flow.add(SplitText(line_split_count=1), name="split")
     tag = flow.add(processor, name="tag")
     flow.connect(get, split)
@@ -392,8 +399,11 @@ def _engine_run(root: Path, processor: UpdateAttribute) -> tuple[dict, list, dic
     repos = RepositorySet.open(root / "repo")
     try:
         state = dict(repos.flowfiles.state(tag.id))
-        events = sorted(
-            (e.event_type.value, tuple(sorted(e.updated_attributes.items())))
+        events = sorted(  # a clone's uuid (its events name all its attributes) is its own
+            (
+                e.event_type.value,
+                tuple(sorted(e.updated_attributes.items() - {("uuid", e.flowfile_uuid)})),
+            )
             for e in repos.provenance.search(limit=1_000)
             if e.component_name == "tag" and e.event_type.value != "DROP"
         )

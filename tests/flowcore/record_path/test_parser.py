@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from flowcore.record_path import RecordPathSyntaxError, parse, to_text
+from flowcore.errors import RecordPathError
+from flowcore.record_path import RecordPathSyntaxError, _parser, parse, to_text
 from flowcore.record_path._nodes import (
     CURRENT,
     OPERATORS,
@@ -139,9 +142,44 @@ def test_non_text_is_our_error() -> None:
 
 # -- properties -------------------------------------------------------------------------------
 
-_NAMES = st.text(
-    alphabet=st.characters(blacklist_characters="\\", blacklist_categories=("Cs",)), max_size=6
+
+def _quotable(text: str) -> bool:
+    """Whether a quoted text lexes to *text* (NiFi's ESC: ``\\\\`` is two backslashes, ``\\x``
+    a backslash and x unless x is a quote, r, n or t): each odd run of backslashes precedes
+    another character."""
+    runs = re.finditer(r"\\+", text)
+    return all(
+        len(m.group()) % 2 == 0 or text[m.end() : m.end() + 1] not in ("", *"'\"rnt") for m in runs
+    )
+
+
+def _lexed(name: str) -> bool:
+    """Whether NiFi's lexer reads *name* unquoted as one identifier."""
+    first = set(_parser._NOT_FIRST) | set(_parser._SPACE)
+    return bool(name) and name[0] not in first and not set(name[1:]) & _parser._NOT_REST
+
+
+_TEXT = st.text(
+    alphabet=st.one_of(
+        st.characters(blacklist_categories=("Cs",)), st.sampled_from(list("\\\\'\"rnt \n"))
+    ),
+    max_size=6,
 )
+
+
+def _written(text: str) -> str:
+    """*text* with a backslash added to each odd run before an escape or the end: quotable."""
+    return re.sub(
+        r"\\+(?=(.?))",
+        lambda m: (
+            m.group() + ("\\" if len(m.group()) % 2 and m.group(1) in ("", *"'\"rnt") else "")
+        ),
+        text,
+        flags=re.DOTALL,
+    )
+
+
+_NAMES = _TEXT.map(_written)
 _STRINGS = _NAMES
 _INTS = st.integers(min_value=-(2**40), max_value=2**40)
 _LITERALS = st.builds(Literal, st.one_of(_STRINGS, _INTS))
@@ -239,6 +277,8 @@ _GARBAGE = st.one_of(
 @given(_GARBAGE)
 @example("/\\")  # a field named by one backslash: quoted, it would lex as an escaped quote
 @example("/a\\n")
+@example("/'a\\\n'")  # a backslash and a line break: quoted, the break prints raw
+@example("/'a b\\\\'")  # a space and a pair of backslashes (read as two)
 def test_garbage_raises_only_our_error(text: str) -> None:
     """Any text either parses (and round-trips) or raises RecordPathSyntaxError, nothing else."""
     try:
@@ -249,3 +289,27 @@ def test_garbage_raises_only_our_error(text: str) -> None:
         assert parse(to_text(tree)) == tree
         return
     assert failed_on == text
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXT)
+@example("a b\\")
+@example("a b\\n")
+@example("a\\\tb c")
+@example("\\\\\\'")
+def test_backslashes_print_and_parse_back_wherever_nifi_can_write_them(text: str) -> None:
+    """A field name, literal or map key with backslashes round-trips when some text lexes to it
+    (unquoted, or quoted: an odd run of backslashes only before another character than a quote,
+    r, n or t); otherwise printing it raises RecordPathError naming it, never wrong text."""
+    cases = [
+        (Path(ROOT, (Child(text),)), _quotable(text) or _lexed(text), "field name"),
+        (Path(ROOT, (Descendant(text),)), _quotable(text) or _lexed(text), "field name"),
+        (Literal(text), _quotable(text), "literal"),
+        (Path(ROOT, (Child("m"), MapKeys((text,)))), _quotable(text), "map key"),
+    ]
+    for tree, writable, what in cases:
+        if writable:
+            assert parse(to_text(tree)) == tree
+        else:
+            with pytest.raises(RecordPathError, match=f"the {what} .* has no RecordPath text"):
+                to_text(tree)  # type: ignore[arg-type]

@@ -214,6 +214,42 @@ def test_common_content_is_split_by_arrow() -> None:
     ]
 
 
+@pytest.mark.parametrize("rows", [0, 20_000])  # the content's end in Arrow's first block, a later
+@pytest.mark.parametrize(
+    ("end", "open_"),
+    [
+        (b'1,"x', True),
+        (b'1,"x""', True),
+        (b'1,"x\n', True),
+        (b'1,"x\n2,y\r\n', True),
+        (b'1,"', True),
+        (b'1,"x\\"y', True),
+        (b'1,"x"\n', False),
+        (b'1,"x"', False),
+        (b'1,"x"""', False),
+        (b'1,""', False),
+        (b"1,x", False),
+        (b'1,x""', False),
+        (b'1,"x,""y""\n"\n', False),
+        (b'"1","a ""b"", c"\r\n', False),
+    ],
+)
+def test_arrow_refuses_a_content_that_ends_inside_a_quoted_value(
+    end: bytes, open_: bool, rows: int
+) -> None:
+    """Arrow closes a quoted value the content's end cuts; its split refuses such a content (the
+    Python path gives NiFi's error) and keeps the contents whose last value is closed."""
+    data = b"a,b\n" + b"".join(b'%d,"v %d"\n' % (i, i) for i in range(rows)) + end
+    split = _csv_arrow.ArrowSplit(
+        io.BytesIO(data), CsvReaderOptions().dialect(), first_line_is_header=True, batch_size=64
+    )
+    if open_:
+        with pytest.raises(_csv_arrow.SplitFailed, match="may end inside a quoted value"):
+            list(split.chunks())
+    else:
+        assert sum(len(chunk[0]) for chunk in split.chunks()) == rows + 1
+
+
 @pytest.mark.parametrize(
     ("options", "usable"),
     [

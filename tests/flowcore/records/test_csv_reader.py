@@ -182,6 +182,49 @@ def test_a_bad_value_names_record_and_field_after_the_good_records() -> None:
         _rows(b"id\n\xff\n", HEADER, schema)
 
 
+@pytest.mark.parametrize("comment", [None, "#"])  # Arrow's split, the csv module's
+@pytest.mark.parametrize(
+    ("data", "line"),
+    [
+        (b'id,name\n1,a\n2,"b', 3),
+        (b'id,name\n1,a\n2,"b\n', 3),
+        (b'id,name\n1,a\n2,"b""', 3),
+        (b'id,name\n1,a\n2,"b\n\nc\r\nd', 3),
+        (b'id,name\n1,a\n2,"', 3),
+        (b'id,name\n1,"a\nb"\n2,"b\\\n', 4),
+    ],
+)
+def test_a_content_cut_inside_a_quoted_value_fails_after_the_records_before(
+    data: bytes, line: int, comment: str | None
+) -> None:
+    """Commons CSV's "EOF reached before encapsulated token finished": the records before come
+    first, then one RecordError naming the record and the line the open value starts on."""
+    options = CsvReaderOptions(first_line_is_header=True, comment_marker=comment)
+    batches = read_csv(io.BytesIO(data), options, s.RecordSchema.of({"id": s.INT}))
+    assert next(batches).to_pylist() == [{"id": 1}]
+    with pytest.raises(RecordError, match="EOF reached before encapsulated token") as caught:
+        next(batches)
+    assert (caught.value.record, caught.value.line) == (2, line)
+    assert f"record 2 (line {line})" in str(caught.value)
+
+
+@pytest.mark.parametrize("comment", [None, "#"])
+def test_the_end_of_a_content_is_read_as_commons_csv_reads_it(comment: str | None) -> None:
+    """An escape character last fails ("EOF whilst processing escape sequence"); an escaped
+    line break last, an escaped escape last or a closed quote last are whole records."""
+    options = CsvReaderOptions(first_line_is_header=False, comment_marker=comment)
+    schema = s.RecordSchema.of({"a": s.STRING, "b": s.STRING})
+    with pytest.raises(RecordError, match="EOF whilst processing escape sequence") as caught:
+        _rows(b"a,b\nc,d\\", options, schema)
+    assert (caught.value.record, caught.value.line) == (2, 2)
+    kept = attrs.evolve(options, trim_fields=False)
+    assert _rows(b"a,b\\\n", kept, schema) == [{"a": "a", "b": "b\n"}]
+    assert _rows(b"a,b\\\nc", kept, schema) == [{"a": "a", "b": "b\nc"}]
+    assert _rows(b"a,b\\\\", kept, schema) == [{"a": "a", "b": "b\\"}]
+    assert _rows(b'a,"b\nc"', kept, schema) == [{"a": "a", "b": "b\nc"}]
+    assert _rows(b'a,"b"""', kept, schema) == [{"a": "a", "b": 'b"'}]
+
+
 TEXT = st.text(st.characters(codec="utf-8", exclude_characters="\r\x00"), max_size=8).map(
     lambda t: t.strip("".join(chr(c) for c in range(33)))
 )

@@ -184,6 +184,30 @@ def test_empty_record_sets_and_jackson_escapes() -> None:
     ) == ('{\n  "a" : "x"\n} {\n  "a" : "y"\n}')
 
 
+@pytest.mark.parametrize(
+    ("pretty", "expected"),
+    [
+        (False, ["", '{"a":"x"}', '{"a":"x"}\n{"a":"y"}\n{"a":"z"}']),
+        (True, ["", '{\n  "a" : "x"\n}', '{\n  "a" : "x"\n} {\n  "a" : "y"\n} {\n  "a" : "z"\n}']),
+    ],
+)
+def test_one_line_per_object_writes_no_newline_after_the_last_record(
+    pretty: bool, expected: list[str]
+) -> None:
+    """WriteJsonResult's One Line Per Object: Jackson's root value separator ("\\n" from its
+    MinimalPrettyPrinter; " " from the default printer with Pretty Print) goes between records
+    only, none after the last, nothing for no record; a batch boundary changes nothing."""
+    schema = s.RecordSchema.of({"a": s.STRING})
+    options = JsonWriterOptions(output_grouping="output-oneline", pretty_print=pretty)
+    written = []
+    for rows in ([], ["x"], ["x", "y", "z"]):
+        out = io.BytesIO()
+        batches = [pa.record_batch({"a": pa.array(rows[i : i + 2], pa.string())}) for i in (0, 2)]
+        write_json(batches, out, options, schema)
+        written.append(out.getvalue().decode())
+    assert written == expected
+
+
 def test_nested_arrays_and_records_pretty_print_as_jackson() -> None:
     """Arrays stay on one line with spaces, objects inside them indent one level deeper."""
     inner = s.RecordSchema.of({"x": s.INT})

@@ -106,7 +106,8 @@ def test_a_retried_relationship_sends_the_batch_one_by_one_as_the_engine_does() 
 
 def test_a_batch_dropped_on_an_auto_terminated_relationship_releases_its_contents() -> None:
     """FlowFiles a batch form sends to an auto-terminated relationship are dropped as a commit
-    drops them: counted, a DROP each, and their content released."""
+    drops them: counted, a DROP each after what the processor reported (UpdateAttribute's
+    ATTRIBUTES_MODIFIED), and their content released."""
     runner = TestRunner(UpdateAttribute(), batches=True)
     runner.auto_terminate("success")
     runner.enqueue("a")
@@ -114,7 +115,8 @@ def test_a_batch_dropped_on_an_auto_terminated_relationship_releases_its_content
     runner.run()
     assert runner.batch_use.whole == 2
     assert runner.auto_terminated_count("success") == 2
-    assert [e.event_type.name for e in runner.provenance_events] == ["DROP", "DROP"]
+    kinds = [e.event_type.name for e in runner.provenance_events]
+    assert kinds == ["ATTRIBUTES_MODIFIED", "ATTRIBUTES_MODIFIED", "DROP", "DROP"]
     assert list(runner.content.resource_claims()) == []
 
 
