@@ -467,6 +467,10 @@ class ConsumeKafka(SourceProcessor):
                     "enable.auto.commit": False,
                     "isolation.level": service.isolation_level,
                     "enable.partition.eof": False,
+                    # a range's start that retention deleted after the listing: read what is
+                    # left of it, as the listing starts at the log start (librdkafka's default
+                    # `latest` jumped past the range: no message came, the read timed out)
+                    "auto.offset.reset": "earliest",
                     # a range's reader is assigned for that range only: waiting the default
                     # 500 ms for more data at each assignment's end made reads ~45x slower
                     "fetch.wait.max.ms": 10,

@@ -391,3 +391,25 @@ def test_nifi_1x_record_parse_failure_relationship_imports_as_nifi_2s():
     (connection,) = [c for c in imported.connections if c.source == component.id]
     assert connection.relationships == ("parse failure",)
     assert type(component.processor) is ConsumeKafka
+
+
+def test_a_range_cut_by_retention_reads_what_is_left(kafka_cluster, topic):
+    """A range whose first messages retention deleted after the listing gives the messages
+    still there (the reader resets to the log start, as the listing does), not none."""
+    big = [bytes([65 + i]) * 900_000 for i in range(7)]  # the mock keeps 5 MiB a partition
+    for value in big[:5]:  # one message set each, so the mock deletes them one by one
+        kafka_cluster.produce(topic, [value], partition=0)
+    runner = _runner(kafka_cluster, topic)
+    runner.run(iterations=0, stop_on_finish=False)
+    processor, context = runner.processor, runner.context
+    (item,) = processor.list_work(context, {}).items
+    assert (item.payload["start"], item.payload["end"]) == (0, 5)
+    for value in big[5:]:
+        kafka_cluster.produce(topic, [value], partition=0)
+    low = kafka_cluster.low_watermark(topic, 0)
+    assert 0 < low < 5  # retention cut the range after it was listed
+    session = runner.create_session()
+    processor.read_work(context, session, item)
+    session.commit()
+    runner.stop()
+    assert [f.content for f in runner.flowfiles_for("success")] == big[low:5]
