@@ -413,3 +413,43 @@ def test_a_range_cut_by_retention_reads_what_is_left(kafka_cluster, topic):
     session.commit()
     runner.stop()
     assert [f.content for f in runner.flowfiles_for("success")] == big[low:5]
+
+
+def test_demarcator_batch_form_in_a_flow_joins_each_range(kafka_cluster, topic, tmp_path):
+    """In a flow DEMARCATOR's batch form makes one FlowFile per partition range with the
+    attributes one by one gives it (first and last offset, count); an empty message joins as
+    nothing."""
+    from flowcore import Flow
+    from flowcore.driver.controller import run_flow
+    from processors import PutFile, UpdateAttribute
+
+    kafka_cluster.produce(topic, [b"a", b"", b"c"], partition=1)
+    kafka_cluster.produce(topic, [b"d"], partition=3)
+    flow = Flow("demarcated-batches")
+    flow.add_service(Kafka3ConnectionService("kafka", bootstrap_servers=kafka_cluster.bootstrap))
+    consume = flow.add(
+        ConsumeKafka(
+            kafka_connection_service="kafka",
+            group_id="gd",
+            topics=topic,
+            auto_offset_reset="earliest",
+            processing_strategy="DEMARCATOR",
+            message_demarcator="|",
+        ),
+        name="consume",
+    )
+    name = flow.add(
+        UpdateAttribute(
+            filename="${kafka.topic:equals('" + topic + "')}-${kafka.partition}-${kafka.offset}"
+            "-${kafka.max.offset}-${kafka.count}-${kafka.timestamp:gt(0)}"
+        ),
+        name="name",
+    )
+    put = flow.add(PutFile(directory=str(tmp_path / "out")), name="put")
+    flow.connect(consume, name)
+    flow.connect(name, put)
+    flow.auto_terminate(put, ["success", "failure"])
+    result = run_flow(flow, "direct", repository=tmp_path / "repo")
+    assert result.count("consume", "success") == 2
+    written = {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()}
+    assert written == {"true-1-0-2-3-true": b"a||c", "true-3-0-0-1-true": b"d"}
