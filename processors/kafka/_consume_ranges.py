@@ -3,11 +3,11 @@
 A task reads every range it was given at once: each range's partition assigned at its start,
 so the brokers' fetches serve them together (read one after another, each range paid an
 assignment and its fetches' round trips: most of a read's time on a quiet broker). A range
-read whole is paused; its messages past its end are dropped. A range whose read fails, or is
-not whole within the client timeout, gets that error instead of messages (its item is then
-listed again). Control records and aborted messages hold offsets but are never delivered, so
-a range is whole when its last message is at ``end - 1`` or the consumer's position reached
-``end``.
+read whole while others are still read is paused; its messages past its end are dropped. A
+range whose read fails, or is not whole within the client timeout, gets that error instead of
+messages (its item is then listed again). Control records and aborted messages hold offsets but
+are never delivered, so a range is whole when its last message is at ``end - 1`` or the
+consumer's position reached ``end``.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ def fetch_ranges(
     starts = [int(item.payload["start"]) for item in items]
     consumer.assign([kafka.TopicPartition(*p, s) for p, s in zip(places, starts, strict=True)])
     deadline = time.monotonic() + timeout
+    paused: list[Any] = []  # pause and resume wait for librdkafka's thread: only when needed
     try:
         while ranges.reading:
             # as many as the ranges still hold: consume waits its time out for more
@@ -58,13 +59,16 @@ def fetch_ranges(
                 ranges.reached(
                     [i for i, p in zip(rest, positions, strict=True) if p.offset >= ends[i]]
                 )
-            if ranges.finished:
-                consumer.pause([partitions[i] for i in ranges.finished])
-                ranges.finished.clear()
+            if ranges.finished and ranges.reading:  # others go on: stop fetching these
+                done = [partitions[i] for i in ranges.finished]
+                consumer.pause(done)
+                paused += done
+            ranges.finished.clear()
             if ranges.reading and time.monotonic() > deadline:
                 ranges.time_out(timeout)
     finally:
-        consumer.resume(partitions)  # a pause outlives the assignment: the next would not read
+        if paused:  # a pause outlives the assignment: the next would not read
+            consumer.resume(paused)
         consumer.unassign()
     return ranges.results
 
