@@ -8,7 +8,22 @@ Baselines (plain confluent-kafka):
 
 - ``produce loop``: an idempotent ``Producer``, ``--messages`` messages, then ``flush``;
 - ``consume loop``: a ``Consumer`` assigned to every partition from offset 0, polling until it
-  has every message.
+  has every message (consumer made and metadata read before the clock starts);
+- ``consume loop, whole``: what a user of a plain loop waits for, the work ConsumeKafka does, all
+  timed: a ``Consumer`` made with a fresh group.id (no auto commit, earliest), the topic's
+  metadata, every partition assigned at the group's offsets (ConsumeKafka assigns ranges itself:
+  no group management), polled until it has every message, offsets committed synchronously,
+  closed;
+- ``consume loop, whole, subscribe``: the same with ``subscribe`` (group management) instead of
+  ``assign``, which ConsumeKafka does not do: the mock cluster's group join costs ~3 s, shown for
+  scale only (no ratio is taken against it).
+
+The consumed topic is filled before each round, untimed, round robin over enough partitions that
+none holds more than ~2 MiB: the mock cluster keeps only the last 5 MiB of each partition (older
+message sets are deleted), so a partition filled past that starts above offset 0 and a loop
+from 0 never gets every message (a 200,000-message run "stalled" so: its loop, reset to the end,
+waited forever). The bench checks the topic holds every message, and a loop that cannot get them
+all within a minute fails naming what it got.
 
 flowcore, on the direct runner, the whole flow run timed (repositories opened, FlowFiles made,
 messages sent and acknowledged, provenance, the WAL commits):
@@ -34,7 +49,9 @@ measured in the same rounds:
   newlines, then JsonRecordSetWriter of its batches (no Kafka, no flow; msgs/s): the RECORD
   strategy's share.
 
-    .venv/bin/python bench/kafka.py [--messages N] [--size BYTES] [--repeat N]
+    .venv/bin/python bench/kafka.py [--messages N] [--size BYTES] [--repeat N] [--only TEXT]
+
+``--only consume`` runs the cases whose name holds the text (any case), for long runs.
 """
 
 from __future__ import annotations
@@ -43,6 +60,7 @@ import argparse
 import gc
 import io
 import json
+import math
 import shutil
 import sys
 import tempfile
@@ -67,6 +85,10 @@ _SETTINGS = Settings(sync=False, parallelism=1, unbounded_source_batches=1)
 
 #: Lines (records) per FlowFile in the demarcated and RECORD publishing cases.
 _PER_FLOWFILE = 1000
+#: Bytes of messages per partition of a consumed topic (the mock cluster keeps 5 MiB of each).
+_PARTITION_BYTES = 2 * 1024 * 1024
+#: Seconds a consume loop may take before the bench fails rather than wait forever.
+_LOOP_DEADLINE = 60
 
 
 def _message(size: int) -> bytes:
@@ -91,17 +113,94 @@ def _produce_loop(bootstrap: str, topic: str, messages: int, size: int) -> float
     return time.perf_counter() - started
 
 
-def _consume_loop(bootstrap: str, topic: str, messages: int) -> float:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "loop", "log_level": 0})
-    partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
-    started = time.perf_counter()
-    consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
+def _fill(bootstrap: str, name: str, messages: int, size: int) -> list[str]:
+    """Topics ``name-0``... holding *messages* in all, round robin, none past the mock's 5 MiB.
+
+    The mock cluster makes topics of 4 partitions and cannot make others (no CreateTopics), so
+    a larger run spreads over more topics: ~2 MiB of messages per partition.
+    """
+    producer = Producer({"bootstrap.servers": bootstrap, "log_level": 0, "linger.ms": 50})
+    per_topic = 4 * max(1, _PARTITION_BYTES // (size + 64))
+    topics = [f"{name}-{k}" for k in range(math.ceil(messages / per_topic))]
+    slots = []
+    for topic in topics:  # a producer's metadata request creates the topic
+        partitions = producer.list_topics(topic, timeout=10).topics[topic].partitions
+        slots.extend((topic, p) for p in sorted(partitions))
+    value = _message(size)
+    for i in range(messages):
+        topic, partition = slots[i % len(slots)]
+        while True:
+            try:
+                producer.produce(topic, value, partition=partition)
+                break
+            except BufferError:
+                producer.poll(0.01)
+    assert producer.flush(60) == 0
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "fill", "log_level": 0})
+    marks = [consumer.get_watermark_offsets(TopicPartition(*slot), 10) for slot in slots]
+    consumer.close()
+    held = sum(high - low for low, high in marks)
+    if held != messages or any(low for low, _ in marks):
+        msg = f"topics {name}-* hold {held} of {messages} messages (watermarks {marks})"
+        raise SystemExit(msg)
+    return topics
+
+
+def _assignment(consumer: Consumer, topics: list[str], offset: int | None) -> list[TopicPartition]:
+    """Every partition of *topics* (at *offset*, or None: the group's committed offsets)."""
+    found = []
+    for topic in topics:
+        for p in sorted(consumer.list_topics(topic, timeout=10).topics[topic].partitions):
+            found.append(
+                TopicPartition(topic, p) if offset is None else TopicPartition(topic, p, offset)
+            )
+    return found
+
+
+def _poll_all(consumer: Consumer, messages: int) -> None:
+    """Poll until *messages* messages came, or fail after the deadline saying how many did."""
     got = 0
+    deadline = time.monotonic() + _LOOP_DEADLINE
     while got < messages:
         got += sum(1 for m in consumer.consume(10_000, timeout=1) if not m.error())
+        if time.monotonic() > deadline:
+            msg = f"consume loop got {got} of {messages} messages in {_LOOP_DEADLINE} s"
+            raise SystemExit(msg)
+
+
+def _consume_loop(bootstrap: str, topics: list[str], messages: int) -> float:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "loop", "log_level": 0})
+    assignment = _assignment(consumer, topics, 0)
+    started = time.perf_counter()
+    consumer.assign(assignment)
+    _poll_all(consumer, messages)
     elapsed = time.perf_counter() - started
     consumer.close()
     return elapsed
+
+
+def _consume_loop_whole(
+    bootstrap: str, topics: list[str], messages: int, *, group: str, subscribe: bool = False
+) -> float:
+    """Consumer made, assigned (or subscribed), every message, offsets committed, closed."""
+    started = time.perf_counter()
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+            "log_level": 0,
+        }
+    )
+    if subscribe:
+        consumer.subscribe(topics)
+    else:
+        consumer.assign(_assignment(consumer, topics, None))  # at the group's offsets
+    _poll_all(consumer, messages)
+    consumer.commit(asynchronous=False)
+    consumer.close()
+    return time.perf_counter() - started
 
 
 def _flow(bootstrap: str, name: str, record: bool) -> Flow:
@@ -153,14 +252,14 @@ def _publish(
 
 
 def _consume(
-    bootstrap: str, topic: str, messages: int, root: Path, *, group: str, how: str
+    bootstrap: str, topics: list[str], messages: int, root: Path, *, group: str, how: str
 ) -> float:
     """ConsumeKafka (earliest) of *topic*, Processing Strategy *how*."""
     flow = _flow(bootstrap, f"bench-consume-{how}", how == "RECORD")
     options: dict[str, object] = {
         "kafka_connection_service": "kafka",
         "group_id": group,
-        "topics": topic,
+        "topics": ",".join(topics),
         "auto_offset_reset": "earliest",
         "commit_offsets": False,
         "processing_strategy": how,
@@ -198,11 +297,38 @@ def _reader_writer(messages: int, size: int) -> float:
     return elapsed
 
 
+def _ratios(best: dict[str, float], cases: str, baseline: str) -> dict[str, float]:
+    """Each of *cases*' best rate against *baseline*'s best (none when it was not run)."""
+    if baseline not in best:
+        return {}
+    return {k: round(v / best[baseline], 2) for k, v in best.items() if k.startswith(cases)}
+
+
+def _table(report: dict, rates: dict[str, list[float]]) -> str:
+    """The short table: each case's best and range, and the ratios the report took."""
+    loop, whole = report["vs_loop_best"], report["vs_loop_whole_best"]
+    lines = [
+        f"{report['messages']:,} messages of {report['size']} B, best of {report['rounds']}",
+        f"{'case':34} {'msgs/s best':>12} {'range':>21} {'vs loop':>8} {'vs whole':>9}",
+    ]
+    for name, values in rates.items():
+        low, high = min(values), max(values)
+        ratio = f"{loop[name]:.2f}x" if name in loop else ""
+        ratio_whole = f"{whole[name]:.2f}x" if name in whole else ""
+        lines.append(
+            f"{name:34} {high:12,.0f} {f'{low:,.0f}-{high:,.0f}':>21} {ratio:>8} {ratio_whole:>9}"
+        )
+    low, high = report["fixed_cost_s_best_range"]
+    lines.append(f"fixed cost (one message, whole run): {low:.3f}-{high:.3f} s")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=50_000)
     parser.add_argument("--size", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", default="", help="run only the cases whose name holds this")
     args = parser.parse_args()
     cluster = MockCluster()
     boot, n, size = cluster.bootstrap, args.messages, args.size
@@ -212,10 +338,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         for run in range(args.repeat):
-            source = f"loop{run}"
+            source = _fill(boot, f"src{run}", n, size)
             cases: dict[str, Callable[[], float]] = {
-                "produce loop": lambda t=source: _produce_loop(boot, t, n, size),
+                "produce loop": lambda t=f"loop{run}": _produce_loop(boot, t, n, size),
                 "consume loop": lambda t=source: _consume_loop(boot, t, n),
+                "consume loop, whole": lambda t=source, g=f"whole-{run}": _consume_loop_whole(
+                    boot, t, n, group=g
+                ),
+                "consume loop, whole, subscribe": lambda t=source, g=f"sub-{run}": (
+                    _consume_loop_whole(boot, t, n, group=g, subscribe=True)
+                ),
             }
             for how in ("FLOW_FILE", "demarcated", "RECORD"):
                 cases[f"PublishKafka {how}"] = lambda how=how, t=f"pub-{how}-{run}": _publish(
@@ -227,11 +359,14 @@ def main() -> None:
                 )
             cases["JSON reader+writer alone"] = lambda: _reader_writer(n, size)
             for name, case in cases.items():
+                if args.only.lower() not in name.lower():
+                    continue
                 gc.collect()  # each case starts without the last one's garbage
                 rates.setdefault(name, []).append(n / case())
             gc.collect()
-            fixed.append(_consume(boot, "one", 1, root, group=f"one-{run}", how="FLOW_FILE"))
+            fixed.append(_consume(boot, ["one"], 1, root, group=f"one-{run}", how="FLOW_FILE"))
     best = {name: max(values) for name, values in rates.items()}
+    loop = best.get("consume loop")
     report = {
         "messages": n,
         "size": size,
@@ -242,19 +377,21 @@ def main() -> None:
         # a consume case's best time less the best fixed cost, vs the consume loop's best
         # (None: the case took no longer than a run of one message)
         "consume_vs_loop_without_fixed_cost": {
-            k: round(n / (n / v - min(fixed)) / best["consume loop"], 2)
-            if n / v > min(fixed)
-            else None
+            k: round(n / (n / v - min(fixed)) / loop, 2) if n / v > min(fixed) else None
             for k, v in best.items()
-            if k.startswith("ConsumeKafka")
+            if k.startswith("ConsumeKafka") and loop
         },
         "vs_loop_best": {
-            k: round(v / best["produce loop" if k.startswith("Publish") else "consume loop"], 2)
-            for k, v in best.items()
-            if "Kafka" in k or "alone" in k
+            **_ratios(best, "PublishKafka", "produce loop"),
+            **_ratios(best, "ConsumeKafka", "consume loop"),
+            **_ratios(best, "consume loop, whole", "consume loop"),
+            **_ratios(best, "JSON reader+writer alone", "consume loop"),
         },
+        # the ConsumeKafka cases against what a plain loop's user waits for (same work)
+        "vs_loop_whole_best": _ratios(best, "ConsumeKafka", "consume loop, whole"),
     }
-    print(json.dumps(report, indent=2))
+    print(json.dumps(report))
+    print(_table(report, rates))
     cluster.close()
 
 

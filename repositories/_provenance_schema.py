@@ -218,7 +218,13 @@ def create_or_upgrade(engine: Engine) -> None:
     )
     old = bool(columns) and "run_count" not in columns
     if not old:
-        METADATA.create_all(engine)
+        with engine.connect() as conn:
+            if engine.dialect.name == "sqlite":
+                # pysqlite opens no transaction before DDL: each CREATE committed (and synced
+                # its journal) alone, ~15 syncs, most of a new repository's start
+                conn.exec_driver_sql("BEGIN")
+            METADATA.create_all(conn)
+            conn.commit()
         if columns and "event_group" not in columns:
             with engine.begin() as conn:
                 conn.execute(text(f"ALTER TABLE {EVENTS.name} ADD COLUMN event_group BIGINT"))

@@ -380,6 +380,7 @@ class TestRunner:
             auto_terminated=self._terminated(),
         )
         context.committed_content = HeldContent(self.content)
+        context.service_lookup = self.controller_service  # as the driver's (list_work uses it)
         return context
 
     @property

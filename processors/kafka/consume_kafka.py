@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import contextlib
 import re
-import time
 from collections.abc import Mapping, Sequence
+from operator import itemgetter
 from typing import Any, ClassVar
 
 import numpy as np
@@ -42,6 +42,7 @@ from flowcore.validators import (
     TIME_PERIOD_VALIDATOR,
     ValidationResult,
 )
+from processors.kafka._consume_ranges import fetch_ranges
 from processors.kafka._consume_records import (
     KEY_FORMAT,
     KEY_RECORD_READER,
@@ -62,6 +63,8 @@ from processors.kafka.connection_service import (
 )
 
 __all__ = ["ConsumeKafka"]
+
+_second = itemgetter(1)  # a message's timestamp() is (type, milliseconds)
 
 GROUP_ID = PropertyDescriptor(
     "Group ID",
@@ -318,6 +321,7 @@ class ConsumeKafka(SourceProcessor):
     def on_stopped(self, context: ProcessContext) -> None:
         """Close the consumers this copy opened."""
         del context
+        self.__dict__.pop("_reader_topics", None)
         for name in ("_lister", "_reader"):
             consumer = self.__dict__.pop(name, None)
             if consumer is not None:
@@ -343,6 +347,7 @@ class ConsumeKafka(SourceProcessor):
         state = dict(self.__dict__)
         state.pop("_lister", None)
         state.pop("_reader", None)
+        state.pop("_reader_topics", None)
         state.pop("_legacy_service", None)
         return state
 
@@ -358,29 +363,57 @@ class ConsumeKafka(SourceProcessor):
     ) -> Sequence[tuple[str, FlowFileBatch]] | None:
         """The batch form: each range's messages as FlowFiles made in batches, no session each.
 
-        Declines (the engine then calls :meth:`read_work`) for the DEMARCATOR and RECORD
-        strategies: they make a FlowFile per range (or per schema), a session each is cheap.
+        The items' ranges are read together (:meth:`_fetch_ranges`). DEMARCATOR makes its one
+        FlowFile per range here too, when no key or header tells messages apart. Declines (the
+        engine then calls :meth:`read_work`) for RECORD, and DEMARCATOR with Separate By Key or
+        a Header Name Pattern: they make a FlowFile per group of a range, a session each.
         """
-        if self.strategy(context) != "FLOW_FILE":
+        strategy = self.strategy(context)
+        demarcated = strategy == "DEMARCATOR"
+        if strategy == "RECORD" or (demarcated and self._groups_messages(context)):
             return None
         service = connection_for(self, context, maker.controller_service)
         made: list[tuple[str, FlowFileBatch]] = []
-        for item in items:
-            try:
-                messages = self._fetch(context, service, item)
-            except ProcessException as ex:
-                maker.unread(item, ex)
+        for item, read in zip(items, self._fetch_ranges(context, service, items), strict=True):
+            if isinstance(read, ProcessException):
+                maker.unread(item, read)
                 continue
-            if not messages:
+            if not read:
                 continue
-            values = [m.value() for m in messages]
-            sizes = np.fromiter((len(v) if v else 0 for v in values), np.int64, len(values))
-            claim = maker.write(b"".join(v for v in values if v))
-            shared, columns = self._columns(context, messages, values)
-            batch = maker.create_spans(claim, sizes, shared).with_columns(columns)
+            if demarcated:
+                batch = self._demarcated_batch(context, maker, read)
+            else:
+                values = list(map(type(read[0]).value, read))
+                if None in values:  # a tombstone: no content
+                    sizes = np.fromiter((len(v) if v else 0 for v in values), np.int64)
+                    claim = maker.write(b"".join(v for v in values if v))
+                else:
+                    sizes = np.fromiter(map(len, values), np.int64, len(values))
+                    claim = maker.write(b"".join(values))
+                shared, columns = self._columns(context, read, values)
+                batch = maker.create_spans(claim, sizes, shared).with_columns(columns)
             maker.report_receive(batch, f"{service.transit_uri_base}/{item.payload['topic']}")
             made.append((SUCCESS.name, batch))
         return made
+
+    def _groups_messages(self, context: ProcessContext) -> bool:
+        """Whether DEMARCATOR splits a range by key (Separate By Key) or by header values."""
+        by_key = context.get_property(SEPARATE_BY_KEY).as_boolean()
+        return bool(by_key or context.get_property(HEADER_NAME_PATTERN).value)
+
+    def _demarcated_batch(
+        self, context: ProcessContext, maker: BatchMaker, messages: Sequence[Any]
+    ) -> FlowFileBatch:
+        """A range's messages joined by the demarcator: a batch of one FlowFile.
+
+        Its attributes are those :meth:`_demarcated` gives a run with no key or header.
+        """
+        demarcator = (context.get_property(MESSAGE_DEMARCATOR).value or "").encode()
+        value = type(messages[0]).value
+        content = demarcator.join(v or b"" for v in map(value, messages))
+        claim = maker.write(content)
+        sizes = np.array([len(content)], np.int64)
+        return maker.create_spans(claim, sizes, _demarcated_attributes(messages))
 
     def _columns(
         self, context: ProcessContext, messages: Sequence[Any], values: Sequence[bytes | None]
@@ -398,9 +431,14 @@ class ConsumeKafka(SourceProcessor):
             "kafka.consumer.offsets.committed": self._committed(context),
         }
         count = len(messages)
-        offsets = np.fromiter((m.offset() for m in messages), np.int64, count)
-        stamps = np.fromiter((m.timestamp()[1] for m in messages), np.int64, count)
-        headers = np.fromiter((len(m.headers() or ()) for m in messages), np.int64, count)
+        message = type(first)  # its methods, mapped over the range: no Python frame a message
+        offsets = np.fromiter(map(message.offset, messages), np.int64, count)
+        stamps = np.fromiter(map(_second, map(message.timestamp, messages)), np.int64, count)
+        found_headers = list(map(message.headers, messages))
+        if found_headers.count(None) == count:
+            headers = np.zeros(count, np.int64)
+        else:
+            headers = np.fromiter((len(h or ()) for h in found_headers), np.int64, count)
         columns: dict[str, Column] = {}
         for name, numbers in (
             ("kafka.offset", offsets),
@@ -413,7 +451,7 @@ class ConsumeKafka(SourceProcessor):
                 columns[name] = IntColumn(numbers)
         if None in values:
             columns["kafka.tombstone"] = column_of(["true" if v is None else None for v in values])
-        raw_keys = [m.key() for m in messages]
+        raw_keys = list(map(message.key, messages))
         encoding = self._key_encoding(context)
         if raw_keys.count(None) < count and encoding != "do-not-add":
             columns["kafka.key"] = column_of([_key_attribute(encoding, k) for k in raw_keys])
@@ -454,11 +492,8 @@ class ConsumeKafka(SourceProcessor):
             session.provenance.receive(flowfile, transit)
             session.transfer(flowfile, SUCCESS)
 
-    def _fetch(
-        self, context: ProcessContext, service: Kafka3ConnectionService, item: WorkItem
-    ) -> list[Any]:
-        """The messages of ``[start, end)`` (control records and aborted ones skipped)."""
-        kafka = import_kafka()
+    def _reader_consumer(self, context: ProcessContext, service: Kafka3ConnectionService) -> Any:
+        """The task's consumer, made once; assigned only while it reads ranges."""
         consumer = getattr(self, "_reader", None)
         if consumer is None:
             config = service.client_config(
@@ -470,39 +505,41 @@ class ConsumeKafka(SourceProcessor):
                     # a range's reader is assigned for that range only: waiting the default
                     # 500 ms for more data at each assignment's end made reads ~45x slower
                     "fetch.wait.max.ms": 10,
+                    # a range's start that retention deleted after the listing: read what is
+                    # left of it, as the listing starts at the log start (librdkafka's default
+                    # `latest` jumped past the range: no message came, the read timed out)
+                    "auto.offset.reset": "earliest",
                 }
             )
-            consumer = self._reader = kafka.Consumer(config)
-        topic, partition = item.payload["topic"], item.payload["partition"]
-        start, end = int(item.payload["start"]), int(item.payload["end"])
-        tp = kafka.TopicPartition(topic, partition, start)
-        consumer.assign([tp])
-        messages: list[Any] = []
-        deadline = time.monotonic() + service.client_timeout
-        try:
-            while True:
-                batch = consumer.consume(min(10_000, end - start), timeout=0.2)
-                if batch and batch[-1].offset() >= end:  # past the range: only at its end
-                    batch = [m for m in batch if m.error() is not None or m.offset() < end]
-                failed = next((m.error() for m in batch if m.error() is not None), None)
-                if failed is not None:
-                    msg = f"Kafka read of {topic}:{partition} failed: {failed.str()}"
-                    raise ProcessException(msg)
-                messages.extend(batch)
-                done = messages and messages[-1].offset() >= end - 1
-                if not done:
-                    position = consumer.position([kafka.TopicPartition(topic, partition)])
-                    done = position[0].offset >= end
-                if done:
-                    return messages
-                if time.monotonic() > deadline:
-                    msg = (
-                        f"Kafka read of {topic}:{partition} offsets {start}-{end} timed out "
-                        f"after {service.client_timeout:g} s"
-                    )
-                    raise ProcessException(msg)
-        finally:
-            consumer.unassign()
+            consumer = self._reader = import_kafka().Consumer(config)
+            self._reader_topics: set[str] = set()  # topics whose metadata the reader holds
+        return consumer
+
+    def _fetch(
+        self, context: ProcessContext, service: Kafka3ConnectionService, item: WorkItem
+    ) -> list[Any]:
+        """The messages of one item's range (:meth:`_fetch_ranges`), or its error raised."""
+        (read,) = self._fetch_ranges(context, service, [item])
+        if isinstance(read, ProcessException):
+            raise read
+        return read
+
+    def _fetch_ranges(
+        self, context: ProcessContext, service: Kafka3ConnectionService, items: Sequence[WorkItem]
+    ) -> list[list[Any] | ProcessException]:
+        """The messages of each item's range, read together (:mod:`._consume_ranges`).
+
+        The reader first asks for the metadata of each topic it has not read yet: assigned a
+        topic it knew nothing of, librdkafka waited for its next metadata refresh, ~1 s, before
+        fetching (each topic but the first of a task's, each task).
+        """
+        consumer = self._reader_consumer(context, service)
+        known = self._reader_topics
+        for topic in dict.fromkeys(item.payload["topic"] for item in items):
+            if topic not in known:
+                _metadata(consumer, topic, service.metadata_wait)
+                known.add(topic)
+        return fetch_ranges(import_kafka(), consumer, items, service.client_timeout)
 
     def _record_options(self, context: ProcessContext, session: ProcessSession) -> RecordOptions:
         def service(descriptor: PropertyDescriptor) -> Any:
@@ -584,24 +621,30 @@ class ConsumeKafka(SourceProcessor):
             headers = tuple(sorted(self._headers(context, message).items()))
             groups.setdefault((message.key() if by_key else None, headers), []).append(message)
         for (key, headers), group in groups.items():
+            if not group:
+                continue  # a range of control records or aborted messages only
             flowfile = session.create()
             flowfile = session.write(flowfile, demarcator.join(m.value() or b"" for m in group))
-            first = group[0]
-            attributes = {
-                "kafka.topic": first.topic(),
-                "kafka.partition": str(first.partition()),
-                "kafka.offset": str(first.offset()),
-                "kafka.max.offset": str(group[-1].offset()),
-                "kafka.timestamp": str(first.timestamp()[1]),
-                "kafka.count": str(len(group)),
-                **dict(headers),
-            }
+            attributes = {**_demarcated_attributes(group), **dict(headers)}
             encoded = _key_attribute(self._key_encoding(context), key)
             if by_key and encoded is not None:
                 attributes["kafka.key"] = encoded
             flowfile = session.put_all_attributes(flowfile, attributes)
             session.provenance.receive(flowfile, transit)
             session.transfer(flowfile, SUCCESS)
+
+
+def _demarcated_attributes(group: Sequence[Any]) -> dict[str, str]:
+    """A demarcated FlowFile's attributes from its run of messages (NiFi's)."""
+    first = group[0]
+    return {
+        "kafka.topic": first.topic(),
+        "kafka.partition": str(first.partition()),
+        "kafka.offset": str(first.offset()),
+        "kafka.max.offset": str(group[-1].offset()),
+        "kafka.timestamp": str(first.timestamp()[1]),
+        "kafka.count": str(len(group)),
+    }
 
 
 def _key_attribute(encoding: str | None, key: bytes | None) -> str | None:

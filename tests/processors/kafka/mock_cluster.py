@@ -53,6 +53,16 @@ class MockCluster:
         finally:
             consumer.close()
 
+    def low_watermark(self, topic: str, partition: int) -> int:
+        """The first offset *topic*'s *partition* still holds (the mock keeps 5 MiB of each)."""
+        from confluent_kafka import Consumer, TopicPartition
+
+        consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": "marks"})
+        try:
+            return consumer.get_watermark_offsets(TopicPartition(topic, partition), 5)[0]
+        finally:
+            consumer.close()
+
     def close(self) -> None:
         """End the cluster."""
         self._holder.flush(1)

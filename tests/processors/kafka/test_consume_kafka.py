@@ -391,3 +391,65 @@ def test_nifi_1x_record_parse_failure_relationship_imports_as_nifi_2s():
     (connection,) = [c for c in imported.connections if c.source == component.id]
     assert connection.relationships == ("parse failure",)
     assert type(component.processor) is ConsumeKafka
+
+
+def test_a_range_cut_by_retention_reads_what_is_left(kafka_cluster, topic):
+    """A range whose first messages retention deleted after the listing gives the messages
+    still there (the reader resets to the log start, as the listing does), not none."""
+    big = [bytes([65 + i]) * 900_000 for i in range(7)]  # the mock keeps 5 MiB a partition
+    for value in big[:5]:  # one message set each, so the mock deletes them one by one
+        kafka_cluster.produce(topic, [value], partition=0)
+    runner = _runner(kafka_cluster, topic)
+    runner.run(iterations=0, stop_on_finish=False)
+    processor, context = runner.processor, runner.context
+    (item,) = processor.list_work(context, {}).items
+    assert (item.payload["start"], item.payload["end"]) == (0, 5)
+    for value in big[5:]:
+        kafka_cluster.produce(topic, [value], partition=0)
+    low = kafka_cluster.low_watermark(topic, 0)
+    assert 0 < low < 5  # retention cut the range after it was listed
+    session = runner.create_session()
+    processor.read_work(context, session, item)
+    session.commit()
+    runner.stop()
+    assert [f.content for f in runner.flowfiles_for("success")] == big[low:5]
+
+
+def test_demarcator_batch_form_in_a_flow_joins_each_range(kafka_cluster, topic, tmp_path):
+    """In a flow DEMARCATOR's batch form makes one FlowFile per partition range with the
+    attributes one by one gives it (first and last offset, count); an empty message joins as
+    nothing."""
+    from flowcore import Flow
+    from flowcore.driver.controller import run_flow
+    from processors import PutFile, UpdateAttribute
+
+    kafka_cluster.produce(topic, [b"a", b"", b"c"], partition=1)
+    kafka_cluster.produce(topic, [b"d"], partition=3)
+    flow = Flow("demarcated-batches")
+    flow.add_service(Kafka3ConnectionService("kafka", bootstrap_servers=kafka_cluster.bootstrap))
+    consume = flow.add(
+        ConsumeKafka(
+            kafka_connection_service="kafka",
+            group_id="gd",
+            topics=topic,
+            auto_offset_reset="earliest",
+            processing_strategy="DEMARCATOR",
+            message_demarcator="|",
+        ),
+        name="consume",
+    )
+    name = flow.add(
+        UpdateAttribute(
+            filename="${kafka.topic:equals('" + topic + "')}-${kafka.partition}-${kafka.offset}"
+            "-${kafka.max.offset}-${kafka.count}-${kafka.timestamp:gt(0)}"
+        ),
+        name="name",
+    )
+    put = flow.add(PutFile(directory=str(tmp_path / "out")), name="put")
+    flow.connect(consume, name)
+    flow.connect(name, put)
+    flow.auto_terminate(put, ["success", "failure"])
+    result = run_flow(flow, "direct", repository=tmp_path / "repo")
+    assert result.count("consume", "success") == 2
+    written = {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()}
+    assert written == {"true-1-0-2-3-true": b"a||c", "true-3-0-0-1-true": b"d"}

@@ -1,0 +1,170 @@
+"""ConsumeKafka's reads: the messages of offset ranges ``[start, end)``, read together.
+
+A task reads every range it was given at once: each range's partition assigned at its start,
+so the brokers' fetches serve them together (read one after another, each range paid an
+assignment and its fetches' round trips: most of a read's time on a quiet broker). A range
+read whole while others are still read is paused; its messages past its end are dropped. A
+range whose read fails, or is not whole within the client timeout, gets that error instead of
+messages (its item is then listed again). Control records and aborted messages hold offsets but
+are never delivered, so a range is whole when its last message is at ``end - 1`` or the
+consumer's position reached ``end``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from flowcore.errors import ProcessException
+from flowcore.processor_kinds import WorkItem
+
+__all__ = ["fetch_ranges"]
+
+#: Messages asked of librdkafka at most per ``consume`` call.
+_CONSUME_MAX = 10_000
+#: Seconds a ``consume`` call waits for its messages (it returns early once it has them).
+_CONSUME_WAIT = 0.2
+
+
+def fetch_ranges(
+    kafka: Any, consumer: Any, items: Sequence[WorkItem], timeout: float
+) -> list[list[Any] | ProcessException]:
+    """The messages of each item's range, or the error that ended its read (module doc).
+
+    Args:
+        kafka: the ``confluent_kafka`` module.
+        consumer: an unassigned consumer; it is unassigned again on return.
+        items: ConsumeKafka's work items (payload ``topic``, ``partition``, ``start``, ``end``).
+        timeout: seconds every range may take (Client Timeout).
+    """
+    places = [_place(item) for item in items]
+    if len(set(places)) < len(places):  # a partition twice: one range after the other
+        return [r for item in items for r in fetch_ranges(kafka, consumer, [item], timeout)]
+    ranges = _Ranges(items)
+    partitions = [kafka.TopicPartition(*place) for place in places]
+    starts = [int(item.payload["start"]) for item in items]
+    consumer.assign([kafka.TopicPartition(*p, s) for p, s in zip(places, starts, strict=True)])
+    deadline = time.monotonic() + timeout
+    paused: list[Any] = []  # pause and resume wait for librdkafka's thread: only when needed
+    try:
+        while ranges.reading:
+            # as many as the ranges still hold: consume waits its time out for more
+            batch = consumer.consume(max(1, min(_CONSUME_MAX, ranges.left())), _CONSUME_WAIT)
+            ranges.take(batch)
+            rest = ranges.unfinished()
+            if rest:  # a range may end in control records or aborted messages: no message
+                positions = consumer.position([partitions[i] for i in rest])
+                ends = ranges.ends
+                ranges.reached(
+                    [i for i, p in zip(rest, positions, strict=True) if p.offset >= ends[i]]
+                )
+            if ranges.finished and ranges.reading:  # others go on: stop fetching these
+                done = [partitions[i] for i in ranges.finished]
+                consumer.pause(done)
+                paused += done
+            ranges.finished.clear()
+            if ranges.reading and time.monotonic() > deadline:
+                ranges.time_out(timeout)
+    finally:
+        if paused:  # a pause outlives the assignment: the next would not read
+            consumer.resume(paused)
+        consumer.unassign()
+    return ranges.results
+
+
+class _Ranges:
+    """The ranges of one read: their messages so far, and each one's result once finished."""
+
+    def __init__(self, items: Sequence[WorkItem]) -> None:
+        self.items = items
+        self.one_topic = len({item.payload["topic"] for item in items}) == 1
+        # a message's partition alone names its range when the ranges share one topic
+        self.index = {
+            item.payload["partition"] if self.one_topic else _place(item): i
+            for i, item in enumerate(items)
+        }
+        self.ends = [int(item.payload["end"]) for item in items]
+        self.read: list[list[Any]] = [[] for _ in items]
+        self.results: list[Any] = [None] * len(items)
+        self.reading = set(range(len(items)))
+        self.finished: list[int] = []  # finished since the last pause
+
+    def left(self) -> int:
+        """Offsets the unfinished ranges still span (at most the messages to come)."""
+        total = 0
+        for i in self.reading:
+            read = self.read[i]
+            after = read[-1].offset() + 1 if read else int(self.items[i].payload["start"])
+            total += self.ends[i] - after
+        return total
+
+    def take(self, batch: Sequence[Any]) -> None:
+        """Give each message of *batch* to its range; an error ends its range's read."""
+        if not batch:
+            return
+        if list(map(type(batch[0]).error, batch)).count(None) < len(batch):
+            self._take_failing(batch)
+        elif len(self.items) == 1:
+            if self.reading:
+                self.read[0].extend(batch)  # one range: every message is its
+        else:
+            for message in batch:
+                at = self._range_of(message)
+                if at in self.reading:
+                    self.read[at].append(message)  # type: ignore[index]  # reading: not None
+
+    def _take_failing(self, batch: Sequence[Any]) -> None:
+        """:meth:`take` with errors: a range's ends its read, one of no range ends every read."""
+        for message in batch:
+            at = self._range_of(message)
+            failed = message.error()
+            if failed is None:
+                if at in self.reading:
+                    self.read[at].append(message)  # type: ignore[index]  # reading: not None
+                continue
+            for i in sorted(self.reading) if at is None else [at] if at in self.reading else ():
+                topic, partition = _place(self.items[i])
+                text = f"Kafka read of {topic}:{partition} failed: {failed.str()}"
+                self.results[i] = ProcessException(text)
+                self.reading.discard(i)
+
+    def _range_of(self, message: Any) -> int | None:
+        if self.one_topic:
+            return self.index.get(message.partition())
+        return self.index.get((message.topic(), message.partition()))
+
+    def unfinished(self) -> list[int]:
+        """The ranges still read, each finished first when its last message came."""
+        done = [
+            i
+            for i in self.reading
+            if self.read[i] and self.read[i][-1].offset() >= self.ends[i] - 1
+        ]
+        self.reached(done)
+        return sorted(self.reading)
+
+    def reached(self, done: Sequence[int]) -> None:
+        """Finish ranges *done*: their messages, without any past the range's end."""
+        for i in done:
+            messages = self.read[i]
+            while messages and messages[-1].offset() >= self.ends[i]:
+                messages.pop()
+            self.results[i] = messages
+            self.reading.discard(i)
+            self.finished.append(i)
+
+    def time_out(self, timeout: float) -> None:
+        """The ranges still read fail: not whole within *timeout* seconds."""
+        for i in sorted(self.reading):
+            payload = self.items[i].payload
+            self.results[i] = ProcessException(
+                f"Kafka read of {payload['topic']}:{payload['partition']} offsets "
+                f"{payload['start']}-{self.ends[i]} timed out after {timeout:g} s"
+            )
+        self.reading.clear()
+
+
+def _place(item: WorkItem) -> tuple[str, int]:
+    """A work item's topic and partition."""
+    return item.payload["topic"], item.payload["partition"]
