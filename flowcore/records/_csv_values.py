@@ -33,6 +33,7 @@ __all__ = [
     "Ends",
     "clean",
     "clean_column",
+    "clean_column_ends",
     "column",
     "ends",
     "unquoted",
@@ -52,23 +53,49 @@ def clean(value: str, dialect: CsvDialect, *, trim_double_quote: bool) -> str | 
 
 def clean_column(strings: pa.Array, dialect: CsvDialect, *, trim_double_quote: bool) -> pa.Array:
     """:func:`clean` for a whole column at once, with Arrow's string kernels."""
-    if (dialect.trim or dialect.ignore_surrounding_spaces) and ends(strings).may_have_space():
+    return clean_column_ends(strings, dialect, trim_double_quote=trim_double_quote)[0]
+
+
+def clean_column_ends(
+    strings: pa.Array, dialect: CsvDialect, *, trim_double_quote: bool
+) -> tuple[pa.Array, Ends]:
+    """:func:`clean_column`, and the cleaned column's :class:`Ends` (the inference reads them).
+
+    The ends of the raw column tell which kernels can change nothing (no value starts or ends
+    with a space, none starts with a quote, none is empty): a flow of many small FlowFiles
+    pays every kernel call per column per FlowFile, and most columns need none of them.
+    """
+    bounds = ends(strings)
+    if (dialect.trim or dialect.ignore_surrounding_spaces) and bounds.may_have_space():
         strings = pc.utf8_trim(strings, TRIMMED)
+        bounds = ends(strings)
     if dialect.null_string is not None:
         strings = pc.if_else(pc.equal(strings, dialect.null_string), None, strings)
+        bounds = ends(strings)
     if trim_double_quote:
         # one pair, across lines too; a bare pair leaves "" (null), as NiFi's trim then isEmpty
-        strings = unquoted(strings)
+        unquoted_strings = unquoted(strings, bounds)
+        if unquoted_strings is not strings:
+            strings = unquoted_strings
+            bounds = ends(strings)
+    if not bounds.any_empty():
+        return strings, bounds
     empty = pc.equal(strings, "")
-    return pc.if_else(empty, None, strings) if pc.any(empty).as_py() else strings
+    if not pc.any(empty).as_py():
+        return strings, bounds
+    strings = pc.if_else(empty, None, strings)
+    return strings, ends(strings)
 
 
-def unquoted(strings: pa.Array) -> pa.Array:
+def unquoted(strings: pa.Array, bounds: Ends | None = None) -> pa.Array:
     """The values without one pair of surrounding double quotes (``^"(.*)"$``, vectorised).
 
-    The mask first: a regex replacement over every value costs ten times the rare values
-    that are quoted.
+    The mask first (from *bounds*, the column's :class:`Ends`, when given): a regex
+    replacement over every value costs ten times the rare values that are quoted. The same
+    array when no value starts with a quote.
     """
+    if bounds is not None and bounds.known and not (bounds.has & (bounds.first == _QUOTE)).any():
+        return strings
     opens = pc.starts_with(strings, '"')
     if not pc.any(opens).as_py():
         return strings
@@ -76,6 +103,9 @@ def unquoted(strings: pa.Array) -> pa.Array:
         pc.and_(opens, pc.ends_with(strings, '"')), pc.greater_equal(pc.utf8_length(strings), 2)
     )
     return pc.if_else(quoted, pc.utf8_slice_codeunits(strings, 1, -1), strings)
+
+
+_QUOTE = ord('"')
 
 
 #: What Commons CSV's trim takes off both ends: every character up to a space.
@@ -118,8 +148,10 @@ class Ends:
         if data is None or not len(data) or not count:
             self.first = self.last = np.zeros(count, dtype=np.uint8)
             self._bytes = np.zeros(0, dtype=np.uint8)
+            self._offsets = np.zeros(count + 1, dtype=np.int64)
             return
         self._bytes = data[offsets[0] : offsets[-1]]
+        self._offsets = offsets
         top = len(data) - 1
         self.first = data[np.minimum(offsets[:-1], top)]
         self.last = data[np.clip(offsets[1:] - 1, 0, top)]
@@ -132,11 +164,42 @@ class Ends:
         """Whether a valid value is empty."""
         return not self.known or bool(((self.lengths == 0) & self.valid).any())
 
+    def numbers(self) -> tuple[np.ndarray, np.ndarray]:
+        r"""Which values are numbers as the inference's number regex says; which have a point.
+
+        The regex ``^-?(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)$`` run with numpy over the values' bytes:
+        its values are exactly those of the bytes ``0-9 . -`` with a ``-`` only as the
+        first byte, at most one ``.``, and a digit last (a byte of a non-ASCII character is
+        none of those, as the regex matches no such character). One cumulative sum counts each
+        value's other bytes and points at once: a point weighs 2**32 (a value is far shorter
+        than 2**32 bytes; the sums wrap in uint64, and their differences stay exact).
+
+        Only for a string column (:attr:`known`).
+        """
+        weights = _NUMBER_WEIGHTS[self._bytes]
+        sums = np.zeros(len(weights) + 1, dtype=np.uint64)
+        np.cumsum(weights, out=sums[1:])
+        start = self._offsets - self._offsets[0]
+        per_value = sums[start[1:]] - sums[start[:-1]]
+        others = per_value & np.uint64(0xFFFFFFFF)
+        points = per_value >> np.uint64(32)
+        minus = self.first == _MINUS
+        numeric = self.has & (others == minus) & (points <= 1) & _DIGIT_BYTES[self.last]
+        return numeric, numeric & (points == 1)
+
     def may_have_space(self) -> bool:
         """Whether a value may start or end with a character up to a space (ASCII only)."""
         if not self.known:
             return True
         return bool((((self.first <= 32) | (self.last <= 32)) & self.has).any())
+
+
+_MINUS = ord("-")
+_DIGIT_BYTES = np.isin(np.arange(256), np.frombuffer(b"0123456789", dtype=np.uint8))
+#: Each byte's weight in :meth:`Ends.numbers`: a digit 0, a point 2**32, any other byte 1.
+_NUMBER_WEIGHTS = np.where(
+    _DIGIT_BYTES, 0, np.where(np.arange(256) == ord("."), 1 << 32, 1)
+).astype(np.uint64)
 
 
 def ends(strings: pa.Array) -> Ends:
@@ -156,8 +219,17 @@ class BadValue(Exception):
 _VECTOR_CASTS = frozenset({*INTEGRAL, "float", "double", "decimal"}) - {"bigint"}
 
 
-def column(strings: pa.Array, field: RecordField, temporal: TemporalFormats) -> pa.Array:
+def column(
+    strings: pa.Array,
+    field: RecordField,
+    temporal: TemporalFormats,
+    *,
+    parsed: tuple[str, pa.Array] | None = None,
+) -> pa.Array:
     """A cleaned string column as *field*'s type: Arrow's casts, else value by value.
+
+    *parsed*: (Java pattern, its ``parse_column`` of *strings*), what schema inference parsed
+    already; a date or timestamp field of that pattern takes it instead of parsing again.
 
     Raises:
         BadValue: the first value that does not fit.
@@ -184,12 +256,16 @@ def column(strings: pa.Array, field: RecordField, temporal: TemporalFormats) -> 
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             pass  # Arrow's cast refused a value: convert one by one (NiFi is more lenient)
     if dtype.name in ("timestamp", "date"):
-        return _temporal_column(strings, field, temporal, target)
+        return _temporal_column(strings, field, temporal, target, parsed)
     return pa.array(_coerce_all(strings.to_pylist(), dtype, field.name, temporal), target)
 
 
 def _temporal_column(
-    strings: pa.Array, field: RecordField, temporal: TemporalFormats, target: pa.DataType
+    strings: pa.Array,
+    field: RecordField,
+    temporal: TemporalFormats,
+    target: pa.DataType,
+    known: tuple[str, pa.Array] | None = None,
 ) -> pa.Array:
     """A DATE or TIMESTAMP column, vectorised where that is exact, else value by value.
 
@@ -202,7 +278,10 @@ def _temporal_column(
         if kind == "timestamp"
         else (temporal.date or formats.DEFAULT_DATE)
     )
-    parsed = formats.pattern(text).parse_column(strings)
+    if known is not None and known[0] == text:
+        parsed: pa.Array | None = known[1]
+    else:
+        parsed = formats.pattern(text).parse_column(strings)
     if parsed is None:
         return pa.array(_coerce_all(strings.to_pylist(), field.type, field.name, temporal), target)
     if kind == "date":

@@ -425,5 +425,6 @@ def _convert(
             strings = cleaned  # the inference cleaned it (same dialect, same rows)
         else:
             strings = clean(rows.column(position))
-        arrays.append(column(strings, field, temporal))
+        parsed = rows.parsed.get(position) if position is not None else None
+        arrays.append(column(strings, field, temporal, parsed=parsed))
     return pa.RecordBatch.from_arrays(arrays, schema=arrow)
