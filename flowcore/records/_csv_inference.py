@@ -7,6 +7,8 @@ temporal go through :func:`~flowcore.records.inference.infer_text_type` one by o
 
 from __future__ import annotations
 
+import datetime as dt
+import functools
 import re
 
 import attrs
@@ -188,7 +190,16 @@ def _column_of_one_kind(
         return None
     if bounds.any_empty():
         return None
-    if bounds.known:
+    java = next((p for p in (temporal.timestamp, temporal.date, temporal.time) if p), None)
+    head = _first_value(text, bounds)
+    temporal_head = java is not None and formats.pattern(java).matches(head)
+    if temporal_head and _parses_no_number(java):  # type: ignore[arg-type]
+        found = _all_first_temporal(text, temporal, java)  # type: ignore[arg-type]
+        if found is not None:  # no value is a number or a boolean: all of that format
+            return found
+    if not _may_be_numbers(bounds):
+        numeric, points = 0, None
+    elif bounds.known:
         numbers, points = bounds.numbers()
         numeric = int(numbers.sum())
     else:
@@ -206,20 +217,61 @@ def _column_of_one_kind(
     if booleans:
         return _ColumnTypes([BOOLEAN]) if booleans == count else None
     # a column all of the first temporal format: its first value must be (one regex tells)
-    java = next((p for p in (temporal.timestamp, temporal.date, temporal.time) if p), None)
-    if java is not None and formats.pattern(java).matches(_first_value(text, bounds)):
-        first = _first_temporal(text, temporal)
-        if first is not None:
-            parsed, code = first
-            kept = (java, parsed)
-            if parsed.null_count == text.null_count:
-                return _ColumnTypes([_TEXT_TYPES[code]], kept)
+    if temporal_head and not _parses_no_number(java):  # type: ignore[arg-type]
+        found = _all_first_temporal(text, temporal, java)  # type: ignore[arg-type]
+        if found is not None:
+            return found
     if not _may_be_temporal(bounds, temporal):
         return _ColumnTypes([STRING])
     maybe = _maybe_temporal(text, temporal, bounds)
     if maybe is None or not pc.any(maybe).as_py():
         return _ColumnTypes([STRING])
     return None
+
+
+#: The bytes a value matching :data:`_NUMBER` may start with, and those it may end with.
+_NUMBER_FIRST = np.isin(np.arange(256), np.frombuffer(b"-.0123456789", dtype=np.uint8))
+_NUMBER_LAST = np.isin(np.arange(256), np.frombuffer(b"0123456789", dtype=np.uint8))
+
+
+def _may_be_numbers(bounds: Ends) -> bool:
+    """Whether a value may match :data:`_NUMBER` (else no value's bytes need a look).
+
+    A number starts with ``-``, ``.`` or a digit and ends with a digit.
+    """
+    if not bounds.known:
+        return True
+    return bool((_NUMBER_FIRST[bounds.first] & _NUMBER_LAST[bounds.last] & bounds.has).any())
+
+
+def _all_first_temporal(
+    text: pa.Array, temporal: TemporalFormats, java: str
+) -> _ColumnTypes | None:
+    """The first configured format's type, its parse kept, if it parses every value (else None).
+
+    Only for a column whose values are neither numbers nor booleans (the types NiFi tests
+    first).
+    """
+    first = _first_temporal(text, temporal)
+    if first is None or first[0].null_count != text.null_count:
+        return None
+    parsed, code = first
+    return _ColumnTypes([_TEXT_TYPES[code]], (java, parsed))
+
+
+@functools.lru_cache(maxsize=64)
+def _parses_no_number(java: str) -> bool:
+    """Whether no value the vectorised parse of *java* takes is a number (:data:`_NUMBER`).
+
+    That parse takes only values of the pattern's fixed width with its literals at their
+    places and ASCII digits at every other place, so all are numbers or none is, as one of
+    them tells: then a column it parses whole needs no look for numbers (nor booleans, of
+    digits). False when the pattern has no vectorised parse.
+    """
+    pattern = formats.pattern(java)
+    if pattern.parse_column(pa.array([], pa.string())) is None:
+        return False
+    return re.fullmatch(_NUMBER.strip("^$"), pattern.format(dt.datetime(2000, 1, 1))) is None
 
 
 def _may_be_booleans(bounds: Ends) -> bool:

@@ -172,15 +172,16 @@ class Ends:
         first byte, at most one ``.``, and a digit last (a byte of a non-ASCII character is
         none of those, as the regex matches no such character). One cumulative sum counts each
         value's other bytes and points at once: a point weighs 2**32 (a value is far shorter
-        than 2**32 bytes; the sums wrap in uint64, and their differences stay exact).
+        than 2**32 bytes). A sum per value (``reduceat``, a zero after the bytes so an empty
+        last value has a place) is right for the values that are not empty, the only ones that
+        count (an empty value's is the next byte's weight).
 
         Only for a string column (:attr:`known`).
         """
-        weights = _NUMBER_WEIGHTS[self._bytes]
-        sums = np.zeros(len(weights) + 1, dtype=np.uint64)
-        np.cumsum(weights, out=sums[1:])
-        start = self._offsets - self._offsets[0]
-        per_value = sums[start[1:]] - sums[start[:-1]]
+        weights = np.zeros(len(self._bytes) + 1, dtype=np.uint64)
+        np.take(_NUMBER_WEIGHTS, self._bytes, out=weights[:-1], mode="clip")
+        start = (self._offsets[:-1] - self._offsets[0]).astype(np.intp)
+        per_value = np.add.reduceat(weights, start) if len(start) else weights[:0]
         others = per_value & np.uint64(0xFFFFFFFF)
         points = per_value >> np.uint64(32)
         minus = self.first == _MINUS

@@ -507,3 +507,32 @@ def test_cleaning_gives_the_ends_of_the_cleaned_column(
     assert bounds.has.tolist() == fresh.has.tolist()
     assert bounds.lengths.tolist() == fresh.lengths.tolist()
     assert (bounds.first[bounds.has]).tolist() == (fresh.first[fresh.has]).tolist()
+
+
+_PATTERNS = [
+    ("yyyy-MM-dd HH:mm:ss", "%Y-%m-%d %H:%M:%S"),
+    ("MM.dd", "%m.%d"),
+    ("yyyy.MM", "%Y.%m"),
+    ("yyyyMMdd", "%Y%m%d"),
+    ("HH:mm:ss", "%H:%M:%S"),
+]
+
+
+@given(
+    st.sampled_from(_PATTERNS),
+    st.lists(st.datetimes(dt.datetime(1000, 1, 1), dt.datetime(9999, 12, 31)), min_size=1),
+    st.sampled_from(["timestamp_format", "date_format", "time_format"]),
+)
+@settings(max_examples=80, deadline=None)
+def test_a_column_of_one_format_infers_as_row_wise(
+    pattern: tuple[str, str], stamps: list[dt.datetime], which: str
+) -> None:
+    """A column all in the first configured format (whose values may also be numbers, as
+    ``MM.dd``'s are) gets infer_text_schema's type."""
+    options = CsvReaderOptions(**{which: pattern[0]})
+    rows = [[stamp.strftime(pattern[1])] for stamp in stamps]
+    expected = infer_text_schema(["a"], rows, options.temporal)
+    inferred = _csv_inference.infer_schema(
+        {"a": 0}, rows, options.dialect(), trim_double_quote=True, temporal=options.temporal
+    )
+    assert inferred == expected, rows
