@@ -293,7 +293,10 @@ class _Source:
     def read(self, size: int = -1) -> bytes:
         want = size if size >= 0 else 1 << 62
         self._fill(want, size)
-        out, self._pending = self._pending[:want], self._pending[want:]
+        if len(self._pending) <= want:  # a small content's whole bytes: not copied again
+            out, self._pending = self._pending, b""
+        else:
+            out, self._pending = self._pending[:want], self._pending[want:]
         return out
 
     def _fill(self, want: int, size: int) -> None:

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from flowcore.records import _csv_arrow, formats
-from flowcore.records._csv_values import Ends, clean_column_ends, ends, unquoted
+from flowcore.records._csv_values import Ends, Numbers, clean_column_ends, ends, unquoted
 from flowcore.records.csv_format import CsvDialect
 from flowcore.records.inference import FieldTypeInference, infer_text_type
 from flowcore.records.schema import (
@@ -197,16 +197,16 @@ def _column_of_one_kind(
         found = _all_first_temporal(text, temporal, java)  # type: ignore[arg-type]
         if found is not None:  # no value is a number or a boolean: all of that format
             return found
+    numbers = None
     if not _may_be_numbers(bounds):
-        numeric, points = 0, None
+        numeric = 0
     elif bounds.known:
-        numbers, points = bounds.numbers()
-        numeric = int(numbers.sum())
+        numbers = bounds.numbers()
+        numeric = int(numbers.numeric.sum())
     else:
         numeric = _count(pc.match_substring_regex(text, _NUMBER))
-        points = None
     if numeric == count:
-        found = _numbers(text, bounds, points)
+        found = _numbers(text, bounds, numbers)
         return None if found is None else _ColumnTypes(found)
     if numeric:
         return None
@@ -297,14 +297,19 @@ def _first_value(text: pa.Array, bounds: Ends) -> str:
 _INT_DIGITS = 9
 
 
-def _numbers(text: pa.Array, bounds: Ends, points: np.ndarray | None) -> list[DataType] | None:
+def _numbers(text: pa.Array, bounds: Ends, numbers: Numbers | None) -> list[DataType] | None:
     """The types of a column of numbers only: INT, LONG, FLOAT, DOUBLE by first occurrence.
 
-    *points*: which values have a point (from :meth:`Ends.numbers`; None: not known). Whole
-    numbers of at most :data:`_INT_DIGITS` digits are INTs without a cast.
+    *numbers*: the column's :meth:`Ends.numbers` (None: not known). Without a cast where the
+    bytes tell: a whole number of at most :data:`_INT_DIGITS` digits is an INT; a number with
+    a point of at most :data:`_FLOAT_CHARS` characters is a DOUBLE when below Java's
+    ``Float.MIN_VALUE`` (negative, or zero: ``-0.0`` too), else a FLOAT (under 10**37, and
+    at least 10**-37 when not zero).
     """
-    if points is None:
+    if numbers is None:
         points = pc.fill_null(pc.match_substring(text, "."), False).to_numpy(zero_copy_only=False)
+    else:
+        points = numbers.points
     wholes = bounds.valid & ~points
     firsts: list[tuple[int, DataType]] = []
     if wholes.any():
@@ -320,12 +325,19 @@ def _numbers(text: pa.Array, bounds: Ends, points: np.ndarray | None) -> list[Da
             small = wholes & (values >= -(2**31)) & (values < 2**31)
             firsts += _firsts((small, INT), (wholes & ~small, LONG))
     if points.any():
-        chosen = text if points.all() else pc.if_else(pa.array(points), text, None)
-        values = pc.cast(chosen, pa.float64()).to_numpy(zero_copy_only=False)
-        with np.errstate(invalid="ignore"):
-            wide = points & ((values > _FLOAT_MAX) | (values < _FLOAT_MIN))
+        if numbers is not None and int(bounds.lengths[points].max()) <= _FLOAT_CHARS:
+            wide = points & ((bounds.first == ord("-")) | numbers.zeros)
+        else:
+            chosen = text if points.all() else pc.if_else(pa.array(points), text, None)
+            values = pc.cast(chosen, pa.float64()).to_numpy(zero_copy_only=False)
+            with np.errstate(invalid="ignore"):
+                wide = points & ((values > _FLOAT_MAX) | (values < _FLOAT_MIN))
         firsts += _firsts((points & ~wide, FLOAT), (wide, DOUBLE))
     return [dtype for _, dtype in sorted(firsts, key=lambda pair: pair[0])]
+
+
+#: The most characters a number with a point has that is a FLOAT unless negative or zero.
+_FLOAT_CHARS = 38
 
 
 def _firsts(*masks: tuple[np.ndarray, DataType]) -> list[tuple[int, DataType]]:

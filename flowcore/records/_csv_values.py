@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -31,6 +32,7 @@ __all__ = [
     "TRIMMED",
     "BadValue",
     "Ends",
+    "Numbers",
     "clean",
     "clean_column",
     "clean_column_ends",
@@ -164,29 +166,38 @@ class Ends:
         """Whether a valid value is empty."""
         return not self.known or bool(((self.lengths == 0) & self.valid).any())
 
-    def numbers(self) -> tuple[np.ndarray, np.ndarray]:
-        r"""Which values are numbers as the inference's number regex says; which have a point.
+    def numbers(self) -> Numbers:
+        r"""Which values are numbers as the inference's number regex says, with a point, zero.
 
         The regex ``^-?(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)$`` run with numpy over the values' bytes:
-        its values are exactly those of the bytes ``0-9 . -`` with a ``-`` only as the
-        first byte, at most one ``.``, and a digit last (a byte of a non-ASCII character is
-        none of those, as the regex matches no such character). One cumulative sum counts each
-        value's other bytes and points at once: a point weighs 2**32 (a value is far shorter
-        than 2**32 bytes). A sum per value (``reduceat``, a zero after the bytes so an empty
-        last value has a place) is right for the values that are not empty, the only ones that
-        count (an empty value's is the next byte's weight).
+        its values are exactly those of the bytes ``0-9 . -`` with a ``-`` only as the first
+        byte, at most one ``.``, and a digit last (a byte of a non-ASCII character is none of
+        those, as the regex matches no such character). One sum per value counts its other
+        bytes, its digits 1-9 and its points at once, each in 21 bits of a uint64 (values of
+        2**21 bytes or more: one sum each). The sums are ``reduceat``'s, a zero after the bytes
+        so an empty last value has a place; they are right for the values that are not empty,
+        the only ones that count (an empty value's is the next byte's weight).
 
         Only for a string column (:attr:`known`).
         """
         weights = np.zeros(len(self._bytes) + 1, dtype=np.uint64)
-        np.take(_NUMBER_WEIGHTS, self._bytes, out=weights[:-1], mode="clip")
         start = (self._offsets[:-1] - self._offsets[0]).astype(np.intp)
-        per_value = np.add.reduceat(weights, start) if len(start) else weights[:0]
-        others = per_value & np.uint64(0xFFFFFFFF)
-        points = per_value >> np.uint64(32)
+        if len(self.lengths) and int(self.lengths.max()) >= _FIELD:
+            counts = []
+            for table in _NUMBER_CLASSES:
+                np.take(table, self._bytes, out=weights[:-1], mode="clip")
+                counts.append(np.add.reduceat(weights, start))
+            others, nonzero, points = counts
+        else:
+            np.take(_NUMBER_WEIGHTS, self._bytes, out=weights[:-1], mode="clip")
+            sums = np.add.reduceat(weights, start) if len(start) else weights[:0]
+            mask = np.uint64(_FIELD - 1)
+            others = sums & mask
+            nonzero = (sums >> np.uint64(21)) & mask
+            points = sums >> np.uint64(42)
         minus = self.first == _MINUS
         numeric = self.has & (others == minus) & (points <= 1) & _DIGIT_BYTES[self.last]
-        return numeric, numeric & (points == 1)
+        return Numbers(numeric, numeric & (points == 1), numeric & (nonzero == 0))
 
     def may_have_space(self) -> bool:
         """Whether a value may start or end with a character up to a space (ASCII only)."""
@@ -197,10 +208,34 @@ class Ends:
 
 _MINUS = ord("-")
 _DIGIT_BYTES = np.isin(np.arange(256), np.frombuffer(b"0123456789", dtype=np.uint8))
-#: Each byte's weight in :meth:`Ends.numbers`: a digit 0, a point 2**32, any other byte 1.
-_NUMBER_WEIGHTS = np.where(
-    _DIGIT_BYTES, 0, np.where(np.arange(256) == ord("."), 1 << 32, 1)
-).astype(np.uint64)
+_FIELD = 1 << 21
+#: The byte classes :meth:`Ends.numbers` counts: other bytes, digits 1-9, points.
+_NUMBER_CLASSES = (
+    (~_DIGIT_BYTES & (np.arange(256) != ord("."))).astype(np.uint64),
+    (_DIGIT_BYTES & (np.arange(256) != ord("0"))).astype(np.uint64),
+    (np.arange(256) == ord(".")).astype(np.uint64),
+)
+#: Each byte's weight in :meth:`Ends.numbers`: other 1, a digit 1-9 2**21, a point 2**42.
+_NUMBER_WEIGHTS = (
+    _NUMBER_CLASSES[0]
+    + _NUMBER_CLASSES[1] * np.uint64(_FIELD)
+    + _NUMBER_CLASSES[2] * np.uint64(1 << 42)
+)
+
+
+@attrs.frozen(eq=False)
+class Numbers:
+    """What :meth:`Ends.numbers` tells of each value of a column.
+
+    Attributes:
+        numeric: the value matches the inference's number regex.
+        points: a number with a point.
+        zeros: a number all of whose digits are 0 (``-0``, ``0.00``).
+    """
+
+    numeric: np.ndarray
+    points: np.ndarray
+    zeros: np.ndarray
 
 
 def ends(strings: pa.Array) -> Ends:

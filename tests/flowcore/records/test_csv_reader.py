@@ -424,14 +424,18 @@ _NUMBERISH = st.text(alphabet="0123456789.-+e x", max_size=8)
 @settings(max_examples=150, deadline=None)
 def test_numbers_from_the_bytes_are_the_number_regex(values: list[str | None], start: int) -> None:
     """Ends.numbers (numpy over the bytes) picks exactly the values the inference's regex
-    matches, and those with a point, in sliced arrays with nulls and non-ASCII text too."""
+    matches, those with a point and those that are zero, in sliced arrays with nulls and
+    non-ASCII text too."""
     strings = pa.array(["7.5"] * start + values, pa.string()).slice(start)
-    numbers, points = _csv_values.ends(strings).numbers()
+    numbers = _csv_values.ends(strings).numbers()
     regex = pa.compute.match_substring_regex(strings, _csv_inference._NUMBER)
     expected = [bool(m) for m in regex.to_pylist()]
-    assert numbers.tolist() == expected
-    assert points.tolist() == [
+    assert numbers.numeric.tolist() == expected
+    assert numbers.points.tolist() == [
         m and "." in (v or "") for m, v in zip(expected, values, strict=True)
+    ]
+    assert numbers.zeros.tolist() == [
+        m and float(v or 0) == 0 for m, v in zip(expected, values, strict=True)
     ]
 
 
@@ -440,19 +444,25 @@ _DECIMAL = st.tuples(st.integers(-(10**12), 10**12), st.integers(0, 10**6)).map(
     lambda p: f"{p[0]}.{p[1]}"
 )
 _NEAR_INT = st.sampled_from(["999999999", "-999999999", "1000000000", "2147483648", "0000000001"])
+_NEAR_FLOAT = st.sampled_from(
+    [
+        *["0.0", "-0.0", ".0", "00.000", "-.5", "0.1", "9" * 36 + ".9", "." + "0" * 36 + "1"],
+        *["0." + "0" * 44 + "1", "0." + "0" * 45 + "1", "1" * 39 + ".5", "4" + "0" * 38 + ".0"],
+    ]
+)
 
 
 @given(
     st.lists(
-        st.lists(st.one_of(_WHOLE, _DECIMAL, _NEAR_INT, st.just(".5")), min_size=2, max_size=2),
+        st.lists(st.one_of(_WHOLE, _DECIMAL, _NEAR_INT, _NEAR_FLOAT), min_size=2, max_size=2),
         min_size=1,
         max_size=12,
     )
 )
 @settings(max_examples=100, deadline=None)
 def test_columns_of_numbers_infer_as_row_wise(rows: list[list[str]]) -> None:
-    """Columns of whole and decimal numbers (INT without a cast when short) get
-    infer_text_schema's INT, LONG, FLOAT and DOUBLE in the same order."""
+    """Columns of whole and decimal numbers (INT, FLOAT and DOUBLE without a cast when short)
+    get infer_text_schema's INT, LONG, FLOAT and DOUBLE in the same order."""
     options = CsvReaderOptions()
     columns = {"a": 0, "b": 1}
     expected = infer_text_schema(list(columns), rows, options.temporal)
