@@ -82,11 +82,26 @@ def clean_column_ends(
             bounds = ends(strings)
     if not bounds.any_empty():
         return strings, bounds
-    empty = pc.equal(strings, "")
-    if not pc.any(empty).as_py():
-        return strings, bounds
-    strings = pc.if_else(empty, None, strings)
+    if not bounds.known:
+        empty = pc.equal(strings, "")
+        return pc.if_else(empty, None, strings), bounds
+    strings = _nulls_where_empty(strings, bounds)
     return strings, ends(strings)
+
+
+def _nulls_where_empty(strings: pa.Array, bounds: Ends) -> pa.Array:
+    """*strings* with its empty values null, the same values otherwise.
+
+    A new validity bitmap over the same offsets and bytes (an empty value has no bytes to
+    drop), where ``if_else`` would copy every value.
+    """
+    validity = pa.py_buffer(np.packbits(bounds.has, bitorder="little"))
+    offsets, data = strings.buffers()[1:3]
+    shifted = strings.offset
+    if shifted:  # the bitmap starts at the first value: the offsets must too
+        width = 8 if pa.types.is_large_string(strings.type) else 4
+        offsets = offsets.slice(shifted * width)
+    return pa.Array.from_buffers(strings.type, len(strings), [validity, offsets, data])
 
 
 def unquoted(strings: pa.Array, bounds: Ends | None = None) -> pa.Array:
@@ -144,7 +159,11 @@ class Ends:
         self.lengths = np.diff(offsets)
         self.valid = np.ones(count, dtype=bool)
         if strings.null_count:
-            self.valid = strings.is_valid().to_numpy(zero_copy_only=False)
+            bits = np.frombuffer(buffers[0], dtype=np.uint8)
+            first = strings.offset
+            self.valid = np.unpackbits(
+                bits[first // 8 : (first + count + 7) // 8 + 1], bitorder="little"
+            )[first % 8 : first % 8 + count].astype(bool)
         self.has = (self.lengths > 0) & self.valid
         data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else None
         if data is None or not len(data) or not count:
@@ -322,6 +341,8 @@ def _temporal_column(
         return pa.array(_coerce_all(strings.to_pylist(), field.type, field.name, temporal), target)
     if kind == "date":
         parsed = pc.cast(pc.floor_temporal(parsed, unit="day"), pa.date32())
+    if parsed.null_count == strings.null_count:  # a null parse is a null value's only
+        return parsed.cast(target)
     missing = pc.and_(pc.is_null(parsed), pc.is_valid(strings))
     if not pc.any(missing).as_py():
         return parsed.cast(target)
