@@ -131,23 +131,31 @@ class ArrowSplit:
         """
         pending: list[pa.RecordBatch] = []
         count = size = 0
-        for block in self._batches():
-            batch = block
-            if self._first_line_is_header and self.header is None:
-                self.header = [column[0].as_py() for column in batch.columns]
-                batch = batch.slice(1)
-            while batch.num_rows:
-                take = min(batch.num_rows, self._batch_size - count)
-                piece = batch.slice(0, take)
-                pending.append(piece)
-                batch = batch.slice(take)
-                count += take
-                size += piece.nbytes
-                if count == self._batch_size or size >= self._batch_bytes:
-                    yield _columns(pending)
-                    pending, count, size = [], 0, 0
-        if count:
-            yield _columns(pending)
+        failed = False
+        try:
+            for block in self._batches():
+                batch = block
+                if self._first_line_is_header and self.header is None:
+                    self.header = [column[0].as_py() for column in batch.columns]
+                    batch = batch.slice(1)
+                while batch.num_rows:
+                    take = min(batch.num_rows, self._batch_size - count)
+                    piece = batch.slice(0, take)
+                    pending.append(piece)
+                    batch = batch.slice(take)
+                    count += take
+                    size += piece.nbytes
+                    if count == self._batch_size or size >= self._batch_bytes:
+                        yield _columns(pending)
+                        pending, count, size = [], 0, 0
+            if count:
+                yield _columns(pending)
+        except SplitFailed:
+            failed = True
+            raise
+        finally:
+            if not failed:  # read to the end, or left: no replay (a failure's needs the bytes)
+                self._source.close()
 
     def _batches(self) -> Iterator[pa.RecordBatch]:
         dialect = self._source.dialect
@@ -339,6 +347,10 @@ class _Source:
         self._fill(size + 1, size + 1)
         return self._end and len(self._pending) <= size
 
+    def close(self) -> None:
+        """Drop the bytes kept for a replay."""
+        self._spool.close()
+
     def take_all(self) -> bytes:
         """The rest of the content (rewritten), once :meth:`ends_within` said it is read."""
         out, self._pending = self._pending, b""
@@ -412,6 +424,12 @@ class _Chain(io.RawIOBase):
 
     def __init__(self, first: IO[bytes], second: IO[bytes]) -> None:
         self._streams = [first, second]
+        self._first = first
+
+    def close(self) -> None:
+        """Close the first stream (the kept bytes); the second is the caller's."""
+        self._first.close()
+        super().close()
 
     def readable(self) -> bool:
         return True

@@ -165,7 +165,11 @@ def _read(
         )
     except _csv_arrow.SplitFailed:
         known = progress.schema if progress.given else schema
-        yield from _read_python(split.replay(), options, dialect, known, progress)
+        replay = split.replay()
+        try:
+            yield from _read_python(replay, options, dialect, known, progress)
+        finally:
+            replay.close()  # the kept bytes (the content stream itself is the caller's)
 
 
 @attrs.define
