@@ -421,7 +421,7 @@ _NUMBERISH = st.text(alphabet="0123456789.-+e x", max_size=8)
 @given(
     st.lists(st.one_of(st.none(), _NUMBERISH, st.text(max_size=3)), max_size=12), st.integers(0, 2)
 )
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 def test_numbers_from_the_bytes_are_the_number_regex(values: list[str | None], start: int) -> None:
     """Ends.numbers (numpy over the bytes) picks exactly the values the inference's regex
     matches, those with a point and those that are zero, in sliced arrays with nulls and
@@ -481,7 +481,7 @@ _STAMPS = st.one_of(
 
 
 @given(st.lists(_STAMPS, min_size=1, max_size=10))
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=50, deadline=None)
 def test_an_inferred_timestamp_column_reads_as_with_its_schema_given(stamps: list[str]) -> None:
     """A timestamp column the inference parsed (its parse kept for the conversion) reads the
     same records as when the schema is given and the conversion parses the column itself."""
