@@ -330,6 +330,7 @@ class _Source:
         self._stream = stream
         self._spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115
         self._pending = b""
+        self._at = 0  # where the unread pending bytes start (reads do not copy the rest)
         self._end = False
         self._escape = dialect.escape.encode() if dialect.escape else None
         self._quote = dialect.quote.encode() if dialect.quote else None
@@ -345,7 +346,7 @@ class _Source:
     def ends_within(self, size: int) -> bool:
         """Whether the content (rewritten) ends within *size* bytes (read ahead to tell)."""
         self._fill(size + 1, size + 1)
-        return self._end and len(self._pending) <= size
+        return self._end and self._held() <= size
 
     def close(self) -> None:
         """Drop the bytes kept for a replay."""
@@ -353,22 +354,26 @@ class _Source:
 
     def take_all(self) -> bytes:
         """The rest of the content (rewritten), once :meth:`ends_within` said it is read."""
-        out, self._pending = self._pending, b""
+        out = self._pending[self._at :] if self._at else self._pending
+        self._pending, self._at = b"", 0
         return out
 
     def read(self, size: int = -1) -> bytes:
         want = size if size >= 0 else 1 << 62
         self._fill(want, size)
-        if len(self._pending) <= want:  # a small content's whole bytes: not copied again
-            out, self._pending = self._pending, b""
-        else:
-            out, self._pending = self._pending[:want], self._pending[want:]
+        if self._held() <= want:
+            return self.take_all()
+        out = self._pending[self._at : self._at + want]
+        self._at += want
         return out
+
+    def _held(self) -> int:
+        return len(self._pending) - self._at
 
     def _fill(self, want: int, size: int) -> None:
         """Read until *want* bytes are pending or the content ends (*size* < 0: all of it)."""
-        while len(self._pending) < want and not self._end:
-            data = self._stream.read(max(want - len(self._pending), 1 << 16) if size >= 0 else -1)
+        while self._held() < want and not self._end:
+            data = self._stream.read(max(want - self._held(), 1 << 16) if size >= 0 else -1)
             if not data:
                 self._end = True
                 break
@@ -377,6 +382,8 @@ class _Source:
                 self._refuse_after_quote(data)
                 data = self._unescaped(data)
             self._last = data[-1:]
+            if self._at:
+                self._pending, self._at = self._pending[self._at :], 0
             self._pending += data
 
     def _refuse_after_quote(self, data: bytes) -> None:
