@@ -125,12 +125,13 @@ class Records:
         self.count = 0
 
     def __iter__(self) -> Iterator[pa.RecordBatch]:
-        for batch in self._batches:
+        for index, batch in enumerate(self._batches):
             if self.schema is None:
                 self.schema = RecordSchema.from_arrow(batch.schema)
             self.count += batch.num_rows
             yield batch
-            release_unused()
+            if index:  # a content of one batch frees nothing the next content's would not reuse
+                release_unused()
 
     def arrow_schema(self) -> pa.Schema:
         """The schema as Arrow (an empty one when no record came and none was configured)."""
@@ -143,7 +144,9 @@ def release_unused() -> None:
     Arrow's default pool (mimalloc) keeps freed pages for a while: a reader's string kernels
     free a few batch-sized buffers per column per batch, so without this a 100 MB CSV through
     ConvertRecord peaked about 20 MB higher (measured in ``tests/stress/test_record_memory.py``)
-    than the records held at once. It costs about half a millisecond a batch.
+    than the records held at once. It costs about half a millisecond a batch (a third of a
+    small FlowFile's conversion), so a reader's first batch goes without it: the next batch
+    reuses those pages.
     """
     pa.default_memory_pool().release_unused()
 

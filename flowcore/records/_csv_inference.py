@@ -7,14 +7,17 @@ temporal go through :func:`~flowcore.records.inference.infer_text_type` one by o
 
 from __future__ import annotations
 
+import datetime as dt
+import functools
 import re
 
+import attrs
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from flowcore.records import _csv_arrow, formats
-from flowcore.records._csv_values import Ends, clean_column, ends, unquoted
+from flowcore.records._csv_values import Ends, Numbers, clean_column_ends, ends, unquoted
 from flowcore.records.csv_format import CsvDialect
 from flowcore.records.inference import FieldTypeInference, infer_text_type
 from flowcore.records.schema import (
@@ -55,15 +58,47 @@ def infer_schema(
     for name, index in columns.items():
         strings = sample.cleaned.get(index)
         if strings is None:
-            strings = clean_column(
+            strings, bounds = clean_column_ends(
                 sample.column(index), dialect, trim_double_quote=trim_double_quote
             )
             sample.cleaned[index] = strings
+        else:
+            bounds = ends(strings)
+        found = _column_types(strings, temporal, bounds)
+        if found.parsed is not None:
+            sample.parsed[index] = found.parsed
         inference = FieldTypeInference()
-        for dtype in _text_types(strings, temporal):
+        for dtype in found.types:
             inference.add(dtype)
         fields.append(RecordField(name, inference.to_type(), True))
     return RecordSchema(fields)
+
+
+@attrs.frozen
+class _ColumnTypes:
+    """A column's value types in first order, and what the first configured format parsed.
+
+    Attributes:
+        types: the types :func:`infer_text_type` gives the values, each once, in first order.
+        parsed: (Java pattern, :meth:`formats.DateTimePattern.parse_column` of the cleaned
+            column) when the inference parsed it: the reader's conversion of the same rows
+            to that format's type takes it instead of parsing them again.
+    """
+
+    types: list[DataType]
+    parsed: tuple[str, pa.Array] | None = None
+
+
+def _column_types(strings: pa.Array, temporal: TemporalFormats, bounds: Ends) -> _ColumnTypes:
+    """:func:`_text_types` of a cleaned column whose :class:`Ends` are *bounds*."""
+    # CSVSchemaInference takes one more pair of quotes off than the reader does
+    text = unquoted(strings, bounds)
+    if text is not strings:  # the general way, which takes that pair off itself
+        return _ColumnTypes(_text_types(strings, temporal))
+    fast = _column_of_one_kind(text, temporal, bounds)
+    if fast is not None:
+        return fast
+    return _ColumnTypes(_text_types(text, temporal, unquote=False))
 
 
 #: The types :func:`infer_text_type` gives, by the codes :func:`_text_types` uses.
@@ -76,7 +111,9 @@ _FLOAT_MIN = 1.401298464324817e-45  # Java's Float.MIN_VALUE, as NiFi compares w
 _PY_SPACE = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
 
 
-def _text_types(strings: pa.Array, temporal: TemporalFormats) -> list[DataType]:
+def _text_types(
+    strings: pa.Array, temporal: TemporalFormats, *, unquote: bool = True
+) -> list[DataType]:
     r"""The types :func:`infer_text_type` gives *strings*' values, each once, in first order.
 
     ASCII values are classified by Arrow's kernels (RE2's ``[0-9]`` is Python's ``\d`` on
@@ -84,10 +121,9 @@ def _text_types(strings: pa.Array, temporal: TemporalFormats) -> list[DataType]:
     :func:`infer_text_type` itself.
     """
     # CSVSchemaInference takes one more pair of quotes off than the reader does
-    text = unquoted(strings)
-    fast = _column_of_one_kind(text, temporal)
-    if fast is not None:
-        return fast
+    text = unquoted(strings) if unquote else strings
+    if unquote and (fast := _column_of_one_kind(text, temporal, ends(text))) is not None:
+        return fast.types
     codes = np.full(len(text), _NONE, dtype=np.int8)
     ascii_ = pc.fill_null(pc.and_(pc.string_is_ascii(text), pc.not_equal(text, "")), False)
     numeric = pc.and_(ascii_, pc.fill_null(pc.match_substring_regex(text, _NUMBER), False))
@@ -134,47 +170,62 @@ def _text_types(strings: pa.Array, temporal: TemporalFormats) -> list[DataType]:
     return [_TEXT_TYPES[code] for code in found if code != _NONE]
 
 
-def _column_of_one_kind(text: pa.Array, temporal: TemporalFormats) -> list[DataType] | None:
-    """:func:`_text_types` of a column of one kind of value, in a few kernels (None: mixed).
+def _column_of_one_kind(
+    text: pa.Array, temporal: TemporalFormats, bounds: Ends
+) -> _ColumnTypes | None:
+    """:func:`_text_types` of a column of one kind of value, from its bytes (None: mixed).
 
     NiFi infers each FlowFile's schema, so a flow of many small FlowFiles pays this per
     column per FlowFile: the general classification costs ~50 kernel calls a column, this
-    ~10. It decides ASCII columns that are all whole numbers, all numbers with a point, all
-    booleans, or all other text (then all STRING, or all of the first configured temporal
-    format); anything else (non-ASCII, a bare ``""``, a mix) is left to the general way.
+    a few numpy passes over the values' bytes (*bounds*, the column's :class:`Ends`) and a
+    kernel or two. It decides ASCII columns that are all whole numbers, all numbers with a
+    point, all booleans, or all other text (then all STRING, or all of the first configured
+    temporal format); anything else (non-ASCII, a bare ``""``, a mix) is left to the general
+    way.
     """
     count = len(text) - text.null_count
     if count == 0:
-        return []
-    bounds = ends(text)
+        return _ColumnTypes([])
     if not bounds.ascii() and not pc.all(pc.string_is_ascii(text)).as_py():
         return None
     if bounds.any_empty():
         return None
-    numeric = _count(pc.match_substring_regex(text, _NUMBER)) if _may_be_numbers(bounds) else 0
+    java = next((p for p in (temporal.timestamp, temporal.date, temporal.time) if p), None)
+    head = _first_value(text, bounds)
+    temporal_head = java is not None and formats.pattern(java).matches(head)
+    if temporal_head and _parses_no_number(java):  # type: ignore[arg-type]
+        found = _all_first_temporal(text, temporal, java)  # type: ignore[arg-type]
+        if found is not None:  # no value is a number or a boolean: all of that format
+            return found
+    numbers = None
+    if not _may_be_numbers(bounds):
+        numeric = 0
+    elif bounds.known:
+        numbers = bounds.numbers()
+        numeric = int(numbers.numeric.sum())
+    else:
+        numeric = _count(pc.match_substring_regex(text, _NUMBER))
     if numeric == count:
-        return _numbers(text)
+        found = _numbers(text, bounds, numbers)
+        return None if found is None else _ColumnTypes(found)
     if numeric:
         return None
     booleans = 0
-    lengths = bounds.lengths
-    if not bounds.known or (((lengths == 4) | (lengths == 5)) & bounds.has).any():
+    if _may_be_booleans(bounds):
         lower = pc.utf8_lower(text)
         booleans = _count(pc.or_(pc.equal(lower, "true"), pc.equal(lower, "false")))
     if booleans:
-        return [BOOLEAN] if booleans == count else None
+        return _ColumnTypes([BOOLEAN]) if booleans == count else None
     # a column all of the first temporal format: its first value must be (one regex tells)
-    java = next((p for p in (temporal.timestamp, temporal.date, temporal.time) if p), None)
-    head = text.drop_null()[0].as_py()
-    if java is not None and formats.pattern(java).matches(head):
-        first = _first_temporal(text, temporal)
-        if first is not None and first[0].null_count == text.null_count:
-            return [_TEXT_TYPES[first[1]]]
+    if temporal_head and not _parses_no_number(java):  # type: ignore[arg-type]
+        found = _all_first_temporal(text, temporal, java)  # type: ignore[arg-type]
+        if found is not None:
+            return found
     if not _may_be_temporal(bounds, temporal):
-        return [STRING]
+        return _ColumnTypes([STRING])
     maybe = _maybe_temporal(text, temporal, bounds)
     if maybe is None or not pc.any(maybe).as_py():
-        return [STRING]
+        return _ColumnTypes([STRING])
     return None
 
 
@@ -184,7 +235,7 @@ _NUMBER_LAST = np.isin(np.arange(256), np.frombuffer(b"0123456789", dtype=np.uin
 
 
 def _may_be_numbers(bounds: Ends) -> bool:
-    """Whether a value may match :data:`_NUMBER` (else the regex, the dearest kernel, need not run).
+    """Whether a value may match :data:`_NUMBER` (else no value's bytes need a look).
 
     A number starts with ``-``, ``.`` or a digit and ends with a digit.
     """
@@ -193,25 +244,105 @@ def _may_be_numbers(bounds: Ends) -> bool:
     return bool((_NUMBER_FIRST[bounds.first] & _NUMBER_LAST[bounds.last] & bounds.has).any())
 
 
-def _numbers(text: pa.Array) -> list[DataType] | None:
-    """The types of a column of numbers only: INT, LONG, FLOAT, DOUBLE by first occurrence."""
-    point = pc.match_substring(text, ".")
-    masks: list[tuple[pa.Array, DataType]] = []
-    if pc.any(pc.invert(point)).as_py():
-        try:
-            ints = pc.cast(pc.if_else(point, None, text), pa.int64())
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # beyond a long
-            return None
-        small = pc.and_(pc.greater_equal(ints, -(2**31)), pc.less(ints, 2**31))
-        masks += [(small, INT), (pc.invert(small), LONG)]
-    if pc.any(point).as_py():
-        floats = pc.cast(pc.if_else(point, text, None), pa.float64())
-        wide = pc.or_(pc.greater(floats, _FLOAT_MAX), pc.less(floats, _FLOAT_MIN))
-        masks += [(pc.invert(wide), FLOAT), (wide, DOUBLE)]
-    found = [
-        (index, dtype) for mask, dtype in masks if (index := pc.index(mask, True).as_py()) >= 0
-    ]
-    return [dtype for _, dtype in sorted(found, key=lambda pair: pair[0])]
+def _all_first_temporal(
+    text: pa.Array, temporal: TemporalFormats, java: str
+) -> _ColumnTypes | None:
+    """The first configured format's type, its parse kept, if it parses every value (else None).
+
+    Only for a column whose values are neither numbers nor booleans (the types NiFi tests
+    first).
+    """
+    first = _first_temporal(text, temporal)
+    if first is None or first[0].null_count != text.null_count:
+        return None
+    parsed, code = first
+    return _ColumnTypes([_TEXT_TYPES[code]], (java, parsed))
+
+
+@functools.lru_cache(maxsize=64)
+def _parses_no_number(java: str) -> bool:
+    """Whether no value the vectorised parse of *java* takes is a number (:data:`_NUMBER`).
+
+    That parse takes only values of the pattern's fixed width with its literals at their
+    places and ASCII digits at every other place, so all are numbers or none is, as one of
+    them tells: then a column it parses whole needs no look for numbers (nor booleans, of
+    digits). False when the pattern has no vectorised parse.
+    """
+    pattern = formats.pattern(java)
+    if pattern.parse_column(pa.array([], pa.string())) is None:
+        return False
+    return re.fullmatch(_NUMBER.strip("^$"), pattern.format(dt.datetime(2000, 1, 1))) is None
+
+
+def _may_be_booleans(bounds: Ends) -> bool:
+    """Whether a value may be ``true`` or ``false`` in any case (4 or 5 bytes, t or f first)."""
+    if not bounds.known:
+        return True
+    lengths = bounds.lengths
+    return bool(
+        (((lengths == 4) | (lengths == 5)) & bounds.has & _BOOLEAN_FIRST[bounds.first]).any()
+    )
+
+
+_BOOLEAN_FIRST = np.isin(np.arange(256), np.frombuffer(b"tTfF", dtype=np.uint8))
+
+
+def _first_value(text: pa.Array, bounds: Ends) -> str:
+    """The first value that is not null (the column has one)."""
+    index = int(np.argmax(bounds.valid)) if text.null_count else 0
+    return text[index].as_py()
+
+
+#: The most digits a whole number has that is an INT whatever they are (|n| < 10**9 < 2**31).
+_INT_DIGITS = 9
+
+
+def _numbers(text: pa.Array, bounds: Ends, numbers: Numbers | None) -> list[DataType] | None:
+    """The types of a column of numbers only: INT, LONG, FLOAT, DOUBLE by first occurrence.
+
+    *numbers*: the column's :meth:`Ends.numbers` (None: not known). Without a cast where the
+    bytes tell: a whole number of at most :data:`_INT_DIGITS` digits is an INT; a number with
+    a point of at most :data:`_FLOAT_CHARS` characters is a DOUBLE when below Java's
+    ``Float.MIN_VALUE`` (negative, or zero: ``-0.0`` too), else a FLOAT (under 10**37, and
+    at least 10**-37 when not zero).
+    """
+    if numbers is None:
+        points = pc.fill_null(pc.match_substring(text, "."), False).to_numpy(zero_copy_only=False)
+    else:
+        points = numbers.points
+    wholes = bounds.valid & ~points
+    firsts: list[tuple[int, DataType]] = []
+    if wholes.any():
+        digits = bounds.lengths - (bounds.first == ord("-"))
+        if int(digits[wholes].max()) <= _INT_DIGITS:
+            firsts.append((int(np.argmax(wholes)), INT))
+        else:
+            try:
+                ints = pc.cast(pc.if_else(pa.array(points), None, text), pa.int64())
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # beyond a long
+                return None
+            values = pc.fill_null(ints, 0).to_numpy(zero_copy_only=False)
+            small = wholes & (values >= -(2**31)) & (values < 2**31)
+            firsts += _firsts((small, INT), (wholes & ~small, LONG))
+    if points.any():
+        if numbers is not None and int(bounds.lengths[points].max()) <= _FLOAT_CHARS:
+            wide = points & ((bounds.first == ord("-")) | numbers.zeros)
+        else:
+            chosen = text if points.all() else pc.if_else(pa.array(points), text, None)
+            values = pc.cast(chosen, pa.float64()).to_numpy(zero_copy_only=False)
+            with np.errstate(invalid="ignore"):
+                wide = points & ((values > _FLOAT_MAX) | (values < _FLOAT_MIN))
+        firsts += _firsts((points & ~wide, FLOAT), (wide, DOUBLE))
+    return [dtype for _, dtype in sorted(firsts, key=lambda pair: pair[0])]
+
+
+#: The most characters a number with a point has that is a FLOAT unless negative or zero.
+_FLOAT_CHARS = 38
+
+
+def _firsts(*masks: tuple[np.ndarray, DataType]) -> list[tuple[int, DataType]]:
+    """(first row, type) of each mask that has a row."""
+    return [(int(np.argmax(mask)), dtype) for mask, dtype in masks if mask.any()]
 
 
 #: A format's regex that starts with a number field (``(?P<y>-?\d{1,9})``, ``(?P<M>\d{2})``).

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -31,8 +32,10 @@ __all__ = [
     "TRIMMED",
     "BadValue",
     "Ends",
+    "Numbers",
     "clean",
     "clean_column",
+    "clean_column_ends",
     "column",
     "ends",
     "unquoted",
@@ -52,23 +55,64 @@ def clean(value: str, dialect: CsvDialect, *, trim_double_quote: bool) -> str | 
 
 def clean_column(strings: pa.Array, dialect: CsvDialect, *, trim_double_quote: bool) -> pa.Array:
     """:func:`clean` for a whole column at once, with Arrow's string kernels."""
-    if (dialect.trim or dialect.ignore_surrounding_spaces) and ends(strings).may_have_space():
+    return clean_column_ends(strings, dialect, trim_double_quote=trim_double_quote)[0]
+
+
+def clean_column_ends(
+    strings: pa.Array, dialect: CsvDialect, *, trim_double_quote: bool
+) -> tuple[pa.Array, Ends]:
+    """:func:`clean_column`, and the cleaned column's :class:`Ends` (the inference reads them).
+
+    The ends of the raw column tell which kernels can change nothing (no value starts or ends
+    with a space, none starts with a quote, none is empty): a flow of many small FlowFiles
+    pays every kernel call per column per FlowFile, and most columns need none of them.
+    """
+    bounds = ends(strings)
+    if (dialect.trim or dialect.ignore_surrounding_spaces) and bounds.may_have_space():
         strings = pc.utf8_trim(strings, TRIMMED)
+        bounds = ends(strings)
     if dialect.null_string is not None:
         strings = pc.if_else(pc.equal(strings, dialect.null_string), None, strings)
+        bounds = ends(strings)
     if trim_double_quote:
         # one pair, across lines too; a bare pair leaves "" (null), as NiFi's trim then isEmpty
-        strings = unquoted(strings)
-    empty = pc.equal(strings, "")
-    return pc.if_else(empty, None, strings) if pc.any(empty).as_py() else strings
+        unquoted_strings = unquoted(strings, bounds)
+        if unquoted_strings is not strings:
+            strings = unquoted_strings
+            bounds = ends(strings)
+    if not bounds.any_empty():
+        return strings, bounds
+    if not bounds.known:
+        empty = pc.equal(strings, "")
+        return pc.if_else(empty, None, strings), bounds
+    strings = _nulls_where_empty(strings, bounds)
+    return strings, ends(strings)
 
 
-def unquoted(strings: pa.Array) -> pa.Array:
+def _nulls_where_empty(strings: pa.Array, bounds: Ends) -> pa.Array:
+    """*strings* with its empty values null, the same values otherwise.
+
+    A new validity bitmap over the same offsets and bytes (an empty value has no bytes to
+    drop), where ``if_else`` would copy every value.
+    """
+    validity = pa.py_buffer(np.packbits(bounds.has, bitorder="little"))
+    offsets, data = strings.buffers()[1:3]
+    shifted = strings.offset
+    if shifted:  # the bitmap starts at the first value: the offsets must too
+        width = 8 if pa.types.is_large_string(strings.type) else 4
+        offsets = offsets.slice(shifted * width)
+    return pa.Array.from_buffers(strings.type, len(strings), [validity, offsets, data])
+
+
+def unquoted(strings: pa.Array, bounds: Ends | None = None) -> pa.Array:
     """The values without one pair of surrounding double quotes (``^"(.*)"$``, vectorised).
 
-    The mask first: a regex replacement over every value costs ten times the rare values
-    that are quoted.
+    The mask first (from *bounds*, the column's :class:`Ends`, when given): a regex
+    replacement over every value costs ten times the rare values that are quoted. The same
+    array when no value starts with a quote.
     """
+    if bounds is not None and bounds.known and not (bounds.has & (bounds.first == _QUOTE)).any():
+        return strings
     opens = pc.starts_with(strings, '"')
     if not pc.any(opens).as_py():
         return strings
@@ -76,6 +120,9 @@ def unquoted(strings: pa.Array) -> pa.Array:
         pc.and_(opens, pc.ends_with(strings, '"')), pc.greater_equal(pc.utf8_length(strings), 2)
     )
     return pc.if_else(quoted, pc.utf8_slice_codeunits(strings, 1, -1), strings)
+
+
+_QUOTE = ord('"')
 
 
 #: What Commons CSV's trim takes off both ends: every character up to a space.
@@ -112,14 +159,20 @@ class Ends:
         self.lengths = np.diff(offsets)
         self.valid = np.ones(count, dtype=bool)
         if strings.null_count:
-            self.valid = strings.is_valid().to_numpy(zero_copy_only=False)
+            bits = np.frombuffer(buffers[0], dtype=np.uint8)
+            first = strings.offset
+            self.valid = np.unpackbits(
+                bits[first // 8 : (first + count + 7) // 8 + 1], bitorder="little"
+            )[first % 8 : first % 8 + count].astype(bool)
         self.has = (self.lengths > 0) & self.valid
         data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else None
         if data is None or not len(data) or not count:
             self.first = self.last = np.zeros(count, dtype=np.uint8)
             self._bytes = np.zeros(0, dtype=np.uint8)
+            self._offsets = np.zeros(count + 1, dtype=np.int64)
             return
         self._bytes = data[offsets[0] : offsets[-1]]
+        self._offsets = offsets
         top = len(data) - 1
         self.first = data[np.minimum(offsets[:-1], top)]
         self.last = data[np.clip(offsets[1:] - 1, 0, top)]
@@ -132,11 +185,76 @@ class Ends:
         """Whether a valid value is empty."""
         return not self.known or bool(((self.lengths == 0) & self.valid).any())
 
+    def numbers(self) -> Numbers:
+        r"""Which values are numbers as the inference's number regex says, with a point, zero.
+
+        The regex ``^-?(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)$`` run with numpy over the values' bytes:
+        its values are exactly those of the bytes ``0-9 . -`` with a ``-`` only as the first
+        byte, at most one ``.``, and a digit last (a byte of a non-ASCII character is none of
+        those, as the regex matches no such character). One sum per value counts its other
+        bytes, its digits 1-9 and its points at once, each in 21 bits of a uint64 (values of
+        2**21 bytes or more: one sum each). The sums are ``reduceat``'s, a zero after the bytes
+        so an empty last value has a place; they are right for the values that are not empty,
+        the only ones that count (an empty value's is the next byte's weight).
+
+        Only for a string column (:attr:`known`).
+        """
+        weights = np.zeros(len(self._bytes) + 1, dtype=np.uint64)
+        start = (self._offsets[:-1] - self._offsets[0]).astype(np.intp)
+        if len(self.lengths) and int(self.lengths.max()) >= _FIELD:
+            counts = []
+            for table in _NUMBER_CLASSES:
+                np.take(table, self._bytes, out=weights[:-1], mode="clip")
+                counts.append(np.add.reduceat(weights, start))
+            others, nonzero, points = counts
+        else:
+            np.take(_NUMBER_WEIGHTS, self._bytes, out=weights[:-1], mode="clip")
+            sums = np.add.reduceat(weights, start) if len(start) else weights[:0]
+            mask = np.uint64(_FIELD - 1)
+            others = sums & mask
+            nonzero = (sums >> np.uint64(21)) & mask
+            points = sums >> np.uint64(42)
+        minus = self.first == _MINUS
+        numeric = self.has & (others == minus) & (points <= 1) & _DIGIT_BYTES[self.last]
+        return Numbers(numeric, numeric & (points == 1), numeric & (nonzero == 0))
+
     def may_have_space(self) -> bool:
         """Whether a value may start or end with a character up to a space (ASCII only)."""
         if not self.known:
             return True
         return bool((((self.first <= 32) | (self.last <= 32)) & self.has).any())
+
+
+_MINUS = ord("-")
+_DIGIT_BYTES = np.isin(np.arange(256), np.frombuffer(b"0123456789", dtype=np.uint8))
+_FIELD = 1 << 21
+#: The byte classes :meth:`Ends.numbers` counts: other bytes, digits 1-9, points.
+_NUMBER_CLASSES = (
+    (~_DIGIT_BYTES & (np.arange(256) != ord("."))).astype(np.uint64),
+    (_DIGIT_BYTES & (np.arange(256) != ord("0"))).astype(np.uint64),
+    (np.arange(256) == ord(".")).astype(np.uint64),
+)
+#: Each byte's weight in :meth:`Ends.numbers`: other 1, a digit 1-9 2**21, a point 2**42.
+_NUMBER_WEIGHTS = (
+    _NUMBER_CLASSES[0]
+    + _NUMBER_CLASSES[1] * np.uint64(_FIELD)
+    + _NUMBER_CLASSES[2] * np.uint64(1 << 42)
+)
+
+
+@attrs.frozen(eq=False)
+class Numbers:
+    """What :meth:`Ends.numbers` tells of each value of a column.
+
+    Attributes:
+        numeric: the value matches the inference's number regex.
+        points: a number with a point.
+        zeros: a number all of whose digits are 0 (``-0``, ``0.00``).
+    """
+
+    numeric: np.ndarray
+    points: np.ndarray
+    zeros: np.ndarray
 
 
 def ends(strings: pa.Array) -> Ends:
@@ -156,8 +274,17 @@ class BadValue(Exception):
 _VECTOR_CASTS = frozenset({*INTEGRAL, "float", "double", "decimal"}) - {"bigint"}
 
 
-def column(strings: pa.Array, field: RecordField, temporal: TemporalFormats) -> pa.Array:
+def column(
+    strings: pa.Array,
+    field: RecordField,
+    temporal: TemporalFormats,
+    *,
+    parsed: tuple[str, pa.Array] | None = None,
+) -> pa.Array:
     """A cleaned string column as *field*'s type: Arrow's casts, else value by value.
+
+    *parsed*: (Java pattern, its ``parse_column`` of *strings*), what schema inference parsed
+    already; a date or timestamp field of that pattern takes it instead of parsing again.
 
     Raises:
         BadValue: the first value that does not fit.
@@ -184,12 +311,16 @@ def column(strings: pa.Array, field: RecordField, temporal: TemporalFormats) -> 
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             pass  # Arrow's cast refused a value: convert one by one (NiFi is more lenient)
     if dtype.name in ("timestamp", "date"):
-        return _temporal_column(strings, field, temporal, target)
+        return _temporal_column(strings, field, temporal, target, parsed)
     return pa.array(_coerce_all(strings.to_pylist(), dtype, field.name, temporal), target)
 
 
 def _temporal_column(
-    strings: pa.Array, field: RecordField, temporal: TemporalFormats, target: pa.DataType
+    strings: pa.Array,
+    field: RecordField,
+    temporal: TemporalFormats,
+    target: pa.DataType,
+    known: tuple[str, pa.Array] | None = None,
 ) -> pa.Array:
     """A DATE or TIMESTAMP column, vectorised where that is exact, else value by value.
 
@@ -202,11 +333,16 @@ def _temporal_column(
         if kind == "timestamp"
         else (temporal.date or formats.DEFAULT_DATE)
     )
-    parsed = formats.pattern(text).parse_column(strings)
+    if known is not None and known[0] == text:
+        parsed: pa.Array | None = known[1]
+    else:
+        parsed = formats.pattern(text).parse_column(strings)
     if parsed is None:
         return pa.array(_coerce_all(strings.to_pylist(), field.type, field.name, temporal), target)
     if kind == "date":
         parsed = pc.cast(pc.floor_temporal(parsed, unit="day"), pa.date32())
+    if parsed.null_count == strings.null_count:  # a null parse is a null value's only
+        return parsed.cast(target)
     missing = pc.and_(pc.is_null(parsed), pc.is_valid(strings))
     if not pc.any(missing).as_py():
         return parsed.cast(target)

@@ -165,7 +165,11 @@ def _read(
         )
     except _csv_arrow.SplitFailed:
         known = progress.schema if progress.given else schema
-        yield from _read_python(split.replay(), options, dialect, known, progress)
+        replay = split.replay()
+        try:
+            yield from _read_python(replay, options, dialect, known, progress)
+        finally:
+            replay.close()  # the kept bytes (the content stream itself is the caller's)
 
 
 @attrs.define
@@ -543,5 +547,6 @@ def _convert(
             strings = cleaned  # the inference cleaned it (same dialect, same rows)
         else:
             strings = clean(rows.column(position))
-        arrays.append(column(strings, field, temporal))
+        parsed = rows.parsed.get(position) if position is not None else None
+        arrays.append(column(strings, field, temporal, parsed=parsed))
     return pa.RecordBatch.from_arrays(arrays, schema=arrow)

@@ -456,3 +456,136 @@ def test_a_header_alone_gives_an_empty_batch_of_the_headers_fields(data: bytes) 
     (typed,) = list(read_csv(io.BytesIO(data), HEADER, given))
     assert typed.num_rows == 0
     assert typed.schema == given.to_arrow()
+
+
+_NUMBERISH = st.text(alphabet="0123456789.-+e x", max_size=8)
+
+
+@given(
+    st.lists(st.one_of(st.none(), _NUMBERISH, st.text(max_size=3)), max_size=12), st.integers(0, 2)
+)
+@settings(max_examples=100, deadline=None)
+def test_numbers_from_the_bytes_are_the_number_regex(values: list[str | None], start: int) -> None:
+    """Ends.numbers (numpy over the bytes) picks exactly the values the inference's regex
+    matches, those with a point and those that are zero, in sliced arrays with nulls and
+    non-ASCII text too."""
+    strings = pa.array(["7.5"] * start + values, pa.string()).slice(start)
+    numbers = _csv_values.ends(strings).numbers()
+    regex = pa.compute.match_substring_regex(strings, _csv_inference._NUMBER)
+    expected = [bool(m) for m in regex.to_pylist()]
+    assert numbers.numeric.tolist() == expected
+    assert numbers.points.tolist() == [
+        m and "." in (v or "") for m, v in zip(expected, values, strict=True)
+    ]
+    assert numbers.zeros.tolist() == [
+        m and float(v or 0) == 0 for m, v in zip(expected, values, strict=True)
+    ]
+
+
+_WHOLE = st.integers(-(2**63), 2**63 - 1).map(str)
+_DECIMAL = st.tuples(st.integers(-(10**12), 10**12), st.integers(0, 10**6)).map(
+    lambda p: f"{p[0]}.{p[1]}"
+)
+_NEAR_INT = st.sampled_from(["999999999", "-999999999", "1000000000", "2147483648", "0000000001"])
+_NEAR_FLOAT = st.sampled_from(
+    [
+        *["0.0", "-0.0", ".0", "00.000", "-.5", "0.1", "9" * 36 + ".9", "." + "0" * 36 + "1"],
+        *["0." + "0" * 44 + "1", "0." + "0" * 45 + "1", "1" * 39 + ".5", "4" + "0" * 38 + ".0"],
+    ]
+)
+
+
+@given(
+    st.lists(
+        st.lists(st.one_of(_WHOLE, _DECIMAL, _NEAR_INT, _NEAR_FLOAT), min_size=2, max_size=2),
+        min_size=1,
+        max_size=12,
+    )
+)
+@settings(max_examples=100, deadline=None)
+def test_columns_of_numbers_infer_as_row_wise(rows: list[list[str]]) -> None:
+    """Columns of whole and decimal numbers (INT, FLOAT and DOUBLE without a cast when short)
+    get infer_text_schema's INT, LONG, FLOAT and DOUBLE in the same order."""
+    options = CsvReaderOptions()
+    columns = {"a": 0, "b": 1}
+    expected = infer_text_schema(list(columns), rows, options.temporal)
+    inferred = _csv_inference.infer_schema(
+        columns, rows, options.dialect(), trim_double_quote=True, temporal=options.temporal
+    )
+    assert inferred == expected, rows
+
+
+_STAMPS = st.one_of(
+    st.datetimes(dt.datetime(900, 1, 1), dt.datetime(9999, 12, 31)).map(
+        lambda d: d.strftime("%Y-%m-%d %H:%M:%S").rjust(19, "0")
+    ),
+    st.sampled_from(["2024-02-30 10:00:00", "1700000000000", "", "2024-01-02 03:04:05 "]),
+)
+
+
+@given(st.lists(_STAMPS, min_size=1, max_size=10))
+@settings(max_examples=50, deadline=None)
+def test_an_inferred_timestamp_column_reads_as_with_its_schema_given(stamps: list[str]) -> None:
+    """A timestamp column the inference parsed (its parse kept for the conversion) reads the
+    same records as when the schema is given and the conversion parses the column itself."""
+    options = CsvReaderOptions(
+        first_line_is_header=True, timestamp_format="yyyy-MM-dd HH:mm:ss", trim_fields=False
+    )
+    data = ("stamp,n\n" + "".join(f"{v},1\n" for v in stamps)).encode()
+    inferred = list(read_csv(io.BytesIO(data), options))
+    schema = s.RecordSchema.from_arrow(inferred[0].schema)
+    given = list(read_csv(io.BytesIO(data), options, schema))
+    assert [b.to_pylist() for b in inferred] == [b.to_pylist() for b in given]
+    if all(v[:1].isdigit() and len(v) == 19 and v[5:7] != "02" for v in stamps):
+        assert inferred[0].schema.field("stamp").type == pa.timestamp("ms")
+
+
+@given(
+    st.lists(st.one_of(st.none(), st.text(alphabet=' "ab\t', max_size=4)), max_size=12),
+    st.integers(0, 3),
+)
+@settings(max_examples=100, deadline=None)
+def test_cleaning_gives_the_ends_of_the_cleaned_column(
+    values: list[str | None], start: int
+) -> None:
+    """clean_column_ends gives clean_column's column and that column's own Ends."""
+    strings = pa.array(["pad"] * start + values, pa.string()).slice(start)
+    dialect = CsvReaderOptions().dialect()
+    cleaned, bounds = _csv_values.clean_column_ends(strings, dialect, trim_double_quote=True)
+    assert (
+        cleaned.to_pylist()
+        == _csv_values.clean_column(strings, dialect, trim_double_quote=True).to_pylist()
+    )
+    fresh = _csv_values.ends(cleaned)
+    assert bounds.has.tolist() == fresh.has.tolist()
+    assert bounds.lengths.tolist() == fresh.lengths.tolist()
+    assert (bounds.first[bounds.has]).tolist() == (fresh.first[fresh.has]).tolist()
+
+
+_PATTERNS = [
+    ("yyyy-MM-dd HH:mm:ss", "%Y-%m-%d %H:%M:%S"),
+    ("MM.dd", "%m.%d"),
+    ("yyyy.MM", "%Y.%m"),
+    ("yyyyMMdd", "%Y%m%d"),
+    ("HH:mm:ss", "%H:%M:%S"),
+]
+
+
+@given(
+    st.sampled_from(_PATTERNS),
+    st.lists(st.datetimes(dt.datetime(1000, 1, 1), dt.datetime(9999, 12, 31)), min_size=1),
+    st.sampled_from(["timestamp_format", "date_format", "time_format"]),
+)
+@settings(max_examples=80, deadline=None)
+def test_a_column_of_one_format_infers_as_row_wise(
+    pattern: tuple[str, str], stamps: list[dt.datetime], which: str
+) -> None:
+    """A column all in the first configured format (whose values may also be numbers, as
+    ``MM.dd``'s are) gets infer_text_schema's type."""
+    options = CsvReaderOptions(**{which: pattern[0]})
+    rows = [[stamp.strftime(pattern[1])] for stamp in stamps]
+    expected = infer_text_schema(["a"], rows, options.temporal)
+    inferred = _csv_inference.infer_schema(
+        {"a": 0}, rows, options.dialect(), trim_double_quote=True, temporal=options.temporal
+    )
+    assert inferred == expected, rows
