@@ -14,9 +14,17 @@ from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import Column, constant_column
 from flowcore.process_context import ProcessContext
 from flowcore.records.avro_schema import schema_text
+from flowcore.records.record_io import (
+    RECORD_FAILURES,
+    RECORD_READER,
+    RECORD_WRITER,
+    read_records,
+    services,
+)
 from flowcore.records.schema import RecordSchema
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
+from flowcore.session.streams import TellingWriter
 from flowcore.validators import (
     ValidationResult,
 )
@@ -29,14 +37,6 @@ from processors._merge_record_bins import (
     RecordLimits,
     fragment_problem,
 )
-from processors._record_io import (
-    RECORD_FAILURES,
-    RECORD_READER,
-    RECORD_WRITER,
-    read_records,
-    services,
-)
-from processors.record_services._streams import TellingWriter
 from processors.record_services.schema_access import RecordReaderService, RecordWriterService
 
 __all__ = ["MergeRecord"]

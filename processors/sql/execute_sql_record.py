@@ -11,7 +11,7 @@ from flowcore.flowfile import FlowFile
 from flowcore.process_context import ProcessContext
 from flowcore.properties import PropertyDescriptor
 from flowcore.session.process_session import ProcessSession
-from processors.record_services._streams import TellingWriter
+from flowcore.session.streams import TellingWriter
 from processors.sql import execute_base as base
 from processors.sql.arrow_rows import arrow_batches, empty_schema
 from processors.sql.execute_sql import (

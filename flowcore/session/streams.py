@@ -1,4 +1,4 @@
-"""Byte streams for the codecs: buffered, with bytes put back, seekable, or telling."""
+"""Byte streams for the codecs over a session's content: buffered, seekable, or telling."""
 
 from __future__ import annotations
 
@@ -78,12 +78,15 @@ class TellingWriter:
         """Nothing to flush: the session's stream buffers."""
 
     def writable(self) -> bool:
+        """It writes."""
         return True
 
     def seekable(self) -> bool:
+        """It does not seek."""
         return False
 
     def readable(self) -> bool:
+        """It does not read."""
         return False
 
     def close(self) -> None:
