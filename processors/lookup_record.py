@@ -26,7 +26,7 @@ from flowcore.records.schema import RecordSchema
 from flowcore.records.values import batch_rows
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
-from flowcore.session.streams import TellingWriter
+from flowcore.session.streams import WriteStream
 from flowcore.validators import NON_NEGATIVE_INTEGER_VALIDATOR, ValidationResult, Validator
 from processors._lookup_columns import columnar_lookup, conform
 from processors._lookup_records import (
@@ -489,7 +489,7 @@ class _RoutedWrite:
         self._attributes = flowfile.attributes
         self._writer = writer
         self._children = children
-        self._streams: dict[str, TellingWriter] = {}
+        self._streams: dict[str, WriteStream] = {}
         self._writers: dict[str, RecordWriter] = {}
         self._counts = {relationship.name: 0 for _, relationship in children}
         self._written: dict[str, dict[str, str]] = {}
@@ -509,7 +509,7 @@ class _RoutedWrite:
             child, relationship = self._children[index]
 
             def produce(out: Any) -> None:
-                self._streams[relationship.name] = TellingWriter(out)
+                self._streams[relationship.name] = WriteStream(out)
                 nest(index + 1)
 
             updated[index] = self._session.write(child, produce)

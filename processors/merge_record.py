@@ -24,7 +24,7 @@ from flowcore.records.record_io import (
 from flowcore.records.schema import RecordSchema
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
-from flowcore.session.streams import TellingWriter
+from flowcore.session.streams import WriteStream
 from flowcore.validators import (
     ValidationResult,
 )
@@ -425,9 +425,7 @@ class _Measure:
 
     def __init__(self, writer: RecordWriterService, schema: Any, flowfile: FlowFile) -> None:
         self._counter = _Counter()
-        self._writer = writer.create_writer(
-            schema, flowfile.attributes, TellingWriter(self._counter)
-        )
+        self._writer = writer.create_writer(schema, flowfile.attributes, WriteStream(self._counter))
 
     @property
     def bytes(self) -> int:
@@ -489,7 +487,7 @@ def _write_bundle(
 
     def produce(out: Any) -> None:
         nonlocal counted
-        target = TellingWriter(out)
+        target = WriteStream(out)
         record_writer = None
         schema: RecordSchema | None = None
         for flowfile in contents:

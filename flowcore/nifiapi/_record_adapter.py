@@ -46,7 +46,7 @@ from flowcore.records.record_io import (
     services,
 )
 from flowcore.records.schema import RecordSchema
-from flowcore.session.streams import TellingWriter
+from flowcore.session.streams import WriteStream
 from nifiapi.recordtransform import CachingAttributeMap
 
 if TYPE_CHECKING:
@@ -158,7 +158,7 @@ class _Destination:
         schema = self.schema or RecordSchema(())
 
         def produce(out: Any) -> None:
-            record_writer = writer.create_writer(schema, attributes, TellingWriter(out))
+            record_writer = writer.create_writer(schema, attributes, WriteStream(out))
             for batch in self.batches():
                 record_writer.write(batch)
             written.update(record_writer.finish())

@@ -44,7 +44,7 @@ from flowcore.properties import PropertyDescriptor
 from flowcore.records.schema import RecordSchema
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
-from flowcore.session.streams import TellingWriter, buffered
+from flowcore.session.streams import WriteStream, buffered
 
 __all__ = [
     "INCLUDE_ZERO_RECORD_FLOWFILES",
@@ -223,7 +223,7 @@ def write_records(
     seen = dict(flowfile.attributes if attributes is None else attributes)
 
     def produce(out: Any) -> None:
-        record_writer = writer.create_writer(schema, seen, TellingWriter(out))
+        record_writer = writer.create_writer(schema, seen, WriteStream(out))
         for batch in batches:
             record_writer.write(batch)
             release_unused()
@@ -251,7 +251,7 @@ def convert(
     def callback(source: Any, out: Any) -> None:
         records = _records(reader, attributes, source)
         record_writer: RecordWriter | None = None
-        target = TellingWriter(out)
+        target = WriteStream(out)
         for batch in records:
             piece = transform(batch) if transform is not None else batch
             if record_writer is None:
