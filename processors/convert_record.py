@@ -7,9 +7,7 @@ from typing import ClassVar
 
 from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
-from flowcore.relationship import Relationship
-from flowcore.session.process_session import ProcessSession
-from processors._record_io import (
+from flowcore.records.record_io import (
     INCLUDE_ZERO_RECORD_FLOWFILES,
     RECORD_FAILURES,
     RECORD_READER,
@@ -18,6 +16,8 @@ from processors._record_io import (
     route_failure,
     services,
 )
+from flowcore.relationship import Relationship
+from flowcore.session.process_session import ProcessSession
 
 __all__ = ["ConvertRecord"]
 

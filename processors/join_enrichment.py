@@ -15,6 +15,7 @@ from flowcore.flowfile import FlowFile
 from flowcore.process_context import ProcessContext
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.record_path import compile_record_path
+from flowcore.records.record_io import RECORD_FAILURES, RECORD_WRITER, read_records, write_records
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
@@ -25,7 +26,6 @@ from flowcore.validators import (
 from processors._join_strategies import insert_fields, sql_join, wrapper
 from processors._merge_bins import HeldBins
 from processors._merge_properties import MAX_BIN_COUNT as MERGE_MAX_BIN_COUNT
-from processors._record_io import RECORD_FAILURES, RECORD_WRITER, read_records, write_records
 from processors.fork_enrichment import (
     ENRICHMENT_GROUP_ID,
     ENRICHMENT_ROLE,

@@ -18,6 +18,7 @@ from flowcore.processor import Processor
 from flowcore.properties import PropertyDescriptor
 from flowcore.records.formats import java_double_str
 from flowcore.records.inference import infer_record_schema
+from flowcore.records.record_io import RECORD_FAILURES, read_records, services, write_records
 from flowcore.records.schema import ArrayType, DataType, MapType, RecordSchema, RecordType
 from flowcore.records.values import batch_rows
 from flowcore.relationship import Relationship
@@ -33,7 +34,6 @@ from processors._jolt import (
     parse_spec,
     read_spec_text,
 )
-from processors._record_io import RECORD_FAILURES, read_records, services, write_records
 from processors._record_update import rows_to_batch
 from processors.jolt_transform_json import JoltTransformJSON
 from processors.record_services.schema_access import RecordWriterService

@@ -14,10 +14,19 @@ from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.record_path import RecordPath, compile_record_path, is_valid_record_path
+from flowcore.records.record_io import (
+    RECORD_FAILURES,
+    RECORD_READER,
+    RECORD_WRITER,
+    RecordWriter,
+    read_records,
+)
+from flowcore.records.record_io import services as record_services
 from flowcore.records.schema import RecordSchema
 from flowcore.records.values import batch_rows
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
+from flowcore.session.streams import WriteStream
 from flowcore.validators import NON_NEGATIVE_INTEGER_VALIDATOR, ValidationResult, Validator
 from processors._lookup_columns import columnar_lookup, conform
 from processors._lookup_records import (
@@ -27,16 +36,8 @@ from processors._lookup_records import (
     enriched_schema,
     rows_to_batch,
 )
-from processors._record_io import (
-    RECORD_FAILURES,
-    RECORD_READER,
-    RECORD_WRITER,
-    read_records,
-)
-from processors._record_io import services as record_services
 from processors.lookup_services.base import LookupFailureError, LookupService
-from processors.record_services._streams import TellingWriter
-from processors.record_services.schema_access import RecordWriter, RecordWriterService
+from processors.record_services.schema_access import RecordWriterService
 
 __all__ = ["LookupRecord"]
 
@@ -488,7 +489,7 @@ class _RoutedWrite:
         self._attributes = flowfile.attributes
         self._writer = writer
         self._children = children
-        self._streams: dict[str, TellingWriter] = {}
+        self._streams: dict[str, WriteStream] = {}
         self._writers: dict[str, RecordWriter] = {}
         self._counts = {relationship.name: 0 for _, relationship in children}
         self._written: dict[str, dict[str, str]] = {}
@@ -508,7 +509,7 @@ class _RoutedWrite:
             child, relationship = self._children[index]
 
             def produce(out: Any) -> None:
-                self._streams[relationship.name] = TellingWriter(out)
+                self._streams[relationship.name] = WriteStream(out)
                 nest(index + 1)
 
             updated[index] = self._session.write(child, produce)

@@ -14,9 +14,17 @@ from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import Column, constant_column
 from flowcore.process_context import ProcessContext
 from flowcore.records.avro_schema import schema_text
+from flowcore.records.record_io import (
+    RECORD_FAILURES,
+    RECORD_READER,
+    RECORD_WRITER,
+    read_records,
+    services,
+)
 from flowcore.records.schema import RecordSchema
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
+from flowcore.session.streams import WriteStream
 from flowcore.validators import (
     ValidationResult,
 )
@@ -29,14 +37,6 @@ from processors._merge_record_bins import (
     RecordLimits,
     fragment_problem,
 )
-from processors._record_io import (
-    RECORD_FAILURES,
-    RECORD_READER,
-    RECORD_WRITER,
-    read_records,
-    services,
-)
-from processors.record_services._streams import TellingWriter
 from processors.record_services.schema_access import RecordReaderService, RecordWriterService
 
 __all__ = ["MergeRecord"]
@@ -425,9 +425,7 @@ class _Measure:
 
     def __init__(self, writer: RecordWriterService, schema: Any, flowfile: FlowFile) -> None:
         self._counter = _Counter()
-        self._writer = writer.create_writer(
-            schema, flowfile.attributes, TellingWriter(self._counter)
-        )
+        self._writer = writer.create_writer(schema, flowfile.attributes, WriteStream(self._counter))
 
     @property
     def bytes(self) -> int:
@@ -489,7 +487,7 @@ def _write_bundle(
 
     def produce(out: Any) -> None:
         nonlocal counted
-        target = TellingWriter(out)
+        target = WriteStream(out)
         record_writer = None
         schema: RecordSchema | None = None
         for flowfile in contents:

@@ -20,12 +20,7 @@ from flowcore.processor import Processor
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.record_path import RecordPath, compile_record_path
 from flowcore.record_path._columns import child_chain
-from flowcore.records.schema import RecordSchema, RecordType
-from flowcore.records.values import batch_rows, to_text
-from flowcore.relationship import Relationship
-from flowcore.session.process_session import ProcessSession
-from flowcore.validators import ValidationResult
-from processors._record_io import (
+from flowcore.records.record_io import (
     RECORD_FAILURES,
     RECORD_READER,
     RECORD_WRITER,
@@ -33,6 +28,11 @@ from processors._record_io import (
     services,
     write_records,
 )
+from flowcore.records.schema import RecordSchema, RecordType
+from flowcore.records.values import batch_rows, to_text
+from flowcore.relationship import Relationship
+from flowcore.session.process_session import ProcessSession
+from flowcore.validators import ValidationResult
 from processors._record_update import path_schema
 
 __all__ = ["PartitionRecord"]

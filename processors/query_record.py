@@ -14,15 +14,7 @@ from flowcore.flowfile import FlowFile
 from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
-from flowcore.records.schema import RecordSchema
-from flowcore.relationship import Relationship
-from flowcore.session.process_session import ProcessSession
-from flowcore.validators import (
-    NON_EMPTY_VALIDATOR,
-    NON_NEGATIVE_INTEGER_VALIDATOR,
-    ValidationResult,
-)
-from processors._record_io import (
+from flowcore.records.record_io import (
     INCLUDE_ZERO_RECORD_FLOWFILES,
     RECORD_FAILURES,
     RECORD_READER,
@@ -30,6 +22,14 @@ from processors._record_io import (
     read_records,
     services,
     write_records,
+)
+from flowcore.records.schema import RecordSchema
+from flowcore.relationship import Relationship
+from flowcore.session.process_session import ProcessSession
+from flowcore.validators import (
+    NON_EMPTY_VALIDATOR,
+    NON_NEGATIVE_INTEGER_VALIDATOR,
+    ValidationResult,
 )
 from processors.record_services.schema_access import RecordReaderService, RecordWriterService
 

@@ -10,10 +10,7 @@ import pyarrow as pa
 from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
-from flowcore.relationship import Relationship
-from flowcore.session.process_session import ProcessSession
-from flowcore.validators import POSITIVE_INTEGER_VALIDATOR
-from processors._record_io import (
+from flowcore.records.record_io import (
     RECORD_FAILURES,
     RECORD_READER,
     RECORD_WRITER,
@@ -21,6 +18,9 @@ from processors._record_io import (
     services,
     write_records,
 )
+from flowcore.relationship import Relationship
+from flowcore.session.process_session import ProcessSession
+from flowcore.validators import POSITIVE_INTEGER_VALIDATOR
 
 __all__ = ["SplitRecord"]
 

@@ -19,12 +19,7 @@ from flowcore.record_path import compile_record_path
 from flowcore.record_path._columns import child_chain
 from flowcore.record_path._values import FieldValue
 from flowcore.records.inference import infer_value_type, merge_types
-from flowcore.records.schema import STRING, RecordField, RecordSchema, RecordType
-from flowcore.records.values import FieldError, TemporalFormats, batch_rows, coerce, to_text
-from flowcore.relationship import Relationship
-from flowcore.session.process_session import ProcessSession
-from flowcore.validators import ValidationResult
-from processors._record_io import (
+from flowcore.records.record_io import (
     RECORD_FAILURES,
     RECORD_READER,
     RECORD_WRITER,
@@ -32,6 +27,11 @@ from processors._record_io import (
     route_failure,
     services,
 )
+from flowcore.records.schema import STRING, RecordField, RecordSchema, RecordType
+from flowcore.records.values import FieldError, TemporalFormats, batch_rows, coerce, to_text
+from flowcore.relationship import Relationship
+from flowcore.session.process_session import ProcessSession
+from flowcore.validators import ValidationResult
 from processors._record_update import Updates, nifi_type, path_schema, prefer, rows_to_batch
 from processors.record_services.schema_access import RecordWriterService
 

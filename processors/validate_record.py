@@ -12,11 +12,7 @@ from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.records.avro_schema import parse_schema_text
-from flowcore.records.schema import RecordSchema
-from flowcore.relationship import Relationship
-from flowcore.session.process_session import ProcessSession
-from flowcore.validators import POSITIVE_INTEGER_VALIDATOR, ValidationResult
-from processors._record_io import (
+from flowcore.records.record_io import (
     RECORD_FAILURES,
     RECORD_READER,
     RECORD_WRITER,
@@ -24,6 +20,10 @@ from processors._record_io import (
     services,
     write_records,
 )
+from flowcore.records.schema import RecordSchema
+from flowcore.relationship import Relationship
+from flowcore.session.process_session import ProcessSession
+from flowcore.validators import POSITIVE_INTEGER_VALIDATOR, ValidationResult
 from processors._record_validation import validate_batch
 from processors.record_services.schema_access import RecordReaderService, RecordWriterService
 

@@ -64,7 +64,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "flowcore.session.*",
         ),
     ),
-    ("built-in processors", ("processors.*", "flowcore.nifiapi.*")),
+    # NiFi's Python API runs NiFi processors on the processor API and the records SDK alone.
+    ("NiFi's Python API", ("flowcore.nifiapi.*",)),
+    ("built-in processors", ("processors.*",)),
     (
         "flow definition and validation",
         (

@@ -20,7 +20,7 @@ from typing import Any
 
 from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan, StagePlan
-from flowcore.compiler.stages import CompiledFlow, Stage, compile_flow, explain
+from flowcore.compiler.stages import CompiledFlow, Stage, compile_flow
 from flowcore.controller_service import enabled_service
 from flowcore.driver.commit import commit_stage_run
 from flowcore.driver.identity import claim_repository
@@ -31,13 +31,8 @@ from flowcore.driver.live_status import (
     replayed_since_last_run,
     status_document,
 )
-from flowcore.driver.run_result import (
-    RunProgress,
-    RunResult,
-    failed_flowfiles,
-    stage_summary,
-    why_stuck,
-)
+from flowcore.driver.outcome import RunRecord, explain_run, run_result
+from flowcore.driver.run_result import RunProgress, RunResult, stage_summary
 from flowcore.driver.scheduler import (
     BatchLimits,
     RetryAt,
@@ -583,95 +578,43 @@ class Controller:
                 indexer.close()
 
     def _result(self, micro_batches: int, elapsed: float, events: int) -> RunResult:
-        wal = self.repos.flowfiles
-        queued = {}
-        stuck = {}
-        disabled = {}
-        dead_ends = {}
-        readers = set()
-        waiting_for = {q: m for p in self.plans.values() for q, m in p.disabled_queues.items()}
-        funnels = {c.id for c in self.flow.components if self.flow.is_dead_end(c)}
-        for queue_id in wal.queue_ids():
-            count, size = wal.queue_size(queue_id)
-            if count:
-                label = self._label(queue_id)
-                queued[label] = (count, size)
-                if queue_id in waiting_for:  # intentional: not stuck
-                    member = waiting_for[queue_id]
-                    waits = dead_ends if member in funnels else disabled
-                    waits[label] = self._component_name(member)
-                    continue
-                stuck[label] = self._why_queued(queue_id)
-                readers.add(self._reader(queue_id))
-        transfers = {
-            k: {r: (v[0], v[1]) for r, v in rels.items()} for k, rels in self._transfers.items()
-        }
-        members = [m for plan in self.plans.values() for m in plan.members]
-        return RunResult(
-            flow=self.flow.name,
-            runner=self.runner.name,
-            repository=str(self.repos.directory),
+        """The run's result (:func:`~flowcore.driver.outcome.run_result`)."""
+        """The run's result (:func:`~flowcore.driver.outcome.run_result`)."""
+        return run_result(
+            self._record(),
             micro_batches=micro_batches,
             stage_runs=self._stage_runs,
-            elapsed_seconds=elapsed,
-            transfers=transfers,
-            received=dict(self._received),
-            provenance_events=events,
-            queued=queued,
-            stuck=stuck,
-            disabled=disabled,
-            dead_ends=dead_ends,
-            bulletins=tuple(self._bulletins),
-            unscheduled={
-                self._component_name(c): why
-                for c, why in {**self._unscheduled, **self.sources.unscheduled}.items()
-                if c not in readers  # a stuck queue's reason names it already
-            },
-            plan=self.explain(),
-            sinks={k: dict(v) for k, v in self.sinks.reports.items()},
-            master=self.runner.master,
-            failed=failed_flowfiles(members, transfers, self._bulletins),
-            renamed=dict(self.renamed),
-            start_seconds=getattr(self.runner, "start_seconds", None),
-            tasks_duration_nanos=dict(self._nanos),
+            elapsed=elapsed,
+            events=events,
+            sinks=self.sinks.reports,
             pending_after_commit=self.sinks.pending_after_commit,
+            renamed=self.renamed,
         )
 
-    def _reader(self, queue_id: str) -> str | None:
-        """The component id of the member that reads *queue_id* (a parked queue's own)."""
-        reader = next((p for p in self.plans.values() if queue_id in p.queue_members), None)
-        if reader is not None:
-            return reader.queue_members[queue_id]
-        return parked_component(queue_id)
-
-    def _why_queued(self, queue_id: str) -> str:
-        """Why FlowFiles are still in *queue_id* when the run ends (see ``why_stuck``)."""
-        segments = {s.segment_id for s in self.repos.flowfiles.segments(queue_id)}
-        reader = next((p for p in self.plans.values() if queue_id in p.queue_members), None)
-        component = reader.queue_members[queue_id] if reader is not None else None
-        full = self._held_back.get(reader.stage_id, ()) if reader is not None else ()
-        return why_stuck(
-            None if component is None else self._component_name(component),
-            parked=parked_component(queue_id) is not None,
-            failed=any(b.component_id == component for b in self._bulletins),
-            full_outputs=[self._label(c) for c in full],
-            in_bins=any(self._in_bins(s) for s in segments),
-            returned=any(w.long for s in segments if (w := self._waits.get(s)) is not None),
-            unscheduled=self._unscheduled.get(component) if component is not None else None,
+    def _record(self) -> RunRecord:
+        """What this controller kept during the run, as the result reads it."""
+        return RunRecord(
+            compiled=self.compiled,
+            plans=self.plans,
+            repositories=self.repos,
+            settings=self.settings,
+            runner=self.runner,
+            waits=self._waits,
+            held_back=self._held_back,
+            transfers=self._transfers,
+            received=self._received,
+            nanos=self._nanos,
+            bulletins=self._bulletins,
+            unscheduled=self._unscheduled,
+            sources_unscheduled=self.sources.unscheduled,
+            described=self.jobs.described,
+            label=self._label,
+            name_of=self._component_name,
         )
 
     def explain(self) -> str:
         """The plan, with what the runner did for each stage."""
-        lines = explain(self.compiled, runner=self.runner.name, settings=self.settings).splitlines()
-        out: list[str] = []
-        for line in lines:
-            out.append(line)
-            stage_id = line.split(":", 1)[0]
-            if stage_id in self.plans:
-                described = self.jobs.described.get(stage_id)
-                if described:
-                    out.append(f"  ran as: {described}")
-        return "\n".join(out)
+        return explain_run(self.compiled, self.runner.name, self.settings, self.jobs.described)
 
 
 def run_flow(

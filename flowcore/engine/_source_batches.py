@@ -59,9 +59,10 @@ from flowcore.processor_kinds import SourceProcessor, WorkItem
 from flowcore.provenance_events import ProvenanceEventRun, ProvenanceEventType
 from flowcore.session import block_views, external_files
 from flowcore.session._effects import StagedEffects
-from flowcore.session._support import ContentSource, WriteStream, emit
+from flowcore.session._support import ContentSource, emit
 from flowcore.session._uuids import UuidSource
 from flowcore.session.host import ComponentInfo
+from flowcore.session.streams import WriteStream
 
 __all__ = ["SourceDriver", "TaskBatchMaker", "work_identity"]
 

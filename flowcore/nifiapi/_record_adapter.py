@@ -38,16 +38,21 @@ from flowcore.processor import Processor
 from flowcore.records.formats import java_double_str
 from flowcore.records.json_reader import JsonReaderOptions, read_json
 from flowcore.records.json_writer import JsonWriterOptions, write_json
+from flowcore.records.record_io import (
+    RECORD_READER,
+    RECORD_WRITER,
+    RecordSetWriterFactory,
+    read_records,
+    services,
+)
 from flowcore.records.schema import RecordSchema
+from flowcore.session.streams import WriteStream
 from nifiapi.recordtransform import CachingAttributeMap
-from processors._record_io import RECORD_READER, RECORD_WRITER, read_records, services
-from processors.record_services._streams import TellingWriter
 
 if TYPE_CHECKING:
     from flowcore.flowfile import FlowFile
     from flowcore.process_context import ProcessContext
     from flowcore.session.process_session import ProcessSession
-    from processors.record_services.schema_access import RecordWriterService
 
 __all__ = ["RECORD_PROPERTIES", "SPOOL_BYTES", "RecordTransformRunner"]
 
@@ -146,14 +151,14 @@ class _Destination:
         self._pending = []
 
     def write(
-        self, session: ProcessSession, writer: RecordWriterService, attributes: Mapping[str, str]
+        self, session: ProcessSession, writer: RecordSetWriterFactory, attributes: Mapping[str, str]
     ) -> FlowFile:
         """The child with its records written and NiFi's attributes set."""
         written: dict[str, str] = {}
         schema = self.schema or RecordSchema(())
 
         def produce(out: Any) -> None:
-            record_writer = writer.create_writer(schema, attributes, TellingWriter(out))
+            record_writer = writer.create_writer(schema, attributes, WriteStream(out))
             for batch in self.batches():
                 record_writer.write(batch)
             written.update(record_writer.finish())

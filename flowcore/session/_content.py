@@ -30,10 +30,10 @@ from flowcore.session._support import (
     READ_CHUNK,
     ContentSource,
     ReadStream,
-    WriteStream,
     emit,
 )
 from flowcore.session.block_views import BlockReadingHost, BlockView
+from flowcore.session.streams import WriteStream
 
 if TYPE_CHECKING:
     from flowcore.session._ledger import Ledger

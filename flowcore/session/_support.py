@@ -12,7 +12,7 @@ from flowcore.flowfile import FlowFile
 from flowcore.provenance_events import ProvenanceEventType
 
 if TYPE_CHECKING:
-    from repositories.protocols import ContentOutputStream
+    from flowcore.session.streams import WriteStream
 
 # Attributes a child created from a parent does not inherit (NiFi's create(parent)).
 NOT_INHERITED = frozenset({"uuid", "alternate.identifier", "discard.reason"})
@@ -137,36 +137,6 @@ class ReadStream:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-class WriteStream:
-    """The output stream given to write callbacks; closing it is ignored (NiFi's rule)."""
-
-    def __init__(self, target: ContentOutputStream) -> None:
-        self._target = target
-
-    def write(self, data: bytes | bytearray | memoryview | str) -> int:
-        if isinstance(data, str):
-            data = data.encode("utf-8")
-        elif not isinstance(data, bytes):  # a buffer goes as a flat view: no copy of a window
-            view = memoryview(data)
-            data = view.cast("B") if view.c_contiguous else view.tobytes()  # len() = its bytes
-        return self._target.write(data)  # type: ignore[arg-type]
-
-    def writable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return False
-
-    def readable(self) -> bool:
-        return False
-
-    def flush(self) -> None:
-        return None
-
-    def close(self) -> None:
-        return None
 
 
 ContentSource = (

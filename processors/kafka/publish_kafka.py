@@ -35,13 +35,13 @@ from flowcore.flowfile_batch.columns import column_of
 from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
 from flowcore.properties import PropertyDescriptor
+from flowcore.records.record_io import RECORD_FAILURES
 from flowcore.relationship import Relationship
 from flowcore.session.batch_context import BatchContext
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     ValidationResult,
 )
-from processors._record_io import RECORD_FAILURES
 from processors.kafka._publish_properties import (
     ATTRIBUTE_HEADER_PATTERN,
     BATCH,

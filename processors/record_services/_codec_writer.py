@@ -11,9 +11,10 @@ from collections.abc import Callable, Mapping
 from typing import IO, Any, ClassVar
 
 from flowcore.controller_service import ServiceContext
+from flowcore.records.record_io import RecordWriter
 from flowcore.records.schema import RecordSchema
 from processors.record_services._options import options_from
-from processors.record_services.schema_access import RecordWriter, RecordWriterService
+from processors.record_services.schema_access import RecordWriterService
 
 __all__ = ["CodecWriterService"]
 

@@ -13,6 +13,7 @@ from flowcore.errors import ConfigurationError
 from flowcore.properties import AllowableValue, PropertyDescriptor
 from flowcore.records.avro_codec import AvroRecordWriter, AvroWriterOptions, read_avro
 from flowcore.records.avro_schema import parse_schema_text, schema_to_avro
+from flowcore.records.record_io import RecordWriter
 from flowcore.records.schema import RecordSchema
 from flowcore.validators import POSITIVE_INTEGER_VALIDATOR, ValidationResult
 from processors.record_services._confluent_wire import (
@@ -26,7 +27,6 @@ from processors.record_services.schema_access import (
     READER_STRATEGIES,
     SCHEMA_WRITE_STRATEGY_VALUES,
     RecordReaderService,
-    RecordWriter,
     RecordWriterService,
     SchemaRegistryService,
     schema_access_strategy,

@@ -14,9 +14,9 @@ from flowcore.properties import AllowableValue, ExpressionLanguageScope, Propert
 from flowcore.records.csv_reader import CsvReaderOptions, read_csv
 from flowcore.records.csv_writer import CsvRecordWriter, CsvWriterOptions
 from flowcore.records.schema import STRING, RecordSchema
+from flowcore.session.streams import buffered
 from processors.record_services._codec_writer import CodecWriterService
 from processors.record_services._options import options_from
-from processors.record_services._streams import buffered
 from processors.record_services.schema_access import (
     INFER_SCHEMA,
     READER_STRATEGIES,

@@ -24,8 +24,8 @@ from flowcore.records.grok import (
 )
 from flowcore.records.grok_patterns import DEFAULT_PATTERNS
 from flowcore.records.schema import RecordSchema
+from flowcore.session.streams import buffered
 from flowcore.validators import NON_BLANK_VALIDATOR, ValidationResult
-from processors.record_services._streams import buffered
 from processors.record_services.schema_access import (
     READER_STRATEGIES,
     RecordReaderService,

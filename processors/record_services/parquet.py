@@ -14,8 +14,8 @@ from flowcore.records.parquet_codec import (
     read_parquet,
 )
 from flowcore.records.schema import RecordSchema
+from flowcore.session.streams import seekable
 from processors.record_services._codec_writer import CodecWriterService
-from processors.record_services._streams import seekable
 from processors.record_services.schema_access import (
     RecordReaderService,
     writer_properties,

@@ -7,7 +7,7 @@ writers, the Avro content's embedded schema) and how a writer tells it downstrea
 Strategy"). They live here once, with NiFi's names (NiFi 2 names; NiFi 1's internal names such
 as ``schema-access-strategy`` are aliases, so flows of either version import).
 
-The API record processors call (see ``processors/_record_io.py``):
+The API record processors call (see ``flowcore/records/record_io.py``):
 
 - ``RecordReaderService.create_reader(attributes, stream)`` -> an iterator of
   ``pyarrow.RecordBatch`` whose Arrow schema carries NiFi's types;
@@ -28,6 +28,7 @@ from flowcore.controller_service import ControllerService, ServiceContext
 from flowcore.errors import ConfigurationError
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.records.avro_schema import parse_schema_text, schema_text
+from flowcore.records.record_io import RecordWriter
 from flowcore.records.schema import RecordSchema
 from flowcore.validators import NON_EMPTY_VALIDATOR, POSITIVE_INTEGER_VALIDATOR, ValidationResult
 from processors.record_services._confluent_wire import (
@@ -416,18 +417,6 @@ class RecordReaderService(_SchemaService):
     ) -> Iterator[pa.RecordBatch]:
         """The format's codec over *stream* (None: infer or the embedded schema)."""
         raise NotImplementedError
-
-
-class RecordWriter(Protocol):
-    """What ``create_writer`` returns."""
-
-    def write(self, batch: pa.RecordBatch | pa.Table) -> None:
-        """Write every record of *batch*."""
-        ...
-
-    def finish(self) -> dict[str, str]:
-        """Finish the content; NiFi's write attributes."""
-        ...
 
 
 SCHEMA_WRITE_STRATEGY_VALUES = (

@@ -10,10 +10,11 @@ import pyarrow as pa
 from flowcore.controller_service import ServiceContext
 from flowcore.expression import compile_expression
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
+from flowcore.records.record_io import RecordWriter
 from flowcore.records.schema import RecordSchema
 from flowcore.records.text_writer import write_text
 from flowcore.validators import NON_EMPTY_VALIDATOR
-from processors.record_services.schema_access import RecordWriter, RecordWriterService
+from processors.record_services.schema_access import RecordWriterService
 
 __all__ = ["FreeFormTextRecordSetWriter"]
 

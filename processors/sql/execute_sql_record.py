@@ -11,7 +11,7 @@ from flowcore.flowfile import FlowFile
 from flowcore.process_context import ProcessContext
 from flowcore.properties import PropertyDescriptor
 from flowcore.session.process_session import ProcessSession
-from processors.record_services._streams import TellingWriter
+from flowcore.session.streams import WriteStream
 from processors.sql import execute_base as base
 from processors.sql.arrow_rows import arrow_batches, empty_schema
 from processors.sql.execute_sql import (
@@ -60,7 +60,7 @@ class RecordResults(base.ResultWriter):
             if first is not None
             else empty_schema(description, normalize=self.normalize)
         )
-        record_writer = self.writer.create_writer(schema, self.seen, TellingWriter(out))
+        record_writer = self.writer.create_writer(schema, self.seen, WriteStream(out))
         count = 0
         if first is not None:
             record_writer.write(first)

@@ -31,10 +31,10 @@ from flowcore.flowfile import FlowFile
 from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
+from flowcore.records.record_io import RECORD_FAILURES, read_records
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import NON_NEGATIVE_INTEGER_VALIDATOR, TIME_PERIOD_VALIDATOR
-from processors._record_io import RECORD_FAILURES, read_records
 from processors.sql import prepared
 from processors.sql._column_insert import column_insert, usable
 from processors.sql.statements import describe_error, is_retryable

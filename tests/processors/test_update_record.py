@@ -265,7 +265,7 @@ def test_record_path_errors_are_record_failures() -> None:
     """RecordPathError is one of the shared RECORD_FAILURES (no processor adds it itself): a
     Record Path Value from EL that does not compile fails the FlowFile with its message."""
     from flowcore.errors import RecordPathError
-    from processors._record_io import RECORD_FAILURES
+    from flowcore.records.record_io import RECORD_FAILURES
 
     assert RecordPathError in RECORD_FAILURES
     runner = json_runner(PERSON_WITH_NAME_RECORD, None, **{"/name/first": "${path}"})

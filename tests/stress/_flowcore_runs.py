@@ -13,11 +13,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 
-def start_flowcore_run(workdir: Path) -> subprocess.Popen:
-    """``flowcore run flow.py --runner direct --json`` in *workdir*, its stderr piped."""
+def start_flowcore_run(workdir: Path, *options: str) -> subprocess.Popen:
+    """``flowcore run flow.py --runner direct --json`` in *workdir*, its stderr piped, with
+    *options* added (``--setting``, say)."""
     script = Path(sys.executable).parent / "flowcore"
     return subprocess.Popen(
-        [str(script), "run", "flow.py", "--runner", "direct", "--json"],
+        [str(script), "run", "flow.py", "--runner", "direct", "--json", *options],
         cwd=workdir,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

@@ -1,6 +1,6 @@
-"""kill -9 of dataset writers at random moments: `flowcore run` writing a dataset through
-PutDataset, and `flowcore dataset compact`. Readers always see one whole version; a last run
-finishes the job with every byte exactly once."""
+"""kill -9 of dataset writers: `flowcore run` writing a dataset through PutDataset (at moments
+that follow its commits), and `flowcore dataset compact` (at random moments). Readers always
+see one whole version; a last run finishes the job with every byte exactly once."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from flowcore.datasets import Dataset
+from tests.stress._flowcore_runs import Moments, commits_of, start_flowcore_run
 
 pytestmark = pytest.mark.stress
 
@@ -39,39 +40,58 @@ flow.auto_terminate(put, ["success", "failure"])
 """
 
 
+#: GetFile lists eight files a micro-batch (one stage run from GetFile to PutDataset).
+EIGHT_FILES = ("--setting", "batch_max_flowfiles=8")
+
+
+def _dataset_lines(directory: Path) -> bytes:
+    """The lines of the dataset in *directory*'s published version, sorted."""
+    reader = Dataset(directory / "ds")
+    return b"".join(sorted(b"".join(reader.iter_bytes()).splitlines(keepends=True)))
+
+
 @pytest.mark.slow
 def test_kill_9_during_dataset_writes_loses_and_duplicates_nothing(
     tmp_path: Path, line_inputs: Callable[..., bytes]
 ) -> None:
     """`flowcore run` writing a dataset, killed with SIGKILL eight times and rerun: the
-    manifest is always whole, and the final dataset holds every line exactly once."""
-    expected = line_inputs(tmp_path, files=1000)  # ~20 s of work: a dozen kills never finish it
-    (tmp_path / "flow.py").write_text(SINK_CRASH_FLOW)
-    script = Path(sys.executable).parent / "flowcore"
-    command = [str(script), "run", "flow.py", "--runner", "direct"]
+    manifest is always whole, and the final dataset holds every line exactly once.
+
+    The kills follow an undisturbed run's commits (:class:`Moments`: before, around and just
+    after a run's first commit): kills 0.3-1.0 s after the start only ever hit the start-up on
+    a busy machine, and a micro-batch took every file listed by then. 160 files listed eight a
+    micro-batch make about 40 commits; a killed run gets a few done.
+    """
+    reference = tmp_path / "reference"
+    expected = line_inputs(reference, files=160)
+    (reference / "flow.py").write_text(SINK_CRASH_FLOW)
+    undisturbed = start_flowcore_run(reference, *EIGHT_FILES)
+    commits = commits_of(undisturbed, reference)
+    assert undisturbed.wait(timeout=60) == 0
+    assert _dataset_lines(reference) == expected
+    crashed = tmp_path / "crashed"
+    assert line_inputs(crashed, files=160) == expected
+    (crashed / "flow.py").write_text(SINK_CRASH_FLOW)
+    moments = Moments(crashed, commits)
     rng = random.Random(9)
     kills = 0
-    for _ in range(30):
-        process = subprocess.Popen(
-            command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-        )
-        time.sleep(rng.uniform(0.3, 1.0))
+    for _ in range(8):
+        process = start_flowcore_run(crashed, *EIGHT_FILES)
+        moments(rng, process)
         if process.poll() is not None:
-            break
+            break  # it finished: the check below names it
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=60)
         kills += 1
-        reader = Dataset(tmp_path / "ds")
+        reader = Dataset(crashed / "ds")
         data = b"".join(reader.iter_bytes())  # a whole version, never a torn one
         assert len(set(data.splitlines())) == len(data.splitlines())
-        if kills == 8:
-            break
-    assert kills >= 6, f"only {kills} runs were still going when killed"
-    final = subprocess.run(command, cwd=tmp_path, capture_output=True, timeout=180, check=False)
-    assert final.returncode == 0, final.stderr.decode()
-    reader = Dataset(tmp_path / "ds")
-    data = b"".join(reader.iter_bytes())
-    assert b"".join(sorted(data.splitlines(keepends=True))) == expected
+    assert kills == 8, f"only {kills} runs were still going when killed"
+    final = start_flowcore_run(crashed, *EIGHT_FILES)
+    _, err = final.communicate(timeout=180)
+    assert final.returncode == 0, err.decode()
+    assert _dataset_lines(crashed) == expected
+    reader = Dataset(crashed / "ds")
     assert not reader.pending_versions()
     named = {c.id for v in reader.versions() for c in reader.manifest(v).chunks}
     assert {p.name for p in reader.chunk_dir.iterdir()} <= named

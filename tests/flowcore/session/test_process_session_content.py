@@ -15,7 +15,7 @@ import flowcore.session._ranges as session_ranges
 from flowcore.errors import ContentChangedError, FlowFileAccessError, FlowFileHandlingError
 from flowcore.flowfile import ContentClaim, Rope
 from flowcore.session._content import RangeGather
-from flowcore.session._support import WriteStream
+from flowcore.session.streams import WriteStream
 from flowcore.testing import TestRunner
 from repositories.content import FileContentRepository
 from tests.flowcore.session._session_runner import SUCCESS, Dummy, E, session_for, types

@@ -1,8 +1,11 @@
-"""The plumbing record processors share: read a FlowFile's records, write records, fail well.
+"""The records SDK: read a FlowFile's records, write records, fail well, as record processors do.
 
 ConvertRecord, SplitRecord, QueryRecord (and UpdateRecord, PartitionRecord, LookupRecord after
 them) read a FlowFile's content with a Record Reader service and write records with a Record
 Writer service, batch by batch, so memory stays bounded by a batch whatever the content's size.
+The built-in processors, NiFi's Python ``RecordTransform`` adapter (``nifiapi``) and your own
+processors share it; the services are NiFi's interfaces (:class:`RecordReaderFactory`,
+:class:`RecordSetWriterFactory`), implemented by ``processors/record_services``.
 
 API:
 
@@ -25,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 import pyarrow as pa
 
@@ -41,18 +44,16 @@ from flowcore.properties import PropertyDescriptor
 from flowcore.records.schema import RecordSchema
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
-from processors.record_services._streams import TellingWriter, buffered
-from processors.record_services.schema_access import (
-    RecordReaderService,
-    RecordWriter,
-    RecordWriterService,
-)
+from flowcore.session.streams import WriteStream, buffered
 
 __all__ = [
     "INCLUDE_ZERO_RECORD_FLOWFILES",
     "RECORD_FAILURES",
     "RECORD_READER",
     "RECORD_WRITER",
+    "RecordReaderFactory",
+    "RecordSetWriterFactory",
+    "RecordWriter",
     "Records",
     "convert",
     "failure_message",
@@ -61,6 +62,43 @@ __all__ = [
     "services",
     "write_records",
 ]
+
+
+class RecordWriter(Protocol):
+    """What ``create_writer`` returns."""
+
+    def write(self, batch: pa.RecordBatch | pa.Table) -> None:
+        """Write every record of *batch*."""
+        ...
+
+    def finish(self) -> dict[str, str]:
+        """Finish the content; NiFi's write attributes."""
+        ...
+
+
+class RecordReaderFactory(Protocol):
+    """A Record Reader service, as the SDK uses it (NiFi's ``RecordReaderFactory``)."""
+
+    def configured_schema(self, attributes: Mapping[str, str]) -> RecordSchema | None:
+        """The schema the properties give for a FlowFile with *attributes* (None: none given)."""
+        ...
+
+    def create_reader(
+        self, attributes: Mapping[str, str], stream: IO[bytes]
+    ) -> Iterator[pa.RecordBatch]:
+        """Record batches of *stream*'s records (NiFi's ``createRecordReader``)."""
+        ...
+
+
+class RecordSetWriterFactory(Protocol):
+    """A Record Writer service, as the SDK uses it (NiFi's ``RecordSetWriterFactory``)."""
+
+    def create_writer(
+        self, schema: RecordSchema | pa.Schema, attributes: Mapping[str, str], stream: IO[bytes]
+    ) -> RecordWriter:
+        """A writer of records of *schema* to *stream* (NiFi's ``createWriter``)."""
+        ...
+
 
 RECORD_READER = PropertyDescriptor(
     "Record Reader",
@@ -105,7 +143,7 @@ def services(
     session: ProcessSession,
     reader: PropertyDescriptor = RECORD_READER,
     writer: PropertyDescriptor | None = RECORD_WRITER,
-) -> tuple[RecordReaderService, RecordWriterService | None]:
+) -> tuple[RecordReaderFactory, RecordSetWriterFactory | None]:
     """The enabled reader and writer the processor's properties name."""
     found_reader = session.controller_service(context.get_property(reader).value or "")
     found_writer = (
@@ -151,7 +189,7 @@ def release_unused() -> None:
     pa.default_memory_pool().release_unused()
 
 
-def _records(reader: RecordReaderService, attributes: Mapping[str, str], raw: IO[bytes]) -> Records:
+def _records(reader: RecordReaderFactory, attributes: Mapping[str, str], raw: IO[bytes]) -> Records:
     configured = reader.configured_schema(attributes)
     batches = reader.create_reader(attributes, buffered(raw))
     return Records(iter(batches), configured)
@@ -159,7 +197,7 @@ def _records(reader: RecordReaderService, attributes: Mapping[str, str], raw: IO
 
 @contextmanager
 def read_records(
-    session: ProcessSession, flowfile: FlowFile, reader: RecordReaderService
+    session: ProcessSession, flowfile: FlowFile, reader: RecordReaderFactory
 ) -> Iterator[Records]:
     """The records of *flowfile*, streamed from its content while the block runs.
 
@@ -173,7 +211,7 @@ def read_records(
 def write_records(
     session: ProcessSession,
     flowfile: FlowFile,
-    writer: RecordWriterService,
+    writer: RecordSetWriterFactory,
     schema: RecordSchema | pa.Schema,
     batches: Iterable[pa.RecordBatch | pa.Table],
     *,
@@ -188,7 +226,7 @@ def write_records(
     seen = dict(flowfile.attributes if attributes is None else attributes)
 
     def produce(out: Any) -> None:
-        record_writer = writer.create_writer(schema, seen, TellingWriter(out))
+        record_writer = writer.create_writer(schema, seen, WriteStream(out))
         for batch in batches:
             record_writer.write(batch)
             release_unused()
@@ -201,8 +239,8 @@ def write_records(
 def convert(
     session: ProcessSession,
     flowfile: FlowFile,
-    reader: RecordReaderService,
-    writer: RecordWriterService,
+    reader: RecordReaderFactory,
+    writer: RecordSetWriterFactory,
     transform: Callable[[pa.RecordBatch], pa.RecordBatch | pa.Table] | None = None,
 ) -> tuple[FlowFile, dict[str, str], int]:
     """Read *flowfile*'s records and write them back as its new content, one stream.
@@ -216,7 +254,7 @@ def convert(
     def callback(source: Any, out: Any) -> None:
         records = _records(reader, attributes, source)
         record_writer: RecordWriter | None = None
-        target = TellingWriter(out)
+        target = WriteStream(out)
         for batch in records:
             piece = transform(batch) if transform is not None else batch
             if record_writer is None:

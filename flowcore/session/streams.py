@@ -1,11 +1,11 @@
-"""Byte streams for the codecs: buffered, with bytes put back, seekable, or telling."""
+"""Byte streams over session content: write-only for callbacks, buffered or seekable to read."""
 
 from __future__ import annotations
 
 import io
 import shutil
 import tempfile
-from typing import IO, Any
+from typing import IO, Protocol
 
 #: Bytes a seekable copy keeps in memory before it spills to a temporary file.
 SPOOL_BYTES = 32 << 20
@@ -52,40 +52,59 @@ def seekable(stream: IO[bytes]) -> IO[bytes]:
     return copy  # type: ignore[return-value]
 
 
-class TellingWriter:
-    """A session's output stream with ``tell`` (pyarrow's Parquet writer asks for it).
+class Writable(Protocol):
+    """Where a :class:`WriteStream` writes: a content claim's output stream, or any byte sink."""
 
-    Every record processor hands its writer one: ``WriteStream`` neither seeks nor tells.
+    def write(self, data: bytes | memoryview, /) -> object:
+        """Take *data* (a view it must copy, not keep)."""
+        ...
+
+
+class WriteStream:
+    """A write-only stream over *target*: what write callbacks get, and what codecs write to.
+
+    It takes bytes, any buffer (a contiguous one goes on as a flat view: no copy of a window)
+    and str (UTF-8), and tells the bytes written through it (pyarrow's Parquet writer asks).
+    Closing it only marks it closed: *target* stays open (NiFi's rule: the session closes its
+    streams), so a record writer may close what a processor gave it and the processor writes on.
     """
 
-    def __init__(self, out: Any) -> None:
-        self._out = out
+    def __init__(self, target: Writable) -> None:
+        self._target = target
         self._position = 0
         self.closed = False
 
-    def write(self, data: Any) -> int:
-        """Write *data* (bytes or any buffer); its size in bytes."""
-        size = len(memoryview(data).cast("B")) if not isinstance(data, bytes) else len(data)
-        self._out.write(data)
+    def write(self, data: bytes | bytearray | memoryview | str) -> int:
+        """Write *data*; its size in bytes."""
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        elif not isinstance(data, bytes):  # a buffer goes as a flat view: no copy of a window
+            view = memoryview(data)
+            data = view.cast("B") if view.c_contiguous else view.tobytes()  # len() = its bytes
+        self._target.write(data)
+        size = len(data)
         self._position += size
         return size
 
     def tell(self) -> int:
-        """Bytes written so far."""
+        """Bytes written through this stream so far."""
         return self._position
 
     def flush(self) -> None:
-        """Nothing to flush: the session's stream buffers."""
+        """Nothing to flush: the target buffers."""
 
     def writable(self) -> bool:
+        """It writes."""
         return True
 
     def seekable(self) -> bool:
+        """It does not seek."""
         return False
 
     def readable(self) -> bool:
+        """It does not read."""
         return False
 
     def close(self) -> None:
-        """Mark closed; the session's stream stays open (NiFi's rule)."""
+        """Mark closed; the target stays open (NiFi's rule)."""
         self.closed = True
