@@ -335,8 +335,9 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         ):
             return WorkListing((), new_state)
         upper = _text(row[0])
+        maxima = {c: _text(v) for c, v in zip(max_columns, row, strict=True) if v is not None}
         key = f"{table}@{max_columns[0]}:{lower.get(max_columns[0], '')}..{upper}"
-        item = WorkItem(key=key, payload={"lower": lower, "upper": upper})
+        item = WorkItem(key=key, payload={"lower": lower, "upper": upper, "maxima": maxima})
         return WorkListing((item,), new_state)
 
     def requeue_work(
@@ -415,8 +416,10 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         if not made:
             return
         if max_columns and upper is not None:
-            name = f"maxvalue.{max_columns[0].lower()}"
-            made = [session.put_attribute(f, name, upper) for f in made]
+            # NiFi's maxvalue.<column>: each Maximum-value Column's maximum, not the first's only.
+            maxima = dict(item.payload.get("maxima") or {max_columns[0]: upper})
+            values = {f"maxvalue.{c.lower()}": v for c, v in maxima.items()}
+            made = [session.put_all_attributes(f, values) for f in made]
         if max_rows > 0:
             made = [session.put_attribute(f, "fragment.count", str(len(made))) for f in made]
         for flowfile in made:
