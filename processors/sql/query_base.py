@@ -16,6 +16,7 @@ Rows inserted later with a value at or below a committed maximum are not read (a
 
 from __future__ import annotations
 
+import datetime
 import time
 import uuid
 from collections.abc import Mapping
@@ -178,6 +179,10 @@ def _columns(text: str | None) -> list[str]:
 
 
 def _text(value: Any) -> str:
+    """A maximum as NiFi keeps it: a timestamp as Java's ``Timestamp.toString`` writes it."""
+    if isinstance(value, datetime.datetime) and value.tzinfo is None:
+        fraction = f"{value.microsecond:06d}".rstrip("0") or "0"
+        return f"{value:%Y-%m-%d %H:%M:%S}.{fraction}"
     return str(value)
 
 
