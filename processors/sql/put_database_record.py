@@ -648,13 +648,21 @@ class _Plan:
             return sa.insert(table)
         if kind in ("UPSERT", "INSERT_IGNORE"):
             return self._upsert(kind == "INSERT_IGNORE")
-        keyed = sa.and_(*[table.c[k] == sa.bindparam(f"k_{k}") for k in self.keys])
+        keyed = sa.and_(sa.true(), *[table.c[k] == sa.bindparam(f"k_{k}") for k in self.keys])
         if kind == "UPDATE":
             values = {c: sa.bindparam(f"v_{c}") for c in self.fields.values() if c not in self.keys}
             return sa.update(table).where(keyed).values(values)
         if self.keys:
             return sa.delete(table).where(keyed)
-        everything = sa.and_(*[table.c[c] == sa.bindparam(f"k_{c}") for c in self.fields.values()])
+        # NiFi's null-safe match (NIFI-3742): a NULL field deletes the row whose column is NULL.
+        everything = sa.and_(
+            *[
+                table.c[c].is_not_distinct_from(sa.bindparam(f"k_{c}"))
+                if table.c[c].nullable
+                else table.c[c] == sa.bindparam(f"k_{c}")
+                for c in self.fields.values()
+            ]
+        )
         return sa.delete(table).where(everything)
 
     def _upsert(self, ignore: bool) -> Any:
