@@ -127,8 +127,10 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
 
     def _list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
         """Count the rows past the committed maxima; one item for the pages, new maxima."""
-        table = context.get_property(q.TABLE_NAME).value or ""
-        max_columns = q._columns(context.get_property(q.MAX_VALUE_COLUMN_NAMES).value)
+        table = context.get_property(q.TABLE_NAME).evaluate_attribute_expressions().value or ""
+        max_columns = q._columns(
+            context.get_property(q.MAX_VALUE_COLUMN_NAMES).evaluate_attribute_expressions().value
+        )
         pool = context.controller_service(context.get_property(base.DBCP_SERVICE).value or "")
         lower = self._lower(context, state, table, max_columns)
         where, params = self._where(context, max_columns, lower, None)
@@ -161,9 +163,11 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
 
     def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
         """One FlowFile per page, each holding its SELECT statement."""
-        table = context.get_property(q.TABLE_NAME).value or ""
-        columns = context.get_property(q.COLUMN_NAMES).value or "*"
-        max_columns = q._columns(context.get_property(q.MAX_VALUE_COLUMN_NAMES).value)
+        table = context.get_property(q.TABLE_NAME).evaluate_attribute_expressions().value or ""
+        columns = context.get_property(q.COLUMN_NAMES).evaluate_attribute_expressions().value or "*"
+        max_columns = q._columns(
+            context.get_property(q.MAX_VALUE_COLUMN_NAMES).evaluate_attribute_expressions().value
+        )
         lower = dict(item.payload.get("lower") or {})
         upper = item.payload.get("upper")
         uppers = dict(item.payload.get("uppers") or ({max_columns[0]: upper} if upper else {}))
@@ -174,13 +178,17 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
             for i, c in enumerate(max_columns)
             if c in lower
         ]
-        extra = context.get_property(q.WHERE_CLAUSE).value
+        extra = context.get_property(q.WHERE_CLAUSE).evaluate_attribute_expressions().value
         if extra:
             clauses.append(f"({extra})")
         clauses.extend(f"{c} <= {_literal(uppers[c])}" for c in max_columns if c in uppers)
         where = " AND ".join(clauses) or "1=1"
-        order = ", ".join(max_columns) or (context.get_property(CUSTOM_ORDERBY_COLUMN).value or "")
-        size = context.get_property(PARTITION_SIZE).as_integer() or 0
+        order = ", ".join(max_columns) or (
+            context.get_property(CUSTOM_ORDERBY_COLUMN).evaluate_attribute_expressions().value or ""
+        )
+        size = (
+            context.get_property(PARTITION_SIZE).evaluate_attribute_expressions().as_integer() or 0
+        )
         pages = 1 if size == 0 else -(-count // size)
         fragment = str(uuid.uuid5(uuid.NAMESPACE_URL, item.key))
         base_attributes = {

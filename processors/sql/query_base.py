@@ -223,8 +223,8 @@ class AbstractQueryDatabaseTable(SourceProcessor):
     # --- statements ------------------------------------------------------------------------
 
     def _source(self, context: ProcessContext) -> tuple[str, str]:
-        table = context.get_property(TABLE_NAME).value or ""
-        custom = context.get_property(SQL_QUERY).value
+        table = context.get_property(TABLE_NAME).evaluate_attribute_expressions().value or ""
+        custom = context.get_property(SQL_QUERY).evaluate_attribute_expressions().value
         source = f"({custom}) AS {table}" if custom else table
         return table, source
 
@@ -244,7 +244,7 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         if upper is not None and max_columns:
             clauses.append(f"{max_columns[0]} <= ?")
             params.append(upper)
-        extra = context.get_property(WHERE_CLAUSE).value
+        extra = context.get_property(WHERE_CLAUSE).evaluate_attribute_expressions().value
         if extra:
             clauses.append(f"({extra})")
         return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
@@ -259,16 +259,19 @@ class AbstractQueryDatabaseTable(SourceProcessor):
             if key in state:
                 lower[column] = state[key]
                 continue
-            initial = next(
+            name = next(
                 (
-                    v
-                    for k, v in dynamic.items()
+                    k
+                    for k in dynamic
                     if k.lower() == f"{INITIAL_MAX_VALUE_PROP_START}{column}".lower()
                 ),
                 None,
             )
-            if initial is not None:
-                lower[column] = initial
+            value = (
+                context.get_property(name).evaluate_attribute_expressions().value if name else None
+            )
+            if value:  # NiFi evaluates it (environment scope, e.g. ${created.on})
+                lower[column] = value
         return lower
 
     @staticmethod
@@ -306,7 +309,7 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         except ConfigurationError:
             raise
         except Exception as error:  # the database's: unreachable, refused, no such table
-            table = context.get_property(TABLE_NAME).value
+            table = context.get_property(TABLE_NAME).evaluate_attribute_expressions().value
             context.logger.error(
                 "Unable to list new rows of %s: %s", table, describe_error(error, "database")
             )
@@ -316,7 +319,9 @@ class AbstractQueryDatabaseTable(SourceProcessor):
     def _list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
         """One item reading the rows past the committed maxima, up to the current maximum."""
         table, source = self._source(context)
-        max_columns = _columns(context.get_property(MAX_VALUE_COLUMN_NAMES).value)
+        max_columns = _columns(
+            context.get_property(MAX_VALUE_COLUMN_NAMES).evaluate_attribute_expressions().value
+        )
         if not max_columns:
             # No position to keep: the table is read once until the state is cleared.
             if state.get(f"{table.lower()}{NAMESPACE_DELIMITER}") == "read":
@@ -366,17 +371,29 @@ class AbstractQueryDatabaseTable(SourceProcessor):
     def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
         """Read the item's rows into FlowFiles (fragments of Max Rows Per Flow File)."""
         table, source = self._source(context)
-        max_columns = _columns(context.get_property(MAX_VALUE_COLUMN_NAMES).value)
-        columns = context.get_property(COLUMN_NAMES).value or "*"
+        max_columns = _columns(
+            context.get_property(MAX_VALUE_COLUMN_NAMES).evaluate_attribute_expressions().value
+        )
+        columns = context.get_property(COLUMN_NAMES).evaluate_attribute_expressions().value or "*"
         lower = dict(item.payload.get("lower") or {})
         upper = item.payload.get("upper")
         where, params = self._where(context, max_columns, lower, upper)
         order = f" ORDER BY {', '.join(max_columns)}" if max_columns else ""
         sql = f"SELECT {columns} FROM {source}{where}{order}"
         pool = session.controller_service(context.get_property(base.DBCP_SERVICE).value or "")
-        max_rows = context.get_property(MAX_ROWS_PER_FLOW_FILE).as_integer() or 0
-        max_fragments = context.get_property(MAX_FRAGMENTS).as_integer() or 0
-        fetch = context.get_property(FETCH_SIZE).as_integer() or base.DEFAULT_FETCH
+        max_rows = (
+            context.get_property(MAX_ROWS_PER_FLOW_FILE)
+            .evaluate_attribute_expressions()
+            .as_integer()
+            or 0
+        )
+        max_fragments = (
+            context.get_property(MAX_FRAGMENTS).evaluate_attribute_expressions().as_integer() or 0
+        )
+        fetch = (
+            context.get_property(FETCH_SIZE).evaluate_attribute_expressions().as_integer()
+            or base.DEFAULT_FETCH
+        )
         transit = pool.transit_uri()
         fragment_id = str(uuid.uuid5(uuid.NAMESPACE_URL, item.key))
         made = []
