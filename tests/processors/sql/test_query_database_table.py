@@ -315,3 +315,31 @@ def test_custom_sql_and_two_max_value_columns(postgres) -> None:
     )
     runner.run()
     assert [r["id"] for o in runner.flowfiles_for("success") for r in _rows(o)] == [6]
+
+
+def test_initial_max_value_with_el(postgres, monkeypatch) -> None:
+    """NiFi's testInitialMaxValueWithEL: Table Name and initial.maxvalue.<column> from
+    environment variables; the timestamp maximum kept as NiFi's 1970-01-01 00:09:00.0."""
+    _pg_table(postgres, "qdt_el", [])
+    postgres.execute(
+        "insert into qdt_el (id, name, scale, created_on) select g, 'Joe Smith', 1.0, "
+        "timestamp '1970-01-01' + g * interval '1 minute' from generate_series(0, 9) g"
+    )
+    monkeypatch.setenv("QDT_TABLE", "qdt_el")
+    monkeypatch.setenv("created.on", "1970-01-01 00:05:00.000")
+    runner = _pg(
+        postgres,
+        **{
+            "Table Name": "${QDT_TABLE}",
+            "Maximum-value Columns": "created_on",
+            "initial.maxvalue.CREATED_ON": "${created.on}",
+        },
+    )
+    runner.run()
+    outs = runner.flowfiles_for("success")
+    assert [len(_rows(o)) for o in outs] == [4]
+    assert runner.state == {"qdt_el@!@created_on": "1970-01-01 00:09:00.0"}
+    runner.clear_transfer_state()
+    runner.run()
+    runner.assert_transfer_count("success", 0)
+    assert runner.state == {"qdt_el@!@created_on": "1970-01-01 00:09:00.0"}
