@@ -16,6 +16,7 @@ import logging
 import re
 import threading
 import time
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -203,6 +204,13 @@ class _Handler(BoundedHeadersHandler):
         body = self._read(size)
         if body is None:
             return
+        gzipped = self.headers.get("Content-Encoding") == "gzip" or (
+            (self.headers.get("flowfile-gzipped") or "").lower() == "true"
+        )
+        if gzipped:  # NiFi's servlet: Content-Encoding gzip (or flowfile-gzipped) is inflated
+            body = self._inflate(body)
+            if body is None:
+                return
         millis = int((time.monotonic() - started) * 1000)
         host, port = self.server.server_address[:2]
         held = Held(
@@ -249,6 +257,20 @@ class _Handler(BoundedHeadersHandler):
             self._send(413, message.encode(), close=True)
             return None
         return size
+
+    def _inflate(self, body: bytes) -> bytes | None:
+        """The gzip body inflated, at most Max Request Body Size; None after answering why not."""
+        inflater = zlib.decompressobj(wbits=31)
+        try:
+            plain = inflater.decompress(body, self.config.max_body + 1)
+        except zlib.error as error:
+            self._send(400, f"Bad Request: Content-Encoding gzip but {error}".encode())
+            return None
+        if len(plain) > self.config.max_body or inflater.unconsumed_tail:
+            message = f"Payload Too Large: at most {self.config.max_body} bytes inflated"
+            self._send(413, message.encode())
+            return None
+        return plain
 
     def _read(self, size: int) -> bytes | None:
         """The body; None when the client went away or stalled."""

@@ -272,6 +272,8 @@ def _complete_one(sftp: Any, action: Mapping[str, Any]) -> None:
         return
     if action.get("create"):
         make_dirs(sftp, posixpath.dirname(target))
+    if action.get("replace") and _exists(sftp, remote) and _exists(sftp, target):
+        sftp.remove(target)  # Move Conflict Resolution REPLACE (SFTP v3 rename cannot)
     try:
         sftp.rename(remote, target)
     except OSError:

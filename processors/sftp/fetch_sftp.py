@@ -63,6 +63,21 @@ CREATE_DIRECTORY = PropertyDescriptor(
     required=True, default="false", allowable_values=("true", "false"),
 )  # fmt: skip
 
+MOVE_CONFLICT_RESOLUTION = PropertyDescriptor(
+    "Move Conflict Resolution", description="Specifies how to handle the case when the "
+    "destination file already exists when Completion Strategy is set to Move files",
+    required=True, default="FAIL",
+    allowable_values=(
+        AllowableValue("FAIL", "Fail", "Leave the source file unchanged and log failure status"),
+        AllowableValue(
+            "REPLACE", "Replace", "When the destination file already exists, delete it and "
+            "rename the source file to the destination. This option supports SFTP servers "
+            "such as OpenSSH that do not implement atomic overwrite on rename.",
+        ),
+    ),
+    dependencies=((COMPLETION_STRATEGY, MOVE.value),),
+)  # fmt: skip
+
 
 class FetchSFTP(Processor):
     """Fetches the content of a file from a remote SFTP server (NiFi's FetchSFTP).
@@ -80,7 +95,7 @@ class FetchSFTP(Processor):
 
     property_descriptors: ClassVar = (
         *_sftp.CONNECTION, REMOTE_FILENAME, COMPLETION_STRATEGY, MOVE_DESTINATION_DIR,
-        CREATE_DIRECTORY, *_sftp.TIMEOUTS,
+        MOVE_CONFLICT_RESOLUTION, CREATE_DIRECTORY, *_sftp.TIMEOUTS,
     )  # fmt: skip
     relationships: ClassVar = (SUCCESS, COMMS_FAILURE, NOT_FOUND, PERMISSION_DENIED)
     tags: ClassVar = ("sftp", "get", "retrieve", "files", "fetch", "remote", "ingest", "source",
@@ -164,6 +179,8 @@ class FetchSFTP(Processor):
             )  # fmt: skip
             action["move_to"] = posixpath.join(target_dir, posixpath.basename(remote))
             action["create"] = bool(context.get_property(CREATE_DIRECTORY).as_boolean())
+            if context.get_property(MOVE_CONFLICT_RESOLUTION).value == "REPLACE":
+                action["replace"] = True
         session.after_commit(action)
 
     def run_after_commit_actions(

@@ -9,7 +9,9 @@ delivery does (REPLACE rewrites the same bytes: the server holds the file once).
 
 from __future__ import annotations
 
+import datetime
 import posixpath
+import stat
 import time
 from typing import Any, ClassVar
 
@@ -97,10 +99,12 @@ class PutSFTP(Processor):
     tags: ClassVar = ("remote", "copy", "egress", "put", "sftp", "archive", "files")
 
     def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
+        """Send up to Batch Size FlowFiles (NiFi's batch per trigger)."""
+        for flowfile in session.get(context.get_property(BATCH_SIZE).as_integer() or 1):
+            self._put(context, session, flowfile)
+
+    def _put(self, context: ProcessContext, session: ProcessSession, flowfile: Any) -> None:
         """Send one FlowFile."""
-        flowfile = session.get()
-        if flowfile is None:
-            return
         if flowfile.size == 0 and context.get_property(REJECT_ZERO_BYTE).as_boolean():
             context.logger.warning("Rejecting %s because it is zero bytes", flowfile)
             session.transfer(session.penalize(flowfile), REJECT)
@@ -146,6 +150,8 @@ class PutSFTP(Processor):
         target = posixpath.join(directory, name) if directory else name
         conflict = context.get_property(CONFLICT_RESOLUTION).value or "NONE"
         exists = _exists(sftp, target)
+        if exists and _is_directory(sftp, target):
+            return REJECT, target  # NiFi's rule: a directory of that name rejects, always
         if exists:
             if conflict == "REJECT":
                 return REJECT, target
@@ -180,7 +186,24 @@ class PutSFTP(Processor):
             if _exists(sftp, target):  # REPLACE and NONE: SFTP v3's rename does not overwrite
                 sftp.remove(target)
             sftp.rename(upload, target)
+        modified = (
+            context.get_property(LAST_MODIFIED_TIME).evaluate_attribute_expressions(flowfile).value
+        )
+        if modified:
+            try:
+                when = datetime.datetime.strptime(modified, "%Y-%m-%dT%H:%M:%S%z").timestamp()
+            except ValueError:
+                context.logger.error(
+                    "Failed to set lastModifiedTime on %s to %s: not yyyy-MM-dd'T'HH:mm:ssZ",
+                    target, modified,
+                )  # fmt: skip
+            else:
+                sftp.utime(target, (when, when))
         return None, target
+
+
+def _is_directory(sftp: Any, path: str) -> bool:
+    return stat.S_ISDIR(sftp.stat(path).st_mode or 0)
 
 
 def _exists(sftp: Any, path: str) -> bool:

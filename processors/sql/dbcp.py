@@ -12,6 +12,7 @@ bounds the pool, ``Max Wait Time`` how long a checkout waits for a free connecti
 from __future__ import annotations
 
 import contextlib
+import itertools
 import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -153,6 +154,12 @@ class DBCPService(ControllerService):
         """NiFi's provenance transit URI for this database."""
         raise NotImplementedError
 
+    def enabling(self) -> int:
+        """A number no other enabling in this process has: what caches of the database's
+        catalogue (reflected tables) are keyed on, so each enabling reads the catalogue anew.
+        """
+        return getattr(self, "_enabling", 0)
+
 
 class DBCPConnectionPool(DBCPService):
     """Provides a Database Connection Pooling Service (NiFi's DBCPConnectionPool).
@@ -228,6 +235,7 @@ class DBCPConnectionPool(DBCPService):
                 event.listen(engine, "checkout", _validator(query))
         self._engine = engine
         self._engine_key = key
+        self._enabling = next(_ENABLINGS)
 
     def on_disabled(self) -> None:
         """Close the pool's connections (the engine, holding none, waits for a next enabling)."""
@@ -257,6 +265,7 @@ class DBCPConnectionPool(DBCPService):
 #: server's version, schema, isolation level, hstore's type...), a disposed engine keeping it.
 #: Two pools enabled at once never share one; at most _IDLE_PER_KEY wait per configuration.
 _IDLE: dict[str, list[Engine]] = {}
+_ENABLINGS = itertools.count(1)
 _IDLE_LOCK = threading.Lock()
 _IDLE_PER_KEY = 4
 

@@ -127,8 +127,10 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
 
     def _list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
         """Count the rows past the committed maxima; one item for the pages, new maxima."""
-        table = context.get_property(q.TABLE_NAME).value or ""
-        max_columns = q._columns(context.get_property(q.MAX_VALUE_COLUMN_NAMES).value)
+        table = context.get_property(q.TABLE_NAME).evaluate_attribute_expressions().value or ""
+        max_columns = q._columns(
+            context.get_property(q.MAX_VALUE_COLUMN_NAMES).evaluate_attribute_expressions().value
+        )
         pool = context.controller_service(context.get_property(base.DBCP_SERVICE).value or "")
         lower = self._lower(context, state, table, max_columns)
         where, params = self._where(context, max_columns, lower, None)
@@ -137,9 +139,11 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
         count = int(row[0]) if row else 0
         new_state = dict(state)
         upper = None
+        uppers: dict[str, str] = {}
         for column, value in zip(max_columns, row[1:] if row else (), strict=False):
             if value is not None:
                 new_state[q.state_key(table, column)] = q._text(value)
+                uppers[column] = q._text(value)
         if max_columns and row and row[1] is not None:
             upper = str(row[1])
         empty = context.get_property(OUTPUT_EMPTY_FLOWFILE_ON_ZERO_RESULTS).as_boolean()
@@ -152,51 +156,71 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
         else:
             new_state.pop(f"{table.lower()}@!@__empty", None)
         key = f"{table}@pages:{lower}..{upper}:{count}"
-        item = WorkItem(key=key, payload={"lower": lower, "upper": upper, "count": count})
+        item = WorkItem(
+            key=key, payload={"lower": lower, "upper": upper, "uppers": uppers, "count": count}
+        )
         return WorkListing((item,), new_state)
 
     def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
         """One FlowFile per page, each holding its SELECT statement."""
-        table = context.get_property(q.TABLE_NAME).value or ""
-        columns = context.get_property(q.COLUMN_NAMES).value or "*"
-        max_columns = q._columns(context.get_property(q.MAX_VALUE_COLUMN_NAMES).value)
+        table = context.get_property(q.TABLE_NAME).evaluate_attribute_expressions().value or ""
+        columns = context.get_property(q.COLUMN_NAMES).evaluate_attribute_expressions().value or "*"
+        max_columns = q._columns(
+            context.get_property(q.MAX_VALUE_COLUMN_NAMES).evaluate_attribute_expressions().value
+        )
         lower = dict(item.payload.get("lower") or {})
         upper = item.payload.get("upper")
+        uppers = dict(item.payload.get("uppers") or ({max_columns[0]: upper} if upper else {}))
         count = int(item.payload.get("count") or 0)
+        # NiFi's order: the lower bounds, the Additional WHERE clause, then the upper bounds.
         clauses = [
             f"{c} {'>' if i == 0 else '>='} {_literal(lower[c])}"
             for i, c in enumerate(max_columns)
             if c in lower
         ]
-        if upper is not None and max_columns:
-            clauses.append(f"{max_columns[0]} <= {_literal(upper)}")
-        extra = context.get_property(q.WHERE_CLAUSE).value
+        extra = context.get_property(q.WHERE_CLAUSE).evaluate_attribute_expressions().value
         if extra:
             clauses.append(f"({extra})")
-        where = " AND ".join(clauses)
-        order = ", ".join(max_columns) or (context.get_property(CUSTOM_ORDERBY_COLUMN).value or "")
-        size = context.get_property(PARTITION_SIZE).as_integer() or 0
-        pages = 1 if size == 0 or count == 0 else -(-count // size)
+        clauses.extend(f"{c} <= {_literal(uppers[c])}" for c in max_columns if c in uppers)
+        where = " AND ".join(clauses) or "1=1"
+        order = ", ".join(max_columns) or (
+            context.get_property(CUSTOM_ORDERBY_COLUMN).evaluate_attribute_expressions().value or ""
+        )
+        size = (
+            context.get_property(PARTITION_SIZE).evaluate_attribute_expressions().as_integer() or 0
+        )
+        pages = 1 if size == 0 else -(-count // size)
         fragment = str(uuid.uuid5(uuid.NAMESPACE_URL, item.key))
+        base_attributes = {
+            "generatetablefetch.tableName": table,
+            "generatetablefetch.columnNames": columns if columns != "*" else "",
+            "generatetablefetch.whereClause": where,
+            "generatetablefetch.maxColumnNames": ", ".join(max_columns),
+            "fragment.identifier": fragment,
+            "fragment.count": str(pages),
+        }
+        if pages == 0:
+            # NiFi's Output Empty FlowFile on Zero Results: no statement, fragment.count 0.
+            flowfile = session.create()
+            attributes = {**base_attributes, "fragment.index": "0"}
+            flowfile = session.put_all_attributes(
+                flowfile, {k: v for k, v in attributes.items() if v != ""}
+            )
+            session.transfer(flowfile, REL_SUCCESS)
+            return
         for page in range(pages):
-            sql = f"SELECT {columns} FROM {table}"
-            sql += f" WHERE {where}" if where else ""
-            if size > 0 and count > 0:
+            sql = f"SELECT {columns} FROM {table} WHERE {where}"
+            if size > 0:
                 sql += f" ORDER BY {order}" if order else ""
                 sql += f" LIMIT {size}"
                 sql += f" OFFSET {page * size}" if page > 0 else ""
             flowfile = session.create()
             flowfile = session.write(flowfile, sql.encode())
             attributes = {
-                "generatetablefetch.tableName": table,
-                "generatetablefetch.columnNames": columns if columns != "*" else "",
-                "generatetablefetch.whereClause": where,
-                "generatetablefetch.maxColumnNames": ",".join(max_columns),
+                **base_attributes,
                 "generatetablefetch.limit": str(size) if size else "",
                 "generatetablefetch.offset": str(page * size) if size else "",
-                "fragment.identifier": fragment,
                 "fragment.index": str(page),
-                "fragment.count": str(pages),
             }
             if max_columns and upper is not None:
                 attributes[f"maxvalue.{max_columns[0].lower()}"] = upper

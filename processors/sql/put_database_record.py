@@ -207,16 +207,21 @@ def _translate(name: str) -> str:
 
 
 class _Schemas:
-    """Reflected tables per engine, bounded (NiFi's Table Schema Cache)."""
+    """Reflected tables per enabling of a pool, bounded (NiFi's Table Schema Cache).
+
+    NiFi builds the cache when the processor is scheduled, so a table altered while the flow
+    was stopped is read again; here a pool's enabling (each run, each harness) starts afresh,
+    also when the pool takes back an engine an earlier enabling left idle.
+    """
 
     def __init__(self) -> None:
         self.tables: dict[tuple[int, str, str | None, str], Any] = {}
         self.lock = threading.Lock()
 
-    def get(self, engine: Any, schema: str | None, table: str, limit: int) -> Any:
+    def get(self, engine: Any, enabling: int, schema: str | None, table: str, limit: int) -> Any:
         import sqlalchemy as sa  # noqa: PLC0415
 
-        key = (id(engine), engine.url.render_as_string(hide_password=True), schema, table)
+        key = (enabling, engine.url.render_as_string(hide_password=True), schema, table)
         with self.lock:
             found = self.tables.get(key)
         if found is not None:
@@ -370,7 +375,7 @@ class PutDatabaseRecord(Processor):
         prefix = prepared.gid_prefix(context.component)
         gid = prepared.new_gid(prefix) if prefix and self._two_phase(context, pool) else None
         limit = context.get_property(TABLE_SCHEMA_CACHE_SIZE).as_integer() or 0
-        table = _SCHEMAS.get(engine, schema_name, table_name, limit)
+        table = _SCHEMAS.get(engine, pool.enabling(), schema_name, table_name, limit)
         batch_size = (
             context.get_property(MAX_BATCH_SIZE)
             .evaluate_attribute_expressions(flowfile)
@@ -648,13 +653,21 @@ class _Plan:
             return sa.insert(table)
         if kind in ("UPSERT", "INSERT_IGNORE"):
             return self._upsert(kind == "INSERT_IGNORE")
-        keyed = sa.and_(*[table.c[k] == sa.bindparam(f"k_{k}") for k in self.keys])
+        keyed = sa.and_(sa.true(), *[table.c[k] == sa.bindparam(f"k_{k}") for k in self.keys])
         if kind == "UPDATE":
             values = {c: sa.bindparam(f"v_{c}") for c in self.fields.values() if c not in self.keys}
             return sa.update(table).where(keyed).values(values)
         if self.keys:
             return sa.delete(table).where(keyed)
-        everything = sa.and_(*[table.c[c] == sa.bindparam(f"k_{c}") for c in self.fields.values()])
+        # NiFi's null-safe match (NIFI-3742): a NULL field deletes the row whose column is NULL.
+        everything = sa.and_(
+            *[
+                table.c[c].is_not_distinct_from(sa.bindparam(f"k_{c}"))
+                if table.c[c].nullable
+                else table.c[c] == sa.bindparam(f"k_{c}")
+                for c in self.fields.values()
+            ]
+        )
         return sa.delete(table).where(everything)
 
     def _upsert(self, ignore: bool) -> Any:

@@ -136,6 +136,12 @@ class PutSQL(Processor):
         "sql.args.N.type": "The JDBC type of the Nth parameter",
         "sql.args.N.value": "The value of the Nth parameter",
     }
+    writes_attributes: ClassVar[Mapping[str, str]] = {
+        "sql.generated.key": "The database generated key, when Obtain Generated Keys is true",
+        "error.message": "The error message, on the FlowFile whose statement failed",
+        "error.code": "The database vendor's error code, where the driver gives one",
+        "error.sql.state": "The SQL state of the error, where the driver gives one",
+    }
 
     def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
         """Run up to Batch Size FlowFiles' statements."""
@@ -144,7 +150,12 @@ class PutSQL(Processor):
         if not flowfiles:
             return
         pool = session.controller_service(context.get_property(CONNECTION_POOL).value or "")
-        for group in self._groups(context, session, flowfiles):
+        groups = self._groups(context, session, flowfiles)
+        if context.get_property(ROLLBACK_ON_FAILURE).as_boolean() and groups:
+            # One database transaction for the trigger: a failure rolls back the rows of the
+            # FlowFiles before it too, as their FlowFiles go back to the queue (NiFi's).
+            groups = [[f for group in groups for f in group]]
+        for group in groups:
             self._run_group(context, session, pool, group)
 
     def _groups(
@@ -181,11 +192,13 @@ class PutSQL(Processor):
         style = engine.dialect.paramstyle
         generated = context.get_property(OBTAIN_GENERATED_KEYS).as_boolean()
         keys: list[str | None] = []
+        current: FlowFile | None = None
         try:
             raw = engine.raw_connection()
             try:
                 cursor = raw.cursor()
                 for flowfile in group:
+                    current = flowfile
                     sql = (
                         context.get_property(SQL_STATEMENT)
                         .evaluate_attribute_expressions(flowfile)
@@ -221,7 +234,10 @@ class PutSQL(Processor):
                 target.name,
             )
             for flowfile in group:
-                session.transfer(session.penalize(flowfile), target)
+                failed = flowfile
+                if flowfile is current:
+                    failed = session.put_all_attributes(flowfile, _error_attributes(error))
+                session.transfer(session.penalize(failed), target)
             return
         for original, key in zip(group, keys, strict=True):
             done = original
@@ -229,3 +245,21 @@ class PutSQL(Processor):
                 done = session.put_attribute(original, "sql.generated.key", key)
             session.provenance.send(done, pool.transit_uri())
             session.transfer(done, REL_SUCCESS)
+
+
+def _error_attributes(error: BaseException) -> dict[str, str]:
+    """NiFi's error.message, error.code and error.sql.state for the FlowFile that failed.
+
+    As NiFi, the code only when the driver gives a vendor code (MySQL's errno, SQLite's
+    extended code; PostgreSQL has none), the SQL state when the driver gives one.
+    """
+    original = getattr(error, "orig", None) or error
+    lines = str(original).strip().splitlines()
+    attributes = {"error.message": lines[0] if lines else type(original).__name__}
+    code = getattr(original, "sqlite_errorcode", None) or getattr(original, "errno", None)
+    if code:
+        attributes["error.code"] = str(code)
+    state = getattr(original, "sqlstate", None) or getattr(original, "pgcode", None)
+    if state:
+        attributes["error.sql.state"] = str(state)
+    return attributes

@@ -16,6 +16,7 @@ Rows inserted later with a value at or below a committed maximum are not read (a
 
 from __future__ import annotations
 
+import datetime
 import time
 import uuid
 from collections.abc import Iterator, Mapping
@@ -191,6 +192,10 @@ def _columns(text: str | None) -> list[str]:
 
 
 def _text(value: Any) -> str:
+    """A maximum as NiFi keeps it: a timestamp as Java's ``Timestamp.toString`` writes it."""
+    if isinstance(value, datetime.datetime) and value.tzinfo is None:
+        fraction = f"{value.microsecond:06d}".rstrip("0") or "0"
+        return f"{value:%Y-%m-%d %H:%M:%S}.{fraction}"
     return str(value)
 
 
@@ -231,8 +236,8 @@ class AbstractQueryDatabaseTable(SourceProcessor):
     # --- statements ------------------------------------------------------------------------
 
     def _source(self, context: ProcessContext) -> tuple[str, str]:
-        table = context.get_property(TABLE_NAME).value or ""
-        custom = context.get_property(SQL_QUERY).value
+        table = context.get_property(TABLE_NAME).evaluate_attribute_expressions().value or ""
+        custom = context.get_property(SQL_QUERY).evaluate_attribute_expressions().value
         source = f"({custom}) AS {table}" if custom else table
         return table, source
 
@@ -252,7 +257,7 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         if upper is not None and max_columns:
             clauses.append(f"{max_columns[0]} <= ?")
             params.append(upper)
-        extra = context.get_property(WHERE_CLAUSE).value
+        extra = context.get_property(WHERE_CLAUSE).evaluate_attribute_expressions().value
         if extra:
             clauses.append(f"({extra})")
         return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
@@ -267,16 +272,19 @@ class AbstractQueryDatabaseTable(SourceProcessor):
             if key in state:
                 lower[column] = state[key]
                 continue
-            initial = next(
+            name = next(
                 (
-                    v
-                    for k, v in dynamic.items()
+                    k
+                    for k in dynamic
                     if k.lower() == f"{INITIAL_MAX_VALUE_PROP_START}{column}".lower()
                 ),
                 None,
             )
-            if initial is not None:
-                lower[column] = initial
+            value = (
+                context.get_property(name).evaluate_attribute_expressions().value if name else None
+            )
+            if value:  # NiFi evaluates it (environment scope, e.g. ${created.on})
+                lower[column] = value
         return lower
 
     @staticmethod
@@ -354,7 +362,7 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         except ConfigurationError:
             raise
         except Exception as error:  # the database's: unreachable, refused, no such table
-            table = context.get_property(TABLE_NAME).value
+            table = context.get_property(TABLE_NAME).evaluate_attribute_expressions().value
             context.logger.error(
                 "Unable to list new rows of %s: %s", table, describe_error(error, "database")
             )
@@ -364,7 +372,9 @@ class AbstractQueryDatabaseTable(SourceProcessor):
     def _list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
         """One item reading the rows past the committed maxima, up to the current maximum."""
         table, source = self._source(context)
-        max_columns = _columns(context.get_property(MAX_VALUE_COLUMN_NAMES).value)
+        max_columns = _columns(
+            context.get_property(MAX_VALUE_COLUMN_NAMES).evaluate_attribute_expressions().value
+        )
         if not max_columns:
             # No position to keep: the table is read once until the state is cleared.
             if state.get(f"{table.lower()}{NAMESPACE_DELIMITER}") == "read":
@@ -393,8 +403,9 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         ):
             return WorkListing((), new_state)
         upper = _text(row[0])
+        maxima = {c: _text(v) for c, v in zip(max_columns, row, strict=True) if v is not None}
         key = f"{table}@{max_columns[0]}:{lower.get(max_columns[0], '')}..{upper}"
-        item = WorkItem(key=key, payload={"lower": lower, "upper": upper})
+        item = WorkItem(key=key, payload={"lower": lower, "upper": upper, "maxima": maxima})
         return WorkListing((item,), new_state)
 
     def requeue_work(
@@ -418,16 +429,29 @@ class AbstractQueryDatabaseTable(SourceProcessor):
     def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
         """Read the item's rows into FlowFiles (fragments of Max Rows Per Flow File)."""
         table, source = self._source(context)
-        max_columns = _columns(context.get_property(MAX_VALUE_COLUMN_NAMES).value)
-        columns = context.get_property(COLUMN_NAMES).value or "*"
+        max_columns = _columns(
+            context.get_property(MAX_VALUE_COLUMN_NAMES).evaluate_attribute_expressions().value
+        )
+        columns = context.get_property(COLUMN_NAMES).evaluate_attribute_expressions().value or "*"
         lower = dict(item.payload.get("lower") or {})
         upper = item.payload.get("upper")
         where, params = self._where(context, max_columns, lower, upper)
         order = f" ORDER BY {', '.join(max_columns)}" if max_columns else ""
         sql = f"SELECT {columns} FROM {source}{where}{order}"
         pool = session.controller_service(context.get_property(base.DBCP_SERVICE).value or "")
-        max_rows = context.get_property(MAX_ROWS_PER_FLOW_FILE).as_integer() or 0
-        fetch = context.get_property(FETCH_SIZE).as_integer() or base.DEFAULT_FETCH
+        max_rows = (
+            context.get_property(MAX_ROWS_PER_FLOW_FILE)
+            .evaluate_attribute_expressions()
+            .as_integer()
+            or 0
+        )
+        max_fragments = (
+            context.get_property(MAX_FRAGMENTS).evaluate_attribute_expressions().as_integer() or 0
+        )
+        fetch = (
+            context.get_property(FETCH_SIZE).evaluate_attribute_expressions().as_integer()
+            or base.DEFAULT_FETCH
+        )
         transit = pool.transit_uri()
         raw = pool.engine().raw_connection()
         try:
@@ -435,7 +459,9 @@ class AbstractQueryDatabaseTable(SourceProcessor):
                 started = time.monotonic()
                 rows = self._open_rows(pool, raw.cursor(), sql, params, max(1, fetch))
                 try:
-                    made = self._write_rows(context, session, item, rows)
+                    made = self._write_rows(
+                        context, session, item, rows, (max_rows, max_fragments, fetch)
+                    )
                 finally:
                     if isinstance(rows, _Streamed):
                         rows.close()
@@ -445,8 +471,10 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         if not made:
             return
         if max_columns and upper is not None:
-            name = f"maxvalue.{max_columns[0].lower()}"
-            made = [session.put_attribute(f, name, upper) for f in made]
+            # NiFi's maxvalue.<column>: each Maximum-value Column's maximum, not the first's only.
+            maxima = dict(item.payload.get("maxima") or {max_columns[0]: upper})
+            values = {f"maxvalue.{c.lower()}": v for c, v in maxima.items()}
+            made = [session.put_all_attributes(f, values) for f in made]
         if max_rows > 0:
             made = [session.put_attribute(f, "fragment.count", str(len(made))) for f in made]
         for flowfile in made:
@@ -457,13 +485,20 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         )
 
     def _write_rows(
-        self, context: ProcessContext, session: ProcessSession, item: WorkItem, cursor: Any
+        self,
+        context: ProcessContext,
+        session: ProcessSession,
+        item: WorkItem,
+        cursor: Any,
+        limits: tuple[int, int, int],
     ) -> list[Any]:
-        """The rows of *cursor* (:meth:`_open_rows`) as FlowFiles (Max Rows Per Flow File)."""
+        """The rows of *cursor* (:meth:`_open_rows`) as FlowFiles.
+
+        *limits* are Max Rows Per Flow File, Maximum Number of Fragments and Fetch Size, their
+        expressions evaluated.
+        """
         table, _ = self._source(context)
-        max_rows = context.get_property(MAX_ROWS_PER_FLOW_FILE).as_integer() or 0
-        max_fragments = context.get_property(MAX_FRAGMENTS).as_integer() or 0
-        fetch = context.get_property(FETCH_SIZE).as_integer() or base.DEFAULT_FETCH
+        max_rows, max_fragments, fetch = limits
         fragment_id = str(uuid.uuid5(uuid.NAMESPACE_URL, item.key))
         made: list[Any] = []
         index = 0

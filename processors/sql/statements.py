@@ -55,7 +55,7 @@ JDBC_TYPES = {
     2005: "CLOB",
 }
 
-_ARG = re.compile(r"^sql\.args\.(\d+)\.value$")
+_ARG = re.compile(r"^sql\.args\.(\d+)\.(?:type|value)$")
 
 
 class SQLFailure(ProcessException):
@@ -123,11 +123,10 @@ def sql_args(attributes: Mapping[str, str]) -> list[Any]:
         SQLFailure: an argument without its ``.type`` or with a value that does not parse.
     """
     indexed: dict[int, Any] = {}
-    for key, value in attributes.items():
-        match = _ARG.match(key)
-        if match is None:
-            continue
-        index = int(match[1])
+    found = {int(m[1]) for m in map(_ARG.match, attributes) if m is not None}
+    for index in sorted(found):
+        # NiFi's setParameters: a type without a value binds NULL of that type.
+        value = attributes.get(f"sql.args.{index}.value")
         type_text = attributes.get(f"sql.args.{index}.type")
         if type_text is None or not type_text.lstrip("-").isdigit():
             msg = f"Value of the sql.args.{index}.type attribute is not a valid JDBC type code"

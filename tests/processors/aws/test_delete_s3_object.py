@@ -41,3 +41,17 @@ def test_delete_from_missing_bucket_fails(s3_endpoint: str) -> None:
     runner.run()
     runner.assert_all_flowfiles_transferred("failure", 1)
     runner.flowfiles_for("failure")[0].assert_attribute_equals("s3.errorCode", "NoSuchBucket")
+
+
+def test_delete_version(s3_endpoint: str, s3: Any, bucket: str) -> None:
+    """NiFi's testDeleteVersionSimple: Version deletes that version only."""
+    s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    first = s3.put_object(Bucket=bucket, Key="o", Body=b"1")["VersionId"]
+    second = s3.put_object(Bucket=bucket, Key="o", Body=b"2")["VersionId"]
+    runner = TestRunner(DeleteS3Object())
+    configure(runner, s3_endpoint, Bucket=bucket, Version="${v}")
+    runner.enqueue(b"", {"filename": "o", "v": first})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    versions = s3.list_object_versions(Bucket=bucket)["Versions"]
+    assert [v["VersionId"] for v in versions] == [second]

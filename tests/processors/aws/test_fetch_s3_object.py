@@ -88,3 +88,17 @@ def test_unreachable_endpoint_fails_in_bounded_time(caplog: Any) -> None:
         or "connect" in out.attributes["s3.errorMessage"]
     )
     assert SECRET_KEY not in caplog.text
+
+
+def test_fetch_object_version(s3_endpoint: str, s3: Any, bucket: str) -> None:
+    """NiFi's testGetObjectVersion: Version fetches that version; s3.version names it."""
+    s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    first = s3.put_object(Bucket=bucket, Key="o", Body=b"first")["VersionId"]
+    s3.put_object(Bucket=bucket, Key="o", Body=b"second")
+    runner = _runner(s3_endpoint, Bucket=bucket, Version=first)
+    runner.enqueue(b"", {"filename": "o"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    out = runner.flowfiles_for("success")[0]
+    out.assert_content_equals(b"first")
+    out.assert_attribute_equals("s3.version", first)

@@ -135,3 +135,12 @@ def test_refused_credentials_fail_without_logging_the_secret(
     assert "InvalidAccessKeyId" in caplog.text
     assert all(secret not in str(v) for v in out.attributes.values())
     assert all(secret not in repr(e) for e in runner.provenance_events)
+
+
+def test_filename_with_national_characters(s3_endpoint: str, s3: Any, bucket: str) -> None:
+    """NiFi's testFilenameWithNationalCharacters: the key keeps its non-ASCII characters."""
+    runner = _runner(s3_endpoint, Bucket=bucket)
+    runner.enqueue(b"x", {"filename": "Iñtërnâtiônàližætiøn.txt"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert s3.get_object(Bucket=bucket, Key="Iñtërnâtiônàližætiøn.txt")["Body"].read() == b"x"

@@ -48,3 +48,33 @@ def test_tag_missing_object_fails(s3_endpoint: str, bucket: str) -> None:
     runner.run()
     runner.assert_all_flowfiles_transferred("failure", 1)
     assert runner.flowfiles_for("failure")[0].attributes["s3.errorCode"] == "NoSuchKey"
+
+
+def test_tag_object_version(s3_endpoint: str, s3: Any, bucket: str) -> None:
+    """NiFi's testTagObjectVersion: Version ID tags that version, not the latest."""
+    s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    first = s3.put_object(Bucket=bucket, Key="o", Body=b"1")["VersionId"]
+    s3.put_object(Bucket=bucket, Key="o", Body=b"2")
+    runner = _runner(
+        s3_endpoint, Bucket=bucket, **{"Tag Key": "k", "Tag Value": "v", "Version ID": first}
+    )
+    runner.enqueue(b"", {"filename": "o"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    tagged = s3.get_object_tagging(Bucket=bucket, Key="o", VersionId=first)["TagSet"]
+    assert tagged == [{"Key": "k", "Value": "v"}]
+    assert s3.get_object_tagging(Bucket=bucket, Key="o")["TagSet"] == []
+
+
+def test_tag_key_and_bucket_evaluated_as_blank(s3_endpoint: str, s3: Any, bucket: str) -> None:
+    """NiFi's testTagKeyEvaluatedAsBlank and testBucketEvaluatedAsBlank: failure."""
+    s3.put_object(Bucket=bucket, Key="o", Body=b"x")
+    for props in (
+        {"Bucket": bucket, "Tag Key": "${not.existant.attribute}", "Tag Value": "val"},
+        {"Bucket": "${not.existant.attribute}", "Tag Key": "k", "Tag Value": "val"},
+    ):
+        runner = _runner(s3_endpoint, **props)
+        runner.enqueue(b"", {"filename": "o"})
+        runner.run()
+        runner.assert_all_flowfiles_transferred("failure", 1)
+    assert s3.get_object_tagging(Bucket=bucket, Key="o")["TagSet"] == []

@@ -357,3 +357,26 @@ def test_request_header_maximum_size_is_enforced_before_the_request_is_parsed(
     assert (headers[0], line[0], counted[0], within[0]) == (431, 414, 431, 405)
     assert b"Connection: close" in headers[1]
     runner.assert_transfer_count("success", 0)
+
+
+def test_cookies_locale_and_server_attributes(runner: TestRunner) -> None:
+    """NiFi's HandleHttpRequest attributes beyond testRequestAddedToService: request cookies
+    as http.cookie.<name>.*, JSESSIONID as http.requested.session.id, Accept-Language as
+    http.locale (Java's fr_CA), http.server.name and http.dispatcher.type."""
+    _request(
+        runner,
+        lambda url: httpx.get(
+            url + "/c",
+            headers={"Cookie": "a=1; JSESSIONID=xyz", "Accept-Language": "fr-CA,fr;q=0.9"},
+            timeout=10,
+        ),
+    )
+    flowfile = runner.flowfiles_for("success")[0]
+    flowfile.assert_attribute_equals("http.cookie.a.value", "1")
+    flowfile.assert_attribute_equals("http.cookie.a.max.age", "-1")
+    flowfile.assert_attribute_equals("http.cookie.a.secure", "false")
+    flowfile.assert_attribute_equals("http.requested.session.id", "xyz")
+    flowfile.assert_attribute_equals("http.locale", "fr_CA")
+    flowfile.assert_attribute_equals("http.server.name", "127.0.0.1")
+    flowfile.assert_attribute_equals("http.dispatcher.type", "REQUEST")
+    flowfile.assert_attribute_not_exists("http.query.string")

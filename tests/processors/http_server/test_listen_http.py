@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import socket
 import time
 from pathlib import Path
@@ -415,3 +416,41 @@ def test_multipart_request_max_size_reaches_the_listener(tmp_path: Path) -> None
     assert refused.text == "Request exceeds maxRequestSize (1024)"
     assert run.result is not None
     assert run.result.count("listen", "success") == 2
+
+
+def test_max_thread_pool_size_bounds() -> None:
+    """NiFi's testMaxThreadPoolSizeTooLow/TooHigh/OkLowerBound/OkUpperBound: 8 to 1000."""
+    from flowcore.testing import TestRunner
+    from processors import ListenHTTP
+
+    verdicts = {}
+    for size in ("7", "8", "1000", "1001"):
+        runner = TestRunner(ListenHTTP(**{"Listening Port": "8080", "Base Path": "basePath"}))
+        runner.set_property("Maximum Thread Pool Size", size)
+        verdicts[size] = runner.is_valid()
+    assert verdicts == {"7": False, "8": True, "1000": True, "1001": False}
+
+
+def test_gzip_body_accepted_options_and_trace_not_allowed(tmp_path: Path) -> None:
+    """NiFi's testPostContentEncodingGzipAccepted (the FlowFile holds the inflated body),
+    testOptionsNotAllowed and testTraceNotAllowed(OnNonBasePath): 405; a body that is no gzip
+    is 400 naming it."""
+    with listening(tmp_path, **{"Base Path": "basePath", "Return Code": "204"}) as run:
+        with httpx.Client(timeout=10) as client:
+            gzipped = client.post(
+                run.url,
+                content=gzip.compress(b"String"),
+                headers={"Content-Encoding": "gzip"},
+            )
+            broken = client.post(run.url, content=b"not gzip", headers={"Content-Encoding": "gzip"})
+            options = client.request("OPTIONS", run.url)
+            trace = client.request("TRACE", run.url)
+            trace_elsewhere = client.request("TRACE", run.url.rsplit("/", 1)[0] + "/randomPath")
+        deadline = time.monotonic() + 10
+        while not run.written() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert gzipped.status_code == 204
+    assert broken.status_code == 400
+    assert "gzip" in broken.text
+    assert (options.status_code, trace.status_code, trace_elsewhere.status_code) == (405,) * 3
+    assert list(run.written().values()) == [b"String"]

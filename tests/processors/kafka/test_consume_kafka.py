@@ -453,3 +453,28 @@ def test_demarcator_batch_form_in_a_flow_joins_each_range(kafka_cluster, topic, 
     assert result.count("consume", "success") == 2
     written = {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()}
     assert written == {"true-1-0-2-3-true": b"a||c", "true-3-0-0-1-true": b"d"}
+
+
+def test_topic_names(kafka_cluster, topic):
+    """NiFi's ConsumeKafkaIT testTopicNames: a comma-separated list reads every topic named."""
+    other = f"{topic}-b"
+    kafka_cluster.produce(topic, [b"one"], partition=0)
+    kafka_cluster.produce(other, [b"two"], partition=0)
+    runner = _runner(kafka_cluster, f"{topic},{other}")
+    runner.run()
+    out = runner.flowfiles_for("success")
+    assert sorted((f.attributes["kafka.topic"], f.content) for f in out) == [
+        (topic, b"one"),
+        (other, b"two"),
+    ]
+
+
+def test_topic_pattern(kafka_cluster, topic):
+    """NiFi's ConsumeKafkaIT testTopicPattern: Topic Format pattern reads the matching topics
+    only."""
+    kafka_cluster.produce(f"{topic}-p1", [b"a"], partition=0)
+    kafka_cluster.produce(f"{topic}-p2", [b"b"], partition=0)
+    kafka_cluster.produce(f"{topic}-q", [b"c"], partition=0)
+    runner = _runner(kafka_cluster, f"{topic}-p.*", topic_format="pattern")
+    runner.run()
+    assert sorted(f.content for f in runner.flowfiles_for("success")) == [b"a", b"b"]

@@ -178,3 +178,39 @@ def test_a_completion_that_fails_is_a_warning(sftp_server: SftpServer, remote: P
     runner.run()
     runner.assert_all_flowfiles_transferred("success", 1)
     assert (remote / "w.txt").exists()
+
+
+def test_move_completion_overwrites_existing_destination(
+    sftp_server: SftpServer, remote: Path
+) -> None:
+    """NiFi's testMoveCompletionStrategyOverwritesExistingDestinationFile: Move Conflict
+    Resolution REPLACE deletes the destination before the rename; FAIL leaves the source."""
+    (remote / "src.txt").write_bytes(b"new")
+    (remote / "done").mkdir()
+    (remote / "done" / "src.txt").write_bytes(b"old content")
+    runner = _runner(
+        sftp_server,
+        **{
+            "Completion Strategy": "Move File",
+            "Move Destination Directory": f"/{remote.name}/done",
+            "Move Conflict Resolution": "REPLACE",
+        },
+    )
+    runner.enqueue(b"", {"path": f"/{remote.name}", "filename": "src.txt"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert not (remote / "src.txt").exists()
+    assert (remote / "done" / "src.txt").read_bytes() == b"new"
+    (remote / "src.txt").write_bytes(b"newer")
+    runner = _runner(
+        sftp_server,
+        **{
+            "Completion Strategy": "Move File",
+            "Move Destination Directory": f"/{remote.name}/done",
+        },
+    )
+    runner.enqueue(b"", {"path": f"/{remote.name}", "filename": "src.txt"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)  # FAIL (the default): the data kept
+    assert (remote / "src.txt").read_bytes() == b"newer"
+    assert (remote / "done" / "src.txt").read_bytes() == b"new"

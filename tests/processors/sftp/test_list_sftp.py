@@ -62,3 +62,50 @@ def test_file_filter_and_min_size(sftp_server: SftpServer, remote: Path) -> None
     )
     runner.run()
     assert [f.attributes["filename"] for f in runner.flowfiles_for("success")] == ["x.csv"]
+
+
+def test_run_file_found_attributes(sftp_server: SftpServer, remote: Path) -> None:
+    """NiFi's testRunFileFound: every listed file carries NiFi's remote and file.* attributes."""
+    for name in ("1.txt", "2.txt", "3.txt"):
+        _old(remote / name, b"x")
+    runner = TestRunner(ListSFTP())
+    configure(runner, sftp_server, **{"Remote Path": f"/{remote.name}"})
+    runner.run()
+    outs = runner.flowfiles_for("success")
+    assert len(outs) == 3
+    names = {
+        "sftp.remote.host", "sftp.remote.port", "sftp.listing.user", "file.owner", "file.group",
+        "file.permissions", "file.size", "file.lastModifiedTime", "filename",
+    }  # fmt: skip
+    for out in outs:
+        assert names <= set(out.attributes), names - set(out.attributes)
+    outs[0].assert_attribute_equals("sftp.remote.port", str(sftp_server.port))
+    outs[0].assert_attribute_equals("sftp.listing.user", USER)
+
+
+def test_run_file_not_found_min_size_filtered(sftp_server: SftpServer, remote: Path) -> None:
+    """NiFi's testRunFileNotFoundMinSizeFiltered: Minimum File Size 1KB lists no small file."""
+    _old(remote / "small.txt", b"x" * 10)
+    runner = TestRunner(ListSFTP())
+    configure(runner, sftp_server, **{"Remote Path": f"/{remote.name}", "Minimum File Size": "1KB"})
+    runner.run()
+    runner.assert_transfer_count("success", 0)
+
+
+def test_path_filter_regex(sftp_server: SftpServer, remote: Path) -> None:
+    """Path Filter Regex (with Search Recursively) keeps files of the matching directories."""
+    for sub in ("keep", "drop"):
+        (remote / sub).mkdir()
+        _old(remote / sub / f"{sub}.txt", b"x")
+    runner = TestRunner(ListSFTP())
+    configure(
+        runner,
+        sftp_server,
+        **{
+            "Remote Path": f"/{remote.name}",
+            "Search Recursively": "true",
+            "Path Filter Regex": "keep",
+        },
+    )
+    runner.run()
+    assert [f.attributes["filename"] for f in runner.flowfiles_for("success")] == ["keep.txt"]

@@ -82,3 +82,55 @@ def test_refused_password_fails(sftp_server: SftpServer, remote: Path) -> None:
     runner.run()
     runner.assert_all_flowfiles_transferred("failure", 1)
     assert list(remote.iterdir()) == []
+
+
+def test_conflict_with_a_directory_is_rejected(sftp_server: SftpServer, remote: Path) -> None:
+    """NiFi's PutFileTransfer rule: a directory of the file's name rejects the FlowFile
+    whatever the Conflict Resolution (here REPLACE)."""
+    (remote / "d").mkdir()
+    runner = _runner(sftp_server, remote, **{"Conflict Resolution": "REPLACE"})
+    runner.enqueue(b"new", {"filename": "d"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("reject", 1)
+    assert (remote / "d").is_dir()
+
+
+def test_conflict_resolution_none_overwrites(sftp_server: SftpServer, remote: Path) -> None:
+    """Conflict Resolution NONE (the default) sends the file over the existing one."""
+    (remote / "c").write_bytes(b"old")
+    runner = _runner(sftp_server, remote)
+    runner.enqueue(b"new", {"filename": "c"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert (remote / "c").read_bytes() == b"new"
+
+
+def test_zero_byte_file_allowed(sftp_server: SftpServer, remote: Path) -> None:
+    """NiFi's testRunZeroByteFileAllowed: Reject Zero-Byte Files false sends an empty file."""
+    runner = _runner(sftp_server, remote, **{"Reject Zero-Byte Files": "false"})
+    runner.enqueue(b"", {"filename": "empty"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert (remote / "empty").read_bytes() == b""
+
+
+def test_batching(sftp_server: SftpServer, remote: Path) -> None:
+    """NiFi's testRunBatching: a trigger sends at most Batch Size FlowFiles."""
+    runner = _runner(sftp_server, remote, **{"Batch Size": "2"})
+    for number in range(1, 5):
+        runner.enqueue(b"x", {"filename": str(number)})
+    runner.run()
+    runner.assert_transfer_count("success", 2)
+    runner.clear_transfer_state()
+    runner.run()
+    runner.assert_transfer_count("success", 2)
+    runner.assert_queue_empty()
+
+
+def test_set_last_modified_time(sftp_server: SftpServer, remote: Path) -> None:
+    """NiFi's testRunSetLastModifiedTime: Last Modified Time sets the remote file's mtime."""
+    runner = _runner(sftp_server, remote, **{"Last Modified Time": "2024-03-04T05:06:07+0000"})
+    runner.enqueue(b"x", {"filename": "m"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert int((remote / "m").stat().st_mtime) == 1709528767

@@ -205,3 +205,33 @@ def test_postgres_types_and_logical_types(postgres) -> None:
     assert str(records[0]["n"]) == "12.34"
     fetch = next(e for e in runner.provenance_events if e.event_type.value == "FETCH")
     assert fetch.transit_uri.startswith("postgresql://127.0.0.1:")
+
+
+def test_null_int_column_and_duplicate_columns(postgres) -> None:
+    """NiFi's testWithNullIntColumn and testWithDuplicateColumns: a NULL integer is a null
+    field; two columns of one name from a join become one row."""
+    postgres.execute("drop table if exists host1, host2, test_null_int")
+    postgres.execute("create table test_null_int (id integer primary key, val1 int, val2 int)")
+    postgres.execute("insert into test_null_int values (0, NULL, 1), (1, 1, 1)")
+    postgres.execute("create table host1 (id integer not null, host varchar(45))")
+    postgres.execute("create table host2 (id integer not null, host varchar(45))")
+    postgres.execute("insert into host1 values (1, 'host1')")
+    postgres.execute("insert into host2 values (1, 'host2')")
+    runner = _runner(
+        postgres.jdbc_url, incoming=False, **{"SQL Query": "select * from test_null_int"}
+    )
+    runner.run()
+    out = runner.flowfiles_for("success")[0]
+    out.assert_attribute_equals("executesql.row.count", "2")
+    assert [r["val1"] for r in _records(out.content)[1]] == [None, 1]
+    runner = _runner(
+        postgres.jdbc_url,
+        incoming=False,
+        **{
+            "SQL Query": "select a.host as hostA, b.host as hostB from host1 a "
+            "join host2 b on b.id = a.id"
+        },
+    )
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    runner.flowfiles_for("success")[0].assert_attribute_equals("executesql.row.count", "1")

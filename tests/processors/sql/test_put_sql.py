@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import datetime
 import sqlite3
 from pathlib import Path
 
@@ -98,3 +100,132 @@ def test_sql_statement_property(tmp_path: Path) -> None:
     runner.enqueue("ignored", {"id": "7"})
     runner.run()
     assert _rows(path) == [(7, "p", None)]
+
+
+def _pg(postgres, ddl: str, **props: str) -> TestRunner:
+    postgres.execute("drop table if exists pg_persons")
+    postgres.execute(f"create table pg_persons ({ddl})")
+    runner = TestRunner(PutSQL(**{"JDBC Connection Pool": "dbcp", **props}))
+    runner.add_service(
+        DBCPConnectionPool(
+            "dbcp", **{"Database Connection URL": postgres.jdbc_url, "Database User": "postgres"}
+        )
+    )
+    return runner
+
+
+def _args(*pairs: tuple[int, str | None]) -> dict[str, str]:
+    attributes = {}
+    for index, (kind, value) in enumerate(pairs, start=1):
+        attributes[f"sql.args.{index}.type"] = str(kind)
+        if value is not None:
+            attributes[f"sql.args.{index}.value"] = value
+    return attributes
+
+
+def test_timestamp_values_epoch_and_string(postgres) -> None:
+    """NiFi's testUsingTimestampValuesEpochAndString: TIMESTAMP (93) as epoch millis (local
+    time) or as text."""
+    runner = _pg(postgres, "id integer primary key, ts1 timestamp(3), ts2 timestamp(3)")
+    epoch = datetime.datetime(2001, 1, 1, 0, 1, 1, 1000).timestamp()
+    runner.enqueue(
+        "INSERT INTO pg_persons (ID, ts1, ts2) VALUES (1, ?, ?)",
+        _args((93, str(int(epoch * 1000))), (93, "2002-02-02 12:02:02.002")),
+    )
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert postgres.execute("select id, ts1::text, ts2::text from pg_persons") == [
+        (1, "2001-01-01 00:01:01.001", "2002-02-02 12:02:02.002")
+    ]
+
+
+def test_date_values_epoch_and_string(postgres) -> None:
+    """NiFi's testUsingDateValuesEpochAndString: DATE (91) as epoch millis or as text."""
+    runner = _pg(postgres, "id integer primary key, ts1 date, ts2 date")
+    epoch = datetime.datetime(2001, 1, 1).timestamp()
+    runner.enqueue(
+        "INSERT INTO pg_persons (ID, ts1, ts2) VALUES (1, ?, ?)",
+        _args((91, str(int(epoch * 1000))), (91, "2002-02-02")),
+    )
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert postgres.execute("select id, ts1::text, ts2::text from pg_persons") == [
+        (1, "2001-01-01", "2002-02-02")
+    ]
+
+
+def test_null_parameter_and_negative_type(postgres) -> None:
+    """NiFi's testWithNullParameter and testUsingSqlDataTypesWithNegativeValues: a type
+    without a value binds NULL; BIGINT (-5) binds a number."""
+    runner = _pg(postgres, "id integer primary key, name varchar(100), code bigint")
+    runner.enqueue(
+        "INSERT INTO pg_persons (ID, NAME, CODE) VALUES (?, ?, ?)",
+        _args((4, "1"), (12, "Mark"), (4, None)),
+    )
+    runner.enqueue(
+        "INSERT INTO pg_persons (ID, NAME, CODE) VALUES (2, 'Mark', ?)", _args((-5, "84"))
+    )
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 2)
+    assert postgres.execute("select * from pg_persons order by id") == [
+        (1, "Mark", None),
+        (2, "Mark", 84),
+    ]
+
+
+def test_multiple_statements_within_flowfile(postgres) -> None:
+    """NiFi's testMultipleStatementsWithinFlowFile: two statements with parameters in one
+    FlowFile fail (a prepared statement is one statement) with the error attributes."""
+    runner = _pg(postgres, "id integer primary key, name varchar(100), code integer")
+    runner.enqueue(
+        "INSERT INTO pg_persons (ID, NAME, CODE) VALUES (?, ?, ?); "
+        "UPDATE pg_persons SET NAME='George' WHERE ID=?; ",
+        _args((4, "1"), (12, "Mark"), (4, "84"), (4, "1")),
+    )
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    out = runner.flowfiles_for("failure")[0]
+    assert {"error.message", "error.sql.state"} <= set(out.attributes)
+    assert postgres.execute("select count(*) from pg_persons") == [(0,)]
+
+
+_AI = "id integer generated always as identity, name varchar(100), code integer check (code <= 100)"
+_MIDDLE = [
+    "INSERT INTO pg_persons (NAME, CODE) VALUES ('Mark', 84)",
+    "INSERT INTO pg_persons",
+    "INSERT INTO pg_persons (NAME, CODE) VALUES ('Tom', 3)",
+    "INSERT INTO pg_persons (NAME, CODE) VALUES ('Harry', 44)",
+]
+
+
+def test_fail_in_middle_with_bad_statement_not_support_transaction(postgres) -> None:
+    """NiFi's testFailInMiddleWithBadStatementAndNotSupportTransaction: the bad statement
+    fails alone, with NiFi's error attributes (PostgreSQL gives no error.code);
+    the others succeed."""
+    runner = _pg(postgres, _AI, **{"Support Fragmented Transactions": "false"})
+    for sql in _MIDDLE:
+        runner.enqueue(sql)
+    runner.run()
+    runner.assert_transfer_count("failure", 1)
+    runner.assert_transfer_count("success", 3)
+    out = runner.flowfiles_for("failure")[0]
+    assert {"error.message", "error.sql.state"} <= set(out.attributes)
+    assert [r[0] for r in postgres.execute("select name from pg_persons order by id")] == [
+        "Mark",
+        "Tom",
+        "Harry",
+    ]
+
+
+def test_fail_in_middle_with_bad_statement_rollback_on_failure(postgres) -> None:
+    """NiFi's testFailInMiddleWithBadStatementRollbackOnFailure: nothing is transferred and
+    nothing is written; the FlowFiles stay queued."""
+    runner = _pg(postgres, _AI, **{"Rollback On Failure": "true"})
+    for sql in _MIDDLE:
+        runner.enqueue(sql)
+    with contextlib.suppress(Exception):
+        runner.run()
+    runner.assert_transfer_count("failure", 0)
+    runner.assert_transfer_count("success", 0)
+    assert runner.queue_size() == 4
+    assert postgres.execute("select count(*) from pg_persons") == [(0,)]

@@ -144,7 +144,7 @@ def test_postgres_incremental_with_timestamps(postgres) -> None:
         )
     )
     runner.run()
-    assert runner.state == {"events@!@at": "2024-01-01 00:00:02"}
+    assert runner.state == {"events@!@at": "2024-01-01 00:00:02.0"}
     postgres.execute("insert into events values (3, '2024-01-01 00:00:03')")
     runner.clear_transfer_state()
     runner.run()
@@ -161,3 +161,185 @@ def test_missing_table_lists_nothing_and_yields(tmp_path: Path, caplog) -> None:
     assert runner.state == {}
     assert "no such table: NOWHERE" in caplog.text
     assert runner.context.yielded
+
+
+def _pg(postgres, **props: str) -> TestRunner:
+    runner = TestRunner(
+        QueryDatabaseTable(**{"Database Connection Pooling Service": "dbcp", **props})
+    )
+    runner.add_service(
+        DBCPConnectionPool(
+            "dbcp", **{"Database Connection URL": postgres.jdbc_url, "Database User": "postgres"}
+        )
+    )
+    return runner
+
+
+def _pg_table(postgres, table: str, rows: list[str]) -> None:
+    postgres.execute(f"drop table if exists {table}")
+    postgres.execute(
+        f"create table {table} (id integer not null, type varchar(20), name varchar(100), "
+        "scale float, created_on timestamp, bignum bigint default 0)"
+    )
+    for row in rows:
+        postgres.execute(f"insert into {table} (id, type, name, scale, created_on) values {row}")
+
+
+_ROWS = [
+    "(0, 'male', 'Joe Smith', 1.0, '1962-09-23 03:23:34.234')",
+    "(1, 'female', 'Carrie Jones', 5.0, '2000-01-01 03:23:34.234')",
+    "(2, NULL, NULL, 2.0, '2010-01-01 00:00:00')",
+]
+
+
+def test_with_null_int_column(postgres) -> None:
+    """NiFi's testWithNullIntColumn: a NULL integer is a row like the others."""
+    postgres.execute("drop table if exists test_null_int")
+    postgres.execute(
+        "create table test_null_int (id integer not null primary key, val1 integer, val2 integer)"
+    )
+    postgres.execute("insert into test_null_int values (0, NULL, 1), (1, 1, 1)")
+    runner = _pg(postgres, **{"Table Name": "TEST_NULL_INT"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    out = runner.flowfiles_for("success")[0]
+    out.assert_attribute_equals("querydbtable.row.count", "2")
+    assert [r["val1"] for r in _rows(out)] == [None, 1]
+
+
+def test_max_rows_per_flowfile_with_max_fragments(postgres) -> None:
+    """NiFi's testMaxRowsPerFlowFileWithMaxFragments: 100 rows, 9 a FlowFile, 3 fragments."""
+    _pg_table(postgres, "qdt_frags", [])
+    postgres.execute(
+        "insert into qdt_frags (id, name, scale, created_on) "
+        "select g, 'Joe Smith', 1.0, '1962-09-23 03:23:34.234' from generate_series(0, 99) g"
+    )
+    runner = _pg(
+        postgres,
+        **{
+            "Table Name": "qdt_frags",
+            "Maximum-value Columns": "ID",
+            "Max Rows Per Flow File": "9",
+            "Maximum Number of Fragments": "3",
+        },
+    )
+    runner.run()
+    outs = runner.flowfiles_for("success")
+    assert [len(_rows(o)) for o in outs] == [9, 9, 9]
+    assert [o.attributes["fragment.index"] for o in outs] == ["0", "1", "2"]
+    assert {o.attributes["fragment.count"] for o in outs} == {"3"}
+    assert len({o.attributes["fragment.identifier"] for o in outs}) == 1
+
+
+def test_added_rows_two_tables(postgres) -> None:
+    """NiFi's testAddedRowsTwoTables: another Table Name keeps its own maximum in state."""
+    _pg_table(postgres, "qdt_one", _ROWS)
+    _pg_table(postgres, "qdt_two", _ROWS)
+    runner = _pg(
+        postgres,
+        **{"Table Name": "qdt_one", "Maximum-value Columns": "ID", "Max Rows Per Flow File": "2"},
+    )
+    runner.run()
+    outs = runner.flowfiles_for("success")
+    assert [len(_rows(o)) for o in outs] == [2, 1]
+    assert {o.attributes["maxvalue.id"] for o in outs} == {"2"}
+    runner.clear_transfer_state()
+    runner.set_property("Table Name", "qdt_two")
+    runner.set_property("Max Rows Per Flow File", "0")
+    runner.run()
+    outs = runner.flowfiles_for("success")
+    assert [len(_rows(o)) for o in outs] == [3]
+    outs[0].assert_attribute_equals("tablename", "qdt_two")
+    runner.clear_transfer_state()
+    postgres.execute("insert into qdt_two (id, name) values (3, 'Mary West')")
+    runner.run()
+    outs = runner.flowfiles_for("success")
+    assert [r["id"] for o in outs for r in _rows(o)] == [3]
+    outs[0].assert_attribute_equals("maxvalue.id", "3")
+    assert runner.state == {"qdt_one@!@id": "2", "qdt_two@!@id": "3"}
+    runner.clear_transfer_state()
+    runner.run()
+    runner.assert_transfer_count("success", 0)
+
+
+def test_custom_sql_and_two_max_value_columns(postgres) -> None:
+    """NiFi's testCustomSQL: a Custom Query is aliased by Table Name and filtered by the WHERE
+    clause; with two Maximum-value Columns a row must pass both to be read."""
+    _pg_table(postgres, "qdt_custom", _ROWS)
+    postgres.execute("drop table if exists type_list")
+    postgres.execute("create table type_list (type_id integer, type varchar(20), descr text)")
+    postgres.execute("insert into type_list values (0, 'male', 'Man'), (1, 'female', 'Woman')")
+    runner = _pg(
+        postgres,
+        **{
+            "Table Name": "qdt_custom",
+            "Custom Query": "SELECT id, b.type as gender, b.descr, name, scale, created_on, "
+            "bignum FROM qdt_custom a INNER JOIN type_list b ON (a.type=b.type)",
+            "Additional WHERE clause": "gender = 'male'",
+            "Maximum-value Columns": "ID",
+            "Max Rows Per Flow File": "2",
+        },
+    )
+    runner.run()
+    outs = runner.flowfiles_for("success")
+    assert [r["id"] for o in outs for r in _rows(o)] == [0]
+    outs[0].assert_attribute_equals("tablename", "qdt_custom")
+    outs[0].assert_attribute_equals("maxvalue.id", "0")
+    runner.clear_transfer_state()
+    runner.run()
+    runner.assert_transfer_count("success", 0)
+    runner.set_property("Max Rows Per Flow File", "0")
+    postgres.execute("insert into qdt_custom (id, type, name) values (3, 'female', 'Mary West')")
+    runner.run()
+    runner.assert_transfer_count("success", 0)
+    runner.set_property("Maximum-value Columns", "id, created_on")
+    postgres.execute(
+        "insert into qdt_custom (id, type, name, scale, created_on) "
+        "values (4, 'male', 'Marty Johnson', 15.0, '2011-01-01 03:23:34.234')"
+    )
+    runner.run()
+    outs = runner.flowfiles_for("success")
+    assert [r["id"] for o in outs for r in _rows(o)] == [4]
+    outs[0].assert_attribute_equals("maxvalue.id", "4")
+    outs[0].assert_attribute_equals("maxvalue.created_on", "2011-01-01 03:23:34.234")
+    runner.clear_transfer_state()
+    postgres.execute(
+        "insert into qdt_custom (id, type, name, scale, created_on) "
+        "values (5, 'male', 'NO NAME', 15.0, '2001-01-01 03:23:34.234')"
+    )
+    runner.run()
+    runner.assert_transfer_count("success", 0)
+    postgres.execute(
+        "insert into qdt_custom (id, type, name, scale, created_on) "
+        "values (6, 'male', 'Mr. NiFi', 1.0, '2012-01-01 03:23:34.234')"
+    )
+    runner.run()
+    assert [r["id"] for o in runner.flowfiles_for("success") for r in _rows(o)] == [6]
+
+
+def test_initial_max_value_with_el(postgres, monkeypatch) -> None:
+    """NiFi's testInitialMaxValueWithEL: Table Name and initial.maxvalue.<column> from
+    environment variables; the timestamp maximum kept as NiFi's 1970-01-01 00:09:00.0."""
+    _pg_table(postgres, "qdt_el", [])
+    postgres.execute(
+        "insert into qdt_el (id, name, scale, created_on) select g, 'Joe Smith', 1.0, "
+        "timestamp '1970-01-01' + g * interval '1 minute' from generate_series(0, 9) g"
+    )
+    monkeypatch.setenv("QDT_TABLE", "qdt_el")
+    monkeypatch.setenv("created.on", "1970-01-01 00:05:00.000")
+    runner = _pg(
+        postgres,
+        **{
+            "Table Name": "${QDT_TABLE}",
+            "Maximum-value Columns": "created_on",
+            "initial.maxvalue.CREATED_ON": "${created.on}",
+        },
+    )
+    runner.run()
+    outs = runner.flowfiles_for("success")
+    assert [len(_rows(o)) for o in outs] == [4]
+    assert runner.state == {"qdt_el@!@created_on": "1970-01-01 00:09:00.0"}
+    runner.clear_transfer_state()
+    runner.run()
+    runner.assert_transfer_count("success", 0)
+    assert runner.state == {"qdt_el@!@created_on": "1970-01-01 00:09:00.0"}
