@@ -224,7 +224,21 @@ def to_text(value: Any) -> str:
         return value.strftime("%H:%M:%S")
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
+    if isinstance(value, (list, tuple)):  # Java's Arrays.toString: [first, second, null]
+        return "[" + ", ".join(_element_text(v) for v in value) + "]"
     return json.dumps(value, separators=(",", ":"), default=str)
+
+
+def _element_text(value: Any) -> str:
+    """An array element as ``Arrays.toString`` prints it.
+
+    A nested array or record, where Java prints an identity hash, is its JSON text.
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, (list, tuple, Mapping)):
+        return json.dumps(value, separators=(",", ":"), default=str)
+    return to_text(value)
 
 
 def _to_bool(value: Any) -> bool:
