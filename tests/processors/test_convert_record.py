@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import io
 import json
 from pathlib import Path
 
+import fastavro
 import pytest
 
 from flowcore import Flow, ProvenanceEventType
@@ -283,3 +286,112 @@ def test_on_spark_services_are_enabled_on_executors_and_tasks_stay_parallel(
     )
     assert result.count("convert", "success") == 6
     assert (tmp_path / "out" / "f3.csv").read_bytes() == b'{"id":3,"v":"a"}\n{"id":3,"v":"b"}'
+
+
+NAME_RECORD = {
+    "type": "record",
+    "name": "nameRecord",
+    "fields": [{"name": "last", "type": "string"}, {"name": "first", "type": "string"}],
+}
+STATUS = {
+    "name": "status",
+    "type": ["null", {"type": "enum", "name": "statusEnum", "symbols": ["ACTIVE", "INACTIVE"]}],
+    "default": None,
+}
+PERSON_WITH_NAME = {
+    "name": "personWithNameRecord",
+    "namespace": "nifi",
+    "type": "record",
+    "fields": [{"name": "id", "type": "int"}, {"name": "name", "type": NAME_RECORD}, STATUS],
+}
+
+
+def _json_with_schema(schema: dict, writer: object = None) -> TestRunner:
+    """A ConvertRecord runner: JsonTreeReader and a writer, both given *schema* as text."""
+    text = json.dumps(schema)
+    access = {"schema_access_strategy": "schema-text-property", "schema_text": text}
+    return converter(
+        JsonTreeReader("reader", **access), writer or JsonRecordSetWriter("writer", **access)
+    )
+
+
+def test_a_long_read_into_an_int_field_fails() -> None:
+    """NiFi's testJSONLongToInt: an id beyond an int's range sends the FlowFile to failure."""
+    runner = _json_with_schema(PERSON_WITH_NAME)
+    runner.enqueue(
+        b'[{"id": 2156760545, "name": {"last": "Doe", "first": "John"}, "status": "ACTIVE"}]'
+    )
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+
+
+def test_an_enum_value_outside_its_symbols_fails() -> None:
+    """NiFi's testEnumBadValue: status "ERROR" is not a symbol of the enum, so Avro fails."""
+    text = json.dumps(PERSON_WITH_NAME)
+    writer = AvroRecordSetWriter(
+        "writer", schema_access_strategy="schema-text-property", schema_text=text
+    )
+    runner = _json_with_schema(PERSON_WITH_NAME, writer)
+    runner.enqueue(b'[{"id": 485, "name": {"last": "Doe", "first": "John"}, "status": "ERROR"}]')
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+
+
+def test_fields_outside_the_schema_are_dropped_at_every_level() -> None:
+    """NiFi's testJSONDroppingUnknownFields: unknown keys, objects and arrays, nested ones too,
+    are not written."""
+    job = {
+        "type": "record",
+        "name": "jobType",
+        "fields": [
+            {"name": "jobId", "type": ["null", "string"]},
+            {"name": "jobName", "type": ["null", "string"]},
+        ],
+    }
+    jobs = {"name": "jobs", "type": ["null", {"type": "array", "items": job}]}
+    schema = {**PERSON_WITH_NAME, "fields": [*PERSON_WITH_NAME["fields"], jobs]}
+    runner = _json_with_schema(schema)
+    runner.enqueue(
+        json.dumps(
+            [
+                {
+                    "id": 485,
+                    "name": {"last": "Doe", "first": "John", "undefinedKeyInObject": "whatever"},
+                    "status": "ACTIVE",
+                    "undefinedKey": "whatever",
+                    "jobs": [{"jobId": "1", "jobName": "someJob", "undefinedKeyInObject": "x"}],
+                    "undefinedObjectArray": [{"elementId": "1", "elementName": "someName"}],
+                    "undefinedObject": {"elementId": "2", "elementName": "someName"},
+                    "undefinedScalarArray": [1, 2, 3],
+                }
+            ]
+        ).encode()
+    )
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    runner.flowfiles_for("success")[0].assert_content_equals(
+        '[{"id":485,"name":{"last":"Doe","first":"John"},"status":"ACTIVE",'
+        '"jobs":[{"jobId":"1","jobName":"someJob"}]}]'
+    )
+
+
+def test_a_date_text_converts_to_avros_days_since_the_epoch() -> None:
+    """NiFi's testDateConversionWithUTCMinusTimezone: "1970-01-02" is day 1 in the Avro output,
+    whatever the zone (Python reads no user.timezone; the date is zone-free)."""
+    schema = {
+        "type": "record",
+        "name": "DateRecord",
+        "fields": [{"name": "date", "type": {"type": "int", "logicalType": "date"}}],
+    }
+    reader = JsonTreeReader(
+        "reader",
+        schema_access_strategy="schema-text-property",
+        schema_text=json.dumps(schema),
+        date_format="yyyy-MM-dd",
+    )
+    runner = converter(reader, AvroRecordSetWriter("writer"))
+    runner.enqueue(b'{ "date": "1970-01-02" }')
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    (record,) = fastavro.reader(io.BytesIO(runner.flowfiles_for("success")[0].content))
+    assert record["date"] == dt.date(1970, 1, 2)
