@@ -313,3 +313,34 @@ def test_bad_data_routes_the_original_to_failure() -> None:
     )
     runner.assert_all_flowfiles_transferred("failure", 1)
     runner.flowfiles_for("failure")[0].assert_content_equals(b'{"name": "Tom", "age": 49')
+
+
+TAGGED = (
+    b'[{"id": "1", "tags": ["a", "d", "g"]}, {"id": "2", "tags": ["b", "e"]},'
+    b' {"id": "3", "tags": ["c", "f", "h"]}]'
+)
+
+
+def test_array_column_with_index() -> None:
+    """NiFi's testArrayColumnWithIndex (without CARDINALITY): tags[1] is the first element."""
+    runner = _json(TAGGED, rel='SELECT id, tags[1] as first, tags[2] as "second" FROM FLOWFILE')
+    runner.assert_transfer_count("rel", 1)
+    runner.flowfiles_for("rel")[0].assert_content_equals(
+        '{"id":"1","first":"a","second":"d"}\n'
+        '{"id":"2","first":"b","second":"e"}\n'
+        '{"id":"3","first":"c","second":"f"}'
+    )
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="DuckDB's CARDINALITY gives a UBIGINT a list index does not take "
+    "(array_extract(VARCHAR[], UBIGINT)); Calcite's gives an INTEGER",
+)
+def test_array_index_by_cardinality_is_the_last_element() -> None:
+    """NiFi's testArrayColumnWithIndex: tags[CARDINALITY(tags)] is the last element."""
+    runner = _json(TAGGED, rel="SELECT id, tags[CARDINALITY(tags)] as last FROM FLOWFILE")
+    runner.assert_transfer_count("rel", 1)
+    runner.flowfiles_for("rel")[0].assert_content_equals(
+        '{"id":"1","last":"g"}\n{"id":"2","last":"e"}\n{"id":"3","last":"h"}'
+    )
