@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 
 import pytest
 
@@ -310,3 +311,26 @@ def test_nested_array_in_nested_record() -> None:
         {"CHILD": ["child1"]},
         None,
     ]
+
+
+def test_infer_schema_without_a_content_field_name() -> None:
+    """TestXMLReader.testInferSchemaContentFieldNameNotSet / testInferSchemaIgnoreAttributes: a
+    single record; without Field Name for Content the text beside an attribute is dropped, and
+    without parsing attributes the element is its text."""
+    single = b"""<record><num>123</num><name>John Doe</name>
+      <software favorite="true">Apache NiFi</software></record>"""
+    rows = _rows(single, XmlReaderOptions())
+    assert rows == [{"num": 123, "name": "John Doe", "software": {"favorite": True}}]
+    ignored = XmlReaderOptions(parse_xml_attributes=False)
+    assert _rows(single, ignored) == [{"num": 123, "name": "John Doe", "software": "Apache NiFi"}]
+
+
+def test_infer_schema_where_name_values_have_mixed_types() -> None:
+    """TestXMLReader.testInferSchemaWhereNameValuesHasMixedTypes: repeated Data elements with a
+    Name attribute and text of mixed types are an array of records, the text under Value."""
+    data = b"""<UserData><Data Name="Param1">String1</Data><Data Name="Param2">2</Data>
+      <Data Name="Param3">String3</Data></UserData>"""
+    (row,) = _rows(data, XmlReaderOptions(content_field_name="Value"))
+    # Value is a CHOICE[INT, STRING]: each value the JSON text of the option it took
+    values = [(d["Name"], json.loads(d["Value"])) for d in row["Data"]]
+    assert values == [("Param1", "String1"), ("Param2", 2), ("Param3", "String3")]
