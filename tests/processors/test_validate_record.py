@@ -342,3 +342,39 @@ def test_validate_maps() -> None:
     assert record["id"] == "uuid"
     assert len(record["points"]) == 2
     assert [len(d["points"]) for d in record["data"]] == [2, 2, 2]
+
+
+def test_validate_csv_timestamp_zone_offset() -> None:
+    """NiFi's testValidateCsvTimestampZoneOffset: a timestamp with its zone offset (ZZZZZ, "Z"
+    for UTC) is valid and written back the same."""
+    schema = json.dumps(
+        {
+            "name": "ts",
+            "namespace": "nifi",
+            "type": "record",
+            "fields": [
+                {"name": "created", "type": {"type": "long", "logicalType": "timestamp-millis"}}
+            ],
+        }
+    )
+    # NiFi's case in a UTC JVM: timestamps here are written in UTC (docs/records.md)
+    serialized = "2020-01-01 12:00:00Z"
+    fmt = "yyyy-MM-dd HH:mm:ssZZZZZ"
+    access = {"schema_access_strategy": "schema-text-property", "schema_text": schema}
+    runner = TestRunner(
+        ValidateRecord(
+            record_reader="reader",
+            record_writer="writer",
+            record_writer_for_invalid_records="writer",
+            strict_type_checking="true",
+            **access,
+        )
+    )
+    runner.add_service(CSVReader("reader", timestamp_format=fmt, **access))
+    runner.add_service(
+        CSVRecordSetWriter("writer", timestamp_format=fmt, include_header_line="false")
+    )
+    runner.enqueue(serialized.encode())
+    runner.run()
+    runner.assert_transfer_count("valid", 1)
+    assert runner.flowfiles_for("valid")[0].content.decode().strip() == serialized
