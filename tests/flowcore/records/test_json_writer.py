@@ -315,3 +315,15 @@ def test_choice_array() -> None:
     """testChoiceArray: a CHOICE[ARRAY[STRING]] value is written as the JSON array."""
     schema = s.RecordSchema.of({"path": s.ChoiceType((s.ArrayType(s.STRING),))})
     assert _write(schema, [{"path": '["10.2.1.3"]'}]) == '[{"path":["10.2.1.3"]}]'
+
+
+def test_choice_array_of_strings_or_array_of_records() -> None:
+    """testChoiceArrayOfStringsOrArrayOfRecords: an inferred CHOICE of an array of strings and
+    an array of records is written back as it was read."""
+    from flowcore.records.json_reader import read_json
+
+    text = '[{"items":[{"itemData":["test"]},{"itemData":[{"quantity":10}]}]}]'
+    batches = list(read_json(io.BytesIO(text.encode())))
+    out = io.BytesIO()
+    write_json(batches, out)
+    assert out.getvalue().decode() == text
