@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flowcore.records import schema as s
+from flowcore.records.json_reader import read_json
 from flowcore.records.json_writer import (
     JsonRecordWriter,
     JsonWriterOptions,
@@ -320,8 +321,6 @@ def test_choice_array() -> None:
 def test_choice_array_of_strings_or_array_of_records() -> None:
     """testChoiceArrayOfStringsOrArrayOfRecords: an inferred CHOICE of an array of strings and
     an array of records is written back as it was read."""
-    from flowcore.records.json_reader import read_json
-
     text = '[{"items":[{"itemData":["test"]},{"itemData":[{"quantity":10}]}]}]'
     batches = list(read_json(io.BytesIO(text.encode())))
     out = io.BytesIO()
