@@ -310,7 +310,9 @@ class QueryRecord(Processor):
             with read_records(session, original, reader) as records:
                 stream = _batch_reader(records)
                 return self._run(session, original, stream, writer, name=name, sql=sql)
-        except duckdb.Error as error:
+        except (duckdb.Error, OSError) as error:
+            # DuckDB says so when it plans the query, or (UNION ALL) through pyarrow's OSError
+            # only when the result is read and the second scan starts
             if "already been consumed" not in str(error):
                 raise
         with read_records(session, original, reader) as records:

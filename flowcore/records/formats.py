@@ -262,10 +262,13 @@ def _format_field(part: tuple[str, int], value: dt.date | dt.time | dt.datetime)
         return f"{value.microsecond:06d}"[:width].ljust(width, "0")  # type: ignore[union-attr]
     if letter == "a":
         return "AM" if value.hour < 12 else "PM"  # type: ignore[union-attr]
-    if letter == "X":
+    # values are UTC: the zero offset as java.time prints it for each pattern letter and width
+    if letter == "X" or (letter == "Z" and width == 5):
         return "Z"
-    if letter in {"x", "Z"}:
-        return "+00:00" if width >= 3 and letter == "x" else "+0000"
+    if letter == "Z":
+        return "GMT" if width == 4 else "+0000"
+    if letter == "x":
+        return {1: "+00", 2: "+0000"}.get(width, "+00:00")
     return "UTC"  # z
 
 

@@ -104,33 +104,38 @@ def json_records(stream: IO[bytes], options: JsonReaderOptions) -> Iterator[Pars
             options.starting_field_name or ""
         ):
             return
+        nested = options.starting_field_strategy == NESTED_FIELD
         first = cursor.peek()
-        if first == "[":
-            cursor.take()
-            if cursor.peek() == "]":
-                return
-            while True:
-                for value in cursor.whole_lines(array=True):
+        while first:  # arrays and objects one after another, as Jackson reads them in NiFi
+            if first == "[":
+                cursor.take()
+                while cursor.peek() != "]":
+                    for value in cursor.whole_lines(array=True):
+                        number += 1
+                        yield number, None, _record(value, number, cursor)
+                    number += 1
+                    yield number, None, _record(cursor.value(), number, cursor)
+                    sep = cursor.peek()
+                    if sep == ",":
+                        cursor.take()
+                    elif sep != "]":
+                        expected = "',' or ']' between the array's records"
+                        raise _unexpected(cursor, number + 1, expected)
+                cursor.take()
+            else:
+                for value in () if nested else cursor.whole_lines(array=False):
+                    if isinstance(value, list):  # an array on one line: its records in turn
+                        for item in value:
+                            number += 1
+                            yield number, None, _record(item, number, cursor)
+                        continue
                     number += 1
                     yield number, None, _record(value, number, cursor)
+                if cursor.peek() in ("", "["):
+                    first = cursor.peek()
+                    continue
                 number += 1
                 yield number, None, _record(cursor.value(), number, cursor)
-                sep = cursor.peek()
-                if sep == ",":
-                    cursor.take()
-                elif sep == "]":
-                    return
-                else:
-                    raise _unexpected(cursor, number + 1, "',' or ']' between the array's records")
-        nested = options.starting_field_strategy == NESTED_FIELD
-        while first:
-            for value in () if nested else cursor.whole_lines(array=False):
-                number += 1
-                yield number, None, _record(value, number, cursor)
-            if not cursor.peek():
-                return
-            number += 1
-            yield number, None, _record(cursor.value(), number, cursor)
             if nested:
                 return
             first = cursor.peek()

@@ -224,7 +224,21 @@ def to_text(value: Any) -> str:
         return value.strftime("%H:%M:%S")
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
+    if isinstance(value, (list, tuple)):  # Java's Arrays.toString: [first, second, null]
+        return "[" + ", ".join(_element_text(v) for v in value) + "]"
     return json.dumps(value, separators=(",", ":"), default=str)
+
+
+def _element_text(value: Any) -> str:
+    """An array element as ``Arrays.toString`` prints it.
+
+    A nested array or record, where Java prints an identity hash, is its JSON text.
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, (list, tuple, Mapping)):
+        return json.dumps(value, separators=(",", ":"), default=str)
+    return to_text(value)
 
 
 def _to_bool(value: Any) -> bool:
@@ -405,11 +419,31 @@ _NIFI_ORDER = {
 
 def _fits(value: Any, option: DataType) -> bool:
     """Whether *value* coerces to *option* (NiFi's ``isCompatibleDataType``)."""
+    if _record_as_string(value, option):
+        return False
     try:
         coerce(value, option, TemporalFormats(), "")
     except (FieldError, ValueError, TypeError):
         return False
     return True
+
+
+def _record_as_string(value: Any, option: DataType) -> bool:
+    """Whether an object in *value* would meet a STRING in *option*.
+
+    NiFi's ``isStringTypeCompatible`` refuses a Record (a JSON object read for a field that is
+    not a MAP), so ``[{"quantity": 10}]`` under CHOICE[ARRAY[STRING], ARRAY[RECORD]] takes the
+    array of records, not the text of the object.
+    """
+    if isinstance(value, Mapping):
+        if option.name == "string":
+            return True
+        if isinstance(option, RecordType):
+            return any(_record_as_string(value.get(f.name), f.type) for f in option.schema.fields)
+        return False
+    if isinstance(value, (list, tuple)) and isinstance(option, ArrayType) and option.element:
+        return any(_record_as_string(v, option.element) for v in value)
+    return False
 
 
 def _own_type(value: Any) -> str:

@@ -218,12 +218,22 @@ class CSVReader(RecordReaderService):
 
 
 def _header_names(head: bytes, options: CsvReaderOptions) -> list[str]:
+    """The header line's names as Commons CSV's header map keys them.
+
+    Unquoted, unescaped and trimmed; a repeated name once, where it first stands.
+    """
     text = head.decode(options.character_set, "replace").lstrip("\ufeff")
     dialect = options.dialect()
     names = next(
-        csv.reader([text], delimiter=dialect.delimiter, quotechar=dialect.quote or '"'), []
+        csv.reader(
+            [text],
+            delimiter=dialect.delimiter,
+            quotechar=dialect.quote or '"',
+            escapechar=dialect.escape,
+        ),
+        [],
     )
-    return [n.strip() for n in names]
+    return list(dict.fromkeys(n.strip() for n in names))
 
 
 def _never_schemaless(

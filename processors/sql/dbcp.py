@@ -155,8 +155,10 @@ class DBCPService(ControllerService):
         raise NotImplementedError
 
     def enabling(self) -> int:
-        """A number no other enabling in this process has: what caches of the database's
-        catalogue (reflected tables) are keyed on, so each enabling reads the catalogue anew.
+        """A number no other enabling in this process has.
+
+        Caches of the database's catalogue (reflected tables) key on it, so each enabling
+        reads the catalogue anew.
         """
         return getattr(self, "_enabling", 0)
 

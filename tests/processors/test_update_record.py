@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from flowcore import ProvenanceEventType
 from tests.processors._update_record import (
+    NAME_FIELDS_ONLY,
     PERSON,
     PERSON_WITH_NAME_RECORD,
     PERSON_WITH_NAME_STRING,
@@ -274,3 +277,22 @@ def test_record_path_errors_are_record_failures() -> None:
     runner.run()
     runner.assert_all_flowfiles_transferred("failure", 1)
     assert runner.flowfiles_for("failure")[0].attributes["record.error.message"]
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        ("/", "/name/*"),  # testSetRootPathAbsoluteWithMultipleValues
+        ("/", "/name"),  # testSetRootPathAbsoluteWithSingleValue
+        ("/name/..", "/name/*"),  # testSetRootPathRelativeWithMultipleValues
+        ("/name/..", "/name"),  # testSetRootPathRelativeWithSingleValue
+    ],
+)
+def test_set_root_path(path: str, value: str) -> None:
+    """NiFi's testSetRootPathAbsolute/RelativeWithMultiple/SingleValue(s): setting the root
+    (/ or /name/..) to the name record or its fields makes the record those fields."""
+    runner = json_runner(PERSON_WITH_NAME_RECORD, NAME_FIELDS_ONLY, **{path: value})
+    runner.set_property("Replacement Value Strategy", "record-path-value")
+    runner.enqueue(PERSON)
+    runner.run()
+    assert only_success(runner) == '[ {\n  "last" : "Doe",\n  "first" : "John"\n} ]'

@@ -589,3 +589,115 @@ def test_a_column_of_one_format_infers_as_row_wise(
         {"a": 0}, rows, options.dialect(), trim_double_quote=True, temporal=options.temporal
     )
     assert inferred == expected, rows
+ESCAPED = (
+    b"id, name, balance, address, city, state, zipCode, country\n"
+    b'1, John Doe\\, "4750.89", "123 My Street", My City, MS, 11111, USA\n'
+    b"2, Jane Doe, 4820.09, 321 Your Street, Your City, NY, 33333, USA"
+)
+JANE = {
+    "id": "2",
+    "name": "Jane Doe",
+    "balance": 4820.09,
+    "address": "321 Your Street",
+    "city": "Your City",
+    "state": "NY",
+    "zipCode": "33333",
+    "country": "USA",
+}
+
+
+def test_utf8_values_read_unchanged() -> None:
+    """testUTF8: a UTF-8 value outside Latin-1 reads back as written."""
+    schema = s.RecordSchema.of({"name": s.STRING})
+    assert _rows("name\n黃凱揚".encode(), HEADER, schema) == [{"name": "黃凱揚"}]
+
+
+def test_a_schema_field_missing_from_the_header_is_null_unless_the_header_is_ignored() -> None:
+    """testFieldInSchemaButNotHeader: by header name the extra value has no column (country
+    null); with "Ignore CSV Header Column Names" the schema names the columns (country USA)."""
+    data = (
+        b"id, name, balance, address, city, state, zipCode\n"
+        b'1, John, 40.80, "123 My Street", My City, MS, 11111, USA'
+    )
+    strings = s.RecordSchema.of(dict.fromkeys(NAMES, s.STRING))
+    (row,) = _rows(data, HEADER, strings)
+    assert (row["balance"], row["address"], row["zipCode"]) == ("40.80", "123 My Street", "11111")
+    assert row["country"] is None
+    ignore = CsvReaderOptions(first_line_is_header=True, ignore_header_column_names=True)
+    (row,) = _rows(data, ignore, strings)
+    assert row["country"] == "USA"
+
+
+def test_a_value_beyond_the_header_is_dropped() -> None:
+    """testExtraFieldNotInHeader: a ninth value with no header name is not in the record."""
+    data = (
+        b"id, name, balance, address, city, state, zipCode, country\n"
+        b'1, John, 40.80, "123 My Street", My City, MS, 11111, USA, North America'
+    )
+    (row,) = _rows(data, HEADER, s.RecordSchema.of(dict.fromkeys(NAMES, s.STRING)))
+    assert list(row) == NAMES
+    assert (row["address"], row["country"]) == ("123 My Street", "USA")
+
+
+def test_a_control_character_value_separator() -> None:
+    """testMultipleRecordsDelimitedWithSpecialChar: Value Separator \\u0001, quoted values."""
+    data = ESCAPED.replace(b"\\,", b",").replace(b", ", b"\x01").replace(b",", b"\x01")
+    options = CsvReaderOptions(first_line_is_header=True, value_separator="\x01")
+    rows = _rows(data, options)
+    assert rows[0] == {
+        "id": "1",
+        "name": "John Doe",
+        "balance": 4750.89,
+        "address": "123 My Street",
+        "city": "My City",
+        "state": "MS",
+        "zipCode": "11111",
+        "country": "USA",
+    }
+    assert rows[1] == JANE
+
+
+def test_without_an_escape_character_a_backslash_is_a_plain_character() -> None:
+    """testMultipleRecordsEscapedWithNull: no Escape Character keeps "John Doe\\" as written."""
+    options = CsvReaderOptions(first_line_is_header=True, escape_character=None)
+    rows = _rows(ESCAPED, options)
+    assert (rows[0]["name"], rows[0]["balance"]) == ("John Doe\\", 4750.89)
+    assert rows[1] == JANE
+
+
+def test_an_escaped_separator_that_shifts_a_number_column_is_a_record_error() -> None:
+    """testMultipleRecordsEscapedWithChar: the escaped comma joins two values, so balance reads
+    "123 My Street" and the record is refused."""
+    with pytest.raises(RecordError, match="123 My Street"):
+        _rows(ESCAPED)
+
+
+def test_without_double_quote_trimming_quoted_values_keep_their_quotes() -> None:
+    """testSimpleParse_withoutDoubleQuoteTrimming / testMissingField_withoutDoubleQuoteTrimming:
+    Trim Double Quote false leaves the quotes a trimmed value kept, a short row's rest null."""
+    data = (
+        b"id, name, balance, address, city, state, zipCode, country\n"
+        b'1, John, 40.80, "123 My Street", My City, MS, 11111\n'
+    )
+    options = CsvReaderOptions(first_line_is_header=True, trim_double_quote=False)
+    (row,) = _rows(data, options)
+    assert (row["address"], row["country"]) == ('"123 My Street"', None)
+
+
+def test_dates_and_times_parse_with_the_default_and_given_formats() -> None:
+    """testDate / testDateNullFormat / testTimeNullFormat: NiFi's default formats without a
+    Date/Time Format, the Java pattern when one is given."""
+    schema = s.RecordSchema.of({"date": s.DATE, "time": s.TIME})
+    (row,) = _rows(b"date,time\n1983-11-30,12:34:56\n", HEADER, schema)
+    assert row == {"date": dt.date(1983, 11, 30), "time": dt.time(12, 34, 56)}
+    us = CsvReaderOptions(first_line_is_header=True, date_format="MM/dd/yyyy", time_format="HHmmss")
+    (row,) = _rows(b"date,time\n11/30/1983,123456\n", us, schema)
+    assert row == {"date": dt.date(1983, 11, 30), "time": dt.time(12, 34, 56)}
+
+
+def test_a_date_not_in_the_date_format_is_a_record_error() -> None:
+    """testDateNoCoercionUnexpectedFormat, coerced: "11/30/1983" does not fit MM-dd-yyyy."""
+    schema = s.RecordSchema.of({"date": s.DATE})
+    options = CsvReaderOptions(first_line_is_header=True, date_format="MM-dd-yyyy")
+    with pytest.raises(RecordError, match="11/30/1983"):
+        _rows(b"date\n11/30/1983", options, schema)

@@ -35,12 +35,13 @@ def _write(schema: s.RecordSchema, rows: list[dict], **options: object) -> bytes
     ],
 )
 def test_quote_modes(mode: str, expected: bytes) -> None:
-    """Quote Mode as Commons CSV prints it."""
+    """testNumbersNotQuoted: Quote Mode as Commons CSV prints it."""
     assert _write(PERSON, [{"name": "John Doe", "age": 30}], quote_mode=mode) == expected
 
 
 def test_escape_characters_as_nifis_tests() -> None:
-    """testEscapeCharInValue / ...WithoutEscapeChar: the escape char forces quotes, escaped."""
+    """testEscapeCharInValueWriteRecord / testEmptyEscapeCharWriteRecord: the escape char forces
+    quotes, escaped."""
     row = {"id": "1\\", "name": "John Doe"}
     assert _write(ID_NAME, [row]) == b'id,name\n"1\\\\",John Doe\n'
     assert _write(ID_NAME, [row], escape_character=None) == b"id,name\n1\\,John Doe\n"
@@ -144,3 +145,19 @@ def test_columns_printed_at_once_are_the_record_printers_bytes(
         writer.finish()
         outputs.append(out.getvalue())
     assert outputs[0] == outputs[1]
+
+
+def test_missing_and_extra_fields_follow_the_writers_schema() -> None:
+    """testMissingFieldWriteRecord / testExtraFieldInWriteRecord /
+    testMissingAndExtraFieldWriteRecord: a field the records lack is empty, one the schema
+    lacks is not written."""
+
+    def write(schema: s.RecordSchema, rows: list[dict]) -> bytes:
+        out = io.BytesIO()
+        write_csv([pa.RecordBatch.from_pylist(rows)], out, CsvWriterOptions(), schema)
+        return out.getvalue()
+
+    assert write(ID_NAME, [{"id": "1"}]) == b"id,name\n1,\n"
+    assert write(ID_NAME, [{"id": "1", "dob": "1/1/1970"}]) == b"id,name\n1,\n"
+    only_id = s.RecordSchema.of({"id": s.STRING})
+    assert write(only_id, [{"id": "1", "name": "John"}]) == b"id\n1\n"

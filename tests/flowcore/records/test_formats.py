@@ -172,3 +172,22 @@ def test_patterns_without_a_vectorised_form_say_so() -> None:
         "dd.MM.uuuu yyyy",
     ):
         assert formats.pattern(java).parse_column(pa.array(["x"])) is None
+
+
+@pytest.mark.parametrize(
+    ("java", "text"),
+    [
+        ("X", "Z"),
+        ("XXX", "Z"),
+        ("Z", "+0000"),
+        ("ZZZZ", "GMT"),
+        ("ZZZZZ", "Z"),
+        ("x", "+00"),
+        ("xx", "+0000"),
+        ("xxx", "+00:00"),
+    ],
+)
+def test_the_zero_offset_prints_as_java_time(java: str, text: str) -> None:
+    """A UTC value's offset as DateTimeFormatter prints each letter and width (ZZZZZ is "Z", as
+    NiFi's testValidateCsvTimestampZoneOffset writes in a UTC JVM)."""
+    assert formats.pattern(java).format(dt.datetime(2020, 1, 1, 12)) == text

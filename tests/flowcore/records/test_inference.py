@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 
+import pyarrow as pa
 import pytest
 
 from flowcore.records import schema as s
@@ -121,7 +122,8 @@ def test_csv_text_infers_nifis_types(text: str, expected: s.DataType | None) -> 
 
 
 def test_csv_columns_infer_as_nifis_prov_events_case() -> None:
-    """TestCSVSchemaInference's case: temporal types by the formats, a CHOICE when text mixes."""
+    """TestCSVSchemaInference.testInferenceIncludesAllRecords: temporal types by the formats, a
+    CHOICE when text mixes."""
     temporal = TemporalFormats("yyyy-MM-dd", "HH:mm:ss", "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'")
     names = [
         "eventOrdinal",
@@ -162,3 +164,58 @@ def test_csv_columns_infer_as_nifis_prov_events_case() -> None:
         s.DATE,
         s.INT,
     ]
+
+
+def _nested_test_array(records: list[dict]) -> s.DataType:
+    """The inferred type of test_record.array_test_record.test_array in *records*."""
+    schema = infer_record_schema(records)
+    (record,) = schema.fields
+    assert isinstance(record.type, s.RecordType)
+    (child,) = record.type.schema.fields
+    assert isinstance(child.type, s.RecordType)
+    (array,) = child.type.schema.fields
+    return array.type
+
+
+def test_nested_choice_of_array_types() -> None:
+    """TestJsonSchemaInference.testNestedChoiceOfArrayTypes: an array of records and an array of
+    strings at the same nested field give a CHOICE of the two arrays."""
+    records = [
+        {"test_record": {"array_test_record": {"test_array": [{"greeting": "hello"}]}}},
+        {"test_record": {"array_test_record": {"test_array": ["test"]}}},
+    ]
+    greeting = s.RecordType(s.RecordSchema.of({"greeting": s.STRING}))
+    assert _nested_test_array(records) == s.ChoiceType(
+        (s.ArrayType(greeting), s.ArrayType(s.STRING))
+    )
+
+
+def test_nested_choice_of_empty_or_string_array() -> None:
+    """TestJsonSchemaInference.testNestedChoiceOfEmptyOrStringArray: an empty array merges into
+    the array of strings, no CHOICE."""
+    records = [
+        {"test_record": {"array_test_record": {"test_array": []}}},
+        {"test_record": {"array_test_record": {"test_array": ["test"]}}},
+    ]
+    assert _nested_test_array(records) == s.ArrayType(s.STRING)
+
+
+def test_nested_array_of_records_and_empty_arrays() -> None:
+    """TestJsonSchemaInference.testNestedArrayOfRecords / testEmptyArrays: an empty array then
+    one of records infers ARRAY[RECORD]; arrays only ever empty are stored as strings."""
+    records = [
+        {"data": {"items": [{"itemId": "10", "itemSchedules": []}]}},
+        {"data": {"items": [{"itemId": "20", "itemSchedules": [{"scheduleItem": "10"}]}]}},
+    ]
+    schema = infer_record_schema(records)
+    data = schema.fields[0].type
+    assert isinstance(data, s.RecordType)
+    items = data.schema.fields[0].type
+    assert isinstance(items, s.ArrayType)
+    assert isinstance(items.element, s.RecordType)
+    schedules = items.element.schema.fields[1].type
+    assert schedules == s.ArrayType(s.RecordType(s.RecordSchema.of({"scheduleItem": s.STRING})))
+    empty = infer_record_schema([{"items": [{"itemData": [], "test": 1}]}])
+    assert empty.to_arrow().field("items").type.value_type.field("itemData").type == pa.list_(
+        pa.string()
+    )

@@ -263,3 +263,97 @@ def _typed_rows(content: bytes, schema: s.RecordSchema) -> list[dict[str, object
         for b in read_json(io.BytesIO(content), JsonReaderOptions(), schema)
         for r in b.to_pylist()
     ]
+
+
+def test_arrays_and_objects_one_after_another_read_as_one_record_set() -> None:
+    """testReadMultilineArrays / testReadMixedJSON: two arrays, or an array then objects on one
+    line and over several lines, read four records in order."""
+    more = ACCOUNTS.replace(b'"id": 1', b'"id": 3').replace(b'"id": 2', b'"id": 4')
+    mixed = ACCOUNTS + b'\n{"id": 3, "name": "Maria Doe"}\n{\n  "id": 4,\n  "name": "Xi Doe"\n}'
+    assert [r["id"] for r in _rows(ACCOUNTS + b"\n" + more, schema=ACCOUNT_SCHEMA)] == [1, 2, 3, 4]
+    assert [r["name"] for r in _rows(mixed, schema=ACCOUNT_SCHEMA)] == [
+        "John Doe",
+        "Jane Doe",
+        "Maria Doe",
+        "Xi Doe",
+    ]
+
+
+def test_unicode_escapes_and_long_ids_read_exactly() -> None:
+    """testReadUnicodeCharacters: \\u escapes decode, an 18-digit id stays an exact LONG."""
+    doc = (
+        b'{"created_at": "Thu Feb 16 01:19:42 +0000 2017", "id": 832036744985577473,'
+        b' "unicode": "\\u3061\\u3083\\u6ce3\\u304d\\u305d\\u3046",'
+        b' "from": {"id": 788946702264507903, "name": "john"}}'
+    )
+    origin = s.RecordType(s.RecordSchema.of({"id": s.LONG, "name": s.STRING}))
+    schema = s.RecordSchema.of(
+        {"created_at": s.STRING, "id": s.LONG, "unicode": s.STRING, "from": origin}
+    )
+    (row,) = _rows(doc, schema=schema)
+    assert row["id"] == 832036744985577473
+    assert row["unicode"] == "\u3061\u3083\u6ce3\u304d\u305d\u3046"
+    assert row["from"] == {"id": 788946702264507903, "name": "john"}
+
+
+def test_an_array_of_strings_read_as_a_string_prints_as_java() -> None:
+    """testArrayOfStringsToString: an array in a STRING field reads "[first, second, third]"."""
+    schema = s.RecordSchema.of({"labels": s.STRING})
+    rows = _rows(b'[{"labels": ["first", "second", "third"]}]', schema=schema)
+    assert rows == [{"labels": "[first, second, third]"}]
+
+
+def test_a_number_read_into_a_string_field_is_its_text_and_unknown_fields_drop() -> None:
+    """testReadRawRecordTypeCoercion (coerced): id 1 reads "1", fields outside the schema drop."""
+    schema = s.RecordSchema.of({"id": s.STRING, "name": s.STRING})
+    assert _rows(ACCOUNTS, schema=schema)[0] == {"id": "1", "name": "John Doe"}
+
+
+def test_similar_records_under_a_nested_field_merge_into_one_inferred_schema() -> None:
+    """testMergeOfSimilarRecords: fields from both records, a BOOLEAN/STRING field mixes."""
+    doc = b"""{"dataCollection": [
+        {"integer": 1, "boolean": true, "booleanOrString": true},
+        {"integer": 2, "string": "stringValue2", "booleanOrString": "booleanOrStringValue2"}]}"""
+    nested = JsonReaderOptions(
+        starting_field_strategy="NESTED_FIELD", starting_field_name="dataCollection"
+    )
+    rows = _rows(doc, nested)
+    assert [sorted(r) for r in rows] == [["boolean", "booleanOrString", "integer", "string"]] * 2
+    assert (rows[0]["integer"], rows[0]["boolean"], rows[0]["string"]) == (1, True, None)
+    assert (rows[1]["integer"], rows[1]["boolean"], rows[1]["string"]) == (2, None, "stringValue2")
+    assert [r["booleanOrString"] in (True, "true") for r in rows] == [True, False]
+
+
+def test_a_missing_or_deep_starting_field() -> None:
+    """testStartFromNonExistentFieldWithDefinedSchema / testStartFromDeepNestedObject: a name
+    not in the document reads no records; a name two levels down reads the object there."""
+    doc = b"""{"rootInt": 100, "rootString": "root_string",
+        "nestedLevel1Record": {"nestedLevel1Int": 110, "nestedLevel1String": "root.level1:string",
+            "nestedLevel2Record": {"nestedLevel2Int": 111,
+                                   "nestedLevel2String": "root.level1.level2:string"}}}"""
+    missing = JsonReaderOptions(starting_field_strategy="NESTED_FIELD", starting_field_name="x")
+    assert _rows(doc, missing, ACCOUNT_SCHEMA) == []
+    deep = JsonReaderOptions(
+        starting_field_strategy="NESTED_FIELD", starting_field_name="nestedLevel2Record"
+    )
+    assert _rows(doc, deep) == [
+        {"nestedLevel2Int": 111, "nestedLevel2String": "root.level1.level2:string"}
+    ]
+
+
+def test_arrays_with_null_elements_infer_and_read() -> None:
+    """testChoiceOfArrayTypesWithNullElements: arrays of records, of nulls and ints, of booleans
+    and records infer a schema both records read with."""
+    doc = (
+        b'{"id":1,"changes":{"config": [{"db": {"host": "old"}}, {"db": {"host": "new"}}],'
+        b' "status": [true, false]}}\n'
+        b'{"id":2,"changes":{"config": [null, 42], "status": [null, {"code": 200}]}}\n'
+    )
+    first, second = _rows(doc)
+    assert (first["id"], second["id"]) == (1, 2)
+    # a CHOICE holds the JSON text of the option it took (see docs/records.md, Types)
+    assert first["changes"] == {
+        "config": '[{"db":{"host":"old"}},{"db":{"host":"new"}}]',
+        "status": "[true,false]",
+    }
+    assert second["changes"] == {"config": "[null,42]", "status": '[null,{"code":200}]'}

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flowcore.records import schema as s
+from flowcore.records.json_reader import read_json
 from flowcore.records.json_writer import (
     JsonRecordWriter,
     JsonWriterOptions,
@@ -296,3 +297,56 @@ def test_vectorised_records_are_the_value_by_value_printers_bytes(
     if grouping == "output-array":
         body = ("[ " + body + " ]" if rows else "[ ]") if pretty else "[" + body + "]"
     assert out.getvalue().decode() == body
+
+
+def test_missing_and_extra_fields_follow_the_writers_schema() -> None:
+    """testMissingFieldInWriteRecord / testExtraFieldInWriteRecord /
+    testMissingAndExtraFieldInWriteRecord: a field the records lack is null, one the schema
+    lacks is not written."""
+    schema = s.RecordSchema.of({"id": s.STRING, "name": s.STRING})
+    out = io.BytesIO()
+    write_json([pa.RecordBatch.from_pylist([{"id": "1"}])], out, schema=schema)
+    assert out.getvalue() == b'[{"id":"1","name":null}]'
+    out = io.BytesIO()
+    extra = pa.RecordBatch.from_pylist([{"id": "1", "dob": "1/1/1970"}])
+    write_json([extra], out, schema=schema)
+    assert out.getvalue() == b'[{"id":"1","name":null}]'
+    out = io.BytesIO()
+    only_id = s.RecordSchema.of({"id": s.STRING})
+    write_json([pa.RecordBatch.from_pylist([{"id": "1", "name": "John"}])], out, schema=only_id)
+    assert out.getvalue() == b'[{"id":"1"}]'
+
+
+@pytest.mark.parametrize(
+    ("millis", "expected"),
+    [
+        (1623926285000, "1623926285.000"),
+        (1623926285001, "1623926285.001"),
+        (1623926285999, "1623926285.999"),
+        (0, "0.000"),
+        (-1, "-0.001"),
+        (253402300799999, "253402300799.999"),
+    ],
+)
+def test_epoch_seconds_values(millis: int, expected: str) -> None:
+    """testEpochSecondsValues: EPOCH_SECONDS prints seconds with three decimals."""
+    schema = s.RecordSchema.of({"timestamp": s.TIMESTAMP})
+    row = {"timestamp": dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=millis)}
+    written = _write(schema, [row], timestamp_representation="EPOCH_SECONDS")
+    assert written == f'[{{"timestamp":{expected}}}]'
+
+
+def test_choice_array() -> None:
+    """testChoiceArray: a CHOICE[ARRAY[STRING]] value is written as the JSON array."""
+    schema = s.RecordSchema.of({"path": s.ChoiceType((s.ArrayType(s.STRING),))})
+    assert _write(schema, [{"path": '["10.2.1.3"]'}]) == '[{"path":["10.2.1.3"]}]'
+
+
+def test_choice_array_of_strings_or_array_of_records() -> None:
+    """testChoiceArrayOfStringsOrArrayOfRecords: an inferred CHOICE of an array of strings and
+    an array of records is written back as it was read."""
+    text = '[{"items":[{"itemData":["test"]},{"itemData":[{"quantity":10}]}]}]'
+    batches = list(read_json(io.BytesIO(text.encode())))
+    out = io.BytesIO()
+    write_json(batches, out)
+    assert out.getvalue().decode() == text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 
 import pyarrow as pa
@@ -103,3 +104,80 @@ def test_microsecond_timestamps_are_written_to_the_millisecond_as_nifi_does() ->
         ParquetRecordWriter(io.BytesIO(), narrow).write(
             pa.record_batch([pa.array([2**40], pa.int64())], names=["n"])
         )
+
+
+def _parquet(table: pa.Table) -> io.BytesIO:
+    """*table* as a Parquet file written by pyarrow (not by our writer), rewound."""
+    out = io.BytesIO()
+    pq.write_table(table, out)
+    out.seek(0)
+    return out
+
+
+def test_read_parquet_with_temporal_logical_types() -> None:
+    """TestParquetReader.testReadParquetWithTemporalLogicalTypes: date, time-millis/micros and
+    timestamp-millis/micros (and a nullable one) read as NiFi's DATE, TIME and TIMESTAMP."""
+    n = 5
+    day = dt.date(2024, 1, 15)
+    moment = dt.datetime(2024, 1, 15, 10, 30, 45, 123000)
+    table = pa.table(
+        {
+            "id": pa.array(range(n), pa.int32()),
+            "date_field": pa.array([day] * n, pa.date32()),
+            "time_millis_field": pa.array([dt.time(10, 30, 45, 123000)] * n, pa.time32("ms")),
+            "time_micros_field": pa.array([dt.time(10, 30, 45, 123456)] * n, pa.time64("us")),
+            "timestamp_millis_field": pa.array([moment] * n, pa.timestamp("ms", "UTC")),
+            "timestamp_micros_field": pa.array([moment] * n, pa.timestamp("us", "UTC")),
+            "nullable_timestamp_field": pa.array([moment] * n, pa.timestamp("ms", "UTC")),
+        }
+    )
+    (batch,) = read_parquet(_parquet(table))
+    schema = s.RecordSchema.from_arrow(batch.schema)
+    assert [f.type for f in schema.fields] == [
+        s.INT,
+        s.DATE,
+        s.TIME,
+        s.TIME,
+        s.TIMESTAMP,
+        s.TIMESTAMP,
+        s.TIMESTAMP,
+    ]
+    rows = batch.to_pylist()
+    assert [r["id"] for r in rows] == list(range(n))
+    assert all(None not in r.values() for r in rows)
+    assert rows[0]["date_field"] == day
+
+
+def test_read_users() -> None:
+    """TestParquetReader.testReadUsers: ten users (name, favorite number, favorite color, a
+    null among them) read back in order."""
+    users = [
+        {"name": f"Bob{i}", "favorite_number": i, "favorite_color": None if i % 3 else "blue"}
+        for i in range(10)
+    ]
+    table = pa.Table.from_pylist(
+        users,
+        pa.schema(
+            [
+                ("name", pa.string()),
+                ("favorite_number", pa.int32()),
+                ("favorite_color", pa.string()),
+            ]
+        ),
+    )
+    rows = [r for b in read_parquet(_parquet(table)) for r in b.to_pylist()]
+    assert rows == users
+
+
+def test_a_list_column_reads_as_an_array_of_its_elements() -> None:
+    """TestParquetReader.testReaderWithAddListElementRecordsDisabled: a Parquet LIST reads as
+    [blue, red, yellow] (NiFi's default wraps each in an {element} record only when asked)."""
+    table = pa.Table.from_pylist(
+        [{"name": "Bob", "favorite_number": 1, "favorite_colors": ["blue", "red", "yellow"]}]
+    )
+    (row,) = [r for b in read_parquet(_parquet(table)) for r in b.to_pylist()]
+    assert row == {
+        "name": "Bob",
+        "favorite_number": 1,
+        "favorite_colors": ["blue", "red", "yellow"],
+    }

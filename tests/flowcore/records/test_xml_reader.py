@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 
 import pytest
 
@@ -233,3 +234,103 @@ def test_infer_string_field_with_attributes() -> None:
     assert row["software"] == {"favorite": True, "contentfield": "Apache NiFi"}
     ignored = XmlReaderOptions(records_as_array=True, parse_xml_attributes=False)
     assert _inferred(TEXT_WITH_ATTRIBUTE, ignored).field("software").type == s.STRING
+
+
+EXPECTED_PEOPLE = [
+    ["Cleve Butler", 42, "USA"],
+    ["Ainslie Fletcher", 33, "UK"],
+    ["Amélie Bonfils", 74, "FR"],
+    ["Elenora Scrivens", 16, "USA"],
+]
+
+
+def test_cdata_and_namespaced_elements_read_as_plain_fields() -> None:
+    """testCData / testNameSpaces: CDATA text is the value; a prefixed element (F:NAME) is the
+    field of its local name."""
+    people = [(n, a, c) for n, a, c in EXPECTED_PEOPLE]
+    cdata = "<PEOPLE>" + "".join(
+        f"<PERSON><NAME><![CDATA[{n}]]></NAME><AGE><![CDATA[{a}]]></AGE>"
+        f"<COUNTRY><![CDATA[{c}]]></COUNTRY></PERSON>"
+        for n, a, c in people
+    )
+    rows = _rows((cdata + "</PEOPLE>").encode(), schema=SIMPLE)
+    assert [list(r.values()) for r in rows] == EXPECTED_PEOPLE
+    spaced = '<PEOPLE xmlns:F="http://www.nifi-testfile.org">' + "".join(
+        f"<PERSON><F:NAME>{n}</F:NAME><F:AGE>{a}</F:AGE><F:COUNTRY>{c}</F:COUNTRY></PERSON>"
+        for n, a, c in people
+    )
+    rows = _rows((spaced + "</PEOPLE>").encode(), schema=SIMPLE)
+    assert [list(r.values()) for r in rows] == EXPECTED_PEOPLE
+
+
+def test_empty_elements_are_null() -> None:
+    """testParseEmptyFields: <NAME></NAME> and <NAME/> are null, for every type."""
+    data = b"""<PEOPLE><PERSON ID=""><NAME></NAME><AGE></AGE><COUNTRY></COUNTRY></PERSON>
+      <PERSON><NAME/><AGE/><COUNTRY/></PERSON></PEOPLE>"""
+    assert [list(r.values()) for r in _rows(data, schema=SIMPLE)] == [[None, None, None]] * 2
+
+
+def test_an_empty_root_is_no_records_and_empty_content_is_refused() -> None:
+    """testParseEmptyArray / testEmptyStreamAsArray / testEmptyStreamAsSingleRecord /
+    testEmptyStreamWIthXmlHeader: <root></root> has no records; no root element is an error."""
+    assert _rows(b"<root></root>", schema=SIMPLE) == []
+    single = XmlReaderOptions(content_field_name="CONTENT")
+    for data in (b"", b'<?xml version="1.0" encoding="utf-8"?>'):
+        for options in (ARRAY, single):
+            with pytest.raises(RecordError):
+                _rows(data, options, SIMPLE)
+
+
+def test_a_record_where_a_simple_field_is_expected_is_null() -> None:
+    """testSimpleFieldExpectedButRecordFound: a STRING field whose element has children (and no
+    Field Name for Content text) is null."""
+    data = b"""<PEOPLE><PERSON><NAME>Cleve Butler</NAME><AGE>42</AGE><COUNTRY>USA</COUNTRY>
+      <ADDRESS><STREET>292 West Street</STREET><CITY>Jersey City</CITY></ADDRESS></PERSON>
+      </PEOPLE>"""
+    schema = s.RecordSchema.of({**{f.name: f.type for f in SIMPLE}, "ADDRESS": s.STRING})
+    (row,) = _rows(data, schema=schema)
+    assert row["ADDRESS"] is None
+    assert row["NAME"] == "Cleve Butler"
+
+
+def test_nested_array_in_nested_record() -> None:
+    """testNestedArrayInNestedRecord: CHILDREN is a record whose CHILD array holds every
+    repeated element; a person without CHILDREN has null."""
+    data = b"""<PEOPLE>
+      <PERSON><NAME>Cleve Butler</NAME><AGE>42</AGE><COUNTRY>USA</COUNTRY>
+        <CHILDREN><CHILD>child1</CHILD><CHILD>child2</CHILD></CHILDREN></PERSON>
+      <PERSON><NAME>Ainslie Fletcher</NAME><AGE>33</AGE><COUNTRY>UK</COUNTRY>
+        <CHILDREN><CHILD>child1</CHILD></CHILDREN></PERSON>
+      <PERSON><NAME>Elenora Scrivens</NAME><AGE>16</AGE><COUNTRY>USA</COUNTRY></PERSON>
+    </PEOPLE>"""
+    children = s.RecordType(s.RecordSchema.of({"CHILD": s.ArrayType(s.STRING)}))
+    schema = s.RecordSchema.of({**{f.name: f.type for f in SIMPLE}, "CHILDREN": children})
+    rows = _rows(data, schema=schema)
+    assert [r["CHILDREN"] for r in rows] == [
+        {"CHILD": ["child1", "child2"]},
+        {"CHILD": ["child1"]},
+        None,
+    ]
+
+
+def test_infer_schema_without_a_content_field_name() -> None:
+    """TestXMLReader.testInferSchemaContentFieldNameNotSet / testInferSchemaIgnoreAttributes: a
+    single record; without Field Name for Content the text beside an attribute is dropped, and
+    without parsing attributes the element is its text."""
+    single = b"""<record><num>123</num><name>John Doe</name>
+      <software favorite="true">Apache NiFi</software></record>"""
+    rows = _rows(single, XmlReaderOptions())
+    assert rows == [{"num": 123, "name": "John Doe", "software": {"favorite": True}}]
+    ignored = XmlReaderOptions(parse_xml_attributes=False)
+    assert _rows(single, ignored) == [{"num": 123, "name": "John Doe", "software": "Apache NiFi"}]
+
+
+def test_infer_schema_where_name_values_have_mixed_types() -> None:
+    """TestXMLReader.testInferSchemaWhereNameValuesHasMixedTypes: repeated Data elements with a
+    Name attribute and text of mixed types are an array of records, the text under Value."""
+    data = b"""<UserData><Data Name="Param1">String1</Data><Data Name="Param2">2</Data>
+      <Data Name="Param3">String3</Data></UserData>"""
+    (row,) = _rows(data, XmlReaderOptions(content_field_name="Value"))
+    # Value is a CHOICE[INT, STRING]: each value the JSON text of the option it took
+    values = [(d["Name"], json.loads(d["Value"])) for d in row["Data"]]
+    assert values == [("Param1", "String1"), ("Param2", 2), ("Param3", "String3")]

@@ -36,3 +36,43 @@ def test_writer_tab_delimited_format() -> None:
     records.write(batch)
     assert records.finish()["mime.type"] == "text/csv"
     assert out.getvalue() == b"a\tb\r\n1\tx\r\n"
+
+
+def _header_schema(header: bytes, attributes: dict[str, str], **properties: str) -> list[str]:
+    """The field names CSVReader's csv-header-derived strategy gives *header* (all strings)."""
+    definition = CSVReader(
+        "r",
+        schema_access_strategy="csv-header-derived",
+        csv_format="custom",
+        comment_marker="#",
+        trim_fields="true",
+        **properties,
+    )
+    reader = definition.enable(ServiceContext(definition))
+    batches = list(reader.create_reader(attributes, io.BytesIO(header)))
+    schema = batches[0].schema
+    assert all(str(t) == "string" for t in schema.types)
+    return schema.names
+
+
+def test_header_schema_unquotes_and_unescapes_the_names() -> None:
+    """TestCSVHeaderSchemaStrategy.testSimple: quotes and an escaped separator in the header."""
+    names = _header_schema(b'"a", b, c, d, e\\,z, f', {})
+    assert names == ["a", "b", "c", "d", "e,z", "f"]
+
+
+def test_header_schema_keeps_one_field_per_duplicate_name() -> None:
+    """TestCSVHeaderSchemaStrategy.testContainsDuplicateHeaderNames: "a, a, b" gives a and b."""
+    assert _header_schema(b"a, a, b", {}) == ["a", "b"]
+
+
+def test_header_schema_dialect_from_expression_language() -> None:
+    """TestCSVHeaderSchemaStrategy.testWithEL: separator, quote and escape from attributes."""
+    names = _header_schema(
+        b"'a'; b; c; d; e^;z; f",
+        {"csv.delimiter": ";", "csv.quote": "'", "csv.escape": "^"},
+        value_separator="${csv.delimiter}",
+        quote_character="${csv.quote}",
+        escape_character="${csv.escape}",
+    )
+    assert names == ["a", "b", "c", "d", "e;z", "f"]

@@ -56,7 +56,8 @@ def test_array_wrapping_needs_array_tag_name() -> None:
 
 
 def test_expect_records_from_the_attribute() -> None:
-    """Use attribute 'xml.stream.is.array': true/false from the FlowFile, else NiFi's error."""
+    """testRecordFormatDeterminedBasedOnAttribute: Use attribute 'xml.stream.is.array' (true/false
+    from the FlowFile), else NiFi's error."""
     reader = _enabled(XMLReader("r", expect_records_as_array="${xml.stream.is.array}"))
     rows = [
         r
