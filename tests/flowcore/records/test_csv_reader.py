@@ -589,6 +589,8 @@ def test_a_column_of_one_format_infers_as_row_wise(
         {"a": 0}, rows, options.dialect(), trim_double_quote=True, temporal=options.temporal
     )
     assert inferred == expected, rows
+
+
 ESCAPED = (
     b"id, name, balance, address, city, state, zipCode, country\n"
     b'1, John Doe\\, "4750.89", "123 My Street", My City, MS, 11111, USA\n'
