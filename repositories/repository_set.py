@@ -414,7 +414,7 @@ def _same_directory(recorded: dict[str, str], identity: dict[str, str]) -> bool:
     """
     if "inode" not in recorded or recorded.get("path") == identity["path"]:
         return True
-    if (recorded["device"], recorded["inode"]) != (identity["device"], identity["inode"]):
+    if (recorded.get("device"), recorded["inode"]) != (identity["device"], identity["inode"]):
         return False
     return not _replaced_at(recorded["path"], identity)
 
