@@ -217,9 +217,8 @@ class RepositorySet:
         }
         held = recorded.get("id")
         if held and _same_directory(recorded, identity):
-            if any(
-                recorded.get(k) != v for k, v in identity.items()
-            ):  # renamed, remounted, restored in place
+            # renamed, remounted, restored in place: the record follows
+            if any(recorded.get(k) != v for k, v in identity.items()):
                 self.flowfiles.commit(Transaction(state={REPOSITORY_ID_KEY: recorded | identity}))
             return held
         former = json.loads(recorded.get("former", "[]"))
@@ -416,11 +415,13 @@ def _same_directory(recorded: dict[str, str], identity: dict[str, str]) -> bool:
         return True
     if (recorded.get("device"), recorded["inode"]) != (identity["device"], identity["inode"]):
         return False
-    return not _replaced_at(recorded["path"], identity)
+    return not _replaced_at(recorded.get("path", ""), identity)
 
 
 def _replaced_at(path: str, identity: dict[str, str]) -> bool:
     """Whether another repository directory than *identity*'s now stands at *path*."""
+    if not path:
+        return False
     try:
         there = os.stat(path)
     except OSError:
