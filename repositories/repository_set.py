@@ -89,6 +89,8 @@ class RepositorySet:
     #: Bulletins come from the driver's thread and from after-commit workers.
     _bulletin_lock: Any = attrs.field(factory=threading.Lock, init=False, repr=False)
     _repository_id: str | None = attrs.field(default=None, init=False, repr=False)
+    #: The first use claims the id: the driver's thread and after-commit workers may race.
+    _id_lock: Any = attrs.field(factory=threading.Lock, init=False, repr=False)
 
     @classmethod
     def open(
@@ -175,17 +177,20 @@ class RepositorySet:
         flows, or two copies of one flow on two repositories, may share a database. A path or
         a flow name would not do: a repository can move, and two can run the same flow.
 
-        The id is kept with the directory's identity (device and inode): a start in another
-        directory (a copy, ``cp -r``; a move across file systems; a restore from a backup)
-        makes a new one, since the directory it came from may still run under the old id and
-        commit what this one would take for its own strays. The old id is remembered
-        (:attr:`former_repository_ids`), never used for new work. A rename within the file
-        system keeps the inode, so the id; so does a device number that changed with a
-        remount (same path, same inode). See docs/sql.md.
+        The id is kept with the directory's path and identity (device and inode): a start in
+        another directory (a copy, ``cp -r``; a move across file systems; a restore from a
+        backup into another path) makes a new one, since the directory it came from may still
+        run under the old id and commit what this one would take for its own strays. The old id
+        is remembered (:attr:`former_repository_ids`), never used for new work. The same path
+        keeps the id whatever the inode (a restore in place, a remount); a rename within the
+        file system keeps the inode, so the id. See :func:`_same_directory` and docs/sql.md.
+
+        Claimed under a lock: two threads asking at once would each commit an id of their own.
         """
-        if self._repository_id is None:
-            self._repository_id = self._claim_repository_id()
-        return self._repository_id
+        with self._id_lock:
+            if self._repository_id is None:
+                self._repository_id = self._claim_repository_id()
+            return self._repository_id
 
     @property
     def former_repository_ids(self) -> tuple[str, ...]:
@@ -212,7 +217,8 @@ class RepositorySet:
         }
         held = recorded.get("id")
         if held and _same_directory(recorded, identity):
-            if any(recorded.get(k) != v for k, v in identity.items()):  # renamed, remounted
+            # renamed, remounted, restored in place: the record follows
+            if any(recorded.get(k) != v for k, v in identity.items()):
                 self.flowfiles.commit(Transaction(state={REPOSITORY_ID_KEY: recorded | identity}))
             return held
         former = json.loads(recorded.get("former", "[]"))
@@ -390,16 +396,39 @@ def open_for_queries(
 def _same_directory(recorded: dict[str, str], identity: dict[str, str]) -> bool:
     """Whether the directory *identity* describes is the one the id was *recorded* in.
 
-    The same device and inode: the same directory, wherever it is mounted or renamed to. The
-    same inode at the same path: the same too, its device number changed (a remount, a
-    reboot: NFS's and overlay file systems' numbers are given at mount time). No identity
-    recorded (a repository from before identities were kept): taken as the same.
+    The same path: the same directory, whatever its inode and device. A directory restored in
+    place from a backup (the most common restore) has another inode, and so do directories on
+    file systems whose inode numbers change across mounts (CIFS with ``noserverino``, some
+    FUSE); a new id there would leave the old id's prepared transactions to no one, holding
+    their rows' locks. The original cannot be running: it was replaced in place (and a run
+    whose directory is replaced under it stops, see :meth:`RepositorySet.check_in_place`);
+    two hosts mounting copies at one path are refused by the advisory lock
+    (``processors.sql.prepared.hold_repository_lock``).
+
+    Another path with the same device and inode: the directory renamed or moved within its file
+    system, the same one, unless another repository now sits at the recorded path (the
+    original set aside and a backup restored in its place): the one at the path keeps the id,
+    and this one yields. Another path and inode: a copy. No identity recorded (a repository
+    from before identities were kept): taken as the same.
     """
-    if "inode" not in recorded:
+    if "inode" not in recorded or recorded.get("path") == identity["path"]:
         return True
-    if recorded["inode"] != identity["inode"]:
+    if (recorded.get("device"), recorded["inode"]) != (identity["device"], identity["inode"]):
         return False
-    return recorded.get("device") == identity["device"] or recorded.get("path") == identity["path"]
+    return not _replaced_at(recorded.get("path", ""), identity)
+
+
+def _replaced_at(path: str, identity: dict[str, str]) -> bool:
+    """Whether another repository directory than *identity*'s now stands at *path*."""
+    if not path:
+        return False
+    try:
+        there = os.stat(path)
+    except OSError:
+        return False  # moved away, nothing in its place
+    if (str(there.st_dev), str(there.st_ino)) == (identity["device"], identity["inode"]):
+        return False  # the same directory (a bind mount, a symlink)
+    return Path(path, "flowfile").is_dir()
 
 
 def _log_gone(root: Path, *, accept_loss: bool) -> list[Finding]:

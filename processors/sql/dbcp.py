@@ -265,24 +265,37 @@ class DBCPConnectionPool(DBCPService):
 #: with the same configuration in the process takes one instead of a new engine, whose first
 #: connection SQLAlchemy spends initializing its dialect (on PostgreSQL nine round trips: the
 #: server's version, schema, isolation level, hstore's type...), a disposed engine keeping it.
-#: Two pools enabled at once never share one; at most _IDLE_PER_KEY wait per configuration.
+#: Two pools enabled at once never share one; at most _IDLE_PER_KEY wait per configuration,
+#: for at most _IDLE_KEYS configurations (the least recently disabled dropped first): a process
+#: that enables pools of ever new configurations (a URL with a parameter per flow, a rotated
+#: password) would otherwise keep an engine of each for its life. A reused engine keeps its
+#: dialect's view of the server from its first connection (version, type OIDs): see docs/sql.md.
 _IDLE: dict[str, list[Engine]] = {}
 _ENABLINGS = itertools.count(1)
 _IDLE_LOCK = threading.Lock()
 _IDLE_PER_KEY = 4
+_IDLE_KEYS = 16
 
 
 def _take_idle(key: str) -> Engine | None:
     with _IDLE_LOCK:
         engines = _IDLE.get(key)
-        return engines.pop() if engines else None
+        if not engines:
+            return None
+        engine = engines.pop()
+        if not engines:
+            del _IDLE[key]
+        return engine
 
 
 def _put_idle(key: str, engine: Engine) -> None:
     with _IDLE_LOCK:
-        engines = _IDLE.setdefault(key, [])
+        engines = _IDLE.pop(key, [])  # put back last: the most recently disabled
         if len(engines) < _IDLE_PER_KEY:
             engines.append(engine)
+        _IDLE[key] = engines
+        while len(_IDLE) > _IDLE_KEYS:
+            del _IDLE[next(iter(_IDLE))]  # disposed already: no connection to close
 
 
 def _validator(query: str) -> Any:

@@ -15,11 +15,12 @@ Scope: a gid is ``flowcore-<repository id>-<component digest>-<random>``, the re
 being random and kept in the repository (:attr:`RepositorySet.repository_id`), the digest that
 of the component's stable id. A sweep touches only its own prefix, so two flows, or two
 repositories running one flow, against one database never roll back each other's work. A
-copy of a repository (another directory: ``cp -r``, a move across file systems, a restore)
-takes a new id at its first start and keeps the old one as *former*: what its pending files
-name under it is committed (by gid), the rest is the original directory's, so never swept,
-only told (:func:`tell_former_strays`). Where two processes still share an id (one directory
-mounted on two hosts, a copy made before ids were kept with their directory),
+copy of a repository (another directory: ``cp -r``, a move across file systems, a restore
+into another path; one restored in place keeps its id) takes a new id at its first start and
+keeps the old one as *former*: what its pending files name under it is committed (by gid),
+the rest is the original directory's, so never swept, only told (:func:`tell_former_strays`).
+Where two processes still share an id (one directory mounted on two hosts, copies mounted at
+one path on two hosts, a copy made before ids were kept with their directory),
 :func:`hold_repository_lock` (a PostgreSQL advisory lock held by the sweeping process)
 refuses the second at once.
 
@@ -131,8 +132,9 @@ def repository_lock_key(repository_id: str) -> int:
 def hold_repository_lock(engine: Any, repository_id: str, system: str) -> None:
     """Hold the repository's advisory lock in *engine*'s database for this process's life.
 
-    Two processes under one repository id (one directory mounted on two hosts, a copy made
-    before a repository kept its directory's identity) share a gid prefix, and one's sweep
+    Two processes under one repository id (one directory mounted on two hosts, copies
+    mounted at one path on two hosts, a copy made before a repository kept its directory's
+    identity) share a gid prefix, and one's sweep
     would roll back the other's prepared transactions (rows its FlowFiles say were written).
     The lock, held on a connection of its own (detached from the pool), lets one process at a
     time sweep, and so run two-phase, under an id in a database.
@@ -371,7 +373,7 @@ def tell_former_strays(
             "it was copied or moved from, and no pending commit of this one names them: %s. "
             "They are not rolled back here, since that directory may still commit them; it "
             "rolls back those of its attempts that never committed when it starts. If it is "
-            "gone for good (moved across file systems, restored from a backup), ROLLBACK "
+            "gone for good (moved across file systems, restored into another path), ROLLBACK "
             "PREPARED them: meanwhile they hold their rows' locks (docs/sql.md)",
             len(left), system, ", ".join(left[:5]) + (", ..." if len(left) > 5 else ""),
         )  # fmt: skip

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -14,6 +18,7 @@ from flowcore.driver.controller import run_flow
 from flowcore.errors import RepositoryError, WalCorruptionError
 from flowcore.settings import Settings
 from processors import GenerateFlowFile, UpdateAttribute
+from repositories import repository_set
 from repositories.records import Transaction
 from repositories.repository_set import (
     REPOSITORY_ID_KEY,
@@ -271,28 +276,73 @@ def test_a_copy_takes_a_new_id_and_a_rename_keeps_it(tmp_path: Path) -> None:
     assert former == (original, copied)
 
 
-def test_a_restore_in_place_takes_a_new_id_a_remount_keeps_it(tmp_path: Path) -> None:
-    """The same path with another inode (restored from a backup) is another directory; the
-    same path and inode with another device number (a remount) is the same one; a repository
-    recorded without an identity (an older flowcore) keeps its id and records one."""
+def test_a_restore_in_place_keeps_the_id_the_one_set_aside_yields(tmp_path: Path) -> None:
+    """The same path with another inode (restored from a backup in place) keeps the id, as do
+    another inode or device number recorded at the same path (a remount); the original set
+    aside under another path yields the id to the one in its place; a repository recorded
+    without an identity (an older flowcore) keeps its id and records one."""
     first, _ = _ids(tmp_path / "repo")
     shutil.copytree(tmp_path / "repo", tmp_path / "backup")
-    # set aside, not deleted: a deleted directory's inode may be given to the restore (the
-    # same directory then, which is right: the one that held the id is gone)
     (tmp_path / "repo").rename(tmp_path / "damaged")
     shutil.copytree(tmp_path / "backup", tmp_path / "repo")
-    restored, former = _ids(tmp_path / "repo")
-    assert restored != first
+    assert os.stat(tmp_path / "repo").st_ino != os.stat(tmp_path / "damaged").st_ino
+    set_aside, former = _ids(tmp_path / "damaged")  # started first: still yields
+    assert set_aside != first
     assert former == (first,)
-    assert _ids(tmp_path / "damaged") == (first, ())  # the one set aside: still itself
+    assert _ids(tmp_path / "repo") == (first, ())
+    assert _ids(tmp_path / "damaged") == (set_aside, (first,))
     repos = RepositorySet.open(tmp_path / "repo")
     try:
         recorded = dict(repos.flowfiles.state(REPOSITORY_ID_KEY))
-        remounted = {**recorded, "device": str(int(recorded["device"]) + 1)}
+        remounted = {
+            **recorded,
+            "device": str(int(recorded["device"]) + 1),
+            "inode": str(int(recorded["inode"]) + 1),
+        }
         repos.flowfiles.commit(Transaction(state={REPOSITORY_ID_KEY: remounted}))
     finally:
         repos.close()
-    assert _ids(tmp_path / "repo") == (restored, (first,))
+    assert _ids(tmp_path / "repo") == (first, ())
+
+
+def test_a_move_keeps_the_id_when_nothing_took_its_place(tmp_path: Path) -> None:
+    """A directory moved within its file system keeps its id, also with an empty directory
+    (no repository) made at its old path; a restore into another path is a copy."""
+    first, _ = _ids(tmp_path / "repo")
+    shutil.copytree(tmp_path / "repo", tmp_path / "backup")
+    (tmp_path / "repo").rename(tmp_path / "moved")
+    (tmp_path / "repo").mkdir()
+    assert _ids(tmp_path / "moved") == (first, ())
+    restored, former = _ids(tmp_path / "backup")
+    assert restored != first
+    assert former == (first,)
+
+
+def test_the_id_is_claimed_once_by_threads_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Threads asking a fresh repository's id at once all get one id, and none is former."""
+    real = repository_set.uuid.uuid4
+
+    def slow_uuid4() -> Any:
+        time.sleep(0.05)  # widens the window between reading the record and committing
+        return real()
+
+    monkeypatch.setattr(repository_set, "uuid", SimpleNamespace(uuid4=slow_uuid4))
+    repos = RepositorySet.open(tmp_path / "repo")
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            ids = list(pool.map(lambda _: repos.repository_id, range(4)))
+        assert len(set(ids)) == 1
+        assert repos.former_repository_ids == ()
+    finally:
+        repos.close()
+    assert _ids(tmp_path / "repo") == (ids[0], ())
+
+
+def test_a_repository_without_identity_keeps_its_id(tmp_path: Path) -> None:
+    """A repository recorded without an identity (an older flowcore) keeps its id and records
+    one; a copy of it takes a new one."""
     repos = RepositorySet.open(tmp_path / "older")
     try:
         repos.flowfiles.commit(Transaction(state={REPOSITORY_ID_KEY: {"id": "0123456789abcdef"}}))

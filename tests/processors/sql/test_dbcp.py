@@ -160,3 +160,22 @@ def test_an_engine_serves_the_next_enabling_of_the_same_pool(postgres) -> None:
     assert len(initialized) == 1
     for pool in (second, other, validated):
         pool.on_disabled()
+
+
+def test_disabled_engines_are_kept_for_a_bounded_number_of_configurations(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Engines of disabled pools wait for at most 16 configurations (the least recently
+    disabled dropped) and 4 per configuration; a configuration taken empty leaves none."""
+    from processors.sql import dbcp
+
+    monkeypatch.setattr(dbcp, "_IDLE", {})
+    engines = {f"config-{n}": [object() for _ in range(5)] for n in range(20)}
+    for key, made in engines.items():
+        for engine in made:
+            dbcp._put_idle(key, engine)
+    dbcp._put_idle("config-3", object())  # a dropped one disabled again: config-4 goes
+    assert list(dbcp._IDLE) == [f"config-{n}" for n in range(5, 20)] + ["config-3"]
+    assert [dbcp._take_idle("config-19") for _ in range(5)] == [*engines["config-19"][3::-1], None]
+    assert "config-19" not in dbcp._IDLE
+    assert dbcp._take_idle("config-0") is None

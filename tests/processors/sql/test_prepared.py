@@ -603,3 +603,54 @@ def test_a_copy_of_a_repository_never_rolls_back_what_the_original_will_commit(
         assert start(original, flow, run=False) == first_id  # commits it
     assert postgres.execute("select id, name from copied") == [(1, "once"), (1, "once")]
     assert _prepared_gids(postgres) == []
+
+
+def test_a_repository_restored_in_place_keeps_its_id_and_rolls_back_its_strays(
+    postgres: PostgresServer, table: str, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A repository restored from a backup into its own path (another inode) keeps its id: the
+    prepared transaction its restored log does not name is rolled back at start, not left
+    holding its row's locks under an id no one sweeps."""
+    import shutil
+
+    from flowcore.driver.controller import Controller
+    from flowcore.runners.direct import DirectRunner
+    from flowcore.settings import Settings
+    from repositories.repository_set import RepositorySet
+
+    del table  # its teardown rolls back what a failure leaves prepared
+    postgres.execute("drop table if exists restored")
+    postgres.execute("create table restored (id int, name text)")
+    monkeypatch.setattr(prepared, "BACKOFF_SECONDS", 0.01)
+    settings = Settings(after_commit_budget="200 ms")
+    repo = tmp_path / "repo"
+
+    def start(flow: Any, *, run: bool) -> tuple[str, tuple[str, ...]]:
+        repos = RepositorySet.open(repo)
+        try:
+            if flow is not None:
+                controller = Controller(flow, DirectRunner(), repos, settings)
+                if run:
+                    assert controller.run().pending_after_commit == 1  # the database cut
+                else:
+                    controller.sinks.recover()
+                    controller.sinks.release()
+            return repos.repository_id, repos.former_repository_ids
+        finally:
+            repos.close()
+
+    first_id, _ = start(None, run=False)
+    shutil.copytree(repo, tmp_path / "backup")  # the backup, before the run below
+    with tcp_proxy(postgres.host, postgres.port) as proxy:
+        _LoseTheDatabase.PROXY = proxy
+        url = f"jdbc:postgresql://127.0.0.1:{proxy.port}/{postgres.database}"
+        flow = _lost_flow(url, "restored")
+        start(flow, run=True)  # crashes with a COMMIT PREPARED pending (in this log only)
+        proxy.restore()
+        [stray] = _prepared_gids(postgres)
+        assert stray.startswith(f"flowcore-{first_id}-")
+        (tmp_path / "repo").rename(tmp_path / "damaged")  # the damaged one set aside
+        shutil.copytree(tmp_path / "backup", repo)  # restored in place: another inode
+        assert start(flow, run=False) == (first_id, ())  # its sweep: the stray is its own
+    assert _prepared_gids(postgres) == []
+    assert postgres.execute("select id, name from restored") == []

@@ -17,6 +17,7 @@ from processors import GenerateFlowFile
 from processors.record_services import JsonTreeReader
 from processors.sql.dbcp import DBCPConnectionPool
 from processors.sql.put_database_record import PutDatabaseRecord
+from repositories.repository_set import RepositorySet
 from tests.servers.postgres import PostgresServer
 
 pytestmark = [
@@ -55,10 +56,17 @@ class _LostOnce(Processor):
         session.transfer(flowfile, SUCCESS)
 
 
+def _prepared(postgres: PostgresServer, prefix: str) -> list[str]:
+    """The gids prepared under *prefix*: the server is shared, other tests' are not counted."""
+    query = "select gid from pg_prepared_xacts where gid ^@ %s order by gid"
+    return [gid for (gid,) in postgres.execute(query, (prefix,))]
+
+
 def _kill_first_attempts(
-    context: Any, marks: Path, postgres: PostgresServer, stop: threading.Event
+    context: Any, marks: Path, postgres: PostgresServer, prefix: str, stop: threading.Event
 ) -> list[tuple[int, int]]:
-    """In a thread: kill each attempt that marks itself; (task attempt id, prepared then)."""
+    """In a thread: kill each attempt that marks itself; (task attempt id, this repository's
+    transactions prepared then)."""
     killed: list[tuple[int, int]] = []
 
     def watch() -> None:
@@ -67,8 +75,7 @@ def _kill_first_attempts(
                 tid = int(mark.read_text())
                 if tid in {k for k, _ in killed}:
                     continue
-                (prepared_now,) = postgres.execute("select count(*) from pg_prepared_xacts")[0]
-                killed.append((tid, prepared_now))
+                killed.append((tid, len(_prepared(postgres, prefix))))
                 context._jsc.sc().killTaskAttempt(tid, True, "test: attempt lost after PREPARE")
             stop.wait(0.05)
 
@@ -112,9 +119,14 @@ def test_a_task_retried_by_spark_after_prepare_leaves_no_stray_and_no_duplicate(
     marks = tmp_path / "marks"
     marks.mkdir()
     _LostOnce.MARKS = str(marks)
+    repos = RepositorySet.open(tmp_path / "repo")  # its id, for the gids this test prepares
+    try:
+        prefix = f"flowcore-{repos.repository_id}-"
+    finally:
+        repos.close()
     spark = SparkRunner()
     stop = threading.Event()
-    killed = _kill_first_attempts(spark.context, marks, postgres, stop)
+    killed = _kill_first_attempts(spark.context, marks, postgres, prefix, stop)
     try:
         result = run_flow(
             flow,
@@ -130,4 +142,4 @@ def test_a_task_retried_by_spark_after_prepare_leaves_no_stray_and_no_duplicate(
     assert postgres.execute("select id, name from spark_rows order by id") == [
         (n, f"row{n}") for n in range(ROWS)
     ]
-    assert postgres.execute("select gid from pg_prepared_xacts") == []
+    assert _prepared(postgres, prefix) == []
