@@ -495,8 +495,8 @@ def test_a_truncated_partition_is_said_once_not_read_again(kafka_cluster, topic,
         )
     )
     runner.run(iterations=0, stop_on_finish=False)
-    # librdkafka took ~0.7 s here to reset to the log start: the Client
-    # Timeout must outlast it for the offsets below the start to come at all
+    # librdkafka took ~0.7 s here to reset to the log start: the Client Timeout must outlast
+    # it for the offsets below the start to come at all
     payload = {"topic": topic, "partition": 0, "start": 5, "end": 7}
     item = WorkItem(f"{topic}:0@5", payload, flowfiles=2, size=0)
     caplog.set_level("WARNING", logger="flowcore.processors")
