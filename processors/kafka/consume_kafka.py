@@ -291,6 +291,12 @@ class ConsumeKafka(SourceProcessor):
                     raise ProcessException(msg) from None
                 if key in state:
                     start = max(int(state[key]), low)
+                    if start > high:  # the state moves back to the log end (end = high below)
+                        context.logger.warning(
+                            f"Kafka {key}'s log ends at offset {high}, below the flow's next "
+                            f"offset {start} (truncated by an unclean leader election, or the "
+                            f"topic made again): reading from offset {high} on"
+                        )
                 elif reset == "earliest":
                     start = low
                 elif reset == "latest":

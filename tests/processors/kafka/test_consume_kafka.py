@@ -513,3 +513,18 @@ def test_a_truncated_partition_is_said_once_not_read_again(kafka_cluster, topic,
         "the flow already and are skipped, not read again"
     ]
     runner.assert_transfer_count("success", 0)
+
+
+def test_a_log_ending_below_the_state_is_said_and_read_from_its_end(kafka_cluster, topic, caplog):
+    """A listing whose partition's log ends below the flow's next offset (truncated, or the
+    topic made again) warns naming both offsets and moves the state back to the log end."""
+    kafka_cluster.produce(topic, [b"m0", b"m1", b"m2"], partition=0)
+    runner = _runner(kafka_cluster, topic)
+    runner.run(iterations=0, stop_on_finish=False)
+    caplog.set_level("WARNING", logger="flowcore.processors")
+    listing = runner.processor.list_work(runner.context, {f"{topic}:0": "5"})
+    runner.stop()
+    assert not [i for i in listing.items if i.payload["partition"] == 0]
+    assert listing.state[f"{topic}:0"] == "3"
+    (warned,) = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert f"Kafka {topic}:0's log ends at offset 3, below the flow's next offset 5" in warned
