@@ -125,14 +125,21 @@ class _Ranges:
             self._take_failing(batch)
         elif len(self.items) == 1:
             if self.reading:  # one range: every message is its, from its start on
-                if batch[0].offset() < self.starts[0]:  # offsets ascend: the first tells
-                    batch = [m for m in batch if not self._below_start(0, m)]
+                start = self.starts[0]
+                if batch[0].offset() < start:  # offsets ascend: the first tells
+                    self._below_start(0, batch[0])
+                    batch = [m for m in batch if m.offset() >= start]
                 self.read[0].extend(batch)
         else:
+            starts = self.starts
             for message in batch:
                 at = self._range_of(message)
-                if at is not None and at in self.reading and not self._below_start(at, message):
+                if at is None or at not in self.reading:
+                    continue
+                if message.offset() >= starts[at]:
                     self.read[at].append(message)
+                else:
+                    self._below_start(at, message)
 
     def _take_failing(self, batch: Sequence[Any]) -> None:
         """:meth:`take` with errors: a range's ends its read, one of no range ends every read."""
@@ -140,8 +147,12 @@ class _Ranges:
             at = self._range_of(message)
             failed = message.error()
             if failed is None:
-                if at is not None and at in self.reading and not self._below_start(at, message):
+                if at is None or at not in self.reading:
+                    continue
+                if message.offset() >= self.starts[at]:
                     self.read[at].append(message)
+                else:
+                    self._below_start(at, message)
                 continue
             for i in sorted(self.reading) if at is None else [at] if at in self.reading else ():
                 topic, partition = _place(self.items[i])
@@ -149,12 +160,10 @@ class _Ranges:
                 self.results[i] = ProcessException(text)
                 self.reading.discard(i)
 
-    def _below_start(self, i: int, message: Any) -> bool:
-        """Whether *message* is below range *i*'s start (read already); said once a range."""
+    def _below_start(self, i: int, message: Any) -> None:
+        """*message* is below range *i*'s start (the flow read it already): said once a range."""
         offset = message.offset()
         start = self.starts[i]
-        if offset >= start:
-            return False
         if i not in self.below:
             self.below.add(i)
             if self.warn is not None:
@@ -165,7 +174,6 @@ class _Ranges:
                     f"unclean leader election, or the topic made again); offsets below {start} "
                     f"were read into the flow already and are skipped, not read again"
                 )
-        return True
 
     def _range_of(self, message: Any) -> int | None:
         if self.one_topic:
