@@ -4,16 +4,23 @@ A task reads every range it was given at once: each range's partition assigned a
 so the brokers' fetches serve them together (read one after another, each range paid an
 assignment and its fetches' round trips: most of a read's time on a quiet broker). A range
 read whole while others are still read is paused; its messages past its end are dropped. A
-range whose read fails, or is not whole within the client timeout, gets that error instead of
-messages (its item is then listed again). Control records and aborted messages hold offsets but
-are never delivered, so a range is whole when its last message is at ``end - 1`` or the
-consumer's position reached ``end``.
+range whose read fails, or that is not whole when no range made progress for the client timeout,
+gets that error instead of messages (its item is then listed again). The timeout bounds each
+idle period, not the whole read: a task of many large ranges on a slow broker makes progress
+however long all of them take (one deadline for all timed every such task out, again and again).
+Control records and aborted messages hold offsets but are never delivered, so a range is whole
+when its last message is at ``end - 1`` or the consumer's position reached ``end``.
+
+Messages below a range's ``start`` are dropped: the flow read them already. They come when the
+partition's log ended below ``start`` when read (an unclean leader election truncated it, or
+the topic was deleted and made again): the reader's ``auto.offset.reset`` (earliest) then
+starts at the log's start. Such a range is said once, by *warn*, not silently read again.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from flowcore.errors import ProcessException
@@ -28,7 +35,11 @@ _CONSUME_WAIT = 0.2
 
 
 def fetch_ranges(
-    kafka: Any, consumer: Any, items: Sequence[WorkItem], timeout: float
+    kafka: Any,
+    consumer: Any,
+    items: Sequence[WorkItem],
+    timeout: float,
+    warn: Callable[[str], None] | None = None,
 ) -> list[list[Any] | ProcessException]:
     """The messages of each item's range, or the error that ended its read (module doc).
 
@@ -36,12 +47,14 @@ def fetch_ranges(
         kafka: the ``confluent_kafka`` module.
         consumer: an unassigned consumer; it is unassigned again on return.
         items: ConsumeKafka's work items (payload ``topic``, ``partition``, ``start``, ``end``).
-        timeout: seconds every range may take (Client Timeout).
+        timeout: seconds the read may go without progress (Client Timeout): no message came
+            and no range finished.
+        warn: told once per range whose partition gave offsets below its start (module doc).
     """
     places = [_place(item) for item in items]
     if len(set(places)) < len(places):  # a partition twice: one range after the other
-        return [r for item in items for r in fetch_ranges(kafka, consumer, [item], timeout)]
-    ranges = _Ranges(items)
+        return [r for item in items for r in fetch_ranges(kafka, consumer, [item], timeout, warn)]
+    ranges = _Ranges(items, warn)
     partitions = [kafka.TopicPartition(*place) for place in places]
     starts = [int(item.payload["start"]) for item in items]
     consumer.assign([kafka.TopicPartition(*p, s) for p, s in zip(places, starts, strict=True)])
@@ -63,6 +76,8 @@ def fetch_ranges(
                 done = [partitions[i] for i in ranges.finished]
                 consumer.pause(done)
                 paused += done
+            if batch or ranges.finished:  # progress: a deadline per idle period (module doc)
+                deadline = time.monotonic() + timeout
             ranges.finished.clear()
             if ranges.reading and time.monotonic() > deadline:
                 ranges.time_out(timeout)
@@ -76,15 +91,18 @@ def fetch_ranges(
 class _Ranges:
     """The ranges of one read: their messages so far, and each one's result once finished."""
 
-    def __init__(self, items: Sequence[WorkItem]) -> None:
+    def __init__(self, items: Sequence[WorkItem], warn: Callable[[str], None] | None) -> None:
         self.items = items
+        self.warn = warn
         self.one_topic = len({item.payload["topic"] for item in items}) == 1
         # a message's partition alone names its range when the ranges share one topic
         self.index = {
             item.payload["partition"] if self.one_topic else _place(item): i
             for i, item in enumerate(items)
         }
+        self.starts = [int(item.payload["start"]) for item in items]
         self.ends = [int(item.payload["end"]) for item in items]
+        self.below: set[int] = set()  # ranges that were given offsets below their start
         self.read: list[list[Any]] = [[] for _ in items]
         self.results: list[Any] = [None] * len(items)
         self.reading = set(range(len(items)))
@@ -95,7 +113,7 @@ class _Ranges:
         total = 0
         for i in self.reading:
             read = self.read[i]
-            after = read[-1].offset() + 1 if read else int(self.items[i].payload["start"])
+            after = read[-1].offset() + 1 if read else self.starts[i]
             total += self.ends[i] - after
         return total
 
@@ -106,13 +124,22 @@ class _Ranges:
         if list(map(type(batch[0]).error, batch)).count(None) < len(batch):
             self._take_failing(batch)
         elif len(self.items) == 1:
-            if self.reading:
-                self.read[0].extend(batch)  # one range: every message is its
+            if self.reading:  # one range: every message is its, from its start on
+                start = self.starts[0]
+                if batch[0].offset() < start:  # offsets ascend: the first tells
+                    self._below_start(0, batch[0])
+                    batch = [m for m in batch if m.offset() >= start]
+                self.read[0].extend(batch)
         else:
+            starts = self.starts
             for message in batch:
                 at = self._range_of(message)
-                if at in self.reading:
-                    self.read[at].append(message)  # type: ignore[index]  # reading: not None
+                if at is None or at not in self.reading:
+                    continue
+                if message.offset() >= starts[at]:
+                    self.read[at].append(message)
+                else:
+                    self._below_start(at, message)
 
     def _take_failing(self, batch: Sequence[Any]) -> None:
         """:meth:`take` with errors: a range's ends its read, one of no range ends every read."""
@@ -120,14 +147,33 @@ class _Ranges:
             at = self._range_of(message)
             failed = message.error()
             if failed is None:
-                if at in self.reading:
-                    self.read[at].append(message)  # type: ignore[index]  # reading: not None
+                if at is None or at not in self.reading:
+                    continue
+                if message.offset() >= self.starts[at]:
+                    self.read[at].append(message)
+                else:
+                    self._below_start(at, message)
                 continue
             for i in sorted(self.reading) if at is None else [at] if at in self.reading else ():
                 topic, partition = _place(self.items[i])
                 text = f"Kafka read of {topic}:{partition} failed: {failed.str()}"
                 self.results[i] = ProcessException(text)
                 self.reading.discard(i)
+
+    def _below_start(self, i: int, message: Any) -> None:
+        """*message* is below range *i*'s start (the flow read it already): said once a range."""
+        offset = message.offset()
+        start = self.starts[i]
+        if i not in self.below:
+            self.below.add(i)
+            if self.warn is not None:
+                topic, partition = _place(self.items[i])
+                self.warn(
+                    f"Kafka {topic}:{partition} gave offset {offset} for the range "
+                    f"{start}-{self.ends[i]}: its log ended below {start} (truncated by an "
+                    f"unclean leader election, or the topic made again); offsets below {start} "
+                    f"were read into the flow already and are skipped, not read again"
+                )
 
     def _range_of(self, message: Any) -> int | None:
         if self.one_topic:
@@ -160,7 +206,8 @@ class _Ranges:
             payload = self.items[i].payload
             self.results[i] = ProcessException(
                 f"Kafka read of {payload['topic']}:{payload['partition']} offsets "
-                f"{payload['start']}-{self.ends[i]} timed out after {timeout:g} s"
+                f"{payload['start']}-{self.ends[i]} timed out after {timeout:g} s "
+                f"without progress (no message came and no range finished)"
             )
         self.reading.clear()
 

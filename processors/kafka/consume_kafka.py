@@ -20,6 +20,7 @@ FlowFile per write schema of a range: :mod:`processors.kafka._consume_records`).
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from operator import itemgetter
@@ -290,6 +291,12 @@ class ConsumeKafka(SourceProcessor):
                     raise ProcessException(msg) from None
                 if key in state:
                     start = max(int(state[key]), low)
+                    if start > high:  # the state moves back to the log end (end = high below)
+                        context.logger.warning(
+                            f"Kafka {key}'s log ends at offset {high}, below the flow's next "
+                            f"offset {start} (truncated by an unclean leader election, or the "
+                            f"topic made again): reading from offset {high} on"
+                        )
                 elif reset == "earliest":
                     start = low
                 elif reset == "latest":
@@ -507,7 +514,10 @@ class ConsumeKafka(SourceProcessor):
                     "fetch.wait.max.ms": 10,
                     # a range's start that retention deleted after the listing: read what is
                     # left of it, as the listing starts at the log start (librdkafka's default
-                    # `latest` jumped past the range: no message came, the read timed out)
+                    # `latest` jumped past the range: no message came, the read timed out).
+                    # A log ending below the range's start (truncated, or the topic made
+                    # again) starts there too: fetch_ranges drops the offsets below the start
+                    # (the flow read them already) and warns once
                     "auto.offset.reset": "earliest",
                 }
             )
@@ -539,7 +549,15 @@ class ConsumeKafka(SourceProcessor):
             if topic not in known:
                 _metadata(consumer, topic, service.metadata_wait)
                 known.add(topic)
-        return fetch_ranges(import_kafka(), consumer, items, service.client_timeout)
+        warn = functools.partial(self._warn_once, context)
+        return fetch_ranges(import_kafka(), consumer, items, service.client_timeout, warn)
+
+    def _warn_once(self, context: ProcessContext, text: str) -> None:
+        """Log *text* as a warning unless this copy did already (a range retried says it once)."""
+        said: set[str] = self.__dict__.setdefault("_warned", set())
+        if text not in said:
+            said.add(text)
+            context.logger.warning(text)
 
     def _record_options(self, context: ProcessContext, session: ProcessSession) -> RecordOptions:
         def service(descriptor: PropertyDescriptor) -> Any:

@@ -478,3 +478,53 @@ def test_topic_pattern(kafka_cluster, topic):
     runner = _runner(kafka_cluster, f"{topic}-p.*", topic_format="pattern")
     runner.run()
     assert sorted(f.content for f in runner.flowfiles_for("success")) == [b"a", b"b"]
+
+
+def test_a_truncated_partition_is_said_once_not_read_again(kafka_cluster, topic, caplog):
+    """A range above its partition's log end (truncated, or the topic made again) reads none
+    of the offsets below its start, times out until the log reaches it, and is warned of once
+    however often it is retried."""
+    from flowcore.errors import ProcessException
+    from flowcore.processor_kinds import WorkItem
+
+    kafka_cluster.produce(topic, [b"m0", b"m1", b"m2"], partition=0)
+    runner = TestRunner(ConsumeKafka(kafka_connection_service="kafka", group_id="g", topics=topic))
+    runner.add_service(
+        Kafka3ConnectionService(
+            "kafka", bootstrap_servers=kafka_cluster.bootstrap, client_timeout="1 sec"
+        )
+    )
+    runner.run(iterations=0, stop_on_finish=False)
+    # librdkafka took ~0.7 s here to reset to the log start: the Client Timeout must outlast
+    # it for the offsets below the start to come at all
+    payload = {"topic": topic, "partition": 0, "start": 5, "end": 7}
+    item = WorkItem(f"{topic}:0@5", payload, flowfiles=2, size=0)
+    caplog.set_level("WARNING", logger="flowcore.processors")
+    for _ in range(2):
+        session = runner.create_session()
+        with pytest.raises(ProcessException, match="offsets 5-7 timed out"):
+            runner.processor.read_work(runner.context, session, item)
+        session.rollback()
+    runner.stop()
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warned == [
+        f"Kafka {topic}:0 gave offset 0 for the range 5-7: its log ended below 5 (truncated by "
+        "an unclean leader election, or the topic made again); offsets below 5 were read into "
+        "the flow already and are skipped, not read again"
+    ]
+    runner.assert_transfer_count("success", 0)
+
+
+def test_a_log_ending_below_the_state_is_said_and_read_from_its_end(kafka_cluster, topic, caplog):
+    """A listing whose partition's log ends below the flow's next offset (truncated, or the
+    topic made again) warns naming both offsets and moves the state back to the log end."""
+    kafka_cluster.produce(topic, [b"m0", b"m1", b"m2"], partition=0)
+    runner = _runner(kafka_cluster, topic)
+    runner.run(iterations=0, stop_on_finish=False)
+    caplog.set_level("WARNING", logger="flowcore.processors")
+    listing = runner.processor.list_work(runner.context, {f"{topic}:0": "5"})
+    runner.stop()
+    assert not [i for i in listing.items if i.payload["partition"] == 0]
+    assert listing.state[f"{topic}:0"] == "3"
+    (warned,) = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert f"Kafka {topic}:0's log ends at offset 3, below the flow's next offset 5" in warned

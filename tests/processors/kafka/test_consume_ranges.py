@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import confluent_kafka
 import pytest
 
@@ -68,3 +71,48 @@ def test_a_range_not_whole_in_time_gets_a_timeout_naming_it(kafka_cluster, consu
     assert _values(read) == [b"y0"]
     assert isinstance(missing, ProcessException)
     assert "ranges-d:1 offsets 0-5 timed out after 0.3 s" in str(missing)
+
+
+def _later(delays_and_values, kafka_cluster, topic: str, partition: int) -> threading.Thread:
+    """A started thread producing each ``(delay, values)`` after sleeping its delay."""
+
+    def produce() -> None:
+        for delay, values in delays_and_values:
+            time.sleep(delay)
+            kafka_cluster.produce(topic, values, partition=partition)
+
+    thread = threading.Thread(target=produce)
+    thread.start()
+    return thread
+
+
+@pytest.mark.parametrize("others", [False, True], ids=["one-range", "with-another-range"])
+def test_offsets_below_a_range_start_are_dropped_and_said_once(kafka_cluster, consumer, others):
+    """A partition whose log ends below a range's start (truncated, or made again) is read from
+    its log start: the offsets below the start (in the flow already) are dropped, said once."""
+    topic = f"ranges-trunc-{others}"
+    kafka_cluster.produce(topic, [b"m0", b"m1", b"m2"], partition=0)
+    kafka_cluster.produce(topic, [b"o0"], partition=1)
+    consumer.list_topics(topic, timeout=5)
+    later = _later([(1, [b"m%d" % i for i in range(3, 8)])], kafka_cluster, topic, 0)
+    items = [_item(topic, 0, 5, 8)] + ([_item(topic, 1, 0, 1)] if others else [])
+    said: list[str] = []
+    read = fetch_ranges(confluent_kafka, consumer, items, 10, said.append)
+    later.join()
+    assert [m.offset() for m in read[0]] == [5, 6, 7]
+    assert _values(read[0]) == [b"m5", b"m6", b"m7"]
+    if others:
+        assert _values(read[1]) == [b"o0"]
+    assert len(said) == 1
+    assert f"Kafka {topic}:0 gave offset 0 for the range 5-8: its log ended below 5" in said[0]
+
+
+def test_the_timeout_bounds_each_idle_period_not_the_whole_read(kafka_cluster, consumer):
+    """A range whose messages come slowly, each well within the timeout but all of them past
+    it, is read whole (one deadline for the whole read timed it out every time)."""
+    kafka_cluster.produce("ranges-slow", [b"s0"], partition=0)
+    consumer.list_topics("ranges-slow", timeout=5)
+    later = _later([(0.3, [b"s%d" % i]) for i in range(1, 7)], kafka_cluster, "ranges-slow", 0)
+    (read,) = fetch_ranges(confluent_kafka, consumer, [_item("ranges-slow", 0, 0, 7)], 1.2)
+    later.join()
+    assert _values(read) == [b"s%d" % i for i in range(7)]
