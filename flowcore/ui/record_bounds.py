@@ -71,7 +71,9 @@ def first_records(
 
     Raises:
         TooBigToShowError: the first records decode past a bound (checked before decoding).
-        RecordError: the content is not Avro, or is damaged from its first block.
+        RecordError: the content is not Avro, or is damaged from its first block; fastavro
+            and pyarrow raise their own kinds on other bad bytes (a damaged Avro header, a
+            Parquet footer).
     """
     if kind == "parquet":
         metadata = pq.read_metadata(pa.BufferReader(data))
