@@ -33,7 +33,8 @@ service is enabled next (each executor process enables its own, once, see
 :func:`enabled_service`). A task asks for a service by name and gets the enabled runtime object.
 
 Services may name other services (a reader naming a schema registry): :func:`enabling_order`
-enables dependencies first (a topological order) and :func:`service_cycles` names cycles.
+enables dependencies first (a topological order) and :func:`service_cycles` names cycles (both
+in :mod:`flowcore.service_order`, re-exported here).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ import difflib
 import json
 import threading
 from collections.abc import Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import attrs
 
@@ -62,11 +63,13 @@ from flowcore.properties import (
     active_values,
     parameter_problems,
 )
+from flowcore.service_order import (
+    enabling_order,
+    service_cycles,
+    service_dependencies,
+    service_dependents,
+)
 from flowcore.validators import NON_EMPTY_VALIDATOR, ValidationResult
-
-if TYPE_CHECKING:  # networkx is imported where services are ordered: a Spark worker's task
-    # path, which names services only by their definitions, never loads it (worker start-up)
-    import networkx as nx
 
 __all__ = [
     "ControllerService",
@@ -512,65 +515,6 @@ class ServiceContext:
         return found
 
 
-# --- dependencies between services -----------------------------------------------------------
-
-
-def service_dependencies(service: object) -> tuple[str, ...]:
-    """The names of the services *service*'s properties name (none for a non-service)."""
-    referenced = getattr(service, "referenced_services", None)
-    return tuple(dict.fromkeys(referenced().values())) if callable(referenced) else ()
-
-
-def _graph(declared: Mapping[str, object]) -> nx.DiGraph:
-    """Dependency -> dependent edges between the declared services."""
-    import networkx as nx  # noqa: PLC0415  (see the TYPE_CHECKING import)
-
-    graph = nx.DiGraph()
-    graph.add_nodes_from(declared)
-    for name, service in declared.items():
-        for needed in service_dependencies(service):
-            if needed in declared:
-                graph.add_edge(needed, name)
-    return graph
-
-
-def service_cycles(declared: Mapping[str, object]) -> list[list[str]]:
-    """Each cycle of services naming each other, as the names around it (sorted, stable)."""
-    import networkx as nx  # noqa: PLC0415  (see the TYPE_CHECKING import)
-
-    cycles = [sorted(c) for c in nx.simple_cycles(_graph(declared))]
-    return sorted(cycles)
-
-
-def enabling_order(declared: Mapping[str, object], names: Iterable[str] | None = None) -> list[str]:
-    """The services to enable for *names* (all when None), dependencies first.
-
-    Disable in the reverse order. Names not declared are left out (validation reports them).
-
-    Raises:
-        ConfigurationError: the services involved name each other in a cycle.
-    """
-    import networkx as nx  # noqa: PLC0415  (see the TYPE_CHECKING import)
-
-    wanted = set(declared) if names is None else {n for n in names if n in declared}
-    if not any(
-        needed in declared
-        for service in declared.values()
-        for needed in service_dependencies(service)
-    ):  # no service names another (the usual case): the graph's order is the names' own
-        return sorted(wanted)
-    graph = _graph(declared)
-    for name in list(wanted):
-        wanted |= nx.ancestors(graph, name)
-    sub = graph.subgraph(wanted)
-    try:
-        return list(nx.lexicographical_topological_sort(sub))
-    except nx.NetworkXUnfeasible:
-        cycle = " -> ".join(sorted(next(iter(nx.simple_cycles(sub)))))
-        msg = f"services name each other in a cycle ({cycle}); break it"
-        raise ConfigurationError(msg) from None
-
-
 class ServiceSet:
     """Services of one flow enabled together, dependencies first, disabled in reverse.
 
@@ -623,13 +567,10 @@ class ServiceSet:
 
     def disable(self, name: str) -> None:
         """Disable service *name* and, first, every enabled service naming it."""
-        import networkx as nx  # noqa: PLC0415  (see the TYPE_CHECKING import)
-
         with self._lock:
             if name not in self.enabled:
                 return
-            graph = _graph(self.declared)
-            dependents = [n for n in nx.descendants(graph, name) if n in self.enabled]
+            dependents = [n for n in service_dependents(self.declared, name) if n in self.enabled]
             order = enabling_order(self.declared, [*dependents, name])
             for each in reversed(order):
                 if each == name or each in dependents:

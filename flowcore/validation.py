@@ -18,12 +18,12 @@ from collections.abc import Callable, Iterator
 import attrs
 
 from flowcore.component_settings import SchedulingStrategy
-from flowcore.controller_service import service_cycles
 from flowcore.cron import parse_cron
 from flowcore.errors import ConfigurationError, FlowValidationError
 from flowcore.flow import Component, ComponentKind, Connection, FlowDefinition
 from flowcore.parameters import SensitiveText, redact
 from flowcore.processor import InputRequirement
+from flowcore.service_order import service_cycles
 from flowcore.units import parse_data_size, parse_time_period
 
 __all__ = ["CHECKS", "FlowProblem", "problems_of", "validate_flow"]

@@ -51,6 +51,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "flowcore.properties",
             "flowcore.controller_service",
+            "flowcore.service_order",
             "flowcore.services",
             "flowcore.ssl_context",
             "flowcore.validators",

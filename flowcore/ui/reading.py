@@ -11,7 +11,9 @@ once and the page retried.
 
 Avro and Parquet content is shown as records (:meth:`RepositoryView.records`): the first
 :data:`MAX_RECORDS` read with flowcore's own readers, as a table whose header names NiFi's record
-types and as the JSON NiFi's content viewer formats Avro into.
+types and as the JSON NiFi's content viewer formats Avro into. What those records decode to is
+bounded before it is decoded, and their strings are cut to a cell (:mod:`flowcore.ui.record_bounds`,
+with the bounds defined here).
 """
 
 from __future__ import annotations
@@ -25,16 +27,12 @@ from typing import Any, BinaryIO
 
 import attrs
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from flowcore.clock import now_ms
 from flowcore.errors import ContentNotFoundError, FlowcoreError, RecordError, RepositoryError
 from flowcore.flowfile import FlowFile
 from flowcore.provenance_events import ProvenanceEvent
-from flowcore.records.avro_codec import AvroReaderOptions, read_avro
 from flowcore.records.json_writer import OUTPUT_ONELINE, JsonWriterOptions, write_json
-from flowcore.records.parquet_codec import ParquetReaderOptions, read_parquet
 from flowcore.records.schema import (
     ArrayType,
     ChoiceType,
@@ -43,13 +41,8 @@ from flowcore.records.schema import (
     MapType,
     RecordSchema,
 )
-from flowcore.ui.decoded_size import (
-    TooBigToShowError,
-    check_avro,
-    check_avro_values,
-    check_parquet,
-    check_parquet_values,
-)
+from flowcore.ui.decoded_size import TooBigToShowError
+from flowcore.ui.record_bounds import FirstRecords, cut_strings, first_records, one_line
 from repositories.content import FileContentRepository
 from repositories.flowfile_wal import WriteAheadFlowFileRepository
 from repositories.provenance import SqlProvenanceRepository
@@ -376,7 +369,7 @@ class RepositoryView:
         except ContentNotFoundError:  # removed since open_content looked
             raise UnknownItemError(_GONE) from None
         except FlowcoreError as exc:  # damaged content: the repository names the claim file
-            return RecordView(None, message=f"the content cannot be read: {_one_line(exc)}")
+            return RecordView(None, message=f"the content cannot be read: {one_line(exc)}")
         finally:
             if stream is not None:
                 stream.close()
@@ -489,15 +482,24 @@ def read_records(
         schema = None
         if avro_schema and not data.startswith(_AVRO_MAGIC):
             schema = _schema_of(avro_schema)
-        batch, total, damage = _first_records(data, kind, whole, schema)
+        first = first_records(
+            data,
+            kind,
+            whole=whole,
+            schema=schema,
+            count=MAX_RECORDS,
+            max_decoded=MAX_DECODED,
+            max_values=MAX_VALUES,
+        )
     except TooBigToShowError as exc:
         return RecordView(kind, message=str(exc))
     except Exception as exc:  # fastavro and pyarrow raise many kinds on bad bytes
         if not whole:  # the viewer's window ends inside the Avro header
-            batch, total, damage = None, None, None
+            first = FirstRecords(None)
         else:
-            reason = _one_line(exc)
+            reason = one_line(exc)
             return RecordView(kind, message=f"this is not readable {name} content: {reason}")
+    batch, total, damage = first.batch, first.total, first.damage
     if batch is None:
         if damage is None and not whole:
             damage = (
@@ -509,7 +511,7 @@ def read_records(
     try:
         return _view(batch, kind, size=len(data), whole=whole, total=total, damage=damage)
     except Exception as exc:  # values the JSON writer cannot write: durations, far timestamps...
-        reason = _one_line(exc)
+        reason = one_line(exc)
         return RecordView(kind, total=total, message=f"these records cannot be shown: {reason}")
 
 
@@ -523,7 +525,7 @@ def _view(
     damage: str | None,
 ) -> RecordView:
     """The view of records read: cells and JSON cut to their bounds, the message saying so."""
-    batch, cut = _cut_strings(batch)
+    batch, cut = cut_strings(batch, MAX_CELL)
     shown, json_text, json_cut = _as_json(batch)
     schema = RecordSchema.from_arrow(batch.schema)
     columns = tuple(RecordColumn(f.name, type_label(f.type)) for f in schema.fields)
@@ -567,97 +569,10 @@ def _schema_of(text: str) -> dict[str, Any]:
         raise RecordError(msg) from None
 
 
-def _first_records(
-    data: bytes, kind: str, whole: bool, schema: dict[str, Any] | None
-) -> tuple[pa.RecordBatch | None, int | None, str | None]:
-    """The first records, the content's record count when known, and what broke off.
-
-    Avro is read one record past :data:`MAX_RECORDS`, which tells whether there are more.
-    """
-    if kind == "parquet":
-        metadata = pq.read_metadata(pa.BufferReader(data))
-        check_parquet(metadata, MAX_RECORDS, MAX_DECODED)
-        check_parquet_values(metadata, MAX_RECORDS, MAX_VALUES)
-        batches = read_parquet(io.BytesIO(data), ParquetReaderOptions(batch_size=MAX_RECORDS))
-        return next(iter(batches), None), metadata.num_rows, None
-    try:
-        batch = _avro_batch(data, MAX_RECORDS + 1, schema)
-    except RecordError as exc:
-        before = exc.record - 1 if isinstance(exc.record, int) else 0
-        if whole and not before:
-            raise  # not Avro at all, or damaged from its first block
-        batch = _avro_batch(data, before, schema) if before else None
-        if not whole:  # the window ends inside a block: what precedes it is all there is to show
-            return batch, None, None
-        return (
-            batch,
-            None,
-            f"the Avro content breaks off after {before:,} records: {_one_line(exc)}",
-        )
-    rows = 0 if batch is None else batch.num_rows
-    return batch, rows if whole and rows <= MAX_RECORDS else None, None
-
-
-def _avro_batch(data: bytes, count: int, schema: dict[str, Any] | None) -> pa.RecordBatch | None:
-    check_avro(data, count, MAX_DECODED)
-    check_avro_values(data, count, MAX_VALUES, schema)
-    batches = read_avro(io.BytesIO(data), AvroReaderOptions(batch_size=count), avro_schema=schema)
-    return next(iter(batches), None)
-
-
 class _Number(str):
     """A JSON number's text, kept as written (a long past 2**53, a decimal's scale)."""
 
     __slots__ = ()
-
-
-def _cut_strings(batch: pa.RecordBatch) -> tuple[pa.RecordBatch, bool]:
-    """*batch* with its strings and binaries cut to :data:`MAX_CELL`, and whether any was.
-
-    Cut before the JSON is written, so a 200 MB value costs 200 MB once, not again as JSON;
-    strings nested in lists, structs and maps are cut as top-level cells are (else only the
-    64 MiB decode bound holds them).
-    """
-    columns, cut = [], False
-    for original in batch.columns:
-        column, was_cut = _cut_array(original)
-        columns.append(column)
-        cut = cut or was_cut
-    return pa.RecordBatch.from_arrays(columns, schema=batch.schema), cut
-
-
-def _cut_array(array: pa.Array) -> tuple[pa.Array, bool]:
-    """*array* with every string and binary in it, however nested, cut to MAX_CELL + 1."""
-    kind = array.type
-    text = pa.types.is_string(kind) or pa.types.is_large_string(kind)
-    if text or pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
-        lengths = pc.binary_length(array)  # bytes: at least the characters
-        if (pc.max(lengths).as_py() or 0) <= MAX_CELL:
-            return array, False
-        cutter = pc.utf8_slice_codeunits if text else pc.binary_slice
-        return cutter(array, 0, MAX_CELL + 1), True
-    mask = array.is_null() if array.null_count else None
-    if pa.types.is_map(kind):
-        keys, key_cut = _cut_array(array.keys)
-        items, item_cut = _cut_array(array.items)
-        if not (key_cut or item_cut):
-            return array, False
-        rebuilt = pa.MapArray.from_arrays(array.offsets, keys, items, type=kind, mask=mask)
-        return rebuilt, True
-    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
-        values, cut = _cut_array(array.values)  # the offsets index the unsliced values
-        if not cut:
-            return array, False
-        factory = pa.ListArray if pa.types.is_list(kind) else pa.LargeListArray
-        return factory.from_arrays(array.offsets, values, type=kind, mask=mask), True
-    if pa.types.is_struct(kind):
-        children = [_cut_array(child) for child in array.flatten()]
-        if not any(cut for _, cut in children):
-            return array, False
-        fields = [kind.field(index) for index in range(kind.num_fields)]
-        rebuilt = pa.StructArray.from_arrays([c for c, _ in children], fields=fields, mask=mask)
-        return rebuilt, True
-    return array, False
 
 
 def _as_json(batch: pa.RecordBatch) -> tuple[list[dict[str, Any]], str, bool]:
@@ -717,11 +632,6 @@ def _compact(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ",".join(_compact(v) for v in value) + "]"
     return json.dumps(value, ensure_ascii=False)
-
-
-def _one_line(exc: BaseException) -> str:
-    """*exc*'s message on one line (the viewer shows one), or its type when it has none."""
-    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def _not_records(mime: str | None) -> str:
