@@ -507,6 +507,9 @@ def test_a_copied_repository_running_at_once_is_refused_not_swept(
         with pytest.raises(ConfigurationError, match="a copy of this repository"):
             runner.processor.settle_after_commit_actions(runner.context, [])
         assert _prepared_gids(postgres) == [held[0]["gid"]]
+        # the first copy's process ends: its lock goes (unlocked here: the server ends a closed
+        # session's locks when it gets to it, which may be after this test's next statement)
+        other.execute("select pg_advisory_unlock(%s)", (key,))
     runner.processor.settle_after_commit_actions(runner.context, held)  # it is gone: holds it
     _commit(runner, held)
     assert postgres.execute(f"select id, name from {table}") == [(1, "first")]
@@ -547,6 +550,7 @@ def test_a_repository_lock_lost_with_its_session_is_checked_and_taken_again(
         assert other.execute("select pg_try_advisory_lock(%s)", (key,)).fetchone() == (True,)
         with pytest.raises(ConfigurationError, match="a copy of this repository"):
             runner.processor.settle_after_commit_actions(runner.context, [])
+        other.execute("select pg_advisory_unlock(%s)", (key,))  # as its session's end (above)
     runner.processor.settle_after_commit_actions(runner.context, [])  # the copy is gone
 
 
