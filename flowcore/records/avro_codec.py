@@ -225,7 +225,8 @@ class AvroRecordWriter:
 
         A flat batch (simple fields) is encoded a column at a time
         (:mod:`flowcore.records._avro_columns`), several times faster than fastavro's record
-        at a time; the rest, and a data file with a compression codec, go through fastavro.
+        at a time, and its blocks compressed by fastavro's codec; the rest goes through
+        fastavro record by record.
         """
         if not self._adapt and self._write_columns(batch):
             return
@@ -246,8 +247,8 @@ class AvroRecordWriter:
 
     def _write_columns(self, batch: pa.RecordBatch | pa.Table) -> bool:
         """Write *batch* encoded column by column; False when it cannot be (nothing written)."""
-        if self._writer is not None and self._options.codec() != "null":
-            return False
+        if self._writer is not None and not hasattr(self._writer, "block_writer"):
+            return False  # a fastavro without it: its writer writes every block
         if batch.schema not in self._plans:
             self._plans[batch.schema] = column_plan(self._avro, batch.schema)
         plan = self._plans[batch.schema]
@@ -262,13 +263,17 @@ class AvroRecordWriter:
         if self._writer is None:
             self._stream.write(data.data)
         else:
-            self._writer.flush()  # the records fastavro holds go first, in their own block
-            sync = self._writer.sync_marker
+            writer = self._writer
+            writer.flush()  # the records fastavro holds go first, in their own block
             at = 0
             for first, end, size in block(lengths, self._options.sync_interval):
-                self._stream.write(_long(end - first) + _long(size))
-                self._stream.write(data[at : at + size].data)
-                self._stream.write(sync)
+                # as fastavro's writer ends a block: its count, then its bytes as the codec
+                # writes them (their size, compressed or not), then the file's sync marker
+                self._stream.write(_long(end - first))
+                writer.block_writer(
+                    self._stream, data[at : at + size].tobytes(), writer.compression_level
+                )
+                self._stream.write(writer.sync_marker)
                 at += size
         self._count += batch.num_rows
         return True

@@ -107,11 +107,13 @@ def test_blocks_end_at_the_row_that_reaches_the_interval() -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(_flat_batches(), st.sampled_from(["NONE", "DEFLATE"]), st.integers(1, 64))
+@given(
+    _flat_batches(), st.sampled_from(["NONE", "DEFLATE", "SNAPPY", "ZSTANDARD"]), st.integers(1, 64)
+)
 def test_data_files_read_back_to_the_batches_records(
     case: tuple[dict[str, Any], pa.RecordBatch], compression: str, interval: int
 ) -> None:
-    """The writer's data file holds every record once, columns encoded or not (compressed)."""
+    """The writer's data file holds every record once, twice written, under each codec."""
     avro, batch = case
     out = io.BytesIO()
     options = AvroWriterOptions(compression_format=compression, sync_interval=interval)
@@ -119,7 +121,8 @@ def test_data_files_read_back_to_the_batches_records(
     writer.write(batch)
     writer.write(batch)
     writer.finish()
-    assert list(fastavro.reader(io.BytesIO(out.getvalue()))) == batch.to_pylist() * 2
+    back = list(fastavro.reader(io.BytesIO(out.getvalue())))
+    assert repr(back) == repr(batch.to_pylist() * 2)  # repr: a NaN is equal to itself there
     assert writer.record_count == 2 * batch.num_rows
 
 
