@@ -79,7 +79,7 @@ MASTER = "local[2]"
 #: The baseline's session: Spark's defaults, without the web UI and the console progress bar
 #: (a little less for it to start). Not flowcore's session settings: those keep the JVM on its
 #: quick (C1) compiler, as flowcore's Python workers do the work, and would slow a job whose
-#: work is the JVM's (CSV and JSON parsing, JSON writing): 1.4-1.6x its time (``--jit``).
+#: work is the JVM's (CSV and JSON parsing, JSON writing): up to 1.6x its time (``--jit``).
 BASELINE_CONF = {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"}
 
 

@@ -176,7 +176,7 @@ def _session_defaults(master: str) -> dict[str, str]:
         # A local JVM schedules tasks and moves small results while the Python workers do the
         # work: its optimizing (C2) compiler threads would take the cores those workers need.
         # The user's own DataFrame work in this session pays for it (the JVM's reads and
-        # writes ran 1.4-1.6x slower at 200 MB, a flow 0.7-0.9x the time): a setting, as the
+        # writes ran up to 1.6x slower at 200 MB; flows 0.56-0.91x the time): a setting, as the
         # user's -XX:TieredStopAtLevel=4 in spark.driver.extraJavaOptions comes last and wins
         # (docs/operations.md, "The JVM's compiler on a local master").
         java.append("-XX:TieredStopAtLevel=1")
