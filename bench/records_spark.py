@@ -32,7 +32,7 @@ gives a local session (``-XX:TieredStopAtLevel=1``: C1 only), and ``flow-c2``, t
 the JVM's optimizing compiler back on (``-XX:TieredStopAtLevel=4`` in ``conf``, which comes last
 and wins): what the option costs a job whose work is the JVM's, and what it gains the flow.
 
-What bounds the flow is measured in the same rounds: ``codec / 2`` is flowcore's own CSV reader
+What bounds the flow is measured in the same rounds: ``codec / 2`` is flowcore's own reader
 and writer called directly over the big file in one process, halved (the conversion's work
 spread perfectly on two cores, with no engine and no Spark), and ``session`` is the time the
 ``pyspark`` child spent starting and stopping its session (Spark's fixed cost, paid by both).
