@@ -17,26 +17,37 @@ imports, the Spark session's start, the work, the session's stop), as a user wai
 - ``pyspark``: ``spark.read.csv(header=True, inferSchema=True)`` -> ``write.json`` (or
   ``write.parquet``) on a ``local[2]`` session with Spark's defaults (no web UI).
 
-JSON -> Avro: Spark writes Avro only with the external ``spark-avro`` package, which pyspark's
-wheel does not ship and cannot be fetched offline here, so that row has no baseline and is left
-out (``--json-avro`` times the flow alone over NDJSON, split by lines with no header; without
-``--only``, nothing else).
+JSON -> Avro (the same records as NDJSON, one big file; the flow splits it by lines with no
+header, JsonTreeReader -> AvroRecordSetWriter): Spark writes Avro only with the external
+``spark-avro`` package, which pyspark's wheel does not ship (and cannot be fetched here), so the
+job is what a Spark user writes without it: ``spark.read.json(path)`` (the schema inferred, a
+pass of its own, as Spark's default), then one Avro data file per partition written by fastavro
+in the Python workers. ``--variant arrow`` (the default, the fastest measured) hands each
+partition over with ``df.mapInArrow`` as Arrow batches (PySpark refuses it without pandas,
+though the function sees Arrow only: install pandas, or put it on ``PYTHONPATH``); ``--variant
+rdd`` with ``df.rdd.mapPartitionsWithIndex`` as pickled ``Row`` objects.
 
-What bounds the flow is measured in the same rounds: ``codec / 2`` is flowcore's own CSV reader
+``--jit`` adds two runs beside each pair: ``pyspark-c1``, the job with the JVM option flowcore
+gives a local session (``-XX:TieredStopAtLevel=1``: C1 only), and ``flow-c2``, the flow with
+the JVM's optimizing compiler back on (``-XX:TieredStopAtLevel=4`` in ``conf``, which comes last
+and wins): what the option costs a job whose work is the JVM's, and what it gains the flow.
+
+What bounds the flow is measured in the same rounds: ``codec / 2`` is flowcore's own reader
 and writer called directly over the big file in one process, halved (the conversion's work
 spread perfectly on two cores, with no engine and no Spark), and ``session`` is the time the
 ``pyspark`` child spent starting and stopping its session (Spark's fixed cost, paid by both).
 Rounds are interleaved; the table gives the best time and the range. Every run's output is
 checked: it holds every record once (counted, not timed).
 
-    .venv/bin/python bench/records_spark.py [--size 1GB] [--repeat 2] [--only csv->json]
-        [--no-codec] [--json-avro]
+    .venv/bin/python bench/records_spark.py [--size 1GB] [--repeat 2] [--only json->avro]
+        [--no-codec] [--jit] [--variant arrow|rdd]
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import importlib.util
 import json
 import os
 import shutil
@@ -44,7 +55,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # before bench/'s repositories.py
 
@@ -66,7 +79,7 @@ MASTER = "local[2]"
 #: The baseline's session: Spark's defaults, without the web UI and the console progress bar
 #: (a little less for it to start). Not flowcore's session settings: those keep the JVM on its
 #: quick (C1) compiler, as flowcore's Python workers do the work, and would slow a job whose
-#: work is the JVM's (CSV parsing, JSON writing) by half.
+#: work is the JVM's (CSV and JSON parsing, JSON writing): up to 1.6x its time (``--jit``).
 BASELINE_CONF = {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"}
 
 
@@ -141,7 +154,7 @@ def _cut(big: Path, directory: Path, parts: int) -> None:
 
 
 def _ndjson(root: Path) -> None:
-    """The big file's records as NDJSON (one object a line), for ``--json-avro``."""
+    """The big file's records as NDJSON (one object a line), for JSON -> Avro."""
     (root / "json-one").mkdir()
     reader = pacsv.open_csv(root / "csv-one" / "records.csv")
     import orjson
@@ -155,8 +168,10 @@ def _ndjson(root: Path) -> None:
 # the children: one fresh process per run
 
 
-def _child_flow(scenario: str, source: Path, out: Path, repository: Path) -> dict[str, object]:
-    """The flowcore flow on Spark local[2]."""
+def _child_flow(
+    scenario: str, source: Path, out: Path, repository: Path, *, c2: bool = False
+) -> dict[str, object]:
+    """The flowcore flow on Spark local[2] (*c2*: with the JVM's optimizing compiler back on)."""
     from flowcore import Flow
     from processors import ConvertRecord, FileSplitter, PutFile, UpdateAttribute
     from processors.record_services import (
@@ -202,29 +217,44 @@ def _child_flow(scenario: str, source: Path, out: Path, repository: Path) -> dic
     flow.auto_terminate(split, ["files", "failure"])
     flow.auto_terminate(convert, "failure")
     flow.auto_terminate(put, ["success", "failure"])
-    result = flow.run("spark", repository=repository, master=MASTER)
+    conf = {"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=4"} if c2 else None
+    result = flow.run("spark", repository=repository, master=MASTER, conf=conf)
     return {
         "blocks": result.count("split", "blocks"),
         "failures": result.count("convert", "failure") + result.count("put", "failure"),
     }
 
 
-def _child_pyspark(scenario: str, source: Path, out: Path) -> dict[str, object]:
-    """The hand-written PySpark job, on Spark's default session (no UI)."""
+def _child_pyspark(
+    scenario: str, source: Path, out: Path, *, variant: str = "arrow", c1: bool = False
+) -> dict[str, object]:
+    """The hand-written PySpark job, on Spark's default session (no UI).
+
+    *c1* adds flowcore's local-master JVM option (``-XX:TieredStopAtLevel=1``) to that
+    session, to measure what it costs a job whose work is the JVM's.
+    """
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # the workers import fastavro
     from pyspark.sql import SparkSession
 
     started = time.perf_counter()
     builder = SparkSession.builder.master(MASTER).appName("records-spark-baseline")
-    for key, value in BASELINE_CONF.items():
+    conf = dict(BASELINE_CONF)
+    if c1:
+        conf["spark.driver.extraJavaOptions"] = "-XX:TieredStopAtLevel=1"
+    for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     session = time.perf_counter() - started
     started = time.perf_counter()
-    frame = spark.read.csv(str(source), header=True, inferSchema=True)
-    if scenario == "csv->json":
-        frame.write.json(str(out))
+    if scenario == "json->avro":
+        frame = spark.read.json(str(source))  # the schema inferred: a pass of its own
+        _write_avro(frame, out, variant)
     else:
-        frame.write.parquet(str(out))
+        frame = spark.read.csv(str(source), header=True, inferSchema=True)
+        if scenario == "csv->json":
+            frame.write.json(str(out))
+        else:
+            frame.write.parquet(str(out))
     job = time.perf_counter() - started
     started = time.perf_counter()
     spark.stop()
@@ -232,9 +262,75 @@ def _child_pyspark(scenario: str, source: Path, out: Path) -> dict[str, object]:
     return {"session_seconds": session, "job_seconds": job}
 
 
+#: Spark SQL's simple types -> Avro's (the types ``spark.read.json`` infers for these records).
+_AVRO_TYPES = {"long": "long", "double": "double", "string": "string", "boolean": "boolean"}
+
+
+def _avro_schema(frame: Any) -> dict[str, Any]:
+    """The Avro record schema of a flat DataFrame, every field nullable (as Spark's are)."""
+    fields = []
+    for field in frame.schema.fields:
+        kind = _AVRO_TYPES[field.dataType.typeName()]
+        fields.append({"name": field.name, "type": ["null", kind], "default": None})
+    return {"type": "record", "name": "record", "fields": fields}
+
+
+def _write_avro(frame: Any, out: Path, variant: str) -> None:
+    """One Avro data file per partition, written by fastavro in the Python workers.
+
+    What a Spark user without ``spark-avro`` writes. ``arrow`` (the default, the fastest):
+    ``mapInArrow`` hands each partition's rows over as Arrow batches, made into dicts by
+    ``to_pylist``. ``rdd``: ``df.rdd.mapPartitionsWithIndex``, the rows pickled as ``Row``
+    objects and made into dicts by ``asDict``.
+    """
+    schema = _avro_schema(frame)
+    out.mkdir(parents=True)
+    where = str(out)
+    if variant == "rdd":
+
+        def write_rdd(index: int, rows: Iterator[Any]) -> Iterator[int]:
+            import fastavro
+
+            count = 0
+
+            def records() -> Iterator[dict[str, Any]]:
+                nonlocal count
+                for row in rows:
+                    count += 1
+                    yield row.asDict()
+
+            with open(f"{where}/part-{index:05d}.avro", "wb") as sink:
+                fastavro.writer(sink, fastavro.parse_schema(schema), records())
+            yield count
+
+        frame.rdd.mapPartitionsWithIndex(write_rdd).sum()
+        return
+
+    def write_arrow(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import fastavro
+        from pyspark import TaskContext
+
+        count = 0
+
+        def records() -> Iterator[dict[str, Any]]:
+            nonlocal count
+            for batch in batches:
+                count += batch.num_rows
+                yield from batch.to_pylist()
+
+        index = TaskContext.get().partitionId()
+        with open(f"{where}/part-{index:05d}.avro", "wb") as sink:
+            fastavro.writer(sink, fastavro.parse_schema(schema), records())
+        yield pa.record_batch({"records": pa.array([count], pa.int64())})
+
+    frame.mapInArrow(write_arrow, "records long").groupBy().sum().collect()
+
+
 def _child_codec(scenario: str, source: Path, out: Path) -> dict[str, object]:
     """flowcore's reader and writer over every input file in this one process."""
+    from flowcore.records.avro_codec import write_avro
     from flowcore.records.csv_reader import CsvReaderOptions, read_csv
+    from flowcore.records.json_reader import JsonReaderOptions, read_json
     from flowcore.records.json_writer import JsonWriterOptions, write_json
     from flowcore.records.parquet_codec import write_parquet
 
@@ -242,6 +338,9 @@ def _child_codec(scenario: str, source: Path, out: Path) -> dict[str, object]:
     started = time.perf_counter()
     for index, path in enumerate(sorted(source.iterdir())):
         with path.open("rb") as raw, (out / f"part-{index}").open("wb") as sink:
+            if scenario == "json->avro":
+                write_avro(read_json(raw, JsonReaderOptions(timestamp_format=STAMP)), sink)
+                continue
             batches = read_csv(
                 raw, CsvReaderOptions(first_line_is_header=True, timestamp_format=STAMP)
             )
@@ -254,10 +353,14 @@ def _child_codec(scenario: str, source: Path, out: Path) -> dict[str, object]:
 
 def _child(args: argparse.Namespace) -> None:
     source, out = Path(args.input), Path(args.out)
-    if args.child == "flow":
-        found = _child_flow(args.scenario, source, out, Path(args.repository))
-    elif args.child == "pyspark":
-        found = _child_pyspark(args.scenario, source, out)
+    if args.child in ("flow", "flow-c2"):
+        found = _child_flow(
+            args.scenario, source, out, Path(args.repository), c2=args.child == "flow-c2"
+        )
+    elif args.child in ("pyspark", "pyspark-c1"):
+        found = _child_pyspark(
+            args.scenario, source, out, variant=args.variant, c1=args.child == "pyspark-c1"
+        )
     else:
         found = _child_codec(args.scenario, source, out)
     print(json.dumps(found))
@@ -291,7 +394,9 @@ def _records_in(out: Path, scenario: str) -> int:
     return total
 
 
-def _run(root: Path, kind: str, scenario: str, label: str, rows: int) -> dict[str, float]:
+def _run(
+    root: Path, kind: str, scenario: str, label: str, rows: int, *, variant: str
+) -> dict[str, float]:
     """One fresh process: its wall time, and what it reported."""
     work = root / "run"
     shutil.rmtree(work, ignore_errors=True)
@@ -311,6 +416,8 @@ def _run(root: Path, kind: str, scenario: str, label: str, rows: int) -> dict[st
         str(work / "out"),
         "--repository",
         str(work / "repo"),
+        "--variant",
+        variant,
     ]
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, check=False)
@@ -329,33 +436,50 @@ def _run(root: Path, kind: str, scenario: str, label: str, rows: int) -> dict[st
     return {"seconds": seconds, **{k: float(v) for k, v in reported.items()}}
 
 
+SCENARIOS = ("csv->json", "csv->parquet", "json->avro")
+
+
 def _plan(args: argparse.Namespace) -> list[tuple[str, str, str]]:
     """(scenario, kind, label) of every run of a round."""
-    scenarios = args.only or ([] if args.json_avro else ["csv->json", "csv->parquet"])
     plan = []
-    for scenario in scenarios:
-        for kind in ("one", "many"):
+    for scenario in args.only or SCENARIOS:
+        # NDJSON is made as one big file only (the CSV cases show what 100 files change)
+        for kind in ("one",) if scenario == "json->avro" else ("one", "many"):
             plan.append((scenario, kind, "pyspark"))
             plan.append((scenario, kind, "flow"))
+            if args.jit:
+                plan.append((scenario, kind, "pyspark-c1"))
+                plan.append((scenario, kind, "flow-c2"))
         if not args.no_codec:
             plan.append((scenario, "one", "codec"))
-    if args.json_avro:
-        plan.append(("json->avro", "one", "flow"))
     return plan
+
+
+def _needs_pandas(args: argparse.Namespace) -> bool:
+    """Whether the run asks for ``mapInArrow`` (PySpark refuses it without pandas) and has none."""
+    wanted = "json->avro" in (args.only or SCENARIOS) and args.variant == "arrow"
+    return wanted and importlib.util.find_spec("pandas") is None
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", default="1 GB", help="the input's size, e.g. 100MB or 1GB")
     parser.add_argument("--repeat", type=int, default=2, help="rounds, interleaved")
-    parser.add_argument("--only", action="append", help="csv->json or csv->parquet")
+    parser.add_argument("--only", action="append", choices=SCENARIOS, help="one scenario")
     parser.add_argument("--no-codec", action="store_true", help="skip the codec / 2 bound")
     parser.add_argument(
-        "--json-avro",
+        "--jit",
         action="store_true",
-        help="time JSON -> Avro (flow only; alone without --only)",
+        help="also the job with flowcore's -XX:TieredStopAtLevel=1 and the flow without it",
     )
-    parser.add_argument("--child", choices=("flow", "pyspark", "codec"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--variant",
+        choices=("arrow", "rdd"),
+        default="arrow",
+        help="the JSON -> Avro job's hand-over to fastavro: mapInArrow or rdd.mapPartitions",
+    )
+    labels = ("flow", "flow-c2", "pyspark", "pyspark-c1", "codec")
+    parser.add_argument("--child", choices=labels, help=argparse.SUPPRESS)
     parser.add_argument("--scenario", help=argparse.SUPPRESS)
     parser.add_argument("--input", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
@@ -364,13 +488,20 @@ def main() -> None:
     if args.child:
         _child(args)
         return
+    if _needs_pandas(args):
+        parser.exit(
+            2,
+            "records_spark.py: the JSON -> Avro job's df.mapInArrow needs pandas (PySpark's "
+            "'sql' extra), which is not installed: pip install pandas (or put a directory "
+            "holding it on PYTHONPATH), or time the other hand-over with --variant rdd\n",
+        )
     size = int(parse_data_size(args.size, "B"))
     root = Path(tempfile.mkdtemp(prefix="bench-records-spark-", dir=os.environ.get("BENCH_TMP")))
     times: dict[tuple[str, str, str], list[dict[str, float]]] = {}
     try:
         started = time.perf_counter()
         rows = _write_inputs(root, size)
-        if args.json_avro:
+        if "json->avro" in (args.only or SCENARIOS):
             _ndjson(root)
             ndjson = (root / "json-one" / "records.json").stat().st_size
             print(f"NDJSON: {ndjson / 1e6:,.0f} MB", flush=True)
@@ -380,7 +511,7 @@ def main() -> None:
         for round_ in range(args.repeat):
             for scenario, kind, label in plan:
                 gc.collect()
-                run = _run(root, kind, scenario, label, rows)
+                run = _run(root, kind, scenario, label, rows, variant=args.variant)
                 times.setdefault((scenario, kind, label), []).append(run)
                 print(f"round {round_ + 1}: {scenario} {kind} {label}: {run}", flush=True)
     finally:
@@ -401,9 +532,10 @@ def _report(
         baseline = times.get((scenario, kind, "pyspark"))
         if baseline:
             entry["vs_pyspark"] = min(r["seconds"] for r in baseline) / entry["seconds"]
-        if label == "pyspark":
+        if label.startswith("pyspark"):
+            entry["job_seconds"] = min(r["job_seconds"] for r in runs)
             session = [r["session_seconds"] for r in runs]
-            results[f"{scenario} {kind} session"] = {
+            results[f"{scenario} {kind} session{label[7:]}"] = {
                 "seconds": min(session),
                 "slowest_seconds": max(session),
             }

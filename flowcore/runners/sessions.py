@@ -175,6 +175,10 @@ def _session_defaults(master: str) -> dict[str, str]:
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # no hostname lookup warning
         # A local JVM schedules tasks and moves small results while the Python workers do the
         # work: its optimizing (C2) compiler threads would take the cores those workers need.
+        # The user's own DataFrame work in this session pays for it (the JVM's reads and
+        # writes ran up to 1.6x slower at 200 MB; flows 0.56-0.91x the time): a setting, as the
+        # user's -XX:TieredStopAtLevel=4 in spark.driver.extraJavaOptions comes last and wins
+        # (docs/operations.md, "The JVM's compiler on a local master").
         java.append("-XX:TieredStopAtLevel=1")
     return {
         _JAVA_OPTIONS: " ".join(java),
