@@ -406,20 +406,29 @@ def _same_directory(recorded: dict[str, str], identity: dict[str, str]) -> bool:
     (``processors.sql.prepared.hold_repository_lock``).
 
     Another path with the same device and inode: the directory renamed or moved within its file
-    system, the same one, unless another repository now sits at the recorded path (the
-    original set aside and a backup restored in its place): the one at the path keeps the id,
-    and this one yields. Another path and inode: a copy. No identity recorded (a repository
-    from before identities were kept): taken as the same.
+    system, the same one, unless a repository holding the same id now sits at the recorded
+    path (the original set aside and a backup restored in its place): the one at the path
+    keeps the id, and this one yields. A fresh repository started at the old path has an id of
+    its own and takes nothing from this one: were this one to yield, no one would hold the
+    id, and its prepared transactions would hold their rows' locks for good. Another path and
+    inode: a copy. No identity recorded (a repository from before identities were kept):
+    taken as the same.
     """
     if "inode" not in recorded or recorded.get("path") == identity["path"]:
         return True
     if (recorded.get("device"), recorded["inode"]) != (identity["device"], identity["inode"]):
         return False
-    return not _replaced_at(recorded.get("path", ""), identity)
+    return not _replaced_at(recorded.get("path", ""), recorded.get("id", ""), identity)
 
 
-def _replaced_at(path: str, identity: dict[str, str]) -> bool:
-    """Whether another repository directory than *identity*'s now stands at *path*."""
+def _replaced_at(path: str, held: str, identity: dict[str, str]) -> bool:
+    """Whether another directory than *identity*'s, holding the id *held*, stands at *path*.
+
+    That is a backup restored in place, or a copy put back at the path. Its id is read from
+    its FlowFile log, read-only (it may be running). A log that cannot be read is taken as
+    holding the id: yielding costs a new id, two holders of one id would roll back each
+    other's prepared transactions.
+    """
     if not path:
         return False
     try:
@@ -428,7 +437,18 @@ def _replaced_at(path: str, identity: dict[str, str]) -> bool:
         return False  # moved away, nothing in its place
     if (str(there.st_dev), str(there.st_ino)) == (identity["device"], identity["inode"]):
         return False  # the same directory (a bind mount, a symlink)
-    return Path(path, "flowfile").is_dir()
+    log = Path(path, "flowfile")
+    if not log.is_dir():
+        return False
+    try:
+        flowfiles = WriteAheadFlowFileRepository(log, read_only=True)
+    except (OSError, ValueError, KeyError, TypeError):  # damaged, or changed under the read
+        LOG.warning("cannot read the repository id recorded in %s; taken as %s", log, held)
+        return True
+    try:
+        return flowfiles.state(REPOSITORY_ID_KEY).get("id") == held
+    finally:
+        flowfiles.close()
 
 
 def _log_gone(root: Path, *, accept_loss: bool) -> list[Finding]:

@@ -318,6 +318,25 @@ def test_a_move_keeps_the_id_when_nothing_took_its_place(tmp_path: Path) -> None
     assert former == (first,)
 
 
+def test_a_move_keeps_the_id_when_another_repository_took_its_place(tmp_path: Path) -> None:
+    """A directory moved within its file system keeps its id when a fresh repository (its own
+    id) is started at its old path: only a repository there holding the same id replaced it;
+    one whose log cannot be read is taken as holding it."""
+    first, _ = _ids(tmp_path / "repo")
+    (tmp_path / "repo").rename(tmp_path / "moved")
+    fresh, _ = _ids(tmp_path / "repo")
+    assert fresh != first
+    assert _ids(tmp_path / "moved") == (first, ())
+    assert _ids(tmp_path / "repo") == (fresh, ())
+    second, _ = _ids(tmp_path / "other")
+    (tmp_path / "other").rename(tmp_path / "aside")
+    _ids(tmp_path / "other")
+    (tmp_path / "other" / "flowfile" / "checkpoint").write_bytes(b"not a checkpoint")
+    yielded, former = _ids(tmp_path / "aside")  # cannot tell what it holds: yields
+    assert yielded != second
+    assert former == (second,)
+
+
 def test_the_id_is_claimed_once_by_threads_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
