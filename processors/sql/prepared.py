@@ -168,8 +168,10 @@ def hold_repository_lock(engine: Any, repository_id: str, system: str) -> None:
             connection.close()
             msg = (
                 f"another process runs a flow on a repository with the id {repository_id} "
-                f"against {system}: this repository from another host, or a copy of this "
-                "repository made before flowcore kept a repository's directory identity. "
+                f"against {system}: this repository from another host; a copy of it started "
+                "at the same path on another host or in another container (the same path "
+                "counts as the same directory, so the copy keeps the id); or a copy made "
+                "before flowcore kept a repository's directory identity. "
                 "Their PostgreSQL sweeps would roll back each other's prepared transactions, "
                 "so this one does not start: stop the other, or give the copy a repository "
                 "of its own (a fresh directory) (docs/sql.md)"

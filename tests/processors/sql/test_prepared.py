@@ -492,8 +492,9 @@ def test_a_committed_row_is_never_rolled_back_by_a_later_sweep(
 def test_a_copied_repository_running_at_once_is_refused_not_swept(
     postgres: PostgresServer, table: str, held: list
 ) -> None:
-    """Two processes with one repository id (cp -a): the one that runs holds an advisory lock;
-    the other's sweep is refused with a ConfigurationError naming the copy, and rolls back
+    """Two processes with one repository id (cp -a, or a copy at the same path on another
+    host): the one that runs holds an advisory lock; the other's sweep is refused with a
+    ConfigurationError naming the copy (at the same path, too), and rolls back
     nothing of the first's prepared transactions."""
     from flowcore.errors import ConfigurationError
 
@@ -504,7 +505,7 @@ def test_a_copied_repository_running_at_once_is_refused_not_swept(
     with postgres.connect() as other:  # the first copy's process, which holds the lock
         other.autocommit = True
         assert other.execute("select pg_try_advisory_lock(%s)", (key,)).fetchone() == (True,)
-        with pytest.raises(ConfigurationError, match="a copy of this repository"):
+        with pytest.raises(ConfigurationError, match="a copy of it started at the same path"):
             runner.processor.settle_after_commit_actions(runner.context, [])
         assert _prepared_gids(postgres) == [held[0]["gid"]]
         # the first copy's process ends: its lock goes (unlocked here: the server ends a closed
@@ -548,7 +549,7 @@ def test_a_repository_lock_lost_with_its_session_is_checked_and_taken_again(
     with postgres.connect() as other:  # a copy takes it while this process's session is gone
         other.autocommit = True
         assert other.execute("select pg_try_advisory_lock(%s)", (key,)).fetchone() == (True,)
-        with pytest.raises(ConfigurationError, match="a copy of this repository"):
+        with pytest.raises(ConfigurationError, match="another host or in another container"):
             runner.processor.settle_after_commit_actions(runner.context, [])
         other.execute("select pg_advisory_unlock(%s)", (key,))  # as its session's end (above)
     runner.processor.settle_after_commit_actions(runner.context, [])  # the copy is gone
