@@ -259,7 +259,12 @@ def _external(value: Any, where: str) -> dict[str, Mapping[str, Any]]:
     if value is None:
         return {}
     found = _object(value, f"{where}: externalControllerServices")
-    return {str(k): _object(v, f"{where}: externalControllerServices") for k, v in found.items()}
+    # a null entry references nothing (the schema check lets null stand for absent everywhere)
+    return {
+        str(k): _object(v, f"{where}: externalControllerServices")
+        for k, v in found.items()
+        if v is not None
+    }
 
 
 def _nifi_major(group: Mapping[str, Any]) -> int | None:

@@ -217,3 +217,13 @@ def test_json_nested_past_the_parser_is_refused_in_one_line(tmp_path: Path) -> N
     with pytest.raises(NiFiFormatError, match="nested more than 128 levels deep") as raised:
         read_definition(path)
     assert "\n" not in str(raised.value)
+
+
+def test_a_null_external_service_entry_references_nothing(samples: Path, tmp_path: Path) -> None:
+    """A null entry in externalControllerServices is absent, as null is for the schema check
+    (it was refused naming the map, not the entry: found by the NiFi fuzz test)."""
+    data = json.loads((samples / "download-2x.json").read_text())
+    data["externalControllerServices"] = {"": None, "kept": {"identifier": "kept", "name": "x"}}
+    file = tmp_path / "flow.json"
+    file.write_text(json.dumps(data))
+    assert list(read_definition(file).external_services) == ["kept"]
