@@ -181,7 +181,14 @@ class PutSFTP(Processor):
             context.get_property(PERMISSIONS).evaluate_attribute_expressions(flowfile).value
         )
         if permissions:
-            sftp.chmod(upload, _mode(permissions))
+            try:
+                sftp.chmod(upload, _mode(permissions))
+            except Exception as error:  # NiFi logs it: the content is delivered all the same
+                if not _sftp.is_sftp_error(error):
+                    raise
+                context.logger.error(
+                    "Failed to set permission on %s to %s due to %s", upload, permissions, error
+                )
         if upload != target:
             if _exists(sftp, target):  # REPLACE and NONE: SFTP v3's rename does not overwrite
                 sftp.remove(target)
@@ -198,7 +205,15 @@ class PutSFTP(Processor):
                     target, modified,
                 )  # fmt: skip
             else:
-                sftp.utime(target, (when, when))
+                try:
+                    sftp.utime(target, (when, when))
+                except Exception as error:  # a server refusing setstat: the file is delivered
+                    if not _sftp.is_sftp_error(error):
+                        raise
+                    context.logger.error(
+                        "Failed to set lastModifiedTime on %s to %s due to %s",
+                        target, modified, error,
+                    )  # fmt: skip
         return None, target
 
 
