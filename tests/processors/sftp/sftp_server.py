@@ -160,6 +160,7 @@ class SftpServer:
             f"[{self.host}]:{self.port} {self.host_key.get_name()} {self.host_key.get_base64()}\n"
         )
         self._stopped = False
+        self.connections = 0  # SSH connections accepted so far
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._thread.start()
 
@@ -170,6 +171,7 @@ class SftpServer:
                 conn, _ = self._sock.accept()
             except OSError:
                 return
+            self.connections += 1
             transport = paramiko.Transport(conn)
             transport.add_server_key(self.host_key)
             transport.set_subsystem_handler("sftp", paramiko.SFTPServer, self._sftp_cls)

@@ -153,3 +153,31 @@ def test_a_refused_setstat_is_logged_and_the_file_delivered(
     assert sorted(p.name for p in remote.iterdir()) == [name]
     assert "Failed to set lastModifiedTime" in caplog.text
     assert "Failed to set permission" in caplog.text
+
+
+def test_a_batch_shares_one_connection(sftp_server: SftpServer, remote: Path) -> None:
+    """A batch to one server opens one SSH connection, not one per FlowFile."""
+    runner = _runner(sftp_server, remote, **{"Batch Size": "3"})
+    for number in range(3):
+        runner.enqueue(b"x", {"filename": f"c{number}"})
+    before = sftp_server.connections
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 3)
+    assert sftp_server.connections - before == 1
+
+
+def test_a_flowfile_failing_part_way_fails_alone(sftp_server: SftpServer, remote: Path) -> None:
+    """A non-SFTP error on the second FlowFile of a batch (its Temporary Filename cannot be
+    evaluated) routes it alone to failure: the first and third stay sent, once, with RENAME."""
+    runner = _runner(
+        sftp_server, remote,
+        **{"Temporary Filename": "${year:toDate('yyyy'):format('yyyy')}.part",
+           "Conflict Resolution": "RENAME"},
+    )  # fmt: skip
+    for name, year in (("a", "2024"), ("b", "not a year"), ("c", "2025")):
+        runner.enqueue(name.encode(), {"filename": name, "year": year})
+    runner.run()
+    runner.assert_transfer_count("success", 2)
+    runner.assert_transfer_count("failure", 1)
+    runner.flowfiles_for("failure")[0].assert_attribute_equals("filename", "b")
+    assert sorted(p.name for p in remote.iterdir()) == ["a", "c"]
