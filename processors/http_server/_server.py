@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 #: Seconds a connection may go without progress (reading headers or body) before it is closed.
 SOCKET_TIMEOUT_S = 30.0
 _CHUNK = 64 * 1024
+# a gzip member opens with its magic and CM 8 (deflate); Java stops at bytes that do not
+_GZIP_MAGIC = b"\x1f\x8b\x08"
 #: NiFi's subject and issuer DN when the client shows no certificate.
 NO_DN = "none"
 
@@ -259,18 +261,36 @@ class _Handler(BoundedHeadersHandler):
         return size
 
     def _inflate(self, body: bytes) -> bytes | None:
-        """The gzip body inflated, at most Max Request Body Size; None after answering why not."""
-        inflater = zlib.decompressobj(wbits=31)
-        try:
-            plain = inflater.decompress(body, self.config.max_body + 1)
-        except zlib.error as error:
-            self._send(400, f"Bad Request: Content-Encoding gzip but {error}".encode())
-            return None
-        if len(plain) > self.config.max_body or inflater.unconsumed_tail:
-            message = f"Payload Too Large: at most {self.config.max_body} bytes inflated"
-            self._send(413, message.encode())
-            return None
-        return plain
+        """The gzip body inflated, at most Max Request Body Size; None after answering why not.
+
+        Every member is inflated, as Java's GZIPInputStream does (``cat a.gz b.gz`` is one
+        body), and bytes after a member that do not open another are ignored as it ignores
+        them; a stream cut short is refused, not taken as partial content.
+        """
+        limit = self.config.max_body
+        parts: list[bytes] = []
+        size = 0
+        rest = body
+        while True:
+            inflater = zlib.decompressobj(wbits=31)
+            try:
+                plain = inflater.decompress(rest, limit - size + 1)
+            except zlib.error as error:
+                self._send(400, f"Bad Request: Content-Encoding gzip but {error}".encode())
+                return None
+            size += len(plain)
+            if size > limit or inflater.unconsumed_tail:
+                message = f"Payload Too Large: at most {limit} bytes inflated"
+                self._send(413, message.encode())
+                return None
+            if not inflater.eof:
+                message = "Bad Request: Content-Encoding gzip but the stream is truncated"
+                self._send(400, message.encode())
+                return None
+            parts.append(plain)
+            rest = inflater.unused_data
+            if not rest.startswith(_GZIP_MAGIC):
+                return b"".join(parts)
 
     def _read(self, size: int) -> bytes | None:
         """The body; None when the client went away or stalled."""

@@ -270,6 +270,8 @@ def _complete_one(sftp: Any, action: Mapping[str, Any]) -> None:
         with contextlib.suppress(FileNotFoundError):  # deleted before a crash: done
             sftp.remove(remote)
         return
+    if posixpath.normpath(remote) == posixpath.normpath(target):
+        return  # moved onto itself: nothing to move (REPLACE would remove the only copy)
     if action.get("create"):
         make_dirs(sftp, posixpath.dirname(target))
     if action.get("replace") and _exists(sftp, remote) and _exists(sftp, target):

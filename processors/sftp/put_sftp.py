@@ -9,6 +9,7 @@ delivery does (REPLACE rewrites the same bytes: the server holds the file once).
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import posixpath
 import stat
@@ -99,31 +100,54 @@ class PutSFTP(Processor):
     tags: ClassVar = ("remote", "copy", "egress", "put", "sftp", "archive", "files")
 
     def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
-        """Send up to Batch Size FlowFiles (NiFi's batch per trigger)."""
-        for flowfile in session.get(context.get_property(BATCH_SIZE).as_integer() or 1):
-            self._put(context, session, flowfile)
+        """Send up to Batch Size FlowFiles (NiFi's batch per trigger), one connection per server.
 
-    def _put(self, context: ProcessContext, session: ProcessSession, flowfile: Any) -> None:
-        """Send one FlowFile."""
+        NiFi keeps its client while the host stays the same; a connection per FlowFile would
+        pay an SSH handshake and authentication for each.
+        """
+        connections: dict[str, _sftp.Connection] = {}
+        try:
+            for flowfile in session.get(context.get_property(BATCH_SIZE).as_integer() or 1):
+                self._put(context, session, flowfile, connections)
+        finally:
+            for connection in connections.values():
+                with contextlib.suppress(Exception):
+                    connection.close()
+
+    def _put(
+        self, context: ProcessContext, session: ProcessSession, flowfile: Any,
+        connections: dict[str, _sftp.Connection],
+    ) -> None:  # fmt: skip
+        """Send one FlowFile; one that fails goes to failure alone.
+
+        An error routes this FlowFile only, never the batch: the ones sent before it are on
+        the server, and a rollback would send them again (twice with RENAME).
+        """
         if flowfile.size == 0 and context.get_property(REJECT_ZERO_BYTE).as_boolean():
             context.logger.warning("Rejecting %s because it is zero bytes", flowfile)
             session.transfer(session.penalize(flowfile), REJECT)
             return
         started = time.monotonic()
-        value = lambda d: context.get_property(d).evaluate_attribute_expressions(flowfile).value  # noqa: E731
-        directory = value(REMOTE_PATH) or ""
-        name = flowfile.attributes.get("filename", "")
+        key = host = ""
         try:
-            with _sftp.connect(context, flowfile) as connection:
-                outcome, target = self._send(
-                    context, session, connection, flowfile, directory, name
-                )
+            to = _sftp.address(context, flowfile)
+            key, host = repr(sorted(to.payload().items())), to.host
+            connection = connections.get(key)
+            if connection is None:
+                connection = connections[key] = _sftp.connect(context, to=to)
+            directory = (
+                context.get_property(REMOTE_PATH).evaluate_attribute_expressions(flowfile).value
+            ) or ""
+            name = flowfile.attributes.get("filename", "")
+            outcome, target = self._send(context, session, connection, flowfile, directory, name)
         except Exception as error:
-            if not _sftp.is_sftp_error(error):
-                raise
+            stale = connections.pop(key, None)  # it may be broken: the next FlowFile reconnects
+            if stale is not None:
+                with contextlib.suppress(Exception):
+                    stale.close()
             context.logger.error(
                 "Unable to transfer %s to remote SFTP host %s due to %s: %s; routing to failure",
-                flowfile, value(_sftp.HOSTNAME), type(error).__name__, error,
+                flowfile, host, type(error).__name__, error,
             )  # fmt: skip
             session.transfer(session.penalize(flowfile), FAILURE)
             return
@@ -181,7 +205,14 @@ class PutSFTP(Processor):
             context.get_property(PERMISSIONS).evaluate_attribute_expressions(flowfile).value
         )
         if permissions:
-            sftp.chmod(upload, _mode(permissions))
+            try:
+                sftp.chmod(upload, _mode(permissions))
+            except Exception as error:  # NiFi logs it: the content is delivered all the same
+                if not _sftp.is_sftp_error(error):
+                    raise
+                context.logger.error(
+                    "Failed to set permission on %s to %s due to %s", upload, permissions, error
+                )
         if upload != target:
             if _exists(sftp, target):  # REPLACE and NONE: SFTP v3's rename does not overwrite
                 sftp.remove(target)
@@ -198,7 +229,15 @@ class PutSFTP(Processor):
                     target, modified,
                 )  # fmt: skip
             else:
-                sftp.utime(target, (when, when))
+                try:
+                    sftp.utime(target, (when, when))
+                except Exception as error:  # a server refusing setstat: the file is delivered
+                    if not _sftp.is_sftp_error(error):
+                        raise
+                    context.logger.error(
+                        "Failed to set lastModifiedTime on %s to %s due to %s",
+                        target, modified, error,
+                    )  # fmt: skip
         return None, target
 
 

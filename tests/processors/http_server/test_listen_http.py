@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import socket
+import threading
 import time
 from pathlib import Path
 
@@ -454,3 +455,60 @@ def test_gzip_body_accepted_options_and_trace_not_allowed(tmp_path: Path) -> Non
     assert "gzip" in broken.text
     assert (options.status_code, trace.status_code, trace_elsewhere.status_code) == (405,) * 3
     assert list(run.written().values()) == [b"String"]
+
+
+def _gzip_answers(bodies: list[bytes], max_body: int = 100) -> tuple[list[int], list[bytes]]:
+    """The status of each gzip-encoded POST to an in-process listener, and the bodies it
+    held (answered 200 by a thread standing for the processor's commit)."""
+    inbox = Inbox(8)
+    config = ListenerConfig(base_path="contentListener", max_body=max_body, wait_s=10)
+    server = ListenerServer("127.0.0.1", 0, config, inbox)
+    held: list[bytes] = []
+    stop = threading.Event()
+
+    def commit() -> None:
+        while not stop.is_set():
+            taken = inbox.take(8)
+            held.extend(item.body for item in taken)
+            inbox.answer([item.key for item in taken], 200)
+            time.sleep(0.01)
+
+    committer = threading.Thread(target=commit, daemon=True)
+    committer.start()
+    try:
+        with httpx.Client(timeout=10) as client:
+            url = f"http://127.0.0.1:{server.port}/contentListener"
+            headers = {"Content-Encoding": "gzip"}
+            codes = [client.post(url, content=b, headers=headers).status_code for b in bodies]
+    finally:
+        stop.set()
+        committer.join()
+        inbox.close()
+        server.close()
+    return codes, held
+
+
+def test_a_gzip_body_of_several_members_inflates_to_all_of_them() -> None:
+    """Concatenated gzip members (cat a.gz b.gz) inflate to every member, as Java's
+    GZIPInputStream reads them; bytes after the last member that open none are ignored."""
+    two = gzip.compress(b"first ") + gzip.compress(b"second")
+    codes, held = _gzip_answers([two, two + b"\x00trailing"])
+    assert codes == [200, 200]
+    assert held == [b"first second", b"first second"]
+
+
+def test_a_truncated_gzip_body_is_400_not_partial_content() -> None:
+    """A gzip stream cut short (no end of member) is refused 400, not taken as partial content;
+    so is a second member cut short."""
+    whole = gzip.compress(b"some content " * 20)
+    codes, held = _gzip_answers([whole[:-10], whole + whole[:-10], b""], max_body=1000)
+    assert codes == [400, 400, 400]
+    assert held == []
+
+
+def test_gzip_members_together_past_the_limit_are_413() -> None:
+    """Max Request Body Size bounds the inflated members together, not each one."""
+    member = gzip.compress(b"x" * 60)
+    codes, held = _gzip_answers([member, member + member], max_body=100)
+    assert codes == [200, 413]
+    assert held == [b"x" * 60]

@@ -18,6 +18,8 @@ import pytest
 
 USER = "flow"
 PASSWORD = "flow-secret-password"
+#: setstat (chmod, utime) on a path holding this is refused, as some servers refuse it
+REFUSE_SETSTAT = "nosetstat"
 
 
 def _paramiko() -> Any:
@@ -109,6 +111,8 @@ def _server_classes(root: Path, client_public: str) -> tuple[type, type]:
             return paramiko.sftp.SFTP_OK
 
         def chattr(self, path: str, attr: Any) -> int:
+            if REFUSE_SETSTAT in path:  # a server that allows no setstat on such files
+                return paramiko.sftp.SFTP_PERMISSION_DENIED
             real = self._real(path)
             if attr.st_mtime is not None:
                 os.utime(real, (attr.st_atime or attr.st_mtime, attr.st_mtime))
@@ -156,6 +160,7 @@ class SftpServer:
             f"[{self.host}]:{self.port} {self.host_key.get_name()} {self.host_key.get_base64()}\n"
         )
         self._stopped = False
+        self.connections = 0  # SSH connections accepted so far
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._thread.start()
 
@@ -166,6 +171,7 @@ class SftpServer:
                 conn, _ = self._sock.accept()
             except OSError:
                 return
+            self.connections += 1
             transport = paramiko.Transport(conn)
             transport.add_server_key(self.host_key)
             transport.set_subsystem_handler("sftp", paramiko.SFTPServer, self._sftp_cls)

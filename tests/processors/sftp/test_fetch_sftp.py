@@ -214,3 +214,21 @@ def test_move_completion_overwrites_existing_destination(
     runner.assert_all_flowfiles_transferred("success", 1)  # FAIL (the default): the data kept
     assert (remote / "src.txt").read_bytes() == b"newer"
     assert (remote / "done" / "src.txt").read_bytes() == b"new"
+
+
+def test_move_replace_onto_itself_keeps_the_file(sftp_server: SftpServer, remote: Path) -> None:
+    """Move File with REPLACE into the file's own directory (spelled ``dir/.``) moves nothing:
+    the source is not removed as the destination it also is."""
+    (remote / "same.txt").write_bytes(b"kept")
+    runner = _runner(
+        sftp_server,
+        **{
+            "Completion Strategy": "Move File",
+            "Move Destination Directory": f"/{remote.name}/.",
+            "Move Conflict Resolution": "REPLACE",
+        },
+    )
+    runner.enqueue(b"", {"path": f"/{remote.name}", "filename": "same.txt"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert (remote / "same.txt").read_bytes() == b"kept"

@@ -8,7 +8,7 @@ import pytest
 
 from flowcore.testing import TestRunner
 from processors.sftp.put_sftp import PutSFTP
-from tests.processors.sftp.sftp_server import SftpServer, configure
+from tests.processors.sftp.sftp_server import REFUSE_SETSTAT, SftpServer, configure
 
 
 def _runner(server: SftpServer, remote: Path, **more: str) -> TestRunner:
@@ -134,3 +134,50 @@ def test_set_last_modified_time(sftp_server: SftpServer, remote: Path) -> None:
     runner.run()
     runner.assert_all_flowfiles_transferred("success", 1)
     assert int((remote / "m").stat().st_mtime) == 1709528767
+
+
+def test_a_refused_setstat_is_logged_and_the_file_delivered(
+    sftp_server: SftpServer, remote: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A server refusing setstat (Last Modified Time, Permissions): NiFi logs it and the
+    delivered file's FlowFile goes to success, so a retry does not send it twice."""
+    runner = _runner(
+        sftp_server, remote,
+        **{"Last Modified Time": "2024-03-04T05:06:07+0000", "Permissions": "600",
+           "Conflict Resolution": "RENAME"},
+    )  # fmt: skip
+    name = f"{REFUSE_SETSTAT}.txt"
+    runner.enqueue(b"x", {"filename": name})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert sorted(p.name for p in remote.iterdir()) == [name]
+    assert "Failed to set lastModifiedTime" in caplog.text
+    assert "Failed to set permission" in caplog.text
+
+
+def test_a_batch_shares_one_connection(sftp_server: SftpServer, remote: Path) -> None:
+    """A batch to one server opens one SSH connection, not one per FlowFile."""
+    runner = _runner(sftp_server, remote, **{"Batch Size": "3"})
+    for number in range(3):
+        runner.enqueue(b"x", {"filename": f"c{number}"})
+    before = sftp_server.connections
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 3)
+    assert sftp_server.connections - before == 1
+
+
+def test_a_flowfile_failing_part_way_fails_alone(sftp_server: SftpServer, remote: Path) -> None:
+    """A non-SFTP error on the second FlowFile of a batch (its Temporary Filename cannot be
+    evaluated) routes it alone to failure: the first and third stay sent, once, with RENAME."""
+    runner = _runner(
+        sftp_server, remote,
+        **{"Temporary Filename": "${year:toDate('yyyy'):format('yyyy')}.part",
+           "Conflict Resolution": "RENAME"},
+    )  # fmt: skip
+    for name, year in (("a", "2024"), ("b", "not a year"), ("c", "2025")):
+        runner.enqueue(name.encode(), {"filename": name, "year": year})
+    runner.run()
+    runner.assert_transfer_count("success", 2)
+    runner.assert_transfer_count("failure", 1)
+    runner.flowfiles_for("failure")[0].assert_attribute_equals("filename", "b")
+    assert sorted(p.name for p in remote.iterdir()) == ["a", "c"]
