@@ -267,8 +267,8 @@ def _format_field(part: tuple[str, int], value: dt.date | dt.time | dt.datetime)
         return "Z"
     if letter == "Z":
         return "GMT" if width == 4 else "+0000"
-    if letter == "x":
-        return {1: "+00", 2: "+0000"}.get(width, "+00:00")
+    if letter == "x":  # x +HH, xx +HHMM, xxx +HH:MM, xxxx +HHMMss, xxxxx +HH:MM:ss (no seconds)
+        return {1: "+00", 3: "+00:00", 5: "+00:00"}.get(width, "+0000")
     return "UTC"  # z
 
 

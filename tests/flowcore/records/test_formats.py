@@ -185,9 +185,16 @@ def test_patterns_without_a_vectorised_form_say_so() -> None:
         ("x", "+00"),
         ("xx", "+0000"),
         ("xxx", "+00:00"),
+        ("xxxx", "+0000"),
+        ("xxxxx", "+00:00"),
+        ("XX", "Z"),
+        ("XXXX", "Z"),
+        ("XXXXX", "Z"),
+        ("ZZ", "+0000"),
+        ("ZZZ", "+0000"),
     ],
 )
 def test_the_zero_offset_prints_as_java_time(java: str, text: str) -> None:
     """A UTC value's offset as DateTimeFormatter prints each letter and width (ZZZZZ is "Z", as
-    NiFi's testValidateCsvTimestampZoneOffset writes in a UTC JVM)."""
+    NiFi's testValidateCsvTimestampZoneOffset writes in a UTC JVM; xxxx is +HHMMss, +0000)."""
     assert formats.pattern(java).format(dt.datetime(2020, 1, 1, 12)) == text
