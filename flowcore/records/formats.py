@@ -145,6 +145,13 @@ class DateTimePattern:
                     "supported; use y M d H h m s S a E Z X"
                 )
                 raise ConfigurationError(msg)
+            if token.count > (4 if token.letter == "z" else 5) and token.letter in "zZXx":
+                msg = (
+                    f"date/time format {pattern!r}: too many pattern letters "
+                    f"{token.letter * token.count!r} (java.time takes at most "
+                    f"{4 if token.letter == 'z' else 5})"
+                )
+                raise ConfigurationError(msg)
             self._parts.append((token.letter, token.count))
         used: dict[str, int] = {}
         self._regex = re.compile(

@@ -83,6 +83,13 @@ def test_unsupported_pattern_letters_are_named() -> None:
         formats.DateTimePattern("yyyy-QQ")
 
 
+@pytest.mark.parametrize("java", ["HH:mm xxxxxx", "HH:mm XXXXXX", "HH:mm ZZZZZZ", "HH:mm zzzzz"])
+def test_too_many_offset_letters_are_refused_as_java_time_does(java: str) -> None:
+    """DateTimeFormatter refuses six offset letters (five zone names): no silent +00:00."""
+    with pytest.raises(ConfigurationError, match="too many pattern letters"):
+        formats.DateTimePattern(java)
+
+
 _TRICKY_STAMPS = [
     "2024-02-28 10:00:00",
     "2024-02-30 10:00:00",  # Arrow would make it March 1st
