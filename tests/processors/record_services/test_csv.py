@@ -86,6 +86,15 @@ def test_header_schema_duplicate_names_take_the_columns_as_nifis_commons_csv_rea
     assert _values(b"x,a,b,a\n0,1,2,3\n", **derived) == [{"x": "0", "a": "2", "b": "1"}]
 
 
+def test_jackson_csv_parser_puts_each_value_under_its_columns_name_last_wins() -> None:
+    """JacksonCSVRecordReader maps column i to header name i into a map: the last repeat wins."""
+    jackson = {"schema_access_strategy": "csv-header-derived", "csv_parser": "jackson-csv"}
+    assert _values(b"a,b,a\n1,2,3\n", **jackson) == [{"a": "3", "b": "2"}]
+    assert _values(b"a,a,b\n1,2,3\n", **jackson) == [{"a": "2", "b": "3"}]
+    ignored = {**jackson, "ignore_csv_header_column_names": "true"}
+    assert _values(b"a,b,a\n1,2,3\n", **ignored) == [{"a": "1", "b": "2"}]  # the schema's names
+
+
 def test_schema_text_with_a_duplicated_header_reads_as_nifi() -> None:
     """A schema and a header line: the header's map places the values; with Ignore CSV Header
     Column Names the schema's names are the header (setHeader(schema names))."""
