@@ -216,10 +216,17 @@ def _format_field(field: Field, moment: datetime) -> str:
             )
         return _offset_text(moment, colon=count == 5, z_for_zero=count == 5)
     if letter in "Xx":
-        text = _offset_text(moment, colon=count >= 3, z_for_zero=letter == "X")
-        return text[:3] if count == 1 and text != "Z" else text
-    if letter == "O":
-        return "GMT" + _offset_text(moment, colon=True, z_for_zero=False)
+        # java.time: X/x +HHmm, XX +HHMM, XXX +HH:MM, XXXX +HHMMss, XXXXX +HH:MM:ss
+        text = _offset_text(moment, colon=count in (3, 5), z_for_zero=letter == "X")
+        return text[:3] if count == 1 and text.endswith("00") else text
+    if letter == "O":  # localized offset: GMT alone for zero, O's hour unpadded (GMT+8, GMT+5:30)
+        if not moment.utcoffset():
+            return "GMT"
+        text = _offset_text(moment, colon=True, z_for_zero=False)
+        if count == 1:
+            hours, minutes = text[1:3], text[4:6]
+            text = text[0] + str(int(hours)) + ("" if minutes == "00" else ":" + minutes)
+        return "GMT" + text
     return str(moment.isoweekday())  # Q, q, w, W, F, B: rarely used; best effort
 
 
@@ -247,7 +254,7 @@ def _field_regex(field: Field, group: str) -> str:
     elif letter in "zvV":
         body = r"[A-Za-z][A-Za-z0-9_/+\-:]*"
     elif letter in "ZXxO":
-        body = r"Z|(?:GMT)?[+-]\d{2}(?::?\d{2})?|GMT"
+        body = r"Z|(?:GMT)?[+-]\d{1,2}(?::?\d{2})?|GMT"
     elif letter in "Sn":
         body = rf"\d{{{count}}}" if letter == "S" else r"\d+"
     else:

@@ -66,6 +66,8 @@ class CsvReaderOptions:
         allow_duplicate_header_names: "Allow Duplicate Header Names", Custom only (a repeated
             name shifts the values left, as NiFi's Commons CSV reader).
         trim_double_quote: "Trim Double Quote" (remove one pair of surrounding quotes).
+        csv_parser: "CSV Parser": one parser reads them all; ``jackson-csv`` only changes where
+            a repeated header name's values go (each column under its own name, the last wins).
         date_format / time_format / timestamp_format: "Date Format", "Time Format",
             "Timestamp Format" (Java patterns; None: NiFi's defaults).
         batch_size: rows per Arrow batch at most (not a NiFi property). Rows the ``csv``
@@ -88,6 +90,7 @@ class CsvReaderOptions:
     character_set: str = nifi("Character Set", "UTF-8")
     allow_duplicate_header_names: bool = nifi("Allow Duplicate Header Names", True)
     trim_double_quote: bool = nifi("Trim Double Quote", True)
+    csv_parser: str = nifi("CSV Parser", "commons-csv")
     date_format: str | None = nifi("Date Format", None)
     time_format: str | None = nifi("Time Format", None)
     timestamp_format: str | None = nifi("Timestamp Format", None)
@@ -498,13 +501,18 @@ def _positions(
     As NiFi's CSVRecordReader: the header map's names, ordered by their (last) column, take the
     columns one by one from the first. With a repeated name the values shift left and the last
     columns are dropped (``a,a,b`` over ``1,2,3`` is a=1, b=2): NiFi's "unknown_field_index_N"
-    values, which schema-aware writers do not write.
+    values, which schema-aware writers do not write. FastCSVRecordReader does the same;
+    JacksonCSVRecordReader puts column i under header name i, so a repeated name holds its last
+    column's value (``a,a,b`` is a=2, b=3).
     """
     if header is None or options.ignore_header_column_names:
         return list(range(len(schema.fields)))
     columns = _header_map(header)
-    names = sorted(columns, key=columns.__getitem__)
-    where = {name: position for position, name in enumerate(names)}
+    if options.csv_parser in ("jackson-csv", "Jackson CSV"):
+        where = columns  # each name's last column
+    else:
+        names = sorted(columns, key=columns.__getitem__)
+        where = {name: position for position, name in enumerate(names)}
     positions: list[int | None] = []
     for field in schema.fields:
         index = where.get(field.name)

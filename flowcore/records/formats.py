@@ -145,6 +145,13 @@ class DateTimePattern:
                     "supported; use y M d H h m s S a E Z X"
                 )
                 raise ConfigurationError(msg)
+            if token.count > (4 if token.letter == "z" else 5) and token.letter in "zZXx":
+                msg = (
+                    f"date/time format {pattern!r}: too many pattern letters "
+                    f"{token.letter * token.count!r} (java.time takes at most "
+                    f"{4 if token.letter == 'z' else 5})"
+                )
+                raise ConfigurationError(msg)
             self._parts.append((token.letter, token.count))
         used: dict[str, int] = {}
         self._regex = re.compile(
@@ -267,8 +274,8 @@ def _format_field(part: tuple[str, int], value: dt.date | dt.time | dt.datetime)
         return "Z"
     if letter == "Z":
         return "GMT" if width == 4 else "+0000"
-    if letter == "x":
-        return {1: "+00", 2: "+0000"}.get(width, "+00:00")
+    if letter == "x":  # x +HH, xx +HHMM, xxx +HH:MM, xxxx +HHMMss, xxxxx +HH:MM:ss (no seconds)
+        return {1: "+00", 3: "+00:00", 5: "+00:00"}.get(width, "+0000")
     return "UTC"  # z
 
 

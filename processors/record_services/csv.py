@@ -140,7 +140,9 @@ class CSVReader(RecordReaderService):
         ),
         PropertyDescriptor(
             "CSV Parser",
-            description="Specifies which parser to use to read CSV records (flowcore has one).",
+            description="Specifies which parser to use to read CSV records (flowcore has one; "
+            "jackson-csv changes only where a repeated header name's values go: under each "
+            "column's own name, the last one winning).",
             default="commons-csv",
             required=True,
             allowable_values=(

@@ -34,6 +34,38 @@ def test_format_patterns(pattern: str, expected: str) -> None:
     assert format_date(MOMENT, pattern, "UTC") == expected
 
 
+@pytest.mark.parametrize(
+    ("pattern", "utc", "plus8", "plus530"),
+    [
+        ("X", "Z", "+08", "+0530"),
+        ("XXXX", "Z", "+0800", "+0530"),
+        ("XXXXX", "Z", "+08:00", "+05:30"),
+        ("x", "+00", "+08", "+0530"),
+        ("xx", "+0000", "+0800", "+0530"),
+        ("xxx", "+00:00", "+08:00", "+05:30"),
+        ("xxxx", "+0000", "+0800", "+0530"),
+        ("xxxxx", "+00:00", "+08:00", "+05:30"),
+        ("Z", "+0000", "+0800", "+0530"),
+        ("ZZZZ", "GMT", "GMT+08:00", "GMT+05:30"),
+        ("ZZZZZ", "Z", "+08:00", "+05:30"),
+        ("O", "GMT", "GMT+8", "GMT+5:30"),
+        ("OOOO", "GMT", "GMT+08:00", "GMT+05:30"),
+    ],
+)
+def test_offset_letters_format_as_java_time(
+    pattern: str, utc: str, plus8: str, plus530: str
+) -> None:
+    """DateTimeFormatter's offsets: 4 X/x letters are +HHMMss (no colon), one X/x letter adds the
+    minutes only when not zero, O is GMT with an unpadded hour, a zero offset is GMT alone."""
+    assert format_date(MOMENT, pattern, "UTC") == utc
+    assert format_date(MOMENT, pattern, "GMT+08:00") == plus8
+    assert format_date(MOMENT, pattern, "GMT+05:30") == plus530
+    full = f"yyyy-MM-dd HH:mm {pattern}"
+    for zone in ("UTC", "GMT+08:00", "GMT+05:30"):  # each reads back as the same instant
+        stamp = format_date(MOMENT, full, zone)
+        assert parse_date(stamp, full, None) == MOMENT.replace(second=0, microsecond=0)
+
+
 def test_zones() -> None:
     """Java zone ids resolve: GMT, offsets, IANA names, Java's short ids."""
     assert MOMENT.astimezone(resolve_zone("GMT+02:00")).hour == 22

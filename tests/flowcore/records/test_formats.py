@@ -83,6 +83,13 @@ def test_unsupported_pattern_letters_are_named() -> None:
         formats.DateTimePattern("yyyy-QQ")
 
 
+@pytest.mark.parametrize("java", ["HH:mm xxxxxx", "HH:mm XXXXXX", "HH:mm ZZZZZZ", "HH:mm zzzzz"])
+def test_too_many_offset_letters_are_refused_as_java_time_does(java: str) -> None:
+    """DateTimeFormatter refuses six offset letters (five zone names): no silent +00:00."""
+    with pytest.raises(ConfigurationError, match="too many pattern letters"):
+        formats.DateTimePattern(java)
+
+
 _TRICKY_STAMPS = [
     "2024-02-28 10:00:00",
     "2024-02-30 10:00:00",  # Arrow would make it March 1st
@@ -185,9 +192,16 @@ def test_patterns_without_a_vectorised_form_say_so() -> None:
         ("x", "+00"),
         ("xx", "+0000"),
         ("xxx", "+00:00"),
+        ("xxxx", "+0000"),
+        ("xxxxx", "+00:00"),
+        ("XX", "Z"),
+        ("XXXX", "Z"),
+        ("XXXXX", "Z"),
+        ("ZZ", "+0000"),
+        ("ZZZ", "+0000"),
     ],
 )
 def test_the_zero_offset_prints_as_java_time(java: str, text: str) -> None:
     """A UTC value's offset as DateTimeFormatter prints each letter and width (ZZZZZ is "Z", as
-    NiFi's testValidateCsvTimestampZoneOffset writes in a UTC JVM)."""
+    NiFi's testValidateCsvTimestampZoneOffset writes in a UTC JVM; xxxx is +HHMMss, +0000)."""
     assert formats.pattern(java).format(dt.datetime(2020, 1, 1, 12)) == text

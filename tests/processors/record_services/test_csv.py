@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 
 from flowcore.controller_service import ServiceContext
 from processors.record_services import CSVReader, CSVRecordSetWriter
@@ -64,6 +65,49 @@ def test_header_schema_unquotes_and_unescapes_the_names() -> None:
 def test_header_schema_keeps_one_field_per_duplicate_name() -> None:
     """TestCSVHeaderSchemaStrategy.testContainsDuplicateHeaderNames: "a, a, b" gives a and b."""
     assert _header_schema(b"a, a, b", {}) == ["a", "b"]
+
+
+def _values(data: bytes, **properties: str) -> list[dict[str, str | None]]:
+    """The records CSVReader (Commons CSV, NiFi's default CSV Parser) reads from *data*."""
+    definition = CSVReader("r", **properties)
+    reader = definition.enable(ServiceContext(definition))
+    return [
+        row for batch in reader.create_reader({}, io.BytesIO(data)) for row in batch.to_pylist()
+    ]
+
+
+def test_header_schema_duplicate_names_take_the_columns_as_nifis_commons_csv_reader() -> None:
+    """CSVRecordReader: the header map's names, ordered by their last column, take the values
+    from the first column on (TestCSVRecordReader.testDuplicateHeaderNames: values shift)."""
+    derived = {"schema_access_strategy": "csv-header-derived"}
+    # header map {a: 2, b: 1}: b takes column 0, a column 1, column 2 is an unknown field
+    assert _values(b"a,b,a\n1,2,3\n", **derived) == [{"a": "2", "b": "1"}]
+    assert _values(b"a,a,b\n1,2,3\n", **derived) == [{"a": "1", "b": "2"}]
+    assert _values(b"x,a,b,a\n0,1,2,3\n", **derived) == [{"x": "0", "a": "2", "b": "1"}]
+
+
+def test_jackson_csv_parser_puts_each_value_under_its_columns_name_last_wins() -> None:
+    """JacksonCSVRecordReader maps column i to header name i into a map: the last repeat wins."""
+    jackson = {"schema_access_strategy": "csv-header-derived", "csv_parser": "jackson-csv"}
+    assert _values(b"a,b,a\n1,2,3\n", **jackson) == [{"a": "3", "b": "2"}]
+    assert _values(b"a,a,b\n1,2,3\n", **jackson) == [{"a": "2", "b": "3"}]
+    ignored = {**jackson, "ignore_csv_header_column_names": "true"}
+    assert _values(b"a,b,a\n1,2,3\n", **ignored) == [{"a": "1", "b": "2"}]  # the schema's names
+
+
+def test_schema_text_with_a_duplicated_header_reads_as_nifi() -> None:
+    """A schema and a header line: the header's map places the values; with Ignore CSV Header
+    Column Names the schema's names are the header (setHeader(schema names))."""
+    fields = [{"name": n, "type": "string"} for n in ("a", "b")]
+    text = json.dumps({"type": "record", "name": "r", "fields": fields})
+    given = {
+        "schema_access_strategy": "schema-text-property",
+        "schema_text": text,
+        "treat_first_line_as_header": "true",
+    }
+    assert _values(b"a,b,a\n1,2,3\n", **given) == [{"a": "2", "b": "1"}]
+    ignored = {**given, "ignore_csv_header_column_names": "true"}
+    assert _values(b"a,b,a\n1,2,3\n", **ignored) == [{"a": "1", "b": "2"}]
 
 
 def test_header_schema_dialect_from_expression_language() -> None:
