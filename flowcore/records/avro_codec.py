@@ -211,9 +211,10 @@ class AvroRecordWriter:
         self._writer: Any = None
         self._adapt = _needs_adapting(schema)
         self._plans: dict[pa.Schema, ColumnPlan | None] = {}
-        # column-encoded rows of the open block (under the sync interval), and how many
+        # column-encoded rows of the open block (under the sync interval): how many, their bytes
         self._pending: list[bytes] = []
         self._pending_rows = 0
+        self._pending_size = 0
         if options.schema_write_strategy == EMBEDDED:
             self._writer = fastavro.write.Writer(
                 stream, self._parsed, codec=options.codec(), sync_interval=options.sync_interval
@@ -281,7 +282,12 @@ class AvroRecordWriter:
         """
         self._writer.flush()  # the records fastavro holds go first, in their own block
         interval = self._options.sync_interval
-        held = sum(len(part) for part in self._pending)
+        held = self._pending_size
+        if held + len(data) < interval:  # the open block takes them all (a message's record)
+            self._pending.append(data.tobytes())
+            self._pending_rows += len(lengths)
+            self._pending_size += len(data)
+            return
         # the held rows count as one row of their size (row 0) ahead of the new ones
         at = 0
         for first, end, size in block(np.concatenate(([held], lengths)), interval):
@@ -291,11 +297,12 @@ class AvroRecordWriter:
             if size < interval:  # the last, open block: held for the next write
                 self._pending.append(chunk)
                 self._pending_rows += end - first - (first == 0)
+                self._pending_size += len(chunk)
                 return
             rows = end - first + (self._pending_rows - 1 if first == 0 else 0)
             parts = self._pending if first == 0 else []
             self._end_block(rows, b"".join([*parts, chunk]))
-            self._pending, self._pending_rows = [], 0
+            self._pending, self._pending_rows, self._pending_size = [], 0, 0
 
     def _end_block(self, rows: int, data: bytes) -> None:
         """Write one block: its count, its bytes as the codec writes them, the sync marker."""
@@ -310,7 +317,7 @@ class AvroRecordWriter:
         """End the open block of column-encoded rows."""
         if self._pending_rows:
             self._end_block(self._pending_rows, b"".join(self._pending))
-        self._pending, self._pending_rows = [], 0
+        self._pending, self._pending_rows, self._pending_size = [], 0, 0
 
     def finish(self) -> dict[str, str]:
         """Flush the data file; NiFi's attributes (``avro.schema`` unless embedded)."""
