@@ -18,6 +18,8 @@ import attrs
 import numpy as np
 import pyarrow as pa
 
+from flowcore.records.schema import NIFI_TYPE_KEY
+
 __all__ = ["ColumnPlan", "block", "column_plan", "encode_rows"]
 
 #: Avro primitive -> whether an Arrow type's values are written as they are.
@@ -50,7 +52,9 @@ def column_plan(avro: Any, arrow: pa.Schema) -> ColumnPlan | None:
     """The plan for batches of *arrow* under the Avro record schema *avro*; None when not flat.
 
     Every Avro field must be an Arrow column of a type it takes as it is, its Avro type a
-    primitive or a union of one primitive with ``null``.
+    primitive or a union of one primitive with ``null``. A column whose field carries a NiFi
+    type (``nifi.type`` metadata: a CHOICE's JSON text, a BIGINT...) is not taken: its values
+    are not what the Arrow type says, and the record path decodes them.
     """
     if not isinstance(avro, dict) or avro.get("type") != "record":
         return None
@@ -60,6 +64,8 @@ def column_plan(avro: Any, arrow: pa.Schema) -> ColumnPlan | None:
         if field.get("name") not in names or names.count(field["name"]) > 1:
             return None
         index = names.index(field["name"])
+        if NIFI_TYPE_KEY in (arrow.field(index).metadata or {}):
+            return None
         kind, value_branch, null_branch = _branches(field.get("type"))
         if kind is None or not _TAKES[kind](arrow.field(index).type):
             return None

@@ -21,6 +21,7 @@ from uuid import UUID
 
 import attrs
 import fastavro
+import numpy as np
 import pyarrow as pa
 
 from flowcore.errors import ConfigurationError
@@ -210,6 +211,10 @@ class AvroRecordWriter:
         self._writer: Any = None
         self._adapt = _needs_adapting(schema)
         self._plans: dict[pa.Schema, ColumnPlan | None] = {}
+        # column-encoded rows of the open block (under the sync interval): how many, their bytes
+        self._pending: list[bytes] = []
+        self._pending_rows = 0
+        self._pending_size = 0
         if options.schema_write_strategy == EMBEDDED:
             self._writer = fastavro.write.Writer(
                 stream, self._parsed, codec=options.codec(), sync_interval=options.sync_interval
@@ -230,6 +235,7 @@ class AvroRecordWriter:
         """
         if not self._adapt and self._write_columns(batch):
             return
+        self._flush_pending()  # the open block of column-encoded rows goes first
         rows: Iterable[dict[str, Any]] = batch_rows(batch)
         if self._adapt:
             rows = (_to_avro_record(row, self._schema) for row in rows)
@@ -263,23 +269,59 @@ class AvroRecordWriter:
         if self._writer is None:
             self._stream.write(data.data)
         else:
-            writer = self._writer
-            writer.flush()  # the records fastavro holds go first, in their own block
-            at = 0
-            for first, end, size in block(lengths, self._options.sync_interval):
-                # as fastavro's writer ends a block: its count, then its bytes as the codec
-                # writes them (their size, compressed or not), then the file's sync marker
-                self._stream.write(_long(end - first))
-                writer.block_writer(
-                    self._stream, data[at : at + size].tobytes(), writer.compression_level
-                )
-                self._stream.write(writer.sync_marker)
-                at += size
+            self._write_blocks(data, lengths)
         self._count += batch.num_rows
         return True
 
+    def _write_blocks(self, data: np.ndarray, lengths: np.ndarray) -> None:
+        """Add encoded rows to the open block, writing every block that reaches the interval.
+
+        As fastavro's writer, a block ends at the first row that brings it to the sync
+        interval, and the rows after it carry over to the next write (a batch of one row
+        adds to the open block instead of ending one of its own).
+        """
+        self._writer.flush()  # the records fastavro holds go first, in their own block
+        interval = self._options.sync_interval
+        held = self._pending_size
+        if held + len(data) < interval:  # the open block takes them all (a message's record)
+            self._pending.append(data.tobytes())
+            self._pending_rows += len(lengths)
+            self._pending_size += len(data)
+            return
+        # the held rows count as one row of their size (row 0) ahead of the new ones
+        at = 0
+        for first, end, size in block(np.concatenate(([held], lengths)), interval):
+            new = size - held if first == 0 else size
+            chunk = data[at : at + new].tobytes()
+            at += new
+            if size < interval:  # the last, open block: held for the next write
+                self._pending.append(chunk)
+                self._pending_rows += end - first - (first == 0)
+                self._pending_size += len(chunk)
+                return
+            rows = end - first + (self._pending_rows - 1 if first == 0 else 0)
+            parts = self._pending if first == 0 else []
+            self._end_block(rows, b"".join([*parts, chunk]))
+            self._pending, self._pending_rows, self._pending_size = [], 0, 0
+
+    def _end_block(self, rows: int, data: bytes) -> None:
+        """Write one block: its count, its bytes as the codec writes them, the sync marker."""
+        if not rows:
+            return
+        writer = self._writer
+        self._stream.write(_long(rows))
+        writer.block_writer(self._stream, data, writer.compression_level)
+        self._stream.write(writer.sync_marker)
+
+    def _flush_pending(self) -> None:
+        """End the open block of column-encoded rows."""
+        if self._pending_rows:
+            self._end_block(self._pending_rows, b"".join(self._pending))
+        self._pending, self._pending_rows, self._pending_size = [], 0, 0
+
     def finish(self) -> dict[str, str]:
         """Flush the data file; NiFi's attributes (``avro.schema`` unless embedded)."""
+        self._flush_pending()
         if self._writer is not None:
             self._writer.flush()
         attributes = {"record.count": str(self._count), "mime.type": "application/avro-binary"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 from typing import Any
 
 import fastavro
@@ -11,6 +12,7 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from flowcore.records import schema as s
 from flowcore.records._avro_columns import block, column_plan, encode_rows
 from flowcore.records.avro_codec import AvroRecordWriter, AvroWriterOptions, write_avro
 from flowcore.records.avro_schema import schema_to_avro
@@ -141,3 +143,92 @@ def test_a_flowcore_schema_writes_the_same_records_as_fastavro() -> None:
         fastavro.schemaless_writer(expected, parsed, row)
     assert out.getvalue() == expected.getvalue()
     assert attributes["record.count"] == "3"
+
+
+_CODECS = ["NONE", "DEFLATE", "SNAPPY", "ZSTANDARD"]
+
+
+def _ours_and_fastavros(
+    batches: list[pa.RecordBatch], avro: dict[str, Any], compression: str, interval: int
+) -> tuple[bytes, bytes]:
+    """The data file our writer makes of *batches*, and fastavro's of their records."""
+    out = io.BytesIO()
+    options = AvroWriterOptions(compression_format=compression, sync_interval=interval)
+    writer = AvroRecordWriter(out, RecordSchema.from_arrow(batches[0].schema), options, avro)
+    for batch in batches:
+        writer.write(batch)
+    writer.finish()
+    expected = io.BytesIO()
+    theirs = fastavro.write.Writer(
+        expected,
+        fastavro.parse_schema(avro),
+        codec=options.codec(),
+        sync_interval=interval,
+        sync_marker=writer._writer.sync_marker,  # the one random part of the file
+    )
+    for batch in batches:
+        for row in batch.to_pylist():
+            theirs.write(row)
+    theirs.flush()
+    return out.getvalue(), expected.getvalue()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    _flat_batches(),
+    st.sampled_from(_CODECS),
+    st.integers(1, 200),
+    st.lists(st.integers(0, 40), max_size=8),
+)
+def test_a_batch_split_anyhow_writes_fastavros_bytes(
+    case: tuple[dict[str, Any], pa.RecordBatch], compression: str, interval: int, cuts: list[int]
+) -> None:
+    """However the records come in batches, the file's blocks are fastavro's, byte for byte."""
+    avro, batch = case
+    bounds = sorted({0, batch.num_rows, *(c for c in cuts if c < batch.num_rows)})
+    batches = [batch.slice(a, b - a) for a, b in itertools.pairwise(bounds)] or [batch]
+    ours, theirs = _ours_and_fastavros(batches, avro, compression, interval)
+    assert ours == theirs
+
+
+def test_one_row_batches_share_blocks_under_every_codec() -> None:
+    """A thousand one-row batches (a message each) make fastavro's few blocks, not a thousand."""
+    one = pa.record_batch([pa.array([7], pa.int64()), pa.array(["hello world"])], names=["i", "s"])
+    avro = {
+        "type": "record",
+        "name": "r",
+        "fields": [{"name": "i", "type": "long"}, {"name": "s", "type": "string"}],
+    }
+    for compression in _CODECS:
+        ours, theirs = _ours_and_fastavros([one] * 1000, avro, compression, 16000)
+        assert ours == theirs
+        assert sum(1 for _ in fastavro.block_reader(io.BytesIO(ours))) == 1
+
+
+def test_rows_held_in_a_block_go_before_a_batch_fastavro_writes() -> None:
+    """A batch the columns cannot take ends the open block first: the records keep their order."""
+    avro = {"type": "record", "name": "r", "fields": [{"name": "n", "type": ["null", "long"]}]}
+    flat = pa.record_batch([pa.array([1, 2], pa.int64())], names=["n"])
+    other = pa.record_batch([pa.array([3], pa.int8())], names=["n"])  # int8: not a long's column
+    out = io.BytesIO()
+    writer = AvroRecordWriter(out, RecordSchema.from_arrow(flat.schema), AvroWriterOptions(), avro)
+    for batch in (flat, other, flat):
+        writer.write(batch)
+    writer.finish()
+    back = [r["n"] for r in fastavro.reader(io.BytesIO(out.getvalue()))]
+    assert back == [1, 2, 3, 1, 2]
+
+
+def test_a_choice_column_goes_by_its_values_not_the_writer_schema() -> None:
+    """A CHOICE column (JSON text in Arrow) under a string schema writes its values, not JSON."""
+    choice = s.ChoiceType((s.type_from_json("int"), s.type_from_json("string")))
+    field = RecordSchema([s.RecordField("c", choice, True)]).to_arrow().field(0)
+    batch = pa.RecordBatch.from_arrays([pa.array(['"x"', '"y"'])], schema=pa.schema([field]))
+    avro = {"type": "record", "name": "r", "fields": [{"name": "c", "type": ["null", "string"]}]}
+    assert column_plan(avro, batch.schema) is None
+    string = RecordSchema([s.RecordField("c", s.type_from_json("string"), True)])
+    out = io.BytesIO()
+    writer = AvroRecordWriter(out, string, AvroWriterOptions(), avro)
+    writer.write(batch)
+    writer.finish()
+    assert list(fastavro.reader(io.BytesIO(out.getvalue()))) == [{"c": "x"}, {"c": "y"}]
