@@ -133,7 +133,7 @@ class _Ranges:
         if not batch:
             return 0
         if list(map(type(batch[0]).error, batch)).count(None) < len(batch):
-            return self._take_each(batch)
+            return self._take_failing(batch)
         if len(self.items) > 1:
             return self._take_each(batch)
         if 0 not in self.reading:
@@ -150,23 +150,13 @@ class _Ranges:
         return self._take_each(batch)
 
     def _take_each(self, batch: Sequence[Any]) -> int:
-        """:meth:`take` message by message: an error or an offset below the start fails a range.
-
-        An error of no range ends every read.
-        """
+        """:meth:`take` message by message (none an error): one below its start fails a range."""
         read = self.read
         nexts = self.nexts
         reading = self.reading
         before = sum(map(len, read))
         for message in batch:
             at = self._range_of(message)
-            failed = message.error()
-            if failed is not None:
-                for i in sorted(reading) if at is None else [at] if at in reading else ():
-                    topic, partition = _place(self.items[i])
-                    text = f"Kafka read of {topic}:{partition} failed: {failed.str()}"
-                    self._fail(i, ProcessException(text))
-                continue
             if at is None or at not in reading:
                 continue
             offset = message.offset()
@@ -177,6 +167,22 @@ class _Ranges:
                 self._below_start(at, offset)
             # else taken already (a fetch given again): not twice
         return sum(map(len, read)) - before
+
+    def _take_failing(self, batch: Sequence[Any]) -> int:
+        """:meth:`_take_each` with errors: a range's fails it, one of no range every range."""
+        reading = self.reading
+        taken = 0
+        for message in batch:
+            failed = message.error()
+            if failed is None:
+                taken += self._take_each([message])
+                continue
+            at = self._range_of(message)
+            for i in sorted(reading) if at is None else [at] if at in reading else ():
+                topic, partition = _place(self.items[i])
+                text = f"Kafka read of {topic}:{partition} failed: {failed.str()}"
+                self._fail(i, ProcessException(text))
+        return taken
 
     def _fail(self, i: int, error: ProcessException) -> None:
         """Range *i* ends with *error*, not its messages (it is listed again)."""
