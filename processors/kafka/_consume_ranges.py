@@ -11,10 +11,14 @@ however long all of them take (one deadline for all timed every such task out, a
 Control records and aborted messages hold offsets but are never delivered, so a range is whole
 when its last message is at ``end - 1`` or the consumer's position reached ``end``.
 
-Messages below a range's ``start`` are dropped: the flow read them already. They come when the
-partition's log ended below ``start`` when read (an unclean leader election truncated it, or
-the topic was deleted and made again): the reader's ``auto.offset.reset`` (earliest) then
-starts at the log's start. Such a range is said once, by *warn*, not silently read again.
+A range given an offset below its ``start`` fails (its FlowFiles are not made): the partition's
+log was cut below ``start`` (an unclean leader election truncated it, or the topic was deleted
+and made again), and the reader's ``auto.offset.reset`` (earliest) started at the log's start.
+The offsets below the cut were read into the flow already, but those from the cut up to
+``start`` are new messages written since: dropped, they were lost for good. Failed, the range
+is listed again, and the listing, finding the log's end below the flow's offset, moves that
+back to the log's end and reads them. *warn* says it once a range. A range that fails is
+paused as a finished one is, and only messages taken or ranges finished count as progress.
 """
 
 from __future__ import annotations
@@ -64,7 +68,7 @@ def fetch_ranges(
         while ranges.reading:
             # as many as the ranges still hold: consume waits its time out for more
             batch = consumer.consume(max(1, min(_CONSUME_MAX, ranges.left())), _CONSUME_WAIT)
-            ranges.take(batch)
+            took = ranges.take(batch)
             rest = ranges.unfinished()
             if rest:  # a range may end in control records or aborted messages: no message
                 positions = consumer.position([partitions[i] for i in rest])
@@ -72,13 +76,15 @@ def fetch_ranges(
                 ranges.reached(
                     [i for i, p in zip(rest, positions, strict=True) if p.offset >= ends[i]]
                 )
-            if ranges.finished and ranges.reading:  # others go on: stop fetching these
-                done = [partitions[i] for i in ranges.finished]
+            stopped = ranges.finished + ranges.failed
+            if stopped and ranges.reading:  # others go on: stop fetching these
+                done = [partitions[i] for i in stopped]
                 consumer.pause(done)
                 paused += done
-            if batch or ranges.finished:  # progress: a deadline per idle period (module doc)
+            if took or ranges.finished:  # progress: a deadline per idle period (module doc)
                 deadline = time.monotonic() + timeout
             ranges.finished.clear()
+            ranges.failed.clear()
             if ranges.reading and time.monotonic() > deadline:
                 ranges.time_out(timeout)
     finally:
@@ -102,11 +108,12 @@ class _Ranges:
         }
         self.starts = [int(item.payload["start"]) for item in items]
         self.ends = [int(item.payload["end"]) for item in items]
-        self.below: set[int] = set()  # ranges that were given offsets below their start
+        self.nexts = list(self.starts)  # each range's least offset still to take
         self.read: list[list[Any]] = [[] for _ in items]
         self.results: list[Any] = [None] * len(items)
         self.reading = set(range(len(items)))
         self.finished: list[int] = []  # finished since the last pause
+        self.failed: list[int] = []  # failed since the last pause
 
     def left(self) -> int:
         """Offsets the unfinished ranges still span (at most the messages to come)."""
@@ -117,63 +124,92 @@ class _Ranges:
             total += self.ends[i] - after
         return total
 
-    def take(self, batch: Sequence[Any]) -> None:
-        """Give each message of *batch* to its range; an error ends its range's read."""
-        if not batch:
-            return
-        if list(map(type(batch[0]).error, batch)).count(None) < len(batch):
-            self._take_failing(batch)
-        elif len(self.items) == 1:
-            if self.reading:  # one range: every message is its, from its start on
-                start = self.starts[0]
-                if batch[0].offset() < start:  # offsets ascend: the first tells
-                    self._below_start(0, batch[0])
-                    batch = [m for m in batch if m.offset() >= start]
-                self.read[0].extend(batch)
-        else:
-            starts = self.starts
-            for message in batch:
-                at = self._range_of(message)
-                if at is None or at not in self.reading:
-                    continue
-                if message.offset() >= starts[at]:
-                    self.read[at].append(message)
-                else:
-                    self._below_start(at, message)
+    def take(self, batch: Sequence[Any]) -> int:
+        """Give each message of *batch* to its range; an error ends its range's read.
 
-    def _take_failing(self, batch: Sequence[Any]) -> None:
-        """:meth:`take` with errors: a range's ends its read, one of no range ends every read."""
+        Returns:
+            The messages taken (a message already taken, or of a range no longer read, is not).
+        """
+        if not batch:
+            return 0
+        if list(map(type(batch[0]).error, batch)).count(None) < len(batch):
+            return self._take_failing(batch)
+        if len(self.items) > 1:
+            return self._take_each(batch)
+        if 0 not in self.reading:
+            return 0
+        # one range: every message is its; a batch of offsets ascending one by one from the
+        # next to take (the common case) is told by its ends, any other one message by message
+        # (a reset to the log's start mid-read gives one like [5, 6, 0, 1, 2])
+        first = batch[0].offset()
+        last = batch[-1].offset()
+        if first >= self.nexts[0] and last - first == len(batch) - 1:
+            self.read[0].extend(batch)
+            self.nexts[0] = last + 1
+            return len(batch)
+        return self._take_each(batch)
+
+    def _take_each(self, batch: Sequence[Any]) -> int:
+        """:meth:`take` message by message (none an error): one below its start fails a range."""
+        read = self.read
+        nexts = self.nexts
+        reading = self.reading
+        before = sum(map(len, read))
         for message in batch:
             at = self._range_of(message)
+            if at is None or at not in reading:
+                continue
+            offset = message.offset()
+            if offset >= nexts[at]:
+                read[at].append(message)
+                nexts[at] = offset + 1
+            elif offset < self.starts[at]:
+                self._below_start(at, offset)
+            # else taken already (a fetch given again): not twice
+        return sum(map(len, read)) - before
+
+    def _take_failing(self, batch: Sequence[Any]) -> int:
+        """:meth:`_take_each` with errors: a range's fails it, one of no range every range."""
+        reading = self.reading
+        taken = 0
+        for message in batch:
             failed = message.error()
             if failed is None:
-                if at is None or at not in self.reading:
-                    continue
-                if message.offset() >= self.starts[at]:
-                    self.read[at].append(message)
-                else:
-                    self._below_start(at, message)
+                taken += self._take_each([message])
                 continue
-            for i in sorted(self.reading) if at is None else [at] if at in self.reading else ():
+            at = self._range_of(message)
+            for i in sorted(reading) if at is None else [at] if at in reading else ():
                 topic, partition = _place(self.items[i])
                 text = f"Kafka read of {topic}:{partition} failed: {failed.str()}"
-                self.results[i] = ProcessException(text)
-                self.reading.discard(i)
+                self._fail(i, ProcessException(text))
+        return taken
 
-    def _below_start(self, i: int, message: Any) -> None:
-        """*message* is below range *i*'s start (the flow read it already): said once a range."""
-        offset = message.offset()
-        start = self.starts[i]
-        if i not in self.below:
-            self.below.add(i)
-            if self.warn is not None:
-                topic, partition = _place(self.items[i])
-                self.warn(
-                    f"Kafka {topic}:{partition} gave offset {offset} for the range "
-                    f"{start}-{self.ends[i]}: its log ended below {start} (truncated by an "
-                    f"unclean leader election, or the topic made again); offsets below {start} "
-                    f"were read into the flow already and are skipped, not read again"
-                )
+    def _fail(self, i: int, error: ProcessException) -> None:
+        """Range *i* ends with *error*, not its messages (it is listed again)."""
+        self.results[i] = error
+        self.reading.discard(i)
+        self.failed.append(i)
+
+    def _below_start(self, i: int, offset: int) -> None:
+        """Range *i* was given *offset*, below its start: it fails, said once (module doc)."""
+        topic, partition = _place(self.items[i])
+        start, end = self.starts[i], self.ends[i]
+        self._fail(
+            i,
+            ProcessException(
+                f"Kafka read of {topic}:{partition} offsets {start}-{end} failed: it gave offset "
+                f"{offset}, below the range's start: its log was cut below {start} (truncated by "
+                f"an unclean leader election, or the topic made again); the range is listed "
+                f"again, from the log's end when that is below {start}"
+            ),
+        )
+        if self.warn is not None:
+            self.warn(
+                f"Kafka {topic}:{partition} gave offset {offset} for the range {start}-{end}: "
+                f"its log ended below {start} (truncated by an unclean leader election, or the "
+                f"topic made again); offsets below the cut were read into the flow already, "
+                f"those from it on are new: the range fails and is listed again, to read them"
+            )
 
     def _range_of(self, message: Any) -> int | None:
         if self.one_topic:

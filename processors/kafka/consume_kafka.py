@@ -66,6 +66,8 @@ from processors.kafka.connection_service import (
 __all__ = ["ConsumeKafka"]
 
 _second = itemgetter(1)  # a message's timestamp() is (type, milliseconds)
+#: Warnings a ConsumeKafka copy remembers having said (:meth:`ConsumeKafka._warn_once`).
+_WARNED_MAX = 1024
 
 GROUP_ID = PropertyDescriptor(
     "Group ID",
@@ -516,8 +518,8 @@ class ConsumeKafka(SourceProcessor):
                     # left of it, as the listing starts at the log start (librdkafka's default
                     # `latest` jumped past the range: no message came, the read timed out).
                     # A log ending below the range's start (truncated, or the topic made
-                    # again) starts there too: fetch_ranges drops the offsets below the start
-                    # (the flow read them already) and warns once
+                    # again) starts there too: fetch_ranges fails the range at the first offset
+                    # below its start, warning once, and the listing moves the state back
                     "auto.offset.reset": "earliest",
                 }
             )
@@ -553,11 +555,18 @@ class ConsumeKafka(SourceProcessor):
         return fetch_ranges(import_kafka(), consumer, items, service.client_timeout, warn)
 
     def _warn_once(self, context: ProcessContext, text: str) -> None:
-        """Log *text* as a warning unless this copy did already (a range retried says it once)."""
-        said: set[str] = self.__dict__.setdefault("_warned", set())
-        if text not in said:
-            said.add(text)
-            context.logger.warning(text)
+        """Log *text* as a warning unless this copy did lately (a range retried says it once).
+
+        The texts said are kept in order, the oldest forgotten past :data:`_WARNED_MAX` (a
+        long run of many truncated partitions grew the set without bound).
+        """
+        said: dict[str, None] = self.__dict__.setdefault("_warned", {})
+        if text in said:
+            return
+        if len(said) >= _WARNED_MAX:
+            del said[next(iter(said))]
+        said[text] = None
+        context.logger.warning(text)
 
     def _record_options(self, context: ProcessContext, session: ProcessSession) -> RecordOptions:
         def service(descriptor: PropertyDescriptor) -> Any:

@@ -480,10 +480,10 @@ def test_topic_pattern(kafka_cluster, topic):
     assert sorted(f.content for f in runner.flowfiles_for("success")) == [b"a", b"b"]
 
 
-def test_a_truncated_partition_is_said_once_not_read_again(kafka_cluster, topic, caplog):
-    """A range above its partition's log end (truncated, or the topic made again) reads none
-    of the offsets below its start, times out until the log reaches it, and is warned of once
-    however often it is retried."""
+def test_a_truncated_partition_fails_its_range_said_once(kafka_cluster, topic, caplog):
+    """A range above its partition's log end (truncated, or the topic made again) fails naming
+    its offsets (listed again: the listing reads the new messages from the log's end, none is
+    dropped), and is warned of once however often it is retried."""
     from flowcore.errors import ProcessException
     from flowcore.processor_kinds import WorkItem
 
@@ -491,28 +491,44 @@ def test_a_truncated_partition_is_said_once_not_read_again(kafka_cluster, topic,
     runner = TestRunner(ConsumeKafka(kafka_connection_service="kafka", group_id="g", topics=topic))
     runner.add_service(
         Kafka3ConnectionService(
-            "kafka", bootstrap_servers=kafka_cluster.bootstrap, client_timeout="1 sec"
+            "kafka", bootstrap_servers=kafka_cluster.bootstrap, client_timeout="5 sec"
         )
     )
     runner.run(iterations=0, stop_on_finish=False)
-    # librdkafka took ~0.7 s here to reset to the log start: the Client Timeout must outlast
-    # it for the offsets below the start to come at all
     payload = {"topic": topic, "partition": 0, "start": 5, "end": 7}
     item = WorkItem(f"{topic}:0@5", payload, flowfiles=2, size=0)
     caplog.set_level("WARNING", logger="flowcore.processors")
     for _ in range(2):
         session = runner.create_session()
-        with pytest.raises(ProcessException, match="offsets 5-7 timed out"):
+        with pytest.raises(ProcessException, match="offsets 5-7 failed: it gave offset 0, below"):
             runner.processor.read_work(runner.context, session, item)
         session.rollback()
     runner.stop()
     warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert warned == [
         f"Kafka {topic}:0 gave offset 0 for the range 5-7: its log ended below 5 (truncated by "
-        "an unclean leader election, or the topic made again); offsets below 5 were read into "
-        "the flow already and are skipped, not read again"
+        "an unclean leader election, or the topic made again); offsets below the cut were read "
+        "into the flow already, those from it on are new: the range fails and is listed again, "
+        "to read them"
     ]
     runner.assert_transfer_count("success", 0)
+
+
+def test_warnings_said_once_are_remembered_within_a_bound():
+    """The warnings a ConsumeKafka copy remembers (to say each once) are bounded: the oldest
+    forgotten, a recent one still not said again."""
+    from types import SimpleNamespace
+
+    from processors.kafka.consume_kafka import _WARNED_MAX
+
+    said: list[str] = []
+    context = SimpleNamespace(logger=SimpleNamespace(warning=said.append))
+    processor = ConsumeKafka(kafka_connection_service="kafka", group_id="g", topics="t")
+    for n in range(_WARNED_MAX + 10):
+        processor._warn_once(context, f"w{n}")
+    processor._warn_once(context, f"w{_WARNED_MAX + 9}")
+    assert len(said) == _WARNED_MAX + 10
+    assert len(processor._warned) == _WARNED_MAX
 
 
 def test_a_log_ending_below_the_state_is_said_and_read_from_its_end(kafka_cluster, topic, caplog):

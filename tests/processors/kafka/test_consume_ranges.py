@@ -10,7 +10,7 @@ import pytest
 
 from flowcore.errors import ProcessException
 from flowcore.processor_kinds import WorkItem
-from processors.kafka._consume_ranges import fetch_ranges
+from processors.kafka._consume_ranges import _Ranges, fetch_ranges
 
 
 def _item(topic: str, partition: int, start: int, end: int) -> WorkItem:
@@ -88,24 +88,126 @@ def _later(delays_and_values, kafka_cluster, topic: str, partition: int) -> thre
 
 
 @pytest.mark.parametrize("others", [False, True], ids=["one-range", "with-another-range"])
-def test_offsets_below_a_range_start_are_dropped_and_said_once(kafka_cluster, consumer, others):
+def test_offsets_below_a_range_start_fail_the_range_said_once(kafka_cluster, consumer, others):
     """A partition whose log ends below a range's start (truncated, or made again) is read from
-    its log start: the offsets below the start (in the flow already) are dropped, said once."""
+    its log start: the range fails naming its offsets (listed again, its new messages not
+    dropped), said once; another range still gets its messages."""
     topic = f"ranges-trunc-{others}"
     kafka_cluster.produce(topic, [b"m0", b"m1", b"m2"], partition=0)
     kafka_cluster.produce(topic, [b"o0"], partition=1)
     consumer.list_topics(topic, timeout=5)
-    later = _later([(1, [b"m%d" % i for i in range(3, 8)])], kafka_cluster, topic, 0)
     items = [_item(topic, 0, 5, 8)] + ([_item(topic, 1, 0, 1)] if others else [])
     said: list[str] = []
-    read = fetch_ranges(confluent_kafka, consumer, items, 10, said.append)
-    later.join()
-    assert [m.offset() for m in read[0]] == [5, 6, 7]
-    assert _values(read[0]) == [b"m5", b"m6", b"m7"]
+    read = fetch_ranges(confluent_kafka, consumer, items, 5, said.append)
+    assert isinstance(read[0], ProcessException)
+    assert f"Kafka read of {topic}:0 offsets 5-8 failed: it gave offset 0, below" in str(read[0])
     if others:
         assert _values(read[1]) == [b"o0"]
     assert len(said) == 1
     assert f"Kafka {topic}:0 gave offset 0 for the range 5-8: its log ended below 5" in said[0]
+
+
+class _Message:
+    """A message as confluent_kafka gives it, of topic ``t``."""
+
+    def __init__(self, partition: int, offset: int, error: object = None) -> None:
+        self._partition = partition
+        self._offset = offset
+        self._error = error
+
+    def topic(self) -> str:
+        return "t"
+
+    def partition(self) -> int:
+        return self._partition
+
+    def offset(self) -> int:
+        return self._offset
+
+    def error(self) -> object:
+        return self._error
+
+    def value(self) -> bytes:
+        return b"v%d" % self._offset
+
+
+def _batch(*offsets: int, partition: int = 0) -> list[_Message]:
+    return [_Message(partition, o) for o in offsets]
+
+
+def test_one_range_reset_mid_batch_fails_the_range():
+    """One range given a batch whose offsets go back below its start mid-batch (a reset to the
+    log start while read) fails, none of that batch's messages taken."""
+    said: list[str] = []
+    ranges = _Ranges([_item("t", 0, 5, 10)], said.append)
+    ranges.take(_batch(5, 6))
+    ranges.take(_batch(7, 8, 0, 1, 2))
+    assert isinstance(ranges.results[0], ProcessException)
+    assert "t:0 offsets 5-10 failed: it gave offset 0, below the range's start" in str(
+        ranges.results[0]
+    )
+    assert not ranges.reading
+    assert len(said) == 1
+
+
+def test_one_range_takes_gaps_and_skips_offsets_taken_already():
+    """One range takes a batch with a gap (a control record) and skips offsets it has taken
+    already (a fetch given again): each offset once, in order."""
+    ranges = _Ranges([_item("t", 0, 5, 10)], None)
+    taken = [ranges.take(_batch(5, 6)), ranges.take(_batch(6, 7, 9))]
+    assert [m.offset() for m in ranges.read[0]] == [5, 6, 7, 9]
+    assert taken == [2, 2]
+    assert ranges.reading == {0}
+
+
+class _Error:
+    def str(self) -> str:
+        return "Broker: Not leader for partition"
+
+
+class _Consumer:
+    """A consumer whose partition 0 fails, then gives a message a call until paused; its
+    partition 1 gives nothing."""
+
+    def __init__(self) -> None:
+        self.paused: set[int] = set()
+        self.calls = 0
+        self.began = time.monotonic()
+
+    def assign(self, partitions) -> None:
+        pass
+
+    def unassign(self) -> None:
+        pass
+
+    def consume(self, count: int, wait: float) -> list[_Message]:
+        assert time.monotonic() - self.began < 5, "the stalled range never timed out"
+        self.calls += 1
+        time.sleep(0.001)
+        if self.calls == 1:
+            return [_Message(0, 0, _Error())]
+        return [] if 0 in self.paused else _batch(self.calls)
+
+    def position(self, partitions):
+        return [confluent_kafka.TopicPartition(p.topic, p.partition, -1001) for p in partitions]
+
+    def pause(self, partitions) -> None:
+        self.paused.update(p.partition for p in partitions)
+
+    def resume(self, partitions) -> None:
+        self.paused.difference_update(p.partition for p in partitions)
+
+
+def test_a_failed_partition_still_sending_does_not_keep_a_stalled_range_alive():
+    """A range failed by its partition's error is paused, and its partition's messages are no
+    progress: another range that gets nothing times out."""
+    consumer = _Consumer()
+    failed, stalled = fetch_ranges(
+        confluent_kafka, consumer, [_item("t", 0, 0, 100), _item("t", 1, 0, 5)], 0.2
+    )
+    assert "t:0 failed: Broker: Not leader for partition" in str(failed)
+    assert "t:1 offsets 0-5 timed out after 0.2 s" in str(stalled)
+    assert not consumer.paused  # resumed on return
 
 
 def test_the_timeout_bounds_each_idle_period_not_the_whole_read(kafka_cluster, consumer):
