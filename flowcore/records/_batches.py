@@ -155,10 +155,16 @@ def _parse_texts(
 
 
 def _chain(head: list[Parsed], rest: Iterator[Parsed]) -> Iterator[Parsed]:
-    """*head*, emptied once read (the inference sample is not held to the end), then *rest*."""
+    """*head*, emptied once read (the inference sample is not held to the end), then *rest*.
+
+    Chained C-level: *rest*'s records pass through no generator of this module.
+    """
+    return itertools.chain(_drained(head), rest)
+
+
+def _drained(head: list[Parsed]) -> Iterator[Parsed]:
     yield from head
     head.clear()
-    yield from rest
 
 
 def _flush(

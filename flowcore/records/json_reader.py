@@ -14,7 +14,7 @@ import codecs
 import itertools
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
 import attrs
@@ -97,7 +97,16 @@ def read_json(
 
 
 def json_records(stream: IO[bytes], options: JsonReaderOptions) -> Iterator[Parsed]:
-    """Each record of *stream* as ``(number, line, value)``, parsed one at a time."""
+    """Each record of *stream* as ``(number, line, value)``, parsed one at a time.
+
+    Flattened C-level from runs of records (a buffer's JSON lines are one run), so a record
+    costs no generator resumption of its own.
+    """
+    return itertools.chain.from_iterable(_record_runs(stream, options))
+
+
+def _record_runs(stream: IO[bytes], options: JsonReaderOptions) -> Iterator[Iterable[Parsed]]:
+    """The records of *stream* in runs, lazily: a run is parsed when the one before is read."""
     cursor = _Cursor(stream, options.character_set, options.chunk_size)
     number = 0
     try:
@@ -113,9 +122,9 @@ def json_records(stream: IO[bytes], options: JsonReaderOptions) -> Iterator[Pars
                 while cursor.peek() != "]":
                     for value in cursor.whole_lines(array=True):
                         number += 1
-                        yield number, None, _record(value, number, cursor)
+                        yield ((number, None, _record(value, number, cursor)),)
                     number += 1
-                    yield number, None, _record(cursor.value(), number, cursor)
+                    yield ((number, None, _record(cursor.value(), number, cursor)),)
                     sep = cursor.peek()
                     if sep == ",":
                         cursor.take()
@@ -128,24 +137,22 @@ def json_records(stream: IO[bytes], options: JsonReaderOptions) -> Iterator[Pars
                 if set(map(type, values)) <= _DICT:  # JSON lines' records, yielded in bulk
                     count = len(values)
                     lines = itertools.repeat(None, count)  # counted only for a message
-                    yield from zip(
-                        range(number + 1, number + 1 + count), lines, values, strict=True
-                    )
+                    yield zip(range(number + 1, number + 1 + count), lines, values, strict=True)
                     number += count
                     values = []
                 for value in values:
                     if isinstance(value, list):  # an array on one line: its records in turn
                         for item in value:
                             number += 1
-                            yield number, None, _record(item, number, cursor)
+                            yield ((number, None, _record(item, number, cursor)),)
                         continue
                     number += 1
-                    yield number, None, _record(value, number, cursor)
+                    yield ((number, None, _record(value, number, cursor)),)
                 if cursor.peek() in ("", "["):
                     first = cursor.peek()
                     continue
                 number += 1
-                yield number, None, _record(cursor.value(), number, cursor)
+                yield ((number, None, _record(cursor.value(), number, cursor)),)
             if nested:
                 return
             first = cursor.peek()
