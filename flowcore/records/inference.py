@@ -20,6 +20,7 @@ full; a later record that does not fit the inferred schema raises a RecordError 
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
@@ -303,7 +304,55 @@ def infer_record_schema(
     records: Iterable[Mapping[str, Any]],
     temporal: TemporalFormats = NO_FORMATS,
 ) -> RecordSchema:
-    """The schema NiFi infers from parsed JSON records (fields in first-seen order, nullable)."""
+    """The schema NiFi infers from parsed JSON records (fields in first-seen order, nullable).
+
+    Records that all have the same fields in the same order (JSON lines of one producer) are
+    inferred a field at a time: a field's values of one Python type give one NiFi type,
+    found C-level; any other field, and any other record set, takes the exact walk. Fields
+    are inferred independently and a value adds nothing to a type it already gave, so both
+    give the same schema.
+    """
+    records = records if isinstance(records, list) else list(records)
+    names = set(map(tuple, records)) if len(records) > 1 else set()
+    if len(names) != 1:
+        return _infer_records_exact(records, temporal)
+    fields: dict[str, FieldTypeInference] = {}
+    for name in next(iter(names)):
+        column = list(map(operator.itemgetter(name), records))
+        inference = fields[name] = FieldTypeInference()
+        dtype = _column_type(column, temporal)
+        if dtype is not None:
+            inference.add(dtype)
+        else:
+            for value in column:
+                inference.add(infer_value_type(value, temporal))
+    return RecordSchema(RecordField(name, inf.to_type(), True) for name, inf in fields.items())
+
+
+def _column_type(column: list[Any], temporal: TemporalFormats) -> DataType | None:
+    """The one type every value of *column* gives (nulls add none); None: not one known type."""
+    kinds = set(map(type, column))
+    kinds.discard(type(None))
+    if len(kinds) != 1:
+        return None
+    (kind,) = kinds
+    if kind is str:
+        plain = temporal.date is None and temporal.time is None and temporal.timestamp is None
+        return STRING if plain else None
+    if kind is bool:
+        return BOOLEAN
+    if kind is float:
+        return DOUBLE
+    if kind is int:
+        numbers = [value for value in column if value is not None]
+        return INT if min(numbers) >= -(2**31) and max(numbers) < 2**31 else None
+    return None
+
+
+def _infer_records_exact(
+    records: Iterable[Mapping[str, Any]], temporal: TemporalFormats
+) -> RecordSchema:
+    """:func:`infer_record_schema` a value at a time, record after record."""
     fields: dict[str, FieldTypeInference] = {}
     for record in records:
         for name, value in record.items():

@@ -11,9 +11,10 @@ bounded; each record is parsed by the standard library's C scanner (``raw_decode
 from __future__ import annotations
 
 import codecs
+import itertools
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
 import attrs
@@ -96,7 +97,16 @@ def read_json(
 
 
 def json_records(stream: IO[bytes], options: JsonReaderOptions) -> Iterator[Parsed]:
-    """Each record of *stream* as ``(number, line, value)``, parsed one at a time."""
+    """Each record of *stream* as ``(number, line, value)``, parsed one at a time.
+
+    Flattened C-level from runs of records (a buffer's JSON lines are one run), so a record
+    costs no generator resumption of its own.
+    """
+    return itertools.chain.from_iterable(_record_runs(stream, options))
+
+
+def _record_runs(stream: IO[bytes], options: JsonReaderOptions) -> Iterator[Iterable[Parsed]]:
+    """The records of *stream* in runs, lazily: a run is parsed when the one before is read."""
     cursor = _Cursor(stream, options.character_set, options.chunk_size)
     number = 0
     try:
@@ -112,9 +122,9 @@ def json_records(stream: IO[bytes], options: JsonReaderOptions) -> Iterator[Pars
                 while cursor.peek() != "]":
                     for value in cursor.whole_lines(array=True):
                         number += 1
-                        yield number, None, _record(value, number, cursor)
+                        yield ((number, None, _record(value, number, cursor)),)
                     number += 1
-                    yield number, None, _record(cursor.value(), number, cursor)
+                    yield ((number, None, _record(cursor.value(), number, cursor)),)
                     sep = cursor.peek()
                     if sep == ",":
                         cursor.take()
@@ -123,19 +133,26 @@ def json_records(stream: IO[bytes], options: JsonReaderOptions) -> Iterator[Pars
                         raise _unexpected(cursor, number + 1, expected)
                 cursor.take()
             else:
-                for value in () if nested else cursor.whole_lines(array=False):
+                values = [] if nested else cursor.whole_lines(array=False)
+                if set(map(type, values)) <= _DICT:  # JSON lines' records, yielded in bulk
+                    count = len(values)
+                    lines = itertools.repeat(None, count)  # counted only for a message
+                    yield zip(range(number + 1, number + 1 + count), lines, values, strict=True)
+                    number += count
+                    values = []
+                for value in values:
                     if isinstance(value, list):  # an array on one line: its records in turn
                         for item in value:
                             number += 1
-                            yield number, None, _record(item, number, cursor)
+                            yield ((number, None, _record(item, number, cursor)),)
                         continue
                     number += 1
-                    yield number, None, _record(value, number, cursor)
+                    yield ((number, None, _record(value, number, cursor)),)
                 if cursor.peek() in ("", "["):
                     first = cursor.peek()
                     continue
                 number += 1
-                yield number, None, _record(cursor.value(), number, cursor)
+                yield ((number, None, _record(cursor.value(), number, cursor)),)
             if nested:
                 return
             first = cursor.peek()
@@ -181,6 +198,7 @@ def _unexpected(cursor: _Cursor, number: int, expected: str) -> RecordError:
     )
 
 
+_DICT = frozenset({dict})
 _WS = re.compile(r"[ \t\r\n]*")
 #: The longest line the orjson fast paths take (longer records go to the scanner).
 _LINE_LIMIT = 1 << 16
@@ -287,8 +305,12 @@ class _Cursor:
         line that is not one whole record (``{...},`` in an array), left to :meth:`value`. Lines
         are cut one at a time, so a line that is not a record costs only itself.
         """
-        out = []
         start = self.pos
+        if not array:
+            fast = self._whole_lines_bulk(start)
+            if fast is not None:
+                return fast
+        out = []
         while True:
             end = self.buf.find("\n", start, start + _LINE_LIMIT)
             if end < 0:
@@ -305,6 +327,28 @@ class _Cursor:
                     break
             start = end + 1
         self.pos = start
+        return out
+
+    def _whole_lines_bulk(self, start: int) -> list[Any] | None:
+        """JSON lines' fast path: every complete line from *start* parsed in one C-level pass.
+
+        None (nothing consumed) when any line is not one whole record, is blank or is longer
+        than ``_LINE_LIMIT``: :meth:`whole_lines` then cuts the lines one at a time, so the
+        records and where the fast path stops are the same either way. A line orjson parses
+        as it is parses to the same value stripped (JSON whitespace is all it can have around
+        its value).
+        """
+        last = self.buf.rfind("\n", start)
+        if last < 0:
+            return None
+        lines = self.buf[start:last].split("\n")
+        if max(map(len, lines)) >= _LINE_LIMIT:  # as find() bounds a line in whole_lines
+            return None
+        try:
+            out = list(map(orjson.loads, lines))
+        except orjson.JSONDecodeError:
+            return None
+        self.pos = last + 1
         return out
 
     def line(self) -> int:

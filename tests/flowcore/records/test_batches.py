@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from flowcore.errors import RecordError
 from flowcore.records import schema as s
-from flowcore.records._batches import batches_of
+from flowcore.records._batches import _bool_finder, batches_of
 from flowcore.records.values import TemporalFormats
 
 
@@ -43,3 +48,66 @@ def test_a_boolean_in_a_double_array_or_nested_record_is_refused_not_read_as_one
         list(batches_of(_parsed([{"a": [[{"x": False}]]}]), nested, TemporalFormats(), 10, 10))
     (batch,) = batches_of(_parsed([{"a": [1, 2.5]}]), arrays, TemporalFormats(), 10, 10)
     assert batch.to_pylist() == [{"a": [1.0, 2.5]}]
+
+
+_KEYS = st.sampled_from(["a", "b", "é"])
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 3)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=3),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEYS, inner, max_size=3),
+    max_leaves=12,
+)
+_TYPES = st.recursive(
+    st.sampled_from([s.DOUBLE, s.FLOAT, s.INT, s.STRING, s.BOOLEAN]),
+    lambda inner: (
+        st.builds(s.ArrayType, inner)
+        | st.builds(s.MapType, inner)
+        | st.dictionaries(_KEYS, inner, min_size=1, max_size=3).map(
+            lambda fields: s.RecordType(s.RecordSchema.of(fields))
+        )
+    ),
+    max_leaves=6,
+)
+
+
+def _exact_bool_finder(dtype: s.DataType) -> Callable[[Any], bool] | None:
+    """The per-value walk the column-wise finder replaced: the reference it must agree with."""
+    if dtype.name in ("float", "double"):
+        return lambda value: value is True or value is False
+    if isinstance(dtype, s.RecordType):
+        checks = [
+            (field.name, check)
+            for field in dtype.schema.fields
+            if (check := _exact_bool_finder(field.type)) is not None
+        ]
+        if not checks:
+            return None
+        return lambda value: (
+            isinstance(value, dict) and any(check(value.get(name)) for name, check in checks)
+        )
+    if isinstance(dtype, s.ArrayType) and dtype.element is not None:
+        element = _exact_bool_finder(dtype.element)
+        if element is None:
+            return None
+        return lambda value: isinstance(value, list) and any(element(v) for v in value)
+    if isinstance(dtype, s.MapType):
+        entry = _exact_bool_finder(dtype.value)
+        if entry is None:
+            return None
+        return lambda value: isinstance(value, dict) and any(entry(v) for v in value.values())
+    return None
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TYPES, st.lists(_JSON, max_size=6))
+def test_the_column_wise_float_boolean_test_agrees_with_the_per_value_walk(
+    dtype: s.DataType, values: list[Any]
+) -> None:
+    """Same verdict as walking each value: booleans vs numbers (1 == True), nesting, nulls."""
+    fast, exact = _bool_finder(dtype), _exact_bool_finder(dtype)
+    assert (fast is None) == (exact is None)
+    if fast is not None and exact is not None:
+        assert fast(values) == any(exact(value) for value in values)

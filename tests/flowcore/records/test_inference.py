@@ -7,10 +7,13 @@ import itertools
 
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from flowcore.records import schema as s
 from flowcore.records.inference import (
     FieldTypeInference,
+    _infer_records_exact,
     infer_record_schema,
     infer_text_schema,
     infer_text_type,
@@ -219,3 +222,39 @@ def test_nested_array_of_records_and_empty_arrays() -> None:
     assert empty.to_arrow().field("items").type.value_type.field("itemData").type == pa.list_(
         pa.string()
     )
+
+
+_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**65), 2**65)
+    | st.integers(-3, 3)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=3),
+    lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.sampled_from("ab"), inner),
+    max_leaves=6,
+)
+
+
+#: Whole numbers at the edges of INT and LONG (and a few nulls among them).
+_EDGES = st.none() | st.sampled_from([0, 2**31 - 1, 2**31, -(2**31), -(2**31) - 1, 2**63, 2**64])
+
+
+@st.composite
+def _record_sets(draw: st.DrawFn) -> list[dict[str, object]]:
+    """Records mostly with one field order (the column-wise path), sometimes not."""
+    names = draw(st.lists(st.sampled_from(["a", "b", "ü", "c"]), unique=True, max_size=4))
+    kinds = {name: draw(st.sampled_from([_VALUES, _EDGES])) for name in names}
+    records = draw(st.lists(st.fixed_dictionaries({n: kinds[n] for n in names}), max_size=6))
+    if draw(st.booleans()) and records:
+        records[-1] = dict(reversed(records[-1].items()))
+    return records
+
+
+@settings(max_examples=300, deadline=None)
+@given(_record_sets(), st.sampled_from([TemporalFormats(), TemporalFormats("yyyy-MM-dd")]))
+def test_column_wise_inference_gives_the_record_by_record_schema(
+    records: list[dict[str, object]], temporal: TemporalFormats
+) -> None:
+    """Types, nulls, booleans vs numbers, int ranges and nesting infer as the exact walk does."""
+    assert infer_record_schema(records, temporal) == _infer_records_exact(records, temporal)

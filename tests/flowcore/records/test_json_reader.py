@@ -9,14 +9,16 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from flowcore.errors import ConfigurationError, RecordError
 from flowcore.records import schema as s
-from flowcore.records.json_reader import JsonReaderOptions, read_json
+from flowcore.records.json_reader import JsonReaderOptions, _Cursor, json_records, read_json
 from flowcore.records.json_writer import write_json
 from tests.flowcore.records._strategies import records, schemas
 
@@ -357,3 +359,53 @@ def test_arrays_with_null_elements_infer_and_read() -> None:
         "status": "[true,false]",
     }
     assert second["changes"] == {"config": "[null,42]", "status": '[null,{"code":200}]'}
+
+
+_LINE_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
+_LINE = st.one_of(
+    st.dictionaries(st.text(max_size=3), _LINE_VALUES, max_size=4).flatmap(
+        lambda value: st.sampled_from(
+            [
+                json.dumps(value),
+                json.dumps(value, ensure_ascii=False),
+                " " + json.dumps(value, separators=(",", ":")) + " \r",
+                json.dumps(value, indent=1),  # a record over several lines
+            ]
+        )
+    ),
+    st.sampled_from(["", "  ", "\x0c{}", "[1, 2]", "[{}, {}]", "7", "{", '{"a": 1}, {"b": 2}']),
+)
+
+
+def _records_of(content: bytes, chunk_size: int) -> list[Any]:
+    """json_records' output, then its error's message as the last item, if any."""
+    out: list[Any] = []
+    try:
+        out.extend(json_records(io.BytesIO(content), JsonReaderOptions(chunk_size=chunk_size)))
+    except RecordError as exc:
+        out.append(str(exc))
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_LINE, max_size=8), st.sampled_from([8, 64, 1 << 20]))
+def test_json_lines_read_in_bulk_are_the_records_read_a_line_at_a_time(
+    lines: list[str], chunk_size: int
+) -> None:
+    """The bulk JSON-lines path gives the per-line path's records, numbers, types and errors."""
+    content = "\n".join(lines).encode()
+    fast = _records_of(content, chunk_size)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_Cursor, "_whole_lines_bulk", lambda self, start: None)
+        exact = _records_of(content, chunk_size)
+    assert repr(fast) == repr(exact)  # repr: 1 and True, 1.0 and 1 differ
