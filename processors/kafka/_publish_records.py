@@ -33,7 +33,7 @@ __all__ = [
     "RECORD_METADATA_STRATEGY",
     "RECORD_READER",
     "RECORD_WRITER",
-    "RecordMessage",
+    "MessageColumns",
     "record_messages",
 ]
 
@@ -82,17 +82,20 @@ RECORD_METADATA_STRATEGY = PropertyDescriptor(
 )
 
 
-class RecordMessage(NamedTuple):
-    """One message to produce: where it goes (None: the processor's), key, value, headers.
+class MessageColumns(NamedTuple):
+    """A batch's messages column-wise: their values and, per message, what differs from the order.
 
-    A named tuple: PublishKafka makes one per message, on its hot path.
+    A named tuple of lists, one per batch (not one object per message: PublishKafka's hot path
+    walks the lists). A column that is None takes the FlowFile's order's value for every
+    message (its key, headers, topic, partition); a None in a column's list takes it for that
+    message alone where the order says so (topic, partition).
     """
 
-    topic: str | None
-    partition: int | None
-    key: bytes | None
-    value: bytes | None
-    headers: list[tuple[str, bytes]] | None
+    values: list[bytes | None]
+    keys: list[bytes | None] | None
+    headers: list[list[tuple[str, bytes]] | None] | None
+    topics: list[str | None] | None
+    partitions: list[int | None] | None
 
 
 def record_messages(
@@ -105,8 +108,8 @@ def record_messages(
     wrapper: bool,
     key_field: str | None,
     from_record: bool,
-) -> Iterator[RecordMessage]:
-    """The messages of a FlowFile's records, read from *raw* batch by batch.
+) -> Iterator[MessageColumns]:
+    """The messages of a FlowFile's records, read from *raw* batch by batch, a batch at a time.
 
     Raises:
         RecordError: a record does not parse, or a key or value cannot become bytes (NiFi's
@@ -114,14 +117,14 @@ def record_messages(
     """
     for batch in reader.create_reader(flowfile_attributes, raw):
         if wrapper:
-            yield from _wrapped(batch, flowfile_attributes, writer, key_writer, from_record)
+            yield _wrapped(batch, flowfile_attributes, writer, key_writer, from_record)
             continue
         keys = (
             _field_bytes(batch, key_field, flowfile_attributes, key_writer) if key_field else None
         )
-        values = _write_each(writer, batch, flowfile_attributes)
-        for row, value in enumerate(values):
-            yield RecordMessage(None, None, keys[row] if keys is not None else None, value, None)
+        yield MessageColumns(
+            _write_each(writer, batch, flowfile_attributes), keys, None, None, None
+        )
 
 
 def _wrapped(
@@ -130,26 +133,24 @@ def _wrapped(
     writer: Any,
     key_writer: Any,
     from_record: bool,
-) -> Iterator[RecordMessage]:
+) -> MessageColumns:
     names = batch.schema.names
+    count = batch.num_rows
     keys = _field_bytes(batch, "key", attributes, key_writer) if "key" in names else None
-    values = _field_bytes(batch, "value", attributes, writer) if "value" in names else None
-    headers = batch.column("headers").to_pylist() if "headers" in names else None
-    metadata = batch.column("metadata").to_pylist() if "metadata" in names else None
-    for row in range(batch.num_rows):
-        topic = partition = None
-        if from_record and metadata is not None and metadata[row] is not None:
-            topic = metadata[row].get("topic")
-            given = metadata[row].get("partition")
-            partition = None if given is None else int(given)
-        pairs = headers[row] if headers is not None else None
-        yield RecordMessage(
-            topic,
-            partition,
-            keys[row] if keys is not None else None,
-            values[row] if values is not None else None,
-            _headers(pairs),
-        )
+    values = (
+        _field_bytes(batch, "value", attributes, writer) if "value" in names else [None] * count
+    )
+    headers = (
+        [_headers(pairs) for pairs in batch.column("headers").to_pylist()]
+        if "headers" in names
+        else None
+    )
+    topics = partitions = None
+    if from_record and "metadata" in names:
+        metadata = [m or {} for m in batch.column("metadata").to_pylist()]
+        topics = [m.get("topic") for m in metadata]
+        partitions = [None if m.get("partition") is None else int(m["partition"]) for m in metadata]
+    return MessageColumns(values, keys, headers, topics, partitions)
 
 
 def _headers(pairs: Any) -> list[tuple[str, bytes]] | None:

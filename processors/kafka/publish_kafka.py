@@ -69,7 +69,7 @@ from processors.kafka._publish_records import (
     RECORD_METADATA_STRATEGY,
     RECORD_READER,
     RECORD_WRITER,
-    RecordMessage,
+    MessageColumns,
     record_messages,
 )
 from processors.kafka.connection_service import (
@@ -374,22 +374,12 @@ class PublishKafka(Processor):
         for index, make in orders:
             counts[index] = 0
             delivered = functools.partial(_delivered, errors, index)
+            counted = functools.partial(_count, counts, index)
             try:
                 order = make()
                 topics[index] = order.topic
-                for message in order.messages():
-                    options: dict[str, Any] = {"on_delivery": delivered}
-                    if message.key is not None:
-                        options["key"] = message.key
-                    if message.headers:
-                        options["headers"] = message.headers
-                    partition = message.partition
-                    if partition is None:
-                        partition = order.partition
-                    if partition is not None:
-                        options["partition"] = partition
-                    _produce(produce, poll, message.topic or order.topic, message.value, options)
-                    counts[index] += 1
+                for columns in order.messages():
+                    _produce_columns(produce, poll, order, columns, delivered, counted=counted)
             except (ValueError, BufferError, kafka.KafkaException, *RECORD_FAILURES) as ex:
                 errors.setdefault(index, f"Kafka publish failed: {_cause(ex)}")
 
@@ -453,9 +443,9 @@ class PublishKafka(Processor):
         headers = None if wrapper else self._headers(context, flowfile.attributes)
         from_record = context.get_property(RECORD_METADATA_STRATEGY).value == "FROM_RECORD"
 
-        def messages() -> Iterator[RecordMessage]:
+        def messages() -> Iterator[MessageColumns]:
             with session.read(flowfile) as raw:
-                for message in record_messages(
+                yield from record_messages(
                     flowfile.attributes,
                     raw,
                     reader=service(RECORD_READER),
@@ -464,15 +454,9 @@ class PublishKafka(Processor):
                     wrapper=wrapper,
                     key_field=key_field,
                     from_record=from_record,
-                ):
-                    if wrapper:
-                        yield message
-                    else:
-                        yield message._replace(
-                            key=message.key if key_field else key, headers=headers
-                        )
+                )
 
-        return _Order(topic, partition, None, None, messages)
+        return _Order(topic, partition, key, headers, messages)
 
     def _batch_keys(self, context: ProcessContext, batch: FlowFileBatch) -> list[bytes | None]:
         """Each FlowFile's key: Kafka Key evaluated over the batch, else ``kafka.key``."""
@@ -560,21 +544,21 @@ class _Order:
     """One FlowFile's messages to produce.
 
     Its topic, partition, key and headers, and values: a list of message values, or a callable
-    yielding record messages of their own.
+    yielding record messages batch by batch, column-wise (a column a batch gives overrides the
+    order's for each of its messages).
     """
 
     topic: str
     partition: int | None
     key: bytes | None
     headers: list[tuple[str, bytes]] | None
-    values: list[bytes | None] | Callable[[], Iterator[RecordMessage]]
+    values: list[bytes | None] | Callable[[], Iterator[MessageColumns]]
 
-    def messages(self) -> Iterable[RecordMessage]:
-        """The messages, made as they are produced."""
+    def messages(self) -> Iterable[MessageColumns]:
+        """The messages column-wise, a batch at a time, made as they are produced."""
         if callable(self.values):
             return self.values()
-        key, headers = self.key, self.headers
-        return [RecordMessage(None, None, key, value, headers) for value in self.values]
+        return [MessageColumns(self.values, None, None, None, None)]
 
 
 @attrs.frozen
@@ -593,10 +577,75 @@ def _record_mode(context: ProcessContext) -> bool:
     return bool(value(RECORD_READER).value and value(RECORD_WRITER).value)
 
 
+def _count(counts: dict[int, int], index: int, sent: int) -> None:
+    counts[index] += sent
+
+
 def _delivered(errors: dict[int, str], row: int, error: Any, message: Any) -> None:
     """A delivery report: a refused message fails its FlowFile (row *row*)."""
     if error is not None:
         errors.setdefault(row, f"Kafka rejected a message for {message.topic()!r}: {error.str()}")
+
+
+def _produce_columns(
+    produce: Any,
+    poll: Any,
+    order: _Order,
+    columns: MessageColumns,
+    delivered: Any,
+    *,
+    counted: Callable[[int], None],
+) -> None:
+    """Produce one batch of *order*'s messages; *counted(n)* is told how many were produced.
+
+    The hot path of every strategy: the batch's lists are walked with the order's values for
+    the columns the batch does not give, one ``produce`` and ``poll(0)`` a message and no
+    object made per message. Headers are passed only when there are some; a partition of None
+    is librdkafka's own (-1: its partitioner). A full queue is waited out by :func:`_produce`.
+    """
+    values, keys, headers, topics, partitions = columns
+    count = len(values)
+    default = -1 if order.partition is None else order.partition
+    key_of = itertools.repeat(order.key, count) if keys is None else keys
+    sent = 0
+    try:
+        if headers is None and topics is None and partitions is None:
+            topic, fixed = order.topic, order.headers or None
+            for value, key in zip(values, key_of, strict=True):
+                try:
+                    if fixed is None:
+                        produce(topic, value, key, default, delivered)
+                    else:
+                        produce(topic, value, key, default, delivered, headers=fixed)
+                    poll(0)
+                except BufferError:
+                    _produce(produce, poll, topic, value, _options(key, default, delivered, fixed))
+                sent += 1
+            return
+        none = itertools.repeat(None, count)
+        rows = zip(
+            values,
+            key_of,
+            itertools.repeat(order.headers, count) if headers is None else headers,
+            none if topics is None else topics,
+            none if partitions is None else partitions,
+            strict=True,
+        )
+        for value, key, pairs, topic, partition in rows:
+            where = default if partition is None else partition
+            options = _options(key, where, delivered, pairs or None)
+            _produce(produce, poll, topic or order.topic, value, options)
+            sent += 1
+    finally:
+        counted(sent)
+
+
+def _options(key: bytes | None, partition: int, delivered: Any, headers: Any) -> dict[str, Any]:
+    """``produce``'s keyword arguments for one message (headers only when it has some)."""
+    options = {"key": key, "partition": partition, "on_delivery": delivered}
+    if headers:
+        options["headers"] = headers
+    return options
 
 
 def _produce(produce: Any, poll: Any, topic: str, value: bytes | None, options: Any) -> None:
