@@ -202,6 +202,42 @@ def test_use_wrapper_takes_key_value_headers_and_metadata_from_records(kafka_clu
     assert all(json.loads(m.key())["street-name"] == "Main" for m in messages)
 
 
+def test_records_take_the_flowfiles_key_and_partition_without_a_key_field(kafka_cluster, topic):
+    """Without Message Key Field every record's message has the FlowFile's kafka.key and its
+    Partition, and no headers when no pattern is set."""
+    runner = _record_runner(
+        kafka_cluster.bootstrap, topic, partitioner_class=EXPRESSION_PARTITIONER, partition="1"
+    )
+    runner.enqueue(PEOPLE, {"kafka.key": "k1"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    messages = kafka_cluster.read_all(topic)
+    assert [json.loads(m.value())["id"] for m in messages] == [1, 2, 3]
+    assert {(m.key(), m.partition(), m.headers()) for m in messages} == {(b"k1", 1, None)}
+
+
+def test_use_wrapper_records_without_headers_or_metadata_take_the_processors(kafka_cluster, topic):
+    """USE_WRAPPER with FROM_RECORD: a record's metadata partition is used when given; a record
+    without metadata topic goes to Topic Name, one without headers has none."""
+    wrapped = (
+        b'[{"value": {"id": 1}, "headers": {"h": "1"}, "metadata": {"partition": 3}},'
+        b' {"value": {"id": 2}, "metadata": {"partition": 0}}]'
+    )
+    runner = _record_runner(
+        kafka_cluster.bootstrap,
+        topic,
+        publish_strategy="USE_WRAPPER",
+        record_metadata_strategy="FROM_RECORD",
+    )
+    runner.enqueue(wrapped)
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    messages = {json.loads(m.value())["id"]: m for m in kafka_cluster.read_all(topic)}
+    assert (messages[1].partition(), messages[1].headers()) == (3, [("h", b"1")])
+    assert (messages[2].partition(), messages[2].headers()) == (0, None)
+    assert messages[1].key() is None
+
+
 def test_nifi_1x_publish_kafka_record_2_6_names(kafka_cluster, topic):
     """A 1.x PublishKafkaRecord_2_6's record-reader, record-writer and message-key-field work."""
     from processors.record_services import JsonRecordSetWriter, JsonTreeReader
