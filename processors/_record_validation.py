@@ -15,10 +15,11 @@ from collections.abc import Iterator
 import attrs
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from flowcore.records.schema import ChoiceType, DataType, RecordSchema, SimpleType, arrow_type
 
-__all__ = ["BatchVerdict", "validate_batch"]
+__all__ = ["BatchVerdict", "convert_text", "validate_batch"]
 
 #: Integral and floating widening NiFi's strict checking allows (narrow -> wider kinds).
 _WIDER = {
@@ -47,10 +48,48 @@ class BatchVerdict:
     invalid: frozenset[str]
 
 
+def convert_text(
+    batch: pa.RecordBatch, schema: RecordSchema
+) -> tuple[pa.RecordBatch, dict[str, np.ndarray]]:
+    """*batch*'s text columns converted to *schema*'s simple types where each value converts.
+
+    NiFi's raw CSV reading (``convertSimpleIfPossible``): CSV has no types, so a text value
+    takes the schema's type when it converts and stays text (a type mismatch) when not. Here a
+    column at a time: a value that does not convert (safe cast) becomes null in the converted
+    batch and is flagged in the returned masks (field name -> one boolean per record).
+    """
+    columns = list(batch.columns)
+    unconverted: dict[str, np.ndarray] = {}
+    for field in schema.fields:
+        index = batch.schema.get_field_index(field.name)
+        if index < 0 or not isinstance(field.type, SimpleType) or field.type.name == "string":
+            continue
+        column = batch.column(index)
+        if not pa.types.is_string(column.type) and not pa.types.is_large_string(column.type):
+            continue
+        target = arrow_type(field.type)
+        bad = _uncastable(column, target)
+        if bad.any():
+            column = pc.if_else(pa.array(bad), pa.scalar(None, column.type), column)
+            unconverted[field.name] = bad
+        columns[index] = column.cast(target, safe=True)
+    names = batch.schema.names
+    return pa.RecordBatch.from_arrays(columns, names=names), unconverted
+
+
 def validate_batch(
-    batch: pa.RecordBatch, schema: RecordSchema, *, allow_extra: bool, strict: bool
+    batch: pa.RecordBatch,
+    schema: RecordSchema,
+    *,
+    allow_extra: bool,
+    strict: bool,
+    unconverted: dict[str, np.ndarray] | None = None,
 ) -> BatchVerdict:
-    """The verdict on each record of *batch* (read under its reader's schema) against *schema*."""
+    """The verdict on each record of *batch* (read under its reader's schema) against *schema*.
+
+    *unconverted* (from :func:`convert_text`) flags text values that did not convert: those
+    records are invalid with their field named as a type mismatch, not as missing.
+    """
     rows = batch.num_rows
     valid = np.ones(rows, dtype=bool)
     missing: set[str] = set()
@@ -62,6 +101,11 @@ def validate_batch(
         index = batch.schema.get_field_index(field.name)
         column = batch.column(index) if index >= 0 else pa.nulls(rows)
         nulls = np.asarray(column.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+        text = (unconverted or {}).get(field.name)
+        if text is not None:
+            valid &= ~text
+            invalid.add(path)
+            nulls &= ~text
         if not field.nullable and field.default is None and nulls.any():
             valid &= ~nulls
             missing.add(path)

@@ -6,7 +6,6 @@ import io
 import json
 
 import fastavro
-import pytest
 
 from flowcore import ProvenanceEventType
 from flowcore.testing import TestRunner
@@ -29,12 +28,6 @@ SCHEMA = json.dumps(
             {"name": "balance", "type": ["double", "null"]},
         ],
     }
-)
-
-#: Why the ValidateRecord cases that need NiFi's raw reading still fail.
-RAW_READING = (
-    "the reader coerces to its schema (NiFi's ValidateRecord reads raw, nextRecord(false, "
-    "false)), so a value that does not fit fails the FlowFile instead of one invalid record"
 )
 
 
@@ -185,7 +178,6 @@ def test_a_missing_required_array_is_invalid_unless_it_has_a_default() -> None:
     runner.assert_transfer_count("invalid", 0)
 
 
-@pytest.mark.xfail(strict=True, reason=RAW_READING)
 def test_validation_details_attribute_for_invalid_records() -> None:
     """NiFi's testValidationsDetailsAttributeForInvalidRecords: a headerless CSV read with the
     schema; the row whose id is not an int is invalid and the details name /id."""
@@ -280,7 +272,6 @@ def test_validate_json_timestamp() -> None:
         )
 
 
-@pytest.mark.xfail(strict=True, reason=RAW_READING)
 def test_validate_json_timestamp_in_another_format_is_invalid() -> None:
     """NiFi's testValidateJsonTimestamp, third part: read with the dashed format the timestamp
     does not fit, so the record is invalid (written unchanged)."""
