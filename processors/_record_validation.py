@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from flowcore.records.schema import ChoiceType, DataType, RecordSchema, SimpleType, arrow_type
+from flowcore.records.values import FieldError, TemporalFormats, coerce
 
 __all__ = ["BatchVerdict", "convert_text", "validate_batch"]
 
@@ -31,6 +32,9 @@ _WIDER = {
     "float": {"float", "double"},
     "double": {"double"},
 }
+
+#: The types NiFi's raw JSON reading converts text to (with the reader's formats).
+_TEMPORAL = frozenset({"date", "time", "timestamp"})
 
 
 @attrs.frozen
@@ -49,32 +53,61 @@ class BatchVerdict:
 
 
 def convert_text(
-    batch: pa.RecordBatch, schema: RecordSchema
+    batch: pa.RecordBatch,
+    schema: RecordSchema,
+    formats: TemporalFormats,
+    *,
+    temporal_only: bool,
 ) -> tuple[pa.RecordBatch, dict[str, np.ndarray]]:
     """*batch*'s text columns converted to *schema*'s simple types where each value converts.
 
-    NiFi's raw CSV reading (``convertSimpleIfPossible``): CSV has no types, so a text value
-    takes the schema's type when it converts and stays text (a type mismatch) when not. Here a
-    column at a time: a value that does not convert (safe cast) becomes null in the converted
-    batch and is flagged in the returned masks (field name -> one boolean per record).
+    NiFi's raw reading: CSV has no types, so a text value takes the schema's type when it
+    converts and stays text (a type mismatch) when not (``convertSimpleIfPossible``); JSON
+    converts only text in date, time and timestamp fields, with the reader's formats
+    (*temporal_only*). A column at a time (Arrow's safe cast; dates and times value by value
+    with the reader's Java patterns): a value that does not convert becomes null in the
+    converted batch and is flagged in the returned masks (field name -> one boolean a record).
     """
     columns = list(batch.columns)
+    fields = batch.schema  # the others keep their metadata (a choice's NiFi type)
     unconverted: dict[str, np.ndarray] = {}
     for field in schema.fields:
         index = batch.schema.get_field_index(field.name)
-        if index < 0 or not isinstance(field.type, SimpleType) or field.type.name == "string":
+        want = field.type
+        if index < 0 or not isinstance(want, SimpleType) or want.name == "string":
             continue
+        temporal = want.name in _TEMPORAL
         column = batch.column(index)
-        if not pa.types.is_string(column.type) and not pa.types.is_large_string(column.type):
+        text = pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
+        if not text or (temporal_only and not temporal):
             continue
-        target = arrow_type(field.type)
-        bad = _uncastable(column, target)
+        if temporal:
+            column, bad = _parsed(column, want, formats, field.name)
+        else:
+            bad = _uncastable(column, arrow_type(want))
+            if bad.any():
+                column = pc.if_else(pa.array(bad), pa.scalar(None, column.type), column)
+            column = column.cast(arrow_type(want), safe=True)
         if bad.any():
-            column = pc.if_else(pa.array(bad), pa.scalar(None, column.type), column)
             unconverted[field.name] = bad
-        columns[index] = column.cast(target, safe=True)
-    names = batch.schema.names
-    return pa.RecordBatch.from_arrays(columns, names=names), unconverted
+        columns[index] = column
+        fields = fields.set(index, pa.field(field.name, column.type))
+    return pa.RecordBatch.from_arrays(columns, schema=fields), unconverted
+
+
+def _parsed(
+    column: pa.Array, want: DataType, formats: TemporalFormats, name: str
+) -> tuple[pa.Array, np.ndarray]:
+    """A text column parsed as dates, times or timestamps with the reader's patterns."""
+    values = []
+    bad = np.zeros(len(column), dtype=bool)
+    for index, text in enumerate(column.to_pylist()):
+        try:
+            values.append(coerce(text, want, formats, name))
+        except FieldError:
+            values.append(None)
+            bad[index] = True
+    return pa.array(values, type=arrow_type(want)), bad
 
 
 def validate_batch(

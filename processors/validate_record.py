@@ -14,6 +14,8 @@ from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.records.avro_schema import parse_schema_text
+from flowcore.records.csv_reader import CsvReaderOptions
+from flowcore.records.json_reader import JsonReaderOptions
 from flowcore.records.record_io import (
     RECORD_FAILURES,
     RECORD_READER,
@@ -23,11 +25,14 @@ from flowcore.records.record_io import (
     write_records,
 )
 from flowcore.records.schema import STRING, RecordSchema
+from flowcore.records.values import TemporalFormats
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import POSITIVE_INTEGER_VALIDATOR, ValidationResult
 from processors._record_validation import convert_text, validate_batch
+from processors.record_services._options import options_from
 from processors.record_services.csv import CSVReader
+from processors.record_services.json import JsonTreeReader
 from processors.record_services.schema_access import RecordReaderService, RecordWriterService
 
 __all__ = ["ValidateRecord"]
@@ -269,19 +274,21 @@ class ValidateRecord(Processor):
         context: ProcessContext,
         batches: Iterator[pa.RecordBatch],
         schema: RecordSchema | None,
-        *,
-        text: bool = False,
+        raw: _RawReader | None,
     ) -> Iterator[tuple[pa.RecordBatch, pa.RecordBatch, RecordSchema, object]]:
         """(batch as read, batch for the valid output, the schema judged against, verdict).
 
-        *text*: the batches are raw CSV text, converted value by value first (NiFi's
-        ``convertSimpleIfPossible``).
+        *raw*: the batches were read raw, their text converted first as NiFi's readers do.
         """
         allow = bool(context.get_property(self.ALLOW_EXTRA_FIELDS).as_boolean())
         strict = bool(context.get_property(self.STRICT_TYPE_CHECKING).as_boolean())
         for batch in batches:
             against = schema or RecordSchema.from_arrow(batch.schema)
-            typed, unconverted = convert_text(batch, against) if text else (batch, None)
+            typed, unconverted = (batch, None)
+            if raw is not None:
+                typed, unconverted = convert_text(
+                    batch, against, raw.formats, temporal_only=not raw.text
+                )
             verdict = validate_batch(
                 typed, against, allow_extra=allow, strict=strict, unconverted=unconverted
             )
@@ -305,7 +312,7 @@ class ValidateRecord(Processor):
             return (*self._validated(context, session, original, reader, schema), None)
         except RecordError:
             schema = schema or reader.configured_schema(original.attributes)
-            raw = _RawReader.of(reader, schema)
+            raw = _RawReader.of(reader, schema, original.attributes)
             if raw is None or schema is None:
                 raise
             return (*self._validated(context, session, original, raw, schema), raw)
@@ -322,9 +329,9 @@ class ValidateRecord(Processor):
         missing: set[str] = set()
         extra: set[str] = set()
         wrong: set[str] = set()
-        text = isinstance(reader, _RawReader) and reader.text
+        raw = reader if isinstance(reader, _RawReader) else None
         with read_records(session, original, reader) as records:
-            for *_, verdict in self._verdicts(context, iter(records), schema, text=text):
+            for *_, verdict in self._verdicts(context, iter(records), schema, raw):
                 kept = int(verdict.valid.sum())  # type: ignore[attr-defined]
                 valid += kept
                 invalid += len(verdict.valid) - kept  # type: ignore[attr-defined]
@@ -348,9 +355,9 @@ class ValidateRecord(Processor):
     ) -> FlowFile:
         """The valid (converted) or the invalid (as read) records, written by *writer*."""
         child = session.create(original)
-        text = isinstance(reader, _RawReader) and reader.text
+        raw = reader if isinstance(reader, _RawReader) else None
         with read_records(session, original, reader) as records:
-            verdicts = self._verdicts(context, iter(records), schema, text=text)
+            verdicts = self._verdicts(context, iter(records), schema, raw)
             first = next(verdicts, None)
             assert first is not None
 
@@ -394,21 +401,33 @@ class _RawReader:
     Attributes:
         reader: the configured Record Reader.
         schema: the schema to read with (None: the reader infers).
-        text: the batches are CSV text to convert.
+        text: the batches are CSV text to convert (else only dates and times are).
+        formats: the reader's Date, Time and Timestamp Formats.
     """
 
     reader: RecordReaderService
     schema: RecordSchema | None
     text: bool
+    formats: TemporalFormats
 
     @classmethod
-    def of(cls, reader: RecordReaderService, schema: RecordSchema | None) -> _RawReader | None:
+    def of(
+        cls,
+        reader: RecordReaderService,
+        schema: RecordSchema | None,
+        attributes: Mapping[str, str],
+    ) -> _RawReader | None:
         """The raw reading of *reader* whose records *schema* names (None: none raw)."""
         if isinstance(reader, CSVReader):
             if schema is None:
                 return None
-            return cls(reader, RecordSchema.of([(f.name, STRING) for f in schema.fields]), True)
-        return cls(reader, None, False)
+            formats = options_from(reader, CsvReaderOptions, attributes).temporal
+            strings = RecordSchema.of([(f.name, STRING) for f in schema.fields])
+            return cls(reader, strings, True, formats)
+        formats = TemporalFormats()
+        if isinstance(reader, JsonTreeReader):
+            formats = options_from(reader, JsonReaderOptions).temporal
+        return cls(reader, None, False, formats)
 
     def configured_schema(self, attributes: Mapping[str, str]) -> RecordSchema | None:
         """The schema read with."""
