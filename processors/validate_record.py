@@ -79,8 +79,10 @@ class ValidateRecord(Processor):
     the reader's schema, to ``invalid``, with a ROUTE event whose details say why (NiFi's
     text: missing fields, fields not in the schema, fields whose type did not match). Both are
     children of the original, which is dropped; ``failure`` takes the original when its records
-    cannot be read or written. Memory: the content is read in batches, once to validate and once
-    per output written.
+    cannot be read or written. A value that does not fit the reader's schema makes its record
+    invalid, not the FlowFile a failure: the content is then read raw, as NiFi's ValidateRecord
+    reads (:class:`_RawReader`). Memory: the content is read in batches, once to validate and
+    once per output written.
     """
 
     INVALID_RECORD_WRITER = PropertyDescriptor(
