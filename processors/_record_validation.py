@@ -15,10 +15,12 @@ from collections.abc import Iterator
 import attrs
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from flowcore.records.schema import ChoiceType, DataType, RecordSchema, SimpleType, arrow_type
+from flowcore.records.values import FieldError, TemporalFormats, coerce
 
-__all__ = ["BatchVerdict", "validate_batch"]
+__all__ = ["BatchVerdict", "convert_text", "validate_batch"]
 
 #: Integral and floating widening NiFi's strict checking allows (narrow -> wider kinds).
 _WIDER = {
@@ -30,6 +32,9 @@ _WIDER = {
     "float": {"float", "double"},
     "double": {"double"},
 }
+
+#: The types NiFi's raw JSON reading converts text to (with the reader's formats).
+_TEMPORAL = frozenset({"date", "time", "timestamp"})
 
 
 @attrs.frozen
@@ -47,10 +52,77 @@ class BatchVerdict:
     invalid: frozenset[str]
 
 
+def convert_text(
+    batch: pa.RecordBatch,
+    schema: RecordSchema,
+    formats: TemporalFormats,
+    *,
+    temporal_only: bool,
+) -> tuple[pa.RecordBatch, dict[str, np.ndarray]]:
+    """*batch*'s text columns converted to *schema*'s simple types where each value converts.
+
+    NiFi's raw reading: CSV has no types, so a text value takes the schema's type when it
+    converts and stays text (a type mismatch) when not (``convertSimpleIfPossible``); JSON
+    converts only text in date, time and timestamp fields, with the reader's formats
+    (*temporal_only*). A column at a time (Arrow's safe cast; dates and times value by value
+    with the reader's Java patterns): a value that does not convert becomes null in the
+    converted batch and is flagged in the returned masks (field name -> one boolean a record).
+    """
+    columns = list(batch.columns)
+    fields = batch.schema  # the others keep their metadata (a choice's NiFi type)
+    unconverted: dict[str, np.ndarray] = {}
+    for field in schema.fields:
+        index = batch.schema.get_field_index(field.name)
+        want = field.type
+        if index < 0 or not isinstance(want, SimpleType) or want.name == "string":
+            continue
+        temporal = want.name in _TEMPORAL
+        column = batch.column(index)
+        text = pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
+        if not text or (temporal_only and not temporal):
+            continue
+        if temporal:
+            column, bad = _parsed(column, want, formats, field.name)
+        else:
+            bad = _uncastable(column, arrow_type(want))
+            if bad.any():
+                column = pc.if_else(pa.array(bad), pa.scalar(None, column.type), column)
+            column = column.cast(arrow_type(want), safe=True)
+        if bad.any():
+            unconverted[field.name] = bad
+        columns[index] = column
+        fields = fields.set(index, pa.field(field.name, column.type))
+    return pa.RecordBatch.from_arrays(columns, schema=fields), unconverted
+
+
+def _parsed(
+    column: pa.Array, want: DataType, formats: TemporalFormats, name: str
+) -> tuple[pa.Array, np.ndarray]:
+    """A text column parsed as dates, times or timestamps with the reader's patterns."""
+    values = []
+    bad = np.zeros(len(column), dtype=bool)
+    for index, text in enumerate(column.to_pylist()):
+        try:
+            values.append(coerce(text, want, formats, name))
+        except FieldError:
+            values.append(None)
+            bad[index] = True
+    return pa.array(values, type=arrow_type(want)), bad
+
+
 def validate_batch(
-    batch: pa.RecordBatch, schema: RecordSchema, *, allow_extra: bool, strict: bool
+    batch: pa.RecordBatch,
+    schema: RecordSchema,
+    *,
+    allow_extra: bool,
+    strict: bool,
+    unconverted: dict[str, np.ndarray] | None = None,
 ) -> BatchVerdict:
-    """The verdict on each record of *batch* (read under its reader's schema) against *schema*."""
+    """The verdict on each record of *batch* (read under its reader's schema) against *schema*.
+
+    *unconverted* (from :func:`convert_text`) flags text values that did not convert: those
+    records are invalid with their field named as a type mismatch, not as missing.
+    """
     rows = batch.num_rows
     valid = np.ones(rows, dtype=bool)
     missing: set[str] = set()
@@ -62,6 +134,11 @@ def validate_batch(
         index = batch.schema.get_field_index(field.name)
         column = batch.column(index) if index >= 0 else pa.nulls(rows)
         nulls = np.asarray(column.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+        text = (unconverted or {}).get(field.name)
+        if text is not None:
+            valid &= ~text
+            invalid.add(path)
+            nulls &= ~text
         if not field.nullable and field.default is None and nulls.any():
             valid &= ~nulls
             missing.add(path)

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import ClassVar
+from typing import IO, ClassVar
 
+import attrs
 import pyarrow as pa
 
+from flowcore.errors import RecordError
 from flowcore.flowfile import FlowFile
 from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.records.avro_schema import parse_schema_text
+from flowcore.records.csv_reader import CsvReaderOptions
+from flowcore.records.json_reader import JsonReaderOptions
 from flowcore.records.record_io import (
     RECORD_FAILURES,
     RECORD_READER,
@@ -20,11 +24,15 @@ from flowcore.records.record_io import (
     services,
     write_records,
 )
-from flowcore.records.schema import RecordSchema
+from flowcore.records.schema import STRING, RecordSchema
+from flowcore.records.values import TemporalFormats
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import POSITIVE_INTEGER_VALIDATOR, ValidationResult
-from processors._record_validation import validate_batch
+from processors._record_validation import convert_text, validate_batch
+from processors.record_services._options import options_from
+from processors.record_services.csv import CSVReader
+from processors.record_services.json import JsonTreeReader
 from processors.record_services.schema_access import RecordReaderService, RecordWriterService
 
 __all__ = ["ValidateRecord"]
@@ -71,8 +79,10 @@ class ValidateRecord(Processor):
     the reader's schema, to ``invalid``, with a ROUTE event whose details say why (NiFi's
     text: missing fields, fields not in the schema, fields whose type did not match). Both are
     children of the original, which is dropped; ``failure`` takes the original when its records
-    cannot be read or written. Memory: the content is read in batches, once to validate and once
-    per output written.
+    cannot be read or written. A value that does not fit the reader's schema makes its record
+    invalid, not the FlowFile a failure: the content is then read raw, as NiFi's ValidateRecord
+    reads (:class:`_RawReader`). Memory: the content is read in batches, once to validate and
+    once per output written.
     """
 
     INVALID_RECORD_WRITER = PropertyDescriptor(
@@ -215,15 +225,16 @@ class ValidateRecord(Processor):
         invalid_writer = session.controller_service(invalid_name) if invalid_name else writer
         created: list[FlowFile] = []
         try:
-            schema, counts, details = self._validate(context, session, original, reader)
+            schema, counts, details, raw = self._validate(context, session, original, reader)
+            source = raw or reader
             outputs = []
             if counts[0]:
-                child = self._write(session, context, original, reader, writer, schema, valid=True)
+                child = self._write(session, context, original, source, writer, schema, valid=True)
                 created.append(child)
                 outputs.append((child, REL_VALID, None))
             if counts[1]:
                 child = self._write(
-                    session, context, original, reader, invalid_writer, schema, valid=False
+                    session, context, original, source, invalid_writer, schema, valid=False
                 )
                 created.append(child)
                 outputs.append((child, REL_INVALID, details))
@@ -265,12 +276,25 @@ class ValidateRecord(Processor):
         context: ProcessContext,
         batches: Iterator[pa.RecordBatch],
         schema: RecordSchema | None,
-    ) -> Iterator[tuple[pa.RecordBatch, RecordSchema, object]]:
+        raw: _RawReader | None,
+    ) -> Iterator[tuple[pa.RecordBatch, pa.RecordBatch, RecordSchema, object]]:
+        """(batch as read, batch for the valid output, the schema judged against, verdict).
+
+        *raw*: the batches were read raw, their text converted first as NiFi's readers do.
+        """
         allow = bool(context.get_property(self.ALLOW_EXTRA_FIELDS).as_boolean())
         strict = bool(context.get_property(self.STRICT_TYPE_CHECKING).as_boolean())
         for batch in batches:
             against = schema or RecordSchema.from_arrow(batch.schema)
-            yield batch, against, validate_batch(batch, against, allow_extra=allow, strict=strict)
+            typed, unconverted = (batch, None)
+            if raw is not None:
+                typed, unconverted = convert_text(
+                    batch, against, raw.formats, temporal_only=not raw.text
+                )
+            verdict = validate_batch(
+                typed, against, allow_extra=allow, strict=strict, unconverted=unconverted
+            )
+            yield batch, typed, against, verdict
 
     def _validate(
         self,
@@ -278,14 +302,38 @@ class ValidateRecord(Processor):
         session: ProcessSession,
         original: FlowFile,
         reader: RecordReaderService,
-    ) -> tuple[RecordSchema | None, tuple[int, int], str]:
+    ) -> tuple[RecordSchema | None, tuple[int, int], str, _RawReader | None]:
+        """Validate through the reader; when a value does not fit the reader's schema, raw.
+
+        NiFi's ValidateRecord reads raw (``nextRecord(false, false)``): a value that does not
+        fit makes its record invalid, not the FlowFile a failure. flowcore's readers coerce, so
+        when that read fails the content is read again raw (:class:`_RawReader`).
+        """
         schema = self._schema(context, session, original)
+        try:
+            return (*self._validated(context, session, original, reader, schema), None)
+        except RecordError:
+            schema = schema or reader.configured_schema(original.attributes)
+            raw = _RawReader.of(reader, schema, original.attributes)
+            if raw is None or schema is None:
+                raise
+            return (*self._validated(context, session, original, raw, schema), raw)
+
+    def _validated(
+        self,
+        context: ProcessContext,
+        session: ProcessSession,
+        original: FlowFile,
+        reader: RecordReaderService | _RawReader,
+        schema: RecordSchema | None,
+    ) -> tuple[RecordSchema | None, tuple[int, int], str]:
         valid = invalid = 0
         missing: set[str] = set()
         extra: set[str] = set()
         wrong: set[str] = set()
+        raw = reader if isinstance(reader, _RawReader) else None
         with read_records(session, original, reader) as records:
-            for _, _, verdict in self._verdicts(context, iter(records), schema):
+            for *_, verdict in self._verdicts(context, iter(records), schema, raw):
                 kept = int(verdict.valid.sum())  # type: ignore[attr-defined]
                 valid += kept
                 invalid += len(verdict.valid) - kept  # type: ignore[attr-defined]
@@ -301,24 +349,26 @@ class ValidateRecord(Processor):
         session: ProcessSession,
         context: ProcessContext,
         original: FlowFile,
-        reader: RecordReaderService,
+        reader: RecordReaderService | _RawReader,
         writer: RecordWriterService,
         schema: RecordSchema | None,
         *,
         valid: bool,
     ) -> FlowFile:
+        """The valid (converted) or the invalid (as read) records, written by *writer*."""
         child = session.create(original)
+        raw = reader if isinstance(reader, _RawReader) else None
         with read_records(session, original, reader) as records:
-            verdicts = self._verdicts(context, iter(records), schema)
+            verdicts = self._verdicts(context, iter(records), schema, raw)
             first = next(verdicts, None)
             assert first is not None
 
             def chosen() -> Iterator[pa.RecordBatch]:
-                for batch, _, verdict in (first, *verdicts):
+                for batch, typed, _, verdict in (first, *verdicts):
                     mask = verdict.valid if valid else ~verdict.valid  # type: ignore[attr-defined]
-                    yield batch.filter(pa.array(mask))
+                    yield (typed if valid else batch).filter(pa.array(mask))
 
-            out_schema = (schema or first[1]) if valid else RecordSchema.from_arrow(first[0].schema)
+            out_schema = (schema or first[2]) if valid else RecordSchema.from_arrow(first[0].schema)
             child, written = write_records(
                 session, child, writer, out_schema, chosen(), attributes=original.attributes
             )
@@ -340,6 +390,56 @@ class ValidateRecord(Processor):
             .as_integer()
         )
         return session.put_attribute(child, name, why[: limit or len(why)])
+
+
+@attrs.frozen
+class _RawReader:
+    """A Record Reader read raw, as NiFi's ValidateRecord reads (no coercion to its schema).
+
+    CSV has no types: every field of the schema as text, by the schema's names (a headerless
+    CSV still needs them), converted value by value when validated (``text``). The other
+    formats: their own parsed values (the reader's inference).
+
+    Attributes:
+        reader: the configured Record Reader.
+        schema: the schema to read with (None: the reader infers).
+        text: the batches are CSV text to convert (else only dates and times are).
+        formats: the reader's Date, Time and Timestamp Formats.
+    """
+
+    reader: RecordReaderService
+    schema: RecordSchema | None
+    text: bool
+    formats: TemporalFormats
+
+    @classmethod
+    def of(
+        cls,
+        reader: RecordReaderService,
+        schema: RecordSchema | None,
+        attributes: Mapping[str, str],
+    ) -> _RawReader | None:
+        """The raw reading of *reader* whose records *schema* names (None: none raw)."""
+        if isinstance(reader, CSVReader):
+            if schema is None:
+                return None
+            formats = options_from(reader, CsvReaderOptions, attributes).temporal
+            strings = RecordSchema.of([(f.name, STRING) for f in schema.fields])
+            return cls(reader, strings, True, formats)
+        formats = TemporalFormats()
+        if isinstance(reader, JsonTreeReader):
+            formats = options_from(reader, JsonReaderOptions).temporal
+        return cls(reader, None, False, formats)
+
+    def configured_schema(self, attributes: Mapping[str, str]) -> RecordSchema | None:
+        """The schema read with."""
+        return self.schema
+
+    def create_reader(
+        self, attributes: Mapping[str, str], stream: IO[bytes]
+    ) -> Iterator[pa.RecordBatch]:
+        """*stream*'s records read raw."""
+        return self.reader.read(stream, self.schema, attributes)
 
 
 def _java_set(values: set[str]) -> str:

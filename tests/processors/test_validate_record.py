@@ -6,7 +6,6 @@ import io
 import json
 
 import fastavro
-import pytest
 
 from flowcore import ProvenanceEventType
 from flowcore.testing import TestRunner
@@ -29,12 +28,6 @@ SCHEMA = json.dumps(
             {"name": "balance", "type": ["double", "null"]},
         ],
     }
-)
-
-#: Why the ValidateRecord cases that need NiFi's raw reading still fail.
-RAW_READING = (
-    "the reader coerces to its schema (NiFi's ValidateRecord reads raw, nextRecord(false, "
-    "false)), so a value that does not fit fails the FlowFile instead of one invalid record"
 )
 
 
@@ -185,7 +178,6 @@ def test_a_missing_required_array_is_invalid_unless_it_has_a_default() -> None:
     runner.assert_transfer_count("invalid", 0)
 
 
-@pytest.mark.xfail(strict=True, reason=RAW_READING)
 def test_validation_details_attribute_for_invalid_records() -> None:
     """NiFi's testValidationsDetailsAttributeForInvalidRecords: a headerless CSV read with the
     schema; the row whose id is not an int is invalid and the details name /id."""
@@ -280,7 +272,6 @@ def test_validate_json_timestamp() -> None:
         )
 
 
-@pytest.mark.xfail(strict=True, reason=RAW_READING)
 def test_validate_json_timestamp_in_another_format_is_invalid() -> None:
     """NiFi's testValidateJsonTimestamp, third part: read with the dashed format the timestamp
     does not fit, so the record is invalid (written unchanged)."""
@@ -378,3 +369,88 @@ def test_validate_csv_timestamp_zone_offset() -> None:
     runner.run()
     runner.assert_transfer_count("valid", 1)
     assert runner.flowfiles_for("valid")[0].content.decode().strip() == serialized
+
+
+RAW_SCHEMA = json.dumps(
+    {
+        "type": "record",
+        "name": "event",
+        "fields": [
+            {"name": "id", "type": "int"},
+            {"name": "name", "type": "string"},
+            {"name": "when", "type": ["null", {"type": "long", "logicalType": "timestamp-millis"}]},
+        ],
+    }
+)
+
+
+def _raw(reader: object, content: bytes, **properties: str) -> TestRunner:
+    """ValidateRecord (schema text RAW_SCHEMA, details in "why") over *content*."""
+    runner = TestRunner(
+        ValidateRecord(
+            record_reader="reader",
+            record_writer="writer",
+            schema_access_strategy="schema-text-property",
+            schema_text=RAW_SCHEMA,
+            validation_details_attribute_name="why",
+            **properties,
+        )
+    )
+    runner.add_service(reader)
+    runner.add_service(JsonRecordSetWriter("writer"))
+    runner.enqueue(content)
+    runner.run()
+    runner.assert_transfer_count("failure", 0)
+    return runner
+
+
+def test_csv_values_that_do_not_convert_make_their_records_invalid() -> None:
+    """CSV read raw: a value converts to its field's type (valid, written typed) or its record
+    is invalid, written as read, naming the field; the FlowFile does not fail."""
+    reader = CSVReader(
+        "reader",
+        schema_access_strategy="schema-text-property",
+        schema_text=RAW_SCHEMA,
+        treat_first_line_as_header="true",
+    )
+    content = b"id,name,when\n1,a,2020-01-01 00:00:00\nx,b,\n3,c,nope\n4,d,\n"
+    for strict in ("true", "false"):
+        runner = _raw(reader, content, strict_type_checking=strict)
+        valid = runner.flowfiles_for("valid")[0]
+        valid.assert_attribute_equals("record.count", "2")
+        valid.assert_content_equals(
+            '[{"id":1,"name":"a","when":1577836800000},{"id":4,"name":"d","when":null}]'
+        )
+        invalid = runner.flowfiles_for("invalid")[0]
+        invalid.assert_attribute_equals("record.count", "2")
+        invalid.assert_content_equals(
+            '[{"id":"x","name":"b","when":null},{"id":"3","name":"c","when":"nope"}]'
+        )
+        assert invalid.attributes["why"].endswith(
+            "The following 2 fields had values whose type did not match the schema: [/id, /when]"
+        )
+
+
+def test_json_values_that_do_not_fit_make_their_records_invalid() -> None:
+    """JSON read raw: its own values, timestamps parsed with the reader's format; a record
+    whose value does not fit is invalid and written unchanged, the others valid."""
+    reader = JsonTreeReader(
+        "reader", schema_access_strategy="schema-text-property", schema_text=RAW_SCHEMA
+    )
+    content = (
+        b'[{"id": 1, "name": "a", "when": "2020-01-01 00:00:00"},'
+        b' {"id": 2, "name": "b", "when": "nope"},'
+        b' {"id": "x", "name": "c"},'
+        b' {"id": 4, "name": "d"}]'
+    )
+    runner = _raw(reader, content)
+    valid = runner.flowfiles_for("valid")[0]
+    valid.assert_attribute_equals("record.count", "2")
+    valid.assert_content_equals(
+        '[{"id":1,"name":"a","when":1577836800000},{"id":4,"name":"d","when":null}]'
+    )
+    invalid = runner.flowfiles_for("invalid")[0]
+    invalid.assert_content_equals(
+        '[{"id":2,"name":"b","when":"nope"},{"id":"x","name":"c","when":null}]'
+    )
+    assert invalid.attributes["why"].endswith("[/id, /when]")
