@@ -528,11 +528,6 @@ def test_decimal_precision_and_scale_follow_the_writers_schema() -> None:
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the Avro writer does not convert text to a time/date/timestamp logical type "
-    "(NiFi's AvroTypeUtil does, with the default formats): an Arrow cast error instead",
-)
 def test_text_is_converted_to_the_writers_logical_types() -> None:
     """AvroTypeUtil.convertToAvroObject (used by testLogicalTypes): "14:20:33", "2017-04-04" and
     "2017-04-04 14:20:33" read as strings are written as time-millis, date, timestamp-millis."""
@@ -553,3 +548,27 @@ def test_text_is_converted_to_the_writers_logical_types() -> None:
         "timestampMillis": dt.datetime(2017, 4, 4, 14, 20, 33).astimezone(dt.UTC),
         "date": dt.date(2017, 4, 4),
     }
+
+
+def test_text_not_in_the_default_format_sends_the_flowfile_to_failure() -> None:
+    """AvroTypeUtil.convertToAvroObject: a date text not in "yyyy-MM-dd" fails the FlowFile."""
+    writer = {
+        "type": "record",
+        "name": "r",
+        "fields": [{"name": "date", "type": {"type": "int", "logicalType": "date"}}],
+    }
+    reader = {"type": "record", "name": "r", "fields": [{"name": "date", "type": "string"}]}
+    runner = converter(
+        JsonTreeReader(
+            "reader", schema_access_strategy="schema-text-property", schema_text=json.dumps(reader)
+        ),
+        AvroRecordSetWriter(
+            "writer", schema_access_strategy="schema-text-property", schema_text=json.dumps(writer)
+        ),
+    )
+    runner.enqueue(b'[{"date": "2017-04-04"}, {"date": "04/05/2017"}]')
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    assert runner.flowfiles_for("failure")[0].content == (
+        b'[{"date": "2017-04-04"}, {"date": "04/05/2017"}]'
+    )
