@@ -200,6 +200,11 @@ def _unexpected(cursor: _Cursor, number: int, expected: str) -> RecordError:
 
 _DICT = frozenset({dict})
 _WS = re.compile(r"[ \t\r\n]*")
+#: Nineteen digits in a row: a number orjson may read as a float where it does not fit 64 bits
+#: (``18446744073709551616``, ``-9223372036854775809``), which the standard library's scanner
+#: keeps exact (a BIGINT): text holding one skips orjson (a string of digits only costs speed).
+_LONG_NUMBER = re.compile(r"\d{19}")
+
 #: The longest line the orjson fast paths take (longer records go to the scanner).
 _LINE_LIMIT = 1 << 16
 #: A JSON error this close to the end of the buffer may only mean the record goes on.
@@ -273,13 +278,14 @@ class _Cursor:
             line = self.buf[self.pos : end].rstrip()
             if line.endswith(","):  # an array's record per line
                 line = line[:-1]
-            try:
-                value = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                pass
-            else:
-                self.pos += len(line)
-                return value
+            if not _LONG_NUMBER.search(line):
+                try:
+                    value = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    pass
+                else:
+                    self.pos += len(line)
+                    return value
         size = self._chunk
         while True:
             self.peek()
@@ -321,6 +327,8 @@ class _Cursor:
                     if not body.endswith(","):
                         break
                     body = body[:-1]
+                if _LONG_NUMBER.search(body):
+                    break
                 try:
                     out.append(orjson.loads(body))
                 except orjson.JSONDecodeError:
@@ -341,7 +349,10 @@ class _Cursor:
         last = self.buf.rfind("\n", start)
         if last < 0:
             return None
-        lines = self.buf[start:last].split("\n")
+        text = self.buf[start:last]
+        if _LONG_NUMBER.search(text):
+            return None
+        lines = text.split("\n")
         if max(map(len, lines)) >= _LINE_LIMIT:  # as find() bounds a line in whole_lines
             return None
         try:

@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -409,3 +410,23 @@ def test_json_lines_read_in_bulk_are_the_records_read_a_line_at_a_time(
         patch.setattr(_Cursor, "_whole_lines_bulk", lambda self, start: None)
         exact = _records_of(content, chunk_size)
     assert repr(fast) == repr(exact)  # repr: 1 and True, 1.0 and 1 differ
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b'{"a": 123456789012345678901234567890}\n{"a": 1}\n',  # JSON lines, bulk
+        b'{"a": 1}\n{"a": 18446744073709551616}',  # the last line, one value
+        b'[{"a": 123456789012345678901234567890},\n{"a": 2}\n]',  # an array, a record a line
+    ],
+)
+def test_an_integer_past_64_bits_stays_exact_on_every_path(content: bytes) -> None:
+    """A number past 64 bits is a BIGINT with every digit, also on the JSON-lines fast paths
+    (orjson read it as a float: 1.2345678901234568e+29)."""
+    batches = list(read_json(io.BytesIO(content), JsonReaderOptions()))
+    values = [r["a"] for b in batches for r in b.to_pylist()]
+    assert all(isinstance(v, Decimal) for v in values)
+    assert max(values) in (
+        Decimal("123456789012345678901234567890"),
+        Decimal("18446744073709551616"),
+    )
