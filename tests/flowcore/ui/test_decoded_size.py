@@ -25,6 +25,7 @@ from flowcore.ui.decoded_size import (
     check_parquet_values,
     decoded_size,
 )
+from tests.flowcore.ui.avro_bytes import avro_long, null_bomb
 
 try:
     from compression import zstd
@@ -205,49 +206,23 @@ def test_avro_values_are_counted_exactly_in_every_type(
     check_avro_values(out.getvalue(), 1, first, schema)  # later records are not walked
 
 
-def _avro_long(value: int) -> bytes:
-    value = (value << 1) ^ (value >> 63)
-    out = bytearray()
-    while value > 0x7F:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    return bytes(out) + bytes([value])
-
-
-NULLS = {
-    "type": "record",
-    "name": "r",
-    "fields": [{"name": "a", "type": {"type": "array", "items": "null"}}],
-}
-
-
-def _null_bomb(items: int, *, sized: bool = False) -> bytes:
-    """An Avro data file whose one record's array declares *items* nulls: a few bytes."""
-    header = io.BytesIO()
-    fastavro.writer(header, NULLS, [])
-    sync = header.getvalue()[-16:]
-    count = _avro_long(-items) + _avro_long(0) if sized else _avro_long(items)
-    block = count + _avro_long(0)
-    return header.getvalue() + _avro_long(1) + _avro_long(len(block)) + block + sync
-
-
 @pytest.mark.parametrize("sized", [False, True], ids=["count", "count-and-size"])
 def test_an_array_of_a_billion_nulls_is_refused_by_its_count(sized: bool) -> None:
     """Nulls cost no byte: a block's count is charged before its items, so 10^9 fail at once."""
-    data = _null_bomb(10**9, sized=sized)
+    data = null_bomb(10**9, sized=sized)
     assert len(data) < 200
     check_avro(data, 1, 1 << 20)  # its bytes are few: the byte bound lets it through
     with pytest.raises(TooBigToShowError, match="hold more than 1,000,000 values"):
         check_avro_values(data, 1, 1_000_000)
-    check_avro_values(_null_bomb(999_999, sized=sized), 1, 1_000_000)  # and the field: 10^6
+    check_avro_values(null_bomb(999_999, sized=sized), 1, 1_000_000)  # and the field: 10^6
 
 
 def test_damaged_or_cut_avro_is_left_to_fastavro() -> None:
     """A walk that runs off the end or meets a bad union branch stops without a verdict."""
-    bare = _avro_long(3) + b"ab"  # a string of 3 bytes holding 2
+    bare = avro_long(3) + b"ab"  # a string of 3 bytes holding 2
     check_avro_values(bare, 1, 0, {"type": "string"})
-    check_avro_values(_avro_long(7), 1, 0, ["null", "string"])
-    check_avro_values(_null_bomb(10**9)[:-30], 1, 1)  # cut inside its block
+    check_avro_values(avro_long(7), 1, 0, ["null", "string"])
+    check_avro_values(null_bomb(10**9)[:-30], 1, 1)  # cut inside its block
 
 
 def test_parquet_lists_charge_their_values_and_flat_columns_none() -> None:

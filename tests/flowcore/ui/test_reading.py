@@ -27,6 +27,7 @@ from flowcore.ui.reading import RepositoryView, UnknownItemError, read_records, 
 from repositories.flowfile_wal import WriteAheadFlowFileRepository
 from repositories.locks import try_lock
 from repositories.records import Transaction
+from tests.flowcore.ui.avro_bytes import NULLS, avro_long, null_bomb
 from tests.flowcore.ui.conftest import repository_of
 
 with warnings.catch_warnings():
@@ -411,22 +412,13 @@ def _deflate_avro_of_one_string(size: int) -> bytes:
     fastavro.writer(header, schema, [], codec="deflate")
     sync = header.getvalue()[-16:]  # a file without records is its header: it ends in the sync
     compressor = zlib.compressobj(1, zlib.DEFLATED, -15)
-    parts = [compressor.compress(_avro_long(size))]
+    parts = [compressor.compress(avro_long(size))]
     chunk = b"0" * (1 << 20)
     for _ in range(size >> 20):
         parts.append(compressor.compress(chunk))
     parts.append(compressor.compress(b"0" * (size & ((1 << 20) - 1))) + compressor.flush())
     block = b"".join(parts)
-    return header.getvalue() + _avro_long(1) + _avro_long(len(block)) + block + sync
-
-
-def _avro_long(value: int) -> bytes:
-    value = (value << 1) ^ (value >> 63)
-    out = bytearray()
-    while value > 0x7F:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    return bytes(out) + bytes([value])
+    return header.getvalue() + avro_long(1) + avro_long(len(block)) + block + sync
 
 
 def test_an_avro_bomb_is_refused_before_it_is_decompressed() -> None:
@@ -465,20 +457,12 @@ def test_a_parquet_bomb_is_refused_by_its_footer(monkeypatch) -> None:
 
 def test_an_array_of_nulls_bomb_is_refused_before_it_is_decoded() -> None:
     """Ten bytes declaring 10^9 null items (Avro, bare or not) or 2M nulls (Parquet): one line."""
-    schema = {
-        "type": "record",
-        "name": "r",
-        "fields": [{"name": "a", "type": {"type": "array", "items": "null"}}],
-    }
-    header = io.BytesIO()
-    fastavro.writer(header, schema, [])
-    datum = _avro_long(10**9) + _avro_long(0)
-    block = _avro_long(1) + _avro_long(len(datum)) + datum + header.getvalue()[-16:]
+    datum = avro_long(10**9) + avro_long(0)
     tracemalloc.start()
     try:
         views = [
-            read_records(header.getvalue() + block, "avro"),
-            read_records(datum, "avro", avro_schema=json.dumps(schema)),
+            read_records(null_bomb(10**9), "avro"),
+            read_records(datum, "avro", avro_schema=json.dumps(NULLS)),
         ]
         peak = tracemalloc.get_traced_memory()[1]
     finally:
