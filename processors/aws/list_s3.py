@@ -5,10 +5,18 @@ The listing runs where the flow's sources list (the driver) and keeps NiFi's sta
 keys emitted at that time. An object is new when it is newer than that time, or of that time
 and not among those keys. The state is committed in the write-ahead log transaction that
 commits the FlowFiles, so each object is listed once across runs, crashes and restarts.
+
+Beside NiFi's keys the state holds ``flowcore.listing.configuration``, a digest of the
+properties NiFi resets the listing on (Bucket, Region, Prefix, Listing Strategy): flowcore keeps
+state across runs, where NiFi clears it when one of them is modified, so a listing whose digest
+differs starts over. Tracking Entities keeps NiFi's ListedEntityTracker map in a map cache
+(processors._entity_tracking); a Record Writer writes each listing as one FlowFile of records
+(processors._listing_records).
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
@@ -24,12 +32,16 @@ from flowcore.validators import (
     TIME_PERIOD_VALIDATOR,
     ValidationResult,
 )
+from processors import _entity_tracking as tracking
+from processors._listing_records import S3_OBJECT_SCHEMA, write_listing, writer_set
 from processors.aws import _s3
 
 __all__ = ["ListS3"]
 
 CURRENT_TIMESTAMP = "currentTimestamp"
 CURRENT_KEY_PREFIX = "key-"
+#: flowcore's state key beside NiFi's: a digest of the properties whose change starts over.
+CONFIGURATION_KEY = "flowcore.listing.configuration"
 #: Objects one work item lists, at most (one FlowFile batch each).
 ITEM_OBJECTS = 10_000
 
@@ -40,7 +52,9 @@ BY_TIMESTAMPS = AllowableValue(
 )  # fmt: skip
 BY_ENTITIES = AllowableValue(
     "entities", "Tracking Entities",
-    "Tracks the listed entities in a DistributedMapCache: not available in flowcore.",
+    "This strategy tracks information of all the listed entities within the latest 'Entity "
+    "Tracking Time Window' to determine new/updated entities. This strategy can pick entities "
+    "having old timestamp that can be missed with 'Tracking Timestamps'.",
 )  # fmt: skip
 NO_TRACKING = AllowableValue(
     "none", "No Tracking",
@@ -62,8 +76,10 @@ LISTING_STRATEGY = PropertyDescriptor(
     allowable_values=(BY_TIMESTAMPS, BY_ENTITIES, NO_TRACKING), aliases=("listing-strategy",),
 )  # fmt: skip
 RECORD_WRITER = PropertyDescriptor(
-    "Record Writer", description="Specifies the Record Writer to use for creating the listing "
-    "(not supported by flowcore's ListS3: leave it unset).",
+    "Record Writer", description="Specifies the Record Writer to use for creating the listing. If not "
+    "specified, one FlowFile will be created for each entity that is listed. If the Record "
+    "Writer is specified, all entities will be written to a single FlowFile instead of adding "
+    "attributes to individual FlowFiles.",
     identifies_service="RecordSetWriterFactory", aliases=("record-writer",),
 )  # fmt: skip
 MIN_AGE = PropertyDescriptor(
@@ -130,13 +146,16 @@ class ListS3(SourceProcessor):
     Each FlowFile carries ``s3.bucket``, ``s3.region``, ``filename`` (the key), ``s3.etag``,
     ``s3.isLatest``, ``s3.lastModified`` (ms), ``s3.length``, ``s3.storeClass``, and with Use
     Versions ``s3.version``; FetchS3Object's defaults (``${s3.bucket}``, ``${filename}``) read
-    them back. See the module docstring for the state and the exactly-once guarantee. Tracking
-    Entities and a Record Writer are refused.
+    them back. See the module docstring for the state and the exactly-once guarantee. With a
+    Record Writer one FlowFile per listing holds the objects as records (NiFi's schema: key,
+    bucket, owner, etag, lastModified, size, storageClass, latest, versionId, tags,
+    userMetadata) with ``record.count``, ``mime.type`` and ``s3.region``.
     """
 
     BUCKET = _s3.BUCKET_NO_DEFAULT
     property_descriptors: ClassVar = (
-        _s3.BUCKET_NO_DEFAULT, *_s3.COMMON[:2], LISTING_STRATEGY, RECORD_WRITER, MIN_AGE,
+        _s3.BUCKET_NO_DEFAULT, *_s3.COMMON[:2], LISTING_STRATEGY, tracking.TRACKING_STATE_CACHE,
+        tracking.TRACKING_TIME_WINDOW, tracking.INITIAL_LISTING_TARGET, RECORD_WRITER, MIN_AGE,
         MAX_AGE, BATCH_SIZE, WRITE_OBJECT_TAGS, WRITE_USER_METADATA, *_s3.COMMON[2:], DELIMITER,
         PREFIX, USE_VERSIONS, LIST_TYPE, REQUESTER_PAYS,
     )  # fmt: skip
@@ -166,27 +185,14 @@ class ListS3(SourceProcessor):
 
     @property
     def unbounded(self) -> bool:  # type: ignore[override]
-        """No Tracking never runs out: a batch run lists once."""
-        return self.effective_value(LISTING_STRATEGY) == NO_TRACKING.value
+        """No Tracking and Tracking Entities never run out: a batch run lists once."""
+        return self.effective_value(LISTING_STRATEGY) != BY_TIMESTAMPS.value
 
     def custom_validate(self, values: Mapping[str, str | None]) -> list[ValidationResult]:
-        """Refuse Tracking Entities and a Record Writer; NiFi's age and Requester Pays checks."""
+        """NiFi's checks: a state cache for Tracking Entities; age and Requester Pays."""
         problems = []
         if values.get(LISTING_STRATEGY.name) == BY_ENTITIES.value:
-            problems.append(
-                ValidationResult(
-                    "Listing Strategy", BY_ENTITIES.display_name, False,
-                    "Tracking Entities needs a distributed map cache, which flowcore has not; "
-                    "use Tracking Timestamps (exactly once here) or No Tracking",
-                )
-            )  # fmt: skip
-        if values.get(RECORD_WRITER.name):
-            problems.append(
-                ValidationResult(
-                    "Record Writer", values.get(RECORD_WRITER.name), False,
-                    "flowcore's ListS3 writes one FlowFile per object; leave Record Writer unset",
-                )
-            )  # fmt: skip
+            problems.extend(tracking.validate(values))
         if values.get(REQUESTER_PAYS.name) == "true" and values.get(USE_VERSIONS.name) == "true":
             problems.append(
                 ValidationResult(
@@ -199,17 +205,24 @@ class ListS3(SourceProcessor):
     # --- the driver's side -------------------------------------------------------------------
 
     def list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
-        """List the bucket; the new objects in work items, with NiFi's state after them."""
+        """List the bucket; the new objects in work items, with NiFi's state after them.
+
+        A state recorded for another Bucket, Region, Prefix or Listing Strategy is dropped
+        first (NiFi's onPropertyModified). Tracking Entities hands out every object in the
+        window: the task decides against the map cache (:meth:`read_work`).
+        """
         client = self._s3.get(context, context)
         bucket = context.get_property(self.BUCKET).evaluate_attribute_expressions().value or ""
         now = int(time.time() * 1000)  # S3's times are wall-clock times, as NiFi compares
         min_age = int(context.get_property(MIN_AGE).as_time_period("ms") or 0)
         max_age = context.get_property(MAX_AGE).as_time_period("ms")
-        tracking = context.get_property(LISTING_STRATEGY).value == BY_TIMESTAMPS.value
-        current = int(state.get(CURRENT_TIMESTAMP) or 0) if tracking else 0
-        keys = (
-            {v for k, v in state.items() if k.startswith(CURRENT_KEY_PREFIX)} if tracking else set()
-        )
+        strategy = context.get_property(LISTING_STRATEGY).value
+        tracking_timestamps = strategy == BY_TIMESTAMPS.value
+        configuration = self._configuration(context, bucket)
+        if state.get(CONFIGURATION_KEY) not in (None, configuration) or not tracking_timestamps:
+            state = {}
+        current = int(state.get(CURRENT_TIMESTAMP) or 0)
+        keys = {v for k, v in state.items() if k.startswith(CURRENT_KEY_PREFIX)}
         found = []
         for entry in self._objects(context, client, bucket):
             modified = entry["lastModified"]
@@ -218,30 +231,44 @@ class ListS3(SourceProcessor):
             if modified > now - min_age or (max_age is not None and modified < now - max_age):
                 continue
             found.append(entry)
+        stamped = {**state, CONFIGURATION_KEY: configuration} if tracking_timestamps else {}
         if not found:
-            return WorkListing((), state)
+            return WorkListing((), stamped)
         found.sort(key=lambda e: e["lastModified"])  # stable: S3's key order within a time
         region = self._s3.region(context)
+        payload: dict[str, Any] = {"bucket": bucket, "region": region}
+        suffix = ""
+        if strategy == BY_ENTITIES.value:
+            payload["listing"] = configuration
+            suffix = f"#{now}"  # each listing's item its own: the task picks what is new
         items = []
         for start in range(0, len(found), ITEM_OBJECTS):
             part = found[start : start + ITEM_OBJECTS]
             first = part[0]
             items.append(
                 WorkItem(
-                    f"{bucket}/{first['key']}@{first['lastModified']}+{len(part)}",
-                    {"bucket": bucket, "region": region, "objects": tuple(part)},
+                    f"{bucket}/{first['key']}@{first['lastModified']}+{len(part)}{suffix}",
+                    {**payload, "objects": tuple(part)},
                     flowfiles=len(part),
                 )
             )
-        if not tracking:
-            return WorkListing(tuple(items), state)
+        if not tracking_timestamps:
+            return WorkListing(tuple(items), {})
         latest = found[-1]["lastModified"]
         newest = [e["key"] for e in found if e["lastModified"] == latest]
         if latest == current:
             newest = [*sorted(keys), *newest]
-        new_state = {CURRENT_TIMESTAMP: str(latest)}
+        new_state = {CURRENT_TIMESTAMP: str(latest), CONFIGURATION_KEY: configuration}
         new_state.update({f"{CURRENT_KEY_PREFIX}{i}": k for i, k in enumerate(newest)})
         return WorkListing(tuple(items), new_state)
+
+    def _configuration(self, context: ProcessContext, bucket: str) -> str:
+        """A digest of NiFi's TRACKING_RESET_PROPERTY_DESCRIPTORS' values (Custom Region aside:
+        flowcore's Region takes any region)."""
+        prefix = context.get_property(PREFIX).evaluate_attribute_expressions().value or ""
+        values = [bucket, self._s3.region(context), prefix]
+        values.append(context.get_property(LISTING_STRATEGY).value or "")
+        return hashlib.blake2b("\0".join(values).encode(), digest_size=8).hexdigest()
 
     def _objects(
         self, context: ProcessContext, client: Any, bucket: str
@@ -281,12 +308,35 @@ class ListS3(SourceProcessor):
     # --- the task's side ---------------------------------------------------------------------
 
     def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
-        """One FlowFile per listed object, with NiFi's attributes (CREATE events)."""
+        """One FlowFile per listed object with NiFi's attributes, or one of records.
+
+        Under Tracking Entities only the objects the map cache does not know (or knows older
+        or of another size) are emitted; the cache entry changes in this session.
+        """
         bucket, region = item.payload["bucket"], item.payload["region"]
+        objects = list(item.payload["objects"])
+        if "listing" in item.payload:
+            objects = self._untracked(context, session, item.payload["listing"], objects)
         tags = bool(context.get_property(WRITE_OBJECT_TAGS).as_boolean())
         metadata = bool(context.get_property(WRITE_USER_METADATA).as_boolean())
-        client = self._s3.get(context, session) if tags or metadata else None
-        for entry in item.payload["objects"]:
+        client = self._s3.get(context, session) if (tags or metadata) and objects else None
+        records = writer_set(context, RECORD_WRITER)
+        rows = []
+        for entry in objects:
+            target = {"Bucket": bucket, "Key": entry["key"]}
+            if entry.get("version"):
+                target["VersionId"] = entry["version"]
+            tagging = metadata_of = None
+            if client is not None and tags:
+                tagging = {
+                    t["Key"]: t["Value"]
+                    for t in client.get_object_tagging(**target).get("TagSet", ())
+                }
+            if client is not None and metadata:
+                metadata_of = dict(client.head_object(**target).get("Metadata") or {})
+            if records:
+                rows.append(_record(entry, bucket, tagging, metadata_of))
+                continue
             attributes = {
                 "s3.bucket": bucket,
                 "s3.region": region,
@@ -301,17 +351,64 @@ class ListS3(SourceProcessor):
                 attributes["s3.owner"] = entry["owner"]
             if entry.get("version"):
                 attributes["s3.version"] = entry["version"]
-            target = {"Bucket": bucket, "Key": entry["key"]}
-            if entry.get("version"):
-                target["VersionId"] = entry["version"]
-            if client is not None and tags:
-                for tag in client.get_object_tagging(**target).get("TagSet", ()):
-                    attributes[f"s3.tag.{tag['Key']}"] = tag["Value"]
-            if client is not None and metadata:
-                for name, value in (client.head_object(**target).get("Metadata") or {}).items():
-                    attributes[f"s3.user.metadata.{name}"] = value
+            for name, value in (tagging or {}).items():
+                attributes[f"s3.tag.{name}"] = value
+            for name, value in (metadata_of or {}).items():
+                attributes[f"s3.user.metadata.{name}"] = value
             flowfile = session.put_all_attributes(session.create(), attributes)
             session.transfer(flowfile, SUCCESS)
+        if records:
+            write_listing(
+                context, session, RECORD_WRITER, S3_OBJECT_SCHEMA, rows, {"s3.region": region}
+            )
+
+    def _untracked(
+        self,
+        context: ProcessContext,
+        session: ProcessSession,
+        listing: str,
+        objects: Sequence[dict[str, Any]],
+    ) -> list[dict[str, Any]]:
+        """NiFi's ListedEntityTracker: the objects new or changed since the cache's entry."""
+        cache = session.map_cache(context.get_property(tracking.TRACKING_STATE_CACHE).value or "")
+        window = context.get_property(tracking.TRACKING_TIME_WINDOW)
+        target = context.get_property(tracking.INITIAL_LISTING_TARGET).value
+        return tracking.track_entities(
+            cache,
+            tracking.cache_key(context.name),
+            objects,
+            identify=lambda e: (
+                f"{e['key']}_{e.get('version') or 'null'}",
+                e["lastModified"],
+                e["size"],
+            ),
+            listing=listing,
+            now_ms=int(time.time() * 1000),
+            window_ms=int(window.evaluate_attribute_expressions().as_time_period("ms") or 0),
+            initial_all=target != tracking.INITIAL_WINDOW.value,
+        )
+
+
+def _record(
+    entry: Mapping[str, Any],
+    bucket: str,
+    tagging: Mapping[str, str] | None,
+    metadata: Mapping[str, str] | None,
+) -> dict[str, Any]:
+    """One object as NiFi's RecordObjectWriter writes it."""
+    return {
+        "key": entry["key"],
+        "bucket": bucket,
+        "owner": entry.get("owner") or None,
+        "etag": entry["etag"],
+        "lastModified": entry["lastModified"],
+        "size": entry["size"],
+        "storageClass": entry["storageClass"],
+        "latest": bool(entry["isLatest"]),
+        "versionId": entry.get("version"),
+        "tags": tagging,
+        "userMetadata": metadata,
+    }
 
 
 def _entry(summary: Mapping[str, Any], version: str | None, latest: bool) -> dict[str, Any]:

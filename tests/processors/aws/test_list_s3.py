@@ -85,12 +85,11 @@ def test_versions_tags_and_user_metadata(s3_endpoint: str, s3: Any, bucket: str)
     assert [f.attributes["s3.user.metadata.m"] for f in out] == ["x", "y"]
 
 
-def test_tracking_entities_and_record_writer_are_refused() -> None:
-    """Tracking Entities and a Record Writer: invalid, naming what to use instead."""
-    runner = TestRunner(ListS3(bucket="b", listing_strategy="entities", record_writer="w"))
+def test_tracking_entities_needs_a_state_cache() -> None:
+    """Tracking Entities without Entity Tracking State Cache: invalid, naming the property."""
+    runner = TestRunner(ListS3(bucket="b", listing_strategy="entities"))
     problems = [p.explanation for p in runner.processor.validate() if not p.valid]
-    assert any("Tracking Timestamps" in p for p in problems)
-    assert any("Record Writer" in p for p in problems)
+    assert any("'Entity Tracking State Cache' is required" in p for p in problems)
 
 
 def test_missing_bucket_raises_a_clear_error(s3_endpoint: str) -> None:
@@ -167,9 +166,6 @@ def test_list_objects_nothing_new(s3_endpoint: str, s3: Any, bucket: str) -> Non
     fresh.assert_transfer_count("success", 0)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="ListS3 does not reset its tracking when Prefix/Bucket/Region change"
-)
 def test_reset_timestamp_tracking_when_prefix_modified(
     s3_endpoint: str, s3: Any, bucket: str
 ) -> None:
@@ -185,7 +181,6 @@ def test_reset_timestamp_tracking_when_prefix_modified(
     assert [f.attributes["filename"] for f in runner.flowfiles_for("success")] == ["d/e"]
 
 
-@pytest.mark.xfail(strict=True, reason="ListS3's Record Writer is not built")
 def test_list_with_records(s3_endpoint: str, s3: Any, bucket: str) -> None:
     """NiFi's testListWithRecords: with a Record Writer one FlowFile lists all objects."""
     from processors.record_services.csv import CSVRecordSetWriter

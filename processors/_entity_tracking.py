@@ -1,0 +1,170 @@
+"""NiFi's ListedEntityTracker ("Tracking Entities") over flowcore's map cache.
+
+The entities already listed (identifier -> timestamp and size) are one map cache entry under
+NiFi's key ``ListedEntities::{processor}`` (``::{node}`` appended where the state is local),
+its value JSON: ``{"listing": ..., "entities": {id: {"timestamp": ms, "size": bytes}}}``. An
+entity is listed when it is not tracked, is newer than the tracked one, or has another size;
+tracked entities older than the window are forgotten. The first listing (no entry) lists every
+entity, or with Initial Listing Target "Tracking Time Window" only those inside the window.
+
+flowcore changes the entry through the session's map cache (``session.map_cache``), so it is
+written in the write-ahead-log transaction that commits the listed FlowFiles: a crash neither
+repeats nor loses an entity (NiFi persists it after its commit, at least once). ``listing`` is
+a digest of the properties that identify the listing: when they change the tracked entities
+are dropped, as NiFi deletes its cache key. The cache's Maximum Cache Entries and eviction may
+evict the entry when the cache is shared with other processors and full: the next listing is
+then an initial one again (every entity listed again). Give a lister its own MapCacheService.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
+from flowcore.validators import NON_EMPTY_VALIDATOR, TIME_PERIOD_VALIDATOR, ValidationResult
+
+__all__ = [
+    "INITIAL_ALL",
+    "INITIAL_LISTING_TARGET",
+    "INITIAL_WINDOW",
+    "NODE_IDENTIFIER",
+    "TRACKING_STATE_CACHE",
+    "TRACKING_TIME_WINDOW",
+    "cache_key",
+    "track_entities",
+    "validate",
+]
+
+T = TypeVar("T")
+
+_NOTE = "Used by 'Tracking Entities' strategy."
+TRACKING_STATE_CACHE = PropertyDescriptor(
+    "Entity Tracking State Cache",
+    description="Listed entities are stored in the specified cache storage so that this "
+    "processor can resume listing across restarts. 'Tracking Entities' strategy require "
+    "tracking information of all listed entities within the last 'Tracking Time Window'. "
+    "Cache key format is 'ListedEntities::{processorId}(::{nodeId})'. The cache key will be "
+    f"deleted when target listing configuration is changed. {_NOTE}",
+    identifies_service="DistributedMapCacheClient",
+    aliases=("et-state-cache",),
+)
+TRACKING_TIME_WINDOW = PropertyDescriptor(
+    "Entity Tracking Time Window",
+    description="Specify how long this processor should track already-listed entities. "
+    "'Tracking Entities' strategy can pick any entity whose timestamp is inside the specified "
+    "time window. A listed entity is considered 'new/updated' and a FlowFile is emitted if one "
+    "of following condition meets: 1. does not exist in the already-listed entities, 2. has "
+    "newer timestamp than the cached entity, 3. has different size than the cached entity. If "
+    "a cached entity's timestamp becomes older than specified time window, that entity will be "
+    f"removed from the cached already-listed entities. {_NOTE}",
+    default="3 hours",
+    validators=(TIME_PERIOD_VALIDATOR,),
+    el_scope=ExpressionLanguageScope.ENVIRONMENT,
+    aliases=("et-time-window",),
+)
+INITIAL_WINDOW = AllowableValue(
+    "window",
+    "Tracking Time Window",
+    "Ignore entities having timestamp older than the specified 'Tracking Time Window' at the "
+    "initial listing activity.",
+)
+INITIAL_ALL = AllowableValue(
+    "all",
+    "All Available",
+    "Regardless of entities timestamp, all existing entities will be listed at the initial "
+    "listing activity.",
+)
+INITIAL_LISTING_TARGET = PropertyDescriptor(
+    "Entity Tracking Initial Listing Target",
+    description=f"Specify how initial listing should be handled. {_NOTE}",
+    default=INITIAL_ALL.value,
+    allowable_values=(INITIAL_WINDOW, INITIAL_ALL),
+    aliases=("et-initial-listing-target",),
+)
+NODE_IDENTIFIER = PropertyDescriptor(
+    "Entity Tracking Node Identifier",
+    description="The configured value will be appended to the cache key so that listing state "
+    f"can be tracked per NiFi node rather than cluster wide when tracking state is scoped to "
+    f"LOCAL. {_NOTE}",
+    default="${hostname()}",
+    validators=(NON_EMPTY_VALIDATOR,),
+    el_scope=ExpressionLanguageScope.ENVIRONMENT,
+    aliases=("et-node-identifier",),
+)
+
+
+def validate(values: Mapping[str, str | None]) -> list[ValidationResult]:
+    """NiFi's checks for Tracking Entities: a state cache is required."""
+    if values.get(TRACKING_STATE_CACHE.name):
+        return []
+    return [
+        ValidationResult(
+            TRACKING_STATE_CACHE.display_name,
+            None,
+            False,
+            f"'{TRACKING_STATE_CACHE.display_name}' is required to use 'Tracking Entities' "
+            "listing strategy: name a MapCacheService the flow declares",
+        )
+    ]
+
+
+def cache_key(processor: str, node: str | None = None) -> str:
+    """NiFi's cache key: ``ListedEntities::{processor}`` (``::{node}`` for local state)."""
+    return f"ListedEntities::{processor}" + (f"::{node}" if node else "")
+
+
+def track_entities(
+    cache: Any,
+    key: str,
+    entities: Sequence[T],
+    *,
+    identify: Callable[[T], tuple[str, int, int]],
+    listing: str,
+    now_ms: int,
+    window_ms: int,
+    initial_all: bool,
+) -> list[T]:
+    """NiFi's ``trackEntities``: which *entities* are new or updated; the cache entry updated.
+
+    Args:
+        cache: the session's map cache (its changes commit with the session).
+        key: the cache key (:func:`cache_key`).
+        entities: everything the listing found (filters applied), in listing order.
+        identify: an entity's identifier, timestamp (ms) and size.
+        listing: a digest of the properties that identify the listing.
+        now_ms: the current time.
+        window_ms: Entity Tracking Time Window.
+        initial_all: Initial Listing Target is All Available.
+
+    Returns:
+        The entities to emit, in listing order.
+    """
+    text = cache.get(key)
+    stored = json.loads(text) if text else None
+    if stored is not None and stored.get("listing") != listing:
+        stored = None  # the listing's configuration changed: NiFi deletes the cache key
+    initial = stored is None
+    tracked: dict[str, dict[str, int]] = dict(stored["entities"]) if stored else {}
+    minimum = -1 if initial and initial_all else now_ms - window_ms
+    emitted = []
+    for entity in entities:
+        identifier, timestamp, size = identify(entity)
+        if timestamp < minimum:
+            continue
+        known = tracked.get(identifier)
+        if known is None or timestamp > known["timestamp"] or size != known["size"]:
+            emitted.append(entity)
+    old = [i for i, e in tracked.items() if e["timestamp"] < minimum]
+    if not emitted and not old and not initial:
+        return []
+    for identifier in old:
+        del tracked[identifier]
+    for entity in emitted:
+        identifier, timestamp, size = identify(entity)
+        tracked[identifier] = {"timestamp": timestamp, "size": size}
+    value = json.dumps({"listing": listing, "entities": tracked}, separators=(",", ":"))
+    if value != text:
+        cache.put(key, value)
+    return emitted
