@@ -29,7 +29,7 @@ from flowcore.records.schema import (
 from flowcore.relationship import SUCCESS
 from flowcore.session.process_session import ProcessSession
 
-__all__ = ["FILE_INFO_SCHEMA", "S3_OBJECT_SCHEMA", "writer_set", "write_listing"]
+__all__ = ["FILE_INFO_SCHEMA", "S3_OBJECT_SCHEMA", "write_listing", "writer_set"]
 
 #: NiFi's FileInfo.getRecordSchema(): ListFile's and ListSFTP's records.
 FILE_INFO_SCHEMA = RecordSchema(
@@ -72,6 +72,7 @@ def write_listing(
     session: ProcessSession,
     writer: PropertyDescriptor,
     schema: RecordSchema,
+    *,
     rows: Sequence[Mapping[str, Any]],
     attributes: Mapping[str, str] | None = None,
 ) -> None:

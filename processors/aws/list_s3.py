@@ -44,6 +44,10 @@ CURRENT_KEY_PREFIX = "key-"
 CONFIGURATION_KEY = "flowcore.listing.configuration"
 #: Objects one work item lists, at most (one FlowFile batch each).
 ITEM_OBJECTS = 10_000
+#: Keys one listing request asks for (S3's MaxKeys; S3 answers at most 1,000): the paginator
+#: follows markers (V1: NextMarker, else the last key), continuation tokens (V2) and version
+#: markers until the listing is complete.
+PAGE_KEYS = 1_000
 
 BY_TIMESTAMPS = AllowableValue(
     "timestamps", "Tracking Timestamps",
@@ -76,8 +80,8 @@ LISTING_STRATEGY = PropertyDescriptor(
     allowable_values=(BY_TIMESTAMPS, BY_ENTITIES, NO_TRACKING), aliases=("listing-strategy",),
 )  # fmt: skip
 RECORD_WRITER = PropertyDescriptor(
-    "Record Writer", description="Specifies the Record Writer to use for creating the listing. If not "
-    "specified, one FlowFile will be created for each entity that is listed. If the Record "
+    "Record Writer", description="Specifies the Record Writer to use for creating the listing. "
+    "If not specified, one FlowFile will be created for each entity that is listed. If the Record "
     "Writer is specified, all entities will be written to a single FlowFile instead of adding "
     "attributes to individual FlowFiles.",
     identifies_service="RecordSetWriterFactory", aliases=("record-writer",),
@@ -263,8 +267,10 @@ class ListS3(SourceProcessor):
         return WorkListing(tuple(items), new_state)
 
     def _configuration(self, context: ProcessContext, bucket: str) -> str:
-        """A digest of NiFi's TRACKING_RESET_PROPERTY_DESCRIPTORS' values (Custom Region aside:
-        flowcore's Region takes any region)."""
+        """A digest of the values of NiFi's TRACKING_RESET_PROPERTY_DESCRIPTORS.
+
+        NiFi's Custom Region has no property here: flowcore's Region takes any region.
+        """
         prefix = context.get_property(PREFIX).evaluate_attribute_expressions().value or ""
         values = [bucket, self._s3.region(context), prefix]
         values.append(context.get_property(LISTING_STRATEGY).value or "")
@@ -279,8 +285,10 @@ class ListS3(SourceProcessor):
         delimiter = context.get_property(DELIMITER).value
         if delimiter:
             args["Delimiter"] = delimiter
+        paging = {"PaginationConfig": {"PageSize": PAGE_KEYS}}
         if context.get_property(USE_VERSIONS).as_boolean():
-            for page in client.get_paginator("list_object_versions").paginate(**args):
+            pages = client.get_paginator("list_object_versions").paginate(**args, **paging)
+            for page in pages:
                 for v in page.get("Versions", ()):
                     yield _entry(v, v.get("VersionId"), bool(v.get("IsLatest")))
             return
@@ -288,7 +296,7 @@ class ListS3(SourceProcessor):
             args["RequestPayer"] = "requester"
         v2 = context.get_property(LIST_TYPE).value == "2"
         paginator = client.get_paginator("list_objects_v2" if v2 else "list_objects")
-        for page in paginator.paginate(**args):
+        for page in paginator.paginate(**args, **paging):
             for o in page.get("Contents", ()):
                 yield _entry(o, None, True)
 
@@ -359,8 +367,9 @@ class ListS3(SourceProcessor):
             session.transfer(flowfile, SUCCESS)
         if records:
             write_listing(
-                context, session, RECORD_WRITER, S3_OBJECT_SCHEMA, rows, {"s3.region": region}
-            )
+                context, session, RECORD_WRITER, S3_OBJECT_SCHEMA, rows=rows,
+                attributes={"s3.region": region},
+            )  # fmt: skip
 
     def _untracked(
         self,

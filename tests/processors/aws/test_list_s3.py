@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
+from flowcore.services import MapCacheService
 from flowcore.testing import TestRunner
+from processors.aws import list_s3
 from processors.aws.list_s3 import ListS3
 from tests.processors.aws.s3_server import REGION, configure
 
@@ -94,8 +97,6 @@ def test_tracking_entities_needs_a_state_cache() -> None:
 
 def test_missing_bucket_raises_a_clear_error(s3_endpoint: str) -> None:
     """A bucket that does not exist: the listing fails naming S3's NoSuchBucket."""
-    import pytest
-
     runner = _runner(s3_endpoint, Bucket="no-such-bucket-list")
     with pytest.raises(Exception, match="NoSuchBucket"):
         runner.run()
@@ -192,3 +193,162 @@ def test_list_with_records(s3_endpoint: str, s3: Any, bucket: str) -> None:
     runner.run()
     runner.assert_all_flowfiles_transferred("success", 1)
     runner.flowfiles_for("success")[0].assert_attribute_equals("record.count", "3")
+
+
+def test_list_with_records_has_nifi_schema(s3_endpoint: str, s3: Any, bucket: str) -> None:
+    """NiFi's testListWithRecords: the records carry RecordObjectWriter's fields, in order,
+    with s3.region and the writer's mime.type."""
+    from processors.record_services.json import JsonRecordSetWriter
+
+    _three(s3, bucket)
+    runner = _runner(s3_endpoint, Bucket=bucket)
+    runner.add_service(JsonRecordSetWriter("writer"))
+    runner.set_property("Record Writer", "writer")
+    runner.run()
+    out = runner.flowfiles_for("success")[0]
+    out.assert_attribute_equals("s3.region", REGION)
+    out.assert_attribute_equals("mime.type", "application/json")
+    records = json.loads(out.content)
+    assert [r["key"] for r in records] == ["a", "b/c", "d/e"]
+    assert list(records[0]) == [
+        "key", "bucket", "owner", "etag", "lastModified", "size", "storageClass", "latest",
+        "versionId", "tags", "userMetadata",
+    ]  # fmt: skip
+    assert records[0]["bucket"] == bucket
+    assert records[0]["size"] == 5
+    assert records[0]["latest"] is True
+    assert records[0]["versionId"] is None
+    runner.clear_transfer_state()
+    runner.run()
+    runner.assert_transfer_count("success", 0)  # state committed with the records
+
+
+def test_records_with_tags_and_user_metadata(s3_endpoint: str, s3: Any, bucket: str) -> None:
+    """Write Object Tags / Write User Metadata fill the records' tags and userMetadata maps."""
+    from processors.record_services.json import JsonRecordSetWriter
+
+    s3.put_object(Bucket=bucket, Key="t", Body=b"1", Tagging="k=v", Metadata={"m": "x"})
+    runner = _runner(
+        s3_endpoint, Bucket=bucket, **{"Write Object Tags": "true", "Write User Metadata": "true"}
+    )
+    runner.add_service(JsonRecordSetWriter("writer"))
+    runner.set_property("Record Writer", "writer")
+    runner.run()
+    (record,) = json.loads(runner.flowfiles_for("success")[0].content)
+    assert record["tags"] == {"k": "v"}
+    assert record["userMetadata"] == {"m": "x"}
+
+
+@pytest.mark.parametrize("name", ["Bucket", "Region"])
+def test_reset_timestamp_tracking_when_bucket_or_region_modified(
+    s3_endpoint: str, s3: Any, bucket: str, name: str
+) -> None:
+    """NiFi's testResetTimestampTrackingWhen{Bucket,Region}Modified: the state recorded for
+    another listing is dropped (flowcore keeps state across runs, NiFi clears it on change)."""
+    _three(s3, bucket)
+    other = f"{bucket}-other"
+    s3.create_bucket(Bucket=other)
+    s3.put_object(Bucket=other, Key="b/x", Body=b"1")
+    runner = _runner(s3_endpoint, Bucket=bucket, Prefix="b/")
+    runner.run()
+    runner.set_state({**runner.get_state().values, "currentTimestamp": str(2**42)})
+    runner.clear_transfer_state()
+    runner.run()
+    runner.assert_transfer_count("success", 0)
+    runner.set_property(name, other if name == "Bucket" else "eu-central-1")
+    runner.run()
+    expected = "b/x" if name == "Bucket" else "b/c"
+    assert [f.attributes["filename"] for f in runner.flowfiles_for("success")] == [expected]
+
+
+def test_reset_timestamp_tracking_when_strategy_modified(
+    s3_endpoint: str, s3: Any, bucket: str
+) -> None:
+    """NiFi's testResetTimestampTrackingWhenStrategyModified: No Tracking clears the state."""
+    _three(s3, bucket)
+    runner = _runner(s3_endpoint, Bucket=bucket)
+    runner.run()
+    assert "currentTimestamp" in runner.get_state().values
+    runner.set_property("Listing Strategy", "none")
+    runner.run()
+    assert dict(runner.get_state().values) == {}
+
+
+def _tracking(endpoint: str, bucket: str, **more: str) -> tuple[TestRunner, Any]:
+    runner = _runner(endpoint, Bucket=bucket, **{"Listing Strategy": "entities"}, **more)
+    cache = runner.add_service(MapCacheService("listed"))
+    runner.set_property("Entity Tracking State Cache", "listed")
+    return runner, cache
+
+
+def test_tracking_entities_lists_new_and_changed_objects(
+    s3_endpoint: str, s3: Any, bucket: str
+) -> None:
+    """Tracking Entities: each object once; again when its size changes, even at an older
+    time than the newest listed (what Tracking Timestamps misses)."""
+    _three(s3, bucket)
+    runner, cache = _tracking(s3_endpoint, bucket)
+    runner.run()
+    assert sorted(f.attributes["filename"] for f in runner.flowfiles_for("success")) == [
+        "a", "b/c", "d/e",
+    ]  # fmt: skip
+    (key,) = cache.to_state()
+    assert key.startswith("ListedEntities::")
+    tracked = json.loads(cache.get(key))["entities"]
+    assert tracked["a_null"]["size"] == 5
+    runner.clear_transfer_state()
+    runner.run()
+    runner.assert_transfer_count("success", 0)
+    s3.put_object(Bucket=bucket, Key="b/c", Body=b"123456789")
+    runner.run()
+    assert [f.attributes["filename"] for f in runner.flowfiles_for("success")] == ["b/c"]
+
+
+def test_reset_entity_tracking_when_prefix_modified(s3_endpoint: str, s3: Any, bucket: str) -> None:
+    """NiFi's testResetEntityTrackingWhenPrefixModified: a new Prefix forgets the tracked
+    entities (NiFi removes the cache key)."""
+    _three(s3, bucket)
+    runner, cache = _tracking(s3_endpoint, bucket)
+    runner.run()
+    runner.set_property("Prefix", "d/")
+    runner.clear_transfer_state()
+    runner.run()
+    assert [f.attributes["filename"] for f in runner.flowfiles_for("success")] == ["d/e"]
+    (value,) = cache.to_state().values()
+    assert list(json.loads(value.split(" ", 4)[4])["entities"]) == ["d/e_null"]
+
+
+def test_tracking_entities_with_records(s3_endpoint: str, s3: Any, bucket: str) -> None:
+    """Tracking Entities with a Record Writer: one FlowFile of the new objects' records."""
+    from processors.record_services.json import JsonRecordSetWriter
+
+    _three(s3, bucket)
+    runner, _ = _tracking(s3_endpoint, bucket)
+    runner.add_service(JsonRecordSetWriter("writer"))
+    runner.set_property("Record Writer", "writer")
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    runner.flowfiles_for("success")[0].assert_attribute_equals("record.count", "3")
+    s3.put_object(Bucket=bucket, Key="f", Body=b"1")
+    runner.clear_transfer_state()
+    runner.run()
+    assert [r["key"] for r in json.loads(runner.flowfiles_for("success")[0].content)] == ["f"]
+
+
+@pytest.mark.parametrize(
+    "more",
+    [{}, {"Delimiter": "/"}, {"List Type": "2"}, {"Use Versions": "true"}],
+    ids=["v1", "v1-delimiter", "v2", "versions"],
+)
+def test_pagination_lists_every_page(
+    s3_endpoint: str, s3: Any, bucket: str, monkeypatch: pytest.MonkeyPatch, more: dict[str, str]
+) -> None:
+    """NiFi's testListV1Pagination*: pages of 2 keys (markers, continuation tokens, version
+    markers followed) list all 5 objects."""
+    monkeypatch.setattr(list_s3, "PAGE_KEYS", 2)
+    for i in range(5):
+        s3.put_object(Bucket=bucket, Key=f"key-{i:04}", Body=b"1")
+    runner = _runner(s3_endpoint, Bucket=bucket, **more)
+    runner.run()
+    names = sorted(f.attributes["filename"] for f in runner.flowfiles_for("success"))
+    assert names == [f"key-{i:04}" for i in range(5)]
