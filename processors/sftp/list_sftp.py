@@ -3,11 +3,19 @@
 NiFi's listing by tracked timestamps (``listing.timestamp``, ``processed.timestamp``, ``id.N``;
 processors._listing) runs where sources list (the driver); its state commits with the listed
 FlowFiles in the write-ahead log transaction, so each remote file enters the flow once across
-runs, crashes and restarts (again only when modified later).
+runs, crashes and restarts (again only when modified later). Beside NiFi's keys the state holds
+``flowcore.listing.configuration``, a digest of Hostname and Remote Path (NiFi's
+ListFileTransfer.isListingResetNecessary): a listing whose digest differs starts over, as NiFi
+clears its state when one is modified.
+
+Tracking Entities keeps NiFi's ListedEntityTracker map in a map cache, changed in the session
+that commits the FlowFiles (processors._entity_tracking). With a Record Writer a listing is one
+FlowFile of NiFi's FileInfo records (processors._listing_records).
 """
 
 from __future__ import annotations
 
+import hashlib
 import posixpath
 import re
 import stat
@@ -27,15 +35,17 @@ from flowcore.validators import (
     TIME_PERIOD_VALIDATOR,
     ValidationResult,
 )
+from processors import _entity_tracking as tracking
 from processors._listing import Entry, ListingState, track_timestamps
+from processors._listing_records import FILE_INFO_SCHEMA, write_listing, writer_set
 from processors.sftp import _sftp
 
 __all__ = ["ListSFTP"]
 
 BY_TIMESTAMPS = AllowableValue("timestamps", "Tracking Timestamps", "Tracks the latest "
                                "timestamp of listed entities")  # fmt: skip
-BY_ENTITIES = AllowableValue("entities", "Tracking Entities", "Needs a distributed map cache: "
-                             "not available in flowcore")  # fmt: skip
+BY_ENTITIES = AllowableValue("entities", "Tracking Entities", "Tracks the listed entities "
+                             "within the 'Entity Tracking Time Window' in a map cache")  # fmt: skip
 NO_TRACKING = AllowableValue("none", "No Tracking", "Lists every entity each time")
 LISTING_STRATEGY = PropertyDescriptor(
     "Listing Strategy", required=True, default="timestamps",
@@ -76,6 +86,15 @@ MIN_SIZE = PropertyDescriptor(
     "Minimum File Size", required=True, default="0 B", validators=(DATA_SIZE_VALIDATOR,),
 )  # fmt: skip
 MAX_SIZE = PropertyDescriptor("Maximum File Size", validators=(DATA_SIZE_VALIDATOR,))
+RECORD_WRITER = PropertyDescriptor(
+    "Record Writer", description="Specifies the Record Writer to use for creating the listing. "
+    "If not specified, one FlowFile will be created for each entity that is listed. If the "
+    "Record Writer is specified, all entities will be written to a single FlowFile instead of "
+    "adding attributes to individual FlowFiles.", identifies_service="RecordSetWriterFactory",
+    aliases=("record-writer",),
+)  # fmt: skip
+#: flowcore's state key beside NiFi's: a digest of the properties whose change starts over.
+CONFIGURATION_KEY = "flowcore.listing.configuration"
 
 
 class ListSFTP(SourceProcessor):
@@ -84,12 +103,16 @@ class ListSFTP(SourceProcessor):
     Attributes: ``sftp.remote.host``, ``sftp.remote.port``, ``sftp.listing.user``,
     ``file.owner``, ``file.group``, ``file.permissions``, ``file.size``,
     ``file.lastModifiedTime``, ``filename``, ``path``: FetchSFTP's defaults read them back.
-    Tracking Entities and a Record Writer are refused.
+    With a Record Writer one FlowFile per listing holds NiFi's FileInfo records (filename,
+    path, directory, size, lastModified, permissions, owner, group) with ``record.count`` and
+    ``mime.type``.
     """
 
     property_descriptors: ClassVar = (
-        LISTING_STRATEGY, *_sftp.CONNECTION, REMOTE_PATH, RECURSIVE, FILE_FILTER, PATH_FILTER,
-        IGNORE_DOTTED, *_sftp.TIMEOUTS, PRECISION, MIN_AGE, MAX_AGE, MIN_SIZE, MAX_SIZE,
+        LISTING_STRATEGY, *_sftp.CONNECTION, REMOTE_PATH, RECORD_WRITER, RECURSIVE, FILE_FILTER,
+        PATH_FILTER, IGNORE_DOTTED, *_sftp.TIMEOUTS, PRECISION, tracking.TRACKING_STATE_CACHE,
+        tracking.TRACKING_TIME_WINDOW, tracking.INITIAL_LISTING_TARGET, MIN_AGE, MAX_AGE,
+        MIN_SIZE, MAX_SIZE,
     )  # fmt: skip
     relationships: ClassVar = (SUCCESS,)
     tags: ClassVar = ("list", "sftp", "remote", "ingest", "source", "input", "files")
@@ -101,29 +124,33 @@ class ListSFTP(SourceProcessor):
 
     @property
     def unbounded(self) -> bool:  # type: ignore[override]
-        """No Tracking never runs out: a batch run lists once."""
-        return self.effective_value(LISTING_STRATEGY) == NO_TRACKING.value
+        """No Tracking and Tracking Entities never run out: a batch run lists once."""
+        return self.effective_value(LISTING_STRATEGY) != BY_TIMESTAMPS.value
 
     def custom_validate(self, values: Mapping[str, str | None]) -> list[ValidationResult]:
-        """Refuse Tracking Entities (no distributed map cache here)."""
+        """Tracking Entities needs Entity Tracking State Cache (NiFi's check)."""
         if values.get(LISTING_STRATEGY.name) == BY_ENTITIES.value:
-            return [
-                ValidationResult(
-                    "Listing Strategy", BY_ENTITIES.display_name, False,
-                    "Tracking Entities needs a distributed map cache, which flowcore has not; "
-                    "use Tracking Timestamps (exactly once here) or No Tracking",
-                )
-            ]  # fmt: skip
+            return tracking.validate(values)
         return []
 
     def list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
-        """List the remote directory; the new files in one work item with the state after."""
+        """List the remote directory; the new files in one work item with the state after.
+
+        Tracking Entities hands out every file: the task decides against the map cache.
+        """
         with _sftp.connect(context) as connection:
             entries = list(self._entries(context, connection))
             host, port, user = connection.host, connection.port, connection.user
-        payload = {"host": host, "port": port, "user": user}
-        if context.get_property(LISTING_STRATEGY).value != BY_TIMESTAMPS.value:
+        payload: dict[str, Any] = {"host": host, "port": port, "user": user}
+        strategy = context.get_property(LISTING_STRATEGY).value
+        configuration = self._configuration(context)
+        if strategy == BY_ENTITIES.value:
+            payload["listing"] = configuration
+            payload["now"] = int(time.time() * 1000)  # each listing's item its own key
+        if strategy != BY_TIMESTAMPS.value:
             return self._listing(entries, payload, state)
+        if state.get(CONFIGURATION_KEY) not in (None, configuration):
+            state = {}  # another host or directory: NiFi clears the state on the change
         precision = context.get_property(PRECISION).value or "auto-detect"
         now = int(time.time() * 1000)
         decision = track_timestamps(
@@ -136,7 +163,16 @@ class ListSFTP(SourceProcessor):
             time.sleep(decision.retry_after_ms / 1000)  # the held-back files, once the lag passed
             return self.list_work(context, state)
         new_state = decision.state.values() if decision.state is not None else state
+        new_state = {**new_state, CONFIGURATION_KEY: configuration}
         return self._listing(list(decision.entries), payload, new_state)
+
+    @staticmethod
+    def _configuration(context: ProcessContext) -> str:
+        """A digest of Hostname and Remote Path (NiFi's isListingResetNecessary)."""
+        host = context.get_property(_sftp.HOSTNAME).evaluate_attribute_expressions().value
+        path = context.get_property(REMOTE_PATH).evaluate_attribute_expressions().value
+        text = f"{host or ''}\0{path or '.'}"
+        return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
     @staticmethod
     def _listing(
@@ -145,8 +181,9 @@ class ListSFTP(SourceProcessor):
         if not entries:
             return WorkListing((), state)
         first = entries[0]
+        suffix = f"#{payload['now']}" if "now" in payload else ""
         item = WorkItem(
-            f"{first.identifier}@{first.timestamp}+{len(entries)}",
+            f"{first.identifier}@{first.timestamp}+{len(entries)}{suffix}",
             {**payload, "files": tuple(e.item for e in entries)},
             flowfiles=len(entries),
         )
@@ -204,10 +241,20 @@ class ListSFTP(SourceProcessor):
         return dict(committed)
 
     def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
-        """One FlowFile per listed file, with NiFi's attributes (CREATE events)."""
-        del context
+        """One FlowFile per listed file with NiFi's attributes, or one of records.
+
+        Under Tracking Entities only the files the map cache does not know (or knows older or
+        of another size) are emitted; the cache entry changes in this session.
+        """
         host, port, user = item.payload["host"], item.payload["port"], item.payload["user"]
-        for directory, name, size, modified, mode, uid, gid in item.payload["files"]:
+        files = list(item.payload["files"])
+        if "listing" in item.payload:
+            files = _untracked(context, session, item.payload["listing"], files)
+        if writer_set(context, RECORD_WRITER):
+            rows = [_record(f) for f in files]
+            write_listing(context, session, RECORD_WRITER, FILE_INFO_SCHEMA, rows=rows)
+            return
+        for directory, name, size, modified, mode, uid, gid in files:
             when = datetime.fromtimestamp(modified / 1000, tz=UTC)
             attributes = {
                 "sftp.remote.host": host,
@@ -223,3 +270,37 @@ class ListSFTP(SourceProcessor):
             }
             flowfile = session.put_all_attributes(session.create(), attributes)
             session.transfer(flowfile, SUCCESS)
+
+
+def _untracked(
+    context: ProcessContext, session: ProcessSession, listing: str, files: Sequence[Any]
+) -> list[Any]:
+    """NiFi's ListedEntityTracker: the files new or changed since the cache's entry."""
+    cache = session.map_cache(context.get_property(tracking.TRACKING_STATE_CACHE).value or "")
+    window = context.get_property(tracking.TRACKING_TIME_WINDOW)
+    target = context.get_property(tracking.INITIAL_LISTING_TARGET).value
+    return tracking.track_entities(
+        cache,
+        tracking.cache_key(context.name),
+        files,
+        identify=lambda f: (posixpath.join(f[0], f[1]), f[3], f[2]),
+        listing=listing,
+        now_ms=int(time.time() * 1000),
+        window_ms=int(window.evaluate_attribute_expressions().as_time_period("ms") or 0),
+        initial_all=target != tracking.INITIAL_WINDOW.value,
+    )
+
+
+def _record(listed: Sequence[Any]) -> dict[str, Any]:
+    """One listed file as NiFi's FileInfo.toRecord() writes it (path: the file's directory)."""
+    directory, name, size, modified, mode, uid, gid = listed
+    return {
+        "filename": name,
+        "path": directory,
+        "directory": False,
+        "size": size,
+        "lastModified": modified,
+        "permissions": stat.filemode(mode)[1:],
+        "owner": None if uid is None else str(uid),
+        "group": None if gid is None else str(gid),
+    }

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import os
 import time
 from pathlib import Path
 
+import pytest
+
+from flowcore.services import MapCacheService
 from flowcore.testing import TestRunner
 from processors.sftp.list_sftp import ListSFTP
 from tests.processors.sftp.sftp_server import USER, SftpServer, configure
@@ -109,3 +115,101 @@ def test_path_filter_regex(sftp_server: SftpServer, remote: Path) -> None:
     )
     runner.run()
     assert [f.attributes["filename"] for f in runner.flowfiles_for("success")] == ["keep.txt"]
+
+
+def _three(remote: Path) -> TestRunner:
+    for name in ("1.txt", "2.txt", "3.txt"):
+        _old(remote / name, name.encode())
+    return TestRunner(ListSFTP())
+
+
+def _with_writer(runner: TestRunner) -> None:
+    from processors.record_services.csv import CSVRecordSetWriter
+
+    runner.add_service(CSVRecordSetWriter("csv-record-writer"))
+    runner.set_property("Record Writer", "csv-record-writer")
+
+
+@pytest.mark.parametrize(
+    ("strategy", "flowfiles"), [("timestamps", 1), ("none", 2), ("entities", 1)]
+)
+def test_run_with_record_writer(
+    sftp_server: SftpServer, remote: Path, strategy: str, flowfiles: int
+) -> None:
+    """NiFi's testRunWithRecordWriter{,NoTracking,ByTimestamps,ByEntities}: two runs make one
+    FlowFile of records (two without tracking), with mime.type and record.count."""
+    runner = _three(remote)
+    configure(runner, sftp_server, **{"Remote Path": f"/{remote.name}"})
+    _with_writer(runner)
+    runner.set_property("Listing Strategy", strategy)
+    if strategy == "entities":
+        runner.add_service(MapCacheService("dmc"))
+        runner.set_property("Entity Tracking State Cache", "dmc")
+    runner.run(2)
+    runner.assert_transfer_count("success", flowfiles)
+    out = runner.flowfiles_for("success")[0]
+    out.assert_attribute_equals("mime.type", "text/csv")
+    out.assert_attribute_equals("record.count", "3")
+
+
+def test_records_have_file_info_schema(sftp_server: SftpServer, remote: Path) -> None:
+    """The records are NiFi's FileInfo: filename, path (the directory), directory, size,
+    lastModified, permissions, owner, group."""
+    runner = _three(remote)
+    configure(runner, sftp_server, **{"Remote Path": f"/{remote.name}"})
+    _with_writer(runner)
+    runner.run()
+    rows = list(csv.DictReader(io.StringIO(runner.flowfiles_for("success")[0].content.decode())))
+    assert list(rows[0]) == [
+        "filename", "path", "directory", "size", "lastModified", "permissions", "owner", "group",
+    ]  # fmt: skip
+    assert sorted(r["filename"] for r in rows) == ["1.txt", "2.txt", "3.txt"]
+    assert {r["path"] for r in rows} == {f"/{remote.name}"}
+    assert {r["directory"] for r in rows} == {"false"}
+    assert {r["size"] for r in rows} == {"5"}
+    assert rows[0]["permissions"].startswith("rw")
+
+
+def test_files_with_restart(sftp_server: SftpServer, remote: Path) -> None:
+    """NiFi's testFilesWithRestart: Tracking Entities keeps its entities in the map cache, so a
+    new processor on the same cache lists nothing again; a changed file is listed again."""
+    runner = _three(remote)
+    configure(runner, sftp_server, **{"Remote Path": f"/{remote.name}"})
+    runner.set_property("Listing Strategy", "entities")
+    cache = runner.add_service(MapCacheService("dmc"))
+    runner.set_property("Entity Tracking State Cache", "dmc")
+    runner.run(2)
+    runner.assert_transfer_count("success", 3)
+    (key,) = cache.to_state()
+    tracked = json.loads(cache.get(key) or "")["entities"]
+    assert sorted(tracked) == [f"/{remote.name}/{n}" for n in ("1.txt", "2.txt", "3.txt")]
+    _old(remote / "2.txt", b"changed", age=200)  # older than before, but another size
+    runner.clear_transfer_state()
+    runner.run()
+    assert [f.attributes["filename"] for f in runner.flowfiles_for("success")] == ["2.txt"]
+
+
+def test_tracking_entities_needs_a_state_cache(sftp_server: SftpServer) -> None:
+    """Tracking Entities without Entity Tracking State Cache: invalid, naming the property."""
+    runner = TestRunner(ListSFTP())
+    configure(runner, sftp_server, **{"Listing Strategy": "entities"})
+    problems = [p.explanation for p in runner.processor.validate() if not p.valid]
+    assert any("'Entity Tracking State Cache' is required" in p for p in problems)
+
+
+def test_listing_resets_when_remote_path_changes(sftp_server: SftpServer, remote: Path) -> None:
+    """NiFi's isListingResetNecessary (Hostname, Remote Path): another Remote Path lists from
+    scratch, past a state whose timestamp is newer than its files."""
+    (remote / "x").mkdir()
+    (remote / "y").mkdir()
+    _old(remote / "x" / "a.txt", b"a", age=300)
+    _old(remote / "y" / "b.txt", b"b", age=300)
+    runner = TestRunner(ListSFTP())
+    configure(runner, sftp_server, **{"Remote Path": f"/{remote.name}/x"})
+    runner.run()
+    _old(remote / "x" / "new.txt", b"n", age=60)
+    runner.run()
+    assert len(runner.flowfiles_for("success")) == 2
+    runner.set_property("Remote Path", f"/{remote.name}/y")
+    runner.run()
+    assert runner.flowfiles_for("success")[-1].attributes["filename"] == "b.txt"
