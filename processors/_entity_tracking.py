@@ -95,13 +95,15 @@ NODE_IDENTIFIER = PropertyDescriptor(
 )
 
 
-def validate(values: Mapping[str, str | None]) -> list[ValidationResult]:
-    """NiFi's checks for Tracking Entities: a state cache is required."""
-    if values.get(TRACKING_STATE_CACHE.name):
+def validate(
+    values: Mapping[str, str | None], cache: PropertyDescriptor = TRACKING_STATE_CACHE
+) -> list[ValidationResult]:
+    """NiFi's checks for Tracking Entities: a state cache (*cache*, the lister's) is required."""
+    if values.get(cache.name):
         return []
     return [
         ValidationResult(
-            TRACKING_STATE_CACHE.display_name,
+            cache.display_name,
             None,
             False,
             f"'{TRACKING_STATE_CACHE.display_name}' is required to use 'Tracking Entities' "

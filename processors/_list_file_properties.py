@@ -26,7 +26,7 @@ __all__ = [
     "TIMESTAMP_PRECISION",
 ]
 
-_ENTITIES_NOTE = "Used by 'Tracking Entities' strategy (which flowcore refuses)."
+_ENTITIES_NOTE = "Used by 'Tracking Entities' strategy."
 
 BY_TIMESTAMPS = AllowableValue(
     "timestamps",
@@ -40,8 +40,9 @@ BY_ENTITIES = AllowableValue(
     "entities",
     "Tracking Entities",
     "This strategy tracks information of all the listed entities within the latest 'Entity "
-    "Tracking Time Window' to determine new/updated entities. Needs a DistributedMapCache "
-    "controller service: not available in flowcore.",
+    "Tracking Time Window' to determine new/updated entities. This strategy can pick entities "
+    "having old timestamp that can be missed with 'Tracking Timestamps'. flowcore keeps them in "
+    "a MapCacheService, written with the listed FlowFiles.",
 )
 NO_TRACKING = AllowableValue(
     "none",
@@ -76,9 +77,12 @@ RECURSE = PropertyDescriptor(
 RECORD_WRITER = PropertyDescriptor(
     "Record Writer",
     name="record-writer",
-    description="Specifies the Record Writer to use for creating the listing. flowcore has no "
-    "record writers: leave it unset (one FlowFile per listed file).",
+    description="Specifies the Record Writer to use for creating the listing. If not specified, "
+    "one FlowFile will be created for each entity that is listed. If the Record Writer is "
+    "specified, all entities will be written to a single FlowFile instead of adding attributes "
+    "to individual FlowFiles.",
     required=False,
+    identifies_service="RecordSetWriterFactory",
 )
 DIRECTORY_LOCATION = PropertyDescriptor(
     "Input Directory Location",
@@ -161,8 +165,11 @@ TIMESTAMP_PRECISION = PropertyDescriptor(
 TRACKING_STATE_CACHE = PropertyDescriptor(
     "Entity Tracking State Cache",
     name="et-state-cache",
-    description=f"Listed entities are stored in the specified cache storage. {_ENTITIES_NOTE}",
+    description="Listed entities are stored in the specified cache storage so that this "
+    "processor can resume listing across restarts. Cache key format is "
+    f"'ListedEntities::{{processorId}}(::{{nodeId}})'. {_ENTITIES_NOTE}",
     required=False,
+    identifies_service="DistributedMapCacheClient",
 )
 TRACKING_TIME_WINDOW = PropertyDescriptor(
     "Entity Tracking Time Window",

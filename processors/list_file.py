@@ -20,9 +20,11 @@ from flowcore.processor_kinds import PendingWork, SourceProcessor, WorkItem, Wor
 from flowcore.relationship import SUCCESS
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import ValidationResult
+from processors import _entity_tracking as tracking
 from processors._file_attributes import FileSelection, file_attributes, key_path, path_key
 from processors._list_file_properties import BY_ENTITIES, BY_TIMESTAMPS, NO_TRACKING
 from processors._listing import Entry, ListingState, state_after, track_timestamps
+from processors._listing_records import FILE_INFO_SCHEMA, write_listing, writer_set
 
 __all__ = ["ListFile"]
 
@@ -89,8 +91,11 @@ class ListFile(SourceProcessor):
     held back until the listing lag of the timestamp precision has passed (100 ms for
     milliseconds), as NiFi does, so that a file written in the same instant is not missed; a
     batch run waits that long rather than end without them. ``No Tracking`` lists every file
-    each time (once in a batch run). ``Tracking Entities`` needs a distributed map cache
-    (a controller service): refused. Record Writer is refused (no record writers here).
+    each time (once in a batch run). ``Tracking Entities`` keeps NiFi's ListedEntityTracker
+    map in the MapCacheService Entity Tracking State Cache names, changed in the session that
+    commits the FlowFiles (processors._entity_tracking): a file is listed when it is new, newer
+    or of another size (once in a batch run). With a Record Writer each part of a listing is
+    one FlowFile of NiFi's FileInfo records (``record.count``, ``mime.type``).
 
     A listing is handed out in work items of up to 10,000 files, each read as one FlowFile
     batch where the flow allows (no object per file), the state after each part committed
@@ -144,34 +149,18 @@ class ListFile(SourceProcessor):
 
     @property
     def unbounded(self) -> bool:  # type: ignore[override]
-        """No Tracking never runs out: a batch run lists once (``unbounded_source_batches``)."""
-        return self.effective_value(self.LISTING_STRATEGY) == NO_TRACKING.value
+        """No Tracking and Tracking Entities never run out: a batch run lists once.
+
+        (``unbounded_source_batches`` times.)
+        """
+        strategy = self.effective_value(self.LISTING_STRATEGY)
+        return strategy in {NO_TRACKING.value, BY_ENTITIES.value}
 
     def custom_validate(self, values: Mapping[str, str | None]) -> list[ValidationResult]:
-        """Refuse what flowcore cannot do: Tracking Entities, a Record Writer."""
-        problems = []
-        strategy = self.LISTING_STRATEGY
-        if values.get(strategy.name) == BY_ENTITIES.value:
-            problems.append(
-                ValidationResult(
-                    strategy.display_name,
-                    BY_ENTITIES.display_name,
-                    False,
-                    "Tracking Entities keeps its entities in a distributed map cache (a "
-                    "controller service), which flowcore has not; use Tracking Timestamps "
-                    "(exactly once here) or No Tracking",
-                )
-            )
-        if values.get(self.RECORD_WRITER.name):
-            problems.append(
-                ValidationResult(
-                    self.RECORD_WRITER.display_name,
-                    values.get(self.RECORD_WRITER.name),
-                    False,
-                    "flowcore has no record writers; leave it unset to list one FlowFile per file",
-                )
-            )
-        return problems
+        """Tracking Entities needs Entity Tracking State Cache (NiFi's check)."""
+        if values.get(self.LISTING_STRATEGY.name) == BY_ENTITIES.value:
+            return tracking.validate(values, props.TRACKING_STATE_CACHE)
+        return []
 
     # --- the driver's side -------------------------------------------------------------------
 
@@ -218,9 +207,12 @@ class ListFile(SourceProcessor):
         entries = list(self._entries(context, root, now))
         self._warn_if_slow(context, root, time.monotonic() - started)
         strategy = context.get_property(self.LISTING_STRATEGY).value
-        if strategy != BY_TIMESTAMPS.value:  # No Tracking: everything, every time, no state
+        if strategy != BY_TIMESTAMPS.value:  # everything, every time, no state
             entries.sort(key=lambda e: e.timestamp)
-            self._hand_out(context, root, entries, ListingState(), {})
+            tracked = None
+            if strategy == BY_ENTITIES.value:  # the task picks what is new (read_work)
+                tracked = {"listing": self._configuration(context), "now": now}
+            self._hand_out(context, root, entries, ListingState(), {}, tracked=tracked)
             return 0, ({} if state else None)
         configuration = self._configuration(context)
         same = state.get(CONFIGURATION_KEY) in (None, configuration)
@@ -263,8 +255,13 @@ class ListFile(SourceProcessor):
         entries: Sequence[Entry[tuple[Path, os.stat_result]]],
         before: ListingState,
         final: Mapping[str, str] | None,
+        *,
+        tracked: Mapping[str, Any] | None = None,
     ) -> None:
-        """Cut *entries* into work items, each with the state once it is handed out."""
+        """Cut *entries* into work items, each with the state once it is handed out.
+
+        *tracked* (Tracking Entities: the listing's identity and time) goes into each item.
+        """
         include = bool(context.get_property(self.INCLUDE_FILE_ATTRIBUTES).as_boolean())
         for start in range(0, len(entries), ITEM_FILES):
             part = entries[start : start + ITEM_FILES]
@@ -275,15 +272,17 @@ class ListFile(SourceProcessor):
                 after = state_after(entries[: start + len(part)], before).values()
                 values = {**after, CONFIGURATION_KEY: self._configuration(context)}
             first = part[0]
+            suffix = f"#{tracked['now']}" if tracked else ""
             item = WorkItem(
-                f"{first.identifier}@{first.timestamp}+{len(part)}",
+                f"{first.identifier}@{first.timestamp}+{len(part)}{suffix}",
                 {
                     "root": str(root),
                     "include": include,
                     "files": tuple(_listed(*e.item) for e in part),
+                    **(tracked or {}),
                 },
                 flowfiles=len(part),
-                batched=True,
+                batched=tracked is None,
             )
             self._handouts.append(_Handout(item, {} if values is None else values))
 
@@ -327,11 +326,47 @@ class ListFile(SourceProcessor):
     # --- the task's side ---------------------------------------------------------------------
 
     def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
-        """One FlowFile per listed file, with its attributes (CREATE events by the session)."""
-        del context
+        """One FlowFile per listed file, with its attributes (CREATE events by the session).
+
+        Under Tracking Entities only the files the map cache does not know (or knows older or
+        of another size) are emitted; with a Record Writer they are one FlowFile of records.
+        """
+        if "listing" in item.payload:
+            files = self._untracked(context, session, item.payload["listing"], item)
+            item = attrs.evolve(item, payload={**item.payload, "files": tuple(files)})
+        if writer_set(context, self.RECORD_WRITER):
+            rows = [_record(f) for f in item.payload.get("files", ())]
+            write_listing(context, session, self.RECORD_WRITER, FILE_INFO_SCHEMA, rows=rows)
+            return
         for attributes in _attributes_of(item):
             flowfile = session.put_all_attributes(session.create(), attributes)
             session.transfer(flowfile, SUCCESS)
+
+    def _untracked(
+        self, context: ProcessContext, session: ProcessSession, listing: str, item: WorkItem
+    ) -> list[tuple[Any, ...]]:
+        """NiFi's ListedEntityTracker: the item's files new or changed since the cache's entry.
+
+        The key is NiFi's, with the node identifier when the state is local (Input Directory
+        Location 'Local', as NiFi's Scope.LOCAL).
+        """
+        cache = session.map_cache(context.get_property(props.TRACKING_STATE_CACHE).value or "")
+        node = None
+        if context.get_property(props.DIRECTORY_LOCATION).value == "Local":
+            node = context.get_property(props.NODE_IDENTIFIER).evaluate_attribute_expressions()
+            node = node.value
+        window = context.get_property(props.TRACKING_TIME_WINDOW)
+        target = context.get_property(props.INITIAL_LISTING_TARGET).value
+        return tracking.track_entities(
+            cache,
+            tracking.cache_key(context.name, node),
+            item.payload.get("files", ()),
+            identify=lambda f: (str(key_path(f[0])), int(f[2] * 1000), f[1]),
+            listing=listing,
+            now_ms=context.now(),
+            window_ms=int(window.evaluate_attribute_expressions().as_time_period("ms") or 0),
+            initial_all=target != tracking.INITIAL_WINDOW.value,
+        )
 
     def read_work_batches(
         self, context: ProcessContext, items: Sequence[WorkItem], maker: BatchMaker
@@ -341,8 +376,9 @@ class ListFile(SourceProcessor):
         Given several items (a task's parts of a listing), it declines, and the engine hands
         them over one by one.
         """
-        del context
-        if len(items) != 1:
+        if len(items) != 1 or writer_set(context, self.RECORD_WRITER):
+            return None
+        if "listing" in items[0].payload:  # Tracking Entities: the session's map cache decides
             return None
         rows = list(_attributes_of(items[0]))
         if not rows:
@@ -351,6 +387,24 @@ class ListFile(SourceProcessor):
         batch = maker.create(len(rows), {}, None)
         columns = {name: column_of([row.get(name) for row in rows]) for name in names}
         return [(SUCCESS.name, batch.with_columns(columns))]
+
+
+def _record(listed: Sequence[Any]) -> dict[str, Any]:
+    """One listed file as NiFi's ListFile FileInfo.toRecord() writes it.
+
+    NiFi's ListFile gives its FileInfo no permissions, owner or group: they stay null.
+    """
+    path = key_path(listed[0])
+    return {
+        "filename": path.name,
+        "path": str(path.parent),
+        "directory": False,
+        "size": listed[1],
+        "lastModified": int(listed[2] * 1000),
+        "permissions": None,
+        "owner": None,
+        "group": None,
+    }
 
 
 def _attributes_of(item: WorkItem) -> Iterator[dict[str, str]]:

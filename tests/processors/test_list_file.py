@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -15,6 +16,7 @@ from flowcore.driver.controller import run_flow
 from flowcore.flowfile import Attributes
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.processor_kinds import WorkItem
+from flowcore.services import MapCache, MapCacheService
 from flowcore.settings import Settings
 from flowcore.testing import TestRunner
 from processors import FetchFile, ListFile, PutFile, list_file
@@ -178,13 +180,14 @@ def test_no_tracking_lists_everything_every_time(tree: Path) -> None:
     assert ListFile(input_directory=str(tree), listing_strategy="none").unbounded
 
 
-def test_refused_configurations(tree: Path) -> None:
-    """Tracking Entities (a distributed cache) and a Record Writer are refused, saying why;
-    NiFi's other properties (performance tracking, location) are accepted."""
+def test_tracking_entities_needs_a_state_cache_and_nifis_other_properties_pass(
+    tree: Path,
+) -> None:
+    """Tracking Entities without Entity Tracking State Cache is invalid, naming it; NiFi's
+    other properties (performance tracking, location) are accepted."""
     entities = ListFile(input_directory=str(tree), listing_strategy="entities")
-    assert any("distributed map cache" in str(r) for r in entities.validate() if not r.valid)
-    writer = ListFile(input_directory=str(tree), record_writer="JsonRecordSetWriter")
-    assert any("record writers" in str(r) for r in writer.validate() if not r.valid)
+    problems = [str(r) for r in entities.validate() if not r.valid]
+    assert any("'Entity Tracking State Cache' is required" in p for p in problems)
     TestRunner(
         ListFile(
             input_directory=str(tree),
@@ -193,6 +196,97 @@ def test_refused_configurations(tree: Path) -> None:
             target_system_timestamp_precision="seconds",
         )
     ).assert_valid()
+
+
+def _entities(root: Path, **more: object) -> tuple[TestRunner, MapCache]:
+    runner = TestRunner(ListFile(input_directory=str(root), listing_strategy="entities", **more))
+    cache = runner.add_service(MapCacheService("listed"))
+    runner.set_property("Entity Tracking State Cache", "listed")
+    return runner, cache  # type: ignore[return-value]
+
+
+def test_tracking_entities_lists_new_newer_and_resized_files(tree: Path) -> None:
+    """Tracking Entities: each file once; again when newer or resized, even when older than
+    the newest listed (what Tracking Timestamps misses). The key is NiFi's, with the node
+    identifier (Input Directory Location Local)."""
+    runner, cache = _entities(tree, entity_tracking_node_identifier="node1")
+    runner.run()
+    assert names(runner) == ["a.txt", "b.log", "c.txt", "d.txt"]
+    (key,) = cache.to_state()
+    assert key.startswith("ListedEntities::")
+    assert key.endswith("::node1")
+    runner.clear_transfer_state()
+    runner.run()
+    assert names(runner) == []
+    _write(tree, "a.txt", "AAAA", 35)  # older than c.txt, another size
+    runner.run()
+    assert names(runner) == ["a.txt"]
+    assert ListFile(input_directory=str(tree), listing_strategy="entities").unbounded
+
+
+def test_tracking_entities_forget_on_a_changed_filter(tree: Path) -> None:
+    """A changed File Filter starts the tracking over (NiFi removes its cache key)."""
+    runner, _ = _entities(tree)
+    runner.run()
+    runner.clear_transfer_state()
+    runner.set_property("File Filter", r".*\.txt")
+    runner.run()
+    assert names(runner) == ["a.txt", "c.txt", "d.txt"]
+
+
+def test_record_writer_lists_file_info_records(tree: Path) -> None:
+    """NiFi's FileInfo records in one FlowFile: filename, path (the directory), directory,
+    size, lastModified; permissions, owner, group null as NiFi's ListFile leaves them."""
+    from processors.record_services.json import JsonRecordSetWriter
+
+    runner = TestRunner(ListFile(input_directory=str(tree)))
+    runner.add_service(JsonRecordSetWriter("writer"))
+    runner.set_property("Record Writer", "writer")
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    out = runner.flowfiles_for("success")[0]
+    out.assert_attribute_equals("record.count", "4")
+    out.assert_attribute_equals("mime.type", "application/json")
+    records = json.loads(out.content)
+    assert list(records[0]) == [
+        "filename", "path", "directory", "size", "lastModified", "permissions", "owner", "group",
+    ]  # fmt: skip
+    assert [(r["filename"], r["size"]) for r in records] == [
+        ("a.txt", 1), ("b.log", 2), ("c.txt", 3), ("d.txt", 4),
+    ]  # fmt: skip
+    assert records[2]["path"] == str(tree / "sub")
+    assert records[0]["directory"] is False
+    assert records[0]["owner"] is None
+    runner.clear_transfer_state()
+    runner.run()
+    assert runner.flowfiles_for("success") == []
+
+
+def test_tracking_entities_in_a_flow_lists_each_file_once(tree: Path, tmp_path: Path) -> None:
+    """In a real Flow the map cache entry commits with the FlowFiles: a second run over the
+    same repository lists only the file added since, with a Record Writer."""
+    from processors.record_services.json import JsonRecordSetWriter
+
+    def run(out: Path) -> list[str]:
+        flow = Flow("entities")
+        flow.add_service(MapCacheService("listed"))
+        flow.add_service(JsonRecordSetWriter("writer"))
+        listing = flow.add(
+            ListFile(
+                input_directory=str(tree), listing_strategy="entities",
+                entity_tracking_state_cache="listed", record_writer="writer",
+            ),
+            name="list",
+        )  # fmt: skip
+        put = flow.add(PutFile(directory=str(out)), name="put")
+        flow.connect(listing, put)
+        flow.auto_terminate(put, ["success", "failure"])
+        run_flow(flow, "direct", repository=tmp_path / "repo", settings=Settings(sync=False))
+        return [r["filename"] for p in sorted(out.iterdir()) for r in json.loads(p.read_text())]
+
+    assert sorted(run(tmp_path / "one")) == ["a.txt", "b.log", "c.txt", "d.txt"]
+    _write(tree, "e.txt", "E", 5)
+    assert run(tmp_path / "two") == ["e.txt"]
 
 
 class _Maker:
