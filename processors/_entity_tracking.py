@@ -11,9 +11,11 @@ flowcore changes the entry through the session's map cache (``session.map_cache`
 written in the write-ahead-log transaction that commits the listed FlowFiles: a crash neither
 repeats nor loses an entity (NiFi persists it after its commit, at least once). ``listing`` is
 a digest of the properties that identify the listing: when they change the tracked entities
-are dropped, as NiFi deletes its cache key. The cache's Maximum Cache Entries and eviction may
-evict the entry when the cache is shared with other processors and full: the next listing is
-then an initial one again (every entity listed again). Give a lister its own MapCacheService.
+are dropped, as NiFi deletes its cache key; so are they when the lister ran with another
+strategy in between (the lister's state tells: ``forget``). The cache's Maximum Cache Entries
+and eviction may evict the entry when the cache is shared with other processors and full: the
+next listing is then an initial one again (every entity listed again). Give a lister its own
+MapCacheService.
 """
 
 from __future__ import annotations
@@ -127,6 +129,7 @@ def track_entities(
     now_ms: int,
     window_ms: int,
     initial_all: bool,
+    forget: bool = False,
 ) -> list[T]:
     """NiFi's ``trackEntities``: which *entities* are new or updated; the cache entry updated.
 
@@ -139,13 +142,15 @@ def track_entities(
         now_ms: the current time.
         window_ms: Entity Tracking Time Window.
         initial_all: Initial Listing Target is All Available.
+        forget: drop what the cache holds first (the lister tracked otherwise in between:
+            NiFi clears the tracked entities when scheduled with another strategy).
 
     Returns:
         The entities to emit, in listing order.
     """
     text = cache.get(key)
     stored = json.loads(text) if text else None
-    if stored is not None and stored.get("listing") != listing:
+    if stored is not None and (forget or stored.get("listing") != listing):
         stored = None  # the listing's configuration changed: NiFi deletes the cache key
     initial = stored is None
     tracked: dict[str, dict[str, int]] = dict(stored["entities"]) if stored else {}

@@ -223,6 +223,7 @@ class ListS3(SourceProcessor):
         strategy = context.get_property(LISTING_STRATEGY).value
         tracking_timestamps = strategy == BY_TIMESTAMPS.value
         configuration = self._configuration(context, bucket)
+        committed = state
         if state.get(CONFIGURATION_KEY) not in (None, configuration) or not tracking_timestamps:
             state = {}
         current = int(state.get(CURRENT_TIMESTAMP) or 0)
@@ -237,12 +238,13 @@ class ListS3(SourceProcessor):
             found.append(entry)
         stamped = {**state, CONFIGURATION_KEY: configuration} if tracking_timestamps else {}
         if not found:
-            return WorkListing((), stamped)
+            return WorkListing((), committed if strategy == BY_ENTITIES.value else stamped)
         found.sort(key=lambda e: e["lastModified"])  # stable: S3's key order within a time
         region = self._s3.region(context)
         payload: dict[str, Any] = {"bucket": bucket, "region": region}
         suffix = ""
-        if strategy == BY_ENTITIES.value:
+        entities = strategy == BY_ENTITIES.value
+        if entities:
             payload["listing"] = configuration
             suffix = f"#{now}"  # each listing's item its own: the task picks what is new
         items = []
@@ -252,12 +254,19 @@ class ListS3(SourceProcessor):
             items.append(
                 WorkItem(
                     f"{bucket}/{first['key']}@{first['lastModified']}+{len(part)}{suffix}",
-                    {**payload, "objects": tuple(part)},
+                    {
+                        **payload,
+                        "objects": tuple(part),
+                        # another strategy ran since: forget the tracked entities (NiFi's reset)
+                        "forget": entities
+                        and not start
+                        and committed.get(CONFIGURATION_KEY) != configuration,
+                    },
                     flowfiles=len(part),
                 )
             )
         if not tracking_timestamps:
-            return WorkListing(tuple(items), {})
+            return WorkListing(tuple(items), {CONFIGURATION_KEY: configuration} if entities else {})
         latest = found[-1]["lastModified"]
         newest = [e["key"] for e in found if e["lastModified"] == latest]
         if latest == current:
@@ -324,7 +333,7 @@ class ListS3(SourceProcessor):
         bucket, region = item.payload["bucket"], item.payload["region"]
         objects = list(item.payload["objects"])
         if "listing" in item.payload:
-            objects = self._untracked(context, session, item.payload["listing"], objects)
+            objects = self._untracked(context, session, item.payload, objects)
         tags = bool(context.get_property(WRITE_OBJECT_TAGS).as_boolean())
         metadata = bool(context.get_property(WRITE_USER_METADATA).as_boolean())
         client = self._s3.get(context, session) if (tags or metadata) and objects else None
@@ -375,7 +384,7 @@ class ListS3(SourceProcessor):
         self,
         context: ProcessContext,
         session: ProcessSession,
-        listing: str,
+        payload: Mapping[str, Any],
         objects: Sequence[dict[str, Any]],
     ) -> list[dict[str, Any]]:
         """NiFi's ListedEntityTracker: the objects new or changed since the cache's entry."""
@@ -391,10 +400,11 @@ class ListS3(SourceProcessor):
                 e["lastModified"],
                 e["size"],
             ),
-            listing=listing,
+            listing=payload["listing"],
             now_ms=int(time.time() * 1000),
             window_ms=int(window.evaluate_attribute_expressions().as_time_period("ms") or 0),
             initial_all=target != tracking.INITIAL_WINDOW.value,
+            forget=bool(payload.get("forget")),
         )
 
 

@@ -304,18 +304,35 @@ def test_tracking_entities_lists_new_and_changed_objects(
     assert [f.attributes["filename"] for f in runner.flowfiles_for("success")] == ["b/c"]
 
 
-def test_reset_entity_tracking_when_prefix_modified(s3_endpoint: str, s3: Any, bucket: str) -> None:
-    """NiFi's testResetEntityTrackingWhenPrefixModified: a new Prefix forgets the tracked
-    entities (NiFi removes the cache key)."""
+@pytest.mark.parametrize("name", ["Prefix", "Bucket", "Region", "Listing Strategy"])
+def test_reset_entity_tracking_when_identifying_property_modified(
+    s3_endpoint: str, s3: Any, bucket: str, name: str
+) -> None:
+    """NiFi's testResetEntityTrackingWhen{Prefix,Bucket,Region,Strategy}Modified: the tracked
+    entities are forgotten (NiFi removes the cache key): listed again from scratch."""
     _three(s3, bucket)
     runner, cache = _tracking(s3_endpoint, bucket)
     runner.run()
-    runner.set_property("Prefix", "d/")
     runner.clear_transfer_state()
+    if name == "Prefix":
+        runner.set_property("Prefix", "d/")
+    elif name == "Bucket":
+        s3.create_bucket(Bucket=f"{bucket}-other")
+        s3.put_object(Bucket=f"{bucket}-other", Key="d/e", Body=b"1")
+        runner.set_property("Bucket", f"{bucket}-other")
+    elif name == "Region":
+        runner.set_property("Region", "eu-central-1")
+    else:  # a run with No Tracking in between: NiFi clears the tracked entities
+        runner.set_property("Listing Strategy", "none")
+        runner.run()
+        runner.clear_transfer_state()
+        runner.set_property("Listing Strategy", "entities")
     runner.run()
-    assert [f.attributes["filename"] for f in runner.flowfiles_for("success")] == ["d/e"]
-    (value,) = cache.to_state().values()
-    assert list(json.loads(value.split(" ", 4)[4])["entities"]) == ["d/e_null"]
+    expected = ["d/e"] if name in {"Prefix", "Bucket"} else ["a", "b/c", "d/e"]
+    assert [f.attributes["filename"] for f in runner.flowfiles_for("success")] == expected
+    if name == "Prefix":
+        (value,) = cache.to_state().values()
+        assert list(json.loads(value.split(" ", 4)[4])["entities"]) == ["d/e_null"]
 
 
 def test_tracking_entities_with_records(s3_endpoint: str, s3: Any, bucket: str) -> None:
@@ -352,3 +369,39 @@ def test_pagination_lists_every_page(
     runner.run()
     names = sorted(f.attributes["filename"] for f in runner.flowfiles_for("success"))
     assert names == [f"key-{i:04}" for i in range(5)]
+
+
+def test_list_with_requester_pays(s3_endpoint: str, s3: Any, bucket: str) -> None:
+    """NiFi's testListWithRequesterPays and testListVersion2WithRequesterPays: the listing
+    asks as the requester (V1 and V2) and lists as without; _invalid: not with Use Versions."""
+    _three(s3, bucket)
+    for list_type in ("1", "2"):
+        runner = _runner(
+            s3_endpoint, Bucket=bucket, **{"Requester Pays": "true", "List Type": list_type}
+        )
+        runner.run()
+        names = [f.attributes["filename"] for f in runner.flowfiles_for("success")]
+        assert names == ["a", "b/c", "d/e"]
+    invalid = ListS3(bucket="b", requester_pays="true", use_versions="true")
+    problems = [p.explanation for p in invalid.validate() if not p.valid]
+    assert any(
+        "'Requester Pays' cannot be used when listing object versions" in p for p in problems
+    )
+
+
+def test_migration_names_resolve() -> None:
+    """NiFi's testMigration: ListS3's 1.x property names reach the 2.x properties."""
+    renamed = {
+        "listing-strategy": "Listing Strategy", "delimiter": "Delimiter", "prefix": "Prefix",
+        "use-versions": "Use Versions", "list-type": "List Type", "min-age": "Minimum Object Age",
+        "max-age": "Maximum Object Age", "write-s3-object-tags": "Write Object Tags",
+        "requester-pays": "Requester Pays", "write-s3-user-metadata": "Write User Metadata",
+        "record-writer": "Record Writer", "et-state-cache": "Entity Tracking State Cache",
+        "et-time-window": "Entity Tracking Time Window",
+        "et-initial-listing-target": "Entity Tracking Initial Listing Target",
+    }  # fmt: skip
+    processor = ListS3(bucket="b")
+    for old, new in renamed.items():
+        descriptor = processor.resolve_descriptor(old)
+        assert descriptor is not None, old
+        assert descriptor.display_name == new
