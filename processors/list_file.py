@@ -207,12 +207,23 @@ class ListFile(SourceProcessor):
         entries = list(self._entries(context, root, now))
         self._warn_if_slow(context, root, time.monotonic() - started)
         strategy = context.get_property(self.LISTING_STRATEGY).value
-        if strategy != BY_TIMESTAMPS.value:  # everything, every time, no state
+        if strategy == BY_ENTITIES.value:  # everything: the task picks what is new (read_work)
             entries.sort(key=lambda e: e.timestamp)
-            tracked = None
-            if strategy == BY_ENTITIES.value:  # the task picks what is new (read_work)
-                tracked = {"listing": self._configuration(context), "now": now}
-            self._hand_out(context, root, entries, ListingState(), {}, tracked=tracked)
+            identity = f"entities:{self._configuration(context)}"
+            marker = {CONFIGURATION_KEY: identity}  # so a run with another strategy is seen
+            tracked = {"listing": identity, "now": now}
+            forget = state.get(CONFIGURATION_KEY) != identity
+            self._hand_out(context, root, entries, ListingState(), marker, tracked=tracked)
+            if forget and self._handouts:  # another strategy ran since: NiFi clears the map
+                first = self._handouts[0]
+                payload = {**first.item.payload, "forget": True}
+                self._handouts[0] = attrs.evolve(
+                    first, item=attrs.evolve(first.item, payload=payload)
+                )
+            return 0, None
+        if strategy != BY_TIMESTAMPS.value:  # No Tracking: everything, every time, no state
+            entries.sort(key=lambda e: e.timestamp)
+            self._hand_out(context, root, entries, ListingState(), {})
             return 0, ({} if state else None)
         configuration = self._configuration(context)
         same = state.get(CONFIGURATION_KEY) in (None, configuration)
@@ -266,7 +277,7 @@ class ListFile(SourceProcessor):
         for start in range(0, len(entries), ITEM_FILES):
             part = entries[start : start + ITEM_FILES]
             done = start + ITEM_FILES >= len(entries)
-            if done:
+            if done or tracked:
                 values = final
             else:
                 after = state_after(entries[: start + len(part)], before).values()
@@ -332,7 +343,7 @@ class ListFile(SourceProcessor):
         of another size) are emitted; with a Record Writer they are one FlowFile of records.
         """
         if "listing" in item.payload:
-            files = self._untracked(context, session, item.payload["listing"], item)
+            files = self._untracked(context, session, item)
             item = attrs.evolve(item, payload={**item.payload, "files": tuple(files)})
         if writer_set(context, self.RECORD_WRITER):
             rows = [_record(f) for f in item.payload.get("files", ())]
@@ -343,7 +354,7 @@ class ListFile(SourceProcessor):
             session.transfer(flowfile, SUCCESS)
 
     def _untracked(
-        self, context: ProcessContext, session: ProcessSession, listing: str, item: WorkItem
+        self, context: ProcessContext, session: ProcessSession, item: WorkItem
     ) -> list[tuple[Any, ...]]:
         """NiFi's ListedEntityTracker: the item's files new or changed since the cache's entry.
 
@@ -362,10 +373,11 @@ class ListFile(SourceProcessor):
             tracking.cache_key(context.name, node),
             item.payload.get("files", ()),
             identify=lambda f: (str(key_path(f[0])), int(f[2] * 1000), f[1]),
-            listing=listing,
+            listing=item.payload["listing"],
             now_ms=context.now(),
             window_ms=int(window.evaluate_attribute_expressions().as_time_period("ms") or 0),
             initial_all=target != tracking.INITIAL_WINDOW.value,
+            forget=bool(item.payload.get("forget")),
         )
 
     def read_work_batches(

@@ -145,10 +145,15 @@ class ListSFTP(SourceProcessor):
         strategy = context.get_property(LISTING_STRATEGY).value
         configuration = self._configuration(context)
         if strategy == BY_ENTITIES.value:
-            payload["listing"] = configuration
+            identity = f"entities:{configuration}"  # in the state: a run otherwise is seen
+            payload["listing"] = identity
             payload["now"] = int(time.time() * 1000)  # each listing's item its own key
-        if strategy != BY_TIMESTAMPS.value:
-            return self._listing(entries, payload, state)
+            # another strategy ran since: forget the tracked entities (NiFi clears them)
+            payload["forget"] = state.get(CONFIGURATION_KEY) != identity
+            marker = {CONFIGURATION_KEY: identity} if entries else state
+            return self._listing(entries, payload, marker)
+        if strategy != BY_TIMESTAMPS.value:  # No Tracking: no state (a later strategy starts over)
+            return self._listing(entries, payload, {})
         if state.get(CONFIGURATION_KEY) not in (None, configuration):
             state = {}  # another host or directory: NiFi clears the state on the change
         precision = context.get_property(PRECISION).value or "auto-detect"
@@ -249,7 +254,7 @@ class ListSFTP(SourceProcessor):
         host, port, user = item.payload["host"], item.payload["port"], item.payload["user"]
         files = list(item.payload["files"])
         if "listing" in item.payload:
-            files = _untracked(context, session, item.payload["listing"], files)
+            files = _untracked(context, session, item.payload, files)
         if writer_set(context, RECORD_WRITER):
             rows = [_record(f) for f in files]
             write_listing(context, session, RECORD_WRITER, FILE_INFO_SCHEMA, rows=rows)
@@ -273,7 +278,10 @@ class ListSFTP(SourceProcessor):
 
 
 def _untracked(
-    context: ProcessContext, session: ProcessSession, listing: str, files: Sequence[Any]
+    context: ProcessContext,
+    session: ProcessSession,
+    payload: Mapping[str, Any],
+    files: Sequence[Any],
 ) -> list[Any]:
     """NiFi's ListedEntityTracker: the files new or changed since the cache's entry."""
     cache = session.map_cache(context.get_property(tracking.TRACKING_STATE_CACHE).value or "")
@@ -284,10 +292,11 @@ def _untracked(
         tracking.cache_key(context.name),
         files,
         identify=lambda f: (posixpath.join(f[0], f[1]), f[3], f[2]),
-        listing=listing,
+        listing=payload["listing"],
         now_ms=int(time.time() * 1000),
         window_ms=int(window.evaluate_attribute_expressions().as_time_period("ms") or 0),
         initial_all=target != tracking.INITIAL_WINDOW.value,
+        forget=bool(payload.get("forget")),
     )
 
 

@@ -27,10 +27,11 @@ def _track(
     window: int = 3 * HOUR,
     initial_all: bool = True,
     listing: str = "l",
+    forget: bool = False,
 ) -> list[str]:
     emitted = track_entities(
         cache, KEY, entities, identify=lambda e: e, listing=listing, now_ms=now,
-        window_ms=window, initial_all=initial_all,
+        window_ms=window, initial_all=initial_all, forget=forget,
     )  # fmt: skip
     return [e[0] for e in emitted]
 
@@ -78,10 +79,13 @@ def test_entities_older_than_the_window_are_forgotten() -> None:
 
 
 def test_another_listing_starts_over() -> None:
-    """A changed listing identity drops the tracked entities (NiFi removes the cache key)."""
+    """A changed listing identity, or forget (another strategy ran), drops the tracked
+    entities (NiFi removes the cache key)."""
     cache = _cache()
     _track(cache, [("a", NOW - 10, 1)])
     assert _track(cache, [("a", NOW - 10, 1)], listing="other") == ["a"]
+    assert _track(cache, [("a", NOW - 10, 1)], listing="other", forget=True) == ["a"]
+    assert _track(cache, [("a", NOW - 10, 1)], listing="other") == []
 
 
 def test_a_rolled_back_session_leaves_no_trace() -> None:

@@ -234,6 +234,22 @@ def test_tracking_entities_forget_on_a_changed_filter(tree: Path) -> None:
     assert names(runner) == ["a.txt", "c.txt", "d.txt"]
 
 
+def test_tracking_entities_forget_after_a_run_with_another_strategy(tree: Path) -> None:
+    """A run with No Tracking in between clears the tracked entities, as NiFi's
+    initListedEntityTracker does: back on Tracking Entities every file is listed again."""
+    runner, _ = _entities(tree)
+    runner.run()
+    runner.set_property("Listing Strategy", "none")
+    runner.run()
+    runner.clear_transfer_state()
+    runner.set_property("Listing Strategy", "entities")
+    runner.run()
+    assert names(runner) == ["a.txt", "b.log", "c.txt", "d.txt"]
+    runner.clear_transfer_state()
+    runner.run()
+    assert names(runner) == []
+
+
 def test_record_writer_lists_file_info_records(tree: Path) -> None:
     """NiFi's FileInfo records in one FlowFile: filename, path (the directory), directory,
     size, lastModified; permissions, owner, group null as NiFi's ListFile leaves them."""

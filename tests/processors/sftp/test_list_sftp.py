@@ -187,6 +187,12 @@ def test_files_with_restart(sftp_server: SftpServer, remote: Path) -> None:
     runner.clear_transfer_state()
     runner.run()
     assert [f.attributes["filename"] for f in runner.flowfiles_for("success")] == ["2.txt"]
+    runner.set_property("Listing Strategy", "none")  # a run otherwise: the entities are cleared
+    runner.run()
+    runner.clear_transfer_state()
+    runner.set_property("Listing Strategy", "entities")
+    runner.run()
+    runner.assert_transfer_count("success", 3)
 
 
 def test_tracking_entities_needs_a_state_cache(sftp_server: SftpServer) -> None:
