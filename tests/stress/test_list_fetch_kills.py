@@ -3,6 +3,8 @@
 FetchFile deletes each source file only after the transaction holding its content is durable
 (and again at start-up); ListFile's listing state commits with its FlowFiles. So however often
 the run is killed, a rerun ends with every input file written exactly once and none left.
+With Tracking Entities (files left in place), the map cache entry commits with the FlowFiles:
+each file is listed, fetched and written once however often the run is killed.
 """
 
 from __future__ import annotations
@@ -39,7 +41,29 @@ flow.auto_terminate(put, ["success", "failure"])
 """
 
 
-def _workdir(root: Path) -> dict[str, bytes]:
+FLOW_ENTITIES = """
+from flowcore import Flow
+from flowcore.services import MapCacheService
+from processors import FetchFile, ListFile, PutFile
+
+flow = Flow("list-entities-kills")
+flow.add_service(MapCacheService("listed"))
+listing = flow.add(
+    ListFile(
+        input_directory="in", listing_strategy="entities", entity_tracking_state_cache="listed"
+    ),
+    name="list",
+)
+fetch = flow.add(FetchFile(), name="fetch")
+put = flow.add(PutFile(directory="out"), name="put")
+flow.connect(listing, fetch)
+flow.connect(fetch, put, "success", durable=True)
+flow.auto_terminate(fetch, ["not.found", "permission.denied", "failure"])
+flow.auto_terminate(put, ["success", "failure"])
+"""
+
+
+def _workdir(root: Path, flow: str = FLOW) -> dict[str, bytes]:
     """FILES input files in a few directories, with distinct contents; what they hold."""
     rng = random.Random(7)
     expected = {}
@@ -50,7 +74,7 @@ def _workdir(root: Path) -> dict[str, bytes]:
         data = f"{number} {rng.random()}\n".encode() * rng.randint(1, 40)
         (directory / name).write_bytes(data)
         expected[name] = data
-    (root / "flow.py").write_text(FLOW)
+    (root / "flow.py").write_text(flow)
     return expected
 
 
@@ -115,3 +139,33 @@ def test_kill_9_lists_fetches_deletes_and_writes_each_file_once(tmp_path: Path) 
     reference, got = _events(tmp_path / "reference"), _events(crashed)
     for kind in ("FETCH", "SEND"):
         assert got[kind] == reference[kind] == FILES, kind
+
+
+@pytest.mark.slow
+def test_kill_9_tracking_entities_lists_each_file_once(tmp_path: Path) -> None:
+    """Tracking Entities, files left in place: killed at random moments, then rerun, every file
+    is written once and fetched and sent once; a further run lists nothing."""
+    crashed = tmp_path / "crashed"
+    expected = _workdir(crashed, FLOW_ENTITIES)
+    rng = random.Random(5)
+    killed = 0
+    for _ in range(10):
+        process = _run(crashed)
+        time.sleep(rng.uniform(0.5, 4.0))
+        if process.poll() is not None:
+            continue
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=60)
+        killed += 1
+        if killed == 3:
+            break
+    assert killed >= 2, f"only {killed} runs were still going when killed"
+    for _ in range(2):  # the rerun finishes the listing; the next one finds nothing new
+        final = _run(crashed)
+        _, err = final.communicate(timeout=120)
+        assert final.returncode == 0, err.decode()
+    written = {p.name: p.read_bytes() for p in (crashed / "out").iterdir()}
+    assert written == expected  # every file once (PutFile's default fails a duplicate)
+    got = _events(crashed)
+    for kind in ("FETCH", "SEND"):
+        assert got[kind] == FILES, kind
