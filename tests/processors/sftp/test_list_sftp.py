@@ -219,3 +219,15 @@ def test_listing_resets_when_remote_path_changes(sftp_server: SftpServer, remote
     runner.set_property("Remote Path", f"/{remote.name}/y")
     runner.run()
     assert runner.flowfiles_for("success")[-1].attributes["filename"] == "b.txt"
+
+
+def test_run_when_user_home_not_found(
+    sftp_server: SftpServer, remote: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """NiFi's testRunNoExceptionWhenUserHomeNotFound (TestGetSFTP), for ListSFTP: a local home
+    directory that does not exist (no ~/.ssh) does not stop the listing."""
+    monkeypatch.setenv("HOME", "/directory-not-found")
+    runner = _three(remote)
+    configure(runner, sftp_server, **{"Remote Path": f"/{remote.name}"})
+    runner.run()
+    runner.assert_transfer_count("success", 3)
