@@ -12,12 +12,28 @@ from flowcore.processor import Processor
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import FAILURE, SUCCESS
 from flowcore.session.process_session import ProcessSession
-from flowcore.validators import DATA_SIZE_VALIDATOR
+from flowcore.units import parse_data_size
+from flowcore.validators import Validator
 from processors.aws import _s3
 
 __all__ = ["FetchS3Object"]
 
 _FLOWFILE = ExpressionLanguageScope.FLOWFILE_ATTRIBUTES
+
+
+def _byte_count(value: str) -> str | None:
+    """NiFi's data size (``5 KB``, ``0 B``), or a plain count of bytes (``100``)."""
+    if value.strip().isdigit():
+        return None
+    try:
+        parse_data_size(value)
+    except ValueError:
+        return "it must be a number of bytes or a data size such as '100', '10 KB' or '0 B'"
+    return None
+
+
+#: Module-level check (not a lambda): descriptors holding it stay picklable.
+BYTES_VALIDATOR = Validator("DATA_SIZE_VALIDATOR", _byte_count)
 VERSION = PropertyDescriptor(
     "Version", description="The Version of the Object to download", el_scope=_FLOWFILE,
 )  # fmt: skip
@@ -29,13 +45,13 @@ REQUESTER_PAYS = PropertyDescriptor(
 RANGE_START = PropertyDescriptor(
     "Range Start", description="The byte position at which to start reading from the object. "
     "An empty value or a value of zero will start reading at the beginning of the object.",
-    el_scope=_FLOWFILE, aliases=("range-start",), validators=(DATA_SIZE_VALIDATOR,),
+    el_scope=_FLOWFILE, aliases=("range-start",), validators=(BYTES_VALIDATOR,),
 )  # fmt: skip
 RANGE_LENGTH = PropertyDescriptor(
     "Range Length", description="The number of bytes to download from the object, starting from "
     "the Range Start. An empty value or a value that extends beyond the end of the object will "
     "read to the end of the object.", el_scope=_FLOWFILE, aliases=("range-length",),
-    validators=(DATA_SIZE_VALIDATOR,),
+    validators=(BYTES_VALIDATOR,),
 )  # fmt: skip
 #: Bytes read from the object per write (content is streamed, never held whole).
 CHUNK = 1 << 20
