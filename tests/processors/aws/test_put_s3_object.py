@@ -160,7 +160,7 @@ def test_storage_classes(s3_endpoint: str, s3: Any, bucket: str) -> None:
 
 
 def test_content_headers_and_their_attributes(s3_endpoint: str, s3: Any, bucket: str) -> None:
-    """ITPutS3Object testContentType, testCacheControl, testContentDisposition(Inline|Attachment)."""
+    """ITPutS3Object testContentType, testCacheControl, testContentDispositionInline/Attachment."""
     cases = (
         ({"Content Type": "text/plain", "Content Disposition": "inline"}, "inline"),
         ({"Cache Control": "no-cache", "Content Disposition": "attachment"},
