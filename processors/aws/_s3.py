@@ -27,6 +27,7 @@ __all__ = [
     "ENDPOINT",
     "KEY",
     "REGION",
+    "RegionAttributeMissing",
     "S3Client",
     "encryption_attributes",
     "error_attributes",
@@ -108,6 +109,13 @@ COMMON = (REGION, CREDENTIALS, TIMEOUT, SSL_CONTEXT, ENDPOINT, SIGNER, PATH_STYL
 _SIGNATURES = {"Default Signature": None, "AWSS3V4SignerType": "s3v4", "S3SignerType": "s3"}
 
 
+class RegionAttributeMissing(ConfigurationError):
+    """Region is Use 's3.region' Attribute and a FlowFile has none.
+
+    That FlowFile fails (NiFi routes a client it cannot make to failure); the processor goes on.
+    """
+
+
 def transit_uri(bucket: str, key: str = "") -> str:
     """NiFi-style transit URI of an object (``s3://bucket/key``)."""
     return f"s3://{bucket}/{key}"
@@ -134,7 +142,7 @@ class S3Client:
             region = (flowfile.attributes.get("s3.region") if flowfile is not None else None) or ""
             if not region:
                 msg = "Region is Use 's3.region' Attribute but the FlowFile has no s3.region"
-                raise ConfigurationError(msg)
+                raise RegionAttributeMissing(msg)
         client = self._clients.get(region)
         if client is None:
             client = self._clients[region] = self._make(context, session, region)

@@ -141,9 +141,11 @@ class FetchS3Object(Processor):
 
 
 def _is_s3_error(error: BaseException) -> bool:
-    """Botocore's errors (service, connection, timeout, credentials), not flowcore's."""
+    """Botocore's errors (service, connection, timeout, credentials), a missing s3.region."""
     module = type(error).__module__ or ""
-    return module.startswith(("botocore", "urllib3", "boto3")) or isinstance(error, OSError)
+    if isinstance(error, _s3.RegionAttributeMissing | OSError):
+        return True
+    return module.startswith(("botocore", "urllib3", "boto3"))
 
 
 class BadRange(ValueError):

@@ -59,8 +59,7 @@ def test_state_remove_corrupt_and_local_age_off(tmp_path: Path) -> None:
 def test_resume_after_kill_uploads_only_the_rest(
     s3_endpoint: str, s3: Any, bucket: str, tmp_path: Path, api_calls: list[Any]
 ) -> None:
-    """A process killed (SIGKILL) before part 3: the retry sends part 3 only; the object is
-    whole, once; the state is gone (NiFi's resumable multipart upload)."""
+    """Killed (SIGKILL) before part 3, the retry sends part 3 only; the object lands whole."""
     content = tmp_path / "content"
     data = os.urandom(3 << 20) * 4  # 12 MiB: parts of 5, 5 and 2 MiB
     content.write_bytes(data)

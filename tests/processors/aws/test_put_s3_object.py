@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 from typing import Any
 
 from flowcore.testing import TestRunner
@@ -188,8 +189,7 @@ def test_content_headers_and_their_attributes(s3_endpoint: str, s3: Any, bucket:
 def test_content_disposition_unset_is_the_encoded_filename(
     s3_endpoint: str, s3: Any, bucket: str
 ) -> None:
-    """NiFi's default disposition: the URL-encoded filename, without s3.contentdisposition;
-    FetchS3Object reads the name back from it (ITPutS3Object testContentDispositionNull)."""
+    """ITPutS3Object testContentDispositionNull: the URL-encoded filename, read back by Fetch."""
     from processors.aws.fetch_s3_object import FetchS3Object
 
     runner = _runner(s3_endpoint, Bucket=bucket)
@@ -246,8 +246,7 @@ def test_canned_acl_from_attribute_and_a_bad_one(s3_endpoint: str, s3: Any, buck
 def test_encryption_service_strategies(
     s3_endpoint: str, s3: Any, bucket: str, api_calls: list[tuple[str, dict[str, Any]]]
 ) -> None:
-    """ITPutS3Object testEncryptionServiceWith{ServerSideS3,ServerSideKMS}EncryptionStrategy
-    (single upload); NiFi 1.x's Server Side Encryption AES256 does what SSE_S3 does."""
+    """ITPutS3Object testEncryptionServiceWithServerSide(S3|KMS)...; 1.x AES256 acts as SSE_S3."""
     kms = "arn:aws:kms:us-east-1:123456789012:key/flowcore"
     cases = (
         ("s3", {"Encryption Service": "enc"}, encryption_service("SSE_S3"), "AES256", "SSE_S3"),
@@ -319,8 +318,7 @@ def test_user_metadata_attribute_as_nifi(s3_endpoint: str, s3: Any, bucket: str)
 def test_age_off_aborts_old_uploads_once_per_interval(
     s3_endpoint: str, s3: Any, bucket: str, tmp_path: Any
 ) -> None:
-    """NiFi's Multipart Upload AgeOff: uploads older than the Max Age are aborted, local
-    states too; the check runs at most once per AgeOff Interval."""
+    """Multipart Upload AgeOff aborts uploads past the Max Age, once per AgeOff Interval."""
     from processors.aws import _multipart
 
     s3.create_multipart_upload(Bucket=bucket, Key="abandoned")  # moto dates it 2010
@@ -342,3 +340,18 @@ def test_age_off_aborts_old_uploads_once_per_interval(
     runner.run()  # within the interval: not checked again
     listed = s3.list_multipart_uploads(Bucket=bucket)["Uploads"]
     assert [u["UploadId"] for u in listed] == [again]
+
+
+def test_persistence_directory_and_cache_key(tmp_path: Any) -> None:
+    """NiFi's testPersistenceFileLocation* and testBuildCacheKeyIncludesFlowFileUUID."""
+    import tempfile
+
+    runner = TestRunner(PutS3Object())
+    assert PutS3Object._state_store(runner.context).directory == tempfile.gettempdir()
+    paths = set()
+    for directory in (str(tmp_path), str(tmp_path) + "/"):
+        runner.set_property("Temporary Directory Multipart State", directory)
+        store = PutS3Object._state_store(runner.context)
+        paths.add(os.path.dirname(os.path.normpath(store.path("p/b/k/uuid-1"))))
+    assert paths == {str(tmp_path)}
+    assert store.path("p/b/k/uuid-1") != store.path("p/b/k/uuid-2")
