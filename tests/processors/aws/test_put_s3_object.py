@@ -268,29 +268,6 @@ def test_encryption_service_strategies(
     assert put["SSEKMSKeyId"] == kms
 
 
-def test_encryption_service_validation() -> None:
-    """NiFi's key checks (TestServerSideCEncryptionStrategyKeyValidation); client-side refused."""
-    import base64
-
-    from processors.aws.encryption import StandardS3EncryptionService
-
-    def problems(**props: str) -> list[str]:
-        service = StandardS3EncryptionService("e", **props)
-        return [p.explanation or "" for p in service.validate() if not p.valid]
-
-    sse_c = {"encryption_strategy": "SSE_C"}
-    assert problems(**sse_c, key_material=base64.b64encode(bytes(32)).decode()) == []
-    assert "not in Base64" in problems(**sse_c, key_material="!!not base64!!")[0]
-    assert (
-        "not a Base64 encoded AES-256 key"
-        in problems(**sse_c, key_material=base64.b64encode(bytes(16)).decode())[0]
-    )
-    assert "empty" in problems(**sse_c)[0]
-    assert "KMS Key ID" in problems(encryption_strategy="SSE_KMS")[0]
-    assert "AWS S3 Encryption Client" in problems(encryption_strategy="CSE_KMS")[0]
-    assert problems(encryption_strategy="SSE_S3") == []
-
-
 def test_server_side_encryption_and_service_are_exclusive() -> None:
     """NiFi 1.x's Server Side Encryption with NiFi 2's Encryption Service is invalid."""
     runner = TestRunner(PutS3Object())
