@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import os
 import subprocess
 import sys
@@ -118,3 +119,36 @@ def test_age_off_skips_recent_uploads_and_refused_listing(s3: Any, bucket: str) 
     assert got == []
     assert [u["UploadId"] for u in s3.list_multipart_uploads(Bucket=bucket)["Uploads"]] == [kept]
     assert _multipart.age_off(s3, "no-such-bucket-ageoff", None, 0, 1, now=initiated + 10) == []
+
+
+def test_multipart_with_each_server_side_strategy(
+    s3_endpoint: str, s3: Any, bucket: str, tmp_path: Path, api_calls: list[Any]
+) -> None:
+    """ITPutS3Object testEncryptionServiceWith(S3|KMS|C)...UsingMultipartUpload."""
+    from flowcore.controller_service import enabled_service
+    from tests.processors.aws.s3_server import encryption_service
+
+    key = bytes(range(32))
+    kms = "arn:aws:kms:us-east-1:123456789012:key/flowcore"
+    path = tmp_path / "content"
+    path.write_bytes(os.urandom(6 << 20))
+    for strategy, more in (
+        ("SSE_S3", {}), ("SSE_KMS", {"kms_key_id": kms}),
+        ("SSE_C", {"key_material": base64.b64encode(key).decode()}),
+    ):  # fmt: skip
+        declared = encryption_service(strategy, **more)
+        service = enabled_service("enc", {"enc": declared})
+        upload_multipart(
+            client(s3_endpoint), child.FileSession(str(path)), child.Content(6 << 20), bucket,
+            strategy, service.put_args(), 5 << 20, part_extra=service.part_args(),
+        )  # fmt: skip
+        args = {"Bucket": bucket, "Key": strategy, **service.get_args()}
+        assert s3.get_object(**args)["Body"].read() == path.read_bytes()
+    created = {p["Key"]: p for op, p in api_calls if op == "CreateMultipartUpload"}
+    assert created["SSE_S3"]["ServerSideEncryption"] == "AES256"
+    assert created["SSE_KMS"]["SSEKMSKeyId"] == kms
+    assert created["SSE_C"]["SSECustomerKey"] == key
+    parts = [p for op, p in api_calls if op == "UploadPart"]
+    assert [p.get("SSECustomerKey") for p in parts] == [None, None, None, None, key, key]
+    head = s3.head_object(Bucket=bucket, Key="SSE_KMS")
+    assert head["ServerSideEncryption"] == "aws:kms"
