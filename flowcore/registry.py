@@ -62,6 +62,7 @@ BUILTIN_SERVICES: LazyTypes[type[ControllerService]] = LazyTypes(
         "StandardHttpContextMap": "processors.http_server.context_map",
         "DBCPConnectionPool": "processors.sql.dbcp",
         "AWSCredentialsProviderControllerService": "processors.aws.credentials",
+        "StandardS3EncryptionService": "processors.aws.encryption",
         **RECORD_SERVICES.modules,
         **LOOKUP_SERVICES.modules,
     }

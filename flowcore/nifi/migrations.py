@@ -113,6 +113,9 @@ REMOVED: Mapping[str, frozenset[str]] = {
     "ListFile": frozenset({"Distributed Cache Service"}),
     # NiFi 2 removed ListenHTTP's rate limit (its migrateProperties logs a warning).
     "ListenHTTP": frozenset({"Max Data to Receive per Second"}),
+    # PutS3Object's migrateProperties (NiFi 2 removes these; kept, PutS3Object would send
+    # them as user metadata, its dynamic properties).
+    "PutS3Object": frozenset({"Owner", "Write Permission User List", "Expiration Time Rule"}),
 }
 
 

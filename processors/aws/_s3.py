@@ -7,8 +7,11 @@ timeout (Communications Timeout, connect and read) and at most two attempts.
 
 from __future__ import annotations
 
+import re
 import threading
+from datetime import datetime
 from typing import Any
+from urllib.parse import quote
 
 from flowcore.errors import ConfigurationError
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
@@ -20,11 +23,16 @@ __all__ = [
     "BUCKET_NO_DEFAULT",
     "COMMON",
     "CREDENTIALS",
+    "ENCRYPTION_SERVICE",
     "ENDPOINT",
     "KEY",
     "REGION",
+    "RegionAttributeMissing",
     "S3Client",
+    "encryption_attributes",
     "error_attributes",
+    "expiration_attributes",
+    "resource_url",
     "transit_uri",
 ]
 
@@ -89,9 +97,23 @@ PATH_STYLE = PropertyDescriptor(
     aliases=("use-path-style-access",),
 )  # fmt: skip
 
+ENCRYPTION_SERVICE = PropertyDescriptor(
+    "Encryption Service", description="Specifies the Encryption Service Controller used to "
+    "configure requests. FetchS3Object: Only needs to be configured in case of Server-side "
+    "Customer Key encryption.", identifies_service="AmazonS3EncryptionService",
+    aliases=("encryption-service",),
+)  # fmt: skip
+
 #: The connection properties every S3 processor has, after its own.
 COMMON = (REGION, CREDENTIALS, TIMEOUT, SSL_CONTEXT, ENDPOINT, SIGNER, PATH_STYLE)
 _SIGNATURES = {"Default Signature": None, "AWSS3V4SignerType": "s3v4", "S3SignerType": "s3"}
+
+
+class RegionAttributeMissing(ConfigurationError):
+    """Region is Use 's3.region' Attribute and a FlowFile has none.
+
+    That FlowFile fails (NiFi routes a client it cannot make to failure); the processor goes on.
+    """
 
 
 def transit_uri(bucket: str, key: str = "") -> str:
@@ -120,7 +142,7 @@ class S3Client:
             region = (flowfile.attributes.get("s3.region") if flowfile is not None else None) or ""
             if not region:
                 msg = "Region is Use 's3.region' Attribute but the FlowFile has no s3.region"
-                raise ConfigurationError(msg)
+                raise RegionAttributeMissing(msg)
         client = self._clients.get(region)
         if client is None:
             client = self._clients[region] = self._make(context, session, region)
@@ -197,3 +219,51 @@ def describe(error: BaseException) -> str:
     attrs_ = error_attributes(error)
     code = attrs_.get("s3.errorCode")
     return f"S3 {code + ': ' if code else ''}{attrs_['s3.errorMessage']}"
+
+
+_EXPIRATION = re.compile(r'expiry-date="([^"]*)"(?:,\s*rule-id="([^"]*)")?')
+
+
+def expiration_attributes(header: str | None) -> dict[str, str]:
+    """NiFi's ``s3.expirationTime`` (epoch millis) and ``s3.expirationTimeRuleId``.
+
+    S3's ``x-amz-expiration`` header reads ``expiry-date="Fri, 23 Dec 2012 00:00:00 GMT",
+    rule-id="r1"``; a header that does not parse gives no attributes (as NiFi's parser).
+    """
+    found = _EXPIRATION.search(header or "")
+    if found is None:
+        return {}
+    from email.utils import parsedate_to_datetime  # noqa: PLC0415
+
+    try:
+        when: datetime = parsedate_to_datetime(found.group(1))
+    except (TypeError, ValueError):
+        return {}
+    out = {"s3.expirationTime": str(int(when.timestamp() * 1000))}
+    if found.group(2) is not None:
+        out["s3.expirationTimeRuleId"] = found.group(2)
+    return out
+
+
+def encryption_attributes(response: dict[str, Any], service: Any = None) -> dict[str, str]:
+    """NiFi's ``s3.encryptionStrategy`` and ``s3.sseAlgorithm`` from a response.
+
+    As NiFi's ``setEncryptionAttributes``: the server's answer first (AES256: SSE_S3, aws:kms:
+    SSE_KMS, a customer algorithm: SSE_C), else the configured service's strategy.
+    """
+    sse = response.get("ServerSideEncryption")
+    if sse == "AES256":
+        return {"s3.encryptionStrategy": "SSE_S3", "s3.sseAlgorithm": sse}
+    if sse in {"aws:kms", "aws:kms:dsse"}:
+        return {"s3.encryptionStrategy": "SSE_KMS", "s3.sseAlgorithm": sse}
+    if response.get("SSECustomerAlgorithm"):
+        return {"s3.encryptionStrategy": "SSE_C"}
+    if service is not None:
+        return {"s3.encryptionStrategy": service.strategy_name}
+    return {}
+
+
+def resource_url(client: Any, bucket: str, key: str) -> str:
+    """The object's URL as NiFi's ``s3.url`` (the endpoint's path-style URL of the object)."""
+    endpoint = str(client.meta.endpoint_url).rstrip("/")
+    return f"{endpoint}/{bucket}/{quote(key, safe='/~')}"

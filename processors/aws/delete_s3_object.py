@@ -24,8 +24,8 @@ class DeleteS3Object(Processor):
     """Deletes a file from an Amazon S3 Bucket (NiFi's DeleteS3Object).
 
     Deleting is idempotent in S3 (a missing key succeeds), so a replay after a crash does no
-    harm. A REMOTE_INVOCATION event names ``s3://bucket/key``; errors go to ``failure``,
-    penalized, with NiFi's s3.* error attributes.
+    harm. A REMOTE_INVOCATION event 'Object deleted' names ``s3://bucket/key``; errors go to
+    ``failure``, penalized, with NiFi's s3.* error attributes.
     """
 
     BUCKET = _s3.BUCKET
@@ -61,5 +61,6 @@ class DeleteS3Object(Processor):
             flowfile = session.put_all_attributes(flowfile, _s3.error_attributes(error))
             session.transfer(session.penalize(flowfile), FAILURE)
             return
-        session.provenance.invoke_remote_process(flowfile, _s3.transit_uri(bucket or "", key or ""))
+        uri = _s3.transit_uri(bucket or "", key or "")
+        session.provenance.invoke_remote_process(flowfile, uri, details="Object deleted")
         session.transfer(flowfile, SUCCESS)

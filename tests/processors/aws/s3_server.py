@@ -83,3 +83,28 @@ def configure(runner: Any, endpoint: str, **more: str) -> None:
     runner.set_property("Communications Timeout", "5 secs")
     for name, value in more.items():
         runner.set_property(name, value)
+
+
+@pytest.fixture
+def api_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict[str, Any]]]:
+    """Every S3 call botocore makes in the test, as (operation, parameters): a spy, the real
+    call still goes to the server (moto accepts but does not check some headers: SSE-C,
+    Requester Pays)."""
+    from botocore.client import BaseClient
+
+    calls: list[tuple[str, dict[str, Any]]] = []
+    real = BaseClient._make_api_call
+
+    def spy(self: Any, operation: str, params: dict[str, Any]) -> Any:
+        calls.append((operation, dict(params)))
+        return real(self, operation, params)
+
+    monkeypatch.setattr(BaseClient, "_make_api_call", spy)
+    return calls
+
+
+def encryption_service(strategy: str, name: str = "enc", **more: str) -> Any:
+    """StandardS3EncryptionService with *strategy* (NiFi's name: SSE_S3, SSE_KMS, SSE_C)."""
+    from processors.aws.encryption import StandardS3EncryptionService
+
+    return StandardS3EncryptionService(name, encryption_strategy=strategy, **more)

@@ -55,3 +55,31 @@ def test_delete_version(s3_endpoint: str, s3: Any, bucket: str) -> None:
     runner.assert_all_flowfiles_transferred("success", 1)
     versions = s3.list_object_versions(Bucket=bucket)["Versions"]
     assert [v["VersionId"] for v in versions] == [second]
+
+
+def test_delete_in_folder_leaves_the_rest(s3_endpoint: str, s3: Any, bucket: str) -> None:
+    """ITDeleteS3Object testDeleteFolder: that key goes, its siblings stay; 'Object deleted'."""
+    for key in ("folder/delete-me", "folder/keep-me"):
+        s3.put_object(Bucket=bucket, Key=key, Body=b"x")
+    runner = _runner(s3_endpoint, Bucket=bucket, **{"Object Key": "folder/${name}"})
+    runner.enqueue(b"", {"name": "delete-me"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    listed = s3.list_objects_v2(Bucket=bucket)["Contents"]
+    assert [o["Key"] for o in listed] == ["folder/keep-me"]
+    event = runner.provenance_events[0]
+    assert (event.details, event.transit_uri) == (
+        "Object deleted",
+        f"s3://{bucket}/folder/delete-me",
+    )
+
+
+def test_region_from_flowfile_attribute(s3_endpoint: str, s3: Any, bucket: str) -> None:
+    """NiFi's testDeleteObjectSimpleRegionFromFlowFileAttribute: Region from s3.region."""
+    s3.put_object(Bucket=bucket, Key="r", Body=b"x")
+    runner = _runner(s3_endpoint, Bucket=bucket, Region="attribute-defined-region")
+    runner.enqueue(b"", {"filename": "r", "s3.region": "us-east-1"})
+    runner.enqueue(b"", {"filename": "r"})
+    runner.run(2)
+    runner.assert_transfer_count("success", 1)
+    assert "Contents" not in s3.list_objects_v2(Bucket=bucket)

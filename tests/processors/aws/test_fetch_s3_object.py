@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from flowcore.errors import ConfigurationError
 from flowcore.testing import TestRunner
+from processors.aws import _s3
 from processors.aws.fetch_s3_object import FetchS3Object
-from tests.processors.aws.s3_server import SECRET_KEY, configure
+from tests.processors.aws.s3_server import SECRET_KEY, configure, encryption_service
 
 
 def _runner(endpoint: str, **more: str) -> TestRunner:
@@ -18,30 +22,69 @@ def _runner(endpoint: str, **more: str) -> TestRunner:
 def test_fetch_object_with_nifi_attributes_and_fetch_event(
     s3_endpoint: str, s3: Any, bucket: str
 ) -> None:
-    """The object becomes the content; s3.* attributes, a FETCH event (NiFi's testGetObject)."""
-    s3.put_object(
+    """The object becomes the content; NiFi's attributes, a FETCH event (NiFi's testGetObject)."""
+    put = s3.put_object(
         Bucket=bucket,
-        Key="dir/a.txt",
+        Key="test-key",
         Body=b"Some Content",
         ContentType="text/plain",
-        Metadata={"userKey1": "userValue1"},
+        ContentDisposition="key/path/to/file.txt",
+        ServerSideEncryption="AES256",
+        ChecksumAlgorithm="CRC32",
+        Metadata={"userKey1": "userValue1", "userKey2": "userValue2"},
     )
     runner = _runner(s3_endpoint, Bucket=bucket)
-    runner.enqueue(b"", {"filename": "dir/a.txt"})
+    runner.enqueue(b"", {"filename": "test-key"})
     runner.run()
     runner.assert_all_flowfiles_transferred("success", 1)
     out = runner.flowfiles_for("success")[0]
     out.assert_content_equals(b"Some Content")
     out.assert_attribute_equals("s3.bucket", bucket)
-    out.assert_attribute_equals("filename", "a.txt")
-    out.assert_attribute_equals("path", "dir")
-    out.assert_attribute_equals("absolute.path", "dir/a.txt")
+    out.assert_attribute_equals("filename", "file.txt")
+    out.assert_attribute_equals("path", "key/path/to")
+    out.assert_attribute_equals("absolute.path", "key/path/to/file.txt")
     out.assert_attribute_equals("mime.type", "text/plain")
+    out.assert_attribute_equals("hash.value", put["ChecksumCRC32"])
+    out.assert_attribute_equals("hash.algorithm", "CRC32")
+    out.assert_attribute_equals("s3.etag", put["ETag"].strip('"'))
     out.assert_attribute_equals("userkey1", "userValue1")
-    assert out.attributes["s3.etag"]
+    out.assert_attribute_equals("userkey2", "userValue2")
+    out.assert_attribute_equals("s3.sseAlgorithm", "AES256")
+    out.assert_attribute_equals("s3.encryptionStrategy", "SSE_S3")
+    out.assert_attribute_equals("s3.url", f"{s3_endpoint}/{bucket}/test-key")
     events = runner.provenance_events
     assert [e.event_type.name for e in events] == ["FETCH", "CONTENT_MODIFIED"]  # NiFi's session
-    assert events[0].transit_uri == f"s3://{bucket}/dir/a.txt"
+    assert events[0].transit_uri == f"s3://{bucket}/test-key"
+
+
+def test_without_content_disposition_the_filename_stays(
+    s3_endpoint: str, s3: Any, bucket: str
+) -> None:
+    """No Content-Disposition: filename, path untouched (NiFi's testContentDispositionNull)."""
+    s3.put_object(Bucket=bucket, Key="dir/a.txt", Body=b"x")
+    runner = _runner(s3_endpoint, Bucket=bucket)
+    runner.enqueue(b"", {"filename": "dir/a.txt"})
+    runner.run()
+    out = runner.flowfiles_for("success")[0]
+    out.assert_attribute_equals("filename", "dir/a.txt")
+    assert out.attributes.get("path") != "dir"  # the harness's own path, not the key's
+    assert "absolute.path" not in out.attributes
+    assert "s3.contentdisposition" not in out.attributes
+
+
+def test_requester_pays_and_version_reach_the_request(
+    s3_endpoint: str, s3: Any, bucket: str, api_calls: list[tuple[str, dict[str, Any]]]
+) -> None:
+    """NiFi's testGetObjectWithRequesterPays and testGetObjectVersion: GetObject's arguments."""
+    s3.put_object(Bucket=bucket, Key="test-key", Body=b"abc")
+    runner = _runner(s3_endpoint, Bucket=bucket, **{"Requester Pays": "true"})
+    runner.enqueue(b"", {"filename": "test-key"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    get = [params for op, params in api_calls if op == "GetObject"][-1]
+    assert get["RequestPayer"] == "requester"
+    assert "VersionId" not in get
+    assert "Range" not in get  # the whole object: no Range header (a 0-byte object has none)
 
 
 def test_range_reads_part_of_the_object(s3_endpoint: str, s3: Any, bucket: str) -> None:
@@ -102,3 +145,75 @@ def test_fetch_object_version(s3_endpoint: str, s3: Any, bucket: str) -> None:
     out = runner.flowfiles_for("success")[0]
     out.assert_content_equals(b"first")
     out.assert_attribute_equals("s3.version", first)
+
+
+def test_range_as_nifi_data_sizes_and_open_ended(s3_endpoint: str, s3: Any, bucket: str) -> None:
+    """Range Start '2 B' alone reads to the end; a bad size fails naming the property."""
+    s3.put_object(Bucket=bucket, Key="r", Body=b"0123456789")
+    runner = _runner(s3_endpoint, Bucket=bucket, **{"Range Start": "${start}"})
+    runner.enqueue(b"", {"filename": "r", "start": "2 B"})
+    runner.enqueue(b"", {"filename": "r", "start": "two"})
+    runner.run(2)
+    runner.flowfiles_for("success")[0].assert_content_equals(b"23456789")
+    failed = runner.flowfiles_for("failure")[0]
+    assert "Range Start 'two' is not a data size" in failed.attributes["s3.errorMessage"]
+    assert not _runner(s3_endpoint, **{"Range Length": "x"}).is_valid()
+
+
+def test_zero_byte_object_with_range_start_zero(s3_endpoint: str, s3: Any, bucket: str) -> None:
+    """NiFi sends no Range for start 0: an empty object fetches (a Range would be a 416)."""
+    s3.put_object(Bucket=bucket, Key="empty", Body=b"")
+    runner = _runner(s3_endpoint, Bucket=bucket, **{"Range Start": "0 B"})
+    runner.enqueue(b"old", {"filename": "empty"})
+    runner.run()
+    runner.flowfiles_for("success")[0].assert_content_equals(b"")
+
+
+def test_server_side_customer_key_round_trip(
+    s3_endpoint: str, bucket: str, api_calls: list[tuple[str, dict[str, Any]]]
+) -> None:
+    """ITFetchS3Object testSimpleGetEncrypted: SSE-C's key goes with the PUT and the GET."""
+    import base64
+
+    from processors.aws.put_s3_object import PutS3Object
+
+    key = bytes(range(32))
+    material = base64.b64encode(key).decode()
+    put = TestRunner(PutS3Object())
+    configure(put, s3_endpoint, Bucket=bucket, **{"Encryption Service": "enc"})
+    put.add_service(encryption_service("SSE_C", key_material=material))
+    put.enqueue(b"secret content", {"filename": "enc.txt"})
+    put.run()
+    put.flowfiles_for("success")[0].assert_attribute_equals("s3.encryptionStrategy", "SSE_C")
+    fetch = _runner(s3_endpoint, Bucket=bucket, **{"Encryption Service": "enc"})
+    fetch.add_service(encryption_service("SSE_C", key_material=material))
+    fetch.enqueue(b"", {"filename": "enc.txt"})
+    fetch.run()
+    out = fetch.flowfiles_for("success")[0]
+    out.assert_content_equals(b"secret content")
+    out.assert_attribute_equals("s3.encryptionStrategy", "SSE_C")
+    sent = {op: params for op, params in api_calls if op in {"PutObject", "GetObject"}}
+    for op in ("PutObject", "GetObject"):
+        assert sent[op]["SSECustomerAlgorithm"] == "AES256"
+        assert sent[op]["SSECustomerKey"] == key
+    assert material not in repr(fetch.controller_service("enc"))
+
+
+def test_server_side_s3_service_is_refused_for_fetching(s3_endpoint: str, bucket: str) -> None:
+    """NiFi's customValidate: SSE-S3/KMS services are for PutS3Object (S3 decrypts by itself)."""
+    runner = _runner(s3_endpoint, Bucket=bucket, **{"Encryption Service": "enc"})
+    runner.add_service(encryption_service("SSE_S3"))
+    runner.enqueue(b"", {"filename": "k"})
+    with pytest.raises(ConfigurationError, match="not a valid encryption strategy for fetching"):
+        runner.run()
+
+
+def test_expiration_header_parsed_as_nifi() -> None:
+    """NiFi's testGetObject: s3.expirationTime in epoch millis and s3.expirationTimeRuleId."""
+    header = 'expiry-date="Fri, 23 Dec 2012 00:00:00 GMT", rule-id="testExpirationRuleId"'
+    assert _s3.expiration_attributes(header) == {
+        "s3.expirationTime": "1356220800000",
+        "s3.expirationTimeRuleId": "testExpirationRuleId",
+    }
+    assert _s3.expiration_attributes("garbage") == {}
+    assert _s3.expiration_attributes(None) == {}

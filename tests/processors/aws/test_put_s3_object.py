@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import io
+import os
 from typing import Any
 
 from flowcore.testing import TestRunner
 from processors.aws.put_s3_object import PutS3Object, upload_multipart
-from tests.processors.aws.s3_server import configure
+from tests.processors.aws.s3_server import configure, encryption_service
 
 
 def _runner(endpoint: str, **more: str) -> TestRunner:
@@ -144,3 +145,190 @@ def test_filename_with_national_characters(s3_endpoint: str, s3: Any, bucket: st
     runner.run()
     runner.assert_all_flowfiles_transferred("success", 1)
     assert s3.get_object(Bucket=bucket, Key="Iñtërnâtiônàližætiøn.txt")["Body"].read() == b"x"
+
+
+def test_storage_classes(s3_endpoint: str, s3: Any, bucket: str) -> None:
+    """NiFi's testStorageClasses: the object has the class; s3.storeClass names it."""
+    classes = ("STANDARD", "REDUCED_REDUNDANCY", "STANDARD_IA", "ONEZONE_IA", "GLACIER_IR")
+    for storage_class in classes:
+        runner = _runner(s3_endpoint, Bucket=bucket, **{"Storage Class": storage_class})
+        runner.enqueue(b"x", {"filename": storage_class})
+        runner.run()
+        out = runner.flowfiles_for("success")[0]
+        out.assert_attribute_equals("s3.storeClass", storage_class)
+        head = s3.head_object(Bucket=bucket, Key=storage_class)
+        assert head.get("StorageClass", "STANDARD") == storage_class
+
+
+def test_content_headers_and_their_attributes(s3_endpoint: str, s3: Any, bucket: str) -> None:
+    """ITPutS3Object testContentType, testCacheControl, testContentDispositionInline/Attachment."""
+    cases = (
+        ({"Content Type": "text/plain", "Content Disposition": "inline"}, "inline"),
+        ({"Cache Control": "no-cache", "Content Disposition": "attachment"},
+         'attachment; filename="hello+w%C3%B6rld.txt"'),
+    )  # fmt: skip
+    for number, (props, disposition) in enumerate(cases):
+        runner = _runner(s3_endpoint, Bucket=bucket, **props)
+        runner.set_property("Object Key", f"k{number}")
+        runner.enqueue(b"x", {"filename": "hello wörld.txt"})
+        runner.run()
+        out = runner.flowfiles_for("success")[0]
+        head = s3.head_object(Bucket=bucket, Key=f"k{number}")
+        assert head["ContentDisposition"] == disposition
+        out.assert_attribute_equals("s3.contentdisposition", disposition)
+        if "Content Type" in props:
+            out.assert_attribute_equals("s3.contenttype", "text/plain")
+            assert head["ContentType"] == "text/plain"
+        else:
+            out.assert_attribute_equals("s3.cachecontrol", "no-cache")
+            assert head["CacheControl"] == "no-cache"
+        out.assert_attribute_equals("s3.apimethod", "putobject")
+        out.assert_attribute_equals("s3.url", f"{s3_endpoint}/{bucket}/k{number}")
+
+
+def test_content_disposition_unset_is_the_encoded_filename(
+    s3_endpoint: str, s3: Any, bucket: str
+) -> None:
+    """ITPutS3Object testContentDispositionNull: the URL-encoded filename, read back by Fetch."""
+    from processors.aws.fetch_s3_object import FetchS3Object
+
+    runner = _runner(s3_endpoint, Bucket=bucket)
+    runner.enqueue(b"x", {"filename": "folder/a b.txt"})
+    runner.run()
+    out = runner.flowfiles_for("success")[0]
+    assert "s3.contentdisposition" not in out.attributes
+    assert s3.head_object(Bucket=bucket, Key="folder/a b.txt")["ContentDisposition"] == (
+        "folder%2Fa+b.txt"
+    )
+    fetch = TestRunner(FetchS3Object())
+    configure(fetch, s3_endpoint, Bucket=bucket)
+    fetch.enqueue(b"", {"filename": "folder/a b.txt"})
+    fetch.run()
+    got = fetch.flowfiles_for("success")[0]
+    got.assert_attribute_equals("filename", "a b.txt")
+    got.assert_attribute_equals("path", "folder")
+
+
+def test_grantee_lists_set_the_object_acl(
+    s3_endpoint: str, s3: Any, bucket: str, api_calls: list[tuple[str, dict[str, Any]]]
+) -> None:
+    """ITPutS3Object testPermissions: id=/emailAddress= grants; they win over the Canned ACL."""
+    runner = _runner(
+        s3_endpoint, Bucket=bucket,
+        **{"FullControl User List": "28545acd76c35c7e", "Read Permission User List": "${readers}",
+           "Canned ACL": "PublicRead"},
+    )  # fmt: skip
+    runner.enqueue(b"x", {"filename": "folder/4.txt", "readers": "r1, a@example.com"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    put = [p for op, p in api_calls if op == "PutObject"][-1]
+    assert put["GrantFullControl"] == "id=28545acd76c35c7e"
+    assert put["GrantRead"] == "id=r1,emailAddress=a@example.com"
+    assert "ACL" not in put
+    grants = s3.get_object_acl(Bucket=bucket, Key="folder/4.txt")["Grants"]
+    got = {(g["Grantee"].get("ID"), g["Permission"]) for g in grants}
+    assert {("28545acd76c35c7e", "FULL_CONTROL"), ("r1", "READ")} <= got  # moto keeps the first
+
+
+def test_canned_acl_from_attribute_and_a_bad_one(s3_endpoint: str, s3: Any, bucket: str) -> None:
+    """Canned ACL defaults to ${s3.permissions.cannedacl}; an unknown name fails naming it."""
+    runner = _runner(s3_endpoint, Bucket=bucket)
+    runner.enqueue(b"x", {"filename": "pub", "s3.permissions.cannedacl": "PublicRead"})
+    runner.enqueue(b"x", {"filename": "bad", "s3.permissions.cannedacl": "Everyone"})
+    runner.run(2)
+    grants = s3.get_object_acl(Bucket=bucket, Key="pub")["Grants"]
+    assert any(g["Grantee"].get("URI", "").endswith("AllUsers") for g in grants)
+    failed = runner.flowfiles_for("failure")[0]
+    assert "Canned ACL 'Everyone' is not one of" in failed.attributes["s3.errorMessage"]
+    assert "Contents" not in s3.list_objects_v2(Bucket=bucket, Prefix="bad")
+
+
+def test_encryption_service_strategies(
+    s3_endpoint: str, s3: Any, bucket: str, api_calls: list[tuple[str, dict[str, Any]]]
+) -> None:
+    """ITPutS3Object testEncryptionServiceWithServerSide(S3|KMS)...; 1.x AES256 acts as SSE_S3."""
+    kms = "arn:aws:kms:us-east-1:123456789012:key/flowcore"
+    cases = (
+        ("s3", {"Encryption Service": "enc"}, encryption_service("SSE_S3"), "AES256", "SSE_S3"),
+        ("kms", {"Encryption Service": "enc"}, encryption_service("SSE_KMS", kms_key_id=kms),
+         "aws:kms", "SSE_KMS"),
+        ("v1", {"Server Side Encryption": "AES256"}, None, "AES256", "SSE_S3"),
+    )  # fmt: skip
+    for key, props, service, algorithm, strategy in cases:
+        runner = _runner(s3_endpoint, Bucket=bucket, **props)
+        if service is not None:
+            runner.add_service(service)
+        runner.enqueue(b"x", {"filename": key})
+        runner.run()
+        out = runner.flowfiles_for("success")[0]
+        out.assert_attribute_equals("s3.sseAlgorithm", algorithm)
+        out.assert_attribute_equals("s3.encryptionStrategy", strategy)
+        assert s3.head_object(Bucket=bucket, Key=key)["ServerSideEncryption"] == algorithm
+    put = next(p for op, p in api_calls if op == "PutObject" and p["Key"] == "kms")
+    assert put["SSEKMSKeyId"] == kms
+
+
+def test_server_side_encryption_and_service_are_exclusive() -> None:
+    """NiFi 1.x's Server Side Encryption with NiFi 2's Encryption Service is invalid."""
+    runner = TestRunner(PutS3Object())
+    runner.set_property("Server Side Encryption", "AES256")
+    runner.set_property("Encryption Service", "enc")
+    assert any("exclusive" in str(p) for p in runner.validation_problems())
+
+
+def test_user_metadata_attribute_as_nifi(s3_endpoint: str, s3: Any, bucket: str) -> None:
+    """ITPutS3Object testMetaData: s3.usermetadata lists name=value lines (NiFi's newline)."""
+    runner = _runner(s3_endpoint, Bucket=bucket)
+    runner.set_property("TEST-PROP-1", "TESTING-1-2-3")
+    runner.set_property("TEST-PROP-2", "${p2}")
+    runner.enqueue(b"x", {"filename": "m", "p2": "TESTING-4-5-6"})
+    runner.run()
+    out = runner.flowfiles_for("success")[0]
+    out.assert_attribute_equals(
+        "s3.usermetadata", "TEST-PROP-1=TESTING-1-2-3\nTEST-PROP-2=TESTING-4-5-6"
+    )
+    assert s3.head_object(Bucket=bucket, Key="m")["Metadata"] == {
+        "test-prop-1": "TESTING-1-2-3", "test-prop-2": "TESTING-4-5-6",
+    }  # fmt: skip
+
+
+def test_age_off_aborts_old_uploads_once_per_interval(
+    s3_endpoint: str, s3: Any, bucket: str, tmp_path: Any
+) -> None:
+    """Multipart Upload AgeOff aborts uploads past the Max Age, once per AgeOff Interval."""
+    from processors.aws import _multipart
+
+    s3.create_multipart_upload(Bucket=bucket, Key="abandoned")  # moto dates it 2010
+    props = {"Temporary Directory Multipart State": str(tmp_path)}
+    runner = _runner(s3_endpoint, Bucket=bucket, **props)
+    store = PutS3Object._state_store(runner.context)
+    store.save("stale", _multipart.MultipartState(upload_id="gone"))
+    fresh = store.path("stale")
+    import os
+
+    os.utime(fresh)
+    runner.enqueue(b"x", {"filename": "k"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert s3.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
+    assert store.load("stale") is not None  # saved just now: younger than 7 days
+    again = s3.create_multipart_upload(Bucket=bucket, Key="abandoned")["UploadId"]
+    runner.enqueue(b"x", {"filename": "k2"})
+    runner.run()  # within the interval: not checked again
+    listed = s3.list_multipart_uploads(Bucket=bucket)["Uploads"]
+    assert [u["UploadId"] for u in listed] == [again]
+
+
+def test_persistence_directory_and_cache_key(tmp_path: Any) -> None:
+    """NiFi's testPersistenceFileLocation* and testBuildCacheKeyIncludesFlowFileUUID."""
+    import tempfile
+
+    runner = TestRunner(PutS3Object())
+    assert PutS3Object._state_store(runner.context).directory == tempfile.gettempdir()
+    paths = set()
+    for directory in (str(tmp_path), str(tmp_path) + "/"):
+        runner.set_property("Temporary Directory Multipart State", directory)
+        store = PutS3Object._state_store(runner.context)
+        paths.add(os.path.dirname(os.path.normpath(store.path("p/b/k/uuid-1"))))
+    assert paths == {str(tmp_path)}
+    assert store.path("p/b/k/uuid-1") != store.path("p/b/k/uuid-2")
