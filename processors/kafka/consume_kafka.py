@@ -37,6 +37,12 @@ from flowcore.properties import PropertyDescriptor
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import ValidationResult
+from processors.kafka._consume_epochs import (
+    format_position,
+    learn_epochs,
+    parse_position,
+    validate,
+)
 from processors.kafka._consume_properties import (
     AUTO_OFFSET_RESET,
     COMMIT_OFFSETS,
@@ -78,7 +84,6 @@ __all__ = ["ConsumeKafka"]
 _second = itemgetter(1)  # a message's timestamp() is (type, milliseconds)
 #: Warnings a ConsumeKafka copy remembers having said (:meth:`ConsumeKafka._warn_once`).
 _WARNED_MAX = 1024
-
 
 
 class ConsumeKafka(SourceProcessor):
@@ -161,7 +166,17 @@ class ConsumeKafka(SourceProcessor):
             kafka = import_kafka()
             group = context.get_property(GROUP_ID).value
             consumer = kafka.Consumer(
-                service.client_config(**{"group.id": group, "enable.auto.commit": False})
+                service.client_config(
+                    **{
+                        "group.id": group,
+                        "enable.auto.commit": False,
+                        # its probes (_consume_epochs): a position whose leader epoch has no
+                        # messages left is read from the log's start, not skipped to its end
+                        "auto.offset.reset": "earliest",
+                        "enable.partition.eof": False,
+                        "fetch.wait.max.ms": 10,
+                    }
+                )
             )
             self._lister = consumer
         return consumer
@@ -186,45 +201,77 @@ class ConsumeKafka(SourceProcessor):
     def _list(
         self, context: ProcessContext, service: Kafka3ConnectionService, state: Mapping[str, str]
     ) -> WorkListing:
+        """Ranges after the *state*'s positions, each validated by its leader epoch first.
+
+        A position whose partition's log diverged below it (:mod:`._consume_epochs`) moves back
+        to where the log diverged, with a warning naming both offsets; the new positions carry
+        the leader epoch of their ranges' last messages, learnt by reading them.
+        """
         kafka = import_kafka()
         consumer = self._admin_consumer(context, service)
         timeout = service.metadata_wait
         if state and context.get_property(COMMIT_OFFSETS).as_boolean():
             _commit_group(kafka, consumer, state)
         reset = context.get_property(AUTO_OFFSET_RESET).value
-        new_state = dict(state)
-        items = []
-        room = service.max_poll_records
+        marks: dict[tuple[str, int], tuple[int, int]] = {}
         for topic in self._topics(context, consumer, timeout):
             for partition in sorted(topic.partitions):
-                key = f"{topic.topic}:{partition}"
                 tp = kafka.TopicPartition(topic.topic, partition)
                 try:
-                    low, high = consumer.get_watermark_offsets(tp, timeout=timeout)
+                    marks[topic.topic, partition] = consumer.get_watermark_offsets(
+                        tp, timeout=timeout
+                    )
                 except kafka.KafkaException as ex:
+                    key = f"{topic.topic}:{partition}"
                     msg = f"Kafka watermarks of {key} could not be read: {ex.args[0].str()}"
                     raise ProcessException(msg) from None
-                if key in state:
-                    start = max(int(state[key]), low)
-                    if start > high:  # the state moves back to the log end (end = high below)
-                        context.logger.warning(
-                            f"Kafka {key}'s log ends at offset {high}, below the flow's next "
-                            f"offset {start} (truncated by an unclean leader election, or the "
-                            f"topic made again): reading from offset {high} on"
-                        )
-                elif reset == "earliest":
-                    start = low
-                elif reset == "latest":
-                    start = high
-                else:
-                    msg = f"no committed offset for Kafka {key} and Auto Offset Reset is none"
-                    raise ProcessException(msg)
-                end = min(high, start + room)
+        positions = {p: parse_position(state[f"{p[0]}:{p[1]}"]) for p in marks if _key(p) in state}
+        checks = {
+            place: (offset, epoch, marks[place][1])
+            for place, (offset, epoch) in positions.items()
+            if epoch is not None and offset != marks[place][1] and offset > marks[place][0]
+        }
+        diverged = validate(kafka, consumer, checks, timeout)
+        new_state = dict(state)
+        ranges: dict[tuple[str, int], tuple[int, int]] = {}
+        room = service.max_poll_records
+        for place, (low, high) in marks.items():
+            key = _key(place)
+            if place in positions:
+                offset = positions[place][0]
+                start = max(diverged.get(place, offset), low)
+                if place in diverged:
+                    context.logger.warning(
+                        f"Kafka {key}'s log diverged from the flow's below its next offset "
+                        f"{offset} (leader epoch {positions[place][1]} ends at {start}: "
+                        f"truncated by an unclean leader election, or the topic made again): "
+                        f"reading from offset {start} on"
+                    )
+                elif start > high:  # no epoch to ask: the state moves back to the log end
+                    context.logger.warning(
+                        f"Kafka {key}'s log ends at offset {high}, below the flow's next "
+                        f"offset {start} (truncated by an unclean leader election, or the "
+                        f"topic made again): reading from offset {high} on"
+                    )
+            elif reset == "earliest":
+                start = low
+            elif reset == "latest":
+                start = high
+            else:
+                msg = f"no committed offset for Kafka {key} and Auto Offset Reset is none"
+                raise ProcessException(msg)
+            end = min(high, start + room)
+            if end > start:
+                ranges[place] = (start, end)
+            elif place not in positions or end != positions[place][0]:
                 new_state[key] = str(end)
-                if end > start:
-                    payload = {"topic": topic.topic, "partition": partition, "start": start}
-                    payload["end"] = end
-                    items.append(WorkItem(f"{key}@{start}", payload, flowfiles=end - start, size=0))
+        epochs = learn_epochs(kafka, consumer, ranges, timeout)
+        items = []
+        for (topic, partition), (start, end) in ranges.items():
+            key = f"{topic}:{partition}"
+            new_state[key] = format_position(end, epochs[topic, partition])
+            payload = {"topic": topic, "partition": partition, "start": start, "end": end}
+            items.append(WorkItem(f"{key}@{start}", payload, flowfiles=end - start, size=0))
         return WorkListing(items, new_state)
 
     def requeue_work(
@@ -601,6 +648,11 @@ def _key_attribute(encoding: str | None, key: bytes | None) -> str | None:
     return key.decode("utf-8", "replace")
 
 
+def _key(place: tuple[str, int]) -> str:
+    """A partition's state key, ``topic:partition``."""
+    return f"{place[0]}:{place[1]}"
+
+
 def _metadata(consumer: Any, topic: str | None, timeout: float) -> Any:
     kafka = import_kafka()
     try:
@@ -615,6 +667,11 @@ def _commit_group(kafka: Any, consumer: Any, state: Mapping[str, str]) -> None:
     offsets = []
     for key, value in state.items():
         topic, _, partition = key.rpartition(":")
-        offsets.append(kafka.TopicPartition(topic, int(partition), int(value)))
+        offset, epoch = parse_position(value)
+        offsets.append(
+            kafka.TopicPartition(
+                topic, int(partition), offset, leader_epoch=-1 if epoch is None else epoch
+            )
+        )
     with contextlib.suppress(kafka.KafkaException):  # informational: the flow's is its state
         consumer.commit(offsets=offsets, asynchronous=False)
