@@ -269,8 +269,11 @@ class ConsumeKafka(SourceProcessor):
         items = []
         for (topic, partition), (start, end) in ranges.items():
             key = f"{topic}:{partition}"
-            new_state[key] = format_position(end, epochs[topic, partition])
+            epoch = epochs[topic, partition]
+            new_state[key] = format_position(end, epoch)
             payload = {"topic": topic, "partition": partition, "start": start, "end": end}
+            if epoch is not None:  # the reader checks its last message still has it
+                payload["epoch"] = epoch
             items.append(WorkItem(f"{key}@{start}", payload, flowfiles=end - start, size=0))
         return WorkListing(items, new_state)
 
