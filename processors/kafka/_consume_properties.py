@@ -67,8 +67,10 @@ MAX_UNCOMMITTED_SIZE = PropertyDescriptor(
 )
 MAX_UNCOMMITTED_TIME = PropertyDescriptor(
     "Max Uncommitted Time",
-    description="Accepted for NiFi flows; offsets are committed with each micro-batch.",
-    default="1 s",
+    description="Maximum amount of time to spend consuming records from Kafka before "
+    "transferring FlowFiles to an output relationship. Accepted for NiFi flows: offsets are "
+    "committed with each micro-batch.",
+    default="100 millis",
     required=True,
     validators=(TIME_PERIOD_VALIDATOR,),
     aliases=("max-uncommit-offset-wait",),
