@@ -61,14 +61,14 @@ COMMIT_OFFSETS = PropertyDescriptor(
 MAX_UNCOMMITTED_SIZE = PropertyDescriptor(
     "Max Uncommitted Size",
     description="Maximum total size of records to consume from Kafka before transferring "
-    "FlowFiles to an output relationship. Accepted for NiFi flows: offsets are committed with "
-    "each micro-batch, whose size Max Poll Records and the run's batch bound set.",
+    "FlowFiles to an output relationship (the serialized keys and values), for a trigger; in a "
+    "flow, offsets are committed with each micro-batch.",
     validators=(DATA_SIZE_VALIDATOR,),
 )
 MAX_UNCOMMITTED_TIME = PropertyDescriptor(
     "Max Uncommitted Time",
     description="Maximum amount of time to spend consuming records from Kafka before "
-    "transferring FlowFiles to an output relationship. Accepted for NiFi flows: offsets are "
+    "transferring FlowFiles to an output relationship, for a trigger; in a flow, offsets are "
     "committed with each micro-batch.",
     default="100 millis",
     required=True,

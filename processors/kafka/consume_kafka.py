@@ -19,9 +19,9 @@ FlowFile per write schema of a range: :mod:`processors.kafka._consume_records`).
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import re
+import time
 from collections.abc import Mapping, Sequence
 from operator import itemgetter
 from typing import Any, ClassVar
@@ -37,12 +37,7 @@ from flowcore.properties import PropertyDescriptor
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import ValidationResult
-from processors.kafka._consume_epochs import (
-    format_position,
-    learn_epochs,
-    parse_position,
-    validate,
-)
+from processors.kafka._consume_listing import commit_to_group, list_ranges, watermarks
 from processors.kafka._consume_properties import (
     AUTO_OFFSET_RESET,
     COMMIT_OFFSETS,
@@ -145,14 +140,29 @@ class ConsumeKafka(SourceProcessor):
     # --- the driver side ------------------------------------------------------------------
 
     def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
-        """List and read in one session (the test harness), the service from the session."""
+        """List and read in one session (the test harness), the service from the session.
+
+        As NiFi's trigger polls until Max Uncommitted Time passes or its records' keys and
+        values make Max Uncommitted Size, this lists again while listings give ranges, until
+        either bound (a listing takes at most Max Poll Records a partition). In a flow, the
+        engine's micro-batch lists until ``batch_max_flowfiles`` instead (docs/kafka.md).
+        """
         service = connection_for(self, context, session.controller_service)
-        state = session.get_state().values
-        listing = self._list(context, service, state)
-        for item in listing.items:
-            self._read(context, service, session, item)
-        if dict(listing.state) != dict(state):
-            session.set_state(listing.state)
+        committed = dict(session.get_state().values)
+        state = committed
+        size = context.get_property(MAX_UNCOMMITTED_SIZE).as_data_size("B")
+        wait = context.get_property(MAX_UNCOMMITTED_TIME).as_time_period("s") or 0.0
+        deadline = time.monotonic() + wait
+        taken = 0
+        while True:  # the group is told the committed offsets only: the first listing
+            listing = self._list(context, service, state, commit_group=state is committed)
+            for item in listing.items:
+                taken += self._read(context, service, session, item)
+            state = dict(listing.state)
+            if not listing.items or time.monotonic() >= deadline or (size and taken >= size):
+                break
+        if state != committed:
+            session.set_state(state)
 
     def list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
         """Offset ranges per partition after the committed *state*, and the state after them."""
@@ -199,7 +209,12 @@ class ConsumeKafka(SourceProcessor):
         return found
 
     def _list(
-        self, context: ProcessContext, service: Kafka3ConnectionService, state: Mapping[str, str]
+        self,
+        context: ProcessContext,
+        service: Kafka3ConnectionService,
+        state: Mapping[str, str],
+        *,
+        commit_group: bool = True,
     ) -> WorkListing:
         """Ranges after the *state*'s positions, each validated by its leader epoch first.
 
@@ -210,72 +225,19 @@ class ConsumeKafka(SourceProcessor):
         kafka = import_kafka()
         consumer = self._admin_consumer(context, service)
         timeout = service.metadata_wait
-        if state and context.get_property(COMMIT_OFFSETS).as_boolean():
-            _commit_group(kafka, consumer, state)
-        reset = context.get_property(AUTO_OFFSET_RESET).value
-        marks: dict[tuple[str, int], tuple[int, int]] = {}
-        for topic in self._topics(context, consumer, timeout):
-            for partition in sorted(topic.partitions):
-                tp = kafka.TopicPartition(topic.topic, partition)
-                try:
-                    marks[topic.topic, partition] = consumer.get_watermark_offsets(
-                        tp, timeout=timeout
-                    )
-                except kafka.KafkaException as ex:
-                    key = f"{topic.topic}:{partition}"
-                    msg = f"Kafka watermarks of {key} could not be read: {ex.args[0].str()}"
-                    raise ProcessException(msg) from None
-        positions = {p: parse_position(state[f"{p[0]}:{p[1]}"]) for p in marks if _key(p) in state}
-        checks = {
-            place: (offset, epoch, marks[place][1])
-            for place, (offset, epoch) in positions.items()
-            if epoch is not None and offset != marks[place][1] and offset > marks[place][0]
-        }
-        diverged = validate(kafka, consumer, checks, timeout)
-        new_state = dict(state)
-        ranges: dict[tuple[str, int], tuple[int, int]] = {}
-        room = service.max_poll_records
-        for place, (low, high) in marks.items():
-            key = _key(place)
-            if place in positions:
-                offset = positions[place][0]
-                start = max(diverged.get(place, offset), low)
-                if place in diverged:
-                    context.logger.warning(
-                        f"Kafka {key}'s log diverged from the flow's below its next offset "
-                        f"{offset} (leader epoch {positions[place][1]} ends at {start}: "
-                        f"truncated by an unclean leader election, or the topic made again): "
-                        f"reading from offset {start} on"
-                    )
-                elif start > high:  # no epoch to ask: the state moves back to the log end
-                    context.logger.warning(
-                        f"Kafka {key}'s log ends at offset {high}, below the flow's next "
-                        f"offset {start} (truncated by an unclean leader election, or the "
-                        f"topic made again): reading from offset {high} on"
-                    )
-            elif reset == "earliest":
-                start = low
-            elif reset == "latest":
-                start = high
-            else:
-                msg = f"no committed offset for Kafka {key} and Auto Offset Reset is none"
-                raise ProcessException(msg)
-            end = min(high, start + room)
-            if end > start:
-                ranges[place] = (start, end)
-            elif place not in positions or end != positions[place][0]:
-                new_state[key] = str(end)
-        epochs = learn_epochs(kafka, consumer, ranges, timeout)
-        items = []
-        for (topic, partition), (start, end) in ranges.items():
-            key = f"{topic}:{partition}"
-            epoch = epochs[topic, partition]
-            new_state[key] = format_position(end, epoch)
-            payload = {"topic": topic, "partition": partition, "start": start, "end": end}
-            if epoch is not None:  # the reader checks its last message still has it
-                payload["epoch"] = epoch
-            items.append(WorkItem(f"{key}@{start}", payload, flowfiles=end - start, size=0))
-        return WorkListing(items, new_state)
+        if commit_group and state and context.get_property(COMMIT_OFFSETS).as_boolean():
+            commit_to_group(kafka, consumer, state)
+        marks = watermarks(kafka, consumer, self._topics(context, consumer, timeout), timeout)
+        return list_ranges(
+            kafka,
+            consumer,
+            marks,
+            state,
+            reset=context.get_property(AUTO_OFFSET_RESET).value or "latest",
+            room=service.max_poll_records,
+            timeout=timeout,
+            warn=context.logger.warning,
+        )
 
     def requeue_work(
         self,
@@ -446,23 +408,26 @@ class ConsumeKafka(SourceProcessor):
         service: Kafka3ConnectionService,
         session: ProcessSession,
         item: WorkItem,
-    ) -> None:
+    ) -> int:
+        """Make one range's FlowFiles in *session*; returns its messages' key and value bytes."""
         messages = self._fetch(context, service, item)
         transit = f"{service.transit_uri_base}/{item.payload['topic']}"
         strategy = self.strategy(context)
+        size = sum(len(m.key() or b"") + len(m.value() or b"") for m in messages)
         if strategy == "DEMARCATOR":
             self._demarcated(context, session, messages, transit)
-            return
+            return size
         if strategy == "RECORD":
             options = self._record_options(context, session)
             write_record_groups(session, messages, options, transit, SUCCESS)
-            return
+            return size
         for message in messages:
             flowfile = session.create()
             flowfile = session.write(flowfile, message.value() or b"")
             flowfile = session.put_all_attributes(flowfile, self._attributes(context, message))
             session.provenance.receive(flowfile, transit)
             session.transfer(flowfile, SUCCESS)
+        return size
 
     def _reader_consumer(self, context: ProcessContext, service: Kafka3ConnectionService) -> Any:
         """The task's consumer, made once; assigned only while it reads ranges."""
@@ -651,11 +616,6 @@ def _key_attribute(encoding: str | None, key: bytes | None) -> str | None:
     return key.decode("utf-8", "replace")
 
 
-def _key(place: tuple[str, int]) -> str:
-    """A partition's state key, ``topic:partition``."""
-    return f"{place[0]}:{place[1]}"
-
-
 def _metadata(consumer: Any, topic: str | None, timeout: float) -> Any:
     kafka = import_kafka()
     try:
@@ -663,18 +623,3 @@ def _metadata(consumer: Any, topic: str | None, timeout: float) -> Any:
     except kafka.KafkaException as ex:
         msg = f"Kafka brokers unreachable (metadata within {timeout:g} s): {ex.args[0].str()}"
         raise ProcessException(msg) from None
-
-
-def _commit_group(kafka: Any, consumer: Any, state: Mapping[str, str]) -> None:
-    """Commit the flow's committed offsets to the consumer group (best effort, for lag tools)."""
-    offsets = []
-    for key, value in state.items():
-        topic, _, partition = key.rpartition(":")
-        offset, epoch = parse_position(value)
-        offsets.append(
-            kafka.TopicPartition(
-                topic, int(partition), offset, leader_epoch=-1 if epoch is None else epoch
-            )
-        )
-    with contextlib.suppress(kafka.KafkaException):  # informational: the flow's is its state
-        consumer.commit(offsets=offsets, asynchronous=False)
