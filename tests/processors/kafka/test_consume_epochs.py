@@ -129,3 +129,38 @@ def test_positions_round_trip_through_state_values():
     assert parse_position(format_position(17, 3)) == (17, 3)
     assert format_position(17, None) == "17"
     assert format_position(0, 0) == "0:0"
+
+
+def test_a_log_cut_between_listing_and_read_fails_the_range_then_reads_each_message_once(
+    controlled,
+):
+    """A range listed [5, 10) whose log is cut to 7 and grown back to 12 before the task reads
+    it fails (its last message has the new leader's epoch), and the next listing, from the
+    committed position, reads m5, m6 and n7-n11: none lost, none twice."""
+    from flowcore.errors import ProcessException
+
+    topic = "epochs-between"
+    controlled.create_topic(topic)
+    controlled.produce(topic, [b"m%d" % i for i in range(5)])
+    runner = _runner(controlled, topic)
+    runner.run(stop_on_finish=False)
+    committed = runner.state
+    assert committed[f"{topic}:0"] == "5:0"
+    controlled.produce(topic, [b"m%d" % i for i in range(5, 10)])
+    processor, context = runner.processor, runner.context
+    (item,) = processor.list_work(context, committed).items
+    assert (item.payload["start"], item.payload["end"], item.payload["epoch"]) == (5, 10, 0)
+    _unclean_election(controlled, topic, kept=7, new=5)
+    session = runner.create_session()
+    with pytest.raises(ProcessException, match="offset 9 has leader epoch 1, where the listing"):
+        processor.read_work(context, session, item)
+    session.rollback()
+    listing = processor.list_work(context, committed)
+    (again,) = listing.items
+    session = runner.create_session()
+    processor.read_work(context, session, again)
+    session.commit()
+    runner.stop()
+    contents = [f.content for f in runner.flowfiles_for("success")][5:]
+    assert contents == [b"m5", b"m6", b"n7", b"n8", b"n9", b"n10", b"n11"]
+    assert listing.state[f"{topic}:0"] == "12:1"
