@@ -33,8 +33,11 @@ Place = tuple[str, int]
 #: A partition's next offset and the leader epoch of the message before it (None: not known).
 Position = tuple[int, int | None]
 
-#: Seconds each ``consume`` of a probe waits (it returns early once it has messages).
-_POLL = 0.05
+#: Seconds each ``consume`` of a probe waits: short, as it waits them whenever fewer than
+#: :data:`_CONSUME_MAX` messages came (a probe wants a message or two a partition)
+_POLL = 0.005
+#: Messages a probe's ``consume`` takes at most.
+_CONSUME_MAX = 1000
 
 
 def parse_position(value: str) -> Position:
@@ -81,7 +84,7 @@ def validate(
         for position in positions:  # librdkafka validates a seek's epoch, not an assignment's
             _seek(kafka, consumer, position, deadline)
         while open_ and time.monotonic() < deadline:
-            for message in consumer.consume(max(1, len(open_)), _POLL):
+            for message in consumer.consume(_CONSUME_MAX, _POLL):
                 place = (message.topic(), message.partition())
                 if message.error() is not None or place not in open_:
                     continue
@@ -127,7 +130,7 @@ def learn_epochs(
     deadline = time.monotonic() + wait
     try:
         while open_ and time.monotonic() < deadline:
-            for message in consumer.consume(max(1, 2 * len(open_)), _POLL):
+            for message in consumer.consume(_CONSUME_MAX, _POLL):
                 place = (message.topic(), message.partition())
                 if message.error() is not None or place not in open_:
                     continue

@@ -185,6 +185,9 @@ class ConsumeKafka(SourceProcessor):
                         "auto.offset.reset": "earliest",
                         "enable.partition.eof": False,
                         "fetch.wait.max.ms": 10,
+                        # a probe wants a partition's first messages only: librdkafka's
+                        # default fetched 1 MiB a partition
+                        "max.partition.fetch.bytes": 1024,
                     }
                 )
             )
