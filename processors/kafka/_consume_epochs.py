@@ -92,6 +92,14 @@ def validate(
                 offset = message.offset()
                 if offset < min(checks[place][0], checks[place][2]):
                     diverged[place] = offset
+            if open_:  # read on from the position over control records only: not diverged
+                rest = sorted(open_)
+                found = consumer.position([kafka.TopicPartition(*p) for p in rest])
+                open_.difference_update(
+                    p
+                    for p, at in zip(rest, found, strict=True)
+                    if at.offset > min(checks[p][0], checks[p][2])
+                )
     finally:
         consumer.unassign()
     for place in open_:  # past the log's end and nothing below it came: the log's end
@@ -134,8 +142,8 @@ def learn_epochs(
                 place = (message.topic(), message.partition())
                 if message.error() is not None or place not in open_:
                     continue
-                end = ranges[place][1]
-                if message.offset() < end:
+                start, end = ranges[place]
+                if max(start, end - 2) <= message.offset() < end:  # not one reset to the start
                     epochs[place] = message.leader_epoch()
                 if message.offset() >= end - 1:
                     open_.discard(place)

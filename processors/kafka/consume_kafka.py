@@ -188,6 +188,9 @@ class ConsumeKafka(SourceProcessor):
                         # a probe wants a partition's first messages only: librdkafka's
                         # default fetched 1 MiB a partition
                         "max.partition.fetch.bytes": 1024,
+                        # and any message: read_committed held back an open transaction's
+                        # (a validation waited for them until its timeout)
+                        "isolation.level": "read_uncommitted",
                     }
                 )
             )
