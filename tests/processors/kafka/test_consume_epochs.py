@@ -164,3 +164,33 @@ def test_a_log_cut_between_listing_and_read_fails_the_range_then_reads_each_mess
     contents = [f.content for f in runner.flowfiles_for("success")][5:]
     assert contents == [b"m5", b"m6", b"n7", b"n8", b"n9", b"n10", b"n11"]
     assert listing.state[f"{topic}:0"] == "12:1"
+
+
+def test_ranges_ending_in_a_transactions_commit_marker_keep_their_epochs(controlled, caplog):
+    """A transactional producer's ranges end in commit markers (never delivered): the position
+    keeps the epoch of the last message before the marker, validates, and reads on."""
+    from confluent_kafka import Producer
+
+    topic = "epochs-transactions"
+    controlled.create_topic(topic)
+    producer = Producer(
+        {"bootstrap.servers": controlled.bootstrap, "transactional.id": "tx", "log_level": 0}
+    )
+    producer.init_transactions(10)
+
+    def transaction(values: list[bytes]) -> None:
+        producer.begin_transaction()
+        for value in values:
+            producer.produce(topic, value, partition=0)
+        producer.commit_transaction(10)
+
+    transaction([b"a", b"b"])  # offsets 0, 1 and the marker at 2
+    runner = _runner(controlled, topic)
+    runner.run()
+    assert runner.state[f"{topic}:0"] == "3:0"
+    transaction([b"c"])
+    caplog.set_level("WARNING", logger="flowcore.processors")
+    runner.run()
+    assert [f.content for f in runner.flowfiles_for("success")] == [b"a", b"b", b"c"]
+    assert runner.state[f"{topic}:0"] == "5:0"
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]
