@@ -51,7 +51,13 @@ measured in the same rounds:
 
     .venv/bin/python bench/kafka.py [--messages N] [--size BYTES] [--repeat N] [--only TEXT]
 
-``--only consume`` runs the cases whose name holds the text (any case), for long runs.
+- ``listing``: one ConsumeKafka listing (``list_work``) with every partition's position behind
+  its end and carrying a leader epoch (each validated, each new range's last epoch learnt: the
+  truncation checks' cost), beside ``watermarks alone``, a plain consumer reading the same
+  partitions' watermarks (the least any listing does); best of 10 calls a round, seconds.
+
+``--only consume`` runs the cases whose name holds the text (any case), for long runs;
+``--only listing`` runs the listing alone.
 """
 
 from __future__ import annotations
@@ -279,6 +285,53 @@ def _consume(
     return _timed(flow, root, check)
 
 
+def _listing(bootstrap: str, topics: list[str], calls: int) -> float:
+    """Best seconds of one ConsumeKafka listing with every partition's position behind its end.
+
+    The positions (after a first listing of 100 messages a partition) carry leader epochs, so
+    each listing validates every one and learns each new range's last epoch: the listing's whole
+    cost, the state never advanced.
+    """
+    from flowcore.testing import TestRunner
+
+    runner = TestRunner(
+        ConsumeKafka(
+            kafka_connection_service="kafka",
+            group_id="listing",
+            topics=",".join(topics),
+            auto_offset_reset="earliest",
+            commit_offsets="false",
+        )
+    )
+    service = Kafka3ConnectionService("kafka", bootstrap_servers=bootstrap, max_poll_records="100")
+    runner.add_service(service)
+    runner.run(iterations=0, stop_on_finish=False)
+    processor, context = runner.processor, runner.context
+    state = processor.list_work(context, {}).state
+    best = math.inf
+    for _ in range(calls):
+        start = time.perf_counter()
+        processor.list_work(context, state)
+        best = min(best, time.perf_counter() - start)
+    runner.stop()
+    return best
+
+
+def _watermarks(bootstrap: str, topics: list[str], calls: int) -> float:
+    """Best seconds of a plain consumer reading every partition's watermarks (made untimed)."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "marks", "log_level": 0})
+    metadata = consumer.list_topics(timeout=10)
+    parts = [TopicPartition(t, p) for t in topics for p in metadata.topics[t].partitions]
+    best = math.inf
+    for _ in range(calls):
+        start = time.perf_counter()
+        for tp in parts:
+            consumer.get_watermark_offsets(tp, timeout=10)
+        best = min(best, time.perf_counter() - start)
+    consumer.close()
+    return best
+
+
 def _reader_writer(messages: int, size: int) -> float:
     """JsonTreeReader over the joined values, JsonRecordSetWriter of its batches: seconds."""
     reader, writer = (
@@ -320,6 +373,13 @@ def _table(report: dict, rates: dict[str, list[float]]) -> str:
         )
     low, high = report["fixed_cost_s_best_range"]
     lines.append(f"fixed cost (one message, whole run): {low:.3f}-{high:.3f} s")
+    if report["listing_s_best_range"]:
+        low, high = report["listing_s_best_range"]
+        marks_low, marks_high = report["watermarks_s_best_range"]
+        lines.append(
+            f"listing (positions validated, epochs learnt): {low:.4f}-{high:.4f} s; "
+            f"watermarks alone: {marks_low:.4f}-{marks_high:.4f} s"
+        )
     return "\n".join(lines)
 
 
@@ -334,6 +394,8 @@ def main() -> None:
     boot, n, size = cluster.bootstrap, args.messages, args.size
     rates: dict[str, list[float]] = {}
     fixed: list[float] = []
+    listing: list[float] = []
+    marks: list[float] = []
     _produce_loop(boot, "one", 1, size)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -365,6 +427,9 @@ def main() -> None:
                 rates.setdefault(name, []).append(n / case())
             gc.collect()
             fixed.append(_consume(boot, ["one"], 1, root, group=f"one-{run}", how="FLOW_FILE"))
+            if "listing" in args.only.lower() or not args.only:
+                listing.append(_listing(boot, source, 10))
+                marks.append(_watermarks(boot, source, 10))
     best = {name: max(values) for name, values in rates.items()}
     loop = best.get("consume loop")
     report = {
@@ -374,6 +439,12 @@ def main() -> None:
         "msgs_per_s_best": {k: round(v) for k, v in best.items()},
         "msgs_per_s_range": {k: [round(min(v)), round(max(v))] for k, v in rates.items()},
         "fixed_cost_s_best_range": [round(min(fixed), 3), round(max(fixed), 3)],
+        # one listing, each partition's position validated and its range's epoch learnt, and
+        # a plain consumer reading the same partitions' watermarks (the least a listing does)
+        "listing_s_best_range": [round(min(listing), 4), round(max(listing), 4)]
+        if listing
+        else None,
+        "watermarks_s_best_range": [round(min(marks), 4), round(max(marks), 4)] if marks else None,
         # a consume case's best time less the best fixed cost, vs the consume loop's best
         # (None: the case took no longer than a run of one message)
         "consume_vs_loop_without_fixed_cost": {

@@ -16,9 +16,13 @@ log was cut below ``start`` (an unclean leader election truncated it, or the top
 and made again), and the reader's ``auto.offset.reset`` (earliest) started at the log's start.
 The offsets below the cut were read into the flow already, but those from the cut up to
 ``start`` are new messages written since: dropped, they were lost for good. Failed, the range
-is listed again, and the listing, finding the log's end below the flow's offset, moves that
-back to the log's end and reads them. *warn* says it once a range. A range that fails is
-paused as a finished one is, and only messages taken or ranges finished count as progress.
+is listed again, and the listing (:mod:`._consume_epochs`) reads from where the log diverged.
+A range whose payload names the leader ``epoch`` its last message had at the listing fails
+too when the message read there has another: the log was cut and grew back past the range
+between listing and read, and the messages from the cut up to ``start`` are new ones the
+listing, validating the flow's position, reads. *warn* says each once a range. A range that
+fails is paused as a finished one is, and only messages taken or ranges finished count as
+progress.
 """
 
 from __future__ import annotations
@@ -50,7 +54,8 @@ def fetch_ranges(
     Args:
         kafka: the ``confluent_kafka`` module.
         consumer: an unassigned consumer; it is unassigned again on return.
-        items: ConsumeKafka's work items (payload ``topic``, ``partition``, ``start``, ``end``).
+        items: ConsumeKafka's work items (payload ``topic``, ``partition``, ``start``, ``end``,
+            and ``epoch``, the leader epoch of its last message, when known).
         timeout: seconds the read may go without progress (Client Timeout): no message came
             and no range finished.
         warn: told once per range whose partition gave offsets below its start (module doc).
@@ -227,14 +232,39 @@ class _Ranges:
         return sorted(self.reading)
 
     def reached(self, done: Sequence[int]) -> None:
-        """Finish ranges *done*: their messages, without any past the range's end."""
+        """Finish ranges *done*: their messages, without any past the range's end.
+
+        A range whose last message's leader epoch is not the one the listing saw there fails
+        (module doc): the log was cut and written again since the listing.
+        """
         for i in done:
             messages = self.read[i]
             while messages and messages[-1].offset() >= self.ends[i]:
                 messages.pop()
+            expected = self.items[i].payload.get("epoch")
+            last = messages[-1] if messages else None
+            if expected is not None and last is not None and last.offset() >= self.ends[i] - 2:
+                found = last.leader_epoch()
+                if found is not None and found != expected:
+                    self._rewritten(i, last.offset(), expected, found)
+                    continue
             self.results[i] = messages
             self.reading.discard(i)
             self.finished.append(i)
+
+    def _rewritten(self, i: int, offset: int, expected: int, found: int) -> None:
+        """Range *i*'s last message is not the one listed: it fails, said once (module doc)."""
+        topic, partition = _place(self.items[i])
+        start, end = self.starts[i], self.ends[i]
+        text = (
+            f"Kafka read of {topic}:{partition} offsets {start}-{end} failed: offset {offset} "
+            f"has leader epoch {found}, where the listing saw {expected}: the log was cut and "
+            f"written again since (an unclean leader election); the range is listed again, "
+            f"from where the log diverged"
+        )
+        self._fail(i, ProcessException(text))
+        if self.warn is not None:
+            self.warn(text)
 
     def time_out(self, timeout: float) -> None:
         """The ranges still read fail: not whole within *timeout* seconds."""

@@ -19,9 +19,9 @@ FlowFile per write schema of a range: :mod:`processors.kafka._consume_records`).
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import re
+import time
 from collections.abc import Mapping, Sequence
 from operator import itemgetter
 from typing import Any, ClassVar
@@ -33,15 +33,26 @@ from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
 from flowcore.flowfile_batch.columns import Column, IntColumn, column_of
 from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
-from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
+from flowcore.properties import PropertyDescriptor
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
-from flowcore.validators import (
-    CHARACTER_SET_VALIDATOR,
-    NON_BLANK_VALIDATOR,
-    REGULAR_EXPRESSION_VALIDATOR,
-    TIME_PERIOD_VALIDATOR,
-    ValidationResult,
+from flowcore.validators import ValidationResult
+from processors.kafka._consume_listing import commit_to_group, list_ranges, watermarks
+from processors.kafka._consume_properties import (
+    AUTO_OFFSET_RESET,
+    COMMIT_OFFSETS,
+    GROUP_ID,
+    HEADER_ENCODING,
+    HEADER_NAME_PATTERN,
+    KEY_ATTRIBUTE_ENCODING,
+    MAX_UNCOMMITTED_SIZE,
+    MAX_UNCOMMITTED_TIME,
+    MESSAGE_DEMARCATOR,
+    PROCESSING_STRATEGY,
+    SEPARATE_BY_KEY,
+    SUCCESS,
+    TOPIC_FORMAT,
+    TOPICS,
 )
 from processors.kafka._consume_ranges import fetch_ranges
 from processors.kafka._consume_records import (
@@ -69,105 +80,6 @@ _second = itemgetter(1)  # a message's timestamp() is (type, milliseconds)
 #: Warnings a ConsumeKafka copy remembers having said (:meth:`ConsumeKafka._warn_once`).
 _WARNED_MAX = 1024
 
-GROUP_ID = PropertyDescriptor(
-    "Group ID",
-    description="Kafka Consumer Group Identifier corresponding to Kafka group.id property",
-    required=True,
-    validators=(NON_BLANK_VALIDATOR,),
-    aliases=("group.id",),
-)
-TOPIC_FORMAT = PropertyDescriptor(
-    "Topic Format",
-    description="Specifies whether the Topics provided are a comma separated list of names or "
-    "a single regular expression",
-    default="names",
-    required=True,
-    allowable_values=("names", "pattern"),
-    aliases=("topic_type",),
-)
-TOPICS = PropertyDescriptor(
-    "Topics",
-    description="The name or pattern of the Kafka Topics from which the Processor consumes "
-    "Kafka Records. More than one can be supplied if comma separated.",
-    required=True,
-    validators=(NON_BLANK_VALIDATOR,),
-    el_scope=ExpressionLanguageScope.ENVIRONMENT,
-    aliases=("topic",),
-)
-AUTO_OFFSET_RESET = PropertyDescriptor(
-    "Auto Offset Reset",
-    "auto.offset.reset",
-    description="Automatic offset configuration applied when no previous consumer offset found "
-    "corresponding to Kafka auto.offset.reset property",
-    default="latest",
-    required=True,
-    allowable_values=("earliest", "latest", "none"),
-)
-COMMIT_OFFSETS = PropertyDescriptor(
-    "Commit Offsets",
-    description="Whether to also commit the offsets the flow committed to the Kafka consumer "
-    "group (for lag tools); the flow's own position is its source state.",
-    default="true",
-    required=True,
-    allowable_values=("true", "false"),
-)
-MAX_UNCOMMITTED_TIME = PropertyDescriptor(
-    "Max Uncommitted Time",
-    description="Accepted for NiFi flows; offsets are committed with each micro-batch.",
-    default="1 s",
-    required=True,
-    validators=(TIME_PERIOD_VALIDATOR,),
-    aliases=("max-uncommit-offset-wait",),
-)
-HEADER_NAME_PATTERN = PropertyDescriptor(
-    "Header Name Pattern",
-    description="Regular Expression Pattern applied to Kafka Record Header Names for selecting "
-    "Header Values to be written as FlowFile attributes",
-    validators=(REGULAR_EXPRESSION_VALIDATOR,),
-    aliases=("header-name-regex",),
-)
-HEADER_ENCODING = PropertyDescriptor(
-    "Header Encoding",
-    description="Character encoding applied when reading Kafka Record Header values and "
-    "writing FlowFile attributes",
-    default="UTF-8",
-    required=True,
-    validators=(CHARACTER_SET_VALIDATOR,),
-    aliases=("message-header-encoding",),
-)
-PROCESSING_STRATEGY = PropertyDescriptor(
-    "Processing Strategy",
-    description="Strategy for processing Kafka Records and writing serialized output to FlowFiles",
-    default="FLOW_FILE",
-    required=True,
-    allowable_values=("FLOW_FILE", "DEMARCATOR", "RECORD"),
-)
-KEY_ATTRIBUTE_ENCODING = PropertyDescriptor(
-    "Key Attribute Encoding",
-    description="Encoding for value of configured FlowFile attribute containing Kafka Record Key.",
-    default="utf-8",
-    required=True,
-    allowable_values=("utf-8", "hex", "do-not-add"),
-    aliases=("key-attribute-encoding",),
-)
-MESSAGE_DEMARCATOR = PropertyDescriptor(
-    "Message Demarcator",
-    description="A string (interpreted as UTF-8) written between the messages of one FlowFile "
-    "(Processing Strategy DEMARCATOR)",
-    aliases=("message-demarcator",),
-)
-SEPARATE_BY_KEY = PropertyDescriptor(
-    "Separate By Key",
-    description="When this property is enabled, two messages will only be added to the same "
-    "FlowFile if both of the Kafka Messages have identical keys.",
-    default="false",
-    required=True,
-    allowable_values=("true", "false"),
-    aliases=("separate-by-key",),
-)
-
-SUCCESS = Relationship("success", "FlowFiles containing one or more serialized Kafka Records")
-
 
 class ConsumeKafka(SourceProcessor):
     """Consumes messages from Kafka topics; offsets are source state: exactly once into the flow."""
@@ -179,6 +91,7 @@ class ConsumeKafka(SourceProcessor):
         TOPICS,
         AUTO_OFFSET_RESET,
         COMMIT_OFFSETS,
+        MAX_UNCOMMITTED_SIZE,
         MAX_UNCOMMITTED_TIME,
         HEADER_NAME_PATTERN,
         HEADER_ENCODING,
@@ -227,14 +140,29 @@ class ConsumeKafka(SourceProcessor):
     # --- the driver side ------------------------------------------------------------------
 
     def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
-        """List and read in one session (the test harness), the service from the session."""
+        """List and read in one session (the test harness), the service from the session.
+
+        As NiFi's trigger polls until Max Uncommitted Time passes or its records' keys and
+        values make Max Uncommitted Size, this lists again while listings give ranges, until
+        either bound (a listing takes at most Max Poll Records a partition). In a flow, the
+        engine's micro-batch lists until ``batch_max_flowfiles`` instead (docs/kafka.md).
+        """
         service = connection_for(self, context, session.controller_service)
-        state = session.get_state().values
-        listing = self._list(context, service, state)
-        for item in listing.items:
-            self._read(context, service, session, item)
-        if dict(listing.state) != dict(state):
-            session.set_state(listing.state)
+        committed = dict(session.get_state().values)
+        state = committed
+        size = context.get_property(MAX_UNCOMMITTED_SIZE).as_data_size("B")
+        wait = context.get_property(MAX_UNCOMMITTED_TIME).as_time_period("s") or 0.0
+        deadline = time.monotonic() + wait
+        taken = 0
+        while True:  # the group is told the committed offsets only: the first listing
+            listing = self._list(context, service, state, commit_group=state is committed)
+            for item in listing.items:
+                taken += self._read(context, service, session, item)
+            state = dict(listing.state)
+            if not listing.items or time.monotonic() >= deadline or (size and taken >= size):
+                break
+        if state != committed:
+            session.set_state(state)
 
     def list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
         """Offset ranges per partition after the committed *state*, and the state after them."""
@@ -248,7 +176,23 @@ class ConsumeKafka(SourceProcessor):
             kafka = import_kafka()
             group = context.get_property(GROUP_ID).value
             consumer = kafka.Consumer(
-                service.client_config(**{"group.id": group, "enable.auto.commit": False})
+                service.client_config(
+                    **{
+                        "group.id": group,
+                        "enable.auto.commit": False,
+                        # its probes (_consume_epochs): a position whose leader epoch has no
+                        # messages left is read from the log's start, not skipped to its end
+                        "auto.offset.reset": "earliest",
+                        "enable.partition.eof": False,
+                        "fetch.wait.max.ms": 10,
+                        # a probe wants a partition's first messages only: librdkafka's
+                        # default fetched 1 MiB a partition
+                        "max.partition.fetch.bytes": 1024,
+                        # and any message: read_committed held back an open transaction's
+                        # (a validation waited for them until its timeout)
+                        "isolation.level": "read_uncommitted",
+                    }
+                )
             )
             self._lister = consumer
         return consumer
@@ -271,48 +215,35 @@ class ConsumeKafka(SourceProcessor):
         return found
 
     def _list(
-        self, context: ProcessContext, service: Kafka3ConnectionService, state: Mapping[str, str]
+        self,
+        context: ProcessContext,
+        service: Kafka3ConnectionService,
+        state: Mapping[str, str],
+        *,
+        commit_group: bool = True,
     ) -> WorkListing:
+        """Ranges after the *state*'s positions, each validated by its leader epoch first.
+
+        A position whose partition's log diverged below it (:mod:`._consume_epochs`) moves back
+        to where the log diverged, with a warning naming both offsets; the new positions carry
+        the leader epoch of their ranges' last messages, learnt by reading them.
+        """
         kafka = import_kafka()
         consumer = self._admin_consumer(context, service)
         timeout = service.metadata_wait
-        if state and context.get_property(COMMIT_OFFSETS).as_boolean():
-            _commit_group(kafka, consumer, state)
-        reset = context.get_property(AUTO_OFFSET_RESET).value
-        new_state = dict(state)
-        items = []
-        room = service.max_poll_records
-        for topic in self._topics(context, consumer, timeout):
-            for partition in sorted(topic.partitions):
-                key = f"{topic.topic}:{partition}"
-                tp = kafka.TopicPartition(topic.topic, partition)
-                try:
-                    low, high = consumer.get_watermark_offsets(tp, timeout=timeout)
-                except kafka.KafkaException as ex:
-                    msg = f"Kafka watermarks of {key} could not be read: {ex.args[0].str()}"
-                    raise ProcessException(msg) from None
-                if key in state:
-                    start = max(int(state[key]), low)
-                    if start > high:  # the state moves back to the log end (end = high below)
-                        context.logger.warning(
-                            f"Kafka {key}'s log ends at offset {high}, below the flow's next "
-                            f"offset {start} (truncated by an unclean leader election, or the "
-                            f"topic made again): reading from offset {high} on"
-                        )
-                elif reset == "earliest":
-                    start = low
-                elif reset == "latest":
-                    start = high
-                else:
-                    msg = f"no committed offset for Kafka {key} and Auto Offset Reset is none"
-                    raise ProcessException(msg)
-                end = min(high, start + room)
-                new_state[key] = str(end)
-                if end > start:
-                    payload = {"topic": topic.topic, "partition": partition, "start": start}
-                    payload["end"] = end
-                    items.append(WorkItem(f"{key}@{start}", payload, flowfiles=end - start, size=0))
-        return WorkListing(items, new_state)
+        if commit_group and state and context.get_property(COMMIT_OFFSETS).as_boolean():
+            commit_to_group(kafka, consumer, state)
+        marks = watermarks(kafka, consumer, self._topics(context, consumer, timeout), timeout)
+        return list_ranges(
+            kafka,
+            consumer,
+            marks,
+            state,
+            reset=context.get_property(AUTO_OFFSET_RESET).value or "latest",
+            room=service.max_poll_records,
+            timeout=timeout,
+            warn=context.logger.warning,
+        )
 
     def requeue_work(
         self,
@@ -483,23 +414,26 @@ class ConsumeKafka(SourceProcessor):
         service: Kafka3ConnectionService,
         session: ProcessSession,
         item: WorkItem,
-    ) -> None:
+    ) -> int:
+        """Make one range's FlowFiles in *session*; returns its messages' key and value bytes."""
         messages = self._fetch(context, service, item)
         transit = f"{service.transit_uri_base}/{item.payload['topic']}"
         strategy = self.strategy(context)
+        size = sum(len(m.key() or b"") + len(m.value() or b"") for m in messages)
         if strategy == "DEMARCATOR":
             self._demarcated(context, session, messages, transit)
-            return
+            return size
         if strategy == "RECORD":
             options = self._record_options(context, session)
             write_record_groups(session, messages, options, transit, SUCCESS)
-            return
+            return size
         for message in messages:
             flowfile = session.create()
             flowfile = session.write(flowfile, message.value() or b"")
             flowfile = session.put_all_attributes(flowfile, self._attributes(context, message))
             session.provenance.receive(flowfile, transit)
             session.transfer(flowfile, SUCCESS)
+        return size
 
     def _reader_consumer(self, context: ProcessContext, service: Kafka3ConnectionService) -> Any:
         """The task's consumer, made once; assigned only while it reads ranges."""
@@ -695,13 +629,3 @@ def _metadata(consumer: Any, topic: str | None, timeout: float) -> Any:
     except kafka.KafkaException as ex:
         msg = f"Kafka brokers unreachable (metadata within {timeout:g} s): {ex.args[0].str()}"
         raise ProcessException(msg) from None
-
-
-def _commit_group(kafka: Any, consumer: Any, state: Mapping[str, str]) -> None:
-    """Commit the flow's committed offsets to the consumer group (best effort, for lag tools)."""
-    offsets = []
-    for key, value in state.items():
-        topic, _, partition = key.rpartition(":")
-        offsets.append(kafka.TopicPartition(topic, int(partition), int(value)))
-    with contextlib.suppress(kafka.KafkaException):  # informational: the flow's is its state
-        consumer.commit(offsets=offsets, asynchronous=False)

@@ -42,6 +42,13 @@ from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     ValidationResult,
 )
+from processors.kafka._publish_produce import (
+    Order,
+    produce_columns,
+    produce_one,
+    report_delivery,
+    split_values,
+)
 from processors.kafka._publish_properties import (
     ATTRIBUTE_HEADER_PATTERN,
     BATCH,
@@ -260,11 +267,11 @@ class PublishKafka(Processor):
         def produce_all(producer: Any, errors: dict[int, str]) -> range:
             kafka = import_kafka()
             produce, poll = producer.produce, producer.poll
-            delivered = functools.partial(_delivered, errors)
+            delivered = functools.partial(report_delivery, errors)
             for row in range(count):
                 try:
                     content = b"".join(next(contents))
-                    values = _values(
+                    values = split_values(
                         content,
                         demarcators[row] if demarcators is not None else None,
                         tombstone is not None and tombstone[row] == "true",
@@ -278,7 +285,7 @@ class PublishKafka(Processor):
                         options["partition"] = partitions[row]
                     topic = topics[row] or ""
                     for value in values:
-                        _produce(produce, poll, topic, value, options)
+                        produce_one(produce, poll, topic, value, options)
                         sent_counts[row] += 1
                 except (ValueError, BufferError, kafka.KafkaException) as ex:
                     errors.setdefault(row, f"Kafka publish failed: {_cause(ex)}")
@@ -305,7 +312,7 @@ class PublishKafka(Processor):
         self,
         context: ProcessContext,
         service: Kafka3ConnectionService,
-        orders: Iterable[tuple[int, Callable[[], _Order]]],
+        orders: Iterable[tuple[int, Callable[[], Order]]],
     ) -> dict[int, _Outcome]:
         """Produce every order's messages, flush once, end the transaction: each outcome.
 
@@ -363,7 +370,7 @@ class PublishKafka(Processor):
     def _produce_orders(
         self,
         producer: Any,
-        orders: Iterable[tuple[int, Callable[[], _Order]]],
+        orders: Iterable[tuple[int, Callable[[], Order]]],
         errors: dict[int, str],
         counts: dict[int, int],
         topics: dict[int, str],
@@ -373,13 +380,13 @@ class PublishKafka(Processor):
         produce, poll = producer.produce, producer.poll
         for index, make in orders:
             counts[index] = 0
-            delivered = functools.partial(_delivered, errors, index)
+            delivered = functools.partial(report_delivery, errors, index)
             counted = functools.partial(_count, counts, index)
             try:
                 order = make()
                 topics[index] = order.topic
                 for columns in order.messages():
-                    _produce_columns(produce, poll, order, columns, delivered, counted=counted)
+                    produce_columns(produce, poll, order, columns, delivered, counted=counted)
             except (ValueError, BufferError, kafka.KafkaException, *RECORD_FAILURES) as ex:
                 errors.setdefault(index, f"Kafka publish failed: {_cause(ex)}")
 
@@ -402,7 +409,7 @@ class PublishKafka(Processor):
             return {i: f"Kafka transaction failed: {_cause(ex)}" for i in indexes}
         return errors
 
-    def _order(self, context: ProcessContext, session: ProcessSession, flowfile: Any) -> _Order:
+    def _order(self, context: ProcessContext, session: ProcessSession, flowfile: Any) -> Order:
         """One FlowFile's messages: its content whole, demarcated, or its records."""
         attributes = flowfile.attributes
         topic = _evaluated(context, TOPIC_NAME, flowfile)
@@ -414,7 +421,7 @@ class PublishKafka(Processor):
         demarcator = _evaluated(context, MESSAGE_DEMARCATOR, flowfile)
         content = session.read_bytes(flowfile)
         tombstone = attributes.get("kafka.tombstone") == "true"
-        return _Order(topic, partition, key, headers, _values(content, demarcator, tombstone))
+        return Order(topic, partition, key, headers, split_values(content, demarcator, tombstone))
 
     def _record_order(
         self,
@@ -423,7 +430,7 @@ class PublishKafka(Processor):
         flowfile: Any,
         topic: str,
         partition: int | None,
-    ) -> _Order:
+    ) -> Order:
         """A record FlowFile's messages, read and written as they are produced."""
 
         def service(descriptor: PropertyDescriptor) -> Any:
@@ -456,7 +463,7 @@ class PublishKafka(Processor):
                     from_record=from_record,
                 )
 
-        return _Order(topic, partition, key, headers, messages)
+        return Order(topic, partition, key, headers, messages)
 
     def _batch_keys(self, context: ProcessContext, batch: FlowFileBatch) -> list[bytes | None]:
         """Each FlowFile's key: Kafka Key evaluated over the batch, else ``kafka.key``."""
@@ -540,28 +547,6 @@ class PublishKafka(Processor):
 
 
 @attrs.frozen
-class _Order:
-    """One FlowFile's messages to produce.
-
-    Its topic, partition, key and headers, and values: a list of message values, or a callable
-    yielding record messages batch by batch, column-wise (a column a batch gives overrides the
-    order's for each of its messages).
-    """
-
-    topic: str
-    partition: int | None
-    key: bytes | None
-    headers: list[tuple[str, bytes]] | None
-    values: list[bytes | None] | Callable[[], Iterator[MessageColumns]]
-
-    def messages(self) -> Iterable[MessageColumns]:
-        """The messages column-wise, a batch at a time, made as they are produced."""
-        if callable(self.values):
-            return self.values()
-        return [MessageColumns(self.values, None, None, None, None)]
-
-
-@attrs.frozen
 class _Outcome:
     """What publishing one FlowFile came to: its topic, messages sent, time, or the error."""
 
@@ -579,102 +564,6 @@ def _record_mode(context: ProcessContext) -> bool:
 
 def _count(counts: dict[int, int], index: int, sent: int) -> None:
     counts[index] += sent
-
-
-def _delivered(errors: dict[int, str], row: int, error: Any, message: Any) -> None:
-    """A delivery report: a refused message fails its FlowFile (row *row*)."""
-    if error is not None:
-        errors.setdefault(row, f"Kafka rejected a message for {message.topic()!r}: {error.str()}")
-
-
-def _produce_columns(
-    produce: Any,
-    poll: Any,
-    order: _Order,
-    columns: MessageColumns,
-    delivered: Any,
-    *,
-    counted: Callable[[int], None],
-) -> None:
-    """Produce one batch of *order*'s messages; *counted(n)* is told how many were produced.
-
-    The hot path of every strategy: the batch's lists are walked with the order's values for
-    the columns the batch does not give, one ``produce`` and ``poll(0)`` a message and no
-    object made per message. Headers are passed only when there are some; a partition of None
-    is librdkafka's own (-1: its partitioner). A full queue is waited out by :func:`_produce`.
-    """
-    values, keys, headers, topics, partitions = columns
-    count = len(values)
-    default = -1 if order.partition is None else order.partition
-    key_of = itertools.repeat(order.key, count) if keys is None else keys
-    sent = 0
-    try:
-        if headers is None and topics is None and partitions is None:
-            topic, fixed = order.topic, order.headers or None
-            for value, key in zip(values, key_of, strict=True):
-                try:
-                    if fixed is None:
-                        produce(topic, value, key, default, delivered)
-                    else:
-                        produce(topic, value, key, default, delivered, headers=fixed)
-                    poll(0)
-                except BufferError:
-                    _produce(produce, poll, topic, value, _options(key, default, delivered, fixed))
-                sent += 1
-            return
-        none = itertools.repeat(None, count)
-        rows = zip(
-            values,
-            key_of,
-            itertools.repeat(order.headers, count) if headers is None else headers,
-            none if topics is None else topics,
-            none if partitions is None else partitions,
-            strict=True,
-        )
-        for value, key, pairs, topic, partition in rows:
-            where = default if partition is None else partition
-            options = _options(key, where, delivered, pairs or None)
-            _produce(produce, poll, topic or order.topic, value, options)
-            sent += 1
-    finally:
-        counted(sent)
-
-
-def _options(key: bytes | None, partition: int, delivered: Any, headers: Any) -> dict[str, Any]:
-    """``produce``'s keyword arguments for one message (headers only when it has some)."""
-    options = {"key": key, "partition": partition, "on_delivery": delivered}
-    if headers:
-        options["headers"] = headers
-    return options
-
-
-def _produce(produce: Any, poll: Any, topic: str, value: bytes | None, options: Any) -> None:
-    """``produce``, waiting for room when librdkafka's queue is full (then ``poll(0)``).
-
-    A full queue (BufferError) is waited out by serving delivery reports, up to about 30
-    seconds; then the BufferError stands (the FlowFile fails).
-    """
-    for _ in range(300):
-        try:
-            produce(topic, value, **options)
-            break
-        except BufferError:
-            poll(0.1)
-    else:
-        produce(topic, value, **options)
-    poll(0)
-
-
-def _values(content: bytes, demarcator: str | None, tombstone: bool) -> list[bytes | None]:
-    """A FlowFile's message values: split on the demarcator, else the content.
-
-    An empty content with ``kafka.tombstone`` true is a tombstone, a null value.
-    """
-    if demarcator:
-        return [v for v in content.split(demarcator.encode()) if v]
-    if not content and tombstone:
-        return [None]
-    return [content]
 
 
 def _column_values(

@@ -67,3 +67,97 @@ class MockCluster:
         """End the cluster."""
         self._holder.flush(1)
         del self._holder
+
+
+class ControlledMockCluster:
+    """A mock cluster made through librdkafka's C mock API, whose topics and leaders tests set.
+
+    confluent-kafka does not expose ``rd_kafka_mock_*``; they are librdkafka's public API
+    (``rdkafka_mock.h``), called here with ctypes on the library confluent-kafka loads. Deleting
+    a topic and making it again, and moving a partition's leader (which bumps its leader epoch),
+    make a truncated log with epochs as an unclean leader election leaves it.
+    """
+
+    def __init__(self, brokers: int = 3) -> None:
+        import ctypes
+
+        lib = _librdkafka()
+        errors = ctypes.create_string_buffer(512)
+        conf = lib.rd_kafka_conf_new()
+        for name, value in (
+            (b"test.mock.num.brokers", str(brokers).encode()),
+            (b"log_level", b"0"),
+        ):
+            if lib.rd_kafka_conf_set(conf, name, value, errors, 512) != 0:
+                raise RuntimeError(errors.value.decode())
+        self._rk = lib.rd_kafka_new(0, conf, errors, 512)  # a producer handle owns the cluster
+        if not self._rk:
+            raise RuntimeError(errors.value.decode())
+        self._lib = lib
+        self._mock = lib.rd_kafka_handle_mock_cluster(self._rk)
+        self.bootstrap = lib.rd_kafka_mock_cluster_bootstraps(self._mock).decode()
+
+    def create_topic(self, topic: str, partitions: int = 1) -> None:
+        """Make *topic* (its partitions' leader epoch starts at 0)."""
+        self._check(self._lib.rd_kafka_mock_topic_create(self._mock, topic.encode(), partitions, 1))
+
+    def delete_topic(self, topic: str) -> None:
+        """Delete *topic* and its messages."""
+        self._check(self._lib.rd_kafka_mock_topic_delete(self._mock, topic.encode()))
+
+    def set_leader(self, topic: str, partition: int, broker: int) -> None:
+        """Move *partition*'s leader to *broker* (1-based), bumping its leader epoch."""
+        self._check(
+            self._lib.rd_kafka_mock_partition_set_leader(
+                self._mock, topic.encode(), partition, broker
+            )
+        )
+
+    def produce(self, topic: str, values: list[bytes], partition: int = 0) -> None:
+        """Write *values* to *topic*'s *partition*."""
+        from confluent_kafka import Producer
+
+        producer = Producer({"bootstrap.servers": self.bootstrap, "log_level": 0})
+        for value in values:
+            producer.produce(topic, value, partition=partition)
+        assert producer.flush(10) == 0
+
+    def close(self) -> None:
+        """End the cluster."""
+        if self._rk:
+            self._lib.rd_kafka_destroy(self._rk)
+            self._rk = None
+
+    def _check(self, error: int) -> None:
+        if error:
+            msg = f"librdkafka mock call failed: error {error}"
+            raise RuntimeError(msg)
+
+
+def _librdkafka() -> Any:
+    """The librdkafka confluent-kafka loads, its mock functions typed."""
+    import ctypes
+    import glob
+    import os
+
+    import confluent_kafka
+
+    here = os.path.dirname(confluent_kafka.__file__)
+    found = glob.glob(os.path.join(here, os.pardir, "confluent_kafka.libs", "librdkafka*"))
+    lib = ctypes.CDLL(found[0] if found else "librdkafka.so.1")
+    p, s, i = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int
+    for name, restype, argtypes in (
+        ("rd_kafka_conf_new", p, []),
+        ("rd_kafka_conf_set", i, [p, s, s, s, ctypes.c_size_t]),
+        ("rd_kafka_new", p, [i, p, s, ctypes.c_size_t]),
+        ("rd_kafka_destroy", None, [p]),
+        ("rd_kafka_handle_mock_cluster", p, [p]),
+        ("rd_kafka_mock_cluster_bootstraps", s, [p]),
+        ("rd_kafka_mock_topic_create", i, [p, s, i, i]),
+        ("rd_kafka_mock_topic_delete", i, [p, s]),
+        ("rd_kafka_mock_partition_set_leader", i, [p, s, ctypes.c_int32, ctypes.c_int32]),
+    ):
+        function = getattr(lib, name)
+        function.restype = restype
+        function.argtypes = argtypes
+    return lib

@@ -43,7 +43,7 @@ def test_each_message_becomes_a_flowfile_once(kafka_cluster, topic):
     out[0].assert_attribute_equals("kafka.key", "k1")
     out[0].assert_attribute_equals("kafka.header.count", "0")
     out[0].assert_attribute_equals("kafka.consumer.offsets.committed", "true")
-    assert runner.state[f"{topic}:1"] == "3"
+    assert runner.state[f"{topic}:1"] == "3:0"  # next offset : leader epoch of offset 2
     runner.clear_transfer_state()
     kafka_cluster.produce(topic, [b"d"], partition=1)
     runner.run()
@@ -544,3 +544,58 @@ def test_a_log_ending_below_the_state_is_said_and_read_from_its_end(kafka_cluste
     assert listing.state[f"{topic}:0"] == "3"
     (warned,) = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert f"Kafka {topic}:0's log ends at offset 3, below the flow's next offset 5" in warned
+
+
+def test_max_uncommitted_size_bounds_a_trigger_of_several_listings(kafka_cluster, topic):
+    """NiFi's ConsumeKafkaIT testMaxUncommittedSize: with Max Poll Records 10, one trigger
+    keeps listing until its 100 records' values make Max Uncommitted Size: ten DEMARCATOR
+    FlowFiles, one per listing's range, larger together than the size."""
+    value = b'{"id": "abcdefghij"}'
+    kafka_cluster.produce(topic, [value] * 100, partition=0)
+    runner = TestRunner(
+        ConsumeKafka(
+            kafka_connection_service="kafka",
+            group_id="uncommitted",
+            topics=topic,
+            auto_offset_reset="earliest",
+            processing_strategy="DEMARCATOR",
+            message_demarcator="\n",
+            max_uncommitted_size=f"{len(value) * 100} B",
+            max_uncommitted_time="5 s",
+        )
+    )
+    runner.add_service(
+        Kafka3ConnectionService(
+            "kafka", bootstrap_servers=kafka_cluster.bootstrap, max_poll_records="10"
+        )
+    )
+    runner.run()
+    out = runner.flowfiles_for("success")
+    assert len(out) == 10
+    assert sum(len(f.content) for f in out) > len(value) * 100
+    assert runner.state[f"{topic}:0"].startswith("100:")
+
+
+def test_a_trigger_stops_listing_at_max_uncommitted_size(kafka_cluster, topic):
+    """A trigger whose first listing's records already make Max Uncommitted Size lists no
+    more: the rest waits for the next triggers, ten records each."""
+    kafka_cluster.produce(topic, [b"0123456789"] * 30, partition=0)
+    runner = TestRunner(
+        ConsumeKafka(
+            kafka_connection_service="kafka",
+            group_id="uncommitted-small",
+            topics=topic,
+            auto_offset_reset="earliest",
+            max_uncommitted_size="50 B",
+            max_uncommitted_time="5 s",
+        )
+    )
+    runner.add_service(
+        Kafka3ConnectionService(
+            "kafka", bootstrap_servers=kafka_cluster.bootstrap, max_poll_records="10"
+        )
+    )
+    runner.run(stop_on_finish=False)
+    runner.assert_transfer_count("success", 10)
+    runner.run()
+    runner.assert_transfer_count("success", 20)

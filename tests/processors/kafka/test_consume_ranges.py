@@ -219,3 +219,29 @@ def test_the_timeout_bounds_each_idle_period_not_the_whole_read(kafka_cluster, c
     (read,) = fetch_ranges(confluent_kafka, consumer, [_item("ranges-slow", 0, 0, 7)], 1.2)
     later.join()
     assert _values(read) == [b"s%d" % i for i in range(7)]
+
+
+def test_a_range_whose_last_message_changed_epoch_since_the_listing_fails(kafka_cluster, consumer):
+    """A range whose last message has another leader epoch than the listing saw there (the log
+    cut and written again between listing and read) fails naming both epochs, said once; a
+    range whose epoch matches gets its messages."""
+    topic = "ranges-epoch"
+    kafka_cluster.produce(topic, [b"a0", b"a1"], partition=0)
+    kafka_cluster.produce(topic, [b"b0", b"b1"], partition=1)
+    consumer.list_topics(topic, timeout=5)
+    (found,) = {
+        m.leader_epoch()
+        for m in fetch_ranges(confluent_kafka, consumer, [_item(topic, 0, 0, 2)], 10)[0]
+    }
+    same, changed = _item(topic, 0, 0, 2), _item(topic, 1, 0, 2)
+    same.payload["epoch"] = found
+    changed.payload["epoch"] = found + 3
+    said: list[str] = []
+    read, failed = fetch_ranges(confluent_kafka, consumer, [same, changed], 10, said.append)
+    assert _values(read) == [b"a0", b"a1"]
+    assert isinstance(failed, ProcessException)
+    assert f"{topic}:1 offsets 0-2 failed: offset 1 has leader epoch {found}, where the " in str(
+        failed
+    )
+    assert f"listing saw {found + 3}" in str(failed)
+    assert said == [str(failed)]

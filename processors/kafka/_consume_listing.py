@@ -1,0 +1,134 @@
+"""ConsumeKafka's listing: offset ranges after the flow's positions, validated by leader epoch.
+
+The driver's side of :class:`processors.kafka.consume_kafka.ConsumeKafka`: each partition's
+watermarks, the flow's position there (its SOURCE STATE, ``next offset[:leader epoch]`` per
+``topic:partition``) validated (:mod:`._consume_epochs`), and a range ``[start, end)`` of at
+most Max Poll Records after it, with the state after the ranges.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from flowcore.errors import ProcessException
+from flowcore.processor_kinds import WorkItem, WorkListing
+from processors.kafka._consume_epochs import (
+    format_position,
+    learn_epochs,
+    parse_position,
+    validate,
+)
+
+__all__ = ["commit_to_group", "list_ranges", "watermarks"]
+
+#: ``(topic, partition)``
+Place = tuple[str, int]
+
+
+def watermarks(
+    kafka: Any, consumer: Any, topics: Sequence[Any], timeout: float
+) -> dict[Place, tuple[int, int]]:
+    """Each partition's low and high watermarks, for the *topics*' metadata given."""
+    marks: dict[Place, tuple[int, int]] = {}
+    for topic in topics:
+        for partition in sorted(topic.partitions):
+            tp = kafka.TopicPartition(topic.topic, partition)
+            try:
+                marks[topic.topic, partition] = consumer.get_watermark_offsets(tp, timeout=timeout)
+            except kafka.KafkaException as ex:
+                key = f"{topic.topic}:{partition}"
+                msg = f"Kafka watermarks of {key} could not be read: {ex.args[0].str()}"
+                raise ProcessException(msg) from None
+    return marks
+
+
+def list_ranges(
+    kafka: Any,
+    consumer: Any,
+    marks: Mapping[Place, tuple[int, int]],
+    state: Mapping[str, str],
+    *,
+    reset: str,
+    room: int,
+    timeout: float,
+    warn: Callable[[str], None],
+) -> WorkListing:
+    """Ranges after the *state*'s positions, each validated by its leader epoch first.
+
+    A position whose partition's log diverged below it (:mod:`._consume_epochs`) moves back
+    to where the log diverged, with a warning naming both offsets; the new positions carry
+    the leader epoch of their ranges' last messages, learnt by reading them. *reset* is Auto
+    Offset Reset, for a partition the state has no position for; *room* Max Poll Records.
+    """
+    positions = {p: parse_position(state[_key(p)]) for p in marks if _key(p) in state}
+    checks = {
+        place: (offset, epoch, marks[place][1])
+        for place, (offset, epoch) in positions.items()
+        if epoch is not None and offset != marks[place][1] and offset > marks[place][0]
+    }
+    diverged = validate(kafka, consumer, checks, timeout)
+    new_state = dict(state)
+    ranges: dict[tuple[str, int], tuple[int, int]] = {}
+    for place, (low, high) in marks.items():
+        key = _key(place)
+        if place in positions:
+            offset = positions[place][0]
+            start = max(diverged.get(place, offset), low)
+            if place in diverged:
+                warn(
+                    f"Kafka {key}'s log diverged from the flow's below its next offset "
+                    f"{offset} (leader epoch {positions[place][1]} ends at {start}: "
+                    f"truncated by an unclean leader election, or the topic made again): "
+                    f"reading from offset {start} on"
+                )
+            elif start > high:  # no epoch to ask: the state moves back to the log end
+                warn(
+                    f"Kafka {key}'s log ends at offset {high}, below the flow's next "
+                    f"offset {start} (truncated by an unclean leader election, or the "
+                    f"topic made again): reading from offset {high} on"
+                )
+        elif reset == "earliest":
+            start = low
+        elif reset == "latest":
+            start = high
+        else:
+            msg = f"no committed offset for Kafka {key} and Auto Offset Reset is none"
+            raise ProcessException(msg)
+        end = min(high, start + room)
+        if end > start:
+            ranges[place] = (start, end)
+        elif place not in positions or end != positions[place][0]:
+            new_state[key] = str(end)
+    epochs = learn_epochs(kafka, consumer, ranges, timeout)
+    items = []
+    for (topic, partition), (start, end) in ranges.items():
+        key = f"{topic}:{partition}"
+        epoch = epochs[topic, partition]
+        new_state[key] = format_position(end, epoch)
+        payload = {"topic": topic, "partition": partition, "start": start, "end": end}
+        if epoch is not None:  # the reader checks its last message still has it
+            payload["epoch"] = epoch
+        items.append(WorkItem(f"{key}@{start}", payload, flowfiles=end - start, size=0))
+    return WorkListing(items, new_state)
+
+
+def commit_to_group(kafka: Any, consumer: Any, state: Mapping[str, str]) -> None:
+    """Commit the flow's committed offsets to the consumer group (best effort, for lag tools)."""
+    offsets = []
+    for key, value in state.items():
+        topic, _, partition = key.rpartition(":")
+        offset, epoch = parse_position(value)
+        offsets.append(
+            kafka.TopicPartition(
+                topic, int(partition), offset, leader_epoch=-1 if epoch is None else epoch
+            )
+        )
+    with contextlib.suppress(kafka.KafkaException):  # informational: the flow's is its state
+        consumer.commit(offsets=offsets, asynchronous=False)
+
+
+def _key(place: Place) -> str:
+    """A partition's state key, ``topic:partition``."""
+    return f"{place[0]}:{place[1]}"

@@ -1,0 +1,196 @@
+"""ConsumeKafka's positions with leader epochs: a truncated log that grew back is not skipped."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from flowcore.testing import TestRunner
+from processors.kafka._consume_epochs import format_position, parse_position
+from processors.kafka.connection_service import Kafka3ConnectionService
+from processors.kafka.consume_kafka import ConsumeKafka
+from tests.processors.kafka.mock_cluster import ControlledMockCluster
+
+
+@pytest.fixture(scope="module")
+def controlled() -> Iterator[ControlledMockCluster]:
+    """A mock cluster whose topics and leaders the tests set."""
+    cluster = ControlledMockCluster()
+    yield cluster
+    cluster.close()
+
+
+def _runner(cluster: ControlledMockCluster, topic: str) -> TestRunner:
+    runner = TestRunner(
+        ConsumeKafka(
+            kafka_connection_service="kafka",
+            group_id="epochs",
+            topics=topic,
+            auto_offset_reset="earliest",
+        )
+    )
+    runner.add_service(
+        Kafka3ConnectionService(
+            "kafka", bootstrap_servers=cluster.bootstrap, client_timeout="5 sec"
+        )
+    )
+    return runner
+
+
+def _unclean_election(cluster: ControlledMockCluster, topic: str, kept: int, new: int) -> None:
+    """*topic*'s partition 0 cut to its first *kept* messages under a new leader (epoch 1),
+    which then takes *new* messages: what an unclean leader election leaves."""
+    cluster.delete_topic(topic)
+    cluster.create_topic(topic)
+    cluster.produce(topic, [b"m%d" % i for i in range(kept)])
+    cluster.set_leader(topic, 0, 2)
+    cluster.produce(topic, [b"n%d" % i for i in range(kept, kept + new)])
+
+
+def test_a_log_cut_below_the_state_and_grown_back_past_it_is_read_from_the_cut(controlled, caplog):
+    """A log truncated to offset 2 below the flow's next offset 5 and grown back to 7 before
+    the next listing is read from 2 (n2-n6), not from 5 (n2-n4 lost), with a warning."""
+    topic = "epochs-grown-back"
+    controlled.create_topic(topic)
+    controlled.produce(topic, [b"m%d" % i for i in range(5)])
+    runner = _runner(controlled, topic)
+    runner.run()
+    assert [f.content for f in runner.flowfiles_for("success")] == [
+        b"m0",
+        b"m1",
+        b"m2",
+        b"m3",
+        b"m4",
+    ]
+    assert runner.state[f"{topic}:0"] == "5:0"
+    runner.clear_transfer_state()
+    _unclean_election(controlled, topic, kept=2, new=5)
+    caplog.set_level("WARNING", logger="flowcore.processors")
+    runner.run()
+    out = runner.flowfiles_for("success")
+    assert [f.content for f in out] == [b"n2", b"n3", b"n4", b"n5", b"n6"]
+    assert [f.attributes["kafka.offset"] for f in out] == ["2", "3", "4", "5", "6"]
+    assert runner.state[f"{topic}:0"] == "7:1"
+    (warned,) = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert f"Kafka {topic}:0's log diverged from the flow's below its next offset 5" in warned
+    assert "leader epoch 0 ends at 2" in warned
+
+
+def test_a_log_cut_below_the_state_and_not_grown_back_is_read_from_the_cut(controlled):
+    """A log truncated to 2 below the flow's next offset 5 that holds 4 messages at the next
+    listing (below the flow's offset) is read from 2, not from its end 4 (n2, n3 lost)."""
+    topic = "epochs-short"
+    controlled.create_topic(topic)
+    controlled.produce(topic, [b"m%d" % i for i in range(5)])
+    runner = _runner(controlled, topic)
+    runner.run()
+    runner.clear_transfer_state()
+    _unclean_election(controlled, topic, kept=2, new=2)
+    runner.run()
+    assert [f.content for f in runner.flowfiles_for("success")] == [b"n2", b"n3"]
+    assert runner.state[f"{topic}:0"] == "4:1"
+
+
+def test_a_leader_change_without_truncation_reads_on(controlled, caplog):
+    """A new leader that kept the whole log (a clean election) is validated and read on from
+    the flow's offset: nothing read twice, no warning."""
+    topic = "epochs-clean"
+    controlled.create_topic(topic)
+    controlled.produce(topic, [b"a", b"b"])
+    runner = _runner(controlled, topic)
+    runner.run()
+    runner.clear_transfer_state()
+    controlled.set_leader(topic, 0, 3)
+    controlled.produce(topic, [b"c"])
+    caplog.set_level("WARNING", logger="flowcore.processors")
+    runner.run()
+    assert [f.content for f in runner.flowfiles_for("success")] == [b"c"]
+    assert runner.state[f"{topic}:0"] == "3:1"
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]
+
+
+def test_a_state_without_epochs_is_read_on_and_gains_them(controlled):
+    """A position kept before epochs (the offset alone) is read on from, unchecked, and the
+    new position carries its last message's epoch."""
+    topic = "epochs-old-state"
+    controlled.create_topic(topic)
+    controlled.produce(topic, [b"a", b"b", b"c"])
+    runner = _runner(controlled, topic)
+    runner.set_state({f"{topic}:0": "1"})
+    runner.run()
+    assert [f.content for f in runner.flowfiles_for("success")] == [b"b", b"c"]
+    assert runner.state[f"{topic}:0"] == "3:0"
+
+
+def test_positions_round_trip_through_state_values():
+    """A state value is the offset alone or offset:epoch; both read back as they were."""
+    assert parse_position("17") == (17, None)
+    assert parse_position(format_position(17, 3)) == (17, 3)
+    assert format_position(17, None) == "17"
+    assert format_position(0, 0) == "0:0"
+
+
+def test_a_log_cut_between_listing_and_read_fails_the_range_then_reads_each_message_once(
+    controlled,
+):
+    """A range listed [5, 10) whose log is cut to 7 and grown back to 12 before the task reads
+    it fails (its last message has the new leader's epoch), and the next listing, from the
+    committed position, reads m5, m6 and n7-n11: none lost, none twice."""
+    from flowcore.errors import ProcessException
+
+    topic = "epochs-between"
+    controlled.create_topic(topic)
+    controlled.produce(topic, [b"m%d" % i for i in range(5)])
+    runner = _runner(controlled, topic)
+    runner.run(stop_on_finish=False)
+    committed = runner.state
+    assert committed[f"{topic}:0"] == "5:0"
+    controlled.produce(topic, [b"m%d" % i for i in range(5, 10)])
+    processor, context = runner.processor, runner.context
+    (item,) = processor.list_work(context, committed).items
+    assert (item.payload["start"], item.payload["end"], item.payload["epoch"]) == (5, 10, 0)
+    _unclean_election(controlled, topic, kept=7, new=5)
+    session = runner.create_session()
+    with pytest.raises(ProcessException, match="offset 9 has leader epoch 1, where the listing"):
+        processor.read_work(context, session, item)
+    session.rollback()
+    listing = processor.list_work(context, committed)
+    (again,) = listing.items
+    session = runner.create_session()
+    processor.read_work(context, session, again)
+    session.commit()
+    runner.stop()
+    contents = [f.content for f in runner.flowfiles_for("success")][5:]
+    assert contents == [b"m5", b"m6", b"n7", b"n8", b"n9", b"n10", b"n11"]
+    assert listing.state[f"{topic}:0"] == "12:1"
+
+
+def test_ranges_ending_in_a_transactions_commit_marker_keep_their_epochs(controlled, caplog):
+    """A transactional producer's ranges end in commit markers (never delivered): the position
+    keeps the epoch of the last message before the marker, validates, and reads on."""
+    from confluent_kafka import Producer
+
+    topic = "epochs-transactions"
+    controlled.create_topic(topic)
+    producer = Producer(
+        {"bootstrap.servers": controlled.bootstrap, "transactional.id": "tx", "log_level": 0}
+    )
+    producer.init_transactions(10)
+
+    def transaction(values: list[bytes]) -> None:
+        producer.begin_transaction()
+        for value in values:
+            producer.produce(topic, value, partition=0)
+        producer.commit_transaction(10)
+
+    transaction([b"a", b"b"])  # offsets 0, 1 and the marker at 2
+    runner = _runner(controlled, topic)
+    runner.run()
+    assert runner.state[f"{topic}:0"] == "3:0"
+    transaction([b"c"])
+    caplog.set_level("WARNING", logger="flowcore.processors")
+    runner.run()
+    assert [f.content for f in runner.flowfiles_for("success")] == [b"a", b"b", b"c"]
+    assert runner.state[f"{topic}:0"] == "5:0"
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]
