@@ -235,19 +235,41 @@ class AbstractQueryDatabaseTable(SourceProcessor):
 
     # --- statements ------------------------------------------------------------------------
 
-    def _source(self, context: ProcessContext) -> tuple[str, str]:
-        table = context.get_property(TABLE_NAME).evaluate_attribute_expressions().value or ""
-        custom = context.get_property(SQL_QUERY).evaluate_attribute_expressions().value
-        source = f"({custom}) AS {table}" if custom else table
-        return table, source
+    def _settings(self, context: ProcessContext) -> dict[str, Any]:
+        """The properties a read needs, their expressions evaluated once for this trigger.
 
+        The listing carries them in its item, so the read uses the values the maxima were
+        found with: an expression such as ``${now()}`` is not evaluated a second time.
+        """
+
+        def value(descriptor: PropertyDescriptor) -> str | None:
+            return context.get_property(descriptor).evaluate_attribute_expressions().value
+
+        def number(descriptor: PropertyDescriptor) -> int:
+            return int(value(descriptor) or 0)
+
+        table = value(TABLE_NAME) or ""
+        custom = value(SQL_QUERY)
+        return {
+            "table": table,
+            "source": f"({custom}) AS {table}" if custom else table,
+            "columns": value(COLUMN_NAMES) or "*",
+            "max_columns": _columns(value(MAX_VALUE_COLUMN_NAMES)),
+            "where": value(WHERE_CLAUSE),
+            "max_rows": number(MAX_ROWS_PER_FLOW_FILE),
+            "max_fragments": number(MAX_FRAGMENTS),
+            "output_batch": number(OUTPUT_BATCH_SIZE),
+            "fetch": number(FETCH_SIZE),
+        }
+
+    @staticmethod
     def _where(
-        self,
-        context: ProcessContext,
         max_columns: list[str],
         lower: Mapping[str, str],
         upper: str | None,
+        extra: str | None,
     ) -> tuple[str, list[str]]:
+        """The WHERE clause bounding *max_columns* (parameters), then the *extra* clause."""
         clauses: list[str] = []
         params: list[str] = []
         for index, column in enumerate(max_columns):
@@ -257,16 +279,30 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         if upper is not None and max_columns:
             clauses.append(f"{max_columns[0]} <= ?")
             params.append(upper)
-        extra = context.get_property(WHERE_CLAUSE).evaluate_attribute_expressions().value
         if extra:
             clauses.append(f"({extra})")
         return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
 
     def _lower(
-        self, context: ProcessContext, state: Mapping[str, str], table: str, max_columns: list[str]
+        self,
+        context: ProcessContext,
+        state: Mapping[str, str],
+        table: str,
+        max_columns: list[str],
+        *,
+        legacy_keys: bool = False,
     ) -> dict[str, str]:
+        """Each Maximum-value Column's lower bound: its kept maximum, or its initial value.
+
+        NiFi's back-compat: state written before the keys had the table prefix holds a
+        maximum under the column's name alone. It stands in for ``initial.maxvalue.<column>``
+        and, with *legacy_keys* (GenerateTableFetch) and a Table Name without Expression
+        Language, for a missing ``<table>@!@<column>`` key.
+        """
         lower: dict[str, str] = {}
         dynamic = context.dynamic_properties
+        raw_table = context.get_property(TABLE_NAME).value or ""
+        static_table = "${" not in raw_table
         for column in max_columns:
             key = state_key(table, column)
             if key in state:
@@ -280,11 +316,16 @@ class AbstractQueryDatabaseTable(SourceProcessor):
                 ),
                 None,
             )
+            if name and column.lower() in state:
+                lower[column] = state[column.lower()]
+                continue
             value = (
                 context.get_property(name).evaluate_attribute_expressions().value if name else None
             )
             if value:  # NiFi evaluates it (environment scope, e.g. ${created.on})
                 lower[column] = value
+            elif legacy_keys and static_table and state.get(column.lower()):
+                lower[column] = state[column.lower()]
         return lower
 
     @staticmethod
@@ -371,26 +412,28 @@ class AbstractQueryDatabaseTable(SourceProcessor):
 
     def _list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
         """One item reading the rows past the committed maxima, up to the current maximum."""
-        table, source = self._source(context)
-        max_columns = _columns(
-            context.get_property(MAX_VALUE_COLUMN_NAMES).evaluate_attribute_expressions().value
-        )
+        settings = self._settings(context)
+        table, source = settings["table"], settings["source"]
+        max_columns = settings["max_columns"]
         if not max_columns:
             # No position to keep: the table is read once until the state is cleared.
             if state.get(f"{table.lower()}{NAMESPACE_DELIMITER}") == "read":
                 return WorkListing((), state)
-            item = WorkItem(key=f"{table}@full", payload={"lower": {}, "upper": None})
+            payload = {"lower": {}, "upper": None, "settings": settings}
+            item = WorkItem(key=f"{table}@full", payload=payload)
             return WorkListing((item,), {**state, f"{table.lower()}{NAMESPACE_DELIMITER}": "read"})
         pool = context.controller_service(context.get_property(base.DBCP_SERVICE).value or "")
         lower = self._lower(context, state, table, max_columns)
-        where, params = self._where(context, max_columns, lower, None)
+        where, params = self._where(max_columns, lower, None, settings["where"])
         maxima = ", ".join(f"MAX({c})" for c in max_columns)
-        row = self._fetch_one(
-            pool,
-            f"SELECT {maxima} FROM {source}{where}",
-            params,
-            autocommit=_autocommit(context),
-        )
+        autocommit = _autocommit(context)
+        try:
+            row = self._fetch_one(
+                pool, f"SELECT {maxima} FROM {source}{where}", params, autocommit=autocommit
+            )
+        except Exception:
+            self._check_columns(pool, source, max_columns, autocommit=autocommit)
+            raise
         if row is None or row[0] is None:
             return WorkListing((), state)
         new_state = dict(state)
@@ -405,8 +448,34 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         upper = _text(row[0])
         maxima = {c: _text(v) for c, v in zip(max_columns, row, strict=True) if v is not None}
         key = f"{table}@{max_columns[0]}:{lower.get(max_columns[0], '')}..{upper}"
-        item = WorkItem(key=key, payload={"lower": lower, "upper": upper, "maxima": maxima})
-        return WorkListing((item,), new_state)
+        payload = {"lower": lower, "upper": upper, "maxima": maxima, "settings": settings}
+        return WorkListing((WorkItem(key=key, payload=payload),), new_state)
+
+    @classmethod
+    def _check_columns(
+        cls, pool: Any, source: str, max_columns: list[str], *, autocommit: bool
+    ) -> None:
+        """After a failed listing: NiFi's error when a Maximum-value Column is not in *source*.
+
+        Raises:
+            ProcessException: a Maximum-value Column the table or query does not have.
+        """
+        from flowcore.errors import ProcessException  # noqa: PLC0415
+
+        raw = pool.engine().raw_connection()
+        try:
+            with _reading(raw, autocommit=autocommit):
+                cursor = raw.cursor()
+                cursor.execute(f"SELECT * FROM {source} WHERE 1 = 0")
+                names = {str(c[0]).lower() for c in cursor.description or ()}
+        except Exception:
+            return  # the table itself is the problem: the listing's error says so
+        finally:
+            raw.close()
+        for column in max_columns:
+            if column.lower() not in names:
+                msg = f"Column not found in the table/query specified: {column}"
+                raise ProcessException(msg)
 
     def requeue_work(
         self,
@@ -428,30 +497,18 @@ class AbstractQueryDatabaseTable(SourceProcessor):
 
     def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
         """Read the item's rows into FlowFiles (fragments of Max Rows Per Flow File)."""
-        table, source = self._source(context)
-        max_columns = _columns(
-            context.get_property(MAX_VALUE_COLUMN_NAMES).evaluate_attribute_expressions().value
-        )
-        columns = context.get_property(COLUMN_NAMES).evaluate_attribute_expressions().value or "*"
+        settings = dict(item.payload.get("settings") or self._settings(context))
+        table, source = settings["table"], settings["source"]
+        max_columns = list(settings["max_columns"])
         lower = dict(item.payload.get("lower") or {})
         upper = item.payload.get("upper")
-        where, params = self._where(context, max_columns, lower, upper)
+        where, params = self._where(max_columns, lower, upper, settings["where"])
         order = f" ORDER BY {', '.join(max_columns)}" if max_columns else ""
-        sql = f"SELECT {columns} FROM {source}{where}{order}"
+        sql = f"SELECT {settings['columns']} FROM {source}{where}{order}"
         pool = session.controller_service(context.get_property(base.DBCP_SERVICE).value or "")
-        max_rows = (
-            context.get_property(MAX_ROWS_PER_FLOW_FILE)
-            .evaluate_attribute_expressions()
-            .as_integer()
-            or 0
-        )
-        max_fragments = (
-            context.get_property(MAX_FRAGMENTS).evaluate_attribute_expressions().as_integer() or 0
-        )
-        fetch = (
-            context.get_property(FETCH_SIZE).evaluate_attribute_expressions().as_integer()
-            or base.DEFAULT_FETCH
-        )
+        max_rows = settings["max_rows"]
+        batched = settings.get("output_batch", 0) > 0
+        fetch = settings["fetch"] or base.DEFAULT_FETCH
         transit = pool.transit_uri()
         raw = pool.engine().raw_connection()
         try:
@@ -460,7 +517,11 @@ class AbstractQueryDatabaseTable(SourceProcessor):
                 rows = self._open_rows(pool, raw.cursor(), sql, params, max(1, fetch))
                 try:
                     made = self._write_rows(
-                        context, session, item, rows, (max_rows, max_fragments, fetch)
+                        context,
+                        session,
+                        (item, table),
+                        rows,
+                        (max_rows, settings["max_fragments"], fetch),
                     )
                 finally:
                     if isinstance(rows, _Streamed):
@@ -470,12 +531,13 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         elapsed = int((time.monotonic() - started) * 1000)
         if not made:
             return
-        if max_columns and upper is not None:
+        if max_columns and upper is not None and not batched:
             # NiFi's maxvalue.<column>: each Maximum-value Column's maximum, not the first's only.
+            # Not with Output Batch Size: NiFi releases batches before the maxima are known.
             maxima = dict(item.payload.get("maxima") or {max_columns[0]: upper})
             values = {f"maxvalue.{c.lower()}": v for c, v in maxima.items()}
             made = [session.put_all_attributes(f, values) for f in made]
-        if max_rows > 0:
+        if max_rows > 0 and not batched:
             made = [session.put_attribute(f, "fragment.count", str(len(made))) for f in made]
         for flowfile in made:
             session.provenance.receive(flowfile, transit, duration_ms=elapsed)
@@ -488,16 +550,16 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         self,
         context: ProcessContext,
         session: ProcessSession,
-        item: WorkItem,
+        read: tuple[WorkItem, str],
         cursor: Any,
         limits: tuple[int, int, int],
     ) -> list[Any]:
         """The rows of *cursor* (:meth:`_open_rows`) as FlowFiles.
 
-        *limits* are Max Rows Per Flow File, Maximum Number of Fragments and Fetch Size, their
-        expressions evaluated.
+        *read* is the work item and its table name; *limits* are Max Rows Per Flow File,
+        Maximum Number of Fragments and Fetch Size, their expressions evaluated.
         """
-        table, _ = self._source(context)
+        item, table = read
         max_rows, max_fragments, fetch = limits
         fragment_id = str(uuid.uuid5(uuid.NAMESPACE_URL, item.key))
         made: list[Any] = []

@@ -5,8 +5,6 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-import pytest
-
 from flowcore.testing import TestRunner
 from processors.sql.dbcp import DBCPConnectionPool
 from processors.sql.generate_table_fetch import GenerateTableFetch
@@ -217,9 +215,6 @@ def test_initial_max_value(postgres) -> None:
     assert _found(postgres, outs[0]) == 1
 
 
-@pytest.mark.xfail(
-    strict=True, reason="Column for Value Partitioning is not built: pages use LIMIT/OFFSET"
-)
 def test_use_column_values_for_partitioning(postgres) -> None:
     """NiFi's testUseColumnValuesForPartitioning: pages are ranges of the column's values."""
     runner = _pg_runner(
