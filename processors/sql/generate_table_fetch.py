@@ -10,6 +10,7 @@ The properties' expressions are evaluated once, at listing, and carried in the i
 
 from __future__ import annotations
 
+import decimal
 import re
 import uuid
 from collections.abc import Mapping
@@ -79,9 +80,18 @@ OUTPUT_EMPTY_FLOWFILE_ON_ZERO_RESULTS = PropertyDescriptor(
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
 
 
-def _literal(value: str) -> str:
-    """A maximum as a SQL literal: numbers as they are, other values quoted."""
-    if _NUMBER.match(value):
+def _is_number(value: Any) -> bool:
+    """Whether a column's value (as the driver returns it) is written as a bare number."""
+    return isinstance(value, int | float | decimal.Decimal) and not isinstance(value, bool)
+
+
+def _literal(value: str, number: bool | None) -> str:
+    """A maximum as a SQL literal: a numeric column's as it is, other values quoted.
+
+    NiFi decides by the column's JDBC type; flowcore by the type of the maximum the database
+    returned (*number*), or, when unknown, by the text's look.
+    """
+    if number if number is not None else _NUMBER.match(value):
         return value
     return "'" + value.replace("'", "''") + "'"
 
@@ -190,10 +200,12 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
         count = int(row[0]) if row else 0
         new_state = dict(state)
         uppers: dict[str, str] = {}
+        numeric: dict[str, bool] = {}
         for column, value in zip(max_columns, row[1:] if row else (), strict=False):
             if value is not None:
                 new_state[q.state_key(table, column)] = q._text(value)
                 uppers[column] = q._text(value)
+                numeric[column] = _is_number(value)
         for column in max_columns:
             if column not in uppers and column in lower:
                 uppers[column] = lower[column]  # NiFi bounds by the kept maximum
@@ -217,6 +229,7 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
             "uppers": uppers,
             "count": count,
             "span": span,
+            "numeric": numeric,
             "settings": settings,
         }
         return WorkListing((WorkItem(key=key, payload=payload),), new_state)
@@ -234,16 +247,21 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
         uppers = dict(item.payload.get("uppers") or ({max_columns[0]: upper} if upper else {}))
         count = int(item.payload.get("count") or 0)
         span = item.payload.get("span")
+        numeric = dict(item.payload.get("numeric") or {})
+
+        def literal(column: str, value: str) -> str:
+            return _literal(value, numeric.get(column))
+
         # NiFi's order: the lower bounds, the Additional WHERE clause, then the upper bounds.
         clauses = [
-            f"{c} {'>' if i == 0 else '>='} {_literal(lower[c])}"
+            f"{c} {'>' if i == 0 else '>='} {literal(c, lower[c])}"
             for i, c in enumerate(max_columns)
             if c in lower
         ]
         extra = settings["where"]
         if extra:
             clauses.append(f"({extra})")
-        clauses.extend(f"{c} <= {_literal(uppers[c])}" for c in max_columns if c in uppers)
+        clauses.extend(f"{c} <= {literal(c, uppers[c])}" for c in max_columns if c in uppers)
         order = ", ".join(max_columns) or (settings["order"] or "")
         if partition_column:
             low, high = span if span else (0, -1)
