@@ -514,7 +514,7 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         try:
             with _reading(raw, autocommit=_autocommit(context)):
                 started = time.monotonic()
-                rows = self._open_rows(pool, raw.cursor(), sql, params, max(1, fetch))
+                rows = self._run_query(pool, raw.cursor(), sql, params, max(1, fetch))
                 try:
                     made = self._write_rows(
                         context,
@@ -545,6 +545,26 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         context.logger.info(
             "%s created %d FlowFiles from %s", type(self).__name__, len(made), table
         )
+
+    @classmethod
+    def _run_query(cls, pool: Any, cursor: Any, sql: str, params: list[str], fetch: int) -> Any:
+        """:meth:`_open_rows`, a database's refusal made one error naming the statement.
+
+        Raises:
+            ProcessException: the database refused *sql* (a column that does not exist, say):
+                the item's session rolls back and the engine reads it again later, its rows
+                not skipped (NiFi logs the same and yields).
+        """
+        from flowcore.errors import FlowcoreError, ProcessException  # noqa: PLC0415
+        from processors.sql.statements import describe_error  # noqa: PLC0415
+
+        try:
+            return cls._open_rows(pool, cursor, sql, params, fetch)
+        except (FlowcoreError, OSError):
+            raise
+        except Exception as error:
+            msg = f"Unable to execute SQL select query {sql}: {describe_error(error, 'database')}"
+            raise ProcessException(msg) from error
 
     def _write_rows(
         self,
