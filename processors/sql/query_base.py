@@ -277,7 +277,10 @@ class AbstractQueryDatabaseTable(SourceProcessor):
                 clauses.append(f"{column} {'>' if index == 0 else '>='} ?")
                 params.append(lower[column])
         if upper is not None and max_columns:
-            clauses.append(f"{max_columns[0]} <= ?")
+            # NiFi's first read has no bound at all, so its rows with a NULL maximum are read.
+            first = max_columns[0]
+            bound = f"{first} <= ?" if first in lower else f"({first} <= ? OR {first} IS NULL)"
+            clauses.append(bound)
             params.append(upper)
         if extra:
             clauses.append(f"({extra})")
