@@ -182,6 +182,7 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
             "size": int(value(PARTITION_SIZE) or 0),
             "partition_column": partition_column,
             "db_type": context.get_property(q.DB_TYPE).value or "Generic",
+            "empty": bool(context.get_property(OUTPUT_EMPTY_FLOWFILE_ON_ZERO_RESULTS).as_boolean()),
         }
 
     def _list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
@@ -212,7 +213,7 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
         span = None
         if partition_column and row and row[-2] is not None:
             span = (int(row[-1]), int(row[-2]))  # NiFi's Long values: an integer column
-        empty = context.get_property(OUTPUT_EMPTY_FLOWFILE_ON_ZERO_RESULTS).as_boolean()
+        empty = settings["empty"]
         if count == 0 and not empty:
             return WorkListing((), state)
         if count == 0 and dict(state).get(f"{table.lower()}@!@__empty") == "done":
@@ -278,6 +279,8 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
             "fragment.identifier": fragment,
             "fragment.count": str(pages),
         }
+        if pages == 0 and not settings.get("empty", True):
+            return  # rows whose partitioning column is NULL only: no range to fetch
         if pages == 0:
             # NiFi's Output Empty FlowFile on Zero Results: no statement, fragment.count 0.
             flowfile = session.create()

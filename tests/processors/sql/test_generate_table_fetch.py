@@ -593,3 +593,17 @@ def test_expressions_are_evaluated_once_per_trigger(postgres, monkeypatch) -> No
     assert [o.content.decode() for o in outs] == [
         "SELECT * FROM gtf_once WHERE (type = 'a') AND id <= 0 ORDER BY id LIMIT 1"
     ]
+
+
+def test_a_partitioning_column_of_nulls_makes_no_flowfile(postgres) -> None:
+    """New rows whose Column for Value Partitioning is NULL give no range, so no statement and,
+    with Output Empty FlowFile on Zero Results false, no FlowFile (NiFi's numberOfFetches 0)."""
+    runner = _pg_runner(
+        postgres,
+        "gtf_null_parts",
+        ["(0, 'a', 'x', 1.0)", "(1, 'b', 'y', 5.0)"],
+        **{"Column for Value Partitioning": "bucket", "Partition Size": "2"},
+    )
+    postgres.execute("update gtf_null_parts set bucket = NULL")
+    runner.run()
+    runner.assert_transfer_count("success", 0)
