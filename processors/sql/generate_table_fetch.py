@@ -316,8 +316,6 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
                 "generatetablefetch.offset": str(offset) if size else "",
                 "fragment.index": str(page),
             }
-            if max_columns and upper is not None:
-                attributes[f"maxvalue.{max_columns[0].lower()}"] = upper
             flowfile = session.put_all_attributes(
                 flowfile, {k: v for k, v in attributes.items() if v != ""}
             )
