@@ -67,7 +67,7 @@ WHERE_CLAUSE = PropertyDescriptor(
     "Additional WHERE clause",
     description="A custom clause to be added in the WHERE condition when building SQL queries.",
     el_scope=_ENV,
-    aliases=("db-fetch-where-clause",),
+    aliases=("db-fetch-where-clause", "Additional WHERE Clause"),  # NiFi 2.7's name
 )
 SQL_QUERY = PropertyDescriptor(
     "Custom Query",
@@ -88,6 +88,7 @@ INITIAL_LOAD_STRATEGY = PropertyDescriptor(
     description="How to handle existing rows in the database table when the processor is "
     "started for the first time (or its state has been cleared).",
     default="Start at Beginning",
+    aliases=("initial-load-strategy",),
     required=True,
     allowable_values=(
         AllowableValue(
@@ -161,6 +162,7 @@ TRANS_ISOLATION_LEVEL = PropertyDescriptor(
     "Transaction Isolation Level",
     description="This setting will set the transaction isolation level for the database "
     "connection for drivers that support this setting",
+    aliases=("transaction-isolation-level",),
     allowable_values=(
         AllowableValue("0", "TRANSACTION_NONE"),
         AllowableValue("2", "TRANSACTION_READ_COMMITTED"),

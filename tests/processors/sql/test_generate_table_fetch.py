@@ -607,3 +607,30 @@ def test_a_partitioning_column_of_nulls_makes_no_flowfile(postgres) -> None:
     postgres.execute("update gtf_null_parts set bucket = NULL")
     runner.run()
     runner.assert_transfer_count("success", 0)
+
+
+def test_migrate_properties(postgres) -> None:
+    """NiFi's testMigrateProperties: NiFi 1's internal names (and NiFi 2.7's "Additional WHERE
+    Clause", which was a dynamic property here and dropped) set the properties."""
+    runner = _pg_runner(
+        postgres,
+        "gtf_migrate",
+        _THREE,
+        **{
+            "Maximum-value Columns": "ID",
+            "gen-table-fetch-partition-size": "2",
+            "gen-table-column-for-val-partitioning": "ID",
+            "gen-table-output-flowfile-on-zero-results": "true",
+            "gen-table-custom-orderby-column": "SCALE",
+            "db-fetch-db-type": "PostgreSQL",
+            "Additional WHERE Clause": "scale > 1.5",
+        },
+    )
+    assert runner.context.dynamic_properties == {}
+    runner.run()
+    # ids 1 and 2 pass the clause: one range of 2 values, bounded by the maximum (NiFi's way)
+    (out,) = runner.flowfiles_for("success")
+    assert out.content.decode() == (
+        "SELECT * FROM gtf_migrate WHERE (scale > 1.5) AND ID <= 2 AND ID <= 2 AND ID >= 1"
+    )
+    assert _found(postgres, out) == 2

@@ -576,3 +576,28 @@ def test_expressions_are_evaluated_once_per_trigger(postgres, monkeypatch) -> No
     monkeypatch.setattr(QueryDatabaseTable, "list_work", list_then_change)
     runner.run()
     assert [r for o in runner.flowfiles_for("success") for r in _rows(o)] == [{"id": 0}]
+
+
+def test_migrate_properties(tmp_path: Path) -> None:
+    """NiFi's testMigrateProperties: NiFi 1's internal names (and NiFi 2.7's "Additional WHERE
+    Clause") set QueryDatabaseTable's properties, none left as a dynamic property."""
+    runner = _runner(
+        _db(tmp_path),
+        **{
+            "Maximum-value Columns": "id",
+            "db-fetch-db-type": "Generic",
+            "Additional WHERE Clause": "scale > 1.5",
+            "qdbt-max-rows": "1",
+            "qdbt-output-batch-size": "0",
+            "qdbt-max-frags": "1",
+            "transaction-isolation-level": "2",
+            "initial-load-strategy": "Start at Beginning",
+            "dbf-normalize": "false",
+            "dbf-user-logical-types": "false",
+            "dbf-default-scale": "0",
+            "dbf-default-precision": "10",
+        },
+    )
+    assert runner.context.dynamic_properties == {}
+    runner.run()
+    assert [r["id"] for o in runner.flowfiles_for("success") for r in _rows(o)] == [1]
