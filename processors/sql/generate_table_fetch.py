@@ -28,7 +28,7 @@ from flowcore.validators import NON_NEGATIVE_INTEGER_VALIDATOR
 from processors.sql import execute_base as base
 from processors.sql import query_base as q
 
-__all__ = ["GenerateTableFetch", "Page", "select_statement"]
+__all__ = ["FetchSettings", "GenerateTableFetch", "Page", "select_statement"]
 
 _ENV = ExpressionLanguageScope.ENVIRONMENT
 REL_SUCCESS = Relationship("success", "Successfully created FlowFile from SQL query result set.")
@@ -156,11 +156,14 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
             ]
         return []
 
-    def _settings(self, context: ProcessContext) -> dict[str, Any]:
+    def _fetch_settings(self, context: ProcessContext) -> FetchSettings:
         """The properties, their expressions evaluated once for this trigger.
 
         The listing carries them in its item, so the statements are built from the values
         the rows were counted with (``${now()}`` in a WHERE clause is not evaluated twice).
+
+        Raises:
+            ProcessException: Column for Value Partitioning names several columns.
         """
 
         def value(descriptor: PropertyDescriptor) -> str | None:
@@ -173,27 +176,27 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
                 f"comma was detected: {partition_column!r}"
             )
             raise ProcessException(msg)
-        return {
-            "table": value(q.TABLE_NAME) or "",
-            "columns": value(q.COLUMN_NAMES),
-            "max_columns": q._columns(value(q.MAX_VALUE_COLUMN_NAMES)),
-            "where": value(q.WHERE_CLAUSE),
-            "order": value(CUSTOM_ORDERBY_COLUMN),
-            "size": int(value(PARTITION_SIZE) or 0),
-            "partition_column": partition_column,
-            "db_type": context.get_property(q.DB_TYPE).value or "Generic",
-            "empty": bool(context.get_property(OUTPUT_EMPTY_FLOWFILE_ON_ZERO_RESULTS).as_boolean()),
-        }
+        return FetchSettings(
+            table=value(q.TABLE_NAME) or "",
+            columns=value(q.COLUMN_NAMES),
+            max_columns=q._columns(value(q.MAX_VALUE_COLUMN_NAMES)),
+            where=value(q.WHERE_CLAUSE),
+            order=value(CUSTOM_ORDERBY_COLUMN) or "",
+            size=int(value(PARTITION_SIZE) or 0),
+            partition_column=partition_column,
+            db_type=context.get_property(q.DB_TYPE).value or "Generic",
+            empty=bool(context.get_property(OUTPUT_EMPTY_FLOWFILE_ON_ZERO_RESULTS).as_boolean()),
+        )
 
     def _list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
         """Count the rows past the committed maxima; one item for the pages, new maxima."""
-        settings = self._settings(context)
-        table = settings["table"]
-        max_columns = settings["max_columns"]
-        partition_column = settings["partition_column"]
+        settings = self._fetch_settings(context)
+        table = settings.table
+        max_columns = list(settings.max_columns)
+        partition_column = settings.partition_column
         pool = context.controller_service(context.get_property(base.DBCP_SERVICE).value or "")
         lower = self._lower(context, state, table, max_columns, legacy_keys=True)
-        where, params = self._where(max_columns, lower, None, settings["where"])
+        where, params = self._where(max_columns, lower, None, settings.where)
         selected = "".join(f", MAX({c})" for c in max_columns)
         if partition_column:
             selected += f", MAX({partition_column}), MIN({partition_column})"
@@ -213,7 +216,7 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
         span = None
         if partition_column and row and row[-2] is not None:
             span = (int(row[-1]), int(row[-2]))  # NiFi's Long values: an integer column
-        empty = settings["empty"]
+        empty = settings.empty
         if count == 0 and not empty:
             return WorkListing((), state)
         if count == 0 and dict(state).get(f"{table.lower()}@!@__empty") == "done":
@@ -237,12 +240,12 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
 
     def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
         """One FlowFile per page, each holding its SELECT statement."""
-        settings = dict(item.payload.get("settings") or self._settings(context))
-        table = settings["table"]
-        columns = settings["columns"]
-        max_columns = list(settings["max_columns"])
-        partition_column = settings["partition_column"]
-        size = int(settings["size"])
+        settings = item.payload.get("settings") or self._fetch_settings(context)
+        table = settings.table
+        columns = settings.columns
+        max_columns = list(settings.max_columns)
+        partition_column = settings.partition_column
+        size = settings.size
         lower = dict(item.payload.get("lower") or {})
         upper = item.payload.get("upper")
         uppers = dict(item.payload.get("uppers") or ({max_columns[0]: upper} if upper else {}))
@@ -259,11 +262,11 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
             for i, c in enumerate(max_columns)
             if c in lower
         ]
-        extra = settings["where"]
+        extra = settings.where
         if extra:
             clauses.append(f"({extra})")
         clauses.extend(f"{c} <= {literal(c, uppers[c])}" for c in max_columns if c in uppers)
-        order = ", ".join(max_columns) or (settings["order"] or "")
+        order = ", ".join(max_columns) or settings.order
         if partition_column:
             low, high = span if span else (0, -1)
             values = high - low + 1 if span else 0
@@ -279,7 +282,7 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
             "fragment.identifier": fragment,
             "fragment.count": str(pages),
         }
-        if pages == 0 and not settings.get("empty", True):
+        if pages == 0 and not settings.empty:
             return  # rows whose partitioning column is NULL only: no range to fetch
         if pages == 0:
             # NiFi's Output Empty FlowFile on Zero Results: no statement, fragment.count 0.
@@ -303,7 +306,7 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
             where = " AND ".join(clauses) or "1=1"
             offset = page * size + low if size else None
             sql = select_statement(
-                settings["db_type"],
+                settings.db_type,
                 Page(table, columns, where, order if size else "", limit, offset),
                 partition_column,
             )
@@ -320,6 +323,33 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
                 flowfile, {k: v for k, v in attributes.items() if v != ""}
             )
             session.transfer(flowfile, REL_SUCCESS)
+
+
+@attrs.frozen
+class FetchSettings:
+    """A GenerateTableFetch trigger's properties, evaluated once at listing, for its pages.
+
+    Attributes:
+        table: Table Name.
+        columns: Columns to Return (None: all).
+        max_columns: the Maximum-value Columns, in order.
+        where: the Additional WHERE clause, if any.
+        order: Custom ORDER BY Column (empty: none).
+        size: Partition Size (0: one statement).
+        partition_column: Column for Value Partitioning (empty: pages by row offset).
+        db_type: Database Type, whose paging the statements use.
+        empty: Output Empty FlowFile on Zero Results.
+    """
+
+    table: str
+    columns: str | None
+    max_columns: tuple[str, ...] = attrs.field(converter=tuple)
+    where: str | None
+    order: str
+    size: int
+    partition_column: str
+    db_type: str
+    empty: bool
 
 
 @attrs.frozen

@@ -19,10 +19,10 @@ from __future__ import annotations
 import datetime
 import time
 import uuid
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from itertools import islice
+from collections.abc import Mapping
 from typing import Any, ClassVar
+
+import attrs
 
 from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
@@ -32,8 +32,12 @@ from flowcore.session.process_session import ProcessSession
 from flowcore.validators import NON_NEGATIVE_INTEGER_VALIDATOR, TIME_PERIOD_VALIDATOR
 from processors.sql import execute_base as base
 from processors.sql.execute_base import fetch_batches
+from processors.sql.pg_reads import Streamed as _Streamed
+from processors.sql.pg_reads import chunked_rows as _chunked_rows
+from processors.sql.pg_reads import is_psycopg as _is_psycopg
+from processors.sql.pg_reads import reading as _reading
 
-__all__ = ["BINARY_SAME_TYPES", "AbstractQueryDatabaseTable", "state_key"]
+__all__ = ["BINARY_SAME_TYPES", "AbstractQueryDatabaseTable", "ReadSettings", "state_key"]
 
 _ENV = ExpressionLanguageScope.ENVIRONMENT
 NAMESPACE_DELIMITER = "@!@"
@@ -201,6 +205,33 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+@attrs.frozen
+class ReadSettings:
+    """A QueryDatabaseTable trigger's properties, evaluated once at listing, for its read.
+
+    Attributes:
+        table: Table Name.
+        source: what the statements select from: the table, or ``(Custom Query) AS table``.
+        columns: Columns to Return (``*`` when unset).
+        max_columns: the Maximum-value Columns, in order.
+        where: the Additional WHERE clause, if any.
+        max_rows: Max Rows Per Flow File (0: one FlowFile).
+        max_fragments: Maximum Number of Fragments (0: no limit).
+        output_batch: Output Batch Size (0: unset).
+        fetch: Fetch Size (0: the default).
+    """
+
+    table: str
+    source: str
+    columns: str
+    max_columns: tuple[str, ...] = attrs.field(converter=tuple)
+    where: str | None
+    max_rows: int
+    max_fragments: int
+    output_batch: int
+    fetch: int
+
+
 class AbstractQueryDatabaseTable(SourceProcessor):
     """What QueryDatabaseTable and QueryDatabaseTableRecord share (the result writer differs)."""
 
@@ -237,7 +268,7 @@ class AbstractQueryDatabaseTable(SourceProcessor):
 
     # --- statements ------------------------------------------------------------------------
 
-    def _settings(self, context: ProcessContext) -> dict[str, Any]:
+    def _read_settings(self, context: ProcessContext) -> ReadSettings:
         """The properties a read needs, their expressions evaluated once for this trigger.
 
         The listing carries them in its item, so the read uses the values the maxima were
@@ -252,17 +283,17 @@ class AbstractQueryDatabaseTable(SourceProcessor):
 
         table = value(TABLE_NAME) or ""
         custom = value(SQL_QUERY)
-        return {
-            "table": table,
-            "source": f"({custom}) AS {table}" if custom else table,
-            "columns": value(COLUMN_NAMES) or "*",
-            "max_columns": _columns(value(MAX_VALUE_COLUMN_NAMES)),
-            "where": value(WHERE_CLAUSE),
-            "max_rows": number(MAX_ROWS_PER_FLOW_FILE),
-            "max_fragments": number(MAX_FRAGMENTS),
-            "output_batch": number(OUTPUT_BATCH_SIZE),
-            "fetch": number(FETCH_SIZE),
-        }
+        return ReadSettings(
+            table=table,
+            source=f"({custom}) AS {table}" if custom else table,
+            columns=value(COLUMN_NAMES) or "*",
+            max_columns=_columns(value(MAX_VALUE_COLUMN_NAMES)),
+            where=value(WHERE_CLAUSE),
+            max_rows=number(MAX_ROWS_PER_FLOW_FILE),
+            max_fragments=number(MAX_FRAGMENTS),
+            output_batch=number(OUTPUT_BATCH_SIZE),
+            fetch=number(FETCH_SIZE),
+        )
 
     @staticmethod
     def _where(
@@ -417,9 +448,9 @@ class AbstractQueryDatabaseTable(SourceProcessor):
 
     def _list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
         """One item reading the rows past the committed maxima, up to the current maximum."""
-        settings = self._settings(context)
-        table, source = settings["table"], settings["source"]
-        max_columns = settings["max_columns"]
+        settings = self._read_settings(context)
+        table, source = settings.table, settings.source
+        max_columns = list(settings.max_columns)
         if not max_columns:
             # No position to keep: the table is read once until the state is cleared.
             if state.get(f"{table.lower()}{NAMESPACE_DELIMITER}") == "read":
@@ -429,7 +460,7 @@ class AbstractQueryDatabaseTable(SourceProcessor):
             return WorkListing((item,), {**state, f"{table.lower()}{NAMESPACE_DELIMITER}": "read"})
         pool = context.controller_service(context.get_property(base.DBCP_SERVICE).value or "")
         lower = self._lower(context, state, table, max_columns)
-        where, params = self._where(max_columns, lower, None, settings["where"])
+        where, params = self._where(max_columns, lower, None, settings.where)
         maxima = ", ".join(f"MAX({c})" for c in max_columns)
         autocommit = _autocommit(context)
         try:
@@ -502,18 +533,18 @@ class AbstractQueryDatabaseTable(SourceProcessor):
 
     def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
         """Read the item's rows into FlowFiles (fragments of Max Rows Per Flow File)."""
-        settings = dict(item.payload.get("settings") or self._settings(context))
-        table, source = settings["table"], settings["source"]
-        max_columns = list(settings["max_columns"])
+        settings = item.payload.get("settings") or self._read_settings(context)
+        table, source = settings.table, settings.source
+        max_columns = list(settings.max_columns)
         lower = dict(item.payload.get("lower") or {})
         upper = item.payload.get("upper")
-        where, params = self._where(max_columns, lower, upper, settings["where"])
+        where, params = self._where(max_columns, lower, upper, settings.where)
         order = f" ORDER BY {', '.join(max_columns)}" if max_columns else ""
-        sql = f"SELECT {settings['columns']} FROM {source}{where}{order}"
+        sql = f"SELECT {settings.columns} FROM {source}{where}{order}"
         pool = session.controller_service(context.get_property(base.DBCP_SERVICE).value or "")
-        max_rows = settings["max_rows"]
-        batched = settings.get("output_batch", 0) > 0
-        fetch = settings["fetch"] or base.DEFAULT_FETCH
+        max_rows = settings.max_rows
+        batched = settings.output_batch > 0
+        fetch = settings.fetch or base.DEFAULT_FETCH
         transit = pool.transit_uri()
         raw = pool.engine().raw_connection()
         try:
@@ -526,7 +557,7 @@ class AbstractQueryDatabaseTable(SourceProcessor):
                         session,
                         (item, table),
                         rows,
-                        (max_rows, settings["max_fragments"], fetch),
+                        (max_rows, settings.max_fragments, fetch),
                     )
                 finally:
                     if isinstance(rows, _Streamed):
@@ -627,72 +658,3 @@ def _autocommit(context: ProcessContext) -> bool:
 
 def _binary_same(description: Any) -> bool:
     return all(column[1] in BINARY_SAME_TYPES for column in description or ())
-
-
-def _is_psycopg(cursor: Any) -> bool:
-    return type(cursor).__module__.split(".")[0] == "psycopg"
-
-
-def _chunked_rows() -> bool:
-    """Whether libpq streams rows in chunks (17 and later): else one per message, slower."""
-    import psycopg  # noqa: PLC0415 (a psycopg cursor is at hand: it is installed)
-
-    return psycopg.pq.version() >= 170000
-
-
-class _Streamed:
-    """A query's rows as psycopg streams them, behind the cursor methods the writers use.
-
-    ``Cursor.stream`` reads Fetch Size rows at a time as the server sends them, so converting
-    and writing one chunk overlaps the server making the next (a plain ``execute`` waits for
-    the whole result, and holds all of it in the client's memory). The first row is read at
-    once: its chunk sets ``description``. :meth:`close` cancels what is left unread (Maximum
-    Number of Fragments reached).
-    """
-
-    def __init__(
-        self, cursor: Any, query: str, args: Any, described: Any, *, binary: bool, size: int
-    ) -> None:
-        self._cursor = cursor
-        self._described = described
-        self._rows = cursor.stream(query, args, binary=binary, size=size)
-        self._first = list(islice(self._rows, 1))
-
-    @property
-    def description(self) -> Any:
-        """The result's columns: the first chunk's, or the ``LIMIT 0``'s when there is none."""
-        return self._cursor.description or self._described
-
-    def fetchmany(self, size: int) -> list[tuple]:
-        """The next *size* rows at most; none at the end."""
-        first, self._first = self._first, []
-        return first + list(islice(self._rows, size - len(first)))
-
-    def close(self) -> None:
-        """End the stream (a query still running is cancelled)."""
-        self._rows.close()
-
-
-@contextmanager
-def _reading(raw: Any, *, autocommit: bool) -> Iterator[None]:
-    """A read on *raw*: in autocommit when asked and psycopg's, else a transaction committed.
-
-    Autocommit spares PostgreSQL's BEGIN and COMMIT, two of a read's few round trips (what a
-    short read mostly waits for on a loaded machine). The pool's connections are not in
-    autocommit (SQLAlchemy expects transactions), so the mode is set back before the
-    connection returns, and a connection that cannot be set back is dropped from the pool.
-    """
-    driver = getattr(raw, "driver_connection", None)
-    if not autocommit or type(driver).__module__.split(".")[0] != "psycopg":
-        yield
-        raw.commit()
-        return
-    raw.commit()  # a Validation Query's transaction, if any (none: no round trip)
-    driver.autocommit = True
-    try:
-        yield
-    finally:
-        try:
-            driver.autocommit = False
-        except Exception:  # a broken connection: not back into the pool in autocommit
-            raw.invalidate()
