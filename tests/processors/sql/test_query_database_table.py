@@ -601,3 +601,27 @@ def test_migrate_properties(tmp_path: Path) -> None:
     assert runner.context.dynamic_properties == {}
     runner.run()
     assert [r["id"] for o in runner.flowfiles_for("success") for r in _rows(o)] == [1]
+
+
+@pytest.mark.parametrize("auto_commit", ["true", "false"])
+def test_added_rows_auto_commit(postgres, auto_commit: str) -> None:
+    """NiFi's testAddedRowsAutoCommitTrue / testAddedRowsAutoCommitFalse: either Set Auto
+    Commit reads the rows in fragments of Max Rows Per Flow File, Fetch Size 2."""
+    _pg_table(postgres, "qdt_autocommit", _ROWS)
+    runner = _pg(
+        postgres,
+        **{
+            "Table Name": "qdt_autocommit",
+            "Maximum-value Columns": "ID",
+            "Max Rows Per Flow File": "2",
+            "Fetch Size": "2",
+            "Set Auto Commit": auto_commit,
+        },
+    )
+    runner.run()
+    outs = runner.flowfiles_for("success")
+    assert [len(_rows(o)) for o in outs] == [2, 1]
+    assert [(o.attributes["tablename"], o.attributes["maxvalue.id"]) for o in outs] == [
+        ("qdt_autocommit", "2"),
+        ("qdt_autocommit", "2"),
+    ]
