@@ -634,3 +634,32 @@ def test_migrate_properties(postgres) -> None:
         "SELECT * FROM gtf_migrate WHERE (scale > 1.5) AND ID <= 2 AND ID <= 2 AND ID >= 1"
     )
     assert _found(postgres, out) == 2
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="incoming FlowFiles are not taken: the engine runs GenerateTableFetch as a source",
+)
+def test_initial_max_value_with_el_and_multiple_tables(postgres) -> None:
+    """NiFi's testInitialMaxValueWithELAndMultipleTables: an incoming FlowFile's attributes
+    name the table and its initial maximum; each table keeps its own state; the FlowFile is
+    dropped."""
+    _pg_runner(postgres, "gtf_in_one", _THREE)
+    runner = _pg_runner(
+        postgres,
+        "gtf_in_two",
+        _THREE,
+        **{
+            "Table Name": "${table.name}",
+            "Maximum-value Columns": "ID",
+            "initial.maxvalue.ID": "${maxval.id}",
+        },
+    )
+    runner.enqueue(b"", {"table.name": "gtf_in_one", "maxval.id": "1"})
+    runner.enqueue(b"", {"table.name": "gtf_in_two", "maxval.id": "1"})
+    runner.run(2)
+    assert [o.content.decode() for o in runner.flowfiles_for("success")] == [
+        f"SELECT * FROM {t} WHERE ID > 1 AND ID <= 2 ORDER BY ID LIMIT 10000"
+        for t in ("gtf_in_one", "gtf_in_two")
+    ]
+    runner.assert_queue_empty()
