@@ -2,8 +2,10 @@
 
 NiFi's GenerateTableFetch, as a flowcore source: the listing (the driver) counts the rows past
 the committed maxima and finds the new maxima; the item then becomes one FlowFile per
-Partition Size rows, each holding a ``SELECT ... ORDER BY ... LIMIT n OFFSET m`` statement for
-ExecuteSQL downstream. The new maxima (``<table>@!@<column>``) commit with those FlowFiles.
+Partition Size rows, each holding a ``SELECT ... ORDER BY ... LIMIT n OFFSET m`` statement
+(paged as NiFi's adapter for the Database Type pages), or per Partition Size values of the
+Column for Value Partitioning, for ExecuteSQL downstream. The new maxima
+(``<table>@!@<column>``) commit with those FlowFiles.
 Incoming FlowFiles (NiFi's optional input) are not taken: the properties say the table.
 The properties' expressions are evaluated once, at listing, and carried in the item.
 """
@@ -268,9 +270,9 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
         clauses.extend(f"{c} <= {literal(c, uppers[c])}" for c in max_columns if c in uppers)
         order = ", ".join(max_columns) or settings.order
         if partition_column:
-            low, high = span if span else (0, -1)
-            values = high - low + 1 if span else 0
-            pages = 1 if size == 0 else -(-values // size)
+            # No span: the new rows' partitioning column is all NULL, no range to fetch.
+            low, high = span if span else (0, 0)
+            pages = 0 if not span else 1 if size == 0 else -(-(high - low + 1) // size)
         else:
             low = high = 0
             pages = 1 if size == 0 else -(-count // size)
