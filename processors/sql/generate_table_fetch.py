@@ -2,18 +2,25 @@
 
 NiFi's GenerateTableFetch, as a flowcore source: the listing (the driver) counts the rows past
 the committed maxima and finds the new maxima; the item then becomes one FlowFile per
-Partition Size rows, each holding a ``SELECT ... ORDER BY ... LIMIT n OFFSET m`` statement for
-ExecuteSQL downstream. The new maxima (``<table>@!@<column>``) commit with those FlowFiles.
+Partition Size rows, each holding a ``SELECT ... ORDER BY ... LIMIT n OFFSET m`` statement
+(paged as NiFi's adapter for the Database Type pages), or per Partition Size values of the
+Column for Value Partitioning, for ExecuteSQL downstream. The new maxima
+(``<table>@!@<column>``) commit with those FlowFiles.
 Incoming FlowFiles (NiFi's optional input) are not taken: the properties say the table.
+The properties' expressions are evaluated once, at listing, and carried in the item.
 """
 
 from __future__ import annotations
 
+import decimal
 import re
 import uuid
 from collections.abc import Mapping
-from typing import ClassVar
+from typing import Any, ClassVar
 
+import attrs
+
+from flowcore.errors import ProcessException
 from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import WorkItem, WorkListing
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
@@ -23,7 +30,7 @@ from flowcore.validators import NON_NEGATIVE_INTEGER_VALIDATOR
 from processors.sql import execute_base as base
 from processors.sql import query_base as q
 
-__all__ = ["GenerateTableFetch"]
+__all__ = ["FetchSettings", "GenerateTableFetch", "Page", "select_statement"]
 
 _ENV = ExpressionLanguageScope.ENVIRONMENT
 REL_SUCCESS = Relationship("success", "Successfully created FlowFile from SQL query result set.")
@@ -47,8 +54,10 @@ PARTITION_SIZE = PropertyDescriptor(
 )
 COLUMN_FOR_VALUE_PARTITIONING = PropertyDescriptor(
     "Column for Value Partitioning",
-    description="The name of an integer column whose values are used to partition the rows "
-    "(not built in flowcore: LIMIT/OFFSET paging is used).",
+    description="The name of an integer column whose values are used to partition the "
+    "retrieved data into pages rather than a row count: each page selects a range of Partition "
+    "Size values of the column. Useful when the column's values are dense and evenly "
+    "distributed; with gaps, pages hold fewer rows (even none).",
     el_scope=_ENV,
     aliases=("gen-table-column-for-val-partitioning",),
 )
@@ -73,9 +82,18 @@ OUTPUT_EMPTY_FLOWFILE_ON_ZERO_RESULTS = PropertyDescriptor(
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
 
 
-def _literal(value: str) -> str:
-    """A maximum as a SQL literal: numbers as they are, other values quoted."""
-    if _NUMBER.match(value):
+def _is_number(value: Any) -> bool:
+    """Whether a column's value (as the driver returns it) is written as a bare number."""
+    return isinstance(value, int | float | decimal.Decimal) and not isinstance(value, bool)
+
+
+def _literal(value: str, number: bool | None) -> str:
+    """A maximum as a SQL literal: a numeric column's as it is, other values quoted.
+
+    NiFi decides by the column's JDBC type; flowcore by the type of the maximum the database
+    returned (*number*), or, when unknown, by the text's look.
+    """
+    if number if number is not None else _NUMBER.match(value):
         return value
     return "'" + value.replace("'", "''") + "'"
 
@@ -121,32 +139,86 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
     }
 
     def custom_validate(self, values: Mapping[str, str | None]) -> list:
-        """No cross-property rule beyond NiFi's (Initial Load Strategy is not a property)."""
-        del values
+        """NiFi's rule: a Column for Value Partitioning without Expression Language is one column.
+
+        (Initial Load Strategy, the base's rule, is not a property of this processor.)
+        """
+        from flowcore.validators import ValidationResult  # noqa: PLC0415
+
+        column = values.get(COLUMN_FOR_VALUE_PARTITIONING.name) or ""
+        if "," in column and "${" not in column:
+            return [
+                ValidationResult(
+                    COLUMN_FOR_VALUE_PARTITIONING.display_name,
+                    column,
+                    False,
+                    f"{COLUMN_FOR_VALUE_PARTITIONING.display_name} requires a single column "
+                    "name, but a comma was detected",
+                )
+            ]
         return []
+
+    def _fetch_settings(self, context: ProcessContext) -> FetchSettings:
+        """The properties, their expressions evaluated once for this trigger.
+
+        The listing carries them in its item, so the statements are built from the values
+        the rows were counted with (``${now()}`` in a WHERE clause is not evaluated twice).
+
+        Raises:
+            ProcessException: Column for Value Partitioning names several columns.
+        """
+
+        def value(descriptor: PropertyDescriptor) -> str | None:
+            return context.get_property(descriptor).evaluate_attribute_expressions().value
+
+        partition_column = (value(COLUMN_FOR_VALUE_PARTITIONING) or "").strip()
+        if "," in partition_column:
+            msg = (
+                f"{COLUMN_FOR_VALUE_PARTITIONING.name} requires a single column name, but a "
+                f"comma was detected: {partition_column!r}"
+            )
+            raise ProcessException(msg)
+        return FetchSettings(
+            table=value(q.TABLE_NAME) or "",
+            columns=value(q.COLUMN_NAMES),
+            max_columns=q._columns(value(q.MAX_VALUE_COLUMN_NAMES)),
+            where=value(q.WHERE_CLAUSE),
+            order=value(CUSTOM_ORDERBY_COLUMN) or "",
+            size=int(value(PARTITION_SIZE) or 0),
+            partition_column=partition_column,
+            db_type=context.get_property(q.DB_TYPE).value or "Generic",
+            empty=bool(context.get_property(OUTPUT_EMPTY_FLOWFILE_ON_ZERO_RESULTS).as_boolean()),
+        )
 
     def _list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
         """Count the rows past the committed maxima; one item for the pages, new maxima."""
-        table = context.get_property(q.TABLE_NAME).evaluate_attribute_expressions().value or ""
-        max_columns = q._columns(
-            context.get_property(q.MAX_VALUE_COLUMN_NAMES).evaluate_attribute_expressions().value
-        )
+        settings = self._fetch_settings(context)
+        table = settings.table
+        max_columns = list(settings.max_columns)
+        partition_column = settings.partition_column
         pool = context.controller_service(context.get_property(base.DBCP_SERVICE).value or "")
-        lower = self._lower(context, state, table, max_columns)
-        where, params = self._where(context, max_columns, lower, None)
-        maxima = "".join(f", MAX({c})" for c in max_columns)
-        row = self._fetch_one(pool, f"SELECT COUNT(*){maxima} FROM {table}{where}", params)
+        lower = self._lower(context, state, table, max_columns, legacy_keys=True)
+        where, params = self._where(max_columns, lower, None, settings.where)
+        selected = "".join(f", MAX({c})" for c in max_columns)
+        if partition_column:
+            selected += f", MAX({partition_column}), MIN({partition_column})"
+        row = self._fetch_one(pool, f"SELECT COUNT(*){selected} FROM {table}{where}", params)
         count = int(row[0]) if row else 0
         new_state = dict(state)
-        upper = None
         uppers: dict[str, str] = {}
+        numeric: dict[str, bool] = {}
         for column, value in zip(max_columns, row[1:] if row else (), strict=False):
             if value is not None:
                 new_state[q.state_key(table, column)] = q._text(value)
                 uppers[column] = q._text(value)
-        if max_columns and row and row[1] is not None:
-            upper = str(row[1])
-        empty = context.get_property(OUTPUT_EMPTY_FLOWFILE_ON_ZERO_RESULTS).as_boolean()
+                numeric[column] = _is_number(value)
+        for column in max_columns:
+            if column not in uppers and column in lower:
+                uppers[column] = lower[column]  # NiFi bounds by the kept maximum
+        span = None
+        if partition_column and row and row[-2] is not None:
+            span = (int(row[-1]), int(row[-2]))  # NiFi's Long values: an integer column
+        empty = settings.empty
         if count == 0 and not empty:
             return WorkListing((), state)
         if count == 0 and dict(state).get(f"{table.lower()}@!@__empty") == "done":
@@ -155,76 +227,194 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
             new_state[f"{table.lower()}@!@__empty"] = "done"
         else:
             new_state.pop(f"{table.lower()}@!@__empty", None)
-        key = f"{table}@pages:{lower}..{upper}:{count}"
-        item = WorkItem(
-            key=key, payload={"lower": lower, "upper": upper, "uppers": uppers, "count": count}
-        )
-        return WorkListing((item,), new_state)
+        upper = uppers.get(max_columns[0]) if max_columns else None
+        key = f"{table}@pages:{lower}..{upper}:{count}:{span}"
+        payload = {
+            "lower": lower,
+            "upper": upper,
+            "uppers": uppers,
+            "count": count,
+            "span": span,
+            "numeric": numeric,
+            "settings": settings,
+        }
+        return WorkListing((WorkItem(key=key, payload=payload),), new_state)
 
     def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
         """One FlowFile per page, each holding its SELECT statement."""
-        table = context.get_property(q.TABLE_NAME).evaluate_attribute_expressions().value or ""
-        columns = context.get_property(q.COLUMN_NAMES).evaluate_attribute_expressions().value or "*"
-        max_columns = q._columns(
-            context.get_property(q.MAX_VALUE_COLUMN_NAMES).evaluate_attribute_expressions().value
-        )
+        settings = item.payload.get("settings") or self._fetch_settings(context)
+        table = settings.table
+        columns = settings.columns
+        max_columns = list(settings.max_columns)
+        partition_column = settings.partition_column
+        size = settings.size
         lower = dict(item.payload.get("lower") or {})
         upper = item.payload.get("upper")
         uppers = dict(item.payload.get("uppers") or ({max_columns[0]: upper} if upper else {}))
         count = int(item.payload.get("count") or 0)
+        span = item.payload.get("span")
+        numeric = dict(item.payload.get("numeric") or {})
+
+        def literal(column: str, value: str) -> str:
+            return _literal(value, numeric.get(column))
+
         # NiFi's order: the lower bounds, the Additional WHERE clause, then the upper bounds.
         clauses = [
-            f"{c} {'>' if i == 0 else '>='} {_literal(lower[c])}"
+            f"{c} {'>' if i == 0 else '>='} {literal(c, lower[c])}"
             for i, c in enumerate(max_columns)
             if c in lower
         ]
-        extra = context.get_property(q.WHERE_CLAUSE).evaluate_attribute_expressions().value
+        extra = settings.where
         if extra:
             clauses.append(f"({extra})")
-        clauses.extend(f"{c} <= {_literal(uppers[c])}" for c in max_columns if c in uppers)
-        where = " AND ".join(clauses) or "1=1"
-        order = ", ".join(max_columns) or (
-            context.get_property(CUSTOM_ORDERBY_COLUMN).evaluate_attribute_expressions().value or ""
-        )
-        size = (
-            context.get_property(PARTITION_SIZE).evaluate_attribute_expressions().as_integer() or 0
-        )
-        pages = 1 if size == 0 else -(-count // size)
+        clauses.extend(f"{c} <= {literal(c, uppers[c])}" for c in max_columns if c in uppers)
+        order = ", ".join(max_columns) or settings.order
+        if partition_column:
+            # No span: the new rows' partitioning column is all NULL, no range to fetch.
+            low, high = span if span else (0, 0)
+            pages = 0 if not span else 1 if size == 0 else -(-(high - low + 1) // size)
+        else:
+            low = high = 0
+            pages = 1 if size == 0 else -(-count // size)
         fragment = str(uuid.uuid5(uuid.NAMESPACE_URL, item.key))
         base_attributes = {
             "generatetablefetch.tableName": table,
-            "generatetablefetch.columnNames": columns if columns != "*" else "",
-            "generatetablefetch.whereClause": where,
+            "generatetablefetch.columnNames": columns or "",
             "generatetablefetch.maxColumnNames": ", ".join(max_columns),
             "fragment.identifier": fragment,
             "fragment.count": str(pages),
         }
+        if pages == 0 and not settings.empty:
+            return  # rows whose partitioning column is NULL only: no range to fetch
         if pages == 0:
             # NiFi's Output Empty FlowFile on Zero Results: no statement, fragment.count 0.
             flowfile = session.create()
-            attributes = {**base_attributes, "fragment.index": "0"}
+            attributes = {
+                **base_attributes,
+                "generatetablefetch.whereClause": " AND ".join(clauses) or "1=1",
+                "fragment.index": "0",
+            }
             flowfile = session.put_all_attributes(
                 flowfile, {k: v for k, v in attributes.items() if v != ""}
             )
             session.transfer(flowfile, REL_SUCCESS)
             return
+        limit: int | None = size or None
         for page in range(pages):
-            sql = f"SELECT {columns} FROM {table} WHERE {where}"
-            if size > 0:
-                sql += f" ORDER BY {order}" if order else ""
-                sql += f" LIMIT {size}"
-                sql += f" OFFSET {page * size}" if page > 0 else ""
+            if page == pages - 1 and partition_column and (not clauses or extra):
+                # NiFi bounds the last page by the column's maximum instead of a limit.
+                clauses.append(f"{partition_column} <= {high}")
+                limit = None
+            where = " AND ".join(clauses) or "1=1"
+            offset = page * size + low if size else None
+            sql = select_statement(
+                settings.db_type,
+                Page(table, columns, where, order if size else "", limit, offset),
+                partition_column,
+            )
             flowfile = session.create()
             flowfile = session.write(flowfile, sql.encode())
             attributes = {
                 **base_attributes,
-                "generatetablefetch.limit": str(size) if size else "",
-                "generatetablefetch.offset": str(page * size) if size else "",
+                "generatetablefetch.whereClause": where,
+                "generatetablefetch.limit": str(limit) if limit else "",
+                "generatetablefetch.offset": str(offset) if size else "",
                 "fragment.index": str(page),
             }
-            if max_columns and upper is not None:
-                attributes[f"maxvalue.{max_columns[0].lower()}"] = upper
             flowfile = session.put_all_attributes(
                 flowfile, {k: v for k, v in attributes.items() if v != ""}
             )
             session.transfer(flowfile, REL_SUCCESS)
+
+
+@attrs.frozen
+class FetchSettings:
+    """A GenerateTableFetch trigger's properties, evaluated once at listing, for its pages.
+
+    Attributes:
+        table: Table Name.
+        columns: Columns to Return (None: all).
+        max_columns: the Maximum-value Columns, in order.
+        where: the Additional WHERE clause, if any.
+        order: Custom ORDER BY Column (empty: none).
+        size: Partition Size (0: one statement).
+        partition_column: Column for Value Partitioning (empty: pages by row offset).
+        db_type: Database Type, whose paging the statements use.
+        empty: Output Empty FlowFile on Zero Results.
+    """
+
+    table: str
+    columns: str | None
+    max_columns: tuple[str, ...] = attrs.field(converter=tuple)
+    where: str | None
+    order: str
+    size: int
+    partition_column: str
+    db_type: str
+    empty: bool
+
+
+@attrs.frozen
+class Page:
+    """One generated statement's parts, as NiFi's ``DatabaseAdapter.getSelectStatement`` takes them.
+
+    Attributes:
+        table: the table name.
+        columns: Columns to Return (empty or ``*``: all).
+        where: the WHERE clause (``1=1`` when nothing bounds it).
+        order: the ORDER BY column(s), empty for none.
+        limit: the page's rows (None: no limit).
+        offset: the page's first row, or the partition column's first value (None: none).
+    """
+
+    table: str
+    columns: str | None
+    where: str
+    order: str
+    limit: int | None
+    offset: int | None
+
+
+def select_statement(db_type: str, page: Page, partition_column: str = "") -> str:
+    """The SELECT NiFi's adapter for *db_type* writes for *page*.
+
+    MS SQL 2012+ and Oracle 12+ page with ``OFFSET ... ROWS FETCH NEXT ... ROWS ONLY`` (MS
+    SQL uses ``TOP`` for a limit without offset); Generic, MySQL, PostgreSQL and the other
+    types with ``LIMIT``/``OFFSET``. With a Column for Value Partitioning a page is a range of
+    that column's values (``col >= offset AND col < offset + limit``), unordered.
+    """
+    mssql = db_type == "MS SQL 2012+"
+    oracle = db_type == "Oracle 12+"
+    columns = "*" if not page.columns or page.columns.strip() == "*" else page.columns
+    top = ""
+    if mssql and page.limit is not None and page.offset is None and not partition_column:
+        top = f"TOP {page.limit} "
+    sql = f"SELECT {top}{columns} FROM {page.table}"
+    if page.where:
+        sql += f" WHERE {page.where}"
+        if partition_column:
+            start = page.offset if page.offset is not None else 0
+            sql += f" AND {partition_column} >= {start}"
+            if page.limit is not None:
+                sql += f" AND {partition_column} < {start + page.limit}"
+    if partition_column:
+        return sql
+    if page.order:
+        sql += f" ORDER BY {page.order}"
+    if mssql:
+        if page.offset is not None and page.limit:
+            if not page.order:
+                msg = "Order by clause cannot be null or empty when using row paging"
+                raise ProcessException(msg)
+            sql += f" OFFSET {page.offset} ROWS FETCH NEXT {page.limit} ROWS ONLY"
+    elif oracle:
+        if page.offset:
+            sql += f" OFFSET {page.offset} ROWS"
+        if page.limit is not None:
+            sql += f" FETCH NEXT {page.limit} ROWS ONLY"
+    else:
+        if page.limit is not None:
+            sql += f" LIMIT {page.limit}"
+        if page.offset:
+            sql += f" OFFSET {page.offset}"
+    return sql

@@ -19,10 +19,10 @@ from __future__ import annotations
 import datetime
 import time
 import uuid
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from itertools import islice
+from collections.abc import Mapping
 from typing import Any, ClassVar
+
+import attrs
 
 from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
@@ -32,8 +32,12 @@ from flowcore.session.process_session import ProcessSession
 from flowcore.validators import NON_NEGATIVE_INTEGER_VALIDATOR, TIME_PERIOD_VALIDATOR
 from processors.sql import execute_base as base
 from processors.sql.execute_base import fetch_batches
+from processors.sql.pg_reads import Streamed as _Streamed
+from processors.sql.pg_reads import chunked_rows as _chunked_rows
+from processors.sql.pg_reads import is_psycopg as _is_psycopg
+from processors.sql.pg_reads import reading as _reading
 
-__all__ = ["BINARY_SAME_TYPES", "AbstractQueryDatabaseTable", "state_key"]
+__all__ = ["BINARY_SAME_TYPES", "AbstractQueryDatabaseTable", "ReadSettings", "state_key"]
 
 _ENV = ExpressionLanguageScope.ENVIRONMENT
 NAMESPACE_DELIMITER = "@!@"
@@ -67,7 +71,7 @@ WHERE_CLAUSE = PropertyDescriptor(
     "Additional WHERE clause",
     description="A custom clause to be added in the WHERE condition when building SQL queries.",
     el_scope=_ENV,
-    aliases=("db-fetch-where-clause",),
+    aliases=("db-fetch-where-clause", "Additional WHERE Clause"),  # NiFi 2.7's name
 )
 SQL_QUERY = PropertyDescriptor(
     "Custom Query",
@@ -88,6 +92,7 @@ INITIAL_LOAD_STRATEGY = PropertyDescriptor(
     description="How to handle existing rows in the database table when the processor is "
     "started for the first time (or its state has been cleared).",
     default="Start at Beginning",
+    aliases=("initial-load-strategy",),
     required=True,
     allowable_values=(
         AllowableValue(
@@ -161,6 +166,7 @@ TRANS_ISOLATION_LEVEL = PropertyDescriptor(
     "Transaction Isolation Level",
     description="This setting will set the transaction isolation level for the database "
     "connection for drivers that support this setting",
+    aliases=("transaction-isolation-level",),
     allowable_values=(
         AllowableValue("0", "TRANSACTION_NONE"),
         AllowableValue("2", "TRANSACTION_READ_COMMITTED"),
@@ -199,6 +205,33 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+@attrs.frozen
+class ReadSettings:
+    """A QueryDatabaseTable trigger's properties, evaluated once at listing, for its read.
+
+    Attributes:
+        table: Table Name.
+        source: what the statements select from: the table, or ``(Custom Query) AS table``.
+        columns: Columns to Return (``*`` when unset).
+        max_columns: the Maximum-value Columns, in order.
+        where: the Additional WHERE clause, if any.
+        max_rows: Max Rows Per Flow File (0: one FlowFile).
+        max_fragments: Maximum Number of Fragments (0: no limit).
+        output_batch: Output Batch Size (0: unset).
+        fetch: Fetch Size (0: the default).
+    """
+
+    table: str
+    source: str
+    columns: str
+    max_columns: tuple[str, ...] = attrs.field(converter=tuple)
+    where: str | None
+    max_rows: int
+    max_fragments: int
+    output_batch: int
+    fetch: int
+
+
 class AbstractQueryDatabaseTable(SourceProcessor):
     """What QueryDatabaseTable and QueryDatabaseTableRecord share (the result writer differs)."""
 
@@ -235,19 +268,41 @@ class AbstractQueryDatabaseTable(SourceProcessor):
 
     # --- statements ------------------------------------------------------------------------
 
-    def _source(self, context: ProcessContext) -> tuple[str, str]:
-        table = context.get_property(TABLE_NAME).evaluate_attribute_expressions().value or ""
-        custom = context.get_property(SQL_QUERY).evaluate_attribute_expressions().value
-        source = f"({custom}) AS {table}" if custom else table
-        return table, source
+    def _read_settings(self, context: ProcessContext) -> ReadSettings:
+        """The properties a read needs, their expressions evaluated once for this trigger.
 
+        The listing carries them in its item, so the read uses the values the maxima were
+        found with: an expression such as ``${now()}`` is not evaluated a second time.
+        """
+
+        def value(descriptor: PropertyDescriptor) -> str | None:
+            return context.get_property(descriptor).evaluate_attribute_expressions().value
+
+        def number(descriptor: PropertyDescriptor) -> int:
+            return int(value(descriptor) or 0)
+
+        table = value(TABLE_NAME) or ""
+        custom = value(SQL_QUERY)
+        return ReadSettings(
+            table=table,
+            source=f"({custom}) AS {table}" if custom else table,
+            columns=value(COLUMN_NAMES) or "*",
+            max_columns=_columns(value(MAX_VALUE_COLUMN_NAMES)),
+            where=value(WHERE_CLAUSE),
+            max_rows=number(MAX_ROWS_PER_FLOW_FILE),
+            max_fragments=number(MAX_FRAGMENTS),
+            output_batch=number(OUTPUT_BATCH_SIZE),
+            fetch=number(FETCH_SIZE),
+        )
+
+    @staticmethod
     def _where(
-        self,
-        context: ProcessContext,
         max_columns: list[str],
         lower: Mapping[str, str],
         upper: str | None,
+        extra: str | None,
     ) -> tuple[str, list[str]]:
+        """The WHERE clause bounding *max_columns* (parameters), then the *extra* clause."""
         clauses: list[str] = []
         params: list[str] = []
         for index, column in enumerate(max_columns):
@@ -255,18 +310,35 @@ class AbstractQueryDatabaseTable(SourceProcessor):
                 clauses.append(f"{column} {'>' if index == 0 else '>='} ?")
                 params.append(lower[column])
         if upper is not None and max_columns:
-            clauses.append(f"{max_columns[0]} <= ?")
+            # NiFi's first read has no bound at all, so its rows with a NULL maximum are read.
+            first = max_columns[0]
+            bound = f"{first} <= ?" if first in lower else f"({first} <= ? OR {first} IS NULL)"
+            clauses.append(bound)
             params.append(upper)
-        extra = context.get_property(WHERE_CLAUSE).evaluate_attribute_expressions().value
         if extra:
             clauses.append(f"({extra})")
         return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
 
     def _lower(
-        self, context: ProcessContext, state: Mapping[str, str], table: str, max_columns: list[str]
+        self,
+        context: ProcessContext,
+        state: Mapping[str, str],
+        table: str,
+        max_columns: list[str],
+        *,
+        legacy_keys: bool = False,
     ) -> dict[str, str]:
+        """Each Maximum-value Column's lower bound: its kept maximum, or its initial value.
+
+        NiFi's back-compat: state written before the keys had the table prefix holds a
+        maximum under the column's name alone. It stands in for ``initial.maxvalue.<column>``
+        and, with *legacy_keys* (GenerateTableFetch) and a Table Name without Expression
+        Language, for a missing ``<table>@!@<column>`` key.
+        """
         lower: dict[str, str] = {}
         dynamic = context.dynamic_properties
+        raw_table = context.get_property(TABLE_NAME).value or ""
+        static_table = "${" not in raw_table
         for column in max_columns:
             key = state_key(table, column)
             if key in state:
@@ -280,11 +352,16 @@ class AbstractQueryDatabaseTable(SourceProcessor):
                 ),
                 None,
             )
+            if name and column.lower() in state:
+                lower[column] = state[column.lower()]
+                continue
             value = (
                 context.get_property(name).evaluate_attribute_expressions().value if name else None
             )
             if value:  # NiFi evaluates it (environment scope, e.g. ${created.on})
                 lower[column] = value
+            elif legacy_keys and static_table and state.get(column.lower()):
+                lower[column] = state[column.lower()]
         return lower
 
     @staticmethod
@@ -371,26 +448,28 @@ class AbstractQueryDatabaseTable(SourceProcessor):
 
     def _list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
         """One item reading the rows past the committed maxima, up to the current maximum."""
-        table, source = self._source(context)
-        max_columns = _columns(
-            context.get_property(MAX_VALUE_COLUMN_NAMES).evaluate_attribute_expressions().value
-        )
+        settings = self._read_settings(context)
+        table, source = settings.table, settings.source
+        max_columns = list(settings.max_columns)
         if not max_columns:
             # No position to keep: the table is read once until the state is cleared.
             if state.get(f"{table.lower()}{NAMESPACE_DELIMITER}") == "read":
                 return WorkListing((), state)
-            item = WorkItem(key=f"{table}@full", payload={"lower": {}, "upper": None})
+            payload = {"lower": {}, "upper": None, "settings": settings}
+            item = WorkItem(key=f"{table}@full", payload=payload)
             return WorkListing((item,), {**state, f"{table.lower()}{NAMESPACE_DELIMITER}": "read"})
         pool = context.controller_service(context.get_property(base.DBCP_SERVICE).value or "")
         lower = self._lower(context, state, table, max_columns)
-        where, params = self._where(context, max_columns, lower, None)
+        where, params = self._where(max_columns, lower, None, settings.where)
         maxima = ", ".join(f"MAX({c})" for c in max_columns)
-        row = self._fetch_one(
-            pool,
-            f"SELECT {maxima} FROM {source}{where}",
-            params,
-            autocommit=_autocommit(context),
-        )
+        autocommit = _autocommit(context)
+        try:
+            row = self._fetch_one(
+                pool, f"SELECT {maxima} FROM {source}{where}", params, autocommit=autocommit
+            )
+        except Exception:
+            self._check_columns(pool, source, max_columns, autocommit=autocommit)
+            raise
         if row is None or row[0] is None:
             return WorkListing((), state)
         new_state = dict(state)
@@ -405,8 +484,34 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         upper = _text(row[0])
         maxima = {c: _text(v) for c, v in zip(max_columns, row, strict=True) if v is not None}
         key = f"{table}@{max_columns[0]}:{lower.get(max_columns[0], '')}..{upper}"
-        item = WorkItem(key=key, payload={"lower": lower, "upper": upper, "maxima": maxima})
-        return WorkListing((item,), new_state)
+        payload = {"lower": lower, "upper": upper, "maxima": maxima, "settings": settings}
+        return WorkListing((WorkItem(key=key, payload=payload),), new_state)
+
+    @classmethod
+    def _check_columns(
+        cls, pool: Any, source: str, max_columns: list[str], *, autocommit: bool
+    ) -> None:
+        """After a failed listing: NiFi's error when a Maximum-value Column is not in *source*.
+
+        Raises:
+            ProcessException: a Maximum-value Column the table or query does not have.
+        """
+        from flowcore.errors import ProcessException  # noqa: PLC0415
+
+        raw = pool.engine().raw_connection()
+        try:
+            with _reading(raw, autocommit=autocommit):
+                cursor = raw.cursor()
+                cursor.execute(f"SELECT * FROM {source} WHERE 1 = 0")
+                names = {str(c[0]).lower() for c in cursor.description or ()}
+        except Exception:
+            return  # the table itself is the problem: the listing's error says so
+        finally:
+            raw.close()
+        for column in max_columns:
+            if column.lower() not in names:
+                msg = f"Column not found in the table/query specified: {column}"
+                raise ProcessException(msg)
 
     def requeue_work(
         self,
@@ -428,39 +533,31 @@ class AbstractQueryDatabaseTable(SourceProcessor):
 
     def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
         """Read the item's rows into FlowFiles (fragments of Max Rows Per Flow File)."""
-        table, source = self._source(context)
-        max_columns = _columns(
-            context.get_property(MAX_VALUE_COLUMN_NAMES).evaluate_attribute_expressions().value
-        )
-        columns = context.get_property(COLUMN_NAMES).evaluate_attribute_expressions().value or "*"
+        settings = item.payload.get("settings") or self._read_settings(context)
+        table, source = settings.table, settings.source
+        max_columns = list(settings.max_columns)
         lower = dict(item.payload.get("lower") or {})
         upper = item.payload.get("upper")
-        where, params = self._where(context, max_columns, lower, upper)
+        where, params = self._where(max_columns, lower, upper, settings.where)
         order = f" ORDER BY {', '.join(max_columns)}" if max_columns else ""
-        sql = f"SELECT {columns} FROM {source}{where}{order}"
+        sql = f"SELECT {settings.columns} FROM {source}{where}{order}"
         pool = session.controller_service(context.get_property(base.DBCP_SERVICE).value or "")
-        max_rows = (
-            context.get_property(MAX_ROWS_PER_FLOW_FILE)
-            .evaluate_attribute_expressions()
-            .as_integer()
-            or 0
-        )
-        max_fragments = (
-            context.get_property(MAX_FRAGMENTS).evaluate_attribute_expressions().as_integer() or 0
-        )
-        fetch = (
-            context.get_property(FETCH_SIZE).evaluate_attribute_expressions().as_integer()
-            or base.DEFAULT_FETCH
-        )
+        max_rows = settings.max_rows
+        batched = settings.output_batch > 0
+        fetch = settings.fetch or base.DEFAULT_FETCH
         transit = pool.transit_uri()
         raw = pool.engine().raw_connection()
         try:
             with _reading(raw, autocommit=_autocommit(context)):
                 started = time.monotonic()
-                rows = self._open_rows(pool, raw.cursor(), sql, params, max(1, fetch))
+                rows = self._run_query(pool, raw.cursor(), sql, params, max(1, fetch))
                 try:
                     made = self._write_rows(
-                        context, session, item, rows, (max_rows, max_fragments, fetch)
+                        context,
+                        session,
+                        (item, table),
+                        rows,
+                        (max_rows, settings.max_fragments, fetch),
                     )
                 finally:
                     if isinstance(rows, _Streamed):
@@ -470,12 +567,13 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         elapsed = int((time.monotonic() - started) * 1000)
         if not made:
             return
-        if max_columns and upper is not None:
+        if max_columns and upper is not None and not batched:
             # NiFi's maxvalue.<column>: each Maximum-value Column's maximum, not the first's only.
+            # Not with Output Batch Size: NiFi releases batches before the maxima are known.
             maxima = dict(item.payload.get("maxima") or {max_columns[0]: upper})
             values = {f"maxvalue.{c.lower()}": v for c, v in maxima.items()}
             made = [session.put_all_attributes(f, values) for f in made]
-        if max_rows > 0:
+        if max_rows > 0 and not batched:
             made = [session.put_attribute(f, "fragment.count", str(len(made))) for f in made]
         for flowfile in made:
             session.provenance.receive(flowfile, transit, duration_ms=elapsed)
@@ -484,20 +582,40 @@ class AbstractQueryDatabaseTable(SourceProcessor):
             "%s created %d FlowFiles from %s", type(self).__name__, len(made), table
         )
 
+    @classmethod
+    def _run_query(cls, pool: Any, cursor: Any, sql: str, params: list[str], fetch: int) -> Any:
+        """:meth:`_open_rows`, a database's refusal made one error naming the statement.
+
+        Raises:
+            ProcessException: the database refused *sql* (a column that does not exist, say):
+                the item's session rolls back and the engine reads it again later, its rows
+                not skipped (NiFi logs the same and yields).
+        """
+        from flowcore.errors import FlowcoreError, ProcessException  # noqa: PLC0415
+        from processors.sql.statements import describe_error  # noqa: PLC0415
+
+        try:
+            return cls._open_rows(pool, cursor, sql, params, fetch)
+        except (FlowcoreError, OSError):
+            raise
+        except Exception as error:
+            msg = f"Unable to execute SQL select query {sql}: {describe_error(error, 'database')}"
+            raise ProcessException(msg) from error
+
     def _write_rows(
         self,
         context: ProcessContext,
         session: ProcessSession,
-        item: WorkItem,
+        read: tuple[WorkItem, str],
         cursor: Any,
         limits: tuple[int, int, int],
     ) -> list[Any]:
         """The rows of *cursor* (:meth:`_open_rows`) as FlowFiles.
 
-        *limits* are Max Rows Per Flow File, Maximum Number of Fragments and Fetch Size, their
-        expressions evaluated.
+        *read* is the work item and its table name; *limits* are Max Rows Per Flow File,
+        Maximum Number of Fragments and Fetch Size, their expressions evaluated.
         """
-        table, _ = self._source(context)
+        item, table = read
         max_rows, max_fragments, fetch = limits
         fragment_id = str(uuid.uuid5(uuid.NAMESPACE_URL, item.key))
         made: list[Any] = []
@@ -540,72 +658,3 @@ def _autocommit(context: ProcessContext) -> bool:
 
 def _binary_same(description: Any) -> bool:
     return all(column[1] in BINARY_SAME_TYPES for column in description or ())
-
-
-def _is_psycopg(cursor: Any) -> bool:
-    return type(cursor).__module__.split(".")[0] == "psycopg"
-
-
-def _chunked_rows() -> bool:
-    """Whether libpq streams rows in chunks (17 and later): else one per message, slower."""
-    import psycopg  # noqa: PLC0415 (a psycopg cursor is at hand: it is installed)
-
-    return psycopg.pq.version() >= 170000
-
-
-class _Streamed:
-    """A query's rows as psycopg streams them, behind the cursor methods the writers use.
-
-    ``Cursor.stream`` reads Fetch Size rows at a time as the server sends them, so converting
-    and writing one chunk overlaps the server making the next (a plain ``execute`` waits for
-    the whole result, and holds all of it in the client's memory). The first row is read at
-    once: its chunk sets ``description``. :meth:`close` cancels what is left unread (Maximum
-    Number of Fragments reached).
-    """
-
-    def __init__(
-        self, cursor: Any, query: str, args: Any, described: Any, *, binary: bool, size: int
-    ) -> None:
-        self._cursor = cursor
-        self._described = described
-        self._rows = cursor.stream(query, args, binary=binary, size=size)
-        self._first = list(islice(self._rows, 1))
-
-    @property
-    def description(self) -> Any:
-        """The result's columns: the first chunk's, or the ``LIMIT 0``'s when there is none."""
-        return self._cursor.description or self._described
-
-    def fetchmany(self, size: int) -> list[tuple]:
-        """The next *size* rows at most; none at the end."""
-        first, self._first = self._first, []
-        return first + list(islice(self._rows, size - len(first)))
-
-    def close(self) -> None:
-        """End the stream (a query still running is cancelled)."""
-        self._rows.close()
-
-
-@contextmanager
-def _reading(raw: Any, *, autocommit: bool) -> Iterator[None]:
-    """A read on *raw*: in autocommit when asked and psycopg's, else a transaction committed.
-
-    Autocommit spares PostgreSQL's BEGIN and COMMIT, two of a read's few round trips (what a
-    short read mostly waits for on a loaded machine). The pool's connections are not in
-    autocommit (SQLAlchemy expects transactions), so the mode is set back before the
-    connection returns, and a connection that cannot be set back is dropped from the pool.
-    """
-    driver = getattr(raw, "driver_connection", None)
-    if not autocommit or type(driver).__module__.split(".")[0] != "psycopg":
-        yield
-        raw.commit()
-        return
-    raw.commit()  # a Validation Query's transaction, if any (none: no round trip)
-    driver.autocommit = True
-    try:
-        yield
-    finally:
-        try:
-            driver.autocommit = False
-        except Exception:  # a broken connection: not back into the pool in autocommit
-            raw.invalidate()

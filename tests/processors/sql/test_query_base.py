@@ -205,22 +205,6 @@ def test_fragments_ending_with_the_rows_make_no_empty_flowfile(postgres) -> None
     assert [a["fragment.count"] for _, a in outs] == ["2", "2"]
 
 
-def test_an_empty_stream_is_described_by_its_limit_0(postgres) -> None:
-    """A stream of no rows has no description of its own: the LIMIT 0's stands for it."""
-    postgres.execute("drop table if exists nothing")
-    postgres.execute("create table nothing (id int, name text)")
-    with postgres.connect() as connection:
-        cursor = connection.cursor()
-        cursor.execute("select * from nothing limit 0")
-        described = cursor.description
-        rows = query_base._Streamed(
-            cursor, "select * from nothing", None, described, binary=True, size=10
-        )
-        assert rows.fetchmany(5) == []
-        assert [c.name for c in rows.description] == ["id", "name"]
-        rows.close()
-
-
 @pytest.mark.parametrize(("auto_commit", "autocommit"), [(None, True), ("false", False)])
 def test_set_auto_commit_as_nifi(postgres, opened, auto_commit, autocommit) -> None:
     """Set Auto Commit unset reads in autocommit (JDBC's default, which NiFi leaves as it is);

@@ -7,7 +7,9 @@ import sqlite3
 from pathlib import Path
 
 import fastavro
+import pytest
 
+from flowcore.errors import ProcessException
 from flowcore.testing import TestRunner
 from processors.sql.dbcp import DBCPConnectionPool
 from processors.sql.query_database_table import QueryDatabaseTable
@@ -343,3 +345,283 @@ def test_initial_max_value_with_el(postgres, monkeypatch) -> None:
     runner.run()
     runner.assert_transfer_count("success", 0)
     assert runner.state == {"qdt_el@!@created_on": "1970-01-01 00:09:00.0"}
+
+
+def test_multiple_partitions(postgres) -> None:
+    """NiFi's testMultiplePartitions: with Maximum-value Columns ID, BUCKET a new id in an
+    old bucket is not read, one in the newest bucket is."""
+    postgres.execute("drop table if exists qdt_buckets")
+    postgres.execute("create table qdt_buckets (id integer not null, bucket integer not null)")
+    postgres.execute("insert into qdt_buckets values (0, 0), (1, 0)")
+    runner = _pg(postgres, **{"Table Name": "qdt_buckets", "Maximum-value Columns": "ID, BUCKET"})
+    counts = []
+    for row in [None, (2, 0), (3, 1), (4, 0), (5, 1)]:
+        if row:
+            postgres.execute(f"insert into qdt_buckets values {row}")
+        runner.run()
+        counts.append(
+            [o.attributes["querydbtable.row.count"] for o in runner.flowfiles_for("success")]
+        )
+        runner.clear_transfer_state()
+    assert counts == [["2"], ["1"], ["1"], [], ["1"]]
+
+
+def test_timestamp_nanos(postgres) -> None:
+    """NiFi's testTimestampNanos, in PostgreSQL's microseconds: a row below the kept maximum
+    in the same millisecond is not read, one above it by microseconds is."""
+    postgres.execute("drop table if exists qdt_nanos")
+    postgres.execute("create table qdt_nanos (id integer not null, created_on timestamp)")
+    postgres.execute("insert into qdt_nanos values (1, '2000-01-01 03:23:34.000123')")
+    runner = _pg(postgres, **{"Table Name": "qdt_nanos", "Maximum-value Columns": "created_on"})
+    runner.run()
+    assert [r["id"] for o in runner.flowfiles_for("success") for r in _rows(o)] == [1]
+    assert runner.state == {"qdt_nanos@!@created_on": "2000-01-01 03:23:34.000123"}
+    runner.clear_transfer_state()
+    runner.run()
+    runner.assert_transfer_count("success", 0)
+    postgres.execute("insert into qdt_nanos values (2, '2000-01-01 03:23:34.000')")
+    runner.run()
+    runner.assert_transfer_count("success", 0)
+    postgres.execute("insert into qdt_nanos values (3, '2000-01-01 03:23:34.0003')")
+    runner.run()
+    assert [r["id"] for o in runner.flowfiles_for("success") for r in _rows(o)] == [3]
+    runner.clear_transfer_state()
+    runner.run()
+    runner.assert_transfer_count("success", 0)
+
+
+def test_output_batch_size(postgres, monkeypatch) -> None:
+    """NiFi's testOutputBatchSize: fragments keep fragment.identifier and fragment.index but,
+    as NiFi releases batches before the end, get no fragment.count nor maxvalue.*."""
+    _pg_table(postgres, "qdt_batch", [])
+    postgres.execute(
+        "insert into qdt_batch (id, name, scale, created_on) "
+        "select g, 'Joe Smith', 1.0, '1962-09-23 03:23:34.234' from generate_series(0, 99) g"
+    )
+    monkeypatch.setenv("MAX_ROWS", "7")
+    monkeypatch.setenv("outputBatchSize", "4")
+    runner = _pg(
+        postgres,
+        **{
+            "Table Name": "qdt_batch",
+            "Maximum-value Columns": "ID",
+            "Max Rows Per Flow File": "${MAX_ROWS}",
+            "Output Batch Size": "${outputBatchSize}",
+        },
+    )
+    runner.run()
+    outs = runner.flowfiles_for("success")
+    assert [len(_rows(o)) for o in outs] == [7] * 14 + [2]
+    assert [o.attributes["fragment.index"] for o in outs] == [str(i) for i in range(15)]
+    assert len({o.attributes["fragment.identifier"] for o in outs}) == 1
+    assert not [
+        k for o in outs for k in o.attributes if k.startswith(("fragment.count", "maxvalue."))
+    ]
+    assert runner.state == {"qdt_batch@!@id": "99"}
+
+
+def test_max_rows_per_flowfile(postgres, monkeypatch) -> None:
+    """NiFi's testMaxRowsPerFlowFile: 100 rows 9 a FlowFile are 12 fragments counted 12; later
+    runs read only the new rows; cleared state reads them all again."""
+    _pg_table(postgres, "qdt_maxrows", [])
+    insert = (
+        "insert into qdt_maxrows (id, name) select g, 'Joe Smith' from generate_series({}, {}) g"
+    )
+    postgres.execute(insert.format(0, 99))
+    monkeypatch.setenv("MAX_ROWS", "9")
+    runner = _pg(
+        postgres,
+        **{
+            "Table Name": "qdt_maxrows",
+            "Maximum-value Columns": "ID",
+            "Max Rows Per Flow File": "${MAX_ROWS}",
+        },
+    )
+    runner.run()
+    outs = runner.flowfiles_for("success")
+    assert [len(_rows(o)) for o in outs] == [9] * 11 + [1]
+    assert [o.attributes["fragment.index"] for o in outs] == [str(i) for i in range(12)]
+    assert {o.attributes["fragment.count"] for o in outs} == {"12"}
+    runner.clear_transfer_state()
+    runner.run()
+    runner.assert_transfer_count("success", 0)
+    postgres.execute(insert.format(100, 104))
+    runner.run()
+    (out,) = runner.flowfiles_for("success")
+    assert (len(_rows(out)), out.attributes["fragment.count"]) == (5, "1")
+    runner.clear_transfer_state()
+    postgres.execute(insert.format(105, 118))
+    runner.run()
+    assert [len(_rows(o)) for o in runner.flowfiles_for("success")] == [9, 5]
+    runner.clear_transfer_state()
+    runner.set_state({})
+    runner.run()
+    assert [len(_rows(o)) for o in runner.flowfiles_for("success")] == [9] * 13 + [2]
+
+
+def test_initial_load_strategy_start_at_beginning(postgres) -> None:
+    """NiFi's testInitialLoadStrategyStartAtBeginning: the first run reads every row."""
+    _pg_table(postgres, "qdt_begin", _ROWS)
+    runner = _pg(
+        postgres,
+        **{
+            "Table Name": "qdt_begin",
+            "Maximum-value Columns": "ID",
+            "Initial Load Strategy": "Start at Beginning",
+        },
+    )
+    runner.run()
+    assert [r["id"] for o in runner.flowfiles_for("success") for r in _rows(o)] == [0, 1, 2]
+
+
+def test_added_rows_custom_where_clause(postgres) -> None:
+    """NiFi's testAddedRowsCustomWhereClause: the clause filters each run's new rows; a new
+    Maximum-value Column after clearing state reads the matching rows again."""
+    _pg_table(postgres, "qdt_where", _ROWS)
+    runner = _pg(
+        postgres,
+        **{
+            "Table Name": "qdt_where",
+            "Additional WHERE clause": "type = 'male'",
+            "Maximum-value Columns": "ID",
+            "Max Rows Per Flow File": "2",
+        },
+    )
+    runner.run()
+    assert [r["id"] for o in runner.flowfiles_for("success") for r in _rows(o)] == [0]
+    runner.clear_transfer_state()
+    runner.run()
+    runner.assert_transfer_count("success", 0)
+    postgres.execute("insert into qdt_where (id, type, name) values (3, 'female', 'Mary West')")
+    runner.run()
+    runner.assert_transfer_count("success", 0)
+    postgres.execute(
+        "insert into qdt_where (id, type, name) values (4, 'male', 'Marty Johnson'), "
+        "(5, 'male', 'Marty Johnson')"
+    )
+    runner.run()
+    assert [r["id"] for o in runner.flowfiles_for("success") for r in _rows(o)] == [4, 5]
+    runner.clear_transfer_state()
+    runner.set_state({})
+    runner.set_property("Maximum-value Columns", "name")
+    runner.run()
+    assert sorted(r["id"] for o in runner.flowfiles_for("success") for r in _rows(o)) == [0, 4, 5]
+
+
+def test_with_sql_exception(postgres) -> None:
+    """NiFi's testWithSqlException: a column that does not exist makes no FlowFile and keeps
+    no state; the error names the statement and the database's cause."""
+    postgres.execute("drop table if exists qdt_no_rows")
+    postgres.execute("create table qdt_no_rows (id integer)")
+    postgres.execute("insert into qdt_no_rows values (1)")
+    runner = _pg(postgres, **{"Table Name": "qdt_no_rows", "Columns to Return": "val1"})
+    with pytest.raises(ProcessException) as raised:
+        runner.run()
+    assert str(raised.value) == (
+        "Unable to execute SQL select query SELECT val1 FROM qdt_no_rows: "
+        'database: column "val1" does not exist'
+    )
+    runner.assert_transfer_count("success", 0)
+    assert runner.state == {}
+
+
+def test_missing_column(postgres, caplog) -> None:
+    """NiFi's testMissingColumn: a Maximum-value Column the Custom Query does not return fails
+    the trigger with NiFi's message; nothing is read and no state is kept."""
+    _pg_table(postgres, "qdt_missing", _ROWS)
+    postgres.execute("drop table if exists type_list")
+    postgres.execute("create table type_list (type_id integer, type varchar(20), descr text)")
+    postgres.execute("insert into type_list values (0, 'male', 'Man'), (1, 'female', 'Woman')")
+    runner = _pg(
+        postgres,
+        **{
+            "Table Name": "TYPE_LIST",
+            "Custom Query": "SELECT b.type, b.descr, name, scale, created_on, bignum FROM "
+            "qdt_missing a INNER JOIN type_list b ON (a.type=b.type)",
+            "Additional WHERE clause": "type = 'male'",
+            "Maximum-value Columns": "ID",
+            "Max Rows Per Flow File": "2",
+        },
+    )
+    runner.run()
+    runner.assert_transfer_count("success", 0)
+    assert runner.state == {}
+    assert "Column not found in the table/query specified: ID" in caplog.text
+    assert runner.context.yielded
+
+
+def test_expressions_are_evaluated_once_per_trigger(postgres, monkeypatch) -> None:
+    """The read uses the values the listing found the maxima with: an expression whose value
+    changes in between (here the environment) is not evaluated again."""
+    _pg_table(postgres, "qdt_once", _ROWS)
+    monkeypatch.setenv("QDT_WHERE", "type = 'male'")
+    monkeypatch.setenv("QDT_COLUMNS", "id")
+    runner = _pg(
+        postgres,
+        **{
+            "Table Name": "qdt_once",
+            "Columns to Return": "${QDT_COLUMNS}",
+            "Additional WHERE clause": "${QDT_WHERE}",
+            "Maximum-value Columns": "id",
+        },
+    )
+    listed = QueryDatabaseTable.list_work
+
+    def list_then_change(self, context, state):  # type: ignore[no-untyped-def]
+        listing = listed(self, context, state)
+        monkeypatch.setenv("QDT_WHERE", "type = 'female'")
+        monkeypatch.setenv("QDT_COLUMNS", "id, name")
+        return listing
+
+    monkeypatch.setattr(QueryDatabaseTable, "list_work", list_then_change)
+    runner.run()
+    assert [r for o in runner.flowfiles_for("success") for r in _rows(o)] == [{"id": 0}]
+
+
+def test_migrate_properties(tmp_path: Path) -> None:
+    """NiFi's testMigrateProperties: NiFi 1's internal names (and NiFi 2.7's "Additional WHERE
+    Clause") set QueryDatabaseTable's properties, none left as a dynamic property."""
+    runner = _runner(
+        _db(tmp_path),
+        **{
+            "Maximum-value Columns": "id",
+            "db-fetch-db-type": "Generic",
+            "Additional WHERE Clause": "scale > 1.5",
+            "qdbt-max-rows": "1",
+            "qdbt-output-batch-size": "0",
+            "qdbt-max-frags": "1",
+            "transaction-isolation-level": "2",
+            "initial-load-strategy": "Start at Beginning",
+            "dbf-normalize": "false",
+            "dbf-user-logical-types": "false",
+            "dbf-default-scale": "0",
+            "dbf-default-precision": "10",
+        },
+    )
+    assert runner.context.dynamic_properties == {}
+    runner.run()
+    assert [r["id"] for o in runner.flowfiles_for("success") for r in _rows(o)] == [1]
+
+
+@pytest.mark.parametrize("auto_commit", ["true", "false"])
+def test_added_rows_auto_commit(postgres, auto_commit: str) -> None:
+    """NiFi's testAddedRowsAutoCommitTrue / testAddedRowsAutoCommitFalse: either Set Auto
+    Commit reads the rows in fragments of Max Rows Per Flow File, Fetch Size 2."""
+    _pg_table(postgres, "qdt_autocommit", _ROWS)
+    runner = _pg(
+        postgres,
+        **{
+            "Table Name": "qdt_autocommit",
+            "Maximum-value Columns": "ID",
+            "Max Rows Per Flow File": "2",
+            "Fetch Size": "2",
+            "Set Auto Commit": auto_commit,
+        },
+    )
+    runner.run()
+    outs = runner.flowfiles_for("success")
+    assert [len(_rows(o)) for o in outs] == [2, 1]
+    assert [(o.attributes["tablename"], o.attributes["maxvalue.id"]) for o in outs] == [
+        ("qdt_autocommit", "2"),
+        ("qdt_autocommit", "2"),
+    ]

@@ -126,3 +126,103 @@ def test_postgres_microseconds_are_cut_to_nifi_milliseconds(postgres) -> None:
         "ts": "2024-01-02 03:04:05.123",
         "tt": "01:02:03.654",
     }
+
+
+def _pg_record_runner(postgres, table: str, **props: str) -> TestRunner:
+    runner = TestRunner(
+        QueryDatabaseTableRecord(
+            **{
+                "Database Connection Pooling Service": "dbcp",
+                "Table Name": table,
+                "Record Writer": "json",
+                **props,
+            }
+        )
+    )
+    runner.add_service(
+        DBCPConnectionPool(
+            "dbcp",
+            **{"Database Connection URL": postgres.jdbc_url, "Database User": postgres.user},
+        )
+    )
+    runner.add_service(JsonRecordSetWriter("json"))
+    return runner
+
+
+def test_added_rows(postgres) -> None:
+    """NiFi's testAddedRows (QueryDatabaseTableRecordTest): record.count and maxvalue.* per
+    run; a first read by a column with NULLs reads those rows too (as NiFi's unbounded first
+    query does; flowcore's upper bound left them out)."""
+    postgres.execute("drop table if exists qdtr_added")
+    postgres.execute(
+        "create table qdtr_added (id integer not null, name varchar(100), scale float, "
+        "created_on timestamp, bignum bigint default 0)"
+    )
+    insert = "insert into qdtr_added (id, name, scale, created_on) values "
+    postgres.execute(
+        insert + "(0, 'Joe Smith', 1.0, '1962-09-23 03:23:34.234'), "
+        "(1, 'Carrie Jones', 5.0, '2000-01-01 03:23:34.234'), (2, NULL, 2.0, '2010-01-01')"
+    )
+    runner = _pg_record_runner(
+        postgres, "qdtr_added", **{"Maximum-value Columns": "ID", "Max Rows Per Flow File": "2"}
+    )
+
+    def run() -> list[tuple[str, dict[str, str]]]:
+        runner.run()
+        outs = runner.flowfiles_for("success")
+        runner.clear_transfer_state()
+        return [
+            (o.attributes["record.count"], {k: v for k, v in o.attributes.items() if "max" in k})
+            for o in outs
+        ]
+
+    assert run() == [("2", {"maxvalue.id": "2"}), ("1", {"maxvalue.id": "2"})]
+    assert run() == []
+    runner.set_property("Max Rows Per Flow File", "0")
+    postgres.execute(insert + "(3, 'Mary West', 15.0, '2000-01-01 03:23:34.234')")
+    assert run() == [("1", {"maxvalue.id": "3"})]
+    runner.set_property("Maximum-value Columns", "id, created_on")
+    postgres.execute(insert + "(4, 'Marty Johnson', 15.0, '2011-01-01 03:23:34.234')")
+    assert run() == [("1", {"maxvalue.id": "4", "maxvalue.created_on": "2011-01-01 03:23:34.234"})]
+    postgres.execute(insert + "(5, 'NO NAME', 15.0, '2001-01-01 03:23:34.234')")
+    assert run() == []
+    postgres.execute(insert + "(6, 'Mr. NiFi', 1.0, '2012-01-01 03:23:34.234')")
+    assert [count for count, _ in run()] == ["1"]
+    for column, before, row, count in [
+        ("name", "7", "(7, 'NULK', 1.0, '2012-01-01 03:23:34.234')", "1"),
+        ("scale", "8", "(8, 'NULK', 100.0, '2012-01-01 03:23:34.234')", "1"),
+    ]:
+        runner.set_state({})
+        runner.set_property("Maximum-value Columns", column)
+        assert [c for c, _ in run()] == [before]
+        postgres.execute(insert + row)
+        assert [c for c, _ in run()] == [count]
+    runner.set_state({})
+    runner.set_property("Maximum-value Columns", "bignum")
+    assert [c for c, _ in run()] == ["9"]
+    postgres.execute(
+        "insert into qdtr_added values (9, 'Alice Bob', 100.0, '2012-01-01 03:23:34.234', 1)"
+    )
+    assert [c for c, _ in run()] == ["1"]
+
+
+def test_output_batch_size(postgres) -> None:
+    """NiFi's testOutputBatchSize (QueryDatabaseTableRecordTest): record.count per fragment,
+    fragment.index kept, no fragment.count."""
+    postgres.execute("drop table if exists qdtr_batch")
+    postgres.execute("create table qdtr_batch (id integer not null, name text)")
+    postgres.execute("insert into qdtr_batch select g, 'Joe Smith' from generate_series(0, 99) g")
+    runner = _pg_record_runner(
+        postgres,
+        "qdtr_batch",
+        **{
+            "Maximum-value Columns": "ID",
+            "Max Rows Per Flow File": "7",
+            "Output Batch Size": "4",
+        },
+    )
+    runner.run()
+    outs = runner.flowfiles_for("success")
+    assert [o.attributes["record.count"] for o in outs] == ["7"] * 14 + ["2"]
+    assert [o.attributes["fragment.index"] for o in outs] == [str(i) for i in range(15)]
+    assert not [o for o in outs if "fragment.count" in o.attributes]
