@@ -31,7 +31,7 @@ from processors.sql.statements import (
     to_paramstyle,
 )
 
-__all__ = ["DBCP_SERVICE", "AbstractExecuteSQL", "ResultWriter", "fetch_batches"]
+__all__ = ["DBCP_SERVICE", "AbstractExecuteSQL", "ResultWriter", "fetch_batches", "set_auto_commit"]
 
 _FF = ExpressionLanguageScope.FLOWFILE_ATTRIBUTES
 
@@ -258,7 +258,7 @@ class AbstractExecuteSQL(Processor):
             args = sql_args(arguments)
             raw = pool.engine().raw_connection()
             try:
-                restore = _set_auto_commit(raw, auto_commit)
+                restore = set_auto_commit(raw, auto_commit)
                 try:
                     cursor = raw.cursor()
                     for statement in pre:
@@ -469,7 +469,7 @@ class _Run:
         self.result_sets = 0
 
 
-def _set_auto_commit(raw: Any, on: bool) -> Callable[[], None]:
+def set_auto_commit(raw: Any, on: bool) -> Callable[[], None]:
     """Set Auto Commit on the driver's connection; the function that puts the pool's back.
 
     As NiFi, only when it differs from the connection's; a driver without the setting keeps

@@ -229,3 +229,123 @@ def test_fail_in_middle_with_bad_statement_rollback_on_failure(postgres) -> None
     runner.assert_transfer_count("success", 0)
     assert runner.queue_size() == 4
     assert postgres.execute("select count(*) from pg_persons") == [(0,)]
+
+
+def _fragment(runner: TestRunner, sql: str, fragment: str, count: str, index: str) -> None:
+    runner.enqueue(
+        sql, {"fragment.identifier": fragment, "fragment.count": count, "fragment.index": index}
+    )
+
+
+def test_autocommit_refuses_fragments_and_rollback(tmp_path: Path) -> None:
+    """NiFi's customValidate: Database Session AutoCommit true is invalid with Support
+    Fragmented Transactions or Rollback On Failure true."""
+    runner, _ = _runner(tmp_path, **{"Database Session AutoCommit": "true"})
+    problems = {r.subject: r.explanation for r in runner.processor.validate()}
+    assert "Support Fragmented Transactions" in problems
+    assert (
+        "cannot be set to 'true' when 'Database Session AutoCommit'"
+        in (problems["Support Fragmented Transactions"])
+    )
+    runner, _ = _runner(
+        tmp_path / "x" if (tmp_path / "x").mkdir() is None else tmp_path,
+        **{
+            "Database Session AutoCommit": "true",
+            "Support Fragmented Transactions": "false",
+            "Rollback On Failure": "true",
+        },
+    )
+    assert [r.subject for r in runner.processor.validate()] == ["Rollback On Failure"]
+
+
+def test_transaction_timeout_sends_incomplete_fragments_to_failure(tmp_path: Path) -> None:
+    """NiFi's testTransactionTimeout: fragments not all queued go back penalized; once
+    Transaction Timeout has passed they go to failure with the reason."""
+    runner, path = _runner(tmp_path, **{"Transaction Timeout": "5 secs"})
+    _fragment(runner, "INSERT INTO PERSONS (ID) VALUES (1)", "t3", "2", "0")
+    runner.run()
+    runner.assert_transfer_count("failure", 0)
+    assert runner.queue_size() == 1
+    runner.advance_time(31)  # past the penalty (30 s) and the timeout
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    message = runner.flowfiles_for("failure")[0].attributes["error.message"]
+    assert message.startswith("The transaction timeout has expired")
+    assert _rows(path) == []
+
+
+def test_fragmented_transaction_larger_than_batch_size(tmp_path: Path) -> None:
+    """All fragments of a transaction are taken whatever Batch Size (NiFi's filter), run in
+    fragment.index order; plain FlowFiles wait for the next trigger."""
+    runner, path = _runner(tmp_path, **{"Batch Size": "2"})
+    runner.enqueue("INSERT INTO PERSONS (ID, NAME) VALUES (9, 'plain')")
+    _fragment(runner, "UPDATE PERSONS SET NAME = 'second' WHERE ID = 1", "t4", "3", "2")
+    _fragment(runner, "INSERT INTO PERSONS (ID, NAME) VALUES (1, 'first')", "t4", "3", "0")
+    _fragment(runner, "UPDATE PERSONS SET CODE = 7 WHERE ID = 1", "t4", "3", "1")
+    runner.run()
+    runner.assert_transfer_count("success", 1)
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 4)
+    assert _rows(path) == [(1, "second", 7), (9, "plain", None)]
+
+
+def test_inconsistent_fragment_attributes_go_to_failure(tmp_path: Path) -> None:
+    """NiFi's isFragmentedTransactionReady checks: a repeated fragment.index fails the whole
+    transaction with the reason in error.message."""
+    runner, path = _runner(tmp_path)
+    _fragment(runner, "INSERT INTO PERSONS (ID) VALUES (1)", "t5", "2", "0")
+    _fragment(runner, "INSERT INTO PERSONS (ID) VALUES (2)", "t5", "2", "0")
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 2)
+    message = runner.flowfiles_for("failure")[0].attributes["error.message"]
+    assert "same value for the fragment.index attribute" in message
+    assert _rows(path) == []
+
+
+def test_batch_size_bounds_a_trigger(tmp_path: Path) -> None:
+    """Batch Size: a trigger takes at most that many FlowFiles."""
+    runner, path = _runner(tmp_path, **{"Batch Size": "2"})
+    for n in range(5):
+        runner.enqueue(f"INSERT INTO PERSONS (ID) VALUES ({n})")
+    runner.run()
+    runner.assert_transfer_count("success", 2)
+    assert runner.queue_size() == 3
+    assert len(_rows(path)) == 2
+
+
+def test_obtain_generated_keys_sqlite(tmp_path: Path) -> None:
+    """NiFi's testInsertWithGeneratedKeys: an INSERT gets sql.generated.key; an UPDATE after
+    it gets none (sqlite3's lastrowid still holds the insert's id)."""
+    runner, _ = _runner(
+        tmp_path,
+        **{"Obtain Generated Keys": "true", "Support Fragmented Transactions": "false"},
+    )
+    runner.enqueue("INSERT INTO PERSONS (NAME, CODE) VALUES ('Mark', 84)")
+    runner.enqueue("UPDATE PERSONS SET CODE = 1")
+    runner.run()
+    first, second = runner.flowfiles_for("success")
+    first.assert_attribute_equals("sql.generated.key", "1")
+    second.assert_attribute_not_exists("sql.generated.key")
+
+
+def test_obtain_generated_keys_and_autocommit_postgres(postgres) -> None:
+    """PostgreSQL: the generated identity is the key (RETURNING *, as pgjdbc); Database
+    Session AutoCommit true runs a statement that refuses a transaction (VACUUM)."""
+    runner = _pg(postgres, _AI, **{"Obtain Generated Keys": "true"})
+    runner.enqueue("INSERT INTO pg_persons (NAME, CODE) VALUES ('Mark', 84)")
+    runner.enqueue("INSERT INTO pg_persons (NAME, CODE) VALUES ('Tom', 3);")
+    runner.run()
+    keys = [f.attributes["sql.generated.key"] for f in runner.flowfiles_for("success")]
+    assert keys == ["1", "2"]
+    runner = _pg(postgres, _AI)
+    runner.enqueue("VACUUM pg_persons")
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    runner = _pg(
+        postgres,
+        _AI,
+        **{"Database Session AutoCommit": "true", "Support Fragmented Transactions": "false"},
+    )
+    runner.enqueue("VACUUM pg_persons")
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
