@@ -319,12 +319,16 @@ class AbstractExecuteSQL(Processor):
                     counted: list[int] = []
                     description = cursor.description
                     rows = fetch_batches(cursor, batch, max_rows)
-                    out = session.write(
-                        out,
-                        lambda stream, r=rows, c=counted, d=description: c.append(
-                            writer.write(stream, d, r)
-                        ),
-                    )
+                    try:
+                        out = session.write(
+                            out,
+                            lambda stream, r=rows, c=counted, d=description: c.append(
+                                writer.write(stream, d, r)
+                            ),
+                        )
+                    except BaseException:  # NiFi removes the result FlowFile being written
+                        session.remove(out)
+                        raise
                     count = counted[0] if counted else 0
                     if max_rows > 0 and count == 0 and fragment > 0:
                         session.remove(out)
