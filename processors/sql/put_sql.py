@@ -1,10 +1,11 @@
 """PutSQL: each FlowFile's SQL statement (its content, or SQL Statement) run against a database.
 
 NiFi's PutSQL: ``?`` placeholders take ``sql.args.N.type`` / ``sql.args.N.value``
-attributes; a trigger takes up to Batch Size FlowFiles. Each FlowFile runs in its own database
-transaction, except that FlowFiles sharing a ``fragment.identifier`` (Support Fragmented
-Transactions) run in one transaction once all ``fragment.count`` of them are queued: all
-commit or none. Failures go to ``failure`` (a bad statement, a constraint) or ``retry`` (the
+attributes; a trigger takes up to Batch Size FlowFiles. With Support Fragmented Transactions
+(the default) a trigger takes either every FlowFile of one ``fragment.identifier``, run once
+all ``fragment.count`` of them are queued, or a batch of FlowFiles outside one; either way
+one database transaction: all commit or none (NiFi's). Without it each FlowFile runs in its
+own transaction. Failures go to ``failure`` (a bad statement, a constraint) or ``retry`` (the
 connection lost); with Rollback On Failure the session rolls back instead.
 """
 
@@ -189,6 +190,10 @@ class PutSQL(Processor):
         pool = session.controller_service(context.get_property(CONNECTION_POOL).value or "")
         if chooser is not None and chooser.fragmented:
             groups = self._fragmented(context, session, pool, flowfiles)
+        elif chooser is not None:
+            # NiFi's adjustFailed: with Support Fragmented Transactions the batch is one
+            # transaction too; a failure sends every FlowFile of it to failure (or retry).
+            groups = [flowfiles]
         else:
             groups = [[f] for f in flowfiles]
         if context.get_property(ROLLBACK_ON_FAILURE).as_boolean() and groups:

@@ -7,6 +7,9 @@ import datetime
 import sqlite3
 from pathlib import Path
 
+import pytest
+
+from flowcore.errors import ProcessException
 from flowcore.testing import TestRunner
 from processors.sql.dbcp import DBCPConnectionPool
 from processors.sql.put_sql import PutSQL
@@ -50,8 +53,9 @@ def test_direct_statement_and_parameters(tmp_path: Path) -> None:
 
 
 def test_failure_and_bad_argument(tmp_path: Path) -> None:
-    """A duplicate key and an argument that does not parse go to failure."""
-    runner, path = _runner(tmp_path)
+    """Without Support Fragmented Transactions, a duplicate key and an argument that does
+    not parse go to failure alone."""
+    runner, path = _runner(tmp_path, **{"Support Fragmented Transactions": "false"})
     runner.enqueue("INSERT INTO PERSONS (ID, NAME) VALUES (1, 'a')")
     runner.enqueue("INSERT INTO PERSONS (ID, NAME) VALUES (1, 'b')")
     runner.enqueue(
@@ -349,3 +353,77 @@ def test_obtain_generated_keys_and_autocommit_postgres(postgres) -> None:
     runner.enqueue("VACUUM pg_persons")
     runner.run()
     runner.assert_all_flowfiles_transferred("success", 1)
+
+
+def test_fail_in_middle_with_bad_statement_support_transaction(postgres) -> None:
+    """NiFi's testFailInMiddleWithBadStatementAndSupportTransaction: with Support Fragmented
+    Transactions a batch is one transaction: all four to failure, one with the error
+    attributes, no row written."""
+    runner = _pg(postgres, _AI)
+    for sql in _MIDDLE:
+        runner.enqueue(sql)
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 4)
+    marked = [f for f in runner.flowfiles_for("failure") if "error.message" in f.attributes]
+    assert len(marked) == 1
+    assert marked[0].content == b"INSERT INTO pg_persons"
+    assert postgres.execute("select count(*) from pg_persons") == [(0,)]
+
+
+def test_keep_flowfile_ordering(tmp_path: Path) -> None:
+    """NiFi's testKeepFlowFileOrdering(WithFragmentedTransaction, WithObtainGeneratedKeys):
+    FlowFiles reach success in the order they came, their statements run in that order."""
+    delete, insert = "DELETE FROM PERSONS WHERE ID = ?", "INSERT INTO PERSONS (ID) VALUES (?)"
+    statements = [delete, insert, insert, delete, delete, insert]
+    for props in (
+        {"Support Fragmented Transactions": "true"},
+        {"Support Fragmented Transactions": "false", "Obtain Generated Keys": "true"},
+    ):
+        base = tmp_path / str(len(props))
+        base.mkdir()
+        runner, path = _runner(base, **{"Batch Size": "10", **props})
+        for n, sql in enumerate(statements):
+            runner.enqueue(sql, {"sql.args.1.type": "4", "sql.args.1.value": str(n)})
+        runner.run()
+        outs = runner.flowfiles_for("success")
+        assert [o.content.decode() for o in outs] == statements
+        assert [o.attributes["sql.args.1.value"] for o in outs] == [str(n) for n in range(6)]
+        assert [r[0] for r in _rows(path)] == [1, 2, 5]
+
+
+def test_multiple_flowfiles_successful_in_transaction(tmp_path: Path) -> None:
+    """NiFi's testMultipleFlowFilesSuccessfulInTransaction: the first fragment waits
+    (penalized), the second arrives, both commit together in fragment.index order."""
+    runner, path = _runner(tmp_path, **{"Batch Size": "1"})
+    _fragment(runner, "INSERT INTO PERSONS (ID, NAME, CODE) VALUES (1, 'Mark', 84)", "1", "2", "0")
+    runner.run()
+    runner.assert_transfer_count("success", 0)
+    _fragment(runner, "UPDATE PERSONS SET NAME='Leonard' WHERE ID=1", "1", "2", "1")
+    runner.advance_time(31)  # the first one's penalty (30 s)
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 2)
+    assert _rows(path) == [(1, "Leonard", 84)]
+
+
+def test_null_fragment_count_and_timeout_with_rollback_on_failure(tmp_path: Path) -> None:
+    """NiFi's testNullFragmentCountRollbackOnFailure and testTransactionTimeoutRollbackOnFailure:
+    with Rollback On Failure the trigger fails and the FlowFiles stay queued."""
+    runner, _ = _runner(
+        tmp_path, **{"Rollback On Failure": "true", "Transaction Timeout": "5 secs"}
+    )
+    _fragment(runner, "", "1", "2", "0")
+    runner.enqueue("", {"fragment.identifier": "1", "fragment.index": "1"})
+    with pytest.raises(ProcessException, match=r"not all FlowFiles have a fragment\.count"):
+        runner.run()
+    runner.assert_transfer_count("failure", 0)
+    assert runner.queue_size() == 2
+    runner, _ = _runner(
+        tmp_path / "t" if (tmp_path / "t").mkdir() is None else tmp_path,
+        **{"Rollback On Failure": "true", "Transaction Timeout": "5 secs"},
+    )
+    _fragment(runner, "INSERT INTO PERSONS (ID) VALUES (1)", "1", "2", "0")
+    runner.advance_time(10)
+    with pytest.raises(ProcessException, match="The transaction timeout has expired"):
+        runner.run()
+    runner.assert_transfer_count("failure", 0)
+    assert runner.queue_size() == 1
