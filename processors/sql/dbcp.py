@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from flowcore.controller_service import ControllerService, ServiceContext
 from flowcore.errors import ConfigurationError
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
-from flowcore.validators import INTEGER_VALIDATOR, NON_NEGATIVE_INTEGER_VALIDATOR
+from flowcore.validators import INTEGER_VALIDATOR, NON_NEGATIVE_INTEGER_VALIDATOR, Validator
 from processors.sql.jdbc_url import check_driver, sqlalchemy_url, transit_uri
 
 if TYPE_CHECKING:
@@ -35,6 +35,24 @@ SENSITIVE_PREFIX = "SENSITIVE."
 #: How long a new connection may take before the attempt fails (NiFi leaves it to the driver;
 #: flowcore bounds every network call).
 CONNECT_TIMEOUT_S = 10
+
+
+def _dbcp_time_period(value: str) -> str | None:
+    """NiFi's DBCPValidator.CUSTOM_TIME_PERIOD_VALIDATOR: a time period, or -1 (infinite)."""
+    from flowcore.units import parse_time_period  # noqa: PLC0415 (a small, leaf module)
+
+    if value.strip() == "-1":
+        return None
+    try:
+        parse_time_period(value)
+    except ValueError:
+        return "it must be a time period such as '500 millis' or '30 mins', or -1 for no limit"
+    return None
+
+
+#: A DBCP time period (-1 allowed); module level so descriptors stay picklable.
+DBCP_TIME_PERIOD_VALIDATOR = Validator("DBCP_TIME_PERIOD_VALIDATOR", _dbcp_time_period)
+
 
 DATABASE_URL = PropertyDescriptor(
     "Database Connection URL",
@@ -70,6 +88,7 @@ MAX_WAIT_TIME = PropertyDescriptor(
     "indefinitely.",
     default="500 millis",
     required=True,
+    validators=(DBCP_TIME_PERIOD_VALIDATOR,),
     el_scope=_ENV,
 )
 MAX_TOTAL_CONNECTIONS = PropertyDescriptor(
@@ -102,23 +121,30 @@ MAX_IDLE = PropertyDescriptor(
     aliases=("dbcp-max-idle-conns",),
 )
 MAX_CONN_LIFETIME = PropertyDescriptor(
-    "Maximum Connection Lifetime", default="-1", el_scope=_ENV, aliases=("dbcp-max-conn-lifetime",)
+    "Maximum Connection Lifetime",
+    default="-1",
+    validators=(DBCP_TIME_PERIOD_VALIDATOR,),
+    el_scope=_ENV,
+    aliases=("dbcp-max-conn-lifetime",),
 )
 EVICTION_RUN_PERIOD = PropertyDescriptor(
     "Time Between Eviction Runs",
     default="-1",
+    validators=(DBCP_TIME_PERIOD_VALIDATOR,),
     el_scope=_ENV,
     aliases=("dbcp-time-between-eviction-runs",),
 )
 MIN_EVICTABLE_IDLE_TIME = PropertyDescriptor(
     "Minimum Evictable Idle Time",
     default="30 mins",
+    validators=(DBCP_TIME_PERIOD_VALIDATOR,),
     el_scope=_ENV,
     aliases=("dbcp-min-evictable-idle-time",),
 )
 SOFT_MIN_EVICTABLE_IDLE_TIME = PropertyDescriptor(
     "Soft Minimum Evictable Idle Time",
     default="-1",
+    validators=(DBCP_TIME_PERIOD_VALIDATOR,),
     el_scope=_ENV,
     aliases=("dbcp-soft-min-evictable-idle-time",),
 )

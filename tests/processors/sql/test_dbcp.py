@@ -318,3 +318,19 @@ def test_idle_connection_evicted_and_pool_settings_key_the_engine(postgres) -> N
         assert other.engine().pool.size() == 2
     finally:
         other.on_disabled()
+
+
+def test_time_periods_accept_minus_one_and_refuse_text() -> None:
+    """NiFi's CUSTOM_TIME_PERIOD_VALIDATOR: a time period or -1; anything else is invalid,
+    named by property."""
+    service = DBCPConnectionPool(
+        "db",
+        **{
+            "Database Connection URL": "jdbc:sqlite::memory:",
+            "Max Wait Time": "-1",
+            "Maximum Connection Lifetime": "5 mins",
+            "Time Between Eviction Runs": "soon",
+        },
+    )
+    bad = [r.subject for r in service.validate() if not r.valid]
+    assert bad == ["Time Between Eviction Runs"]

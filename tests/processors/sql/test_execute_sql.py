@@ -342,3 +342,23 @@ def test_postgres_auto_commit_and_statement_cancel(postgres) -> None:
     )
     outs = runner.flowfiles_for("success")
     assert [o.attributes["executesql.row.count"] for o in outs] == ["0", "1"]
+
+
+def test_incoming_connection_with_no_flowfile(tmp_path: Path) -> None:
+    """NiFi's testIncomingConnectionWithNoFlowFile: an empty queue runs no query."""
+    runner = _runner(_sqlite(tmp_path), **{"SQL Query": "select * from persons"})
+    runner.run()
+    runner.assert_transfer_count("success", 0)
+    runner.assert_transfer_count("failure", 0)
+
+
+@pytest.mark.parametrize("codec", ["DEFLATE", "BZIP2", "SNAPPY"])
+def test_compression(tmp_path: Path, codec: str) -> None:
+    """NiFi's testCompression: the Avro file's avro.codec is the Compression Format's."""
+    runner = _runner(_sqlite(tmp_path), **{"Compression Format": codec})
+    runner.enqueue(b"select * from persons")
+    runner.run()
+    content = runner.flowfiles_for("success")[0].content
+    reader = fastavro.reader(io.BytesIO(content))
+    assert reader.metadata["avro.codec"] == codec.lower()
+    assert len(list(reader)) == 3
