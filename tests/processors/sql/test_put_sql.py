@@ -427,3 +427,69 @@ def test_null_fragment_count_and_timeout_with_rollback_on_failure(tmp_path: Path
         runner.run()
     runner.assert_transfer_count("failure", 0)
     assert runner.queue_size() == 1
+
+
+_BAD_PARAMETERS = {
+    "type": _args((12, "hello")),  # VARCHAR into the integer CODE: the database refuses it
+    "value": _args((4, "9999")),  # past CODE's check constraint
+    "number": _args((4, "hello")),  # INTEGER that does not parse: refused before the database
+}
+
+
+@pytest.mark.parametrize("bad", sorted(_BAD_PARAMETERS))
+@pytest.mark.parametrize("transactions", ["true", "false"])
+def test_fail_in_middle_with_bad_parameter(postgres, bad: str, transactions: str) -> None:
+    """NiFi's testFailInMiddleWithBadParameterType/Value(And(Not)SupportTransaction) and
+    testFailInMiddleWithNumberFormatException: alone, the bad FlowFile fails and the others
+    succeed; in a transaction all four fail, the error attributes on the bad one only."""
+    runner = _pg(postgres, _AI, **{"Support Fragmented Transactions": transactions})
+    sql = "INSERT INTO pg_persons (NAME, CODE) VALUES ('Mark', ?)"
+    good = _args((4, "84"))
+    for attributes in (good, _BAD_PARAMETERS[bad], good, good):
+        runner.enqueue(sql, attributes)
+    runner.run()
+    failed = runner.flowfiles_for("failure")
+    marked = [f for f in failed if "error.message" in f.attributes]
+    assert len(marked) == 1
+    assert marked[0].attributes["sql.args.1.value"] == _BAD_PARAMETERS[bad]["sql.args.1.value"]
+    if bad != "number":
+        assert "error.sql.state" in marked[0].attributes
+    rows = postgres.execute("select count(*) from pg_persons")[0][0]
+    if transactions == "true":
+        assert (len(failed), len(runner.flowfiles_for("success")), rows) == (4, 0, 0)
+    else:
+        assert (len(failed), len(runner.flowfiles_for("success")), rows) == (1, 3, 3)
+        for out in runner.flowfiles_for("success"):
+            out.assert_attribute_not_exists("error.message")
+
+
+def test_retryable_failure_rollback_on_failure(postgres) -> None:
+    """NiFi's testRetryableFailureRollbackOnFailure / testMultipleStatementsWithinFlowFile-
+    RollbackOnFailure: with Rollback On Failure the trigger fails, nothing is routed."""
+    runner = _pg(
+        postgres,
+        "id integer primary key, name varchar(100), code integer",
+        **{"Rollback On Failure": "true"},
+    )
+    runner.enqueue(
+        "INSERT INTO pg_persons (ID, NAME, CODE) VALUES (?, ?, ?); "
+        "UPDATE pg_persons SET NAME='George' WHERE ID=?; ",
+        _args((4, "1"), (12, "Mark"), (4, "84"), (4, "1")),
+    )
+    with pytest.raises(ProcessException):
+        runner.run()
+    runner.assert_transfer_count("retry", 0)
+    runner.assert_transfer_count("failure", 0)
+    assert runner.queue_size() == 1
+
+
+def test_bit_type(postgres) -> None:
+    """NiFi's testBitType: BIT (-7) values 1, 0, -5, t, f, T, true, false bind a boolean."""
+    runner = _pg(postgres, "id integer primary key, bt1 boolean")
+    sql = "INSERT INTO pg_persons (ID, BT1) VALUES (?, ?)"
+    for n, value in enumerate(["1", "0", "-5", "t", "f", "T", "true", "false"], start=1):
+        runner.enqueue(sql, _args((4, str(n)), (-7, value)))
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 8)
+    rows = postgres.execute("select bt1 from pg_persons order by id")
+    assert [r[0] for r in rows] == [True, False, False, True, False, True, True, False]
