@@ -122,3 +122,29 @@ def test_pre_and_post_queries_and_post_query_failure(tmp_path: Path) -> None:
     runner.run()
     runner.assert_all_flowfiles_transferred("failure", 1)
     runner.flowfiles_for("failure")[0].assert_content_equals("test")
+
+
+def test_flowfile_attribute_resolution(tmp_path: Path) -> None:
+    """NiFi's testFlowFileAttributeResolution: the Record Writer evaluates its properties
+    against the input FlowFile's attributes (a CSV separator from csv.separator)."""
+    from processors.record_services import CSVRecordSetWriter
+
+    path = tmp_path / "db.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("create table t (id integer, val1 integer, val2 integer)")
+        db.executemany("insert into t values (?, 1, 1)", [(0,), (1,)])
+    runner = _runner(
+        f"jdbc:sqlite:{path}", **{"Record Writer": "csv", "SQL Query": "select * from t"}
+    )
+    runner.add_service(
+        CSVRecordSetWriter(
+            "csv",
+            value_separator="${csv.separator}",
+            quote_mode="MINIMAL",
+            include_header_line="true",
+        )
+    )
+    runner.enqueue(b"", {"csv.separator": "|"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    runner.flowfiles_for("success")[0].assert_content_equals("id|val1|val2\n0|1|1\n1|1|1\n")
