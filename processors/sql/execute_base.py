@@ -312,6 +312,7 @@ class AbstractExecuteSQL(Processor):
         while True:
             if cursor.description is not None:
                 fragment = 0
+                first_of_set = len(run.pending)
                 while True:
                     fetch_started = time.monotonic()
                     out = session.create(run.flowfile) if run.flowfile is not None else None
@@ -371,10 +372,10 @@ class AbstractExecuteSQL(Processor):
                     fragment += 1
                     if not (max_rows > 0 and count == max_rows):
                         break
-                if run.batch_size == 0 and max_rows > 0:
-                    run.pending = [
+                if run.batch_size == 0 and max_rows > 0:  # this result set's FlowFiles only
+                    run.pending[first_of_set:] = [
                         session.put_attribute(f, "fragment.count", str(fragment))
-                        for f in run.pending
+                        for f in run.pending[first_of_set:]
                     ]
                 run.result_sets += 1
             if not _next_set(cursor):

@@ -362,3 +362,17 @@ def test_compression(tmp_path: Path, codec: str) -> None:
     reader = fastavro.reader(io.BytesIO(content))
     assert reader.metadata["avro.codec"] == codec.lower()
     assert len(list(reader)) == 3
+
+
+def test_multiple_result_sets_fragment_counts(postgres) -> None:
+    """Two result sets (two statements, psycopg's nextset): each is fragmented on its own,
+    with its own resultset.index and fragment.count."""
+    runner = _runner(postgres.jdbc_url, **{"Max Rows Per Flow File": "2"})
+    runner.enqueue(b"select generate_series(1, 3) as a; select generate_series(1, 5) as b")
+    runner.run()
+    outs = runner.flowfiles_for("success")
+    seen = [
+        (o.attributes["executesql.resultset.index"], o.attributes["fragment.count"]) for o in outs
+    ]
+    assert seen == [("0", "2"), ("0", "2"), ("1", "3"), ("1", "3"), ("1", "3")]
+    assert [o.attributes["executesql.row.count"] for o in outs] == ["2", "1", "2", "2", "1"]
