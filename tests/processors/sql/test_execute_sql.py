@@ -376,3 +376,39 @@ def test_multiple_result_sets_fragment_counts(postgres) -> None:
     ]
     assert seen == [("0", "2"), ("0", "2"), ("1", "3"), ("1", "3"), ("1", "3")]
     assert [o.attributes["executesql.row.count"] for o in outs] == ["2", "1", "2", "2", "1"]
+
+
+def test_drop_table_gives_an_empty_avro_file(tmp_path: Path) -> None:
+    """NiFi's testDropTableWithOverwrite: a DROP TABLE yields one Avro file of no records."""
+    runner = _runner(_sqlite(tmp_path), **{"SQL Query": "DROP TABLE persons"})
+    runner.enqueue(b"some data")
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert _records(runner.flowfiles_for("success")[0].content)[1] == []
+
+
+def test_nifi_1_property_names_are_accepted() -> None:
+    """NiFi's testMigrateProperties: the old internal names set today's properties."""
+    renamed = {
+        "sql-pre-query": "SQL Pre-Query",
+        "SQL select query": "SQL Query",
+        "sql-post-query": "SQL Post-Query",
+        "esql-max-rows": "Max Rows Per Flow File",
+        "esql-output-batch-size": "Output Batch Size",
+        "esql-fetch-size": "Fetch Size",
+        "esql-auto-commit": "Set Auto Commit",
+        "compression-format": "Compression Format",
+        "dbf-normalize": "Normalize Table/Column Names",
+        "dbf-user-logical-types": "Use Avro Logical Types",
+        "dbf-default-precision": "Default Decimal Precision",
+        "dbf-default-scale": "Default Decimal Scale",
+    }
+    values = {"esql-auto-commit": "false", "compression-format": "SNAPPY"}
+    values |= {"dbf-normalize": "true", "dbf-user-logical-types": "true"}
+    for old, new in renamed.items():
+        value = values.get(old, "7")
+        processor = ExecuteSQL(**{old: value})
+        descriptor = processor.resolve_descriptor(new)
+        assert descriptor is not None
+        assert processor.effective_value(descriptor) == value, old
+        assert not processor.dynamic_properties, old
